@@ -1,0 +1,3 @@
+"""valorch: containerized multi-backend validation orchestrator."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,11 @@
+"""The probe: runs INSIDE the image under test.
+
+Standard library only, Python >= 3.8, and it imports nothing from the
+orchestrator: the directory is copied into the container (as the package
+``valorch_probe``) with ``put_archive`` and run with ``python3 -m valorch_probe``.
+"""
+
+PROBE_VERSION = "1"
+# Every protocol line on stdout starts with this marker, so that stray prints
+# of a framework or a check are never mistaken for results.
+MARKER = "@@VALORCH@@ "

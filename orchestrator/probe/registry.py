@@ -1,0 +1,98 @@
+"""The check registry: every check has a stable id, the feature (matrix row) it
+evidences, its kind, the backend library it exercises and a version."""
+
+from __future__ import annotations
+
+import fnmatch
+from collections import OrderedDict
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+
+class Check(object):
+    __slots__ = ("id", "fn", "feature", "kind", "suite", "library", "version", "needs",
+                 "description", "unit", "bigger_is_better")
+
+    def __init__(self, id, fn, feature, kind, suite, library=None, version=1, needs=(),
+                 description="", unit=None, bigger_is_better=False):
+        self.id = id
+        self.fn = fn
+        self.feature = feature
+        self.kind = kind
+        self.suite = suite
+        self.library = library
+        self.version = version
+        self.needs = tuple(needs)
+        self.description = description
+        self.unit = unit
+        self.bigger_is_better = bigger_is_better
+
+    def info(self) -> dict:
+        return {
+            "id": self.id, "feature": self.feature, "kind": self.kind, "suite": self.suite,
+            "library": self.library, "version": self.version, "needs": list(self.needs),
+            "description": self.description, "unit": self.unit,
+            "bigger_is_better": self.bigger_is_better,
+        }
+
+
+class Suite(object):
+    __slots__ = ("name", "framework", "description", "checks")
+
+    def __init__(self, name: str, framework: Optional[str], description: str):
+        self.name = name
+        self.framework = framework  # imported once per worker, before the first check
+        self.description = description
+        self.checks = []  # type: List[str]
+
+    def info(self) -> dict:
+        return {"name": self.name, "framework": self.framework,
+                "description": self.description, "checks": list(self.checks)}
+
+
+SUITES = OrderedDict()  # type: Dict[str, Suite]
+CHECKS = OrderedDict()  # type: Dict[str, Check]
+
+
+def suite(name: str, framework: Optional[str], description: str) -> Suite:
+    if name in SUITES:
+        raise ValueError("suite %s declared twice" % name)
+    SUITES[name] = Suite(name, framework, description)
+    return SUITES[name]
+
+
+def check(id: str, feature: str, kind: str, suite: str, library: Optional[str] = None,
+          version: int = 1, needs: Sequence[str] = (), unit: Optional[str] = None,
+          bigger_is_better: bool = False) -> Callable:
+    """Register a check function ``fn(ctx)`` under a stable id."""
+
+    def register(fn: Callable) -> Callable:
+        if id in CHECKS:
+            raise ValueError("check %s registered twice" % id)
+        if suite not in SUITES:
+            raise ValueError("check %s names unknown suite %s" % (id, suite))
+        doc = (fn.__doc__ or "").strip().split("\n\n")[0]
+        CHECKS[id] = Check(id, fn, feature, kind, suite, library, version, needs,
+                           " ".join(doc.split()), unit, bigger_is_better)
+        SUITES[suite].checks.append(id)
+        return fn
+
+    return register
+
+
+def select(suite_name: str, patterns: Sequence[str] = ()) -> Tuple[Suite, List[Check]]:
+    """The checks of a suite, in declaration order, filtered by glob patterns."""
+    from . import checks  # noqa: F401  (registers every check)
+
+    if suite_name not in SUITES:
+        raise KeyError(suite_name)
+    s = SUITES[suite_name]
+    chosen = [CHECKS[c] for c in s.checks
+              if not patterns or any(fnmatch.fnmatchcase(c, p) for p in patterns)]
+    return s, chosen
+
+
+def catalog() -> dict:
+    from . import checks  # noqa: F401
+
+    return {"suites": [s.info() for s in SUITES.values()],
+            "checks": [c.info() for c in CHECKS.values()]}

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Build valorch's local test images with no registry:
+#   valorch/base:bookworm       debootstrap'd Debian 12 root file system (python3)
+#   valorch/base:bullseye       debootstrap'd Debian 11 root file system (python3 = 3.9)
+#   valorch/test:debian-torch   bookworm + Debian's python3-torch (PyTorch 1.13)
+#   valorch/test:pip-torch      bookworm + a PyTorch 2.x CPU wheel installed by pip
+# Each image carries a label with the hash of its inputs; an image whose
+# label matches is not rebuilt.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+cache=${VALORCH_CACHE:-$here/.cache}
+torch_version=${VALORCH_TEST_TORCH:-2.13.0}
+python=${PYTHON:-python3}
+mkdir -p "$cache"
+
+need() { command -v "$1" >/dev/null 2>&1; }
+if ! need debootstrap; then
+  if [ "$(id -u)" != 0 ]; then echo "build-test-images: debootstrap missing; install it as root" >&2; exit 3; fi
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null
+fi
+"$here/scripts/ensure-engine.sh"
+
+label=org.valorch.inputs
+current_hash() { docker image inspect -f "{{ index .Config.Labels \"$label\" }}" "$1" 2>/dev/null || true; }
+
+base_image() { # suite name python-include
+  local suite=$1 name=valorch/base:$1
+  local want
+  want=$(printf 'debootstrap minbase %s python3 ca-certificates v1' "$suite" | sha256sum | cut -c1-16)
+  if [ "$(current_hash "$name")" = "$want" ]; then echo "== $name up to date"; return; fi
+  echo "== building $name (debootstrap, about a minute)"
+  local dir="$cache/rootfs-$suite"
+  rm -rf "$dir"
+  debootstrap --variant=minbase --include=python3,ca-certificates "$suite" "$dir" >"$cache/debootstrap-$suite.log" 2>&1 \
+    || { tail -n 30 "$cache/debootstrap-$suite.log" >&2; exit 3; }
+  rm -rf "$dir/var/cache/apt/archives/"*.deb "$dir/var/lib/apt/lists/"*
+  tar -C "$dir" -c . | docker import --change "LABEL $label=$want" --change 'CMD ["/bin/bash"]' - "$name" >/dev/null
+  rm -rf "$dir"
+}
+
+derived_image() { # name dockerfile context [build-args...]
+  local name=$1 dockerfile=$2 context=$3; shift 3
+  local want
+  want=$( { cat "$dockerfile"; echo "$*"; docker image inspect -f '{{.Id}}' valorch/base:bookworm; \
+            [ -d "$context" ] && (cd "$context" && find . -type f -printf '%p %s\n' | sort); } | sha256sum | cut -c1-16)
+  if [ "$(current_hash "$name")" = "$want" ]; then echo "== $name up to date"; return; fi
+  echo "== building $name"
+  docker build --network host -q -f "$dockerfile" --label "$label=$want" "$@" -t "$name" "$context" >/dev/null
+}
+
+base_image bookworm
+base_image bullseye
+
+empty="$cache/empty-context"; mkdir -p "$empty"
+derived_image valorch/test:debian-torch "$here/images/docker/Dockerfile.debian-torch" "$empty"
+
+# Wheelhouse for the pip image: torch (a local CPU wheel when the machine
+# has one) and its dependencies, fetched once by the host's pip.
+wh="$cache/pip-context/wheelhouse"
+mkdir -p "$wh"
+if ! ls "$wh"/torch-"$torch_version"* >/dev/null 2>&1; then
+  echo "== fetching torch $torch_version CPU wheel and dependencies into $wh"
+  "$python" -m pip download -q --only-binary=:all: --python-version 3.11 \
+    --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
+    --platform any -d "$wh" "torch==$torch_version" numpy
+fi
+derived_image valorch/test:pip-torch "$here/images/docker/Dockerfile.pip-torch" "$cache/pip-context" \
+  --build-arg TORCH_VERSION="$torch_version"
+docker image ls valorch/*
