@@ -1,0 +1,140 @@
+"""Helpers shared by the workload suites (standard library only at import)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+import tempfile
+from typing import Any, Callable, Dict, List, Optional, Sequence
+
+from ..context import Fail, Report, Unsupported
+
+# Messages by which a framework says "this op/dtype/backend is not there".
+_MISSING = re.compile(
+    r"not implemented|notimplemented|not supported|unsupported|no kernel|not compiled|"
+    r"was not built|not built with|not available|no available kernel|could not run|"
+    r"not linked|is not enabled|compiled without|doesn't support|does not support|"
+    r"have no implementation", re.I)
+
+TIMING_BUDGET_S = 2.0  # per check: warm-up, then >= 10 samples, more within 0.2 s
+
+
+def missing_feature(exc: BaseException) -> bool:
+    """Does this exception say the op/dtype/backend is absent (rather than wrong)?"""
+    if isinstance(exc, NotImplementedError):
+        return True
+    return bool(_MISSING.search("%s" % exc))
+
+
+def attempt(what: str, fn: Callable[[], Any]) -> Any:
+    """Run ``fn``; an exception that says the feature is absent becomes Unsupported,
+    anything else propagates (and so fails the check with its traceback)."""
+    try:
+        return fn()
+    except Exception as exc:
+        if missing_feature(exc):
+            raise Unsupported("%s: %s: %s" % (what, type(exc).__name__, _first_line(exc)))
+        raise
+
+
+def _first_line(exc: BaseException) -> str:
+    text = ("%s" % exc).strip()
+    return text.splitlines()[0][:400] if text else ""
+
+
+def gen(torch: Any, seed: int = 0) -> Any:
+    return torch.Generator().manual_seed(seed)
+
+
+def randn(torch: Any, *shape: int, seed: int = 0) -> Any:
+    """A reproducible float32 CPU tensor of normal samples."""
+    return torch.randn(*shape, generator=gen(torch, seed))
+
+
+def fp_tolerance(ctx: Any, dtype_name: str, tf32_possible: bool = False) -> float:
+    """Relative-error tolerance for a result computed in ``dtype_name`` from inputs
+    already rounded to that dtype (so only the kernel's own rounding counts)."""
+    if dtype_name == "float16":
+        return 5e-3
+    if dtype_name == "bfloat16":
+        return 3e-2
+    if dtype_name == "float64":
+        return 1e-10
+    # float32: a GPU may legitimately use TF32 (about 3 decimal digits)
+    return 5e-3 if (tf32_possible and ctx.device != "cpu") else 1e-4
+
+
+def timed(ctx: Any, fn: Callable[[], Any], message: str, metrics: Dict[str, Any]) -> Report:
+    samples = ctx.timeit(fn, budget_s=TIMING_BUDGET_S)
+    metrics = dict(metrics, device=ctx.device, reps=len(samples))
+    return Report(message, metrics, samples=samples, unit="s")
+
+
+def free_port() -> int:
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+    finally:
+        s.close()
+
+
+class ProcessGroup(object):
+    """A world-size-1 process group over a FileStore (no network needed)."""
+
+    def __init__(self, torch: Any, backend: str):
+        self.torch = torch
+        self.backend = backend
+        self.tmp = None  # type: Optional[str]
+
+    def __enter__(self) -> Any:
+        dist = getattr(self.torch, "distributed", None)
+        if dist is None or not dist.is_available():
+            raise Unsupported("torch.distributed is not available in this build")
+        probe = {"gloo": "is_gloo_available", "nccl": "is_nccl_available"}.get(self.backend)
+        if probe and hasattr(dist, probe) and not getattr(dist, probe)():
+            raise Unsupported("torch.distributed.%s() is False: no %s backend in this build"
+                              % (probe, self.backend))
+        if dist.is_initialized():
+            dist.destroy_process_group()
+        self.tmp = tempfile.mkdtemp(prefix="valorch-pg-")
+        store = dist.FileStore(os.path.join(self.tmp, "store"), 1)
+        attempt("init_process_group(%s)" % self.backend,
+                lambda: dist.init_process_group(self.backend, store=store, rank=0, world_size=1))
+        return dist
+
+    def __exit__(self, *exc: Any) -> None:
+        dist = self.torch.distributed
+        try:
+            if dist.is_initialized():
+                dist.destroy_process_group()
+        finally:
+            if self.tmp:
+                shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+_VERSION = re.compile(r"(\d+\.\d+(?:\.\d+)*(?:[-.+~][0-9A-Za-z.]+)?)")
+
+
+def run_tool(argv: Sequence[str], timeout: float = 60.0) -> Dict[str, Any]:
+    """Run an external tool as an argv list (never a shell string), with a timeout.
+    An absent executable is Unsupported."""
+    exe = shutil.which(argv[0])
+    if exe is None:
+        raise Unsupported("%s is not on PATH in this image" % argv[0])
+    try:
+        proc = subprocess.run([exe] + list(argv[1:]), stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise Fail("%s passed its %ss timeout" % (" ".join(argv), timeout))
+    out = proc.stdout.decode("utf-8", "replace")
+    m = _VERSION.search(out)
+    return {"path": exe, "argv": list(argv), "returncode": proc.returncode,
+            "output": out[-2000:], "version": m.group(1) if m else None}
+
+
+def first_lines(text: str, n: int = 3) -> List[str]:
+    return [ln.strip() for ln in text.splitlines() if ln.strip()][:n]

@@ -1,0 +1,361 @@
+"""kernels: the math libraries under the framework, op by op, on the device
+under test. Each check compares with a float64 CPU reference by relative error
+(dtype-appropriate tolerance, never on all-zero inputs) and times the op."""
+
+from __future__ import annotations
+
+import copy
+import math
+
+from ..context import Fail, Report, Unsupported
+from ..registry import check, suite
+from ._common import ProcessGroup, attempt, fp_tolerance, randn, timed
+
+suite("kernels", "torch", "Backend math libraries op by op: numerics vs a float64 CPU reference, timed.")
+
+BLAS = "hipBLAS/cuBLAS"
+BLASLT = "hipBLASLt/cuBLASLt"
+DNN = "MIOpen/cuDNN"
+
+
+def _dtype(torch, name):
+    dt = getattr(torch, name, None)
+    if dt is None:
+        raise Unsupported("torch has no dtype %s" % name)
+    return dt
+
+
+def _matmul(ctx, name, n=256):
+    torch = ctx.torch
+    dt = _dtype(torch, name)
+    a = randn(torch, n, n, seed=1).to(dt)
+    b = randn(torch, n, n, seed=2).to(dt)
+    ref = a.double() @ b.double()  # from the rounded inputs: only the kernel's error counts
+    da, db = a.to(ctx.device), b.to(ctx.device)
+    got = attempt("matmul %s on %s" % (name, ctx.device), lambda: da @ db)
+    if got.dtype != dt:
+        raise Fail("matmul %s returned %s" % (name, got.dtype))
+    tol = fp_tolerance(ctx, name, tf32_possible=True)
+    err = ctx.assert_close(got, ref, tol, "matmul %s" % name)
+    return timed(ctx, lambda: da @ db, "%dx%d %s matmul on %s: rel err %.2e (tol %.0e)"
+                 % (n, n, name, ctx.device, err, tol),
+                 {"rel_error": err, "tolerance": tol, "n": n, "flop": 2 * n ** 3})
+
+
+@check("kernels.matmul.fp32", "matmul (float32)", "kernel", "kernels", library=BLAS, unit="s")
+def matmul_fp32(ctx):
+    """A 256x256 float32 matmul on the device matches the float64 CPU product (TF32-level tolerance on a GPU)."""
+    return _matmul(ctx, "float32")
+
+
+@check("kernels.matmul.fp16", "matmul (float16)", "kernel", "kernels", library=BLAS, unit="s")
+def matmul_fp16(ctx):
+    """A 256x256 float16 matmul on the device matches the float64 product of the same half inputs within 5e-3."""
+    return _matmul(ctx, "float16")
+
+
+@check("kernels.matmul.bf16", "matmul (bfloat16)", "kernel", "kernels", library=BLAS, unit="s")
+def matmul_bf16(ctx):
+    """A 256x256 bfloat16 matmul on the device matches the float64 product of the same bf16 inputs within 3e-2."""
+    return _matmul(ctx, "bfloat16")
+
+
+@check("kernels.linear.bf16", "linear with bias (bfloat16)", "kernel", "kernels", library=BLASLT, unit="s")
+def linear_bf16(ctx):
+    """torch.nn.functional.linear with bias in bfloat16 (the fused GEMM+bias epilogue path) matches float64."""
+    torch = ctx.torch
+    F = torch.nn.functional
+    x = randn(torch, 128, 256, seed=3).bfloat16()
+    w = randn(torch, 192, 256, seed=4).bfloat16()
+    b = randn(torch, 192, seed=5).bfloat16()
+    ref = F.linear(x.double(), w.double(), b.double())
+    dx, dw, db = x.to(ctx.device), w.to(ctx.device), b.to(ctx.device)
+    got = attempt("linear bfloat16 on %s" % ctx.device, lambda: F.linear(dx, dw, db))
+    tol = fp_tolerance(ctx, "bfloat16")
+    err = ctx.assert_close(got, ref, tol, "linear bf16")
+    return timed(ctx, lambda: F.linear(dx, dw, db), "linear 128x256 -> 192 bf16: rel err %.2e" % err,
+                 {"rel_error": err, "tolerance": tol})
+
+
+@check("kernels.bmm.fp32", "batched matmul (float32)", "kernel", "kernels", library=BLAS, unit="s")
+def bmm_fp32(ctx):
+    """A batch of 16 64x128 @ 128x64 float32 matmuls (torch.bmm) matches float64."""
+    torch = ctx.torch
+    a, b = randn(torch, 16, 64, 128, seed=6), randn(torch, 16, 128, 64, seed=7)
+    ref = torch.bmm(a.double(), b.double())
+    da, db = a.to(ctx.device), b.to(ctx.device)
+    got = torch.bmm(da, db)
+    tol = fp_tolerance(ctx, "float32", tf32_possible=True)
+    err = ctx.assert_close(got, ref, tol, "bmm fp32")
+    return timed(ctx, lambda: torch.bmm(da, db), "bmm 16x64x128x64: rel err %.2e" % err,
+                 {"rel_error": err, "tolerance": tol})
+
+
+def _conv(ctx, fn, x, w, what):
+    torch = ctx.torch
+    ref = fn(x.double(), w.double(), padding=1)
+    dx, dw = x.to(ctx.device), w.to(ctx.device)
+    got = fn(dx, dw, padding=1)
+    tol = fp_tolerance(ctx, "float32", tf32_possible=True)
+    err = ctx.assert_close(got, ref, tol, what)
+    return timed(ctx, lambda: fn(dx, dw, padding=1), "%s %s -> %s: rel err %.2e"
+                 % (what, tuple(x.shape), tuple(got.shape), err),
+                 {"rel_error": err, "tolerance": tol,
+                  "cudnn_enabled": bool(torch.backends.cudnn.enabled)})
+
+
+@check("kernels.conv2d.fp32", "conv2d (float32)", "kernel", "kernels", library=DNN, unit="s")
+def conv2d_fp32(ctx):
+    """A 3x3 float32 conv2d (4x8x32x32 input, 16 filters) on the device matches float64."""
+    torch = ctx.torch
+    return _conv(ctx, torch.nn.functional.conv2d, randn(torch, 4, 8, 32, 32, seed=8),
+                 randn(torch, 16, 8, 3, 3, seed=9), "conv2d")
+
+
+@check("kernels.conv3d.fp32", "conv3d (float32)", "kernel", "kernels", library=DNN, unit="s")
+def conv3d_fp32(ctx):
+    """A 3x3x3 float32 conv3d (2x4x8x16x16 input, 8 filters) on the device matches float64."""
+    torch = ctx.torch
+    return _conv(ctx, torch.nn.functional.conv3d, randn(torch, 2, 4, 8, 16, 16, seed=10),
+                 randn(torch, 8, 4, 3, 3, 3, seed=11), "conv3d")
+
+
+@check("kernels.sdpa.fp32", "scaled dot-product attention", "kernel", "kernels",
+       library="AOTriton/FlashAttention", unit="s")
+def sdpa(ctx):
+    """torch.nn.functional.scaled_dot_product_attention (causal, float32) matches softmax(QK^T/sqrt(d))V in float64."""
+    torch = ctx.torch
+    fn = ctx.require_attr(torch, "nn.functional.scaled_dot_product_attention")
+    q, k, v = (randn(torch, 2, 4, 64, 32, seed=s) for s in (12, 13, 14))
+    qd, kd, vd = q.double(), k.double(), v.double()
+    scores = qd @ kd.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    mask = torch.ones(64, 64, dtype=torch.bool).tril()
+    ref = torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1) @ vd
+    dq, dk, dv = q.to(ctx.device), k.to(ctx.device), v.to(ctx.device)
+    got = attempt("sdpa on %s" % ctx.device, lambda: fn(dq, dk, dv, is_causal=True))
+    tol = fp_tolerance(ctx, "float32", tf32_possible=True)
+    err = ctx.assert_close(got, ref, tol, "sdpa")
+    return timed(ctx, lambda: fn(dq, dk, dv, is_causal=True), "causal SDPA 2x4x64x32: rel err %.2e" % err,
+                 {"rel_error": err, "tolerance": tol})
+
+
+@check("kernels.lstm.fp32", "LSTM (float32)", "kernel", "kernels", library=DNN, unit="s")
+def lstm(ctx):
+    """A 2-layer float32 LSTM forward on the device matches the same weights run in float64 on the CPU."""
+    torch = ctx.torch
+    torch.manual_seed(0)
+    mod = torch.nn.LSTM(16, 32, num_layers=2, batch_first=True)
+    x = randn(torch, 4, 20, 16, seed=15)
+    ref, _ = copy.deepcopy(mod).double()(x.double())
+    dmod = mod.to(ctx.device)
+    dx = x.to(ctx.device)
+    with torch.no_grad():
+        got, _ = dmod(dx)
+    tol = fp_tolerance(ctx, "float32", tf32_possible=True)
+    err = ctx.assert_close(got, ref, tol, "lstm")
+
+    def run():
+        with torch.no_grad():
+            dmod(dx)
+    return timed(ctx, run, "LSTM 2x(16->32), seq 20, batch 4: rel err %.2e" % err,
+                 {"rel_error": err, "tolerance": tol})
+
+
+@check("kernels.fft.c64", "FFT (complex64)", "kernel", "kernels", library="hipFFT/cuFFT", unit="s")
+def fft(ctx):
+    """A batched 1-D complex64 FFT (8x1024) and a real 2-D FFT on the device match complex128."""
+    torch = ctx.torch
+    tfft = ctx.require_attr(torch, "fft")
+    x = torch.complex(randn(torch, 8, 1024, seed=16), randn(torch, 8, 1024, seed=17))
+    r = randn(torch, 64, 64, seed=18)
+    ref1 = torch.view_as_real(tfft.fft(x.to(torch.complex128)))
+    ref2 = torch.view_as_real(tfft.rfft2(r.double()))
+    dx, dr = x.to(ctx.device), r.to(ctx.device)
+    got1 = torch.view_as_real(tfft.fft(dx))
+    got2 = torch.view_as_real(tfft.rfft2(dr))
+    err1 = ctx.assert_close(got1, ref1, 1e-4, "fft c64")
+    err2 = ctx.assert_close(got2, ref2, 1e-4, "rfft2 f32")
+    return timed(ctx, lambda: tfft.fft(dx), "fft 8x1024 rel err %.2e, rfft2 64x64 rel err %.2e" % (err1, err2),
+                 {"rel_error": max(err1, err2), "tolerance": 1e-4})
+
+
+@check("kernels.sort.fp32", "sort (float32)", "kernel", "kernels", library="hipCUB/CUB", unit="s")
+def sort(ctx):
+    """Sorting 65536 float32 values on the device gives exactly the CPU order, and the indices permute the input."""
+    torch = ctx.torch
+    x = randn(torch, 65536, seed=19)
+    ref_v, _ = torch.sort(x.double())
+    dx = x.to(ctx.device)
+    v, i = torch.sort(dx)
+    err = ctx.assert_close(v, ref_v, 0.0, "sort values")
+    if not torch.equal(dx[i].cpu(), v.cpu()):
+        raise Fail("sort indices do not gather the sorted values")
+    return timed(ctx, lambda: torch.sort(dx), "sort 65536 fp32: exact", {"rel_error": err, "n": 65536})
+
+
+@check("kernels.topk.fp32", "topk (float32)", "kernel", "kernels", library="hipCUB/CUB", unit="s")
+def topk(ctx):
+    """torch.topk(k=32) over 64 rows of 4096 float32 values matches the CPU float64 top values exactly."""
+    torch = ctx.torch
+    x = randn(torch, 64, 4096, seed=20)
+    ref, _ = torch.topk(x.double(), 32, dim=1)
+    dx = x.to(ctx.device)
+    got, idx = torch.topk(dx, 32, dim=1)
+    err = ctx.assert_close(got, ref, 0.0, "topk values")
+    if not torch.equal(torch.gather(dx, 1, idx).cpu(), got.cpu()):
+        raise Fail("topk indices do not gather the top values")
+    return timed(ctx, lambda: torch.topk(dx, 32, dim=1), "topk k=32 of 64x4096: exact", {"rel_error": err})
+
+
+@check("kernels.cumsum.fp32", "cumsum (float32)", "kernel", "kernels", library="hipCUB/CUB", unit="s")
+def cumsum(ctx):
+    """A float32 prefix sum (torch.cumsum) over 65536 values on the device matches float64 within 1e-4."""
+    torch = ctx.torch
+    x = randn(torch, 65536, seed=21).abs()
+    ref = torch.cumsum(x.double(), 0)
+    dx = x.to(ctx.device)
+    got = torch.cumsum(dx, 0)
+    err = ctx.assert_close(got, ref, 1e-4, "cumsum")
+    return timed(ctx, lambda: torch.cumsum(dx, 0), "cumsum 65536: rel err %.2e" % err,
+                 {"rel_error": err, "tolerance": 1e-4})
+
+
+@check("kernels.randn.stats", "random normal generation", "kernel", "kernels", library="hipRAND/cuRAND", unit="s")
+def randn_stats(ctx):
+    """2^20 normal samples generated on the device have mean 0, std 1 and 68.3% within one sigma (6-sigma bounds)."""
+    torch = ctx.torch
+    n = 1 << 20
+    g = torch.Generator(device=ctx.device)
+    g.manual_seed(1234)
+    x = torch.randn(n, device=ctx.device, generator=g).double().cpu()
+    mean, std = float(x.mean()), float(x.std())
+    within = float((x.abs() < 1.0).double().mean())
+    metrics = {"mean": mean, "std": std, "within_1sigma": within, "n": n}
+    p = 0.682689492
+    if abs(mean) > 6 / math.sqrt(n) or abs(std - 1) > 6 / math.sqrt(2 * n) \
+            or abs(within - p) > 6 * math.sqrt(p * (1 - p) / n):
+        raise Fail("randn statistics off: mean %.4g std %.4g within-1-sigma %.4f" % (mean, std, within), metrics)
+    if torch.unique(x).numel() < n * 0.99:
+        raise Fail("randn produced too many repeated values", metrics)
+    return timed(ctx, lambda: torch.randn(n, device=ctx.device, generator=g),
+                 "mean %.2e, std %.5f, within 1 sigma %.4f" % (mean, std, within), metrics)
+
+
+@check("kernels.linalg.solve", "linalg.solve (float32)", "kernel", "kernels", library="hipSOLVER/cuSOLVER", unit="s")
+def linalg_solve(ctx):
+    """torch.linalg.solve of a well-conditioned 128x128 float32 system on the device matches float64."""
+    torch = ctx.torch
+    solve = ctx.require_attr(torch, "linalg.solve")
+    a = randn(torch, 128, 128, seed=22) + 32 * torch.eye(128)
+    b = randn(torch, 128, 8, seed=23)
+    ref = solve(a.double(), b.double())
+    da, db = a.to(ctx.device), b.to(ctx.device)
+    got = solve(da, db)
+    err = ctx.assert_close(got, ref, 1e-4, "solve")
+    return timed(ctx, lambda: solve(da, db), "solve 128x128: rel err %.2e" % err, {"rel_error": err, "tolerance": 1e-4})
+
+
+@check("kernels.linalg.svd", "linalg.svd (float32)", "kernel", "kernels", library="hipSOLVER/cuSOLVER", unit="s")
+def linalg_svd(ctx):
+    """Singular values of a 96x64 float32 matrix (torch.linalg.svd) and the reconstruction U S V^T match float64."""
+    torch = ctx.torch
+    svd = ctx.require_attr(torch, "linalg.svd")
+    a = randn(torch, 96, 64, seed=24)
+    ref_s = torch.linalg.svdvals(a.double()) if hasattr(torch.linalg, "svdvals") else svd(a.double())[1]
+    da = a.to(ctx.device)
+    u, s, vh = svd(da, full_matrices=False)
+    err = ctx.assert_close(s, ref_s, 1e-4, "svd singular values")
+    rec = (u * s.unsqueeze(0)) @ vh
+    err_rec = ctx.assert_close(rec, a.double(), 1e-4, "svd reconstruction")
+    return timed(ctx, lambda: svd(da, full_matrices=False), "svd 96x64: values %.2e, reconstruction %.2e"
+                 % (err, err_rec), {"rel_error": max(err, err_rec), "tolerance": 1e-4})
+
+
+@check("kernels.linalg.eig", "linalg.eig (float32)", "kernel", "kernels", library="hipSOLVER/cuSOLVER", unit="s")
+def linalg_eig(ctx):
+    """torch.linalg.eig of a general 64x64 float32 matrix: A V = V diag(L) holds to 1e-4, and the spectrum matches float64."""
+    torch = ctx.torch
+    eig = ctx.require_attr(torch, "linalg.eig")
+    a = randn(torch, 64, 64, seed=25)
+    da = a.to(ctx.device)
+    w, v = attempt("linalg.eig on %s" % ctx.device, lambda: eig(da))
+    w, v = w.cpu().to(torch.complex128), v.cpu().to(torch.complex128)
+    ac = a.double().to(torch.complex128)
+    err = ctx.assert_close(torch.view_as_real(ac @ v), torch.view_as_real(v * w.unsqueeze(0)), 1e-4,
+                           "eig residual A V - V L")
+    # Spectrum: the eigenvalues' sorted magnitudes against the float64 solution.
+    ref_w = eig(a.double())[0]
+    err_w = ctx.assert_close(torch.sort(w.abs())[0], torch.sort(ref_w.abs())[0], 1e-4, "eigenvalue magnitudes")
+    return timed(ctx, lambda: eig(da), "eig 64x64: residual %.2e, |eigenvalues| %.2e" % (err, err_w),
+                 {"rel_error": max(err, err_w), "tolerance": 1e-4})
+
+
+@check("kernels.sparse.mm", "sparse matmul (COO x dense)", "kernel", "kernels", library="hipSPARSE/cuSPARSE", unit="s")
+def sparse_mm(ctx):
+    """torch.sparse.mm of a 512x512 COO matrix (5% dense) with a 512x64 float32 matrix matches the dense float64 product."""
+    torch = ctx.torch
+    g = torch.Generator().manual_seed(26)
+    nnz = 512 * 512 // 20
+    idx = torch.randint(0, 512, (2, nnz), generator=g)
+    val = torch.randn(nnz, generator=g)
+    sp = torch.sparse_coo_tensor(idx, val, (512, 512)).coalesce()
+    d = randn(torch, 512, 64, seed=27)
+    ref = sp.to_dense().double() @ d.double()
+    dsp, dd = sp.to(ctx.device), d.to(ctx.device)
+    got = attempt("sparse.mm on %s" % ctx.device, lambda: torch.sparse.mm(dsp, dd))
+    err = ctx.assert_close(got, ref, 1e-4, "sparse mm")
+    return timed(ctx, lambda: torch.sparse.mm(dsp, dd), "sparse mm nnz %d: rel err %.2e" % (sp._nnz(), err),
+                 {"rel_error": err, "tolerance": 1e-4, "nnz": int(sp._nnz())})
+
+
+@check("kernels.layer_norm.fp32", "layer norm (float32)", "kernel", "kernels", unit="s")
+def layer_norm(ctx):
+    """torch.nn.functional.layer_norm over 512 features (with affine weight and bias) matches float64."""
+    torch = ctx.torch
+    F = torch.nn.functional
+    x = randn(torch, 64, 512, seed=28) * 3 + 1
+    w, b = randn(torch, 512, seed=29), randn(torch, 512, seed=30)
+    ref = F.layer_norm(x.double(), (512,), w.double(), b.double())
+    dx, dw, db = x.to(ctx.device), w.to(ctx.device), b.to(ctx.device)
+    got = F.layer_norm(dx, (512,), dw, db)
+    err = ctx.assert_close(got, ref, 1e-4, "layer_norm")
+    return timed(ctx, lambda: F.layer_norm(dx, (512,), dw, db), "layer_norm 64x512: rel err %.2e" % err,
+                 {"rel_error": err, "tolerance": 1e-4})
+
+
+@check("kernels.softmax.fp32", "softmax (float32)", "kernel", "kernels", unit="s")
+def softmax(ctx):
+    """torch.softmax over rows of 1024 float32 logits (range +-24) matches float64."""
+    torch = ctx.torch
+    x = randn(torch, 64, 1024, seed=31) * 8
+    ref = torch.softmax(x.double(), dim=-1)
+    dx = x.to(ctx.device)
+    got = torch.softmax(dx, dim=-1)
+    err = ctx.assert_close(got, ref, 1e-4, "softmax")
+    return timed(ctx, lambda: torch.softmax(dx, dim=-1), "softmax 64x1024: rel err %.2e" % err,
+                 {"rel_error": err, "tolerance": 1e-4})
+
+
+def _all_reduce(ctx, backend, device):
+    torch = ctx.torch
+    with ProcessGroup(torch, backend) as dist:
+        x = randn(torch, 1 << 16, seed=32)
+        t = x.to(device)
+        attempt("all_reduce(%s)" % backend, lambda: dist.all_reduce(t))
+        err = ctx.assert_close(t, x.double(), 0.0, "all_reduce sum over world size 1")
+        buf = x.to(device)
+        return timed(ctx, lambda: dist.all_reduce(buf), "%s all_reduce of 65536 floats, world size 1: exact"
+                     % backend, {"rel_error": err, "backend": backend, "world_size": dist.get_world_size()})
+
+
+@check("kernels.all_reduce.gloo", "all_reduce (Gloo)", "kernel", "kernels", library="Gloo", unit="s")
+def all_reduce_gloo(ctx):
+    """A gloo process group of world size 1 (FileStore, no network) all-reduces a CPU tensor to itself."""
+    return _all_reduce(ctx, "gloo", "cpu")
+
+
+@check("kernels.all_reduce.nccl", "all_reduce (NCCL)", "kernel", "kernels", library="RCCL/NCCL", unit="s")
+def all_reduce_nccl(ctx):
+    """An nccl (RCCL on ROCm) process group of world size 1 all-reduces a device tensor to itself."""
+    ctx.require_gpu()
+    return _all_reduce(ctx, "nccl", "cuda")
