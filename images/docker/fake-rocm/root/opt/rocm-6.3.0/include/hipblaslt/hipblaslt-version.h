@@ -1,0 +1,9 @@
+#ifndef _HIPBLASLT_VERSION_H_
+#define _HIPBLASLT_VERSION_H_
+// clang-format off
+#define HIPBLASLT_VERSION_MAJOR 0
+#define HIPBLASLT_VERSION_MINOR 10
+#define HIPBLASLT_VERSION_PATCH 0
+#define HIPBLASLT_VERSION_TWEAK d7b3a3f9
+// clang-format on
+#endif

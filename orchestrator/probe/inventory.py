@@ -1,0 +1,557 @@
+"""Inventory gatherer: runs INSIDE the image, standard library only, Python >= 3.8.
+
+Reads what an image holds without the network: /etc/os-release, the running
+Python, every ``importlib.metadata`` distribution, the dpkg database, ROCm /
+CUDA version files and headers, what PyTorch says it was built with, and the
+``-v`` output of UCX / Open MPI / OFED tools. Every component records where
+its value came from (``source``) and the file or argv that proves it
+(``evidence``). Names are either headline components (``pytorch``, ``rocm``,
+``hipblaslt`` ...) or package listings (``pip:<name>``, ``deb:<name>``).
+
+Every path is read under ``root`` so that unit tests can point the gatherer
+at a fixture tree. Facts about the machine rather than the image (GPUs seen
+by rocminfo / nvidia-smi, the kernel) go to ``host_facts``, never to the
+components. Usage: ``python3 -m valorch_probe.inventory [--root DIR]``.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+from typing import Any, Dict, List, Optional
+
+from . import MARKER
+
+MAX_VALUE = 200
+MAX_TEXT = 500
+MAX_COMPONENTS = 20000
+COMMAND_TIMEOUT = 20.0
+TORCH_TIMEOUT = 180.0
+
+# pip distribution (PEP 503 name) -> headline component
+PIP_HEADLINE = {
+    "torch": "pytorch", "torchvision": "torchvision", "torchaudio": "torchaudio",
+    "tensorboard": "tensorboard", "apex": "apex", "tensorflow": "tensorflow",
+    "tensorflow-rocm": "tensorflow", "tensorflow-cpu": "tensorflow", "triton": "triton",
+    "pytorch-triton-rocm": "triton", "pytorch-triton": "triton", "numpy": "numpy",
+    "jax": "jax", "jaxlib": "jaxlib", "onnxruntime": "onnxruntime",
+    "onnxruntime-rocm": "onnxruntime", "onnxruntime-gpu": "onnxruntime",
+    "deepspeed": "deepspeed", "transformers": "transformers",
+    # CUDA libraries shipped as wheels: a fallback when no header is installed
+    "nvidia-cudnn-cu11": "cudnn", "nvidia-cudnn-cu12": "cudnn", "nvidia-nccl-cu11": "nccl",
+    "nvidia-nccl-cu12": "nccl",
+}
+
+# headline library -> (header paths relative to a ROCm/CUDA include dir, macro prefix, dpkg names)
+ROCM_HEADERS = [
+    ("hip", ["hip/hip_version.h"], "hip", ["hip-runtime-amd", "hip-dev"]),
+    ("miopen", ["miopen/version.h"], "miopen", ["miopen-hip", "miopen-hip-dev"]),
+    ("rocblas", ["rocblas/internal/rocblas-version.h", "rocblas-version.h",
+                 "rocblas/rocblas-version.h"], "rocblas", ["rocblas", "rocblas-dev"]),
+    ("hipblas", ["hipblas/hipblas-version.h", "hipblas-version.h"], "hipblas", ["hipblas"]),
+    ("hipblaslt", ["hipblaslt/hipblaslt-version.h", "hipblaslt-version.h"], "hipblaslt",
+     ["hipblaslt", "hipblaslt-dev"]),
+    ("hipfft", ["hipfft/hipfft-version.h", "hipfft-version.h"], "hipfft", ["hipfft"]),
+    ("hipsparse", ["hipsparse/hipsparse-version.h", "hipsparse-version.h"], "hipsparse",
+     ["hipsparse"]),
+    ("rocsolver", ["rocsolver/rocsolver-version.h", "rocsolver-version.h"], "rocsolver",
+     ["rocsolver"]),
+    ("rccl", ["rccl/rccl.h", "rccl.h"], "nccl", ["rccl", "rccl-dev"]),
+]
+# headline -> dpkg packages that stand for it when no better source exists
+DEB_FALLBACK = {
+    "rocm": ["rocm-core", "rocm-libs", "rocm-dev"], "magma": ["magma", "libmagma2", "libmagma-dev"],
+    "ucx": ["ucx", "libucx0", "ucx-utils"], "ompi": ["openmpi-bin", "libopenmpi3", "libopenmpi40"],
+    "ofed": ["mlnx-ofed-all", "mlnx-ofed-basic", "mlnx-ofed-kernel-utils"],
+    "cudnn": ["libcudnn9-cuda-12", "libcudnn8", "libcudnn9"], "nccl": ["libnccl2"],
+}
+BIN_DIRS = ["/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin",
+            "/opt/ucx/bin", "/opt/ompi/bin", "/opt/openmpi/bin", "/usr/local/ucx/bin",
+            "/usr/local/openmpi/bin", "/usr/mpi/gcc/openmpi*/bin", "/opt/rocm/bin"]
+
+_TORCH_SCRIPT = r"""
+import json, sys
+out = {}
+import torch
+out["version"] = str(torch.__version__)
+out["hip"] = getattr(torch.version, "hip", None)
+out["cuda"] = getattr(torch.version, "cuda", None)
+try:
+    out["config"] = torch._C._show_config()
+except Exception as exc:
+    out["config_error"] = repr(exc)
+try:
+    out["nccl"] = ".".join(str(p) for p in torch.cuda.nccl.version())
+except Exception:
+    pass
+sys.stdout.write("@@TORCH@@" + json.dumps(out, default=str) + "\n")
+"""
+
+
+def bounded(text: Any, limit: int = MAX_VALUE) -> str:
+    text = "" if text is None else str(text).strip()
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def component(name: str, value: Any, source: str, evidence: str,
+              extra: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+    comp = {"name": bounded(name), "value": bounded(value), "source": source,
+            "evidence": bounded(evidence, MAX_TEXT)}  # type: Dict[str, Any]
+    if extra:
+        comp["extra"] = dict((bounded(k, 64), bounded(v, MAX_TEXT))
+                             for k, v in sorted(extra.items()) if v not in (None, ""))
+    return comp
+
+
+# ------------------------------------------------------------ pure parsers ---
+
+_ROCM_SPLIT = re.compile(r"^(?:\d+:)?(?P<lib>\d+(?:\.\d+)*?)\.(?P<rocm>[1-9]\d{4,5})"
+                         r"(?:-(?P<build>[^~]+))?(?:~(?P<distro>.+))?$")
+
+
+def split_rocm_version(version: str) -> Optional[Dict[str, str]]:
+    """'0.10.0.60300-1~24.04' -> library 0.10.0, ROCm build 6.3.0, build 1, distro 24.04.
+
+    ROCm packages append the ROCm release as MMmmpp (60300 = 6.3.0) to the
+    library's own version. Returns None for any other version.
+    """
+    m = _ROCM_SPLIT.match((version or "").strip())
+    if not m:
+        return None
+    n = int(m.group("rocm"))
+    out = {"library": m.group("lib"), "rocm": "%d.%d.%d" % (n // 10000, n // 100 % 100, n % 100)}
+    if m.group("build"):
+        out["build"] = m.group("build")
+    if m.group("distro"):
+        out["distro"] = m.group("distro")
+    return out
+
+
+def upstream_version(version: str) -> str:
+    """The upstream part of a Debian version: '1:4.1.4-3+b1' -> '4.1.4'."""
+    split = split_rocm_version(version)
+    if split:
+        return split["library"]
+    v = version.split(":", 1)[1] if re.match(r"^\d+:", version) else version
+    return v.rsplit("-", 1)[0] if "-" in v else v
+
+
+def parse_dpkg_status(text: str) -> List[Dict[str, str]]:
+    """Installed packages of a dpkg status file (paragraphs of 'Key: value')."""
+    out = []  # type: List[Dict[str, str]]
+    for para in re.split(r"\n\s*\n", text):
+        fields = {}  # type: Dict[str, str]
+        key = None
+        for line in para.splitlines():
+            if line[:1] in (" ", "\t"):
+                continue  # continuation of a multi-line field (Description, Conffiles)
+            if ":" in line:
+                key, value = line.split(":", 1)
+                fields[key.strip()] = value.strip()
+        status = fields.get("Status", "").split()
+        if fields.get("Package") and status and status[-1] == "installed":
+            out.append(fields)
+    return out
+
+
+def parse_header_version(text: str, prefix: str) -> Optional[str]:
+    """'MAJOR.MINOR.PATCH' from #define macros named like PREFIX_VERSION_MAJOR,
+    prefixVersionMajor, PREFIX_MAJOR or PREFIX_VERSION_MICRO/PATCHLEVEL."""
+    defines = {}  # type: Dict[str, str]
+    for name, value in re.findall(r"^\s*#\s*define\s+(\w+)\s+\(?(\d+)\)?\s*(?://.*|/\*.*)?$",
+                                  text, re.M):
+        defines.setdefault(name.lower().replace("_", ""), value)
+    prefix = prefix.lower()
+    parts = []
+    for words in (("major",), ("minor",), ("patch", "micro", "patchlevel")):
+        found = None
+        for word in words:
+            for key in (prefix + "version" + word, prefix + word):
+                if key in defines:
+                    found = defines[key]
+                    break
+            if found is not None:
+                break
+        if found is None:
+            break
+        parts.append(str(int(found)))
+    return ".".join(parts) if len(parts) >= 2 else None
+
+
+def parse_torch_config(text: str) -> Dict[str, str]:
+    """Compiled-against versions from ``torch._C._show_config()``."""
+    found = {}  # type: Dict[str, str]
+    names = {"hip runtime": "hip", "miopen": "miopen", "cudnn": "cudnn", "cuda runtime": "cuda",
+             "magma": "magma", "rocm": "rocm", "nccl": "nccl"}
+    for line in text.splitlines():
+        m = re.match(r"^\s*-\s*([A-Za-z][A-Za-z ]*?)\s+v?(\d+(?:\.\d+)+)", line)
+        if m and m.group(1).lower() in names:
+            found.setdefault(names[m.group(1).lower()], m.group(2))
+        if "Build settings:" in line:
+            for key, value in re.findall(r"(\w+)=([^,]*)", line):
+                if key in ("CUDA_VERSION", "CUDNN_VERSION", "TORCH_VERSION") and value.strip():
+                    found.setdefault(key.split("_")[0].lower() if key != "TORCH_VERSION"
+                                     else "torch", value.strip())
+    return found
+
+
+def parse_ucx_info(text: str) -> Optional[str]:
+    m = re.search(r"(?:version\s*[=:]|Version)\s*(\d+(?:\.\d+)+)", text)
+    return m.group(1) if m else None
+
+
+def parse_ompi_info(text: str) -> Optional[str]:
+    m = re.search(r"^ompi:version:full:(\S+)", text, re.M) or \
+        re.search(r"\(Open MPI\)\s+(\d+(?:\.\d+)+\S*)", text)
+    return m.group(1) if m else None
+
+
+def parse_ofed_info(text: str) -> Optional[str]:
+    m = re.search(r"(?:MLNX_OFED_LINUX|OFED|MLNX_OFED)-(\S+?):?\s*$", text.strip(), re.M)
+    return m.group(1) if m else (bounded(text.splitlines()[0]) if text.strip() else None)
+
+
+def _release(text: str) -> List[int]:
+    m = re.match(r"^\s*v?(\d+(?:\.\d+)*)", text or "")
+    return [int(p) for p in m.group(1).split(".")] if m else []
+
+
+def build_findings(components: List[Dict[str, Any]]) -> List[Dict[str, str]]:
+    """PyTorch's compiled-against library versions that differ from the installed ones.
+
+    Compared on the precision both sides give ('8.9' vs '8.9.2' agrees).
+    """
+    by_name = dict((c["name"], c) for c in components)
+    findings = []
+    for comp in components:
+        if not comp["name"].startswith("pytorch.built_with."):
+            continue
+        lib = comp["name"].split(".", 2)[2]
+        installed = by_name.get(lib)
+        if installed is None:
+            continue
+        built, have = _release(comp["value"]), _release(installed["value"])
+        n = min(len(built), len(have))
+        if n and built[:n] != have[:n]:
+            findings.append({
+                "kind": "build-mismatch", "component": lib, "built": comp["value"],
+                "installed": installed["value"],
+                "message": "PyTorch was built against %s %s but %s is installed (%s)"
+                           % (lib, comp["value"], installed["value"], installed["evidence"])})
+    return findings
+
+
+# ------------------------------------------------------------- gathering ---
+
+class Gatherer(object):
+    def __init__(self, root: str = "/", commands: bool = True, torch: Optional[bool] = None):
+        self.root = root
+        self.commands = commands
+        self.torch = (root in ("/", "")) if torch is None else torch
+        self.components = {}  # type: Dict[str, Dict[str, Any]]
+        self.host_facts = {}  # type: Dict[str, str]
+        self.errors = []  # type: List[str]
+
+    def path(self, p: str) -> str:
+        return os.path.join(self.root, p.lstrip("/"))
+
+    def rel(self, p: str) -> str:
+        """The in-image path of a path under root."""
+        base = os.path.abspath(self.root)
+        if base == "/":
+            return p
+        r = os.path.relpath(os.path.abspath(p), base)
+        return "/" if r == "." else "/" + r
+
+    def glob(self, pattern: str) -> List[str]:
+        return [self.rel(p) for p in sorted(glob.glob(self.path(pattern)))]
+
+    def read(self, p: str) -> Optional[str]:
+        try:
+            with open(self.path(p), "r", errors="replace") as fh:
+                return fh.read(4_000_000)
+        except OSError:
+            return None
+
+    def add(self, comp: Dict[str, Any]) -> None:
+        if comp["value"] and comp["name"] not in self.components \
+                and len(self.components) < MAX_COMPONENTS:
+            self.components[comp["name"]] = comp
+
+    def run(self, argv: List[str], timeout: float = COMMAND_TIMEOUT) -> Optional[str]:
+        """stdout+stderr of a tool found on PATH (or the root's bin dirs); None if absent."""
+        if not self.commands:
+            return None
+        if self.root in ("/", ""):
+            search = os.environ.get("PATH", "").split(os.pathsep) + BIN_DIRS
+        else:
+            search = [self.path(d) for d in BIN_DIRS]
+        dirs = []  # type: List[str]
+        for d in search:
+            dirs.extend(sorted(glob.glob(d)) if "*" in d else [d])
+        exe = shutil.which(argv[0], path=os.pathsep.join(dirs))
+        if exe is None:
+            return None
+        try:
+            proc = subprocess.run([exe] + argv[1:], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.errors.append("%s: timed out after %ss" % (" ".join(argv), timeout))
+            return None
+        except OSError as exc:
+            self.errors.append("%s: %s" % (" ".join(argv), exc))
+            return None
+        text = proc.stdout.decode("utf-8", "replace")
+        if proc.returncode != 0 and not text.strip():
+            self.errors.append("%s: exit status %d" % (" ".join(argv), proc.returncode))
+        return text
+
+    # -- sources, in order of preference: the first value for a name wins --
+
+    def os_release(self) -> None:
+        text = self.read("/etc/os-release") or self.read("/usr/lib/os-release")
+        if text is None:
+            self.errors.append("/etc/os-release: not readable")
+            return
+        facts = dict((k, v.strip().strip("\"'")) for k, v in
+                     (line.split("=", 1) for line in text.splitlines() if "=" in line))
+        os_id, version = facts.get("ID", ""), facts.get("VERSION_ID", "")
+        self.add(component("os", ("%s %s" % (os_id, version)).strip(), "file", "/etc/os-release",
+                           {"pretty_name": facts.get("PRETTY_NAME"),
+                            "codename": facts.get("VERSION_CODENAME")}))
+        if os_id == "debian":
+            precise = (self.read("/etc/debian_version") or "").strip()
+            if re.match(r"^\d+(\.\d+)*$", precise):
+                self.add(component("debian", precise, "file", "/etc/debian_version"))
+        if os_id in ("ubuntu", "debian") and version:
+            self.add(component(os_id, version, "file", "/etc/os-release"))
+
+    def python(self) -> None:
+        self.add(component("python", platform.python_version(), "api", sys.executable,
+                           {"implementation": platform.python_implementation()}))
+
+    def site_dirs(self) -> Optional[List[str]]:
+        if self.root in ("/", ""):
+            return None  # sys.path of the running interpreter
+        dirs = []  # type: List[str]
+        for pattern in ("usr/lib/python3*/*-packages", "usr/lib/python3/dist-packages",
+                        "usr/local/lib/python3*/*-packages", "opt/conda/lib/python3*/site-packages",
+                        "opt/venv/lib/python3*/site-packages"):
+            dirs.extend(sorted(glob.glob(self.path(pattern))))
+        return dirs
+
+    def pip(self) -> None:
+        try:
+            from importlib import metadata
+        except ImportError:  # Python < 3.8
+            self.errors.append("importlib.metadata: not available")
+            return
+        dirs = self.site_dirs()
+        dists = metadata.distributions() if dirs is None else metadata.distributions(path=dirs)
+        seen = {}  # type: Dict[str, str]
+        for dist in dists:
+            try:
+                name, version = dist.metadata["Name"], dist.version
+            except Exception as exc:  # a broken .dist-info must not stop the audit
+                self.errors.append("pip metadata: %s" % exc)
+                continue
+            if not name or not version:
+                continue
+            key = re.sub(r"[-_.]+", "-", name).lower()
+            where = str(getattr(dist, "_path", "") or dist.locate_file(""))
+            if key in seen:
+                continue  # shadowed by an earlier entry of sys.path, as import would be
+            seen[key] = version
+            self.add(component("pip:" + key, version, "pip", where))
+            head = PIP_HEADLINE.get(key)
+            if head:
+                self.add(component(head, version, "pip", where, {"package": "pip:" + key}))
+
+    def dpkg(self) -> None:
+        texts = [("/var/lib/dpkg/status", self.read("/var/lib/dpkg/status"))]
+        for extra in self.glob("/var/lib/dpkg/status.d/*"):
+            texts.append((extra, self.read(extra)))
+        for where, text in texts:
+            for pkg in parse_dpkg_status(text or ""):
+                name, version = pkg["Package"], pkg.get("Version", "")
+                extra = {"arch": pkg.get("Architecture"), "source": pkg.get("Source")}
+                split = split_rocm_version(version)
+                if split:
+                    extra.update(("rocm_" + k if k != "library" else "upstream", v)
+                                 for k, v in split.items())
+                self.add(component("deb:" + name, version, "dpkg", where, extra))
+
+    def rocm(self) -> None:
+        roots = [r for r in ["/opt/rocm"] + self.glob("/opt/rocm-*")[::-1]
+                 if os.path.isdir(self.path(r))]
+        if not roots:
+            return
+        base = roots[0]
+        info = (self.read(base + "/.info/version") or "").strip()
+        header_path, header_version = None, None
+        for rel in ("include/rocm-core/rocm_version.h", "include/rocm_version.h"):
+            text = self.read(base + "/" + rel)
+            if text is not None:
+                header_path, header_version = base + "/" + rel, parse_header_version(text, "rocm")
+                break
+        extra = {"installs": ", ".join(roots), "header": header_version,
+                 "real_path": self.rel(os.path.realpath(self.path(base)))}
+        if info:
+            extra["package_version"] = info
+            self.add(component("rocm", info.split("-")[0], "file", base + "/.info/version", extra))
+        elif header_version:
+            self.add(component("rocm", header_version, "header", header_path, extra))
+        for name, headers, prefix, _ in ROCM_HEADERS:
+            for rel in headers:
+                text = self.read(base + "/include/" + rel)
+                version = parse_header_version(text, prefix) if text else None
+                if version:
+                    self.add(component(name, version, "header", base + "/include/" + rel))
+                    break
+
+    def cuda(self) -> None:
+        bases = ["/usr/local/cuda"] + self.glob("/usr/local/cuda-*")[::-1]
+        for base in bases:
+            text = self.read(base + "/version.json")
+            if text:
+                try:
+                    version = json.loads(text)["cuda"]["version"]
+                except (ValueError, KeyError, TypeError) as exc:
+                    self.errors.append("%s/version.json: %s" % (base, exc))
+                    continue
+                self.add(component("cuda", version, "file", base + "/version.json"))
+                break
+            text = self.read(base + "/version.txt")
+            m = re.search(r"CUDA Version\s+(\S+)", text or "")
+            if m:
+                self.add(component("cuda", m.group(1), "file", base + "/version.txt"))
+                break
+        incs = ["/usr/include", "/usr/include/x86_64-linux-gnu", "/usr/include/aarch64-linux-gnu",
+                "/usr/local/cuda/include"]
+        for name, files, prefix in (("cudnn", ["cudnn_version.h", "cudnn_version_v9.h",
+                                               "cudnn_version_v8.h", "cudnn.h"], "cudnn"),
+                                    ("nccl", ["nccl.h"], "nccl"),
+                                    ("magma", ["magma_types.h"], "magma")):
+            dirs = incs + (["/opt/rocm/magma/include", "/usr/local/magma/include",
+                            "/opt/conda/include"] if name == "magma" else [])
+            for path in (d + "/" + f for d in dirs for f in files):
+                text = self.read(path)
+                version = parse_header_version(text, prefix) if text else None
+                if version:
+                    self.add(component(name, version, "header", path))
+                    break
+
+    def tools(self) -> None:
+        for name, argvs, parse in (("ucx", [["ucx_info", "-v"]], parse_ucx_info),
+                                   ("ompi", [["ompi_info", "--parsable"], ["mpirun", "--version"]],
+                                    parse_ompi_info),
+                                   ("ofed", [["ofed_info", "-s"]], parse_ofed_info)):
+            for argv in argvs:
+                text = self.run(argv)
+                version = parse(text) if text else None
+                if version:
+                    self.add(component(name, version, "command", " ".join(argv)))
+                    break
+
+    def fallbacks(self) -> None:
+        """Headline components that only the dpkg listing knows about."""
+        table = [(n, pkgs) for n, _, _, pkgs in ROCM_HEADERS] + sorted(DEB_FALLBACK.items())
+        for name, pkgs in table:
+            for pkg in pkgs:
+                deb = self.components.get("deb:" + pkg)
+                if deb is None:
+                    continue
+                extra = {"package": deb["name"], "package_version": deb["value"]}
+                split = split_rocm_version(deb["value"])
+                if split:
+                    extra["rocm_build"] = split["rocm"]
+                if name in self.components:  # a better source won; keep the package beside it
+                    have = self.components[name].setdefault("extra", {})
+                    for k, v in extra.items():
+                        have.setdefault(k, bounded(v, MAX_TEXT))
+                else:
+                    self.add(component(name, upstream_version(deb["value"]), "dpkg",
+                                       deb["evidence"], extra))
+                break
+
+    def torch_build(self) -> None:
+        if not self.torch or "pytorch" not in self.components:
+            return
+        try:
+            proc = subprocess.run([sys.executable, "-c", _TORCH_SCRIPT], stdin=subprocess.DEVNULL,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  timeout=TORCH_TIMEOUT)
+        except (subprocess.TimeoutExpired, OSError) as exc:
+            self.errors.append("import torch: %s" % exc)
+            return
+        out = proc.stdout.decode("utf-8", "replace")
+        if "@@TORCH@@" not in out:
+            self.errors.append("import torch: exit %d: %s" % (
+                proc.returncode, bounded(proc.stderr.decode("utf-8", "replace")[-400:], 400)))
+            return
+        facts = json.loads(out.split("@@TORCH@@", 1)[1].splitlines()[0])
+        # What `import torch` loads: differs from the distribution when another copy shadows it.
+        self.add(component("pytorch.runtime", facts.get("version"), "api", "torch.__version__"))
+        for key in ("hip", "cuda"):
+            if facts.get(key):
+                self.add(component("pytorch." + key, facts[key], "api", "torch.version." + key))
+        if facts.get("nccl"):
+            self.add(component("pytorch.built_with.rccl" if facts.get("hip") else
+                               "pytorch.built_with.nccl", facts["nccl"], "api",
+                               "torch.cuda.nccl.version()"))
+        for lib, version in sorted(parse_torch_config(facts.get("config") or "").items()):
+            if lib != "torch":
+                self.add(component("pytorch.built_with." + lib, version, "api",
+                                   "torch._C._show_config()"))
+
+    def gpus(self) -> None:
+        """Host facts: what GPU tools report is the machine's, not the image's."""
+        self.host_facts["kernel"] = bounded(platform.release())
+        text = self.run(["rocminfo"], timeout=30)
+        if text:
+            agents = sorted(set(re.findall(r"^\s*Name:\s+(gfx[0-9a-f]+)", text, re.M)))
+            self.host_facts["rocminfo.gfx"] = bounded(",".join(agents)) if agents else \
+                bounded(text.strip().splitlines()[-1] if text.strip() else "")
+        text = self.run(["nvidia-smi", "--query-gpu=name,driver_version",
+                         "--format=csv,noheader"], timeout=30)
+        if text:
+            self.host_facts["nvidia-smi"] = bounded("; ".join(text.strip().splitlines()), MAX_TEXT)
+
+    def gather(self) -> Dict[str, Any]:
+        for step in (self.os_release, self.python, self.pip, self.dpkg, self.rocm, self.cuda,
+                     self.tools, self.fallbacks, self.torch_build, self.gpus):
+            try:
+                step()
+            except Exception as exc:  # one broken source must not lose the others
+                self.errors.append("%s: %s: %s" % (step.__name__, type(exc).__name__, exc))
+        return {"type": "inventory", "components": list(self.components.values()),
+                "host_facts": self.host_facts, "errors": [bounded(e, MAX_TEXT) for e in self.errors]}
+
+
+def gather(root: str = "/", commands: bool = True, torch: Optional[bool] = None) -> Dict[str, Any]:
+    """The inventory of the file system at ``root`` (the image itself by default)."""
+    return Gatherer(root, commands, torch).gather()
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="valorch_probe inventory")
+    parser.add_argument("--root", default="/", help="read files under this directory")
+    parser.add_argument("--no-commands", action="store_true", help="run no tools (ucx_info ...)")
+    parser.add_argument("--no-torch", action="store_true", help="do not import torch")
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    inv = gather(args.root, not args.no_commands, False if args.no_torch else None)
+    sys.stdout.write(MARKER + json.dumps(inv, sort_keys=True) + "\n")
+    sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
