@@ -383,8 +383,8 @@ class Gatherer(object):
                 extra = {"arch": pkg.get("Architecture"), "source": pkg.get("Source")}
                 split = split_rocm_version(version)
                 if split:
-                    extra.update(("rocm_" + k if k != "library" else "upstream", v)
-                                 for k, v in split.items())
+                    extra.update(upstream=split["library"], rocm_build=split["rocm"],
+                                 package_build=split.get("build"), distro=split.get("distro"))
                 self.add(component("deb:" + name, version, "dpkg", where, extra))
 
     def rocm(self) -> None:

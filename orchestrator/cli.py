@@ -1,0 +1,45 @@
+"""The valorch command line: parse, open the session, call, print. Thin.
+
+Expected errors (``ValorchError``) become a message and an exit code
+(2 bad input, 3 infrastructure), never a traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from . import __version__
+from .commands import hosts, images, matrix, results, suites
+from .commands.run import run
+from .errors import ValorchError
+
+
+class App(typer.Typer):
+    def __call__(self, *args, **kwargs):  # noqa: ANN002, ANN003
+        try:
+            return super().__call__(*args, **kwargs)
+        except ValorchError as exc:
+            from .commands.common import err
+
+            err.print(f"[bold red]error:[/bold red] {exc.message}", markup=True, highlight=False)
+            if exc.hint:
+                err.print(f"  [dim]hint:[/dim] {exc.hint}")
+            sys.exit(exc.exit_code)
+
+
+app = App(name="valorch", help="Containerized multi-backend validation orchestrator.",
+          no_args_is_help=True, pretty_exceptions_enable=False, add_completion=False)
+app.command("run")(run)
+app.add_typer(images.app, name="images")
+app.add_typer(suites.app, name="suites")
+app.add_typer(results.app, name="results")
+app.add_typer(matrix.app, name="matrix")
+app.add_typer(hosts.app, name="hosts")
+
+
+@app.command("version")
+def version() -> None:
+    """Print valorch's version."""
+    print(__version__)

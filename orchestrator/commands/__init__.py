@@ -1,0 +1,1 @@
+"""CLI commands, one module per noun; ``orchestrator.cli`` assembles them."""

@@ -1,0 +1,60 @@
+"""What every command shares: options, the console, the session at the edge."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+from sqlalchemy.orm import Session, sessionmaker
+
+from ..catalog import Catalog
+from ..store.db import open_engine, session_factory
+
+# Results and progress for people go to stderr; stdout carries --json and rendered output.
+err = Console(stderr=True, highlight=False)
+# Piped output is read by tools and people with wide terminals: do not squeeze tables to 80 columns.
+out = Console(highlight=False, width=None if sys.stdout.isatty() else 250)
+
+DbOption = typer.Option(None, "--db", envvar="VALORCH_DB",
+                        help="SQLAlchemy URL or SQLite path [default: ./results/valorch.sqlite]")
+JsonOption = typer.Option(False, "--json", help="Machine-readable JSON on stdout.")
+CatalogOption = typer.Option(None, "--catalog", envvar="VALORCH_CATALOG",
+                             help="Image catalog directory [default: ./images, else the project's]")
+
+
+def project_dir() -> Path:
+    """The directory holding images/ and jobs/: the working directory when it has them,
+    else the source tree valorch was installed from."""
+    cwd = Path.cwd()
+    if (cwd / "images").is_dir():
+        return cwd
+    return Path(__file__).resolve().parents[2]
+
+
+def load_catalog(directory: Path | None) -> Catalog:
+    return Catalog.load(directory or project_dir() / "images")
+
+
+def sessions(db: str | None) -> sessionmaker[Session]:
+    if db is None and not os.environ.get("VALORCH_DB"):
+        db = str(Path.cwd() / "results" / "valorch.sqlite")
+    return session_factory(open_engine(db))
+
+
+def print_json(obj: Any) -> None:
+    sys.stdout.write(json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n")
+
+
+def write_output(text: str, path: Path | None) -> None:
+    """Rendered output to a file (--out) or stdout; only the CLI writes files."""
+    if path is None:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    err.print(f"wrote {path}")

@@ -1,0 +1,58 @@
+"""valorch results list | show"""
+
+from __future__ import annotations
+
+import typer
+from rich.table import Table
+
+from ..errors import InputError
+from ..store import queries
+from . import views
+from .common import DbOption, JsonOption, out, print_json, sessions
+
+app = typer.Typer(help="Stored runs and their results.", no_args_is_help=True)
+
+
+@app.command("list")
+def list_runs(image: str = typer.Option(None, help="Only runs of this image alias or reference."),
+              limit: int = typer.Option(50, help="At most this many runs, newest first."),
+              db: str = DbOption, as_json: bool = JsonOption) -> None:
+    """Runs, newest first, with counts by status."""
+    with sessions(db)() as session:
+        runs = queries.list_runs(session, limit, image)
+        rows = [(r, views.final_counts(queries.run_results(session, r.id))) for r in runs]
+    if as_json:
+        print_json([{"run": r.id, "image": r.image.alias, "digest": r.image.digest, "host": r.host.name,
+                     "job": r.job, "state": r.state, "started": r.started.isoformat(), "counts": dict(c)}
+                    for r, c in rows])
+        return
+    table = Table("run", "started (UTC)", "image", "host", "job", "state", "pass", "fail", "other")
+    for r, c in rows:
+        other = sum(v for k, v in c.items() if k not in ("pass", "fail"))
+        table.add_row(r.id[:8], r.started.strftime("%Y-%m-%d %H:%M:%S"), r.image.alias, r.host.name, r.job,
+                      r.state, str(c.get("pass", 0)), str(c.get("fail", 0)), str(other))
+    out.print(table)
+
+
+@app.command("show")
+def show_run(run_id: str = typer.Argument(..., help="A run id (or a unique prefix of one)."),
+             db: str = DbOption, as_json: bool = JsonOption) -> None:
+    """One run: provenance and every attempt of every check."""
+    with sessions(db)() as session:
+        run = queries.get_run(session, run_id)
+        if run is None:
+            raise InputError(f"no run '{run_id}' in the results database", "valorch results list shows the runs")
+        results = queries.run_results(session, run.id)
+        data = views.run_json(run, results)
+    if as_json:
+        print_json(data)
+        return
+    out.print(f"[bold]run {data['run']}[/bold] {data['state']}")
+    out.print(f"  image   {data['image']['alias']}  {data['image']['reference']}  {data['image']['digest'] or ''}")
+    out.print(f"  host    {data['host']} ({data['executor']})  valorch {data['valorch_version']}  "
+              f"spec {data['spec_hash']}")
+    out.print(f"  started {data['started']}  ended {data['ended']}")
+    table = Table("check", "attempt", "status", "seconds", "message")
+    for r in data["results"]:
+        table.add_row(r["check"], str(r["attempt"]), r["status"], f"{r['duration_s']:.3f}", r["message"][:100])
+    out.print(table)

@@ -1,0 +1,106 @@
+"""valorch run: validate images now (a job spec, or --image with --suite)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from ..catalog import load_job, validate_suites
+from ..errors import InputError
+from ..executors.docker import DockerExecutor
+from ..executors.host import HostExecutor
+from ..hosts import detect_local
+from ..render.junit import results_junit
+from ..scheduler import PlannedRun, execute, plan
+from ..spec import CheckResult, Execution, JobSpec, SuiteRef, Task
+from ..store import queries
+from . import views
+from .common import CatalogOption, DbOption, JsonOption, err, load_catalog, print_json, sessions, write_output
+
+
+class ProgressReporter:
+    """A rich progress bar per task, on stderr."""
+
+    def __init__(self, progress: Progress) -> None:
+        self.progress = progress
+        self.bars: dict[tuple[str, str], int] = {}
+
+    def task_started(self, task: Task) -> None:
+        key = (task.image.alias, task.suite.name)
+        self.bars[key] = self.progress.add_task(f"{task.image.alias} · {task.suite.name}", total=len(task.checks))
+
+    def result(self, task: Task, result: CheckResult) -> None:
+        bar = self.bars[(task.image.alias, task.suite.name)]
+        self.progress.update(bar, advance=1)
+        if result.status in ("fail", "crash", "timeout", "error"):
+            self.progress.console.print(f"  [red]{result.status:8}[/red] {result.check}: {result.message[:160]}")
+
+    def task_finished(self, task: Task, execution: Execution) -> None:
+        bar = self.bars[(task.image.alias, task.suite.name)]
+        self.progress.update(bar, completed=len(task.checks))
+        if execution.infra_error:
+            self.progress.console.print(f"  [yellow]infrastructure[/yellow]: {execution.infra_error}")
+
+
+def run(
+    image: list[str] = typer.Option(None, "--image", "-i", help="Image alias, tag, reference or glob (repeatable)."),
+    job: Path = typer.Option(None, "--job", "-j", help="A job spec YAML (jobs/*.yaml)."),
+    suite: list[str] = typer.Option(None, "--suite", "-s", help="Suite(s) to run with --image [default: smoke]."),
+    check: list[str] = typer.Option(None, "--check", "-k", help="Only checks matching these globs."),
+    deadline: float = typer.Option(120.0, help="Seconds per check before it is a timeout."),
+    timeout: float = typer.Option(None, help="Seconds for a whole suite's container."),
+    attempts: int = typer.Option(1, help="Attempts per failing check (mixed outcomes are flaky)."),
+    cpu_only: bool = typer.Option(False, "--cpu-only", help="Run GPU images on a CPU host; GPU checks are 'skip'."),
+    junit: Path = typer.Option(None, "--junit", help="Also write JUnit XML here."),
+    gate: bool = typer.Option(True, "--gate/--no-gate", help="Exit 1 when a check fails, crashes or times out."),
+    show_matrix: bool = typer.Option(True, "--matrix/--no-matrix", help="Print the matrix of this run."),
+    db: str = DbOption, as_json: bool = JsonOption, catalog: Path = CatalogOption,
+) -> None:
+    """Run suites in images on a matching host and store every result."""
+    cat = load_catalog(catalog)
+    spec = _job(cat, job, image, suite, check, deadline, timeout, attempts)
+    local = detect_local()
+    planned = plan(spec, cat, (local,), local, cpu_only=cpu_only)
+    factory = sessions(db)
+
+    def executor_for(pr: PlannedRun):
+        return HostExecutor(pr.host) if pr.image.executor == "host" else DockerExecutor(pr.host)
+
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=err, transient=False, disable=as_json) as progress:
+        summaries = execute(planned, spec, factory, executor_for, ProgressReporter(progress))
+    with factory() as session:
+        runs = [queries.get_run(session, s.run_id) for s in summaries]
+        results = {r.id: queries.run_results(session, r.id) for r in runs}
+        if junit:
+            write_output(results_junit(runs, results), junit)
+        if as_json:
+            print_json([views.run_json(r, results[r.id]) for r in runs])
+        else:
+            for s in summaries:
+                err.print(views.summary_line(s))
+            if show_matrix:
+                write_output(views.matrix_markdown(runs, results), None)
+    if any(s.infra_errors for s in summaries) and not any(s.counts for s in summaries):
+        raise typer.Exit(3)
+    if gate and any(s.failed for s in summaries):
+        raise typer.Exit(1)
+
+
+def _job(cat, job: Path | None, images: list[str] | None, suites: list[str] | None, checks: list[str] | None,
+         deadline: float, timeout: float | None, attempts: int) -> JobSpec:
+    if job and images:
+        raise InputError("--job and --image are exclusive", "put the images in the job spec, or drop --job")
+    if job:
+        if suites or checks:
+            raise InputError("--suite/--check apply to --image runs; a job spec names its own suites")
+        return load_job(job, cat)
+    if not images:
+        raise InputError("nothing to run: pass --image NAME or --job FILE",
+                         "e.g. valorch run --image host, or valorch run --job jobs/smoke.yaml")
+    refs = tuple(SuiteRef(name=s, checks=tuple(checks or ()), deadline=deadline, timeout=timeout, attempts=attempts)
+                 for s in (suites or ["smoke"]))
+    validate_suites(refs)
+    return JobSpec(name="adhoc", images=tuple(images), suites=refs)

@@ -1,0 +1,1 @@
+"""Executors: one module per way of running a probe (host, docker, slurm ...)."""

@@ -1,0 +1,69 @@
+"""The host executor: the probe on the local interpreter, no container.
+
+The embedded default when no engine is there (``valorch run --image host``).
+The probe runs from a private copy named ``valorch_probe``, exactly as it does
+inside a container.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from .. import proc
+from ..protocol import Transcript, complete
+from ..spec import Execution, HostSpec, Task
+from .base import PROBE_DIR, PROBE_PACKAGE, overall_timeout, probe_args
+
+
+class HostExecutor:
+    name = "host"
+
+    def __init__(self, host: HostSpec, python: str | None = None) -> None:
+        self.host = host
+        self.python = python or sys.executable
+
+    def execute(self, task: Task, run_id: str, on_result=None) -> Execution:
+        t0 = time.perf_counter()
+        transcript = Transcript()
+        seen = [0]
+
+        def feed(chunk: bytes) -> None:
+            transcript.feed(chunk)
+            if on_result and len(transcript.results) > seen[0]:
+                for res in transcript.results[seen[0]:]:
+                    on_result(res)
+                seen[0] = len(transcript.results)
+
+        with tempfile.TemporaryDirectory(prefix="valorch-probe-") as tmp:
+            shutil.copytree(PROBE_DIR, Path(tmp) / PROBE_PACKAGE,
+                            ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+            env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+            env.update(PYTHONPATH=tmp, PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1")
+            done = proc.stream([self.python, "-m", PROBE_PACKAGE, *probe_args(task)], feed,
+                               timeout=overall_timeout(task), env=env, cwd=tmp)
+        transcript.close()
+        timings = {"run_s": time.perf_counter() - t0, "total_s": time.perf_counter() - t0}
+        results = transcript.results
+        if done.error:
+            results = complete(results, task.checks, "error", f"cannot start {self.python}: {done.error}")
+            return Execution(results=tuple(results), timings=timings, infra_error=done.error)
+        if done.timed_out:
+            results = complete(results, task.checks, "timeout",
+                               f"the probe passed its deadline of {overall_timeout(task):g}s and was killed",
+                               done.stderr_tail)
+        elif transcript.fatal:
+            results = complete(results, task.checks, "error", f"probe refused to run: {transcript.fatal}",
+                               done.stderr_tail)
+        else:
+            results = complete(results, task.checks, "crash" if (done.returncode or 0) < 0 else "error",
+                               f"the probe exited with code {done.returncode} before reporting",
+                               done.stderr_tail)
+        return Execution(results=tuple(results), timings=timings, exit_code=done.returncode,
+                         meta={**transcript.meta, "workers": transcript.workers, "end": transcript.end,
+                               "stderr_tail": done.stderr_tail[-2000:], "python": self.python,
+                               "ignored_lines": transcript.ignored_lines})

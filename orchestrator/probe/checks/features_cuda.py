@@ -1,0 +1,273 @@
+"""features: the torch.cuda rows of the seed table (HIP devices answer to
+torch.cuda on ROCm). The API is looked up first (missing -> unsupported), then
+a GPU is required (none -> skip), then the feature is exercised and checked."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from ..context import Fail, Report, Unsupported
+from ..registry import check
+from ._common import ProcessGroup, attempt, randn
+
+
+@check("features.cuda.device_management", "Device management", "feature", "features")
+def device_management(ctx):
+    """torch.cuda enumerates the GPUs, reports their properties and switches the current device."""
+    torch = ctx.torch
+    for attr in ("cuda.device_count", "cuda.get_device_properties", "cuda.set_device", "cuda.current_device"):
+        ctx.require_attr(torch, attr)
+    ctx.require_gpu()
+    n = torch.cuda.device_count()
+    names = []
+    for i in range(n):
+        torch.cuda.set_device(i)
+        if torch.cuda.current_device() != i:
+            raise Fail("set_device(%d) left current_device at %d" % (i, torch.cuda.current_device()))
+        p = torch.cuda.get_device_properties(i)
+        if p.total_memory <= 0:
+            raise Fail("device %d reports total_memory %s" % (i, p.total_memory))
+        names.append(p.name)
+    torch.cuda.set_device(0)
+    return Report("%d device(s): %s" % (n, ", ".join(sorted(set(names)))),
+                  {"device_count": n, "names": names})
+
+
+@check("features.cuda.tensor_ops", "Tensor operations on GPU", "feature", "features", library="hipBLAS/cuBLAS")
+def tensor_ops(ctx):
+    """Addition, a reduction and a matrix product computed on the GPU match float64 CPU results."""
+    ctx.require_gpu()
+    torch = ctx.torch
+    a, b = randn(torch, 128, 128, seed=50), randn(torch, 128, 128, seed=51)
+    da, db = a.cuda(), b.cuda()
+    e1 = ctx.assert_close(da + db, a.double() + b.double(), 1e-6, "add")
+    e2 = ctx.assert_close((da * db).sum(dim=1), (a.double() * b.double()).sum(dim=1), 1e-5, "row sums")
+    e3 = ctx.assert_close(da @ db, a.double() @ b.double(), 5e-3, "matmul")
+    return Report("add %.1e, sum %.1e, matmul %.1e" % (e1, e2, e3), {"rel_error": max(e1, e2, e3)})
+
+
+@check("features.cuda.streams_events", "Streams and events", "feature", "features")
+def streams_events(ctx):
+    """Work queued on a side stream is ordered by wait_stream, timed by a pair of events, and correct."""
+    torch = ctx.torch
+    ctx.require_attr(torch, "cuda.Stream")
+    ctx.require_attr(torch, "cuda.Event")
+    ctx.require_gpu()
+    a = randn(torch, 512, 512, seed=52)
+    da = a.cuda()
+    side = torch.cuda.Stream()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        start.record()
+        c = da @ da
+        end.record()
+    torch.cuda.current_stream().wait_stream(side)
+    c.record_stream(torch.cuda.current_stream())
+    end.synchronize()
+    if not end.query() or not side.query():
+        raise Fail("event/stream not complete after synchronize")
+    ms = start.elapsed_time(end)
+    err = ctx.assert_close(c, a.double() @ a.double(), 5e-3, "matmul on a side stream")
+    return Report("side-stream matmul %.3f ms by events, rel err %.1e" % (ms, err),
+                  {"elapsed_ms": ms, "rel_error": err})
+
+
+@check("features.cuda.memory_management", "Memory management", "feature", "features")
+def memory_management(ctx):
+    """memory_allocated / max_memory_allocated / memory_reserved track a 64 MiB allocation and empty_cache releases it."""
+    torch = ctx.torch
+    for attr in ("memory_allocated", "max_memory_allocated", "memory_reserved", "empty_cache"):
+        ctx.require_attr(torch, "cuda." + attr)
+    ctx.require_gpu()
+    torch.cuda.synchronize()
+    torch.cuda.empty_cache()
+    before = torch.cuda.memory_allocated()
+    size = 64 << 20
+    t = torch.empty(size, dtype=torch.uint8, device="cuda")
+    after = torch.cuda.memory_allocated()
+    peak, reserved = torch.cuda.max_memory_allocated(), torch.cuda.memory_reserved()
+    metrics = {"before": before, "after": after, "peak": peak, "reserved": reserved}
+    if after - before < size:
+        raise Fail("memory_allocated grew by %d bytes for a %d-byte tensor" % (after - before, size), metrics)
+    if peak < after or reserved < after:
+        raise Fail("max_memory_allocated/memory_reserved below memory_allocated", metrics)
+    del t
+    torch.cuda.empty_cache()
+    metrics["reserved_after_empty_cache"] = torch.cuda.memory_reserved()
+    if metrics["reserved_after_empty_cache"] > reserved - size:
+        raise Fail("empty_cache did not release the freed 64 MiB block", metrics)
+    return Report("allocated +%d MiB, reserved %d MiB, released by empty_cache"
+                  % ((after - before) >> 20, reserved >> 20), metrics)
+
+
+@check("features.cuda.memory_stats", "Running process lists of memory management", "feature", "features")
+def memory_stats(ctx):
+    """torch.cuda.memory_stats() counts allocations and memory_summary() renders the allocator state."""
+    torch = ctx.torch
+    ctx.require_attr(torch, "cuda.memory_stats")
+    ctx.require_attr(torch, "cuda.memory_summary")
+    ctx.require_gpu()
+    t = torch.ones(1 << 20, device="cuda")
+    stats = torch.cuda.memory_stats()
+    cur = stats.get("allocated_bytes.all.current", 0)
+    if cur < t.numel() * 4:
+        raise Fail("memory_stats allocated_bytes.all.current=%s below a live 4 MiB tensor" % cur)
+    summary = torch.cuda.memory_summary()
+    if "Allocated memory" not in summary and "allocated" not in summary.lower():
+        raise Fail("memory_summary() has no allocation table")
+    procs = None
+    if hasattr(torch.cuda, "list_gpu_processes"):
+        try:
+            procs = torch.cuda.list_gpu_processes()
+        except Exception as exc:  # needs pynvml / amdsmi: recorded, not required
+            procs = "unavailable: %s" % exc
+    return Report("%d stats keys, %d allocations so far" % (len(stats), stats.get("allocation.all.allocated", 0)),
+                  {"stats_keys": len(stats), "allocated_current": cur, "gpu_processes": str(procs)[:500]})
+
+
+@check("features.cuda.collectives", "Communication collectives", "feature", "features", library="RCCL/NCCL")
+def collectives(ctx):
+    """An nccl (RCCL) process group of world size 1 runs all_reduce, broadcast and all_gather on GPU tensors."""
+    torch = ctx.torch
+    ctx.require_gpu()
+    with ProcessGroup(torch, "nccl") as dist:
+        x = randn(torch, 4096, seed=53)
+        t = x.cuda()
+        dist.all_reduce(t)
+        dist.broadcast(t, 0)
+        out = [torch.empty_like(t)]
+        dist.all_gather(out, t)
+        torch.cuda.synchronize()
+        err = ctx.assert_close(out[0], x.double(), 0.0, "all_gather after all_reduce and broadcast")
+        return Report("nccl all_reduce/broadcast/all_gather exact (world size 1)", {"rel_error": err})
+
+
+@check("features.cuda.graphs", "torch.cuda.CUDAGraph", "feature", "features")
+def cuda_graphs(ctx):
+    """A matmul+bias captured in a torch.cuda.CUDAGraph replays on new input data and matches float64."""
+    torch = ctx.torch
+    ctx.require_attr(torch, "cuda.CUDAGraph")
+    ctx.require_attr(torch, "cuda.graph")
+    ctx.require_gpu()
+    w = randn(torch, 256, 256, seed=54).cuda()
+    static_in = torch.zeros(64, 256, device="cuda")
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            static_in @ w + 1.0
+    torch.cuda.current_stream().wait_stream(side)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        static_out = static_in @ w + 1.0
+    errs = []
+    for seed in (55, 56):
+        x = randn(torch, 64, 256, seed=seed)
+        static_in.copy_(x.cuda())
+        g.replay()
+        torch.cuda.synchronize()
+        errs.append(ctx.assert_close(static_out, x.double() @ w.cpu().double() + 1.0, 5e-3, "graph replay"))
+    return Report("captured matmul+bias replayed twice, rel err %.1e" % max(errs), {"rel_error": max(errs)})
+
+
+@check("features.cuda.tunableop", "TunableOp", "feature", "features", library="hipBLASLt/cuBLASLt")
+def tunableop(ctx):
+    """With torch.cuda.tunable enabled, a float16 GEMM is tuned (a result is recorded) and still correct."""
+    torch = ctx.torch
+    tun = ctx.require_attr(torch, "cuda.tunable")
+    ctx.require_gpu()
+    tmp = tempfile.mkdtemp(prefix="valorch-tunableop-")
+    was = tun.is_enabled()
+    try:
+        tun.set_filename(os.path.join(tmp, "tunableop_results.csv"))
+        if hasattr(tun, "set_max_tuning_iterations"):
+            tun.set_max_tuning_iterations(10)
+        tun.enable(True)
+        tun.tuning_enable(True)
+        if not tun.is_enabled():
+            raise Fail("torch.cuda.tunable.enable(True) did not enable TunableOp")
+        a, b = randn(torch, 320, 192, seed=57).half(), randn(torch, 192, 224, seed=58).half()
+        got = (a.cuda() @ b.cuda())
+        torch.cuda.synchronize()
+        err = ctx.assert_close(got, a.double() @ b.double(), 5e-3, "tuned fp16 GEMM")
+        results = tun.get_results()
+        if not results:
+            raise Fail("TunableOp enabled, yet no tuning result was recorded for the GEMM")
+        return Report("%d tuned result(s), rel err %.1e" % (len(results), err),
+                      {"results": len(results), "rel_error": err, "first": str(list(results)[0])[:300]})
+    finally:
+        tun.enable(was)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+@check("features.cuda.nvtx", "NVIDIA Tools Extension (NVTX)", "feature", "features", library="roctx/NVTX")
+def nvtx(ctx):
+    """torch.cuda.nvtx range_push / mark / range_pop reach the tracing library (roctx on ROCm) without error."""
+    torch = ctx.torch
+    nv = ctx.require_attr(torch, "cuda.nvtx")
+    ctx.require_attr(nv, "range_push")
+    ctx.require_gpu()
+    depth = attempt("nvtx.range_push", lambda: nv.range_push("valorch"))
+    nv.mark("valorch-mark")
+    nv.range_pop()
+    return Report("range_push returned depth %s" % depth, {"depth": depth})
+
+
+_RTC_PROBE = r"""
+import sys, torch
+def mapped():
+    with open("/proc/self/maps") as fh:
+        return sorted(set(l.split()[-1] for l in fh if ("nvrtc" in l or "hiprtc" in l) and "/" in l))
+torch.cuda.init(); x = torch.ones(64, device="cuda"); (x @ x).item()
+before = mapped()
+fn = torch.cuda.jiterator._create_jit_fn("template <typename T> T valorch_sq(T x) { return x * x + T(1); }")
+y = fn(torch.full((64,), 3.0, device="cuda"))
+torch.cuda.synchronize()
+after = mapped()
+print("BEFORE", ";".join(before)); print("AFTER", ";".join(after)); print("VALUE", float(y[0]))
+"""
+
+
+@check("features.cuda.lazy_nvrtc", "Lazy loading NVRTC", "feature", "features", library="hipRTC/NVRTC")
+def lazy_nvrtc(ctx):
+    """In a fresh process the runtime compiler (NVRTC / hipRTC) is not mapped after CUDA init and a matmul,
+    and is mapped once a kernel is JIT-compiled."""
+    torch = ctx.torch
+    ctx.require_attr(torch, "cuda.jiterator._create_jit_fn")
+    ctx.require_gpu()
+    proc = subprocess.run([sys.executable, "-c", _RTC_PROBE], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, timeout=300)
+    out = proc.stdout.decode("utf-8", "replace")
+    if proc.returncode != 0:
+        raise Fail("probe process failed: %s" % proc.stderr.decode("utf-8", "replace")[-1500:])
+    lines = dict(ln.split(" ", 1) for ln in out.splitlines() if " " in ln)
+    before = [p for p in lines.get("BEFORE", "").split(";") if p]
+    after = [p for p in lines.get("AFTER", "").split(";") if p]
+    metrics = {"before": before, "after": after, "value": lines.get("VALUE")}
+    if lines.get("VALUE", "").strip() != "10.0":
+        raise Fail("JIT kernel computed %s, expected 10.0" % lines.get("VALUE"), metrics)
+    if before:
+        raise Unsupported("the runtime compiler is loaded eagerly (mapped before any JIT use): %s"
+                          % ", ".join(before), metrics)
+    if not after:
+        raise Fail("a kernel was JIT-compiled but no NVRTC/hipRTC library is mapped", metrics)
+    return Report("not mapped at init; mapped on first JIT use: %s" % ", ".join(after), metrics)
+
+
+@check("features.cuda.jiterator", "Jiterator (beta)", "feature", "features", library="hipRTC/NVRTC")
+def jiterator(ctx):
+    """A kernel written as a C++ string and compiled by torch.cuda.jiterator computes alpha*x+y correctly."""
+    torch = ctx.torch
+    make = ctx.require_attr(torch, "cuda.jiterator._create_jit_fn")
+    ctx.require_gpu()
+    code = "template <typename T> T valorch_axpy(T x, T y, T alpha) { return alpha * x + y; }"
+    fn = attempt("jiterator compile", lambda: make(code, alpha=1.0))
+    x, y = randn(torch, 4096, seed=59), randn(torch, 4096, seed=60)
+    got = fn(x.cuda(), y.cuda(), alpha=2.5)
+    err = ctx.assert_close(got, 2.5 * x.double() + y.double(), 1e-6, "jiterator axpy")
+    return Report("jiterated axpy rel err %.1e" % err, {"rel_error": err})

@@ -1,0 +1,1 @@
+"""Renderers: a Matrix (or report) in, a string out. Files are written by the CLI."""
