@@ -1,19 +1,21 @@
 """Inventory audit: validate a gathered inventory, compare it with the catalog,
-diff two images. Pure functions, no I/O; renderers return strings.
-
-The gatherer is ``orchestrator/probe/inventory.py`` (it runs inside the image);
-the CycloneDX export is in ``orchestrator/sbom.py``.
+diff two images, export a CycloneDX SBOM. Pure functions, no I/O; renderers
+return strings. The gatherer is ``orchestrator/probe/inventory.py`` (it runs
+inside the image).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
+import uuid
 from typing import Any, Literal
+from urllib.parse import quote
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from orchestrator.probe.inventory import build_findings as _probe_build_findings
+from orchestrator.probe.inventory_parse import build_findings as _probe_build_findings
 
 MAX_NAME = 200
 MAX_VALUE = 500
@@ -34,10 +36,8 @@ CATALOG_KEYS: dict[str, str] = {
 }
 UNPINNED = frozenset({"master", "main", "latest", "any", "*"})
 
-
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
-
 
 class Component(_Frozen):
     """One thing an image holds, with where the value came from."""
@@ -60,7 +60,6 @@ class Component(_Frozen):
     def headline(self) -> bool:
         """Not a package listing (pip:..., deb:...)."""
         return ":" not in self.name
-
 
 class Inventory(_Frozen):
     components: tuple[Component, ...] = Field(default=(), max_length=MAX_COMPONENTS)
@@ -90,7 +89,6 @@ class Inventory(_Frozen):
     def as_dict(self) -> dict[str, Component]:
         return {c.name: c for c in self.components}
 
-
 class Finding(_Frozen):
     """One result of comparing an image with what the catalog expects."""
 
@@ -105,13 +103,11 @@ class Finding(_Frozen):
     def drift(self) -> bool:
         return self.kind in ("drift", "missing")
 
-
 class Change(_Frozen):
     kind: Literal["added", "removed", "changed"]
     name: str
     old: str | None = None
     new: str | None = None
-
 
 def parse_inventory(obj: Any) -> Inventory:
     """Validate the probe's untrusted JSON (the dict after the marker).
@@ -125,14 +121,12 @@ def parse_inventory(obj: Any) -> Inventory:
     body = {k: v for k, v in obj.items() if k != "type"}
     return Inventory.model_validate(body)
 
-
 # ---------------------------------------------------------------- compare ---
 
 def _tokens(version: str) -> list[int | str]:
     text = version.strip().lower()
     text = text[1:] if re.match(r"^v\d", text) else text
     return [int(t) if t.isdigit() else t for t in re.findall(r"\d+|[a-z]+", text)]
-
 
 def version_matches(expected: str, found: str) -> bool:
     """Prefix semantics on version tokens: '3.12' accepts '3.12.8', '2.4.0' accepts
@@ -142,7 +136,6 @@ def version_matches(expected: str, found: str) -> bool:
         return expected.strip() == found.strip()
     return got[: len(want)] == want
 
-
 def resolve(inventory: Inventory, key: str) -> Component | None:
     """The inventory component that stands for a catalog key."""
     key = key.strip().lower()
@@ -151,7 +144,6 @@ def resolve(inventory: Inventory, key: str) -> Component | None:
         if comp is not None:
             return comp
     return None
-
 
 def compare(inventory: Inventory, expected: dict[str, str], *, build: bool = True) -> list[Finding]:
     """Each expected component against what the image holds, in the catalog's order.
@@ -184,23 +176,19 @@ def compare(inventory: Inventory, expected: dict[str, str], *, build: bool = Tru
         findings.extend(build_findings(inventory))
     return findings
 
-
 def build_findings(inventory: Inventory) -> list[Finding]:
     raw = _probe_build_findings([c.model_dump() for c in inventory.components])
     return [Finding(kind="build-mismatch", component=f["component"], expected=f["built"],
                     found=f["installed"], message=f["message"]) for f in raw]
 
-
 def has_drift(findings: list[Finding]) -> bool:
     return any(f.drift for f in findings)
-
 
 def exit_code(findings: list[Finding], inventory: Inventory | None = None) -> int:
     """The design's audit exit status: 0 clean, 1 drift, 2 the gatherer reported errors."""
     if has_drift(findings):
         return 1
     return 2 if inventory is not None and inventory.errors else 0
-
 
 # ------------------------------------------------------------------- diff ---
 
@@ -219,20 +207,16 @@ def diff(a: Inventory, b: Inventory, *, packages: bool = True) -> list[Change]:
             changes.append(Change(kind="changed", name=name, old=old[name].value, new=new[name].value))
     return changes
 
-
 def _order(name: str) -> tuple[int, str]:
     return (0 if ":" not in name else 1 if name.startswith("pip:") else 2, name)
-
 
 # ---------------------------------------------------------------- render ---
 
 def _cell(text: str | None) -> str:
     return "" if text is None else str(text).replace("|", "\\|").replace("\n", " ")
 
-
 _MARK = {"ok": "ok", "drift": "**DRIFT**", "missing": "**MISSING**", "unpinned": "unpinned",
          "build-mismatch": "build mismatch"}
-
 
 def render_findings_md(findings: list[Finding], image: str = "", inventory: Inventory | None = None) -> str:
     drift = sum(f.drift for f in findings)
@@ -250,7 +234,6 @@ def render_findings_md(findings: list[Finding], image: str = "", inventory: Inve
     if inventory is not None and inventory.errors:
         lines += ["", "## Gatherer errors", ""] + ["- " + _cell(e) for e in inventory.errors]
     return "\n".join(lines) + "\n"
-
 
 def render_diff_md(changes: list[Change], a: str = "A", b: str = "B") -> str:
     head = [c for c in changes if ":" not in c.name]
@@ -272,7 +255,100 @@ def render_diff_md(changes: list[Change], a: str = "A", b: str = "B") -> str:
                   for c in pkgs]
     return "\n".join(lines) + "\n"
 
-
 def render_diff_json(changes: list[Change], a: str = "A", b: str = "B") -> str:
     return json.dumps({"a": a, "b": b, "changes": [c.model_dump() for c in changes]},
                       indent=1, sort_keys=True) + "\n"
+
+# ---------------------------------------------------------- CycloneDX ---
+# Package listings become components with a package URL (pkg:pypi, pkg:deb);
+# a headline component that is its package's value (pytorch = pip:torch) is
+# folded into it as a property; ones read from files, headers or tools (ROCm
+# release, hipBLASLt header, ucx_info -v) are components of their own; what
+# PyTorch was built with becomes properties of the torch package.
+# https://cyclonedx.org/docs/1.5/json/ ; https://github.com/package-url/purl-spec
+
+SPEC_VERSION = "1.5"
+
+def _props(pairs: list[tuple[str, str]]) -> list[dict[str, str]]:
+    return [{"name": k, "value": v} for k, v in pairs if v]
+
+def purl(comp: Component, distro: str = "debian") -> str | None:
+    version = quote(comp.value, safe=".+~-_")
+    if comp.name.startswith("pip:"):
+        return "pkg:pypi/%s@%s" % (quote(comp.name[4:], safe="-._"), version)
+    if comp.name.startswith("deb:"):
+        url = "pkg:deb/%s/%s@%s" % (distro, quote(comp.name[4:], safe="-.+_"), version)
+        arch = comp.extra.get("arch")
+        return url + ("?arch=%s" % quote(arch, safe="")) if arch else url
+    return None
+
+def _folded(comp: Component, comps: dict[str, Component]) -> bool:
+    """A headline component whose value is its package's (pytorch = pip:torch)."""
+    return comp.headline and comp.source in ("pip", "dpkg") and comp.extra.get("package") in comps
+
+def _image_parts(image_ref: str) -> tuple[str, str]:
+    if "@" in image_ref:
+        name, _, ver = image_ref.partition("@")
+        return name, ver
+    slash = image_ref.rfind("/")
+    colon = image_ref.rfind(":")
+    if colon > slash:
+        return image_ref[:colon], image_ref[colon + 1:]
+    return image_ref, "latest"
+
+def to_cyclonedx(inventory: Inventory, image_ref: str, *, serial: str | None = None,
+                 timestamp: str | None = None) -> dict[str, Any]:
+    """A CycloneDX 1.5 BOM of the image. The serial number is derived from the
+    content (same inventory, same BOM) unless given."""
+    comps = inventory.as_dict()
+    os_comp = comps.get("os")
+    distro = os_comp.value.split()[0] if os_comp and os_comp.value.split()[0] in ("debian", "ubuntu") \
+        else "debian"
+    folded: dict[str, list[tuple[str, str]]] = {}
+    built_with: list[tuple[str, str]] = []
+    torch = comps.get("pytorch")
+    torch_pkg = torch.extra.get("package", "pip:torch") if torch else "pip:torch"
+    out: list[dict[str, Any]] = []
+    for comp in inventory.components:
+        if comp.name.startswith("pytorch."):
+            built_with.append(("valorch:%s" % comp.name, comp.value))
+        elif _folded(comp, comps):
+            folded.setdefault(comp.extra["package"], []).append(("valorch:component", comp.name))
+    for comp in inventory.components:
+        if comp.name.startswith("pytorch.") or comp.name in ("debian", "ubuntu") \
+                or _folded(comp, comps):
+            continue
+        entry: dict[str, Any] = {"bom-ref": "valorch:" + comp.name, "name": comp.name,
+                                 "version": comp.value, "type": "library"}
+        url = purl(comp, distro)
+        if url:
+            entry["name"] = comp.name.split(":", 1)[1]
+            entry["purl"] = entry["bom-ref"] = url
+        elif comp.name == "os":
+            os_id = comp.value.split()[0]
+            precise = comps.get(os_id)  # /etc/debian_version says 12.7 where os-release says 12
+            entry.update(type="operating-system", name=os_id,
+                         version=precise.value if precise else " ".join(comp.value.split()[1:]))
+        elif comp.source == "command" or comp.name == "python":
+            entry["type"] = "application"
+        props = [("valorch:source", comp.source), ("valorch:evidence", comp.evidence)]
+        props += folded.get(comp.name, [])
+        if comp.name == torch_pkg:
+            props += built_with
+        props += [("valorch:extra:%s" % k, v) for k, v in sorted(comp.extra.items())]
+        entry["properties"] = _props(props)
+        out.append(entry)
+    name, version = _image_parts(image_ref)
+    metadata: dict[str, Any] = {
+        "tools": {"components": [{"type": "application", "name": "valorch"}]},
+        "component": {"type": "container", "bom-ref": image_ref, "name": name, "version": version},
+        "properties": _props([("valorch:host:%s" % k, v) for k, v in sorted(inventory.host_facts.items())]),
+    }
+    if timestamp:
+        metadata["timestamp"] = timestamp
+    if serial is None:
+        digest = hashlib.sha256(json.dumps([image_ref, inventory.model_dump()], sort_keys=True)
+                                .encode()).hexdigest()
+        serial = "urn:uuid:%s" % uuid.uuid5(uuid.NAMESPACE_URL, "valorch:" + digest)
+    return {"bomFormat": "CycloneDX", "specVersion": SPEC_VERSION, "serialNumber": serial,
+            "version": 1, "metadata": metadata, "components": out}

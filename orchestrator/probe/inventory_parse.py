@@ -1,0 +1,164 @@
+"""Pure parsers of the inventory gatherer: version strings, dpkg status, headers,
+tool output, PyTorch's build configuration. Standard library only, Python >= 3.8,
+no I/O; the orchestrator imports ``build_findings`` from here too.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Dict, List, Optional
+
+MAX_VALUE = 200
+MAX_TEXT = 500
+
+def bounded(text: Any, limit: int = MAX_VALUE) -> str:
+    text = "" if text is None else str(text).strip()
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def component(name: str, value: Any, source: str, evidence: str,
+              extra: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+    comp = {"name": bounded(name), "value": bounded(value), "source": source,
+            "evidence": bounded(evidence, MAX_TEXT)}  # type: Dict[str, Any]
+    if extra:
+        comp["extra"] = dict((bounded(k, 64), bounded(v, MAX_TEXT))
+                             for k, v in sorted(extra.items()) if v not in (None, ""))
+    return comp
+
+
+# ------------------------------------------------------------ pure parsers ---
+
+_ROCM_SPLIT = re.compile(r"^(?:\d+:)?(?P<lib>\d+(?:\.\d+)*?)\.(?P<rocm>[1-9]\d{4,5})"
+                         r"(?:-(?P<build>[^~]+))?(?:~(?P<distro>.+))?$")
+
+
+def split_rocm_version(version: str) -> Optional[Dict[str, str]]:
+    """'0.10.0.60300-1~24.04' -> library 0.10.0, ROCm build 6.3.0, build 1, distro 24.04.
+
+    ROCm packages append the ROCm release as MMmmpp (60300 = 6.3.0) to the
+    library's own version. Returns None for any other version.
+    """
+    m = _ROCM_SPLIT.match((version or "").strip())
+    if not m:
+        return None
+    n = int(m.group("rocm"))
+    out = {"library": m.group("lib"), "rocm": "%d.%d.%d" % (n // 10000, n // 100 % 100, n % 100)}
+    if m.group("build"):
+        out["build"] = m.group("build")
+    if m.group("distro"):
+        out["distro"] = m.group("distro")
+    return out
+
+
+def upstream_version(version: str) -> str:
+    """The upstream part of a Debian version: '1:4.1.4-3+b1' -> '4.1.4'."""
+    split = split_rocm_version(version)
+    if split:
+        return split["library"]
+    v = version.split(":", 1)[1] if re.match(r"^\d+:", version) else version
+    return v.rsplit("-", 1)[0] if "-" in v else v
+
+
+def parse_dpkg_status(text: str) -> List[Dict[str, str]]:
+    """Installed packages of a dpkg status file (paragraphs of 'Key: value')."""
+    out = []  # type: List[Dict[str, str]]
+    for para in re.split(r"\n\s*\n", text):
+        fields = {}  # type: Dict[str, str]
+        key = None
+        for line in para.splitlines():
+            if line[:1] in (" ", "\t"):
+                continue  # continuation of a multi-line field (Description, Conffiles)
+            if ":" in line:
+                key, value = line.split(":", 1)
+                fields[key.strip()] = value.strip()
+        status = fields.get("Status", "").split()
+        if fields.get("Package") and status and status[-1] == "installed":
+            out.append(fields)
+    return out
+
+
+def parse_header_version(text: str, prefix: str) -> Optional[str]:
+    """'MAJOR.MINOR.PATCH' from #define macros named like PREFIX_VERSION_MAJOR,
+    prefixVersionMajor, PREFIX_MAJOR or PREFIX_VERSION_MICRO/PATCHLEVEL."""
+    defines = {}  # type: Dict[str, str]
+    for name, value in re.findall(r"^\s*#\s*define\s+(\w+)\s+\(?(\d+)\)?\s*(?://.*|/\*.*)?$",
+                                  text, re.M):
+        defines.setdefault(name.lower().replace("_", ""), value)
+    prefix = prefix.lower()
+    parts = []
+    for words in (("major",), ("minor",), ("patch", "micro", "patchlevel")):
+        found = None
+        for word in words:
+            for key in (prefix + "version" + word, prefix + word):
+                if key in defines:
+                    found = defines[key]
+                    break
+            if found is not None:
+                break
+        if found is None:
+            break
+        parts.append(str(int(found)))
+    return ".".join(parts) if len(parts) >= 2 else None
+
+
+def parse_torch_config(text: str) -> Dict[str, str]:
+    """Compiled-against versions from ``torch._C._show_config()``."""
+    found = {}  # type: Dict[str, str]
+    names = {"hip runtime": "hip", "miopen": "miopen", "cudnn": "cudnn", "cuda runtime": "cuda",
+             "magma": "magma", "rocm": "rocm", "nccl": "nccl"}
+    for line in text.splitlines():
+        m = re.match(r"^\s*-\s*([A-Za-z][A-Za-z ]*?)\s+v?(\d+(?:\.\d+)+)", line)
+        if m and m.group(1).lower() in names:
+            found.setdefault(names[m.group(1).lower()], m.group(2))
+        if "Build settings:" in line:
+            for key, value in re.findall(r"(\w+)=([^,]*)", line):
+                if key in ("CUDA_VERSION", "CUDNN_VERSION", "TORCH_VERSION") and value.strip():
+                    found.setdefault(key.split("_")[0].lower() if key != "TORCH_VERSION"
+                                     else "torch", value.strip())
+    return found
+
+
+def parse_ucx_info(text: str) -> Optional[str]:
+    m = re.search(r"(?:version\s*[=:]|Version)\s*(\d+(?:\.\d+)+)", text)
+    return m.group(1) if m else None
+
+
+def parse_ompi_info(text: str) -> Optional[str]:
+    m = re.search(r"^ompi:version:full:(\S+)", text, re.M) or \
+        re.search(r"\(Open MPI\)\s+(\d+(?:\.\d+)+\S*)", text)
+    return m.group(1) if m else None
+
+
+def parse_ofed_info(text: str) -> Optional[str]:
+    m = re.search(r"(?:MLNX_OFED_LINUX|OFED|MLNX_OFED)-(\S+?):?\s*$", text.strip(), re.M)
+    return m.group(1) if m else (bounded(text.splitlines()[0]) if text.strip() else None)
+
+
+def _release(text: str) -> List[int]:
+    m = re.match(r"^\s*v?(\d+(?:\.\d+)*)", text or "")
+    return [int(p) for p in m.group(1).split(".")] if m else []
+
+
+def build_findings(components: List[Dict[str, Any]]) -> List[Dict[str, str]]:
+    """PyTorch's compiled-against library versions that differ from the installed ones.
+
+    Compared on the precision both sides give ('8.9' vs '8.9.2' agrees).
+    """
+    by_name = dict((c["name"], c) for c in components)
+    findings = []
+    for comp in components:
+        if not comp["name"].startswith("pytorch.built_with."):
+            continue
+        lib = comp["name"].split(".", 2)[2]
+        installed = by_name.get(lib)
+        if installed is None:
+            continue
+        built, have = _release(comp["value"]), _release(installed["value"])
+        n = min(len(built), len(have))
+        if n and built[:n] != have[:n]:
+            findings.append({
+                "kind": "build-mismatch", "component": lib, "built": comp["value"],
+                "installed": installed["value"],
+                "message": "PyTorch was built against %s %s but %s is installed (%s)"
+                           % (lib, comp["value"], installed["value"], installed["evidence"])})
+    return findings
