@@ -1,4 +1,5 @@
 """Importing this package registers every suite and check."""
 
 from . import smoke, selftest  # noqa: F401
-from . import kernels, features, features_dtypes  # noqa: F401
+from . import kernels  # noqa: F401
+from . import features, features_dtypes, features_cuda, features_backends, features_ecosystem  # noqa: F401

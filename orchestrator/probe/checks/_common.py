@@ -40,6 +40,16 @@ def attempt(what: str, fn: Callable[[], Any]) -> Any:
         raise
 
 
+def has(obj: Any, name: str) -> bool:
+    """hasattr that also survives objects whose __getattr__ raises something
+    other than AttributeError (torch.backends.cuda.matmul asserts)."""
+    try:
+        getattr(obj, name)
+        return True
+    except Exception:
+        return False
+
+
 def _first_line(exc: BaseException) -> str:
     text = ("%s" % exc).strip()
     return text.splitlines()[0][:400] if text else ""

@@ -1,0 +1,295 @@
+"""features: torch.backends.cuda / torch.backends.cudnn flags and automatic
+mixed precision (torch.amp) rows of the seed tables."""
+
+from __future__ import annotations
+
+import copy
+import math
+
+from ..context import Fail, Report, Skip, Unsupported
+from ..registry import check
+from ._common import attempt, has, randn
+from .features import restoring
+
+
+@check("features.backends.cufft_plan_cache", "torch.backends.cuda.cufft_plan_cache", "feature", "features",
+       library="hipFFT/cuFFT")
+def cufft_plan_cache(ctx):
+    """The GPU FFT plan cache fills on an FFT, honours max_size and empties on clear(); the FFT is correct."""
+    torch = ctx.torch
+    mgr = ctx.require_attr(torch, "backends.cuda.cufft_plan_cache")
+    ctx.require_gpu()
+    cache = mgr[torch.cuda.current_device()] if hasattr(mgr, "__getitem__") else mgr
+    old = cache.max_size
+    try:
+        cache.clear()
+        cache.max_size = 4
+        x = randn(torch, 16, 256, seed=61)
+        for n in (256, 128, 64):
+            got = torch.fft.rfft(x[:, :n].cuda())
+            ctx.assert_close(torch.view_as_real(got), torch.view_as_real(torch.fft.rfft(x[:, :n].double())),
+                             1e-4, "rfft %d" % n)
+        size = cache.size
+        if size < 1 or size > 4:
+            raise Fail("plan cache size %d after 3 distinct FFTs with max_size 4" % size)
+        cache.clear()
+        if cache.size != 0:
+            raise Fail("plan cache not empty after clear()")
+        return Report("cache held %d plan(s) (max 4), cleared" % size, {"cached_plans": size})
+    finally:
+        cache.max_size = old
+
+
+def _gemm_flag(ctx, attr, dtype_name, n, tol_on, tol_off, effect_required):
+    torch = ctx.torch
+    matmul = ctx.require_attr(torch, "backends.cuda.matmul")
+    if not has(matmul, attr):
+        raise Unsupported("torch.backends.cuda.matmul has no attribute %s" % attr)
+    ctx.require_gpu()
+    dt = getattr(torch, dtype_name)
+    a, b = randn(torch, n, n, seed=62).to(dt), randn(torch, n, n, seed=63).to(dt)
+    ref = a.double() @ b.double()
+    da, db = a.cuda(), b.cuda()
+    out = {}
+    with restoring(matmul, attr):
+        for value in (True, False):
+            setattr(matmul, attr, value)
+            if getattr(matmul, attr) != value:
+                raise Fail("setting %s=%s did not stick" % (attr, value))
+            out[value] = da @ db
+            torch.cuda.synchronize()
+    e_on = ctx.assert_close(out[True], ref, tol_on, "%s=True" % attr)
+    e_off = ctx.assert_close(out[False], ref, tol_off, "%s=False" % attr)
+    differ = not torch.equal(out[True], out[False])
+    metrics = {"rel_error_on": e_on, "rel_error_off": e_off, "results_differ": differ}
+    if effect_required and not differ:
+        raise Unsupported("%s is accepted but changes nothing: results are bit-identical with it on and off "
+                          "(no such path on this device)" % attr, metrics)
+    return Report("%s: rel err on %.1e / off %.1e, results %s" % (attr, e_on, e_off,
+                                                                  "differ" if differ else "identical"), metrics)
+
+
+@check("features.backends.matmul_allow_tf32", "torch.backends.cuda.matmul.allow_tf32", "feature", "features",
+       library="hipBLASLt/cuBLAS")
+def matmul_allow_tf32(ctx):
+    """matmul.allow_tf32 changes float32 GEMM results (TF32 path taken) while staying within TF32 tolerance;
+    a flag with no observable effect is reported unsupported."""
+    return _gemm_flag(ctx, "allow_tf32", "float32", 1024, 5e-3, 1e-4, True)
+
+
+@check("features.backends.matmul_fp16_reduced", "torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction",
+       "feature", "features", library="hipBLAS/cuBLAS")
+def matmul_fp16_reduced(ctx):
+    """The fp16 reduced-precision-reduction flag is settable both ways and float16 GEMMs stay correct under each."""
+    return _gemm_flag(ctx, "allow_fp16_reduced_precision_reduction", "float16", 512, 1e-2, 5e-3, False)
+
+
+@check("features.backends.matmul_bf16_reduced", "torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction",
+       "feature", "features", library="hipBLAS/cuBLAS")
+def matmul_bf16_reduced(ctx):
+    """The bf16 reduced-precision-reduction flag is settable both ways and bfloat16 GEMMs stay correct under each."""
+    return _gemm_flag(ctx, "allow_bf16_reduced_precision_reduction", "bfloat16", 512, 5e-2, 3e-2, False)
+
+
+_SDP = ("cudnn", "flash", "mem_efficient", "math")
+
+
+def _sdp_backend(ctx, which):
+    torch = ctx.torch
+    bc = ctx.require_attr(torch, "backends.cuda")
+    for name in ("enable_%s_sdp" % which, "%s_sdp_enabled" % which):
+        if not has(bc, name):
+            raise Unsupported("torch.backends.cuda has no %s" % name)
+    sdpa = ctx.require_attr(torch, "nn.functional.scaled_dot_product_attention")
+    ctx.require_gpu()
+    q, k, v = (randn(torch, 2, 4, 128, 64, seed=s).half() for s in (64, 65, 66))
+    scores = q.double() @ k.double().transpose(-2, -1) / math.sqrt(64)
+    ref = torch.softmax(scores, dim=-1) @ v.double()
+    present = [w for w in _SDP if has(bc, "enable_%s_sdp" % w)]
+    saved = dict((w, getattr(bc, "%s_sdp_enabled" % w)()) for w in present)
+    try:
+        for w in present:
+            getattr(bc, "enable_%s_sdp" % w)(w == which)
+        if not getattr(bc, "%s_sdp_enabled" % which)() or any(
+                getattr(bc, "%s_sdp_enabled" % w)() for w in present if w != which):
+            raise Fail("the enable_*_sdp flags did not take effect")
+        got = attempt("SDPA with only the %s backend enabled" % which,
+                      lambda: sdpa(q.cuda(), k.cuda(), v.cuda()))
+        torch.cuda.synchronize()
+    finally:
+        for w, val in saved.items():
+            getattr(bc, "enable_%s_sdp" % w)(val)
+    err = ctx.assert_close(got, ref, 1e-2, "SDPA (%s only), float16" % which)
+    return Report("SDPA with only %s enabled: rel err %.1e" % (which, err), {"rel_error": err})
+
+
+def _sdp_check(which, library):
+    def fn(ctx):
+        return _sdp_backend(ctx, which)
+    fn.__doc__ = ("With only the %s SDPA backend enabled (torch.backends.cuda.enable_%s_sdp), float16 "
+                  "scaled_dot_product_attention runs on the GPU and matches float64; 'no available kernel' "
+                  "is unsupported." % (which, which))
+    return check("features.backends.sdp_%s" % which, "torch.backends.cuda.enable_%s_sdp" % which, "feature",
+                 "features", library=library)(fn)
+
+
+for _w, _lib in (("cudnn", "MIOpen/cuDNN"), ("flash", "AOTriton/FlashAttention"),
+                 ("mem_efficient", "AOTriton/xFormers"), ("math", None)):
+    _sdp_check(_w, _lib)
+
+
+def _conv_pair(ctx, seed=67):
+    torch = ctx.torch
+    x, w = randn(torch, 8, 32, 32, 32, seed=seed), randn(torch, 64, 32, 3, 3, seed=seed + 1)
+    return x, w, torch.nn.functional.conv2d(x.double(), w.double(), padding=1)
+
+
+@check("features.backends.cudnn_allow_tf32", "torch.backends.cudnn.allow_tf32", "feature", "features",
+       library="MIOpen/cuDNN")
+def cudnn_allow_tf32(ctx):
+    """cudnn.allow_tf32 changes float32 convolution results (TF32 path taken) within TF32 tolerance;
+    a flag with no observable effect is reported unsupported."""
+    torch = ctx.torch
+    cudnn = ctx.require_attr(torch, "backends.cudnn")
+    if not has(cudnn, "allow_tf32"):
+        raise Unsupported("torch.backends.cudnn has no allow_tf32")
+    ctx.require_gpu()
+    x, w, ref = _conv_pair(ctx)
+    out = {}
+    with restoring(cudnn, "allow_tf32"):
+        for value in (True, False):
+            cudnn.allow_tf32 = value
+            out[value] = torch.nn.functional.conv2d(x.cuda(), w.cuda(), padding=1)
+            torch.cuda.synchronize()
+    e_on = ctx.assert_close(out[True], ref, 5e-3, "conv allow_tf32=True")
+    e_off = ctx.assert_close(out[False], ref, 1e-4, "conv allow_tf32=False")
+    metrics = {"rel_error_on": e_on, "rel_error_off": e_off}
+    if torch.equal(out[True], out[False]):
+        raise Unsupported("cudnn.allow_tf32 is accepted but convolution results are bit-identical with it "
+                          "on and off (no TF32 path on this device)", metrics)
+    return Report("conv rel err with TF32 %.1e, without %.1e" % (e_on, e_off), metrics)
+
+
+@check("features.backends.cudnn_deterministic", "torch.backends.cudnn.deterministic", "feature", "features",
+       library="MIOpen/cuDNN")
+def cudnn_deterministic(ctx):
+    """With cudnn.deterministic set, two conv2d forward+backward passes give bit-identical outputs and gradients."""
+    torch = ctx.torch
+    cudnn = ctx.require_attr(torch, "backends.cudnn")
+    if not has(cudnn, "deterministic"):
+        raise Unsupported("torch.backends.cudnn has no deterministic flag")
+    ctx.require_gpu()
+    x, w, ref = _conv_pair(ctx, seed=69)
+    runs = []
+    with restoring(cudnn, "deterministic"), restoring(cudnn, "benchmark"):
+        cudnn.deterministic, cudnn.benchmark = True, False
+        for _ in range(2):
+            dw = w.cuda().requires_grad_(True)
+            y = torch.nn.functional.conv2d(x.cuda(), dw, padding=1)
+            y.square().sum().backward()
+            torch.cuda.synchronize()
+            runs.append((y.detach().cpu(), dw.grad.cpu()))
+    err = ctx.assert_close(runs[0][0], ref, 5e-3, "deterministic conv")
+    if not (torch.equal(runs[0][0], runs[1][0]) and torch.equal(runs[0][1], runs[1][1])):
+        raise Fail("two deterministic conv passes differ bitwise")
+    return Report("two passes bit-identical, rel err %.1e" % err, {"rel_error": err})
+
+
+def _amp_device(ctx):
+    torch = ctx.torch
+    ctx.require_attr(torch, "autocast")
+    if ctx.gpu_available:
+        return "cuda", torch.float16
+    return "cpu", torch.bfloat16
+
+
+@check("features.amp.autocast", "Autocasting", "feature", "features")
+def autocast(ctx):
+    """Inside torch.autocast (float16 on a GPU, bfloat16 on the CPU) a matmul runs in the low precision and
+    stays within its tolerance of float64."""
+    torch = ctx.torch
+    dev, dt = _amp_device(ctx)
+    a, b = randn(torch, 128, 256, seed=70), randn(torch, 256, 64, seed=71)
+    da, db = a.to(dev), b.to(dev)
+
+    def run():
+        with torch.autocast(device_type=dev, dtype=dt):
+            return torch.mm(da, db)
+    y = attempt("autocast(%s, %s)" % (dev, dt), run)
+    if y.dtype != dt:
+        raise Fail("torch.mm under autocast(%s) produced %s, expected %s" % (dev, y.dtype, dt))
+    err = ctx.assert_close(y, a.double() @ b.double(), 3e-2 if dt == torch.bfloat16 else 5e-3, "autocast mm")
+    return Report("autocast(%s, %s): mm -> %s, rel err %.1e" % (dev, dt, y.dtype, err),
+                  {"device": dev, "dtype": str(dt), "rel_error": err})
+
+
+@check("features.amp.grad_scaler", "Gradient scaling", "feature", "features")
+def grad_scaler(ctx):
+    """GradScaler scales the loss, unscales gradients to the float64 reference values, steps, and skips
+    the step (halving the scale) when a gradient is infinite."""
+    torch = ctx.torch
+    if ctx.gpu_available:
+        dev = "cuda"
+        make = (lambda: torch.amp.GradScaler("cuda", init_scale=1024.0)) if hasattr(torch.amp, "GradScaler") \
+            else (lambda: torch.cuda.amp.GradScaler(init_scale=1024.0))
+    elif hasattr(torch, "amp") and hasattr(torch.amp, "GradScaler"):
+        dev = "cpu"
+        make = lambda: torch.amp.GradScaler("cpu", init_scale=1024.0)  # noqa: E731
+    elif hasattr(torch, "cuda") and hasattr(torch.cuda, "amp") and hasattr(torch.cuda.amp, "GradScaler"):
+        raise Skip("this torch has only torch.cuda.amp.GradScaler: needs a GPU")
+    else:
+        raise Unsupported("no GradScaler in torch.amp or torch.cuda.amp")
+    scaler = attempt("GradScaler(%s)" % dev, make)
+    torch.manual_seed(0)
+    model = torch.nn.Linear(16, 4)
+    ref_model = copy.deepcopy(model).double()
+    x = randn(torch, 32, 16, seed=72)
+    ref_model(x.double()).square().mean().backward()
+    model = model.to(dev)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    w0 = model.weight.detach().clone()
+    loss = model(x.to(dev)).square().mean()
+    scaled = scaler.scale(loss)
+    if abs(float(scaled) / float(loss) - 1024.0) > 1e-3:
+        raise Fail("scale(loss) is %.4g x loss, expected 1024" % (float(scaled) / float(loss)))
+    scaled.backward()
+    scaler.unscale_(opt)
+    err = ctx.assert_close(model.weight.grad, ref_model.weight.grad, 1e-5, "unscaled gradient")
+    scaler.step(opt)
+    scaler.update()
+    ctx.assert_close(model.weight.detach(), w0.double().cpu() - 0.1 * ref_model.weight.grad, 1e-5, "SGD step")
+    # An infinite gradient: the step must be skipped and the scale reduced.
+    w1, s1 = model.weight.detach().clone(), scaler.get_scale()
+    opt.zero_grad()
+    scaler.scale(model(x.to(dev)).sum() * float("inf")).backward()
+    scaler.step(opt)
+    scaler.update()
+    if not torch.equal(model.weight.detach(), w1):
+        raise Fail("the optimizer stepped despite an infinite gradient")
+    if not scaler.get_scale() < s1:
+        raise Fail("scale did not shrink after an infinite gradient (%s -> %s)" % (s1, scaler.get_scale()))
+    return Report("%s GradScaler: unscaled grad rel err %.1e, inf step skipped, scale %g -> %g"
+                  % (dev, err, s1, scaler.get_scale()), {"device": dev, "rel_error": err})
+
+
+@check("features.amp.op_specific", "CUDA op-specific behavior", "feature", "features")
+def amp_op_specific(ctx):
+    """Under CUDA autocast, mm runs in float16, softmax and layer_norm in float32, and mixed-dtype add promotes
+    to float32, whichever namespace the op is called from."""
+    torch = ctx.torch
+    ctx.require_attr(torch, "autocast")
+    ctx.require_gpu()
+    a, b = randn(torch, 64, 64, seed=73).cuda(), randn(torch, 64, 64, seed=74).cuda()
+    with torch.autocast(device_type="cuda", dtype=torch.float16):
+        got = {"torch.mm": torch.mm(a, b).dtype, "Tensor.matmul": a.matmul(b).dtype,
+               "nn.functional.linear": torch.nn.functional.linear(a, b).dtype,
+               "softmax": torch.softmax(a.half(), dim=-1).dtype,
+               "layer_norm": torch.nn.functional.layer_norm(a.half(), (64,)).dtype,
+               "add(f16, f32)": (a.half() + b).dtype}
+    want = {"torch.mm": torch.float16, "Tensor.matmul": torch.float16, "nn.functional.linear": torch.float16,
+            "softmax": torch.float32, "layer_norm": torch.float32, "add(f16, f32)": torch.float32}
+    wrong = ["%s -> %s (want %s)" % (k, got[k], want[k]) for k in want if got[k] != want[k]]
+    if wrong:
+        raise Fail("autocast op behaviour differs: " + "; ".join(wrong))
+    return Report("autocast casts per op as documented (%d ops)" % len(want),
+                  dict((k, str(v)) for k, v in got.items()))

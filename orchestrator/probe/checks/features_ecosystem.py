@@ -1,0 +1,246 @@
+"""features: distributed (Gloo, TensorPipe RPC), torchvision, torchaudio and the
+ecosystem rows (APEX, Torch-TensorRT) of the seed tables. A package that is not
+installed in the image makes its rows unsupported."""
+
+from __future__ import annotations
+
+import copy
+import math
+import os
+import shutil
+import tempfile
+
+from ..context import Fail, Report, Unsupported
+from ..registry import check
+from ._common import ProcessGroup, attempt, gen, randn
+
+
+# -- distributed ---------------------------------------------------------------
+
+@check("features.distributed.gloo", "Gloo", "feature", "features", library="Gloo")
+def dist_gloo(ctx):
+    """A gloo process group of world size 1 (FileStore, loopback only) runs all_reduce, broadcast,
+    all_gather and barrier on CPU tensors."""
+    torch = ctx.torch
+    with ProcessGroup(torch, "gloo") as dist:
+        x = randn(torch, 1024, seed=80)
+        t = x.clone()
+        dist.all_reduce(t)
+        dist.broadcast(t, 0)
+        out = [torch.empty_like(t)]
+        dist.all_gather(out, t)
+        dist.barrier()
+        err = ctx.assert_close(out[0], x.double(), 0.0, "gloo collectives")
+        return Report("gloo all_reduce/broadcast/all_gather/barrier, world size %d" % dist.get_world_size(),
+                      {"rel_error": err, "backend": str(dist.get_backend())})
+
+
+@check("features.distributed.tensorpipe", "TensorPipe", "feature", "features", library="TensorPipe")
+def dist_tensorpipe(ctx):
+    """torch.distributed.rpc with the TensorPipe backend (world size 1, loopback) runs rpc_sync and
+    rpc_async calls and returns correct tensors."""
+    torch = ctx.torch
+    dist = getattr(torch, "distributed", None)
+    if dist is None or not dist.is_available():
+        raise Unsupported("torch.distributed is not available in this build")
+    rpc = attempt("import torch.distributed.rpc", lambda: __import__("torch.distributed.rpc").distributed.rpc)
+    if hasattr(rpc, "is_available") and not rpc.is_available():
+        raise Unsupported("torch.distributed.rpc.is_available() is False")
+    opts_cls = ctx.require_attr(rpc, "TensorPipeRpcBackendOptions")
+    os.environ.setdefault("TP_SOCKET_IFNAME", "lo")  # containers run with loopback only
+    os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
+    tmp = tempfile.mkdtemp(prefix="valorch-rpc-")
+    opts = opts_cls(init_method="file://" + os.path.join(tmp, "store"), num_worker_threads=4, rpc_timeout=60)
+    attempt("rpc.init_rpc(TensorPipe)", lambda: rpc.init_rpc("valorch0", rank=0, world_size=1,
+                                                             rpc_backend_options=opts))
+    try:
+        x, y = randn(torch, 256, seed=81), randn(torch, 256, seed=82)
+        got = rpc.rpc_sync("valorch0", torch.add, args=(x, y))
+        fut = rpc.rpc_async("valorch0", torch.mul, args=(x, y))
+        got2 = fut.wait()
+        e1 = ctx.assert_close(got, x.double() + y.double(), 1e-6, "rpc_sync add")
+        e2 = ctx.assert_close(got2, x.double() * y.double(), 1e-6, "rpc_async mul")
+    finally:
+        rpc.shutdown()
+        shutil.rmtree(tmp, ignore_errors=True)
+    return Report("TensorPipe RPC sync+async round trips correct", {"rel_error": max(e1, e2)})
+
+
+# -- torchvision -----------------------------------------------------------------
+
+def _image(torch, c=3, h=64, w=48):
+    yy = torch.linspace(0, 1, h).view(h, 1)
+    xx = torch.linspace(0, 1, w).view(1, w)
+    chans = [0.5 + 0.4 * torch.sin(6.0 * xx * (i + 1) + 4.0 * yy) * torch.cos(3.0 * yy * (i + 1)) for i in range(c)]
+    return torch.stack(chans)
+
+
+@check("features.torchvision.transforms_functional", "torchvision.transforms.functional", "feature", "features")
+def tv_transforms(ctx):
+    """resize, normalize, crop, hflip and rotate from torchvision.transforms.functional on a device tensor
+    match the same transforms applied to float64 on the CPU."""
+    torch = ctx.torch
+    tv = ctx.load("torchvision")
+    TF = ctx.require_attr(tv, "transforms.functional")
+    img = _image(torch)
+
+    def pipeline(x):
+        x = TF.resize(x, [32, 24])
+        x = TF.normalize(x, [0.5, 0.4, 0.3], [0.2, 0.25, 0.3])
+        x = TF.crop(x, 2, 3, 24, 18)
+        x = TF.hflip(x)
+        return TF.rotate(x, 30.0)
+    got = attempt("transforms.functional on %s" % ctx.device, lambda: pipeline(img.to(ctx.device)))
+    ref = pipeline(img.double())
+    err = ctx.assert_close(got, ref, 1e-4, "transforms pipeline")
+    return Report("resize/normalize/crop/hflip/rotate on %s: rel err %.1e" % (ctx.device, err),
+                  {"rel_error": err, "torchvision": tv.__version__, "device": ctx.device})
+
+
+@check("features.torchvision.ops", "torchvision.ops", "feature", "features")
+def tv_ops(ctx):
+    """torchvision.ops.nms keeps the same boxes on the device as on the CPU, roi_align matches float64 and
+    box_convert matches the closed-form conversion."""
+    torch = ctx.torch
+    tv = ctx.load("torchvision")
+    ops = ctx.require_attr(tv, "ops")
+    for name in ("nms", "roi_align", "box_convert"):
+        ctx.require_attr(ops, name)
+    g = gen(torch, 83)
+    xy = torch.rand(300, 2, generator=g) * 100
+    wh = torch.rand(300, 2, generator=g) * 30 + 1
+    boxes = torch.cat([xy, xy + wh], dim=1)
+    scores = torch.rand(300, generator=g)
+    keep = attempt("nms on %s" % ctx.device, lambda: ops.nms(boxes.to(ctx.device), scores.to(ctx.device), 0.4))
+    keep_ref = ops.nms(boxes.double(), scores.double(), 0.4)
+    if not torch.equal(keep.cpu(), keep_ref):
+        raise Fail("nms kept %d boxes on %s, %d on the CPU in float64" % (keep.numel(), ctx.device,
+                                                                          keep_ref.numel()))
+    feat = randn(torch, 2, 4, 32, 32, seed=84)
+    rois = torch.tensor([[0, 1.5, 2.0, 20.0, 25.5], [1, 4.0, 4.0, 30.0, 16.0], [0, 0.0, 0.0, 31.0, 31.0]])
+    got = attempt("roi_align on %s" % ctx.device,
+                  lambda: ops.roi_align(feat.to(ctx.device), rois.to(ctx.device), (7, 7), 1.0, 2))
+    err = ctx.assert_close(got, ops.roi_align(feat.double(), rois.double(), (7, 7), 1.0, 2), 1e-5, "roi_align")
+    cw = ops.box_convert(boxes.to(ctx.device), "xyxy", "cxcywh").cpu().double()
+    b = boxes.double()
+    ref = torch.stack([(b[:, 0] + b[:, 2]) / 2, (b[:, 1] + b[:, 3]) / 2, b[:, 2] - b[:, 0], b[:, 3] - b[:, 1]], 1)
+    err2 = ctx.assert_close(cw, ref, 1e-6, "box_convert")
+    return Report("nms kept %d/300 (same as CPU), roi_align %.1e, box_convert %.1e" % (keep.numel(), err, err2),
+                  {"kept": int(keep.numel()), "rel_error": max(err, err2)})
+
+
+@check("features.torchvision.models", "torchvision.models with .to('cuda')", "feature", "features",
+       library="MIOpen/cuDNN")
+def tv_models(ctx):
+    """A randomly initialised torchvision ResNet-18 moved to the device gives the float64 CPU logits."""
+    torch = ctx.torch
+    tv = ctx.load("torchvision")
+    resnet18 = ctx.require_attr(tv, "models.resnet18")
+    torch.manual_seed(0)
+    model = resnet18().eval()
+    ref_model = copy.deepcopy(model).double()
+    x = randn(torch, 2, 3, 64, 64, seed=85)
+    with torch.no_grad():
+        ref = ref_model(x.double())
+        got = model.to(ctx.device)(x.to(ctx.device))
+    tol = 5e-3 if ctx.device != "cpu" else 1e-4
+    err = ctx.assert_close(got, ref, tol, "resnet18 logits")
+    return Report("resnet18 forward on %s: rel err %.1e" % (ctx.device, err), {"rel_error": err, "tolerance": tol})
+
+
+@check("features.torchvision.io", "torchvision.io", "feature", "features", library="rocJPEG/nvJPEG")
+def tv_io(ctx):
+    """torchvision.io encodes a JPEG and decodes it (on the GPU when there is one, else the CPU) back to
+    the original image within JPEG loss."""
+    torch = ctx.torch
+    tv = ctx.load("torchvision")
+    enc = ctx.require_attr(tv, "io.encode_jpeg")
+    dec = ctx.require_attr(tv, "io.decode_jpeg")
+    img = (_image(torch, 3, 96, 128) * 255).round().to(torch.uint8)
+    data = attempt("encode_jpeg", lambda: enc(img, quality=95))
+    if ctx.gpu_available:
+        out = attempt("decode_jpeg on the GPU", lambda: dec(data, device="cuda"))
+        where = "cuda"
+    else:
+        out = attempt("decode_jpeg", lambda: dec(data))
+        where = "cpu"
+    if isinstance(out, (list, tuple)):
+        out = out[0]
+    if tuple(out.shape) != tuple(img.shape):
+        raise Fail("decoded shape %s, encoded %s" % (tuple(out.shape), tuple(img.shape)))
+    err = ctx.assert_close(out.float(), img.double(), 0.03, "JPEG round trip")
+    return Report("JPEG %d bytes decoded on %s, rel err %.2e" % (data.numel(), where, err),
+                  {"bytes": int(data.numel()), "rel_error": err, "decode_device": where})
+
+
+# -- torchaudio ------------------------------------------------------------------
+
+def _wave(torch, sr=16000):
+    t = torch.arange(sr, dtype=torch.float64) / sr
+    w = 0.5 * torch.sin(2 * math.pi * 440 * t) + 0.3 * torch.sin(2 * math.pi * 1250 * t + 0.3)
+    w = w + 0.05 * torch.randn(sr, generator=gen(torch, 86), dtype=torch.float64)
+    return w.float().unsqueeze(0)
+
+
+def _audio_check(name, make, tol):
+    def fn(ctx):
+        torch = ctx.torch
+        ta = ctx.load("torchaudio")
+        cls = ctx.require_attr(ta, "transforms." + name)
+        wave = _wave(torch)
+        ref = make(cls).to(torch.float64)(wave.double())
+        got = attempt("%s on %s" % (name, ctx.device), lambda: make(cls).to(ctx.device)(wave.to(ctx.device)))
+        if tuple(got.shape) != tuple(ref.shape):
+            raise Fail("%s output shape %s, float64 reference %s" % (name, tuple(got.shape), tuple(ref.shape)))
+        err = ctx.assert_close(got, ref, tol, name)
+        return Report("%s on %s: shape %s, rel err %.1e" % (name, ctx.device, tuple(got.shape), err),
+                      {"rel_error": err, "tolerance": tol, "torchaudio": ta.__version__})
+    fn.__doc__ = ("torchaudio.transforms.%s of a 1 s, 16 kHz float32 waveform on the device matches the "
+                  "float64 CPU result within %.0e." % (name, tol))
+    return fn
+
+
+_AUDIO = (("Spectrogram", lambda c: c(n_fft=400), 1e-4),
+          ("MelSpectrogram", lambda c: c(sample_rate=16000, n_fft=400, n_mels=40), 1e-4),
+          ("MFCC", lambda c: c(sample_rate=16000, n_mfcc=13, melkwargs={"n_fft": 400, "n_mels": 40}), 1e-4),
+          ("Resample", lambda c: c(16000, 8000), 1e-4))
+for _name, _make, _tol in _AUDIO:
+    check("features.torchaudio." + _name.lower(), "torchaudio.transforms." + _name, "feature",
+          "features", library="hipFFT/cuFFT" if "Resample" != _name else None)(_audio_check(_name, _make, _tol))
+
+
+# -- ecosystem rows of the "unsupported features" table ---------------------------
+
+@check("features.apex.batch_norm", "APEX batch norm", "feature", "features", library="MIOpen/cuDNN")
+def apex_batch_norm(ctx):
+    """apex.parallel.SyncBatchNorm (world size 1) normalises a GPU batch like torch's batch norm in float64."""
+    torch = ctx.torch
+    apex = ctx.load("apex")
+    ctx.load("apex.parallel")
+    sbn = ctx.require_attr(apex, "parallel.SyncBatchNorm")
+    ctx.require_gpu()
+    x = randn(torch, 8, 16, 12, 12, seed=87) * 2 + 1
+    ref = torch.nn.functional.batch_norm(x.double(), None, None, training=True, eps=1e-5)
+    with ProcessGroup(torch, "nccl"):
+        mod = sbn(16, affine=False).cuda().train()
+        got = mod(x.cuda())
+    err = ctx.assert_close(got, ref, 1e-4, "apex SyncBatchNorm")
+    return Report("apex SyncBatchNorm rel err %.1e" % err, {"rel_error": err})
+
+
+@check("features.torch_tensorrt", "torch-tensorrt", "feature", "features", library="TensorRT")
+def torch_tensorrt(ctx):
+    """torch_tensorrt compiles a small MLP for the GPU and the engine reproduces the eager output."""
+    torch = ctx.torch
+    trt = ctx.load("torch_tensorrt")
+    comp = ctx.require_attr(trt, "compile")
+    ctx.require_gpu()
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 8)).eval()
+    x = randn(torch, 4, 32, seed=88)
+    with torch.no_grad():
+        ref = copy.deepcopy(model).double()(x.double())
+        engine = attempt("torch_tensorrt.compile", lambda: comp(model.cuda(), inputs=[x.cuda()]))
+        got = engine(x.cuda())
+    err = ctx.assert_close(got, ref, 5e-3, "TensorRT engine")
+    return Report("TensorRT engine rel err %.1e" % err, {"rel_error": err})
