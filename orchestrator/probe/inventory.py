@@ -30,7 +30,7 @@ from . import MARKER
 from .inventory_parse import (MAX_TEXT, bounded, build_findings, component, parse_dpkg_status,
                               parse_header_version, parse_ofed_info, parse_ompi_info,
                               parse_torch_config, parse_ucx_info, split_rocm_version,
-                              upstream_version)
+                              upstream_version, ofed_version)
 
 __all__ = ["gather", "main", "build_findings", "split_rocm_version", "parse_dpkg_status",
            "parse_header_version", "parse_torch_config"]
@@ -48,10 +48,10 @@ PIP_HEADLINE = {
     "jax": "jax", "jaxlib": "jaxlib", "onnxruntime": "onnxruntime",
     "onnxruntime-rocm": "onnxruntime", "onnxruntime-gpu": "onnxruntime",
     "deepspeed": "deepspeed", "transformers": "transformers",
-    # CUDA libraries shipped as wheels: a fallback when no header is installed
-    "nvidia-cudnn-cu11": "cudnn", "nvidia-cudnn-cu12": "cudnn", "nvidia-nccl-cu11": "nccl",
-    "nvidia-nccl-cu12": "nccl",
 }
+# CUDA libraries shipped as wheels: the last resort after headers and dpkg
+PIP_FALLBACK = {"cudnn": ["nvidia-cudnn-cu12", "nvidia-cudnn-cu11"],
+                "nccl": ["nvidia-nccl-cu12", "nvidia-nccl-cu11"]}
 
 # headline library -> (header paths relative to a ROCm/CUDA include dir, macro prefix, dpkg names)
 ROCM_HEADERS = [
@@ -192,10 +192,11 @@ class Gatherer(object):
         if self.root in ("/", ""):
             return None  # sys.path of the running interpreter
         dirs = []  # type: List[str]
-        for pattern in ("usr/lib/python3*/*-packages", "usr/lib/python3/dist-packages",
-                        "usr/local/lib/python3*/*-packages", "opt/conda/lib/python3*/site-packages",
-                        "opt/venv/lib/python3*/site-packages"):
-            dirs.extend(sorted(glob.glob(self.path(pattern))))
+        # the order of a Debian/Ubuntu sys.path: /usr/local shadows /usr/lib
+        for pattern in ("opt/conda/lib/python3*/site-packages", "opt/venv/lib/python3*/site-packages",
+                        "usr/local/lib/python3*/*-packages", "usr/lib/python3.*/*-packages",
+                        "usr/lib/python3/dist-packages"):
+            dirs.extend(p for p in sorted(glob.glob(self.path(pattern))) if p not in dirs)
         return dirs
 
     def pip(self) -> None:
@@ -216,7 +217,7 @@ class Gatherer(object):
             if not name or not version:
                 continue
             key = re.sub(r"[-_.]+", "-", name).lower()
-            where = str(getattr(dist, "_path", "") or dist.locate_file(""))
+            where = self.rel(str(getattr(dist, "_path", "") or dist.locate_file("")))
             if key in seen:
                 continue  # shadowed by an earlier entry of sys.path, as import would be
             seen[key] = version
@@ -313,14 +314,17 @@ class Gatherer(object):
 
     def fallbacks(self) -> None:
         """Headline components that only the dpkg listing knows about."""
-        table = [(n, pkgs) for n, _, _, pkgs in ROCM_HEADERS] + sorted(DEB_FALLBACK.items())
+        table = [(n, ["deb:" + p for p in pkgs]) for n, _, _, pkgs in ROCM_HEADERS]
+        for name in sorted(set(DEB_FALLBACK) | set(PIP_FALLBACK)):
+            table.append((name, ["deb:" + p for p in DEB_FALLBACK.get(name, [])] +
+                          ["pip:" + p for p in PIP_FALLBACK.get(name, [])]))
         for name, pkgs in table:
             for pkg in pkgs:
-                deb = self.components.get("deb:" + pkg)
-                if deb is None:
+                found = self.components.get(pkg)
+                if found is None:
                     continue
-                extra = {"package": deb["name"], "package_version": deb["value"]}
-                split = split_rocm_version(deb["value"])
+                extra = {"package": pkg, "package_version": found["value"]}
+                split = split_rocm_version(found["value"])
                 if split:
                     extra["rocm_build"] = split["rocm"]
                 if name in self.components:  # a better source won; keep the package beside it
@@ -328,8 +332,10 @@ class Gatherer(object):
                     for k, v in extra.items():
                         have.setdefault(k, bounded(v, MAX_TEXT))
                 else:
-                    self.add(component(name, upstream_version(deb["value"]), "dpkg",
-                                       deb["evidence"], extra))
+                    value = found["value"]
+                    if found["source"] == "dpkg":
+                        value = ofed_version(value) if name == "ofed" else upstream_version(value)
+                    self.add(component(name, value, found["source"], found["evidence"], extra))
                 break
 
     def torch_build(self) -> None:

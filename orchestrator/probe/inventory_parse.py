@@ -59,6 +59,12 @@ def upstream_version(version: str) -> str:
     return v.rsplit("-", 1)[0] if "-" in v else v
 
 
+def ofed_version(version: str) -> str:
+    """MLNX_OFED's Debian version '5.3-OFED.5.3.1.0.5.1' -> '5.3-1.0.5.1'."""
+    m = re.match(r"^(\d+\.\d+)-OFED\.\1\.(\S+)$", version)
+    return "%s-%s" % (m.group(1), m.group(2)) if m else upstream_version(version)
+
+
 def parse_dpkg_status(text: str) -> List[Dict[str, str]]:
     """Installed packages of a dpkg status file (paragraphs of 'Key: value')."""
     out = []  # type: List[Dict[str, str]]
