@@ -92,8 +92,12 @@ def validate(doc: Document, model: type[M], what: str) -> M:
 
 def format_errors(doc: Document, exc: ValidationError, what: str) -> str:
     lines = []
-    for err in exc.errors()[:10]:
+    errors = exc.errors()
+    deeper = {tuple(e["loc"][:n]) for e in errors for n in range(len(e["loc"]))}
+    for err in errors[:10]:
         loc = tuple(err["loc"])
+        if err["type"] == "too_short" and loc in deeper:
+            continue  # a consequence of an error inside the list, reported there
         key = ".".join(str(p) for p in loc) or "(top level)"
         msg = err["msg"]
         if err["type"] == "extra_forbidden":

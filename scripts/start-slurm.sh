@@ -71,7 +71,7 @@ touch "$PIDS"
 
 # A recorded pid counts only while it still runs the same program (pids are reused).
 alive() { # name pid
-  [ -n "${2:-}" ] && [ -r "/proc/$2/comm" ] && [ "$(cat "/proc/$2/comm")" = "$1" ]
+  [ -n "${2:-}" ] && [ "$(cat "/proc/$2/comm" 2>/dev/null)" = "$1" ]
 }
 recorded() { # key -> pid
   awk -v k="$1" '$1 == k { print $3 }' "$PIDS" | tail -n 1

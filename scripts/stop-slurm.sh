@@ -13,7 +13,7 @@ if [ ! -s "$PIDS" ]; then
   exit 0
 fi
 
-alive() { [ -r "/proc/$2/comm" ] && [ "$(cat "/proc/$2/comm")" = "$1" ]; }
+alive() { [ "$(cat "/proc/$2/comm" 2>/dev/null)" = "$1" ]; }
 
 # slurmd before slurmctld, munged last: the others need it to say goodbye.
 order=$( { grep '^slurmd:' "$PIDS" || true; grep '^slurmctld ' "$PIDS" || true; grep '^munged ' "$PIDS" || true; } )

@@ -16,7 +16,7 @@ from ..catalog import Catalog
 from ..store.db import open_engine, session_factory
 
 # Results and progress for people go to stderr; stdout carries --json and rendered output.
-err = Console(stderr=True, highlight=False)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
 # Piped output is read by tools and people with wide terminals: do not squeeze tables to 80 columns.
 out = Console(highlight=False, width=None if sys.stdout.isatty() else 250)
 

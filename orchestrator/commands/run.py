@@ -83,10 +83,11 @@ def run(
                 err.print(views.summary_line(s))
             if show_matrix:
                 write_output(views.matrix_markdown(runs, results), None)
-    if any(s.infra_errors for s in summaries) and not any(s.counts for s in summaries):
-        raise typer.Exit(3)
     if gate and any(s.failed for s in summaries):
         raise typer.Exit(1)
+    if any(s.infra_errors for s in summaries):
+        err.print("[yellow]infrastructure errors: the affected checks are 'error' (inconclusive)[/yellow]")
+        raise typer.Exit(3)
 
 
 def _job(cat, job: Path | None, images: list[str] | None, suites: list[str] | None, checks: list[str] | None,

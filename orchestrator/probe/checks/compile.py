@@ -1,0 +1,137 @@
+"""compile: torch.compile with the inductor and aot_eager backends on a small
+MLP and a small conv net (compiled vs eager numerics, compile time as the
+metric ``compile_s``), and torch.export."""
+
+from __future__ import annotations
+
+import copy
+import os
+import shutil
+import tempfile
+import time
+
+from ..context import Fail, Report, Unsupported
+from ..registry import check, suite
+from ._common import TIMING_BUDGET_S, missing_feature, randn
+
+suite("compile", "torch", "torch.compile (inductor, aot_eager) and torch.export: compiled vs eager numerics, compile time.")
+
+_COMPILERS = ("cc", "gcc", "g++", "c++", "clang", "clang++")
+
+
+def _mlp(torch):
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.GELU(), torch.nn.LayerNorm(128),
+                               torch.nn.Linear(128, 10))
+
+
+def _convnet(torch):
+    torch.manual_seed(0)
+    nn = torch.nn
+    return nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(), nn.MaxPool2d(2),
+                         nn.Conv2d(8, 16, 3, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
+                         nn.Linear(16, 10))
+
+
+_MODELS = {"mlp": (_mlp, (32, 64)), "convnet": (_convnet, (4, 3, 32, 32))}
+
+
+def _compiled(ctx, backend, model_name):
+    torch = ctx.torch
+    compile_fn = ctx.require_attr(torch, "compile")
+    make, shape = _MODELS[model_name]
+    model = make(torch).eval()
+    ref_model = copy.deepcopy(model).double()
+    x = randn(torch, *shape, seed=90)
+    dev_model = model.to(ctx.device)
+    dx = x.to(ctx.device).requires_grad_(True)
+    eager = dev_model(dx)
+    eager.square().sum().backward()
+    eager_grad = dx.grad.detach().clone()
+    dx.grad = None
+    ref = ref_model(x.double())
+
+    cache = tempfile.mkdtemp(prefix="valorch-inductor-")
+    old_cache = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = cache  # a cold cache: compile_s is a real compile
+    try:
+        if hasattr(torch, "_dynamo"):
+            torch._dynamo.reset()
+        cm = compile_fn(dev_model, backend=backend)
+        t0 = time.perf_counter()
+        try:
+            got = cm(dx)
+            got.square().sum().backward()
+            ctx.synchronize()
+        except Exception as exc:
+            raise _classify(exc, backend)
+        compile_s = time.perf_counter() - t0
+        got_grad = dx.grad.detach().clone()
+        tol = 5e-3 if ctx.device != "cpu" else 1e-4
+        err_eager = ctx.assert_close(got, eager, tol, "%s %s vs eager" % (backend, model_name))
+        err_ref = ctx.assert_close(got, ref, tol, "%s %s vs float64" % (backend, model_name))
+        err_grad = ctx.assert_close(got_grad, eager_grad, tol, "%s %s input gradient vs eager" % (backend, model_name))
+        with torch.no_grad():
+            samples = ctx.timeit(lambda: cm(dx), budget_s=TIMING_BUDGET_S)
+    finally:
+        if old_cache is None:
+            os.environ.pop("TORCHINDUCTOR_CACHE_DIR", None)
+        else:
+            os.environ["TORCHINDUCTOR_CACHE_DIR"] = old_cache
+        shutil.rmtree(cache, ignore_errors=True)
+    metrics = {"compile_s": compile_s, "rel_error_vs_eager": err_eager, "rel_error_vs_float64": err_ref,
+               "rel_error_grad": err_grad, "tolerance": tol, "device": ctx.device, "backend": backend}
+    return Report("%s %s on %s: compiled in %.1f s, vs eager %.1e, vs float64 %.1e, grad %.1e"
+                  % (backend, model_name, ctx.device, compile_s, err_eager, err_ref, err_grad),
+                  metrics, samples=samples, unit="s")
+
+
+def _classify(exc, backend):
+    """Turn a compile failure into an outcome with an honest message."""
+    import shutil as _sh
+
+    text = "%s: %s" % (type(exc).__name__, str(exc).strip().splitlines()[0][:400] if str(exc).strip() else "")
+    if backend == "inductor" and not any(_sh.which(c) for c in _COMPILERS):
+        # torch ships inductor, but its CPU code generator needs a C++ compiler the image lacks:
+        # a user of this image cannot use torch.compile's default backend, so this is a failure.
+        return Fail("inductor needs a C/C++ compiler and the image has none on PATH (%s); %s"
+                    % (", ".join(_COMPILERS), text))
+    if missing_feature(exc) and "backend" in str(exc).lower() and "invalid" in str(exc).lower():
+        return Unsupported("torch.compile backend %s is not available: %s" % (backend, text))
+    return exc
+
+
+def _compile_check(backend, model_name, feature):
+    def fn(ctx):
+        return _compiled(ctx, backend, model_name)
+    fn.__doc__ = ("torch.compile(backend=%r) of a small %s on the device: forward and input gradient equal "
+                  "eager mode and the float64 reference; compile time is stored as compile_s."
+                  % (backend, model_name))
+    return check("compile.%s.%s" % (backend, model_name), feature, "compile", "compile", unit="s")(fn)
+
+
+for _backend, _feature in (("inductor", "torch.compiler (TorchInductor)"),
+                           ("aot_eager", "torch.compiler (AOT Autograd)")):
+    for _model in ("mlp", "convnet"):
+        _compile_check(_backend, _model, _feature)
+
+
+@check("compile.export", "torch.export", "compile", "compile")
+def export(ctx):
+    """torch.export.export captures the small conv net as an ExportedProgram whose module reproduces eager output."""
+    torch = ctx.torch
+    exp = ctx.require_attr(torch, "export.export")
+    model = _convnet(torch).eval().to(ctx.device)
+    x = randn(torch, 4, 3, 32, 32, seed=91).to(ctx.device)
+    t0 = time.perf_counter()
+    ep = exp(model, (x,))
+    export_s = time.perf_counter() - t0
+    with torch.no_grad():
+        got = ep.module()(x)
+        eager = model(x)
+    err = ctx.assert_close(got, eager, 1e-5, "exported vs eager")
+    n_nodes = len(list(ep.graph.nodes))
+    if n_nodes < 5:
+        raise Fail("exported graph has only %d nodes" % n_nodes)
+    return Report("exported %d graph nodes in %.2f s, rel err vs eager %.1e" % (n_nodes, export_s, err),
+                  {"export_s": export_s, "graph_nodes": n_nodes, "rel_error": err})
