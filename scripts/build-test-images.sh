@@ -4,6 +4,7 @@
 #   valorch/base:bullseye       debootstrap'd Debian 11 root file system (python3 = 3.9)
 #   valorch/test:debian-torch   bookworm + Debian's python3-torch (PyTorch 1.13)
 #   valorch/test:pip-torch      bookworm + a PyTorch 2.x CPU wheel installed by pip
+#   valorch/test:fake-rocm      bookworm + a fake ROCm layout for the inventory audit
 # Each image carries a label with the hash of its inputs; an image whose
 # label matches is not rebuilt.
 set -euo pipefail
@@ -67,4 +68,8 @@ if ! ls "$wh"/torch-"$torch_version"* >/dev/null 2>&1; then
 fi
 derived_image valorch/test:pip-torch "$here/images/docker/Dockerfile.pip-torch" "$cache/pip-context" \
   --build-arg TORCH_VERSION="$torch_version"
-docker image ls valorch/*
+# Fake ROCm layout (headers, /opt/rocm/.info/version, dpkg entries, ucx/ompi/ofed
+# tools) on the bookworm base: proves the inventory's ROCm paths end to end.
+derived_image valorch/test:fake-rocm "$here/images/docker/Dockerfile.fake-rocm" "$here/images/docker"
+docker image ls 'valorch/*'
+

@@ -99,3 +99,66 @@ class Result(Base):
     samples: Mapped[list[Any]] = mapped_column(default=list)
     check: Mapped[Check] = relationship(lazy="joined")
     __table_args__ = (UniqueConstraint("run_id", "check_pk", "attempt", name="uq_result"),)
+
+
+class InventoryRow(Base):
+    """One component found inside an image during a run (see audit.py)."""
+
+    __tablename__ = "inventory"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    run_id: Mapped[str] = mapped_column(ForeignKey("run.id"), index=True)
+    component: Mapped[str] = mapped_column(String(200))
+    value: Mapped[str] = mapped_column(Text)
+    source: Mapped[str] = mapped_column(String(40))
+    evidence: Mapped[str] = mapped_column(Text, default="")
+    extra: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    __table_args__ = (UniqueConstraint("run_id", "component", name="uq_inventory"),)
+
+
+class MatrixVersion(Base):
+    """A published, immutable matrix snapshot."""
+
+    __tablename__ = "matrix_version"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    version: Mapped[str] = mapped_column(String(50), unique=True)
+    published: Mapped[datetime] = mapped_column(DateTime)
+    last_verified: Mapped[datetime] = mapped_column(DateTime)
+    source: Mapped[str] = mapped_column(Text, default="")  # source of truth: DB URL, job, runs
+    meta: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    cells: Mapped[list["MatrixCell"]] = relationship(back_populates="matrix", order_by="MatrixCell.id")
+
+
+class MatrixCell(Base):
+    __tablename__ = "matrix_cell"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    matrix_id: Mapped[int] = mapped_column(ForeignKey("matrix_version.id"), index=True)
+    row: Mapped[str] = mapped_column(String(300))
+    column: Mapped[str] = mapped_column(String(300))
+    verdict: Mapped[str] = mapped_column(String(20))
+    statuses: Mapped[list[Any]] = mapped_column(default=list)
+    runs: Mapped[list[Any]] = mapped_column(default=list)
+    meta: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    matrix: Mapped[MatrixVersion] = relationship(back_populates="cells")
+    __table_args__ = (UniqueConstraint("matrix_id", "row", "column", name="uq_matrix_cell"),)
+
+
+class KnownIssue(Base):
+    __tablename__ = "known_issue"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    pattern: Mapped[str] = mapped_column(String(300))
+    selector: Mapped[str] = mapped_column(String(300), default="*")
+    expected_status: Mapped[str] = mapped_column(String(20), default="fail")
+    reason: Mapped[str] = mapped_column(Text, default="")
+    url: Mapped[str] = mapped_column(Text, default="")
+    expires: Mapped[datetime | None] = mapped_column(DateTime)
+
+
+class Baseline(Base):
+    """A name for a run or a published matrix version (``valorch baseline set``)."""
+
+    __tablename__ = "baseline"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(100), unique=True)
+    run_id: Mapped[str | None] = mapped_column(ForeignKey("run.id"))
+    matrix_version: Mapped[str | None] = mapped_column(String(50))
+    created: Mapped[datetime] = mapped_column(DateTime)
