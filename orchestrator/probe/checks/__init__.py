@@ -4,3 +4,4 @@ from . import smoke, selftest  # noqa: F401
 from . import kernels  # noqa: F401
 from . import features, features_dtypes, features_cuda, features_backends, features_ecosystem  # noqa: F401
 from . import compile  # noqa: F401
+from . import profiler  # noqa: F401

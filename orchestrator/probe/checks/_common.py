@@ -126,15 +126,33 @@ class ProcessGroup(object):
                 shutil.rmtree(self.tmp, ignore_errors=True)
 
 
+TOOL_DIRS = ("/opt/rocm/bin", "/opt/rocm-*/bin", "/usr/local/cuda/bin", "/opt/nvidia/nsight-*/bin")
+
+
+def find_tool(name: str) -> Optional[str]:
+    """PATH first, then the usual ROCm / CUDA install directories."""
+    import glob
+
+    exe = shutil.which(name)
+    if exe:
+        return exe
+    for pattern in TOOL_DIRS:
+        for d in sorted(glob.glob(pattern), reverse=True):
+            exe = shutil.which(name, path=d)
+            if exe:
+                return exe
+    return None
+
+
 _VERSION = re.compile(r"(\d+\.\d+(?:\.\d+)*(?:[-.+~][0-9A-Za-z.]+)?)")
 
 
 def run_tool(argv: Sequence[str], timeout: float = 60.0) -> Dict[str, Any]:
     """Run an external tool as an argv list (never a shell string), with a timeout.
     An absent executable is Unsupported."""
-    exe = shutil.which(argv[0])
+    exe = find_tool(argv[0])
     if exe is None:
-        raise Unsupported("%s is not on PATH in this image" % argv[0])
+        raise Unsupported("%s is not on PATH (nor in %s) in this image" % (argv[0], ", ".join(TOOL_DIRS)))
     try:
         proc = subprocess.run([exe] + list(argv[1:]), stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, timeout=timeout)

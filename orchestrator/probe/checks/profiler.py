@@ -1,0 +1,177 @@
+"""profiler: torch.profiler records operators and (on a GPU) device kernels and
+memory; the external profilers and SMI tools of the image run as argv lists
+(never shell strings, always with a timeout) and their output is parsed."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+
+from ..context import Fail, Report, Skip, Unsupported
+from ..registry import check, suite
+from ._common import attempt, first_lines, randn, run_tool
+
+suite("profiler", "torch", "torch.profiler (operators, device kernels, memory, traces) and external profilers / SMI tools.")
+
+
+def _workload(torch, device):
+    a = randn(torch, 256, 256, seed=100).to(device)
+    b = torch.nn.functional.relu(a @ a)
+    c = torch.softmax(b, dim=-1).sum()
+    return float(c)
+
+
+def _profiler(ctx):
+    torch = ctx.torch
+    prof = ctx.require_attr(torch, "profiler")
+    ctx.require_attr(prof, "profile")
+    ctx.require_attr(prof, "ProfilerActivity")
+    return prof
+
+
+@check("profiler.torch_profiler.cpu_ops", "torch.profiler (operators)", "profiler", "profiler")
+def cpu_ops(ctx):
+    """torch.profiler with CPU activity records the aten operators of a matmul/relu/softmax workload
+    with call counts and times."""
+    torch = ctx.torch
+    prof = _profiler(ctx)
+    with prof.profile(activities=[prof.ProfilerActivity.CPU], record_shapes=True) as p:
+        _workload(torch, "cpu")
+    keys = dict((e.key, e) for e in p.key_averages())
+    want = ["aten::mm", "aten::relu", "aten::softmax"]
+    missing = [k for k in want if k not in keys and k.replace("softmax", "_softmax") not in keys]
+    if missing:
+        raise Fail("profile lacks %s (has %s)" % (missing, sorted(keys)[:20]))
+    mm = keys["aten::mm"]
+    if mm.count < 1 or mm.cpu_time_total <= 0:
+        raise Fail("aten::mm recorded with count %s and time %s" % (mm.count, mm.cpu_time_total))
+    return Report("%d operator kinds recorded; aten::mm %.0f us" % (len(keys), mm.cpu_time_total),
+                  {"operators": len(keys), "mm_cpu_us": float(mm.cpu_time_total)})
+
+
+@check("profiler.torch_profiler.device_kernels", "torch.profiler (device activity)", "profiler", "profiler",
+       library="roctracer/CUPTI")
+def device_kernels(ctx):
+    """torch.profiler with device activity records the GPU kernels (with device time) behind a matmul workload."""
+    torch = ctx.torch
+    prof = _profiler(ctx)
+    ctx.require_gpu()
+    with prof.profile(activities=[prof.ProfilerActivity.CPU, prof.ProfilerActivity.CUDA]) as p:
+        _workload(torch, "cuda")
+        torch.cuda.synchronize()
+    kernels = []
+    for e in p.events():
+        if "CUDA" in str(getattr(e, "device_type", "")) or "cuda" in str(getattr(e, "device_type", "")).lower():
+            kernels.append(e)
+    device_us = sum(float(getattr(e, "device_time", None) or getattr(e, "cuda_time", 0) or 0) for e in kernels)
+    if not kernels:
+        raise Fail("no device events recorded (the tracing library did not deliver kernel activity)")
+    names = sorted(set(e.name for e in kernels))
+    return Report("%d device events (%d kernel names), %.0f us device time" % (len(kernels), len(names), device_us),
+                  {"device_events": len(kernels), "kernel_names": names[:20], "device_us": device_us})
+
+
+@check("profiler.torch_profiler.memory", "torch.profiler (memory)", "profiler", "profiler")
+def profile_memory(ctx):
+    """torch.profiler(profile_memory=True) attributes the allocations of a workload to the operators that made them."""
+    torch = ctx.torch
+    prof = _profiler(ctx)
+    acts = [prof.ProfilerActivity.CPU]
+    if ctx.gpu_available:
+        acts.append(prof.ProfilerActivity.CUDA)
+    with prof.profile(activities=acts, profile_memory=True) as p:
+        _workload(torch, ctx.device)
+        ctx.synchronize()
+    field = "cpu_memory_usage" if ctx.device == "cpu" else "device_memory_usage"
+    total = 0
+    for e in p.key_averages():
+        total += int(getattr(e, field, None) or getattr(e, field.replace("device", "cuda"), 0) or 0)
+    if total <= 0:
+        raise Fail("profile_memory recorded no %s for a workload that allocates" % field)
+    return Report("%s recorded: %d bytes net" % (field, total), {"memory_bytes": total, "field": field})
+
+
+@check("profiler.torch_profiler.chrome_trace", "torch.profiler (trace export)", "profiler", "profiler")
+def chrome_trace(ctx):
+    """A torch.profiler trace exports to Chrome trace JSON that parses and contains the profiled operators."""
+    torch = ctx.torch
+    prof = _profiler(ctx)
+    tmp = tempfile.mkdtemp(prefix="valorch-trace-")
+    try:
+        with prof.profile(activities=[prof.ProfilerActivity.CPU]) as p:
+            _workload(torch, "cpu")
+        path = os.path.join(tmp, "trace.json")
+        p.export_chrome_trace(path)
+        with open(path) as fh:
+            trace = json.load(fh)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    events = trace.get("traceEvents", []) if isinstance(trace, dict) else trace
+    names = set(e.get("name") for e in events if isinstance(e, dict))
+    if "aten::mm" not in names:
+        raise Fail("exported trace has %d events but no aten::mm" % len(events))
+    return Report("trace with %d events exported and parsed" % len(events), {"events": len(events)})
+
+
+@check("profiler.cuda_memory_snapshot", "Memory snapshot", "profiler", "profiler")
+def memory_snapshot(ctx):
+    """torch.cuda.memory._record_memory_history records allocations and _snapshot() returns them with their sizes."""
+    torch = ctx.torch
+    mem = ctx.require_attr(torch, "cuda.memory")
+    record = ctx.require_attr(mem, "_record_memory_history")
+    snap = ctx.require_attr(mem, "_snapshot")
+    ctx.require_gpu()
+    attempt("_record_memory_history", lambda: record(True))
+    try:
+        keep = torch.empty(8 << 20, dtype=torch.uint8, device="cuda")
+        s = snap()
+    finally:
+        try:
+            record(None)
+        except Exception:
+            record(False)
+    segs = s.get("segments", []) if isinstance(s, dict) else s
+    total = sum(int(seg.get("total_size", 0)) for seg in segs)
+    if total < keep.numel():
+        raise Fail("snapshot segments total %d bytes, below a live 8 MiB tensor" % total)
+    return Report("%d segments, %d MiB" % (len(segs), total >> 20), {"segments": len(segs), "bytes": total})
+
+
+def _tool_check(cid, feature, argv, kind, library=None, needs_gpu_to_succeed=False):
+    def fn(ctx):
+        res = run_tool(argv)
+        metrics = {"path": res["path"], "returncode": res["returncode"], "version": res["version"],
+                   "first_lines": first_lines(res["output"])}
+        if res["returncode"] != 0:
+            if needs_gpu_to_succeed and not _gpu_visible(ctx):
+                raise Skip("%s exited %d with no GPU visible: %s" % (argv[0], res["returncode"],
+                                                                      " | ".join(metrics["first_lines"])), metrics)
+            raise Fail("%s exited %d: %s" % (" ".join(argv), res["returncode"], res["output"][-500:]), metrics)
+        if not res["version"]:
+            raise Fail("%s ran but printed no version: %s" % (" ".join(argv), res["output"][-300:]), metrics)
+        return Report("%s %s (%s)" % (argv[0], res["version"], res["path"]), metrics)
+    fn.__doc__ = ("`%s` runs inside the image (argv list, timeout) and reports its version; "
+                  "unsupported when the tool is not on PATH." % " ".join(argv))
+    return check(cid, feature, kind, "profiler", library=library)(fn)
+
+
+def _gpu_visible(ctx):
+    try:
+        return ctx.gpu_available
+    except Exception:
+        return False
+
+
+_tool_check("profiler.tool.rocprofv3", "rocprofv3", ["rocprofv3", "--version"], "profiler", "rocprofiler-sdk")
+_tool_check("profiler.tool.rocprof", "rocprof", ["rocprof", "--version"], "profiler", "rocprofiler")
+_tool_check("profiler.tool.nsys", "Nsight Systems (nsys)", ["nsys", "--version"], "profiler", "Nsight Systems")
+_tool_check("profiler.tool.ncu", "Nsight Compute (ncu)", ["ncu", "--version"], "profiler", "Nsight Compute")
+_tool_check("profiler.smi.rocm_smi", "rocm-smi", ["rocm-smi", "--showdriverversion"], "command", "ROCm SMI",
+            needs_gpu_to_succeed=True)
+_tool_check("profiler.smi.amd_smi", "amd-smi", ["amd-smi", "version"], "command", "AMD SMI",
+            needs_gpu_to_succeed=True)
+_tool_check("profiler.smi.nvidia_smi", "nvidia-smi", ["nvidia-smi", "--query-gpu=name,driver_version",
+                                                      "--format=csv,noheader"], "command", "NVML",
+            needs_gpu_to_succeed=True)
