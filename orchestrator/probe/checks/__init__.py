@@ -5,3 +5,4 @@ from . import kernels  # noqa: F401
 from . import features, features_dtypes, features_cuda, features_backends, features_ecosystem  # noqa: F401
 from . import compile  # noqa: F401
 from . import profiler  # noqa: F401
+from . import tensorflow  # noqa: F401
