@@ -1,0 +1,178 @@
+"""A regression Report → Markdown, HTML (jinja2, autoescaped, standalone), JSON, JUnit XML.
+
+Renderers return strings; the CLI writes them.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+from xml.etree import ElementTree as ET
+
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+
+from ..diff import (CHANGED, COUNTED, COVERAGE_GAINED, COVERAGE_LOST, EXPECTED, FASTER, FIXED, FLAKY, INCONCLUSIVE,
+                    NOISE, NOT_COMPARABLE, REGRESSED, SAME, SLOWER, Change, Report)
+
+SECTIONS = (
+    ("Status regressions", (REGRESSED,)),
+    ("Performance changes", (SLOWER, FASTER, NOISE)),
+    ("Fixes", (FIXED,)),
+    ("Expected failures (known issues)", (EXPECTED,)),
+    ("Flaky", (FLAKY,)),
+    ("Inconclusive", (INCONCLUSIVE,)),
+    ("Coverage", (COVERAGE_LOST, COVERAGE_GAINED)),
+    ("Not comparable (check version changed)", (NOT_COMPARABLE,)),
+    ("Other status changes", (CHANGED,)),
+)
+
+
+def _sorted(report: Report, kinds: tuple[str, ...]) -> list[Change]:
+    rows = [c for c in report.changes if c.kind in kinds]
+    if any(k in (SLOWER, FASTER, NOISE) for k in kinds):
+        rows.sort(key=lambda c: -(c.timing.ratio if c.timing else 1.0))
+    return rows
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1e3:.3g} ms" if seconds < 1 else f"{seconds:.3g} s"
+
+
+def _pct(ratio: float) -> str:
+    return f"{(ratio - 1) * 100:+.1f} %"
+
+
+def _timing_text(c: Change) -> str:
+    t = c.timing
+    if t is None:
+        return ""
+    sig = f"p={t.p:.2g}" if t.p is not None else ("99 % CIs apart" if t.significant else "99 % CIs overlap")
+    return f"{_ms(t.base_median)} → {_ms(t.head_median)} ({_pct(t.ratio)}, {sig}, n={t.n_base}/{t.n_head})"
+
+
+def header(report: Report) -> dict[str, Any]:
+    def side(s):  # noqa: ANN001, ANN202
+        return {"label": s.label, "kind": s.kind, "runs": list(s.runs), "environments": list(s.envs),
+                "digests": {e: d for e, d in s.digests}, "hosts": list(s.hosts)}
+
+    return {"base": side(report.base), "head": side(report.head), "threshold": report.threshold,
+            "counts": {k: v for k, v in sorted(report.counts.items()) if k != SAME},
+            "regressed": report.regressed,
+            "expired_issues": [{"check": i.check, "reason": i.reason, "url": i.url, "expires": str(i.expires)}
+                               for i in report.expired]}
+
+
+def _md_cell(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def diff_md(report: Report) -> str:
+    h = header(report)
+    verdict = "**REGRESSED**" if report.regressed else "no regression"
+    lines = [f"# Regression diff: {report.base.label} → {report.head.label}", "", f"Verdict: {verdict}", "",
+             "| | base | head |", "|---|---|---|",
+             f"| what | {report.base.kind} `{report.base.label}` | {report.head.kind} `{report.head.label}` |",
+             f"| environments | {', '.join(report.base.envs)} | {', '.join(report.head.envs)} |",
+             f"| digests | {'<br>'.join(f'{e}: `{d}`' for e, d in report.base.digests) or '—'} "
+             f"| {'<br>'.join(f'{e}: `{d}`' for e, d in report.head.digests) or '—'} |",
+             f"| hosts | {', '.join(report.base.hosts) or '—'} | {', '.join(report.head.hosts) or '—'} |",
+             f"| runs | {len(report.base.runs)} | {len(report.head.runs)} |", "",
+             f"Thresholds: timing ratio > {report.threshold * 100:g} % (or the check's own) and significant "
+             "(Mann–Whitney U p < 0.01 with ≥ 10 samples a side, else non-overlapping 99 % bootstrap intervals).",
+             "", "Counts: " + (", ".join(f"{k} {v}" for k, v in h["counts"].items()) or "nothing compared"), ""]
+    for issue in report.expired:
+        lines.append(f"- ⚠️ known issue `{issue.check}` expired on {issue.expires}: {issue.reason}")
+    if report.expired:
+        lines.append("")
+    for title, kinds in SECTIONS:
+        rows = _sorted(report, kinds)
+        if not rows:
+            continue
+        lines += [f"## {title} ({len(rows)})", "", "| | environment | check | base | head | detail |",
+                  "|---|---|---|---|---|---|"]
+        for c in rows:
+            detail = _timing_text(c) or c.note
+            if c.issue and c.issue.url:
+                detail += f" ([link]({c.issue.url}))"
+            lines.append("| " + " | ".join(_md_cell(x) for x in (c.mark, c.env, f"`{c.check}`", c.base or "—",
+                                                                  c.head or "—", detail)) + " |")
+        lines.append("")
+    if report.flips:
+        lines += [f"## Matrix cell flips ({len(report.flips)})", "", "| environment | check | base | head |",
+                  "|---|---|---|---|"]
+        lines += [f"| {_md_cell(f.env)} | `{f.check}` | {f.base} | {f.head} |" for f in report.flips]
+        lines.append("")
+    if report.geomean:
+        lines += ["## Geometric-mean timing ratio (head/base, > 1 is worse)", "",
+                  "| environment | backend | ratio | checks |", "|---|---|---|---|"]
+        lines += [f"| {_md_cell(e)} | {b or '—'} | {r:.3f} ({_pct(r)}) | {n} |" for e, b, r, n in report.geomean]
+        lines.append("")
+    lines.append("Legend: ❌ regressed · ▼ slower · ▲ faster · ~ over the threshold, not significant (not counted) "
+                 "· ✅ fixed · ⚠️ flaky or inconclusive · xfail known issue · − coverage lost · + coverage gained "
+                 "· x not comparable")
+    return "\n".join(lines) + "\n"
+
+
+def _finite(x: float | None) -> float | None:
+    return None if x is None or (isinstance(x, float) and not math.isfinite(x)) else x
+
+
+def diff_json(report: Report) -> str:
+    def change(c: Change) -> dict[str, Any]:
+        d = {"environment": c.env, "check": c.check, "kind": c.kind, "mark": c.mark, "base": c.base, "head": c.head,
+             "backend": c.backend, "note": c.note, "timing": asdict(c.timing) if c.timing else None,
+             "issue": ({"check": c.issue.check, "reason": c.issue.reason, "url": c.issue.url,
+                        "expires": str(c.issue.expires) if c.issue.expires else None} if c.issue else None)}
+        if d["timing"]:
+            d["timing"] = {k: _finite(v) if isinstance(v, float) else v for k, v in d["timing"].items()}
+        return d
+
+    data = {**header(report),
+            "changes": [change(c) for c in report.changes if c.kind != SAME],
+            "unchanged": sum(1 for c in report.changes if c.kind == SAME),
+            "flips": [asdict(f) for f in report.flips],
+            "geomean": [{"environment": e, "backend": b, "ratio": _finite(r), "checks": n}
+                        for e, b, r, n in report.geomean]}
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def diff_junit(report: Report) -> str:
+    """One testcase per compared check; counted regressions are failures, flaky/inconclusive skipped."""
+    root = ET.Element("testsuites", name=f"valorch diff {report.base.label} → {report.head.label}")
+    per_env: dict[str, list[Change]] = {}
+    for c in report.changes:
+        per_env.setdefault(c.env, []).append(c)
+    for env, changes in per_env.items():
+        suite = ET.SubElement(root, "testsuite", name=env)
+        n_fail = n_skip = 0
+        for c in changes:
+            case = ET.SubElement(suite, "testcase", classname=env, name=c.check)
+            text = _timing_text(c) or c.note
+            if c.kind in COUNTED:
+                n_fail += 1
+                ET.SubElement(case, "failure", type=c.kind,
+                              message=f"{c.base} → {c.head}: {text}"[:500]).text = text
+            elif c.kind in (FLAKY, INCONCLUSIVE, EXPECTED, NOT_COMPARABLE, COVERAGE_LOST):
+                n_skip += 1
+                ET.SubElement(case, "skipped", message=f"{c.kind}: {c.base or '—'} → {c.head or '—'} {text}"[:500])
+        suite.set("tests", str(len(changes)))
+        suite.set("failures", str(n_fail))
+        suite.set("errors", "0")
+        suite.set("skipped", str(n_skip))
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def diff_html(report: Report) -> str:
+    env = Environment(loader=FileSystemLoader(Path(__file__).parent / "templates"),
+                      autoescape=select_autoescape(["html", "j2"]), trim_blocks=True, lstrip_blocks=True)
+    sections = [(title, _sorted(report, kinds)) for title, kinds in SECTIONS]
+    return env.get_template("diff.html.j2").render(
+        report=report, head=header(report), sections=[(t, rows) for t, rows in sections if rows],
+        timing_text=_timing_text, pct=_pct, counted=COUNTED)
+
+
+RENDERERS = {"md": diff_md, "html": diff_html, "json": diff_json, "junit": diff_junit}
