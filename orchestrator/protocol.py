@@ -95,6 +95,13 @@ class Transcript:
         else:
             self._protocol_error(f"unknown record type {str(kind)[:50]!r}")
 
+    def breakdown(self) -> dict[str, float]:
+        """Where the time went inside the container: framework imports, check bodies, workers."""
+        return {"import_s": sum(float(w.get("import_s") or 0.0) for w in self.workers),
+                "checks_s": sum(r.duration_s for r in self.results),
+                "workers": float(len(self.workers)),
+                "probe_wall_s": float((self.end or {}).get("wall_s") or 0.0)}
+
     def _protocol_error(self, message: str, check: str | None = None) -> None:
         self.results.append(CheckResult(check=check or "harness.protocol", status="error",
                                         feature="Harness", kind="selftest", message=message))

@@ -28,7 +28,7 @@ TAIL = 8_000
 def connect(host: HostSpec, timeout: float = 60) -> docker.DockerClient:
     """A client for the host's engine, or an InfrastructureError saying what to do."""
     try:
-        client = docker.DockerClient(base_url=host.endpoint, timeout=timeout)
+        client = docker.DockerClient(**client_kwargs(host, timeout))
         client.ping()
         return client
     except (docker.errors.DockerException, RequestsConnectionError, OSError) as exc:
@@ -36,6 +36,21 @@ def connect(host: HostSpec, timeout: float = 60) -> docker.DockerClient:
             f"Docker engine at {host.endpoint} does not answer ({str(exc)[:200]})",
             "start dockerd (scripts/ensure-engine.sh does), or use --image host to run on the local "
             "interpreter without a container") from None
+
+
+def client_kwargs(host: HostSpec, timeout: float = 60) -> dict[str, Any]:
+    """``DockerClient`` arguments for a host's endpoint: ``unix://``, ``tcp://`` with the
+    host's TLS client certificates, or ``ssh://user@host`` through the ``ssh`` client
+    (no paramiko needed; keys and known_hosts come from ~/.ssh as for ``docker -H ssh://``)."""
+    kw: dict[str, Any] = {"base_url": host.endpoint, "timeout": timeout}
+    if host.endpoint.startswith("ssh://"):
+        kw["use_ssh_client"] = True
+    elif host.tls is not None:
+        import docker.tls
+
+        kw["tls"] = docker.tls.TLSConfig(client_cert=(host.tls.cert, host.tls.key), ca_cert=host.tls.ca,
+                                         verify=host.tls.verify)
+    return kw
 
 
 def container_options(task: Task, run_id: str) -> dict[str, Any]:
@@ -54,7 +69,7 @@ def container_options(task: Task, run_id: str) -> dict[str, Any]:
         "detach": True,
     }
     if not task.cpu_only:
-        dev = device_options(task.image.backend, task.host)
+        dev = device_options(task.image.backend, task.host, task.gpus)
         opts["security_opt"] = opts["security_opt"] + dev.pop("security_opt", [])
         opts.update(dev)
     return opts
@@ -136,6 +151,7 @@ class DockerExecutor:
                 except docker.errors.DockerException:
                     pass
         timings["total_s"] = time.perf_counter() - t0
+        timings.update(transcript.breakdown())
         log = stderr_tail.decode("utf-8", "replace")
         results = transcript.results
         if killed.is_set():
@@ -178,3 +194,10 @@ def reap(client: docker.DockerClient, run_id: str | None = None) -> int:
         except docker.errors.DockerException:
             pass
     return removed
+
+
+def gather_inventory(image, host: HostSpec, **kw: Any):  # noqa: ANN001, ANN201
+    """The inventory probe in ``image`` on this engine: (raw dict | None, error | None, digest)."""
+    from .inventory import gather_docker
+
+    return gather_docker(image, host, **kw)

@@ -47,7 +47,7 @@ class HostExecutor:
             done = proc.stream([self.python, "-m", PROBE_PACKAGE, *probe_args(task)], feed,
                                timeout=overall_timeout(task), env=env, cwd=tmp)
         transcript.close()
-        timings = {"run_s": time.perf_counter() - t0, "total_s": time.perf_counter() - t0}
+        timings = {"run_s": time.perf_counter() - t0, "total_s": time.perf_counter() - t0, **transcript.breakdown()}
         results = transcript.results
         if done.error:
             results = complete(results, task.checks, "error", f"cannot start {self.python}: {done.error}")
@@ -67,3 +67,10 @@ class HostExecutor:
                          meta={**transcript.meta, "workers": transcript.workers, "end": transcript.end,
                                "stderr_tail": done.stderr_tail[-2000:], "python": self.python,
                                "ignored_lines": transcript.ignored_lines})
+
+
+def gather_inventory(image, host: HostSpec, **kw):  # noqa: ANN001, ANN003, ANN201
+    """The inventory probe on the local interpreter: (raw dict | None, error | None, None)."""
+    from .inventory import gather_host
+
+    return gather_host(image, host, **kw)

@@ -13,6 +13,7 @@ Commands::
                                  [--deadline S] [--import-timeout S] [--device auto|cpu]
                                  [--attempts N]
     python3 -m valorch_probe list            # the registry as JSON
+    python3 -m valorch_probe inventory [--root DIR] [--no-commands] [--no-torch]
 """
 
 from __future__ import annotations
@@ -105,7 +106,11 @@ def worker(config: Dict[str, Any]) -> int:
             if res["status"] not in FAILING or attempt >= attempts:
                 break
             attempt += 1
-    return 0
+    proto.flush()
+    sys.stderr.flush()
+    # Everything is reported: skip the interpreter's teardown, which for a
+    # framework like torch costs as much as a second of wall time per suite.
+    os._exit(0)
 
 
 # ---------------------------------------------------------------- parent ---
@@ -249,11 +254,17 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--attempts", type=int, default=1)
     sub.add_parser("list")
     sub.add_parser("worker")
+    sub.add_parser("inventory", add_help=False)  # its own options: valorch_probe.inventory
     return p
 
 
 def main(argv: List[str]) -> int:
-    args = _parser().parse_args(argv)
+    args, rest = _parser().parse_known_args(argv)
+    if args.cmd == "inventory":
+        from .inventory import main as inventory_main
+        return inventory_main(rest)
+    if rest:
+        _parser().error("unrecognized arguments: %s" % " ".join(rest))
     if args.cmd == "worker":
         return worker(json.loads(sys.stdin.read()))
     if args.cmd == "list":
