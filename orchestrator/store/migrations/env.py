@@ -1,0 +1,26 @@
+"""Alembic environment: the caller (store.db.migrate) hands over an open connection."""
+
+from __future__ import annotations
+
+from alembic import context
+from sqlalchemy import create_engine
+
+from orchestrator.store.models import Base
+
+config = context.config
+connection = config.attributes.get("connection")
+
+
+def _run(conn) -> None:  # noqa: ANN001
+    # render_as_batch: SQLite cannot ALTER most things; batch mode recreates tables.
+    context.configure(connection=conn, target_metadata=Base.metadata, render_as_batch=True)
+    with context.begin_transaction():
+        context.run_migrations()
+
+
+if connection is not None:
+    _run(connection)
+else:  # plain `alembic -x` use with sqlalchemy.url set in the Config
+    engine = create_engine(config.get_main_option("sqlalchemy.url"))
+    with engine.begin() as conn:
+        _run(conn)
