@@ -86,7 +86,8 @@ def version_os(ctx):
 def version_pytorch(ctx):
     """torch.__version__ matches the catalog's PyTorch version."""
     want = _expected(ctx, "pytorch")
-    return _compare("pytorch", want, ctx.torch.__version__, "torch.__version__")
+    found = ctx.torch.__version__ if ctx.has("torch") else None  # pinned but absent is a failure
+    return _compare("pytorch", want, found, "torch.__version__")
 
 
 def _dist_check(key, dist):
