@@ -12,6 +12,9 @@ import typer
 
 from . import __version__
 from .commands import hosts, images, matrix, results, suites
+from .commands import baseline as baseline_cmd
+from .commands.diff import diff as diff_cmd
+from .commands.qualify import qualify
 from .commands.run import run
 from .errors import ValorchError
 
@@ -37,6 +40,9 @@ app.add_typer(suites.app, name="suites")
 app.add_typer(results.app, name="results")
 app.add_typer(matrix.app, name="matrix")
 app.add_typer(hosts.app, name="hosts")
+app.command("diff")(diff_cmd)
+app.command("qualify")(qualify)
+app.add_typer(baseline_cmd.app, name="baseline")
 
 
 @app.command("version")

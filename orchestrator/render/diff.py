@@ -59,7 +59,7 @@ def header(report: Report) -> dict[str, Any]:
                 "digests": {e: d for e, d in s.digests}, "hosts": list(s.hosts)}
 
     return {"base": side(report.base), "head": side(report.head), "threshold": report.threshold,
-            "counts": {k: v for k, v in sorted(report.counts.items()) if k != SAME},
+            "counts": {("unchanged" if k == SAME else k): v for k, v in sorted(report.counts.items())},
             "regressed": report.regressed,
             "expired_issues": [{"check": i.check, "reason": i.reason, "url": i.url, "expires": str(i.expires)}
                                for i in report.expired]}

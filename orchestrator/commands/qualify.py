@@ -1,0 +1,73 @@
+"""valorch qualify: run a release job, diff it against a baseline, write the reports, gate.
+
+Exit 0 only when nothing regressed; 1 regressed; 2 bad input (job, baseline,
+known issues); 3 infrastructure errors without a regression.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from .. import diff as engine
+from .. import known_issues as ki
+from ..catalog import load_job
+from ..executors.docker import DockerExecutor
+from ..executors.host import HostExecutor
+from ..hosts import detect_local
+from ..render.diff import diff_html, diff_junit, diff_md
+from ..scheduler import PlannedRun, execute, plan
+from ..store import queries
+from . import views
+from .common import CatalogOption, DbOption, err, load_catalog, sessions, write_output
+from .diff import print_term, report_for, resolve, runs_side
+from .run import ProgressReporter
+
+
+def _executor_for(pr: PlannedRun):  # noqa: ANN202 - the same choice as `valorch run` makes
+    return HostExecutor(pr.host) if pr.image.executor == "host" else DockerExecutor(pr.host)
+
+
+def qualify(job: Path = typer.Option(..., "--job", "-j", help="The release job spec (jobs/release.yaml)."),
+            baseline: str = typer.Option(..., "--baseline", "-b",
+                                         help="Baseline name, matrix version or run id to compare with."),
+            known_issues: Path = typer.Option(None, "--known-issues", help="Known-issues YAML (expected failures)."),
+            out_dir: Path = typer.Option(None, "--out-dir", help="Reports here [default: results/qualify-<time>/]."),
+            threshold: float = typer.Option(engine.DEFAULT_THRESHOLD, help="Timing ratio threshold (0.05 = 5 %)."),
+            cpu_only: bool = typer.Option(False, "--cpu-only", help="Run GPU images on a CPU host."),
+            db: str = DbOption, catalog: Path = CatalogOption) -> None:
+    """Run the job, diff the new runs against the baseline, write report.md/.html/.junit.xml; gate."""
+    cat = load_catalog(catalog)
+    spec = load_job(job, cat)
+    if known_issues:
+        ki.load(known_issues)  # bad input fails before an hour of runs, not after
+    factory = sessions(db)
+    with factory() as session:
+        base = resolve(session, baseline)  # unknown baseline: exit 2 now
+    local = detect_local()
+    planned = plan(spec, cat, (local,), local, cpu_only=cpu_only)
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=err, transient=False) as progress:
+        summaries = execute(planned, spec, factory, _executor_for, ProgressReporter(progress))
+    for s in summaries:
+        err.print(views.summary_line(s))
+    with factory() as session:
+        runs = [queries.get_run(session, s.run_id) for s in summaries]
+        batch = runs[0].batch if runs else "none"
+        head = runs_side(session, f"{spec.name} {batch[:8]}", "qualify", runs)
+        report = report_for(session, base, head, threshold, known_issues)
+    out_dir = out_dir or Path("results") / f"qualify-{datetime.now():%Y%m%d-%H%M%S}"
+    write_output(diff_md(report), out_dir / "report.md")
+    write_output(diff_html(report), out_dir / "report.html")
+    write_output(diff_junit(report), out_dir / "report.junit.xml")
+    print_term(report)
+    if report.regressed:
+        err.print(f"[bold red]qualification failed[/bold red]: regressed against {baseline}; see {out_dir}/report.md")
+        raise typer.Exit(1)
+    if any(s.infra_errors for s in summaries):
+        err.print("[yellow]infrastructure errors: the affected checks are inconclusive; not qualified[/yellow]")
+        raise typer.Exit(3)
+    err.print(f"[bold green]qualified[/bold green] against {baseline}")
