@@ -1,14 +1,17 @@
-"""valorch results list | show"""
+"""valorch results list | show | export | import"""
 
 from __future__ import annotations
+
+import json
+from pathlib import Path
 
 import typer
 from rich.table import Table
 
 from ..errors import InputError
-from ..store import queries
+from ..store import queries, transfer
 from . import views
-from .common import DbOption, JsonOption, out, print_json, sessions
+from .common import DbOption, JsonOption, err, out, print_json, sessions, write_output
 
 app = typer.Typer(help="Stored runs and their results.", no_args_is_help=True)
 
@@ -56,3 +59,45 @@ def show_run(run_id: str = typer.Argument(..., help="A run id (or a unique prefi
     for r in data["results"]:
         table.add_row(r["check"], str(r["attempt"]), r["status"], f"{r['duration_s']:.3f}", r["message"][:100])
     out.print(table)
+
+
+@app.command("export")
+def export(run_ids: list[str] = typer.Argument(..., help="Run ids (or unique prefixes) to export."),
+           out_path: Path = typer.Option(None, "--out", "-o", help="Write the JSON here instead of stdout."),
+           db: str = DbOption) -> None:
+    """Runs with their images, hosts, checks, tasks, results and inventory as one JSON document."""
+    with sessions(db)() as session:
+        runs = []
+        for run_id in run_ids:
+            run = queries.get_run(session, run_id)
+            if run is None:
+                raise InputError(f"no run '{run_id}' in the results database", "valorch results list shows the runs")
+            if run not in runs:
+                runs.append(run)
+        doc = transfer.export_runs(session, runs)
+    write_output(json.dumps(doc, indent=1, sort_keys=True), out_path)
+
+
+@app.command("import")
+def import_(path: Path = typer.Argument(..., help="A file written by valorch results export."),
+            db: str = DbOption, as_json: bool = JsonOption) -> None:
+    """Add the runs of an export to this database; runs already here are left alone."""
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror}", "pass a file written by valorch results export") from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}:{exc.lineno}: not JSON ({exc.msg})",
+                         "pass a file written by valorch results export") from None
+    with sessions(db)() as session:
+        try:
+            counts = transfer.import_runs(session, doc)
+        except transfer.TransferError as exc:
+            raise InputError(f"{path}: {exc}", "pass a file written by valorch results export") from None
+        session.commit()
+    if as_json:
+        print_json(counts)
+        return
+    total = len(doc.get("runs", []))
+    err.print(f"imported {path}: {counts['runs']} new of {total} runs, {counts['results']} new results, "
+              f"{counts['inventory']} new inventory rows")
