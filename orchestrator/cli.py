@@ -12,6 +12,7 @@ import typer
 
 from . import __version__
 from .commands import hosts, images, matrix, results, suites
+from .commands import inventory as inventory_cmd
 from .commands import baseline as baseline_cmd
 from .commands.diff import diff as diff_cmd
 from .commands.qualify import qualify
@@ -43,6 +44,7 @@ app.add_typer(hosts.app, name="hosts")
 app.command("diff")(diff_cmd)
 app.command("qualify")(qualify)
 app.add_typer(baseline_cmd.app, name="baseline")
+app.add_typer(inventory_cmd.app, name="inventory")
 
 
 @app.command("version")

@@ -1,0 +1,153 @@
+"""Run the inventory probe (``python3 -m valorch_probe inventory``) in an image.
+
+Same rules as a suite run: the probe is copied in with ``put_archive``, no
+network, no privileges, no devices (reading files and package metadata needs
+no GPU, so any host with an engine can audit any image), a deadline, and the
+container is always removed. Failures are returned as a message, never raised,
+apart from an engine that does not answer (``InfrastructureError`` from
+``connect``).
+
+Each gatherer returns ``(raw inventory dict | None, error | None, digest | None)``;
+the raw dict is untrusted and validated by ``audit.parse_inventory``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+import threading
+import uuid
+from pathlib import Path
+from typing import Any
+
+from .. import proc
+from ..protocol import Transcript
+from ..spec import HostSpec, ImageSpec
+from .base import LABEL, PROBE_DIR, PROBE_PACKAGE, probe_archive
+
+# The gatherer imports torch once to read what it was compiled against (up to
+# 180 s inside the probe); the rest is file reads and a few `-v` commands.
+DEADLINE = 600.0
+TAIL = 8_000
+Gathered = tuple[dict[str, Any] | None, str | None, str | None]
+
+
+def probe_command() -> list[str]:
+    return ["python3", "-m", PROBE_PACKAGE, "inventory"]
+
+
+def container_options(image: ImageSpec, run_id: str) -> dict[str, Any]:
+    """What ``containers.create`` gets for an inventory (pure)."""
+    return {
+        "command": probe_command(),
+        "working_dir": "/opt/valorch",
+        "environment": {"PYTHONPATH": "/opt/valorch", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1"},
+        "labels": {LABEL: "1", f"{LABEL}.run": run_id, f"{LABEL}.suite": "inventory",
+                   f"{LABEL}.image": image.alias},
+        "network_mode": "none",
+        "privileged": False,
+        "security_opt": ["no-new-privileges"],
+        "pids_limit": 4096,
+        "detach": True,
+    }
+
+
+def _outcome(transcript: Transcript, exit_code: int | None, killed: bool, stderr: str, where: str,
+             deadline: float) -> tuple[dict[str, Any] | None, str | None]:
+    transcript.close()
+    if transcript.inventory is not None:
+        return transcript.inventory, None
+    tail = stderr.strip().splitlines()[-3:]
+    detail = (": " + " | ".join(tail)[-600:]) if tail else ""
+    if killed:
+        return None, f"the inventory probe in {where} passed its deadline of {deadline:g}s and was killed"
+    if transcript.fatal:
+        return None, f"the inventory probe in {where} refused to run: {transcript.fatal}"
+    if exit_code == 127 or "No such file" in stderr and "python3" in stderr:
+        return None, f"{where} has no python3 on its PATH: the inventory probe needs Python >= 3.8{detail}"
+    return None, f"the inventory probe in {where} exited with code {exit_code} without reporting{detail}"
+
+
+def gather_docker(image: ImageSpec, host: HostSpec, *, client: Any = None, run_id: str | None = None,
+                  deadline: float = DEADLINE) -> Gathered:
+    """The inventory of ``image`` on ``host``'s engine."""
+    import docker.errors
+    from requests.exceptions import ConnectionError as RequestsConnectionError
+
+    from .docker import DockerExecutor, connect
+
+    client = client or connect(host)
+    digest, problem = DockerExecutor(host, client).image_digest(image.reference)
+    if problem:
+        return None, problem, digest
+    run_id = run_id or str(uuid.uuid4())
+    container = None
+    transcript = Transcript()
+    stderr = b""
+    killed = threading.Event()
+    exit_code: int | None = None
+    try:
+        container = client.containers.create(image.reference, **container_options(image, run_id))
+        container.put_archive("/opt", probe_archive())
+        timer = threading.Timer(deadline, _kill, (container, killed))
+        timer.daemon = True
+        stream = container.attach(stdout=True, stderr=True, stream=True, logs=True, demux=True)
+        container.start()
+        timer.start()
+        try:
+            for out, err in stream:
+                if out:
+                    transcript.feed(out)
+                if err:
+                    stderr = (stderr + err)[-TAIL:]
+            exit_code = int(container.wait(timeout=60).get("StatusCode", -1))
+        finally:
+            timer.cancel()
+    except (docker.errors.DockerException, RequestsConnectionError) as exc:
+        return None, f"engine error gathering the inventory of {image.reference}: {str(exc)[:500]}", digest
+    finally:
+        if container is not None:
+            try:
+                container.remove(force=True)
+            except docker.errors.DockerException:
+                pass
+    raw, error = _outcome(transcript, exit_code, killed.is_set(), stderr.decode("utf-8", "replace"),
+                          image.reference, deadline)
+    return raw, error, digest
+
+
+def _kill(container: Any, killed: threading.Event) -> None:
+    import docker.errors
+
+    killed.set()
+    try:
+        container.kill()
+    except docker.errors.DockerException:
+        pass
+
+
+def gather_host(image: ImageSpec, host: HostSpec, *, python: str | None = None,
+                deadline: float = DEADLINE) -> Gathered:
+    """The inventory of the local interpreter's environment (``--image host``)."""
+    python = python or sys.executable
+    transcript = Transcript()
+    with tempfile.TemporaryDirectory(prefix="valorch-probe-") as tmp:
+        shutil.copytree(PROBE_DIR, Path(tmp) / PROBE_PACKAGE, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+        env.update(PYTHONPATH=tmp, PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1")
+        done = proc.stream([python, "-m", PROBE_PACKAGE, "inventory"], transcript.feed, timeout=deadline,
+                           env=env, cwd=tmp)
+    if done.error:
+        return None, f"cannot start {python}: {done.error}", None
+    raw, error = _outcome(transcript, done.returncode, done.timed_out, done.stderr_tail,
+                          f"the local interpreter {python}", deadline)
+    return raw, error, None
+
+
+def gather_inventory(image: ImageSpec, host: HostSpec, **kw: Any) -> Gathered:
+    """Dispatch on the image's executor: the local interpreter or a container."""
+    if image.executor == "host":
+        return gather_host(image, host, **{k: v for k, v in kw.items() if k in ("python", "deadline")})
+    return gather_docker(image, host, **kw)
