@@ -57,16 +57,31 @@ def run(
     gate: bool = typer.Option(True, "--gate/--no-gate", help="Exit 1 when a check fails, crashes or times out."),
     show_matrix: bool = typer.Option(True, "--matrix/--no-matrix", help="Print the matrix of this run."),
     db: str = DbOption, as_json: bool = JsonOption, catalog: Path = CatalogOption,
+    executor: str = typer.Option("docker", "--executor", help="docker (this machine's engine) or slurm (sbatch jobs)."),
+    partition: str = typer.Option(None, "--partition", help="Slurm partition for --executor slurm."),
+    slurm_spool: Path = typer.Option(None, "--slurm-spool", help="Directory the Slurm nodes share "
+                                     "(probe archive, job output) [default: ./results/slurm]."),
 ) -> None:
     """Run suites in images on a matching host and store every result."""
     cat = load_catalog(catalog)
     spec = _job(cat, job, image, suite, check, deadline, timeout, attempts)
-    local = detect_local()
-    planned = plan(spec, cat, (local,), local, cpu_only=cpu_only)
+    if executor not in ("docker", "slurm"):
+        raise InputError(f"unknown --executor {executor!r}", "use docker or slurm")
+    if executor == "slurm":  # Slurm's nodes are the hosts; it places each job itself
+        from ..executors import slurm_executor as se
+
+        cluster = se.SlurmCluster(partition=partition)
+        planned = se.plan_on_slurm(spec, cat, cluster, cpu_only=cpu_only)
+        remote = se.SlurmExecutor(cluster, slurm_spool or se.default_spool(), labels=spec.labels)
+    else:
+        local = detect_local()
+        planned = plan(spec, cat, (local,), local, cpu_only=cpu_only)
     factory = sessions(db)
 
     def executor_for(pr: PlannedRun):
-        return HostExecutor(pr.host) if pr.image.executor == "host" else DockerExecutor(pr.host)
+        if pr.image.executor == "host":
+            return HostExecutor(pr.host)
+        return remote if executor == "slurm" else DockerExecutor(pr.host)
 
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=err, transient=False, disable=as_json) as progress:

@@ -1,0 +1,377 @@
+"""The slurm executor: one ``sbatch`` job per (image, suite) task.
+
+Slurm places the job (``--gres=gpu[:type]:N``, ``--constraint`` over node
+features, ``--time`` from the task's deadline); the batch step then runs the
+container on the allocated node with the node's own Docker engine:
+
+1. ``docker create`` with the same security defaults as the docker executor
+   (no network unless the suite asks, no new privileges, bounded pids) and the
+   devices of the GPUs Slurm assigned (``SLURM_JOB_GPUS`` → ``/dev/kfd`` +
+   ``/dev/dri/renderD<128+i>`` for ROCm, ``--gpus device=i`` for CUDA; devices
+   that do not exist on the node are not passed, and say so in the job log);
+2. ``docker cp -`` of the probe archive from the shared spool directory (no bind
+   mount of a path that may not exist on the node);
+3. ``docker start -a``: the probe's stdout is the job's stdout file;
+4. ``docker rm -f`` in an EXIT trap: the container is always removed, also on
+   ``scancel`` and at the time limit.
+
+The results come back by parsing the job's stdout file with
+:class:`~orchestrator.protocol.Transcript`, while the job runs. Every value the
+task contributes reaches the node as a separate argv element (quoted by
+``batch_script``); the step script itself is constant text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from ..catalog import Catalog
+from ..errors import NoMatchingHostError
+from ..hosts import detect_local
+from ..protocol import Transcript, complete
+from ..scheduler import PlannedRun, plan
+from ..spec import GPU, Execution, HostSpec, JobSpec, Task
+from .base import LABEL, PROBE_PACKAGE, overall_timeout, probe_archive, probe_args
+from .slurm import (TERMINAL, UNMATCHED_REASONS, SlurmCluster, SlurmError, SlurmRequirement, SlurmUnmatched,
+                    run_slurm)
+
+SETUP_ALLOWANCE = 120.0  # seconds for docker create/cp/rm around the probe's own deadline
+QUEUE_TIMEOUT = 6 * 3600.0  # seconds a job may wait for resources before it is cancelled
+ARCH_FEATURE = re.compile(r"^(gfx[0-9a-f]+|sm_[0-9]+)$")
+
+# Runs on the node. Arguments: backend, probe tar, pull policy, N, N docker-create
+# options, image, command... Constant text: nothing from a task is interpolated.
+STEP = r"""
+set -u
+backend=$1 probe=$2 pull=$3 n=$4
+shift 4
+opts=("${@:1:$n}")
+shift "$n"
+image=$1
+shift
+log() { echo "valorch-step: $*" >&2; }
+node=${SLURMD_NODENAME:-$(hostname)}
+IFS=, read -r -a idx <<<"${VALORCH_GPUS:-}"
+dev=() env=() visible=""
+for i in "${!idx[@]}"; do
+  case ${idx[$i]} in ''|*[!0-9]*) log "ignoring GPU index '${idx[$i]}'"; continue ;; esac
+  visible="${visible:+$visible,}$i"
+done
+gid() { getent group "$1" | cut -d: -f3; }
+case $backend in
+  rocm)
+    if [ -c /dev/kfd ]; then dev+=(--device /dev/kfd); else log "no /dev/kfd on $node"; fi
+    for g in "${idx[@]}"; do
+      case $g in ''|*[!0-9]*) continue ;; esac
+      r=/dev/dri/renderD$((128 + g))
+      if [ -c "$r" ]; then dev+=(--device "$r"); else log "no $r on $node"; fi
+    done
+    if [ ${#dev[@]} -gt 0 ]; then
+      for grp in video render; do v=$(gid $grp); [ -n "$v" ] && dev+=(--group-add "$v"); done
+      dev+=(--security-opt seccomp=unconfined)
+    fi
+    env+=(-e "ROCR_VISIBLE_DEVICES=$visible")
+    ;;
+  cuda)
+    ok=1
+    for g in "${idx[@]}"; do [ -c "/dev/nvidia$g" ] || { log "no /dev/nvidia$g on $node"; ok=0; }; done
+    if [ ${#idx[@]} -gt 0 ] && [ $ok = 1 ]; then dev+=(--gpus "\"device=${VALORCH_GPUS}\""); fi
+    env+=(-e "CUDA_VISIBLE_DEVICES=$visible")
+    ;;
+esac
+env+=(-e "VALORCH_GPUS=${VALORCH_GPUS:-}" -e "VALORCH_SLURM_JOB=${SLURM_JOB_ID:-}")
+cid=$(docker create --pull "$pull" "${opts[@]}" ${dev[@]+"${dev[@]}"} "${env[@]}" "$image" "$@") \
+  || { log "create-failed on $node"; exit 125; }
+trap 'docker rm -f "$cid" >/dev/null 2>&1' EXIT
+trap 'log "signal"; exit 143' TERM INT HUP
+log "container $cid"
+docker inspect --format '{{range .Config.Env}}{{println .}}{{end}}' "$cid" \
+  | grep -E '^((ROCR|CUDA|HIP)_VISIBLE_DEVICES|VALORCH_GPUS)=' | sed 's/^/valorch-step: env /' >&2
+log "image $(docker image inspect --format '{{if .RepoDigests}}{{index .RepoDigests 0}}{{else}}{{.Id}}{{end}}' "$image")"
+docker cp - "$cid:/opt" <"$probe" || { log "copy-failed on $node"; exit 125; }
+docker start -a "$cid" </dev/null &
+wait $!
+rc=$(docker inspect --format '{{.State.ExitCode}}' "$cid")
+log "exit $rc"
+exit "$rc"
+"""
+
+
+# --- the cluster as hosts (so the normal matching applies) -------------------------------------
+
+def hosts_from_sinfo(text: str) -> tuple[HostSpec, ...]:
+    """``sinfo -h -N -o '%N|%f|%G'`` → one HostSpec per node: GPUs from the gpu
+    GRES (vendor from the feature ``rocm``/``cuda``, arch from a ``gfx*`` /
+    ``sm_*`` feature, product from the GRES type), labels = features + ``cpu``."""
+    hosts: dict[str, HostSpec] = {}
+    for line in text.splitlines():
+        parts = line.strip().split("|")
+        if len(parts) != 3 or not parts[0] or parts[0] in hosts:
+            continue
+        name, feats, gres_text = parts
+        features = tuple(f for f in feats.split(",") if f and f != "(null)")
+        vendor = "amd" if "rocm" in features else "nvidia" if "cuda" in features else None
+        archs = [f for f in features if ARCH_FEATURE.match(f)]
+        if vendor is None and archs:
+            vendor = "amd" if archs[0].startswith("gfx") else "nvidia"
+        arch = next((a for a in archs if a.startswith("gfx" if vendor == "amd" else "sm_")), "unknown")
+        gpus: list[GPU] = []
+        for kind, count in _gpu_gres(gres_text):
+            for _ in range(count if vendor else 0):
+                gpus.append(GPU(vendor=vendor, arch=arch, index=len(gpus), product=kind,
+                                render_minor=128 + len(gpus) if vendor == "amd" else None))
+        hosts[name] = HostSpec(name=name, endpoint=f"slurm://{name}", labels=tuple(dict.fromkeys(("cpu", *features))),
+                               slots=max(1, len(gpus)), gpus=tuple(gpus), nvidia_runtime=vendor == "nvidia")
+    return tuple(hosts.values())
+
+
+def _gpu_gres(text: str) -> list[tuple[str | None, int]]:
+    """``gpu:mi300x:2(S:0-1),shard:4`` → [("mi300x", 2)]."""
+    found = []
+    for item in re.sub(r"\([^)]*\)", "", text).split(","):
+        fields = item.strip().split(":")
+        if fields[0] != "gpu" or len(fields) < 2 or not fields[-1].isdigit():
+            continue
+        found.append((fields[1] if len(fields) >= 3 else None, int(fields[-1])))
+    return found
+
+
+def cluster_hosts(cluster: SlurmCluster) -> tuple[HostSpec, ...]:
+    argv = ["sinfo", "-h", "-N", "-o", "%N|%f|%G"] + ([f"--partition={cluster.partition}"] if cluster.partition else [])
+    env = {**os.environ, "SLURM_CONF": cluster.conf} if cluster.conf else None
+    hosts = hosts_from_sinfo(run_slurm(argv, timeout=cluster.timeout, env=env).stdout)
+    if not hosts:
+        raise SlurmError(f"sinfo lists no node{' in partition ' + cluster.partition if cluster.partition else ''}",
+                         hint="check --partition and `sinfo -N`")
+    return hosts
+
+
+def plan_on_slurm(job: JobSpec, catalog: Catalog, cluster: SlurmCluster, cpu_only: bool = False
+                  ) -> tuple[PlannedRun, ...]:
+    """The normal plan over the cluster's nodes; no match is :class:`SlurmUnmatched`
+    (exit 3). Slurm, not the plan, picks the node: a matched run's host is the
+    cluster (``slurm-<partition>``), and the node the job ran on is recorded in
+    the run's meta (``<suite>.probe.slurm.node``)."""
+    nodes = cluster_hosts(cluster)
+    try:
+        planned = plan(job, catalog, nodes, detect_local(), cpu_only=cpu_only)
+    except NoMatchingHostError as exc:
+        raise SlurmUnmatched(f"unmatched on Slurm: {exc.message}",
+                             "the cluster's node features and GPU GRES are listed by `sinfo -N -o '%N %f %G'`") from None
+    whole = HostSpec(name=f"slurm-{cluster.partition}" if cluster.partition else "slurm",
+                     endpoint=f"slurm://{cluster.partition or ''}",
+                     labels=tuple(dict.fromkeys(lab for n in nodes for lab in n.labels)),
+                     slots=sum(n.slots for n in nodes), nvidia_runtime=any(n.nvidia_runtime for n in nodes),
+                     # every node's GPUs, numbered across the cluster: the scheduler runs as many
+                     # GPU tasks at once as the cluster has GPUs; Slurm assigns the real ones
+                     gpus=tuple(g.model_copy(update={"index": i, "render_minor": None})
+                                for i, g in enumerate(g for n in nodes for g in n.gpus)))
+    names = {n.name for n in nodes}
+    return tuple(PlannedRun(pr.image, whole, tuple(t.model_copy(update={"host": whole}) for t in pr.tasks))
+                 if pr.host.name in names else pr for pr in planned)
+
+
+# --- one task → one job ------------------------------------------------------------------------
+
+def requirement(task: Task, labels: tuple[str, ...] = (), gpu_type: str | None = None) -> SlurmRequirement:
+    if task.cpu_only or task.image.backend == "cpu":
+        return SlurmRequirement("cpu", labels=labels)
+    return SlurmRequirement(task.image.backend, archs=tuple(getattr(task.image, "archs", ()) or ()), gpus=1,
+                            labels=labels, gpu_type=gpu_type)
+
+
+def create_options(task: Task, run_id: str) -> list[str]:
+    """``docker create`` options (pure); devices are added on the node."""
+    opts = ["--network", "bridge" if task.suite.network else "none",
+            "--label", f"{LABEL}=1", "--label", f"{LABEL}.run={run_id}",
+            "--label", f"{LABEL}.suite={task.suite.name}", "--label", f"{LABEL}.image={task.image.alias}",
+            "--security-opt", "no-new-privileges", "--pids-limit", "4096", "--workdir", "/opt/valorch",
+            "-e", "PYTHONPATH=/opt/valorch", "-e", "PYTHONDONTWRITEBYTECODE=1", "-e", "PYTHONUNBUFFERED=1"]
+    if not task.cpu_only and task.image.backend != "cpu":
+        opts += ["--shm-size", "8g"]
+    return opts
+
+
+def step_argv(task: Task, run_id: str, probe_tar: str | Path) -> list[str]:
+    """The batch step's argv: ``bash -c STEP`` and its positional arguments."""
+    backend = "cpu" if task.cpu_only else task.image.backend
+    opts = create_options(task, run_id)
+    return ["bash", "-c", STEP, "valorch-step", backend, str(probe_tar),
+            "never" if task.image.local else "missing", str(len(opts)), *opts,
+            task.image.reference, "python3", "-m", PROBE_PACKAGE, *probe_args(task)]
+
+
+def write_probe(spool: Path) -> Path:
+    """The probe archive in the spool (content-addressed, written once, atomically)."""
+    data = probe_archive()
+    path = spool / f"probe-{hashlib.sha256(data).hexdigest()[:16]}.tar"
+    if not path.exists():
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    return path
+
+
+def parse_job_log(text: str) -> dict[str, Any]:
+    """What the batch script and the step said on stderr (Slurm's job log)."""
+    info: dict[str, Any] = {"container_env": {}}
+    for line in text.splitlines():
+        if m := re.match(r"^valorch: job (\S+) on (\S+) gpus=(\S*)", line):
+            info.update(node=m.group(2), gpus=m.group(3))
+        elif line.startswith("valorch-step: env ") and "=" in line:
+            key, _, value = line[len("valorch-step: env "):].partition("=")
+            info["container_env"][key] = value
+        elif m := re.match(r"^valorch-step: (container|image|exit) (\S+)", line):
+            info[m.group(1)] = m.group(2)
+        elif m := re.match(r"^valorch-step: ((create|copy)-failed)", line):
+            info["failed"] = m.group(1)
+    return info
+
+
+class SlurmExecutor:
+    name = "slurm"
+
+    def __init__(self, cluster: SlurmCluster, spool: str | Path, labels: tuple[str, ...] = (),
+                 gpu_type: str | None = None, queue_timeout: float = QUEUE_TIMEOUT, poll: float = 0.5) -> None:
+        self.cluster = cluster
+        self.spool = Path(spool).resolve()
+        self.labels = tuple(labels)
+        self.gpu_type = gpu_type
+        self.queue_timeout = queue_timeout
+        self.poll = poll
+
+    def execute(self, task: Task, run_id: str, on_result: Callable[[Any], None] | None = None) -> Execution:
+        t0 = time.perf_counter()
+        timings: dict[str, float] = {}
+        workdir = self.spool / run_id
+        workdir.mkdir(parents=True, exist_ok=True)
+        limit = overall_timeout(task) + SETUP_ALLOWANCE
+        name = f"{task.image.alias}-{task.suite.name}"
+        try:
+            probe = write_probe(self.spool)
+            job = self.cluster.submit(name, requirement(task, self.labels, self.gpu_type),
+                                      step_argv(task, run_id, probe), workdir, limit)
+        except SlurmUnmatched as exc:
+            return _infra(task, f"unmatched on Slurm: {exc}", timings, {})
+        except (SlurmError, OSError) as exc:
+            return _infra(task, f"Slurm submission of {name} failed: {exc}", timings, {})
+        timings["submit_s"] = time.perf_counter() - t0
+        transcript = Transcript()
+        try:
+            state = self._follow(job, workdir, transcript, on_result, limit, timings)
+        except KeyboardInterrupt:
+            self._cancel(job)
+            raise
+        except SlurmError as exc:  # includes SlurmUnmatched (pending for a reason that cannot go away)
+            self._cancel(job)
+            prefix = "unmatched on Slurm" if isinstance(exc, SlurmUnmatched) else "Slurm"
+            return _infra(task, f"{prefix}: {exc}", timings, {"job_id": job, "workdir": str(workdir)})
+        transcript.close()
+        timings["total_s"] = time.perf_counter() - t0
+        log = _read(workdir / f"slurm-{job}.out")
+        info = {"job_id": job, "state": state, "workdir": str(workdir), **parse_job_log(log)}
+        exit_code = int(info["exit"]) if str(info.get("exit", "")).lstrip("-").isdigit() else None
+        digest = _digest(info.get("image"))
+        tail = log[-8000:]
+        results = transcript.results
+        infra = None
+        if state in ("TIMEOUT", "DEADLINE"):
+            results = complete(results, task.checks, "timeout",
+                               f"Slurm job {job} passed its time limit ({limit:g}s) and was killed", tail)
+        elif exit_code is None:
+            what = info.get("failed") or f"ended {state} before the container ran"
+            infra = f"Slurm job {job} on {info.get('node', '?')}: {what}: {_last_lines(log)}"
+            results = complete(results, task.checks, "error", infra, tail)
+        elif transcript.fatal:
+            results = complete(results, task.checks, "error", f"probe refused to run: {transcript.fatal}", tail)
+        elif exit_code != 0:
+            results = complete(results, task.checks, "crash" if exit_code >= 128 else "error",
+                               f"the probe exited with code {exit_code} before reporting", tail)
+        else:
+            results = complete(results, task.checks, "error", "the probe never reported this check", tail)
+        meta = {**transcript.meta, "workers": transcript.workers, "end": transcript.end,
+                "stderr_tail": tail[-2000:], "ignored_lines": transcript.ignored_lines, "slurm": info}
+        return Execution(results=tuple(results), meta=meta, timings=timings, image_digest=digest,
+                         exit_code=exit_code, infra_error=infra)
+
+    def _follow(self, job: str, workdir: Path, transcript: Transcript, on_result: Callable[[Any], None] | None,
+                limit: float, timings: dict[str, float]) -> str:
+        """Poll the job until it ends, feeding its stdout file to the transcript as it grows."""
+        out_path = workdir / f"valorch-{job}.stdout"
+        offset, seen = 0, 0
+        queued = time.monotonic()
+        started: float | None = None
+        while True:
+            state = self.cluster.state(job)
+            now = time.monotonic()
+            if state == "PENDING":
+                if (why := self.cluster.reason(job)) in UNMATCHED_REASONS:
+                    raise SlurmUnmatched(f"job {job} can never start ({why}): no node has all the requested "
+                                         "features and GPUs together")
+                if now - queued > self.queue_timeout:
+                    raise SlurmError(f"job {job} still pending ({why}) after {self.queue_timeout:g}s; cancelled")
+            elif started is None:
+                started = now
+                timings["queue_s"] = now - queued
+            if started is not None and now - started > limit + 120:
+                raise SlurmError(f"job {job} still {state} {limit + 120:g}s after it started; cancelled")
+            offset = _feed(out_path, offset, transcript)
+            if on_result and len(transcript.results) > seen:
+                for res in transcript.results[seen:]:
+                    on_result(res)
+                seen = len(transcript.results)
+            if state in TERMINAL:
+                _feed(out_path, offset, transcript)
+                timings["run_s"] = now - (started or now)
+                return state
+            time.sleep(self.poll)
+
+    def _cancel(self, job: str) -> None:
+        try:
+            self.cluster.cancel(job)
+        except SlurmError:
+            pass
+
+
+def _feed(path: Path, offset: int, transcript: Transcript) -> int:
+    try:
+        with path.open("rb") as fh:
+            fh.seek(offset)
+            chunk = fh.read()
+    except FileNotFoundError:
+        return offset
+    if chunk:
+        transcript.feed(chunk)
+    return offset + len(chunk)
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(errors="replace")
+    except OSError:
+        return ""
+
+
+def _last_lines(text: str, n: int = 3) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return " | ".join(lines[-n:])[-600:] or "no job log"
+
+
+def _digest(value: str | None) -> str | None:
+    if not value:
+        return None
+    return value.split("@", 1)[1] if "@" in value else value
+
+
+def _infra(task: Task, message: str, timings: dict[str, float], slurm: dict[str, Any]) -> Execution:
+    return Execution(results=tuple(complete([], task.checks, "error", message)), timings=timings,
+                     meta={"slurm": slurm}, infra_error=message)
+
+
+def default_spool() -> Path:
+    return Path.cwd() / "results" / "slurm"
