@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from .common import CatalogOption, JsonOption, load_catalog, out, print_json
+from .common import CatalogOption, JsonOption, load_catalog, out, print_json, project_dir
 
 app = typer.Typer(help="The image catalog (images/*.yaml).", no_args_is_help=True)
 
@@ -46,3 +46,39 @@ def show_image(name: str = typer.Argument(..., help="Alias, short alias, referen
             out.print(f"  {key:10} {value}")
     for key, value in image.components.items():
         out.print(f"  {key:10} {value}")
+
+
+@app.command("import-rst")
+def import_rst(file: Path = typer.Argument(..., help="A reStructuredText page with a Docker image components list-table."),
+               out_path: Path = typer.Option(None, "--out", "-o",
+                                             help="Catalog file to create or update [default: images/rocm.yaml]."),
+               dry_run: bool = typer.Option(False, "--dry-run", help="Report what would change; write nothing."),
+               as_json: bool = JsonOption) -> None:
+    """Read a published image components table into catalog entries (idempotent)."""
+    from ..errors import InputError
+    from ..rst_import import ImportError_, plan_import
+    from .common import write_output
+
+    out_path = out_path or project_dir() / "images" / "rocm.yaml"
+    try:
+        text = file.read_text(encoding="utf-8")
+        existing = out_path.read_text(encoding="utf-8") if out_path.exists() else None
+        plan = plan_import(text, existing, str(file), str(out_path))
+    except OSError as exc:
+        raise InputError(f"cannot read {exc.filename}: {exc.strerror}", "check the path") from None
+    except ImportError_ as exc:
+        raise InputError(str(exc), "the page needs a list-table whose first header is Docker/Image/Tag") from None
+    written = plan.changed and not dry_run
+    if written:
+        write_output(plan.text, out_path)
+    report = plan.report(str(out_path), written)
+    if as_json:
+        print_json(report)
+        return
+    table = Table("alias", "change", "details", title=f"{file.name} → {out_path}")
+    for c in report["changes"]:
+        table.add_row(c["alias"], c["kind"], "\n".join(c["details"]))
+    out.print(table)
+    counts = ", ".join(f"{report['counts'][k]} {k}" for k in ("added", "changed", "unchanged", "kept"))
+    verb = ("would write" if dry_run else "wrote") if plan.changed else "file unchanged:"
+    out.print(f"{report['imported']} images imported ({counts}); {verb} {out_path}")
