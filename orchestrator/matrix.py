@@ -97,3 +97,51 @@ def build(observations: Iterable[Observation], columns: Iterable[str] | None = N
         cells[key] = Cell(verdict(o.status for o in obs), tuple(o.status for o in obs),
                           tuple(sorted({o.run_id for o in obs})), last.message)
     return Matrix(tuple(rows.values()), tuple(cols), cells)
+
+
+FAILING_OR_UNSUPPORTED = (*FAILING, "unsupported")
+INCONCLUSIVE = ("flaky", "xfail", "error")
+
+
+def combine(cells: Iterable[Cell]) -> Cell:
+    """One verdict from several cells (checks evidencing one feature, or images of one
+    backend): all pass → pass; any failing or unsupported → that (❌); otherwise the
+    inconclusive one (flaky, known issue, error: ⚠️). Skipped and missing cells say nothing."""
+    cells = list(cells)
+    said = [c for c in cells if c.verdict not in ("skip", "missing")]
+    statuses = tuple(s for c in cells for s in c.statuses)
+    runs = tuple(sorted({r for c in cells for r in c.runs}))
+    if not said:
+        return Cell("skip" if any(c.verdict == "skip" for c in cells) else "missing", statuses, runs)
+    verdicts = [c.verdict for c in said]
+    message = next((c.message for c in said if c.verdict != "pass" and c.message), "")
+    if all(v == "pass" for v in verdicts):
+        return Cell("pass", statuses, runs)
+    for bad in (*FAILING_OR_UNSUPPORTED, *INCONCLUSIVE):
+        if bad in verdicts:
+            return Cell(bad, statuses, runs, message)
+    return Cell("error", statuses, runs, message)
+
+
+def regroup(matrix: Matrix, *, rows: dict[str, str] | None = None, columns: dict[str, str] | None = None) -> Matrix:
+    """Merge rows (check → feature) and/or columns (image → backend) with combine()."""
+    row_of = rows or {r.key: r.key for r in matrix.rows}
+    col_of = columns or {c: c for c in matrix.columns}
+    new_rows: dict[str, Row] = {}
+    for r in matrix.rows:
+        key = row_of[r.key]
+        if key not in new_rows:
+            new_rows[key] = Row(key, r.feature, r.kind, r.library) if rows is None else \
+                Row(key, key, r.kind, r.library)
+    new_cols = list(dict.fromkeys(col_of[c] for c in matrix.columns))
+    parts: dict[tuple[str, str], list[Cell]] = {}
+    for r in matrix.rows:
+        for c in matrix.columns:
+            if (r.key, c) in matrix.cells:
+                parts.setdefault((row_of[r.key], col_of[c]), []).append(matrix.cells[(r.key, c)])
+    return Matrix(tuple(new_rows.values()), tuple(new_cols), {k: combine(v) for k, v in parts.items()})
+
+
+def by_feature(matrix: Matrix) -> Matrix:
+    """Rows = features; a feature's cell combines the checks that evidence it."""
+    return regroup(matrix, rows={r.key: r.feature or r.key for r in matrix.rows})

@@ -19,3 +19,18 @@ def matrix_md(matrix: Matrix, title: str = "Compatibility matrix") -> str:
         lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
     lines += ["", f"Legend: {LEGEND}", ""]
     return "\n".join(lines)
+
+
+def document_md(doc) -> str:  # noqa: ANN001 (matrix_doc.Document)
+    """The versioned header (matrix version, last verified, source of truth), then the table."""
+    t = doc.table
+    lines = [f"# {_cell(t.title)}", "", f"- Matrix version: `{doc.header.version}`",
+             f"- Last verified: `{doc.header.last_verified}`", "- Source of truth:"]
+    lines += [f"  - {_cell(s)}" for s in doc.header.source]
+    lines += ["", "| " + " | ".join(_cell(h) for h in doc.headers) + " |", "| " + " | ".join("---" for _ in doc.headers) + " |"]
+    for row in t.rows:
+        labels = [f"`{_cell(x)}`" if i < t.literal_labels and x else _cell(x) for i, x in enumerate(row.labels)]
+        lines.append("| " + " | ".join([*labels, *(_cell(c.text) for c in row.cells)]) + " |")
+    lines.append("")
+    lines += [f"{_cell(n)}\n" for n in t.notes]
+    return "\n".join(lines)

@@ -1,0 +1,19 @@
+"""HTML from a jinja2 template (autoescape on): every cell links to the runs behind it."""
+
+from __future__ import annotations
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+
+from ..matrix_doc import Document
+
+_env = Environment(loader=PackageLoader("orchestrator", "render/templates"),
+                   autoescape=select_autoescape(default=True, default_for_string=True),
+                   trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+
+CSS_CLASS = {"pass": "ok", "ok": "ok", "fail": "bad", "crash": "bad", "timeout": "bad", "unsupported": "bad",
+             "drift": "bad", "error": "warn", "xfail": "warn", "flaky": "warn", "unpinned": "warn",
+             "first-class": "ok", "best-effort": "warn", "experimental": "warn"}
+
+
+def document_html(doc: Document) -> str:
+    return _env.get_template("matrix.html.j2").render(doc=doc, table=doc.table, css=CSS_CLASS)

@@ -1,0 +1,92 @@
+"""Reads for the matrix (which runs speak for it) and published matrix versions.
+Takes the caller's session; committing is the caller's business."""
+
+from __future__ import annotations
+
+import fnmatch
+from datetime import datetime
+from typing import Any, Sequence
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from .models import InventoryRow, MatrixCell, MatrixVersion, Result, Run
+
+
+class VersionExistsError(ValueError):
+    pass
+
+
+def matrix_runs(session: Session, selectors: Sequence[str] = (), since: datetime | None = None) -> list[Run]:
+    """The newest finished run of each (image, host), images filtered by alias globs."""
+    latest: dict[tuple[str, int], Run] = {}
+    q = select(Run).where(Run.state.in_(("done", "failed"))).order_by(Run.started, Run.id)
+    if since is not None:
+        q = q.where(Run.started >= since)
+    for run in session.scalars(q).unique():
+        if selectors and not any(fnmatch.fnmatchcase(run.image.alias, s) or run.image.reference == s
+                                 for s in selectors):
+            continue
+        latest[(run.image.alias, run.host_id)] = run
+    return list(latest.values())
+
+
+def results_of(session: Session, run_ids: Sequence[str]) -> list[Result]:
+    if not run_ids:
+        return []
+    return list(session.scalars(select(Result).where(Result.run_id.in_(run_ids)).order_by(Result.id)).unique())
+
+
+def ended_of(session: Session, run_ids: Sequence[str]) -> list[datetime]:
+    if not run_ids:
+        return []
+    return [e for e in session.scalars(select(Run.ended).where(Run.id.in_(run_ids))) if e is not None]
+
+
+def latest_inventory(session: Session) -> dict[str, tuple[str, dict[str, str]]]:
+    """image alias → (run id, component → value) of its newest run that has an inventory."""
+    out: dict[str, tuple[str, dict[str, str]]] = {}
+    q = select(Run).where(Run.id.in_(select(InventoryRow.run_id))).order_by(Run.started, Run.id)
+    for run in session.scalars(q).unique():
+        rows = session.scalars(select(InventoryRow).where(InventoryRow.run_id == run.id))
+        out[run.image.alias] = (run.id, {r.component: r.value for r in rows})
+    return out
+
+
+def publish(session: Session, version: str, doc: dict[str, Any], published: datetime,
+            last_verified: datetime) -> MatrixVersion:
+    """Store a document as an immutable version: one matrix_cell per table cell, the
+    layout (headers, row order and labels, notes, header) in matrix_version.meta."""
+    if session.scalars(select(MatrixVersion).where(MatrixVersion.version == version)).first() is not None:
+        raise VersionExistsError(version)
+    meta = {k: v for k, v in doc.items() if k != "rows"}
+    meta["rows"] = [{"key": r["key"], "labels": r["labels"]} for r in doc["rows"]]
+    mv = MatrixVersion(version=version, published=published, last_verified=last_verified,
+                       source="\n".join(doc["source_of_truth"]), meta=meta)
+    session.add(mv)
+    session.flush()
+    for r in doc["rows"]:
+        for col, c in r["cells"].items():
+            session.add(MatrixCell(matrix_id=mv.id, row=r["key"], column=col, verdict=c["verdict"] or "",
+                                   statuses=c["statuses"], runs=c["runs"], meta={"text": c["text"], "note": c["note"]}))
+    session.flush()
+    return mv
+
+
+def load(session: Session, version: str) -> dict[str, Any] | None:
+    """The document a version was published with (Document.to_dict form)."""
+    mv = session.scalars(select(MatrixVersion).where(MatrixVersion.version == version)).first()
+    if mv is None:
+        return None
+    cells = {(c.row, c.column): c for c in mv.cells}
+    doc = {k: v for k, v in mv.meta.items() if k != "rows"}
+    doc["rows"] = [{"key": r["key"], "labels": r["labels"],
+                    "cells": {col: {"text": cells[(r["key"], col)].meta["text"], "verdict": cells[(r["key"], col)].verdict,
+                                    "statuses": cells[(r["key"], col)].statuses, "runs": cells[(r["key"], col)].runs,
+                                    "note": cells[(r["key"], col)].meta["note"]} for col in doc["columns"]}}
+                   for r in mv.meta["rows"]]
+    return doc
+
+
+def versions(session: Session) -> list[MatrixVersion]:
+    return list(session.scalars(select(MatrixVersion).order_by(MatrixVersion.published, MatrixVersion.id)))

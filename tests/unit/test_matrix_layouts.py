@@ -1,0 +1,114 @@
+from datetime import datetime
+
+import pytest
+
+from orchestrator.matrix import Cell, Observation, combine
+from orchestrator.matrix_doc import Document, Header
+from orchestrator.matrix_layouts import (CatalogImage, RunInfo, checks_table, components_table, since_table,
+                                         summary_table, tiers_table)
+from orchestrator.matrix_since import since, version_key
+from orchestrator.matrix_tiers import Policy, tier_of
+
+
+def test_since_is_the_start_of_the_newest_passing_streak():
+    assert since([("1.13", False), ("2.13.0", True)]) == "2.13.0"
+    assert since([("2.3", True), ("2.4", True), ("1.13", False), ("2.1", True)]) == "2.1"
+    assert since([("2.3", True), ("2.4", False)]) is None  # broken in the newest version
+    assert since([("2.1", True), ("2.2", False), ("2.3", True)]) == "2.3"  # regressed, came back
+    assert since([("2.4", True), ("2.4", False), ("2.5", True)]) == "2.5"  # one failing image of 2.4 counts
+    assert since([]) is None
+    assert version_key("2.13.0") > version_key("2.4") > version_key("1.13")
+    assert version_key("0.1.12_2") > version_key("0.1.6")
+
+
+def test_combine_rules():
+    ok, bad, err = Cell("pass", ("pass",), ("r1",)), Cell("fail", ("fail",), ("r2",), "boom"), Cell("error", ("error",))
+    assert combine([ok, ok]).verdict == "pass"
+    c = combine([ok, bad])
+    assert c.verdict == "fail" and c.runs == ("r1", "r2") and c.message == "boom"
+    assert combine([ok, err]).verdict == "error"
+    assert combine([ok, Cell("unsupported")]).verdict == "unsupported"
+    assert combine([ok, Cell("skip")]).verdict == "pass"
+    assert combine([Cell("skip"), Cell("missing")]).verdict == "skip"
+    assert combine([ok, Cell("flaky")]).verdict == "flaky"
+
+
+def test_tier_policy_and_overrides():
+    p = Policy()
+    assert tier_of(98, 100, 0, p) == "first-class"
+    assert tier_of(99, 100, 1, p) == "best-effort"  # a crash bars first-class
+    assert tier_of(80, 100, 0, p) == "best-effort"
+    assert tier_of(1, 100, 0, p) == "experimental"
+    assert tier_of(0, 100, 0, p) == "unsupported" and tier_of(0, 0, 0, p) == "unsupported"
+    strict = Policy.from_mapping({"first_class_min_pass": 1, "best_effort_min_pass": 0.5})
+    assert tier_of(99, 100, 0, strict) == "best-effort" and "100%" in strict.describe()
+    with pytest.raises(ValueError, match="unknown tier policy key 'first_class'"):
+        Policy.from_mapping({"first_class": 1})
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        Policy.from_mapping({"best_effort_min_pass": 80})
+
+
+def O(run, check, status, feature=None, attempt=1):  # noqa: N802
+    return Observation(column=run, check=check, feature=feature or check, kind="feature", library=None,
+                       status=status, attempt=attempt, run_id=run)
+
+
+RUNS = [RunInfo("r113", "torch113", "cpu", "h1", {"pytorch": "1.13"}, datetime(2026, 1, 2)),
+        RunInfo("r213", "torch213", "cpu", "h1", {"pytorch": "2.13.0"}, datetime(2026, 1, 3)),
+        RunInfo("rroc", "rocm63", "rocm", "h2", {"pytorch": "2.4.0", "rocm": "6.3"}, datetime(2026, 1, 4))]
+OBS = [O("r113", "f.float8", "unsupported", "float8"), O("r213", "f.float8", "pass", "float8"),
+       O("rroc", "f.float8", "pass", "float8"),
+       O("r113", "k.mm", "pass", "matmul"), O("r113", "k.mm2", "pass", "matmul"),
+       O("r213", "k.mm", "pass", "matmul"), O("r213", "k.mm2", "fail", "matmul"), O("rroc", "k.mm", "pass", "matmul"),
+       O("rroc", "k.mm2", "crash", "matmul"), O("r113", "k.err", "error", "errs"), O("r113", "k.ok", "pass", "errs")]
+
+
+def test_since_table_from_image_components():
+    t = since_table(OBS, RUNS, "features")
+    rows = {r.key: r for r in t.rows}
+    assert t.columns == ("Since PyTorch", "Since ROCm")
+    assert rows["float8"].cells[0].text == "2.4.0" and rows["float8"].cells[1].text == "6.3"
+    assert set(rows["float8"].cells[0].runs) == {"r113", "r213", "rroc"}
+    assert rows["matmul"].cells[0].text == "—"  # fails on 2.13.0, the newest
+    by_check = {r.key: r for r in since_table(OBS, RUNS, "checks").rows}
+    assert by_check["k.mm"].cells[0].text == "1.13" and by_check["k.mm"].labels == ("k.mm", "matmul", "")
+
+
+def test_feature_rows_combine_checks_and_backends_group_images():
+    t = checks_table(OBS, RUNS, "features", "backends")
+    assert t.columns == ("cpu", "rocm")
+    rows = {r.key: dict(zip(t.columns, r.cells)) for r in t.rows}
+    assert rows["float8"]["cpu"].verdict == "unsupported" and rows["float8"]["rocm"].text == "✅"
+    assert rows["matmul"]["cpu"].verdict == "fail" and rows["matmul"]["rocm"].verdict == "crash"
+    assert rows["errs"]["cpu"].verdict == "error" and rows["errs"]["cpu"].text == "⚠️ error"
+
+
+def test_summary_and_tiers_tables():
+    s = {r.key: r for r in summary_table(OBS, RUNS).rows}
+    assert s["float8"].cells[0].text == "❌" and s["matmul"].labels == ("matmul", "k.mm, k.mm2")
+    assert summary_table([O("r213", "a", "pass")], RUNS[1:2]).rows[0].cells[0].text == "✅"
+    t = tiers_table(OBS, RUNS, "backends", Policy())
+    rows = {r.key: [c.text for c in r.cells] for r in t.rows}
+    # cpu: float8 unsupported+pass, mm pass pass, mm2 pass fail, err error(not counted)+pass → 5/7 pass
+    assert rows["cpu"][0] == "experimental" and rows["cpu"][2:] == ["5", "7", "0"]
+    assert rows["rocm"] == ["experimental", "66.7%", "2", "3", "1"]
+    assert t.notes[0].startswith("Tier policy: first-class ≥ 98%")
+
+
+def test_components_table_marks_drift_from_measured_inventory():
+    imgs = [CatalogImage("a", "rocm/pytorch:a", "sha256:" + "0" * 64,
+                         {"pytorch": "2.4.0", "python": "3.12", "magma": "master", "ubuntu": "24.04"}),
+            CatalogImage("b", "rocm/pytorch:b", None, {"pytorch": "2.3.0"})]
+    inv = {"a": ("run-a", {"pytorch": "2.5.1", "python": "3.12.8", "deb:magma": "2.8"})}
+    t = components_table(imgs, inv)
+    a = dict(zip(t.columns, t.rows[0].cells))
+    assert t.rows[0].labels == ("rocm/pytorch:a@sha256:000000000000",)
+    assert a["PyTorch"].text == "⚠️ 2.4.0 ≠ 2.5.1" and a["PyTorch"].verdict == "drift" and a["PyTorch"].runs == ("run-a",)
+    assert a["Python"].text == "3.12" and a["Python"].verdict == "ok"
+    assert a["MAGMA"].text == "master (2.8)" and a["Ubuntu"].verdict == "catalog"
+    assert dict(zip(t.columns, t.rows[1].cells))["PyTorch"].text == "2.3.0"
+
+
+def test_document_round_trips_through_a_dict():
+    doc = Document(Header("v1", "2026-01-04", ("db",)), checks_table(OBS, RUNS, "checks", "images"), {"a": 1})
+    assert Document.from_dict(doc.to_dict()) == doc
