@@ -75,9 +75,19 @@ class GPU(Frozen):
     uuid: str | None = None
 
 
+class TLSSpec(Frozen):
+    """Client certificates for a ``tcp://`` engine (paths on the orchestrator's machine)."""
+
+    ca: str
+    cert: str
+    key: str
+    verify: bool = True
+
+
 class HostSpec(Frozen):
-    name: str
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
     endpoint: str = "unix:///var/run/docker.sock"
+    tls: TLSSpec | None = None
     labels: tuple[str, ...] = ()
     slots: int = Field(default=1, ge=1)
     gpus: tuple[GPU, ...] = ()
@@ -192,6 +202,7 @@ class Task(Frozen):
     host: HostSpec
     checks: tuple[CheckInfo, ...]
     cpu_only: bool = False
+    gpus: tuple[GPU, ...] | None = None  # the GPUs this task is pinned to (None: all of the backend's)
 
 
 class Execution(Frozen):

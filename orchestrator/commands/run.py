@@ -14,6 +14,10 @@ from ..executors.host import HostExecutor
 from ..hosts import detect_local
 from ..render.junit import results_junit
 from ..scheduler import PlannedRun, execute, plan
+from ..scheduler import history as task_history
+from ..scheduler import resume as resume_batch
+from ..host_inventory import resolve_hosts
+from .progress import LiveReporter
 from ..spec import CheckResult, Execution, JobSpec, SuiteRef, Task
 from ..store import queries
 from . import views
@@ -59,11 +63,20 @@ def run(
     db: str = DbOption, as_json: bool = JsonOption, catalog: Path = CatalogOption,
     executor: str = typer.Option("docker", "--executor", help="docker (this machine's engine) or slurm (sbatch jobs)."),
     partition: str = typer.Option(None, "--partition", help="Slurm partition for --executor slurm."),
+    hosts_file: Path = typer.Option(None, "--hosts", envvar="VALORCH_HOSTS",
+                                    help="Host inventory YAML (examples/hosts.yaml) [default: this machine]."),
+    resume: str = typer.Option(None, "--resume", help="Finish the remaining tasks of an interrupted batch "
+                               "(a batch id, or a run id of it)."),
+    retries: int = typer.Option(2, "--retries", min=0, help="Re-runs on another host after an infrastructure error."),
     slurm_spool: Path = typer.Option(None, "--slurm-spool", help="Directory the Slurm nodes share "
                                      "(probe archive, job output) [default: ./results/slurm]."),
 ) -> None:
     """Run suites in images on a matching host and store every result."""
     cat = load_catalog(catalog)
+    if resume:
+        if job or image:
+            raise InputError("--resume takes the job from the stored batch", "drop --job/--image")
+        return _resume(resume, cat, hosts_file, retries, db, as_json, junit, gate, show_matrix)
     spec = _job(cat, job, image, suite, check, deadline, timeout, attempts)
     if executor not in ("docker", "slurm"):
         raise InputError(f"unknown --executor {executor!r}", "use docker or slurm")
@@ -74,8 +87,11 @@ def run(
         planned = se.plan_on_slurm(spec, cat, cluster, cpu_only=cpu_only)
         remote = se.SlurmExecutor(cluster, slurm_spool or se.default_spool(), labels=spec.labels)
     else:
+        inventory = resolve_hosts(hosts_file)
         local = detect_local()
-        planned = plan(spec, cat, (local,), local, cpu_only=cpu_only)
+        with sessions(db)() as session:
+            hist = task_history(session)
+        planned = plan(spec, cat, inventory, local, cpu_only=cpu_only, history=hist)
     factory = sessions(db)
 
     def executor_for(pr: PlannedRun):
@@ -83,9 +99,59 @@ def run(
             return HostExecutor(pr.host)
         return remote if executor == "slurm" else DockerExecutor(pr.host)
 
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=err, transient=False, disable=as_json) as progress:
-        summaries = execute(planned, spec, factory, executor_for, ProgressReporter(progress))
+    if executor == "slurm":
+        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      console=err, transient=False, disable=as_json) as progress:
+            summaries = execute(planned, spec, factory, executor_for, ProgressReporter(progress))
+    else:
+        _reap(inventory, factory, None)
+        with LiveReporter(err, disable=as_json) as reporter:
+            summaries = execute(planned, spec, factory, executor_for, reporter, hosts=inventory, retries=retries,
+                                history=hist)
+    _report(summaries, factory, as_json, junit, gate, show_matrix)
+
+
+def _resume(ref: str, cat, hosts_file: Path | None, retries: int, db, as_json: bool, junit: Path | None,
+            gate: bool, show_matrix: bool) -> None:
+    inventory = resolve_hosts(hosts_file)
+    factory = sessions(db)
+
+    def executor_for(pr: PlannedRun):
+        return HostExecutor(pr.host) if pr.image.executor == "host" else DockerExecutor(pr.host)
+
+    with factory() as session:
+        first = queries.get_run(session, ref)
+        batch = first.batch if first is not None else ref
+    _reap(inventory, factory, batch)
+    with LiveReporter(err, disable=as_json) as reporter:
+        batch, summaries = resume_batch(ref, factory, cat, inventory, executor_for, reporter, retries=retries)
+    err.print(f"resumed batch {batch}")
+    _report(summaries, factory, as_json, junit, gate, show_matrix)
+
+
+def _reap(inventory, factory, batch: str | None) -> None:
+    """Remove leftover valorch containers: those of ``batch`` (on --resume), and those of
+    runs this database knows as finished or interrupted (a killed valorch leaves them)."""
+    from sqlalchemy import select
+
+    from ..executors.docker import connect, reap
+    from ..store.models import Run
+
+    with factory() as session:
+        q = select(Run.id).where(Run.batch == batch) if batch else select(Run.id).where(Run.state != "running")
+        known = set(session.scalars(q))
+    for host in inventory:
+        try:
+            client = connect(host, timeout=10)
+        except Exception:  # noqa: BLE001 - an unreachable engine is reported when a task goes there
+            continue
+        for c in client.containers.list(all=True, filters={"label": "org.valorch.run"}):
+            run_id = (c.labels or {}).get("org.valorch.run")
+            if run_id in known:
+                reap(client, run_id)
+
+
+def _report(summaries, factory, as_json: bool, junit: Path | None, gate: bool, show_matrix: bool) -> None:
     with factory() as session:
         runs = [queries.get_run(session, s.run_id) for s in summaries]
         results = {r.id: queries.run_results(session, r.id) for r in runs}

@@ -1,0 +1,115 @@
+"""The live view of a run: tasks per host (queued, running, done, failed) and an ETA."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+
+from rich.console import Console
+from rich.live import Live
+from rich.table import Table
+
+from ..scheduler import task_key
+from ..spec import CheckResult, Execution, Task
+
+
+@dataclass
+class _Row:
+    host: str
+    slots: int
+    expected: float
+    state: str = "queued"
+    started: float = 0.0
+
+
+class LiveReporter:
+    """A rich Live table on stderr; also a context manager. Thread-safe (tasks report from threads)."""
+
+    def __init__(self, console: Console, disable: bool = False) -> None:
+        self.console = console
+        self.disable = disable
+        self.rows: dict[str, _Row] = {}
+        self.lock = threading.Lock()
+        self.t0 = time.monotonic()
+        self.live = Live(self.table(), console=console, refresh_per_second=2, transient=False) if not disable else None
+
+    def __enter__(self) -> "LiveReporter":
+        if self.live:
+            self.live.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.live:
+            self.live.update(self.table())
+            self.live.__exit__(*exc)
+
+    def _refresh(self) -> None:
+        if self.live:
+            self.live.update(self.table())
+
+    def _say(self, text: str) -> None:
+        if not self.disable:
+            self.console.print(text)
+
+    def eta(self) -> float:
+        """Seconds left: per host, the expected work left over its slots (the slowest host)."""
+        now = time.monotonic()
+        left: dict[str, float] = {}
+        for r in self.rows.values():
+            if r.state == "queued":
+                rest = r.expected
+            elif r.state == "running":
+                rest = max(0.0, r.expected - (now - r.started))
+            else:
+                continue
+            left[r.host] = left.get(r.host, 0.0) + rest / max(1, r.slots)
+        return max(left.values(), default=0.0)
+
+    def table(self) -> Table:
+        per: dict[str, dict[str, int]] = {}
+        for r in self.rows.values():
+            per.setdefault(r.host, {"queued": 0, "running": 0, "done": 0, "failed": 0})[r.state] += 1
+        elapsed = time.monotonic() - self.t0
+        table = Table("host", "queued", "running", "done", "failed",
+                      title=f"valorch · {elapsed:.0f}s elapsed · ETA {self.eta():.0f}s", title_justify="left")
+        for host, c in sorted(per.items()):
+            table.add_row(host, str(c["queued"]), str(c["running"]), str(c["done"]), str(c["failed"]))
+        return table
+
+    # Reporter protocol (scheduler)
+    def task_queued(self, task: Task, expected: float) -> None:
+        with self.lock:
+            slots = max(task.host.slots, len(task.host.gpus)) if task.image.backend != "cpu" else task.host.slots
+            self.rows[task_key(task)] = _Row(task.host.name, slots, expected)
+            self._refresh()
+
+    def task_retried(self, task: Task, reason: str) -> None:
+        with self.lock:
+            row = self.rows.get(task_key(task))
+            if row:
+                row.host, row.state = task.host.name, "queued"
+            self._say(f"  [yellow]retry[/yellow] {task_key(task)} on {task.host.name}: {reason[:200]}")
+            self._refresh()
+
+    def task_started(self, task: Task) -> None:
+        with self.lock:
+            row = self.rows.setdefault(task_key(task), _Row(task.host.name, task.host.slots, 60.0))
+            row.state, row.started, row.host = "running", time.monotonic(), task.host.name
+            self._refresh()
+
+    def result(self, task: Task, result: CheckResult) -> None:
+        if result.status in ("fail", "crash", "timeout", "error"):
+            with self.lock:
+                self._say(f"  [red]{result.status:8}[/red] {task.image.alias} {result.check}: {result.message[:160]}")
+
+    def task_finished(self, task: Task, execution: Execution) -> None:
+        with self.lock:
+            row = self.rows.get(task_key(task))
+            failed = execution.infra_error or any(r.status in ("fail", "crash", "timeout") for r in execution.results)
+            if row:
+                row.state = "failed" if failed else "done"
+            if execution.infra_error:
+                self._say(f"  [yellow]infrastructure[/yellow] {task_key(task)} on {task.host.name}: "
+                          f"{execution.infra_error[:300]}")
+            self._refresh()
