@@ -5,7 +5,6 @@ tensorflow): the registry's shape, and real outcomes on the host's frameworks
 import ast
 import importlib.util
 import json
-import os
 import re
 import subprocess
 import sys

@@ -7,7 +7,7 @@ from __future__ import annotations
 import copy
 import math
 
-from ..context import Fail, Report, Unsupported
+from ..context import Fail, Unsupported
 from ..registry import check, suite
 from ._common import ProcessGroup, attempt, fp_tolerance, randn, timed
 

@@ -9,7 +9,7 @@ import os
 import shutil
 import tempfile
 
-from ..context import Fail, Report, Skip, Unsupported
+from ..context import Fail, Report, Skip
 from ..registry import check, suite
 from ._common import attempt, first_lines, randn, run_tool
 
@@ -85,12 +85,17 @@ def profile_memory(ctx):
         _workload(torch, ctx.device)
         ctx.synchronize()
     field = "cpu_memory_usage" if ctx.device == "cpu" else "device_memory_usage"
-    total = 0
+    usage = {}
     for e in p.key_averages():
-        total += int(getattr(e, field, None) or getattr(e, field.replace("device", "cuda"), 0) or 0)
-    if total <= 0:
-        raise Fail("profile_memory recorded no %s for a workload that allocates" % field)
-    return Report("%s recorded: %d bytes net" % (field, total), {"memory_bytes": total, "field": field})
+        n = int(getattr(e, field, None) or getattr(e, field.replace("device", "cuda"), 0) or 0)
+        if n > 0:
+            usage[e.key] = n
+    if not usage:
+        raise Fail("profile_memory attributed no %s to any operator of a workload that allocates" % field)
+    top = max(usage, key=usage.get)
+    return Report("%s recorded for %d operators; largest %s: %d bytes" % (field, len(usage), top, usage[top]),
+                  {"operators_allocating": len(usage), "largest_op": top, "largest_bytes": usage[top],
+                   "field": field})
 
 
 @check("profiler.torch_profiler.chrome_trace", "torch.profiler (trace export)", "profiler", "profiler")
