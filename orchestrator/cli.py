@@ -13,6 +13,7 @@ import typer
 from . import __version__
 from .commands import hosts, images, matrix, results, suites
 from .commands import inventory as inventory_cmd
+from .commands import jobs as jobs_cmd
 from .commands import baseline as baseline_cmd
 from .commands.diff import diff as diff_cmd
 from .commands.qualify import qualify
@@ -45,6 +46,7 @@ app.command("diff")(diff_cmd)
 app.command("qualify")(qualify)
 app.add_typer(baseline_cmd.app, name="baseline")
 app.add_typer(inventory_cmd.app, name="inventory")
+app.add_typer(jobs_cmd.app, name="jobs")
 
 
 @app.command("version")
