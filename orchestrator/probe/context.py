@@ -102,9 +102,10 @@ class Context(object):
         """Walk an attribute path; a missing attribute means unsupported."""
         cur = obj
         for part in dotted.split("."):
-            if not hasattr(cur, part):
+            try:
+                cur = getattr(cur, part)
+            except Exception:  # not only AttributeError: torch.backends.cuda.matmul asserts
                 raise Unsupported("%s has no attribute %s" % (getattr(obj, "__name__", obj), dotted))
-            cur = getattr(cur, part)
         return cur
 
     def synchronize(self) -> None:
