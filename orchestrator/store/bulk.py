@@ -7,9 +7,10 @@ Every function takes the session it works in; committing is the caller's busines
 
 from __future__ import annotations
 
+import json
 from typing import Any, Iterable, Sequence
 
-from sqlalchemy import insert, select
+from sqlalchemy import JSON, DateTime, insert, select
 from sqlalchemy.orm import Session
 
 from .models import Baseline, Check, Host, Image, MatrixVersion, Result, Run
@@ -24,10 +25,35 @@ def _chunks(rows: Sequence[dict[str, Any]], size: int = CHUNK) -> Iterable[Seque
 
 
 def insert_rows(session: Session, model: type, rows: Sequence[dict[str, Any]]) -> int:
-    """INSERT many rows of one table (dicts keyed by column name) with executemany."""
+    """INSERT many rows of one table (dicts keyed by column name) with executemany.
+
+    Tables without date columns go straight to the driver's executemany with the JSON
+    columns serialised here: SQLAlchemy's per-row bind processing is most of the cost
+    of a 300,000-row ingest (bench/bench_scale.py)."""
     table = model.__table__
-    for chunk in _chunks(rows):
-        session.execute(insert(table), list(chunk))
+    if not rows:
+        return 0
+    if any(isinstance(c.type, DateTime) for c in table.columns):
+        for chunk in _chunks(rows):
+            session.execute(insert(table), list(chunk))
+        return len(rows)
+    cols = [c for c in table.columns if c.name in rows[0] or c.default is not None]
+    fill = {c.name: c.default.arg for c in cols if c.default is not None and c.name not in rows[0]}
+    json_cols = {c.name for c in cols if isinstance(c.type, JSON)}
+    names = [c.name for c in cols]
+    sql = (f'INSERT INTO "{table.name}" ({", ".join(f"{chr(34)}{n}{chr(34)}" for n in names)}) '
+           f'VALUES ({", ".join("?" if session.bind.dialect.paramstyle == "qmark" else "%s" for _ in names)})')
+
+    def value(row: dict[str, Any], name: str) -> Any:
+        v = row[name] if name in row else (fill[name]() if callable(fill[name]) else fill[name])
+        return json.dumps(v) if name in json_cols else v
+
+    cursor = session.connection().connection.cursor()
+    try:
+        for chunk in _chunks(rows):
+            cursor.executemany(sql, [tuple(value(r, n) for n in names) for r in chunk])
+    finally:
+        cursor.close()
     return len(rows)
 
 
