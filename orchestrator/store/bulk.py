@@ -33,19 +33,20 @@ def insert_rows(session: Session, model: type, rows: Sequence[dict[str, Any]]) -
     table = model.__table__
     if not rows:
         return 0
-    if any(isinstance(c.type, DateTime) for c in table.columns):
+    given = set(rows[0])
+    if session.bind.dialect.name != "sqlite" or any(isinstance(c.type, DateTime) for c in table.columns) or any(
+            c.name not in given and c.default is not None for c in table.columns):
         for chunk in _chunks(rows):
             session.execute(insert(table), list(chunk))
         return len(rows)
-    cols = [c for c in table.columns if c.name in rows[0] or c.default is not None]
-    fill = {c.name: c.default.arg for c in cols if c.default is not None and c.name not in rows[0]}
+    cols = [c for c in table.columns if c.name in given]
     json_cols = {c.name for c in cols if isinstance(c.type, JSON)}
     names = [c.name for c in cols]
     sql = (f'INSERT INTO "{table.name}" ({", ".join(f"{chr(34)}{n}{chr(34)}" for n in names)}) '
-           f'VALUES ({", ".join("?" if session.bind.dialect.paramstyle == "qmark" else "%s" for _ in names)})')
+           f'VALUES ({", ".join("?" for _ in names)})')
 
     def value(row: dict[str, Any], name: str) -> Any:
-        v = row[name] if name in row else (fill[name]() if callable(fill[name]) else fill[name])
+        v = row[name]
         return json.dumps(v) if name in json_cols else v
 
     cursor = session.connection().connection.cursor()
