@@ -48,6 +48,11 @@ class PlannedRun:
 
 
 def suite_checks(suite: SuiteRef) -> tuple[CheckInfo, ...]:
+    declaration = suite.declaration()
+    if declaration is not None:  # command checks / a pytest workload declared by the job
+        from .probe.declared import infos
+
+        return tuple(CheckInfo.model_validate(i) for i in infos(suite.name, declaration, suite.checks))
     _, checks = select_checks(suite.name, suite.checks)
     return tuple(CheckInfo.model_validate({k: v for k, v in c.info().items()}) for c in checks)
 
@@ -226,7 +231,7 @@ def dispatch(items: list[_Item], ctx: _Batch, hosts: tuple[HostSpec, ...], sessi
             pools[it.task.host.name].give(gpus)
             it.tried.add(it.task.host.name)
             if execution.infra_error and len(it.tried) <= retries:
-                moved = _move(it, ctx, hosts, pools, pending, sessions)
+                moved = _move(it, ctx, hosts, pools, pending, sessions, execution.infra_error)
                 if moved:
                     _hook(reporter, "task_retried", it.task, execution.infra_error)
                     pending.append(it)
@@ -267,7 +272,7 @@ def _work(it: _Item, task: Task, gpus: tuple[GPU, ...] | None, executor_for: Cal
 
 
 def _move(it: _Item, ctx: _Batch, hosts: tuple[HostSpec, ...], pools: dict[str, _Pool], pending: list[_Item],
-          sessions: sessionmaker[Session]) -> bool:
+          sessions: sessionmaker[Session], reason: str = "") -> bool:
     """Re-place ``it`` on a matching host it has not tried; False when there is none."""
     if it.task.image.executor == "host":
         return False
@@ -285,7 +290,7 @@ def _move(it: _Item, ctx: _Batch, hosts: tuple[HostSpec, ...], pools: dict[str, 
         row = session.get(TaskRow, it.task_id)
         old = row.run_id
         run = _run_for(session, ctx, it.task, row.run.executor, row.run.cpu_only)
-        row.run_id, row.state = run.id, "queued"
+        row.run_id, row.state, row.error = run.id, "queued", f"retried after: {reason}"[:2000]
         session.flush()
         if not session.scalars(select(TaskRow).where(TaskRow.run_id == old)).first():
             session.delete(session.get(Run, old))

@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 import docker
 import docker.errors
+import docker.tls
 from requests.exceptions import ConnectionError as RequestsConnectionError
 
 from ..errors import InfrastructureError
@@ -46,11 +47,19 @@ def client_kwargs(host: HostSpec, timeout: float = 60) -> dict[str, Any]:
     if host.endpoint.startswith("ssh://"):
         kw["use_ssh_client"] = True
     elif host.tls is not None:
-        import docker.tls
-
-        kw["tls"] = docker.tls.TLSConfig(client_cert=(host.tls.cert, host.tls.key), ca_cert=host.tls.ca,
-                                         verify=host.tls.verify)
+        kw["tls"] = _EngineTLS(client_cert=(host.tls.cert, host.tls.key), ca_cert=host.tls.ca,
+                               verify=host.tls.verify)
     return kw
+
+
+class _EngineTLS(docker.tls.TLSConfig):
+    """TLS to one engine with its own CA. requests lets REQUESTS_CA_BUNDLE / CURL_CA_BUNDLE
+    replace a session's CA file (psf/requests#3829), so the environment is not consulted
+    for this client (which also means no proxy from the environment for TLS engines)."""
+
+    def configure_client(self, client: Any) -> None:
+        super().configure_client(client)
+        client.trust_env = False
 
 
 def container_options(task: Task, run_id: str) -> dict[str, Any]:
