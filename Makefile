@@ -2,28 +2,32 @@
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
-EXTRAS ?= test,torch
 
 .PHONY: run test unit test-images engine bench docs clean
 
-$(BIN)/valorch: pyproject.toml
+# The run environment: valorch and PyTorch for the host interpreter.
+$(VENV)/.run-env: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[$(EXTRAS)]'
+	$(BIN)/python -m pip install -q -e '.[test,torch]'
+	touch $@
+
+# The test environment adds tensorflow-cpu (the host is the TensorFlow environment).
+$(VENV)/.test-env: $(VENV)/.run-env
+	$(BIN)/python -m pip install -q -e '.[test,torch,tensorflow]'
 	touch $@
 
 ## The main job: the smoke suite on the local interpreter (no Docker needed),
 ## results in ./results/valorch.sqlite, then the compatibility matrix.
-run: $(BIN)/valorch
+run: $(VENV)/.run-env
 	$(BIN)/valorch run --job jobs/smoke.yaml
 
 ## The whole test suite, unit and integration, against a real Docker engine
 ## (started when none answers) and the locally built test images.
-test: $(BIN)/valorch engine test-images
+test: $(VENV)/.test-env engine test-images
 	$(BIN)/python -m pytest
 
 ## Unit tests only (no Docker).
-unit: $(BIN)/valorch
+unit: $(VENV)/.test-env
 	$(BIN)/python -m pytest tests/unit
 
 engine:
@@ -32,10 +36,10 @@ engine:
 test-images: engine
 	PYTHON=$(BIN)/python scripts/build-test-images.sh
 
-bench: $(BIN)/valorch engine test-images
+bench: $(VENV)/.test-env engine test-images
 	$(BIN)/python bench/run_all.py
 
-docs: $(BIN)/valorch
+docs: $(VENV)/.run-env
 	$(BIN)/python scripts/gen-checks-doc.py
 
 clean:

@@ -11,7 +11,7 @@ Commands::
 
     python3 -m valorch_probe run --suite smoke [--check GLOB]... [--expect JSON]
                                  [--deadline S] [--import-timeout S] [--device auto|cpu]
-                                 [--attempts N]
+                                 [--attempts N] [--declare JSON]
     python3 -m valorch_probe list            # the registry as JSON
     python3 -m valorch_probe inventory [--root DIR] [--no-commands] [--no-torch]
 """
@@ -32,7 +32,7 @@ from typing import Any, Dict, List, Optional
 
 from . import MARKER, PROBE_VERSION
 from .context import Context, Outcome, Report
-from .registry import CHECKS, SUITES, Check, catalog, select
+from .registry import CHECKS, SUITES, Check, catalog, declare, select
 
 TAIL = 8_000  # bytes of worker stderr kept for a crash/timeout message
 FAILING = ("fail", "crash", "timeout")
@@ -50,6 +50,18 @@ def describe(chk: Check) -> Dict[str, Any]:
 
 # ---------------------------------------------------------------- worker ---
 
+def scalar_metrics(metrics: Dict[str, Any]) -> Dict[str, Any]:
+    """Metrics are scalars (numbers, strings, booleans); anything else a check
+    reports (a list of devices, a dict) is kept as compact JSON text."""
+    out = {}
+    for key, value in metrics.items():
+        if value is None or isinstance(value, (bool, int, float, str)):
+            out[str(key)] = value
+        else:
+            out[str(key)] = json.dumps(value, default=str, sort_keys=True)[:2000]
+    return out
+
+
 def run_check(chk: Check, ctx: Context, attempt: int) -> Dict[str, Any]:
     """Run one check body; every outcome becomes a result dict."""
     result = describe(chk)
@@ -63,12 +75,19 @@ def run_check(chk: Check, ctx: Context, attempt: int) -> Dict[str, Any]:
                       samples=[float(s) for s in report.samples])
         if report.unit:
             result["unit"] = report.unit
+        if getattr(report, "log", ""):
+            result["log"] = report.log
+        result["extra"] = list(getattr(report, "extra", None) or [])
     except Outcome as out:
         result.update(status=out.status, message=out.message, metrics=out.metrics)
+        if getattr(out, "log", ""):
+            result["log"] = out.log
+        result["extra"] = list(getattr(out, "extra", None) or [])
     except Exception as exc:  # the image's framework raised: the check failed
         result.update(status="fail", message="%s: %s" % (type(exc).__name__, str(exc)[:1000]),
                       log=traceback.format_exc()[-4000:])
     result["duration_s"] = time.perf_counter() - t0
+    result["metrics"] = scalar_metrics(result.get("metrics") or {})
     return result
 
 
@@ -79,6 +98,8 @@ def worker(config: Dict[str, Any]) -> int:
     os.dup2(2, 1)
     sys.stdout = sys.stderr
 
+    if config.get("declare") is not None:
+        declare(config["suite"], config["declare"])
     s, _ = select(config["suite"])
     ctx = Context(config.get("expect"), config.get("device", "auto"))
     t0 = time.perf_counter()
@@ -101,7 +122,13 @@ def worker(config: Dict[str, Any]) -> int:
             proto.write("BEGIN %s %d\n" % (cid, attempt))
             proto.flush()
             res = run_check(chk, ctx, attempt)
+            extra = res.pop("extra", None) or []
             proto.write("RESULT " + json.dumps(res, default=str) + "\n")
+            for more in extra:  # after the check's own result: the parent is done with it
+                if more.get("check") not in config["ids"]:
+                    more = dict({"kind": chk.kind, "feature": chk.feature, "version": 1}, **more)
+                    more["attempt"] = attempt
+                    proto.write("RESULT " + json.dumps(more, default=str) + "\n")
             proto.flush()
             if res["status"] not in FAILING or attempt >= attempts:
                 break
@@ -136,7 +163,7 @@ class Supervisor(object):
 
     def _one_worker(self) -> None:
         a = self.args
-        config = {"suite": a.suite, "ids": self.remaining, "expect": a.expect_obj,
+        config = {"suite": a.suite, "ids": self.remaining, "expect": a.expect_obj, "declare": a.declare_obj,
                   "device": a.device, "attempts": a.attempts, "first_attempt": self.first_attempt}
         pkg = __package__ or "valorch_probe"
         proc = subprocess.Popen([sys.executable, "-m", pkg, "worker"], stdin=subprocess.PIPE,
@@ -252,6 +279,7 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--import-timeout", type=float, default=300.0)
     r.add_argument("--device", choices=("auto", "cpu"), default="auto")
     r.add_argument("--attempts", type=int, default=1)
+    r.add_argument("--declare", default=None, help="JSON: the checks a job declares (suites command, pytest)")
     sub.add_parser("list")
     sub.add_parser("worker")
     sub.add_parser("inventory", add_help=False)  # its own options: valorch_probe.inventory
@@ -277,8 +305,11 @@ def main(argv: List[str]) -> int:
     t0 = time.perf_counter()
     try:
         args.expect_obj = json.loads(args.expect)
+        args.declare_obj = json.loads(args.declare) if args.declare else None
+        if args.declare_obj is not None:
+            declare(args.suite, args.declare_obj)
         s, checks = select(args.suite, args.check)
-    except (KeyError, ValueError) as exc:
+    except (KeyError, ValueError, TypeError) as exc:
         emit(out, {"type": "fatal", "message": "bad probe arguments: %s" % exc})
         return 2
     emit(out, {"type": "meta", "probe_version": PROBE_VERSION, "python": platform.python_version(),
