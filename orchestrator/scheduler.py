@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
 from sqlalchemy import delete, select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from .catalog import Catalog
@@ -320,7 +321,18 @@ def _mark(sessions: sessionmaker[Session], it: _Item, state: str) -> None:
 
 
 def _store(sessions: sessionmaker[Session], it: _Item, execution: Execution) -> None:
-    """A task's results and its final state, in one transaction."""
+    """A task's results and its final state, in one transaction. Another process may add
+    the same new check row first (unique check id/version): then the transaction is
+    retried and finds it."""
+    for attempt in range(3):
+        try:
+            return _store_once(sessions, it, execution)
+        except IntegrityError:
+            if attempt == 2:
+                raise
+
+
+def _store_once(sessions: sessionmaker[Session], it: _Item, execution: Execution) -> None:
     with sessions() as session:
         queries.add_results(session, it.run_id, it.task_id, execution.results)
         row = session.get(TaskRow, it.task_id)
