@@ -32,12 +32,25 @@ def image_row(session: Session, image: ImageSpec, digest: str | None) -> Image:
     return row
 
 
-def host_row(session: Session, host: HostSpec) -> Host:
-    row = session.scalars(select(Host).where(Host.fingerprint == host.fingerprint)).first()
-    if row is None:
-        row = Host(name=host.name, fingerprint=host.fingerprint, spec=host.model_dump(mode="json"))
-        session.add(row)
+def _insert_ignore(session: Session, model: type, values: dict) -> None:
+    """INSERT that yields to a concurrent writer who inserted the same unique key
+    first (another valorch process on the same database), instead of failing."""
+    dialect = session.get_bind().dialect.name
+    if dialect in ("sqlite", "postgresql"):
+        mod = __import__(f"sqlalchemy.dialects.{dialect}", fromlist=["insert"])
+        session.execute(mod.insert(model).values(**values).on_conflict_do_nothing())
+    else:
+        session.add(model(**values))
         session.flush()
+
+
+def host_row(session: Session, host: HostSpec) -> Host:
+    query = select(Host).where(Host.fingerprint == host.fingerprint)
+    row = session.scalars(query).first()
+    if row is None:
+        _insert_ignore(session, Host, {"name": host.name, "fingerprint": host.fingerprint,
+                                       "spec": host.model_dump(mode="json")})
+        row = session.scalars(query).one()
     return row
 
 
@@ -45,12 +58,13 @@ def check_row(session: Session, res: CheckResult, cache: dict[tuple[str, int], C
     key = (res.check, res.version)
     if cache is not None and key in cache:
         return cache[key]
-    row = session.scalars(select(Check).where(Check.check_id == res.check, Check.version == res.version)).first()
+    query = select(Check).where(Check.check_id == res.check, Check.version == res.version)
+    row = session.scalars(query).first()
     if row is None:
-        row = Check(check_id=res.check, version=res.version, feature=res.feature, kind=res.kind,
-                    library=res.library, unit=res.unit, bigger_is_better=res.bigger_is_better)
-        session.add(row)
-        session.flush()
+        _insert_ignore(session, Check, {"check_id": res.check, "version": res.version, "feature": res.feature,
+                                        "kind": res.kind, "library": res.library, "unit": res.unit,
+                                        "bigger_is_better": res.bigger_is_better})
+        row = session.scalars(query).one()
     if cache is not None:
         cache[key] = row
     return row
