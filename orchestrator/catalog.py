@@ -162,6 +162,12 @@ def validate_suites(suites: Iterable[Any], doc: yamlio.Document | None = None) -
             where = f"{doc.path}:{doc.line(('suites', i))}: job spec: key 'suites.{i}.name': " if doc else ""
             raise SpecError(f"{where}unknown suite '{ref.name}'",
                             "known suites: " + ", ".join(SUITES)) from None
+        if ref.name in ("command", "pytest") and ref.declaration() is None:
+            where = f"{doc.path}:{doc.line(('suites', i))}: job spec: key 'suites.{i}': " if doc else ""
+            what = "a 'commands' list" if ref.name == "command" else "a 'pytest' mapping"
+            raise SpecError(f"{where}suite {ref.name} runs what a job spec declares, and this one declares "
+                            f"nothing: it needs {what}",
+                            "see jobs/commands-example.yaml, or valorch suites show " + ref.name)
 
 
 def load_job(path: Path, catalog: Catalog | None = None) -> JobSpec:
@@ -169,6 +175,7 @@ def load_job(path: Path, catalog: Catalog | None = None) -> JobSpec:
     doc = yamlio.load(Path(path))
     job = yamlio.validate(doc, JobSpec, "job spec")
     validate_suites(job.suites, doc)
+    job = _resolve_workloads(job, doc)
     if catalog is not None:
         for i, sel in enumerate(job.images):
             try:
@@ -177,3 +184,33 @@ def load_job(path: Path, catalog: Catalog | None = None) -> JobSpec:
                 raise SpecError(f"{doc.path}:{doc.line(('images', i))}: job spec: key 'images.{i}': {exc.message}",
                                 exc.hint) from None
     return job
+
+
+def _resolve_workloads(job: JobSpec, doc: yamlio.Document) -> JobSpec:
+    """A pytest workload's path relative to the job file, made absolute (``source``)
+    after checking it exists and is small enough to ship."""
+    from .executors.base import MAX_WORKLOAD
+
+    suites = []
+    for i, ref in enumerate(job.suites):
+        p = ref.pytest
+        if p is not None:
+            source = None
+            if not p.in_image:
+                src = (Path(doc.path).parent / p.path).resolve()
+                where = f"{doc.path}:{doc.line(('suites', i, 'pytest', 'path'))}: job spec: key 'suites.{i}.pytest.path'"
+                if not src.exists():
+                    raise SpecError(f"{where}: {src} does not exist",
+                                    "a relative path is resolved against the job file's directory and shipped "
+                                    "into the container; for a path inside the image use an absolute path "
+                                    "with in_image: true")
+                files = [src] if src.is_file() else [f for f in src.rglob("*") if f.is_file()]
+                size = sum(f.stat().st_size for f in files if "__pycache__" not in f.parts)
+                if size > MAX_WORKLOAD:
+                    raise SpecError(f"{where}: {src} holds {size >> 20} MiB, more than the "
+                                    f"{MAX_WORKLOAD >> 20} MiB shipped with a job",
+                                    "ship only the test files (put data in the image)")
+                source = str(src)
+            ref = ref.model_copy(update={"pytest": p.model_copy(update={"source": source})})
+        suites.append(ref)
+    return job.model_copy(update={"suites": tuple(suites)})

@@ -106,6 +106,88 @@ class HostSpec(Frozen):
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
+_DECLARED_ID = r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*$"
+
+
+def _compile_all(value: tuple[str, ...]) -> tuple[str, ...]:
+    import re
+
+    for pattern in value:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise ValueError(f"regular expression {pattern!r} does not compile: {exc}") from None
+    return value
+
+
+class CommandSpec(Frozen):
+    """A command check declared in a job spec: ``command.<id>`` runs ``argv`` (a list,
+    never a shell string) and compares its exit code and output with regexes."""
+
+    id: str = Field(min_length=1, max_length=120, pattern=_DECLARED_ID)
+    argv: tuple[str, ...] = Field(min_length=1)
+    exit_code: int = 0
+    stdout: tuple[str, ...] = ()  # regexes that must all match (re.search, MULTILINE)
+    stderr: tuple[str, ...] = ()
+    stdout_not: tuple[str, ...] = ()  # regexes that must not match
+    stderr_not: tuple[str, ...] = ()
+    feature: str | None = Field(default=None, max_length=300)
+    timeout: float = Field(default=60.0, gt=0, le=24 * 3600)
+    version: int = Field(default=1, ge=1)
+
+    @field_validator("argv", mode="before")
+    @classmethod
+    def _argv_list(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            if len(value.split()) > 1:
+                raise ValueError("argv must be a list of strings, not a shell string: write "
+                                 f"{list(value.split())!r} (no shell runs it: no pipes, globs or $VARS)")
+            return [value]
+        return value
+
+    @field_validator("stdout", "stderr", "stdout_not", "stderr_not", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: Any) -> Any:
+        return [value] if isinstance(value, str) else value
+
+    @field_validator("stdout", "stderr", "stdout_not", "stderr_not")
+    @classmethod
+    def _regexes(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        return _compile_all(value)
+
+
+class PytestSpec(Frozen):
+    """A pytest workload: a test file or directory shipped with the job (``path``
+    relative to the job file) or already in the image (``in_image: true``, absolute)."""
+
+    path: str = Field(min_length=1)
+    in_image: bool = False
+    args: tuple[str, ...] = ()
+    timeout: float = Field(default=600.0, gt=0, le=24 * 3600)
+    feature: str | None = Field(default=None, max_length=300)
+    max_tests: int = Field(default=5000, ge=1, le=15000)
+    # Set by catalog.load_job: the absolute path on this machine of what is shipped.
+    source: str | None = None
+
+    @model_validator(mode="after")
+    def _where(self) -> "PytestSpec":
+        absolute = self.path.startswith("/")
+        if self.in_image and not absolute:
+            raise ValueError(f"path {self.path!r}: with in_image: true the path must be absolute inside the image")
+        if not self.in_image and absolute:
+            raise ValueError(f"path {self.path!r} is absolute: give a path relative to the job file (it is "
+                             "shipped into the container), or set in_image: true for a path inside the image")
+        return self
+
+    @property
+    def shipped_name(self) -> str:
+        return self.path.rstrip("/").rsplit("/", 1)[-1]
+
+    def probe_path(self) -> str:
+        """The path the probe runs, relative to its working directory when shipped."""
+        return self.path if self.in_image else f"workloads/{self.shipped_name}"
+
+
 class SuiteRef(Frozen):
     """A suite as a job asks for it."""
 
@@ -115,6 +197,35 @@ class SuiteRef(Frozen):
     timeout: float | None = Field(default=None, gt=0, description="seconds for the whole container")
     attempts: int = Field(default=1, ge=1, le=10)
     network: bool = False
+    commands: tuple[CommandSpec, ...] = ()  # suite "command" only
+    pytest: PytestSpec | None = None  # suite "pytest" only
+
+    @model_validator(mode="after")
+    def _declared(self) -> "SuiteRef":
+        if self.commands and self.name != "command":
+            raise ValueError(f"'commands' belongs to a suite named command, not {self.name!r}")
+        if self.pytest is not None and self.name != "pytest":
+            raise ValueError(f"'pytest' belongs to a suite named pytest, not {self.name!r}")
+        ids = [c.id for c in self.commands]
+        dupes = sorted({i for i in ids if ids.count(i) > 1})
+        if dupes:
+            raise ValueError(f"command ids must be unique; repeated: {', '.join(dupes)}")
+        return self
+
+    def declaration(self) -> dict[str, Any] | None:
+        """What the probe gets with ``--declare``: the checks declared by the job (or None)."""
+        if self.commands:
+            return {"commands": [c.model_dump(mode="json") for c in self.commands]}
+        if self.pytest is not None:
+            p = self.pytest
+            return {"pytest": {"path": p.probe_path(), "args": list(p.args), "timeout": p.timeout,
+                               "feature": p.feature or f"pytest {p.path}", "max_tests": p.max_tests}}
+        return None
+
+    def declared_timeout(self) -> float:
+        """The longest timeout of a declared check (0 when nothing is declared)."""
+        times = [c.timeout for c in self.commands] + ([self.pytest.timeout] if self.pytest else [])
+        return max(times, default=0.0)
 
 
 class JobSpec(Frozen):

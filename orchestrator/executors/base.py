@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 import tarfile
 from functools import lru_cache
 from pathlib import Path
@@ -20,14 +21,24 @@ def expectations(task: Task) -> dict[str, str]:
     return {**task.image.components, "backend": task.image.backend}
 
 
+def check_deadline(task: Task) -> float:
+    """Seconds per check: the suite's deadline, raised to cover a declared command's
+    or pytest workload's own timeout (which then reports ``timeout`` itself)."""
+    declared = task.suite.declared_timeout()
+    return max(task.suite.deadline, declared + 30) if declared else task.suite.deadline
+
+
 def probe_args(task: Task) -> list[str]:
     """Arguments after ``python3 -m valorch_probe``."""
     suite = task.suite
     args = ["run", "--suite", suite.name, "--expect", json.dumps(expectations(task), sort_keys=True),
-            "--deadline", f"{suite.deadline:g}", "--attempts", str(suite.attempts),
+            "--deadline", f"{check_deadline(task):g}", "--attempts", str(suite.attempts),
             "--import-timeout", f"{IMPORT_ALLOWANCE:g}", "--device", "cpu" if task.cpu_only else "auto"]
     for pattern in suite.checks:
         args += ["--check", pattern]
+    declaration = suite.declaration()
+    if declaration is not None:
+        args += ["--declare", json.dumps(declaration, sort_keys=True)]
     return args
 
 
@@ -35,7 +46,7 @@ def overall_timeout(task: Task) -> float:
     """The whole run's deadline: the suite's own, or enough for every check's."""
     if task.suite.timeout:
         return task.suite.timeout
-    per = task.suite.deadline * task.suite.attempts
+    per = check_deadline(task) * task.suite.attempts
     return min(IMPORT_ALLOWANCE + 30 + per * max(1, len(task.checks)), 4 * 3600)
 
 
@@ -58,3 +69,66 @@ def probe_archive() -> bytes:
             with path.open("rb") as fh:
                 tar.addfile(info, fh)
     return buf.getvalue()
+
+
+WORKLOADS = "workloads"  # under the probe's working directory: /opt/valorch/workloads in a container
+MAX_WORKLOAD = 64 << 20  # bytes shipped with one task
+
+
+def workload_source(task: Task) -> Path | None:
+    """The file or directory on this machine that a pytest workload ships (or None)."""
+    p = task.suite.pytest
+    if p is None or p.in_image or not p.source:
+        return None
+    return Path(p.source)
+
+
+def _skip(path: Path) -> bool:
+    return "__pycache__" in path.parts or path.suffix == ".pyc" or path.is_symlink()
+
+
+def workload_archive(task: Task) -> bytes | None:
+    """The shipped workload as a tar for ``put_archive`` into ``/opt``
+    (``valorch/workloads/<name>``), or None when the task ships nothing."""
+    src = workload_source(task)
+    if src is None:
+        return None
+    name = task.suite.pytest.shipped_name
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for d in ("valorch", f"valorch/{WORKLOADS}"):
+            info = tarfile.TarInfo(d)
+            info.type, info.mode = tarfile.DIRTYPE, 0o755
+            tar.addfile(info)
+        files = [src] if src.is_file() else sorted(src.rglob("*"))
+        for path in files:
+            if _skip(path.relative_to(src.parent)):
+                continue
+            rel = path.relative_to(src) if path != src else Path()
+            arcname = f"valorch/{WORKLOADS}/{name}" + (f"/{rel.as_posix()}" if rel.parts else "")
+            info = tar.gettarinfo(str(path), arcname=arcname)
+            info.uid = info.gid = 0
+            info.uname = info.gname = "root"
+            if path.is_dir():
+                info.mode = 0o755
+                tar.addfile(info)
+            else:
+                info.mode = 0o644
+                with path.open("rb") as fh:
+                    tar.addfile(info, fh)
+            if buf.tell() > MAX_WORKLOAD:
+                raise ValueError(f"workload {src} is larger than {MAX_WORKLOAD >> 20} MiB")
+    return buf.getvalue()
+
+
+def ship_workload(task: Task, root: Path) -> None:
+    """Copy the shipped workload under ``root/workloads`` (the host executor's copy)."""
+    src = workload_source(task)
+    if src is None:
+        return
+    dest = root / WORKLOADS / task.suite.pytest.shipped_name
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    if src.is_dir():
+        shutil.copytree(src, dest, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    else:
+        shutil.copy2(src, dest)

@@ -20,7 +20,7 @@ from requests.exceptions import ConnectionError as RequestsConnectionError
 from ..errors import InfrastructureError
 from ..protocol import Transcript, complete
 from ..spec import Execution, HostSpec, Task
-from .base import LABEL, PROBE_PACKAGE, overall_timeout, probe_archive, probe_args
+from .base import LABEL, PROBE_PACKAGE, overall_timeout, probe_archive, probe_args, workload_archive
 from .devices import device_options
 
 TAIL = 8_000
@@ -124,6 +124,9 @@ class DockerExecutor:
             t = time.perf_counter()
             container = self.client.containers.create(task.image.reference, **container_options(task, run_id))
             container.put_archive("/opt", probe_archive())
+            shipped = workload_archive(task)
+            if shipped is not None:
+                container.put_archive("/opt", shipped)
             timings["create_s"] = time.perf_counter() - t
             deadline = overall_timeout(task)
             timer = threading.Timer(deadline, _kill, (container, killed))

@@ -17,7 +17,7 @@ from pathlib import Path
 from .. import proc
 from ..protocol import Transcript, complete
 from ..spec import Execution, HostSpec, Task
-from .base import PROBE_DIR, PROBE_PACKAGE, overall_timeout, probe_args
+from .base import PROBE_DIR, PROBE_PACKAGE, overall_timeout, probe_args, ship_workload
 
 
 class HostExecutor:
@@ -42,6 +42,7 @@ class HostExecutor:
         with tempfile.TemporaryDirectory(prefix="valorch-probe-") as tmp:
             shutil.copytree(PROBE_DIR, Path(tmp) / PROBE_PACKAGE,
                             ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+            ship_workload(task, Path(tmp))
             env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
             env.update(PYTHONPATH=tmp, PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1")
             done = proc.stream([self.python, "-m", PROBE_PACKAGE, *probe_args(task)], feed,

@@ -13,10 +13,13 @@ from typing import Any, Callable, Dict, List, Optional
 class Outcome(Exception):
     status = "fail"
 
-    def __init__(self, message: str = "", metrics: Optional[Dict[str, Any]] = None):
+    def __init__(self, message: str = "", metrics: Optional[Dict[str, Any]] = None, log: str = "",
+                 extra: Optional[List[Dict[str, Any]]] = None):
         Exception.__init__(self, message)
         self.message = message
         self.metrics = metrics or {}
+        self.log = log  # e.g. a command's output tails
+        self.extra = extra or []  # further results (see Report.extra)
 
 
 class Fail(Outcome):
@@ -37,11 +40,17 @@ class Report(object):
     """A passing check's evidence: a message, metrics and timing samples."""
 
     def __init__(self, message: str = "", metrics: Optional[Dict[str, Any]] = None,
-                 samples: Optional[List[float]] = None, unit: Optional[str] = None):
+                 samples: Optional[List[float]] = None, unit: Optional[str] = None, log: str = "",
+                 extra: Optional[List[Dict[str, Any]]] = None):
         self.message = message
         self.metrics = metrics or {}
         self.samples = samples or []
         self.unit = unit
+        self.log = log
+        # Results of other check ids that this check produced (one per upstream
+        # pytest test): dicts with check, status, feature, kind, message, log,
+        # duration_s; the worker writes each as one more RESULT line.
+        self.extra = extra or []
 
 
 class Context(object):

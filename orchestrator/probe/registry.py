@@ -79,6 +79,25 @@ def check(id: str, feature: str, kind: str, suite: str, library: Optional[str] =
     return register
 
 
+def declare(suite_name: str, declaration: Optional[dict]) -> List[Check]:
+    """Register the checks a job declares for a suite (command checks, a pytest
+    workload) in this process, so that they run, crash and time out exactly as
+    static checks do. Raises ValueError for a declaration the suite cannot take."""
+    from . import checks  # noqa: F401
+    from .declared import build
+
+    if suite_name not in SUITES:
+        raise KeyError(suite_name)
+    made = build(suite_name, declaration or {})
+    for chk in made:
+        if chk.id in CHECKS:
+            raise ValueError("declared check %s is already registered" % chk.id)
+    for chk in made:
+        CHECKS[chk.id] = chk
+        SUITES[suite_name].checks.append(chk.id)
+    return made
+
+
 def select(suite_name: str, patterns: Sequence[str] = ()) -> Tuple[Suite, List[Check]]:
     """The checks of a suite, in declaration order, filtered by glob patterns."""
     from . import checks  # noqa: F401  (registers every check)

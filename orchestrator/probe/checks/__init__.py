@@ -6,3 +6,4 @@ from . import features, features_dtypes, features_cuda, features_backends, featu
 from . import compile  # noqa: F401
 from . import profiler  # noqa: F401
 from . import tensorflow  # noqa: F401
+from . import command, pytest_workload  # noqa: F401
