@@ -11,9 +11,10 @@ $(VENV)/.run-env: pyproject.toml
 	$(BIN)/python -m pip install -q -e '.[test,torch]'
 	touch $@
 
-# The test environment adds tensorflow-cpu (the host is the TensorFlow environment).
+# The test environment adds tensorflow-cpu (the host is the TensorFlow environment)
+# and the Kubernetes client (its manifests are checked against the client models).
 $(VENV)/.test-env: $(VENV)/.run-env
-	$(BIN)/python -m pip install -q -e '.[test,torch,tensorflow]'
+	$(BIN)/python -m pip install -q -e '.[test,torch,tensorflow,k8s]'
 	touch $@
 
 ## The main job: the smoke suite on the local interpreter (no Docker needed),

@@ -20,6 +20,7 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass, field
 
+from .errors import NoMatchingHostError
 from .hosts import Requirement, match, shortfall
 from .spec import HostSpec
 
@@ -135,7 +136,11 @@ def candidates(need: Need, hosts: tuple[HostSpec, ...]) -> tuple[int, ...]:
     if not allowed:
         allowed = hosts
     match(need.req, allowed, need.label)  # raises, naming the nearest hosts
-    return tuple(i for i, h in enumerate(hosts) if h.name not in need.exclude and not shortfall(need.req, h))
+    found = tuple(i for i, h in enumerate(hosts) if h.name not in need.exclude and not shortfall(need.req, h))
+    if not found:  # every matching host is excluded (already tried)
+        raise NoMatchingHostError(f"no untried host can run {need.label or need.req.backend}: "
+                                  f"tried {', '.join(sorted(need.exclude))}")
+    return found
 
 
 def place(needs: tuple[Need, ...] | list[Need], hosts: tuple[HostSpec, ...],

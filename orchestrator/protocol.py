@@ -11,7 +11,7 @@ from typing import Any, Iterable
 from pydantic import ValidationError
 
 from .probe import MARKER
-from .spec import CheckInfo, CheckResult
+from .spec import CheckInfo, CheckResult, Execution
 
 MAX_LINE = 1 << 20  # bytes in one protocol line
 MAX_TOTAL = 64 << 20  # bytes of stdout read from one container
@@ -118,6 +118,38 @@ def _valid_id(name: str) -> bool:
 def _bounded(obj: dict[str, Any]) -> dict[str, Any]:
     text = json.dumps(obj, default=str)
     return obj if len(text) < 200_000 else {"truncated": True}
+
+
+def conclude(transcript: Transcript, task: Any, *, exit_code: int | None, killed: str | None = None,
+             log: str = "", signalled: bool | None = None, **meta: Any) -> Execution:
+    """The one place that turns how a probe ended into an Execution: every expected
+    check that never reported gets a result saying why (killed at a deadline,
+    refused, died, or silently missing), so that no check disappears.
+
+    ``killed`` is the message when the probe was killed at a deadline; ``signalled``
+    says whether the exit code means death by a signal (default: >= 128, a
+    container's convention; a local process passes ``exit_code < 0``)."""
+    transcript.close()
+    results: list[CheckResult] = transcript.results
+    if signalled is None:
+        signalled = exit_code is not None and exit_code >= 128
+    if killed:
+        results = complete(results, task.checks, "timeout", killed, log)
+    elif transcript.fatal:
+        results = complete(results, task.checks, "error", f"probe refused to run: {transcript.fatal}", log)
+    elif exit_code != 0:
+        results = complete(results, task.checks, "crash" if signalled else "error",
+                           f"the probe exited with code {exit_code} before reporting", log)
+    else:
+        results = complete(results, task.checks, "error", "the probe never reported this check", log)
+    return Execution(results=tuple(results), exit_code=exit_code,
+                     meta={**transcript.meta, "workers": transcript.workers, "end": transcript.end,
+                           "stderr_tail": log[-2000:], "ignored_lines": transcript.ignored_lines, **meta})
+
+
+def infrastructure_failure(task: Any, message: str, **fields: Any) -> Execution:
+    """Every check of a task that could not run at all: ``error`` (inconclusive)."""
+    return Execution(results=tuple(complete([], task.checks, "error", message)), infra_error=message, **fields)
 
 
 def complete(results: Iterable[CheckResult], expected: Iterable[CheckInfo], status: str,

@@ -34,6 +34,7 @@ from .errors import InputError, NoMatchingHostError, ValorchError
 from .hosts import Requirement
 from .placement import Need, place
 from .probe.registry import select as select_checks
+from .protocol import infrastructure_failure
 from .spec import GPU, CheckInfo, CheckResult, Execution, HostSpec, ImageSpec, JobSpec, SuiteRef, Task
 from .store import queries
 from .store.models import Host, Image, Result, Run, TaskRow
@@ -259,16 +260,14 @@ def _hook(reporter: Any, name: str, *args: Any) -> None:
 
 def _work(it: _Item, task: Task, gpus: tuple[GPU, ...] | None, executor_for: Callable[[PlannedRun], Executor],
           reporter: Reporter | None, done: queue.Queue) -> None:
-    from .protocol import complete
-
     try:
         executor = executor_for(PlannedRun(task.image, task.host, (task,)))
         execution = executor.execute(task, it.run_id, (lambda r: reporter.result(task, r)) if reporter else None)
     except ValorchError as exc:  # e.g. the engine does not answer
-        execution = Execution(results=tuple(complete([], task.checks, "error", exc.message)), infra_error=exc.message)
+        execution = infrastructure_failure(task, exc.message)
     except Exception as exc:  # noqa: BLE001 - a harness failure is data, never a lost thread
         msg = f"{type(exc).__name__}: {str(exc)[:500]}"
-        execution = Execution(results=tuple(complete([], task.checks, "error", msg)), infra_error=msg)
+        execution = infrastructure_failure(task, msg)
     done.put((it, gpus, execution))
 
 

@@ -18,7 +18,7 @@ import docker.tls
 from requests.exceptions import ConnectionError as RequestsConnectionError
 
 from ..errors import InfrastructureError
-from ..protocol import Transcript, complete
+from ..protocol import Transcript, conclude, infrastructure_failure
 from ..spec import Execution, HostSpec, Task
 from .base import LABEL, PROBE_PACKAGE, overall_timeout, probe_archive, probe_args, workload_archive
 from .devices import device_options
@@ -147,7 +147,6 @@ class DockerExecutor:
                             seen = len(transcript.results)
                     if err:
                         stderr_tail = (stderr_tail + err)[-TAIL:]
-                transcript.close()
                 status = container.wait(timeout=60)
             finally:
                 timer.cancel()
@@ -162,24 +161,14 @@ class DockerExecutor:
                     container.remove(force=True)
                 except docker.errors.DockerException:
                     pass
+        transcript.close()
         timings["total_s"] = time.perf_counter() - t0
         timings.update(transcript.breakdown())
-        log = stderr_tail.decode("utf-8", "replace")
-        results = transcript.results
-        if killed.is_set():
-            results = complete(results, task.checks, "timeout",
-                               f"the container passed its deadline of {overall_timeout(task):g}s and was killed", log)
-        elif transcript.fatal:
-            results = complete(results, task.checks, "error", f"probe refused to run: {transcript.fatal}", log)
-        elif exit_code != 0:
-            results = complete(results, task.checks, "crash" if exit_code >= 128 else "error",
-                               f"the probe exited with code {exit_code} before reporting", log)
-        else:
-            results = complete(results, task.checks, "error", "the probe never reported this check", log)
-        return Execution(results=tuple(results), meta={**transcript.meta, "workers": transcript.workers,
-                                                       "end": transcript.end, "stderr_tail": log[-2000:],
-                                                       "ignored_lines": transcript.ignored_lines},
-                         timings=timings, image_digest=digest, exit_code=exit_code)
+        killed_msg = (f"the container passed its deadline of {overall_timeout(task):g}s and was killed"
+                      if killed.is_set() else None)
+        execution = conclude(transcript, task, exit_code=exit_code, killed=killed_msg,
+                             log=stderr_tail.decode("utf-8", "replace"))
+        return execution.model_copy(update={"timings": timings, "image_digest": digest})
 
 
 def _kill(container: Any, killed: threading.Event) -> None:
@@ -191,8 +180,7 @@ def _kill(container: Any, killed: threading.Event) -> None:
 
 
 def _infra_failure(task: Task, message: str, timings: dict[str, float], digest: str | None) -> Execution:
-    results = complete([], task.checks, "error", message)
-    return Execution(results=tuple(results), timings=timings, image_digest=digest, infra_error=message)
+    return infrastructure_failure(task, message, timings=timings, image_digest=digest)
 
 
 def reap(client: docker.DockerClient, run_id: str | None = None) -> int:

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from .. import proc
-from ..protocol import Transcript, complete
+from ..protocol import Transcript, conclude, infrastructure_failure
 from ..spec import Execution, HostSpec, Task
 from .base import PROBE_DIR, PROBE_PACKAGE, overall_timeout, probe_args, ship_workload
 
@@ -49,25 +49,13 @@ class HostExecutor:
                                timeout=overall_timeout(task), env=env, cwd=tmp)
         transcript.close()
         timings = {"run_s": time.perf_counter() - t0, "total_s": time.perf_counter() - t0, **transcript.breakdown()}
-        results = transcript.results
         if done.error:
-            results = complete(results, task.checks, "error", f"cannot start {self.python}: {done.error}")
-            return Execution(results=tuple(results), timings=timings, infra_error=done.error)
-        if done.timed_out:
-            results = complete(results, task.checks, "timeout",
-                               f"the probe passed its deadline of {overall_timeout(task):g}s and was killed",
-                               done.stderr_tail)
-        elif transcript.fatal:
-            results = complete(results, task.checks, "error", f"probe refused to run: {transcript.fatal}",
-                               done.stderr_tail)
-        else:
-            results = complete(results, task.checks, "crash" if (done.returncode or 0) < 0 else "error",
-                               f"the probe exited with code {done.returncode} before reporting",
-                               done.stderr_tail)
-        return Execution(results=tuple(results), timings=timings, exit_code=done.returncode,
-                         meta={**transcript.meta, "workers": transcript.workers, "end": transcript.end,
-                               "stderr_tail": done.stderr_tail[-2000:], "python": self.python,
-                               "ignored_lines": transcript.ignored_lines})
+            return infrastructure_failure(task, f"cannot start {self.python}: {done.error}", timings=timings)
+        killed = (f"the probe passed its deadline of {overall_timeout(task):g}s and was killed"
+                  if done.timed_out else None)
+        execution = conclude(transcript, task, exit_code=done.returncode, killed=killed, log=done.stderr_tail,
+                             signalled=(done.returncode or 0) < 0, python=self.python)
+        return execution.model_copy(update={"timings": timings})
 
 
 def gather_inventory(image, host: HostSpec, **kw):  # noqa: ANN001, ANN003, ANN201

@@ -31,7 +31,7 @@ import time
 from typing import Any, Callable
 
 from ..errors import InfrastructureError, NoMatchingHostError
-from ..protocol import Transcript, complete
+from ..protocol import Transcript, conclude, infrastructure_failure
 from ..spec import Execution, Task
 from .base import LABEL, PROBE_DIR, PROBE_PACKAGE, overall_timeout, probe_args
 
@@ -244,20 +244,11 @@ class KubernetesExecutor:
             self._delete(core, batch, name, created)
             return _infra(task, f"Kubernetes: {str(exc)[:500]}")
         self._delete(core, batch, name, created)
-        results = transcript.results
-        if reason == "DeadlineExceeded":
-            results = complete(results, task.checks, "timeout", "the Job passed its activeDeadlineSeconds")
-        elif transcript.fatal:
-            results = complete(results, task.checks, "error", f"probe refused to run: {transcript.fatal}")
-        elif exit_code not in (0, None):
-            results = complete(results, task.checks, "crash" if exit_code >= 128 else "error",
-                               f"the probe exited with code {exit_code} before reporting")
-        else:
-            results = complete(results, task.checks, "error", "the probe never reported this check")
-        return Execution(results=tuple(results), exit_code=exit_code,
-                         timings={"total_s": time.perf_counter() - t0},
-                         meta={**transcript.meta, "workers": transcript.workers, "end": transcript.end,
-                               "kubernetes": {"job": name, "namespace": self.namespace, "pod": pod}})
+        killed = "the Job passed its activeDeadlineSeconds" if reason == "DeadlineExceeded" else None
+        execution = conclude(transcript, task, exit_code=0 if exit_code is None else exit_code, killed=killed,
+                             kubernetes={"job": name, "namespace": self.namespace, "pod": pod})
+        return execution.model_copy(update={"timings": {"total_s": time.perf_counter() - t0},
+                                            "exit_code": exit_code})
 
     def _wait_for_pod(self, core: Any, job: str) -> str:
         """The Job's pod once it runs (or has ended); an unschedulable pod is unmatched."""
@@ -299,4 +290,4 @@ def to_model(api: Any, manifest: dict[str, Any], kind: str) -> Any:
 
 
 def _infra(task: Task, message: str) -> Execution:
-    return Execution(results=tuple(complete([], task.checks, "error", message)), infra_error=message)
+    return infrastructure_failure(task, message)

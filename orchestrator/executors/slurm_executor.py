@@ -33,7 +33,7 @@ from typing import Any, Callable
 from ..catalog import Catalog
 from ..errors import NoMatchingHostError
 from ..hosts import detect_local
-from ..protocol import Transcript, complete
+from ..protocol import Transcript, complete, conclude, infrastructure_failure
 from ..scheduler import PlannedRun, plan
 from ..spec import GPU, Execution, HostSpec, JobSpec, Task
 from .base import LABEL, PROBE_PACKAGE, overall_timeout, probe_archive, probe_args
@@ -278,26 +278,17 @@ class SlurmExecutor:
         exit_code = int(info["exit"]) if str(info.get("exit", "")).lstrip("-").isdigit() else None
         digest = _digest(info.get("image"))
         tail = log[-8000:]
-        results = transcript.results
-        infra = None
-        if state in ("TIMEOUT", "DEADLINE"):
-            results = complete(results, task.checks, "timeout",
-                               f"Slurm job {job} passed its time limit ({limit:g}s) and was killed", tail)
-        elif exit_code is None:
+        if exit_code is None and state not in ("TIMEOUT", "DEADLINE"):
             what = info.get("failed") or f"ended {state} before the container ran"
             infra = f"Slurm job {job} on {info.get('node', '?')}: {what}: {_last_lines(log)}"
-            results = complete(results, task.checks, "error", infra, tail)
-        elif transcript.fatal:
-            results = complete(results, task.checks, "error", f"probe refused to run: {transcript.fatal}", tail)
-        elif exit_code != 0:
-            results = complete(results, task.checks, "crash" if exit_code >= 128 else "error",
-                               f"the probe exited with code {exit_code} before reporting", tail)
-        else:
-            results = complete(results, task.checks, "error", "the probe never reported this check", tail)
-        meta = {**transcript.meta, "workers": transcript.workers, "end": transcript.end,
-                "stderr_tail": tail[-2000:], "ignored_lines": transcript.ignored_lines, "slurm": info}
-        return Execution(results=tuple(results), meta=meta, timings=timings, image_digest=digest,
-                         exit_code=exit_code, infra_error=infra)
+            transcript.close()
+            results = complete(transcript.results, task.checks, "error", infra, tail)
+            return Execution(results=tuple(results), meta={"slurm": info}, timings=timings, image_digest=digest,
+                             infra_error=infra)
+        killed = (f"Slurm job {job} passed its time limit ({limit:g}s) and was killed"
+                  if state in ("TIMEOUT", "DEADLINE") else None)
+        execution = conclude(transcript, task, exit_code=exit_code, killed=killed, log=tail, slurm=info)
+        return execution.model_copy(update={"timings": timings, "image_digest": digest})
 
     def _follow(self, job: str, workdir: Path, transcript: Transcript, on_result: Callable[[Any], None] | None,
                 limit: float, timings: dict[str, float]) -> str:
@@ -369,8 +360,7 @@ def _digest(value: str | None) -> str | None:
 
 
 def _infra(task: Task, message: str, timings: dict[str, float], slurm: dict[str, Any]) -> Execution:
-    return Execution(results=tuple(complete([], task.checks, "error", message)), timings=timings,
-                     meta={"slurm": slurm}, infra_error=message)
+    return infrastructure_failure(task, message, timings=timings, meta={"slurm": slurm})
 
 
 def default_spool() -> Path:

@@ -1,8 +1,8 @@
 """A second, real Docker engine reached over tcp:// with mutual TLS (certificates made
 here with openssl), next to the local one: valorch runs one job across both.
 
-The second dockerd has its own socket, data root, exec root and pid file, no bridge
-and no iptables rules, so it does not disturb the first; it is stopped (its pid only)
+The second dockerd has its own socket, data root, exec root, pid file and bridge
+(not docker0) and no iptables rules, so it does not disturb the first; it is stopped (its pid only)
 at the end of the session.
 """
 
@@ -46,6 +46,9 @@ def _certs(d: Path) -> None:
             "-days", "2", "-extfile", f"{who}.ext", "-out", f"{who}.pem")
 
 
+BRIDGE = "vlch-d2br0"
+
+
 @pytest.fixture(scope="session")
 def engine2():
     if not shutil.which("dockerd") or not shutil.which("openssl"):
@@ -64,13 +67,16 @@ def engine2():
     _certs(certs)
     port = _free_port()
     sock = ROOT_DIR / "docker.sock"
+    # Its own bridge: with --bridge=none a dockerd deletes the host's docker0, which
+    # would take the first engine's default network away from every later test.
+    subprocess.run(["ip", "link", "add", BRIDGE, "type", "bridge"], capture_output=True)
     log = open(ROOT_DIR / "dockerd.log", "w")
     proc = subprocess.Popen(
         ["dockerd", "--host", f"unix://{sock}", "--host", f"tcp://127.0.0.1:{port}", "--tlsverify",
          "--tlscacert", str(certs / "ca.pem"), "--tlscert", str(certs / "server.pem"),
          "--tlskey", str(certs / "server-key.pem"), "--data-root", str(ROOT_DIR / "data"),
          "--exec-root", str(ROOT_DIR / "exec"), "--pidfile", str(ROOT_DIR / "docker.pid"),
-         "--bridge=none", "--iptables=false", "--ip-masq=false"],
+         f"--bridge={BRIDGE}", "--iptables=false", "--ip-masq=false"],
         stdout=log, stderr=subprocess.STDOUT)
     try:
         for _ in range(120):
@@ -93,6 +99,7 @@ def engine2():
         except subprocess.TimeoutExpired:
             proc.kill()
         log.close()
+        subprocess.run(["ip", "link", "delete", BRIDGE], capture_output=True)
 
 
 @pytest.fixture
