@@ -14,8 +14,7 @@ from ..executors.host import HostExecutor
 from ..hosts import detect_local
 from ..render.junit import results_junit
 from ..scheduler import PlannedRun, execute, plan
-from ..scheduler import history as task_history
-from ..scheduler import resume as resume_batch
+from ..resume import resume as resume_batch
 from ..host_inventory import resolve_hosts
 from .progress import LiveReporter
 from ..spec import CheckResult, Execution, JobSpec, SuiteRef, Task
@@ -90,7 +89,7 @@ def run(
         inventory = resolve_hosts(hosts_file)
         local = detect_local()
         with sessions(db)() as session:
-            hist = task_history(session)
+            hist = queries.suite_durations(session)
         planned = plan(spec, cat, inventory, local, cpu_only=cpu_only, history=hist)
     factory = sessions(db)
 

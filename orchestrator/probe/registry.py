@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import fnmatch
 from collections import OrderedDict
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Callable, List, Optional, Sequence, Tuple
 
 
 class Check(object):

@@ -28,11 +28,11 @@ import subprocess
 import sys
 import time
 import traceback
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List
 
 from . import MARKER, PROBE_VERSION
 from .context import Context, Outcome, Report
-from .registry import CHECKS, SUITES, Check, catalog, declare, select
+from .registry import CHECKS, Check, catalog, declare, select
 
 TAIL = 8_000  # bytes of worker stderr kept for a crash/timeout message
 FAILING = ("fail", "crash", "timeout")

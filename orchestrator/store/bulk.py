@@ -13,7 +13,7 @@ from typing import Any, Iterable, Sequence
 from sqlalchemy import JSON, DateTime, insert, select
 from sqlalchemy.orm import Session
 
-from .models import Baseline, Check, Host, Image, MatrixVersion, Result, Run
+from .models import Baseline, Check, Host, Image, MatrixVersion, Result, Run, Samples, pack_samples
 from .queries import now
 
 CHUNK = 20_000
@@ -41,12 +41,15 @@ def insert_rows(session: Session, model: type, rows: Sequence[dict[str, Any]]) -
         return len(rows)
     cols = [c for c in table.columns if c.name in given]
     json_cols = {c.name for c in cols if isinstance(c.type, JSON)}
+    packed_cols = {c.name for c in cols if isinstance(c.type, Samples)}
     names = [c.name for c in cols]
     sql = (f'INSERT INTO "{table.name}" ({", ".join(f"{chr(34)}{n}{chr(34)}" for n in names)}) '
            f'VALUES ({", ".join("?" for _ in names)})')
 
     def value(row: dict[str, Any], name: str) -> Any:
         v = row[name]
+        if name in packed_cols:
+            return pack_samples(v)
         return json.dumps(v) if name in json_cols else v
 
     cursor = session.connection().connection.cursor()

@@ -2,11 +2,49 @@
 
 from __future__ import annotations
 
+import json
+import sys
+from array import array
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Boolean, DateTime, Float, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy import (JSON, Boolean, DateTime, Float, ForeignKey, Integer, LargeBinary, String, Text,
+                        TypeDecorator, UniqueConstraint)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+
+class Samples(TypeDecorator):
+    """Timing samples as packed little-endian float64: a tenth of the size of their
+    JSON text and no float formatting on ingest (bench/bench_scale.py). Rows written
+    before migration 0002 held JSON text; they read back the same."""
+
+    impl = LargeBinary
+    cache_ok = True
+
+    def process_bind_param(self, value: Any, dialect: Any) -> bytes | None:
+        return pack_samples(value)
+
+    def process_result_value(self, value: Any, dialect: Any) -> list[float]:
+        return unpack_samples(value)
+
+
+def pack_samples(values: Any) -> bytes:
+    arr = array("d", [float(v) for v in (values or ())])
+    if sys.byteorder != "little":
+        arr.byteswap()
+    return arr.tobytes()
+
+
+def unpack_samples(value: Any) -> list[float]:
+    if value is None:
+        return []
+    if isinstance(value, str):  # written as JSON before migration 0002
+        return [float(v) for v in json.loads(value)]
+    arr = array("d")
+    arr.frombytes(bytes(value))
+    if sys.byteorder != "little":
+        arr.byteswap()
+    return arr.tolist()
 
 
 class Base(DeclarativeBase):
@@ -87,16 +125,17 @@ class Check(Base):
 class Result(Base):
     __tablename__ = "result"
     id: Mapped[int] = mapped_column(primary_key=True)
-    run_id: Mapped[str] = mapped_column(ForeignKey("run.id"), index=True)
+    # no index of its own on run_id: uq_result (run_id, check_pk, attempt) leads with it
+    run_id: Mapped[str] = mapped_column(ForeignKey("run.id"))
     task_id: Mapped[int | None] = mapped_column(ForeignKey("task.id"))
     check_pk: Mapped[int] = mapped_column(ForeignKey("check.id"), index=True)
     attempt: Mapped[int] = mapped_column(Integer, default=1)
-    status: Mapped[str] = mapped_column(String(20), index=True)
+    status: Mapped[str] = mapped_column(String(20))
     duration_s: Mapped[float] = mapped_column(Float, default=0.0)
     message: Mapped[str] = mapped_column(Text, default="")
     log: Mapped[str] = mapped_column(Text, default="")
     metrics: Mapped[dict[str, Any]] = mapped_column(default=dict)
-    samples: Mapped[list[Any]] = mapped_column(default=list)
+    samples: Mapped[list[Any]] = mapped_column(Samples, default=list)
     check: Mapped[Check] = relationship(lazy="joined")
     __table_args__ = (UniqueConstraint("run_id", "check_pk", "attempt", name="uq_result"),)
 

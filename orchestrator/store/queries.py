@@ -131,3 +131,15 @@ def latest_runs(session: Session, images: Sequence[str] = ()) -> list[Run]:
             continue
         latest[run.image.alias] = run
     return list(latest.values())
+
+
+def suite_durations(session: Session, limit: int = 500) -> dict[tuple[str, str], float]:
+    """The last measured duration of each (image alias, suite), for placement and ETAs."""
+    q = (select(Image.alias, TaskRow.suite, TaskRow.timings).join(Run, TaskRow.run_id == Run.id)
+         .join(Image, Run.image_id == Image.id).where(TaskRow.state == "done").order_by(TaskRow.id.desc()).limit(limit))
+    out: dict[tuple[str, str], float] = {}
+    for alias, suite, timings in session.execute(q):
+        total = (timings or {}).get("total_s")
+        if total and (alias, suite) not in out:
+            out[(alias, suite)] = float(total)
+    return out

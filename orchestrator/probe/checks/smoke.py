@@ -6,7 +6,7 @@ from __future__ import annotations
 import platform
 import sys
 
-from ..context import Fail, Report, Skip, Unsupported
+from ..context import Fail, Report, Skip
 from ..registry import check, suite
 from ._versions import matches, os_release, rocm_release
 
