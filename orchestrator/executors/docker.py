@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import docker
@@ -62,21 +63,26 @@ class _EngineTLS(docker.tls.TLSConfig):
         client.trust_env = False
 
 
-def container_options(task: Task, run_id: str) -> dict[str, Any]:
-    """Everything ``containers.create`` gets, apart from the image (pure)."""
-    opts: dict[str, Any] = {
-        "command": ["python3", "-m", PROBE_PACKAGE, *probe_args(task)],
+def probe_options(command: list[str], labels: dict[str, str], network: bool = False) -> dict[str, Any]:
+    """What every probe container gets: no network unless asked, no privileges, no new
+    privileges, bounded pids, the probe on PYTHONPATH (pure)."""
+    return {
+        "command": command,
         "working_dir": "/opt/valorch",
-        "environment": {"PYTHONPATH": "/opt/valorch", "PYTHONDONTWRITEBYTECODE": "1",
-                        "PYTHONUNBUFFERED": "1"},
-        "labels": {LABEL: "1", f"{LABEL}.run": run_id, f"{LABEL}.suite": task.suite.name,
-                   f"{LABEL}.image": task.image.alias},
-        "network_mode": "bridge" if task.suite.network else "none",
+        "environment": {"PYTHONPATH": "/opt/valorch", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1"},
+        "labels": {LABEL: "1", **{f"{LABEL}.{k}": v for k, v in labels.items()}},
+        "network_mode": "bridge" if network else "none",
         "privileged": False,
         "security_opt": ["no-new-privileges"],
         "pids_limit": 4096,
         "detach": True,
     }
+
+
+def container_options(task: Task, run_id: str) -> dict[str, Any]:
+    """Everything ``containers.create`` gets for a suite task, apart from the image (pure)."""
+    opts = probe_options(["python3", "-m", PROBE_PACKAGE, *probe_args(task)],
+                         {"run": run_id, "suite": task.suite.name, "image": task.image.alias}, task.suite.network)
     if not task.cpu_only:
         dev = device_options(task.image.backend, task.host, task.gpus)
         opts["security_opt"] = opts["security_opt"] + dev.pop("security_opt", [])
@@ -111,64 +117,84 @@ class DockerExecutor:
         return digest, None
 
     def execute(self, task: Task, run_id: str, on_result: Callable[[Any], None] | None = None) -> Execution:
-        timings: dict[str, float] = {}
         t0 = time.perf_counter()
         digest, problem = self.image_digest(task.image.reference)
         if problem:
-            return _infra_failure(task, problem, timings, digest)
-        container = None
+            return _infra_failure(task, problem, {}, digest)
         transcript = Transcript()
-        stderr_tail = b""
-        killed = threading.Event()
+        seen = 0
+
+        def feed(chunk: bytes) -> None:
+            nonlocal seen
+            transcript.feed(chunk)
+            if on_result and len(transcript.results) > seen:
+                for res in transcript.results[seen:]:
+                    on_result(res)
+                seen = len(transcript.results)
+
+        archives = [probe_archive()] + [a for a in (workload_archive(task),) if a is not None]
+        deadline = overall_timeout(task)
         try:
-            t = time.perf_counter()
-            container = self.client.containers.create(task.image.reference, **container_options(task, run_id))
-            container.put_archive("/opt", probe_archive())
-            shipped = workload_archive(task)
-            if shipped is not None:
-                container.put_archive("/opt", shipped)
-            timings["create_s"] = time.perf_counter() - t
-            deadline = overall_timeout(task)
-            timer = threading.Timer(deadline, _kill, (container, killed))
-            timer.daemon = True
-            t = time.perf_counter()
-            stream = container.attach(stdout=True, stderr=True, stream=True, logs=True, demux=True)
-            container.start()
-            timings["start_s"] = time.perf_counter() - t
-            timer.start()
-            try:
-                seen = 0
-                for out, err in stream:
-                    if out:
-                        transcript.feed(out)
-                        if on_result and len(transcript.results) > seen:
-                            for res in transcript.results[seen:]:
-                                on_result(res)
-                            seen = len(transcript.results)
-                    if err:
-                        stderr_tail = (stderr_tail + err)[-TAIL:]
-                status = container.wait(timeout=60)
-            finally:
-                timer.cancel()
-            timings["run_s"] = time.perf_counter() - t
-            exit_code = int(status.get("StatusCode", -1))
+            ran = run_container(self.client, task.image.reference, container_options(task, run_id), archives,
+                                deadline, feed)
         except (docker.errors.DockerException, RequestsConnectionError) as exc:
-            return _infra_failure(task, f"engine error running {task.image.reference}: {str(exc)[:500]}",
-                                  timings, digest)
-        finally:
-            if container is not None:
-                try:
-                    container.remove(force=True)
-                except docker.errors.DockerException:
-                    pass
+            return _infra_failure(task, f"engine error running {task.image.reference}: {str(exc)[:500]}", {},
+                                  digest)
         transcript.close()
-        timings["total_s"] = time.perf_counter() - t0
-        timings.update(transcript.breakdown())
-        killed_msg = (f"the container passed its deadline of {overall_timeout(task):g}s and was killed"
-                      if killed.is_set() else None)
-        execution = conclude(transcript, task, exit_code=exit_code, killed=killed_msg,
-                             log=stderr_tail.decode("utf-8", "replace"))
+        timings = {**ran.timings, "total_s": time.perf_counter() - t0, **transcript.breakdown()}
+        killed = f"the container passed its deadline of {deadline:g}s and was killed" if ran.killed else None
+        execution = conclude(transcript, task, exit_code=ran.exit_code, killed=killed, log=ran.stderr_tail)
         return execution.model_copy(update={"timings": timings, "image_digest": digest})
+
+
+@dataclass(frozen=True)
+class ContainerRun:
+    exit_code: int
+    stderr_tail: str
+    killed: bool
+    timings: dict[str, float]
+
+
+def run_container(client: docker.DockerClient, image: str, options: dict[str, Any], archives: list[bytes],
+                  deadline: float, on_stdout: Callable[[bytes], None]) -> ContainerRun:
+    """The one container lifecycle: create, copy the archives into /opt, attach, start,
+    stream stdout to ``on_stdout`` (stderr's tail is kept), kill at the deadline, and
+    always remove the container, also on Ctrl-C. Engine errors propagate."""
+    timings: dict[str, float] = {}
+    killed = threading.Event()
+    stderr_tail = b""
+    container = None
+    try:
+        t = time.perf_counter()
+        container = client.containers.create(image, **options)
+        for archive in archives:
+            container.put_archive("/opt", archive)
+        timings["create_s"] = time.perf_counter() - t
+        timer = threading.Timer(deadline, _kill, (container, killed))
+        timer.daemon = True
+        t = time.perf_counter()
+        stream = container.attach(stdout=True, stderr=True, stream=True, logs=True, demux=True)
+        container.start()
+        timings["start_s"] = time.perf_counter() - t
+        timer.start()
+        try:
+            for out, err in stream:
+                if out:
+                    on_stdout(out)
+                if err:
+                    stderr_tail = (stderr_tail + err)[-TAIL:]
+            status = container.wait(timeout=60)
+        finally:
+            timer.cancel()
+        timings["run_s"] = time.perf_counter() - t
+        return ContainerRun(int(status.get("StatusCode", -1)), stderr_tail.decode("utf-8", "replace"),
+                            killed.is_set(), timings)
+    finally:
+        if container is not None:
+            try:
+                container.remove(force=True)
+            except docker.errors.DockerException:
+                pass
 
 
 def _kill(container: Any, killed: threading.Event) -> None:

@@ -17,7 +17,6 @@ import os
 import shutil
 import sys
 import tempfile
-import threading
 import uuid
 from pathlib import Path
 from typing import Any
@@ -25,12 +24,11 @@ from typing import Any
 from .. import proc
 from ..protocol import Transcript
 from ..spec import HostSpec, ImageSpec
-from .base import LABEL, PROBE_DIR, PROBE_PACKAGE, probe_archive
+from .base import PROBE_DIR, PROBE_PACKAGE, probe_archive
 
 # The gatherer imports torch once to read what it was compiled against (up to
 # 180 s inside the probe); the rest is file reads and a few `-v` commands.
 DEADLINE = 600.0
-TAIL = 8_000
 Gathered = tuple[dict[str, Any] | None, str | None, str | None]
 
 
@@ -39,19 +37,10 @@ def probe_command() -> list[str]:
 
 
 def container_options(image: ImageSpec, run_id: str) -> dict[str, Any]:
-    """What ``containers.create`` gets for an inventory (pure)."""
-    return {
-        "command": probe_command(),
-        "working_dir": "/opt/valorch",
-        "environment": {"PYTHONPATH": "/opt/valorch", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1"},
-        "labels": {LABEL: "1", f"{LABEL}.run": run_id, f"{LABEL}.suite": "inventory",
-                   f"{LABEL}.image": image.alias},
-        "network_mode": "none",
-        "privileged": False,
-        "security_opt": ["no-new-privileges"],
-        "pids_limit": 4096,
-        "detach": True,
-    }
+    """What ``containers.create`` gets for an inventory: no devices, no network (pure)."""
+    from .docker import probe_options
+
+    return probe_options(probe_command(), {"run": run_id, "suite": "inventory", "image": image.alias})
 
 
 def _outcome(transcript: Transcript, exit_code: int | None, killed: bool, stderr: str, where: str,
@@ -76,56 +65,21 @@ def gather_docker(image: ImageSpec, host: HostSpec, *, client: Any = None, run_i
     import docker.errors
     from requests.exceptions import ConnectionError as RequestsConnectionError
 
-    from .docker import DockerExecutor, connect
+    from .docker import DockerExecutor, connect, run_container
 
     client = client or connect(host)
     digest, problem = DockerExecutor(host, client).image_digest(image.reference)
     if problem:
         return None, problem, digest
     run_id = run_id or str(uuid.uuid4())
-    container = None
     transcript = Transcript()
-    stderr = b""
-    killed = threading.Event()
-    exit_code: int | None = None
     try:
-        container = client.containers.create(image.reference, **container_options(image, run_id))
-        container.put_archive("/opt", probe_archive())
-        timer = threading.Timer(deadline, _kill, (container, killed))
-        timer.daemon = True
-        stream = container.attach(stdout=True, stderr=True, stream=True, logs=True, demux=True)
-        container.start()
-        timer.start()
-        try:
-            for out, err in stream:
-                if out:
-                    transcript.feed(out)
-                if err:
-                    stderr = (stderr + err)[-TAIL:]
-            exit_code = int(container.wait(timeout=60).get("StatusCode", -1))
-        finally:
-            timer.cancel()
+        ran = run_container(client, image.reference, container_options(image, run_id), [probe_archive()], deadline,
+                            transcript.feed)
     except (docker.errors.DockerException, RequestsConnectionError) as exc:
         return None, f"engine error gathering the inventory of {image.reference}: {str(exc)[:500]}", digest
-    finally:
-        if container is not None:
-            try:
-                container.remove(force=True)
-            except docker.errors.DockerException:
-                pass
-    raw, error = _outcome(transcript, exit_code, killed.is_set(), stderr.decode("utf-8", "replace"),
-                          image.reference, deadline)
+    raw, error = _outcome(transcript, ran.exit_code, ran.killed, ran.stderr_tail, image.reference, deadline)
     return raw, error, digest
-
-
-def _kill(container: Any, killed: threading.Event) -> None:
-    import docker.errors
-
-    killed.set()
-    try:
-        container.kill()
-    except docker.errors.DockerException:
-        pass
 
 
 def gather_host(image: ImageSpec, host: HostSpec, *, python: str | None = None,
