@@ -56,10 +56,7 @@ def probe_archive() -> bytes:
     ``/opt`` with ``put_archive`` so that remote engines work as local ones do."""
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w") as tar:
-        for name in ("valorch", f"valorch/{PROBE_PACKAGE}"):
-            info = tarfile.TarInfo(name)
-            info.type, info.mode = tarfile.DIRTYPE, 0o755
-            tar.addfile(info)
+        _add_dirs(tar, "valorch", f"valorch/{PROBE_PACKAGE}")
         for path in sorted(PROBE_DIR.rglob("*.py")):
             rel = path.relative_to(PROBE_DIR)
             info = tar.gettarinfo(str(path), arcname=f"valorch/{PROBE_PACKAGE}/{rel.as_posix()}")
@@ -96,10 +93,7 @@ def workload_archive(task: Task) -> bytes | None:
     name = task.suite.pytest.shipped_name
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w") as tar:
-        for d in ("valorch", f"valorch/{WORKLOADS}"):
-            info = tarfile.TarInfo(d)
-            info.type, info.mode = tarfile.DIRTYPE, 0o755
-            tar.addfile(info)
+        _add_dirs(tar, "valorch", f"valorch/{WORKLOADS}")
         files = [src] if src.is_file() else sorted(src.rglob("*"))
         for path in files:
             if _skip(path.relative_to(src.parent)):
@@ -132,3 +126,11 @@ def ship_workload(task: Task, root: Path) -> None:
         shutil.copytree(src, dest, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     else:
         shutil.copy2(src, dest)
+
+
+def _add_dirs(tar: tarfile.TarFile, *names: str) -> None:
+    """Directory entries first, so the archive extracts into a bare /opt."""
+    for name in names:
+        info = tarfile.TarInfo(name)
+        info.type, info.mode = tarfile.DIRTYPE, 0o755
+        tar.addfile(info)

@@ -1,6 +1,13 @@
+import os
 import subprocess
+from pathlib import Path
 
 import pytest
+
+from orchestrator.executors.slurm import SlurmCluster
+
+START_SLURM = Path(__file__).resolve().parents[2] / "scripts" / "start-slurm.sh"
+SLURM_CONF = Path(os.environ.get("VALORCH_SLURM_DIR", "/etc/slurm")) / "slurm.conf"
 
 TEST_IMAGES = ("valorch/test:debian-torch", "valorch/test:pip-torch", "valorch/base:bullseye",
                "valorch/base:bookworm")
@@ -33,3 +40,14 @@ def leftover_containers():
                              capture_output=True, text=True, check=True).stdout
         return len(out.split())
     return count
+
+
+@pytest.fixture(scope="session")
+def cluster() -> SlurmCluster:
+    """The real Slurm test cluster (scripts/start-slurm.sh: slurmctld, two slurmd, munge)."""
+    if os.geteuid() != 0:
+        pytest.skip("the Slurm test cluster needs root (scripts/start-slurm.sh installs and starts daemons)")
+    proc = subprocess.run(["bash", str(START_SLURM)], capture_output=True, text=True, timeout=900)
+    if proc.returncode != 0:
+        pytest.fail(f"scripts/start-slurm.sh failed (exit {proc.returncode}):\n{proc.stderr}\n{proc.stdout}")
+    return SlurmCluster(conf=SLURM_CONF, partition="valorch")

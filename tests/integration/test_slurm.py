@@ -28,16 +28,6 @@ GPU_ENV = ("sh", "-c", 'echo "node=$SLURMD_NODENAME"; echo "SLURM_JOB_GPUS=$SLUR
                        'echo "VALORCH_TAG=$VALORCH_TAG"')
 
 
-@pytest.fixture(scope="module")
-def cluster() -> SlurmCluster:
-    if os.geteuid() != 0:
-        pytest.skip("the Slurm test cluster needs root (scripts/start-slurm.sh installs and starts daemons)")
-    proc = subprocess.run(["bash", str(START)], capture_output=True, text=True, timeout=900)
-    if proc.returncode != 0:
-        pytest.fail(f"scripts/start-slurm.sh failed (exit {proc.returncode}):\n{proc.stderr}\n{proc.stdout}")
-    return SlurmCluster(conf=CONF, partition="valorch")
-
-
 @pytest.fixture
 def jobs(cluster: SlurmCluster):
     """Job ids a test submits; whatever is still queued at the end is cancelled."""

@@ -40,16 +40,6 @@ images:
 """
 
 
-@pytest.fixture(scope="module")
-def cluster() -> SlurmCluster:
-    if os.geteuid() != 0:
-        pytest.skip("the Slurm test cluster needs root (scripts/start-slurm.sh installs and starts daemons)")
-    proc = subprocess.run(["bash", str(START)], capture_output=True, text=True, timeout=900)
-    if proc.returncode != 0:
-        pytest.fail(f"scripts/start-slurm.sh failed (exit {proc.returncode}):\n{proc.stderr}\n{proc.stdout}")
-    return SlurmCluster(conf=CONF, partition="valorch")
-
-
 def stored(db: Path) -> list[dict]:
     with sqlite3.connect(db) as con:
         rows = con.execute("SELECT id, executor, meta FROM run").fetchall()
