@@ -4,13 +4,13 @@ from sqlalchemy import create_engine, text
 
 from orchestrator.spec import CheckResult, HostSpec, ImageSpec, SuiteRef
 from orchestrator.store import queries
-from orchestrator.store.db import current_revision, head_revision, open_engine, session_factory
+from orchestrator.store.db import HEAD, current_revision, head_revision, open_engine, session_factory
 from orchestrator.store.models import Base
 
 
 def test_fresh_database_is_migrated_to_head_and_matches_the_models(tmp_path):
     engine = open_engine(str(tmp_path / "v.sqlite"))
-    assert current_revision(engine) == head_revision() == "0002"
+    assert current_revision(engine) == head_revision() == HEAD == "0002"
     with engine.connect() as conn:
         assert compare_metadata(MigrationContext.configure(conn), Base.metadata) == []
 
