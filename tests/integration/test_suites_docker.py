@@ -1,6 +1,8 @@
 """Every suite on the three environments of this machine: Debian's PyTorch 1.13
 image, the PyTorch 2.13 wheel image and the host interpreter (with
-tensorflow-cpu). The differences asserted here are measured, not encoded."""
+tensorflow-cpu), plus the Python 3.9 image without a framework (the probe on
+the oldest Python of the catalog). The differences asserted here are measured,
+not encoded."""
 
 import json
 
@@ -9,7 +11,9 @@ import pytest
 from tests.conftest import run_cli
 
 SUITES = ("smoke", "kernels", "features", "compile", "profiler", "tensorflow")
-IMAGES = ("cpu_debian12_py3.11_pytorch_1.13", "cpu_debian12_py3.11_pytorch_2.13", "host")
+TORCH = ("cpu_debian12_py3.11_pytorch_1.13", "cpu_debian12_py3.11_pytorch_2.13", "host")
+PY39 = "cpu_debian11_py3.9"
+IMAGES = TORCH + (PY39,)
 
 
 @pytest.fixture(scope="module")
@@ -34,14 +38,14 @@ def status(outcomes, image, check):
 def test_every_check_reports_in_every_environment(outcomes):
     by_image, runs, _ = outcomes
     counts = [set(v) for v in by_image.values()]
-    assert counts[0] == counts[1] == counts[2]
+    assert len(counts) == 4 and all(c == counts[0] for c in counts)
     assert len(counts[0]) >= 110
     for image, results in by_image.items():
         assert not [c for c, r in results.items() if r["status"] in ("error", "crash", "timeout")], image
 
 
 def test_kernels_numerics_pass_with_samples(outcomes):
-    for image in IMAGES:
+    for image in TORCH:
         for check in ("kernels.matmul.fp32", "kernels.conv2d.fp32", "kernels.fft.c64", "kernels.linalg.solve"):
             res = outcomes[0][image].get(check)
             if res is None:
@@ -65,7 +69,7 @@ def test_float8_absent_on_113_present_on_213(outcomes):
 
 
 def test_gpu_rows_skip_on_a_cpu_host(outcomes):
-    for image in IMAGES:
+    for image in TORCH:
         assert status(outcomes, image, "features.cuda.graphs") == "skip"
 
 
@@ -78,6 +82,8 @@ def test_tensorflow_only_on_the_host(outcomes):
 def test_one_framework_import_per_suite(outcomes):
     _, runs, _ = outcomes
     for run in runs:
+        if run["image"]["alias"] == PY39:
+            continue
         for suite, t in run["timings"].items():
             if suite in ("smoke", "kernels", "features"):
                 assert t["workers"] == 1, (run["image"]["alias"], suite)
@@ -86,6 +92,19 @@ def test_one_framework_import_per_suite(outcomes):
 def test_matrix_shows_the_measured_differences(outcomes):
     *_, db = outcomes
     md = run_cli("matrix", "render", "--format", "md", db=db).stdout
-    row = [line for line in md.splitlines() if line.startswith("| `features.dtype.float8_e4m3fn`")][0]
-    cells = [c.strip() for c in row.strip("|").split("|")]
-    assert cells[3:] == ["❌ unsupported", "✅", "✅"]
+    lines = md.splitlines()
+    header = [c.strip() for c in next(li for li in lines if li.startswith("| Check")).strip("|").split("|")]
+    row = [c.strip() for c in next(li for li in lines if li.startswith("| `features.dtype.float8_e4m3fn`"))
+           .strip("|").split("|")]
+    cells = dict(zip(header, row))
+    assert cells["cpu_debian12_py3.11_pytorch_1.13"] == "❌ unsupported"
+    assert cells["cpu_debian12_py3.11_pytorch_2.13"] == "✅" and cells["host"] == "✅"
+    assert cells[PY39] == "❌ unsupported"
+
+
+def test_python39_without_a_framework_reports_every_check(outcomes):
+    results = outcomes[0][PY39]
+    framework = [r for c, r in results.items() if c.startswith(("kernels.", "features.", "compile.", "tf."))]
+    assert framework and all(r["status"] == "unsupported" for r in framework)
+    assert "is not importable" in results["kernels.matmul.fp32"]["message"]
+    assert results["env.version.python"]["status"] == "pass"
