@@ -273,11 +273,13 @@ def _props(pairs: list[tuple[str, str]]) -> list[dict[str, str]]:
     return [{"name": k, "value": v} for k, v in pairs if v]
 
 def purl(comp: Component, distro: str = "debian") -> str | None:
-    version = quote(comp.value, safe=".+~-_")
+    # package-url: everything but ASCII alphanumerics and ".-_~" is percent-encoded,
+    # "+" included (2.13.0+cpu → 2.13.0%2Bcpu, libstdc++6 → libstdc%2B%2B6).
+    version = quote(comp.value, safe=".~-_")
     if comp.name.startswith("pip:"):
         return "pkg:pypi/%s@%s" % (quote(comp.name[4:], safe="-._"), version)
     if comp.name.startswith("deb:"):
-        url = "pkg:deb/%s/%s@%s" % (distro, quote(comp.name[4:], safe="-.+_"), version)
+        url = "pkg:deb/%s/%s@%s" % (distro, quote(comp.name[4:], safe="-._~"), version)
         arch = comp.extra.get("arch")
         return url + ("?arch=%s" % quote(arch, safe="")) if arch else url
     return None

@@ -335,7 +335,7 @@ def test_cyclonedx_structure(rocm_inv):
                     "name": "rocm/pytorch", "version": "rocm6.2.4_ubuntu22.04_py3.10_pytorch_2.4.0"}
     comps = {c["bom-ref"]: c for c in bom["components"]}
     assert len(comps) == len(bom["components"])  # bom-refs are unique
-    torch = comps["pkg:pypi/torch@2.4.0+rocm6.2.4"]
+    torch = comps["pkg:pypi/torch@2.4.0%2Brocm6.2.4"]
     assert torch["type"] == "library" and torch["name"] == "torch"
     assert {"name": "valorch:component", "value": "pytorch"} in torch["properties"]
     assert "pkg:deb/ubuntu/hipblaslt@0.8.0.60204-139~22.04?arch=amd64" in comps
@@ -359,3 +359,10 @@ def test_purl_encodes_epochs():
     assert audit.purl(comp, "debian") == "pkg:deb/debian/libfoo@1%3A2.3-1"
     pip = audit.Component(name="pip:typing-extensions", value="4.4.0", source="pip", evidence="x")
     assert audit.purl(pip) == "pkg:pypi/typing-extensions@4.4.0"
+
+
+def test_purl_encodes_plus_in_versions_and_names():
+    pip = audit.Component(name="pip:torch", value="2.13.0+cpu", source="pip", evidence="x")
+    assert audit.purl(pip) == "pkg:pypi/torch@2.13.0%2Bcpu"
+    deb = audit.Component(name="deb:libstdc++6", value="12.2.0-14", source="dpkg", evidence="x")
+    assert audit.purl(deb, "debian") == "pkg:deb/debian/libstdc%2B%2B6@12.2.0-14"

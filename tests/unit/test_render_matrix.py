@@ -59,3 +59,16 @@ def test_html_escapes_and_links_cells_to_runs():
     assert 'data-runs="run-2"' in html and '<a href="#run-run-2">run-2</a>' in html
     assert 'title="flaky: fail, pass — runs run-3"' in html
     assert "Matrix version: <code>v0.3</code>" in html
+
+
+def test_every_layout_renders_valid_rst_from_a_real_run(cli):
+    assert cli("run", "--image", "host").returncode == 0
+    for layout in ("checks", "features", "since", "components", "summary", "tiers"):
+        proc = cli("matrix", "render", "--format", "rst", "--layout", layout)
+        assert proc.returncode == 0, (layout, proc.stderr)
+        doc, messages = _parse(proc.stdout)
+        assert [m for m in messages if m["level"] >= 2] == [], (layout, messages)
+        tables = list(doc.findall(docutils.nodes.table))
+        assert tables, layout
+        rows = list(tables[0].findall(docutils.nodes.row))
+        assert len(rows) >= 2, layout  # a header and at least one row
