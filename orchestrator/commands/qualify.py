@@ -10,25 +10,16 @@ from datetime import datetime
 from pathlib import Path
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from .. import diff as engine
 from .. import known_issues as ki
 from ..catalog import load_job
-from ..executors.docker import DockerExecutor
-from ..executors.host import HostExecutor
-from ..hosts import detect_local
 from ..render.diff import diff_html, diff_junit, diff_md
-from ..scheduler import PlannedRun, execute, plan
 from ..store import queries
 from . import views
 from .common import CatalogOption, DbOption, err, load_catalog, sessions, write_output
 from .diff import print_term, report_for, resolve, runs_side
-from .run import ProgressReporter
-
-
-def _executor_for(pr: PlannedRun):  # noqa: ANN202 - the same choice as `valorch run` makes
-    return HostExecutor(pr.host) if pr.image.executor == "host" else DockerExecutor(pr.host)
+from .run import execute_job
 
 
 def qualify(job: Path = typer.Option(..., "--job", "-j", help="The release job spec (jobs/release.yaml)."),
@@ -38,6 +29,10 @@ def qualify(job: Path = typer.Option(..., "--job", "-j", help="The release job s
             out_dir: Path = typer.Option(None, "--out-dir", help="Reports here [default: results/qualify-<time>/]."),
             threshold: float = typer.Option(engine.DEFAULT_THRESHOLD, help="Timing ratio threshold (0.05 = 5 %)."),
             cpu_only: bool = typer.Option(False, "--cpu-only", help="Run GPU images on a CPU host."),
+            hosts_file: Path = typer.Option(None, "--hosts", envvar="VALORCH_HOSTS",
+                                            help="Host inventory YAML [default: this machine]."),
+            executor: str = typer.Option("docker", "--executor", help="docker or slurm (as for valorch run)."),
+            partition: str = typer.Option(None, "--partition", help="Slurm partition for --executor slurm."),
             db: str = DbOption, catalog: Path = CatalogOption) -> None:
     """Run the job, diff the new runs against the baseline, write report.md/.html/.junit.xml; gate."""
     cat = load_catalog(catalog)
@@ -47,11 +42,8 @@ def qualify(job: Path = typer.Option(..., "--job", "-j", help="The release job s
     factory = sessions(db)
     with factory() as session:
         base = resolve(session, baseline)  # unknown baseline: exit 2 now
-    local = detect_local()
-    planned = plan(spec, cat, (local,), local, cpu_only=cpu_only)
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=err, transient=False) as progress:
-        summaries = execute(planned, spec, factory, _executor_for, ProgressReporter(progress))
+    summaries = execute_job(spec, cat, factory, cpu_only=cpu_only, executor=executor, partition=partition,
+                            hosts_file=hosts_file)
     for s in summaries:
         err.print(views.summary_line(s))
     with factory() as session:

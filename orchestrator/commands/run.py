@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ..catalog import load_job, validate_suites
 from ..errors import InputError
@@ -17,34 +16,10 @@ from ..scheduler import PlannedRun, execute, plan
 from ..resume import resume as resume_batch
 from ..host_inventory import resolve_hosts
 from .progress import LiveReporter
-from ..spec import CheckResult, Execution, JobSpec, SuiteRef, Task
+from ..spec import JobSpec, SuiteRef
 from ..store import queries
 from . import views
 from .common import CatalogOption, DbOption, JsonOption, err, load_catalog, print_json, sessions, write_output
-
-
-class ProgressReporter:
-    """A rich progress bar per task, on stderr."""
-
-    def __init__(self, progress: Progress) -> None:
-        self.progress = progress
-        self.bars: dict[tuple[str, str], int] = {}
-
-    def task_started(self, task: Task) -> None:
-        key = (task.image.alias, task.suite.name)
-        self.bars[key] = self.progress.add_task(f"{task.image.alias} · {task.suite.name}", total=len(task.checks))
-
-    def result(self, task: Task, result: CheckResult) -> None:
-        bar = self.bars[(task.image.alias, task.suite.name)]
-        self.progress.update(bar, advance=1)
-        if result.status in ("fail", "crash", "timeout", "error"):
-            self.progress.console.print(f"  [red]{result.status:8}[/red] {result.check}: {result.message[:160]}")
-
-    def task_finished(self, task: Task, execution: Execution) -> None:
-        bar = self.bars[(task.image.alias, task.suite.name)]
-        self.progress.update(bar, completed=len(task.checks))
-        if execution.infra_error:
-            self.progress.console.print(f"  [yellow]infrastructure[/yellow]: {execution.infra_error}")
 
 
 def run(
@@ -77,6 +52,17 @@ def run(
             raise InputError("--resume takes the job from the stored batch", "drop --job/--image")
         return _resume(resume, cat, hosts_file, retries, db, as_json, junit, gate, show_matrix)
     spec = _job(cat, job, image, suite, check, deadline, timeout, attempts)
+    factory = sessions(db)
+    summaries = execute_job(spec, cat, factory, cpu_only=cpu_only, executor=executor, partition=partition,
+                            hosts_file=hosts_file, retries=retries, slurm_spool=slurm_spool, quiet=as_json)
+    _report(summaries, factory, as_json, junit, gate, show_matrix)
+
+
+def execute_job(spec: JobSpec, cat, factory, *, cpu_only: bool = False, executor: str = "docker",
+                partition: str | None = None, hosts_file: Path | None = None, retries: int = 2,
+                slurm_spool: Path | None = None, quiet: bool = False) -> list:
+    """Plan a job on its hosts (this machine, a hosts file, or Slurm's nodes), run it with
+    the live view, and return the run summaries. Shared by ``run`` and ``qualify``."""
     if executor not in ("docker", "slurm"):
         raise InputError(f"unknown --executor {executor!r}", "use docker or slurm")
     if executor == "slurm":  # Slurm's nodes are the hosts; it places each job itself
@@ -87,27 +73,21 @@ def run(
         remote = se.SlurmExecutor(cluster, slurm_spool or se.default_spool(), labels=spec.labels)
     else:
         inventory = resolve_hosts(hosts_file)
-        local = detect_local()
-        with sessions(db)() as session:
+        with factory() as session:
             hist = queries.suite_durations(session)
-        planned = plan(spec, cat, inventory, local, cpu_only=cpu_only, history=hist)
-    factory = sessions(db)
+        planned = plan(spec, cat, inventory, detect_local(), cpu_only=cpu_only, history=hist)
+        _reap(inventory, factory, None)
 
     def executor_for(pr: PlannedRun):
         if pr.image.executor == "host":
             return HostExecutor(pr.host)
         return remote if executor == "slurm" else DockerExecutor(pr.host)
 
-    if executor == "slurm":
-        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      console=err, transient=False, disable=as_json) as progress:
-            summaries = execute(planned, spec, factory, executor_for, ProgressReporter(progress))
-    else:
-        _reap(inventory, factory, None)
-        with LiveReporter(err, disable=as_json) as reporter:
-            summaries = execute(planned, spec, factory, executor_for, reporter, hosts=inventory, retries=retries,
-                                history=hist)
-    _report(summaries, factory, as_json, junit, gate, show_matrix)
+    with LiveReporter(err, disable=quiet) as reporter:
+        if executor == "slurm":  # no retries elsewhere: Slurm already chose among its nodes
+            return execute(planned, spec, factory, executor_for, reporter)
+        return execute(planned, spec, factory, executor_for, reporter, hosts=inventory, retries=retries,
+                       history=hist)
 
 
 def _resume(ref: str, cat, hosts_file: Path | None, retries: int, db, as_json: bool, junit: Path | None,
