@@ -3,103 +3,20 @@ here with openssl), next to the local one: valorch runs one job across both.
 
 The second dockerd has its own socket, data root, exec root, pid file and bridge
 (not docker0) and no iptables rules, so it does not disturb the first; it is stopped (its pid only)
-at the end of the session.
+at the end of the session (fixture ``engine2`` in conftest.py).
 """
 
 import json
-import os
-import shutil
-import signal
 import socket
 import sqlite3
-import subprocess
-import time
-from pathlib import Path
 
 import pytest
-
-ROOT_DIR = Path("/tmp/valorch-d2")
-IMAGES = ("valorch/base:bookworm", "valorch/base:bullseye")
 
 
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def _certs(d: Path) -> None:
-    def ssl(*args):
-        subprocess.run(["openssl", *args], cwd=d, check=True, capture_output=True)
-
-    ssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=valorch-test-ca",
-        "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign",
-        "-keyout", "ca-key.pem", "-out", "ca.pem")
-    # strict X.509 checks (recent Python ssl) want key usages and the authority key id
-    leaf = "authorityKeyIdentifier=keyid,issuer\nkeyUsage=critical,digitalSignature,keyEncipherment\n"
-    (d / "server.ext").write_text(leaf + "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n")
-    (d / "client.ext").write_text(leaf + "extendedKeyUsage=clientAuth\n")
-    for who in ("server", "client"):
-        ssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", f"/CN={who}", "-keyout", f"{who}-key.pem",
-            "-out", f"{who}.csr")
-        ssl("x509", "-req", "-in", f"{who}.csr", "-CA", "ca.pem", "-CAkey", "ca-key.pem", "-CAcreateserial",
-            "-days", "2", "-extfile", f"{who}.ext", "-out", f"{who}.pem")
-
-
-BRIDGE = "vlch-d2br0"
-
-
-@pytest.fixture(scope="session")
-def engine2():
-    if not shutil.which("dockerd") or not shutil.which("openssl"):
-        pytest.skip("dockerd and openssl are needed for a second engine")
-    if ROOT_DIR.exists():
-        pid = ROOT_DIR / "docker.pid"
-        if pid.exists():  # a previous session's engine that was not stopped
-            try:
-                os.kill(int(pid.read_text()), signal.SIGTERM)
-                time.sleep(3)
-            except (ProcessLookupError, ValueError):
-                pass
-        shutil.rmtree(ROOT_DIR / "certs", ignore_errors=True)
-    certs = ROOT_DIR / "certs"
-    certs.mkdir(parents=True)
-    _certs(certs)
-    port = _free_port()
-    sock = ROOT_DIR / "docker.sock"
-    # Its own bridge: with --bridge=none a dockerd deletes the host's docker0, which
-    # would take the first engine's default network away from every later test.
-    subprocess.run(["ip", "link", "add", BRIDGE, "type", "bridge"], capture_output=True)
-    log = open(ROOT_DIR / "dockerd.log", "w")
-    proc = subprocess.Popen(
-        ["dockerd", "--host", f"unix://{sock}", "--host", f"tcp://127.0.0.1:{port}", "--tlsverify",
-         "--tlscacert", str(certs / "ca.pem"), "--tlscert", str(certs / "server.pem"),
-         "--tlskey", str(certs / "server-key.pem"), "--data-root", str(ROOT_DIR / "data"),
-         "--exec-root", str(ROOT_DIR / "exec"), "--pidfile", str(ROOT_DIR / "docker.pid"),
-         f"--bridge={BRIDGE}", "--iptables=false", "--ip-masq=false"],
-        stdout=log, stderr=subprocess.STDOUT)
-    try:
-        for _ in range(120):
-            if subprocess.run(["docker", "-H", f"unix://{sock}", "version"], capture_output=True).returncode == 0:
-                break
-            if proc.poll() is not None:
-                pytest.fail(f"second dockerd exited: {(ROOT_DIR / 'dockerd.log').read_text()[-2000:]}")
-            time.sleep(0.5)
-        for image in IMAGES:
-            present = subprocess.run(["docker", "-H", f"unix://{sock}", "image", "inspect", image],
-                                     capture_output=True).returncode == 0
-            if not present:
-                subprocess.run(f"docker save {image} | docker -H unix://{sock} load", shell=True, check=True,
-                               capture_output=True)
-        yield {"port": port, "certs": certs, "sock": sock}
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
-        subprocess.run(["ip", "link", "delete", BRIDGE], capture_output=True)
 
 
 @pytest.fixture
