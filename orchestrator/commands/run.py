@@ -8,7 +8,6 @@ import typer
 
 from ..catalog import load_job, validate_suites
 from ..errors import InputError
-from ..executors.docker import DockerExecutor
 from ..executors.host import HostExecutor
 from ..hosts import detect_local
 from ..render.junit import results_junit
@@ -76,12 +75,13 @@ def execute_job(spec: JobSpec, cat, factory, *, cpu_only: bool = False, executor
         with factory() as session:
             hist = queries.suite_durations(session)
         planned = plan(spec, cat, inventory, detect_local(), cpu_only=cpu_only, history=hist)
-        _reap(inventory, factory, None)
+        if any(pr.image.executor != "host" for pr in planned):
+            _reap(inventory, factory, None)
 
     def executor_for(pr: PlannedRun):
-        if pr.image.executor == "host":
-            return HostExecutor(pr.host)
-        return remote if executor == "slurm" else DockerExecutor(pr.host)
+        if executor == "slurm" and pr.image.executor != "host":
+            return remote
+        return local_executor(pr)
 
     with LiveReporter(err, disable=quiet) as reporter:
         if executor == "slurm":  # no retries elsewhere: Slurm already chose among its nodes
@@ -95,17 +95,24 @@ def _resume(ref: str, cat, hosts_file: Path | None, retries: int, db, as_json: b
     inventory = resolve_hosts(hosts_file)
     factory = sessions(db)
 
-    def executor_for(pr: PlannedRun):
-        return HostExecutor(pr.host) if pr.image.executor == "host" else DockerExecutor(pr.host)
-
     with factory() as session:
         first = queries.get_run(session, ref)
         batch = first.batch if first is not None else ref
     _reap(inventory, factory, batch)
     with LiveReporter(err, disable=as_json) as reporter:
-        batch, summaries = resume_batch(ref, factory, cat, inventory, executor_for, reporter, retries=retries)
+        batch, summaries = resume_batch(ref, factory, cat, inventory, local_executor, reporter, retries=retries)
     err.print(f"resumed batch {batch}")
     _report(summaries, factory, as_json, junit, gate, show_matrix)
+
+
+def local_executor(pr: PlannedRun):
+    """The host interpreter for the ``host`` image, else the host's Docker engine. The Docker
+    SDK is imported here, not at start-up: commands that run no container never load it."""
+    if pr.image.executor == "host":
+        return HostExecutor(pr.host)
+    from ..executors.docker import DockerExecutor
+
+    return DockerExecutor(pr.host)
 
 
 def _reap(inventory, factory, batch: str | None) -> None:
