@@ -14,11 +14,11 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 Backend = Literal["rocm", "cuda", "cpu"]
-Status = Literal["pass", "fail", "crash", "timeout", "error", "unsupported", "skip", "xfail"]
+Status = Literal["pass", "partial", "fail", "crash", "timeout", "error", "unsupported", "skip", "xfail"]
 CheckKind = Literal["environment", "kernel", "feature", "compile", "profiler", "command", "pytest", "inventory", "selftest"]
 ExecutorName = Literal["host", "docker"]
 
-STATUSES: tuple[str, ...] = ("pass", "fail", "crash", "timeout", "error", "unsupported", "skip", "xfail")
+STATUSES: tuple[str, ...] = ("pass", "partial", "fail", "crash", "timeout", "error", "unsupported", "skip", "xfail")
 FAILING: frozenset[str] = frozenset({"fail", "crash", "timeout"})
 
 # Output from a container is untrusted: every field is bounded.
@@ -272,7 +272,11 @@ class CheckResult(Frozen):
     feature: str = Field(default="", max_length=300)
     kind: CheckKind = "feature"
     version: int = Field(default=1, ge=0)
+    # The library evidence showed ran (GPU kernel names, the CPU library), not the
+    # check's declared label (CheckInfo.library); None when nothing was proven.
     library: str | None = Field(default=None, max_length=200)
+    # The device the check ran on: "cpu", "cuda:0 NVIDIA H100 80GB HBM3 sm_90", ...
+    device: str | None = Field(default=None, max_length=200)
     attempt: int = Field(default=1, ge=1)
     duration_s: float = Field(default=0.0, ge=0)
     message: str = ""

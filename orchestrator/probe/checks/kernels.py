@@ -7,9 +7,10 @@ from __future__ import annotations
 import copy
 import math
 
-from ..context import Fail, Unsupported
+from ..context import Fail, Report, Unsupported
 from ..registry import check, suite
-from ._common import ProcessGroup, attempt, fp_tolerance, randn, timed
+from . import _dist, _sdpa
+from ._common import attempt, fp_tolerance, randn, timed
 
 suite("kernels", "torch", "Backend math libraries op by op: numerics vs a float64 CPU reference, timed.")
 
@@ -32,7 +33,8 @@ def _matmul(ctx, name, n=256):
     b = randn(torch, n, n, seed=2).to(dt)
     ref = a.double() @ b.double()  # from the rounded inputs: only the kernel's error counts
     da, db = a.to(ctx.device), b.to(ctx.device)
-    got = attempt("matmul %s on %s" % (name, ctx.device), lambda: da @ db)
+    fam = "blas" if name in ("float32", "float64") else None
+    got = attempt("matmul %s on %s" % (name, ctx.device), lambda: ctx.observe(lambda: da @ db, fam))
     if got.dtype != dt:
         raise Fail("matmul %s returned %s" % (name, got.dtype))
     tol = fp_tolerance(ctx, name, tf32_possible=True)
@@ -70,7 +72,7 @@ def linear_bf16(ctx):
     b = randn(torch, 192, seed=5).bfloat16()
     ref = F.linear(x.double(), w.double(), b.double())
     dx, dw, db = x.to(ctx.device), w.to(ctx.device), b.to(ctx.device)
-    got = attempt("linear bfloat16 on %s" % ctx.device, lambda: F.linear(dx, dw, db))
+    got = attempt("linear bfloat16 on %s" % ctx.device, lambda: ctx.observe(lambda: F.linear(dx, dw, db)))
     tol = fp_tolerance(ctx, "bfloat16")
     err = ctx.assert_close(got, ref, tol, "linear bf16")
     return timed(ctx, lambda: F.linear(dx, dw, db), "linear 128x256 -> 192 bf16: rel err %.2e" % err,
@@ -84,7 +86,7 @@ def bmm_fp32(ctx):
     a, b = randn(torch, 16, 64, 128, seed=6), randn(torch, 16, 128, 64, seed=7)
     ref = torch.bmm(a.double(), b.double())
     da, db = a.to(ctx.device), b.to(ctx.device)
-    got = torch.bmm(da, db)
+    got = ctx.observe(lambda: torch.bmm(da, db), "blas")
     tol = fp_tolerance(ctx, "float32", tf32_possible=True)
     err = ctx.assert_close(got, ref, tol, "bmm fp32")
     return timed(ctx, lambda: torch.bmm(da, db), "bmm 16x64x128x64: rel err %.2e" % err,
@@ -95,7 +97,7 @@ def _conv(ctx, fn, x, w, what):
     torch = ctx.torch
     ref = fn(x.double(), w.double(), padding=1)
     dx, dw = x.to(ctx.device), w.to(ctx.device)
-    got = fn(dx, dw, padding=1)
+    got = ctx.observe(lambda: fn(dx, dw, padding=1))
     tol = fp_tolerance(ctx, "float32", tf32_possible=True)
     err = ctx.assert_close(got, ref, tol, what)
     return timed(ctx, lambda: fn(dx, dw, padding=1), "%s %s -> %s: rel err %.2e"
@@ -121,22 +123,35 @@ def conv3d_fp32(ctx):
 
 
 @check("kernels.sdpa.fp32", "scaled dot-product attention", "kernel", "kernels",
-       library="AOTriton/FlashAttention", unit="s")
+       library="AOTriton/FlashAttention", unit="s", version=2)
 def sdpa(ctx):
-    """torch.nn.functional.scaled_dot_product_attention (causal, float32) matches softmax(QK^T/sqrt(d))V in float64."""
+    """torch.nn.functional.scaled_dot_product_attention (causal, float32) matches softmax(QK^T/sqrt(d))V in float64;
+    then each backend (flash, mem_efficient, math, cudnn) is forced in turn (torch.nn.attention.sdpa_kernel) and the
+    operator torch.profiler records says which implementation actually ran (flash in float16/bfloat16 on a GPU).
+
+    Not proven: attention masks, dropout, backward, or other shapes and head sizes; a backend recorded as
+    unavailable may run for other inputs."""
     torch = ctx.torch
     fn = ctx.require_attr(torch, "nn.functional.scaled_dot_product_attention")
-    q, k, v = (randn(torch, 2, 4, 64, 32, seed=s) for s in (12, 13, 14))
-    qd, kd, vd = q.double(), k.double(), v.double()
-    scores = qd @ kd.transpose(-2, -1) / math.sqrt(q.shape[-1])
-    mask = torch.ones(64, 64, dtype=torch.bool).tril()
-    ref = torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1) @ vd
+    q, k, v = _sdpa.inputs(torch, (2, 4, 64, 32), (12, 13, 14))
+    ref = _sdpa.reference(torch, q, k, v, True)
     dq, dk, dv = q.to(ctx.device), k.to(ctx.device), v.to(ctx.device)
-    got = attempt("sdpa on %s" % ctx.device, lambda: fn(dq, dk, dv, is_causal=True))
+    got = attempt("sdpa on %s" % ctx.device, lambda: ctx.observe(lambda: fn(dq, dk, dv, is_causal=True)))
     tol = fp_tolerance(ctx, "float32", tf32_possible=True)
     err = ctx.assert_close(got, ref, tol, "sdpa")
-    return timed(ctx, lambda: fn(dq, dk, dv, is_causal=True), "causal SDPA 2x4x64x32: rel err %.2e" % err,
-                 {"rel_error": err, "tolerance": tol})
+    default = _sdpa.run_once(ctx, fn, q, k, v, True, "float32", None)
+    metrics = {"rel_error": err, "tolerance": tol, "default_backend": ",".join(default.get("backends") or [])}
+    notes = []
+    for backend in _sdpa.BACKENDS:
+        r = _sdpa.forced(ctx, fn, backend, q, k, v, True)
+        metrics["sdpa_" + backend] = _sdpa.describe(backend, r)[:300]
+        notes.append(_sdpa.describe(backend, r).split(" (")[0] if r["state"] == "ran" else "%s %s" % (backend, r["state"]))
+        if r["state"] == "ran" and backend in r["backends"] and not r["rel_error"] <= r["tolerance"]:
+            raise Fail("SDPA with only %s enabled (%s): relative error %.3e exceeds %.1e"
+                       % (backend, r["dtype"], r["rel_error"], r["tolerance"]), metrics)
+    return timed(ctx, lambda: fn(dq, dk, dv, is_causal=True),
+                 "causal SDPA 2x4x64x32: rel err %.2e; default ran %s; forced: %s"
+                 % (err, metrics["default_backend"] or "unidentified", "; ".join(notes)), metrics)
 
 
 @check("kernels.lstm.fp32", "LSTM (float32)", "kernel", "kernels", library=DNN, unit="s")
@@ -150,7 +165,7 @@ def lstm(ctx):
     dmod = mod.to(ctx.device)
     dx = x.to(ctx.device)
     with torch.no_grad():
-        got, _ = dmod(dx)
+        got, _ = ctx.observe(lambda: dmod(dx), "blas")
     tol = fp_tolerance(ctx, "float32", tf32_possible=True)
     err = ctx.assert_close(got, ref, tol, "lstm")
 
@@ -171,8 +186,8 @@ def fft(ctx):
     ref1 = torch.view_as_real(tfft.fft(x.to(torch.complex128)))
     ref2 = torch.view_as_real(tfft.rfft2(r.double()))
     dx, dr = x.to(ctx.device), r.to(ctx.device)
-    got1 = torch.view_as_real(tfft.fft(dx))
-    got2 = torch.view_as_real(tfft.rfft2(dr))
+    got1 = torch.view_as_real(ctx.observe(lambda: tfft.fft(dx)))
+    got2 = torch.view_as_real(ctx.observe(lambda: tfft.rfft2(dr)))
     err1 = ctx.assert_close(got1, ref1, 1e-4, "fft c64")
     err2 = ctx.assert_close(got2, ref2, 1e-4, "rfft2 f32")
     return timed(ctx, lambda: tfft.fft(dx), "fft 8x1024 rel err %.2e, rfft2 64x64 rel err %.2e" % (err1, err2),
@@ -186,7 +201,7 @@ def sort(ctx):
     x = randn(torch, 65536, seed=19)
     ref_v, _ = torch.sort(x.double())
     dx = x.to(ctx.device)
-    v, i = torch.sort(dx)
+    v, i = ctx.observe(lambda: torch.sort(dx))
     err = ctx.assert_close(v, ref_v, 0.0, "sort values")
     if not torch.equal(dx[i].cpu(), v.cpu()):
         raise Fail("sort indices do not gather the sorted values")
@@ -200,7 +215,7 @@ def topk(ctx):
     x = randn(torch, 64, 4096, seed=20)
     ref, _ = torch.topk(x.double(), 32, dim=1)
     dx = x.to(ctx.device)
-    got, idx = torch.topk(dx, 32, dim=1)
+    got, idx = ctx.observe(lambda: torch.topk(dx, 32, dim=1))
     err = ctx.assert_close(got, ref, 0.0, "topk values")
     if not torch.equal(torch.gather(dx, 1, idx).cpu(), got.cpu()):
         raise Fail("topk indices do not gather the top values")
@@ -214,7 +229,7 @@ def cumsum(ctx):
     x = randn(torch, 65536, seed=21).abs()
     ref = torch.cumsum(x.double(), 0)
     dx = x.to(ctx.device)
-    got = torch.cumsum(dx, 0)
+    got = ctx.observe(lambda: torch.cumsum(dx, 0))
     err = ctx.assert_close(got, ref, 1e-4, "cumsum")
     return timed(ctx, lambda: torch.cumsum(dx, 0), "cumsum 65536: rel err %.2e" % err,
                  {"rel_error": err, "tolerance": 1e-4})
@@ -227,7 +242,7 @@ def randn_stats(ctx):
     n = 1 << 20
     g = torch.Generator(device=ctx.device)
     g.manual_seed(1234)
-    x = torch.randn(n, device=ctx.device, generator=g).double().cpu()
+    x = ctx.observe(lambda: torch.randn(n, device=ctx.device, generator=g)).double().cpu()
     mean, std = float(x.mean()), float(x.std())
     within = float((x.abs() < 1.0).double().mean())
     metrics = {"mean": mean, "std": std, "within_1sigma": within, "n": n}
@@ -250,7 +265,7 @@ def linalg_solve(ctx):
     b = randn(torch, 128, 8, seed=23)
     ref = solve(a.double(), b.double())
     da, db = a.to(ctx.device), b.to(ctx.device)
-    got = solve(da, db)
+    got = ctx.observe(lambda: solve(da, db), "lapack")
     err = ctx.assert_close(got, ref, 1e-4, "solve")
     return timed(ctx, lambda: solve(da, db), "solve 128x128: rel err %.2e" % err, {"rel_error": err, "tolerance": 1e-4})
 
@@ -263,7 +278,7 @@ def linalg_svd(ctx):
     a = randn(torch, 96, 64, seed=24)
     ref_s = torch.linalg.svdvals(a.double()) if hasattr(torch.linalg, "svdvals") else svd(a.double())[1]
     da = a.to(ctx.device)
-    u, s, vh = svd(da, full_matrices=False)
+    u, s, vh = ctx.observe(lambda: svd(da, full_matrices=False), "lapack")
     err = ctx.assert_close(s, ref_s, 1e-4, "svd singular values")
     rec = (u * s.unsqueeze(0)) @ vh
     err_rec = ctx.assert_close(rec, a.double(), 1e-4, "svd reconstruction")
@@ -278,7 +293,7 @@ def linalg_eig(ctx):
     eig = ctx.require_attr(torch, "linalg.eig")
     a = randn(torch, 64, 64, seed=25)
     da = a.to(ctx.device)
-    w, v = attempt("linalg.eig on %s" % ctx.device, lambda: eig(da))
+    w, v = attempt("linalg.eig on %s" % ctx.device, lambda: ctx.observe(lambda: eig(da), "lapack"))
     w, v = w.cpu().to(torch.complex128), v.cpu().to(torch.complex128)
     ac = a.double().to(torch.complex128)
     err = ctx.assert_close(torch.view_as_real(ac @ v), torch.view_as_real(v * w.unsqueeze(0)), 1e-4,
@@ -302,7 +317,7 @@ def sparse_mm(ctx):
     d = randn(torch, 512, 64, seed=27)
     ref = sp.to_dense().double() @ d.double()
     dsp, dd = sp.to(ctx.device), d.to(ctx.device)
-    got = attempt("sparse.mm on %s" % ctx.device, lambda: torch.sparse.mm(dsp, dd))
+    got = attempt("sparse.mm on %s" % ctx.device, lambda: ctx.observe(lambda: torch.sparse.mm(dsp, dd)))
     err = ctx.assert_close(got, ref, 1e-4, "sparse mm")
     return timed(ctx, lambda: torch.sparse.mm(dsp, dd), "sparse mm nnz %d: rel err %.2e" % (sp._nnz(), err),
                  {"rel_error": err, "tolerance": 1e-4, "nnz": int(sp._nnz())})
@@ -317,7 +332,7 @@ def layer_norm(ctx):
     w, b = randn(torch, 512, seed=29), randn(torch, 512, seed=30)
     ref = F.layer_norm(x.double(), (512,), w.double(), b.double())
     dx, dw, db = x.to(ctx.device), w.to(ctx.device), b.to(ctx.device)
-    got = F.layer_norm(dx, (512,), dw, db)
+    got = ctx.observe(lambda: F.layer_norm(dx, (512,), dw, db))
     err = ctx.assert_close(got, ref, 1e-4, "layer_norm")
     return timed(ctx, lambda: F.layer_norm(dx, (512,), dw, db), "layer_norm 64x512: rel err %.2e" % err,
                  {"rel_error": err, "tolerance": 1e-4})
@@ -330,32 +345,47 @@ def softmax(ctx):
     x = randn(torch, 64, 1024, seed=31) * 8
     ref = torch.softmax(x.double(), dim=-1)
     dx = x.to(ctx.device)
-    got = torch.softmax(dx, dim=-1)
+    got = ctx.observe(lambda: torch.softmax(dx, dim=-1))
     err = ctx.assert_close(got, ref, 1e-4, "softmax")
     return timed(ctx, lambda: torch.softmax(dx, dim=-1), "softmax 64x1024: rel err %.2e" % err,
                  {"rel_error": err, "tolerance": 1e-4})
 
 
-def _all_reduce(ctx, backend, device):
+def _all_reduce(ctx, backend, world, device):
     torch = ctx.torch
-    with ProcessGroup(torch, backend) as dist:
-        x = randn(torch, 1 << 16, seed=32)
-        t = x.to(device)
-        attempt("all_reduce(%s)" % backend, lambda: dist.all_reduce(t))
-        err = ctx.assert_close(t, x.double(), 0.0, "all_reduce sum over world size 1")
-        buf = x.to(device)
-        return timed(ctx, lambda: dist.all_reduce(buf), "%s all_reduce of 65536 floats, world size 1: exact"
-                     % backend, {"rel_error": err, "backend": backend, "world_size": dist.get_world_size()})
+    _dist.available(torch, backend)
+    answers = _dist.run_ranks("collectives", world, backend=backend, device=device, n=1 << 16, warmup=3, reps=20)
+    _dist.verify(answers, ["all_reduce", "broadcast", "all_gather"], "%s collectives" % backend)
+    sizes = sorted(set(a["world_size"] for a in answers))
+    if sizes != [world]:
+        raise Fail("ranks report world sizes %s, expected %d" % (sizes, world))
+    samples = answers[0]["samples"]
+    ctx.claim(library=_LIB[backend][ctx.vendor or "amd"] if backend == "nccl" else "Gloo",
+              source="torch.distributed backend %s, %d processes over 127.0.0.1" % (answers[0]["backend"], world))
+    return Report("%s all_reduce of 65536 floats across %d processes: exact on every rank"
+                  % (answers[0]["backend"], world),
+                  {"rel_error": 0.0, "backend": answers[0]["backend"], "world_size": world, "processes": world,
+                   "reps": len(samples)}, samples=samples, unit="s")
 
 
-@check("kernels.all_reduce.gloo", "all_reduce (Gloo)", "kernel", "kernels", library="Gloo", unit="s")
+_LIB = {"nccl": {"amd": "RCCL", "nvidia": "NCCL"}}
+
+
+@check("kernels.all_reduce.gloo", "all_reduce (Gloo)", "kernel", "kernels", library="Gloo", unit="s", version=2)
 def all_reduce_gloo(ctx):
-    """A gloo process group of world size 1 (FileStore, no network) all-reduces a CPU tensor to itself."""
-    return _all_reduce(ctx, "gloo", "cpu")
+    """Two processes form a gloo group over 127.0.0.1 and all_reduce / broadcast / all_gather CPU tensors: every
+    rank gets the exact sum of both ranks' tensors; all_reduce is timed on rank 0.
+
+    Not proven: more than 2 ranks, other hosts or network interfaces, GPU tensors over gloo."""
+    return _all_reduce(ctx, "gloo", 2, "cpu")
 
 
-@check("kernels.all_reduce.nccl", "all_reduce (NCCL)", "kernel", "kernels", library="RCCL/NCCL", unit="s")
+@check("kernels.all_reduce.nccl", "all_reduce (NCCL)", "kernel", "kernels", library="RCCL/NCCL", unit="s",
+       version=2, needs=("gpu",))
 def all_reduce_nccl(ctx):
-    """An nccl (RCCL on ROCm) process group of world size 1 all-reduces a device tensor to itself."""
-    ctx.require_gpu()
-    return _all_reduce(ctx, "nccl", "cuda")
+    """One process per GPU forms an nccl (RCCL on ROCm) group and all_reduce / broadcast / all_gather device
+    tensors exactly; skip with fewer than 2 GPUs.
+
+    Not proven: multi-node runs, other collectives, large messages or bandwidth."""
+    world = _dist.gpu_world(ctx)
+    return _all_reduce(ctx, "nccl", world, "cuda")

@@ -9,9 +9,10 @@ import os
 import shutil
 import tempfile
 
-from ..context import Fail, Report, Skip
+from .. import evidence
+from ..context import Fail, Report
 from ..registry import check, suite
-from ._common import attempt, first_lines, randn, run_tool
+from ._common import attempt, randn
 
 suite("profiler", "torch", "torch.profiler (operators, device kernels, memory, traces) and external profilers / SMI tools.")
 
@@ -69,7 +70,10 @@ def device_kernels(ctx):
     if not kernels:
         raise Fail("no device events recorded (the tracing library did not deliver kernel activity)")
     names = sorted(set(e.name for e in kernels))
-    return Report("%d device events (%d kernel names), %.0f us device time" % (len(kernels), len(names), device_us),
+    libs = evidence.libraries_of(names, ctx.vendor)
+    ctx.claim(library=evidence.label(libs), source="torch.profiler kernel names: %s" % "; ".join(names[:6]))
+    return Report("%d device events (%d kernel names: %s), %.0f us device time"
+                  % (len(kernels), len(names), evidence.label(libs) or "no known library", device_us),
                   {"device_events": len(kernels), "kernel_names": names[:20], "device_us": device_us})
 
 
@@ -142,41 +146,3 @@ def memory_snapshot(ctx):
     if total < keep.numel():
         raise Fail("snapshot segments total %d bytes, below a live 8 MiB tensor" % total)
     return Report("%d segments, %d MiB" % (len(segs), total >> 20), {"segments": len(segs), "bytes": total})
-
-
-def _tool_check(cid, feature, argv, kind, library=None, needs_gpu_to_succeed=False):
-    def fn(ctx):
-        res = run_tool(argv)
-        metrics = {"path": res["path"], "returncode": res["returncode"], "version": res["version"],
-                   "first_lines": first_lines(res["output"])}
-        if res["returncode"] != 0:
-            if needs_gpu_to_succeed and not _gpu_visible(ctx):
-                raise Skip("%s exited %d with no GPU visible: %s" % (argv[0], res["returncode"],
-                                                                      " | ".join(metrics["first_lines"])), metrics)
-            raise Fail("%s exited %d: %s" % (" ".join(argv), res["returncode"], res["output"][-500:]), metrics)
-        if not res["version"]:
-            raise Fail("%s ran but printed no version: %s" % (" ".join(argv), res["output"][-300:]), metrics)
-        return Report("%s %s (%s)" % (argv[0], res["version"], res["path"]), metrics)
-    fn.__doc__ = ("`%s` runs inside the image (argv list, timeout) and reports its version; "
-                  "unsupported when the tool is not on PATH." % " ".join(argv))
-    return check(cid, feature, kind, "profiler", library=library)(fn)
-
-
-def _gpu_visible(ctx):
-    try:
-        return ctx.gpu_available
-    except Exception:
-        return False
-
-
-_tool_check("profiler.tool.rocprofv3", "rocprofv3", ["rocprofv3", "--version"], "profiler", "rocprofiler-sdk")
-_tool_check("profiler.tool.rocprof", "rocprof", ["rocprof", "--version"], "profiler", "rocprofiler")
-_tool_check("profiler.tool.nsys", "Nsight Systems (nsys)", ["nsys", "--version"], "profiler", "Nsight Systems")
-_tool_check("profiler.tool.ncu", "Nsight Compute (ncu)", ["ncu", "--version"], "profiler", "Nsight Compute")
-_tool_check("profiler.smi.rocm_smi", "rocm-smi", ["rocm-smi", "--showdriverversion"], "command", "ROCm SMI",
-            needs_gpu_to_succeed=True)
-_tool_check("profiler.smi.amd_smi", "amd-smi", ["amd-smi", "version"], "command", "AMD SMI",
-            needs_gpu_to_succeed=True)
-_tool_check("profiler.smi.nvidia_smi", "nvidia-smi", ["nvidia-smi", "--query-gpu=name,driver_version",
-                                                      "--format=csv,noheader"], "command", "NVML",
-            needs_gpu_to_succeed=True)
