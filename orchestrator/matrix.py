@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Iterable
 
 FAILING = ("fail", "crash", "timeout")
-SYMBOL = {"pass": "✅", "fail": "❌", "crash": "❌", "timeout": "❌", "unsupported": "❌",
+SYMBOL = {"pass": "✅", "fail": "❌", "crash": "❌", "timeout": "❌", "unsupported": "❌", "partial": "⚠️",
           "error": "⚠️", "xfail": "⚠️", "flaky": "⚠️", "skip": "", "missing": "—"}
 LEGEND = ("✅ pass · ❌ fail, crash, timeout or unsupported · ⚠️ inconclusive (harness error), "
           "flaky (mixed attempts) or known issue · blank: skipped · —: not run")

@@ -333,7 +333,8 @@ def _store(sessions: sessionmaker[Session], it: _Item, execution: Execution) -> 
 
 def _store_once(sessions: sessionmaker[Session], it: _Item, execution: Execution) -> None:
     with sessions() as session:
-        queries.add_results(session, it.run_id, it.task_id, execution.results)
+        queries.add_results(session, it.run_id, it.task_id, execution.results,
+                            {c.id: c.library for c in it.task.checks})
         row = session.get(TaskRow, it.task_id)
         row.state = "error" if execution.infra_error else "done"
         row.ended, row.timings, row.error = queries.now(), dict(execution.timings), execution.infra_error

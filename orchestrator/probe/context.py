@@ -311,7 +311,7 @@ def import_outcome(name: str, exc: BaseException) -> Outcome:
     text = "%s: %s" % (type(exc).__name__, str(exc)[:400])
     missing = getattr(exc, "name", None) if isinstance(exc, ModuleNotFoundError) else None
     if missing and (name == missing or name.startswith(missing + ".")):
-        return Unsupported("%s is not installed in this image (%s)" % (name, text))
+        return Unsupported("%s is not importable in this image: not installed (%s)" % (name, text))
     import traceback
 
     return Fail("%s is installed but fails to import: %s" % (name, text),

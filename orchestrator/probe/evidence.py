@@ -143,7 +143,7 @@ def cpu_libraries_from_verbose(text: str) -> Tuple[List[str], List[str]]:
 
 _BLAS_NAMES = {"mkl": "MKL", "open": "OpenBLAS", "openblas": "OpenBLAS", "blis": "BLIS", "atlas": "ATLAS",
                "accelerate": "Accelerate", "eigen": "Eigen", "flexi": "FlexiBLAS", "flexiblas": "FlexiBLAS",
-               "generic": "reference BLAS", "nvpl": "NVPL", "armpl": "Arm PL", "ssl2": "SSL2"}
+               "generic": "system BLAS (libblas)", "nvpl": "NVPL", "armpl": "Arm PL", "ssl2": "SSL2"}
 
 
 def build_setting(config: str, key: str) -> Optional[str]:
@@ -159,6 +159,27 @@ def cpu_library_from_config(config: str, family: str) -> Optional[str]:
     if not value:
         return None
     return _BLAS_NAMES.get(value.lower(), value)
+
+
+# (path pattern, library) of the shared objects a process maps, per family: which BLAS /
+# LAPACK answered is the one loaded (Debian's "generic" build settings name none).
+_MAPPED = {
+    "blas": ((r"openblas", "OpenBLAS"), (r"libmkl_", "MKL"), (r"blis", "BLIS"), (r"atlas", "ATLAS"),
+             (r"flexiblas", "FlexiBLAS"), (r"/libblas\.so", "reference BLAS (netlib)")),
+    "lapack": ((r"openblas", "OpenBLAS"), (r"libmkl_", "MKL"), (r"flexiblas", "FlexiBLAS"), (r"atlas", "ATLAS"),
+               (r"/liblapack\.so", "reference LAPACK (netlib)")),
+}
+
+
+def cpu_library_from_maps(maps: str, family: str) -> Optional[Tuple[str, str]]:
+    """(library, path) of the BLAS / LAPACK mapped into this process (/proc/self/maps)."""
+    paths = sorted(set(ln.split()[-1] for ln in (maps or "").splitlines() if "/" in ln and ".so" in ln))
+    for pattern, lib in _MAPPED.get(family, ()):
+        rx = re.compile(pattern, re.I)
+        for path in paths:
+            if rx.search("/" + "/".join(path.split("/")[-2:])):  # directory and file name only
+                return lib, path
+    return None
 
 
 # -- architectures --------------------------------------------------------------------

@@ -137,14 +137,26 @@ def on_cpu(torch: Any, fn: Callable[[], Any], family: Optional[str], config: str
     if seen.libraries:
         seen.source = "verbose mode: %s" % ", ".join(seen.calls[:6])
     elif family in ("blas", "lapack"):
+        mapped = evidence.cpu_library_from_maps(_maps(), family)
         lib = evidence.cpu_library_from_config(config, family)
-        if lib:
+        if mapped:
+            seen.libraries = [mapped[0]]
+            seen.source = "mapped into the process: %s (no verbose line)" % mapped[1]
+        elif lib:
             seen.libraries = [lib]
             seen.source = "torch.__config__.show(): %s_INFO=%s (no verbose line)" % (
                 family.upper(), evidence.build_setting(config, family.upper() + "_INFO"))
     if not seen.libraries:
         seen.source = seen.source or "no library call seen (torch's own CPU kernels)"
     return value, seen
+
+
+def _maps() -> str:
+    try:
+        with open("/proc/self/maps", "r") as fh:
+            return fh.read()
+    except OSError:
+        return ""
 
 
 def summary(seen: Optional[Seen], device: str) -> Dict[str, Any]:

@@ -14,9 +14,11 @@ from .features import restoring
 
 
 @check("features.backends.cufft_plan_cache", "torch.backends.cuda.cufft_plan_cache", "feature", "features",
-       library="hipFFT/cuFFT")
+       library="hipFFT/cuFFT", needs=("gpu",))
 def cufft_plan_cache(ctx):
-    """The GPU FFT plan cache fills on an FFT, honours max_size and empties on clear(); the FFT is correct."""
+    """The GPU FFT plan cache fills on an FFT, honours max_size and empties on clear(); the FFT is correct.
+
+    Not proven: the cache's effect on speed, or plan caching for other FFT sizes."""
     torch = ctx.torch
     mgr = ctx.require_attr(torch, "backends.cuda.cufft_plan_cache")
     ctx.require_gpu()
@@ -176,10 +178,12 @@ def _conv_pair(ctx, seed=67):
 
 
 @check("features.backends.cudnn_allow_tf32", "torch.backends.cudnn.allow_tf32", "feature", "features",
-       library="MIOpen/cuDNN")
+       library="MIOpen/cuDNN", needs=("gpu",))
 def cudnn_allow_tf32(ctx):
     """cudnn.allow_tf32 changes float32 convolution results (TF32 path taken) within TF32 tolerance;
-    a flag with no observable effect is reported unsupported."""
+    a flag with no observable effect is reported unsupported.
+
+    Not proven: TF32 speed-ups, or TF32 in convolutions other than one 3x3 conv."""
     torch = ctx.torch
     cudnn = ctx.require_attr(torch, "backends.cudnn")
     if not has(cudnn, "allow_tf32"):
@@ -202,9 +206,11 @@ def cudnn_allow_tf32(ctx):
 
 
 @check("features.backends.cudnn_deterministic", "torch.backends.cudnn.deterministic", "feature", "features",
-       library="MIOpen/cuDNN")
+       library="MIOpen/cuDNN", needs=("gpu",))
 def cudnn_deterministic(ctx):
-    """With cudnn.deterministic set, two conv2d forward+backward passes give bit-identical outputs and gradients."""
+    """With cudnn.deterministic set, two conv2d forward+backward passes give bit-identical outputs and gradients.
+
+    Not proven: determinism of other ops (scatter, index_add...) or under torch.use_deterministic_algorithms."""
     torch = ctx.torch
     cudnn = ctx.require_attr(torch, "backends.cudnn")
     if not has(cudnn, "deterministic"):
@@ -298,10 +304,12 @@ def grad_scaler(ctx):
                   % (dev, err, s1, scaler.get_scale()), {"device": dev, "rel_error": err})
 
 
-@check("features.amp.op_specific", "CUDA op-specific behavior", "feature", "features")
+@check("features.amp.op_specific", "CUDA op-specific behavior", "feature", "features", needs=("gpu",))
 def amp_op_specific(ctx):
     """Under CUDA autocast, mm runs in float16, softmax and layer_norm in float32, and mixed-dtype add promotes
-    to float32, whichever namespace the op is called from."""
+    to float32, whichever namespace the op is called from.
+
+    Not proven: the full autocast op lists, or bfloat16 autocast."""
     torch = ctx.torch
     ctx.require_attr(torch, "autocast")
     ctx.require_gpu()

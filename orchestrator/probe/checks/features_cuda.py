@@ -16,7 +16,7 @@ from . import _dist
 from ._common import attempt, randn
 
 
-@check("features.cuda.device_management", "Device management", "feature", "features")
+@check("features.cuda.device_management", "Device management", "feature", "features", needs=("gpu",))
 def device_management(ctx):
     """torch.cuda enumerates the GPUs, reports their properties and switches the current device.
 
@@ -41,7 +41,8 @@ def device_management(ctx):
                   {"device_count": n, "names": names})
 
 
-@check("features.cuda.tensor_ops", "Tensor operations on GPU", "feature", "features", library="hipBLAS/cuBLAS")
+@check("features.cuda.tensor_ops", "Tensor operations on GPU", "feature", "features", library="hipBLAS/cuBLAS",
+       needs=("gpu",))
 def tensor_ops(ctx):
     """Addition, a reduction and a matrix product computed on the GPU match float64 CPU results.
 
@@ -56,7 +57,7 @@ def tensor_ops(ctx):
     return Report("add %.1e, sum %.1e, matmul %.1e" % (e1, e2, e3), {"rel_error": max(e1, e2, e3)})
 
 
-@check("features.cuda.streams_events", "Streams and events", "feature", "features")
+@check("features.cuda.streams_events", "Streams and events", "feature", "features", needs=("gpu",))
 def streams_events(ctx):
     """Work queued on a side stream is ordered by wait_stream, timed by a pair of events, and correct.
 
@@ -85,7 +86,7 @@ def streams_events(ctx):
                   {"elapsed_ms": ms, "rel_error": err})
 
 
-@check("features.cuda.memory_management", "Memory management", "feature", "features")
+@check("features.cuda.memory_management", "Memory management", "feature", "features", needs=("gpu",))
 def memory_management(ctx):
     """memory_allocated / max_memory_allocated / memory_reserved track a 64 MiB allocation and empty_cache releases it.
 
@@ -183,7 +184,7 @@ def collectives(ctx):
                   {"world_size": world, "processes": world})
 
 
-@check("features.cuda.graphs", "torch.cuda.CUDAGraph", "feature", "features")
+@check("features.cuda.graphs", "torch.cuda.CUDAGraph", "feature", "features", needs=("gpu",))
 def cuda_graphs(ctx):
     """A matmul+bias captured in a torch.cuda.CUDAGraph replays on new input data and matches float64.
 
@@ -213,7 +214,7 @@ def cuda_graphs(ctx):
     return Report("captured matmul+bias replayed twice, rel err %.1e" % max(errs), {"rel_error": max(errs)})
 
 
-@check("features.cuda.tunableop", "TunableOp", "feature", "features", library="hipBLASLt/cuBLASLt")
+@check("features.cuda.tunableop", "TunableOp", "feature", "features", library="hipBLASLt/cuBLASLt", needs=("gpu",))
 def tunableop(ctx):
     """With torch.cuda.tunable enabled, a float16 GEMM is tuned (a result is recorded) and still correct.
 
@@ -289,7 +290,8 @@ print("BEFORE", ";".join(before)); print("AFTER", ";".join(after)); print("VALUE
 """
 
 
-@check("features.cuda.lazy_nvrtc", "Lazy loading NVRTC", "feature", "features", library="hipRTC/NVRTC")
+@check("features.cuda.lazy_nvrtc", "Lazy loading NVRTC", "feature", "features", library="hipRTC/NVRTC",
+       needs=("gpu",))
 def lazy_nvrtc(ctx):
     """In a fresh process the runtime compiler (NVRTC / hipRTC) is not mapped after CUDA init and a matmul,
     and is mapped once a kernel is JIT-compiled.
@@ -317,7 +319,7 @@ def lazy_nvrtc(ctx):
     return Report("not mapped at init; mapped on first JIT use: %s" % ", ".join(after), metrics)
 
 
-@check("features.cuda.jiterator", "Jiterator (beta)", "feature", "features", library="hipRTC/NVRTC")
+@check("features.cuda.jiterator", "Jiterator (beta)", "feature", "features", library="hipRTC/NVRTC", needs=("gpu",))
 def jiterator(ctx):
     """A kernel written as a C++ string and compiled by torch.cuda.jiterator computes alpha*x+y correctly.
 

@@ -217,7 +217,7 @@ for _name, _make, _tol in _AUDIO:
 
 # -- ecosystem rows of the "unsupported features" table ---------------------------
 
-@check("features.apex.batch_norm", "APEX batch norm", "feature", "features", library="MIOpen/cuDNN")
+@check("features.apex.batch_norm", "APEX batch norm", "feature", "features", library="MIOpen/cuDNN", needs=("gpu",))
 def apex_batch_norm(ctx):
     """apex.parallel.SyncBatchNorm (world size 1) normalises a GPU batch like torch's batch norm in float64.
 
@@ -236,7 +236,7 @@ def apex_batch_norm(ctx):
     return Report("apex SyncBatchNorm rel err %.1e" % err, {"rel_error": err})
 
 
-@check("features.torch_tensorrt", "torch-tensorrt", "feature", "features", library="TensorRT")
+@check("features.torch_tensorrt", "torch-tensorrt", "feature", "features", library="TensorRT", needs=("gpu",))
 def torch_tensorrt(ctx):
     """torch_tensorrt compiles a small MLP for the GPU and the engine reproduces the eager output.
 

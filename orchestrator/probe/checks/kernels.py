@@ -46,25 +46,35 @@ def _matmul(ctx, name, n=256):
 
 @check("kernels.matmul.fp32", "matmul (float32)", "kernel", "kernels", library=BLAS, unit="s")
 def matmul_fp32(ctx):
-    """A 256x256 float32 matmul on the device matches the float64 CPU product (TF32-level tolerance on a GPU)."""
+    """A 256x256 float32 matmul on the device matches the float64 CPU product (TF32-level tolerance on a GPU).
+
+    Not proven: other shapes, transposes or batch sizes; which BLAS ran beyond the recorded evidence;
+    performance beyond these timings."""
     return _matmul(ctx, "float32")
 
 
 @check("kernels.matmul.fp16", "matmul (float16)", "kernel", "kernels", library=BLAS, unit="s")
 def matmul_fp16(ctx):
-    """A 256x256 float16 matmul on the device matches the float64 product of the same half inputs within 5e-3."""
+    """A 256x256 float16 matmul on the device matches the float64 product of the same half inputs within 5e-3.
+
+    Not proven: other shapes; float16 accumulation behaviour; performance beyond these timings."""
     return _matmul(ctx, "float16")
 
 
 @check("kernels.matmul.bf16", "matmul (bfloat16)", "kernel", "kernels", library=BLAS, unit="s")
 def matmul_bf16(ctx):
-    """A 256x256 bfloat16 matmul on the device matches the float64 product of the same bf16 inputs within 3e-2."""
+    """A 256x256 bfloat16 matmul on the device matches the float64 product of the same bf16 inputs within 3e-2.
+
+    Not proven: other shapes; bfloat16 accumulation behaviour; performance beyond these timings."""
     return _matmul(ctx, "bfloat16")
 
 
 @check("kernels.linear.bf16", "linear with bias (bfloat16)", "kernel", "kernels", library=BLASLT, unit="s")
 def linear_bf16(ctx):
-    """torch.nn.functional.linear with bias in bfloat16 (the fused GEMM+bias epilogue path) matches float64."""
+    """torch.nn.functional.linear with bias in bfloat16 (the fused GEMM+bias epilogue path) matches float64.
+
+    Not proven: that the fused epilogue (rather than a GEMM plus a separate add) ran, unless the recorded
+    kernels show it."""
     torch = ctx.torch
     F = torch.nn.functional
     x = randn(torch, 128, 256, seed=3).bfloat16()
@@ -81,7 +91,9 @@ def linear_bf16(ctx):
 
 @check("kernels.bmm.fp32", "batched matmul (float32)", "kernel", "kernels", library=BLAS, unit="s")
 def bmm_fp32(ctx):
-    """A batch of 16 64x128 @ 128x64 float32 matmuls (torch.bmm) matches float64."""
+    """A batch of 16 64x128 @ 128x64 float32 matmuls (torch.bmm) matches float64.
+
+    Not proven: strided or broadcast batches, other dtypes."""
     torch = ctx.torch
     a, b = randn(torch, 16, 64, 128, seed=6), randn(torch, 16, 128, 64, seed=7)
     ref = torch.bmm(a.double(), b.double())
@@ -108,7 +120,9 @@ def _conv(ctx, fn, x, w, what):
 
 @check("kernels.conv2d.fp32", "conv2d (float32)", "kernel", "kernels", library=DNN, unit="s")
 def conv2d_fp32(ctx):
-    """A 3x3 float32 conv2d (4x8x32x32 input, 16 filters) on the device matches float64."""
+    """A 3x3 float32 conv2d (4x8x32x32 input, 16 filters) on the device matches float64.
+
+    Not proven: other kernel sizes, strides, groups, dilations, layouts (channels-last) or the backward pass."""
     torch = ctx.torch
     return _conv(ctx, torch.nn.functional.conv2d, randn(torch, 4, 8, 32, 32, seed=8),
                  randn(torch, 16, 8, 3, 3, seed=9), "conv2d")
@@ -116,7 +130,9 @@ def conv2d_fp32(ctx):
 
 @check("kernels.conv3d.fp32", "conv3d (float32)", "kernel", "kernels", library=DNN, unit="s")
 def conv3d_fp32(ctx):
-    """A 3x3x3 float32 conv3d (2x4x8x16x16 input, 8 filters) on the device matches float64."""
+    """A 3x3x3 float32 conv3d (2x4x8x16x16 input, 8 filters) on the device matches float64.
+
+    Not proven: other kernel sizes, strides, layouts or the backward pass."""
     torch = ctx.torch
     return _conv(ctx, torch.nn.functional.conv3d, randn(torch, 2, 4, 8, 16, 16, seed=10),
                  randn(torch, 8, 4, 3, 3, 3, seed=11), "conv3d")
@@ -156,7 +172,9 @@ def sdpa(ctx):
 
 @check("kernels.lstm.fp32", "LSTM (float32)", "kernel", "kernels", library=DNN, unit="s")
 def lstm(ctx):
-    """A 2-layer float32 LSTM forward on the device matches the same weights run in float64 on the CPU."""
+    """A 2-layer float32 LSTM forward on the device matches the same weights run in float64 on the CPU.
+
+    Not proven: GRU/RNN cells, bidirectional or packed sequences, the backward pass."""
     torch = ctx.torch
     torch.manual_seed(0)
     mod = torch.nn.LSTM(16, 32, num_layers=2, batch_first=True)
@@ -178,7 +196,9 @@ def lstm(ctx):
 
 @check("kernels.fft.c64", "FFT (complex64)", "kernel", "kernels", library="hipFFT/cuFFT", unit="s")
 def fft(ctx):
-    """A batched 1-D complex64 FFT (8x1024) and a real 2-D FFT on the device match complex128."""
+    """A batched 1-D complex64 FFT (8x1024) and a real 2-D FFT on the device match complex128.
+
+    Not proven: other lengths (non power-of-two, large prime factors), inverse or double-precision transforms."""
     torch = ctx.torch
     tfft = ctx.require_attr(torch, "fft")
     x = torch.complex(randn(torch, 8, 1024, seed=16), randn(torch, 8, 1024, seed=17))
@@ -196,7 +216,9 @@ def fft(ctx):
 
 @check("kernels.sort.fp32", "sort (float32)", "kernel", "kernels", library="hipCUB/CUB", unit="s")
 def sort(ctx):
-    """Sorting 65536 float32 values on the device gives exactly the CPU order, and the indices permute the input."""
+    """Sorting 65536 float32 values on the device gives exactly the CPU order, and the indices permute the input.
+
+    Not proven: stable sort with duplicates, other dtypes or segmented sorts."""
     torch = ctx.torch
     x = randn(torch, 65536, seed=19)
     ref_v, _ = torch.sort(x.double())
@@ -210,7 +232,9 @@ def sort(ctx):
 
 @check("kernels.topk.fp32", "topk (float32)", "kernel", "kernels", library="hipCUB/CUB", unit="s")
 def topk(ctx):
-    """torch.topk(k=32) over 64 rows of 4096 float32 values matches the CPU float64 top values exactly."""
+    """torch.topk(k=32) over 64 rows of 4096 float32 values matches the CPU float64 top values exactly.
+
+    Not proven: large k, other dtypes, or ties."""
     torch = ctx.torch
     x = randn(torch, 64, 4096, seed=20)
     ref, _ = torch.topk(x.double(), 32, dim=1)
@@ -224,7 +248,9 @@ def topk(ctx):
 
 @check("kernels.cumsum.fp32", "cumsum (float32)", "kernel", "kernels", library="hipCUB/CUB", unit="s")
 def cumsum(ctx):
-    """A float32 prefix sum (torch.cumsum) over 65536 values on the device matches float64 within 1e-4."""
+    """A float32 prefix sum (torch.cumsum) over 65536 values on the device matches float64 within 1e-4.
+
+    Not proven: other scans (cumprod, logcumsumexp) or dtypes."""
     torch = ctx.torch
     x = randn(torch, 65536, seed=21).abs()
     ref = torch.cumsum(x.double(), 0)
@@ -237,7 +263,10 @@ def cumsum(ctx):
 
 @check("kernels.randn.stats", "random normal generation", "kernel", "kernels", library="hipRAND/cuRAND", unit="s")
 def randn_stats(ctx):
-    """2^20 normal samples generated on the device have mean 0, std 1 and 68.3% within one sigma (6-sigma bounds)."""
+    """2^20 normal samples generated on the device have mean 0, std 1 and 68.3% within one sigma (6-sigma bounds).
+
+    Not proven: the quality of other distributions (uniform, bernoulli, dropout masks) or reproducibility
+    across devices."""
     torch = ctx.torch
     n = 1 << 20
     g = torch.Generator(device=ctx.device)
@@ -258,7 +287,9 @@ def randn_stats(ctx):
 
 @check("kernels.linalg.solve", "linalg.solve (float32)", "kernel", "kernels", library="hipSOLVER/cuSOLVER", unit="s")
 def linalg_solve(ctx):
-    """torch.linalg.solve of a well-conditioned 128x128 float32 system on the device matches float64."""
+    """torch.linalg.solve of a well-conditioned 128x128 float32 system on the device matches float64.
+
+    Not proven: ill-conditioned or batched systems, other dtypes."""
     torch = ctx.torch
     solve = ctx.require_attr(torch, "linalg.solve")
     a = randn(torch, 128, 128, seed=22) + 32 * torch.eye(128)
@@ -272,7 +303,9 @@ def linalg_solve(ctx):
 
 @check("kernels.linalg.svd", "linalg.svd (float32)", "kernel", "kernels", library="hipSOLVER/cuSOLVER", unit="s")
 def linalg_svd(ctx):
-    """Singular values of a 96x64 float32 matrix (torch.linalg.svd) and the reconstruction U S V^T match float64."""
+    """Singular values of a 96x64 float32 matrix (torch.linalg.svd) and the reconstruction U S V^T match float64.
+
+    Not proven: large or batched matrices, full_matrices=True, other dtypes."""
     torch = ctx.torch
     svd = ctx.require_attr(torch, "linalg.svd")
     a = randn(torch, 96, 64, seed=24)
@@ -288,7 +321,9 @@ def linalg_svd(ctx):
 
 @check("kernels.linalg.eig", "linalg.eig (float32)", "kernel", "kernels", library="hipSOLVER/cuSOLVER", unit="s")
 def linalg_eig(ctx):
-    """torch.linalg.eig of a general 64x64 float32 matrix: A V = V diag(L) holds to 1e-4, and the spectrum matches float64."""
+    """torch.linalg.eig of a general 64x64 float32 matrix: A V = V diag(L) holds to 1e-4, and the spectrum matches float64.
+
+    Not proven: symmetric eigensolvers (eigh), batched input, eigenvector phase conventions."""
     torch = ctx.torch
     eig = ctx.require_attr(torch, "linalg.eig")
     a = randn(torch, 64, 64, seed=25)
@@ -307,7 +342,9 @@ def linalg_eig(ctx):
 
 @check("kernels.sparse.mm", "sparse matmul (COO x dense)", "kernel", "kernels", library="hipSPARSE/cuSPARSE", unit="s")
 def sparse_mm(ctx):
-    """torch.sparse.mm of a 512x512 COO matrix (5% dense) with a 512x64 float32 matrix matches the dense float64 product."""
+    """torch.sparse.mm of a 512x512 COO matrix (5% dense) with a 512x64 float32 matrix matches the dense float64 product.
+
+    Not proven: CSR/CSC formats, sparse-sparse products, or the backward pass."""
     torch = ctx.torch
     g = torch.Generator().manual_seed(26)
     nnz = 512 * 512 // 20
@@ -325,7 +362,9 @@ def sparse_mm(ctx):
 
 @check("kernels.layer_norm.fp32", "layer norm (float32)", "kernel", "kernels", unit="s")
 def layer_norm(ctx):
-    """torch.nn.functional.layer_norm over 512 features (with affine weight and bias) matches float64."""
+    """torch.nn.functional.layer_norm over 512 features (with affine weight and bias) matches float64.
+
+    Not proven: other normalisations (batch, group, RMS) or the backward pass."""
     torch = ctx.torch
     F = torch.nn.functional
     x = randn(torch, 64, 512, seed=28) * 3 + 1
@@ -340,7 +379,9 @@ def layer_norm(ctx):
 
 @check("kernels.softmax.fp32", "softmax (float32)", "kernel", "kernels", unit="s")
 def softmax(ctx):
-    """torch.softmax over rows of 1024 float32 logits (range +-24) matches float64."""
+    """torch.softmax over rows of 1024 float32 logits (range +-24) matches float64.
+
+    Not proven: other dims, log_softmax, or half-precision inputs."""
     torch = ctx.torch
     x = randn(torch, 64, 1024, seed=31) * 8
     ref = torch.softmax(x.double(), dim=-1)

@@ -35,7 +35,9 @@ def _profiler(ctx):
 @check("profiler.torch_profiler.cpu_ops", "torch.profiler (operators)", "profiler", "profiler")
 def cpu_ops(ctx):
     """torch.profiler with CPU activity records the aten operators of a matmul/relu/softmax workload
-    with call counts and times."""
+    with call counts and times.
+
+    Not proven: device activity (device_kernels does), profiler overhead, or schedule-based profiling."""
     torch = ctx.torch
     prof = _profiler(ctx)
     with prof.profile(activities=[prof.ProfilerActivity.CPU], record_shapes=True) as p:
@@ -53,9 +55,11 @@ def cpu_ops(ctx):
 
 
 @check("profiler.torch_profiler.device_kernels", "torch.profiler (device activity)", "profiler", "profiler",
-       library="roctracer/CUPTI")
+       library="roctracer/CUPTI", needs=("gpu",))
 def device_kernels(ctx):
-    """torch.profiler with device activity records the GPU kernels (with device time) behind a matmul workload."""
+    """torch.profiler with device activity records the GPU kernels (with device time) behind a matmul workload.
+
+    Not proven: accurate kernel timings, or activity of other processes."""
     torch = ctx.torch
     prof = _profiler(ctx)
     ctx.require_gpu()
@@ -79,7 +83,9 @@ def device_kernels(ctx):
 
 @check("profiler.torch_profiler.memory", "torch.profiler (memory)", "profiler", "profiler")
 def profile_memory(ctx):
-    """torch.profiler(profile_memory=True) attributes the allocations of a workload to the operators that made them."""
+    """torch.profiler(profile_memory=True) attributes the allocations of a workload to the operators that made them.
+
+    Not proven: the allocator's totals (memory_stats does), or memory of other processes."""
     torch = ctx.torch
     prof = _profiler(ctx)
     acts = [prof.ProfilerActivity.CPU]
@@ -104,7 +110,9 @@ def profile_memory(ctx):
 
 @check("profiler.torch_profiler.chrome_trace", "torch.profiler (trace export)", "profiler", "profiler")
 def chrome_trace(ctx):
-    """A torch.profiler trace exports to Chrome trace JSON that parses and contains the profiled operators."""
+    """A torch.profiler trace exports to Chrome trace JSON that parses and contains the profiled operators.
+
+    Not proven: that the trace opens in a viewer, or device events in the trace."""
     torch = ctx.torch
     prof = _profiler(ctx)
     tmp = tempfile.mkdtemp(prefix="valorch-trace-")
@@ -124,9 +132,11 @@ def chrome_trace(ctx):
     return Report("trace with %d events exported and parsed" % len(events), {"events": len(events)})
 
 
-@check("profiler.cuda_memory_snapshot", "Memory snapshot", "profiler", "profiler")
+@check("profiler.cuda_memory_snapshot", "Memory snapshot", "profiler", "profiler", needs=("gpu",))
 def memory_snapshot(ctx):
-    """torch.cuda.memory._record_memory_history records allocations and _snapshot() returns them with their sizes."""
+    """torch.cuda.memory._record_memory_history records allocations and _snapshot() returns them with their sizes.
+
+    Not proven: the stack traces of the history, or the snapshot visualiser."""
     torch = ctx.torch
     mem = ctx.require_attr(torch, "cuda.memory")
     record = ctx.require_attr(mem, "_record_memory_history")

@@ -26,7 +26,10 @@ def _dist_version(name: str):
 
 @check("env.facts", "Environment facts", "environment", "smoke")
 def env_facts(ctx):
-    """Python, OS, framework build and visible devices (recorded as metrics)."""
+    """Python, OS, framework build and visible devices (recorded as metrics).
+
+    Not proven: anything: it records facts (the device found, the build's arch list) and fails only when it
+    cannot read them."""
     osr = os_release()
     facts = {"python": platform.python_version(), "os_id": osr.get("ID"),
              "os_version": osr.get("VERSION_ID"), "machine": platform.machine()}
@@ -69,13 +72,17 @@ def _compare(key, want, found, source):
 
 @check("env.version.python", "Python version", "environment", "smoke")
 def version_python(ctx):
-    """The interpreter's version matches the catalog entry (prefix match)."""
+    """The interpreter's version matches the catalog entry (prefix match).
+
+    Not proven: that the interpreter's standard library or pip work."""
     return _compare("python", _expected(ctx, "python"), platform.python_version(), sys.executable)
 
 
 @check("env.version.os", "OS release", "environment", "smoke")
 def version_os(ctx):
-    """/etc/os-release names the distribution and release of the catalog entry."""
+    """/etc/os-release names the distribution and release of the catalog entry.
+
+    Not proven: the installed packages of that release."""
     osr = os_release()
     for distro in ("ubuntu", "debian", "rhel", "rocky", "almalinux", "sles"):
         if ctx.expect.get(distro):
@@ -88,7 +95,10 @@ def version_os(ctx):
 
 @check("env.version.pytorch", "PyTorch version", "environment", "smoke")
 def version_pytorch(ctx):
-    """torch.__version__ matches the catalog's PyTorch version."""
+    """torch.__version__ matches the catalog's PyTorch version.
+
+    Not proven: that torch works (the other checks measure that); a pre-release or git build that matches only
+    by prefix is flagged in the message."""
     want = _expected(ctx, "pytorch")
     try:
         found = ctx.torch.__version__
@@ -101,7 +111,8 @@ def _dist_check(key, dist):
     def fn(ctx):
         want = _expected(ctx, key)
         return _compare(key, want, _dist_version(dist), "importlib.metadata %s" % dist)
-    fn.__doc__ = "The installed %s distribution matches the catalog entry." % dist
+    fn.__doc__ = ("The installed %s distribution matches the catalog entry (prefix match; a pre-release or git "
+                  "build matching only by prefix is flagged).\n\nNot proven: that %s imports or works." % (dist, dist))
     return fn
 
 
@@ -116,7 +127,9 @@ for _key, _dist, _feature in (("torchvision", "torchvision", "torchvision versio
 
 @check("env.version.rocm", "ROCm version", "environment", "smoke")
 def version_rocm(ctx):
-    """The ROCm release in /opt/rocm*/.info/version (or torch.version.hip) matches."""
+    """The ROCm release in /opt/rocm*/.info/version (or torch.version.hip) matches.
+
+    Not proven: that the ROCm libraries of that release are all present (inventory audit compares them)."""
     want = _expected(ctx, "rocm")
     found, source = rocm_release(), "/opt/rocm*/.info/version"
     if found is None and ctx.has("torch"):
@@ -126,7 +139,9 @@ def version_rocm(ctx):
 
 @check("env.version.cuda", "CUDA version", "environment", "smoke")
 def version_cuda(ctx):
-    """torch.version.cuda matches the catalog's CUDA version."""
+    """torch.version.cuda matches the catalog's CUDA version.
+
+    Not proven: the driver's or the CUDA toolkit's version in the image (inventory audit reads those)."""
     want = _expected(ctx, "cuda")
     return _compare("cuda", want, getattr(ctx.torch.version, "cuda", None), "torch.version.cuda")
 
@@ -186,7 +201,9 @@ def device_visible(ctx):
 
 @check("smoke.tensor_add", "Tensor op on device", "kernel", "smoke")
 def tensor_add(ctx):
-    """Element-wise add on the device equals the float64 CPU result exactly."""
+    """Element-wise add on the device equals the float64 CPU result exactly.
+
+    Not proven: anything beyond one element-wise kernel."""
     torch = ctx.torch
     a = torch.arange(1, 4097, dtype=torch.float32)
     b = torch.linspace(-3.0, 7.0, 4096, dtype=torch.float32)
