@@ -117,7 +117,7 @@ def combine(cells: Iterable[Cell]) -> Cell:
     message = next((c.message for c in said if c.verdict != "pass" and c.message), "")
     if all(v == "pass" for v in verdicts):
         return Cell("pass", statuses, runs)
-    for bad in (*FAILING_OR_UNSUPPORTED, *INCONCLUSIVE):
+    for bad in (*FAILING_OR_UNSUPPORTED, "partial", *INCONCLUSIVE):
         if bad in verdicts:
             return Cell(bad, statuses, runs, message)
     return Cell("error", statuses, runs, message)

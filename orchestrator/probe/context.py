@@ -237,6 +237,11 @@ class Context(object):
         metrics = dict(result.get("metrics") or {})
         for key, value in summary.get("metrics", {}).items():
             metrics.setdefault(key, value)
+        # mirrored in the metrics, which every store keeps (a result's own device / library
+        # fields need the store's columns)
+        metrics["device"] = device
+        if result["library"] is not None:
+            metrics["library"] = result["library"]
         if result.get("status") != "skip" and "torch" in self._modules:
             try:
                 facts = self.arch_facts()
