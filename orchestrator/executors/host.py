@@ -45,8 +45,10 @@ class HostExecutor:
             ship_workload(task, Path(tmp))
             env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
             env.update(PYTHONPATH=tmp, PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1")
-            done = proc.stream([self.python, "-m", PROBE_PACKAGE, *probe_args(task)], feed,
-                               timeout=overall_timeout(task), env=env, cwd=tmp)
+            # Workloads run as the invoking user here: no container, nothing to isolate them in
+            # (docs/architecture.md, "Untrusted workloads").
+            argv = [self.python, "-m", PROBE_PACKAGE, *probe_args(task), "--workload-user", "self"]
+            done = proc.stream(argv, feed, timeout=overall_timeout(task), env=env, cwd=tmp)
         transcript.close()
         timings = {"run_s": time.perf_counter() - t0, "total_s": time.perf_counter() - t0, **transcript.breakdown()}
         if done.error:

@@ -33,7 +33,7 @@ from typing import Any, Callable
 from ..catalog import Catalog
 from ..errors import NoMatchingHostError
 from ..hosts import detect_local
-from ..protocol import Transcript, complete, conclude, infrastructure_failure
+from ..protocol import Transcript, complete, conclude, infrastructure_failure, vetted
 from ..scheduler import PlannedRun, plan
 from ..spec import GPU, Execution, HostSpec, JobSpec, Task
 from .base import LABEL, PROBE_PACKAGE, overall_timeout, probe_archive, probe_args
@@ -281,8 +281,7 @@ class SlurmExecutor:
         if exit_code is None and state not in ("TIMEOUT", "DEADLINE"):
             what = info.get("failed") or f"ended {state} before the container ran"
             infra = f"Slurm job {job} on {info.get('node', '?')}: {what}: {_last_lines(log)}"
-            transcript.close()
-            results = complete(transcript.results, task.checks, "error", infra, tail)
+            results = complete(vetted(transcript, task)[0], task.checks, "error", infra, tail)
             return Execution(results=tuple(results), meta={"slurm": info}, timings=timings, image_digest=digest,
                              infra_error=infra)
         killed = (f"Slurm job {job} passed its time limit ({limit:g}s) and was killed"
