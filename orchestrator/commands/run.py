@@ -150,11 +150,26 @@ def _report(summaries, factory, as_json: bool, junit: Path | None, gate: bool, s
                 err.print(views.summary_line(s))
             if show_matrix:
                 write_output(views.matrix_markdown(runs, results), None)
-    if gate and any(s.failed for s in summaries):
-        raise typer.Exit(1)
-    if any(s.infra_errors for s in summaries):
+    for s in summaries:
+        if s.protocol_errors:
+            err.print(f"[red]run {s.run_id[:8]} ({s.image}): results tampered with or cut at the output cap: "
+                      f"{', '.join(s.protocol_errors[:10])}; these checks are 'error'[/red]")
+    code = exit_code(summaries, gate)
+    if code == 3 and any(s.infra_errors for s in summaries):
         err.print("[yellow]infrastructure errors: the affected checks are 'error' (inconclusive)[/yellow]")
-        raise typer.Exit(3)
+    if code:
+        raise typer.Exit(code)
+
+
+def exit_code(summaries, gate: bool) -> int:
+    """1 when gating and a check failed or its results were tampered with; else 3 for
+    infrastructure errors and for tampered or flooded output (never 0: such a run proved nothing)."""
+    protocol = any(s.protocol_errors for s in summaries)
+    if gate and (protocol or any(s.failed for s in summaries)):
+        return 1
+    if protocol or any(s.infra_errors for s in summaries):
+        return 3
+    return 0
 
 
 def _job(cat, job: Path | None, images: list[str] | None, suites: list[str] | None, checks: list[str] | None,

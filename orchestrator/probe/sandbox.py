@@ -228,3 +228,23 @@ def reap(pid: int) -> None:
         finally:
             os._exit(0)
     os.waitpid(child, 0)
+
+
+def reap_orphans(keep: int) -> int:
+    """As a container's init (PID 1), collect the zombies of processes that
+    workloads left behind and that were reparented to us; ``keep`` (the worker)
+    is left to its own wait. Returns how many were collected."""
+    if os.getpid() != 1:
+        return 0
+    reaped = 0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == keep:
+            continue
+        try:
+            with open("/proc/%s/stat" % entry) as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+            if fields[0] == "Z" and fields[1] == "1" and os.waitpid(int(entry), os.WNOHANG)[0]:
+                reaped += 1
+        except (OSError, IndexError, ValueError):  # gone meanwhile, or not our child
+            pass
+    return reaped
