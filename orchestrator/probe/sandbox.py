@@ -4,6 +4,8 @@ little power over the probe as the image allows.
 - As an unprivileged user (uid/gid 65534, nobody/nogroup) when the probe is
   root and may change its ids: a process of another uid can neither open the
   probe's ``/proc/PID/fd/*`` nor signal or trace it, nor rewrite its files.
+  Of the probe's supplementary groups it keeps only those that own a GPU
+  device node of the container (ROCm's video/render), so GPU workloads work.
 - With no inherited descriptors (``close_fds``), stdin from /dev/null, and
   their own stdout/stderr pipes that the probe reads and caps.
 - In their own process group, killed whole when they end; inside a container
@@ -20,6 +22,7 @@ Standard library only, Python >= 3.8.
 
 from __future__ import annotations
 
+import glob
 import os
 import selectors
 import shutil
@@ -28,7 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import Any, Dict, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
 WORKLOAD_UID = 65534  # nobody: numeric, so that it works without an /etc/passwd entry
 WORKLOAD_GID = 65534  # nogroup
@@ -39,6 +42,7 @@ TAIL = 1500  # characters of each stream quoted in messages and logs
 DRAIN_S = 2.0  # seconds to read what is left in the pipes once the workload has exited
 
 _can_drop = None  # type: Optional[bool]
+_groups = []  # type: List[int]
 _settings = {"own_pid_namespace": False, "drop": True}
 
 
@@ -71,10 +75,11 @@ def harden_self() -> str:
 def can_drop() -> bool:
     """Whether workloads can run as WORKLOAD_UID here: the probe is root and may
     change ids (CAP_SETUID/CAP_SETGID). Tried once in a forked child."""
-    global _can_drop
+    global _can_drop, _groups
     if _can_drop is None:
         _can_drop = False
         if _settings["drop"] and hasattr(os, "geteuid") and os.geteuid() == 0:
+            _groups = device_groups()
             pid = os.fork()
             if pid == 0:  # the child only changes its ids and leaves
                 code = 1
@@ -88,15 +93,32 @@ def can_drop() -> bool:
     return _can_drop
 
 
+DEVICE_NODES = ("/dev/kfd", "/dev/dri", "/dev/nvidia*")  # GPU device nodes a container may be given
+
+
+def device_groups(patterns: Sequence[str] = DEVICE_NODES) -> List[int]:
+    """The supplementary groups a workload keeps: those of the probe that own a GPU
+    device node given to this container (ROCm's video/render via group_add), so that
+    GPU workloads still reach their devices; never root's group, nothing else."""
+    owners = set()
+    for pattern in patterns:
+        for path in glob.glob(pattern) + glob.glob(os.path.join(pattern, "*")):
+            try:
+                owners.add(os.stat(path).st_gid)
+            except OSError:
+                pass
+    return sorted((owners & set(os.getgroups())) - {0})
+
+
 def _drop() -> None:
-    os.setgroups([])
+    os.setgroups(_groups)
     os.setgid(WORKLOAD_GID)
     os.setuid(WORKLOAD_UID)
 
 
 def describe_user() -> str:
     if can_drop():
-        return "uid %d" % WORKLOAD_UID
+        return "uid %d" % WORKLOAD_UID + (" (device groups %s)" % ",".join(map(str, _groups)) if _groups else "")
     uid = os.geteuid() if hasattr(os, "geteuid") else -1
     why = ("asked to run workloads as the invoking user" if not _settings["drop"]
            else "cannot change ids here" if uid == 0 else "not root")
@@ -124,7 +146,7 @@ def popen_options(home: str) -> Dict[str, Any]:
     if can_drop():
         env.update(USER="nobody", LOGNAME="nobody")
         if sys.version_info >= (3, 9):  # done in C after fork: safe with threads
-            opts.update(user=WORKLOAD_UID, group=WORKLOAD_GID, extra_groups=[])
+            opts.update(user=WORKLOAD_UID, group=WORKLOAD_GID, extra_groups=list(_groups))
         else:
             opts["preexec_fn"] = _drop
     return opts

@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -105,3 +106,20 @@ def test_a_flood_on_its_own_stdout_is_read_through_and_capped():
 def test_a_workload_that_closes_its_pipes_still_times_out():
     run = run_workload(["sh", "-c", "exec >&- 2>&-; sleep 30"], timeout=1)
     assert run["timed_out"] and run["returncode"] is None
+
+
+@needs_root
+def test_workloads_keep_only_the_groups_that_own_gpu_device_nodes(tmp_path):
+    """ROCm containers get video/render through group_add: a workload keeps those,
+    and nothing else of the probe's groups (never root's)."""
+    (tmp_path / "dri").mkdir()
+    kfd, render = tmp_path / "kfd", tmp_path / "dri" / "renderD128"
+    kfd.touch()
+    render.touch()
+    os.chown(kfd, 0, 44)
+    os.chown(render, 0, 109)
+    code = ("import sys; sys.path.insert(0, %r); from orchestrator.probe.sandbox import device_groups; "
+            "print(device_groups([%r, %r]))" % (str(ROOT), str(kfd), str(tmp_path / "dri")))
+    groups = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                            extra_groups=[0, 44, 109, 6]).stdout.strip()
+    assert groups == "[44, 109]"  # 0 (root) and 6 (owns no device node) are dropped
