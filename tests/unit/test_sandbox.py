@@ -34,13 +34,14 @@ def shared_probe():
     shutil.rmtree(top, ignore_errors=True)
 
 
-def probe(cwd, commands, python=SYSTEM_PYTHON, **popen):
+def probe(cwd, commands, python=SYSTEM_PYTHON, suite="command", declare=None, path=None, **popen):
     if not os.access(python, os.X_OK):
         pytest.skip(f"{python} is not here")
-    declare = {"commands": [{"id": i, "argv": ["sh", "-c", script], "timeout": 60} for i, script in commands]}
-    proc = subprocess.run([python, "-m", "valorch_probe", "run", "--suite", "command", "--declare",
+    declare = declare or {"commands": [{"id": i, "argv": ["sh", "-c", script], "timeout": 60}
+                                       for i, script in commands]}
+    proc = subprocess.run([python, "-m", "valorch_probe", "run", "--suite", suite, "--declare",
                            json.dumps(declare)], cwd=cwd, capture_output=True, timeout=120,
-                          env={"PYTHONPATH": str(cwd), "PATH": "/usr/bin:/bin"}, **popen)
+                          env={"PYTHONPATH": path or str(cwd), "PATH": "/usr/bin:/bin"}, **popen)
     records = [json.loads(line[len(MARKER):]) for line in proc.stdout.decode().splitlines()
                if line.startswith(MARKER)]
     results = {r["check"]: r for r in records if r["type"] == "result"}
@@ -123,3 +124,29 @@ def test_workloads_keep_only_the_groups_that_own_gpu_device_nodes(tmp_path):
     groups = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                             extra_groups=[0, 44, 109, 6]).stdout.strip()
     assert groups == "[44, 109]"  # 0 (root) and 6 (owns no device node) are dropped
+
+
+@needs_root
+def test_pytest_workload_runs_as_nobody(shared_probe):
+    """pytest (copied from this environment: pure Python) runs the workload as uid
+    65534, writes its JUnit XML into a directory that user owns, and the probe reads it."""
+    site = Path(shared_probe) / "site"
+    for name in ("pytest", "_pytest", "pluggy", "iniconfig", "packaging", "pygments", "py"):
+        src = Path(__import__(name).__file__)
+        if src.name == "__init__.py":
+            shutil.copytree(src.parent, site / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:  # a module (pytest's py.py shim)
+            site.mkdir(exist_ok=True)
+            shutil.copy(src, site / src.name)
+    (Path(shared_probe) / "wl").mkdir()
+    (Path(shared_probe) / "wl" / "test_who.py").write_text(
+        "import os\n\n"
+        "def test_uid():\n    assert (os.getuid(), os.getgid(), os.getgroups()) == (65534, 65534, [])\n"
+        "    open(os.path.join(os.environ['HOME'], 'x'), 'w').close()\n\n"
+        "def test_fails():\n    assert False\n")
+    declare = {"pytest": {"path": f"{shared_probe}/wl", "timeout": 120}}
+    results, meta = probe(shared_probe, [], suite="pytest", declare=declare, path=f"{shared_probe}:{site}")
+    assert {c: r["status"] for c, r in results.items()} == {
+        "pytest.run": "pass", "pytest.wl.test_who.test_uid": "pass", "pytest.wl.test_who.test_fails": "fail"}, [
+        r["message"] + r.get("log", "") for r in results.values()]
+    assert results["pytest.run"]["metrics"]["user"] == "uid 65534"
