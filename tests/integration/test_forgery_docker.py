@@ -162,10 +162,11 @@ def test_forged_lines_that_reach_the_orchestrator_are_tampering(weak_run, tmp_pa
 
 def test_forgeries_of_the_task_checks_are_pinned_to_them(weak_run, tmp_path):
     proc1_d = forged({"type": "result", "check": "command.d", "status": "pass", "attempt": 1}) + " > /proc/1/fd/1"
-    spec = job(tmp_path, [("a", proc1_d), ("b", WORKER_PIPE), ("ok", "true"), ("d", "false")])
+    spec = job(tmp_path, [("a", proc1_d), ("b", WORKER_PIPE), ("k", KILL_PARENT), ("ok", "true"), ("d", "false")])
     result, rows = weak_run(spec)
-    assert statuses(rows) == {("command.a", 1): "pass", ("command.b", 1): "error", ("command.ok", 1): "pass",
-                              ("command.d", 1): "error"}, rows
+    # k killed its worker (a crash of its own) and sent SIGINT/SIGTERM to PID 1, which ignores them
+    assert statuses(rows) == {("command.a", 1): "pass", ("command.b", 1): "error", ("command.k", 1): "crash",
+                              ("command.ok", 1): "pass", ("command.d", 1): "error"}, rows
     b, d = rows[("command.b", 1)], rows[("command.d", 1)]
     assert b[1].startswith(TAMPERED) and "without the worker's nonce" in b[1] and b[2] == {"tampered": True}
     assert d[1].startswith(TAMPERED) and "before command.a had finished" in d[1] and d[2] == {"tampered": True}
