@@ -9,8 +9,9 @@ little power over the probe as the image allows.
 - With no inherited descriptors (``close_fds``), stdin from /dev/null, and
   their own stdout/stderr pipes that the probe reads and caps.
 - In their own process group, killed whole when they end; inside a container
-  (the probe is PID 1) every process left under the workload uid is killed too,
-  so a daemon a workload leaves behind cannot touch the next one.
+  (the probe is PID 1) every process a workload left is killed too (all of the
+  workload uid; all but the probe's own where ids could not change), so a
+  daemon a workload leaves behind cannot touch the next one.
 - The probe's own processes are non-dumpable (``prctl(PR_SET_DUMPABLE, 0)``,
   ``harden_self``): even a process of the same uid, lacking CAP_SYS_PTRACE
   (never granted to probe containers), cannot open their ``/proc/PID/fd``,
@@ -233,23 +234,54 @@ def _pump(proc: "subprocess.Popen[bytes]", streams: Dict[Any, Capture], deadline
 
 
 def reap(pid: int) -> None:
-    """Kill the workload's process group, and inside a container every process of
-    the workload uid, which catches what left the group (setsid, double fork).
-    Never on a host: other services may run as nobody there."""
+    """Kill the workload's process group, and inside a container every process a
+    workload left, which catches what left the group (setsid, double fork). Never
+    on a host: other services may run as nobody there."""
     try:
         os.killpg(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
-    if not (_settings["own_pid_namespace"] and can_drop()):
+    if not _settings["own_pid_namespace"]:
+        return
+    if not can_drop():  # workloads run as the probe's uid: all but the probe's processes go
+        _kill_all_but({1, os.getpid()})
         return
     child = os.fork()
-    if child == 0:  # as the workload uid, kill(-1) reaches exactly that uid's processes
+    if child == 0:  # as the workload uid, kill(-1) reaches exactly that uid's processes, atomically
         try:
             _drop()
             os.kill(-1, signal.SIGKILL)
         finally:
             os._exit(0)
     os.waitpid(child, 0)
+
+
+def _kill_all_but(keep: "set[int]") -> None:
+    """In a container (the probe is PID 1, the caller its worker): kill every other
+    live process, again until none is left (a forking process may add more)."""
+    for _ in range(50):
+        victims = [p for p in _live_pids() if p not in keep]
+        if not victims:
+            return
+        for victim in victims:
+            try:
+                os.kill(victim, signal.SIGKILL)
+            except OSError:
+                pass
+
+
+def _live_pids() -> List[int]:
+    out = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open("/proc/%s/stat" % entry) as fh:
+                    state = fh.read().rsplit(")", 1)[1].split()[0]
+            except (OSError, IndexError):
+                continue
+            if state not in ("Z", "X"):
+                out.append(int(entry))
+    return out
 
 
 def reap_orphans(keep: int) -> int:

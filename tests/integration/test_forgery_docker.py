@@ -5,6 +5,8 @@ probe, then reads the stored verdicts back from SQLite.
 - As shipped, the attacks cannot reach the probe: workloads run as uid 65534
   and the probe's processes are non-dumpable, so /proc/1/fd/1 and the worker's
   pipe cannot be opened. Every stored verdict is the genuine one.
+- Without any capability (no user to drop to) workloads share the probe's uid,
+  and the probe's non-dumpable processes still keep their descriptors closed.
 - In a deliberately weak container (the probe root with CAP_SYS_PTRACE, no
   CAP_SETUID: no user to drop to, and ptrace access to every process) the
   forged lines do reach the orchestrator; the transcript's vetting turns the
@@ -121,26 +123,32 @@ def test_attacks_cannot_reach_the_probe(cli, tmp_path):
 
 # -- the weak container: the second layer ------------------------------------------
 
+def weaken(opts):
+    """Root with CAP_SYS_PTRACE, without CAP_SETUID/CAP_SETGID: no unprivileged user,
+    and ptrace access to every process (non-dumpable or not)."""
+    opts["cap_add"] = [c for c in opts.get("cap_add") or [] if c not in ("SETUID", "SETGID")] + ["SYS_PTRACE"]
+    opts["cap_drop"] = ["SETUID", "SETGID"]
+    opts["user"] = "0"
+    return opts
+
+
+def no_capabilities(opts):
+    """Root without any capability: ids cannot change, workloads share the probe's uid."""
+    opts["cap_add"], opts["cap_drop"], opts["user"] = [], ["ALL"], "0"
+    return opts
+
+
 @pytest.fixture
-def weak_run(monkeypatch, tmp_path):
-    """`valorch run` in-process, with probe containers weakened: root with CAP_SYS_PTRACE,
-    without CAP_SETUID/CAP_SETGID (so no unprivileged user, and ptrace access to all)."""
+def engine_run(monkeypatch, tmp_path):
+    """`valorch run` in-process, with the probe containers' options changed by ``change``."""
     import orchestrator.executors.docker as docker_executor
     from orchestrator.cli import app
 
     real = docker_executor.container_options
-
-    def weak(task, run_id):
-        opts = real(task, run_id)
-        opts["cap_add"] = [c for c in opts.get("cap_add") or [] if c not in ("SETUID", "SETGID")] + ["SYS_PTRACE"]
-        opts["cap_drop"] = ["SETUID", "SETGID"]
-        opts["user"] = "0"
-        return opts
-
-    monkeypatch.setattr(docker_executor, "container_options", weak)
     db = tmp_path / "weak.sqlite"
 
-    def run(spec, *flags):
+    def run(spec, *flags, change=weaken):
+        monkeypatch.setattr(docker_executor, "container_options", lambda task, run_id: change(real(task, run_id)))
         result = CliRunner().invoke(app, ["run", "--job", str(spec), "--db", str(db), "--json", "--no-matrix",
                                           *flags])
         return result, stored(db)
@@ -148,8 +156,22 @@ def weak_run(monkeypatch, tmp_path):
     return run
 
 
-def test_forged_lines_that_reach_the_orchestrator_are_tampering(weak_run, tmp_path):
-    result, rows = weak_run(job(tmp_path, ATTACKS, attempts=2), "--no-gate")
+def test_without_capabilities_the_same_uid_still_cannot_reach_the_probe(engine_run, tmp_path):
+    """No CAP_SETUID: workloads run as root like the probe, whose processes are
+    non-dumpable; without CAP_SYS_PTRACE their /proc/PID/fd stay closed."""
+    spec = job(tmp_path, [("a", PROC1), ("b", WORKER_PIPE), ("daemon", DAEMON), ("no-daemon", NO_DAEMON),
+                          ("d", "false")])
+    result, rows = engine_run(spec, "--no-gate", change=no_capabilities)
+    assert probe_meta(tmp_path / "weak.sqlite")["hardening"] == {
+        "probe": "non-dumpable", "workloads": "uid 0 (the probe's own: cannot change ids here)"}
+    assert statuses(rows) == {("command.a", 1): "fail", ("command.b", 1): "pass", ("command.daemon", 1): "pass",
+                              ("command.no-daemon", 1): "pass", ("command.d", 1): "fail"}, rows
+    assert "Permission denied" in rows[("command.a", 1)][1]
+    assert result.exit_code == 0
+
+
+def test_forged_lines_that_reach_the_orchestrator_are_tampering(engine_run, tmp_path):
+    result, rows = engine_run(job(tmp_path, ATTACKS, attempts=2), "--no-gate")
     assert probe_meta(tmp_path / "weak.sqlite")["hardening"]["workloads"].startswith("uid 0 (")
     # results for checks the task does not have: the whole task is tampered, nothing else is kept
     assert set(rows) == {(c, 1) for c in ("command.a", "command.b", "command.c", "command.e", "command.k",
@@ -160,10 +182,10 @@ def test_forged_lines_that_reach_the_orchestrator_are_tampering(weak_run, tmp_pa
     assert result.exit_code == 3  # tampered output is never a clean run; 1 with --gate
 
 
-def test_forgeries_of_the_task_checks_are_pinned_to_them(weak_run, tmp_path):
+def test_forgeries_of_the_task_checks_are_pinned_to_them(engine_run, tmp_path):
     proc1_d = forged({"type": "result", "check": "command.d", "status": "pass", "attempt": 1}) + " > /proc/1/fd/1"
     spec = job(tmp_path, [("a", proc1_d), ("b", WORKER_PIPE), ("k", KILL_PARENT), ("ok", "true"), ("d", "false")])
-    result, rows = weak_run(spec)
+    result, rows = engine_run(spec)
     # k killed its worker (a crash of its own) and sent SIGINT/SIGTERM to PID 1, which ignores them
     assert statuses(rows) == {("command.a", 1): "pass", ("command.b", 1): "error", ("command.k", 1): "crash",
                               ("command.ok", 1): "pass", ("command.d", 1): "error"}, rows
@@ -173,11 +195,11 @@ def test_forgeries_of_the_task_checks_are_pinned_to_them(weak_run, tmp_path):
     assert result.exit_code == 1  # --gate is the default
 
 
-def test_flood_through_the_probes_stdout_keeps_received_results(weak_run, tmp_path):
+def test_flood_through_the_probes_stdout_keeps_received_results(engine_run, tmp_path):
     """Issue 11 fault 4: 200 MB to /proc/1/fd/1 (reachable only in the weak container)."""
     spec = job(tmp_path, [("before", "true"), ("flood", "head -c 200000000 /dev/zero > /proc/1/fd/1"),
                           ("after", "false")])
-    result, rows = weak_run(spec, "--no-gate")
+    result, rows = engine_run(spec, "--no-gate")
     assert statuses(rows) == {("command.before", 1): "pass", ("command.flood", 1): "error",
                               ("command.after", 1): "error"}, rows
     flood = rows[("command.flood", 1)]
@@ -185,7 +207,7 @@ def test_flood_through_the_probes_stdout_keeps_received_results(weak_run, tmp_pa
     assert flood[2] == {"output_capped": True, "cap_bytes": 64 << 20}
     assert "cap of 64 MiB" in rows[("command.after", 1)][1]
     assert result.exit_code == 3
-    again, _ = weak_run(spec)
+    again, _ = engine_run(spec)
     assert again.exit_code == 1  # with the gate
 
 
