@@ -14,7 +14,7 @@ from typing import Any, Iterable
 from pydantic import ValidationError
 
 # Absolute: this module is moving to executors/transcript.py (issue 9).
-from orchestrator.executors.ledger import PYTEST_OWNER, Ledger, vet
+from orchestrator.executors.ledger import Ledger, vet
 
 from .probe import MARKER
 from .spec import CheckInfo, CheckResult, Execution
@@ -187,8 +187,8 @@ def vetted(transcript: Transcript, task: Any) -> tuple[list[CheckResult], Ledger
     if led.task_reasons:
         why = "; ".join(led.task_reasons)
         return [_tampered(info, f"the task's output was tampered with ({why})") for info in task.checks], led
-    drop_extras = PYTEST_OWNER in led.tainted
-    kept = [r for r in led.results if r.check not in led.tainted and not (drop_extras and r.check not in infos)]
+    dropped = set(led.tainted) | {x for cid in led.tainted for x in led.extras_of.get(cid, ())}
+    kept = [r for r in led.results if r.check not in dropped]
     for cid, reasons in led.tainted.items():
         kept.append(_tampered(infos[cid], "; ".join(reasons)))
     cid = led.cut_during

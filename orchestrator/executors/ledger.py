@@ -4,8 +4,10 @@ The probe's output is untrusted: a workload that reached the probe's stdout
 could write well-formed result lines. The orchestrator knows the task's checks,
 their order and the suite's attempts, and the probe reports in exactly that
 order: each check in turn, attempts 1, 2, ... consecutively, a retry only after
-a failing attempt, never beyond the suite's attempts, and a pytest workload's
-per-test results right after the ``pytest.run`` attempt they belong to. So:
+a failing attempt, never beyond the suite's attempts, and the extra results a
+check reports beside its own (a pytest workload's tests) right after it, for
+the same attempt, with ids under the check's own (``<check>.``; ``pytest.``
+for ``pytest.run``). So:
 
 - a result for a check of the task that breaks that sequence (a duplicate, an
   attempt out of turn, a check before its predecessor finished) taints that
@@ -30,8 +32,13 @@ from typing import Any, Iterable
 from ..spec import CheckResult
 
 FAILING = ("fail", "crash", "timeout")
-PYTEST_OWNER = "pytest.run"  # the check whose per-test results follow it
 MAX_REASONS = 5  # reasons kept per tainted check (the rest are counted)
+
+
+def _family(owner: str) -> str:
+    """The id prefix of a check's extra results: ``pytest.`` for ``pytest.run`` (its
+    tests are ``pytest.<class>.<name>``), else the check's own id and a dot."""
+    return "pytest." if owner == "pytest.run" else owner + "."
 
 
 @dataclass
@@ -40,6 +47,7 @@ class Ledger:
 
     results: list[CheckResult] = field(default_factory=list)
     tainted: dict[str, list[str]] = field(default_factory=dict)  # check id -> reasons
+    extras_of: dict[str, set[str]] = field(default_factory=dict)  # check id -> ids of its extra results
     task_reasons: list[str] = field(default_factory=list)
     cut_during: str | None = None  # the check expected next when the output was cut (a cap)
     cut_reason: str = ""
@@ -67,8 +75,9 @@ class _Vetting:
         self.idx = 0  # the first check that has not finished
         self.done: set[str] = set()
         self.status: dict[str, str] = {}
-        self.extras_for: int | None = None  # the pytest.run attempt whose per-test results may follow
+        self.extras_owner: str | None = None  # the check whose extra results may follow now
         self.extras_seen: set[tuple[str, int]] = set()
+        self.extras_of: dict[str, set[str]] = {}
         self.records = 0
         self.seen: dict[str, int] = {}
         self.ended = False
@@ -77,6 +86,7 @@ class _Vetting:
     def run(self, events: Iterable[tuple[str, Any]]) -> Ledger:
         for kind, payload in events:
             self.event(kind, payload)
+        self.led.extras_of = self.extras_of
         return self.led
 
     # -- records -------------------------------------------------------------
@@ -118,8 +128,9 @@ class _Vetting:
         if cid not in self.pos:
             self._extra(r)
             return
-        self.extras_for = None
+        self.extras_owner = None
         if cid in self.led.tainted:
+            self.extras_owner = cid  # its extras go with it, silently
             return
         current = self._current()
         last = self.led.last_attempt.get(cid, 0)
@@ -141,25 +152,27 @@ class _Vetting:
         self.led.results.append(r)
         self.led.last_attempt[cid] = r.attempt
         self.status[cid] = r.status
-        if cid == PYTEST_OWNER:
-            self.extras_for = r.attempt
+        self.extras_owner = cid
         if r.status not in FAILING or r.attempt >= self.attempts:
             self.done.add(cid)
             self._advance()
 
     def _extra(self, r: CheckResult) -> None:
-        """A pytest workload's per-test result: only right after its pytest.run attempt."""
-        if PYTEST_OWNER not in self.pos or not r.check.startswith("pytest."):
+        """A result a check reports beside its own (a pytest workload's tests): only right
+        after that check's result, for the same attempt, once, under the check's ids."""
+        owner = self.extras_owner
+        if owner is None or not r.check.startswith(_family(owner)):
+            if owner is not None and owner in self.led.tainted:
+                return
             self._task(f"a result for {r.check!r}, which is not a check of this task")
             return
-        if PYTEST_OWNER in self.led.tainted:
-            return
         key = (r.check, r.attempt)
-        if self.extras_for != r.attempt or key in self.extras_seen:
-            why = "a second result" if key in self.extras_seen else "a result out of turn"
-            self._taint(PYTEST_OWNER, f"{why} for its test {r.check} (attempt {r.attempt})")
+        if r.attempt != self.led.last_attempt.get(owner) or key in self.extras_seen:
+            why = "a second result" if key in self.extras_seen else "a result for another attempt"
+            self._taint(owner, f"{why} for its test {r.check} (attempt {r.attempt})")
             return
         self.extras_seen.add(key)
+        self.extras_of.setdefault(owner, set()).add(r.check)
         self.led.results.append(r)
 
     def _violation(self, v: Any) -> None:
@@ -189,8 +202,6 @@ class _Vetting:
             reasons.append(reason)
         elif len(reasons) == MAX_REASONS:
             reasons.append("and more")
-        if cid == PYTEST_OWNER:
-            self.extras_for = None
         self._advance()
 
     def _task(self, reason: str) -> None:

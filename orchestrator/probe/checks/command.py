@@ -25,7 +25,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from ..context import Fail, Outcome, Report, Unsupported
 from ..registry import Check, suite
-from ..sandbox import TAIL, run_workload
+from ..sandbox import run_workload
 from ._common import TOOL_DIRS, find_tool
 
 suite("command", None,
