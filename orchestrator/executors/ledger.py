@@ -74,7 +74,6 @@ class _Vetting:
         self.attempts = attempts
         self.idx = 0  # the first check that has not finished
         self.done: set[str] = set()
-        self.status: dict[str, str] = {}
         self.extras_owner: str | None = None  # the check whose extra results may follow now
         self.extras_seen: set[tuple[str, int]] = set()
         self.extras_of: dict[str, set[str]] = {}
@@ -151,7 +150,6 @@ class _Vetting:
             return
         self.led.results.append(r)
         self.led.last_attempt[cid] = r.attempt
-        self.status[cid] = r.status
         self.extras_owner = cid
         if r.status not in FAILING or r.attempt >= self.attempts:
             self.done.add(cid)
@@ -162,8 +160,6 @@ class _Vetting:
         after that check's result, for the same attempt, once, under the check's ids."""
         owner = self.extras_owner
         if owner is None or not r.check.startswith(_family(owner)):
-            if owner is not None and owner in self.led.tainted:
-                return
             self._task(f"a result for {r.check!r}, which is not a check of this task")
             return
         key = (r.check, r.attempt)
