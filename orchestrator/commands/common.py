@@ -12,7 +12,7 @@ import typer
 from rich.console import Console
 from sqlalchemy.orm import Session, sessionmaker
 
-from ..catalog import Catalog
+from ..catalog.core import Catalog
 from ..store.db import open_engine, session_factory
 
 # Results and progress for people go to stderr; stdout carries --json and rendered output.

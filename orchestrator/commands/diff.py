@@ -14,8 +14,8 @@ import typer
 from rich.table import Table
 from sqlalchemy.orm import Session
 
-from .. import diff as engine
-from .. import known_issues as ki
+from ..regression import rule as engine
+from ..regression import known_issues as ki
 from ..errors import InputError
 from ..render.diff import RENDERERS, SECTIONS, _timing_text, header
 from ..store import bulk, queries

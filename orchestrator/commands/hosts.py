@@ -10,8 +10,8 @@ import typer
 from rich.table import Table
 
 from ..errors import InfrastructureError, InputError
-from ..hosts import gfx_from_target_version, parse_kfd_properties, parse_nvidia_smi
-from ..host_inventory import resolve_hosts
+from ..hosts.detect import gfx_from_target_version, parse_kfd_properties, parse_nvidia_smi
+from ..hosts.inventory import resolve_hosts
 from ..spec import GPU, HostSpec
 from .common import CatalogOption, DbOption, JsonOption, err, load_catalog, out, print_json, sessions
 
@@ -168,7 +168,7 @@ def check(hosts_file: Path = HostsOption, job: Path = typer.Option(None, "--job"
     images present (with the catalog's digests when known), the results DB writable. Exit 3 on a problem."""
     from sqlalchemy import text
 
-    from ..catalog import load_job
+    from ..catalog.core import load_job
 
     cat = load_catalog(catalog)
     selected = list(load_job(job, cat).images) if job else []

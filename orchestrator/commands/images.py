@@ -56,7 +56,7 @@ def import_rst(file: Path = typer.Argument(..., help="A reStructuredText page wi
                as_json: bool = JsonOption) -> None:
     """Read a published image components table into catalog entries (idempotent)."""
     from ..errors import InputError
-    from ..rst_import import ImportError_, plan_import
+    from ..catalog.rst_import import ImportError_, plan_import
     from .common import write_output
 
     out_path = out_path or project_dir() / "images" / "rocm.yaml"

@@ -16,10 +16,10 @@ from pydantic import ValidationError
 from rich.table import Table
 
 from .. import audit
-from ..catalog import Catalog
+from ..catalog.core import Catalog
 from ..errors import InfrastructureError, InputError
 from ..executors.inventory import gather_inventory
-from ..hosts import detect_local
+from ..hosts.detect import detect_local
 from ..spec import ImageSpec
 from ..store import inventory_queries as iq
 from .common import CatalogOption, DbOption, JsonOption, err, load_catalog, out, print_json, sessions, write_output

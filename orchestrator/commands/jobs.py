@@ -15,7 +15,7 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from ..catalog import Catalog, load_job
+from ..catalog.core import Catalog, load_job
 from ..errors import InputError
 from ..spec import JobSpec
 from .common import CatalogOption, JsonOption, load_catalog, out, print_json, project_dir

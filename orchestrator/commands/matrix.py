@@ -13,11 +13,11 @@ from rich.table import Table as RichTable
 
 from .. import __version__
 from ..errors import InputError
-from ..matrix import Observation
-from ..matrix_doc import Document, Header
-from ..matrix_layouts import COLUMNS, LAYOUTS, ROWS, CatalogImage, RunInfo
-from ..matrix_layouts import checks_table, components_table, since_table, summary_table, tiers_table
-from ..matrix_tiers import Policy
+from ..matrix.model import Observation
+from ..matrix.document import Document, Header
+from ..matrix.layouts import COLUMNS, LAYOUTS, ROWS, CatalogImage, RunInfo
+from ..matrix.layouts import checks_table, components_table, since_table, summary_table, tiers_table
+from ..matrix.tiers import Policy
 from ..render.html import document_html
 from ..render.markdown import document_md
 from ..render.rst import document_rst

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import typer
 
-from .. import diff as engine
-from .. import known_issues as ki
-from ..catalog import load_job
+from ..regression import rule as engine
+from ..regression import known_issues as ki
+from ..catalog.core import load_job
 from ..render.diff import diff_html, diff_junit, diff_md
 from ..store import queries
 from . import views

@@ -6,14 +6,14 @@ from pathlib import Path
 
 import typer
 
-from ..catalog import load_job, validate_suites
+from ..catalog.core import load_job, validate_suites
 from ..errors import InputError
 from ..executors.host import HostExecutor
-from ..hosts import detect_local
+from ..hosts.detect import detect_local
 from ..render.junit import results_junit
-from ..scheduler import PlannedRun, execute, plan
-from ..resume import resume as resume_batch
-from ..host_inventory import resolve_hosts
+from ..scheduling.dispatch import PlannedRun, execute, plan
+from ..scheduling.resume import resume as resume_batch
+from ..hosts.inventory import resolve_hosts
 from .progress import LiveReporter
 from ..spec import JobSpec, SuiteRef
 from ..store import queries

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, Sequence
 
-from ..matrix import Observation, build, verdict
+from ..matrix.model import Observation, build, verdict
 from ..render.markdown import matrix_md
-from ..scheduler import RunSummary
+from ..scheduling.dispatch import RunSummary
 
 
 def observations(runs: Sequence[Any], results: dict[str, Sequence[Any]]) -> list[Observation]:

@@ -19,7 +19,7 @@ import docker.tls
 from requests.exceptions import ConnectionError as RequestsConnectionError
 
 from ..errors import InfrastructureError
-from ..protocol import Transcript, conclude, infrastructure_failure
+from .transcript import Transcript, conclude, infrastructure_failure
 from ..spec import Execution, HostSpec, Task
 from .base import LABEL, PROBE_PACKAGE, overall_timeout, probe_archive, probe_args, workload_archive
 from .devices import device_options

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from .. import proc
-from ..protocol import Transcript, conclude, infrastructure_failure
+from .transcript import Transcript, conclude, infrastructure_failure
 from ..spec import Execution, HostSpec, Task
 from .base import PROBE_DIR, PROBE_PACKAGE, overall_timeout, probe_args, ship_workload
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import proc
-from ..protocol import Transcript
+from .transcript import Transcript
 from ..spec import HostSpec, ImageSpec
 from .base import PROBE_DIR, PROBE_PACKAGE, probe_archive
 

@@ -31,7 +31,7 @@ import time
 from typing import Any, Callable
 
 from ..errors import InfrastructureError, NoMatchingHostError
-from ..protocol import Transcript, conclude, infrastructure_failure
+from .transcript import Transcript, conclude, infrastructure_failure
 from ..spec import Execution, Task
 from .base import LABEL, PROBE_DIR, PROBE_PACKAGE, overall_timeout, probe_args
 

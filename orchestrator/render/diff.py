@@ -14,7 +14,7 @@ from xml.etree import ElementTree as ET
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
-from ..diff import (CHANGED, COUNTED, COVERAGE_GAINED, COVERAGE_LOST, EXPECTED, FASTER, FIXED, FLAKY, INCONCLUSIVE,
+from ..regression.rule import (CHANGED, COUNTED, COVERAGE_GAINED, COVERAGE_LOST, EXPECTED, FASTER, FIXED, FLAKY, INCONCLUSIVE,
                     NOISE, NOT_COMPARABLE, REGRESSED, SAME, SLOWER, Change, Report)
 
 SECTIONS = (

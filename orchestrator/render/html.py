@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
-from ..matrix_doc import Document
+from ..matrix.document import Document
 
 _env = Environment(loader=PackageLoader("orchestrator", "render/templates"),
                    autoescape=select_autoescape(default=True, default_for_string=True),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..matrix import LEGEND, Matrix
+from ..matrix.model import LEGEND, Matrix
 
 
 def _cell(text: str) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from ..matrix_doc import Document
+from ..matrix.document import Document
 
 _SPECIAL = re.compile(r"([\\`*_|\[\]<>:])")
 

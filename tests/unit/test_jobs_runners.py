@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from orchestrator.catalog import Catalog
+from orchestrator.catalog.core import Catalog
 from orchestrator.commands.jobs import runner_sets
 from orchestrator.spec import JobSpec
 

@@ -10,14 +10,14 @@ from typing import Callable
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from .catalog import Catalog
-from .errors import InputError, ValorchError
+from ..catalog.core import Catalog
+from ..errors import InputError, ValorchError
 from .placement import Need, place
-from .scheduler import (DEFAULT_RETRIES, Executor, PlannedRun, Reporter, RunSummary, _Batch, _Item, _req, _run_for,
+from .dispatch import (DEFAULT_RETRIES, Executor, PlannedRun, Reporter, RunSummary, _Batch, _Item, _req, _run_for,
                         dispatch, expected_duration, suite_checks, summaries)
-from .spec import HostSpec, ImageSpec, SuiteRef, Task
-from .store import queries
-from .store.models import Result, Run, TaskRow
+from ..spec import HostSpec, ImageSpec, SuiteRef, Task
+from ..store import queries
+from ..store.models import Result, Run, TaskRow
 
 
 def resume(ref: str, sessions: sessionmaker[Session], catalog: Catalog | None, hosts: tuple[HostSpec, ...],

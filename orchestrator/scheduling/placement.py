@@ -20,9 +20,9 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass, field
 
-from .errors import NoMatchingHostError
-from .hosts import Requirement, match, shortfall
-from .spec import HostSpec
+from ..errors import NoMatchingHostError
+from ..hosts.detect import Requirement, match, shortfall
+from ..spec import HostSpec
 
 
 @dataclass(frozen=True)

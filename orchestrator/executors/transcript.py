@@ -10,8 +10,8 @@ from typing import Any, Iterable
 
 from pydantic import ValidationError
 
-from .probe import MARKER
-from .spec import CheckInfo, CheckResult, Execution
+from ..probe import MARKER
+from ..spec import CheckInfo, CheckResult, Execution
 
 MAX_LINE = 1 << 20  # bytes in one protocol line
 MAX_TOTAL = 64 << 20  # bytes of stdout read from one container

@@ -21,7 +21,7 @@ from datetime import date
 from typing import Callable, Iterable, Sequence
 
 from . import stats
-from .matrix import FAILING, SYMBOL, verdict
+from ..matrix.model import FAILING, SYMBOL, verdict
 
 DEFAULT_THRESHOLD = 0.05
 ALPHA = 0.01

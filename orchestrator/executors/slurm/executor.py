@@ -16,7 +16,7 @@ container on the allocated node with the node's own Docker engine:
    ``scancel`` and at the time limit.
 
 The results come back by parsing the job's stdout file with
-:class:`~orchestrator.protocol.Transcript`, while the job runs. Every value the
+:class:`~orchestrator.executors.transcript.Transcript`, while the job runs. Every value the
 task contributes reaches the node as a separate argv element (quoted by
 ``batch_script``); the step script itself is constant text.
 """
@@ -30,14 +30,14 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from ..catalog import Catalog
-from ..errors import NoMatchingHostError
-from ..hosts import detect_local
-from ..protocol import Transcript, complete, conclude, infrastructure_failure
-from ..scheduler import PlannedRun, plan
-from ..spec import GPU, Execution, HostSpec, JobSpec, Task
-from .base import LABEL, PROBE_PACKAGE, overall_timeout, probe_archive, probe_args
-from .slurm import (TERMINAL, UNMATCHED_REASONS, SlurmCluster, SlurmError, SlurmRequirement, SlurmUnmatched,
+from ...catalog.core import Catalog
+from ...errors import NoMatchingHostError
+from ...hosts.detect import detect_local
+from ..transcript import Transcript, complete, conclude, infrastructure_failure
+from ...scheduling.dispatch import PlannedRun, plan
+from ...spec import GPU, Execution, HostSpec, JobSpec, Task
+from ..base import LABEL, PROBE_PACKAGE, overall_timeout, probe_archive, probe_args
+from .client import (TERMINAL, UNMATCHED_REASONS, SlurmCluster, SlurmError, SlurmRequirement, SlurmUnmatched,
                     run_slurm)
 
 SETUP_ALLOWANCE = 120.0  # seconds for docker create/cp/rm around the probe's own deadline

@@ -29,15 +29,15 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
-from .catalog import Catalog
-from .errors import NoMatchingHostError, ValorchError
-from .hosts import Requirement
+from ..catalog.core import Catalog
+from ..errors import NoMatchingHostError, ValorchError
+from ..hosts.detect import Requirement
 from .placement import Need, place
-from .probe.registry import select as select_checks
-from .protocol import infrastructure_failure
-from .spec import GPU, CheckInfo, CheckResult, Execution, HostSpec, ImageSpec, JobSpec, SuiteRef, Task
-from .store import queries
-from .store.models import Host, Image, Result, Run, TaskRow
+from ..probe.registry import select as select_checks
+from ..executors.transcript import infrastructure_failure
+from ..spec import GPU, CheckInfo, CheckResult, Execution, HostSpec, ImageSpec, JobSpec, SuiteRef, Task
+from ..store import queries
+from ..store.models import Host, Image, Result, Run, TaskRow
 
 DEFAULT_RETRIES = 2
 
@@ -52,7 +52,7 @@ class PlannedRun:
 def suite_checks(suite: SuiteRef) -> tuple[CheckInfo, ...]:
     declaration = suite.declaration()
     if declaration is not None:  # command checks / a pytest workload declared by the job
-        from .probe.declared import infos
+        from ..probe.declared import infos
 
         return tuple(CheckInfo.model_validate(i) for i in infos(suite.name, declaration, suite.checks))
     _, checks = select_checks(suite.name, suite.checks)

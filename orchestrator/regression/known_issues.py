@@ -23,9 +23,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from . import yamlio
-from .diff import Issue
-from .errors import SpecError
+from .. import yamlio
+from .rule import Issue
+from ..errors import SpecError
 
 Status = Literal["fail", "crash", "timeout", "error", "unsupported", "skip"]
 

@@ -13,9 +13,9 @@ import socket
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import proc
-from .errors import NoMatchingHostError
-from .spec import GPU, HostSpec, ImageSpec
+from .. import proc
+from ..errors import NoMatchingHostError
+from ..spec import GPU, HostSpec, ImageSpec
 
 KFD_NODES = Path("/sys/class/kfd/kfd/topology/nodes")
 NVIDIA_QUERY = ("index,name,uuid,memory.total,compute_cap,driver_version")
