@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from orchestrator.hosts.detect import Requirement  # noqa: E402
+from orchestrator.hosts.match import Requirement  # noqa: E402
 from orchestrator.scheduling.placement import Need, lower_bound, place  # noqa: E402
 from orchestrator.spec import GPU, HostSpec  # noqa: E402
 

@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
-from ..scheduling.dispatch import task_key
+from ..scheduling.plan import task_key
 from ..spec import CheckResult, Execution, Task
 
 

@@ -10,7 +10,7 @@ from rich.table import Table
 
 from ..errors import InputError
 from ..store import queries, transfer
-from . import views
+from ..services import views
 from .common import DbOption, JsonOption, err, out, print_json, sessions, write_output
 
 app = typer.Typer(help="Stored runs and their results.", no_args_is_help=True)

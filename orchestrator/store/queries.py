@@ -143,3 +143,13 @@ def suite_durations(session: Session, limit: int = 500) -> dict[tuple[str, str],
         if total and (alias, suite) not in out:
             out[(alias, suite)] = float(total)
     return out
+
+
+def run_ids(session: Session, *, batch: str | None = None, finished: bool = False) -> set[str]:
+    """Ids of a batch's runs, or (``finished``) of every run no longer running."""
+    q = select(Run.id)
+    if batch:
+        q = q.where(Run.batch == batch)
+    if finished:
+        q = q.where(Run.state != "running")
+    return set(session.scalars(q))

@@ -21,7 +21,7 @@ import pytest
 from orchestrator.catalog.core import Catalog
 from orchestrator.executors.slurm.client import TERMINAL, SlurmCluster
 from orchestrator.executors.slurm.executor import SlurmExecutor
-from orchestrator.scheduling.dispatch import suite_checks
+from orchestrator.scheduling.plan import suite_checks
 from orchestrator.spec import HostSpec, SuiteRef, Task
 
 pytestmark = [pytest.mark.slurm, pytest.mark.docker]

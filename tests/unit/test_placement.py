@@ -1,7 +1,7 @@
 import pytest
 
 from orchestrator.errors import NoMatchingHostError
-from orchestrator.hosts.detect import Requirement
+from orchestrator.hosts.match import Requirement
 from orchestrator.scheduling.placement import Need, lower_bound, place
 from orchestrator.spec import GPU, HostSpec
 

@@ -21,13 +21,13 @@ import math
 import os
 import re
 import shlex
-import subprocess
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Mapping, Sequence
+from typing import Callable, Literal, Mapping, Sequence
 
+from ... import proc
 from ...errors import InfrastructureError, NoMatchingHostError
 
 FEATURE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
@@ -189,24 +189,24 @@ def batch_script(command_argv: Sequence[str], env: Mapping[str, str] | None = No
 
 
 def run_slurm(argv: Sequence[str], *, timeout: float = 30.0, env: Mapping[str, str] | None = None,
-              check: bool = True) -> subprocess.CompletedProcess[str]:
-    """The one place that runs a Slurm command: an argv list, never a shell, with a
-    timeout; a missing binary, a hang or (with ``check``) a non-zero exit become a
+              check: bool = True) -> proc.Completed:
+    """Run a Slurm command through :mod:`orchestrator.proc` (an argv list, never a shell,
+    with a timeout); a missing binary, a hang or (with ``check``) a non-zero exit become a
     :class:`SlurmError` carrying Slurm's own message."""
     argv = [str(a) for a in argv]
-    try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False,
-                              env=dict(env) if env is not None else None, stdin=subprocess.DEVNULL)
-    except FileNotFoundError:
-        raise SlurmError(f"{argv[0]} is not installed",
-                         hint="install Debian's slurm-client, or run scripts/start-slurm.sh for a test cluster") from None
-    except subprocess.TimeoutExpired:
-        raise SlurmError(f"`{shlex.join(argv)}` did not finish within {timeout:g} s",
-                         hint="is slurmctld up? try `scontrol ping`") from None
-    if check and proc.returncode != 0:
-        message = (proc.stderr.strip() or proc.stdout.strip() or "no output").splitlines()[-1]
-        raise SlurmError(f"`{shlex.join(argv)}` failed (exit {proc.returncode}): {message}")
-    return proc
+    done = proc.call(argv, timeout=timeout, env=dict(env) if env is not None else None)
+    if done.error and done.returncode is None:
+        if done.error.endswith("not found"):
+            raise SlurmError(f"{argv[0]} is not installed",
+                             hint="install Debian's slurm-client, or run scripts/start-slurm.sh for a test cluster")
+        if "timed out" in done.error:
+            raise SlurmError(f"`{shlex.join(argv)}` did not finish within {timeout:g} s",
+                             hint="is slurmctld up? try `scontrol ping`")
+        raise SlurmError(f"`{shlex.join(argv)}` could not run: {done.error}")
+    if check and done.returncode != 0:
+        message = (done.stderr.strip() or done.stdout.strip() or "no output").splitlines()[-1]
+        raise SlurmError(f"`{shlex.join(argv)}` failed (exit {done.returncode}): {message}")
+    return done
 
 
 def _first_word(text: str) -> str:
@@ -224,7 +224,7 @@ class SlurmCluster:
         self.partition = partition
         self.timeout = timeout
 
-    def _run(self, *argv: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    def _run(self, *argv: str, check: bool = True) -> proc.Completed:
         env = {**os.environ, "SLURM_CONF": self.conf} if self.conf else None
         return run_slurm(argv, timeout=self.timeout, env=env, check=check)
 
@@ -296,14 +296,37 @@ class SlurmCluster:
         :class:`SlurmUnmatched` as soon as it pends for a reason that cannot go
         away, :class:`SlurmError` when ``timeout`` passes (the job is left alone:
         the caller decides whether to cancel)."""
-        end = time.monotonic() + timeout
+        return self.watch(job_id, queue_timeout=timeout, run_timeout=timeout, poll=poll, total=True)
+
+    def watch(self, job_id: str, *, queue_timeout: float, run_timeout: float, poll: float = 0.5,
+              on_tick: Callable[[str], None] | None = None, total: bool = False) -> str:
+        """The one polling loop over a job: returns its final state, calling ``on_tick(state)``
+        on every poll (and once more at the end) so a caller can follow the job's output.
+        A job pending for a reason that cannot go away is :class:`SlurmUnmatched`; one pending
+        longer than ``queue_timeout``, or running longer than ``run_timeout`` (or both together
+        longer than ``queue_timeout`` with ``total``), is :class:`SlurmError`."""
+        queued = time.monotonic()
+        started: float | None = None
+        self.timings: dict[str, float] = {}
         while True:
             state = self.state(job_id)
+            now = time.monotonic()
+            if state == "PENDING":
+                if (why := self.reason(job_id)) in UNMATCHED_REASONS:
+                    raise SlurmUnmatched(f"Slurm job {job_id} can never start ({why}): no node has all the "
+                                         "requested features and GPUs together")
+                if now - queued > queue_timeout:
+                    raise SlurmError(f"Slurm job {job_id} still pending ({why}) after {queue_timeout:g} s")
+            elif started is None:
+                started = now
+                self.timings["queue_s"] = now - queued
+            if on_tick:
+                on_tick(state)
             if state in TERMINAL:
+                self.timings["run_s"] = now - (started or now)
                 return state
-            if state == "PENDING" and (why := self.reason(job_id)) in UNMATCHED_REASONS:
-                raise SlurmUnmatched(f"Slurm job {job_id} can never start: {why}",
-                                     hint="no node has all the requested features and GPUs together")
-            if time.monotonic() >= end:
-                raise SlurmError(f"Slurm job {job_id} still {state} after {timeout:g} s")
+            if total and now - queued > queue_timeout:
+                raise SlurmError(f"Slurm job {job_id} still {state} after {queue_timeout:g} s")
+            if started is not None and now - started > run_timeout:
+                raise SlurmError(f"Slurm job {job_id} still {state} {run_timeout:g} s after it started")
             time.sleep(poll)

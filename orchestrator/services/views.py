@@ -7,7 +7,7 @@ from typing import Any, Sequence
 
 from ..matrix.model import Observation, build, verdict
 from ..render.markdown import matrix_md
-from ..scheduling.dispatch import RunSummary
+from ..store.queue import RunSummary
 
 
 def observations(runs: Sequence[Any], results: dict[str, Sequence[Any]]) -> list[Observation]:
