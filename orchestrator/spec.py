@@ -71,6 +71,19 @@ LEGEND = ("✅ pass · ⚠️ partial support · ❌ fail, crash, timeout or uns
           "(harness error), flaky (mixed attempts) or known issue · blank: skipped · —: not run")
 
 
+# The regression report's change kinds, most serious first (the order of its sections).
+REGRESSED, SLOWER = "regressed", "slower"
+FIXED, FASTER = "fixed", "faster"
+NOISE = "noise"  # over the threshold, not significant: "~"
+FLAKY, INCONCLUSIVE_CHANGE, EXPECTED = "flaky", "inconclusive", "expected"
+COVERAGE_LOST, COVERAGE_GAINED = "coverage_lost", "coverage_gained"
+NOT_COMPARABLE, CHANGED, SAME = "not_comparable", "changed", "same"
+#: the change kinds that make a regression (exit 1)
+COUNTED = (REGRESSED, SLOWER)
+MARK = {REGRESSED: "❌", SLOWER: "▼", FIXED: "✅", FASTER: "▲", NOISE: "~", FLAKY: "⚠️", INCONCLUSIVE_CHANGE: "⚠️",
+        EXPECTED: "xfail", COVERAGE_LOST: "−", COVERAGE_GAINED: "+", NOT_COMPARABLE: "x", CHANGED: "·", SAME: ""}
+
+
 @dataclass(frozen=True)
 class Change:
     """One difference between two versions of a thing, in one vocabulary for the image

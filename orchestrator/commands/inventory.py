@@ -16,6 +16,7 @@ from pydantic import ValidationError
 from rich.table import Table
 
 from .. import audit
+from ..render import audit as render_audit
 from ..catalog.core import Catalog
 from ..errors import InfrastructureError, InputError
 from ..executors.inventory import gather_inventory
@@ -132,9 +133,9 @@ def audit_image(
         text = json.dumps(audit_json(spec, run_id, digest, inv, findings), indent=2, sort_keys=True)
         write_output(text, out_path)
     elif fmt is AuditFormat.md:
-        write_output(audit.render_findings_md(findings, spec.alias, inv), out_path)
+        write_output(render_audit.render_findings_md(findings, spec.alias, inv), out_path)
     elif fmt is AuditFormat.cyclonedx:
-        write_output(json.dumps(audit.to_cyclonedx(inv, spec.reference), indent=1), out_path)
+        write_output(json.dumps(render_audit.to_cyclonedx(inv, spec.reference), indent=1), out_path)
     else:
         _print_audit(spec, run_id, digest, inv, findings)
     raise typer.Exit(audit.exit_code(findings))
@@ -178,9 +179,9 @@ def diff_images(
     changes = audit.diff(inv_a, inv_b)
     fmt = DiffFormat.json if as_json else fmt
     if fmt is DiffFormat.json:
-        write_output(audit.render_diff_json(changes, name_a, name_b), out_path)
+        write_output(render_audit.render_diff_json(changes, name_a, name_b), out_path)
     elif fmt is DiffFormat.md:
-        write_output(audit.render_diff_md(changes, name_a, name_b), out_path)
+        write_output(render_audit.render_diff_md(changes, name_a, name_b), out_path)
     else:
         _print_diff(changes, name_a, name_b, packages)
 
@@ -223,14 +224,14 @@ def show(
         run_id = row.id
     fmt = AuditFormat.json if as_json else fmt
     if fmt is AuditFormat.cyclonedx:
-        bom = audit.to_cyclonedx(inv, reference, timestamp=started.isoformat(timespec="seconds") + "Z")
+        bom = render_audit.to_cyclonedx(inv, reference, timestamp=started.isoformat(timespec="seconds") + "Z")
         write_output(json.dumps(bom, indent=1), out_path)
     elif fmt is AuditFormat.json:
         write_output(json.dumps({"run": run_id, "image": alias, "reference": reference, "digest": digest,
                                  "started": started.isoformat(), **inv.model_dump(mode="json")},
                                 indent=2, sort_keys=True), out_path)
     elif fmt is AuditFormat.md:
-        write_output(audit.render_findings_md(audit.compare(inv, expected), alias, inv), out_path)
+        write_output(render_audit.render_findings_md(audit.compare(inv, expected), alias, inv), out_path)
     else:
         table = Table("component", "value", "source", "evidence", title=f"{alias}  run {run_id}  {started:%Y-%m-%d %H:%M}")
         for c in inv.components:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Iterable, Sequence
 
-from ..audit import UNPINNED, version_matches
+from ..components import UNPINNED, version_matches
 from .model import LEGEND, SYMBOL, Cell, Matrix, Observation, build, by_feature, combine, regroup
 from .document import Table, TCell, TRow
 from .since import since

@@ -22,22 +22,16 @@ from typing import Callable, Iterable, Sequence
 
 from . import stats
 from ..matrix.model import FAILING, SYMBOL, verdict
+# Change kinds, most serious first (the order of the report's sections), are spec.py's vocabulary.
+from ..spec import (CHANGED, COUNTED, COVERAGE_GAINED, COVERAGE_LOST, EXPECTED, FASTER, FIXED, FLAKY,  # noqa: F401
+                    MARK, NOISE, NOT_COMPARABLE, REGRESSED, SAME, SLOWER)
+from ..spec import INCONCLUSIVE_CHANGE as INCONCLUSIVE
 
 DEFAULT_THRESHOLD = 0.05
 ALPHA = 0.01
 MWU_MIN = 10  # samples per side for the U test; below: bootstrap intervals
 TIMED_MIN = 3  # fewer samples than this on a side: status only
 
-# Change kinds, most serious first (the order of the report's sections).
-REGRESSED, SLOWER = "regressed", "slower"
-FIXED, FASTER = "fixed", "faster"
-NOISE = "noise"  # over the threshold, not significant: "~"
-FLAKY, INCONCLUSIVE, EXPECTED = "flaky", "inconclusive", "expected"
-COVERAGE_LOST, COVERAGE_GAINED = "coverage_lost", "coverage_gained"
-NOT_COMPARABLE, CHANGED, SAME = "not_comparable", "changed", "same"
-COUNTED = (REGRESSED, SLOWER)
-MARK = {REGRESSED: "❌", SLOWER: "▼", FIXED: "✅", FASTER: "▲", NOISE: "~", FLAKY: "⚠️", INCONCLUSIVE: "⚠️",
-        EXPECTED: "xfail", COVERAGE_LOST: "−", COVERAGE_GAINED: "+", NOT_COMPARABLE: "x", CHANGED: "·", SAME: ""}
 _NOT_RUN = ("unsupported", "skip")
 
 

@@ -1,7 +1,7 @@
 """Reads and writes of stored inventories (table ``inventory``, one row per component).
 
 An audit is a run with job ``inventory`` and no tasks; the gatherer's host
-facts and errors go to the run's ``meta`` so that the ``audit.Inventory`` can
+facts and errors go to the run's ``meta`` so that the ``components.Inventory`` can
 be rebuilt exactly. Every function takes the session it works in; committing
 is the caller's business.
 """
@@ -16,7 +16,7 @@ from typing import Any
 from sqlalchemy import exists, select
 from sqlalchemy.orm import Session
 
-from ..audit import Component, Inventory
+from ..components import Component, Inventory
 from ..spec import HostSpec, ImageSpec
 from .models import Image, InventoryRow, Run
 from .queries import get_run, now, start_run
