@@ -70,8 +70,9 @@ def load_inventory(session: Session, run_id: str) -> tuple[Run, Inventory] | Non
     return run, inv
 
 
-def latest_inventory(session: Session, image: str) -> tuple[Run, Inventory] | None:
-    """The most recent stored inventory of an image (by alias or reference)."""
+def newest_inventory_of(session: Session, image: str) -> tuple[Run, Inventory] | None:
+    """One image's most recent stored inventory (by alias or reference): its run and the whole
+    Inventory. Every image's components at once: ``matrix_store.newest_components_by_image``."""
     has_rows = exists().where(InventoryRow.run_id == Run.id)
     q = (select(Run.id).join(Run.image).where((Image.alias == image) | (Image.reference == image), has_rows)
          .order_by(Run.started.desc()).limit(1))
