@@ -95,3 +95,16 @@ def detect_local(name: str | None = None, endpoint: str = "unix:///var/run/docke
                     slots=max(1, len(gpus)) if gpus else max(1, (os.cpu_count() or 1) // 2),
                     gpus=tuple(gpus), render_gid=_gid("render"), video_gid=_gid("video"),
                     nvidia_runtime=bool(nvidia.ok), kernel=platform.release())
+
+
+def gpus_from_detection(found: dict) -> tuple[GPU, ...]:
+    """GPUs from what the detection container reported (same parsers as the local detection)."""
+    gpus: list[GPU] = []
+    for name in sorted(found.get("kfd", {}), key=lambda n: int(n) if n.isdigit() else 1 << 30):
+        props = parse_kfd_properties(found["kfd"][name])
+        if props.get("gfx_target_version"):
+            gpus.append(GPU(vendor="amd", arch=gfx_from_target_version(props["gfx_target_version"]),
+                            index=len(gpus), render_minor=props.get("drm_render_minor")))
+    if found.get("nvidia"):
+        gpus.extend(parse_nvidia_smi(found["nvidia"]))
+    return tuple(gpus)

@@ -121,3 +121,12 @@ def _migration_lock(url: str) -> Iterator[None]:
 
 def session_factory(engine: Engine) -> sessionmaker[Session]:
     return sessionmaker(engine, expire_on_commit=False)
+
+
+def check_writable(session: Session) -> None:
+    """Create, write and drop a scratch table (the preflight's proof that the database is
+    writable); raises what the database raises."""
+    session.execute(text("CREATE TABLE IF NOT EXISTS valorch_preflight (x INTEGER)"))
+    session.execute(text("INSERT INTO valorch_preflight VALUES (1)"))
+    session.execute(text("DROP TABLE valorch_preflight"))
+    session.commit()
