@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from orchestrator.catalog.core import Catalog
-from orchestrator.commands.jobs import runner_sets
+from orchestrator.services.jobs import runner_sets
 from orchestrator.spec import JobSpec
 
 ROOT = Path(__file__).resolve().parents[2]
