@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from ..spec import FAILING
-
 from collections import defaultdict
 from typing import Any, Sequence
 from xml.etree import ElementTree as ET
+
+from ..spec import FAILING
 
 
 def results_junit(runs: Sequence[Any], results: dict[str, Sequence[Any]]) -> str:
