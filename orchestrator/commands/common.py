@@ -3,17 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
 import typer
 from rich.console import Console
-from sqlalchemy.orm import Session, sessionmaker
-
 from ..catalog.core import Catalog
-from ..store.db import open_engine, session_factory
 
 # Results and progress for people go to stderr; stdout carries --json and rendered output.
 err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -40,10 +36,12 @@ def load_catalog(directory: Path | None) -> Catalog:
     return Catalog.load(directory or project_dir() / "images")
 
 
-def sessions(db: str | None) -> sessionmaker[Session]:
-    if db is None and not os.environ.get("VALORCH_DB"):
-        db = str(Path.cwd() / "results" / "valorch.sqlite")
-    return session_factory(open_engine(db))
+def sessions(db: str | None) -> Any:
+    """The session factory for ``--db`` (opened here, at the edge; imported when needed so
+    that commands which touch no database do not load SQLAlchemy)."""
+    from ..services.session import sessions as open_sessions
+
+    return open_sessions(db)
 
 
 def print_json(obj: Any) -> None:
