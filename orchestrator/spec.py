@@ -351,6 +351,7 @@ class CheckResult(Frozen):
     kind: CheckKind = "feature"
     version: int = Field(default=1, ge=0)
     library: str | None = Field(default=None, max_length=200)
+    device: str | None = Field(default=None, max_length=200)  # where it ran: "cpu", "cuda:0 NVIDIA H100 … sm_90"
     attempt: int = Field(default=1, ge=1)
     duration_s: float = Field(default=0.0, ge=0)
     message: str = ""

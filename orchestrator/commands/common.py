@@ -5,15 +5,11 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import typer
 from rich.console import Console
-
 from ..catalog.core import Catalog
-
-if TYPE_CHECKING:
-    from ..services.db import Factory
 
 # Results and progress for people go to stderr; stdout carries --json and rendered output.
 err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -40,10 +36,10 @@ def load_catalog(directory: Path | None) -> Catalog:
     return Catalog.load(directory or project_dir() / "images")
 
 
-def sessions(db: str | None) -> Factory:
-    """The session factory a command hands to its service (SQLAlchemy is imported only here,
-    when a command opens the database)."""
-    from ..services.db import sessions as open_sessions
+def sessions(db: str | None) -> Any:
+    """The session factory for ``--db`` (opened here, at the edge; imported when needed so
+    that commands which touch no database do not load SQLAlchemy)."""
+    from ..services.session import sessions as open_sessions
 
     return open_sessions(db)
 

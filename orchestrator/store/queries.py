@@ -96,7 +96,8 @@ def add_results(session: Session, run_id: str, task_id: int | None, results: Ite
         existing.add((chk.id, res.attempt))
         session.add(Result(run_id=run_id, task_id=task_id, check_pk=chk.id, attempt=res.attempt,
                            status=res.status, duration_s=res.duration_s, message=res.message, log=res.log,
-                           metrics=dict(res.metrics), samples=list(res.samples)))
+                           metrics=dict(res.metrics), samples=list(res.samples), device=res.device,
+                           library=res.library))
         added += 1
     session.flush()
     return added

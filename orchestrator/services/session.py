@@ -1,5 +1,4 @@
-"""The results database as commands get it: a session factory, each workflow opening its
-own sessions from it (``with factory() as session:``)."""
+"""Opening the results database: the session factory every workflow gets from the edge."""
 
 from __future__ import annotations
 
@@ -10,11 +9,10 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from ..store.db import open_engine, session_factory
 
-Factory = sessionmaker[Session]
 
-
-def sessions(db: str | None) -> Factory:
-    """Sessions on --db / VALORCH_DB, else ./results/valorch.sqlite (created, migrated to HEAD)."""
+def sessions(db: str | None) -> sessionmaker[Session]:
+    """The session factory for ``db`` (a SQLAlchemy URL or SQLite path; default: $VALORCH_DB,
+    else ./results/valorch.sqlite)."""
     if db is None and not os.environ.get("VALORCH_DB"):
         db = str(Path.cwd() / "results" / "valorch.sqlite")
     return session_factory(open_engine(db))
