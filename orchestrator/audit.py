@@ -18,7 +18,7 @@ from .components import (CATALOG_KEYS, MAX_COMPONENTS, MAX_ERRORS, MAX_EVIDENCE,
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 class Finding(_Frozen):

@@ -32,7 +32,7 @@ CATALOG_KEYS: dict[str, str] = {
 UNPINNED = frozenset({"master", "main", "latest", "any", "*"})
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 class Component(_Frozen):

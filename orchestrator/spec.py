@@ -67,6 +67,9 @@ COVERAGE_LOSS: tuple[str, ...] = ("unsupported", "partial", "skip")
 SYMBOL: dict[str, str] = {"pass": "✅", "partial": "⚠️", "fail": "❌", "crash": "❌", "timeout": "❌",
                           "unsupported": "❌", "error": "⚠️", "xfail": "⚠️", "flaky": "⚠️", "skip": "",
                           "missing": "—"}
+#: the regression rule's default timing threshold: a 5 % slower median (DESIGN.md)
+DEFAULT_THRESHOLD = 0.05
+
 LEGEND = ("✅ pass · ⚠️ partial support · ❌ fail, crash, timeout or unsupported · ⚠️ inconclusive "
           "(harness error), flaky (mixed attempts) or known issue · blank: skipped · —: not run")
 
@@ -104,7 +107,7 @@ MAX_METRICS = 200
 
 
 class Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 class ImageSpec(Frozen):

@@ -35,7 +35,7 @@ _DISTRO_PART = re.compile(r"_(?:ubuntu|debian|rhel|sles|centos)\d+(?:\.\d+)*")
 class ImageFile(BaseModel):
     """One images/*.yaml file: defaults for its family, then the entries."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
     family: str
     backend: Backend
     local: bool = False

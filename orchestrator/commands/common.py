@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
-from ..catalog.core import Catalog
+if TYPE_CHECKING:
+    from ..catalog.core import Catalog
+
+#: the regression rule's default threshold (spec.DEFAULT_THRESHOLD), here so that option
+#: defaults need not import the rule at start-up
+DEFAULT_THRESHOLD = 0.05
 
 # Results and progress for people go to stderr; stdout carries --json and rendered output.
 err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -23,6 +29,21 @@ CatalogOption = typer.Option(None, "--catalog", envvar="VALORCH_CATALOG",
                              help="Image catalog directory [default: ./images, else the project's]")
 
 
+def lazy(name: str) -> Any:
+    """``name`` as a module that is executed on first attribute access (importlib's
+    LazyLoader): a command module can name what it uses without paying its import at
+    start-up (``valorch --help`` loads every command module)."""
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.find_spec(name)
+    loader = importlib.util.LazyLoader(spec.loader)
+    spec.loader = loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    loader.exec_module(module)
+    return module
+
+
 def project_dir() -> Path:
     """The directory holding images/ and jobs/: the working directory when it has them,
     else the source tree valorch was installed from."""
@@ -33,6 +54,8 @@ def project_dir() -> Path:
 
 
 def load_catalog(directory: Path | None) -> Catalog:
+    from ..catalog.core import Catalog
+
     return Catalog.load(directory or project_dir() / "images")
 
 

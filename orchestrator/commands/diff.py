@@ -7,19 +7,22 @@ baseline name, or ``latest`` / ``latest:ALIAS``.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.table import Table
 
 from ..errors import InputError
-from ..regression import rule as engine
-from ..render.diff import RENDERERS, SECTIONS, _timing_text, header
+from .common import DEFAULT_THRESHOLD
 from .common import DbOption, err, out, sessions, write_output
 
 FORMATS = ("term", "md", "html", "json", "junit")
 
 
-def print_term(report: engine.Report) -> None:
+def print_term(report: Any) -> None:
+    from ..regression import rule as engine
+    from ..render.diff import SECTIONS, _timing_text, header
+
     h = header(report)
     verdict = "[bold red]REGRESSED[/bold red]" if report.regressed else "[bold green]no regression[/bold green]"
     out.print(f"diff {report.base.kind} [bold]{report.base.label}[/bold] → {report.head.kind} "
@@ -49,14 +52,17 @@ def diff(base: str = typer.Argument(..., help="run id/prefix, batch, matrix vers
          head: str = typer.Argument(..., help="the same kinds of names as BASE"),
          fmt: str = typer.Option("term", "--format", "-f", help="term, md, html, json or junit."),
          out_path: Path = typer.Option(None, "--out", "-o", help="Write here instead of stdout."),
-         threshold: float = typer.Option(engine.DEFAULT_THRESHOLD, help="Timing ratio threshold (0.05 = 5 %)."),
+         threshold: float = typer.Option(DEFAULT_THRESHOLD, help="Timing ratio threshold (0.05 = 5 %)."),
          known_issues: Path = typer.Option(None, "--known-issues", help="Known-issues YAML (failures expected)."),
          image: list[str] = typer.Option(None, "--image", help="Only these image aliases (repeatable)."),
          db: str = DbOption) -> None:
     """What changed between BASE and HEAD; exit 1 when anything regressed."""
     if fmt not in FORMATS:
         raise InputError(f"unknown --format '{fmt}'", f"use one of {', '.join(FORMATS)}")
+    from ..regression import rule as engine
+    from ..render.diff import RENDERERS
     from ..services.diff import compare
+
 
     report = compare(sessions(db), base, head, threshold, known_issues, image or ())
     if fmt == "term" and out_path is None:

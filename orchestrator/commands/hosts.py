@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 import typer
 from rich.table import Table
 
-from ..spec import HostSpec
 from .common import CatalogOption, DbOption, JsonOption, err, load_catalog, out, print_json, sessions
+
+if TYPE_CHECKING:
+    from ..spec import HostSpec
 
 app = typer.Typer(help="Hosts and their GPUs.", no_args_is_help=True)
 HostsOption = typer.Option(None, "--hosts", envvar="VALORCH_HOSTS",

@@ -10,14 +10,18 @@ from __future__ import annotations
 import json
 from enum import Enum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.table import Table
 
-from .. import audit
-from ..render import audit as render_audit
-from ..spec import ImageSpec
-from .common import CatalogOption, DbOption, JsonOption, err, load_catalog, out, print_json, sessions, write_output
+from .common import lazy, CatalogOption, DbOption, JsonOption, err, load_catalog, out, print_json, sessions, write_output
+
+audit = lazy("orchestrator.audit")
+render_audit = lazy("orchestrator.render.audit")
+
+if TYPE_CHECKING:
+    from ..spec import ImageSpec
 
 app = typer.Typer(help="Inventory audit of image components (gather, compare, diff, SBOM).",
                   no_args_is_help=True)

@@ -13,10 +13,11 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from ..catalog.core import load_job
 from ..errors import InputError
-from ..services.jobs import job_specs, runner_sets
-from .common import CatalogOption, JsonOption, load_catalog, out, print_json, project_dir
+from .common import lazy, CatalogOption, JsonOption, load_catalog, out, print_json, project_dir
+
+_catalog = lazy("orchestrator.catalog.core")
+_jobs = lazy("orchestrator.services.jobs")
 
 app = typer.Typer(help="Job specs (jobs/*.yaml) and the runners they need.", no_args_is_help=True)
 
@@ -38,7 +39,7 @@ def resolve_job_path(job: str) -> Path:
 @app.command("list")
 def list_jobs(as_json: bool = JsonOption) -> None:
     """Every job spec of jobs/ with its images and suites."""
-    rows = job_specs(project_dir() / "jobs")
+    rows = _jobs.job_specs(project_dir() / "jobs")
     if as_json:
         print_json(rows)
         return
@@ -53,7 +54,7 @@ def list_jobs(as_json: bool = JsonOption) -> None:
 def show_job(job: str = JobArg, as_json: bool = JsonOption, catalog: Path = CatalogOption) -> None:
     """One job: the images its selectors resolve to, its suites and labels."""
     cat = load_catalog(catalog)
-    spec = load_job(resolve_job_path(job), cat)
+    spec = _catalog.load_job(resolve_job_path(job), cat)
     images = cat.select(spec.images)
     if as_json:
         print_json({**spec.model_dump(mode="json"), "resolved": [i.model_dump(mode="json") for i in images]})
@@ -72,7 +73,7 @@ def runners(job: str = JobArg, cpu_only: bool = typer.Option(False, "--cpu-only"
             as_json: bool = JsonOption, catalog: Path = CatalogOption) -> None:
     """The self-hosted runner label sets the job needs (a workflow's runs-on)."""
     cat = load_catalog(catalog)
-    sets = runner_sets(load_job(resolve_job_path(job), cat), cat, cpu_only)
+    sets = _jobs.runner_sets(_catalog.load_job(resolve_job_path(job), cat), cat, cpu_only)
     if as_json:
         print_json(sets)
         return

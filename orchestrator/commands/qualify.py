@@ -11,12 +11,8 @@ from pathlib import Path
 
 import typer
 
-from ..catalog.core import load_job
-from ..regression import rule as engine
-from ..render.diff import diff_html, diff_junit, diff_md
-from .common import CatalogOption, DbOption, err, load_catalog, sessions, write_output
+from .common import DEFAULT_THRESHOLD, CatalogOption, DbOption, err, load_catalog, sessions, write_output
 from .diff import print_term
-from .progress import LiveReporter
 from .run import EXECUTOR_HELP, ExecutorChoice
 
 
@@ -25,7 +21,7 @@ def qualify(job: Path = typer.Option(..., "--job", "-j", help="The release job s
                                          help="Baseline name, matrix version or run id to compare with."),
             known_issues: Path = typer.Option(None, "--known-issues", help="Known-issues YAML (expected failures)."),
             out_dir: Path = typer.Option(None, "--out-dir", help="Reports here [default: results/qualify-<time>/]."),
-            threshold: float = typer.Option(engine.DEFAULT_THRESHOLD, help="Timing ratio threshold (0.05 = 5 %)."),
+            threshold: float = typer.Option(DEFAULT_THRESHOLD, help="Timing ratio threshold (0.05 = 5 %)."),
             cpu_only: bool = typer.Option(False, "--cpu-only", help="Run GPU images on a CPU host."),
             hosts_file: Path = typer.Option(None, "--hosts", envvar="VALORCH_HOSTS",
                                             help="Host inventory YAML [default: this machine]."),
@@ -33,7 +29,10 @@ def qualify(job: Path = typer.Option(..., "--job", "-j", help="The release job s
             partition: str = typer.Option(None, "--partition", help="Slurm partition for --executor slurm."),
             db: str = DbOption, catalog: Path = CatalogOption) -> None:
     """Run the job, diff the new runs against the baseline, write report.md/.html/.junit.xml; gate."""
+    from ..catalog.core import load_job
+    from ..render.diff import diff_html, diff_junit, diff_md
     from ..services import qualify as service
+    from .progress import LiveReporter
 
     cat = load_catalog(catalog)
     spec = load_job(job, cat)

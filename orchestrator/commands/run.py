@@ -5,14 +5,12 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
+from typing import Any
 
 import typer
 
-from ..catalog.core import load_job, validate_suites
 from ..errors import InputError
-from ..spec import JobSpec, SuiteRef
 from .common import CatalogOption, DbOption, JsonOption, err, load_catalog, print_json, sessions, write_output
-from .progress import LiveReporter
 
 
 class ExecutorChoice(str, Enum):
@@ -55,6 +53,7 @@ def run(
 ) -> None:
     """Run suites in images on a matching host and store every result."""
     from ..services import run as service
+    from .progress import LiveReporter
 
     cat = load_catalog(catalog)
     factory = sessions(db)
@@ -92,7 +91,10 @@ def _report(rep, as_json: bool, junit: Path | None, gate: bool, show_matrix: boo
 
 
 def _job(cat, job: Path | None, images: list[str] | None, suites: list[str] | None, checks: list[str] | None,
-         deadline: float, timeout: float | None, attempts: int) -> JobSpec:
+         deadline: float, timeout: float | None, attempts: int) -> Any:
+    from ..catalog.core import load_job, validate_suites
+    from ..spec import JobSpec, SuiteRef
+
     if job and images:
         raise InputError("--job and --image are exclusive", "put the images in the job spec, or drop --job")
     if job:

@@ -31,7 +31,7 @@ Status = Literal["fail", "crash", "timeout", "error", "unsupported", "skip"]
 
 
 class KnownIssue(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     check: str = Field(min_length=1)
     images: str = "*"

@@ -27,7 +27,7 @@ from ..spec import (CHANGED, COUNTED, COVERAGE_GAINED, COVERAGE_LOST, EXPECTED, 
                     MARK, NOISE, NOT_COMPARABLE, REGRESSED, SAME, SLOWER)
 from ..spec import INCONCLUSIVE_CHANGE as INCONCLUSIVE
 
-DEFAULT_THRESHOLD = 0.05
+from ..spec import DEFAULT_THRESHOLD  # noqa: E402 (re-exported)
 ALPHA = 0.01
 MWU_MIN = 10  # samples per side for the U test; below: bootstrap intervals
 TIMED_MIN = 3  # fewer samples than this on a side: status only
