@@ -11,6 +11,7 @@ Prints ratios; not a timed test. Run on an idle machine (`make bench`).
 from __future__ import annotations
 
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -28,10 +29,16 @@ IMAGE, REFERENCE = "cpu_debian12_py3.11_pytorch_2.13", "valorch/test:pip-torch"
 BY_HAND = "import torch; a=torch.randn(256,256); (a@a).sum()"
 
 
+CPU: list[float] = []  # CPU seconds (user + sys) of each measured process: steadier than wall on a busy host
+
+
 def wall(argv: list[str], cwd: Path = ROOT, env: dict[str, str] | None = None) -> float:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     done = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, env=env)
     took = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    CPU.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
     if done.returncode not in (0, 1):
         raise SystemExit(f"{' '.join(argv)} failed ({done.returncode}): {done.stderr[-800:]}")
     return took
@@ -39,7 +46,12 @@ def wall(argv: list[str], cwd: Path = ROOT, env: dict[str, str] | None = None) -
 
 def median(argv: list[str], **kw) -> float:  # noqa: ANN003
     wall(argv, **kw)  # warm the page cache
+    CPU.clear()
     return statistics.median(wall(argv, **kw) for _ in range(REPS))
+
+
+def cpu() -> float:
+    return statistics.median(CPU)
 
 
 def main() -> None:
@@ -48,13 +60,15 @@ def main() -> None:
         env = {**os.environ, "VALORCH_DB": db}
         wall([VALORCH, "run", "--image", "host", "--check", "env.*", "--no-matrix"], env=env)  # a small database
         floor = median([sys.executable, "-c", "pass"])
-        print(f"floor: python -c pass {floor:.3f} s (median of {REPS})\n")
-        print("| command | wall (s) | goal (s) | wall / goal |")
-        print("|---|---|---|---|")
+        floor_cpu = cpu()
+        print(f"floor: python -c pass {floor:.3f} s wall, {floor_cpu:.3f} s CPU (median of {REPS}, "
+              f"load {os.getloadavg()[0]:.1f})\n")
+        print("| command | wall (s) | CPU (s) | goal (s) | wall / goal |")
+        print("|---|---|---|---|---|")
         for args in (["version"], ["--help"], ["images", "list"], ["suites", "list"], ["jobs", "list"],
                      ["results", "list"]):
             t = median([VALORCH, *args], env=env)
-            print(f"| `valorch {' '.join(args)}` | {t:.3f} | {GOAL_START} | {t / GOAL_START:.2f} |")
+            print(f"| `valorch {' '.join(args)}` | {t:.3f} | {cpu():.3f} | {GOAL_START} | {t / GOAL_START:.2f} |")
         if not shutil.which("docker") or subprocess.run(["docker", "image", "inspect", REFERENCE],
                                                         capture_output=True).returncode != 0:
             print(f"\n(no engine or no {REFERENCE}: skipped the smoke ratio; make test-images builds it)")
