@@ -22,7 +22,7 @@ import pytest
 from typer.testing import CliRunner
 
 from orchestrator.probe import MARKER
-from orchestrator.protocol import FLOODED, TAMPERED
+from orchestrator.executors.transcript import FLOODED, TAMPERED
 
 IMAGE = "cpu_debian12_py3.11"  # valorch/base:bookworm: Python 3.11, no framework: quick to start
 

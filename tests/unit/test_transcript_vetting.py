@@ -9,10 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from orchestrator.catalog import HOST_IMAGE, load_job
+from orchestrator.catalog.core import HOST_IMAGE, load_job
 from orchestrator.probe import MARKER
-from orchestrator.protocol import FLOODED, MAX_TOTAL, TAMPERED, Transcript, conclude
-from orchestrator.scheduler import suite_checks
+from orchestrator.executors.transcript import FLOODED, MAX_TOTAL, TAMPERED, Transcript, conclude
+from orchestrator.scheduling.plan import suite_checks
 from orchestrator.spec import HostSpec, SuiteRef, Task
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "forgery"
