@@ -31,11 +31,10 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ...spec import Execution, Task
-from ..transcript import Transcript, complete, conclude, vetted
+from ..transcript import Transcript, complete, conclude, vetted, infrastructure_failure
 from ..base import PROBE_PACKAGE, overall_timeout, probe_archive, probe_args
 from ..container import task_container
-from .client import (TERMINAL, UNMATCHED_REASONS, SlurmCluster, SlurmError, SlurmRequirement, SlurmUnmatched,
-                    run_slurm)
+from .client import SlurmCluster, SlurmError, SlurmRequirement, SlurmUnmatched
 
 SETUP_ALLOWANCE = 120.0  # seconds for docker create/cp/rm around the probe's own deadline
 QUEUE_TIMEOUT = 6 * 3600.0  # seconds a job may wait for resources before it is cancelled
