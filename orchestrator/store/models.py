@@ -29,7 +29,10 @@ class Samples(TypeDecorator):
 
 
 def pack_samples(values: Any) -> bytes:
-    arr = array("d", [float(v) for v in (values or ())])
+    try:
+        arr = array("d", values or ())  # a list of floats (or ints): no per-value Python call
+    except TypeError:
+        arr = array("d", [float(v) for v in values])
     if sys.byteorder != "little":
         arr.byteswap()
     return arr.tobytes()

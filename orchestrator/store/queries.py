@@ -32,7 +32,7 @@ def image_row(session: Session, image: ImageSpec, digest: str | None) -> Image:
     return row
 
 
-def _insert_ignore(session: Session, model: type, values: dict) -> None:
+def insert_ignore(session: Session, model: type, values: dict) -> None:
     """INSERT that yields to a concurrent writer who inserted the same unique key
     first (another valorch process on the same database), instead of failing."""
     dialect = session.get_bind().dialect.name
@@ -48,7 +48,7 @@ def host_row(session: Session, host: HostSpec) -> Host:
     query = select(Host).where(Host.fingerprint == host.fingerprint)
     row = session.scalars(query).first()
     if row is None:
-        _insert_ignore(session, Host, {"name": host.name, "fingerprint": host.fingerprint,
+        insert_ignore(session, Host, {"name": host.name, "fingerprint": host.fingerprint,
                                        "spec": host.model_dump(mode="json")})
         row = session.scalars(query).one()
     return row
@@ -61,7 +61,7 @@ def check_row(session: Session, res: CheckResult, cache: dict[tuple[str, int], C
     query = select(Check).where(Check.check_id == res.check, Check.version == res.version)
     row = session.scalars(query).first()
     if row is None:
-        _insert_ignore(session, Check, {"check_id": res.check, "version": res.version, "feature": res.feature,
+        insert_ignore(session, Check, {"check_id": res.check, "version": res.version, "feature": res.feature,
                                         "kind": res.kind, "library": res.library, "unit": res.unit,
                                         "bigger_is_better": res.bigger_is_better})
         row = session.scalars(query).one()
