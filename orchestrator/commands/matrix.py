@@ -22,7 +22,7 @@ from ..render.html import document_html
 from ..render.markdown import document_md
 from ..render.rst import document_rst
 from ..store import matrix_store
-from ..store.db import url_for
+from ..store.db import public_url
 from ..store.queries import now
 from .common import DbOption, JsonOption, load_catalog, out, print_json, sessions, write_output
 
@@ -38,6 +38,7 @@ ColumnsOpt = typer.Option(None, "--columns", help="images, backends or hosts [de
 ImageOpt = typer.Option(None, "--image", help="Only images whose alias matches these globs (repeatable).")
 SinceOpt = typer.Option(None, "--since", help="Only runs started on or after this date (YYYY-MM-DD).")
 PolicyOpt = typer.Option(None, "--tier-policy", help="YAML file overriding the tier policy (tiers layout).")
+JobOpt = typer.Option(None, "--job", help="Only runs of this job (its name in the job spec, e.g. nightly).")
 
 
 def _choice(value: str, allowed: tuple[str, ...], flag: str) -> str:
@@ -68,12 +69,14 @@ def _since(value: str | None) -> datetime | None:
 
 
 def build_document(db: str | None, layout: str, rows: str | None, columns: str, images: list[str],
-                   since: str | None, policy_path: Path | None) -> Document:
+                   since: str | None, policy_path: Path | None, job: str | None = None) -> Document:
     layout = _choice(layout, LAYOUTS, "--layout")
     rows = _choice(rows or DEFAULT_ROWS[layout], ROWS, "--rows")
     columns = _choice(columns or ("backends" if layout == "tiers" else "images"), COLUMNS, "--columns")
     policy, since_dt = _policy(policy_path), _since(since)
     params = {"layout": layout, "rows": rows, "columns": columns, "images": list(images), "since": since}
+    if job:
+        params["job"] = job
     with sessions(db)() as session:
         if layout == "components":
             catalog = [i for i in load_catalog(None).images
@@ -83,11 +86,11 @@ def build_document(db: str | None, layout: str, rows: str | None, columns: str, 
                                       for i in catalog], inventory)
             used = sorted(run_id for run_id, _ in inventory.values())
             ended = matrix_store.ended_of(session, used)
-            source = ["the image catalog (images/*.yaml)", f"inventory runs in {url_for(db)}: {len(used)}"]
+            source = ["the image catalog (images/*.yaml)", f"inventory runs in {public_url(db)}: {len(used)}"]
         else:
-            runs = matrix_store.matrix_runs(session, images, since_dt)
+            runs = matrix_store.matrix_runs(session, images, since_dt, job)
             if not runs:
-                raise InputError("no finished runs in the results database" +
+                raise InputError("no finished runs in the results database" + (f" of job {job}" if job else "") +
                                  (f" for {', '.join(images)}" if images else "") + (f" since {since}" if since else ""),
                                  "run something first: valorch run --image host")
             infos = [RunInfo(r.id, r.image.alias, r.image.backend, r.host.name, dict(r.image.components), r.ended)
@@ -104,9 +107,9 @@ def build_document(db: str | None, layout: str, rows: str | None, columns: str, 
             else:
                 table = tiers_table(obs, infos, columns, policy)
             ended = [r.ended for r in runs if r.ended]
-            source = [f"results database {url_for(db)}",
+            source = [f"results database {public_url(db)}",
                       f"{len(runs)} runs: the newest finished run of each image and host"
-                      + (f" started since {since}" if since else ""),
+                      + (f" of job {job}" if job else "") + (f" started since {since}" if since else ""),
                       f"images: {', '.join(images) if images else 'all'}"]
     last = max(ended).strftime("%Y-%m-%d") if ended else "never"
     source.append(f"valorch {__version__}")
@@ -122,7 +125,7 @@ def render_document(doc: Document, fmt: str) -> str:
 
 @app.command("render")
 def render(fmt: str = FormatOpt, layout: str = LayoutOpt, rows: str = RowsOpt, columns: str = ColumnsOpt,
-           image: list[str] = ImageOpt, since: str = SinceOpt, tier_policy: Path = PolicyOpt,
+           image: list[str] = ImageOpt, since: str = SinceOpt, tier_policy: Path = PolicyOpt, job: str = JobOpt,
            version: str = typer.Option(None, "--version", help="Render this published version (immutable)."),
            out_path: Path = typer.Option(None, "--out", "-o", help="Write here instead of stdout."),
            db: str = DbOption) -> None:
@@ -135,21 +138,21 @@ def render(fmt: str = FormatOpt, layout: str = LayoutOpt, rows: str = RowsOpt, c
             raise InputError(f"no published matrix version '{version}'", "valorch matrix versions lists them")
         doc = Document.from_dict(data)
     else:
-        doc = build_document(db, layout, rows, columns, image or [], since, tier_policy)
+        doc = build_document(db, layout, rows, columns, image or [], since, tier_policy, job)
     write_output(render_document(doc, fmt), out_path)
 
 
 @app.command("publish")
 def publish(version: str = typer.Option(..., "--version", help="The version name, e.g. v0.3 (immutable)."),
             layout: str = LayoutOpt, rows: str = RowsOpt, columns: str = ColumnsOpt, image: list[str] = ImageOpt,
-            since: str = SinceOpt, tier_policy: Path = PolicyOpt, db: str = DbOption,
+            since: str = SinceOpt, tier_policy: Path = PolicyOpt, job: str = JobOpt, db: str = DbOption,
             as_json: bool = JsonOption) -> None:
     """Store an immutable snapshot that `matrix render --version` renders again byte for byte."""
     with sessions(db)() as session:
         if any(v.version == version for v in matrix_store.versions(session)):
             raise InputError(f"matrix version '{version}' is already published; published versions are immutable",
                              "publish under a new version name")
-    doc = build_document(db, layout, rows, columns, image or [], since, tier_policy)
+    doc = build_document(db, layout, rows, columns, image or [], since, tier_policy, job)
     doc = doc.with_header(Header(version, doc.header.last_verified, doc.header.source))
     last = datetime.fromisoformat(doc.header.last_verified) if doc.header.last_verified != "never" else now()
     with sessions(db)() as session:

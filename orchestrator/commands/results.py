@@ -1,14 +1,17 @@
-"""valorch results list | show | export | import"""
+"""valorch results list | show | export | import | push | prune"""
 
 from __future__ import annotations
 
+import dataclasses
 import json
+from datetime import datetime
 from pathlib import Path
 
 import typer
 from rich.table import Table
 
 from ..errors import InputError
+from ..services import push as push_service
 from ..store import queries, transfer
 from . import views
 from .common import DbOption, JsonOption, err, out, print_json, sessions, write_output
@@ -101,3 +104,38 @@ def import_(path: Path = typer.Argument(..., help="A file written by valorch res
     total = len(doc.get("runs", []))
     err.print(f"imported {path}: {counts['runs']} new of {total} runs, {counts['results']} new results, "
               f"{counts['inventory']} new inventory rows")
+
+
+def _since(value: str | None) -> datetime | None:
+    if not value:
+        return None
+    try:
+        return datetime.fromisoformat(value)
+    except ValueError:
+        raise InputError(f"--since '{value}' is not a date", "write it as YYYY-MM-DD or YYYY-MM-DDTHH:MM") from None
+
+
+@app.command("push")
+def push(to: str = typer.Option(..., "--to", envvar="VALORCH_PUSH_TO",
+                                help="The shared store's URL, e.g. postgresql://valorch@db.example/valorch."),
+         since: str = typer.Option(None, "--since", help="Only runs started on or after this date (YYYY-MM-DD)."),
+         origin: str = typer.Option(None, "--origin", envvar="VALORCH_ORIGIN",
+                                    help="Where the runs come from [default: HOSTNAME:LOCAL_DB_PATH]."),
+         db: str = DbOption, as_json: bool = JsonOption) -> None:
+    """Send this machine's finished runs to the shared store: whole runs, each in one
+    transaction; runs already there are skipped, so it is safe to repeat and resumes
+    after an interruption. The local store is left as it is."""
+    report = push_service.push(db, to, _since(since), origin)
+    if as_json:
+        print_json(dataclasses.asdict(report))
+    else:
+        rate = f"{report.pushed / report.seconds:.1f} runs/s, {report.results / report.seconds:,.0f} results/s" \
+            if report.pushed and report.seconds > 0 else ""
+        err.print(f"pushed {report.pushed} runs ({report.results} results) to {report.target}"
+                  f"{'; ' + rate if rate else ''}; {report.already} of {report.finished} finished runs were "
+                  f"there already" + (f"; {report.unfinished} unfinished runs left for later" if report.unfinished
+                                      else ""))
+    if report.interrupted:
+        err.print(f"[yellow]interrupted[/yellow]: {report.finished - report.already - report.pushed} runs not pushed "
+                  "(no half-run on the server); run the same push again", markup=True)
+        raise typer.Exit(130)

@@ -49,7 +49,7 @@ def url_for(db: str | None) -> str:
 def public_url(db: str | None) -> str:
     """The URL as it may be printed or published: never a password."""
     try:
-        return make_url(url_for(db)).render_as_string(hide_password=True)
+        return make_url(db if db and "://" in db else url_for(db)).render_as_string(hide_password=True)
     except ArgumentError:
         return "<unparsable database URL>"
 

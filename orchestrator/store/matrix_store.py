@@ -3,13 +3,13 @@ Takes the caller's session; committing is the caller's business."""
 
 from __future__ import annotations
 
-import fnmatch
 from datetime import datetime
 from typing import Any, Sequence
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from . import queries
 from .models import InventoryRow, MatrixCell, MatrixVersion, Result, Run
 
 
@@ -17,18 +17,12 @@ class VersionExistsError(ValueError):
     pass
 
 
-def matrix_runs(session: Session, selectors: Sequence[str] = (), since: datetime | None = None) -> list[Run]:
-    """The newest finished run of each (image, host), images filtered by alias globs."""
-    latest: dict[tuple[str, int], Run] = {}
-    q = select(Run).where(Run.state.in_(("done", "failed"))).order_by(Run.started, Run.id)
-    if since is not None:
-        q = q.where(Run.started >= since)
-    for run in session.scalars(q).unique():
-        if selectors and not any(fnmatch.fnmatchcase(run.image.alias, s) or run.image.reference == s
-                                 for s in selectors):
-            continue
-        latest[(run.image.alias, run.host_id)] = run
-    return list(latest.values())
+def matrix_runs(session: Session, selectors: Sequence[str] = (), since: datetime | None = None,
+                job: str | None = None) -> list[Run]:
+    """The newest finished run of each (image, host), images filtered by alias globs,
+    runs by job when one is named."""
+    return queries.newest_runs(session, by_host=True, job=job, since=since,
+                               images=queries.image_ids(session, globs=selectors))
 
 
 def results_of(session: Session, run_ids: Sequence[str]) -> list[Result]:

@@ -1,0 +1,1 @@
+"""Workflows that own the database session: commands call one of them and print."""
