@@ -8,6 +8,7 @@ Takes the caller's session; committing is the caller's business.
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Sequence
@@ -17,6 +18,7 @@ from sqlalchemy.orm import Session
 
 from . import queries
 from .models import Check, Host, Image, Result, Run
+from .retention import SUMMARY
 
 
 @dataclass(frozen=True)
@@ -32,6 +34,7 @@ class Point:
     attempt: int
     status: str
     samples: tuple[float, ...]
+    median: float | None  # of the samples, or of what a prune kept of them (store/retention.py)
 
 
 def check_history(session: Session, check_id: str, *, images: Sequence[str] = (), job: str | None = None,
@@ -42,7 +45,7 @@ def check_history(session: Session, check_id: str, *, images: Sequence[str] = ()
     if not pks:
         return []
     q = (select(Result.run_id, Run.started, Run.job, Image.alias, Host.name, Check.version, Result.attempt,
-                Result.status, Result.samples)
+                Result.status, Result.samples, Result.metrics)
          .join(Run, Run.id == Result.run_id).join(Image, Image.id == Run.image_id)
          .join(Host, Host.id == Run.host_id).join(Check, Check.id == Result.check_pk)
          .where(Result.check_pk.in_(pks), Run.state.in_(queries.FINISHED))
@@ -56,6 +59,13 @@ def check_history(session: Session, check_id: str, *, images: Sequence[str] = ()
         q = q.where(Run.job == job)
     if since is not None:
         q = q.where(Run.started >= since)
-    return [Point(run_id, started, job_, alias, host, version, attempt, status, tuple(samples))
-            for run_id, started, job_, alias, host, version, attempt, status, samples in session.execute(q)]
+    return [Point(run_id, started, job_, alias, host, version, attempt, status, tuple(samples), _median(samples, metrics))
+            for run_id, started, job_, alias, host, version, attempt, status, samples, metrics in session.execute(q)]
+
+
+def _median(samples: list[float], metrics: dict | None) -> float | None:
+    if samples:
+        return statistics.median(samples)
+    kept = (metrics or {}).get(SUMMARY)
+    return float(kept["median"]) if isinstance(kept, dict) and "median" in kept else None
 

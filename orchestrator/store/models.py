@@ -92,6 +92,8 @@ class Run(Base):
     # where the row was written from when it came by `valorch results push`
     # ("runner-id" or "hostname:/path/of/the/local.sqlite"); NULL when written directly
     origin: Mapped[str | None] = mapped_column(String(500))
+    # when `valorch results prune` dropped the raw samples of its results (summaries stay in metrics)
+    pruned: Mapped[datetime | None] = mapped_column(DateTime)
     image: Mapped[Image] = relationship(lazy="joined")
     host: Mapped[Host] = relationship(lazy="joined")
     tasks: Mapped[list["TaskRow"]] = relationship(back_populates="run", order_by="TaskRow.id")

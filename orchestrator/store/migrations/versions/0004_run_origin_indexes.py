@@ -1,4 +1,5 @@
-"""Where a pushed run came from (run.origin), and the run indexes that the latest
+"""Where a pushed run came from (run.origin), when its raw samples were pruned
+(run.pruned), and the run indexes that the latest
 matrix of a job and the latest runs of an image use at fleet scale
 (bench/bench_scale_fleet.py shows them in EXPLAIN): (job, image_id, host_id, started)
 and (image_id, started). They replace ix_run_job and ix_run_image_id, their prefixes.
@@ -23,10 +24,13 @@ def upgrade() -> None:
     inspector = sa.inspect(op.get_bind())
     columns = {c["name"] for c in inspector.get_columns("run")}
     present = {ix["name"] for ix in inspector.get_indexes("run")}
-    if "origin" not in columns:
-        # a plain ADD COLUMN on SQLite too: batch mode does not copy a large table for it
+    new = [c for c in (sa.Column("origin", sa.String(500), nullable=True),
+                       sa.Column("pruned", sa.DateTime(), nullable=True)) if c.name not in columns]
+    if new:
+        # plain ADD COLUMNs on SQLite too: batch mode does not copy a large table for them
         with op.batch_alter_table("run") as batch:
-            batch.add_column(sa.Column("origin", sa.String(500), nullable=True))
+            for column in new:
+                batch.add_column(column)
     for name in ("ix_run_job", "ix_run_image_id"):
         if name in present:
             op.drop_index(name, table_name="run")
@@ -42,4 +46,5 @@ def downgrade() -> None:
     op.create_index("ix_run_image_id", "run", ["image_id"])
     op.create_index("ix_run_job", "run", ["job"])
     with op.batch_alter_table("run") as batch:
+        batch.drop_column("pruned")
         batch.drop_column("origin")
