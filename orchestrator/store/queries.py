@@ -29,12 +29,18 @@ def image_row(session: Session, image: ImageSpec, digest: str | None) -> Image:
 
 def image_pk(session: Session, fields: dict) -> int:
     """The id of the image row with this (reference, digest, alias), inserted if missing.
-    uq_image does not cover a NULL digest, so on PostgreSQL concurrent writers take a
-    transaction lock on the image's name first: one inserts, the others find its row."""
+    uq_image does not cover a NULL digest, so concurrent writers serialise first (a
+    transaction lock on PostgreSQL, the write lock on SQLite): one inserts, the others
+    find its row."""
     digest = fields.get("digest")
-    if session.get_bind().dialect.name == "postgresql":
+    dialect = session.get_bind().dialect.name
+    if dialect == "postgresql":
         session.execute(text("SELECT pg_advisory_xact_lock(hashtext(:k))"),
                         {"k": f"valorch.image|{fields['reference']}|{fields['alias']}"})
+    elif dialect == "sqlite":
+        # a write statement takes SQLite's one write lock (waiting out the busy timeout) before
+        # the look-up, so the look-up sees what the previous writer committed (BEGIN IMMEDIATE)
+        session.execute(text("UPDATE image SET id = id WHERE 0"))
     q = select(Image.id).where(Image.reference == fields["reference"], Image.alias == fields["alias"],
                                Image.digest.is_(None) if digest is None else Image.digest == digest)
     pk = session.scalars(q).first()
