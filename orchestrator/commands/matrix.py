@@ -95,9 +95,9 @@ def build_document(db: str | None, layout: str, rows: str | None, columns: str, 
                                  "run something first: valorch run --image host")
             infos = [RunInfo(r.id, r.image.alias, r.image.backend, r.host.name, dict(r.image.components), r.ended)
                      for r in runs]
-            obs = [Observation(column=x.run_id, check=x.check.check_id, feature=x.check.feature, kind=x.check.kind,
-                               library=x.check.library, status=x.status, attempt=x.attempt, run_id=x.run_id,
-                               message=x.message) for x in matrix_store.results_of(session, [r.id for r in runs])]
+            obs = [Observation(column=x.run_id, check=x.check_id, feature=x.feature, kind=x.kind, library=x.library,
+                               status=x.status, attempt=x.attempt, run_id=x.run_id, message=x.message)
+                   for x in matrix_store.observation_rows(session, [r.id for r in runs])]
             if layout in ("checks", "features"):
                 table = checks_table(obs, infos, "features" if layout == "features" else rows, columns)
             elif layout == "since":

@@ -67,12 +67,12 @@ def push(source_db: str | None, target_db: str, since: datetime | None = None, o
         raise _lost(target, exc, 0, len(ids)) from None
     todo = [i for i in ids if i not in already]
     pushed = results = 0
-    keys = store_push.Keys()
+    keys, source = store_push.Keys(), store_push.Source()
     interrupted = False
     try:
         for n, run_id in enumerate(todo):
             with src() as s:
-                bundle = store_push.read(s, run_id)
+                bundle = source.read(s, run_id)
             try:
                 with dst.begin() as d:  # one run, one transaction: whole or not at all
                     results += store_push.write(d, bundle, origin, keys)

@@ -69,10 +69,11 @@ def insert_rows(session: Session, model: type, rows: Sequence[dict[str, Any]]) -
         _copy(session, table.name, cols, rows)
     else:
         _sqlite_executemany(session, table.name, cols, rows)
-    if dialect == "postgresql" and "id" in given and table.c.id.autoincrement is not False:
+    serial = table.autoincrement_column
+    if dialect == "postgresql" and serial is not None and serial.name in given:
         # explicit ids do not move the id sequence: the next ordinary INSERT would collide
-        session.execute(text(f"SELECT setval(pg_get_serial_sequence('\"{table.name}\"', 'id'), "
-                             f"(SELECT max(id) FROM \"{table.name}\"))"))
+        session.execute(text(f"SELECT setval(pg_get_serial_sequence('\"{table.name}\"', '{serial.name}'), "
+                             f"(SELECT max(\"{serial.name}\") FROM \"{table.name}\"))"))
     return len(rows)
 
 

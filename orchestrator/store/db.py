@@ -123,6 +123,9 @@ def _sqlite_engine(url: URL) -> Engine:
     @event.listens_for(engine, "connect")
     def _sqlite_pragmas(dbapi_conn, _record):  # noqa: ANN001
         cur = dbapi_conn.cursor()
+        # 16 KiB pages for a new file (ignored for an existing one): a fifth faster bulk ingest
+        # than 4 KiB, shallower indexes at 10M results (bench/bench_scale_fleet.py)
+        cur.execute("PRAGMA page_size=16384")
         cur.execute("PRAGMA journal_mode=WAL")
         cur.execute("PRAGMA synchronous=NORMAL")
         cur.execute("PRAGMA busy_timeout=60000")

@@ -10,7 +10,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from . import queries
-from .models import InventoryRow, MatrixCell, MatrixVersion, Result, Run
+from .models import Check, InventoryRow, MatrixCell, MatrixVersion, Result, Run
 
 
 class VersionExistsError(ValueError):
@@ -29,6 +29,18 @@ def results_of(session: Session, run_ids: Sequence[str]) -> list[Result]:
     if not run_ids:
         return []
     return list(session.scalars(select(Result).where(Result.run_id.in_(run_ids)).order_by(Result.id)).unique())
+
+
+def observation_rows(session: Session, run_ids: Sequence[str]) -> list[Any]:
+    """What a matrix cell needs of each attempt of these runs, as plain rows (run_id,
+    check_id, feature, kind, library, status, attempt, message): no samples, metrics or
+    logs decoded, no ORM objects (bench/bench_scale_fleet.py: most of a matrix render)."""
+    if not run_ids:
+        return []
+    q = (select(Result.run_id, Check.check_id, Check.feature, Check.kind, Check.library, Result.status,
+                Result.attempt, Result.message).join(Check, Check.id == Result.check_pk)
+         .where(Result.run_id.in_(list(run_ids))).order_by(Result.id))
+    return list(session.execute(q))
 
 
 def ended_of(session: Session, run_ids: Sequence[str]) -> list[datetime]:

@@ -65,35 +65,52 @@ def present(session: Session, run_ids: list[str]) -> set[str]:
     return found
 
 
-def read(session: Session, run_id: str) -> Bundle:
-    run = session.get(Run, run_id)
-    if run is None:
-        raise KeyError(run_id)
-    rt, tt = Run.__table__, TaskRow.__table__
-    run_row = dict(session.execute(select(rt).where(rt.c.id == run_id)).one()._mapping)
-    bundle = Bundle(run={**_row(run_row, rt, _LOCAL - {"id"})},
-                    image=_row(session.execute(select(Image.__table__).where(Image.id == run.image_id)).one()._mapping,
-                               Image.__table__),
-                    host=_row(session.execute(select(Host.__table__).where(Host.id == run.host_id)).one()._mapping,
-                              Host.__table__),
-                    tasks=[], checks={})
-    suites: dict[int, str] = {}
-    for t in session.execute(select(tt).where(tt.c.run_id == run_id).order_by(tt.c.id)):
-        suites[t.id] = t.suite
-        bundle.tasks.append(_row(t._mapping, tt))
-    ct, res = Check.__table__, Result.__table__
-    checks = {c.id: c for c in session.execute(select(ct).where(ct.c.id.in_(
-        select(res.c.check_pk).where(res.c.run_id == run_id))))}
-    for c in checks.values():
-        bundle.checks[(c.check_id, c.version)] = _row(c._mapping, ct)
-    for r in session.execute(select(res).where(res.c.run_id == run_id).order_by(res.c.id)):
-        c = checks[r.check_pk]
-        bundle.results.append({**_row(r._mapping, res), "check": (c.check_id, c.version),
-                               "suite": suites.get(r.task_id)})
-    it = InventoryRow.__table__
-    bundle.inventory = [_row(i._mapping, it) for i in session.execute(select(it).where(it.c.run_id == run_id)
-                                                                       .order_by(it.c.id))]
-    return bundle
+class Source:
+    """Reads runs from the source store; images, hosts and checks are read once per push."""
+
+    def __init__(self) -> None:
+        self.images: dict[int, dict[str, Any]] = {}
+        self.hosts: dict[int, dict[str, Any]] = {}
+        self.checks: dict[int, dict[str, Any]] = {}
+
+    @staticmethod
+    def _rows(session: Session, table: Any, where: Any, skip: Iterable[str] = _LOCAL) -> list[dict[str, Any]]:
+        """Rows as dicts of the copied columns (plus ``id``), cheaply: no per-row column lookups."""
+        cols = [c for c in table.columns if c.name not in set(skip) or c.name == "id"]
+        names = [c.name for c in cols]
+        return [dict(zip(names, row)) for row in session.execute(select(*cols).where(where).order_by(table.c.id))]
+
+    def read(self, session: Session, run_id: str) -> Bundle:
+        rt, it, ht, tt = Run.__table__, Image.__table__, Host.__table__, TaskRow.__table__
+        ct, res, inv = Check.__table__, Result.__table__, InventoryRow.__table__
+        found = session.execute(select(rt).where(rt.c.id == run_id)).first()
+        if found is None:
+            raise KeyError(run_id)
+        run = dict(found._mapping)
+        for cache, table, pk in ((self.images, it, run["image_id"]), (self.hosts, ht, run["host_id"])):
+            if pk not in cache:
+                (cache[pk],) = [_row(r, table) for r in self._rows(session, table, table.c.id == pk, ())]
+        bundle = Bundle(run=_row(run, rt, _LOCAL - {"id"}), image=self.images[run["image_id"]],
+                        host=self.hosts[run["host_id"]], tasks=[], checks={})
+        suites: dict[int, str] = {}
+        for t in self._rows(session, tt, tt.c.run_id == run_id, _LOCAL - {"id"}):
+            suites[t.pop("id")] = t["suite"]
+            t.pop("run_id", None)
+            bundle.tasks.append(t)
+        results = self._rows(session, res, res.c.run_id == run_id, {"id", "run_id"})
+        unknown = {r["check_pk"] for r in results} - set(self.checks)
+        if unknown:
+            for c in self._rows(session, ct, ct.c.id.in_(sorted(unknown)), ()):
+                self.checks[c.pop("id")] = c
+        for r in results:
+            c = self.checks[r.pop("check_pk")]
+            bundle.checks.setdefault((c["check_id"], c["version"]), c)
+            r.pop("id")
+            r["check"], r["suite"] = (c["check_id"], c["version"]), suites.get(r.pop("task_id"))
+            bundle.results.append(r)
+        for i in self._rows(session, inv, inv.c.run_id == run_id):
+            bundle.inventory.append(_row(i, inv))
+        return bundle
 
 
 class Keys:

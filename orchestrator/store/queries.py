@@ -8,7 +8,7 @@ import uuid
 from datetime import datetime, timezone
 from typing import Iterable, Sequence
 
-from sqlalchemy import func, select, text, tuple_
+from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session
 
 from .. import __version__
@@ -159,35 +159,29 @@ def newest_runs(session: Session, *, by_host: bool, job: str | None = None, sinc
                 images: list[int] | None = None) -> list[Run]:
     """The newest finished run of each image alias (and host, with ``by_host``).
 
-    SQL finds the newest start per (image row, host) (index ix_run_job_latest when a job
-    is named), then only those runs are loaded: never every run of a long history."""
+    One statement: the newest start per (image row, host) (index ix_run_job_latest when
+    a job is named), joined back to those runs only: never every run of a long history."""
     if images is not None and not images:
         return []
-    q = (select(Run.image_id, Run.host_id, func.max(Run.started), func.min(Run.started))
-         .where(Run.state.in_(FINISHED)).group_by(Run.image_id, Run.host_id))
+    cond = [Run.state.in_(FINISHED)]
     if job is not None:
-        q = q.where(Run.job == job)
+        cond.append(Run.job == job)
     if since is not None:
-        q = q.where(Run.started >= since)
+        cond.append(Run.started >= since)
     if images is not None:
-        q = q.where(Run.image_id.in_(images))
-    groups = list(session.execute(q))
-    keys = [(image, host, newest) for image, host, newest, _ in groups]
-    first = {(image, host): oldest for image, host, _, oldest in groups}
-    runs: list[Run] = []
-    for i in range(0, len(keys), 300):
-        fetch = select(Run).where(tuple_(Run.image_id, Run.host_id, Run.started).in_(keys[i:i + 300]),
-                                  Run.state.in_(FINISHED))
-        if job is not None:
-            fetch = fetch.where(Run.job == job)
-        runs.extend(session.scalars(fetch).unique())
+        cond.append(Run.image_id.in_(images))
+    groups = (select(Run.image_id, Run.host_id, func.max(Run.started).label("newest"),
+                     func.min(Run.started).label("first")).where(*cond).group_by(Run.image_id, Run.host_id)
+              .subquery())
+    q = (select(Run, groups.c.first)
+         .join(groups, (Run.image_id == groups.c.image_id) & (Run.host_id == groups.c.host_id)
+               & (Run.started == groups.c.newest)).where(*cond))
     latest: dict[tuple[str, int | None], Run] = {}
     since_when: dict[tuple[str, int | None], datetime] = {}
-    for run in sorted(runs, key=lambda r: (r.started, r.id)):  # the newest (then the greatest id) wins
+    for run, first in sorted(session.execute(q).unique(), key=lambda r: (r[0].started, r[0].id)):
         key = (run.image.alias, run.host_id if by_host else None)
-        latest[key] = run
-        oldest = first[(run.image_id, run.host_id)]
-        since_when[key] = min(since_when.get(key, oldest), oldest)
+        latest[key] = run  # the newest (then the greatest id) wins
+        since_when[key] = min(since_when.get(key, first), first)
     # in the order each image (and host) first appeared, as the matrix columns always were
     return [latest[k] for k in sorted(latest, key=lambda k: (since_when[k], k[0], k[1] or 0))]
 
