@@ -50,6 +50,8 @@ def default_origin(source_db: str | None) -> str:
 
 def push(source_db: str | None, target_db: str, since: datetime | None = None, origin: str | None = None,
          progress: Callable[[int, int], None] | None = None) -> PushReport:
+    if not target_db or not target_db.strip():
+        raise InputError("--to is empty: no shared store to push to", "pass --to URL or set VALORCH_PUSH_TO")
     if url_for(source_db) == url_for(target_db):
         raise InputError("--to names the database being pushed", "push a runner's local store to the shared one")
     origin = origin or default_origin(source_db)

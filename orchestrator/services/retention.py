@@ -29,6 +29,9 @@ def prune(db: str | None, keep_days: int, keep_published: bool = True, dry_run: 
           pushed_to: str | None = None) -> PruneReport:
     if keep_days < 0:
         raise InputError(f"--keep-days {keep_days}: must be 0 or more")
+    if pushed_to is not None and not pushed_to.strip():
+        raise InputError("--pushed-to is empty: no shared store to ask which runs it holds",
+                         "pass the shared store's URL, or leave --pushed-to out")
     if pushed_to and url_for(pushed_to) == url_for(db):
         raise InputError("--pushed-to names the database being pruned", "name the shared store the runs went to")
     engine = open_engine(db)
