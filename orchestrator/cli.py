@@ -27,9 +27,9 @@ class App(typer.Typer):
         try:
             return super().__call__(*args, **kwargs)
         except ValorchError as exc:
-            from .commands.common import err
-
             from rich.markup import escape
+
+            from .commands.common import err
 
             # escaped: a message may quote text in brackets, e.g. pip install 'valorch[postgres]'
             err.print(f"[bold red]error:[/bold red] {escape(exc.message)}", markup=True, highlight=False)

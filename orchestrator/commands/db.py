@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import typer
 
-from ..services import db as service
 from .common import DbOption, JsonOption, err, print_json
 
 app = typer.Typer(help="The results database's schema.", no_args_is_help=True)
@@ -18,6 +17,8 @@ def upgrade(db: str = DbOption, as_json: bool = JsonOption) -> None:
     never is: run this once, from one machine, before runners with a newer valorch
     write to it (runners at the older version then stop with a message until they
     are upgraded too)."""
+    from ..services import db as service
+
     before, after = service.upgrade(db)
     if as_json:
         print_json({"before": before, "after": after})
@@ -30,6 +31,8 @@ def upgrade(db: str = DbOption, as_json: bool = JsonOption) -> None:
 @app.command("status")
 def status(db: str = DbOption, as_json: bool = JsonOption) -> None:
     """Which schema the database is at, and which this valorch needs."""
+    from ..services import db as service
+
     info = service.status(db)
     if as_json:
         print_json(info)

@@ -11,10 +11,6 @@ import typer
 from rich.table import Table
 
 from ..errors import InputError
-from ..services import push as push_service
-from ..services import retention as retention_service
-from ..store import queries, transfer
-from . import views
 from .common import DbOption, JsonOption, err, out, print_json, sessions, write_output
 
 app = typer.Typer(help="Stored runs and their results.", no_args_is_help=True)
@@ -28,19 +24,18 @@ def list_runs(image: str = typer.Option(None, help="Only runs of this image alia
               limit: int = typer.Option(50, help="At most this many runs, newest first."),
               db: str = DbOption, as_json: bool = JsonOption) -> None:
     """Runs, newest first, with counts by status."""
-    with sessions(db)() as session:
-        runs = queries.list_runs(session, limit, image)
-        rows = [(r, views.final_counts(queries.run_results(session, r.id))) for r in runs]
+    from ..services import results as service
+
+    rows = service.listing(sessions(db), limit, image)
     if as_json:
-        print_json([{"run": r.id, "image": r.image.alias, "digest": r.image.digest, "host": r.host.name,
-                     "job": r.job, "state": r.state, "started": r.started.isoformat(), "counts": dict(c)}
-                    for r, c in rows])
+        print_json([{**r, "started": r["started"].isoformat(), "counts": dict(r["counts"])} for r in rows])
         return
     table = Table("run", "started (UTC)", "image", "host", "job", "state", "pass", "fail", "other")
-    for r, c in rows:
+    for r in rows:
+        c = r["counts"]
         other = sum(v for k, v in c.items() if k not in ("pass", "fail"))
-        table.add_row(r.id[:8], r.started.strftime("%Y-%m-%d %H:%M:%S"), r.image.alias, r.host.name, r.job,
-                      r.state, str(c.get("pass", 0)), str(c.get("fail", 0)), str(other))
+        table.add_row(r["run"][:8], r["started"].strftime("%Y-%m-%d %H:%M:%S"), r["image"], r["host"], r["job"],
+                      r["state"], str(c.get("pass", 0)), str(c.get("fail", 0)), str(other))
     out.print(table)
 
 
@@ -48,12 +43,9 @@ def list_runs(image: str = typer.Option(None, help="Only runs of this image alia
 def show_run(run_id: str = typer.Argument(..., help="A run id (or a unique prefix of one)."),
              db: str = DbOption, as_json: bool = JsonOption) -> None:
     """One run: provenance and every attempt of every check."""
-    with sessions(db)() as session:
-        run = queries.get_run(session, run_id)
-        if run is None:
-            raise InputError(f"no run '{run_id}' in the results database", "valorch results list shows the runs")
-        results = queries.run_results(session, run.id)
-        data = views.run_json(run, results)
+    from ..services import results as service
+
+    data = service.show(sessions(db), run_id)
     if as_json:
         print_json(data)
         return
@@ -73,15 +65,9 @@ def export(run_ids: list[str] = typer.Argument(..., help="Run ids (or unique pre
            out_path: Path = typer.Option(None, "--out", "-o", help="Write the JSON here instead of stdout."),
            db: str = DbOption) -> None:
     """Runs with their images, hosts, checks, tasks, results and inventory as one JSON document."""
-    with sessions(db)() as session:
-        runs = []
-        for run_id in run_ids:
-            run = queries.get_run(session, run_id)
-            if run is None:
-                raise InputError(f"no run '{run_id}' in the results database", "valorch results list shows the runs")
-            if run not in runs:
-                runs.append(run)
-        doc = transfer.export_runs(session, runs)
+    from ..services import results as service
+
+    doc = service.export(sessions(db), run_ids)
     write_output(json.dumps(doc, indent=1, sort_keys=True), out_path)
 
 
@@ -96,12 +82,9 @@ def import_(path: Path = typer.Argument(..., help="A file written by valorch res
     except json.JSONDecodeError as exc:
         raise InputError(f"{path}:{exc.lineno}: not JSON ({exc.msg})",
                          "pass a file written by valorch results export") from None
-    with sessions(db)() as session:
-        try:
-            counts = transfer.import_runs(session, doc)
-        except transfer.TransferError as exc:
-            raise InputError(f"{path}: {exc}", "pass a file written by valorch results export") from None
-        session.commit()
+    from ..services import results as service
+
+    counts = service.import_(sessions(db), doc, str(path))
     if as_json:
         print_json(counts)
         return
@@ -129,7 +112,9 @@ def push(to: str = typer.Option(..., "--to", envvar="VALORCH_PUSH_TO",
     """Send this machine's finished runs to the shared store: whole runs, each in one
     transaction; runs already there are skipped, so it is safe to repeat and resumes
     after an interruption. The local store is left as it is."""
-    report = push_service.push(db, to, _since(since), origin)
+    from ..services import push as service
+
+    report = service.push(db, to, _since(since), origin)
     if as_json:
         print_json(dataclasses.asdict(report))
     else:
@@ -158,7 +143,9 @@ def prune(keep_days: int = typer.Option(..., "--keep-days", help="Keep everythin
     """Drop raw timing samples and ad-hoc runs older than N days. Never touches runs a
     baseline names, the newest run of each job, image and host, or (with
     --keep-published) runs a published matrix version refers to."""
-    report = retention_service.prune(db, keep_days, keep_published, dry_run, pushed_to)
+    from ..services import retention as service
+
+    report = service.prune(db, keep_days, keep_published, dry_run, pushed_to)
     p = report.plan
     if as_json:
         print_json({"dry_run": report.dry_run, "cutoff": p.cutoff.isoformat(),

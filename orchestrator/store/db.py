@@ -167,7 +167,7 @@ BASELINE = "0001"  # the schema that create_all made before migrations existed
 # head costs half a second of imports and file parsing; a unit test keeps this equal
 # to what Alembic says.
 HEAD = "0004"
-REVISIONS = ("0001", "0002", "0004")  # oldest first; a unit test keeps this equal to Alembic's history
+REVISIONS = ("0001", "0002", "0003", "0004")  # oldest first; a unit test keeps this equal to Alembic's history
 
 
 def _require_head(engine: Engine, url: URL) -> None:
@@ -273,3 +273,12 @@ def _migration_lock(url: URL) -> Iterator[None]:
 
 def session_factory(engine: Engine) -> sessionmaker[Session]:
     return sessionmaker(engine, expire_on_commit=False)
+
+
+def check_writable(session: Session) -> None:
+    """Create, write and drop a scratch table (the preflight's proof that the database is
+    writable); raises what the database raises."""
+    session.execute(text("CREATE TABLE IF NOT EXISTS valorch_preflight (x INTEGER)"))
+    session.execute(text("INSERT INTO valorch_preflight VALUES (1)"))
+    session.execute(text("DROP TABLE valorch_preflight"))
+    session.commit()

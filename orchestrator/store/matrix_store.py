@@ -3,6 +3,7 @@ Takes the caller's session; committing is the caller's business."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Sequence
 
@@ -31,16 +32,43 @@ def results_of(session: Session, run_ids: Sequence[str]) -> list[Result]:
     return list(session.scalars(select(Result).where(Result.run_id.in_(run_ids)).order_by(Result.id)).unique())
 
 
-def observation_rows(session: Session, run_ids: Sequence[str]) -> list[Any]:
-    """What a matrix cell needs of each attempt of these runs, as plain rows (run_id,
-    check_id, feature, kind, library, status, attempt, message): no samples, metrics or
-    logs decoded, no ORM objects (bench/bench_scale_fleet.py: most of a matrix render)."""
+@dataclass(frozen=True)
+class CheckRow:
+    id: int
+    check_id: str
+    version: int
+    feature: str
+    kind: str
+    library: str | None
+    unit: str | None
+    bigger_is_better: bool
+
+
+@dataclass(frozen=True)
+class ResultRow:
+    """What a matrix reads of one attempt: a ``Result``'s attributes without its log,
+    metrics or samples, and without an ORM object (bench/bench_scale_fleet.py: loading
+    ORM results was most of a matrix render)."""
+
+    run_id: str
+    check: CheckRow
+    attempt: int
+    status: str
+    message: str
+    device: str | None
+    library: str | None
+
+
+def observation_rows(session: Session, run_ids: Sequence[str]) -> list[ResultRow]:
     if not run_ids:
         return []
-    q = (select(Result.run_id, Check.check_id, Check.feature, Check.kind, Check.library, Result.status,
-                Result.attempt, Result.message).join(Check, Check.id == Result.check_pk)
-         .where(Result.run_id.in_(list(run_ids))).order_by(Result.id))
-    return list(session.execute(q))
+    q = (select(Result.run_id, Result.check_pk, Result.attempt, Result.status, Result.message, Result.device,
+                Result.library).where(Result.run_id.in_(list(run_ids))).order_by(Result.id))
+    rows = list(session.execute(q))
+    checks = {c.id: CheckRow(c.id, c.check_id, c.version, c.feature, c.kind, c.library, c.unit, c.bigger_is_better)
+              for c in session.execute(select(Check.__table__).where(Check.id.in_({r.check_pk for r in rows})))}
+    return [ResultRow(r.run_id, checks[r.check_pk], r.attempt, r.status, r.message, r.device, r.library)
+            for r in rows]
 
 
 def ended_of(session: Session, run_ids: Sequence[str]) -> list[datetime]:
@@ -49,8 +77,10 @@ def ended_of(session: Session, run_ids: Sequence[str]) -> list[datetime]:
     return [e for e in session.scalars(select(Run.ended).where(Run.id.in_(run_ids))) if e is not None]
 
 
-def latest_inventory(session: Session) -> dict[str, tuple[str, dict[str, str]]]:
-    """image alias → (run id, component → value) of its newest run that has an inventory."""
+def newest_components_by_image(session: Session) -> dict[str, tuple[str, dict[str, str]]]:
+    """Every image at once: alias → (run id, component → value) of its newest run that has an
+    inventory (the matrix's components layout). One image's whole Inventory:
+    ``inventory_queries.newest_inventory_of``."""
     out: dict[str, tuple[str, dict[str, str]]] = {}
     q = select(Run).where(Run.id.in_(select(InventoryRow.run_id))).order_by(Run.started, Run.id)
     for run in session.scalars(q).unique():

@@ -5,7 +5,7 @@ matrix of a job and the latest runs of an image use at fleet scale
 and (image_id, started). They replace ix_run_job and ix_run_image_id, their prefixes.
 
 Revision ID: 0004
-Revises: 0002
+Revises: 0003
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0004"
-down_revision = "0002"
+down_revision = "0003"
 branch_labels = None
 depends_on = None
 
