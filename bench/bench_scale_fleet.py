@@ -41,10 +41,11 @@ sys.path.insert(0, str(ROOT))
 
 from sqlalchemy import event, text  # noqa: E402
 
-from orchestrator.commands.diff import report_for  # noqa: E402
-from orchestrator.commands.matrix import build_document, render_document  # noqa: E402
 from orchestrator.render.diff import diff_md  # noqa: E402
-from orchestrator.store import bulk, history, queries  # noqa: E402
+from orchestrator.services.diff import report_for  # noqa: E402
+from orchestrator.services.matrix import build_document, render_document  # noqa: E402
+from orchestrator.services.session import sessions  # noqa: E402
+from orchestrator.store import bulk, history, matrix_store, queries  # noqa: E402
 from orchestrator.store.db import open_engine, session_factory, upgrade  # noqa: E402
 from orchestrator.store.models import Host, Image, Result, Run  # noqa: E402
 
@@ -210,16 +211,15 @@ def queries_on(db: str, out: list[str]) -> dict:
     found: dict = {}
 
     def matrix() -> None:
-        # the `valorch matrix render --job nightly` path, engine included; its engine is
-        # not ours, so the plans come from running its statements here (same SQL)
-        doc = build_document(db, "checks", None, None, [], None, None, "nightly")
+        # the `valorch matrix render --job nightly` path, opening the database included; its
+        # engine is not ours, so the plans come from running its statements here (same SQL)
+        doc = build_document(sessions(db), db, lambda: None, "checks", None, None, [], None, None, "nightly")
         found["matrix"] = render_document(doc, "md")
 
     def matrix_sql() -> None:
         with factory() as s:
-            from orchestrator.store import matrix_store
             runs = matrix_store.matrix_runs(s, (), None, "nightly")
-            matrix_store.results_of(s, [r.id for r in runs])
+            matrix_store.observation_rows(s, [r.id for r in runs])
 
     def diff() -> None:
         with factory() as s:
