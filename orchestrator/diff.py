@@ -10,17 +10,20 @@ The rule is DESIGN.md "Regression rule":
   only if the median ratio passes the threshold AND the difference is significant
   (Mann–Whitney U p < 0.01 with >= 10 samples a side, else non-overlapping 99 %
   bootstrap intervals of the medians). Over the threshold but not significant is
-  ``~``: shown, not counted.
+  ``~``: shown, not counted. Over the many timed checks of one report the p-values
+  are Benjamini–Hochberg adjusted (q < 0.01 is significant), and a timing taken on a
+  noisy host (regression/noise.py) is ``~`` with the note "noisy host": shown, not counted.
 """
 
 from __future__ import annotations
 
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import Callable, Iterable, Sequence
 
 from . import stats
+from .regression import noise
 from .matrix import FAILING, SYMBOL, verdict
 
 DEFAULT_THRESHOLD = 0.05
@@ -55,6 +58,7 @@ class Obs:
     threshold: float | None = None
     backend: str = ""
     message: str = ""
+    noisy: bool = False  # the host was busy while this timing was taken (regression/noise.py)
 
 
 @dataclass(frozen=True)
@@ -92,6 +96,11 @@ class Timing:
     threshold: float
     n_base: int
     n_head: int
+    q: float | None = None  # Benjamini–Hochberg adjusted p over the report's timed checks
+    cv_base: float | None = None  # robust coefficient of variation of the samples
+    cv_head: float | None = None
+    detectable: float | None = None  # smallest relative change this pair reveals 9 times in 10
+    noisy: bool = False  # a side was timed on a busy host: never counted
 
 
 @dataclass(frozen=True)
@@ -164,22 +173,37 @@ def compare_timing(base: Sequence[float], head: Sequence[float], bigger_is_bette
     if mb <= 0 or mh <= 0:
         return None
     ratio = mb / mh if bigger_is_better else mh / mb
+    extra = {"cv_base": noise.cv(base), "cv_head": noise.cv(head),
+             "detectable": noise.smallest_detectable(base, head, threshold, ALPHA)}
     if len(base) >= MWU_MIN and len(head) >= MWU_MIN:
         p = stats.mann_whitney_u(base, head).p
-        return Timing(mb, mh, ratio, "mwu", p, p < ALPHA, threshold, len(base), len(head))
+        return Timing(mb, mh, ratio, "mwu", p, p < ALPHA, threshold, len(base), len(head), p, **extra)
     if 1 / (1 + threshold) <= ratio <= 1 + threshold:  # within the threshold: no need to ask
-        return Timing(mb, mh, ratio, "bootstrap", None, False, threshold, len(base), len(head))
+        return Timing(mb, mh, ratio, "bootstrap", None, False, threshold, len(base), len(head), **extra)
     lo_b, hi_b = stats.bootstrap_median_ci(base, 1 - ALPHA, seed=seed)
     lo_h, hi_h = stats.bootstrap_median_ci(head, 1 - ALPHA, seed=seed + 1)
-    return Timing(mb, mh, ratio, "bootstrap", None, hi_b < lo_h or hi_h < lo_b, threshold, len(base), len(head))
+    return Timing(mb, mh, ratio, "bootstrap", None, hi_b < lo_h or hi_h < lo_b, threshold, len(base), len(head),
+                  **extra)
 
 
 def _timing_kind(t: Timing) -> str:
     if t.ratio > 1 + t.threshold:
-        return SLOWER if t.significant else NOISE
+        return SLOWER if t.significant and not t.noisy else NOISE
     if t.ratio < 1 / (1 + t.threshold):
-        return FASTER if t.significant else NOISE
+        return FASTER if t.significant and not t.noisy else NOISE
     return SAME
+
+
+def _fdr(changes: list[Change]) -> list[Change]:
+    """Benjamini–Hochberg over the report's U tests: significant means q < ALPHA."""
+    tested = [i for i, c in enumerate(changes) if c.timing is not None and c.timing.p is not None]
+    qs = noise.benjamini_hochberg([changes[i].timing.p for i in tested])
+    for i, q in zip(tested, qs):
+        c = changes[i]
+        t = replace(c.timing, q=q, significant=q < ALPHA)
+        note = "noisy host" if t.noisy and _timing_kind(replace(t, noisy=False)) != SAME else c.note
+        changes[i] = replace(c, kind=_timing_kind(t), timing=t, note=note)
+    return changes
 
 
 def _status_kind(b: str, h: str) -> str:
@@ -229,7 +253,9 @@ def _one(key: tuple[str, str], bo: list[Obs] | None, ho: list[Obs] | None, thres
         thr = ho[-1].threshold if ho[-1].threshold is not None else threshold
         t = compare_timing(bs, hs, ho[-1].bigger_is_better, thr, seed=_seed(env, check))
         if t is not None:
-            return Change(env, check, _timing_kind(t), bv, hv, backend, timing=t)
+            t = replace(t, noisy=any(o.noisy for o in (*bo, *ho) if o.status == "pass"))
+            note = "noisy host" if t.noisy and _timing_kind(replace(t, noisy=False)) != SAME else ""
+            return Change(env, check, _timing_kind(t), bv, hv, backend, timing=t, note=note)
     return Change(env, check, kind, bv, hv, backend, note=note if kind != SAME else "")
 
 
@@ -242,7 +268,7 @@ def compare(base: Side, head: Side, threshold: float = DEFAULT_THRESHOLD, match:
         pair = {be[0]: f"{be[0]} → {he[0]}", he[0]: f"{be[0]} → {he[0]}"}  # one image against another
     bg, hg = _group(base, pair), _group(head, pair)
     keys = list(dict.fromkeys([*bg, *hg]))
-    changes = tuple(_one(k, bg.get(k), hg.get(k), threshold, match) for k in keys)
+    changes = tuple(_fdr([_one(k, bg.get(k), hg.get(k), threshold, match) for k in keys]))
     flips = tuple(Flip(c.env, c.check, c.base, c.head) for c in changes
                   if c.base and c.head and SYMBOL.get(c.base) != SYMBOL.get(c.head))
     ratios: dict[tuple[str, str], list[float]] = {}

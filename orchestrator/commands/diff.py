@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 from .. import diff as engine
 from .. import known_issues as ki
 from ..errors import InputError
+from ..regression import noise
 from ..render.diff import RENDERERS, SECTIONS, _timing_text, header
 from ..store import bulk, queries
 from .common import DbOption, err, out, sessions, write_output
@@ -35,7 +36,8 @@ def runs_side(session: Session, label: str, kind: str, runs: Sequence[Any], imag
     obs = tuple(engine.Obs(env=row["alias"], check=row["check_id"], status=row["status"], attempt=row["attempt"],
                            version=row["version"], samples=tuple(float(s) for s in row["samples"] or ()),
                            bigger_is_better=bool(row["bigger_is_better"]), threshold=_threshold_of(row["metrics"]),
-                           backend=row["backend"], message=row["message"] or "")
+                           backend=row["backend"], message=row["message"] or "",
+                           noisy=bool(row["samples"]) and noise.noisy(row["metrics"]))
                 for row in bulk.result_rows(session, ids))
     digests = tuple(dict.fromkeys((r.image.alias, r.image.digest) for r in runs if r.image.digest))
     return engine.Side(label, kind, obs, tuple(ids), digests, tuple(bulk.host_names(session, ids)))
@@ -110,6 +112,9 @@ def print_term(report: engine.Report) -> None:
               f"hosts: {', '.join(report.base.hosts) or '—'} → {', '.join(report.head.hosts) or '—'}; "
               f"threshold {report.threshold * 100:g} %")
     out.print("  counts: " + (", ".join(f"{k} {v}" for k, v in h["counts"].items()) or "nothing compared"))
+    if h["noisy_host"]:
+        out.print(f"  [yellow]noisy host[/yellow]: {h['noisy_host']} timed check(s) ran on a busy host; "
+                  "their timing changes are shown (~), not counted")
     for issue in report.expired:
         out.print(f"  [yellow]known issue {issue.check} expired on {issue.expires}[/yellow]: {issue.reason}")
     for title, kinds in SECTIONS:

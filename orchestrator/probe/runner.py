@@ -66,7 +66,7 @@ def run_check(chk: Check, ctx: Context, attempt: int) -> Dict[str, Any]:
     """Run one check body; every outcome becomes a result dict."""
     result = describe(chk)
     result["attempt"] = attempt
-    load_before = hoststate.load()
+    host_before = hoststate.state()
     t0 = time.perf_counter()
     try:
         report = chk.fn(ctx)
@@ -75,7 +75,7 @@ def run_check(chk: Check, ctx: Context, attempt: int) -> Dict[str, Any]:
         result.update(status="pass", message=report.message, metrics=report.metrics,
                       samples=[float(s) for s in report.samples])
         if report.samples:  # a timed check: how loaded the host was around it
-            result["metrics"] = dict(report.metrics, **hoststate.around(load_before))
+            result["metrics"] = dict(report.metrics, **hoststate.around(host_before))
         if report.unit:
             result["unit"] = report.unit
         if getattr(report, "log", ""):

@@ -14,6 +14,9 @@ from xml.etree import ElementTree as ET
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
+from .badges import CSS as BADGE_CSS
+from .badges import badge
+
 from ..diff import (CHANGED, COUNTED, COVERAGE_GAINED, COVERAGE_LOST, EXPECTED, FASTER, FIXED, FLAKY, INCONCLUSIVE,
                     NOISE, NOT_COMPARABLE, REGRESSED, SAME, SLOWER, Change, Report)
 
@@ -50,7 +53,26 @@ def _timing_text(c: Change) -> str:
     if t is None:
         return ""
     sig = f"p={t.p:.2g}" if t.p is not None else ("99 % CIs apart" if t.significant else "99 % CIs overlap")
-    return f"{_ms(t.base_median)} → {_ms(t.head_median)} ({_pct(t.ratio)}, {sig}, n={t.n_base}/{t.n_head})"
+    if t.q is not None and t.p is not None:
+        sig += f", q={t.q:.2g}"
+    return (f"{_ms(t.base_median)} → {_ms(t.head_median)} ({_pct(t.ratio)}, {sig}, n={t.n_base}/{t.n_head}"
+            f"{noise_text(t)})")
+
+
+def noise_text(t: Any) -> str:
+    """CV of each side and the smallest change the pair can reveal (issue 13)."""
+    parts = []
+    if t.cv_base is not None and t.cv_head is not None:
+        parts.append(f"CV {t.cv_base * 100:.1f} %/{t.cv_head * 100:.1f} %")
+    if t.detectable is not None:
+        parts.append(f"detects ≥ {t.detectable * 100:.1f} %")
+    if t.noisy:
+        parts.append("noisy host")
+    return "".join(f", {p}" for p in parts)
+
+
+def noisy_count(report: Report) -> int:
+    return sum(1 for c in report.changes if c.timing is not None and c.timing.noisy)
 
 
 def header(report: Report) -> dict[str, Any]:
@@ -60,7 +82,7 @@ def header(report: Report) -> dict[str, Any]:
 
     return {"base": side(report.base), "head": side(report.head), "threshold": report.threshold,
             "counts": {("unchanged" if k == SAME else k): v for k, v in sorted(report.counts.items())},
-            "regressed": report.regressed,
+            "regressed": report.regressed, "noisy_host": noisy_count(report),
             "expired_issues": [{"check": i.check, "reason": i.reason, "url": i.url, "expires": str(i.expires)}
                                for i in report.expired]}
 
@@ -82,7 +104,12 @@ def diff_md(report: Report) -> str:
              f"| runs | {len(report.base.runs)} | {len(report.head.runs)} |", "",
              f"Thresholds: timing ratio > {report.threshold * 100:g} % (or the check's own) and significant "
              "(Mann–Whitney U p < 0.01 with ≥ 10 samples a side, else non-overlapping 99 % bootstrap intervals).",
+             "Significance is Benjamini–Hochberg controlled over the report's timed checks (q < 0.01); "
+             "each timing shows its noise (CV) and the smallest change it can reveal.",
              "", "Counts: " + (", ".join(f"{k} {v}" for k, v in h["counts"].items()) or "nothing compared"), ""]
+    if h["noisy_host"]:
+        lines += [f"⚠️ **noisy host**: {h['noisy_host']} timed check(s) ran while the host was busy; their timing "
+                  "changes are shown (~), not counted.", ""]
     for issue in report.expired:
         lines.append(f"- ⚠️ known issue `{issue.check}` expired on {issue.expires}: {issue.reason}")
     if report.expired:
@@ -172,7 +199,7 @@ def diff_html(report: Report) -> str:
     sections = [(title, _sorted(report, kinds)) for title, kinds in SECTIONS]
     return env.get_template("diff.html.j2").render(
         report=report, head=header(report), sections=[(t, rows) for t, rows in sections if rows],
-        timing_text=_timing_text, pct=_pct, counted=COUNTED)
+        timing_text=_timing_text, pct=_pct, counted=COUNTED, badge=badge, badge_css=BADGE_CSS)
 
 
 RENDERERS = {"md": diff_md, "html": diff_html, "json": diff_json, "junit": diff_junit}

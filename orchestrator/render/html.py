@@ -5,6 +5,8 @@ from __future__ import annotations
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from ..matrix_doc import Document
+from .badges import CSS as BADGE_CSS
+from .badges import cell_html, note_html
 
 _env = Environment(loader=PackageLoader("orchestrator", "render/templates"),
                    autoescape=select_autoescape(default=True, default_for_string=True),
@@ -16,4 +18,5 @@ CSS_CLASS = {"pass": "ok", "ok": "ok", "fail": "bad", "crash": "bad", "timeout":
 
 
 def document_html(doc: Document) -> str:
-    return _env.get_template("matrix.html.j2").render(doc=doc, table=doc.table, css=CSS_CLASS)
+    return _env.get_template("matrix.html.j2").render(doc=doc, table=doc.table, css=CSS_CLASS, cell_html=cell_html,
+                                                         note_html=note_html, badge_css=BADGE_CSS)
