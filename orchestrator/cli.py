@@ -12,6 +12,7 @@ import typer
 
 from . import __version__
 from .commands import hosts, images, matrix, results, suites
+from .commands import site as site_cmd
 from .commands import inventory as inventory_cmd
 from .commands import jobs as jobs_cmd
 from .commands import baseline as baseline_cmd
@@ -47,6 +48,7 @@ app.command("qualify")(qualify)
 app.add_typer(baseline_cmd.app, name="baseline")
 app.add_typer(inventory_cmd.app, name="inventory")
 app.add_typer(jobs_cmd.app, name="jobs")
+app.add_typer(site_cmd.app, name="site")
 
 
 @app.command("version")

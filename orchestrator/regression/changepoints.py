@@ -5,7 +5,7 @@ time order. It is cut into segments of constant level by PELT (Killick, Fearnhea
 Eckley 2012) with a squared-error cost on log medians (steps are relative), segments
 of at least two runs (one odd run is not a new level: asv#881), and a penalty
 ``k · σ² · ln n`` where σ is the run-to-run noise estimated robustly from successive
-differences. ``k`` is calibrated on A/A histories (bench/bench_calibration.py).
+differences, after a running median of three has taken out single-run spikes. ``k`` is calibrated on A/A histories (bench/bench_calibration.py).
 
 Shifts are then read from the segment levels the way asv reads regressions after
 its fix for gradual ones (airspeed-velocity/asv#932, #934): each level is compared
@@ -101,12 +101,21 @@ def pelt(y: Sequence[float], penalty: float, min_size: int = MIN_SIZE) -> list[i
     return sorted(cps)
 
 
+def despike(values: Sequence[float]) -> list[float]:
+    """A running median of three: one odd run (a preempted timing) cannot move a level or
+    cut a segment, while a step (two or more runs at the new level) passes unchanged."""
+    if len(values) < 3:
+        return list(values)
+    return [values[0]] + [sorted(values[i - 1:i + 2])[1] for i in range(1, len(values) - 1)] + [values[-1]]
+
+
 def segments(values: Sequence[float], k: float = PENALTY_K) -> tuple[tuple[Segment, ...], float]:
-    logs = [math.log(v) for v in values]
-    sigma = robust_sigma(logs)
+    raw = [math.log(v) for v in values]
+    sigma = robust_sigma(raw)  # the noise of the runs as they are; the cut is made on the despiked ones
+    logs = despike(raw)
     cps = pelt(logs, k * sigma * sigma * math.log(max(len(logs), 2))) if len(logs) >= 2 * MIN_SIZE else []
     bounds = [0, *cps, len(values)]
-    return tuple(Segment(a, b, median(values[a:b])) for a, b in zip(bounds, bounds[1:]) if b > a), sigma
+    return tuple(Segment(a, b, math.exp(median(logs[a:b]))) for a, b in zip(bounds, bounds[1:]) if b > a), sigma
 
 
 def analyse(values: Sequence[float], threshold: float, bigger_is_better: bool = False,
