@@ -16,6 +16,7 @@ from .commands import site as site_cmd
 from .commands import inventory as inventory_cmd
 from .commands import jobs as jobs_cmd
 from .commands import baseline as baseline_cmd
+from .commands.bisect import bisect as bisect_cmd
 from .commands.diff import diff as diff_cmd
 from .commands.qualify import qualify
 from .commands.run import run
@@ -45,6 +46,7 @@ app.add_typer(matrix.app, name="matrix")
 app.add_typer(hosts.app, name="hosts")
 app.command("diff")(diff_cmd)
 app.command("qualify")(qualify)
+app.command("bisect")(bisect_cmd)
 app.add_typer(baseline_cmd.app, name="baseline")
 app.add_typer(inventory_cmd.app, name="inventory")
 app.add_typer(jobs_cmd.app, name="jobs")
