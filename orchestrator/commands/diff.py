@@ -16,13 +16,42 @@ from sqlalchemy.orm import Session
 
 from .. import diff as engine
 from .. import known_issues as ki
-from ..errors import InputError
+from ..errors import InputError, ValorchError
+from ..notify import message, send
+from ..notify import targets as notify_targets
 from ..regression import noise
 from ..render.diff import RENDERERS, SECTIONS, _timing_text, header
 from ..store import bulk, queries
-from .common import DbOption, err, out, sessions, write_output
+from .common import DbOption, err, load_catalog, out, sessions, write_output
 
 FORMATS = ("term", "md", "html", "json", "junit")
+NotifyOption = typer.Option(None, "--notify", help="Post the outcome: slack=URL or github=OWNER/REPO (token in "
+                            "GITHUB_TOKEN, commit in GITHUB_SHA); repeatable.")
+
+
+class NoResults(InputError):
+    """A side of the diff has no results (for notifications: a failure, never a success)."""
+
+
+def head_images(session: Session, run_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """Head environment → what a repro command needs to name its image."""
+    try:
+        local = {i.alias for i in load_catalog(None).images if i.local}
+    except ValorchError:
+        local = set()
+    out = {}
+    for rid in run_ids:
+        run = queries.get_run(session, rid)
+        if run is not None:
+            out[run.image.alias] = {"alias": run.image.alias, "reference": run.image.reference,
+                                    "digest": run.image.digest, "local": run.image.alias in local,
+                                    "host": run.executor == "host", "cpu_only": run.cpu_only}
+    return out
+
+
+def notify_outcome(targets: Sequence[Any], outcome: Any) -> bool:
+    """Post to the targets; True when every one was reached."""
+    return not send.send(targets, outcome, say=lambda line: err.print(line, markup=False, highlight=False))
 
 
 def _threshold_of(metrics: dict[str, Any] | None) -> float | None:
@@ -97,8 +126,8 @@ def report_for(session: Session, base: str | engine.Side, head: str | engine.Sid
     hside = head if isinstance(head, engine.Side) else resolve(session, head, images)
     if not bside.observations or not hside.observations:
         empty = bside if not bside.observations else hside
-        raise InputError(f"'{empty.label}' has no results" + (f" for {', '.join(images)}" if images else ""),
-                         "check --image, or pick a side that has results")
+        raise NoResults(f"'{empty.label}' has no results" + (f" for {', '.join(images)}" if images else ""),
+                        "check --image, or pick a side that has results")
     return engine.compare(bside, hside, threshold, issues.match if issues else None,
                           issues.expired() if issues else (), date.today())
 
@@ -139,12 +168,21 @@ def diff(base: str = typer.Argument(..., help="run id/prefix, batch, matrix vers
          threshold: float = typer.Option(engine.DEFAULT_THRESHOLD, help="Timing ratio threshold (0.05 = 5 %)."),
          known_issues: Path = typer.Option(None, "--known-issues", help="Known-issues YAML (failures expected)."),
          image: list[str] = typer.Option(None, "--image", help="Only these image aliases (repeatable)."),
-         db: str = DbOption) -> None:
+         notify: list[str] = NotifyOption, db: str = DbOption) -> None:
     """What changed between BASE and HEAD; exit 1 when anything regressed."""
     if fmt not in FORMATS:
         raise InputError(f"unknown --format '{fmt}'", f"use one of {', '.join(FORMATS)}")
+    targets = notify_targets.parse(notify or ())
+    title = f"valorch diff {base} → {head}"
     with sessions(db)() as session:
-        report = report_for(session, base, head, threshold, known_issues, image or ())
+        try:
+            report = report_for(session, base, head, threshold, known_issues, image or ())
+        except NoResults as exc:
+            if targets:
+                notify_outcome(targets, message.Outcome(title, 0, summary=exc.message))
+            raise
+        images = head_images(session, report.head.runs) if targets else {}
+    reached = notify_outcome(targets, message.from_report(report, title, images)) if targets else True
     if fmt == "term" and out_path is None:
         print_term(report)
     else:
@@ -152,3 +190,5 @@ def diff(base: str = typer.Argument(..., help="run id/prefix, batch, matrix vers
     if report.regressed:
         err.print(f"[red]regressed[/red]: {sum(1 for c in report.changes if c.kind in engine.COUNTED)} change(s)")
         raise typer.Exit(1)
+    if not reached:
+        raise typer.Exit(3)

@@ -18,7 +18,9 @@ from ..render.diff import diff_html, diff_junit, diff_md
 from ..store import queries
 from . import views
 from .common import CatalogOption, DbOption, err, load_catalog, sessions, write_output
-from .diff import print_term, report_for, resolve, runs_side
+from ..notify import message
+from ..notify import targets as notify_targets
+from .diff import NoResults, NotifyOption, head_images, notify_outcome, print_term, report_for, resolve, runs_side
 from .run import execute_job
 
 
@@ -33,8 +35,9 @@ def qualify(job: Path = typer.Option(..., "--job", "-j", help="The release job s
                                             help="Host inventory YAML [default: this machine]."),
             executor: str = typer.Option("docker", "--executor", help="docker or slurm (as for valorch run)."),
             partition: str = typer.Option(None, "--partition", help="Slurm partition for --executor slurm."),
-            db: str = DbOption, catalog: Path = CatalogOption) -> None:
+            notify: list[str] = NotifyOption, db: str = DbOption, catalog: Path = CatalogOption) -> None:
     """Run the job, diff the new runs against the baseline, write report.md/.html/.junit.xml; gate."""
+    targets = notify_targets.parse(notify or ())  # a bad --notify is exit 2 before any run
     cat = load_catalog(catalog)
     spec = load_job(job, cat)
     if known_issues:
@@ -46,16 +49,26 @@ def qualify(job: Path = typer.Option(..., "--job", "-j", help="The release job s
                             hosts_file=hosts_file)
     for s in summaries:
         err.print(views.summary_line(s))
+    infra = any(s.infra_errors for s in summaries)
+    title = f"valorch qualify {spec.name} against {baseline}"
     with factory() as session:
         runs = [queries.get_run(session, s.run_id) for s in summaries]
         batch = runs[0].batch if runs else "none"
         head = runs_side(session, f"{spec.name} {batch[:8]}", "qualify", runs)
-        report = report_for(session, base, head, threshold, known_issues)
+        try:
+            report = report_for(session, base, head, threshold, known_issues)
+        except NoResults as exc:
+            if targets:  # zero ingested results: a failure, never a success
+                notify_outcome(targets, message.Outcome(title, 0, infra=infra, summary=exc.message))
+            raise
+        images = head_images(session, head.runs) if targets else {}
     out_dir = out_dir or Path("results") / f"qualify-{datetime.now():%Y%m%d-%H%M%S}"
     write_output(diff_md(report), out_dir / "report.md")
     write_output(diff_html(report), out_dir / "report.html")
     write_output(diff_junit(report), out_dir / "report.junit.xml")
     print_term(report)
+    reached = notify_outcome(targets, message.from_report(report, title, images, infra,
+                                                          str(out_dir / "report.html"))) if targets else True
     if report.regressed:
         err.print(f"[bold red]qualification failed[/bold red]: regressed against {baseline}; see {out_dir}/report.md")
         raise typer.Exit(1)
@@ -63,3 +76,5 @@ def qualify(job: Path = typer.Option(..., "--job", "-j", help="The release job s
         err.print("[yellow]infrastructure errors: the affected checks are inconclusive; not qualified[/yellow]")
         raise typer.Exit(3)
     err.print(f"[bold green]qualified[/bold green] against {baseline}")
+    if not reached:
+        raise typer.Exit(3)

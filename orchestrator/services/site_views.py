@@ -13,6 +13,7 @@ from typing import Any, Iterable
 
 from ..matrix import FAILING, verdict
 from ..regression import changepoints, noise
+from ..render.repro import command
 
 DEFAULT_THRESHOLD = 0.05
 BAD = (*FAILING, "unsupported", "partial")
@@ -197,16 +198,8 @@ def changes(per_check: dict[str, list[History]]) -> list[ChangeV]:
 def repro(run: RunV, res: Res, local: bool) -> str:
     """The command that re-runs just this check on this image (by digest where one is pinned)."""
     row = run.row
-    if row["executor"] == "host" or row["reference"] == "host":
-        image = "host"
-    elif row["digest"] and not local and "@" not in row["reference"]:
-        repo = row["reference"].rsplit(":", 1)[0] if ":" in row["reference"].rsplit("/", 1)[-1] \
-            else row["reference"]
-        image = f"{repo}@{row['digest']}"
-    else:
-        image = row["alias"]
-    cpu = " --cpu-only" if row["cpu_only"] else ""
-    return f"valorch run --image {image} --suite {res.suite} --check {res.check}{cpu}"
+    return command(alias=row["alias"], reference=row["reference"], digest=row["digest"], check=res.check,
+                   suite=res.suite, local=local, host=row["executor"] == "host", cpu_only=row["cpu_only"])
 
 
 def newest_per_env(runs: Iterable[RunV]) -> list[RunV]:
