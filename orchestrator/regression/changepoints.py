@@ -80,10 +80,14 @@ def pelt(y: Sequence[float], penalty: float, min_size: int = MIN_SIZE) -> list[i
     f[0] = -penalty
     last = [0] * (n + 1)
     candidates = [0]
+    doomed: dict[int, set[int]] = {}
     for t in range(min_size, n + 1):
         new = t - min_size
         if new >= min_size:
             candidates.append(new)
+        gone = doomed.pop(t, None)
+        if gone:
+            candidates = [s for s in candidates if s not in gone]
         best, arg = math.inf, 0
         costs = []
         for s in candidates:
@@ -92,7 +96,11 @@ def pelt(y: Sequence[float], penalty: float, min_size: int = MIN_SIZE) -> list[i
             if c + penalty < best:
                 best, arg = c + penalty, s
         f[t], last[t] = best, arg
-        candidates = [s for s, c in zip(candidates, costs) if c <= best]  # PELT pruning (K = 0)
+        # PELT pruning (K = 0 for squared error): s can never be the best last change for any
+        # t' >= t + min_size (t itself is a candidate for those); until then it stays.
+        worse = {s for s, c in zip(candidates, costs) if c > best}
+        if worse:
+            doomed.setdefault(t + min_size, set()).update(worse)
     cps, t = [], n
     while t > 0:
         t = last[t]

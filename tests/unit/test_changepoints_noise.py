@@ -1,0 +1,80 @@
+"""Change points, drift and the noise helpers on histories whose truth is known."""
+
+import random
+
+import pytest
+
+from orchestrator.regression import changepoints as cp
+from orchestrator.regression import noise
+
+
+def series(level, n=60, sigma=0.01, seed=1):
+    rng = random.Random(seed)
+    return [level(i) * (1 + rng.gauss(0, sigma)) for i in range(n)]
+
+
+def test_flat_history_has_no_shift():
+    assert all(not cp.analyse(series(lambda i: 1.0, 100, seed=s), 0.05).shifts for s in range(50))
+
+
+def test_one_step_is_found_where_it_happened():
+    (s,) = cp.analyse(series(lambda i: 1.0 if i < 30 else 1.2), 0.05).shifts
+    assert (s.kind, s.direction, s.start, s.end) == ("step", "slower", 30, 30)
+    assert s.ratio == pytest.approx(1.2, rel=0.02)
+
+
+def test_sub_threshold_steps_add_up_to_a_drift():
+    """asv#932: 1.00 → 1.04 → 1.08, each step under the 5 % threshold."""
+    values = series(lambda i: (1.0, 1.04, 1.08)[i // 20], 60, sigma=0.005)
+    (s,) = cp.analyse(values, 0.05).shifts
+    assert s.kind == "drift" and s.direction == "slower" and s.steps == 2
+    assert s.start == 20 and s.end == 40 and s.ratio == pytest.approx(1.08, rel=0.01)
+
+
+def test_slow_ramp_is_found_and_a_single_spike_is_not():
+    ramp = cp.analyse(series(lambda i: 1.0 + 0.003 * i, 60), 0.05).shifts
+    assert ramp and all(s.direction == "slower" for s in ramp)
+    spiky = series(lambda i: 1.0, 60)
+    spiky[30] *= 40  # one run on a busy host
+    assert not cp.analyse(spiky, 0.05).shifts
+
+
+def test_bigger_is_better_flips_the_direction():
+    (s,) = cp.analyse(series(lambda i: 100.0 if i < 30 else 80.0), 0.05, bigger_is_better=True).shifts
+    assert s.direction == "slower" and s.ratio == pytest.approx(1.25, rel=0.02)
+    (s,) = cp.analyse(series(lambda i: 1.0 if i < 30 else 0.8), 0.05).shifts
+    assert s.direction == "faster"
+
+
+def test_pelt_matches_brute_force_on_small_inputs():
+    rng = random.Random(7)
+    for _ in range(30):
+        y = [rng.choice((0.0, 1.0)) + rng.gauss(0, 0.1) for _ in range(9)]
+        pen = 0.3
+
+        def cost(a, b):
+            m = sum(y[a:b]) / (b - a)
+            return sum((v - m) ** 2 for v in y[a:b])
+
+        best = {0: (-pen, [])}
+        for t in range(2, 10):
+            best[t] = min(((best[s][0] + cost(s, t) + pen, best[s][1] + ([s] if s else []))
+                           for s in best if t - s >= 2), key=lambda x: x[0])
+        assert cp.pelt(y, pen) == best[9][1]
+
+
+def test_benjamini_hochberg():
+    q = noise.benjamini_hochberg([0.01, 0.04, 0.03, 0.005])
+    assert q == pytest.approx([0.02, 0.04, 0.04, 0.02])
+    assert noise.benjamini_hochberg([]) == []
+
+
+def test_noise_helpers():
+    assert noise.cv([1.0, 1.0, 1.0]) == 0.0 and noise.cv([1.0]) is None
+    quiet = [1.0 + 0.001 * (i % 5) for i in range(50)]
+    loud = [1.0 + 0.05 * (i % 5) for i in range(50)]
+    assert noise.smallest_detectable(quiet, quiet, 0.05) < noise.smallest_detectable(loud, loud, 0.05)
+    assert noise.smallest_detectable(quiet, quiet, 0.05) >= 0.05
+    assert noise.noisy({"cpu_pressure": 0.5}) and not noise.noisy({"cpu_pressure": 0.01, "host_load_before": 9})
+    assert noise.noisy({"host_load_before": 5, "host_load_after": 5, "host_cpus": 2})
+    assert not noise.noisy({"host_load_before": 0.5, "host_load_after": 0.7, "host_cpus": 2}) and not noise.noisy({})
