@@ -96,7 +96,8 @@ def trend_svg(title: str, series: list[Series], threshold: float, width: int = 1
                   label_font_size=11, major_label_font_size=11, legend_font_size=12, value_font_size=10)
     chart = pygal.DateTimeLine(width=width, height=height, style=style, js=[], disable_xml_declaration=True,
                                no_prefix=True, pretty_print=False, show_legend=True, legend_at_bottom=True,
-                               legend_at_bottom_columns=min(4, max(1, len(series) + 1)), truncate_legend=60,
+                               legend_at_bottom_columns=2 if max((len(s.label) for s in series), default=0) > 24 else 4,
+                               truncate_legend=70,
                                x_label_rotation=20, show_minor_x_labels=False, x_labels_major_count=8,
                                x_value_formatter=lambda dt: dt.strftime("%Y-%m-%d %H:%M"),
                                y_title=f"median per run ({unit})", title=title, allow_interruptions=True,
