@@ -21,7 +21,7 @@ from ..notify import message, send
 from ..notify import targets as notify_targets
 from ..regression import noise
 from ..render.diff import RENDERERS, SECTIONS, _timing_text, header
-from ..store import bulk, queries
+from ..store import bulk, noise_queries, queries
 from .common import DbOption, err, load_catalog, out, sessions, write_output
 
 FORMATS = ("term", "md", "html", "json", "junit")
@@ -128,8 +128,9 @@ def report_for(session: Session, base: str | engine.Side, head: str | engine.Sid
         empty = bside if not bside.observations else hside
         raise NoResults(f"'{empty.label}' has no results" + (f" for {', '.join(images)}" if images else ""),
                         "check --image, or pick a side that has results")
+    calibration = noise_queries.run_noise(session, hside.runs) if hside.runs else {}
     return engine.compare(bside, hside, threshold, issues.match if issues else None,
-                          issues.expired() if issues else (), date.today())
+                          issues.expired() if issues else (), date.today(), calibration)
 
 
 def print_term(report: engine.Report) -> None:

@@ -41,16 +41,37 @@ def median_se(samples: Sequence[float]) -> float | None:
     return None if c is None else MEDIAN_SE * c / math.sqrt(len(samples))
 
 
-def smallest_detectable(base: Sequence[float], head: Sequence[float], threshold: float,
-                        alpha: float = 0.01) -> float | None:
-    """The smallest relative slowdown that this pair of sample sets reveals with 90 %
-    power: above the threshold by 1.28 standard errors of the ratio, and significant."""
+def z_two_sided(alpha: float) -> float:
+    return NormalDist().inv_cdf(1 - alpha / 2)
+
+
+def ratio_se(base: Sequence[float], head: Sequence[float], run_sigma: float | None = None) -> float | None:
+    """Standard error of log(head median / base median): each median's own, plus the
+    run-to-run noise of each side where A/A runs measured it."""
     sb, sh = median_se(base), median_se(head)
     if sb is None or sh is None:
         return None
     se = math.hypot(sb, sh)
-    z_alpha = NormalDist().inv_cdf(1 - alpha / 2)
-    return max(threshold + Z90 * se, (z_alpha + Z90) * se)
+    return math.hypot(se, math.sqrt(2) * run_sigma) if run_sigma else se
+
+
+def beyond_run_noise(ratio: float, se: float | None, run_sigma: float | None, alpha: float = 0.01) -> bool:
+    """Where the run-to-run noise is known, a change must also clear it (a U test on one
+    run's samples cannot see it); where it is not known, nothing more is asked."""
+    if not run_sigma or not se or ratio <= 0:
+        return True
+    return abs(math.log(ratio)) > z_two_sided(alpha) * se
+
+
+def smallest_detectable(base: Sequence[float], head: Sequence[float], threshold: float,
+                        alpha: float = 0.01, run_sigma: float | None = None) -> float | None:
+    """The smallest relative slowdown this pair reveals nine times in ten: significant
+    ((z_α + z_0.9)·se) and with an interval that reaches the threshold."""
+    se = ratio_se(base, head, run_sigma)
+    if se is None:
+        return None
+    z_alpha = z_two_sided(alpha)
+    return max(math.exp((z_alpha + Z90) * se) - 1, (1 + threshold) * math.exp(-(z_alpha - Z90) * se) - 1)
 
 
 def _num(value: Any) -> float | None:

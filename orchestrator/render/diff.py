@@ -104,7 +104,7 @@ def diff_md(report: Report) -> str:
              f"| runs | {len(report.base.runs)} | {len(report.head.runs)} |", "",
              f"Thresholds: timing ratio > {report.threshold * 100:g} % (or the check's own) and significant "
              "(Mann–Whitney U p < 0.01 with ≥ 10 samples a side, else non-overlapping 99 % bootstrap intervals).",
-             "Significance is Benjamini–Hochberg controlled over the report's timed checks (q < 0.01); "
+             "Significance is Benjamini–Hochberg controlled over the report's timed checks (q < 0.05); "
              "each timing shows its noise (CV) and the smallest change it can reveal.",
              "", "Counts: " + (", ".join(f"{k} {v}" for k, v in h["counts"].items()) or "nothing compared"), ""]
     if h["noisy_host"]:

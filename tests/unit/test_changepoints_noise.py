@@ -1,5 +1,6 @@
 """Change points, drift and the noise helpers on histories whose truth is known."""
 
+import math
 import random
 
 import pytest
@@ -74,7 +75,33 @@ def test_noise_helpers():
     quiet = [1.0 + 0.001 * (i % 5) for i in range(50)]
     loud = [1.0 + 0.05 * (i % 5) for i in range(50)]
     assert noise.smallest_detectable(quiet, quiet, 0.05) < noise.smallest_detectable(loud, loud, 0.05)
-    assert noise.smallest_detectable(quiet, quiet, 0.05) >= 0.05
+    assert 0.045 < noise.smallest_detectable(quiet, quiet, 0.05) <= 0.05
+    assert noise.smallest_detectable(quiet, quiet, 0.05, run_sigma=0.02) > 0.07  # run-to-run noise costs
     assert noise.noisy({"cpu_pressure": 0.5}) and not noise.noisy({"cpu_pressure": 0.01, "host_load_before": 9})
     assert noise.noisy({"host_load_before": 5, "host_load_after": 5, "host_cpus": 2})
     assert not noise.noisy({"host_load_before": 0.5, "host_load_after": 0.7, "host_cpus": 2}) and not noise.noisy({})
+
+
+def _runs(shift, seed, n=30, cv=0.01):
+    rng = random.Random(seed)
+    return ([1e-3 * math.exp(rng.gauss(0, cv)) for _ in range(n)],
+            [1e-3 * shift * math.exp(rng.gauss(0, cv)) for _ in range(n)])
+
+
+def test_a_change_of_the_threshold_size_is_found_and_a_a_is_not():
+    from orchestrator import diff
+
+    found = sum(diff._timing_kind(diff.compare_timing(*_runs(1.05, s), False, 0.05)) == diff.SLOWER
+                for s in range(100))
+    false = sum(diff._timing_kind(diff.compare_timing(*_runs(1.0, s), False, 0.05)) != diff.SAME
+                for s in range(100))
+    assert found >= 90 and false <= 1
+
+
+def test_known_run_to_run_noise_guards_against_run_offsets():
+    from orchestrator import diff
+
+    base, head = _runs(1.046, 3)  # a 4.6 % offset between two runs: could be the 5 % threshold
+    assert diff._timing_kind(diff.compare_timing(base, head, False, 0.05)) == diff.SLOWER
+    t = diff.compare_timing(base, head, False, 0.05, run_sigma=0.03)  # A/A: runs differ by ~3 % anyway
+    assert diff._timing_kind(t) == diff.SAME and not t.significant
