@@ -18,6 +18,7 @@ from .. import diff as engine
 from .. import known_issues as ki
 from ..errors import InputError, ValorchError
 from ..notify import message, send
+from ..services import notify as notify_service
 from ..notify import targets as notify_targets
 from ..regression import noise
 from ..render.diff import RENDERERS, SECTIONS, _timing_text, header
@@ -183,7 +184,7 @@ def diff(base: str = typer.Argument(..., help="run id/prefix, batch, matrix vers
                 notify_outcome(targets, message.Outcome(title, 0, summary=exc.message))
             raise
         images = head_images(session, report.head.runs) if targets else {}
-    reached = notify_outcome(targets, message.from_report(report, title, images)) if targets else True
+    reached = notify_outcome(targets, notify_service.from_report(report, title, images)) if targets else True
     if fmt == "term" and out_path is None:
         print_term(report)
     else:

@@ -17,9 +17,10 @@ from ..catalog import load_job
 from ..render.diff import diff_html, diff_junit, diff_md
 from ..store import queries
 from . import views
-from .common import CatalogOption, DbOption, err, load_catalog, sessions, write_output
 from ..notify import message
 from ..notify import targets as notify_targets
+from ..services import notify as notify_service
+from .common import CatalogOption, DbOption, err, load_catalog, sessions, write_output
 from .diff import NoResults, NotifyOption, head_images, notify_outcome, print_term, report_for, resolve, runs_side
 from .run import execute_job
 
@@ -67,7 +68,7 @@ def qualify(job: Path = typer.Option(..., "--job", "-j", help="The release job s
     write_output(diff_html(report), out_dir / "report.html")
     write_output(diff_junit(report), out_dir / "report.junit.xml")
     print_term(report)
-    reached = notify_outcome(targets, message.from_report(report, title, images, infra,
+    reached = notify_outcome(targets, notify_service.from_report(report, title, images, infra,
                                                           str(out_dir / "report.html"))) if targets else True
     if report.regressed:
         err.print(f"[bold red]qualification failed[/bold red]: regressed against {baseline}; see {out_dir}/report.md")

@@ -65,25 +65,3 @@ def github(o: Outcome, sha: str) -> dict[str, Any]:
             "output": {"title": o.headline()[:250], "summary": (o.summary or o.headline())[:MAX_TEXT],
                        "text": (text + (f"\n\nreport: {o.report}" if o.report else ""))[:MAX_TEXT]}}
 
-
-def from_report(report: Any, title: str, images: dict[str, dict[str, Any]], infra: bool = False,
-                report_path: str = "") -> Outcome:
-    """The outcome of a diff Report: its counted regressions (new by construction: what
-    passed in the base), each with the command that re-runs it on the head's image.
-    ``images``: head environment → {alias, reference, digest, local, host, cpu_only}."""
-    from ..diff import COUNTED
-    from ..render.diff import _timing_text
-    from ..render.repro import command
-
-    regs = []
-    for c in report.changes:
-        if c.kind not in COUNTED:
-            continue
-        env = c.env.split(" → ")[-1]
-        img = images.get(env) or {"alias": env, "reference": env, "digest": None}
-        regs.append(Regression(c.env, c.check, _timing_text(c) or f"{c.base} → {c.head}" + (f": {c.note}" if c.note
-                                                                                            else ""),
-                               command(check=c.check, **img)))
-    counts = ", ".join(f"{k} {v}" for k, v in sorted(report.counts.items()) if k != "same")
-    return Outcome(title, len(report.head.observations), tuple(regs), infra, f"counts: {counts or 'no change'}",
-                   report_path)
