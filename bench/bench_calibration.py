@@ -39,10 +39,14 @@ VALORCH = str(Path(sys.executable).with_name("valorch"))
 SHIFT = 1.05
 
 
-def collect(db: Path, runs: int) -> None:
+def collect(db: Path, runs: int, threads: int | None) -> None:
+    env = dict(os.environ)
+    if threads:  # one framework thread: no barrier spinning against other work on a shared host
+        env.update(OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
     for i in range(runs):
         proc = subprocess.run([VALORCH, "run", "--image", "host", "--suite", "kernels", "--suite", "smoke",
-                               "--no-gate", "--no-matrix", "--json", "--db", str(db)], capture_output=True, text=True)
+                               "--no-gate", "--no-matrix", "--json", "--db", str(db)], capture_output=True, text=True,
+                              env=env)
         if proc.returncode not in (0, 1):
             sys.exit(f"A/A run {i + 1} failed ({proc.returncode}): {proc.stderr[-1500:]}")
 
@@ -107,12 +111,13 @@ def main() -> None:
     ap.add_argument("--db", type=Path)
     ap.add_argument("--runs", type=int, default=8)
     ap.add_argument("--pairs", type=int, default=40)
+    ap.add_argument("--threads", type=int, default=None, help="OMP/MKL threads for the A/A runs it makes")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         db = args.db
         if db is None:
             db = Path(tmp) / "aa.sqlite"
-            collect(db, args.runs)
+            collect(db, args.runs, args.threads)
         noise_of, info = measure(db)
     rng = random.Random(13)
     fp, found = judge(rng, noise_of, 1.0, args.pairs), judge(rng, noise_of, SHIFT, args.pairs)

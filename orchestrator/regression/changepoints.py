@@ -1,8 +1,8 @@
 """Steps and slow drift in a timed check's history (pure, stdlib only).
 
 A history is the per-run median of one check in one environment (image, host), in
-time order. It is cut into segments of constant level by PELT (Killick, Fearnhead &
-Eckley 2012) with a squared-error cost on log medians (steps are relative), segments
+time order. It is cut into segments of constant level by binary segmentation (as
+ruptures' Binseg) with a squared-error cost on log medians (steps are relative), segments
 of at least two runs (one odd run is not a new level: asv#881), and a penalty
 ``k · σ² · ln n`` where σ is the run-to-run noise estimated robustly from successive
 differences, after a running median of three has taken out single-run spikes. ``k`` is calibrated on A/A histories (bench/bench_calibration.py).
@@ -62,11 +62,12 @@ def robust_sigma(logs: Sequence[float]) -> float:
     return max(SIGMA_FLOOR, 1.4826 * median(abs(x - md) for x in d) / math.sqrt(2))
 
 
-def pelt(y: Sequence[float], penalty: float, min_size: int = MIN_SIZE) -> list[int]:
-    """Change points (segment starts after the first) minimising squared error + penalty each."""
+def binseg(y: Sequence[float], penalty: float, min_size: int = MIN_SIZE) -> list[int]:
+    """Change points by binary segmentation: the split of a segment that lowers its squared
+    error most is kept while it lowers it by more than ``penalty``, then each half is split
+    the same way. O(n log n) with prefix sums (exact PELT is O(n²) on a history without
+    change, where it cannot prune: 3,000 histories of 100 runs took seconds)."""
     n = len(y)
-    if n < 2 * min_size:
-        return []
     s1, s2 = [0.0], [0.0]
     for v in y:
         s1.append(s1[-1] + v)
@@ -76,37 +77,18 @@ def pelt(y: Sequence[float], penalty: float, min_size: int = MIN_SIZE) -> list[i
         s = s1[b] - s1[a]
         return s2[b] - s2[a] - s * s / (b - a)
 
-    f = [0.0] * (n + 1)
-    f[0] = -penalty
-    last = [0] * (n + 1)
-    candidates = [0]
-    doomed: dict[int, set[int]] = {}
-    for t in range(min_size, n + 1):
-        new = t - min_size
-        if new >= min_size:
-            candidates.append(new)
-        gone = doomed.pop(t, None)
-        if gone:
-            candidates = [s for s in candidates if s not in gone]
-        best, arg = math.inf, 0
-        costs = []
-        for s in candidates:
-            c = f[s] + cost(s, t)
-            costs.append(c)
-            if c + penalty < best:
-                best, arg = c + penalty, s
-        f[t], last[t] = best, arg
-        # PELT pruning (K = 0 for squared error): s can never be the best last change for any
-        # t' >= t + min_size (t itself is a candidate for those); until then it stays.
-        worse = {s for s, c in zip(candidates, costs) if c > best}
-        if worse:
-            doomed.setdefault(t + min_size, set()).update(worse)
-    cps, t = [], n
-    while t > 0:
-        t = last[t]
-        if t > 0:
-            cps.append(t)
-    return sorted(cps)
+    out: list[int] = []
+    stack = [(0, n)]
+    while stack:
+        a, b = stack.pop()
+        if b - a < 2 * min_size:
+            continue
+        whole = cost(a, b)
+        gain, at = max((whole - cost(a, t) - cost(t, b), t) for t in range(a + min_size, b - min_size + 1))
+        if gain > penalty:
+            out.append(at)
+            stack += [(a, at), (at, b)]
+    return sorted(out)
 
 
 def despike(values: Sequence[float]) -> list[float]:
@@ -121,7 +103,7 @@ def segments(values: Sequence[float], k: float = PENALTY_K) -> tuple[tuple[Segme
     raw = [math.log(v) for v in values]
     sigma = robust_sigma(raw)  # the noise of the runs as they are; the cut is made on the despiked ones
     logs = despike(raw)
-    cps = pelt(logs, k * sigma * sigma * math.log(max(len(logs), 2))) if len(logs) >= 2 * MIN_SIZE else []
+    cps = binseg(logs, k * sigma * sigma * math.log(max(len(logs), 2)))
     bounds = [0, *cps, len(values)]
     return tuple(Segment(a, b, math.exp(median(logs[a:b]))) for a, b in zip(bounds, bounds[1:]) if b > a), sigma
 

@@ -7,9 +7,11 @@ as (relative path, text), for the command to write into a fresh directory.
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 from collections import Counter
 from datetime import datetime
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from sqlalchemy.orm import Session
 
@@ -29,6 +31,26 @@ from .site_views import ChangeV, RunV, changes, histories, load_runs, newest_per
 
 LAYOUTS = ("checks", "features", "since", "summary", "tiers", "components")
 RECENT = 15
+_WORK: dict[str, Any] = {}  # what forked page workers read (set before the pool starts)
+
+
+def _run_page(run_id: str) -> str:
+    return _WORK["site"].run_page(_WORK["site"].runs[run_id])
+
+
+def _check_page(cid: str) -> tuple[str, str | None]:
+    w = _WORK
+    return w["site"].check_page(cid, w["per_check"].get(cid, []), w["versions"], w["shifts"].get(cid, []))
+
+
+def _parallel(fn: Callable[[Any], Any], items: Sequence[Any], workers: int) -> Iterator[Any]:
+    """fn over items, in order: in forked workers when there is enough to do (the run and
+    check pages of a large store are most of a build), else here."""
+    if workers <= 1 or len(items) < 64 or "fork" not in multiprocessing.get_all_start_methods():
+        yield from map(fn, items)
+        return
+    with multiprocessing.get_context("fork").Pool(workers) as pool:
+        yield from pool.imap(fn, items, chunksize=8)
 
 
 def _observations(runs: Sequence[RunV], checks: dict[str, dict[str, Any]]) -> list[Observation]:
@@ -87,7 +109,8 @@ def _version_side(name: str, doc: dict[str, Any]) -> rule.Side:
 
 
 def build(session: Session, *, catalog: Sequence[CatalogImage] = (), local: frozenset[str] = frozenset(),
-          qualify: Sequence[tuple[str, str]] = (), built: datetime | None = None) -> Iterator[tuple[str, str]]:
+          qualify: Sequence[tuple[str, str]] = (), built: datetime | None = None,
+          workers: int | None = None) -> Iterator[tuple[str, str]]:
     """Every page of the site as (relative path, text). Reads the store first (an empty
     store is bad input: exit 2), then renders without touching it."""
     run_rows = site_queries.runs(session)
@@ -98,12 +121,13 @@ def build(session: Session, *, catalog: Sequence[CatalogImage] = (), local: froz
     runs = load_runs(run_rows, pk_checks, site_queries.results(session))
     inventories = site_queries.inventories(session)
     versions = [(mv, matrix_store.load(session, mv.version)) for mv in matrix_store.versions(session)]
-    return _pages(runs, pk_checks, inventories, versions, catalog, local, qualify, built or datetime.now())
+    return _pages(runs, pk_checks, inventories, versions, catalog, local, qualify, built or datetime.now(),
+                  workers if workers is not None else min(4, os.cpu_count() or 1))
 
 
 def _pages(runs: dict[str, RunV], pk_checks: dict[int, dict[str, Any]], inventories: dict[str, Any],
            versions: list[tuple[Any, dict[str, Any]]], catalog: Sequence[CatalogImage], local: frozenset[str],
-           qualify: Sequence[tuple[str, str]], built: datetime) -> Iterator[tuple[str, str]]:
+           qualify: Sequence[tuple[str, str]], built: datetime, workers: int) -> Iterator[tuple[str, str]]:
     checks: dict[str, dict[str, Any]] = {}
     for c in sorted(pk_checks.values(), key=lambda c: (c["check_id"], c["version"])):
         info = checks.setdefault(c["check_id"], {**c, "versions": []})
@@ -145,16 +169,21 @@ def _pages(runs: dict[str, RunV], pk_checks: dict[int, dict[str, Any]], inventor
         prev = (mv.version, doc)
 
     # one page per run, per check (and its plot), per image
-    for run in runs.values():
-        yield f"runs/{run.id}.html", site.run_page(run)
     shifts_of: dict[str, list[ChangeV]] = {}
     for c in found:
         shifts_of.setdefault(c.check, []).append(c)
-    for cid in sorted(checks):
-        html, svg = site.check_page(cid, per_check.get(cid, []), version_docs, shifts_of.get(cid, []))
-        yield f"checks/{slug(cid)}.html", html
-        if svg:
-            yield f"plots/{slug(cid)}.svg", svg
+    _WORK.update(site=site, per_check=per_check, versions=version_docs, shifts=shifts_of)
+    try:
+        run_ids = list(runs)
+        for rid, html in zip(run_ids, _parallel(_run_page, run_ids, workers)):
+            yield f"runs/{rid}.html", html
+        cids = sorted(checks)
+        for cid, (html, svg) in zip(cids, _parallel(_check_page, cids, workers)):
+            yield f"checks/{slug(cid)}.html", html
+            if svg:
+                yield f"plots/{slug(cid)}.svg", svg
+    finally:
+        _WORK.clear()
     by_image: dict[str, list[RunV]] = {}
     for run in runs.values():
         by_image.setdefault(run.row["alias"], []).append(run)

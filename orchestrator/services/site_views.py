@@ -82,15 +82,18 @@ class RunV:
                 "governors": sorted({r.governor for r in timed if r.governor})}
 
 
-def _quartiles(samples: list[float]) -> tuple[float, float, float]:
-    s = sorted(samples)
-    n = len(s)
+def _at(s: list[float], f: float) -> float:
+    x = f * (len(s) - 1)
+    i = int(x)
+    return s[i] if i + 1 >= len(s) else s[i] + (s[i + 1] - s[i]) * (x - i)
 
-    def at(f: float) -> float:
-        x = f * (n - 1)
-        i = int(x)
-        return s[i] if i + 1 >= n else s[i] + (s[i + 1] - s[i]) * (x - i)
-    return at(0.5), at(0.25), at(0.75)
+
+def _summary(samples: list[float]) -> tuple[float, float, float, float | None]:
+    """Median, quartiles and robust CV (noise.cv) from one sort: 300,000 of them per site."""
+    s = sorted(samples)
+    med = _at(s, 0.5)
+    cv = 1.4826 * _at(sorted(abs(x - med) for x in s), 0.5) / med if med > 0 else None
+    return med, _at(s, 0.25), _at(s, 0.75), cv
 
 
 def load_runs(run_rows: list[dict[str, Any]], checks: dict[int, dict[str, Any]],
@@ -111,8 +114,8 @@ def load_runs(run_rows: list[dict[str, Any]], checks: dict[int, dict[str, Any]],
             res.message = message or res.message
         if status == "pass" and samples and len(samples) >= 3:
             m = metrics or {}
-            res.median, res.q1, res.q3 = _quartiles(samples)
-            res.n, res.cv = len(samples), noise.cv(samples)
+            res.median, res.q1, res.q3, res.cv = _summary(samples)
+            res.n = len(samples)
             thr = m.get("threshold")
             res.threshold = float(thr) if isinstance(thr, (int, float)) and not isinstance(thr, bool) and thr > 0 \
                 else None

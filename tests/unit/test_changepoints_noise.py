@@ -47,21 +47,16 @@ def test_bigger_is_better_flips_the_direction():
     assert s.direction == "faster"
 
 
-def test_pelt_matches_brute_force_on_small_inputs():
+def test_binary_segmentation_finds_each_true_change():
     rng = random.Random(7)
     for _ in range(30):
-        y = [rng.choice((0.0, 1.0)) + rng.gauss(0, 0.1) for _ in range(9)]
-        pen = 0.3
-
-        def cost(a, b):
-            m = sum(y[a:b]) / (b - a)
-            return sum((v - m) ** 2 for v in y[a:b])
-
-        best = {0: (-pen, [])}
-        for t in range(2, 10):
-            best[t] = min(((best[s][0] + cost(s, t) + pen, best[s][1] + ([s] if s else []))
-                           for s in best if t - s >= 2), key=lambda x: x[0])
-        assert cp.pelt(y, pen) == best[9][1]
+        cuts = sorted(rng.sample(range(8, 92), 2))
+        if cuts[1] - cuts[0] < 8:
+            continue
+        y = [(0.0, 0.3, 0.1)[sum(i >= c for c in cuts)] + rng.gauss(0, 0.02) for i in range(100)]
+        found = cp.binseg(y, 4 * 0.02 ** 2 * 4.6)
+        assert len(found) == 2 and all(abs(f - c) <= 1 for f, c in zip(found, cuts)), (found, cuts)
+    assert cp.binseg([1.0 + 0.01 * rng.gauss(0, 1) for _ in range(100)], 4 * 0.01 ** 2 * 4.6) == []
 
 
 def test_benjamini_hochberg():

@@ -24,8 +24,18 @@ def render(template: str, **ctx: Any) -> str:
 
 def square(status: str, title: str, href: str) -> str:
     """One run in a status strip: a coloured square whose word is its title and label."""
-    return (f'<a class="sq {tone(status)}" data-status="{escape(status)}" href="{escape(href)}" '
-            f'title="{escape(title)}" aria-label="{escape(title)}"></a>')
+    t = _esc(title)
+    return f'<a class="sq {tone(status)}" data-status="{_esc(status)}" href="{_esc(href)}" title="{t}" aria-label="{t}"></a>'
+
+
+_BADGES: dict[str, str] = {}
+
+
+def _badge(status: str) -> str:
+    hit = _BADGES.get(status)
+    if hit is None:
+        hit = _BADGES[status] = str(badge(status))
+    return hit
 
 
 def repro_html(commands: Sequence[str]) -> str:
@@ -60,6 +70,19 @@ def matrix_body(rows: Iterable[dict[str, Any]]) -> Markup:
     return Markup("\n".join(out))
 
 
+_CACHE: dict[str, str] = {}
+
+
+def _esc(text: str) -> str:
+    """escape() for the strings every page repeats (check ids, suites, verdicts)."""
+    hit = _CACHE.get(text)
+    if hit is None:
+        hit = str(escape(text))
+        if len(_CACHE) < 200_000:
+            _CACHE[text] = hit
+    return hit
+
+
 def result_rows(results: Iterable[dict[str, Any]]) -> Markup:
     """rows: {anchor, check, check_href, suite, verdict, statuses, duration, median, n, cv, noisy, message, repro}"""
     out = []
@@ -69,10 +92,10 @@ def result_rows(results: Iterable[dict[str, Any]]) -> Markup:
             cv = f", CV {r['cv'] * 100:.1f} %" if r["cv"] is not None else ""
             flag = ' <span class="flag">noisy host</span>' if r["noisy"] else ""
             median = f"{fmt_seconds(r['median'])} <span class=\"muted small\">(n={r['n']}{cv})</span>{flag}"
-        msg = escape(r["message"][:400]) if r["message"] else ""
-        out.append(f'<tr id="{escape(r["anchor"])}" data-verdict="{escape(r["verdict"])}"><td><a href="{escape(r["check_href"])}">'
-                   f'<code>{escape(r["check"])}</code></a></td><td>{escape(r["suite"])}</td><td>{badge(r["verdict"])}</td>'
-                   f'<td class="small">{escape(" → ".join(r["statuses"]))}</td><td class="small">{r["duration"]:.2f} s</td>'
+        msg = str(escape(r["message"][:400])) if r["message"] else ""
+        out.append(f'<tr id="{_esc(r["anchor"])}" data-verdict="{_esc(r["verdict"])}"><td><a href="{_esc(r["check_href"])}">'
+                   f'<code>{_esc(r["check"])}</code></a></td><td>{_esc(r["suite"])}</td><td>{_badge(r["verdict"])}</td>'
+                   f'<td class="small">{_esc(" → ".join(r["statuses"]))}</td><td class="small">{r["duration"]:.2f} s</td>'
                    f'<td>{median}</td><td class="small">{msg}{repro_html(r["repro"])}</td></tr>')
     return Markup("\n".join(out))
 

@@ -52,8 +52,21 @@ def _scale(series: list[Series]) -> tuple[float, str]:
     return 1.0, "s"
 
 
+def _ts(dt: datetime) -> float:
+    return dt.timestamp()
+
+
+def _x_labels(series: list[Series], count: int = 8) -> list[float]:
+    times = sorted({_ts(p[0]) for s in series for p in s.points})
+    if len(times) <= count:
+        return times
+    step = (len(times) - 1) / (count - 1)
+    return [times[round(i * step)] for i in range(count)]
+
+
 def trend_svg(title: str, series: list[Series], threshold: float, width: int = 1000, height: int = 330) -> str:
-    """One plot for a check: a line per environment, bands and shifts as described above."""
+    """One plot for a check: a line per environment, bands and shifts as described above.
+    Times are plain numbers for pygal (its datetime adapter is most of a plot's cost)."""
     factor, unit = _scale(series)
     spread = len(series) <= MAX_SPREAD_SERIES
     tops = sorted(p[1] for s in series for p in s.points)
@@ -64,17 +77,17 @@ def trend_svg(title: str, series: list[Series], threshold: float, width: int = 1
     hi = max((p[3] for s in series for p in s.points), default=1.0) * factor
     for i, s in enumerate(series):
         c = PALETTE[i % len(PALETTE)]
-        lines.append((s.label, [(p[0], p[1] * factor) for p in s.points], {"show_dots": len(s.points) < 30}))
+        lines.append((s.label, [(_ts(p[0]), p[1] * factor) for p in s.points], {"show_dots": len(s.points) < 30}))
         colours.append(c)
         if spread:
             for k in (2, 3):
-                lines.append((None, [(p[0], p[k] * factor) for p in s.points],
+                lines.append((None, [(_ts(p[0]), p[k] * factor) for p in s.points],
                               {"show_dots": False, "stroke_style": {"width": 1, "dasharray": "2,3"}}))
                 colours.append(c)
             band: list = []
             for lv in s.levels:
                 for mult in (1 + threshold, 1 / (1 + threshold)):
-                    band += [(lv.start, lv.value * mult * factor), (lv.end, lv.value * mult * factor), None]
+                    band += [(_ts(lv.start), lv.value * mult * factor), (_ts(lv.end), lv.value * mult * factor), None]
             if band:
                 lines.append((None, band, {"show_dots": False, "allow_interruptions": True,
                                            "stroke_style": {"width": 1.5, "dasharray": "6,4"}}))
@@ -84,7 +97,7 @@ def trend_svg(title: str, series: list[Series], threshold: float, width: int = 1
         for s in series:
             for m in s.markers:
                 if m.direction == direction:
-                    rules += [(m.at, lo), (m.at, hi), None]
+                    rules += [(_ts(m.at), lo), (_ts(m.at), hi), None]
         if rules:
             lines.append((f"shift ({direction})", rules, {"show_dots": False, "allow_interruptions": True,
                                                           "stroke_style": {"width": 2.5}}))
@@ -94,12 +107,12 @@ def trend_svg(title: str, series: list[Series], threshold: float, width: int = 1
                   foreground_subtle="#e3e3e3", opacity=".9", opacity_hover="1", transition="0s",
                   guide_stroke_color="#ececec", major_guide_stroke_color="#dddddd", title_font_size=15,
                   label_font_size=11, major_label_font_size=11, legend_font_size=12, value_font_size=10)
-    chart = pygal.DateTimeLine(width=width, height=height, style=style, js=[], disable_xml_declaration=True,
+    chart = pygal.XY(width=width, height=height, style=style, js=[], disable_xml_declaration=True,
                                no_prefix=True, pretty_print=False, show_legend=True, legend_at_bottom=True,
                                legend_at_bottom_columns=2 if max((len(s.label) for s in series), default=0) > 24 else 4,
                                truncate_legend=70,
-                               x_label_rotation=20, show_minor_x_labels=False, x_labels_major_count=8,
-                               x_value_formatter=lambda dt: dt.strftime("%Y-%m-%d %H:%M"),
+                               x_label_rotation=20, x_labels=_x_labels(series),
+                               x_value_formatter=lambda t: datetime.fromtimestamp(t).strftime("%Y-%m-%d %H:%M"),
                                y_title=f"median per run ({unit})", title=title, allow_interruptions=True,
                                dots_size=2.5, stroke_style={"width": 2}, margin=8, spacing=8,
                                logarithmic=log, range=None if log else ((lo * 0.97, hi * 1.03) if hi > lo else None))
