@@ -11,7 +11,8 @@ Shifts are then read from the segment levels the way asv reads regressions after
 its fix for gradual ones (airspeed-velocity/asv#932, #934): each level is compared
 with the best (and worst) level since the last reported shift, not with its
 neighbour, so a drift made of steps each below the threshold is found once their
-sum passes it.
+sum passes it. As in the diff rule, a change counts when its 99 % interval reaches
+the threshold (a step of exactly the threshold is then found, not half the time).
 """
 
 from __future__ import annotations
@@ -116,12 +117,18 @@ def analyse(values: Sequence[float], threshold: float, bigger_is_better: bool = 
         return Analysis((), (), SIGMA_FLOOR)
     segs, sigma = segments(vals, k)
     cost = [1 / s.level if bigger_is_better else s.level for s in segs]  # smaller is better
+    z = 2.576  # as the diff rule: a change counts when its 99 % interval reaches the threshold
+
+    def reaches(ratio: float, a: Segment, b: Segment) -> bool:
+        se = 1.2533 * sigma * math.sqrt(1 / (a.end - a.start) + 1 / (b.end - b.start))
+        return ratio * math.exp(z * se) > 1 + threshold
+
     shifts: list[Shift] = []
     best = worst = 0  # segment indexes since the last shift
     for j in range(1, len(segs)):
-        if cost[j] / cost[best] > 1 + threshold:
+        if cost[j] > cost[best] and reaches(cost[j] / cost[best], segs[best], segs[j]):
             ref, direction = best, "slower"
-        elif cost[worst] / cost[j] > 1 + threshold:
+        elif cost[j] < cost[worst] and reaches(cost[worst] / cost[j], segs[worst], segs[j]):
             ref, direction = worst, "faster"
         else:
             best = j if cost[j] < cost[best] else best

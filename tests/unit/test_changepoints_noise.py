@@ -100,3 +100,14 @@ def test_known_run_to_run_noise_guards_against_run_offsets():
     assert diff._timing_kind(diff.compare_timing(base, head, False, 0.05)) == diff.SLOWER
     t = diff.compare_timing(base, head, False, 0.05, run_sigma=0.03)  # A/A: runs differ by ~3 % anyway
     assert diff._timing_kind(t) == diff.SAME and not t.significant
+
+
+def test_penalty_calibration_on_a_a_histories():
+    """k = 4: under 1 % of A/A histories (100 runs, 2 % run-to-run noise) show a shift,
+    and a 5 % step in the same noise is found at least nine times in ten."""
+    rng = random.Random(5)
+    aa = sum(bool(cp.analyse([math.exp(rng.gauss(0, 0.02)) for _ in range(100)], 0.05).shifts) for _ in range(300))
+    step = sum(any(s.direction == "slower" for s in cp.analyse(
+        [(1.0 if i < 50 else 1.05) * math.exp(rng.gauss(0, 0.02)) for i in range(100)], 0.05).shifts)
+        for _ in range(100))
+    assert aa <= 3 and step >= 90
