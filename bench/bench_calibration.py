@@ -8,7 +8,7 @@
    are left out where enough quiet ones remain).
 3. Synthetic series with that noise: PAIRS A/A pairs of runs, and as many with the head
    slowed by 5 %, each pair one report over every timed check (Benjamini–Hochberg over it),
-   judged by the rule `valorch diff` applies (orchestrator/diff.py) with the run-to-run noise
+   judged by the rule `valorch diff` applies (orchestrator/regression/rule.py) with the run-to-run noise
    known, as it is once a check has A/A history. Prints the false-regression rate (goal
    ≤ 1 % of timed checks) and the share of 5 % slowdowns found (goal ≥ 90 %).
 
@@ -30,7 +30,7 @@ from statistics import median
 
 from sqlalchemy import func, select
 
-from orchestrator import diff
+from orchestrator.regression import rule as diff
 from orchestrator.regression import changepoints, noise
 from orchestrator.store.db import open_engine, session_factory
 from orchestrator.store.models import Check, Result, Run

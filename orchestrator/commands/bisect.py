@@ -6,9 +6,7 @@ from pathlib import Path
 
 import typer
 
-from ..services import bisect as service
 from .common import CatalogOption, DbOption, JsonOption, err, load_catalog, out, print_json, sessions
-from .run import execute_job
 
 
 def bisect(check: str = typer.Option(..., "--check", "-k", help="The check id (e.g. smoke.matmul.fp32)."),
@@ -19,9 +17,11 @@ def bisect(check: str = typer.Option(..., "--check", "-k", help="The check id (e
            hosts_file: Path = typer.Option(None, "--hosts", envvar="VALORCH_HOSTS", help="Host inventory YAML."),
            db: str = DbOption, as_json: bool = JsonOption, catalog: Path = CatalogOption) -> None:
     """Run one check in as few images as it takes (at most ⌈log₂ n⌉ + 1) to name the first bad one."""
+    from ..services import bisect as service
+
     cat = load_catalog(catalog)
-    found = service.bisect(check, images or [], catalog=cat, factory=sessions(db), execute=execute_job, job=job,
-                           cpu_only=cpu_only, hosts_file=hosts_file)
+    found = service.bisect(check, images or [], catalog=cat, factory=sessions(db), job=job, cpu_only=cpu_only,
+                           hosts_file=hosts_file)
     if as_json:
         print_json({"check": check, "images": list(found.images), "first_bad": found.first_bad,
                     "last_good": found.last_good, "runs": len(found.probes), "budget": found.budget,

@@ -55,19 +55,11 @@ def import_rst(file: Path = typer.Argument(..., help="A reStructuredText page wi
                dry_run: bool = typer.Option(False, "--dry-run", help="Report what would change; write nothing."),
                as_json: bool = JsonOption) -> None:
     """Read a published image components table into catalog entries (idempotent)."""
-    from ..errors import InputError
-    from ..rst_import import ImportError_, plan_import
+    from ..services.catalog import plan_rst_import
     from .common import write_output
 
     out_path = out_path or project_dir() / "images" / "rocm.yaml"
-    try:
-        text = file.read_text(encoding="utf-8")
-        existing = out_path.read_text(encoding="utf-8") if out_path.exists() else None
-        plan = plan_import(text, existing, str(file), str(out_path))
-    except OSError as exc:
-        raise InputError(f"cannot read {exc.filename}: {exc.strerror}", "check the path") from None
-    except ImportError_ as exc:
-        raise InputError(str(exc), "the page needs a list-table whose first header is Docker/Image/Tag") from None
+    plan = plan_rst_import(file, out_path)
     written = plan.changed and not dry_run
     if written:
         write_output(plan.text, out_path)

@@ -10,8 +10,6 @@ from pathlib import Path
 import typer
 
 from ..errors import InputError
-from ..matrix_layouts import CatalogImage
-from ..services import site as service
 from .common import CatalogOption, DbOption, err, load_catalog, sessions
 
 app = typer.Typer(help="The static results site.", no_args_is_help=True)
@@ -65,6 +63,9 @@ def build(out: Path = typer.Option(..., "--out", "-o", help="Directory of the si
     except OSError as exc:
         raise InputError(f"cannot write the site next to {out}: {exc.strerror}",
                          "pass --out with a directory you can write") from None
+    from ..matrix.layouts import CatalogImage
+    from ..services import site as service
+
     cat = load_catalog(catalog)
     images = [CatalogImage(i.alias, i.reference, i.digest, dict(i.components)) for i in cat.images]
     local = frozenset(i.alias for i in cat.images if i.local)

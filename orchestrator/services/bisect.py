@@ -15,11 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from ..catalog import load_job
+from ..catalog.core import load_job
 from ..errors import InfrastructureError, InputError
-from ..matrix import verdict
+from ..matrix.model import verdict
 from ..spec import JobSpec, SuiteRef
 from ..store import queries
+from .run import execute_job
 
 GOOD = ("pass",)
 BAD = ("fail", "crash", "timeout", "unsupported", "partial", "flaky")
@@ -74,7 +75,7 @@ def search(images: Sequence[str], probe: Callable[[str], Probe]) -> Bisection:
 def suite_of(check: str, job: Path | None, catalog: Any) -> SuiteRef:
     """The suite that runs ``check``: a built-in check's own, or a suite a job declares."""
     from ..probe import registry
-    from ..scheduler import suite_checks
+    from ..scheduling.plan import suite_checks
 
     known: list[str] = []
     if job is not None:
@@ -94,8 +95,8 @@ def suite_of(check: str, job: Path | None, catalog: Any) -> SuiteRef:
                      + "valorch suites show SUITE lists the checks; declared checks need --job FILE")
 
 
-def bisect(check: str, images: Sequence[str], *, catalog: Any, factory: Any, execute: Callable[..., list],
-           job: Path | None = None, **run_options: Any) -> Bisection:
+def bisect(check: str, images: Sequence[str], *, catalog: Any, factory: Any, job: Path | None = None,
+           **run_options: Any) -> Bisection:
     """Run the check in as few of ``images`` as it takes to find the first bad one."""
     if len(images) < 2:
         raise InputError(f"bisect needs at least two images in order, got {len(images)}",
@@ -108,7 +109,7 @@ def bisect(check: str, images: Sequence[str], *, catalog: Any, factory: Any, exe
 
     def probe(image: str) -> Probe:
         spec = JobSpec(name="bisect", images=(image,), suites=(suite,))
-        summaries = execute(spec, catalog, factory, quiet=True, **run_options)
+        summaries = execute_job(spec, catalog, factory, **run_options)
         if not summaries:
             raise InfrastructureError(f"no run of {image} came back", "see valorch results list")
         s = summaries[0]

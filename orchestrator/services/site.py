@@ -16,13 +16,13 @@ from typing import Any, Callable, Iterator, Sequence
 from sqlalchemy.orm import Session
 
 from .. import __version__
-from .. import diff as rule
 from ..errors import InputError
-from ..matrix import Observation
-from ..matrix_doc import Document, Header
-from ..matrix_layouts import (CatalogImage, RunInfo, checks_table, components_table, since_table, summary_table,
+from ..matrix.document import Document, Header
+from ..matrix.layouts import (CatalogImage, RunInfo, checks_table, components_table, since_table, summary_table,
                               tiers_table)
-from ..matrix_tiers import Policy
+from ..matrix.model import Observation
+from ..matrix.tiers import Policy
+from ..regression import rule
 from ..render.diff import diff_html
 from ..render.site import pages
 from ..store import matrix_store, site_queries

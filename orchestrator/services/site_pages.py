@@ -7,7 +7,7 @@ from collections import Counter
 from datetime import datetime
 from typing import Any, Iterable, Sequence
 
-from ..matrix_doc import Document, Table
+from ..matrix.document import Document, Table
 from ..render.site import pages, plots
 from .site_views import BAD, ChangeV, History, RunV, repro, slug
 

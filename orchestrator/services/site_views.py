@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Iterable
 
-from ..matrix import FAILING, verdict
+from ..matrix.model import FAILING, verdict
 from ..regression import changepoints, noise
 from ..render.repro import command
 

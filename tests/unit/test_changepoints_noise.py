@@ -84,7 +84,7 @@ def _runs(shift, seed, n=30, cv=0.01):
 
 
 def test_a_change_of_the_threshold_size_is_found_and_a_a_is_not():
-    from orchestrator import diff
+    from orchestrator.regression import rule as diff
 
     found = sum(diff._timing_kind(diff.compare_timing(*_runs(1.05, s), False, 0.05)) == diff.SLOWER
                 for s in range(100))
@@ -94,7 +94,7 @@ def test_a_change_of_the_threshold_size_is_found_and_a_a_is_not():
 
 
 def test_known_run_to_run_noise_guards_against_run_offsets():
-    from orchestrator import diff
+    from orchestrator.regression import rule as diff
 
     base, head = _runs(1.046, 3)  # a 4.6 % offset between two runs: could be the 5 % threshold
     assert diff._timing_kind(diff.compare_timing(base, head, False, 0.05)) == diff.SLOWER

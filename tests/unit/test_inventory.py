@@ -13,6 +13,7 @@ import pytest
 from pydantic import ValidationError
 
 from orchestrator import audit
+from orchestrator.render import audit as render_audit
 from orchestrator.probe import MARKER, inventory
 from orchestrator.probe.inventory_parse import (MAX_TEXT, MAX_VALUE, build_findings, component,
                                                 parse_dpkg_status, parse_header_version,
@@ -301,7 +302,7 @@ def test_compare_reports_build_mismatch_without_gating(rocm_inv):
     mismatch = [f for f in findings if f.kind == "build-mismatch"]
     assert len(mismatch) == 1 and mismatch[0].component == "miopen" and not mismatch[0].drift
     assert audit.exit_code(findings) == 0
-    md = audit.render_findings_md(findings, "img")
+    md = render_audit.render_findings_md(findings, "img")
     assert "Compiled against vs installed" in md and "3.3.0" in md
 
 
@@ -318,15 +319,15 @@ def test_diff(rocm_inv):
     assert all(":" not in n for n in names[:first_pkg]) and all(":" in n for n in names[first_pkg:])
     assert all(":" not in c.name for c in audit.diff(rocm_inv, cuda_inv, packages=False))
     assert audit.diff(rocm_inv, rocm_inv) == []
-    md = audit.render_diff_md(changes, "rocm", "cuda")
+    md = render_audit.render_diff_md(changes, "rocm", "cuda")
     assert "| pytorch | 2.4.0+rocm6.2.4 | 2.3.0 | changed |" in md and "## Packages" in md
-    assert "No differences." in audit.render_diff_md([], "a", "b")
-    doc = json.loads(audit.render_diff_json(changes, "rocm", "cuda"))
+    assert "No differences." in render_audit.render_diff_md([], "a", "b")
+    doc = json.loads(render_audit.render_diff_json(changes, "rocm", "cuda"))
     assert doc["a"] == "rocm" and {"kind": "added", "name": "cuda", "old": None, "new": "12.4.1"} in doc["changes"]
 
 
 def test_cyclonedx_structure(rocm_inv):
-    bom = audit.to_cyclonedx(rocm_inv, "rocm/pytorch:rocm6.2.4_ubuntu22.04_py3.10_pytorch_2.4.0")
+    bom = render_audit.to_cyclonedx(rocm_inv, "rocm/pytorch:rocm6.2.4_ubuntu22.04_py3.10_pytorch_2.4.0")
     assert bom["bomFormat"] == "CycloneDX" and bom["specVersion"] == "1.5" and bom["version"] == 1
     assert re.fullmatch(r"urn:uuid:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
                         bom["serialNumber"])
@@ -348,21 +349,21 @@ def test_cyclonedx_structure(rocm_inv):
         assert set(comp) <= {"bom-ref", "type", "name", "version", "purl", "properties"}
         assert comp["type"] in ("library", "operating-system", "application")
     # content-derived serial: the same inventory gives the same BOM, another image another
-    assert audit.to_cyclonedx(rocm_inv, meta["bom-ref"]) == bom
-    assert audit.to_cyclonedx(rocm_inv, "other:tag")["serialNumber"] != bom["serialNumber"]
-    assert audit.to_cyclonedx(rocm_inv, "img@sha256:" + "0" * 64)["metadata"]["component"]["version"] == \
+    assert render_audit.to_cyclonedx(rocm_inv, meta["bom-ref"]) == bom
+    assert render_audit.to_cyclonedx(rocm_inv, "other:tag")["serialNumber"] != bom["serialNumber"]
+    assert render_audit.to_cyclonedx(rocm_inv, "img@sha256:" + "0" * 64)["metadata"]["component"]["version"] == \
         "sha256:" + "0" * 64
 
 
 def test_purl_encodes_epochs():
     comp = audit.Component(name="deb:libfoo", value="1:2.3-1", source="dpkg", evidence="x")
-    assert audit.purl(comp, "debian") == "pkg:deb/debian/libfoo@1%3A2.3-1"
+    assert render_audit.purl(comp, "debian") == "pkg:deb/debian/libfoo@1%3A2.3-1"
     pip = audit.Component(name="pip:typing-extensions", value="4.4.0", source="pip", evidence="x")
-    assert audit.purl(pip) == "pkg:pypi/typing-extensions@4.4.0"
+    assert render_audit.purl(pip) == "pkg:pypi/typing-extensions@4.4.0"
 
 
 def test_purl_encodes_plus_in_versions_and_names():
     pip = audit.Component(name="pip:torch", value="2.13.0+cpu", source="pip", evidence="x")
-    assert audit.purl(pip) == "pkg:pypi/torch@2.13.0%2Bcpu"
+    assert render_audit.purl(pip) == "pkg:pypi/torch@2.13.0%2Bcpu"
     deb = audit.Component(name="deb:libstdc++6", value="12.2.0-14", source="dpkg", evidence="x")
-    assert audit.purl(deb, "debian") == "pkg:deb/debian/libstdc%2B%2B6@12.2.0-14"
+    assert render_audit.purl(deb, "debian") == "pkg:deb/debian/libstdc%2B%2B6@12.2.0-14"

@@ -23,15 +23,15 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from . import yamlio
-from .diff import Issue
-from .errors import SpecError
+from .. import yamlio
+from .rule import Issue
+from ..errors import SpecError
 
 Status = Literal["fail", "crash", "timeout", "error", "unsupported", "skip"]
 
 
 class KnownIssue(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     check: str = Field(min_length=1)
     images: str = "*"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any, Iterable
 
-from .matrix import Cell
+from .model import Cell
 
 TIERS = ("first-class", "best-effort", "experimental", "unsupported")
 COUNTED = ("pass", "fail", "crash", "timeout", "unsupported", "flaky", "xfail")

@@ -16,7 +16,7 @@ container on the allocated node with the node's own Docker engine:
    ``scancel`` and at the time limit.
 
 The results come back by parsing the job's stdout file with
-:class:`~orchestrator.protocol.Transcript`, while the job runs. Every value the
+:class:`~orchestrator.executors.transcript.Transcript`, while the job runs. Every value the
 task contributes reaches the node as a separate argv element (quoted by
 ``batch_script``); the step script itself is constant text.
 """
@@ -30,19 +30,15 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from ..catalog import Catalog
-from ..errors import NoMatchingHostError
-from ..hosts import detect_local
-from ..protocol import Transcript, complete, conclude, infrastructure_failure
-from ..scheduler import PlannedRun, plan
-from ..spec import GPU, Execution, HostSpec, JobSpec, Task
-from .base import LABEL, PROBE_PACKAGE, overall_timeout, probe_archive, probe_args
-from .slurm import (TERMINAL, UNMATCHED_REASONS, SlurmCluster, SlurmError, SlurmRequirement, SlurmUnmatched,
+from ...spec import Execution, Task
+from ..transcript import Transcript, complete, conclude
+from ..base import PROBE_PACKAGE, overall_timeout, probe_archive, probe_args
+from ..container import task_container
+from .client import (TERMINAL, UNMATCHED_REASONS, SlurmCluster, SlurmError, SlurmRequirement, SlurmUnmatched,
                     run_slurm)
 
 SETUP_ALLOWANCE = 120.0  # seconds for docker create/cp/rm around the probe's own deadline
 QUEUE_TIMEOUT = 6 * 3600.0  # seconds a job may wait for resources before it is cancelled
-ARCH_FEATURE = re.compile(r"^(gfx[0-9a-f]+|sm_[0-9]+)$")
 
 # Runs on the node. Arguments: backend, probe tar, pull policy, N, N docker-create
 # options, image, command... Constant text: nothing from a task is interpolated.
@@ -102,80 +98,6 @@ exit "$rc"
 """
 
 
-# --- the cluster as hosts (so the normal matching applies) -------------------------------------
-
-def hosts_from_sinfo(text: str) -> tuple[HostSpec, ...]:
-    """``sinfo -h -N -o '%N|%f|%G'`` → one HostSpec per node: GPUs from the gpu
-    GRES (vendor from the feature ``rocm``/``cuda``, arch from a ``gfx*`` /
-    ``sm_*`` feature, product from the GRES type), labels = features + ``cpu``."""
-    hosts: dict[str, HostSpec] = {}
-    for line in text.splitlines():
-        parts = line.strip().split("|")
-        if len(parts) != 3 or not parts[0] or parts[0] in hosts:
-            continue
-        name, feats, gres_text = parts
-        features = tuple(f for f in feats.split(",") if f and f != "(null)")
-        vendor = "amd" if "rocm" in features else "nvidia" if "cuda" in features else None
-        archs = [f for f in features if ARCH_FEATURE.match(f)]
-        if vendor is None and archs:
-            vendor = "amd" if archs[0].startswith("gfx") else "nvidia"
-        arch = next((a for a in archs if a.startswith("gfx" if vendor == "amd" else "sm_")), "unknown")
-        gpus: list[GPU] = []
-        for kind, count in _gpu_gres(gres_text):
-            for _ in range(count if vendor else 0):
-                gpus.append(GPU(vendor=vendor, arch=arch, index=len(gpus), product=kind,
-                                render_minor=128 + len(gpus) if vendor == "amd" else None))
-        hosts[name] = HostSpec(name=name, endpoint=f"slurm://{name}", labels=tuple(dict.fromkeys(("cpu", *features))),
-                               slots=max(1, len(gpus)), gpus=tuple(gpus), nvidia_runtime=vendor == "nvidia")
-    return tuple(hosts.values())
-
-
-def _gpu_gres(text: str) -> list[tuple[str | None, int]]:
-    """``gpu:mi300x:2(S:0-1),shard:4`` → [("mi300x", 2)]."""
-    found = []
-    for item in re.sub(r"\([^)]*\)", "", text).split(","):
-        fields = item.strip().split(":")
-        if fields[0] != "gpu" or len(fields) < 2 or not fields[-1].isdigit():
-            continue
-        found.append((fields[1] if len(fields) >= 3 else None, int(fields[-1])))
-    return found
-
-
-def cluster_hosts(cluster: SlurmCluster) -> tuple[HostSpec, ...]:
-    argv = ["sinfo", "-h", "-N", "-o", "%N|%f|%G"] + ([f"--partition={cluster.partition}"] if cluster.partition else [])
-    env = {**os.environ, "SLURM_CONF": cluster.conf} if cluster.conf else None
-    hosts = hosts_from_sinfo(run_slurm(argv, timeout=cluster.timeout, env=env).stdout)
-    if not hosts:
-        raise SlurmError(f"sinfo lists no node{' in partition ' + cluster.partition if cluster.partition else ''}",
-                         hint="check --partition and `sinfo -N`")
-    return hosts
-
-
-def plan_on_slurm(job: JobSpec, catalog: Catalog, cluster: SlurmCluster, cpu_only: bool = False
-                  ) -> tuple[PlannedRun, ...]:
-    """The normal plan over the cluster's nodes; no match is :class:`SlurmUnmatched`
-    (exit 3). Slurm, not the plan, picks the node: a matched run's host is the
-    cluster (``slurm-<partition>``), and the node the job ran on is recorded in
-    the run's meta (``<suite>.probe.slurm.node``)."""
-    nodes = cluster_hosts(cluster)
-    try:
-        planned = plan(job, catalog, nodes, detect_local(), cpu_only=cpu_only)
-    except NoMatchingHostError as exc:
-        raise SlurmUnmatched(f"unmatched on Slurm: {exc.message}",
-                             "the cluster's node features and GPU GRES are listed by `sinfo -N -o '%N %f %G'`") from None
-    whole = HostSpec(name=f"slurm-{cluster.partition}" if cluster.partition else "slurm",
-                     endpoint=f"slurm://{cluster.partition or ''}",
-                     labels=tuple(dict.fromkeys(lab for n in nodes for lab in n.labels)),
-                     slots=sum(n.slots for n in nodes), nvidia_runtime=any(n.nvidia_runtime for n in nodes),
-                     # every node's GPUs, numbered across the cluster: the scheduler runs as many
-                     # GPU tasks at once as the cluster has GPUs; Slurm assigns the real ones
-                     gpus=tuple(g.model_copy(update={"index": i, "render_minor": None})
-                                for i, g in enumerate(g for n in nodes for g in n.gpus)))
-    names = {n.name for n in nodes}
-    return tuple(PlannedRun(pr.image, whole, tuple(t.model_copy(update={"host": whole}) for t in pr.tasks))
-                 if pr.host.name in names else pr for pr in planned)
-
-
 # --- one task → one job ------------------------------------------------------------------------
 
 def requirement(task: Task, labels: tuple[str, ...] = (), gpu_type: str | None = None) -> SlurmRequirement:
@@ -187,14 +109,11 @@ def requirement(task: Task, labels: tuple[str, ...] = (), gpu_type: str | None =
 
 def create_options(task: Task, run_id: str) -> list[str]:
     """``docker create`` options (pure); devices are added on the node."""
-    opts = ["--network", "bridge" if task.suite.network else "none",
-            "--label", f"{LABEL}=1", "--label", f"{LABEL}.run={run_id}",
-            "--label", f"{LABEL}.suite={task.suite.name}", "--label", f"{LABEL}.image={task.image.alias}",
-            "--security-opt", "no-new-privileges", "--pids-limit", "4096", "--workdir", "/opt/valorch",
-            "-e", "PYTHONPATH=/opt/valorch", "-e", "PYTHONDONTWRITEBYTECODE=1", "-e", "PYTHONUNBUFFERED=1"]
+    spec = task_container(task.model_copy(update={"cpu_only": True}), run_id)
+    flags = spec.docker_flags()
     if not task.cpu_only and task.image.backend != "cpu":
-        opts += ["--shm-size", "8g"]
-    return opts
+        flags += ["--shm-size", "8g"]
+    return flags
 
 
 def step_argv(task: Task, run_id: str, probe_tar: str | Path) -> list[str]:
@@ -261,9 +180,9 @@ class SlurmExecutor:
         except (SlurmError, OSError) as exc:
             return _infra(task, f"Slurm submission of {name} failed: {exc}", timings, {})
         timings["submit_s"] = time.perf_counter() - t0
-        transcript = Transcript()
+        transcript = Transcript(on_result=on_result)
         try:
-            state = self._follow(job, workdir, transcript, on_result, limit, timings)
+            state = self._follow(job, workdir, transcript, limit, timings)
         except KeyboardInterrupt:
             self._cancel(job)
             raise
@@ -290,37 +209,21 @@ class SlurmExecutor:
         execution = conclude(transcript, task, exit_code=exit_code, killed=killed, log=tail, slurm=info)
         return execution.model_copy(update={"timings": timings, "image_digest": digest})
 
-    def _follow(self, job: str, workdir: Path, transcript: Transcript, on_result: Callable[[Any], None] | None,
-                limit: float, timings: dict[str, float]) -> str:
-        """Poll the job until it ends, feeding its stdout file to the transcript as it grows."""
+    def _follow(self, job: str, workdir: Path, transcript: Transcript, limit: float,
+                timings: dict[str, float]) -> str:
+        """Follow the job to its end (the cluster's one polling loop), feeding its stdout
+        file to the transcript as it grows."""
         out_path = workdir / f"valorch-{job}.stdout"
-        offset, seen = 0, 0
-        queued = time.monotonic()
-        started: float | None = None
-        while True:
-            state = self.cluster.state(job)
-            now = time.monotonic()
-            if state == "PENDING":
-                if (why := self.cluster.reason(job)) in UNMATCHED_REASONS:
-                    raise SlurmUnmatched(f"job {job} can never start ({why}): no node has all the requested "
-                                         "features and GPUs together")
-                if now - queued > self.queue_timeout:
-                    raise SlurmError(f"job {job} still pending ({why}) after {self.queue_timeout:g}s; cancelled")
-            elif started is None:
-                started = now
-                timings["queue_s"] = now - queued
-            if started is not None and now - started > limit + 120:
-                raise SlurmError(f"job {job} still {state} {limit + 120:g}s after it started; cancelled")
+        offset = 0
+
+        def tick(state: str) -> None:
+            nonlocal offset
             offset = _feed(out_path, offset, transcript)
-            if on_result and len(transcript.results) > seen:
-                for res in transcript.results[seen:]:
-                    on_result(res)
-                seen = len(transcript.results)
-            if state in TERMINAL:
-                _feed(out_path, offset, transcript)
-                timings["run_s"] = now - (started or now)
-                return state
-            time.sleep(self.poll)
+
+        state = self.cluster.watch(job, queue_timeout=self.queue_timeout, run_timeout=limit + 120,
+                                   poll=self.poll, on_tick=tick)
+        timings.update(self.cluster.timings)
+        return state
 
     def _cancel(self, job: str) -> None:
         try:

@@ -24,10 +24,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .errors import SpecError
-from .hosts import detect_local
-from .spec import HostSpec
-from .yamlio import Document, load, validate
+from ..errors import SpecError
+from .detect import detect_local
+from ..spec import HostSpec
+from ..yamlio import Document, load, validate
 
 ENV = "VALORCH_HOSTS"
 SCHEMES = ("unix://", "tcp://", "ssh://", "npipe://")

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .matrix import LEGEND
+from .model import LEGEND
 
 
 @dataclass(frozen=True)

@@ -27,26 +27,19 @@ from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import Callable, Iterable, Mapping, Sequence
 
-from . import stats
-from .regression import noise
-from .matrix import FAILING, SYMBOL, verdict
+from . import noise, stats
+from ..matrix.model import FAILING, SYMBOL, verdict
+# Change kinds, most serious first (the order of the report's sections), are spec.py's vocabulary.
+from ..spec import (CHANGED, COUNTED, COVERAGE_GAINED, COVERAGE_LOST, EXPECTED, FASTER, FIXED, FLAKY,  # noqa: F401
+                    MARK, NOISE, NOT_COMPARABLE, REGRESSED, SAME, SLOWER)
+from ..spec import INCONCLUSIVE_CHANGE as INCONCLUSIVE
 
-DEFAULT_THRESHOLD = 0.05
+from ..spec import DEFAULT_THRESHOLD  # noqa: E402 (re-exported)
 ALPHA = 0.01
 FDR = 0.05  # Benjamini–Hochberg level over a report's timed checks (the usual 5 %)
 MWU_MIN = 10  # samples per side for the U test; below: bootstrap intervals
 TIMED_MIN = 3  # fewer samples than this on a side: status only
 
-# Change kinds, most serious first (the order of the report's sections).
-REGRESSED, SLOWER = "regressed", "slower"
-FIXED, FASTER = "fixed", "faster"
-NOISE = "noise"  # over the threshold, not significant: "~"
-FLAKY, INCONCLUSIVE, EXPECTED = "flaky", "inconclusive", "expected"
-COVERAGE_LOST, COVERAGE_GAINED = "coverage_lost", "coverage_gained"
-NOT_COMPARABLE, CHANGED, SAME = "not_comparable", "changed", "same"
-COUNTED = (REGRESSED, SLOWER)
-MARK = {REGRESSED: "❌", SLOWER: "▼", FIXED: "✅", FASTER: "▲", NOISE: "~", FLAKY: "⚠️", INCONCLUSIVE: "⚠️",
-        EXPECTED: "xfail", COVERAGE_LOST: "−", COVERAGE_GAINED: "+", NOT_COMPARABLE: "x", CHANGED: "·", SAME: ""}
 _NOT_RUN = ("unsupported", "skip")
 
 

@@ -5,19 +5,22 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, Sequence
 
-from ..matrix import Observation, build, verdict
+from ..matrix.model import Observation, build, verdict
 from ..render.markdown import matrix_md
-from ..scheduler import RunSummary
+from ..store.queue import RunSummary
+
+
+def observation(row: Any, column: str) -> Observation:
+    """One stored result (an ORM ``Result``) as a matrix observation under ``column``: the one
+    place where observations are built from rows."""
+    return Observation(column=column, check=row.check.check_id, feature=row.check.feature, kind=row.check.kind,
+                       library=row.check.library, status=row.status, attempt=row.attempt, run_id=row.run_id,
+                       message=row.message)
 
 
 def observations(runs: Sequence[Any], results: dict[str, Sequence[Any]]) -> list[Observation]:
-    obs = []
-    for run in runs:
-        for r in results[run.id]:
-            obs.append(Observation(column=run.image.alias, check=r.check.check_id, feature=r.check.feature,
-                                   kind=r.check.kind, library=r.check.library, status=r.status,
-                                   attempt=r.attempt, run_id=run.id, message=r.message))
-    return obs
+    """The results of each run, one column per image alias."""
+    return [observation(r, run.image.alias) for run in runs for r in results[run.id]]
 
 
 def matrix_markdown(runs: Sequence[Any], results: dict[str, Sequence[Any]]) -> str:

@@ -10,11 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable
 
-FAILING = ("fail", "crash", "timeout")
-SYMBOL = {"pass": "✅", "fail": "❌", "crash": "❌", "timeout": "❌", "unsupported": "❌",
-          "error": "⚠️", "xfail": "⚠️", "flaky": "⚠️", "skip": "", "missing": "—"}
-LEGEND = ("✅ pass · ❌ fail, crash, timeout or unsupported · ⚠️ inconclusive (harness error), "
-          "flaky (mixed attempts) or known issue · blank: skipped · —: not run")
+from ..spec import FAILING, INCONCLUSIVE, LEGEND, SYMBOL
+
+__all__ = ["FAILING", "INCONCLUSIVE", "LEGEND", "SYMBOL", "Cell", "Matrix", "Observation", "build", "combine",
+           "verdict"]
 
 
 @dataclass(frozen=True)
@@ -100,7 +99,6 @@ def build(observations: Iterable[Observation], columns: Iterable[str] | None = N
 
 
 FAILING_OR_UNSUPPORTED = (*FAILING, "unsupported")
-INCONCLUSIVE = ("flaky", "xfail", "error")
 
 
 def combine(cells: Iterable[Cell]) -> Cell:
@@ -117,7 +115,7 @@ def combine(cells: Iterable[Cell]) -> Cell:
     message = next((c.message for c in said if c.verdict != "pass" and c.message), "")
     if all(v == "pass" for v in verdicts):
         return Cell("pass", statuses, runs)
-    for bad in (*FAILING_OR_UNSUPPORTED, *INCONCLUSIVE):
+    for bad in (*FAILING_OR_UNSUPPORTED, "partial", *INCONCLUSIVE):
         if bad in verdicts:
             return Cell(bad, statuses, runs, message)
     return Cell("error", statuses, runs, message)

@@ -8,11 +8,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Iterable, Sequence
 
-from .audit import UNPINNED, version_matches
-from .matrix import LEGEND, SYMBOL, Cell, Matrix, Observation, build, by_feature, combine, regroup
-from .matrix_doc import Table, TCell, TRow
-from .matrix_since import since
-from .matrix_tiers import Policy, tiers
+from ..components import UNPINNED, version_matches
+from .model import LEGEND, SYMBOL, Cell, Matrix, Observation, build, by_feature, combine, regroup
+from .document import Table, TCell, TRow
+from .since import since
+from .tiers import Policy, tiers
 
 LAYOUTS = ("checks", "features", "since", "components", "summary", "tiers")
 ROWS = ("features", "checks")

@@ -16,9 +16,9 @@ from typing import Any, Iterable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from . import yamlio
-from .errors import AmbiguousImageError, SpecError, UnknownImageError
-from .spec import Backend, ImageSpec, JobSpec
+from .. import yamlio
+from ..errors import AmbiguousImageError, SpecError, UnknownImageError
+from ..spec import Backend, ImageSpec, JobSpec
 
 HOST_IMAGE = ImageSpec(alias="host", reference="host", backend="cpu", family="host", executor="host",
                        local=True, notes="The local Python interpreter, no container.")
@@ -35,7 +35,7 @@ _DISTRO_PART = re.compile(r"_(?:ubuntu|debian|rhel|sles|centos)\d+(?:\.\d+)*")
 class ImageFile(BaseModel):
     """One images/*.yaml file: defaults for its family, then the entries."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
     family: str
     backend: Backend
     local: bool = False
@@ -153,7 +153,7 @@ def _similarity(a: str, b: str) -> float:
 
 def validate_suites(suites: Iterable[Any], doc: yamlio.Document | None = None) -> None:
     """Every suite a job names must exist in the probe's registry."""
-    from .probe.registry import SUITES, select
+    from ..probe.registry import SUITES, select
 
     for i, ref in enumerate(suites):
         try:
@@ -189,7 +189,7 @@ def load_job(path: Path, catalog: Catalog | None = None) -> JobSpec:
 def _resolve_workloads(job: JobSpec, doc: yamlio.Document) -> JobSpec:
     """A pytest workload's path relative to the job file, made absolute (``source``)
     after checking it exists and is small enough to ship."""
-    from .executors.base import MAX_WORKLOAD
+    from ..executors.base import MAX_WORKLOAD
 
     suites = []
     for i, ref in enumerate(job.suites):

@@ -10,12 +10,11 @@ import grp
 import os
 import platform
 import socket
-from dataclasses import dataclass
 from pathlib import Path
 
-from . import proc
-from .errors import NoMatchingHostError
-from .spec import GPU, HostSpec, ImageSpec
+from .. import proc
+
+from ..spec import GPU, HostSpec
 
 KFD_NODES = Path("/sys/class/kfd/kfd/topology/nodes")
 NVIDIA_QUERY = ("index,name,uuid,memory.total,compute_cap,driver_version")
@@ -98,51 +97,14 @@ def detect_local(name: str | None = None, endpoint: str = "unix:///var/run/docke
                     nvidia_runtime=bool(nvidia.ok), kernel=platform.release())
 
 
-@dataclass(frozen=True)
-class Requirement:
-    """What an image needs of a host."""
-
-    backend: str
-    archs: tuple[str, ...] = ()
-    gpus: int = 1
-    labels: tuple[str, ...] = ()
-
-    @classmethod
-    def of(cls, image: ImageSpec, labels: tuple[str, ...] = (), gpus: int = 1,
-           archs: tuple[str, ...] = ()) -> "Requirement":
-        return cls(backend=image.backend, archs=archs, gpus=0 if image.backend == "cpu" else gpus,
-                   labels=labels)
-
-
-def shortfall(req: Requirement, host: HostSpec) -> list[str]:
-    """What ``host`` lacks for ``req`` (empty when it matches)."""
-    missing = [f"label '{lab}'" for lab in req.labels if lab not in host.labels]
-    if req.backend == "cpu":
-        return missing
-    vendor = "amd" if req.backend == "rocm" else "nvidia"
-    usable = [g for g in host.gpus_of(vendor) if not req.archs or g.arch in req.archs]
-    if len(usable) < req.gpus:
-        kind = "AMD" if vendor == "amd" else "NVIDIA"
-        archs = f" of arch {'/'.join(req.archs)}" if req.archs else ""
-        have = ", ".join(sorted({g.arch for g in host.gpus})) or "none"
-        missing.append(f"{req.gpus} {kind} GPU(s){archs} (has {len(usable)}; GPUs present: {have})")
-    if req.backend == "cuda" and not host.nvidia_runtime:
-        missing.append("the NVIDIA container runtime")
-    return missing
-
-
-def match(req: Requirement, hosts: tuple[HostSpec, ...], image: str = "") -> tuple[HostSpec, ...]:
-    """Hosts that can run ``req``; CPU work prefers hosts without GPUs. No match is an error
-    naming the nearest hosts and what they lack, never a silent CPU fallback."""
-    ok = [h for h in hosts if not shortfall(req, h)]
-    if ok:
-        if req.backend == "cpu":
-            ok.sort(key=lambda h: len(h.gpus))
-        return tuple(ok)
-    near = sorted(hosts, key=lambda h: len(shortfall(req, h)))[:3]
-    detail = "\n".join(f"  {h.name}: lacks {', '.join(shortfall(req, h))}" for h in near)
-    what = f"image {image} ({req.backend})" if image else req.backend
-    raise NoMatchingHostError(
-        f"no host can run {what}:\n{detail}",
-        "run on a host with that hardware, add one to the host inventory, "
-        "or pass --cpu-only to run only the checks that need no GPU (GPU checks are reported 'skip')")
+def gpus_from_detection(found: dict) -> tuple[GPU, ...]:
+    """GPUs from what the detection container reported (same parsers as the local detection)."""
+    gpus: list[GPU] = []
+    for name in sorted(found.get("kfd", {}), key=lambda n: int(n) if n.isdigit() else 1 << 30):
+        props = parse_kfd_properties(found["kfd"][name])
+        if props.get("gfx_target_version"):
+            gpus.append(GPU(vendor="amd", arch=gfx_from_target_version(props["gfx_target_version"]),
+                            index=len(gpus), render_minor=props.get("drm_render_minor")))
+    if found.get("nvidia"):
+        gpus.extend(parse_nvidia_smi(found["nvidia"]))
+    return tuple(gpus)

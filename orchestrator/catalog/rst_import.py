@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from .catalog import parse_tag
+from .core import parse_tag
 
 # header text (normalized) -> catalog component key; None marks the image column
 HEADERS: dict[str, str | None] = {

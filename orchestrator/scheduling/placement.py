@@ -20,9 +20,9 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass, field
 
-from .errors import NoMatchingHostError
-from .hosts import Requirement, match, shortfall
-from .spec import HostSpec
+from ..errors import NoMatchingHostError
+from ..hosts.match import Requirement, match, shortfall
+from ..spec import HostSpec
 
 
 @dataclass(frozen=True)
@@ -59,9 +59,6 @@ class Placement:
         return self.by_key[key].host
 
 
-def _vendor(req: Requirement) -> str | None:
-    return None if req.backend == "cpu" else ("amd" if req.backend == "rocm" else "nvidia")
-
 
 class _Slots:
     """Slot tables of an inventory: resource ids are ints into ``free``."""
@@ -85,7 +82,7 @@ class _Slots:
         return len(self.free) - 1
 
     def units(self, req: Requirement, host: int) -> list[int]:
-        vendor = _vendor(req)
+        vendor = req.vendor
         if vendor is None:
             return self.cpu[host]
         return [rid for rid, v, a in self.gpu[host] if v == vendor and (not req.archs or a in req.archs)]

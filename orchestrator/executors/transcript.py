@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from pydantic import ValidationError
 
-from .probe import MARKER
-from .spec import CheckInfo, CheckResult, Execution
+from ..probe import MARKER
+from ..spec import CheckInfo, CheckResult, Execution
 
 MAX_LINE = 1 << 20  # bytes in one protocol line
 MAX_TOTAL = 64 << 20  # bytes of stdout read from one container
@@ -20,8 +20,10 @@ MAX_RESULTS = 20_000
 
 @dataclass
 class Transcript:
-    """Accumulates a probe's stdout, chunk by chunk."""
+    """Accumulates a probe's stdout, chunk by chunk; ``on_result`` sees each accepted
+    result once, as soon as it is read (the live view)."""
 
+    on_result: Callable[[CheckResult], None] | None = None
     results: list[CheckResult] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
     workers: list[dict[str, Any]] = field(default_factory=list)
@@ -32,6 +34,7 @@ class Transcript:
     total: int = 0
     truncated: bool = False
     _buf: bytes = b""
+    _relayed: int = 0
 
     def feed(self, chunk: bytes) -> None:
         if self.truncated:
@@ -48,11 +51,19 @@ class Transcript:
         if len(self._buf) > MAX_LINE:
             self._protocol_error(f"a line longer than {MAX_LINE} bytes was discarded")
             self._buf = b""
+        self._relay()
+
+    def _relay(self) -> None:
+        if self.on_result is not None:
+            for res in self.results[self._relayed:]:
+                self.on_result(res)
+        self._relayed = len(self.results)
 
     def close(self) -> None:
         if self._buf:
             self._line(self._buf)
             self._buf = b""
+        self._relay()
 
     def _line(self, raw: bytes) -> None:
         marker = MARKER.encode()
