@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import random
+import resource
 import subprocess
 import sys
 import tempfile
@@ -42,12 +43,15 @@ def main() -> None:
                 bulk.insert_rows(session, model, data)
             session.commit()
         out = Path(tmp) / "site"
-        times = []
+        times, cpu = [], []
         for _ in range(2):  # the second build replaces the first (the atomic swap is part of it)
             t = time.perf_counter()
+            r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
             proc = subprocess.run([VALORCH, "site", "build", "--out", str(out), "--db", str(db)],
                                   capture_output=True, text=True)
             times.append(time.perf_counter() - t)
+            r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu.append(r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime)
             if proc.returncode != 0:
                 sys.exit(f"site build failed ({proc.returncode}): {proc.stderr[-2000:]}")
         files = sum(1 for p in out.rglob("*") if p.is_file())
@@ -58,6 +62,7 @@ def main() -> None:
     print("|---|---|---|---|")
     print(f"| `valorch site build` whole process ({files:,} files, {size / 1e6:.0f} MB) | {best:.1f} s "
           f"(builds: {', '.join(f'{t:.1f}' for t in times)} s) | ≤ {GOAL:g} s | {best / GOAL:.2f} |")
+    print(f"| the same, CPU time of the process and its page workers | {min(cpu):.1f} s | | |")
     print(f"\nload average during the run: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
 
 
