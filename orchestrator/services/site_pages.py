@@ -9,7 +9,7 @@ from typing import Any, Iterable, Sequence
 
 from ..matrix.document import Document, Table
 from ..render.site import pages, plots
-from .site_views import BAD, ChangeV, History, RunV, repro, slug
+from .site_views import BAD, ChangeV, History, RunV, inventory_diff, repro, slug
 
 STRIP = 60  # runs shown per environment in a check's status strip
 VERDICT_ORDER = ("pass", "fail", "crash", "timeout", "unsupported", "partial", "error", "flaky", "xfail", "skip",
@@ -176,8 +176,6 @@ class Site:
             inventory = [(c, v, s) for c, (v, s) in sorted(inventories[cur.id].items())]
             older = [r for r in inv_runs if r.row["digest"] != cur.row["digest"]]
             if older:
-                from .site_views import inventory_diff
-
                 prev = older[-1]
                 prev_digest = prev.row["digest"] or "unknown"
                 inv_diff = inventory_diff(inventories[prev.id], inventories[cur.id])
