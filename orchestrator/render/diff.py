@@ -75,6 +75,18 @@ def noise_text(t: Any) -> str:
     return "".join(f", {p}" for p in parts)
 
 
+def _pct_or_dash(x: float | None) -> str:
+    return "—" if x is None else f"{x * 100:.1f} %"
+
+
+def noise_rows(report: Report) -> list[tuple[str, str, str, str, str, str, bool]]:
+    """Every timed check of the report: (environment, check, CV base, CV head, run-to-run
+    noise, smallest detectable change, noisy host), changed or not."""
+    return [(c.env, c.check, _pct_or_dash(c.timing.cv_base), _pct_or_dash(c.timing.cv_head),
+             _pct_or_dash(c.timing.run_sigma), _pct_or_dash(c.timing.detectable), c.timing.noisy)
+            for c in report.changes if c.timing is not None]
+
+
 def noisy_count(report: Report) -> int:
     return sum(1 for c in report.changes if c.timing is not None and c.timing.noisy)
 
@@ -141,6 +153,14 @@ def diff_md(report: Report) -> str:
                   "| environment | backend | ratio | checks |", "|---|---|---|---|"]
         lines += [f"| {_md_cell(e)} | {b or '—'} | {r:.3f} ({_pct(r)}) | {n} |" for e, b, r, n in report.geomean]
         lines.append("")
+    rows = noise_rows(report)
+    if rows:
+        lines += [f"## Noise per timed check ({len(rows)})", "",
+                  "| environment | check | CV base | CV head | run-to-run (A/A) | smallest detectable | host |",
+                  "|---|---|---|---|---|---|---|"]
+        lines += [f"| {_md_cell(e)} | `{k}` | {cb} | {ch} | {rs} | {d} | {'⚠️ noisy' if n else 'quiet'} |"
+                  for e, k, cb, ch, rs, d, n in rows]
+        lines.append("")
     lines.append("Legend: ❌ regressed · ▼ slower · ▲ faster · ~ over the threshold, not significant (not counted) "
                  "· ✅ fixed · ⚠️ flaky or inconclusive · xfail known issue · − coverage lost · + coverage gained "
                  "· x not comparable")
@@ -166,7 +186,11 @@ def diff_json(report: Report) -> str:
             "unchanged": sum(1 for c in report.changes if c.kind == SAME),
             "flips": [asdict(f) for f in report.flips],
             "geomean": [{"environment": e, "backend": b, "ratio": _finite(r), "checks": n}
-                        for e, b, r, n in report.geomean]}
+                        for e, b, r, n in report.geomean],
+            "noise": [{"environment": c.env, "check": c.check, "cv_base": _finite(c.timing.cv_base),
+                       "cv_head": _finite(c.timing.cv_head), "run_sigma": _finite(c.timing.run_sigma),
+                       "smallest_detectable": _finite(c.timing.detectable), "noisy_host": c.timing.noisy}
+                      for c in report.changes if c.timing is not None]}
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
@@ -203,7 +227,8 @@ def diff_html(report: Report) -> str:
     sections = [(title, _sorted(report, kinds)) for title, kinds in SECTIONS]
     return env.get_template("diff.html.j2").render(
         report=report, head=header(report), sections=[(t, rows) for t, rows in sections if rows],
-        timing_text=_timing_text, pct=_pct, counted=COUNTED, badge=badge, badge_css=BADGE_CSS)
+        timing_text=_timing_text, pct=_pct, counted=COUNTED, badge=badge, badge_css=BADGE_CSS,
+        noise=noise_rows(report))
 
 
 RENDERERS = {"md": diff_md, "html": diff_html, "json": diff_json, "junit": diff_junit}

@@ -111,3 +111,28 @@ def test_penalty_calibration_on_a_a_histories():
         [(1.0 if i < 50 else 1.05) * math.exp(rng.gauss(0, 0.02)) for i in range(100)], 0.05).shifts)
         for _ in range(100))
     assert aa <= 3 and step >= 90
+
+
+def test_reports_print_noise_per_check_and_flag_a_noisy_host():
+    import json
+
+    from orchestrator.regression import rule
+    from orchestrator.render.diff import diff_html, diff_json, diff_md
+
+    b1, h1 = _runs(1.0, 1)
+    b2, h2 = _runs(1.5, 2)
+    base = rule.Side("b", "run", (rule.Obs("img", "k.quiet", "pass", samples=tuple(b1)),
+                                  rule.Obs("img", "k.busy", "pass", samples=tuple(b2))))
+    head = rule.Side("h", "run", (rule.Obs("img", "k.quiet", "pass", samples=tuple(h1)),
+                                  rule.Obs("img", "k.busy", "pass", samples=tuple(h2), noisy=True)))
+    report = rule.compare(base, head)
+    busy = next(c for c in report.changes if c.check == "k.busy")
+    assert busy.kind == rule.NOISE and busy.note == "noisy host" and not report.regressed
+    md = diff_md(report)
+    assert "## Noise per timed check (2)" in md and "noisy host" in md and "detects ≥" in md
+    assert "| img | `k.quiet` |" in md
+    data = json.loads(diff_json(report))
+    assert data["noisy_host"] == 1 and {n["check"] for n in data["noise"]} == {"k.quiet", "k.busy"}
+    assert all(n["cv_base"] is not None and n["smallest_detectable"] for n in data["noise"])
+    html = diff_html(report)
+    assert 'id="noisy-host"' in html and 'id="noise"' in html and "\u274c" not in html
