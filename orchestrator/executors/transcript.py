@@ -205,7 +205,7 @@ def vetted(transcript: Transcript, task: Any) -> tuple[list[CheckResult], Ledger
         info = infos[cid]
         kept.append(CheckResult(
             check=cid, status="error", feature=info.feature, kind=info.kind, version=info.version,
-            library=info.library, attempt=led.last_attempt.get(cid, 0) + 1,
+            attempt=led.last_attempt.get(cid, 0) + 1,
             message=(f"{FLOODED}{transcript.cut_reason} while this check was running ({transcript.discarded} "
                      "more bytes discarded); the results received before it are kept"),
             metrics={"output_capped": True, "cap_bytes": MAX_TOTAL}))
@@ -214,7 +214,7 @@ def vetted(transcript: Transcript, task: Any) -> tuple[list[CheckResult], Ledger
 
 def _tampered(info: CheckInfo, why: str) -> CheckResult:
     return CheckResult(check=info.id, status="error", feature=info.feature, kind=info.kind, version=info.version,
-                       library=info.library, metrics={"tampered": True},
+                       metrics={"tampered": True},
                        message=f"{TAMPERED}its results were tampered with, none is kept: {why}")
 
 
@@ -263,6 +263,6 @@ def complete(results: Iterable[CheckResult], expected: Iterable[CheckInfo], stat
     for info in expected:
         if info.id not in reported:
             results.append(CheckResult(check=info.id, status=status, feature=info.feature, kind=info.kind,
-                                       version=info.version, library=info.library, message=message,
+                                       version=info.version, message=message,
                                        log=log))
     return results

@@ -49,7 +49,9 @@ def emit(stream: Any, obj: Dict[str, Any]) -> None:
 
 
 def describe(chk: Check) -> Dict[str, Any]:
-    return {"check": chk.id, "feature": chk.feature, "kind": chk.kind, "library": chk.library,
+    # "library" is what evidence showed ran (set by Context.finish), never the
+    # check's declared label: a result the parent records (crash, timeout) has none.
+    return {"check": chk.id, "feature": chk.feature, "kind": chk.kind, "library": None,
             "version": chk.version, "unit": chk.unit, "bigger_is_better": chk.bigger_is_better}
 
 
@@ -72,6 +74,7 @@ def run_check(chk: Check, ctx: Context, attempt: int) -> Dict[str, Any]:
     result = describe(chk)
     result["attempt"] = attempt
     host_before = hoststate.state()
+    ctx.begin()
     t0 = time.perf_counter()
     try:
         report = chk.fn(ctx)
@@ -95,6 +98,7 @@ def run_check(chk: Check, ctx: Context, attempt: int) -> Dict[str, Any]:
         result.update(status="fail", message="%s: %s" % (type(exc).__name__, str(exc)[:1000]),
                       log=traceback.format_exc()[-4000:])
     result["duration_s"] = time.perf_counter() - t0
+    ctx.finish(result)  # device, evidence library, arch facts
     result["metrics"] = scalar_metrics(result.get("metrics") or {})
     return result
 

@@ -72,7 +72,10 @@ def host_row(session: Session, host: HostSpec) -> Host:
     return row
 
 
-def check_row(session: Session, res: CheckResult, cache: dict[tuple[str, int], Check] | None = None) -> Check:
+def check_row(session: Session, res: CheckResult, cache: dict[tuple[str, int], Check] | None = None,
+              library: str | None = None) -> Check:
+    """The check's row; ``library`` is the library the check is about (CheckInfo.library):
+    a result's own ``library`` is what evidence showed ran, not the row's label."""
     key = (res.check, res.version)
     if cache is not None and key in cache:
         return cache[key]
@@ -80,7 +83,7 @@ def check_row(session: Session, res: CheckResult, cache: dict[tuple[str, int], C
     row = session.scalars(query).first()
     if row is None:
         insert_ignore(session, Check, {"check_id": res.check, "version": res.version, "feature": res.feature,
-                                        "kind": res.kind, "library": res.library, "unit": res.unit,
+                                        "kind": res.kind, "library": library, "unit": res.unit,
                                         "bigger_is_better": res.bigger_is_better})
         row = session.scalars(query).one()
     if cache is not None:
@@ -102,13 +105,15 @@ def start_run(session: Session, *, batch: str, job: str, image: ImageSpec, diges
     return run
 
 
-def add_results(session: Session, run_id: str, task_id: int | None, results: Iterable[CheckResult]) -> int:
-    """Store results; an attempt already stored for this run is not stored twice."""
+def add_results(session: Session, run_id: str, task_id: int | None, results: Iterable[CheckResult],
+                declared: dict[str, str | None] | None = None) -> int:
+    """Store results; an attempt already stored for this run is not stored twice.
+    ``declared`` maps a check id to the library its row is about (CheckInfo.library)."""
     cache: dict[tuple[str, int], Check] = {}
     existing = set(session.execute(select(Result.check_pk, Result.attempt).where(Result.run_id == run_id)).all())
     added = 0
     for res in results:
-        chk = check_row(session, res, cache)
+        chk = check_row(session, res, cache, (declared or {}).get(res.check))
         if (chk.id, res.attempt) in existing:
             continue
         existing.add((chk.id, res.attempt))

@@ -99,7 +99,7 @@ def move(session: Session, ctx: BatchInfo, task_id: int, task: Task, reason: str
 
 def complete(session: Session, run_id: str, task_id: int, task: Task, execution: Execution) -> None:
     """A task's results and its final state, in the caller's one transaction."""
-    queries.add_results(session, run_id, task_id, execution.results)
+    queries.add_results(session, run_id, task_id, execution.results, {c.id: c.library for c in task.checks})
     row = session.get(TaskRow, task_id)
     row.state = "error" if execution.infra_error else "done"
     row.ended, row.timings, row.error = queries.now(), dict(execution.timings), execution.infra_error
