@@ -96,6 +96,19 @@ def from_reference(text: str, known: Iterable[ImageSpec] = ()) -> ImageSpec:
                      derived=True, notes=f"Not catalogued: no expectations; backend {backend} guessed from the name.")
 
 
+def load_file(path: Path) -> list[tuple[ImageSpec, yamlio.Document]]:
+    """The images of one catalog file, each with its YAML node (for line numbers and edits)."""
+    doc = yamlio.load(path)
+    head = yamlio.validate(doc, ImageFile, "image catalog")
+    out = []
+    for i, entry in enumerate(head.images):
+        sub = doc.sub(("images", i))
+        merged = {"family": head.family, "backend": head.backend, "local": head.local, **entry}
+        sub = yamlio.Document(sub.path, merged, sub.node)
+        out.append((yamlio.validate(sub, ImageSpec, "image"), sub))
+    return out
+
+
 @dataclass(frozen=True)
 class Catalog:
     images: tuple[ImageSpec, ...]
@@ -109,13 +122,7 @@ class Catalog:
         images: list[ImageSpec] = [HOST_IMAGE]
         seen: dict[str, Path] = {"host": Path("(built in)")}
         for path in sorted(directory.glob("*.yaml")):
-            doc = yamlio.load(path)
-            head = yamlio.validate(doc, ImageFile, "image catalog")
-            for i, entry in enumerate(head.images):
-                sub = doc.sub(("images", i))
-                merged = {"family": head.family, "backend": head.backend, "local": head.local, **entry}
-                sub = yamlio.Document(sub.path, merged, sub.node)
-                image = yamlio.validate(sub, ImageSpec, "image")
+            for image, sub in load_file(path):
                 if image.alias in seen:
                     raise SpecError(f"{path}:{sub.line(('alias',))}: image alias '{image.alias}' is "
                                     f"already defined in {seen[image.alias]}", "aliases must be unique")

@@ -1,4 +1,4 @@
-"""valorch images list | show"""
+"""valorch images list | show | check | pull | import-rst"""
 
 from __future__ import annotations
 
@@ -82,3 +82,42 @@ def import_rst(file: Path = typer.Argument(..., help="A reStructuredText page wi
     counts = ", ".join(f"{report['counts'][k]} {k}" for k in ("added", "changed", "unchanged", "kept"))
     verb = ("would write" if dry_run else "wrote") if plan.changed else "file unchanged:"
     out.print(f"{report['imported']} images imported ({counts}); {verb} {out_path}")
+
+
+CaOption = typer.Option(None, "--ca", help="PEM file of the CA that signed the registry's certificate "
+                        "[default: certs.d/<registry>/ca.crt as the engine reads it, else the system CAs].")
+
+
+@app.command("check")
+def check(names: list[str] = typer.Argument(None, help="Aliases or selectors [default: every registry image]."),
+          update: bool = typer.Option(False, "--update", help="Write the current digests into the catalog "
+                                      "(prints the diff)."),
+          ca: Path = CaOption, timeout: float = typer.Option(30.0, help="Seconds per registry request."),
+          as_json: bool = JsonOption, catalog: Path = CatalogOption) -> None:
+    """Resolve each catalogued tag to its digest through the registry's HTTP API (no pull, no
+    engine); exit 1 when a tag moved or vanished since the catalog was written."""
+    from ..registry import RegistryClient
+    from ..services import images as svc
+    from .common import write_validated
+
+    directory = catalog or project_dir() / "images"
+    cat = load_catalog(directory)
+    checks = svc.check(svc.registry_images(cat, names or ()), RegistryClient(ca=str(ca) if ca else None,
+                                                                             timeout=timeout))
+    updates = svc.plan_update(directory, checks) if update else []
+    for u in updates:
+        write_validated(u.new, u.path, lambda tmp, u=u: svc.validate_update(tmp, u, checks))
+    if as_json:
+        print_json({"images": [c.as_dict() for c in checks],
+                    "updated": [{"file": str(u.path), "aliases": list(u.aliases), "diff": u.diff()} for u in updates]})
+    else:
+        table = Table("alias", "state", "catalog digest", "registry digest", "rate limit", title="images check")
+        style = {"same": "green", "moved": "red", "vanished": "red", "new": "yellow", "local": "dim"}
+        for c in checks:
+            table.add_row(c.alias, f"[{style[c.state]}]{c.state}[/]", (c.catalog_digest or "")[:19],
+                          (c.current_digest or c.message)[:70], c.rate_limit or "")
+        out.print(table)
+        for u in updates:
+            out.print(u.diff(), markup=False, highlight=False)
+    if svc.drifted(checks) and not update:
+        raise typer.Exit(1)

@@ -181,7 +181,9 @@ class RegistryClient:
         except (requests.exceptions.ConnectionError, requests.exceptions.Timeout) as exc:
             raise InfrastructureError(
                 f"registry {ref.domain} is unreachable at {url.split('/v2/')[0]}: {_short(exc)}",
-                "check the host name, port, network and proxy settings (or run with --pull never "
+                ("Docker Hub's registry API is served on another host than docker.io: set "
+                 "VALORCH_REGISTRY_ENDPOINTS=docker.io=https://<that host or a mirror>; " if ref.domain == "docker.io"
+                 else "") + "check the host name, port, network and proxy settings (or run with --pull never "
                 "when the images are already on the engine)") from None
 
     def _creds(self, domain: str) -> auth.Credentials | None:
@@ -267,8 +269,12 @@ def _sha256(body: bytes) -> str:
 
 
 def _short(exc: Exception) -> str:
+    """The useful words of a requests/urllib3 error (they nest three exceptions deep)."""
     text = str(exc)
-    m = re.search(r"\] ([^\]]{10,200})\'?\)*$", text) or re.search(r"(Failed to establish[^)]*|"
-                                                                   r"Connection refused|timed out|"
-                                                                   r"certificate verify failed[^)']*)", text)
-    return (m.group(1) if m else text)[:300]
+    for pattern in (r"certificate verify failed: [^(\"')]*", r"Name or service not known", r"Connection refused",
+                    r"No route to host", r"timed out", r"Temporary failure in name resolution",
+                    r"Network is unreachable", r"wrong version number", r"Connection reset by peer"):
+        m = re.search(pattern, text)
+        if m:
+            return m.group(0).strip()
+    return text[:300]

@@ -15,6 +15,7 @@ import os
 import shutil
 import socket
 import ssl
+import sys
 import subprocess
 import threading
 import time
@@ -27,8 +28,19 @@ import pytest
 import requests
 
 REGISTRY = shutil.which("docker-registry")
+ROOT = Path(__file__).resolve().parents[2]
+VALORCH = str(Path(sys.executable).with_name("valorch"))
 USER, PASSWORD = "valorch", "s3cret-test-pw"
 SMALL = "valorch/base:bookworm"
+
+
+def run_cli(*args: str, env: dict | None = None, cwd: Path | None = None, timeout: float = 900
+            ) -> subprocess.CompletedProcess:
+    """The real console script with ``env`` added to this environment."""
+    full = {k: v for k, v in os.environ.items() if k != "VALORCH_DB"}
+    full.update(env or {})
+    return subprocess.run([VALORCH, *args], capture_output=True, text=True, cwd=cwd or ROOT, timeout=timeout,
+                          env=full)
 
 
 def free_port() -> int:
@@ -264,9 +276,9 @@ def registry_token(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def tiny_images():
-    """Two tiny distinct local images (a file each, no base), for tags that move."""
+    """Three tiny distinct local images (a file each, no base), for tags that move."""
     names = []
-    for n in ("a", "b"):
+    for n in ("a", "b", "c"):
         name = f"valorch/tiny:{n}"
         tar = subprocess.run(["bash", "-c", f"d=$(mktemp -d) && echo {n} > $d/which && tar -C $d -c which"],
                              capture_output=True, check=True).stdout

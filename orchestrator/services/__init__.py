@@ -1,0 +1,1 @@
+"""Workflows that the commands call: they own the session lifecycle and the order of steps."""
