@@ -333,7 +333,10 @@ def _store(sessions: sessionmaker[Session], it: _Item, execution: Execution) -> 
 
 def _store_once(sessions: sessionmaker[Session], it: _Item, execution: Execution) -> None:
     with sessions() as session:
-        queries.add_results(session, it.run_id, it.task_id, execution.results)
+        # An infrastructure failure is the task's state, never a column of error cells that a
+        # matrix would show: its placeholder results are not stored.
+        if not execution.infra_error:
+            queries.add_results(session, it.run_id, it.task_id, execution.results)
         row = session.get(TaskRow, it.task_id)
         row.state = "error" if execution.infra_error else "done"
         row.ended, row.timings, row.error = queries.now(), dict(execution.timings), execution.infra_error
@@ -351,7 +354,9 @@ def _finish_runs(sessions: sessionmaker[Session], batch: str) -> None:
         for run in session.scalars(select(Run).where(Run.batch == batch)).unique():
             states = {t.state for t in run.tasks}
             if states and states <= {"done", "error"}:
-                run.state, run.ended = ("failed" if "error" in states else "done"), queries.now()
+                # every task an infrastructure failure: the run is "error" and no matrix shows it
+                state = "error" if states == {"error"} else "failed" if "error" in states else "done"
+                run.state, run.ended = state, queries.now()
         session.commit()
 
 

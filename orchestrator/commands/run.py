@@ -43,8 +43,14 @@ def run(
     retries: int = typer.Option(2, "--retries", min=0, help="Re-runs on another host after an infrastructure error."),
     slurm_spool: Path = typer.Option(None, "--slurm-spool", help="Directory the Slurm nodes share "
                                      "(probe archive, job output) [default: ./results/slurm]."),
+    pull: str = typer.Option("missing", "--pull", help="missing: pull absent images; always: pull every time; "
+                             "never: only what the engine has. A pinned digest is pulled and run as repo@sha256."),
+    ca: Path = typer.Option(None, "--ca", help="CA file for the registry's TLS [default: certs.d/<registry>/ca.crt]."),
 ) -> None:
     """Run suites in images on a matching host and store every result."""
+    from ..services.pull import check_policy
+
+    check_policy(pull)
     cat = load_catalog(catalog)
     if resume:
         if job or image:
@@ -53,13 +59,15 @@ def run(
     spec = _job(cat, job, image, suite, check, deadline, timeout, attempts)
     factory = sessions(db)
     summaries = execute_job(spec, cat, factory, cpu_only=cpu_only, executor=executor, partition=partition,
-                            hosts_file=hosts_file, retries=retries, slurm_spool=slurm_spool, quiet=as_json)
+                            hosts_file=hosts_file, retries=retries, slurm_spool=slurm_spool, quiet=as_json,
+                            pull=pull, ca=ca)
     _report(summaries, factory, as_json, junit, gate, show_matrix)
 
 
 def execute_job(spec: JobSpec, cat, factory, *, cpu_only: bool = False, executor: str = "docker",
                 partition: str | None = None, hosts_file: Path | None = None, retries: int = 2,
-                slurm_spool: Path | None = None, quiet: bool = False) -> list:
+                slurm_spool: Path | None = None, quiet: bool = False, pull: str = "missing",
+                ca: Path | None = None) -> list:
     """Plan a job on its hosts (this machine, a hosts file, or Slurm's nodes), run it with
     the live view, and return the run summaries. Shared by ``run`` and ``qualify``."""
     if executor not in ("docker", "slurm"):
@@ -77,6 +85,7 @@ def execute_job(spec: JobSpec, cat, factory, *, cpu_only: bool = False, executor
         planned = plan(spec, cat, inventory, detect_local(), cpu_only=cpu_only, history=hist)
         if any(pr.image.executor != "host" for pr in planned):
             _reap(inventory, factory, None)
+        planned, staged = _stage(planned, pull, ca, quiet)
 
     def executor_for(pr: PlannedRun):
         if executor == "slurm" and pr.image.executor != "host":
@@ -86,8 +95,32 @@ def execute_job(spec: JobSpec, cat, factory, *, cpu_only: bool = False, executor
     with LiveReporter(err, disable=quiet) as reporter:
         if executor == "slurm":  # no retries elsewhere: Slurm already chose among its nodes
             return execute(planned, spec, factory, executor_for, reporter)
-        return execute(planned, spec, factory, executor_for, reporter, hosts=inventory, retries=retries,
-                       history=hist)
+        summaries = execute(planned, spec, factory, executor_for, reporter, hosts=inventory, retries=retries,
+                            history=hist)
+    _record_images(factory, summaries, staged)
+    return summaries
+
+
+def _stage(planned, policy: str, ca: Path | None, quiet: bool):
+    """Every image on its host before anything is queued (pull, verify the digest)."""
+    from ..registry import RegistryClient
+    from ..services.pull import stage_planned
+    from .progress import PullProgress
+
+    if not any(pr.image.executor == "docker" and not pr.image.local for pr in planned):
+        return planned, {}
+    with PullProgress(err, disable=quiet) as progress:
+        return stage_planned(planned, policy, RegistryClient(ca=str(ca) if ca else None), progress)
+
+
+def _record_images(factory, summaries, staged) -> None:
+    """Both digests on each run: the tag's (index) and the platform manifest that ran."""
+    with factory() as session:
+        for s in summaries:
+            got = staged.get((s.host, s.image))
+            if got is not None:
+                queries.merge_run_meta(session, s.run_id, "image", got.meta())
+        session.commit()
 
 
 def _resume(ref: str, cat, hosts_file: Path | None, retries: int, db, as_json: bool, junit: Path | None,
