@@ -215,3 +215,17 @@ def stage_planned(planned, policy: str, registry: RegistryClient,  # noqa: ANN00
             pr = PlannedRun(image, pr.host, tuple(t.model_copy(update={"image": image}) for t in pr.tasks))
         out.append(pr)
     return tuple(out), staged
+
+
+def pairs_for(images: Iterable[ImageSpec], hosts: tuple[HostSpec, ...]) -> list[tuple[ImageSpec, HostSpec]]:
+    """Every host that could run each registry image (``images pull``); an image no host can
+    run is an error naming the nearest hosts (exit 3)."""
+    from ..hosts import match
+    from ..scheduler import requirement
+
+    pairs = []
+    for image in images:
+        if image.executor != "docker" or image.local:
+            continue
+        pairs += [(image, h) for h in match(requirement(image), hosts, image.alias)]
+    return pairs

@@ -289,3 +289,56 @@ def tiny_images():
         subprocess.run(["docker", "rmi", name], capture_output=True)
 
 
+
+
+@pytest.fixture(scope="session")
+def small_engine(tmp_path_factory):
+    """A private dockerd whose data root is a 96 MiB tmpfs (vfs storage driver: no overlay on
+    tmpfs needed), for the disk-space preflight. Stopped by its pid; the mount is removed."""
+    base = Path("/tmp/valorch-d3")
+    if base.exists():
+        subprocess.run(["umount", str(base / "data")], capture_output=True)
+        shutil.rmtree(base, ignore_errors=True)
+    (base / "data").mkdir(parents=True)
+    mount = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=96m", "tmpfs", str(base / "data")],
+                           capture_output=True, text=True)
+    if mount.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mount.stderr}")
+    bridge = "vlch-d3br0"
+    subprocess.run(["ip", "link", "add", bridge, "type", "bridge"], capture_output=True)
+    sock = base / "docker.sock"
+    log = open(base / "dockerd.log", "w")
+    proc = subprocess.Popen(["dockerd", "--host", f"unix://{sock}", "--data-root", str(base / "data"),
+                             "--exec-root", str(base / "exec"), "--pidfile", str(base / "docker.pid"),
+                             "--storage-driver", "vfs", f"--bridge={bridge}", "--iptables=false",
+                             "--ip-masq=false"], stdout=log, stderr=subprocess.STDOUT)
+    try:
+        for _ in range(120):
+            if subprocess.run(["docker", "-H", f"unix://{sock}", "version"], capture_output=True).returncode == 0:
+                break
+            if proc.poll() is not None:
+                pytest.fail(f"small dockerd exited: {(base / 'dockerd.log').read_text()[-2000:]}")
+            time.sleep(0.5)
+        hosts = base / "hosts.yaml"
+        hosts.write_text(f"hosts:\n  - name: small\n    endpoint: unix://{sock}\n")
+        yield {"sock": sock, "hosts": hosts}
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+        subprocess.run(["umount", str(base / "data")], capture_output=True)
+        subprocess.run(["ip", "link", "delete", bridge], capture_output=True)
+
+
+@pytest.fixture(scope="session")
+def random_image():
+    """A local image of 24 MiB of random bytes (does not compress; shares no layer with anything)."""
+    name = f"valorch/random:{uuid.uuid4().hex[:8]}"
+    tar = subprocess.run(["bash", "-c", "d=$(mktemp -d) && head -c 25165824 /dev/urandom > $d/blob && "
+                          "tar -C $d -c blob && rm -rf $d"], capture_output=True, check=True).stdout
+    subprocess.run(["docker", "import", "-", name], input=tar, capture_output=True, check=True)
+    yield name
+    subprocess.run(["docker", "rmi", name], capture_output=True)
