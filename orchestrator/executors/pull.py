@@ -6,6 +6,7 @@ tags an image only once every layer is in, and closing the stream cancels it."""
 from __future__ import annotations
 
 import os
+import threading
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -52,16 +53,23 @@ def repo_digests(attrs: dict[str, Any] | None) -> tuple[str, ...]:
     return tuple((attrs or {}).get("RepoDigests") or ())
 
 
-def pull(client: docker.DockerClient, host: HostSpec, reference: str, on_event: Callable[[PullEvent], None]
-         ) -> None:
+class Cancelled(Exception):
+    """The pull was cancelled (Ctrl-C in the main thread)."""
+
+
+def pull(client: docker.DockerClient, host: HostSpec, reference: str, on_event: Callable[[PullEvent], None],
+         cancel: threading.Event | None = None) -> None:
     """Pull ``reference`` on ``host``'s engine, reporting each stream line; an error the engine
-    reports (auth, missing manifest, disk full) is an InfrastructureError naming the registry."""
+    reports (auth, missing manifest, disk full) is an InfrastructureError naming the registry.
+    ``cancel`` set (from another thread) stops the pull at its next progress line."""
     registry = reference.split("/", 1)[0] if "/" in reference and any(c in reference.split("/", 1)[0] for c in ".:") \
         else "docker.io"
     stream = None
     try:
         stream = client.api.pull(reference, stream=True, decode=True)
         for line in stream:
+            if cancel is not None and cancel.is_set():
+                raise Cancelled(reference)
             if "error" in line:
                 detail = line.get("errorDetail", {}).get("message") or line["error"]
                 raise InfrastructureError(

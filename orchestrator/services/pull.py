@@ -6,6 +6,7 @@ disk-space check from the manifest's compressed size before a pull starts."""
 
 from __future__ import annotations
 
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from typing import Callable, Iterable
@@ -78,7 +79,7 @@ def _verify(attrs: dict | None, ref: imageref.ImageRef, expected: str, image: Im
 
 def stage(image: ImageSpec, host: HostSpec, policy: str, registry: RegistryClient,
           on_event: Callable[[str, engine.PullEvent], None] | None = None, client=None,  # noqa: ANN001
-          ) -> Staged:
+          cancel: threading.Event | None = None) -> Staged:
     """``image`` present and verified on ``host`` under ``policy``; raises InfrastructureError
     (exit 3) when it cannot be: absent under ``never``, no room, pull failed, digest mismatch."""
     from ..executors.docker import connect
@@ -111,7 +112,7 @@ def stage(image: ImageSpec, host: HostSpec, policy: str, registry: RegistryClien
                          f"{_size(plat.compressed_size)} (compressed) from registry {ref.domain}: not pulled",
                          "free space on that engine (docker system prune) or stage the image on another host")
     engine.pull(client, host, ref.pinned(expected) if pinned else ref.tagged(),
-                (lambda ev: on_event(key, ev)) if on_event else (lambda ev: None))
+                (lambda ev: on_event(key, ev)) if on_event else (lambda ev: None), cancel)
     attrs = engine.inspect(client, ref.pinned(expected) if pinned else ref.tagged())
     _verify(attrs, ref, expected, image, host, "the catalog pins" if pinned else f"registry {ref.domain} resolved "
             f"{ref.tagged()} to")
@@ -152,19 +153,33 @@ def stage_many(pairs: Iterable[tuple[ImageSpec, HostSpec]], policy: str, registr
                on_event: Callable[[str, engine.PullEvent], None] | None = None, workers: int = 4) -> list[Outcome]:
     """Every (image, host) pair staged concurrently; failures are outcomes, not exceptions."""
 
+    cancel = threading.Event()
+
     def one(pair: tuple[ImageSpec, HostSpec]) -> Outcome:
         image, host = pair
         try:
-            return Outcome(host.name, image.alias, stage(image, host, policy, registry, on_event), None)
+            return Outcome(host.name, image.alias, stage(image, host, policy, registry, on_event, cancel=cancel), None)
         except InfrastructureError as exc:
             kind = "no-room" if isinstance(exc, NoRoom) else "mismatch" if isinstance(exc, DigestMismatch) else "error"
             return Outcome(host.name, image.alias, None, str(exc), kind)
+        except engine.Cancelled:
+            return Outcome(host.name, image.alias, None, "cancelled", "cancelled")
 
     pairs = list(pairs)
     if not pairs:
         return []
-    with ThreadPoolExecutor(max_workers=max(1, min(workers, len(pairs)))) as pool:
-        return list(pool.map(one, pairs))
+    pool = ThreadPoolExecutor(max_workers=max(1, min(workers, len(pairs))))
+    try:
+        futures = [pool.submit(one, p) for p in pairs]
+        return [f.result() for f in futures]
+    except KeyboardInterrupt:
+        # Ctrl-C: every pull stops at its next progress line and closes its stream, so the
+        # engine cancels it; an image is tagged only when complete, so nothing half-pulled
+        # is left to be mistaken for the image by the next run.
+        cancel.set()
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def presence(images: Iterable[ImageSpec], hosts: Iterable[HostSpec]) -> list[dict]:

@@ -342,3 +342,15 @@ def random_image():
     subprocess.run(["docker", "import", "-", name], input=tar, capture_output=True, check=True)
     yield name
     subprocess.run(["docker", "rmi", name], capture_output=True)
+
+
+@pytest.fixture(scope="session")
+def big_random_image():
+    """A local image of 384 MiB of random bytes: a pull from the test registry takes long
+    enough to be interrupted."""
+    name = f"valorch/random-big:{uuid.uuid4().hex[:8]}"
+    tar = subprocess.run(["bash", "-c", "d=$(mktemp -d) && head -c 402653184 /dev/urandom > $d/blob && "
+                          "tar -C $d -c blob && rm -rf $d"], capture_output=True, check=True).stdout
+    subprocess.run(["docker", "import", "-", name], input=tar, capture_output=True, check=True)
+    yield name
+    subprocess.run(["docker", "rmi", name], capture_output=True)

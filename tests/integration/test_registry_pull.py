@@ -12,7 +12,7 @@ from orchestrator.errors import InfrastructureError
 from orchestrator.registry import RegistryClient
 from orchestrator.services import pull as svc
 from orchestrator.spec import HostSpec, ImageSpec
-from registry_support import (SMALL, random_image, registry_basic, registry_token, run_cli,  # noqa: F401
+from registry_support import (SMALL, big_random_image, random_image, registry_basic, registry_token, run_cli,  # noqa: F401
                               small_engine, tiny_images)
 
 LOCAL = HostSpec(name="local")
@@ -145,3 +145,38 @@ def test_images_pull_disk_preflight_and_list(registry_basic, small_engine, rando
     listed = run_cli("images", "list", "--hosts", hosts, "--catalog", str(cat), "--json", env=reg.env())
     rows = {r["alias"]: r for r in json.loads(listed.stdout)}
     assert rows["big"]["present"] and rows["big"]["digest"] == big and rows["tiny"]["digest"] == tiny
+
+
+def test_ctrl_c_during_pull_leaves_nothing_half_there(registry_basic, big_random_image, tmp_path):  # noqa: F811
+    import os
+    import signal
+    import sys
+    import time
+
+    from registry_support import ROOT, VALORCH
+
+    reg = registry_basic
+    digest = reg.push(big_random_image, "team/random:huge")
+    pinned = f"{reg.host}/team/random@{digest}"
+    forget(pinned)
+    cat = catalog(tmp_path, ("huge", f"{reg.host}/team/random:huge", digest))
+    env = {**os.environ, **reg.env(), "VALORCH_DB": str(tmp_path / "v.sqlite")}
+    proc = subprocess.Popen([VALORCH, "run", "--image", "huge", "--catalog", str(cat)], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(1.5)  # the pull has started (staging comes before anything else)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    if proc.returncode == 0:
+        pytest.skip("the pull finished before the interrupt arrived")
+    assert "Traceback" not in err, err
+    present = subprocess.run(["docker", "image", "inspect", pinned], capture_output=True)
+    assert present.returncode != 0  # no tag, no digest for a half-pulled image
+    listed = run_cli("results", "list", "--json", env={"VALORCH_DB": str(tmp_path / "v.sqlite")})
+    assert json.loads(listed.stdout or "[]") == []
+    # the next run pulls it whole, verifies the digest and runs nothing wrong
+    again = run_cli("images", "pull", "huge", "--catalog", str(cat), "--json", env=reg.env())
+    assert again.returncode == 0, again.stderr
+    (o,) = json.loads(again.stdout)
+    assert o["reference"] == pinned and o["pulled"]
+    forget(pinned)
+
