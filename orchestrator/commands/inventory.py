@@ -134,10 +134,20 @@ def audit_image(
     elif fmt is AuditFormat.md:
         write_output(audit.render_findings_md(findings, spec.alias, inv), out_path)
     elif fmt is AuditFormat.cyclonedx:
-        write_output(json.dumps(audit.to_cyclonedx(inv, spec.reference), indent=1), out_path)
+        from datetime import datetime, timezone
+
+        from ..sbom import bom_json
+
+        write_output(bom_json(inv, spec.reference, digest=_digest(digest), timestamp=datetime.now(timezone.utc)),
+                     out_path)
     else:
         _print_audit(spec, run_id, digest, inv, findings)
     raise typer.Exit(audit.exit_code(findings))
+
+
+def _digest(digest: str | None) -> str | None:
+    """A registry digest is the SBOM's subject; an image id of a local build is not one."""
+    return digest if digest and digest.startswith("sha256:") else None
 
 
 # ------------------------------------------------------------------ diff ---
@@ -158,6 +168,16 @@ def _side(name: str, cat: Catalog, factory, stored: bool) -> tuple[str, audit.In
             raise InputError(f"no stored inventory of {spec.alias}",
                              f"run valorch inventory audit --image {spec.alias} first, or drop --stored")
         return f"{spec.alias}@{found[0].id[:8]}", found[1]
+    # the same image (by digest) was inventoried before: an inventory is a function of the
+    # image's content, so it is reused instead of gathered (and stored) again
+    from ..executors.inventory import image_digest
+
+    digest = image_digest(spec, detect_local())
+    if digest:
+        with factory() as session:
+            found = iq.inventory_of_digest(session, digest)
+        if found is not None:
+            return f"{spec.alias}@{found[0].id[:8]}", found[1]
     _, _, inv = gather_and_store(spec, factory)
     return spec.alias, inv
 
@@ -223,8 +243,12 @@ def show(
         run_id = row.id
     fmt = AuditFormat.json if as_json else fmt
     if fmt is AuditFormat.cyclonedx:
-        bom = audit.to_cyclonedx(inv, reference, timestamp=started.isoformat(timespec="seconds") + "Z")
-        write_output(json.dumps(bom, indent=1), out_path)
+        from datetime import timezone
+
+        from ..sbom import bom_json
+
+        write_output(bom_json(inv, reference, digest=_digest(digest), timestamp=started.replace(tzinfo=timezone.utc)),
+                     out_path)
     elif fmt is AuditFormat.json:
         write_output(json.dumps({"run": run_id, "image": alias, "reference": reference, "digest": digest,
                                  "started": started.isoformat(), **inv.model_dump(mode="json")},
