@@ -163,9 +163,14 @@ def _check_host(host: HostSpec, refs: list[tuple[str, str | None]], image: str |
 def check(hosts_file: Path = HostsOption, job: Path = typer.Option(None, "--job", "-j", help="Check this job's images."),
           images: list[str] = typer.Option(None, "--image", "-i", help="Check these images (repeatable)."),
           probe_image: str = typer.Option(None, "--probe-image", help="Image with python3 for the disk check."),
+          level: int = typer.Option(None, "--level", min=0, max=1, help="Also the GPU preflight: 0 = device nodes, "
+                                    "driver version, a container with the device options; 1 = and SMI health, "
+                                    "rvs / dcgmi diag -r 1, the kernel log."),
+          since: float = typer.Option(60.0, "--since", help="Minutes of kernel log that --level 1 scans."),
           db: str = DbOption, catalog: Path = CatalogOption, as_json: bool = JsonOption) -> None:
     """Preflight: each engine answers (version), disk free under its Docker root, the job's
-    images present (with the catalog's digests when known), the results DB writable. Exit 3 on a problem."""
+    images present (with the catalog's digests when known), the results DB writable; with
+    --level, the GPU preflight per host. Exit 3 on a problem."""
     from sqlalchemy import text
 
     from ..catalog import load_job
@@ -174,7 +179,19 @@ def check(hosts_file: Path = HostsOption, job: Path = typer.Option(None, "--job"
     selected = list(load_job(job, cat).images) if job else []
     selected += list(images or [])
     refs = [(i.reference, i.digest) for i in cat.select(selected) if i.executor == "docker"] if selected else []
-    rows = [_check_host(h, refs, probe_image) for h in resolve_hosts(hosts_file)]
+    hosts = resolve_hosts(hosts_file)
+    rows = [_check_host(h, refs, probe_image) for h in hosts]
+    if level is not None:
+        from datetime import datetime, timedelta
+
+        from ..services import preflight as pf
+
+        window = datetime.now().astimezone() - timedelta(minutes=since)
+        for host, row in zip(hosts, rows):
+            verdicts = [pf.level0(host, b, probe_image) if level == 0 else pf.level1(host, b, window)
+                        for b in pf.backends_of(host)]
+            row["preflight"] = [v.as_dict() for v in verdicts]
+            row["problems"] += [f"L{level} preflight: {v.reason}" for v in verdicts if not v.ok]
     db_problem = None
     try:
         factory = sessions(db)

@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from ..catalog import load_job, validate_suites
-from ..errors import InputError
+from ..errors import InfrastructureError, InputError
 from ..executors.host import HostExecutor
 from ..hosts import detect_local
 from ..render.junit import results_junit
@@ -82,7 +82,14 @@ def execute_job(spec: JobSpec, cat, factory, *, cpu_only: bool = False, executor
         inventory = resolve_hosts(hosts_file)
         with factory() as session:
             hist = queries.suite_durations(session)
-        planned = plan(spec, cat, inventory, detect_local(), cpu_only=cpu_only, history=hist)
+        inventory, quarantined = _preflight(spec, cat, inventory, cpu_only, quiet)
+        try:
+            planned = plan(spec, cat, inventory, detect_local(), cpu_only=cpu_only, history=hist)
+        except InfrastructureError as exc:
+            if not quarantined:
+                raise
+            raise type(exc)(exc.message + "\nquarantined for this batch: " + "; ".join(
+                f"{v.host} ({v.reason})" for v in quarantined), exc.hint) from None
         if any(pr.image.executor != "host" for pr in planned):
             _reap(inventory, factory, None)
         planned, staged = _stage(planned, pull, ca, quiet)
@@ -99,6 +106,18 @@ def execute_job(spec: JobSpec, cat, factory, *, cpu_only: bool = False, executor
                             history=hist)
     _record_images(factory, summaries, staged)
     return summaries
+
+
+def _preflight(spec: JobSpec, cat, inventory, cpu_only: bool, quiet: bool):
+    """L0 on every host with GPUs the batch needs; a failing host is quarantined for the batch:
+    no task goes there and the report says why."""
+    from ..services.preflight import quarantine
+
+    backends = set() if cpu_only else {i.backend for i in cat.select(spec.images) if i.executor == "docker"}
+    kept, failed = quarantine(inventory, backends)
+    for v in failed:
+        err.print(f"[yellow]quarantined[/yellow] {v.host} for this batch: {v.reason}")
+    return kept, failed
 
 
 def _stage(planned, policy: str, ca: Path | None, quiet: bool):
