@@ -121,10 +121,20 @@ def audit_image(
     image: str = typer.Option(..., "--image", "-i", help="Image alias, tag or reference (or 'host')."),
     fmt: AuditFormat = typer.Option(AuditFormat.term, "--format", "-f", help="term, md, json or cyclonedx."),
     out_path: Path = typer.Option(None, "--out", "-o", help="Write the rendered output here."),
+    pull: str = typer.Option("missing", "--pull", help="missing, always or never (as for valorch run)."),
     db: str = DbOption, as_json: bool = JsonOption, catalog: Path = CatalogOption,
 ) -> None:
     """Gather an image's components, store them, compare with the catalog. Exit 1 on drift."""
     spec = load_catalog(catalog).resolve(image)
+    if spec.executor == "docker" and not spec.local:  # any reference: pulled (by digest when pinned) first
+        from ..registry import RegistryClient
+        from ..services.pull import check_policy, stage
+        from .progress import PullProgress
+
+        with PullProgress(err, disable=as_json) as progress:
+            staged = stage(spec, detect_local(), check_policy(pull), RegistryClient(), progress)
+        if staged.index_digest and not spec.digest:
+            spec = spec.model_copy(update={"digest": staged.index_digest})
     run_id, digest, inv = gather_and_store(spec, sessions(db))
     findings = audit.compare(inv, dict(spec.components))
     fmt = AuditFormat.json if as_json else fmt

@@ -180,3 +180,19 @@ def test_ctrl_c_during_pull_leaves_nothing_half_there(registry_basic, big_random
     assert o["reference"] == pinned and o["pulled"]
     forget(pinned)
 
+
+
+def test_inventory_audit_of_any_reference(registry_token, tmp_path):  # noqa: F811
+    reg = registry_token
+    digest = reg.push(SMALL, "team/base:audit")
+    ref = f"{reg.host}/team/base:audit"
+    forget(f"{reg.host}/team/base@{digest}")
+    forget(ref)
+    db = {"VALORCH_DB": str(tmp_path / "v.sqlite"), **reg.env()}
+    done = run_cli("inventory", "audit", "--image", ref, "--json", env=db)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["digest"] == digest and report["findings"] == []  # no expectations for an uncatalogued image
+    assert report["components"]["os"] == "debian 12"
+    forget(f"{reg.host}/team/base@{digest}")
+    forget(ref)
