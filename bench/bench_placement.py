@@ -14,8 +14,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from orchestrator.hosts import Requirement  # noqa: E402
-from orchestrator.placement import Need, lower_bound, place  # noqa: E402
+from orchestrator.hosts.match import Requirement  # noqa: E402
+from orchestrator.scheduling.placement import Need, lower_bound, place  # noqa: E402
 from orchestrator.spec import GPU, HostSpec  # noqa: E402
 
 KINDS = [("mi300x", "amd", "gfx942"), ("mi250", "amd", "gfx90a"), ("h100", "nvidia", "sm_90"),

@@ -20,8 +20,8 @@ import uuid
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from orchestrator.commands import views
-from orchestrator.commands.diff import report_for
+from orchestrator.services import views
+from orchestrator.services.diff import report_for
 from orchestrator.render.diff import diff_md
 from orchestrator.store import bulk, queries
 from orchestrator.store.db import open_engine, session_factory

@@ -9,17 +9,95 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import dataclass
+from enum import Enum
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-Backend = Literal["rocm", "cuda", "cpu"]
-Status = Literal["pass", "fail", "crash", "timeout", "error", "unsupported", "skip", "xfail"]
+
+
+class Backend(str, Enum):
+    """The software stack an image is built for, and the GPU vendor it needs."""
+
+    rocm = "rocm"
+    cuda = "cuda"
+    cpu = "cpu"
+
+    @property
+    def vendor(self) -> str | None:
+        """``amd`` / ``nvidia`` (the GPU.vendor that can run it), None for CPU images."""
+        return _VENDOR[self.value]
+
+    @property
+    def gpu(self) -> bool:
+        return self is not Backend.cpu
+
+    # a str mix-in prints as "Backend.rocm" in f-strings; the value is what people read
+    def __str__(self) -> str:
+        return self.value
+
+    __format__ = str.__format__
+
+
+_VENDOR = {"rocm": "amd", "cuda": "nvidia", "cpu": None}
+
+
+def vendor_of(backend: str) -> str | None:
+    """The GPU vendor of a backend name ("rocm" → "amd"); None for "cpu"."""
+    return Backend(backend).vendor
+
+
+Status = Literal["pass", "partial", "fail", "crash", "timeout", "error", "unsupported", "skip", "xfail"]
 CheckKind = Literal["environment", "kernel", "feature", "compile", "profiler", "command", "pytest", "inventory", "selftest"]
 ExecutorName = Literal["host", "docker"]
 
-STATUSES: tuple[str, ...] = ("pass", "fail", "crash", "timeout", "error", "unsupported", "skip", "xfail")
-FAILING: frozenset[str] = frozenset({"fail", "crash", "timeout"})
+# The status vocabulary (DESIGN.md, "Status vocabulary"), defined once.
+STATUSES: tuple[str, ...] = ("pass", "partial", "fail", "crash", "timeout", "error", "unsupported", "skip",
+                             "xfail")
+#: ran and was wrong, or died: what gates a run (exit 1) and makes a regression
+FAILING: tuple[str, ...] = ("fail", "crash", "timeout")
+#: a verdict about the image (everything but the harness's own failure and deliberate skips)
+DECISIVE: tuple[str, ...] = ("pass", "partial", *FAILING, "unsupported")
+#: says nothing about the image: the harness failed, or attempts disagreed, or a known issue matched
+INCONCLUSIVE: tuple[str, ...] = ("flaky", "xfail", "error")
+#: a passing check that turns into one of these in the head lost coverage (regression rule)
+COVERAGE_LOSS: tuple[str, ...] = ("unsupported", "partial", "skip")
+#: matrix cell symbols: the seed documents' vocabulary (✅ ⚠️ ❌); HTML adds a word and a colour
+SYMBOL: dict[str, str] = {"pass": "✅", "partial": "⚠️", "fail": "❌", "crash": "❌", "timeout": "❌",
+                          "unsupported": "❌", "error": "⚠️", "xfail": "⚠️", "flaky": "⚠️", "skip": "",
+                          "missing": "—"}
+#: the regression rule's default timing threshold: a 5 % slower median (DESIGN.md)
+DEFAULT_THRESHOLD = 0.05
+
+LEGEND = ("✅ pass · ⚠️ partial support · ❌ fail, crash, timeout or unsupported · ⚠️ inconclusive "
+          "(harness error), flaky (mixed attempts) or known issue · blank: skipped · —: not run")
+
+
+# The regression report's change kinds, most serious first (the order of its sections).
+REGRESSED, SLOWER = "regressed", "slower"
+FIXED, FASTER = "fixed", "faster"
+NOISE = "noise"  # over the threshold, not significant: "~"
+FLAKY, INCONCLUSIVE_CHANGE, EXPECTED = "flaky", "inconclusive", "expected"
+COVERAGE_LOST, COVERAGE_GAINED = "coverage_lost", "coverage_gained"
+NOT_COMPARABLE, CHANGED, SAME = "not_comparable", "changed", "same"
+#: the change kinds that make a regression (exit 1)
+COUNTED = (REGRESSED, SLOWER)
+MARK = {REGRESSED: "❌", SLOWER: "▼", FIXED: "✅", FASTER: "▲", NOISE: "~", FLAKY: "⚠️", INCONCLUSIVE_CHANGE: "⚠️",
+        EXPECTED: "xfail", COVERAGE_LOST: "−", COVERAGE_GAINED: "+", NOT_COMPARABLE: "x", CHANGED: "·", SAME: ""}
+
+
+@dataclass(frozen=True)
+class Change:
+    """One difference between two versions of a thing, in one vocabulary for the image
+    inventory (a component), the catalog import (an image entry) and the regression
+    report's cell flips: ``kind`` is added | removed | changed | unchanged | kept."""
+
+    kind: str
+    subject: str
+    old: str | None = None
+    new: str | None = None
+    details: tuple[str, ...] = ()
 
 # Output from a container is untrusted: every field is bounded.
 MAX_MESSAGE = 4_000
@@ -29,7 +107,7 @@ MAX_METRICS = 200
 
 
 class Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 class ImageSpec(Frozen):
@@ -40,6 +118,9 @@ class ImageSpec(Frozen):
     backend: Backend
     family: str = "cpu"
     digest: str | None = Field(default=None, pattern=r"^sha256:[0-9a-f]{64}$")
+    # the gfx / sm targets the image's binaries are built for; when given, placement
+    # matches only GPUs of these archs (a gfx90a-only image never lands on gfx942)
+    archs: tuple[str, ...] = ()
     os: str | None = None
     components: dict[str, str] = Field(default_factory=dict)
     # Locally built images are never pulled; "host" runs the local interpreter.
@@ -273,6 +354,7 @@ class CheckResult(Frozen):
     kind: CheckKind = "feature"
     version: int = Field(default=1, ge=0)
     library: str | None = Field(default=None, max_length=200)
+    device: str | None = Field(default=None, max_length=200)  # where it ran: "cpu", "cuda:0 NVIDIA H100 … sm_90"
     attempt: int = Field(default=1, ge=1)
     duration_s: float = Field(default=0.0, ge=0)
     message: str = ""

@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
-import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
-from sqlalchemy.orm import Session, sessionmaker
+if TYPE_CHECKING:
+    from ..catalog.core import Catalog
 
-from ..catalog import Catalog
-from ..store.db import open_engine, session_factory
+#: the regression rule's default threshold (spec.DEFAULT_THRESHOLD), here so that option
+#: defaults need not import the rule at start-up
+DEFAULT_THRESHOLD = 0.05
 
 # Results and progress for people go to stderr; stdout carries --json and rendered output.
 err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -27,6 +29,21 @@ CatalogOption = typer.Option(None, "--catalog", envvar="VALORCH_CATALOG",
                              help="Image catalog directory [default: ./images, else the project's]")
 
 
+def lazy(name: str) -> Any:
+    """``name`` as a module that is executed on first attribute access (importlib's
+    LazyLoader): a command module can name what it uses without paying its import at
+    start-up (``valorch --help`` loads every command module)."""
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.find_spec(name)
+    loader = importlib.util.LazyLoader(spec.loader)
+    spec.loader = loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    loader.exec_module(module)
+    return module
+
+
 def project_dir() -> Path:
     """The directory holding images/ and jobs/: the working directory when it has them,
     else the source tree valorch was installed from."""
@@ -37,13 +54,17 @@ def project_dir() -> Path:
 
 
 def load_catalog(directory: Path | None) -> Catalog:
+    from ..catalog.core import Catalog
+
     return Catalog.load(directory or project_dir() / "images")
 
 
-def sessions(db: str | None) -> sessionmaker[Session]:
-    if db is None and not os.environ.get("VALORCH_DB"):
-        db = str(Path.cwd() / "results" / "valorch.sqlite")
-    return session_factory(open_engine(db))
+def sessions(db: str | None) -> Any:
+    """The session factory for ``--db`` (opened here, at the edge; imported when needed so
+    that commands which touch no database do not load SQLAlchemy)."""
+    from ..services.session import sessions as open_sessions
+
+    return open_sessions(db)
 
 
 def print_json(obj: Any) -> None:
@@ -67,6 +88,8 @@ def write_validated(text: str, path: Path, validate) -> None:
     tmp.write_text(text, encoding="utf-8")
     try:
         validate(tmp)
+        import os
+
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)

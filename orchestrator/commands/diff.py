@@ -6,102 +6,23 @@ baseline name, or ``latest`` / ``latest:ALIAS``.
 
 from __future__ import annotations
 
-from datetime import date
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import typer
 from rich.table import Table
-from sqlalchemy.orm import Session
 
-from .. import diff as engine
-from .. import known_issues as ki
 from ..errors import InputError
-from ..render.diff import RENDERERS, SECTIONS, _timing_text, header
-from ..store import bulk, queries
+from .common import DEFAULT_THRESHOLD
 from .common import DbOption, err, out, sessions, write_output
 
 FORMATS = ("term", "md", "html", "json", "junit")
 
 
-def _threshold_of(metrics: dict[str, Any] | None) -> float | None:
-    value = (metrics or {}).get("threshold")
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 else None
+def print_term(report: Any) -> None:
+    from ..regression import rule as engine
+    from ..render.diff import SECTIONS, _timing_text, header
 
-
-def runs_side(session: Session, label: str, kind: str, runs: Sequence[Any], images: Sequence[str] = ()) -> engine.Side:
-    runs = [r for r in runs if not images or r.image.alias in images]
-    ids = [r.id for r in runs]
-    obs = tuple(engine.Obs(env=row["alias"], check=row["check_id"], status=row["status"], attempt=row["attempt"],
-                           version=row["version"], samples=tuple(float(s) for s in row["samples"] or ()),
-                           bigger_is_better=bool(row["bigger_is_better"]), threshold=_threshold_of(row["metrics"]),
-                           backend=row["backend"], message=row["message"] or "")
-                for row in bulk.result_rows(session, ids))
-    digests = tuple(dict.fromkeys((r.image.alias, r.image.digest) for r in runs if r.image.digest))
-    return engine.Side(label, kind, obs, tuple(ids), digests, tuple(bulk.host_names(session, ids)))
-
-
-def matrix_side(label: str, kind: str, mv: Any, images: Sequence[str] = ()) -> engine.Side:
-    """A published matrix: statuses only (no samples, no check versions)."""
-    obs = []
-    for cell in mv.cells:
-        if images and cell.column not in images:
-            continue
-        for i, status in enumerate(cell.statuses or [cell.verdict]):
-            obs.append(engine.Obs(env=cell.column, check=cell.row, status=str(status), attempt=i + 1, version=None,
-                                  backend=str((cell.meta or {}).get("backend", ""))))
-    digests = tuple((k, str(v)) for k, v in sorted(((mv.meta or {}).get("digests") or {}).items()))
-    return engine.Side(label, kind, tuple(obs), (), digests, ())
-
-
-def resolve(session: Session, spec: str, images: Sequence[str] = ()) -> engine.Side:
-    """A side from its name, or an InputError (exit 2) that says what names exist."""
-    if spec == "latest" or spec.startswith("latest:"):
-        alias = spec.partition(":")[2]
-        wanted = [alias] if alias else list(images)
-        runs = queries.latest_runs(session, wanted)
-        if not runs:
-            raise InputError(f"'{spec}': no finished runs" + (f" of {', '.join(wanted)}" if wanted else ""),
-                             "run something first: valorch run --image ALIAS")
-        return runs_side(session, spec, "latest", runs, images)
-    base = bulk.baseline(session, spec)
-    if base is not None:
-        if base.run_id:
-            return runs_side(session, spec, "baseline", [queries.get_run(session, base.run_id)], images)
-        mv = bulk.matrix_version(session, base.matrix_version or "")
-        if mv is None:
-            raise InputError(f"baseline '{spec}' names matrix version '{base.matrix_version}', which is not stored",
-                             "publish it again, or point the baseline elsewhere: valorch baseline set NAME RUN")
-        return matrix_side(spec, "baseline", mv, images)
-    mv = bulk.matrix_version(session, spec)
-    if mv is not None:
-        return matrix_side(spec, "matrix", mv, images)
-    run = queries.get_run(session, spec)
-    if run is not None:
-        return runs_side(session, run.id[:8], "run", [run], images)
-    runs = bulk.runs_of_batch(session, spec) if len(spec) >= 4 else []
-    if runs:
-        return runs_side(session, spec[:8], "batch", runs, images)
-    raise InputError(f"'{spec}' is not a run, batch, matrix version or baseline in the results database",
-                     "list them with `valorch results list` and `valorch baseline list`; or use latest[:ALIAS]")
-
-
-def report_for(session: Session, base: str | engine.Side, head: str | engine.Side, threshold: float,
-               known_issues: Path | None, images: Sequence[str] = ()) -> engine.Report:
-    if not 0 < threshold < 100:
-        raise InputError(f"--threshold {threshold}: must be a fraction above 0, e.g. 0.05 for 5 %")
-    issues = ki.load(known_issues) if known_issues else None
-    bside = base if isinstance(base, engine.Side) else resolve(session, base, images)
-    hside = head if isinstance(head, engine.Side) else resolve(session, head, images)
-    if not bside.observations or not hside.observations:
-        empty = bside if not bside.observations else hside
-        raise InputError(f"'{empty.label}' has no results" + (f" for {', '.join(images)}" if images else ""),
-                         "check --image, or pick a side that has results")
-    return engine.compare(bside, hside, threshold, issues.match if issues else None,
-                          issues.expired() if issues else (), date.today())
-
-
-def print_term(report: engine.Report) -> None:
     h = header(report)
     verdict = "[bold red]REGRESSED[/bold red]" if report.regressed else "[bold green]no regression[/bold green]"
     out.print(f"diff {report.base.kind} [bold]{report.base.label}[/bold] → {report.head.kind} "
@@ -131,15 +52,19 @@ def diff(base: str = typer.Argument(..., help="run id/prefix, batch, matrix vers
          head: str = typer.Argument(..., help="the same kinds of names as BASE"),
          fmt: str = typer.Option("term", "--format", "-f", help="term, md, html, json or junit."),
          out_path: Path = typer.Option(None, "--out", "-o", help="Write here instead of stdout."),
-         threshold: float = typer.Option(engine.DEFAULT_THRESHOLD, help="Timing ratio threshold (0.05 = 5 %)."),
+         threshold: float = typer.Option(DEFAULT_THRESHOLD, help="Timing ratio threshold (0.05 = 5 %)."),
          known_issues: Path = typer.Option(None, "--known-issues", help="Known-issues YAML (failures expected)."),
          image: list[str] = typer.Option(None, "--image", help="Only these image aliases (repeatable)."),
          db: str = DbOption) -> None:
     """What changed between BASE and HEAD; exit 1 when anything regressed."""
     if fmt not in FORMATS:
         raise InputError(f"unknown --format '{fmt}'", f"use one of {', '.join(FORMATS)}")
-    with sessions(db)() as session:
-        report = report_for(session, base, head, threshold, known_issues, image or ())
+    from ..regression import rule as engine
+    from ..render.diff import RENDERERS
+    from ..services.diff import compare
+
+
+    report = compare(sessions(db), base, head, threshold, known_issues, image or ())
     if fmt == "term" and out_path is None:
         print_term(report)
     else:

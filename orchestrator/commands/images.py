@@ -63,19 +63,11 @@ def import_rst(file: Path = typer.Argument(..., help="A reStructuredText page wi
                dry_run: bool = typer.Option(False, "--dry-run", help="Report what would change; write nothing."),
                as_json: bool = JsonOption) -> None:
     """Read a published image components table into catalog entries (idempotent)."""
-    from ..errors import InputError
-    from ..rst_import import ImportError_, plan_import
+    from ..services.catalog import plan_rst_import
     from .common import write_output
 
     out_path = out_path or project_dir() / "images" / "rocm.yaml"
-    try:
-        text = file.read_text(encoding="utf-8")
-        existing = out_path.read_text(encoding="utf-8") if out_path.exists() else None
-        plan = plan_import(text, existing, str(file), str(out_path))
-    except OSError as exc:
-        raise InputError(f"cannot read {exc.filename}: {exc.strerror}", "check the path") from None
-    except ImportError_ as exc:
-        raise InputError(str(exc), "the page needs a list-table whose first header is Docker/Image/Tag") from None
+    plan = plan_rst_import(file, out_path)
     written = plan.changed and not dry_run
     if written:
         write_output(plan.text, out_path)
@@ -104,14 +96,12 @@ def check(names: list[str] = typer.Argument(None, help="Aliases or selectors [de
           as_json: bool = JsonOption, catalog: Path = CatalogOption) -> None:
     """Resolve each catalogued tag to its digest through the registry's HTTP API (no pull, no
     engine); exit 1 when a tag moved or vanished since the catalog was written."""
-    from ..registry import RegistryClient
     from ..services import images as svc
     from .common import write_validated
 
     directory = catalog or project_dir() / "images"
     cat = load_catalog(directory)
-    checks = svc.check(svc.registry_images(cat, names or ()), RegistryClient(ca=str(ca) if ca else None,
-                                                                             timeout=timeout))
+    checks = svc.check_catalog(cat, names or (), ca=str(ca) if ca else None, timeout=timeout)
     updates = svc.plan_update(directory, checks) if update else []
     for u in updates:
         write_validated(u.new, u.path, lambda tmp, u=u: svc.validate_update(tmp, u, checks))
@@ -132,10 +122,9 @@ def check(names: list[str] = typer.Argument(None, help="Aliases or selectors [de
 
 
 def _presence(images, hosts_file: Path | None, as_json: bool) -> None:
-    from ..host_inventory import resolve_hosts
     from ..services.pull import presence
 
-    rows = presence(images, resolve_hosts(hosts_file))
+    rows = presence(images, hosts_file)
     if as_json:
         print_json(rows)
         return
@@ -155,17 +144,14 @@ def pull(names: list[str] = typer.Argument(..., help="Aliases, references or sel
     """Pre-stage images on every matching host, concurrently, with per-layer progress. Each host's
     free space is checked against the image's compressed size first: a host without room is
     reported, not filled. Exit 3 when any host could not be staged."""
-    from ..host_inventory import resolve_hosts
-    from ..registry import RegistryClient
     from ..services import pull as svc
     from .common import err
     from .progress import PullProgress
 
     svc.check_policy(policy)
     images = load_catalog(catalog).select(names)
-    pairs = svc.pairs_for(images, resolve_hosts(hosts_file))
     with PullProgress(err, disable=as_json) as progress:
-        outcomes = svc.stage_many(pairs, policy, RegistryClient(ca=str(ca) if ca else None), progress)
+        outcomes = svc.pull_images(images, hosts_file, policy, ca=str(ca) if ca else None, on_event=progress)
     if as_json:
         print_json([{"host": o.host, "alias": o.alias, "error": o.error, "kind": o.kind or "ok",
                      **(o.staged.meta() if o.staged else {})} for o in outcomes])

@@ -8,37 +8,20 @@ workflow's ``runs-on`` can be checked against the job it runs
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
-from typing import Any
 
 import typer
 from rich.table import Table
 
-from ..catalog import Catalog, load_job
 from ..errors import InputError
-from ..spec import JobSpec
-from .common import CatalogOption, JsonOption, load_catalog, out, print_json, project_dir
+from .common import lazy, CatalogOption, JsonOption, load_catalog, out, print_json, project_dir
+
+_catalog = lazy("orchestrator.catalog.core")
+_jobs = lazy("orchestrator.services.jobs")
 
 app = typer.Typer(help="Job specs (jobs/*.yaml) and the runners they need.", no_args_is_help=True)
 
-ARCH = re.compile(r"^(gfx[0-9a-f]+|sm_[0-9]+)$")
 JobArg = typer.Argument(..., help="A job spec path, or the name of one in jobs/ (nightly → jobs/nightly.yaml).")
-
-
-def runner_sets(job: JobSpec, catalog: Catalog, cpu_only: bool = False) -> list[dict[str, Any]]:
-    """Distinct runner label sets, each with the images that need it (pure).
-    ``runs-on`` = [self-hosted, backend, archs..., other job labels...]."""
-    archs = [lab for lab in job.labels if ARCH.match(lab)]
-    others = [lab for lab in job.labels if not ARCH.match(lab)]
-    sets: dict[tuple[str, ...], list[str]] = {}
-    for image in catalog.select(job.images):
-        backend = "cpu" if cpu_only or image.executor == "host" else image.backend
-        wanted = [a for a in (*getattr(image, "archs", ()), *archs)
-                  if backend != "cpu" and a.startswith("gfx" if backend == "rocm" else "sm_")]
-        labels = tuple(dict.fromkeys(("self-hosted", backend, *wanted, *others)))
-        sets.setdefault(labels, []).append(image.alias)
-    return [{"runs-on": list(labels), "images": images} for labels, images in sets.items()]
 
 
 def resolve_job_path(job: str) -> Path:
@@ -56,14 +39,7 @@ def resolve_job_path(job: str) -> Path:
 @app.command("list")
 def list_jobs(as_json: bool = JsonOption) -> None:
     """Every job spec of jobs/ with its images and suites."""
-    rows = []
-    for path in sorted((project_dir() / "jobs").glob("*.yaml")):
-        try:
-            job = load_job(path)
-        except Exception:  # noqa: BLE001 - a file that is not a job spec (known-issues.yaml) is not listed
-            continue
-        rows.append({"name": job.name, "path": str(path), "description": job.description,
-                     "images": list(job.images), "suites": [s.name for s in job.suites], "labels": list(job.labels)})
+    rows = _jobs.job_specs(project_dir() / "jobs")
     if as_json:
         print_json(rows)
         return
@@ -78,7 +54,7 @@ def list_jobs(as_json: bool = JsonOption) -> None:
 def show_job(job: str = JobArg, as_json: bool = JsonOption, catalog: Path = CatalogOption) -> None:
     """One job: the images its selectors resolve to, its suites and labels."""
     cat = load_catalog(catalog)
-    spec = load_job(resolve_job_path(job), cat)
+    spec = _catalog.load_job(resolve_job_path(job), cat)
     images = cat.select(spec.images)
     if as_json:
         print_json({**spec.model_dump(mode="json"), "resolved": [i.model_dump(mode="json") for i in images]})
@@ -97,7 +73,7 @@ def runners(job: str = JobArg, cpu_only: bool = typer.Option(False, "--cpu-only"
             as_json: bool = JsonOption, catalog: Path = CatalogOption) -> None:
     """The self-hosted runner label sets the job needs (a workflow's runs-on)."""
     cat = load_catalog(catalog)
-    sets = runner_sets(load_job(resolve_job_path(job), cat), cat, cpu_only)
+    sets = _jobs.runner_sets(_catalog.load_job(resolve_job_path(job), cat), cat, cpu_only)
     if as_json:
         print_json(sets)
         return

@@ -11,8 +11,8 @@ from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
-from ..scheduler import task_key
-from ..spec import CheckResult, Execution, Task
+from ..scheduling.plan import task_key
+from ..spec import FAILING, CheckResult, Execution, Task
 
 
 @dataclass
@@ -33,7 +33,12 @@ class LiveReporter:
         self.rows: dict[str, _Row] = {}
         self.lock = threading.Lock()
         self.t0 = time.monotonic()
-        self.live = Live(self.table(), console=console, refresh_per_second=2, transient=False) if not disable else None
+        # A live table redraws in place on a terminal; in a CI log (stderr not a terminal) it
+        # would leave its last frame without a line end, so there each task's end is a line
+        # of its own and the final table is printed once, as a block.
+        self.interactive = console.is_terminal
+        self.live = (Live(self.table(), console=console, refresh_per_second=2, transient=False)
+                     if not disable and self.interactive else None)
 
     def __enter__(self) -> "LiveReporter":
         if self.live:
@@ -44,6 +49,9 @@ class LiveReporter:
         if self.live:
             self.live.update(self.table())
             self.live.__exit__(*exc)
+        elif not self.disable and self.rows:
+            self.console.print(self.table())
+            self.console.print()
 
     def _refresh(self) -> None:
         if self.live:
@@ -100,19 +108,23 @@ class LiveReporter:
             self._refresh()
 
     def result(self, task: Task, result: CheckResult) -> None:
-        if result.status in ("fail", "crash", "timeout", "error"):
+        if result.status in (*FAILING, "error"):
             with self.lock:
                 self._say(f"  [red]{result.status:8}[/red] {task.image.alias} {result.check}: {result.message[:160]}")
 
     def task_finished(self, task: Task, execution: Execution) -> None:
         with self.lock:
             row = self.rows.get(task_key(task))
-            failed = execution.infra_error or any(r.status in ("fail", "crash", "timeout") for r in execution.results)
+            failed = execution.infra_error or any(r.status in FAILING for r in execution.results)
             if row:
                 row.state = "failed" if failed else "done"
             if execution.infra_error:
                 self._say(f"  [yellow]infrastructure[/yellow] {task_key(task)} on {task.host.name}: "
                           f"{execution.infra_error[:300]}")
+            elif not self.interactive:
+                done = sum(r.state in ("done", "failed") for r in self.rows.values())
+                self._say(f"  {'failed' if failed else 'done':8} {task_key(task)} on {task.host.name} "
+                          f"({done}/{len(self.rows)} tasks, {time.monotonic() - self.t0:.0f}s)")
             self._refresh()
 
 

@@ -11,15 +11,9 @@ from pathlib import Path
 
 import typer
 
-from .. import diff as engine
-from .. import known_issues as ki
-from ..catalog import load_job
-from ..render.diff import diff_html, diff_junit, diff_md
-from ..store import queries
-from . import views
-from .common import CatalogOption, DbOption, err, load_catalog, sessions, write_output
-from .diff import print_term, report_for, resolve, runs_side
-from .run import execute_job
+from .common import DEFAULT_THRESHOLD, CatalogOption, DbOption, err, load_catalog, sessions, write_output
+from .diff import print_term
+from .run import EXECUTOR_HELP, ExecutorChoice
 
 
 def qualify(job: Path = typer.Option(..., "--job", "-j", help="The release job spec (jobs/release.yaml)."),
@@ -27,30 +21,28 @@ def qualify(job: Path = typer.Option(..., "--job", "-j", help="The release job s
                                          help="Baseline name, matrix version or run id to compare with."),
             known_issues: Path = typer.Option(None, "--known-issues", help="Known-issues YAML (expected failures)."),
             out_dir: Path = typer.Option(None, "--out-dir", help="Reports here [default: results/qualify-<time>/]."),
-            threshold: float = typer.Option(engine.DEFAULT_THRESHOLD, help="Timing ratio threshold (0.05 = 5 %)."),
+            threshold: float = typer.Option(DEFAULT_THRESHOLD, help="Timing ratio threshold (0.05 = 5 %)."),
             cpu_only: bool = typer.Option(False, "--cpu-only", help="Run GPU images on a CPU host."),
             hosts_file: Path = typer.Option(None, "--hosts", envvar="VALORCH_HOSTS",
                                             help="Host inventory YAML [default: this machine]."),
-            executor: str = typer.Option("docker", "--executor", help="docker or slurm (as for valorch run)."),
+            executor: ExecutorChoice = typer.Option("docker", "--executor", help=EXECUTOR_HELP),
             partition: str = typer.Option(None, "--partition", help="Slurm partition for --executor slurm."),
             db: str = DbOption, catalog: Path = CatalogOption) -> None:
     """Run the job, diff the new runs against the baseline, write report.md/.html/.junit.xml; gate."""
+    from ..catalog.core import load_job
+    from ..render.diff import diff_html, diff_junit, diff_md
+    from ..services import qualify as service
+    from .progress import LiveReporter
+
     cat = load_catalog(catalog)
     spec = load_job(job, cat)
-    if known_issues:
-        ki.load(known_issues)  # bad input fails before an hour of runs, not after
-    factory = sessions(db)
-    with factory() as session:
-        base = resolve(session, baseline)  # unknown baseline: exit 2 now
-    summaries = execute_job(spec, cat, factory, cpu_only=cpu_only, executor=executor, partition=partition,
-                            hosts_file=hosts_file)
-    for s in summaries:
-        err.print(views.summary_line(s))
-    with factory() as session:
-        runs = [queries.get_run(session, s.run_id) for s in summaries]
-        batch = runs[0].batch if runs else "none"
-        head = runs_side(session, f"{spec.name} {batch[:8]}", "qualify", runs)
-        report = report_for(session, base, head, threshold, known_issues)
+    with LiveReporter(err) as reporter:
+        outcome = service.qualify(spec, cat, sessions(db), baseline, known_issues, threshold, reporter=reporter,
+                                  cpu_only=cpu_only, executor=executor.value, partition=partition,
+                                  hosts_file=hosts_file)
+    for line in outcome.lines:
+        err.print(line)
+    report = outcome.report
     out_dir = out_dir or Path("results") / f"qualify-{datetime.now():%Y%m%d-%H%M%S}"
     write_output(diff_md(report), out_dir / "report.md")
     write_output(diff_html(report), out_dir / "report.html")
@@ -59,7 +51,7 @@ def qualify(job: Path = typer.Option(..., "--job", "-j", help="The release job s
     if report.regressed:
         err.print(f"[bold red]qualification failed[/bold red]: regressed against {baseline}; see {out_dir}/report.md")
         raise typer.Exit(1)
-    if any(s.infra_errors for s in summaries):
+    if outcome.infra_errors:
         err.print("[yellow]infrastructure errors: the affected checks are inconclusive; not qualified[/yellow]")
         raise typer.Exit(3)
     err.print(f"[bold green]qualified[/bold green] against {baseline}")

@@ -9,8 +9,6 @@ import typer
 from rich.table import Table
 
 from ..errors import InputError
-from ..store import queries, transfer
-from . import views
 from .common import DbOption, JsonOption, err, out, print_json, sessions, write_output
 
 app = typer.Typer(help="Stored runs and their results.", no_args_is_help=True)
@@ -21,19 +19,18 @@ def list_runs(image: str = typer.Option(None, help="Only runs of this image alia
               limit: int = typer.Option(50, help="At most this many runs, newest first."),
               db: str = DbOption, as_json: bool = JsonOption) -> None:
     """Runs, newest first, with counts by status."""
-    with sessions(db)() as session:
-        runs = queries.list_runs(session, limit, image)
-        rows = [(r, views.final_counts(queries.run_results(session, r.id))) for r in runs]
+    from ..services import results as service
+
+    rows = service.listing(sessions(db), limit, image)
     if as_json:
-        print_json([{"run": r.id, "image": r.image.alias, "digest": r.image.digest, "host": r.host.name,
-                     "job": r.job, "state": r.state, "started": r.started.isoformat(), "counts": dict(c)}
-                    for r, c in rows])
+        print_json([{**r, "started": r["started"].isoformat(), "counts": dict(r["counts"])} for r in rows])
         return
     table = Table("run", "started (UTC)", "image", "host", "job", "state", "pass", "fail", "other")
-    for r, c in rows:
+    for r in rows:
+        c = r["counts"]
         other = sum(v for k, v in c.items() if k not in ("pass", "fail"))
-        table.add_row(r.id[:8], r.started.strftime("%Y-%m-%d %H:%M:%S"), r.image.alias, r.host.name, r.job,
-                      r.state, str(c.get("pass", 0)), str(c.get("fail", 0)), str(other))
+        table.add_row(r["run"][:8], r["started"].strftime("%Y-%m-%d %H:%M:%S"), r["image"], r["host"], r["job"],
+                      r["state"], str(c.get("pass", 0)), str(c.get("fail", 0)), str(other))
     out.print(table)
 
 
@@ -41,12 +38,9 @@ def list_runs(image: str = typer.Option(None, help="Only runs of this image alia
 def show_run(run_id: str = typer.Argument(..., help="A run id (or a unique prefix of one)."),
              db: str = DbOption, as_json: bool = JsonOption) -> None:
     """One run: provenance and every attempt of every check."""
-    with sessions(db)() as session:
-        run = queries.get_run(session, run_id)
-        if run is None:
-            raise InputError(f"no run '{run_id}' in the results database", "valorch results list shows the runs")
-        results = queries.run_results(session, run.id)
-        data = views.run_json(run, results)
+    from ..services import results as service
+
+    data = service.show(sessions(db), run_id)
     if as_json:
         print_json(data)
         return
@@ -69,15 +63,9 @@ def export(run_ids: list[str] = typer.Argument(..., help="Run ids (or unique pre
            out_path: Path = typer.Option(None, "--out", "-o", help="Write the JSON here instead of stdout."),
            db: str = DbOption) -> None:
     """Runs with their images, hosts, checks, tasks, results and inventory as one JSON document."""
-    with sessions(db)() as session:
-        runs = []
-        for run_id in run_ids:
-            run = queries.get_run(session, run_id)
-            if run is None:
-                raise InputError(f"no run '{run_id}' in the results database", "valorch results list shows the runs")
-            if run not in runs:
-                runs.append(run)
-        doc = transfer.export_runs(session, runs)
+    from ..services import results as service
+
+    doc = service.export(sessions(db), run_ids)
     write_output(json.dumps(doc, indent=1, sort_keys=True), out_path)
 
 
@@ -92,12 +80,9 @@ def import_(path: Path = typer.Argument(..., help="A file written by valorch res
     except json.JSONDecodeError as exc:
         raise InputError(f"{path}:{exc.lineno}: not JSON ({exc.msg})",
                          "pass a file written by valorch results export") from None
-    with sessions(db)() as session:
-        try:
-            counts = transfer.import_runs(session, doc)
-        except transfer.TransferError as exc:
-            raise InputError(f"{path}: {exc}", "pass a file written by valorch results export") from None
-        session.commit()
+    from ..services import results as service
+
+    counts = service.import_(sessions(db), doc, str(path))
     if as_json:
         print_json(counts)
         return

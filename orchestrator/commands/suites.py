@@ -5,7 +5,6 @@ from __future__ import annotations
 import typer
 from rich.table import Table
 
-from ..probe.registry import catalog as probe_catalog
 from .common import JsonOption, out, print_json
 
 app = typer.Typer(help="Workload suites and their checks.", no_args_is_help=True)
@@ -14,6 +13,8 @@ app = typer.Typer(help="Workload suites and their checks.", no_args_is_help=True
 @app.command("list")
 def list_suites(as_json: bool = JsonOption) -> None:
     """Every suite with every check's feature, kind and library."""
+    from ..probe.registry import catalog as probe_catalog
+
     cat = probe_catalog()
     if as_json:
         print_json(cat)
@@ -31,6 +32,8 @@ def list_suites(as_json: bool = JsonOption) -> None:
 @app.command("show")
 def show_suite(name: str, as_json: bool = JsonOption) -> None:
     """One suite: its checks and what each proves."""
+    from ..probe.registry import catalog as probe_catalog
+
     cat = probe_catalog()
     suite = next((s for s in cat["suites"] if s["name"] == name), None)
     if suite is None:

@@ -9,7 +9,9 @@ import tarfile
 from functools import lru_cache
 from pathlib import Path
 
-from ..spec import Task
+from typing import Callable, Protocol
+
+from ..spec import CheckResult, Execution, Task
 
 PROBE_DIR = Path(__file__).resolve().parent.parent / "probe"
 PROBE_PACKAGE = "valorch_probe"
@@ -134,3 +136,13 @@ def _add_dirs(tar: tarfile.TarFile, *names: str) -> None:
         info = tarfile.TarInfo(name)
         info.type, info.mode = tarfile.DIRTYPE, 0o755
         tar.addfile(info)
+
+
+class Executor(Protocol):
+    """What every executor does: run one task's probe and bring back its Execution.
+    ``on_result`` sees each result as it arrives (the live view)."""
+
+    name: str
+
+    def execute(self, task: Task, run_id: str, on_result: Callable[[CheckResult], None] | None = None
+                ) -> Execution: ...

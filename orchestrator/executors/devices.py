@@ -36,12 +36,12 @@ def device_options(backend: str, host: HostSpec, gpus: tuple[GPU, ...] | None = 
             "shm_size": shm_size,
         }
     if backend == "cuda":
-        import docker.types
-
         chosen = gpus if gpus is not None else host.gpus_of("nvidia")
         ids = [gpu.uuid or str(gpu.index) for gpu in chosen]
         return {
-            "device_requests": [docker.types.DeviceRequest(device_ids=ids, capabilities=[["gpu"]])],
+            # the Engine API's DeviceRequest, as docker.types.DeviceRequest serialises it
+            "device_requests": [{"Driver": "", "Count": 0, "DeviceIDs": ids, "Capabilities": [["gpu"]],
+                                 "Options": {}}],
             "shm_size": shm_size,
         }
     raise ValueError(f"unknown backend {backend!r}")

@@ -16,13 +16,14 @@ from typing import Any, Callable
 import docker
 import docker.errors
 import docker.tls
+import docker.types
 from requests.exceptions import ConnectionError as RequestsConnectionError
 
 from ..errors import InfrastructureError
-from ..protocol import Transcript, conclude, infrastructure_failure
+from .transcript import Transcript, conclude, infrastructure_failure
 from ..spec import Execution, HostSpec, Task
-from .base import LABEL, PROBE_PACKAGE, overall_timeout, probe_archive, probe_args, workload_archive
-from .devices import device_options
+from .base import LABEL, overall_timeout, probe_archive, workload_archive
+from .container import ContainerSpec, task_container
 from .pull import runnable
 
 TAIL = 8_000
@@ -64,31 +65,33 @@ class _EngineTLS(docker.tls.TLSConfig):
         client.trust_env = False
 
 
-def probe_options(command: list[str], labels: dict[str, str], network: bool = False) -> dict[str, Any]:
-    """What every probe container gets: no network unless asked, no privileges, no new
-    privileges, bounded pids, the probe on PYTHONPATH (pure)."""
-    return {
-        "command": command,
-        "working_dir": "/opt/valorch",
-        "environment": {"PYTHONPATH": "/opt/valorch", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1"},
-        "labels": {LABEL: "1", **{f"{LABEL}.{k}": v for k, v in labels.items()}},
-        "network_mode": "bridge" if network else "none",
+def create_kwargs(spec: ContainerSpec) -> dict[str, Any]:
+    """``containers.create`` keyword arguments for a container spec."""
+    kw: dict[str, Any] = {
+        "command": list(spec.command),
+        "working_dir": spec.workdir,
+        "environment": dict(spec.env),
+        "labels": dict(spec.labels),
+        "network_mode": "bridge" if spec.network else "none",
         "privileged": False,
-        "security_opt": ["no-new-privileges"],
-        "pids_limit": 4096,
+        "security_opt": list(spec.security_opt),
+        "pids_limit": spec.pids_limit,
         "detach": True,
     }
+    if spec.devices:
+        kw["devices"] = list(spec.devices)
+    if spec.group_add:
+        kw["group_add"] = list(spec.group_add)
+    if spec.shm_size:
+        kw["shm_size"] = spec.shm_size
+    if spec.gpu_ids is not None:
+        kw["device_requests"] = [docker.types.DeviceRequest(device_ids=list(spec.gpu_ids), capabilities=[["gpu"]])]
+    return kw
 
 
 def container_options(task: Task, run_id: str) -> dict[str, Any]:
     """Everything ``containers.create`` gets for a suite task, apart from the image (pure)."""
-    opts = probe_options(["python3", "-m", PROBE_PACKAGE, *probe_args(task)],
-                         {"run": run_id, "suite": task.suite.name, "image": task.image.alias}, task.suite.network)
-    if not task.cpu_only:
-        dev = device_options(task.image.backend, task.host, task.gpus)
-        opts["security_opt"] = opts["security_opt"] + dev.pop("security_opt", [])
-        opts.update(dev)
-    return opts
+    return create_kwargs(task_container(task, run_id))
 
 
 class DockerExecutor:
@@ -124,21 +127,12 @@ class DockerExecutor:
         digest, problem = self.image_digest(reference)
         if problem:
             return _infra_failure(task, problem, {}, digest)
-        transcript = Transcript()
-        seen = 0
-
-        def feed(chunk: bytes) -> None:
-            nonlocal seen
-            transcript.feed(chunk)
-            if on_result and len(transcript.results) > seen:
-                for res in transcript.results[seen:]:
-                    on_result(res)
-                seen = len(transcript.results)
-
+        transcript = Transcript(on_result=on_result)
         archives = [probe_archive()] + [a for a in (workload_archive(task),) if a is not None]
         deadline = overall_timeout(task)
         try:
-            ran = run_container(self.client, reference, container_options(task, run_id), archives, deadline, feed)
+            ran = run_container(self.client, reference, container_options(task, run_id), archives, deadline,
+                                transcript.feed)
         except (docker.errors.DockerException, RequestsConnectionError) as exc:
             return _infra_failure(task, f"engine error running {reference}: {str(exc)[:500]}", {},
                                   digest)
@@ -224,8 +218,16 @@ def reap(client: docker.DockerClient, run_id: str | None = None) -> int:
     return removed
 
 
-def gather_inventory(image, host: HostSpec, **kw: Any):  # noqa: ANN001, ANN201
-    """The inventory probe in ``image`` on this engine: (raw dict | None, error | None, digest)."""
-    from .inventory import gather_docker
-
-    return gather_docker(image, host, **kw)
+def reap_known(host: HostSpec, known: set[str]) -> int:
+    """Remove the leftover containers on ``host`` whose run is in ``known``; an engine that
+    does not answer is skipped (it is reported when a task goes there)."""
+    try:
+        client = connect(host, timeout=10)
+    except InfrastructureError:
+        return 0
+    removed = 0
+    for c in client.containers.list(all=True, filters={"label": f"{LABEL}.run"}):
+        run_id = (c.labels or {}).get(f"{LABEL}.run")
+        if run_id in known:
+            removed += reap(client, run_id)
+    return removed

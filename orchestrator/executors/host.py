@@ -7,7 +7,6 @@ inside a container.
 
 from __future__ import annotations
 
-import os
 import shutil
 import sys
 import tempfile
@@ -15,9 +14,10 @@ import time
 from pathlib import Path
 
 from .. import proc
-from ..protocol import Transcript, conclude, infrastructure_failure
+from .transcript import Transcript, conclude, infrastructure_failure
 from ..spec import Execution, HostSpec, Task
 from .base import PROBE_DIR, PROBE_PACKAGE, overall_timeout, probe_args, ship_workload
+from .container import local_env
 
 
 class HostExecutor:
@@ -29,23 +29,14 @@ class HostExecutor:
 
     def execute(self, task: Task, run_id: str, on_result=None) -> Execution:
         t0 = time.perf_counter()
-        transcript = Transcript()
-        seen = [0]
-
-        def feed(chunk: bytes) -> None:
-            transcript.feed(chunk)
-            if on_result and len(transcript.results) > seen[0]:
-                for res in transcript.results[seen[0]:]:
-                    on_result(res)
-                seen[0] = len(transcript.results)
+        transcript = Transcript(on_result=on_result)
 
         with tempfile.TemporaryDirectory(prefix="valorch-probe-") as tmp:
             shutil.copytree(PROBE_DIR, Path(tmp) / PROBE_PACKAGE,
                             ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
             ship_workload(task, Path(tmp))
-            env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
-            env.update(PYTHONPATH=tmp, PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1")
-            done = proc.stream([self.python, "-m", PROBE_PACKAGE, *probe_args(task)], feed,
+            env = local_env(tmp)
+            done = proc.stream([self.python, "-m", PROBE_PACKAGE, *probe_args(task)], transcript.feed,
                                timeout=overall_timeout(task), env=env, cwd=tmp)
         transcript.close()
         timings = {"run_s": time.perf_counter() - t0, "total_s": time.perf_counter() - t0, **transcript.breakdown()}
@@ -56,10 +47,3 @@ class HostExecutor:
         execution = conclude(transcript, task, exit_code=done.returncode, killed=killed, log=done.stderr_tail,
                              signalled=(done.returncode or 0) < 0, python=self.python)
         return execution.model_copy(update={"timings": timings})
-
-
-def gather_inventory(image, host: HostSpec, **kw):  # noqa: ANN001, ANN003, ANN201
-    """The inventory probe on the local interpreter: (raw dict | None, error | None, None)."""
-    from .inventory import gather_host
-
-    return gather_host(image, host, **kw)

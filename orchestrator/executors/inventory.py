@@ -13,7 +13,6 @@ the raw dict is untrusted and validated by ``audit.parse_inventory``.
 
 from __future__ import annotations
 
-import os
 import shutil
 import sys
 import tempfile
@@ -22,9 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from .. import proc
-from ..protocol import Transcript
+from .transcript import Transcript
 from ..spec import HostSpec, ImageSpec
 from .base import PROBE_DIR, PROBE_PACKAGE, probe_archive
+from .container import local_env
 
 # The gatherer imports torch once to read what it was compiled against (up to
 # 180 s inside the probe); the rest is file reads and a few `-v` commands.
@@ -38,9 +38,11 @@ def probe_command() -> list[str]:
 
 def container_options(image: ImageSpec, run_id: str) -> dict[str, Any]:
     """What ``containers.create`` gets for an inventory: no devices, no network (pure)."""
-    from .docker import probe_options
+    from .container import ContainerSpec, labels_for
+    from .docker import create_kwargs
 
-    return probe_options(probe_command(), {"run": run_id, "suite": "inventory", "image": image.alias})
+    return create_kwargs(ContainerSpec(command=tuple(probe_command()),
+                                       labels=labels_for(run_id, "inventory", image.alias)))
 
 
 def _outcome(transcript: Transcript, exit_code: int | None, killed: bool, stderr: str, where: str,
@@ -92,8 +94,7 @@ def gather_host(image: ImageSpec, host: HostSpec, *, python: str | None = None,
     transcript = Transcript()
     with tempfile.TemporaryDirectory(prefix="valorch-probe-") as tmp:
         shutil.copytree(PROBE_DIR, Path(tmp) / PROBE_PACKAGE, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-        env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
-        env.update(PYTHONPATH=tmp, PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1")
+        env = local_env(tmp)
         done = proc.stream([python, "-m", PROBE_PACKAGE, "inventory"], transcript.feed, timeout=deadline,
                            env=env, cwd=tmp)
     if done.error:

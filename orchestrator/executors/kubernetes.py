@@ -31,8 +31,9 @@ import time
 from typing import Any, Callable
 
 from ..errors import InfrastructureError, NoMatchingHostError
-from ..protocol import Transcript, conclude, infrastructure_failure
+from .transcript import Transcript, conclude, infrastructure_failure
 from ..spec import Execution, Task
+from .container import probe_env
 from .base import LABEL, PROBE_DIR, PROBE_PACKAGE, overall_timeout, probe_args
 
 MOUNT = f"/opt/valorch/{PROBE_PACKAGE}"
@@ -149,8 +150,7 @@ def job_manifest(task: Task, run_id: str, name: str, namespace: str, configmap: 
         "imagePullPolicy": "Never" if task.image.local else "IfNotPresent",
         "command": ["python3", "-m", PROBE_PACKAGE, *probe_args(task)],
         "workingDir": "/opt/valorch",
-        "env": [{"name": "PYTHONPATH", "value": "/opt/valorch"}, {"name": "PYTHONDONTWRITEBYTECODE", "value": "1"},
-                {"name": "PYTHONUNBUFFERED", "value": "1"}],
+        "env": [{"name": k, "value": v} for k, v in probe_env().items()],
         "resources": resources,
         "securityContext": security,
         "volumeMounts": [{"name": "probe", "mountPath": MOUNT, "readOnly": True},
@@ -214,7 +214,7 @@ class KubernetesExecutor:
         core, batch = client.CoreV1Api(self._api), client.BatchV1Api(self._api)
         name = object_name(task.image.alias, task.suite.name, run_id)
         t0 = time.perf_counter()
-        transcript = Transcript()
+        transcript = Transcript(on_result=on_result)
         created = False
         try:
             core.create_namespaced_config_map(self.namespace, to_model(
@@ -225,13 +225,8 @@ class KubernetesExecutor:
             pod = self._wait_for_pod(core, name)
             stream = core.read_namespaced_pod_log(pod, self.namespace, container="probe", follow=True,
                                                   _preload_content=False)
-            seen = 0
             for chunk in stream.stream(64 * 1024):
                 transcript.feed(chunk)
-                if on_result and len(transcript.results) > seen:
-                    for res in transcript.results[seen:]:
-                        on_result(res)
-                    seen = len(transcript.results)
             transcript.close()
             exit_code, reason = self._outcome(core, batch, name, pod)
         except KeyboardInterrupt:

@@ -9,13 +9,17 @@ import json
 import math
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from xml.etree import ElementTree as ET
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
-from ..diff import (CHANGED, COUNTED, COVERAGE_GAINED, COVERAGE_LOST, EXPECTED, FASTER, FIXED, FLAKY, INCONCLUSIVE,
-                    NOISE, NOT_COMPARABLE, REGRESSED, SAME, SLOWER, Change, Report)
+from ..spec import (CHANGED, COUNTED, COVERAGE_GAINED, COVERAGE_LOST, EXPECTED, FASTER, FIXED, FLAKY, NOISE,
+                    NOT_COMPARABLE, REGRESSED, SAME, SLOWER)
+from ..spec import INCONCLUSIVE_CHANGE as INCONCLUSIVE
+
+if TYPE_CHECKING:
+    from ..regression.rule import Change, Report
 
 SECTIONS = (
     ("Status regressions", (REGRESSED,)),

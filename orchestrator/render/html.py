@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from jinja2 import Environment, PackageLoader, select_autoescape
 
-from ..matrix_doc import Document
+if TYPE_CHECKING:
+    from ..matrix.document import Document
 
 _env = Environment(loader=PackageLoader("orchestrator", "render/templates"),
                    autoescape=select_autoescape(default=True, default_for_string=True),

@@ -6,6 +6,8 @@ from collections import defaultdict
 from typing import Any, Sequence
 from xml.etree import ElementTree as ET
 
+from ..spec import FAILING
+
 
 def results_junit(runs: Sequence[Any], results: dict[str, Sequence[Any]]) -> str:
     root = ET.Element("testsuites", name="valorch")
@@ -22,7 +24,7 @@ def results_junit(runs: Sequence[Any], results: dict[str, Sequence[Any]]) -> str
             case = ET.SubElement(suite, "testcase", classname=f"{run.image.alias}.{key.rsplit('.', 1)[0]}",
                                  name=key, time=f"{res.duration_s:.3f}")
             counts["tests"] += 1
-            if res.status in ("fail", "crash", "timeout"):
+            if res.status in FAILING:
                 counts["failures"] += 1
                 node = ET.SubElement(case, "failure", type=res.status, message=res.message[:500])
                 node.text = res.log[-4000:]

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from ..matrix import LEGEND, Matrix
+from typing import TYPE_CHECKING
+
+from ..spec import LEGEND
+
+if TYPE_CHECKING:
+    from ..matrix.document import Document
+    from ..matrix.model import Matrix
 
 
 def _cell(text: str) -> str:
@@ -21,7 +27,7 @@ def matrix_md(matrix: Matrix, title: str = "Compatibility matrix") -> str:
     return "\n".join(lines)
 
 
-def document_md(doc) -> str:  # noqa: ANN001 (matrix_doc.Document)
+def document_md(doc: Document) -> str:
     """The versioned header (matrix version, last verified, source of truth), then the table."""
     t = doc.table
     lines = [f"# {_cell(t.title)}", "", f"- Matrix version: `{doc.header.version}`",

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import re
 
-from ..matrix_doc import Document
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..matrix.document import Document
 
 _SPECIAL = re.compile(r"([\\`*_|\[\]<>:])")
 

@@ -1,1 +1,3 @@
-"""Workflows that the commands call: they own the session lifecycle and the order of steps."""
+"""Workflows: each owns its database session's lifecycle (SQLAlchemy's guidance: the
+session lives outside the functions that read and write data) and returns plain data
+for a command to print."""

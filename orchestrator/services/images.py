@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Iterable
 
 from .. import imageref
-from ..catalog import Catalog, load_file
+from ..catalog.core import Catalog, load_file
 from ..errors import SpecError
 from ..registry import ManifestNotFound, RegistryClient
 from ..spec import ImageSpec
@@ -78,6 +78,12 @@ def check(images: Iterable[ImageSpec], client: RegistryClient, workers: int = 8)
     images = list(images)
     with ThreadPoolExecutor(max_workers=max(1, min(workers, len(images)))) as pool:
         return list(pool.map(one, images))
+
+
+def check_catalog(catalog: Catalog, names: Iterable[str] = (), ca: str | None = None,
+                  timeout: float = 30) -> list[TagCheck]:
+    """``images check``: the selected registry images resolved through their registries."""
+    return check(registry_images(catalog, names), RegistryClient(ca=ca, timeout=timeout))
 
 
 def drifted(checks: Iterable[TagCheck]) -> list[TagCheck]:

@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Iterable
 
-from .. import preflight
+from ..hosts import preflight
 from ..errors import InfrastructureError
-from ..preflight import Probe
+from ..hosts.preflight import Probe
 from ..spec import HostSpec
 
 PROBE_IMAGES = ("valorch/base:bookworm", "valorch/base:bullseye", "python:3-slim")
@@ -42,8 +42,8 @@ def container_probe(host: HostSpec, backend: str, image: str | None = None) -> P
     """L0: one tiny container starts on the host's engine with the backend's device options
     (``true`` in a small image; the CPU backend gets no devices)."""
     from ..executors.base import LABEL
-    from ..executors.devices import device_options
-    from ..executors.docker import connect, probe_options, run_container
+    from ..executors.container import ContainerSpec
+    from ..executors.docker import connect, create_kwargs, run_container
     from ..executors.pull import inspect
 
     try:
@@ -54,12 +54,13 @@ def container_probe(host: HostSpec, backend: str, image: str | None = None) -> P
     if present is None:
         return Probe(0, "container", False, f"no small image to start on {host.name} "
                      f"(tried {', '.join((image,) if image else PROBE_IMAGES)})")
-    opts = probe_options(["true"], {"probe": "preflight"})
-    opts["labels"][f"{LABEL}.preflight"] = "1"
-    if backend != "cpu":
-        dev = device_options(backend, host, host.gpus_of("amd" if backend == "rocm" else "nvidia"))
-        opts["security_opt"] = opts["security_opt"] + dev.pop("security_opt", [])
-        opts.update(dev)
+    spec = ContainerSpec(command=("true",), labels={LABEL: "1", f"{LABEL}.probe": "preflight"})
+    try:
+        if backend != "cpu":
+            spec = spec.with_devices(backend, host, None)
+    except ValueError as exc:
+        return Probe(0, "container", False, str(exc))
+    opts = create_kwargs(spec)
     try:
         ran = run_container(client, present, opts, [], 60, lambda chunk: None)
     except Exception as exc:  # noqa: BLE001 - any engine refusal is this host's preflight failure
@@ -99,15 +100,12 @@ def backends_of(host: HostSpec) -> tuple[str, ...]:
     return tuple(b for b, v in (("rocm", "amd"), ("cuda", "nvidia")) if host.gpus_of(v)) or ("cpu",)
 
 
-def quarantine(hosts: Iterable[HostSpec], backends: set[str]) -> tuple[tuple[HostSpec, ...], list[Verdict]]:
-    """L0 for every host with GPUs of a backend the batch needs, concurrently. Returns the hosts
-    that passed (and those the batch's GPU work cannot use, untouched) and the failed verdicts."""
-    hosts = tuple(hosts)
-    todo = [(h, b) for h in hosts for b in backends_of(h) if b in backends and b != "cpu"]
+def quarantine(pairs: Iterable[tuple[HostSpec, str]]) -> list[Verdict]:
+    """L0 for each (host, GPU backend) a batch would use, concurrently; the failed verdicts
+    (their hosts are quarantined for the batch by the caller)."""
+    todo = sorted({(h.name, b): (h, b) for h, b in pairs if b != "cpu"}.values(), key=lambda hb: (hb[0].name, hb[1]))
     if not todo:
-        return hosts, []
+        return []
     with ThreadPoolExecutor(max_workers=min(8, len(todo))) as pool:
         verdicts = list(pool.map(lambda hb: level0(*hb), todo))
-    failed = [v for v in verdicts if not v.ok]
-    bad = {v.host for v in failed}
-    return tuple(h for h in hosts if h.name not in bad), failed
+    return [v for v in verdicts if not v.ok]

@@ -182,13 +182,14 @@ def stage_many(pairs: Iterable[tuple[ImageSpec, HostSpec]], policy: str, registr
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def presence(images: Iterable[ImageSpec], hosts: Iterable[HostSpec]) -> list[dict]:
+def presence(images: Iterable[ImageSpec], hosts_file=None) -> list[dict]:  # noqa: ANN001 - a Path or None
     """Per host and image: present or not, and with which digest (``images list --present``)."""
     from ..executors.docker import connect
+    from ..hosts.inventory import resolve_hosts
 
     rows = []
     images = list(images)
-    for host in hosts:
+    for host in resolve_hosts(hosts_file):
         try:
             client = connect(host, timeout=15)
         except InfrastructureError as exc:
@@ -212,7 +213,7 @@ def stage_planned(planned, policy: str, registry: RegistryClient,  # noqa: ANN00
     """Every planned (image, host) of a job staged before anything is queued: a failure raises
     (exit 3) and nothing is stored. Returns the planned runs with each image's verified digest
     filled in (so the executor runs ``repo@sha256:…``), and the staged images by (host, alias)."""
-    from ..scheduler import PlannedRun
+    from ..scheduling.plan import PlannedRun
 
     pairs = {(pr.host.name, pr.image.alias): pr for pr in planned
              if pr.image.executor == "docker" and not pr.image.local}
@@ -235,8 +236,8 @@ def stage_planned(planned, policy: str, registry: RegistryClient,  # noqa: ANN00
 def pairs_for(images: Iterable[ImageSpec], hosts: tuple[HostSpec, ...]) -> list[tuple[ImageSpec, HostSpec]]:
     """Every host that could run each registry image (``images pull``); an image no host can
     run is an error naming the nearest hosts (exit 3)."""
-    from ..hosts import match
-    from ..scheduler import requirement
+    from ..hosts.match import match
+    from ..scheduling.plan import requirement
 
     pairs = []
     for image in images:
@@ -244,3 +245,13 @@ def pairs_for(images: Iterable[ImageSpec], hosts: tuple[HostSpec, ...]) -> list[
             continue
         pairs += [(image, h) for h in match(requirement(image), hosts, image.alias)]
     return pairs
+
+
+def pull_images(images: Iterable[ImageSpec], hosts_file=None, policy: str = "missing",  # noqa: ANN001
+                ca: str | None = None, on_event: Callable[[str, engine.PullEvent], None] | None = None
+                ) -> list[Outcome]:
+    """``images pull``: every registry image on every host that could run it, concurrently."""
+    from ..hosts.inventory import resolve_hosts
+
+    return stage_many(pairs_for(images, resolve_hosts(hosts_file)), check_policy(policy), RegistryClient(ca=ca),
+                      on_event)

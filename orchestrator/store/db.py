@@ -63,7 +63,7 @@ BASELINE = "0001"  # the schema that create_all made before migrations existed
 # The newest migration. Every command opens the database, and asking Alembic for its
 # head costs half a second of imports and file parsing; a unit test keeps this equal
 # to what Alembic says.
-HEAD = "0002"
+HEAD = "0003"
 
 
 def _alembic_config(conn: Connection):  # noqa: ANN202
@@ -121,3 +121,12 @@ def _migration_lock(url: str) -> Iterator[None]:
 
 def session_factory(engine: Engine) -> sessionmaker[Session]:
     return sessionmaker(engine, expire_on_commit=False)
+
+
+def check_writable(session: Session) -> None:
+    """Create, write and drop a scratch table (the preflight's proof that the database is
+    writable); raises what the database raises."""
+    session.execute(text("CREATE TABLE IF NOT EXISTS valorch_preflight (x INTEGER)"))
+    session.execute(text("INSERT INTO valorch_preflight VALUES (1)"))
+    session.execute(text("DROP TABLE valorch_preflight"))
+    session.commit()

@@ -1,7 +1,7 @@
 """Reads and writes of stored inventories (table ``inventory``, one row per component).
 
 An audit is a run with job ``inventory`` and no tasks; the gatherer's host
-facts and errors go to the run's ``meta`` so that the ``audit.Inventory`` can
+facts and errors go to the run's ``meta`` so that the ``components.Inventory`` can
 be rebuilt exactly. Every function takes the session it works in; committing
 is the caller's business.
 """
@@ -16,7 +16,7 @@ from typing import Any
 from sqlalchemy import exists, select
 from sqlalchemy.orm import Session
 
-from ..audit import Component, Inventory
+from ..components import Component, Inventory
 from ..spec import HostSpec, ImageSpec
 from .models import Image, InventoryRow, Run
 from .queries import get_run, now, start_run
@@ -70,8 +70,9 @@ def load_inventory(session: Session, run_id: str) -> tuple[Run, Inventory] | Non
     return run, inv
 
 
-def latest_inventory(session: Session, image: str) -> tuple[Run, Inventory] | None:
-    """The most recent stored inventory of an image (by alias or reference)."""
+def newest_inventory_of(session: Session, image: str) -> tuple[Run, Inventory] | None:
+    """One image's most recent stored inventory (by alias or reference): its run and the whole
+    Inventory. Every image's components at once: ``matrix_store.newest_components_by_image``."""
     has_rows = exists().where(InventoryRow.run_id == Run.id)
     q = (select(Run.id).join(Run.image).where((Image.alias == image) | (Image.reference == image), has_rows)
          .order_by(Run.started.desc()).limit(1))

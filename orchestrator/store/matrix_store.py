@@ -43,8 +43,10 @@ def ended_of(session: Session, run_ids: Sequence[str]) -> list[datetime]:
     return [e for e in session.scalars(select(Run.ended).where(Run.id.in_(run_ids))) if e is not None]
 
 
-def latest_inventory(session: Session) -> dict[str, tuple[str, dict[str, str]]]:
-    """image alias → (run id, component → value) of its newest run that has an inventory."""
+def newest_components_by_image(session: Session) -> dict[str, tuple[str, dict[str, str]]]:
+    """Every image at once: alias → (run id, component → value) of its newest run that has an
+    inventory (the matrix's components layout). One image's whole Inventory:
+    ``inventory_queries.newest_inventory_of``."""
     out: dict[str, tuple[str, dict[str, str]]] = {}
     q = select(Run).where(Run.id.in_(select(InventoryRow.run_id))).order_by(Run.started, Run.id)
     for run in session.scalars(q).unique():

@@ -136,6 +136,11 @@ class Result(Base):
     log: Mapped[str] = mapped_column(Text, default="")
     metrics: Mapped[dict[str, Any]] = mapped_column(default=dict)
     samples: Mapped[list[Any]] = mapped_column(Samples, default=list)
+    # what the evidence says ran: the device ("cpu", "cuda:0 NVIDIA H100 … sm_90") and the
+    # library its kernels came from (profiler kernel names, the CPU library) — never a
+    # fixed label; check.library is what the row is about
+    device: Mapped[str | None] = mapped_column(String(200))
+    library: Mapped[str | None] = mapped_column(String(200))
     check: Mapped[Check] = relationship(lazy="joined")
     __table_args__ = (UniqueConstraint("run_id", "check_pk", "attempt", name="uq_result"),)
 
@@ -179,17 +184,6 @@ class MatrixCell(Base):
     meta: Mapped[dict[str, Any]] = mapped_column(default=dict)
     matrix: Mapped[MatrixVersion] = relationship(back_populates="cells")
     __table_args__ = (UniqueConstraint("matrix_id", "row", "column", name="uq_matrix_cell"),)
-
-
-class KnownIssue(Base):
-    __tablename__ = "known_issue"
-    id: Mapped[int] = mapped_column(primary_key=True)
-    pattern: Mapped[str] = mapped_column(String(300))
-    selector: Mapped[str] = mapped_column(String(300), default="*")
-    expected_status: Mapped[str] = mapped_column(String(20), default="fail")
-    reason: Mapped[str] = mapped_column(Text, default="")
-    url: Mapped[str] = mapped_column(Text, default="")
-    expires: Mapped[datetime | None] = mapped_column(DateTime)
 
 
 class Baseline(Base):

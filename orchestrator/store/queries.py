@@ -96,7 +96,8 @@ def add_results(session: Session, run_id: str, task_id: int | None, results: Ite
         existing.add((chk.id, res.attempt))
         session.add(Result(run_id=run_id, task_id=task_id, check_pk=chk.id, attempt=res.attempt,
                            status=res.status, duration_s=res.duration_s, message=res.message, log=res.log,
-                           metrics=dict(res.metrics), samples=list(res.samples)))
+                           metrics=dict(res.metrics), samples=list(res.samples), device=res.device,
+                           library=res.library))
         added += 1
     session.flush()
     return added
@@ -150,3 +151,13 @@ def suite_durations(session: Session, limit: int = 500) -> dict[tuple[str, str],
         if total and (alias, suite) not in out:
             out[(alias, suite)] = float(total)
     return out
+
+
+def run_ids(session: Session, *, batch: str | None = None, finished: bool = False) -> set[str]:
+    """Ids of a batch's runs, or (``finished``) of every run no longer running."""
+    q = select(Run.id)
+    if batch:
+        q = q.where(Run.batch == batch)
+    if finished:
+        q = q.where(Run.state != "running")
+    return set(session.scalars(q))

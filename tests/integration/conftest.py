@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.executors.slurm import SlurmCluster
+from orchestrator.executors.slurm.client import SlurmCluster
 
 START_SLURM = Path(__file__).resolve().parents[2] / "scripts" / "start-slurm.sh"
 SLURM_CONF = Path(os.environ.get("VALORCH_SLURM_DIR", "/etc/slurm")) / "slurm.conf"

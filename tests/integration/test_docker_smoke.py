@@ -94,7 +94,7 @@ def test_probe_runs_on_python39_without_a_framework(cli):
 def test_containers_have_no_network(tmp_path):
     """What the executor promises: network_mode none (checked on a real container)."""
     from orchestrator.executors.docker import DockerExecutor, container_options
-    from orchestrator.hosts import detect_local
+    from orchestrator.hosts.detect import detect_local
     from orchestrator.spec import ImageSpec, SuiteRef, Task
 
     task = Task(image=ImageSpec(alias="b", reference="valorch/base:bookworm", backend="cpu"),

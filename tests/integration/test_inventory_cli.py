@@ -81,7 +81,7 @@ def test_cyclonedx_export(pip_audit, db):
     assert bom["metadata"]["component"]["name"] == "valorch/test"
     assert bom["metadata"]["component"]["version"] == pip_audit["digest"]  # the image digest is the subject
     assert bom["metadata"]["timestamp"] and bom["metadata"]["tools"]["components"][0]["name"] == "valorch"
-    from orchestrator import sbom
+    from orchestrator.render import sbom
 
     assert sbom.validate(proc.stdout) is None
 

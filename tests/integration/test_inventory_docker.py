@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator import audit
+from orchestrator.render import audit as render_audit
 from orchestrator.probe import MARKER
 
 pytestmark = pytest.mark.docker
@@ -132,12 +133,12 @@ def test_diff_debian_torch_vs_pip_torch(inventories):
     assert changes["pytorch"].old.startswith("1.13.") and changes["pytorch"].new.startswith("2.13.0")
     assert changes["deb:python3-torch"].kind == "removed"
     assert "python" not in changes and "os" not in changes
-    md = audit.render_diff_md(list(changes.values()), "debian-torch", "pip-torch")
+    md = render_audit.render_diff_md(list(changes.values()), "debian-torch", "pip-torch")
     assert "| pytorch |" in md
 
 
 def test_cyclonedx_of_a_real_image(inventories):
-    from orchestrator import sbom
+    from orchestrator.render import sbom
 
     text = sbom.bom_json(inventories["valorch/test:pip-torch"], "valorch/test:pip-torch")
     assert sbom.validate(text) is None

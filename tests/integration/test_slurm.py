@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.executors.slurm import SlurmCluster, SlurmRequirement, SlurmUnmatched, TERMINAL
+from orchestrator.executors.slurm.client import SlurmCluster, SlurmRequirement, SlurmUnmatched, TERMINAL
 
 pytestmark = pytest.mark.slurm
 

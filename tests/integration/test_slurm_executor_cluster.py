@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.catalog import Catalog
-from orchestrator.executors.slurm import TERMINAL, SlurmCluster
-from orchestrator.executors.slurm_executor import SlurmExecutor
-from orchestrator.scheduler import suite_checks
+from orchestrator.catalog.core import Catalog
+from orchestrator.executors.slurm.client import TERMINAL, SlurmCluster
+from orchestrator.executors.slurm.executor import SlurmExecutor
+from orchestrator.scheduling.plan import suite_checks
 from orchestrator.spec import HostSpec, SuiteRef, Task
 
 pytestmark = [pytest.mark.slurm, pytest.mark.docker]

@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.catalog import Catalog, load_job, parse_tag, short_alias
+from orchestrator.catalog.core import Catalog, load_job, parse_tag, short_alias
 from orchestrator.errors import AmbiguousImageError, SpecError, UnknownImageError
 
 ROOT = Path(__file__).resolve().parents[2]

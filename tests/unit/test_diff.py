@@ -2,8 +2,8 @@ from datetime import date
 
 import pytest
 
-from orchestrator import diff
-from orchestrator.diff import Obs, Side, compare
+from orchestrator.regression import rule as diff
+from orchestrator.regression.rule import Obs, Side, compare
 from orchestrator.render.diff import RENDERERS, diff_json, diff_md
 
 TIGHT = [1.00, 1.01, 0.99, 1.002, 0.998, 1.005, 0.995, 1.003, 0.997, 1.001, 0.999, 1.004]

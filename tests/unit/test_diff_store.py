@@ -4,8 +4,8 @@ from datetime import datetime
 
 import pytest
 
-from orchestrator import diff
-from orchestrator.commands.diff import report_for, resolve
+from orchestrator.regression import rule as diff
+from orchestrator.services.diff import report_for, resolve
 from orchestrator.errors import InputError
 from orchestrator.spec import CheckResult, HostSpec, ImageSpec, SuiteRef
 from orchestrator.store import bulk, queries

@@ -2,7 +2,7 @@ import pytest
 
 from orchestrator.errors import SpecError
 from orchestrator.executors.docker import client_kwargs
-from orchestrator.host_inventory import load_hosts, resolve_hosts
+from orchestrator.hosts.inventory import load_hosts, resolve_hosts
 from orchestrator.spec import HostSpec, TLSSpec
 
 ROOT = __import__("pathlib").Path(__file__).resolve().parents[2]

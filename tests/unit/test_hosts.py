@@ -5,7 +5,8 @@ import pytest
 from orchestrator.errors import NoMatchingHostError
 from orchestrator.executors.devices import device_options
 from orchestrator.executors.docker import container_options
-from orchestrator.hosts import Requirement, amd_gpus_from_kfd, gfx_from_target_version, match, parse_nvidia_smi
+from orchestrator.hosts.detect import amd_gpus_from_kfd, gfx_from_target_version, parse_nvidia_smi
+from orchestrator.hosts.match import Requirement, match
 from orchestrator.spec import HostSpec, ImageSpec, SuiteRef, Task
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures"

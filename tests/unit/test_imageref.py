@@ -1,7 +1,7 @@
 import pytest
 
 from orchestrator import imageref
-from orchestrator.catalog import Catalog, from_reference
+from orchestrator.catalog.core import Catalog, from_reference
 from orchestrator.errors import InputError
 from orchestrator.cli import app  # noqa: F401 - the CLI imports cleanly with the new module
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from orchestrator.catalog import Catalog
-from orchestrator.commands.jobs import runner_sets
+from orchestrator.catalog.core import Catalog
+from orchestrator.services.jobs import runner_sets
 from orchestrator.spec import JobSpec
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator import known_issues
+from orchestrator.regression import known_issues
 from orchestrator.errors import SpecError
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.catalog import Catalog
+from orchestrator.catalog.core import Catalog
 from orchestrator.executors.base import PROBE_DIR, overall_timeout
 from orchestrator.executors.kubernetes import (AMD_DEVICE_ID, MOUNT, NV_MAJOR, NV_MINOR, KubernetesUnmatched,
                                                configmap_manifest, job_manifest, object_name, probe_items)
-from orchestrator.scheduler import suite_checks
+from orchestrator.scheduling.plan import suite_checks
 from orchestrator.spec import HostSpec, SuiteRef, Task
 
 kubernetes = pytest.importorskip("kubernetes", reason="pip install 'valorch[k8s]'")

@@ -1,4 +1,4 @@
-from orchestrator.matrix import Observation, build, verdict
+from orchestrator.matrix.model import Observation, build, verdict
 from orchestrator.render.markdown import matrix_md
 
 

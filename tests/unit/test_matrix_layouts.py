@@ -2,12 +2,12 @@ from datetime import datetime
 
 import pytest
 
-from orchestrator.matrix import Cell, Observation, combine
-from orchestrator.matrix_doc import Document, Header
-from orchestrator.matrix_layouts import (CatalogImage, RunInfo, checks_table, components_table, since_table,
+from orchestrator.matrix.model import Cell, Observation, combine
+from orchestrator.matrix.document import Document, Header
+from orchestrator.matrix.layouts import (CatalogImage, RunInfo, checks_table, components_table, since_table,
                                          summary_table, tiers_table)
-from orchestrator.matrix_since import since, version_key
-from orchestrator.matrix_tiers import Policy, tier_of
+from orchestrator.matrix.since import since, version_key
+from orchestrator.matrix.tiers import Policy, tier_of
 
 
 def test_since_is_the_start_of_the_newest_passing_streak():

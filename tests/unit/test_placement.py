@@ -1,8 +1,8 @@
 import pytest
 
 from orchestrator.errors import NoMatchingHostError
-from orchestrator.hosts import Requirement
-from orchestrator.placement import Need, lower_bound, place
+from orchestrator.hosts.match import Requirement
+from orchestrator.scheduling.placement import Need, lower_bound, place
 from orchestrator.spec import GPU, HostSpec
 
 CPU = Requirement(backend="cpu", gpus=0)

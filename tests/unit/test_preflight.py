@@ -3,7 +3,7 @@
 from datetime import datetime, timezone
 from pathlib import Path
 
-from orchestrator import preflight as pf
+from orchestrator.hosts import preflight as pf
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "preflight"
 

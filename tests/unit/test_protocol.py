@@ -1,7 +1,7 @@
 import json
 
 from orchestrator.probe import MARKER
-from orchestrator.protocol import MAX_LINE, Transcript, complete
+from orchestrator.executors.transcript import MAX_LINE, Transcript, complete
 from orchestrator.spec import CheckInfo
 
 

@@ -3,7 +3,7 @@ import docutils.nodes
 import docutils.parsers.rst
 import docutils.utils
 
-from orchestrator.matrix_doc import Document, Header, Table, TCell, TRow
+from orchestrator.matrix.document import Document, Header, Table, TCell, TRow
 from orchestrator.render.html import document_html
 from orchestrator.render.markdown import document_md
 from orchestrator.render.rst import document_rst

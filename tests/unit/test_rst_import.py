@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from orchestrator import rst_import
-from orchestrator.catalog import Catalog
+from orchestrator.catalog import rst_import
+from orchestrator.catalog.core import Catalog
 
 ROOT = Path(__file__).resolve().parents[2]
 SEED = Path(__file__).resolve().parents[1] / "fixtures" / "seeds" / "rocm-pytorch-compatibility.rst"  # a copy of ../shared/seeds

@@ -9,7 +9,7 @@ import subprocess
 import pytest
 
 from orchestrator.errors import NoMatchingHostError
-from orchestrator.executors.slurm import (SlurmError, SlurmRequirement, SlurmUnmatched, batch_script,
+from orchestrator.executors.slurm.client import (SlurmError, SlurmRequirement, SlurmUnmatched, batch_script,
                                           constraint, run_slurm, sbatch_argv, time_limit)
 
 

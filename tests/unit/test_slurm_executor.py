@@ -6,12 +6,12 @@ import shlex
 import subprocess
 from pathlib import Path
 
-from orchestrator.catalog import Catalog
-from orchestrator.executors.slurm import batch_script
-from orchestrator.executors.slurm_executor import (STEP, hosts_from_sinfo, parse_job_log, requirement,
-                                                   step_argv)
-from orchestrator.hosts import Requirement, shortfall
-from orchestrator.scheduler import suite_checks
+from orchestrator.catalog.core import Catalog
+from orchestrator.executors.slurm.client import batch_script
+from orchestrator.executors.slurm.executor import STEP, parse_job_log, requirement, step_argv
+from orchestrator.executors.slurm.nodes import hosts_from_sinfo
+from orchestrator.hosts.match import Requirement, shortfall
+from orchestrator.scheduling.plan import suite_checks
 from orchestrator.spec import HostSpec, SuiteRef, Task
 
 ROOT = Path(__file__).resolve().parents[2]

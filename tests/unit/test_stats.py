@@ -3,7 +3,7 @@ import random
 
 import pytest
 
-from orchestrator import stats
+from orchestrator.regression import stats
 
 
 def test_mwu_fully_separated_10_vs_10():

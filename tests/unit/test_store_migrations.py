@@ -10,7 +10,7 @@ from orchestrator.store.models import Base
 
 def test_fresh_database_is_migrated_to_head_and_matches_the_models(tmp_path):
     engine = open_engine(str(tmp_path / "v.sqlite"))
-    assert current_revision(engine) == head_revision() == HEAD == "0002"
+    assert current_revision(engine) == head_revision() == HEAD == "0003"
     with engine.connect() as conn:
         assert compare_metadata(MigrationContext.configure(conn), Base.metadata) == []
 

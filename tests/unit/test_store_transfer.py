@@ -1,6 +1,6 @@
 import json
 
-from orchestrator.commands import views
+from orchestrator.services import views
 from orchestrator.spec import CheckResult, HostSpec, ImageSpec, SuiteRef
 from orchestrator.store import queries
 from orchestrator.store.db import open_engine, session_factory

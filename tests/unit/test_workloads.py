@@ -6,10 +6,10 @@ import textwrap
 
 import pytest
 
-from orchestrator.catalog import load_job
+from orchestrator.catalog.core import load_job
 from orchestrator.errors import SpecError
 from orchestrator.probe.checks.pytest_workload import test_id as junit_id
-from orchestrator.scheduler import suite_checks
+from orchestrator.scheduling.plan import suite_checks
 from orchestrator.spec import CheckResult
 
 
@@ -244,7 +244,7 @@ def test_workload_archive_ships_the_directory_without_caches(tmp_path):
     (tmp_path / "suite_dir" / "test_a.py").write_text("def test_a():\n    pass\n")
     (tmp_path / "suite_dir" / "__pycache__" / "junk.pyc").write_bytes(b"\0")
     job = load_job(write_job(tmp_path, HEAD + "  - name: pytest\n    pytest: {path: suite_dir, timeout: 900}\n"))
-    from orchestrator.catalog import HOST_IMAGE
+    from orchestrator.catalog.core import HOST_IMAGE
 
     task = Task(image=HOST_IMAGE, suite=job.suites[0], host=HostSpec(name="h"), checks=suite_checks(job.suites[0]))
     with tarfile.open(fileobj=io.BytesIO(workload_archive(task))) as tar:

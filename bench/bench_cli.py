@@ -1,0 +1,84 @@
+"""Start-up of the CLI and the cost of a smoke run against their floors (issue 9).
+
+1. Commands that run no container and open no engine, as whole processes (median of
+   REPS): goal <= 0.25 s each; the floor is `python -c pass`.
+2. `valorch run --image cpu_debian12_py3.11_pytorch_2.13` (smoke) against the same work
+   done by hand: `docker run --rm --network none IMAGE python3 -c "import torch; ..."`;
+   goal <= 1.25x.
+Prints ratios; not a timed test. Run on an idle machine (`make bench`).
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+VALORCH = str(Path(sys.executable).with_name("valorch"))
+REPS = int(os.environ.get("BENCH_REPS", "7"))
+GOAL_START = 0.25
+GOAL_RATIO = 1.25
+IMAGE, REFERENCE = "cpu_debian12_py3.11_pytorch_2.13", "valorch/test:pip-torch"
+BY_HAND = "import torch; a=torch.randn(256,256); (a@a).sum()"
+
+
+CPU: list[float] = []  # CPU seconds (user + sys) of each measured process: steadier than wall on a busy host
+
+
+def wall(argv: list[str], cwd: Path = ROOT, env: dict[str, str] | None = None) -> float:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    done = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, env=env)
+    took = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    CPU.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"{' '.join(argv)} failed ({done.returncode}): {done.stderr[-800:]}")
+    return took
+
+
+def median(argv: list[str], **kw) -> float:  # noqa: ANN003
+    wall(argv, **kw)  # warm the page cache
+    CPU.clear()
+    return statistics.median(wall(argv, **kw) for _ in range(REPS))
+
+
+def cpu() -> float:
+    return statistics.median(CPU)
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        db = f"{tmp}/small.sqlite"
+        env = {**os.environ, "VALORCH_DB": db}
+        wall([VALORCH, "run", "--image", "host", "--check", "env.*", "--no-matrix"], env=env)  # a small database
+        floor = median([sys.executable, "-c", "pass"])
+        floor_cpu = cpu()
+        print(f"floor: python -c pass {floor:.3f} s wall, {floor_cpu:.3f} s CPU (median of {REPS}, "
+              f"load {os.getloadavg()[0]:.1f})\n")
+        print("| command | wall (s) | CPU (s) | goal (s) | wall / goal |")
+        print("|---|---|---|---|---|")
+        for args in (["version"], ["--help"], ["images", "list"], ["suites", "list"], ["jobs", "list"],
+                     ["results", "list"]):
+            t = median([VALORCH, *args], env=env)
+            print(f"| `valorch {' '.join(args)}` | {t:.3f} | {cpu():.3f} | {GOAL_START} | {t / GOAL_START:.2f} |")
+        if not shutil.which("docker") or subprocess.run(["docker", "image", "inspect", REFERENCE],
+                                                        capture_output=True).returncode != 0:
+            print(f"\n(no engine or no {REFERENCE}: skipped the smoke ratio; make test-images builds it)")
+            return
+        by_hand = median(["docker", "run", "--rm", "--network", "none", REFERENCE, "python3", "-c", BY_HAND])
+        smoke = median([VALORCH, "run", "--image", IMAGE, "--no-matrix", "--no-gate"], env=env)
+        print(f"\n| smoke run | wall (s) |\n|---|---|\n| `docker run --rm --network none {REFERENCE} python3 -c "
+              f"\"{BY_HAND}\"` | {by_hand:.2f} |\n| `valorch run --image {IMAGE}` (smoke) | {smoke:.2f} |")
+        print(f"\nratio valorch / by hand: {smoke / by_hand:.2f}x (goal <= {GOAL_RATIO}x)")
+
+
+if __name__ == "__main__":
+    main()

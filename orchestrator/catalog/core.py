@@ -1,0 +1,248 @@
+"""The image catalog (images/*.yaml) and job specs (jobs/*.yaml).
+
+Resolution of what a user types for ``--image``:
+exact alias → exact reference or tag → short alias (the distro part dropped,
+``rocm6.3_py3.12_pytorch_2.4``) → a tag that parses (rocm/pytorch or
+pytorch/pytorch naming) → glob over aliases (selectors in job specs).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .. import imageref, yamlio
+from ..errors import AmbiguousImageError, InputError, SpecError, UnknownImageError
+from ..spec import Backend, ImageSpec, JobSpec
+
+HOST_IMAGE = ImageSpec(alias="host", reference="host", backend="cpu", family="host", executor="host",
+                       local=True, notes="The local Python interpreter, no container.")
+
+_ROCM_TAG = re.compile(
+    r"^(?:(?:docker\.io/)?rocm/pytorch:)?rocm(?P<rocm>\d+(?:\.\d+)*)_(?P<distro>ubuntu|rhel|sles|centos)"
+    r"(?P<os>\d+(?:\.\d+)*)_py(?P<python>\d+\.\d+(?:\.\d+)?)_pytorch_(?:release_)?(?P<pytorch>\d+(?:\.\d+)*)$")
+_CUDA_TAG = re.compile(
+    r"^(?:(?:docker\.io/)?pytorch/pytorch:)?(?P<pytorch>\d+\.\d+(?:\.\d+)?)-cuda(?P<cuda>\d+(?:\.\d+)*)"
+    r"-cudnn(?P<cudnn>\d+)-(?:runtime|devel)$")
+_DISTRO_PART = re.compile(r"_(?:ubuntu|debian|rhel|sles|centos)\d+(?:\.\d+)*")
+
+
+class ImageFile(BaseModel):
+    """One images/*.yaml file: defaults for its family, then the entries."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+    family: str
+    backend: Backend
+    local: bool = False
+    images: tuple[dict[str, Any], ...] = Field(min_length=1)
+
+
+def short_alias(alias: str) -> str:
+    return _DISTRO_PART.sub("", alias)
+
+
+def _major_minor(version: str) -> str:
+    return ".".join(version.split(".")[:2])
+
+
+def parse_tag(text: str) -> ImageSpec | None:
+    """An image that is not catalogued, described by what its tag says."""
+    m = _ROCM_TAG.match(text)
+    if m:
+        g = m.groupdict()
+        tag = text.split(":", 1)[-1]
+        alias = f"rocm{g['rocm']}_{g['distro']}{g['os']}_py{_major_minor(g['python'])}_pytorch_{_major_minor(g['pytorch'])}"
+        return ImageSpec(alias=alias, reference=f"rocm/pytorch:{tag}", backend="rocm", family="rocm",
+                         os=f"{g['distro']} {g['os']}", derived=True,
+                         components={"rocm": g["rocm"], g["distro"]: g["os"], "python": g["python"],
+                                     "pytorch": g["pytorch"]},
+                         notes="Not catalogued: expectations parsed from the tag.")
+    m = _CUDA_TAG.match(text)
+    if m:
+        g = m.groupdict()
+        tag = text.split(":", 1)[-1]
+        return ImageSpec(alias=f"cuda{g['cuda']}_cudnn{g['cudnn']}_pytorch_{_major_minor(g['pytorch'])}",
+                         reference=f"pytorch/pytorch:{tag}", backend="cuda", family="cuda", derived=True,
+                         components={"pytorch": g["pytorch"], "cuda": g["cuda"], "cudnn": g["cudnn"]},
+                         notes="Not catalogued: expectations parsed from the tag.")
+    return None
+
+
+def from_reference(text: str, known: Iterable[ImageSpec] = ()) -> ImageSpec:
+    """Any image reference (``docker.io/org/name:tag``, ``localhost:5000/x@sha256:…``): the
+    catalogued image it names after normalisation, else an image with no expectations whose
+    backend is guessed from its name (a bad reference is exit 2)."""
+    ref = imageref.parse(text)
+    for image in known:
+        if image.executor != "docker":
+            continue
+        try:
+            other = imageref.parse(image.reference)
+        except InputError:
+            continue
+        if (other.repository, other.tag) == (ref.repository, ref.tag) and ref.digest in (None, image.digest):
+            return image
+    name = ref.path.rsplit("/", 1)[-1]
+    alias = f"{name}_{ref.tag}" if ref.tag else f"{name}_{ref.digest[7:19]}"
+    alias = re.sub(r"[^A-Za-z0-9_.\-]", "_", alias)
+    words = f"{ref.path}:{ref.tag or ''}".lower()
+    backend = "rocm" if "rocm" in words else "cuda" if "cuda" in words else "cpu"
+    return ImageSpec(alias=alias, reference=str(ref), backend=backend, family="reference", digest=ref.digest,
+                     derived=True, notes=f"Not catalogued: no expectations; backend {backend} guessed from the name.")
+
+
+def load_file(path: Path) -> list[tuple[ImageSpec, yamlio.Document]]:
+    """The images of one catalog file, each with its YAML node (for line numbers and edits)."""
+    doc = yamlio.load(path)
+    head = yamlio.validate(doc, ImageFile, "image catalog")
+    out = []
+    for i, entry in enumerate(head.images):
+        sub = doc.sub(("images", i))
+        merged = {"family": head.family, "backend": head.backend, "local": head.local, **entry}
+        sub = yamlio.Document(sub.path, merged, sub.node)
+        out.append((yamlio.validate(sub, ImageSpec, "image"), sub))
+    return out
+
+
+@dataclass(frozen=True)
+class Catalog:
+    images: tuple[ImageSpec, ...]
+
+    @classmethod
+    def load(cls, directory: Path) -> "Catalog":
+        directory = Path(directory)
+        if not directory.is_dir():
+            raise SpecError(f"{directory}: image catalog directory not found",
+                            "run valorch from the project directory or pass --catalog DIR")
+        images: list[ImageSpec] = [HOST_IMAGE]
+        seen: dict[str, Path] = {"host": Path("(built in)")}
+        for path in sorted(directory.glob("*.yaml")):
+            for image, sub in load_file(path):
+                if image.alias in seen:
+                    raise SpecError(f"{path}:{sub.line(('alias',))}: image alias '{image.alias}' is "
+                                    f"already defined in {seen[image.alias]}", "aliases must be unique")
+                seen[image.alias] = path
+                images.append(image)
+        return cls(tuple(images))
+
+    def by_alias(self) -> dict[str, ImageSpec]:
+        return {i.alias: i for i in self.images}
+
+    def resolve(self, name: str) -> ImageSpec:
+        """One image for what a user typed, or an error that says what to type instead."""
+        name = name.strip()
+        exact = [i for i in self.images if name in (i.alias, i.reference)]
+        if not exact:
+            exact = [i for i in self.images if i.reference.split(":", 1)[-1] == name]
+        if not exact:
+            exact = [i for i in self.images if short_alias(i.alias) == name]
+        if len(exact) == 1:
+            return exact[0]
+        if len(exact) > 1:
+            listing = "\n".join(f"  {i.alias:45} {i.reference}" for i in exact)
+            raise AmbiguousImageError(f"image '{name}' is ambiguous; it matches {len(exact)} images:\n{listing}",
+                                      "use one of the full aliases above")
+        parsed = parse_tag(name)
+        if parsed is not None:
+            return parsed
+        if imageref.looks_like_reference(name):
+            return from_reference(name, self.images)
+        near = sorted(self.images, key=lambda i: -_similarity(name, i.alias))[:3]
+        raise UnknownImageError(
+            f"unknown image '{name}': not in the catalog and not a rocm/pytorch or pytorch/pytorch tag",
+            "did you mean: " + ", ".join(i.alias for i in near) + " ? (valorch images list shows all)")
+
+    def select(self, selectors: Iterable[str]) -> tuple[ImageSpec, ...]:
+        """Images matching any selector: an alias/reference/tag, or a glob over aliases,
+        or ``family:NAME`` / ``backend:NAME``."""
+        chosen: dict[str, ImageSpec] = {}
+        for sel in selectors:
+            if sel.startswith(("family:", "backend:")):
+                key, val = sel.split(":", 1)
+                found = [i for i in self.images if getattr(i, key) == val]
+            elif any(ch in sel for ch in "*?["):
+                found = [i for i in self.images if fnmatch.fnmatchcase(i.alias, sel)]
+            else:
+                found = [self.resolve(sel)]
+            if not found:
+                raise UnknownImageError(f"image selector '{sel}' matches no image",
+                                        "valorch images list shows the catalog")
+            for image in found:
+                chosen.setdefault(image.alias, image)
+        return tuple(chosen.values())
+
+
+def _similarity(a: str, b: str) -> float:
+    from difflib import SequenceMatcher
+
+    return SequenceMatcher(None, a, b).ratio()
+
+
+def validate_suites(suites: Iterable[Any], doc: yamlio.Document | None = None) -> None:
+    """Every suite a job names must exist in the probe's registry."""
+    from ..probe.registry import SUITES, select
+
+    for i, ref in enumerate(suites):
+        try:
+            select(ref.name)
+        except KeyError:
+            where = f"{doc.path}:{doc.line(('suites', i))}: job spec: key 'suites.{i}.name': " if doc else ""
+            raise SpecError(f"{where}unknown suite '{ref.name}'",
+                            "known suites: " + ", ".join(SUITES)) from None
+        if ref.name in ("command", "pytest") and ref.declaration() is None:
+            where = f"{doc.path}:{doc.line(('suites', i))}: job spec: key 'suites.{i}': " if doc else ""
+            what = "a 'commands' list" if ref.name == "command" else "a 'pytest' mapping"
+            raise SpecError(f"{where}suite {ref.name} runs what a job spec declares, and this one declares "
+                            f"nothing: it needs {what}",
+                            "see jobs/commands-example.yaml, or valorch suites show " + ref.name)
+
+
+def load_job(path: Path, catalog: Catalog | None = None) -> JobSpec:
+    """A job spec, with its suites (and, given the catalog, its images) checked."""
+    doc = yamlio.load(Path(path))
+    job = yamlio.validate(doc, JobSpec, "job spec")
+    validate_suites(job.suites, doc)
+    job = _resolve_workloads(job, doc)
+    if catalog is not None:
+        for i, sel in enumerate(job.images):
+            try:
+                catalog.select([sel])
+            except (UnknownImageError, AmbiguousImageError) as exc:
+                raise SpecError(f"{doc.path}:{doc.line(('images', i))}: job spec: key 'images.{i}': {exc.message}",
+                                exc.hint) from None
+    return job
+
+
+def _resolve_workloads(job: JobSpec, doc: yamlio.Document) -> JobSpec:
+    """A pytest workload's path relative to the job file, made absolute (``source``)
+    after checking it exists and is small enough to ship."""
+    from ..executors.base import MAX_WORKLOAD
+
+    suites = []
+    for i, ref in enumerate(job.suites):
+        p = ref.pytest
+        if p is not None:
+            source = None
+            if not p.in_image:
+                src = (Path(doc.path).parent / p.path).resolve()
+                where = f"{doc.path}:{doc.line(('suites', i, 'pytest', 'path'))}: job spec: key 'suites.{i}.pytest.path'"
+                if not src.exists():
+                    raise SpecError(f"{where}: {src} does not exist",
+                                    "a relative path is resolved against the job file's directory and shipped "
+                                    "into the container; for a path inside the image use an absolute path "
+                                    "with in_image: true")
+                files = [src] if src.is_file() else [f for f in src.rglob("*") if f.is_file()]
+                size = sum(f.stat().st_size for f in files if "__pycache__" not in f.parts)
+                if size > MAX_WORKLOAD:
+                    raise SpecError(f"{where}: {src} holds {size >> 20} MiB, more than the "
+                                    f"{MAX_WORKLOAD >> 20} MiB shipped with a job",
+                                    "ship only the test files (put data in the image)")
+                source = str(src)
+            ref = ref.model_copy(update={"pytest": p.model_copy(update={"source": source})})
+        suites.append(ref)
+    return job.model_copy(update={"suites": tuple(suites)})

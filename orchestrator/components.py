@@ -1,0 +1,102 @@
+"""What an image holds: a gathered inventory of components, and version-prefix matching.
+
+Frozen nouns at the bottom of the layers (beside spec.py): the store rebuilds them
+from rows, audit compares them with the catalog, render writes them out, the matrix
+reads versions with them. No I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+MAX_NAME = 200
+MAX_VALUE = 500
+MAX_EVIDENCE = 1_000
+MAX_EXTRA = 50
+MAX_COMPONENTS = 20_000
+MAX_ERRORS = 200
+
+Source = Literal["file", "dpkg", "pip", "header", "api", "command"]
+
+# catalog component key (the seed table's columns) -> inventory component name
+CATALOG_KEYS: dict[str, str] = {
+    "pytorch": "pytorch", "ubuntu": "ubuntu", "debian": "debian", "python": "python",
+    "apex": "apex", "torchvision": "torchvision", "torchaudio": "torchaudio",
+    "tensorboard": "tensorboard", "tensorflow": "tensorflow", "magma": "magma", "ucx": "ucx",
+    "ompi": "ompi", "ofed": "ofed", "rocm": "rocm", "cuda": "cuda", "cudnn": "cudnn",
+    "nccl": "nccl", "numpy": "numpy", "triton": "triton", "os": "os",
+}
+UNPINNED = frozenset({"master", "main", "latest", "any", "*"})
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+
+
+class Component(_Frozen):
+    """One thing an image holds, with where the value came from."""
+
+    name: str = Field(min_length=1, max_length=MAX_NAME)
+    value: str = Field(max_length=MAX_VALUE)
+    source: Source
+    evidence: str = Field(default="", max_length=MAX_EVIDENCE)
+    extra: dict[str, str] = Field(default_factory=dict, max_length=MAX_EXTRA)
+
+    @field_validator("extra")
+    @classmethod
+    def _bounded_extra(cls, value: dict[str, str]) -> dict[str, str]:
+        for k, v in value.items():
+            if len(k) > MAX_NAME or len(v) > MAX_EVIDENCE:
+                raise ValueError("extra entry %r is too long" % k[:40])
+        return value
+
+    @property
+    def headline(self) -> bool:
+        """Not a package listing (pip:..., deb:...)."""
+        return ":" not in self.name
+
+class Inventory(_Frozen):
+    components: tuple[Component, ...] = Field(default=(), max_length=MAX_COMPONENTS)
+    host_facts: dict[str, str] = Field(default_factory=dict, max_length=MAX_EXTRA)
+    errors: tuple[str, ...] = Field(default=(), max_length=MAX_ERRORS)
+
+    @field_validator("components")
+    @classmethod
+    def _unique(cls, value: tuple[Component, ...]) -> tuple[Component, ...]:
+        seen: set[str] = set()
+        for comp in value:
+            if comp.name in seen:
+                raise ValueError("component %r appears twice" % comp.name)
+            seen.add(comp.name)
+        return value
+
+    @field_validator("errors", mode="before")
+    @classmethod
+    def _error_text(cls, value: Any) -> Any:
+        if isinstance(value, (list, tuple)):
+            return tuple(str(e)[:MAX_EVIDENCE] for e in value)
+        return value
+
+    def get(self, name: str) -> Component | None:
+        return next((c for c in self.components if c.name == name), None)
+
+    def as_dict(self) -> dict[str, Component]:
+        return {c.name: c for c in self.components}
+
+
+# ---------------------------------------------------------------- versions ---
+
+def _tokens(version: str) -> list[int | str]:
+    text = version.strip().lower()
+    text = text[1:] if re.match(r"^v\d", text) else text
+    return [int(t) if t.isdigit() else t for t in re.findall(r"\d+|[a-z]+", text)]
+
+def version_matches(expected: str, found: str) -> bool:
+    """Prefix semantics on version tokens: '3.12' accepts '3.12.8', '2.4.0' accepts
+    '2.4.0+rocm6.3', '5.3-1.0.5.0' refuses '5.3-2.0.0.0', '3.1' refuses '3.12'."""
+    want, got = _tokens(expected), _tokens(found)
+    if not want:
+        return expected.strip() == found.strip()
+    return got[: len(want)] == want

@@ -1,0 +1,91 @@
+"""What every probe container gets, once (pure): ``ContainerSpec``.
+
+The docker executor turns it into ``containers.create`` arguments, the Slurm step into
+``docker create`` flags, the Kubernetes Job into its container's env and security
+context, and the host executor takes only the environment. One place decides the
+security defaults: no network unless the suite asks for it, no privileges, no new
+privileges, bounded pids, exactly the devices the backend needs.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from typing import Mapping
+
+from ..spec import GPU, HostSpec, Task
+from .base import LABEL, PROBE_PACKAGE, probe_args
+from .devices import device_options
+
+PROBE_ROOT = "/opt/valorch"
+#: the probe's interpreter settings: no .pyc files written into the image, unbuffered
+#: output so that results stream as they happen
+PROBE_ENV: Mapping[str, str] = {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1"}
+
+
+def probe_env(root: str = PROBE_ROOT) -> dict[str, str]:
+    """The probe's environment inside a container (the probe package lives under ``root``)."""
+    return {"PYTHONPATH": root, **PROBE_ENV}
+
+
+def local_env(root: str) -> dict[str, str]:
+    """The environment of a probe run by the local interpreter: this process's, minus
+    any PYTHON* setting that could change what the probe imports."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    env.update(probe_env(root))
+    return env
+
+
+@dataclass(frozen=True)
+class ContainerSpec:
+    command: tuple[str, ...]
+    labels: Mapping[str, str]
+    env: Mapping[str, str] = field(default_factory=probe_env)
+    workdir: str = PROBE_ROOT
+    network: bool = False
+    devices: tuple[str, ...] = ()  # host:container:perms
+    group_add: tuple[str, ...] = ()
+    security_opt: tuple[str, ...] = ("no-new-privileges",)
+    shm_size: str | None = None
+    gpu_ids: tuple[str, ...] | None = None  # CUDA: device request ids (None: no GPU request)
+    pids_limit: int = 4096
+
+    def with_devices(self, backend: str, host: HostSpec, gpus: tuple[GPU, ...] | None) -> "ContainerSpec":
+        dev = device_options(backend, host, gpus)
+        ids = None
+        if "device_requests" in dev:
+            ids = tuple(dev["device_requests"][0]["DeviceIDs"] or ())
+        return replace(self, devices=tuple(dev.get("devices", ())), group_add=tuple(dev.get("group_add", ())),
+                       security_opt=self.security_opt + tuple(dev.get("security_opt", ())),
+                       shm_size=dev.get("shm_size"), gpu_ids=ids)
+
+    def docker_flags(self) -> list[str]:
+        """The same as ``docker create`` flags (the Slurm step adds devices on the node)."""
+        flags = ["--network", "bridge" if self.network else "none"]
+        for key, value in self.labels.items():
+            flags += ["--label", f"{key}={value}"]
+        for opt in self.security_opt:
+            flags += ["--security-opt", opt]
+        flags += ["--pids-limit", str(self.pids_limit), "--workdir", self.workdir]
+        for key, value in self.env.items():
+            flags += ["-e", f"{key}={value}"]
+        if self.shm_size:
+            flags += ["--shm-size", self.shm_size]
+        return flags
+
+
+def labels_for(run_id: str, suite: str, image: str) -> dict[str, str]:
+    return {LABEL: "1", f"{LABEL}.run": run_id, f"{LABEL}.suite": suite, f"{LABEL}.image": image}
+
+
+def probe_command(*args: str) -> tuple[str, ...]:
+    return ("python3", "-m", PROBE_PACKAGE, *args)
+
+
+def task_container(task: Task, run_id: str) -> ContainerSpec:
+    """The container of one suite task; the GPU devices of its backend unless ``--cpu-only``."""
+    spec = ContainerSpec(command=probe_command(*probe_args(task)),
+                         labels=labels_for(run_id, task.suite.name, task.image.alias), network=task.suite.network)
+    if task.cpu_only or task.image.backend == "cpu":
+        return spec
+    return spec.with_devices(str(task.image.backend), task.host, task.gpus)

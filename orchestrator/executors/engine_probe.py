@@ -1,0 +1,94 @@
+"""Engine-side host probes: GPU and disk detection in a small container on a host's engine
+(/sys of the host mounted read-only), and an engine's preflight (version, disk, images)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import docker.errors
+
+from ..errors import InfrastructureError
+from ..spec import HostSpec
+from .docker import connect
+
+PROBE_IMAGES = ("valorch/base:bookworm", "valorch/base:bullseye", "python:3-slim")
+
+# Runs in a small container on the host's engine; /sys of the host is mounted at /host-sys.
+DETECT = r"""
+import glob, json, os, shutil, subprocess
+nodes = {}
+for p in glob.glob('/host-sys/class/kfd/kfd/topology/nodes/*/properties'):
+    try: nodes[p.split('/')[-2]] = open(p).read()
+    except OSError: pass
+smi = None
+if shutil.which('nvidia-smi'):
+    r = subprocess.run(['nvidia-smi', '--query-gpu=index,name,uuid,memory.total,compute_cap,driver_version',
+                        '--format=csv,noheader,nounits'], capture_output=True, text=True)
+    smi = r.stdout if r.returncode == 0 else None
+st = os.statvfs(os.environ.get('ROOT', '/'))
+print(json.dumps({'kfd': nodes, 'nvidia': smi, 'kernel': os.uname().release,
+                  'free_bytes': st.f_bavail * st.f_frsize}))
+"""
+
+
+
+def detect(host: HostSpec, image: str | None, timeout: float = 30) -> dict[str, Any]:
+    """What the detection container reports on that host's engine (kfd nodes, nvidia-smi, kernel)."""
+    return run_detect(connect(host, timeout=timeout), image)
+
+
+def run_detect(client: Any, image: str | None, root: str = "/") -> dict[str, Any]:
+    """The detection script in a small container on that engine (/sys mounted read-only)."""
+    candidates = (image,) if image else PROBE_IMAGES
+    present = None
+    for ref in candidates:
+        try:
+            client.images.get(ref)
+            present = ref
+            break
+        except docker.errors.ImageNotFound:
+            continue
+    if present is None:
+        raise InfrastructureError(f"no probe image on this engine (tried {', '.join(candidates)})",
+                                  "load one there (docker save IMAGE | docker -H ENDPOINT load) or pass --image")
+    volumes = {"/sys": {"bind": "/host-sys", "mode": "ro"}}
+    if root != "/":
+        volumes[root] = {"bind": "/docker-root", "mode": "ro"}
+    raw = client.containers.run(present, ["python3", "-c", DETECT], remove=True, network_mode="none",
+                                volumes=volumes, environment={"ROOT": "/docker-root" if root != "/" else "/"},
+                                labels={"org.valorch": "1", "org.valorch.probe": "hosts"})
+    return json.loads(raw.decode().strip().splitlines()[-1])
+
+
+def check_engine(host: HostSpec, refs: list[tuple[str, str | None]], image: str | None) -> dict[str, Any]:
+    """One engine's preflight: version, Docker root, disk free under it, the images present with
+    the catalog's digests; problems are data in the row (``problems``), not exceptions."""
+    row: dict[str, Any] = {"host": host.name, "endpoint": host.endpoint, "problems": []}
+    try:
+        client = connect(host, timeout=20)
+    except InfrastructureError as exc:
+        row["problems"].append(exc.message)
+        return row
+    info = client.info()
+    row["engine"] = client.version().get("Version")
+    row["docker_root"] = info.get("DockerRootDir")
+    try:
+        row["free_gib"] = round(run_detect(client, image, row["docker_root"] or "/")["free_bytes"] / 2**30, 1)
+    except Exception as exc:  # noqa: BLE001 - reported as a problem of this host
+        row["problems"].append(f"disk check failed: {str(exc)[:200]}")
+    row["images"] = {}
+    for ref, digest in refs:
+        try:
+            img = client.images.get(ref)
+        except docker.errors.ImageNotFound:
+            row["images"][ref] = "missing"
+            row["problems"].append(f"image {ref} is not present")
+            continue
+        have = [d.split("@", 1)[1] for d in img.attrs.get("RepoDigests") or []]
+        if digest and digest not in have and digest != img.id:
+            row["images"][ref] = "digest mismatch"
+            row["problems"].append(f"image {ref}: digest {', '.join(have) or img.id} is not the catalog's {digest}")
+        else:
+            row["images"][ref] = "ok"
+    return row

@@ -1,0 +1,270 @@
+"""The slurm executor: one ``sbatch`` job per (image, suite) task.
+
+Slurm places the job (``--gres=gpu[:type]:N``, ``--constraint`` over node
+features, ``--time`` from the task's deadline); the batch step then runs the
+container on the allocated node with the node's own Docker engine:
+
+1. ``docker create`` with the same security defaults as the docker executor
+   (no network unless the suite asks, no new privileges, bounded pids) and the
+   devices of the GPUs Slurm assigned (``SLURM_JOB_GPUS`` → ``/dev/kfd`` +
+   ``/dev/dri/renderD<128+i>`` for ROCm, ``--gpus device=i`` for CUDA; devices
+   that do not exist on the node are not passed, and say so in the job log);
+2. ``docker cp -`` of the probe archive from the shared spool directory (no bind
+   mount of a path that may not exist on the node);
+3. ``docker start -a``: the probe's stdout is the job's stdout file;
+4. ``docker rm -f`` in an EXIT trap: the container is always removed, also on
+   ``scancel`` and at the time limit.
+
+The results come back by parsing the job's stdout file with
+:class:`~orchestrator.executors.transcript.Transcript`, while the job runs. Every value the
+task contributes reaches the node as a separate argv element (quoted by
+``batch_script``); the step script itself is constant text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from ...spec import Execution, Task
+from ..transcript import Transcript, complete, conclude
+from ..base import PROBE_PACKAGE, overall_timeout, probe_archive, probe_args
+from ..container import task_container
+from .client import (TERMINAL, UNMATCHED_REASONS, SlurmCluster, SlurmError, SlurmRequirement, SlurmUnmatched,
+                    run_slurm)
+
+SETUP_ALLOWANCE = 120.0  # seconds for docker create/cp/rm around the probe's own deadline
+QUEUE_TIMEOUT = 6 * 3600.0  # seconds a job may wait for resources before it is cancelled
+
+# Runs on the node. Arguments: backend, probe tar, pull policy, N, N docker-create
+# options, image, command... Constant text: nothing from a task is interpolated.
+STEP = r"""
+set -u
+backend=$1 probe=$2 pull=$3 n=$4
+shift 4
+opts=("${@:1:$n}")
+shift "$n"
+image=$1
+shift
+log() { echo "valorch-step: $*" >&2; }
+node=${SLURMD_NODENAME:-$(hostname)}
+IFS=, read -r -a idx <<<"${VALORCH_GPUS:-}"
+dev=() env=() visible=""
+for i in "${!idx[@]}"; do
+  case ${idx[$i]} in ''|*[!0-9]*) log "ignoring GPU index '${idx[$i]}'"; continue ;; esac
+  visible="${visible:+$visible,}$i"
+done
+gid() { getent group "$1" | cut -d: -f3; }
+case $backend in
+  rocm)
+    if [ -c /dev/kfd ]; then dev+=(--device /dev/kfd); else log "no /dev/kfd on $node"; fi
+    for g in "${idx[@]}"; do
+      case $g in ''|*[!0-9]*) continue ;; esac
+      r=/dev/dri/renderD$((128 + g))
+      if [ -c "$r" ]; then dev+=(--device "$r"); else log "no $r on $node"; fi
+    done
+    if [ ${#dev[@]} -gt 0 ]; then
+      for grp in video render; do v=$(gid $grp); [ -n "$v" ] && dev+=(--group-add "$v"); done
+      dev+=(--security-opt seccomp=unconfined)
+    fi
+    env+=(-e "ROCR_VISIBLE_DEVICES=$visible")
+    ;;
+  cuda)
+    ok=1
+    for g in "${idx[@]}"; do [ -c "/dev/nvidia$g" ] || { log "no /dev/nvidia$g on $node"; ok=0; }; done
+    if [ ${#idx[@]} -gt 0 ] && [ $ok = 1 ]; then dev+=(--gpus "\"device=${VALORCH_GPUS}\""); fi
+    env+=(-e "CUDA_VISIBLE_DEVICES=$visible")
+    ;;
+esac
+env+=(-e "VALORCH_GPUS=${VALORCH_GPUS:-}" -e "VALORCH_SLURM_JOB=${SLURM_JOB_ID:-}")
+cid=$(docker create --pull "$pull" "${opts[@]}" ${dev[@]+"${dev[@]}"} "${env[@]}" "$image" "$@") \
+  || { log "create-failed on $node"; exit 125; }
+trap 'docker rm -f "$cid" >/dev/null 2>&1' EXIT
+trap 'log "signal"; exit 143' TERM INT HUP
+log "container $cid"
+docker inspect --format '{{range .Config.Env}}{{println .}}{{end}}' "$cid" \
+  | grep -E '^((ROCR|CUDA|HIP)_VISIBLE_DEVICES|VALORCH_GPUS)=' | sed 's/^/valorch-step: env /' >&2
+log "image $(docker image inspect --format '{{if .RepoDigests}}{{index .RepoDigests 0}}{{else}}{{.Id}}{{end}}' "$image")"
+docker cp - "$cid:/opt" <"$probe" || { log "copy-failed on $node"; exit 125; }
+docker start -a "$cid" </dev/null &
+wait $!
+rc=$(docker inspect --format '{{.State.ExitCode}}' "$cid")
+log "exit $rc"
+exit "$rc"
+"""
+
+
+# --- one task → one job ------------------------------------------------------------------------
+
+def requirement(task: Task, labels: tuple[str, ...] = (), gpu_type: str | None = None) -> SlurmRequirement:
+    if task.cpu_only or task.image.backend == "cpu":
+        return SlurmRequirement("cpu", labels=labels)
+    return SlurmRequirement(task.image.backend, archs=tuple(getattr(task.image, "archs", ()) or ()), gpus=1,
+                            labels=labels, gpu_type=gpu_type)
+
+
+def create_options(task: Task, run_id: str) -> list[str]:
+    """``docker create`` options (pure); devices are added on the node."""
+    spec = task_container(task.model_copy(update={"cpu_only": True}), run_id)
+    flags = spec.docker_flags()
+    if not task.cpu_only and task.image.backend != "cpu":
+        flags += ["--shm-size", "8g"]
+    return flags
+
+
+def step_argv(task: Task, run_id: str, probe_tar: str | Path) -> list[str]:
+    """The batch step's argv: ``bash -c STEP`` and its positional arguments."""
+    backend = "cpu" if task.cpu_only else task.image.backend
+    opts = create_options(task, run_id)
+    return ["bash", "-c", STEP, "valorch-step", backend, str(probe_tar),
+            "never" if task.image.local else "missing", str(len(opts)), *opts,
+            task.image.reference, "python3", "-m", PROBE_PACKAGE, *probe_args(task)]
+
+
+def write_probe(spool: Path) -> Path:
+    """The probe archive in the spool (content-addressed, written once, atomically)."""
+    data = probe_archive()
+    path = spool / f"probe-{hashlib.sha256(data).hexdigest()[:16]}.tar"
+    if not path.exists():
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    return path
+
+
+def parse_job_log(text: str) -> dict[str, Any]:
+    """What the batch script and the step said on stderr (Slurm's job log)."""
+    info: dict[str, Any] = {"container_env": {}}
+    for line in text.splitlines():
+        if m := re.match(r"^valorch: job (\S+) on (\S+) gpus=(\S*)", line):
+            info.update(node=m.group(2), gpus=m.group(3))
+        elif line.startswith("valorch-step: env ") and "=" in line:
+            key, _, value = line[len("valorch-step: env "):].partition("=")
+            info["container_env"][key] = value
+        elif m := re.match(r"^valorch-step: (container|image|exit) (\S+)", line):
+            info[m.group(1)] = m.group(2)
+        elif m := re.match(r"^valorch-step: ((create|copy)-failed)", line):
+            info["failed"] = m.group(1)
+    return info
+
+
+class SlurmExecutor:
+    name = "slurm"
+
+    def __init__(self, cluster: SlurmCluster, spool: str | Path, labels: tuple[str, ...] = (),
+                 gpu_type: str | None = None, queue_timeout: float = QUEUE_TIMEOUT, poll: float = 0.5) -> None:
+        self.cluster = cluster
+        self.spool = Path(spool).resolve()
+        self.labels = tuple(labels)
+        self.gpu_type = gpu_type
+        self.queue_timeout = queue_timeout
+        self.poll = poll
+
+    def execute(self, task: Task, run_id: str, on_result: Callable[[Any], None] | None = None) -> Execution:
+        t0 = time.perf_counter()
+        timings: dict[str, float] = {}
+        workdir = self.spool / run_id
+        workdir.mkdir(parents=True, exist_ok=True)
+        limit = overall_timeout(task) + SETUP_ALLOWANCE
+        name = f"{task.image.alias}-{task.suite.name}"
+        try:
+            probe = write_probe(self.spool)
+            job = self.cluster.submit(name, requirement(task, self.labels, self.gpu_type),
+                                      step_argv(task, run_id, probe), workdir, limit)
+        except SlurmUnmatched as exc:
+            return _infra(task, f"unmatched on Slurm: {exc}", timings, {})
+        except (SlurmError, OSError) as exc:
+            return _infra(task, f"Slurm submission of {name} failed: {exc}", timings, {})
+        timings["submit_s"] = time.perf_counter() - t0
+        transcript = Transcript(on_result=on_result)
+        try:
+            state = self._follow(job, workdir, transcript, limit, timings)
+        except KeyboardInterrupt:
+            self._cancel(job)
+            raise
+        except SlurmError as exc:  # includes SlurmUnmatched (pending for a reason that cannot go away)
+            self._cancel(job)
+            prefix = "unmatched on Slurm" if isinstance(exc, SlurmUnmatched) else "Slurm"
+            return _infra(task, f"{prefix}: {exc}", timings, {"job_id": job, "workdir": str(workdir)})
+        transcript.close()
+        timings["total_s"] = time.perf_counter() - t0
+        log = _read(workdir / f"slurm-{job}.out")
+        info = {"job_id": job, "state": state, "workdir": str(workdir), **parse_job_log(log)}
+        exit_code = int(info["exit"]) if str(info.get("exit", "")).lstrip("-").isdigit() else None
+        digest = _digest(info.get("image"))
+        tail = log[-8000:]
+        if exit_code is None and state not in ("TIMEOUT", "DEADLINE"):
+            what = info.get("failed") or f"ended {state} before the container ran"
+            infra = f"Slurm job {job} on {info.get('node', '?')}: {what}: {_last_lines(log)}"
+            transcript.close()
+            results = complete(transcript.results, task.checks, "error", infra, tail)
+            return Execution(results=tuple(results), meta={"slurm": info}, timings=timings, image_digest=digest,
+                             infra_error=infra)
+        killed = (f"Slurm job {job} passed its time limit ({limit:g}s) and was killed"
+                  if state in ("TIMEOUT", "DEADLINE") else None)
+        execution = conclude(transcript, task, exit_code=exit_code, killed=killed, log=tail, slurm=info)
+        return execution.model_copy(update={"timings": timings, "image_digest": digest})
+
+    def _follow(self, job: str, workdir: Path, transcript: Transcript, limit: float,
+                timings: dict[str, float]) -> str:
+        """Follow the job to its end (the cluster's one polling loop), feeding its stdout
+        file to the transcript as it grows."""
+        out_path = workdir / f"valorch-{job}.stdout"
+        offset = 0
+
+        def tick(state: str) -> None:
+            nonlocal offset
+            offset = _feed(out_path, offset, transcript)
+
+        state = self.cluster.watch(job, queue_timeout=self.queue_timeout, run_timeout=limit + 120,
+                                   poll=self.poll, on_tick=tick)
+        timings.update(self.cluster.timings)
+        return state
+
+    def _cancel(self, job: str) -> None:
+        try:
+            self.cluster.cancel(job)
+        except SlurmError:
+            pass
+
+
+def _feed(path: Path, offset: int, transcript: Transcript) -> int:
+    try:
+        with path.open("rb") as fh:
+            fh.seek(offset)
+            chunk = fh.read()
+    except FileNotFoundError:
+        return offset
+    if chunk:
+        transcript.feed(chunk)
+    return offset + len(chunk)
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(errors="replace")
+    except OSError:
+        return ""
+
+
+def _last_lines(text: str, n: int = 3) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return " | ".join(lines[-n:])[-600:] or "no job log"
+
+
+def _digest(value: str | None) -> str | None:
+    if not value:
+        return None
+    return value.split("@", 1)[1] if "@" in value else value
+
+
+def _infra(task: Task, message: str, timings: dict[str, float], slurm: dict[str, Any]) -> Execution:
+    return infrastructure_failure(task, message, timings=timings, meta={"slurm": slurm})
+
+
+def default_spool() -> Path:
+    return Path.cwd() / "results" / "slurm"

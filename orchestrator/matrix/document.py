@@ -1,0 +1,82 @@
+"""A rendered-to-be matrix document: a versioned header and one table whose cells
+keep their verdicts and the runs behind them. Every layout produces one; every
+renderer reads one; a published version stores one and gives it back unchanged."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .model import LEGEND
+
+
+@dataclass(frozen=True)
+class TCell:
+    text: str
+    verdict: str = ""
+    statuses: tuple[str, ...] = ()
+    runs: tuple[str, ...] = ()
+    note: str = ""  # e.g. "catalog says 2.4.0, image has 2.5.1"
+
+
+@dataclass(frozen=True)
+class TRow:
+    key: str
+    labels: tuple[str, ...]
+    cells: tuple[TCell, ...]
+
+
+@dataclass(frozen=True)
+class Table:
+    layout: str
+    title: str
+    label_headers: tuple[str, ...]
+    columns: tuple[str, ...]
+    rows: tuple[TRow, ...]
+    notes: tuple[str, ...] = (LEGEND,)
+    literal_labels: int = 0  # the first N label columns are code (check ids): ``x`` / `x`
+
+
+@dataclass(frozen=True)
+class Header:
+    version: str  # "unpublished" for a working render
+    last_verified: str  # YYYY-MM-DD of the newest run end
+    source: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Document:
+    header: Header
+    table: Table
+    params: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def headers(self) -> tuple[str, ...]:
+        return (*self.table.label_headers, *self.table.columns)
+
+    def to_dict(self) -> dict[str, Any]:
+        t = self.table
+        return {
+            "matrix_version": self.header.version, "last_verified": self.header.last_verified,
+            "source_of_truth": list(self.header.source), "params": self.params,
+            "layout": t.layout, "title": t.title, "label_headers": list(t.label_headers),
+            "columns": list(t.columns), "notes": list(t.notes), "literal_labels": t.literal_labels,
+            "rows": [{"key": r.key, "labels": list(r.labels),
+                      "cells": {col: {"text": c.text, "verdict": c.verdict, "statuses": list(c.statuses),
+                                      "runs": list(c.runs), "note": c.note} for col, c in zip(t.columns, r.cells)}}
+                     for r in t.rows],
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Document":
+        cols = tuple(d["columns"])
+        rows = tuple(TRow(r["key"], tuple(r["labels"]),
+                          tuple(TCell(c["text"], c["verdict"], tuple(c["statuses"]), tuple(c["runs"]), c["note"])
+                                for c in (r["cells"][col] for col in cols))) for r in d["rows"])
+        table = Table(d["layout"], d["title"], tuple(d["label_headers"]), cols, rows, tuple(d["notes"]),
+                      d.get("literal_labels", 0))
+        return cls(Header(d["matrix_version"], d["last_verified"], tuple(d["source_of_truth"])), table,
+                   d.get("params", {}))
+
+    def with_header(self, header: Header) -> "Document":
+        return Document(header, self.table, self.params)

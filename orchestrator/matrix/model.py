@@ -1,0 +1,145 @@
+"""Stored results → a compatibility Matrix (pure: no I/O, no SQL).
+
+A cell is the verdict for one check (or feature) in one environment, in the
+vocabulary of DESIGN.md: ✅ pass, ❌ fail/crash/timeout/unsupported, ⚠️
+inconclusive (error), flaky (mixed attempts) or expected (xfail), blank for skip.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from ..spec import FAILING, INCONCLUSIVE, LEGEND, SYMBOL
+
+__all__ = ["FAILING", "INCONCLUSIVE", "LEGEND", "SYMBOL", "Cell", "Matrix", "Observation", "build", "combine",
+           "verdict"]
+
+
+@dataclass(frozen=True)
+class Observation:
+    """One attempt of one check in one environment, as read from the store."""
+
+    column: str
+    check: str
+    feature: str
+    kind: str
+    library: str | None
+    status: str
+    attempt: int
+    run_id: str
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class Cell:
+    verdict: str  # pass | fail | crash | timeout | unsupported | error | xfail | skip | flaky | missing
+    statuses: tuple[str, ...] = ()
+    runs: tuple[str, ...] = ()
+    message: str = ""
+
+    @property
+    def symbol(self) -> str:
+        return SYMBOL[self.verdict]
+
+    @property
+    def text(self) -> str:
+        """Symbol plus the word where the symbol alone is ambiguous."""
+        if self.verdict in ("pass", "skip", "missing"):
+            return self.symbol
+        return f"{self.symbol} {self.verdict}".strip()
+
+
+@dataclass(frozen=True)
+class Row:
+    key: str
+    feature: str
+    kind: str
+    library: str | None
+
+
+@dataclass(frozen=True)
+class Matrix:
+    rows: tuple[Row, ...]
+    columns: tuple[str, ...]
+    cells: dict[tuple[str, str], Cell] = field(default_factory=dict)
+
+    def cell(self, row: str, column: str) -> Cell:
+        return self.cells.get((row, column), Cell("missing"))
+
+
+def verdict(statuses: Iterable[str]) -> str:
+    """The cell verdict for the attempts of one check (in attempt order)."""
+    seq = list(statuses)
+    if not seq:
+        return "missing"
+    has_pass = "pass" in seq
+    if has_pass and any(s in FAILING for s in seq):
+        return "flaky"
+    return seq[-1]
+
+
+def build(observations: Iterable[Observation], columns: Iterable[str] | None = None) -> Matrix:
+    """A checks × columns matrix; rows keep the order in which checks first appear."""
+    per: dict[tuple[str, str], list[Observation]] = {}
+    rows: dict[str, Row] = {}
+    cols: list[str] = list(columns or [])
+    for obs in observations:
+        rows.setdefault(obs.check, Row(obs.check, obs.feature, obs.kind, obs.library))
+        if obs.column not in cols:
+            cols.append(obs.column)
+        per.setdefault((obs.check, obs.column), []).append(obs)
+    cells = {}
+    for key, obs in per.items():
+        obs.sort(key=lambda o: o.attempt)
+        last = obs[-1]
+        cells[key] = Cell(verdict(o.status for o in obs), tuple(o.status for o in obs),
+                          tuple(sorted({o.run_id for o in obs})), last.message)
+    return Matrix(tuple(rows.values()), tuple(cols), cells)
+
+
+FAILING_OR_UNSUPPORTED = (*FAILING, "unsupported")
+
+
+def combine(cells: Iterable[Cell]) -> Cell:
+    """One verdict from several cells (checks evidencing one feature, or images of one
+    backend): all pass → pass; any failing or unsupported → that (❌); otherwise the
+    inconclusive one (flaky, known issue, error: ⚠️). Skipped and missing cells say nothing."""
+    cells = list(cells)
+    said = [c for c in cells if c.verdict not in ("skip", "missing")]
+    statuses = tuple(s for c in cells for s in c.statuses)
+    runs = tuple(sorted({r for c in cells for r in c.runs}))
+    if not said:
+        return Cell("skip" if any(c.verdict == "skip" for c in cells) else "missing", statuses, runs)
+    verdicts = [c.verdict for c in said]
+    message = next((c.message for c in said if c.verdict != "pass" and c.message), "")
+    if all(v == "pass" for v in verdicts):
+        return Cell("pass", statuses, runs)
+    for bad in (*FAILING_OR_UNSUPPORTED, "partial", *INCONCLUSIVE):
+        if bad in verdicts:
+            return Cell(bad, statuses, runs, message)
+    return Cell("error", statuses, runs, message)
+
+
+def regroup(matrix: Matrix, *, rows: dict[str, str] | None = None, columns: dict[str, str] | None = None) -> Matrix:
+    """Merge rows (check → feature) and/or columns (image → backend) with combine()."""
+    row_of = rows or {r.key: r.key for r in matrix.rows}
+    col_of = columns or {c: c for c in matrix.columns}
+    new_rows: dict[str, Row] = {}
+    for r in matrix.rows:
+        key = row_of[r.key]
+        if key not in new_rows:
+            new_rows[key] = Row(key, r.feature, r.kind, r.library) if rows is None else \
+                Row(key, key, r.kind, r.library)
+    new_cols = list(dict.fromkeys(col_of[c] for c in matrix.columns))
+    parts: dict[tuple[str, str], list[Cell]] = {}
+    for r in matrix.rows:
+        for c in matrix.columns:
+            if (r.key, c) in matrix.cells:
+                parts.setdefault((row_of[r.key], col_of[c]), []).append(matrix.cells[(r.key, c)])
+    return Matrix(tuple(new_rows.values()), tuple(new_cols), {k: combine(v) for k, v in parts.items()})
+
+
+def by_feature(matrix: Matrix) -> Matrix:
+    """Rows = features; a feature's cell combines the checks that evidence it."""
+    return regroup(matrix, rows={r.key: r.feature or r.key for r in matrix.rows})

@@ -1,0 +1,100 @@
+"""Known issues: a YAML list of failures that are expected (``xfail``) until they expire.
+
+File shape (``known-issues.yaml``, or ``--known-issues FILE``)::
+
+    issues:
+      - check: "kernels.fft.*"          # glob on the check id
+        images: "rocm6.3_*"             # glob on the image alias (default "*")
+        backend: rocm                   # optional: only this backend
+        status: [fail, crash]           # the expected status(es)
+        reason: hipFFT plan cache leak on gfx942
+        url: https://github.com/ROCm/hipFFT/issues/1
+        expires: 2026-06-30             # after this date the entry excuses nothing
+
+A bare top-level list of entries is accepted too.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from fnmatch import fnmatchcase
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from .. import yamlio
+from .rule import Issue
+from ..errors import SpecError
+
+Status = Literal["fail", "crash", "timeout", "error", "unsupported", "skip"]
+
+
+class KnownIssue(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+
+    check: str = Field(min_length=1)
+    images: str = "*"
+    backend: str | None = None
+    status: tuple[Status, ...] = ("fail",)
+    reason: str = Field(min_length=1)
+    url: str = ""
+    expires: date | None = None
+
+    @field_validator("status", mode="before")
+    @classmethod
+    def _one_or_many(cls, v: object) -> object:
+        return (v,) if isinstance(v, str) else v
+
+    def applies(self, env: str, backend: str, check: str, status: str) -> bool:
+        # a paired environment ("a → b") is the head image's
+        alias = env.split(" → ")[-1]
+        return (fnmatchcase(check, self.check) and fnmatchcase(alias, self.images)
+                and (self.backend is None or self.backend == backend) and status in self.status)
+
+    def expired(self, today: date) -> bool:
+        return self.expires is not None and self.expires < today
+
+    def as_issue(self) -> Issue:
+        return Issue(check=self.check, reason=self.reason, url=self.url, expires=self.expires)
+
+
+class KnownIssues:
+    """The loaded list; ``match`` is the diff's Matcher."""
+
+    def __init__(self, entries: tuple[KnownIssue, ...], today: date) -> None:
+        self.entries = entries
+        self.today = today
+
+    def match(self, env: str, backend: str, check: str, status: str) -> tuple[Issue, bool] | None:
+        """The first live entry that applies, else the first expired one (so the report can say so)."""
+        hits = [e for e in self.entries if e.applies(env, backend, check, status)]
+        live = [e for e in hits if not e.expired(self.today)]
+        if live:
+            return live[0].as_issue(), False
+        if hits:
+            return hits[0].as_issue(), True
+        return None
+
+    def expired(self) -> tuple[Issue, ...]:
+        return tuple(e.as_issue() for e in self.entries if e.expired(self.today))
+
+
+def load(path: Path, today: date | None = None) -> KnownIssues:
+    doc = yamlio.load(path)
+    today = today or date.today()
+    if doc.data is None:
+        return KnownIssues((), today)
+    if isinstance(doc.data, list):
+        items, prefix = doc.data, ()
+    elif isinstance(doc.data, dict) and set(doc.data) <= {"issues"}:
+        items, prefix = doc.data.get("issues") or [], ("issues",)
+        if not isinstance(items, list):
+            raise SpecError(f"{path}:{doc.line(('issues',))}: known issues: key 'issues' must be a list of entries")
+    else:
+        extra = sorted(set(doc.data) - {"issues"}) if isinstance(doc.data, dict) else []
+        raise SpecError(f"{path}:{doc.line((extra[0],) if extra else ())}: known issues: "
+                        + (f"unknown key '{extra[0]}'" if extra else "must be a list or a mapping with 'issues'"),
+                        "the file holds `issues:` followed by a list of entries (see jobs/known-issues.yaml)")
+    entries = tuple(yamlio.validate(doc.sub((*prefix, i)), KnownIssue, "known issue") for i in range(len(items)))
+    return KnownIssues(entries, today)

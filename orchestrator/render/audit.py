@@ -1,0 +1,63 @@
+"""Inventory audit findings and diffs → Markdown and JSON (the CycloneDX SBOM is
+``render/sbom.py``). Renderers return strings; the CLI writes them.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+from ..components import Inventory
+
+if TYPE_CHECKING:
+    from ..audit import Change, Finding
+
+# ---------------------------------------------------------------- render ---
+
+def _cell(text: str | None) -> str:
+    return "" if text is None else str(text).replace("|", "\\|").replace("\n", " ")
+
+_MARK = {"ok": "ok", "drift": "**DRIFT**", "missing": "**MISSING**", "unpinned": "unpinned",
+         "build-mismatch": "build mismatch"}
+
+def render_findings_md(findings: list[Finding], image: str = "", inventory: Inventory | None = None) -> str:
+    drift = sum(f.drift for f in findings)
+    lines = ["# Inventory audit%s" % (": `%s`" % image if image else ""), "",
+             "%d component(s) checked, %d drift." % (len(findings), drift), "",
+             "| component | expected | found | status | evidence |",
+             "| --- | --- | --- | --- | --- |"]
+    for f in findings:
+        lines.append("| %s | %s | %s | %s | %s |" % (
+            _cell(f.component), _cell(f.expected), _cell(f.found or "-"), _MARK[f.kind],
+            "`%s`" % _cell(f.evidence) if f.evidence else ""))
+    notes = [f.message for f in findings if f.kind == "build-mismatch"]
+    if notes:
+        lines += ["", "## Compiled against vs installed", ""] + ["- " + _cell(m) for m in notes]
+    if inventory is not None and inventory.errors:
+        lines += ["", "## Gatherer errors", ""] + ["- " + _cell(e) for e in inventory.errors]
+    return "\n".join(lines) + "\n"
+
+def render_diff_md(changes: list[Change], a: str = "A", b: str = "B") -> str:
+    head = [c for c in changes if ":" not in c.name]
+    pkgs = [c for c in changes if ":" in c.name]
+    lines = ["# Inventory diff: `%s` → `%s`" % (a, b), ""]
+    if not changes:
+        return "\n".join(lines + ["No differences.", ""])
+    lines += ["| component | %s | %s | change |" % (_cell(a), _cell(b)), "| --- | --- | --- | --- |"]
+    for c in head:
+        lines.append("| %s | %s | %s | %s |" % (_cell(c.name), _cell(c.old or "-"), _cell(c.new or "-"), c.kind))
+    if not head:
+        lines.append("| (no headline component changed) | | | |")
+    if pkgs:
+        counts = {k: sum(c.kind == k for c in pkgs) for k in ("added", "removed", "changed")}
+        lines += ["", "## Packages (%d added, %d removed, %d changed)" % (
+            counts["added"], counts["removed"], counts["changed"]), "",
+            "| package | %s | %s | change |" % (_cell(a), _cell(b)), "| --- | --- | --- | --- |"]
+        lines += ["| %s | %s | %s | %s |" % (_cell(c.name), _cell(c.old or "-"), _cell(c.new or "-"), c.kind)
+                  for c in pkgs]
+    return "\n".join(lines) + "\n"
+
+def render_diff_json(changes: list[Change], a: str = "A", b: str = "B") -> str:
+    return json.dumps({"a": a, "b": b, "changes": [c.model_dump() for c in changes]},
+                      indent=1, sort_keys=True) + "\n"
+

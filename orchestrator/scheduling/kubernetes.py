@@ -1,0 +1,28 @@
+"""Planning for a Kubernetes cluster: the cluster's scheduler places each pod by its GPU
+resource limits and node affinity (``executors/kubernetes.py``), so every task goes to
+one stand-in host that stands for the whole cluster; nothing is placed here."""
+
+from __future__ import annotations
+
+from ..catalog.core import Catalog
+from ..spec import GPU, HostSpec, JobSpec, Task
+from .plan import PlannedRun, suite_checks
+
+
+def plan_on_kubernetes(job: JobSpec, catalog: Catalog, local: HostSpec, cpu_only: bool = False,
+                       namespace: str = "default") -> tuple[PlannedRun, ...]:
+    images = catalog.select(job.images)
+    gpus: list[GPU] = []
+    for image in images:  # one stand-in GPU per GPU image, so one GPU task at a time per image
+        vendor = image.backend.vendor
+        if vendor and not cpu_only:
+            gpus.append(GPU(vendor=vendor, arch=(image.archs or ("any",))[0], index=len(gpus)))
+    cluster = HostSpec(name=f"kubernetes-{namespace}", endpoint=f"k8s://{namespace}", labels=tuple(job.labels),
+                       slots=max(2, len(images)), gpus=tuple(gpus), nvidia_runtime=True)
+    out = []
+    for image in images:
+        host = local if image.executor == "host" else cluster
+        tasks = tuple(Task(image=image, suite=s, host=host, checks=suite_checks(s),
+                           cpu_only=cpu_only and image.backend != "cpu") for s in job.suites)
+        out.append(PlannedRun(image, host, tasks))
+    return tuple(out)

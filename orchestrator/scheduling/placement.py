@@ -1,0 +1,194 @@
+"""Placement: which host (and which of its slots) runs each task. Pure.
+
+List scheduling, longest task first, onto the earliest-free matching slot:
+
+- a host offers ``slots`` CPU slots (CPU tasks, and GPU images run ``--cpu-only``)
+  and one slot per GPU (GPU tasks take ``gpus`` GPUs of an allowed arch on one
+  host, each task pinned to its own GPUs);
+- ties prefer hosts without GPUs for CPU work (as ``hosts.match`` does), then the
+  inventory's order;
+- a task whose requirement no host meets raises ``NoMatchingHostError`` naming the
+  nearest hosts and what they lack (``hosts.match``), before anything runs.
+
+Finding the earliest-free slot uses one lazy min-heap per requirement class:
+slot free times only grow, so a stale heap entry is re-keyed when it surfaces.
+10,000 tasks on 200 hosts place in well under a second (bench/bench_placement.py).
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, field
+
+from ..errors import NoMatchingHostError
+from ..hosts.match import Requirement, match, shortfall
+from ..spec import HostSpec
+
+
+@dataclass(frozen=True)
+class Need:
+    """What one task asks for: an id, a requirement, an expected duration (seconds)."""
+
+    key: str
+    req: Requirement
+    duration: float = 60.0
+    exclude: frozenset[str] = frozenset()  # host names not to use (a retry after an infrastructure error)
+    label: str = ""  # shown in errors (the image)
+
+
+@dataclass(frozen=True)
+class Assignment:
+    key: str
+    host: str
+    gpus: tuple[int, ...]  # GPU indices on that host (empty for CPU work)
+    cpu_slot: int | None
+    start: float
+    end: float
+
+
+@dataclass(frozen=True)
+class Placement:
+    assignments: tuple[Assignment, ...]
+    by_key: dict[str, Assignment] = field(default_factory=dict, compare=False)
+
+    @property
+    def makespan(self) -> float:
+        return max((a.end for a in self.assignments), default=0.0)
+
+    def host_of(self, key: str) -> str:
+        return self.by_key[key].host
+
+
+
+class _Slots:
+    """Slot tables of an inventory: resource ids are ints into ``free``."""
+
+    def __init__(self, hosts: tuple[HostSpec, ...]) -> None:
+        self.hosts = hosts
+        self.free: list[float] = []
+        self.owner: list[int] = []  # resource → host position
+        self.what: list[int] = []  # resource → GPU index, or -1-slot for CPU slots
+        self.cpu: list[list[int]] = []
+        self.gpu: list[list[tuple[int, str, str]]] = []  # host → [(rid, vendor, arch)]
+        for h, host in enumerate(hosts):
+            self.cpu.append([self._add(h, -1 - s) for s in range(host.slots)])
+            self.gpu.append([(self._add(h, g.index), g.vendor, g.arch) for g in host.gpus])
+        self._classes: dict[tuple, list] = {}
+
+    def _add(self, host: int, what: int) -> int:
+        self.free.append(0.0)
+        self.owner.append(host)
+        self.what.append(what)
+        return len(self.free) - 1
+
+    def units(self, req: Requirement, host: int) -> list[int]:
+        vendor = req.vendor
+        if vendor is None:
+            return self.cpu[host]
+        return [rid for rid, v, a in self.gpu[host] if v == vendor and (not req.archs or a in req.archs)]
+
+    def heap(self, req: Requirement, hosts: tuple[int, ...]) -> list:
+        key = (req, hosts)
+        heap = self._classes.get(key)
+        if heap is None:
+            heap = []
+            for h in hosts:
+                pref = len(self.hosts[h].gpus) if req.backend == "cpu" else 0
+                heap.extend((self.free[rid], pref, h, rid) for rid in self.units(req, h))
+            heapq.heapify(heap)
+            self._classes[key] = heap
+        return heap
+
+    def earliest(self, req: Requirement, hosts: tuple[int, ...]) -> list[int]:
+        """The resources a task of ``req`` would start on soonest."""
+        if req.backend == "cpu" or req.gpus <= 1:
+            heap = self.heap(req, hosts)
+            while True:
+                t, pref, h, rid = heap[0]
+                if t == self.free[rid]:
+                    heapq.heappop(heap)
+                    return [rid]
+                heapq.heapreplace(heap, (self.free[rid], pref, h, rid))
+        best: tuple[float, int, list[int]] | None = None
+        for h in hosts:
+            units = sorted(self.units(req, h), key=lambda rid: self.free[rid])[:req.gpus]
+            start = self.free[units[-1]]
+            if best is None or start < best[0]:
+                best = (start, h, units)
+        assert best is not None
+        return best[2]
+
+    def take(self, req: Requirement, hosts: tuple[int, ...], rids: list[int], end: float) -> None:
+        for rid in rids:
+            self.free[rid] = end
+        if req.backend == "cpu" or req.gpus <= 1:
+            h = self.owner[rids[0]]
+            pref = len(self.hosts[h].gpus) if req.backend == "cpu" else 0
+            heapq.heappush(self.heap(req, hosts), (end, pref, h, rids[0]))
+
+
+def candidates(need: Need, hosts: tuple[HostSpec, ...]) -> tuple[int, ...]:
+    """Positions of the hosts that can run ``need`` (NoMatchingHostError when none)."""
+    allowed = tuple(h for h in hosts if h.name not in need.exclude)
+    if not allowed:
+        allowed = hosts
+    match(need.req, allowed, need.label)  # raises, naming the nearest hosts
+    found = tuple(i for i, h in enumerate(hosts) if h.name not in need.exclude and not shortfall(need.req, h))
+    if not found:  # every matching host is excluded (already tried)
+        raise NoMatchingHostError(f"no untried host can run {need.label or need.req.backend}: "
+                                  f"tried {', '.join(sorted(need.exclude))}")
+    return found
+
+
+def place(needs: tuple[Need, ...] | list[Need], hosts: tuple[HostSpec, ...],
+          busy: dict[str, float] | None = None) -> Placement:
+    """Assign every need to host slots: longest (duration × units) first, each on the
+    matching slot(s) that free up earliest. ``busy`` gives hosts a start offset."""
+    slots = _Slots(hosts)
+    if busy:
+        for rid, h in enumerate(slots.owner):
+            slots.free[rid] = busy.get(hosts[h].name, 0.0)
+    cache: dict[tuple, tuple[int, ...]] = {}
+    order = sorted(needs, key=lambda n: -n.duration * max(1, n.req.gpus))
+    out: list[Assignment] = []
+    for need in order:
+        ck = (need.req, need.exclude)
+        cands = cache.get(ck)
+        if cands is None:
+            cands = cache[ck] = candidates(need, hosts)
+        rids = slots.earliest(need.req, cands)
+        start = max(slots.free[r] for r in rids)
+        end = start + need.duration
+        slots.take(need.req, cands, rids, end)
+        h = slots.owner[rids[0]]
+        cpu = -1 - slots.what[rids[0]] if need.req.backend == "cpu" else None
+        gpus = () if cpu is not None else tuple(sorted(slots.what[r] for r in rids))
+        out.append(Assignment(need.key, hosts[h].name, gpus, cpu, start, end))
+    return Placement(tuple(out), {a.key: a for a in out})
+
+
+def lower_bound(needs: list[Need] | tuple[Need, ...], hosts: tuple[HostSpec, ...]) -> float:
+    """A makespan no schedule can beat: the longest task, and for each requirement
+    class (and each backend as a whole) its work over the slots that can take it."""
+    if not needs:
+        return 0.0
+    slots = _Slots(hosts)
+    bound = max(n.duration for n in needs)
+    pools: dict[tuple, frozenset[int]] = {}
+    work: dict[object, float] = {}
+    pool_of: dict[object, set[int]] = {}
+    for n in needs:
+        ck = (n.req, n.exclude)
+        if ck not in pools:
+            pools[ck] = frozenset(r for h, host in enumerate(hosts)
+                                  if host.name not in n.exclude and not shortfall(n.req, host)
+                                  for r in slots.units(n.req, h))
+            pool_of.setdefault(ck, set()).update(pools[ck])
+            pool_of.setdefault(n.req.backend, set()).update(pools[ck])
+        for key in (ck, n.req.backend):
+            work[key] = work.get(key, 0.0) + n.duration * max(1, n.req.gpus)
+    groups = {k: (w, pool_of[k]) for k, w in work.items()}
+    for work, pool in groups.values():
+        if pool:
+            bound = max(bound, work / len(pool))
+    return bound

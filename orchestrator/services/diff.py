@@ -1,0 +1,99 @@
+"""Resolve the two sides of a diff (runs, batches, matrix versions, baselines, latest)
+and build the regression report."""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+from typing import Any, Sequence
+
+from sqlalchemy.orm import Session, sessionmaker
+
+from ..errors import InputError
+from ..regression import known_issues as ki
+from ..regression import rule as engine
+from ..store import bulk, queries
+
+
+def _threshold_of(metrics: dict[str, Any] | None) -> float | None:
+    value = (metrics or {}).get("threshold")
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 else None
+
+
+def runs_side(session: Session, label: str, kind: str, runs: Sequence[Any], images: Sequence[str] = ()) -> engine.Side:
+    runs = [r for r in runs if not images or r.image.alias in images]
+    ids = [r.id for r in runs]
+    obs = tuple(engine.Obs(env=row["alias"], check=row["check_id"], status=row["status"], attempt=row["attempt"],
+                           version=row["version"], samples=tuple(float(s) for s in row["samples"] or ()),
+                           bigger_is_better=bool(row["bigger_is_better"]), threshold=_threshold_of(row["metrics"]),
+                           backend=row["backend"], message=row["message"] or "")
+                for row in bulk.result_rows(session, ids))
+    digests = tuple(dict.fromkeys((r.image.alias, r.image.digest) for r in runs if r.image.digest))
+    return engine.Side(label, kind, obs, tuple(ids), digests, tuple(bulk.host_names(session, ids)))
+
+
+def matrix_side(label: str, kind: str, mv: Any, images: Sequence[str] = ()) -> engine.Side:
+    """A published matrix: statuses only (no samples, no check versions)."""
+    obs = []
+    for cell in mv.cells:
+        if images and cell.column not in images:
+            continue
+        for i, status in enumerate(cell.statuses or [cell.verdict]):
+            obs.append(engine.Obs(env=cell.column, check=cell.row, status=str(status), attempt=i + 1, version=None,
+                                  backend=str((cell.meta or {}).get("backend", ""))))
+    digests = tuple((k, str(v)) for k, v in sorted(((mv.meta or {}).get("digests") or {}).items()))
+    return engine.Side(label, kind, tuple(obs), (), digests, ())
+
+
+def resolve(session: Session, spec: str, images: Sequence[str] = ()) -> engine.Side:
+    """A side from its name, or an InputError (exit 2) that says what names exist."""
+    if spec == "latest" or spec.startswith("latest:"):
+        alias = spec.partition(":")[2]
+        wanted = [alias] if alias else list(images)
+        runs = queries.latest_runs(session, wanted)
+        if not runs:
+            raise InputError(f"'{spec}': no finished runs" + (f" of {', '.join(wanted)}" if wanted else ""),
+                             "run something first: valorch run --image ALIAS")
+        return runs_side(session, spec, "latest", runs, images)
+    base = bulk.baseline(session, spec)
+    if base is not None:
+        if base.run_id:
+            return runs_side(session, spec, "baseline", [queries.get_run(session, base.run_id)], images)
+        mv = bulk.matrix_version(session, base.matrix_version or "")
+        if mv is None:
+            raise InputError(f"baseline '{spec}' names matrix version '{base.matrix_version}', which is not stored",
+                             "publish it again, or point the baseline elsewhere: valorch baseline set NAME RUN")
+        return matrix_side(spec, "baseline", mv, images)
+    mv = bulk.matrix_version(session, spec)
+    if mv is not None:
+        return matrix_side(spec, "matrix", mv, images)
+    run = queries.get_run(session, spec)
+    if run is not None:
+        return runs_side(session, run.id[:8], "run", [run], images)
+    runs = bulk.runs_of_batch(session, spec) if len(spec) >= 4 else []
+    if runs:
+        return runs_side(session, spec[:8], "batch", runs, images)
+    raise InputError(f"'{spec}' is not a run, batch, matrix version or baseline in the results database",
+                     "list them with `valorch results list` and `valorch baseline list`; or use latest[:ALIAS]")
+
+
+def report_for(session: Session, base: str | engine.Side, head: str | engine.Side, threshold: float,
+               known_issues: Path | None, images: Sequence[str] = ()) -> engine.Report:
+    if not 0 < threshold < 100:
+        raise InputError(f"--threshold {threshold}: must be a fraction above 0, e.g. 0.05 for 5 %")
+    issues = ki.load(known_issues) if known_issues else None
+    bside = base if isinstance(base, engine.Side) else resolve(session, base, images)
+    hside = head if isinstance(head, engine.Side) else resolve(session, head, images)
+    if not bside.observations or not hside.observations:
+        empty = bside if not bside.observations else hside
+        raise InputError(f"'{empty.label}' has no results" + (f" for {', '.join(images)}" if images else ""),
+                         "check --image, or pick a side that has results")
+    return engine.compare(bside, hside, threshold, issues.match if issues else None,
+                          issues.expired() if issues else (), date.today())
+
+
+def compare(factory: sessionmaker[Session], base: str, head: str, threshold: float, known_issues: Path | None,
+            images: Sequence[str] = ()) -> engine.Report:
+    """The report between two named sides, in one session."""
+    with factory() as session:
+        return report_for(session, base, head, threshold, known_issues, images)

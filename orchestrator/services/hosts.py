@@ -1,0 +1,76 @@
+"""Hosts: the inventory (or this machine as detected), GPU detection on each host's engine,
+and the preflight of engines, images and the results database."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from sqlalchemy.orm import Session, sessionmaker
+
+from ..catalog.core import Catalog, load_job
+from ..errors import InputError
+from ..hosts.detect import gpus_from_detection
+from ..hosts.inventory import resolve_hosts
+from ..spec import HostSpec
+from ..store.db import check_writable
+
+
+def hosts(hosts_file: Path | None) -> tuple[HostSpec, ...]:
+    """The hosts of the inventory file, else the local host as detected."""
+    return resolve_hosts(hosts_file)
+
+
+def _pick(hosts: tuple[HostSpec, ...], name: str | None) -> tuple[HostSpec, ...]:
+    if not name:
+        return hosts
+    chosen = tuple(h for h in hosts if h.name == name)
+    if not chosen:
+        raise InputError(f"no host '{name}' in the inventory ({', '.join(h.name for h in hosts)})",
+                         "valorch hosts list --hosts FILE shows the names")
+    return chosen
+
+
+def probe(hosts_file: Path | None, name: str | None, image: str | None) -> list[HostSpec]:
+    """Each host (or the one named) with the GPUs and kernel its engine's detection container found."""
+    from ..executors.engine_probe import detect
+
+    report = []
+    for host in _pick(resolve_hosts(hosts_file), name):
+        found = detect(host, image)
+        report.append(host.model_copy(update={"gpus": gpus_from_detection(found), "kernel": found.get("kernel")}))
+    return report
+
+
+def check(hosts_file: Path | None, catalog: Catalog, job: Path | None, images: Sequence[str],
+          probe_image: str | None, open_sessions: Callable[[], sessionmaker[Session]], level: int | None = None,
+          since_minutes: float = 60.0) -> dict[str, Any]:
+    """Preflight: one row per host (``problems`` empty when it is ready) and the results
+    database's state (``db``: "ok" or the problem). ``open_sessions`` opens the database; a
+    failure to open it is a problem reported, not raised. With ``level`` 0 or 1, the GPU
+    preflight of each host too (L1 scans the kernel log of the last ``since_minutes``)."""
+    from ..executors.engine_probe import check_engine
+
+    selected = list(load_job(job, catalog).images) if job else []
+    selected += list(images or [])
+    refs = [(i.reference, i.digest) for i in catalog.select(selected) if i.executor == "docker"] if selected else []
+    hosts = resolve_hosts(hosts_file)
+    rows = [check_engine(h, refs, probe_image) for h in hosts]
+    if level is not None:
+        from datetime import datetime, timedelta
+
+        from . import preflight as pf
+
+        window = datetime.now().astimezone() - timedelta(minutes=since_minutes)
+        for host, row in zip(hosts, rows):
+            verdicts = [pf.level0(host, b, probe_image) if level == 0 else pf.level1(host, b, window)
+                        for b in pf.backends_of(host)]
+            row["preflight"] = [v.as_dict() for v in verdicts]
+            row["problems"] += [f"L{level} preflight: {v.reason}" for v in verdicts if not v.ok]
+    db_problem = None
+    try:
+        with open_sessions()() as session:
+            check_writable(session)
+    except Exception as exc:  # noqa: BLE001 - reported as the database's problem
+        db_problem = f"results database not writable: {str(exc)[:300]}"
+    return {"hosts": rows, "db": db_problem or "ok"}

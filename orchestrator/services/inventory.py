@@ -1,0 +1,164 @@
+"""Gather, check and store image inventories; read stored ones back; diff two of them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from pydantic import ValidationError
+from sqlalchemy.orm import Session, sessionmaker
+
+from .. import audit
+from ..catalog.core import Catalog
+from ..components import Inventory
+from ..errors import InfrastructureError, InputError
+from ..executors.inventory import gather_inventory, image_digest
+from ..hosts.detect import detect_local
+from ..spec import HostSpec, ImageSpec
+from ..store import inventory_queries as iq
+
+Factory = sessionmaker[Session]
+
+
+@dataclass(frozen=True)
+class Audit:
+    """A gathered and stored inventory compared with the catalog."""
+
+    image: ImageSpec
+    run_id: str
+    digest: str | None
+    inventory: Inventory
+    findings: tuple[audit.Finding, ...]
+
+    @property
+    def exit_code(self) -> int:
+        return audit.exit_code(list(self.findings))
+
+    def to_json(self) -> dict[str, Any]:
+        inv, findings = self.inventory, list(self.findings)
+        return {"image": self.image.alias, "reference": self.image.reference, "digest": self.digest,
+                "run": self.run_id, "exit_code": audit.exit_code(findings), "drift": audit.has_drift(findings),
+                "findings": [f.model_dump() for f in findings],
+                "components": {c.name: c.value for c in inv.components if c.headline},
+                "packages": sum(not c.headline for c in inv.components),
+                "host_facts": dict(inv.host_facts), "errors": list(inv.errors)}
+
+
+@dataclass(frozen=True)
+class Stored:
+    """A stored inventory and the run it belongs to."""
+
+    run_id: str
+    alias: str
+    reference: str
+    digest: str | None
+    started: datetime
+    expected: dict[str, str]
+    inventory: Inventory
+
+    def findings(self) -> list[audit.Finding]:
+        """Compared with the components the image's catalog entry expected when it was stored."""
+        return audit.compare(self.inventory, self.expected)
+
+
+def gather_and_store(image: ImageSpec, factory: Factory, host: HostSpec | None = None,
+                     status: Any = None) -> tuple[str, str | None, Inventory]:
+    """Gather in the image, validate, store as a run: (run id, digest, inventory).
+    ``status(text)`` is a context manager the caller shows while the container runs."""
+    host = host or detect_local()
+    if status is None:
+        raw, problem, digest = gather_inventory(image, host)
+    else:
+        with status(f"gathering the inventory of {image.alias} ({image.reference}) ..."):
+            raw, problem, digest = gather_inventory(image, host)
+    if problem:
+        raise InfrastructureError(problem, "valorch images show NAME shows the reference; docker image ls what "
+                                  "the engine has (build the test images with make test-images)")
+    try:
+        inv = audit.parse_inventory(raw)
+    except (ValidationError, ValueError) as exc:
+        raise InfrastructureError(f"the inventory probe in {image.reference} printed an invalid inventory: "
+                                  f"{str(exc)[:400]}") from None
+    with factory() as session:
+        run = iq.store_inventory(session, image=image, digest=digest, host=host,
+                                 executor="host" if image.executor == "host" else "docker", inventory=inv)
+        run_id = run.id
+        session.commit()
+    return run_id, digest, inv
+
+
+def audit_image(image: ImageSpec, factory: Factory, status: Any = None) -> Audit:
+    """Gather and store the inventory, compare it with the catalog's expected components."""
+    run_id, digest, inv = gather_and_store(image, factory, status=status)
+    return Audit(image, run_id, digest, inv, tuple(audit.compare(inv, dict(image.components))))
+
+
+def side(name: str, catalog: Catalog, factory: Factory, stored: bool, status: Any = None) -> tuple[str, Inventory]:
+    """A run id (or unique prefix) of a stored inventory, else an image gathered now
+    (or its newest stored inventory with ``stored``): (label, inventory)."""
+    with factory() as session:
+        found = iq.load_inventory(session, name) if len(name) >= 4 else None
+        if found:
+            run, inv = found
+            return f"{run.image.alias}@{run.id[:8]}", inv
+    spec = catalog.resolve(name)
+    if stored:
+        with factory() as session:
+            found = iq.newest_inventory_of(session, spec.alias)
+        if found is None:
+            raise InputError(f"no stored inventory of {spec.alias}",
+                             f"run valorch inventory audit --image {spec.alias} first, or drop --stored")
+        return f"{spec.alias}@{found[0].id[:8]}", found[1]
+    # the same image (by digest) was inventoried before: an inventory is a function of the
+    # image's content, so it is reused instead of gathered (and stored) again
+    digest = image_digest(spec, detect_local())
+    if digest:
+        with factory() as session:
+            found = iq.inventory_of_digest(session, digest)
+        if found is not None:
+            return f"{spec.alias}@{found[0].id[:8]}", found[1]
+    _, _, inv = gather_and_store(spec, factory, status=status)
+    return spec.alias, inv
+
+
+def stage(image: ImageSpec, pull: str = "missing", on_pull: Any = None) -> ImageSpec:
+    """A registry image on this machine's engine before it is audited (pulled under ``pull``,
+    by digest when pinned, verified); the image with its verified digest."""
+    if image.executor != "docker" or image.local:
+        return image
+    from ..registry import RegistryClient
+    from .pull import check_policy
+    from .pull import stage as stage_image
+
+    staged = stage_image(image, detect_local(), check_policy(pull), RegistryClient(), on_pull)
+    if staged.index_digest and not image.digest:
+        return image.model_copy(update={"digest": staged.index_digest})
+    return image
+
+
+def diff(a: str, b: str, catalog: Catalog, factory: Factory, stored: bool,
+         status: Any = None) -> tuple[str, str, list[audit.Change]]:
+    """Component by component, from side A to side B: (label A, label B, changes)."""
+    (name_a, inv_a), (name_b, inv_b) = side(a, catalog, factory, stored, status), side(b, catalog, factory, stored, status)
+    return name_a, name_b, audit.diff(inv_a, inv_b)
+
+
+def stored(factory: Factory, run: str) -> Stored:
+    """A stored inventory by run id (or unique prefix)."""
+    with factory() as session:
+        found = iq.load_inventory(session, run)
+        if found is None:
+            raise InputError(f"no stored inventory for run '{run}'",
+                             "valorch inventory list shows the stored inventories")
+        row, inv = found
+        return Stored(row.id, row.image.alias, row.image.reference, row.image.digest, row.started,
+                      dict(row.image.components or {}), inv)
+
+
+def listing(factory: Factory, image: str | None, limit: int) -> list[dict[str, Any]]:
+    """Stored inventories, newest first."""
+    with factory() as session:
+        return [{"run": r.id, "image": r.image.alias, "reference": r.image.reference, "digest": r.image.digest,
+                 "job": r.job, "started": r.started.isoformat(timespec="seconds")}
+                for r in iq.inventory_runs(session, image, limit)]

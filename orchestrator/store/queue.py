@@ -1,0 +1,189 @@
+"""The task queue's named transitions: the only place that writes run and task rows
+for the scheduler. Each function takes an open session (the scheduler owns its
+lifecycle) and leaves committing to the caller, except where a transition must be
+one transaction on its own (``complete``)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Iterable, Sequence
+
+from sqlalchemy import delete, select
+from sqlalchemy.orm import Session
+
+from ..spec import FAILING, Execution, HostSpec, ImageSpec, SuiteRef, Task
+from . import queries
+from .models import Host, Image, Result, Run, TaskRow
+
+#: task states that need no more work; "error" (infrastructure) is finished for this
+#: batch but is re-queued by ``reopen`` when the batch is resumed.
+FINISHED = ("done", "error")
+
+
+@dataclass(frozen=True)
+class BatchInfo:
+    batch: str
+    job: str
+    spec_hash: str
+    labels: tuple[str, ...]
+
+
+@dataclass
+class RunSummary:
+    run_id: str
+    image: str
+    host: str
+    counts: Counter = field(default_factory=Counter)
+    timings: dict[str, dict[str, float]] = field(default_factory=dict)
+    infra_errors: list[str] = field(default_factory=list)
+    digest: str | None = None
+
+    @property
+    def failed(self) -> bool:
+        return any(self.counts[s] for s in FAILING)
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A task of a stored batch that still has to run."""
+
+    task: Task
+    task_id: int
+    run_id: str
+    executor: str
+
+
+def enqueue(session: Session, ctx: BatchInfo, image: ImageSpec, host: HostSpec, executor: str, cpu_only: bool,
+            suites: Sequence[SuiteRef]) -> tuple[str, dict[str, int]]:
+    """A new run of ``image`` on ``host`` with one queued task per suite: (run id, task ids by suite)."""
+    run = queries.start_run(session, batch=ctx.batch, job=ctx.job, image=image, digest=None, host=host,
+                            executor=executor, spec_hash=ctx.spec_hash, cpu_only=cpu_only, suites=list(suites))
+    run.meta = {"_job": {"labels": list(ctx.labels)}}
+    session.flush()
+    return run.id, {t.suite: t.id for t in run.tasks}
+
+
+def run_for(session: Session, ctx: BatchInfo, task: Task, executor: str, cpu_only: bool) -> str:
+    """The batch's run of this image on this host (created when missing)."""
+    q = (select(Run).join(Run.image).join(Run.host)
+         .where(Run.batch == ctx.batch, Image.alias == task.image.alias, Host.name == task.host.name))
+    run = session.scalars(q).first()
+    if run is None:
+        run_id, _ = enqueue(session, ctx, task.image, task.host, executor, cpu_only, ())
+        return run_id
+    return run.id
+
+
+def start(session: Session, task_id: int) -> None:
+    row = session.get(TaskRow, task_id)
+    row.state, row.started, row.tries = "running", queries.now(), row.tries + 1
+
+
+def move(session: Session, ctx: BatchInfo, task_id: int, task: Task, reason: str = "") -> str:
+    """Re-queue a task on ``task.host`` (its batch's run there, created when missing);
+    a run left without tasks goes. Returns the task's new run id."""
+    row = session.get(TaskRow, task_id)
+    old = row.run_id
+    new = run_for(session, ctx, task, row.run.executor, row.run.cpu_only)
+    row.run_id, row.state = new, "queued"
+    if reason:
+        row.error = f"retried after: {reason}"[:2000]
+    session.flush()
+    if new != old and not session.scalars(select(TaskRow).where(TaskRow.run_id == old)).first():
+        session.delete(session.get(Run, old))
+    return new
+
+
+def complete(session: Session, run_id: str, task_id: int, task: Task, execution: Execution) -> None:
+    """A task's results and its final state, in the caller's one transaction. An infrastructure
+    failure is the task's state, never a column of error cells a matrix would show: its
+    placeholder results are not stored."""
+    if not execution.infra_error:
+        queries.add_results(session, run_id, task_id, execution.results)
+    row = session.get(TaskRow, task_id)
+    row.state = "error" if execution.infra_error else "done"
+    row.ended, row.timings, row.error = queries.now(), dict(execution.timings), execution.infra_error
+    run = session.get(Run, run_id)
+    if execution.image_digest and run.image.digest != execution.image_digest:
+        run.image = queries.image_row(session, task.image, execution.image_digest)
+    gpus = [g.index for g in task.gpus or ()]
+    run.meta = {**run.meta, task.suite.name: {"probe": execution.meta, "exit_code": execution.exit_code,
+                                              "gpus": gpus}}
+
+
+def interrupt(session: Session, run_ids: Iterable[str]) -> None:
+    for run_id in set(run_ids):
+        run = session.get(Run, run_id)
+        if run is not None and run.state == "running":
+            run.state, run.ended = "interrupted", queries.now()
+
+
+def finish(session: Session, batch: str) -> None:
+    """Runs whose tasks all ended get their final state: failed when a task hit infrastructure,
+    error when every task did (no matrix or latest-run query selects such a run)."""
+    for run in session.scalars(select(Run).where(Run.batch == batch)).unique():
+        states = {t.state for t in run.tasks}
+        if states and states <= set(FINISHED):
+            state = "error" if states == {"error"} else "failed" if "error" in states else "done"
+            run.state, run.ended = state, queries.now()
+
+
+def batch_of(session: Session, ref: str) -> list[Run]:
+    """The runs of a batch, given the batch id or a run id (or prefix) of it; [] when unknown."""
+    runs = list(session.scalars(select(Run).where(Run.batch == ref)).unique())
+    if not runs:
+        run = queries.get_run(session, ref)
+        if run is not None:
+            runs = list(session.scalars(select(Run).where(Run.batch == run.batch)).unique())
+    return runs
+
+
+def batch_info(run: Run) -> BatchInfo:
+    labels = tuple((run.meta or {}).get("_job", {}).get("labels", ()))
+    return BatchInfo(run.batch, run.job, run.spec_hash, labels)
+
+
+def reopen(session: Session, runs: Sequence[Run], image_of, checks_of) -> list[Pending]:
+    """Re-queue every task of ``runs`` that did not finish with a verdict: interrupted ones and
+    those that ended in an infrastructure error (the engine went away). Their stored results
+    (none for an interrupted task; the inconclusive ``error`` rows of an infrastructure
+    failure) are deleted so that the re-run stores each result once."""
+    todo: list[Pending] = []
+    for run in runs:
+        image = image_of(run)
+        for t in run.tasks:
+            if t.state == "done":
+                continue
+            suite = SuiteRef.model_validate(t.suite_spec)
+            host = HostSpec.model_validate(run.host.spec)
+            task = Task(image=image, suite=suite, host=host, checks=checks_of(suite),
+                        cpu_only=run.cpu_only and image.backend != "cpu")
+            todo.append(Pending(task, t.id, run.id, run.executor))
+    if todo:
+        session.execute(delete(Result).where(Result.task_id.in_([p.task_id for p in todo])))
+        for p in todo:
+            row = session.get(TaskRow, p.task_id)
+            row.state, row.error = "queued", None
+        for run in runs:
+            if any(p.run_id == run.id for p in todo):
+                run.state, run.ended = "running", None
+    return todo
+
+
+def summaries(session: Session, batch: str) -> list[RunSummary]:
+    """One summary per run of the batch, from what is stored (the last attempt of each check)."""
+    out = []
+    for run in session.scalars(select(Run).where(Run.batch == batch).order_by(Run.started)).unique():
+        s = RunSummary(run_id=run.id, image=run.image.alias, host=run.host.name, digest=run.image.digest)
+        last: dict[str, Result] = {}
+        for r in queries.run_results(session, run.id):
+            if r.check.check_id not in last or r.attempt >= last[r.check.check_id].attempt:
+                last[r.check.check_id] = r
+        s.counts.update(r.status for r in last.values())
+        for t in run.tasks:
+            s.timings[t.suite] = dict(t.timings or {})
+            if t.state == "error" and t.error:
+                s.infra_errors.append(t.error)
+        out.append(s)
+    return out
