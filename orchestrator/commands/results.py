@@ -51,6 +51,9 @@ def show_run(run_id: str = typer.Argument(..., help="A run id (or a unique prefi
         return
     out.print(f"[bold]run {data['run']}[/bold] {data['state']}")
     out.print(f"  image   {data['image']['alias']}  {data['image']['reference']}  {data['image']['digest'] or ''}")
+    if data["image"].get("platform_digest"):
+        out.print(f"          index {data['image']['index_digest']}  platform (linux/amd64) "
+                  f"{data['image']['platform_digest']}")
     out.print(f"  host    {data['host']} ({data['executor']})  valorch {data['valorch_version']}  "
               f"spec {data['spec_hash']}")
     out.print(f"  started {data['started']}  ended {data['ended']}")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import fnmatch
 import uuid
 from datetime import datetime, timezone
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session
@@ -131,6 +131,13 @@ def list_runs(session: Session, limit: int = 50, image: str | None = None) -> li
     if image:
         q = q.join(Run.image).where((Image.alias == image) | (Image.reference == image))
     return list(session.scalars(q).unique())
+
+
+def merge_run_meta(session: Session, run_id: str, key: str, value: Any) -> None:
+    """Set ``run.meta[key]`` (the caller commits)."""
+    run = session.get(Run, run_id)
+    if run is not None:
+        run.meta = {**(run.meta or {}), key: value}
 
 
 def get_run(session: Session, run_id: str) -> Run | None:
