@@ -116,7 +116,8 @@ def pip_license(meta: Any) -> Optional[str]:
 
 def parse_header_version(text: str, prefix: str) -> Optional[str]:
     """'MAJOR.MINOR.PATCH' from #define macros named like PREFIX_VERSION_MAJOR,
-    prefixVersionMajor, PREFIX_MAJOR or PREFIX_VERSION_MICRO/PATCHLEVEL."""
+    prefixVersionMajor, PREFIX_MAJOR, PREFIX_MAJOR_VERSION (hipTensor) or
+    PREFIX_VERSION_MICRO/PATCHLEVEL."""
     defines = {}  # type: Dict[str, str]
     for name, value in re.findall(r"^\s*#\s*define\s+(\w+)\s+\(?(\d+)\)?\s*(?://.*|/\*.*)?$",
                                   text, re.M):
@@ -126,7 +127,7 @@ def parse_header_version(text: str, prefix: str) -> Optional[str]:
     for words in (("major",), ("minor",), ("patch", "micro", "patchlevel")):
         found = None
         for word in words:
-            for key in (prefix + "version" + word, prefix + word):
+            for key in (prefix + "version" + word, prefix + word, prefix + word + "version"):
                 if key in defines:
                     found = defines[key]
                     break

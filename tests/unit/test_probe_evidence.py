@@ -184,3 +184,23 @@ def test_gpu_process_list_as_torch_prints_it():
 def test_no_gpu_library_name_is_a_cpu_label():
     for cpu_label in ("MKL", "oneDNN", "OpenBLAS", "cpu", "MKL + oneDNN", "Gloo", "TensorPipe"):
         assert not any(g in cpu_label for g in GPU_LIBRARIES)
+
+
+def test_rocm_library_presence_from_files_headers_and_dpkg():
+    """Presence-only rows read the version from the library's own header (each library
+    spells its macros its own way) or the dpkg entry; a removed package is absent."""
+    from orchestrator.probe.checks.features_rocm_libs import presence
+
+    root = FIX / "rocm-libs"
+    roots, status = [str(root / "opt" / "rocm-6.3.0")], str(root / "var" / "lib" / "dpkg" / "status")
+    rpp = presence(["librpp.so*"], [("rpp/rpp_version.h", "rpp")], ["rpp"], roots, status)
+    assert rpp["version"] == "1.9.1" and rpp["libraries"][0].endswith("librpp.so.1.9.1")
+    wmma = presence([], [("rocwmma/rocwmma-version.hpp", "rocwmma")], ["rocwmma-dev"], roots, status)
+    assert wmma["version"] == "1.6.0" and wmma["version_source"].endswith("rocwmma-version.hpp")
+    tensor = presence(["libhiptensor.so*"], [("hiptensor/hiptensor-version.hpp", "hiptensor")], [], roots, status)
+    assert tensor["version"] == "1.4.0"  # HIPTENSOR_MAJOR_VERSION spelling
+    assert presence([], [("ck/version.h", "ck")], [], roots, status)["version"] == "1.1.0"
+    thrust = presence([], [("thrust/rocthrust_version.hpp", "rocthrust")], ["rocthrust-dev"], roots, status)
+    assert thrust["version"] == "3.3.0.60300-39~22.04" and thrust["version_source"] == "dpkg rocthrust-dev"
+    gone = presence(["libmigraphx.so*"], [("migraphx/version.h", "migraphx")], ["migraphx"], roots, status)
+    assert gone == {"libraries": [], "version": None, "version_source": None, "packages": {}}

@@ -34,14 +34,17 @@ def _read(path: str) -> str:
         return ""
 
 
-def dpkg_versions(names: Sequence[str], status_path: str = "/var/lib/dpkg/status") -> Dict[str, str]:
+DPKG_STATUS = "/var/lib/dpkg/status"
+
+
+def dpkg_versions(names: Sequence[str], status_path: str = DPKG_STATUS) -> Dict[str, str]:
     wanted = set(names)
     return dict((p["Package"], p.get("Version", "")) for p in parse_dpkg_status(_read(status_path))
                 if p["Package"] in wanted)
 
 
 def presence(libs: Sequence[str], headers: Sequence[Tuple[str, str]], packages: Sequence[str],
-             roots: Optional[List[str]] = None) -> Dict[str, Any]:
+             roots: Optional[List[str]] = None, status_path: str = DPKG_STATUS) -> Dict[str, Any]:
     """What of a library the image holds: shared/static library files under the ROCm
     roots, a version from a version header (relative path, macro prefix) and dpkg."""
     roots = rocm_roots() if roots is None else roots
@@ -60,7 +63,7 @@ def presence(libs: Sequence[str], headers: Sequence[Tuple[str, str]], packages: 
                     break
         if version:
             break
-    pkgs = dpkg_versions(packages)
+    pkgs = dpkg_versions(packages, status_path)
     if version is None and pkgs:
         name = sorted(pkgs)[0]
         version, source = pkgs[name], "dpkg %s" % name
@@ -103,7 +106,8 @@ def _presence_check(cid: str, name: str, libs: Sequence[str], headers: Sequence[
 
 
 _presence_check("features.rocm.hiptensor", "hipTensor", ["libhiptensor.so*"],
-                [("hiptensor/hiptensor-version.hpp", "hiptensor"), ("hiptensor/hiptensor-version.h", "hiptensor")],
+                [("hiptensor/hiptensor-version.hpp", "hiptensor"),
+                 ("hiptensor/internal/hiptensor-version.hpp", "hiptensor")],
                 ["hiptensor", "hiptensor-dev"], "tensor contractions")
 _presence_check("features.rocm.mivisionx", "MIVisionX", ["libopenvx.so*", "libvx_*.so*"],
                 [("mivisionx/vx_ext_amd.h", "mivisionx")], ["mivisionx", "mivisionx-dev"],
@@ -132,10 +136,13 @@ def composable_kernel(ctx):
     Not proven: CK's convolutions or attention kernels, or its performance."""
     facts = presence(["libdevice_*operations*", "libck*.so*"], [("ck/version.h", "ck")],
                      ["composablekernel-dev", "composablekernel"])
+    found = facts["libraries"] or facts["packages"] or facts["version_source"]
+    if not found and ctx.expect.get("backend", "cpu") != "rocm":
+        absent(ctx, "Composable Kernel", "no ck/version.h, no CK library, no composablekernel package")
     torch = ctx.torch
     pref = getattr(getattr(torch.backends, "cuda", None), "preferred_blas_library", None)
     if ctx.vendor != "amd" or pref is None or not ctx.gpu_available:
-        if not (facts["libraries"] or facts["packages"] or facts["version_source"]):
+        if not found:
             absent(ctx, "Composable Kernel", "no ck/version.h, no CK library, no composablekernel package")
         return presence_report(ctx, "Composable Kernel", facts)
     old = pref()
@@ -161,10 +168,13 @@ def hipsparselt(ctx):
     cuSPARSELt, or CUTLASS). Without a GPU: presence and version only (or skip / unsupported when absent).
 
     Not proven: other sparsity patterns, int8, or speed-ups."""
-    torch = ctx.torch
     facts = presence(["libhipsparselt.so*"], [("hipsparselt/hipsparselt-version.h", "hipsparselt")],
                      ["hipsparselt", "hipsparselt-dev"])
-    if ctx.vendor != "nvidia" and not (facts["libraries"] or facts["packages"] or facts["version_source"]):
+    found = facts["libraries"] or facts["packages"] or facts["version_source"]
+    if not found and ctx.expect.get("backend", "cpu") == "cpu":
+        absent(ctx, "hipSPARSELt", "no libhipsparselt, no version header, no dpkg entry")
+    torch = ctx.torch
+    if ctx.vendor != "nvidia" and not found:
         absent(ctx, "hipSPARSELt", "no libhipsparselt, no version header, no dpkg entry")
     to_sparse = ctx.require_attr(torch, "sparse.to_sparse_semi_structured")
     ctx.require_gpu()
