@@ -11,6 +11,7 @@ import sys
 import typer
 
 from . import __version__
+from .commands import db as db_cmd
 from .commands import hosts, images, matrix, results, suites
 from .commands import site as site_cmd
 from .commands import inventory as inventory_cmd
@@ -28,11 +29,14 @@ class App(typer.Typer):
         try:
             return super().__call__(*args, **kwargs)
         except ValorchError as exc:
+            from rich.markup import escape
+
             from .commands.common import err
 
-            err.print(f"[bold red]error:[/bold red] {exc.message}", markup=True, highlight=False)
+            # escaped: a message may quote text in brackets, e.g. pip install 'valorch[postgres]'
+            err.print(f"[bold red]error:[/bold red] {escape(exc.message)}", markup=True, highlight=False)
             if exc.hint:
-                err.print(f"  [dim]hint:[/dim] {exc.hint}")
+                err.print(f"  [dim]hint:[/dim] {escape(exc.hint)}")
             sys.exit(exc.exit_code)
 
 
@@ -50,6 +54,7 @@ app.command("bisect")(bisect_cmd)
 app.add_typer(baseline_cmd.app, name="baseline")
 app.add_typer(inventory_cmd.app, name="inventory")
 app.add_typer(jobs_cmd.app, name="jobs")
+app.add_typer(db_cmd.app, name="db")
 app.add_typer(site_cmd.app, name="site")
 
 

@@ -353,6 +353,8 @@ class CheckResult(Frozen):
     feature: str = Field(default="", max_length=300)
     kind: CheckKind = "feature"
     version: int = Field(default=1, ge=0)
+    # The library evidence showed ran (GPU kernel names, the CPU library), not the
+    # check's declared label (CheckInfo.library); None when nothing was proven.
     library: str | None = Field(default=None, max_length=200)
     device: str | None = Field(default=None, max_length=200)  # where it ran: "cpu", "cuda:0 NVIDIA H100 … sm_90"
     attempt: int = Field(default=1, ge=1)

@@ -5,6 +5,7 @@
 #   valorch/test:debian-torch   bookworm + Debian's python3-torch (PyTorch 1.13)
 #   valorch/test:pip-torch      bookworm + a PyTorch 2.x CPU wheel installed by pip
 #   valorch/test:fake-rocm      bookworm + a fake ROCm layout for the inventory audit
+#   valorch/test:broken-torchvision  debian-torch + a torchvision whose library has an undefined symbol
 # Each image carries a label with the hash of its inputs; an image whose
 # label matches is not rebuilt.
 set -euo pipefail
@@ -71,5 +72,13 @@ derived_image valorch/test:pip-torch "$here/images/docker/Dockerfile.pip-torch" 
 # Fake ROCm layout (headers, /opt/rocm/.info/version, dpkg entries, ucx/ompi/ofed
 # tools) on the bookworm base: proves the inventory's ROCm paths end to end.
 derived_image valorch/test:fake-rocm "$here/images/docker/Dockerfile.fake-rocm" "$here/images/docker"
+# An installed-but-broken torchvision (its native library comes from the 2.13 wheel,
+# loaded into Debian's torch 1.13: "undefined symbol"): the probe must say fail, not
+# unsupported. The build args carry the two images' ids, so a rebuilt donor or base
+# rebuilds this one.
+derived_image valorch/test:broken-torchvision "$here/images/docker/Dockerfile.broken-torchvision" \
+  "$here/images/docker/broken-torchvision" \
+  --build-arg DONOR_ID="$(docker image inspect -f '{{.Id}}' valorch/test:pip-torch)" \
+  --build-arg BASE_ID="$(docker image inspect -f '{{.Id}}' valorch/test:debian-torch)"
 docker image ls 'valorch/*'
 

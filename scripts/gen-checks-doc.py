@@ -26,6 +26,18 @@ def _cell(text) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
+GPU_STATUS = (
+    "**Which paths have run on real GPUs: none yet.** Every check below ran on this project's CPU-only machines "
+    "(the host interpreter and the local test images): there, GPU-only rows are `skip`. No GPU path (a check body "
+    "past `require_gpu`, library evidence from GPU kernel names, the profiler and SMI tools, NCCL/RCCL ranks, the "
+    "ROCm library rows) has run on an AMD or NVIDIA GPU. What is tested instead: the classification those paths "
+    "rely on, on recorded real outputs (`tests/unit/test_probe_evidence.py`: kernel name to library, error text to "
+    "status, arch coverage; `tests/unit/test_probe_tools.py`: rocprofv3 / rocprof / nsys / ncu / rocm-smi / "
+    "amd-smi / nvidia-smi output formats from `tests/fixtures/tools/`). Update this paragraph (in "
+    "`scripts/gen-checks-doc.py`) when a GPU run has happened."
+)
+
+
 def render() -> str:
     cat = catalog()
     checks = {c["id"]: c for c in cat["checks"]}
@@ -36,9 +48,30 @@ def render() -> str:
         "(`orchestrator/probe/checks/`); do not edit by hand.",
         "",
         "Every check has a stable id, the feature (matrix row) it evidences, its kind and, where one applies, "
-        "the backend library it exercises as *ROCm library/CUDA library*. Outcomes: `pass`, `fail`, `crash`, "
-        "`timeout`, `unsupported` (the framework or package lacks the feature: missing attribute, missing module, "
-        "an op that says it is not implemented), `skip` (needs a GPU this host does not have).",
+        "the backend library the row is about (*ROCm library/CUDA library*). That declared library labels the row; "
+        "a **result** names only the library that evidence shows ran: on a GPU the libraries behind the kernel "
+        "names `torch.profiler` recorded (`orchestrator/probe/evidence.py`, one table with a comment per "
+        "pattern), on the CPU the library MKL's / oneDNN's verbose mode showed, or the BLAS / LAPACK that "
+        "`torch.__config__.show()` names for BLAS / LAPACK work, or just `cpu`. Every result also records the "
+        "`device` it ran on (`cpu`, `cuda:0 NVIDIA H100 80GB HBM3 sm_90`, `cuda:0 AMD Instinct MI300X gfx942`) and, "
+        "for a GPU build, the arch list torch was built for (`arch_list`) against the GPUs' archs "
+        "(`arch_coverage`, `arch_missing`).",
+        "",
+        "Outcomes:",
+        "",
+        "- `pass`: what the check's *a pass proves* column says held.",
+        "- `partial`: the feature exists but part of it failed or is not implemented; the message starts with "
+        "\"partial support:\" and names what failed.",
+        "- `fail`: ran and was wrong, or is installed but cannot run here (a module that fails to import with an "
+        "undefined symbol or an error inside it, \"no kernel image is available\" for this GPU's arch), with "
+        "the evidence.",
+        "- `crash` / `timeout`: the check's process died or passed its deadline.",
+        "- `unsupported`: the module is genuinely absent (`ModuleNotFoundError` for that name) or the API / op / "
+        "backend does not exist in this version.",
+        "- `skip`: deliberately not run: the row needs a GPU and none is visible (`needs: gpu` below), the catalog "
+        "does not pin a version, or a ROCm library row in a non-ROCm image.",
+        "",
+        GPU_STATUS,
         "",
         "| suite | framework | checks | description |",
         "| --- | --- | --- | --- |",
@@ -48,12 +81,20 @@ def render() -> str:
                                                             len(s["checks"]), _cell(s["description"])))
     for s in cat["suites"]:
         lines += ["", "## Suite `%s`" % s["name"], "",
-                  _cell(s["description"]), "",
-                  "| id | feature | kind | library | what it proves |", "| --- | --- | --- | --- | --- |"]
+                  _cell(s["description"]), ""]
+        if not s["checks"]:
+            lines.append("Declared by a job (see the description above): a pass proves that the declared command "
+                         "or upstream test passed in this image, nothing more.")
+            continue
+        lines += ["| id | feature | kind | row library | needs | a pass proves | a pass does not prove |",
+                  "| --- | --- | --- | --- | --- | --- | --- |"]
         for cid in s["checks"]:
             c = checks[cid]
-            lines.append("| `%s` | %s | %s | %s | %s |" % (cid, _cell(c["feature"]), c["kind"], _cell(c["library"]),
-                                                           _cell(c["description"])))
+            limits = c["limits"] or ("nothing about the image: a planted harness self-test"
+                                     if s["name"] == "selftest" else "")
+            lines.append("| `%s` | %s | %s | %s | %s | %s | %s |" % (
+                cid, _cell(c["feature"]), c["kind"], _cell(c["library"]), _cell(", ".join(c["needs"])),
+                _cell(c["description"]), _cell(limits)))
     return "\n".join(lines) + "\n"
 
 

@@ -65,6 +65,10 @@ def qualify(job: Path = typer.Option(..., "--job", "-j", help="The release job s
     if report.regressed:
         err.print(f"[bold red]qualification failed[/bold red]: regressed against {baseline}; see {out_dir}/report.md")
         raise typer.Exit(1)
+    if outcome.tampered:
+        err.print(f"[bold red]qualification failed[/bold red]: results tampered with or cut at the output cap "
+                  f"({', '.join(outcome.tampered[:10])}); not qualified")
+        raise typer.Exit(1)
     if outcome.infra_errors:
         err.print("[yellow]infrastructure errors: the affected checks are inconclusive; not qualified[/yellow]")
         raise typer.Exit(3)

@@ -83,11 +83,21 @@ def _report(rep, as_json: bool, junit: Path | None, gate: bool, show_matrix: boo
             err.print(line)
         if show_matrix:
             write_output(rep.matrix_md, None)
-    if gate and rep.failed:
-        raise typer.Exit(1)
-    if rep.infra_errors:
+    for line in rep.protocol_errors:
+        err.print(f"[red]{line}: results tampered with or cut at the output cap; these checks are 'error'[/red]")
+    code = exit_code(rep, gate)
+    if code == 3 and rep.infra_errors:
         err.print("[yellow]infrastructure errors: the affected checks are 'error' (inconclusive)[/yellow]")
-        raise typer.Exit(3)
+    if code:
+        raise typer.Exit(code)
+
+
+def exit_code(rep, gate: bool) -> int:  # noqa: ANN001
+    """1 when gating and a check failed or its results were tampered with; else 3 for
+    infrastructure errors and for tampered or flooded output (never 0: such a run proved nothing)."""
+    if gate and (rep.failed or rep.protocol_errors):
+        return 1
+    return 3 if rep.protocol_errors or rep.infra_errors else 0
 
 
 def _job(cat, job: Path | None, images: list[str] | None, suites: list[str] | None, checks: list[str] | None,

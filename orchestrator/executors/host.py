@@ -36,8 +36,10 @@ class HostExecutor:
                             ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
             ship_workload(task, Path(tmp))
             env = local_env(tmp)
-            done = proc.stream([self.python, "-m", PROBE_PACKAGE, *probe_args(task)], transcript.feed,
-                               timeout=overall_timeout(task), env=env, cwd=tmp)
+            # Workloads run as the invoking user here: no container, nothing to isolate them in
+            # (docs/architecture.md, "Untrusted workloads").
+            argv = [self.python, "-m", PROBE_PACKAGE, *probe_args(task), "--workload-user", "self"]
+            done = proc.stream(argv, transcript.feed, timeout=overall_timeout(task), env=env, cwd=tmp)
         transcript.close()
         timings = {"run_s": time.perf_counter() - t0, "total_s": time.perf_counter() - t0, **transcript.breakdown()}
         if done.error:

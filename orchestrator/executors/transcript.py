@@ -1,6 +1,9 @@
 """Reading what a probe printed. Its output is untrusted: lines are size-capped,
-only lines behind the marker count, and anything that does not validate
-becomes an ``error`` result instead of an exception."""
+only lines behind the marker count, anything that does not validate is a
+protocol violation instead of an exception, and ``conclude`` accepts only the
+task's own checks, once per attempt, in the order the probe runs them
+(``ledger.py``): a forged result taints its check (or the task) as
+``error``, marked tampered."""
 
 from __future__ import annotations
 
@@ -12,19 +15,27 @@ from pydantic import ValidationError
 
 from ..probe import MARKER
 from ..spec import CheckInfo, CheckResult, Execution
+from .ledger import Ledger, vet
 
 MAX_LINE = 1 << 20  # bytes in one protocol line
 MAX_TOTAL = 64 << 20  # bytes of stdout read from one container
 MAX_RESULTS = 20_000
+MAX_EVENTS = MAX_RESULTS + 2_000  # records of every kind
+TAMPERED = "tampered: "  # message prefix of a check whose results were tampered with (metrics: tampered=True)
+FLOODED = "output flood: "  # message prefix of the check in flight when the output cap was hit
+_MARKER = MARKER.encode()
 
 
 @dataclass
 class Transcript:
-    """Accumulates a probe's stdout, chunk by chunk; ``on_result`` sees each accepted
-    result once, as soon as it is read (the live view)."""
+    """Accumulates a probe's stdout, chunk by chunk. ``events`` keeps every record
+    in the order received, for ``conclude`` to vet; ``results`` are the result
+    lines that validated, and ``on_result`` sees each once, as soon as it is read
+    (unvetted: for the live view only; what is stored is what ``conclude`` accepts)."""
 
     on_result: Callable[[CheckResult], None] | None = None
     results: list[CheckResult] = field(default_factory=list)
+    events: list[tuple[str, Any]] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
     workers: list[dict[str, Any]] = field(default_factory=list)
     end: dict[str, Any] | None = None
@@ -32,25 +43,25 @@ class Transcript:
     fatal: str | None = None
     ignored_lines: int = 0
     total: int = 0
+    discarded: int = 0
     truncated: bool = False
+    cut_reason: str = ""
     _buf: bytes = b""
+    _skipping: bool = False
     _relayed: int = 0
 
     def feed(self, chunk: bytes) -> None:
         if self.truncated:
+            self.discarded += len(chunk)
             return
-        self.total += len(chunk)
-        if self.total > MAX_TOTAL:
-            self.truncated = True
-            self._protocol_error(f"probe output exceeded {MAX_TOTAL >> 20} MiB; the rest was discarded")
-            return
-        self._buf += chunk
-        while b"\n" in self._buf:
-            line, self._buf = self._buf.split(b"\n", 1)
-            self._line(line)
-        if len(self._buf) > MAX_LINE:
-            self._protocol_error(f"a line longer than {MAX_LINE} bytes was discarded")
-            self._buf = b""
+        room = MAX_TOTAL - self.total
+        self.total += min(len(chunk), room)
+        if len(chunk) > room:
+            self._take(chunk[:room])
+            self.discarded += len(chunk) - room
+            self._cut(f"the probe's output passed its cap of {MAX_TOTAL >> 20} MiB")
+        else:
+            self._take(chunk)
         self._relay()
 
     def _relay(self) -> None:
@@ -60,51 +71,99 @@ class Transcript:
         self._relayed = len(self.results)
 
     def close(self) -> None:
-        if self._buf:
+        if self._buf and not self.truncated and not self._skipping:
             self._line(self._buf)
-            self._buf = b""
+        self._buf = b""
         self._relay()
 
+    def _take(self, chunk: bytes) -> None:
+        if self._skipping:  # the rest of an over-long line
+            nl = chunk.find(b"\n")
+            if nl < 0:
+                return
+            chunk, self._skipping = chunk[nl + 1:], False
+        lines = (self._buf + chunk).split(b"\n")
+        self._buf = lines.pop()
+        for line in lines:
+            if self.truncated:
+                return
+            self._line(line)
+        if len(self._buf) > MAX_LINE:
+            if self._buf.startswith(_MARKER):
+                self._bad(f"a marker line longer than {MAX_LINE} bytes: {self._buf[:120]!r}")
+            else:
+                self.ignored_lines += 1
+            self._buf, self._skipping = b"", True
+
     def _line(self, raw: bytes) -> None:
-        marker = MARKER.encode()
-        if not raw.startswith(marker):
+        if not raw.startswith(_MARKER):
             self.ignored_lines += 1
             return
-        if len(raw) > MAX_LINE:
-            self._protocol_error(f"a result line longer than {MAX_LINE} bytes was discarded")
-            return
         try:
-            obj = json.loads(raw[len(marker):].decode("utf-8"))
+            obj = json.loads(raw[len(_MARKER):].decode("utf-8"))
             if not isinstance(obj, dict):
                 raise ValueError("not a JSON object")
         except (ValueError, UnicodeDecodeError) as exc:
-            self._protocol_error(f"malformed result line ({exc}): {raw[:200]!r}")
+            self._bad(f"malformed marker line ({str(exc)[:200]}): {raw[:200]!r}")
             return
         kind = obj.pop("type", "result")
         if kind == "result":
-            if len(self.results) >= MAX_RESULTS:
-                self._protocol_error(f"more than {MAX_RESULTS} results; the rest were discarded")
-                return
-            try:
-                self.results.append(CheckResult.model_validate(obj))
-            except ValidationError as exc:
-                name = str(obj.get("check", "?"))[:100]
-                self._protocol_error(f"result for {name!r} does not validate: "
-                                     f"{exc.errors()[0]['loc']}: {exc.errors()[0]['msg']}",
-                                     check=name if _valid_id(name) else None)
+            self._result(obj)
         elif kind == "meta":
-            self.meta = _bounded(obj)
+            self.meta = self.meta or _bounded(obj)
+            self._event("meta", None)
         elif kind == "worker":
             if len(self.workers) < 1000:
                 self.workers.append(_bounded(obj))
+            self._event("worker", {"n": obj.get("n")})
         elif kind == "end":
             self.end = _bounded(obj)
+            self._event("end", None)
         elif kind == "inventory":
-            self.inventory = obj
+            self.inventory = self.inventory if self.inventory is not None else obj
+            self._event("inventory", None)
         elif kind == "fatal":
-            self.fatal = str(obj.get("message", ""))[:2000]
+            self.fatal = self.fatal or str(obj.get("message", ""))[:2000]
+            self._event("fatal", None)
+        elif kind == "violation":
+            self._event("violation", {"check": obj.get("check"), "message": str(obj.get("message", ""))[:500]})
         else:
-            self._protocol_error(f"unknown record type {str(kind)[:50]!r}")
+            self._bad(f"unknown record type {str(kind)[:50]!r}")
+
+    def _result(self, obj: dict[str, Any]) -> None:
+        if len(self.results) >= MAX_RESULTS:
+            self._cut(f"the probe sent more than {MAX_RESULTS} results")
+            return
+        try:
+            res = CheckResult.model_validate(obj)
+        except ValidationError as exc:
+            name = str(obj.get("check", "?"))[:100]
+            first = exc.errors()[0]
+            message = f"result for {name!r} does not validate: {first['loc']}: {first['msg']}"
+            if not _valid_id(name):
+                self._bad(message)
+                return
+            # the check's own output did not validate: an error of that check, at that attempt
+            attempt = obj.get("attempt")
+            res = CheckResult(check=name, status="error", message=message,
+                              attempt=attempt if isinstance(attempt, int) and 1 <= attempt <= 1000 else 1)
+        self.results.append(res)
+        self._event("result", res)
+
+    def _event(self, kind: str, payload: Any) -> None:
+        if len(self.events) >= MAX_EVENTS:
+            self._cut(f"the probe sent more than {MAX_EVENTS} records")
+            return
+        self.events.append((kind, payload))
+
+    def _bad(self, message: str) -> None:
+        self._event("bad", message)
+
+    def _cut(self, reason: str) -> None:
+        if not self.truncated:
+            self.truncated, self.cut_reason = True, reason
+            self.events.append(("cut", reason))
+            self._buf = b""
 
     def breakdown(self) -> dict[str, float]:
         """Where the time went inside the container: framework imports, check bodies, workers."""
@@ -112,10 +171,6 @@ class Transcript:
                 "checks_s": sum(r.duration_s for r in self.results),
                 "workers": float(len(self.workers)),
                 "probe_wall_s": float((self.end or {}).get("wall_s") or 0.0)}
-
-    def _protocol_error(self, message: str, check: str | None = None) -> None:
-        self.results.append(CheckResult(check=check or "harness.protocol", status="error",
-                                        feature="Harness", kind="selftest", message=message))
 
 
 def _valid_id(name: str) -> bool:
@@ -131,6 +186,38 @@ def _bounded(obj: dict[str, Any]) -> dict[str, Any]:
     return obj if len(text) < 200_000 else {"truncated": True}
 
 
+def vetted(transcript: Transcript, task: Any) -> tuple[list[CheckResult], Ledger]:
+    """The results a task accepts from a transcript: its own checks, once per attempt,
+    in order; a tampered check (or the whole task) as one ``error`` marked tampered;
+    the check in flight when the output was cut as an ``error`` naming the cap."""
+    transcript.close()
+    led = vet(transcript.events, task.checks, task.suite.attempts)
+    infos = {c.id: c for c in task.checks}
+    if led.task_reasons:
+        why = "; ".join(led.task_reasons)
+        return [_tampered(info, f"the task's output was tampered with ({why})") for info in task.checks], led
+    dropped = set(led.tainted) | {x for cid in led.tainted for x in led.extras_of.get(cid, ())}
+    kept = [r for r in led.results if r.check not in dropped]
+    for cid, reasons in led.tainted.items():
+        kept.append(_tampered(infos[cid], "; ".join(reasons)))
+    cid = led.cut_during
+    if cid is not None and cid not in led.tainted:
+        info = infos[cid]
+        kept.append(CheckResult(
+            check=cid, status="error", feature=info.feature, kind=info.kind, version=info.version,
+            attempt=led.last_attempt.get(cid, 0) + 1,
+            message=(f"{FLOODED}{transcript.cut_reason} while this check was running ({transcript.discarded} "
+                     "more bytes discarded); the results received before it are kept"),
+            metrics={"output_capped": True, "cap_bytes": MAX_TOTAL}))
+    return kept, led
+
+
+def _tampered(info: CheckInfo, why: str) -> CheckResult:
+    return CheckResult(check=info.id, status="error", feature=info.feature, kind=info.kind, version=info.version,
+                       metrics={"tampered": True},
+                       message=f"{TAMPERED}its results were tampered with, none is kept: {why}")
+
+
 def conclude(transcript: Transcript, task: Any, *, exit_code: int | None, killed: str | None = None,
              log: str = "", signalled: bool | None = None, **meta: Any) -> Execution:
     """The one place that turns how a probe ended into an Execution: every expected
@@ -140,11 +227,13 @@ def conclude(transcript: Transcript, task: Any, *, exit_code: int | None, killed
     ``killed`` is the message when the probe was killed at a deadline; ``signalled``
     says whether the exit code means death by a signal (default: >= 128, a
     container's convention; a local process passes ``exit_code < 0``)."""
-    transcript.close()
-    results: list[CheckResult] = transcript.results
+    results, led = vetted(transcript, task)
     if signalled is None:
         signalled = exit_code is not None and exit_code >= 128
-    if killed:
+    if transcript.truncated:
+        results = complete(results, task.checks, "error",
+                           f"not reported: {transcript.cut_reason}, and the rest was discarded", log)
+    elif killed:
         results = complete(results, task.checks, "timeout", killed, log)
     elif transcript.fatal:
         results = complete(results, task.checks, "error", f"probe refused to run: {transcript.fatal}", log)
@@ -155,7 +244,9 @@ def conclude(transcript: Transcript, task: Any, *, exit_code: int | None, killed
         results = complete(results, task.checks, "error", "the probe never reported this check", log)
     return Execution(results=tuple(results), exit_code=exit_code,
                      meta={**transcript.meta, "workers": transcript.workers, "end": transcript.end,
-                           "stderr_tail": log[-2000:], "ignored_lines": transcript.ignored_lines, **meta})
+                           "stderr_tail": log[-2000:], "ignored_lines": transcript.ignored_lines,
+                           "protocol": {"violations": led.violations[:20], "bytes": transcript.total,
+                                        "cut": transcript.cut_reason, "discarded": transcript.discarded}, **meta})
 
 
 def infrastructure_failure(task: Any, message: str, **fields: Any) -> Execution:
@@ -172,6 +263,6 @@ def complete(results: Iterable[CheckResult], expected: Iterable[CheckInfo], stat
     for info in expected:
         if info.id not in reported:
             results.append(CheckResult(check=info.id, status=status, feature=info.feature, kind=info.kind,
-                                       version=info.version, library=info.library, message=message,
+                                       version=info.version, message=message,
                                        log=log))
     return results

@@ -9,6 +9,8 @@ import math
 import time
 from typing import Any, Callable, Dict, List, Optional
 
+from . import evidence, observe
+
 
 class Outcome(Exception):
     status = "fail"
@@ -24,6 +26,12 @@ class Outcome(Exception):
 
 class Fail(Outcome):
     status = "fail"
+
+
+class Partial(Outcome):
+    """The feature exists but part of it failed or is not implemented; the
+    message names what failed ("partial support: ...")."""
+    status = "partial"
 
 
 class Unsupported(Outcome):
@@ -58,30 +66,39 @@ class Context(object):
         self.expect = dict(expect or {})
         self.device_mode = device
         self._modules = {}  # type: Dict[str, Any]
-        self._import_errors = {}  # type: Dict[str, str]
+        self._import_errors = {}  # type: Dict[str, Outcome]
         self._device = None  # type: Optional[str]
+        self._label = None  # type: Optional[str]
+        self._arch = None  # type: Optional[Dict[str, Any]]
+        self._config = None  # type: Optional[str]
+        self.seen = None  # type: Optional[observe.Seen]
+        self._claimed_device = None  # type: Optional[str]
 
     # -- frameworks ---------------------------------------------------------
     def load(self, name: str) -> Any:
-        """Import a module once; a missing one makes the check unsupported."""
+        """Import a module once. Genuinely absent (ModuleNotFoundError for this
+        name or a parent package) is unsupported; installed but failing to import
+        (an undefined symbol, a missing dependency, an error raised inside) fails,
+        with the evidence."""
         if name in self._modules:
             return self._modules[name]
         if name in self._import_errors:
-            raise Unsupported(self._import_errors[name])
+            known = self._import_errors[name]
+            raise type(known)(known.message, dict(known.metrics), known.log)
         try:
             module = importlib.import_module(name)
-        except Exception as exc:  # ImportError, or a broken install raising anything
-            self._import_errors[name] = "%s is not importable in this image: %s: %s" % (
-                name, type(exc).__name__, str(exc)[:300])
-            raise Unsupported(self._import_errors[name])
+        except Exception as exc:  # ImportError, OSError from a shared library, anything
+            self._import_errors[name] = import_outcome(name, exc)
+            raise self._import_errors[name]
         self._modules[name] = module
         return module
 
     def has(self, name: str) -> bool:
+        """Is the module importable? (absent and broken both answer False)."""
         try:
             self.load(name)
             return True
-        except Unsupported:
+        except Outcome:
             return False
 
     @property
@@ -105,7 +122,139 @@ class Context(object):
 
     def require_gpu(self) -> None:
         if not self.gpu_available:
-            raise Skip("needs a GPU; none is visible to this container")
+            raise Skip("needs a GPU; none is visible to this container (device: cpu)")
+
+    @property
+    def vendor(self) -> Optional[str]:
+        """'amd' for a HIP build of torch, 'nvidia' for a CUDA build, else None."""
+        torch = self._modules.get("torch")
+        if torch is None:
+            return None
+        if getattr(torch.version, "hip", None):
+            return "amd"
+        if getattr(torch.version, "cuda", None):
+            return "nvidia"
+        return None
+
+    def device_label(self) -> str:
+        """The device checks run on: 'cpu', 'cuda:0 NVIDIA H100 80GB HBM3 sm_90',
+        'cuda:0 AMD Instinct MI300X gfx942'."""
+        if self._label is None:
+            self._label = "cpu"
+            if "torch" in self._modules and self.device == "cuda":
+                torch = self.torch
+                idx = torch.cuda.current_device()
+                self._label = evidence.device_label(idx, torch.cuda.get_device_name(idx), self.gpu_arch(idx))
+        return self._label
+
+    def gpu_arch(self, index: int = 0) -> str:
+        props = self.torch.cuda.get_device_properties(index)
+        arch = getattr(props, "gcnArchName", None)
+        return evidence.base_arch(arch) if arch else "sm_%d%d" % (props.major, props.minor)
+
+    def arch_facts(self) -> Dict[str, Any]:
+        """The arch list the framework was built for (torch.cuda.get_arch_list(),
+        ROCm too) against the visible GPUs' archs; empty for a CPU build."""
+        if self._arch is None:
+            self._arch = {}
+            torch = self._modules.get("torch")
+            if torch is not None and self.vendor is not None:
+                archs = []  # type: List[str]
+                try:
+                    archs = list(torch.cuda.get_arch_list())
+                    if not archs and hasattr(torch._C, "_cuda_getArchFlags"):
+                        archs = (torch._C._cuda_getArchFlags() or "").split()
+                except Exception:
+                    pass
+                self._arch["arch_list"] = ",".join(archs)
+                if self.device == "cuda":
+                    gpus = sorted(set(self.gpu_arch(i) for i in range(torch.cuda.device_count())))
+                    cover = dict((g, evidence.arch_coverage(archs, g)) for g in gpus)
+                    self._arch["gpu_archs"] = ",".join(gpus)
+                    self._arch["arch_coverage"] = ",".join("%s:%s" % kv for kv in sorted(cover.items()))
+                    self._arch["arch_missing"] = ",".join(g for g, c in sorted(cover.items()) if c == "missing")
+        return self._arch
+
+    def config(self) -> str:
+        """torch.__config__.show(): the libraries this build links."""
+        if self._config is None:
+            self._config = ""
+            torch = self._modules.get("torch")
+            try:
+                self._config = str(torch.__config__.show()) if torch is not None else ""
+            except Exception:
+                pass
+        return self._config
+
+    # -- evidence of what ran -------------------------------------------------
+    def observe(self, fn: Callable[[], Any], cpu_family: Optional[str] = None) -> Any:
+        """Run ``fn`` once while collecting evidence of the library that ran it
+        (GPU kernel names, or the CPU library's verbose lines; ``cpu_family``
+        "blas" / "lapack" names the build's BLAS / LAPACK when nothing printed).
+        The evidence becomes the result's ``library``."""
+        if self.device == "cuda":
+            value, seen = observe.on_gpu(self.torch, fn, self.vendor)
+        else:
+            value, seen = observe.on_cpu(self.torch, fn, cpu_family, self.config())
+        if self.seen is None:
+            self.seen = seen
+        else:
+            self.seen.merge(seen)
+        return value
+
+    def claim(self, library: Optional[str] = None, device: Optional[str] = None, source: str = "") -> None:
+        """Evidence a check gathered itself (a TensorFlow placement, a collective's
+        backend, a tool's output): merged into the result like observe()'s."""
+        seen = observe.Seen()
+        seen.libraries = [library] if library else []
+        seen.source = source
+        if self.seen is None:
+            self.seen = seen
+        else:
+            self.seen.merge(seen)
+        if device:
+            self._claimed_device = device
+
+    def begin(self) -> None:
+        """Forget the previous check's evidence."""
+        self.seen = None
+        self._claimed_device = None
+
+    def finish(self, result: Dict[str, Any]) -> None:
+        """Stamp a result with the device it ran on, the library evidence showed
+        (never the check's declared label) and, for a GPU build, the arch facts."""
+        device = getattr(self, "_claimed_device", None)
+        if device is None:
+            device = "cpu"
+            if "torch" in self._modules:
+                try:
+                    device = self.device_label()
+                except Exception as exc:  # a broken GPU runtime: say so, keep the check's verdict
+                    device = "unknown (%s: %s)" % (type(exc).__name__, str(exc)[:120])
+        result["device"] = device
+        summary = observe.summary(self.seen, device)
+        result["library"] = summary.get("library")
+        metrics = dict(result.get("metrics") or {})
+        for key, value in summary.get("metrics", {}).items():
+            metrics.setdefault(key, value)
+        # mirrored in the metrics, which every store keeps (a result's own device / library
+        # fields need the store's columns)
+        metrics["device"] = device
+        if result["library"] is not None:
+            metrics["library"] = result["library"]
+        if result.get("status") != "skip" and "torch" in self._modules:
+            try:
+                facts = self.arch_facts()
+            except Exception as exc:
+                facts = {"arch_error": "%s: %s" % (type(exc).__name__, str(exc)[:200])}
+            for key, value in facts.items():
+                metrics.setdefault(key, value)
+            missing = facts.get("arch_missing")
+            if missing and result.get("status") in ("fail", "crash", "partial"):
+                result["message"] = ("%s [torch was built for %s; no code for this GPU's %s]"
+                                     % (result.get("message", ""), facts.get("arch_list") or "no GPU arch",
+                                        missing)).strip()
+        result["metrics"] = metrics
 
     def require_attr(self, obj: Any, dotted: str) -> Any:
         """Walk an attribute path; a missing attribute means unsupported."""
@@ -157,3 +306,19 @@ class Context(object):
             raise Fail("%s: relative error %.3e exceeds tolerance %.1e" % (what, err, tol),
                        {"rel_error": err, "tolerance": tol})
         return err
+
+
+def import_outcome(name: str, exc: BaseException) -> Outcome:
+    """Why ``import name`` failed, as an outcome: unsupported only when the module
+    (or a parent package of it) is genuinely absent; anything else (a shared
+    library with an undefined symbol, a dependency missing, an exception inside
+    the package) is an installed-but-broken failure."""
+    text = "%s: %s" % (type(exc).__name__, str(exc)[:400])
+    missing = getattr(exc, "name", None) if isinstance(exc, ModuleNotFoundError) else None
+    if missing and (name == missing or name.startswith(missing + ".")):
+        return Unsupported("%s is not importable in this image: not installed (%s)" % (name, text))
+    import traceback
+
+    return Fail("%s is installed but fails to import: %s" % (name, text),
+                {"import_error": text[:300]}, log="".join(traceback.format_exception(type(exc), exc,
+                                                                                   exc.__traceback__))[-4000:])

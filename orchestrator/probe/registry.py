@@ -10,7 +10,7 @@ from typing import Callable, List, Optional, Sequence, Tuple
 
 class Check(object):
     __slots__ = ("id", "fn", "feature", "kind", "suite", "library", "version", "needs",
-                 "description", "unit", "bigger_is_better")
+                 "description", "unit", "bigger_is_better", "limits")
 
     def __init__(self, id, fn, feature, kind, suite, library=None, version=1, needs=(),
                  description="", unit=None, bigger_is_better=False):
@@ -25,6 +25,7 @@ class Check(object):
         self.description = description
         self.unit = unit
         self.bigger_is_better = bigger_is_better
+        self.limits = ""  # what a pass does not prove (the docstring's "Not proven:" paragraph)
 
     def info(self) -> dict:
         return {
@@ -70,13 +71,22 @@ def check(id: str, feature: str, kind: str, suite: str, library: Optional[str] =
             raise ValueError("check %s registered twice" % id)
         if suite not in SUITES:
             raise ValueError("check %s names unknown suite %s" % (id, suite))
-        doc = (fn.__doc__ or "").strip().split("\n\n")[0]
+        paragraphs = [" ".join(p.split()) for p in (fn.__doc__ or "").strip().split("\n\n")]
         CHECKS[id] = Check(id, fn, feature, kind, suite, library, version, needs,
-                           " ".join(doc.split()), unit, bigger_is_better)
+                           paragraphs[0] if paragraphs else "", unit, bigger_is_better)
+        CHECKS[id].limits = limits_of(paragraphs)
         SUITES[suite].checks.append(id)
         return fn
 
     return register
+
+
+def limits_of(paragraphs: Sequence[str]) -> str:
+    """The "Not proven: ..." paragraph of a check's docstring."""
+    for p in paragraphs[1:]:
+        if p.startswith("Not proven:"):
+            return p[len("Not proven:"):].strip()
+    return ""
 
 
 def declare(suite_name: str, declaration: Optional[dict]) -> List[Check]:
@@ -114,4 +124,4 @@ def catalog() -> dict:
     from . import checks  # noqa: F401
 
     return {"suites": [s.info() for s in SUITES.values()],
-            "checks": [c.info() for c in CHECKS.values()]}
+            "checks": [dict(c.info(), limits=c.limits) for c in CHECKS.values()]}

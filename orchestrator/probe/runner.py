@@ -1,4 +1,5 @@
-"""Probe runner: a parent that supervises one worker process at a time.
+"""Probe runner: a parent that supervises one worker process at a time
+(``supervisor.py``), the worker, and the command line.
 
 The worker imports the suite's framework once and runs the checks in order,
 reporting each on a private pipe. If a check kills the worker (segfault,
@@ -6,6 +7,13 @@ abort) or passes its deadline, the parent records ``crash`` / ``timeout`` for
 that check with the tail of the worker's output, then starts a fresh worker
 for the checks that remain. Only the parent writes to stdout, one JSON object
 per line behind ``MARKER``.
+
+Declared workloads are untrusted (``sandbox``): the parent and the worker make
+themselves non-dumpable, so that no workload can open their descriptors, and
+the worker prefixes every line of its pipe with a per-worker random nonce that
+the parent gave it on stdin. A line on the pipe without it, or one that does
+not parse, is reported as a ``violation`` record naming the check that was
+running; it never becomes a result.
 
 Commands::
 
@@ -22,19 +30,16 @@ import argparse
 import json
 import os
 import platform
-import selectors
 import signal
-import subprocess
 import sys
 import time
 import traceback
 from typing import Any, Dict, List
 
-from . import MARKER, PROBE_VERSION, hoststate
+from . import MARKER, PROBE_VERSION, hoststate, sandbox
 from .context import Context, Outcome, Report
 from .registry import CHECKS, Check, catalog, declare, select
 
-TAIL = 8_000  # bytes of worker stderr kept for a crash/timeout message
 FAILING = ("fail", "crash", "timeout")
 
 
@@ -44,7 +49,9 @@ def emit(stream: Any, obj: Dict[str, Any]) -> None:
 
 
 def describe(chk: Check) -> Dict[str, Any]:
-    return {"check": chk.id, "feature": chk.feature, "kind": chk.kind, "library": chk.library,
+    # "library" is what evidence showed ran (set by Context.finish), never the
+    # check's declared label: a result the parent records (crash, timeout) has none.
+    return {"check": chk.id, "feature": chk.feature, "kind": chk.kind, "library": None,
             "version": chk.version, "unit": chk.unit, "bigger_is_better": chk.bigger_is_better}
 
 
@@ -67,6 +74,7 @@ def run_check(chk: Check, ctx: Context, attempt: int) -> Dict[str, Any]:
     result = describe(chk)
     result["attempt"] = attempt
     host_before = hoststate.state()
+    ctx.begin()
     t0 = time.perf_counter()
     try:
         report = chk.fn(ctx)
@@ -90,14 +98,31 @@ def run_check(chk: Check, ctx: Context, attempt: int) -> Dict[str, Any]:
         result.update(status="fail", message="%s: %s" % (type(exc).__name__, str(exc)[:1000]),
                       log=traceback.format_exc()[-4000:])
     result["duration_s"] = time.perf_counter() - t0
+    ctx.finish(result)  # device, evidence library, arch facts
     result["metrics"] = scalar_metrics(result.get("metrics") or {})
     return result
 
 
+class Pipe(object):
+    """The worker's side of its pipe to the parent: every line carries the nonce."""
+
+    def __init__(self, stream: Any, nonce: str):
+        self.stream = stream
+        self.nonce = nonce
+
+    def line(self, text: str) -> None:
+        self.stream.write(self.nonce + " " + text + "\n")
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+
 def worker(config: Dict[str, Any]) -> int:
+    sandbox.harden_self()
+    sandbox.configure(bool(config.get("pid1")), config.get("workload_user", "auto") == "auto")
     # The protocol goes to a private copy of the original stdout; anything the
     # framework or a check prints on fd 1 lands on stderr instead.
-    proto = os.fdopen(os.dup(1), "w")
+    proto = Pipe(os.fdopen(os.dup(1), "w"), str(config["nonce"]))
     os.dup2(2, 1)
     sys.stdout = sys.stderr
 
@@ -114,7 +139,7 @@ def worker(config: Dict[str, Any]) -> int:
         except Outcome as out:
             info["import_error"] = out.message
     info["import_s"] = time.perf_counter() - t0
-    proto.write("READY " + json.dumps(info) + "\n")
+    proto.line("READY " + json.dumps(info))
     proto.flush()
 
     attempts = int(config.get("attempts", 1))
@@ -122,16 +147,16 @@ def worker(config: Dict[str, Any]) -> int:
         chk = CHECKS[cid]
         attempt = int(config.get("first_attempt", {}).get(cid, 1))
         while True:
-            proto.write("BEGIN %s %d\n" % (cid, attempt))
+            proto.line("BEGIN %s %d" % (cid, attempt))
             proto.flush()
             res = run_check(chk, ctx, attempt)
             extra = res.pop("extra", None) or []
-            proto.write("RESULT " + json.dumps(res, default=str) + "\n")
+            proto.line("RESULT " + json.dumps(res, default=str))
             for more in extra:  # after the check's own result: the parent is done with it
                 if more.get("check") not in config["ids"]:
                     more = dict({"kind": chk.kind, "feature": chk.feature, "version": 1}, **more)
                     more["attempt"] = attempt
-                    proto.write("RESULT " + json.dumps(more, default=str) + "\n")
+                    proto.line("RESULT " + json.dumps(more, default=str))
             proto.flush()
             if res["status"] not in FAILING or attempt >= attempts:
                 break
@@ -141,134 +166,6 @@ def worker(config: Dict[str, Any]) -> int:
     # Everything is reported: skip the interpreter's teardown, which for a
     # framework like torch costs as much as a second of wall time per suite.
     os._exit(0)
-
-
-# ---------------------------------------------------------------- parent ---
-
-class Supervisor(object):
-    def __init__(self, args: argparse.Namespace, checks: List[Check], out: Any):
-        self.args = args
-        self.remaining = [c.id for c in checks]
-        self.first_attempt = {}  # type: Dict[str, int]
-        self.out = out
-        self.workers = 0
-        self.import_s = 0.0
-
-    def _record(self, cid: str, attempt: int, status: str, message: str, log: str,
-                duration: float) -> None:
-        res = describe(CHECKS[cid])
-        res.update(attempt=attempt, status=status, message=message, log=log, duration_s=duration)
-        emit(self.out, dict(res, type="result"))
-
-    def run(self) -> None:
-        while self.remaining:
-            self._one_worker()
-
-    def _one_worker(self) -> None:
-        a = self.args
-        config = {"suite": a.suite, "ids": self.remaining, "expect": a.expect_obj, "declare": a.declare_obj,
-                  "device": a.device, "attempts": a.attempts, "first_attempt": self.first_attempt}
-        pkg = __package__ or "valorch_probe"
-        proc = subprocess.Popen([sys.executable, "-m", pkg, "worker"], stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                start_new_session=True)
-        self.workers += 1
-        proc.stdin.write(json.dumps(config).encode())
-        proc.stdin.close()
-
-        sel = selectors.DefaultSelector()
-        sel.register(proc.stdout, selectors.EVENT_READ, "proto")
-        sel.register(proc.stderr, selectors.EVENT_READ, "err")
-        buf = b""
-        tail = b""
-        ready = False
-        current = None  # (check id, attempt, started)
-        deadline = time.monotonic() + a.import_timeout
-        open_fds = 2
-        timed_out = False
-        while open_fds:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                timed_out = True
-                break
-            for key, _ in sel.select(timeout=min(left, 1.0)):
-                chunk = os.read(key.fileobj.fileno(), 65536)
-                if not chunk:
-                    sel.unregister(key.fileobj)
-                    open_fds -= 1
-                    continue
-                if key.data == "err":
-                    tail = (tail + chunk)[-TAIL:]
-                    continue
-                buf += chunk
-                while b"\n" in buf:
-                    line, buf = buf.split(b"\n", 1)
-                    text = line.decode("utf-8", "replace")
-                    if text.startswith("READY "):
-                        ready = True
-                        info = json.loads(text[6:])
-                        self.import_s += float(info.get("import_s", 0.0))
-                        emit(self.out, dict(info, type="worker", n=self.workers))
-                        deadline = time.monotonic() + a.deadline
-                    elif text.startswith("BEGIN "):
-                        _, cid, att = text.split(" ")
-                        current = (cid, int(att), time.monotonic())
-                        tail = b""
-                        deadline = time.monotonic() + a.deadline
-                    elif text.startswith("RESULT "):
-                        res = json.loads(text[7:])
-                        emit(self.out, dict(res, type="result"))
-                        cid = res["check"]
-                        if cid in self.remaining and (res["status"] not in FAILING
-                                                      or res["attempt"] >= a.attempts):
-                            self.remaining.remove(cid)
-                        current = None
-                        deadline = time.monotonic() + a.deadline
-        if timed_out:
-            _kill(proc)
-        rc = proc.wait()
-        sel.close()
-        log = tail.decode("utf-8", "replace")
-        if not ready:
-            why = ("framework import passed its deadline of %ss" % a.import_timeout if timed_out
-                   else "worker died before it was ready (%s)" % _exit_text(rc))
-            for cid in list(self.remaining):
-                self._record(cid, 1, "timeout" if timed_out else "crash", why, log, 0.0)
-            self.remaining = []
-            return
-        if current is not None:
-            cid, att, started = current
-            duration = time.monotonic() - started
-            if timed_out:
-                self._record(cid, att, "timeout", "passed its deadline of %ss; worker killed" % a.deadline,
-                             log, duration)
-            else:
-                self._record(cid, att, "crash", "worker died: %s" % _exit_text(rc), log, duration)
-            if att < a.attempts:
-                self.first_attempt[cid] = att + 1
-            elif cid in self.remaining:
-                self.remaining.remove(cid)
-        elif self.remaining and not timed_out and rc == 0:
-            # A worker that exits cleanly without reporting everything is a harness bug.
-            for cid in self.remaining:
-                self._record(cid, 1, "error", "worker exited without reporting this check", log, 0.0)
-            self.remaining = []
-
-
-def _kill(proc: "subprocess.Popen[bytes]") -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        proc.kill()
-
-
-def _exit_text(rc: int) -> str:
-    if rc < 0:
-        try:
-            return "killed by %s" % signal.Signals(-rc).name
-        except ValueError:
-            return "killed by signal %d" % -rc
-    return "exit code %d" % rc
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -283,6 +180,9 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--device", choices=("auto", "cpu"), default="auto")
     r.add_argument("--attempts", type=int, default=1)
     r.add_argument("--declare", default=None, help="JSON: the checks a job declares (suites command, pytest)")
+    r.add_argument("--workload-user", choices=("auto", "self"), default="auto",
+                   help="who runs declared workloads: auto = an unprivileged user when the probe is root "
+                        "(containers); self = the probe's own user (the host executor)")
     sub.add_parser("list")
     sub.add_parser("worker")
     sub.add_parser("inventory", add_help=False)  # its own options: valorch_probe.inventory
@@ -306,6 +206,14 @@ def main(argv: List[str]) -> int:
         return 2
     out = sys.stdout
     t0 = time.perf_counter()
+    hardening = {"probe": sandbox.harden_self()}
+    sandbox.configure(os.getpid() == 1, args.workload_user == "auto")
+    if os.getpid() == 1:
+        # As a container's init, a signal from inside the container is ignored
+        # unless a handler is installed: take Python's SIGINT handler away, so
+        # that nothing in the container can interrupt the probe (the engine,
+        # outside, still can).
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
     try:
         args.expect_obj = json.loads(args.expect)
         args.declare_obj = json.loads(args.declare) if args.declare else None
@@ -317,7 +225,10 @@ def main(argv: List[str]) -> int:
         return 2
     emit(out, {"type": "meta", "probe_version": PROBE_VERSION, "python": platform.python_version(),
                "implementation": platform.python_implementation(), "machine": platform.machine(),
-               "suite": s.name, "framework": s.framework, "checks": [c.id for c in checks]})
+               "suite": s.name, "framework": s.framework, "checks": [c.id for c in checks],
+               "hardening": dict(hardening, workloads=sandbox.describe_user())})
+    from .supervisor import Supervisor
+
     sup = Supervisor(args, checks, out)
     sup.run()
     emit(out, {"type": "end", "workers": sup.workers, "import_s": sup.import_s,

@@ -22,6 +22,7 @@ class Qualification:
     lines: tuple[str, ...]
     report: engine.Report
     infra_errors: bool
+    tampered: tuple[str, ...] = ()  # checks whose results were tampered with or cut at the output cap
 
 
 def qualify(spec: Any, cat: Catalog, factory: sessionmaker[Session], baseline: str, known_issues: Path | None,
@@ -37,4 +38,5 @@ def qualify(spec: Any, cat: Catalog, factory: sessionmaker[Session], baseline: s
         head = runs_side(session, f"{spec.name} {batch[:8]}", "qualify", runs)
         report = report_for(session, base, head, threshold, known_issues)
     return Qualification(tuple(views.summary_line(s) for s in summaries), report,
-                         any(s.infra_errors for s in summaries))
+                         any(s.infra_errors for s in summaries),
+                         tuple(sorted({c for s in summaries for c in s.protocol_errors})))

@@ -117,6 +117,7 @@ class RunReport:
     junit: str
     failed: bool
     infra_errors: bool
+    protocol_errors: tuple[str, ...] = ()  # "run: checks" whose results were tampered with or cut at the cap
 
 
 def report(factory: sessionmaker[Session], summaries: list[RunSummary]) -> RunReport:
@@ -128,4 +129,6 @@ def report(factory: sessionmaker[Session], summaries: list[RunSummary]) -> RunRe
                          json=[views.run_json(r, results[r.id]) for r in runs],
                          junit=results_junit(runs, results),
                          failed=any(s.failed for s in summaries),
-                         infra_errors=any(s.infra_errors for s in summaries))
+                         infra_errors=any(s.infra_errors for s in summaries),
+                         protocol_errors=tuple(f"run {s.run_id[:8]} ({s.image}): {', '.join(s.protocol_errors[:10])}"
+                                               for s in summaries if s.protocol_errors))

@@ -38,6 +38,8 @@ class RunSummary:
     timings: dict[str, dict[str, float]] = field(default_factory=dict)
     infra_errors: list[str] = field(default_factory=list)
     digest: str | None = None
+    # checks whose results were tampered with, or cut at the output cap (transcript.TAMPERED / FLOODED)
+    protocol_errors: list[str] = field(default_factory=list)
 
     @property
     def failed(self) -> bool:
@@ -97,7 +99,7 @@ def move(session: Session, ctx: BatchInfo, task_id: int, task: Task, reason: str
 
 def complete(session: Session, run_id: str, task_id: int, task: Task, execution: Execution) -> None:
     """A task's results and its final state, in the caller's one transaction."""
-    queries.add_results(session, run_id, task_id, execution.results)
+    queries.add_results(session, run_id, task_id, execution.results, {c.id: c.library for c in task.checks})
     row = session.get(TaskRow, task_id)
     row.state = "error" if execution.infra_error else "done"
     row.ended, row.timings, row.error = queries.now(), dict(execution.timings), execution.infra_error
@@ -176,6 +178,8 @@ def summaries(session: Session, batch: str) -> list[RunSummary]:
             if r.check.check_id not in last or r.attempt >= last[r.check.check_id].attempt:
                 last[r.check.check_id] = r
         s.counts.update(r.status for r in last.values())
+        s.protocol_errors = sorted(cid for cid, r in last.items()
+                                   if (r.metrics or {}).get("tampered") or (r.metrics or {}).get("output_capped"))
         for t in run.tasks:
             s.timings[t.suite] = dict(t.timings or {})
             if t.state == "error" and t.error:

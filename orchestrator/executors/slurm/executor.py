@@ -31,11 +31,10 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ...spec import Execution, Task
-from ..transcript import Transcript, complete, conclude
+from ..transcript import Transcript, complete, conclude, vetted, infrastructure_failure
 from ..base import PROBE_PACKAGE, overall_timeout, probe_archive, probe_args
 from ..container import task_container
-from .client import (TERMINAL, UNMATCHED_REASONS, SlurmCluster, SlurmError, SlurmRequirement, SlurmUnmatched,
-                    run_slurm)
+from .client import SlurmCluster, SlurmError, SlurmRequirement, SlurmUnmatched
 
 SETUP_ALLOWANCE = 120.0  # seconds for docker create/cp/rm around the probe's own deadline
 QUEUE_TIMEOUT = 6 * 3600.0  # seconds a job may wait for resources before it is cancelled
@@ -200,8 +199,7 @@ class SlurmExecutor:
         if exit_code is None and state not in ("TIMEOUT", "DEADLINE"):
             what = info.get("failed") or f"ended {state} before the container ran"
             infra = f"Slurm job {job} on {info.get('node', '?')}: {what}: {_last_lines(log)}"
-            transcript.close()
-            results = complete(transcript.results, task.checks, "error", infra, tail)
+            results = complete(vetted(transcript, task)[0], task.checks, "error", infra, tail)
             return Execution(results=tuple(results), meta={"slurm": info}, timings=timings, image_digest=digest,
                              infra_error=infra)
         killed = (f"Slurm job {job} passed its time limit ({limit:g}s) and was killed"

@@ -2,8 +2,9 @@
 
 from . import smoke, selftest  # noqa: F401
 from . import kernels  # noqa: F401
-from . import features, features_dtypes, features_cuda, features_backends, features_ecosystem  # noqa: F401
+from . import features, features_dtypes, features_cuda, features_gpu_rows, features_backends  # noqa: F401
+from . import features_ecosystem, features_domains, features_rocm_libs  # noqa: F401
 from . import compile  # noqa: F401
-from . import profiler  # noqa: F401
+from . import profiler, profiler_tools  # noqa: F401
 from . import tensorflow  # noqa: F401
 from . import command, pytest_workload  # noqa: F401

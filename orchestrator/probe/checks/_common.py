@@ -10,31 +10,37 @@ import subprocess
 import tempfile
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
+from .. import evidence
 from ..context import Fail, Report, Unsupported
-
-# Messages by which a framework says "this op/dtype/backend is not there".
-_MISSING = re.compile(
-    r"not implemented|notimplemented|not supported|unsupported|no kernel|not compiled|"
-    r"was not built|not built with|not available|no available kernel|could not run|"
-    r"not linked|is not enabled|compiled without|doesn't support|does not support|"
-    r"have no implementation", re.I)
 
 TIMING_BUDGET_S = 2.0  # per check: warm-up, then >= 10 samples, more within 0.2 s
 
 
 def missing_feature(exc: BaseException) -> bool:
-    """Does this exception say the op/dtype/backend is absent (rather than wrong)?"""
-    if isinstance(exc, NotImplementedError):
-        return True
-    return bool(_MISSING.search("%s" % exc))
+    """Does this exception say the op/dtype/backend is absent (rather than wrong,
+    or installed but unable to run here)? See evidence.classify_error."""
+    kind = evidence.classify_error("%s" % exc)
+    if kind == "broken":
+        return False
+    return isinstance(exc, NotImplementedError) or kind == "missing"
+
+
+def broken(exc: BaseException) -> bool:
+    """An installed component that cannot run here: a binary without this GPU's
+    architecture ("no kernel image is available"), an undefined symbol..."""
+    return evidence.classify_error("%s" % exc) == "broken"
 
 
 def attempt(what: str, fn: Callable[[], Any]) -> Any:
     """Run ``fn``; an exception that says the feature is absent becomes Unsupported,
-    anything else propagates (and so fails the check with its traceback)."""
+    one that says an installed component cannot run here becomes Fail with the
+    evidence, anything else propagates (and so fails the check with its traceback)."""
     try:
         return fn()
     except Exception as exc:
+        if broken(exc):
+            raise Fail("%s: installed but cannot run here: %s: %s" % (what, type(exc).__name__, _first_line(exc)),
+                       {"error": _first_line(exc)[:300]})
         if missing_feature(exc):
             raise Unsupported("%s: %s: %s" % (what, type(exc).__name__, _first_line(exc)))
         raise
@@ -93,7 +99,9 @@ def free_port() -> int:
 
 
 class ProcessGroup(object):
-    """A world-size-1 process group over a FileStore (no network needed)."""
+    """A world-size-1 process group over a FileStore (no network needed): for
+    single-process uses of a backend (apex SyncBatchNorm), never for a row about
+    communication (those run real ranks: see _dist)."""
 
     def __init__(self, torch: Any, backend: str):
         self.torch = torch

@@ -26,6 +26,43 @@ def matches(expected: str, found: Optional[str]) -> bool:
     return got[: len(want)] == want
 
 
+_PRE = re.compile(r"^\s*v?\d+(?:\.\d+)*[.-]?((?:a|b|rc|c|alpha|beta|pre|preview|dev)\.?\d*)", re.I)
+_DEV = re.compile(r"[.-]?(dev\d*)", re.I)
+_GIT = re.compile(r"\+(git[0-9A-Za-z.]*)", re.I)
+
+
+def prerelease(found: Optional[str]) -> Optional[str]:
+    """What makes a version a pre-release or a local build, or None for a release:
+    '1.13.0a0+gitunknown' -> 'pre-release 1.13.0a0, local build from git (+gitunknown)'.
+    Official local labels of a release (+cpu, +cu121, +rocm6.3) are not flagged."""
+    if not found:
+        return None
+    notes = []
+    m = _PRE.match(found)
+    if m:
+        notes.append("pre-release %s" % found.split("+")[0])
+    elif _DEV.search(found.split("+")[0]):
+        notes.append("development build %s" % found.split("+")[0])
+    g = _GIT.search(found)
+    if g:
+        notes.append("local build from git (+%s)" % g.group(1))
+    return ", ".join(notes) or None
+
+
+def prefix_warning(expected: str, found: Optional[str]) -> Optional[str]:
+    """The warning for a pre-release or local build that matches an expected
+    version only by prefix ("1.13" accepting "1.13.0a0+gitunknown"); None when the
+    match is a release (or there is no match). Shared with `inventory audit`."""
+    if found is None or not matches(expected, found):
+        return None
+    if expected.strip().lower() in ("master", "main", "any", "*"):
+        return None
+    note = prerelease(found)
+    if note is None or found.strip() == expected.strip():
+        return None
+    return "warning: %s matches %s only by prefix: %s" % (found, expected, note)
+
+
 def os_release(path: str = "/etc/os-release") -> Dict[str, str]:
     facts = {}  # type: Dict[str, str]
     try:

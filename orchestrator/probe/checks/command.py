@@ -1,9 +1,11 @@
 """Command checks declared in a job spec (suite ``command``).
 
 Each declared command becomes the check ``command.<id>``: its argv runs as a
-list (never through a shell) with a timeout, in its own process group (killed
-whole on timeout), with stdout and stderr going to temporary files so that a
-chatty command cannot exhaust memory. The exit code and the regexes decide:
+list (never through a shell) with a timeout as an untrusted workload
+(``sandbox``: an unprivileged user where one can be had, no inherited
+descriptors, its own process group killed whole when it ends), its stdout and
+stderr read from pipes and capped so that a chatty command cannot exhaust
+memory or disk. The exit code and the regexes decide:
 
 - argv[0] not on PATH (nor in the ROCm/CUDA tool directories) → ``unsupported``
 - the command passed its timeout → ``timeout``
@@ -19,14 +21,11 @@ from __future__ import annotations
 
 import os
 import re
-import signal
-import subprocess
-import tempfile
-import time
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from ..context import Fail, Outcome, Report, Unsupported
 from ..registry import Check, suite
+from ..sandbox import run_workload
 from ._common import TOOL_DIRS, find_tool
 
 suite("command", None,
@@ -34,9 +33,6 @@ suite("command", None,
       "exit_code: 0, stdout: [REGEX], stderr_not: [REGEX], feature, timeout}]}]. Each becomes "
       "command.<id>: argv runs as a list (no shell), missing argv[0] = unsupported, past its "
       "timeout = timeout, wrong exit code or regex = fail with the output tails.")
-
-MAX_CAPTURE = 1 << 20  # bytes of each stream matched against the regexes
-TAIL = 1500  # characters of each stream quoted in messages and logs
 
 
 class TimedOut(Outcome):
@@ -54,44 +50,12 @@ def resolve(argv0: str) -> Optional[str]:
     return find_tool(argv0)
 
 
-def _read(fh: Any) -> Dict[str, Any]:
-    fh.flush()
-    size = os.fstat(fh.fileno()).st_size
-    fh.seek(0)
-    head = fh.read(MAX_CAPTURE).decode("utf-8", "replace")
-    text = head
-    if size > MAX_CAPTURE:
-        fh.seek(max(MAX_CAPTURE, size - 64 * 1024))
-        text = head + "\n[... %d bytes not shown ...]\n" % (size - MAX_CAPTURE) + fh.read().decode("utf-8", "replace")
-    return {"text": text, "bytes": size, "tail": text[-TAIL:]}
-
-
-def run_capped(argv: Sequence[str], timeout: float, cwd: Optional[str] = None,
-               env: Optional[Dict[str, str]] = None) -> Dict[str, Any]:
-    """Run argv (list) with a timeout; output to temp files, capped when read back.
-    Returns returncode (None on timeout), stdout/stderr dicts, duration_s, timed_out."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        t0 = time.monotonic()
-        proc = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=out, stderr=err, cwd=cwd,
-                                env=env, start_new_session=True)
-        timed_out = False
-        try:
-            rc = proc.wait(timeout=timeout)  # type: Optional[int]
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            rc = None
-        _kill_group(proc.pid)  # whatever the command left behind in its group goes too
-        if timed_out:
-            proc.wait()
-        return {"returncode": rc, "timed_out": timed_out, "duration_s": time.monotonic() - t0,
-                "stdout": _read(out), "stderr": _read(err)}
-
-
-def _kill_group(pid: int) -> None:
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+def run_capped(argv: Sequence[str], timeout: float, cwd: Optional[str] = None) -> Dict[str, Any]:
+    """Run argv (list) with a timeout as an untrusted workload (sandbox.run_workload:
+    an unprivileged user where one can be had, no inherited descriptors, its own
+    capped pipes). Returns returncode (None on timeout), stdout/stderr dicts,
+    duration_s, timed_out, user."""
+    return run_workload(argv, timeout, cwd=cwd)
 
 
 def tails(run: Dict[str, Any]) -> str:
@@ -134,7 +98,7 @@ def command_fn(spec: Dict[str, Any]) -> Callable[[Any], Report]:
             raise Fail("cannot execute %s: %s" % (exe, exc))
         shown = " ".join(argv)[:300]
         metrics = {"exit_code": run["returncode"], "stdout_bytes": run["stdout"]["bytes"],
-                   "stderr_bytes": run["stderr"]["bytes"], "path": exe}
+                   "stderr_bytes": run["stderr"]["bytes"], "path": exe, "user": run["user"]}
         log = "$ %s\n%s" % (shown, tails(run))
         if run["timed_out"]:
             raise TimedOut("%s passed its timeout of %gs and was killed\n%s" % (shown, timeout, tails(run)),

@@ -11,7 +11,7 @@ import shutil
 import tempfile
 import time
 
-from ..context import Fail, Report, Unsupported
+from ..context import Fail, Outcome, Report, Unsupported
 from ..registry import check, suite
 from ._common import TIMING_BUDGET_S, missing_feature, randn
 
@@ -109,7 +109,8 @@ def _compile_check(backend, model_name, feature):
     def fn(ctx):
         return _compiled(ctx, backend, model_name)
     fn.__doc__ = ("torch.compile(backend=%r) of a small %s on the device: forward and input gradient equal "
-                  "eager mode and the float64 reference; compile time is stored as compile_s."
+                  "eager mode and the float64 reference; compile time is stored as compile_s.\n\nNot proven: "
+                  "dynamic shapes, graph breaks, other models, or that the compiled code is faster."
                   % (backend, model_name))
     return check("compile.%s.%s" % (backend, model_name), feature, "compile", "compile", unit="s")(fn)
 
@@ -120,9 +121,55 @@ for _backend, _feature in (("inductor", "torch.compiler (TorchInductor)"),
         _compile_check(_backend, _model, _feature)
 
 
+@check("compile.dynamo.eager", "torch.compiler (TorchDynamo)", "compile", "compile")
+def dynamo_eager(ctx):
+    """TorchDynamo captures a small function with a data-dependent branch: torch.compile(backend="eager") reproduces
+    eager results for inputs taking both branches, and a counting backend (a callable, public API) receives the
+    captured FX graphs (at least one graph, the branch guarded or split).
+
+    Not proven: inductor or any code generation (compile.inductor.* cover it), nor capture of large models."""
+    torch = ctx.torch
+    compile_fn = ctx.require_attr(torch, "compile")
+    if hasattr(torch, "_dynamo"):
+        torch._dynamo.reset()
+
+    def f(x, w):
+        y = torch.nn.functional.gelu(x @ w)
+        if float(y.sum()) > 0:  # data-dependent control flow: a guard or a graph break
+            return y * 2.0
+        return y - 1.0
+    w = randn(torch, 32, 16, seed=92).to(ctx.device)
+    xs = [randn(torch, 8, 32, seed=s).to(ctx.device) for s in (93, 94)]
+    xs.append(-xs[0])
+    graphs = []
+
+    def counting(gm, example_inputs):
+        graphs.append(len(list(gm.graph.nodes)))
+        return gm.forward
+    eager_c = compile_fn(f, backend="eager")
+    counted = compile_fn(f, backend=counting)
+    errs = []
+    try:
+        for x in xs:
+            want = f(x, w)
+            errs.append(ctx.assert_close(eager_c(x, w), want.double(), 1e-6, "dynamo eager vs eager"))
+            ctx.assert_close(counted(x, w), want.double(), 1e-6, "dynamo counting backend vs eager")
+    except Outcome:
+        raise
+    except Exception as exc:
+        raise _classify(exc, "eager")
+    if not graphs:
+        raise Fail("torch.compile ran, but the backend never received a captured graph (Dynamo captured nothing)")
+    return Report("Dynamo captured %d graph(s) (%s FX nodes) over %d inputs; backend=eager matches eager (%.1e)"
+                  % (len(graphs), "/".join(str(n) for n in graphs), len(xs), max(errs)),
+                  {"graphs": len(graphs), "graph_nodes": sum(graphs), "rel_error": max(errs), "device": ctx.device})
+
+
 @check("compile.export", "torch.export", "compile", "compile")
 def export(ctx):
-    """torch.export.export captures the small conv net as an ExportedProgram whose module reproduces eager output."""
+    """torch.export.export captures the small conv net as an ExportedProgram whose module reproduces eager output.
+
+    Not proven: dynamic shapes, serialisation (torch.export.save/load) or AOTInductor packaging."""
     torch = ctx.torch
     exp = ctx.require_attr(torch, "export.export")
     model = _convnet(torch).eval().to(ctx.device)

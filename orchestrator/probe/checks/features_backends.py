@@ -4,18 +4,21 @@ mixed precision (torch.amp) rows of the seed tables."""
 from __future__ import annotations
 
 import copy
-import math
 
-from ..context import Fail, Report, Skip, Unsupported
+from .. import evidence
+from ..context import Fail, Partial, Report, Unsupported
 from ..registry import check
+from . import _sdpa
 from ._common import attempt, has, randn
 from .features import restoring
 
 
 @check("features.backends.cufft_plan_cache", "torch.backends.cuda.cufft_plan_cache", "feature", "features",
-       library="hipFFT/cuFFT")
+       library="hipFFT/cuFFT", needs=("gpu",))
 def cufft_plan_cache(ctx):
-    """The GPU FFT plan cache fills on an FFT, honours max_size and empties on clear(); the FFT is correct."""
+    """The GPU FFT plan cache fills on an FFT, honours max_size and empties on clear(); the FFT is correct.
+
+    Not proven: the cache's effect on speed, or plan caching for other FFT sizes."""
     torch = ctx.torch
     mgr = ctx.require_attr(torch, "backends.cuda.cufft_plan_cache")
     ctx.require_gpu()
@@ -65,29 +68,40 @@ def _gemm_flag(ctx, attr, dtype_name, n, tol_on, tol_off, effect_required):
     if effect_required and not differ:
         raise Unsupported("%s is accepted but changes nothing: results are bit-identical with it on and off "
                           "(no such path on this device)" % attr, metrics)
+    if not differ:
+        raise Partial("partial support: %s is settable both ways and GEMMs stay correct, but it has no observable "
+                      "effect here (results bit-identical with it on and off)" % attr, metrics)
     return Report("%s: rel err on %.1e / off %.1e, results %s" % (attr, e_on, e_off,
                                                                   "differ" if differ else "identical"), metrics)
 
 
 @check("features.backends.matmul_allow_tf32", "torch.backends.cuda.matmul.allow_tf32", "feature", "features",
-       library="hipBLASLt/cuBLAS")
+       library="hipBLASLt/cuBLAS", needs=("gpu",))
 def matmul_allow_tf32(ctx):
     """matmul.allow_tf32 changes float32 GEMM results (TF32 path taken) while staying within TF32 tolerance;
-    a flag with no observable effect is reported unsupported."""
+    a flag with no observable effect is reported unsupported (no TF32 path on this device).
+
+    Not proven: TF32 speed-ups, or TF32 in other ops than a 1024x1024 GEMM."""
     return _gemm_flag(ctx, "allow_tf32", "float32", 1024, 5e-3, 1e-4, True)
 
 
 @check("features.backends.matmul_fp16_reduced", "torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction",
-       "feature", "features", library="hipBLAS/cuBLAS")
+       "feature", "features", library="hipBLAS/cuBLAS", version=2, needs=("gpu",))
 def matmul_fp16_reduced(ctx):
-    """The fp16 reduced-precision-reduction flag is settable both ways and float16 GEMMs stay correct under each."""
+    """The fp16 reduced-precision-reduction flag is settable both ways, float16 GEMMs stay correct under each, and
+    it has an observable effect (results differ); settable without effect is partial.
+
+    Not proven: that the reduced-precision path is faster, or its effect on other shapes."""
     return _gemm_flag(ctx, "allow_fp16_reduced_precision_reduction", "float16", 512, 1e-2, 5e-3, False)
 
 
 @check("features.backends.matmul_bf16_reduced", "torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction",
-       "feature", "features", library="hipBLAS/cuBLAS")
+       "feature", "features", library="hipBLAS/cuBLAS", version=2, needs=("gpu",))
 def matmul_bf16_reduced(ctx):
-    """The bf16 reduced-precision-reduction flag is settable both ways and bfloat16 GEMMs stay correct under each."""
+    """The bf16 reduced-precision-reduction flag is settable both ways, bfloat16 GEMMs stay correct under each, and
+    it has an observable effect (results differ); settable without effect is partial.
+
+    Not proven: that the reduced-precision path is faster, or its effect on other shapes."""
     return _gemm_flag(ctx, "allow_bf16_reduced_precision_reduction", "bfloat16", 512, 5e-2, 3e-2, False)
 
 
@@ -102,35 +116,54 @@ def _sdp_backend(ctx, which):
             raise Unsupported("torch.backends.cuda has no %s" % name)
     sdpa = ctx.require_attr(torch, "nn.functional.scaled_dot_product_attention")
     ctx.require_gpu()
-    q, k, v = (randn(torch, 2, 4, 128, 64, seed=s).half() for s in (64, 65, 66))
-    scores = q.double() @ k.double().transpose(-2, -1) / math.sqrt(64)
-    ref = torch.softmax(scores, dim=-1) @ v.double()
+    q, k, v = _sdpa.inputs(torch, (2, 4, 128, 64), (64, 65, 66))
     present = [w for w in _SDP if has(bc, "enable_%s_sdp" % w)]
     saved = dict((w, getattr(bc, "%s_sdp_enabled" % w)()) for w in present)
+    tried = []
     try:
         for w in present:
             getattr(bc, "enable_%s_sdp" % w)(w == which)
         if not getattr(bc, "%s_sdp_enabled" % which)() or any(
                 getattr(bc, "%s_sdp_enabled" % w)() for w in present if w != which):
             raise Fail("the enable_*_sdp flags did not take effect")
-        got = attempt("SDPA with only the %s backend enabled" % which,
-                      lambda: sdpa(q.cuda(), k.cuda(), v.cuda()))
-        torch.cuda.synchronize()
+        for dtype in _sdpa.dtypes_for(which, "cuda"):
+            r = _sdpa.run_once(ctx, sdpa, q, k, v, False, dtype, None)
+            tried.append(r)
+            if r["state"] == "ran":
+                break
     finally:
         for w, val in saved.items():
             getattr(bc, "enable_%s_sdp" % w)(val)
-    err = ctx.assert_close(got, ref, 1e-2, "SDPA (%s only), float16" % which)
-    return Report("SDPA with only %s enabled: rel err %.1e" % (which, err), {"rel_error": err})
+    r = tried[-1]
+    metrics = {"tried": "; ".join(_sdpa.describe(which, t) for t in tried)[:600]}
+    if r["state"] != "ran":
+        if r["state"] == "unavailable":
+            raise Unsupported("only %s enabled: no kernel ran in %s: %s" % (
+                which, "/".join(t["dtype"] for t in tried), r.get("why", "")), metrics)
+        raise Fail("only %s enabled: %s" % (which, r.get("why", "")), metrics)
+    metrics.update(rel_error=r["rel_error"], tolerance=r["tolerance"], dtype=r["dtype"],
+                   ran=",".join(r["backends"]))
+    if which not in r["backends"]:
+        raise Fail("only %s enabled, yet the profiler recorded %s" % (which, ",".join(r["backends"]) or
+                                                                        "no SDPA implementation"), metrics)
+    if not r["rel_error"] <= r["tolerance"]:
+        raise Fail("SDPA (%s only, %s): relative error %.3e exceeds %.1e" % (which, r["dtype"], r["rel_error"],
+                                                                            r["tolerance"]), metrics)
+    ctx.claim(library=evidence.label(r["libraries"]), source="torch.profiler kernels: %s" % ";".join(r["kernels"][:4]))
+    return Report("SDPA with only %s enabled ran %s in %s: rel err %.1e" % (which, which, r["dtype"], r["rel_error"]),
+                  metrics)
 
 
 def _sdp_check(which, library):
     def fn(ctx):
         return _sdp_backend(ctx, which)
-    fn.__doc__ = ("With only the %s SDPA backend enabled (torch.backends.cuda.enable_%s_sdp), float16 "
-                  "scaled_dot_product_attention runs on the GPU and matches float64; 'no available kernel' "
-                  "is unsupported." % (which, which))
+    fn.__doc__ = ("With only the %s SDPA backend enabled (torch.backends.cuda.enable_%s_sdp), scaled_dot_product_"
+                  "attention runs on the GPU (%s), torch.profiler records the %s implementation and the result "
+                  "matches float64; 'no available kernel' in every dtype is unsupported.\n\nNot proven: masks, "
+                  "dropout, backward, or other head sizes." % (which, which, "/".join(_sdpa.dtypes_for(which, "cuda")),
+                                                               which))
     return check("features.backends.sdp_%s" % which, "torch.backends.cuda.enable_%s_sdp" % which, "feature",
-                 "features", library=library)(fn)
+                 "features", library=library, version=2, needs=("gpu",))(fn)
 
 
 for _w, _lib in (("cudnn", "MIOpen/cuDNN"), ("flash", "AOTriton/FlashAttention"),
@@ -145,10 +178,12 @@ def _conv_pair(ctx, seed=67):
 
 
 @check("features.backends.cudnn_allow_tf32", "torch.backends.cudnn.allow_tf32", "feature", "features",
-       library="MIOpen/cuDNN")
+       library="MIOpen/cuDNN", needs=("gpu",))
 def cudnn_allow_tf32(ctx):
     """cudnn.allow_tf32 changes float32 convolution results (TF32 path taken) within TF32 tolerance;
-    a flag with no observable effect is reported unsupported."""
+    a flag with no observable effect is reported unsupported.
+
+    Not proven: TF32 speed-ups, or TF32 in convolutions other than one 3x3 conv."""
     torch = ctx.torch
     cudnn = ctx.require_attr(torch, "backends.cudnn")
     if not has(cudnn, "allow_tf32"):
@@ -171,9 +206,11 @@ def cudnn_allow_tf32(ctx):
 
 
 @check("features.backends.cudnn_deterministic", "torch.backends.cudnn.deterministic", "feature", "features",
-       library="MIOpen/cuDNN")
+       library="MIOpen/cuDNN", needs=("gpu",))
 def cudnn_deterministic(ctx):
-    """With cudnn.deterministic set, two conv2d forward+backward passes give bit-identical outputs and gradients."""
+    """With cudnn.deterministic set, two conv2d forward+backward passes give bit-identical outputs and gradients.
+
+    Not proven: determinism of other ops (scatter, index_add...) or under torch.use_deterministic_algorithms."""
     torch = ctx.torch
     cudnn = ctx.require_attr(torch, "backends.cudnn")
     if not has(cudnn, "deterministic"):
@@ -195,50 +232,45 @@ def cudnn_deterministic(ctx):
     return Report("two passes bit-identical, rel err %.1e" % err, {"rel_error": err})
 
 
-def _amp_device(ctx):
+@check("features.amp.autocast", "Autocasting", "feature", "features", version=2, needs=("gpu",))
+def autocast(ctx):
+    """Inside torch.autocast("cuda", float16) a matmul on the GPU runs in float16 and stays within 5e-3 of float64.
+    The row is GPU autocasting: a host without a GPU skips it (CPU bfloat16 autocast is not this row).
+
+    Not proven: autocast of every op in the cast lists (features.amp.op_specific checks several), or bfloat16
+    autocast on the GPU."""
     torch = ctx.torch
     ctx.require_attr(torch, "autocast")
-    if ctx.gpu_available:
-        return "cuda", torch.float16
-    return "cpu", torch.bfloat16
-
-
-@check("features.amp.autocast", "Autocasting", "feature", "features")
-def autocast(ctx):
-    """Inside torch.autocast (float16 on a GPU, bfloat16 on the CPU) a matmul runs in the low precision and
-    stays within its tolerance of float64."""
-    torch = ctx.torch
-    dev, dt = _amp_device(ctx)
+    ctx.require_gpu()
     a, b = randn(torch, 128, 256, seed=70), randn(torch, 256, 64, seed=71)
-    da, db = a.to(dev), b.to(dev)
+    da, db = a.cuda(), b.cuda()
 
     def run():
-        with torch.autocast(device_type=dev, dtype=dt):
+        with torch.autocast(device_type="cuda", dtype=torch.float16):
             return torch.mm(da, db)
-    y = attempt("autocast(%s, %s)" % (dev, dt), run)
-    if y.dtype != dt:
-        raise Fail("torch.mm under autocast(%s) produced %s, expected %s" % (dev, y.dtype, dt))
-    err = ctx.assert_close(y, a.double() @ b.double(), 3e-2 if dt == torch.bfloat16 else 5e-3, "autocast mm")
-    return Report("autocast(%s, %s): mm -> %s, rel err %.1e" % (dev, dt, y.dtype, err),
-                  {"device": dev, "dtype": str(dt), "rel_error": err})
+    y = attempt("autocast(cuda, float16)", lambda: ctx.observe(run))
+    if y.dtype != torch.float16:
+        raise Fail("torch.mm under autocast(cuda) produced %s, expected torch.float16" % y.dtype)
+    err = ctx.assert_close(y, a.double() @ b.double(), 5e-3, "autocast mm")
+    return Report("autocast(cuda, float16): mm -> %s, rel err %.1e" % (y.dtype, err),
+                  {"dtype": str(y.dtype), "rel_error": err})
 
 
-@check("features.amp.grad_scaler", "Gradient scaling", "feature", "features")
+@check("features.amp.grad_scaler", "Gradient scaling", "feature", "features", version=2, needs=("gpu",))
 def grad_scaler(ctx):
-    """GradScaler scales the loss, unscales gradients to the float64 reference values, steps, and skips
-    the step (halving the scale) when a gradient is infinite."""
+    """A CUDA GradScaler scales the loss, unscales gradients to the float64 reference values, steps, and skips
+    the step (halving the scale) when a gradient is infinite. GPU-only: a host without a GPU skips it.
+
+    Not proven: scaling with several optimizers, or the scale's growth schedule over many steps."""
     torch = ctx.torch
-    if ctx.gpu_available:
-        dev = "cuda"
-        make = (lambda: torch.amp.GradScaler("cuda", init_scale=1024.0)) if hasattr(torch.amp, "GradScaler") \
-            else (lambda: torch.cuda.amp.GradScaler(init_scale=1024.0))
-    elif hasattr(torch, "amp") and hasattr(torch.amp, "GradScaler"):
-        dev = "cpu"
-        make = lambda: torch.amp.GradScaler("cpu", init_scale=1024.0)  # noqa: E731
+    if hasattr(torch, "amp") and hasattr(torch.amp, "GradScaler"):
+        make = lambda: torch.amp.GradScaler("cuda", init_scale=1024.0)  # noqa: E731
     elif hasattr(torch, "cuda") and hasattr(torch.cuda, "amp") and hasattr(torch.cuda.amp, "GradScaler"):
-        raise Skip("this torch has only torch.cuda.amp.GradScaler: needs a GPU")
+        make = lambda: torch.cuda.amp.GradScaler(init_scale=1024.0)  # noqa: E731
     else:
         raise Unsupported("no GradScaler in torch.amp or torch.cuda.amp")
+    ctx.require_gpu()
+    dev = "cuda"
     scaler = attempt("GradScaler(%s)" % dev, make)
     torch.manual_seed(0)
     model = torch.nn.Linear(16, 4)
@@ -272,10 +304,12 @@ def grad_scaler(ctx):
                   % (dev, err, s1, scaler.get_scale()), {"device": dev, "rel_error": err})
 
 
-@check("features.amp.op_specific", "CUDA op-specific behavior", "feature", "features")
+@check("features.amp.op_specific", "CUDA op-specific behavior", "feature", "features", needs=("gpu",))
 def amp_op_specific(ctx):
     """Under CUDA autocast, mm runs in float16, softmax and layer_norm in float32, and mixed-dtype add promotes
-    to float32, whichever namespace the op is called from."""
+    to float32, whichever namespace the op is called from.
+
+    Not proven: the full autocast op lists, or bfloat16 autocast."""
     torch = ctx.torch
     ctx.require_attr(torch, "autocast")
     ctx.require_gpu()

@@ -4,9 +4,9 @@ int64 CPU reference; quantized dtypes are quantized and dequantized."""
 
 from __future__ import annotations
 
-from ..context import Fail, Report, Unsupported
+from ..context import Fail, Partial, Report, Unsupported
 from ..registry import check
-from ._common import attempt, gen
+from ._common import _first_line, attempt, gen, missing_feature
 
 # dtype -> relative tolerance of one product computed in that dtype
 _FLOAT = (("float8_e4m3fn", 0.07), ("float8_e5m2", 0.13), ("float16", 2e-3), ("bfloat16", 1e-2),
@@ -26,14 +26,35 @@ def _dtype(torch, name):
     return dt
 
 
-def _extra_add(torch, t):
-    """Does add work too? (recorded, not required: the seed notes that some
-    dtypes have limited eager support)."""
-    try:
-        t + t
-        return True
-    except Exception:
-        return False
+class _SubOps(object):
+    """The operations a dtype check tries beyond creating the dtype. An operation that
+    says it is not implemented is recorded (the dtype is then ``partial``); a wrong
+    result fails the check; any other error propagates (a failure)."""
+
+    def __init__(self, ctx, name):
+        self.ctx, self.name = ctx, name
+        self.missing = []  # type: list
+        self.worked = []  # type: list
+
+    def run(self, op, fn):
+        try:
+            value = fn()
+        except Exception as exc:
+            if not missing_feature(exc):
+                raise
+            self.missing.append("%s (%s: %s)" % (op, type(exc).__name__, _first_line(exc)[:120]))
+            return None
+        self.worked.append(op)
+        return value
+
+    def outcome(self, message, metrics):
+        metrics = dict(metrics, worked=",".join(self.worked), not_implemented=";".join(self.missing)[:1000],
+                       device=self.ctx.device)
+        if self.missing:
+            raise Partial("partial support: %s on %s works for %s; not implemented: %s"
+                          % (self.name, self.ctx.device, ", ".join(["create"] + self.worked) or "nothing",
+                             "; ".join(self.missing)), metrics)
+        return Report(message, metrics)
 
 
 def _float_check(name, tol):
@@ -45,21 +66,26 @@ def _float_check(name, tol):
         if d.dtype != dt:
             raise Fail("conversion produced %s" % d.dtype)
         back = d.to(torch.float64).cpu()
-        ref = back * back  # the float64 product of the values as stored in the dtype
-        got = attempt("multiply %s on %s" % (name, ctx.device), lambda: d * d)
-        if got.dtype != dt:
-            raise Fail("%s * %s produced %s" % (name, name, got.dtype))
-        err = ctx.assert_close(got.to(torch.float64), ref, tol, "%s multiply" % name)
         rt = ctx.rel_error(back, x.double())
         if rt > 2 * tol + 1e-7:
             raise Fail("%s round trip lost too much: rel err %.2e" % (name, rt), {"round_trip_error": rt})
-        add = _extra_add(torch, d)
-        return Report("%s on %s: multiply rel err %.2e (tol %.0e), round trip %.2e, add %s"
-                      % (name, ctx.device, err, tol, rt, "works" if add else "not implemented"),
-                      {"rel_error": err, "tolerance": tol, "round_trip_error": rt, "add": add,
-                       "itemsize": torch.empty(0, dtype=dt).element_size(), "device": ctx.device})
-    fn.__doc__ = ("torch.%s tensors are created on the device and multiplied; the product matches the "
-                  "float64 product of the stored values within %.0e." % (name, tol))
+        ops = _SubOps(ctx, name)
+        errs = {}
+        for op, f, ref in (("multiply", lambda: d * d, back * back), ("add", lambda: d + d, back + back)):
+            got = ops.run(op, f)
+            if got is None:
+                continue
+            if got.dtype != dt:
+                raise Fail("%s %s %s produced %s" % (name, op, name, got.dtype))
+            errs[op] = ctx.assert_close(got.to(torch.float64), ref, tol, "%s %s" % (name, op))
+        return ops.outcome("%s on %s: multiply and add within %.0e (rel err %s), round trip %.2e"
+                           % (name, ctx.device, tol, ", ".join("%s %.2e" % kv for kv in sorted(errs.items())), rt),
+                           {"rel_error": max(errs.values()) if errs else None, "tolerance": tol,
+                            "round_trip_error": rt, "itemsize": torch.empty(0, dtype=dt).element_size()})
+    fn.__doc__ = ("torch.%s tensors are created on the device, converted back, multiplied and added; both results "
+                  "match the float64 result of the stored values within %.0e. An operation that is not implemented "
+                  "for the dtype makes it partial, naming the operation.\n\nNot proven: other operations "
+                  "(reductions, matmul, indexing), autocast or torch.compile with this dtype." % (name, tol))
     return fn
 
 
@@ -71,17 +97,22 @@ def _complex_check(name, tol):
         x = torch.complex(torch.randn(2048, generator=g), torch.randn(2048, generator=g))
         d = attempt("create %s on %s" % (name, ctx.device), lambda: x.to(ctx.device).to(dt))
         back = d.to(torch.complex128).cpu()
-        got = attempt("multiply %s on %s" % (name, ctx.device), lambda: d * d)
-        if got.dtype != dt:
-            raise Fail("%s * %s produced %s" % (name, name, got.dtype))
-        err = ctx.assert_close(torch.view_as_real(got.to(torch.complex128).cpu()),
-                               torch.view_as_real(back * back), tol, "%s multiply" % name)
-        add = _extra_add(torch, d)
-        return Report("%s on %s: multiply rel err %.2e (tol %.0e), add %s"
-                      % (name, ctx.device, err, tol, "works" if add else "not implemented"),
-                      {"rel_error": err, "tolerance": tol, "add": add, "device": ctx.device})
-    fn.__doc__ = ("torch.%s tensors are created on the device and multiplied; the complex product "
-                  "matches complex128 within %.0e." % (name, tol))
+        ops = _SubOps(ctx, name)
+        errs = {}
+        for op, f, ref in (("multiply", lambda: d * d, back * back), ("add", lambda: d + d, back + back)):
+            got = ops.run(op, f)
+            if got is None:
+                continue
+            if got.dtype != dt:
+                raise Fail("%s %s %s produced %s" % (name, op, name, got.dtype))
+            errs[op] = ctx.assert_close(torch.view_as_real(got.to(torch.complex128).cpu()),
+                                        torch.view_as_real(ref), tol, "%s %s" % (name, op))
+        return ops.outcome("%s on %s: multiply and add within %.0e (rel err %s)"
+                           % (name, ctx.device, tol, ", ".join("%s %.2e" % kv for kv in sorted(errs.items()))),
+                           {"rel_error": max(errs.values()) if errs else None, "tolerance": tol})
+    fn.__doc__ = ("torch.%s tensors are created on the device, multiplied and added; the complex results match "
+                  "complex128 within %.0e; an operation not implemented for the dtype makes it partial."
+                  "\n\nNot proven: other operations (FFT, matmul, reductions) in this dtype." % (name, tol))
     return fn
 
 
@@ -91,20 +122,21 @@ def _int_check(name, lo, hi):
         dt = _dtype(torch, name)
         x = torch.randint(lo, hi, (4096,), generator=gen(torch, 42), dtype=torch.int64)
         d = attempt("create %s on %s" % (name, ctx.device), lambda: x.to(ctx.device).to(dt))
-        got = attempt("multiply %s on %s" % (name, ctx.device), lambda: d * d)
-        if got.dtype != dt:
-            raise Fail("%s * %s produced %s" % (name, name, got.dtype))
-        back = attempt("convert %s back to int64" % name, lambda: got.cpu().to(torch.int64))
-        ref = x * x
-        wrong = int((back != ref).sum())
-        if wrong:
-            raise Fail("%d of %d products differ from int64" % (wrong, x.numel()), {"wrong": wrong})
-        add = _extra_add(torch, d)
-        return Report("%s on %s: 4096 products exact, add %s" % (name, ctx.device, "works" if add else
-                                                               "not implemented"),
-                      {"wrong": 0, "add": add, "device": ctx.device})
-    fn.__doc__ = ("torch.%s tensors are created on the device and multiplied; every product equals "
-                  "the int64 product exactly." % name)
+        ops = _SubOps(ctx, name)
+        for op, f, ref in (("multiply", lambda: d * d, x * x), ("add", lambda: d + d, x + x)):
+            got = ops.run(op, f)
+            if got is None:
+                continue
+            if got.dtype != dt:
+                raise Fail("%s %s %s produced %s" % (name, op, name, got.dtype))
+            back = attempt("convert %s back to int64" % name, lambda: got.cpu().to(torch.int64))
+            wrong = int((back != ref).sum())
+            if wrong:
+                raise Fail("%s: %d of %d results differ from int64" % (op, wrong, x.numel()), {"wrong": wrong})
+        return ops.outcome("%s on %s: 4096 products and sums exact" % (name, ctx.device), {"wrong": 0})
+    fn.__doc__ = ("torch.%s tensors are created on the device, multiplied and added; every result equals the "
+                  "int64 result exactly; an operation not implemented for the dtype makes it partial."
+                  "\n\nNot proven: division, shifts, reductions or indexing with this dtype." % name)
     return fn
 
 
@@ -137,21 +169,24 @@ def _quant_check(name, scale, zero_point):
         return Report("%s on %s: quantize/dequantize rel err %.2e" % (name, ctx.device, err),
                       {"rel_error": err, "scale": scale, "zero_point": zero_point, "device": ctx.device})
     fn.__doc__ = ("torch.quantize_per_tensor to torch.%s on the device gives round(x/scale)+zero_point "
-                  "and dequantizes back to the float64 reference." % name)
+                  "and dequantizes back to the float64 reference.\n\nNot proven: quantized operators "
+                  "(quantized conv / linear), per-channel quantization or quantized kernels' speed." % name)
     return fn
 
 
 for _name, _tol in _FLOAT:
-    check("features.dtype." + _name, "torch." + _name, "feature", "features")(_float_check(_name, _tol))
+    check("features.dtype." + _name, "torch." + _name, "feature", "features", version=2)(_float_check(_name, _tol))
 for _name, _tol in _COMPLEX:
-    check("features.dtype." + _name, "torch." + _name, "feature", "features")(_complex_check(_name, _tol))
+    check("features.dtype." + _name, "torch." + _name, "feature", "features", version=2)(_complex_check(_name, _tol))
 for _name, (_lo, _hi) in _INT:
-    check("features.dtype." + _name, "torch." + _name, "feature", "features")(_int_check(_name, _lo, _hi))
+    check("features.dtype." + _name, "torch." + _name, "feature", "features", version=2)(_int_check(_name, _lo, _hi))
 
 
 @check("features.dtype.bool", "torch.bool", "feature", "features")
 def dtype_bool(ctx):
-    """torch.bool tensors on the device: logical and / xor / not equal the CPU truth table exactly."""
+    """torch.bool tensors on the device: logical and / xor / not equal the CPU truth table exactly.
+
+    Not proven: bool indexing, masked ops or reductions on the device."""
     torch = ctx.torch
     g = gen(torch, 44)
     a = torch.randint(0, 2, (4096,), generator=g).bool()

@@ -12,58 +12,45 @@ import tempfile
 
 from ..context import Fail, Report, Unsupported
 from ..registry import check
+from . import _dist
 from ._common import ProcessGroup, attempt, gen, randn
 
 
 # -- distributed ---------------------------------------------------------------
 
-@check("features.distributed.gloo", "Gloo", "feature", "features", library="Gloo")
+@check("features.distributed.gloo", "Gloo", "feature", "features", library="Gloo", version=2)
 def dist_gloo(ctx):
-    """A gloo process group of world size 1 (FileStore, loopback only) runs all_reduce, broadcast,
-    all_gather and barrier on CPU tensors."""
+    """Two processes form a gloo group over 127.0.0.1 and all_reduce, broadcast, all_gather and barrier give every
+    rank the exact result (world_size 2: data really crosses processes).
+
+    Not proven: more ranks, other hosts or interfaces, or gloo with GPU tensors."""
     torch = ctx.torch
-    with ProcessGroup(torch, "gloo") as dist:
-        x = randn(torch, 1024, seed=80)
-        t = x.clone()
-        dist.all_reduce(t)
-        dist.broadcast(t, 0)
-        out = [torch.empty_like(t)]
-        dist.all_gather(out, t)
-        dist.barrier()
-        err = ctx.assert_close(out[0], x.double(), 0.0, "gloo collectives")
-        return Report("gloo all_reduce/broadcast/all_gather/barrier, world size %d" % dist.get_world_size(),
-                      {"rel_error": err, "backend": str(dist.get_backend())})
+    _dist.available(torch, "gloo")
+    answers = _dist.run_ranks("collectives", 2, backend="gloo", device="cpu", n=1024)
+    _dist.verify(answers, ["all_reduce", "broadcast", "all_gather"], "gloo collectives")
+    ctx.claim(library="Gloo", source="torch.distributed backend %s, 2 processes over 127.0.0.1" % answers[0]["backend"])
+    return Report("gloo all_reduce/broadcast/all_gather/barrier exact on 2 processes",
+                  {"world_size": answers[0]["world_size"], "processes": 2, "backend": answers[0]["backend"]})
 
 
-@check("features.distributed.tensorpipe", "TensorPipe", "feature", "features", library="TensorPipe")
+@check("features.distributed.tensorpipe", "TensorPipe", "feature", "features", library="TensorPipe", version=2)
 def dist_tensorpipe(ctx):
-    """torch.distributed.rpc with the TensorPipe backend (world size 1, loopback) runs rpc_sync and
-    rpc_async calls and returns correct tensors."""
+    """Two processes join torch.distributed.rpc with the TensorPipe backend over 127.0.0.1; each calls the other
+    with rpc_sync and rpc_async and gets the correct tensors back.
+
+    Not proven: GPU tensors over RPC (device maps), more workers, or other hosts."""
     torch = ctx.torch
-    dist = getattr(torch, "distributed", None)
-    if dist is None or not dist.is_available():
-        raise Unsupported("torch.distributed is not available in this build")
-    rpc = attempt("import torch.distributed.rpc", lambda: __import__("torch.distributed.rpc").distributed.rpc)
+    dist = _dist.available(torch, None)
+    rpc = attempt("import torch.distributed.rpc", lambda: ctx.load("torch.distributed.rpc"))
     if hasattr(rpc, "is_available") and not rpc.is_available():
         raise Unsupported("torch.distributed.rpc.is_available() is False")
-    opts_cls = ctx.require_attr(rpc, "TensorPipeRpcBackendOptions")
-    os.environ.setdefault("TP_SOCKET_IFNAME", "lo")  # containers run with loopback only
-    os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
-    tmp = tempfile.mkdtemp(prefix="valorch-rpc-")
-    opts = opts_cls(init_method="file://" + os.path.join(tmp, "store"), num_worker_threads=4, rpc_timeout=60)
-    attempt("rpc.init_rpc(TensorPipe)", lambda: rpc.init_rpc("valorch0", rank=0, world_size=1,
-                                                             rpc_backend_options=opts))
-    try:
-        x, y = randn(torch, 256, seed=81), randn(torch, 256, seed=82)
-        got = rpc.rpc_sync("valorch0", torch.add, args=(x, y))
-        fut = rpc.rpc_async("valorch0", torch.mul, args=(x, y))
-        got2 = fut.wait()
-        e1 = ctx.assert_close(got, x.double() + y.double(), 1e-6, "rpc_sync add")
-        e2 = ctx.assert_close(got2, x.double() * y.double(), 1e-6, "rpc_async mul")
-    finally:
-        rpc.shutdown()
-        shutil.rmtree(tmp, ignore_errors=True)
-    return Report("TensorPipe RPC sync+async round trips correct", {"rel_error": max(e1, e2)})
+    ctx.require_attr(rpc, "TensorPipeRpcBackendOptions")
+    del dist
+    answers = _dist.run_ranks("rpc", 2)
+    _dist.verify(answers, ["rpc_sync", "rpc_async"], "TensorPipe RPC")
+    ctx.claim(library="TensorPipe", source="torch.distributed.rpc TensorPipe backend, 2 processes over 127.0.0.1")
+    return Report("TensorPipe RPC: 2 processes called each other (rpc_sync and rpc_async), results correct",
+                  {"world_size": 2, "processes": 2})
 
 
 # -- torchvision -----------------------------------------------------------------
@@ -75,13 +62,18 @@ def _image(torch, c=3, h=64, w=48):
     return torch.stack(chans)
 
 
-@check("features.torchvision.transforms_functional", "torchvision.transforms.functional", "feature", "features")
+@check("features.torchvision.transforms_functional", "torchvision.transforms.functional", "feature", "features",
+       version=2, needs=("gpu",))
 def tv_transforms(ctx):
-    """resize, normalize, crop, hflip and rotate from torchvision.transforms.functional on a device tensor
-    match the same transforms applied to float64 on the CPU."""
+    """resize, normalize, crop, hflip and rotate from torchvision.transforms.functional on a GPU tensor match the
+    same transforms applied to float64 on the CPU. The row is GPU-accelerated: without a GPU it is skipped after
+    torchvision is imported (absent: unsupported; installed but broken: fail).
+
+    Not proven: other transforms, the v2 transforms API, or batched / uint8 inputs."""
     torch = ctx.torch
     tv = ctx.load("torchvision")
     TF = ctx.require_attr(tv, "transforms.functional")
+    ctx.require_gpu()
     img = _image(torch)
 
     def pipeline(x):
@@ -90,28 +82,33 @@ def tv_transforms(ctx):
         x = TF.crop(x, 2, 3, 24, 18)
         x = TF.hflip(x)
         return TF.rotate(x, 30.0)
-    got = attempt("transforms.functional on %s" % ctx.device, lambda: pipeline(img.to(ctx.device)))
+    got = attempt("transforms.functional on %s" % ctx.device, lambda: ctx.observe(lambda: pipeline(img.to(ctx.device))))
     ref = pipeline(img.double())
     err = ctx.assert_close(got, ref, 1e-4, "transforms pipeline")
     return Report("resize/normalize/crop/hflip/rotate on %s: rel err %.1e" % (ctx.device, err),
                   {"rel_error": err, "torchvision": tv.__version__, "device": ctx.device})
 
 
-@check("features.torchvision.ops", "torchvision.ops", "feature", "features")
+@check("features.torchvision.ops", "torchvision.ops", "feature", "features", version=2, needs=("gpu",))
 def tv_ops(ctx):
-    """torchvision.ops.nms keeps the same boxes on the device as on the CPU, roi_align matches float64 and
-    box_convert matches the closed-form conversion."""
+    """torchvision.ops.nms keeps the same boxes on the GPU as on the CPU, roi_align matches float64 and
+    box_convert matches the closed-form conversion. GPU-accelerated row: skipped without a GPU (after the import:
+    a torchvision whose native ops cannot load fails).
+
+    Not proven: the other detection ops (deform_conv2d, ps_roi_align...), or backward passes."""
     torch = ctx.torch
     tv = ctx.load("torchvision")
     ops = ctx.require_attr(tv, "ops")
     for name in ("nms", "roi_align", "box_convert"):
         ctx.require_attr(ops, name)
+    ctx.require_gpu()
     g = gen(torch, 83)
     xy = torch.rand(300, 2, generator=g) * 100
     wh = torch.rand(300, 2, generator=g) * 30 + 1
     boxes = torch.cat([xy, xy + wh], dim=1)
     scores = torch.rand(300, generator=g)
-    keep = attempt("nms on %s" % ctx.device, lambda: ops.nms(boxes.to(ctx.device), scores.to(ctx.device), 0.4))
+    keep = attempt("nms on %s" % ctx.device,
+                   lambda: ctx.observe(lambda: ops.nms(boxes.to(ctx.device), scores.to(ctx.device), 0.4)))
     keep_ref = ops.nms(boxes.double(), scores.double(), 0.4)
     if not torch.equal(keep.cpu(), keep_ref):
         raise Fail("nms kept %d boxes on %s, %d on the CPU in float64" % (keep.numel(), ctx.device,
@@ -130,40 +127,45 @@ def tv_ops(ctx):
 
 
 @check("features.torchvision.models", "torchvision.models with .to('cuda')", "feature", "features",
-       library="MIOpen/cuDNN")
+       library="MIOpen/cuDNN", version=2, needs=("gpu",))
 def tv_models(ctx):
-    """A randomly initialised torchvision ResNet-18 moved to the device gives the float64 CPU logits."""
+    """A randomly initialised torchvision ResNet-18 moved to the GPU gives the float64 CPU logits; the kernels'
+    library is recorded. Skipped without a GPU (the row is .to('cuda')).
+
+    Not proven: pretrained weights (no network), training, or other architectures."""
     torch = ctx.torch
     tv = ctx.load("torchvision")
     resnet18 = ctx.require_attr(tv, "models.resnet18")
+    ctx.require_gpu()
     torch.manual_seed(0)
     model = resnet18().eval()
     ref_model = copy.deepcopy(model).double()
     x = randn(torch, 2, 3, 64, 64, seed=85)
     with torch.no_grad():
         ref = ref_model(x.double())
-        got = model.to(ctx.device)(x.to(ctx.device))
+        dmodel, dx = model.to(ctx.device), x.to(ctx.device)
+        got = ctx.observe(lambda: dmodel(dx))
     tol = 5e-3 if ctx.device != "cpu" else 1e-4
     err = ctx.assert_close(got, ref, tol, "resnet18 logits")
     return Report("resnet18 forward on %s: rel err %.1e" % (ctx.device, err), {"rel_error": err, "tolerance": tol})
 
 
-@check("features.torchvision.io", "torchvision.io", "feature", "features", library="rocJPEG/nvJPEG")
+@check("features.torchvision.io", "torchvision.io", "feature", "features", library="rocJPEG/nvJPEG", version=2,
+       needs=("gpu",))
 def tv_io(ctx):
-    """torchvision.io encodes a JPEG and decodes it (on the GPU when there is one, else the CPU) back to
-    the original image within JPEG loss."""
+    """torchvision.io encodes a JPEG on the CPU and decodes it on the GPU (decode_jpeg(device="cuda"), nvJPEG /
+    rocJPEG) back to the original image within JPEG loss. GPU decoding is the row: skipped without a GPU.
+
+    Not proven: video decoding (NVDEC / rocDecode), batched decoding, or other image formats."""
     torch = ctx.torch
     tv = ctx.load("torchvision")
     enc = ctx.require_attr(tv, "io.encode_jpeg")
     dec = ctx.require_attr(tv, "io.decode_jpeg")
+    ctx.require_gpu()
     img = (_image(torch, 3, 96, 128) * 255).round().to(torch.uint8)
     data = attempt("encode_jpeg", lambda: enc(img, quality=95))
-    if ctx.gpu_available:
-        out = attempt("decode_jpeg on the GPU", lambda: dec(data, device="cuda"))
-        where = "cuda"
-    else:
-        out = attempt("decode_jpeg", lambda: dec(data))
-        where = "cpu"
+    out = attempt("decode_jpeg on the GPU", lambda: ctx.observe(lambda: dec(data, device="cuda")))
+    where = "cuda"
     if isinstance(out, (list, tuple)):
         out = out[0]
     if tuple(out.shape) != tuple(img.shape):
@@ -187,16 +189,19 @@ def _audio_check(name, make, tol):
         torch = ctx.torch
         ta = ctx.load("torchaudio")
         cls = ctx.require_attr(ta, "transforms." + name)
+        ctx.require_gpu()
         wave = _wave(torch)
         ref = make(cls).to(torch.float64)(wave.double())
-        got = attempt("%s on %s" % (name, ctx.device), lambda: make(cls).to(ctx.device)(wave.to(ctx.device)))
+        tr, dw = make(cls).to(ctx.device), wave.to(ctx.device)
+        got = attempt("%s on %s" % (name, ctx.device), lambda: ctx.observe(lambda: tr(dw)))
         if tuple(got.shape) != tuple(ref.shape):
             raise Fail("%s output shape %s, float64 reference %s" % (name, tuple(got.shape), tuple(ref.shape)))
         err = ctx.assert_close(got, ref, tol, name)
         return Report("%s on %s: shape %s, rel err %.1e" % (name, ctx.device, tuple(got.shape), err),
                       {"rel_error": err, "tolerance": tol, "torchaudio": ta.__version__})
-    fn.__doc__ = ("torchaudio.transforms.%s of a 1 s, 16 kHz float32 waveform on the device matches the "
-                  "float64 CPU result within %.0e." % (name, tol))
+    fn.__doc__ = ("torchaudio.transforms.%s of a 1 s, 16 kHz float32 waveform on the GPU matches the float64 CPU "
+                  "result within %.0e. The seed lists it as GPU-accelerated: skipped without a GPU, after torchaudio "
+                  "is imported.\n\nNot proven: other sample rates and sizes, or audio I/O." % (name, tol))
     return fn
 
 
@@ -206,14 +211,17 @@ _AUDIO = (("Spectrogram", lambda c: c(n_fft=400), 1e-4),
           ("Resample", lambda c: c(16000, 8000), 1e-4))
 for _name, _make, _tol in _AUDIO:
     check("features.torchaudio." + _name.lower(), "torchaudio.transforms." + _name, "feature",
-          "features", library="hipFFT/cuFFT" if "Resample" != _name else None)(_audio_check(_name, _make, _tol))
+          "features", library="hipFFT/cuFFT" if "Resample" != _name else None, version=2,
+          needs=("gpu",))(_audio_check(_name, _make, _tol))
 
 
 # -- ecosystem rows of the "unsupported features" table ---------------------------
 
-@check("features.apex.batch_norm", "APEX batch norm", "feature", "features", library="MIOpen/cuDNN")
+@check("features.apex.batch_norm", "APEX batch norm", "feature", "features", library="MIOpen/cuDNN", needs=("gpu",))
 def apex_batch_norm(ctx):
-    """apex.parallel.SyncBatchNorm (world size 1) normalises a GPU batch like torch's batch norm in float64."""
+    """apex.parallel.SyncBatchNorm (world size 1) normalises a GPU batch like torch's batch norm in float64.
+
+    Not proven: synchronisation across several GPUs (world size 1), or apex's other fused kernels."""
     torch = ctx.torch
     apex = ctx.load("apex")
     ctx.load("apex.parallel")
@@ -228,9 +236,11 @@ def apex_batch_norm(ctx):
     return Report("apex SyncBatchNorm rel err %.1e" % err, {"rel_error": err})
 
 
-@check("features.torch_tensorrt", "torch-tensorrt", "feature", "features", library="TensorRT")
+@check("features.torch_tensorrt", "torch-tensorrt", "feature", "features", library="TensorRT", needs=("gpu",))
 def torch_tensorrt(ctx):
-    """torch_tensorrt compiles a small MLP for the GPU and the engine reproduces the eager output."""
+    """torch_tensorrt compiles a small MLP for the GPU and the engine reproduces the eager output.
+
+    Not proven: speed-ups, int8/fp16 engines, or models TensorRT partitions."""
     torch = ctx.torch
     trt = ctx.load("torch_tensorrt")
     comp = ctx.require_attr(trt, "compile")

@@ -7,9 +7,10 @@ from __future__ import annotations
 import copy
 import math
 
-from ..context import Fail, Unsupported
+from ..context import Fail, Report, Unsupported
 from ..registry import check, suite
-from ._common import ProcessGroup, attempt, fp_tolerance, randn, timed
+from . import _dist, _sdpa
+from ._common import attempt, fp_tolerance, randn, timed
 
 suite("kernels", "torch", "Backend math libraries op by op: numerics vs a float64 CPU reference, timed.")
 
@@ -32,7 +33,8 @@ def _matmul(ctx, name, n=256):
     b = randn(torch, n, n, seed=2).to(dt)
     ref = a.double() @ b.double()  # from the rounded inputs: only the kernel's error counts
     da, db = a.to(ctx.device), b.to(ctx.device)
-    got = attempt("matmul %s on %s" % (name, ctx.device), lambda: da @ db)
+    fam = "blas" if name in ("float32", "float64") else None
+    got = attempt("matmul %s on %s" % (name, ctx.device), lambda: ctx.observe(lambda: da @ db, fam))
     if got.dtype != dt:
         raise Fail("matmul %s returned %s" % (name, got.dtype))
     tol = fp_tolerance(ctx, name, tf32_possible=True)
@@ -44,25 +46,35 @@ def _matmul(ctx, name, n=256):
 
 @check("kernels.matmul.fp32", "matmul (float32)", "kernel", "kernels", library=BLAS, unit="s")
 def matmul_fp32(ctx):
-    """A 256x256 float32 matmul on the device matches the float64 CPU product (TF32-level tolerance on a GPU)."""
+    """A 256x256 float32 matmul on the device matches the float64 CPU product (TF32-level tolerance on a GPU).
+
+    Not proven: other shapes, transposes or batch sizes; which BLAS ran beyond the recorded evidence;
+    performance beyond these timings."""
     return _matmul(ctx, "float32")
 
 
 @check("kernels.matmul.fp16", "matmul (float16)", "kernel", "kernels", library=BLAS, unit="s")
 def matmul_fp16(ctx):
-    """A 256x256 float16 matmul on the device matches the float64 product of the same half inputs within 5e-3."""
+    """A 256x256 float16 matmul on the device matches the float64 product of the same half inputs within 5e-3.
+
+    Not proven: other shapes; float16 accumulation behaviour; performance beyond these timings."""
     return _matmul(ctx, "float16")
 
 
 @check("kernels.matmul.bf16", "matmul (bfloat16)", "kernel", "kernels", library=BLAS, unit="s")
 def matmul_bf16(ctx):
-    """A 256x256 bfloat16 matmul on the device matches the float64 product of the same bf16 inputs within 3e-2."""
+    """A 256x256 bfloat16 matmul on the device matches the float64 product of the same bf16 inputs within 3e-2.
+
+    Not proven: other shapes; bfloat16 accumulation behaviour; performance beyond these timings."""
     return _matmul(ctx, "bfloat16")
 
 
 @check("kernels.linear.bf16", "linear with bias (bfloat16)", "kernel", "kernels", library=BLASLT, unit="s")
 def linear_bf16(ctx):
-    """torch.nn.functional.linear with bias in bfloat16 (the fused GEMM+bias epilogue path) matches float64."""
+    """torch.nn.functional.linear with bias in bfloat16 (the fused GEMM+bias epilogue path) matches float64.
+
+    Not proven: that the fused epilogue (rather than a GEMM plus a separate add) ran, unless the recorded
+    kernels show it."""
     torch = ctx.torch
     F = torch.nn.functional
     x = randn(torch, 128, 256, seed=3).bfloat16()
@@ -70,7 +82,7 @@ def linear_bf16(ctx):
     b = randn(torch, 192, seed=5).bfloat16()
     ref = F.linear(x.double(), w.double(), b.double())
     dx, dw, db = x.to(ctx.device), w.to(ctx.device), b.to(ctx.device)
-    got = attempt("linear bfloat16 on %s" % ctx.device, lambda: F.linear(dx, dw, db))
+    got = attempt("linear bfloat16 on %s" % ctx.device, lambda: ctx.observe(lambda: F.linear(dx, dw, db)))
     tol = fp_tolerance(ctx, "bfloat16")
     err = ctx.assert_close(got, ref, tol, "linear bf16")
     return timed(ctx, lambda: F.linear(dx, dw, db), "linear 128x256 -> 192 bf16: rel err %.2e" % err,
@@ -79,12 +91,14 @@ def linear_bf16(ctx):
 
 @check("kernels.bmm.fp32", "batched matmul (float32)", "kernel", "kernels", library=BLAS, unit="s")
 def bmm_fp32(ctx):
-    """A batch of 16 64x128 @ 128x64 float32 matmuls (torch.bmm) matches float64."""
+    """A batch of 16 64x128 @ 128x64 float32 matmuls (torch.bmm) matches float64.
+
+    Not proven: strided or broadcast batches, other dtypes."""
     torch = ctx.torch
     a, b = randn(torch, 16, 64, 128, seed=6), randn(torch, 16, 128, 64, seed=7)
     ref = torch.bmm(a.double(), b.double())
     da, db = a.to(ctx.device), b.to(ctx.device)
-    got = torch.bmm(da, db)
+    got = ctx.observe(lambda: torch.bmm(da, db), "blas")
     tol = fp_tolerance(ctx, "float32", tf32_possible=True)
     err = ctx.assert_close(got, ref, tol, "bmm fp32")
     return timed(ctx, lambda: torch.bmm(da, db), "bmm 16x64x128x64: rel err %.2e" % err,
@@ -95,7 +109,7 @@ def _conv(ctx, fn, x, w, what):
     torch = ctx.torch
     ref = fn(x.double(), w.double(), padding=1)
     dx, dw = x.to(ctx.device), w.to(ctx.device)
-    got = fn(dx, dw, padding=1)
+    got = ctx.observe(lambda: fn(dx, dw, padding=1))
     tol = fp_tolerance(ctx, "float32", tf32_possible=True)
     err = ctx.assert_close(got, ref, tol, what)
     return timed(ctx, lambda: fn(dx, dw, padding=1), "%s %s -> %s: rel err %.2e"
@@ -106,7 +120,9 @@ def _conv(ctx, fn, x, w, what):
 
 @check("kernels.conv2d.fp32", "conv2d (float32)", "kernel", "kernels", library=DNN, unit="s")
 def conv2d_fp32(ctx):
-    """A 3x3 float32 conv2d (4x8x32x32 input, 16 filters) on the device matches float64."""
+    """A 3x3 float32 conv2d (4x8x32x32 input, 16 filters) on the device matches float64.
+
+    Not proven: other kernel sizes, strides, groups, dilations, layouts (channels-last) or the backward pass."""
     torch = ctx.torch
     return _conv(ctx, torch.nn.functional.conv2d, randn(torch, 4, 8, 32, 32, seed=8),
                  randn(torch, 16, 8, 3, 3, seed=9), "conv2d")
@@ -114,34 +130,51 @@ def conv2d_fp32(ctx):
 
 @check("kernels.conv3d.fp32", "conv3d (float32)", "kernel", "kernels", library=DNN, unit="s")
 def conv3d_fp32(ctx):
-    """A 3x3x3 float32 conv3d (2x4x8x16x16 input, 8 filters) on the device matches float64."""
+    """A 3x3x3 float32 conv3d (2x4x8x16x16 input, 8 filters) on the device matches float64.
+
+    Not proven: other kernel sizes, strides, layouts or the backward pass."""
     torch = ctx.torch
     return _conv(ctx, torch.nn.functional.conv3d, randn(torch, 2, 4, 8, 16, 16, seed=10),
                  randn(torch, 8, 4, 3, 3, 3, seed=11), "conv3d")
 
 
 @check("kernels.sdpa.fp32", "scaled dot-product attention", "kernel", "kernels",
-       library="AOTriton/FlashAttention", unit="s")
+       library="AOTriton/FlashAttention", unit="s", version=2)
 def sdpa(ctx):
-    """torch.nn.functional.scaled_dot_product_attention (causal, float32) matches softmax(QK^T/sqrt(d))V in float64."""
+    """torch.nn.functional.scaled_dot_product_attention (causal, float32) matches softmax(QK^T/sqrt(d))V in float64;
+    then each backend (flash, mem_efficient, math, cudnn) is forced in turn (torch.nn.attention.sdpa_kernel) and the
+    operator torch.profiler records says which implementation actually ran (flash in float16/bfloat16 on a GPU).
+
+    Not proven: attention masks, dropout, backward, or other shapes and head sizes; a backend recorded as
+    unavailable may run for other inputs."""
     torch = ctx.torch
     fn = ctx.require_attr(torch, "nn.functional.scaled_dot_product_attention")
-    q, k, v = (randn(torch, 2, 4, 64, 32, seed=s) for s in (12, 13, 14))
-    qd, kd, vd = q.double(), k.double(), v.double()
-    scores = qd @ kd.transpose(-2, -1) / math.sqrt(q.shape[-1])
-    mask = torch.ones(64, 64, dtype=torch.bool).tril()
-    ref = torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1) @ vd
+    q, k, v = _sdpa.inputs(torch, (2, 4, 64, 32), (12, 13, 14))
+    ref = _sdpa.reference(torch, q, k, v, True)
     dq, dk, dv = q.to(ctx.device), k.to(ctx.device), v.to(ctx.device)
-    got = attempt("sdpa on %s" % ctx.device, lambda: fn(dq, dk, dv, is_causal=True))
+    got = attempt("sdpa on %s" % ctx.device, lambda: ctx.observe(lambda: fn(dq, dk, dv, is_causal=True)))
     tol = fp_tolerance(ctx, "float32", tf32_possible=True)
     err = ctx.assert_close(got, ref, tol, "sdpa")
-    return timed(ctx, lambda: fn(dq, dk, dv, is_causal=True), "causal SDPA 2x4x64x32: rel err %.2e" % err,
-                 {"rel_error": err, "tolerance": tol})
+    default = _sdpa.run_once(ctx, fn, q, k, v, True, "float32", None)
+    metrics = {"rel_error": err, "tolerance": tol, "default_backend": ",".join(default.get("backends") or [])}
+    notes = []
+    for backend in _sdpa.BACKENDS:
+        r = _sdpa.forced(ctx, fn, backend, q, k, v, True)
+        metrics["sdpa_" + backend] = _sdpa.describe(backend, r)[:300]
+        notes.append(_sdpa.describe(backend, r).split(" (")[0] if r["state"] == "ran" else "%s %s" % (backend, r["state"]))
+        if r["state"] == "ran" and backend in r["backends"] and not r["rel_error"] <= r["tolerance"]:
+            raise Fail("SDPA with only %s enabled (%s): relative error %.3e exceeds %.1e"
+                       % (backend, r["dtype"], r["rel_error"], r["tolerance"]), metrics)
+    return timed(ctx, lambda: fn(dq, dk, dv, is_causal=True),
+                 "causal SDPA 2x4x64x32: rel err %.2e; default ran %s; forced: %s"
+                 % (err, metrics["default_backend"] or "unidentified", "; ".join(notes)), metrics)
 
 
 @check("kernels.lstm.fp32", "LSTM (float32)", "kernel", "kernels", library=DNN, unit="s")
 def lstm(ctx):
-    """A 2-layer float32 LSTM forward on the device matches the same weights run in float64 on the CPU."""
+    """A 2-layer float32 LSTM forward on the device matches the same weights run in float64 on the CPU.
+
+    Not proven: GRU/RNN cells, bidirectional or packed sequences, the backward pass."""
     torch = ctx.torch
     torch.manual_seed(0)
     mod = torch.nn.LSTM(16, 32, num_layers=2, batch_first=True)
@@ -150,7 +183,7 @@ def lstm(ctx):
     dmod = mod.to(ctx.device)
     dx = x.to(ctx.device)
     with torch.no_grad():
-        got, _ = dmod(dx)
+        got, _ = ctx.observe(lambda: dmod(dx), "blas")
     tol = fp_tolerance(ctx, "float32", tf32_possible=True)
     err = ctx.assert_close(got, ref, tol, "lstm")
 
@@ -163,7 +196,9 @@ def lstm(ctx):
 
 @check("kernels.fft.c64", "FFT (complex64)", "kernel", "kernels", library="hipFFT/cuFFT", unit="s")
 def fft(ctx):
-    """A batched 1-D complex64 FFT (8x1024) and a real 2-D FFT on the device match complex128."""
+    """A batched 1-D complex64 FFT (8x1024) and a real 2-D FFT on the device match complex128.
+
+    Not proven: other lengths (non power-of-two, large prime factors), inverse or double-precision transforms."""
     torch = ctx.torch
     tfft = ctx.require_attr(torch, "fft")
     x = torch.complex(randn(torch, 8, 1024, seed=16), randn(torch, 8, 1024, seed=17))
@@ -171,8 +206,8 @@ def fft(ctx):
     ref1 = torch.view_as_real(tfft.fft(x.to(torch.complex128)))
     ref2 = torch.view_as_real(tfft.rfft2(r.double()))
     dx, dr = x.to(ctx.device), r.to(ctx.device)
-    got1 = torch.view_as_real(tfft.fft(dx))
-    got2 = torch.view_as_real(tfft.rfft2(dr))
+    got1 = torch.view_as_real(ctx.observe(lambda: tfft.fft(dx)))
+    got2 = torch.view_as_real(ctx.observe(lambda: tfft.rfft2(dr)))
     err1 = ctx.assert_close(got1, ref1, 1e-4, "fft c64")
     err2 = ctx.assert_close(got2, ref2, 1e-4, "rfft2 f32")
     return timed(ctx, lambda: tfft.fft(dx), "fft 8x1024 rel err %.2e, rfft2 64x64 rel err %.2e" % (err1, err2),
@@ -181,12 +216,14 @@ def fft(ctx):
 
 @check("kernels.sort.fp32", "sort (float32)", "kernel", "kernels", library="hipCUB/CUB", unit="s")
 def sort(ctx):
-    """Sorting 65536 float32 values on the device gives exactly the CPU order, and the indices permute the input."""
+    """Sorting 65536 float32 values on the device gives exactly the CPU order, and the indices permute the input.
+
+    Not proven: stable sort with duplicates, other dtypes or segmented sorts."""
     torch = ctx.torch
     x = randn(torch, 65536, seed=19)
     ref_v, _ = torch.sort(x.double())
     dx = x.to(ctx.device)
-    v, i = torch.sort(dx)
+    v, i = ctx.observe(lambda: torch.sort(dx))
     err = ctx.assert_close(v, ref_v, 0.0, "sort values")
     if not torch.equal(dx[i].cpu(), v.cpu()):
         raise Fail("sort indices do not gather the sorted values")
@@ -195,12 +232,14 @@ def sort(ctx):
 
 @check("kernels.topk.fp32", "topk (float32)", "kernel", "kernels", library="hipCUB/CUB", unit="s")
 def topk(ctx):
-    """torch.topk(k=32) over 64 rows of 4096 float32 values matches the CPU float64 top values exactly."""
+    """torch.topk(k=32) over 64 rows of 4096 float32 values matches the CPU float64 top values exactly.
+
+    Not proven: large k, other dtypes, or ties."""
     torch = ctx.torch
     x = randn(torch, 64, 4096, seed=20)
     ref, _ = torch.topk(x.double(), 32, dim=1)
     dx = x.to(ctx.device)
-    got, idx = torch.topk(dx, 32, dim=1)
+    got, idx = ctx.observe(lambda: torch.topk(dx, 32, dim=1))
     err = ctx.assert_close(got, ref, 0.0, "topk values")
     if not torch.equal(torch.gather(dx, 1, idx).cpu(), got.cpu()):
         raise Fail("topk indices do not gather the top values")
@@ -209,12 +248,14 @@ def topk(ctx):
 
 @check("kernels.cumsum.fp32", "cumsum (float32)", "kernel", "kernels", library="hipCUB/CUB", unit="s")
 def cumsum(ctx):
-    """A float32 prefix sum (torch.cumsum) over 65536 values on the device matches float64 within 1e-4."""
+    """A float32 prefix sum (torch.cumsum) over 65536 values on the device matches float64 within 1e-4.
+
+    Not proven: other scans (cumprod, logcumsumexp) or dtypes."""
     torch = ctx.torch
     x = randn(torch, 65536, seed=21).abs()
     ref = torch.cumsum(x.double(), 0)
     dx = x.to(ctx.device)
-    got = torch.cumsum(dx, 0)
+    got = ctx.observe(lambda: torch.cumsum(dx, 0))
     err = ctx.assert_close(got, ref, 1e-4, "cumsum")
     return timed(ctx, lambda: torch.cumsum(dx, 0), "cumsum 65536: rel err %.2e" % err,
                  {"rel_error": err, "tolerance": 1e-4})
@@ -222,12 +263,15 @@ def cumsum(ctx):
 
 @check("kernels.randn.stats", "random normal generation", "kernel", "kernels", library="hipRAND/cuRAND", unit="s")
 def randn_stats(ctx):
-    """2^20 normal samples generated on the device have mean 0, std 1 and 68.3% within one sigma (6-sigma bounds)."""
+    """2^20 normal samples generated on the device have mean 0, std 1 and 68.3% within one sigma (6-sigma bounds).
+
+    Not proven: the quality of other distributions (uniform, bernoulli, dropout masks) or reproducibility
+    across devices."""
     torch = ctx.torch
     n = 1 << 20
     g = torch.Generator(device=ctx.device)
     g.manual_seed(1234)
-    x = torch.randn(n, device=ctx.device, generator=g).double().cpu()
+    x = ctx.observe(lambda: torch.randn(n, device=ctx.device, generator=g)).double().cpu()
     mean, std = float(x.mean()), float(x.std())
     within = float((x.abs() < 1.0).double().mean())
     metrics = {"mean": mean, "std": std, "within_1sigma": within, "n": n}
@@ -243,27 +287,31 @@ def randn_stats(ctx):
 
 @check("kernels.linalg.solve", "linalg.solve (float32)", "kernel", "kernels", library="hipSOLVER/cuSOLVER", unit="s")
 def linalg_solve(ctx):
-    """torch.linalg.solve of a well-conditioned 128x128 float32 system on the device matches float64."""
+    """torch.linalg.solve of a well-conditioned 128x128 float32 system on the device matches float64.
+
+    Not proven: ill-conditioned or batched systems, other dtypes."""
     torch = ctx.torch
     solve = ctx.require_attr(torch, "linalg.solve")
     a = randn(torch, 128, 128, seed=22) + 32 * torch.eye(128)
     b = randn(torch, 128, 8, seed=23)
     ref = solve(a.double(), b.double())
     da, db = a.to(ctx.device), b.to(ctx.device)
-    got = solve(da, db)
+    got = ctx.observe(lambda: solve(da, db), "lapack")
     err = ctx.assert_close(got, ref, 1e-4, "solve")
     return timed(ctx, lambda: solve(da, db), "solve 128x128: rel err %.2e" % err, {"rel_error": err, "tolerance": 1e-4})
 
 
 @check("kernels.linalg.svd", "linalg.svd (float32)", "kernel", "kernels", library="hipSOLVER/cuSOLVER", unit="s")
 def linalg_svd(ctx):
-    """Singular values of a 96x64 float32 matrix (torch.linalg.svd) and the reconstruction U S V^T match float64."""
+    """Singular values of a 96x64 float32 matrix (torch.linalg.svd) and the reconstruction U S V^T match float64.
+
+    Not proven: large or batched matrices, full_matrices=True, other dtypes."""
     torch = ctx.torch
     svd = ctx.require_attr(torch, "linalg.svd")
     a = randn(torch, 96, 64, seed=24)
     ref_s = torch.linalg.svdvals(a.double()) if hasattr(torch.linalg, "svdvals") else svd(a.double())[1]
     da = a.to(ctx.device)
-    u, s, vh = svd(da, full_matrices=False)
+    u, s, vh = ctx.observe(lambda: svd(da, full_matrices=False), "lapack")
     err = ctx.assert_close(s, ref_s, 1e-4, "svd singular values")
     rec = (u * s.unsqueeze(0)) @ vh
     err_rec = ctx.assert_close(rec, a.double(), 1e-4, "svd reconstruction")
@@ -273,12 +321,14 @@ def linalg_svd(ctx):
 
 @check("kernels.linalg.eig", "linalg.eig (float32)", "kernel", "kernels", library="hipSOLVER/cuSOLVER", unit="s")
 def linalg_eig(ctx):
-    """torch.linalg.eig of a general 64x64 float32 matrix: A V = V diag(L) holds to 1e-4, and the spectrum matches float64."""
+    """torch.linalg.eig of a general 64x64 float32 matrix: A V = V diag(L) holds to 1e-4, and the spectrum matches float64.
+
+    Not proven: symmetric eigensolvers (eigh), batched input, eigenvector phase conventions."""
     torch = ctx.torch
     eig = ctx.require_attr(torch, "linalg.eig")
     a = randn(torch, 64, 64, seed=25)
     da = a.to(ctx.device)
-    w, v = attempt("linalg.eig on %s" % ctx.device, lambda: eig(da))
+    w, v = attempt("linalg.eig on %s" % ctx.device, lambda: ctx.observe(lambda: eig(da), "lapack"))
     w, v = w.cpu().to(torch.complex128), v.cpu().to(torch.complex128)
     ac = a.double().to(torch.complex128)
     err = ctx.assert_close(torch.view_as_real(ac @ v), torch.view_as_real(v * w.unsqueeze(0)), 1e-4,
@@ -292,7 +342,9 @@ def linalg_eig(ctx):
 
 @check("kernels.sparse.mm", "sparse matmul (COO x dense)", "kernel", "kernels", library="hipSPARSE/cuSPARSE", unit="s")
 def sparse_mm(ctx):
-    """torch.sparse.mm of a 512x512 COO matrix (5% dense) with a 512x64 float32 matrix matches the dense float64 product."""
+    """torch.sparse.mm of a 512x512 COO matrix (5% dense) with a 512x64 float32 matrix matches the dense float64 product.
+
+    Not proven: CSR/CSC formats, sparse-sparse products, or the backward pass."""
     torch = ctx.torch
     g = torch.Generator().manual_seed(26)
     nnz = 512 * 512 // 20
@@ -302,7 +354,7 @@ def sparse_mm(ctx):
     d = randn(torch, 512, 64, seed=27)
     ref = sp.to_dense().double() @ d.double()
     dsp, dd = sp.to(ctx.device), d.to(ctx.device)
-    got = attempt("sparse.mm on %s" % ctx.device, lambda: torch.sparse.mm(dsp, dd))
+    got = attempt("sparse.mm on %s" % ctx.device, lambda: ctx.observe(lambda: torch.sparse.mm(dsp, dd)))
     err = ctx.assert_close(got, ref, 1e-4, "sparse mm")
     return timed(ctx, lambda: torch.sparse.mm(dsp, dd), "sparse mm nnz %d: rel err %.2e" % (sp._nnz(), err),
                  {"rel_error": err, "tolerance": 1e-4, "nnz": int(sp._nnz())})
@@ -310,14 +362,16 @@ def sparse_mm(ctx):
 
 @check("kernels.layer_norm.fp32", "layer norm (float32)", "kernel", "kernels", unit="s")
 def layer_norm(ctx):
-    """torch.nn.functional.layer_norm over 512 features (with affine weight and bias) matches float64."""
+    """torch.nn.functional.layer_norm over 512 features (with affine weight and bias) matches float64.
+
+    Not proven: other normalisations (batch, group, RMS) or the backward pass."""
     torch = ctx.torch
     F = torch.nn.functional
     x = randn(torch, 64, 512, seed=28) * 3 + 1
     w, b = randn(torch, 512, seed=29), randn(torch, 512, seed=30)
     ref = F.layer_norm(x.double(), (512,), w.double(), b.double())
     dx, dw, db = x.to(ctx.device), w.to(ctx.device), b.to(ctx.device)
-    got = F.layer_norm(dx, (512,), dw, db)
+    got = ctx.observe(lambda: F.layer_norm(dx, (512,), dw, db))
     err = ctx.assert_close(got, ref, 1e-4, "layer_norm")
     return timed(ctx, lambda: F.layer_norm(dx, (512,), dw, db), "layer_norm 64x512: rel err %.2e" % err,
                  {"rel_error": err, "tolerance": 1e-4})
@@ -325,37 +379,54 @@ def layer_norm(ctx):
 
 @check("kernels.softmax.fp32", "softmax (float32)", "kernel", "kernels", unit="s")
 def softmax(ctx):
-    """torch.softmax over rows of 1024 float32 logits (range +-24) matches float64."""
+    """torch.softmax over rows of 1024 float32 logits (range +-24) matches float64.
+
+    Not proven: other dims, log_softmax, or half-precision inputs."""
     torch = ctx.torch
     x = randn(torch, 64, 1024, seed=31) * 8
     ref = torch.softmax(x.double(), dim=-1)
     dx = x.to(ctx.device)
-    got = torch.softmax(dx, dim=-1)
+    got = ctx.observe(lambda: torch.softmax(dx, dim=-1))
     err = ctx.assert_close(got, ref, 1e-4, "softmax")
     return timed(ctx, lambda: torch.softmax(dx, dim=-1), "softmax 64x1024: rel err %.2e" % err,
                  {"rel_error": err, "tolerance": 1e-4})
 
 
-def _all_reduce(ctx, backend, device):
+def _all_reduce(ctx, backend, world, device):
     torch = ctx.torch
-    with ProcessGroup(torch, backend) as dist:
-        x = randn(torch, 1 << 16, seed=32)
-        t = x.to(device)
-        attempt("all_reduce(%s)" % backend, lambda: dist.all_reduce(t))
-        err = ctx.assert_close(t, x.double(), 0.0, "all_reduce sum over world size 1")
-        buf = x.to(device)
-        return timed(ctx, lambda: dist.all_reduce(buf), "%s all_reduce of 65536 floats, world size 1: exact"
-                     % backend, {"rel_error": err, "backend": backend, "world_size": dist.get_world_size()})
+    _dist.available(torch, backend)
+    answers = _dist.run_ranks("collectives", world, backend=backend, device=device, n=1 << 16, warmup=3, reps=20)
+    _dist.verify(answers, ["all_reduce", "broadcast", "all_gather"], "%s collectives" % backend)
+    sizes = sorted(set(a["world_size"] for a in answers))
+    if sizes != [world]:
+        raise Fail("ranks report world sizes %s, expected %d" % (sizes, world))
+    samples = answers[0]["samples"]
+    ctx.claim(library=_LIB[backend][ctx.vendor or "amd"] if backend == "nccl" else "Gloo",
+              source="torch.distributed backend %s, %d processes over 127.0.0.1" % (answers[0]["backend"], world))
+    return Report("%s all_reduce of 65536 floats across %d processes: exact on every rank"
+                  % (answers[0]["backend"], world),
+                  {"rel_error": 0.0, "backend": answers[0]["backend"], "world_size": world, "processes": world,
+                   "reps": len(samples)}, samples=samples, unit="s")
 
 
-@check("kernels.all_reduce.gloo", "all_reduce (Gloo)", "kernel", "kernels", library="Gloo", unit="s")
+_LIB = {"nccl": {"amd": "RCCL", "nvidia": "NCCL"}}
+
+
+@check("kernels.all_reduce.gloo", "all_reduce (Gloo)", "kernel", "kernels", library="Gloo", unit="s", version=2)
 def all_reduce_gloo(ctx):
-    """A gloo process group of world size 1 (FileStore, no network) all-reduces a CPU tensor to itself."""
-    return _all_reduce(ctx, "gloo", "cpu")
+    """Two processes form a gloo group over 127.0.0.1 and all_reduce / broadcast / all_gather CPU tensors: every
+    rank gets the exact sum of both ranks' tensors; all_reduce is timed on rank 0.
+
+    Not proven: more than 2 ranks, other hosts or network interfaces, GPU tensors over gloo."""
+    return _all_reduce(ctx, "gloo", 2, "cpu")
 
 
-@check("kernels.all_reduce.nccl", "all_reduce (NCCL)", "kernel", "kernels", library="RCCL/NCCL", unit="s")
+@check("kernels.all_reduce.nccl", "all_reduce (NCCL)", "kernel", "kernels", library="RCCL/NCCL", unit="s",
+       version=2, needs=("gpu",))
 def all_reduce_nccl(ctx):
-    """An nccl (RCCL on ROCm) process group of world size 1 all-reduces a device tensor to itself."""
-    ctx.require_gpu()
-    return _all_reduce(ctx, "nccl", "cuda")
+    """One process per GPU forms an nccl (RCCL on ROCm) group and all_reduce / broadcast / all_gather device
+    tensors exactly; skip with fewer than 2 GPUs.
+
+    Not proven: multi-node runs, other collectives, large messages or bandwidth."""
+    world = _dist.gpu_world(ctx)
+    return _all_reduce(ctx, "nccl", world, "cuda")

@@ -9,9 +9,10 @@ import os
 import shutil
 import tempfile
 
-from ..context import Fail, Report, Skip
+from .. import evidence
+from ..context import Fail, Report
 from ..registry import check, suite
-from ._common import attempt, first_lines, randn, run_tool
+from ._common import attempt, randn
 
 suite("profiler", "torch", "torch.profiler (operators, device kernels, memory, traces) and external profilers / SMI tools.")
 
@@ -34,7 +35,9 @@ def _profiler(ctx):
 @check("profiler.torch_profiler.cpu_ops", "torch.profiler (operators)", "profiler", "profiler")
 def cpu_ops(ctx):
     """torch.profiler with CPU activity records the aten operators of a matmul/relu/softmax workload
-    with call counts and times."""
+    with call counts and times.
+
+    Not proven: device activity (device_kernels does), profiler overhead, or schedule-based profiling."""
     torch = ctx.torch
     prof = _profiler(ctx)
     with prof.profile(activities=[prof.ProfilerActivity.CPU], record_shapes=True) as p:
@@ -52,9 +55,11 @@ def cpu_ops(ctx):
 
 
 @check("profiler.torch_profiler.device_kernels", "torch.profiler (device activity)", "profiler", "profiler",
-       library="roctracer/CUPTI")
+       library="roctracer/CUPTI", needs=("gpu",))
 def device_kernels(ctx):
-    """torch.profiler with device activity records the GPU kernels (with device time) behind a matmul workload."""
+    """torch.profiler with device activity records the GPU kernels (with device time) behind a matmul workload.
+
+    Not proven: accurate kernel timings, or activity of other processes."""
     torch = ctx.torch
     prof = _profiler(ctx)
     ctx.require_gpu()
@@ -69,13 +74,18 @@ def device_kernels(ctx):
     if not kernels:
         raise Fail("no device events recorded (the tracing library did not deliver kernel activity)")
     names = sorted(set(e.name for e in kernels))
-    return Report("%d device events (%d kernel names), %.0f us device time" % (len(kernels), len(names), device_us),
+    libs = evidence.libraries_of(names, ctx.vendor)
+    ctx.claim(library=evidence.label(libs), source="torch.profiler kernel names: %s" % "; ".join(names[:6]))
+    return Report("%d device events (%d kernel names: %s), %.0f us device time"
+                  % (len(kernels), len(names), evidence.label(libs) or "no known library", device_us),
                   {"device_events": len(kernels), "kernel_names": names[:20], "device_us": device_us})
 
 
 @check("profiler.torch_profiler.memory", "torch.profiler (memory)", "profiler", "profiler")
 def profile_memory(ctx):
-    """torch.profiler(profile_memory=True) attributes the allocations of a workload to the operators that made them."""
+    """torch.profiler(profile_memory=True) attributes the allocations of a workload to the operators that made them.
+
+    Not proven: the allocator's totals (memory_stats does), or memory of other processes."""
     torch = ctx.torch
     prof = _profiler(ctx)
     acts = [prof.ProfilerActivity.CPU]
@@ -100,7 +110,9 @@ def profile_memory(ctx):
 
 @check("profiler.torch_profiler.chrome_trace", "torch.profiler (trace export)", "profiler", "profiler")
 def chrome_trace(ctx):
-    """A torch.profiler trace exports to Chrome trace JSON that parses and contains the profiled operators."""
+    """A torch.profiler trace exports to Chrome trace JSON that parses and contains the profiled operators.
+
+    Not proven: that the trace opens in a viewer, or device events in the trace."""
     torch = ctx.torch
     prof = _profiler(ctx)
     tmp = tempfile.mkdtemp(prefix="valorch-trace-")
@@ -120,9 +132,11 @@ def chrome_trace(ctx):
     return Report("trace with %d events exported and parsed" % len(events), {"events": len(events)})
 
 
-@check("profiler.cuda_memory_snapshot", "Memory snapshot", "profiler", "profiler")
+@check("profiler.cuda_memory_snapshot", "Memory snapshot", "profiler", "profiler", needs=("gpu",))
 def memory_snapshot(ctx):
-    """torch.cuda.memory._record_memory_history records allocations and _snapshot() returns them with their sizes."""
+    """torch.cuda.memory._record_memory_history records allocations and _snapshot() returns them with their sizes.
+
+    Not proven: the stack traces of the history, or the snapshot visualiser."""
     torch = ctx.torch
     mem = ctx.require_attr(torch, "cuda.memory")
     record = ctx.require_attr(mem, "_record_memory_history")
@@ -142,41 +156,3 @@ def memory_snapshot(ctx):
     if total < keep.numel():
         raise Fail("snapshot segments total %d bytes, below a live 8 MiB tensor" % total)
     return Report("%d segments, %d MiB" % (len(segs), total >> 20), {"segments": len(segs), "bytes": total})
-
-
-def _tool_check(cid, feature, argv, kind, library=None, needs_gpu_to_succeed=False):
-    def fn(ctx):
-        res = run_tool(argv)
-        metrics = {"path": res["path"], "returncode": res["returncode"], "version": res["version"],
-                   "first_lines": first_lines(res["output"])}
-        if res["returncode"] != 0:
-            if needs_gpu_to_succeed and not _gpu_visible(ctx):
-                raise Skip("%s exited %d with no GPU visible: %s" % (argv[0], res["returncode"],
-                                                                      " | ".join(metrics["first_lines"])), metrics)
-            raise Fail("%s exited %d: %s" % (" ".join(argv), res["returncode"], res["output"][-500:]), metrics)
-        if not res["version"]:
-            raise Fail("%s ran but printed no version: %s" % (" ".join(argv), res["output"][-300:]), metrics)
-        return Report("%s %s (%s)" % (argv[0], res["version"], res["path"]), metrics)
-    fn.__doc__ = ("`%s` runs inside the image (argv list, timeout) and reports its version; "
-                  "unsupported when the tool is not on PATH." % " ".join(argv))
-    return check(cid, feature, kind, "profiler", library=library)(fn)
-
-
-def _gpu_visible(ctx):
-    try:
-        return ctx.gpu_available
-    except Exception:
-        return False
-
-
-_tool_check("profiler.tool.rocprofv3", "rocprofv3", ["rocprofv3", "--version"], "profiler", "rocprofiler-sdk")
-_tool_check("profiler.tool.rocprof", "rocprof", ["rocprof", "--version"], "profiler", "rocprofiler")
-_tool_check("profiler.tool.nsys", "Nsight Systems (nsys)", ["nsys", "--version"], "profiler", "Nsight Systems")
-_tool_check("profiler.tool.ncu", "Nsight Compute (ncu)", ["ncu", "--version"], "profiler", "Nsight Compute")
-_tool_check("profiler.smi.rocm_smi", "rocm-smi", ["rocm-smi", "--showdriverversion"], "command", "ROCm SMI",
-            needs_gpu_to_succeed=True)
-_tool_check("profiler.smi.amd_smi", "amd-smi", ["amd-smi", "version"], "command", "AMD SMI",
-            needs_gpu_to_succeed=True)
-_tool_check("profiler.smi.nvidia_smi", "nvidia-smi", ["nvidia-smi", "--query-gpu=name,driver_version",
-                                                      "--format=csv,noheader"], "command", "NVML",
-            needs_gpu_to_succeed=True)

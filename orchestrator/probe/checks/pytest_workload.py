@@ -26,11 +26,11 @@ import os
 import re
 import shutil
 import sys
-import tempfile
 from typing import Any, Callable, Dict, List, Tuple
 
 from ..context import Fail, Outcome, Report, Unsupported
 from ..registry import Check, suite
+from ..sandbox import private_dir
 from .command import HarnessError, TimedOut, run_capped
 
 suite("pytest", None,
@@ -147,7 +147,7 @@ def pytest_fn(spec: Dict[str, Any]) -> Callable[[Any], Report]:
         if importlib.util.find_spec("pytest") is None:
             raise Unsupported("pytest is not installed in this image (%s -m pytest: No module named pytest); "
                               "install pytest in the image, or declare command checks instead" % sys.executable)
-        tmp = tempfile.mkdtemp(prefix="valorch-pytest-")
+        tmp = private_dir("valorch-pytest-")  # pytest runs as the workload user: it writes the XML here
         try:
             xml = os.path.join(tmp, "junit.xml")
             argv = [sys.executable, "-m", "pytest", path, "--junitxml=" + xml, "-q", "-p", "no:cacheprovider"] + args
@@ -155,7 +155,7 @@ def pytest_fn(spec: Dict[str, Any]) -> Callable[[Any], Report]:
             tail = (run["stdout"]["tail"] + "\n" + run["stderr"]["tail"]).strip()
             log = "$ %s\n%s" % (" ".join(argv), tail)
             rc = run["returncode"]
-            metrics = {"exit_code": rc}  # type: Dict[str, Any]
+            metrics = {"exit_code": rc, "user": run["user"]}  # type: Dict[str, Any]
             if run["timed_out"]:
                 raise TimedOut("pytest %s passed its timeout of %gs and was killed" % (path, timeout),
                                metrics, log=log)
@@ -163,6 +163,9 @@ def pytest_fn(spec: Dict[str, Any]) -> Callable[[Any], Report]:
                 raise Crashed("pytest died by signal %d while running %s\n%s" % (-rc, path, tail[-1500:]),
                               metrics, log=log)
             extra, counts = [], {}  # type: Tuple[List[Dict[str, Any]], Dict[str, int]]
+            if os.path.islink(xml) or os.path.exists(xml) and not os.path.isfile(xml):
+                raise HarnessError("pytest left %s as something other than a plain file: not read" % xml,
+                                   metrics, log=log)
             if os.path.exists(xml):
                 extra, counts = parse_junit(xml, feature, max_tests, "workloads." if shipped else "")
             metrics.update({"tests": sum(counts.values()), **{"n_" + k: v for k, v in counts.items()}})

@@ -6,9 +6,9 @@ from __future__ import annotations
 import platform
 import sys
 
-from ..context import Fail, Report, Skip
+from ..context import Fail, Report, Skip, Unsupported
 from ..registry import check, suite
-from ._versions import matches, os_release, rocm_release
+from ._versions import matches, os_release, prefix_warning, rocm_release
 
 suite("smoke", "torch", "Is this image alive? Facts, versions against the catalog, one op and one matmul on the device.")
 
@@ -26,7 +26,10 @@ def _dist_version(name: str):
 
 @check("env.facts", "Environment facts", "environment", "smoke")
 def env_facts(ctx):
-    """Python, OS, framework build and visible devices (recorded as metrics)."""
+    """Python, OS, framework build and visible devices (recorded as metrics).
+
+    Not proven: anything: it records facts (the device found, the build's arch list) and fails only when it
+    cannot read them."""
     osr = os_release()
     facts = {"python": platform.python_version(), "os_id": osr.get("ID"),
              "os_version": osr.get("VERSION_ID"), "machine": platform.machine()}
@@ -34,17 +37,16 @@ def env_facts(ctx):
         torch = ctx.torch
         facts.update(torch=torch.__version__, torch_hip=getattr(torch.version, "hip", None),
                      torch_cuda=getattr(torch.version, "cuda", None),
-                     gpu_available=ctx.gpu_available, device=ctx.device,
+                     gpu_available=ctx.gpu_available, device=ctx.device_label(),
                      device_count=torch.cuda.device_count() if ctx.gpu_available else 0)
         if ctx.gpu_available:
             facts["device_name"] = torch.cuda.get_device_name(0)
-            props = torch.cuda.get_device_properties(0)
-            arch = getattr(props, "gcnArchName", None)
-            facts["device_arch"] = arch or "sm_%d%d" % (props.major, props.minor)
+            facts["device_arch"] = ctx.gpu_arch(0)
+        facts.update(ctx.arch_facts())
     else:
         facts["torch"] = None
-    return Report("%s on %s %s" % (facts.get("torch") or "no torch", facts["os_id"], facts["os_version"]),
-                  metrics=facts)
+    return Report("%s on %s %s, device: %s" % (facts.get("torch") or "no torch", facts["os_id"], facts["os_version"],
+                                               facts.get("device", "cpu")), metrics=facts)
 
 
 def _expected(ctx, key):
@@ -60,18 +62,27 @@ def _compare(key, want, found, source):
     if not matches(want, found):
         raise Fail("%s: expected %s, found %s (%s)" % (key, want, found, source),
                    {"expected": want, "found": found})
-    return Report("%s %s matches %s (%s)" % (key, found, want, source), {"expected": want, "found": found})
+    warning = prefix_warning(want, found)
+    metrics = {"expected": want, "found": found}
+    if warning:
+        metrics["warning"] = warning
+        return Report("%s %s matches %s (%s); %s" % (key, found, want, source, warning), metrics)
+    return Report("%s %s matches %s (%s)" % (key, found, want, source), metrics)
 
 
 @check("env.version.python", "Python version", "environment", "smoke")
 def version_python(ctx):
-    """The interpreter's version matches the catalog entry (prefix match)."""
+    """The interpreter's version matches the catalog entry (prefix match).
+
+    Not proven: that the interpreter's standard library or pip work."""
     return _compare("python", _expected(ctx, "python"), platform.python_version(), sys.executable)
 
 
 @check("env.version.os", "OS release", "environment", "smoke")
 def version_os(ctx):
-    """/etc/os-release names the distribution and release of the catalog entry."""
+    """/etc/os-release names the distribution and release of the catalog entry.
+
+    Not proven: the installed packages of that release."""
     osr = os_release()
     for distro in ("ubuntu", "debian", "rhel", "rocky", "almalinux", "sles"):
         if ctx.expect.get(distro):
@@ -84,9 +95,15 @@ def version_os(ctx):
 
 @check("env.version.pytorch", "PyTorch version", "environment", "smoke")
 def version_pytorch(ctx):
-    """torch.__version__ matches the catalog's PyTorch version."""
+    """torch.__version__ matches the catalog's PyTorch version.
+
+    Not proven: that torch works (the other checks measure that); a pre-release or git build that matches only
+    by prefix is flagged in the message."""
     want = _expected(ctx, "pytorch")
-    found = ctx.torch.__version__ if ctx.has("torch") else None  # pinned but absent is a failure
+    try:
+        found = ctx.torch.__version__
+    except Unsupported:
+        found = None  # pinned but absent is a failure; installed but broken fails in ctx.torch
     return _compare("pytorch", want, found, "torch.__version__")
 
 
@@ -94,7 +111,8 @@ def _dist_check(key, dist):
     def fn(ctx):
         want = _expected(ctx, key)
         return _compare(key, want, _dist_version(dist), "importlib.metadata %s" % dist)
-    fn.__doc__ = "The installed %s distribution matches the catalog entry." % dist
+    fn.__doc__ = ("The installed %s distribution matches the catalog entry (prefix match; a pre-release or git "
+                  "build matching only by prefix is flagged).\n\nNot proven: that %s imports or works." % (dist, dist))
     return fn
 
 
@@ -109,7 +127,9 @@ for _key, _dist, _feature in (("torchvision", "torchvision", "torchvision versio
 
 @check("env.version.rocm", "ROCm version", "environment", "smoke")
 def version_rocm(ctx):
-    """The ROCm release in /opt/rocm*/.info/version (or torch.version.hip) matches."""
+    """The ROCm release in /opt/rocm*/.info/version (or torch.version.hip) matches.
+
+    Not proven: that the ROCm libraries of that release are all present (inventory audit compares them)."""
     want = _expected(ctx, "rocm")
     found, source = rocm_release(), "/opt/rocm*/.info/version"
     if found is None and ctx.has("torch"):
@@ -119,60 +139,93 @@ def version_rocm(ctx):
 
 @check("env.version.cuda", "CUDA version", "environment", "smoke")
 def version_cuda(ctx):
-    """torch.version.cuda matches the catalog's CUDA version."""
+    """torch.version.cuda matches the catalog's CUDA version.
+
+    Not proven: the driver's or the CUDA toolkit's version in the image (inventory audit reads those)."""
     want = _expected(ctx, "cuda")
     return _compare("cuda", want, getattr(ctx.torch.version, "cuda", None), "torch.version.cuda")
 
 
-@check("env.build.backend", "Framework build matches backend", "environment", "smoke")
+@check("env.build.backend", "Framework build matches backend", "environment", "smoke", version=2)
 def build_backend(ctx):
-    """A rocm image has a HIP build of torch (torch.version.hip), a cuda image a CUDA build."""
+    """The torch build matches the image's backend: a rocm image has a HIP build and no CUDA version, a cuda image
+    a CUDA build and no HIP version, a cpu image neither (and torch.cuda reports no device). On a GPU, every
+    visible GPU's arch is in the build's arch list (torch.cuda.get_arch_list()).
+
+    Not proven: that every kernel library of the build works on this GPU (the kernels suite measures those), nor
+    anything about GPUs this host does not have."""
     torch = ctx.torch
     backend = ctx.expect.get("backend", "cpu")
     hip, cuda = getattr(torch.version, "hip", None), getattr(torch.version, "cuda", None)
-    metrics = {"hip": hip, "cuda": cuda, "backend": backend}
-    if backend == "rocm" and not hip:
-        raise Fail("rocm image, but torch is not a HIP build (torch.version.hip is None)", metrics)
-    if backend == "cuda" and not cuda:
-        raise Fail("cuda image, but torch is not a CUDA build (torch.version.cuda is None)", metrics)
-    return Report("torch build: hip=%s cuda=%s" % (hip, cuda), metrics)
+    metrics = dict({"hip": hip, "cuda": cuda, "backend": backend}, **ctx.arch_facts())
+    if backend == "rocm" and (not hip or cuda):
+        raise Fail("rocm image, but torch.version.hip=%s, torch.version.cuda=%s (want a HIP build)" % (hip, cuda),
+                   metrics)
+    if backend == "cuda" and (not cuda or hip):
+        raise Fail("cuda image, but torch.version.cuda=%s, torch.version.hip=%s (want a CUDA build)" % (cuda, hip),
+                   metrics)
+    if backend == "cpu":
+        if hip or cuda:
+            raise Fail("cpu image, but torch is a GPU build (torch.version.hip=%s, torch.version.cuda=%s)"
+                       % (hip, cuda), metrics)
+        built = getattr(getattr(torch.backends, "cuda", None), "is_built", lambda: False)()
+        metrics["cuda_built"] = bool(built)
+        if built:
+            raise Fail("cpu image, but torch.backends.cuda.is_built() is True", metrics)
+        return Report("CPU build of torch: no HIP or CUDA version, torch.backends.cuda.is_built() False", metrics)
+    if metrics.get("arch_missing"):
+        raise Fail("torch was built for %s; no code for this host's %s (\"no kernel image is available\")"
+                   % (metrics.get("arch_list"), metrics["arch_missing"]), metrics)
+    where = (" covering this host's %s" % metrics["gpu_archs"]) if metrics.get("gpu_archs") else ""
+    return Report("%s build (hip=%s cuda=%s) for %s%s" % (backend, hip, cuda, metrics.get("arch_list") or "?", where),
+                  metrics)
 
 
-@check("smoke.device", "GPU visible", "feature", "smoke")
+@check("smoke.device", "GPU visible", "feature", "smoke", version=2)
 def device_visible(ctx):
-    """A GPU image sees at least one GPU through the framework."""
+    """A GPU image sees at least one GPU through the framework; the device found is reported. A CPU image
+    claims no GPU: it is skipped with "device: cpu".
+
+    Not proven: that the GPU computes correctly (smoke.tensor_add and the kernels suite do that)."""
     backend = ctx.expect.get("backend", "cpu")
     if backend == "cpu":
-        return Report("CPU image: device is %s" % ctx.device, {"device": ctx.device})
+        raise Skip("device: %s (a CPU image: no GPU is expected, none is claimed)" % ctx.device_label(),
+                   {"device": ctx.device_label()})
     if ctx.device_mode == "cpu":
-        raise Skip("run CPU-only: GPU checks not run")
+        raise Skip("run CPU-only: device: cpu; GPU checks not run")
     if not ctx.torch.cuda.is_available():
-        raise Fail("%s image, but torch.cuda.is_available() is False" % backend)
+        raise Fail("%s image, but torch.cuda.is_available() is False (device: cpu)" % backend)
     n = ctx.torch.cuda.device_count()
-    return Report("%d device(s): %s" % (n, ctx.torch.cuda.get_device_name(0)), {"device_count": n})
+    return Report("device: %s (%d device(s))" % (ctx.device_label(), n), {"device_count": n})
 
 
 @check("smoke.tensor_add", "Tensor op on device", "kernel", "smoke")
 def tensor_add(ctx):
-    """Element-wise add on the device equals the float64 CPU result exactly."""
+    """Element-wise add on the device equals the float64 CPU result exactly.
+
+    Not proven: anything beyond one element-wise kernel."""
     torch = ctx.torch
     a = torch.arange(1, 4097, dtype=torch.float32)
     b = torch.linspace(-3.0, 7.0, 4096, dtype=torch.float32)
-    got = (a.to(ctx.device) + b.to(ctx.device)).cpu()
+    da, db = a.to(ctx.device), b.to(ctx.device)
+    got = ctx.observe(lambda: da + db).cpu()
     err = ctx.assert_close(got, a.double() + b.double(), 1e-6, "add")
     return Report("add on %s: rel err %.2e" % (ctx.device, err), {"rel_error": err, "device": ctx.device})
 
 
 @check("smoke.matmul.fp32", "matmul (float32)", "kernel", "smoke", library="hipBLAS/cuBLAS", unit="s")
 def matmul_fp32(ctx):
-    """A 256x256 float32 matmul on the device against a float64 CPU reference."""
+    """A 256x256 float32 matmul on the device against a float64 CPU reference; the result names the BLAS that
+    evidence shows ran (GPU kernel names, or MKL verbose / the build's BLAS on the CPU).
+
+    Not proven: other shapes, dtypes or transposes; peak performance."""
     torch = ctx.torch
     g = torch.Generator().manual_seed(0)
     a = torch.randn(256, 256, generator=g)
     b = torch.randn(256, 256, generator=g)
     ref = a.double() @ b.double()
     da, db = a.to(ctx.device), b.to(ctx.device)
-    got = da @ db
+    got = ctx.observe(lambda: da @ db, "blas")
     # TF32 on a GPU may legitimately cost ~3 decimal digits.
     tol = 5e-3 if ctx.device != "cpu" else 1e-4
     err = ctx.assert_close(got, ref, tol, "matmul fp32")

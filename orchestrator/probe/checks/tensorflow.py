@@ -40,9 +40,22 @@ def _gpus(tf):
     return tf.config.list_physical_devices("GPU")
 
 
+def _placed(ctx, tensor):
+    """Record where TensorFlow placed an op's output: the device, and "cpu" as the
+    library on the CPU (on a GPU the library is not proven: no kernel names)."""
+    dev = str(getattr(tensor, "device", "") or "")
+    if "GPU" in dev.upper():
+        ctx.claim(device="tensorflow " + dev.split("device:")[-1],
+                  source="TensorFlow placed the op on %s; its kernels' library is not recorded" % dev)
+    else:
+        ctx.claim(library="cpu", device="cpu", source="TensorFlow placed the op on %s" % (dev or "the CPU"))
+
+
 @check("tf.devices", "TensorFlow devices", "feature", "tensorflow")
 def devices(ctx):
-    """tf.config lists the physical devices, a tensor can be placed on each, and a GPU image sees its GPU."""
+    """tf.config lists the physical devices, a tensor can be placed on each, and a GPU image sees its GPU.
+
+    Not proven: that the GPU computes correctly (the other tf checks do), multi-GPU strategies."""
     tf = _tf(ctx)
     phys = tf.config.list_physical_devices()
     logical = tf.config.list_logical_devices()
@@ -63,13 +76,18 @@ def devices(ctx):
 
 @check("tf.matmul.fp32", "TensorFlow matmul (float32)", "kernel", "tensorflow", library="hipBLAS/cuBLAS", unit="s")
 def matmul(ctx):
-    """tf.linalg.matmul of 256x256 float32 matrices matches the NumPy float64 product, and is timed."""
+    """tf.linalg.matmul of 256x256 float32 matrices matches the NumPy float64 product, and is timed; the result
+    records where TensorFlow placed the op.
+
+    Not proven: which BLAS ran on a GPU (TensorFlow's kernel names are not recorded), other dtypes or shapes."""
     tf, np = _tf(ctx), _np(ctx)
     rng = np.random.default_rng(0)
     a = rng.standard_normal((256, 256)).astype(np.float32)
     b = rng.standard_normal((256, 256)).astype(np.float32)
     ta, tb = tf.constant(a), tf.constant(b)
-    got = tf.linalg.matmul(ta, tb).numpy()
+    out = tf.linalg.matmul(ta, tb)
+    _placed(ctx, out)
+    got = out.numpy()
     tol = 5e-3 if _gpus(tf) else 1e-4
     err = _close(np, got, a.astype(np.float64) @ b.astype(np.float64), tol, "tf matmul")
     samples = ctx.timeit(lambda: tf.linalg.matmul(ta, tb).numpy(), budget_s=TIMING_BUDGET_S)
@@ -91,13 +109,18 @@ def _conv_ref(np, x, w):
 
 @check("tf.conv2d.fp32", "TensorFlow conv2d (float32)", "kernel", "tensorflow", library="MIOpen/cuDNN", unit="s")
 def conv2d(ctx):
-    """tf.nn.conv2d (3x3, SAME, NHWC float32) matches a NumPy float64 convolution, and is timed."""
+    """tf.nn.conv2d (3x3, SAME, NHWC float32) matches a NumPy float64 convolution, and is timed; the result records
+    where TensorFlow placed the op (a CPU run names no GPU library).
+
+    Not proven: that MIOpen / cuDNN ran on a GPU (not recorded), other layouts or strides."""
     tf, np = _tf(ctx), _np(ctx)
     rng = np.random.default_rng(1)
     x = rng.standard_normal((4, 32, 32, 8)).astype(np.float32)
     w = rng.standard_normal((3, 3, 8, 16)).astype(np.float32)
     tx, tw = tf.constant(x), tf.constant(w)
-    got = tf.nn.conv2d(tx, tw, strides=1, padding="SAME").numpy()
+    out = tf.nn.conv2d(tx, tw, strides=1, padding="SAME")
+    _placed(ctx, out)
+    got = out.numpy()
     tol = 5e-3 if _gpus(tf) else 1e-4
     err = _close(np, got, _conv_ref(np, x, w), tol, "tf conv2d")
     samples = ctx.timeit(lambda: tf.nn.conv2d(tx, tw, strides=1, padding="SAME").numpy(), budget_s=TIMING_BUDGET_S)
@@ -108,7 +131,9 @@ def conv2d(ctx):
 @check("tf.mixed_precision.policy", "TensorFlow mixed precision", "feature", "tensorflow")
 def mixed_precision(ctx):
     """Under the Keras mixed policy (float16 on a GPU, bfloat16 on the CPU) a Dense layer keeps float32
-    weights, computes in the low precision and matches float64 within its tolerance."""
+    weights, computes in the low precision and matches float64 within its tolerance.
+
+    Not proven: loss scaling, training, or layers other than Dense."""
     tf, np = _tf(ctx), _np(ctx)
     mp = ctx.require_attr(tf, "keras.mixed_precision")
     low, policy = ("float16", "mixed_float16") if _gpus(tf) else ("bfloat16", "mixed_bfloat16")
@@ -119,6 +144,7 @@ def mixed_precision(ctx):
         rng = np.random.default_rng(2)
         x = rng.standard_normal((32, 128)).astype(np.float32)
         y = layer(tf.constant(x))
+        _placed(ctx, y)
         kdtype = layer.kernel.dtype
         kdtype = getattr(kdtype, "name", kdtype)
         ydtype = getattr(y.dtype, "name", str(y.dtype))
@@ -138,7 +164,9 @@ def mixed_precision(ctx):
 @check("tf.xla.jit_compile", "TensorFlow XLA (jit_compile)", "compile", "tensorflow", library="XLA", unit="s")
 def xla(ctx):
     """tf.function(jit_compile=True) compiles a small MLP step with XLA; the result matches NumPy float64 and
-    the first call's compile time is stored as compile_s."""
+    the first call's compile time is stored as compile_s.
+
+    Not proven: XLA auto-clustering, larger models, or that XLA is faster."""
     tf, np = _tf(ctx), _np(ctx)
     rng = np.random.default_rng(3)
     x = rng.standard_normal((64, 128)).astype(np.float32)
@@ -152,8 +180,10 @@ def xla(ctx):
 
     args = (tf.constant(x), tf.constant(w1), tf.constant(w2))
     t0 = time.perf_counter()
-    got = step(*args).numpy()
+    out = step(*args)
+    got = out.numpy()
     compile_s = time.perf_counter() - t0
+    _placed(ctx, out)
     hlo_ops = None
     if hasattr(step, "experimental_get_compiler_ir"):
         hlo = step.experimental_get_compiler_ir(*args)(stage="hlo")

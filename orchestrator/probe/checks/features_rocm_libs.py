@@ -1,0 +1,211 @@
+"""features: the critical ROCm libraries of the seed that had no check. Where a
+public API reaches the library from Python it is exercised (Composable Kernel
+through torch's preferred BLAS backend, hipSPARSELt through semi-structured
+sparsity, MIGraphX through its Python bindings); where none does, the check
+proves presence and version from the image (library file, version header, dpkg
+entry) and says that only presence was proven.
+
+Absent in a rocm image: unsupported. Absent in a cpu or cuda image: skip (the
+row cannot apply). These paths have not run on a ROCm image yet (see
+docs/checks.md)."""
+
+from __future__ import annotations
+
+import glob
+import os
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from .. import evidence
+from ..context import Fail, Report, Skip, Unsupported
+from ..inventory_parse import parse_dpkg_status, parse_header_version
+from ..registry import check
+from ._common import attempt, randn
+
+
+def rocm_roots() -> List[str]:
+    return sorted(set(glob.glob("/opt/rocm") + glob.glob("/opt/rocm-*")), reverse=True)
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path, "r", errors="replace") as fh:
+            return fh.read(1 << 20)
+    except OSError:
+        return ""
+
+
+def dpkg_versions(names: Sequence[str], status_path: str = "/var/lib/dpkg/status") -> Dict[str, str]:
+    wanted = set(names)
+    return dict((p["Package"], p.get("Version", "")) for p in parse_dpkg_status(_read(status_path))
+                if p["Package"] in wanted)
+
+
+def presence(libs: Sequence[str], headers: Sequence[Tuple[str, str]], packages: Sequence[str],
+             roots: Optional[List[str]] = None) -> Dict[str, Any]:
+    """What of a library the image holds: shared/static library files under the ROCm
+    roots, a version from a version header (relative path, macro prefix) and dpkg."""
+    roots = rocm_roots() if roots is None else roots
+    found_libs = []  # type: List[str]
+    for root in roots:
+        for pattern in libs:
+            found_libs += sorted(glob.glob(os.path.join(root, "lib", pattern)))
+    version, source = None, None
+    for root in roots:
+        for rel, prefix in headers:
+            path = os.path.join(root, "include", rel)
+            if os.path.exists(path):
+                v = parse_header_version(_read(path), prefix)
+                if v:
+                    version, source = v, path
+                    break
+        if version:
+            break
+    pkgs = dpkg_versions(packages)
+    if version is None and pkgs:
+        name = sorted(pkgs)[0]
+        version, source = pkgs[name], "dpkg %s" % name
+    return {"libraries": found_libs[:6], "version": version, "version_source": source, "packages": pkgs}
+
+
+def absent(ctx: Any, name: str, what: str) -> None:
+    """Raise the right outcome for a library this image does not have."""
+    backend = ctx.expect.get("backend", "cpu")
+    if backend != "rocm":
+        raise Skip("%s is a ROCm library; a %s image is not expected to have it (%s)" % (name, backend, what))
+    raise Unsupported("%s is not in this ROCm image: %s" % (name, what))
+
+
+def presence_report(ctx: Any, name: str, facts: Dict[str, Any], exercised: Optional[str] = None) -> Report:
+    where = facts["libraries"][0] if facts["libraries"] else (facts["version_source"] or "dpkg")
+    metrics = {"proven": "exercised" if exercised else "presence", "version": facts["version"],
+               "version_source": facts["version_source"], "files": ";".join(facts["libraries"])[:500]}
+    if exercised:
+        return Report("%s %s: %s" % (name, facts["version"] or "(version unknown)", exercised), metrics)
+    return Report("only presence was proven: %s %s in the image (%s; version from %s); no Python API exercises it"
+                  % (name, facts["version"] or "(version unknown)", where, facts["version_source"] or "nowhere"),
+                  metrics)
+
+
+def _presence_check(cid: str, name: str, libs: Sequence[str], headers: Sequence[Tuple[str, str]],
+                    packages: Sequence[str], row_use: str) -> None:
+    def fn(ctx):
+        facts = presence(libs, headers, packages)
+        if not (facts["libraries"] or facts["packages"] or facts["version_source"]):
+            absent(ctx, name, "no %s under /opt/rocm*/lib, no version header, no dpkg entry %s"
+                   % ("/".join(libs) or "library file", "/".join(packages)))
+        return presence_report(ctx, name, facts)
+    fn.__doc__ = ("%s is present in the image: a library file (%s) or version header (%s) under /opt/rocm*, or a "
+                  "dpkg package (%s), with its version. Only presence is proven: no Python API reaches it.\n\n"
+                  "Not proven: that %s works on this GPU (%s)." % (name, ", ".join(libs) or "none",
+                                                                 ", ".join(h for h, _ in headers) or "none",
+                                                                 ", ".join(packages), name, row_use))
+    check(cid, name, "feature", "features", library=name)(fn)
+
+
+_presence_check("features.rocm.hiptensor", "hipTensor", ["libhiptensor.so*"],
+                [("hiptensor/hiptensor-version.hpp", "hiptensor"), ("hiptensor/hiptensor-version.h", "hiptensor")],
+                ["hiptensor", "hiptensor-dev"], "tensor contractions")
+_presence_check("features.rocm.mivisionx", "MIVisionX", ["libopenvx.so*", "libvx_*.so*"],
+                [("mivisionx/vx_ext_amd.h", "mivisionx")], ["mivisionx", "mivisionx-dev"],
+                "OpenVX graphs, preprocessing")
+_presence_check("features.rocm.rocal", "rocAL", ["librocal.so*"], [("rocal/rocal_api_info.h", "rocal")],
+                ["rocal", "rocal-dev"], "data-loading pipelines")
+_presence_check("features.rocm.rocdecode", "rocDecode", ["librocdecode.so*"],
+                [("rocdecode/rocdecode_version.h", "rocdecode"), ("rocdecode/rocdecode.h", "rocdecode")],
+                ["rocdecode", "rocdecode-dev"], "hardware video decoding")
+_presence_check("features.rocm.rpp", "RPP", ["librpp.so*"], [("rpp/rpp_version.h", "rpp")], ["rpp", "rpp-dev"],
+                "image augmentation kernels")
+_presence_check("features.rocm.rocthrust", "rocThrust", [],
+                [("thrust/rocthrust_version.hpp", "rocthrust"), ("rocthrust/rocthrust_version.hpp", "rocthrust")],
+                ["rocthrust-dev", "rocthrust"], "parallel algorithms compiled into kernels")
+_presence_check("features.rocm.rocwmma", "rocWMMA", [],
+                [("rocwmma/rocwmma-version.hpp", "rocwmma"), ("rocwmma/internal/rocwmma-version.hpp", "rocwmma")],
+                ["rocwmma-dev", "rocwmma"], "matrix-core GEMM fragments compiled into kernels")
+
+
+@check("features.rocm.composable_kernel", "Composable Kernel", "feature", "features", library="Composable Kernel")
+def composable_kernel(ctx):
+    """With torch's preferred BLAS library set to Composable Kernel (torch.backends.cuda.preferred_blas_library("ck"),
+    ROCm builds), a bfloat16 GEMM on the GPU is correct and torch.profiler records a CK kernel. Without that API
+    or a GPU, the check proves CK's presence and version (ck/version.h, dpkg) and says only presence was proven.
+
+    Not proven: CK's convolutions or attention kernels, or its performance."""
+    facts = presence(["libdevice_*operations*", "libck*.so*"], [("ck/version.h", "ck")],
+                     ["composablekernel-dev", "composablekernel"])
+    torch = ctx.torch
+    pref = getattr(getattr(torch.backends, "cuda", None), "preferred_blas_library", None)
+    if ctx.vendor != "amd" or pref is None or not ctx.gpu_available:
+        if not (facts["libraries"] or facts["packages"] or facts["version_source"]):
+            absent(ctx, "Composable Kernel", "no ck/version.h, no CK library, no composablekernel package")
+        return presence_report(ctx, "Composable Kernel", facts)
+    old = pref()
+    try:
+        attempt("preferred_blas_library('ck')", lambda: pref("ck"))
+        a, b = randn(torch, 256, 256, seed=140).bfloat16(), randn(torch, 256, 256, seed=141).bfloat16()
+        got = attempt("bf16 GEMM with CK", lambda: ctx.observe(lambda: a.cuda() @ b.cuda()))
+    finally:
+        pref(old)
+    err = ctx.assert_close(got, a.double() @ b.double(), 3e-2, "CK bf16 GEMM")
+    kernels = ctx.seen.kernels if ctx.seen else []
+    if "Composable Kernel" not in evidence.libraries_of(kernels, "amd"):
+        raise Fail("preferred_blas_library('ck') was accepted, but no CK kernel ran: %s" % "; ".join(kernels[:4]),
+                   {"rel_error": err})
+    return presence_report(ctx, "Composable Kernel", facts, "a bf16 GEMM ran on CK kernels, rel err %.1e" % err)
+
+
+@check("features.rocm.hipsparselt", "hipSPARSELt", "feature", "features", library="hipSPARSELt/cuSPARSELt",
+       needs=("gpu",))
+def hipsparselt(ctx):
+    """A 2:4 semi-structured sparse float16 weight (torch.sparse.to_sparse_semi_structured) multiplies a dense
+    matrix on the GPU; the result matches float64 and the profiler names the kernels' library (hipSPARSELt /
+    cuSPARSELt, or CUTLASS). Without a GPU: presence and version only (or skip / unsupported when absent).
+
+    Not proven: other sparsity patterns, int8, or speed-ups."""
+    torch = ctx.torch
+    facts = presence(["libhipsparselt.so*"], [("hipsparselt/hipsparselt-version.h", "hipsparselt")],
+                     ["hipsparselt", "hipsparselt-dev"])
+    if ctx.vendor != "nvidia" and not (facts["libraries"] or facts["packages"] or facts["version_source"]):
+        absent(ctx, "hipSPARSELt", "no libhipsparselt, no version header, no dpkg entry")
+    to_sparse = ctx.require_attr(torch, "sparse.to_sparse_semi_structured")
+    ctx.require_gpu()
+    w = randn(torch, 128, 128, seed=142)
+    mask = torch.tensor([1.0, 1.0, 0.0, 0.0]).repeat(128, 32)  # 2 of every 4 kept
+    w = (w * mask).half()
+    x = randn(torch, 128, 64, seed=143).half()
+    sw = attempt("to_sparse_semi_structured", lambda: to_sparse(w.cuda()))
+    got = attempt("semi-structured sparse matmul", lambda: ctx.observe(lambda: torch.mm(sw, x.cuda())))
+    err = ctx.assert_close(got, w.double() @ x.double(), 1e-2, "2:4 sparse x dense")
+    lib = evidence.label(ctx.seen.libraries) if ctx.seen else None
+    return presence_report(ctx, "hipSPARSELt", facts, "2:4 sparse float16 matmul on the GPU, rel err %.1e, kernels "
+                                                      "from %s" % (err, lib or "an unnamed library"))
+
+
+@check("features.rocm.migraphx", "MIGraphX", "feature", "features", library="MIGraphX")
+def migraphx(ctx):
+    """The migraphx Python bindings build a program (x + x), compile it for the GPU (the "ref" target without a GPU)
+    and run it: the result is 2x.
+
+    Not proven: ONNX import, mixed precision, or torch_migraphx."""
+    try:
+        mx = ctx.load("migraphx")
+    except Unsupported:
+        facts = presence(["libmigraphx.so*"], [("migraphx/version.h", "migraphx")], ["migraphx", "migraphx-dev"])
+        if facts["libraries"] or facts["packages"]:
+            raise Fail("MIGraphX is installed (%s) but its Python bindings are not importable"
+                       % (facts["libraries"] or sorted(facts["packages"]))[0])
+        absent(ctx, "MIGraphX", "no migraphx Python module, no libmigraphx, no dpkg entry")
+    np = ctx.load("numpy")
+    target = "gpu" if ctx.gpu_available else "ref"
+    p = mx.program()
+    m = p.get_main_module()
+    x = m.add_parameter("x", mx.shape(type="float_type", lens=[8]))
+    m.add_return([m.add_instruction(mx.op("add"), [x, x])])
+    attempt("migraphx compile for %s" % target, lambda: p.compile(mx.get_target(target)))
+    data = np.arange(8, dtype=np.float32)
+    out = p.run({"x": mx.argument(data)})
+    got = np.array(out[0].tolist(), dtype=np.float64)
+    if list(got) != list(2.0 * data):
+        raise Fail("MIGraphX x + x on %s gave %s" % (target, list(got)))
+    version = getattr(mx, "__version__", None)
+    return Report("MIGraphX %s: program compiled for the %s target and ran x + x correctly" % (version or "", target),
+                  {"target": target, "proven": "exercised"})

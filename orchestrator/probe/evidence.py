@@ -1,0 +1,262 @@
+"""Evidence of what ran: pure functions over text the framework or a tool printed.
+
+- ``KERNEL_LIBRARIES``: the one table that names the library behind a GPU kernel,
+  from the kernel names ``torch.profiler`` (or rocprof / nsys) records.
+- CPU libraries: MKL / oneDNN verbose lines, or the BLAS/LAPACK a build names in
+  ``torch.__config__.show()``.
+- Architectures: the arch list a framework was built for against a GPU's arch.
+- Error text: which exceptions say "not there" (unsupported) and which say
+  "installed but broken" (fail).
+
+Standard library only (this runs inside the image); unit-tested on recorded
+real outputs in tests/unit/test_probe_evidence.py.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable, List, Optional, Sequence, Tuple
+
+# -- GPU kernels -> library ------------------------------------------------------
+# (pattern, library, vendor) checked in order; the first match names the kernel's
+# library. vendor "amd" / "nvidia" restricts a pattern to that vendor's GPUs, None
+# applies to both. Patterns are searched (re.search) in the demangled kernel name.
+KERNEL_LIBRARIES = (
+    # FlashAttention-2 vendored into PyTorch: "void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<...>>"
+    (r"pytorch_flash::|\bflash_(fwd|bwd)_|flash::FlashAttn", "FlashAttention", None),
+    # Composable Kernel tile programs (CK flash attention, CK GEMMs): "ck_tile::kentry<..., ck_tile::FmhaFwdKernel<...>>",
+    # "ck::kernel_gemm_xdl_cshuffle_v3<...>", "device_gemm_xdl..."
+    (r"\bck_tile::|\bck::|device_gemm_xdl|\bfmha_(fwd|bwd)_", "Composable Kernel", "amd"),
+    # AOTriton's precompiled Triton attention kernels used by ROCm SDPA: "attn_fwd", "bwd_kernel_dk_dv", "bwd_kernel_dq"
+    (r"^(void )?(attn_fwd|bwd_kernel_dk_dv|bwd_kernel_dq|bwd_preprocess)\b", "AOTriton", "amd"),
+    # Memory-efficient attention (xFormers CUTLASS kernels in PyTorch): "fmha_cutlassF_f16_aligned_64x64_rf_sm80"
+    (r"fmha_cutlass[FB]_", "mem-efficient attention (CUTLASS)", None),
+    # cuDNN's attention and convolution engines: "cudnn_generated_fort_native_sdpa_sm90_flash_fprop_...",
+    # "cudnn::engines_precompiled::...", "sm90_xmma_fprop_implicit_gemm_...", "implicit_convolve_sgemm"
+    (r"cudnn|xmma_(fprop|dgrad|wgrad)|implicit_convolve|precomputed_convolve|explicit_convolve|"
+     r"winograd(4x4|_)|\bconv2d_grouped_direct", "cuDNN", "nvidia"),
+    # Tensile-generated GEMMs of rocBLAS and hipBLASLt: "Cijk_Ailk_Bljk_SB_MT128x64x8_SN_..._ISA90a_..."
+    (r"^(void )?Cijk_", "rocBLAS/hipBLASLt (Tensile)", "amd"),
+    # rocBLAS's own (non-Tensile) kernels: "void rocblas_gemvn_kernel<...>", "rocblas_syrk_..."
+    (r"\brocblas_|rocblas::", "rocBLAS", "amd"),
+    # hipBLASLt's own kernels (not Tensile-named): "hipblaslt..." helpers and epilogues
+    (r"hipblaslt", "hipBLASLt", "amd"),
+    # MIOpen: "MIOpenBatchNormFwdTrainSpatial", "miopenSp3AsmConv_v30_3_1_gfx11_fp32_f2x3_stride1",
+    # "naive_conv_fwd_nchw_fp32", "igemm_fwd_gtcx_nchw_fp32...", "MIOpenConvUni", "gridwise_convolution_..."
+    (r"^(void )?(MIOpen|miopen)|naive_conv_(fwd|bwd|wrw)|igemm_(fwd|bwd|wrw)_gtc|gridwise_convolution|"
+     r"ConvHipImplicitGemm|\bLSTMFwdHidUpdate|\bOpTensorFwdBias", "MIOpen", "amd"),
+    # rocFFT run-time compiled kernels: "fft_rtc_fwd_len64_factors_8_8_wgs_64_tpt_8_sp_ip_CI_unitstride_sbrr"
+    (r"\bfft_rtc_|rocfft|^(void )?fft_(fwd|back)_", "rocFFT", "amd"),
+    # cuFFT: "void regular_fft<192u, EPT<12u, 16u>, ...>", "vector_fft<...>", "composite_2way_fft"
+    (r"\b(regular|vector|composite_2way|bluestein|radix\d?)_fft\b|\bfft\d*_(r2c|c2r|c2c)|cufft", "cuFFT", "nvidia"),
+    # rocPRIM (under hipCUB and rocThrust): "void rocprim::detail::radix_sort_onesweep_kernel<...>"
+    (r"rocprim::", "rocPRIM/hipCUB", "amd"),
+    # hipCUB's own namespace when it is not backed by rocPRIM names
+    (r"hipcub::", "hipCUB", "amd"),
+    # CUB (PyTorch wraps it as at_cuda_detail::cub): "void at_cuda_detail::cub::DeviceRadixSortOnesweepKernel<...>"
+    (r"\bcub::|DeviceRadixSort|DeviceScan|DeviceReduce|DeviceSegmented", "CUB", "nvidia"),
+    # Thrust / rocThrust parallel algorithms: "void thrust::cuda_cub::core::_kernel_agent<...>"
+    (r"\bthrust::", "rocThrust", "amd"),
+    (r"\bthrust::", "Thrust", "nvidia"),
+    # rocRAND / cuRAND generators (PyTorch's own Philox kernels are not these)
+    (r"rocrand", "rocRAND", "amd"),
+    (r"curand", "cuRAND", "nvidia"),
+    # rocSOLVER / cuSOLVER / MAGMA: "void rocsolver::getf2_..." "rocsolver_getrf", "cusolver...", "magma_sgetrf..."
+    (r"rocsolver", "rocSOLVER", "amd"),
+    (r"cusolver|\b(getrf|getrs|potrf|geqrf|gesvd|gesvdj|syevd|ormqr|laswp)_?\w*_kernel", "cuSOLVER", "nvidia"),
+    (r"magma", "MAGMA", None),
+    # rocSPARSE / cuSPARSE: "void rocsparse::csrmmnn_general_kernel<...>", "void cusparse::csrmm_kernel<...>"
+    (r"rocsparse", "rocSPARSE", "amd"),
+    (r"cusparse", "cuSPARSE", "nvidia"),
+    # hipSPARSELt / cuSPARSELt structured-sparsity GEMMs
+    (r"hipsparselt|spmm_.*sparse", "hipSPARSELt", "amd"),
+    (r"cusparselt|sm\d+_xmma_sparse_gemm", "cuSPARSELt", "nvidia"),
+    # cuBLAS/cuBLASLt GEMMs: "ampere_sgemm_128x64_nn", "sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize...",
+    # "nvjet_sm90_hss_320x128_64x3_1x2_h_bz_coopB_NNT", "gemv2T_kernel_val<...>", "gemmSN_NN_kernel",
+    # "splitKreduce_kernel", and cuBLAS's CUTLASS-named kernels "cutlass_80_tensorop_s1688gemm_..."
+    (r"^(void )?(maxwell|pascal|volta|turing|ampere|hopper|blackwell|sm\d+)_\w*(gemm|gemv)|xmma_gemm|"
+     r"\bnvjet_|gemv2[NT]_kernel|\bgemvx?_kernel|gemmSN_|gemmk1_kernel|splitKreduce_kernel|"
+     r"cutlass_\d+_(wmma_)?tensorop|cublas", "cuBLAS/cuBLASLt", "nvidia"),
+    # NCCL / RCCL collectives keep NCCL's kernel names on both vendors:
+    # "ncclDevKernel_AllReduce_Sum_f32_RING_LL", "ncclKernel_AllReduce_RING_LL_Sum_float"
+    (r"\bnccl(Dev)?Kernel|ncclDevFunc", "RCCL", "amd"),
+    (r"\bnccl(Dev)?Kernel|ncclDevFunc", "NCCL", "nvidia"),
+    # JPEG decoders: "nvjpeg..." kernels; rocJPEG's "rocjpeg..." kernels
+    (r"nvjpeg", "nvJPEG", "nvidia"),
+    (r"rocjpeg", "rocJPEG", "amd"),
+    # CUTLASS kernels not named by cuBLAS: "void cutlass::Kernel<...>", "cutlass::device_kernel<...>"
+    (r"\bcutlass::", "CUTLASS", None),
+    # Triton-generated kernels (torch.compile/inductor): "triton_poi_fused_add_0", "triton_red_fused_..."
+    (r"^(void )?triton_", "Triton", None),
+    # PyTorch's own ATen kernels: "void at::native::vectorized_elementwise_kernel<4, ...>"
+    (r"\bat::native::|\bat::cuda::|\bc10::", "PyTorch (ATen native)", None),
+)
+NATIVE = "PyTorch (ATen native)"
+_COMPILED = [(re.compile(p), lib, vendor) for p, lib, vendor in KERNEL_LIBRARIES]
+
+
+def library_of_kernel(name: str, vendor: Optional[str] = None) -> Optional[str]:
+    """The library behind one kernel name, or None when no pattern knows it."""
+    for rx, lib, who in _COMPILED:
+        if who is not None and vendor is not None and who != vendor:
+            continue
+        if rx.search(name):
+            return lib
+    return None
+
+
+def libraries_of(names: Iterable[str], vendor: Optional[str] = None) -> List[str]:
+    """The libraries behind kernel names, most frequent first; PyTorch's own
+    kernels are named only when no library kernel ran."""
+    counts = {}  # type: dict
+    for name in names:
+        lib = library_of_kernel(name, vendor)
+        if lib is not None:
+            counts[lib] = counts.get(lib, 0) + 1
+    libs = sorted(counts, key=lambda k: (-counts[k], k))
+    real = [lib for lib in libs if lib != NATIVE]
+    return real or libs
+
+
+def label(libs: Sequence[str]) -> Optional[str]:
+    return " + ".join(libs) if libs else None
+
+
+# -- CPU libraries -------------------------------------------------------------------
+_MKL_CALL = re.compile(r"^MKL_VERBOSE\s+(?!(?:Intel|oneMKL|MKL\b))([A-Za-z_][A-Za-z0-9_]*)\(", re.M)
+_DNN_EXEC = re.compile(r"^(?:onednn|dnnl|mkldnn)_verbose,(?:[^,\n]*,)*?exec,cpu[^,\n]*,([a-z_]+),", re.M)
+
+
+def cpu_libraries_from_verbose(text: str) -> Tuple[List[str], List[str]]:
+    """(libraries, calls) proven by MKL_VERBOSE / ONEDNN_VERBOSE lines."""
+    libs, calls = [], []  # type: List[str], List[str]
+    mkl = _MKL_CALL.findall(text or "")
+    if mkl:
+        libs.append("MKL")
+        calls += ["MKL %s" % c for c in sorted(set(mkl))]
+    dnn = _DNN_EXEC.findall(text or "")
+    if dnn:
+        libs.append("oneDNN")
+        calls += ["oneDNN %s" % c for c in sorted(set(dnn))]
+    return libs, calls
+
+
+_BLAS_NAMES = {"mkl": "MKL", "open": "OpenBLAS", "openblas": "OpenBLAS", "blis": "BLIS", "atlas": "ATLAS",
+               "accelerate": "Accelerate", "eigen": "Eigen", "flexi": "FlexiBLAS", "flexiblas": "FlexiBLAS",
+               "generic": "system BLAS (libblas)", "nvpl": "NVPL", "armpl": "Arm PL", "ssl2": "SSL2"}
+
+
+def build_setting(config: str, key: str) -> Optional[str]:
+    """One KEY=value of ``torch.__config__.show()``'s build settings."""
+    m = re.search(r"\b%s=([^,\s]*)" % re.escape(key), config or "")
+    return m.group(1) if m and m.group(1) else None
+
+
+def cpu_library_from_config(config: str, family: str) -> Optional[str]:
+    """The BLAS or LAPACK a torch build links, from ``torch.__config__.show()``
+    (family "blas" reads BLAS_INFO, "lapack" LAPACK_INFO)."""
+    value = build_setting(config, {"blas": "BLAS_INFO", "lapack": "LAPACK_INFO"}.get(family, ""))
+    if not value:
+        return None
+    return _BLAS_NAMES.get(value.lower(), value)
+
+
+# (path pattern, library) of the shared objects a process maps, per family: which BLAS /
+# LAPACK answered is the one loaded (Debian's "generic" build settings name none).
+_MAPPED = {
+    "blas": ((r"openblas", "OpenBLAS"), (r"libmkl_", "MKL"), (r"blis", "BLIS"), (r"atlas", "ATLAS"),
+             (r"flexiblas", "FlexiBLAS"), (r"/libblas\.so", "reference BLAS (netlib)")),
+    "lapack": ((r"openblas", "OpenBLAS"), (r"libmkl_", "MKL"), (r"flexiblas", "FlexiBLAS"), (r"atlas", "ATLAS"),
+               (r"/liblapack\.so", "reference LAPACK (netlib)")),
+}
+
+
+def cpu_library_from_maps(maps: str, family: str) -> Optional[Tuple[str, str]]:
+    """(library, path) of the BLAS / LAPACK mapped into this process (/proc/self/maps)."""
+    paths = sorted(set(ln.split()[-1] for ln in (maps or "").splitlines() if "/" in ln and ".so" in ln))
+    for pattern, lib in _MAPPED.get(family, ()):
+        rx = re.compile(pattern, re.I)
+        for path in paths:
+            if rx.search("/" + "/".join(path.split("/")[-2:])):  # directory and file name only
+                return lib, path
+    return None
+
+
+# -- architectures --------------------------------------------------------------------
+
+def base_arch(arch: str) -> str:
+    """'gfx942:sramecc+:xnack-' -> 'gfx942'; 'sm_90a' stays."""
+    return (arch or "").split(":")[0].strip()
+
+
+def arch_coverage(arch_list: Sequence[str], device_arch: str) -> str:
+    """How a build's arch list covers a GPU: 'native' (code for this arch),
+    'ptx' (CUDA PTX of an older compute capability the driver can JIT),
+    or 'missing' ("no kernel image is available" / "invalid device function")."""
+    dev = base_arch(device_arch)
+    built = [base_arch(a) for a in arch_list]
+    if dev in built:
+        return "native"
+    m = re.match(r"sm_(\d+)", dev)
+    if m:
+        cc = int(m.group(1))
+        for a in built:
+            pm = re.match(r"compute_(\d+)$", a)
+            if pm and int(pm.group(1)) <= cc:
+                return "ptx"
+    return "missing"
+
+
+def device_label(index: int, name: str, arch: str) -> str:
+    """'cuda:0 NVIDIA H100 80GB HBM3 sm_90', 'cuda:0 AMD Instinct MI300X gfx942'."""
+    return " ".join(p for p in ("cuda:%d" % index, (name or "").strip(), base_arch(arch)) if p)
+
+
+# -- error text -> status -------------------------------------------------------------
+# An installed component that cannot run here: never "unsupported", always a failure
+# with the evidence (the packaging bugs this tool exists to catch).
+BROKEN = re.compile(
+    r"no kernel image is available|invalid device function|hipErrorNoBinaryForGpu|no binary for gpu|"
+    r"hipErrorInvalidDeviceFunction|undefined symbol|cannot open shared object file|"
+    r"wrong ELF class|version `[^']+' not found|Couldn't load custom C\+\+ ops|"
+    r"CUDA driver version is insufficient|named symbol not found|"
+    r"device kernel image is invalid|HSA_STATUS_ERROR", re.I)
+# A framework saying "this op/dtype/backend is not there in this version or backend".
+MISSING = re.compile(
+    r"not implemented|notimplemented|not supported|unsupported|not compiled|was not built|"
+    r"not built with|no available kernel|could not run '|not linked|is not enabled|compiled without|"
+    r"doesn't support|does not support|have no implementation|has no implementation|"
+    r"not currently supported|no such operator|no viable backend", re.I)
+
+
+def classify_error(text: str) -> Optional[str]:
+    """'broken' (installed, cannot run here: fail), 'missing' (absent in this
+    version or backend: unsupported) or None (just wrong: fail)."""
+    if BROKEN.search(text or ""):
+        return "broken"
+    if MISSING.search(text or ""):
+        return "missing"
+    return None
+
+
+# -- SDPA: which implementation ran, from the aten operators torch.profiler records ---
+SDPA_BACKENDS = (
+    ("_scaled_dot_product_flash_attention", "flash"),
+    ("_scaled_dot_product_efficient_attention", "mem_efficient"),
+    ("_scaled_dot_product_cudnn_attention", "cudnn"),
+    ("_scaled_dot_product_attention_math", "math"),
+    ("_efficient_attention_forward", "mem_efficient"),
+    ("_flash_attention_forward", "flash"),
+)
+
+
+def sdpa_backends(op_names: Iterable[str]) -> List[str]:
+    """SDPA implementations seen among profiled operator names
+    (aten::_scaled_dot_product_flash_attention_for_cpu counts as flash)."""
+    seen = []  # type: List[str]
+    for name in op_names:
+        for needle, backend in SDPA_BACKENDS:
+            if needle in name and backend not in seen:
+                seen.append(backend)
+                break
+    return seen

@@ -1,0 +1,172 @@
+"""Watching an operation run, to name the library that evidence says ran it.
+
+On a GPU: ``torch.profiler`` records the device kernels, and evidence.KERNEL_LIBRARIES
+names their libraries. On the CPU: MKL's and oneDNN's verbose modes print one line
+per call, captured from file descriptor 1; without such a line the BLAS / LAPACK
+the build links (``torch.__config__.show()``) is named for BLAS / LAPACK work, and
+otherwise just "cpu". The framework module is passed in: this file imports only
+the standard library.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import tempfile
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from . import evidence
+
+
+class Seen(object):
+    """What one observed call showed."""
+
+    __slots__ = ("libraries", "kernels", "ops", "calls", "source")
+
+    def __init__(self) -> None:
+        self.libraries = []  # type: List[str]
+        self.kernels = []  # type: List[str]
+        self.ops = []  # type: List[str]
+        self.calls = []  # type: List[str]
+        self.source = ""
+
+    def merge(self, other: "Seen") -> None:
+        for name in ("libraries", "kernels", "ops", "calls"):
+            mine = getattr(self, name)
+            for item in getattr(other, name):
+                if item not in mine:
+                    mine.append(item)
+        if other.source and other.source not in self.source:
+            self.source = (self.source + "; " + other.source).strip("; ")
+
+
+def profiled(torch: Any, fn: Callable[[], Any], gpu: bool) -> Tuple[Any, List[str], List[str]]:
+    """Run ``fn`` under torch.profiler: (value, operator names, device kernel names).
+    Raises AttributeError when this torch has no usable profiler."""
+    prof = torch.profiler
+    acts = [prof.ProfilerActivity.CPU] + ([prof.ProfilerActivity.CUDA] if gpu else [])
+    with prof.profile(activities=acts) as p:
+        value = fn()
+        if gpu:
+            torch.cuda.synchronize()
+    ops, kernels = [], []  # type: List[str], List[str]
+    for e in p.events():
+        kind = str(getattr(e, "device_type", "")).upper()
+        name = str(e.name)
+        if "CUDA" in kind or "HIP" in kind:
+            if name not in kernels:
+                kernels.append(name)
+        elif name not in ops:
+            ops.append(name)
+    return value, ops, kernels
+
+
+def on_gpu(torch: Any, fn: Callable[[], Any], vendor: Optional[str]) -> Tuple[Any, Seen]:
+    seen = Seen()
+    try:
+        value, seen.ops, seen.kernels = profiled(torch, fn, gpu=True)
+    except (AttributeError, ImportError) as exc:  # no torch.profiler in this version
+        seen.source = "no torch.profiler (%s): library not proven" % exc
+        return fn(), seen
+    seen.libraries = evidence.libraries_of(seen.kernels, vendor)
+    seen.source = "torch.profiler kernel names (%d kernels)" % len(seen.kernels)
+    return value, seen
+
+
+@contextlib.contextmanager
+def _fd1_to(path: str):
+    """Point file descriptor 1 at ``path`` while inside (C libraries print there)."""
+    libc = _libc()
+    sys.stdout.flush()
+    if libc is not None:
+        libc.fflush(None)
+    saved = os.dup(1)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.dup2(fd, 1)
+        yield
+    finally:
+        sys.stdout.flush()
+        if libc is not None:
+            libc.fflush(None)
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(fd)
+
+
+def _libc():
+    try:
+        import ctypes
+        return ctypes.CDLL(None)
+    except Exception:
+        return None
+
+
+def _verbose_contexts(torch: Any) -> List[Any]:
+    ctxs = []
+    backends = getattr(torch, "backends", None)
+    mkl = getattr(backends, "mkl", None)
+    if mkl is not None and hasattr(mkl, "verbose") and getattr(mkl, "is_available", lambda: False)():
+        ctxs.append(mkl.verbose(getattr(mkl, "VERBOSE_ON", 1)))
+    dnn = getattr(backends, "mkldnn", None)
+    if dnn is not None and hasattr(dnn, "verbose") and getattr(dnn, "is_available", lambda: False)():
+        ctxs.append(dnn.verbose(getattr(dnn, "VERBOSE_ON", 1)))
+    return ctxs
+
+
+def on_cpu(torch: Any, fn: Callable[[], Any], family: Optional[str], config: str) -> Tuple[Any, Seen]:
+    seen = Seen()
+    ctxs = _verbose_contexts(torch)
+    text = ""
+    if ctxs:
+        fd, path = tempfile.mkstemp(prefix="valorch-verbose-")
+        os.close(fd)
+        try:
+            with _fd1_to(path), contextlib.ExitStack() as stack:
+                for c in ctxs:
+                    stack.enter_context(c)
+                value = fn()
+            with open(path, "r", errors="replace") as fh:
+                text = fh.read(1 << 20)
+        finally:
+            os.unlink(path)
+    else:
+        value = fn()
+    seen.libraries, seen.calls = evidence.cpu_libraries_from_verbose(text)
+    if seen.libraries:
+        seen.source = "verbose mode: %s" % ", ".join(seen.calls[:6])
+    elif family in ("blas", "lapack"):
+        mapped = evidence.cpu_library_from_maps(_maps(), family)
+        lib = evidence.cpu_library_from_config(config, family)
+        if mapped:
+            seen.libraries = [mapped[0]]
+            seen.source = "mapped into the process: %s (no verbose line)" % mapped[1]
+        elif lib:
+            seen.libraries = [lib]
+            seen.source = "torch.__config__.show(): %s_INFO=%s (no verbose line)" % (
+                family.upper(), evidence.build_setting(config, family.upper() + "_INFO"))
+    if not seen.libraries:
+        seen.source = seen.source or "no library call seen (torch's own CPU kernels)"
+    return value, seen
+
+
+def _maps() -> str:
+    try:
+        with open("/proc/self/maps", "r") as fh:
+            return fh.read()
+    except OSError:
+        return ""
+
+
+def summary(seen: Optional[Seen], device: str) -> Dict[str, Any]:
+    """The result fields one check's observations give: library and metrics."""
+    if seen is None:
+        return {}
+    lib = evidence.label(seen.libraries)
+    if lib is None and device == "cpu":
+        lib = "cpu"
+    metrics = {"library_evidence": seen.source[:500]}
+    if seen.kernels:
+        metrics["kernels"] = ";".join(seen.kernels[:12])[:1500]
+    return {"library": lib, "metrics": metrics}

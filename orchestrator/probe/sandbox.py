@@ -1,0 +1,304 @@
+"""Declared workloads (command checks, pytest) are untrusted: they run with as
+little power over the probe as the image allows.
+
+- As an unprivileged user (uid/gid 65534, nobody/nogroup) when the probe is
+  root and may change its ids: a process of another uid can neither open the
+  probe's ``/proc/PID/fd/*`` nor signal or trace it, nor rewrite its files.
+  Of the probe's supplementary groups it keeps only those that own a GPU
+  device node of the container (ROCm's video/render), so GPU workloads work.
+- With no inherited descriptors (``close_fds``), stdin from /dev/null, and
+  their own stdout/stderr pipes that the probe reads and caps.
+- In their own process group, killed whole when they end; inside a container
+  (the probe is PID 1) every process a workload left is killed too (all of the
+  workload uid; all but the probe's own where ids could not change), so a
+  daemon a workload leaves behind cannot touch the next one.
+- The probe's own processes are non-dumpable (``prctl(PR_SET_DUMPABLE, 0)``,
+  ``harden_self``): even a process of the same uid, lacking CAP_SYS_PTRACE
+  (never granted to probe containers), cannot open their ``/proc/PID/fd``,
+  ``mem`` or ``environ``.
+
+See docs/architecture.md, "Untrusted workloads", for what holds against whom.
+Standard library only, Python >= 3.8.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import selectors
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any, Dict, List, Optional, Sequence
+
+WORKLOAD_UID = 65534  # nobody: numeric, so that it works without an /etc/passwd entry
+WORKLOAD_GID = 65534  # nogroup
+PR_SET_DUMPABLE = 4
+MAX_CAPTURE = 1 << 20  # bytes of each stream kept from its start (matched against regexes)
+TAIL_BYTES = 64 * 1024  # bytes of each stream kept from its end
+TAIL = 1500  # characters of each stream quoted in messages and logs
+DRAIN_S = 2.0  # seconds to read what is left in the pipes once the workload has exited
+
+_can_drop = None  # type: Optional[bool]
+_groups = []  # type: List[int]
+_settings = {"own_pid_namespace": False, "drop": True}
+
+
+def configure(own_pid_namespace: bool, drop: bool = True) -> None:
+    """Set by the probe (parent and worker alike). ``own_pid_namespace``: the
+    parent is PID 1 (a container), where every process of the workload uid is a
+    workload's. ``drop``: False when the executor runs the probe on the user's
+    own machine (``--workload-user self``): there workloads run as the user, as
+    everything else does, and paths such as a root user's home stay reachable."""
+    global _can_drop
+    _settings.update(own_pid_namespace=bool(own_pid_namespace), drop=bool(drop))
+    _can_drop = None
+
+
+def harden_self() -> str:
+    """Make this process non-dumpable: its /proc/PID/fd, mem and environ are then
+    closed to every process without CAP_SYS_PTRACE, same uid included. The flag
+    is reset by execve, so each probe process sets it itself. Returns what happened."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
+            return "prctl(PR_SET_DUMPABLE) failed: errno %d" % ctypes.get_errno()
+        return "non-dumpable"
+    except Exception as exc:  # no ctypes in this image, not Linux: say so, run anyway
+        return "prctl unavailable: %s" % type(exc).__name__
+
+
+def can_drop() -> bool:
+    """Whether workloads can run as WORKLOAD_UID here: the probe is root and may
+    change ids (CAP_SETUID/CAP_SETGID). Tried once in a forked child."""
+    global _can_drop, _groups
+    if _can_drop is None:
+        _can_drop = False
+        if _settings["drop"] and hasattr(os, "geteuid") and os.geteuid() == 0:
+            _groups = device_groups()
+            pid = os.fork()
+            if pid == 0:  # the child only changes its ids and leaves
+                code = 1
+                try:
+                    _drop()
+                    code = 0
+                finally:
+                    os._exit(code)
+            _, status = os.waitpid(pid, 0)
+            _can_drop = os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+    return _can_drop
+
+
+DEVICE_NODES = ("/dev/kfd", "/dev/dri", "/dev/nvidia*")  # GPU device nodes a container may be given
+
+
+def device_groups(patterns: Sequence[str] = DEVICE_NODES) -> List[int]:
+    """The supplementary groups a workload keeps: those of the probe that own a GPU
+    device node given to this container (ROCm's video/render via group_add), so that
+    GPU workloads still reach their devices; never root's group, nothing else."""
+    owners = set()
+    for pattern in patterns:
+        for path in glob.glob(pattern) + glob.glob(os.path.join(pattern, "*")):
+            try:
+                owners.add(os.stat(path).st_gid)
+            except OSError:
+                pass
+    return sorted((owners & set(os.getgroups())) - {0})
+
+
+def _drop() -> None:
+    os.setgroups(_groups)
+    os.setgid(WORKLOAD_GID)
+    os.setuid(WORKLOAD_UID)
+
+
+def describe_user() -> str:
+    if can_drop():
+        return "uid %d" % WORKLOAD_UID + (" (device groups %s)" % ",".join(map(str, _groups)) if _groups else "")
+    uid = os.geteuid() if hasattr(os, "geteuid") else -1
+    why = ("asked to run workloads as the invoking user" if not _settings["drop"]
+           else "cannot change ids here" if uid == 0 else "not root")
+    return "uid %d (the probe's own: %s)" % (uid, why)
+
+
+def private_dir(prefix: str) -> str:
+    """A fresh directory the workload user owns (its HOME, TMPDIR, JUnit output)."""
+    path = tempfile.mkdtemp(prefix=prefix)
+    if can_drop():
+        try:
+            os.chown(path, WORKLOAD_UID, WORKLOAD_GID)
+        except OSError:  # no CAP_CHOWN: a sticky world-writable directory instead
+            os.chmod(path, 0o1777)
+    return path
+
+
+def popen_options(home: str) -> Dict[str, Any]:
+    """How a workload is started: no inherited descriptors, stdin from /dev/null,
+    its own pipes, its own session, its own user where one can be had."""
+    env = dict(os.environ)
+    env.update(HOME=home, TMPDIR=home)
+    opts = {"stdin": subprocess.DEVNULL, "stdout": subprocess.PIPE, "stderr": subprocess.PIPE,
+            "close_fds": True, "start_new_session": True, "env": env}  # type: Dict[str, Any]
+    if can_drop():
+        env.update(USER="nobody", LOGNAME="nobody")
+        if sys.version_info >= (3, 9):  # done in C after fork: safe with threads
+            opts.update(user=WORKLOAD_UID, group=WORKLOAD_GID, extra_groups=list(_groups))
+        else:
+            opts["preexec_fn"] = _drop
+    return opts
+
+
+class Capture(object):
+    """One output stream, bounded: its first MAX_CAPTURE bytes, its last
+    TAIL_BYTES, and its size."""
+
+    def __init__(self) -> None:
+        self.head = b""
+        self.tail = b""
+        self.size = 0
+
+    def add(self, chunk: bytes) -> None:
+        self.size += len(chunk)
+        room = MAX_CAPTURE - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+        self.tail = (self.tail + chunk)[-TAIL_BYTES:]
+
+    def result(self) -> Dict[str, Any]:
+        head = self.head.decode("utf-8", "replace")
+        text = head
+        if self.size > MAX_CAPTURE:
+            after = self.tail[-min(TAIL_BYTES, self.size - MAX_CAPTURE):]
+            text = head + "\n[... %d bytes not shown ...]\n" % (self.size - MAX_CAPTURE) + after.decode(
+                "utf-8", "replace")
+        return {"text": text, "bytes": self.size, "tail": text[-TAIL:]}
+
+
+def run_workload(argv: Sequence[str], timeout: float, cwd: Optional[str] = None) -> Dict[str, Any]:
+    """Run an untrusted argv (a list) with a timeout. Returns returncode (None on
+    timeout), stdout/stderr (text: head and tail, bytes, tail), duration_s,
+    timed_out and user (who it ran as)."""
+    home = private_dir("valorch-workload-")
+    try:
+        t0 = time.monotonic()
+        proc = subprocess.Popen(list(argv), cwd=cwd, **popen_options(home))
+        out, err = Capture(), Capture()
+        timed_out = _pump(proc, {proc.stdout: out, proc.stderr: err}, t0 + timeout)
+        return {"returncode": None if timed_out else proc.returncode, "timed_out": timed_out,
+                "duration_s": time.monotonic() - t0, "stdout": out.result(), "stderr": err.result(),
+                "user": describe_user()}
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def _pump(proc: "subprocess.Popen[bytes]", streams: Dict[Any, Capture], deadline: float) -> bool:
+    """Read both pipes into their captures until they close, the deadline passes,
+    or the workload has exited and DRAIN_S more have passed (a process it left
+    behind may hold the pipes open); then wait for it until the deadline.
+    Everything it started is killed on the way out. True when the deadline passed."""
+    sel = selectors.DefaultSelector()
+    for pipe in streams:
+        sel.register(pipe, selectors.EVENT_READ)
+    stop = deadline
+    try:
+        while sel.get_map():
+            now = time.monotonic()
+            if stop == deadline and proc.poll() is not None:
+                reap(proc.pid)  # it exited: what it left behind goes now
+                stop = min(deadline, now + DRAIN_S)
+            if now >= stop:
+                break
+            for key, _ in sel.select(timeout=min(stop - now, 0.5)):
+                chunk = os.read(key.fileobj.fileno(), 65536)
+                if chunk:
+                    streams[key.fileobj].add(chunk)
+                else:
+                    sel.unregister(key.fileobj)
+        try:
+            proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+            timed_out = False
+        except subprocess.TimeoutExpired:
+            timed_out = True
+    finally:
+        sel.close()
+        reap(proc.pid)
+        for pipe in streams:
+            pipe.close()
+    proc.wait()
+    return timed_out
+
+
+def reap(pid: int) -> None:
+    """Kill the workload's process group, and inside a container every process a
+    workload left, which catches what left the group (setsid, double fork). Never
+    on a host: other services may run as nobody there."""
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    if not _settings["own_pid_namespace"]:
+        return
+    if not can_drop():  # workloads run as the probe's uid: all but the probe's processes go
+        _kill_all_but({1, os.getpid()})
+        return
+    child = os.fork()
+    if child == 0:  # as the workload uid, kill(-1) reaches exactly that uid's processes, atomically
+        try:
+            _drop()
+            os.kill(-1, signal.SIGKILL)
+        finally:
+            os._exit(0)
+    os.waitpid(child, 0)
+
+
+def _kill_all_but(keep: "set[int]") -> None:
+    """In a container (the probe is PID 1, the caller its worker): kill every other
+    live process, again until none is left (a forking process may add more)."""
+    for _ in range(50):
+        victims = [p for p in _live_pids() if p not in keep]
+        if not victims:
+            return
+        for victim in victims:
+            try:
+                os.kill(victim, signal.SIGKILL)
+            except OSError:
+                pass
+
+
+def _live_pids() -> List[int]:
+    out = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open("/proc/%s/stat" % entry) as fh:
+                    state = fh.read().rsplit(")", 1)[1].split()[0]
+            except (OSError, IndexError):
+                continue
+            if state not in ("Z", "X"):
+                out.append(int(entry))
+    return out
+
+
+def reap_orphans(keep: int) -> int:
+    """As a container's init (PID 1), collect the zombies of processes that
+    workloads left behind and that were reparented to us; ``keep`` (the worker)
+    is left to its own wait. Returns how many were collected."""
+    if os.getpid() != 1:
+        return 0
+    reaped = 0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == keep:
+            continue
+        try:
+            with open("/proc/%s/stat" % entry) as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+            if fields[0] == "Z" and fields[1] == "1" and os.waitpid(int(entry), os.WNOHANG)[0]:
+                reaped += 1
+        except (OSError, IndexError, ValueError):  # gone meanwhile, or not our child
+            pass
+    return reaped

@@ -1,0 +1,227 @@
+"""The probe's parent: supervises one worker process at a time (runner.py has
+the worker and the command line).
+
+It reads the worker's pipe, forwards its results to stdout behind ``MARKER``,
+and records ``crash`` / ``timeout`` for the check a worker died in, then starts
+a fresh worker for the checks that remain. Only lines that carry the worker's
+nonce count: anything else on the pipe was written by someone else (a
+workload that found the pipe through /proc) and becomes a ``violation``
+record naming the check in flight, never a result.
+"""
+
+from __future__ import annotations
+
+import argparse
+import binascii
+import json
+import os
+import selectors
+import signal
+import subprocess
+import sys
+import time
+from typing import Any, Dict, List
+
+from . import sandbox
+from .registry import CHECKS, Check
+from .runner import FAILING, describe, emit
+
+TAIL = 8_000  # bytes of worker stderr kept for a crash/timeout message
+MAX_PIPE_LINE = 4 << 20  # bytes of one line on the worker's pipe
+MAX_VIOLATIONS = 20  # violation records reported per worker; the rest are counted
+
+
+class Supervisor(object):
+    def __init__(self, args: argparse.Namespace, checks: List[Check], out: Any):
+        self.args = args
+        self.remaining = [c.id for c in checks]
+        self.first_attempt = {}  # type: Dict[str, int]
+        self.out = out
+        self.workers = 0
+        self.import_s = 0.0
+
+    def _record(self, cid: str, attempt: int, status: str, message: str, log: str,
+                duration: float) -> None:
+        res = describe(CHECKS[cid])
+        res.update(attempt=attempt, status=status, message=message, log=log, duration_s=duration)
+        emit(self.out, dict(res, type="result"))
+
+    def run(self) -> None:
+        while self.remaining:
+            self._one_worker()
+
+    def _one_worker(self) -> None:
+        a = self.args
+        nonce = binascii.hexlify(os.urandom(16)).decode()
+        config = {"suite": a.suite, "ids": self.remaining, "expect": a.expect_obj, "declare": a.declare_obj,
+                  "device": a.device, "attempts": a.attempts, "first_attempt": self.first_attempt,
+                  "nonce": nonce, "pid1": os.getpid() == 1, "workload_user": a.workload_user}
+        pkg = __package__ or "valorch_probe"
+        proc = subprocess.Popen([sys.executable, "-m", pkg, "worker"], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                start_new_session=True)
+        self.workers += 1
+        proc.stdin.write(json.dumps(config).encode())
+        proc.stdin.close()
+        w = _WorkerState(self, nonce, time.monotonic() + a.import_timeout)
+
+        sel = selectors.DefaultSelector()
+        sel.register(proc.stdout, selectors.EVENT_READ, "proto")
+        sel.register(proc.stderr, selectors.EVENT_READ, "err")
+        buf = b""
+        open_fds = 2
+        timed_out = False
+        next_reap = 0.0
+        while open_fds:
+            now = time.monotonic()
+            left = w.deadline - now
+            if left <= 0:
+                timed_out = True
+                break
+            if now >= next_reap:  # as PID 1: what workloads left behind, once a second at most
+                sandbox.reap_orphans(keep=proc.pid)
+                next_reap = now + 1.0
+            for key, _ in sel.select(timeout=min(left, 1.0)):
+                chunk = os.read(key.fileobj.fileno(), 65536)
+                if not chunk:
+                    sel.unregister(key.fileobj)
+                    open_fds -= 1
+                    continue
+                if key.data == "err":
+                    w.tail = (w.tail + chunk)[-TAIL:]
+                    continue
+                lines = (buf + chunk).split(b"\n")
+                buf = lines.pop()
+                for line in lines:
+                    w.line(line)
+                if len(buf) > MAX_PIPE_LINE:
+                    w.violation("a line of more than %d bytes on the worker's pipe" % MAX_PIPE_LINE)
+                    buf, w.skipping = b"", True
+        if timed_out:
+            _kill(proc)
+        rc = proc.wait()
+        sel.close()
+        w.summarise()
+        self._after(w, timed_out, rc)
+
+    def _after(self, w: "_WorkerState", timed_out: bool, rc: int) -> None:
+        """Results for what the worker did not report: the check it died in, or all."""
+        a = self.args
+        log = w.tail.decode("utf-8", "replace")
+        if not w.ready:
+            why = ("framework import passed its deadline of %ss" % a.import_timeout if timed_out
+                   else "worker died before it was ready (%s)" % _exit_text(rc))
+            for cid in list(self.remaining):
+                self._record(cid, self.first_attempt.get(cid, 1), "timeout" if timed_out else "crash", why, log, 0.0)
+            self.remaining = []
+            return
+        current = w.current
+        if current is None and self.remaining and not w.progress:
+            # Ready, then dead or stuck before its first check began: charge that
+            # check, so that a worker killed again and again cannot loop forever.
+            cid = self.remaining[0]
+            current = (cid, self.first_attempt.get(cid, 1), time.monotonic())
+        if current is not None:
+            cid, att, started = current
+            duration = time.monotonic() - started
+            if timed_out:
+                self._record(cid, att, "timeout", "passed its deadline of %ss; worker killed" % a.deadline,
+                             log, duration)
+            else:
+                self._record(cid, att, "crash", "worker died: %s" % _exit_text(rc), log, duration)
+            if att < a.attempts:
+                self.first_attempt[cid] = att + 1
+            elif cid in self.remaining:
+                self.remaining.remove(cid)
+        elif self.remaining and not timed_out and rc == 0:
+            # A worker that exits cleanly without reporting everything is a harness bug.
+            for cid in self.remaining:
+                self._record(cid, self.first_attempt.get(cid, 1), "error",
+                             "worker exited without reporting this check", log, 0.0)
+            self.remaining = []
+
+
+class _WorkerState(object):
+    """What the parent knows of one worker while reading its pipe. Only lines
+    that carry the worker's nonce count; anything else on the pipe was written
+    by someone else and is a violation, reported with the check in flight."""
+
+    def __init__(self, sup: Supervisor, nonce: str, deadline: float):
+        self.sup = sup
+        self.prefix = (nonce + " ").encode()
+        self.deadline = deadline
+        self.tail = b""
+        self.ready = False
+        self.progress = False
+        self.current = None  # (check id, attempt, started)
+        self.skipping = False  # the rest of an over-long line is discarded
+        self.violations = 0
+        self.last = (None, None)  # (check, attempt) of the last violation
+
+    def line(self, raw: bytes) -> None:
+        if self.skipping:
+            self.skipping = False
+            return
+        if not raw.startswith(self.prefix):
+            self.violation("a line on the worker's pipe without the worker's nonce: %r" % raw[:120])
+            return
+        text = raw[len(self.prefix):].decode("utf-8", "replace")
+        try:
+            self._record(text)
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            self.violation("a line on the worker's pipe that does not parse (%s): %r" % (exc, raw[:120]))
+
+    def _record(self, text: str) -> None:
+        sup, a = self.sup, self.sup.args
+        if text.startswith("READY "):
+            info = json.loads(text[6:])
+            self.ready = True
+            sup.import_s += float(info.get("import_s", 0.0))
+            emit(sup.out, dict(info, type="worker", n=sup.workers))
+            self.deadline = time.monotonic() + a.deadline
+        elif text.startswith("BEGIN "):
+            _, cid, att = text.split(" ")
+            self.current = (cid, int(att), time.monotonic())
+            self.tail = b""
+            self.deadline = time.monotonic() + a.deadline
+        elif text.startswith("RESULT "):
+            res = json.loads(text[7:])
+            cid = res["check"]
+            emit(sup.out, dict(res, type="result"))
+            self.progress = True
+            if cid in sup.remaining and (res["status"] not in FAILING or res["attempt"] >= a.attempts):
+                sup.remaining.remove(cid)
+            self.current = None
+            self.deadline = time.monotonic() + a.deadline
+        else:
+            raise ValueError("unknown line")
+
+    def violation(self, message: str) -> None:
+        self.violations += 1
+        if self.violations > MAX_VIOLATIONS:
+            return
+        cid, att = self.last = (self.current or (None, None, None))[:2]
+        emit(self.sup.out, {"type": "violation", "check": cid, "attempt": att, "message": message})
+
+    def summarise(self) -> None:
+        if self.violations > MAX_VIOLATIONS:
+            cid, att = self.last
+            emit(self.sup.out, {"type": "violation", "check": cid, "attempt": att,
+                                "message": "%d more violations on the worker's pipe" % (
+                                    self.violations - MAX_VIOLATIONS)})
+
+
+def _kill(proc: "subprocess.Popen[bytes]") -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        proc.kill()
+
+
+def _exit_text(rc: int) -> str:
+    if rc < 0:
+        try:
+            return "killed by %s" % signal.Signals(-rc).name
+        except ValueError:
+            return "killed by signal %d" % -rc
+    return "exit code %d" % rc

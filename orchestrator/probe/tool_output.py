@@ -1,0 +1,145 @@
+"""Parsing what external profilers and SMI tools print (pure, standard library):
+kernel and range names from rocprofv3 / rocprof CSV files, nsys stats and ncu
+CSV; device fields from rocm-smi / amd-smi JSON and nvidia-smi CSV.
+
+Unit-tested on recorded output formats (tests/fixtures/tools/); the tools
+themselves only run on GPU hosts."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from typing import Any, Dict, Iterable, List, Optional
+
+NAME_COLUMNS = ("Kernel_Name", "KernelName", "Kernel Name", "Name", "Range", "Function", "Message")
+
+
+def _rows(text: str, first: Optional[str] = None) -> List[Dict[str, str]]:
+    """CSV rows; with ``first``, the table starts at the first line that begins with it
+    (tools print banners before their CSV)."""
+    lines = (text or "").splitlines()
+    if first is not None:
+        start = next((i for i, ln in enumerate(lines) if ln.lstrip().startswith(first)), None)
+        if start is None:
+            return []
+        lines = lines[start:]
+    try:
+        return list(csv.DictReader(io.StringIO("\n".join(lines))))
+    except csv.Error:
+        return []
+
+
+def names_in_csv(text: str, first: Optional[str] = None) -> List[str]:
+    """Kernel (or range) names of a CSV report, in order, without repeats."""
+    out = []  # type: List[str]
+    for row in _rows(text, first):
+        for col in NAME_COLUMNS:
+            value = (row.get(col) or "").strip()
+            if value and value not in out:
+                out.append(value)
+                break
+    return out
+
+
+def rocprof_names(files: Dict[str, str]) -> List[str]:
+    """Kernel and marker names of every CSV a rocprofv3 (``*_kernel_trace.csv``,
+    ``*_kernel_stats.csv``, ``*_marker_api_trace.csv``) or rocprof (``results.csv``,
+    ``results.stats.csv``) run wrote; ``files`` maps a path to its text."""
+    out = []  # type: List[str]
+    for path in sorted(files):
+        if path.endswith(".csv"):
+            for name in names_in_csv(files[path]):
+                if name not in out:
+                    out.append(name)
+    return out
+
+
+def nsys_names(text: str) -> List[str]:
+    """Names of an ``nsys stats --format csv`` report (cuda_gpu_kern_sum: "Name";
+    nvtx_sum: "Range")."""
+    return names_in_csv(text, first='"Time') or names_in_csv(text, first="Time")
+
+
+def ncu_names(text: str) -> List[str]:
+    """Kernel names of ``ncu --csv`` (the table starts at the "ID" header, after ==PROF== lines)."""
+    return names_in_csv(text, first='"ID"')
+
+
+def matching(names: Iterable[str], pattern: str) -> List[str]:
+    rx = re.compile(pattern)
+    return [n for n in names if rx.search(n)]
+
+
+# -- device fields -----------------------------------------------------------------
+
+def _json(text: str) -> Any:
+    """The JSON document in a tool's stdout (warnings may precede it)."""
+    text = text or ""
+    start = min([i for i in (text.find("{"), text.find("[")) if i >= 0] or [-1])
+    if start < 0:
+        return None
+    try:
+        return json.loads(text[start:])
+    except ValueError:
+        return None
+
+
+def rocm_smi_cards(text: str) -> List[Dict[str, str]]:
+    """``rocm-smi --showproductname --json``: one dict per card with name and gfx."""
+    doc = _json(text)
+    cards = []
+    if isinstance(doc, dict):
+        for key in sorted(doc, key=lambda k: (len(k), k)):
+            if not key.lower().startswith("card") or not isinstance(doc[key], dict):
+                continue
+            low = dict((k.lower(), str(v)) for k, v in doc[key].items())
+            cards.append({"card": key, "name": low.get("card series") or low.get("device name") or "",
+                          "gfx": low.get("gfx version", "")})
+    return cards
+
+
+def amd_smi_gpus(text: str) -> List[Dict[str, str]]:
+    """``amd-smi static --asic --json``: a list (ROCm 6.0-6.2) or {"gpu_data": [...]}."""
+    doc = _json(text)
+    if isinstance(doc, dict):
+        doc = doc.get("gpu_data") or doc.get("gpus") or []
+    gpus = []
+    for item in doc if isinstance(doc, list) else []:
+        asic = item.get("asic", {}) if isinstance(item, dict) else {}
+        if isinstance(asic, dict):
+            gpus.append({"gpu": str(item.get("gpu", "")), "name": str(asic.get("market_name", "")),
+                         "gfx": str(asic.get("target_graphics_version", ""))})
+    return gpus
+
+
+def nvidia_smi_gpus(text: str) -> List[Dict[str, str]]:
+    """``nvidia-smi --query-gpu=index,name,compute_cap,driver_version --format=csv,noheader``."""
+    gpus = []
+    for row in csv.reader(io.StringIO(text or "")):
+        cells = [c.strip() for c in row]
+        if len(cells) >= 4 and cells[0].isdigit():
+            gpus.append({"index": cells[0], "name": cells[1], "compute_cap": cells[2], "driver": cells[3]})
+    return gpus
+
+
+def gfx_spellings(arch: str) -> List[str]:
+    """A gfx arch as tools spell it: rocm-smi prints the stepping in decimal
+    (gfx90a is "gfx9010"), amd-smi sometimes upper-case ("GFX940")."""
+    arch = (arch or "").split(":")[0].lower()
+    out = [arch]
+    m = re.match(r"gfx(\d+)(\d)([0-9a-f])$", arch)
+    if m and m.group(3) in "abcdef":
+        out.append("gfx%s%s%d" % (m.group(1), m.group(2), int(m.group(3), 16)))
+    return out
+
+
+def same_gfx(reported: str, arch: str) -> bool:
+    return (reported or "").split(":")[0].lower() in gfx_spellings(arch)
+
+
+def sm_of(compute_cap: str) -> str:
+    """'9.0' -> 'sm_90'."""
+    m = re.match(r"\s*(\d+)\.(\d+)", compute_cap or "")
+    return "sm_%s%s" % (m.group(1), m.group(2)) if m else ""

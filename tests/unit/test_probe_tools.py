@@ -1,0 +1,77 @@
+"""The external profilers' and SMI tools' output, parsed as the probe's profiler
+checks parse it (tests/fixtures/tools: the tools' documented output formats with
+the probe's tiny workload as the profiled program). The tools themselves need a
+GPU and are absent here; the checks' GPU paths are not run by this suite."""
+
+from pathlib import Path
+
+from orchestrator.probe import tool_output as t
+from orchestrator.probe.checks.profiler_tools import RANGE, TINY_KERNELS, smi_readback
+
+FIX = Path(__file__).resolve().parents[1] / "fixtures" / "tools"
+
+
+def tree(sub):
+    return {str(p): p.read_text() for p in (FIX / sub).rglob("*.csv")}
+
+
+def test_rocprofv3_kernel_trace_and_stats_name_the_tiny_kernels():
+    names = t.rocprof_names(tree("rocprofv3"))
+    found = t.matching(names, TINY_KERNELS)
+    assert any("MulFunctor" in n for n in found) and any("reduce_kernel" in n for n in found)
+    assert "__amd_rocclr_fillBufferAligned" in names  # the runtime's own kernels are recorded too
+    assert len(names) == len(set(names))
+
+
+def test_rocprofv3_marker_trace_shows_the_roctx_range():
+    files = {k: v for k, v in tree("rocprofv3").items() if "marker" in k}
+    assert t.matching(t.rocprof_names(files), RANGE) == [RANGE]
+
+
+def test_rocprof_v1_results_csv():
+    names = t.rocprof_names(tree("rocprof"))
+    assert len(t.matching(names, TINY_KERNELS)) == 2
+
+
+def test_nsys_stats_csv_after_its_banner():
+    kern = t.nsys_names((FIX / "nsys-stats-cuda_gpu_kern_sum.txt").read_text())
+    assert len(kern) == 3 and all(t.matching([n], TINY_KERNELS) for n in kern)
+    ranges = t.nsys_names((FIX / "nsys-stats-nvtx_sum.txt").read_text())
+    assert t.matching(ranges, RANGE) == [":valorch-nvtx-range"]
+    assert t.nsys_names("Processing ...\nSKIPPED: no data") == []
+
+
+def test_ncu_csv_after_prof_lines():
+    names = t.ncu_names((FIX / "ncu-csv.txt").read_text())
+    assert len(names) == 3 and any("reduce_kernel" in n for n in names)
+    assert t.ncu_names("==PROF== Connected\n==ERROR== ERR_NVGPUCTRPERM") == []
+
+
+def test_rocm_smi_reads_back_gfx_including_the_decimal_stepping():
+    mi300 = (FIX / "rocm-smi-showproductname-mi300x.json").read_text()
+    cards = t.rocm_smi_cards(mi300)
+    assert [c["gfx"] for c in cards] == ["gfx942", "gfx942"] and cards[0]["name"] == "AMD Instinct MI300X OAM"
+    facts = smi_readback("rocm-smi", mi300, [{"name": "AMD Instinct MI300X", "arch": "gfx942"}])
+    assert facts["matched"] and facts["devices"] == 2
+    mi250 = (FIX / "rocm-smi-showproductname-mi250.txt").read_text()  # a warning precedes the JSON
+    assert smi_readback("rocm-smi", mi250, [{"name": "AMD Instinct MI250X", "arch": "gfx90a"}])["matched"]
+    assert not smi_readback("rocm-smi", mi250, [{"name": "x", "arch": "gfx942"}])["matched"]
+
+
+def test_amd_smi_both_json_layouts():
+    old = t.amd_smi_gpus((FIX / "amd-smi-static-asic-list.json").read_text())
+    new = t.amd_smi_gpus((FIX / "amd-smi-static-asic-gpu_data.json").read_text())
+    assert old == [{"gpu": "0", "name": "AMD Instinct MI210", "gfx": "gfx90a"}]
+    assert new[0]["gfx"] == "gfx942"
+    assert smi_readback("amd-smi", (FIX / "amd-smi-static-asic-gpu_data.json").read_text(),
+                        [{"name": "AMD Instinct MI300X", "arch": "gfx942"}])["matched"]
+    assert t.same_gfx("GFX940", "gfx940") and t.amd_smi_gpus("not json") == []
+
+
+def test_nvidia_smi_compute_capability_against_torch():
+    text = (FIX / "nvidia-smi-query-gpu.csv").read_text()
+    gpus = t.nvidia_smi_gpus(text)
+    assert len(gpus) == 2 and gpus[0]["name"] == "NVIDIA H100 80GB HBM3" and t.sm_of(gpus[0]["compute_cap"]) == "sm_90"
+    assert smi_readback("nvidia-smi", text, [{"name": "NVIDIA H100 80GB HBM3", "arch": "sm_90"}])["matched"]
+    assert not smi_readback("nvidia-smi", text, [{"name": "NVIDIA A100", "arch": "sm_80"}])["matched"]
+    assert t.nvidia_smi_gpus("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.") == []
