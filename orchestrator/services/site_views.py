@@ -4,6 +4,7 @@ timed result, not the samples), so a 300,000-result store fits in memory."""
 
 from __future__ import annotations
 
+import json
 import re
 import zlib
 from collections import Counter
@@ -14,6 +15,7 @@ from typing import Any, Iterable
 from ..matrix.model import FAILING, verdict
 from ..regression import changepoints, noise
 from ..render.repro import command
+from ..store.models import unpack_samples
 
 DEFAULT_THRESHOLD = 0.05
 BAD = (*FAILING, "unsupported", "partial")
@@ -112,8 +114,9 @@ def load_runs(run_rows: list[dict[str, Any]], checks: dict[int, dict[str, Any]],
         res.duration += duration or 0.0
         if status != "pass" or not res.message:
             res.message = message or res.message
-        if status == "pass" and samples and len(samples) >= 3:
-            m = metrics or {}
+        samples = unpack_samples(samples) if status == "pass" and samples else ()
+        if len(samples) >= 3:
+            m = json.loads(metrics) if isinstance(metrics, str) else (metrics or {})
             res.median, res.q1, res.q3, res.cv = _summary(samples)
             res.n = len(samples)
             thr = m.get("threshold")

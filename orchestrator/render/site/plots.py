@@ -19,6 +19,21 @@ PALETTE = ("#1f5fbf", "#c2410c", "#15803d", "#7e22ce", "#0e7490", "#a16207", "#b
            "#b91c1c")
 SHIFT_COLOUR = {"slower": "#d11f1f", "faster": "#15803d"}
 MAX_SPREAD_SERIES = 3  # more environments than this on one plot: medians only, spread on the run pages
+MAX_POINTS = 600  # per plot: a long history in many environments is drawn as bucket medians
+
+
+def _thin(points: tuple, most: int) -> tuple:
+    """At most ``most`` points: consecutive runs in equal buckets, each drawn at its middle
+    run with the median of the bucket's medians (shifts keep their exact runs)."""
+    if len(points) <= most:
+        return points
+    size = -(-len(points) // most)
+    out = []
+    for i in range(0, len(points), size):
+        b = points[i:i + size]
+        meds = sorted(p[1] for p in b)
+        out.append((b[len(b) // 2][0], meds[len(meds) // 2], min(p[2] for p in b), max(p[3] for p in b)))
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -67,6 +82,8 @@ def _x_labels(series: list[Series], count: int = 8) -> list[float]:
 def trend_svg(title: str, series: list[Series], threshold: float, width: int = 1000, height: int = 330) -> str:
     """One plot for a check: a line per environment, bands and shifts as described above.
     Times are plain numbers for pygal (its datetime adapter is most of a plot's cost)."""
+    most = max(30, MAX_POINTS // max(1, len(series)))
+    series = [Series(s.label, _thin(s.points, most), s.levels, s.markers) for s in series]
     factor, unit = _scale(series)
     spread = len(series) <= MAX_SPREAD_SERIES
     tops = sorted(p[1] for s in series for p in s.points)
