@@ -11,10 +11,11 @@ $(VENV)/.run-env: pyproject.toml
 	$(BIN)/python -m pip install -q -e '.[test,torch]'
 	touch $@
 
-# The test environment adds tensorflow-cpu (the host is the TensorFlow environment)
-# and the Kubernetes client (its manifests are checked against the client models).
+# The test environment adds tensorflow-cpu (the host is the TensorFlow environment),
+# the Kubernetes client (its manifests are checked against the client models) and
+# psycopg (the PostgreSQL store tests run against a real server).
 $(VENV)/.test-env: $(VENV)/.run-env
-	$(BIN)/python -m pip install -q -e '.[test,torch,tensorflow,k8s]'
+	$(BIN)/python -m pip install -q -e '.[test,torch,tensorflow,k8s,postgres]'
 	touch $@
 
 ## The main job: the smoke suite on the local interpreter (no Docker needed),

@@ -11,10 +11,13 @@ import sys
 import typer
 
 from . import __version__
+from .commands import db as db_cmd
 from .commands import hosts, images, matrix, results, suites
+from .commands import site as site_cmd
 from .commands import inventory as inventory_cmd
 from .commands import jobs as jobs_cmd
 from .commands import baseline as baseline_cmd
+from .commands.bisect import bisect as bisect_cmd
 from .commands.diff import diff as diff_cmd
 from .commands.qualify import qualify
 from .commands.run import run
@@ -26,11 +29,14 @@ class App(typer.Typer):
         try:
             return super().__call__(*args, **kwargs)
         except ValorchError as exc:
+            from rich.markup import escape
+
             from .commands.common import err
 
-            err.print(f"[bold red]error:[/bold red] {exc.message}", markup=True, highlight=False)
+            # escaped: a message may quote text in brackets, e.g. pip install 'valorch[postgres]'
+            err.print(f"[bold red]error:[/bold red] {escape(exc.message)}", markup=True, highlight=False)
             if exc.hint:
-                err.print(f"  [dim]hint:[/dim] {exc.hint}")
+                err.print(f"  [dim]hint:[/dim] {escape(exc.hint)}")
             sys.exit(exc.exit_code)
 
 
@@ -44,9 +50,12 @@ app.add_typer(matrix.app, name="matrix")
 app.add_typer(hosts.app, name="hosts")
 app.command("diff")(diff_cmd)
 app.command("qualify")(qualify)
+app.command("bisect")(bisect_cmd)
 app.add_typer(baseline_cmd.app, name="baseline")
 app.add_typer(inventory_cmd.app, name="inventory")
 app.add_typer(jobs_cmd.app, name="jobs")
+app.add_typer(db_cmd.app, name="db")
+app.add_typer(site_cmd.app, name="site")
 
 
 @app.command("version")

@@ -40,3 +40,43 @@ def probe_dir(tmp_path):
     shutil.copytree(ROOT / "orchestrator" / "probe", dest / "valorch_probe",
                     ignore=shutil.ignore_patterns("__pycache__"))
     return dest
+
+
+# --- PostgreSQL: one real server for the session (tests/pgserver.py), a fresh database per test ---
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if "pg_server" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.postgres)
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    """initdb + postgres from Debian's postgresql package, as an unprivileged user, on
+    127.0.0.1 and a free port; stopped (its own pid) and removed at the end."""
+    import pgserver
+
+    try:
+        server = pgserver.start()
+    except FileNotFoundError as exc:
+        pytest.skip(str(exc))
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def pg_url(pg_server):
+    """A fresh, empty PostgreSQL database (no schema: `valorch db upgrade` makes it)."""
+    return pg_server.create_database()
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def store_db(request, tmp_path):
+    """A fresh results database at the head schema, once as a SQLite file, once on PostgreSQL."""
+    from orchestrator.store.db import upgrade
+
+    if request.param == "sqlite":
+        return str(tmp_path / "v.sqlite")
+    url = request.getfixturevalue("pg_server").create_database()
+    upgrade(url)
+    return url

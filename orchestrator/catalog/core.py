@@ -16,8 +16,8 @@ from typing import Any, Iterable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .. import yamlio
-from ..errors import AmbiguousImageError, SpecError, UnknownImageError
+from .. import imageref, yamlio
+from ..errors import AmbiguousImageError, InputError, SpecError, UnknownImageError
 from ..spec import Backend, ImageSpec, JobSpec
 
 HOST_IMAGE = ImageSpec(alias="host", reference="host", backend="cpu", family="host", executor="host",
@@ -73,6 +73,42 @@ def parse_tag(text: str) -> ImageSpec | None:
     return None
 
 
+def from_reference(text: str, known: Iterable[ImageSpec] = ()) -> ImageSpec:
+    """Any image reference (``docker.io/org/name:tag``, ``localhost:5000/x@sha256:…``): the
+    catalogued image it names after normalisation, else an image with no expectations whose
+    backend is guessed from its name (a bad reference is exit 2)."""
+    ref = imageref.parse(text)
+    for image in known:
+        if image.executor != "docker":
+            continue
+        try:
+            other = imageref.parse(image.reference)
+        except InputError:
+            continue
+        if (other.repository, other.tag) == (ref.repository, ref.tag) and ref.digest in (None, image.digest):
+            return image
+    name = ref.path.rsplit("/", 1)[-1]
+    alias = f"{name}_{ref.tag}" if ref.tag else f"{name}_{ref.digest[7:19]}"
+    alias = re.sub(r"[^A-Za-z0-9_.\-]", "_", alias)
+    words = f"{ref.path}:{ref.tag or ''}".lower()
+    backend = "rocm" if "rocm" in words else "cuda" if "cuda" in words else "cpu"
+    return ImageSpec(alias=alias, reference=str(ref), backend=backend, family="reference", digest=ref.digest,
+                     derived=True, notes=f"Not catalogued: no expectations; backend {backend} guessed from the name.")
+
+
+def load_file(path: Path) -> list[tuple[ImageSpec, yamlio.Document]]:
+    """The images of one catalog file, each with its YAML node (for line numbers and edits)."""
+    doc = yamlio.load(path)
+    head = yamlio.validate(doc, ImageFile, "image catalog")
+    out = []
+    for i, entry in enumerate(head.images):
+        sub = doc.sub(("images", i))
+        merged = {"family": head.family, "backend": head.backend, "local": head.local, **entry}
+        sub = yamlio.Document(sub.path, merged, sub.node)
+        out.append((yamlio.validate(sub, ImageSpec, "image"), sub))
+    return out
+
+
 @dataclass(frozen=True)
 class Catalog:
     images: tuple[ImageSpec, ...]
@@ -86,13 +122,7 @@ class Catalog:
         images: list[ImageSpec] = [HOST_IMAGE]
         seen: dict[str, Path] = {"host": Path("(built in)")}
         for path in sorted(directory.glob("*.yaml")):
-            doc = yamlio.load(path)
-            head = yamlio.validate(doc, ImageFile, "image catalog")
-            for i, entry in enumerate(head.images):
-                sub = doc.sub(("images", i))
-                merged = {"family": head.family, "backend": head.backend, "local": head.local, **entry}
-                sub = yamlio.Document(sub.path, merged, sub.node)
-                image = yamlio.validate(sub, ImageSpec, "image")
+            for image, sub in load_file(path):
                 if image.alias in seen:
                     raise SpecError(f"{path}:{sub.line(('alias',))}: image alias '{image.alias}' is "
                                     f"already defined in {seen[image.alias]}", "aliases must be unique")
@@ -120,6 +150,8 @@ class Catalog:
         parsed = parse_tag(name)
         if parsed is not None:
             return parsed
+        if imageref.looks_like_reference(name):
+            return from_reference(name, self.images)
         near = sorted(self.images, key=lambda i: -_similarity(name, i.alias))[:3]
         raise UnknownImageError(
             f"unknown image '{name}': not in the catalog and not a rocm/pytorch or pytorch/pytorch tag",

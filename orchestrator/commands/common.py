@@ -79,3 +79,18 @@ def write_output(text: str, path: Path | None) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     err.print(f"wrote {path}")
+
+
+def write_validated(text: str, path: Path, validate) -> None:
+    """Replace ``path`` with ``text`` atomically: a temporary file beside it, ``validate(tmp)``,
+    then a rename. A failed validation leaves the original untouched."""
+    tmp = path.with_name(f".{path.name}.valorch-tmp")
+    tmp.write_text(text, encoding="utf-8")
+    try:
+        validate(tmp)
+        import os
+
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    err.print(f"wrote {path}")

@@ -14,9 +14,25 @@ from rich.table import Table
 
 from ..errors import InputError
 from .common import DEFAULT_THRESHOLD
-from .common import DbOption, err, out, sessions, write_output
+from .common import DbOption, err, load_catalog, out, sessions, write_output
 
 FORMATS = ("term", "md", "html", "json", "junit")
+NotifyOption = typer.Option(None, "--notify", help="Post the outcome: slack=URL or github=OWNER/REPO (token in "
+                            "GITHUB_TOKEN, commit in GITHUB_SHA); repeatable.")
+
+
+def say(line: str) -> None:
+    err.print(line, markup=False, highlight=False)
+
+
+def local_images() -> frozenset[str]:
+    """Catalogued local images (named by alias in repro commands, not by digest)."""
+    from ..errors import ValorchError
+
+    try:
+        return frozenset(i.alias for i in load_catalog(None).images if i.local)
+    except ValorchError:
+        return frozenset()
 
 
 def print_term(report: Any) -> None:
@@ -31,6 +47,9 @@ def print_term(report: Any) -> None:
               f"hosts: {', '.join(report.base.hosts) or '—'} → {', '.join(report.head.hosts) or '—'}; "
               f"threshold {report.threshold * 100:g} %")
     out.print("  counts: " + (", ".join(f"{k} {v}" for k, v in h["counts"].items()) or "nothing compared"))
+    if h["noisy_host"]:
+        out.print(f"  [yellow]noisy host[/yellow]: {h['noisy_host']} timed check(s) ran on a busy host; "
+                  "their timing changes are shown (~), not counted")
     for issue in report.expired:
         out.print(f"  [yellow]known issue {issue.check} expired on {issue.expires}[/yellow]: {issue.reason}")
     for title, kinds in SECTIONS:
@@ -55,16 +74,27 @@ def diff(base: str = typer.Argument(..., help="run id/prefix, batch, matrix vers
          threshold: float = typer.Option(DEFAULT_THRESHOLD, help="Timing ratio threshold (0.05 = 5 %)."),
          known_issues: Path = typer.Option(None, "--known-issues", help="Known-issues YAML (failures expected)."),
          image: list[str] = typer.Option(None, "--image", help="Only these image aliases (repeatable)."),
-         db: str = DbOption) -> None:
+         notify: list[str] = NotifyOption, db: str = DbOption) -> None:
     """What changed between BASE and HEAD; exit 1 when anything regressed."""
     if fmt not in FORMATS:
         raise InputError(f"unknown --format '{fmt}'", f"use one of {', '.join(FORMATS)}")
     from ..regression import rule as engine
     from ..render.diff import RENDERERS
-    from ..services.diff import compare
+    from ..notify import targets as notify_targets
+    from ..services import notify as notify_service
+    from ..services.diff import NoResults, compare
 
-
-    report = compare(sessions(db), base, head, threshold, known_issues, image or ())
+    targets = notify_targets.parse(notify or ())  # a bad --notify is exit 2 before anything else
+    title = f"valorch diff {base} → {head}"
+    factory = sessions(db)
+    try:
+        report = compare(factory, base, head, threshold, known_issues, image or ())
+    except NoResults as exc:
+        if targets:
+            notify_service.post_empty(targets, title, exc.message, say)
+        raise
+    reached = notify_service.post_report(factory, targets, report, title, say, local=local_images()) \
+        if targets else True
     if fmt == "term" and out_path is None:
         print_term(report)
     else:
@@ -72,3 +102,5 @@ def diff(base: str = typer.Argument(..., help="run id/prefix, batch, matrix vers
     if report.regressed:
         err.print(f"[red]regressed[/red]: {sum(1 for c in report.changes if c.kind in engine.COUNTED)} change(s)")
         raise typer.Exit(1)
+    if not reached:
+        raise typer.Exit(3)

@@ -58,12 +58,18 @@ def probe(name: str = typer.Argument(None, help="Host name [default: every host]
 def check(hosts_file: Path = HostsOption, job: Path = typer.Option(None, "--job", "-j", help="Check this job's images."),
           images: list[str] = typer.Option(None, "--image", "-i", help="Check these images (repeatable)."),
           probe_image: str = typer.Option(None, "--probe-image", help="Image with python3 for the disk check."),
+          level: int = typer.Option(None, "--level", min=0, max=1, help="Also the GPU preflight: 0 = device nodes, "
+                                    "driver version, a container with the device options; 1 = and SMI health, "
+                                    "rvs / dcgmi diag -r 1, the kernel log."),
+          since: float = typer.Option(60.0, "--since", help="Minutes of kernel log that --level 1 scans."),
           db: str = DbOption, catalog: Path = CatalogOption, as_json: bool = JsonOption) -> None:
     """Preflight: each engine answers (version), disk free under its Docker root, the job's
-    images present (with the catalog's digests when known), the results DB writable. Exit 3 on a problem."""
+    images present (with the catalog's digests when known), the results DB writable; with
+    --level, the GPU preflight per host (docs/registries.md). Exit 3 on a problem."""
     from ..services import hosts as service
 
-    found = service.check(hosts_file, load_catalog(catalog), job, images or [], probe_image, lambda: sessions(db))
+    found = service.check(hosts_file, load_catalog(catalog), job, images or [], probe_image, lambda: sessions(db),
+                          level=level, since_minutes=since)
     rows, db_problem = found["hosts"], None if found["db"] == "ok" else found["db"]
     if as_json:
         print_json({"hosts": rows, "db": db_problem or "ok"})

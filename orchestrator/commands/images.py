@@ -1,4 +1,4 @@
-"""valorch images list | show"""
+"""valorch images list | show | check | pull | import-rst"""
 
 from __future__ import annotations
 
@@ -15,11 +15,19 @@ COLUMNS = ("rocm", "cuda", "cudnn", "pytorch", "ubuntu", "debian", "python", "ap
            "magma", "ucx", "ompi", "ofed")
 
 
+HostsOption = typer.Option(None, "--hosts", envvar="VALORCH_HOSTS",
+                           help="Host inventory YAML [default: this machine, as detected].")
+
+
 @app.command("list")
 def list_images(family: str = typer.Option(None, help="Only this family (rocm, cuda, cpu, local-test)."),
-                as_json: bool = JsonOption, catalog: Path = CatalogOption) -> None:
-    """Every catalogued image with its expected components."""
+                present: bool = typer.Option(False, "--present", help="Also show, per host, whether each image is "
+                                             "on its engine and with which digest."),
+                hosts_file: Path = HostsOption, as_json: bool = JsonOption, catalog: Path = CatalogOption) -> None:
+    """Every catalogued image with its expected components (and, with --present, where it is)."""
     images = [i for i in load_catalog(catalog).images if not family or i.family == family]
+    if present or hosts_file:
+        return _presence(images, hosts_file, as_json)
     if as_json:
         print_json([i.model_dump(mode="json") for i in images])
         return
@@ -74,3 +82,85 @@ def import_rst(file: Path = typer.Argument(..., help="A reStructuredText page wi
     counts = ", ".join(f"{report['counts'][k]} {k}" for k in ("added", "changed", "unchanged", "kept"))
     verb = ("would write" if dry_run else "wrote") if plan.changed else "file unchanged:"
     out.print(f"{report['imported']} images imported ({counts}); {verb} {out_path}")
+
+
+CaOption = typer.Option(None, "--ca", help="PEM file of the CA that signed the registry's certificate "
+                        "[default: certs.d/<registry>/ca.crt as the engine reads it, else the system CAs].")
+
+
+@app.command("check")
+def check(names: list[str] = typer.Argument(None, help="Aliases or selectors [default: every registry image]."),
+          update: bool = typer.Option(False, "--update", help="Write the current digests into the catalog "
+                                      "(prints the diff)."),
+          ca: Path = CaOption, timeout: float = typer.Option(30.0, help="Seconds per registry request."),
+          as_json: bool = JsonOption, catalog: Path = CatalogOption) -> None:
+    """Resolve each catalogued tag to its digest through the registry's HTTP API (no pull, no
+    engine); exit 1 when a tag moved or vanished since the catalog was written."""
+    from ..services import images as svc
+    from .common import write_validated
+
+    directory = catalog or project_dir() / "images"
+    cat = load_catalog(directory)
+    checks = svc.check_catalog(cat, names or (), ca=str(ca) if ca else None, timeout=timeout)
+    updates = svc.plan_update(directory, checks) if update else []
+    for u in updates:
+        write_validated(u.new, u.path, lambda tmp, u=u: svc.validate_update(tmp, u, checks))
+    if as_json:
+        print_json({"images": [c.as_dict() for c in checks],
+                    "updated": [{"file": str(u.path), "aliases": list(u.aliases), "diff": u.diff()} for u in updates]})
+    else:
+        table = Table("alias", "state", "catalog digest", "registry digest", "rate limit", title="images check")
+        style = {"same": "green", "moved": "red", "vanished": "red", "new": "yellow", "local": "dim"}
+        for c in checks:
+            table.add_row(c.alias, f"[{style[c.state]}]{c.state}[/]", (c.catalog_digest or "")[:19],
+                          (c.current_digest or c.message)[:70], c.rate_limit or "")
+        out.print(table)
+        for u in updates:
+            out.print(u.diff(), markup=False, highlight=False)
+    if svc.drifted(checks) and not update:
+        raise typer.Exit(1)
+
+
+def _presence(images, hosts_file: Path | None, as_json: bool) -> None:
+    from ..services.pull import presence
+
+    rows = presence(images, hosts_file)
+    if as_json:
+        print_json(rows)
+        return
+    table = Table("host", "alias", "present", "digest", "catalog pin", title="images on each host")
+    for r in rows:
+        state = r["error"] or ("[green]yes[/]" if r["present"] else "[dim]no[/]")
+        pin = "" if not r.get("pinned") else ("matches" if r["digest"] == r["pinned"] else r["pinned"][:19])
+        table.add_row(r["host"], r["alias"], state, (r["digest"] or "")[:71], pin)
+    out.print(table)
+
+
+@app.command("pull")
+def pull(names: list[str] = typer.Argument(..., help="Aliases, references or selectors (family:rocm, globs)."),
+         hosts_file: Path = HostsOption,
+         policy: str = typer.Option("missing", "--pull", help="missing (skip images already there) or always."),
+         ca: Path = CaOption, as_json: bool = JsonOption, catalog: Path = CatalogOption) -> None:
+    """Pre-stage images on every matching host, concurrently, with per-layer progress. Each host's
+    free space is checked against the image's compressed size first: a host without room is
+    reported, not filled. Exit 3 when any host could not be staged."""
+    from ..services import pull as svc
+    from .common import err
+    from .progress import PullProgress
+
+    svc.check_policy(policy)
+    images = load_catalog(catalog).select(names)
+    with PullProgress(err, disable=as_json) as progress:
+        outcomes = svc.pull_images(images, hosts_file, policy, ca=str(ca) if ca else None, on_event=progress)
+    if as_json:
+        print_json([{"host": o.host, "alias": o.alias, "error": o.error, "kind": o.kind or "ok",
+                     **(o.staged.meta() if o.staged else {})} for o in outcomes])
+    else:
+        table = Table("host", "alias", "state", "reference / problem", "compressed", title="images pull")
+        for o in outcomes:
+            size = f"{o.staged.compressed_size / 2**20:.1f} MiB" if o.staged and o.staged.compressed_size else ""
+            state = ("[green]pulled[/]" if o.staged.pulled else "[green]present[/]") if o.staged else f"[red]{o.kind}[/]"
+            table.add_row(o.host, o.alias, state, o.staged.reference if o.staged else o.error, size)
+        out.print(table)
+    if any(o.error for o in outcomes):
+        raise typer.Exit(3)

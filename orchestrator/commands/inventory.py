@@ -19,6 +19,7 @@ from .common import lazy, CatalogOption, DbOption, JsonOption, err, load_catalog
 
 audit = lazy("orchestrator.audit")
 render_audit = lazy("orchestrator.render.audit")
+render_sbom = lazy("orchestrator.render.sbom")
 
 if TYPE_CHECKING:
     from ..spec import ImageSpec
@@ -87,12 +88,16 @@ def audit_image(
     image: str = typer.Option(..., "--image", "-i", help="Image alias, tag or reference (or 'host')."),
     fmt: AuditFormat = typer.Option(AuditFormat.term, "--format", "-f", help="term, md, json or cyclonedx."),
     out_path: Path = typer.Option(None, "--out", "-o", help="Write the rendered output here."),
+    pull: str = typer.Option("missing", "--pull", help="missing, always or never (as for valorch run)."),
     db: str = DbOption, as_json: bool = JsonOption, catalog: Path = CatalogOption,
 ) -> None:
     """Gather an image's components, store them, compare with the catalog. Exit 1 on drift."""
     from ..services import inventory as service
+    from .progress import PullProgress
 
     spec = load_catalog(catalog).resolve(image)
+    with PullProgress(err, disable=as_json) as progress:  # any reference: pulled (by digest when pinned) first
+        spec = service.stage(spec, pull, progress)
     done = service.audit_image(spec, sessions(db), status=err.status)
     run_id, digest, inv, findings = done.run_id, done.digest, done.inventory, list(done.findings)
     fmt = AuditFormat.json if as_json else fmt
@@ -101,7 +106,10 @@ def audit_image(
     elif fmt is AuditFormat.md:
         write_output(render_audit.render_findings_md(findings, spec.alias, inv), out_path)
     elif fmt is AuditFormat.cyclonedx:
-        write_output(json.dumps(render_audit.to_cyclonedx(inv, spec.reference), indent=1), out_path)
+        from datetime import datetime, timezone
+
+        write_output(render_sbom.bom_json(inv, spec.reference, digest=digest, timestamp=datetime.now(timezone.utc)),
+                     out_path)
     else:
         _print_audit(spec, run_id, digest, inv, findings)
     raise typer.Exit(done.exit_code)
@@ -166,8 +174,10 @@ def show(
     started, run_id = found.started, found.run_id
     fmt = AuditFormat.json if as_json else fmt
     if fmt is AuditFormat.cyclonedx:
-        bom = render_audit.to_cyclonedx(inv, reference, timestamp=started.isoformat(timespec="seconds") + "Z")
-        write_output(json.dumps(bom, indent=1), out_path)
+        from datetime import timezone
+
+        write_output(render_sbom.bom_json(inv, reference, digest=digest,
+                                          timestamp=started.replace(tzinfo=timezone.utc)), out_path)
     elif fmt is AuditFormat.json:
         write_output(json.dumps({"run": run_id, "image": alias, "reference": reference, "digest": digest,
                                  "started": started.isoformat(), **inv.model_dump(mode="json")},

@@ -23,11 +23,12 @@ ColumnsOpt = typer.Option(None, "--columns", help="images, backends or hosts [de
 ImageOpt = typer.Option(None, "--image", help="Only images whose alias matches these globs (repeatable).")
 SinceOpt = typer.Option(None, "--since", help="Only runs started on or after this date (YYYY-MM-DD).")
 PolicyOpt = typer.Option(None, "--tier-policy", help="YAML file overriding the tier policy (tiers layout).")
+JobOpt = typer.Option(None, "--job", help="Only runs of this job (its name in the job spec, e.g. nightly).")
 
 
 @app.command("render")
 def render(fmt: str = FormatOpt, layout: str = LayoutOpt, rows: str = RowsOpt, columns: str = ColumnsOpt,
-           image: list[str] = ImageOpt, since: str = SinceOpt, tier_policy: Path = PolicyOpt,
+           image: list[str] = ImageOpt, since: str = SinceOpt, tier_policy: Path = PolicyOpt, job: str = JobOpt,
            version: str = typer.Option(None, "--version", help="Render this published version (immutable)."),
            out_path: Path = typer.Option(None, "--out", "-o", help="Write here instead of stdout."),
            db: str = DbOption) -> None:
@@ -39,20 +40,20 @@ def render(fmt: str = FormatOpt, layout: str = LayoutOpt, rows: str = RowsOpt, c
         doc = service.published(sessions(db), version)
     else:
         doc = service.build_document(sessions(db), db, catalog, layout, rows, columns, image or [],
-                                     since, tier_policy)
+                                     since, tier_policy, job)
     write_output(service.render_document(doc, fmt), out_path)
 
 
 @app.command("publish")
 def publish(version: str = typer.Option(..., "--version", help="The version name, e.g. v0.3 (immutable)."),
             layout: str = LayoutOpt, rows: str = RowsOpt, columns: str = ColumnsOpt, image: list[str] = ImageOpt,
-            since: str = SinceOpt, tier_policy: Path = PolicyOpt, db: str = DbOption,
+            since: str = SinceOpt, tier_policy: Path = PolicyOpt, job: str = JobOpt, db: str = DbOption,
             as_json: bool = JsonOption) -> None:
     """Store an immutable snapshot that `matrix render --version` renders again byte for byte."""
     from ..services import matrix as service
 
     done = service.publish(sessions(db), db, catalog, version, layout, rows, columns, image or [],
-                           since, tier_policy)
+                           since, tier_policy, job)
     if as_json:
         print_json(done)
     else:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from rich.console import Console
 from rich.live import Live
@@ -125,3 +126,51 @@ class LiveReporter:
                 self._say(f"  {'failed' if failed else 'done':8} {task_key(task)} on {task.host.name} "
                           f"({done}/{len(self.rows)} tasks, {time.monotonic() - self.t0:.0f}s)")
             self._refresh()
+
+
+class PullProgress:
+    """Per-layer pull progress with sizes, and a total per image and host (rich Progress on
+    stderr). Called from several threads: one per host being staged."""
+
+    DONE = ("Download complete", "Pull complete", "Already exists")
+
+    def __init__(self, console: Console, disable: bool = False) -> None:
+        from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
+
+        self.disable = disable
+        self.progress = Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
+                                 TransferSpeedColumn(), console=console, transient=False, disable=disable)
+        self.lock = threading.Lock()
+        self.layers: dict[tuple[str, str], Any] = {}
+        self.sizes: dict[str, dict[str, list[int]]] = {}
+        self.totals: dict[str, Any] = {}
+
+    def __enter__(self) -> "PullProgress":
+        self.progress.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.progress.__exit__(*exc)
+
+    def __call__(self, key: str, event: Any) -> None:
+        if event.layer is None or event.status.startswith(("Pulling from", "Digest", "Status")):
+            return
+        with self.lock:
+            if key not in self.totals:
+                self.totals[key] = self.progress.add_task(f"[bold]{key}[/bold] total", total=None)
+                self.sizes[key] = {}
+            size = self.sizes[key].setdefault(event.layer, [0, 0])
+            if event.status == "Downloading" and event.total:
+                size[:] = [event.current or 0, event.total]
+            elif event.status in self.DONE:
+                size[0] = size[1]
+            else:
+                return
+            lid = self.layers.get((key, event.layer))
+            if lid is None and size[1]:
+                lid = self.layers[(key, event.layer)] = self.progress.add_task(f"  {event.layer}", total=size[1])
+            if lid is not None:
+                self.progress.update(lid, completed=size[0], total=size[1])
+            known = [s for s in self.sizes[key].values() if s[1]]
+            self.progress.update(self.totals[key], completed=sum(s[0] for s in known),
+                                 total=sum(s[1] for s in known) or None)

@@ -12,7 +12,7 @@ from pathlib import Path
 import typer
 
 from .common import DEFAULT_THRESHOLD, CatalogOption, DbOption, err, load_catalog, sessions, write_output
-from .diff import print_term
+from .diff import NotifyOption, local_images, print_term, say
 from .run import EXECUTOR_HELP, ExecutorChoice
 
 
@@ -27,19 +27,30 @@ def qualify(job: Path = typer.Option(..., "--job", "-j", help="The release job s
                                             help="Host inventory YAML [default: this machine]."),
             executor: ExecutorChoice = typer.Option("docker", "--executor", help=EXECUTOR_HELP),
             partition: str = typer.Option(None, "--partition", help="Slurm partition for --executor slurm."),
-            db: str = DbOption, catalog: Path = CatalogOption) -> None:
+            notify: list[str] = NotifyOption, db: str = DbOption, catalog: Path = CatalogOption) -> None:
     """Run the job, diff the new runs against the baseline, write report.md/.html/.junit.xml; gate."""
     from ..catalog.core import load_job
     from ..render.diff import diff_html, diff_junit, diff_md
+    from ..notify import targets as notify_targets
+    from ..services import notify as notify_service
     from ..services import qualify as service
+    from ..services.diff import NoResults
     from .progress import LiveReporter
 
+    targets = notify_targets.parse(notify or ())  # a bad --notify is exit 2 before an hour of runs
     cat = load_catalog(catalog)
     spec = load_job(job, cat)
-    with LiveReporter(err) as reporter:
-        outcome = service.qualify(spec, cat, sessions(db), baseline, known_issues, threshold, reporter=reporter,
-                                  cpu_only=cpu_only, executor=executor.value, partition=partition,
-                                  hosts_file=hosts_file)
+    title = f"valorch qualify {spec.name} against {baseline}"
+    factory = sessions(db)
+    try:
+        with LiveReporter(err) as reporter:
+            outcome = service.qualify(spec, cat, factory, baseline, known_issues, threshold, reporter=reporter,
+                                      cpu_only=cpu_only, executor=executor.value, partition=partition,
+                                      hosts_file=hosts_file)
+    except NoResults as exc:
+        if targets:  # zero ingested results: a failure, never a success
+            notify_service.post_empty(targets, title, exc.message, say)
+        raise
     for line in outcome.lines:
         err.print(line)
     report = outcome.report
@@ -48,6 +59,9 @@ def qualify(job: Path = typer.Option(..., "--job", "-j", help="The release job s
     write_output(diff_html(report), out_dir / "report.html")
     write_output(diff_junit(report), out_dir / "report.junit.xml")
     print_term(report)
+    reached = notify_service.post_report(factory, targets, report, title, say, local=local_images(),
+                                         infra=outcome.infra_errors, report_path=str(out_dir / "report.html")) \
+        if targets else True
     if report.regressed:
         err.print(f"[bold red]qualification failed[/bold red]: regressed against {baseline}; see {out_dir}/report.md")
         raise typer.Exit(1)
@@ -59,3 +73,5 @@ def qualify(job: Path = typer.Option(..., "--job", "-j", help="The release job s
         err.print("[yellow]infrastructure errors: the affected checks are inconclusive; not qualified[/yellow]")
         raise typer.Exit(3)
     err.print(f"[bold green]qualified[/bold green] against {baseline}")
+    if not reached:
+        raise typer.Exit(3)

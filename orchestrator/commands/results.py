@@ -1,8 +1,10 @@
-"""valorch results list | show | export | import"""
+"""valorch results list | show | export | import | push | prune"""
 
 from __future__ import annotations
 
+import dataclasses
 import json
+from datetime import datetime
 from pathlib import Path
 
 import typer
@@ -12,6 +14,9 @@ from ..errors import InputError
 from .common import DbOption, JsonOption, err, out, print_json, sessions, write_output
 
 app = typer.Typer(help="Stored runs and their results.", no_args_is_help=True)
+KEPT = {"baseline": "a baseline refers to them", "published": "a published matrix version refers to them",
+        "newest": "the newest run of their job, image and host (the live matrix)",
+        "not on the server": "the shared store does not hold them (whole) yet"}
 
 
 @app.command("list")
@@ -46,6 +51,9 @@ def show_run(run_id: str = typer.Argument(..., help="A run id (or a unique prefi
         return
     out.print(f"[bold]run {data['run']}[/bold] {data['state']}")
     out.print(f"  image   {data['image']['alias']}  {data['image']['reference']}  {data['image']['digest'] or ''}")
+    if data["image"].get("platform_digest"):
+        out.print(f"          index {data['image']['index_digest']}  platform (linux/amd64) "
+                  f"{data['image']['platform_digest']}")
     out.print(f"  host    {data['host']} ({data['executor']})  valorch {data['valorch_version']}  "
               f"spec {data['spec_hash']}")
     out.print(f"  started {data['started']}  ended {data['ended']}")
@@ -86,3 +94,78 @@ def import_(path: Path = typer.Argument(..., help="A file written by valorch res
     total = len(doc.get("runs", []))
     err.print(f"imported {path}: {counts['runs']} new of {total} runs, {counts['results']} new results, "
               f"{counts['inventory']} new inventory rows")
+
+
+def _since(value: str | None) -> datetime | None:
+    if not value:
+        return None
+    try:
+        return datetime.fromisoformat(value)
+    except ValueError:
+        raise InputError(f"--since '{value}' is not a date", "write it as YYYY-MM-DD or YYYY-MM-DDTHH:MM") from None
+
+
+@app.command("push")
+def push(to: str = typer.Option(..., "--to", envvar="VALORCH_PUSH_TO",
+                                help="The shared store's URL, e.g. postgresql://valorch@db.example/valorch."),
+         since: str = typer.Option(None, "--since", help="Only runs started on or after this date (YYYY-MM-DD)."),
+         origin: str = typer.Option(None, "--origin", envvar="VALORCH_ORIGIN",
+                                    help="Where the runs come from [default: HOSTNAME:LOCAL_DB_PATH]."),
+         db: str = DbOption, as_json: bool = JsonOption) -> None:
+    """Send this machine's finished runs to the shared store: whole runs, each in one
+    transaction; runs already there are skipped, so it is safe to repeat and resumes
+    after an interruption. The local store is left as it is."""
+    from ..services import push as service
+
+    report = service.push(db, to, _since(since), origin)
+    if as_json:
+        print_json(dataclasses.asdict(report))
+    else:
+        rate = f"{report.pushed / report.seconds:.1f} runs/s, {report.results / report.seconds:,.0f} results/s" \
+            if report.pushed and report.seconds > 0 else ""
+        err.print(f"pushed {report.pushed} runs ({report.results} results) to {report.target}"
+                  f"{'; ' + rate if rate else ''}; {report.already} of {report.finished} finished runs were "
+                  f"there already" + (f"; {report.unfinished} unfinished runs left for later" if report.unfinished
+                                      else ""))
+    if report.interrupted:
+        err.print(f"[yellow]interrupted[/yellow]: {report.finished - report.already - report.pushed} runs not pushed "
+                  "(no half-run on the server); run the same push again", markup=True)
+        raise typer.Exit(130)
+
+
+@app.command("prune")
+def prune(keep_days: int = typer.Option(..., "--keep-days", help="Keep everything of the last N days."),
+          keep_published: bool = typer.Option(True, "--keep-published/--no-keep-published",
+                                              help="Keep the runs of published matrix versions whole (default); "
+                                                   "without: only their raw samples may go, never the runs."),
+          pushed_to: str = typer.Option(None, "--pushed-to",
+                                        help="A runner's local store: delete old runs (any job) only once the "
+                                             "shared store at this URL holds them."),
+          dry_run: bool = typer.Option(False, "--dry-run", help="Print what would go; change nothing."),
+          db: str = DbOption, as_json: bool = JsonOption) -> None:
+    """Drop raw timing samples and ad-hoc runs older than N days. Never touches runs a
+    baseline names, the newest run of each job, image and host, or (with
+    --keep-published) runs a published matrix version refers to."""
+    from ..services import retention as service
+
+    report = service.prune(db, keep_days, keep_published, dry_run, pushed_to)
+    p = report.plan
+    if as_json:
+        print_json({"dry_run": report.dry_run, "cutoff": p.cutoff.isoformat(),
+                    "delete_runs": [dataclasses.asdict(r) for r in p.delete],
+                    "delete_results": sum(r.results for r in p.delete), "strip_runs": len(p.strip),
+                    "strip_results": p.strip_results, "strip_bytes": p.strip_bytes, "kept": p.kept,
+                    "done": report.done})
+        return
+    would = report.dry_run
+    out.print(f"runs started before {p.cutoff:%Y-%m-%d %H:%M} UTC" + (" (dry run: nothing changed)" if would else ""))
+    out.print(f"  {'would delete' if would else 'deleted'} {len(p.delete)} runs whole "
+              f"({sum(r.results for r in p.delete)} results)")
+    for r in p.delete[:20]:
+        out.print(f"    {r.id}  {r.started:%Y-%m-%d}  {r.job}  {r.image}  {r.results} results")
+    if len(p.delete) > 20:
+        out.print(f"    ... and {len(p.delete) - 20} more")
+    out.print(f"  {'would drop' if would else 'dropped'} the raw samples of {p.strip_results} results in "
+              f"{len(p.strip)} runs ({p.strip_bytes / 1e6:.1f} MB; their median, min and max stay in the metrics)")
+    for reason, n in sorted(p.kept.items()):
+        out.print(f"  kept {n} runs: {KEPT[reason]}")

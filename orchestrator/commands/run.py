@@ -50,24 +50,35 @@ def run(
     retries: int = typer.Option(2, "--retries", min=0, help="Re-runs on another host after an infrastructure error."),
     slurm_spool: Path = typer.Option(None, "--slurm-spool", help="Directory the Slurm nodes share "
                                      "(probe archive, job output) [default: ./results/slurm]."),
+    pull: str = typer.Option("missing", "--pull", help="missing: pull absent images; always: pull every time; "
+                             "never: only what the engine has. A pinned digest is pulled and run as repo@sha256."),
+    ca: Path = typer.Option(None, "--ca", help="CA file for the registry's TLS [default: certs.d/<registry>/ca.crt]."),
 ) -> None:
     """Run suites in images on a matching host and store every result."""
     from ..services import run as service
-    from .progress import LiveReporter
+    from ..services.pull import check_policy
+    from .progress import LiveReporter, PullProgress
 
+    check_policy(pull)
     cat = load_catalog(catalog)
     factory = sessions(db)
-    with LiveReporter(err, disable=as_json) as reporter:
-        if resume:
-            if job or image:
-                raise InputError("--resume takes the job from the stored batch", "drop --job/--image")
+    if resume:
+        if job or image:
+            raise InputError("--resume takes the job from the stored batch", "drop --job/--image")
+        with LiveReporter(err, disable=as_json) as reporter:
             batch, summaries = service.resume(resume, cat, factory, hosts_file=hosts_file, retries=retries,
                                               reporter=reporter)
-        else:
-            spec = _job(cat, job, image, suite, check, deadline, timeout, attempts)
-            summaries = service.execute_job(spec, cat, factory, reporter=reporter, cpu_only=cpu_only,
-                                            executor=executor.value, partition=partition, hosts_file=hosts_file,
-                                            retries=retries, slurm_spool=slurm_spool, namespace=namespace)
+    else:
+        spec = _job(cat, job, image, suite, check, deadline, timeout, attempts)
+        # preflight and pulls first (their own progress), then the live view of the tasks
+        with PullProgress(err, disable=as_json) as progress:
+            placed = service.place_job(spec, cat, factory, cpu_only=cpu_only, executor=executor.value,
+                                       partition=partition, hosts_file=hosts_file, slurm_spool=slurm_spool,
+                                       namespace=namespace, pull=pull, ca=str(ca) if ca else None, on_pull=progress,
+                                       on_quarantine=lambda v: err.print(
+                                           f"[yellow]quarantined[/yellow] {v.host} for this batch: {v.reason}"))
+        with LiveReporter(err, disable=as_json) as reporter:
+            summaries = service.execute_placed(placed, spec, factory, reporter=reporter, retries=retries)
     if resume:
         err.print(f"resumed batch {batch}")
     _report(service.report(factory, summaries), as_json, junit, gate, show_matrix)

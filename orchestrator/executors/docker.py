@@ -24,6 +24,7 @@ from .transcript import Transcript, conclude, infrastructure_failure
 from ..spec import Execution, HostSpec, Task
 from .base import LABEL, overall_timeout, probe_archive, workload_archive
 from .container import ContainerSpec, task_container
+from .pull import runnable
 
 TAIL = 8_000
 
@@ -111,27 +112,29 @@ class DockerExecutor:
         try:
             image = self.client.images.get(reference)
         except docker.errors.ImageNotFound:
-            return None, (f"image {reference} is not present on {self.host.name}; pull it there "
-                          "(or build it: make test-images for the local test images)")
+            return None, (f"image {reference} is not present on {self.host.name}; valorch images pull it there "
+                          "or run with --pull missing (make test-images builds the local test images)")
         except docker.errors.APIError as exc:
             return None, f"engine error inspecting {reference}: {exc.explanation}"
-        repo_digests = image.attrs.get("RepoDigests") or []
-        digest = repo_digests[0].split("@", 1)[1] if repo_digests else image.id
+        repo_digests = [d.split("@", 1)[1] for d in image.attrs.get("RepoDigests") or []]
+        pinned = reference.split("@", 1)[1] if "@" in reference else None
+        digest = pinned if pinned in repo_digests else repo_digests[0] if repo_digests else image.id
         return digest, None
 
     def execute(self, task: Task, run_id: str, on_result: Callable[[Any], None] | None = None) -> Execution:
         t0 = time.perf_counter()
-        digest, problem = self.image_digest(task.image.reference)
+        reference = runnable(task.image)  # a known digest runs as repo@sha256:…, never the tag
+        digest, problem = self.image_digest(reference)
         if problem:
             return _infra_failure(task, problem, {}, digest)
         transcript = Transcript(on_result=on_result)
         archives = [probe_archive()] + [a for a in (workload_archive(task),) if a is not None]
         deadline = overall_timeout(task)
         try:
-            ran = run_container(self.client, task.image.reference, container_options(task, run_id), archives,
-                                deadline, transcript.feed)
+            ran = run_container(self.client, reference, container_options(task, run_id), archives, deadline,
+                                transcript.feed)
         except (docker.errors.DockerException, RequestsConnectionError) as exc:
-            return _infra_failure(task, f"engine error running {task.image.reference}: {str(exc)[:500]}", {},
+            return _infra_failure(task, f"engine error running {reference}: {str(exc)[:500]}", {},
                                   digest)
         transcript.close()
         timings = {**ran.timings, "total_s": time.perf_counter() - t0, **transcript.breakdown()}

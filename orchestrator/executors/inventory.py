@@ -69,14 +69,17 @@ def gather_docker(image: ImageSpec, host: HostSpec, *, client: Any = None, run_i
 
     from .docker import DockerExecutor, connect, run_container
 
+    from .pull import runnable
+
     client = client or connect(host)
-    digest, problem = DockerExecutor(host, client).image_digest(image.reference)
+    reference = runnable(image)  # a pinned digest is what is audited, never whatever the tag holds
+    digest, problem = DockerExecutor(host, client).image_digest(reference)
     if problem:
         return None, problem, digest
     run_id = run_id or str(uuid.uuid4())
     transcript = Transcript()
     try:
-        ran = run_container(client, image.reference, container_options(image, run_id), [probe_archive()], deadline,
+        ran = run_container(client, reference, container_options(image, run_id), [probe_archive()], deadline,
                             transcript.feed)
     except (docker.errors.DockerException, RequestsConnectionError) as exc:
         return None, f"engine error gathering the inventory of {image.reference}: {str(exc)[:500]}", digest
@@ -99,6 +102,18 @@ def gather_host(image: ImageSpec, host: HostSpec, *, python: str | None = None,
     raw, error = _outcome(transcript, done.returncode, done.timed_out, done.stderr_tail,
                           f"the local interpreter {python}", deadline)
     return raw, error, None
+
+
+def image_digest(image: ImageSpec, host: HostSpec) -> str | None:
+    """The digest of ``image`` on ``host``'s engine (None for the host interpreter, or when
+    it is not there): what a stored inventory of the same image is found by."""
+    if image.executor == "host":
+        return None
+    from .docker import DockerExecutor
+    from .pull import runnable
+
+    digest, problem = DockerExecutor(host).image_digest(runnable(image))
+    return None if problem else digest
 
 
 def gather_inventory(image: ImageSpec, host: HostSpec, **kw: Any) -> Gathered:

@@ -17,7 +17,7 @@ from .tiers import Policy, tiers
 LAYOUTS = ("checks", "features", "since", "components", "summary", "tiers")
 ROWS = ("features", "checks")
 COLUMNS = ("images", "backends", "hosts")
-DECISIVE = ("pass", "fail", "crash", "timeout", "unsupported")
+from ..spec import DECISIVE  # noqa: E402 (a verdict about the image: partial counts)
 # (header, catalog key) of the seed's "PyTorch Docker image components" table
 COMPONENT_COLUMNS = (("PyTorch", "pytorch"), ("Ubuntu", "ubuntu"), ("Python", "python"), ("Apex", "apex"),
                      ("torchvision", "torchvision"), ("TensorBoard", "tensorboard"), ("MAGMA", "magma"),

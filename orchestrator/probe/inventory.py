@@ -27,8 +27,8 @@ import sys
 from typing import Any, Dict, List, Optional
 
 from . import MARKER
-from .inventory_parse import (MAX_TEXT, bounded, build_findings, component, parse_dpkg_status,
-                              parse_header_version, parse_ofed_info, parse_ompi_info,
+from .inventory_parse import (MAX_TEXT, bounded, build_findings, component, parse_copyright_licenses,
+                              parse_dpkg_status, parse_header_version, pip_license, parse_ofed_info, parse_ompi_info,
                               parse_torch_config, parse_ucx_info, split_rocm_version,
                               upstream_version, ofed_version)
 
@@ -221,7 +221,11 @@ class Gatherer(object):
             if key in seen:
                 continue  # shadowed by an earlier entry of sys.path, as import would be
             seen[key] = version
-            self.add(component("pip:" + key, version, "pip", where))
+            try:
+                lic = pip_license(dist.metadata)
+            except Exception:  # noqa: BLE001 - a licence is a nicety; a broken field must not stop the audit
+                lic = None
+            self.add(component("pip:" + key, version, "pip", where, {"license": lic}))
             head = PIP_HEADLINE.get(key)
             if head:
                 self.add(component(head, version, "pip", where, {"package": "pip:" + key}))
@@ -233,7 +237,9 @@ class Gatherer(object):
         for where, text in texts:
             for pkg in parse_dpkg_status(text or ""):
                 name, version = pkg["Package"], pkg.get("Version", "")
-                extra = {"arch": pkg.get("Architecture"), "source": pkg.get("Source")}
+                extra = {"arch": pkg.get("Architecture"), "source": pkg.get("Source"),
+                         "license": ", ".join(parse_copyright_licenses(
+                             (self.read("/usr/share/doc/%s/copyright" % name) or "")[:65536]))}
                 split = split_rocm_version(version)
                 if split:
                     extra.update(upstream=split["library"], rocm_build=split["rocm"],

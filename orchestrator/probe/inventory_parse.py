@@ -83,6 +83,37 @@ def parse_dpkg_status(text: str) -> List[Dict[str, str]]:
     return out
 
 
+def parse_copyright_licenses(text: str) -> List[str]:
+    """The licence names of a machine-readable Debian copyright file (DEP-5: the 'License:'
+    fields' first lines), in order, once each; [] for a free-form file."""
+    if not re.match(r"\s*Format:\s*\S*copyright-format", text or "", re.I):
+        return []
+    names = []  # type: List[str]
+    for m in re.finditer(r"^License:[ \t]*(\S[^\n]*)$", text, re.M):
+        name = m.group(1).strip()
+        if name and name not in names and len(name) <= 100:
+            names.append(name)
+    return names
+
+
+def pip_license(meta: Any) -> Optional[str]:
+    """A distribution's licence from its metadata: License-Expression (PEP 639), a short
+    License field, else the 'License ::' classifiers' last parts."""
+    expr = (meta.get("License-Expression") or "").strip()
+    if expr:
+        return expr
+    text = (meta.get("License") or "").strip()
+    if text and "\n" not in text and len(text) <= 80 and text.upper() != "UNKNOWN":
+        return text
+    found = []  # type: List[str]
+    for classifier in meta.get_all("Classifier") or []:
+        parts = [p.strip() for p in classifier.split("::")]
+        if parts[0] == "License" and len(parts) > 1 and parts[-1] not in ("OSI Approved", "") \
+                and parts[-1] not in found:
+            found.append(parts[-1])
+    return ", ".join(found) or None
+
+
 def parse_header_version(text: str, prefix: str) -> Optional[str]:
     """'MAJOR.MINOR.PATCH' from #define macros named like PREFIX_VERSION_MAJOR,
     prefixVersionMajor, PREFIX_MAJOR, PREFIX_MAJOR_VERSION (hipTensor) or

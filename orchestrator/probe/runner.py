@@ -36,7 +36,7 @@ import time
 import traceback
 from typing import Any, Dict, List
 
-from . import MARKER, PROBE_VERSION, sandbox
+from . import MARKER, PROBE_VERSION, hoststate, sandbox
 from .context import Context, Outcome, Report
 from .registry import CHECKS, Check, catalog, declare, select
 
@@ -73,6 +73,7 @@ def run_check(chk: Check, ctx: Context, attempt: int) -> Dict[str, Any]:
     """Run one check body; every outcome becomes a result dict."""
     result = describe(chk)
     result["attempt"] = attempt
+    host_before = hoststate.state()
     ctx.begin()
     t0 = time.perf_counter()
     try:
@@ -81,6 +82,8 @@ def run_check(chk: Check, ctx: Context, attempt: int) -> Dict[str, Any]:
             report = Report()
         result.update(status="pass", message=report.message, metrics=report.metrics,
                       samples=[float(s) for s in report.samples])
+        if report.samples:  # a timed check: how loaded the host was around it
+            result["metrics"] = dict(report.metrics, **hoststate.around(host_before))
         if report.unit:
             result["unit"] = report.unit
         if getattr(report, "log", ""):

@@ -10,17 +10,24 @@ The rule is DESIGN.md "Regression rule":
   only if the median ratio passes the threshold AND the difference is significant
   (Mann–Whitney U p < 0.01 with >= 10 samples a side, else non-overlapping 99 %
   bootstrap intervals of the medians). Over the threshold but not significant is
-  ``~``: shown, not counted.
+  ``~``: shown, not counted. Over the many timed checks of one report the p-values
+  are Benjamini–Hochberg adjusted (q < 0.05 is significant), and a timing taken on a
+  noisy host (regression/noise.py) is ``~`` with the note "noisy host": shown, not counted.
+  A significant change counts when its 99 % interval reaches the threshold (so a change of
+  the threshold's size is found nine times in ten, not half the time); where the check's
+  run-to-run noise is known from A/A runs (same digest, same host), it widens the interval
+  and significance must also clear it (calibration: docs/site.md, bench/bench_calibration.py).
 """
 
 from __future__ import annotations
 
+import math
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
-from . import stats
+from . import noise, stats
 from ..matrix.model import FAILING, SYMBOL, verdict
 # Change kinds, most serious first (the order of the report's sections), are spec.py's vocabulary.
 from ..spec import (CHANGED, COUNTED, COVERAGE_GAINED, COVERAGE_LOST, EXPECTED, FASTER, FIXED, FLAKY,  # noqa: F401
@@ -29,6 +36,7 @@ from ..spec import INCONCLUSIVE_CHANGE as INCONCLUSIVE
 
 from ..spec import DEFAULT_THRESHOLD  # noqa: E402 (re-exported)
 ALPHA = 0.01
+FDR = 0.05  # Benjamini–Hochberg level over a report's timed checks (the usual 5 %)
 MWU_MIN = 10  # samples per side for the U test; below: bootstrap intervals
 TIMED_MIN = 3  # fewer samples than this on a side: status only
 
@@ -49,6 +57,7 @@ class Obs:
     threshold: float | None = None
     backend: str = ""
     message: str = ""
+    noisy: bool = False  # the host was busy while this timing was taken (regression/noise.py)
 
 
 @dataclass(frozen=True)
@@ -86,6 +95,21 @@ class Timing:
     threshold: float
     n_base: int
     n_head: int
+    q: float | None = None  # Benjamini–Hochberg adjusted p over the report's timed checks
+    cv_base: float | None = None  # robust coefficient of variation of the samples
+    cv_head: float | None = None
+    detectable: float | None = None  # smallest relative change this pair reveals 9 times in 10
+    noisy: bool = False  # a side was timed on a busy host: never counted
+    se: float | None = None  # standard error of log(ratio): the medians' own, and the run-to-run noise if known
+    run_sigma: float | None = None  # run-to-run noise of this check on this image and host (A/A history)
+
+    @property
+    def reach(self) -> tuple[float, float]:
+        """The (1 - ALPHA) interval of the ratio (the point value where the noise is unknown)."""
+        if not self.se:
+            return self.ratio, self.ratio
+        z = noise.z_two_sided(ALPHA)
+        return self.ratio * math.exp(-z * self.se), self.ratio * math.exp(z * self.se)
 
 
 @dataclass(frozen=True)
@@ -150,30 +174,57 @@ def _seed(*parts: str) -> int:
 
 
 def compare_timing(base: Sequence[float], head: Sequence[float], bigger_is_better: bool, threshold: float,
-                   seed: int = 0) -> Timing | None:
-    """The timing verdict for one check, or None when a side has too few samples."""
+                   seed: int = 0, run_sigma: float | None = None) -> Timing | None:
+    """The timing verdict for one check, or None when a side has too few samples.
+    ``run_sigma``: the check's run-to-run noise (log scale) measured on A/A runs, when known."""
     if len(base) < TIMED_MIN or len(head) < TIMED_MIN:
         return None
     mb, mh = stats.median(base), stats.median(head)
     if mb <= 0 or mh <= 0:
         return None
     ratio = mb / mh if bigger_is_better else mh / mb
+    se = noise.ratio_se(base, head, run_sigma)
+    extra = {"cv_base": noise.cv(base), "cv_head": noise.cv(head), "se": se, "run_sigma": run_sigma,
+             "detectable": noise.smallest_detectable(base, head, threshold, ALPHA, run_sigma)}
     if len(base) >= MWU_MIN and len(head) >= MWU_MIN:
         p = stats.mann_whitney_u(base, head).p
-        return Timing(mb, mh, ratio, "mwu", p, p < ALPHA, threshold, len(base), len(head))
-    if 1 / (1 + threshold) <= ratio <= 1 + threshold:  # within the threshold: no need to ask
-        return Timing(mb, mh, ratio, "bootstrap", None, False, threshold, len(base), len(head))
+        sig = p < ALPHA and noise.beyond_run_noise(ratio, se, run_sigma, ALPHA)
+        return Timing(mb, mh, ratio, "mwu", p, sig, threshold, len(base), len(head), p, **extra)
+    probe = Timing(mb, mh, ratio, "bootstrap", None, False, threshold, len(base), len(head), **extra)
+    if _timing_kind(replace(probe, significant=True)) == SAME:  # cannot matter whatever the test says
+        return probe
     lo_b, hi_b = stats.bootstrap_median_ci(base, 1 - ALPHA, seed=seed)
     lo_h, hi_h = stats.bootstrap_median_ci(head, 1 - ALPHA, seed=seed + 1)
-    return Timing(mb, mh, ratio, "bootstrap", None, hi_b < lo_h or hi_h < lo_b, threshold, len(base), len(head))
+    sig = (hi_b < lo_h or hi_h < lo_b) and noise.beyond_run_noise(ratio, se, run_sigma, ALPHA)
+    return replace(probe, significant=sig)
 
 
 def _timing_kind(t: Timing) -> str:
-    if t.ratio > 1 + t.threshold:
-        return SLOWER if t.significant else NOISE
-    if t.ratio < 1 / (1 + t.threshold):
-        return FASTER if t.significant else NOISE
+    """Worse (or better) when significant and the change may reach the threshold: its
+    (1 - ALPHA) interval passes 1 + threshold. A change of exactly the threshold is then
+    found nearly always, not half the time (its measured ratio falls on either side of
+    it); a smaller one is found only while its interval still reaches the threshold."""
+    lo, hi = t.reach
+    if t.ratio > 1 and (t.ratio > 1 + t.threshold or (t.significant and hi > 1 + t.threshold)):
+        return SLOWER if t.significant and not t.noisy else NOISE
+    if t.ratio < 1 and (t.ratio < 1 / (1 + t.threshold) or (t.significant and lo < 1 / (1 + t.threshold))):
+        return FASTER if t.significant and not t.noisy else NOISE
     return SAME
+
+
+def _fdr(changes: list[Change]) -> list[Change]:
+    """Benjamini–Hochberg over the report's U tests: significant means q < FDR. (At 1 % over
+    300 checks, ten samples a side could never be significant: the smallest U-test p of
+    10 against 10 is 1.6e-4.)"""
+    tested = [i for i, c in enumerate(changes) if c.timing is not None and c.timing.p is not None]
+    qs = noise.benjamini_hochberg([changes[i].timing.p for i in tested])
+    for i, q in zip(tested, qs):
+        c = changes[i]
+        t = replace(c.timing, q=q, significant=q < FDR and noise.beyond_run_noise(c.timing.ratio, c.timing.se,
+                                                                                   c.timing.run_sigma, ALPHA))
+        note = "noisy host" if t.noisy and _timing_kind(replace(t, noisy=False)) != SAME else c.note
+        changes[i] = replace(c, kind=_timing_kind(t), timing=t, note=note)
+    return changes
 
 
 def _status_kind(b: str, h: str) -> str:
@@ -191,7 +242,7 @@ def _status_kind(b: str, h: str) -> str:
 
 
 def _one(key: tuple[str, str], bo: list[Obs] | None, ho: list[Obs] | None, threshold: float,
-         match: Matcher | None) -> Change:
+         match: Matcher | None, run_noise: Mapping[tuple[str, str], float] | None = None) -> Change:
     env, check = key
     any_o = (ho or bo)[-1]
     backend = any_o.backend
@@ -221,14 +272,18 @@ def _one(key: tuple[str, str], bo: list[Obs] | None, ho: list[Obs] | None, thres
         bs = [s for o in bo if o.status == "pass" for s in o.samples]
         hs = [s for o in ho if o.status == "pass" for s in o.samples]
         thr = ho[-1].threshold if ho[-1].threshold is not None else threshold
-        t = compare_timing(bs, hs, ho[-1].bigger_is_better, thr, seed=_seed(env, check))
+        sigma = (run_noise or {}).get((ho[-1].env, check))
+        t = compare_timing(bs, hs, ho[-1].bigger_is_better, thr, seed=_seed(env, check), run_sigma=sigma)
         if t is not None:
-            return Change(env, check, _timing_kind(t), bv, hv, backend, timing=t)
+            t = replace(t, noisy=any(o.noisy for o in (*bo, *ho) if o.status == "pass"))
+            note = "noisy host" if t.noisy and _timing_kind(replace(t, noisy=False)) != SAME else ""
+            return Change(env, check, _timing_kind(t), bv, hv, backend, timing=t, note=note)
     return Change(env, check, kind, bv, hv, backend, note=note if kind != SAME else "")
 
 
 def compare(base: Side, head: Side, threshold: float = DEFAULT_THRESHOLD, match: Matcher | None = None,
-            expired: Iterable[Issue] = (), today: date | None = None) -> Report:
+            expired: Iterable[Issue] = (), today: date | None = None,
+            run_noise: Mapping[tuple[str, str], float] | None = None) -> Report:
     """Every (environment, check) of either side → one Change; then flips, geomeans, counts."""
     pair: dict[str, str] = {}
     be, he = base.envs, head.envs
@@ -236,7 +291,7 @@ def compare(base: Side, head: Side, threshold: float = DEFAULT_THRESHOLD, match:
         pair = {be[0]: f"{be[0]} → {he[0]}", he[0]: f"{be[0]} → {he[0]}"}  # one image against another
     bg, hg = _group(base, pair), _group(head, pair)
     keys = list(dict.fromkeys([*bg, *hg]))
-    changes = tuple(_one(k, bg.get(k), hg.get(k), threshold, match) for k in keys)
+    changes = tuple(_fdr([_one(k, bg.get(k), hg.get(k), threshold, match, run_noise) for k in keys]))
     flips = tuple(Flip(c.env, c.check, c.base, c.head) for c in changes
                   if c.base and c.head and SYMBOL.get(c.base) != SYMBOL.get(c.head))
     ratios: dict[tuple[str, str], list[float]] = {}

@@ -18,6 +18,9 @@ from ..spec import (CHANGED, COUNTED, COVERAGE_GAINED, COVERAGE_LOST, EXPECTED, 
                     NOT_COMPARABLE, REGRESSED, SAME, SLOWER)
 from ..spec import INCONCLUSIVE_CHANGE as INCONCLUSIVE
 
+from .badges import CSS as BADGE_CSS
+from .badges import badge
+
 if TYPE_CHECKING:
     from ..regression.rule import Change, Report
 
@@ -54,7 +57,38 @@ def _timing_text(c: Change) -> str:
     if t is None:
         return ""
     sig = f"p={t.p:.2g}" if t.p is not None else ("99 % CIs apart" if t.significant else "99 % CIs overlap")
-    return f"{_ms(t.base_median)} → {_ms(t.head_median)} ({_pct(t.ratio)}, {sig}, n={t.n_base}/{t.n_head})"
+    if t.q is not None and t.p is not None:
+        sig += f", q={t.q:.2g}"
+    return (f"{_ms(t.base_median)} → {_ms(t.head_median)} ({_pct(t.ratio)}, {sig}, n={t.n_base}/{t.n_head}"
+            f"{noise_text(t)})")
+
+
+def noise_text(t: Any) -> str:
+    """CV of each side and the smallest change the pair can reveal (issue 13)."""
+    parts = []
+    if t.cv_base is not None and t.cv_head is not None:
+        parts.append(f"CV {t.cv_base * 100:.1f} %/{t.cv_head * 100:.1f} %")
+    if t.detectable is not None:
+        parts.append(f"detects ≥ {t.detectable * 100:.1f} %")
+    if t.noisy:
+        parts.append("noisy host")
+    return "".join(f", {p}" for p in parts)
+
+
+def _pct_or_dash(x: float | None) -> str:
+    return "—" if x is None else f"{x * 100:.1f} %"
+
+
+def noise_rows(report: Report) -> list[tuple[str, str, str, str, str, str, bool]]:
+    """Every timed check of the report: (environment, check, CV base, CV head, run-to-run
+    noise, smallest detectable change, noisy host), changed or not."""
+    return [(c.env, c.check, _pct_or_dash(c.timing.cv_base), _pct_or_dash(c.timing.cv_head),
+             _pct_or_dash(c.timing.run_sigma), _pct_or_dash(c.timing.detectable), c.timing.noisy)
+            for c in report.changes if c.timing is not None]
+
+
+def noisy_count(report: Report) -> int:
+    return sum(1 for c in report.changes if c.timing is not None and c.timing.noisy)
 
 
 def header(report: Report) -> dict[str, Any]:
@@ -64,7 +98,7 @@ def header(report: Report) -> dict[str, Any]:
 
     return {"base": side(report.base), "head": side(report.head), "threshold": report.threshold,
             "counts": {("unchanged" if k == SAME else k): v for k, v in sorted(report.counts.items())},
-            "regressed": report.regressed,
+            "regressed": report.regressed, "noisy_host": noisy_count(report),
             "expired_issues": [{"check": i.check, "reason": i.reason, "url": i.url, "expires": str(i.expires)}
                                for i in report.expired]}
 
@@ -86,7 +120,12 @@ def diff_md(report: Report) -> str:
              f"| runs | {len(report.base.runs)} | {len(report.head.runs)} |", "",
              f"Thresholds: timing ratio > {report.threshold * 100:g} % (or the check's own) and significant "
              "(Mann–Whitney U p < 0.01 with ≥ 10 samples a side, else non-overlapping 99 % bootstrap intervals).",
+             "Significance is Benjamini–Hochberg controlled over the report's timed checks (q < 0.05); "
+             "each timing shows its noise (CV) and the smallest change it can reveal.",
              "", "Counts: " + (", ".join(f"{k} {v}" for k, v in h["counts"].items()) or "nothing compared"), ""]
+    if h["noisy_host"]:
+        lines += [f"⚠️ **noisy host**: {h['noisy_host']} timed check(s) ran while the host was busy; their timing "
+                  "changes are shown (~), not counted.", ""]
     for issue in report.expired:
         lines.append(f"- ⚠️ known issue `{issue.check}` expired on {issue.expires}: {issue.reason}")
     if report.expired:
@@ -114,6 +153,14 @@ def diff_md(report: Report) -> str:
                   "| environment | backend | ratio | checks |", "|---|---|---|---|"]
         lines += [f"| {_md_cell(e)} | {b or '—'} | {r:.3f} ({_pct(r)}) | {n} |" for e, b, r, n in report.geomean]
         lines.append("")
+    rows = noise_rows(report)
+    if rows:
+        lines += [f"## Noise per timed check ({len(rows)})", "",
+                  "| environment | check | CV base | CV head | run-to-run (A/A) | smallest detectable | host |",
+                  "|---|---|---|---|---|---|---|"]
+        lines += [f"| {_md_cell(e)} | `{k}` | {cb} | {ch} | {rs} | {d} | {'⚠️ noisy' if n else 'quiet'} |"
+                  for e, k, cb, ch, rs, d, n in rows]
+        lines.append("")
     lines.append("Legend: ❌ regressed · ▼ slower · ▲ faster · ~ over the threshold, not significant (not counted) "
                  "· ✅ fixed · ⚠️ flaky or inconclusive · xfail known issue · − coverage lost · + coverage gained "
                  "· x not comparable")
@@ -139,7 +186,11 @@ def diff_json(report: Report) -> str:
             "unchanged": sum(1 for c in report.changes if c.kind == SAME),
             "flips": [asdict(f) for f in report.flips],
             "geomean": [{"environment": e, "backend": b, "ratio": _finite(r), "checks": n}
-                        for e, b, r, n in report.geomean]}
+                        for e, b, r, n in report.geomean],
+            "noise": [{"environment": c.env, "check": c.check, "cv_base": _finite(c.timing.cv_base),
+                       "cv_head": _finite(c.timing.cv_head), "run_sigma": _finite(c.timing.run_sigma),
+                       "smallest_detectable": _finite(c.timing.detectable), "noisy_host": c.timing.noisy}
+                      for c in report.changes if c.timing is not None]}
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
@@ -176,7 +227,8 @@ def diff_html(report: Report) -> str:
     sections = [(title, _sorted(report, kinds)) for title, kinds in SECTIONS]
     return env.get_template("diff.html.j2").render(
         report=report, head=header(report), sections=[(t, rows) for t, rows in sections if rows],
-        timing_text=_timing_text, pct=_pct, counted=COUNTED)
+        timing_text=_timing_text, pct=_pct, counted=COUNTED, badge=badge, badge_css=BADGE_CSS,
+        noise=noise_rows(report))
 
 
 RENDERERS = {"md": diff_md, "html": diff_html, "json": diff_json, "junit": diff_junit}

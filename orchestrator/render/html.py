@@ -6,6 +6,9 @@ from typing import TYPE_CHECKING
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
+from .badges import CSS as BADGE_CSS
+from .badges import cell_html, note_html
+
 if TYPE_CHECKING:
     from ..matrix.document import Document
 
@@ -19,4 +22,5 @@ CSS_CLASS = {"pass": "ok", "ok": "ok", "fail": "bad", "crash": "bad", "timeout":
 
 
 def document_html(doc: Document) -> str:
-    return _env.get_template("matrix.html.j2").render(doc=doc, table=doc.table, css=CSS_CLASS)
+    return _env.get_template("matrix.html.j2").render(doc=doc, table=doc.table, css=CSS_CLASS, cell_html=cell_html,
+                                                         note_html=note_html, badge_css=BADGE_CSS)

@@ -9,10 +9,20 @@ from typing import Any, Sequence
 
 from sqlalchemy.orm import Session, sessionmaker
 
+import math
+from statistics import median
+
 from ..errors import InputError
 from ..regression import known_issues as ki
+from ..regression import changepoints, noise
 from ..regression import rule as engine
-from ..store import bulk, queries
+from ..store import bulk, noise_queries, queries
+
+MIN_AA_RUNS = 4  # fewer quiet earlier runs than this: a check's run-to-run noise is not known
+
+
+class NoResults(InputError):
+    """A side of the diff has no results (for notifications: a failure, never a success)."""
 
 
 def _threshold_of(metrics: dict[str, Any] | None) -> float | None:
@@ -26,7 +36,8 @@ def runs_side(session: Session, label: str, kind: str, runs: Sequence[Any], imag
     obs = tuple(engine.Obs(env=row["alias"], check=row["check_id"], status=row["status"], attempt=row["attempt"],
                            version=row["version"], samples=tuple(float(s) for s in row["samples"] or ()),
                            bigger_is_better=bool(row["bigger_is_better"]), threshold=_threshold_of(row["metrics"]),
-                           backend=row["backend"], message=row["message"] or "")
+                           backend=row["backend"], message=row["message"] or "",
+                           noisy=bool(row["samples"]) and noise.noisy(row["metrics"]))
                 for row in bulk.result_rows(session, ids))
     digests = tuple(dict.fromkeys((r.image.alias, r.image.digest) for r in runs if r.image.digest))
     return engine.Side(label, kind, obs, tuple(ids), digests, tuple(bulk.host_names(session, ids)))
@@ -86,10 +97,22 @@ def report_for(session: Session, base: str | engine.Side, head: str | engine.Sid
     hside = head if isinstance(head, engine.Side) else resolve(session, head, images)
     if not bside.observations or not hside.observations:
         empty = bside if not bside.observations else hside
-        raise InputError(f"'{empty.label}' has no results" + (f" for {', '.join(images)}" if images else ""),
-                         "check --image, or pick a side that has results")
+        raise NoResults(f"'{empty.label}' has no results" + (f" for {', '.join(images)}" if images else ""),
+                        "check --image, or pick a side that has results")
     return engine.compare(bside, hside, threshold, issues.match if issues else None,
-                          issues.expired() if issues else (), date.today())
+                          issues.expired() if issues else (), date.today(), run_noise(session, hside.runs))
+
+
+def run_noise(session: Session, run_ids: Sequence[str]) -> dict[tuple[str, str], float]:
+    """(image alias, check) → run-to-run noise (log medians, robust) measured on the A/A
+    history of the head's runs: the same digest on the same host, quiet runs only."""
+    out = {}
+    for key, items in (noise_queries.aa_history(session, run_ids) if run_ids else {}).items():
+        meds = [median(s) for s, m in items if len(s) >= 3 and not noise.noisy(m)]
+        meds = [m for m in meds if m > 0]
+        if len(meds) >= MIN_AA_RUNS:
+            out[key] = changepoints.robust_sigma([math.log(m) for m in meds])
+    return out
 
 
 def compare(factory: sessionmaker[Session], base: str, head: str, threshold: float, known_issues: Path | None,

@@ -43,16 +43,30 @@ def probe(hosts_file: Path | None, name: str | None, image: str | None) -> list[
 
 
 def check(hosts_file: Path | None, catalog: Catalog, job: Path | None, images: Sequence[str],
-          probe_image: str | None, open_sessions: Callable[[], sessionmaker[Session]]) -> dict[str, Any]:
+          probe_image: str | None, open_sessions: Callable[[], sessionmaker[Session]], level: int | None = None,
+          since_minutes: float = 60.0) -> dict[str, Any]:
     """Preflight: one row per host (``problems`` empty when it is ready) and the results
     database's state (``db``: "ok" or the problem). ``open_sessions`` opens the database; a
-    failure to open it is a problem reported, not raised."""
+    failure to open it is a problem reported, not raised. With ``level`` 0 or 1, the GPU
+    preflight of each host too (L1 scans the kernel log of the last ``since_minutes``)."""
     from ..executors.engine_probe import check_engine
 
     selected = list(load_job(job, catalog).images) if job else []
     selected += list(images or [])
     refs = [(i.reference, i.digest) for i in catalog.select(selected) if i.executor == "docker"] if selected else []
-    rows = [check_engine(h, refs, probe_image) for h in resolve_hosts(hosts_file)]
+    hosts = resolve_hosts(hosts_file)
+    rows = [check_engine(h, refs, probe_image) for h in hosts]
+    if level is not None:
+        from datetime import datetime, timedelta
+
+        from . import preflight as pf
+
+        window = datetime.now().astimezone() - timedelta(minutes=since_minutes)
+        for host, row in zip(hosts, rows):
+            verdicts = [pf.level0(host, b, probe_image) if level == 0 else pf.level1(host, b, window)
+                        for b in pf.backends_of(host)]
+            row["preflight"] = [v.as_dict() for v in verdicts]
+            row["problems"] += [f"L{level} preflight: {v.reason}" for v in verdicts if not v.ok]
     db_problem = None
     try:
         with open_sessions()() as session:

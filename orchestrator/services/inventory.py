@@ -13,7 +13,7 @@ from .. import audit
 from ..catalog.core import Catalog
 from ..components import Inventory
 from ..errors import InfrastructureError, InputError
-from ..executors.inventory import gather_inventory
+from ..executors.inventory import gather_inventory, image_digest
 from ..hosts.detect import detect_local
 from ..spec import HostSpec, ImageSpec
 from ..store import inventory_queries as iq
@@ -110,8 +110,31 @@ def side(name: str, catalog: Catalog, factory: Factory, stored: bool, status: An
             raise InputError(f"no stored inventory of {spec.alias}",
                              f"run valorch inventory audit --image {spec.alias} first, or drop --stored")
         return f"{spec.alias}@{found[0].id[:8]}", found[1]
+    # the same image (by digest) was inventoried before: an inventory is a function of the
+    # image's content, so it is reused instead of gathered (and stored) again
+    digest = image_digest(spec, detect_local())
+    if digest:
+        with factory() as session:
+            found = iq.inventory_of_digest(session, digest)
+        if found is not None:
+            return f"{spec.alias}@{found[0].id[:8]}", found[1]
     _, _, inv = gather_and_store(spec, factory, status=status)
     return spec.alias, inv
+
+
+def stage(image: ImageSpec, pull: str = "missing", on_pull: Any = None) -> ImageSpec:
+    """A registry image on this machine's engine before it is audited (pulled under ``pull``,
+    by digest when pinned, verified); the image with its verified digest."""
+    if image.executor != "docker" or image.local:
+        return image
+    from ..registry import RegistryClient
+    from .pull import check_policy
+    from .pull import stage as stage_image
+
+    staged = stage_image(image, detect_local(), check_policy(pull), RegistryClient(), on_pull)
+    if staged.index_digest and not image.digest:
+        return image.model_copy(update={"digest": staged.index_digest})
+    return image
 
 
 def diff(a: str, b: str, catalog: Catalog, factory: Factory, stored: bool,

@@ -22,7 +22,7 @@ from ..render.html import document_html
 from ..render.markdown import document_md
 from ..render.rst import document_rst
 from ..store import matrix_store
-from ..store.db import url_for
+from ..store.db import public_url
 from ..store.queries import now
 from .views import observation
 
@@ -61,7 +61,7 @@ def _since(value: str | None) -> datetime | None:
 
 def build_document(factory: Factory, db: str | None, catalog: Callable[[], Catalog], layout: str, rows: str | None,
                    columns: str | None, images: Sequence[str], since: str | None,
-                   policy_path: Path | None) -> Document:
+                   policy_path: Path | None, job: str | None = None) -> Document:
     """An unpublished document from the newest finished run of each image and host (the
     components layout: from the catalog and the stored inventories). ``db`` is the --db value
     the document names as its source; ``catalog`` loads the image catalog (read by the
@@ -72,6 +72,8 @@ def build_document(factory: Factory, db: str | None, catalog: Callable[[], Catal
     policy, since_dt = _policy(policy_path), _since(since)
     images = list(images)
     params = {"layout": layout, "rows": rows, "columns": columns, "images": images, "since": since}
+    if job:
+        params["job"] = job
     with factory() as session:
         if layout == "components":
             entries = [i for i in catalog().images
@@ -81,16 +83,16 @@ def build_document(factory: Factory, db: str | None, catalog: Callable[[], Catal
                                       for i in entries], inventory)
             used = sorted(run_id for run_id, _ in inventory.values())
             ended = matrix_store.ended_of(session, used)
-            source = ["the image catalog (images/*.yaml)", f"inventory runs in {url_for(db)}: {len(used)}"]
+            source = ["the image catalog (images/*.yaml)", f"inventory runs in {public_url(db)}: {len(used)}"]
         else:
-            runs = matrix_store.matrix_runs(session, images, since_dt)
+            runs = matrix_store.matrix_runs(session, images, since_dt, job)
             if not runs:
-                raise InputError("no finished runs in the results database" +
+                raise InputError("no finished runs in the results database" + (f" of job {job}" if job else "") +
                                  (f" for {', '.join(images)}" if images else "") + (f" since {since}" if since else ""),
                                  "run something first: valorch run --image host")
             infos = [RunInfo(r.id, r.image.alias, r.image.backend, r.host.name, dict(r.image.components), r.ended)
                      for r in runs]
-            obs = [observation(x, x.run_id) for x in matrix_store.results_of(session, [r.id for r in runs])]
+            obs = [observation(x, x.run_id) for x in matrix_store.observation_rows(session, [r.id for r in runs])]
             if layout in ("checks", "features"):
                 table = checks_table(obs, infos, "features" if layout == "features" else rows, columns)
             elif layout == "since":
@@ -100,9 +102,9 @@ def build_document(factory: Factory, db: str | None, catalog: Callable[[], Catal
             else:
                 table = tiers_table(obs, infos, columns, policy)
             ended = [r.ended for r in runs if r.ended]
-            source = [f"results database {url_for(db)}",
+            source = [f"results database {public_url(db)}",
                       f"{len(runs)} runs: the newest finished run of each image and host"
-                      + (f" started since {since}" if since else ""),
+                      + (f" of job {job}" if job else "") + (f" started since {since}" if since else ""),
                       f"images: {', '.join(images) if images else 'all'}"]
     last = max(ended).strftime("%Y-%m-%d") if ended else "never"
     source.append(f"valorch {__version__}")
@@ -132,12 +134,12 @@ def _exists(version: str) -> InputError:
 
 def publish(factory: Factory, db: str | None, catalog: Callable[[], Catalog], version: str, layout: str, rows: str | None,
             columns: str | None, images: Sequence[str], since: str | None,
-            policy_path: Path | None) -> dict[str, Any]:
+            policy_path: Path | None, job: str | None = None) -> dict[str, Any]:
     """Build a document and store it as an immutable version; what was published."""
     with factory() as session:
         if any(v.version == version for v in matrix_store.versions(session)):
             raise _exists(version)
-    doc = build_document(factory, db, catalog, layout, rows, columns, images, since, policy_path)
+    doc = build_document(factory, db, catalog, layout, rows, columns, images, since, policy_path, job)
     doc = doc.with_header(Header(version, doc.header.last_verified, doc.header.source))
     last = datetime.fromisoformat(doc.header.last_verified) if doc.header.last_verified != "never" else now()
     with factory() as session:

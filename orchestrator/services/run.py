@@ -4,7 +4,7 @@ Shared by ``run`` and ``qualify``."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from .. import executors
 from ..catalog.core import Catalog
-from ..errors import InputError
+from ..errors import InfrastructureError, InputError, NoMatchingHostError
 from ..hosts.detect import detect_local
 from ..hosts.inventory import resolve_hosts
 from ..render.junit import results_junit
@@ -32,6 +32,7 @@ class Placement:
     executor_for: Callable[[PlannedRun], Any]
     hosts: tuple[Any, ...] | None  # None: the cluster scheduler (Slurm, Kubernetes) places, no retries here
     history: dict[tuple[str, str], float] | None = None
+    staged: dict = field(default_factory=dict)  # (host, alias) -> services.pull.Staged
 
 
 def local_executor(pr: PlannedRun) -> Any:
@@ -42,7 +43,12 @@ def local_executor(pr: PlannedRun) -> Any:
 
 def place_job(spec: Any, cat: Catalog, factory: sessionmaker[Session], *, cpu_only: bool = False,
               executor: str = "docker", partition: str | None = None, hosts_file: Path | None = None,
-              slurm_spool: Path | None = None, namespace: str = "default") -> Placement:
+              slurm_spool: Path | None = None, namespace: str = "default", pull: str = "missing",
+              ca: str | None = None, on_pull: Callable | None = None,
+              on_quarantine: Callable | None = None) -> Placement:
+    """Where each task goes. On this machine's engine or a hosts file's: hosts with GPUs the
+    batch needs pass L0 preflight first (a failing one is quarantined for the batch), and
+    every image is staged on its host (pulled, pinned, verified) before anything is queued."""
     if executor not in executors.NAMES:
         raise InputError(f"unknown --executor {executor!r}", f"use one of {', '.join(executors.NAMES)}")
     if executor == "slurm":  # Slurm's nodes are the hosts; it places each job itself
@@ -64,23 +70,70 @@ def place_job(spec: Any, cat: Catalog, factory: sessionmaker[Session], *, cpu_on
     with factory() as session:
         hist = queries.suite_durations(session)
     planned = plan(spec, cat, inventory, detect_local(), cpu_only=cpu_only, history=hist)
+    if executor == "docker":
+        inventory, planned = _quarantine(spec, cat, inventory, planned, cpu_only, hist, on_quarantine)
+    staged: dict = {}
     if executor == "host":
         if any(pr.image.executor != "host" for pr in planned):
             raise InputError("--executor host runs only the image 'host' (the local interpreter)",
                              "use --executor docker for container images")
     elif any(pr.image.executor != "host" for pr in planned):
         reap(inventory, factory, None)
-    return Placement(planned, local_executor, inventory, hist)
+        if any(pr.image.executor == "docker" and not pr.image.local for pr in planned):
+            from ..registry import RegistryClient
+            from .pull import check_policy, stage_planned
+
+            planned, staged = stage_planned(planned, check_policy(pull), RegistryClient(ca=ca), on_pull)
+    return Placement(planned, local_executor, inventory, hist, staged)
+
+
+def _quarantine(spec: Any, cat: Catalog, inventory: tuple[Any, ...], planned: tuple[PlannedRun, ...], cpu_only: bool,
+                hist: Any, on_quarantine: Callable | None) -> tuple[tuple[Any, ...], tuple[PlannedRun, ...]]:
+    """L0 preflight of the hosts the plan gives GPU work; a failing host is quarantined for the
+    batch (out of the inventory: no task is placed there, retries never go there) and the
+    batch is planned again without it."""
+    from .preflight import quarantine
+
+    failed = quarantine((pr.host, str(pr.image.backend)) for pr in planned
+                        if pr.image.executor == "docker" and not any(t.cpu_only for t in pr.tasks))
+    if not failed:
+        return inventory, planned
+    for verdict in failed:
+        if on_quarantine:
+            on_quarantine(verdict)
+    why = "; ".join(f"{v.host} ({v.reason})" for v in failed)
+    bad = {v.host for v in failed}
+    inventory = tuple(h for h in inventory if h.name not in bad)
+    if not inventory:
+        raise NoMatchingHostError(f"every host this batch could use failed its preflight and is quarantined: {why}",
+                                  "valorch hosts check --level 0 shows each host's preflight")
+    try:
+        return inventory, plan(spec, cat, inventory, detect_local(), cpu_only=cpu_only, history=hist)
+    except InfrastructureError as exc:
+        raise type(exc)(f"{exc.message}\nquarantined for this batch: {why}", exc.hint) from None
+
+
+def execute_placed(placed: Placement, spec: Any, factory: sessionmaker[Session], *,
+                   reporter: Reporter | None = None, retries: int = 2) -> list[RunSummary]:
+    """Queue and run placed tasks; both image digests are recorded on each run."""
+    if placed.hosts is None:
+        return execute(placed.planned, spec, factory, placed.executor_for, reporter)
+    summaries = execute(placed.planned, spec, factory, placed.executor_for, reporter, hosts=placed.hosts,
+                        retries=retries, history=placed.history)
+    if placed.staged:
+        with factory() as session:
+            for s in summaries:
+                got = placed.staged.get((s.host, s.image))
+                if got is not None:  # the tag's (index) digest and the platform manifest's
+                    queries.merge_run_meta(session, s.run_id, "image", got.meta())
+            session.commit()
+    return summaries
 
 
 def execute_job(spec: Any, cat: Catalog, factory: sessionmaker[Session], *, reporter: Reporter | None = None,
                 retries: int = 2, **where: Any) -> list[RunSummary]:
     """Plan, queue and run a job; the run summaries of its batch."""
-    placed = place_job(spec, cat, factory, **where)
-    if placed.hosts is None:
-        return execute(placed.planned, spec, factory, placed.executor_for, reporter)
-    return execute(placed.planned, spec, factory, placed.executor_for, reporter, hosts=placed.hosts,
-                   retries=retries, history=placed.history)
+    return execute_placed(place_job(spec, cat, factory, **where), spec, factory, reporter=reporter, retries=retries)
 
 
 def resume(ref: str, cat: Catalog, factory: sessionmaker[Session], *, hosts_file: Path | None = None,

@@ -38,7 +38,10 @@ def run_json(run: Any, results: Sequence[Any]) -> dict[str, Any]:
     return {
         "run": run.id, "batch": run.batch, "job": run.job, "state": run.state,
         "image": {"alias": run.image.alias, "reference": run.image.reference, "digest": run.image.digest,
-                  "backend": run.image.backend},
+                  "backend": run.image.backend,
+                  # the tag's digest (an index for multi-platform images) and the manifest that ran
+                  "index_digest": (run.meta or {}).get("image", {}).get("index_digest"),
+                  "platform_digest": (run.meta or {}).get("image", {}).get("platform_digest")},
         "host": run.host.name, "executor": run.executor, "valorch_version": run.valorch_version,
         "spec_hash": run.spec_hash, "cpu_only": run.cpu_only,
         "started": run.started.isoformat(), "ended": run.ended.isoformat() if run.ended else None,

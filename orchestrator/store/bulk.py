@@ -8,69 +8,120 @@ Every function takes the session it works in; committing is the caller's busines
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
-from sqlalchemy import JSON, DateTime, insert, select
+from sqlalchemy import JSON, DateTime, insert, select, text
 from sqlalchemy.orm import Session
 
 from .models import Baseline, Check, Host, Image, MatrixVersion, Result, Run, Samples, pack_samples
-from .queries import now
+from .queries import insert_ignore, now
 
 CHUNK = 20_000
 
 
-def _chunks(rows: Sequence[dict[str, Any]], size: int = CHUNK) -> Iterable[Sequence[dict[str, Any]]]:
+def _chunks(rows: Sequence[Any], size: int = CHUNK) -> Iterable[Sequence[Any]]:
     for i in range(0, len(rows), size):
         yield rows[i:i + size]
 
 
-def insert_rows(session: Session, model: type, rows: Sequence[dict[str, Any]]) -> int:
-    """INSERT many rows of one table (dicts keyed by column name) with executemany.
+def _json(value: Any) -> str:
+    if not value and isinstance(value, dict):
+        return "{}"
+    return json.dumps(value)
 
-    Tables without date columns go straight to the driver's executemany with the JSON
-    columns serialised here: SQLAlchemy's per-row bind processing is most of the cost
-    of a 300,000-row ingest (bench/bench_scale.py)."""
+
+def _encoder(columns: Sequence[Any]) -> Callable[[dict[str, Any]], tuple]:
+    """dict row -> tuple of driver values, as one compiled expression: a generic loop over
+    columns costs more than SQLite's own work for a narrow row (bench/bench_scale.py).
+    The expression is built from the model's column names only."""
+    parts = []
+    for c in columns:
+        key = repr(c.name)
+        if isinstance(c.type, Samples):
+            parts.append(f"pack(r[{key}])")
+        elif isinstance(c.type, JSON):
+            parts.append(f"dumps(r[{key}])")
+        else:
+            parts.append(f"r[{key}]")
+    return eval(f"lambda r: ({', '.join(parts)},)", {"pack": pack_samples, "dumps": _json})  # noqa: S307
+
+
+def insert_rows(session: Session, model: type, rows: Sequence[dict[str, Any]]) -> int:
+    """INSERT many rows of one table (dicts keyed by column name, every row the same keys).
+
+    PostgreSQL: COPY FROM STDIN through psycopg. SQLite: the driver's executemany with the
+    values encoded here (SQLAlchemy's per-row bind processing is most of the cost of a
+    large ingest). Tables with SQLite date columns, and rows that leave a column with a
+    default out, go through SQLAlchemy's executemany (insertmanyvalues)."""
     table = model.__table__
     if not rows:
         return 0
     given = set(rows[0])
-    if session.bind.dialect.name != "sqlite" or any(isinstance(c.type, DateTime) for c in table.columns) or any(
-            c.name not in given and c.default is not None for c in table.columns):
+    dialect = session.get_bind().dialect.name
+    cols = [c for c in table.columns if c.name in given]
+    core = (dialect not in ("sqlite", "postgresql")
+            or any(c.name not in given and c.default is not None for c in table.columns)
+            or (dialect == "sqlite" and any(isinstance(c.type, DateTime) for c in cols)))
+    if core:
         for chunk in _chunks(rows):
             session.execute(insert(table), list(chunk))
-        return len(rows)
-    cols = [c for c in table.columns if c.name in given]
-    json_cols = {c.name for c in cols if isinstance(c.type, JSON)}
-    packed_cols = {c.name for c in cols if isinstance(c.type, Samples)}
-    names = [c.name for c in cols]
-    sql = (f'INSERT INTO "{table.name}" ({", ".join(f"{chr(34)}{n}{chr(34)}" for n in names)}) '
-           f'VALUES ({", ".join("?" for _ in names)})')
+    elif dialect == "postgresql":
+        _copy(session, table.name, cols, rows)
+    else:
+        _sqlite_executemany(session, table.name, cols, rows)
+    serial = table.autoincrement_column
+    if dialect == "postgresql" and serial is not None and serial.name in given:
+        # explicit ids do not move the id sequence: the next ordinary INSERT would collide
+        session.execute(text(f"SELECT setval(pg_get_serial_sequence('\"{table.name}\"', '{serial.name}'), "
+                             f"(SELECT max(\"{serial.name}\") FROM \"{table.name}\"))"))
+    return len(rows)
 
-    def value(row: dict[str, Any], name: str) -> Any:
-        v = row[name]
-        if name in packed_cols:
-            return pack_samples(v)
-        return json.dumps(v) if name in json_cols else v
 
+def _sqlite_executemany(session: Session, name: str, cols: Sequence[Any], rows: Sequence[dict[str, Any]]) -> None:
+    names = ", ".join(f'"{c.name}"' for c in cols)
+    sql = f'INSERT INTO "{name}" ({names}) VALUES ({", ".join("?" for _ in cols)})'
+    encode = _encoder(cols)
     cursor = session.connection().connection.cursor()
     try:
         for chunk in _chunks(rows):
-            cursor.executemany(sql, [tuple(value(r, n) for n in names) for r in chunk])
+            cursor.executemany(sql, [encode(r) for r in chunk])
     finally:
         cursor.close()
-    return len(rows)
+
+
+def _copy(session: Session, name: str, cols: Sequence[Any], rows: Sequence[dict[str, Any]]) -> None:
+    names = ", ".join(f'"{c.name}"' for c in cols)
+    encode = _encoder(cols)
+    raw = session.connection().connection.driver_connection  # psycopg, in the session's transaction
+    with raw.cursor() as cur, cur.copy(f'COPY "{name}" ({names}) FROM STDIN') as copy:
+        for r in rows:
+            copy.write_row(encode(r))
 
 
 def check_pks(session: Session, keys: Iterable[tuple[str, int]], info: dict[tuple[str, int], dict[str, Any]]
               | None = None) -> dict[tuple[str, int], int]:
-    """The primary keys of (check_id, version), inserting the missing ones (with ``info`` columns)."""
+    """The primary keys of (check_id, version), inserting the missing ones (with ``info``
+    columns); a check another writer inserted meanwhile is taken, not duplicated."""
     wanted = set(keys)
-    have = {(c, v): pk for pk, c, v in session.execute(select(Check.id, Check.check_id, Check.version))}
+    if not wanted:
+        return {}
+    have = _check_keys(session, wanted)
     missing = [{"check_id": c, "version": v, **(info or {}).get((c, v), {})} for c, v in sorted(wanted - set(have))]
     if missing:
-        insert_rows(session, Check, missing)
-        have = {(c, v): pk for pk, c, v in session.execute(select(Check.id, Check.check_id, Check.version))}
+        for row in missing:
+            insert_ignore(session, Check, row)
+        have = _check_keys(session, wanted)
     return {k: have[k] for k in wanted}
+
+
+def _check_keys(session: Session, wanted: set[tuple[str, int]]) -> dict[tuple[str, int], int]:
+    names = sorted({c for c, _ in wanted})
+    have: dict[tuple[str, int], int] = {}
+    for chunk in _chunks(names, 500):
+        for pk, c, v in session.execute(select(Check.id, Check.check_id, Check.version)
+                                        .where(Check.check_id.in_(list(chunk)))):
+            have[(c, v)] = pk
+    return have
 
 
 # --- reads for diff sides -------------------------------------------------------------------------------

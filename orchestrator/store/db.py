@@ -1,6 +1,16 @@
-"""Engine and session factory. SQLite gets WAL mode and a busy timeout so that
-several valorch processes can write to one database at once. The schema is
-Alembic's business (store/migrations): opening a database upgrades it to head."""
+"""Engine and session factory for SQLite files and PostgreSQL servers.
+
+SQLite gets WAL mode and a busy timeout so that several valorch processes can write
+to one file at once. PostgreSQL needs the ``valorch[postgres]`` extra (psycopg 3).
+
+The schema is Alembic's business (store/migrations). Who upgrades it differs:
+- a local SQLite file belongs to the machine that opens it: opening it upgrades it
+  to head (serialised between processes with a file lock);
+- a shared server is never migrated implicitly. Dozens of runners open it, and a
+  runner with a newer valorch must not change the schema under the others: a
+  database behind this valorch's head is an error that names ``valorch db upgrade``,
+  which an operator runs once (store.db.upgrade, serialised with an advisory lock).
+"""
 
 from __future__ import annotations
 
@@ -10,51 +20,144 @@ from pathlib import Path
 from typing import Iterator
 
 from sqlalchemy import create_engine, event, inspect, text
-from sqlalchemy.engine import Connection, Engine
-from sqlalchemy.exc import OperationalError, SQLAlchemyError
+from sqlalchemy.engine import URL, Connection, Engine, make_url
+from sqlalchemy.exc import ArgumentError, DBAPIError, OperationalError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
-from ..errors import InfrastructureError
+from ..errors import InfrastructureError, InputError
 
 DEFAULT_URL = "sqlite:///results/valorch.sqlite"
+POSTGRES_EXTRA = "pip install 'valorch[postgres]'"
+URL_HINT = ("pass a SQLite path (results/valorch.sqlite, sqlite:///PATH) or a PostgreSQL URL "
+            f"(postgresql://USER@HOST[:PORT]/DATABASE, needs {POSTGRES_EXTRA})")
+CONNECT_TIMEOUT_S = 10
 
 
 def url_for(db: str | None) -> str:
-    """A SQLAlchemy URL from --db / VALORCH_DB: a URL, or a plain path to a SQLite file."""
+    """A SQLAlchemy URL from --db / VALORCH_DB: a URL, or a plain path to a SQLite file.
+    ``postgresql://`` and ``postgres://`` mean psycopg 3 (the valorch[postgres] extra)."""
     if not db:
         return DEFAULT_URL
-    if "://" in db:
-        return db
-    return f"sqlite:///{db}"
+    if "://" not in db:
+        return f"sqlite:///{db}"
+    scheme, rest = db.split("://", 1)
+    if scheme in ("postgresql", "postgres"):
+        return f"postgresql+psycopg://{rest}"
+    return db
 
 
-def open_engine(db: str | None) -> Engine:
-    url = url_for(db)
-    if url.startswith("sqlite:///") and url != "sqlite:///:memory:":
-        path = Path(url[len("sqlite:///"):])
+def public_url(db: str | None) -> str:
+    """The URL as it may be printed or published: never a password."""
+    try:
+        return make_url(db if db and "://" in db else url_for(db)).render_as_string(hide_password=True)
+    except ArgumentError:
+        return "<unparsable database URL>"
+
+
+def _parse(db: str | None) -> URL:
+    try:
+        url = make_url(url_for(db))
+    except ArgumentError:
+        raise InputError(f"--db '{db}' is not a database URL", URL_HINT) from None
+    backend = url.get_backend_name()
+    if backend not in ("sqlite", "postgresql"):
+        raise InputError(f"--db: unsupported database scheme '{url.drivername}' (valorch stores results in "
+                         "SQLite or PostgreSQL)", URL_HINT)
+    return url
+
+
+def where(url: URL) -> str:
+    """host:port/database of a server URL, the path of a SQLite file: for messages."""
+    if url.get_backend_name() == "sqlite":
+        return url.database or ":memory:"
+    return f"database '{url.database}' on {url.host or 'localhost'}:{url.port or 5432}"
+
+
+def connect(db: str | None) -> Engine:
+    """An engine whose database answered; no schema check (store.db.open_engine does that)."""
+    url = _parse(db)
+    if url.get_backend_name() == "sqlite":
+        return _sqlite_engine(url)
+    try:
+        engine = create_engine(url, pool_pre_ping=True,
+                               connect_args={"connect_timeout": CONNECT_TIMEOUT_S, "application_name": "valorch"})
+    except ImportError as exc:  # psycopg (or the driver the URL names) is not installed
+        raise InputError(f"--db {public_url(db)}: the PostgreSQL driver is not installed ({exc})",
+                         f"{POSTGRES_EXTRA} (psycopg 3)") from None
+    try:
+        with engine.connect() as conn:
+            conn.execute(text("SELECT 1"))
+    except DBAPIError as exc:
+        engine.dispose()
+        raise _server_error(url, exc) from None
+    return engine
+
+
+def _server_error(url: URL, exc: DBAPIError) -> InfrastructureError:
+    lines = [ln.strip() for ln in str(exc.orig).splitlines() if ln.strip()]
+    reason = lines[0] if lines else type(exc.orig).__name__
+    if " failed: " in reason:  # 'connection failed: connection to server at "h", port 1 failed: <why>'
+        reason = reason.rsplit(" failed: ", 1)[1]
+    reason = reason.replace("FATAL:  ", "")
+    low = reason.lower()
+    if "database" in low and "does not exist" in low:
+        hint = (f"create it (createdb -h {url.host} -U {url.username} {url.database}), then "
+                "valorch db upgrade --db URL")
+    elif "password" in low or "authentication" in low or ("role" in low and "does not exist" in low):
+        hint = "check the user and password (in the URL, PGPASSWORD or ~/.pgpass) and the server's pg_hba.conf"
+    else:
+        hint = "check that the server runs and accepts connections from this machine (host, port, firewall)"
+    return InfrastructureError(f"cannot open the results {where(url)}: {reason}", hint)
+
+
+def _sqlite_engine(url: URL) -> Engine:
+    if url.database and url.database != ":memory:":
+        path = Path(url.database)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise InfrastructureError(f"cannot create the results directory {path.parent}: {exc.strerror}",
                                       "pass --db with a writable location") from None
-    engine = create_engine(url, connect_args={"timeout": 60} if url.startswith("sqlite") else {})
-    if url.startswith("sqlite"):
-        @event.listens_for(engine, "connect")
-        def _sqlite_pragmas(dbapi_conn, _record):  # noqa: ANN001
-            cur = dbapi_conn.cursor()
-            cur.execute("PRAGMA journal_mode=WAL")
-            cur.execute("PRAGMA synchronous=NORMAL")
-            cur.execute("PRAGMA busy_timeout=60000")
-            cur.execute("PRAGMA foreign_keys=ON")
-            cur.close()
+    engine = create_engine(url, connect_args={"timeout": 60})
+
+    @event.listens_for(engine, "connect")
+    def _sqlite_pragmas(dbapi_conn, _record):  # noqa: ANN001
+        cur = dbapi_conn.cursor()
+        # 16 KiB pages for a new file (ignored for an existing one): a fifth faster bulk ingest
+        # than 4 KiB, shallower indexes at 10M results (bench/bench_scale_fleet.py)
+        cur.execute("PRAGMA page_size=16384")
+        cur.execute("PRAGMA journal_mode=WAL")
+        cur.execute("PRAGMA synchronous=NORMAL")
+        cur.execute("PRAGMA busy_timeout=60000")
+        cur.execute("PRAGMA foreign_keys=ON")
+        # index pages of a large store stay in memory (bench/bench_scale.py: 10M results)
+        cur.execute("PRAGMA cache_size=-262144")
+        cur.execute("PRAGMA mmap_size=1073741824")
+        cur.close()
+
+    return engine
+
+
+def open_engine(db: str | None) -> Engine:
+    """An engine on a database at this valorch's schema: a SQLite file is upgraded
+    in place; a server behind head is an error naming `valorch db upgrade`."""
+    engine = connect(db)
+    url = engine.url
     try:
-        with _migration_lock(url):
-            migrate(engine)
+        if url.get_backend_name() == "sqlite":
+            with _migration_lock(url):
+                migrate(engine)
+        else:
+            _require_head(engine, url)
     except OperationalError as exc:
-        raise InfrastructureError(f"cannot open the results database {url}: {exc.orig}",
+        engine.dispose()
+        if url.get_backend_name() != "sqlite":
+            raise _server_error(url, exc) from None
+        raise InfrastructureError(f"cannot open the results database {where(url)}: {exc.orig}",
                                   "check the path and permissions, or pass --db") from None
     except SQLAlchemyError as exc:
-        raise InfrastructureError(f"results database {url} failed: {exc}") from None
+        engine.dispose()
+        raise InfrastructureError(f"results {where(url)} failed: {exc}") from None
     return engine
 
 
@@ -63,7 +166,23 @@ BASELINE = "0001"  # the schema that create_all made before migrations existed
 # The newest migration. Every command opens the database, and asking Alembic for its
 # head costs half a second of imports and file parsing; a unit test keeps this equal
 # to what Alembic says.
-HEAD = "0003"
+HEAD = "0004"
+REVISIONS = ("0001", "0002", "0003", "0004")  # oldest first; a unit test keeps this equal to Alembic's history
+
+
+def _require_head(engine: Engine, url: URL) -> None:
+    rev = current_revision(engine)
+    if rev == HEAD:
+        return
+    if rev in REVISIONS:
+        raise InfrastructureError(f"the results {where(url)} is at schema {rev}; this valorch needs {HEAD}",
+                                  "upgrade it once, from one machine: valorch db upgrade --db URL "
+                                  "(runners never migrate a shared server)")
+    if rev is None:
+        raise InfrastructureError(f"the results {where(url)} has no valorch schema yet",
+                                  "create it once: valorch db upgrade --db URL")
+    raise InfrastructureError(f"the results {where(url)} is at schema {rev}, newer than this valorch "
+                              f"knows ({HEAD})", "install the valorch version that upgraded it")
 
 
 def _alembic_config(conn: Connection):  # noqa: ANN202
@@ -91,11 +210,18 @@ def current_revision(engine: Engine) -> str | None:
 def migrate(engine: Engine) -> None:
     """Upgrade to head. A database made by the older create_all (tables, no
     alembic_version) is stamped at the baseline first: upgraded, never recreated."""
-    if current_revision(engine) == HEAD:
+    rev = current_revision(engine)
+    if rev == HEAD:
         return
+    if rev is not None and rev not in REVISIONS:
+        raise InfrastructureError(f"the results database {where(engine.url)} is at schema {rev}, newer than this "
+                                  f"valorch knows ({HEAD})", "install the valorch version that upgraded it")
     from alembic import command
 
     with engine.begin() as conn:
+        if conn.dialect.name == "postgresql":
+            # one upgrader at a time; the others wait here and then find nothing to do
+            conn.execute(text("SELECT pg_advisory_xact_lock(7268656)"))
         tables = set(inspect(conn).get_table_names())
         cfg = _alembic_config(conn)
         if "alembic_version" not in tables and "run" in tables:
@@ -103,14 +229,40 @@ def migrate(engine: Engine) -> None:
         command.upgrade(cfg, "head")
 
 
+def upgrade(db: str | None) -> tuple[str | None, str]:
+    """`valorch db upgrade`: the revision before and after."""
+    engine = connect(db)
+    try:
+        before = current_revision(engine)
+        with _migration_lock(engine.url):
+            migrate(engine)
+        return before, current_revision(engine) or HEAD
+    except OperationalError as exc:
+        if engine.url.get_backend_name() != "sqlite":
+            raise _server_error(engine.url, exc) from None
+        raise InfrastructureError(f"cannot upgrade {where(engine.url)}: {exc.orig}") from None
+    finally:
+        engine.dispose()
+
+
+def status(db: str | None) -> dict[str, str | None]:
+    """`valorch db status`: where, which schema, which this valorch needs."""
+    engine = connect(db)
+    try:
+        return {"database": public_url(db), "dialect": engine.dialect.name, "revision": current_revision(engine),
+                "head": HEAD}
+    finally:
+        engine.dispose()
+
+
 @contextlib.contextmanager
-def _migration_lock(url: str) -> Iterator[None]:
+def _migration_lock(url: URL) -> Iterator[None]:
     """Serialise schema changes between processes opening one SQLite file at once
     (SQLite DDL outside a transaction would race: "table already exists")."""
-    if not url.startswith("sqlite:///") or url == "sqlite:///:memory:":
+    if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":
         yield
         return
-    lock_path = Path(url[len("sqlite:///"):] + ".migrate-lock")
+    lock_path = Path(url.database + ".migrate-lock")
     with open(lock_path, "a+") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
         try:

@@ -80,6 +80,14 @@ def newest_inventory_of(session: Session, image: str) -> tuple[Run, Inventory] |
     return load_inventory(session, run_id) if run_id else None
 
 
+def inventory_of_digest(session: Session, digest: str) -> tuple[Run, Inventory] | None:
+    """The most recent stored inventory of the image with this digest (any alias)."""
+    has_rows = exists().where(InventoryRow.run_id == Run.id)
+    q = select(Run.id).join(Run.image).where(Image.digest == digest, has_rows).order_by(Run.started.desc()).limit(1)
+    run_id = session.scalars(q).first()
+    return load_inventory(session, run_id) if run_id else None
+
+
 def inventory_runs(session: Session, image: str | None = None, limit: int = 50) -> list[Run]:
     """Runs that hold an inventory, newest first."""
     q = select(Run).where(exists().where(InventoryRow.run_id == Run.id)).order_by(Run.started.desc()).limit(limit)

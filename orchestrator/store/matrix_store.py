@@ -3,38 +3,72 @@ Takes the caller's session; committing is the caller's business."""
 
 from __future__ import annotations
 
-import fnmatch
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Sequence
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from .models import InventoryRow, MatrixCell, MatrixVersion, Result, Run
+from . import queries
+from .models import Check, InventoryRow, MatrixCell, MatrixVersion, Result, Run
 
 
 class VersionExistsError(ValueError):
     pass
 
 
-def matrix_runs(session: Session, selectors: Sequence[str] = (), since: datetime | None = None) -> list[Run]:
-    """The newest finished run of each (image, host), images filtered by alias globs."""
-    latest: dict[tuple[str, int], Run] = {}
-    q = select(Run).where(Run.state.in_(("done", "failed"))).order_by(Run.started, Run.id)
-    if since is not None:
-        q = q.where(Run.started >= since)
-    for run in session.scalars(q).unique():
-        if selectors and not any(fnmatch.fnmatchcase(run.image.alias, s) or run.image.reference == s
-                                 for s in selectors):
-            continue
-        latest[(run.image.alias, run.host_id)] = run
-    return list(latest.values())
+def matrix_runs(session: Session, selectors: Sequence[str] = (), since: datetime | None = None,
+                job: str | None = None) -> list[Run]:
+    """The newest finished run of each (image, host), images filtered by alias globs,
+    runs by job when one is named."""
+    return queries.newest_runs(session, by_host=True, job=job, since=since,
+                               images=queries.image_ids(session, globs=selectors))
 
 
 def results_of(session: Session, run_ids: Sequence[str]) -> list[Result]:
     if not run_ids:
         return []
     return list(session.scalars(select(Result).where(Result.run_id.in_(run_ids)).order_by(Result.id)).unique())
+
+
+@dataclass(frozen=True)
+class CheckRow:
+    id: int
+    check_id: str
+    version: int
+    feature: str
+    kind: str
+    library: str | None
+    unit: str | None
+    bigger_is_better: bool
+
+
+@dataclass(frozen=True)
+class ResultRow:
+    """What a matrix reads of one attempt: a ``Result``'s attributes without its log,
+    metrics or samples, and without an ORM object (bench/bench_scale_fleet.py: loading
+    ORM results was most of a matrix render)."""
+
+    run_id: str
+    check: CheckRow
+    attempt: int
+    status: str
+    message: str
+    device: str | None
+    library: str | None
+
+
+def observation_rows(session: Session, run_ids: Sequence[str]) -> list[ResultRow]:
+    if not run_ids:
+        return []
+    q = (select(Result.run_id, Result.check_pk, Result.attempt, Result.status, Result.message, Result.device,
+                Result.library).where(Result.run_id.in_(list(run_ids))).order_by(Result.id))
+    rows = list(session.execute(q))
+    checks = {c.id: CheckRow(c.id, c.check_id, c.version, c.feature, c.kind, c.library, c.unit, c.bigger_is_better)
+              for c in session.execute(select(Check.__table__).where(Check.id.in_({r.check_pk for r in rows})))}
+    return [ResultRow(r.run_id, checks[r.check_pk], r.attempt, r.status, r.message, r.device, r.library)
+            for r in rows]
 
 
 def ended_of(session: Session, run_ids: Sequence[str]) -> list[datetime]:

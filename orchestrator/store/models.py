@@ -8,7 +8,7 @@ from array import array
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import (JSON, Boolean, DateTime, Float, ForeignKey, Integer, LargeBinary, String, Text,
+from sqlalchemy import (JSON, Boolean, DateTime, Float, ForeignKey, Index, Integer, LargeBinary, String, Text,
                         TypeDecorator, UniqueConstraint)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
@@ -29,7 +29,10 @@ class Samples(TypeDecorator):
 
 
 def pack_samples(values: Any) -> bytes:
-    arr = array("d", [float(v) for v in (values or ())])
+    try:
+        arr = array("d", values or ())  # a list of floats (or ints): no per-value Python call
+    except TypeError:
+        arr = array("d", [float(v) for v in values])
     if sys.byteorder != "little":
         arr.byteswap()
     return arr.tobytes()
@@ -75,8 +78,8 @@ class Run(Base):
     __tablename__ = "run"
     id: Mapped[str] = mapped_column(String(36), primary_key=True)  # uuid4
     batch: Mapped[str] = mapped_column(String(36), index=True)  # one `valorch run` invocation
-    job: Mapped[str] = mapped_column(String(200), index=True)
-    image_id: Mapped[int] = mapped_column(ForeignKey("image.id"), index=True)
+    job: Mapped[str] = mapped_column(String(200))
+    image_id: Mapped[int] = mapped_column(ForeignKey("image.id"))
     host_id: Mapped[int] = mapped_column(ForeignKey("host.id"))
     executor: Mapped[str] = mapped_column(String(20))
     valorch_version: Mapped[str] = mapped_column(String(40))
@@ -86,9 +89,20 @@ class Run(Base):
     ended: Mapped[datetime | None] = mapped_column(DateTime)
     state: Mapped[str] = mapped_column(String(20), default="running")  # running | done | failed | interrupted
     meta: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    # where the row was written from when it came by `valorch results push`
+    # ("runner-id" or "hostname:/path/of/the/local.sqlite"); NULL when written directly
+    origin: Mapped[str | None] = mapped_column(String(500))
+    # when `valorch results prune` dropped the raw samples of its results (summaries stay in metrics)
+    pruned: Mapped[datetime | None] = mapped_column(DateTime)
     image: Mapped[Image] = relationship(lazy="joined")
     host: Mapped[Host] = relationship(lazy="joined")
     tasks: Mapped[list["TaskRow"]] = relationship(back_populates="run", order_by="TaskRow.id")
+    __table_args__ = (
+        # the runs of an image, newest first: diff of its latest two runs, latest:ALIAS
+        Index("ix_run_image_started", "image_id", "started"),
+        # the newest run of each image and host of a job: the latest matrix of a job
+        Index("ix_run_job_latest", "job", "image_id", "host_id", "started"),
+    )
 
 
 class TaskRow(Base):

@@ -3,11 +3,12 @@ works in; committing is the caller's business."""
 
 from __future__ import annotations
 
+import fnmatch
 import uuid
 from datetime import datetime, timezone
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
-from sqlalchemy import select
+from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session
 
 from .. import __version__
@@ -21,18 +22,35 @@ def now() -> datetime:
 
 def image_row(session: Session, image: ImageSpec, digest: str | None) -> Image:
     digest = digest or image.digest
-    row = session.scalars(select(Image).where(Image.reference == image.reference, Image.alias == image.alias,
-                                              Image.digest.is_(None) if digest is None else Image.digest == digest)
-                          ).first()
-    if row is None:
-        row = Image(alias=image.alias, reference=image.reference, digest=digest, backend=image.backend,
-                    family=image.family, components=dict(image.components))
-        session.add(row)
-        session.flush()
-    return row
+    pk = image_pk(session, {"alias": image.alias, "reference": image.reference, "digest": digest,
+                            "backend": image.backend, "family": image.family, "components": dict(image.components)})
+    return session.get(Image, pk)
 
 
-def _insert_ignore(session: Session, model: type, values: dict) -> None:
+def image_pk(session: Session, fields: dict) -> int:
+    """The id of the image row with this (reference, digest, alias), inserted if missing.
+    uq_image does not cover a NULL digest, so concurrent writers serialise first (a
+    transaction lock on PostgreSQL, the write lock on SQLite): one inserts, the others
+    find its row."""
+    digest = fields.get("digest")
+    dialect = session.get_bind().dialect.name
+    if dialect == "postgresql":
+        session.execute(text("SELECT pg_advisory_xact_lock(hashtext(:k))"),
+                        {"k": f"valorch.image|{fields['reference']}|{fields['alias']}"})
+    elif dialect == "sqlite":
+        # a write statement takes SQLite's one write lock (waiting out the busy timeout) before
+        # the look-up, so the look-up sees what the previous writer committed (BEGIN IMMEDIATE)
+        session.execute(text("UPDATE image SET id = id WHERE 0"))
+    q = select(Image.id).where(Image.reference == fields["reference"], Image.alias == fields["alias"],
+                               Image.digest.is_(None) if digest is None else Image.digest == digest)
+    pk = session.scalars(q).first()
+    if pk is None:
+        insert_ignore(session, Image, fields)
+        pk = session.scalars(q).first()
+    return pk
+
+
+def insert_ignore(session: Session, model: type, values: dict) -> None:
     """INSERT that yields to a concurrent writer who inserted the same unique key
     first (another valorch process on the same database), instead of failing."""
     dialect = session.get_bind().dialect.name
@@ -48,7 +66,7 @@ def host_row(session: Session, host: HostSpec) -> Host:
     query = select(Host).where(Host.fingerprint == host.fingerprint)
     row = session.scalars(query).first()
     if row is None:
-        _insert_ignore(session, Host, {"name": host.name, "fingerprint": host.fingerprint,
+        insert_ignore(session, Host, {"name": host.name, "fingerprint": host.fingerprint,
                                        "spec": host.model_dump(mode="json")})
         row = session.scalars(query).one()
     return row
@@ -64,7 +82,7 @@ def check_row(session: Session, res: CheckResult, cache: dict[tuple[str, int], C
     query = select(Check).where(Check.check_id == res.check, Check.version == res.version)
     row = session.scalars(query).first()
     if row is None:
-        _insert_ignore(session, Check, {"check_id": res.check, "version": res.version, "feature": res.feature,
+        insert_ignore(session, Check, {"check_id": res.check, "version": res.version, "feature": res.feature,
                                         "kind": res.kind, "library": library, "unit": res.unit,
                                         "bigger_is_better": res.bigger_is_better})
         row = session.scalars(query).one()
@@ -115,6 +133,13 @@ def list_runs(session: Session, limit: int = 50, image: str | None = None) -> li
     return list(session.scalars(q).unique())
 
 
+def merge_run_meta(session: Session, run_id: str, key: str, value: Any) -> None:
+    """Set ``run.meta[key]`` (the caller commits)."""
+    run = session.get(Run, run_id)
+    if run is not None:
+        run.meta = {**(run.meta or {}), key: value}
+
+
 def get_run(session: Session, run_id: str) -> Run | None:
     run = session.get(Run, run_id)
     if run is None and len(run_id) >= 4:
@@ -128,15 +153,68 @@ def run_results(session: Session, run_id: str) -> list[Result]:
     return list(session.scalars(select(Result).where(Result.run_id == run_id).order_by(Result.id)).unique())
 
 
-def latest_runs(session: Session, images: Sequence[str] = ()) -> list[Run]:
+FINISHED = ("done", "failed")
+
+
+def image_ids(session: Session, aliases: Sequence[str] = (), globs: Sequence[str] = ()) -> list[int] | None:
+    """Ids of the image rows with these aliases (or aliases/references matching these
+    globs); None when neither is given (every image). The image table is small."""
+    if not aliases and not globs:
+        return None
+    ids = []
+    for pk, alias, reference in session.execute(select(Image.id, Image.alias, Image.reference)):
+        if alias in aliases or any(fnmatch.fnmatchcase(alias, g) or reference == g for g in globs):
+            ids.append(pk)
+    return ids
+
+
+def newest_runs(session: Session, *, by_host: bool, job: str | None = None, since: datetime | None = None,
+                images: list[int] | None = None) -> list[Run]:
+    """The newest finished run of each image alias (and host, with ``by_host``).
+
+    One statement: the newest start per (image row, host) (index ix_run_job_latest when
+    a job is named), joined back to those runs only: never every run of a long history."""
+    if images is not None and not images:
+        return []
+    cond = [Run.state.in_(FINISHED)]
+    if job is not None:
+        cond.append(Run.job == job)
+    if since is not None:
+        cond.append(Run.started >= since)
+    if images is not None:
+        cond.append(Run.image_id.in_(images))
+    groups = (select(Run.image_id, Run.host_id, func.max(Run.started).label("newest"),
+                     func.min(Run.started).label("first")).where(*cond).group_by(Run.image_id, Run.host_id)
+              .subquery())
+    q = (select(Run, groups.c.first)
+         .join(groups, (Run.image_id == groups.c.image_id) & (Run.host_id == groups.c.host_id)
+               & (Run.started == groups.c.newest)).where(*cond))
+    latest: dict[tuple[str, int | None], Run] = {}
+    since_when: dict[tuple[str, int | None], datetime] = {}
+    for run, first in sorted(session.execute(q).unique(), key=lambda r: (r[0].started, r[0].id)):
+        key = (run.image.alias, run.host_id if by_host else None)
+        latest[key] = run  # the newest (then the greatest id) wins
+        since_when[key] = min(since_when.get(key, first), first)
+    # in the order each image (and host) first appeared, as the matrix columns always were
+    return [latest[k] for k in sorted(latest, key=lambda k: (since_when[k], k[0], k[1] or 0))]
+
+
+def latest_runs(session: Session, images: Sequence[str] = (), job: str | None = None) -> list[Run]:
     """The most recent finished run of each image (by alias)."""
-    latest: dict[str, Run] = {}
-    q = select(Run).where(Run.state.in_(("done", "failed"))).order_by(Run.started)
-    for run in session.scalars(q).unique():
-        if images and run.image.alias not in images:
-            continue
-        latest[run.image.alias] = run
-    return list(latest.values())
+    return newest_runs(session, by_host=False, job=job, images=image_ids(session, aliases=images))
+
+
+def last_runs_of_image(session: Session, alias: str, count: int = 2, job: str | None = None) -> list[Run]:
+    """The ``count`` newest finished runs of an image alias, oldest first (index
+    ix_run_image_started): the two sides of "what changed since last night"."""
+    ids = image_ids(session, aliases=[alias]) or []
+    if not ids:
+        return []
+    q = (select(Run).where(Run.image_id.in_(ids), Run.state.in_(FINISHED))
+         .order_by(Run.started.desc(), Run.id.desc()).limit(count))
+    if job is not None:
+        q = q.where(Run.job == job)
+    return list(reversed(list(session.scalars(q).unique())))
 
 
 def suite_durations(session: Session, limit: int = 500) -> dict[tuple[str, str], float]:

@@ -98,8 +98,11 @@ def move(session: Session, ctx: BatchInfo, task_id: int, task: Task, reason: str
 
 
 def complete(session: Session, run_id: str, task_id: int, task: Task, execution: Execution) -> None:
-    """A task's results and its final state, in the caller's one transaction."""
-    queries.add_results(session, run_id, task_id, execution.results, {c.id: c.library for c in task.checks})
+    """A task's results and its final state, in the caller's one transaction. An infrastructure
+    failure is the task's state, never a column of error cells a matrix would show: its
+    placeholder results are not stored."""
+    if not execution.infra_error:
+        queries.add_results(session, run_id, task_id, execution.results, {c.id: c.library for c in task.checks})
     row = session.get(TaskRow, task_id)
     row.state = "error" if execution.infra_error else "done"
     row.ended, row.timings, row.error = queries.now(), dict(execution.timings), execution.infra_error
@@ -119,11 +122,13 @@ def interrupt(session: Session, run_ids: Iterable[str]) -> None:
 
 
 def finish(session: Session, batch: str) -> None:
-    """Runs whose tasks all ended get their final state: failed when a task hit infrastructure."""
+    """Runs whose tasks all ended get their final state: failed when a task hit infrastructure,
+    error when every task did (no matrix or latest-run query selects such a run)."""
     for run in session.scalars(select(Run).where(Run.batch == batch)).unique():
         states = {t.state for t in run.tasks}
         if states and states <= set(FINISHED):
-            run.state, run.ended = ("failed" if "error" in states else "done"), queries.now()
+            state = "error" if states == {"error"} else "failed" if "error" in states else "done"
+            run.state, run.ended = state, queries.now()
 
 
 def batch_of(session: Session, ref: str) -> list[Run]:

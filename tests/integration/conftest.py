@@ -19,7 +19,8 @@ TEST_IMAGES = ("valorch/test:debian-torch", "valorch/test:pip-torch", "valorch/b
 
 def pytest_collection_modifyitems(items):
     for item in items:
-        if "integration" in str(item.fspath) and "slurm" not in item.keywords:
+        if ("integration" in str(item.fspath) and "slurm" not in item.keywords and "postgres" not in item.keywords
+                and "pg_server" not in getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.docker)
 
 

@@ -114,10 +114,23 @@ def test_containers_have_no_network(tmp_path):
 
 
 def test_missing_image_is_infrastructure_error(cli):
-    proc, (run,) = run_json(cli, "--image", "rocm6.3_py3.12_pytorch_2.4", "--cpu-only")
-    assert proc.returncode == 3
-    assert all(r["status"] == "error" for r in run["results"])
-    assert "not present" in run["results"][0]["message"]
+    """An absent image with --pull never, under --cpu-only: exit 3 and nothing stored."""
+    proc, runs = run_json(cli, "--image", "rocm6.3_py3.12_pytorch_2.4", "--cpu-only", "--pull", "never")
+    assert proc.returncode == 3 and runs == []
+    assert "is not on" in proc.stderr and "--pull never" in proc.stderr and "Traceback" not in proc.stderr
+    listed = cli("results", "list", "--json")
+    assert listed.returncode == 0 and json.loads(listed.stdout) == []
+
+
+def test_infrastructure_failure_is_a_run_state_not_error_cells(cli, tmp_path):
+    """A local image that is not there: the run is stored in state error, with no result that a
+    matrix could show."""
+    (tmp_path / "x.yaml").write_text("family: local-test\nbackend: cpu\nlocal: true\nimages:\n"
+                                     "  - alias: gone\n    reference: valorch/test:not-built-here\n")
+    proc, (run,) = run_json(cli, "--image", "gone", "--catalog", str(tmp_path), "--retries", "0")
+    assert proc.returncode == 3 and run["state"] == "error" and run["results"] == []
+    matrix = cli("matrix", "render", "--format", "json")
+    assert "gone" not in matrix.stdout
 
 
 @pytest.mark.parametrize("dockerfile", ["Dockerfile.rocm", "Dockerfile.cuda"])

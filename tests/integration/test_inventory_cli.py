@@ -79,6 +79,11 @@ def test_cyclonedx_export(pip_audit, db):
     purls = [c.get("purl", "") for c in bom["components"]]
     assert any(p.startswith("pkg:pypi/torch@2.13.0") for p in purls), purls[:20]
     assert bom["metadata"]["component"]["name"] == "valorch/test"
+    assert bom["metadata"]["component"]["version"] == pip_audit["digest"]  # the image digest is the subject
+    assert bom["metadata"]["timestamp"] and bom["metadata"]["tools"]["components"][0]["name"] == "valorch"
+    from orchestrator.render import sbom
+
+    assert sbom.validate(proc.stdout) is None
 
 
 def test_wrong_expectation_is_drift_exit_1(catalog, db):
@@ -125,6 +130,13 @@ def test_diff_of_two_images(db):
                      "--stored", "--format", "json", db=db)
     assert stored.returncode == 0, stored.stderr
     assert {c["name"]: c for c in json.loads(stored.stdout)["changes"]}["pytorch"] == changes["pytorch"]
+    # without --stored, an inventory of the same image digest is reused: no new inventory runs
+    before = json.loads(valorch("inventory", "list", "--json", db=db).stdout)
+    again = valorch("inventory", "diff", "cpu_debian12_py3.11_pytorch_1.13", "cpu_debian12_py3.11_pytorch_2.13",
+                    "--format", "json", db=db)
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["changes"] == json.loads(proc.stdout)["changes"]
+    assert json.loads(valorch("inventory", "list", "--json", db=db).stdout) == before
 
 
 def test_diff_by_run_ids_in_the_terminal(pip_audit, rocm_audit, db):

@@ -138,8 +138,14 @@ def test_diff_debian_torch_vs_pip_torch(inventories):
 
 
 def test_cyclonedx_of_a_real_image(inventories):
-    bom = render_audit.to_cyclonedx(inventories["valorch/test:pip-torch"], "valorch/test:pip-torch")
+    from orchestrator.render import sbom
+
+    text = sbom.bom_json(inventories["valorch/test:pip-torch"], "valorch/test:pip-torch")
+    assert sbom.validate(text) is None
+    bom = json.loads(text)
     purls = {c.get("purl") for c in bom["components"]}
     torch = next(p for p in purls if p and p.startswith("pkg:pypi/torch@2.13.0"))
-    assert torch and any(p and p.startswith("pkg:deb/debian/libc6@") for p in purls)
-    assert json.loads(json.dumps(bom)) == bom
+    assert torch and any(p and p.startswith("pkg:deb/debian/libc6@") and "distro=debian-12" in p for p in purls)
+    adduser = next(c for c in bom["components"] if c["name"] == "adduser")
+    assert adduser["purl"].endswith("?arch=all&distro=debian-12") and adduser["licenses"]  # from its copyright file
+    assert any(c.get("licenses") for c in bom["components"] if c.get("purl", "").startswith("pkg:pypi/"))

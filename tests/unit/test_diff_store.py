@@ -1,4 +1,4 @@
-"""Diff sides resolved from a real SQLite store: runs, prefixes, batches, baselines, matrix versions."""
+"""Diff sides resolved from a real store (SQLite and PostgreSQL): runs, prefixes, batches, baselines, matrix versions."""
 
 from datetime import datetime
 
@@ -27,8 +27,8 @@ def store_run(s, batch, alias, results):
 
 
 @pytest.fixture
-def factory(tmp_path):
-    return session_factory(open_engine(str(tmp_path / "v.sqlite")))
+def factory(store_db):
+    return session_factory(open_engine(store_db))
 
 
 def test_sides_from_the_store(factory):

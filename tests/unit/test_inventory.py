@@ -327,43 +327,85 @@ def test_diff(rocm_inv):
 
 
 def test_cyclonedx_structure(rocm_inv):
-    bom = render_audit.to_cyclonedx(rocm_inv, "rocm/pytorch:rocm6.2.4_ubuntu22.04_py3.10_pytorch_2.4.0")
+    from datetime import datetime, timezone
+
+    from orchestrator.render import sbom
+
+    when = datetime(2026, 11, 23, 12, 0, tzinfo=timezone.utc)
+    ref = "rocm/pytorch:rocm6.2.4_ubuntu22.04_py3.10_pytorch_2.4.0"
+    text = sbom.bom_json(rocm_inv, ref, timestamp=when)
+    assert sbom.validate(text) is None  # the CycloneDX 1.5 schema the library ships
+    bom = json.loads(text)
     assert bom["bomFormat"] == "CycloneDX" and bom["specVersion"] == "1.5" and bom["version"] == 1
     assert re.fullmatch(r"urn:uuid:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
                         bom["serialNumber"])
+    assert bom["metadata"]["timestamp"].startswith("2026-11-23T12:00:00")
+    assert [t["name"] for t in bom["metadata"]["tools"]["components"]] == ["valorch"]
     meta = bom["metadata"]["component"]
-    assert meta == {"type": "container", "bom-ref": "rocm/pytorch:rocm6.2.4_ubuntu22.04_py3.10_pytorch_2.4.0",
-                    "name": "rocm/pytorch", "version": "rocm6.2.4_ubuntu22.04_py3.10_pytorch_2.4.0"}
+    assert meta == {"type": "container", "bom-ref": ref, "name": "rocm/pytorch",
+                    "version": "rocm6.2.4_ubuntu22.04_py3.10_pytorch_2.4.0"}
     comps = {c["bom-ref"]: c for c in bom["components"]}
     assert len(comps) == len(bom["components"])  # bom-refs are unique
     torch = comps["pkg:pypi/torch@2.4.0%2Brocm6.2.4"]
     assert torch["type"] == "library" and torch["name"] == "torch"
     assert {"name": "valorch:component", "value": "pytorch"} in torch["properties"]
-    assert "pkg:deb/ubuntu/hipblaslt@0.8.0.60204-139~22.04?arch=amd64" in comps
+    assert "pkg:deb/ubuntu/hipblaslt@0.8.0.60204-139~22.04?arch=amd64&distro=ubuntu-22.04" in comps
     osc = [c for c in bom["components"] if c["type"] == "operating-system"]
     assert osc == [comps["valorch:os"]] and osc[0]["name"] == "ubuntu" and osc[0]["version"] == "22.04"
     assert comps["valorch:rocm"]["version"] == "6.2.4"  # from a file: a component of its own
     assert comps["valorch:ucx"]["type"] == "application"
     assert {"name": "valorch:evidence", "value": "ucx_info -v"} in comps["valorch:ucx"]["properties"]
     for comp in bom["components"]:
-        assert set(comp) <= {"bom-ref", "type", "name", "version", "purl", "properties"}
         assert comp["type"] in ("library", "operating-system", "application")
     # content-derived serial: the same inventory gives the same BOM, another image another
-    assert render_audit.to_cyclonedx(rocm_inv, meta["bom-ref"]) == bom
-    assert render_audit.to_cyclonedx(rocm_inv, "other:tag")["serialNumber"] != bom["serialNumber"]
-    assert render_audit.to_cyclonedx(rocm_inv, "img@sha256:" + "0" * 64)["metadata"]["component"]["version"] == \
-        "sha256:" + "0" * 64
+    assert sbom.bom(rocm_inv, ref, timestamp=when) == bom
+    assert sbom.bom(rocm_inv, "other:tag", timestamp=when)["serialNumber"] != bom["serialNumber"]
+    pinned = sbom.bom(rocm_inv, ref, digest="sha256:" + "0" * 64, timestamp=when)["metadata"]["component"]
+    assert pinned["version"] == "sha256:" + "0" * 64 and pinned["bom-ref"] == "rocm/pytorch@sha256:" + "0" * 64
 
 
-def test_purl_encodes_epochs():
-    comp = audit.Component(name="deb:libfoo", value="1:2.3-1", source="dpkg", evidence="x")
-    assert render_audit.purl(comp, "debian") == "pkg:deb/debian/libfoo@1%3A2.3-1"
-    pip = audit.Component(name="pip:typing-extensions", value="4.4.0", source="pip", evidence="x")
-    assert render_audit.purl(pip) == "pkg:pypi/typing-extensions@4.4.0"
+def test_cyclonedx_licences_and_distro_qualifier():
+    from orchestrator.render import sbom
+
+    inv = audit.parse_inventory({"components": [
+        {"name": "os", "value": "debian 12", "source": "file", "evidence": "/etc/os-release"},
+        {"name": "deb:adduser", "value": "3.134", "source": "dpkg", "evidence": "/var/lib/dpkg/status",
+         "extra": {"arch": "all", "license": "GPL-2+"}},
+        {"name": "deb:libfoo", "value": "1:2.3-1", "source": "dpkg", "evidence": "x",
+         "extra": {"arch": "amd64", "license": "BSD-3-Clause, MIT"}},
+        {"name": "pip:requests", "value": "2.31.0", "source": "pip", "evidence": "x",
+         "extra": {"license": "Apache-2.0"}},
+        {"name": "pip:dual", "value": "1", "source": "pip", "evidence": "x",
+         "extra": {"license": "Apache-2.0 OR MIT"}},
+        {"name": "pip:libstdc++", "value": "2.13.0+cpu", "source": "pip", "evidence": "x"}]})
+    text = sbom.bom_json(inv, "valorch/test:pip-torch", digest="sha256:" + "1" * 64)
+    assert sbom.validate(text) is None
+    comps = {c["name"]: c for c in json.loads(text)["components"]}
+    assert comps["adduser"]["purl"] == "pkg:deb/debian/adduser@3.134?arch=all&distro=debian-12"
+    assert comps["adduser"]["licenses"] == [{"license": {"name": "GPL-2+"}}]
+    assert comps["libfoo"]["licenses"] == [{"license": {"id": "BSD-3-Clause"}}, {"license": {"id": "MIT"}}]
+    assert comps["requests"]["licenses"] == [{"license": {"id": "Apache-2.0"}}]
+    assert comps["dual"]["licenses"] == [{"expression": "Apache-2.0 OR MIT"}]
+    assert comps["libstdc++"]["purl"] == "pkg:pypi/libstdc%2b%2b@2.13.0%2Bcpu"  # packageurl lower-cases pypi names
+    assert "licenses" not in comps["libstdc++"]
+    assert sbom.validate(text.replace('"CycloneDX"', '"NotCycloneDX"')) is not None
 
 
-def test_purl_encodes_plus_in_versions_and_names():
-    pip = audit.Component(name="pip:torch", value="2.13.0+cpu", source="pip", evidence="x")
-    assert render_audit.purl(pip) == "pkg:pypi/torch@2.13.0%2Bcpu"
-    deb = audit.Component(name="deb:libstdc++6", value="12.2.0-14", source="dpkg", evidence="x")
-    assert render_audit.purl(deb, "debian") == "pkg:deb/debian/libstdc%2B%2B6@12.2.0-14"
+def test_licence_parsers():
+    from email.message import Message
+
+    from orchestrator.probe.inventory_parse import parse_copyright_licenses, pip_license
+
+    dep5 = ("Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/\n"
+            "Upstream-Name: adduser\n\nFiles: *\nCopyright: 1997 Guy Maor\nLicense: GPL-2+\n\n"
+            "Files: debian/*\nLicense: GPL-2+\n\nLicense: GPL-2+\n This program is free software\n\n"
+            "Files: x\nLicense: BSD-3-clause\n")
+    assert parse_copyright_licenses(dep5) == ["GPL-2+", "BSD-3-clause"]
+    assert parse_copyright_licenses("This is free-form text.\nLicense: whatever") == []
+    meta = Message()
+    meta["License"] = "UNKNOWN"
+    meta["Classifier"] = "License :: OSI Approved :: BSD License"
+    meta["Classifier"] = "Programming Language :: Python"
+    assert pip_license(meta) == "BSD License"
+    meta["License-Expression"] = "MIT"
+    assert pip_license(meta) == "MIT"

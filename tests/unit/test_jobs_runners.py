@@ -61,6 +61,11 @@ def test_scheduled_nightly_on_gfx942_and_release_qualification_with_a_baseline()
     assert job["runs-on"] == ["self-hosted", "rocm", "gfx942"]
     script = "\n".join(s.get("run", "") for s in job["steps"])
     assert re.search(r"valorch run --job jobs/nightly.yaml --junit out.xml", script)
+    # the images come from a registry: digests checked, the runner preflighted, pinned images pulled first
+    steps = [s.get("run", "") for s in job["steps"]]
+    order = [next(i for i, s in enumerate(steps) if word in s) for word in
+             ("valorch images check", "valorch hosts check", "valorch images pull", "valorch run --job")]
+    assert order == sorted(order) and "images list --present" in script
     assert any(s.get("uses", "").startswith("actions/upload-artifact") for s in job["steps"])
     release = yaml.safe_load((ROOT / "examples/github-actions/release-qualification.yml").read_text())
     job = release["jobs"]["qualify"]

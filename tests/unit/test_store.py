@@ -5,11 +5,14 @@ from orchestrator.store import queries
 from orchestrator.store.db import open_engine, session_factory
 
 
-def test_results_are_idempotent_and_wal(tmp_path):
+def test_sqlite_is_wal(tmp_path):
     engine = open_engine(str(tmp_path / "v.sqlite"))
     with engine.connect() as conn:
         assert conn.execute(text("PRAGMA journal_mode")).scalar() == "wal"
-    sessions = session_factory(engine)
+
+
+def test_results_are_idempotent(store_db):
+    sessions = session_factory(open_engine(store_db))
     image = ImageSpec(alias="a", reference="a:1", backend="cpu")
     with sessions() as s:
         run = queries.start_run(s, batch="b", job="j", image=image, digest=None, host=HostSpec(name="h"),

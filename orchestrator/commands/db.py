@@ -1,0 +1,42 @@
+"""valorch db upgrade | status"""
+
+from __future__ import annotations
+
+import typer
+
+from .common import DbOption, JsonOption, err, print_json
+
+app = typer.Typer(help="The results database's schema.", no_args_is_help=True)
+
+
+@app.command("upgrade")
+def upgrade(db: str = DbOption, as_json: bool = JsonOption) -> None:
+    """Create or migrate the schema to this valorch's version.
+
+    A local SQLite file is upgraded when any command opens it; a PostgreSQL server
+    never is: run this once, from one machine, before runners with a newer valorch
+    write to it (runners at the older version then stop with a message until they
+    are upgraded too)."""
+    from ..services import db as service
+
+    before, after = service.upgrade(db)
+    if as_json:
+        print_json({"before": before, "after": after})
+    elif before == after:
+        err.print(f"schema {after}: already at this valorch's version")
+    else:
+        err.print(f"schema {before or 'none'} → {after}")
+
+
+@app.command("status")
+def status(db: str = DbOption, as_json: bool = JsonOption) -> None:
+    """Which schema the database is at, and which this valorch needs."""
+    from ..services import db as service
+
+    info = service.status(db)
+    if as_json:
+        print_json(info)
+        return
+    state = "up to date" if info["revision"] == info["head"] else "run `valorch db upgrade`"
+    err.print(f"{info['database']} ({info['dialect']}): schema {info['revision'] or 'none'}, "
+              f"this valorch needs {info['head']}: {state}")

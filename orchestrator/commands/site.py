@@ -1,0 +1,93 @@
+"""valorch site build --out DIR: the results store as a static site (no server, no network)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import typer
+
+from ..errors import InputError
+from .common import CatalogOption, DbOption, err, load_catalog, sessions
+
+app = typer.Typer(help="The static results site.", no_args_is_help=True)
+MARKER = ".valorch-site"  # a directory holding it was made by `valorch site build` (and may be replaced)
+
+
+def _qualify_reports(directory: Path | None) -> list[tuple[str, str]]:
+    """The qualify reports (results/qualify-*/report.html), oldest first."""
+    root = directory or Path("results")
+    out = []
+    for path in sorted(root.glob("qualify-*/report.html")) if root.is_dir() else ():
+        try:
+            out.append((path.parent.name, path.read_text(encoding="utf-8")))
+        except OSError as exc:
+            err.print(f"[yellow]skipped {path}: {exc.strerror}[/yellow]")
+    return out
+
+
+def _target(out: Path) -> Path:
+    out = out.expanduser().absolute()
+    if out.exists() and not out.is_dir():
+        raise InputError(f"--out {out} is a file, not a directory", "pass a directory for the site")
+    if out.is_dir() and any(out.iterdir()) and not (out / MARKER).exists():
+        raise InputError(f"--out {out} is a non-empty directory that valorch did not build; it is not replaced",
+                         "pass a new or empty directory, or the directory of an earlier `valorch site build`")
+    return out
+
+
+def _swap(tmp: Path, out: Path) -> None:
+    """Put the new site in place: the old one is renamed aside, the new one renamed in,
+    then the old one removed. A reader sees the old site or the new one, never half of one."""
+    old = None
+    if out.exists():
+        old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
+        os.rename(out, old / "site")
+    os.rename(tmp, out)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+@app.command("build")
+def build(out: Path = typer.Option(..., "--out", "-o", help="Directory of the site (replaced as a whole)."),
+          qualify_dir: Path = typer.Option(None, "--qualify-dir",
+                                           help="Where the qualify reports are [default: ./results]."),
+          db: str = DbOption, catalog: Path = CatalogOption) -> None:
+    """Build the static site: index, matrices, one page per image, check and run, trends, changes."""
+    out = _target(out)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.new-", dir=out.parent))
+    except OSError as exc:
+        raise InputError(f"cannot write the site next to {out}: {exc.strerror}",
+                         "pass --out with a directory you can write") from None
+    from ..matrix.layouts import CatalogImage
+    from ..services import site as service
+
+    cat = load_catalog(catalog)
+    images = [CatalogImage(i.alias, i.reference, i.digest, dict(i.components)) for i in cat.images]
+    local = frozenset(i.alias for i in cat.images if i.local)
+    n = 0
+    try:
+        with sessions(db)() as session:
+            pages = service.build(session, catalog=images, local=local, qualify=_qualify_reports(qualify_dir))
+        made: set[Path] = set()
+        for rel, text in pages:
+            path = tmp / rel
+            if path.parent not in made:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                made.add(path.parent)
+            path.write_text(text, encoding="utf-8")
+            n += 1
+        (tmp / MARKER).write_text("built by valorch site build\n", encoding="utf-8")
+        os.chmod(tmp, 0o755)
+        _swap(tmp, out)
+    except OSError as exc:
+        raise InputError(f"cannot write the site into {out}: {exc.strerror}",
+                         "pass --out with a directory you can write") from None
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    err.print(f"wrote {n} pages to {out} (open {out / 'index.html'})")

@@ -1,0 +1,262 @@
+"""Host preflight, tiered as DCGM's diagnostic levels and ROCm's cvs are: L0 before every GPU
+task placement (device nodes, readable driver/runtime versions; the tiny container with
+the device options is the service's), L1 on demand (SMI health, rvs / dcgmi diag -r 1,
+the kernel log during a window). Parsers are pure and tested on recorded outputs; the few
+reads of this machine (/dev, /sys, SMI commands through proc) are the functions below them."""
+
+from __future__ import annotations
+
+import csv
+import glob
+import io
+import json
+import os
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from .. import proc
+
+TEMP_LIMIT_C = 95.0  # hotspot/junction above this: thermal trouble, results would be throttled
+XID_BENIGN = frozenset({13, 31, 43, 45})  # application faults (illegal address, MMU fault, reset channel)
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One preflight observation: ``ok`` False makes the host fail the level."""
+
+    level: int
+    name: str
+    ok: bool
+    detail: str
+
+
+# ------------------------------------------------------------------ parsers ---
+
+def _num(value: Any) -> float | None:
+    if isinstance(value, dict):
+        value = value.get("value")
+    try:
+        return float(str(value).strip().split()[0])
+    except (ValueError, IndexError):
+        return None
+
+
+def parse_amd_smi_metric(text: str) -> list[dict[str, Any]]:
+    """Per GPU from ``amd-smi metric --json``: hottest temperature, ECC counts, VRAM used."""
+    doc = json.loads(text)
+    if isinstance(doc, dict):
+        doc = doc.get("gpu_data") or [doc]
+    out = []
+    for gpu in doc:
+        temps = {k: _num(v) for k, v in (gpu.get("temperature") or {}).items()}
+        ecc = gpu.get("ecc") or {}
+        mem = gpu.get("mem_usage") or {}
+        out.append({"gpu": int(gpu.get("gpu", len(out))),
+                    "temperature_c": max((t for t in temps.values() if t is not None), default=None),
+                    "ecc_uncorrectable": _num(ecc.get("total_uncorrectable_count")),
+                    "ecc_correctable": _num(ecc.get("total_correctable_count")),
+                    "vram_used_mb": _num(mem.get("used_vram")), "vram_total_mb": _num(mem.get("total_vram"))})
+    return out
+
+
+def parse_amd_smi_process(text: str) -> list[dict[str, Any]]:
+    """Processes holding GPU memory from ``amd-smi process --json``: gpu, pid, name, MB."""
+    doc = json.loads(text)
+    out = []
+    for gpu in doc if isinstance(doc, list) else [doc]:
+        for item in gpu.get("process_list") or []:
+            info = item.get("process_info") if isinstance(item, dict) else None
+            if not isinstance(info, dict):
+                continue  # "No running processes detected"
+            mem = (info.get("memory_usage") or {}).get("vram_mem") or info.get("mem")
+            out.append({"gpu": int(gpu.get("gpu", 0)), "pid": int(info.get("pid", 0)), "name": info.get("name", ""),
+                        "mb": _mb(mem)})
+    return out
+
+
+def _mb(value: Any) -> float:
+    if isinstance(value, dict):
+        n, unit = _num(value) or 0.0, str(value.get("unit", "MB")).upper()
+    else:
+        n, unit = _num(value) or 0.0, "B" if not str(value).strip().upper().endswith("MB") else "MB"
+    return {"B": n / 2**20, "KB": n / 1024, "MB": n, "GB": n * 1024}.get(unit, n)
+
+
+def parse_nvidia_health(text: str) -> list[dict[str, Any]]:
+    """``nvidia-smi --query-gpu=index,pci.bus_id,temperature.gpu,ecc.errors.uncorrected.volatile.total,
+    memory.used,memory.total --format=csv,noheader,nounits``."""
+    out = []
+    for row in csv.reader(io.StringIO(text)):
+        if len(row) < 6:
+            continue
+        idx, bus, temp, ecc, used, total = (c.strip() for c in row[:6])
+        out.append({"gpu": int(idx), "bus": bus.lower(), "temperature_c": _num(temp), "ecc_uncorrectable": _num(ecc),
+                    "vram_used_mb": _num(used), "vram_total_mb": _num(total)})
+    return out
+
+
+def parse_nvidia_apps(text: str) -> list[dict[str, Any]]:
+    """``nvidia-smi --query-compute-apps=gpu_bus_id,pid,process_name,used_memory --format=csv,noheader,nounits``."""
+    out = []
+    for row in csv.reader(io.StringIO(text)):
+        if len(row) >= 4 and row[1].strip().isdigit():
+            out.append({"bus": row[0].strip().lower(), "pid": int(row[1]), "name": row[2].strip(),
+                        "mb": _num(row[3]) or 0.0})
+    return out
+
+
+def parse_dcgmi_diag(text: str) -> list[tuple[str, str]]:
+    """(test, result) rows of ``dcgmi diag -r 1`` that did not pass (Fail / Warn), with the
+    ``Warning`` detail rows attached to the test above them."""
+    bad: list[tuple[str, str]] = []
+    for line in text.splitlines():
+        m = re.match(r"\|\s*([^|]+?)\s*\|\s*([^|]*?)\s*\|\s*$", line)
+        if not m or m.group(1).startswith("-"):
+            continue
+        name, result = m.group(1), m.group(2)
+        if result.lower().startswith(("fail", "warn")):
+            bad.append((name, result))
+        elif name.lower() == "warning" and bad:
+            bad[-1] = (bad[-1][0], f"{bad[-1][1]}: {result}")
+    return bad
+
+
+def parse_rvs(text: str) -> list[str]:
+    """The lines of an ``rvs`` run that report a failure (``pass: FALSE``, ``[ERROR]``)."""
+    return [line.strip() for line in text.splitlines()
+            if re.search(r"pass:\s*false|\[error\s*\]|\bfailed\b", line, re.I)]
+
+
+_AMDGPU_BAD = re.compile(r"\*ERROR\*|page fault|GPU reset|ring \S+ timeout|timed out|uncorrect|poison|"
+                         r"RAS.*(?:error|event)|ECC.*error|GPU hang|Memory access fault", re.I)
+_XID = re.compile(r"NVRM: Xid \(PCI:([0-9a-fA-F:.]+)\): (\d+)")
+_STAMP = re.compile(r"^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})[,.]?\d*([+-]\d{2}:?\d{2}|Z)?")
+
+
+def scan_kernel_log(text: str, since: datetime | None = None, until: datetime | None = None) -> list[str]:
+    """amdgpu errors and NVIDIA Xid events in ``dmesg --time-format iso`` (or journalctl -k -o
+    short-iso) output within [since, until]; Xids that are an application's own fault are left out."""
+    found = []
+    for line in text.splitlines():
+        m = _STAMP.match(line)
+        if m and (since or until):
+            when = datetime.fromisoformat(m.group(1) + _tz(m.group(2)))
+            if (since and when < since) or (until and when > until):
+                continue
+        x = _XID.search(line)
+        if x:
+            if int(x.group(2)) not in XID_BENIGN:
+                found.append(line.strip())
+        elif "amdgpu" in line and _AMDGPU_BAD.search(line):
+            found.append(line.strip())
+    return found
+
+
+def _tz(text: str | None) -> str:
+    if not text or text == "Z":
+        return "+00:00"
+    return text if ":" in text else f"{text[:3]}:{text[3:]}"
+
+
+def health(gpus: list[dict[str, Any]], apps: list[dict[str, Any]], temp_limit: float = TEMP_LIMIT_C) -> list[Probe]:
+    """L1 verdicts from parsed SMI data: temperature, uncorrectable ECC, memory held by others."""
+    out = []
+    for g in gpus:
+        t, ecc = g.get("temperature_c"), g.get("ecc_uncorrectable")
+        out.append(Probe(1, f"gpu{g['gpu']}.temperature", t is None or t <= temp_limit,
+                         f"{t:g} C" if t is not None else "not reported"))
+        out.append(Probe(1, f"gpu{g['gpu']}.ecc", not ecc, f"{int(ecc)} uncorrectable" if ecc else
+                         ("0 uncorrectable" if ecc is not None else "not reported")))
+    if apps:
+        who = ", ".join(f"{a['name'] or '?'} (pid {a['pid']}, {a['mb']:.0f} MB)" for a in apps)
+        out.append(Probe(1, "gpu.other_processes", False, f"GPU memory in use by other processes: {who}"))
+    else:
+        out.append(Probe(1, "gpu.other_processes", True, "no other process holds GPU memory"))
+    return out
+
+
+# ---------------------------------------------------------- this machine ---
+
+def device_nodes(vendor: str, dev: str = "/dev") -> Probe:
+    """L0: the device nodes a container of this vendor's backend is given exist here."""
+    if vendor == "amd":
+        want = [f"{dev}/kfd"]
+        render = sorted(glob.glob(f"{dev}/dri/renderD*"))
+        missing = [p for p in want if not os.path.exists(p)] + ([] if render else [f"{dev}/dri/renderD*"])
+        have = want + render
+    else:
+        want = [f"{dev}/nvidiactl", f"{dev}/nvidia-uvm"]
+        cards = sorted(glob.glob(f"{dev}/nvidia[0-9]*"))
+        missing = [p for p in want if not os.path.exists(p)] + ([] if cards else [f"{dev}/nvidia[0-9]*"])
+        have = want + cards
+    if missing:
+        return Probe(0, "device_nodes", False, f"missing {', '.join(missing)}")
+    return Probe(0, "device_nodes", True, ", ".join(have))
+
+
+def driver_version(vendor: str, sys_root: str = "/sys") -> Probe:
+    """L0: the driver (and ROCm runtime) version can be read."""
+    if vendor == "amd":
+        for path in (f"{sys_root}/module/amdgpu/version", "/opt/rocm/.info/version"):
+            try:
+                text = open(path).read().strip()
+                if text:
+                    return Probe(0, "driver_version", True, f"{path}: {text}")
+            except OSError:
+                continue
+        done = proc.call(["amd-smi", "version"], timeout=30)
+        if done.ok and done.stdout.strip():
+            return Probe(0, "driver_version", True, done.stdout.strip().splitlines()[0][:200])
+        return Probe(0, "driver_version", False, "amdgpu/ROCm version unreadable (sysfs, /opt/rocm/.info, amd-smi)")
+    done = proc.call(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"], timeout=30)
+    if done.ok and done.stdout.strip():
+        return Probe(0, "driver_version", True, f"NVIDIA driver {done.stdout.split()[0]}")
+    return Probe(0, "driver_version", False, f"nvidia-smi: {done.error or done.stderr.strip()[:200] or 'no output'}")
+
+
+def smi_health(vendor: str) -> list[Probe]:
+    """L1 on this machine: SMI temperature, ECC and other processes' memory."""
+    if vendor == "amd":
+        metric = proc.call(["amd-smi", "metric", "--json"], timeout=60)
+        procs = proc.call(["amd-smi", "process", "--json"], timeout=60)
+        if not metric.ok:
+            return [Probe(1, "smi", False, f"amd-smi metric: {metric.error or metric.stderr.strip()[:200]}")]
+        return health(parse_amd_smi_metric(metric.stdout), parse_amd_smi_process(procs.stdout) if procs.ok else [])
+    q = proc.call(["nvidia-smi", "--query-gpu=index,pci.bus_id,temperature.gpu,ecc.errors.uncorrected.volatile.total,"
+                   "memory.used,memory.total", "--format=csv,noheader,nounits"], timeout=60)
+    apps = proc.call(["nvidia-smi", "--query-compute-apps=gpu_bus_id,pid,process_name,used_memory",
+                      "--format=csv,noheader,nounits"], timeout=60)
+    if not q.ok:
+        return [Probe(1, "smi", False, f"nvidia-smi: {q.error or q.stderr.strip()[:200]}")]
+    return health(parse_nvidia_health(q.stdout), parse_nvidia_apps(apps.stdout) if apps.ok else [])
+
+
+def diagnostics(vendor: str) -> list[Probe]:
+    """L1: ``dcgmi diag -r 1`` (NVIDIA) or ``rvs`` (ROCm) when installed; nothing otherwise."""
+    import shutil
+
+    if vendor == "nvidia" and shutil.which("dcgmi"):
+        done = proc.call(["dcgmi", "diag", "-r", "1"], timeout=300)
+        bad = parse_dcgmi_diag(done.stdout)
+        return [Probe(1, "dcgmi_diag_r1", done.ok and not bad,
+                      "; ".join(f"{n}: {r}" for n, r in bad) or (done.error or "all passed"))]
+    rvs = shutil.which("rvs") or ("/opt/rocm/bin/rvs" if os.path.exists("/opt/rocm/bin/rvs") else None)
+    if vendor == "amd" and rvs:
+        conf = next(iter(glob.glob("/opt/rocm*/share/rocm-validation-suite/conf/gpup_single.conf")), None)
+        done = proc.call([rvs] + (["-c", conf] if conf else ["-g"]), timeout=300)
+        bad = parse_rvs(done.stdout)
+        return [Probe(1, "rvs", done.ok and not bad, "; ".join(bad[:5]) or (done.error or "no failure reported"))]
+    return []
+
+
+def kernel_log(since: datetime | None, until: datetime | None) -> Probe:
+    """L1: amdgpu / Xid errors in the kernel log within the window."""
+    done = proc.call(["dmesg", "--time-format", "iso"], timeout=30)
+    if not done.ok:
+        done = proc.call(["journalctl", "-k", "-o", "short-iso", "--no-pager"], timeout=60)
+    if not done.ok:
+        return Probe(1, "kernel_log", True, f"kernel log not readable here ({done.error or done.stderr.strip()[:100]})")
+    found = scan_kernel_log(done.stdout, since, until)
+    return Probe(1, "kernel_log", not found, "; ".join(found[:5]) if found else "no amdgpu/Xid errors in the window")

@@ -1,0 +1,67 @@
+"""What a notification says (pure): the conclusion and the new regressions with their
+repro commands, as a Slack message and as a GitHub check run."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+SUCCESS, FAILURE, NEUTRAL = "success", "failure", "neutral"
+MAX_LISTED = 25
+MAX_TEXT = 60_000  # GitHub caps output.text at 65,535 characters
+
+
+@dataclass(frozen=True)
+class Regression:
+    env: str
+    check: str
+    detail: str
+    repro: str
+
+
+@dataclass(frozen=True)
+class Outcome:
+    title: str  # e.g. "valorch qualify release against v0.2"
+    results: int  # results ingested on the head side
+    regressions: tuple[Regression, ...] = ()
+    infra: bool = False  # infrastructure errors: the verdict is incomplete
+    summary: str = ""
+    report: str = ""  # a path or URL to the full report
+
+    @property
+    def conclusion(self) -> str:
+        """Zero results is a failure, never a success (conbench/conbench#1191); a regression
+        is a failure; infrastructure trouble alone is neutral."""
+        if self.results == 0 or self.regressions:
+            return FAILURE
+        return NEUTRAL if self.infra else SUCCESS
+
+    def headline(self) -> str:
+        if self.results == 0:
+            return f"{self.title}: FAILURE, no results were ingested"
+        if self.regressions:
+            return f"{self.title}: FAILURE, {len(self.regressions)} new regression(s)"
+        if self.infra:
+            return f"{self.title}: NEUTRAL, infrastructure errors left checks inconclusive"
+        return f"{self.title}: success, no regression"
+
+    def lines(self) -> list[str]:
+        out = [f"- {r.env} `{r.check}`: {r.detail}\n  repro: `{r.repro}`" for r in self.regressions[:MAX_LISTED]]
+        if len(self.regressions) > MAX_LISTED:
+            out.append(f"- … and {len(self.regressions) - MAX_LISTED} more")
+        return out
+
+
+def slack(o: Outcome) -> dict[str, Any]:
+    text = "\n".join([o.headline(), *([o.summary] if o.summary else []), *o.lines(),
+                      *([f"report: {o.report}"] if o.report else [])])
+    return {"text": text[:MAX_TEXT],
+            "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": text[:2900]}}]}
+
+
+def github(o: Outcome, sha: str) -> dict[str, Any]:
+    text = "\n".join(o.lines()) or "No new regression."
+    return {"name": "valorch", "head_sha": sha, "status": "completed", "conclusion": o.conclusion,
+            "output": {"title": o.headline()[:250], "summary": (o.summary or o.headline())[:MAX_TEXT],
+                       "text": (text + (f"\n\nreport: {o.report}" if o.report else ""))[:MAX_TEXT]}}
+

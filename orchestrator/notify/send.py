@@ -1,0 +1,56 @@
+"""POST a notification (``requests``): retried on 5xx and connection errors, and no
+secret in what is printed (the webhook path and the token stay out of every message)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, Sequence
+
+import requests
+
+from .. import __version__
+from ..errors import InfrastructureError
+from . import message
+from .targets import Target
+
+TRIES = 3
+BACKOFF_S = 0.5
+
+
+def _post(target: Target, body: dict[str, Any], tries: int = TRIES, backoff: float = BACKOFF_S) -> int:
+    headers = {"User-Agent": f"valorch/{__version__}", "Content-Type": "application/json"}
+    if target.kind == "github":
+        headers.update({"Authorization": f"Bearer {target.token}", "Accept": "application/vnd.github+json",
+                        "X-GitHub-Api-Version": "2022-11-28"})
+    problem = ""
+    for attempt in range(1, tries + 1):
+        try:
+            resp = requests.post(target.url, json=body, headers=headers, timeout=20)
+        except requests.RequestException as exc:  # the text of a connection error names the URL: not shown
+            problem = type(exc).__name__
+        else:
+            if resp.status_code < 300:
+                return resp.status_code
+            problem = f"HTTP {resp.status_code}"
+            if resp.status_code < 500:  # a client error does not get better by asking again
+                break
+        if attempt < tries:
+            time.sleep(backoff * 2 ** (attempt - 1))
+    raise InfrastructureError(f"notification to {target.shown} failed: {problem} after {attempt} attempt(s)",
+                              "check the webhook URL or the token's permissions (checks: write)")
+
+
+def send(targets: Sequence[Target], outcome: message.Outcome, say: Callable[[str], None] = print,
+         backoff: float = BACKOFF_S) -> list[str]:
+    """Post to every target; returns the failures (each already said), so that one
+    unreachable target does not hide the others."""
+    failures = []
+    for t in targets:
+        body = message.slack(outcome) if t.kind == "slack" else message.github(outcome, t.sha)
+        try:
+            status = _post(t, body, backoff=backoff)
+            say(f"notified {t.shown}: {outcome.conclusion} (HTTP {status})")
+        except InfrastructureError as exc:
+            say(f"error: {exc.message}")
+            failures.append(exc.message)
+    return failures

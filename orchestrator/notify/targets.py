@@ -1,0 +1,66 @@
+"""``--notify slack=URL`` / ``--notify github=OWNER/REPO``: parsed and checked before any work."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+from urllib.parse import urlsplit
+
+from ..errors import InputError
+
+GITHUB_API = "https://api.github.com"  # GITHUB_API_URL overrides it (GitHub Enterprise, tests)
+TOKEN_VARS = ("VALORCH_GITHUB_TOKEN", "GITHUB_TOKEN")
+SHA_VARS = ("VALORCH_GITHUB_SHA", "GITHUB_SHA")
+
+
+@dataclass(frozen=True)
+class Target:
+    kind: str  # slack | github
+    url: str  # where to POST
+    repo: str = ""
+    token: str = ""  # never printed
+    sha: str = ""
+
+    @property
+    def shown(self) -> str:
+        """What a log line may say about the target: no token, no webhook path (it is the secret)."""
+        parts = urlsplit(self.url)
+        return f"github {self.repo}" if self.kind == "github" else f"slack {parts.scheme}://{parts.netloc}/…"
+
+
+def _http_url(value: str, what: str) -> str:
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise InputError(f"{what} '{value[:60]}' is not an http(s) URL",
+                         "write --notify slack=https://hooks.example/… (the webhook URL your chat gives)")
+    return value
+
+
+def parse(values: Sequence[str], env: Mapping[str, str] | None = None) -> tuple[Target, ...]:
+    env = os.environ if env is None else env
+    out = []
+    for value in values or ():
+        kind, sep, rest = value.partition("=")
+        if not sep or not rest:
+            raise InputError(f"--notify '{value[:60]}' is not KIND=WHERE", "use slack=URL or github=OWNER/REPO")
+        if kind == "slack":
+            out.append(Target("slack", _http_url(rest, "--notify slack=")))
+        elif kind == "github":
+            if not re.fullmatch(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+", rest):
+                raise InputError(f"--notify github={rest[:60]}: not OWNER/REPO", "e.g. --notify github=acme/stack")
+            token = next((env[v] for v in TOKEN_VARS if env.get(v)), "")
+            if not token:
+                raise InputError("--notify github needs a token in GITHUB_TOKEN (or VALORCH_GITHUB_TOKEN)",
+                                 "export a token that may write checks to " + rest)
+            sha = next((env[v] for v in SHA_VARS if env.get(v)), "")
+            if not re.fullmatch(r"[0-9a-f]{40}", sha):
+                raise InputError("--notify github needs the commit to attach the check to: GITHUB_SHA "
+                                 "(or VALORCH_GITHUB_SHA) with a 40-hex commit id",
+                                 "GitHub Actions sets GITHUB_SHA; elsewhere export it")
+            api = _http_url(env.get("GITHUB_API_URL") or GITHUB_API, "GITHUB_API_URL").rstrip("/")
+            out.append(Target("github", f"{api}/repos/{rest}/check-runs", rest, token, sha))
+        else:
+            raise InputError(f"--notify {kind}=…: unknown kind '{kind}'", "use slack=URL or github=OWNER/REPO")
+    return tuple(out)

@@ -1,0 +1,280 @@
+"""A registry HTTP API v2 client: HEAD for digests (a HEAD does not count as a pull on
+registries that limit pulls), GET for manifests, the bearer-token and basic-auth flows,
+TLS with a custom CA, and rate-limit headers. Every failure is an InfrastructureError
+(exit 3) naming the registry and what to do; a missing manifest is ``ManifestNotFound``."""
+
+from __future__ import annotations
+
+import re
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+import requests
+
+from ..errors import InfrastructureError
+from ..imageref import ImageRef
+from . import auth
+
+OCI_INDEX = "application/vnd.oci.image.index.v1+json"
+OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
+DOCKER_LIST = "application/vnd.docker.distribution.manifest.list.v2+json"
+DOCKER_MANIFEST = "application/vnd.docker.distribution.manifest.v2+json"
+ACCEPT = ", ".join((OCI_INDEX, OCI_MANIFEST, DOCKER_LIST, DOCKER_MANIFEST))
+INDEXES = (OCI_INDEX, DOCKER_LIST)
+
+
+class ManifestNotFound(InfrastructureError):
+    """The registry answered, and has no manifest for this tag or digest."""
+
+
+class RegistryAuthError(InfrastructureError):
+    """The registry refused the credentials (or asked for some and there are none)."""
+
+
+@dataclass(frozen=True)
+class RateLimit:
+    limit: int | None
+    remaining: int | None
+    window_s: int | None
+    source: str | None = None
+
+    def __str__(self) -> str:
+        window = f" per {self.window_s // 3600} h" if self.window_s and self.window_s >= 3600 else (
+            f" per {self.window_s} s" if self.window_s else "")
+        return f"{self.remaining}/{self.limit} pulls left{window}"
+
+
+@dataclass(frozen=True)
+class Resolved:
+    ref: ImageRef
+    digest: str
+    media_type: str
+    rate_limit: RateLimit | None = None
+
+
+@dataclass(frozen=True)
+class Platform:
+    """An image for one platform: the digest its tag points to (an index for multi-platform
+    images), the digest of the platform's manifest, and its compressed layer sizes."""
+
+    index_digest: str
+    manifest_digest: str
+    media_type: str
+    layers: tuple[int, ...]
+    config_size: int = 0
+
+    @property
+    def compressed_size(self) -> int:
+        return sum(self.layers) + self.config_size
+
+
+def rate_limit(headers: Any) -> RateLimit | None:
+    """``RateLimit-Limit: 100;w=21600`` and ``RateLimit-Remaining: 76;w=21600``, when present."""
+    lim, rem = headers.get("ratelimit-limit"), headers.get("ratelimit-remaining")
+    if lim is None and rem is None:
+        return None
+
+    def num(text: str | None) -> tuple[int | None, int | None]:
+        if not text:
+            return None, None
+        m = re.match(r"\s*(\d+)(?:\s*;\s*w=(\d+))?", text)
+        return (int(m.group(1)), int(m.group(2)) if m.group(2) else None) if m else (None, None)
+
+    limit, window = num(lim)
+    remaining, window2 = num(rem)
+    return RateLimit(limit, remaining, window or window2, headers.get("docker-ratelimit-source"))
+
+
+class RegistryClient:
+    """One client for any number of registries; thread-safe enough for concurrent HEADs
+    (tokens are cached per registry and scope)."""
+
+    def __init__(self, ca: str | None = None, timeout: float = 30, config: str | None = None) -> None:
+        self.ca = ca
+        self.timeout = timeout
+        self.config = config
+        self._http = requests.Session()
+        self._http.headers["User-Agent"] = "valorch"
+        self._tokens: dict[tuple[str, str], str] = {}
+        self._basic: set[str] = set()
+        self._lock = threading.Lock()
+
+    # -- public ----------------------------------------------------------------------------
+    def resolve(self, ref: ImageRef) -> Resolved:
+        """The digest ``ref``'s tag (or digest) points to now, by a HEAD request."""
+        resp = self._request("HEAD", ref, f"manifests/{ref.reference}")
+        digest = resp.headers.get("docker-content-digest")
+        if not digest:  # some registries omit it on HEAD: the GET's body digest is authoritative
+            resp = self._request("GET", ref, f"manifests/{ref.reference}")
+            digest = _sha256(resp.content)
+        return Resolved(ref, digest, resp.headers.get("content-type", "").split(";")[0], rate_limit(resp.headers))
+
+    def manifest(self, ref: ImageRef, reference: str | None = None) -> tuple[dict[str, Any], str, str]:
+        """(manifest JSON, its digest, its media type) for a tag or digest of ``ref``'s repository."""
+        resp = self._request("GET", ref, f"manifests/{reference or ref.reference}")
+        try:
+            doc = resp.json()
+        except ValueError:
+            raise InfrastructureError(f"registry {ref.domain} sent a manifest for {ref} that is not JSON",
+                                      "check that the endpoint is a registry (API v2)") from None
+        digest = resp.headers.get("docker-content-digest") or _sha256(resp.content)
+        media = doc.get("mediaType") or resp.headers.get("content-type", "").split(";")[0]
+        return doc, digest, media
+
+    def platform(self, ref: ImageRef, os_: str = "linux", arch: str = "amd64") -> Platform:
+        """The manifest for ``os_/arch`` behind ``ref`` (through its index when it has one)."""
+        doc, digest, media = self.manifest(ref)
+        index_digest = digest
+        if media in INDEXES or "manifests" in doc:
+            chosen = [m for m in doc.get("manifests", []) if (m.get("platform") or {}).get("os") == os_
+                      and (m.get("platform") or {}).get("architecture") == arch]
+            if not chosen:
+                have = sorted({f"{(m.get('platform') or {}).get('os')}/{(m.get('platform') or {}).get('architecture')}"
+                               for m in doc.get("manifests", [])})
+                raise ManifestNotFound(f"registry {ref.domain}: {ref} has no {os_}/{arch} image "
+                                       f"(platforms: {', '.join(have) or 'none'})",
+                                       "pick an image built for this platform")
+            doc, digest, media = self.manifest(ref, chosen[0]["digest"])
+        layers = tuple(int(layer.get("size", 0)) for layer in doc.get("layers", []))
+        return Platform(index_digest, digest, media, layers, int((doc.get("config") or {}).get("size", 0)))
+
+    # -- HTTP and auth ----------------------------------------------------------------------
+    def _request(self, method: str, ref: ImageRef, tail: str) -> requests.Response:
+        base = auth.endpoint(ref.domain)
+        url = f"{base}/v2/{ref.path}/{tail}"
+        verify, cert = auth.tls_files(ref.domain, self.ca)
+        scope = f"repository:{ref.path}:pull"
+        kw: dict[str, Any] = {"headers": {"Accept": ACCEPT}, "timeout": self.timeout, "verify": verify,
+                              "cert": cert, "allow_redirects": True}
+        headers = self._auth_header(ref.domain, scope)
+        resp = self._send(method, url, ref, dict(kw, headers={**kw["headers"], **headers}))
+        if resp.status_code == 401:
+            headers = self._authenticate(resp, ref, scope, verify, cert)
+            resp = self._send(method, url, ref, dict(kw, headers={**kw["headers"], **headers}))
+            if resp.status_code == 401:
+                creds = self._creds(ref.domain)
+                raise RegistryAuthError(
+                    f"registry {ref.domain} refused the credentials"
+                    + (f" of user {creds.username!r} from {creds.source}" if creds else "") + f" for {ref}",
+                    f"docker login {ref.domain} with a user that may pull {ref.path}")
+        if resp.status_code == 404:
+            raise ManifestNotFound(f"registry {ref.domain} has no manifest {ref.path}:{tail.split('/', 1)[1]}",
+                                   "the tag was removed or renamed: valorch images check lists what moved")
+        if resp.status_code == 429:
+            limit = rate_limit(resp.headers)
+            raise InfrastructureError(f"registry {ref.domain} refused {ref}: too many requests"
+                                      + (f" ({limit})" if limit else ""),
+                                      "wait for the rate-limit window, log in (docker login), or use a mirror")
+        if resp.status_code >= 400:
+            raise InfrastructureError(f"registry {ref.domain} answered HTTP {resp.status_code} for {url}: "
+                                      f"{resp.text[:300]}", "check the reference and the registry's status")
+        return resp
+
+    def _send(self, method: str, url: str, ref: ImageRef, kw: dict[str, Any]) -> requests.Response:
+        try:
+            return self._http.request(method, url, **kw)
+        except requests.exceptions.SSLError as exc:
+            raise InfrastructureError(
+                f"TLS to registry {ref.domain} failed: {_short(exc)}",
+                f"pass the registry's CA with --ca FILE, or put it in /etc/docker/certs.d/{ref.domain}/ca.crt") from None
+        except (requests.exceptions.ConnectionError, requests.exceptions.Timeout) as exc:
+            raise InfrastructureError(
+                f"registry {ref.domain} is unreachable at {url.split('/v2/')[0]}: {_short(exc)}",
+                ("Docker Hub's registry API is served on another host than docker.io: set "
+                 "VALORCH_REGISTRY_ENDPOINTS=docker.io=https://<that host or a mirror>; " if ref.domain == "docker.io"
+                 else "") + "check the host name, port, network and proxy settings (or run with --pull never "
+                "when the images are already on the engine)") from None
+
+    def _creds(self, domain: str) -> auth.Credentials | None:
+        from pathlib import Path
+
+        return auth.credentials(domain, Path(self.config) if self.config else None)
+
+    def _auth_header(self, domain: str, scope: str) -> dict[str, str]:
+        with self._lock:
+            token = self._tokens.get((domain, scope))
+            basic = domain in self._basic
+        if token:
+            return {"Authorization": f"Bearer {token}"}
+        if basic:
+            creds = self._creds(domain)
+            if creds:
+                return {"Authorization": _basic(creds)}
+        return {}
+
+    def _authenticate(self, resp: requests.Response, ref: ImageRef, scope: str, verify: Any, cert: Any
+                      ) -> dict[str, str]:
+        challenge = auth.parse_challenge(resp.headers.get("www-authenticate", ""))
+        creds = self._creds(ref.domain)
+        if challenge is None or challenge.scheme not in ("bearer", "basic"):
+            raise RegistryAuthError(f"registry {ref.domain} asks for authentication valorch does not speak "
+                                    f"({resp.headers.get('www-authenticate', 'no WWW-Authenticate header')!r})",
+                                    "use a registry with basic or bearer-token auth")
+        if challenge.scheme == "basic":
+            if creds is None:
+                raise RegistryAuthError(f"registry {ref.domain} needs a login to read {ref} and there are no "
+                                        f"credentials for it in {auth.config_path()}",
+                                        f"docker login {ref.domain} (or set DOCKER_CONFIG)")
+            with self._lock:
+                self._basic.add(ref.domain)
+            return {"Authorization": _basic(creds)}
+        token = self._token(challenge, ref, scope, creds, verify, cert)
+        with self._lock:
+            self._tokens[(ref.domain, scope)] = token
+        return {"Authorization": f"Bearer {token}"}
+
+    def _token(self, challenge: auth.Challenge, ref: ImageRef, scope: str, creds: auth.Credentials | None,
+               verify: Any, cert: Any) -> str:
+        realm = challenge.params.get("realm")
+        if not realm:
+            raise RegistryAuthError(f"registry {ref.domain} sent a Bearer challenge without a realm",
+                                    "the registry's token auth is misconfigured")
+        params = {"scope": challenge.params.get("scope", scope)}
+        if challenge.params.get("service"):
+            params["service"] = challenge.params["service"]
+        kw: dict[str, Any] = {"params": params, "timeout": self.timeout, "verify": verify, "cert": cert}
+        if creds is not None and not creds.identity_token:
+            kw["auth"] = (creds.username, creds.password)
+        try:
+            resp = self._http.get(realm, **kw)
+        except requests.exceptions.SSLError as exc:
+            raise InfrastructureError(f"TLS to the token service {realm} of registry {ref.domain} failed: "
+                                      f"{_short(exc)}", "pass its CA with --ca FILE") from None
+        except (requests.exceptions.ConnectionError, requests.exceptions.Timeout) as exc:
+            raise InfrastructureError(f"the token service {realm} of registry {ref.domain} is unreachable: "
+                                      f"{_short(exc)}", "check the network and proxy settings") from None
+        if resp.status_code in (401, 403):
+            who = f" user {creds.username!r} from {creds.source}" if creds else " anonymous access"
+            raise RegistryAuthError(f"the token service of registry {ref.domain} refused{who} for {ref}",
+                                    f"docker login {ref.domain} with a user that may pull {ref.path}")
+        try:
+            body = resp.json()
+            return body.get("token") or body["access_token"]
+        except (ValueError, KeyError, AttributeError):
+            raise RegistryAuthError(f"the token service {realm} of registry {ref.domain} answered HTTP "
+                                    f"{resp.status_code} without a token", "check the registry's token auth") from None
+
+
+def _basic(creds: auth.Credentials) -> str:
+    import base64
+
+    return "Basic " + base64.b64encode(f"{creds.username}:{creds.password}".encode()).decode()
+
+
+def _sha256(body: bytes) -> str:
+    import hashlib
+
+    return "sha256:" + hashlib.sha256(body).hexdigest()
+
+
+def _short(exc: Exception) -> str:
+    """The useful words of a requests/urllib3 error (they nest three exceptions deep)."""
+    text = str(exc)
+    for pattern in (r"certificate verify failed: [^(\"')]*", r"Name or service not known", r"Connection refused",
+                    r"No route to host", r"timed out", r"Temporary failure in name resolution",
+                    r"Network is unreachable", r"wrong version number", r"Connection reset by peer"):
+        m = re.search(pattern, text)
+        if m:
+            return m.group(0).strip()
+    return text[:300]

@@ -1,0 +1,117 @@
+"""The site's pages: view data in, HTML strings out (jinja2, autoescaped). Long
+tables (a run's results, the matrix body, the lists) are built here row by row with
+explicit escaping: a 300,000-result site renders in seconds (bench/bench_site.py)."""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Sequence
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup, escape
+
+from ..badges import CSS as BADGE_CSS
+from ..badges import TONE, badge, cell_html, note_html, tone
+
+_env = Environment(loader=PackageLoader("orchestrator", "render/site/templates"),
+                   autoescape=select_autoescape(default=True, default_for_string=True),
+                   trim_blocks=True, lstrip_blocks=True)
+_env.globals.update(badge=badge, note_html=note_html, badge_css=Markup(BADGE_CSS))
+
+
+def render(template: str, **ctx: Any) -> str:
+    return _env.get_template(template).render(**ctx)
+
+
+def square(status: str, title: str, href: str) -> str:
+    """One run in a status strip: a coloured square whose word is its title and label."""
+    t = _esc(title)
+    return f'<a class="sq {tone(status)}" data-status="{_esc(status)}" href="{_esc(href)}" title="{t}" aria-label="{t}"></a>'
+
+
+_BADGES: dict[str, str] = {}
+
+
+def _badge(status: str) -> str:
+    hit = _BADGES.get(status)
+    if hit is None:
+        hit = _BADGES[status] = str(badge(status))
+    return hit
+
+
+def repro_html(commands: Sequence[str]) -> str:
+    if not commands:
+        return ""
+    return ('<details class="repro" open><summary>repro</summary>'
+            + "".join(f"<code>{escape(c)}</code>" for c in commands) + "</details>")
+
+
+def fmt_seconds(s: float | None) -> str:
+    if s is None:
+        return ""
+    if s < 1e-3:
+        return f"{s * 1e6:.3g} µs"
+    return f"{s * 1e3:.3g} ms" if s < 1 else f"{s:.3g} s"
+
+
+def matrix_body(rows: Iterable[dict[str, Any]]) -> Markup:
+    """rows: {key, labels, sub, suite, literal, cells: [{text, verdict, note, link, repro}]}"""
+    out = []
+    for r in rows:
+        label = f"<code>{escape(r['labels'][0])}</code>" if r["literal"] else str(escape(r["labels"][0]))
+        sub = f'<div class="sub">{escape(r["sub"])}</div>' if r["sub"] else ""
+        cells = []
+        for c in r["cells"]:
+            title = f' title="{escape(c["note"])}"' if c["note"] else ""
+            link = f'<div class="runs"><a class="run-link" href="{escape(c["link"])}">run</a></div>' if c["link"] else ""
+            cells.append(f'<td class="cell" data-verdict="{escape(c["verdict"])}"{title}>'
+                         f'{cell_html(c["text"], c["verdict"])}{link}{repro_html(c["repro"])}</td>')
+        out.append(f'<tr data-key="{escape(r["key"])}" data-suite="{escape(r["suite"])}"><th class="rowh" scope="row">'
+                   f'{label}{sub}</th>{"".join(cells)}</tr>')
+    return Markup("\n".join(out))
+
+
+_CACHE: dict[str, str] = {}
+
+
+def _esc(text: str) -> str:
+    """escape() for the strings every page repeats (check ids, suites, verdicts)."""
+    hit = _CACHE.get(text)
+    if hit is None:
+        hit = str(escape(text))
+        if len(_CACHE) < 200_000:
+            _CACHE[text] = hit
+    return hit
+
+
+def result_rows(results: Iterable[dict[str, Any]]) -> Markup:
+    """rows: {anchor, check, check_href, suite, verdict, statuses, duration, median, n, cv, noisy, message, repro}"""
+    out = []
+    for r in results:
+        median = ""
+        if r["median"] is not None:
+            cv = f", CV {r['cv'] * 100:.1f} %" if r["cv"] is not None else ""
+            flag = ' <span class="flag">noisy host</span>' if r["noisy"] else ""
+            median = f"{fmt_seconds(r['median'])} <span class=\"muted small\">(n={r['n']}{cv})</span>{flag}"
+        msg = str(escape(r["message"][:400])) if r["message"] else ""
+        out.append(f'<tr id="{_esc(r["anchor"])}" data-verdict="{_esc(r["verdict"])}"><td><a href="{_esc(r["check_href"])}">'
+                   f'<code>{_esc(r["check"])}</code></a></td><td>{_esc(r["suite"])}</td><td>{_badge(r["verdict"])}</td>'
+                   f'<td class="small">{_esc(" → ".join(r["statuses"]))}</td><td class="small">{r["duration"]:.2f} s</td>'
+                   f'<td>{median}</td><td class="small">{msg}{repro_html(r["repro"])}</td></tr>')
+    return Markup("\n".join(out))
+
+
+def table_rows(rows: Iterable[Sequence[Any]]) -> Markup:
+    """Cells are escaped unless already Markup."""
+    return Markup("\n".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>" for row in rows))
+
+
+def link(href: str, text: str, code: bool = False) -> Markup:
+    inner = f"<code>{escape(text)}</code>" if code else escape(text)
+    return Markup(f'<a href="{escape(href)}">{inner}</a>')
+
+
+def badges(counts: Iterable[tuple[str, int]]) -> Markup:
+    return Markup(" ".join(str(badge(s, f"{s} {n}")) for s, n in counts))
+
+
+KNOWN_TONES = tuple(TONE)

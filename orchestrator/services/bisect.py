@@ -1,0 +1,130 @@
+"""valorch bisect: the first image, in a given order (nightlies), where a check went bad.
+
+Each probe runs the one check in one image through the same workflow as
+``valorch run`` (passed in as ``execute``: plan, host, executor, store), and reads
+its verdict back from the store. The last image is run first (it must be bad, or
+there is nothing to find); then a binary search over the first-bad position: at
+most ⌈log₂ n⌉ + 1 runs for n images.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from ..catalog.core import load_job
+from ..errors import InfrastructureError, InputError
+from ..matrix.model import verdict
+from ..spec import JobSpec, SuiteRef
+from ..store import queries
+from .run import execute_job
+
+GOOD = ("pass",)
+BAD = ("fail", "crash", "timeout", "unsupported", "partial", "flaky")
+
+
+@dataclass(frozen=True)
+class Probe:
+    image: str
+    verdict: str
+    run_id: str
+    message: str = ""
+
+    @property
+    def bad(self) -> bool:
+        return self.verdict in BAD
+
+
+@dataclass(frozen=True)
+class Bisection:
+    check: str
+    images: tuple[str, ...]
+    probes: tuple[Probe, ...]  # in the order they ran
+    first_bad: str | None  # None: the last image is good, nothing went bad
+    last_good: str | None  # None: bad from the first image on
+
+    @property
+    def budget(self) -> int:
+        return math.ceil(math.log2(len(self.images))) + 1 if self.images else 0
+
+
+def search(images: Sequence[str], probe: Callable[[str], Probe]) -> Bisection:
+    """Binary search for the first bad image, the last one known bad."""
+    done: list[Probe] = []
+
+    def test(i: int) -> bool:
+        p = probe(images[i])
+        done.append(p)
+        return p.bad
+
+    if not test(len(images) - 1):
+        return Bisection("", tuple(images), tuple(done), None, images[-1])
+    lo, hi = -1, len(images) - 1  # lo: known good (-1: before the first), hi: known bad
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if test(mid):
+            hi = mid
+        else:
+            lo = mid
+    return Bisection("", tuple(images), tuple(done), images[hi], images[lo] if lo >= 0 else None)
+
+
+def suite_of(check: str, job: Path | None, catalog: Any) -> SuiteRef:
+    """The suite that runs ``check``: a built-in check's own, or a suite a job declares."""
+    from ..probe import registry
+    from ..scheduling.plan import suite_checks
+
+    known: list[str] = []
+    if job is not None:
+        for ref in load_job(job, catalog).suites:
+            ids = [c.id for c in suite_checks(ref)]
+            if check in ids:
+                return ref.model_copy(update={"checks": (check,), "attempts": 1})
+            known += ids
+    registry.select("smoke")  # registers every built-in check
+    chk = registry.CHECKS.get(check)
+    if chk is not None:
+        return SuiteRef(name=chk.suite, checks=(check,))
+    known += list(registry.CHECKS)
+    near = difflib.get_close_matches(check, known, n=3)
+    raise InputError(f"unknown check '{check}'" + (" (not in the built-in suites nor in the job)" if job else ""),
+                     ("did you mean: " + ", ".join(near) + "? " if near else "")
+                     + "valorch suites show SUITE lists the checks; declared checks need --job FILE")
+
+
+def bisect(check: str, images: Sequence[str], *, catalog: Any, factory: Any, job: Path | None = None,
+           **run_options: Any) -> Bisection:
+    """Run the check in as few of ``images`` as it takes to find the first bad one."""
+    if len(images) < 2:
+        raise InputError(f"bisect needs at least two images in order, got {len(images)}",
+                         "valorch bisect --check ID --images OLDEST ... NEWEST")
+    if len(set(images)) != len(images):
+        raise InputError("an image is named twice in --images", "name each image once, oldest first")
+    suite = suite_of(check, job, catalog)
+    for name in images:
+        catalog.resolve(name)  # an unknown image is exit 2 now, not after the first runs
+
+    def probe(image: str) -> Probe:
+        spec = JobSpec(name="bisect", images=(image,), suites=(suite,))
+        summaries = execute_job(spec, catalog, factory, **run_options)
+        if not summaries:
+            raise InfrastructureError(f"no run of {image} came back", "see valorch results list")
+        s = summaries[0]
+        with factory() as session:
+            attempts = [r for r in queries.run_results(session, s.run_id) if r.check.check_id == check]
+        attempts.sort(key=lambda r: r.attempt)
+        v = verdict(r.status for r in attempts)
+        message = attempts[-1].message if attempts else "; ".join(s.infra_errors)
+        if v == "error" or (not attempts and s.infra_errors):
+            raise InfrastructureError(f"{check} is inconclusive in {image} (run {s.run_id[:8]}): {message[:300]}",
+                                      "fix the infrastructure problem and bisect again")
+        if v not in GOOD and v not in BAD:
+            raise InputError(f"{check} did not run in {image} ({v}: {message[:300]}); it cannot say good or bad",
+                             "bisect images where the check runs (a GPU check needs a GPU host)")
+        return Probe(image, v, s.run_id, message)
+
+    found = search(list(images), probe)
+    return Bisection(check, found.images, found.probes, found.first_bad, found.last_good)

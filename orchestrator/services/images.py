@@ -1,0 +1,135 @@
+"""Images against their registries: ``images check`` (what each catalogued tag points to
+now, drift since the catalog was written, vanished tags, rate limits) and the catalog
+rewrite of ``--update`` (planned here as text; the command writes it)."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Iterable
+
+from .. import imageref
+from ..catalog.core import Catalog, load_file
+from ..errors import SpecError
+from ..registry import ManifestNotFound, RegistryClient
+from ..spec import ImageSpec
+
+# state of one catalogued tag
+SAME, MOVED, NEW, VANISHED, LOCAL = "same", "moved", "new", "vanished", "local"
+DRIFT = frozenset({MOVED, VANISHED})
+
+
+@dataclass(frozen=True)
+class TagCheck:
+    alias: str
+    reference: str
+    state: str
+    catalog_digest: str | None = None
+    current_digest: str | None = None
+    media_type: str | None = None
+    rate_limit: str | None = None
+    message: str = ""
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class FileUpdate:
+    path: Path
+    old: str
+    new: str
+    aliases: tuple[str, ...]
+
+    def diff(self) -> str:
+        return "".join(difflib.unified_diff(self.old.splitlines(True), self.new.splitlines(True),
+                                            f"a/{self.path.name}", f"b/{self.path.name}"))
+
+
+def registry_images(catalog: Catalog, names: Iterable[str] = ()) -> tuple[ImageSpec, ...]:
+    """The images ``names`` select (default: every catalogued image that comes from a registry)."""
+    names = list(names)
+    if names:
+        return catalog.select(names)
+    return tuple(i for i in catalog.images if i.executor == "docker")
+
+
+def check(images: Iterable[ImageSpec], client: RegistryClient, workers: int = 8) -> list[TagCheck]:
+    """Resolve each image's tag to its digest now (HEAD requests, concurrently). A missing tag is
+    ``vanished``; an unreachable registry or refused credentials raise (exit 3)."""
+
+    def one(image: ImageSpec) -> TagCheck:
+        if image.local:
+            return TagCheck(image.alias, image.reference, LOCAL, image.digest,
+                            message="built locally (make test-images), not in a registry")
+        ref = imageref.parse(image.reference)
+        ref = imageref.ImageRef(ref.domain, ref.path, ref.tag or "latest", None)
+        try:
+            got = client.resolve(ref)
+        except ManifestNotFound as exc:
+            return TagCheck(image.alias, image.reference, VANISHED, image.digest, message=exc.message)
+        state = NEW if image.digest is None else SAME if got.digest == image.digest else MOVED
+        return TagCheck(image.alias, image.reference, state, image.digest, got.digest, got.media_type,
+                        str(got.rate_limit) if got.rate_limit else None)
+
+    images = list(images)
+    with ThreadPoolExecutor(max_workers=max(1, min(workers, len(images)))) as pool:
+        return list(pool.map(one, images))
+
+
+def check_catalog(catalog: Catalog, names: Iterable[str] = (), ca: str | None = None,
+                  timeout: float = 30) -> list[TagCheck]:
+    """``images check``: the selected registry images resolved through their registries."""
+    return check(registry_images(catalog, names), RegistryClient(ca=ca, timeout=timeout))
+
+
+def drifted(checks: Iterable[TagCheck]) -> list[TagCheck]:
+    return [c for c in checks if c.state in DRIFT]
+
+
+def plan_update(catalog_dir: Path, checks: Iterable[TagCheck]) -> list[FileUpdate]:
+    """The catalog files with the new digests of moved and new tags written in, as text that
+    keeps every comment and layout (only the ``digest:`` lines change or are added)."""
+    wanted = {c.alias: c.current_digest for c in checks if c.state in (MOVED, NEW) and c.current_digest}
+    updates = []
+    for path in sorted(Path(catalog_dir).glob("*.yaml")):
+        text = path.read_text(encoding="utf-8")
+        lines = text.splitlines(True)
+        edits: list[tuple[int, str, bool]] = []  # (0-based line, new line, replace?)
+        changed = []
+        for image, sub in load_file(path):
+            digest = wanted.get(image.alias)
+            if digest is None:
+                continue
+            entry = sub.data
+            if "digest" in entry:
+                i = sub.line(("digest",)) - 1
+                indent = re.match(r"\s*(?:-\s+)?", lines[i]).group(0)
+                edits.append((i, f'{indent}digest: "{digest}"\n', True))
+            else:
+                i = sub.line(("reference",)) - 1
+                indent = " " * (len(lines[i]) - len(lines[i].lstrip(" -")))
+                edits.append((i + 1, f'{indent}digest: "{digest}"\n', False))
+            changed.append(image.alias)
+        if not edits:
+            continue
+        for i, line, replace_ in sorted(edits, reverse=True):
+            if replace_:
+                lines[i] = line
+            else:
+                lines.insert(i, line)
+        updates.append(FileUpdate(path, text, "".join(lines), tuple(changed)))
+    return updates
+
+
+def validate_update(path: Path, update: FileUpdate, checks: Iterable[TagCheck]) -> None:
+    """The rewritten file at ``path`` (a temporary copy) loads and carries exactly the new digests."""
+    wanted = {c.alias: c.current_digest for c in checks if c.alias in update.aliases}
+    got = {image.alias: image.digest for image, _ in load_file(path)}
+    wrong = {a: d for a, d in wanted.items() if got.get(a) != d}
+    if wrong:
+        raise SpecError(f"{update.path}: the rewritten catalog does not carry the new digests of "
+                        f"{', '.join(sorted(wrong))}", "the file was left unchanged; edit the digests by hand")

@@ -1,0 +1,257 @@
+"""Getting an image onto a host's engine before anything runs, and proving it is the one
+meant: ``--pull missing|always|never``, pinned digests pulled and run as ``repo@sha256:…``,
+RepoDigests checked after the pull (Docker's pull by tag checks no digest: moby/moby#22492),
+the index and platform manifest digests kept apart (bazelbuild/rules_docker#714), and a
+disk-space check from the manifest's compressed size before a pull starts."""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from typing import Callable, Iterable
+
+from .. import imageref
+from ..errors import InfrastructureError, InputError
+from ..executors import pull as engine
+from ..executors.pull import runnable
+from ..registry import RegistryClient
+from ..spec import HostSpec, ImageSpec
+
+POLICIES = ("missing", "always", "never")
+
+
+class DigestMismatch(InfrastructureError):
+    """The engine holds another image than the digest valorch expected."""
+
+
+class NoRoom(InfrastructureError):
+    """The engine has less free space than the image's compressed size."""
+
+
+@dataclass(frozen=True)
+class Staged:
+    """An image ready on a host: what runs (``reference``, by digest when one is known)."""
+
+    host: str
+    alias: str
+    reference: str
+    index_digest: str | None
+    platform_digest: str | None
+    compressed_size: int | None
+    pulled: bool
+    note: str = ""
+
+    def meta(self) -> dict:
+        return {k: v for k, v in asdict(self).items() if k not in ("host", "alias")}
+
+
+def check_policy(policy: str) -> str:
+    if policy not in POLICIES:
+        raise InputError(f"--pull {policy!r} is not one of {', '.join(POLICIES)}",
+                         "missing (default) pulls absent images, always pulls every time, never uses what is there")
+    return policy
+
+
+def _held(attrs: dict | None, ref: imageref.ImageRef) -> tuple[str, ...]:
+    """The digests the engine records for ``ref``'s repository."""
+    out = []
+    for entry in engine.repo_digests(attrs):
+        name, _, digest = entry.partition("@")
+        try:
+            if imageref.parse(name).repository == ref.repository:
+                out.append(digest)
+        except InputError:
+            continue
+    return tuple(out)
+
+
+def _verify(attrs: dict | None, ref: imageref.ImageRef, expected: str, image: ImageSpec, host: HostSpec,
+            why: str) -> None:
+    held = _held(attrs, ref)
+    if expected not in held:
+        raise DigestMismatch(
+            f"digest mismatch for {image.alias} on {host.name}: {why} {expected}, the engine holds "
+            f"{', '.join(held) or 'an image without a digest from ' + ref.repository}; nothing was run",
+            "the tag moved between resolve and pull, or another image has this name: run valorch images check "
+            "(and images check --update if the move is intended), then pull again")
+
+
+def stage(image: ImageSpec, host: HostSpec, policy: str, registry: RegistryClient,
+          on_event: Callable[[str, engine.PullEvent], None] | None = None, client=None,  # noqa: ANN001
+          cancel: threading.Event | None = None) -> Staged:
+    """``image`` present and verified on ``host`` under ``policy``; raises InfrastructureError
+    (exit 3) when it cannot be: absent under ``never``, no room, pull failed, digest mismatch."""
+    from ..executors.docker import connect
+
+    client = client or connect(host)
+    ref = imageref.parse(image.reference)
+    pinned = image.digest or ref.digest
+    run_ref = ref.pinned(pinned) if pinned else ref.tagged()
+    attrs = engine.inspect(client, run_ref)
+    key = f"{host.name}:{image.alias}"
+    if attrs is not None and policy in ("missing", "never"):
+        held = _held(attrs, ref)
+        if pinned:
+            _verify(attrs, ref, pinned, image, host, "the catalog pins")
+        digest = pinned or (held[0] if held else None)
+        plat = None if policy == "never" or digest is None else _platform(registry, ref, digest, strict=False)
+        return Staged(host.name, image.alias, ref.pinned(digest) if digest else run_ref, digest,
+                      plat.manifest_digest if plat else None, plat.compressed_size if plat else None, False,
+                      "already on the engine")
+    if policy == "never":
+        raise InfrastructureError(f"image {image.alias} ({run_ref}) is not on {host.name}, and --pull never "
+                                  "forbids pulling it; nothing was run or stored",
+                                  f"pull it first (valorch images pull {image.alias}) or use --pull missing")
+    plat = _platform(registry, ref, pinned, strict=not pinned)
+    expected = pinned or plat.index_digest
+    if plat is not None:
+        free = engine.free_bytes(client, host)
+        if free is not None and plat.compressed_size > free:
+            raise NoRoom(f"host {host.name} has {_size(free)} free for images; {image.alias} needs at least "
+                         f"{_size(plat.compressed_size)} (compressed) from registry {ref.domain}: not pulled",
+                         "free space on that engine (docker system prune) or stage the image on another host")
+    engine.pull(client, host, ref.pinned(expected) if pinned else ref.tagged(),
+                (lambda ev: on_event(key, ev)) if on_event else (lambda ev: None), cancel)
+    attrs = engine.inspect(client, ref.pinned(expected) if pinned else ref.tagged())
+    _verify(attrs, ref, expected, image, host, "the catalog pins" if pinned else f"registry {ref.domain} resolved "
+            f"{ref.tagged()} to")
+    return Staged(host.name, image.alias, ref.pinned(expected), expected, plat.manifest_digest if plat else None,
+                  plat.compressed_size if plat else None, True,
+                  "" if plat else "platform digest unknown: the registry API did not answer")
+
+
+def _platform(registry: RegistryClient, ref: imageref.ImageRef, digest: str | None, strict: bool):
+    """The linux/amd64 manifest behind ``ref`` (at ``digest`` when given). With ``strict`` a
+    registry failure raises; otherwise it is None (the engine may still reach the registry)."""
+    try:
+        return registry.platform(ref.with_digest(digest) if digest else ref)
+    except InfrastructureError:
+        if strict:
+            raise
+        return None
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return str(n)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    host: str
+    alias: str
+    staged: Staged | None
+    error: str | None
+    kind: str = ""  # "no-room", "mismatch", "error" when it failed
+
+
+def stage_many(pairs: Iterable[tuple[ImageSpec, HostSpec]], policy: str, registry: RegistryClient,
+               on_event: Callable[[str, engine.PullEvent], None] | None = None, workers: int = 4) -> list[Outcome]:
+    """Every (image, host) pair staged concurrently; failures are outcomes, not exceptions."""
+
+    cancel = threading.Event()
+
+    def one(pair: tuple[ImageSpec, HostSpec]) -> Outcome:
+        image, host = pair
+        try:
+            return Outcome(host.name, image.alias, stage(image, host, policy, registry, on_event, cancel=cancel), None)
+        except InfrastructureError as exc:
+            kind = "no-room" if isinstance(exc, NoRoom) else "mismatch" if isinstance(exc, DigestMismatch) else "error"
+            return Outcome(host.name, image.alias, None, str(exc), kind)
+        except engine.Cancelled:
+            return Outcome(host.name, image.alias, None, "cancelled", "cancelled")
+
+    pairs = list(pairs)
+    if not pairs:
+        return []
+    pool = ThreadPoolExecutor(max_workers=max(1, min(workers, len(pairs))))
+    try:
+        futures = [pool.submit(one, p) for p in pairs]
+        return [f.result() for f in futures]
+    except KeyboardInterrupt:
+        # Ctrl-C: every pull stops at its next progress line and closes its stream, so the
+        # engine cancels it; an image is tagged only when complete, so nothing half-pulled
+        # is left to be mistaken for the image by the next run.
+        cancel.set()
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def presence(images: Iterable[ImageSpec], hosts_file=None) -> list[dict]:  # noqa: ANN001 - a Path or None
+    """Per host and image: present or not, and with which digest (``images list --present``)."""
+    from ..executors.docker import connect
+    from ..hosts.inventory import resolve_hosts
+
+    rows = []
+    images = list(images)
+    for host in resolve_hosts(hosts_file):
+        try:
+            client = connect(host, timeout=15)
+        except InfrastructureError as exc:
+            rows += [{"host": host.name, "alias": i.alias, "present": None, "digest": None, "error": exc.message}
+                     for i in images]
+            continue
+        for image in images:
+            if image.executor != "docker":
+                continue
+            ref = imageref.parse(image.reference)
+            attrs = engine.inspect(client, runnable(image)) or engine.inspect(client, image.reference)
+            held = _held(attrs, ref)
+            rows.append({"host": host.name, "alias": image.alias, "present": attrs is not None,
+                         "digest": (held[0] if held else (attrs or {}).get("Id")) if attrs else None,
+                         "pinned": image.digest, "error": None})
+    return rows
+
+
+def stage_planned(planned, policy: str, registry: RegistryClient,  # noqa: ANN001 - PlannedRun tuple
+                  on_event: Callable[[str, engine.PullEvent], None] | None = None) -> tuple[tuple, dict]:
+    """Every planned (image, host) of a job staged before anything is queued: a failure raises
+    (exit 3) and nothing is stored. Returns the planned runs with each image's verified digest
+    filled in (so the executor runs ``repo@sha256:…``), and the staged images by (host, alias)."""
+    from ..scheduling.plan import PlannedRun
+
+    pairs = {(pr.host.name, pr.image.alias): pr for pr in planned
+             if pr.image.executor == "docker" and not pr.image.local}
+    outcomes = stage_many(((pr.image, pr.host) for pr in pairs.values()), policy, registry, on_event)
+    failed = [o for o in outcomes if o.error]
+    if failed:
+        raise (DigestMismatch if any(o.kind == "mismatch" for o in failed) else InfrastructureError)(
+            "\n".join(o.error for o in failed), "nothing was run or stored")
+    staged = {(o.host, o.alias): o.staged for o in outcomes}
+    out = []
+    for pr in planned:
+        s = staged.get((pr.host.name, pr.image.alias))
+        if s is not None and s.index_digest and pr.image.digest != s.index_digest:
+            image = pr.image.model_copy(update={"digest": s.index_digest})
+            pr = PlannedRun(image, pr.host, tuple(t.model_copy(update={"image": image}) for t in pr.tasks))
+        out.append(pr)
+    return tuple(out), staged
+
+
+def pairs_for(images: Iterable[ImageSpec], hosts: tuple[HostSpec, ...]) -> list[tuple[ImageSpec, HostSpec]]:
+    """Every host that could run each registry image (``images pull``); an image no host can
+    run is an error naming the nearest hosts (exit 3)."""
+    from ..hosts.match import match
+    from ..scheduling.plan import requirement
+
+    pairs = []
+    for image in images:
+        if image.executor != "docker" or image.local:
+            continue
+        pairs += [(image, h) for h in match(requirement(image), hosts, image.alias)]
+    return pairs
+
+
+def pull_images(images: Iterable[ImageSpec], hosts_file=None, policy: str = "missing",  # noqa: ANN001
+                ca: str | None = None, on_event: Callable[[str, engine.PullEvent], None] | None = None
+                ) -> list[Outcome]:
+    """``images pull``: every registry image on every host that could run it, concurrently."""
+    from ..hosts.inventory import resolve_hosts
+
+    return stage_many(pairs_for(images, resolve_hosts(hosts_file)), check_policy(policy), RegistryClient(ca=ca),
+                      on_event)

@@ -1,0 +1,240 @@
+"""valorch site build: the whole results store as a static site (issue 13).
+
+The session is used only to read (store/site_queries.py, store/matrix_store.py);
+then every page is computed and rendered without I/O and handed back one at a time
+as (relative path, text), for the command to write into a fresh directory.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections import Counter
+from datetime import datetime
+from typing import Any, Callable, Iterator, Sequence
+
+from sqlalchemy.orm import Session
+
+from .. import __version__
+from ..errors import InputError
+from ..matrix.document import Document, Header
+from ..matrix.layouts import (CatalogImage, RunInfo, checks_table, components_table, since_table, summary_table,
+                              tiers_table)
+from ..matrix.model import Observation
+from ..matrix.tiers import Policy
+from ..regression import rule
+from ..render.diff import diff_html
+from ..render.site import pages
+from ..store import matrix_store, site_queries
+from .site_pages import Site, change_label, ordered, when
+from .site_views import ChangeV, RunV, changes, histories, load_runs, newest_per_env, slug
+
+LAYOUTS = ("checks", "features", "since", "summary", "tiers", "components")
+RECENT = 15
+_WORK: dict[str, Any] = {}  # what forked page workers read (set before the pool starts)
+
+
+def _run_page(run_id: str) -> str:
+    return _WORK["site"].run_page(_WORK["site"].runs[run_id])
+
+
+def _check_page(cid: str) -> tuple[str, str | None]:
+    w = _WORK
+    return w["site"].check_page(cid, w["per_check"].get(cid, []), w["versions"], w["shifts"].get(cid, []))
+
+
+def _parallel(fn: Callable[[Any], Any], items: Sequence[Any], workers: int) -> Iterator[Any]:
+    """fn over items, in order: in forked workers when there is enough to do (the run and
+    check pages of a large store are most of a build), else here."""
+    if workers <= 1 or len(items) < 64 or "fork" not in multiprocessing.get_all_start_methods():
+        yield from map(fn, items)
+        return
+    with multiprocessing.get_context("fork").Pool(workers) as pool:
+        yield from pool.imap(fn, items, chunksize=8)
+
+
+def _observations(runs: Sequence[RunV], checks: dict[str, dict[str, Any]]) -> list[Observation]:
+    obs = []
+    for run in runs:
+        for res in run.results.values():
+            info = checks[res.check]
+            for i, status in enumerate(res.statuses):
+                obs.append(Observation(column=run.id, check=res.check, feature=info["feature"], kind=info["kind"],
+                                       library=info["library"], status=status, attempt=i + 1, run_id=run.id,
+                                       message=res.message))
+    return obs
+
+
+def _infos(runs: Sequence[RunV]) -> list[RunInfo]:
+    return [RunInfo(r.id, r.row["alias"], r.row["backend"], r.row["host"], dict(r.row["components"] or {}),
+                    r.row["ended"]) for r in runs]
+
+
+def _header(runs: Sequence[RunV], what: str) -> Header:
+    ended = [r.row["ended"] for r in runs if r.row["ended"]]
+    return Header("unpublished", max(ended).strftime("%Y-%m-%d") if ended else "never",
+                  (f"{len(runs)} runs: {what}", f"valorch {__version__}"))
+
+
+def _layout(layout: str, runs: Sequence[RunV], checks: dict[str, dict[str, Any]], catalog: Sequence[CatalogImage],
+            inventories: dict[str, dict[str, tuple[str, str]]], all_runs: dict[str, RunV]) -> Document:
+    obs, infos = _observations(runs, checks), _infos(runs)
+    if layout == "checks":
+        table = checks_table(obs, infos, "checks", "images")
+    elif layout == "features":
+        table = checks_table(obs, infos, "features", "images")
+    elif layout == "since":
+        table = since_table(obs, infos, "features")
+    elif layout == "summary":
+        table = summary_table(obs, infos)
+    elif layout == "tiers":
+        table = tiers_table(obs, infos, "backends", Policy())
+    else:
+        latest: dict[str, tuple[str, dict[str, str]]] = {}
+        for run in sorted(all_runs.values(), key=lambda r: (r.row["started"], r.id)):
+            if run.id in inventories:
+                latest[run.row["alias"]] = (run.id, {c: v for c, (v, _s) in inventories[run.id].items()})
+        table = components_table(catalog, latest)
+    return Document(_header(runs, "the newest finished run of each image and host"), table, {"layout": layout})
+
+
+def _version_side(name: str, doc: dict[str, Any]) -> rule.Side:
+    obs = []
+    for r in doc["rows"]:
+        for col, c in r["cells"].items():
+            for i, status in enumerate(c["statuses"] or [c["verdict"]]):
+                if status:
+                    obs.append(rule.Obs(env=col, check=r["key"], status=str(status), attempt=i + 1, version=None))
+    return rule.Side(name, "matrix", tuple(obs), (), tuple(sorted((doc.get("digests") or {}).items())), ())
+
+
+def build(session: Session, *, catalog: Sequence[CatalogImage] = (), local: frozenset[str] = frozenset(),
+          qualify: Sequence[tuple[str, str]] = (), built: datetime | None = None,
+          workers: int | None = None) -> Iterator[tuple[str, str]]:
+    """Every page of the site as (relative path, text). Reads the store first (an empty
+    store is bad input: exit 2), then renders without touching it."""
+    run_rows = site_queries.runs(session)
+    if not run_rows:
+        raise InputError("the results database has no runs: there is nothing to publish",
+                         "run something first (valorch run --image host), or pass --db with the right database")
+    pk_checks = site_queries.checks(session)
+    runs = load_runs(run_rows, pk_checks, site_queries.results(session))
+    inventories = site_queries.inventories(session)
+    versions = [(mv, matrix_store.load(session, mv.version)) for mv in matrix_store.versions(session)]
+    return _pages(runs, pk_checks, inventories, versions, catalog, local, qualify, built or datetime.now(),
+                  workers if workers is not None else min(4, os.cpu_count() or 1))
+
+
+def _pages(runs: dict[str, RunV], pk_checks: dict[int, dict[str, Any]], inventories: dict[str, Any],
+           versions: list[tuple[Any, dict[str, Any]]], catalog: Sequence[CatalogImage], local: frozenset[str],
+           qualify: Sequence[tuple[str, str]], built: datetime, workers: int) -> Iterator[tuple[str, str]]:
+    checks: dict[str, dict[str, Any]] = {}
+    for c in sorted(pk_checks.values(), key=lambda c: (c["check_id"], c["version"])):
+        info = checks.setdefault(c["check_id"], {**c, "versions": []})
+        info["versions"].append(c["version"])
+        info.update({k: c[k] for k in ("feature", "kind", "library", "unit", "bigger_is_better")})
+    site = Site(runs, checks, local, built.strftime("%Y-%m-%d %H:%M"))
+    per_check = histories(runs, {cid: bool(c["bigger_is_better"]) for cid, c in checks.items()})
+    found = changes(per_check)
+    latest = newest_per_env(runs.values())
+
+    # matrices: every layout of the latest runs, each job's latest, the published versions
+    if latest:
+        for layout in LAYOUTS:
+            yield f"matrix/{layout}.html", site.matrix(_layout(layout, latest, checks, catalog, inventories, runs))
+    jobs = []
+    for job in sorted({r.row["job"] for r in runs.values()}):
+        job_runs = newest_per_env(r for r in runs.values() if r.row["job"] == job)
+        if not job_runs:
+            continue
+        yield (f"matrix/job-{slug(job)}.html",
+               site.matrix(_layout("checks", job_runs, checks, catalog, inventories, runs), f" — job {job}"))
+        counts: Counter = Counter()
+        for r in job_runs:
+            counts.update(r.counts())
+        jobs.append({"name": job, "slug": slug(job), "runs": len(job_runs), "counts": ordered(counts),
+                     "newest": when(max(r.row["started"] for r in job_runs))})
+    version_views, version_docs, prev = [], [], None
+    for mv, doc in versions:
+        yield f"versions/{slug(mv.version)}.html", site.matrix(Document.from_dict(doc))
+        view = {"name": mv.version, "slug": slug(mv.version), "published": when(mv.published),
+                "last_verified": mv.last_verified.strftime("%Y-%m-%d"), "layout": doc.get("layout", ""),
+                "prev": prev[0] if prev else "", "diff": ""}
+        if prev is not None and doc.get("layout") == prev[1].get("layout"):
+            view["diff"] = f"{slug(prev[0])}..{slug(mv.version)}"
+            report = rule.compare(_version_side(prev[0], prev[1]), _version_side(mv.version, doc))
+            yield f"diffs/{view['diff']}.html", diff_html(report)
+        version_views.append(view)
+        version_docs.append((mv.version, doc))
+        prev = (mv.version, doc)
+
+    # one page per run, per check (and its plot), per image
+    shifts_of: dict[str, list[ChangeV]] = {}
+    for c in found:
+        shifts_of.setdefault(c.check, []).append(c)
+    _WORK.update(site=site, per_check=per_check, versions=version_docs, shifts=shifts_of)
+    try:
+        run_ids = list(runs)
+        for rid, html in zip(run_ids, _parallel(_run_page, run_ids, workers)):
+            yield f"runs/{rid}.html", html
+        cids = sorted(checks)
+        for cid, (html, svg) in zip(cids, _parallel(_check_page, cids, workers)):
+            yield f"checks/{slug(cid)}.html", html
+            if svg:
+                yield f"plots/{slug(cid)}.svg", svg
+    finally:
+        _WORK.clear()
+    by_image: dict[str, list[RunV]] = {}
+    for run in runs.values():
+        by_image.setdefault(run.row["alias"], []).append(run)
+    for alias, image_runs in sorted(by_image.items()):
+        yield f"images/{slug(alias)}.html", site.image_page(alias, image_runs, inventories)
+    for name, html in qualify:
+        yield f"qualify/{slug(name)}.html", html
+
+    # lists, recent changes, the index
+    ordered_runs = sorted(runs.values(), key=lambda r: (r.row["started"], r.id), reverse=True)
+    yield "runs/index.html", site.list_page(
+        "Runs", ("run", "started", "image", "host", "job", "state", "verdicts", "host load"),
+        ((pages.link(f"{r.id}.html", r.id[:8], True), when(r.row["started"]),
+          pages.link(f"../images/{slug(r.row['alias'])}.html", r.row["alias"]), r.row["host"], r.row["job"],
+          r.row["state"], pages.badges(ordered(r.counts())),
+          pages.badge("noisy host") if r.load()["noisy"] else "") for r in ordered_runs))
+    latest_verdicts: dict[str, Counter] = {}
+    for r in latest:
+        for res in r.results.values():
+            latest_verdicts.setdefault(res.check, Counter())[res.verdict] += 1
+    yield "checks/index.html", site.list_page(
+        "Checks", ("check", "kind", "feature", "library", "latest verdicts", "detected changes"),
+        ((pages.link(f"{slug(cid)}.html", cid, True), c["kind"], c["feature"], c["library"] or "",
+          pages.badges(ordered(latest_verdicts.get(cid, Counter()))), len(shifts_of.get(cid, [])) or "")
+         for cid, c in sorted(checks.items())))
+    yield "images/index.html", site.list_page(
+        "Images", ("image", "reference", "backend", "runs", "digests", "newest run"),
+        ((pages.link(f"{slug(a)}.html", a), rs[0].row["reference"], rs[0].row["backend"], len(rs),
+          len({r.row["digest"] for r in rs}), when(max(r.row["started"] for r in rs)))
+         for a, rs in sorted(by_image.items())))
+
+    def change_row(c: ChangeV, root: str) -> tuple:
+        tone_, label = change_label(c)
+        return (when(c.when), pages.link(f"{root}checks/{slug(c.check)}.html", c.check, True), c.env,
+                pages.badge(tone_, label), pages.link(f"{root}runs/{c.first_run}.html", c.first_run[:8]),
+                pages.link(f"{root}runs/{c.run}.html", c.run[:8]))
+    yield "changes.html", site.list_page(
+        "Recent changes", ("detected", "check", "environment", "change", "from run", "passed the threshold at"),
+        (change_row(c, "") for c in found),
+        intro="Steps and drifts in the timed checks' histories (PELT on log medians; each level compared with the "
+              "best since the last change, so sub-threshold steps add up). Newest first.", root="")
+    recent = []
+    for c in found[:RECENT]:
+        tone_, label = change_label(c)
+        recent.append({"when": when(c.when), "check": c.check, "slug": slug(c.check), "env": c.env, "tone": tone_,
+                       "label": label})
+    stats = {"runs": len(runs), "images": len(by_image), "hosts": len({r.row["host"] for r in runs.values()}),
+             "checks": len(checks), "results": sum(len(r.results) for r in runs.values()),
+             "newest": when(ordered_runs[0].row["started"])}
+    yield "index.html", pages.render(
+        "index.html.j2", title="valorch results", stats=stats, versions=list(reversed(version_views)),
+        layouts=LAYOUTS if latest else (), jobs=jobs, changes=recent, n_changes=len(found),
+        noisy=sum(1 for r in runs.values() if r.load()["noisy"]), root="", built=site.built,
+        qualify=[{"name": n, "slug": slug(n)} for n, _ in qualify])

@@ -1,0 +1,145 @@
+"""Retention (`valorch results prune`): what may go, and removing it.
+
+Two things age out: the raw timing samples of old runs (their verdicts stay, and a
+summary of the samples is kept in the result's metrics, so trends still have a
+point), and whole ad-hoc runs (`valorch run --image ...`, job "adhoc").
+
+Never touched: runs a baseline names (directly or through its matrix version), the
+newest finished run of each job, image and host (the live matrix), and runs still
+running. Runs of published matrix versions are kept whole with ``keep_published``;
+without it only their raw samples may go, never the runs. Takes the caller's session.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Iterable, Sequence
+
+from sqlalchemy import bindparam, delete, func, select, update
+from sqlalchemy.orm import Session
+
+from .models import Baseline, Image, InventoryRow, MatrixCell, MatrixVersion, Result, Run, TaskRow
+
+ADHOC = "adhoc"  # the job name of `valorch run --image` runs
+SUMMARY = "samples_summary"  # the metrics key that keeps what pruned samples said
+
+
+@dataclass(frozen=True)
+class RunRef:
+    id: str
+    job: str
+    image: str
+    started: datetime
+    results: int = 0
+
+
+@dataclass(frozen=True)
+class Plan:
+    cutoff: datetime
+    delete: tuple[RunRef, ...] = ()  # whole runs
+    strip: tuple[str, ...] = ()  # runs whose raw samples go
+    strip_results: int = 0
+    strip_bytes: int = 0
+    kept: dict[str, int] = field(default_factory=dict)  # reason -> old runs kept for it
+
+
+def _chunks(items: Sequence[str], size: int = 500) -> Iterable[list[str]]:
+    for i in range(0, len(items), size):
+        yield list(items[i:i + size])
+
+
+def protected(session: Session) -> dict[str, set[str]]:
+    """Run ids that a baseline, a published matrix version or the live matrix refers to."""
+    baseline: set[str] = set()
+    versions: set[str] = set()
+    for run_id, version in session.execute(select(Baseline.run_id, Baseline.matrix_version)):
+        if run_id:
+            baseline.add(run_id)
+        if version:
+            versions.add(version)
+    published: set[str] = set()
+    q = select(MatrixVersion.version, MatrixCell.runs).join(MatrixCell, MatrixCell.matrix_id == MatrixVersion.id)
+    for version, runs in session.execute(q):
+        ids = {str(r) for r in runs or ()}
+        if version in versions:
+            baseline |= ids
+        published |= ids
+    groups = (select(Run.job, Run.image_id, Run.host_id, func.max(Run.started).label("newest"))
+              .where(Run.state.in_(("done", "failed"))).group_by(Run.job, Run.image_id, Run.host_id).subquery())
+    newest = set(session.scalars(select(Run.id).join(groups, (Run.job == groups.c.job)
+                                                     & (Run.image_id == groups.c.image_id)
+                                                     & (Run.host_id == groups.c.host_id)
+                                                     & (Run.started == groups.c.newest))))
+    return {"baseline": baseline, "newest": newest, "published": published}
+
+
+def plan(session: Session, cutoff: datetime, keep_published: bool, confirmed: set[str] | None = None,
+         delete_all: bool = False) -> Plan:
+    """What a prune would do. ``confirmed``: only these runs may be touched (the ones a
+    server holds, for a runner's local store); ``delete_all``: old runs of any job go
+    whole, not only ad-hoc ones (they live on in the store that confirmed them)."""
+    keep = protected(session)
+    kept = {"baseline": 0, "newest": 0, "published": 0, "not on the server": 0}
+    q = (select(Run.id, Run.job, Image.alias, Run.started, Run.pruned).join(Image, Image.id == Run.image_id)
+         .where(Run.started < cutoff, Run.state != "running").order_by(Run.started, Run.id))
+    delete_refs, strip = [], []
+    for run_id, job, alias, started, pruned in session.execute(q):
+        if run_id in keep["baseline"] or run_id in keep["newest"]:
+            kept["baseline" if run_id in keep["baseline"] else "newest"] += 1
+        elif confirmed is not None and run_id not in confirmed:
+            kept["not on the server"] += 1
+        elif run_id in keep["published"]:
+            kept["published"] += 1  # never deleted; its raw samples go only without keep_published
+            if not keep_published and pruned is None:
+                strip.append(run_id)
+        elif job == ADHOC or delete_all:
+            delete_refs.append(RunRef(run_id, job, alias, started))
+        elif pruned is None:
+            strip.append(run_id)
+    counts = result_counts(session, [r.id for r in delete_refs])
+    delete_refs = [RunRef(r.id, r.job, r.image, r.started, counts.get(r.id, 0)) for r in delete_refs]
+    n, size = 0, 0
+    for chunk in _chunks(strip):
+        got = session.execute(select(func.count(), func.coalesce(func.sum(func.length(Result.samples)), 0))
+                              .where(Result.run_id.in_(chunk), func.length(Result.samples) > 0)).one()
+        n, size = n + got[0], size + int(got[1])
+    return Plan(cutoff, tuple(delete_refs), tuple(strip), n, size, {k: v for k, v in kept.items() if v})
+
+
+def result_counts(session: Session, run_ids: Sequence[str]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for chunk in _chunks(list(run_ids)):
+        q = select(Result.run_id, func.count()).where(Result.run_id.in_(chunk)).group_by(Result.run_id)
+        out.update({rid: n for rid, n in session.execute(q)})
+    return out
+
+
+def _summary(samples: Sequence[float]) -> dict[str, float | int]:
+    return {"n": len(samples), "median": statistics.median(samples), "min": min(samples), "max": max(samples)}
+
+
+def apply(session: Session, p: Plan, now: datetime) -> dict[str, int]:
+    """Carry a plan out in the caller's transaction; counts of what went."""
+    stripped = 0
+    set_samples = (update(Result.__table__).where(Result.__table__.c.id == bindparam("rid"))
+                   .values(samples=bindparam("s"), metrics=bindparam("m")))
+    for chunk in _chunks(p.strip):
+        rows = session.execute(select(Result.id, Result.metrics, Result.samples)
+                               .where(Result.run_id.in_(chunk), func.length(Result.samples) > 0)).all()
+        if rows:
+            session.execute(set_samples, [{"rid": rid, "s": [], "m": {**(metrics or {}), SUMMARY: _summary(samples)}}
+                                          for rid, metrics, samples in rows])
+            stripped += len(rows)
+        session.execute(update(Run.__table__).where(Run.__table__.c.id.in_(chunk)).values(pruned=now))
+    deleted = results = 0
+    for chunk in _chunks([r.id for r in p.delete]):
+        for model in (Result, InventoryRow, TaskRow, Run):
+            table = model.__table__
+            gone = session.execute(delete(table).where((table.c.id if model is Run else table.c.run_id).in_(chunk)))
+            if model is Result:
+                results += gone.rowcount or 0
+            elif model is Run:
+                deleted += gone.rowcount or 0
+    return {"runs_deleted": deleted, "results_deleted": results, "samples_stripped": stripped}

@@ -1,0 +1,48 @@
+"""Reads for the static site (services/site.py): every run, check, result and
+inventory in a few set-based SELECTs (a 300,000-result store is read in seconds:
+bench/bench_site.py). Takes the caller's session; plain dicts and tuples out."""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+from sqlalchemy import LargeBinary, Text, select, type_coerce
+from sqlalchemy.orm import Session
+
+from .models import Check, Host, Image, InventoryRow, Result, Run, TaskRow
+
+
+def runs(session: Session) -> list[dict[str, Any]]:
+    """Every run with its image and host, oldest first."""
+    q = (select(Run.id, Run.batch, Run.job, Run.executor, Run.valorch_version, Run.spec_hash, Run.cpu_only,
+                Run.started, Run.ended, Run.state, Run.meta, Image.alias, Image.reference, Image.digest,
+                Image.backend, Image.family, Image.components, Host.name.label("host"),
+                Host.spec.label("host_spec"))
+         .join(Image, Image.id == Run.image_id).join(Host, Host.id == Run.host_id).order_by(Run.started, Run.id))
+    return [dict(r._mapping) for r in session.execute(q)]
+
+
+def checks(session: Session) -> dict[int, dict[str, Any]]:
+    q = select(Check.id, Check.check_id, Check.version, Check.feature, Check.kind, Check.library, Check.unit,
+               Check.bigger_is_better)
+    return {r.id: dict(r._mapping) for r in session.execute(q)}
+
+
+def results(session: Session) -> Iterator[tuple]:
+    """(run_id, check_pk, attempt, status, duration_s, message, metrics, samples, suite) of every
+    result, by run then id. Streamed: the caller keeps what it needs. Samples and metrics
+    come back raw (packed bytes; JSON text, or a dict where the driver parses JSON itself):
+    decoding 300,000 of them through the column types is most of a large site's read."""
+    q = (select(Result.run_id, Result.check_pk, Result.attempt, Result.status, Result.duration_s, Result.message,
+                type_coerce(Result.metrics, Text), type_coerce(Result.samples, LargeBinary), TaskRow.suite)
+         .outerjoin(TaskRow, TaskRow.id == Result.task_id).order_by(Result.run_id, Result.id))
+    yield from session.execute(q.execution_options(yield_per=20_000)).tuples()
+
+
+def inventories(session: Session) -> dict[str, dict[str, tuple[str, str]]]:
+    """run id → component → (value, source)."""
+    out: dict[str, dict[str, tuple[str, str]]] = {}
+    q = select(InventoryRow.run_id, InventoryRow.component, InventoryRow.value, InventoryRow.source)
+    for run_id, comp, value, source in session.execute(q):
+        out.setdefault(run_id, {})[comp] = (value, source)
+    return out

@@ -1,0 +1,124 @@
+"""valorch site build on a real SQLite store with a known history: a timed check that
+steps up, a check that starts failing, two published versions; every page is there,
+failing cells carry a repro, the plot marks the step, and bad input exits 2."""
+
+import random
+import re
+from datetime import datetime, timedelta
+
+import pytest
+
+from orchestrator.spec import CheckResult, HostSpec, ImageSpec
+from orchestrator.store import queries
+from orchestrator.store.db import open_engine, session_factory
+from tests.conftest import run_cli
+
+T0 = datetime(2026, 1, 1)
+
+
+def _add(factory, image, i, results, metrics=None):
+    with factory() as s:
+        run = queries.start_run(s, batch=f"b{i:03d}", job="nightly", image=image, digest="sha256:" + f"{i % 2:x}" * 64,
+                                host=HostSpec(name="h1"), executor="docker", spec_hash="abc", cpu_only=False,
+                                suites=[])
+        queries.add_results(s, run.id, None, results)
+        run.started, run.ended, run.state = T0 + timedelta(hours=i), T0 + timedelta(hours=i, minutes=5), "done"
+        s.commit()
+        return run.id
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("site")
+    db = tmp / "s.sqlite"
+    factory = session_factory(open_engine(str(db)))
+    rng = random.Random(3)
+    a = ImageSpec(alias="img_a", reference="acme/img:a", backend="cpu")
+    b = ImageSpec(alias="img_b", reference="acme/img:b", backend="rocm")
+    runs = []
+    for i in range(14):
+        level = 1e-3 if i < 7 else 1.3e-3  # a 30 % step at the eighth run
+        samples = tuple(level * (1 + rng.gauss(0, 0.01)) for _ in range(12))
+        flag = "fail" if i == 13 else "pass"
+        runs.append(_add(factory, a, i, [
+            CheckResult(check="kernels.matmul.fp32", status="pass", kind="kernel", feature="matmul (float32)",
+                        samples=samples, unit="s",
+                        metrics={"cpu_pressure": 0.01, "host_load_before": 0.4, "host_cpus": 2}),
+            CheckResult(check="smoke.tensor_add", status=flag, feature="Tensor op on device", kind="kernel",
+                        message="<b>wrong</b> sum" if flag == "fail" else "")]))
+        if i == 6:
+            assert run_cli("matrix", "publish", "--version", "v1", db=db).returncode == 0
+    runs.append(_add(factory, b, 20, [CheckResult(check="smoke.tensor_add", status="pass")]))
+    assert run_cli("matrix", "publish", "--version", "v2", db=db).returncode == 0
+    return tmp, db, runs
+
+
+@pytest.fixture(scope="module")
+def site(store):
+    tmp, db, runs = store
+    out = tmp / "site"
+    proc = run_cli("site", "build", "--out", str(out), db=db)
+    assert proc.returncode == 0, proc.stderr
+    return out, runs
+
+
+def test_every_page_is_there(site):
+    out, runs = site
+    for page in ("index.html", "changes.html", "runs/index.html", "checks/index.html", "images/index.html",
+                 "matrix/checks.html", "matrix/features.html", "matrix/since.html", "matrix/summary.html",
+                 "matrix/tiers.html", "matrix/components.html", "matrix/job-nightly.html", "versions/v1.html",
+                 "versions/v2.html", "diffs/v1..v2.html", "images/img_a.html", "images/img_b.html",
+                 "checks/kernels.matmul.fp32.html", "checks/smoke.tensor_add.html", "plots/kernels.matmul.fp32.svg"):
+        assert (out / page).is_file(), page
+    assert all((out / "runs" / f"{r}.html").is_file() for r in runs)
+    index = (out / "index.html").read_text()
+    assert 'href="versions/v2.html"' in index and 'href="diffs/v1..v2.html"' in index
+    assert 'href="matrix/job-nightly.html"' in index and "kernels.matmul.fp32" in index  # a recent change
+
+
+def test_the_step_is_detected_plotted_and_listed(site):
+    out, runs = site
+    svg = (out / "plots/kernels.matmul.fp32.svg").read_text()
+    assert "shift (slower)" in svg and "<script" not in svg.split("</style>", 1)[-1].replace(
+        '<script type="text/javascript">window.pygal', "")  # pygal's own config, no script from anywhere
+    assert not re.search(r'(src|href)="https?://', svg)
+    check = (out / "checks/kernels.matmul.fp32.html").read_text()
+    assert re.search(r"slower \+(29|30|31)\.\d % \(step\)", check) and f'href="../runs/{runs[7]}.html"' in check
+    changes = (out / "changes.html").read_text()
+    assert "kernels.matmul.fp32" in changes and "step" in changes
+
+
+def test_failing_cells_link_their_run_and_show_the_repro(site):
+    out, runs = site
+    matrix = (out / "matrix/checks.html").read_text()
+    cells = re.findall(r'<td class="cell" data-verdict="fail"[^>]*>(.*?)</td>', matrix, re.S)
+    assert cells
+    for cell in cells:
+        assert f'href="../runs/{runs[13]}.html#r-smoke.tensor_add"' in cell
+        assert ("valorch run --image acme/img@sha256:" + "1" * 64 + " --suite smoke --check smoke.tensor_add") in cell
+    run = (out / f"runs/{runs[13]}.html").read_text()
+    assert "valorch run --image acme/img@sha256:" in run and "&lt;b&gt;wrong&lt;/b&gt;" in run
+    assert "acme/img:a" in run and "sha256:" + "1" * 64 in run and "abc" in run  # provenance
+    assert "\u2705" not in run and "\u274c" not in matrix  # no emoji in HTML: badges
+
+
+def test_rebuild_replaces_the_site_and_refuses_foreign_directories(store, site):
+    tmp, db, _ = store
+    out, _ = site
+    (out / "stale.html").write_text("old")
+    assert run_cli("site", "build", "--out", str(out), db=db).returncode == 0
+    assert not (out / "stale.html").exists() and (out / "index.html").exists()
+    assert not [p for p in tmp.iterdir() if p.name.startswith(".site.")]  # no temporary left behind
+    foreign = tmp / "mine"
+    foreign.mkdir()
+    (foreign / "notes.txt").write_text("keep me")
+    proc = run_cli("site", "build", "--out", str(foreign), db=db)
+    assert proc.returncode == 2 and "did not build" in proc.stderr and (foreign / "notes.txt").exists()
+
+
+def test_bad_input(tmp_path, store):
+    _, db, _ = store
+    proc = run_cli("site", "build", "--out", str(tmp_path / "s"), db=tmp_path / "empty.sqlite")
+    assert proc.returncode == 2 and "no runs" in proc.stderr
+    proc = run_cli("site", "build", "--out", "/proc/valorch-nope/site", db=db)
+    assert proc.returncode == 2 and "cannot write the site" in proc.stderr and "Traceback" not in proc.stderr

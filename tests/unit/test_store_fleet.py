@@ -1,0 +1,105 @@
+"""The store's fleet-scale reads (latest matrix of a job, last runs of an image, a
+check's history) and retention, on SQLite and on a real PostgreSQL server."""
+
+from datetime import datetime, timedelta
+
+import pytest
+
+from orchestrator.spec import CheckResult, HostSpec, ImageSpec, SuiteRef
+from orchestrator.store import bulk, history, matrix_store, queries, retention
+from orchestrator.store.db import open_engine, session_factory
+from orchestrator.store.models import MatrixCell, MatrixVersion, Result, Run
+
+T0 = datetime(2025, 1, 1, 2, 0)
+TIMES = [1.0, 1.1, 0.9, 1.05, 0.95]
+
+
+def add(s, job, alias, host, day, statuses, state="done"):
+    run = queries.start_run(s, batch=f"b{day}", job=job, image=ImageSpec(alias=alias, reference=f"r/{alias}:1",
+                                                                         backend="cpu"),
+                            digest=None, host=HostSpec(name=host), executor="docker", spec_hash="x", cpu_only=False,
+                            suites=[SuiteRef(name="smoke")])
+    queries.add_results(s, run.id, run.tasks[0].id,
+                        [CheckResult(check=c, status=st, samples=[t * (1 + day / 100) for t in TIMES])
+                         for c, st in statuses.items()])
+    run.state, run.started, run.ended = state, T0 + timedelta(days=day), T0 + timedelta(days=day, minutes=5)
+    s.flush()
+    return run.id
+
+
+@pytest.fixture
+def factory(store_db):
+    return session_factory(open_engine(store_db))
+
+
+def test_newest_runs_of_a_job_the_last_runs_of_an_image_and_a_history(factory):
+    with factory() as s:
+        n = {d: add(s, "nightly", "img", "h1", d, {"k.a": "pass", "k.b": "fail"}) for d in range(3)}
+        other = add(s, "nightly", "img", "h2", 1.5, {"k.a": "pass"})
+        release = add(s, "release", "img", "h1", 5, {"k.a": "fail"})
+        add(s, "nightly", "img", "h1", 9, {"k.a": "pass"}, state="running")
+        elsewhere = add(s, "nightly", "other", "h1", 2.5, {"k.a": "pass"})
+        s.commit()
+
+        nightly = matrix_store.matrix_runs(s, job="nightly")
+        assert [(r.image.alias, r.host.name, r.id) for r in nightly] == [
+            ("img", "h1", n[2]), ("img", "h2", other), ("other", "h1", elsewhere)]
+        assert {r.id for r in matrix_store.matrix_runs(s, ["im*"])} == {release, other}
+        assert matrix_store.matrix_runs(s, ["nope*"]) == []
+        assert [r.id for r in queries.latest_runs(s, ["img"])] == [release]
+        assert [r.id for r in queries.latest_runs(s, ["img"], job="nightly")] == [n[2]]
+        assert [r.id for r in queries.last_runs_of_image(s, "img")] == [n[2], release]
+        assert [r.id for r in queries.last_runs_of_image(s, "img", job="nightly")] == [other, n[2]]
+        assert queries.last_runs_of_image(s, "nope") == []
+
+        points = history.check_history(s, "k.a")
+        assert [p.run_id for p in points] == [n[0], n[1], other, n[2], elsewhere, release]
+        assert points[0].status == "pass" and points[0].samples == tuple(TIMES) and points[0].median == 1.0
+        assert [p.run_id for p in history.check_history(s, "k.a", images=["img"], job="nightly")] == \
+            [n[0], n[1], other, n[2]]
+        assert [p.status for p in history.check_history(s, "k.b")] == ["fail"] * 3
+        assert history.check_history(s, "k.none") == []
+
+
+def test_prune_keeps_what_is_referred_to_and_drops_the_rest(factory):
+    with factory() as s:
+        old_adhoc = add(s, "adhoc", "img", "h1", 0, {"k.a": "pass"})
+        old_nightly = add(s, "nightly", "img", "h1", 1, {"k.a": "pass", "k.b": "fail"})
+        old_base = add(s, "nightly", "img", "h1", 2, {"k.a": "pass"})
+        old_pub = add(s, "nightly", "img", "h1", 3, {"k.a": "pass"})
+        old_pub_adhoc = add(s, "adhoc", "img", "h1", 4, {"k.a": "pass"})
+        newest_adhoc = add(s, "adhoc", "img", "h1", 5, {"k.a": "pass"})  # the newest ad-hoc run: live matrix
+        running = add(s, "nightly", "img", "h1", 6, {"k.a": "pass"}, state="running")
+        recent = add(s, "nightly", "img", "h1", 400, {"k.a": "pass"})
+        bulk.set_baseline(s, "v0.1", run_id=old_base)
+        mv = MatrixVersion(version="v0.2", published=T0, last_verified=T0)
+        mv.cells = [MatrixCell(row="k.a", column="img", verdict="pass", statuses=["pass"], runs=[old_pub, old_pub_adhoc])]
+        s.add(mv)
+        s.commit()
+
+        cutoff = T0 + timedelta(days=100)
+        p = retention.plan(s, cutoff, keep_published=True)
+        assert [r.id for r in p.delete] == [old_adhoc] and p.delete[0].results == 1
+        assert p.strip == (old_nightly,) and p.strip_results == 2 and p.strip_bytes == 2 * 8 * len(TIMES)
+        assert p.kept == {"baseline": 1, "published": 2, "newest": 1}
+        assert retention.apply(s, p, T0 + timedelta(days=500)) == {"runs_deleted": 1, "results_deleted": 1,
+                                                                 "samples_stripped": 2}
+        s.commit()
+        assert s.get(Run, old_adhoc) is None
+        for kept in (old_base, old_pub, old_pub_adhoc, newest_adhoc, running, recent):
+            assert s.get(Run, kept) is not None
+            assert all(r.samples for r in queries.run_results(s, kept))
+        stripped = queries.run_results(s, old_nightly)
+        assert [r.samples for r in stripped] == [[], []]
+        summary = stripped[0].metrics[retention.SUMMARY]
+        assert summary["n"] == len(TIMES) and summary["median"] == pytest.approx(1.01)
+        assert [p.median for p in history.check_history(s, "k.b")] == [pytest.approx(1.01)]
+
+        again = retention.plan(s, cutoff, keep_published=True)
+        assert again.delete == () and again.strip == ()  # done once: nothing left to do
+        loose = retention.plan(s, cutoff, keep_published=False)
+        assert loose.delete == () and set(loose.strip) == {old_pub, old_pub_adhoc}
+        retention.apply(s, loose, T0 + timedelta(days=501))
+        s.commit()
+        assert s.get(Run, old_pub_adhoc) is not None and queries.run_results(s, old_pub)[0].samples == []
+        assert s.query(Result).filter(Result.run_id == old_pub).count() == 1
