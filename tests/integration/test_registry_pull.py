@@ -159,18 +159,33 @@ def test_ctrl_c_during_pull_leaves_nothing_half_there(registry_basic, big_random
     digest = reg.push(big_random_image, "team/random:huge")
     pinned = f"{reg.host}/team/random@{digest}"
     forget(pinned)
+    # the engine must not hold the 384 MiB layer already (it would report "Already exists" and
+    # the pull would end at once): drop the source image after the push
+    forget(big_random_image)
     cat = catalog(tmp_path, ("huge", f"{reg.host}/team/random:huge", digest))
     env = {**os.environ, **reg.env(), "VALORCH_DB": str(tmp_path / "v.sqlite")}
+    log = reg.dir / "registry.log"
+
+    def blob_gets() -> int:
+        return sum('"GET /v2/team/random/blobs/' in line for line in log.read_text().splitlines())
+
+    seen = blob_gets()
     proc = subprocess.Popen([VALORCH, "run", "--image", "huge", "--catalog", str(cat)], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(1.5)  # the pull has started (staging comes before anything else)
+    # interrupt once the engine has fetched a first blob of the image (the small config): the
+    # big layer is then on its way, not yet whole
+    deadline = time.monotonic() + 60
+    while blob_gets() <= seen and time.monotonic() < deadline:
+        time.sleep(0.05)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=120)
-    if proc.returncode == 0:
-        pytest.skip("the pull finished before the interrupt arrived")
     assert "Traceback" not in err, err
-    present = subprocess.run(["docker", "image", "inspect", pinned], capture_output=True)
-    assert present.returncode != 0  # no tag, no digest for a half-pulled image
+    present = subprocess.run(["docker", "image", "inspect", "--format", "{{json .RepoDigests}}", pinned],
+                             capture_output=True, text=True)
+    if present.returncode == 0:  # the pull beat the interrupt: then the image must be whole
+        assert digest in present.stdout
+        pytest.skip("the pull finished before the interrupt arrived")
+    assert proc.returncode != 0, out + err
     listed = run_cli("results", "list", "--json", env={"VALORCH_DB": str(tmp_path / "v.sqlite")})
     assert json.loads(listed.stdout or "[]") == []
     # the next run pulls it whole, verifies the digest and runs nothing wrong
