@@ -57,6 +57,8 @@ def show_run(run_id: str = typer.Argument(..., help="A run id (or a unique prefi
     out.print(f"  host    {data['host']} ({data['executor']})  valorch {data['valorch_version']}  "
               f"spec {data['spec_hash']}")
     out.print(f"  started {data['started']}  ended {data['ended']}")
+    if data.get("origin"):
+        out.print(f"  pushed from {data['origin']}")
     table = Table("check", "attempt", "status", "seconds", "message")
     for r in data["results"]:
         table.add_row(r["check"], str(r["attempt"]), r["status"], f"{r['duration_s']:.3f}", r["message"][:100])

@@ -45,6 +45,7 @@ def run_json(run: Any, results: Sequence[Any]) -> dict[str, Any]:
         "host": run.host.name, "executor": run.executor, "valorch_version": run.valorch_version,
         "spec_hash": run.spec_hash, "cpu_only": run.cpu_only,
         "started": run.started.isoformat(), "ended": run.ended.isoformat() if run.ended else None,
+        "origin": run.origin,  # where a pushed run came from (valorch results push); None: written here
         "counts": dict(final_counts(results)),
         "timings": {t.suite: t.timings for t in run.tasks},
         "results": [{"check": r.check.check_id, "version": r.check.version, "feature": r.check.feature,

@@ -79,8 +79,11 @@ def connect(db: str | None) -> Engine:
     if url.get_backend_name() == "sqlite":
         return _sqlite_engine(url)
     try:
+        # jit off for valorch's sessions: its queries are short index look-ups, and JIT
+        # compilation of a 50,000-row history costs more than the query (bench_scale_fleet.py)
         engine = create_engine(url, pool_pre_ping=True,
-                               connect_args={"connect_timeout": CONNECT_TIMEOUT_S, "application_name": "valorch"})
+                               connect_args={"connect_timeout": CONNECT_TIMEOUT_S, "application_name": "valorch",
+                                             "options": "-c jit=off"})
     except ImportError as exc:  # psycopg (or the driver the URL names) is not installed
         raise InputError(f"--db {public_url(db)}: the PostgreSQL driver is not installed ({exc})",
                          f"{POSTGRES_EXTRA} (psycopg 3)") from None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import struct
 import sys
 from array import array
 from datetime import datetime
@@ -39,15 +40,17 @@ def pack_samples(values: Any) -> bytes:
 
 
 def unpack_samples(value: Any) -> list[float]:
+    return list(samples_tuple(value))
+
+
+def samples_tuple(value: Any) -> tuple[float, ...]:
+    """Stored samples as a tuple of floats (struct: one C call, any byte order)."""
     if value is None:
-        return []
+        return ()
     if isinstance(value, str):  # written as JSON before migration 0002
-        return [float(v) for v in json.loads(value)]
-    arr = array("d")
-    arr.frombytes(bytes(value))
-    if sys.byteorder != "little":
-        arr.byteswap()
-    return arr.tolist()
+        return tuple(float(v) for v in json.loads(value))
+    raw = bytes(value)
+    return struct.unpack(f"<{len(raw) // 8}d", raw)
 
 
 class Base(DeclarativeBase):

@@ -120,6 +120,10 @@ def test_push_from_two_runners_twice_adds_everything_once(server_db, tmp_path):
     assert sorted(sql(server_db, "SELECT origin, count(*) FROM run GROUP BY origin")) == \
         sorted([(f"{os.uname().nodename}:{a}", 2), (f"{os.uname().nodename}:{b}", 1)])
     assert sql(server_db, "SELECT count(*) FROM result") == [(6,)]
+    shown = json.loads(run_cli("results", "show", on_server[0]["run"], "--json", db=server_db).stdout)
+    assert shown["origin"].startswith(f"{os.uname().nodename}:{tmp_path}/runner-")
+    assert json.loads(run_cli("results", "show", on_server[0]["run"], "--json", db=a if shown["origin"].endswith(
+        str(a)) else b).stdout)["origin"] is None  # the local copy was written there, not pushed
 
 
 def _many_runs(db, n_runs, n_checks):
