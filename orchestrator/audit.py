@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from .spec import Change
 from orchestrator.probe.inventory_parse import build_findings as _probe_build_findings
 
 from .components import (CATALOG_KEYS, MAX_COMPONENTS, MAX_ERRORS, MAX_EVIDENCE, MAX_EXTRA,  # noqa: F401 (re-exported)
@@ -34,12 +35,6 @@ class Finding(_Frozen):
     @property
     def drift(self) -> bool:
         return self.kind in ("drift", "missing")
-
-class Change(_Frozen):
-    kind: Literal["added", "removed", "changed"]
-    name: str
-    old: str | None = None
-    new: str | None = None
 
 def parse_inventory(obj: Any) -> Inventory:
     """Validate the probe's untrusted JSON (the dict after the marker).
@@ -119,11 +114,11 @@ def diff(a: Inventory, b: Inventory, *, packages: bool = True) -> list[Change]:
         if not packages and ":" in name:
             continue
         if name not in new:
-            changes.append(Change(kind="removed", name=name, old=old[name].value))
+            changes.append(Change("removed", name, old=old[name].value))
         elif name not in old:
-            changes.append(Change(kind="added", name=name, new=new[name].value))
+            changes.append(Change("added", name, new=new[name].value))
         elif old[name].value != new[name].value:
-            changes.append(Change(kind="changed", name=name, old=old[name].value, new=new[name].value))
+            changes.append(Change("changed", name, old[name].value, new[name].value))
     return changes
 
 def _order(name: str) -> tuple[int, str]:

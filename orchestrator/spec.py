@@ -89,9 +89,10 @@ MARK = {REGRESSED: "❌", SLOWER: "▼", FIXED: "✅", FASTER: "▲", NOISE: "~"
 
 @dataclass(frozen=True)
 class Change:
-    """One difference between two versions of a thing, in one vocabulary for the image
-    inventory (a component), the catalog import (an image entry) and the regression
-    report's cell flips: ``kind`` is added | removed | changed | unchanged | kept."""
+    """One difference between two versions of a named thing, in one vocabulary for the
+    image inventory diff (``subject`` is a component) and the catalog import (an image
+    alias): ``kind`` is added | removed | changed | unchanged | kept. The regression report's
+    cells are ``regression.rule.CellChange``, whose kinds are the change kinds above."""
 
     kind: str
     subject: str

@@ -21,6 +21,7 @@ from typing import Any
 
 import yaml
 
+from ..spec import Change
 from .core import parse_tag
 
 # header text (normalized) -> catalog component key; None marks the image column
@@ -53,13 +54,6 @@ class ListTable:
     line: int  # 1-based line of the directive
     header_rows: int
     rows: tuple[tuple[str, ...], ...]  # raw cell text
-
-
-@dataclass(frozen=True)
-class Change:
-    alias: str
-    kind: str  # added | changed | unchanged | kept
-    details: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -255,7 +249,7 @@ def merge(existing: list[dict[str, Any]], imported: list[dict[str, Any]]) -> Mer
             idx = next((i for i, e in enumerate(result) if e.get("reference") == new["reference"]), None)
         if idx is None:
             result.append(dict(new))
-            changes.append(Change(new["alias"], "added"))
+            changes.append(Change("added", new["alias"]))
             continue
         old = result[idx]
         comps_old = {str(k): str(v) for k, v in (old.get("components") or {}).items()}
@@ -266,13 +260,13 @@ def merge(existing: list[dict[str, Any]], imported: list[dict[str, Any]]) -> Mer
         if details:
             merged = {k: v for k, v in old.items() if k not in ENTRY_KEYS}
             result[idx] = {**{k: new[k] for k in ENTRY_KEYS if k in new}, **merged}
-            changes.append(Change(new["alias"], "changed", tuple(details)))
+            changes.append(Change("changed", new["alias"], details=tuple(details)))
         else:
-            changes.append(Change(new["alias"], "unchanged"))
-    touched = {c.alias for c in changes}
+            changes.append(Change("unchanged", new["alias"]))
+    touched = {c.subject for c in changes}
     for e in existing:
         if e.get("alias") not in touched and not any(e.get("reference") == n["reference"] for n in imported):
-            changes.append(Change(str(e.get("alias")), "kept"))
+            changes.append(Change("kept", str(e.get("alias"))))
     return Merge(tuple(result), tuple(changes))
 
 
@@ -330,7 +324,7 @@ class Plan:
     def report(self, out: str, written: bool) -> dict[str, Any]:
         return {"out": out, "imported": self.imported, "changed": self.changed, "written": written,
                 "counts": {k: self.merge.count(k) for k in ("added", "changed", "unchanged", "kept")},
-                "changes": [{"alias": c.alias, "kind": c.kind, "details": list(c.details)}
+                "changes": [{"alias": c.subject, "kind": c.kind, "details": list(c.details)}
                             for c in self.merge.changes]}
 
 

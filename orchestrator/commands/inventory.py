@@ -22,7 +22,7 @@ render_audit = lazy("orchestrator.render.audit")
 render_sbom = lazy("orchestrator.render.sbom")
 
 if TYPE_CHECKING:
-    from ..spec import ImageSpec
+    from ..spec import Change, ImageSpec
 
 app = typer.Typer(help="Inventory audit of image components (gather, compare, diff, SBOM).",
                   no_args_is_help=True)
@@ -140,13 +140,13 @@ def diff_images(
         _print_diff(changes, name_a, name_b, packages)
 
 
-def _print_diff(changes: list[audit.Change], a: str, b: str, packages: bool) -> None:
-    head = [c for c in changes if ":" not in c.name]
-    pkgs = [c for c in changes if ":" in c.name]
+def _print_diff(changes: list[Change], a: str, b: str, packages: bool) -> None:
+    head = [c for c in changes if ":" not in c.subject]
+    pkgs = [c for c in changes if ":" in c.subject]
     table = Table("component", a, b, "change", title=f"inventory diff: {a} → {b}")
     style = {"changed": "yellow", "added": "green", "removed": "red"}
     for c in head + (pkgs if packages else []):
-        table.add_row(c.name, c.old or "-", c.new or "-", f"[{style[c.kind]}]{c.kind}[/]")
+        table.add_row(c.subject, c.old or "-", c.new or "-", f"[{style[c.kind]}]{c.kind}[/]")
     if head or (packages and pkgs):
         out.print(table)
     else:

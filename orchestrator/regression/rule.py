@@ -113,7 +113,12 @@ class Timing:
 
 
 @dataclass(frozen=True)
-class Change:
+class CellChange:
+    """One cell of the regression report: how one check's verdict (and timing) moved from
+    the base to the head in one environment. ``kind`` is one of spec.py's change kinds; the
+    version-to-version differences of named things (components, catalog entries) are
+    ``spec.Change``."""
+
     env: str
     check: str
     kind: str
@@ -142,7 +147,7 @@ class Report:
     base: Side
     head: Side
     threshold: float
-    changes: tuple[Change, ...]
+    changes: tuple[CellChange, ...]
     flips: tuple[Flip, ...] = ()
     geomean: tuple[tuple[str, str, float, int], ...] = ()  # (env, backend, ratio, n checks)
     expired: tuple[Issue, ...] = ()
@@ -153,7 +158,7 @@ class Report:
     def regressed(self) -> bool:
         return any(c.kind in COUNTED for c in self.changes)
 
-    def of(self, *kinds: str) -> tuple[Change, ...]:
+    def of(self, *kinds: str) -> tuple[CellChange, ...]:
         return tuple(c for c in self.changes if c.kind in kinds)
 
 
@@ -212,7 +217,7 @@ def _timing_kind(t: Timing) -> str:
     return SAME
 
 
-def _fdr(changes: list[Change]) -> list[Change]:
+def _fdr(changes: list[CellChange]) -> list[CellChange]:
     """Benjamini–Hochberg over the report's U tests: significant means q < FDR. (At 1 % over
     300 checks, ten samples a side could never be significant: the smallest U-test p of
     10 against 10 is 1.6e-4.)"""
@@ -242,30 +247,30 @@ def _status_kind(b: str, h: str) -> str:
 
 
 def _one(key: tuple[str, str], bo: list[Obs] | None, ho: list[Obs] | None, threshold: float,
-         match: Matcher | None, run_noise: Mapping[tuple[str, str], float] | None = None) -> Change:
+         match: Matcher | None, run_noise: Mapping[tuple[str, str], float] | None = None) -> CellChange:
     env, check = key
     any_o = (ho or bo)[-1]
     backend = any_o.backend
     if not bo:
-        return Change(env, check, COVERAGE_GAINED, "", verdict(o.status for o in ho), backend, note="new check")
+        return CellChange(env, check, COVERAGE_GAINED, "", verdict(o.status for o in ho), backend, note="new check")
     bv = verdict(o.status for o in bo)
     if not ho:
-        return Change(env, check, COVERAGE_LOST, bv, "", backend, note="check not run in head")
+        return CellChange(env, check, COVERAGE_LOST, bv, "", backend, note="check not run in head")
     hv = verdict(o.status for o in ho)
     vb, vh = bo[-1].version, ho[-1].version
     if vb is not None and vh is not None and vb != vh:
-        return Change(env, check, NOT_COMPARABLE, bv, hv, backend, note=f"check version {vb} → {vh}")
+        return CellChange(env, check, NOT_COMPARABLE, bv, hv, backend, note=f"check version {vb} → {vh}")
     if any(o.status == "error" for o in (*bo, *ho)):
-        return Change(env, check, INCONCLUSIVE, bv, hv, backend, note=ho[-1].message[:200])
+        return CellChange(env, check, INCONCLUSIVE, bv, hv, backend, note=ho[-1].message[:200])
     if hv == "flaky":
-        return Change(env, check, FLAKY, bv, hv, backend, note=" → ".join(o.status for o in ho))
+        return CellChange(env, check, FLAKY, bv, hv, backend, note=" → ".join(o.status for o in ho))
     note = ho[-1].message[:200] if hv != "pass" else ""
     if hv in (*FAILING, "unsupported") and match is not None:
         hit = match(env, backend, check, hv)
         if hit is not None:
             issue, expired = hit
             if not expired:
-                return Change(env, check, EXPECTED, bv, hv, backend, note=issue.reason, issue=issue)
+                return CellChange(env, check, EXPECTED, bv, hv, backend, note=issue.reason, issue=issue)
             note = f"known issue expired on {issue.expires}: {issue.reason}"
     kind = _status_kind(bv, hv)
     if kind == SAME and bv == "pass":
@@ -277,14 +282,14 @@ def _one(key: tuple[str, str], bo: list[Obs] | None, ho: list[Obs] | None, thres
         if t is not None:
             t = replace(t, noisy=any(o.noisy for o in (*bo, *ho) if o.status == "pass"))
             note = "noisy host" if t.noisy and _timing_kind(replace(t, noisy=False)) != SAME else ""
-            return Change(env, check, _timing_kind(t), bv, hv, backend, timing=t, note=note)
-    return Change(env, check, kind, bv, hv, backend, note=note if kind != SAME else "")
+            return CellChange(env, check, _timing_kind(t), bv, hv, backend, timing=t, note=note)
+    return CellChange(env, check, kind, bv, hv, backend, note=note if kind != SAME else "")
 
 
 def compare(base: Side, head: Side, threshold: float = DEFAULT_THRESHOLD, match: Matcher | None = None,
             expired: Iterable[Issue] = (), today: date | None = None,
             run_noise: Mapping[tuple[str, str], float] | None = None) -> Report:
-    """Every (environment, check) of either side → one Change; then flips, geomeans, counts."""
+    """Every (environment, check) of either side → one CellChange; then flips, geomeans, counts."""
     pair: dict[str, str] = {}
     be, he = base.envs, head.envs
     if len(be) == 1 and len(he) == 1 and be != he:

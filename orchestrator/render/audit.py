@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 from ..components import Inventory
 
 if TYPE_CHECKING:
-    from ..audit import Change, Finding
+    from ..audit import Finding
+    from ..spec import Change
 
 # ---------------------------------------------------------------- render ---
 
@@ -38,14 +39,14 @@ def render_findings_md(findings: list[Finding], image: str = "", inventory: Inve
     return "\n".join(lines) + "\n"
 
 def render_diff_md(changes: list[Change], a: str = "A", b: str = "B") -> str:
-    head = [c for c in changes if ":" not in c.name]
-    pkgs = [c for c in changes if ":" in c.name]
+    head = [c for c in changes if ":" not in c.subject]
+    pkgs = [c for c in changes if ":" in c.subject]
     lines = ["# Inventory diff: `%s` → `%s`" % (a, b), ""]
     if not changes:
         return "\n".join(lines + ["No differences.", ""])
     lines += ["| component | %s | %s | change |" % (_cell(a), _cell(b)), "| --- | --- | --- | --- |"]
     for c in head:
-        lines.append("| %s | %s | %s | %s |" % (_cell(c.name), _cell(c.old or "-"), _cell(c.new or "-"), c.kind))
+        lines.append("| %s | %s | %s | %s |" % (_cell(c.subject), _cell(c.old or "-"), _cell(c.new or "-"), c.kind))
     if not head:
         lines.append("| (no headline component changed) | | | |")
     if pkgs:
@@ -53,11 +54,11 @@ def render_diff_md(changes: list[Change], a: str = "A", b: str = "B") -> str:
         lines += ["", "## Packages (%d added, %d removed, %d changed)" % (
             counts["added"], counts["removed"], counts["changed"]), "",
             "| package | %s | %s | change |" % (_cell(a), _cell(b)), "| --- | --- | --- | --- |"]
-        lines += ["| %s | %s | %s | %s |" % (_cell(c.name), _cell(c.old or "-"), _cell(c.new or "-"), c.kind)
+        lines += ["| %s | %s | %s | %s |" % (_cell(c.subject), _cell(c.old or "-"), _cell(c.new or "-"), c.kind)
                   for c in pkgs]
     return "\n".join(lines) + "\n"
 
 def render_diff_json(changes: list[Change], a: str = "A", b: str = "B") -> str:
-    return json.dumps({"a": a, "b": b, "changes": [c.model_dump() for c in changes]},
+    return json.dumps({"a": a, "b": b, "changes": [{"kind": c.kind, "name": c.subject, "old": c.old, "new": c.new} for c in changes]},
                       indent=1, sort_keys=True) + "\n"
 

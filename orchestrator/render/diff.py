@@ -22,7 +22,7 @@ from .badges import CSS as BADGE_CSS
 from .badges import badge
 
 if TYPE_CHECKING:
-    from ..regression.rule import Change, Report
+    from ..regression.rule import CellChange, Report
 
 SECTIONS = (
     ("Status regressions", (REGRESSED,)),
@@ -37,7 +37,7 @@ SECTIONS = (
 )
 
 
-def _sorted(report: Report, kinds: tuple[str, ...]) -> list[Change]:
+def _sorted(report: Report, kinds: tuple[str, ...]) -> list[CellChange]:
     rows = [c for c in report.changes if c.kind in kinds]
     if any(k in (SLOWER, FASTER, NOISE) for k in kinds):
         rows.sort(key=lambda c: -(c.timing.ratio if c.timing else 1.0))
@@ -52,7 +52,7 @@ def _pct(ratio: float) -> str:
     return f"{(ratio - 1) * 100:+.1f} %"
 
 
-def _timing_text(c: Change) -> str:
+def _timing_text(c: CellChange) -> str:
     t = c.timing
     if t is None:
         return ""
@@ -172,7 +172,7 @@ def _finite(x: float | None) -> float | None:
 
 
 def diff_json(report: Report) -> str:
-    def change(c: Change) -> dict[str, Any]:
+    def change(c: CellChange) -> dict[str, Any]:
         d = {"environment": c.env, "check": c.check, "kind": c.kind, "mark": c.mark, "base": c.base, "head": c.head,
              "backend": c.backend, "note": c.note, "timing": asdict(c.timing) if c.timing else None,
              "issue": ({"check": c.issue.check, "reason": c.issue.reason, "url": c.issue.url,
@@ -197,7 +197,7 @@ def diff_json(report: Report) -> str:
 def diff_junit(report: Report) -> str:
     """One testcase per compared check; counted regressions are failures, flaky/inconclusive skipped."""
     root = ET.Element("testsuites", name=f"valorch diff {report.base.label} → {report.head.label}")
-    per_env: dict[str, list[Change]] = {}
+    per_env: dict[str, list[CellChange]] = {}
     for c in report.changes:
         per_env.setdefault(c.env, []).append(c)
     for env, changes in per_env.items():

@@ -15,7 +15,7 @@ from ..components import Inventory
 from ..errors import InfrastructureError, InputError
 from ..executors.inventory import gather_inventory, image_digest
 from ..hosts.detect import detect_local
-from ..spec import HostSpec, ImageSpec
+from ..spec import Change, HostSpec, ImageSpec
 from ..store import inventory_queries as iq
 
 Factory = sessionmaker[Session]
@@ -138,7 +138,7 @@ def stage(image: ImageSpec, pull: str = "missing", on_pull: Any = None) -> Image
 
 
 def diff(a: str, b: str, catalog: Catalog, factory: Factory, stored: bool,
-         status: Any = None) -> tuple[str, str, list[audit.Change]]:
+         status: Any = None) -> tuple[str, str, list[Change]]:
     """Component by component, from side A to side B: (label A, label B, changes)."""
     (name_a, inv_a), (name_b, inv_b) = side(a, catalog, factory, stored, status), side(b, catalog, factory, stored, status)
     return name_a, name_b, audit.diff(inv_a, inv_b)

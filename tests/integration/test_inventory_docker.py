@@ -128,7 +128,7 @@ def test_fake_rocm(inventories):
 
 def test_diff_debian_torch_vs_pip_torch(inventories):
     a, b = inventories["valorch/test:debian-torch"], inventories["valorch/test:pip-torch"]
-    changes = {c.name: c for c in audit.diff(a, b)}
+    changes = {c.subject: c for c in audit.diff(a, b)}
     assert changes["pytorch"].kind == "changed"
     assert changes["pytorch"].old.startswith("1.13.") and changes["pytorch"].new.startswith("2.13.0")
     assert changes["deb:python3-torch"].kind == "removed"

@@ -309,15 +309,15 @@ def test_compare_reports_build_mismatch_without_gating(rocm_inv):
 def test_diff(rocm_inv):
     cuda_inv = audit.parse_inventory(inventory.gather(str(FIX / "cuda-root")))
     changes = audit.diff(rocm_inv, cuda_inv)
-    kinds = {c.name: c for c in changes}
+    kinds = {c.subject: c for c in changes}
     assert kinds["pytorch"].kind == "changed" and (kinds["pytorch"].old, kinds["pytorch"].new) == \
         ("2.4.0+rocm6.2.4", "2.3.0")
     assert kinds["rocm"].kind == "removed" and kinds["cuda"].kind == "added"
     assert "python" not in kinds and "os" not in kinds  # equal
-    names = [c.name for c in changes]
+    names = [c.subject for c in changes]
     first_pkg = next(i for i, n in enumerate(names) if ":" in n)
     assert all(":" not in n for n in names[:first_pkg]) and all(":" in n for n in names[first_pkg:])
-    assert all(":" not in c.name for c in audit.diff(rocm_inv, cuda_inv, packages=False))
+    assert all(":" not in c.subject for c in audit.diff(rocm_inv, cuda_inv, packages=False))
     assert audit.diff(rocm_inv, rocm_inv) == []
     md = render_audit.render_diff_md(changes, "rocm", "cuda")
     assert "| pytorch | 2.4.0+rocm6.2.4 | 2.3.0 | changed |" in md and "## Packages" in md
