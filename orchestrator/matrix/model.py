@@ -24,7 +24,7 @@ class Observation:
     check: str
     feature: str
     kind: str
-    library: str | None
+    library: str | None  # what the evidence says ran (profiler kernel names, the CPU library), never a label
     status: str
     attempt: int
     run_id: str
@@ -55,7 +55,13 @@ class Row:
     key: str
     feature: str
     kind: str
-    library: str | None
+    library: str | None  # the libraries evidence names in this row's cells, in order; None: no evidence
+
+
+def _libraries(found: Iterable[str | None]) -> str | None:
+    """The distinct evidenced libraries of a row ("MKL · hipBLASLt"), None when none ran."""
+    libs = list(dict.fromkeys(lib for lib in found if lib))
+    return " · ".join(libs) or None
 
 
 @dataclass(frozen=True)
@@ -83,9 +89,11 @@ def build(observations: Iterable[Observation], columns: Iterable[str] | None = N
     """A checks × columns matrix; rows keep the order in which checks first appear."""
     per: dict[tuple[str, str], list[Observation]] = {}
     rows: dict[str, Row] = {}
+    libs: dict[str, list[str | None]] = {}
     cols: list[str] = list(columns or [])
     for obs in observations:
-        rows.setdefault(obs.check, Row(obs.check, obs.feature, obs.kind, obs.library))
+        rows.setdefault(obs.check, Row(obs.check, obs.feature, obs.kind, None))
+        libs.setdefault(obs.check, []).append(obs.library)
         if obs.column not in cols:
             cols.append(obs.column)
         per.setdefault((obs.check, obs.column), []).append(obs)
@@ -95,6 +103,7 @@ def build(observations: Iterable[Observation], columns: Iterable[str] | None = N
         last = obs[-1]
         cells[key] = Cell(verdict(o.status for o in obs), tuple(o.status for o in obs),
                           tuple(sorted({o.run_id for o in obs})), last.message)
+    rows = {k: Row(r.key, r.feature, r.kind, _libraries(libs[k])) for k, r in rows.items()}
     return Matrix(tuple(rows.values()), tuple(cols), cells)
 
 
@@ -126,11 +135,13 @@ def regroup(matrix: Matrix, *, rows: dict[str, str] | None = None, columns: dict
     row_of = rows or {r.key: r.key for r in matrix.rows}
     col_of = columns or {c: c for c in matrix.columns}
     new_rows: dict[str, Row] = {}
+    libs: dict[str, list[str | None]] = {}
     for r in matrix.rows:
         key = row_of[r.key]
+        libs.setdefault(key, []).extend((r.library or "").split(" · "))
         if key not in new_rows:
-            new_rows[key] = Row(key, r.feature, r.kind, r.library) if rows is None else \
-                Row(key, key, r.kind, r.library)
+            new_rows[key] = Row(key, r.feature, r.kind, None) if rows is None else Row(key, key, r.kind, None)
+    new_rows = {k: Row(r.key, r.feature, r.kind, _libraries(libs[k])) for k, r in new_rows.items()}
     new_cols = list(dict.fromkeys(col_of[c] for c in matrix.columns))
     parts: dict[tuple[str, str], list[Cell]] = {}
     for r in matrix.rows:

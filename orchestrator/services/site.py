@@ -60,7 +60,7 @@ def _observations(runs: Sequence[RunV], checks: dict[str, dict[str, Any]]) -> li
             info = checks[res.check]
             for i, status in enumerate(res.statuses):
                 obs.append(Observation(column=run.id, check=res.check, feature=info["feature"], kind=info["kind"],
-                                       library=info["library"], status=status, attempt=i + 1, run_id=run.id,
+                                       library=res.library, status=status, attempt=i + 1, run_id=run.id,
                                        message=res.message))
     return obs
 
@@ -201,12 +201,15 @@ def _pages(runs: dict[str, RunV], pk_checks: dict[int, dict[str, Any]], inventor
           r.row["state"], pages.badges(ordered(r.counts())),
           pages.badge("noisy host") if r.load()["noisy"] else "") for r in ordered_runs))
     latest_verdicts: dict[str, Counter] = {}
+    ran: dict[str, dict[str, None]] = {}  # check → the libraries evidence named in the latest runs
     for r in latest:
         for res in r.results.values():
             latest_verdicts.setdefault(res.check, Counter())[res.verdict] += 1
+            if res.library:
+                ran.setdefault(res.check, {})[res.library] = None
     yield "checks/index.html", site.list_page(
-        "Checks", ("check", "kind", "feature", "library", "latest verdicts", "detected changes"),
-        ((pages.link(f"{slug(cid)}.html", cid, True), c["kind"], c["feature"], c["library"] or "",
+        "Checks", ("check", "kind", "feature", "library (what ran)", "latest verdicts", "detected changes"),
+        ((pages.link(f"{slug(cid)}.html", cid, True), c["kind"], c["feature"], " · ".join(ran.get(cid, ())),
           pages.badges(ordered(latest_verdicts.get(cid, Counter()))), len(shifts_of.get(cid, [])) or "")
          for cid, c in sorted(checks.items())))
     yield "images/index.html", site.list_page(

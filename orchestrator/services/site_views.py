@@ -47,6 +47,7 @@ class Res:
     pressure: float | None = None
     governor: str | None = None
     noisy: bool = False
+    library: str | None = None  # what the evidence says ran (the last attempt that names one)
 
     @property
     def verdict(self) -> str:
@@ -101,7 +102,7 @@ def _summary(samples: list[float]) -> tuple[float, float, float, float | None]:
 def load_runs(run_rows: list[dict[str, Any]], checks: dict[int, dict[str, Any]],
               results: Iterable[tuple]) -> dict[str, RunV]:
     runs = {r["id"]: RunV(r) for r in run_rows}
-    for run_id, pk, attempt, status, duration, message, metrics, samples, suite in results:
+    for run_id, pk, attempt, status, duration, message, metrics, samples, suite, library in results:
         run = runs.get(run_id)
         if run is None:
             continue
@@ -111,6 +112,7 @@ def load_runs(run_rows: list[dict[str, Any]], checks: dict[int, dict[str, Any]],
         if res is None:
             res = run.results[cid] = Res(cid, chk["version"], suite or cid.split(".", 1)[0], [], 0.0, "")
         res.statuses.append(status)
+        res.library = library or res.library
         res.duration += duration or 0.0
         if status != "pass" or not res.message:
             res.message = message or res.message

@@ -12,9 +12,10 @@ from ..store.queue import RunSummary
 
 def observation(row: Any, column: str) -> Observation:
     """One stored result (an ORM ``Result``) as a matrix observation under ``column``: the one
-    place where observations are built from rows."""
+    place where observations are built from rows. The library is the result's evidence (what
+    ran), never the row's label."""
     return Observation(column=column, check=row.check.check_id, feature=row.check.feature, kind=row.check.kind,
-                       library=row.check.library, status=row.status, attempt=row.attempt, run_id=row.run_id,
+                       library=row.library, status=row.status, attempt=row.attempt, run_id=row.run_id,
                        message=row.message)
 
 
@@ -48,8 +49,10 @@ def run_json(run: Any, results: Sequence[Any]) -> dict[str, Any]:
         "origin": run.origin,  # where a pushed run came from (valorch results push); None: written here
         "counts": dict(final_counts(results)),
         "timings": {t.suite: t.timings for t in run.tasks},
+        # library/device: what the evidence says ran; row_library: what the seed row is about
         "results": [{"check": r.check.check_id, "version": r.check.version, "feature": r.check.feature,
-                     "library": r.check.library, "kind": r.check.kind, "attempt": r.attempt, "status": r.status,
+                     "library": r.library, "device": r.device, "row_library": r.check.library,
+                     "kind": r.check.kind, "attempt": r.attempt, "status": r.status,
                      "duration_s": r.duration_s, "message": r.message, "metrics": r.metrics,
                      "samples": r.samples} for r in results],
     }

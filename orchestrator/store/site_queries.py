@@ -29,12 +29,13 @@ def checks(session: Session) -> dict[int, dict[str, Any]]:
 
 
 def results(session: Session) -> Iterator[tuple]:
-    """(run_id, check_pk, attempt, status, duration_s, message, metrics, samples, suite) of every
+    """(run_id, check_pk, attempt, status, duration_s, message, metrics, samples, suite, library) of every
     result, by run then id. Streamed: the caller keeps what it needs. Samples and metrics
     come back raw (packed bytes; JSON text, or a dict where the driver parses JSON itself):
     decoding 300,000 of them through the column types is most of a large site's read."""
     q = (select(Result.run_id, Result.check_pk, Result.attempt, Result.status, Result.duration_s, Result.message,
-                type_coerce(Result.metrics, Text), type_coerce(Result.samples, LargeBinary), TaskRow.suite)
+                type_coerce(Result.metrics, Text), type_coerce(Result.samples, LargeBinary), TaskRow.suite,
+                Result.library)
          .outerjoin(TaskRow, TaskRow.id == Result.task_id).order_by(Result.run_id, Result.id))
     yield from session.execute(q.execution_options(yield_per=20_000)).tuples()
 

@@ -27,3 +27,17 @@ def test_matrix_cells_and_markdown():
     assert "| `a` | A | hipBLAS/cuBLAS | ✅ | ⚠️ flaky |" in lines
     assert "| `b` | B | hipBLAS/cuBLAS | ❌ unsupported |  |" in lines
     assert "| `c` | C | hipBLAS/cuBLAS | ⚠️ error | — |" in lines
+
+
+def test_library_column_is_the_evidence_never_the_label():
+    def o(col, check, status, library):
+        return Observation(column=col, check=check, feature=check, kind="kernel", library=library, status=status,
+                           attempt=1, run_id=col)
+
+    m = build([o("cpu", "kernels.matmul.fp32", "pass", "MKL"), o("rocm", "kernels.matmul.fp32", "pass", "hipBLASLt"),
+               o("cuda", "kernels.matmul.fp32", "pass", "cuBLAS"), o("cpu2", "kernels.matmul.fp32", "pass", "MKL"),
+               o("cpu", "smoke.device", "skip", None)])
+    rows = {r.key: r.library for r in m.rows}
+    assert rows == {"kernels.matmul.fp32": "MKL · hipBLASLt · cuBLAS", "smoke.device": None}
+    md = matrix_md(m)
+    assert "hipBLAS/cuBLAS" not in md and "| MKL · hipBLASLt · cuBLAS |" in md
