@@ -57,7 +57,8 @@ def export_runs(session: Session, runs: Sequence[Run]) -> dict[str, Any]:
                                      "bigger_is_better": c.bigger_is_better})
             results.append({"run": run.id, "suite": suite_of.get(r.task_id), "check": [c.check_id, c.version],
                             "attempt": r.attempt, "status": r.status, "duration_s": r.duration_s,
-                            "message": r.message, "log": r.log, "metrics": r.metrics, "samples": r.samples})
+                            "message": r.message, "log": r.log, "metrics": r.metrics, "samples": r.samples,
+                            "device": r.device, "library": r.library})
         for inv in session.scalars(select(InventoryRow).where(InventoryRow.run_id == run.id)
                                    .order_by(InventoryRow.id)):
             inventory.append({"run": run.id, "component": inv.component, "value": inv.value, "source": inv.source,
@@ -153,7 +154,7 @@ def _import(session: Session, doc: dict[str, Any]) -> dict[str, int]:
         session.add(Result(run_id=d["run"], task_id=task_ids.get((d["run"], d.get("suite"))), check_pk=chk.id,
                            attempt=d["attempt"], status=d["status"], duration_s=d.get("duration_s", 0.0),
                            message=d.get("message", ""), log=d.get("log", ""), metrics=d.get("metrics") or {},
-                           samples=d.get("samples") or []))
+                           samples=d.get("samples") or [], device=d.get("device"), library=d.get("library")))
         counts["results"] += 1
     for d in doc["inventory"]:
         exists = session.scalars(select(InventoryRow.id).where(InventoryRow.run_id == d["run"],
