@@ -16,7 +16,7 @@ def test_run_host_stores_and_renders(cli):
     assert matmul["status"] == "pass" and len(matmul["samples"]) >= 10
     assert matmul["metrics"]["rel_error"] < 1e-4
     md = cli("matrix", "render", "--format", "md").stdout
-    assert "| `smoke.tensor_add` | Tensor op on device |  | ✅ |" in md
+    assert "| `smoke.tensor_add` | Tensor op on device | cpu | ✅ |" in md  # the library evidence names: cpu
     data = json.loads(cli("matrix", "render", "--format", "json").stdout)
     assert data["columns"] == ["host"]
 
