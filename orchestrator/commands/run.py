@@ -58,27 +58,29 @@ def run(
     from ..services import run as service
     from ..services.pull import check_policy
     from .progress import LiveReporter, PullProgress
+    from .signals import interruptible
 
     check_policy(pull)
     cat = load_catalog(catalog)
     factory = sessions(db)
-    if resume:
-        if job or image:
-            raise InputError("--resume takes the job from the stored batch", "drop --job/--image")
-        with LiveReporter(err, disable=as_json) as reporter:
-            batch, summaries = service.resume(resume, cat, factory, hosts_file=hosts_file, retries=retries,
-                                              reporter=reporter)
-    else:
-        spec = _job(cat, job, image, suite, check, deadline, timeout, attempts)
-        # preflight and pulls first (their own progress), then the live view of the tasks
-        with PullProgress(err, disable=as_json) as progress:
-            placed = service.place_job(spec, cat, factory, cpu_only=cpu_only, executor=executor.value,
-                                       partition=partition, hosts_file=hosts_file, slurm_spool=slurm_spool,
-                                       namespace=namespace, pull=pull, ca=str(ca) if ca else None, on_pull=progress,
-                                       on_quarantine=lambda v: err.print(
-                                           f"[yellow]quarantined[/yellow] {v.host} for this batch: {v.reason}"))
-        with LiveReporter(err, disable=as_json) as reporter:
-            summaries = service.execute_placed(placed, spec, factory, reporter=reporter, retries=retries)
+    with interruptible():  # Ctrl-C / SIGTERM: containers removed, runs interrupted, exit 130 / 143
+        if resume:
+            if job or image:
+                raise InputError("--resume takes the job from the stored batch", "drop --job/--image")
+            with LiveReporter(err, disable=as_json) as reporter:
+                batch, summaries = service.resume(resume, cat, factory, hosts_file=hosts_file, retries=retries,
+                                                  reporter=reporter)
+        else:
+            spec = _job(cat, job, image, suite, check, deadline, timeout, attempts)
+            # preflight and pulls first (their own progress), then the live view of the tasks
+            with PullProgress(err, disable=as_json) as progress:
+                placed = service.place_job(spec, cat, factory, cpu_only=cpu_only, executor=executor.value,
+                                           partition=partition, hosts_file=hosts_file, slurm_spool=slurm_spool,
+                                           namespace=namespace, pull=pull, ca=str(ca) if ca else None, on_pull=progress,
+                                           on_quarantine=lambda v: err.print(
+                                               f"[yellow]quarantined[/yellow] {v.host} for this batch: {v.reason}"))
+            with LiveReporter(err, disable=as_json) as reporter:
+                summaries = service.execute_placed(placed, spec, factory, reporter=reporter, retries=retries)
     if resume:
         err.print(f"resumed batch {batch}")
     _report(service.report(factory, summaries), as_json, junit, gate, show_matrix)

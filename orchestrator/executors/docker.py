@@ -100,6 +100,12 @@ class DockerExecutor:
     def __init__(self, host: HostSpec, client: docker.DockerClient | None = None) -> None:
         self.host = host
         self._client = client
+        self._flight = InFlight()
+
+    def cancel(self) -> None:
+        """Stop this executor's container now (Ctrl-C, SIGTERM): it is killed and removed
+        from another thread; a container created after this is removed at once."""
+        self._flight.cancel()
 
     @property
     def client(self) -> docker.DockerClient:
@@ -132,7 +138,7 @@ class DockerExecutor:
         deadline = overall_timeout(task)
         try:
             ran = run_container(self.client, reference, container_options(task, run_id), archives, deadline,
-                                transcript.feed)
+                                transcript.feed, self._flight)
         except (docker.errors.DockerException, RequestsConnectionError) as exc:
             return _infra_failure(task, f"engine error running {reference}: {str(exc)[:500]}", {},
                                   digest)
@@ -151,18 +157,65 @@ class ContainerRun:
     timings: dict[str, float]
 
 
+class Cancelled(docker.errors.DockerException):
+    """The run was cancelled (Ctrl-C, SIGTERM) while its container was being set up."""
+
+
+class InFlight:
+    """The container of one executor's task, for ``cancel`` from another thread: the
+    dispatcher's main thread, where Ctrl-C and SIGTERM arrive, while the container
+    runs in a worker thread."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._cancelled = False
+        self.container: Any = None
+
+    def adopt(self, container: Any) -> None:
+        """Record a created container; one created after ``cancel`` is removed at once."""
+        with self._lock:
+            self.container = container
+            cancelled = self._cancelled
+        if cancelled:
+            _remove(container)
+            raise Cancelled("cancelled: the container was removed as soon as it was created")
+
+    def check(self) -> None:
+        if self._cancelled:
+            raise Cancelled("cancelled before the container started")
+
+    def cancel(self) -> None:
+        with self._lock:
+            self._cancelled = True
+            container = self.container
+        if container is not None:
+            _remove(container)
+
+
+def _remove(container: Any) -> None:
+    try:
+        container.remove(force=True)
+    except (docker.errors.DockerException, RequestsConnectionError):
+        pass
+
+
 def run_container(client: docker.DockerClient, image: str, options: dict[str, Any], archives: list[bytes],
-                  deadline: float, on_stdout: Callable[[bytes], None]) -> ContainerRun:
+                  deadline: float, on_stdout: Callable[[bytes], None],
+                  flight: InFlight | None = None) -> ContainerRun:
     """The one container lifecycle: create, copy the archives into /opt, attach, start,
     stream stdout to ``on_stdout`` (stderr's tail is kept), kill at the deadline, and
-    always remove the container, also on Ctrl-C. Engine errors propagate."""
+    always remove the container, also on Ctrl-C and SIGTERM (``flight.cancel`` from the
+    dispatcher's thread). Engine errors propagate."""
     timings: dict[str, float] = {}
     killed = threading.Event()
     stderr_tail = b""
     container = None
+    flight = flight or InFlight()
     try:
         t = time.perf_counter()
+        flight.check()
         container = client.containers.create(image, **options)
+        flight.adopt(container)
         for archive in archives:
             container.put_archive("/opt", archive)
         timings["create_s"] = time.perf_counter() - t
@@ -170,6 +223,7 @@ def run_container(client: docker.DockerClient, image: str, options: dict[str, An
         timer.daemon = True
         t = time.perf_counter()
         stream = container.attach(stdout=True, stderr=True, stream=True, logs=True, demux=True)
+        flight.check()
         container.start()
         timings["start_s"] = time.perf_counter() - t
         timer.start()
@@ -187,10 +241,7 @@ def run_container(client: docker.DockerClient, image: str, options: dict[str, An
                             killed.is_set(), timings)
     finally:
         if container is not None:
-            try:
-                container.remove(force=True)
-            except docker.errors.DockerException:
-                pass
+            _remove(container)
 
 
 def _kill(container: Any, killed: threading.Event) -> None:

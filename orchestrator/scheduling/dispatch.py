@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
@@ -117,6 +118,7 @@ def dispatch(items: list[Item], ctx: BatchInfo, hosts: tuple[HostSpec, ...], ses
         pools.setdefault(it.task.host.name, _Pool(it.task.host))
     pending = sorted(items, key=lambda it: -it.expected)
     done: queue.Queue[tuple[Item, tuple[GPU, ...] | None, Execution]] = queue.Queue()
+    flight = _Flight()
     running = 0
     for it in pending:
         _hook(reporter, "task_queued", it.task, it.expected)
@@ -133,8 +135,8 @@ def dispatch(items: list[Item], ctx: BatchInfo, hosts: tuple[HostSpec, ...], ses
                     session.commit()
                 if reporter:
                     reporter.task_started(task)
-                threading.Thread(target=_work, args=(it, task, gpus, executor_for, reporter, done),
-                                 name=f"valorch-{task_key(task)}", daemon=True).start()
+                flight.start(threading.Thread(target=_work, args=(it, task, gpus, executor_for, reporter, done, flight),
+                                              name=f"valorch-{task_key(task)}", daemon=True))
                 running += 1
             if not running:
                 break
@@ -151,6 +153,7 @@ def dispatch(items: list[Item], ctx: BatchInfo, hosts: tuple[HostSpec, ...], ses
             if reporter:
                 reporter.task_finished(it.task, execution)
     except BaseException:
+        flight.stop()  # Ctrl-C, SIGTERM, a database error: no container outlives the batch
         with sessions() as session:
             tq.interrupt(session, (it.run_id for it in items))
             session.commit()
@@ -166,10 +169,50 @@ def _hook(reporter: Any, name: str, *args: Any) -> None:
         fn(*args)
 
 
+class _Flight:
+    """The tasks in flight: their threads and executors, so that an interrupted batch
+    (Ctrl-C, SIGTERM, a failing database) stops every container before it ends, exactly
+    as a normal end removes them."""
+
+    JOIN_S = 60.0  # seconds to wait for the workers once their executors were cancelled
+
+    def __init__(self) -> None:
+        self.stopping = threading.Event()
+        self.threads: list[threading.Thread] = []
+        self.executors: list[Any] = []
+        self._lock = threading.Lock()
+
+    def start(self, thread: threading.Thread) -> None:
+        self.threads.append(thread)
+        thread.start()
+
+    def adopt(self, executor: Any) -> bool:
+        """Record a worker's executor; False once the batch is stopping (the worker then runs nothing)."""
+        with self._lock:
+            self.executors.append(executor)
+        return not self.stopping.is_set()
+
+    def stop(self) -> None:
+        """Cancel every executor that can be (its container is killed and removed) and
+        wait for the workers to leave, so that their own clean-up has run."""
+        self.stopping.set()
+        with self._lock:
+            executors = list(self.executors)
+        for executor in executors:
+            cancel = getattr(executor, "cancel", None)
+            if cancel is not None:
+                cancel()
+        end = time.monotonic() + self.JOIN_S
+        for thread in self.threads:
+            thread.join(max(0.0, end - time.monotonic()))
+
+
 def _work(it: Item, task: Task, gpus: tuple[GPU, ...] | None, executor_for: Callable[[PlannedRun], Executor],
-          reporter: Reporter | None, done: queue.Queue) -> None:
+          reporter: Reporter | None, done: queue.Queue, flight: _Flight | None = None) -> None:
     try:
         executor = executor_for(PlannedRun(task.image, task.host, (task,)))
+        if flight is not None and not flight.adopt(executor):
+            return
         execution = executor.execute(task, it.run_id, (lambda r: reporter.result(task, r)) if reporter else None)
     except ValorchError as exc:  # e.g. the engine does not answer
         execution = infrastructure_failure(task, exc.message)
