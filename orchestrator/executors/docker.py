@@ -8,8 +8,11 @@ needs. The container is always removed, also on Ctrl-C.
 
 from __future__ import annotations
 
+import io
+import tarfile
 import threading
 import time
+from functools import lru_cache
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -23,7 +26,8 @@ from ..errors import InfrastructureError
 from .transcript import Transcript, conclude, infrastructure_failure
 from ..spec import Execution, HostSpec, Task
 from .base import LABEL, overall_timeout, probe_archive, workload_archive
-from .container import ContainerSpec, task_container
+from .container import PROBE_ROOT, ContainerSpec, Limits, task_container
+from .limits import limits_for
 from .pull import runnable
 
 TAIL = 8_000
@@ -76,8 +80,19 @@ def create_kwargs(spec: ContainerSpec) -> dict[str, Any]:
         "privileged": False,
         "security_opt": list(spec.security_opt),
         "pids_limit": spec.pids_limit,
+        "cap_drop": list(spec.cap_drop),
+        "cap_add": list(spec.cap_add),
+        "read_only": spec.read_only,
+        "tmpfs": dict(spec.tmpfs),
+        # the probe and the workloads are copied here before the start (put_archive): an
+        # anonymous volume, since a read-only root file system takes no archive
+        "mounts": [docker.types.Mount(target=PROBE_ROOT, source=None, type="volume")],
         "detach": True,
     }
+    if spec.limits.memory:  # the same as swap: no swapping past the limit, the OOM killer instead
+        kw["mem_limit"] = kw["memswap_limit"] = spec.limits.memory
+    if spec.limits.cpus:
+        kw["nano_cpus"] = int(spec.limits.cpus * 1e9)
     if spec.devices:
         kw["devices"] = list(spec.devices)
     if spec.group_add:
@@ -89,9 +104,23 @@ def create_kwargs(spec: ContainerSpec) -> dict[str, Any]:
     return kw
 
 
-def container_options(task: Task, run_id: str) -> dict[str, Any]:
+def container_options(task: Task, run_id: str, limits: Limits = Limits()) -> dict[str, Any]:
     """Everything ``containers.create`` gets for a suite task, apart from the image (pure)."""
-    return create_kwargs(task_container(task, run_id))
+    return create_kwargs(task_container(task, run_id, limits))
+
+
+_ENGINE_TOTALS: dict[str, tuple[int | None, int | None]] = {}
+
+
+def engine_totals(client: docker.DockerClient, endpoint: str) -> tuple[int | None, int | None]:
+    """(memory bytes, CPUs) the engine reports, once per endpoint; (None, None) when it does not say."""
+    if endpoint not in _ENGINE_TOTALS:
+        try:
+            info = client.info()
+            _ENGINE_TOTALS[endpoint] = (info.get("MemTotal") or None, info.get("NCPU") or None)
+        except (docker.errors.DockerException, RequestsConnectionError):
+            return None, None
+    return _ENGINE_TOTALS[endpoint]
 
 
 class DockerExecutor:
@@ -137,7 +166,8 @@ class DockerExecutor:
         archives = [probe_archive()] + [a for a in (workload_archive(task),) if a is not None]
         deadline = overall_timeout(task)
         try:
-            ran = run_container(self.client, reference, container_options(task, run_id), archives, deadline,
+            limits = limits_for(task, *engine_totals(self.client, self.host.endpoint))
+            ran = run_container(self.client, reference, container_options(task, run_id, limits), archives, deadline,
                                 transcript.feed, self._flight)
         except (docker.errors.DockerException, RequestsConnectionError) as exc:
             return _infra_failure(task, f"engine error running {reference}: {str(exc)[:500]}", {},
@@ -194,7 +224,7 @@ class InFlight:
 
 def _remove(container: Any) -> None:
     try:
-        container.remove(force=True)
+        container.remove(force=True, v=True)  # v: its anonymous volume (the probe's copy) too
     except (docker.errors.DockerException, RequestsConnectionError):
         pass
 
@@ -216,8 +246,8 @@ def run_container(client: docker.DockerClient, image: str, options: dict[str, An
         flight.check()
         container = client.containers.create(image, **options)
         flight.adopt(container)
-        for archive in archives:
-            container.put_archive("/opt", archive)
+        for archive in archives:  # made for /opt: into PROBE_ROOT, the volume (the root fs is read-only)
+            container.put_archive(PROBE_ROOT, reroot(archive))
         timings["create_s"] = time.perf_counter() - t
         timer = threading.Timer(deadline, _kill, (container, killed))
         timer.daemon = True
@@ -244,6 +274,24 @@ def run_container(client: docker.DockerClient, image: str, options: dict[str, An
             _remove(container)
 
 
+def reroot(archive: bytes, prefix: str = "valorch/") -> bytes:
+    """An archive made for /opt (``valorch/...``) as one for PROBE_ROOT itself (cached)."""
+    return _reroot(archive, prefix)
+
+
+@lru_cache(maxsize=8)
+def _reroot(archive: bytes, prefix: str) -> bytes:
+    out = io.BytesIO()
+    with tarfile.open(fileobj=io.BytesIO(archive)) as src, tarfile.open(fileobj=out, mode="w") as dst:
+        for info in src.getmembers():
+            if not info.name.startswith(prefix):
+                continue  # the top directory itself
+            data = src.extractfile(info) if info.isfile() else None
+            info.name = info.name[len(prefix):]
+            dst.addfile(info, data)
+    return out.getvalue()
+
+
 def _kill(container: Any, killed: threading.Event) -> None:
     killed.set()
     try:
@@ -262,7 +310,7 @@ def reap(client: docker.DockerClient, run_id: str | None = None) -> int:
     removed = 0
     for c in client.containers.list(all=True, filters={"label": label}):
         try:
-            c.remove(force=True)
+            c.remove(force=True, v=True)
             removed += 1
         except docker.errors.DockerException:
             pass

@@ -38,12 +38,37 @@ def docker_engine(request):
         pytest.fail(f"test images missing: {missing}; run make test-images")
 
 
-@pytest.fixture
-def leftover_containers():
-    def count():
-        out = subprocess.run(["docker", "ps", "-aq", "--filter", "label=org.valorch"],
+def run_ids_in(db) -> list[str]:
+    """The run ids a test's SQLite database holds (none when it does not exist yet)."""
+    import sqlite3
+
+    if not Path(db).exists():
+        return []
+    con = sqlite3.connect(db, timeout=30)
+    try:
+        return [r for (r,) in con.execute("SELECT id FROM run")]
+    except sqlite3.OperationalError:  # no schema yet
+        return []
+    finally:
+        con.close()
+
+
+def containers_of(run_ids) -> list[str]:
+    """Ids of the containers (any state) labelled with one of these runs."""
+    found = []
+    for run_id in run_ids:
+        out = subprocess.run(["docker", "ps", "-aq", "--filter", f"label=org.valorch.run={run_id}"],
                              capture_output=True, text=True, check=True).stdout
-        return len(out.split())
+        found += out.split()
+    return found
+
+
+@pytest.fixture
+def leftover_containers(cli):
+    """How many containers the test's own runs left (by their org.valorch.run label):
+    several agents and CI jobs share the engine, so other valorch containers are not counted."""
+    def count(db=None):
+        return len(containers_of(run_ids_in(db or cli.db)))
     return count
 
 
