@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.executors.slurm.client import SlurmCluster
+from run_support import containers_of, run_ids_in
 
 START_SLURM = Path(__file__).resolve().parents[2] / "scripts" / "start-slurm.sh"
 SLURM_CONF = Path(os.environ.get("VALORCH_SLURM_DIR", "/etc/slurm")) / "slurm.conf"
@@ -36,31 +37,6 @@ def docker_engine(request):
                if subprocess.run(["docker", "image", "inspect", i], capture_output=True).returncode != 0]
     if missing:
         pytest.fail(f"test images missing: {missing}; run make test-images")
-
-
-def run_ids_in(db) -> list[str]:
-    """The run ids a test's SQLite database holds (none when it does not exist yet)."""
-    import sqlite3
-
-    if not Path(db).exists():
-        return []
-    con = sqlite3.connect(db, timeout=30)
-    try:
-        return [r for (r,) in con.execute("SELECT id FROM run")]
-    except sqlite3.OperationalError:  # no schema yet
-        return []
-    finally:
-        con.close()
-
-
-def containers_of(run_ids) -> list[str]:
-    """Ids of the containers (any state) labelled with one of these runs."""
-    found = []
-    for run_id in run_ids:
-        out = subprocess.run(["docker", "ps", "-aq", "--filter", f"label=org.valorch.run={run_id}"],
-                             capture_output=True, text=True, check=True).stdout
-        found += out.split()
-    return found
 
 
 @pytest.fixture
