@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Iterator
 
 import typer
 
-from ..errors import InputError
+from ..errors import InfrastructureError, InputError
 from .common import CatalogOption, DbOption, JsonOption, err, load_catalog, print_json, sessions, write_output
 
 
@@ -61,9 +62,10 @@ def run(
     from .signals import interruptible
 
     check_policy(pull)
+    _check_junit(junit)
     cat = load_catalog(catalog)
     factory = sessions(db)
-    with interruptible():  # Ctrl-C / SIGTERM: containers removed, runs interrupted, exit 130 / 143
+    with interruptible(), junit_on_error(junit):  # Ctrl-C / SIGTERM: containers removed, exit 130 / 143
         if resume:
             if job or image:
                 raise InputError("--resume takes the job from the stored batch", "drop --job/--image")
@@ -84,6 +86,25 @@ def run(
     if resume:
         err.print(f"resumed batch {batch}")
     _report(service.report(factory, summaries), as_json, junit, gate, show_matrix)
+
+
+def _check_junit(junit: Path | None) -> None:
+    """--junit names a file to write: a directory is exit 2 before anything runs."""
+    if junit is not None and junit.is_dir():
+        raise InputError(f"--junit {junit} is a directory", f"name a file, e.g. --junit {junit / 'valorch.junit.xml'}")
+
+
+@contextmanager
+def junit_on_error(junit: Path | None) -> Iterator[None]:
+    """A run that ends in an infrastructure error (exit 3) still writes --junit, with the error."""
+    try:
+        yield
+    except InfrastructureError as exc:
+        if junit is not None:
+            from ..render.junit import error_junit
+
+            write_output(error_junit(exc.message, exc.hint), junit)
+        raise
 
 
 def _report(rep, as_json: bool, junit: Path | None, gate: bool, show_matrix: bool) -> None:  # noqa: ANN001

@@ -200,7 +200,7 @@ def report(factory: sessionmaker[Session], summaries: list[RunSummary]) -> RunRe
         return RunReport(lines=tuple(views.summary_line(s) for s in summaries),
                          matrix_md=views.matrix_markdown(runs, results),
                          json=[views.run_json(r, results[r.id]) for r in runs],
-                         junit=results_junit(runs, results),
+                         junit=results_junit(runs, results, {s.run_id: s.infra_errors for s in summaries}),
                          failed=any(s.failed for s in summaries),
                          infra_errors=any(s.infra_errors for s in summaries),
                          protocol_errors=tuple(f"run {s.run_id[:8]} ({s.image}): {', '.join(s.protocol_errors[:10])}"
