@@ -64,8 +64,8 @@ def run(
     check_policy(pull)
     _check_junit(junit)
     cat = load_catalog(catalog)
-    factory = sessions(db)
     with interruptible(), junit_on_error(junit):  # Ctrl-C / SIGTERM: containers removed, exit 130 / 143
+        factory = sessions(db)
         if resume:
             if job or image:
                 raise InputError("--resume takes the job from the stored batch", "drop --job/--image")

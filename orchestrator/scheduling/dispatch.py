@@ -30,6 +30,8 @@ from ..executors.transcript import infrastructure_failure
 from ..hosts.match import Requirement
 from ..spec import GPU, CheckResult, Execution, HostSpec, JobSpec, Task
 from ..store import queue as tq
+from ..store import spill
+from ..store.full import StorageFull
 from ..store.queue import BatchInfo, RunSummary
 from .placement import Need, place
 from .plan import PlannedRun, expected_duration, requirement, task_key
@@ -149,14 +151,19 @@ def dispatch(items: list[Item], ctx: BatchInfo, hosts: tuple[HostSpec, ...], ses
                     _hook(reporter, "task_retried", it.task, execution.infra_error)
                     pending.append(it)
                     continue
-            _store(sessions, it, execution)
+            _store(sessions, it, execution, ctx.batch)
             if reporter:
                 reporter.task_finished(it.task, execution)
-    except BaseException:
+    except BaseException as exc:
         flight.stop()  # Ctrl-C, SIGTERM, a database error: no container outlives the batch
-        with sessions() as session:
-            tq.interrupt(session, (it.run_id for it in items))
-            session.commit()
+        if isinstance(exc, StorageFull):  # what was measured meanwhile waits for --resume too
+            _spill_finished(sessions, ctx, done, exc)
+        try:
+            with sessions() as session:
+                tq.interrupt(session, (it.run_id for it in items))
+                session.commit()
+        except StorageFull:
+            pass  # the runs stay "running"; --resume re-queues every task not done
         raise
     with sessions() as session:
         tq.finish(session, ctx.batch)
@@ -243,10 +250,10 @@ def _move(it: Item, ctx: BatchInfo, hosts: tuple[HostSpec, ...], pools: dict[str
     return True
 
 
-def _store(sessions: sessionmaker[Session], it: Item, execution: Execution) -> None:
+def _store(sessions: sessionmaker[Session], it: Item, execution: Execution, batch: str = "") -> None:
     """A task's results and its final state, in one transaction. Another process may add
     the same new check row first (unique check id/version): then the transaction is
-    retried and finds it."""
+    retried and finds it. A full disk spills them (``store.spill``) and stops the batch."""
     for attempt in range(3):
         try:
             with sessions() as session:
@@ -256,3 +263,29 @@ def _store(sessions: sessionmaker[Session], it: Item, execution: Execution) -> N
         except IntegrityError:
             if attempt == 2:
                 raise
+        except StorageFull as exc:
+            _spill(sessions, batch, it, execution, exc)
+            raise
+
+
+def _spill(sessions: sessionmaker[Session], batch: str, it: Item, execution: Execution, exc: StorageFull) -> None:
+    url = sessions.kw["bind"].url
+    try:
+        path = spill.write(url, batch, it.run_id, it.task_id, it.task, execution)
+    except OSError as err:
+        exc.message += f"; the results of {task_key(it.task)} could not be spilled either ({err.strerror})"
+        return
+    exc.spill = path.parent
+    if "spilled to" not in exc.message:
+        exc.message += f"; the results measured so far are spilled to {path.parent} for --resume"
+
+
+def _spill_finished(sessions: sessionmaker[Session], ctx: BatchInfo, done: queue.Queue, exc: StorageFull) -> None:
+    """Executions that finished while the batch stopped (their containers ended on their own)."""
+    while True:
+        try:
+            it, _gpus, execution = done.get_nowait()
+        except queue.Empty:
+            return
+        if not execution.infra_error:
+            _spill(sessions, ctx.batch, it, execution, exc)
