@@ -60,7 +60,10 @@ def write(url: URL, batch: str, run_id: str, task_id: int, task: Task, execution
             return path
         except OSError as exc:
             last = exc
-            tmp.unlink(missing_ok=True)
+            try:
+                tmp.unlink(missing_ok=True)
+            except OSError:
+                pass
     raise last or OSError("no spill directory")
 
 
