@@ -186,7 +186,7 @@ class _Flight:
     def __init__(self) -> None:
         self.stopping = threading.Event()
         self.threads: list[threading.Thread] = []
-        self.executors: list[Any] = []
+        self.executors: list[tuple[threading.Thread, Any]] = []
         self._lock = threading.Lock()
 
     def start(self, thread: threading.Thread) -> None:
@@ -194,23 +194,27 @@ class _Flight:
         thread.start()
 
     def adopt(self, executor: Any) -> bool:
-        """Record a worker's executor; False once the batch is stopping (the worker then runs nothing)."""
+        """Record a worker's executor; False once the batch is stopping (the worker then
+        runs nothing, so a thread that had no executor yet needs no waiting for)."""
         with self._lock:
-            self.executors.append(executor)
+            self.executors.append((threading.current_thread(), executor))
         return not self.stopping.is_set()
 
     def stop(self) -> None:
         """Cancel every executor that can be (its container is killed and removed) and
-        wait for the workers to leave, so that their own clean-up has run."""
+        wait for those workers to leave, so that their own clean-up has run. An executor
+        without ``cancel`` (the host interpreter) is not waited for."""
         self.stopping.set()
         with self._lock:
-            executors = list(self.executors)
-        for executor in executors:
+            adopted = list(self.executors)
+        waiting = []
+        for thread, executor in adopted:
             cancel = getattr(executor, "cancel", None)
             if cancel is not None:
                 cancel()
+                waiting.append(thread)
         end = time.monotonic() + self.JOIN_S
-        for thread in self.threads:
+        for thread in waiting:
             thread.join(max(0.0, end - time.monotonic()))
 
 

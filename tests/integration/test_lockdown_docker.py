@@ -17,7 +17,8 @@ from orchestrator.spec import ImageSpec, SuiteRef, Task
 IMAGE = "cpu_debian12_py3.11"  # valorch/base:bookworm
 # the container's own limits, from cgroup v2 or v1
 CGROUP_LIMITS = ("if [ -f /sys/fs/cgroup/memory.max ]; then echo memory $(cat /sys/fs/cgroup/memory.max) "
-                 "cpu $(cat /sys/fs/cgroup/cpu.max); else echo memory $(cat /sys/fs/cgroup/memory/memory.limit_in_bytes) "
+                 "cpu $(cat /sys/fs/cgroup/cpu.max); "
+                 "else echo memory $(cat /sys/fs/cgroup/memory/memory.limit_in_bytes) "
                  "cpu $(cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us) $(cat /sys/fs/cgroup/cpu/cpu.cfs_period_us); fi")
 
 

@@ -151,7 +151,8 @@ def test_spill_falls_back_and_is_found_again(tmp_path, monkeypatch):
     assert path == tmp_path / "spill" / "batch-1-7.json"
     (found, record), = spill.pending(url, "batch-1")
     assert found == path and record["task_id"] == 7 and Task.model_validate(record["task"]) == task
-    assert spill.pending(url, "batch-2") == [] and spill.pending(make_url(f"sqlite:///{tmp_path}/other"), "batch-1") == []
+    assert spill.pending(url, "batch-2") == []
+    assert spill.pending(make_url(f"sqlite:///{tmp_path}/other"), "batch-1") == []  # another database's
 
 
 def test_error_junit_names_the_error():
@@ -164,3 +165,38 @@ def test_junit_directory_is_exit_2_before_anything_runs(cli, tmp_path):
     assert res.returncode == 2 and f"--junit {tmp_path} is a directory" in res.stderr
     assert "Traceback" not in res.stderr
     assert not cli.db.exists()  # nothing ran, nothing stored
+
+
+def test_stopping_cancels_the_executors_in_flight_and_waits_for_their_workers():
+    import queue
+    import threading
+
+    from orchestrator.scheduling.dispatch import Item, _Flight, _work
+
+    entered, released = threading.Event(), threading.Event()
+
+    class Blocking:
+        name = "fake"
+        cancelled = 0
+
+        def execute(self, task, run_id, on_result=None):
+            entered.set()
+            released.wait(10)
+            return Execution(results=(), infra_error="cancelled")
+
+        def cancel(self):
+            self.cancelled += 1
+            released.set()
+
+    executor, done, flight = Blocking(), queue.Queue(), _Flight()
+    task = _task()
+    flight.start(threading.Thread(target=_work, args=(Item(task, "r", 1, 1.0), task, (), lambda pr: executor, None,
+                                                      done, flight)))
+    assert entered.wait(10)
+    flight.stop()
+    assert executor.cancelled == 1 and not flight.threads[0].is_alive()
+    assert done.get_nowait()[2].infra_error == "cancelled"
+    # a worker that gets its executor after the stop runs nothing
+    late = Blocking()
+    _work(Item(task, "r", 2, 1.0), task, (), lambda pr: late, None, done, flight)
+    assert done.empty() and late.cancelled == 0
