@@ -166,6 +166,10 @@ class TLSSpec(Frozen):
     verify: bool = True
 
 
+#: a container memory size as docker takes it: 512m, 8g, 1.5g (k, m, g, t; bytes without a unit)
+MEMORY_SIZE = r"^[0-9]+(\.[0-9]+)?[kmgtKMGT]?$"
+
+
 class HostSpec(Frozen):
     name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
     endpoint: str = "unix:///var/run/docker.sock"
@@ -178,13 +182,16 @@ class HostSpec(Frozen):
     nvidia_runtime: bool = False
     kernel: str | None = None
     driver: str | None = None
+    # per probe container on this host (executors/limits.py gives the defaults); not part of the fingerprint
+    container_memory: str | None = Field(default=None, pattern=MEMORY_SIZE)
+    container_cpus: float | None = Field(default=None, gt=0, le=4096)
 
     def gpus_of(self, vendor: str) -> tuple[GPU, ...]:
         return tuple(g for g in self.gpus if g.vendor == vendor)
 
     @property
     def fingerprint(self) -> str:
-        blob = json.dumps(self.model_dump(mode="json"), sort_keys=True)
+        blob = json.dumps(self.model_dump(mode="json", exclude={"container_memory", "container_cpus"}), sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
@@ -279,6 +286,8 @@ class SuiteRef(Frozen):
     timeout: float | None = Field(default=None, gt=0, description="seconds for the whole container")
     attempts: int = Field(default=1, ge=1, le=10)
     network: bool = False
+    memory: str | None = Field(default=None, pattern=MEMORY_SIZE, description="the container's memory limit")
+    cpus: float | None = Field(default=None, gt=0, le=4096, description="the container's CPU limit")
     commands: tuple[CommandSpec, ...] = ()  # suite "command" only
     pytest: PytestSpec | None = None  # suite "pytest" only
 
@@ -327,7 +336,12 @@ class JobSpec(Frozen):
 
     @property
     def spec_hash(self) -> str:
-        blob = json.dumps(self.model_dump(mode="json"), sort_keys=True)
+        dump = self.model_dump(mode="json")
+        for suite in dump["suites"]:  # limits added later: unset, they leave the hash as it was
+            for key in ("memory", "cpus"):
+                if suite.get(key) is None:
+                    suite.pop(key, None)
+        blob = json.dumps(dump, sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 

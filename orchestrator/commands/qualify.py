@@ -36,6 +36,7 @@ def qualify(job: Path = typer.Option(..., "--job", "-j", help="The release job s
     from ..services import qualify as service
     from ..services.diff import NoResults
     from .progress import LiveReporter
+    from .signals import interruptible
 
     targets = notify_targets.parse(notify or ())  # a bad --notify is exit 2 before an hour of runs
     cat = load_catalog(catalog)
@@ -43,7 +44,7 @@ def qualify(job: Path = typer.Option(..., "--job", "-j", help="The release job s
     title = f"valorch qualify {spec.name} against {baseline}"
     factory = sessions(db)
     try:
-        with LiveReporter(err) as reporter:
+        with interruptible(), LiveReporter(err) as reporter:
             outcome = service.qualify(spec, cat, factory, baseline, known_issues, threshold, reporter=reporter,
                                       cpu_only=cpu_only, executor=executor.value, partition=partition,
                                       hosts_file=hosts_file)

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Iterator
 
 import typer
 
-from ..errors import InputError
+from ..errors import InfrastructureError, InputError
 from .common import CatalogOption, DbOption, JsonOption, err, load_catalog, print_json, sessions, write_output
 
 
@@ -58,30 +59,52 @@ def run(
     from ..services import run as service
     from ..services.pull import check_policy
     from .progress import LiveReporter, PullProgress
+    from .signals import interruptible
 
     check_policy(pull)
+    _check_junit(junit)
     cat = load_catalog(catalog)
-    factory = sessions(db)
-    if resume:
-        if job or image:
-            raise InputError("--resume takes the job from the stored batch", "drop --job/--image")
-        with LiveReporter(err, disable=as_json) as reporter:
-            batch, summaries = service.resume(resume, cat, factory, hosts_file=hosts_file, retries=retries,
-                                              reporter=reporter)
-    else:
-        spec = _job(cat, job, image, suite, check, deadline, timeout, attempts)
-        # preflight and pulls first (their own progress), then the live view of the tasks
-        with PullProgress(err, disable=as_json) as progress:
-            placed = service.place_job(spec, cat, factory, cpu_only=cpu_only, executor=executor.value,
-                                       partition=partition, hosts_file=hosts_file, slurm_spool=slurm_spool,
-                                       namespace=namespace, pull=pull, ca=str(ca) if ca else None, on_pull=progress,
-                                       on_quarantine=lambda v: err.print(
-                                           f"[yellow]quarantined[/yellow] {v.host} for this batch: {v.reason}"))
-        with LiveReporter(err, disable=as_json) as reporter:
-            summaries = service.execute_placed(placed, spec, factory, reporter=reporter, retries=retries)
+    with interruptible(), junit_on_error(junit):  # Ctrl-C / SIGTERM: containers removed, exit 130 / 143
+        factory = sessions(db)
+        if resume:
+            if job or image:
+                raise InputError("--resume takes the job from the stored batch", "drop --job/--image")
+            with LiveReporter(err, disable=as_json) as reporter:
+                batch, summaries = service.resume(resume, cat, factory, hosts_file=hosts_file, retries=retries,
+                                                  reporter=reporter)
+        else:
+            spec = _job(cat, job, image, suite, check, deadline, timeout, attempts)
+            # preflight and pulls first (their own progress), then the live view of the tasks
+            with PullProgress(err, disable=as_json) as progress:
+                placed = service.place_job(spec, cat, factory, cpu_only=cpu_only, executor=executor.value,
+                                           partition=partition, hosts_file=hosts_file, slurm_spool=slurm_spool,
+                                           namespace=namespace, pull=pull, ca=str(ca) if ca else None, on_pull=progress,
+                                           on_quarantine=lambda v: err.print(
+                                               f"[yellow]quarantined[/yellow] {v.host} for this batch: {v.reason}"))
+            with LiveReporter(err, disable=as_json) as reporter:
+                summaries = service.execute_placed(placed, spec, factory, reporter=reporter, retries=retries)
     if resume:
         err.print(f"resumed batch {batch}")
     _report(service.report(factory, summaries), as_json, junit, gate, show_matrix)
+
+
+def _check_junit(junit: Path | None) -> None:
+    """--junit names a file to write: a directory is exit 2 before anything runs."""
+    if junit is not None and junit.is_dir():
+        raise InputError(f"--junit {junit} is a directory", f"name a file, e.g. --junit {junit / 'valorch.junit.xml'}")
+
+
+@contextmanager
+def junit_on_error(junit: Path | None) -> Iterator[None]:
+    """A run that ends in an infrastructure error (exit 3) still writes --junit, with the error."""
+    try:
+        yield
+    except InfrastructureError as exc:
+        if junit is not None:
+            from ..render.junit import error_junit
+
+            write_output(error_junit(exc.message, exc.hint), junit)
+        raise
 
 
 def _report(rep, as_json: bool, junit: Path | None, gate: bool, show_matrix: bool) -> None:  # noqa: ANN001

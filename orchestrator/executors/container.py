@@ -4,7 +4,9 @@ The docker executor turns it into ``containers.create`` arguments, the Slurm ste
 ``docker create`` flags, the Kubernetes Job into its container's env and security
 context, and the host executor takes only the environment. One place decides the
 security defaults: no network unless the suite asks for it, no privileges, no new
-privileges, bounded pids, exactly the devices the backend needs.
+privileges, every capability dropped but the few the probe proves it needs, bounded
+pids, memory and CPUs (``executors/limits.py``), a read-only root file system with a
+tmpfs for /tmp, exactly the devices the backend needs.
 """
 
 from __future__ import annotations
@@ -36,6 +38,31 @@ def local_env(root: str) -> dict[str, str]:
     return env
 
 
+#: Every capability is dropped (``cap_drop=ALL``); these are added back, each because a
+#: suite proved it needs it (tests/integration/test_lockdown_docker.py runs the suites).
+PROBE_CAPS: tuple[str, ...] = (
+    # probe/sandbox.py: declared workloads (command, pytest) run as uid/gid 65534, not as
+    # the probe's root; setgroups/setgid/setuid in the forked child need these two.
+    "SETUID",
+    "SETGID",
+    # probe/sandbox.private_dir: a workload's HOME/TMPDIR (and a pytest workload's JUnit
+    # file) is a fresh directory the workload user owns; chown needs CAP_CHOWN (without
+    # it the directory is world-writable and sticky instead).
+    "CHOWN",
+)
+#: The container's root file system is read-only; the probe writes only here (its
+#: temporary files, the workloads' HOME/TMPDIR): a tmpfs of this size.
+TMPFS = {"/tmp": "rw,nosuid,nodev,size=1g", "/var/tmp": "rw,nosuid,nodev,size=64m"}
+
+
+@dataclass(frozen=True)
+class Limits:
+    """A container's memory (bytes) and CPUs; None: no limit of that kind."""
+
+    memory: int | None = None
+    cpus: float | None = None
+
+
 @dataclass(frozen=True)
 class ContainerSpec:
     command: tuple[str, ...]
@@ -49,6 +76,11 @@ class ContainerSpec:
     shm_size: str | None = None
     gpu_ids: tuple[str, ...] | None = None  # CUDA: device request ids (None: no GPU request)
     pids_limit: int = 4096
+    cap_drop: tuple[str, ...] = ("ALL",)
+    cap_add: tuple[str, ...] = PROBE_CAPS
+    limits: Limits = Limits()
+    read_only: bool = True
+    tmpfs: Mapping[str, str] = field(default_factory=lambda: dict(TMPFS))
 
     def with_devices(self, backend: str, host: HostSpec, gpus: tuple[GPU, ...] | None) -> "ContainerSpec":
         dev = device_options(backend, host, gpus)
@@ -67,6 +99,12 @@ class ContainerSpec:
         for opt in self.security_opt:
             flags += ["--security-opt", opt]
         flags += ["--pids-limit", str(self.pids_limit), "--workdir", self.workdir]
+        flags += [f"--cap-drop={c}" for c in self.cap_drop] + [f"--cap-add={c}" for c in self.cap_add]
+        if self.limits.memory:
+            flags += ["--memory", str(self.limits.memory), "--memory-swap", str(self.limits.memory)]
+        if self.limits.cpus:
+            flags += ["--cpus", f"{self.limits.cpus:g}"]
+        # no --read-only here: the Slurm step copies the probe into /opt with `docker cp`
         for key, value in self.env.items():
             flags += ["-e", f"{key}={value}"]
         if self.shm_size:
@@ -82,10 +120,11 @@ def probe_command(*args: str) -> tuple[str, ...]:
     return ("python3", "-m", PROBE_PACKAGE, *args)
 
 
-def task_container(task: Task, run_id: str) -> ContainerSpec:
+def task_container(task: Task, run_id: str, limits: Limits = Limits()) -> ContainerSpec:
     """The container of one suite task; the GPU devices of its backend unless ``--cpu-only``."""
     spec = ContainerSpec(command=probe_command(*probe_args(task)),
-                         labels=labels_for(run_id, task.suite.name, task.image.alias), network=task.suite.network)
+                         labels=labels_for(run_id, task.suite.name, task.image.alias), network=task.suite.network,
+                         limits=limits)
     if task.cpu_only or task.image.backend == "cpu":
         return spec
     return spec.with_devices(str(task.image.backend), task.host, task.gpus)

@@ -8,8 +8,11 @@ needs. The container is always removed, also on Ctrl-C.
 
 from __future__ import annotations
 
+import io
+import tarfile
 import threading
 import time
+from functools import lru_cache
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -23,7 +26,8 @@ from ..errors import InfrastructureError
 from .transcript import Transcript, conclude, infrastructure_failure
 from ..spec import Execution, HostSpec, Task
 from .base import LABEL, overall_timeout, probe_archive, workload_archive
-from .container import ContainerSpec, task_container
+from .container import PROBE_ROOT, ContainerSpec, Limits, task_container
+from .limits import limits_for
 from .pull import runnable
 
 TAIL = 8_000
@@ -76,8 +80,19 @@ def create_kwargs(spec: ContainerSpec) -> dict[str, Any]:
         "privileged": False,
         "security_opt": list(spec.security_opt),
         "pids_limit": spec.pids_limit,
+        "cap_drop": list(spec.cap_drop),
+        "cap_add": list(spec.cap_add),
+        "read_only": spec.read_only,
+        "tmpfs": dict(spec.tmpfs),
+        # the probe and the workloads are copied here before the start (put_archive): an
+        # anonymous volume, since a read-only root file system takes no archive
+        "mounts": [docker.types.Mount(target=PROBE_ROOT, source=None, type="volume")],
         "detach": True,
     }
+    if spec.limits.memory:  # the same as swap: no swapping past the limit, the OOM killer instead
+        kw["mem_limit"] = kw["memswap_limit"] = spec.limits.memory
+    if spec.limits.cpus:
+        kw["nano_cpus"] = int(spec.limits.cpus * 1e9)
     if spec.devices:
         kw["devices"] = list(spec.devices)
     if spec.group_add:
@@ -89,9 +104,23 @@ def create_kwargs(spec: ContainerSpec) -> dict[str, Any]:
     return kw
 
 
-def container_options(task: Task, run_id: str) -> dict[str, Any]:
+def container_options(task: Task, run_id: str, limits: Limits = Limits()) -> dict[str, Any]:
     """Everything ``containers.create`` gets for a suite task, apart from the image (pure)."""
-    return create_kwargs(task_container(task, run_id))
+    return create_kwargs(task_container(task, run_id, limits))
+
+
+_ENGINE_TOTALS: dict[str, tuple[int | None, int | None]] = {}
+
+
+def engine_totals(client: docker.DockerClient, endpoint: str) -> tuple[int | None, int | None]:
+    """(memory bytes, CPUs) the engine reports, once per endpoint; (None, None) when it does not say."""
+    if endpoint not in _ENGINE_TOTALS:
+        try:
+            info = client.info()
+            _ENGINE_TOTALS[endpoint] = (info.get("MemTotal") or None, info.get("NCPU") or None)
+        except (docker.errors.DockerException, RequestsConnectionError):
+            return None, None
+    return _ENGINE_TOTALS[endpoint]
 
 
 class DockerExecutor:
@@ -100,6 +129,12 @@ class DockerExecutor:
     def __init__(self, host: HostSpec, client: docker.DockerClient | None = None) -> None:
         self.host = host
         self._client = client
+        self._flight = InFlight()
+
+    def cancel(self) -> None:
+        """Stop this executor's container now (Ctrl-C, SIGTERM): it is killed and removed
+        from another thread; a container created after this is removed at once."""
+        self._flight.cancel()
 
     @property
     def client(self) -> docker.DockerClient:
@@ -131,8 +166,9 @@ class DockerExecutor:
         archives = [probe_archive()] + [a for a in (workload_archive(task),) if a is not None]
         deadline = overall_timeout(task)
         try:
-            ran = run_container(self.client, reference, container_options(task, run_id), archives, deadline,
-                                transcript.feed)
+            limits = limits_for(task, *engine_totals(self.client, self.host.endpoint))
+            ran = run_container(self.client, reference, container_options(task, run_id, limits), archives, deadline,
+                                transcript.feed, self._flight)
         except (docker.errors.DockerException, RequestsConnectionError) as exc:
             return _infra_failure(task, f"engine error running {reference}: {str(exc)[:500]}", {},
                                   digest)
@@ -151,25 +187,73 @@ class ContainerRun:
     timings: dict[str, float]
 
 
+class Cancelled(docker.errors.DockerException):
+    """The run was cancelled (Ctrl-C, SIGTERM) while its container was being set up."""
+
+
+class InFlight:
+    """The container of one executor's task, for ``cancel`` from another thread: the
+    dispatcher's main thread, where Ctrl-C and SIGTERM arrive, while the container
+    runs in a worker thread."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._cancelled = False
+        self.container: Any = None
+
+    def adopt(self, container: Any) -> None:
+        """Record a created container; one created after ``cancel`` is removed at once."""
+        with self._lock:
+            self.container = container
+            cancelled = self._cancelled
+        if cancelled:
+            _remove(container)
+            raise Cancelled("cancelled: the container was removed as soon as it was created")
+
+    def check(self) -> None:
+        if self._cancelled:
+            raise Cancelled("cancelled before the container started")
+
+    def cancel(self) -> None:
+        with self._lock:
+            self._cancelled = True
+            container = self.container
+        if container is not None:
+            _remove(container)
+
+
+def _remove(container: Any) -> None:
+    try:
+        container.remove(force=True, v=True)  # v: its anonymous volume (the probe's copy) too
+    except (docker.errors.DockerException, RequestsConnectionError):
+        pass
+
+
 def run_container(client: docker.DockerClient, image: str, options: dict[str, Any], archives: list[bytes],
-                  deadline: float, on_stdout: Callable[[bytes], None]) -> ContainerRun:
+                  deadline: float, on_stdout: Callable[[bytes], None],
+                  flight: InFlight | None = None) -> ContainerRun:
     """The one container lifecycle: create, copy the archives into /opt, attach, start,
     stream stdout to ``on_stdout`` (stderr's tail is kept), kill at the deadline, and
-    always remove the container, also on Ctrl-C. Engine errors propagate."""
+    always remove the container, also on Ctrl-C and SIGTERM (``flight.cancel`` from the
+    dispatcher's thread). Engine errors propagate."""
     timings: dict[str, float] = {}
     killed = threading.Event()
     stderr_tail = b""
     container = None
+    flight = flight or InFlight()
     try:
         t = time.perf_counter()
+        flight.check()
         container = client.containers.create(image, **options)
-        for archive in archives:
-            container.put_archive("/opt", archive)
+        flight.adopt(container)
+        for archive in archives:  # made for /opt: into PROBE_ROOT, the volume (the root fs is read-only)
+            container.put_archive(PROBE_ROOT, reroot(archive))
         timings["create_s"] = time.perf_counter() - t
         timer = threading.Timer(deadline, _kill, (container, killed))
         timer.daemon = True
         t = time.perf_counter()
         stream = container.attach(stdout=True, stderr=True, stream=True, logs=True, demux=True)
+        flight.check()
         container.start()
         timings["start_s"] = time.perf_counter() - t
         timer.start()
@@ -187,10 +271,25 @@ def run_container(client: docker.DockerClient, image: str, options: dict[str, An
                             killed.is_set(), timings)
     finally:
         if container is not None:
-            try:
-                container.remove(force=True)
-            except docker.errors.DockerException:
-                pass
+            _remove(container)
+
+
+def reroot(archive: bytes, prefix: str = "valorch/") -> bytes:
+    """An archive made for /opt (``valorch/...``) as one for PROBE_ROOT itself (cached)."""
+    return _reroot(archive, prefix)
+
+
+@lru_cache(maxsize=8)
+def _reroot(archive: bytes, prefix: str) -> bytes:
+    out = io.BytesIO()
+    with tarfile.open(fileobj=io.BytesIO(archive)) as src, tarfile.open(fileobj=out, mode="w") as dst:
+        for info in src.getmembers():
+            if not info.name.startswith(prefix):
+                continue  # the top directory itself
+            data = src.extractfile(info) if info.isfile() else None
+            info.name = info.name[len(prefix):]
+            dst.addfile(info, data)
+    return out.getvalue()
 
 
 def _kill(container: Any, killed: threading.Event) -> None:
@@ -211,7 +310,7 @@ def reap(client: docker.DockerClient, run_id: str | None = None) -> int:
     removed = 0
     for c in client.containers.list(all=True, filters={"label": label}):
         try:
-            c.remove(force=True)
+            c.remove(force=True, v=True)
             removed += 1
         except docker.errors.DockerException:
             pass

@@ -34,6 +34,8 @@ import tempfile
 import time
 from typing import Any, Dict, List, Optional, Sequence
 
+from . import memory
+
 WORKLOAD_UID = 65534  # nobody: numeric, so that it works without an /etc/passwd entry
 WORKLOAD_GID = 65534  # nogroup
 PR_SET_DUMPABLE = 4
@@ -186,12 +188,14 @@ def run_workload(argv: Sequence[str], timeout: float, cwd: Optional[str] = None)
     home = private_dir("valorch-workload-")
     try:
         t0 = time.monotonic()
+        oom_before = memory.oom_kills()
         proc = subprocess.Popen(list(argv), cwd=cwd, **popen_options(home))
         out, err = Capture(), Capture()
         timed_out = _pump(proc, {proc.stdout: out, proc.stderr: err}, t0 + timeout)
-        return {"returncode": None if timed_out else proc.returncode, "timed_out": timed_out,
+        rc = None if timed_out else proc.returncode
+        return {"returncode": rc, "timed_out": timed_out,
                 "duration_s": time.monotonic() - t0, "stdout": out.result(), "stderr": err.result(),
-                "user": describe_user()}
+                "user": describe_user(), "out_of_memory": memory.killed_for_memory(oom_before, rc)}
     finally:
         shutil.rmtree(home, ignore_errors=True)
 

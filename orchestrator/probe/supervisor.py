@@ -22,7 +22,7 @@ import sys
 import time
 from typing import Any, Dict, List
 
-from . import sandbox
+from . import memory, sandbox
 from .registry import CHECKS, Check
 from .runner import FAILING, describe, emit
 
@@ -57,6 +57,7 @@ class Supervisor(object):
                   "device": a.device, "attempts": a.attempts, "first_attempt": self.first_attempt,
                   "nonce": nonce, "pid1": os.getpid() == 1, "workload_user": a.workload_user}
         pkg = __package__ or "valorch_probe"
+        self.oom_before = memory.oom_kills()
         proc = subprocess.Popen([sys.executable, "-m", pkg, "worker"], stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 start_new_session=True)
@@ -128,7 +129,8 @@ class Supervisor(object):
                 self._record(cid, att, "timeout", "passed its deadline of %ss; worker killed" % a.deadline,
                              log, duration)
             else:
-                self._record(cid, att, "crash", "worker died: %s" % _exit_text(rc), log, duration)
+                why = memory.killed_for_memory(self.oom_before, rc) or "worker died: %s" % _exit_text(rc)
+                self._record(cid, att, "crash", why, log, duration)
             if att < a.attempts:
                 self.first_attempt[cid] = att + 1
             elif cid in self.remaining:

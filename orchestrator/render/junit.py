@@ -9,7 +9,10 @@ from xml.etree import ElementTree as ET
 from ..spec import FAILING
 
 
-def results_junit(runs: Sequence[Any], results: dict[str, Sequence[Any]]) -> str:
+def results_junit(runs: Sequence[Any], results: dict[str, Sequence[Any]],
+                  infra_errors: dict[str, Sequence[str]] | None = None) -> str:
+    """``infra_errors``: run id → the infrastructure errors of its tasks, each an ``error``
+    testcase (such a task stored no result, and CI must still see it)."""
     root = ET.Element("testsuites", name="valorch")
     for run in runs:
         last: dict[str, Any] = {}
@@ -34,7 +37,25 @@ def results_junit(runs: Sequence[Any], results: dict[str, Sequence[Any]]) -> str
             elif res.status in ("skip", "unsupported", "xfail"):
                 counts["skipped"] += 1
                 ET.SubElement(case, "skipped", message=f"{res.status}: {res.message[:480]}")
+        for i, why in enumerate((infra_errors or {}).get(run.id, ()), 1):
+            case = ET.SubElement(suite, "testcase", classname=f"{run.image.alias}.infrastructure",
+                                 name=f"infrastructure.{i}", time="0.000")
+            counts["tests"] += 1
+            counts["errors"] += 1
+            ET.SubElement(case, "error", type="infrastructure", message=why[:500]).text = why[-4000:]
         for k in ("tests", "failures", "errors", "skipped"):
             suite.set(k, str(counts[k]))
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def error_junit(message: str, hint: str | None = None) -> str:
+    """A run that could not run or be stored (exit 3): one ``error`` testcase saying why,
+    so that a CI job that uploads the file never finds it missing or green."""
+    root = ET.Element("testsuites", name="valorch", tests="1", errors="1")
+    suite = ET.SubElement(root, "testsuite", name="valorch", tests="1", failures="0", errors="1", skipped="0")
+    case = ET.SubElement(suite, "testcase", classname="valorch", name="run", time="0.000")
+    ET.SubElement(case, "error", type="infrastructure", message=message[:500]).text = (
+        message + (f"\nhint: {hint}" if hint else ""))[-4000:]
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"

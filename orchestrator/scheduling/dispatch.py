@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
@@ -29,6 +30,8 @@ from ..executors.transcript import infrastructure_failure
 from ..hosts.match import Requirement
 from ..spec import GPU, CheckResult, Execution, HostSpec, JobSpec, Task
 from ..store import queue as tq
+from ..store import spill
+from ..store.full import StorageFull
 from ..store.queue import BatchInfo, RunSummary
 from .placement import Need, place
 from .plan import PlannedRun, expected_duration, requirement, task_key
@@ -117,6 +120,7 @@ def dispatch(items: list[Item], ctx: BatchInfo, hosts: tuple[HostSpec, ...], ses
         pools.setdefault(it.task.host.name, _Pool(it.task.host))
     pending = sorted(items, key=lambda it: -it.expected)
     done: queue.Queue[tuple[Item, tuple[GPU, ...] | None, Execution]] = queue.Queue()
+    flight = _Flight()
     running = 0
     for it in pending:
         _hook(reporter, "task_queued", it.task, it.expected)
@@ -133,8 +137,8 @@ def dispatch(items: list[Item], ctx: BatchInfo, hosts: tuple[HostSpec, ...], ses
                     session.commit()
                 if reporter:
                     reporter.task_started(task)
-                threading.Thread(target=_work, args=(it, task, gpus, executor_for, reporter, done),
-                                 name=f"valorch-{task_key(task)}", daemon=True).start()
+                flight.start(threading.Thread(target=_work, args=(it, task, gpus, executor_for, reporter, done, flight),
+                                              name=f"valorch-{task_key(task)}", daemon=True))
                 running += 1
             if not running:
                 break
@@ -147,13 +151,19 @@ def dispatch(items: list[Item], ctx: BatchInfo, hosts: tuple[HostSpec, ...], ses
                     _hook(reporter, "task_retried", it.task, execution.infra_error)
                     pending.append(it)
                     continue
-            _store(sessions, it, execution)
+            _store(sessions, it, execution, ctx.batch)
             if reporter:
                 reporter.task_finished(it.task, execution)
-    except BaseException:
-        with sessions() as session:
-            tq.interrupt(session, (it.run_id for it in items))
-            session.commit()
+    except BaseException as exc:
+        flight.stop()  # Ctrl-C, SIGTERM, a database error: no container outlives the batch
+        if isinstance(exc, StorageFull):  # what was measured meanwhile waits for --resume too
+            _spill_finished(sessions, ctx, done, exc)
+        try:
+            with sessions() as session:
+                tq.interrupt(session, (it.run_id for it in items))
+                session.commit()
+        except StorageFull:
+            pass  # the runs stay "running"; --resume re-queues every task not done
         raise
     with sessions() as session:
         tq.finish(session, ctx.batch)
@@ -166,10 +176,54 @@ def _hook(reporter: Any, name: str, *args: Any) -> None:
         fn(*args)
 
 
+class _Flight:
+    """The tasks in flight: their threads and executors, so that an interrupted batch
+    (Ctrl-C, SIGTERM, a failing database) stops every container before it ends, exactly
+    as a normal end removes them."""
+
+    JOIN_S = 60.0  # seconds to wait for the workers once their executors were cancelled
+
+    def __init__(self) -> None:
+        self.stopping = threading.Event()
+        self.threads: list[threading.Thread] = []
+        self.executors: list[tuple[threading.Thread, Any]] = []
+        self._lock = threading.Lock()
+
+    def start(self, thread: threading.Thread) -> None:
+        self.threads.append(thread)
+        thread.start()
+
+    def adopt(self, executor: Any) -> bool:
+        """Record a worker's executor; False once the batch is stopping (the worker then
+        runs nothing, so a thread that had no executor yet needs no waiting for)."""
+        with self._lock:
+            self.executors.append((threading.current_thread(), executor))
+        return not self.stopping.is_set()
+
+    def stop(self) -> None:
+        """Cancel every executor that can be (its container is killed and removed) and
+        wait for those workers to leave, so that their own clean-up has run. An executor
+        without ``cancel`` (the host interpreter) is not waited for."""
+        self.stopping.set()
+        with self._lock:
+            adopted = list(self.executors)
+        waiting = []
+        for thread, executor in adopted:
+            cancel = getattr(executor, "cancel", None)
+            if cancel is not None:
+                cancel()
+                waiting.append(thread)
+        end = time.monotonic() + self.JOIN_S
+        for thread in waiting:
+            thread.join(max(0.0, end - time.monotonic()))
+
+
 def _work(it: Item, task: Task, gpus: tuple[GPU, ...] | None, executor_for: Callable[[PlannedRun], Executor],
-          reporter: Reporter | None, done: queue.Queue) -> None:
+          reporter: Reporter | None, done: queue.Queue, flight: _Flight | None = None) -> None:
     try:
         executor = executor_for(PlannedRun(task.image, task.host, (task,)))
+        if flight is not None and not flight.adopt(executor):
+            return
         execution = executor.execute(task, it.run_id, (lambda r: reporter.result(task, r)) if reporter else None)
     except ValorchError as exc:  # e.g. the engine does not answer
         execution = infrastructure_failure(task, exc.message)
@@ -200,10 +254,10 @@ def _move(it: Item, ctx: BatchInfo, hosts: tuple[HostSpec, ...], pools: dict[str
     return True
 
 
-def _store(sessions: sessionmaker[Session], it: Item, execution: Execution) -> None:
+def _store(sessions: sessionmaker[Session], it: Item, execution: Execution, batch: str = "") -> None:
     """A task's results and its final state, in one transaction. Another process may add
     the same new check row first (unique check id/version): then the transaction is
-    retried and finds it."""
+    retried and finds it. A full disk spills them (``store.spill``) and stops the batch."""
     for attempt in range(3):
         try:
             with sessions() as session:
@@ -213,3 +267,29 @@ def _store(sessions: sessionmaker[Session], it: Item, execution: Execution) -> N
         except IntegrityError:
             if attempt == 2:
                 raise
+        except StorageFull as exc:
+            _spill(sessions, batch, it, execution, exc)
+            raise
+
+
+def _spill(sessions: sessionmaker[Session], batch: str, it: Item, execution: Execution, exc: StorageFull) -> None:
+    url = sessions.kw["bind"].url
+    try:
+        path = spill.write(url, batch, it.run_id, it.task_id, it.task, execution)
+    except OSError as err:
+        exc.message += f"; the results of {task_key(it.task)} could not be spilled either ({err.strerror})"
+        return
+    exc.spill = path.parent
+    if "spilled to" not in exc.message:
+        exc.message += f"; the results measured so far are spilled to {path.parent} for --resume"
+
+
+def _spill_finished(sessions: sessionmaker[Session], ctx: BatchInfo, done: queue.Queue, exc: StorageFull) -> None:
+    """Executions that finished while the batch stopped (their containers ended on their own)."""
+    while True:
+        try:
+            it, _gpus, execution = done.get_nowait()
+        except queue.Empty:
+            return
+        if not execution.infra_error:
+            _spill(sessions, ctx.batch, it, execution, exc)

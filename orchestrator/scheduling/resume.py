@@ -14,6 +14,7 @@ from ..catalog.core import Catalog
 from ..errors import InputError, ValorchError
 from ..spec import HostSpec, ImageSpec
 from ..store import queue as tq
+from ..store import spill
 from ..store.models import Run
 from .dispatch import DEFAULT_RETRIES, Executor, Item, Reporter, RunSummary, dispatch, requirement_of
 from .placement import Need, place
@@ -30,6 +31,13 @@ def resume(ref: str, sessions: sessionmaker[Session], catalog: Catalog | None, h
             raise InputError(f"no batch or run '{ref}' in the results database",
                              "valorch results list shows runs and their batches; pass --db if it is elsewhere")
         ctx = tq.batch_info(runs[0])
+        url = sessions.kw["bind"].url
+        spilled = spill.recover(session, url, ctx.batch, tq.complete)  # results a full disk kept out
+        session.commit()
+        for path in spilled:
+            path.unlink(missing_ok=True)
+        session.expire_all()
+        runs = tq.batch_of(session, ctx.batch)
         todo = tq.reopen(session, runs, lambda run: _image_of(run, catalog), suite_checks)
         session.commit()
     items = [Item(p.task, p.run_id, p.task_id, expected_duration(p.task)) for p in todo]

@@ -4,9 +4,11 @@ Shared by ``run`` and ``qualify``."""
 
 from __future__ import annotations
 
+import uuid
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -118,8 +120,10 @@ def execute_placed(placed: Placement, spec: Any, factory: sessionmaker[Session],
     """Queue and run placed tasks; both image digests are recorded on each run."""
     if placed.hosts is None:
         return execute(placed.planned, spec, factory, placed.executor_for, reporter)
-    summaries = execute(placed.planned, spec, factory, placed.executor_for, reporter, hosts=placed.hosts,
-                        retries=retries, history=placed.history)
+    batch = str(uuid.uuid4())
+    with sweeping(placed.hosts, factory, batch):
+        summaries = execute(placed.planned, spec, factory, placed.executor_for, reporter, batch=batch,
+                            hosts=placed.hosts, retries=retries, history=placed.history)
     if placed.staged:
         with factory() as session:
             for s in summaries:
@@ -146,7 +150,23 @@ def resume(ref: str, cat: Catalog, factory: sessionmaker[Session], *, hosts_file
         runs = tq.batch_of(session, ref)
         batch = runs[0].batch if runs else ref
     reap(inventory, factory, batch)
-    return resume_batch(ref, factory, cat, inventory, local_executor, reporter, retries=retries)
+    with sweeping(inventory, factory, batch):
+        return resume_batch(ref, factory, cat, inventory, local_executor, reporter, retries=retries)
+
+
+@contextmanager
+def sweeping(inventory: tuple[Any, ...], factory: sessionmaker[Session], batch: str) -> Iterator[None]:
+    """An interrupted batch (Ctrl-C, SIGTERM, a failing database) leaves no container: the
+    dispatcher has cancelled its tasks in flight; this sweeps the engines for any container
+    labelled with one of the batch's runs, in case one was created while that happened."""
+    try:
+        yield
+    except BaseException:
+        try:
+            reap(inventory, factory, batch)
+        except Exception:  # noqa: BLE001 - the database may be what failed: the original error is the news
+            pass
+        raise
 
 
 def reap(inventory: tuple[Any, ...], factory: sessionmaker[Session], batch: str | None) -> None:
@@ -180,7 +200,7 @@ def report(factory: sessionmaker[Session], summaries: list[RunSummary]) -> RunRe
         return RunReport(lines=tuple(views.summary_line(s) for s in summaries),
                          matrix_md=views.matrix_markdown(runs, results),
                          json=[views.run_json(r, results[r.id]) for r in runs],
-                         junit=results_junit(runs, results),
+                         junit=results_junit(runs, results, {s.run_id: s.infra_errors for s in summaries}),
                          failed=any(s.failed for s in summaries),
                          infra_errors=any(s.infra_errors for s in summaries),
                          protocol_errors=tuple(f"run {s.run_id[:8]} ({s.image}): {', '.join(s.protocol_errors[:10])}"

@@ -25,6 +25,7 @@ from sqlalchemy.exc import ArgumentError, DBAPIError, OperationalError, SQLAlche
 from sqlalchemy.orm import Session, sessionmaker
 
 from ..errors import InfrastructureError, InputError
+from . import full
 
 DEFAULT_URL = "sqlite:///results/valorch.sqlite"
 POSTGRES_EXTRA = "pip install 'valorch[postgres]'"
@@ -84,6 +85,7 @@ def connect(db: str | None) -> Engine:
         engine = create_engine(url, pool_pre_ping=True,
                                connect_args={"connect_timeout": CONNECT_TIMEOUT_S, "application_name": "valorch",
                                              "options": "-c jit=off"})
+        full.install(engine)
     except ImportError as exc:  # psycopg (or the driver the URL names) is not installed
         raise InputError(f"--db {public_url(db)}: the PostgreSQL driver is not installed ({exc})",
                          f"{POSTGRES_EXTRA} (psycopg 3)") from None
@@ -122,6 +124,7 @@ def _sqlite_engine(url: URL) -> Engine:
             raise InfrastructureError(f"cannot create the results directory {path.parent}: {exc.strerror}",
                                       "pass --db with a writable location") from None
     engine = create_engine(url, connect_args={"timeout": 60})
+    full.install(engine)
 
     @event.listens_for(engine, "connect")
     def _sqlite_pragmas(dbapi_conn, _record):  # noqa: ANN001

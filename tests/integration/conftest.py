@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.executors.slurm.client import SlurmCluster
+from run_support import containers_of, run_ids_in
 
 START_SLURM = Path(__file__).resolve().parents[2] / "scripts" / "start-slurm.sh"
 SLURM_CONF = Path(os.environ.get("VALORCH_SLURM_DIR", "/etc/slurm")) / "slurm.conf"
@@ -39,11 +40,11 @@ def docker_engine(request):
 
 
 @pytest.fixture
-def leftover_containers():
-    def count():
-        out = subprocess.run(["docker", "ps", "-aq", "--filter", "label=org.valorch"],
-                             capture_output=True, text=True, check=True).stdout
-        return len(out.split())
+def leftover_containers(cli):
+    """How many containers the test's own runs left (by their org.valorch.run label):
+    several agents and CI jobs share the engine, so other valorch containers are not counted."""
+    def count(db=None):
+        return len(containers_of(run_ids_in(db or cli.db)))
     return count
 
 

@@ -148,7 +148,7 @@ def engine_run(monkeypatch, tmp_path):
     db = tmp_path / "weak.sqlite"
 
     def run(spec, *flags, change=weaken):
-        monkeypatch.setattr(docker_executor, "container_options", lambda task, run_id: change(real(task, run_id)))
+        monkeypatch.setattr(docker_executor, "container_options", lambda *args: change(real(*args)))
         result = CliRunner().invoke(app, ["run", "--job", str(spec), "--db", str(db), "--json", "--no-matrix",
                                           *flags])
         return result, stored(db)

@@ -39,6 +39,11 @@ class TimedOut(Outcome):
     status = "timeout"
 
 
+class OutOfMemory(Outcome):
+    """The kernel killed the workload at the container's memory limit."""
+    status = "crash"
+
+
 class HarnessError(Outcome):
     """The harness could not do its part: says nothing about the image."""
     status = "error"
@@ -103,6 +108,8 @@ def command_fn(spec: Dict[str, Any]) -> Callable[[Any], Report]:
         if run["timed_out"]:
             raise TimedOut("%s passed its timeout of %gs and was killed\n%s" % (shown, timeout, tails(run)),
                            metrics, log=log)
+        if run.get("out_of_memory"):
+            raise OutOfMemory("%s: %s\n%s" % (shown, run["out_of_memory"], tails(run)), metrics, log=log)
         problems = judge(spec, run)
         if problems:
             raise Fail("%s: %s\n%s" % (shown, "; ".join(problems), tails(run)), metrics, log=log)

@@ -1,0 +1,48 @@
+"""Ctrl-C and SIGTERM at the edge of a command that runs containers.
+
+Python raises ``KeyboardInterrupt`` for SIGINT and dies at once on SIGTERM, which
+skips every ``finally`` and leaves the containers in flight running. Inside
+``interruptible()`` both signals raise in the main thread (``KeyboardInterrupt``,
+``Terminated``): the dispatcher cancels the tasks in flight (their containers are
+removed as at a normal end), marks the runs ``interrupted``, and the command exits
+130 (SIGINT) or 143 (SIGTERM), the shell's 128 + signal number. Further signals are
+ignored while that clean-up runs (it is bounded); SIGKILL remains the way out.
+"""
+
+from __future__ import annotations
+
+import signal
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+import typer
+
+EXIT_SIGINT = 128 + signal.SIGINT  # 130
+EXIT_SIGTERM = 128 + signal.SIGTERM  # 143
+
+
+class Terminated(BaseException):
+    """SIGTERM arrived (a BaseException, as KeyboardInterrupt: no ``except Exception`` swallows it)."""
+
+
+def _handler(signum: int, _frame: Any) -> None:
+    for sig in (signal.SIGINT, signal.SIGTERM):  # the first signal wins; clean up undisturbed
+        signal.signal(sig, signal.SIG_IGN)
+    if signum == signal.SIGTERM:
+        raise Terminated()
+    raise KeyboardInterrupt()
+
+
+@contextmanager
+def interruptible() -> Iterator[None]:
+    """SIGINT and SIGTERM become exceptions in the main thread, and exit 130 / 143."""
+    previous = {sig: signal.signal(sig, _handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    except KeyboardInterrupt:
+        raise typer.Exit(EXIT_SIGINT) from None
+    except Terminated:
+        raise typer.Exit(EXIT_SIGTERM) from None
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

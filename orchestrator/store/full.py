@@ -1,0 +1,62 @@
+"""A results database whose disk is full: exit 3 naming the database and the free space.
+
+SQLite says "database or disk is full" (SQLITE_FULL), PostgreSQL SQLSTATE 53100
+(disk_full). ``install`` turns either, wherever SQLAlchemy meets it (a statement, a
+commit, a migration), into ``StorageFull``; the dispatcher then spills the results
+it was storing (``store/spill.py``) for ``--resume`` to import.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from sqlalchemy import event
+from sqlalchemy.engine import Engine, URL
+
+from ..errors import InfrastructureError
+
+SQLITE_FULL = 13  # sqlite3 error code
+PG_DISK_FULL = "53100"
+
+
+class StorageFull(InfrastructureError):
+    """The results database cannot grow: its disk (or quota) is full."""
+
+    spill: Path | None = None  # where the results being stored went instead
+
+
+def is_full(exc: BaseException) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code == SQLITE_FULL or getattr(exc, "sqlstate", None) == PG_DISK_FULL:
+        return True
+    text = str(exc).lower()
+    return "database or disk is full" in text or "no space left on device" in text
+
+
+def free_space(url: URL) -> str:
+    """The free space where a SQLite file lives, in words ("" for a server)."""
+    if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":
+        return ""
+    try:
+        usage = shutil.disk_usage(Path(url.database).resolve().parent)
+    except OSError:
+        return ""
+    return f"{usage.free / (1 << 20):.1f} MiB free of {usage.total / (1 << 20):.1f} MiB"
+
+
+def storage_full(url: URL) -> StorageFull:
+    name = url.database if url.get_backend_name() == "sqlite" else url.render_as_string(hide_password=True)
+    space = free_space(url)
+    return StorageFull(f"the results database {name} is full" + (f" ({space})" if space else ""),
+                       "free space there or move it to a larger disk; results measured but not stored are "
+                       "spilled, and `valorch run --resume BATCH` imports them")
+
+
+def install(engine: Engine) -> None:
+    """Raise ``StorageFull`` instead of the driver's error when the database's disk is full."""
+
+    @event.listens_for(engine, "handle_error")
+    def _full(ctx) -> None:  # noqa: ANN001
+        if ctx.original_exception is not None and is_full(ctx.original_exception):
+            raise storage_full(engine.url) from None

@@ -1,0 +1,121 @@
+"""Issue 11 fault 3: the results database on a 2 MiB tmpfs that fills up. Before a run
+and mid-run, `valorch run` exits 3 naming the database and its free space (no
+traceback), --junit is still written; mid-run, the results already measured are
+spilled and `valorch run --resume` imports them: nothing lost, nothing twice."""
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from run_support import containers_of, run_ids_in
+
+ROOT = Path(__file__).resolve().parents[2]
+VALORCH = str(Path(sys.executable).with_name("valorch"))
+JOB = {"name": "diskfull", "images": ["cpu_debian12_py3.11", "cpu_debian11_py3.9"],
+       "suites": [{"name": "command", "commands": [{"id": "first", "argv": ["true"], "timeout": 60},
+                                                   {"id": "slow", "argv": ["sleep", "4"], "timeout": 60}]}]}
+
+
+@pytest.fixture
+def tiny_disk(tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    mnt = tmp_path / "full"
+    mnt.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mnt)], check=True)
+    yield mnt
+    subprocess.run(["umount", "-l", str(mnt)], check=False)
+
+
+def _fill(mnt):
+    with open(mnt / "fill", "wb") as fh:
+        try:
+            while True:
+                fh.write(b"\0" * 65536)
+                fh.flush()
+        except OSError:
+            pass
+
+
+def _rows(db, sql):
+    con = sqlite3.connect(db, timeout=30)
+    try:
+        return con.execute(sql).fetchall()
+    except sqlite3.OperationalError:
+        return []
+    finally:
+        con.close()
+
+
+def _env(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "VALORCH_DB"}
+    env["VALORCH_SPILL_DIR"] = str(tmp_path / "spill")
+    return env
+
+
+def test_full_before_a_run_is_exit_3_naming_the_database(tiny_disk, tmp_path):
+    _fill(tiny_disk)
+    db, junit = tiny_disk / "v.sqlite", tmp_path / "out.junit.xml"
+    proc = subprocess.run([VALORCH, "run", "--image", "cpu_debian12_py3.11", "--suite", "selftest", "--check",
+                           "selftest.pass", "--db", str(db), "--junit", str(junit)], cwd=ROOT, env=_env(tmp_path),
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 3, proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr
+    assert f"the results database {db} is full (0.0 MiB free of 2.0 MiB)" in proc.stderr
+    assert 'errors="1"' in junit.read_text() and "is full" in junit.read_text()
+
+
+def test_full_mid_run_spills_and_resume_imports_exactly_once(tiny_disk, tmp_path):
+    job = tmp_path / "job.json"
+    job.write_text(json.dumps(JOB))
+    hosts = tmp_path / "hosts.yaml"
+    hosts.write_text("- name: local\n  slots: 1\n")  # one task at a time
+    db, env = tiny_disk / "v.sqlite", _env(tmp_path)
+    proc = subprocess.Popen([VALORCH, "run", "--job", str(job), "--hosts", str(hosts), "--db", str(db), "--json",
+                             "--junit", str(tmp_path / "j.xml")],
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        for _ in range(2400):  # the first task stored, the second one measuring
+            assert proc.poll() is None, "valorch ended before the disk could fill"
+            states = dict(_rows(db, "SELECT state, COUNT(*) FROM task GROUP BY state"))
+            if states == {"done": 1, "running": 1}:
+                break
+            time.sleep(0.05)
+        _fill(tiny_disk)
+        _out, err = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 3, err[-3000:]
+    assert "Traceback" not in err
+    assert f"the results database {db} is full" in err and "MiB free of 2.0 MiB" in err
+    assert f"spilled to {tmp_path / 'spill'}" in err  # beside the database there is no room
+    spilled = list((tmp_path / "spill").glob("*.json"))
+    assert len(spilled) == 1
+    assert _rows(db, "SELECT COUNT(*) FROM result") == [(2,)]  # the first task's, once
+    assert containers_of(run_ids_in(db)) == []
+    assert "is full" in (tmp_path / "j.xml").read_text()
+
+    (tiny_disk / "fill").unlink()
+    subprocess.run(["mount", "-o", "remount,size=16m", str(tiny_disk)], check=True)  # room made
+    (batch,), = set(_rows(db, "SELECT batch FROM run"))
+    res = subprocess.run([VALORCH, "run", "--resume", batch, "--hosts", str(hosts), "--db", str(db), "--json"],
+                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert _rows(db, "SELECT state, COUNT(*) FROM task GROUP BY state") == [("done", 2)]
+    assert _rows(db, "SELECT DISTINCT state FROM run") == [("done",)]
+    # 2 images x 2 checks, each once: the spilled task was imported, not re-run
+    assert _rows(db, "SELECT status, COUNT(*) FROM result GROUP BY status") == [("pass", 4)]
+    assert _rows(db, "SELECT tries FROM task") == [(1,), (1,)]  # neither task ran again
+    assert _rows(db, "SELECT COUNT(*) FROM (SELECT run_id, check_pk, attempt FROM result "
+                     "GROUP BY 1, 2, 3 HAVING COUNT(*) > 1)") == [(0,)]
+    assert list((tmp_path / "spill").glob("*.json")) == []
+    res = subprocess.run([VALORCH, "run", "--resume", batch, "--hosts", str(hosts), "--db", str(db), "--json"],
+                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0 and _rows(db, "SELECT COUNT(*) FROM result") == [(4,)]  # resuming again adds nothing

@@ -1,0 +1,141 @@
+"""Issue 11 fault 2: the engine goes away mid-run (SIGTERM to dockerd) and comes back.
+The batch ends with exit 3 and its tasks in infrastructure error, storing nothing
+half-way; `valorch run --resume` after the restart re-runs exactly those tasks: the
+batch then holds the results of an uninterrupted run, none twice.
+
+The engine is a PRIVATE dockerd this test starts, stops and restarts (its own socket,
+data root, exec root, pid file and bridge); the shared engine is never touched."""
+
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+VALORCH = str(Path(sys.executable).with_name("valorch"))
+BASE = Path("/tmp/valorch-d4")
+BRIDGE = "vlch-d4br0"
+IMAGE = "valorch/base:bookworm"
+JOB = {"name": "outage", "images": ["cpu_debian12_py3.11"],
+       "suites": [{"name": "command", "commands": [{"id": "first", "argv": ["true"], "timeout": 60},
+                                                   {"id": "slow", "argv": ["sleep", "8"], "timeout": 60}]},
+                  {"name": "selftest", "checks": ["selftest.pass", "selftest.fail"]}]}
+
+
+class Engine:
+    def __init__(self) -> None:
+        self.sock = BASE / "docker.sock"
+        self.proc = None
+
+    def docker(self, *args, **kw):
+        return subprocess.run(["docker", "-H", f"unix://{self.sock}", *args], capture_output=True, text=True, **kw)
+
+    def start(self) -> None:
+        log = open(BASE / "dockerd.log", "a")
+        self.proc = subprocess.Popen(
+            ["dockerd", "--host", f"unix://{self.sock}", "--data-root", str(BASE / "data"),
+             "--exec-root", str(BASE / "exec"), "--pidfile", str(BASE / "docker.pid"), f"--bridge={BRIDGE}",
+             "--iptables=false", "--ip-masq=false"], stdout=log, stderr=subprocess.STDOUT)
+        log.close()
+        for _ in range(240):
+            if self.docker("version").returncode == 0:
+                return
+            if self.proc.poll() is not None:
+                pytest.fail(f"private dockerd exited: {(BASE / 'dockerd.log').read_text()[-2000:]}")
+            time.sleep(0.25)
+        pytest.fail("private dockerd did not answer")
+
+    def stop(self) -> None:
+        """SIGTERM, as an operator's `systemctl stop docker` sends it; waits for the exit."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+@pytest.fixture
+def engine():
+    if not shutil.which("dockerd"):
+        pytest.skip("dockerd is needed for a private engine")
+    if (BASE / "docker.pid").exists():  # a previous session's engine that was not stopped
+        try:
+            os.kill(int((BASE / "docker.pid").read_text()), signal.SIGTERM)
+            time.sleep(3)
+        except (ProcessLookupError, ValueError):
+            pass
+    BASE.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["ip", "link", "add", BRIDGE, "type", "bridge"], capture_output=True)
+    eng = Engine()
+    eng.start()
+    try:
+        if eng.docker("image", "inspect", IMAGE).returncode != 0:
+            subprocess.run(f"docker save {IMAGE} | docker -H unix://{eng.sock} load", shell=True, check=True,
+                           capture_output=True)
+        yield eng
+    finally:
+        eng.stop()
+        subprocess.run(["ip", "link", "delete", BRIDGE], capture_output=True)
+
+
+def _rows(db, sql):
+    con = sqlite3.connect(db, timeout=30)
+    try:
+        return con.execute(sql).fetchall()
+    except sqlite3.OperationalError:
+        return []
+    finally:
+        con.close()
+
+
+def test_engine_stopped_mid_run_then_resumed_without_loss_or_duplicates(engine, tmp_path):
+    job = tmp_path / "job.json"
+    job.write_text(json.dumps(JOB))
+    hosts = tmp_path / "hosts.yaml"
+    hosts.write_text(f"hosts:\n  - name: private\n    endpoint: unix://{engine.sock}\n    slots: 1\n")
+    db = tmp_path / "outage.sqlite"
+    env = {k: v for k, v in os.environ.items() if k != "VALORCH_DB"}
+    argv = [VALORCH, "run", "--job", str(job), "--hosts", str(hosts), "--db", str(db), "--json", "--no-gate",
+            "--pull", "never"]
+    proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        for _ in range(2400):  # the command suite's container running on the private engine
+            assert proc.poll() is None, "valorch ended before the engine could be stopped"
+            out = engine.docker("ps", "-q", "--filter", "label=org.valorch.suite=command").stdout
+            if out.split():
+                break
+            time.sleep(0.05)
+        time.sleep(1)  # command.first has reported; command.slow is sleeping
+        engine.stop()
+        _out, err = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 3, err[-3000:]
+    assert "Traceback" not in err
+    states = dict(_rows(db, "SELECT state, COUNT(*) FROM task GROUP BY state"))
+    assert states == {"error": 2}, states  # both tasks: the one in flight, the one queued behind it
+    assert _rows(db, "SELECT COUNT(*) FROM result") == [(0,)]  # nothing stored half-way
+    assert _rows(db, "SELECT DISTINCT state FROM run") == [("error",)]
+
+    engine.start()
+    (batch,), = set(_rows(db, "SELECT batch FROM run"))
+    res = subprocess.run([VALORCH, "run", "--resume", batch, "--hosts", str(hosts), "--db", str(db), "--json",
+                          "--no-gate"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert _rows(db, "SELECT state, COUNT(*) FROM task GROUP BY state") == [("done", 2)]
+    assert _rows(db, "SELECT DISTINCT state FROM run") == [("done",)]
+    got = _rows(db, 'SELECT c.check_id, r.status, COUNT(*) FROM result r JOIN "check" c ON c.id = r.check_pk '
+                    "GROUP BY 1, 2 ORDER BY 1")
+    assert got == [("command.first", "pass", 1), ("command.slow", "pass", 1), ("selftest.fail", "fail", 1),
+                   ("selftest.pass", "pass", 1)]
+    assert engine.docker("ps", "-aq", "--filter", "label=org.valorch").stdout.split() == []

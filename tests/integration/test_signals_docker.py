@@ -1,0 +1,85 @@
+"""Issue 11 fault 1: Ctrl-C (SIGINT) and SIGTERM while a container is in flight. The
+container is removed exactly as at a normal end, the runs are `interrupted` with no
+result stored, valorch exits 130 / 143, and `--resume` then finishes the batch with
+exactly the results of an uninterrupted run. The moment is taken from the engine
+(the container running, or just created), never from a fixed sleep."""
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from run_support import containers_of, run_ids_in
+
+ROOT = Path(__file__).resolve().parents[2]
+VALORCH = str(Path(sys.executable).with_name("valorch"))
+# two images, one task at a time: a second container would follow the first
+JOB = {"name": "signals", "images": ["cpu_debian12_py3.11", "cpu_debian11_py3.9"],
+       "suites": [{"name": "command", "commands": [{"id": "first", "argv": ["true"], "timeout": 60},
+                                                   {"id": "slow", "argv": ["sleep", "3"], "timeout": 60}]}]}
+
+
+def _rows(db, sql):
+    con = sqlite3.connect(db, timeout=30)
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()
+
+
+def _wait_for_container(proc, db, status):
+    """Block until one of this batch's containers is in ``status`` on the engine."""
+    for _ in range(1200):
+        assert proc.poll() is None, "valorch ended before a container was " + status
+        for run_id in run_ids_in(db):
+            out = subprocess.run(["docker", "ps", "-aq", "--filter", f"label=org.valorch.run={run_id}",
+                                  "--filter", f"status={status}"], capture_output=True, text=True).stdout
+            if out.split():
+                return
+        time.sleep(0.05)
+    raise AssertionError("no container of this batch reached " + status)
+
+
+@pytest.mark.parametrize("sig,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize("moment", ["running", "created"])
+def test_signal_removes_the_container_in_flight_and_resume_finishes(tmp_path, cli, sig, code, moment):
+    job = tmp_path / "job.json"
+    job.write_text(json.dumps(JOB))
+    hosts = tmp_path / "hosts.yaml"
+    hosts.write_text("- name: local\n  slots: 1\n")
+    db = tmp_path / "sig.sqlite"
+    env = {k: v for k, v in os.environ.items() if k != "VALORCH_DB"}
+    proc = subprocess.Popen([VALORCH, "run", "--job", str(job), "--hosts", str(hosts), "--db", str(db), "--json"],
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        _wait_for_container(proc, db, moment)
+        proc.send_signal(sig)
+        _out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == code, err[-3000:]
+    assert "Traceback" not in err
+    run_ids = run_ids_in(db)
+    assert len(run_ids) == 2
+    assert containers_of(run_ids) == []  # nothing left, in any state (running, exited, created)
+    assert _rows(db, "SELECT DISTINCT state FROM run") == [("interrupted",)]
+    assert _rows(db, "SELECT COUNT(*) FROM result") == [(0,)]  # the task in flight stored nothing
+    assert ("done",) not in _rows(db, "SELECT DISTINCT state FROM task")
+    (batch,), = _rows(db, "SELECT DISTINCT batch FROM run")
+
+    res = cli("run", "--resume", batch, "--hosts", str(hosts), "--json", db=db)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert _rows(db, "SELECT DISTINCT state FROM run") == [("done",)]
+    assert _rows(db, "SELECT DISTINCT state FROM task") == [("done",)]
+    # exactly the results of an uninterrupted run: 2 images x 2 checks, once each
+    assert _rows(db, "SELECT status, COUNT(*) FROM result GROUP BY status") == [("pass", 4)]
+    assert _rows(db, "SELECT COUNT(*) FROM (SELECT run_id, check_pk, attempt FROM result "
+                     "GROUP BY 1, 2, 3 HAVING COUNT(*) > 1)") == [(0,)]
+    assert containers_of(run_ids_in(db)) == []
