@@ -11,6 +11,7 @@ import typer
 
 from ..errors import InputError
 from .common import CatalogOption, DbOption, JsonOption, err, load_catalog, print_json, sessions, write_output
+from . import flags
 
 
 class ExecutorChoice(str, Enum):
@@ -32,9 +33,12 @@ def run(
     job: Path = typer.Option(None, "--job", "-j", help="A job spec YAML (jobs/*.yaml)."),
     suite: list[str] = typer.Option(None, "--suite", "-s", help="Suite(s) to run with --image [default: smoke]."),
     check: list[str] = typer.Option(None, "--check", "-k", help="Only checks matching these globs."),
-    deadline: float = typer.Option(120.0, help="Seconds per check before it is a timeout."),
-    timeout: float = typer.Option(None, help="Seconds for a whole suite's container."),
-    attempts: int = typer.Option(1, help="Attempts per failing check (mixed outcomes are flaky)."),
+    deadline: float = typer.Option(120.0, callback=flags.seconds("--deadline"),
+                                   help="Seconds per check before it is a timeout (at most a week)."),
+    timeout: float = typer.Option(None, callback=flags.seconds("--timeout"),
+                                  help="Seconds for a whole suite's container (at most a week)."),
+    attempts: int = typer.Option(1, callback=flags.integer("--attempts", 1, 10),
+                                 help="Attempts per failing check, 1 to 10 (mixed outcomes are flaky)."),
     cpu_only: bool = typer.Option(False, "--cpu-only", help="Run GPU images on a CPU host; GPU checks are 'skip'."),
     junit: Path = typer.Option(None, "--junit", help="Also write JUnit XML here."),
     gate: bool = typer.Option(True, "--gate/--no-gate", help="Exit 1 when a check fails, crashes or times out."),
@@ -47,7 +51,8 @@ def run(
                                     help="Host inventory YAML (examples/hosts.yaml) [default: this machine]."),
     resume: str = typer.Option(None, "--resume", help="Finish the remaining tasks of an interrupted batch "
                                "(a batch id, or a run id of it)."),
-    retries: int = typer.Option(2, "--retries", min=0, help="Re-runs on another host after an infrastructure error."),
+    retries: int = typer.Option(2, "--retries", callback=flags.integer("--retries", 0, 100),
+                                 help="Re-runs on another host after an infrastructure error (0 to 100)."),
     slurm_spool: Path = typer.Option(None, "--slurm-spool", help="Directory the Slurm nodes share "
                                      "(probe archive, job output) [default: ./results/slurm]."),
     pull: str = typer.Option("missing", "--pull", help="missing: pull absent images; always: pull every time; "

@@ -25,6 +25,7 @@ from sqlalchemy.exc import ArgumentError, DBAPIError, OperationalError, SQLAlche
 from sqlalchemy.orm import Session, sessionmaker
 
 from ..errors import InfrastructureError, InputError
+from . import damaged
 
 DEFAULT_URL = "sqlite:///results/valorch.sqlite"
 POSTGRES_EXTRA = "pip install 'valorch[postgres]'"
@@ -138,6 +139,7 @@ def _sqlite_engine(url: URL) -> Engine:
         cur.execute("PRAGMA mmap_size=1073741824")
         cur.close()
 
+    damaged.install(engine)
     return engine
 
 
