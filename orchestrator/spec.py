@@ -104,6 +104,8 @@ MAX_MESSAGE = 4_000
 MAX_LOG = 16_000
 MAX_SAMPLES = 10_000
 MAX_METRICS = 200
+#: a published matrix version or a baseline name (`matrix publish --version`, `baseline set NAME`)
+VERSION_PATTERN = r"^[A-Za-z0-9._-]{1,64}$"
 #: the longest deadline or suite timeout a job may ask for: a week
 MAX_SECONDS = 7 * 24 * 3600.0
 

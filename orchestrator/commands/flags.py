@@ -5,6 +5,7 @@ timer far from the command line. Use as ``typer.Option(..., callback=seconds("--
 from __future__ import annotations
 
 import math
+import re
 from typing import Callable
 
 import typer
@@ -42,6 +43,20 @@ def integer(flag: str, lo: int, hi: int) -> Callable:
     def check(value: int | None) -> int | None:
         if value is not None and not lo <= value <= hi:
             raise _bad(flag, value, f"a whole number in [{lo}, {hi}]")
+        return value
+
+    return check
+
+
+def version_name(flag: str) -> Callable:
+    """A matrix version or baseline name: 1 to 64 of ``A-Z a-z 0-9 . _ -`` (spec.VERSION_PATTERN);
+    it appears in file names, URLs and report headers."""
+    from ..spec import VERSION_PATTERN
+
+    def check(value: str | None) -> str | None:
+        if value is not None and not re.fullmatch(VERSION_PATTERN, value):
+            raise typer.BadParameter(f"{value!r} is not allowed: {flag} takes 1 to 64 characters from "
+                                     "A-Z a-z 0-9 . _ - (e.g. v0.3, 2026.01-rc1)", param_hint=f"'{flag}'")
         return value
 
     return check

@@ -21,7 +21,7 @@ from typing import Iterator
 
 from sqlalchemy import create_engine, event, inspect, text
 from sqlalchemy.engine import URL, Connection, Engine, make_url
-from sqlalchemy.exc import ArgumentError, DBAPIError, OperationalError, SQLAlchemyError
+from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, OperationalError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from ..errors import InfrastructureError, InputError
@@ -64,6 +64,12 @@ def _parse(db: str | None) -> URL:
     if backend not in ("sqlite", "postgresql"):
         raise InputError(f"--db: unsupported database scheme '{url.drivername}' (valorch stores results in "
                          "SQLite or PostgreSQL)", URL_HINT)
+    try:
+        url.get_dialect()
+    except NoSuchModuleError:
+        raise InputError(f"--db {public_url(db)}: SQLAlchemy has no driver '{url.drivername}'", URL_HINT) from None
+    if url.port is not None and not 0 < url.port < 65536:
+        raise InputError(f"--db {public_url(db)}: port {url.port} is not a TCP port (1-65535)", URL_HINT)
     return url
 
 
