@@ -58,6 +58,8 @@ def run(
     pull: str = typer.Option("missing", "--pull", help="missing: pull absent images; always: pull every time; "
                              "never: only what the engine has. A pinned digest is pulled and run as repo@sha256."),
     ca: Path = typer.Option(None, "--ca", help="CA file for the registry's TLS [default: certs.d/<registry>/ca.crt]."),
+    workload_root: list[Path] = typer.Option(None, "--workload-root", help="A directory whose files a job's pytest "
+                                             "workloads may ship, besides the job file's own (repeatable)."),
 ) -> None:
     """Run suites in images on a matching host and store every result."""
     from ..services import run as service
@@ -74,7 +76,7 @@ def run(
             batch, summaries = service.resume(resume, cat, factory, hosts_file=hosts_file, retries=retries,
                                               reporter=reporter)
     else:
-        spec = _job(cat, job, image, suite, check, deadline, timeout, attempts)
+        spec = _job(cat, job, image, suite, check, deadline, timeout, attempts, workload_root or ())
         # preflight and pulls first (their own progress), then the live view of the tasks
         with PullProgress(err, disable=as_json) as progress:
             placed = service.place_job(spec, cat, factory, cpu_only=cpu_only, executor=executor.value,
@@ -117,7 +119,7 @@ def exit_code(rep, gate: bool) -> int:  # noqa: ANN001
 
 
 def _job(cat, job: Path | None, images: list[str] | None, suites: list[str] | None, checks: list[str] | None,
-         deadline: float, timeout: float | None, attempts: int) -> Any:
+         deadline: float, timeout: float | None, attempts: int, workload_roots: Any = ()) -> Any:
     from ..catalog.core import load_job, validate_suites
     from ..spec import JobSpec, SuiteRef
 
@@ -126,7 +128,7 @@ def _job(cat, job: Path | None, images: list[str] | None, suites: list[str] | No
     if job:
         if suites or checks:
             raise InputError("--suite/--check apply to --image runs; a job spec names its own suites")
-        return load_job(job, cat)
+        return load_job(job, cat, workload_roots)
     if not images:
         raise InputError("nothing to run: pass --image NAME or --job FILE",
                          "e.g. valorch run --image host, or valorch run --job jobs/smoke.yaml")

@@ -24,8 +24,8 @@ TaskState = Literal["queued", "running", "done", "error"]
 Executor = Literal["host", "docker", "slurm", "kubernetes"]
 Backend = Literal["rocm", "cuda", "cpu"]
 
-_ID = r"^[A-Za-z0-9][A-Za-z0-9_.:\-]*$"
-Uuid = Annotated[str, Field(pattern=r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")]
+#: a run or batch id (a uuid4 when valorch made it): 1 to 36 of A-Z a-z 0-9 _ . : -
+Uuid = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:\-]{0,35}$")]
 Name = Annotated[str, Field(min_length=1, max_length=200)]
 Text = Annotated[str, Field(max_length=2_000)]
 Number = StrictInt | StrictFloat
