@@ -47,6 +47,7 @@ def qualify(job: Path = typer.Option(..., "--job", "-j", help="The release job s
     try:
         with LiveReporter(err) as reporter:
             outcome = service.qualify(spec, cat, factory, baseline, known_issues, threshold, reporter=reporter,
+                                      on_warning=lambda w: err.print(f"warning: {w}", markup=False),
                                       cpu_only=cpu_only, executor=executor.value, partition=partition,
                                       hosts_file=hosts_file)
     except NoResults as exc:
