@@ -105,6 +105,10 @@ MAX_MESSAGE = 4_000
 MAX_LOG = 16_000
 MAX_SAMPLES = 10_000
 MAX_METRICS = 200
+#: a published matrix version or a baseline name (`matrix publish --version`, `baseline set NAME`)
+VERSION_PATTERN = r"^[A-Za-z0-9._-]{1,64}$"
+#: the longest deadline or suite timeout a job may ask for: a week
+MAX_SECONDS = 7 * 24 * 3600.0
 
 
 class Frozen(BaseModel):
@@ -282,8 +286,10 @@ class SuiteRef(Frozen):
 
     name: str
     checks: tuple[str, ...] = ()  # glob filters on check ids; empty = all
-    deadline: float = Field(default=120.0, gt=0, description="seconds per check")
-    timeout: float | None = Field(default=None, gt=0, description="seconds for the whole container")
+    # bounded: a run always has a deadline (an infinite or 1e300 s one would overflow the timer)
+    deadline: float = Field(default=120.0, gt=0, le=MAX_SECONDS, allow_inf_nan=False, description="seconds per check")
+    timeout: float | None = Field(default=None, gt=0, le=MAX_SECONDS, allow_inf_nan=False,
+                                  description="seconds for the whole container")
     attempts: int = Field(default=1, ge=1, le=10)
     network: bool = False
     memory: str | None = Field(default=None, pattern=MEMORY_SIZE, description="the container's memory limit")

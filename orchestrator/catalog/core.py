@@ -202,12 +202,14 @@ def validate_suites(suites: Iterable[Any], doc: yamlio.Document | None = None) -
                             "see jobs/commands-example.yaml, or valorch suites show " + ref.name)
 
 
-def load_job(path: Path, catalog: Catalog | None = None) -> JobSpec:
-    """A job spec, with its suites (and, given the catalog, its images) checked."""
+def load_job(path: Path, catalog: Catalog | None = None, workload_roots: Iterable[Path] = ()) -> JobSpec:
+    """A job spec, with its suites (and, given the catalog, its images) checked. A shipped
+    workload must lie inside the job file's directory or one of ``workload_roots``
+    (``--workload-root DIR``)."""
     doc = yamlio.load(Path(path))
     job = yamlio.validate(doc, JobSpec, "job spec")
     validate_suites(job.suites, doc)
-    job = _resolve_workloads(job, doc)
+    job = _resolve_workloads(job, doc, tuple(workload_roots))
     if catalog is not None:
         for i, sel in enumerate(job.images):
             try:
@@ -218,10 +220,17 @@ def load_job(path: Path, catalog: Catalog | None = None) -> JobSpec:
     return job
 
 
-def _resolve_workloads(job: JobSpec, doc: yamlio.Document) -> JobSpec:
+WORKLOAD_HINT = ("a workload path is relative to the job file and must stay inside its directory (it is shipped "
+                 "into the container, to any engine); to ship tests from elsewhere name their directory with "
+                 "--workload-root DIR")
+
+
+def _resolve_workloads(job: JobSpec, doc: yamlio.Document, roots: tuple[Path, ...] = ()) -> JobSpec:
     """A pytest workload's path relative to the job file, made absolute (``source``)
-    after checking it exists and is small enough to ship."""
+    after checking it exists, stays inside the job's directory (or a --workload-root),
+    holds no link out, and is small enough to ship."""
     from ..executors.base import MAX_WORKLOAD
+    from ..executors.workload_files import WorkloadError, contained, contained_files
 
     suites = []
     for i, ref in enumerate(job.suites):
@@ -229,15 +238,24 @@ def _resolve_workloads(job: JobSpec, doc: yamlio.Document) -> JobSpec:
         if p is not None:
             source = None
             if not p.in_image:
-                src = (Path(doc.path).parent / p.path).resolve()
+                given = Path(doc.path).parent / p.path
+                src = given.resolve()
                 where = f"{doc.path}:{doc.line(('suites', i, 'pytest', 'path'))}: job spec: key 'suites.{i}.pytest.path'"
+                if contained(given, [Path(doc.path).parent, *roots]) is None:
+                    raise SpecError(f"{where}: '{p.path}' resolves to {src}, outside the job's directory "
+                                    f"{Path(doc.path).parent.resolve()}"
+                                    + (f" and outside --workload-root {', '.join(map(str, roots))}" if roots else ""),
+                                    WORKLOAD_HINT)
                 if not src.exists():
                     raise SpecError(f"{where}: {src} does not exist",
                                     "a relative path is resolved against the job file's directory and shipped "
                                     "into the container; for a path inside the image use an absolute path "
                                     "with in_image: true")
-                files = [src] if src.is_file() else [f for f in src.rglob("*") if f.is_file()]
-                size = sum(f.stat().st_size for f in files if "__pycache__" not in f.parts)
+                try:
+                    files = contained_files(given)
+                except WorkloadError as exc:
+                    raise SpecError(f"{where}: {exc}", WORKLOAD_HINT) from None
+                size = sum(real.stat().st_size for real, _ in files)
                 if size > MAX_WORKLOAD:
                     raise SpecError(f"{where}: {src} holds {size >> 20} MiB, more than the "
                                     f"{MAX_WORKLOAD >> 20} MiB shipped with a job",

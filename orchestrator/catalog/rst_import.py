@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import yaml
 
@@ -54,6 +54,7 @@ class ListTable:
     line: int  # 1-based line of the directive
     header_rows: int
     rows: tuple[tuple[str, ...], ...]  # raw cell text
+    cell_lines: tuple[tuple[int, ...], ...] = ()  # 1-based line where each cell starts
 
 
 @dataclass(frozen=True)
@@ -88,14 +89,15 @@ def list_tables(text: str) -> list[ListTable]:
         base, title, start = len(m.group(1)), m.group(2).strip(), i
         header_rows = 0
         i += 1
-        block: list[str] = []
+        block: list[tuple[int, str]] = []
         while i < len(lines) and (not lines[i].strip() or _indent(lines[i]) > base):
-            block.append(lines[i])
+            block.append((i + 1, lines[i]))
             i += 1
         rows: list[list[str]] = []
+        starts: list[list[int]] = []
         cell: list[str] | None = None
         cell_col = -1
-        for line in block:
+        for lineno, line in block:
             s = line.strip()
             hr = re.match(r"^:header-rows:\s*(\d+)", s)
             if hr and not rows:
@@ -107,18 +109,22 @@ def list_tables(text: str) -> list[ListTable]:
             cell_m = re.match(r"^(\s*)-(\s+|$)(.*)$", line)
             if row_m:
                 rows.append([])
+                starts.append([])
                 cell_col = len(row_m.group(1)) + 2
                 cell = [row_m.group(3)]
                 rows[-1].append("")
+                starts[-1].append(lineno)
             elif cell_m and rows and len(cell_m.group(1)) == cell_col:
                 cell = [cell_m.group(3)]
                 rows[-1].append("")
+                starts[-1].append(lineno)
             elif cell is not None:
                 cell.append(line.strip())
             else:
                 continue
             rows[-1][-1] = "\n".join(cell).strip()
-        tables.append(ListTable(title, start + 1, header_rows, tuple(tuple(r) for r in rows)))
+        tables.append(ListTable(title, start + 1, header_rows, tuple(tuple(r) for r in rows),
+                                tuple(tuple(c) for c in starts)))
     return tables
 
 
@@ -158,7 +164,19 @@ def _alias_from(reference: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", tag).strip("_.-") or "image"
 
 
-def entry_of(header: list[str | None], cells: tuple[str, ...], where: str) -> dict[str, Any]:
+_RESIDUE = re.compile(r"[`<>|*\\]|_\Z")
+
+
+def check_cell(value: str, raw: str, where: str) -> None:
+    """A cleaned cell that still holds markup did not parse (an unclosed link, a stray
+    backtick): an error naming its line, never garbage in the catalog."""
+    if _RESIDUE.search(value) or any(ord(ch) < 32 for ch in value):
+        raise ImportError_(f"{where}: cell {raw.strip()[:80]!r} does not parse (markup left after cleaning: "
+                           "an unclosed link `text <url>`_, a stray backtick or bracket?)")
+
+
+def entry_of(header: list[str | None], cells: tuple[str, ...], where: str,
+             cell_where: Callable[[int], str] | None = None) -> dict[str, Any]:
     image_col = header.index(None)
     found = image_of(cells[image_col]) if image_col < len(cells) else None
     if found is None:
@@ -169,10 +187,11 @@ def entry_of(header: list[str | None], cells: tuple[str, ...], where: str) -> di
     if parsed is not None and "rocm" in parsed.components:
         comps["rocm"] = parsed.components["rocm"]
     os_text = parsed.os if parsed is not None else None
-    for key, raw in zip(header, cells):
+    for col, (key, raw) in enumerate(zip(header, cells)):
         if key is None:
             continue
         value = clean(raw)
+        check_cell(value, raw, cell_where(col) if cell_where else where)
         if not value or value in ("-", "—", "N/A", "n/a"):
             continue
         if key == "linux":  # "Ubuntu 22.04", or a bare version of the tag's distro
@@ -207,12 +226,17 @@ def parse(text: str, source: str = "<rst>") -> list[dict[str, Any]]:
             continue  # not an image table (no Docker / image column)
         candidates += 1
         for n, cells in enumerate(table.rows[table.header_rows:], start=1):
+            lines = table.cell_lines[table.header_rows + n - 1] if table.cell_lines else ()
+
+            def cell_where(col: int, n: int = n, lines: tuple[int, ...] = lines, title: str = table.title) -> str:
+                line = lines[col] if col < len(lines) else table.line
+                return f"{source}:{line}: row {n} of '{title}', column {col + 1}"
             if not any(clean(c) or image_of(c) for c in cells):
                 continue
             if len(cells) != len(header):
                 raise ImportError_(f"{source}:{table.line}: row {n} of '{table.title}' has {len(cells)} cells, "
                                    f"the header has {len(header)}")
-            entries.append(entry_of(header, cells, f"{source}:{table.line}: row {n} of '{table.title}'"))
+            entries.append(entry_of(header, cells, f"{source}:{table.line}: row {n} of '{table.title}'", cell_where))
     if not candidates:
         raise ImportError_(f"{source}: no list-table with an image column (Docker / Image / Tag) was found")
     seen: set[str] = set()

@@ -14,6 +14,7 @@ from rich.table import Table
 
 from ..errors import InputError
 from .common import DEFAULT_THRESHOLD
+from . import flags
 from .common import DbOption, err, load_catalog, out, sessions, write_output
 
 FORMATS = ("term", "md", "html", "json", "junit")
@@ -71,7 +72,8 @@ def diff(base: str = typer.Argument(..., help="run id/prefix, batch, matrix vers
          head: str = typer.Argument(..., help="the same kinds of names as BASE"),
          fmt: str = typer.Option("term", "--format", "-f", help="term, md, html, json or junit."),
          out_path: Path = typer.Option(None, "--out", "-o", help="Write here instead of stdout."),
-         threshold: float = typer.Option(DEFAULT_THRESHOLD, help="Timing ratio threshold (0.05 = 5 %)."),
+         threshold: float = typer.Option(DEFAULT_THRESHOLD, callback=flags.number("--threshold", 0, 10, lo_open=True),
+                                         help="Timing ratio threshold (0.05 = 5 %), above 0, at most 10."),
          known_issues: Path = typer.Option(None, "--known-issues", help="Known-issues YAML (failures expected)."),
          image: list[str] = typer.Option(None, "--image", help="Only these image aliases (repeatable)."),
          notify: list[str] = NotifyOption, db: str = DbOption) -> None:
@@ -83,12 +85,14 @@ def diff(base: str = typer.Argument(..., help="run id/prefix, batch, matrix vers
     from ..notify import targets as notify_targets
     from ..services import notify as notify_service
     from ..services.diff import NoResults, compare
+    from rich.markup import escape
 
     targets = notify_targets.parse(notify or ())  # a bad --notify is exit 2 before anything else
     title = f"valorch diff {base} → {head}"
     factory = sessions(db)
     try:
-        report = compare(factory, base, head, threshold, known_issues, image or ())
+        report = compare(factory, base, head, threshold, known_issues, image or (),
+                         on_warning=lambda w: err.print(f"[yellow]warning:[/yellow] {escape(w)}"))
     except NoResults as exc:
         if targets:
             notify_service.post_empty(targets, title, exc.message, say)

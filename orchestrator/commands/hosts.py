@@ -10,6 +10,7 @@ import typer
 from rich.table import Table
 
 from .common import CatalogOption, DbOption, JsonOption, err, load_catalog, out, print_json, sessions
+from . import flags
 
 if TYPE_CHECKING:
     from ..spec import HostSpec
@@ -61,7 +62,8 @@ def check(hosts_file: Path = HostsOption, job: Path = typer.Option(None, "--job"
           level: int = typer.Option(None, "--level", min=0, max=1, help="Also the GPU preflight: 0 = device nodes, "
                                     "driver version, a container with the device options; 1 = and SMI health, "
                                     "rvs / dcgmi diag -r 1, the kernel log."),
-          since: float = typer.Option(60.0, "--since", help="Minutes of kernel log that --level 1 scans."),
+          since: float = typer.Option(60.0, "--since", callback=flags.number("--since", 0, 525_600, lo_open=True),
+                                      help="Minutes of kernel log that --level 1 scans (at most a year)."),
           db: str = DbOption, catalog: Path = CatalogOption, as_json: bool = JsonOption) -> None:
     """Preflight: each engine answers (version), disk free under its Docker root, the job's
     images present (with the catalog's digests when known), the results DB writable; with

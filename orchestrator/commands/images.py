@@ -8,6 +8,7 @@ import typer
 from rich.table import Table
 
 from .common import CatalogOption, JsonOption, load_catalog, out, print_json, project_dir
+from . import flags
 
 app = typer.Typer(help="The image catalog (images/*.yaml).", no_args_is_help=True)
 
@@ -63,14 +64,16 @@ def import_rst(file: Path = typer.Argument(..., help="A reStructuredText page wi
                dry_run: bool = typer.Option(False, "--dry-run", help="Report what would change; write nothing."),
                as_json: bool = JsonOption) -> None:
     """Read a published image components table into catalog entries (idempotent)."""
-    from ..services.catalog import plan_rst_import
-    from .common import write_output
+    from ..services.catalog import plan_rst_import, validate_written
+    from .common import write_validated
 
     out_path = out_path or project_dir() / "images" / "rocm.yaml"
     plan = plan_rst_import(file, out_path)
     written = plan.changed and not dry_run
     if written:
-        write_output(plan.text, out_path)
+        # a temporary file beside the catalog, loaded by the catalog loader, then renamed
+        out_path.parent.mkdir(parents=True, exist_ok=True)
+        write_validated(plan.text, out_path, validate_written)
     report = plan.report(str(out_path), written)
     if as_json:
         print_json(report)
@@ -92,7 +95,8 @@ CaOption = typer.Option(None, "--ca", help="PEM file of the CA that signed the r
 def check(names: list[str] = typer.Argument(None, help="Aliases or selectors [default: every registry image]."),
           update: bool = typer.Option(False, "--update", help="Write the current digests into the catalog "
                                       "(prints the diff)."),
-          ca: Path = CaOption, timeout: float = typer.Option(30.0, help="Seconds per registry request."),
+          ca: Path = CaOption, timeout: float = typer.Option(30.0, callback=flags.seconds("--timeout", 3600),
+                                                            help="Seconds per registry request."),
           as_json: bool = JsonOption, catalog: Path = CatalogOption) -> None:
     """Resolve each catalogued tag to its digest through the registry's HTTP API (no pull, no
     engine); exit 1 when a tag moved or vanished since the catalog was written."""

@@ -16,6 +16,7 @@ import typer
 from rich.table import Table
 
 from .common import lazy, CatalogOption, DbOption, JsonOption, err, load_catalog, out, print_json, sessions, write_output
+from . import flags
 
 audit = lazy("orchestrator.audit")
 render_audit = lazy("orchestrator.render.audit")
@@ -196,7 +197,7 @@ def show(
 
 @app.command("list")
 def list_inventories(image: str = typer.Option(None, "--image", "-i", help="Only this image (alias or reference)."),
-                     limit: int = typer.Option(50, help="At most this many."),
+                     limit: int = typer.Option(50, callback=flags.integer("--limit", 1, 1_000_000), help="At most this many."),
                      db: str = DbOption, as_json: bool = JsonOption) -> None:
     """Stored inventories, newest first."""
     from ..services import inventory as service

@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 from rich.table import Table as RichTable
 
+from . import flags
 from .common import DbOption, JsonOption, load_catalog, out, print_json, sessions, write_output
 
 app = typer.Typer(help="The compatibility matrix from stored results.", no_args_is_help=True)
@@ -45,7 +46,9 @@ def render(fmt: str = FormatOpt, layout: str = LayoutOpt, rows: str = RowsOpt, c
 
 
 @app.command("publish")
-def publish(version: str = typer.Option(..., "--version", help="The version name, e.g. v0.3 (immutable)."),
+def publish(version: str = typer.Option(..., "--version", callback=flags.version_name("--version"),
+                                        help="The version name, e.g. v0.3 (immutable): 1 to 64 characters "
+                                        "from A-Z a-z 0-9 . _ -"),
             layout: str = LayoutOpt, rows: str = RowsOpt, columns: str = ColumnsOpt, image: list[str] = ImageOpt,
             since: str = SinceOpt, tier_policy: Path = PolicyOpt, job: str = JobOpt, db: str = DbOption,
             as_json: bool = JsonOption) -> None:

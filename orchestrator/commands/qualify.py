@@ -12,6 +12,7 @@ from pathlib import Path
 import typer
 
 from .common import DEFAULT_THRESHOLD, CatalogOption, DbOption, err, load_catalog, sessions, write_output
+from . import flags
 from .diff import NotifyOption, local_images, print_term, say
 from .run import EXECUTOR_HELP, ExecutorChoice
 
@@ -21,7 +22,8 @@ def qualify(job: Path = typer.Option(..., "--job", "-j", help="The release job s
                                          help="Baseline name, matrix version or run id to compare with."),
             known_issues: Path = typer.Option(None, "--known-issues", help="Known-issues YAML (expected failures)."),
             out_dir: Path = typer.Option(None, "--out-dir", help="Reports here [default: results/qualify-<time>/]."),
-            threshold: float = typer.Option(DEFAULT_THRESHOLD, help="Timing ratio threshold (0.05 = 5 %)."),
+            threshold: float = typer.Option(DEFAULT_THRESHOLD, callback=flags.number("--threshold", 0, 10, lo_open=True),
+                                            help="Timing ratio threshold (0.05 = 5 %), above 0, at most 10."),
             cpu_only: bool = typer.Option(False, "--cpu-only", help="Run GPU images on a CPU host."),
             hosts_file: Path = typer.Option(None, "--hosts", envvar="VALORCH_HOSTS",
                                             help="Host inventory YAML [default: this machine]."),
@@ -46,6 +48,7 @@ def qualify(job: Path = typer.Option(..., "--job", "-j", help="The release job s
     try:
         with interruptible(), LiveReporter(err) as reporter:
             outcome = service.qualify(spec, cat, factory, baseline, known_issues, threshold, reporter=reporter,
+                                      on_warning=lambda w: err.print(f"warning: {w}", markup=False),
                                       cpu_only=cpu_only, executor=executor.value, partition=partition,
                                       hosts_file=hosts_file)
     except NoResults as exc:

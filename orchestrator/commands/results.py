@@ -12,6 +12,7 @@ from rich.table import Table
 
 from ..errors import InputError
 from .common import DbOption, JsonOption, err, out, print_json, sessions, write_output
+from . import flags
 
 app = typer.Typer(help="Stored runs and their results.", no_args_is_help=True)
 KEPT = {"baseline": "a baseline refers to them", "published": "a published matrix version refers to them",
@@ -21,7 +22,8 @@ KEPT = {"baseline": "a baseline refers to them", "published": "a published matri
 
 @app.command("list")
 def list_runs(image: str = typer.Option(None, help="Only runs of this image alias or reference."),
-              limit: int = typer.Option(50, help="At most this many runs, newest first."),
+              limit: int = typer.Option(50, callback=flags.integer("--limit", 1, 1_000_000),
+                                help="At most this many runs, newest first."),
               db: str = DbOption, as_json: bool = JsonOption) -> None:
     """Runs, newest first, with counts by status."""
     from ..services import results as service
@@ -78,23 +80,21 @@ def export(run_ids: list[str] = typer.Argument(..., help="Run ids (or unique pre
 
 @app.command("import")
 def import_(path: Path = typer.Argument(..., help="A file written by valorch results export."),
+            dry_run: bool = typer.Option(False, "--dry-run", help="Validate and count what would be added; "
+                                         "write nothing."),
             db: str = DbOption, as_json: bool = JsonOption) -> None:
-    """Add the runs of an export to this database; runs already here are left alone."""
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror}", "pass a file written by valorch results export") from None
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{path}:{exc.lineno}: not JSON ({exc.msg})",
-                         "pass a file written by valorch results export") from None
+    """Add the runs of an export to this database; runs already here are left alone. The
+    file is validated as a whole first (every field, as strictly as a probe's output)."""
     from ..services import results as service
 
-    counts = service.import_(sessions(db), doc, str(path))
+    doc = service.read_export(path)
+    counts = service.import_(sessions(db), doc, str(path), dry_run=dry_run)
     if as_json:
         print_json(counts)
         return
     total = len(doc.get("runs", []))
-    err.print(f"imported {path}: {counts['runs']} new of {total} runs, {counts['results']} new results, "
+    verb = "would import" if dry_run else "imported"
+    err.print(f"{verb} {path}: {counts['runs']} new of {total} runs, {counts['results']} new results, "
               f"{counts['inventory']} new inventory rows")
 
 
@@ -136,7 +136,8 @@ def push(to: str = typer.Option(..., "--to", envvar="VALORCH_PUSH_TO",
 
 
 @app.command("prune")
-def prune(keep_days: int = typer.Option(..., "--keep-days", help="Keep everything of the last N days."),
+def prune(keep_days: int = typer.Option(..., "--keep-days", callback=flags.integer("--keep-days", 0, 36_500),
+                                         help="Keep everything of the last N days."),
           keep_published: bool = typer.Option(True, "--keep-published/--no-keep-published",
                                               help="Keep the runs of published matrix versions whole (default); "
                                                    "without: only their raw samples may go, never the runs."),

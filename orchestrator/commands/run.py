@@ -12,6 +12,7 @@ import typer
 
 from ..errors import InfrastructureError, InputError
 from .common import CatalogOption, DbOption, JsonOption, err, load_catalog, print_json, sessions, write_output
+from . import flags
 
 
 class ExecutorChoice(str, Enum):
@@ -33,9 +34,12 @@ def run(
     job: Path = typer.Option(None, "--job", "-j", help="A job spec YAML (jobs/*.yaml)."),
     suite: list[str] = typer.Option(None, "--suite", "-s", help="Suite(s) to run with --image [default: smoke]."),
     check: list[str] = typer.Option(None, "--check", "-k", help="Only checks matching these globs."),
-    deadline: float = typer.Option(120.0, help="Seconds per check before it is a timeout."),
-    timeout: float = typer.Option(None, help="Seconds for a whole suite's container."),
-    attempts: int = typer.Option(1, help="Attempts per failing check (mixed outcomes are flaky)."),
+    deadline: float = typer.Option(120.0, callback=flags.seconds("--deadline"),
+                                   help="Seconds per check before it is a timeout (at most a week)."),
+    timeout: float = typer.Option(None, callback=flags.seconds("--timeout"),
+                                  help="Seconds for a whole suite's container (at most a week)."),
+    attempts: int = typer.Option(1, callback=flags.integer("--attempts", 1, 10),
+                                 help="Attempts per failing check, 1 to 10 (mixed outcomes are flaky)."),
     cpu_only: bool = typer.Option(False, "--cpu-only", help="Run GPU images on a CPU host; GPU checks are 'skip'."),
     junit: Path = typer.Option(None, "--junit", help="Also write JUnit XML here."),
     gate: bool = typer.Option(True, "--gate/--no-gate", help="Exit 1 when a check fails, crashes or times out."),
@@ -48,12 +52,15 @@ def run(
                                     help="Host inventory YAML (examples/hosts.yaml) [default: this machine]."),
     resume: str = typer.Option(None, "--resume", help="Finish the remaining tasks of an interrupted batch "
                                "(a batch id, or a run id of it)."),
-    retries: int = typer.Option(2, "--retries", min=0, help="Re-runs on another host after an infrastructure error."),
+    retries: int = typer.Option(2, "--retries", callback=flags.integer("--retries", 0, 100),
+                                 help="Re-runs on another host after an infrastructure error (0 to 100)."),
     slurm_spool: Path = typer.Option(None, "--slurm-spool", help="Directory the Slurm nodes share "
                                      "(probe archive, job output) [default: ./results/slurm]."),
     pull: str = typer.Option("missing", "--pull", help="missing: pull absent images; always: pull every time; "
                              "never: only what the engine has. A pinned digest is pulled and run as repo@sha256."),
     ca: Path = typer.Option(None, "--ca", help="CA file for the registry's TLS [default: certs.d/<registry>/ca.crt]."),
+    workload_root: list[Path] = typer.Option(None, "--workload-root", help="A directory whose files a job's pytest "
+                                             "workloads may ship, besides the job file's own (repeatable)."),
 ) -> None:
     """Run suites in images on a matching host and store every result."""
     from ..services import run as service
@@ -64,6 +71,7 @@ def run(
     check_policy(pull)
     _check_junit(junit)
     cat = load_catalog(catalog)
+<<<<<<< HEAD
     with interruptible(), junit_on_error(junit):  # Ctrl-C / SIGTERM: containers removed, exit 130 / 143
         factory = sessions(db)
         if resume:
@@ -83,6 +91,26 @@ def run(
                                                f"[yellow]quarantined[/yellow] {v.host} for this batch: {v.reason}"))
             with LiveReporter(err, disable=as_json) as reporter:
                 summaries = service.execute_placed(placed, spec, factory, reporter=reporter, retries=retries)
+=======
+    factory = sessions(db)
+    if resume:
+        if job or image:
+            raise InputError("--resume takes the job from the stored batch", "drop --job/--image")
+        with LiveReporter(err, disable=as_json) as reporter:
+            batch, summaries = service.resume(resume, cat, factory, hosts_file=hosts_file, retries=retries,
+                                              reporter=reporter)
+    else:
+        spec = _job(cat, job, image, suite, check, deadline, timeout, attempts, workload_root or ())
+        # preflight and pulls first (their own progress), then the live view of the tasks
+        with PullProgress(err, disable=as_json) as progress:
+            placed = service.place_job(spec, cat, factory, cpu_only=cpu_only, executor=executor.value,
+                                       partition=partition, hosts_file=hosts_file, slurm_spool=slurm_spool,
+                                       namespace=namespace, pull=pull, ca=str(ca) if ca else None, on_pull=progress,
+                                       on_quarantine=lambda v: err.print(
+                                           f"[yellow]quarantined[/yellow] {v.host} for this batch: {v.reason}"))
+        with LiveReporter(err, disable=as_json) as reporter:
+            summaries = service.execute_placed(placed, spec, factory, reporter=reporter, retries=retries)
+>>>>>>> badinput
     if resume:
         err.print(f"resumed batch {batch}")
     _report(service.report(factory, summaries), as_json, junit, gate, show_matrix)
@@ -135,7 +163,7 @@ def exit_code(rep, gate: bool) -> int:  # noqa: ANN001
 
 
 def _job(cat, job: Path | None, images: list[str] | None, suites: list[str] | None, checks: list[str] | None,
-         deadline: float, timeout: float | None, attempts: int) -> Any:
+         deadline: float, timeout: float | None, attempts: int, workload_roots: Any = ()) -> Any:
     from ..catalog.core import load_job, validate_suites
     from ..spec import JobSpec, SuiteRef
 
@@ -144,7 +172,7 @@ def _job(cat, job: Path | None, images: list[str] | None, suites: list[str] | No
     if job:
         if suites or checks:
             raise InputError("--suite/--check apply to --image runs; a job spec names its own suites")
-        return load_job(job, cat)
+        return load_job(job, cat, workload_roots)
     if not images:
         raise InputError("nothing to run: pass --image NAME or --job FILE",
                          "e.g. valorch run --image host, or valorch run --job jobs/smoke.yaml")

@@ -25,6 +25,8 @@ def _qualify_reports(directory: Path | None) -> list[tuple[str, str]]:
             out.append((path.parent.name, path.read_text(encoding="utf-8")))
         except OSError as exc:
             err.print(f"[yellow]skipped {path}: {exc.strerror}[/yellow]")
+        except UnicodeDecodeError:
+            err.print(f"[yellow]skipped {path}: not UTF-8 text[/yellow]")
     return out
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Callable, Protocol
 
 from ..spec import CheckResult, Execution, Task
+from .workload_files import contained_files
 
 PROBE_DIR = Path(__file__).resolve().parent.parent / "probe"
 PROBE_PACKAGE = "valorch_probe"
@@ -82,52 +83,48 @@ def workload_source(task: Task) -> Path | None:
     return Path(p.source)
 
 
-def _skip(path: Path) -> bool:
-    return "__pycache__" in path.parts or path.suffix == ".pyc" or path.is_symlink()
-
-
 def workload_archive(task: Task) -> bytes | None:
     """The shipped workload as a tar for ``put_archive`` into ``/opt``
-    (``valorch/workloads/<name>``), or None when the task ships nothing."""
+    (``valorch/workloads/<name>``), or None when the task ships nothing. Only regular
+    files inside the workload go (symlinks resolved and contained: workload_files)."""
     src = workload_source(task)
     if src is None:
         return None
     name = task.suite.pytest.shipped_name
+    files = contained_files(src)
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w") as tar:
         _add_dirs(tar, "valorch", f"valorch/{WORKLOADS}")
-        files = [src] if src.is_file() else sorted(src.rglob("*"))
-        for path in files:
-            if _skip(path.relative_to(src.parent)):
-                continue
-            rel = path.relative_to(src) if path != src else Path()
-            arcname = f"valorch/{WORKLOADS}/{name}" + (f"/{rel.as_posix()}" if rel.parts else "")
-            info = tar.gettarinfo(str(path), arcname=arcname)
+        made: set[str] = set()
+        for real, rel in files:
+            arcname = f"valorch/{WORKLOADS}/{name}" + (f"/{rel}" if rel else "")
+            parents = [p for p in Path(arcname).parents if str(p).count("/") >= 2][::-1]
+            for parent in parents:  # directory entries, each once, before their files
+                if str(parent) not in made:
+                    made.add(str(parent))
+                    _add_dirs(tar, str(parent))
+            info = tar.gettarinfo(str(real), arcname=arcname)
             info.uid = info.gid = 0
             info.uname = info.gname = "root"
-            if path.is_dir():
-                info.mode = 0o755
-                tar.addfile(info)
-            else:
-                info.mode = 0o644
-                with path.open("rb") as fh:
-                    tar.addfile(info, fh)
+            info.mode = 0o644
+            with real.open("rb") as fh:
+                tar.addfile(info, fh)
             if buf.tell() > MAX_WORKLOAD:
                 raise ValueError(f"workload {src} is larger than {MAX_WORKLOAD >> 20} MiB")
     return buf.getvalue()
 
 
 def ship_workload(task: Task, root: Path) -> None:
-    """Copy the shipped workload under ``root/workloads`` (the host executor's copy)."""
+    """Copy the shipped workload under ``root/workloads`` (the host executor's copy): the
+    same contained files as the archive, never a link's target outside the workload."""
     src = workload_source(task)
     if src is None:
         return
     dest = root / WORKLOADS / task.suite.pytest.shipped_name
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    if src.is_dir():
-        shutil.copytree(src, dest, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-    else:
-        shutil.copy2(src, dest)
+    for real, rel in contained_files(src):
+        target = dest / rel if rel else dest
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(real, target)
 
 
 def _add_dirs(tar: tarfile.TarFile, *names: str) -> None:

@@ -59,9 +59,12 @@ def credentials(domain: str, path: Path | None = None) -> Credentials | None:
         doc = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return None
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:
         raise InputError(f"{path}: cannot read the Docker config ({exc})",
                          "fix the JSON, or point DOCKER_CONFIG at a directory with a valid config.json") from None
+    if not isinstance(doc, dict):
+        raise InputError(f"{path}: the Docker config is not a JSON object",
+                         "fix the JSON, or point DOCKER_CONFIG at a directory with a valid config.json")
     helper = next((h for k, h in (doc.get("credHelpers") or {}).items() if _same_registry(k, domain)), None)
     for key, entry in (doc.get("auths") or {}).items():
         if not _same_registry(key, domain) or not isinstance(entry, dict):

@@ -60,11 +60,13 @@ class KnownIssue(BaseModel):
 
 
 class KnownIssues:
-    """The loaded list; ``match`` is the diff's Matcher."""
+    """The loaded list; ``match`` is the diff's Matcher. ``warnings``: entries that can never
+    match (their check names no check valorch has), each naming the file and line."""
 
-    def __init__(self, entries: tuple[KnownIssue, ...], today: date) -> None:
+    def __init__(self, entries: tuple[KnownIssue, ...], today: date, warnings: tuple[str, ...] = ()) -> None:
         self.entries = entries
         self.today = today
+        self.warnings = warnings
 
     def match(self, env: str, backend: str, check: str, status: str) -> tuple[Issue, bool] | None:
         """The first live entry that applies, else the first expired one (so the report can say so)."""
@@ -97,4 +99,21 @@ def load(path: Path, today: date | None = None) -> KnownIssues:
                         + (f"unknown key '{extra[0]}'" if extra else "must be a list or a mapping with 'issues'"),
                         "the file holds `issues:` followed by a list of entries (see jobs/known-issues.yaml)")
     entries = tuple(yamlio.validate(doc.sub((*prefix, i)), KnownIssue, "known issue") for i in range(len(items)))
-    return KnownIssues(entries, today)
+    warnings = tuple(f"{path}:{doc.sub((*prefix, i)).line(('check',))}: known issue: check '{e.check}' matches "
+                     "no check valorch knows (valorch suites show SUITE lists them); this entry excuses nothing"
+                     for i, e in enumerate(entries) if not _names_a_check(e.check))
+    return KnownIssues(entries, today, warnings)
+
+
+#: checks a job declares (command.<id>, pytest.<test>) or a backend adds: not in the registry
+_DYNAMIC = ("command.", "pytest.", "inventory.", "tf.", "env.")
+
+
+def _names_a_check(pattern: str) -> bool:
+    """Whether a check glob matches any check id of the probe's registry (or a declared one)."""
+    from ..probe import checks  # noqa: F401 - registers every check
+    from ..probe.registry import CHECKS
+
+    if pattern.startswith(_DYNAMIC) or any(ch in pattern.split(".", 1)[0] for ch in "*?["):
+        return True
+    return any(fnmatchcase(check_id, pattern) for check_id in CHECKS)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import date
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -89,10 +89,13 @@ def resolve(session: Session, spec: str, images: Sequence[str] = ()) -> engine.S
 
 
 def report_for(session: Session, base: str | engine.Side, head: str | engine.Side, threshold: float,
-               known_issues: Path | None, images: Sequence[str] = ()) -> engine.Report:
+               known_issues: Path | None, images: Sequence[str] = (),
+               on_warning: Callable[[str], None] | None = None) -> engine.Report:
     if not 0 < threshold < 100:
         raise InputError(f"--threshold {threshold}: must be a fraction above 0, e.g. 0.05 for 5 %")
     issues = ki.load(known_issues) if known_issues else None
+    for warning in (issues.warnings if issues and on_warning else ()):
+        on_warning(warning)
     bside = base if isinstance(base, engine.Side) else resolve(session, base, images)
     hside = head if isinstance(head, engine.Side) else resolve(session, head, images)
     if not bside.observations or not hside.observations:
@@ -116,7 +119,7 @@ def run_noise(session: Session, run_ids: Sequence[str]) -> dict[tuple[str, str],
 
 
 def compare(factory: sessionmaker[Session], base: str, head: str, threshold: float, known_issues: Path | None,
-            images: Sequence[str] = ()) -> engine.Report:
+            images: Sequence[str] = (), on_warning: Callable[[str], None] | None = None) -> engine.Report:
     """The report between two named sides, in one session."""
     with factory() as session:
-        return report_for(session, base, head, threshold, known_issues, images)
+        return report_for(session, base, head, threshold, known_issues, images, on_warning)

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import re
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-import yaml
 from sqlalchemy.orm import Session, sessionmaker
 
-from .. import __version__
+from .. import __version__, yamlio
 from ..catalog.core import Catalog
 from ..errors import InputError
 from ..matrix.document import Document, Header
@@ -24,6 +24,7 @@ from ..render.rst import document_rst
 from ..store import matrix_store
 from ..store.db import public_url
 from ..store.queries import now
+from ..spec import VERSION_PATTERN
 from .views import observation
 
 Factory = sessionmaker[Session]
@@ -41,11 +42,10 @@ def choice(value: str, allowed: tuple[str, ...], flag: str) -> str:
 def _policy(path: Path | None) -> Policy:
     if path is None:
         return Policy()
+    doc = yamlio.load(path)  # UTF-8, YAML syntax, duplicate keys: errors name the file and line
     try:
-        return Policy.from_mapping(yaml.safe_load(path.read_text(encoding="utf-8")))
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror}", "pass a readable YAML file") from None
-    except (yaml.YAMLError, ValueError) as exc:
+        return Policy.from_mapping(doc.data)
+    except (TypeError, ValueError) as exc:
         raise InputError(f"{path}: {exc}", "keys: first_class_min_pass, first_class_max_crashes, "
                          "best_effort_min_pass, experimental_min_pass") from None
 
@@ -136,6 +136,9 @@ def publish(factory: Factory, db: str | None, catalog: Callable[[], Catalog], ve
             columns: str | None, images: Sequence[str], since: str | None,
             policy_path: Path | None, job: str | None = None) -> dict[str, Any]:
     """Build a document and store it as an immutable version; what was published."""
+    if not re.fullmatch(VERSION_PATTERN, version):
+        raise InputError(f"matrix version {version!r} is not a version name",
+                         "1 to 64 characters from A-Z a-z 0-9 . _ - (e.g. v0.3)")
     with factory() as session:
         if any(v.version == version for v in matrix_store.versions(session)):
             raise _exists(version)

@@ -26,9 +26,11 @@ class Qualification:
 
 
 def qualify(spec: Any, cat: Catalog, factory: sessionmaker[Session], baseline: str, known_issues: Path | None,
-            threshold: float, reporter: Any = None, **where: Any) -> Qualification:
+            threshold: float, reporter: Any = None, on_warning: Any = None, **where: Any) -> Qualification:
     if known_issues:
-        ki.load(known_issues)  # bad input fails before an hour of runs, not after
+        loaded = ki.load(known_issues)  # bad input fails before an hour of runs, not after
+        for warning in loaded.warnings if on_warning else ():
+            on_warning(warning)
     with factory() as session:
         base = resolve(session, baseline)  # unknown baseline: exit 2 now
     summaries = execute_job(spec, cat, factory, reporter=reporter, **where)

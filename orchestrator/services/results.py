@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 from typing import Any, Sequence
 
 from sqlalchemy.orm import Session, sessionmaker
 
+from .. import yamlio
 from ..errors import InputError
 from ..store import queries, transfer
 from . import views
@@ -51,12 +53,37 @@ def export(factory: Factory, run_ids: Sequence[str]) -> dict[str, Any]:
         return transfer.export_runs(session, runs)
 
 
-def import_(factory: Factory, doc: Any, source: str) -> dict[str, int]:
-    """Add the runs of an export document; runs already stored are left alone. New counts."""
+IMPORT_HINT = "pass a file written by valorch results export (nothing was imported)"
+
+
+def read_export(path: Path) -> Any:
+    """The export document in ``path``, parsed and validated (exit 2 naming the place)."""
+    import json
+
+    text = yamlio.read_text(path, "results export")
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}:{exc.lineno}: not JSON ({exc.msg})", IMPORT_HINT) from None
+    except RecursionError:
+        raise InputError(f"{path}: not a results export: JSON nested too deeply", IMPORT_HINT) from None
+    try:
+        transfer.validate_export(doc)
+    except transfer.TransferError as exc:
+        raise InputError(f"{path}: {exc}", IMPORT_HINT) from None
+    return doc
+
+
+def import_(factory: Factory, doc: Any, source: str, dry_run: bool = False) -> dict[str, int]:
+    """Add the runs of an export document; runs already stored are left alone. New counts.
+    ``dry_run``: count what would be added, then roll back."""
     with factory() as session:
         try:
             counts = transfer.import_runs(session, doc)
         except transfer.TransferError as exc:
-            raise InputError(f"{source}: {exc}", "pass a file written by valorch results export") from None
-        session.commit()
+            raise InputError(f"{source}: {exc}", IMPORT_HINT) from None
+        if dry_run:
+            session.rollback()
+        else:
+            session.commit()
     return counts

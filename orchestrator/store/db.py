@@ -16,16 +16,17 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import os
 from pathlib import Path
 from typing import Iterator
 
 from sqlalchemy import create_engine, event, inspect, text
 from sqlalchemy.engine import URL, Connection, Engine, make_url
-from sqlalchemy.exc import ArgumentError, DBAPIError, OperationalError, SQLAlchemyError
+from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, OperationalError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from ..errors import InfrastructureError, InputError
-from . import full
+from . import damaged, full
 
 DEFAULT_URL = "sqlite:///results/valorch.sqlite"
 POSTGRES_EXTRA = "pip install 'valorch[postgres]'"
@@ -64,6 +65,12 @@ def _parse(db: str | None) -> URL:
     if backend not in ("sqlite", "postgresql"):
         raise InputError(f"--db: unsupported database scheme '{url.drivername}' (valorch stores results in "
                          "SQLite or PostgreSQL)", URL_HINT)
+    try:
+        url.get_dialect()
+    except NoSuchModuleError:
+        raise InputError(f"--db {public_url(db)}: SQLAlchemy has no driver '{url.drivername}'", URL_HINT) from None
+    if url.port is not None and not 0 < url.port < 65536:
+        raise InputError(f"--db {public_url(db)}: port {url.port} is not a TCP port (1-65535)", URL_HINT)
     return url
 
 
@@ -141,6 +148,7 @@ def _sqlite_engine(url: URL) -> Engine:
         cur.execute("PRAGMA mmap_size=1073741824")
         cur.close()
 
+    damaged.install(engine)
     return engine
 
 
@@ -151,8 +159,10 @@ def open_engine(db: str | None) -> Engine:
     url = engine.url
     try:
         if url.get_backend_name() == "sqlite":
-            with _migration_lock(url):
-                migrate(engine)
+            if current_revision(engine) != HEAD:
+                with _migration_lock(url):
+                    migrate(engine)
+            clean_stale_lock(url)
         else:
             _require_head(engine, url)
     except OperationalError as exc:
@@ -264,15 +274,64 @@ def status(db: str | None) -> dict[str, str | None]:
 @contextlib.contextmanager
 def _migration_lock(url: URL) -> Iterator[None]:
     """Serialise schema changes between processes opening one SQLite file at once
-    (SQLite DDL outside a transaction would race: "table already exists")."""
+    (SQLite DDL outside a transaction would race: "table already exists"). The lock is
+    an flock on ``DB.migrate-lock``, which exists only while a migration runs: the
+    holder removes it before unlocking, and a waiter that finds its file replaced
+    locks the new one (so two processes never hold locks on two different files)."""
     if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":
         yield
         return
     lock_path = Path(url.database + ".migrate-lock")
-    with open(lock_path, "a+") as fh:
+    while True:
+        fh = open(lock_path, "a+")
         fcntl.flock(fh, fcntl.LOCK_EX)
+        if _same_file(fh, lock_path):
+            break
+        fh.close()  # removed (or replaced) by the previous holder while we waited
+    try:
+        fh.truncate(0)
+        fh.write(f"{os.getpid()}\n")  # who migrates, for a person looking
+        fh.flush()
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            lock_path.unlink()
+        fcntl.flock(fh, fcntl.LOCK_UN)
+        fh.close()
+
+
+def _same_file(fh, path: Path) -> bool:  # noqa: ANN001
+    try:
+        return os.fstat(fh.fileno()).st_ino == os.stat(path).st_ino
+    except FileNotFoundError:
+        return False
+
+
+def clean_stale_lock(url: URL) -> bool:
+    """Remove a ``DB.migrate-lock`` left behind (by a crashed process, or by a valorch that
+    never removed it). Its owner is gone when the flock can be taken at once (the kernel
+    drops an flock with its process); one held now belongs to a live migration and stays."""
+    if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":
+        return False
+    lock_path = Path(url.database + ".migrate-lock")
+    if not lock_path.exists():
+        return False
+    try:
+        fh = open(lock_path, "a+")
+    except OSError:
+        return False
+    with fh:
         try:
-            yield
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return False  # a live migration holds it
+        try:
+            if _same_file(fh, lock_path):
+                lock_path.unlink()
+                return True
+            return False
+        except OSError:
+            return False
         finally:
             fcntl.flock(fh, fcntl.LOCK_UN)
 

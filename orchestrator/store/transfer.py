@@ -11,6 +11,7 @@ from typing import Any, Sequence
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from . import export_schema
 from .models import Check, Host, Image, InventoryRow, Result, Run, TaskRow
 
 FORMAT = "valorch-results"
@@ -102,12 +103,21 @@ def _check(session: Session, d: dict[str, Any]) -> Check:
     return row
 
 
-def import_runs(session: Session, doc: Any) -> dict[str, int]:
-    """Add what is not there yet; returns counts of new rows per kind."""
+def validate_export(doc: Any) -> None:
+    """Refuse a document that is not, in every field, what export_runs writes (export_schema)."""
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise TransferError("not a valorch results export (no \"format\": \"valorch-results\")")
     if doc.get("schema") != SCHEMA:
         raise TransferError(f"results export schema {doc.get('schema')!r}; this valorch reads schema {SCHEMA}")
+    found = export_schema.problems(doc)
+    if found:
+        raise TransferError("; ".join(found))
+
+
+def import_runs(session: Session, doc: Any) -> dict[str, int]:
+    """Add what is not there yet; returns counts of new rows per kind. The whole document
+    is validated first: a bad one adds nothing."""
+    validate_export(doc)
     try:
         return _import(session, doc)
     except (KeyError, TypeError, ValueError) as exc:

@@ -1,0 +1,62 @@
+"""Numeric flags checked where they are parsed: a clean exit 2 naming the flag and the
+allowed range, never a pydantic traceback or a value (nan, inf, 1e300) that breaks a
+timer far from the command line. Use as ``typer.Option(..., callback=seconds("--deadline"))``."""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Callable
+
+import typer
+
+#: the longest deadline or timeout a flag may give: a week (a run always has a deadline)
+MAX_SECONDS = 7 * 24 * 3600.0
+
+
+def _bad(flag: str, value: object, allowed: str) -> typer.BadParameter:
+    return typer.BadParameter(f"{value} is not allowed: {flag} takes {allowed}", param_hint=f"'{flag}'")
+
+
+def number(flag: str, lo: float, hi: float, *, lo_open: bool = False, unit: str = "") -> Callable:
+    """A finite float in [lo, hi] (or (lo, hi] with ``lo_open``); None passes (an unset option)."""
+    allowed = f"a number{unit} in {'(' if lo_open else '['}{lo:g}, {hi:g}]"
+
+    def check(value: float | None) -> float | None:
+        if value is None:
+            return None
+        if not math.isfinite(value) or value > hi or value < lo or (lo_open and value == lo):
+            raise _bad(flag, value, allowed)
+        return value
+
+    return check
+
+
+def seconds(flag: str, hi: float = MAX_SECONDS) -> Callable:
+    """Seconds > 0 and at most ``hi`` (a week by default)."""
+    return number(flag, 0.0, hi, lo_open=True, unit=" of seconds")
+
+
+def integer(flag: str, lo: int, hi: int) -> Callable:
+    """An int in [lo, hi]; None passes."""
+
+    def check(value: int | None) -> int | None:
+        if value is not None and not lo <= value <= hi:
+            raise _bad(flag, value, f"a whole number in [{lo}, {hi}]")
+        return value
+
+    return check
+
+
+def version_name(flag: str) -> Callable:
+    """A matrix version or baseline name: 1 to 64 of ``A-Z a-z 0-9 . _ -`` (spec.VERSION_PATTERN);
+    it appears in file names, URLs and report headers."""
+    from ..spec import VERSION_PATTERN
+
+    def check(value: str | None) -> str | None:
+        if value is not None and not re.fullmatch(VERSION_PATTERN, value):
+            raise typer.BadParameter(f"{value!r} is not allowed: {flag} takes 1 to 64 characters from "
+                                     "A-Z a-z 0-9 . _ - (e.g. v0.3, 2026.01-rc1)", param_hint=f"'{flag}'")
+        return value
+
+    return check

@@ -1,0 +1,272 @@
+"""The results export document (``valorch results export``), as strict models.
+
+An export comes from another machine: it is untrusted input, validated as strictly as a
+probe's output before a single row is written. Every key is known (no extras), every
+type exact (no "1" for 1), strings bounded, statuses and states from the vocabulary,
+timestamps ISO 8601, and every reference (a result's run and check, a run's image and
+host) resolves inside the document. A problem is named by its place
+(``results[3].status``) and the document is refused as a whole.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, ValidationError, \
+    field_validator, model_validator
+
+from ..spec import MAX_LOG, MAX_MESSAGE, MAX_METRICS, MAX_SAMPLES, CheckKind, Status
+
+RunState = Literal["running", "done", "failed", "interrupted"]
+TaskState = Literal["queued", "running", "done", "error"]
+Executor = Literal["host", "docker", "slurm", "kubernetes"]
+Backend = Literal["rocm", "cuda", "cpu"]
+
+#: a run or batch id (a uuid4 when valorch made it): 1 to 36 of A-Z a-z 0-9 _ . : -
+Uuid = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:\-]{0,35}$")]
+Name = Annotated[str, Field(min_length=1, max_length=200)]
+Text = Annotated[str, Field(max_length=2_000)]
+Number = StrictInt | StrictFloat
+#: JSON objects kept as they are (a host spec, run meta, timings): bounded by their encoded size
+Blob = dict[str, Any]
+MAX_BLOB = 64_000
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, defer_build=True)
+
+
+def _when(value: Any) -> Any:
+    """An ISO 8601 timestamp (str) or None; parsed to check it, kept as text."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or len(value) > 40:
+        raise ValueError("must be an ISO 8601 timestamp (YYYY-MM-DDTHH:MM:SS) or null")
+    try:
+        datetime.fromisoformat(value)
+    except ValueError:
+        raise ValueError(f"{value!r} is not an ISO 8601 timestamp (YYYY-MM-DDTHH:MM:SS)") from None
+    return value
+
+
+def _blob(value: Any) -> Any:
+    import json
+
+    if isinstance(value, dict) and len(json.dumps(value, default=str)) > MAX_BLOB:
+        raise ValueError(f"larger than {MAX_BLOB} bytes")
+    return value
+
+
+class ExportImage(_Strict):
+    alias: Name
+    reference: Annotated[str, Field(min_length=1, max_length=500)]
+    digest: Annotated[str, Field(max_length=200)] | None = None
+    backend: Backend
+    family: Annotated[str, Field(max_length=50)] = ""
+    components: dict[Annotated[str, Field(max_length=100)], Annotated[str, Field(max_length=500)]] = {}
+
+
+class ExportHost(_Strict):
+    name: Name
+    fingerprint: Annotated[str, Field(pattern=r"^[0-9a-f]{1,64}$")]
+    spec: Blob = {}
+
+    @field_validator("spec")
+    @classmethod
+    def _size(cls, v: Any) -> Any:
+        return _blob(v)
+
+
+class ExportCheck(_Strict):
+    check_id: Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9_.:\-\[\]/]+$")]
+    version: Annotated[StrictInt, Field(ge=0, le=1_000_000)]
+    feature: Annotated[str, Field(max_length=300)] = ""
+    kind: CheckKind = "feature"
+    library: Annotated[str, Field(max_length=200)] | None = None
+    unit: Annotated[str, Field(max_length=40)] | None = None
+    bigger_is_better: StrictBool = False
+
+
+class ExportRun(_Strict):
+    id: Uuid
+    batch: Uuid
+    job: Name
+    # (reference, digest, alias) of one of "images"; a JSON list (strict mode wants a tuple)
+    image: Annotated[tuple[Annotated[str, Field(strict=True)], Annotated[str, Field(strict=True)] | None,
+                           Annotated[str, Field(strict=True)]], Field(strict=False)]
+    host: str  # the fingerprint of one of "hosts"
+    executor: Executor
+    valorch_version: Annotated[str, Field(min_length=1, max_length=40)]
+    spec_hash: Annotated[str, Field(max_length=64)]
+    cpu_only: StrictBool
+    started: str
+    ended: str | None = None
+    state: RunState
+    meta: Blob = {}
+
+    @field_validator("started", "ended", mode="before")
+    @classmethod
+    def _times(cls, v: Any) -> Any:
+        return _when(v)
+
+    @field_validator("meta")
+    @classmethod
+    def _size(cls, v: Any) -> Any:
+        return _blob(v)
+
+
+class ExportTask(_Strict):
+    run: Uuid
+    suite: Annotated[str, Field(min_length=1, max_length=100)]
+    suite_spec: Blob = {}
+    state: TaskState
+    tries: Annotated[StrictInt, Field(ge=0, le=1_000)] = 0
+    started: str | None = None
+    ended: str | None = None
+    timings: dict[Annotated[str, Field(max_length=100)], Number] = {}
+    error: Annotated[str, Field(max_length=MAX_LOG)] | None = None
+
+    @field_validator("started", "ended", mode="before")
+    @classmethod
+    def _times(cls, v: Any) -> Any:
+        return _when(v)
+
+    @field_validator("suite_spec")
+    @classmethod
+    def _size(cls, v: Any) -> Any:
+        return _blob(v)
+
+
+class ExportResult(_Strict):
+    run: Uuid
+    suite: Annotated[str, Field(max_length=100)] | None = None
+    check: Annotated[tuple[Annotated[str, Field(strict=True)], StrictInt], Field(strict=False)]  # (check_id, version)
+    attempt: Annotated[StrictInt, Field(ge=1, le=1_000)]
+    status: Status
+    duration_s: Annotated[Number, Field(ge=0, le=1e7)] = 0.0
+    message: Annotated[str, Field(max_length=MAX_MESSAGE)] = ""
+    log: Annotated[str, Field(max_length=MAX_LOG)] = ""
+    metrics: dict[Annotated[str, Field(max_length=100)],
+                  StrictBool | StrictInt | StrictFloat | Annotated[str, Field(max_length=2_000)] | None] = {}
+    samples: Annotated[list[Number], Field(max_length=MAX_SAMPLES)] = []
+    # what the evidence says ran (store/models.Result.device/library); absent in older exports
+    device: Annotated[str, Field(max_length=200)] | None = None
+    library: Annotated[str, Field(max_length=200)] | None = None
+
+    @field_validator("duration_s")
+    @classmethod
+    def _finite(cls, v: float) -> float:
+        if not math.isfinite(v):
+            raise ValueError("must be a finite number of seconds")
+        return v
+
+    @field_validator("metrics")
+    @classmethod
+    def _few(cls, v: dict[str, Any]) -> dict[str, Any]:
+        if len(v) > MAX_METRICS:
+            raise ValueError(f"too many metrics ({len(v)} > {MAX_METRICS})")
+        return v
+
+    @field_validator("samples")
+    @classmethod
+    def _finite_samples(cls, v: list[float]) -> list[float]:
+        if not all(math.isfinite(x) for x in v):
+            raise ValueError("samples must be finite numbers")
+        return v
+
+
+class ExportInventory(_Strict):
+    run: Uuid
+    component: Name
+    value: Annotated[str, Field(max_length=2_000)]
+    source: Annotated[str, Field(min_length=1, max_length=40)]
+    evidence: Annotated[str, Field(max_length=MAX_LOG)] = ""
+    extra: Blob = {}
+
+    @field_validator("extra")
+    @classmethod
+    def _size(cls, v: Any) -> Any:
+        return _blob(v)
+
+
+class ExportDocument(_Strict):
+    format: Literal["valorch-results"]
+    schema_: Literal[1] = Field(alias="schema")
+    images: list[ExportImage]
+    hosts: list[ExportHost]
+    checks: list[ExportCheck]
+    runs: list[ExportRun]
+    tasks: list[ExportTask]
+    results: list[ExportResult]
+    inventory: list[ExportInventory]
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, defer_build=True, populate_by_name=True)
+
+    @model_validator(mode="after")
+    def _references(self) -> "ExportDocument":
+        images = {(i.reference, i.digest, i.alias) for i in self.images}
+        hosts = {h.fingerprint for h in self.hosts}
+        checks = {(c.check_id, c.version) for c in self.checks}
+        runs: set[str] = set()
+        for n, r in enumerate(self.runs):
+            if r.id in runs:
+                raise ValueError(f"runs[{n}].id: run {r.id} appears twice")
+            runs.add(r.id)
+            if tuple(r.image) not in images:
+                raise ValueError(f"runs[{n}].image: {list(r.image)} is not one of \"images\"")
+            if r.host not in hosts:
+                raise ValueError(f"runs[{n}].host: {r.host!r} is not the fingerprint of one of \"hosts\"")
+        for what, rows in (("tasks", self.tasks), ("results", self.results), ("inventory", self.inventory)):
+            for n, row in enumerate(rows):
+                if row.run not in runs:
+                    raise ValueError(f"{what}[{n}].run: run {row.run} is not one of \"runs\"")
+        seen: set[tuple[str, tuple[str, int], int]] = set()
+        for n, res in enumerate(self.results):
+            if tuple(res.check) not in checks:
+                raise ValueError(f"results[{n}].check: {list(res.check)} is not one of \"checks\"")
+            key = (res.run, tuple(res.check), res.attempt)
+            if key in seen:
+                raise ValueError(f"results[{n}].attempt: attempt {res.attempt} of {res.check[0]} in run "
+                                 f"{res.run} appears twice")
+            seen.add(key)
+        return self
+
+
+def problems(doc: Any) -> list[str]:
+    """What is wrong with an export document, each naming its place; [] when it is valid."""
+    if not isinstance(doc, dict):
+        return [f"(top level): a results export is a JSON object, not {type(doc).__name__}"]
+    try:
+        ExportDocument.model_validate(doc)
+    except ValidationError as exc:
+        out = []
+        for err in exc.errors()[:10]:
+            where = _place(err["loc"])
+            msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
+            if err["type"] == "missing":
+                msg = "required key is missing"
+            msg = msg.removeprefix("Value error, ")
+            if where == "(top level)" and msg[:1].isalpha() and "." in msg.split(":", 1)[0]:
+                out.append(msg)  # a reference problem names its own place
+            else:
+                out.append(f"{where}: {msg}")
+        return out
+    return []
+
+
+def _place(loc: tuple[Any, ...]) -> str:
+    """('results', 3, 'status') → results[3].status"""
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif part in ("function-after[_finite(), constrained-float]",) or str(part).startswith(("function-", "int",
+                                                                                                    "float", "str",
+                                                                                                    "bool", "none",
+                                                                                                    "constrained")):
+            continue  # pydantic's union member labels
+        else:
+            out += ("." if out else "") + ("schema" if part == "schema" else str(part))
+    return out or "(top level)"
