@@ -71,7 +71,6 @@ def run(
     check_policy(pull)
     _check_junit(junit)
     cat = load_catalog(catalog)
-<<<<<<< HEAD
     with interruptible(), junit_on_error(junit):  # Ctrl-C / SIGTERM: containers removed, exit 130 / 143
         factory = sessions(db)
         if resume:
@@ -81,7 +80,7 @@ def run(
                 batch, summaries = service.resume(resume, cat, factory, hosts_file=hosts_file, retries=retries,
                                                   reporter=reporter)
         else:
-            spec = _job(cat, job, image, suite, check, deadline, timeout, attempts)
+            spec = _job(cat, job, image, suite, check, deadline, timeout, attempts, workload_root or ())
             # preflight and pulls first (their own progress), then the live view of the tasks
             with PullProgress(err, disable=as_json) as progress:
                 placed = service.place_job(spec, cat, factory, cpu_only=cpu_only, executor=executor.value,
@@ -91,26 +90,6 @@ def run(
                                                f"[yellow]quarantined[/yellow] {v.host} for this batch: {v.reason}"))
             with LiveReporter(err, disable=as_json) as reporter:
                 summaries = service.execute_placed(placed, spec, factory, reporter=reporter, retries=retries)
-=======
-    factory = sessions(db)
-    if resume:
-        if job or image:
-            raise InputError("--resume takes the job from the stored batch", "drop --job/--image")
-        with LiveReporter(err, disable=as_json) as reporter:
-            batch, summaries = service.resume(resume, cat, factory, hosts_file=hosts_file, retries=retries,
-                                              reporter=reporter)
-    else:
-        spec = _job(cat, job, image, suite, check, deadline, timeout, attempts, workload_root or ())
-        # preflight and pulls first (their own progress), then the live view of the tasks
-        with PullProgress(err, disable=as_json) as progress:
-            placed = service.place_job(spec, cat, factory, cpu_only=cpu_only, executor=executor.value,
-                                       partition=partition, hosts_file=hosts_file, slurm_spool=slurm_spool,
-                                       namespace=namespace, pull=pull, ca=str(ca) if ca else None, on_pull=progress,
-                                       on_quarantine=lambda v: err.print(
-                                           f"[yellow]quarantined[/yellow] {v.host} for this batch: {v.reason}"))
-        with LiveReporter(err, disable=as_json) as reporter:
-            summaries = service.execute_placed(placed, spec, factory, reporter=reporter, retries=retries)
->>>>>>> badinput
     if resume:
         err.print(f"resumed batch {batch}")
     _report(service.report(factory, summaries), as_json, junit, gate, show_matrix)
