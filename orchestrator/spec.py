@@ -15,6 +15,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from .bounds import MAX_SECONDS, VERSION_PATTERN  # noqa: F401 (re-exported: the bounds of the vocabulary)
+
 
 
 class Backend(str, Enum):
@@ -105,10 +107,6 @@ MAX_MESSAGE = 4_000
 MAX_LOG = 16_000
 MAX_SAMPLES = 10_000
 MAX_METRICS = 200
-#: a published matrix version or a baseline name (`matrix publish --version`, `baseline set NAME`)
-VERSION_PATTERN = r"^[A-Za-z0-9._-]{1,64}$"
-#: the longest deadline or suite timeout a job may ask for: a week
-MAX_SECONDS = 7 * 24 * 3600.0
 
 
 class Frozen(BaseModel):

@@ -10,8 +10,7 @@ from typing import Callable
 
 import typer
 
-#: the longest deadline or timeout a flag may give: a week (a run always has a deadline)
-MAX_SECONDS = 7 * 24 * 3600.0
+from ..bounds import MAX_SECONDS, VERSION_PATTERN
 
 
 def _bad(flag: str, value: object, allowed: str) -> typer.BadParameter:
@@ -49,9 +48,8 @@ def integer(flag: str, lo: int, hi: int) -> Callable:
 
 
 def version_name(flag: str) -> Callable:
-    """A matrix version or baseline name: 1 to 64 of ``A-Z a-z 0-9 . _ -`` (spec.VERSION_PATTERN);
+    """A matrix version or baseline name: 1 to 64 of ``A-Z a-z 0-9 . _ -`` (bounds.VERSION_PATTERN);
     it appears in file names, URLs and report headers."""
-    from ..spec import VERSION_PATTERN
 
     def check(value: str | None) -> str | None:
         if value is not None and not re.fullmatch(VERSION_PATTERN, value):
