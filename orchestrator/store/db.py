@@ -143,6 +143,9 @@ def _sqlite_engine(url: URL) -> Engine:
         cur.execute("PRAGMA synchronous=NORMAL")
         cur.execute("PRAGMA busy_timeout=60000")
         cur.execute("PRAGMA foreign_keys=ON")
+        # checkpoint the write-ahead log every 160 MB (10,000 pages of 16 KiB) instead of every
+        # 16 MB: a bulk ingest copies each page to the file less often (10M results: +8 %)
+        cur.execute("PRAGMA wal_autocheckpoint=10000")
         # index pages of a large store stay in memory (bench/bench_scale.py: 10M results)
         cur.execute("PRAGMA cache_size=-262144")
         cur.execute("PRAGMA mmap_size=1073741824")
