@@ -52,7 +52,11 @@ def render() -> str:
         "a **result** names only the library that evidence shows ran: on a GPU the libraries behind the kernel "
         "names `torch.profiler` recorded (`orchestrator/probe/evidence.py`, one table with a comment per "
         "pattern), on the CPU the library MKL's / oneDNN's verbose mode showed, or the BLAS / LAPACK that "
-        "`torch.__config__.show()` names for BLAS / LAPACK work, or just `cpu`. Every result also records the "
+        "`torch.__config__.show()` names for BLAS / LAPACK work, or just `cpu`. The matrices' *Library* column "
+        "(Markdown, RST, HTML, the site) shows only what the results of that row evidence, the distinct "
+        "libraries in order (`MKL · hipBLASLt`), and stays empty where nothing ran (a skipped GPU row); "
+        "`results show --json` gives each result's `library` and `device` (evidence) beside `row_library` "
+        "(the declared label). Every result also records the "
         "`device` it ran on (`cpu`, `cuda:0 NVIDIA H100 80GB HBM3 sm_90`, `cuda:0 AMD Instinct MI300X gfx942`) and, "
         "for a GPU build, the arch list torch was built for (`arch_list`) against the GPUs' archs "
         "(`arch_coverage`, `arch_missing`).",

@@ -187,7 +187,7 @@ class Context(object):
         return self._config
 
     # -- evidence of what ran -------------------------------------------------
-    def observe(self, fn: Callable[[], Any], cpu_family: Optional[str] = None) -> Any:
+    def observe(self, fn: Callable[[], Any], cpu_family: Optional[str] = None, verbose: bool = True) -> Any:
         """Run ``fn`` once while collecting evidence of the library that ran it
         (GPU kernel names, or the CPU library's verbose lines; ``cpu_family``
         "blas" / "lapack" names the build's BLAS / LAPACK when nothing printed).
@@ -195,7 +195,7 @@ class Context(object):
         if self.device == "cuda":
             value, seen = observe.on_gpu(self.torch, fn, self.vendor)
         else:
-            value, seen = observe.on_cpu(self.torch, fn, cpu_family, self.config())
+            value, seen = observe.on_cpu(self.torch, fn, cpu_family, self.config(), verbose)
         if self.seen is None:
             self.seen = seen
         else:

@@ -115,9 +115,15 @@ def _verbose_contexts(torch: Any) -> List[Any]:
     return ctxs
 
 
-def on_cpu(torch: Any, fn: Callable[[], Any], family: Optional[str], config: str) -> Tuple[Any, Seen]:
+def on_cpu(torch: Any, fn: Callable[[], Any], family: Optional[str], config: str,
+           verbose: bool = True) -> Tuple[Any, Seen]:
+    """``verbose=False``: no MKL/oneDNN verbose mode. Switching MKL's verbose mode on in a
+    process whose MKL is already initialised costs 0.4-0.9 s (once per process), most of the
+    smoke suite's time; the library then comes from what is mapped into the process or from
+    the build's settings, which the source says."""
     seen = Seen()
-    ctxs = _verbose_contexts(torch)
+    ctxs = _verbose_contexts(torch) if verbose else []
+    why = "no verbose line" if verbose else "verbose mode not used by this check"
     text = ""
     if ctxs:
         fd, path = tempfile.mkstemp(prefix="valorch-verbose-")
@@ -139,13 +145,18 @@ def on_cpu(torch: Any, fn: Callable[[], Any], family: Optional[str], config: str
     elif family in ("blas", "lapack"):
         mapped = evidence.cpu_library_from_maps(_maps(), family)
         lib = evidence.cpu_library_from_config(config, family)
-        if mapped:
+        named = lib is not None and evidence.build_setting(config, family.upper() + "_INFO") != "generic"
+        if named:  # the build names the library torch links (a wheel's MKL / OpenBLAS): that one ran
+            seen.libraries = [lib]
+            seen.source = "torch.__config__.show(): %s_INFO=%s (%s)" % (
+                family.upper(), evidence.build_setting(config, family.upper() + "_INFO"), why)
+        elif mapped:  # a "generic" build (Debian's): the libblas / liblapack the loader chose
             seen.libraries = [mapped[0]]
-            seen.source = "mapped into the process: %s (no verbose line)" % mapped[1]
+            seen.source = "mapped into the process: %s (%s)" % (mapped[1], why)
         elif lib:
             seen.libraries = [lib]
-            seen.source = "torch.__config__.show(): %s_INFO=%s (no verbose line)" % (
-                family.upper(), evidence.build_setting(config, family.upper() + "_INFO"))
+            seen.source = "torch.__config__.show(): %s_INFO=%s (%s)" % (
+                family.upper(), evidence.build_setting(config, family.upper() + "_INFO"), why)
     if not seen.libraries:
         seen.source = seen.source or "no library call seen (torch's own CPU kernels)"
     return value, seen

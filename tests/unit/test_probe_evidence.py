@@ -76,6 +76,23 @@ def test_cpu_blas_and_lapack_of_debian_torch_from_maps_not_config():
     openblas = "7f r-xp 0 00:27 1 /usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3\n"
     assert evidence.cpu_library_from_maps(openblas, "blas") == ("OpenBLAS", openblas.split()[-1])
     assert evidence.cpu_library_from_maps("7f r-xp 0 0 1 /usr/lib/libtorch_cpu.so", "blas") is None
+    # NumPy's own OpenBLAS (numpy.libs/) is mapped too, but a torch matmul never calls it
+    bundled = "7f r-xp 0 0 1 /usr/local/lib/python3.11/dist-packages/numpy.libs/libscipy_openblas64_-32a4.so\n"
+    assert evidence.cpu_library_from_maps(bundled, "blas") is None
+
+
+def test_cpu_evidence_without_verbose_prefers_the_library_the_build_names():
+    import torch
+
+    from orchestrator.probe import observe
+
+    a = torch.randn(8, 8)
+    config = "Build settings: BLAS_INFO=mkl, LAPACK_INFO=mkl, USE_MKL=ON, "
+    _, seen = observe.on_cpu(torch, lambda: a @ a, "blas", config, verbose=False)
+    assert seen.libraries == ["MKL"] and "BLAS_INFO=mkl" in seen.source and "verbose mode not used" in seen.source
+    generic = "Build settings: BLAS_INFO=generic, LAPACK_INFO=generic, "
+    _, seen = observe.on_cpu(torch, lambda: a @ a, "blas", generic, verbose=False)
+    assert seen.libraries != ["system BLAS (libblas)"] or "BLAS_INFO=generic" in seen.source  # maps first
 
 
 def test_build_config_names_blas_and_lapack():
