@@ -32,7 +32,8 @@ import statistics
 import sys
 import tempfile
 import time
-from datetime import datetime, timedelta, timezone
+import uuid
+from datetime import datetime, timedelta
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,7 +45,7 @@ from orchestrator.render.diff import diff_md  # noqa: E402
 from orchestrator.services.diff import report_for  # noqa: E402
 from orchestrator.services.matrix import build_document, render_document  # noqa: E402
 from orchestrator.services.session import sessions  # noqa: E402
-from orchestrator.store import bulk, history, ids, matrix_store, queries  # noqa: E402
+from orchestrator.store import bulk, history, matrix_store, queries  # noqa: E402
 from orchestrator.store.db import open_engine, session_factory, upgrade  # noqa: E402
 from orchestrator.store.models import Host, Image, Result, Run  # noqa: E402
 
@@ -88,9 +89,7 @@ class Fleet:
             jobs += [("release", i) for i in range(RELEASE_IMAGES)]
         for k, (job, i) in enumerate(jobs):
             started = T0 + timedelta(days=n, minutes=k)
-            # the ids valorch gives runs (store/ids.py: time-ordered version-7 UUIDs)
-            run_id = ids.new_id(ms=int(started.replace(tzinfo=timezone.utc).timestamp() * 1000),
-                                rand=rng.getrandbits(74))
+            run_id = str(uuid.UUID(int=rng.getrandbits(128), version=4))
             runs.append({"id": run_id, "batch": f"{job}-{n:04d}", "job": job, "image_id": i + 1,
                          "host_id": i % HOSTS + 1, "executor": "docker", "valorch_version": "bench",
                          "spec_hash": "0" * 16, "cpu_only": False, "started": started,

@@ -17,6 +17,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
+import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
@@ -31,7 +32,6 @@ from ..spec import GPU, CheckResult, Execution, HostSpec, JobSpec, Task
 from ..store import queue as tq
 from ..store import spill
 from ..store.full import StorageFull
-from ..store.ids import new_id
 from ..store.queue import BatchInfo, RunSummary
 from .placement import Need, place
 from .plan import PlannedRun, expected_duration, requirement, task_key
@@ -99,7 +99,7 @@ def execute(planned: tuple[PlannedRun, ...], job: JobSpec, sessions: sessionmake
             retries: int = DEFAULT_RETRIES, history: dict[tuple[str, str], float] | None = None
             ) -> list[RunSummary]:
     """Queue every planned task in the DB, then run them concurrently on their hosts."""
-    ctx = BatchInfo(batch or new_id(), job.name, job.spec_hash, job.labels)
+    ctx = BatchInfo(batch or str(uuid.uuid4()), job.name, job.spec_hash, job.labels)
     items: list[Item] = []
     for pr in planned:
         with sessions() as session:

@@ -4,6 +4,7 @@ Shared by ``run`` and ``qualify``."""
 
 from __future__ import annotations
 
+import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +22,6 @@ from ..scheduling.dispatch import Reporter, execute
 from ..scheduling.plan import PlannedRun, plan
 from ..scheduling.resume import resume as resume_batch
 from ..store import queries
-from ..store.ids import new_id
 from ..store.queue import RunSummary
 from . import views
 
@@ -120,7 +120,7 @@ def execute_placed(placed: Placement, spec: Any, factory: sessionmaker[Session],
     """Queue and run placed tasks; both image digests are recorded on each run."""
     if placed.hosts is None:
         return execute(placed.planned, spec, factory, placed.executor_for, reporter)
-    batch = new_id()
+    batch = str(uuid.uuid4())
     with sweeping(placed.hosts, factory, batch):
         summaries = execute(placed.planned, spec, factory, placed.executor_for, reporter, batch=batch,
                             hosts=placed.hosts, retries=retries, history=placed.history)

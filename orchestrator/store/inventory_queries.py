@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import uuid
 from typing import Any
 
 from sqlalchemy import exists, select
@@ -17,7 +18,6 @@ from sqlalchemy.orm import Session
 
 from ..components import Component, Inventory
 from ..spec import HostSpec, ImageSpec
-from . import ids
 from .models import Image, InventoryRow, Run
 from .queries import get_run, now, start_run
 
@@ -30,7 +30,7 @@ def store_inventory(session: Session, *, image: ImageSpec, digest: str | None, h
     """A finished run (job ``inventory``, no suites) holding every component."""
     spec_hash = hashlib.sha256(json.dumps({"job": JOB, "image": image.alias, "expected": image.components},
                                           sort_keys=True).encode()).hexdigest()[:16]
-    run = start_run(session, batch=batch or ids.new_id(), job=JOB, image=image, digest=digest, host=host,
+    run = start_run(session, batch=batch or str(uuid.uuid4()), job=JOB, image=image, digest=digest, host=host,
                     executor=executor, spec_hash=spec_hash, cpu_only=True, suites=[])
     add_inventory(session, run.id, inventory)
     run.meta = {**(meta or {}), "host_facts": dict(inventory.host_facts), "inventory_errors": list(inventory.errors)}

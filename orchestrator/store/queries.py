@@ -4,6 +4,7 @@ works in; committing is the caller's business."""
 from __future__ import annotations
 
 import fnmatch
+import uuid
 from datetime import datetime, timezone
 from typing import Any, Iterable, Sequence
 
@@ -12,7 +13,6 @@ from sqlalchemy.orm import Session
 
 from .. import __version__
 from ..spec import CheckResult, HostSpec, ImageSpec, SuiteRef
-from . import ids
 from .models import Check, Host, Image, Result, Run, TaskRow
 
 
@@ -94,7 +94,7 @@ def check_row(session: Session, res: CheckResult, cache: dict[tuple[str, int], C
 def start_run(session: Session, *, batch: str, job: str, image: ImageSpec, digest: str | None, host: HostSpec,
               executor: str, spec_hash: str, cpu_only: bool, suites: Sequence[SuiteRef],
               run_id: str | None = None) -> Run:
-    run = Run(id=run_id or ids.new_id(), batch=batch, job=job, image=image_row(session, image, digest),
+    run = Run(id=run_id or str(uuid.uuid4()), batch=batch, job=job, image=image_row(session, image, digest),
               host=host_row(session, host), executor=executor, valorch_version=__version__,
               spec_hash=spec_hash, cpu_only=cpu_only, started=now(), state="running", meta={})
     session.add(run)
