@@ -77,7 +77,13 @@ def push(source_db: str | None, target_db: str, since: datetime | None = None, o
                 bundle = source.read(s, run_id)
             try:
                 with dst.begin() as d:  # one run, one transaction: whole or not at all
-                    results += store_push.write(d, bundle, origin, keys)
+                    try:
+                        results += store_push.write(d, bundle, origin, keys)
+                    except KeyboardInterrupt:
+                        # Ctrl-C inside a COPY leaves the connection mid-protocol: drop it (the server
+                        # rolls the run back) rather than let the pool try to reset it and log a traceback
+                        d.connection().invalidate()
+                        raise
                 pushed += 1
             except IntegrityError as exc:
                 keys.forget()  # rows inserted in the rolled-back transaction are gone
