@@ -50,6 +50,11 @@ PROBE_CAPS: tuple[str, ...] = (
     # it the directory is world-writable and sticky instead).
     "CHOWN",
 )
+#: The probe's user when its task declares no workload (nobody/nogroup): with no workload to
+#: keep apart from it, the probe needs neither root nor any capability. CPU tasks only: a GPU
+#: task keeps uid 0 (without capabilities), since AMD's /dev/kfd and /dev/dri nodes are
+#: open to root and the render/video groups, whose ids differ from host to host.
+UNPRIVILEGED = "65534:65534"
 #: The container's root file system is read-only; the probe writes only here (its
 #: temporary files, the workloads' HOME/TMPDIR): a tmpfs of this size.
 TMPFS = {"/tmp": "rw,nosuid,nodev,size=1g", "/var/tmp": "rw,nosuid,nodev,size=64m"}
@@ -81,6 +86,7 @@ class ContainerSpec:
     limits: Limits = Limits()
     read_only: bool = True
     tmpfs: Mapping[str, str] = field(default_factory=lambda: dict(TMPFS))
+    user: str | None = None  # None: the image's (root in the images valorch validates)
 
     def with_devices(self, backend: str, host: HostSpec, gpus: tuple[GPU, ...] | None) -> "ContainerSpec":
         dev = device_options(backend, host, gpus)
@@ -125,6 +131,11 @@ def task_container(task: Task, run_id: str, limits: Limits = Limits()) -> Contai
     spec = ContainerSpec(command=probe_command(*probe_args(task)),
                          labels=labels_for(run_id, task.suite.name, task.image.alias), network=task.suite.network,
                          limits=limits)
+    workloads = bool(task.suite.commands or task.suite.pytest)
+    if not workloads:  # nothing to run as another uid: no capability is needed
+        spec = replace(spec, cap_add=())
     if task.cpu_only or task.image.backend == "cpu":
+        if not workloads:
+            spec = replace(spec, user=UNPRIVILEGED, env={**spec.env, "HOME": "/tmp", "USER": "nobody"})
         return spec
     return spec.with_devices(str(task.image.backend), task.host, task.gpus)

@@ -93,6 +93,8 @@ def create_kwargs(spec: ContainerSpec) -> dict[str, Any]:
         kw["mem_limit"] = kw["memswap_limit"] = spec.limits.memory
     if spec.limits.cpus:
         kw["nano_cpus"] = int(spec.limits.cpus * 1e9)
+    if spec.user:
+        kw["user"] = spec.user
     if spec.devices:
         kw["devices"] = list(spec.devices)
     if spec.group_add:

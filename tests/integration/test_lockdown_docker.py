@@ -12,7 +12,7 @@ from orchestrator.executors.container import PROBE_CAPS
 from orchestrator.executors.docker import DockerExecutor, container_options, engine_totals
 from orchestrator.executors.limits import limits_for
 from orchestrator.hosts.detect import detect_local
-from orchestrator.spec import ImageSpec, SuiteRef, Task
+from orchestrator.spec import CommandSpec, ImageSpec, SuiteRef, Task
 
 IMAGE = "cpu_debian12_py3.11"  # valorch/base:bookworm
 # the container's own limits, from cgroup v2 or v1
@@ -42,9 +42,7 @@ def _job(tmp_path, commands, **suite):
     return path
 
 
-def test_engine_reports_the_lockdown():
-    task = Task(image=ImageSpec(alias="b", reference="valorch/base:bookworm", backend="cpu"),
-                suite=SuiteRef(name="smoke"), host=detect_local(), checks=())
+def _inspect(task):
     client = DockerExecutor(task.host).client
     limits = limits_for(task, *engine_totals(client, task.host.endpoint))
     opts = container_options(task, "lockdown-test", limits)
@@ -55,14 +53,28 @@ def test_engine_reports_the_lockdown():
         c.start()
         c.wait(timeout=60)
         out = c.logs(stdout=True, stderr=False).decode().split()
-        host = client.api.inspect_container(c.id)["HostConfig"]
+        info = client.api.inspect_container(c.id)
     finally:
         c.remove(force=True, v=True)
-    assert host["CapDrop"] == ["ALL"] and sorted(host["CapAdd"]) == sorted(PROBE_CAPS) == ["CHOWN", "SETGID", "SETUID"]
+    return limits, info["HostConfig"], info["Config"], out
+
+
+def test_engine_reports_the_lockdown():
+    image = ImageSpec(alias="b", reference="valorch/base:bookworm", backend="cpu")
+    # a suite with no declared workload: nobody, with no capability at all
+    task = Task(image=image, suite=SuiteRef(name="smoke"), host=detect_local(), checks=())
+    limits, host, config, out = _inspect(task)
+    assert host["CapDrop"] == ["ALL"] and not host["CapAdd"] and config["User"] == "65534:65534"
     assert host["Memory"] == limits.memory > 0 and host["MemorySwap"] == limits.memory
     assert host["NanoCpus"] == int(limits.cpus * 1e9) > 0
     assert host["ReadonlyRootfs"] is True and set(host["Tmpfs"]) == {"/tmp", "/var/tmp"}
     assert host["Privileged"] is False and host["NetworkMode"] == "none" and host["PidsLimit"] == 4096
+    assert out == ["CapEff:", "0000000000000000", "ro", "tmp", "65534"]
+    # declared workloads: uid 0 keeps only what starting them as 65534 needs
+    work = Task(image=image, suite=SuiteRef(name="command", commands=(CommandSpec(id="a", argv=("true",)),)),
+                host=detect_local(), checks=())
+    _, host, config, out = _inspect(work)
+    assert sorted(host["CapAdd"]) == sorted(PROBE_CAPS) == ["CHOWN", "SETGID", "SETUID"] and not config["User"]
     # CAP_CHOWN (0), CAP_SETGID (6), CAP_SETUID (7): 0xc1
     assert out == ["CapEff:", "00000000000000c1", "ro", "tmp", "0"]
 

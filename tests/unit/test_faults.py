@@ -78,12 +78,22 @@ def test_limits_leave_fingerprints_and_spec_hashes_unchanged():
 
 
 def test_container_options_drop_every_capability_but_the_probes():
+    from orchestrator.executors.container import UNPRIVILEGED
+    from orchestrator.spec import CommandSpec
+
+    # a task that declares no workload: no capability at all and, on the CPU, not root either
     opts = container_options(_task(), "run-1", Limits(1 << 30, 1.5))
-    assert opts["cap_drop"] == ["ALL"] and opts["cap_add"] == list(PROBE_CAPS) == ["SETUID", "SETGID", "CHOWN"]
+    assert opts["cap_drop"] == ["ALL"] and opts["cap_add"] == [] and opts["user"] == UNPRIVILEGED == "65534:65534"
+    assert opts["environment"]["HOME"] == "/tmp"
+    # declared workloads run as 65534 apart from the probe: root keeps only what switching uid needs
+    work = Task(image=IMG, suite=SuiteRef(name="command", commands=(CommandSpec(id="a", argv=("true",)),)),
+                host=CPU_HOST, checks=())
+    wopts = container_options(work, "run-1", Limits(1 << 30, 1.5))
+    assert wopts["cap_add"] == list(PROBE_CAPS) == ["SETUID", "SETGID", "CHOWN"] and "user" not in wopts
     assert opts["mem_limit"] == opts["memswap_limit"] == 1 << 30 and opts["nano_cpus"] == 1_500_000_000
     assert opts["read_only"] is True and set(opts["tmpfs"]) == {"/tmp", "/var/tmp"}
     assert opts["mounts"][0]["Target"] == "/opt/valorch" and opts["mounts"][0]["Type"] == "volume"
-    flags = task_container(_task(), "run-1", Limits(1 << 30, 1.5)).docker_flags()
+    flags = task_container(work, "run-1", Limits(1 << 30, 1.5)).docker_flags()
     assert "--cap-drop=ALL" in flags and "--cap-add=SETUID" in flags
     assert flags[flags.index("--memory") + 1] == str(1 << 30) and flags[flags.index("--cpus") + 1] == "1.5"
 
