@@ -14,7 +14,7 @@ import math
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, ValidationError, \
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, ValidationError, \
     field_validator, model_validator
 
 from ..spec import MAX_LOG, MAX_MESSAGE, MAX_METRICS, MAX_SAMPLES, CheckKind, Status
@@ -30,7 +30,6 @@ Name = Annotated[str, Field(min_length=1, max_length=200)]
 Text = Annotated[str, Field(max_length=2_000)]
 Number = StrictInt | StrictFloat
 #: JSON objects kept as they are (a host spec, run meta, timings): bounded by their encoded size
-Blob = dict[str, Any]
 MAX_BLOB = 64_000
 
 
@@ -59,6 +58,13 @@ def _blob(value: Any) -> Any:
     return value
 
 
+#: a JSON object of at most MAX_BLOB bytes (meta, specs, extras)
+Blob = Annotated[dict[str, Any], AfterValidator(_blob)]
+#: an ISO 8601 timestamp kept as text (None where the key allows it)
+When = Annotated[str, BeforeValidator(_when)]
+OptWhen = Annotated[str | None, BeforeValidator(_when)]
+
+
 class ExportImage(_Strict):
     alias: Name
     reference: Annotated[str, Field(min_length=1, max_length=500)]
@@ -72,11 +78,6 @@ class ExportHost(_Strict):
     name: Name
     fingerprint: Annotated[str, Field(pattern=r"^[0-9a-f]{1,64}$")]
     spec: Blob = {}
-
-    @field_validator("spec")
-    @classmethod
-    def _size(cls, v: Any) -> Any:
-        return _blob(v)
 
 
 class ExportCheck(_Strict):
@@ -101,20 +102,10 @@ class ExportRun(_Strict):
     valorch_version: Annotated[str, Field(min_length=1, max_length=40)]
     spec_hash: Annotated[str, Field(max_length=64)]
     cpu_only: StrictBool
-    started: str
-    ended: str | None = None
+    started: When
+    ended: OptWhen = None
     state: RunState
     meta: Blob = {}
-
-    @field_validator("started", "ended", mode="before")
-    @classmethod
-    def _times(cls, v: Any) -> Any:
-        return _when(v)
-
-    @field_validator("meta")
-    @classmethod
-    def _size(cls, v: Any) -> Any:
-        return _blob(v)
 
 
 class ExportTask(_Strict):
@@ -123,20 +114,10 @@ class ExportTask(_Strict):
     suite_spec: Blob = {}
     state: TaskState
     tries: Annotated[StrictInt, Field(ge=0, le=1_000)] = 0
-    started: str | None = None
-    ended: str | None = None
+    started: OptWhen = None
+    ended: OptWhen = None
     timings: dict[Annotated[str, Field(max_length=100)], Number] = {}
     error: Annotated[str, Field(max_length=MAX_LOG)] | None = None
-
-    @field_validator("started", "ended", mode="before")
-    @classmethod
-    def _times(cls, v: Any) -> Any:
-        return _when(v)
-
-    @field_validator("suite_spec")
-    @classmethod
-    def _size(cls, v: Any) -> Any:
-        return _blob(v)
 
 
 class ExportResult(_Strict):
@@ -184,11 +165,6 @@ class ExportInventory(_Strict):
     source: Annotated[str, Field(min_length=1, max_length=40)]
     evidence: Annotated[str, Field(max_length=MAX_LOG)] = ""
     extra: Blob = {}
-
-    @field_validator("extra")
-    @classmethod
-    def _size(cls, v: Any) -> Any:
-        return _blob(v)
 
 
 class ExportDocument(_Strict):
