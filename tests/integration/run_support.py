@@ -6,17 +6,22 @@ import subprocess
 from pathlib import Path
 
 
-def run_ids_in(db) -> list[str]:
-    """The run ids a test's SQLite database holds (none when it does not exist yet)."""
-    if not Path(db).exists():
-        return []
+def rows(db, sql) -> list[tuple]:
+    """The rows ``sql`` selects from a test's SQLite database; none while it has no schema yet."""
     con = sqlite3.connect(db, timeout=30)
     try:
-        return [r for (r,) in con.execute("SELECT id FROM run")]
+        return con.execute(sql).fetchall()
     except sqlite3.OperationalError:  # no schema yet
         return []
     finally:
         con.close()
+
+
+def run_ids_in(db) -> list[str]:
+    """The run ids a test's SQLite database holds (none when it does not exist yet)."""
+    if not Path(db).exists():
+        return []
+    return [r for (r,) in rows(db, "SELECT id FROM run")]
 
 
 def containers_of(run_ids) -> list[str]:

@@ -5,7 +5,6 @@ spilled and `valorch run --resume` imports them: nothing lost, nothing twice."""
 
 import json
 import os
-import sqlite3
 import subprocess
 import sys
 import time
@@ -13,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from run_support import containers_of, run_ids_in
+from run_support import containers_of, rows, run_ids_in
 
 ROOT = Path(__file__).resolve().parents[2]
 VALORCH = str(Path(sys.executable).with_name("valorch"))
@@ -41,16 +40,6 @@ def _fill(mnt):
                 fh.flush()
         except OSError:
             pass
-
-
-def _rows(db, sql):
-    con = sqlite3.connect(db, timeout=30)
-    try:
-        return con.execute(sql).fetchall()
-    except sqlite3.OperationalError:
-        return []
-    finally:
-        con.close()
 
 
 def _env(tmp_path):
@@ -83,7 +72,7 @@ def test_full_mid_run_spills_and_resume_imports_exactly_once(tiny_disk, tmp_path
     try:
         for _ in range(2400):  # the first task stored, the second one measuring
             assert proc.poll() is None, "valorch ended before the disk could fill"
-            states = dict(_rows(db, "SELECT state, COUNT(*) FROM task GROUP BY state"))
+            states = dict(rows(db, "SELECT state, COUNT(*) FROM task GROUP BY state"))
             if states == {"done": 1, "running": 1}:
                 break
             time.sleep(0.05)
@@ -98,24 +87,24 @@ def test_full_mid_run_spills_and_resume_imports_exactly_once(tiny_disk, tmp_path
     assert f"spilled to {tmp_path / 'spill'}" in err  # beside the database there is no room
     spilled = list((tmp_path / "spill").glob("*.json"))
     assert len(spilled) == 1
-    assert _rows(db, "SELECT COUNT(*) FROM result") == [(2,)]  # the first task's, once
+    assert rows(db, "SELECT COUNT(*) FROM result") == [(2,)]  # the first task's, once
     assert containers_of(run_ids_in(db)) == []
     assert "is full" in (tmp_path / "j.xml").read_text()
 
     (tiny_disk / "fill").unlink()
     subprocess.run(["mount", "-o", "remount,size=16m", str(tiny_disk)], check=True)  # room made
-    (batch,), = set(_rows(db, "SELECT batch FROM run"))
+    (batch,), = set(rows(db, "SELECT batch FROM run"))
     res = subprocess.run([VALORCH, "run", "--resume", batch, "--hosts", str(hosts), "--db", str(db), "--json"],
                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stderr[-3000:]
-    assert _rows(db, "SELECT state, COUNT(*) FROM task GROUP BY state") == [("done", 2)]
-    assert _rows(db, "SELECT DISTINCT state FROM run") == [("done",)]
+    assert rows(db, "SELECT state, COUNT(*) FROM task GROUP BY state") == [("done", 2)]
+    assert rows(db, "SELECT DISTINCT state FROM run") == [("done",)]
     # 2 images x 2 checks, each once: the spilled task was imported, not re-run
-    assert _rows(db, "SELECT status, COUNT(*) FROM result GROUP BY status") == [("pass", 4)]
-    assert _rows(db, "SELECT tries FROM task") == [(1,), (1,)]  # neither task ran again
-    assert _rows(db, "SELECT COUNT(*) FROM (SELECT run_id, check_pk, attempt FROM result "
+    assert rows(db, "SELECT status, COUNT(*) FROM result GROUP BY status") == [("pass", 4)]
+    assert rows(db, "SELECT tries FROM task") == [(1,), (1,)]  # neither task ran again
+    assert rows(db, "SELECT COUNT(*) FROM (SELECT run_id, check_pk, attempt FROM result "
                      "GROUP BY 1, 2, 3 HAVING COUNT(*) > 1)") == [(0,)]
     assert list((tmp_path / "spill").glob("*.json")) == []
     res = subprocess.run([VALORCH, "run", "--resume", batch, "--hosts", str(hosts), "--db", str(db), "--json"],
                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
-    assert res.returncode == 0 and _rows(db, "SELECT COUNT(*) FROM result") == [(4,)]  # resuming again adds nothing
+    assert res.returncode == 0 and rows(db, "SELECT COUNT(*) FROM result") == [(4,)]  # resuming again adds nothing

@@ -10,13 +10,13 @@ import json
 import os
 import shutil
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
+from run_support import rows
 
 ROOT = Path(__file__).resolve().parents[2]
 VALORCH = str(Path(sys.executable).with_name("valorch"))
@@ -87,16 +87,6 @@ def engine():
         subprocess.run(["ip", "link", "delete", BRIDGE], capture_output=True)
 
 
-def _rows(db, sql):
-    con = sqlite3.connect(db, timeout=30)
-    try:
-        return con.execute(sql).fetchall()
-    except sqlite3.OperationalError:
-        return []
-    finally:
-        con.close()
-
-
 def test_engine_stopped_mid_run_then_resumed_without_loss_or_duplicates(engine, tmp_path):
     job = tmp_path / "job.json"
     job.write_text(json.dumps(JOB))
@@ -122,19 +112,19 @@ def test_engine_stopped_mid_run_then_resumed_without_loss_or_duplicates(engine, 
             proc.kill()
     assert proc.returncode == 3, err[-3000:]
     assert "Traceback" not in err
-    states = dict(_rows(db, "SELECT state, COUNT(*) FROM task GROUP BY state"))
+    states = dict(rows(db, "SELECT state, COUNT(*) FROM task GROUP BY state"))
     assert states == {"error": 2}, states  # both tasks: the one in flight, the one queued behind it
-    assert _rows(db, "SELECT COUNT(*) FROM result") == [(0,)]  # nothing stored half-way
-    assert _rows(db, "SELECT DISTINCT state FROM run") == [("error",)]
+    assert rows(db, "SELECT COUNT(*) FROM result") == [(0,)]  # nothing stored half-way
+    assert rows(db, "SELECT DISTINCT state FROM run") == [("error",)]
 
     engine.start()
-    (batch,), = set(_rows(db, "SELECT batch FROM run"))
+    (batch,), = set(rows(db, "SELECT batch FROM run"))
     res = subprocess.run([VALORCH, "run", "--resume", batch, "--hosts", str(hosts), "--db", str(db), "--json",
                           "--no-gate"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, res.stderr[-3000:]
-    assert _rows(db, "SELECT state, COUNT(*) FROM task GROUP BY state") == [("done", 2)]
-    assert _rows(db, "SELECT DISTINCT state FROM run") == [("done",)]
-    got = _rows(db, 'SELECT c.check_id, r.status, COUNT(*) FROM result r JOIN "check" c ON c.id = r.check_pk '
+    assert rows(db, "SELECT state, COUNT(*) FROM task GROUP BY state") == [("done", 2)]
+    assert rows(db, "SELECT DISTINCT state FROM run") == [("done",)]
+    got = rows(db, 'SELECT c.check_id, r.status, COUNT(*) FROM result r JOIN "check" c ON c.id = r.check_pk '
                     "GROUP BY 1, 2 ORDER BY 1")
     assert got == [("command.first", "pass", 1), ("command.slow", "pass", 1), ("selftest.fail", "fail", 1),
                    ("selftest.pass", "pass", 1)]

@@ -4,7 +4,6 @@ number of results as an uninterrupted run, no duplicate, no leftover container."
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import time
 
@@ -12,22 +11,13 @@ import sys
 from pathlib import Path
 
 import docker
+from run_support import rows
 
 ROOT = Path(__file__).resolve().parents[2]
 VALORCH = str(Path(sys.executable).with_name("valorch"))
 
 JOB = ("name: resume-test\nimages: [cpu_debian12_py3.11_pytorch_1.13, cpu_debian12_py3.11_pytorch_2.13]\n"
        "suites: [smoke, {name: selftest, deadline: 5}]\n")
-
-
-def _count(db, sql):
-    con = sqlite3.connect(db, timeout=30)
-    try:
-        return con.execute(sql).fetchall()
-    except sqlite3.OperationalError:
-        return []
-    finally:
-        con.close()
 
 
 def test_killed_run_resumes_without_loss_or_duplicates(cli, tmp_path):
@@ -41,25 +31,25 @@ def test_killed_run_resumes_without_loss_or_duplicates(cli, tmp_path):
                             cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         for _ in range(600):
-            if _count(killed_db, "SELECT 1 FROM result LIMIT 1"):
+            if rows(killed_db, "SELECT 1 FROM result LIMIT 1"):
                 break
             assert proc.poll() is None, "valorch ended before any result was stored"
             time.sleep(0.5)
         proc.send_signal(signal.SIGKILL)
     finally:
         proc.wait(timeout=60)
-    states = dict(_count(killed_db, "SELECT state, COUNT(*) FROM task GROUP BY state"))
+    states = dict(rows(killed_db, "SELECT state, COUNT(*) FROM task GROUP BY state"))
     assert states.get("done", 0) >= 1 and sum(states.values()) == 4 and states.get("done") < 4
-    (batch,), = _count(killed_db, "SELECT DISTINCT batch FROM run")
+    (batch,), = rows(killed_db, "SELECT DISTINCT batch FROM run")
 
     res = cli("run", "--resume", batch, "--hosts", str(hosts), "--json", "--no-gate", db=killed_db)
     assert res.returncode == 0, res.stderr[-3000:]
     assert {r["batch"] for r in json.loads(res.stdout)} == {batch}
-    assert _count(killed_db, "SELECT DISTINCT state FROM task") == [("done",)]
-    assert _count(killed_db, "SELECT DISTINCT state FROM run") == [("done",)]
-    dupes = _count(killed_db, "SELECT run_id, check_pk, attempt FROM result GROUP BY 1, 2, 3 HAVING COUNT(*) > 1")
+    assert rows(killed_db, "SELECT DISTINCT state FROM task") == [("done",)]
+    assert rows(killed_db, "SELECT DISTINCT state FROM run") == [("done",)]
+    dupes = rows(killed_db, "SELECT run_id, check_pk, attempt FROM result GROUP BY 1, 2, 3 HAVING COUNT(*) > 1")
     assert dupes == []
-    run_ids = [r for (r,) in _count(killed_db, "SELECT id FROM run")]
+    run_ids = [r for (r,) in rows(killed_db, "SELECT id FROM run")]
     client = docker.from_env()
     for run_id in run_ids:
         assert client.containers.list(all=True, filters={"label": f"org.valorch.run={run_id}"}) == []
@@ -67,7 +57,7 @@ def test_killed_run_resumes_without_loss_or_duplicates(cli, tmp_path):
     full = cli("run", "--job", str(job), "--hosts", str(hosts), "--json", "--no-gate", db=tmp_path / "full.sqlite")
     assert full.returncode == 0, full.stderr[-3000:]
     count = "SELECT COUNT(*) FROM result"
-    assert _count(killed_db, count) == _count(tmp_path / "full.sqlite", count)
+    assert rows(killed_db, count) == rows(tmp_path / "full.sqlite", count)
     per_check = ("SELECT image.alias, check_id, attempt FROM result JOIN run ON result.run_id = run.id "
                  "JOIN image ON run.image_id = image.id JOIN \"check\" ON result.check_pk = \"check\".id ORDER BY 1, 2, 3")
-    assert _count(killed_db, per_check) == _count(tmp_path / "full.sqlite", per_check)
+    assert rows(killed_db, per_check) == rows(tmp_path / "full.sqlite", per_check)
