@@ -26,9 +26,9 @@ def list_runs(image: str = typer.Option(None, help="Only runs of this image alia
                                 help="At most this many runs, newest first."),
               db: str = DbOption, as_json: bool = JsonOption) -> None:
     """Runs, newest first, with counts by status."""
-    from ..services import results as service
+    from ..services.run_list import listing
 
-    rows = service.listing(sessions(db), limit, image)
+    rows = listing(db, limit, image)
     if as_json:
         print_json([{**r, "started": r["started"].isoformat(), "counts": dict(r["counts"])} for r in rows])
         return

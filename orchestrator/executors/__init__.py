@@ -10,6 +10,10 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from .sdk import defer_ssh_transport
+
+defer_ssh_transport()
+
 #: --executor choices → "module:Class"
 REGISTRY: dict[str, str] = {
     "host": "orchestrator.executors.host:HostExecutor",

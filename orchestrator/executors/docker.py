@@ -29,6 +29,7 @@ from .base import LABEL, overall_timeout, probe_archive, workload_archive
 from .container import PROBE_ROOT, ContainerSpec, Limits, task_container
 from .limits import limits_for
 from .pull import runnable
+from .sdk import ssh_transport
 
 TAIL = 8_000
 
@@ -52,6 +53,7 @@ def client_kwargs(host: HostSpec, timeout: float = 60) -> dict[str, Any]:
     (no paramiko needed; keys and known_hosts come from ~/.ssh as for ``docker -H ssh://``)."""
     kw: dict[str, Any] = {"base_url": host.endpoint, "timeout": timeout}
     if host.endpoint.startswith("ssh://"):
+        ssh_transport()
         kw["use_ssh_client"] = True
     elif host.tls is not None:
         kw["tls"] = _EngineTLS(client_cert=(host.tls.cert, host.tls.key), ca_cert=host.tls.ca,

@@ -23,6 +23,7 @@ from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from ..errors import InfrastructureError, InputError
 from ..store import push as store_push
+from ..store.checkpoint import background_checkpoints
 from ..store.db import open_engine, public_url, session_factory, url_for, where
 
 
@@ -72,30 +73,31 @@ def push(source_db: str | None, target_db: str, since: datetime | None = None, o
     keys, source = store_push.Keys(), store_push.Source()
     interrupted = False
     try:
-        for n, run_id in enumerate(todo):
-            with src() as s:
-                bundle = source.read(s, run_id)
-            try:
-                with dst.begin() as d:  # one run, one transaction: whole or not at all
-                    try:
-                        results += store_push.write(d, bundle, origin, keys)
-                    except KeyboardInterrupt:
-                        # Ctrl-C inside a COPY leaves the connection mid-protocol: drop it (the server
-                        # rolls the run back) rather than let the pool try to reset it and log a traceback
-                        d.connection().invalidate()
-                        raise
-                pushed += 1
-            except IntegrityError as exc:
-                keys.forget()  # rows inserted in the rolled-back transaction are gone
-                with dst() as d:
-                    if not store_push.present(d, [run_id]):
-                        raise InfrastructureError(f"the results {target} refused run {run_id}: {exc.orig}",
-                                                  "the run stays in the local store") from None
-                already.add(run_id)  # another pusher sent this run meanwhile: it is there, whole
-            except DBAPIError as exc:
-                raise _lost(target, exc, pushed, len(todo)) from None
-            if progress:
-                progress(n + 1, len(todo))
+        with background_checkpoints(dst_engine):  # a SQLite target's WAL is copied on a second thread
+            for n, run_id in enumerate(todo):
+                with src() as s:
+                    bundle = source.read(s, run_id)
+                try:
+                    with dst.begin() as d:  # one run, one transaction: whole or not at all
+                        try:
+                            results += store_push.write(d, bundle, origin, keys)
+                        except KeyboardInterrupt:
+                            # Ctrl-C inside a COPY leaves the connection mid-protocol: drop it (the server
+                            # rolls the run back) rather than let the pool try to reset it and log a traceback
+                            d.connection().invalidate()
+                            raise
+                    pushed += 1
+                except IntegrityError as exc:
+                    keys.forget()  # rows inserted in the rolled-back transaction are gone
+                    with dst() as d:
+                        if not store_push.present(d, [run_id]):
+                            raise InfrastructureError(f"the results {target} refused run {run_id}: {exc.orig}",
+                                                      "the run stays in the local store") from None
+                    already.add(run_id)  # another pusher sent this run meanwhile: it is there, whole
+                except DBAPIError as exc:
+                    raise _lost(target, exc, pushed, len(todo)) from None
+                if progress:
+                    progress(n + 1, len(todo))
     except KeyboardInterrupt:
         interrupted = True
     finally:

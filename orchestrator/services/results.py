@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -18,17 +17,6 @@ Factory = sessionmaker[Session]
 
 def _no_run(run_id: str) -> InputError:
     return InputError(f"no run '{run_id}' in the results database", "valorch results list shows the runs")
-
-
-def listing(factory: Factory, limit: int, image: str | None) -> list[dict[str, Any]]:
-    """Runs, newest first, each with its final counts by status (``counts``, a Counter)."""
-    with factory() as session:
-        rows = []
-        for r in queries.list_runs(session, limit, image):
-            counts: Counter = views.final_counts(queries.run_results(session, r.id))
-            rows.append({"run": r.id, "image": r.image.alias, "digest": r.image.digest, "host": r.host.name,
-                         "job": r.job, "state": r.state, "started": r.started, "counts": counts})
-        return rows
 
 
 def show(factory: Factory, run_id: str) -> dict[str, Any]:

@@ -27,6 +27,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from ..errors import InfrastructureError, InputError
 from . import damaged, full
+from .revision import BASELINE, HEAD, REVISIONS  # noqa: F401 - re-exported for the migration tests
 
 DEFAULT_URL = "sqlite:///results/valorch.sqlite"
 POSTGRES_EXTRA = "pip install 'valorch[postgres]'"
@@ -181,12 +182,6 @@ def open_engine(db: str | None) -> Engine:
 
 
 MIGRATIONS = Path(__file__).with_name("migrations")
-BASELINE = "0001"  # the schema that create_all made before migrations existed
-# The newest migration. Every command opens the database, and asking Alembic for its
-# head costs half a second of imports and file parsing; a unit test keeps this equal
-# to what Alembic says.
-HEAD = "0004"
-REVISIONS = ("0001", "0002", "0003", "0004")  # oldest first; a unit test keeps this equal to Alembic's history
 
 
 def _require_head(engine: Engine, url: URL) -> None:

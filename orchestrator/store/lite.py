@@ -1,0 +1,79 @@
+"""The read-only fast path of ``valorch results list``: the standard library's sqlite3
+on a local SQLite file that is already at this valorch's schema.
+
+Importing SQLAlchemy and mapping the models costs about 0.2 s, as much as the whole
+start-up goal of a listing (issue 9). A listing reads three small joins, so for the
+common case (a local file at HEAD) it reads them here with plain SQL, and returns the
+same rows as ``store.queries.list_runs`` / ``run_statuses`` (tests/unit/test_store_lite.py
+compares both on the same files). Anything else returns None and the caller takes the
+SQLAlchemy path, which also owns every error message: a missing file, a server URL, a
+schema to migrate, a migration in progress, a damaged file.
+
+Nothing here writes.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from datetime import datetime
+from pathlib import Path
+from typing import Iterator
+from urllib.parse import quote
+
+from .revision import HEAD
+
+RUNS = ('SELECT run.id, run.started, run.job, run.state, image.alias, image.digest, host.name '
+        'FROM run JOIN image ON image.id = run.image_id JOIN host ON host.id = run.host_id')
+STATUSES = ('SELECT result.run_id, "check".check_id, result.attempt, result.status FROM result '
+            'JOIN "check" ON "check".id = result.check_pk WHERE result.run_id IN ({marks}) '
+            'ORDER BY result.run_id, "check".check_id, result.attempt, result.id')
+
+
+def local_path(db: str | None) -> Path | None:
+    """The file a ``--db`` value names when it is a plain SQLite file (a path, or a
+    ``sqlite:///`` URL without options); None for anything else."""
+    if not db:
+        return Path.cwd() / "results" / "valorch.sqlite"
+    if "://" not in db:
+        return Path(db)
+    if db.startswith("sqlite:///") and "?" not in db and len(db) > len("sqlite:///"):
+        return Path(db[len("sqlite:///"):])
+    return None
+
+
+def connect(db: str | None) -> sqlite3.Connection | None:
+    """A connection to ``db`` when the fast path may read it, else None."""
+    path = local_path(db)
+    if path is None or not path.is_file() or Path(f"{path}.migrate-lock").exists():
+        return None
+    try:
+        conn = sqlite3.connect(f"file:{quote(os.path.abspath(path))}?mode=rw", uri=True, timeout=60)
+    except sqlite3.Error:
+        return None
+    try:
+        row = conn.execute("SELECT version_num FROM alembic_version").fetchone()
+    except sqlite3.Error:
+        row = None
+    if row is None or row[0] != HEAD:
+        conn.close()
+        return None
+    return conn
+
+
+def list_runs(conn: sqlite3.Connection, limit: int, image: str | None) -> list[tuple]:
+    """(id, started, job, state, image alias, image digest, host name) of the newest runs."""
+    sql, args = RUNS, []
+    if image:
+        sql += " WHERE image.alias = ? OR image.reference = ?"
+        args += [image, image]
+    sql += " ORDER BY run.started DESC, run.id DESC LIMIT ?"
+    rows = conn.execute(sql, [*args, limit]).fetchall()
+    return [(rid, datetime.fromisoformat(started), *rest) for rid, started, *rest in rows]
+
+
+def run_statuses(conn: sqlite3.Connection, run_ids: list[str]) -> Iterator[tuple[str, str, int, str]]:
+    """(run id, check id, attempt, status) of every result of these runs, attempts in order."""
+    for i in range(0, len(run_ids), 500):
+        chunk = run_ids[i:i + 500]
+        yield from conn.execute(STATUSES.format(marks=", ".join("?" * len(chunk))), chunk)
