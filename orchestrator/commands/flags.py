@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import re
+from datetime import datetime
 from typing import Callable
 
 import typer
@@ -27,6 +28,20 @@ def number(flag: str, lo: float, hi: float, *, lo_open: bool = False, unit: str 
         if not math.isfinite(value) or value > hi or value < lo or (lo_open and value == lo):
             raise _bad(flag, value, allowed)
         return value
+
+    return check
+
+
+def date(flag: str) -> Callable:
+    """An ISO date or date and time (YYYY-MM-DD, YYYY-MM-DDTHH:MM) as a datetime; None passes."""
+
+    def check(value: str | None) -> datetime | None:
+        if not value:
+            return None
+        try:
+            return datetime.fromisoformat(value)
+        except ValueError:
+            raise _bad(flag, repr(value), "a date, YYYY-MM-DD or YYYY-MM-DDTHH:MM") from None
 
     return check
 

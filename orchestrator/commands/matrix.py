@@ -22,7 +22,8 @@ LayoutOpt = typer.Option("checks", "--layout", "-l", help="checks, features, sin
 RowsOpt = typer.Option(None, "--rows", help="features or checks [default: per layout].")
 ColumnsOpt = typer.Option(None, "--columns", help="images, backends or hosts [default: images; tiers: backends].")
 ImageOpt = typer.Option(None, "--image", help="Only images whose alias matches these globs (repeatable).")
-SinceOpt = typer.Option(None, "--since", help="Only runs started on or after this date (YYYY-MM-DD).")
+SinceOpt = typer.Option(None, "--since", callback=flags.date("--since"),
+                        help="Only runs started on or after this date (YYYY-MM-DD).")
 PolicyOpt = typer.Option(None, "--tier-policy", help="YAML file overriding the tier policy (tiers layout).")
 JobOpt = typer.Option(None, "--job", help="Only runs of this job (its name in the job spec, e.g. nightly).")
 

@@ -98,19 +98,11 @@ def import_(path: Path = typer.Argument(..., help="A file written by valorch res
               f"{counts['inventory']} new inventory rows")
 
 
-def _since(value: str | None) -> datetime | None:
-    if not value:
-        return None
-    try:
-        return datetime.fromisoformat(value)
-    except ValueError:
-        raise InputError(f"--since '{value}' is not a date", "write it as YYYY-MM-DD or YYYY-MM-DDTHH:MM") from None
-
-
 @app.command("push")
 def push(to: str = typer.Option(..., "--to", envvar="VALORCH_PUSH_TO",
                                 help="The shared store's URL, e.g. postgresql://valorch@db.example/valorch."),
-         since: str = typer.Option(None, "--since", help="Only runs started on or after this date (YYYY-MM-DD)."),
+         since: str = typer.Option(None, "--since", callback=flags.date("--since"),
+                                   help="Only runs started on or after this date (YYYY-MM-DD)."),
          origin: str = typer.Option(None, "--origin", envvar="VALORCH_ORIGIN",
                                     help="Where the runs come from [default: HOSTNAME:LOCAL_DB_PATH]."),
          db: str = DbOption, as_json: bool = JsonOption) -> None:
@@ -119,7 +111,7 @@ def push(to: str = typer.Option(..., "--to", envvar="VALORCH_PUSH_TO",
     after an interruption. The local store is left as it is."""
     from ..services import push as service
 
-    report = service.push(db, to, _since(since), origin)
+    report = service.push(db, to, since, origin)
     if as_json:
         print_json(dataclasses.asdict(report))
     else:

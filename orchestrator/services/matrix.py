@@ -50,17 +50,17 @@ def _policy(path: Path | None) -> Policy:
                          "best_effort_min_pass, experimental_min_pass") from None
 
 
-def _since(value: str | None) -> datetime | None:
-    if not value:
+def _when(moment: datetime | None) -> str | None:
+    """--since as the user wrote it: a date, or a date and time to the minute (or second)."""
+    if moment is None:
         return None
-    try:
-        return datetime.fromisoformat(value)
-    except ValueError:
-        raise InputError(f"--since '{value}' is not a date", "write it as YYYY-MM-DD") from None
+    if moment.time() == datetime.min.time():
+        return moment.strftime("%Y-%m-%d")
+    return moment.isoformat(timespec="minutes" if not moment.second and not moment.microsecond else "seconds")
 
 
 def build_document(factory: Factory, db: str | None, catalog: Callable[[], Catalog], layout: str, rows: str | None,
-                   columns: str | None, images: Sequence[str], since: str | None,
+                   columns: str | None, images: Sequence[str], since_dt: datetime | None,
                    policy_path: Path | None, job: str | None = None) -> Document:
     """An unpublished document from the newest finished run of each image and host (the
     components layout: from the catalog and the stored inventories). ``db`` is the --db value
@@ -69,7 +69,7 @@ def build_document(factory: Factory, db: str | None, catalog: Callable[[], Catal
     layout = choice(layout, LAYOUTS, "--layout")
     rows = choice(rows or DEFAULT_ROWS[layout], ROWS, "--rows")
     columns = choice(columns or ("backends" if layout == "tiers" else "images"), COLUMNS, "--columns")
-    policy, since_dt = _policy(policy_path), _since(since)
+    policy, since = _policy(policy_path), _when(since_dt)
     images = list(images)
     params = {"layout": layout, "rows": rows, "columns": columns, "images": images, "since": since}
     if job:
@@ -133,7 +133,7 @@ def _exists(version: str) -> InputError:
 
 
 def publish(factory: Factory, db: str | None, catalog: Callable[[], Catalog], version: str, layout: str, rows: str | None,
-            columns: str | None, images: Sequence[str], since: str | None,
+            columns: str | None, images: Sequence[str], since: datetime | None,
             policy_path: Path | None, job: str | None = None) -> dict[str, Any]:
     """Build a document and store it as an immutable version; what was published."""
     if not re.fullmatch(VERSION_PATTERN, version):

@@ -14,9 +14,11 @@ The schema is Alembic's business (store/migrations). Who upgrades it differs:
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import fcntl
 import os
+import weakref
 from pathlib import Path
 from typing import Iterator
 
@@ -82,11 +84,26 @@ def where(url: URL) -> str:
     return f"database '{url.database}' on {url.host or 'localhost'}:{url.port or 5432}"
 
 
+_OPEN: weakref.WeakSet[Engine] = weakref.WeakSet()
+
+
+@atexit.register
+def _dispose_open_engines() -> None:
+    """At exit, every engine still open is disposed: a SQLite file's last connection
+    checkpoints its write-ahead log and removes it, a server sees its sessions end
+    (the console script ends without the interpreter's teardown, cli.main)."""
+    for engine in list(_OPEN):
+        with contextlib.suppress(Exception):
+            engine.dispose()
+
+
 def connect(db: str | None) -> Engine:
     """An engine whose database answered; no schema check (store.db.open_engine does that)."""
     url = _parse(db)
     if url.get_backend_name() == "sqlite":
-        return _sqlite_engine(url)
+        engine = _sqlite_engine(url)
+        _OPEN.add(engine)
+        return engine
     try:
         # jit off for valorch's sessions: its queries are short index look-ups, and JIT
         # compilation of a 50,000-row history costs more than the query (bench_scale_fleet.py)
@@ -103,6 +120,7 @@ def connect(db: str | None) -> Engine:
     except DBAPIError as exc:
         engine.dispose()
         raise _server_error(url, exc) from None
+    _OPEN.add(engine)
     return engine
 
 
