@@ -54,6 +54,9 @@ def run(
                                "(a batch id, or a run id of it)."),
     retries: int = typer.Option(2, "--retries", callback=flags.integer("--retries", 0, 100),
                                  help="Re-runs on another host after an infrastructure error (0 to 100)."),
+    repeat: int = typer.Option(1, "--repeat", callback=flags.integer("--repeat", 1, 100),
+                               help="Run the whole job this many times, one after the other (1 to 100): N runs "
+                                    "of each image for `valorch diff latest:ALIAS:N`, which pools them."),
     slurm_spool: Path = typer.Option(None, "--slurm-spool", help="Directory the Slurm nodes share "
                                      "(probe archive, job output) [default: ./results/slurm]."),
     pull: str = typer.Option("missing", "--pull", help="missing: pull absent images; always: pull every time; "
@@ -89,7 +92,8 @@ def run(
                                            on_quarantine=lambda v: err.print(
                                                f"[yellow]quarantined[/yellow] {v.host} for this batch: {v.reason}"))
             with LiveReporter(err, disable=as_json) as reporter:
-                summaries = service.execute_placed(placed, spec, factory, reporter=reporter, retries=retries)
+                summaries = service.execute_placed(placed, spec, factory, reporter=reporter, retries=retries,
+                                                   repeat=repeat)
     if resume:
         err.print(f"resumed batch {batch}")
     _report(service.report(factory, summaries), as_json, junit, gate, show_matrix)

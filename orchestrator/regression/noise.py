@@ -45,14 +45,16 @@ def z_two_sided(alpha: float) -> float:
     return NormalDist().inv_cdf(1 - alpha / 2)
 
 
-def ratio_se(base: Sequence[float], head: Sequence[float], run_sigma: float | None = None) -> float | None:
-    """Standard error of log(head median / base median): each median's own, plus the
-    run-to-run noise of each side where A/A runs measured it."""
+def ratio_se(base: Sequence[float], head: Sequence[float], run_sigma: float | None = None,
+             runs: tuple[int, int] = (1, 1)) -> float | None:
+    """Standard error of log(head / base): each side's median's own, plus the run-to-run
+    noise where A/A runs measured it, which shrinks with the runs pooled on each side
+    (``runs``: how many runs each side's samples come from)."""
     sb, sh = median_se(base), median_se(head)
     if sb is None or sh is None:
         return None
     se = math.hypot(sb, sh)
-    return math.hypot(se, math.sqrt(2) * run_sigma) if run_sigma else se
+    return math.hypot(se, run_sigma * math.sqrt(1 / runs[0] + 1 / runs[1])) if run_sigma else se
 
 
 def beyond_run_noise(ratio: float, se: float | None, run_sigma: float | None, alpha: float = 0.01) -> bool:
@@ -64,10 +66,11 @@ def beyond_run_noise(ratio: float, se: float | None, run_sigma: float | None, al
 
 
 def smallest_detectable(base: Sequence[float], head: Sequence[float], threshold: float,
-                        alpha: float = 0.01, run_sigma: float | None = None) -> float | None:
+                        alpha: float = 0.01, run_sigma: float | None = None,
+                        runs: tuple[int, int] = (1, 1)) -> float | None:
     """The smallest relative slowdown this pair reveals nine times in ten: significant
     ((z_α + z_0.9)·se) and with an interval that reaches the threshold."""
-    se = ratio_se(base, head, run_sigma)
+    se = ratio_se(base, head, run_sigma, runs)
     if se is None:
         return None
     z_alpha = z_two_sided(alpha)

@@ -58,6 +58,7 @@ class Obs:
     backend: str = ""
     message: str = ""
     noisy: bool = False  # the host was busy while this timing was taken (regression/noise.py)
+    run: str = ""  # the run it comes from: a side may pool several runs of one image
 
 
 @dataclass(frozen=True)
@@ -102,6 +103,8 @@ class Timing:
     noisy: bool = False  # a side was timed on a busy host: never counted
     se: float | None = None  # standard error of log(ratio): the medians' own, and the run-to-run noise if known
     run_sigma: float | None = None  # run-to-run noise of this check on this image and host (A/A history)
+    runs_base: int = 1  # runs pooled on each side (the run-to-run noise shrinks with √runs)
+    runs_head: int = 1
 
     @property
     def reach(self) -> tuple[float, float]:
@@ -178,19 +181,35 @@ def _seed(*parts: str) -> int:
     return zlib.crc32("\0".join(parts).encode())
 
 
+def _center(samples: Sequence[float], runs: Sequence[Sequence[float]]) -> float:
+    """A side's typical time: the median of its samples; over several runs, the geometric
+    mean of each run's median (every run weighs the same, whatever its sample count)."""
+    if len(runs) < 2:
+        return stats.median(samples)
+    medians = [stats.median(r) for r in runs]
+    if min(medians) <= 0:
+        return stats.median(samples)
+    return math.exp(sum(math.log(m) for m in medians) / len(medians))
+
+
 def compare_timing(base: Sequence[float], head: Sequence[float], bigger_is_better: bool, threshold: float,
-                   seed: int = 0, run_sigma: float | None = None) -> Timing | None:
+                   seed: int = 0, run_sigma: float | None = None, base_runs: Sequence[Sequence[float]] = (),
+                   head_runs: Sequence[Sequence[float]] = ()) -> Timing | None:
     """The timing verdict for one check, or None when a side has too few samples.
-    ``run_sigma``: the check's run-to-run noise (log scale) measured on A/A runs, when known."""
+    ``run_sigma``: the check's run-to-run noise (log scale) measured on A/A runs, when known.
+    ``base_runs``/``head_runs``: the samples run by run, where a side pools several runs
+    (``valorch diff latest:ALIAS:N``); their count divides the run-to-run noise."""
     if len(base) < TIMED_MIN or len(head) < TIMED_MIN:
         return None
-    mb, mh = stats.median(base), stats.median(head)
+    mb, mh = _center(base, base_runs), _center(head, head_runs)
     if mb <= 0 or mh <= 0:
         return None
     ratio = mb / mh if bigger_is_better else mh / mb
-    se = noise.ratio_se(base, head, run_sigma)
+    runs = (max(1, len(base_runs)), max(1, len(head_runs)))
+    se = noise.ratio_se(base, head, run_sigma, runs)
     extra = {"cv_base": noise.cv(base), "cv_head": noise.cv(head), "se": se, "run_sigma": run_sigma,
-             "detectable": noise.smallest_detectable(base, head, threshold, ALPHA, run_sigma)}
+             "detectable": noise.smallest_detectable(base, head, threshold, ALPHA, run_sigma, runs),
+             "runs_base": runs[0], "runs_head": runs[1]}
     if len(base) >= MWU_MIN and len(head) >= MWU_MIN:
         p = stats.mann_whitney_u(base, head).p
         sig = p < ALPHA and noise.beyond_run_noise(ratio, se, run_sigma, ALPHA)
@@ -274,16 +293,26 @@ def _one(key: tuple[str, str], bo: list[Obs] | None, ho: list[Obs] | None, thres
             note = f"known issue expired on {issue.expires}: {issue.reason}"
     kind = _status_kind(bv, hv)
     if kind == SAME and bv == "pass":
-        bs = [s for o in bo if o.status == "pass" for s in o.samples]
-        hs = [s for o in ho if o.status == "pass" for s in o.samples]
+        br, hr = _by_run(bo), _by_run(ho)
+        bs, hs = [s for r in br for s in r], [s for r in hr for s in r]
         thr = ho[-1].threshold if ho[-1].threshold is not None else threshold
         sigma = (run_noise or {}).get((ho[-1].env, check))
-        t = compare_timing(bs, hs, ho[-1].bigger_is_better, thr, seed=_seed(env, check), run_sigma=sigma)
+        t = compare_timing(bs, hs, ho[-1].bigger_is_better, thr, seed=_seed(env, check), run_sigma=sigma,
+                           base_runs=br, head_runs=hr)
         if t is not None:
             t = replace(t, noisy=any(o.noisy for o in (*bo, *ho) if o.status == "pass"))
             note = "noisy host" if t.noisy and _timing_kind(replace(t, noisy=False)) != SAME else ""
             return CellChange(env, check, _timing_kind(t), bv, hv, backend, timing=t, note=note)
     return CellChange(env, check, kind, bv, hv, backend, note=note if kind != SAME else "")
+
+
+def _by_run(obs: Sequence[Obs]) -> list[tuple[float, ...]]:
+    """The samples of the passing attempts, one tuple per run (in the order the runs come)."""
+    runs: dict[str, list[float]] = {}
+    for o in obs:
+        if o.status == "pass" and o.samples:
+            runs.setdefault(o.run, []).extend(o.samples)
+    return [tuple(v) for v in runs.values()]
 
 
 def compare(base: Side, head: Side, threshold: float = DEFAULT_THRESHOLD, match: Matcher | None = None,

@@ -59,7 +59,8 @@ def _timing_text(c: CellChange) -> str:
     sig = f"p={t.p:.2g}" if t.p is not None else ("99 % CIs apart" if t.significant else "99 % CIs overlap")
     if t.q is not None and t.p is not None:
         sig += f", q={t.q:.2g}"
-    return (f"{_ms(t.base_median)} → {_ms(t.head_median)} ({_pct(t.ratio)}, {sig}, n={t.n_base}/{t.n_head}"
+    pooled = f" in {t.runs_base}/{t.runs_head} runs" if max(t.runs_base, t.runs_head) > 1 else ""
+    return (f"{_ms(t.base_median)} → {_ms(t.head_median)} ({_pct(t.ratio)}, {sig}, n={t.n_base}/{t.n_head}{pooled}"
             f"{noise_text(t)})")
 
 
@@ -189,7 +190,8 @@ def diff_json(report: Report) -> str:
                         for e, b, r, n in report.geomean],
             "noise": [{"environment": c.env, "check": c.check, "cv_base": _finite(c.timing.cv_base),
                        "cv_head": _finite(c.timing.cv_head), "run_sigma": _finite(c.timing.run_sigma),
-                       "smallest_detectable": _finite(c.timing.detectable), "noisy_host": c.timing.noisy}
+                       "smallest_detectable": _finite(c.timing.detectable), "noisy_host": c.timing.noisy,
+                       "runs": [c.timing.runs_base, c.timing.runs_head]}
                       for c in report.changes if c.timing is not None]}
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 

@@ -19,6 +19,7 @@ from ..regression import rule as engine
 from ..store import bulk, noise_queries, queries
 
 MIN_AA_RUNS = 4  # fewer quiet earlier runs than this: a check's run-to-run noise is not known
+MAX_POOLED = 100  # latest:ALIAS:N
 
 
 class NoResults(InputError):
@@ -37,7 +38,7 @@ def runs_side(session: Session, label: str, kind: str, runs: Sequence[Any], imag
                            version=row["version"], samples=tuple(float(s) for s in row["samples"] or ()),
                            bigger_is_better=bool(row["bigger_is_better"]), threshold=_threshold_of(row["metrics"]),
                            backend=row["backend"], message=row["message"] or "",
-                           noisy=bool(row["samples"]) and noise.noisy(row["metrics"]))
+                           noisy=bool(row["samples"]) and noise.noisy(row["metrics"]), run=row["run_id"])
                 for row in bulk.result_rows(session, ids))
     digests = tuple(dict.fromkeys((r.image.alias, r.image.digest) for r in runs if r.image.digest))
     return engine.Side(label, kind, obs, tuple(ids), digests, tuple(bulk.host_names(session, ids)))
@@ -59,7 +60,16 @@ def matrix_side(label: str, kind: str, mv: Any, images: Sequence[str] = ()) -> e
 def resolve(session: Session, spec: str, images: Sequence[str] = ()) -> engine.Side:
     """A side from its name, or an InputError (exit 2) that says what names exist."""
     if spec == "latest" or spec.startswith("latest:"):
-        alias = spec.partition(":")[2]
+        alias, _, count = spec.partition(":")[2].partition(":")
+        if count:  # latest:ALIAS:N, the N newest runs of one image, pooled (the run-to-run noise shrinks by √N)
+            if not alias or not count.isdigit() or not 1 <= int(count) <= MAX_POOLED:
+                raise InputError(f"'{spec}': write latest:ALIAS:N with N from 1 to {MAX_POOLED}",
+                                 "e.g. latest:cpu_debian12_py3.11_pytorch_2.13:5 pools the 5 newest runs")
+            runs = queries.last_runs_of_image(session, alias, int(count))
+            if not runs:
+                raise InputError(f"'{spec}': no finished runs of {alias}",
+                                 "run something first: valorch run --image ALIAS")
+            return runs_side(session, spec, "latest", runs, images)
         wanted = [alias] if alias else list(images)
         runs = queries.latest_runs(session, wanted)
         if not runs:

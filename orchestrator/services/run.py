@@ -116,8 +116,16 @@ def _quarantine(spec: Any, cat: Catalog, inventory: tuple[Any, ...], planned: tu
 
 
 def execute_placed(placed: Placement, spec: Any, factory: sessionmaker[Session], *,
-                   reporter: Reporter | None = None, retries: int = 2) -> list[RunSummary]:
-    """Queue and run placed tasks; both image digests are recorded on each run."""
+                   reporter: Reporter | None = None, retries: int = 2, repeat: int = 1) -> list[RunSummary]:
+    """Queue and run placed tasks; both image digests are recorded on each run. ``repeat``:
+    the whole job that many times, one batch after the other (never side by side, so that
+    repeated timings do not compete for the host): N runs of each image, which
+    ``valorch diff latest:ALIAS:N`` pools (the run-to-run noise of a timing shrinks by √N)."""
+    return [s for _ in range(repeat) for s in _execute_once(placed, spec, factory, reporter, retries)]
+
+
+def _execute_once(placed: Placement, spec: Any, factory: sessionmaker[Session], reporter: Reporter | None,
+                  retries: int) -> list[RunSummary]:
     if placed.hosts is None:
         return execute(placed.planned, spec, factory, placed.executor_for, reporter)
     batch = str(uuid.uuid4())

@@ -62,3 +62,23 @@ def test_images_list_json_and_show(cli):
     shown = cli("images", "show", "rocm6.3_py3.12_pytorch_2.4").stdout
     assert "rocm/pytorch:rocm6.3_ubuntu24.04_py3.12_pytorch_release_2.4.0" in shown
     assert "sha256:98ddf20333bd01ff749b8092b1190ee369a75d3b8c71c2fac80ffdcb1a98d529" in shown
+
+
+def test_repeat_makes_runs_one_after_the_other_and_diff_pools_them(cli):
+    proc = cli("run", "--image", "host", "--check", "smoke.matmul.fp32", "--repeat", "3", "--no-matrix")
+    assert proc.returncode == 0, proc.stderr
+    runs = json.loads(cli("results", "list", "--json").stdout)
+    assert len(runs) == 3 and len({r["run"] for r in runs}) == 3
+    started = sorted(r["started"] for r in runs)
+    assert started == sorted(set(started))  # one after the other, never side by side
+    report = json.loads(cli("diff", "latest:host:2", runs[0]["run"], "--format", "json").stdout)
+    (pooled,) = [n for n in report["noise"] if n["check"] == "smoke.matmul.fp32"]
+    assert pooled["runs"] == [2, 1]
+    text = cli("diff", "latest:host:3", "latest:host:3").stdout
+    assert "no regression" in text
+    for bad in ("latest:host:0", "latest:host:x", "latest::3", "latest:host:101"):
+        r = cli("diff", bad, "latest")
+        assert r.returncode == 2 and "latest:ALIAS:N" in r.stderr and "Traceback" not in r.stderr, bad
+    r = cli("diff", "latest:nothing:3", "latest")
+    assert r.returncode == 2 and "no finished runs of nothing" in r.stderr
+    assert cli("run", "--image", "host", "--repeat", "0").returncode == 2
