@@ -155,12 +155,13 @@ def test_a_leftover_migrate_lock_is_removed_and_a_held_one_kept(tmp_path):
 
 def test_import_validates_all_first_and_dry_run_writes_nothing(tmp_path):
     from orchestrator.services import results
+    from orchestrator.services.run_list import listing
     from orchestrator.services.session import sessions
 
     factory = sessions(str(tmp_path / "v.sqlite"))
     doc = results.read_export(GOOD_EXPORT)
     assert results.import_(factory, doc, "x", dry_run=True)["runs"] == 1
-    assert results.listing(factory, 10, None) == []
+    assert listing(str(tmp_path / "v.sqlite"), 10, None) == []
     bad = json.loads(GOOD_EXPORT.read_text())
     bad["results"][1]["status"] = "exploded"
     f = tmp_path / "bad.json"
@@ -169,5 +170,5 @@ def test_import_validates_all_first_and_dry_run_writes_nothing(tmp_path):
         results.read_export(f)
     with pytest.raises(InputError, match=r"results\[1\]\.status"):
         results.import_(factory, bad, str(f))
-    assert results.listing(factory, 10, None) == []  # nothing stored half-way
+    assert listing(str(tmp_path / "v.sqlite"), 10, None) == []  # nothing stored half-way
     assert results.import_(factory, doc, "x")["results"] == 2
