@@ -159,7 +159,24 @@ class Result(Base):
     device: Mapped[str | None] = mapped_column(String(200))
     library: Mapped[str | None] = mapped_column(String(200))
     check: Mapped[Check] = relationship(lazy="joined")
-    __table_args__ = (UniqueConstraint("run_id", "check_pk", "attempt", name="uq_result"),)
+    __table_args__ = (
+        UniqueConstraint("run_id", "check_pk", "attempt", name="uq_result"),
+        # a check's history as an index-only scan on PostgreSQL (migration 0005)
+        Index("ix_result_history", "check_pk",
+              postgresql_include=["run_id", "attempt", "status", "samples", "metrics"]).ddl_if(dialect="postgresql"),
+    )
+
+
+def include_object_for(dialect: str):  # noqa: ANN201
+    """Alembic's ``include_object`` for a connection of ``dialect``: schema objects made for
+    another database only (``.ddl_if(dialect=...)``, e.g. ix_result_history on PostgreSQL)
+    are not missing there."""
+
+    def include(obj, name, type_, reflected, compare_to) -> bool:  # noqa: ANN001
+        only = getattr(getattr(obj, "_ddl_if", None), "dialect", None)
+        return only is None or dialect in ((only,) if isinstance(only, str) else tuple(only))
+
+    return include
 
 
 class InventoryRow(Base):
