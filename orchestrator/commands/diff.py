@@ -15,7 +15,7 @@ from rich.table import Table
 from ..errors import InputError
 from .common import DEFAULT_THRESHOLD
 from . import flags
-from .common import DbOption, err, load_catalog, out, sessions, write_output
+from .common import DbOption, JsonOption, err, load_catalog, out, sessions, write_output
 
 FORMATS = ("term", "md", "html", "json", "junit")
 NotifyOption = typer.Option(None, "--notify", help="Post the outcome: slack=URL or github=OWNER/REPO (token in "
@@ -68,7 +68,8 @@ def print_term(report: Any) -> None:
         out.print(f"  geomean {env} ({backend or '—'}): {ratio:.3f} over {n} timed checks")
 
 
-def diff(base: str = typer.Argument(..., help="run id/prefix, batch, matrix version, baseline, latest[:ALIAS]"),
+def diff(base: str = typer.Argument(..., help="run id/prefix, batch, matrix version, baseline, latest[:ALIAS], "
+                                                "or latest:ALIAS:N (the N newest runs of an image, pooled)"),
          head: str = typer.Argument(..., help="the same kinds of names as BASE"),
          fmt: str = typer.Option("term", "--format", "-f", help="term, md, html, json or junit."),
          out_path: Path = typer.Option(None, "--out", "-o", help="Write here instead of stdout."),
@@ -76,8 +77,10 @@ def diff(base: str = typer.Argument(..., help="run id/prefix, batch, matrix vers
                                          help="Timing ratio threshold (0.05 = 5 %), above 0, at most 10."),
          known_issues: Path = typer.Option(None, "--known-issues", help="Known-issues YAML (failures expected)."),
          image: list[str] = typer.Option(None, "--image", help="Only these image aliases (repeatable)."),
-         notify: list[str] = NotifyOption, db: str = DbOption) -> None:
+         notify: list[str] = NotifyOption, db: str = DbOption, as_json: bool = JsonOption) -> None:
     """What changed between BASE and HEAD; exit 1 when anything regressed."""
+    if as_json:  # the --json every command takes: the same as --format json
+        fmt = "json"
     if fmt not in FORMATS:
         raise InputError(f"unknown --format '{fmt}'", f"use one of {', '.join(FORMATS)}")
     from ..regression import rule as engine

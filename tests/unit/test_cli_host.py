@@ -71,7 +71,7 @@ def test_repeat_makes_runs_one_after_the_other_and_diff_pools_them(cli):
     assert len(runs) == 3 and len({r["run"] for r in runs}) == 3
     started = sorted(r["started"] for r in runs)
     assert started == sorted(set(started))  # one after the other, never side by side
-    report = json.loads(cli("diff", "latest:host:2", runs[0]["run"], "--format", "json").stdout)
+    report = json.loads(cli("diff", "latest:host:2", runs[0]["run"], "--json").stdout)
     (pooled,) = [n for n in report["noise"] if n["check"] == "smoke.matmul.fp32"]
     assert pooled["runs"] == [2, 1]
     text = cli("diff", "latest:host:3", "latest:host:3").stdout
