@@ -21,6 +21,8 @@ import sqlite3
 import threading
 from typing import Any, Iterator
 
+from .location import sqlite_file
+
 EVERY_S = 0.05  # a PASSIVE checkpoint with nothing to copy costs microseconds
 
 
@@ -65,10 +67,7 @@ class Checkpointer:
 
 def sqlite_path(bind: Any) -> str | None:
     """The file behind a SQLAlchemy engine or connection, when it is a SQLite file."""
-    url = bind.engine.url if hasattr(bind, "engine") else bind.url
-    if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":
-        return None
-    return url.database
+    return sqlite_file(bind.engine.url if hasattr(bind, "engine") else bind.url)
 
 
 @contextlib.contextmanager

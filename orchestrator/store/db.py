@@ -29,9 +29,10 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from ..errors import InfrastructureError, InputError
 from . import damaged, full
+from .location import DEFAULT_PATH, migrate_lock, sqlite_file
 from .revision import BASELINE, HEAD, REVISIONS  # noqa: F401 - re-exported for the migration tests
 
-DEFAULT_URL = "sqlite:///results/valorch.sqlite"
+DEFAULT_URL = f"sqlite:///{DEFAULT_PATH}"
 POSTGRES_EXTRA = "pip install 'valorch[postgres]'"
 URL_HINT = ("pass a SQLite path (results/valorch.sqlite, sqlite:///PATH) or a PostgreSQL URL "
             f"(postgresql://USER@HOST[:PORT]/DATABASE, needs {POSTGRES_EXTRA})")
@@ -294,10 +295,11 @@ def _migration_lock(url: URL) -> Iterator[None]:
     an flock on ``DB.migrate-lock``, which exists only while a migration runs: the
     holder removes it before unlocking, and a waiter that finds its file replaced
     locks the new one (so two processes never hold locks on two different files)."""
-    if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":
+    path = sqlite_file(url)
+    if path is None:
         yield
         return
-    lock_path = Path(url.database + ".migrate-lock")
+    lock_path = migrate_lock(path)
     while True:
         fh = open(lock_path, "a+")
         fcntl.flock(fh, fcntl.LOCK_EX)
@@ -327,9 +329,10 @@ def clean_stale_lock(url: URL) -> bool:
     """Remove a ``DB.migrate-lock`` left behind (by a crashed process, or by a valorch that
     never removed it). Its owner is gone when the flock can be taken at once (the kernel
     drops an flock with its process); one held now belongs to a live migration and stays."""
-    if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":
+    path = sqlite_file(url)
+    if path is None:
         return False
-    lock_path = Path(url.database + ".migrate-lock")
+    lock_path = migrate_lock(path)
     if not lock_path.exists():
         return False
     try:

@@ -15,6 +15,7 @@ from sqlalchemy import event
 from sqlalchemy.engine import Engine, URL
 
 from ..errors import InfrastructureError
+from .location import sqlite_file
 
 SQLITE_FULL = 13  # sqlite3 error code
 PG_DISK_FULL = "53100"
@@ -36,10 +37,11 @@ def is_full(exc: BaseException) -> bool:
 
 def free_space(url: URL) -> str:
     """The free space where a SQLite file lives, in words ("" for a server)."""
-    if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":
+    path = sqlite_file(url)
+    if path is None:
         return ""
     try:
-        usage = shutil.disk_usage(Path(url.database).resolve().parent)
+        usage = shutil.disk_usage(Path(path).resolve().parent)
     except OSError:
         return ""
     return f"{usage.free / (1 << 20):.1f} MiB free of {usage.total / (1 << 20):.1f} MiB"

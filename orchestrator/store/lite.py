@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Iterator
 from urllib.parse import quote
 
+from .location import DEFAULT_PATH, migrate_lock
 from .revision import HEAD
 
 RUNS = ('SELECT run.id, run.started, run.job, run.state, image.alias, image.digest, host.name '
@@ -34,7 +35,7 @@ def local_path(db: str | None) -> Path | None:
     """The file a ``--db`` value names when it is a plain SQLite file (a path, or a
     ``sqlite:///`` URL without options); None for anything else."""
     if not db:
-        return Path.cwd() / "results" / "valorch.sqlite"
+        return Path.cwd() / DEFAULT_PATH
     if "://" not in db:
         return Path(db)
     if db.startswith("sqlite:///") and "?" not in db and len(db) > len("sqlite:///"):
@@ -45,7 +46,7 @@ def local_path(db: str | None) -> Path | None:
 def connect(db: str | None) -> sqlite3.Connection | None:
     """A connection to ``db`` when the fast path may read it, else None."""
     path = local_path(db)
-    if path is None or not path.is_file() or Path(f"{path}.migrate-lock").exists():
+    if path is None or not path.is_file() or migrate_lock(path).exists():
         return None
     try:
         conn = sqlite3.connect(f"file:{quote(os.path.abspath(path))}?mode=rw", uri=True, timeout=60)

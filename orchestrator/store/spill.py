@@ -21,6 +21,7 @@ from sqlalchemy.engine import URL
 from sqlalchemy.orm import Session
 
 from ..spec import Execution, Task
+from .location import sqlite_file
 from .models import TaskRow
 
 
@@ -33,8 +34,9 @@ def _db_key(url: URL) -> str:
 def directories(url: URL) -> list[Path]:
     """Where spill files go, first choice first."""
     dirs = []
-    if url.get_backend_name() == "sqlite" and url.database and url.database != ":memory:":
-        db = Path(url.database).resolve()
+    path = sqlite_file(url)
+    if path is not None:
+        db = Path(path).resolve()
         dirs.append(db.with_name(db.name + ".spill"))
     if os.environ.get("VALORCH_SPILL_DIR"):
         dirs.append(Path(os.environ["VALORCH_SPILL_DIR"]))
