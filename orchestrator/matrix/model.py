@@ -7,13 +7,14 @@ inconclusive (error), flaky (mixed attempts) or expected (xfail), blank for skip
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterable
 
 from ..spec import FAILING, INCONCLUSIVE, LEGEND, SYMBOL
 
 __all__ = ["FAILING", "INCONCLUSIVE", "LEGEND", "SYMBOL", "Cell", "Matrix", "Observation", "build", "combine",
-           "verdict"]
+           "final_counts", "verdict"]
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,14 @@ def verdict(statuses: Iterable[str]) -> str:
     if has_pass and any(s in FAILING for s in seq):
         return "flaky"
     return seq[-1]
+
+
+def final_counts(attempts: Iterable[tuple[str, int, str]]) -> Counter:
+    """How many checks ended in each verdict, from their (check id, attempt, status) attempts."""
+    per: dict[str, list[str]] = {}
+    for check, _attempt, status in sorted(attempts, key=lambda a: a[1]):
+        per.setdefault(check, []).append(status)
+    return Counter(verdict(v) for v in per.values())
 
 
 def build(observations: Iterable[Observation], columns: Iterable[str] | None = None) -> Matrix:

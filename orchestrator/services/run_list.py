@@ -8,10 +8,9 @@ same raw rows, and the counts are made here from them in one way."""
 from __future__ import annotations
 
 import sqlite3
-from collections import Counter
 from typing import Any, Iterable
 
-from ..matrix.model import verdict
+from ..matrix.model import final_counts
 from ..store import lite
 
 
@@ -36,9 +35,9 @@ def listing(db: str | None, limit: int, image: str | None) -> list[dict[str, Any
 
 
 def _rows(runs: list[tuple], statuses: Iterable[tuple[str, str, int, str]]) -> list[dict[str, Any]]:
-    attempts: dict[str, dict[str, list[str]]] = {}
-    for run_id, check_id, _attempt, status in statuses:  # attempts in order
-        attempts.setdefault(run_id, {}).setdefault(check_id, []).append(status)
+    attempts: dict[str, list[tuple[str, int, str]]] = {}
+    for run_id, check_id, attempt, status in statuses:
+        attempts.setdefault(run_id, []).append((check_id, attempt, status))
     return [{"run": rid, "image": alias, "digest": digest, "host": host, "job": job, "state": state,
-             "started": started, "counts": Counter(verdict(s) for s in attempts.get(rid, {}).values())}
+             "started": started, "counts": final_counts(attempts.get(rid, ()))}
             for rid, started, job, state, alias, digest, host in runs]

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, Sequence
 
-from ..matrix.model import Observation, build, verdict
+from ..matrix.model import Observation, build
+from ..matrix.model import final_counts as model_final_counts
 from ..render.markdown import matrix_md
 from ..store.queue import RunSummary
 
@@ -29,10 +30,7 @@ def matrix_markdown(runs: Sequence[Any], results: dict[str, Sequence[Any]]) -> s
 
 
 def final_counts(results: Sequence[Any]) -> Counter:
-    per: dict[str, list[Any]] = {}
-    for r in sorted(results, key=lambda r: r.attempt):
-        per.setdefault(r.check.check_id, []).append(r.status)
-    return Counter(verdict(v) for v in per.values())
+    return model_final_counts((r.check.check_id, r.attempt, r.status) for r in results)
 
 
 def run_json(run: Any, results: Sequence[Any]) -> dict[str, Any]:
