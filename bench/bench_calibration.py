@@ -107,11 +107,11 @@ def judge(rng: random.Random, noise_of: dict[str, dict], shift: float, pairs: in
 
 
 def smallest(m: dict, runs: int) -> float:
-    """The smallest slowdown found 9 times in 10 with ``runs`` runs a side (noise.smallest_detectable)."""
+    """The smallest slowdown found 9 times in 10 with ``runs`` runs a side, from the measured
+    noise (the standard error noise.ratio_se gives such samples)."""
     within = noise.MEDIAN_SE * m["cv"] / math.sqrt(m["n"] * runs)
     se = math.hypot(math.sqrt(2) * within, m["sigma"] * math.sqrt(2 / runs))
-    z = noise.z_two_sided(diff.ALPHA)
-    return max(math.exp((z + noise.Z90) * se) - 1, SHIFT * math.exp(-(z - noise.Z90) * se) - 1)
+    return noise.detectable(se, diff.DEFAULT_THRESHOLD, diff.ALPHA)
 
 
 def main() -> None:

@@ -71,8 +71,12 @@ def smallest_detectable(base: Sequence[float], head: Sequence[float], threshold:
     """The smallest relative slowdown this pair reveals nine times in ten: significant
     ((z_α + z_0.9)·se) and with an interval that reaches the threshold."""
     se = ratio_se(base, head, run_sigma, runs)
-    if se is None:
-        return None
+    return None if se is None else detectable(se, threshold, alpha)
+
+
+def detectable(se: float, threshold: float, alpha: float = 0.01) -> float:
+    """The smallest relative slowdown a comparison whose log ratio has standard error ``se``
+    reveals nine times in ten (smallest_detectable; bench/bench_calibration.py from measured noise)."""
     z_alpha = z_two_sided(alpha)
     return max(math.exp((z_alpha + Z90) * se) - 1, (1 + threshold) * math.exp(-(z_alpha - Z90) * se) - 1)
 
