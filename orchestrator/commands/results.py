@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from datetime import datetime
 from pathlib import Path
 
 import typer
 from rich.table import Table
 
-from ..errors import InputError
 from .common import DbOption, JsonOption, err, out, print_json, sessions, write_output
 from . import flags
 
