@@ -21,6 +21,21 @@ def run_cli(*args, db=None, cwd=None, timeout=600, env=None):
                           timeout=timeout, env=full_env)
 
 
+def selftest_at_once(image: str, db, n: int = 8) -> None:
+    """``n`` valorch processes run the selftest suite's pass and fail checks of ``image``
+    into one store at once (a SQLite file or a server URL): each exits 0, with no
+    "database is locked" and no traceback."""
+    env = {k: v for k, v in os.environ.items() if k != "VALORCH_DB"}
+    argv = [VALORCH, "run", "--image", image, "--suite", "selftest", "--check", "selftest.pass",
+            "--check", "selftest.fail", "--no-gate", "--no-matrix", "--db", str(db)]
+    procs = [subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(n)]
+    for p in procs:
+        _out, err = p.communicate(timeout=600)
+        assert p.returncode == 0, err[-3000:]
+        assert "locked" not in err and "Traceback" not in err
+
+
 @pytest.fixture
 def cli(tmp_path):
     db = tmp_path / "valorch.sqlite"

@@ -3,6 +3,7 @@
 
 import sqlite3
 import subprocess
+import time
 from pathlib import Path
 
 
@@ -15,6 +16,31 @@ def rows(db, sql) -> list[tuple]:
         return []
     finally:
         con.close()
+
+
+def wait_until(proc, ready, why: str, tries: int = 2400, every: float = 0.05) -> None:
+    """Poll ``ready()`` while valorch (``proc``) runs: the moment a test acts (a signal, a full
+    disk, a stopped engine). Fails with ``why`` when valorch ends first or the moment never comes."""
+    for _ in range(tries):
+        if ready():
+            return
+        assert proc.poll() is None, why
+        time.sleep(every)
+    raise AssertionError(f"{why} (waited {tries * every:g} s)")
+
+
+def act_when(proc, ready, act, why: str, timeout: float = 300, **wait) -> str:
+    """At the moment ``ready()`` comes (wait_until), ``act()`` (a signal, a full disk, a
+    stopped engine), then let valorch finish: its stderr. A valorch still running when the
+    test fails is killed."""
+    try:
+        wait_until(proc, ready, why, **wait)
+        act()
+        _out, err = proc.communicate(timeout=timeout)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    return err
 
 
 def run_ids_in(db) -> list[str]:

@@ -3,29 +3,15 @@ SQLite file at once: every run done, exact result counts, nothing lost or twice,
 container left. (tests/unit/test_store_concurrency.py does the same with the host
 executor; tests/integration/test_resume.py kills valorch with SIGKILL and resumes.)"""
 
-import os
 import sqlite3
-import subprocess
-import sys
-from pathlib import Path
 
 from run_support import containers_of, run_ids_in
-
-ROOT = Path(__file__).resolve().parents[2]
-VALORCH = str(Path(sys.executable).with_name("valorch"))
+from tests.conftest import selftest_at_once
 
 
 def test_eight_concurrent_docker_runs_into_one_database(tmp_path):
     db = tmp_path / "shared.sqlite"
-    env = {k: v for k, v in os.environ.items() if k != "VALORCH_DB"}
-    argv = [VALORCH, "run", "--image", "cpu_debian12_py3.11", "--suite", "selftest", "--check", "selftest.pass",
-            "--check", "selftest.fail", "--no-gate", "--no-matrix", "--db", str(db)]
-    procs = [subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for _ in range(8)]
-    outs = [p.communicate(timeout=600) for p in procs]
-    for p, (_out, err) in zip(procs, outs):
-        assert p.returncode == 0, err[-3000:]
-        assert "locked" not in err and "Traceback" not in err
+    selftest_at_once("cpu_debian12_py3.11", db)
     con = sqlite3.connect(db)
     try:
         assert con.execute("SELECT state, COUNT(*) FROM run GROUP BY state").fetchall() == [("done", 8)]

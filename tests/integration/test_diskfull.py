@@ -7,12 +7,11 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from run_support import containers_of, rows, run_ids_in
+from run_support import act_when, containers_of, rows, run_ids_in
 
 ROOT = Path(__file__).resolve().parents[2]
 VALORCH = str(Path(sys.executable).with_name("valorch"))
@@ -69,18 +68,9 @@ def test_full_mid_run_spills_and_resume_imports_exactly_once(tiny_disk, tmp_path
     proc = subprocess.Popen([VALORCH, "run", "--job", str(job), "--hosts", str(hosts), "--db", str(db), "--json",
                              "--junit", str(tmp_path / "j.xml")],
                             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        for _ in range(2400):  # the first task stored, the second one measuring
-            assert proc.poll() is None, "valorch ended before the disk could fill"
-            states = dict(rows(db, "SELECT state, COUNT(*) FROM task GROUP BY state"))
-            if states == {"done": 1, "running": 1}:
-                break
-            time.sleep(0.05)
-        _fill(tiny_disk)
-        _out, err = proc.communicate(timeout=300)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    err = act_when(proc, lambda: dict(rows(db, "SELECT state, COUNT(*) FROM task GROUP BY state")) ==
+                   {"done": 1, "running": 1},  # the first task stored, the second one measuring
+                   lambda: _fill(tiny_disk), "valorch ended before the disk could fill")
     assert proc.returncode == 3, err[-3000:]
     assert "Traceback" not in err
     assert f"the results database {db} is full" in err and "MiB free of 2.0 MiB" in err

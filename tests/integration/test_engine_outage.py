@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from run_support import rows
+from run_support import act_when, rows
 
 ROOT = Path(__file__).resolve().parents[2]
 VALORCH = str(Path(sys.executable).with_name("valorch"))
@@ -97,19 +97,13 @@ def test_engine_stopped_mid_run_then_resumed_without_loss_or_duplicates(engine, 
     argv = [VALORCH, "run", "--job", str(job), "--hosts", str(hosts), "--db", str(db), "--json", "--no-gate",
             "--pull", "never"]
     proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        for _ in range(2400):  # the command suite's container running on the private engine
-            assert proc.poll() is None, "valorch ended before the engine could be stopped"
-            out = engine.docker("ps", "-q", "--filter", "label=org.valorch.suite=command").stdout
-            if out.split():
-                break
-            time.sleep(0.05)
+    def stop_engine() -> None:
         time.sleep(1)  # command.first has reported; command.slow is sleeping
         engine.stop()
-        _out, err = proc.communicate(timeout=300)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+
+    # the moment: the command suite's container running on the private engine
+    err = act_when(proc, lambda: engine.docker("ps", "-q", "--filter", "label=org.valorch.suite=command").stdout
+                   .split(), stop_engine, "valorch ended before the engine could be stopped")
     assert proc.returncode == 3, err[-3000:]
     assert "Traceback" not in err
     states = dict(rows(db, "SELECT state, COUNT(*) FROM task GROUP BY state"))

@@ -14,11 +14,11 @@ probe, then reads the stored verdicts back from SQLite.
 """
 
 import json
-import sqlite3
 import subprocess
 import textwrap
 
 import pytest
+from run_support import rows as db_rows
 from typer.testing import CliRunner
 
 from orchestrator.probe import MARKER
@@ -66,21 +66,13 @@ def job(tmp_path, commands, attempts=1, name="job.json"):
 
 def stored(db):
     """(check, attempt) -> (status, message, metrics) of every stored result."""
-    con = sqlite3.connect(db)
-    try:
-        rows = con.execute('SELECT c.check_id, r.attempt, r.status, r.message, r.metrics FROM result r '
-                           'JOIN "check" c ON c.id = r.check_pk ORDER BY r.id').fetchall()
-    finally:
-        con.close()
-    return {(c, a): (s, m, json.loads(x) if isinstance(x, str) else (x or {})) for c, a, s, m, x in rows}
+    found = db_rows(db, 'SELECT c.check_id, r.attempt, r.status, r.message, r.metrics FROM result r '
+                     'JOIN "check" c ON c.id = r.check_pk ORDER BY r.id')
+    return {(c, a): (s, m, json.loads(x) if isinstance(x, str) else (x or {})) for c, a, s, m, x in found}
 
 
 def probe_meta(db):
-    con = sqlite3.connect(db)
-    try:
-        (meta,), = con.execute("SELECT meta FROM run").fetchall()
-    finally:
-        con.close()
+    (meta,), = db_rows(db, "SELECT meta FROM run")
     return json.loads(meta)["command"]["probe"]
 
 
@@ -115,7 +107,7 @@ def test_attacks_cannot_reach_the_probe(cli, tmp_path):
     assert not any(m.get("tampered") for _, _, m in rows.values())
     assert rows[("command.own-flood", 1)][2]["stdout_bytes"] == 200_000_000  # read through, capped in memory
     assert probe_meta(cli.db)["hardening"] == {"probe": "non-dumpable", "workloads": "uid 65534"}
-    (run_id,), = sqlite3.connect(cli.db).execute("SELECT id FROM run").fetchall()
+    (run_id,), = db_rows(cli.db, "SELECT id FROM run")
     left = subprocess.run(["docker", "ps", "-aq", "--filter", f"label=org.valorch.run={run_id}"],
                           capture_output=True, text=True, check=True).stdout
     assert left.split() == []  # the engine is shared: count only this run's containers

@@ -4,9 +4,9 @@ CHOWN, memory and CPU limits, a read-only root file system with a tmpfs /tmp; a
 check past its memory limit is a `crash` "killed: out of memory", the host lives on."""
 
 import json
-import sqlite3
 
 import docker
+from run_support import rows as db_rows
 
 from orchestrator.executors.container import PROBE_CAPS
 from orchestrator.executors.docker import DockerExecutor, container_options, engine_totals
@@ -23,13 +23,8 @@ CGROUP_LIMITS = ("if [ -f /sys/fs/cgroup/memory.max ]; then echo memory $(cat /s
 
 
 def _statuses(db):
-    con = sqlite3.connect(db)
-    try:
-        rows = con.execute('SELECT c.check_id, r.status, r.message FROM result r JOIN "check" c ON c.id = r.check_pk '
-                           "ORDER BY r.id").fetchall()
-    finally:
-        con.close()
-    return {c: (s, m) for c, s, m in rows}
+    return {c: (s, m) for c, s, m in db_rows(db, 'SELECT c.check_id, r.status, r.message FROM result r '
+                                              'JOIN "check" c ON c.id = r.check_pk ORDER BY r.id')}
 
 
 def _job(tmp_path, commands, **suite):

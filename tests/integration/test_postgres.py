@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 import psycopg
 import pytest
 
-from tests.conftest import ROOT, VALORCH, run_cli
+from tests.conftest import ROOT, VALORCH, run_cli, selftest_at_once
 from orchestrator.spec import HostSpec, ImageSpec, SuiteRef
 from orchestrator.store import bulk, queries
 from orchestrator.store.db import open_engine, session_factory
@@ -81,12 +81,7 @@ def test_a_server_at_an_older_schema_is_upgraded_only_by_db_upgrade(pg_url):
 
 
 def test_eight_runs_write_to_one_server_at_once(server_db):
-    env = {k: v for k, v in os.environ.items() if k != "VALORCH_DB"}
-    procs = [subprocess.Popen([VALORCH, *SELFTEST, "--db", server_db], cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True) for _ in range(8)]
-    for p in procs:
-        _out, err = p.communicate(timeout=600)
-        assert p.returncode == 0 and "Traceback" not in err, err
+    selftest_at_once("host", server_db)
     runs = json.loads(run_cli("results", "list", "--json", db=server_db).stdout)
     assert len(runs) == 8 and len({r["run"] for r in runs}) == 8
     assert all(r["state"] == "done" and r["counts"] == {"pass": 1, "fail": 1} for r in runs)

@@ -5,13 +5,12 @@ import json
 import os
 import signal
 import subprocess
-import time
 
 import sys
 from pathlib import Path
 
 import docker
-from run_support import rows
+from run_support import rows, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 VALORCH = str(Path(sys.executable).with_name("valorch"))
@@ -30,11 +29,8 @@ def test_killed_run_resumes_without_loss_or_duplicates(cli, tmp_path):
     proc = subprocess.Popen([VALORCH, "run", "--job", str(job), "--hosts", str(hosts), "--json", "--no-gate"],
                             cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        for _ in range(600):
-            if rows(killed_db, "SELECT 1 FROM result LIMIT 1"):
-                break
-            assert proc.poll() is None, "valorch ended before any result was stored"
-            time.sleep(0.5)
+        wait_until(proc, lambda: rows(killed_db, "SELECT 1 FROM result LIMIT 1"),
+                   "valorch ended before any result was stored", tries=600, every=0.5)
         proc.send_signal(signal.SIGKILL)
     finally:
         proc.wait(timeout=60)

@@ -7,15 +7,13 @@ exactly the results of an uninterrupted run. The moment is taken from the engine
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from run_support import containers_of, run_ids_in
+from run_support import act_when, containers_of, rows, run_ids_in
 
 ROOT = Path(__file__).resolve().parents[2]
 VALORCH = str(Path(sys.executable).with_name("valorch"))
@@ -25,25 +23,14 @@ JOB = {"name": "signals", "images": ["cpu_debian12_py3.11", "cpu_debian11_py3.9"
                                                    {"id": "slow", "argv": ["sleep", "3"], "timeout": 60}]}]}
 
 
-def _rows(db, sql):
-    con = sqlite3.connect(db, timeout=30)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
-
-
-def _wait_for_container(proc, db, status):
-    """Block until one of this batch's containers is in ``status`` on the engine."""
-    for _ in range(1200):
-        assert proc.poll() is None, "valorch ended before a container was " + status
-        for run_id in run_ids_in(db):
-            out = subprocess.run(["docker", "ps", "-aq", "--filter", f"label=org.valorch.run={run_id}",
-                                  "--filter", f"status={status}"], capture_output=True, text=True).stdout
-            if out.split():
-                return
-        time.sleep(0.05)
-    raise AssertionError("no container of this batch reached " + status)
+def _container_in(db, status) -> bool:
+    """Whether one of this batch's containers is in ``status`` on the engine."""
+    for run_id in run_ids_in(db):
+        out = subprocess.run(["docker", "ps", "-aq", "--filter", f"label=org.valorch.run={run_id}",
+                              "--filter", f"status={status}"], capture_output=True, text=True).stdout
+        if out.split():
+            return True
+    return False
 
 
 @pytest.mark.parametrize("sig,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["SIGINT", "SIGTERM"])
@@ -57,29 +44,24 @@ def test_signal_removes_the_container_in_flight_and_resume_finishes(tmp_path, cl
     env = {k: v for k, v in os.environ.items() if k != "VALORCH_DB"}
     proc = subprocess.Popen([VALORCH, "run", "--job", str(job), "--hosts", str(hosts), "--db", str(db), "--json"],
                             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        _wait_for_container(proc, db, moment)
-        proc.send_signal(sig)
-        _out, err = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    err = act_when(proc, lambda: _container_in(db, moment), lambda: proc.send_signal(sig),
+                   "valorch ended before a container was " + moment, timeout=120, tries=1200)
     assert proc.returncode == code, err[-3000:]
     assert "Traceback" not in err
     run_ids = run_ids_in(db)
     assert len(run_ids) == 2
     assert containers_of(run_ids) == []  # nothing left, in any state (running, exited, created)
-    assert _rows(db, "SELECT DISTINCT state FROM run") == [("interrupted",)]
-    assert _rows(db, "SELECT COUNT(*) FROM result") == [(0,)]  # the task in flight stored nothing
-    assert ("done",) not in _rows(db, "SELECT DISTINCT state FROM task")
-    (batch,), = _rows(db, "SELECT DISTINCT batch FROM run")
+    assert rows(db, "SELECT DISTINCT state FROM run") == [("interrupted",)]
+    assert rows(db, "SELECT COUNT(*) FROM result") == [(0,)]  # the task in flight stored nothing
+    assert ("done",) not in rows(db, "SELECT DISTINCT state FROM task")
+    (batch,), = rows(db, "SELECT DISTINCT batch FROM run")
 
     res = cli("run", "--resume", batch, "--hosts", str(hosts), "--json", db=db)
     assert res.returncode == 0, res.stderr[-3000:]
-    assert _rows(db, "SELECT DISTINCT state FROM run") == [("done",)]
-    assert _rows(db, "SELECT DISTINCT state FROM task") == [("done",)]
+    assert rows(db, "SELECT DISTINCT state FROM run") == [("done",)]
+    assert rows(db, "SELECT DISTINCT state FROM task") == [("done",)]
     # exactly the results of an uninterrupted run: 2 images x 2 checks, once each
-    assert _rows(db, "SELECT status, COUNT(*) FROM result GROUP BY status") == [("pass", 4)]
-    assert _rows(db, "SELECT COUNT(*) FROM (SELECT run_id, check_pk, attempt FROM result "
+    assert rows(db, "SELECT status, COUNT(*) FROM result GROUP BY status") == [("pass", 4)]
+    assert rows(db, "SELECT COUNT(*) FROM (SELECT run_id, check_pk, attempt FROM result "
                      "GROUP BY 1, 2, 3 HAVING COUNT(*) > 1)") == [(0,)]
     assert containers_of(run_ids_in(db)) == []

@@ -3,29 +3,16 @@ timeout, migrations serialised): all succeed, no "database is locked", nothing l
 or duplicated. tests/integration/test_postgres.py does the same on PostgreSQL."""
 
 import json
-import os
 import sqlite3
-import subprocess
-import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-VALORCH = str(Path(sys.executable).with_name("valorch"))
+from tests.conftest import run_cli, selftest_at_once
 
 
 def test_eight_concurrent_runs_into_one_database(tmp_path):
     db = tmp_path / "shared.sqlite"
-    env = {k: v for k, v in os.environ.items() if k != "VALORCH_DB"}
-    argv = [VALORCH, "run", "--image", "host", "--suite", "selftest", "--check", "selftest.pass",
-            "--check", "selftest.fail", "--no-gate", "--no-matrix", "--db", str(db)]
-    procs = [subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for _ in range(8)]
-    outs = [p.communicate(timeout=600) for p in procs]
-    for p, (_out, err) in zip(procs, outs):
-        assert p.returncode == 0, err
-        assert "locked" not in err and "Traceback" not in err
-    listed = subprocess.run([VALORCH, "results", "list", "--json", "--db", str(db)], capture_output=True, text=True,
-                            cwd=ROOT, env=env, check=True)
+    selftest_at_once("host", db)
+    listed = run_cli("results", "list", "--json", db=db)
+    assert listed.returncode == 0, listed.stderr
     runs = json.loads(listed.stdout)
     assert len(runs) == 8 and len({r["run"] for r in runs}) == 8
     assert all(r["state"] == "done" and r["counts"] == {"pass": 1, "fail": 1} for r in runs)
