@@ -69,7 +69,8 @@ def print_term(report: Any) -> None:
 
 
 def diff(base: str = typer.Argument(..., help="run id/prefix, batch, matrix version, baseline, latest[:ALIAS], "
-                                                "or latest:ALIAS:N (the N newest runs of an image, pooled)"),
+                                                "or latest:ALIAS:N (the N newest runs of an image's newest "
+                                                "digest on one host, pooled)"),
          head: str = typer.Argument(..., help="the same kinds of names as BASE"),
          fmt: str = typer.Option("term", "--format", "-f", help="term, md, html, json or junit."),
          out_path: Path = typer.Option(None, "--out", "-o", help="Write here instead of stdout."),

@@ -65,10 +65,16 @@ def resolve(session: Session, spec: str, images: Sequence[str] = ()) -> engine.S
             if not alias or not count.isdigit() or not 1 <= int(count) <= MAX_POOLED:
                 raise InputError(f"'{spec}': write latest:ALIAS:N with N from 1 to {MAX_POOLED}",
                                  "e.g. latest:cpu_debian12_py3.11_pytorch_2.13:5 pools the 5 newest runs")
-            runs = queries.last_runs_of_image(session, alias, int(count))
-            if not runs:
+            newest = queries.last_runs_of_image(session, alias, 1)
+            if not newest:
                 raise InputError(f"'{spec}': no finished runs of {alias}",
                                  "run something first: valorch run --image ALIAS")
+            # only runs of the newest run's digest on its host: one side is one environment
+            runs = queries.runs_like(session, newest[0], int(count))
+            if len(runs) < int(count):
+                raise InputError(f"'{spec}': {alias} has {len(runs)} finished run(s) of its newest digest on "
+                                 f"{newest[0].host.name}, not {count}",
+                                 f"run it again: valorch run --image {alias} --repeat {int(count) - len(runs)}")
             return runs_side(session, spec, "latest", runs, images)
         wanted = [alias] if alias else list(images)
         runs = queries.latest_runs(session, wanted)

@@ -229,6 +229,15 @@ def last_runs_of_image(session: Session, alias: str, count: int = 2, job: str | 
     return list(reversed(list(session.scalars(q).unique())))
 
 
+def runs_like(session: Session, run: Run, count: int) -> list[Run]:
+    """The ``count`` newest finished runs of the same image row (alias, reference, digest) on
+    the same host as ``run``, oldest first: runs that may be pooled as one side of a timing
+    comparison (index ix_run_image_started)."""
+    q = (select(Run).where(Run.image_id == run.image_id, Run.host_id == run.host_id, Run.state.in_(FINISHED))
+         .order_by(Run.started.desc(), Run.id.desc()).limit(count))
+    return list(reversed(list(session.scalars(q).unique())))
+
+
 def suite_durations(session: Session, limit: int = 500) -> dict[tuple[str, str], float]:
     """The last measured duration of each (image alias, suite), for placement and ETAs."""
     q = (select(Image.alias, TaskRow.suite, TaskRow.timings).join(Run, TaskRow.run_id == Run.id)

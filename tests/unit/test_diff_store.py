@@ -56,6 +56,32 @@ def test_sides_from_the_store(factory):
             resolve(s, "latest:other")
 
 
+def test_pooled_side_is_the_newest_digest_on_one_host(factory):
+    """latest:ALIAS:N pools the N newest runs of the image's newest digest on its host, never
+    an older digest or another host's runs (they would widen the noise it divides by √N)."""
+    def run(digest, host, started):
+        r = queries.start_run(s, batch=f"b-{started}", job="j", image=ImageSpec(alias="img", reference="img:1",
+                                                                                 backend="cpu"),
+                              digest=digest, host=HostSpec(name=host), executor="docker", spec_hash="x",
+                              cpu_only=False, suites=[SuiteRef(name="smoke")])
+        queries.add_results(s, r.id, None, [CheckResult(check="k.t", status="pass", samples=TIGHT)])
+        r.state, r.started = "done", datetime(2026, 1, 1, 0, started)
+        s.flush()
+        return r.id
+
+    with factory() as s:
+        old = [run("sha256:old", "h", m) for m in (0, 1, 2)]
+        other_host = run("sha256:new", "h2", 3)
+        new = [run("sha256:new", "h", m) for m in (4, 5)]
+        s.commit()
+        assert old and other_host
+        side = resolve(s, "latest:img:2")
+        assert side.runs == tuple(new) and side.digests == (("img", "sha256:new"),) and side.hosts == ("h",)
+        with pytest.raises(InputError, match="has 2 finished run\\(s\\) of its newest digest on h, not 3") as exc:
+            resolve(s, "latest:img:3")
+        assert "--repeat 1" in exc.value.hint
+
+
 def test_matrix_version_side_is_status_only(factory):
     with factory() as s:
         mv = MatrixVersion(version="v0.2", published=datetime(2025, 1, 1), last_verified=datetime(2025, 1, 1))
