@@ -126,9 +126,7 @@ def worker(config: Dict[str, Any]) -> int:
     os.dup2(2, 1)
     sys.stdout = sys.stderr
 
-    if config.get("declare") is not None:
-        declare(config["suite"], config["declare"])
-    s, _ = select(config["suite"])
+    s, _ = select(config["suite"])  # a declared suite's checks came with the fork
     ctx = Context(config.get("expect"), config.get("device", "auto"))
     t0 = time.perf_counter()
     info = {"framework": s.framework, "framework_version": None, "import_error": None}
@@ -184,7 +182,6 @@ def _parser() -> argparse.ArgumentParser:
                    help="who runs declared workloads: auto = an unprivileged user when the probe is root "
                         "(containers); self = the probe's own user (the host executor)")
     sub.add_parser("list")
-    sub.add_parser("worker")
     sub.add_parser("inventory", add_help=False)  # its own options: valorch_probe.inventory
     return p
 
@@ -196,8 +193,6 @@ def main(argv: List[str]) -> int:
         return inventory_main(rest)
     if rest:
         _parser().error("unrecognized arguments: %s" % " ".join(rest))
-    if args.cmd == "worker":
-        return worker(json.loads(sys.stdin.read()))
     if args.cmd == "list":
         sys.stdout.write(json.dumps(catalog(), indent=1) + "\n")
         return 0

@@ -17,9 +17,9 @@ import json
 import os
 import selectors
 import signal
-import subprocess
 import sys
 import time
+import traceback
 from typing import Any, Dict, List
 
 from . import memory, sandbox
@@ -53,17 +53,12 @@ class Supervisor(object):
     def _one_worker(self) -> None:
         a = self.args
         nonce = binascii.hexlify(os.urandom(16)).decode()
-        config = {"suite": a.suite, "ids": self.remaining, "expect": a.expect_obj, "declare": a.declare_obj,
+        config = {"suite": a.suite, "ids": self.remaining, "expect": a.expect_obj,
                   "device": a.device, "attempts": a.attempts, "first_attempt": self.first_attempt,
                   "nonce": nonce, "pid1": os.getpid() == 1, "workload_user": a.workload_user}
-        pkg = __package__ or "valorch_probe"
         self.oom_before = memory.oom_kills()
-        proc = subprocess.Popen([sys.executable, "-m", pkg, "worker"], stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                start_new_session=True)
+        proc = Forked(config)
         self.workers += 1
-        proc.stdin.write(json.dumps(config).encode())
-        proc.stdin.close()
         w = _WorkerState(self, nonce, time.monotonic() + a.import_timeout)
 
         sel = selectors.DefaultSelector()
@@ -83,7 +78,7 @@ class Supervisor(object):
                 sandbox.reap_orphans(keep=proc.pid)
                 next_reap = now + 1.0
             for key, _ in sel.select(timeout=min(left, 1.0)):
-                chunk = os.read(key.fileobj.fileno(), 65536)
+                chunk = os.read(key.fd, 65536)
                 if not chunk:
                     sel.unregister(key.fileobj)
                     open_fds -= 1
@@ -102,6 +97,7 @@ class Supervisor(object):
             _kill(proc)
         rc = proc.wait()
         sel.close()
+        proc.close()
         w.summarise()
         self._after(w, timed_out, rc)
 
@@ -213,7 +209,82 @@ class _WorkerState(object):
                                     self.violations - MAX_VIOLATIONS)})
 
 
-def _kill(proc: "subprocess.Popen[bytes]") -> None:
+class Forked(object):
+    """A worker forked from the supervisor, in a session of its own, its stdout and
+    stderr on two pipes and its stdin on /dev/null. A fork, not a fresh interpreter:
+    the probe's modules (and a declared suite's checks) are already here, which takes
+    an interpreter's start and the probe's imports off every worker's way to its
+    framework import. The supervisor never imports a framework, so the child starts
+    clean of one. Only descriptors 0-2 stay open in the child, as with close_fds."""
+
+    def __init__(self, config: Dict[str, Any]):
+        from .runner import worker
+
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()  # or the child would write the supervisor's buffered output again
+        pid = os.fork()
+        if pid == 0:  # the worker: it never returns into the supervisor
+            code = 1
+            try:
+                os.setsid()
+                null = os.open(os.devnull, os.O_RDONLY)
+                os.dup2(null, 0)
+                os.dup2(out_w, 1)
+                os.dup2(err_w, 2)
+                _close_above_stderr()
+                code = worker(config)
+            except BaseException:  # noqa: B036 - reported on its stderr, as an interpreter would
+                try:
+                    traceback.print_exc()
+                    sys.stderr.flush()
+                except BaseException:  # noqa: B036
+                    pass
+            finally:
+                os._exit(code)
+        os.close(out_w)
+        os.close(err_w)
+        self.pid, self.stdout, self.stderr = pid, out_r, err_r
+        self.returncode = None  # set by wait
+
+    def wait(self) -> int:
+        if self.returncode is None:
+            _, status = os.waitpid(self.pid, 0)
+            self.returncode = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+        return self.returncode
+
+    def close(self) -> None:
+        for fd in (self.stdout, self.stderr):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+    def kill(self) -> None:
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def _close_above_stderr() -> None:
+    """Close every descriptor but 0-2 (listed from /proc: a container's open-files limit
+    can be a million, too many to close one by one)."""
+    try:
+        fds = [int(fd) for fd in os.listdir("/proc/self/fd")]
+    except OSError:
+        os.closerange(3, 65536)
+        return
+    for fd in fds:
+        if fd > 2:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+def _kill(proc: Forked) -> None:
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
