@@ -10,14 +10,14 @@ from orchestrator.store import queries
 from orchestrator.errors import InfrastructureError
 from orchestrator.store.db import (HEAD, REVISIONS, current_revision, head_revision, open_engine, session_factory,
                                    upgrade, url_for)
-from orchestrator.store.models import Base, include_object_for, pack_samples
+from orchestrator.store.models import Base, include_object_for, metadata_for, pack_samples
 
 
 
 def _drift(conn) -> list:
     """What the database lacks or has beyond the models (objects for another database left out)."""
     ctx = MigrationContext.configure(conn, opts={"include_object": include_object_for(conn.dialect.name)})
-    return compare_metadata(ctx, Base.metadata)
+    return compare_metadata(ctx, metadata_for(conn.dialect.name))
 
 def test_fresh_database_is_migrated_to_head_and_matches_the_models(tmp_path):
     engine = open_engine(str(tmp_path / "v.sqlite"))

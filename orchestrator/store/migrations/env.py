@@ -5,7 +5,7 @@ from __future__ import annotations
 from alembic import context
 from sqlalchemy import create_engine
 
-from orchestrator.store.models import Base, include_object_for
+from orchestrator.store.models import include_object_for, metadata_for
 
 config = context.config
 connection = config.attributes.get("connection")
@@ -13,7 +13,7 @@ connection = config.attributes.get("connection")
 
 def _run(conn) -> None:  # noqa: ANN001
     # render_as_batch: SQLite cannot ALTER most things; batch mode recreates tables.
-    context.configure(connection=conn, target_metadata=Base.metadata, render_as_batch=True,
+    context.configure(connection=conn, target_metadata=metadata_for(conn.dialect.name), render_as_batch=True,
                       include_object=include_object_for(conn.dialect.name))
     with context.begin_transaction():
         context.run_migrations()
