@@ -67,6 +67,14 @@ def sessions(db: str | None) -> Any:
     return open_sessions(db)
 
 
+def deferred_sessions(db: str | None) -> Any:
+    """The session factory for ``--db``, opened at its first use: ``valorch run`` starts a
+    batch's first containers before it loads SQLAlchemy (services/session.Deferred)."""
+    from ..services.session import Deferred
+
+    return Deferred(db)
+
+
 def print_json(obj: Any) -> None:
     sys.stdout.write(json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n")
 

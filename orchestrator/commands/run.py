@@ -11,7 +11,8 @@ from typing import Any, Iterator
 import typer
 
 from ..errors import InfrastructureError, InputError
-from .common import CatalogOption, DbOption, JsonOption, err, load_catalog, print_json, sessions, write_output
+from .common import (CatalogOption, DbOption, JsonOption, deferred_sessions, err, load_catalog, print_json,
+                     write_output)
 from . import flags
 
 
@@ -75,7 +76,7 @@ def run(
     _check_junit(junit)
     cat = load_catalog(catalog)
     with interruptible(), junit_on_error(junit):  # Ctrl-C / SIGTERM: containers removed, exit 130 / 143
-        factory = sessions(db)
+        factory = deferred_sessions(db)
         if resume:
             if job or image:
                 raise InputError("--resume takes the job from the stored batch", "drop --job/--image")

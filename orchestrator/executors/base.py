@@ -137,9 +137,10 @@ def _add_dirs(tar: tarfile.TarFile, *names: str) -> None:
 
 class Executor(Protocol):
     """What every executor does: run one task's probe and bring back its Execution.
-    ``on_result`` sees each result as it arrives (the live view)."""
+    ``on_result`` sees each result as it arrives (the live view); ``on_started`` is
+    called once the task has started (its container runs, its job is submitted)."""
 
     name: str
 
-    def execute(self, task: Task, run_id: str, on_result: Callable[[CheckResult], None] | None = None
-                ) -> Execution: ...
+    def execute(self, task: Task, run_id: str, on_result: Callable[[CheckResult], None] | None = None,
+                on_started: Callable[[], None] | None = None) -> Execution: ...

@@ -160,7 +160,8 @@ class DockerExecutor:
         digest = pinned if pinned in repo_digests else repo_digests[0] if repo_digests else image.id
         return digest, None
 
-    def execute(self, task: Task, run_id: str, on_result: Callable[[Any], None] | None = None) -> Execution:
+    def execute(self, task: Task, run_id: str, on_result: Callable[[Any], None] | None = None,
+                on_started: Callable[[], None] | None = None) -> Execution:
         t0 = time.perf_counter()
         reference = runnable(task.image)  # a known digest runs as repo@sha256:…, never the tag
         digest, problem = self.image_digest(reference)
@@ -172,7 +173,7 @@ class DockerExecutor:
         try:
             limits = limits_for(task, *engine_totals(self.client, self.host.endpoint))
             ran = run_container(self.client, reference, container_options(task, run_id, limits), archives, deadline,
-                                transcript.feed, self._flight)
+                                transcript.feed, self._flight, on_started)
         except (docker.errors.DockerException, RequestsConnectionError) as exc:
             return _infra_failure(task, f"engine error running {reference}: {str(exc)[:500]}", {},
                                   digest)
@@ -235,11 +236,11 @@ def _remove(container: Any) -> None:
 
 def run_container(client: docker.DockerClient, image: str, options: dict[str, Any], archives: list[bytes],
                   deadline: float, on_stdout: Callable[[bytes], None],
-                  flight: InFlight | None = None) -> ContainerRun:
-    """The one container lifecycle: create, copy the archives into /opt, attach, start,
-    stream stdout to ``on_stdout`` (stderr's tail is kept), kill at the deadline, and
-    always remove the container, also on Ctrl-C and SIGTERM (``flight.cancel`` from the
-    dispatcher's thread). Engine errors propagate."""
+                  flight: InFlight | None = None, on_started: Callable[[], None] | None = None) -> ContainerRun:
+    """The one container lifecycle: create, copy the archives into /opt, attach, start
+    (then ``on_started``), stream stdout to ``on_stdout`` (stderr's tail is kept), kill at
+    the deadline, and always remove the container, also on Ctrl-C and SIGTERM
+    (``flight.cancel`` from the dispatcher's thread). Engine errors propagate."""
     timings: dict[str, float] = {}
     killed = threading.Event()
     stderr_tail = b""
@@ -261,6 +262,8 @@ def run_container(client: docker.DockerClient, image: str, options: dict[str, An
         container.start()
         timings["start_s"] = time.perf_counter() - t
         timer.start()
+        if on_started is not None:
+            on_started()
         try:
             for out, err in stream:
                 if out:

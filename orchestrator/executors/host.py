@@ -27,7 +27,7 @@ class HostExecutor:
         self.host = host
         self.python = python or sys.executable
 
-    def execute(self, task: Task, run_id: str, on_result=None) -> Execution:
+    def execute(self, task: Task, run_id: str, on_result=None, on_started=None) -> Execution:  # noqa: ANN001
         t0 = time.perf_counter()
         transcript = Transcript(on_result=on_result)
 
@@ -39,6 +39,8 @@ class HostExecutor:
             # Workloads run as the invoking user here: no container, nothing to isolate them in
             # (docs/architecture.md, "Untrusted workloads").
             argv = [self.python, "-m", PROBE_PACKAGE, *probe_args(task), "--workload-user", "self"]
+            if on_started is not None:  # all that is left here is the probe process's start
+                on_started()
             done = proc.stream(argv, transcript.feed, timeout=overall_timeout(task), env=env, cwd=tmp)
         transcript.close()
         timings = {"run_s": time.perf_counter() - t0, "total_s": time.perf_counter() - t0, **transcript.breakdown()}

@@ -207,7 +207,8 @@ class KubernetesExecutor:
             self._api = client.ApiClient()
         return client
 
-    def execute(self, task: Task, run_id: str, on_result: Callable[[Any], None] | None = None) -> Execution:
+    def execute(self, task: Task, run_id: str, on_result: Callable[[Any], None] | None = None,
+                on_started: Callable[[], None] | None = None) -> Execution:
         from kubernetes.client.exceptions import ApiException
 
         client = self._client()
@@ -222,6 +223,8 @@ class KubernetesExecutor:
             batch.create_namespaced_job(self.namespace, to_model(
                 self._api, job_manifest(task, run_id, name, self.namespace, name, self.node_labels), "V1Job"))
             created = True
+            if on_started is not None:
+                on_started()
             pod = self._wait_for_pod(core, name)
             stream = core.read_namespaced_pod_log(pod, self.namespace, container="probe", follow=True,
                                                   _preload_content=False)

@@ -3,7 +3,10 @@
 - ``execute`` queues every planned task (``store.queue``), then ``dispatch`` runs
   them concurrently: one per GPU on GPU hosts (each task pinned to its own GPUs),
   ``host.slots`` CPU tasks per host. Threads are enough: the work happens in
-  containers.
+  containers (``flight.py``: slots, worker threads, what is in flight). A new batch's
+  first wave may already be running when ``execute`` gets it (``services/run``
+  starts it before the store is opened): its rows are written first thing here,
+  with the run ids its items carry, and its tasks marked running.
 - An infrastructure error (engine unreachable, container start failure, image
   missing, host lost) is retried on another matching host, up to ``retries``
   times; its error results are not stored. Validation failures are never
@@ -15,78 +18,27 @@
 from __future__ import annotations
 
 import queue
-import threading
-import time
 import uuid
-from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from typing import Callable
 
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
-from ..errors import NoMatchingHostError, ValorchError
+from ..errors import NoMatchingHostError
 from ..executors.base import Executor
-from ..executors.transcript import infrastructure_failure
 from ..hosts.match import Requirement
-from ..spec import GPU, CheckResult, Execution, HostSpec, JobSpec, Task
+from ..spec import Execution, HostSpec, JobSpec
 from ..store import queue as tq
 from ..store import spill
 from ..store.full import StorageFull
 from ..store.queue import BatchInfo, RunSummary
+from .flight import Item, Launch, Reporter, hook, launch_planned
 from .placement import Need, place
-from .plan import PlannedRun, expected_duration, requirement, task_key
+from .plan import PlannedRun, requirement, task_key
 
 DEFAULT_RETRIES = 2
 
-__all__ = ["DEFAULT_RETRIES", "Executor", "Item", "Reporter", "RunSummary", "dispatch", "execute"]
-
-
-class Reporter(Protocol):
-    def task_started(self, task: Task) -> None: ...
-
-    def result(self, task: Task, result: CheckResult) -> None: ...
-
-    def task_finished(self, task: Task, execution: Execution) -> None: ...
-
-
-@dataclass
-class Item:
-    """A queued task in flight: where it is stored and where it has been tried."""
-
-    task: Task
-    run_id: str
-    task_id: int
-    expected: float
-    tried: set[str] = field(default_factory=set)
-
-
-class _Pool:
-    """Free slots of one host: CPU slots and GPUs."""
-
-    def __init__(self, host: HostSpec) -> None:
-        self.host = host
-        self.cpu = host.slots
-        self.gpus = {g.index: g for g in host.gpus}
-
-    def take(self, req: Requirement) -> tuple[GPU, ...] | None:
-        if req.backend == "cpu":
-            if self.cpu <= 0:
-                return None
-            self.cpu -= 1
-            return ()
-        ok = [g for g in self.gpus.values() if req.accepts(g)]
-        if len(ok) < max(1, req.gpus):
-            return None
-        chosen = tuple(sorted(ok, key=lambda g: g.index)[:max(1, req.gpus)])
-        for g in chosen:
-            del self.gpus[g.index]
-        return chosen
-
-    def give(self, gpus: tuple[GPU, ...] | None) -> None:
-        if gpus:
-            self.gpus.update({g.index: g for g in gpus})
-        elif gpus is not None:
-            self.cpu += 1
+__all__ = ["DEFAULT_RETRIES", "Executor", "Item", "Launch", "Reporter", "RunSummary", "dispatch", "execute"]
 
 
 def requirement_of(item: Item, ctx: BatchInfo) -> Requirement:
@@ -96,149 +48,101 @@ def requirement_of(item: Item, ctx: BatchInfo) -> Requirement:
 def execute(planned: tuple[PlannedRun, ...], job: JobSpec, sessions: sessionmaker[Session],
             executor_for: Callable[[PlannedRun], Executor], reporter: Reporter | None = None,
             batch: str | None = None, hosts: tuple[HostSpec, ...] | None = None,
-            retries: int = DEFAULT_RETRIES, history: dict[tuple[str, str], float] | None = None
-            ) -> list[RunSummary]:
-    """Queue every planned task in the DB, then run them concurrently on their hosts."""
+            retries: int = DEFAULT_RETRIES, history: dict[tuple[str, str], float] | None = None,
+            launch: Launch | None = None) -> list[RunSummary]:
+    """Queue every planned task in the DB, then run them concurrently on their hosts.
+    ``launch``: the batch as ``flight.launch_planned`` made it, its first wave possibly
+    started already (its rows are written now)."""
     ctx = BatchInfo(batch or str(uuid.uuid4()), job.name, job.spec_hash, job.labels)
-    items: list[Item] = []
-    for pr in planned:
-        with sessions() as session:
-            run_id, ids = tq.enqueue(session, ctx, pr.image, pr.host, executor_for(pr).name,
-                                     any(t.cpu_only for t in pr.tasks), [t.suite for t in pr.tasks])
-            session.commit()
-        items += [Item(t, run_id, ids[t.suite.name], expected_duration(t, history)) for t in pr.tasks]
-    all_hosts = tuple(hosts or ()) or tuple({pr.host.name: pr.host for pr in planned}.values())
-    dispatch(items, ctx, all_hosts, sessions, executor_for, reporter, retries)
+    if launch is None:
+        launch = launch_planned(planned, executor_for, reporter, hosts, history, job.labels)
+    dispatch(launch, ctx, sessions, retries, hosts)
     with sessions() as session:
         return tq.summaries(session, ctx.batch)
 
 
-def dispatch(items: list[Item], ctx: BatchInfo, hosts: tuple[HostSpec, ...], sessions: sessionmaker[Session],
-             executor_for: Callable[[PlannedRun], Executor], reporter: Reporter | None, retries: int) -> None:
-    pools = {h.name: _Pool(h) for h in hosts}
-    for it in items:
-        pools.setdefault(it.task.host.name, _Pool(it.task.host))
-    pending = sorted(items, key=lambda it: -it.expected)
-    done: queue.Queue[tuple[Item, tuple[GPU, ...] | None, Execution]] = queue.Queue()
-    flight = _Flight()
-    running = 0
-    for it in pending:
-        _hook(reporter, "task_queued", it.task, it.expected)
+def write_rows(launch: Launch, ctx: BatchInfo, sessions: sessionmaker[Session]) -> None:
+    """A new batch's rows: a run per planned run, with the id its items carry, and a
+    queued task per suite; the tasks already in flight are marked running."""
+    for pr, run_id in launch.runs:
+        with sessions() as session:
+            _, ids = tq.enqueue(session, ctx, pr.image, pr.host, launch.executor_for(pr).name,
+                                any(t.cpu_only for t in pr.tasks), [t.suite for t in pr.tasks], run_id=run_id)
+            session.commit()
+        for it in launch.items:
+            if it.run_id == run_id:
+                it.task_id = ids[it.task.suite.name]
+    flying = [it for it in launch.items if it not in launch.pending]
+    if flying:
+        with sessions() as session:
+            for it in flying:
+                tq.start(session, it.task_id)
+            session.commit()
+    launch.runs = ()
+
+
+def dispatch(launch: Launch, ctx: BatchInfo, sessions: sessionmaker[Session], retries: int,
+             hosts: tuple[HostSpec, ...] | None = None) -> None:
+    """Run the launch's tasks to the end: rows first for a new batch (``launch.runs``), then
+    each task as a slot frees up; an infrastructure error moves a task to another host."""
+    hosts = tuple(hosts or ()) or tuple(p.host for p in launch.pools.values())
+
+    def mark(it: Item) -> None:
+        with sessions() as session:
+            tq.start(session, it.task_id)
+            session.commit()
+
     try:
-        while pending or running:
-            for it in list(pending):
-                gpus = pools[it.task.host.name].take(requirement_of(it, ctx))
-                if gpus is None:
-                    continue
-                pending.remove(it)
-                task = it.task.model_copy(update={"gpus": gpus or None}) if gpus else it.task
-                with sessions() as session:
-                    tq.start(session, it.task_id)
-                    session.commit()
-                if reporter:
-                    reporter.task_started(task)
-                flight.start(threading.Thread(target=_work, args=(it, task, gpus, executor_for, reporter, done, flight),
-                                              name=f"valorch-{task_key(task)}", daemon=True))
-                running += 1
-            if not running:
+        if launch.runs:
+            write_rows(launch, ctx, sessions)
+        while launch.pending or launch.running:
+            launch.start_ready(mark)
+            if not launch.running:
                 break
-            it, gpus, execution = done.get()
-            running -= 1
-            pools[it.task.host.name].give(gpus)
-            it.tried.add(it.task.host.name)
+            it, execution = launch.next_done()
             if execution.infra_error and len(it.tried) <= retries:
-                if _move(it, ctx, hosts, pools, pending, sessions, execution.infra_error):
-                    _hook(reporter, "task_retried", it.task, execution.infra_error)
-                    pending.append(it)
+                if _move(it, ctx, hosts, launch, sessions, execution.infra_error):
+                    hook(launch.reporter, "task_retried", it.task, execution.infra_error)
+                    launch.pending.append(it)
                     continue
             _store(sessions, it, execution, ctx.batch)
-            if reporter:
-                reporter.task_finished(it.task, execution)
+            if launch.reporter:
+                launch.reporter.task_finished(it.task, execution)
     except BaseException as exc:
-        flight.stop()  # Ctrl-C, SIGTERM, a database error: no container outlives the batch
-        if isinstance(exc, StorageFull):  # what was measured meanwhile waits for --resume too
-            _spill_finished(sessions, ctx, done, exc)
-        try:
-            with sessions() as session:
-                tq.interrupt(session, (it.run_id for it in items))
-                session.commit()
-        except StorageFull:
-            pass  # the runs stay "running"; --resume re-queues every task not done
+        abandon(launch, ctx, sessions, exc)
         raise
     with sessions() as session:
         tq.finish(session, ctx.batch)
         session.commit()
 
 
-def _hook(reporter: Any, name: str, *args: Any) -> None:
-    fn = getattr(reporter, name, None)
-    if fn is not None:
-        fn(*args)
-
-
-class _Flight:
-    """The tasks in flight: their threads and executors, so that an interrupted batch
-    (Ctrl-C, SIGTERM, a failing database) stops every container before it ends, exactly
-    as a normal end removes them."""
-
-    JOIN_S = 60.0  # seconds to wait for the workers once their executors were cancelled
-
-    def __init__(self) -> None:
-        self.stopping = threading.Event()
-        self.threads: list[threading.Thread] = []
-        self.executors: list[tuple[threading.Thread, Any]] = []
-        self._lock = threading.Lock()
-
-    def start(self, thread: threading.Thread) -> None:
-        self.threads.append(thread)
-        thread.start()
-
-    def adopt(self, executor: Any) -> bool:
-        """Record a worker's executor; False once the batch is stopping (the worker then
-        runs nothing, so a thread that had no executor yet needs no waiting for)."""
-        with self._lock:
-            self.executors.append((threading.current_thread(), executor))
-        return not self.stopping.is_set()
-
-    def stop(self) -> None:
-        """Cancel every executor that can be (its container is killed and removed) and
-        wait for those workers to leave, so that their own clean-up has run. An executor
-        without ``cancel`` (the host interpreter) is not waited for."""
-        self.stopping.set()
-        with self._lock:
-            adopted = list(self.executors)
-        waiting = []
-        for thread, executor in adopted:
-            cancel = getattr(executor, "cancel", None)
-            if cancel is not None:
-                cancel()
-                waiting.append(thread)
-        end = time.monotonic() + self.JOIN_S
-        for thread in waiting:
-            thread.join(max(0.0, end - time.monotonic()))
-
-
-def _work(it: Item, task: Task, gpus: tuple[GPU, ...] | None, executor_for: Callable[[PlannedRun], Executor],
-          reporter: Reporter | None, done: queue.Queue, flight: _Flight | None = None) -> None:
-    try:
-        executor = executor_for(PlannedRun(task.image, task.host, (task,)))
-        if flight is not None and not flight.adopt(executor):
+def abandon(launch: Launch, ctx: BatchInfo, sessions: sessionmaker[Session], exc: BaseException) -> None:
+    """A batch stopped (Ctrl-C, SIGTERM, a database error): no container outlives it, and
+    its runs are ``interrupted`` for ``--resume``, their rows written first when they were
+    not yet."""
+    launch.flight.stop()
+    if isinstance(exc, StorageFull):  # what was measured meanwhile waits for --resume too
+        _spill_finished(sessions, ctx, launch, exc)
+    if launch.runs:  # stopped before its rows were written: written now, so that --resume finds it
+        try:
+            write_rows(launch, ctx, sessions)
+        except Exception:  # noqa: BLE001 - the store may be what failed: the original error is the news
             return
-        execution = executor.execute(task, it.run_id, (lambda r: reporter.result(task, r)) if reporter else None)
-    except ValorchError as exc:  # e.g. the engine does not answer
-        execution = infrastructure_failure(task, exc.message)
-    except Exception as exc:  # noqa: BLE001 - a harness failure is data, never a lost thread
-        msg = f"{type(exc).__name__}: {str(exc)[:500]}"
-        execution = infrastructure_failure(task, msg)
-    done.put((it, gpus, execution))
+    try:
+        with sessions() as session:
+            tq.interrupt(session, {it.run_id for it in launch.items})
+            session.commit()
+    except StorageFull:
+        pass  # the runs stay "running"; --resume re-queues every task not done
 
 
-def _move(it: Item, ctx: BatchInfo, hosts: tuple[HostSpec, ...], pools: dict[str, _Pool], pending: list[Item],
-          sessions: sessionmaker[Session], reason: str = "") -> bool:
+def _move(it: Item, ctx: BatchInfo, hosts: tuple[HostSpec, ...], launch: Launch, sessions: sessionmaker[Session],
+          reason: str = "") -> bool:
     """Re-place ``it`` on a matching host it has not tried; False when there is none."""
     if it.task.image.executor == "host":
         return False
-    load = {h: sum(p.expected for p in pending if p.task.host.name == h) / max(1, pools[h].host.slots)
+    pools = launch.pools
+    load = {h: sum(p.expected for p in launch.pending if p.task.host.name == h) / max(1, pools[h].host.slots)
             for h in pools}
     try:
         a = place([Need("retry", requirement_of(it, ctx), it.expected, frozenset(it.tried))], hosts,
@@ -284,12 +188,12 @@ def _spill(sessions: sessionmaker[Session], batch: str, it: Item, execution: Exe
         exc.message += f"; the results measured so far are spilled to {path.parent} for --resume"
 
 
-def _spill_finished(sessions: sessionmaker[Session], ctx: BatchInfo, done: queue.Queue, exc: StorageFull) -> None:
+def _spill_finished(sessions: sessionmaker[Session], ctx: BatchInfo, launch: Launch, exc: StorageFull) -> None:
     """Executions that finished while the batch stopped (their containers ended on their own)."""
     while True:
         try:
-            it, _gpus, execution = done.get_nowait()
+            it, _gpus, execution = launch.done.get_nowait()
         except queue.Empty:
             return
-        if not execution.infra_error:
+        if not execution.infra_error and it.task_id is not None:  # None: its rows were never written
             _spill(sessions, ctx.batch, it, execution, exc)

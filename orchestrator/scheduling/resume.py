@@ -16,7 +16,7 @@ from ..spec import HostSpec, ImageSpec
 from ..store import queue as tq
 from ..store import spill
 from ..store.models import Run
-from .dispatch import DEFAULT_RETRIES, Executor, Item, Reporter, RunSummary, dispatch, requirement_of
+from .dispatch import DEFAULT_RETRIES, Executor, Item, Launch, Reporter, RunSummary, dispatch, requirement_of
 from .placement import Need, place
 from .plan import PlannedRun, expected_duration, suite_checks
 
@@ -53,7 +53,7 @@ def resume(ref: str, sessions: sessionmaker[Session], catalog: Catalog | None, h
                     it.task = it.task.model_copy(update={"host": host})
                     it.run_id = tq.move(session, ctx, it.task_id, it.task)
             session.commit()
-    dispatch(items, ctx, hosts, sessions, executor_for, reporter, retries)
+    dispatch(Launch(items, hosts, executor_for, reporter, ctx.labels), ctx, sessions, retries, hosts)
     with sessions() as session:
         return ctx.batch, tq.summaries(session, ctx.batch)
 

@@ -4,26 +4,29 @@ Shared by ``run`` and ``qualify``."""
 
 from __future__ import annotations
 
+import signal
+import threading
 import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
-
-from sqlalchemy.orm import Session, sessionmaker
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from .. import executors
 from ..catalog.core import Catalog
 from ..errors import InfrastructureError, InputError, NoMatchingHostError
 from ..hosts.detect import detect_local
 from ..hosts.inventory import resolve_hosts
-from ..render.junit import results_junit
-from ..scheduling.dispatch import Reporter, execute
+from ..scheduling.flight import Launch, Reporter, launch_planned
 from ..scheduling.plan import PlannedRun, plan
-from ..scheduling.resume import resume as resume_batch
-from ..store import queries
-from ..store.queue import RunSummary
-from . import views
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session, sessionmaker
+
+    from ..store.queue import RunSummary
+
+# No SQLAlchemy at import: a batch's first containers start before the store is opened
+# (``_execute_once``); the store's modules are imported where they are used.
 
 
 @dataclass(frozen=True)
@@ -35,6 +38,7 @@ class Placement:
     hosts: tuple[Any, ...] | None  # None: the cluster scheduler (Slurm, Kubernetes) places, no retries here
     history: dict[tuple[str, str], float] | None = None
     staged: dict = field(default_factory=dict)  # (host, alias) -> services.pull.Staged
+    reap: bool = False  # leftover containers of finished runs to remove from the hosts
 
 
 def local_executor(pr: PlannedRun) -> Any:
@@ -69,8 +73,7 @@ def place_job(spec: Any, cat: Catalog, factory: sessionmaker[Session], *, cpu_on
         remote = executors.create("kubernetes", namespace=namespace, node_labels=spec.labels)
         return Placement(planned, lambda pr: local_executor(pr) if pr.image.executor == "host" else remote, None)
     inventory = resolve_hosts(hosts_file)
-    with factory() as session:
-        hist = queries.suite_durations(session)
+    hist = history(factory)
     planned = plan(spec, cat, inventory, detect_local(), cpu_only=cpu_only, history=hist)
     if executor == "docker":
         inventory, planned = _quarantine(spec, cat, inventory, planned, cpu_only, hist, on_quarantine)
@@ -80,13 +83,25 @@ def place_job(spec: Any, cat: Catalog, factory: sessionmaker[Session], *, cpu_on
             raise InputError("--executor host runs only the image 'host' (the local interpreter)",
                              "use --executor docker for container images")
     elif any(pr.image.executor != "host" for pr in planned):
-        reap(inventory, factory, None)
         if any(pr.image.executor == "docker" and not pr.image.local for pr in planned):
             from ..registry import RegistryClient
             from .pull import check_policy, stage_planned
 
             planned, staged = stage_planned(planned, check_policy(pull), RegistryClient(ca=ca), on_pull)
-    return Placement(planned, local_executor, inventory, hist, staged)
+    return Placement(planned, local_executor, inventory, hist, staged,
+                     reap=any(pr.image.executor != "host" for pr in planned))
+
+
+def history(factory: Any) -> dict[tuple[str, str], float]:
+    """The last measured duration of each (image, suite): the plan's history. Read without
+    SQLAlchemy where the store allows it (``session.Deferred``)."""
+    got = factory.history() if hasattr(factory, "history") else None
+    if got is not None:
+        return got
+    from ..store import queries
+
+    with factory() as session:
+        return queries.suite_durations(session)
 
 
 def _quarantine(spec: Any, cat: Catalog, inventory: tuple[Any, ...], planned: tuple[PlannedRun, ...], cpu_only: bool,
@@ -127,12 +142,29 @@ def execute_placed(placed: Placement, spec: Any, factory: sessionmaker[Session],
 def _execute_once(placed: Placement, spec: Any, factory: sessionmaker[Session], reporter: Reporter | None,
                   retries: int) -> list[RunSummary]:
     if placed.hosts is None:
+        from ..scheduling.dispatch import execute
+
         return execute(placed.planned, spec, factory, placed.executor_for, reporter)
     batch = str(uuid.uuid4())
+    launch = launch_planned(placed.planned, placed.executor_for, reporter, placed.hosts, placed.history, spec.labels)
     with sweeping(placed.hosts, factory, batch):
+        # The first wave starts before the store is opened: its containers run while SQLAlchemy
+        # loads and the batch's rows are written (with the run ids the launch gave). Waiting for
+        # them to start first keeps those imports from competing with their set-up.
+        try:
+            Launch.wait_started(launch.start_ready())
+            with _holding_signals():  # Ctrl-C in the middle of an import would leave it half done
+                from ..scheduling.dispatch import execute
+            if placed.reap:
+                reap(placed.hosts, factory, None)
+        except BaseException as exc:
+            _stopped_early(launch, spec, factory, batch, exc)
+            raise
         summaries = execute(placed.planned, spec, factory, placed.executor_for, reporter, batch=batch,
-                            hosts=placed.hosts, retries=retries, history=placed.history)
+                            hosts=placed.hosts, retries=retries, history=placed.history, launch=launch)
     if placed.staged:
+        from ..store import queries
+
         with factory() as session:
             for s in summaries:
                 got = placed.staged.get((s.host, s.image))
@@ -140,6 +172,37 @@ def _execute_once(placed: Placement, spec: Any, factory: sessionmaker[Session], 
                     queries.merge_run_meta(session, s.run_id, "image", got.meta())
             session.commit()
     return summaries
+
+
+@contextmanager
+def _holding_signals() -> Iterator[None]:
+    """SIGINT and SIGTERM that arrive inside are held and given to their handlers on the way
+    out (in the main thread; elsewhere signals do not arrive anyway)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held: list[int] = []
+    before = {sig: signal.signal(sig, lambda signum, _frame: held.append(signum))
+              for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
+        if held:
+            signal.raise_signal(held[0])
+
+
+def _stopped_early(launch: Launch, spec: Any, factory: sessionmaker[Session], batch: str, exc: BaseException) -> None:
+    """A batch stopped (Ctrl-C, SIGTERM, a failing store) while its first wave ran and the
+    store was loading: stopped and recorded as the dispatcher stops a batch, rows and all."""
+    try:
+        from ..scheduling.dispatch import abandon
+        from ..store.queue import BatchInfo
+
+        abandon(launch, BatchInfo(batch, spec.name, spec.spec_hash, spec.labels), factory, exc)
+    except Exception:  # noqa: BLE001 - the store itself failed: the containers go all the same
+        launch.flight.stop()
 
 
 def execute_job(spec: Any, cat: Catalog, factory: sessionmaker[Session], *, reporter: Reporter | None = None,
@@ -151,6 +214,7 @@ def execute_job(spec: Any, cat: Catalog, factory: sessionmaker[Session], *, repo
 def resume(ref: str, cat: Catalog, factory: sessionmaker[Session], *, hosts_file: Path | None = None,
            retries: int = 2, reporter: Reporter | None = None) -> tuple[str, list[RunSummary]]:
     """Finish the tasks of an interrupted batch (after reaping its leftover containers)."""
+    from ..scheduling.resume import resume as resume_batch
     from ..store import queue as tq
 
     inventory = resolve_hosts(hosts_file)
@@ -181,6 +245,7 @@ def reap(inventory: tuple[Any, ...], factory: sessionmaker[Session], batch: str 
     """Remove leftover valorch containers: those of ``batch`` (on --resume), and those of
     runs this database knows as finished or interrupted (a killed valorch leaves them)."""
     from ..executors.docker import reap_known
+    from ..store import queries
 
     with factory() as session:
         known = queries.run_ids(session, batch=batch, finished=batch is None)
@@ -202,6 +267,10 @@ class RunReport:
 
 
 def report(factory: sessionmaker[Session], summaries: list[RunSummary]) -> RunReport:
+    from ..render.junit import results_junit
+    from ..store import queries
+    from . import views
+
     with factory() as session:
         runs = [queries.get_run(session, s.run_id) for s in summaries]
         results = {r.id: queries.run_results(session, r.id) for r in runs}

@@ -1,11 +1,14 @@
-"""The read-only fast path of ``valorch results list``: the standard library's sqlite3
-on a local SQLite file that is already at this valorch's schema.
+"""The read-only fast paths of ``valorch results list`` and of a run's start: the
+standard library's sqlite3 on a local SQLite file that is already at this valorch's
+schema.
 
 Importing SQLAlchemy and mapping the models costs about 0.2 s, as much as the whole
 start-up goal of a listing (issue 9). A listing reads three small joins, so for the
 common case (a local file at HEAD) it reads them here with plain SQL, and returns the
 same rows as ``store.queries.list_runs`` / ``run_statuses`` (tests/unit/test_store_lite.py
-compares both on the same files). Anything else returns None and the caller takes the
+compares both on the same files). ``valorch run`` reads the plan's history here
+(``suite_durations``, as ``store.queries.suite_durations``), so that a batch's first
+containers start before SQLAlchemy is loaded (services/run). Anything else returns None and the caller takes the
 SQLAlchemy path, which also owns every error message: a missing file, a server URL, a
 schema to migrate, a migration in progress, a damaged file.
 
@@ -14,6 +17,7 @@ Nothing here writes.
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 from datetime import datetime
@@ -78,3 +82,17 @@ def run_statuses(conn: sqlite3.Connection, run_ids: list[str]) -> Iterator[tuple
     for i in range(0, len(run_ids), 500):
         chunk = run_ids[i:i + 500]
         yield from conn.execute(STATUSES.format(marks=", ".join("?" * len(chunk))), chunk)
+
+
+DURATIONS = ('SELECT image.alias, task.suite, task.timings FROM task JOIN run ON task.run_id = run.id '
+             'JOIN image ON run.image_id = image.id WHERE task.state = ? ORDER BY task.id DESC LIMIT ?')
+
+
+def suite_durations(conn: sqlite3.Connection, limit: int = 500) -> dict[tuple[str, str], float]:
+    """The last measured duration of each (image alias, suite), for placement and ETAs."""
+    out: dict[tuple[str, str], float] = {}
+    for alias, suite, timings in conn.execute(DURATIONS, ("done", limit)):
+        total = (json.loads(timings) or {}).get("total_s") if timings else None
+        if total and (alias, suite) not in out:
+            out[(alias, suite)] = float(total)
+    return out

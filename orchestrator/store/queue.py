@@ -57,10 +57,12 @@ class Pending:
 
 
 def enqueue(session: Session, ctx: BatchInfo, image: ImageSpec, host: HostSpec, executor: str, cpu_only: bool,
-            suites: Sequence[SuiteRef]) -> tuple[str, dict[str, int]]:
-    """A new run of ``image`` on ``host`` with one queued task per suite: (run id, task ids by suite)."""
+            suites: Sequence[SuiteRef], run_id: str | None = None) -> tuple[str, dict[str, int]]:
+    """A new run of ``image`` on ``host`` (with ``run_id``, else a new one) with one queued
+    task per suite: (run id, task ids by suite)."""
     run = queries.start_run(session, batch=ctx.batch, job=ctx.job, image=image, digest=None, host=host,
-                            executor=executor, spec_hash=ctx.spec_hash, cpu_only=cpu_only, suites=list(suites))
+                            executor=executor, spec_hash=ctx.spec_hash, cpu_only=cpu_only, suites=list(suites),
+                            run_id=run_id)
     run.meta = {"_job": {"labels": list(ctx.labels)}}
     session.flush()
     return run.id, {t.suite: t.id for t in run.tasks}

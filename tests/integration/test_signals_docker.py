@@ -23,10 +23,12 @@ JOB = {"name": "signals", "images": ["cpu_debian12_py3.11", "cpu_debian11_py3.9"
                                                    {"id": "slow", "argv": ["sleep", "3"], "timeout": 60}]}]}
 
 
-def _container_in(db, status) -> bool:
-    """Whether one of this batch's containers is in ``status`` on the engine."""
-    for run_id in run_ids_in(db):
-        out = subprocess.run(["docker", "ps", "-aq", "--filter", f"label=org.valorch.run={run_id}",
+def _container_in(status) -> bool:
+    """Whether one of this job's containers is in ``status`` on the engine. Found by their
+    image label, not their runs: a batch's first container starts before its runs are
+    stored (services/run), and a signal then is one this test must cover."""
+    for alias in JOB["images"]:
+        out = subprocess.run(["docker", "ps", "-aq", "--filter", f"label=org.valorch.image={alias}",
                               "--filter", f"status={status}"], capture_output=True, text=True).stdout
         if out.split():
             return True
@@ -44,7 +46,7 @@ def test_signal_removes_the_container_in_flight_and_resume_finishes(tmp_path, cl
     env = {k: v for k, v in os.environ.items() if k != "VALORCH_DB"}
     proc = subprocess.Popen([VALORCH, "run", "--job", str(job), "--hosts", str(hosts), "--db", str(db), "--json"],
                             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    err = act_when(proc, lambda: _container_in(db, moment), lambda: proc.send_signal(sig),
+    err = act_when(proc, lambda: _container_in(moment), lambda: proc.send_signal(sig),
                    "valorch ended before a container was " + moment, timeout=120, tries=1200)
     assert proc.returncode == code, err[-3000:]
     assert "Traceback" not in err

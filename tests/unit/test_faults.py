@@ -181,7 +181,7 @@ def test_stopping_cancels_the_executors_in_flight_and_waits_for_their_workers():
     import queue
     import threading
 
-    from orchestrator.scheduling.dispatch import Item, _Flight, _work
+    from orchestrator.scheduling.flight import Flight, Item, work
 
     entered, released = threading.Event(), threading.Event()
 
@@ -189,7 +189,7 @@ def test_stopping_cancels_the_executors_in_flight_and_waits_for_their_workers():
         name = "fake"
         cancelled = 0
 
-        def execute(self, task, run_id, on_result=None):
+        def execute(self, task, run_id, on_result=None, on_started=None):
             entered.set()
             released.wait(10)
             return Execution(results=(), infra_error="cancelled")
@@ -198,9 +198,9 @@ def test_stopping_cancels_the_executors_in_flight_and_waits_for_their_workers():
             self.cancelled += 1
             released.set()
 
-    executor, done, flight = Blocking(), queue.Queue(), _Flight()
+    executor, done, flight = Blocking(), queue.Queue(), Flight()
     task = _task()
-    flight.start(threading.Thread(target=_work, args=(Item(task, "r", 1, 1.0), task, (), lambda pr: executor, None,
+    flight.start(threading.Thread(target=work, args=(Item(task, "r", 1, 1.0), task, (), lambda pr: executor, None,
                                                       done, flight)))
     assert entered.wait(10)
     flight.stop()
@@ -208,5 +208,5 @@ def test_stopping_cancels_the_executors_in_flight_and_waits_for_their_workers():
     assert done.get_nowait()[2].infra_error == "cancelled"
     # a worker that gets its executor after the stop runs nothing
     late = Blocking()
-    _work(Item(task, "r", 2, 1.0), task, (), lambda pr: late, None, done, flight)
+    work(Item(task, "r", 2, 1.0), task, (), lambda pr: late, None, done, flight)
     assert done.empty() and late.cancelled == 0

@@ -108,3 +108,33 @@ def test_a_file_behind_head_is_upgraded_and_listed(tmp_path):
     r = run_cli("results", "list", "--json", db=db)
     assert r.returncode == 0, r.stderr
     assert {x["run"] for x in json.loads(r.stdout)} == set(ids)
+
+
+def test_the_plans_history_is_read_the_same_either_way(tmp_path):
+    """`valorch run` reads the last duration of each (image, suite) here before the store
+    is opened; the same as store.queries.suite_durations on the same file, newest first,
+    tasks without a total or not done left out."""
+    from orchestrator.spec import Execution, Task
+    from orchestrator.store import queue as tq
+    from orchestrator.store.models import TaskRow
+
+    db = str(tmp_path / "v.sqlite")
+    _fill(db)
+    sessions = session_factory(open_engine(db))
+    with sessions() as s:
+        tasks = s.query(TaskRow).order_by(TaskRow.id).all()
+        for i, row in enumerate(tasks):
+            run = s.get(Run, row.run_id)
+            task = Task(image=ImageSpec(alias=run.image.alias, reference=run.image.reference, backend="cpu"),
+                        suite=SuiteRef(name="smoke"), host=HostSpec(name=run.host.name), checks=())
+            if i == 2:
+                continue  # still queued
+            timings = {} if i == 4 else {"total_s": 10.0 + i, "run_s": 1.0}
+            tq.complete(s, row.run_id, row.id, task, Execution(results=(), timings=timings))
+        s.commit()
+        slow = queries.suite_durations(s)
+    conn = lite.connect(db)
+    assert conn is not None
+    fast = lite.suite_durations(conn)
+    assert fast == slow == {("img0", "smoke"): 16.0, ("img1", "smoke"): 15.0}
+    assert lite.suite_durations(conn, limit=1) == queries.suite_durations(sessions(), limit=1)

@@ -163,7 +163,8 @@ class SlurmExecutor:
         self.queue_timeout = queue_timeout
         self.poll = poll
 
-    def execute(self, task: Task, run_id: str, on_result: Callable[[Any], None] | None = None) -> Execution:
+    def execute(self, task: Task, run_id: str, on_result: Callable[[Any], None] | None = None,
+                on_started: Callable[[], None] | None = None) -> Execution:
         t0 = time.perf_counter()
         timings: dict[str, float] = {}
         workdir = self.spool / run_id
@@ -179,6 +180,8 @@ class SlurmExecutor:
         except (SlurmError, OSError) as exc:
             return _infra(task, f"Slurm submission of {name} failed: {exc}", timings, {})
         timings["submit_s"] = time.perf_counter() - t0
+        if on_started is not None:
+            on_started()
         transcript = Transcript(on_result=on_result)
         try:
             state = self._follow(job, workdir, transcript, limit, timings)

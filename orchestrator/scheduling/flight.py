@@ -1,0 +1,218 @@
+"""What a batch has in flight: its tasks, the free slots of its hosts, the worker
+threads running their executors and the queue their executions come back on.
+
+No store here, so that a batch's first wave can start before the store is opened:
+``services/run`` starts it, then loads SQLAlchemy and writes the batch's rows while
+those containers run (the store's imports are about a fifth of a smoke run, and the
+container has nothing to wait for from them). ``dispatch.py`` does the rest with the
+store: rows, retries, results.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol
+
+from ..errors import ValorchError
+from ..executors.base import Executor
+from ..executors.transcript import infrastructure_failure
+from ..spec import GPU, CheckResult, Execution, HostSpec, Task
+from ..hosts.match import Requirement
+from .plan import PlannedRun, expected_duration, requirement, task_key
+
+
+class Reporter(Protocol):
+    def task_started(self, task: Task) -> None: ...
+
+    def result(self, task: Task, result: CheckResult) -> None: ...
+
+    def task_finished(self, task: Task, execution: Execution) -> None: ...
+
+
+@dataclass
+class Item:
+    """A task of a batch: the run it belongs to, its row (None until the batch's rows are
+    written) and where it has been tried."""
+
+    task: Task
+    run_id: str
+    task_id: int | None
+    expected: float
+    tried: set[str] = field(default_factory=set)
+    # set once its executor has started it (its container runs), or has ended
+    started: threading.Event = field(default_factory=threading.Event)
+
+
+class Pool:
+    """Free slots of one host: CPU slots and GPUs."""
+
+    def __init__(self, host: HostSpec) -> None:
+        self.host = host
+        self.cpu = host.slots
+        self.gpus = {g.index: g for g in host.gpus}
+
+    def take(self, req: Requirement) -> tuple[GPU, ...] | None:
+        if req.backend == "cpu":
+            if self.cpu <= 0:
+                return None
+            self.cpu -= 1
+            return ()
+        ok = [g for g in self.gpus.values() if req.accepts(g)]
+        if len(ok) < max(1, req.gpus):
+            return None
+        chosen = tuple(sorted(ok, key=lambda g: g.index)[:max(1, req.gpus)])
+        for g in chosen:
+            del self.gpus[g.index]
+        return chosen
+
+    def give(self, gpus: tuple[GPU, ...] | None) -> None:
+        if gpus:
+            self.gpus.update({g.index: g for g in gpus})
+        elif gpus is not None:
+            self.cpu += 1
+
+
+class Flight:
+    """The tasks in flight: their threads and executors, so that an interrupted batch
+    (Ctrl-C, SIGTERM, a failing database) stops every container before it ends, exactly
+    as a normal end removes them."""
+
+    JOIN_S = 60.0  # seconds to wait for the workers once their executors were cancelled
+
+    def __init__(self) -> None:
+        self.stopping = threading.Event()
+        self.threads: list[threading.Thread] = []
+        self.executors: list[tuple[threading.Thread, Any]] = []
+        self._lock = threading.Lock()
+
+    def start(self, thread: threading.Thread) -> None:
+        self.threads.append(thread)
+        thread.start()
+
+    def adopt(self, executor: Any) -> bool:
+        """Record a worker's executor; False once the batch is stopping (the worker then
+        runs nothing, so a thread that had no executor yet needs no waiting for)."""
+        with self._lock:
+            self.executors.append((threading.current_thread(), executor))
+        return not self.stopping.is_set()
+
+    def stop(self) -> None:
+        """Cancel every executor that can be (its container is killed and removed) and
+        wait for those workers to leave, so that their own clean-up has run. An executor
+        without ``cancel`` (the host interpreter) is not waited for. Stopping twice is
+        stopping once."""
+        self.stopping.set()
+        with self._lock:
+            adopted, self.executors = list(self.executors), []
+        waiting = []
+        for thread, executor in adopted:
+            cancel = getattr(executor, "cancel", None)
+            if cancel is not None:
+                cancel()
+                waiting.append(thread)
+        end = time.monotonic() + self.JOIN_S
+        for thread in waiting:
+            thread.join(max(0.0, end - time.monotonic()))
+
+
+def work(it: Item, task: Task, gpus: tuple[GPU, ...] | None, executor_for: Callable[[PlannedRun], Executor],
+         reporter: Reporter | None, done: queue.Queue, flight: Flight | None = None) -> None:
+    """A worker thread: run one task with its executor; the execution (a harness failure
+    as data) goes to ``done``."""
+    try:
+        executor = executor_for(PlannedRun(task.image, task.host, (task,)))
+        if flight is not None and not flight.adopt(executor):
+            return
+        execution = executor.execute(task, it.run_id, (lambda r: reporter.result(task, r)) if reporter else None,
+                                     on_started=it.started.set)
+    except ValorchError as exc:  # e.g. the engine does not answer
+        execution = infrastructure_failure(task, exc.message)
+    except Exception as exc:  # noqa: BLE001 - a harness failure is data, never a lost thread
+        msg = f"{type(exc).__name__}: {str(exc)[:500]}"
+        execution = infrastructure_failure(task, msg)
+    finally:
+        it.started.set()
+    done.put((it, gpus, execution))
+
+
+def hook(reporter: Any, name: str, *args: Any) -> None:
+    """An optional reporter method (``task_queued``, ``task_retried``)."""
+    fn = getattr(reporter, name, None)
+    if fn is not None:
+        fn(*args)
+
+
+class Launch:
+    """A batch's tasks on their hosts' slots: which wait, which run, and the queue their
+    executions come back on. ``start_ready`` starts every task that has a free slot."""
+
+    def __init__(self, items: list[Item], hosts: tuple[HostSpec, ...], executor_for: Callable[[PlannedRun], Executor],
+                 reporter: Reporter | None, labels: tuple[str, ...] = (),
+                 runs: tuple[tuple[PlannedRun, str], ...] = ()) -> None:
+        self.items = list(items)
+        self.runs = runs  # (planned run, its run id) of a new batch, for its rows
+        self.pools = {h.name: Pool(h) for h in hosts}
+        for it in items:
+            self.pools.setdefault(it.task.host.name, Pool(it.task.host))
+        self.pending = sorted(items, key=lambda it: -it.expected)
+        self.done: queue.Queue[tuple[Item, tuple[GPU, ...] | None, Execution]] = queue.Queue()
+        self.flight = Flight()
+        self.running = 0
+        self.executor_for, self.reporter, self.labels = executor_for, reporter, labels
+        for it in self.pending:
+            hook(reporter, "task_queued", it.task, it.expected)
+
+    def requirement(self, it: Item) -> Requirement:
+        return requirement(it.task.image, self.labels, it.task.cpu_only)
+
+    def start_ready(self, mark: Callable[[Item], None] | None = None) -> list[Item]:
+        """Start every waiting task that a host has a slot for (``mark``: record it as
+        running first); the tasks started."""
+        started = []
+        for it in list(self.pending):
+            gpus = self.pools[it.task.host.name].take(self.requirement(it))
+            if gpus is None:
+                continue
+            self.pending.remove(it)
+            task = it.task.model_copy(update={"gpus": gpus or None}) if gpus else it.task
+            if mark is not None:
+                mark(it)
+            if self.reporter:
+                self.reporter.task_started(task)
+            self.flight.start(threading.Thread(
+                target=work, args=(it, task, gpus, self.executor_for, self.reporter, self.done, self.flight),
+                name=f"valorch-{task_key(task)}", daemon=True))
+            self.running += 1
+            started.append(it)
+        return started
+
+    @staticmethod
+    def wait_started(items: list[Item], timeout: float = 30.0) -> None:
+        """Until these tasks' executors have started them (or ended): what the caller does
+        next then does not compete with their set-up for the interpreter."""
+        end = time.monotonic() + timeout
+        for it in items:
+            it.started.wait(max(0.0, end - time.monotonic()))
+
+    def next_done(self) -> tuple[Item, Execution]:
+        """The next execution to come back; its slots are free again."""
+        it, gpus, execution = self.done.get()
+        self.running -= 1
+        self.pools[it.task.host.name].give(gpus)
+        it.tried.add(it.task.host.name)
+        return it, execution
+
+
+def launch_planned(planned: tuple[PlannedRun, ...], executor_for: Callable[[PlannedRun], Executor],
+                   reporter: Reporter | None, hosts: tuple[HostSpec, ...] | None = None,
+                   history: dict[tuple[str, str], float] | None = None, labels: tuple[str, ...] = ()) -> Launch:
+    """A new batch's launch: one run id per planned run, given here (its rows are written
+    with it), nothing started yet."""
+    runs = tuple((pr, str(uuid.uuid4())) for pr in planned)
+    items = [Item(t, run_id, None, expected_duration(t, history)) for pr, run_id in runs for t in pr.tasks]
+    all_hosts = tuple(hosts or ()) or tuple({pr.host.name: pr.host for pr in planned}.values())
+    return Launch(items, all_hosts, executor_for, reporter, labels, runs)
