@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Mapping
 
 from ..spec import GPU, HostSpec, Task
+from . import owner
 from .base import LABEL, PROBE_PACKAGE, probe_args
 from .devices import device_options
 
@@ -119,7 +120,10 @@ class ContainerSpec:
 
 
 def labels_for(run_id: str, suite: str, image: str) -> dict[str, str]:
-    return {LABEL: "1", f"{LABEL}.run": run_id, f"{LABEL}.suite": suite, f"{LABEL}.image": image}
+    labels = {LABEL: "1", f"{LABEL}.run": run_id, f"{LABEL}.suite": suite, f"{LABEL}.image": image}
+    if owner.me():  # the valorch process that started it (executors/owner.py: orphans)
+        labels[f"{LABEL}.owner"] = owner.me()
+    return labels
 
 
 def probe_command(*args: str) -> tuple[str, ...]:

@@ -27,6 +27,7 @@ from .transcript import Transcript, conclude, infrastructure_failure
 from ..spec import Execution, HostSpec, Task
 from .base import LABEL, overall_timeout, probe_archive, workload_archive
 from .container import PROBE_ROOT, ContainerSpec, Limits, task_container
+from . import owner
 from .limits import limits_for
 from .pull import runnable
 from .sdk import ssh_transport
@@ -325,15 +326,19 @@ def reap(client: docker.DockerClient, run_id: str | None = None) -> int:
 
 
 def reap_known(host: HostSpec, known: set[str]) -> int:
-    """Remove the leftover containers on ``host`` whose run is in ``known``; an engine that
-    does not answer is skipped (it is reported when a task goes there)."""
+    """Remove the leftover containers on ``host`` whose run is in ``known``, and those whose
+    valorch was killed (``owner.orphaned``); an engine that does not answer is skipped (it
+    is reported when a task goes there)."""
     try:
         client = connect(host, timeout=10)
     except InfrastructureError:
         return 0
     removed = 0
     for c in client.containers.list(all=True, filters={"label": f"{LABEL}.run"}):
-        run_id = (c.labels or {}).get(f"{LABEL}.run")
-        if run_id in known:
-            removed += reap(client, run_id)
+        labels = c.labels or {}
+        if labels.get(f"{LABEL}.run") in known:
+            removed += reap(client, labels[f"{LABEL}.run"])
+        elif owner.orphaned(labels.get(f"{LABEL}.owner")):
+            _remove(c)
+            removed += 1
     return removed
