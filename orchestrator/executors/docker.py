@@ -316,7 +316,7 @@ def reap(client: docker.DockerClient, run_id: str | None = None) -> int:
     """Remove leftover containers labelled by valorch (all, or one run's)."""
     label = f"{LABEL}.run={run_id}" if run_id else LABEL
     removed = 0
-    for c in client.containers.list(all=True, filters={"label": label}):
+    for c in client.containers.list(all=True, sparse=True, filters={"label": label}):
         try:
             c.remove(force=True, v=True)
             removed += 1
@@ -334,8 +334,9 @@ def reap_known(host: HostSpec, known: set[str]) -> int:
     except InfrastructureError:
         return 0
     removed = 0
-    for c in client.containers.list(all=True, filters={"label": f"{LABEL}.run"}):
-        labels = c.labels or {}
+    # sparse: the listing's own labels, not one inspect request per valorch container on the engine
+    for c in client.containers.list(all=True, sparse=True, filters={"label": f"{LABEL}.run"}):
+        labels = c.attrs.get("Labels") or {}
         if labels.get(f"{LABEL}.run") in known:
             removed += reap(client, labels[f"{LABEL}.run"])
         elif owner.orphaned(labels.get(f"{LABEL}.owner")):
