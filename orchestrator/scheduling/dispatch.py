@@ -63,8 +63,11 @@ def execute(planned: tuple[PlannedRun, ...], job: JobSpec, sessions: sessionmake
 
 def write_rows(launch: Launch, ctx: BatchInfo, sessions: sessionmaker[Session]) -> None:
     """A new batch's rows: a run per planned run, with the id its items carry, and a
-    queued task per suite; the tasks already in flight are marked running."""
-    for pr, run_id in launch.runs:
+    queued task per suite; the tasks already in flight are marked running. Each run
+    written leaves ``launch.runs``, so that writing again after a failure goes on
+    where it stopped."""
+    while launch.runs:
+        pr, run_id = launch.runs[0]
         with sessions() as session:
             _, ids = tq.enqueue(session, ctx, pr.image, pr.host, launch.executor_for(pr).name,
                                 any(t.cpu_only for t in pr.tasks), [t.suite for t in pr.tasks], run_id=run_id)
@@ -72,13 +75,14 @@ def write_rows(launch: Launch, ctx: BatchInfo, sessions: sessionmaker[Session]) 
         for it in launch.items:
             if it.run_id == run_id:
                 it.task_id = ids[it.task.suite.name]
-    flying = [it for it in launch.items if it not in launch.pending]
+        launch.runs = launch.runs[1:]
+    waiting = {id(it) for it in launch.pending}
+    flying = [it for it in launch.items if id(it) not in waiting]
     if flying:
         with sessions() as session:
             for it in flying:
                 tq.start(session, it.task_id)
             session.commit()
-    launch.runs = ()
 
 
 def dispatch(launch: Launch, ctx: BatchInfo, sessions: sessionmaker[Session], retries: int,

@@ -188,7 +188,8 @@ def _holding_signals() -> Iterator[None]:
         yield
     finally:
         for sig, handler in before.items():
-            signal.signal(sig, handler)
+            if handler is not None:  # None: not installed from Python, nothing to put back
+                signal.signal(sig, handler)
         if held:
             signal.raise_signal(held[0])
 
