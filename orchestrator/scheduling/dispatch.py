@@ -26,23 +26,18 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from ..errors import NoMatchingHostError
 from ..executors.base import Executor
-from ..hosts.match import Requirement
 from ..spec import Execution, HostSpec, JobSpec
 from ..store import queue as tq
 from ..store import spill
 from ..store.full import StorageFull
 from ..store.queue import BatchInfo, RunSummary
-from .flight import Item, Launch, Reporter, hook, launch_planned
+from .flight import Item, Launch, Reporter, hook, launch_planned, requirement_of
 from .placement import Need, place
-from .plan import PlannedRun, requirement, task_key
+from .plan import PlannedRun, task_key
 
 DEFAULT_RETRIES = 2
 
 __all__ = ["DEFAULT_RETRIES", "Executor", "Item", "Launch", "Reporter", "RunSummary", "dispatch", "execute"]
-
-
-def requirement_of(item: Item, ctx: BatchInfo) -> Requirement:
-    return requirement(item.task.image, ctx.labels, item.task.cpu_only)
 
 
 def execute(planned: tuple[PlannedRun, ...], job: JobSpec, sessions: sessionmaker[Session],
@@ -149,7 +144,7 @@ def _move(it: Item, ctx: BatchInfo, hosts: tuple[HostSpec, ...], launch: Launch,
     load = {h: sum(p.expected for p in launch.pending if p.task.host.name == h) / max(1, pools[h].host.slots)
             for h in pools}
     try:
-        a = place([Need("retry", requirement_of(it, ctx), it.expected, frozenset(it.tried))], hosts,
+        a = place([Need("retry", requirement_of(it, ctx.labels), it.expected, frozenset(it.tried))], hosts,
                   busy=load).assignments[0]
     except NoMatchingHostError:
         return False

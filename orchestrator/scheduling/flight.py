@@ -47,6 +47,11 @@ class Item:
     started: threading.Event = field(default_factory=threading.Event)
 
 
+def requirement_of(it: Item, labels: tuple[str, ...]) -> Requirement:
+    """What a task needs of a host (its image's backend and arch, the job's labels)."""
+    return requirement(it.task.image, labels, it.task.cpu_only)
+
+
 class Pool:
     """Free slots of one host: CPU slots and GPUs."""
 
@@ -166,15 +171,12 @@ class Launch:
         for it in self.pending:
             hook(reporter, "task_queued", it.task, it.expected)
 
-    def requirement(self, it: Item) -> Requirement:
-        return requirement(it.task.image, self.labels, it.task.cpu_only)
-
     def start_ready(self, mark: Callable[[Item], None] | None = None) -> list[Item]:
         """Start every waiting task that a host has a slot for (``mark``: record it as
         running first); the tasks started."""
         started = []
         for it in list(self.pending):
-            gpus = self.pools[it.task.host.name].take(self.requirement(it))
+            gpus = self.pools[it.task.host.name].take(requirement_of(it, self.labels))
             if gpus is None:
                 continue
             self.pending.remove(it)

@@ -16,7 +16,8 @@ from ..spec import HostSpec, ImageSpec
 from ..store import queue as tq
 from ..store import spill
 from ..store.models import Run
-from .dispatch import DEFAULT_RETRIES, Executor, Item, Launch, Reporter, RunSummary, dispatch, requirement_of
+from .dispatch import DEFAULT_RETRIES, Executor, Item, Launch, Reporter, RunSummary, dispatch
+from .flight import requirement_of
 from .placement import Need, place
 from .plan import PlannedRun, expected_duration, suite_checks
 
@@ -43,7 +44,7 @@ def resume(ref: str, sessions: sessionmaker[Session], catalog: Catalog | None, h
     items = [Item(p.task, p.run_id, p.task_id, expected_duration(p.task)) for p in todo]
     docker_items = [it for it in items if it.task.image.executor != "host"]
     if docker_items:
-        placement = place([Need(str(i), requirement_of(it, ctx), it.expected, label=it.task.image.alias)
+        placement = place([Need(str(i), requirement_of(it, ctx.labels), it.expected, label=it.task.image.alias)
                            for i, it in enumerate(docker_items)], hosts)
         by_name = {h.name: h for h in hosts}
         with sessions() as session:
