@@ -118,15 +118,17 @@ class Pipe(object):
 
 
 def worker(config: Dict[str, Any]) -> int:
+    """The worker, forked from the parent (supervisor.Forked): the sandbox's settings (and
+    what ``can_drop`` found) and a declared suite's checks come with the fork. So does the
+    parent's non-dumpable flag; it is set again here, as this process's own guarantee."""
     sandbox.harden_self()
-    sandbox.configure(bool(config.get("pid1")), config.get("workload_user", "auto") == "auto")
     # The protocol goes to a private copy of the original stdout; anything the
     # framework or a check prints on fd 1 lands on stderr instead.
     proto = Pipe(os.fdopen(os.dup(1), "w"), str(config["nonce"]))
     os.dup2(2, 1)
     sys.stdout = sys.stderr
 
-    s, _ = select(config["suite"])  # a declared suite's checks came with the fork
+    s, _ = select(config["suite"])
     ctx = Context(config.get("expect"), config.get("device", "auto"))
     t0 = time.perf_counter()
     info = {"framework": s.framework, "framework_version": None, "import_error": None}

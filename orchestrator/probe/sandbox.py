@@ -50,7 +50,7 @@ _settings = {"own_pid_namespace": False, "drop": True}
 
 
 def configure(own_pid_namespace: bool, drop: bool = True) -> None:
-    """Set by the probe (parent and worker alike). ``own_pid_namespace``: the
+    """Set by the probe's parent; its forked workers inherit it. ``own_pid_namespace``: the
     parent is PID 1 (a container), where every process of the workload uid is a
     workload's. ``drop``: False when the executor runs the probe on the user's
     own machine (``--workload-user self``): there workloads run as the user, as
@@ -63,7 +63,8 @@ def configure(own_pid_namespace: bool, drop: bool = True) -> None:
 def harden_self() -> str:
     """Make this process non-dumpable: its /proc/PID/fd, mem and environ are then
     closed to every process without CAP_SYS_PTRACE, same uid included. The flag
-    is reset by execve, so each probe process sets it itself. Returns what happened."""
+    is reset by execve, not by fork: the parent sets it, its forked workers keep it.
+    Returns what happened."""
     try:
         import ctypes
 

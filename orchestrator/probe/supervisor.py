@@ -55,7 +55,7 @@ class Supervisor(object):
         nonce = binascii.hexlify(os.urandom(16)).decode()
         config = {"suite": a.suite, "ids": self.remaining, "expect": a.expect_obj,
                   "device": a.device, "attempts": a.attempts, "first_attempt": self.first_attempt,
-                  "nonce": nonce, "pid1": os.getpid() == 1, "workload_user": a.workload_user}
+                  "nonce": nonce}
         self.oom_before = memory.oom_kills()
         proc = Forked(config)
         self.workers += 1
