@@ -121,8 +121,9 @@ class ContainerSpec:
 
 def labels_for(run_id: str, suite: str, image: str) -> dict[str, str]:
     labels = {LABEL: "1", f"{LABEL}.run": run_id, f"{LABEL}.suite": suite, f"{LABEL}.image": image}
-    if owner.me():  # the valorch process that started it (executors/owner.py: orphans)
-        labels[f"{LABEL}.owner"] = owner.me()
+    me = owner.me()  # the valorch process that started it (executors/owner.py: orphans)
+    if me:
+        labels[f"{LABEL}.owner"] = me
     return labels
 
 

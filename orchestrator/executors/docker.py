@@ -337,9 +337,7 @@ def reap_known(host: HostSpec, known: set[str]) -> int:
     # sparse: the listing's own labels, not one inspect request per valorch container on the engine
     for c in client.containers.list(all=True, sparse=True, filters={"label": f"{LABEL}.run"}):
         labels = c.attrs.get("Labels") or {}
-        if labels.get(f"{LABEL}.run") in known:
-            removed += reap(client, labels[f"{LABEL}.run"])
-        elif owner.orphaned(labels.get(f"{LABEL}.owner")):
-            _remove(c)
+        if labels.get(f"{LABEL}.run") in known or owner.orphaned(labels.get(f"{LABEL}.owner")):
+            _remove(c)  # this container; the listing has every other one of its run
             removed += 1
     return removed
