@@ -8,9 +8,10 @@ common case (a local file at HEAD) it reads them here with plain SQL, and return
 same rows as ``store.queries.list_runs`` / ``run_statuses`` (tests/unit/test_store_lite.py
 compares both on the same files). ``valorch run`` reads the plan's history here
 (``suite_durations``, as ``store.queries.suite_durations``), so that a batch's first
-containers start before SQLAlchemy is loaded (services/run). Anything else returns None and the caller takes the
-SQLAlchemy path, which also owns every error message: a missing file, a server URL, a
-schema to migrate, a migration in progress, a damaged file.
+containers start before SQLAlchemy is loaded (services/run). Anything else returns
+None and the caller takes the SQLAlchemy path, which also owns every error message:
+a missing file, a server URL, a schema to migrate, a migration in progress, a
+damaged file.
 
 Nothing here writes.
 """
