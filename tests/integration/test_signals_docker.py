@@ -23,16 +23,15 @@ JOB = {"name": "signals", "images": ["cpu_debian12_py3.11", "cpu_debian11_py3.9"
                                                    {"id": "slow", "argv": ["sleep", "3"], "timeout": 60}]}]}
 
 
-def _container_in(status) -> bool:
-    """Whether one of this job's containers is in ``status`` on the engine. Found by their
-    image label, not their runs: a batch's first container starts before its runs are
-    stored (services/run), and a signal then is one this test must cover."""
-    for alias in JOB["images"]:
-        out = subprocess.run(["docker", "ps", "-aq", "--filter", f"label=org.valorch.image={alias}",
-                              "--filter", f"status={status}"], capture_output=True, text=True).stdout
-        if out.split():
-            return True
-    return False
+def _container_in(proc, status) -> bool:
+    """Whether one of this valorch's containers is in ``status`` on the engine. Found by the
+    owner label naming its process (executors/owner.py), not by its runs: a batch's first
+    container starts before its runs are stored (services/run), and a signal then is one
+    this test must cover; other tests' containers of the same images are not this one's."""
+    owners = subprocess.run(["docker", "ps", "-a", "--filter", "label=org.valorch.owner", "--filter",
+                             f"status={status}", "--format", '{{.Label "org.valorch.owner"}}'],
+                            capture_output=True, text=True).stdout.split()
+    return any(o.count("/") == 3 and o.split("/")[2] == str(proc.pid) for o in owners)
 
 
 @pytest.mark.parametrize("sig,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["SIGINT", "SIGTERM"])
@@ -46,7 +45,7 @@ def test_signal_removes_the_container_in_flight_and_resume_finishes(tmp_path, cl
     env = {k: v for k, v in os.environ.items() if k != "VALORCH_DB"}
     proc = subprocess.Popen([VALORCH, "run", "--job", str(job), "--hosts", str(hosts), "--db", str(db), "--json"],
                             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    err = act_when(proc, lambda: _container_in(moment), lambda: proc.send_signal(sig),
+    err = act_when(proc, lambda: _container_in(proc, moment), lambda: proc.send_signal(sig),
                    "valorch ended before a container was " + moment, timeout=120, tries=1200)
     assert proc.returncode == code, err[-3000:]
     assert "Traceback" not in err
