@@ -68,12 +68,13 @@ COVERAGE_LOSS: tuple[str, ...] = ("unsupported", "partial", "skip")
 #: matrix cell symbols: the seed documents' vocabulary (✅ ⚠️ ❌); HTML adds a word and a colour
 SYMBOL: dict[str, str] = {"pass": "✅", "partial": "⚠️", "fail": "❌", "crash": "❌", "timeout": "❌",
                           "unsupported": "❌", "error": "⚠️", "xfail": "⚠️", "flaky": "⚠️", "skip": "",
-                          "missing": "—"}
+                          "missing": "—", "cpu-only": "🔲"}
 #: the regression rule's default timing threshold: a 5 % slower median (DESIGN.md)
 DEFAULT_THRESHOLD = 0.05
 
 LEGEND = ("✅ pass · ⚠️ partial support · ❌ fail, crash, timeout or unsupported · ⚠️ inconclusive "
-          "(harness error), flaky (mixed attempts) or known issue · blank: skipped · —: not run")
+          "(harness error), flaky (mixed attempts) or known issue · 🔲 cpu only: passed on the CPU inside a GPU "
+          "image (no GPU evidence) · blank: skipped · —: not run")
 
 
 # The regression report's change kinds, most serious first (the order of its sections).

@@ -25,7 +25,12 @@ ImageOpt = typer.Option(None, "--image", help="Only images whose alias matches t
 SinceOpt = typer.Option(None, "--since", callback=flags.date("--since"),
                         help="Only runs started on or after this date (YYYY-MM-DD).")
 PolicyOpt = typer.Option(None, "--tier-policy", help="YAML file overriding the tier policy (tiers layout).")
-JobOpt = typer.Option(None, "--job", help="Only runs of this job (its name in the job spec, e.g. nightly).")
+JobOpt = typer.Option(None, "--job", help="Only runs of this job (its name in the job spec, e.g. nightly; "
+                      "adhoc: runs of valorch run --image; bisect: bisect runs).")
+AdhocOpt = typer.Option(False, "--include-adhoc", help="Let ad-hoc, bisect and --cpu-only runs feed the matrix "
+                        "(named jobs only otherwise).")
+FreshOpt = typer.Option(7, "--fresh-days", help="Cells whose evidence is older than this many days are marked "
+                        "stale.")
 
 
 @app.command("render")
@@ -33,16 +38,18 @@ def render(fmt: str = FormatOpt, layout: str = LayoutOpt, rows: str = RowsOpt, c
            image: list[str] = ImageOpt, since: str = SinceOpt, tier_policy: Path = PolicyOpt, job: str = JobOpt,
            version: str = typer.Option(None, "--version", help="Render this published version (immutable)."),
            out_path: Path = typer.Option(None, "--out", "-o", help="Write here instead of stdout."),
-           db: str = DbOption) -> None:
-    """A matrix from the newest run of each image (and host), or a published version."""
+           include_adhoc: bool = AdhocOpt, fresh_days: int = FreshOpt, db: str = DbOption) -> None:
+    """A matrix: each cell the newest final verdict of its check on that image and host class, dated;
+    or a published version."""
     from ..services import matrix as service
 
     service.choice(fmt, service.FORMATS, "--format")
+    service.fresh_window(fresh_days)
     if version:
         doc = service.published(sessions(db), version)
     else:
         doc = service.build_document(sessions(db), db, catalog, layout, rows, columns, image or [],
-                                     since, tier_policy, job)
+                                     since, tier_policy, job, include_adhoc=include_adhoc, fresh_days=fresh_days)
     write_output(service.render_document(doc, fmt), out_path)
 
 
@@ -51,13 +58,16 @@ def publish(version: str = typer.Option(..., "--version", callback=flags.version
                                         help="The version name, e.g. v0.3 (immutable): 1 to 64 characters "
                                         "from A-Z a-z 0-9 . _ -"),
             layout: str = LayoutOpt, rows: str = RowsOpt, columns: str = ColumnsOpt, image: list[str] = ImageOpt,
-            since: str = SinceOpt, tier_policy: Path = PolicyOpt, job: str = JobOpt, db: str = DbOption,
+            since: str = SinceOpt, tier_policy: Path = PolicyOpt, job: str = JobOpt,
+            include_adhoc: bool = AdhocOpt, fresh_days: int = FreshOpt, db: str = DbOption,
             as_json: bool = JsonOption) -> None:
-    """Store an immutable snapshot that `matrix render --version` renders again byte for byte."""
+    """Store an immutable snapshot that `matrix render --version` renders again byte for byte
+    (named jobs only, unless --job adhoc or --include-adhoc)."""
     from ..services import matrix as service
 
+    service.fresh_window(fresh_days)
     done = service.publish(sessions(db), db, catalog, version, layout, rows, columns, image or [],
-                           since, tier_policy, job)
+                           since, tier_policy, job, include_adhoc=include_adhoc, fresh_days=fresh_days)
     if as_json:
         print_json(done)
     else:

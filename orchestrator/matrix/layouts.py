@@ -55,7 +55,8 @@ def grid(observations: Iterable[Observation], runs: Sequence[RunInfo], rows: str
 
 
 def _tcell(cell: Cell, text: str | None = None) -> TCell:
-    return TCell(cell.text if text is None else text, cell.verdict, cell.statuses, cell.runs, cell.message)
+    return TCell(cell.text if text is None else text, cell.verdict, cell.statuses, cell.runs, cell.message,
+                 cell.when.strftime("%Y-%m-%d") if cell.when else "", cell.flags)
 
 
 def _labels(m: Matrix, rows: str) -> tuple[tuple[str, ...], int, Any]:

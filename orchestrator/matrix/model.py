@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Iterable
 
 from ..spec import FAILING, INCONCLUSIVE, LEGEND, SYMBOL
@@ -30,14 +31,20 @@ class Observation:
     attempt: int
     run_id: str
     message: str = ""
+    when: datetime | None = None  # when the run that measured it ended (the evidence's date)
+    device: str | None = None  # where it ran: "cpu", "cuda:0 NVIDIA H100 …"
+    flags: tuple[str, ...] = ()  # matrix.evidence: cpu-only, previous-digest, newer-inconclusive
+    version: int | None = None
 
 
 @dataclass(frozen=True)
 class Cell:
-    verdict: str  # pass | fail | crash | timeout | unsupported | error | xfail | skip | flaky | missing
+    verdict: str  # pass | fail | crash | timeout | unsupported | error | xfail | skip | flaky | missing | cpu-only
     statuses: tuple[str, ...] = ()
     runs: tuple[str, ...] = ()
     message: str = ""
+    when: datetime | None = None  # the oldest evidence behind the cell
+    flags: tuple[str, ...] = ()
 
     @property
     def symbol(self) -> str:
@@ -48,7 +55,7 @@ class Cell:
         """Symbol plus the word where the symbol alone is ambiguous."""
         if self.verdict in ("pass", "skip", "missing"):
             return self.symbol
-        return f"{self.symbol} {self.verdict}".strip()
+        return f"{self.symbol} {self.verdict.replace('-', ' ')}".strip()
 
 
 @dataclass(frozen=True)
@@ -110,8 +117,13 @@ def build(observations: Iterable[Observation], columns: Iterable[str] | None = N
     for key, obs in per.items():
         obs.sort(key=lambda o: o.attempt)
         last = obs[-1]
-        cells[key] = Cell(verdict(o.status for o in obs), tuple(o.status for o in obs),
-                          tuple(sorted({o.run_id for o in obs})), last.message)
+        flags = tuple(dict.fromkeys(f for o in obs for f in o.flags))
+        v = verdict(o.status for o in obs)
+        if v == "pass" and "cpu-only" in flags:
+            v = "cpu-only"  # a GPU image's check that ran on the CPU is never a GPU ✅
+        whens = [o.when for o in obs if o.when is not None]
+        cells[key] = Cell(v, tuple(o.status for o in obs), tuple(sorted({o.run_id for o in obs})), last.message,
+                          min(whens) if whens else None, flags)
     rows = {k: Row(r.key, r.feature, r.kind, _libraries(libs[k])) for k, r in rows.items()}
     return Matrix(tuple(rows.values()), tuple(cols), cells)
 
@@ -127,16 +139,19 @@ def combine(cells: Iterable[Cell]) -> Cell:
     said = [c for c in cells if c.verdict not in ("skip", "missing")]
     statuses = tuple(s for c in cells for s in c.statuses)
     runs = tuple(sorted({r for c in cells for r in c.runs}))
+    whens = [c.when for c in cells if c.when is not None]
+    when = min(whens) if whens else None
+    flags = tuple(dict.fromkeys(f for c in cells for f in c.flags))
     if not said:
-        return Cell("skip" if any(c.verdict == "skip" for c in cells) else "missing", statuses, runs)
+        return Cell("skip" if any(c.verdict == "skip" for c in cells) else "missing", statuses, runs, "", when, flags)
     verdicts = [c.verdict for c in said]
     message = next((c.message for c in said if c.verdict != "pass" and c.message), "")
     if all(v == "pass" for v in verdicts):
-        return Cell("pass", statuses, runs)
-    for bad in (*FAILING_OR_UNSUPPORTED, "partial", *INCONCLUSIVE):
+        return Cell("pass", statuses, runs, "", when, flags)
+    for bad in (*FAILING_OR_UNSUPPORTED, "partial", *INCONCLUSIVE, "cpu-only"):
         if bad in verdicts:
-            return Cell(bad, statuses, runs, message)
-    return Cell("error", statuses, runs, message)
+            return Cell(bad, statuses, runs, message, when, flags)
+    return Cell("error", statuses, runs, message, when, flags)
 
 
 def regroup(matrix: Matrix, *, rows: dict[str, str] | None = None, columns: dict[str, str] | None = None) -> Matrix:

@@ -12,7 +12,7 @@ GOOD, BAD, WARN, NONE, INFO = "good", "bad", "warn", "none", "info"
 TONE = {
     # result statuses and matrix verdicts
     "pass": GOOD, "fail": BAD, "crash": BAD, "timeout": BAD, "unsupported": BAD, "error": WARN,
-    "xfail": WARN, "flaky": WARN, "partial": WARN, "skip": NONE, "missing": NONE,
+    "xfail": WARN, "flaky": WARN, "partial": WARN, "skip": NONE, "missing": NONE, "cpu-only": INFO,
     # components and tiers layouts
     "ok": GOOD, "drift": BAD, "unpinned": WARN, "catalog": NONE, "measured": INFO,
     "first-class": GOOD, "best-effort": WARN, "experimental": WARN, "unsupported-tier": BAD,
@@ -23,7 +23,7 @@ TONE = {
 }
 WORD = {"missing": "not run", "noise": "~ not significant", "coverage_lost": "coverage lost",
         "coverage_gained": "coverage gained", "not_comparable": "not comparable", "xfail": "known issue",
-        "error": "inconclusive", "same": "unchanged"}
+        "error": "inconclusive", "same": "unchanged", "cpu-only": "cpu only"}
 _ICON = {
     GOOD: '<path d="M3 6.5l2 2 4-5" fill="none" stroke="#fff" stroke-width="1.8"/>',
     BAD: '<path d="M3.5 3.5l5 5M8.5 3.5l-5 5" stroke="#fff" stroke-width="1.8"/>',
@@ -32,7 +32,7 @@ _ICON = {
     INFO: '<path d="M6 5v4.5M6 2.4v1" stroke="#fff" stroke-width="1.8"/>',
 }
 _FILL = {GOOD: "#1a7f37", BAD: "#c62828", WARN: "#b26a00", NONE: "#8a8f98", INFO: "#1f5fbf"}
-EMOJI = re.compile("[\u2705\u274c\u26a0\ufe0f]")
+EMOJI = re.compile("[\u2705\u274c\u26a0\ufe0f\U0001f532]")
 
 def _data_uri(t: str) -> str:
     svg = (f"<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 12 12'><circle cx='6' cy='6' r='6' "

@@ -5,6 +5,7 @@ from __future__ import annotations
 import fnmatch
 import json
 import re
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -25,10 +26,11 @@ from ..store import matrix_store
 from ..store.db import public_url
 from ..store.queries import now
 from ..spec import VERSION_PATTERN
-from .views import observation
+from . import evidence
 
 Factory = sessionmaker[Session]
 FORMATS = ("md", "rst", "html", "json")
+DEFAULT_FRESH_DAYS = 7
 DEFAULT_ROWS = {"checks": "checks", "features": "features", "since": "features", "summary": "features",
                 "tiers": "checks", "components": "checks"}
 
@@ -59,21 +61,31 @@ def _when(moment: datetime | None) -> str | None:
     return moment.isoformat(timespec="minutes" if not moment.second and not moment.microsecond else "seconds")
 
 
+STRICT_LAYOUTS = ("summary", "tiers")  # claims about a backend: named jobs only, never a fallback
+
+
 def build_document(factory: Factory, db: str | None, catalog: Callable[[], Catalog], layout: str, rows: str | None,
                    columns: str | None, images: Sequence[str], since_dt: datetime | None,
-                   policy_path: Path | None, job: str | None = None) -> Document:
-    """An unpublished document from the newest finished run of each image and host (the
-    components layout: from the catalog and the stored inventories). ``db`` is the --db value
-    the document names as its source; ``catalog`` loads the image catalog (read by the
-    components layout only)."""
+                   policy_path: Path | None, job: str | None = None, *, include_adhoc: bool = False,
+                   fresh_days: int = DEFAULT_FRESH_DAYS, strict: bool = False) -> Document:
+    """An unpublished document. Each cell is the newest final verdict of its check in its
+    environment (image on a host class: services/evidence.py), dated; cells older than
+    ``fresh_days`` are marked stale. The components layout reads the catalog and the stored
+    inventories. ``db`` is the --db value the document names as its source; ``catalog``
+    loads the image catalog (read by the components layout only). ``strict`` (publishing):
+    named jobs only unless ``include_adhoc``, as for the summary and tiers layouts."""
     layout = choice(layout, LAYOUTS, "--layout")
     rows = choice(rows or DEFAULT_ROWS[layout], ROWS, "--rows")
     columns = choice(columns or ("backends" if layout == "tiers" else "images"), COLUMNS, "--columns")
+    fresh_days = fresh_window(fresh_days)
     policy, since = _policy(policy_path), _when(since_dt)
     images = list(images)
-    params = {"layout": layout, "rows": rows, "columns": columns, "images": images, "since": since}
+    params: dict[str, Any] = {"layout": layout, "rows": rows, "columns": columns, "images": images, "since": since}
     if job:
         params["job"] = job
+    if include_adhoc:
+        params["include_adhoc"] = True
+    stale = 0
     with factory() as session:
         if layout == "components":
             entries = [i for i in catalog().images
@@ -85,14 +97,15 @@ def build_document(factory: Factory, db: str | None, catalog: Callable[[], Catal
             ended = matrix_store.ended_of(session, used)
             source = ["the image catalog (images/*.yaml)", f"inventory runs in {public_url(db)}: {len(used)}"]
         else:
-            runs = matrix_store.matrix_runs(session, images, since_dt, job)
-            if not runs:
-                raise InputError("no finished runs in the results database" + (f" of job {job}" if job else "") +
-                                 (f" for {', '.join(images)}" if images else "") + (f" since {since}" if since else ""),
-                                 "run something first: valorch run --image host")
-            infos = [RunInfo(r.id, r.image.alias, r.image.backend, r.host.name, dict(r.image.components), r.ended)
-                     for r in runs]
-            obs = [observation(x, x.run_id) for x in matrix_store.observation_rows(session, [r.id for r in runs])]
+            strict = strict or layout in STRICT_LAYOUTS
+            ev = evidence.gather(session, images, since_dt, job, include_special=include_adhoc,
+                                 fallback_special=not strict)
+            if ev.empty:
+                raise InputError(_nothing(job, images, since, strict and not include_adhoc),
+                                 "run something first: valorch run --job jobs/smoke.yaml"
+                                 + ("; ad-hoc, bisect and --cpu-only runs count with --include-adhoc"
+                                    if strict and not include_adhoc else ""))
+            obs, infos = list(ev.observations), list(ev.columns)
             if layout in ("checks", "features"):
                 table = checks_table(obs, infos, "features" if layout == "features" else rows, columns)
             elif layout == "since":
@@ -101,14 +114,42 @@ def build_document(factory: Factory, db: str | None, catalog: Callable[[], Catal
                 table = summary_table(obs, infos)
             else:
                 table = tiers_table(obs, infos, columns, policy)
-            ended = [r.ended for r in runs if r.ended]
+            table, stale = evidence.stamp(table, now(), fresh_days)
+            ended = [ev.newest] if ev.newest else []
+            cells = sum(1 for r in table.rows for c in r.cells if c.when)
             source = [f"results database {public_url(db)}",
-                      f"{len(runs)} runs: the newest finished run of each image and host"
-                      + (f" of job {job}" if job else "") + (f" started since {since}" if since else ""),
+                      f"{len(infos)} environments (image on a host class); each cell is the newest final verdict "
+                      f"of its check there ({ev.runs_read} runs read)"
+                      + (f", job {job}" if job else (", ad-hoc runs" if ev.special_used else ", named jobs")) + (f", runs started since {since}" if since else ""),
+                      _special_line(ev, include_adhoc),
+                      f"freshness: {stale} of {cells} cells older than {fresh_days} days (--fresh-days)",
                       f"images: {', '.join(images) if images else 'all'}"]
     last = max(ended).strftime("%Y-%m-%d") if ended else "never"
     source.append(f"valorch {__version__}")
-    return Document(Header("unpublished", last, tuple(source)), table, params)
+    return Document(Header("unpublished", last, tuple(s for s in source if s), stale, fresh_days), table, params)
+
+
+def fresh_window(days: int) -> int:
+    if not isinstance(days, int) or isinstance(days, bool) or days < 1 or days > 36500:
+        raise InputError(f"--fresh-days {days!r}: the freshness window must be a whole number of days, 1 or more",
+                         f"for example --fresh-days {DEFAULT_FRESH_DAYS} (the default)")
+    return days
+
+
+def _special_line(ev: evidence.Evidence, asked: bool) -> str:
+    if asked:
+        return "ad-hoc, bisect and --cpu-only runs included (--include-adhoc)"
+    if ev.special_used:
+        return "ad-hoc runs only: no named job has run here (valorch run --job FILE names one)"
+    if ev.special_left_out:
+        return f"{ev.special_left_out} ad-hoc, bisect or --cpu-only runs left out (--include-adhoc shows them)"
+    return ""
+
+
+def _nothing(job: str | None, images: Sequence[str], since: str | None, named_only: bool) -> str:
+    return ("no finished runs" + (" of a named job" if named_only and not job else "") + " in the results database"
+            + (f" of job {job}" if job else "") + (f" for {', '.join(images)}" if images else "")
+            + (f" since {since}" if since else ""))
 
 
 def published(factory: Factory, version: str) -> Document:
@@ -134,16 +175,19 @@ def _exists(version: str) -> InputError:
 
 def publish(factory: Factory, db: str | None, catalog: Callable[[], Catalog], version: str, layout: str, rows: str | None,
             columns: str | None, images: Sequence[str], since: datetime | None,
-            policy_path: Path | None, job: str | None = None) -> dict[str, Any]:
-    """Build a document and store it as an immutable version; what was published."""
+            policy_path: Path | None, job: str | None = None, *, include_adhoc: bool = False,
+            fresh_days: int = DEFAULT_FRESH_DAYS) -> dict[str, Any]:
+    """Build a document and store it as an immutable version (named jobs only, unless
+    ``include_adhoc``); what was published."""
     if not re.fullmatch(VERSION_PATTERN, version):
         raise InputError(f"matrix version {version!r} is not a version name",
                          "1 to 64 characters from A-Z a-z 0-9 . _ - (e.g. v0.3)")
     with factory() as session:
         if any(v.version == version for v in matrix_store.versions(session)):
             raise _exists(version)
-    doc = build_document(factory, db, catalog, layout, rows, columns, images, since, policy_path, job)
-    doc = doc.with_header(Header(version, doc.header.last_verified, doc.header.source))
+    doc = build_document(factory, db, catalog, layout, rows, columns, images, since, policy_path, job,
+                         include_adhoc=include_adhoc, fresh_days=fresh_days, strict=True)
+    doc = doc.with_header(replace(doc.header, version=version))
     last = datetime.fromisoformat(doc.header.last_verified) if doc.header.last_verified != "never" else now()
     with factory() as session:
         try:

@@ -18,19 +18,22 @@ from sqlalchemy.orm import Session
 from .. import __version__
 from ..errors import InputError
 from ..matrix.document import Document, Header
-from ..matrix.layouts import (CatalogImage, RunInfo, checks_table, components_table, since_table, summary_table,
+from ..matrix.layouts import (CatalogImage, checks_table, components_table, since_table, summary_table,
                               tiers_table)
-from ..matrix.model import Observation
+from ..matrix.model import verdict
 from ..matrix.tiers import Policy
 from ..regression import rule
 from ..render.diff import diff_html
 from ..render.site import pages
 from ..store import matrix_store, site_queries
 from .site_pages import Site, change_label, ordered, when
+from . import evidence
 from .site_views import ChangeV, RunV, changes, histories, load_runs, newest_per_env, slug
 
 LAYOUTS = ("checks", "features", "since", "summary", "tiers", "components")
+STRICT = "\x00named-jobs"  # the matrices key of the named-jobs-only evidence (summary, tiers)
 RECENT = 15
+FRESH_DAYS = 7
 _WORK: dict[str, Any] = {}  # what forked page workers read (set before the pool starts)
 
 
@@ -53,32 +56,19 @@ def _parallel(fn: Callable[[Any], Any], items: Sequence[Any], workers: int) -> I
         yield from pool.imap(fn, items, chunksize=8)
 
 
-def _observations(runs: Sequence[RunV], checks: dict[str, dict[str, Any]]) -> list[Observation]:
-    obs = []
-    for run in runs:
-        for res in run.results.values():
-            info = checks[res.check]
-            for i, status in enumerate(res.statuses):
-                obs.append(Observation(column=run.id, check=res.check, feature=info["feature"], kind=info["kind"],
-                                       library=res.library, status=status, attempt=i + 1, run_id=run.id,
-                                       message=res.message))
-    return obs
+def _header(ev: evidence.Evidence, stale: int, cells: int) -> Header:
+    source = [f"{len(ev.columns)} environments (image on a host class): each cell the newest final verdict of its "
+              f"check there ({ev.runs_read} runs read)",
+              ("no named job has run here: these claims come from named jobs only (valorch run --job FILE)"
+               if ev.empty else "ad-hoc runs only: no named job has run" if ev.special_used else "named jobs"),
+              f"freshness: {stale} of {cells} cells older than {FRESH_DAYS} days", f"valorch {__version__}"]
+    return Header("unpublished", ev.newest.strftime("%Y-%m-%d") if ev.newest else "never", tuple(source), stale,
+                  FRESH_DAYS)
 
 
-def _infos(runs: Sequence[RunV]) -> list[RunInfo]:
-    return [RunInfo(r.id, r.row["alias"], r.row["backend"], r.row["host"], dict(r.row["components"] or {}),
-                    r.row["ended"]) for r in runs]
-
-
-def _header(runs: Sequence[RunV], what: str) -> Header:
-    ended = [r.row["ended"] for r in runs if r.row["ended"]]
-    return Header("unpublished", max(ended).strftime("%Y-%m-%d") if ended else "never",
-                  (f"{len(runs)} runs: {what}", f"valorch {__version__}"))
-
-
-def _layout(layout: str, runs: Sequence[RunV], checks: dict[str, dict[str, Any]], catalog: Sequence[CatalogImage],
-            inventories: dict[str, dict[str, tuple[str, str]]], all_runs: dict[str, RunV]) -> Document:
-    obs, infos = _observations(runs, checks), _infos(runs)
+def _layout(layout: str, ev: evidence.Evidence, catalog: Sequence[CatalogImage],
+            inventories: dict[str, dict[str, tuple[str, str]]], all_runs: dict[str, RunV], built: datetime) -> Document:
+    obs, infos = list(ev.observations), list(ev.columns)
     if layout == "checks":
         table = checks_table(obs, infos, "checks", "images")
     elif layout == "features":
@@ -95,7 +85,10 @@ def _layout(layout: str, runs: Sequence[RunV], checks: dict[str, dict[str, Any]]
             if run.id in inventories:
                 latest[run.row["alias"]] = (run.id, {c: v for c, (v, _s) in inventories[run.id].items()})
         table = components_table(catalog, latest)
-    return Document(_header(runs, "the newest finished run of each image and host"), table, {"layout": layout})
+        return Document(_header(ev, 0, 0), table, {"layout": layout})
+    table, stale = evidence.stamp(table, built, FRESH_DAYS)
+    cells = sum(1 for r in table.rows for c in r.cells if c.when)
+    return Document(_header(ev, stale, cells), table, {"layout": layout})
 
 
 def _version_side(name: str, doc: dict[str, Any]) -> rule.Side:
@@ -121,13 +114,19 @@ def build(session: Session, *, catalog: Sequence[CatalogImage] = (), local: froz
     runs = load_runs(run_rows, pk_checks, site_queries.results(session))
     inventories = site_queries.inventories(session)
     versions = [(mv, matrix_store.load(session, mv.version)) for mv in matrix_store.versions(session)]
+    # the matrices' evidence: each cell the newest final verdict of its check (services/evidence.py)
+    matrices: dict[str | None, evidence.Evidence] = {None: evidence.gather(session),
+                                                     STRICT: evidence.gather(session, fallback_special=False)}
+    for job in sorted({r["job"] for r in run_rows}):
+        matrices[job] = evidence.gather(session, job=job, include_special=True)
     return _pages(runs, pk_checks, inventories, versions, catalog, local, qualify, built or datetime.now(),
-                  workers if workers is not None else min(4, os.cpu_count() or 1))
+                  workers if workers is not None else min(4, os.cpu_count() or 1), matrices)
 
 
 def _pages(runs: dict[str, RunV], pk_checks: dict[int, dict[str, Any]], inventories: dict[str, Any],
            versions: list[tuple[Any, dict[str, Any]]], catalog: Sequence[CatalogImage], local: frozenset[str],
-           qualify: Sequence[tuple[str, str]], built: datetime, workers: int) -> Iterator[tuple[str, str]]:
+           qualify: Sequence[tuple[str, str]], built: datetime, workers: int,
+           matrices: dict[str | None, evidence.Evidence]) -> Iterator[tuple[str, str]]:
     checks: dict[str, dict[str, Any]] = {}
     for c in sorted(pk_checks.values(), key=lambda c: (c["check_id"], c["version"])):
         info = checks.setdefault(c["check_id"], {**c, "versions": []})
@@ -136,19 +135,19 @@ def _pages(runs: dict[str, RunV], pk_checks: dict[int, dict[str, Any]], inventor
     site = Site(runs, checks, local, built.strftime("%Y-%m-%d %H:%M"))
     per_check = histories(runs, {cid: bool(c["bigger_is_better"]) for cid, c in checks.items()})
     found = changes(per_check)
-    latest = newest_per_env(runs.values())
 
-    # matrices: every layout of the latest runs, each job's latest, the published versions
-    if latest:
+    # matrices: every layout of the newest evidence, each job's, the published versions
+    if not matrices[None].empty:
         for layout in LAYOUTS:
-            yield f"matrix/{layout}.html", site.matrix(_layout(layout, latest, checks, catalog, inventories, runs))
+            ev = matrices[STRICT] if layout in ("summary", "tiers") else matrices[None]
+            yield f"matrix/{layout}.html", site.matrix(_layout(layout, ev, catalog, inventories, runs, built))
     jobs = []
     for job in sorted({r.row["job"] for r in runs.values()}):
         job_runs = newest_per_env(r for r in runs.values() if r.row["job"] == job)
-        if not job_runs:
+        if not job_runs or matrices[job].empty:
             continue
         yield (f"matrix/job-{slug(job)}.html",
-               site.matrix(_layout("checks", job_runs, checks, catalog, inventories, runs), f" — job {job}"))
+               site.matrix(_layout("checks", matrices[job], catalog, inventories, runs, built), f" — job {job}"))
         counts: Counter = Counter()
         for r in job_runs:
             counts.update(r.counts())
@@ -201,12 +200,14 @@ def _pages(runs: dict[str, RunV], pk_checks: dict[int, dict[str, Any]], inventor
           r.row["state"], pages.badges(ordered(r.counts())),
           pages.badge("noisy host") if r.load()["noisy"] else "") for r in ordered_runs))
     latest_verdicts: dict[str, Counter] = {}
-    ran: dict[str, dict[str, None]] = {}  # check → the libraries evidence named in the latest runs
-    for r in latest:
-        for res in r.results.values():
-            latest_verdicts.setdefault(res.check, Counter())[res.verdict] += 1
-            if res.library:
-                ran.setdefault(res.check, {})[res.library] = None
+    ran: dict[str, dict[str, None]] = {}  # check → the libraries evidence named in the matrix's cells
+    attempts: dict[tuple[str, str], list[str]] = {}
+    for o in matrices[None].observations:
+        attempts.setdefault((o.check, o.column), []).append(o.status)
+        if o.library:
+            ran.setdefault(o.check, {})[o.library] = None
+    for (check, _column), statuses in attempts.items():
+        latest_verdicts.setdefault(check, Counter())[verdict(statuses)] += 1
     yield "checks/index.html", site.list_page(
         "Checks", ("check", "kind", "feature", "library (what ran)", "latest verdicts", "detected changes"),
         ((pages.link(f"{slug(cid)}.html", cid, True), c["kind"], c["feature"], " · ".join(ran.get(cid, ())),
@@ -238,6 +239,6 @@ def _pages(runs: dict[str, RunV], pk_checks: dict[int, dict[str, Any]], inventor
              "newest": when(ordered_runs[0].row["started"])}
     yield "index.html", pages.render(
         "index.html.j2", title="valorch results", stats=stats, versions=list(reversed(version_views)),
-        layouts=LAYOUTS if latest else (), jobs=jobs, changes=recent, n_changes=len(found),
+        layouts=LAYOUTS if not matrices[None].empty else (), jobs=jobs, changes=recent, n_changes=len(found),
         noisy=sum(1 for r in runs.values() if r.load()["noisy"]), root="", built=site.built,
         qualify=[{"name": n, "slug": slug(n)} for n, _ in qualify])

@@ -5,6 +5,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
+from orchestrator.services import evidence
 from orchestrator.spec import CheckResult, HostSpec, ImageSpec, SuiteRef
 from orchestrator.store import bulk, history, matrix_store, queries, retention
 from orchestrator.store.db import open_engine, session_factory
@@ -41,11 +42,15 @@ def test_newest_runs_of_a_job_the_last_runs_of_an_image_and_a_history(factory):
         elsewhere = add(s, "nightly", "other", "h1", 2.5, {"k.a": "pass"})
         s.commit()
 
-        nightly = matrix_store.matrix_runs(s, job="nightly")
-        assert [(r.image.alias, r.host.name, r.id) for r in nightly] == [
-            ("img", "h1", n[2]), ("img", "h2", other), ("other", "h1", elsewhere)]
-        assert {r.id for r in matrix_store.matrix_runs(s, ["im*"])} == {release, other}
-        assert matrix_store.matrix_runs(s, ["nope*"]) == []
+        nightly = matrix_store.candidate_runs(s, job="nightly")  # finished, newest first
+        assert [r.id for r in nightly] == [elsewhere, n[2], other, n[1], n[0]]
+        assert {r.id for r in matrix_store.candidate_runs(s, ["im*"])} == {release, other, *n.values()}
+        assert matrix_store.candidate_runs(s, ["nope*"]) == []
+        # the matrix's evidence: each check's newest final verdict per image and host class
+        ev = evidence.gather(s, job="nightly")
+        cells = {(o.column, o.check): (o.run_id, o.status) for o in ev.observations}
+        assert cells == {("img", "k.a"): (n[2], "pass"), ("img", "k.b"): (n[2], "fail"),
+                         ("other", "k.a"): (elsewhere, "pass")}
         assert [r.id for r in queries.latest_runs(s, ["img"])] == [release]
         assert [r.id for r in queries.latest_runs(s, ["img"], job="nightly")] == [n[2]]
         assert [r.id for r in queries.last_runs_of_image(s, "img")] == [n[2], release]

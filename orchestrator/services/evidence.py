@@ -1,0 +1,154 @@
+"""The matrix's evidence from the store: every environment's runs walked newest first
+(matrix/evidence.py says which result speaks for a cell), read in rounds so that a
+long history costs a few statements, not one per run."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from typing import Sequence
+
+from sqlalchemy.orm import Session
+
+from ..matrix.document import Table, TCell, TRow
+from ..matrix.evidence import (CPU_ONLY_CLASS, Attempt, EnvWalk, RunFacts, SuitePlan, column_labels, feeds,
+                               host_class, special)
+from ..matrix.layouts import RunInfo
+from ..matrix.model import Observation
+from ..store import matrix_store
+
+FIRST_ROUND, LAST_ROUND = 1, 64  # runs read per unsettled environment per round: 1, 2, 4, ... 64
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What a matrix is built from: observations keyed by column, one RunInfo per column."""
+
+    observations: tuple[Observation, ...]
+    columns: tuple[RunInfo, ...]
+    runs_read: int
+    special_used: bool  # ad-hoc / bisect / cpu-only runs feed it (asked for, or nothing else exists)
+    special_left_out: int  # such runs that matched the other filters but were left out
+    newest: datetime | None
+
+    @property
+    def empty(self) -> bool:
+        return not self.columns
+
+
+def _facts(run: matrix_store.RunLite, image: dict, host: dict) -> RunFacts:
+    return RunFacts(run.id, image["alias"], image["digest"], image["backend"], host["name"],
+                    host_class(host["spec"], image["backend"], run.cpu_only), run.job, run.started, run.ended,
+                    dict(image["components"] or {}))
+
+
+def gather(session: Session, selectors: Sequence[str] = (), since: datetime | None = None, job: str | None = None,
+           include_special: bool = False, fallback_special: bool = True) -> Evidence:
+    """Walk every environment of the selected runs. Without ``job`` only named jobs feed the
+    matrix; ad-hoc, bisect and ``--cpu-only`` runs do with ``include_special`` or, when
+    ``fallback_special``, when no named job has run at all (the header says which)."""
+    lite = matrix_store.candidate_runs(session, selectors, since, job)
+    images = matrix_store.images_of(session, [r.image_id for r in lite])
+    hosts = matrix_store.hosts_of(session, [r.host_id for r in lite])
+    facts = {r.id: _facts(r, images[r.image_id], hosts[r.host_id]) for r in lite}
+    state = {r.id: r.state for r in lite}
+
+    def wanted(include: bool) -> list[RunFacts]:
+        return [facts[r.id] for r in lite
+                if feeds(r.job, images[r.image_id]["backend"], r.cpu_only, job=job, include_special=include)]
+
+    chosen = wanted(include_special)
+    used_special = include_special or any(special(f.job, f.backend, f.host_class == CPU_ONLY_CLASS) for f in chosen)
+    if not chosen and fallback_special and not include_special:
+        chosen, used_special = wanted(True), True
+    chosen_ids = {c.run_id for c in chosen}
+    left_out = 0 if used_special else sum(1 for f in wanted(True) if f.run_id not in chosen_ids)
+    suites = matrix_store.suites_by_run(session, selectors, since, job) if chosen else {}
+    queues: dict[tuple[str, str], list[RunFacts]] = {}
+    for f in chosen:  # newest first, as candidate_runs gives them
+        queues.setdefault(f.env, []).append(f)
+    walks = {env: EnvWalk(env, set().union(*(suites.get(f.run_id, set()) for f in runs)) or {"*"})
+             for env, runs in queues.items()}
+    size, read = FIRST_ROUND, 0
+    while True:
+        batch = {env: queues[env][w.runs_read:w.runs_read + size] for env, w in walks.items()
+                 if not w.done and w.runs_read < len(queues[env])}
+        if not batch:
+            break
+        ids = [f.run_id for runs in batch.values() for f in runs]
+        plans: dict[str, list[SuitePlan]] = {}
+        for p in matrix_store.plans_of(session, ids):
+            plans.setdefault(p.run_id, []).append(SuitePlan(p.suite, p.filtered, p.state))
+        attempts: dict[str, list[Attempt]] = {}
+        for a in matrix_store.attempts_of(session, ids):
+            attempts.setdefault(a.run_id, []).append(Attempt(a.run_id, a.suite, a.check_id, a.version, a.feature,
+                                                             a.kind, a.attempt, a.status, a.message, a.device,
+                                                             a.library))
+        for env, runs in batch.items():
+            walk = walks[env]
+            for f in runs:
+                if walk.done:
+                    break
+                walk.feed(f, plans.get(f.run_id, ()), attempts.get(f.run_id, ()), state[f.run_id])
+        read += len(ids)
+        size = min(size * 2, LAST_ROUND)
+    return assemble(walks, read, used_special, left_out)
+
+
+def assemble(walks: dict[tuple[str, str], EnvWalk], runs_read: int, special_used: bool,
+             special_left_out: int) -> Evidence:
+    """Observations and columns from walked environments (the site walks in memory and
+    assembles the same way)."""
+    labels = column_labels(walks)
+    obs: list[Observation] = []
+    columns: list[RunInfo] = []
+    newest: list[datetime] = []
+    # columns in the order each environment first appeared (its oldest run read)
+    for env, walk in sorted(walks.items(), key=lambda kv: (kv[1].newest.started if kv[1].newest else datetime.min,
+                                                           kv[0])):
+        if walk.newest is None:
+            continue
+        label = labels[env]
+        found = walk.observations(label)
+        if not found:
+            continue
+        obs.extend(found)
+        n = walk.newest
+        columns.append(RunInfo(label, label, n.backend, env[1], dict(n.components), n.ended))
+        newest.extend(o.when for o in found if o.when is not None)
+    return Evidence(tuple(obs), tuple(columns), runs_read, special_used, special_left_out,
+                    max(newest) if newest else None)
+
+
+FLAG_TEXT = {"previous-digest": "previous digest", "newer-inconclusive": "newer run inconclusive"}
+
+
+def stamp(table: Table, now: datetime, fresh_days: int) -> tuple[Table, int]:
+    """Mark cells whose evidence is older than ``fresh_days`` as stale, and write every flag
+    into the cell's text, so that no format (Markdown, RST, a published version) shows an old
+    or borrowed verdict as if it were today's. Returns the table and the stale count."""
+    cutoff = (now - timedelta(days=fresh_days)).strftime("%Y-%m-%d")
+    stale = 0
+    rows = []
+    for row in table.rows:
+        cells = []
+        for c in row.cells:
+            flags = tuple(c.flags)
+            if c.when and c.when < cutoff and c.verdict not in ("", "missing", "skip"):
+                flags = (*flags, "stale")
+                stale += 1
+            cells.append(_marked(c, flags))
+        rows.append(TRow(row.key, row.labels, tuple(cells)))
+    return replace(table, rows=tuple(rows)), stale
+
+
+def _marked(c: TCell, flags: tuple[str, ...]) -> TCell:
+    if not flags or c.verdict in ("", "missing", "skip"):
+        return replace(c, flags=flags)
+    words = [FLAG_TEXT[f] for f in flags if f in FLAG_TEXT]
+    if "cpu-only" in flags and c.verdict != "cpu-only":
+        words.append("cpu only")
+    if "stale" in flags:
+        words.append(f"stale: {c.when}")
+    text = f"{c.text} ({', '.join(words)})" if words else c.text
+    return replace(c, text=text, flags=flags)
