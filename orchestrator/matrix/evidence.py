@@ -9,8 +9,8 @@ short by the infrastructure) never erases what an earlier run measured.
   gfx942``, ``nvidia sm_90``) or ``cpu``. A GPU image run with ``--cpu-only`` is its
   own environment ("cpu only"), never the image's GPU column.
 - **Final.** Every verdict but ``error`` (the harness failed: says nothing about the
-  image) and ``skip`` (deliberately not run). An inconclusive newer attempt leaves the
-  older final verdict standing, flagged ``newer-inconclusive``.
+  image), and ``skip`` where a check filter narrowed the suite. An inconclusive newer
+  attempt leaves the older final verdict standing, flagged ``newer-inconclusive``.
 - **Walk.** Each environment's runs are read newest first; a suite is *settled* by
   the newest run that ran it whole (no check filter), finished, with no harness
   error. Older runs are read only while one of the environment's suites is unsettled,
@@ -33,7 +33,7 @@ from .model import Observation, verdict
 
 GPU_BACKENDS = ("rocm", "cuda")
 SPECIAL_JOBS = ("adhoc", "bisect")
-NOT_FINAL = ("error", "skip", "missing")
+NOT_FINAL = ("error", "skip", "missing")  # skip is final where the whole suite ran (deliberately not run)
 CPU_ONLY_CLASS = "cpu only"
 
 
@@ -147,6 +147,7 @@ class EnvWalk:
         self.runs_read += 1
         per_check: dict[str, list[Attempt]] = {}
         errors: set[str | None] = set()
+        narrowed = {p.suite for p in plans if p.filtered}
         for a in attempts:
             seen = self._version.setdefault(a.check, a.version)
             if a.version != seen:
@@ -159,7 +160,7 @@ class EnvWalk:
             if check in self._final:
                 continue
             chosen = _Chosen(run, found)
-            if chosen.verdict in NOT_FINAL:
+            if chosen.verdict in NOT_FINAL and not (chosen.verdict == "skip" and found[0].suite not in narrowed):
                 self._newer.setdefault(check, chosen)
             else:
                 self._final[check] = chosen
