@@ -43,6 +43,7 @@ from sqlalchemy import event, text  # noqa: E402
 
 from orchestrator.render.diff import diff_md  # noqa: E402
 from orchestrator.services.diff import report_for  # noqa: E402
+from orchestrator.services import evidence  # noqa: E402
 from orchestrator.services.matrix import build_document, render_document  # noqa: E402
 from orchestrator.services.session import sessions  # noqa: E402
 from orchestrator.store import bulk, checkpoint, history, matrix_store, queries  # noqa: E402
@@ -262,8 +263,7 @@ def queries_on(db: str, out: list[str]) -> dict:
 
     def matrix_sql() -> None:
         with factory() as s:
-            runs = matrix_store.matrix_runs(s, (), None, "nightly")
-            matrix_store.observation_rows(s, [r.id for r in runs])
+            evidence.gather(s, (), None, "nightly")  # each check's newest final verdict per image and host class
 
     def diff() -> None:
         with factory() as s:

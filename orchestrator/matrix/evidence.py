@@ -12,9 +12,12 @@ short by the infrastructure) never erases what an earlier run measured.
   image), and ``skip`` where a check filter narrowed the suite. An inconclusive newer
   attempt leaves the older final verdict standing, flagged ``newer-inconclusive``.
 - **Walk.** Each environment's runs are read newest first; a suite is *settled* by
-  the newest run that ran it whole (no check filter), finished, with no harness
-  error. Older runs are read only while one of the environment's suites is unsettled,
-  so the usual case (a nightly that runs everything) reads one run per environment.
+  the newest run that ran it whole (no check filter) to the end. Older runs are read
+  while one of the environment's suites is unsettled, and then, for the checks that
+  still have no final verdict (a harness error), at most ``LOOKBACK`` runs further; a
+  check that only older runs have (a whole newer run of its suite no longer has it: a
+  retired check) stays out. The usual case (a nightly that runs everything) reads one
+  run per environment.
 - **Check versions.** A changed check is a new check: a cell takes evidence only from
   the newest version of the check seen in its environment.
 - **Device.** In a ROCm or CUDA image, a result that ran on the CPU is flagged
@@ -35,6 +38,7 @@ GPU_BACKENDS = ("rocm", "cuda")
 SPECIAL_JOBS = ("adhoc", "bisect")
 NOT_FINAL = ("error", "skip", "missing")  # skip is final where the whole suite ran (deliberately not run)
 CPU_ONLY_CLASS = "cpu only"
+LOOKBACK = 16  # runs read past the settled point for checks that have no final verdict yet
 
 
 def host_class(host_spec: Mapping[str, Any] | None, backend: str, cpu_only: bool) -> str:
@@ -123,53 +127,65 @@ class _Chosen:
 
 
 class EnvWalk:
-    """One environment's runs, fed newest first; ``done`` once every suite it ever ran is settled."""
+    """One environment's runs, fed newest first; ``done`` once every suite it ever ran is
+    settled and no check waits for a final verdict (or the lookback is spent)."""
 
     def __init__(self, env: tuple[str, str], suites: Iterable[str]) -> None:
         self.env = env
-        self.suites = set(suites)
+        self.suites = set(suites) or {"*"}
         self.settled: set[str] = set()
         self.newest: RunFacts | None = None
         self.runs_read = 0
+        self._past_settled = 0
         self._version: dict[str, int] = {}
         self._final: dict[str, _Chosen] = {}
         self._newer: dict[str, _Chosen] = {}  # the newest not-final evidence above the final one
         self._order: list[list[str]] = []  # per run read, newest first: its checks in storage order
 
     @property
+    def pending(self) -> set[str]:
+        return set(self._newer) - set(self._final)
+
+    @property
     def done(self) -> bool:
-        return bool(self.suites) and self.suites <= self.settled
+        if not self.suites <= self.settled:
+            return False
+        return not self.pending or self._past_settled >= LOOKBACK
 
     def feed(self, run: RunFacts, plans: Sequence[SuitePlan], attempts: Iterable[Attempt], state: str = "done") -> None:
         """Read one run (older than every run fed before)."""
         if self.newest is None:
             self.newest = run
+        if self.suites <= self.settled:
+            self._past_settled += 1
         self.runs_read += 1
-        per_check: dict[str, list[Attempt]] = {}
-        errors: set[str | None] = set()
         narrowed = {p.suite for p in plans if p.filtered}
+        per_check: dict[str, list[Attempt]] = {}
         for a in attempts:
+            suite = a.suite if plans else "*"
+            known = a.check in self._final or a.check in self._newer
+            if not known and suite in self.settled:
+                continue  # a whole newer run of its suite does not have it: not this suite's check any more
             seen = self._version.setdefault(a.check, a.version)
             if a.version != seen:
                 continue  # an older (or other) version of the check: another check
             per_check.setdefault(a.check, []).append(a)
-            if a.status == "error":
-                errors.add(a.suite)
         self._order.append(list(per_check))
         for check, found in per_check.items():
             if check in self._final:
                 continue
             chosen = _Chosen(run, found)
-            if chosen.verdict in NOT_FINAL and not (chosen.verdict == "skip" and found[0].suite not in narrowed):
+            suite = found[0].suite if plans else "*"
+            if chosen.verdict in NOT_FINAL and not (chosen.verdict == "skip" and suite not in narrowed):
                 self._newer.setdefault(check, chosen)
             else:
                 self._final[check] = chosen
-        if not plans:  # a run stored without tasks settles what it stands for when it finished clean
-            if state == "done" and not errors:
+        if not plans:  # a run stored without tasks stands for everything it ran
+            if state == "done":
                 self.settled |= self.suites
             return
         for p in plans:
-            if not p.filtered and p.state == "done" and p.suite not in errors and state in ("done", "failed"):
+            if not p.filtered and p.state == "done":
                 self.settled.add(p.suite)
 
     def observations(self, column: str) -> list[Observation]:
@@ -225,7 +241,7 @@ def walk_all(runs: Sequence[RunFacts], plans: Mapping[str, Sequence[SuitePlan]],
         by_env.setdefault(r.env, []).append(r)
     walks = {}
     for env, env_runs in by_env.items():
-        w = EnvWalk(env, {p.suite for r in env_runs for p in plans.get(r.run_id, ())} or {"*"})
+        w = EnvWalk(env, {p.suite for r in env_runs for p in plans.get(r.run_id, ())})
         for r in env_runs:
             if w.done:
                 break

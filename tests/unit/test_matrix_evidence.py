@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from orchestrator.matrix.evidence import (Attempt, EnvWalk, RunFacts, SuitePlan, column_labels, feeds, host_class,
+from orchestrator.matrix.evidence import (LOOKBACK, Attempt, EnvWalk, RunFacts, SuitePlan, column_labels, feeds, host_class,
                                           walk_all)
 
 T0 = datetime(2026, 11, 1, 2, 0)
@@ -51,7 +51,7 @@ def test_an_inconclusive_newer_attempt_never_erases_a_final_verdict():
     old, new = run(1), run(2)
     w = EnvWalk(("img", "cpu"), {"smoke"})
     w.feed(new, full(), [att(new, "a", "error", message="engine went away"), att(new, "b", "pass")])
-    assert not w.done  # a harness error leaves its suite unsettled: look further back
+    assert not w.done and w.pending == {"a"}  # a harness error: look further back for that check
     w.feed(old, full(), [att(old, "a", "pass"), att(old, "b", "fail")])
     got = cells(w)
     assert got["a"][0:2] == ("run-1", ("pass",)) and "newer-inconclusive" in got["a"][2]
@@ -65,6 +65,23 @@ def test_only_error_evidence_still_shows():
     w = EnvWalk(("img", "cpu"), {"smoke"})
     w.feed(only, full(state="error"), [att(only, "a", "error")])
     assert cells(w) == {"a": ("run-1", ("error",), ())}
+
+
+def test_the_lookback_for_a_check_without_a_final_verdict_is_bounded():
+    runs = [run(i) for i in range(40)]
+    plans = {r.run_id: full() for r in runs}
+    attempts = {r.run_id: [att(r, "a", "error"), att(r, "b", "pass")] for r in runs}
+    walk = walk_all(runs, plans, attempts)[("img", "cpu")]
+    assert walk.runs_read == 1 + LOOKBACK
+    assert cells(walk)["a"][0:2] == ("run-39", ("error",))
+
+
+def test_a_retired_check_stays_out():
+    old, new = run(1), run(2)
+    w = EnvWalk(("img", "cpu"), {"smoke"})
+    w.feed(new, full(), [att(new, "a", "error"), att(new, "b", "pass")])
+    w.feed(old, full(), [att(old, "a", "pass"), att(old, "gone", "pass")])
+    assert set(cells(w)) == {"a", "b"} and cells(w)["a"][0] == "run-1"
 
 
 def test_every_attempt_of_the_chosen_run_makes_the_cell():
@@ -146,23 +163,28 @@ CHECKS = "abcde"
 def test_property_no_later_run_erases_an_earlier_final_verdict(history):
     """Whatever runs come later (narrowed by a filter or whole, failing or inconclusive), a
     check's cell is its newest final verdict: a narrowed run's skip and any run's harness
-    error never replace one, and a check measured once never disappears. The walk may stop
-    at the newest whole clean run: it holds every check, each with a final verdict."""
+    error never replace one, and a check measured once never disappears. The walk settles at
+    the newest whole run (it holds every check); a check still without a final verdict there
+    looks further back."""
     runs = [run(i) for i in range(len(history))]
     plans = {r.run_id: (narrow() if filtered else full()) for r, (filtered, _) in zip(runs, history)}
     attempts = {r.run_id: [att(r, c, s) for c, s in statuses.items()] for r, (_, statuses) in zip(runs, history)}
     got = cells(walk_all(runs, plans, attempts)[("img", "cpu")])
     assert set(got) == {c for _, statuses in history for c in statuses}
-    clean = [i for i, (filtered, statuses) in enumerate(history) if not filtered and "error" not in statuses.values()]
-    oldest_read = max(clean) if clean else 0
+    whole = [i for i, (filtered, _) in enumerate(history) if not filtered]
+    settled = max(whole) if whole else 0
     for check in got:
-        said = [(runs[i].run_id, statuses[check], filtered) for i, (filtered, statuses) in enumerate(history)
-                if i >= oldest_read and check in statuses]
-        final = [(r, s) for r, s, filtered in said if s != "error" and not (s == "skip" and filtered)]
-        expect = final[-1] if final else said[-1][:2]
+        said = [(runs[i].run_id, statuses[check], filtered, i) for i, (filtered, statuses) in enumerate(history)
+                if check in statuses]
+        final = [(r, s, i) for r, s, filtered, i in said if s != "error" and not (s == "skip" and filtered)]
+        recent = [f for f in final if f[2] >= settled]
+        # a final verdict at or after the settled run wins; only a check with none looks further back
+        pick = recent[-1] if recent else (final[-1] if final else None)
+        newest_any = [x for x in said if x[3] >= settled] or said
+        expect = pick[:2] if pick else newest_any[-1][:2]
         run_id, statuses, flags = got[check]
         assert (run_id, statuses[-1]) == expect
-        assert ("newer-inconclusive" in flags) == (bool(final) and said[-1][:2] != final[-1])
+        assert ("newer-inconclusive" in flags) == (pick is not None and said[-1][:2] != pick[:2])
 
 
 @pytest.mark.parametrize("first", [0, 3])
