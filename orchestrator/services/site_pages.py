@@ -75,7 +75,7 @@ class Site:
                 statuses.add(c.verdict)
                 anchor = f"#r-{slug(key)}" if key in self.checks else ""
                 link = f"../runs/{c.runs[0]}.html{anchor}" if c.runs and c.runs[0] in self.runs else ""
-                cells.append({"text": c.text, "verdict": c.verdict, "note": c.note, "link": link,
+                cells.append({"text": c.text, "verdict": c.verdict, "note": c.note, "link": link, "flags": c.flags,
                               "repro": self.repros(c.runs, key) if c.verdict in BAD else []})
             rows.append({"key": key, "labels": r.labels, "sub": " · ".join(x for x in r.labels[1:] if x),
                          "suite": suite, "literal": t.literal_labels > 0, "cells": cells})

@@ -63,7 +63,8 @@ def matrix_body(rows: Iterable[dict[str, Any]]) -> Markup:
         for c in r["cells"]:
             title = f' title="{escape(c["note"])}"' if c["note"] else ""
             link = f'<div class="runs"><a class="run-link" href="{escape(c["link"])}">run</a></div>' if c["link"] else ""
-            cells.append(f'<td class="cell" data-verdict="{escape(c["verdict"])}"{title}>'
+            flags = "".join(f" flag-{escape(f)}" for f in c.get("flags", ()))
+            cells.append(f'<td class="cell{flags}" data-verdict="{escape(c["verdict"])}"{title}>'
                          f'{cell_html(c["text"], c["verdict"])}{link}{repro_html(c["repro"])}</td>')
         out.append(f'<tr data-key="{escape(r["key"])}" data-suite="{escape(r["suite"])}"><th class="rowh" scope="row">'
                    f'{label}{sub}</th>{"".join(cells)}</tr>')
