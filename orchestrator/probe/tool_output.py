@@ -115,12 +115,24 @@ def amd_smi_gpus(text: str) -> List[Dict[str, str]]:
 
 
 def nvidia_smi_gpus(text: str) -> List[Dict[str, str]]:
-    """``nvidia-smi --query-gpu=index,name,compute_cap,driver_version --format=csv,noheader``."""
+    """``nvidia-smi --query-gpu=index,name,compute_cap,driver_version --format=csv``: one dict
+    per GPU. With a header row the columns are read by name (any order, as nvidia-smi prints
+    the fields in the order they were asked for); without one, in the order above."""
+    fields = ["index", "name", "compute_cap", "driver"]
     gpus = []
     for row in csv.reader(io.StringIO(text or "")):
         cells = [c.strip() for c in row]
-        if len(cells) >= 4 and cells[0].isdigit():
-            gpus.append({"index": cells[0], "name": cells[1], "compute_cap": cells[2], "driver": cells[3]})
+        names = [c.split(" [")[0].strip().lower() for c in cells]
+        if "compute_cap" in names and "name" in names:  # the header: "compute_cap, ..., name, index"
+            fields = [{"driver_version": "driver"}.get(n, n) for n in names]
+            continue
+        if len(cells) < len(fields):
+            continue
+        gpu = dict(zip(fields, cells))
+        index = gpu.get("index", str(len(gpus)))  # a query without index: the rows' order
+        if index.isdigit() and re.match(r"\d+\.\d+$", gpu.get("compute_cap") or ""):
+            gpus.append({"index": index, "name": gpu.get("name", ""), "compute_cap": gpu["compute_cap"],
+                         "driver": gpu.get("driver", "")})
     return gpus
 
 
