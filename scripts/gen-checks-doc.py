@@ -65,15 +65,19 @@ def render() -> str:
         "",
         "- `pass`: what the check's *a pass proves* column says held.",
         "- `partial`: the feature exists but part of it failed or is not implemented; the message starts with "
-        "\"partial support:\" and names what failed.",
+        "\"partial support:\" and names what failed. A ROCm library row that could prove only the library's "
+        "presence (files, version header, dpkg entry; no API ran it) is `partial` \"present, not exercised\", "
+        "never `pass`.",
         "- `fail`: ran and was wrong, or is installed but cannot run here (a module that fails to import with an "
         "undefined symbol or an error inside it, \"no kernel image is available\" for this GPU's arch), with "
         "the evidence.",
         "- `crash` / `timeout`: the check's process died or passed its deadline.",
         "- `unsupported`: the module is genuinely absent (`ModuleNotFoundError` for that name) or the API / op / "
         "backend does not exist in this version.",
-        "- `skip`: deliberately not run: the row needs a GPU and none is visible (`needs: gpu` below), the catalog "
-        "does not pin a version, or a ROCm library row in a non-ROCm image.",
+        "- `skip`: deliberately not run: the row needs a GPU and none is visible (`needs: gpu` below; for the "
+        "profiler and SMI rows the GPU is tested before the tool), the catalog does not pin a version, a ROCm "
+        "library row in a non-ROCm image, or the host, not the image, stops the check (ncu's ERR_NVGPUCTRPERM, "
+        "nvidia-smi not injected by the NVIDIA container runtime).",
         "",
         GPU_STATUS,
         "",
