@@ -227,6 +227,15 @@ class Context(object):
         if device:
             self._claimed_device = device
 
+    def resolve(self, ambiguous: str, library: str, source: str) -> None:
+        """Evidence that names which library an ambiguous kernel label stands for (Tensile's
+        "rocBLAS/hipBLASLt" resolved by a library's own log): replaces that label."""
+        if self.seen is None or ambiguous not in self.seen.libraries:
+            self.claim(library=library, source=source)
+            return
+        self.seen.libraries = [library if lib == ambiguous else lib for lib in self.seen.libraries]
+        self.seen.source = ("%s; %s" % (self.seen.source, source)).strip("; ")
+
     def begin(self) -> None:
         """Forget the previous check's evidence."""
         self.seen = None
