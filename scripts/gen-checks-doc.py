@@ -50,8 +50,9 @@ REAL_EVIDENCE = (
      "(triton-inference-server/server#8070)", "—"),
     ("profiler.smi.rocm_smi", "rocm-smi --showproductname --json of an MI250X, gfx90a spelt gfx9010 "
      "(ROCm/rocm_smi_lib#159)", "an MI300X capture"),
-    ("profiler.smi.amd_smi", "—", "no public `amd-smi static --asic --json` capture was found: tested on the "
-     "synthetic amd-smi-static-asic-*.json only"),
+    ("profiler.smi.amd_smi", "amd-smi static --json of an RX 7800 XT (gfx1101) with amdsmi's Python warnings "
+     "before the document and the gpu_data wrapper (nathaninline/ajean#39)", "an Instinct GPU's JSON (MI300X / "
+     "MI250 only in the synthetic amd-smi-static-asic-*.json)"),
     ("profiler.tool.ncu", "the ERR_NVGPUCTRPERM message (NVIDIA/TensorRT-LLM#183) -> skip with the host's fix",
      "no real `ncu --csv` of a profiled run: the CSV parser is tested on the synthetic ncu-csv.txt"),
     ("profiler.tool.nsys, profiler.tool.rocprofv3, profiler.tool.rocprof", "—",

@@ -75,15 +75,17 @@ def matching(names: Iterable[str], pattern: str) -> List[str]:
 # -- device fields -----------------------------------------------------------------
 
 def _json(text: str) -> Any:
-    """The JSON document in a tool's stdout (warnings may precede it)."""
+    """The JSON document in a tool's output: warnings may precede it (amd-smi under a newer Python
+    prints SyntaxWarnings first, and the probe reads stderr with stdout) and text may follow it;
+    the first line that opens a document which parses is taken."""
     text = text or ""
-    start = min([i for i in (text.find("{"), text.find("[")) if i >= 0] or [-1])
-    if start < 0:
-        return None
-    try:
-        return json.loads(text[start:])
-    except ValueError:
-        return None
+    decoder = json.JSONDecoder()
+    for m in re.finditer(r"^[ \t]*([\[{])", text, re.M):
+        try:
+            return decoder.raw_decode(text[m.start(1):])[0]
+        except ValueError:
+            continue
+    return None
 
 
 def rocm_smi_cards(text: str) -> List[Dict[str, str]]:

@@ -108,3 +108,13 @@ def test_profiler_table_rows_of_a_real_cuda_run_name_their_libraries():
     assert [evidence.library_of_kernel(n, "nvidia") for n in names] == ["CUB", "PyTorch (ATen native)",
                                                                         "PyTorch (ATen native)"]
     assert evidence.libraries_of(names, "nvidia") == ["CUB"]
+
+
+def test_amd_smi_json_of_a_real_run_after_the_warnings_amdsmi_printed():
+    """The probe reads the tool's stderr with its stdout: the SyntaxWarnings a newer Python prints
+    for amdsmi come first, then the document (with the gpu_data wrapper)."""
+    text = (REAL / "amd-smi-static-json-rx7800xt.txt").read_text()
+    assert t.amd_smi_gpus(text) == [{"gpu": "0", "name": "AMD Radeon RX 7800 XT", "gfx": "gfx1101"}]
+    assert smi_readback("amd-smi", text, [{"name": "AMD Radeon RX 7800 XT", "arch": "gfx1101"}])["matched"]
+    # a warning holding a bracket before the document is skipped too
+    assert t.amd_smi_gpus("Warning: [amdsmi] something\n" + text.split("\n", 4)[4])[0]["gfx"] == "gfx1101"
