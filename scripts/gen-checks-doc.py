@@ -66,7 +66,8 @@ REAL_EVIDENCE = (
      "documentation", "a log captured from torch on a ROCm GPU"),
     ("features.cuda.dynamic_parallelism (HIP)", "—", "no hipcc capture of a rejected device-side launch: the "
      "pattern follows clang's err_ref_bad_target text, and on HIP any build failure is unsupported"),
-    ("hosts probe / host detection (KFD topology, nvidia-smi noheader CSV)", "—",
+    ("hosts probe / host detection (KFD topology, nvidia-smi noheader CSV)", "the gfx_target_version line of an "
+     "MI300X's KFD node properties (ROCm/rocm-cli#343) -> gfx942",
      "no cited complete KFD `properties` file or `--format=csv,noheader,nounits` capture: synthetic "
      "tests/fixtures/kfd*, tests/fixtures/nvidia-smi.csv"),
     ("hosts probe --record scrubbing", "rocm-smi JSON with a Unique ID (jurkovic-nikola/OpenLinkHub#27), "
