@@ -6,6 +6,8 @@ H100 stand-in of tests/fixtures/fake_torch."""
 
 from gpu_fakes import FIX, run_probe, tool_printing
 
+REAL_NCU = FIX / "tools" / "real" / "ncu-err-nvgpuctrperm.txt"
+
 
 def test_ncu_without_counter_permission_is_a_skip_with_the_hosts_fix(tmp_path):
     bindir = tmp_path / "bin"
@@ -32,3 +34,17 @@ def test_smi_reporting_another_arch_fails(tmp_path):
     res = run_probe(tmp_path, "cuda-h100", "profiler", "profiler.smi.nvidia_smi", bindir=bindir)
     smi = res["profiler.smi.nvidia_smi"]
     assert smi["status"] == "fail" and "sm_70,sm_89" in smi["message"] and "sm_90" in smi["message"]
+
+
+def test_on_a_host_without_a_gpu_every_profiler_and_smi_row_is_a_skip(tmp_path):
+    """The GPU is tested before the tool: present or absent, no tool row reads unsupported on a
+    host without a GPU, and the skip says whether the image has the tool."""
+    bindir = tmp_path / "bin"
+    tool_printing(bindir, "rocprofv3", REAL_NCU)  # present (what it prints does not matter here)
+    rows = ("profiler.tool.rocprofv3", "profiler.tool.rocprof", "profiler.tool.nsys", "profiler.tool.ncu",
+            "profiler.smi.rocm_smi", "profiler.smi.amd_smi", "profiler.smi.nvidia_smi")
+    res = run_probe(tmp_path, "cuda-build-no-gpu", "profiler", *rows, bindir=bindir)
+    assert {c: res[c]["status"] for c in rows} == {c: "skip" for c in rows}
+    assert "rocprofv3 is present" in res["profiler.tool.rocprofv3"]["message"]
+    assert "nsys is not in this image either" in res["profiler.tool.nsys"]["message"]
+    assert all("needs a GPU" in res[c]["message"] for c in rows)
