@@ -53,3 +53,16 @@ def test_nvidia_smi_readback_compares_compute_capability_on_a_real_capture(tmp_p
     smi = res["profiler.smi.nvidia_smi"]
     assert smi["status"] == "pass", smi["message"]
     assert smi["metrics"]["torch_arch"] == "sm_90" and smi["metrics"]["devices"] == 8
+
+
+def test_rocm_build_without_gcn_arch_name_reports_the_arch_unknown_never_sm(tmp_path):
+    """An older ROCm torch binds no gcnArchName: major/minor (9, 4) are not a compute capability,
+    so the arch is "unknown" and coverage is not judged (no false "missing")."""
+    build = json.loads((FIX / "fake_torch" / "rocm-mi300x.json").read_text())
+    del build["devices"][0]["gcnArchName"]
+    custom = tmp_path / "old-rocm.json"
+    custom.write_text(json.dumps(build))
+    res = run_probe(tmp_path, custom, "smoke", "env.build.backend", "smoke.device", expect={"backend": "rocm"})
+    m = res["env.build.backend"]["metrics"]
+    assert m["gpu_archs"] == "unknown" and m["arch_coverage"] == "unknown:unknown" and not m["arch_missing"]
+    assert res["smoke.device"]["device"] == "cuda:0 AMD Instinct MI300X" and "sm_94" not in str(res)
