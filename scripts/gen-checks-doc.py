@@ -31,10 +31,48 @@ GPU_STATUS = (
     "(the host interpreter and the local test images): there, GPU-only rows are `skip`. No GPU path (a check body "
     "past `require_gpu`, library evidence from GPU kernel names, the profiler and SMI tools, NCCL/RCCL ranks, the "
     "ROCm library rows) has run on an AMD or NVIDIA GPU. What is tested instead: the classification those paths "
-    "rely on, on recorded real outputs (`tests/unit/test_probe_evidence.py`: kernel name to library, error text to "
-    "status, arch coverage; `tests/unit/test_probe_tools.py`: rocprofv3 / rocprof / nsys / ncu / rocm-smi / "
-    "amd-smi / nvidia-smi output formats from `tests/fixtures/tools/`). Update this paragraph (in "
-    "`scripts/gen-checks-doc.py`) when a GPU run has happened."
+    "rely on, on real public captures where one was found (`tests/fixtures/tools/real/README.md` cites each) and "
+    "on synthetic formats otherwise (table below); and the probe itself against a torch stand-in whose device "
+    "properties behave as PyTorch's bindings do on CUDA and ROCm builds (`tests/fixtures/fake_torch`, "
+    "`tests/acceptance/test_gpu_arch_semantics.py`). When a GPU is available: run `valorch run --image host` with "
+    "every suite and `valorch hosts probe --record DIR`, turn the record into fixtures "
+    "(`scripts/record-to-fixtures.py DIR LABEL`), fix what they reveal, and record here the date, the GPU and the "
+    "checks that passed (in `scripts/gen-checks-doc.py`)."
+)
+
+#: (checks, what is tested on a real public capture, what has none): docs/checks.md's evidence table
+REAL_EVIDENCE = (
+    ("env.build.backend, env.facts, smoke.device (the GPU arch, coverage, the device label)",
+     "torch.cuda.get_device_properties of an MI300X (pytorch/ao#2853); CUDA's gcnArchName = name "
+     "(pytorch/pytorch torch/csrc/cuda/Module.cpp)", "an H100's full property repr"),
+    ("profiler.smi.nvidia_smi", "nvidia-smi --query-gpu CSV of 8x H100 (NVIDIA/cutlass examples/"
+     "65_distributed_gemm/REQUIREMENTS.md) and of a TITAN V + RTX 5880 with the fields in another order "
+     "(triton-inference-server/server#8070)", "—"),
+    ("profiler.smi.rocm_smi", "rocm-smi --showproductname --json of an MI250X, gfx90a spelt gfx9010 "
+     "(ROCm/rocm_smi_lib#159)", "an MI300X capture"),
+    ("profiler.smi.amd_smi", "amd-smi static --json of an RX 7800 XT (gfx1101) with amdsmi's Python warnings "
+     "before the document and the gpu_data wrapper (nathaninline/ajean#39)", "an Instinct GPU's JSON (MI300X / "
+     "MI250 only in the synthetic amd-smi-static-asic-*.json)"),
+    ("profiler.tool.ncu", "the ERR_NVGPUCTRPERM message (NVIDIA/TensorRT-LLM#183) -> skip with the host's fix",
+     "no real `ncu --csv` of a profiled run: the CSV parser is tested on the synthetic ncu-csv.txt"),
+    ("profiler.tool.nsys, profiler.tool.rocprofv3, profiler.tool.rocprof", "—",
+     "no real capture found: parsers tested on the synthetic files of tests/fixtures/tools/"),
+    ("kernels.* and features.* library evidence (evidence.KERNEL_LIBRARIES)",
+     "kernel names of published profiles (tests/fixtures/evidence/kernel-names.tsv), the rows of a real "
+     "torch.profiler table on CUDA (vllm-project/vllm-omni#553); cuDNN RNN names from public nsys / nvprof "
+     "summaries", "the cuDNN RNN and AOTriton-suffix names have no citable capture file (their sources are named "
+     "in tests/fixtures/tools/real/README.md)"),
+    ("kernels.linear.bf16 (rocBLAS vs hipBLASLt)", "the bench-log lines of the rocBLAS and hipBLASLt "
+     "documentation", "a log captured from torch on a ROCm GPU"),
+    ("features.cuda.dynamic_parallelism (HIP)", "—", "no hipcc capture of a rejected device-side launch: the "
+     "pattern follows clang's err_ref_bad_target text, and on HIP any build failure is unsupported"),
+    ("hosts probe / host detection (KFD topology, nvidia-smi noheader CSV)", "the gfx_target_version line of an "
+     "MI300X's KFD node properties (ROCm/rocm-cli#343) -> gfx942",
+     "no cited complete KFD `properties` file or `--format=csv,noheader,nounits` capture: synthetic "
+     "tests/fixtures/kfd*, tests/fixtures/nvidia-smi.csv"),
+    ("hosts probe --record scrubbing", "rocm-smi JSON with a Unique ID (jurkovic-nikola/OpenLinkHub#27), "
+     "amd-smi list with UUID and serial (ROCm/rocm-systems#3654), nvidia-smi -L (server#8070), an MI300X "
+     "property repr with uuid (pytorch/ao#2853)", "nvidia-smi -q -x (recorded, not parsed)"),
 )
 
 
@@ -65,17 +103,36 @@ def render() -> str:
         "",
         "- `pass`: what the check's *a pass proves* column says held.",
         "- `partial`: the feature exists but part of it failed or is not implemented; the message starts with "
-        "\"partial support:\" and names what failed.",
+        "\"partial support:\" and names what failed. A ROCm library row that could prove only the library's "
+        "presence (files, version header, dpkg entry; no API ran it) is `partial` \"present, not exercised\", "
+        "never `pass`.",
         "- `fail`: ran and was wrong, or is installed but cannot run here (a module that fails to import with an "
         "undefined symbol or an error inside it, \"no kernel image is available\" for this GPU's arch), with "
         "the evidence.",
         "- `crash` / `timeout`: the check's process died or passed its deadline.",
         "- `unsupported`: the module is genuinely absent (`ModuleNotFoundError` for that name) or the API / op / "
         "backend does not exist in this version.",
-        "- `skip`: deliberately not run: the row needs a GPU and none is visible (`needs: gpu` below), the catalog "
-        "does not pin a version, or a ROCm library row in a non-ROCm image.",
+        "- `skip`: deliberately not run: the row needs a GPU and none is visible (`needs: gpu` below; for the "
+        "profiler and SMI rows the GPU is tested before the tool), the catalog does not pin a version, a ROCm "
+        "library row in a non-ROCm image, or the host, not the image, stops the check (ncu's ERR_NVGPUCTRPERM, "
+        "nvidia-smi not injected by the NVIDIA container runtime).",
         "",
         GPU_STATUS,
+        "",
+        "Host conditions that are not the image's, reported as `skip` with the fix: Nsight Compute's "
+        "ERR_NVGPUCTRPERM (`profiler.tool.ncu`): the driver restricts the performance counters to admin users and "
+        "valorch drops every capability; fix on the host with the nvidia module option "
+        "`NVreg_RestrictProfilingToAdminUsers=0` (e.g. `options nvidia NVreg_RestrictProfilingToAdminUsers=0` in "
+        "/etc/modprobe.d, then reload the module or reboot; see NVIDIA's ERR_NVGPUCTRPERM page). valorch has no "
+        "option that adds CAP_SYS_ADMIN to a container. `nvidia-smi` missing on a GPU host "
+        "(`profiler.smi.nvidia_smi`): the NVIDIA container runtime injects it with the `utility` driver "
+        "capability (NVIDIA_DRIVER_CAPABILITIES). GPU tasks get HOME and the MIOpen / Triton / inductor / JIT "
+        "caches on the /tmp tmpfs, and ROCm GPU tasks a writable root for MIOpen's system databases "
+        "(docs/architecture.md, \"GPU tasks' writable state\").",
+        "",
+        "| checks | tested on a real capture | no real capture |",
+        "| --- | --- | --- |",
+    ] + ["| %s | %s | %s |" % tuple(_cell(x) for x in row) for row in REAL_EVIDENCE] + [
         "",
         "| suite | framework | checks | description |",
         "| --- | --- | --- | --- |",

@@ -44,10 +44,24 @@ def list_hosts(hosts_file: Path = HostsOption, as_json: bool = JsonOption) -> No
 @app.command("probe")
 def probe(name: str = typer.Argument(None, help="Host name [default: every host]."), hosts_file: Path = HostsOption,
           image: str = typer.Option(None, "--image", help="Image with python3 present on that engine."),
-          as_json: bool = JsonOption) -> None:
+          as_json: bool = JsonOption,
+          record: Path = typer.Option(None, "--record", help="Record this machine's SMI outputs, KFD topology, "
+                                      "torch device properties, probe results and kernel names into DIR "
+                                      "(scrubbed), to become test fixtures; no engine is used.",
+                                      metavar="DIR")) -> None:
     """Detect the GPUs of each host by running the detection in a small container on its engine."""
     from ..services import hosts as service
 
+    if record is not None:
+        manifest = service.record(record)
+        if as_json:
+            print_json(manifest)
+        else:
+            out.print(f"recorded {record}: gpu={manifest['gpu']}, {manifest['probe']['results']} probe results, "
+                      f"{manifest['probe']['kernel_names']} kernel names, {manifest['kfd_files']} KFD files"
+                      + ("; no GPU: " + "; ".join(manifest["no_gpu_evidence"]) if not manifest["gpu"] else ""),
+                      markup=False, highlight=False)
+        return
     report = service.probe(hosts_file, name, image)
     if as_json:
         print_json([h.model_dump(mode="json") for h in report])

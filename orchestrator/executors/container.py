@@ -59,6 +59,34 @@ UNPRIVILEGED = "65534:65534"
 #: The container's root file system is read-only; the probe writes only here (its
 #: temporary files, the workloads' HOME/TMPDIR): a tmpfs of this size.
 TMPFS = {"/tmp": "rw,nosuid,nodev,size=1g", "/var/tmp": "rw,nosuid,nodev,size=64m"}
+#: A GPU task's home and the caches its GPU libraries write, on the /tmp tmpfs (the root file
+#: system is read-only; HOME=/root there made MIOpen fail with "SQLite database: disk I/O error",
+#: ROCm/tensorflow-upstream#1419). Each name as its library reads it (docs/architecture.md,
+#: "GPU tasks' writable state", cites each). /tmp is not noexec: Triton and MIOpen load the
+#: code objects they cache there. The probe creates the directories (probe/sandbox.py), and
+#: gives each declared workload its own copies under its private home.
+GPU_CACHE_ENV: Mapping[str, str] = {
+    "HOME": "/tmp",
+    "XDG_CACHE_HOME": "/tmp/.cache",  # torch extensions, AMD comgr's cache ($XDG_CACHE_HOME/comgr_cache)
+    "MIOPEN_USER_DB_PATH": "/tmp/.config/miopen",  # MIOpen's user performance/find databases
+    "MIOPEN_CUSTOM_CACHE_DIR": "/tmp/.cache/miopen",  # MIOpen's compiled-kernel cache
+    "TRITON_CACHE_DIR": "/tmp/.triton/cache",  # Triton's compiled kernels
+    "TORCHINDUCTOR_CACHE_DIR": "/tmp/torchinductor_cache",  # inductor's generated code
+    "CUDA_CACHE_PATH": "/tmp/.nv/ComputeCache",  # the CUDA driver's PTX JIT cache
+}
+
+
+def writable_root(backend: str) -> bool:
+    """Whether a GPU task of ``backend`` gets a writable root file system (its container's own
+    layer, discarded with the container). ROCm: yes. MIOpen's shipped system databases
+    (``/opt/rocm/share/miopen/db/*.kdb``) are SQLite files, some in WAL journal mode, which
+    SQLite can open only with write access beside them ("unable to open database file":
+    pytorch/pytorch#126942 changed the kdbs' journal mode in PyTorch's ROCm CI images for it).
+    A tmpfs over that directory would hide the databases, and a copy costs gigabytes. The cost
+    is documented in docs/architecture.md (security): the probe's root (no capabilities) and
+    the image's libraries can change the container's files for that task; workloads (uid
+    65534) still cannot write root-owned files; nothing outlives the container."""
+    return backend == "rocm"
 
 
 @dataclass(frozen=True)
@@ -143,4 +171,13 @@ def task_container(task: Task, run_id: str, limits: Limits = Limits()) -> Contai
         if not workloads:
             spec = replace(spec, user=UNPRIVILEGED, env={**spec.env, "HOME": "/tmp", "USER": "nobody"})
         return spec
-    return spec.with_devices(str(task.image.backend), task.host, task.gpus)
+    backend = str(task.image.backend)
+    spec = replace(spec, env={**spec.env, **GPU_CACHE_ENV}, read_only=not writable_root(backend))
+    return spec.with_devices(backend, task.host, task.gpus)
+
+
+def gpu_env_flags(backend: str) -> list[str]:
+    """``docker create`` flags of a GPU task's environment (the Slurm step), or none."""
+    if backend == "cpu":
+        return []
+    return [flag for key, value in GPU_CACHE_ENV.items() for flag in ("-e", f"{key}={value}")]

@@ -33,7 +33,7 @@ from typing import Any, Callable
 from ..errors import InfrastructureError, NoMatchingHostError
 from .transcript import Transcript, conclude, infrastructure_failure
 from ..spec import Execution, Task
-from .container import probe_env
+from .container import GPU_CACHE_ENV, probe_env
 from .base import LABEL, PROBE_DIR, PROBE_PACKAGE, overall_timeout, probe_args
 
 MOUNT = f"/opt/valorch/{PROBE_PACKAGE}"
@@ -150,7 +150,8 @@ def job_manifest(task: Task, run_id: str, name: str, namespace: str, configmap: 
         "imagePullPolicy": "Never" if task.image.local else "IfNotPresent",
         "command": ["python3", "-m", PROBE_PACKAGE, *probe_args(task)],
         "workingDir": "/opt/valorch",
-        "env": [{"name": k, "value": v} for k, v in probe_env().items()],
+        "env": [{"name": k, "value": v}
+                for k, v in {**probe_env(), **(GPU_CACHE_ENV if backend in GPU_RESOURCE else {})}.items()],
         "resources": resources,
         "securityContext": security,
         "volumeMounts": [{"name": "probe", "mountPath": MOUNT, "readOnly": True},

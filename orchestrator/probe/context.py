@@ -148,9 +148,19 @@ class Context(object):
         return self._label
 
     def gpu_arch(self, index: int = 0) -> str:
-        props = self.torch.cuda.get_device_properties(index)
-        arch = getattr(props, "gcnArchName", None)
-        return evidence.base_arch(arch) if arch else "sm_%d%d" % (props.major, props.minor)
+        """The device's arch as the build's arch list names it: 'gfx942' (HIP) or 'sm_90' (CUDA);
+        '' when a HIP build does not tell (torch without ``gcnArchName``).
+
+        ``gcnArchName`` is read only on a HIP build: on a CUDA build PyTorch binds that
+        property to the device *name* (pytorch/pytorch torch/csrc/cuda/Module.cpp,
+        registerCudaDeviceProperties: "HIP-only property; reuse name attribute for CUDA
+        builds"), and on ROCm major/minor are the gfx version's digits (9, 4 on an MI300X),
+        never an sm_XY."""
+        torch = self.torch
+        props = torch.cuda.get_device_properties(index)
+        if getattr(torch.version, "hip", None):
+            return evidence.base_arch(getattr(props, "gcnArchName", None) or "")
+        return "sm_%d%d" % (props.major, props.minor)
 
     def arch_facts(self) -> Dict[str, Any]:
         """The arch list the framework was built for (torch.cuda.get_arch_list(),
@@ -168,8 +178,10 @@ class Context(object):
                     pass
                 self._arch["arch_list"] = ",".join(archs)
                 if self.device == "cuda":
-                    gpus = sorted(set(self.gpu_arch(i) for i in range(torch.cuda.device_count())))
-                    cover = dict((g, evidence.arch_coverage(archs, g)) for g in gpus)
+                    gpus = sorted(set(self.gpu_arch(i) or "unknown" for i in range(torch.cuda.device_count())))
+                    # an arch the build does not report cannot be judged: "unknown", never "missing"
+                    cover = dict((g, evidence.arch_coverage(archs, g) if g != "unknown" else "unknown")
+                                 for g in gpus)
                     self._arch["gpu_archs"] = ",".join(gpus)
                     self._arch["arch_coverage"] = ",".join("%s:%s" % kv for kv in sorted(cover.items()))
                     self._arch["arch_missing"] = ",".join(g for g, c in sorted(cover.items()) if c == "missing")
@@ -214,6 +226,15 @@ class Context(object):
             self.seen.merge(seen)
         if device:
             self._claimed_device = device
+
+    def resolve(self, ambiguous: str, library: str, source: str) -> None:
+        """Evidence that names which library an ambiguous kernel label stands for (Tensile's
+        "rocBLAS/hipBLASLt" resolved by a library's own log): replaces that label."""
+        if self.seen is None or ambiguous not in self.seen.libraries:
+            self.claim(library=library, source=source)
+            return
+        self.seen.libraries = [library if lib == ambiguous else lib for lib in self.seen.libraries]
+        self.seen.source = ("%s; %s" % (self.seen.source, source)).strip("; ")
 
     def begin(self) -> None:
         """Forget the previous check's evidence."""

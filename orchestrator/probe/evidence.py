@@ -27,15 +27,25 @@ KERNEL_LIBRARIES = (
     # Composable Kernel tile programs (CK flash attention, CK GEMMs): "ck_tile::kentry<..., ck_tile::FmhaFwdKernel<...>>",
     # "ck::kernel_gemm_xdl_cshuffle_v3<...>", "device_gemm_xdl..."
     (r"\bck_tile::|\bck::|device_gemm_xdl|\bfmha_(fwd|bwd)_", "Composable Kernel", "amd"),
-    # AOTriton's precompiled Triton attention kernels used by ROCm SDPA: "attn_fwd", "bwd_kernel_dk_dv", "bwd_kernel_dq"
-    (r"^(void )?(attn_fwd|bwd_kernel_dk_dv|bwd_kernel_dq|bwd_preprocess)\b", "AOTriton", "amd"),
+    # AOTriton's precompiled Triton attention kernels used by ROCm SDPA, named after the Triton functions of
+    # ROCm/aotriton tritonsrc/: "attn_fwd", "bwd_kernel_dk_dv", "bwd_kernel_dq", "bwd_preprocess", and the
+    # suffixed variants of later releases ("bwd_kernel_dk_dv_reduce", "bwd_kernel_fuse"): anchored at the start
+    # only (a "\b" after the name missed every suffixed one)
+    (r"^(void )?(attn_fwd|bwd_kernel_dk_dv|bwd_kernel_dq|bwd_kernel_fuse|bwd_preprocess)", "AOTriton", "amd"),
     # Memory-efficient attention (xFormers CUTLASS kernels in PyTorch): "fmha_cutlassF_f16_aligned_64x64_rf_sm80"
     (r"fmha_cutlass[FB]_", "mem-efficient attention (CUTLASS)", None),
     # cuDNN's attention and convolution engines: "cudnn_generated_fort_native_sdpa_sm90_flash_fprop_...",
     # "cudnn::engines_precompiled::...", "sm90_xmma_fprop_implicit_gemm_...", "implicit_convolve_sgemm"
     (r"cudnn|xmma_(fprop|dgrad|wgrad)|implicit_convolve|precomputed_convolve|explicit_convolve|"
      r"winograd(4x4|_)|\bconv2d_grouped_direct", "cuDNN", "nvidia"),
-    # Tensile-generated GEMMs of rocBLAS and hipBLASLt: "Cijk_Ailk_Bljk_SB_MT128x64x8_SN_..._ISA90a_..."
+    # cuDNN's RNN kernels, which carry no "cudnn" in their demangled names (an LSTM was attributed to the
+    # cuBLAS GEMMs beside them): "void elemWiseRNNcell<float, float, float, (cudnnRNNMode_t)0, ...>",
+    # "LSTM_elementWise_fp<float, float, float, ...>", "void RNN_elementWise_bp1<float, float, float>",
+    # "RNN_blockPersist_fp_LSTM_HMMA" (public nsys / nvprof kernel summaries, tests/fixtures/tools/README.md)
+    (r"\belemWiseRNNcell|\b(LSTM|GRU|RNN)_elementWise_(fp|bp)|\bRNN_blockPersist_", "cuDNN", "nvidia"),
+    # Tensile-generated GEMMs of rocBLAS and hipBLASLt: "Cijk_Ailk_Bljk_SB_MT128x64x8_SN_..._ISA90a_...". Both
+    # libraries emit these names, so a kernel name alone never tells which one served the call: the
+    # libraries' own logs do (probe/blas_log.py: ROCBLAS_LAYER, HIPBLASLT_LOG_MASK)
     (r"^(void )?Cijk_", "rocBLAS/hipBLASLt (Tensile)", "amd"),
     # rocBLAS's own (non-Tensile) kernels: "void rocblas_gemvn_kernel<...>", "rocblas_syrk_..."
     (r"\brocblas_|rocblas::", "rocBLAS", "amd"),
@@ -58,9 +68,13 @@ KERNEL_LIBRARIES = (
     # Thrust / rocThrust parallel algorithms: "void thrust::cuda_cub::core::_kernel_agent<...>"
     (r"\bthrust::", "rocThrust", "amd"),
     (r"\bthrust::", "Thrust", "nvidia"),
-    # rocRAND / cuRAND generators (PyTorch's own Philox kernels are not these)
-    (r"rocrand", "rocRAND", "amd"),
-    (r"curand", "cuRAND", "nvidia"),
+    # rocRAND / cuRAND generators' host-API kernels. torch.randn is not these: ATen's own Philox kernels
+    # ("at::native::...distribution_elementwise_grid_stride_kernel<...normal...>") use the header-only
+    # curand_kernel.h / hiprand device functions and are named ATen below
+    # are named ATen below, although their template arguments spell "curandStatePhilox4_32_10" (hiprand's /
+    # rocrand's state on ROCm): a name in ATen's namespace is never the RNG library's
+    (r"^(?!(void )?at::)(?=.*(rocrand|hiprand))", "rocRAND", "amd"),
+    (r"^(?!(void )?at::)(?=.*curand)", "cuRAND", "nvidia"),
     # rocSOLVER / cuSOLVER / MAGMA: "void rocsolver::getf2_..." "rocsolver_getrf", "cusolver...", "magma_sgetrf..."
     (r"rocsolver", "rocSOLVER", "amd"),
     (r"cusolver|\b(getrf|getrs|potrf|geqrf|gesvd|gesvdj|syevd|ormqr|laswp)_?\w*_kernel", "cuSOLVER", "nvidia"),

@@ -205,6 +205,7 @@ def main(argv: List[str]) -> int:
     t0 = time.perf_counter()
     hardening = {"probe": sandbox.harden_self()}
     sandbox.configure(os.getpid() == 1, args.workload_user == "auto")
+    sandbox.make_cache_dirs()  # a GPU task's HOME / MIOpen / Triton / inductor caches on the tmpfs
     if os.getpid() == 1:
         # As a container's init, a signal from inside the container is ignored
         # unless a handler is installed: take Python's SIGINT handler away, so

@@ -140,11 +140,43 @@ def private_dir(prefix: str) -> str:
     return path
 
 
+#: The caches a GPU task's environment points at the tmpfs (executors/container.py
+#: GPU_CACHE_ENV): the probe creates them, and a workload gets its own under its home.
+CACHE_VARS = ("XDG_CACHE_HOME", "MIOPEN_USER_DB_PATH", "MIOPEN_CUSTOM_CACHE_DIR", "TRITON_CACHE_DIR",
+              "TORCHINDUCTOR_CACHE_DIR", "CUDA_CACHE_PATH")
+
+
+def make_cache_dirs(environ: Optional[Dict[str, str]] = None) -> List[str]:
+    """Create the cache directories the environment names (a library that finds its
+    cache directory missing may fail instead of creating it); the ones it could not."""
+    env = os.environ if environ is None else environ
+    failed = []
+    for var in CACHE_VARS:
+        path = env.get(var)
+        if path:
+            try:
+                os.makedirs(path, exist_ok=True)
+            except OSError:
+                failed.append(var)
+    return failed
+
+
+def rehome(env: Dict[str, str], home: str) -> None:
+    """Point HOME, TMPDIR and the cache variables at a workload's private ``home``: the
+    probe's cache directories belong to the probe's user, not the workload's."""
+    old = env.get("HOME") or ""
+    for var in CACHE_VARS:
+        if env.get(var):
+            rel = os.path.relpath(env[var], old) if old and env[var].startswith(old.rstrip("/") + "/") else var.lower()
+            env[var] = os.path.join(home, rel)
+    env.update(HOME=home, TMPDIR=home)
+
+
 def popen_options(home: str) -> Dict[str, Any]:
     """How a workload is started: no inherited descriptors, stdin from /dev/null,
     its own pipes, its own session, its own user where one can be had."""
     env = dict(os.environ)
-    env.update(HOME=home, TMPDIR=home)
+    rehome(env, home)
     opts = {"stdin": subprocess.DEVNULL, "stdout": subprocess.PIPE, "stderr": subprocess.PIPE,
             "close_fds": True, "start_new_session": True, "env": env}  # type: Dict[str, Any]
     if can_drop():

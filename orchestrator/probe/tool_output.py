@@ -75,15 +75,17 @@ def matching(names: Iterable[str], pattern: str) -> List[str]:
 # -- device fields -----------------------------------------------------------------
 
 def _json(text: str) -> Any:
-    """The JSON document in a tool's stdout (warnings may precede it)."""
+    """The JSON document in a tool's output: warnings may precede it (amd-smi under a newer Python
+    prints SyntaxWarnings first, and the probe reads stderr with stdout) and text may follow it;
+    the first line that opens a document which parses is taken."""
     text = text or ""
-    start = min([i for i in (text.find("{"), text.find("[")) if i >= 0] or [-1])
-    if start < 0:
-        return None
-    try:
-        return json.loads(text[start:])
-    except ValueError:
-        return None
+    decoder = json.JSONDecoder()
+    for m in re.finditer(r"^[ \t]*([\[{])", text, re.M):
+        try:
+            return decoder.raw_decode(text[m.start(1):])[0]
+        except ValueError:
+            continue
+    return None
 
 
 def rocm_smi_cards(text: str) -> List[Dict[str, str]]:
@@ -115,12 +117,24 @@ def amd_smi_gpus(text: str) -> List[Dict[str, str]]:
 
 
 def nvidia_smi_gpus(text: str) -> List[Dict[str, str]]:
-    """``nvidia-smi --query-gpu=index,name,compute_cap,driver_version --format=csv,noheader``."""
+    """``nvidia-smi --query-gpu=index,name,compute_cap,driver_version --format=csv``: one dict
+    per GPU. With a header row the columns are read by name (any order, as nvidia-smi prints
+    the fields in the order they were asked for); without one, in the order above."""
+    fields = ["index", "name", "compute_cap", "driver"]
     gpus = []
     for row in csv.reader(io.StringIO(text or "")):
         cells = [c.strip() for c in row]
-        if len(cells) >= 4 and cells[0].isdigit():
-            gpus.append({"index": cells[0], "name": cells[1], "compute_cap": cells[2], "driver": cells[3]})
+        names = [c.split(" [")[0].strip().lower() for c in cells]
+        if "compute_cap" in names and "name" in names:  # the header: "compute_cap, ..., name, index"
+            fields = [{"driver_version": "driver"}.get(n, n) for n in names]
+            continue
+        if len(cells) < len(fields):
+            continue
+        gpu = dict(zip(fields, cells))
+        index = gpu.get("index", str(len(gpus)))  # a query without index: the rows' order
+        if index.isdigit() and re.match(r"\d+\.\d+$", gpu.get("compute_cap") or ""):
+            gpus.append({"index": index, "name": gpu.get("name", ""), "compute_cap": gpu["compute_cap"],
+                         "driver": gpu.get("driver", "")})
     return gpus
 
 

@@ -42,6 +42,21 @@ def probe(hosts_file: Path | None, name: str | None, image: str | None) -> list[
     return report
 
 
+def record(dest: Path) -> dict[str, Any]:
+    """Record this machine's GPU facts into ``dest`` (hosts/record.py), with the probe the local
+    interpreter runs; refuses a destination that is a file or a non-empty directory of other data."""
+    import os
+    import sys
+
+    from ..executors.base import PROBE_DIR
+    from ..hosts.record import collect
+
+    if dest.exists() and (not dest.is_dir() or (any(dest.iterdir()) and not (dest / "manifest.json").exists())):
+        raise InputError(f"--record {dest}: exists and is not an empty directory or an earlier record",
+                         "name a new directory (it is created)")
+    return collect(dest, sys.executable, PROBE_DIR, dict(os.environ))
+
+
 def check(hosts_file: Path | None, catalog: Catalog, job: Path | None, images: Sequence[str],
           probe_image: str | None, open_sessions: Callable[[], sessionmaker[Session]], level: int | None = None,
           since_minutes: float = 60.0) -> dict[str, Any]:

@@ -96,3 +96,14 @@ def test_no_match_names_missing_hardware_and_nearest_hosts():
     assert "NVIDIA container runtime" in str(exc.value)
     with pytest.raises(NoMatchingHostError):
         match(Requirement.of(CPU_IMG, labels=("gfx942",)), (CPU,))
+
+
+def test_kfd_gfx_line_of_a_real_mi300x():
+    """The gfx_target_version line as an MI300X's KFD node prints it (ROCm/rocm-cli#343,
+    tests/fixtures/tools/real/README.md): a line of `properties`, 90402 -> gfx942."""
+    from orchestrator.hosts.detect import gfx_from_target_version, gpus_from_detection, parse_kfd_properties
+
+    line = (FIX / "tools" / "real" / "kfd-mi300x-node4-properties-gfx-line.txt").read_text()
+    assert gfx_from_target_version(parse_kfd_properties(line)["gfx_target_version"]) == "gfx942"
+    gpus = gpus_from_detection({"kfd": {"0": "cpu_cores_count 96\ngfx_target_version 0\n", "4": line}})
+    assert [(g.vendor, g.arch, g.index) for g in gpus] == [("amd", "gfx942", 0)]

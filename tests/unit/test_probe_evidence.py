@@ -20,11 +20,13 @@ GPU_LIBRARIES = ("hipBLAS", "rocBLAS", "hipBLASLt", "cuBLAS", "MIOpen", "cuDNN",
 
 
 def kernel_rows():
+    """kernel-names.tsv and every kernel-names-LABEL.tsv a recorded GPU added (hosts/record_fixtures.py)."""
     rows = []
-    for line in (FIX / "evidence" / "kernel-names.tsv").read_text().splitlines():
-        if line and not line.startswith("#"):
-            name, vendor, lib = line.split("\t")
-            rows.append((name, vendor, lib))
+    for path in sorted((FIX / "evidence").glob("kernel-names*.tsv")):
+        for line in path.read_text().splitlines():
+            if line and not line.startswith("#"):
+                name, vendor, lib = line.split("\t")
+                rows.append((name, vendor, None if lib == "-" else lib))
     return rows
 
 

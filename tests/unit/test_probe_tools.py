@@ -75,3 +75,46 @@ def test_nvidia_smi_compute_capability_against_torch():
     assert smi_readback("nvidia-smi", text, [{"name": "NVIDIA H100 80GB HBM3", "arch": "sm_90"}])["matched"]
     assert not smi_readback("nvidia-smi", text, [{"name": "NVIDIA A100", "arch": "sm_80"}])["matched"]
     assert t.nvidia_smi_gpus("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.") == []
+
+
+# -- real captures (tests/fixtures/tools/real/README.md names each source) -----------------
+
+REAL = FIX / "real"
+
+
+def test_nvidia_smi_csv_of_real_h100s_and_of_fields_in_another_order():
+    h100 = t.nvidia_smi_gpus((REAL / "nvidia-smi-query-gpu-h100x8.csv").read_text())
+    assert len(h100) == 8 and {g["compute_cap"] for g in h100} == {"9.0"} and h100[7]["index"] == "7"
+    assert smi_readback("nvidia-smi", (REAL / "nvidia-smi-query-gpu-h100x8.csv").read_text(),
+                        [{"name": "NVIDIA H100 80GB HBM3", "arch": "sm_90"}])["matched"]
+    mixed = t.nvidia_smi_gpus((REAL / "nvidia-smi-query-gpu-titanv-rtx5880.csv").read_text())
+    assert [(g["index"], g["name"], t.sm_of(g["compute_cap"]), g["driver"]) for g in mixed] == [
+        ("0", "NVIDIA TITAN V", "sm_70", "570.86.15"), ("1", "NVIDIA RTX 5880 Ada Generation", "sm_89", "570.86.15")]
+
+
+def test_rocm_smi_json_of_a_real_mi250x_spells_gfx90a_in_decimal():
+    text = (REAL / "rocm-smi-showproductname-mi250x.json").read_text()
+    cards = t.rocm_smi_cards(text)
+    assert cards == [{"card": "card0", "name": "AMD INSTINCT MI200 (MCM) OAM LC MBA HPE C2", "gfx": "gfx9010"}]
+    assert smi_readback("rocm-smi", text, [{"name": "AMD Instinct MI250X", "arch": "gfx90a"}])["matched"]
+    assert not smi_readback("rocm-smi", text, [{"name": "AMD Instinct MI300X", "arch": "gfx942"}])["matched"]
+
+
+def test_profiler_table_rows_of_a_real_cuda_run_name_their_libraries():
+    from orchestrator.probe import evidence
+
+    rows = (REAL / "torch-profiler-table-cuda-vllm-omni-553.txt").read_text().splitlines()
+    names = [r[:55].strip() for r in rows if r.strip().startswith("void ")]
+    assert [evidence.library_of_kernel(n, "nvidia") for n in names] == ["CUB", "PyTorch (ATen native)",
+                                                                        "PyTorch (ATen native)"]
+    assert evidence.libraries_of(names, "nvidia") == ["CUB"]
+
+
+def test_amd_smi_json_of_a_real_run_after_the_warnings_amdsmi_printed():
+    """The probe reads the tool's stderr with its stdout: the SyntaxWarnings a newer Python prints
+    for amdsmi come first, then the document (with the gpu_data wrapper)."""
+    text = (REAL / "amd-smi-static-json-rx7800xt.txt").read_text()
+    assert t.amd_smi_gpus(text) == [{"gpu": "0", "name": "AMD Radeon RX 7800 XT", "gfx": "gfx1101"}]
+    assert smi_readback("amd-smi", text, [{"name": "AMD Radeon RX 7800 XT", "arch": "gfx1101"}])["matched"]
+    # a warning holding a bracket before the document is skipped too
+    assert t.amd_smi_gpus("Warning: [amdsmi] something\n" + text.split("\n", 4)[4])[0]["gfx"] == "gfx1101"

@@ -33,7 +33,7 @@ from typing import Any, Callable
 from ...spec import Execution, Task
 from ..transcript import Transcript, complete, conclude, vetted, infrastructure_failure
 from ..base import PROBE_PACKAGE, overall_timeout, probe_archive, probe_args
-from ..container import task_container
+from ..container import gpu_env_flags, task_container
 from .client import SlurmCluster, SlurmError, SlurmRequirement, SlurmUnmatched
 
 SETUP_ALLOWANCE = 120.0  # seconds for docker create/cp/rm around the probe's own deadline
@@ -111,7 +111,7 @@ def create_options(task: Task, run_id: str) -> list[str]:
     spec = task_container(task.model_copy(update={"cpu_only": True}), run_id)
     flags = spec.docker_flags()
     if not task.cpu_only and task.image.backend != "cpu":
-        flags += ["--shm-size", "8g"]
+        flags += ["--shm-size", "8g"] + gpu_env_flags(str(task.image.backend))
     return flags
 
 

@@ -43,14 +43,17 @@ def cufft_plan_cache(ctx):
         cache.max_size = old
 
 
-def _gemm_flag(ctx, attr, dtype_name, n, tol_on, tol_off, effect_required):
+def _gemm_flag(ctx, attr, dtype_name, n, tol_on, tol_off, effect_required, shape=None):
+    """``shape`` (m, k, n) when not square. ``effect_required`` None: the effect is observed and
+    reported, never judged (a flag whose effect depends on the library's kernel choice)."""
     torch = ctx.torch
     matmul = ctx.require_attr(torch, "backends.cuda.matmul")
     if not has(matmul, attr):
         raise Unsupported("torch.backends.cuda.matmul has no attribute %s" % attr)
     ctx.require_gpu()
     dt = getattr(torch, dtype_name)
-    a, b = randn(torch, n, n, seed=62).to(dt), randn(torch, n, n, seed=63).to(dt)
+    m, k, n2 = shape or (n, n, n)
+    a, b = randn(torch, m, k, seed=62).to(dt), randn(torch, k, n2, seed=63).to(dt)
     ref = a.double() @ b.double()
     da, db = a.cuda(), b.cuda()
     out = {}
@@ -65,6 +68,10 @@ def _gemm_flag(ctx, attr, dtype_name, n, tol_on, tol_off, effect_required):
     e_off = ctx.assert_close(out[False], ref, tol_off, "%s=False" % attr)
     differ = not torch.equal(out[True], out[False])
     metrics = {"rel_error_on": e_on, "rel_error_off": e_off, "results_differ": differ}
+    if effect_required is None:
+        return Report("%s settable both ways, %dx%dx%d GEMMs correct (rel err on %.1e / off %.1e); observed: "
+                      "results %s with it on and off" % (attr, m, k, n2, e_on, e_off,
+                                                         "differ" if differ else "are bit-identical"), metrics)
     if effect_required and not differ:
         raise Unsupported("%s is accepted but changes nothing: results are bit-identical with it on and off "
                           "(no such path on this device)" % attr, metrics)
@@ -86,23 +93,29 @@ def matmul_allow_tf32(ctx):
 
 
 @check("features.backends.matmul_fp16_reduced", "torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction",
-       "feature", "features", library="hipBLAS/cuBLAS", version=2, needs=("gpu",))
+       "feature", "features", library="hipBLAS/cuBLAS", version=3, needs=("gpu",))
 def matmul_fp16_reduced(ctx):
-    """The fp16 reduced-precision-reduction flag is settable both ways, float16 GEMMs stay correct under each, and
-    it has an observable effect (results differ); settable without effect is partial.
+    """The fp16 reduced-precision-reduction flag is settable both ways and float16 GEMMs stay correct under each, on a
+    split-K shape (64x16384 @ 16384x64: small M and N, long K), the only kind of GEMM where cuBLAS's flag changes
+    the reduction (it allows reduced-precision reduction of split-K partial sums, CUBLAS_MATH_DISALLOW_REDUCED_
+    PRECISION_REDUCTION). Whether results differ is reported (results_differ), not judged: the library's kernel
+    choice decides whether a split-K path runs at all.
 
-    Not proven: that the reduced-precision path is faster, or its effect on other shapes."""
-    return _gemm_flag(ctx, "allow_fp16_reduced_precision_reduction", "float16", 512, 1e-2, 5e-3, False)
+    Not proven: that the flag changed the reduction on this device (see results_differ), or speed."""
+    return _gemm_flag(ctx, "allow_fp16_reduced_precision_reduction", "float16", 0, 1e-2, 5e-3, None, shape=(64, 16384, 64))
 
 
 @check("features.backends.matmul_bf16_reduced", "torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction",
-       "feature", "features", library="hipBLAS/cuBLAS", version=2, needs=("gpu",))
+       "feature", "features", library="hipBLAS/cuBLAS", version=3, needs=("gpu",))
 def matmul_bf16_reduced(ctx):
-    """The bf16 reduced-precision-reduction flag is settable both ways, bfloat16 GEMMs stay correct under each, and
-    it has an observable effect (results differ); settable without effect is partial.
+    """The bf16 reduced-precision-reduction flag is settable both ways and bfloat16 GEMMs stay correct under each, on a
+    split-K shape (64x16384 @ 16384x64: small M and N, long K), the only kind of GEMM where cuBLAS's flag changes
+    the reduction (it allows reduced-precision reduction of split-K partial sums, CUBLAS_MATH_DISALLOW_REDUCED_
+    PRECISION_REDUCTION). Whether results differ is reported (results_differ), not judged: the library's kernel
+    choice decides whether a split-K path runs at all.
 
-    Not proven: that the reduced-precision path is faster, or its effect on other shapes."""
-    return _gemm_flag(ctx, "allow_bf16_reduced_precision_reduction", "bfloat16", 512, 5e-2, 3e-2, False)
+    Not proven: that the flag changed the reduction on this device (see results_differ), or speed."""
+    return _gemm_flag(ctx, "allow_bf16_reduced_precision_reduction", "bfloat16", 0, 5e-2, 3e-2, None, shape=(64, 16384, 64))
 
 
 _SDP = ("cudnn", "flash", "mem_efficient", "math")

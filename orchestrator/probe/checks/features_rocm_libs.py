@@ -3,7 +3,10 @@ public API reaches the library from Python it is exercised (Composable Kernel
 through torch's preferred BLAS backend, hipSPARSELt through semi-structured
 sparsity, MIGraphX through its Python bindings); where none does, the check
 proves presence and version from the image (library file, version header, dpkg
-entry) and says that only presence was proven.
+entry) and reports ``partial`` "present, not exercised", never a pass: a pass
+means the library ran. A row whose claim needs a GPU (CK's GEMM, MIGraphX's GPU
+target, hipSPARSELt's kernels) is a skip without one, and hipSPARSELt's row is a
+skip on a CUDA build (its 2:4 path runs cuSPARSELt / CUTLASS, not hipSPARSELt).
 
 Absent in a rocm image: unsupported. Absent in a cpu or cuda image: skip (the
 row cannot apply). These paths have not run on a ROCm image yet (see
@@ -16,7 +19,7 @@ import os
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from .. import evidence
-from ..context import Fail, Report, Skip, Unsupported
+from ..context import Fail, Partial, Report, Skip, Unsupported
 from ..inventory_parse import parse_dpkg_status, parse_header_version
 from ..registry import check
 from ._common import attempt, randn
@@ -78,15 +81,25 @@ def absent(ctx: Any, name: str, what: str) -> None:
     raise Unsupported("%s is not in this ROCm image: %s" % (name, what))
 
 
-def presence_report(ctx: Any, name: str, facts: Dict[str, Any], exercised: Optional[str] = None) -> Report:
+def presence_summary(name: str, facts: Dict[str, Any]) -> str:
     where = facts["libraries"][0] if facts["libraries"] else (facts["version_source"] or "dpkg")
-    metrics = {"proven": "exercised" if exercised else "presence", "version": facts["version"],
-               "version_source": facts["version_source"], "files": ";".join(facts["libraries"])[:500]}
+    return "%s %s in the image (%s; version from %s)" % (name, facts["version"] or "(version unknown)", where,
+                                                         facts["version_source"] or "nowhere")
+
+
+def presence_metrics(facts: Dict[str, Any], proven: str) -> Dict[str, Any]:
+    return {"proven": proven, "version": facts["version"], "version_source": facts["version_source"],
+            "files": ";".join(facts["libraries"])[:500]}
+
+
+def presence_report(ctx: Any, name: str, facts: Dict[str, Any], exercised: Optional[str] = None) -> Report:
+    """A pass when the library ran (``exercised`` says how); otherwise ``partial``
+    "present, not exercised": presence is not the row's claim, and must not read as one."""
     if exercised:
-        return Report("%s %s: %s" % (name, facts["version"] or "(version unknown)", exercised), metrics)
-    return Report("only presence was proven: %s %s in the image (%s; version from %s); no Python API exercises it"
-                  % (name, facts["version"] or "(version unknown)", where, facts["version_source"] or "nowhere"),
-                  metrics)
+        return Report("%s %s: %s" % (name, facts["version"] or "(version unknown)", exercised),
+                      presence_metrics(facts, "exercised"))
+    raise Partial("partial support: present, not exercised: %s; no Python API exercises it"
+                  % presence_summary(name, facts), presence_metrics(facts, "presence"))
 
 
 def _presence_check(cid: str, name: str, libs: Sequence[str], headers: Sequence[Tuple[str, str]],
@@ -98,11 +111,12 @@ def _presence_check(cid: str, name: str, libs: Sequence[str], headers: Sequence[
                    % ("/".join(libs) or "library file", "/".join(packages)))
         return presence_report(ctx, name, facts)
     fn.__doc__ = ("%s is present in the image: a library file (%s) or version header (%s) under /opt/rocm*, or a "
-                  "dpkg package (%s), with its version. Only presence is proven: no Python API reaches it.\n\n"
+                  "dpkg package (%s), with its version. Only presence is proven (no Python API reaches it): the result is "
+                  "partial \"present, not exercised\", never a pass.\n\n"
                   "Not proven: that %s works on this GPU (%s)." % (name, ", ".join(libs) or "none",
                                                                  ", ".join(h for h, _ in headers) or "none",
                                                                  ", ".join(packages), name, row_use))
-    check(cid, name, "feature", "features", library=name)(fn)
+    check(cid, name, "feature", "features", library=name, version=2)(fn)
 
 
 _presence_check("features.rocm.hiptensor", "hipTensor", ["libhiptensor.so*"],
@@ -127,11 +141,12 @@ _presence_check("features.rocm.rocwmma", "rocWMMA", [],
                 ["rocwmma-dev", "rocwmma"], "matrix-core GEMM fragments compiled into kernels")
 
 
-@check("features.rocm.composable_kernel", "Composable Kernel", "feature", "features", library="Composable Kernel")
+@check("features.rocm.composable_kernel", "Composable Kernel", "feature", "features", library="Composable Kernel",
+       needs=("gpu",), version=2)
 def composable_kernel(ctx):
     """With torch's preferred BLAS library set to Composable Kernel (torch.backends.cuda.preferred_blas_library("ck"),
-    ROCm builds), a bfloat16 GEMM on the GPU is correct and torch.profiler records a CK kernel. Without that API
-    or a GPU, the check proves CK's presence and version (ck/version.h, dpkg) and says only presence was proven.
+    ROCm builds), a bfloat16 GEMM on the GPU is correct and torch.profiler records a CK kernel. Without a GPU: skip
+    (the presence found is in the message); on a GPU whose torch has no such API: partial "present, not exercised".
 
     Not proven: CK's convolutions or attention kernels, or its performance."""
     facts = presence(["libdevice_*operations*", "libck*.so*"], [("ck/version.h", "ck")],
@@ -139,9 +154,15 @@ def composable_kernel(ctx):
     found = facts["libraries"] or facts["packages"] or facts["version_source"]
     if not found and ctx.expect.get("backend", "cpu") != "rocm":
         absent(ctx, "Composable Kernel", "no ck/version.h, no CK library, no composablekernel package")
+    if not ctx.gpu_available:
+        raise Skip("needs a GPU: the row claims GEMMs run on CK kernels (device: cpu); %s"
+                   % (presence_summary("Composable Kernel", facts) if found else "CK not found either"),
+                   presence_metrics(facts, "nothing"))
     torch = ctx.torch
+    if ctx.vendor != "amd":
+        raise Skip("Composable Kernel is a ROCm library; this torch is not a HIP build")
     pref = getattr(getattr(torch.backends, "cuda", None), "preferred_blas_library", None)
-    if ctx.vendor != "amd" or pref is None or not ctx.gpu_available:
+    if pref is None:
         if not found:
             absent(ctx, "Composable Kernel", "no ck/version.h, no CK library, no composablekernel package")
         return presence_report(ctx, "Composable Kernel", facts)
@@ -160,12 +181,12 @@ def composable_kernel(ctx):
     return presence_report(ctx, "Composable Kernel", facts, "a bf16 GEMM ran on CK kernels, rel err %.1e" % err)
 
 
-@check("features.rocm.hipsparselt", "hipSPARSELt", "feature", "features", library="hipSPARSELt/cuSPARSELt",
-       needs=("gpu",))
+@check("features.rocm.hipsparselt", "hipSPARSELt", "feature", "features", library="hipSPARSELt",
+       needs=("gpu",), version=2)
 def hipsparselt(ctx):
     """A 2:4 semi-structured sparse float16 weight (torch.sparse.to_sparse_semi_structured) multiplies a dense
-    matrix on the GPU; the result matches float64 and the profiler names the kernels' library (hipSPARSELt /
-    cuSPARSELt, or CUTLASS). Without a GPU: presence and version only (or skip / unsupported when absent).
+    matrix on an AMD GPU; the result matches float64 and the profiler names the kernels' library. Without a GPU:
+    skip; on a CUDA build: skip (cuSPARSELt / CUTLASS would run, not hipSPARSELt).
 
     Not proven: other sparsity patterns, int8, or speed-ups."""
     facts = presence(["libhipsparselt.so*"], [("hipsparselt/hipsparselt-version.h", "hipsparselt")],
@@ -174,7 +195,10 @@ def hipsparselt(ctx):
     if not found and ctx.expect.get("backend", "cpu") == "cpu":
         absent(ctx, "hipSPARSELt", "no libhipsparselt, no version header, no dpkg entry")
     torch = ctx.torch
-    if ctx.vendor != "nvidia" and not found:
+    if ctx.vendor == "nvidia":  # the 2:4 path runs cuSPARSELt / CUTLASS there: not this row's library
+        raise Skip("hipSPARSELt is a ROCm library; on this CUDA build torch's semi-structured sparsity runs "
+                   "cuSPARSELt or CUTLASS, which is not evidence for hipSPARSELt")
+    if not found:
         absent(ctx, "hipSPARSELt", "no libhipsparselt, no version header, no dpkg entry")
     to_sparse = ctx.require_attr(torch, "sparse.to_sparse_semi_structured")
     ctx.require_gpu()
@@ -190,10 +214,11 @@ def hipsparselt(ctx):
                                                       "from %s" % (err, lib or "an unnamed library"))
 
 
-@check("features.rocm.migraphx", "MIGraphX", "feature", "features", library="MIGraphX")
+@check("features.rocm.migraphx", "MIGraphX", "feature", "features", library="MIGraphX", needs=("gpu",), version=2)
 def migraphx(ctx):
-    """The migraphx Python bindings build a program (x + x), compile it for the GPU (the "ref" target without a GPU)
-    and run it: the result is 2x.
+    """The migraphx Python bindings build a program (x + x), compile it for the GPU target and run it: the
+    result is 2x. Without a GPU the program runs on the "ref" (CPU reference) target only to tell working
+    bindings (skip: the GPU target was not proven) from broken ones (fail).
 
     Not proven: ONNX import, mixed precision, or torch_migraphx."""
     try:
@@ -217,5 +242,8 @@ def migraphx(ctx):
     if list(got) != list(2.0 * data):
         raise Fail("MIGraphX x + x on %s gave %s" % (target, list(got)))
     version = getattr(mx, "__version__", None)
+    if target == "ref":  # the CPU reference target is not the row's claim (MIGraphX on the GPU)
+        raise Skip("needs a GPU: the row claims MIGraphX compiles for the GPU (device: cpu); its bindings "
+                   "work (x + x correct on the ref target)", {"target": target, "proven": "bindings"})
     return Report("MIGraphX %s: program compiled for the %s target and ran x + x correctly" % (version or "", target),
                   {"target": target, "proven": "exercised"})

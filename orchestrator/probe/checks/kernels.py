@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import math
 
+from .. import blas_log
 from ..context import Fail, Unsupported
 from ..registry import check, suite
 from . import _sdpa
@@ -17,6 +18,7 @@ suite("kernels", "torch", "Backend math libraries op by op: numerics vs a float6
 BLAS = "hipBLAS/cuBLAS"
 BLASLT = "hipBLASLt/cuBLASLt"
 DNN = "MIOpen/cuDNN"
+TENSILE = "rocBLAS/hipBLASLt (Tensile)"  # evidence.KERNEL_LIBRARIES' label for Cijk_ kernels
 
 
 def _dtype(torch, name):
@@ -73,6 +75,10 @@ def matmul_bf16(ctx):
 def linear_bf16(ctx):
     """torch.nn.functional.linear with bias in bfloat16 (the fused GEMM+bias epilogue path) matches float64.
 
+    Which library served it: on ROCm, rocBLAS and hipBLASLt both run Tensile "Cijk_" kernels, so the libraries'
+    own bench logs decide (probe/blas_log.py: the GEMM again in a child with ROCBLAS_LAYER / HIPBLASLT_LOG_MASK);
+    torch.backends.cuda.preferred_blas_library() is recorded as a metric.
+
     Not proven: that the fused epilogue (rather than a GEMM plus a separate add) ran, unless the recorded
     kernels show it."""
     torch = ctx.torch
@@ -85,8 +91,25 @@ def linear_bf16(ctx):
     got = attempt("linear bfloat16 on %s" % ctx.device, lambda: ctx.observe(lambda: F.linear(dx, dw, db)))
     tol = fp_tolerance(ctx, "bfloat16")
     err = ctx.assert_close(got, ref, tol, "linear bf16")
-    return timed(ctx, lambda: F.linear(dx, dw, db), "linear 128x256 -> 192 bf16: rel err %.2e" % err,
-                 {"rel_error": err, "tolerance": tol})
+    metrics = {"rel_error": err, "tolerance": tol}
+    pref = getattr(getattr(torch.backends, "cuda", None), "preferred_blas_library", None)
+    if ctx.device == "cuda" and pref is not None:
+        try:
+            metrics["preferred_blas_library"] = str(pref())
+        except Exception:
+            pass
+    if ctx.device == "cuda" and ctx.vendor == "amd":
+        facts = blas_log.served_by(LINEAR_SCRIPT)
+        metrics.update((k, v) for k, v in facts.items() if k != "libraries")
+        if facts["libraries"]:
+            ctx.resolve(TENSILE, facts["libraries"][0], "%s's bench log recorded the call" % facts["libraries"][0])
+    return timed(ctx, lambda: F.linear(dx, dw, db), "linear 128x256 -> 192 bf16: rel err %.2e" % err, metrics)
+
+
+# the same linear in a child interpreter, for the libraries' bench logs (blas_log.served_by)
+LINEAR_SCRIPT = ("import torch\nF = torch.nn.functional\nx = torch.randn(128, 256, device='cuda').bfloat16()\n"
+                 "w = torch.randn(192, 256, device='cuda').bfloat16()\nb = torch.randn(192, device='cuda').bfloat16()\n"
+                 "F.linear(x, w, b)\ntorch.cuda.synchronize()\n")
 
 
 @check("kernels.bmm.fp32", "batched matmul (float32)", "kernel", "kernels", library=BLAS, unit="s")
@@ -230,9 +253,13 @@ def sort(ctx):
     return timed(ctx, lambda: torch.sort(dx), "sort 65536 fp32: exact", {"rel_error": err, "n": 65536})
 
 
-@check("kernels.topk.fp32", "topk (float32)", "kernel", "kernels", library="hipCUB/CUB", unit="s")
+@check("kernels.topk.fp32", "topk (float32)", "kernel", "kernels", library="ATen (radix select)", unit="s",
+       version=2)
 def topk(ctx):
-    """torch.topk(k=32) over 64 rows of 4096 float32 values matches the CPU float64 top values exactly.
+    """torch.topk(k=32) over 64 rows of 4096 float32 values matches the CPU float64 top values exactly. On a GPU
+    this runs ATen's own radix-select kernels (pytorch/pytorch aten/src/ATen/native/cuda/TensorTopK.cu:
+    "at::native::sbtopk::gatherTopK", "mbtopk::..."), not CUB / hipCUB: the row is labelled ATen, and a result
+    names whatever library the profiler saw.
 
     Not proven: large k, other dtypes, or ties."""
     torch = ctx.torch
@@ -261,9 +288,12 @@ def cumsum(ctx):
                  {"rel_error": err, "tolerance": 1e-4})
 
 
-@check("kernels.randn.stats", "random normal generation", "kernel", "kernels", library="hipRAND/cuRAND", unit="s")
+@check("kernels.randn.stats", "random normal generation", "kernel", "kernels", library="ATen (Philox)", unit="s",
+       version=2)
 def randn_stats(ctx):
     """2^20 normal samples generated on the device have mean 0, std 1 and 68.3% within one sigma (6-sigma bounds).
+    torch.randn runs ATen's Philox kernels (aten/src/ATen/native/cuda/DistributionTemplates.h, with the
+    header-only curand_kernel.h / hiprand device functions), not the hipRAND / cuRAND host libraries.
 
     Not proven: the quality of other distributions (uniform, bernoulli, dropout masks) or reproducibility
     across devices."""
@@ -319,9 +349,13 @@ def linalg_svd(ctx):
                  % (err, err_rec), {"rel_error": max(err, err_rec), "tolerance": 1e-4})
 
 
-@check("kernels.linalg.eig", "linalg.eig (float32)", "kernel", "kernels", library="hipSOLVER/cuSOLVER", unit="s")
+@check("kernels.linalg.eig", "linalg.eig (float32)", "kernel", "kernels", library="MAGMA/cuSOLVER", unit="s",
+       version=2)
 def linalg_eig(ctx):
     """torch.linalg.eig of a general 64x64 float32 matrix: A V = V diag(L) holds to 1e-4, and the spectrum matches float64.
+    What PyTorch calls (aten/src/ATen/native/cuda/linalg/BatchLinearAlgebra.cpp, linalg_eig_kernel): cuSOLVER's
+    Xgeev on CUDA builds with cuSOLVER >= 11.7.2, else MAGMA's geev on a copy in host memory; ROCm builds always
+    use MAGMA ("hipSolver does not have geev"), never hipSOLVER.
 
     Not proven: symmetric eigensolvers (eigh), batched input, eigenvector phase conventions."""
     torch = ctx.torch
