@@ -42,40 +42,53 @@ def _facts(run: matrix_store.RunLite, image: dict, host: dict) -> RunFacts:
                     dict(image["components"] or {}))
 
 
+@dataclass
+class _Env:
+    groups: list[matrix_store.RunGroup]
+    walk: EnvWalk
+    offset: int = 0
+    exhausted: bool = False
+
+
 def gather(session: Session, selectors: Sequence[str] = (), since: datetime | None = None, job: str | None = None,
            include_special: bool = False, fallback_special: bool = True) -> Evidence:
     """Walk every environment of the selected runs. Without ``job`` only named jobs feed the
     matrix; ad-hoc, bisect and ``--cpu-only`` runs do with ``include_special`` or, when
     ``fallback_special``, when no named job has run at all (the header says which)."""
-    lite = matrix_store.candidate_runs(session, selectors, since, job)
-    images = matrix_store.images_of(session, [r.image_id for r in lite])
-    hosts = matrix_store.hosts_of(session, [r.host_id for r in lite])
-    facts = {r.id: _facts(r, images[r.image_id], hosts[r.host_id]) for r in lite}
-    state = {r.id: r.state for r in lite}
+    groups = matrix_store.run_groups(session, selectors, since, job)
+    images = matrix_store.images_of(session, [g.image_id for g in groups])
+    hosts = matrix_store.hosts_of(session, [g.host_id for g in groups])
 
-    def wanted(include: bool) -> list[RunFacts]:
-        return [facts[r.id] for r in lite
-                if feeds(r.job, images[r.image_id]["backend"], r.cpu_only, job=job, include_special=include)]
+    def wanted(include: bool) -> list[matrix_store.RunGroup]:
+        return [g for g in groups
+                if feeds(g.job, images[g.image_id]["backend"], g.cpu_only, job=job, include_special=include)]
 
     chosen = wanted(include_special)
-    used_special = include_special or any(special(f.job, f.backend, f.host_class == CPU_ONLY_CLASS) for f in chosen)
+    used_special = include_special or any(special(g.job, images[g.image_id]["backend"], g.cpu_only) for g in chosen)
     if not chosen and fallback_special and not include_special:
         chosen, used_special = wanted(True), True
-    chosen_ids = {c.run_id for c in chosen}
-    left_out = 0 if used_special else sum(1 for f in wanted(True) if f.run_id not in chosen_ids)
-    suites = matrix_store.suites_by_run(session, selectors, since, job) if chosen else {}
-    queues: dict[tuple[str, str], list[RunFacts]] = {}
-    for f in chosen:  # newest first, as candidate_runs gives them
-        queues.setdefault(f.env, []).append(f)
-    walks = {env: EnvWalk(env, set().union(*(suites.get(f.run_id, set()) for f in runs)) or {"*"})
-             for env, runs in queues.items()}
+    left_out = 0 if used_special else sum(g.runs for g in wanted(True)) - sum(g.runs for g in chosen)
+    envs: dict[tuple[str, str], list[matrix_store.RunGroup]] = {}
+    for g in chosen:
+        image = images[g.image_id]
+        cls = host_class(hosts[g.host_id]["spec"], image["backend"], g.cpu_only)
+        envs.setdefault((image["alias"], cls), []).append(g)
+    state: dict[str, _Env] = {env: _Env(gs, EnvWalk(env, set().union(*(g.suites for g in gs))))
+                              for env, gs in envs.items()}
     size, read = FIRST_ROUND, 0
     while True:
-        batch = {env: queues[env][w.runs_read:w.runs_read + size] for env, w in walks.items()
-                 if not w.done and w.runs_read < len(queues[env])}
+        batch: dict[tuple[str, str], list[tuple[RunFacts, str]]] = {}
+        for env, e in state.items():
+            if e.walk.done or e.exhausted:
+                continue
+            runs, rows = matrix_store.runs_of(session, e.groups, since, e.offset, size)
+            e.offset += rows
+            e.exhausted = rows < size
+            if runs:
+                batch[env] = [(_facts(r, images[r.image_id], hosts[r.host_id]), r.state) for r in runs]
         if not batch:
             break
-        ids = [f.run_id for runs in batch.values() for f in runs]
+        ids = [f.run_id for runs in batch.values() for f, _ in runs]
         plans: dict[str, list[SuitePlan]] = {}
         for p in matrix_store.plans_of(session, ids):
             plans.setdefault(p.run_id, []).append(SuitePlan(p.suite, p.filtered, p.state))
@@ -85,14 +98,14 @@ def gather(session: Session, selectors: Sequence[str] = (), since: datetime | No
                                                              a.kind, a.attempt, a.status, a.message, a.device,
                                                              a.library))
         for env, runs in batch.items():
-            walk = walks[env]
-            for f in runs:
+            walk = state[env].walk
+            for f, run_state in runs:
                 if walk.done:
                     break
-                walk.feed(f, plans.get(f.run_id, ()), attempts.get(f.run_id, ()), state[f.run_id])
+                walk.feed(f, plans.get(f.run_id, ()), attempts.get(f.run_id, ()), run_state)
         read += len(ids)
         size = min(size * 2, LAST_ROUND)
-    return assemble(walks, read, used_special, left_out)
+    return assemble({env: e.walk for env, e in state.items()}, read, used_special, left_out)
 
 
 def assemble(walks: dict[tuple[str, str], EnvWalk], runs_read: int, special_used: bool,

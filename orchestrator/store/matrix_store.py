@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Sequence
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from . import queries
@@ -32,6 +32,20 @@ class RunLite:
     state: str
 
 
+@dataclass(frozen=True)
+class RunGroup:
+    """Finished runs of one image row on one host, of one job, --cpu-only or not: how many,
+    and the suites their tasks ran (one row of a GROUP BY over an index, never a run each)."""
+
+    image_id: int
+    host_id: int
+    cpu_only: bool
+    job: str
+    runs: int
+    newest: datetime
+    suites: frozenset[str] = frozenset()
+
+
 def _run_conditions(images: Sequence[int] | None, since: datetime | None, job: str | None) -> list[Any]:
     cond: list[Any] = [Run.state.in_(queries.FINISHED)]
     if job is not None:
@@ -43,16 +57,37 @@ def _run_conditions(images: Sequence[int] | None, since: datetime | None, job: s
     return cond
 
 
-def candidate_runs(session: Session, selectors: Sequence[str] = (), since: datetime | None = None,
-                   job: str | None = None) -> list[RunLite]:
-    """Every finished run that may speak for a matrix (images by alias glob, runs by job and
-    start), newest first. Columns only: a long history is tens of thousands of small rows."""
+def run_groups(session: Session, selectors: Sequence[str] = (), since: datetime | None = None,
+               job: str | None = None) -> list[RunGroup]:
+    """The finished runs that may speak for a matrix (images by alias glob, runs by job and
+    start), grouped by image row, host, --cpu-only and job, with their suites."""
     images = queries.image_ids(session, globs=selectors)
     if images is not None and not images:
         return []
+    cond = _run_conditions(images, since, job)
+    keys = (Run.image_id, Run.host_id, Run.cpu_only, Run.job)
+    q = select(*keys, func.count(), func.max(Run.started)).where(*cond).group_by(*keys)
+    suites: dict[tuple, set[str]] = {}
+    for *key, suite in session.execute(select(*keys, TaskRow.suite).join(TaskRow, TaskRow.run_id == Run.id)
+                                       .where(*cond).group_by(*keys, TaskRow.suite)):
+        suites.setdefault(tuple(key), set()).add(suite)
+    return [RunGroup(i, h, bool(c), j, n, newest, frozenset(suites.get((i, h, c, j), ())))
+            for i, h, c, j, n, newest in session.execute(q)]
+
+
+def runs_of(session: Session, groups: Sequence[RunGroup], since: datetime | None, offset: int,
+            limit: int) -> tuple[list[RunLite], int]:
+    """The runs of these groups (one environment), newest first, ``limit`` rows after ``offset``;
+    and how many rows the statement gave (the next offset moves by that)."""
+    cond = _run_conditions(sorted({g.image_id for g in groups}), since, None)
+    pairs = {(g.image_id, g.host_id, g.cpu_only, g.job) for g in groups}
+    cond += [Run.host_id.in_(sorted({g.host_id for g in groups})), Run.job.in_(sorted({g.job for g in groups})),
+             Run.cpu_only.in_(sorted({g.cpu_only for g in groups}))]
     q = (select(Run.id, Run.image_id, Run.host_id, Run.job, Run.cpu_only, Run.started, Run.ended, Run.state)
-         .where(*_run_conditions(images, since, job)).order_by(Run.started.desc(), Run.id.desc()))
-    return [RunLite(*row) for row in session.execute(q)]
+         .where(*cond).order_by(Run.started.desc(), Run.id.desc()).offset(offset).limit(limit))
+    rows = list(session.execute(q))
+    # the IN lists make a product: keep only the runs of these very groups
+    return [RunLite(*r) for r in rows if (r.image_id, r.host_id, bool(r.cpu_only), r.job) in pairs], len(rows)
 
 
 def images_of(session: Session, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
@@ -69,21 +104,6 @@ def hosts_of(session: Session, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
         return {}
     q = select(Host.id, Host.name, Host.spec).where(Host.id.in_(sorted(set(ids))))
     return {r.id: dict(r._mapping) for r in session.execute(q)}
-
-
-def suites_by_run(session: Session, selectors: Sequence[str] = (), since: datetime | None = None,
-                  job: str | None = None) -> dict[str, set[str]]:
-    """run id → the suites its tasks ran, for every run ``candidate_runs`` gives (one
-    statement over the task table, which holds a row per run and suite, not per result)."""
-    images = queries.image_ids(session, globs=selectors)
-    if images is not None and not images:
-        return {}
-    q = (select(TaskRow.run_id, TaskRow.suite).join(Run, Run.id == TaskRow.run_id)
-         .where(*_run_conditions(images, since, job)))
-    out: dict[str, set[str]] = {}
-    for run_id, suite in session.execute(q):
-        out.setdefault(run_id, set()).add(suite)
-    return out
 
 
 @dataclass(frozen=True)

@@ -42,10 +42,16 @@ def test_newest_runs_of_a_job_the_last_runs_of_an_image_and_a_history(factory):
         elsewhere = add(s, "nightly", "other", "h1", 2.5, {"k.a": "pass"})
         s.commit()
 
-        nightly = matrix_store.candidate_runs(s, job="nightly")  # finished, newest first
-        assert [r.id for r in nightly] == [elsewhere, n[2], other, n[1], n[0]]
-        assert {r.id for r in matrix_store.candidate_runs(s, ["im*"])} == {release, other, *n.values()}
-        assert matrix_store.candidate_runs(s, ["nope*"]) == []
+        groups = matrix_store.run_groups(s, job="nightly")  # finished runs by image, host, --cpu-only, job
+        assert sorted((g.host_id, g.job, g.runs, g.suites) for g in groups) == [
+            (1, "nightly", 1, frozenset({"smoke"})), (1, "nightly", 3, frozenset({"smoke"})),
+            (2, "nightly", 1, frozenset({"smoke"}))]
+        assert sum(g.runs for g in matrix_store.run_groups(s, ["im*"])) == 5
+        assert matrix_store.run_groups(s, ["nope*"]) == []
+        img = [g for g in groups if g.runs == 3 or g.host_id == 2]
+        runs, rows = matrix_store.runs_of(s, img, None, 0, 2)
+        assert [r.id for r in runs] == [n[2], other] and rows == 2
+        assert [r.id for r in matrix_store.runs_of(s, img, None, 2, 9)[0]] == [n[1], n[0]]
         # the matrix's evidence: each check's newest final verdict per image and host class
         ev = evidence.gather(s, job="nightly")
         cells = {(o.column, o.check): (o.run_id, o.status) for o in ev.observations}
