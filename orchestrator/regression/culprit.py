@@ -135,7 +135,7 @@ def classify(component: str, check: str, library: str | None, feature: str = "")
         hit = _hits(name, LIBRARIES[lib][1])
         if hit:
             return "dependency", f"{lib} depends on {hit}"
-    hit = _hits(name, FRAMEWORK)
+    hit = _hits(name, _frameworks(check))
     if hit:
         return "framework", f"framework or runtime ({hit})"
     if component.startswith("pip:"):
@@ -143,7 +143,22 @@ def classify(component: str, check: str, library: str | None, feature: str = "")
     return "system", "system library or tool" if component.startswith("deb:") else "image component"
 
 
+def _frameworks(check: str) -> tuple[str, ...]:
+    """FRAMEWORK with the check's own framework first (TensorFlow for ``tf.*``, else PyTorch)."""
+    own = ("tensorflow",) if check.startswith("tf.") else ("jax", "jaxlib") if check.startswith("jax.") else ()
+    return own + tuple(f for f in FRAMEWORK if f not in own)
+
+
 def rank(changes: Sequence[Change], check: str, library: str | None, feature: str = "") -> list[Suspect]:
-    """The changes as suspects, most related to the check first."""
+    """The changes as suspects, most related to the check first; frameworks in the order of
+    how directly the check runs on them (its own framework, then the rest)."""
     out = [Suspect(c, *classify(c.subject, check, library, feature)) for c in changes if c.kind != "unchanged"]
-    return sorted(out, key=lambda s: (s.rank, ":" in s.change.subject, s.change.subject))
+    order = _frameworks(check)
+
+    def within(s: Suspect) -> int:
+        if s.tier != "framework":
+            return 0
+        hit = _hits(stem(s.change.subject), order)
+        return order.index(hit) if hit else len(order)
+
+    return sorted(out, key=lambda s: (s.rank, within(s), ":" in s.change.subject, s.change.subject))

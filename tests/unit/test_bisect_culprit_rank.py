@@ -32,3 +32,10 @@ def test_a_declared_check_names_its_component_by_id_or_feature():
     assert classify("deb:zlib1g", "command.vfmath-dot", None, "vfmath")[0] == "system"
     assert libraries_of("Composable Kernel") == ["composable kernel"] and libraries_of(None) == []
     assert rank([Change("unchanged", "pytorch", "1", "1")], "x", None) == []
+
+
+def test_the_checks_own_framework_comes_first_among_frameworks():
+    changes = [Change("removed", n, "1") for n in ("numpy", "pip:numpy", "pip:torch", "pytorch", "tensorflow")]
+    assert [s.change.subject for s in rank(changes, "smoke.matmul.fp32", "hipBLAS/cuBLAS")] == [
+        "pytorch", "pip:torch", "tensorflow", "numpy", "pip:numpy"]
+    assert rank(changes, "tf.conv2d.fp32", "MIOpen/cuDNN")[0].change.subject == "tensorflow"
