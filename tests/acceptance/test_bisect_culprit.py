@@ -11,29 +11,17 @@ import uuid
 import pytest
 
 from tests.conftest import run_cli
+from vfmath_support import BAD, GOOD, job, need_images
 
 pytestmark = pytest.mark.docker
-
-JOB = """name: vfmath
-images: [nightly_1]
-suites:
-  - name: command
-    commands:
-      - id: vfmath-dot
-        argv: [python3, -c, "import vfmath; r = vfmath.dot([1, 2, 3], [4, 5, 6]); print('dot', r)"]
-        stdout: ['^dot 32$']
-        feature: vfmath dot product
-"""
 
 
 @pytest.fixture(scope="module")
 def nightlies(tmp_path_factory):
-    for image in ("valorch/test:culprit-good", "valorch/test:culprit-bad"):
-        if subprocess.run(["docker", "image", "inspect", image], capture_output=True).returncode != 0:
-            pytest.fail(f"{image} is missing: build the test images (make test-images)")
+    need_images()
     tmp = tmp_path_factory.mktemp("culprit")
     repo = f"valorch/culprit-{uuid.uuid4().hex[:8]}"
-    sources = ["valorch/test:culprit-good"] * 2 + ["valorch/test:culprit-bad"] * 2
+    sources = [GOOD] * 2 + [BAD] * 2
     tags = [f"{repo}:n{i}" for i in range(1, 5)]
     for src, tag in zip(sources, tags):
         subprocess.run(["docker", "tag", src, tag], check=True, capture_output=True)
@@ -41,7 +29,7 @@ def nightlies(tmp_path_factory):
     catalog.mkdir()
     entries = "".join(f"  - alias: nightly_{i}\n    reference: {t}\n" for i, t in enumerate(tags, 1))
     (catalog / "nightly.yaml").write_text(f"family: nightly\nbackend: cpu\nlocal: true\nimages:\n{entries}")
-    (tmp / "job.yaml").write_text(JOB)
+    (tmp / "job.yaml").write_text(job("vfmath", "nightly_1"))
     yield tmp, catalog, [f"nightly_{i}" for i in range(1, 5)]
     subprocess.run(["docker", "rmi", *tags], capture_output=True)  # the tags only: the images stay
 

@@ -10,36 +10,28 @@ import uuid
 import pytest
 
 from tests.conftest import run_cli
+from vfmath_support import BAD, GOOD, job, need_images
 
 pytestmark = pytest.mark.docker
 
-JOB = """name: triage
-images: [tri]
-suites:
-  - name: command
-    commands:
-      - id: vfmath-dot
-        argv: [python3, -c, "import vfmath; print('dot', vfmath.dot([1, 2, 3], [4, 5, 6]))"]
-        stdout: ['^dot 32$']
-      - id: always-false
+ALWAYS_FALSE = """      - id: always-false
         argv: [python3, -c, "raise SystemExit(1)"]
 """
 
 
+
 def test_results_show_names_regression_new_check_and_never_passed(tmp_path):
-    for image in ("valorch/test:culprit-good", "valorch/test:culprit-bad"):
-        if subprocess.run(["docker", "image", "inspect", image], capture_output=True).returncode != 0:
-            pytest.fail(f"{image} is missing: build the test images (make test-images)")
+    need_images()
     tag = f"valorch/triage-{uuid.uuid4().hex[:8]}:nightly"
     catalog = tmp_path / "images"
     catalog.mkdir()
     (catalog / "t.yaml").write_text(f"family: t\nbackend: cpu\nlocal: true\nimages:\n  - alias: tri\n"
                                     f"    reference: {tag}\n")
-    (tmp_path / "job.yaml").write_text(JOB)
+    (tmp_path / "job.yaml").write_text(job("triage", "tri", ALWAYS_FALSE))
     db = tmp_path / "t.sqlite"
     runs = []
     try:
-        for src in ("valorch/test:culprit-good", "valorch/test:culprit-bad"):
+        for src in (GOOD, BAD):
             subprocess.run(["docker", "tag", src, tag], check=True, capture_output=True)
             p = run_cli("run", "--job", str(tmp_path / "job.yaml"), "--catalog", str(catalog), "--no-gate",
                         "--no-matrix", db=db)
