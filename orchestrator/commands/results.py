@@ -47,8 +47,9 @@ def show_run(run_id: str = typer.Argument(..., help="A run id (or a unique prefi
 
     from ..services import triage
 
-    data = service.show(sessions(db), run_id)
-    why = triage.triage_run(sessions(db), data["run"], load_catalog(catalog))  # every red check says why
+    factory = sessions(db)
+    data = service.show(factory, run_id)
+    why = triage.triage_run(factory, data["run"], _pins(catalog))  # every red check says why
     if as_json:
         print_json({**data, "triage": triage.as_json(why)})
         return
@@ -68,6 +69,19 @@ def show_run(run_id: str = typer.Argument(..., help="A run id (or a unique prefi
     out.print(table)
     for check, t in sorted(why.items()):
         out.print(f"  {check}: {t.cls}: {t.reason}", markup=False, highlight=False)
+
+
+def _pins(catalog: Path | None):
+    """The catalog whose pins triage compares digests with: a broken default catalog only
+    costs the image-drift class (the run is still shown); a broken --catalog is exit 2."""
+    from ..errors import InputError
+
+    try:
+        return load_catalog(catalog)
+    except InputError:
+        if catalog is not None:
+            raise
+        return None
 
 
 @app.command("export")
