@@ -77,7 +77,7 @@ def _judge(statement: Any, digest: str, requirement: tuple[str, str], max_age: t
         return False, "not an in-toto Statement v1"
     if not intoto.subject_matches(statement, digest):
         names = [s.get("digest") for s in statement.get("subject") or [] if isinstance(s, dict)]
-        return False, f"subject mismatch: the statement is about {names}, not {digest}"
+        return False, f"subject mismatch: the statement is about {str(names)[:300]}, not {digest}"
     ptype = statement.get("predicateType")
     pred = statement.get("predicate") if isinstance(statement.get("predicate"), dict) else {}
     if max_age is not None:
@@ -150,7 +150,8 @@ def verify(image: str, key: Path, *, require: str | None = None, max_age: str | 
             findings.append(Finding(where, "", False, "the signed payload is not JSON"))
             continue
         ok, reason = _judge(statement, digest, requirement, age, _pushed_time(envelope, statement), now)
-        findings.append(Finding(where, str(statement.get("predicateType", "")), ok, reason))
+        ptype = statement.get("predicateType", "") if isinstance(statement, dict) else ""
+        findings.append(Finding(where, str(ptype)[:200], ok, reason[:500]))
     return Verification(str(ref), digest, looked, tuple(findings))
 
 

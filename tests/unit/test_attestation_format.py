@@ -180,3 +180,18 @@ def test_without_referrers_api_the_att_tag_is_used(oci11):
     assert pushed.mode == "tag" and pushed.where.endswith(":" + digest.replace(":", "-") + ".att")
     found, looked = artifacts.fetch(client, ref, digest)
     assert [raw for _, raw in found] == [b"{}"] and looked == f"tag {artifacts.att_tag(digest)}"
+
+
+def test_untrusted_envelopes_that_are_not_statements_are_refused_not_crashed():
+    from securesystemslib.signer import CryptoSigner
+
+    from orchestrator.services import signing
+
+    signer = CryptoSigner.generate_ed25519()
+    for env in ([], {"payload": "!!"}, {"payload": "e30=", "payloadType": "x", "signatures": ["s"]}):
+        assert not signing.check(env, signer.public_key).ok
+    ok = signing.check(signing.sign(b"[1]", "x", signer), signer.public_key)
+    assert ok.ok and verify._judge(json.loads(ok.payload), DIGEST, ("passed", ""), None, None,
+                                   datetime(2026, 1, 1, tzinfo=timezone.utc)) == (False, "not an in-toto Statement v1")
+    other = CryptoSigner.generate_ed25519()
+    assert signing.check(signing.sign(b"{}", "x", signer), other.public_key).reason.startswith("wrong key")
