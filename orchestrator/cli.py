@@ -23,6 +23,7 @@ from .commands import inventory as inventory_cmd
 from .commands import jobs as jobs_cmd
 from .commands import baseline as baseline_cmd
 from .commands.bisect import bisect as bisect_cmd
+from .commands import attest as attest_cmd
 from .commands.diff import diff as diff_cmd
 from .commands.qualify import qualify
 from .commands.run import run
@@ -56,6 +57,8 @@ app.add_typer(hosts.app, name="hosts")
 app.command("diff")(diff_cmd)
 app.command("qualify")(qualify)
 app.command("bisect")(bisect_cmd)
+app.command("attest")(attest_cmd.attest)
+app.command("verify")(attest_cmd.verify)
 app.add_typer(baseline_cmd.app, name="baseline")
 app.add_typer(inventory_cmd.app, name="inventory")
 app.add_typer(jobs_cmd.app, name="jobs")

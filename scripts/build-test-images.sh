@@ -6,6 +6,7 @@
 #   valorch/test:pip-torch      bookworm + a PyTorch 2.x CPU wheel installed by pip
 #   valorch/test:fake-rocm      bookworm + a fake ROCm layout for the inventory audit
 #   valorch/test:broken-torchvision  debian-torch + a torchvision whose library has an undefined symbol
+#   valorch/test:culprit-good / culprit-bad  bookworm + vfmath 1.0 / a broken 1.1 (bisect's culprit)
 # Each image carries a label with the hash of its inputs; an image whose
 # label matches is not rebuilt.
 set -euo pipefail
@@ -80,5 +81,11 @@ derived_image valorch/test:broken-torchvision "$here/images/docker/Dockerfile.br
   "$here/images/docker/broken-torchvision" \
   --build-arg DONOR_ID="$(docker image inspect -f '{{.Id}}' valorch/test:pip-torch)" \
   --build-arg BASE_ID="$(docker image inspect -f '{{.Id}}' valorch/test:debian-torch)"
+# A pair that differs in one component (vfmath 1.0 vs a broken 1.1), for bisect's culprit:
+# a few kilobytes on the bookworm base, seconds to build.
+derived_image valorch/test:culprit-good "$here/images/docker/Dockerfile.culprit" "$empty" \
+  --build-arg VFMATH_VERSION=1.0 --build-arg VFMATH_BROKEN=0
+derived_image valorch/test:culprit-bad "$here/images/docker/Dockerfile.culprit" "$empty" \
+  --build-arg VFMATH_VERSION=1.1 --build-arg VFMATH_BROKEN=1
 docker image ls 'valorch/*'
 

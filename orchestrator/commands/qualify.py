@@ -6,7 +6,8 @@ known issues); 3 infrastructure errors without a regression.
 
 from __future__ import annotations
 
-from datetime import datetime
+import json
+from datetime import datetime, timezone
 from pathlib import Path
 
 import typer
@@ -62,6 +63,10 @@ def qualify(job: Path = typer.Option(..., "--job", "-j", help="The release job s
     write_output(diff_md(report), out_dir / "report.md")
     write_output(diff_html(report), out_dir / "report.html")
     write_output(diff_junit(report), out_dir / "report.junit.xml")
+    write_output(json.dumps({"job": spec.name, "baseline": baseline, "runs": list(report.head.runs),  # valorch attest --qualify
+                             "qualified": not (report.regressed or outcome.tampered or outcome.infra_errors),
+                             "finished": f"{datetime.now(timezone.utc):%Y-%m-%dT%H:%M:%SZ}"}, indent=1),
+                 out_dir / "qualify.json")
     print_term(report)
     reached = notify_service.post_report(factory, targets, report, title, say, local=local_images(),
                                          infra=outcome.infra_errors, report_path=str(out_dir / "report.html")) \

@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from .common import DbOption, JsonOption, err, out, print_json, sessions, write_output
+from .common import CatalogOption, DbOption, JsonOption, err, load_catalog, out, print_json, sessions, write_output
 from . import flags
 
 app = typer.Typer(help="Stored runs and their results.", no_args_is_help=True)
@@ -41,13 +41,17 @@ def list_runs(image: str = typer.Option(None, help="Only runs of this image alia
 
 @app.command("show")
 def show_run(run_id: str = typer.Argument(..., help="A run id (or a unique prefix of one)."),
-             db: str = DbOption, as_json: bool = JsonOption) -> None:
+             db: str = DbOption, as_json: bool = JsonOption, catalog: Path = CatalogOption) -> None:
     """One run: provenance and every attempt of every check."""
     from ..services import results as service
 
-    data = service.show(sessions(db), run_id)
+    from ..services import triage
+
+    factory = sessions(db)
+    data = service.show(factory, run_id)
+    why = triage.triage_run(factory, data["run"], _pins(catalog))  # every red check says why
     if as_json:
-        print_json(data)
+        print_json({**data, "triage": triage.as_json(why)})
         return
     out.print(f"[bold]run {data['run']}[/bold] {data['state']}")
     out.print(f"  image   {data['image']['alias']}  {data['image']['reference']}  {data['image']['digest'] or ''}")
@@ -63,6 +67,21 @@ def show_run(run_id: str = typer.Argument(..., help="A run id (or a unique prefi
     for r in data["results"]:
         table.add_row(r["check"], str(r["attempt"]), r["status"], f"{r['duration_s']:.3f}", r["message"][:100])
     out.print(table)
+    for check, t in sorted(why.items()):
+        out.print(f"  {check}: {t.cls}: {t.reason}", markup=False, highlight=False)
+
+
+def _pins(catalog: Path | None):
+    """The catalog whose pins triage compares digests with: a broken default catalog only
+    costs the image-drift class (the run is still shown); a broken --catalog is exit 2."""
+    from ..errors import InputError
+
+    try:
+        return load_catalog(catalog)
+    except InputError:
+        if catalog is not None:
+            raise
+        return None
 
 
 @app.command("export")

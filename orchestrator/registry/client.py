@@ -140,13 +140,23 @@ class RegistryClient:
         return Platform(index_digest, digest, media, layers, int((doc.get("config") or {}).get("size", 0)))
 
     # -- HTTP and auth ----------------------------------------------------------------------
-    def _request(self, method: str, ref: ImageRef, tail: str) -> requests.Response:
+    def send(self, method: str, ref: ImageRef, tail: str, *, body: bytes | None = None,
+             headers: dict[str, str] | None = None, push: bool = False, url: str | None = None,
+             params: dict[str, str] | None = None) -> requests.Response:
+        """One API call with this client's auth, TLS and errors: ``tail`` under ``/v2/<repo>/``
+        (or an absolute ``url``, e.g. an upload's Location), with a push scope when ``push``."""
+        return self._request(method, ref, tail, body=body, headers=headers, push=push, url=url, params=params)
+
+    def _request(self, method: str, ref: ImageRef, tail: str, *, body: bytes | None = None,
+                 headers: dict[str, str] | None = None, push: bool = False, url: str | None = None,
+                 params: dict[str, str] | None = None) -> requests.Response:
         base = auth.endpoint(ref.domain)
-        url = f"{base}/v2/{ref.path}/{tail}"
+        url = url or f"{base}/v2/{ref.path}/{tail}"
         verify, cert = auth.tls_files(ref.domain, self.ca)
-        scope = f"repository:{ref.path}:pull"
-        kw: dict[str, Any] = {"headers": {"Accept": ACCEPT}, "timeout": self.timeout, "verify": verify,
-                              "cert": cert, "allow_redirects": True}
+        scope = f"repository:{ref.path}:pull" + (",push" if push else "")
+        kw: dict[str, Any] = {"headers": {"Accept": ACCEPT, **(headers or {})}, "timeout": self.timeout,
+                              "verify": verify, "cert": cert, "allow_redirects": True, "data": body,
+                              "params": params}
         headers = self._auth_header(ref.domain, scope)
         resp = self._send(method, url, ref, dict(kw, headers={**kw["headers"], **headers}))
         if resp.status_code == 401:

@@ -18,6 +18,7 @@ from typing import Any, Callable, Sequence
 from ..catalog.core import load_job
 from ..errors import InfrastructureError, InputError
 from ..matrix.model import verdict
+from ..regression.culprit import Suspect, rank
 from ..spec import JobSpec, SuiteRef
 from ..store import queries
 from .run import execute_job
@@ -32,6 +33,8 @@ class Probe:
     verdict: str
     run_id: str
     message: str = ""
+    library: str | None = None  # the check's backend library, as the stored check names it
+    feature: str = ""
 
     @property
     def bad(self) -> bool:
@@ -45,6 +48,8 @@ class Bisection:
     probes: tuple[Probe, ...]  # in the order they ran
     first_bad: str | None  # None: the last image is good, nothing went bad
     last_good: str | None  # None: bad from the first image on
+    suspects: tuple[Suspect, ...] = ()  # the inventory diff last good -> first bad, most related first
+    culprit_note: str = ""  # why there is no ranking, or which inventories were compared
 
     @property
     def budget(self) -> int:
@@ -124,7 +129,37 @@ def bisect(check: str, images: Sequence[str], *, catalog: Any, factory: Any, job
         if v not in GOOD and v not in BAD:
             raise InputError(f"{check} did not run in {image} ({v}: {message[:300]}); it cannot say good or bad",
                              "bisect images where the check runs (a GPU check needs a GPU host)")
-        return Probe(image, v, s.run_id, message)
+        last = attempts[-1] if attempts else None
+        return Probe(image, v, s.run_id, message, last.check.library if last else None,
+                     last.check.feature if last else "")
 
     found = search(list(images), probe)
-    return Bisection(check, found.images, found.probes, found.first_bad, found.last_good)
+    if found.first_bad is None:
+        p = found.probes[-1]
+        raise InputError(f"{check} passes in the last image {images[-1]} (run {p.run_id[:8]}): every image is "
+                         "good as far as bisect can tell, there is no first bad image to find",
+                         "give the images oldest first, ending with one where the check fails")
+    suspects, note = culprits(check, found, catalog, factory)
+    return Bisection(check, found.images, found.probes, found.first_bad, found.last_good, suspects, note)
+
+
+def culprits(check: str, found: Bisection, catalog: Any, factory: Any) -> tuple[tuple[Suspect, ...], str]:
+    """The components that changed between the last good and the first bad image (their
+    inventories: stored ones of the same digest, else gathered now), ranked by relation to
+    the check. An inventory that cannot be had is a note, never a failed bisect."""
+    from . import inventory
+    from ..audit import diff
+
+    if found.last_good is None:
+        return (), f"bad from the first image {found.first_bad} on: no good image to diff against"
+    bad = next(p for p in found.probes if p.image == found.first_bad)
+    try:
+        good_label, good = inventory.side(found.last_good, catalog, factory, stored=False)
+        bad_label, bad_inv = inventory.side(found.first_bad, catalog, factory, stored=False)
+    except (InfrastructureError, InputError) as exc:
+        return (), f"no inventory diff: {exc.message}"
+    changes = diff(good, bad_inv)
+    if not changes:
+        return (), f"the inventories of {good_label} and {bad_label} are the same: the change is outside " \
+                   "what the inventory sees (a file, a build flag) or on the host"
+    return tuple(rank(changes, check, bad.library, bad.feature)), f"inventory diff {good_label} -> {bad_label}"

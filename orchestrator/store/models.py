@@ -244,3 +244,20 @@ class Baseline(Base):
     run_id: Mapped[str | None] = mapped_column(ForeignKey("run.id"))
     matrix_version: Mapped[str | None] = mapped_column(String(50))
     created: Mapped[datetime] = mapped_column(DateTime)
+
+
+class Attestation(Base):
+    """A signed in-toto attestation (a DSSE envelope) about one image digest, made by
+    ``valorch attest`` from a run, a matrix version or a qualification (migration 0006)."""
+
+    __tablename__ = "attestation"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    run_id: Mapped[str | None] = mapped_column(ForeignKey("run.id"), index=True)  # None: from a version
+    source: Mapped[str] = mapped_column(String(300))  # "run <id>", "version v0.3", "qualify <dir>"
+    subject: Mapped[str] = mapped_column(String(500))  # image name
+    digest: Mapped[str] = mapped_column(String(200), index=True)  # sha256:<hex>
+    predicate_type: Mapped[str] = mapped_column(String(200))
+    envelope: Mapped[str] = mapped_column(Text)  # the DSSE envelope, one line of .intoto.jsonl
+    keyid: Mapped[str] = mapped_column(String(200), default="")
+    created: Mapped[datetime] = mapped_column(DateTime)
+    pushed: Mapped[str | None] = mapped_column(String(500))  # where --push put it (referrer or .att tag)

@@ -39,6 +39,9 @@ def test_bisect_names_the_first_bad_image(nightlies):
     assert verdicts["nightly_4"] == "unsupported" and "torch" in next(
         p["message"] for p in found["probes"] if p["image"] == "nightly_4")
     assert all(v == "pass" for img, v in verdicts.items() if img in aliases[:3])
+    # the culprit: torch went away between the last good and the first bad image; the check's
+    # framework ranks before the other removed packages
+    assert found["culprits"][0]["component"] == "pytorch" and found["culprits"][0]["change"] == "removed"
     # every probe is a stored run, as `valorch run` would have made it
     runs = json.loads(run_cli("results", "list", "--json", db=tmp / "b.sqlite").stdout)
     assert {r["run"] for r in runs} >= {p["run"] for p in found["probes"]}

@@ -1,0 +1,164 @@
+"""Which changed component most likely broke a check: the inventory diff between the last
+good and the first bad image, ranked by how closely each component relates to the check.
+
+1. **library**: the check's backend library (``MIOpen/cuDNN``, ``hipBLAS/cuBLAS`` …) and the
+   components named by its feature or id (a declared ``command.vfmath-dot`` check names
+   ``vfmath``);
+2. **dependency**: what that library is built on (MIOpen: rocBLAS, hipBLASLt, Composable
+   Kernel, HIP, the ROCm runtime …);
+3. **framework**: PyTorch, TensorFlow, JAX, Triton, torchvision … and the GPU runtime;
+4. **python**: other Python packages;
+5. **system**: the OS, dpkg packages and everything else.
+
+Pure: changes and the check's facts in, a ranking out. Within a tier, headline components
+come before package listings, then by name."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+from ..spec import Change
+
+TIERS = ("library", "dependency", "framework", "python", "system")
+
+# where a GPU library's operation runs on a CPU host (a --cpu-only run, a CPU image)
+CPU_BLAS = ("openblas", "mkl", "blis", "libblas", "liblapack", "onednn", "dnnl", "mkldnn")
+
+# library word (lower case, as checks name them) -> (the library's own component stems, its dependencies)
+LIBRARIES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "miopen": (("miopen",), ("rocblas", "hipblaslt", "hipblas", "composable-kernel", "composablekernel", "ck",
+                             "rocrand", "half", "hip", "rocm", "comgr", "hsa", "roctracer", "rocm-llvm")),
+    "cudnn": (("cudnn",), ("cublas", "cublaslt", "nvrtc", "cuda", "cudart")),
+    "hipblas": (("hipblas", "rocblas"), ("hipblaslt", "tensile", "hip", "rocm", "comgr", "hsa") + CPU_BLAS),
+    "hipblaslt": (("hipblaslt",), ("rocblas", "hipblas", "tensile", "hip", "rocm", "hsa")),
+    "cublas": (("cublas",), ("cublaslt", "cuda", "cudart") + CPU_BLAS),
+    "cublaslt": (("cublaslt", "cublas"), ("cuda", "cudart")),
+    "hipfft": (("hipfft", "rocfft"), ("hip", "rocm", "hsa", "comgr", "pocketfft", "fftw", "mkl")),
+    "cufft": (("cufft",), ("cuda", "cudart", "pocketfft", "fftw", "mkl")),
+    "hipcub": (("hipcub", "rocprim"), ("hip", "rocm")),
+    "cub": (("cub", "thrust"), ("cuda", "cudart")),
+    "hiprand": (("hiprand", "rocrand"), ("hip", "rocm")),
+    "curand": (("curand",), ("cuda", "cudart")),
+    "hipsolver": (("hipsolver", "rocsolver"), ("rocblas", "hipblas", "rocsparse", "magma", "hip", "rocm")),
+    "cusolver": (("cusolver",), ("cublas", "cusparse", "magma", "cuda", "cudart")),
+    "hipsparse": (("hipsparse", "rocsparse"), ("rocprim", "hip", "rocm")),
+    "cusparse": (("cusparse",), ("cuda", "cudart")),
+    "hipsparselt": (("hipsparselt",), ("hipsparse", "rocsparse", "hip", "rocm")),
+    "cusparselt": (("cusparselt",), ("cusparse", "cuda")),
+    "rccl": (("rccl",), ("hip", "rocm", "ucx", "ompi", "ofed", "libfabric", "hsa")),
+    "nccl": (("nccl",), ("cuda", "cudart", "ucx", "ompi", "ofed", "libfabric")),
+    "gloo": (("gloo",), ("libuv", "ibverbs")),
+    "tensorpipe": (("tensorpipe",), ("libuv", "ibverbs")),
+    "hiprtc": (("hiprtc", "comgr"), ("hip", "rocm", "rocm-llvm")),
+    "nvrtc": (("nvrtc",), ("cuda",)),
+    "roctx": (("roctx", "roctracer"), ("rocprofiler", "hip", "rocm")),
+    "nvtx": (("nvtx",), ("cuda",)),
+    "roctracer": (("roctracer",), ("rocprofiler", "hip", "rocm")),
+    "cupti": (("cupti",), ("cuda",)),
+    "composable kernel": (("composable-kernel", "composablekernel", "ck"), ("hip", "rocm")),
+    "aotriton": (("aotriton",), ("triton", "hip", "rocm")),
+    "flashattention": (("flash-attn", "flash-attention", "flashattention"), ("triton", "cuda", "cudart")),
+    "migraphx": (("migraphx",), ("miopen", "rocblas", "hip", "rocm")),
+    "tensorrt": (("tensorrt",), ("cudnn", "cublas", "cuda")),
+    "xla": (("xla", "jaxlib", "tensorflow"), ("cuda", "rocm")),
+    "rocjpeg": (("rocjpeg",), ("rocdecode", "hip", "rocm")),
+    "nvjpeg": (("nvjpeg",), ("cuda",)),
+    # the CPU side of the same operations
+    "cpu": (("openblas", "mkl", "blis", "libblas", "liblapack", "onednn", "dnnl", "mkldnn"), ("openmp", "gomp", "libgomp", "tbb")),
+}
+FRAMEWORK = ("pytorch", "torch", "torchvision", "torchaudio", "tensorflow", "jax", "jaxlib", "triton",
+             "pytorch-triton", "pytorch-triton-rocm", "apex", "onnxruntime", "deepspeed", "numpy", "cuda", "rocm",
+             "hip", "magma")
+# check words that name no component (a check id's kind and dtype words)
+NOISE = {"smoke", "kernels", "kernel", "features", "feature", "command", "pytest", "compile", "profiler", "tf",
+         "fp32", "fp16", "bf16", "fp64", "float32", "float16", "bfloat16", "int8", "dtype", "the", "and", "with",
+         "a", "of", "on", "in", "selftest", "check"}
+
+
+@dataclass(frozen=True)
+class Suspect:
+    change: Change
+    tier: str  # one of TIERS
+    why: str  # what relates it to the check
+
+    @property
+    def rank(self) -> int:
+        return TIERS.index(self.tier)
+
+
+def stem(component: str) -> str:
+    """``deb:miopen-hip`` -> ``miopen-hip``; ``pip:torch`` -> ``torch``; lower case, ``_`` as ``-``."""
+    name = component.split(":", 1)[1] if ":" in component else component
+    return name.lower().replace("_", "-")
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in re.split(r"[^a-z0-9]+", text.lower()) if len(w) > 1 and w not in NOISE}
+
+
+def libraries_of(library: str | None) -> list[str]:
+    """``MIOpen/cuDNN`` -> ["miopen", "cudnn"] (the keys of LIBRARIES it names)."""
+    out = []
+    for part in re.split(r"[/,]", library or ""):
+        key = part.strip().lower()
+        if key in LIBRARIES:
+            out.append(key)
+        elif key.replace(" ", "") in LIBRARIES:
+            out.append(key.replace(" ", ""))
+    return out
+
+
+def _hits(name: str, stems: Iterable[str]) -> str | None:
+    parts = set(re.split(r"[^a-z0-9]+", name))
+    for s in stems:
+        if name == s or name.startswith(s + "-") or name.startswith("lib" + s) or s in parts or \
+                (len(s) > 3 and s in name):
+            return s
+    return None
+
+
+def classify(component: str, check: str, library: str | None, feature: str = "") -> tuple[str, str]:
+    """(tier, why) of one component for one check."""
+    name = stem(component)
+    libs = libraries_of(library)
+    for lib in libs:
+        hit = _hits(name, LIBRARIES[lib][0])
+        if hit:
+            return "library", f"the check's library {lib}"
+    named = _words(f"{check} {feature}") - {"".join(ch for ch in lib if ch.isalnum()) for lib in libs}
+    hit = _hits(name, named)
+    if hit:
+        return "library", f"named by the check ({hit})"
+    for lib in libs:
+        hit = _hits(name, LIBRARIES[lib][1])
+        if hit:
+            return "dependency", f"{lib} depends on {hit}"
+    hit = _hits(name, _frameworks(check))
+    if hit:
+        return "framework", f"framework or runtime ({hit})"
+    if component.startswith("pip:"):
+        return "python", "a Python package"
+    return "system", "system library or tool" if component.startswith("deb:") else "image component"
+
+
+def _frameworks(check: str) -> tuple[str, ...]:
+    """FRAMEWORK with the check's own framework first (TensorFlow for ``tf.*``, else PyTorch)."""
+    own = ("tensorflow",) if check.startswith("tf.") else ("jax", "jaxlib") if check.startswith("jax.") else ()
+    return own + tuple(f for f in FRAMEWORK if f not in own)
+
+
+def rank(changes: Sequence[Change], check: str, library: str | None, feature: str = "") -> list[Suspect]:
+    """The changes as suspects, most related to the check first; frameworks in the order of
+    how directly the check runs on them (its own framework, then the rest)."""
+    out = [Suspect(c, *classify(c.subject, check, library, feature)) for c in changes if c.kind != "unchanged"]
+    order = _frameworks(check)
+
+    def within(s: Suspect) -> int:
+        if s.tier != "framework":
+            return 0
+        hit = _hits(stem(s.change.subject), order)
+        return order.index(hit) if hit else len(order)
+
+    return sorted(out, key=lambda s: (s.rank, within(s), ":" in s.change.subject, s.change.subject))

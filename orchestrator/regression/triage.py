@@ -1,0 +1,128 @@
+"""Why a red cell is red: one triage class per failing check of a run, with its evidence.
+
+Pure: the facts the store holds about a check (this run's attempts, the same check's other
+runs on the same image, what digest was expected, what the host's preflight said) in, a
+class and the runs, hosts and digests it compared out. Where the facts do not decide, the
+class is ``undetermined``, with what was missing: never a guess.
+
+Classes, in the order they are tried (the first that the evidence shows wins):
+
+- ``infrastructure``: the attempts ended in ``error`` (engine, registry, scheduler);
+- ``host fault``: the host failed preflight or was quarantined around the run, or the same
+  digest passes on another host of the same class;
+- ``flaky``: mixed outcomes across this run's attempts, or across repeats of the same digest
+  on the same host;
+- ``image drift``: the run's digest is not the one the catalog pins or the baseline ran;
+- ``regression``: the check passed on the previous digest of this image on the same host
+  class, and fails now on every attempt and every host that ran this digest;
+- ``new check``: no earlier verdict of the check on this image; ``never passed``: earlier
+  verdicts, none a pass."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+FAILING = ("fail", "crash", "timeout", "error")
+CLASSES = ("regression", "flaky", "host fault", "image drift", "infrastructure", "new check", "never passed",
+           "undetermined")
+
+
+@dataclass(frozen=True)
+class Seen:
+    """The final verdict of the same check in another run of the same image (any digest)."""
+
+    run: str
+    digest: str
+    host: str
+    host_class: str
+    verdict: str
+    started: str  # ISO time: orders the history
+
+
+@dataclass(frozen=True)
+class Case:
+    check: str
+    run: str
+    digest: str
+    host: str
+    host_class: str
+    started: str
+    attempts: tuple[str, ...]  # this run's statuses, in attempt order
+    history: tuple[Seen, ...] = ()  # other runs of this check on this image
+    expected_digest: str | None = None  # what the catalog pins, or the baseline ran
+    expected_from: str = ""  # "the catalog" | "baseline v0.2"
+    host_problems: tuple[str, ...] = ()  # preflight failures / quarantine of this host around the run
+
+
+@dataclass(frozen=True)
+class Triage:
+    cls: str  # one of CLASSES
+    reason: str
+    runs: tuple[str, ...] = ()
+    hosts: tuple[str, ...] = ()
+    digests: tuple[str, ...] = ()
+    details: tuple[str, ...] = field(default_factory=tuple)  # e.g. the inventory diff of a drift (added later)
+
+
+def final(attempts: tuple[str, ...]) -> str:
+    if "pass" in attempts and any(s in FAILING for s in attempts):
+        return "flaky"
+    return attempts[-1] if attempts else "missing"
+
+
+def _short(text: str) -> str:
+    return text.split(":", 1)[1][:12] if text.startswith("sha256:") else text[:12]
+
+
+def classify(case: Case) -> Triage | None:
+    """The triage of one check of one run; None when it did not fail."""
+    verdict = final(case.attempts)
+    if verdict not in FAILING and verdict != "flaky":
+        return None
+    here = ((case.run,), (case.host,), (case.digest,))
+    if verdict == "error" or (case.attempts and all(s == "error" for s in case.attempts)):
+        return Triage("infrastructure", "the attempts ended in error (engine, registry or scheduler): the run says "
+                      "nothing about the image", *here)
+    if case.host_problems:
+        return Triage("host fault", f"host {case.host}: " + "; ".join(case.host_problems), *here)
+    if verdict == "flaky":
+        return Triage("flaky", f"mixed outcomes across this run's attempts ({', '.join(case.attempts)})", *here)
+    same = [s for s in case.history if s.digest == case.digest and s.host_class == case.host_class]
+    elsewhere = [s for s in same if s.host != case.host and s.verdict == "pass"]
+    if elsewhere:
+        s = max(elsewhere, key=lambda x: x.started)
+        return Triage("host fault", f"the same digest passes on host {s.host} of the same class "
+                      f"({case.host_class}, run {s.run[:8]}) and fails on {case.host}",
+                      (case.run, s.run), (case.host, s.host), (case.digest,))
+    repeats = [s for s in same if s.host == case.host]
+    if any(s.verdict in ("pass", "flaky") for s in repeats):
+        passed = [s for s in repeats if s.verdict in ("pass", "flaky")]
+        return Triage("flaky", f"the same digest on the same host passed in {len(passed)} of {len(repeats)} other "
+                      f"runs (e.g. run {passed[-1].run[:8]}) and fails here",
+                      (case.run, *(s.run for s in passed[-3:])), (case.host,), (case.digest,))
+    if case.expected_digest and case.expected_digest != case.digest:
+        return Triage("image drift", f"the image ran as {_short(case.digest)}, not the digest {case.expected_from} "
+                      f"names ({_short(case.expected_digest)}): the tag moved", (case.run,), (case.host,),
+                      (case.expected_digest, case.digest))
+    earlier = sorted((s for s in case.history if s.started < case.started and s.digest != case.digest
+                      and s.host_class == case.host_class), key=lambda s: s.started)
+    any_before = [s for s in case.history if s.started < case.started]
+    if not any_before:
+        return Triage("new check", f"no earlier verdict of {case.check} on this image to compare with", *here)
+    if not any(s.verdict == "pass" for s in any_before):
+        return Triage("never passed", f"{case.check} failed in all {len(any_before)} earlier runs of this image "
+                      f"(latest run {any_before[-1].run[:8]}) and never passed", *here)
+    if earlier:
+        prev = earlier[-1]
+        other_hosts = [s for s in same if s.host != case.host]
+        if prev.verdict == "pass" and all(s.verdict in FAILING for s in same):
+            hosts = (case.host, *sorted({s.host for s in other_hosts}))
+            return Triage("regression", f"passed on the previous digest {_short(prev.digest)} (run {prev.run[:8]}, "
+                          f"host {prev.host}, {case.host_class}); fails now on every attempt and on "
+                          f"{len(hosts)} host{'s' if len(hosts) > 1 else ''} with {_short(case.digest)}",
+                          (prev.run, case.run, *(s.run for s in other_hosts)), hosts, (prev.digest, case.digest))
+        return Triage("undetermined", f"the previous digest {_short(prev.digest)} ended {prev.verdict} too "
+                      f"(run {prev.run[:8]}); the change that broke {case.check} is older",
+                      (prev.run, case.run), (prev.host, case.host), (prev.digest, case.digest))
+    return Triage("undetermined", f"{case.check} passed before on this image, but not on another digest of the "
+                  f"same host class ({case.host_class}) to compare with", *here)
