@@ -285,6 +285,9 @@ def diff_junit(report: Report, verdict: Any = None) -> str:
                 n_skip += 1
                 link = f" ({c.issue.url})" if c.issue.url else ""
                 ET.SubElement(case, "skipped", message=f"known issue: {c.issue.reason}{link}"[:500])
+            elif c.head == "partial":  # a passing testcase that says what is missing (and what allowed the loss)
+                extra = f" (coverage lost, allowed by {allowed[key]})" if key in allowed else ""
+                ET.SubElement(case, "system-out").text = f"partial: {c.note}{extra}"
             elif key in allowed:
                 n_skip += 1
                 ET.SubElement(case, "skipped", message=f"{c.kind}: {c.base or '—'} → {c.head or '—'}, allowed by "
@@ -292,8 +295,6 @@ def diff_junit(report: Report, verdict: Any = None) -> str:
             elif c.kind in (FLAKY, INCONCLUSIVE, EXPECTED, NOT_COMPARABLE, COVERAGE_LOST):
                 n_skip += 1
                 ET.SubElement(case, "skipped", message=f"{c.kind}: {c.base or '—'} → {c.head or '—'} {text}"[:500])
-            elif c.head == "partial":
-                ET.SubElement(case, "system-out").text = f"partial: {c.note}"
         suite.set("tests", str(len(changes)))
         suite.set("failures", str(n_fail))
         suite.set("errors", "0")
