@@ -26,6 +26,7 @@ from ..regression import rule
 from ..render.diff import diff_html
 from ..render.site import pages
 from ..store import matrix_store, site_queries
+from . import site_steps
 from .site_pages import Site, change_label, ordered, when
 from .site_views import ChangeV, RunV, changes, histories, load_runs, newest_per_env, slug
 
@@ -121,21 +122,25 @@ def build(session: Session, *, catalog: Sequence[CatalogImage] = (), local: froz
     runs = load_runs(run_rows, pk_checks, site_queries.results(session))
     inventories = site_queries.inventories(session)
     versions = [(mv, matrix_store.load(session, mv.version)) for mv in matrix_store.versions(session)]
+    per_check = histories(runs, {c["check_id"]: bool(c["bigger_is_better"])
+                                 for c in sorted(pk_checks.values(), key=lambda c: (c["check_id"], c["version"]))})
+    found = site_steps.confirmed(session, changes(per_check), per_check)  # only what `valorch diff` calls a change
     return _pages(runs, pk_checks, inventories, versions, catalog, local, qualify, built or datetime.now(),
-                  workers if workers is not None else min(4, os.cpu_count() or 1))
+                  workers if workers is not None else min(4, os.cpu_count() or 1), (per_check, found))
 
 
 def _pages(runs: dict[str, RunV], pk_checks: dict[int, dict[str, Any]], inventories: dict[str, Any],
            versions: list[tuple[Any, dict[str, Any]]], catalog: Sequence[CatalogImage], local: frozenset[str],
-           qualify: Sequence[tuple[str, str]], built: datetime, workers: int) -> Iterator[tuple[str, str]]:
+           qualify: Sequence[tuple[str, str]], built: datetime, workers: int,
+           timed: tuple[dict[str, list[Any]], list[ChangeV]] | None = None) -> Iterator[tuple[str, str]]:
     checks: dict[str, dict[str, Any]] = {}
     for c in sorted(pk_checks.values(), key=lambda c: (c["check_id"], c["version"])):
         info = checks.setdefault(c["check_id"], {**c, "versions": []})
         info["versions"].append(c["version"])
         info.update({k: c[k] for k in ("feature", "kind", "library", "unit", "bigger_is_better")})
     site = Site(runs, checks, local, built.strftime("%Y-%m-%d %H:%M"))
-    per_check = histories(runs, {cid: bool(c["bigger_is_better"]) for cid, c in checks.items()})
-    found = changes(per_check)
+    per_check, found = timed if timed is not None else (
+        histories(runs, {cid: bool(c["bigger_is_better"]) for cid, c in checks.items()}), [])
     latest = newest_per_env(runs.values())
 
     # matrices: every layout of the latest runs, each job's latest, the published versions
