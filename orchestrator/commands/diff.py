@@ -129,7 +129,8 @@ def diff(base: str = typer.Argument(..., help="run id/prefix, batch, matrix vers
             notify_service.post_empty(targets, title, exc.message, say)
         raise
     verdict = judge(report, gate_coverage=gate_coverage, allow_known_failures=allow_known_failures)
-    reached = notify_service.post_report(factory, targets, report, title, say, local=local_images()) \
+    reached = notify_service.post_report(factory, targets, report, title, say, local=local_images(),
+                                         verdict=verdict) \
         if targets else True
     if fmt == "term" and out_path is None:
         print_term(report, verdict)

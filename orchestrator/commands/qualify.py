@@ -75,7 +75,8 @@ def qualify(job: Path = typer.Option(..., "--job", "-j", help="The release job s
     write_output(diff_junit(report, outcome.verdict), out_dir / "report.junit.xml")
     print_term(report, outcome.verdict)
     reached = notify_service.post_report(factory, targets, report, title, say, local=local_images(),
-                                         infra=outcome.infra_errors, report_path=str(out_dir / "report.html")) \
+                                         infra=outcome.infra_errors, report_path=str(out_dir / "report.html"),
+                                         verdict=outcome.verdict) \
         if targets else True
     if outcome.exit_code == 1:
         err.print(f"[bold red]qualification failed[/bold red] against {escape(baseline)}; see {out_dir}/report.md")
