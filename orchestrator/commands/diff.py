@@ -62,7 +62,7 @@ def print_term(report: Any, verdict: Any = None) -> None:
                 table.add_column(col)
             for c, why in rows:
                 shown.add(id(c))
-                table.add_row(c.mark, escape(c.env), escape(c.check), c.base or "—", c.head or "—", why,
+                table.add_row(c.mark or "❌", escape(c.env), escape(c.check), c.base or "—", c.head or "—", why,
                               escape(_timing_text(c) or c.note), style="red")
             out.print(table)
     out.print(f"  environments: {', '.join(report.base.envs)} → {', '.join(report.head.envs)}; "

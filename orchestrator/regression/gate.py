@@ -74,12 +74,18 @@ class Verdict:
         """(environment, check) of every cell that fails the gate: JUnit ``<failure>``."""
         return frozenset((c.env, c.check) for r in self.gating for c in r.changes)
 
-    def headline(self) -> str:
+    def why(self) -> str:
+        """The counts per gating reason ("1 still failing; 2 coverage lost"), or what else decided."""
         if self.exit_code == 1:
-            return "not qualified: " + "; ".join(f"{len(r.changes)} {r.code.replace('_', ' ')}" for r in self.gating)
+            return "; ".join(f"{len(r.changes)} {r.code.replace('_', ' ')}" for r in self.gating)
         if self.exit_code == 3:
-            return "not qualified: infrastructure errors, the affected checks are inconclusive"
-        return "qualified"
+            return "infrastructure errors, the affected checks are inconclusive"
+        allowed = "; ".join(f"{len(r.changes)} {r.code.replace('_', ' ')} allowed by {r.allowed_by}"
+                            for r in self.reasons)
+        return allowed or "nothing failing, no regression, no coverage lost"
+
+    def headline(self) -> str:
+        return ("qualified: " if self.qualified else "not qualified: ") + self.why()
 
     def lines(self, shown: int = SHOWN) -> tuple[str, ...]:
         return tuple(r.line(shown) for r in self.reasons)

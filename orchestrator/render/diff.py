@@ -128,20 +128,18 @@ def verdict_md(report: Report, verdict: Any) -> list[str]:
     """The verdict block: qualified or not and why, in one screen (counts per reason, the first check ids)."""
     word = "✅ qualified" if verdict.qualified else "❌ NOT QUALIFIED"
     status = "**REGRESSED**" if report.regressed else "no regression"
-    lines = [f"## Verdict: {word}", "", f"**{verdict.headline()}** (exit {verdict.exit_code}; status and timing: "
+    lines = [f"## Verdict: {word}", "", f"**{verdict.why()}** (exit {verdict.exit_code}; status and timing: "
              f"{status})", ""]
     lines += [f"- {'❌' if r.gates else '◻'} {_md_cell(r.line())}" for r in verdict.reasons]
     if verdict.excused:
         lines.append(f"- xfail {verdict.excused} excused by known issues (listed below, folded)")
     if verdict.infra_errors:
         lines.append("- ⚠️ infrastructure errors: the affected checks are inconclusive")
-    if not verdict.reasons:
-        lines.append("- nothing failing, no regression, no coverage lost")
     lines.append("")
     for title, rows in verdict_rows(verdict):
         lines += [f"## {title} ({len(rows)})", "", "| | environment | check | base | head | gate | detail |",
                   "|---|---|---|---|---|---|---|"]
-        lines += ["| " + " | ".join(_md_cell(x) for x in (c.mark, c.env, f"`{c.check}`", c.base or "—", c.head or "—",
+        lines += ["| " + " | ".join(_md_cell(x) for x in (c.mark or "❌", c.env, f"`{c.check}`", c.base or "—", c.head or "—",
                                                          why, _timing_text(c) or c.note)) + " |" for c, why in rows]
         lines.append("")
     return lines
