@@ -38,9 +38,10 @@ def results_junit(runs: Sequence[Any], results: dict[str, Sequence[Any]],
             if why is not None:
                 counts["skipped"] += 1
                 ET.SubElement(case, "skipped", message=f"known issue: {why}"[:500])
-            elif res.status in FAILING:
+            elif res.status in FAILING or _tampered(res):  # a forged or flooded result fails, never "errors"
                 counts["failures"] += 1
-                node = ET.SubElement(case, "failure", type=res.status, message=res.message[:500])
+                node = ET.SubElement(case, "failure", type=res.status if res.status in FAILING else "tampered",
+                                     message=res.message[:500])
                 node.text = res.log[-4000:]
             elif res.status == "error":
                 counts["errors"] += 1
@@ -60,6 +61,12 @@ def results_junit(runs: Sequence[Any], results: dict[str, Sequence[Any]],
             suite.set(k, str(counts[k]))
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def _tampered(res: Any) -> bool:
+    """An ``error`` whose results were tampered with or cut at the output cap (executors/transcript.py)."""
+    metrics = getattr(res, "metrics", None) or {}
+    return res.status == "error" and bool(metrics.get("tampered") or metrics.get("output_capped"))
 
 
 def error_junit(message: str, hint: str | None = None) -> str:
