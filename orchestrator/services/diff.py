@@ -13,6 +13,7 @@ import math
 from statistics import median
 
 from ..errors import InputError
+from ..spec import STATUSES
 from ..regression import gate
 from ..regression import known_issues as ki
 from ..regression import changepoints, noise
@@ -57,7 +58,8 @@ def matrix_side(label: str, kind: str, mv: Any, images: Sequence[str] = ()) -> e
     for cell in mv.cells:
         if images and cell.column not in images:
             continue
-        for i, status in enumerate(cell.statuses or [cell.verdict]):
+        for i, status in enumerate(s for s in (cell.statuses or [cell.verdict]) if s in STATUSES):
+            # a "missing" (or empty) cell measured nothing: it is no baseline check the head could lose
             obs.append(engine.Obs(env=cell.column, check=cell.row, status=str(status), attempt=i + 1, version=None,
                                   backend=str((cell.meta or {}).get("backend", ""))))
     digests = tuple((k, str(v)) for k, v in sorted(((mv.meta or {}).get("digests") or {}).items()))

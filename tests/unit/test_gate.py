@@ -96,3 +96,16 @@ def test_reason_line_names_the_first_checks_only():
     (r,) = v.reasons
     assert r.line() == ("8 coverage lost (missing, or pass → unsupported/partial/skip): img: c1, img: c2, img: c3, "
                         "img: c4, img: c5, … (+3)")
+
+
+def test_a_missing_cell_of_a_published_baseline_is_no_check_the_head_can_lose():
+    from types import SimpleNamespace as NS
+
+    from orchestrator.services.diff import matrix_side
+
+    mv = NS(meta={}, cells=[NS(column="img", row="ran", statuses=["pass"], verdict="pass", meta={}),
+                            NS(column="img", row="never", statuses=[], verdict="missing", meta={})])
+    base = matrix_side("v1", "baseline", mv)
+    assert [(o.check, o.status) for o in base.observations] == [("ran", "pass")]
+    v = gate.decide(compare(base, side("b", o("ran"))))
+    assert v.exit_code == 0 and v.reasons == ()
