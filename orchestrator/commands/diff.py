@@ -46,12 +46,13 @@ def print_term(report: Any, verdict: Any = None) -> None:
 
     h = header(report)
     verdict_word = "[bold red]REGRESSED[/bold red]" if report.regressed else "[bold green]no regression[/bold green]"
+    shown: set[int] = set()
+    if verdict is not None:  # the verdict first: qualified or not, and why
+        style = "bold green" if verdict.qualified else "bold red"
+        out.print(f"[{style}]{verdict.word}[/{style}]: {escape(verdict.why())} (exit {verdict.exit_code})")
     out.print(f"diff {report.base.kind} [bold]{escape(report.base.label)}[/bold] → {report.head.kind} "
               f"[bold]{escape(report.head.label)}[/bold]: {verdict_word}")
-    shown: set[int] = set()
     if verdict is not None:
-        style = "bold green" if verdict.qualified else "bold red"
-        out.print(f"  [{style}]{escape(verdict.headline())}[/{style}] (exit {verdict.exit_code})")
         for r in verdict.reasons:
             out.print(f"  {'[red]✗[/red]' if r.gates else '·'} {escape(r.line())}")
         if verdict.excused:
@@ -137,7 +138,7 @@ def diff(base: str = typer.Argument(..., help="run id/prefix, batch, matrix vers
     else:
         write_output(RENDERERS["md" if fmt == "term" else fmt](report, verdict), out_path)
     if verdict.exit_code == 1:
-        err.print(f"[red]gate failed[/red]: {escape(verdict.headline())}")
+        err.print(f"[red]gate failed[/red]: {escape(verdict.why())}")
         raise typer.Exit(1)
     if not reached:
         raise typer.Exit(3)

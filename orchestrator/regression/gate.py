@@ -49,7 +49,7 @@ class Reason:
     def line(self, shown: int = SHOWN) -> str:
         names = ", ".join(self.checks[:shown]) + (f", … (+{len(self.changes) - shown})"
                                                   if len(self.changes) > shown else "")
-        allowed = f" [allowed by {self.allowed_by}]" if not self.gates else ""
+        allowed = f" [not gated: {self.allowed_by}]" if not self.gates else ""
         return f"{len(self.changes)} {self.title}{allowed}: {names}"
 
 
@@ -61,6 +61,14 @@ class Verdict:
     reasons: tuple[Reason, ...]
     infra_errors: bool = False
     excused: int = 0  # cells a known issue excused (EXPECTED)
+    subject: str = "qualify"  # qualify | diff: the words of the verdict
+
+    @property
+    def word(self) -> str:
+        """"qualified" / "NOT QUALIFIED" (qualify), "gate passed" / "GATE FAILED" (diff)."""
+        if self.subject == "diff":
+            return "gate passed" if self.qualified else "GATE FAILED"
+        return "qualified" if self.qualified else "NOT QUALIFIED"
 
     @property
     def qualified(self) -> bool:
@@ -80,12 +88,12 @@ class Verdict:
             return "; ".join(f"{len(r.changes)} {r.code.replace('_', ' ')}" for r in self.gating)
         if self.exit_code == 3:
             return "infrastructure errors, the affected checks are inconclusive"
-        allowed = "; ".join(f"{len(r.changes)} {r.code.replace('_', ' ')} allowed by {r.allowed_by}"
+        allowed = "; ".join(f"{len(r.changes)} {r.code.replace('_', ' ')} (not gated: {r.allowed_by})"
                             for r in self.reasons)
         return allowed or "nothing failing, no regression, no coverage lost"
 
     def headline(self) -> str:
-        return ("qualified: " if self.qualified else "not qualified: ") + self.why()
+        return f"{self.word.lower()}: {self.why()}"
 
     def lines(self, shown: int = SHOWN) -> tuple[str, ...]:
         return tuple(r.line(shown) for r in self.reasons)
@@ -109,7 +117,8 @@ def _reason_of(c: CellChange) -> str | None:
 
 
 def decide(report: Report, gate_coverage: bool = True, allow_known_failures: bool = False,
-           infra_errors: bool = False, coverage_flag: str = "--allow-coverage-loss") -> Verdict:
+           infra_errors: bool = False, coverage_flag: str = "--allow-coverage-loss",
+           subject: str = "qualify") -> Verdict:
     """The gate over one report (qualify: coverage gates unless --allow-coverage-loss; diff:
     only with --gate-coverage). ``coverage_flag``: what the report says allowed the loss."""
     found: dict[str, list[CellChange]] = {code: [] for code in ORDER}
@@ -122,7 +131,7 @@ def decide(report: Report, gate_coverage: bool = True, allow_known_failures: boo
     reasons = tuple(Reason(code, tuple(found[code]), not allowed.get(code), allowed.get(code, ""))
                     for code in ORDER if found[code])
     code = 1 if any(r.gates for r in reasons) else 3 if infra_errors else 0
-    return Verdict(code, reasons, infra_errors, sum(1 for c in report.changes if c.kind == EXPECTED))
+    return Verdict(code, reasons, infra_errors, sum(1 for c in report.changes if c.kind == EXPECTED), subject)
 
 
 __all__ = ["Reason", "Verdict", "decide", "unexcused_failure", "ORDER", "TITLES"]

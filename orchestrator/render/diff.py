@@ -114,10 +114,10 @@ GATE_SECTIONS = (("Failures", ("still_failing", "failing")), ("Regressions", ("s
 
 def verdict_rows(verdict: Any) -> list[tuple[str, list[tuple[CellChange, str]]]]:
     """The gate's sections (failures, still failing first; regressions; coverage lost), each
-    row with what the gate says of it ("still failing", "allowed by --allow-known-failures")."""
+    row with what the gate says of it ("still failing", "not gated: --allow-known-failures")."""
     out = []
     for title, codes in GATE_SECTIONS:
-        rows = [(c, r.code.replace("_", " ") + ("" if r.gates else f", allowed by {r.allowed_by}"))
+        rows = [(c, r.code.replace("_", " ") + ("" if r.gates else f", not gated: {r.allowed_by}"))
                 for code in codes for r in verdict.reasons if r.code == code for c in r.changes]
         if rows:
             out.append((title, rows))
@@ -126,7 +126,7 @@ def verdict_rows(verdict: Any) -> list[tuple[str, list[tuple[CellChange, str]]]]
 
 def verdict_md(report: Report, verdict: Any) -> list[str]:
     """The verdict block: qualified or not and why, in one screen (counts per reason, the first check ids)."""
-    word = "✅ qualified" if verdict.qualified else "❌ NOT QUALIFIED"
+    word = ("✅ " if verdict.qualified else "❌ ") + verdict.word
     status = "**REGRESSED**" if report.regressed else "no regression"
     lines = [f"## Verdict: {word}", "", f"**{verdict.why()}** (exit {verdict.exit_code}; status and timing: "
              f"{status})", ""]
@@ -284,11 +284,11 @@ def diff_junit(report: Report, verdict: Any = None) -> str:
                 link = f" ({c.issue.url})" if c.issue.url else ""
                 ET.SubElement(case, "skipped", message=f"known issue: {c.issue.reason}{link}"[:500])
             elif c.head == "partial":  # a passing testcase that says what is missing (and what allowed the loss)
-                extra = f" (coverage lost, allowed by {allowed[key]})" if key in allowed else ""
+                extra = f" (coverage lost, not gated: {allowed[key]})" if key in allowed else ""
                 ET.SubElement(case, "system-out").text = f"partial: {c.note}{extra}"
             elif key in allowed:
                 n_skip += 1
-                ET.SubElement(case, "skipped", message=f"{c.kind}: {c.base or '—'} → {c.head or '—'}, allowed by "
+                ET.SubElement(case, "skipped", message=f"{c.kind}: {c.base or '—'} → {c.head or '—'}, not gated: "
                                                         f"{allowed[key]} {text}"[:500])
             elif c.kind in (FLAKY, INCONCLUSIVE, EXPECTED, NOT_COMPARABLE, COVERAGE_LOST):
                 n_skip += 1

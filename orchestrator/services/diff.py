@@ -154,4 +154,4 @@ def judge(report: engine.Report, gate_coverage: bool = False, allow_known_failur
     """diff's gate (exit 1): every unexcused failure of the head, still failing ones unless
     ``allow_known_failures``, every timing regression, and lost coverage with ``gate_coverage``."""
     return gate.decide(report, gate_coverage=gate_coverage, allow_known_failures=allow_known_failures,
-                       coverage_flag="no --gate-coverage")
+                       coverage_flag="no --gate-coverage", subject="diff")

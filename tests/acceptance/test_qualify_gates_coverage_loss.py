@@ -28,10 +28,10 @@ def test_qualify_fails_when_a_baseline_suite_is_missing_from_the_head(cli, tmp_p
     # allowed by the flag: qualified, and the loss is still said
     proc = qualify(cli, narrow, "rel-1", tmp_path / "q-allowed", "--allow-coverage-loss")
     assert proc.returncode == 0, proc.stderr + proc.stdout
-    assert "qualified" in proc.stderr and "allowed by --allow-coverage-loss" in proc.stderr
+    assert "qualified" in proc.stderr and "not gated: --allow-coverage-loss" in proc.stderr
     cases = junit_cases(tmp_path / "q-allowed" / "report.junit.xml")
     assert cases["command.ok"] == ("skipped", cases["command.ok"][1])
-    assert "allowed by --allow-coverage-loss" in cases["command.ok"][1]
+    assert "not gated: --allow-coverage-loss" in cases["command.ok"][1]
 
     # covered by a live known issue (status missing: the check is not run): qualified
     issues = tmp_path / "known-issues.yaml"
@@ -87,7 +87,7 @@ def test_diff_lists_lost_coverage_first_and_gates_only_with_gate_coverage(cli, t
     proc = cli("diff", base, head)
     assert proc.returncode == 0, proc.stderr + proc.stdout  # listed, not gated
     assert proc.stdout.index("Coverage lost (1)") < proc.stdout.index("environments:")
-    assert "allowed by no --gate-coverage" in proc.stdout
+    assert "not gated: no --gate-coverage" in proc.stdout
 
     proc = cli("diff", base, head, "--gate-coverage")
     assert proc.returncode == 1 and "1 coverage lost" in proc.stderr

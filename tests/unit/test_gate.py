@@ -45,7 +45,7 @@ def test_flags_allow_still_failing_and_lost_coverage_but_never_new_failures():
     only_allowed = compare(side("a", o("x", "fail"), o("y")), side("b", o("x", "fail")))
     v = gate.decide(only_allowed, gate_coverage=False, allow_known_failures=True)
     assert v.exit_code == 0 and v.qualified and len(v.reasons) == 2
-    assert "[allowed by --allow-known-failures]" in v.reasons[0].line()
+    assert "[not gated: --allow-known-failures]" in v.reasons[0].line()
     assert gate.decide(only_allowed, gate_coverage=False, allow_known_failures=True, infra_errors=True).exit_code == 3
 
 
@@ -78,8 +78,8 @@ def test_junit_and_markdown_follow_the_verdict():
     v = gate.decide(report, gate_coverage=False)
     junit = diff_junit(report, v)
     assert junit.count("<failure") == 4  # old.fail, new.fail, added.fail, slow
-    assert 'type="still_failing"' in junit and "allowed by --allow-coverage-loss" in junit
-    assert "<system-out>partial: half (coverage lost, allowed by --allow-coverage-loss)</system-out>" in junit
+    assert 'type="still_failing"' in junit and "not gated: --allow-coverage-loss" in junit
+    assert "<system-out>partial: half (coverage lost, not gated: --allow-coverage-loss)</system-out>" in junit
     same = compare(side("a", o("p", "partial")), side("b", o("p", "partial", message="half")))
     assert "<system-out>partial: half</system-out>" in diff_junit(same, gate.decide(same))
     md = diff_md(report, v)
