@@ -3,7 +3,6 @@ checks of the ``selftest`` suite and declared ``command`` checks."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
@@ -51,8 +50,3 @@ def junit_cases(path: Path) -> dict[str, tuple[str, str]]:
             sysout = case.find("system-out")
             out[case.get("name")] = ("passed", sysout.text if sysout is not None else "")
     return out
-
-
-def gate_of(cli, *args: str) -> dict:
-    proc = cli("diff", *args, "--format", "json")
-    return {"rc": proc.returncode, **json.loads(proc.stdout)}
