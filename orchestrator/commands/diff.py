@@ -36,14 +36,36 @@ def local_images() -> frozenset[str]:
         return frozenset()
 
 
-def print_term(report: Any) -> None:
+def print_term(report: Any, verdict: Any = None) -> None:
+    """The verdict block (qualified or not, why, the first check ids), the gate's failures,
+    regressions and lost coverage, then every other section."""
+    from rich.markup import escape
+
     from ..regression import rule as engine
-    from ..render.diff import SECTIONS, _timing_text, header
+    from ..render.diff import SECTIONS, _timing_text, header, verdict_rows
 
     h = header(report)
-    verdict = "[bold red]REGRESSED[/bold red]" if report.regressed else "[bold green]no regression[/bold green]"
-    out.print(f"diff {report.base.kind} [bold]{report.base.label}[/bold] → {report.head.kind} "
-              f"[bold]{report.head.label}[/bold]: {verdict}")
+    verdict_word = "[bold red]REGRESSED[/bold red]" if report.regressed else "[bold green]no regression[/bold green]"
+    shown: set[int] = set()
+    if verdict is not None:  # the verdict first: qualified or not, and why
+        style = "bold green" if verdict.qualified else "bold red"
+        out.print(f"[{style}]{verdict.word}[/{style}]: {escape(verdict.why())} (exit {verdict.exit_code})")
+    out.print(f"diff {report.base.kind} [bold]{escape(report.base.label)}[/bold] → {report.head.kind} "
+              f"[bold]{escape(report.head.label)}[/bold]: {verdict_word}")
+    if verdict is not None:
+        for r in verdict.reasons:
+            out.print(f"  {'[red]✗[/red]' if r.gates else '·'} {escape(r.line())}")
+        if verdict.excused:
+            out.print(f"  · {verdict.excused} excused by known issues")
+        for title, rows in verdict_rows(verdict):
+            table = Table(title=f"{title} ({len(rows)})", title_justify="left")
+            for col in ("", "environment", "check", "base", "head", "gate", "detail"):
+                table.add_column(col)
+            for c, why in rows:
+                shown.add(id(c))
+                table.add_row(c.mark or "❌", escape(c.env), escape(c.check), c.base or "—", c.head or "—", why,
+                              escape(_timing_text(c) or c.note), style="red")
+            out.print(table)
     out.print(f"  environments: {', '.join(report.base.envs)} → {', '.join(report.head.envs)}; "
               f"hosts: {', '.join(report.base.hosts) or '—'} → {', '.join(report.head.hosts) or '—'}; "
               f"threshold {report.threshold * 100:g} %")
@@ -54,7 +76,7 @@ def print_term(report: Any) -> None:
     for issue in report.expired:
         out.print(f"  [yellow]known issue {issue.check} expired on {issue.expires}[/yellow]: {issue.reason}")
     for title, kinds in SECTIONS:
-        rows = [c for c in report.changes if c.kind in kinds]
+        rows = [c for c in report.changes if c.kind in kinds and id(c) not in shown]
         if not rows:
             continue
         table = Table(title=f"{title} ({len(rows)})", title_justify="left")
@@ -78,17 +100,23 @@ def diff(base: str = typer.Argument(..., help="run id/prefix, batch, matrix vers
                                          help="Timing ratio threshold (0.05 = 5 %), above 0, at most 10."),
          known_issues: Path = typer.Option(None, "--known-issues", help="Known-issues YAML (failures expected)."),
          image: list[str] = typer.Option(None, "--image", help="Only these image aliases (repeatable)."),
+         gate_coverage: bool = typer.Option(False, "--gate-coverage",
+                                            help="Exit 1 also when coverage was lost: a BASE check missing from "
+                                                 "HEAD, or pass → unsupported/partial/skip (listed first)."),
+         allow_known_failures: bool = typer.Option(False, "--allow-known-failures",
+                                                   help="Do not gate on checks that fail in BASE and HEAD alike "
+                                                        "(still listed first, as 'still failing')."),
          notify: list[str] = NotifyOption, db: str = DbOption, as_json: bool = JsonOption) -> None:
-    """What changed between BASE and HEAD; exit 1 when anything regressed."""
+    """What changed between BASE and HEAD; exit 1 when a HEAD check fails unexcused, still fails,
+    or a timing regressed (and with --gate-coverage when coverage was lost)."""
     if as_json:  # the --json every command takes: the same as --format json
         fmt = "json"
     if fmt not in FORMATS:
         raise InputError(f"unknown --format '{fmt}'", f"use one of {', '.join(FORMATS)}")
-    from ..regression import rule as engine
     from ..render.diff import RENDERERS
     from ..notify import targets as notify_targets
     from ..services import notify as notify_service
-    from ..services.diff import NoResults, compare
+    from ..services.diff import NoResults, compare, judge
     from rich.markup import escape
 
     targets = notify_targets.parse(notify or ())  # a bad --notify is exit 2 before anything else
@@ -101,14 +129,16 @@ def diff(base: str = typer.Argument(..., help="run id/prefix, batch, matrix vers
         if targets:
             notify_service.post_empty(targets, title, exc.message, say)
         raise
-    reached = notify_service.post_report(factory, targets, report, title, say, local=local_images()) \
+    verdict = judge(report, gate_coverage=gate_coverage, allow_known_failures=allow_known_failures)
+    reached = notify_service.post_report(factory, targets, report, title, say, local=local_images(),
+                                         verdict=verdict) \
         if targets else True
     if fmt == "term" and out_path is None:
-        print_term(report)
+        print_term(report, verdict)
     else:
-        write_output(RENDERERS["md" if fmt == "term" else fmt](report), out_path)
-    if report.regressed:
-        err.print(f"[red]regressed[/red]: {sum(1 for c in report.changes if c.kind in engine.COUNTED)} change(s)")
+        write_output(RENDERERS["md" if fmt == "term" else fmt](report, verdict), out_path)
+    if verdict.exit_code == 1:
+        err.print(f"[red]gate failed[/red]: {escape(verdict.why())}")
         raise typer.Exit(1)
     if not reached:
         raise typer.Exit(3)

@@ -1,7 +1,9 @@
 """valorch qualify: run a release job, diff it against a baseline, write the reports, gate.
 
-Exit 0 only when nothing regressed; 1 regressed; 2 bad input (job, baseline,
-known issues); 3 infrastructure errors without a regression.
+Exit 0 only when qualified; 1 not qualified (an unexcused failing check, a check still
+failing since the baseline, a timing regression, lost coverage, tampered output: the
+service's ``Qualification`` decides, this prints); 2 bad input (job, baseline, known
+issues); 3 infrastructure errors and nothing else.
 """
 
 from __future__ import annotations
@@ -30,6 +32,12 @@ def qualify(job: Path = typer.Option(..., "--job", "-j", help="The release job s
                                             help="Host inventory YAML [default: this machine]."),
             executor: ExecutorChoice = typer.Option("docker", "--executor", help=EXECUTOR_HELP),
             partition: str = typer.Option(None, "--partition", help="Slurm partition for --executor slurm."),
+            allow_coverage_loss: bool = typer.Option(False, "--allow-coverage-loss",
+                                                     help="Qualify although baseline checks are missing from the "
+                                                          "head or went pass → unsupported/partial/skip."),
+            allow_known_failures: bool = typer.Option(False, "--allow-known-failures",
+                                                      help="Qualify although checks that failed in the baseline "
+                                                           "still fail (listed first as 'still failing')."),
             notify: list[str] = NotifyOption, db: str = DbOption, catalog: Path = CatalogOption) -> None:
     """Run the job, diff the new runs against the baseline, write report.md/.html/.junit.xml; gate."""
     from ..catalog.core import load_job
@@ -40,6 +48,7 @@ def qualify(job: Path = typer.Option(..., "--job", "-j", help="The release job s
     from ..services.diff import NoResults
     from .progress import LiveReporter
     from .signals import interruptible
+    from rich.markup import escape
 
     targets = notify_targets.parse(notify or ())  # a bad --notify is exit 2 before an hour of runs
     cat = load_catalog(catalog)
@@ -50,6 +59,8 @@ def qualify(job: Path = typer.Option(..., "--job", "-j", help="The release job s
         with interruptible(), LiveReporter(err) as reporter:
             outcome = service.qualify(spec, cat, factory, baseline, known_issues, threshold, reporter=reporter,
                                       on_warning=lambda w: err.print(f"warning: {w}", markup=False),
+                                      allow_coverage_loss=allow_coverage_loss,
+                                      allow_known_failures=allow_known_failures,
                                       cpu_only=cpu_only, executor=executor.value, partition=partition,
                                       hosts_file=hosts_file)
     except NoResults as exc:
@@ -60,27 +71,29 @@ def qualify(job: Path = typer.Option(..., "--job", "-j", help="The release job s
         err.print(line)
     report = outcome.report
     out_dir = out_dir or Path("results") / f"qualify-{datetime.now():%Y%m%d-%H%M%S}"
-    write_output(diff_md(report), out_dir / "report.md")
-    write_output(diff_html(report), out_dir / "report.html")
-    write_output(diff_junit(report), out_dir / "report.junit.xml")
+    write_output(diff_md(report, outcome.verdict), out_dir / "report.md")
+    write_output(diff_html(report, outcome.verdict), out_dir / "report.html")
+    write_output(diff_junit(report, outcome.verdict), out_dir / "report.junit.xml")
     write_output(json.dumps({"job": spec.name, "baseline": baseline, "runs": list(report.head.runs),  # valorch attest --qualify
-                             "qualified": not (report.regressed or outcome.tampered or outcome.infra_errors),
+                             "qualified": outcome.exit_code == 0, "reasons": list(outcome.reasons),
                              "finished": f"{datetime.now(timezone.utc):%Y-%m-%dT%H:%M:%SZ}"}, indent=1),
                  out_dir / "qualify.json")
-    print_term(report)
+    print_term(report, outcome.verdict)
     reached = notify_service.post_report(factory, targets, report, title, say, local=local_images(),
-                                         infra=outcome.infra_errors, report_path=str(out_dir / "report.html")) \
+                                         infra=outcome.infra_errors, report_path=str(out_dir / "report.html"),
+                                         verdict=outcome.verdict) \
         if targets else True
-    if report.regressed:
-        err.print(f"[bold red]qualification failed[/bold red]: regressed against {baseline}; see {out_dir}/report.md")
-        raise typer.Exit(1)
-    if outcome.tampered:
-        err.print(f"[bold red]qualification failed[/bold red]: results tampered with or cut at the output cap "
-                  f"({', '.join(outcome.tampered[:10])}); not qualified")
-        raise typer.Exit(1)
-    if outcome.infra_errors:
+    if outcome.exit_code == 1:
+        err.print(f"[bold red]qualification failed[/bold red] against {escape(baseline)}; see {out_dir}/report.md")
+        for line in outcome.reasons:
+            err.print(f"  {escape(line)}")
+    elif outcome.exit_code == 3:
         err.print("[yellow]infrastructure errors: the affected checks are inconclusive; not qualified[/yellow]")
-        raise typer.Exit(3)
-    err.print(f"[bold green]qualified[/bold green] against {baseline}")
+    else:
+        err.print(f"[bold green]qualified[/bold green] against {escape(baseline)}")
+        for line in outcome.reasons:  # allowed by a flag: said, never hidden
+            err.print(f"  {escape(line)}")
+    if outcome.exit_code:
+        raise typer.Exit(outcome.exit_code)
     if not reached:
         raise typer.Exit(3)

@@ -43,6 +43,8 @@ def run(
                                  help="Attempts per failing check, 1 to 10 (mixed outcomes are flaky)."),
     cpu_only: bool = typer.Option(False, "--cpu-only", help="Run GPU images on a CPU host; GPU checks are 'skip'."),
     junit: Path = typer.Option(None, "--junit", help="Also write JUnit XML here."),
+    known_issues: Path = typer.Option(None, "--known-issues", help="Known-issues YAML: a failure a live entry "
+                                      "excuses is <skipped> in --junit with its reason and does not gate."),
     gate: bool = typer.Option(True, "--gate/--no-gate", help="Exit 1 when a check fails, crashes or times out."),
     show_matrix: bool = typer.Option(True, "--matrix/--no-matrix", help="Print the matrix of this run."),
     db: str = DbOption, as_json: bool = JsonOption, catalog: Path = CatalogOption,
@@ -74,6 +76,7 @@ def run(
 
     check_policy(pull)
     _check_junit(junit)
+    issues = _known_issues(known_issues)
     cat = load_catalog(catalog)
     with interruptible(), junit_on_error(junit):  # Ctrl-C / SIGTERM: containers removed, exit 130 / 143
         factory = deferred_sessions(db)
@@ -97,7 +100,14 @@ def run(
                                                    repeat=repeat)
     if resume:
         err.print(f"resumed batch {batch}")
-    _report(service.report(factory, summaries), as_json, junit, gate, show_matrix)
+    _report(service.report(factory, summaries, issues), as_json, junit, gate, show_matrix)
+
+
+def _known_issues(path: Path | None) -> Any:
+    """--known-issues, loaded before anything runs (a bad file is exit 2 now, not after the run)."""
+    from ..services.run import load_known_issues
+
+    return load_known_issues(path, lambda w: err.print(f"warning: {w}", markup=False))
 
 
 def _check_junit(junit: Path | None) -> None:

@@ -2,8 +2,8 @@
 
 The rule is DESIGN.md "Regression rule":
 
-- status: pass→fail/crash/timeout REGRESSED, fail→pass FIXED, pass→unsupported/skip
-  and a removed check COVERAGE LOST, a new check COVERAGE GAINED, anything with
+- status: pass→fail/crash/timeout REGRESSED, fail→pass FIXED, pass→unsupported/partial/skip
+  and a removed check COVERAGE LOST (a known issue with ``status: missing`` covers a removed one), a new check COVERAGE GAINED, anything with
   ``error`` INCONCLUSIVE, mixed attempts in head FLAKY, a failing head matched by a
   live known issue EXPECTED, a changed check version ``x`` (not comparable);
 - timing (samples in seconds, smaller is better unless ``bigger_is_better``): worse
@@ -41,6 +41,7 @@ MWU_MIN = 10  # samples per side for the U test; below: bootstrap intervals
 TIMED_MIN = 3  # fewer samples than this on a side: status only
 
 _NOT_RUN = ("unsupported", "skip")
+_LOST = ("unsupported", "partial", "skip")  # pass → one of these: coverage lost (spec.COVERAGE_LOSS)
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,7 @@ class Obs:
     message: str = ""
     noisy: bool = False  # the host was busy while this timing was taken (regression/noise.py)
     run: str = ""  # the run it comes from: a side may pool several runs of one image
+    tampered: bool = False  # an ``error`` whose results were tampered with or cut at the output cap
 
 
 @dataclass(frozen=True)
@@ -131,6 +133,7 @@ class CellChange:
     timing: Timing | None = None
     note: str = ""
     issue: Issue | None = None
+    tampered: bool = False  # the head's result was tampered with (an ``error`` that gates, never inconclusive)
 
     @property
     def mark(self) -> str:
@@ -258,7 +261,7 @@ def _status_kind(b: str, h: str) -> str:
         return REGRESSED
     if b in (*FAILING, "xfail", "flaky") and h == "pass":
         return FIXED
-    if b == "pass" and h in _NOT_RUN:
+    if b == "pass" and h in _LOST:
         return COVERAGE_LOST
     if b in _NOT_RUN and h == "pass":
         return COVERAGE_GAINED
@@ -271,20 +274,34 @@ def _one(key: tuple[str, str], bo: list[Obs] | None, ho: list[Obs] | None, thres
     any_o = (ho or bo)[-1]
     backend = any_o.backend
     if not bo:
-        return CellChange(env, check, COVERAGE_GAINED, "", verdict(o.status for o in ho), backend, note="new check")
+        hv = verdict(o.status for o in ho)
+        hit = _excused(match, env, backend, check, "error" if any(o.tampered for o in ho) else hv)
+        if hit is not None and (hv in FAILING or any(o.tampered for o in ho)):
+            return CellChange(env, check, EXPECTED, "", hv, backend, note=hit.reason, issue=hit)
+        return CellChange(env, check, COVERAGE_GAINED, "", hv, backend, note="new check",
+                          tampered=any(o.tampered for o in ho))
     bv = verdict(o.status for o in bo)
     if not ho:
+        hit = _excused(match, env, backend, check, "missing")
+        if hit is not None:
+            return CellChange(env, check, EXPECTED, bv, "", backend, note=hit.reason, issue=hit)
         return CellChange(env, check, COVERAGE_LOST, bv, "", backend, note="check not run in head")
     hv = verdict(o.status for o in ho)
+    tampered = any(o.tampered for o in ho)
+    if tampered:
+        hit = _excused(match, env, backend, check, "error")
+        if hit is not None:
+            return CellChange(env, check, EXPECTED, bv, hv, backend, note=hit.reason, issue=hit, tampered=True)
     vb, vh = bo[-1].version, ho[-1].version
     if vb is not None and vh is not None and vb != vh:
-        return CellChange(env, check, NOT_COMPARABLE, bv, hv, backend, note=f"check version {vb} → {vh}")
+        return CellChange(env, check, NOT_COMPARABLE, bv, hv, backend, note=f"check version {vb} → {vh}",
+                          tampered=tampered)
     if any(o.status == "error" for o in (*bo, *ho)):
-        return CellChange(env, check, INCONCLUSIVE, bv, hv, backend, note=ho[-1].message[:200])
+        return CellChange(env, check, INCONCLUSIVE, bv, hv, backend, note=ho[-1].message[:200], tampered=tampered)
     if hv == "flaky":
         return CellChange(env, check, FLAKY, bv, hv, backend, note=" → ".join(o.status for o in ho))
     note = ho[-1].message[:200] if hv != "pass" else ""
-    if hv in (*FAILING, "unsupported") and match is not None:
+    if hv in (*FAILING, *_LOST) and match is not None:
         hit = match(env, backend, check, hv)
         if hit is not None:
             issue, expired = hit
@@ -303,7 +320,13 @@ def _one(key: tuple[str, str], bo: list[Obs] | None, ho: list[Obs] | None, thres
             t = replace(t, noisy=any(o.noisy for o in (*bo, *ho) if o.status == "pass"))
             note = "noisy host" if t.noisy and _timing_kind(replace(t, noisy=False)) != SAME else ""
             return CellChange(env, check, _timing_kind(t), bv, hv, backend, timing=t, note=note)
-    return CellChange(env, check, kind, bv, hv, backend, note=note if kind != SAME else "")
+    return CellChange(env, check, kind, bv, hv, backend, note=note)  # a partial or still-failing check keeps its why
+
+
+def _excused(match: Matcher | None, env: str, backend: str, check: str, status: str) -> Issue | None:
+    """The live known issue that covers this status, if any (an expired one covers nothing)."""
+    hit = match(env, backend, check, status) if match is not None else None
+    return hit[0] if hit is not None and not hit[1] else None
 
 
 def _by_run(obs: Sequence[Obs]) -> list[tuple[float, ...]]:

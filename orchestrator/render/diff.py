@@ -14,8 +14,8 @@ from xml.etree import ElementTree as ET
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
-from ..spec import (CHANGED, COUNTED, COVERAGE_GAINED, COVERAGE_LOST, EXPECTED, FASTER, FIXED, FLAKY, NOISE,
-                    NOT_COMPARABLE, REGRESSED, SAME, SLOWER)
+from ..spec import (CHANGED, COUNTED, COVERAGE_GAINED, COVERAGE_LOST, EXPECTED, FAILING, FASTER, FIXED, FLAKY,
+                    NOISE, NOT_COMPARABLE, REGRESSED, SAME, SLOWER)
 from ..spec import INCONCLUSIVE_CHANGE as INCONCLUSIVE
 
 from .badges import CSS as BADGE_CSS
@@ -108,11 +108,57 @@ def _md_cell(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def diff_md(report: Report) -> str:
+GATE_SECTIONS = (("Failures", ("still_failing", "failing")), ("Regressions", ("slower",)),
+                 ("Coverage lost", ("coverage_lost",)))
+
+
+def verdict_rows(verdict: Any) -> list[tuple[str, list[tuple[CellChange, str]]]]:
+    """The gate's sections (failures, still failing first; regressions; coverage lost), each
+    row with what the gate says of it ("still failing", "not gated: --allow-known-failures")."""
+    out = []
+    for title, codes in GATE_SECTIONS:
+        rows = [(c, r.code.replace("_", " ") + ("" if r.gates else f", not gated: {r.allowed_by}"))
+                for code in codes for r in verdict.reasons if r.code == code for c in r.changes]
+        if rows:
+            out.append((title, rows))
+    return out
+
+
+def verdict_md(report: Report, verdict: Any) -> list[str]:
+    """The verdict block: qualified or not and why, in one screen (counts per reason, the first check ids)."""
+    word = ("✅ " if verdict.qualified else "❌ ") + verdict.word
+    status = "**REGRESSED**" if report.regressed else "no regression"
+    lines = [f"## Verdict: {word}", "", f"**{verdict.why()}** (exit {verdict.exit_code}; status and timing: "
+             f"{status})", ""]
+    lines += [f"- {'❌' if r.gates else '◻'} {_md_cell(r.line())}" for r in verdict.reasons]
+    if verdict.excused:
+        lines.append(f"- xfail {verdict.excused} excused by known issues (listed below, folded)")
+    if verdict.infra_errors:
+        lines.append("- ⚠️ infrastructure errors: the affected checks are inconclusive")
+    lines.append("")
+    for title, rows in verdict_rows(verdict):
+        lines += [f"## {title} ({len(rows)})", "", "| | environment | check | base | head | gate | detail |",
+                  "|---|---|---|---|---|---|---|"]
+        lines += ["| " + " | ".join(_md_cell(x) for x in (c.mark or "❌", c.env, f"`{c.check}`", c.base or "—", c.head or "—",
+                                                         why, _timing_text(c) or c.note)) + " |" for c, why in rows]
+        lines.append("")
+    return lines
+
+
+def diff_md(report: Report, verdict: Any = None) -> str:
+    """``verdict`` (regression/gate.py's): the report opens with it, its failures, regressions and
+    lost coverage, and folds the rest in ``<details>``."""
     h = header(report)
-    verdict = "**REGRESSED**" if report.regressed else "no regression"
-    lines = [f"# Regression diff: {report.base.label} → {report.head.label}", "", f"Verdict: {verdict}", "",
-             "| | base | head |", "|---|---|---|",
+    verdict_line = "**REGRESSED**" if report.regressed else "no regression"
+    lines = [f"# Regression diff: {report.base.label} → {report.head.label}", ""]
+    shown: set[int] = set()
+    if verdict is not None:
+        lines += verdict_md(report, verdict)
+        shown = {id(c) for r in verdict.reasons for c in r.changes}
+        lines += ["<details><summary>Everything else: sides, thresholds, every other change, noise</summary>", ""]
+    else:
+        lines += [f"Verdict: {verdict_line}", ""]
+    lines += ["| | base | head |", "|---|---|---|",
              f"| what | {report.base.kind} `{report.base.label}` | {report.head.kind} `{report.head.label}` |",
              f"| environments | {', '.join(report.base.envs)} | {', '.join(report.head.envs)} |",
              f"| digests | {'<br>'.join(f'{e}: `{d}`' for e, d in report.base.digests) or '—'} "
@@ -132,7 +178,7 @@ def diff_md(report: Report) -> str:
     if report.expired:
         lines.append("")
     for title, kinds in SECTIONS:
-        rows = _sorted(report, kinds)
+        rows = [c for c in _sorted(report, kinds) if id(c) not in shown]
         if not rows:
             continue
         lines += [f"## {title} ({len(rows)})", "", "| | environment | check | base | head | detail |",
@@ -162,6 +208,8 @@ def diff_md(report: Report) -> str:
         lines += [f"| {_md_cell(e)} | `{k}` | {cb} | {ch} | {rs} | {d} | {'⚠️ noisy' if n else 'quiet'} |"
                   for e, k, cb, ch, rs, d, n in rows]
         lines.append("")
+    if verdict is not None:
+        lines += ["</details>", ""]
     lines.append("Legend: ❌ regressed · ▼ slower · ▲ faster · ~ over the threshold, not significant (not counted) "
                  "· ✅ fixed · ⚠️ flaky or inconclusive · xfail known issue · − coverage lost · + coverage gained "
                  "· x not comparable")
@@ -172,7 +220,16 @@ def _finite(x: float | None) -> float | None:
     return None if x is None or (isinstance(x, float) and not math.isfinite(x)) else x
 
 
-def diff_json(report: Report) -> str:
+def gate_json(verdict: Any) -> dict[str, Any]:
+    return {"qualified": verdict.qualified, "exit_code": verdict.exit_code, "headline": verdict.headline(),
+            "excused": verdict.excused, "infra_errors": verdict.infra_errors,
+            "reasons": [{"reason": r.code, "gates": r.gates, "allowed_by": r.allowed_by or None,
+                         "count": len(r.changes), "checks": [{"environment": c.env, "check": c.check, "base": c.base,
+                                                              "head": c.head} for c in r.changes]}
+                        for r in verdict.reasons]}
+
+
+def diff_json(report: Report, verdict: Any = None) -> str:
     def change(c: CellChange) -> dict[str, Any]:
         d = {"environment": c.env, "check": c.check, "kind": c.kind, "mark": c.mark, "base": c.base, "head": c.head,
              "backend": c.backend, "note": c.note, "timing": asdict(c.timing) if c.timing else None,
@@ -182,7 +239,7 @@ def diff_json(report: Report) -> str:
             d["timing"] = {k: _finite(v) if isinstance(v, float) else v for k, v in d["timing"].items()}
         return d
 
-    data = {**header(report),
+    data = {**header(report), **({"gate": gate_json(verdict)} if verdict is not None else {}),
             "changes": [change(c) for c in report.changes if c.kind != SAME],
             "unchanged": sum(1 for c in report.changes if c.kind == SAME),
             "flips": [asdict(f) for f in report.flips],
@@ -196,9 +253,17 @@ def diff_json(report: Report) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
-def diff_junit(report: Report) -> str:
-    """One testcase per compared check; counted regressions are failures, flaky/inconclusive skipped."""
+def diff_junit(report: Report, verdict: Any = None) -> str:
+    """One testcase per compared check. With the gate's ``verdict``: every cell that fails the gate
+    (unexcused failures, still failing, timing regressions, gated coverage loss) is a ``failure``;
+    excused ones (known issues, allowed by a flag) and flaky/inconclusive are ``skipped`` with
+    the reason; a ``partial`` check passes with its message in ``system-out``. Without one:
+    counted regressions are the failures."""
     root = ET.Element("testsuites", name=f"valorch diff {report.base.label} → {report.head.label}")
+    failing = verdict.failing_cells() if verdict is not None else frozenset(
+        (c.env, c.check) for c in report.changes if c.kind in COUNTED)
+    allowed = {(c.env, c.check): r.allowed_by for r in (verdict.reasons if verdict is not None else ())
+               if not r.gates for c in r.changes}
     per_env: dict[str, list[CellChange]] = {}
     for c in report.changes:
         per_env.setdefault(c.env, []).append(c)
@@ -208,10 +273,23 @@ def diff_junit(report: Report) -> str:
         for c in changes:
             case = ET.SubElement(suite, "testcase", classname=env, name=c.check)
             text = _timing_text(c) or c.note
-            if c.kind in COUNTED:
+            key = (c.env, c.check)
+            if key in failing:
                 n_fail += 1
-                ET.SubElement(case, "failure", type=c.kind,
-                              message=f"{c.base} → {c.head}: {text}"[:500]).text = text
+                kind = "still_failing" if c.kind != EXPECTED and c.base in FAILING and c.head in FAILING else c.kind
+                ET.SubElement(case, "failure", type=kind,
+                              message=f"{c.base or '—'} → {c.head or '—'}: {text}"[:500]).text = text
+            elif c.kind == EXPECTED and c.issue is not None:
+                n_skip += 1
+                link = f" ({c.issue.url})" if c.issue.url else ""
+                ET.SubElement(case, "skipped", message=f"known issue: {c.issue.reason}{link}"[:500])
+            elif c.head == "partial":  # a passing testcase that says what is missing (and what allowed the loss)
+                extra = f" (coverage lost, not gated: {allowed[key]})" if key in allowed else ""
+                ET.SubElement(case, "system-out").text = f"partial: {c.note}{extra}"
+            elif key in allowed:
+                n_skip += 1
+                ET.SubElement(case, "skipped", message=f"{c.kind}: {c.base or '—'} → {c.head or '—'}, not gated: "
+                                                        f"{allowed[key]} {text}"[:500])
             elif c.kind in (FLAKY, INCONCLUSIVE, EXPECTED, NOT_COMPARABLE, COVERAGE_LOST):
                 n_skip += 1
                 ET.SubElement(case, "skipped", message=f"{c.kind}: {c.base or '—'} → {c.head or '—'} {text}"[:500])
@@ -223,11 +301,13 @@ def diff_junit(report: Report) -> str:
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
 
 
-def diff_html(report: Report) -> str:
+def diff_html(report: Report, verdict: Any = None) -> str:
     env = Environment(loader=FileSystemLoader(Path(__file__).parent / "templates"),
                       autoescape=select_autoescape(["html", "j2"]), trim_blocks=True, lstrip_blocks=True)
-    sections = [(title, _sorted(report, kinds)) for title, kinds in SECTIONS]
+    shown = {id(c) for r in (verdict.reasons if verdict is not None else ()) for c in r.changes}
+    sections = [(title, [c for c in _sorted(report, kinds) if id(c) not in shown]) for title, kinds in SECTIONS]
     return env.get_template("diff.html.j2").render(
+        verdict=verdict, gate_sections=verdict_rows(verdict) if verdict is not None else [],
         report=report, head=header(report), sections=[(t, rows) for t, rows in sections if rows],
         timing_text=_timing_text, pct=_pct, counted=COUNTED, badge=badge, badge_css=BADGE_CSS,
         noise=noise_rows(report))

@@ -13,6 +13,8 @@ import math
 from statistics import median
 
 from ..errors import InputError
+from ..spec import STATUSES
+from ..regression import gate
 from ..regression import known_issues as ki
 from ..regression import changepoints, noise
 from ..regression import rule as engine
@@ -31,6 +33,11 @@ def _threshold_of(metrics: dict[str, Any] | None) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 else None
 
 
+def _tampered(metrics: dict[str, Any] | None) -> bool:
+    """An ``error`` whose results were tampered with or cut at the output cap (executors/transcript.py)."""
+    return bool((metrics or {}).get("tampered") or (metrics or {}).get("output_capped"))
+
+
 def runs_side(session: Session, label: str, kind: str, runs: Sequence[Any], images: Sequence[str] = ()) -> engine.Side:
     runs = [r for r in runs if not images or r.image.alias in images]
     ids = [r.id for r in runs]
@@ -38,7 +45,8 @@ def runs_side(session: Session, label: str, kind: str, runs: Sequence[Any], imag
                            version=row["version"], samples=tuple(float(s) for s in row["samples"] or ()),
                            bigger_is_better=bool(row["bigger_is_better"]), threshold=_threshold_of(row["metrics"]),
                            backend=row["backend"], message=row["message"] or "",
-                           noisy=bool(row["samples"]) and noise.noisy(row["metrics"]), run=row["run_id"])
+                           noisy=bool(row["samples"]) and noise.noisy(row["metrics"]), run=row["run_id"],
+                           tampered=row["status"] == "error" and _tampered(row["metrics"]))
                 for row in bulk.result_rows(session, ids))
     digests = tuple(dict.fromkeys((r.image.alias, r.image.digest) for r in runs if r.image.digest))
     return engine.Side(label, kind, obs, tuple(ids), digests, tuple(bulk.host_names(session, ids)))
@@ -50,7 +58,8 @@ def matrix_side(label: str, kind: str, mv: Any, images: Sequence[str] = ()) -> e
     for cell in mv.cells:
         if images and cell.column not in images:
             continue
-        for i, status in enumerate(cell.statuses or [cell.verdict]):
+        for i, status in enumerate(s for s in (cell.statuses or [cell.verdict]) if s in STATUSES):
+            # a "missing" (or empty) cell measured nothing: it is no baseline check the head could lose
             obs.append(engine.Obs(env=cell.column, check=cell.row, status=str(status), attempt=i + 1, version=None,
                                   backend=str((cell.meta or {}).get("backend", ""))))
     digests = tuple((k, str(v)) for k, v in sorted(((mv.meta or {}).get("digests") or {}).items()))
@@ -139,3 +148,10 @@ def compare(factory: sessionmaker[Session], base: str, head: str, threshold: flo
     """The report between two named sides, in one session."""
     with factory() as session:
         return report_for(session, base, head, threshold, known_issues, images, on_warning)
+
+
+def judge(report: engine.Report, gate_coverage: bool = False, allow_known_failures: bool = False) -> gate.Verdict:
+    """diff's gate (exit 1): every unexcused failure of the head, still failing ones unless
+    ``allow_known_failures``, every timing regression, and lost coverage with ``gate_coverage``."""
+    return gate.decide(report, gate_coverage=gate_coverage, allow_known_failures=allow_known_failures,
+                       coverage_flag="no --gate-coverage", subject="diff")

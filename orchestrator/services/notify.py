@@ -11,13 +11,15 @@ from ..render.repro import command
 
 
 def from_report(report: Any, title: str, images: dict[str, dict[str, Any]], infra: bool = False,
-                report_path: str = "") -> Outcome:
+                report_path: str = "", verdict: Any = None) -> Outcome:
     """The outcome of a diff Report: its counted regressions (new by construction: what
-    passed in the base), each with the command that re-runs it on the head's image.
+    passed in the base), or with the gate's ``verdict`` every cell that fails the gate, each
+    with the command that re-runs it on the head's image.
     ``images``: head environment → {alias, reference, digest, local, host, cpu_only}."""
     regs = []
+    failing = verdict.failing_cells() if verdict is not None else None
     for c in report.changes:
-        if c.kind not in COUNTED:
+        if (c.kind not in COUNTED) if failing is None else ((c.env, c.check) not in failing):
             continue
         env = c.env.split(" → ")[-1]
         img = images.get(env) or {"alias": env, "reference": env, "digest": None}
@@ -52,9 +54,10 @@ def post(targets: Sequence[Any], outcome: Outcome, say: Callable[[str], None]) -
 
 
 def post_report(factory: Any, targets: Sequence[Any], report: Any, title: str, say: Callable[[str], None], *,
-                local: frozenset[str] = frozenset(), infra: bool = False, report_path: str = "") -> bool:
+                local: frozenset[str] = frozenset(), infra: bool = False, report_path: str = "",
+                verdict: Any = None) -> bool:
     images = head_images(factory, report.head.runs, local)
-    return post(targets, from_report(report, title, images, infra, report_path), say)
+    return post(targets, from_report(report, title, images, infra, report_path, verdict), say)
 
 
 def post_empty(targets: Sequence[Any], title: str, why: str, say: Callable[[str], None], infra: bool = False) -> bool:

@@ -267,19 +267,44 @@ class RunReport:
     protocol_errors: tuple[str, ...] = ()  # "run: checks" whose results were tampered with or cut at the cap
 
 
-def report(factory: sessionmaker[Session], summaries: list[RunSummary]) -> RunReport:
+def load_known_issues(path: Any, on_warning: Any = None) -> Any:
+    """A known-issues file (regression/known_issues.py), or None without one; its warnings
+    (entries that can never match) go to ``on_warning``."""
+    if path is None:
+        return None
+    from ..regression import known_issues as ki
+
+    loaded = ki.load(path)
+    for warning in loaded.warnings if on_warning else ():
+        on_warning(warning)
+    return loaded
+
+
+def report(factory: sessionmaker[Session], summaries: list[RunSummary], known_issues: Any = None) -> RunReport:
+    """``known_issues`` (regression/known_issues.KnownIssues): a failing check a live entry
+    excuses is ``skipped`` in the JUnit with its reason, and does not fail the run's gate."""
     from ..render.junit import results_junit
+    from ..spec import FAILING
     from ..store import queries
     from . import views
+
+    def excuse(alias: str, backend: str, check: str, status: str) -> str | None:
+        hit = known_issues.match(alias, backend, check, status) if known_issues is not None else None
+        return hit[0].reason if hit is not None and not hit[1] else None
 
     with factory() as session:
         runs = [queries.get_run(session, s.run_id) for s in summaries]
         results = {r.id: queries.run_results(session, r.id) for r in runs}
+        last = {(r.id, res.check.check_id): (r, res) for r in runs
+                for res in sorted(results[r.id], key=lambda x: x.attempt)}  # the last attempt of each check
+        unexcused = any(res.status in FAILING and excuse(r.image.alias, str(r.image.backend), res.check.check_id,
+                                                          res.status) is None for r, res in last.values())
         return RunReport(lines=tuple(views.summary_line(s) for s in summaries),
                          matrix_md=views.matrix_markdown(runs, results),
                          json=[views.run_json(r, results[r.id]) for r in runs],
-                         junit=results_junit(runs, results, {s.run_id: s.infra_errors for s in summaries}),
-                         failed=any(s.failed for s in summaries),
+                         junit=results_junit(runs, results, {s.run_id: s.infra_errors for s in summaries},
+                                             excuse if known_issues is not None else None),
+                         failed=unexcused if known_issues is not None else any(s.failed for s in summaries),
                          infra_errors=any(s.infra_errors for s in summaries),
                          protocol_errors=tuple(f"run {s.run_id[:8]} ({s.image}): {', '.join(s.protocol_errors[:10])}"
                                                for s in summaries if s.protocol_errors))

@@ -26,8 +26,8 @@ from ..regression import rule
 from ..render.diff import diff_html
 from ..render.site import pages
 from ..store import matrix_store, site_queries
+from . import evidence, site_steps
 from .site_pages import Site, change_label, ordered, when
-from . import evidence
 from .site_views import ChangeV, RunV, changes, histories, load_runs, newest_per_env, slug
 
 LAYOUTS = ("checks", "features", "since", "summary", "tiers", "components")
@@ -119,22 +119,26 @@ def build(session: Session, *, catalog: Sequence[CatalogImage] = (), local: froz
                                                      STRICT: evidence.gather(session, fallback_special=False)}
     for job in sorted({r["job"] for r in run_rows}):
         matrices[job] = evidence.gather(session, job=job, include_special=True)
+    per_check = histories(runs, {c["check_id"]: bool(c["bigger_is_better"])
+                                 for c in sorted(pk_checks.values(), key=lambda c: (c["check_id"], c["version"]))})
+    found = site_steps.confirmed(session, changes(per_check), per_check)  # only what `valorch diff` calls a change
     return _pages(runs, pk_checks, inventories, versions, catalog, local, qualify, built or datetime.now(),
-                  workers if workers is not None else min(4, os.cpu_count() or 1), matrices)
+                  workers if workers is not None else min(4, os.cpu_count() or 1), matrices, (per_check, found))
 
 
 def _pages(runs: dict[str, RunV], pk_checks: dict[int, dict[str, Any]], inventories: dict[str, Any],
            versions: list[tuple[Any, dict[str, Any]]], catalog: Sequence[CatalogImage], local: frozenset[str],
            qualify: Sequence[tuple[str, str]], built: datetime, workers: int,
-           matrices: dict[str | None, evidence.Evidence]) -> Iterator[tuple[str, str]]:
+           matrices: dict[str | None, evidence.Evidence],
+           timed: tuple[dict[str, list[Any]], list[ChangeV]] | None = None) -> Iterator[tuple[str, str]]:
     checks: dict[str, dict[str, Any]] = {}
     for c in sorted(pk_checks.values(), key=lambda c: (c["check_id"], c["version"])):
         info = checks.setdefault(c["check_id"], {**c, "versions": []})
         info["versions"].append(c["version"])
         info.update({k: c[k] for k in ("feature", "kind", "library", "unit", "bigger_is_better")})
     site = Site(runs, checks, local, built.strftime("%Y-%m-%d %H:%M"))
-    per_check = histories(runs, {cid: bool(c["bigger_is_better"]) for cid, c in checks.items()})
-    found = changes(per_check)
+    per_check, found = timed if timed is not None else (
+        histories(runs, {cid: bool(c["bigger_is_better"]) for cid, c in checks.items()}), [])
 
     # matrices: every layout of the newest evidence, each job's, the published versions
     if not matrices[None].empty:

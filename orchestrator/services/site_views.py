@@ -188,6 +188,7 @@ class ChangeV:
     run: str  # the run where the change passed the threshold
     when: datetime
     since: datetime
+    base_run: str = ""  # the last run at the level before: `valorch diff BASE_RUN RUN` judges the change
 
 
 def changes(per_check: dict[str, list[History]]) -> list[ChangeV]:
@@ -198,7 +199,7 @@ def changes(per_check: dict[str, list[History]]) -> list[ChangeV]:
             for s in h.analysis.shifts if h.analysis else ():
                 a, b = h.points[s.start], h.points[s.end]
                 out.append(ChangeV(h.check, h.env, s.kind, s.direction, s.ratio, s.steps, a.run_id, b.run_id,
-                                   b.when, a.when))
+                                   b.when, a.when, h.points[s.start - 1].run_id if s.start > 0 else ""))
     out.sort(key=lambda c: (c.when, c.check), reverse=True)
     return out
 
