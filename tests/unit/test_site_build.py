@@ -91,7 +91,7 @@ def test_the_step_is_detected_plotted_and_listed(site):
 def test_failing_cells_link_their_run_and_show_the_repro(site):
     out, runs = site
     matrix = (out / "matrix/checks.html").read_text()
-    cells = re.findall(r'<td class="cell" data-verdict="fail"[^>]*>(.*?)</td>', matrix, re.S)
+    cells = re.findall(r'<td class="cell[^"]*" data-verdict="fail"[^>]*>(.*?)</td>', matrix, re.S)
     assert cells
     for cell in cells:
         assert f'href="../runs/{runs[13]}.html#r-smoke.tensor_add"' in cell
