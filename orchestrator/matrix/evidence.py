@@ -29,6 +29,7 @@ short by the infrastructure) never erases what an earlier run measured.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from datetime import datetime
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -121,7 +122,7 @@ class _Chosen:
     run: RunFacts
     attempts: list[Attempt]
 
-    @property
+    @cached_property
     def verdict(self) -> str:
         return verdict(a.status for a in sorted(self.attempts, key=lambda a: a.attempt))
 

@@ -5,6 +5,7 @@ are in ../shared/seeds (see DESIGN.md)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from datetime import datetime
 from typing import Any, Iterable, Sequence
 
@@ -56,7 +57,12 @@ def grid(observations: Iterable[Observation], runs: Sequence[RunInfo], rows: str
 
 def _tcell(cell: Cell, text: str | None = None) -> TCell:
     return TCell(cell.text if text is None else text, cell.verdict, cell.statuses, cell.runs, cell.message,
-                 cell.when.strftime("%Y-%m-%d") if cell.when else "", cell.flags)
+                 _day(cell.when) if cell.when else "", cell.flags)
+
+
+@lru_cache(maxsize=4096)
+def _day(when: datetime) -> str:
+    return when.strftime("%Y-%m-%d")  # one per run, not per cell
 
 
 def _labels(m: Matrix, rows: str) -> tuple[tuple[str, ...], int, Any]:

@@ -172,7 +172,9 @@ def regroup(matrix: Matrix, *, rows: dict[str, str] | None = None, columns: dict
         for c in matrix.columns:
             if (r.key, c) in matrix.cells:
                 parts.setdefault((row_of[r.key], col_of[c]), []).append(matrix.cells[(r.key, c)])
-    return Matrix(tuple(new_rows.values()), tuple(new_cols), {k: combine(v) for k, v in parts.items()})
+    # one cell alone is its own combination (the usual image columns): no work per cell
+    return Matrix(tuple(new_rows.values()), tuple(new_cols),
+                  {k: v[0] if len(v) == 1 else combine(v) for k, v in parts.items()})
 
 
 def by_feature(matrix: Matrix) -> Matrix:

@@ -93,10 +93,8 @@ def gather(session: Session, selectors: Sequence[str] = (), since: datetime | No
         for p in matrix_store.plans_of(session, ids):
             plans.setdefault(p.run_id, []).append(SuitePlan(p.suite, p.filtered, p.state))
         attempts: dict[str, list[Attempt]] = {}
-        for a in matrix_store.attempts_of(session, ids):
-            attempts.setdefault(a.run_id, []).append(Attempt(a.run_id, a.suite, a.check_id, a.version, a.feature,
-                                                             a.kind, a.attempt, a.status, a.message, a.device,
-                                                             a.library))
+        for row in matrix_store.attempts_of(session, ids):  # columns in Attempt's order
+            attempts.setdefault(row[0], []).append(Attempt(*row))
         for env, runs in batch.items():
             walk = state[env].walk
             for f, run_state in runs:
@@ -156,12 +154,14 @@ def stamp(table: Table, now: datetime, fresh_days: int) -> tuple[Table, int]:
 
 
 def _marked(c: TCell, flags: tuple[str, ...]) -> TCell:
-    if not flags or c.verdict in ("", "missing", "skip"):
-        return replace(c, flags=flags)
-    words = [FLAG_TEXT[f] for f in flags if f in FLAG_TEXT]
-    if "cpu-only" in flags and c.verdict != "cpu-only":
-        words.append("cpu only")
-    if "stale" in flags:
-        words.append(f"stale: {c.when}")
-    text = f"{c.text} ({', '.join(words)})" if words else c.text
-    return replace(c, text=text, flags=flags)
+    if flags == c.flags and not flags:
+        return c
+    text = c.text
+    if flags and c.verdict not in ("", "missing", "skip"):
+        words = [FLAG_TEXT[f] for f in flags if f in FLAG_TEXT]
+        if "cpu-only" in flags and c.verdict != "cpu-only":
+            words.append("cpu only")
+        if "stale" in flags:
+            words.append(f"stale: {c.when}")
+        text = f"{c.text} ({', '.join(words)})" if words else c.text
+    return TCell(text, c.verdict, c.statuses, c.runs, c.note, c.when, flags)  # not replace(): 10,000s of cells

@@ -114,23 +114,6 @@ class PlanRow:
     state: str
 
 
-@dataclass(frozen=True)
-class AttemptRow:
-    """One attempt, as the matrix reads it: without its log, metrics or samples."""
-
-    run_id: str
-    suite: str | None
-    check_id: str
-    version: int
-    feature: str
-    kind: str
-    attempt: int
-    status: str
-    message: str
-    device: str | None
-    library: str | None
-
-
 def _chunks(ids: Sequence[str], size: int = 500) -> list[list[str]]:
     ids = list(ids)
     return [ids[i:i + size] for i in range(0, len(ids), size)]
@@ -145,15 +128,17 @@ def plans_of(session: Session, run_ids: Sequence[str]) -> list[PlanRow]:
     return out
 
 
-def attempts_of(session: Session, run_ids: Sequence[str]) -> list[AttemptRow]:
-    """Every attempt of these runs with its check and its task's suite, in storage order."""
+def attempts_of(session: Session, run_ids: Sequence[str]) -> list[tuple]:
+    """Every attempt of these runs, in storage order, as tuples (run id, its task's suite, check
+    id, check version, feature, kind, attempt, status, message, device, library): without its
+    log, metrics or samples, and without an object per row."""
     out = []
     for part in _chunks(run_ids):
         q = (select(Result.run_id, TaskRow.suite, Check.check_id, Check.version, Check.feature, Check.kind,
                     Result.attempt, Result.status, Result.message, Result.device, Result.library)
              .join(Check, Check.id == Result.check_pk).outerjoin(TaskRow, TaskRow.id == Result.task_id)
              .where(Result.run_id.in_(part)).order_by(Result.id))
-        out.extend(AttemptRow(*row) for row in session.execute(q))
+        out.extend(session.execute(q).tuples())
     return out
 
 
