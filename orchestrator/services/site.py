@@ -18,8 +18,8 @@ from sqlalchemy.orm import Session
 from .. import __version__
 from ..errors import InputError
 from ..matrix.document import Document, Header
-from ..matrix.layouts import (CatalogImage, RunInfo, checks_table, components_table, since_table, summary_table,
-                              tiers_table)
+from ..matrix.layouts import CatalogImage, RunInfo, components_table, observed_table
+from ..matrix.libraries import images_for, libraries_table
 from ..matrix.model import Observation
 from ..matrix.tiers import Policy
 from ..regression import rule
@@ -29,7 +29,7 @@ from ..store import matrix_store, site_queries
 from .site_pages import Site, change_label, ordered, when
 from .site_views import ChangeV, RunV, changes, histories, load_runs, newest_per_env, slug
 
-LAYOUTS = ("checks", "features", "since", "summary", "tiers", "components")
+LAYOUTS = ("checks", "features", "seed-features", "since", "summary", "tiers", "components", "libraries")
 RECENT = 15
 _WORK: dict[str, Any] = {}  # what forked page workers read (set before the pool starts)
 
@@ -79,22 +79,19 @@ def _header(runs: Sequence[RunV], what: str) -> Header:
 def _layout(layout: str, runs: Sequence[RunV], checks: dict[str, dict[str, Any]], catalog: Sequence[CatalogImage],
             inventories: dict[str, dict[str, tuple[str, str]]], all_runs: dict[str, RunV]) -> Document:
     obs, infos = _observations(runs, checks), _infos(runs)
-    if layout == "checks":
-        table = checks_table(obs, infos, "checks", "images")
-    elif layout == "features":
-        table = checks_table(obs, infos, "features", "images")
-    elif layout == "since":
-        table = since_table(obs, infos, "features")
-    elif layout == "summary":
-        table = summary_table(obs, infos)
-    elif layout == "tiers":
-        table = tiers_table(obs, infos, "backends", Policy())
+    if layout not in ("components", "libraries"):
+        table = observed_table(layout, obs, infos, "features" if layout == "since" else "checks",
+                               "backends" if layout == "tiers" else "images", Policy())
     else:
         latest: dict[str, tuple[str, dict[str, str]]] = {}
         for run in sorted(all_runs.values(), key=lambda r: (r.row["started"], r.id)):
             if run.id in inventories:
                 latest[run.row["alias"]] = (run.id, {c: v for c, (v, _s) in inventories[run.id].items()})
-        table = components_table(catalog, latest)
+        if layout == "libraries":
+            backends = {r.row["alias"]: r.row["backend"] for r in all_runs.values()}
+            table = libraries_table(images_for(sorted(backends.items()), latest, chosen=False))
+        else:
+            table = components_table(catalog, latest)
     return Document(_header(runs, "the newest finished run of each image and host"), table, {"layout": layout})
 
 
