@@ -114,7 +114,8 @@ def tiers_table(obs: Sequence[Observation], runs: Sequence[RunInfo], columns: st
     groups: dict[str, list[Cell]] = {}
     scope: dict[str, dict[str, list[int]]] = {}
     group_of = {r.image: r.group(columns) for r in runs}
-    for image in m.columns:
+    said = {c for (_r, c) in m.cells}  # an image with no verdict (an inventory-only run) claims nothing
+    for image in (c for c in m.columns if c in said):
         g = group_of[image]
         for r in m.rows:
             cell = m.cell(r.key, image)

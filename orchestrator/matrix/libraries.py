@@ -113,7 +113,7 @@ def library_cell(lib: Library, image: ImageInventory) -> TCell:
     found = _found(lib, image.components) if image.run_id else None
     if found is not None:
         key, version = found
-        return TCell(version, "measured", (), (image.run_id,), f"inventory component {key}")
+        return TCell(version, "", (), (image.run_id,), f"inventory component {key}")  # a version, no badge
     if image.backend not in lib.backends:
         return TCell("")  # not this backend's library: nothing to say
     if image.run_id is None:

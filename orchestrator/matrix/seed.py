@@ -86,8 +86,10 @@ def best(cells: Iterable[Cell]) -> Cell:
 
 
 def best_by_backend(per_image: Matrix, backend_of: dict[str, str]) -> tuple[tuple[str, ...], dict]:
-    """(backends in order, {(row, backend): best cell over that backend's images})."""
-    backends = tuple(dict.fromkeys(backend_of[c] for c in per_image.columns))
+    """(backends in order, {(row, backend): best cell over that backend's images}). An image
+    with no verdict at all (e.g. a run that only took an inventory) speaks for no backend."""
+    said = {c for (_r, c) in per_image.cells}
+    backends = tuple(dict.fromkeys(backend_of[c] for c in per_image.columns if c in said))
     cells = {(r.key, b): best(per_image.cell(r.key, c) for c in per_image.columns if backend_of[c] == b)
              for r in per_image.rows for b in backends}
     return backends, cells

@@ -73,12 +73,13 @@ class Site:
             key = r.key
             suite = suite_of.get(key) or next((suite_of[c] for c in self.by_feature.get(key, []) if c in suite_of), "")
             cells = []
-            for c in r.cells:
+            for head, c in zip(t.columns, r.cells):
                 statuses.add(c.verdict)
                 anchor = f"#r-{slug(key)}" if key in self.checks else ""
                 link = f"../runs/{c.runs[0]}.html{anchor}" if c.runs and c.runs[0] in self.runs else ""
                 cells.append({"text": c.text, "verdict": c.verdict, "note": c.note, "link": link,
-                              "repro": self.repros(c.runs, key) if c.verdict in BAD else []})
+                              "repro": self.repros(c.runs, key) if c.verdict in BAD and not head.startswith("Since")
+                              else []})
             labels = shown_labels(t, r)
             rows.append({"key": key, "labels": labels, "sub": " · ".join(x for x in labels[1:] if x),
                          "suite": suite, "literal": t.literal_labels > 0, "cells": cells,

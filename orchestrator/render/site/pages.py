@@ -39,10 +39,10 @@ def _badge(status: str) -> str:
     return hit
 
 
-def repro_html(commands: Sequence[str]) -> str:
+def repro_html(commands: Sequence[str], opened: bool = True) -> str:
     if not commands:
         return ""
-    return ('<details class="repro" open><summary>repro</summary>'
+    return (f'<details class="repro"{" open" if opened else ""}><summary>repro</summary>'
             + "".join(f"<code>{escape(c)}</code>" for c in commands) + "</details>")
 
 
@@ -70,7 +70,7 @@ def matrix_body(rows: Iterable[dict[str, Any]]) -> Markup:
             title = f' title="{escape(c["note"])}"' if c["note"] else ""
             link = f'<div class="runs"><a class="run-link" href="{escape(c["link"])}">run</a></div>' if c["link"] else ""
             cells.append(f'<td class="cell" data-verdict="{escape(c["verdict"])}"{title}>'
-                         f'{cell_html(c["text"], c["verdict"])}{link}{repro_html(c["repro"])}</td>')
+                         f'{cell_html(c["text"], c["verdict"])}{link}{repro_html(c["repro"], opened=False)}</td>')
         out.append(f'<tr data-key="{escape(r["key"])}" data-suite="{escape(r["suite"])}"><th class="rowh" scope="row">'
                    f'{label}{sub}</th>{"".join(cells)}</tr>')
     return Markup("\n".join(out))
