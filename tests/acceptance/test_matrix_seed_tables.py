@@ -13,7 +13,7 @@ import subprocess
 
 import pytest
 
-from conftest import run_cli
+from tests.conftest import run_cli
 
 pytestmark = pytest.mark.docker
 IMAGES = ("cpu_debian12_py3.11_pytorch_1.13", "cpu_debian12_py3.11_pytorch_2.13")

@@ -183,9 +183,12 @@ def trend_svg(title: str, series: list[Series], threshold: float, width: int = 1
                   foreground_subtle="#e3e3e3", opacity=".9", opacity_hover="1", transition="0s",
                   guide_stroke_color="#ececec", major_guide_stroke_color="#dddddd", title_font_size=15,
                   label_font_size=11, major_label_font_size=11, legend_font_size=12, value_font_size=10)
+    columns = 2 if max((len(s.label) for s in series), default=0) > 24 else 4
+    legend_rows = -(-sum(1 for label, _v, _o in lines if label) // columns)
+    height += max(0, legend_rows - 1) * 22  # every legend entry stays inside the plot
     chart = pygal.XY(width=width, height=height, style=style, js=[], disable_xml_declaration=True,
                                no_prefix=True, pretty_print=False, show_legend=True, legend_at_bottom=True,
-                               legend_at_bottom_columns=2 if max((len(s.label) for s in series), default=0) > 24 else 4,
+                               legend_at_bottom_columns=columns,
                                truncate_legend=70,
                                x_label_rotation=20, x_labels=xticks, y_labels=yticks,
                                x_value_formatter=lambda t: datetime.fromtimestamp(t).strftime(xfmt),
