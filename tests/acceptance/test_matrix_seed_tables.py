@@ -132,3 +132,37 @@ def test_bad_input_exits_2_naming_the_flag_or_the_layouts(db):
     assert unknown.returncode == 2 and "--layout" in unknown.stderr
     for layout in ("checks", "seed-features", "libraries", "summary", "tiers"):
         assert layout in unknown.stderr
+
+
+def test_critical_libraries_table_from_the_inventory_of_an_image(tmp_path):
+    """The seed's "Critical ROCm libraries" table, from what valorch inventory audit measured
+    in the fake ROCm 6.3 image (version headers and dpkg entries, no ROCm binaries)."""
+    db = tmp_path / "v.sqlite"
+    audit = run_cli("inventory", "audit", "-i", "valorch/test:fake-rocm", "--json", db=db)
+    assert audit.returncode == 0, audit.stderr[-2000:]
+    run_id = json.loads(audit.stdout)["run"]
+    doc = json.loads(run_cli("matrix", "render", "--layout", "libraries", "--format", "json", db=db).stdout)
+    assert doc["label_headers"] == ["Library", "Purpose", "Used in"] and len(doc["columns"]) == 1
+    col = doc["columns"][0]
+    rows = {r["key"]: r for r in doc["rows"]}
+    for lib, version in (("hipBLASLt", "0.10.0"), ("MIOpen", "3.3.0"), ("RCCL", "2.21.5"), ("ROCm", "6.3.0")):
+        cell = rows[lib]["cells"][col]
+        assert cell["text"] == version and cell["runs"] == [run_id], (lib, cell)
+        assert rows[lib]["labels"][1]  # its purpose
+    assert rows["hipCUB"]["cells"][col]["text"] == "not found"  # measured, absent from this image
+    assert "cuDNN" not in rows  # no CUDA image: not a row of this table
+    rst = run_cli("matrix", "render", "--layout", "libraries", "--format", "rst", "--fragment", db=db).stdout
+    assert "    * - hipBLASLt" in rst and "0.10.0" in rst
+
+
+def test_tiers_read_like_the_seed_with_claims_from_results(db):
+    doc = json.loads(render(db, "--layout", "tiers", "--format", "json").stdout)
+    assert doc["label_headers"] == ["Platform"] and doc["columns"] == ["Tier", "Scope", "Notes"]
+    (cpu,) = doc["rows"]
+    assert cpu["key"] == "cpu"
+    tier, scope, notes = (cpu["cells"][c] for c in doc["columns"])
+    assert tier["verdict"] in ("first-class", "best-effort", "experimental", "unsupported")
+    assert scope["verdict"] == "" and notes["verdict"] == ""  # the tier is the only badge of the row
+    assert re.search(r"features \(\d+/\d+ pass\)", scope["text"]) and "compile (" in scope["text"]
+    assert re.match(r"pass rate \d+\.\d% \(\d+ of \d+ checks with a verdict\)", notes["text"])
+    assert tier["runs"] and len(tier["runs"]) == 2
