@@ -120,10 +120,13 @@ def test_seed_tiers_and_check_pages_read_well(site, tmp_path):
 
 
 def test_every_page_shot_at_two_widths(site, tmp_path):
+    # every kind of page: the index and lists, every matrix layout, a check with its plot, a run, images
     pages = sorted(p for p in site.rglob("*.html") if p.parent.name in ("matrix", site.name) or
                    p.name in ("index.html", "smoke.matmul.fp32.html"))
     pages += sorted((site / "runs").glob("*-*.html"))[:1] + sorted((site / "images").glob("*.html"))[:2]
-    assert len(pages) >= 12
+    for kind in ("checks", "runs", "images"):
+        assert site / kind / "index.html" in pages
+    assert len(pages) >= 16
     for page in pages:
         for width in (1400, 800):
             shot = tmp_path / f"{page.parent.name}-{page.stem}-{width}.png"
