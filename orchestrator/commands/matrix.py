@@ -18,7 +18,9 @@ def catalog():  # noqa: ANN201 - the project's image catalog, loaded when a layo
 
 
 FormatOpt = typer.Option("md", "--format", "-f", help="md, rst, html or json.")
-LayoutOpt = typer.Option("checks", "--layout", "-l", help="checks, features, since, components, summary or tiers.")
+LayoutOpt = typer.Option("checks", "--layout", "-l", help="checks, features, seed-features (the seed page's sections, "
+                         "descriptions and since columns), since, components, libraries (critical libraries per "
+                         "image, from inventories), summary or tiers.")
 RowsOpt = typer.Option(None, "--rows", help="features or checks [default: per layout].")
 ColumnsOpt = typer.Option(None, "--columns", help="images, backends or hosts [default: images; tiers: backends].")
 ImageOpt = typer.Option(None, "--image", help="Only images whose alias matches these globs (repeatable).")
@@ -38,19 +40,23 @@ def render(fmt: str = FormatOpt, layout: str = LayoutOpt, rows: str = RowsOpt, c
            image: list[str] = ImageOpt, since: str = SinceOpt, tier_policy: Path = PolicyOpt, job: str = JobOpt,
            version: str = typer.Option(None, "--version", help="Render this published version (immutable)."),
            out_path: Path = typer.Option(None, "--out", "-o", help="Write here instead of stdout."),
+           fragment: bool = typer.Option(False, "--fragment", help="Only the table(s) and notes, without page "
+                                         "title or header: for `.. include::` in a docs page (md, rst, html)."),
            include_adhoc: bool = AdhocOpt, fresh_days: int = FreshOpt, db: str = DbOption) -> None:
     """A matrix: each cell the newest final verdict of its check on that image and host class, dated;
     or a published version."""
     from ..services import matrix as service
 
     service.choice(fmt, service.FORMATS, "--format")
+    service.choice(layout, service.LAYOUTS, "--layout")
+    service.check_fragment(fmt, fragment)
     service.fresh_window(fresh_days)
     if version:
         doc = service.published(sessions(db), version)
     else:
         doc = service.build_document(sessions(db), db, catalog, layout, rows, columns, image or [],
                                      since, tier_policy, job, include_adhoc=include_adhoc, fresh_days=fresh_days)
-    write_output(service.render_document(doc, fmt), out_path)
+    write_output(service.render_document(doc, fmt, fragment), out_path)
 
 
 @app.command("publish")

@@ -10,15 +10,14 @@ from datetime import datetime
 from typing import Any, Iterable, Sequence
 
 from ..components import UNPINNED, version_matches
-from .model import LEGEND, SYMBOL, Cell, Matrix, Observation, build, by_feature, combine, regroup
+from .model import LEGEND, Cell, Matrix, Observation, build, by_feature, regroup
 from .document import Table, TCell, TRow
-from .since import since
-from .tiers import Policy, tiers
+from .seed import best_by_backend, seed_features_table, describe, descriptions, since_cell, supported_cell
+from .tiers import COUNTED, TIERS, Policy, tiers
 
-LAYOUTS = ("checks", "features", "since", "components", "summary", "tiers")
+LAYOUTS = ("checks", "features", "seed-features", "since", "components", "libraries", "summary", "tiers")
 ROWS = ("features", "checks")
 COLUMNS = ("images", "backends", "hosts")
-from ..spec import DECISIVE  # noqa: E402 (a verdict about the image: partial counts)
 # (header, catalog key) of the seed's "PyTorch Docker image components" table
 COMPONENT_COLUMNS = (("PyTorch", "pytorch"), ("Ubuntu", "ubuntu"), ("Python", "python"), ("Apex", "apex"),
                      ("torchvision", "torchvision"), ("TensorBoard", "tensorboard"), ("MAGMA", "magma"),
@@ -85,58 +84,64 @@ def since_table(obs: Sequence[Observation], runs: Sequence[RunInfo], rows: str) 
     m = grid(obs, runs, rows, "images")
     comps = {r.image: r.components for r in runs}
     heads, literal, labels = _labels(m, rows)
-    body = []
-    for r in m.rows:
-        cells = []
-        for _head, key in SINCE_COLUMNS:
-            points, used = [], []
-            for image in m.columns:
-                cell = m.cell(r.key, image)
-                if key in comps.get(image, {}) and cell.verdict in DECISIVE:
-                    points.append((str(comps[image][key]), cell.verdict == "pass"))
-                    used.append(cell)
-            found = since(points)
-            evidence = ", ".join(f"{v} {'✅' if ok else '❌'}" for v, ok in points)
-            runs_ = tuple(sorted({x for c in used for x in c.runs}))
-            cells.append(TCell(found or "—", "pass" if found else ("fail" if points else "missing"),
-                               tuple(c.verdict for c in used), runs_, evidence))
-        body.append(TRow(r.key, labels(r), tuple(cells)))
-    note = ("Since: the earliest version at and after which every observed version passes "
-            "(from the images' catalogued pytorch / rocm components); — : not passing in the newest version "
-            "observed, or never observed.")
-    return Table("since", "Feature support by version", heads, tuple(h for h, _ in SINCE_COLUMNS), tuple(body),
+    body = tuple(TRow(r.key, labels(r), tuple(since_cell(m, r.key, key, comps) for _h, key in SINCE_COLUMNS))
+                 for r in m.rows)
+    note = ("Since: the oldest version (of the images' catalogued pytorch / rocm components) whose newest "
+            "verdict passes, every newer version tested passing too (⚠️: partial support in that range); "
+            "≤ X: passes in every version tested, none older than X was tested; —: does not pass in the "
+            "newest version tested, or never tested. The cell's note lists the versions measured.")
+    return Table("since", "Feature support by version", heads, tuple(h for h, _ in SINCE_COLUMNS), body,
                  (note,), literal)
 
 
 def summary_table(obs: Sequence[Observation], runs: Sequence[RunInfo]) -> Table:
+    """The seed's "Supported features": a feature, its description (from the check catalog)
+    and, per backend, its best-evidenced state over that backend's images."""
     per_check = grid(obs, runs, "checks", "images")
     m = by_feature(per_check)
     checks_of: dict[str, list[str]] = {}
     for r in per_check.rows:
         checks_of.setdefault(r.feature or r.key, []).append(r.key)
-    body = []
-    for r in m.rows:
-        cell = combine(m.cell(r.key, c) for c in m.columns)
-        body.append(TRow(r.key, (r.key, ", ".join(checks_of.get(r.key, ()))), (_tcell(cell, SYMBOL[cell.verdict]),)))
-    notes = ("✅: full support · ⚠️: partial support or inconclusive · ❌: not supported · "
-             f"over {len(m.columns)} image(s): {', '.join(m.columns)}",)
-    return Table("summary", "Supported features", ("Features", "Description"), ("Supported",), tuple(body), notes)
+    described = descriptions(r.key for r in per_check.rows)
+    backend_of = {r.image: r.backend for r in runs}
+    backends, cells = best_by_backend(m, backend_of)
+    body = tuple(TRow(r.key, (r.key, describe(checks_of[r.key], described)),
+                      tuple(supported_cell(cells[(r.key, b)], checks_of[r.key]) for b in backends)) for r in m.rows)
+    heads = ("Supported",) if len(backends) == 1 else tuple(f"Supported ({b})" for b in backends)
+    notes = ("✅: full support · ⚠️: partial support or inconclusive · ❌: not supported · —: not run; "
+             "a backend's cell is its best-evidenced state: ✅ where some image of the backend passes · "
+             f"over {len(m.columns)} image(s): {', '.join(f'{c} ({backend_of[c]})' for c in m.columns)}",)
+    return Table("summary", "Supported features", ("Features", "Description"), heads, body, notes)
 
 
 def tiers_table(obs: Sequence[Observation], runs: Sequence[RunInfo], columns: str, policy: Policy) -> Table:
+    """support-tiers-compatibility-matrix.md's shape: platform, tier, scope and notes, each
+    claim counted from the verdicts (the tier is the only badge of a row)."""
     m = grid(obs, runs, "checks", "images")
     groups: dict[str, list[Cell]] = {}
+    scope: dict[str, dict[str, list[int]]] = {}
     group_of = {r.image: r.group(columns) for r in runs}
-    for image in m.columns:
-        groups.setdefault(group_of[image], []).extend(m.cell(r.key, image) for r in m.rows)
+    said = {c for (_r, c) in m.cells}  # an image with no verdict (an inventory-only run) claims nothing
+    for image in (c for c in m.columns if c in said):
+        g = group_of[image]
+        for r in m.rows:
+            cell = m.cell(r.key, image)
+            groups.setdefault(g, []).append(cell)
+            if cell.verdict in COUNTED:
+                n = scope.setdefault(g, {}).setdefault(r.key.split(".", 1)[0], [0, 0])
+                n[0], n[1] = n[0] + (cell.verdict == "pass"), n[1] + 1
     body = []
-    for t in tiers(groups, policy):
-        cell = lambda text: TCell(text, t.tier, (), t.runs)  # noqa: E731
-        body.append(TRow(t.group, (t.group,), (cell(t.tier), cell(f"{t.rate:.1%}"), cell(str(t.passed)),
-                                               cell(str(t.counted)), cell(str(t.crashes)))))
-    head = {"images": "Image", "backends": "Backend", "hosts": "Host"}[columns]
-    return Table("tiers", "Support tiers", (head,), ("Tier", "Pass rate", "Passed", "Counted", "Crashes"),
-                 tuple(body), (policy.describe(),))
+    for t in sorted(tiers(groups, policy), key=lambda t: TIERS.index(t.tier)):
+        images = sorted({r.image for r in runs if r.group(columns) == t.group})
+        hosts = sorted({r.host for r in runs if r.group(columns) == t.group})
+        suites = ", ".join(f"{s} ({p}/{n} pass)" for s, (p, n) in scope.get(t.group, {}).items())
+        notes = (f"pass rate {t.rate:.1%} ({t.passed} of {t.counted} checks with a verdict), {t.crashes} crashes "
+                 f"or timeouts; {len(images)} image(s) on {', '.join(hosts)}")
+        body.append(TRow(t.group, (t.group,), (TCell(t.tier, t.tier, (), t.runs),
+                                               TCell(suites or "no check with a verdict", "", (), t.runs),
+                                               TCell(notes, "", (), t.runs, ", ".join(images)))))
+    head = {"images": "Image", "backends": "Platform", "hosts": "Host"}[columns]
+    return Table("tiers", "Support tiers", (head,), ("Tier", "Scope", "Notes"), tuple(body), (policy.describe(),))
 
 
 def _measured(inventory: dict[str, str], key: str) -> str | None:
@@ -148,8 +153,12 @@ def _measured(inventory: dict[str, str], key: str) -> str | None:
 
 def component_cell(expected: str, measured: str | None, run_id: str | None) -> TCell:
     runs = (run_id,) if run_id and measured is not None else ()
+    if measured is None and not expected:
+        return TCell("")  # neither catalogued nor measured: nothing to say, nothing expected
     if measured is None:
-        return TCell(expected, "catalog" if expected else "missing")
+        return TCell(expected, "catalog" if run_id else "missing", (), (),
+                     "catalogued; not found in the measured inventory" if run_id else
+                     "catalogued; no inventory of this image was measured")
     if not expected:
         return TCell(measured, "measured", (), runs, f"not catalogued; the image has {measured}")
     if expected.lower() in UNPINNED:
@@ -175,3 +184,17 @@ def components_table(images: Sequence[CatalogImage],
              "component shows the version found.",)
     return Table("components", "PyTorch Docker image components", ("Docker",),
                  tuple(h for h, _ in COMPONENT_COLUMNS), tuple(body), notes, 1)
+
+
+def observed_table(layout: str, obs: Sequence[Observation], runs: Sequence[RunInfo], rows: str, columns: str,
+                   policy: Policy) -> Table:
+    """The table of a layout drawn from observations (every layout but components and libraries)."""
+    if layout in ("checks", "features"):
+        return checks_table(obs, runs, "features" if layout == "features" else rows, columns)
+    if layout == "seed-features":
+        return seed_features_table(obs, runs)
+    if layout == "since":
+        return since_table(obs, runs, rows)
+    if layout == "summary":
+        return summary_table(obs, runs)
+    return tiers_table(obs, runs, columns, policy)

@@ -14,7 +14,7 @@ TONE = {
     "pass": GOOD, "fail": BAD, "crash": BAD, "timeout": BAD, "unsupported": BAD, "error": WARN,
     "xfail": WARN, "flaky": WARN, "partial": WARN, "skip": NONE, "missing": NONE, "cpu-only": INFO,
     # components and tiers layouts
-    "ok": GOOD, "drift": BAD, "unpinned": WARN, "catalog": NONE, "measured": INFO,
+    "ok": GOOD, "drift": BAD, "unpinned": WARN, "catalog": NONE, "measured": INFO, "absent": NONE,
     "first-class": GOOD, "best-effort": WARN, "experimental": WARN, "unsupported-tier": BAD,
     # diff change kinds
     "regressed": BAD, "slower": BAD, "fixed": GOOD, "faster": GOOD, "noise": WARN, "inconclusive": WARN,
@@ -23,7 +23,7 @@ TONE = {
 }
 WORD = {"missing": "not run", "noise": "~ not significant", "coverage_lost": "coverage lost",
         "coverage_gained": "coverage gained", "not_comparable": "not comparable", "xfail": "known issue",
-        "error": "inconclusive", "same": "unchanged", "cpu-only": "cpu only"}
+        "error": "inconclusive", "same": "unchanged", "cpu-only": "cpu only", "absent": "not found"}
 _ICON = {
     GOOD: '<path d="M3 6.5l2 2 4-5" fill="none" stroke="#fff" stroke-width="1.8"/>',
     BAD: '<path d="M3.5 3.5l5 5M8.5 3.5l-5 5" stroke="#fff" stroke-width="1.8"/>',
@@ -75,7 +75,7 @@ def cell_html(text: str, verdict: str) -> Markup:
     plain = strip_emoji(text)
     if not verdict:
         return escape(plain)
-    if plain in ("", verdict, "—"):
+    if plain in ("", verdict, "—", WORD.get(verdict)):
         return badge(verdict)
     return Markup(f"{escape(plain)} {badge(verdict)}")
 

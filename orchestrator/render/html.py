@@ -8,6 +8,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from .badges import CSS as BADGE_CSS
 from .badges import cell_html, note_html
+from .sections import sectioned, shown_label_headers
 
 if TYPE_CHECKING:
     from ..matrix.document import Document
@@ -21,6 +22,10 @@ CSS_CLASS = {"pass": "ok", "ok": "ok", "fail": "bad", "crash": "bad", "timeout":
              "first-class": "ok", "best-effort": "warn", "experimental": "warn"}
 
 
-def document_html(doc: Document) -> str:
-    return _env.get_template("matrix.html.j2").render(doc=doc, table=doc.table, css=CSS_CLASS, cell_html=cell_html,
-                                                         note_html=note_html, badge_css=BADGE_CSS)
+def document_html(doc: Document, fragment: bool = False) -> str:
+    """A page, or with ``fragment`` the table, notes and run list alone (with the badges'
+    stylesheet) to paste into a page."""
+    t = doc.table
+    return _env.get_template("matrix.html.j2").render(
+        doc=doc, table=t, css=CSS_CLASS, cell_html=cell_html, note_html=note_html, badge_css=BADGE_CSS,
+        fragment=fragment, sectioned=sectioned(t), heads=(*shown_label_headers(t), *t.columns))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..spec import LEGEND
+from .sections import sections, shown_label_headers, shown_labels
 
 if TYPE_CHECKING:
     from ..matrix.document import Document
@@ -27,16 +28,25 @@ def matrix_md(matrix: Matrix, title: str = "Compatibility matrix") -> str:
     return "\n".join(lines)
 
 
-def document_md(doc: Document) -> str:
-    """The versioned header (matrix version, last verified, source of truth), then the table."""
+def document_md(doc: Document, fragment: bool = False) -> str:
+    """The versioned header (matrix version, last verified, source of truth), then the table
+    (one per section, under a heading, where the table has sections). A fragment is the
+    table(s) and notes alone, to include in a hand-written page."""
     t = doc.table
-    lines = [f"# {_cell(t.title)}", "", f"- Matrix version: `{doc.header.version}`",
-             f"- Last verified: `{doc.header.last_verified}`", "- Source of truth:"]
-    lines += [f"  - {_cell(s)}" for s in doc.header.source]
-    lines += ["", "| " + " | ".join(_cell(h) for h in doc.headers) + " |", "| " + " | ".join("---" for _ in doc.headers) + " |"]
-    for row in t.rows:
-        labels = [f"`{_cell(x)}`" if i < t.literal_labels and x else _cell(x) for i, x in enumerate(row.labels)]
-        lines.append("| " + " | ".join([*labels, *(_cell(c.text) for c in row.cells)]) + " |")
-    lines.append("")
+    lines = [] if fragment else [f"# {_cell(t.title)}", "", f"- Matrix version: `{doc.header.version}`",
+                                 f"- Last verified: `{doc.header.last_verified}`", "- Source of truth:"]
+    if not fragment:
+        lines += [f"  - {_cell(s)}" for s in doc.header.source]
+        lines.append("")
+    heads = (*shown_label_headers(t), *t.columns)
+    literal = t.literal_labels
+    for title, rows in sections(t):
+        if title:
+            lines += [f"{'###' if fragment else '##'} {_cell(title)}", ""]
+        lines += ["| " + " | ".join(_cell(h) for h in heads) + " |", "| " + " | ".join("---" for _ in heads) + " |"]
+        for row in rows:
+            labels = [f"`{_cell(x)}`" if i < literal and x else _cell(x) for i, x in enumerate(shown_labels(t, row))]
+            lines.append("| " + " | ".join([*labels, *(_cell(c.text) for c in row.cells)]) + " |")
+        lines.append("")
     lines += [f"{_cell(n)}\n" for n in t.notes]
     return "\n".join(lines)

@@ -6,6 +6,8 @@ import re
 
 from typing import TYPE_CHECKING
 
+from .sections import sections, shown_label_headers, shown_labels
+
 if TYPE_CHECKING:
     from ..matrix.document import Document
 
@@ -22,24 +24,38 @@ def _literal(value: str) -> str:
     return f"``{' '.join(value.split())}``" if value and "``" not in value else _text(value)
 
 
-def document_rst(doc: Document) -> str:
-    t = doc.table
-    bar = "*" * 80
-    lines = [bar, _text(t.title), bar, "", f":Matrix version: ``{doc.header.version}``",
-             f":Last verified: {_text(doc.header.last_verified)}", ":Source of truth:"]
-    lines += [f"    - {_text(s)}" for s in doc.header.source] or ["    -"]
-    lines += ["", f".. list-table:: {_text(t.title)}", "    :header-rows: 1", ""]
-    first = True
-    for h in doc.headers:
-        lines.append(f"    {'* -' if first else '  -'} {_text(h)}".rstrip())
-        first = False
-    for row in t.rows:
+def _list_table(title: str, heads: tuple[str, ...], rows: list[list[str]]) -> list[str]:
+    if not rows:  # docutils refuses a list-table with no body
+        return [f"*{_text(title)}: no rows.*" if title else "*No rows.*", ""]
+    lines = [f".. list-table:: {_text(title)}".rstrip(), "    :header-rows: 1", ""]
+    for i, h in enumerate(heads):
+        lines.append(f"    {'* -' if i == 0 else '  -'} {_text(h)}".rstrip())
+    for values in rows:
         lines.append("")
-        values = [_literal(x) if i < t.literal_labels else _text(x) for i, x in enumerate(row.labels)]
-        values += [_text(c.text) for c in row.cells]
         for i, v in enumerate(values):
             lines.append(f"    {'* -' if i == 0 else '  -'} {v}".rstrip())
-    lines.append("")
+    return [*lines, ""]
+
+
+def document_rst(doc: Document, fragment: bool = False) -> str:
+    """A page (title, versioned header, tables, notes), or with ``fragment`` the tables and
+    notes alone, for ``.. include::`` in a page of the docs (sections become rubrics, so the
+    including page's heading levels are left alone)."""
+    t = doc.table
+    bar = "*" * 80
+    lines = []
+    if not fragment:
+        lines = [bar, _text(t.title), bar, "", f":Matrix version: ``{doc.header.version}``",
+                 f":Last verified: {_text(doc.header.last_verified)}", ":Source of truth:", ""]
+        lines += [f"    - {_text(s)}" for s in doc.header.source] or ["    -"]
+        lines.append("")
+    heads = (*shown_label_headers(t), *t.columns)
+    for title, rows in sections(t):
+        if title:
+            lines += [f".. rubric:: {_text(title)}", ""]
+        values = [[_literal(x) if i < t.literal_labels else _text(x) for i, x in enumerate(shown_labels(t, row))]
+                  + [_text(c.text) for c in row.cells] for row in rows]
+        lines += _list_table("" if title else t.title, heads, values)
     for note in t.notes:
         lines += [_text(note), ""]
     return "\n".join(lines)

@@ -16,8 +16,9 @@ from .. import __version__, yamlio
 from ..catalog.core import Catalog
 from ..errors import InputError
 from ..matrix.document import Document, Header
-from ..matrix.layouts import COLUMNS, LAYOUTS, ROWS, CatalogImage, RunInfo
-from ..matrix.layouts import checks_table, components_table, since_table, summary_table, tiers_table
+from ..matrix.layouts import COLUMNS, LAYOUTS, ROWS, CatalogImage
+from ..matrix.layouts import components_table, observed_table
+from ..matrix.libraries import images_for, libraries_table
 from ..matrix.tiers import Policy
 from ..render.html import document_html
 from ..render.markdown import document_md
@@ -32,7 +33,7 @@ Factory = sessionmaker[Session]
 FORMATS = ("md", "rst", "html", "json")
 DEFAULT_FRESH_DAYS = 7
 DEFAULT_ROWS = {"checks": "checks", "features": "features", "since": "features", "summary": "features",
-                "tiers": "checks", "components": "checks"}
+                "tiers": "checks", "components": "checks", "seed-features": "features", "libraries": "checks"}
 
 
 def choice(value: str, allowed: tuple[str, ...], flag: str) -> str:
@@ -61,7 +62,7 @@ def _when(moment: datetime | None) -> str | None:
     return moment.isoformat(timespec="minutes" if not moment.second and not moment.microsecond else "seconds")
 
 
-STRICT_LAYOUTS = ("summary", "tiers")  # claims about a backend: named jobs only, never a fallback
+STRICT_LAYOUTS = ("summary", "tiers", "seed-features")  # claims about a backend: named jobs only, never a fallback
 
 
 def build_document(factory: Factory, db: str | None, catalog: Callable[[], Catalog], layout: str, rows: str | None,
@@ -87,12 +88,17 @@ def build_document(factory: Factory, db: str | None, catalog: Callable[[], Catal
         params["include_adhoc"] = True
     stale = 0
     with factory() as session:
-        if layout == "components":
+        if layout in ("components", "libraries"):
             entries = [i for i in catalog().images
                        if not images or any(fnmatch.fnmatchcase(i.alias, s) for s in images)]
             inventory = matrix_store.newest_components_by_image(session)
-            table = components_table([CatalogImage(i.alias, i.reference, i.digest, dict(i.components))
-                                      for i in entries], inventory)
+            if layout == "libraries":
+                inventory = {a: v for a, v in inventory.items()
+                             if not images or any(fnmatch.fnmatchcase(a, s) for s in images)}
+                table = libraries_table(images_for([(i.alias, i.backend) for i in entries], inventory, bool(images)))
+            else:
+                table = components_table([CatalogImage(i.alias, i.reference, i.digest, dict(i.components))
+                                          for i in entries], inventory)
             used = sorted(run_id for run_id, _ in inventory.values())
             ended = matrix_store.ended_of(session, used)
             source = ["the image catalog (images/*.yaml)", f"inventory runs in {public_url(db)}: {len(used)}"]
@@ -106,14 +112,7 @@ def build_document(factory: Factory, db: str | None, catalog: Callable[[], Catal
                                  + ("; ad-hoc, bisect and --cpu-only runs count with --include-adhoc"
                                     if strict and not include_adhoc else ""))
             obs, infos = list(ev.observations), list(ev.columns)
-            if layout in ("checks", "features"):
-                table = checks_table(obs, infos, "features" if layout == "features" else rows, columns)
-            elif layout == "since":
-                table = since_table(obs, infos, rows)
-            elif layout == "summary":
-                table = summary_table(obs, infos)
-            else:
-                table = tiers_table(obs, infos, columns, policy)
+            table = observed_table(layout, obs, infos, rows, columns, policy)
             table, stale = evidence.stamp(table, now(), fresh_days)
             ended = [ev.newest] if ev.newest else []
             cells = sum(1 for r in table.rows for c in r.cells if c.when)
@@ -161,11 +160,20 @@ def published(factory: Factory, version: str) -> Document:
     return Document.from_dict(data)
 
 
-def render_document(doc: Document, fmt: str) -> str:
+def check_fragment(fmt: str, fragment: bool) -> None:
+    """--fragment is a table without its page: md, rst and html have one, json has none."""
+    if fragment and fmt == "json":
+        raise InputError("--fragment does not apply to --format json (a JSON document has no page around "
+                         "its table)", "drop --fragment, or use --format md, rst or html")
+
+
+def render_document(doc: Document, fmt: str, fragment: bool = False) -> str:
+    """``fragment``: the table without page title or header, to include in a page (not json)."""
     fmt = choice(fmt, FORMATS, "--format")
+    check_fragment(fmt, fragment)
     if fmt == "json":
         return json.dumps(doc.to_dict(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-    return {"md": document_md, "rst": document_rst, "html": document_html}[fmt](doc)
+    return {"md": document_md, "rst": document_rst, "html": document_html}[fmt](doc, fragment)
 
 
 def _exists(version: str) -> InputError:

@@ -18,8 +18,8 @@ from sqlalchemy.orm import Session
 from .. import __version__
 from ..errors import InputError
 from ..matrix.document import Document, Header
-from ..matrix.layouts import (CatalogImage, checks_table, components_table, since_table, summary_table,
-                              tiers_table)
+from ..matrix.layouts import CatalogImage, components_table, observed_table
+from ..matrix.libraries import images_for, libraries_table
 from ..matrix.model import verdict
 from ..matrix.tiers import Policy
 from ..regression import rule
@@ -30,8 +30,8 @@ from . import evidence, site_steps
 from .site_pages import Site, change_label, ordered, when
 from .site_views import ChangeV, RunV, changes, histories, load_runs, newest_per_env, slug
 
-LAYOUTS = ("checks", "features", "since", "summary", "tiers", "components")
-STRICT = "\x00named-jobs"  # the matrices key of the named-jobs-only evidence (summary, tiers)
+LAYOUTS = ("checks", "features", "seed-features", "since", "summary", "tiers", "components", "libraries")
+STRICT = "\x00named-jobs"  # the matrices key of the named-jobs-only evidence (summary, tiers, seed-features)
 RECENT = 15
 FRESH_DAYS = 7
 _WORK: dict[str, Any] = {}  # what forked page workers read (set before the pool starts)
@@ -69,22 +69,19 @@ def _header(ev: evidence.Evidence, stale: int, cells: int) -> Header:
 def _layout(layout: str, ev: evidence.Evidence, catalog: Sequence[CatalogImage],
             inventories: dict[str, dict[str, tuple[str, str]]], all_runs: dict[str, RunV], built: datetime) -> Document:
     obs, infos = list(ev.observations), list(ev.columns)
-    if layout == "checks":
-        table = checks_table(obs, infos, "checks", "images")
-    elif layout == "features":
-        table = checks_table(obs, infos, "features", "images")
-    elif layout == "since":
-        table = since_table(obs, infos, "features")
-    elif layout == "summary":
-        table = summary_table(obs, infos)
-    elif layout == "tiers":
-        table = tiers_table(obs, infos, "backends", Policy())
+    if layout not in ("components", "libraries"):
+        table = observed_table(layout, obs, infos, "features" if layout == "since" else "checks",
+                               "backends" if layout == "tiers" else "images", Policy())
     else:
         latest: dict[str, tuple[str, dict[str, str]]] = {}
         for run in sorted(all_runs.values(), key=lambda r: (r.row["started"], r.id)):
             if run.id in inventories:
                 latest[run.row["alias"]] = (run.id, {c: v for c, (v, _s) in inventories[run.id].items()})
-        table = components_table(catalog, latest)
+        if layout == "libraries":
+            backends = {r.row["alias"]: r.row["backend"] for r in all_runs.values()}
+            table = libraries_table(images_for(sorted(backends.items()), latest, chosen=False))
+        else:
+            table = components_table(catalog, latest)
         return Document(_header(ev, 0, 0), table, {"layout": layout})
     table, stale = evidence.stamp(table, built, FRESH_DAYS)
     cells = sum(1 for r in table.rows for c in r.cells if c.when)
@@ -143,7 +140,7 @@ def _pages(runs: dict[str, RunV], pk_checks: dict[int, dict[str, Any]], inventor
     # matrices: every layout of the newest evidence, each job's, the published versions
     if not matrices[None].empty:
         for layout in LAYOUTS:
-            ev = matrices[STRICT] if layout in ("summary", "tiers") else matrices[None]
+            ev = matrices[STRICT] if layout in ("summary", "tiers", "seed-features") else matrices[None]
             yield f"matrix/{layout}.html", site.matrix(_layout(layout, ev, catalog, inventories, runs, built))
     jobs = []
     for job in sorted({r.row["job"] for r in runs.values()}):

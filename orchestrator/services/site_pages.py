@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any, Iterable, Sequence
 
 from ..matrix.document import Document, Table
+from ..render.sections import sectioned, shown_label_headers, shown_labels
 from ..render.site import pages, plots
 from .site_views import BAD, ChangeV, History, RunV, inventory_diff, repro, slug
 
@@ -61,7 +62,8 @@ class Site:
         t: Table = doc.table
         backends = {r.row["alias"]: r.row["backend"] for r in self.runs.values()}
         backends.update({r.row["backend"]: r.row["backend"] for r in self.runs.values()})
-        columns = [{"name": c, "backend": backends.get(c, "")} for c in t.columns]
+        families, leaves = pages.column_groups(t.columns)
+        columns = [{**leaf, "backend": backends.get(leaf["name"], "")} for leaf in leaves]
         suite_of = {}
         for run in self.runs.values():
             for res in run.results.values():
@@ -71,16 +73,20 @@ class Site:
             key = r.key
             suite = suite_of.get(key) or next((suite_of[c] for c in self.by_feature.get(key, []) if c in suite_of), "")
             cells = []
-            for c in r.cells:
+            for head, c in zip(t.columns, r.cells):
                 statuses.add(c.verdict)
                 anchor = f"#r-{slug(key)}" if key in self.checks else ""
                 link = f"../runs/{c.runs[0]}.html{anchor}" if c.runs and c.runs[0] in self.runs else ""
                 cells.append({"text": c.text, "verdict": c.verdict, "note": c.note, "link": link, "flags": c.flags,
-                              "repro": self.repros(c.runs, key) if c.verdict in BAD else []})
-            rows.append({"key": key, "labels": r.labels, "sub": " · ".join(x for x in r.labels[1:] if x),
-                         "suite": suite, "literal": t.literal_labels > 0, "cells": cells})
+                              "repro": self.repros(c.runs, key) if c.verdict in BAD and not head.startswith("Since")
+                              else []})
+            labels = shown_labels(t, r)
+            rows.append({"key": key, "labels": labels, "sub": " · ".join(x for x in labels[1:] if x),
+                         "suite": suite, "literal": t.literal_labels > 0, "cells": cells,
+                         "section": r.labels[0] if sectioned(t) else ""})
         title = t.title + title_extra
         return pages.render("matrix.html.j2", title=title, table=t, header=doc.header, columns=columns,
+                            families=families, label_headers=shown_label_headers(t),
                             body=pages.matrix_body(rows), backends=sorted({c["backend"] for c in columns if c["backend"]}),
                             suites=sorted({r["suite"] for r in rows if r["suite"]}),
                             statuses=[s for s in VERDICT_ORDER if s in statuses] + sorted(statuses - set(VERDICT_ORDER)),
@@ -116,10 +122,13 @@ class Site:
                    shifts: list[ChangeV]) -> tuple[str, str | None]:
         """The page, and the SVG of its trend plot (None for a check that is not timed)."""
         per_env: dict[str, list[tuple[RunV, str]]] = {}
+        evidenced: dict[str, None] = {}  # the libraries its results name (profiler kernels, the CPU library)
         for run in self.runs.values():
             res = run.results.get(cid)
             if res is not None:
                 per_env.setdefault(run.env, []).append((run, res.verdict))
+                if res.library:
+                    evidenced[res.library] = None
         envs, truncated = [], False
         for env, items in sorted(per_env.items()):
             items.sort(key=lambda x: (x[0].row["started"], x[0].id))
@@ -157,7 +166,7 @@ class Site:
         html = pages.render("check.html.j2", title=cid, check={**info, "id": cid}, plot=f"{slug(cid)}.svg" if svg else None,
                             threshold=f"{hist[0].threshold * 100:g} %" if hist else "", shifts=shift_rows, envs=envs,
                             truncated=truncated, limit=STRIP, anchor=f"r-{slug(cid)}", versions=rows_v,
-                            version_cols=cols, **self.ctx())
+                            version_cols=cols, libraries=list(evidenced), **self.ctx())
         return html, svg
 
     # --- an image ------------------------------------------------------------------------------------

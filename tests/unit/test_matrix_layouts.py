@@ -67,11 +67,16 @@ def test_since_table_from_image_components():
     t = since_table(OBS, RUNS, "features")
     rows = {r.key: r for r in t.rows}
     assert t.columns == ("Since PyTorch", "Since ROCm")
-    assert rows["float8"].cells[0].text == "2.4.0" and rows["float8"].cells[1].text == "6.3"
+    # 1.13 was tested and fails: 2.4.0 is a measured start; one ROCm version tested: no more than "≤ 6.3"
+    assert rows["float8"].cells[0].text == "2.4.0" and rows["float8"].cells[1].text == "≤ 6.3"
+    assert "1.13 was tested and does not pass" in rows["float8"].cells[0].note
+    assert "not tested before 6.3" in rows["float8"].cells[1].note
     assert set(rows["float8"].cells[0].runs) == {"r113", "r213", "rroc"}
     assert rows["matmul"].cells[0].text == "—"  # fails on 2.13.0, the newest
     by_check = {r.key: r for r in since_table(OBS, RUNS, "checks").rows}
-    assert by_check["k.mm"].cells[0].text == "1.13" and by_check["k.mm"].labels == ("k.mm", "matmul", "")
+    # passes in every version tested: nothing older than 1.13 was measured
+    assert by_check["k.mm"].cells[0].text == "≤ 1.13" and by_check["k.mm"].labels == ("k.mm", "matmul", "")
+    assert by_check["k.err"].cells[1].text == "not tested"
 
 
 def test_feature_rows_combine_checks_and_backends_group_images():
@@ -84,14 +89,24 @@ def test_feature_rows_combine_checks_and_backends_group_images():
 
 
 def test_summary_and_tiers_tables():
-    s = {r.key: r for r in summary_table(OBS, RUNS).rows}
-    assert s["float8"].cells[0].text == "❌" and s["matmul"].labels == ("matmul", "k.mm, k.mm2")
-    assert summary_table([O("r213", "a", "pass")], RUNS[1:2]).rows[0].cells[0].text == "✅"
+    t = summary_table(OBS, RUNS)
+    s = {r.key: r for r in t.rows}
+    assert t.columns == ("Supported (cpu)", "Supported (rocm)")
+    # float8: unsupported on 1.13 but passing on 2.13 → the cpu backend's best evidence is ✅
+    assert [c.text for c in s["float8"].cells] == ["✅", "✅"] and s["float8"].cells[0].runs == ("r213",)
+    # matmul: 1.13 passes both checks (✅); rocm's only image crashes one → ❌
+    assert [c.text for c in s["matmul"].cells] == ["✅", "❌"]
+    assert s["matmul"].labels == ("matmul", "") and "k.mm, k.mm2" in s["matmul"].cells[0].note
+    one = summary_table([O("r213", "a", "pass")], RUNS[1:2])
+    assert one.columns == ("Supported",) and one.rows[0].cells[0].text == "✅"
     t = tiers_table(OBS, RUNS, "backends", Policy())
-    rows = {r.key: [c.text for c in r.cells] for r in t.rows}
+    assert t.label_headers == ("Platform",) and t.columns == ("Tier", "Scope", "Notes")
+    rows = {r.key: r.cells for r in t.rows}
     # cpu: float8 unsupported+pass, mm pass pass, mm2 pass fail, err error(not counted)+pass → 5/7 pass
-    assert rows["cpu"][0] == "experimental" and rows["cpu"][2:] == ["5", "7", "0"]
-    assert rows["rocm"] == ["experimental", "66.7%", "2", "3", "1"]
+    assert rows["cpu"][0].text == "experimental" and rows["cpu"][0].verdict == "experimental"
+    assert rows["cpu"][1].text == "f (1/2 pass), k (4/5 pass)" and rows["cpu"][1].verdict == ""
+    assert rows["cpu"][2].text.startswith("pass rate 71.4% (5 of 7 checks with a verdict), 0 crashes")
+    assert rows["rocm"][2].text.startswith("pass rate 66.7% (2 of 3 checks with a verdict), 1 crashes")
     assert t.notes[0].startswith("Tier policy: first-class ≥ 98%")
 
 
@@ -106,7 +121,12 @@ def test_components_table_marks_drift_from_measured_inventory():
     assert a["PyTorch"].text == "⚠️ 2.4.0 ≠ 2.5.1" and a["PyTorch"].verdict == "drift" and a["PyTorch"].runs == ("run-a",)
     assert a["Python"].text == "3.12" and a["Python"].verdict == "ok"
     assert a["MAGMA"].text == "master (2.8)" and a["Ubuntu"].verdict == "catalog"
-    assert dict(zip(t.columns, t.rows[1].cells))["PyTorch"].text == "2.3.0"
+    # neither catalogued nor measured: an empty cell, not "not run"
+    assert a["UCX"].text == "" and a["UCX"].verdict == ""
+    b = dict(zip(t.columns, t.rows[1].cells))
+    # catalogued but no inventory measured: expected and not measured ("not run" on the site)
+    assert b["PyTorch"].text == "2.3.0" and b["PyTorch"].verdict == "missing"
+    assert b["Python"].text == "" and b["Python"].verdict == ""
 
 
 def test_document_round_trips_through_a_dict():

@@ -4,6 +4,7 @@ explicit escaping: a 300,000-result site renders in seconds (bench/bench_site.py
 
 from __future__ import annotations
 
+import re
 from typing import Any, Iterable, Sequence
 
 from jinja2 import Environment, PackageLoader, select_autoescape
@@ -38,10 +39,10 @@ def _badge(status: str) -> str:
     return hit
 
 
-def repro_html(commands: Sequence[str]) -> str:
+def repro_html(commands: Sequence[str], opened: bool = True) -> str:
     if not commands:
         return ""
-    return ('<details class="repro" open><summary>repro</summary>'
+    return (f'<details class="repro"{" open" if opened else ""}><summary>repro</summary>'
             + "".join(f"<code>{escape(c)}</code>" for c in commands) + "</details>")
 
 
@@ -54,9 +55,14 @@ def fmt_seconds(s: float | None) -> str:
 
 
 def matrix_body(rows: Iterable[dict[str, Any]]) -> Markup:
-    """rows: {key, labels, sub, suite, literal, cells: [{text, verdict, note, link, repro}]}"""
-    out = []
+    """rows: {key, labels, sub, suite, literal, section, cells: [{text, verdict, note, link, repro}]}; a
+    heading row opens each section (the seed-shaped layout)."""
+    out, section, width = [], "", 0
     for r in rows:
+        width = width or 1 + len(r["cells"])
+        if r.get("section") and r["section"] != section:
+            section = r["section"]
+            out.append(f'<tr class="section"><th colspan="{width}" scope="rowgroup">{escape(section)}</th></tr>')
         label = f"<code>{escape(r['labels'][0])}</code>" if r["literal"] else str(escape(r["labels"][0]))
         sub = f'<div class="sub">{escape(r["sub"])}</div>' if r["sub"] else ""
         cells = []
@@ -65,10 +71,43 @@ def matrix_body(rows: Iterable[dict[str, Any]]) -> Markup:
             link = f'<div class="runs"><a class="run-link" href="{escape(c["link"])}">run</a></div>' if c["link"] else ""
             flags = "".join(f" flag-{escape(f)}" for f in c.get("flags", ()))
             cells.append(f'<td class="cell{flags}" data-verdict="{escape(c["verdict"])}"{title}>'
-                         f'{cell_html(c["text"], c["verdict"])}{link}{repro_html(c["repro"])}</td>')
+                         f'{cell_html(c["text"], c["verdict"])}{link}{repro_html(c["repro"], opened=False)}</td>')
         out.append(f'<tr data-key="{escape(r["key"])}" data-suite="{escape(r["suite"])}"><th class="rowh" scope="row">'
                    f'{label}{sub}</th>{"".join(cells)}</tr>')
     return Markup("\n".join(out))
+
+
+_VERSION_TAIL = re.compile(r"^(.+?)[_\-:]((?:v|release_)?\d[\w.+-]*)$")
+
+
+def split_column(name: str) -> tuple[str, str]:
+    """(family, version) of a column name: 'cpu_debian12_py3.11_pytorch_2.13' →
+    ('cpu_debian12_py3.11_pytorch', '2.13'); ('', name) where no version ends it."""
+    m = _VERSION_TAIL.match(name)
+    return (m.group(1), m.group(2)) if m else ("", name)
+
+
+def column_groups(names: Sequence[str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """A two-level header: ([{text, span}] of the family row, [{text, name, family}] of the
+    leaves). Consecutive columns of one family share a top cell; the leaf shows what tells
+    them apart (the version), so no two columns read the same. No family row when no column
+    has a family (e.g. backends)."""
+    parts = [split_column(n) for n in names]
+    families = [f for f, _ in parts]
+    # a family of one column: the whole name on the leaf, nothing over it
+    counts = {f: families.count(f) for f in families}
+    leaves, top = [], []
+    for name, (family, version) in zip(names, parts):
+        if not family or counts[family] < 2:
+            family, version = "", name
+        leaves.append({"text": version, "name": name, "family": family})
+        if top and top[-1]["text"] == family and family:
+            top[-1]["span"] += 1
+        else:
+            top.append({"text": family, "span": 1})
+    if len({(leaf["family"], leaf["text"]) for leaf in leaves}) < len(leaves):  # 'a_1' and 'a-1': say it all
+        return [], [{"text": n, "name": n, "family": ""} for n in names]
+    return (top if any(t["text"] for t in top) else []), leaves
 
 
 _CACHE: dict[str, str] = {}

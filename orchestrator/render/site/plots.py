@@ -9,6 +9,7 @@ network). docs/site.md says why pygal rather than vl-convert or matplotlib.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -71,12 +72,63 @@ def _ts(dt: datetime) -> float:
     return dt.timestamp()
 
 
-def _x_labels(series: list[Series], count: int = 8) -> list[float]:
-    times = sorted({_ts(p[0]) for s in series for p in s.points})
-    if len(times) <= count:
-        return times
-    step = (len(times) - 1) / (count - 1)
-    return [times[round(i * step)] for i in range(count)]
+# (step in seconds, label format): the first whose step gives at most `count` ticks over the range
+_TIME_STEPS = ((1, "%H:%M:%S"), (2, "%H:%M:%S"), (5, "%H:%M:%S"), (10, "%H:%M:%S"), (15, "%H:%M:%S"),
+               (30, "%H:%M:%S"), (60, "%H:%M"), (120, "%H:%M"), (300, "%H:%M"), (600, "%H:%M"), (900, "%H:%M"),
+               (1800, "%H:%M"), (3600, "%m-%d %H:%M"), (3 * 3600, "%m-%d %H:%M"), (6 * 3600, "%m-%d %H:%M"),
+               (12 * 3600, "%m-%d %H:%M"), (86400, "%Y-%m-%d"), (2 * 86400, "%Y-%m-%d"), (7 * 86400, "%Y-%m-%d"),
+               (14 * 86400, "%Y-%m-%d"), (30 * 86400, "%Y-%m-%d"), (91 * 86400, "%Y-%m-%d"), (365 * 86400, "%Y-%m"))
+
+
+def time_ticks(lo: float, hi: float, count: int = 8) -> tuple[list[float], str]:
+    """Ticks on round times (every 5 s, 15 min, a day, a week ...) for the range shown, at
+    most ``count`` of them, and a label format fine enough to tell them apart: runs a
+    minute apart are not all labelled with the same minute."""
+    span = max(hi - lo, 1.0)
+    for step, fmt in _TIME_STEPS:
+        if span / step <= count - 1:
+            break
+    local = datetime.fromtimestamp(lo).utcoffset() or 0  # round in local time, as the labels are read
+    offset = local.total_seconds() if local else 0.0
+    first = math.ceil((lo + offset) / step) * step - offset
+    ticks = [first + i * step for i in range(int((hi - first) // step) + 1)] or [lo]
+    labels = {datetime.fromtimestamp(t).strftime(fmt) for t in ticks}
+    if len(labels) < len(ticks):  # a coarser format would repeat a label: use the full one
+        fmt = "%Y-%m-%d %H:%M:%S"
+    if fmt in ("%H:%M:%S", "%H:%M") and datetime.fromtimestamp(lo).date() != datetime.fromtimestamp(hi).date():
+        fmt = "%m-%d " + fmt
+    return ticks, fmt
+
+
+def nice_ticks(lo: float, hi: float, count: int = 6) -> list[float]:
+    """At most ``count`` round values (1, 2 or 5 × 10^k apart) covering [lo, hi]: labels that
+    never crowd into one another (0.8 over 0.9, 8 over 9)."""
+    if not hi > lo:
+        hi, lo = lo + abs(lo) * 0.1 + 1e-9, lo - abs(lo) * 0.1
+    raw = (hi - lo) / max(1, count - 1)
+    mag = 10 ** math.floor(math.log10(raw))
+    step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
+    first = math.floor(lo / step) * step
+    ticks = []
+    t = first
+    while t <= hi + step * 1e-9 and len(ticks) < count + 2:
+        ticks.append(round(t, 12))
+        t += step
+    return ticks
+
+
+def log_ticks(lo: float, hi: float) -> list[float]:
+    """1, 2 and 5 × 10^k within [lo, hi] (a logarithmic axis), thinned to decades when many."""
+    out = []
+    for k in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1):
+        out += [m * 10 ** k for m in (1, 2, 5) if lo <= m * 10 ** k <= hi]
+    if len(out) > 8:
+        out = [t for t in out if math.log10(t) == round(math.log10(t))]
+    return out or [lo, hi]
+
+
+def tick_label(value: float) -> str:
+    return f"{value:.6g}"
 
 
 def trend_svg(title: str, series: list[Series], threshold: float, width: int = 1000, height: int = 330) -> str:
@@ -119,20 +171,31 @@ def trend_svg(title: str, series: list[Series], threshold: float, width: int = 1
             lines.append((f"shift ({direction})", rules, {"show_dots": False, "allow_interruptions": True,
                                                           "stroke_style": {"width": 2.5}}))
             colours.append(SHIFT_COLOUR[direction])
+    times = [_ts(p[0]) for s in series for p in s.points]
+    xticks, xfmt = time_ticks(min(times, default=0.0), max(times, default=1.0))
+    if log:
+        yticks = log_ticks(lo, hi)
+    else:
+        yticks = nice_ticks(lo, hi)
+        lo, hi = min(lo, yticks[0]), max(hi, yticks[-1])
     style = Style(colors=tuple(colours), background="#ffffff", plot_background="#ffffff",
                   font_family="system-ui, sans-serif", foreground="#333", foreground_strong="#111",
                   foreground_subtle="#e3e3e3", opacity=".9", opacity_hover="1", transition="0s",
                   guide_stroke_color="#ececec", major_guide_stroke_color="#dddddd", title_font_size=15,
                   label_font_size=11, major_label_font_size=11, legend_font_size=12, value_font_size=10)
+    columns = 2 if max((len(s.label) for s in series), default=0) > 24 else 4
+    legend_rows = -(-sum(1 for label, _v, _o in lines if label) // columns)
+    height += max(0, legend_rows - 1) * 22  # every legend entry stays inside the plot
     chart = pygal.XY(width=width, height=height, style=style, js=[], disable_xml_declaration=True,
                                no_prefix=True, pretty_print=False, show_legend=True, legend_at_bottom=True,
-                               legend_at_bottom_columns=2 if max((len(s.label) for s in series), default=0) > 24 else 4,
+                               legend_at_bottom_columns=columns,
                                truncate_legend=70,
-                               x_label_rotation=20, x_labels=_x_labels(series),
-                               x_value_formatter=lambda t: datetime.fromtimestamp(t).strftime("%Y-%m-%d %H:%M"),
+                               x_label_rotation=20, x_labels=xticks, y_labels=yticks,
+                               x_value_formatter=lambda t: datetime.fromtimestamp(t).strftime(xfmt),
+                               value_formatter=tick_label,
                                y_title=f"median per run ({unit})", title=title, allow_interruptions=True,
                                dots_size=2.5, stroke_style={"width": 2}, margin=8, spacing=8,
-                               logarithmic=log, range=None if log else ((lo * 0.97, hi * 1.03) if hi > lo else None))
+                               logarithmic=log, range=None if log else ((lo, hi) if hi > lo else None))
     for label, values, opts in lines:
         chart.add(label, values, **opts)
     return chart.render(is_unicode=True)

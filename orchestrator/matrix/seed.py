@@ -1,0 +1,157 @@
+"""The seed pages' own shape (pure): rocm-pytorch-compatibility.rst and
+rocm-pytorch-feature-summary.rst cut their features into sections (tensor data types,
+torch.cuda, torch.backends, AMP, distributed, torch.compiler, domain libraries ...) and give
+each a Description, a Supported mark and the versions it is supported since. Every cell
+here comes from stored verdicts and names the runs behind it."""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable, Sequence
+
+from ..render.sections import SECTION
+from ..spec import SYMBOL
+from .document import Table, TCell, TRow
+from .model import Cell, Matrix, Observation, build, by_feature, combine, regroup
+from .since import since_of
+
+# (section title, check id prefixes), in the seed page's order; the longest prefix decides
+SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("Tensor data types", ("features.dtype.",)),
+    ("torch.cuda", ("features.cuda.", "smoke.device")),
+    ("torch.backends.cuda", ("features.backends.",)),
+    ("torch.backends.cudnn", ("features.backends.cudnn_",)),
+    ("Automatic mixed precision: torch.amp", ("features.amp.",)),
+    ("Distributed library features", ("features.distributed.", "kernels.all_reduce.")),
+    ("torch.compiler", ("compile.",)),
+    ("torchvision", ("features.torchvision.",)),
+    ("torchaudio", ("features.torchaudio.",)),
+    ("Domain libraries", ("features.torchtext", "features.torchtune", "features.torchserve",
+                          "features.torchrec")),
+    ("Extensions", ("features.apex.", "features.torch_tensorrt")),
+    ("Critical ROCm libraries", ("features.rocm.",)),
+    ("Operators on the device", ("kernels.", "smoke.matmul", "smoke.tensor_add")),
+    ("Profiling", ("profiler.",)),
+    ("TensorFlow", ("tf.",)),
+)
+OTHER = "Other checks"
+# not features of the framework: the harness's self-test and the catalog's version checks
+LEFT_OUT = ("selftest.", "env.")
+BACKEND_SINCE = (("Since ROCm", "rocm"), ("Since CUDA", "cuda"))
+BEST = ("pass", "partial", "flaky", "xfail", "error")
+
+
+def section_of(check: str) -> str | None:
+    """The seed section of a check id; None for the harness's own checks."""
+    if check.startswith(LEFT_OUT):
+        return None
+    found = [(len(p), title) for title, prefixes in SECTIONS for p in prefixes if check.startswith(p)]
+    return max(found)[1] if found else OTHER
+
+
+def _first_sentence(text: str) -> str:
+    parts = re.split(r"(?<=[a-z0-9)\]])\.\s+(?=[A-Z(])", " ".join(text.split()), maxsplit=1)
+    sentence = parts[0].split("; ", 1)[0].rstrip(".")
+    return sentence + "." if sentence else ""
+
+
+def descriptions(checks: Iterable[str]) -> dict[str, str]:
+    """check id → the first sentence of its catalog description ("" for a check the
+    built-in catalog does not know, e.g. a job's declared command check)."""
+    from ..probe import registry
+
+    registry.select("smoke")  # registers every built-in check
+    out = {}
+    for check in checks:
+        chk = registry.CHECKS.get(check)
+        out[check] = _first_sentence(chk.description) if chk is not None and chk.description else ""
+    return out
+
+
+def describe(checks: Sequence[str], described: dict[str, str]) -> str:
+    """A feature's description: its first check's that the catalog describes."""
+    return next((described[c] for c in checks if described.get(c)), "")
+
+
+def best(cells: Iterable[Cell]) -> Cell:
+    """The best-evidenced state of several images (of one backend): pass where one passes,
+    partial where the best is partial, then the inconclusive ones; failing only where every
+    image that said something fails. The chosen cell keeps its own runs (its evidence)."""
+    cells = list(cells)
+    for verdict in BEST:
+        chosen = next((c for c in cells if c.verdict == verdict), None)
+        if chosen is not None:
+            return chosen
+    return combine(cells)
+
+
+def best_by_backend(per_image: Matrix, backend_of: dict[str, str]) -> tuple[tuple[str, ...], dict]:
+    """(backends in order, {(row, backend): best cell over that backend's images}). An image
+    with no verdict at all (e.g. a run that only took an inventory) speaks for no backend."""
+    said = {c for (_r, c) in per_image.cells}
+    backends = tuple(dict.fromkeys(backend_of[c] for c in per_image.columns if c in said))
+    cells = {(r.key, b): best(per_image.cell(r.key, c) for c in per_image.columns if backend_of[c] == b)
+             for r in per_image.rows for b in backends}
+    return backends, cells
+
+
+def supported_cell(cell: Cell, checks: Sequence[str]) -> TCell:
+    text = SYMBOL[cell.verdict] if cell.verdict not in ("skip", "missing") else ("" if cell.verdict == "skip" else "—")
+    note = f"{cell.verdict} ({', '.join(cell.statuses)})" if cell.statuses else "not run"
+    return TCell(text, cell.verdict, cell.statuses, cell.runs, f"{note}; checks: {', '.join(checks)}")
+
+
+def since_cell(m: Matrix, row: str, component: str, comps: dict[str, dict[str, str]]) -> TCell:
+    """Since <component> for one row, from the images that have that component."""
+    points, used = [], []
+    for image in m.columns:
+        cell = m.cell(row, image)
+        version = comps.get(image, {}).get(component)
+        if version and cell.verdict not in ("skip", "missing", "error", "xfail"):
+            points.append((str(version), "partial" if cell.verdict == "flaky" else cell.verdict))
+            used.append(cell)
+    found = since_of(points)
+    evidence = ", ".join(f"{v} {SYMBOL.get(s, s)}" for v, s in points)
+    runs = tuple(sorted({r for c in used for r in c.runs}))
+    verdict = ("partial" if found.partial else "pass") if found.version else ("fail" if points else "missing")
+    return TCell(found.text, verdict, tuple(c.verdict for c in used), runs,
+                 found.note + (f" ({evidence})" if evidence else ""))
+
+
+def seed_features_table(obs: Sequence[Observation], runs: Sequence) -> Table:
+    """runs: layouts.RunInfo (run id, image, backend, the image's catalogued components)."""
+    backend_of = {r.image: r.backend for r in runs}
+    comps = {r.image: r.components for r in runs}
+    per_check = regroup(build(obs, [r.run_id for r in runs]), columns={r.run_id: r.image for r in runs})
+    checks_of: dict[str, list[str]] = {}
+    section: dict[str, str] = {}
+    for r in per_check.rows:
+        where = section_of(r.key)
+        if where is None:
+            continue
+        feature = r.feature or r.key
+        checks_of.setdefault(feature, []).append(r.key)
+        section.setdefault(feature, where)
+    m = by_feature(per_check)
+    described = descriptions(r.key for r in per_check.rows)
+    backends, best_cells = best_by_backend(m, backend_of)
+    supported = ("Supported",) if len(backends) == 1 else tuple(f"Supported ({b})" for b in backends)
+    since_cols = [("Since PyTorch", "pytorch")] + [(h, k) for h, k in BACKEND_SINCE
+                                                  if any(k in comps.get(i, {}) for i in m.columns)]
+    order = {title: i for i, (title, _) in enumerate(SECTIONS)}
+    rows = sorted((r for r in m.rows if r.key in section), key=lambda r: order.get(section[r.key], len(order)))
+    body = []
+    for r in rows:
+        checks = checks_of[r.key]
+        cells = [supported_cell(best_cells[(r.key, b)], checks) for b in backends]
+        cells += [since_cell(m, r.key, key, comps) for _h, key in since_cols]
+        body.append(TRow(r.key, (section[r.key], r.key, describe(checks, described)), tuple(cells)))
+    images = ", ".join(f"{i} ({backend_of[i]})" for i in m.columns)
+    notes = ("✅: full support · ⚠️: partial support (or inconclusive) · ❌: not supported · —: not run. "
+             "Supported: the best-evidenced state over the images of a backend (✅ where some image passes).",
+             "Since: the oldest version whose newest verdict passes, with every newer version tested passing; "
+             "≤ X: passes in every version tested, none older than X was tested; —: does not pass in the "
+             "newest version tested, or not tested.",
+             f"Images: {images}.")
+    return Table("seed-features", "Supported features", (SECTION, "Feature", "Description"),
+                 (*supported, *(h for h, _ in since_cols)), tuple(body), notes)
