@@ -37,6 +37,7 @@ from .model import Observation, verdict
 
 GPU_BACKENDS = ("rocm", "cuda")
 SPECIAL_JOBS = ("adhoc", "bisect")
+NO_VERDICT_JOBS = ("inventory",)  # store/inventory_queries.JOB: components only
 NOT_FINAL = ("error", "skip", "missing")  # skip is final where the whole suite ran (deliberately not run)
 CPU_ONLY_CLASS = "cpu only"
 LOOKBACK = 16  # runs read past the settled point for checks that have no final verdict yet
@@ -60,7 +61,10 @@ def special(job: str, backend: str, cpu_only: bool) -> bool:
 
 def feeds(job_name: str, backend: str, cpu_only: bool, *, job: str | None, include_special: bool) -> bool:
     """Whether a run may speak for a matrix: ``job`` names the one job wanted (``adhoc`` and
-    ``bisect`` included); otherwise named jobs only, special runs when ``include_special``."""
+    ``bisect`` included); otherwise named jobs only, special runs when ``include_special``.
+    An inventory audit's run (job ``inventory``) holds components, no verdicts: never."""
+    if job_name in NO_VERDICT_JOBS:
+        return False
     if job is not None:
         return job_name == job and (include_special or not (cpu_only and backend in GPU_BACKENDS)
                                     or job in SPECIAL_JOBS)
@@ -181,8 +185,8 @@ class EnvWalk:
                 self._newer.setdefault(check, chosen)
             else:
                 self._final[check] = chosen
-        if not plans:  # a run stored without tasks stands for everything it ran
-            if state == "done":
+        if not plans:  # a run stored without tasks stands for everything it ran, if it ran anything
+            if state == "done" and per_check:
                 self.settled |= self.suites
             return
         for p in plans:

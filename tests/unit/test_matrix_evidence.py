@@ -149,6 +149,16 @@ def test_which_runs_feed_a_matrix():
     assert feeds("adhoc", "rocm", True, job=None, include_special=True)
     assert feeds("adhoc", "cpu", False, job="adhoc", include_special=False)
     assert not feeds("nightly", "cpu", False, job="adhoc", include_special=True)
+    assert not feeds("inventory", "cpu", False, job=None, include_special=True)  # an audit holds no verdicts
+
+
+def test_a_run_with_nothing_in_it_settles_nothing():
+    empty, old = run(2), run(1)
+    w = EnvWalk(("img", "cpu"), set())
+    w.feed(empty, (), ())
+    assert not w.done
+    w.feed(old, (), [att(old, "a", "pass", suite=None)])
+    assert w.done and cells(w) == {"a": ("run-1", ("pass",), ())}
 
 
 STATUSES = ("pass", "fail", "crash", "timeout", "unsupported", "partial", "error", "skip", "xfail")
