@@ -62,7 +62,7 @@ def _when(moment: datetime | None) -> str | None:
     return moment.isoformat(timespec="minutes" if not moment.second and not moment.microsecond else "seconds")
 
 
-STRICT_LAYOUTS = ("summary", "tiers", "seed-features")  # claims about a backend: named jobs only, never a fallback
+STRICT_LAYOUTS = ("summary", "tiers")  # claims about a backend: named jobs only, never a fallback
 
 
 def build_document(factory: Factory, db: str | None, catalog: Callable[[], Catalog], layout: str, rows: str | None,

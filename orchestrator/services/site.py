@@ -31,7 +31,7 @@ from .site_pages import Site, change_label, ordered, when
 from .site_views import ChangeV, RunV, changes, histories, load_runs, newest_per_env, slug
 
 LAYOUTS = ("checks", "features", "seed-features", "since", "summary", "tiers", "components", "libraries")
-STRICT = "\x00named-jobs"  # the matrices key of the named-jobs-only evidence (summary, tiers, seed-features)
+STRICT = "\x00named-jobs"  # the matrices key of the named-jobs-only evidence (summary, tiers)
 RECENT = 15
 FRESH_DAYS = 7
 _WORK: dict[str, Any] = {}  # what forked page workers read (set before the pool starts)
@@ -140,7 +140,7 @@ def _pages(runs: dict[str, RunV], pk_checks: dict[int, dict[str, Any]], inventor
     # matrices: every layout of the newest evidence, each job's, the published versions
     if not matrices[None].empty:
         for layout in LAYOUTS:
-            ev = matrices[STRICT] if layout in ("summary", "tiers", "seed-features") else matrices[None]
+            ev = matrices[STRICT] if layout in ("summary", "tiers") else matrices[None]
             yield f"matrix/{layout}.html", site.matrix(_layout(layout, ev, catalog, inventories, runs, built))
     jobs = []
     for job in sorted({r.row["job"] for r in runs.values()}):

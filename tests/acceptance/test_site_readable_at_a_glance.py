@@ -31,8 +31,10 @@ def site(tmp_path_factory) -> Path:
         pytest.fail("headless Chromium is needed (apt-get install chromium)")
     tmp = tmp_path_factory.mktemp("site-glance")
     db = tmp / "v.sqlite"
-    proc = run_cli("run", "--image", IMAGES[0], "--image", IMAGES[1], "--suite", "smoke", "--suite", "features",
-                   "--no-gate", "--no-matrix", db=db)
+    job = tmp / "nightly.yaml"  # a named job: tiers and the summary claim from named jobs only
+    job.write_text(f"name: nightly\nimages: [{IMAGES[0]}, {IMAGES[1]}]\nsuites:\n  - name: smoke\n"
+                   "  - name: features\n")
+    proc = run_cli("run", "--job", str(job), "--no-gate", "--no-matrix", db=db)
     assert proc.returncode == 0, proc.stderr[-3000:]
     for _ in range(2):  # a timed history: the check page's trend plot
         assert run_cli("run", "--image", "host", "--suite", "smoke", "--no-gate", "--no-matrix", db=db).returncode == 0
@@ -92,13 +94,13 @@ def shown_headers(dom: str) -> list[tuple[str, str]]:
 
 
 @pytest.mark.parametrize("page", ["matrix/checks.html", "matrix/features.html", "matrix/since.html",
-                                  "matrix/seed-features.html", "matrix/job-adhoc.html"])
+                                  "matrix/seed-features.html", "matrix/job-nightly.html"])
 def test_matrix_headers_are_pairwise_distinct(site, tmp_path, page):
     dom = chromium(site / page, 800, tmp_path)
     heads = shown_headers(dom)
     assert len(heads) >= 1
     assert len({text for text, _ in heads}) == len(heads), heads
-    if page.endswith(("checks.html", "job-adhoc.html")):
+    if page.endswith(("checks.html", "job-nightly.html")):
         by_name = dict((name, text) for text, name in heads)
         # the two torch images: one family over two versions, each column read whole
         assert by_name[IMAGES[0]] == "cpu_debian12_py3.11_pytorch 1.13"
