@@ -38,6 +38,8 @@ def local_images() -> frozenset[str]:
 
 def print_term(report: Any) -> None:
     from ..regression import rule as engine
+    from rich.markup import escape
+
     from ..render.diff import SECTIONS, _timing_text, header
 
     h = header(report)
@@ -52,7 +54,7 @@ def print_term(report: Any) -> None:
         out.print(f"  [yellow]noisy host[/yellow]: {h['noisy_host']} timed check(s) ran on a busy host; "
                   "their timing changes are shown (~), not counted")
     for issue in report.expired:
-        out.print(f"  [yellow]known issue {issue.check} expired on {issue.expires}[/yellow]: {issue.reason}")
+        out.print(f"  [yellow]known issue {issue.check} expired on {issue.expires}[/yellow]: {escape(issue.reason)}")
     for title, kinds in SECTIONS:
         rows = [c for c in report.changes if c.kind in kinds]
         if not rows:

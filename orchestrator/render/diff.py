@@ -14,6 +14,7 @@ from xml.etree import ElementTree as ET
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
+from .. import encode
 from ..spec import (CHANGED, COUNTED, COVERAGE_GAINED, COVERAGE_LOST, EXPECTED, FASTER, FIXED, FLAKY, NOISE,
                     NOT_COMPARABLE, REGRESSED, SAME, SLOWER)
 from ..spec import INCONCLUSIVE_CHANGE as INCONCLUSIVE
@@ -105,7 +106,7 @@ def header(report: Report) -> dict[str, Any]:
 
 
 def _md_cell(text: str) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    return encode.markdown(str(text))
 
 
 def diff_md(report: Report) -> str:
@@ -220,7 +221,7 @@ def diff_junit(report: Report) -> str:
         suite.set("errors", "0")
         suite.set("skipped", str(n_skip))
     ET.indent(root)
-    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+    return encode.xml(ET.tostring(root, encoding="unicode", xml_declaration=True)) + "\n"
 
 
 def diff_html(report: Report) -> str:

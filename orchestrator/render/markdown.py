@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .. import encode
 from ..spec import LEGEND
 
 if TYPE_CHECKING:
@@ -12,7 +13,7 @@ if TYPE_CHECKING:
 
 
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    return encode.markdown(text)
 
 
 def matrix_md(matrix: Matrix, title: str = "Compatibility matrix") -> str:
@@ -30,8 +31,8 @@ def matrix_md(matrix: Matrix, title: str = "Compatibility matrix") -> str:
 def document_md(doc: Document) -> str:
     """The versioned header (matrix version, last verified, source of truth), then the table."""
     t = doc.table
-    lines = [f"# {_cell(t.title)}", "", f"- Matrix version: `{doc.header.version}`",
-             f"- Last verified: `{doc.header.last_verified}`", "- Source of truth:"]
+    lines = [f"# {_cell(t.title)}", "", f"- Matrix version: `{_cell(doc.header.version)}`",
+             f"- Last verified: `{_cell(doc.header.last_verified)}`", "- Source of truth:"]
     lines += [f"  - {_cell(s)}" for s in doc.header.source]
     lines += ["", "| " + " | ".join(_cell(h) for h in doc.headers) + " |", "| " + " | ".join("---" for _ in doc.headers) + " |"]
     for row in t.rows:

@@ -6,6 +6,8 @@ import re
 
 from typing import TYPE_CHECKING
 
+from .. import encode
+
 if TYPE_CHECKING:
     from ..matrix.document import Document
 
@@ -14,18 +16,17 @@ _SPECIAL = re.compile(r"([\\`*_|\[\]<>:])")
 
 def _text(value: str) -> str:
     """Inline text with RST markup characters escaped, on one line."""
-    value = " ".join(value.split())
-    return _SPECIAL.sub(r"\\\1", value)
+    return encode.rst(value)
 
 
 def _literal(value: str) -> str:
-    return f"``{' '.join(value.split())}``" if value and "``" not in value else _text(value)
+    return f"``{' '.join(encode.one_line(value).split())}``" if value and "``" not in value else _text(value)
 
 
 def document_rst(doc: Document) -> str:
     t = doc.table
-    bar = "*" * 80
-    lines = [bar, _text(t.title), bar, "", f":Matrix version: ``{doc.header.version}``",
+    bar = "*" * max(80, len(_text(t.title)))  # an over/underline shorter than its title is an RST error
+    lines = [bar, _text(t.title), bar, "", f":Matrix version: {_literal(doc.header.version)}",
              f":Last verified: {_text(doc.header.last_verified)}", ":Source of truth:"]
     lines += [f"    - {_text(s)}" for s in doc.header.source] or ["    -"]
     lines += ["", f".. list-table:: {_text(t.title)}", "    :header-rows: 1", ""]
