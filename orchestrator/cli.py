@@ -105,5 +105,5 @@ def _leave(code: Any) -> NoReturn:
         try:
             stream.flush()
         except (BrokenPipeError, ValueError):  # `valorch … | head` closed the pipe; or a closed stream
-            code = code or 1
+            pass  # not a verdict: the exit code stays the command's own (docs/cli.md, "exit codes")
     os._exit(code)

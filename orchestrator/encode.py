@@ -27,7 +27,6 @@ import html as _html
 import json as _json
 import re
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 # C0 except \t \n, DEL, C1, bidi embeddings/overrides/isolates (Trojan Source), lone surrogates
 _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
@@ -36,6 +35,7 @@ _RST_SPECIAL = re.compile(r"([\\`*_|\[\]<>:@])")  # @: no standalone e-mail link
 _MENTION = re.compile(r"@(?=(?:here|channel|everyone|group)\b)", re.IGNORECASE)
 _SCHEME = re.compile(r"(?<=[A-Za-z0-9+.-]):(?=//)")
 ZWSP = "\u200b"
+_USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)[^/?#]*@")
 
 
 def visible(ch: str) -> str:
@@ -102,14 +102,6 @@ def json(obj: Any, **kw: Any) -> str:
 
 
 def url(value: str) -> str:
-    """A URL with its credentials (user name and password) removed, fit to print or log."""
-    try:
-        parts = urlsplit(value)
-        host = parts.hostname or ""
-        port = parts.port
-    except ValueError:
-        return "<unparsable URL>"
-    if "@" not in parts.netloc:
-        return terminal(value)
-    netloc = (f"[{host}]" if ":" in host else host) + (f":{port}" if port else "")
-    return terminal(urlunsplit((parts.scheme, "***@" + netloc, parts.path, parts.query, parts.fragment)))
+    """A URL with its credentials (user name and password) removed, fit to print or log;
+    works on URLs that do not parse too (the userinfo is what precedes the authority's last @)."""
+    return terminal(_USERINFO.sub(r"\1***@", value))

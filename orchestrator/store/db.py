@@ -27,6 +27,7 @@ from sqlalchemy.engine import URL, Connection, Engine, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, OperationalError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
+from .. import encode
 from ..errors import InfrastructureError, InputError
 from . import damaged, full
 from .location import DEFAULT_PATH, migrate_lock, sqlite_file
@@ -56,15 +57,16 @@ def public_url(db: str | None) -> str:
     """The URL as it may be printed or published: never a password."""
     try:
         return make_url(db if db and "://" in db else url_for(db)).render_as_string(hide_password=True)
-    except ArgumentError:
+    except (ArgumentError, ValueError):
         return "<unparsable database URL>"
 
 
 def _parse(db: str | None) -> URL:
     try:
         url = make_url(url_for(db))
-    except ArgumentError:
-        raise InputError(f"--db '{db}' is not a database URL", URL_HINT) from None
+    except (ArgumentError, ValueError) as exc:  # ValueError: a port that is not a number ('1x', '', '1:2')
+        why = "its host:port does not parse" if isinstance(exc, ValueError) else "it does not parse"
+        raise InputError(f"--db '{encode.url(db or '')}' is not a database URL: {why}", URL_HINT) from None
     backend = url.get_backend_name()
     if backend not in ("sqlite", "postgresql"):
         raise InputError(f"--db: unsupported database scheme '{url.drivername}' (valorch stores results in "
@@ -112,6 +114,7 @@ def connect(db: str | None) -> Engine:
                                connect_args={"connect_timeout": CONNECT_TIMEOUT_S, "application_name": "valorch",
                                              "options": "-c jit=off"})
         full.install(engine)
+        damaged.install(engine)
     except ImportError as exc:  # psycopg (or the driver the URL names) is not installed
         raise InputError(f"--db {public_url(db)}: the PostgreSQL driver is not installed ({exc})",
                          f"{POSTGRES_EXTRA} (psycopg 3)") from None
@@ -188,6 +191,7 @@ def open_engine(db: str | None) -> Engine:
             clean_stale_lock(url)
         else:
             _require_head(engine, url)
+        damaged.check_structure(tables(engine))  # a dropped table or column: named before anything runs
     except OperationalError as exc:
         engine.dispose()
         if url.get_backend_name() != "sqlite":
@@ -198,6 +202,14 @@ def open_engine(db: str | None) -> Engine:
         engine.dispose()
         raise InfrastructureError(f"results {where(url)} failed: {exc}") from None
     return engine
+
+
+def tables(engine: Engine) -> dict[str, set[str]]:
+    """The tables of the store and their columns, as the database has them."""
+    from sqlalchemy import inspect
+
+    insp = inspect(engine)
+    return {t: {c["name"] for c in insp.get_columns(t)} for t in insp.get_table_names()}
 
 
 MIGRATIONS = Path(__file__).with_name("migrations")
