@@ -145,9 +145,46 @@ def _server_error(url: URL, exc: DBAPIError) -> InfrastructureError:
     return InfrastructureError(f"cannot open the results {where(url)}: {reason}", hint)
 
 
+#: SQLite files (and the directories above them) this process created: a command that ends
+#: in exit 2 or 3 leaves no empty store behind (``undo_created``, called by cli.App)
+_CREATED: list[tuple[Path, list[Path]]] = []
+
+
+def undo_created() -> None:
+    """Remove the stores this process created that hold no run, with the directories made
+    for them: a failed command (exit 2/3) leaves the file system as it found it."""
+    import sqlite3
+
+    _dispose_open_engines()
+    while _CREATED:
+        path, dirs = _CREATED.pop()
+        try:
+            conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+            try:
+                runs = conn.execute("SELECT count(*) FROM run").fetchone()[0]
+            except sqlite3.Error:
+                runs = 0
+            finally:
+                conn.close()
+        except sqlite3.Error:
+            runs = 0
+        if runs:
+            continue  # results were written: never remove them
+        for p in (path, Path(f"{path}-wal"), Path(f"{path}-shm"), migrate_lock(path)):
+            with contextlib.suppress(OSError):
+                p.unlink()
+        for d in reversed(dirs):
+            with contextlib.suppress(OSError):
+                d.rmdir()
+
+
 def _sqlite_engine(url: URL) -> Engine:
     if url.database and url.database != ":memory:":
         path = Path(url.database)
+        if path.is_dir():
+            raise InputError(f"--db {path} is a directory, not a SQLite file", URL_HINT)
+        if not path.exists():
+            _CREATED.append((path, [p for p in reversed(path.parents) if not p.exists()]))
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
