@@ -59,6 +59,20 @@ UNPRIVILEGED = "65534:65534"
 #: The container's root file system is read-only; the probe writes only here (its
 #: temporary files, the workloads' HOME/TMPDIR): a tmpfs of this size.
 TMPFS = {"/tmp": "rw,nosuid,nodev,size=1g", "/var/tmp": "rw,nosuid,nodev,size=64m"}
+#: Under a memory limit the tmpfs is a quarter of it (/var/tmp a sixteenth): tmpfs pages
+#: count against the container's memory and stay after their writer exits, so a workload
+#: that fills /tmp must meet "no space left" (its own failure), not the OOM killer of the
+#: whole probe (docs/checks.md, "Memory and /tmp").
+TMPFS_SHARE = {"/tmp": 4, "/var/tmp": 16}
+
+
+def tmpfs_for(limits: "Limits") -> dict[str, str]:
+    """The tmpfs mounts of a container with these limits (each at most its TMPFS size)."""
+    if not limits.memory:
+        return dict(TMPFS)
+    caps = {"/tmp": 1 << 30, "/var/tmp": 64 << 20}
+    return {path: f"rw,nosuid,nodev,size={max(1 << 20, min(caps[path], limits.memory // TMPFS_SHARE[path]))}"
+            for path in TMPFS}
 
 
 @dataclass(frozen=True)
@@ -135,7 +149,7 @@ def task_container(task: Task, run_id: str, limits: Limits = Limits()) -> Contai
     """The container of one suite task; the GPU devices of its backend unless ``--cpu-only``."""
     spec = ContainerSpec(command=probe_command(*probe_args(task)),
                          labels=labels_for(run_id, task.suite.name, task.image.alias), network=task.suite.network,
-                         limits=limits)
+                         limits=limits, tmpfs=tmpfs_for(limits))
     workloads = bool(task.suite.commands or task.suite.pytest)
     if not workloads:  # nothing to run as another uid: no capability is needed
         spec = replace(spec, cap_add=())
