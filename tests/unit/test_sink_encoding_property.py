@@ -226,3 +226,22 @@ def test_a_printed_url_has_no_credentials(secret, scheme):
     shown = encode.url(f"{scheme}://user:{secret}pw@host.example:8080/path")
     assert f"{secret}pw" not in shown and "user" not in shown
     assert "host.example" in shown or shown == "<unparsable URL>"
+
+
+# --- CycloneDX ------------------------------------------------------------------------------------
+
+@settings(max_examples=40, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(st.lists(TEXT, min_size=4, max_size=4))
+def test_cyclonedx_is_json_that_round_trips_what_the_image_said(t):
+    from orchestrator import audit
+    from orchestrator.render import sbom
+
+    inv = audit.parse_inventory({"components": [
+        {"name": "os", "value": "debian 12", "source": "file", "evidence": "/etc/os-release"},
+        {"name": "pip:x" + t[0][:40], "value": t[1][:40] or "1", "source": "pip", "evidence": t[2][:80],
+         "extra": {"license": t[3][:40]}}]})
+    text = sbom.bom_json(inv, "valorch/test:pip-torch")
+    assert not CONTROL.search(text)  # every control escaped inside JSON strings
+    doc = json.loads(text)
+    assert doc["bomFormat"] == "CycloneDX"
