@@ -182,7 +182,8 @@ def _sqlite_engine(url: URL) -> Engine:
     if url.database and url.database != ":memory:":
         path = Path(url.database)
         if path.is_dir():
-            raise InputError(f"--db {path} is a directory, not a SQLite file", URL_HINT)
+            raise InfrastructureError(f"cannot open the results database {path}: it is a directory, not a SQLite file",
+                                      "pass --db with a SQLite file (or a new path)")
         if not path.exists():
             _CREATED.append((path, [p for p in reversed(path.parents) if not p.exists()]))
         try:
