@@ -107,7 +107,10 @@ def suite_durations(conn: sqlite3.Connection, limit: int = 500) -> dict[tuple[st
     """The last measured duration of each (image alias, suite), for placement and ETAs."""
     out: dict[tuple[str, str], float] = {}
     for alias, suite, timings in conn.execute(DURATIONS, ("done", limit)):
-        total = (json.loads(timings) or {}).get("total_s") if timings else None
+        try:
+            total = (json.loads(timings) or {}).get("total_s") if timings else None
+        except (ValueError, AttributeError) as exc:
+            raise damaged_value("task.timings", timings, exc, "JSON") from None
         if total and (alias, suite) not in out:
             out[(alias, suite)] = float(total)
     return out

@@ -16,6 +16,7 @@ DAMAGE = {
     "dropped column": ("ALTER TABLE run DROP COLUMN meta;", "column 'run.meta' is missing"),
     "meta not json": ("UPDATE run SET meta = '{not json';", "run.meta holds '{not json', which is not JSON"),
     "started garbage": ("UPDATE run SET started = 'garbage';", "run.started holds 'garbage', which is not a date/time"),
+    "timings not json": ("UPDATE task SET timings = '{bad';", "task.timings holds '{bad', which is not JSON"),
 }
 
 
@@ -43,6 +44,7 @@ def _commands(run_id):
         "dropped column": [("results", "list"), ("results", "show", run_id), ("matrix", "render")],
         "meta not json": [("results", "show", run_id), ("matrix", "render"), ("site", "build")],
         "started garbage": [("results", "list"), ("matrix", "render"), ("site", "build")],
+        "timings not json": [("run", "--image", "host", "--suite", "selftest", "--check", "selftest.pass")],
     }
 
 
@@ -58,12 +60,13 @@ def test_every_command_meeting_the_damage_exits_3_naming_it(healthy, tmp_path, d
         assert "valorch db check" in proc.stderr  # what to do
 
 
-@pytest.mark.parametrize("damage", ["dropped table", "dropped column"])
+@pytest.mark.parametrize("damage", ["dropped table", "dropped column", "timings not json"])
 def test_run_on_a_damaged_store_leaves_no_half_run(healthy, tmp_path, damage):
     db = _damaged(healthy, tmp_path, damage)
     before = db.read_bytes()
     proc = run_cli("run", "--image", "host", "--suite", "selftest", "--check", "selftest.pass", "--db", str(db))
     assert proc.returncode == 3 and "damaged store: " in proc.stderr and "Traceback" not in proc.stderr
+    assert DAMAGE[damage][1] in proc.stderr
     assert sqlite3.connect(db).execute("SELECT count(*) FROM run").fetchone()[0] == 1
     assert db.read_bytes() == before
 
