@@ -33,8 +33,28 @@ from .errors import ValorchError
 class App(typer.Typer):
     def __call__(self, *args, **kwargs):  # noqa: ANN002, ANN003
         try:
-            return super().__call__(*args, **kwargs)
+            try:
+                _check_encoding(kwargs.get("args") or sys.argv[1:])
+                return super().__call__(*args, **kwargs)
+            except OSError as exc:
+                if isinstance(exc, BrokenPipeError):
+                    raise
+                raise _os_error(exc) from None
+            except Exception as exc:  # a database error no store function named: exit 3, not a traceback
+                sa = sys.modules.get("sqlalchemy.exc")
+                if sa is None or not isinstance(exc, sa.SQLAlchemyError):
+                    raise
+                from .errors import InfrastructureError
+
+                why = str(getattr(exc, "orig", None) or exc).splitlines()[0][:300]
+                raise InfrastructureError(f"the results database failed: {why}",
+                                          "valorch db check --db URL diagnoses the store") from None
+        except SystemExit as exc:
+            if exc.code in (2, 3):
+                _undo_created()
+            raise
         except ValorchError as exc:
+            _undo_created()
             from rich.markup import escape
 
             from .commands.common import err
@@ -44,6 +64,47 @@ class App(typer.Typer):
             if exc.hint:
                 err.print(f"  [dim]hint:[/dim] {escape(exc.hint)}")
             sys.exit(exc.exit_code)
+
+
+def _check_encoding(argv: list[str]) -> None:
+    """An argument or a VALORCH_/GITHUB_ variable that is not valid UTF-8 (Python decodes its
+    bytes to lone surrogates) is bad input, named, before it meets a file name or the store."""
+    from .errors import InputError
+
+    def bad(text: str) -> bool:
+        return any("\ud800" <= ch <= "\udfff" for ch in text)
+
+    for i, arg in enumerate(argv, 1):
+        if bad(arg):
+            raise InputError(f"argument {i} ('{arg[:60]}') is not valid UTF-8",
+                             "pass names, paths and URLs as UTF-8 text")
+    for name, value in os.environ.items():
+        if name.startswith(("VALORCH_", "GITHUB_")) and bad(value):
+            raise InputError(f"environment variable {name} is not valid UTF-8", f"set {name} to UTF-8 text")
+
+
+def _os_error(exc: OSError) -> ValorchError:
+    """An OSError no command turned into a message (a path too long, a loop of symlinks, a
+    directory where a file was expected, …): exit 2 naming the path, or 3 when the machine
+    itself failed (a full disk, an I/O error), never a traceback."""
+    import errno
+
+    from . import encode
+    from .errors import InfrastructureError, InputError
+
+    where = f" {encode.one_line(str(exc.filename))[:200]}" if exc.filename else ""
+    if exc.errno in (errno.ENOSPC, errno.EIO, errno.EDQUOT):
+        return InfrastructureError(f"cannot write{where}: {exc.strerror}", "free space or fix the device, then retry")
+    return InputError(f"cannot use{where}: {exc.strerror or exc}",
+                      "check the path you passed (it must exist where read, be writable where written, "
+                      "and be a file or a directory as the option says)")
+
+
+def _undo_created() -> None:
+    """A failed command leaves no empty store it created (store/db.py: undo_created)."""
+    store_db = sys.modules.get("orchestrator.store.db")
+    if store_db is not None:
+        store_db.undo_created()
 
 
 app = App(name="valorch", help="Containerized multi-backend validation orchestrator.",
@@ -108,5 +169,5 @@ def _leave(code: Any) -> NoReturn:
         try:
             stream.flush()
         except (BrokenPipeError, ValueError):  # `valorch … | head` closed the pipe; or a closed stream
-            code = code or 1
+            pass  # not a verdict: the exit code stays the command's own (docs/cli.md, "exit codes")
     os._exit(code)

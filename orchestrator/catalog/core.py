@@ -202,6 +202,22 @@ def validate_suites(suites: Iterable[Any], doc: yamlio.Document | None = None) -
                             "see jobs/commands-example.yaml, or valorch suites show " + ref.name)
 
 
+def validate_check_globs(suites: Iterable[Any], patterns: Iterable[str]) -> None:
+    """Every ``--check`` glob must select a check of the suites run: a typo that selects
+    nothing would store an empty run and turn a CI gate green."""
+    import difflib
+
+    from ..probe.registry import select
+
+    ids = [c.id for ref in suites for c in select(ref.name)[1]]
+    for pattern in patterns:
+        if not any(fnmatch.fnmatchcase(i, pattern) for i in ids):
+            near = difflib.get_close_matches(pattern, ids, n=3, cutoff=0.5) or ids[:3]
+            raise SpecError(f"--check '{pattern}' matches no check of suite(s) "
+                            f"{', '.join(ref.name for ref in suites)}; nearest: {', '.join(near) or 'none'}",
+                            "valorch suites show SUITE lists the check ids; globs use * and ?")
+
+
 def load_job(path: Path, catalog: Catalog | None = None, workload_roots: Iterable[Path] = ()) -> JobSpec:
     """A job spec, with its suites (and, given the catalog, its images) checked. A shipped
     workload must lie inside the job file's directory or one of ``workload_roots``

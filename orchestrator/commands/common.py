@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
+
+from .. import encode
 if TYPE_CHECKING:
     from ..catalog.core import Catalog
 
@@ -17,10 +19,52 @@ if TYPE_CHECKING:
 #: defaults need not import the rule at start-up
 DEFAULT_THRESHOLD = 0.05
 
+
+
+class SafeConsole(Console):
+    """The terminal sink: every string printed (a message, a table cell, a job name, a
+    workload's output) has its control characters made visible (encode.terminal), rich
+    markup that does not parse is printed as text (never a MarkupError), and no hyperlink
+    (OSC 8) is drawn from text; the only escape sequences are rich's own styles.
+    A closed stdout (``valorch diff A B | head -2``) is not an error of the command: the
+    rest of the output goes nowhere and the exit code stays the command's own."""
+
+    def render_str(self, text: str, **kw: Any) -> Any:
+        from rich.errors import MarkupError
+
+        text = encode.terminal(text)
+        try:
+            rendered = super().render_str(text, **kw)
+        except MarkupError:
+            rendered = super().render_str(text, **{**kw, "markup": False})
+        if "link" in str([s.style for s in rendered.spans]):
+            rendered.spans = [s._replace(style=self._no_link(s.style)) for s in rendered.spans]
+        return rendered
+
+    def _no_link(self, style: Any) -> Any:
+        from rich.errors import StyleError
+
+        try:
+            return (self.get_style(style) if isinstance(style, str) else style).clear_meta_and_links()
+        except StyleError:
+            return ""
+
+    def on_broken_pipe(self) -> None:
+        quiet_stdout()
+
+
+def quiet_stdout() -> None:
+    """After the reader closed stdout: what is still written goes to /dev/null."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+
+
 # Results and progress for people go to stderr; stdout carries --json and rendered output.
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+err = SafeConsole(stderr=True, highlight=False, soft_wrap=True)
 # Piped output is read by tools and people with wide terminals: do not squeeze tables to 80 columns.
-out = Console(highlight=False, width=None if sys.stdout.isatty() else 250)
+out = SafeConsole(highlight=False, width=None if sys.stdout.isatty() else 250)
 
 DbOption = typer.Option(None, "--db", envvar="VALORCH_DB",
                         help="SQLAlchemy URL or SQLite path [default: ./results/valorch.sqlite]")
@@ -82,7 +126,11 @@ def print_json(obj: Any) -> None:
 def write_output(text: str, path: Path | None) -> None:
     """Rendered output to a file (--out) or stdout; only the CLI writes files."""
     if path is None:
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        try:
+            sys.stdout.write(encode.terminal(text if text.endswith("\n") else text + "\n"))
+            sys.stdout.flush()
+        except BrokenPipeError:
+            quiet_stdout()
         return
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")

@@ -40,3 +40,26 @@ def status(db: str = DbOption, as_json: bool = JsonOption) -> None:
     state = "up to date" if info["revision"] == info["head"] else "run `valorch db upgrade`"
     err.print(f"{info['database']} ({info['dialect']}): schema {info['revision'] or 'none'}, "
               f"this valorch needs {info['head']}: {state}")
+
+
+@app.command("check")
+def check(db: str = DbOption, as_json: bool = JsonOption) -> None:
+    """Check the store: the database's integrity check, the schema against this valorch's
+    models, and every stored date, JSON and sample value; lists every problem found.
+    Exit 0 when there is none, 3 when the store is damaged. Changes nothing."""
+    from ..errors import InfrastructureError
+    from ..services import db as service
+
+    report = service.check(db)
+    problems = report["problems"]
+    if as_json:
+        print_json(report)
+    else:
+        for p in problems:
+            err.print(f"  {p}", markup=False)
+    if problems:
+        raise InfrastructureError(f"damaged store: {report['database']} has {len(problems)} problem(s)",
+                                  "restore it from a backup, or recover what is readable: sqlite3 FILE .recover | "
+                                  "sqlite3 recovered.sqlite; a store behind this valorch: valorch db upgrade")
+    if not as_json:
+        err.print(f"{report['database']}: no problem found (integrity, schema, stored values)")

@@ -74,7 +74,7 @@ def print_term(report: Any, verdict: Any = None) -> None:
         out.print(f"  [yellow]noisy host[/yellow]: {h['noisy_host']} timed check(s) ran on a busy host; "
                   "their timing changes are shown (~), not counted")
     for issue in report.expired:
-        out.print(f"  [yellow]known issue {issue.check} expired on {issue.expires}[/yellow]: {issue.reason}")
+        out.print(f"  [yellow]known issue {issue.check} expired on {issue.expires}[/yellow]: {escape(issue.reason)}")
     for title, kinds in SECTIONS:
         rows = [c for c in report.changes if c.kind in kinds and id(c) not in shown]
         if not rows:

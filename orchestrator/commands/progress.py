@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.live import Live
 from rich.table import Table
 
@@ -98,7 +99,7 @@ class LiveReporter:
             row = self.rows.get(task_key(task))
             if row:
                 row.host, row.state = task.host.name, "queued"
-            self._say(f"  [yellow]retry[/yellow] {task_key(task)} on {task.host.name}: {reason[:200]}")
+            self._say(f"  [yellow]retry[/yellow] {task_key(task)} on {task.host.name}: {escape(reason[:200])}")
             self._refresh()
 
     def task_started(self, task: Task) -> None:
@@ -110,7 +111,7 @@ class LiveReporter:
     def result(self, task: Task, result: CheckResult) -> None:
         if result.status in (*FAILING, "error"):
             with self.lock:
-                self._say(f"  [red]{result.status:8}[/red] {task.image.alias} {result.check}: {result.message[:160]}")
+                self._say(f"  [red]{result.status:8}[/red] {task.image.alias} {result.check}: {escape(result.message[:160])}")
 
     def task_finished(self, task: Task, execution: Execution) -> None:
         with self.lock:
@@ -120,7 +121,7 @@ class LiveReporter:
                 row.state = "failed" if failed else "done"
             if execution.infra_error:
                 self._say(f"  [yellow]infrastructure[/yellow] {task_key(task)} on {task.host.name}: "
-                          f"{execution.infra_error[:300]}")
+                          f"{escape(execution.infra_error[:300])}")
             elif not self.interactive:
                 done = sum(r.state in ("done", "failed") for r in self.rows.values())
                 self._say(f"  {'failed' if failed else 'done':8} {task_key(task)} on {task.host.name} "

@@ -158,7 +158,7 @@ def exit_code(rep, gate: bool) -> int:  # noqa: ANN001
 
 def _job(cat, job: Path | None, images: list[str] | None, suites: list[str] | None, checks: list[str] | None,
          deadline: float, timeout: float | None, attempts: int, workload_roots: Any = ()) -> Any:
-    from ..catalog.core import load_job, validate_suites
+    from ..catalog.core import load_job, validate_check_globs, validate_suites
     from ..spec import JobSpec, SuiteRef
 
     if job and images:
@@ -173,4 +173,5 @@ def _job(cat, job: Path | None, images: list[str] | None, suites: list[str] | No
     refs = tuple(SuiteRef(name=s, checks=tuple(checks or ()), deadline=deadline, timeout=timeout, attempts=attempts)
                  for s in (suites or ["smoke"]))
     validate_suites(refs)
+    validate_check_globs(refs, checks or ())
     return JobSpec(name="adhoc", images=tuple(images), suites=refs)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
@@ -59,18 +60,19 @@ def build(out: Path = typer.Option(..., "--out", "-o", help="Directory of the si
           db: str = DbOption, catalog: Path = CatalogOption) -> None:
     """Build the static site: index, matrices, one page per image, check and run, trends, changes."""
     out = _target(out)
+    from ..matrix.layouts import CatalogImage
+    from ..services import site as service
+
+    cat = load_catalog(catalog)  # a bad --catalog is exit 2 before anything is written
+    images = [CatalogImage(i.alias, i.reference, i.digest, dict(i.components)) for i in cat.images]
+    local = frozenset(i.alias for i in cat.images if i.local)
+    made_dirs = [p for p in reversed((out.parent, *out.parent.parents)) if not p.exists()]
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.new-", dir=out.parent))
     except OSError as exc:
         raise InputError(f"cannot write the site next to {out}: {exc.strerror}",
                          "pass --out with a directory you can write") from None
-    from ..matrix.layouts import CatalogImage
-    from ..services import site as service
-
-    cat = load_catalog(catalog)
-    images = [CatalogImage(i.alias, i.reference, i.digest, dict(i.components)) for i in cat.images]
-    local = frozenset(i.alias for i in cat.images if i.local)
     n = 0
     try:
         with sessions(db)() as session:
@@ -92,4 +94,7 @@ def build(out: Path = typer.Option(..., "--out", "-o", help="Directory of the si
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
+        for d in reversed(made_dirs if not out.exists() else ()):  # a failed build leaves no directory it made
+            with contextlib.suppress(OSError):
+                d.rmdir()
     err.print(f"wrote {n} pages to {out} (open {out / 'index.html'})")

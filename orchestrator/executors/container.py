@@ -89,6 +89,22 @@ def writable_root(backend: str) -> bool:
     return backend == "rocm"
 
 
+#: Under a memory limit the tmpfs is a quarter of it (/var/tmp a sixteenth): tmpfs pages
+#: count against the container's memory and stay after their writer exits, so a workload
+#: that fills /tmp must meet "no space left" (its own failure), not the OOM killer of the
+#: whole probe (docs/checks.md, "Memory and /tmp").
+TMPFS_SHARE = {"/tmp": 4, "/var/tmp": 16}
+
+
+def tmpfs_for(limits: "Limits") -> dict[str, str]:
+    """The tmpfs mounts of a container with these limits (each at most its TMPFS size)."""
+    if not limits.memory:
+        return dict(TMPFS)
+    caps = {"/tmp": 1 << 30, "/var/tmp": 64 << 20}
+    return {path: f"rw,nosuid,nodev,size={max(1 << 20, min(caps[path], limits.memory // TMPFS_SHARE[path]))}"
+            for path in TMPFS}
+
+
 @dataclass(frozen=True)
 class Limits:
     """A container's memory (bytes) and CPUs; None: no limit of that kind."""
@@ -163,7 +179,7 @@ def task_container(task: Task, run_id: str, limits: Limits = Limits()) -> Contai
     """The container of one suite task; the GPU devices of its backend unless ``--cpu-only``."""
     spec = ContainerSpec(command=probe_command(*probe_args(task)),
                          labels=labels_for(run_id, task.suite.name, task.image.alias), network=task.suite.network,
-                         limits=limits)
+                         limits=limits, tmpfs=tmpfs_for(limits))
     workloads = bool(task.suite.commands or task.suite.pytest)
     if not workloads:  # nothing to run as another uid: no capability is needed
         spec = replace(spec, cap_add=())

@@ -23,10 +23,10 @@ import docker.types
 from requests.exceptions import ConnectionError as RequestsConnectionError
 
 from ..errors import InfrastructureError
-from .transcript import Transcript, conclude, infrastructure_failure
+from .transcript import Transcript, conclude, infrastructure_failure, not_run, rerun_task, with_rerun
 from ..spec import Execution, HostSpec, Task
 from .base import LABEL, overall_timeout, probe_archive, workload_archive
-from .container import PROBE_ROOT, ContainerSpec, Limits, task_container
+from .container import PROBE_ROOT, ContainerSpec, Limits, task_container, tmpfs_for
 from . import owner
 from .limits import limits_for
 from .pull import runnable
@@ -162,7 +162,7 @@ class DockerExecutor:
         return digest, None
 
     def execute(self, task: Task, run_id: str, on_result: Callable[[Any], None] | None = None,
-                on_started: Callable[[], None] | None = None) -> Execution:
+                on_started: Callable[[], None] | None = None, rerun: bool = True) -> Execution:
         t0 = time.perf_counter()
         reference = runnable(task.image)  # a known digest runs as repo@sha256:…, never the tag
         digest, problem = self.image_digest(reference)
@@ -181,8 +181,13 @@ class DockerExecutor:
         transcript.close()
         timings = {**ran.timings, "total_s": time.perf_counter() - t0, **transcript.breakdown()}
         killed = f"the container passed its deadline of {deadline:g}s and was killed" if ran.killed else None
-        execution = conclude(transcript, task, exit_code=ran.exit_code, killed=killed, log=ran.stderr_tail)
-        return execution.model_copy(update={"timings": timings, "image_digest": digest})
+        execution = conclude(transcript, task, exit_code=ran.exit_code, killed=killed, log=ran.stderr_tail,
+                             cause=oom_cause(limits) if ran.oom_killed and not ran.killed else None)
+        execution = execution.model_copy(update={"timings": timings, "image_digest": digest})
+        again = not_run(execution) if rerun else []
+        if again:  # the probe died under one check: the checks after it run once more, in a fresh container
+            execution = with_rerun(execution, self.execute(rerun_task(task, again), run_id, on_result, rerun=False))
+        return execution
 
 
 @dataclass(frozen=True)
@@ -191,6 +196,17 @@ class ContainerRun:
     stderr_tail: str
     killed: bool
     timings: dict[str, float]
+    oom_killed: bool = False  # the engine's State.OOMKilled
+
+
+def oom_cause(limits: Limits) -> str:
+    """What killed a probe whose container met its memory limit, naming the /tmp tmpfs
+    (its pages count against the limit and outlive the process that wrote them)."""
+    size = tmpfs_for(limits)["/tmp"].rsplit("size=", 1)[1]
+    size = f"{int(size) >> 20} MiB" if size.isdigit() else size
+    limit = f"{limits.memory >> 20} MiB" if limits.memory else "the host's memory"
+    return (f"the out-of-memory killer at the container's memory limit ({limit}); files written to /tmp "
+            f"(a tmpfs of up to {size}) count against that limit and stay after their writer exits")
 
 
 class Cancelled(docker.errors.DockerException):
@@ -275,8 +291,9 @@ def run_container(client: docker.DockerClient, image: str, options: dict[str, An
         finally:
             timer.cancel()
         timings["run_s"] = time.perf_counter() - t
+        container.reload()
         return ContainerRun(int(status.get("StatusCode", -1)), stderr_tail.decode("utf-8", "replace"),
-                            killed.is_set(), timings)
+                            killed.is_set(), timings, bool(container.attrs.get("State", {}).get("OOMKilled")))
     finally:
         if container is not None:
             _remove(container)

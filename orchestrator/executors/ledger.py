@@ -52,6 +52,7 @@ class Ledger:
     cut_during: str | None = None  # the check expected next when the output was cut (a cap)
     cut_reason: str = ""
     last_attempt: dict[str, int] = field(default_factory=dict)
+    running: str | None = None  # the check expected next when the transcript ended (running, if the probe died)
 
     @property
     def violations(self) -> list[str]:
@@ -86,6 +87,7 @@ class _Vetting:
         for kind, payload in events:
             self.event(kind, payload)
         self.led.extras_of = self.extras_of
+        self.led.running = self._current()
         return self.led
 
     # -- records -------------------------------------------------------------

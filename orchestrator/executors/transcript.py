@@ -219,7 +219,7 @@ def _tampered(info: CheckInfo, why: str) -> CheckResult:
 
 
 def conclude(transcript: Transcript, task: Any, *, exit_code: int | None, killed: str | None = None,
-             log: str = "", signalled: bool | None = None, **meta: Any) -> Execution:
+             log: str = "", signalled: bool | None = None, cause: str | None = None, **meta: Any) -> Execution:
     """The one place that turns how a probe ended into an Execution: every expected
     check that never reported gets a result saying why (killed at a deadline,
     refused, died, or silently missing), so that no check disappears.
@@ -237,9 +237,11 @@ def conclude(transcript: Transcript, task: Any, *, exit_code: int | None, killed
         results = complete(results, task.checks, "timeout", killed, log)
     elif transcript.fatal:
         results = complete(results, task.checks, "error", f"probe refused to run: {transcript.fatal}", log)
+    elif signalled or (cause and exit_code != 0):
+        results = probe_killed(results, task.checks, led.running, cause or _signal_name(exit_code), log)
     elif exit_code != 0:
-        results = complete(results, task.checks, "crash" if signalled else "error",
-                           f"the probe exited with code {exit_code} before reporting", log)
+        results = complete(results, task.checks, "error", f"the probe exited with code {exit_code} before reporting",
+                           log)
     else:
         results = complete(results, task.checks, "error", "the probe never reported this check", log)
     return Execution(results=tuple(results), exit_code=exit_code,
@@ -247,6 +249,63 @@ def conclude(transcript: Transcript, task: Any, *, exit_code: int | None, killed
                            "stderr_tail": log[-2000:], "ignored_lines": transcript.ignored_lines,
                            "protocol": {"violations": led.violations[:20], "bytes": transcript.total,
                                         "cut": transcript.cut_reason, "discarded": transcript.discarded}, **meta})
+
+
+NOT_RUN = "not run: the probe was killed by "
+
+
+def _signal_name(exit_code: int | None) -> str:
+    import signal
+
+    number = (exit_code or 0) - 128 if (exit_code or 0) >= 128 else -(exit_code or 0)
+    try:
+        return f"{signal.Signals(number).name} (exit code {exit_code})"
+    except ValueError:
+        return f"a signal (exit code {exit_code})"
+
+
+def probe_killed(results: list[CheckResult], expected: Iterable[CheckInfo], running: str | None, cause: str,
+                 log: str = "") -> list[CheckResult]:
+    """The probe died (a signal, the OOM killer): the check it was running is ``crash``
+    (it ran, and the process died under it); every check after it never ran and is
+    ``error`` "not run: …, after check X", marked ``not_run`` so that the executor runs
+    them again once in a fresh container: one check's abuse costs only its own result."""
+    results = list(results)
+    reported = {r.check for r in results}
+    for info in expected:
+        if info.id in reported:
+            continue
+        if info.id == running:
+            status, message, metrics = "crash", f"the probe was killed by {cause} while this check ran", {}
+        else:
+            status, metrics = "error", {"not_run": True}
+            message = f"{NOT_RUN}{cause}, after check {running or 'the last reported one'}"
+        results.append(CheckResult(check=info.id, status=status, feature=info.feature, kind=info.kind,
+                                   version=info.version, message=message, log=log, metrics=metrics))
+    return results
+
+
+def not_run(execution: Execution) -> list[str]:
+    """The checks a killed probe never ran (probe_killed): to run again, once."""
+    return [r.check for r in execution.results if r.metrics.get("not_run")]
+
+
+def rerun_task(task: Any, checks: Iterable[str]) -> Any:
+    """The same task restricted to ``checks`` (by exact id), for a fresh container."""
+    ids = set(checks)
+    return task.model_copy(update={"checks": tuple(c for c in task.checks if c.id in ids),
+                                   "suite": task.suite.model_copy(update={"checks": tuple(sorted(ids))})})
+
+
+def with_rerun(first: Execution, second: Execution) -> Execution:
+    """The first container's results with its not-run checks replaced by the fresh one's."""
+    again = set(not_run(first))
+    results = [r for r in first.results if r.check not in again] + [r for r in second.results if r.check in again]
+    return first.model_copy(update={
+        "results": tuple(results),
+        "timings": {**first.timings, "rerun_s": second.timings.get("total_s", 0.0)},
+        "meta": {**first.meta, "rerun": {"checks": sorted(again), "exit_code": second.exit_code,
+                                         "why": "the probe was killed before these checks ran"}}})
 
 
 def infrastructure_failure(task: Any, message: str, **fields: Any) -> Execution:

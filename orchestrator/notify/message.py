@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .. import encode
+
 SUCCESS, FAILURE, NEUTRAL = "success", "failure", "neutral"
 MAX_LISTED = 25
 MAX_TEXT = 60_000  # GitHub caps output.text at 65,535 characters
@@ -53,15 +55,18 @@ class Outcome:
 
 
 def slack(o: Outcome) -> dict[str, Any]:
-    text = "\n".join([o.headline(), *([o.summary] if o.summary else []), *o.lines(),
-                      *([f"report: {o.report}"] if o.report else [])])
+    # every field may quote a workload or an export: encoded for mrkdwn as a whole (valorch's
+    # own text has no & < >); the report is the operator's own path or URL (--report), kept linkable
+    text = "\n".join([encode.slack("\n".join([o.headline(), *([o.summary] if o.summary else []), *o.lines()])),
+                      *([f"report: {encode.slack(o.report).replace(encode.ZWSP, '')}"] if o.report else [])])
     return {"text": text[:MAX_TEXT],
             "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": text[:2900]}}]}
 
 
 def github(o: Outcome, sha: str) -> dict[str, Any]:
     text = "\n".join(o.lines()) or "No new regression."
+    md = encode.github_markdown  # summary and text are Markdown GitHub renders; the title is plain text
     return {"name": "valorch", "head_sha": sha, "status": "completed", "conclusion": o.conclusion,
-            "output": {"title": o.headline()[:250], "summary": (o.summary or o.headline())[:MAX_TEXT],
-                       "text": (text + (f"\n\nreport: {o.report}" if o.report else ""))[:MAX_TEXT]}}
+            "output": {"title": encode.one_line(o.headline())[:250], "summary": md(o.summary or o.headline())[:MAX_TEXT],
+                       "text": md(text + (f"\n\nreport: {o.report}" if o.report else ""))[:MAX_TEXT]}}
 

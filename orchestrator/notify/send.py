@@ -5,16 +5,40 @@ from __future__ import annotations
 
 import time
 from typing import Any, Callable, Sequence
+from urllib.parse import urljoin
 
 import requests
 
 from .. import __version__
 from ..errors import InfrastructureError
 from . import message
-from .targets import Target
+from .targets import Target, origin
 
 TRIES = 3
 BACKOFF_S = 0.5
+
+
+MAX_REDIRECTS = 3
+
+
+class _Redirected(Exception):
+    pass
+
+
+def _post_same_host(url: str, body: dict[str, Any], headers: dict[str, str]) -> requests.Response:
+    """POST, following a redirect only to the same scheme, host and port: a redirect that
+    leaves the host would carry the body (a webhook's message) and the token elsewhere,
+    while the log named the first host."""
+    for _ in range(MAX_REDIRECTS + 1):
+        resp = requests.post(url, json=body, headers=headers, timeout=20, allow_redirects=False)
+        if resp.status_code not in (301, 302, 303, 307, 308) or "Location" not in resp.headers:
+            return resp
+        nxt = urljoin(url, resp.headers["Location"])
+        if origin(nxt) != origin(url):
+            raise _Redirected(f"HTTP {resp.status_code} redirect to {origin(nxt)} not followed "
+                              "(it leaves the host; the message and the token stay here)")
+        url = nxt
+    raise _Redirected(f"more than {MAX_REDIRECTS} redirects")
 
 
 def _post(target: Target, body: dict[str, Any], tries: int = TRIES, backoff: float = BACKOFF_S) -> int:
@@ -25,9 +49,12 @@ def _post(target: Target, body: dict[str, Any], tries: int = TRIES, backoff: flo
     problem = ""
     for attempt in range(1, tries + 1):
         try:
-            resp = requests.post(target.url, json=body, headers=headers, timeout=20)
+            resp = _post_same_host(target.url, body, headers)
         except requests.RequestException as exc:  # the text of a connection error names the URL: not shown
             problem = type(exc).__name__
+        except _Redirected as exc:  # never follows: the body (and a token) stay with the host named
+            problem = str(exc)
+            break
         else:
             if resp.status_code < 300:
                 return resp.status_code

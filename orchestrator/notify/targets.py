@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Mapping, Sequence
 from urllib.parse import urlsplit
 
+from .. import encode
 from ..errors import InputError
 
 GITHUB_API = "https://api.github.com"  # GITHUB_API_URL overrides it (GitHub Enterprise, tests)
@@ -26,14 +27,31 @@ class Target:
     @property
     def shown(self) -> str:
         """What a log line may say about the target: no token, no webhook path (it is the secret)."""
-        parts = urlsplit(self.url)
-        return f"github {self.repo}" if self.kind == "github" else f"slack {parts.scheme}://{parts.netloc}/…"
+        return f"github {self.repo}" if self.kind == "github" else f"slack {origin(self.url)}/…"
+
+
+LOOPBACK = ("127.0.0.1", "::1", "localhost")
+
+
+def origin(url: str) -> str:
+    """scheme://host[:port] of ``url``, without credentials: what a message may name."""
+    parts = urlsplit(url)
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    host = parts.hostname or ""
+    return f"{parts.scheme}://{f'[{host}]' if ':' in host else host}{f':{port}' if port else ''}"
 
 
 def _http_url(value: str, what: str) -> str:
     parts = urlsplit(value)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise InputError(f"{what} '{value[:60]}' is not an http(s) URL",
+    try:
+        parts.port
+    except ValueError:
+        parts = parts._replace(netloc="")
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise InputError(f"{what} '{encode.url(value)[:60]}' is not an http(s) URL",
                          "write --notify slack=https://hooks.example/… (the webhook URL your chat gives)")
     return value
 
@@ -60,6 +78,9 @@ def parse(values: Sequence[str], env: Mapping[str, str] | None = None) -> tuple[
                                  "(or VALORCH_GITHUB_SHA) with a 40-hex commit id",
                                  "GitHub Actions sets GITHUB_SHA; elsewhere export it")
             api = _http_url(env.get("GITHUB_API_URL") or GITHUB_API, "GITHUB_API_URL").rstrip("/")
+            if urlsplit(api).scheme != "https" and urlsplit(api).hostname not in LOOPBACK:
+                raise InputError(f"GITHUB_API_URL {origin(api)} is not https: the token would travel in clear text",
+                                 "use the https:// address of the GitHub API (http is allowed for 127.0.0.1 only)")
             out.append(Target("github", f"{api}/repos/{rest}/check-runs", rest, token, sha))
         else:
             raise InputError(f"--notify {kind}=…: unknown kind '{kind}'", "use slack=URL or github=OWNER/REPO")

@@ -14,6 +14,7 @@ from xml.etree import ElementTree as ET
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
+from .. import encode
 from ..spec import (CHANGED, COUNTED, COVERAGE_GAINED, COVERAGE_LOST, EXPECTED, FAILING, FASTER, FIXED, FLAKY,
                     NOISE, NOT_COMPARABLE, REGRESSED, SAME, SLOWER)
 from ..spec import INCONCLUSIVE_CHANGE as INCONCLUSIVE
@@ -105,7 +106,7 @@ def header(report: Report) -> dict[str, Any]:
 
 
 def _md_cell(text: str) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    return encode.markdown(str(text))
 
 
 GATE_SECTIONS = (("Failures", ("still_failing", "failing")), ("Regressions", ("slower",)),
@@ -298,7 +299,7 @@ def diff_junit(report: Report, verdict: Any = None) -> str:
         suite.set("errors", "0")
         suite.set("skipped", str(n_skip))
     ET.indent(root)
-    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+    return encode.xml(ET.tostring(root, encoding="unicode", xml_declaration=True)) + "\n"
 
 
 def diff_html(report: Report, verdict: Any = None) -> str:

@@ -6,6 +6,7 @@ from collections import defaultdict
 from typing import Any, Callable, Sequence
 from xml.etree import ElementTree as ET
 
+from .. import encode
 from ..spec import FAILING
 
 
@@ -60,7 +61,7 @@ def results_junit(runs: Sequence[Any], results: dict[str, Sequence[Any]],
         for k in ("tests", "failures", "errors", "skipped"):
             suite.set(k, str(counts[k]))
     ET.indent(root)
-    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+    return encode.xml(ET.tostring(root, encoding="unicode", xml_declaration=True)) + "\n"
 
 
 def _tampered(res: Any) -> bool:
@@ -78,4 +79,4 @@ def error_junit(message: str, hint: str | None = None) -> str:
     ET.SubElement(case, "error", type="infrastructure", message=message[:500]).text = (
         message + (f"\nhint: {hint}" if hint else ""))[-4000:]
     ET.indent(root)
-    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+    return encode.xml(ET.tostring(root, encoding="unicode", xml_declaration=True)) + "\n"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .. import encode
 from ..spec import LEGEND
 from .sections import sections, shown_label_headers, shown_labels
 
@@ -13,7 +14,7 @@ if TYPE_CHECKING:
 
 
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    return encode.markdown(text)
 
 
 def matrix_md(matrix: Matrix, title: str = "Compatibility matrix") -> str:
@@ -33,8 +34,8 @@ def document_md(doc: Document, fragment: bool = False) -> str:
     (one per section, under a heading, where the table has sections). A fragment is the
     table(s) and notes alone, to include in a hand-written page."""
     t = doc.table
-    lines = [] if fragment else [f"# {_cell(t.title)}", "", f"- Matrix version: `{doc.header.version}`",
-                                 f"- Last verified: `{doc.header.last_verified}`", "- Source of truth:"]
+    lines = [] if fragment else [f"# {_cell(t.title)}", "", f"- Matrix version: `{_cell(doc.header.version)}`",
+                                 f"- Last verified: `{_cell(doc.header.last_verified)}`", "- Source of truth:"]
     if not fragment:
         lines += [f"  - {_cell(s)}" for s in doc.header.source]
         lines.append("")

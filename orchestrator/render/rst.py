@@ -6,6 +6,7 @@ import re
 
 from typing import TYPE_CHECKING
 
+from .. import encode
 from .sections import sections, shown_label_headers, shown_labels
 
 if TYPE_CHECKING:
@@ -16,12 +17,11 @@ _SPECIAL = re.compile(r"([\\`*_|\[\]<>:])")
 
 def _text(value: str) -> str:
     """Inline text with RST markup characters escaped, on one line."""
-    value = " ".join(value.split())
-    return _SPECIAL.sub(r"\\\1", value)
+    return encode.rst(value)
 
 
 def _literal(value: str) -> str:
-    return f"``{' '.join(value.split())}``" if value and "``" not in value else _text(value)
+    return f"``{' '.join(encode.one_line(value).split())}``" if value and "``" not in value else _text(value)
 
 
 def _list_table(title: str, heads: tuple[str, ...], rows: list[list[str]]) -> list[str]:
@@ -42,10 +42,10 @@ def document_rst(doc: Document, fragment: bool = False) -> str:
     notes alone, for ``.. include::`` in a page of the docs (sections become rubrics, so the
     including page's heading levels are left alone)."""
     t = doc.table
-    bar = "*" * 80
+    bar = "*" * max(80, len(_text(t.title)))  # an over/underline shorter than its title is an RST error
     lines = []
     if not fragment:
-        lines = [bar, _text(t.title), bar, "", f":Matrix version: ``{doc.header.version}``",
+        lines = [bar, _text(t.title), bar, "", f":Matrix version: {_literal(doc.header.version)}",
                  f":Last verified: {_text(doc.header.last_verified)}", ":Source of truth:", ""]
         lines += [f"    - {_text(s)}" for s in doc.header.source] or ["    -"]
         lines.append("")

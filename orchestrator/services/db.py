@@ -12,3 +12,14 @@ def upgrade(db: str | None) -> tuple[str | None, str]:
 
 def status(db: str | None) -> dict[str, str | None]:
     return store_db.status(db)
+
+
+def check(db: str | None) -> dict[str, object]:
+    """Every problem of the store (store/health.py), without changing it."""
+    from ..store import health
+
+    engine = store_db.connect(db)
+    try:
+        return {"database": store_db.public_url(db), "problems": health.diagnose(engine)}
+    finally:
+        engine.dispose()

@@ -30,6 +30,11 @@ def _json(value: Any) -> str:
     return json.dumps(value)
 
 
+def stored_type(column: Any) -> Any:
+    """A column's type under models.Checked (which only adds the damaged-value error)."""
+    return getattr(column.type, "inner", column.type)
+
+
 def _encoder(columns: Sequence[Any]) -> Callable[[dict[str, Any]], tuple]:
     """dict row -> tuple of driver values, as one compiled expression: a generic loop over
     columns costs more than SQLite's own work for a narrow row (bench/bench_scale.py).
@@ -37,9 +42,9 @@ def _encoder(columns: Sequence[Any]) -> Callable[[dict[str, Any]], tuple]:
     parts = []
     for c in columns:
         key = repr(c.name)
-        if isinstance(c.type, Samples):
+        if isinstance(stored_type(c), Samples):
             parts.append(f"pack(r[{key}])")
-        elif isinstance(c.type, JSON):
+        elif isinstance(stored_type(c), JSON):
             parts.append(f"dumps(r[{key}])")
         else:
             parts.append(f"r[{key}]")
@@ -61,7 +66,7 @@ def insert_rows(session: Session, model: type, rows: Sequence[dict[str, Any]]) -
     cols = [c for c in table.columns if c.name in given]
     core = (dialect not in ("sqlite", "postgresql")
             or any(c.name not in given and c.default is not None for c in table.columns)
-            or (dialect == "sqlite" and any(isinstance(c.type, DateTime) for c in cols)))
+            or (dialect == "sqlite" and any(isinstance(stored_type(c), DateTime) for c in cols)))
     if core:
         for chunk in _chunks(rows):
             session.execute(insert(table), list(chunk))

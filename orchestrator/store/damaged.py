@@ -1,4 +1,12 @@
-"""A damaged SQLite file: exit 3 naming the file and how to recover, never a traceback.
+"""A damaged store: exit 3 with "damaged store: …" naming the file, table, column or value
+and how to recover, never a traceback, and never half a run (``run`` checks the store's
+structure when it opens it, before anything executes).
+
+Below the page level, the damage is a dropped table or column (``structural``, met
+by any statement that names it, and ``schema_problems`` when a store is opened) or a
+stored value that does not parse as its column's type (``damaged_value``, raised by
+models.Checked as the value is read). ``valorch db check`` (services/db.py) reports all
+of them at once.
 
 SQLite says "database disk image is malformed" (SQLITE_CORRUPT) when a page is garbage,
 "file is not a database" (SQLITE_NOTADB) when the header is. Either can surface at any
@@ -8,10 +16,14 @@ reaches it); ``install`` turns them, wherever SQLAlchemy meets them, into one er
 
 from __future__ import annotations
 
-from sqlalchemy import event
-from sqlalchemy.engine import Engine
+import re
+from typing import TYPE_CHECKING, Mapping
 
 from ..errors import InfrastructureError
+from .revision import SCHEMA
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Engine
 
 SQLITE_CORRUPT, SQLITE_NOTADB = 11, 26
 
@@ -33,9 +45,61 @@ def damaged(path: str, exc: BaseException) -> InfrastructureError:
 
 def install(engine: Engine) -> None:
     """Raise ``damaged`` instead of the driver's error for a corrupted SQLite file."""
+    from sqlalchemy import event
+
     path = engine.url.database or ":memory:"
+    sqlite = engine.url.get_backend_name() == "sqlite"
 
     @event.listens_for(engine, "handle_error")
     def _damaged(ctx) -> None:  # noqa: ANN001
-        if ctx.original_exception is not None and is_damaged(ctx.original_exception):
-            raise damaged(path, ctx.original_exception) from None
+        exc = ctx.original_exception
+        if exc is None:
+            return
+        if sqlite and is_damaged(exc):
+            raise damaged(path, exc) from None
+        missing = structural(str(exc))
+        if missing is not None:
+            raise missing from None
+
+
+HINT = ("valorch db check --db URL lists every problem of the store; restore the file from a backup, "
+        "or recover what is readable: sqlite3 FILE .recover | sqlite3 recovered.sqlite")
+
+
+def damaged_value(where: str, value: object, exc: BaseException, kind: str = "a valid value") -> InfrastructureError:
+    """A stored value that does not parse as its column's type."""
+    return InfrastructureError(f"damaged store: {where} holds {repr(value)[:80]}, which is not {kind}: "
+                               f"{type(exc).__name__}: {str(exc)[:120]}", HINT)
+
+
+_MISSING = re.compile(r'no such table: (?:main\.)?"?([\w.]+)|no such column: "?([\w.]+)'
+                      r'|relation "([\w.]+)" does not exist|column "?([\w.]+)"? does not exist')
+
+
+def structural(text: str) -> InfrastructureError | None:
+    """The error of a statement that met a dropped table or column, else None."""
+    m = _MISSING.search(text)
+    if m is None:
+        return None
+    table = m.group(1) or m.group(3)
+    what = f"table '{table}' is missing" if table else f"column '{m.group(2) or m.group(4)}' is missing"
+    return InfrastructureError(f"damaged store: {what}; nothing was written", HINT)
+
+
+def schema_problems(found: Mapping[str, set[str]]) -> list[str]:
+    """What the tables and columns found lack against this valorch's schema (revision.SCHEMA)."""
+    out = []
+    for table, columns in SCHEMA.items():
+        if table not in found:
+            out.append(f"table '{table}' is missing")
+            continue
+        out += [f"column '{table}.{c}' is missing" for c in columns if c not in found[table]]
+    return out
+
+
+def check_structure(found: Mapping[str, set[str]]) -> None:
+    problems = schema_problems(found)
+    if problems:
+        raise InfrastructureError(f"damaged store: {'; '.join(problems[:5])}"
+                                  + (f" (and {len(problems) - 5} more)" if len(problems) > 5 else "")
+                                  + "; nothing was written", HINT)

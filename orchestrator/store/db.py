@@ -27,6 +27,7 @@ from sqlalchemy.engine import URL, Connection, Engine, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, OperationalError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
+from .. import encode
 from ..errors import InfrastructureError, InputError
 from . import damaged, full
 from .location import DEFAULT_PATH, migrate_lock, sqlite_file
@@ -56,15 +57,16 @@ def public_url(db: str | None) -> str:
     """The URL as it may be printed or published: never a password."""
     try:
         return make_url(db if db and "://" in db else url_for(db)).render_as_string(hide_password=True)
-    except ArgumentError:
+    except (ArgumentError, ValueError):
         return "<unparsable database URL>"
 
 
 def _parse(db: str | None) -> URL:
     try:
         url = make_url(url_for(db))
-    except ArgumentError:
-        raise InputError(f"--db '{db}' is not a database URL", URL_HINT) from None
+    except (ArgumentError, ValueError) as exc:  # ValueError: a port that is not a number ('1x', '', '1:2')
+        why = "its host:port does not parse" if isinstance(exc, ValueError) else "it does not parse"
+        raise InputError(f"--db '{encode.url(db or '')}' is not a database URL: {why}", URL_HINT) from None
     backend = url.get_backend_name()
     if backend not in ("sqlite", "postgresql"):
         raise InputError(f"--db: unsupported database scheme '{url.drivername}' (valorch stores results in "
@@ -112,6 +114,7 @@ def connect(db: str | None) -> Engine:
                                connect_args={"connect_timeout": CONNECT_TIMEOUT_S, "application_name": "valorch",
                                              "options": "-c jit=off"})
         full.install(engine)
+        damaged.install(engine)
     except ImportError as exc:  # psycopg (or the driver the URL names) is not installed
         raise InputError(f"--db {public_url(db)}: the PostgreSQL driver is not installed ({exc})",
                          f"{POSTGRES_EXTRA} (psycopg 3)") from None
@@ -142,9 +145,47 @@ def _server_error(url: URL, exc: DBAPIError) -> InfrastructureError:
     return InfrastructureError(f"cannot open the results {where(url)}: {reason}", hint)
 
 
+#: SQLite files (and the directories above them) this process created: a command that ends
+#: in exit 2 or 3 leaves no empty store behind (``undo_created``, called by cli.App)
+_CREATED: list[tuple[Path, list[Path]]] = []
+
+
+def undo_created() -> None:
+    """Remove the stores this process created that hold no run, with the directories made
+    for them: a failed command (exit 2/3) leaves the file system as it found it."""
+    import sqlite3
+
+    _dispose_open_engines()
+    while _CREATED:
+        path, dirs = _CREATED.pop()
+        try:
+            conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+            try:
+                runs = conn.execute("SELECT count(*) FROM run").fetchone()[0]
+            except sqlite3.Error:
+                runs = 0
+            finally:
+                conn.close()
+        except sqlite3.Error:
+            runs = 0
+        if runs:
+            continue  # results were written: never remove them
+        for p in (path, Path(f"{path}-wal"), Path(f"{path}-shm"), migrate_lock(path)):
+            with contextlib.suppress(OSError):
+                p.unlink()
+        for d in reversed(dirs):
+            with contextlib.suppress(OSError):
+                d.rmdir()
+
+
 def _sqlite_engine(url: URL) -> Engine:
     if url.database and url.database != ":memory:":
         path = Path(url.database)
+        if path.is_dir():
+            raise InfrastructureError(f"cannot open the results database {path}: it is a directory, not a SQLite file",
+                                      "pass --db with a SQLite file (or a new path)")
+        if not path.exists():
+            _CREATED.append((path, [p for p in reversed(path.parents) if not p.exists()]))
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -188,6 +229,7 @@ def open_engine(db: str | None) -> Engine:
             clean_stale_lock(url)
         else:
             _require_head(engine, url)
+        damaged.check_structure(tables(engine))  # a dropped table or column: named before anything runs
     except OperationalError as exc:
         engine.dispose()
         if url.get_backend_name() != "sqlite":
@@ -198,6 +240,14 @@ def open_engine(db: str | None) -> Engine:
         engine.dispose()
         raise InfrastructureError(f"results {where(url)} failed: {exc}") from None
     return engine
+
+
+def tables(engine: Engine) -> dict[str, set[str]]:
+    """The tables of the store and their columns, as the database has them."""
+    from sqlalchemy import inspect
+
+    insp = inspect(engine)
+    return {t: {c["name"] for c in insp.get_columns(t)} for t in insp.get_table_names()}
 
 
 MIGRATIONS = Path(__file__).with_name("migrations")

@@ -11,6 +11,7 @@ host) resolves inside the document. A problem is named by its place
 from __future__ import annotations
 
 import math
+import re
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
@@ -26,7 +27,23 @@ Backend = Literal["rocm", "cuda", "cpu"]
 
 #: a run or batch id (a uuid4 when valorch made it): 1 to 36 of A-Z a-z 0-9 _ . : -
 Uuid = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:\-]{0,35}$")]
-Name = Annotated[str, Field(min_length=1, max_length=200)]
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+def _no_controls(value: Any) -> Any:
+    """A name or a feature is one line of printable text: an escape sequence in it would
+    reach every terminal, report and chat message that shows it."""
+    if isinstance(value, str):
+        m = _CONTROL.search(value)
+        if m:
+            raise ValueError(f"holds the control character U+{ord(m.group(0)):04X} at offset {m.start()}; "
+                             "names and features are printable text on one line")
+    return value
+
+
+#: one line of printable text (no control character)
+Plain = AfterValidator(_no_controls)
+Name = Annotated[str, Field(min_length=1, max_length=200), Plain]
 Text = Annotated[str, Field(max_length=2_000)]
 Number = StrictInt | StrictFloat
 #: JSON objects kept as they are (a host spec, run meta, timings): bounded by their encoded size
@@ -83,10 +100,10 @@ class ExportHost(_Strict):
 class ExportCheck(_Strict):
     check_id: Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9_.:\-\[\]/]+$")]
     version: Annotated[StrictInt, Field(ge=0, le=1_000_000)]
-    feature: Annotated[str, Field(max_length=300)] = ""
+    feature: Annotated[str, Field(max_length=300), Plain] = ""
     kind: CheckKind = "feature"
-    library: Annotated[str, Field(max_length=200)] | None = None
-    unit: Annotated[str, Field(max_length=40)] | None = None
+    library: Annotated[str, Field(max_length=200), Plain] | None = None
+    unit: Annotated[str, Field(max_length=40), Plain] | None = None
     bigger_is_better: StrictBool = False
 
 

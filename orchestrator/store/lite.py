@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Iterator
 from urllib.parse import quote
 
+from .damaged import damaged_value, schema_problems
 from .location import DEFAULT_PATH, migrate_lock
 from .revision import HEAD
 
@@ -61,10 +62,23 @@ def connect(db: str | None) -> sqlite3.Connection | None:
         row = conn.execute("SELECT version_num FROM alembic_version").fetchone()
     except sqlite3.Error:
         row = None
-    if row is None or row[0] != HEAD:
+    if row is None or row[0] != HEAD or _schema_problems(conn):  # the SQLAlchemy path names the damage
         conn.close()
         return None
     return conn
+
+
+def _schema_problems(conn: sqlite3.Connection) -> list[str]:
+    found = {t: {c[1] for c in conn.execute(f'PRAGMA table_info("{t}")')}
+             for (t,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    return schema_problems(found)
+
+
+def _started(value: str) -> datetime:
+    try:
+        return datetime.fromisoformat(value)
+    except (TypeError, ValueError) as exc:
+        raise damaged_value("run.started", value, exc, "a date/time") from None
 
 
 def list_runs(conn: sqlite3.Connection, limit: int, image: str | None) -> list[tuple]:
@@ -75,7 +89,7 @@ def list_runs(conn: sqlite3.Connection, limit: int, image: str | None) -> list[t
         args += [image, image]
     sql += " ORDER BY run.started DESC, run.id DESC LIMIT ?"
     rows = conn.execute(sql, [*args, limit]).fetchall()
-    return [(rid, datetime.fromisoformat(started), *rest) for rid, started, *rest in rows]
+    return [(rid, _started(started), *rest) for rid, started, *rest in rows]
 
 
 def run_statuses(conn: sqlite3.Connection, run_ids: list[str]) -> Iterator[tuple[str, str, int, str]]:
@@ -93,7 +107,10 @@ def suite_durations(conn: sqlite3.Connection, limit: int = 500) -> dict[tuple[st
     """The last measured duration of each (image alias, suite), for placement and ETAs."""
     out: dict[tuple[str, str], float] = {}
     for alias, suite, timings in conn.execute(DURATIONS, ("done", limit)):
-        total = (json.loads(timings) or {}).get("total_s") if timings else None
+        try:
+            total = (json.loads(timings) or {}).get("total_s") if timings else None
+        except (ValueError, AttributeError) as exc:
+            raise damaged_value("task.timings", timings, exc, "JSON") from None
         if total and (alias, suite) not in out:
             out[(alias, suite)] = float(total)
     return out

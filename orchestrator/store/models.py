@@ -261,3 +261,48 @@ class Attestation(Base):
     keyid: Mapped[str] = mapped_column(String(200), default="")
     created: Mapped[datetime] = mapped_column(DateTime)
     pushed: Mapped[str | None] = mapped_column(String(500))  # where --push put it (referrer or .att tag)
+
+
+class Checked(TypeDecorator):
+    """A stored column's type whose reading fails as "damaged store: TABLE.COLUMN holds …"
+    (store/damaged.py, exit 3), not as the ValueError or JSONDecodeError of a value that does
+    not parse (``run.started = 'garbage'``, ``run.meta = '{not json'``)."""
+
+    impl = DateTime  # replaced by the wrapped type of each column
+    cache_ok = True
+
+    def __init__(self, inner: Any, where: str) -> None:
+        super().__init__()
+        self.impl = self.inner = inner
+        self.where = where
+
+    @property
+    def comparator_factory(self) -> Any:  # JSON's col["key"] and the like keep working
+        return self.inner.comparator_factory
+
+    def result_processor(self, dialect: Any, coltype: Any) -> Any:
+        inner = self.inner.dialect_impl(dialect).result_processor(dialect, coltype)
+        if inner is None:
+            return None
+        where = self.where
+        kind = {"DateTime": "a date/time", "JSON": "JSON", "Samples": "a sample array"}.get(
+            type(self.inner).__name__, "a valid value")
+
+        def process(value: Any) -> Any:
+            try:
+                return inner(value)
+            except (ValueError, TypeError, struct.error) as exc:
+                from .damaged import damaged_value
+
+                raise damaged_value(where, value, exc, kind) from None
+        return process
+
+
+def _check_values(metadata: Any) -> None:
+    for table in metadata.tables.values():
+        for column in table.columns:
+            if isinstance(column.type, (DateTime, JSON, Samples)):
+                column.type = Checked(column.type, f"{table.name}.{column.name}")
+
+
+_check_values(Base.metadata)

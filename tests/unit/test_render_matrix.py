@@ -50,7 +50,7 @@ def test_markdown_escapes_pipes_and_has_the_versioned_header():
     assert md.startswith("# Checks by image\n\n- Matrix version: `v0.3`\n- Last verified: `2026-01-04`\n"
                          "- Source of truth:\n  - results database sqlite:///x\n")
     assert "| Check | Feature | Library | img\\|1 | img2 |" in md
-    assert "| `k.a` | a \\| b <script>alert(1)</script> | hipBLAS/cuBLAS | ✅ | ❌ fail |" in md
+    assert "| `k.a` | a \\| b &lt;script&gt;alert(1)&lt;/script&gt; | hipBLAS/cuBLAS | ✅ | ❌ fail |" in md
 
 
 def test_html_escapes_and_links_cells_to_runs():

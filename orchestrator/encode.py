@@ -1,0 +1,107 @@
+"""One encoding per output sink (pure): what valorch did not write itself is encoded where
+the sink is written, never at the sources.
+
+Text from a workload, an image, an imported export, a job spec or a known-issues file is
+untrusted. Each function takes any ``str`` (every code point, controls and lone surrogates
+included) and returns text that is well-formed for its sink and carries no markup,
+escape sequence, mention or link of the input's making:
+
+- ``terminal``: C0/C1 controls other than newline and tab, DEL, bidirectional overrides
+  and lone surrogates made visible (ESC → ``␛``, CSI → ``\\x9b``); no escape sequence
+  (OSC 52 clipboard writes, CSI 2J, OSC 8 links) reaches a terminal.
+- ``markdown`` (GitHub-flavoured, a table cell): HTML-escaped, ``[``/``]`` as entities (no
+  link or image), ``|`` escaped, one line.
+- ``github_markdown``: the same, lines kept (a check run's output).
+- ``rst``: inline text with RST markup characters escaped, one line.
+- ``html``: HTML-escaped, quotes included.
+- ``xml``: characters XML 1.0 forbids replaced (JUnit).
+- ``slack``: mrkdwn with ``&``, ``<``, ``>`` escaped (no ``<!channel>``, ``<@U…>``,
+  ``<url|text>``), ``@here``-style words and ``scheme://`` broken so Slack links nothing.
+- ``json``: ``json.dumps`` with every non-ASCII character escaped (CycloneDX is JSON too).
+- ``url``: a URL fit to print or log: no user name or password.
+"""
+
+from __future__ import annotations
+
+import html as _html
+import json as _json
+import re
+from typing import Any
+
+# C0 except \t \n, DEL, C1, bidi embeddings/overrides/isolates (Trojan Source), lone surrogates
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_XML_FORBIDDEN = re.compile("[^\x09\x0a\x0d\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+_RST_SPECIAL = re.compile(r"([\\`*_|\[\]<>:@])")  # @: no standalone e-mail link
+_MENTION = re.compile(r"@(?=(?:here|channel|everyone|group)\b)", re.IGNORECASE)
+_SCHEME = re.compile(r"(?<=[A-Za-z0-9+.-]):(?=//)")
+ZWSP = "\u200b"
+_USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)[^/?#]*@")
+
+
+def visible(ch: str) -> str:
+    """The visible stand-in of one unsafe character."""
+    code = ord(ch)
+    if code < 0x20:
+        return chr(0x2400 + code)  # ␀ … ␟ (Unicode's Control Pictures)
+    if code == 0x7F:
+        return "\u2421"  # ␡
+    if 0xD800 <= code <= 0xDFFF:
+        return "\ufffd"
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def _visible(m: re.Match[str]) -> str:
+    return visible(m.group(0))
+
+
+def terminal(text: str, keep_newlines: bool = True) -> str:
+    """Controls other than newline and tab made visible."""
+    text = _UNSAFE.sub(_visible, text)
+    return text if keep_newlines else text.replace("\n", "\u2424")  # ␤
+
+
+def one_line(text: str) -> str:
+    """Controls visible, newlines and tabs as spaces."""
+    return terminal(text).replace("\n", " ").replace("\t", " ")
+
+
+def html(text: str) -> str:
+    return _html.escape(terminal(text), quote=True)
+
+
+def github_markdown(text: str) -> str:
+    """Markdown GitHub renders: no raw HTML, no link, image or autolink from the input."""
+    return html(text).replace("[", "&#91;").replace("]", "&#93;")
+
+
+def markdown(text: str) -> str:
+    """A GitHub-flavoured Markdown table cell (or heading/list item): one line."""
+    return github_markdown(text.replace("\r", " ").replace("\n", " ").replace("\t", " ")).replace("|", "\\|")
+
+
+def rst(text: str) -> str:
+    """RST inline text: markup characters escaped, one line."""
+    return _RST_SPECIAL.sub(r"\\\1", " ".join(one_line(text).split()))
+
+
+def xml(text: str) -> str:
+    """Characters XML 1.0 forbids (and C1 controls) made visible; the escaping of ``<&"``
+    stays the serializer's (ElementTree)."""
+    return _XML_FORBIDDEN.sub(_visible, text)
+
+
+def slack(text: str) -> str:
+    """Slack mrkdwn: the three characters Slack asks to escape, mentions and links defused."""
+    text = terminal(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _SCHEME.sub(":" + ZWSP, _MENTION.sub("@" + ZWSP, text))
+
+
+def json(obj: Any, **kw: Any) -> str:
+    """JSON with every non-ASCII character (and every control) escaped."""
+    return _json.dumps(obj, ensure_ascii=True, **kw)
+
+
+def url(value: str) -> str:
+    """A URL with its credentials (user name and password) removed, fit to print or log;
+    works on URLs that do not parse too (the userinfo is what precedes the authority's last @)."""
+    return terminal(_USERINFO.sub(r"\1***@", value))

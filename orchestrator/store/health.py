@@ -1,0 +1,68 @@
+"""``valorch db check``: every problem of a store, found without changing it.
+
+- the database's own integrity check (SQLite ``PRAGMA integrity_check``; a server
+  checks its pages itself);
+- the schema against this valorch's models: the revision, every table and column;
+- every stored value of a typed column (dates, JSON, timing samples) read back as the
+  commands read it, naming the row of each that does not parse.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import text
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import DBAPIError
+
+from ..errors import InfrastructureError
+from . import damaged
+from .db import HEAD, current_revision, tables
+from .models import Base, Checked
+
+MAX_PER_COLUMN = 20  # rows named per damaged column; the count says the rest
+
+
+def diagnose(engine: Engine) -> list[str]:
+    problems: list[str] = []
+    sqlite = engine.url.get_backend_name() == "sqlite"
+    try:
+        if sqlite:
+            with engine.connect() as conn:
+                rows = [r[0] for r in conn.execute(text("PRAGMA integrity_check"))]
+            problems += [f"integrity: {r}" for r in rows if r != "ok"]
+        rev = current_revision(engine)
+        if rev != HEAD:
+            problems.append(f"schema revision is {rev or 'missing'}, this valorch needs {HEAD} "
+                            "(valorch db upgrade migrates a store that is behind)")
+        found = tables(engine)
+    except (DBAPIError, InfrastructureError) as exc:  # a file damaged below the page level
+        return [*problems, f"unreadable: {str(getattr(exc, 'orig', exc)).splitlines()[0]}"]
+    problems += damaged.schema_problems(found)
+    for table in Base.metadata.sorted_tables:
+        key = table.primary_key.columns.values()[0]
+        for column in table.columns:
+            if not isinstance(column.type, Checked) or column.name not in found.get(table.name, ()) \
+                    or key.name not in found.get(table.name, ()):
+                continue
+            problems += _bad_values(engine, table, key, column)
+    return problems
+
+
+def _bad_values(engine: Engine, table, key, column) -> list[str]:  # noqa: ANN001
+    """Rows of ``column`` whose stored value does not read back as its type."""
+    process = column.type.result_processor(engine.dialect, None)
+    if process is None:
+        return []
+    bad: list[str] = []
+    count = 0
+    stmt = text(f'SELECT "{key.name}", "{column.name}" FROM "{table.name}" WHERE "{column.name}" IS NOT NULL')
+    with engine.connect() as conn:
+        for row_id, value in conn.execute(stmt):
+            try:
+                process(value)
+            except InfrastructureError as exc:
+                count += 1
+                if len(bad) < MAX_PER_COLUMN:
+                    bad.append(f"{table.name} row {key.name}={row_id!r}: {exc.message.removeprefix('damaged store: ')}")
+    if count > len(bad):
+        bad.append(f"{table.name}.{column.name}: and {count - len(bad)} more row(s) like these")
+    return bad
