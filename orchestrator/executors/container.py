@@ -134,6 +134,8 @@ class ContainerSpec:
         for opt in self.security_opt:
             flags += ["--security-opt", opt]
         flags += ["--pids-limit", str(self.pids_limit), "--workdir", self.workdir]
+        if self.user:
+            flags += ["--user", self.user]
         flags += [f"--cap-drop={c}" for c in self.cap_drop] + [f"--cap-add={c}" for c in self.cap_add]
         if self.limits.memory:
             flags += ["--memory", str(self.limits.memory), "--memory-swap", str(self.limits.memory)]
@@ -159,8 +161,9 @@ def probe_command(*args: str) -> tuple[str, ...]:
     return ("python3", "-m", PROBE_PACKAGE, *args)
 
 
-def task_container(task: Task, run_id: str, limits: Limits = Limits()) -> ContainerSpec:
-    """The container of one suite task; the GPU devices of its backend unless ``--cpu-only``."""
+def task_container(task: Task, run_id: str, limits: Limits = Limits(), devices: bool = True) -> ContainerSpec:
+    """The container of one suite task; the GPU devices of its backend unless ``--cpu-only``
+    (``devices=False``: everything but the devices, which the Slurm step adds on its node)."""
     spec = ContainerSpec(command=probe_command(*probe_args(task)),
                          labels=labels_for(run_id, task.suite.name, task.image.alias), network=task.suite.network,
                          limits=limits)
@@ -173,11 +176,4 @@ def task_container(task: Task, run_id: str, limits: Limits = Limits()) -> Contai
         return spec
     backend = str(task.image.backend)
     spec = replace(spec, env={**spec.env, **GPU_CACHE_ENV}, read_only=not writable_root(backend))
-    return spec.with_devices(backend, task.host, task.gpus)
-
-
-def gpu_env_flags(backend: str) -> list[str]:
-    """``docker create`` flags of a GPU task's environment (the Slurm step), or none."""
-    if backend == "cpu":
-        return []
-    return [flag for key, value in GPU_CACHE_ENV.items() for flag in ("-e", f"{key}={value}")]
+    return spec.with_devices(backend, task.host, task.gpus) if devices else spec
