@@ -51,6 +51,13 @@ PROBE_CAPS: tuple[str, ...] = (
     # it the directory is world-writable and sticky instead).
     "CHOWN",
 )
+#: Added to the profiler suite's GPU containers only, and only when asked (``valorch run
+#: --profiling-caps`` or ``profiling_caps: true`` on a job's profiler suite): Nsight Compute
+#: reads the GPU performance counters only as an admin where the driver restricts them
+#: (ERR_NVGPUCTRPERM; NVIDIA's page for it: "the container must be started with ... --cap-add=
+#: SYS_ADMIN"). The cost (docs/architecture.md, "Profiling capabilities"): CAP_SYS_ADMIN lets the
+#: probe's root and the image's code mount, use namespaces and much of what root may do.
+PROFILING_CAPS: tuple[str, ...] = ("SYS_ADMIN",)
 #: The probe's user when its task declares no workload (nobody/nogroup): with no workload to
 #: keep apart from it, the probe needs neither root nor any capability. CPU tasks only: a GPU
 #: task keeps uid 0 (without capabilities), since AMD's /dev/kfd and /dev/dri nodes are
@@ -176,4 +183,6 @@ def task_container(task: Task, run_id: str, limits: Limits = Limits(), devices: 
         return spec
     backend = str(task.image.backend)
     spec = replace(spec, env={**spec.env, **GPU_CACHE_ENV}, read_only=not writable_root(backend))
+    if task.suite.profiling_caps:  # opt-in, the profiler suite only (spec.SuiteRef refuses it elsewhere)
+        spec = replace(spec, cap_add=spec.cap_add + PROFILING_CAPS)
     return spec.with_devices(backend, task.host, task.gpus) if devices else spec

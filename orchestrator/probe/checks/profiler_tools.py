@@ -44,7 +44,8 @@ COUNTER_PERMISSION = "ERR_NVGPUCTRPERM"
 COUNTER_FIX = ("ncu cannot read the GPU performance counters (ERR_NVGPUCTRPERM): the driver allows "
                "profiling to admin users only and valorch drops every capability. Not a property of "
                "the image. Fix on the host: load the nvidia module with "
-               "NVreg_RestrictProfilingToAdminUsers=0 (see docs/checks.md, profiler.tool.ncu)")
+               "NVreg_RestrictProfilingToAdminUsers=0, or (trusted images) run with valorch run "
+               "--profiling-caps (see docs/checks.md, profiler.tool.ncu)")
 
 
 def no_gpu_skip(ctx, tool: str, what: str) -> None:
