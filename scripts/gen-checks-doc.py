@@ -97,7 +97,11 @@ REAL_EVIDENCE = (
      "tests/fixtures/kfd*, tests/fixtures/nvidia-smi.csv"),
     ("hosts probe --record scrubbing", "rocm-smi JSON with a Unique ID (jurkovic-nikola/OpenLinkHub#27), "
      "amd-smi list with UUID and serial (ROCm/rocm-systems#3654), nvidia-smi -L (server#8070), an MI300X "
-     "property repr with uuid (pytorch/ao#2853)", "nvidia-smi -q -x (recorded, not parsed)"),
+     "property repr with uuid (pytorch/ao#2853), nvidia-smi -q -x of an A100 (netdata/netdata testdata)", "—"),
+    ("smoke.device and every \"needs a GPU\" skip of a CUDA build (probe/nvidia_driver.py)",
+     "nvidia-smi -q -x of an A100-SXM4-40GB with MIG on, driver 510.47.03 / CUDA 11.6 (netdata/netdata "
+     "src/go/plugin/go.d/collector/nvidia_smi/testdata/a100-sxm4-mig.xml): a cu121 torch that sees no GPU "
+     "there is told the driver is older than its CUDA 12.1", "—"),
 )
 
 
@@ -160,6 +164,16 @@ def render() -> str:
         "| checks | tested on a real capture | no real capture |",
         "| --- | --- | --- |",
     ] + ["| %s | %s | %s |" % tuple(_cell(x) for x in row) for row in REAL_EVIDENCE] + [
+        "",
+        "`nvidia-smi -q -x`: `hosts probe --record` records it; the probe reads it (xml.etree, no DTD, no "
+        "external entity) only when a CUDA build of torch sees no GPU: `driver_version` and `cuda_version` (the "
+        "newest CUDA the driver supports) say whether the host's driver is older than the image's CUDA (a "
+        "runtime needs a driver of its major version or newer; minor versions are compatible), and `current_mig` "
+        "whether MIG hides the GPU from a container given no MIG device; `smoke.device`'s failure and the "
+        "\"needs a GPU\" skips then name the cause and the fix. Host detection does not read it: the "
+        "`--query-gpu` CSV already gives what matching needs (the GPUs and their compute capability). Persistence "
+        "mode and the telemetry are not parsed: no verdict depends on them (persistence mode changes how long "
+        "the first CUDA call takes, which no check times).",
         "",
         "Host entry points: ROCm library rows with no Python API call the library's own host-side C API "
         "through ctypes, without a GPU (`orchestrator/probe/checks/_rocm_host.py`). The call proves that the "

@@ -55,7 +55,7 @@ def no_gpu_skip(ctx, tool: str, what: str) -> None:
         return
     exe = find_tool(tool)
     held = ("%s is present (%s)" % (tool, exe)) if exe else ("%s is not in this image either" % tool)
-    raise Skip("%s needs a GPU; none is visible (device: cpu); %s" % (what, held), {"path": exe})
+    raise Skip("%s needs a GPU; none is visible (device: cpu); %s%s" % (what, held, ctx.no_gpu_why()), {"path": exe})
 
 
 def tool_or_unsupported(name: str) -> str:
