@@ -295,9 +295,14 @@ class SuiteRef(Frozen):
     cpus: float | None = Field(default=None, gt=0, le=4096, description="the container's CPU limit")
     commands: tuple[CommandSpec, ...] = ()  # suite "command" only
     pytest: PytestSpec | None = None  # suite "pytest" only
+    # suite "profiler" only, opt-in: its GPU containers get CAP_SYS_ADMIN (ncu's performance
+    # counters where the driver keeps them to admin users: executors/container.PROFILING_CAPS)
+    profiling_caps: bool = False
 
     @model_validator(mode="after")
     def _declared(self) -> "SuiteRef":
+        if self.profiling_caps and self.name != "profiler":
+            raise ValueError(f"'profiling_caps' belongs to the suite named profiler, not {self.name!r}")
         if self.commands and self.name != "command":
             raise ValueError(f"'commands' belongs to a suite named command, not {self.name!r}")
         if self.pytest is not None and self.name != "pytest":
@@ -346,6 +351,8 @@ class JobSpec(Frozen):
             for key in ("memory", "cpus"):
                 if suite.get(key) is None:
                     suite.pop(key, None)
+            if not suite.get("profiling_caps"):  # added later too
+                suite.pop("profiling_caps", None)
         blob = json.dumps(dump, sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 

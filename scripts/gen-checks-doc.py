@@ -40,6 +40,31 @@ GPU_STATUS = (
     "checks that passed (in `scripts/gen-checks-doc.py`)."
 )
 
+#: (row, the calls, the public header that declares them): docs/checks.md's "Host entry points"
+HOST_ENTRY_POINTS = (
+    ("features.rocm.hiptensor", "`hiptensorGetVersion()` (size_t, major * 10000 + minor * 100 + patch), "
+     "`hiptensorGetErrorString(HIPTENSOR_STATUS_SUCCESS = 0)`",
+     "ROCm/hipTensor library/include/hiptensor/hiptensor.h (extern \"C\", hipTensor 2.x; commit 07863428); "
+     "hipTensor 1.x declares them in hiptensor.hpp without C linkage: \"present, not exercised\""),
+    ("features.rocm.rocdecode", "`rocDecGetErrorName(ROCDEC_NOT_SUPPORTED = -8)` -> \"ROCDEC_NOT_SUPPORTED\"",
+     "ROCm/rocDecode api/rocdecode.h (extern \"C\"; rocDecStatus enum; implementation "
+     "src/rocdecode/rocdecode_api.cpp; commit 8636edce). Its decoder entry points take a GPU"),
+    ("features.rocm.rpp", "a host handle for a batch of 3, `rppGetBatchSize` reads 3 back, destroyed: RPP 2.x "
+     "`rppCreate(&h, 3, 1, NULL, RPP_HOST_BACKEND = 0)` / `rppDestroy(h, 0)`; RPP 1.x "
+     "`rppCreateWithBatchSize(&h, 3, 1)` / `rppDestroyHost(h)`",
+     "ROCm/rpp api/rpp.h and api/rppdefs.h (commit f1d37473, RPP 2.0); include/rpp.h before ROCm/rpp#513 "
+     "(RPP 1.9); rppStatusSuccess = 0"),
+    ("features.rocm.mivisionx", "`vxCreateContext()`, `vxGetStatus`, `vxQueryContext` (VX_CONTEXT_VENDOR_ID = "
+     "0x80100, VX_CONTEXT_UNIQUE_KERNELS = 0x80102), `vxReleaseContext`",
+     "ROCm/MIVisionX amd_openvx/openvx/include/VX/vx_api.h, vx_types.h, vx_vendors.h (VX_ID_AMD = 0x00D; "
+     "commit 21219472)"),
+    ("features.rocm.rocal", "`rocalCreate(2, ROCAL_PROCESS_CPU = 1, 0, 1, 3, ROCAL_FP32 = 0)`, `rocalGetStatus` "
+     "(ROCAL_OK = 0), `rocalRelease`",
+     "ROCm/rocAL rocAL/include/api/rocal_api.h, rocal_api_info.h, rocal_api_types.h (commit 0981d5bb)"),
+    ("features.rocm.rocthrust, features.rocm.rocwmma", "none: header-only (templates compiled into the caller's "
+     "kernels)", "\"present, not exercised\""),
+)
+
 #: (checks, what is tested on a real public capture, what has none): docs/checks.md's evidence table
 REAL_EVIDENCE = (
     ("env.build.backend, env.facts, smoke.device (the GPU arch, coverage, the device label)",
@@ -72,7 +97,11 @@ REAL_EVIDENCE = (
      "tests/fixtures/kfd*, tests/fixtures/nvidia-smi.csv"),
     ("hosts probe --record scrubbing", "rocm-smi JSON with a Unique ID (jurkovic-nikola/OpenLinkHub#27), "
      "amd-smi list with UUID and serial (ROCm/rocm-systems#3654), nvidia-smi -L (server#8070), an MI300X "
-     "property repr with uuid (pytorch/ao#2853)", "nvidia-smi -q -x (recorded, not parsed)"),
+     "property repr with uuid (pytorch/ao#2853), nvidia-smi -q -x of an A100 (netdata/netdata testdata)", "—"),
+    ("smoke.device and every \"needs a GPU\" skip of a CUDA build (probe/nvidia_driver.py)",
+     "nvidia-smi -q -x of an A100-SXM4-40GB with MIG on, driver 510.47.03 / CUDA 11.6 (netdata/netdata "
+     "src/go/plugin/go.d/collector/nvidia_smi/testdata/a100-sxm4-mig.xml): a cu121 torch that sees no GPU "
+     "there is told the driver is older than its CUDA 12.1", "—"),
 )
 
 
@@ -105,7 +134,8 @@ def render() -> str:
         "- `partial`: the feature exists but part of it failed or is not implemented; the message starts with "
         "\"partial support:\" and names what failed. A ROCm library row that could prove only the library's "
         "presence (files, version header, dpkg entry; no API ran it) is `partial` \"present, not exercised\", "
-        "never `pass`.",
+        "never `pass`; one whose host-side C entry point answered through ctypes (see *Host entry points*) is "
+        "`partial` \"present, host API called\", naming the call and its answer: still not the row's feature.",
         "- `fail`: ran and was wrong, or is installed but cannot run here (a module that fails to import with an "
         "undefined symbol or an error inside it, \"no kernel image is available\" for this GPU's arch), with "
         "the evidence.",
@@ -123,8 +153,9 @@ def render() -> str:
         "ERR_NVGPUCTRPERM (`profiler.tool.ncu`): the driver restricts the performance counters to admin users and "
         "valorch drops every capability; fix on the host with the nvidia module option "
         "`NVreg_RestrictProfilingToAdminUsers=0` (e.g. `options nvidia NVreg_RestrictProfilingToAdminUsers=0` in "
-        "/etc/modprobe.d, then reload the module or reboot; see NVIDIA's ERR_NVGPUCTRPERM page). valorch has no "
-        "option that adds CAP_SYS_ADMIN to a container. `nvidia-smi` missing on a GPU host "
+        "/etc/modprobe.d, then reload the module or reboot; see NVIDIA's ERR_NVGPUCTRPERM page), or, for images "
+        "you trust, `valorch run --profiling-caps`, which adds CAP_SYS_ADMIN to the profiler suite's GPU "
+        "containers only (its security cost: docs/architecture.md, \"Profiling capabilities\"). `nvidia-smi` missing on a GPU host "
         "(`profiler.smi.nvidia_smi`): the NVIDIA container runtime injects it with the `utility` driver "
         "capability (NVIDIA_DRIVER_CAPABILITIES). GPU tasks get HOME and the MIOpen / Triton / inductor / JIT "
         "caches on the /tmp tmpfs, and ROCm GPU tasks a writable root for MIOpen's system databases "
@@ -133,6 +164,29 @@ def render() -> str:
         "| checks | tested on a real capture | no real capture |",
         "| --- | --- | --- |",
     ] + ["| %s | %s | %s |" % tuple(_cell(x) for x in row) for row in REAL_EVIDENCE] + [
+        "",
+        "`nvidia-smi -q -x`: `hosts probe --record` records it; the probe reads it (xml.etree, no DTD, no "
+        "external entity) only when a CUDA build of torch sees no GPU: `driver_version` and `cuda_version` (the "
+        "newest CUDA the driver supports) say whether the host's driver is older than the image's CUDA (a "
+        "runtime needs a driver of its major version or newer; minor versions are compatible), and `current_mig` "
+        "whether MIG hides the GPU from a container given no MIG device; `smoke.device`'s failure and the "
+        "\"needs a GPU\" skips then name the cause and the fix. Host detection does not read it: the "
+        "`--query-gpu` CSV already gives what matching needs (the GPUs and their compute capability). Persistence "
+        "mode and the telemetry are not parsed: no verdict depends on them (persistence mode changes how long "
+        "the first CUDA call takes, which no check times).",
+        "",
+        "Host entry points: ROCm library rows with no Python API call the library's own host-side C API "
+        "through ctypes, without a GPU (`orchestrator/probe/checks/_rocm_host.py`). The call proves that the "
+        "library in the image loads and answers, not the row's feature, so the row stays `partial` \"present, "
+        "host API called\" with the call and its answer; a library file the loader refuses, or a wrong answer, "
+        "is a `fail`; a release without the entry point is \"present, not exercised\". Each symbol, signature "
+        "and constant is as the library's public header declares it; the tests call fakes built with "
+        "`cc -shared` that export the same symbols (tests/acceptance/test_rocm_host_entry_points.py), and no "
+        "real ROCm image has run these calls yet.",
+        "",
+        "| row | host call | declared in |",
+        "| --- | --- | --- |",
+    ] + ["| %s | %s | %s |" % tuple(_cell(x) for x in row) for row in HOST_ENTRY_POINTS] + [
         "",
         "| suite | framework | checks | description |",
         "| --- | --- | --- | --- |",

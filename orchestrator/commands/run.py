@@ -42,6 +42,9 @@ def run(
     attempts: int = typer.Option(1, callback=flags.integer("--attempts", 1, 10),
                                  help="Attempts per failing check, 1 to 10 (mixed outcomes are flaky)."),
     cpu_only: bool = typer.Option(False, "--cpu-only", help="Run GPU images on a CPU host; GPU checks are 'skip'."),
+    profiling_caps: bool = typer.Option(False, "--profiling-caps", help="Add CAP_SYS_ADMIN to the profiler suite's "
+                                        "GPU containers (never another suite's): ncu's performance counters where "
+                                        "the driver keeps them to admins. A security cost: docs/architecture.md."),
     junit: Path = typer.Option(None, "--junit", help="Also write JUnit XML here."),
     known_issues: Path = typer.Option(None, "--known-issues", help="Known-issues YAML: a failure a live entry "
                                       "excuses is <skipped> in --junit with its reason and does not gate."),
@@ -81,13 +84,15 @@ def run(
     with interruptible(), junit_on_error(junit):  # Ctrl-C / SIGTERM: containers removed, exit 130 / 143
         factory = deferred_sessions(db)
         if resume:
-            if job or image:
-                raise InputError("--resume takes the job from the stored batch", "drop --job/--image")
+            if job or image or profiling_caps:
+                raise InputError("--resume takes the job from the stored batch", "drop --job/--image/--profiling-caps")
             with LiveReporter(err, disable=as_json) as reporter:
                 batch, summaries = service.resume(resume, cat, factory, hosts_file=hosts_file, retries=retries,
                                                   reporter=reporter)
         else:
             spec = _job(cat, job, image, suite, check, deadline, timeout, attempts, workload_root or ())
+            if profiling_caps:
+                spec = _with_profiling_caps(spec)
             # preflight and pulls first (their own progress), then the live view of the tasks
             with PullProgress(err, disable=as_json) as progress:
                 placed = service.place_job(spec, cat, factory, cpu_only=cpu_only, executor=executor.value,
@@ -175,3 +180,12 @@ def _job(cat, job: Path | None, images: list[str] | None, suites: list[str] | No
     validate_suites(refs)
     validate_check_globs(refs, checks or ())
     return JobSpec(name="adhoc", images=tuple(images), suites=refs)
+
+
+def _with_profiling_caps(spec: Any) -> Any:
+    """--profiling-caps: the job's profiler suite asks for CAP_SYS_ADMIN; no profiler suite is exit 2."""
+    if not any(s.name == "profiler" for s in spec.suites):
+        raise InputError("--profiling-caps applies to the profiler suite, and this run has none",
+                         "add --suite profiler (or a profiler suite to the job spec), or drop --profiling-caps")
+    suites = tuple(s.model_copy(update={"profiling_caps": True}) if s.name == "profiler" else s for s in spec.suites)
+    return spec.model_copy(update={"suites": suites})

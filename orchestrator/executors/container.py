@@ -51,6 +51,13 @@ PROBE_CAPS: tuple[str, ...] = (
     # it the directory is world-writable and sticky instead).
     "CHOWN",
 )
+#: Added to the profiler suite's GPU containers only, and only when asked (``valorch run
+#: --profiling-caps`` or ``profiling_caps: true`` on a job's profiler suite): Nsight Compute
+#: reads the GPU performance counters only as an admin where the driver restricts them
+#: (ERR_NVGPUCTRPERM; NVIDIA's page for it: "the container must be started with ... --cap-add=
+#: SYS_ADMIN"). The cost (docs/architecture.md, "Profiling capabilities"): CAP_SYS_ADMIN lets the
+#: probe's root and the image's code mount, use namespaces and much of what root may do.
+PROFILING_CAPS: tuple[str, ...] = ("SYS_ADMIN",)
 #: The probe's user when its task declares no workload (nobody/nogroup): with no workload to
 #: keep apart from it, the probe needs neither root nor any capability. CPU tasks only: a GPU
 #: task keeps uid 0 (without capabilities), since AMD's /dev/kfd and /dev/dri nodes are
@@ -150,6 +157,8 @@ class ContainerSpec:
         for opt in self.security_opt:
             flags += ["--security-opt", opt]
         flags += ["--pids-limit", str(self.pids_limit), "--workdir", self.workdir]
+        if self.user:
+            flags += ["--user", self.user]
         flags += [f"--cap-drop={c}" for c in self.cap_drop] + [f"--cap-add={c}" for c in self.cap_add]
         if self.limits.memory:
             flags += ["--memory", str(self.limits.memory), "--memory-swap", str(self.limits.memory)]
@@ -175,8 +184,9 @@ def probe_command(*args: str) -> tuple[str, ...]:
     return ("python3", "-m", PROBE_PACKAGE, *args)
 
 
-def task_container(task: Task, run_id: str, limits: Limits = Limits()) -> ContainerSpec:
-    """The container of one suite task; the GPU devices of its backend unless ``--cpu-only``."""
+def task_container(task: Task, run_id: str, limits: Limits = Limits(), devices: bool = True) -> ContainerSpec:
+    """The container of one suite task; the GPU devices of its backend unless ``--cpu-only``
+    (``devices=False``: everything but the devices, which the Slurm step adds on its node)."""
     spec = ContainerSpec(command=probe_command(*probe_args(task)),
                          labels=labels_for(run_id, task.suite.name, task.image.alias), network=task.suite.network,
                          limits=limits, tmpfs=tmpfs_for(limits))
@@ -189,11 +199,6 @@ def task_container(task: Task, run_id: str, limits: Limits = Limits()) -> Contai
         return spec
     backend = str(task.image.backend)
     spec = replace(spec, env={**spec.env, **GPU_CACHE_ENV}, read_only=not writable_root(backend))
-    return spec.with_devices(backend, task.host, task.gpus)
-
-
-def gpu_env_flags(backend: str) -> list[str]:
-    """``docker create`` flags of a GPU task's environment (the Slurm step), or none."""
-    if backend == "cpu":
-        return []
-    return [flag for key, value in GPU_CACHE_ENV.items() for flag in ("-e", f"{key}={value}")]
+    if task.suite.profiling_caps:  # opt-in, the profiler suite only (spec.SuiteRef refuses it elsewhere)
+        spec = replace(spec, cap_add=spec.cap_add + PROFILING_CAPS)
+    return spec.with_devices(backend, task.host, task.gpus) if devices else spec

@@ -33,7 +33,7 @@ from typing import Any, Callable
 from ..errors import InfrastructureError, NoMatchingHostError
 from .transcript import Transcript, conclude, infrastructure_failure
 from ..spec import Execution, Task
-from .container import GPU_CACHE_ENV, probe_env
+from .container import GPU_CACHE_ENV, PROFILING_CAPS, probe_env
 from .base import LABEL, PROBE_DIR, PROBE_PACKAGE, overall_timeout, probe_args
 
 MOUNT = f"/opt/valorch/{PROBE_PACKAGE}"
@@ -142,6 +142,8 @@ def job_manifest(task: Task, run_id: str, name: str, namespace: str, configmap: 
     other = tuple(lab for lab in node_labels if lab not in arch_labels)
     archs = tuple(getattr(task.image, "archs", ()) or ()) + arch_labels
     security: dict[str, Any] = {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
+    if task.suite.profiling_caps and backend in GPU_RESOURCE:  # opt-in: container.PROFILING_CAPS
+        security["capabilities"]["add"] = list(PROFILING_CAPS)
     if backend != "rocm":  # ROCm's runtime needs syscalls the default profile blocks
         security["seccompProfile"] = {"type": "RuntimeDefault"}
     container = {

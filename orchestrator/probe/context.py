@@ -73,6 +73,7 @@ class Context(object):
         self._config = None  # type: Optional[str]
         self.seen = None  # type: Optional[observe.Seen]
         self._claimed_device = None  # type: Optional[str]
+        self._no_gpu_why = None  # type: Optional[str]
 
     # -- frameworks ---------------------------------------------------------
     def load(self, name: str) -> Any:
@@ -122,7 +123,18 @@ class Context(object):
 
     def require_gpu(self) -> None:
         if not self.gpu_available:
-            raise Skip("needs a GPU; none is visible to this container (device: cpu)")
+            raise Skip("needs a GPU; none is visible to this container (device: cpu)" + self.no_gpu_why())
+
+    def no_gpu_why(self) -> str:
+        """What a "needs a GPU" skip adds where nvidia-smi lists GPUs that a CUDA build of torch does
+        not see (the host's driver too old for the image's CUDA: probe/nvidia_driver.py); "" otherwise."""
+        if self._no_gpu_why is None:
+            self._no_gpu_why = ""
+            if self.device_mode != "cpu" and self.vendor == "nvidia":
+                from . import nvidia_driver
+
+                self._no_gpu_why = nvidia_driver.no_gpu_note(self.torch.version.cuda, nvidia_driver.driver_facts())
+        return self._no_gpu_why
 
     @property
     def vendor(self) -> Optional[str]:

@@ -1,6 +1,6 @@
 """Parsing what external profilers and SMI tools print (pure, standard library):
 kernel and range names from rocprofv3 / rocprof CSV files, nsys stats and ncu
-CSV; device fields from rocm-smi / amd-smi JSON and nvidia-smi CSV.
+CSV; device fields from rocm-smi / amd-smi JSON, nvidia-smi CSV and nvidia-smi -q -x.
 
 Unit-tested on recorded output formats (tests/fixtures/tools/); the tools
 themselves only run on GPU hosts."""
@@ -157,3 +157,26 @@ def sm_of(compute_cap: str) -> str:
     """'9.0' -> 'sm_90'."""
     m = re.match(r"\s*(\d+)\.(\d+)", compute_cap or "")
     return "sm_%s%s" % (m.group(1), m.group(2)) if m else ""
+
+
+def nvidia_smi_xml(text: str) -> Dict[str, Any]:
+    """``nvidia-smi -q -x``: the driver's version, the newest CUDA version it supports
+    (``cuda_version``) and per GPU its name, PCI bus id and current MIG mode. Persistence
+    mode and the telemetry are not read: no verdict depends on them. xml.etree reads no DTD (the document names ``nvsmi_device_v*.dtd``) and
+    resolves no external entity; at most 4 MiB is parsed. {} when it is not such a document."""
+    import xml.etree.ElementTree as ET
+
+    try:
+        root = ET.fromstring((text or "")[:4 << 20])
+    except ET.ParseError:
+        return {}
+    if root.tag != "nvidia_smi_log":
+        return {}
+
+    def field(node: Any, path: str) -> str:
+        found = node.find(path)
+        return (found.text or "").strip() if found is not None else ""
+    gpus = [{"name": field(g, "product_name"), "mig": field(g, "mig_mode/current_mig"), "bus_id": g.get("id", "")}
+            for g in root.findall("gpu")]
+    return {"driver_version": field(root, "driver_version"), "cuda_version": field(root, "cuda_version"),
+            "gpus": gpus}

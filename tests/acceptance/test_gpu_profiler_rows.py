@@ -18,6 +18,7 @@ def test_ncu_without_counter_permission_is_a_skip_with_the_hosts_fix(tmp_path):
     assert ncu["status"] == "skip", ncu["message"]
     assert "ERR_NVGPUCTRPERM" in ncu["message"] and "NVreg_RestrictProfilingToAdminUsers=0" in ncu["message"]
     assert "Not a property of the image" in ncu["message"]
+    assert "--profiling-caps" in ncu["message"]  # the opt-in alternative (tests/acceptance/test_profiling_caps.py)
 
 
 def test_nvidia_smi_absent_on_a_gpu_host_is_the_runtimes_not_the_images(tmp_path):

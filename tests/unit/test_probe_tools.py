@@ -118,3 +118,31 @@ def test_amd_smi_json_of_a_real_run_after_the_warnings_amdsmi_printed():
     assert smi_readback("amd-smi", text, [{"name": "AMD Radeon RX 7800 XT", "arch": "gfx1101"}])["matched"]
     # a warning holding a bracket before the document is skipped too
     assert t.amd_smi_gpus("Warning: [amdsmi] something\n" + text.split("\n", 4)[4])[0]["gfx"] == "gfx1101"
+
+
+def test_nvidia_smi_q_x_of_a_real_a100_gives_driver_cuda_persistence_and_mig():
+    from orchestrator.probe.nvidia_driver import no_gpu_note
+
+    facts = t.nvidia_smi_xml((REAL / "nvidia-smi-q-x-a100-sxm4-mig.xml").read_text())
+    assert facts["driver_version"] == "510.47.03" and facts["cuda_version"] == "11.6"
+    assert facts["gpus"] == [{"name": "NVIDIA A100-SXM4-40GB", "mig": "Enabled", "bus_id": "00000000:00:04.0"}]
+    # a cu121 torch on this driver: the driver's CUDA 11.6 cannot run CUDA 12 (major versions differ)
+    note = no_gpu_note("12.1", facts)
+    assert "nvidia-smi lists 1 GPU (driver 510.47.03, CUDA 11.6)" in note and "older than this torch's CUDA 12.1" in note
+    assert "update the host's NVIDIA driver to one for CUDA 12 or newer" in note
+    # CUDA 11.8 on a CUDA 11.6 driver is minor version compatibility: no verdict on the driver, but this
+    # A100 has MIG on, and a container sees only the MIG devices it is given
+    same_major = no_gpu_note("11.8", facts)
+    assert "older than" not in same_major and "sees none" in same_major
+    assert "MIG mode is enabled on 00000000:00:04.0" in same_major
+    no_mig = dict(facts, gpus=[dict(facts["gpus"][0], mig="Disabled")])
+    assert no_gpu_note("11.8", no_mig).endswith("see torch.cuda.is_available()'s warning")
+    assert no_gpu_note("12.1", None) == "" and no_gpu_note(None, facts) == ""
+
+
+def test_nvidia_smi_q_x_that_is_not_the_document_is_nothing():
+    assert t.nvidia_smi_xml("") == {} and t.nvidia_smi_xml("index, name\n0, H100\n") == {}
+    assert t.nvidia_smi_xml("<other><driver_version>1</driver_version></other>") == {}
+    # no external entity is resolved (xml.etree): the entity is an error, not a file read
+    assert t.nvidia_smi_xml('<?xml version="1.0"?><!DOCTYPE x [<!ENTITY e SYSTEM "file:///etc/passwd">]>'
+                            "<nvidia_smi_log><driver_version>&e;</driver_version></nvidia_smi_log>") == {}

@@ -35,3 +35,11 @@ def test_xml_tags_of_nvidia_smi_q_x():
     out, n = scrub(xml)
     assert "<serial>%s</serial>" % SCRUBBED in out and "<uuid>%s</uuid>" % SCRUBBED in out
     assert "<product_name>NVIDIA H100 80GB HBM3</product_name>" in out and n == 2
+
+
+def test_a_real_nvidia_smi_q_x_keeps_what_valorch_parses():
+    from orchestrator.probe.tool_output import nvidia_smi_xml
+
+    out, n = scrub((REAL / "nvidia-smi-q-x-a100-sxm4-mig.xml").read_text())
+    assert "1324321002473" not in out and "27b94a00" not in out and n == 2
+    assert nvidia_smi_xml(out)["cuda_version"] == "11.6"

@@ -152,3 +152,48 @@ def test_run_slurm_errors_are_slurm_errors(tmp_path) -> None:
         run_slurm(["sleep", "5"], timeout=0.2)
     assert run_slurm(["sh", "-c", "exit 1"], check=False).returncode == 1
     assert shlex.split(run_slurm(["echo", "a b"]).stdout) == ["a", "b"]
+
+
+# --- the step's `docker create` options: the docker executor's choices per backend -------------
+
+def _create_task(backend: str, cpu_only: bool = False, commands: tuple = ()):
+    from orchestrator.spec import GPU, CommandSpec, HostSpec, ImageSpec, SuiteRef, Task
+
+    host = HostSpec(name="slurm", slots=1, render_gid=109,
+                    gpus=(GPU(index=0, vendor="amd" if backend == "rocm" else "nvidia",
+                              arch="gfx942" if backend == "rocm" else "sm_90", memory_mib=1, render_minor=128),))
+    suite = SuiteRef(name="command", commands=tuple(CommandSpec(id=c, argv=("true",)) for c in commands))
+    return Task(image=ImageSpec(alias=backend, reference=f"valorch/test:{backend}", backend=backend), suite=suite,
+                host=host, checks=(), cpu_only=cpu_only)
+
+
+def _flag_values(flags: list[str], name: str) -> list[str]:
+    return [flags[i + 1] for i, f in enumerate(flags[:-1]) if f == name]
+
+
+@pytest.mark.parametrize("backend, cpu_only, commands", [
+    ("cpu", False, ()), ("rocm", False, ()), ("cuda", False, ()), ("rocm", True, ()), ("cuda", True, ()),
+    ("cpu", False, ("a",)), ("rocm", False, ("a",)),
+])
+def test_create_options_match_the_docker_executor_per_backend(backend: str, cpu_only: bool, commands: tuple) -> None:
+    from orchestrator.executors.container import UNPRIVILEGED
+    from orchestrator.executors.docker import container_options
+    from orchestrator.executors.slurm.executor import create_options
+
+    task = _create_task(backend, cpu_only, commands)
+    flags = create_options(task, "run-1")
+    docker = container_options(task, "run-1")
+    # the same user: 65534 for a CPU (or --cpu-only) task with no workload, the image's (uid 0) otherwise
+    assert _flag_values(flags, "--user") == ([docker["user"]] if "user" in docker else [])
+    gpu = backend != "cpu" and not cpu_only
+    assert _flag_values(flags, "--user") == ([] if gpu or commands else [UNPRIVILEGED])
+    # the same capabilities and environment
+    assert [f for f in flags if f.startswith("--cap-")] == (
+        [f"--cap-drop={c}" for c in docker["cap_drop"]] + [f"--cap-add={c}" for c in docker["cap_add"]])
+    env = dict(v.split("=", 1) for v in _flag_values(flags, "-e"))
+    assert env == docker["environment"]
+    assert env.get("HOME") == (None if commands and not gpu else "/tmp") and ("MIOPEN_USER_DB_PATH" in env) is gpu
+    # no device here: the step adds the devices Slurm assigned on the node
+    assert not _flag_values(flags, "--device") and "--gpus" not in flags
+    assert _flag_values(flags, "--shm-size") == (["8g"] if gpu else [])
+    assert "seccomp=unconfined" not in _flag_values(flags, "--security-opt")

@@ -33,7 +33,7 @@ from typing import Any, Callable
 from ...spec import Execution, Task
 from ..transcript import Transcript, complete, conclude, vetted, infrastructure_failure
 from ..base import PROBE_PACKAGE, overall_timeout, probe_archive, probe_args
-from ..container import gpu_env_flags, task_container
+from ..container import task_container
 from .client import SlurmCluster, SlurmError, SlurmRequirement, SlurmUnmatched
 
 SETUP_ALLOWANCE = 120.0  # seconds for docker create/cp/rm around the probe's own deadline
@@ -107,11 +107,13 @@ def requirement(task: Task, labels: tuple[str, ...] = (), gpu_type: str | None =
 
 
 def create_options(task: Task, run_id: str) -> list[str]:
-    """``docker create`` options (pure); devices are added on the node."""
-    spec = task_container(task.model_copy(update={"cpu_only": True}), run_id)
+    """``docker create`` options (pure): the docker executor's container for the task (its user,
+    capabilities and environment per backend: a GPU task keeps uid 0, a CPU task with no workload
+    runs as 65534), less the devices, which are added on the node."""
+    spec = task_container(task, run_id, devices=False)
     flags = spec.docker_flags()
     if not task.cpu_only and task.image.backend != "cpu":
-        flags += ["--shm-size", "8g"] + gpu_env_flags(str(task.image.backend))
+        flags += ["--shm-size", "8g"]
     return flags
 
 

@@ -3,8 +3,9 @@ public API reaches the library from Python it is exercised (Composable Kernel
 through torch's preferred BLAS backend, hipSPARSELt through semi-structured
 sparsity, MIGraphX through its Python bindings); where none does, the check
 proves presence and version from the image (library file, version header, dpkg
-entry) and reports ``partial`` "present, not exercised", never a pass: a pass
-means the library ran. A row whose claim needs a GPU (CK's GEMM, MIGraphX's GPU
+entry) and, where the library has a host-side C entry point (``_rocm_host``),
+calls it through ctypes: ``partial`` "present, host API called" or "present,
+not exercised", never a pass: a pass means the row's feature ran. A row whose claim needs a GPU (CK's GEMM, MIGraphX's GPU
 target, hipSPARSELt's kernels) is a skip without one, and hipSPARSELt's row is a
 skip on a CUDA build (its 2:4 path runs cuSPARSELt / CUTLASS, not hipSPARSELt).
 
@@ -22,6 +23,7 @@ from .. import evidence
 from ..context import Fail, Partial, Report, Skip, Unsupported
 from ..inventory_parse import parse_dpkg_status, parse_header_version
 from ..registry import check
+from . import _rocm_host
 from ._common import attempt, randn
 
 
@@ -92,32 +94,65 @@ def presence_metrics(facts: Dict[str, Any], proven: str) -> Dict[str, Any]:
             "files": ";".join(facts["libraries"])[:500]}
 
 
-def presence_report(ctx: Any, name: str, facts: Dict[str, Any], exercised: Optional[str] = None) -> Report:
+def presence_report(ctx: Any, name: str, facts: Dict[str, Any], exercised: Optional[str] = None,
+                    why: str = "no Python API exercises it") -> Report:
     """A pass when the library ran (``exercised`` says how); otherwise ``partial``
     "present, not exercised": presence is not the row's claim, and must not read as one."""
     if exercised:
         return Report("%s %s: %s" % (name, facts["version"] or "(version unknown)", exercised),
                       presence_metrics(facts, "exercised"))
-    raise Partial("partial support: present, not exercised: %s; no Python API exercises it"
-                  % presence_summary(name, facts), presence_metrics(facts, "presence"))
+    raise Partial("partial support: present, not exercised: %s; %s" % (presence_summary(name, facts), why),
+                  presence_metrics(facts, "presence"))
+
+
+def host_call_report(ctx: Any, name: str, facts: Dict[str, Any], row_use: str) -> Report:
+    """A library with a host-side C entry point (``_rocm_host.HOST_CALLS``): loaded with ctypes and
+    called. Still ``partial``: the call proves the library loads and answers, not the row's feature.
+    A library file the loader refuses, or a call that answers wrongly, is a ``fail`` with the evidence;
+    a library without the entry point (an older release) stays "present, not exercised"."""
+    stem, call = _rocm_host.HOST_CALLS[name]
+    lib, path, error = _rocm_host.load(facts["libraries"], stem)
+    if lib is None and error:
+        raise Fail("%s is installed but cannot be loaded: %s" % (name, error), presence_metrics(facts, "presence"))
+    if lib is None:
+        return presence_report(ctx, name, facts, why="no %s* file to call into" % stem)
+    try:
+        done = call(lib)
+    except _rocm_host.NoEntryPoint as exc:
+        return presence_report(ctx, name, facts, why="%s exports no host entry point valorch calls: %s" % (path, exc))
+    except _rocm_host.HostCallError as exc:
+        raise Fail("%s's host API answered wrongly (%s): %s" % (name, path, exc), presence_metrics(facts, "presence"))
+    metrics = dict(presence_metrics(facts, "host-call"), host_call=done[:300], library_file=path)
+    raise Partial("partial support: present, host API called, %s not exercised: %s; through ctypes: %s"
+                  % (row_use, presence_summary(name, facts), done), metrics)
 
 
 def _presence_check(cid: str, name: str, libs: Sequence[str], headers: Sequence[Tuple[str, str]],
-                    packages: Sequence[str], row_use: str) -> None:
+                    packages: Sequence[str], row_use: str, no_call: str = "no Python API exercises it") -> None:
     def fn(ctx):
         facts = presence(libs, headers, packages)
         if not (facts["libraries"] or facts["packages"] or facts["version_source"]):
             absent(ctx, name, "no %s under /opt/rocm*/lib, no version header, no dpkg entry %s"
                    % ("/".join(libs) or "library file", "/".join(packages)))
-        return presence_report(ctx, name, facts)
+        if name in _rocm_host.HOST_CALLS:
+            return host_call_report(ctx, name, facts, row_use)
+        return presence_report(ctx, name, facts, why=no_call)
+    if name in _rocm_host.HOST_CALLS:
+        proven = ("Presence, and that %s loads and answers a host-side C call through ctypes without a GPU (see "
+                  "Host entry points): the result is partial \"present, host API called\", never a pass; a "
+                  "library the loader refuses or a wrong answer is a fail" % _rocm_host.HOST_CALLS[name][0])
+    else:
+        proven = "Only presence is proven (%s): the result is partial \"present, not exercised\", never a pass" % no_call
     fn.__doc__ = ("%s is present in the image: a library file (%s) or version header (%s) under /opt/rocm*, or a "
-                  "dpkg package (%s), with its version. Only presence is proven (no Python API reaches it): the result is "
-                  "partial \"present, not exercised\", never a pass.\n\n"
+                  "dpkg package (%s), with its version. %s.\n\n"
                   "Not proven: that %s works on this GPU (%s)." % (name, ", ".join(libs) or "none",
                                                                  ", ".join(h for h, _ in headers) or "none",
-                                                                 ", ".join(packages), name, row_use))
-    check(cid, name, "feature", "features", library=name, version=2)(fn)
+                                                                 ", ".join(packages), proven, name, row_use))
+    check(cid, name, "feature", "features", library=name, version=3 if name in _rocm_host.HOST_CALLS else 2)(fn)
 
+
+HEADER_ONLY = ("a header-only library (templates compiled into the caller's kernels): no library file, no entry "
+               "point to call without a HIP compiler and a GPU")
 
 _presence_check("features.rocm.hiptensor", "hipTensor", ["libhiptensor.so*"],
                 [("hiptensor/hiptensor-version.hpp", "hiptensor"),
@@ -135,10 +170,10 @@ _presence_check("features.rocm.rpp", "RPP", ["librpp.so*"], [("rpp/rpp_version.h
                 "image augmentation kernels")
 _presence_check("features.rocm.rocthrust", "rocThrust", [],
                 [("thrust/rocthrust_version.hpp", "rocthrust"), ("rocthrust/rocthrust_version.hpp", "rocthrust")],
-                ["rocthrust-dev", "rocthrust"], "parallel algorithms compiled into kernels")
+                ["rocthrust-dev", "rocthrust"], "parallel algorithms compiled into kernels", HEADER_ONLY)
 _presence_check("features.rocm.rocwmma", "rocWMMA", [],
                 [("rocwmma/rocwmma-version.hpp", "rocwmma"), ("rocwmma/internal/rocwmma-version.hpp", "rocwmma")],
-                ["rocwmma-dev", "rocwmma"], "matrix-core GEMM fragments compiled into kernels")
+                ["rocwmma-dev", "rocwmma"], "matrix-core GEMM fragments compiled into kernels", HEADER_ONLY)
 
 
 @check("features.rocm.composable_kernel", "Composable Kernel", "feature", "features", library="Composable Kernel",

@@ -44,7 +44,8 @@ COUNTER_PERMISSION = "ERR_NVGPUCTRPERM"
 COUNTER_FIX = ("ncu cannot read the GPU performance counters (ERR_NVGPUCTRPERM): the driver allows "
                "profiling to admin users only and valorch drops every capability. Not a property of "
                "the image. Fix on the host: load the nvidia module with "
-               "NVreg_RestrictProfilingToAdminUsers=0 (see docs/checks.md, profiler.tool.ncu)")
+               "NVreg_RestrictProfilingToAdminUsers=0, or (trusted images) run with valorch run "
+               "--profiling-caps (see docs/checks.md, profiler.tool.ncu)")
 
 
 def no_gpu_skip(ctx, tool: str, what: str) -> None:
@@ -54,7 +55,7 @@ def no_gpu_skip(ctx, tool: str, what: str) -> None:
         return
     exe = find_tool(tool)
     held = ("%s is present (%s)" % (tool, exe)) if exe else ("%s is not in this image either" % tool)
-    raise Skip("%s needs a GPU; none is visible (device: cpu); %s" % (what, held), {"path": exe})
+    raise Skip("%s needs a GPU; none is visible (device: cpu); %s%s" % (what, held, ctx.no_gpu_why()), {"path": exe})
 
 
 def tool_or_unsupported(name: str) -> str:

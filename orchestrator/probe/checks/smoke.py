@@ -194,7 +194,7 @@ def device_visible(ctx):
     if ctx.device_mode == "cpu":
         raise Skip("run CPU-only: device: cpu; GPU checks not run")
     if not ctx.torch.cuda.is_available():
-        raise Fail("%s image, but torch.cuda.is_available() is False (device: cpu)" % backend)
+        raise Fail("%s image, but torch.cuda.is_available() is False (device: cpu)%s" % (backend, ctx.no_gpu_why()))
     n = ctx.torch.cuda.device_count()
     return Report("device: %s (%d device(s))" % (ctx.device_label(), n), {"device_count": n})
 
