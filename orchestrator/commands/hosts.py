@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
-from rich.table import Table
+from rich.table import Column, Table
 
 from .common import CatalogOption, DbOption, JsonOption, err, load_catalog, out, print_json, sessions
 from . import flags
@@ -76,9 +76,9 @@ def check(hosts_file: Path = HostsOption, job: Path = typer.Option(None, "--job"
     if as_json:
         print_json({"hosts": rows, "db": db_problem or "ok"})
     else:
-        table = Table("host", "engine", "free GiB", "images", "problems")
+        table = Table("host", "engine", "free GiB", Column("images", overflow="fold"), "problems")
         for r in rows:
-            imgs = ", ".join(f"{k.split('/')[-1]}:{v}" for k, v in r.get("images", {}).items()) or "-"
+            imgs = ", ".join(f"{k} ({v})" for k, v in r.get("images", {}).items()) or "-"  # whole references
             table.add_row(r["host"], str(r.get("engine", "-")), str(r.get("free_gib", "-")), imgs,
                           "; ".join(r["problems"]) or "ok")
         out.print(table)

@@ -48,7 +48,7 @@ _STYLE = {"ok": "green", "drift": "bold red", "missing": "bold red", "unpinned":
 
 def findings_table(image: ImageSpec, digest: str | None, inv: audit.Inventory,
                    findings: list[audit.Finding]) -> Table:
-    title = f"{image.alias}  {image.reference}" + (f"  {digest[:19]}" if digest else "")
+    title = f"{image.alias}  {image.reference}" + (f"  {digest}" if digest else "")
     table = Table("component", "expected", "found", "verdict", "source · evidence", title=title)
     for f in findings:
         if f.kind == "build-mismatch":

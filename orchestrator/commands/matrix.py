@@ -33,6 +33,8 @@ def render(fmt: str = FormatOpt, layout: str = LayoutOpt, rows: str = RowsOpt, c
            image: list[str] = ImageOpt, since: str = SinceOpt, tier_policy: Path = PolicyOpt, job: str = JobOpt,
            version: str = typer.Option(None, "--version", help="Render this published version (immutable)."),
            out_path: Path = typer.Option(None, "--out", "-o", help="Write here instead of stdout."),
+           status: str = typer.Option(None, "--status", callback=flags.statuses("--status"),
+                                      help="Only rows with a cell in these statuses, e.g. fail,crash."),
            db: str = DbOption) -> None:
     """A matrix from the newest run of each image (and host), or a published version."""
     from ..services import matrix as service
@@ -43,13 +45,13 @@ def render(fmt: str = FormatOpt, layout: str = LayoutOpt, rows: str = RowsOpt, c
     else:
         doc = service.build_document(sessions(db), db, catalog, layout, rows, columns, image or [],
                                      since, tier_policy, job)
-    write_output(service.render_document(doc, fmt), out_path)
+    write_output(service.render_document(doc, fmt, status), out_path)
 
 
 @app.command("publish")
 def publish(version: str = typer.Option(..., "--version", callback=flags.version_name("--version"),
                                         help="The version name, e.g. v0.3 (immutable): 1 to 64 characters "
-                                        "from A-Z a-z 0-9 . _ -"),
+                                        "of letters, digits, '.', '_' and '-'."),
             layout: str = LayoutOpt, rows: str = RowsOpt, columns: str = ColumnsOpt, image: list[str] = ImageOpt,
             since: str = SinceOpt, tier_policy: Path = PolicyOpt, job: str = JobOpt, db: str = DbOption,
             as_json: bool = JsonOption) -> None:

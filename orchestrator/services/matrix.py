@@ -17,6 +17,7 @@ from ..errors import InputError
 from ..matrix.document import Document, Header
 from ..matrix.layouts import COLUMNS, LAYOUTS, ROWS, CatalogImage, RunInfo
 from ..matrix.layouts import checks_table, components_table, since_table, summary_table, tiers_table
+from ..matrix.status_filter import rows_with
 from ..matrix.tiers import Policy
 from ..render.html import document_html
 from ..render.markdown import document_md
@@ -120,8 +121,10 @@ def published(factory: Factory, version: str) -> Document:
     return Document.from_dict(data)
 
 
-def render_document(doc: Document, fmt: str) -> str:
+def render_document(doc: Document, fmt: str, statuses: tuple[str, ...] = ()) -> str:
+    """``doc`` in ``fmt``; with ``statuses``, only the rows having a cell in one of them."""
     fmt = choice(fmt, FORMATS, "--format")
+    doc = rows_with(doc, statuses)
     if fmt == "json":
         return json.dumps(doc.to_dict(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
     return {"md": document_md, "rst": document_rst, "html": document_html}[fmt](doc)
