@@ -57,7 +57,12 @@ def test_version_flag_and_command_agree():
     assert run_cli("version").stdout.strip() == __version__
 
 
-def test_shell_completion_is_offered_and_completes():
+def test_shell_completion_is_offered_and_completes(tmp_path):
+    installed = run_cli("--install-completion", "bash", env={"HOME": str(tmp_path), "SHELL": "/bin/bash"})
+    assert installed.returncode == 0, installed.stderr
+    script = tmp_path / ".bash_completions" / "valorch.sh"
+    assert "_VALORCH_COMPLETE=complete_bash" in script.read_text()
+    assert str(script) in (tmp_path / ".bashrc").read_text()
     shown = run_cli("--show-completion", "bash")
     assert shown.returncode == 0 and "_VALORCH_COMPLETE=complete_bash" in shown.stdout
     assert "--install-completion" in run_cli("--help", env=WIDE).stdout
