@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
+from rich.markup import escape
 from rich.table import Column, Table
 
 from .common import CatalogOption, DbOption, JsonOption, err, load_catalog, out, print_json, sessions
@@ -45,14 +46,22 @@ def list_hosts(hosts_file: Path = HostsOption, as_json: bool = JsonOption) -> No
 def probe(name: str = typer.Argument(None, help="Host name [default: every host]."), hosts_file: Path = HostsOption,
           image: str = typer.Option(None, "--image", help="Image with python3 present on that engine."),
           as_json: bool = JsonOption) -> None:
-    """Detect the GPUs of each host by running the detection in a small container on its engine."""
+    """Detect the GPUs of each host by running the detection in a small container on its engine, with
+    the host's facts: CPU model and count, memory, kernel, GPU driver, ROCm / CUDA release and the
+    container runtime, each with its evidence."""
     from ..services import hosts as service
 
-    report = service.probe(hosts_file, name, image)
+    report = service.probe_with_facts(hosts_file, name, image)
     if as_json:
-        print_json([h.model_dump(mode="json") for h in report])
+        print_json([{**h.model_dump(mode="json"), "facts": [{"fact": f.name, "value": f.value, "evidence": f.evidence}
+                                                            for f in facts]} for h, facts in report])
     else:
-        out.print(_table(tuple(report)))
+        out.print(_table(tuple(h for h, _facts in report)))
+        table = Table("host", "fact", "value", "evidence", title="host facts")
+        for h, facts in report:
+            for f in facts:
+                table.add_row(h.name, f.name, escape(f.value), f.evidence)  # the host's own words
+        out.print(table)
 
 
 @app.command("check")
