@@ -78,6 +78,9 @@ def diff(base: str = typer.Argument(..., help="run id/prefix, batch, matrix vers
                                          help="Timing ratio threshold (0.05 = 5 %), above 0, at most 10."),
          known_issues: Path = typer.Option(None, "--known-issues", help="Known-issues YAML (failures expected)."),
          image: list[str] = typer.Option(None, "--image", help="Only these image aliases (repeatable)."),
+         pair: list[str] = typer.Option(None, "--pair", help="Compare a base image with its successor: "
+                                        "'rocm6.3_*=rocm6.4_*' pairs aliases whose * match the same text "
+                                        "(repeatable; docs/site.md, pairing across releases)."),
          notify: list[str] = NotifyOption, db: str = DbOption, as_json: bool = JsonOption) -> None:
     """What changed between BASE and HEAD; exit 1 when anything regressed."""
     if as_json:  # the --json every command takes: the same as --format json
@@ -96,7 +99,8 @@ def diff(base: str = typer.Argument(..., help="run id/prefix, batch, matrix vers
     factory = sessions(db)
     try:
         report = compare(factory, base, head, threshold, known_issues, image or (),
-                         on_warning=lambda w: err.print(f"[yellow]warning:[/yellow] {escape(w)}"))
+                         on_warning=lambda w: err.print(f"[yellow]warning:[/yellow] {escape(w)}"), pair=pair or (),
+                         on_pair=lambda b, h: say(f"paired {b} (base) with {h} (head)"))
     except NoResults as exc:
         if targets:
             notify_service.post_empty(targets, title, exc.message, say)
