@@ -182,8 +182,8 @@ class RegistryClient:
             try:
                 resp = self._http.request(method, url, **kw)
             except (requests.exceptions.ConnectionError, requests.exceptions.Timeout) as exc:
-                if i + 1 < len(bases):
-                    continue  # as the engine does: an insecure registry's HTTPS failed, try plain HTTP
+                if i + 1 < len(bases) and _not_tls(exc):
+                    continue  # as the engine does: an insecure registry without TLS, try plain HTTP
                 raise self._unreachable(exc, url, ref) from None
             with self._lock:
                 self._working[ref.domain] = base
@@ -193,7 +193,7 @@ class RegistryClient:
     def _unreachable(self, exc: Exception, url: str, ref: ImageRef) -> InfrastructureError:
         if isinstance(exc, requests.exceptions.SSLError):
             why = _short(exc)
-            if "wrong version number" in why or "record layer failure" in why:
+            if _not_tls(exc):
                 return InfrastructureError(f"TLS to registry {ref.domain} failed: {why}", insecure.tls_hint(ref.domain))
             return InfrastructureError(
                 f"TLS to registry {ref.domain} failed: {why}",
@@ -285,6 +285,15 @@ def _sha256(body: bytes) -> str:
     import hashlib
 
     return "sha256:" + hashlib.sha256(body).hexdigest()
+
+
+def _not_tls(exc: Exception) -> bool:
+    """The HTTPS attempt failed because the server does not speak TLS there (it answered the
+    TLS hello in plain HTTP), or never answered: then plain HTTP may be tried. A TLS server
+    whose certificate is not trusted is not downgraded: that is the CA's problem to fix."""
+    if not isinstance(exc, requests.exceptions.SSLError):
+        return True
+    return any(w in str(exc) for w in ("wrong version number", "record layer failure", "http request"))
 
 
 def _short(exc: Exception) -> str:

@@ -6,7 +6,7 @@ import re
 
 from typer.main import get_command
 
-from conftest import run_cli
+from acceptance_support import run_cli
 from orchestrator.cli import app
 
 WIDE = {"COLUMNS": "200", "TERM": "dumb"}

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_cli
+from acceptance_support import run_cli
 
 pytestmark = pytest.mark.docker
 

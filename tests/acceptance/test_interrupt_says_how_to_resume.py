@@ -9,7 +9,7 @@ import sqlite3
 import subprocess
 import time
 
-from conftest import ROOT, VALORCH
+from acceptance_support import ROOT, VALORCH
 
 
 def _runs(db):

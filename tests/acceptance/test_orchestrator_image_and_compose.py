@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from acceptance_support import ROOT
 
 DOCKERFILE = ROOT / "images" / "docker" / "Dockerfile.orchestrator"
 PUBLIC_BASE = "debian:bookworm-slim"

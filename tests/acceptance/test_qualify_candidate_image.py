@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from acceptance_support import ROOT
 
 pytestmark = pytest.mark.docker
 

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from conftest import run_cli
+from acceptance_support import run_cli
 
 REGISTRY = shutil.which("docker-registry")
 SMALL = "valorch/base:bookworm"
