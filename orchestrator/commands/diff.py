@@ -68,10 +68,10 @@ def print_term(report: Any) -> None:
         out.print(f"  geomean {env} ({backend or '—'}): {ratio:.3f} over {n} timed checks")
 
 
-def diff(base: str = typer.Argument(..., help="run id/prefix, batch, matrix version, baseline, latest[:ALIAS], "
+def diff(base: str = typer.Argument(..., help="A run id or prefix, batch, matrix version, baseline, latest[:ALIAS], "
                                                 "or latest:ALIAS:N (the N newest runs of an image's newest "
-                                                "digest on one host, pooled)"),
-         head: str = typer.Argument(..., help="the same kinds of names as BASE"),
+                                                "digest on one host, pooled)."),
+         head: str = typer.Argument(..., help="The same kinds of names as BASE."),
          fmt: str = typer.Option("term", "--format", "-f", help="term, md, html, json or junit."),
          out_path: Path = typer.Option(None, "--out", "-o", help="Write here instead of stdout."),
          threshold: float = typer.Option(DEFAULT_THRESHOLD, callback=flags.number("--threshold", 0, 10, lo_open=True),

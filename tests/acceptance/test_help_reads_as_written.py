@@ -49,6 +49,11 @@ def test_help_shows_bracketed_defaults_whole():
     assert not re.search(r"--json\s+<", text)
 
 
+def test_summaries_are_reflowed_not_broken_where_the_docstring_was():
+    text = run_cli("results", "--help", env=WIDE).stdout
+    assert "runs already here are left alone. The file is validated as a whole first" in text
+
+
 def test_version_flag_and_command_agree():
     from orchestrator import __version__
 
