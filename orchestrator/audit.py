@@ -25,7 +25,7 @@ class _Frozen(BaseModel):
 class Finding(_Frozen):
     """One result of comparing an image with what the catalog expects."""
 
-    kind: Literal["ok", "drift", "missing", "unpinned", "build-mismatch"]
+    kind: Literal["ok", "drift", "missing", "unpinned", "build-mismatch", "broken"]
     component: str
     expected: str | None = None
     found: str | None = None
@@ -34,7 +34,9 @@ class Finding(_Frozen):
 
     @property
     def drift(self) -> bool:
-        return self.kind in ("drift", "missing")
+        """The audit is not clean: a version that differs, a component that is absent, or a
+        package that is installed but does not import (``broken``)."""
+        return self.kind in ("drift", "missing", "broken")
 
 def parse_inventory(obj: Any) -> Inventory:
     """Validate the probe's untrusted JSON (the dict after the marker).
@@ -86,9 +88,17 @@ def compare(inventory: Inventory, expected: dict[str, str], *, build: bool = Tru
             findings.append(Finding(kind="drift", component=key, expected=want, found=comp.value,
                                     evidence=comp.evidence,
                                     message="%s: expected %s, image has %s" % (key, want, comp.value)))
+    findings.extend(import_findings(inventory))
     if build:
         findings.extend(build_findings(inventory))
     return findings
+
+def import_findings(inventory: Inventory) -> list[Finding]:
+    """Every framework package the gatherer found installed but failing to import
+    (probe/imports.py), whether the catalog pins it or not: the audit is not clean."""
+    return [Finding(kind="broken", component=c.name, found=c.value, evidence=c.extra["import_error"],
+                    message="%s %s: installed but does not import: %s" % (c.name, c.value, c.extra["import_error"]))
+            for c in inventory.components if c.headline and c.extra.get("import_error")]
 
 def build_findings(inventory: Inventory) -> list[Finding]:
     raw = _probe_build_findings([c.model_dump() for c in inventory.components])

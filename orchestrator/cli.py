@@ -32,10 +32,14 @@ from .errors import ValorchError
 
 class App(typer.Typer):
     def __call__(self, *args, **kwargs):  # noqa: ANN002, ANN003
+        from typer.main import get_command
+
+        from .commands.helptext import tidy
+
         try:
             try:
                 _check_encoding(kwargs.get("args") or sys.argv[1:])
-                return super().__call__(*args, **kwargs)
+                return tidy(get_command(self))(*args, **kwargs)
             except OSError as exc:
                 if isinstance(exc, BrokenPipeError):
                     raise
@@ -108,7 +112,19 @@ def _undo_created() -> None:
 
 
 app = App(name="valorch", help="Containerized multi-backend validation orchestrator.",
-          no_args_is_help=True, pretty_exceptions_enable=False, add_completion=False)
+          no_args_is_help=True, pretty_exceptions_enable=False)
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        print(f"valorch {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(_version: bool = typer.Option(False, "--version", is_eager=True, callback=_print_version,
+                                         help="Print valorch's version and exit.")) -> None:
+    """Containerized multi-backend validation orchestrator."""
 app.command("run")(run)
 app.add_typer(images.app, name="images")
 app.add_typer(suites.app, name="suites")

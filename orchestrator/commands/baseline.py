@@ -15,7 +15,7 @@ app = typer.Typer(help="Named baselines: a run or a published matrix version to 
 @app.command("set")
 def set_(name: str = typer.Argument(..., callback=flags.version_name("NAME"),
                                     help="The baseline's name, e.g. v0.2 or release-2025-06 (1 to 64 characters "
-                                    "from A-Z a-z 0-9 . _ -)."),
+                                    "of letters, digits, '.', '_' and '-')."),
          target: str = typer.Argument(..., help="A run id (or unique prefix), or a published matrix version."),
          db: str = DbOption) -> None:
     """Name a run or a matrix version as a baseline (replaces an existing name)."""

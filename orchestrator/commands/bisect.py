@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from .common import CatalogOption, DbOption, JsonOption, err, load_catalog, out, print_json, sessions
+from .common import CatalogOption, DbOption, JsonOption, err, fit, load_catalog, out, print_json, sessions
 
 
 def bisect(check: str = typer.Option(..., "--check", "-k", help="The check id (e.g. smoke.matmul.fp32)."),
@@ -37,7 +37,7 @@ def bisect(check: str = typer.Option(..., "--check", "-k", help="The check id (e
                   f"({len(found.probes)} runs of at most {found.budget})")
     else:
         bad = next(p for p in found.probes if p.image == found.first_bad)
-        out.print(f"{check} went bad in {found.first_bad} ({bad.verdict}: {bad.message[:200]}); "
+        out.print(f"{check} went bad in {found.first_bad} ({bad.verdict}: {fit(bad.message, 200)}); "
                   f"last good {found.last_good} ({len(found.probes)} runs of at most {found.budget})")
     text = suspects_text(found.suspects, found.culprit_note)
     if text:

@@ -66,6 +66,18 @@ err = SafeConsole(stderr=True, highlight=False, soft_wrap=True)
 # Piped output is read by tools and people with wide terminals: do not squeeze tables to 80 columns.
 out = SafeConsole(highlight=False, width=None if sys.stdout.isatty() else 250)
 
+
+
+def fit(text: str, limit: int, console: Console | None = None) -> str:
+    """``text`` for a person at a terminal: at most ``limit`` characters, "…" where it was
+    cut. Output that is not a terminal (a pipe, a file, ``less``) is never cut; identifiers
+    a user may copy (digests, references) are not passed through here at all."""
+    console = console or out
+    if not console.is_terminal or len(text) <= limit:
+        return text
+    return text[:max(limit - 1, 0)] + "…"
+
+
 DbOption = typer.Option(None, "--db", envvar="VALORCH_DB",
                         help="SQLAlchemy URL or SQLite path [default: ./results/valorch.sqlite]")
 JsonOption = typer.Option(False, "--json", help="Machine-readable JSON on stdout.")

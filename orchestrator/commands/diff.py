@@ -90,10 +90,10 @@ def print_term(report: Any, verdict: Any = None) -> None:
         out.print(f"  geomean {env} ({backend or '—'}): {ratio:.3f} over {n} timed checks")
 
 
-def diff(base: str = typer.Argument(..., help="run id/prefix, batch, matrix version, baseline, latest[:ALIAS], "
+def diff(base: str = typer.Argument(..., help="A run id or prefix, batch, matrix version, baseline, latest[:ALIAS], "
                                                 "or latest:ALIAS:N (the N newest runs of an image's newest "
-                                                "digest on one host, pooled)"),
-         head: str = typer.Argument(..., help="the same kinds of names as BASE"),
+                                                "digest on one host, pooled)."),
+         head: str = typer.Argument(..., help="The same kinds of names as BASE."),
          fmt: str = typer.Option("term", "--format", "-f", help="term, md, html, json or junit."),
          out_path: Path = typer.Option(None, "--out", "-o", help="Write here instead of stdout."),
          threshold: float = typer.Option(DEFAULT_THRESHOLD, callback=flags.number("--threshold", 0, 10, lo_open=True),
@@ -106,6 +106,9 @@ def diff(base: str = typer.Argument(..., help="run id/prefix, batch, matrix vers
          allow_known_failures: bool = typer.Option(False, "--allow-known-failures",
                                                    help="Do not gate on checks that fail in BASE and HEAD alike "
                                                         "(still listed first, as 'still failing')."),
+         pair: list[str] = typer.Option(None, "--pair", help="Compare a base image with its successor: "
+                                        "'rocm6.3_*=rocm6.4_*' pairs aliases whose * match the same text "
+                                        "(repeatable; docs/site.md, pairing across releases)."),
          notify: list[str] = NotifyOption, db: str = DbOption, as_json: bool = JsonOption) -> None:
     """What changed between BASE and HEAD; exit 1 when a HEAD check fails unexcused, still fails,
     or a timing regressed (and with --gate-coverage when coverage was lost)."""
@@ -124,7 +127,8 @@ def diff(base: str = typer.Argument(..., help="run id/prefix, batch, matrix vers
     factory = sessions(db)
     try:
         report = compare(factory, base, head, threshold, known_issues, image or (),
-                         on_warning=lambda w: err.print(f"[yellow]warning:[/yellow] {escape(w)}"))
+                         on_warning=lambda w: err.print(f"[yellow]warning:[/yellow] {escape(w)}"), pair=pair or (),
+                         on_pair=lambda b, h: say(f"paired {b} (base) with {h} (head)"))
     except NoResults as exc:
         if targets:
             notify_service.post_empty(targets, title, exc.message, say)

@@ -73,3 +73,19 @@ def version_name(flag: str) -> Callable:
         return value
 
     return check
+
+
+def statuses(flag: str) -> Callable:
+    """A comma-separated list of result statuses (``fail,crash``), each one of the status
+    vocabulary (spec.STATUSES), as a tuple; None or empty passes as ()."""
+
+    def check(value: str | None) -> tuple[str, ...]:
+        from ..spec import STATUSES
+
+        chosen = tuple(dict.fromkeys(s.strip() for s in (value or "").split(",") if s.strip()))
+        unknown = [s for s in chosen if s not in STATUSES]
+        if unknown:
+            raise _bad(flag, repr(",".join(unknown)), f"statuses from {', '.join(STATUSES)}, comma-separated")
+        return chosen
+
+    return check

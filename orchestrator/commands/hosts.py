@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
-from rich.table import Table
+from rich.markup import escape
+from rich.table import Column, Table
 
 from .common import CatalogOption, DbOption, JsonOption, err, load_catalog, out, print_json, sessions
 from . import flags
@@ -49,7 +50,9 @@ def probe(name: str = typer.Argument(None, help="Host name [default: every host]
                                       "torch device properties, probe results and kernel names into DIR "
                                       "(scrubbed), to become test fixtures; no engine is used.",
                                       metavar="DIR")) -> None:
-    """Detect the GPUs of each host by running the detection in a small container on its engine."""
+    """Detect the GPUs of each host by running the detection in a small container on its engine, with
+    the host's facts: CPU model and count, memory, kernel, GPU driver, ROCm / CUDA release and the
+    container runtime, each with its evidence. With --record, write this machine's evidence as fixtures."""
     from ..services import hosts as service
 
     if record is not None:
@@ -62,11 +65,17 @@ def probe(name: str = typer.Argument(None, help="Host name [default: every host]
                       + ("; no GPU: " + "; ".join(manifest["no_gpu_evidence"]) if not manifest["gpu"] else ""),
                       markup=False, highlight=False)
         return
-    report = service.probe(hosts_file, name, image)
+    report = service.probe_with_facts(hosts_file, name, image)
     if as_json:
-        print_json([h.model_dump(mode="json") for h in report])
+        print_json([{**h.model_dump(mode="json"), "facts": [{"fact": f.name, "value": f.value, "evidence": f.evidence}
+                                                            for f in facts]} for h, facts in report])
     else:
-        out.print(_table(tuple(report)))
+        out.print(_table(tuple(h for h, _facts in report)))
+        table = Table("host", "fact", "value", "evidence", title="host facts")
+        for h, facts in report:
+            for f in facts:
+                table.add_row(h.name, f.name, escape(f.value), f.evidence)  # the host's own words
+        out.print(table)
 
 
 @app.command("check")
@@ -90,9 +99,9 @@ def check(hosts_file: Path = HostsOption, job: Path = typer.Option(None, "--job"
     if as_json:
         print_json({"hosts": rows, "db": db_problem or "ok"})
     else:
-        table = Table("host", "engine", "free GiB", "images", "problems")
+        table = Table("host", "engine", "free GiB", Column("images", overflow="fold"), "problems")
         for r in rows:
-            imgs = ", ".join(f"{k.split('/')[-1]}:{v}" for k, v in r.get("images", {}).items()) or "-"
+            imgs = ", ".join(f"{k} ({v})" for k, v in r.get("images", {}).items()) or "-"  # whole references
             table.add_row(r["host"], str(r.get("engine", "-")), str(r.get("free_gib", "-")), imgs,
                           "; ".join(r["problems"]) or "ok")
         out.print(table)

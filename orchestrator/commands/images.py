@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.table import Table
+from rich.table import Column, Table
 
 from .common import CatalogOption, JsonOption, load_catalog, out, print_json, project_dir
 from . import flags
@@ -33,10 +33,10 @@ def list_images(family: str = typer.Option(None, help="Only this family (rocm, c
         print_json([i.model_dump(mode="json") for i in images])
         return
     present = [c for c in COLUMNS if any(c in i.components for i in images)]
-    table = Table("alias", "backend", *present, "digest", title=f"{len(images)} images")
+    table = Table("alias", "backend", *present, Column("digest", overflow="fold"), title=f"{len(images)} images")
     for i in images:
         table.add_row(i.alias, i.backend, *(i.components.get(c, "") for c in present),
-                      (i.digest or "")[7:19])
+                      i.digest or "")
     out.print(table)
 
 
@@ -113,11 +113,12 @@ def check(names: list[str] = typer.Argument(None, help="Aliases or selectors [de
         print_json({"images": [c.as_dict() for c in checks],
                     "updated": [{"file": str(u.path), "aliases": list(u.aliases), "diff": u.diff()} for u in updates]})
     else:
-        table = Table("alias", "state", "catalog digest", "registry digest", "rate limit", title="images check")
+        table = Table("alias", "state", Column("catalog digest", overflow="fold"),
+                      Column("registry digest", overflow="fold"), "rate limit", title="images check")
         style = {"same": "green", "moved": "red", "vanished": "red", "new": "yellow", "local": "dim"}
         for c in checks:
-            table.add_row(c.alias, f"[{style[c.state]}]{c.state}[/]", (c.catalog_digest or "")[:19],
-                          (c.current_digest or c.message)[:70], c.rate_limit or "")
+            table.add_row(c.alias, f"[{style[c.state]}]{c.state}[/]", c.catalog_digest or "",
+                          c.current_digest or c.message, c.rate_limit or "")
         out.print(table)
         for u in updates:
             out.print(u.diff(), markup=False, highlight=False)
@@ -132,11 +133,12 @@ def _presence(images, hosts_file: Path | None, as_json: bool) -> None:
     if as_json:
         print_json(rows)
         return
-    table = Table("host", "alias", "present", "digest", "catalog pin", title="images on each host")
+    table = Table("host", "alias", "present", Column("digest", overflow="fold"), Column("catalog pin", overflow="fold"),
+                  title="images on each host")
     for r in rows:
         state = r["error"] or ("[green]yes[/]" if r["present"] else "[dim]no[/]")
-        pin = "" if not r.get("pinned") else ("matches" if r["digest"] == r["pinned"] else r["pinned"][:19])
-        table.add_row(r["host"], r["alias"], state, (r["digest"] or "")[:71], pin)
+        pin = "" if not r.get("pinned") else ("matches" if r["digest"] == r["pinned"] else r["pinned"])
+        table.add_row(r["host"], r["alias"], state, r["digest"] or "", pin)
     out.print(table)
 
 

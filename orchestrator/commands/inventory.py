@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from .common import lazy, CatalogOption, DbOption, JsonOption, err, load_catalog, out, print_json, sessions, write_output
@@ -43,19 +44,21 @@ class DiffFormat(str, Enum):
 
 
 _STYLE = {"ok": "green", "drift": "bold red", "missing": "bold red", "unpinned": "yellow",
-          "build-mismatch": "yellow"}
+          "build-mismatch": "yellow", "broken": "bold red"}
 
 
 def findings_table(image: ImageSpec, digest: str | None, inv: audit.Inventory,
                    findings: list[audit.Finding]) -> Table:
-    title = f"{image.alias}  {image.reference}" + (f"  {digest[:19]}" if digest else "")
+    title = f"{image.alias}  {image.reference}" + (f"  {digest}" if digest else "")
     table = Table("component", "expected", "found", "verdict", "source · evidence", title=title)
     for f in findings:
         if f.kind == "build-mismatch":
             continue
         comp = audit.resolve(inv, f.component)
         where = f"{comp.source} · {comp.evidence}" if comp else ""
-        table.add_row(f.component, f.expected or "", f.found or "-", f"[{_STYLE[f.kind]}]{f.kind}[/]", where)
+        verdict = "installed but does not import" if f.kind == "broken" else f.kind
+        where = f"{where} · {escape(f.evidence)}" if f.kind == "broken" else where  # the image's own words
+        table.add_row(f.component, f.expected or "", f.found or "-", f"[{_STYLE[f.kind]}]{verdict}[/]", where)
     expected = {audit.resolve(inv, f.component).name for f in findings if audit.resolve(inv, f.component)}
     for comp in inv.components:  # what the catalog does not pin, for the record
         if comp.headline and comp.name not in expected and not comp.name.startswith("pytorch."):
@@ -77,10 +80,13 @@ def _print_audit(image: ImageSpec, run_id: str, digest: str | None, inv: audit.I
         out.print("[green]compiled-against versions agree with the installed libraries[/]")
     for e in inv.errors:
         out.print(f"[yellow]gatherer error[/]: {e}")
-    drift = sum(f.drift for f in findings)
+    broken = sum(f.kind == "broken" for f in findings)
+    drift = sum(f.drift for f in findings) - broken
     packages = sum(not c.headline for c in inv.components)
-    verdict = f"[bold red]{drift} drift[/]" if drift else "[bold green]clean[/]"
-    out.print(f"{verdict} · {len([f for f in findings if f.kind != 'build-mismatch'])} expected components, "
+    problems = ([f"{drift} drift"] if drift else []) + ([f"{broken} installed but not importing"] if broken else [])
+    verdict = f"[bold red]not clean: {', '.join(problems)}[/]" if problems else "[bold green]clean[/]"
+    out.print(f"{verdict} · {len([f for f in findings if f.kind not in ('build-mismatch', 'broken')])} expected "
+              "components, "
               f"{packages} packages · stored as run {run_id}")
 
 

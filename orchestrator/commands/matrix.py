@@ -42,6 +42,8 @@ def render(fmt: str = FormatOpt, layout: str = LayoutOpt, rows: str = RowsOpt, c
            out_path: Path = typer.Option(None, "--out", "-o", help="Write here instead of stdout."),
            fragment: bool = typer.Option(False, "--fragment", help="Only the table(s) and notes, without page "
                                          "title or header: for `.. include::` in a docs page (md, rst, html)."),
+           status: str = typer.Option(None, "--status", callback=flags.statuses("--status"),
+                                      help="Only rows with a cell in these statuses, e.g. fail,crash."),
            include_adhoc: bool = AdhocOpt, fresh_days: int = FreshOpt, db: str = DbOption) -> None:
     """A matrix: each cell the newest final verdict of its check on that image and host class, dated;
     or a published version."""
@@ -56,13 +58,13 @@ def render(fmt: str = FormatOpt, layout: str = LayoutOpt, rows: str = RowsOpt, c
     else:
         doc = service.build_document(sessions(db), db, catalog, layout, rows, columns, image or [],
                                      since, tier_policy, job, include_adhoc=include_adhoc, fresh_days=fresh_days)
-    write_output(service.render_document(doc, fmt, fragment), out_path)
+    write_output(service.render_document(doc, fmt, fragment, status), out_path)
 
 
 @app.command("publish")
 def publish(version: str = typer.Option(..., "--version", callback=flags.version_name("--version"),
                                         help="The version name, e.g. v0.3 (immutable): 1 to 64 characters "
-                                        "from A-Z a-z 0-9 . _ -"),
+                                        "of letters, digits, '.', '_' and '-'."),
             layout: str = LayoutOpt, rows: str = RowsOpt, columns: str = ColumnsOpt, image: list[str] = ImageOpt,
             since: str = SinceOpt, tier_policy: Path = PolicyOpt, job: str = JobOpt,
             include_adhoc: bool = AdhocOpt, fresh_days: int = FreshOpt, db: str = DbOption,

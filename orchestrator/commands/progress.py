@@ -14,6 +14,7 @@ from rich.table import Table
 
 from ..scheduling.plan import task_key
 from ..spec import FAILING, CheckResult, Execution, Task
+from .common import fit
 
 
 @dataclass
@@ -99,7 +100,8 @@ class LiveReporter:
             row = self.rows.get(task_key(task))
             if row:
                 row.host, row.state = task.host.name, "queued"
-            self._say(f"  [yellow]retry[/yellow] {task_key(task)} on {task.host.name}: {escape(reason[:200])}")
+            self._say(f"  [yellow]retry[/yellow] {task_key(task)} on {task.host.name}: "
+                      f"{escape(fit(reason, 200, self.console))}")
             self._refresh()
 
     def task_started(self, task: Task) -> None:
@@ -111,7 +113,8 @@ class LiveReporter:
     def result(self, task: Task, result: CheckResult) -> None:
         if result.status in (*FAILING, "error"):
             with self.lock:
-                self._say(f"  [red]{result.status:8}[/red] {task.image.alias} {result.check}: {escape(result.message[:160])}")
+                self._say(f"  [red]{result.status:8}[/red] {task.image.alias} {result.check}: "
+                          f"{escape(fit(result.message, 160, self.console))}")
 
     def task_finished(self, task: Task, execution: Execution) -> None:
         with self.lock:
@@ -121,7 +124,7 @@ class LiveReporter:
                 row.state = "failed" if failed else "done"
             if execution.infra_error:
                 self._say(f"  [yellow]infrastructure[/yellow] {task_key(task)} on {task.host.name}: "
-                          f"{escape(execution.infra_error[:300])}")
+                          f"{escape(fit(execution.infra_error, 300, self.console))}")
             elif not self.interactive:
                 done = sum(r.state in ("done", "failed") for r in self.rows.values())
                 self._say(f"  {'failed' if failed else 'done':8} {task_key(task)} on {task.host.name} "

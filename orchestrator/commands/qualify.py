@@ -20,7 +20,9 @@ from .diff import NotifyOption, local_images, print_term, say
 from .run import EXECUTOR_HELP, ExecutorChoice
 
 
-def qualify(job: Path = typer.Option(..., "--job", "-j", help="The release job spec (jobs/release.yaml)."),
+def qualify(job: Path = typer.Option(None, "--job", "-j", help="The release job spec (jobs/release.yaml)."),
+            image: str = typer.Option(None, "--image", "-i", help="A candidate image not in the catalog (a tag or "
+                                      "digest): runs the job's suites (or smoke) on it alone, no catalog edit."),
             baseline: str = typer.Option(..., "--baseline", "-b",
                                          help="Baseline name, matrix version or run id to compare with."),
             known_issues: Path = typer.Option(None, "--known-issues", help="Known-issues YAML (expected failures)."),
@@ -40,11 +42,11 @@ def qualify(job: Path = typer.Option(..., "--job", "-j", help="The release job s
                                                            "still fail (listed first as 'still failing')."),
             notify: list[str] = NotifyOption, db: str = DbOption, catalog: Path = CatalogOption) -> None:
     """Run the job, diff the new runs against the baseline, write report.md/.html/.junit.xml; gate."""
-    from ..catalog.core import load_job
     from ..render.diff import diff_html, diff_junit, diff_md
     from ..notify import targets as notify_targets
     from ..services import notify as notify_service
     from ..services import qualify as service
+    from ..services.candidate import candidate_job
     from ..services.diff import NoResults
     from .progress import LiveReporter
     from .signals import interruptible
@@ -52,7 +54,7 @@ def qualify(job: Path = typer.Option(..., "--job", "-j", help="The release job s
 
     targets = notify_targets.parse(notify or ())  # a bad --notify is exit 2 before an hour of runs
     cat = load_catalog(catalog)
-    spec = load_job(job, cat)
+    spec = candidate_job(cat, job, image)
     title = f"valorch qualify {spec.name} against {baseline}"
     factory = sessions(db)
     try:

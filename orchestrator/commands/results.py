@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from .common import CatalogOption, DbOption, JsonOption, err, load_catalog, out, print_json, sessions, write_output
+from .common import CatalogOption, DbOption, JsonOption, err, fit, load_catalog, out, print_json, sessions, write_output
 from . import flags
 
 app = typer.Typer(help="Stored runs and their results.", no_args_is_help=True)
@@ -20,13 +20,19 @@ KEPT = {"baseline": "a baseline refers to them", "published": "a published matri
 
 @app.command("list")
 def list_runs(image: str = typer.Option(None, help="Only runs of this image alias or reference."),
+              job: str = typer.Option(None, "--job", help="Only runs of this job (its name, as the job column "
+                                      "shows it; adhoc for runs without a job file)."),
+              state: str = typer.Option(None, "--state", help="Only runs in these states, comma-separated: "
+                                        "running, done, failed, interrupted."),
+              since: str = typer.Option(None, "--since", callback=flags.date("--since"),
+                                        help="Only runs started on or after this date (YYYY-MM-DD[THH:MM], UTC)."),
               limit: int = typer.Option(50, callback=flags.integer("--limit", 1, 1_000_000),
                                 help="At most this many runs, newest first."),
               db: str = DbOption, as_json: bool = JsonOption) -> None:
     """Runs, newest first, with counts by status."""
-    from ..services.run_list import listing
+    from ..services.run_list import listing, states_of
 
-    rows = listing(db, limit, image)
+    rows = listing(db, limit, image, job=job, states=states_of(state), since=since)
     if as_json:
         print_json([{**r, "started": r["started"].isoformat(), "counts": dict(r["counts"])} for r in rows])
         return
@@ -34,21 +40,23 @@ def list_runs(image: str = typer.Option(None, help="Only runs of this image alia
     for r in rows:
         c = r["counts"]
         other = sum(v for k, v in c.items() if k not in ("pass", "fail"))
-        table.add_row(r["run"][:8], r["started"].strftime("%Y-%m-%d %H:%M:%S"), r["image"], r["host"], r["job"],
+        table.add_row(fit(r["run"], 8), r["started"].strftime("%Y-%m-%d %H:%M:%S"), r["image"], r["host"], r["job"],
                       r["state"], str(c.get("pass", 0)), str(c.get("fail", 0)), str(other))
     out.print(table)
 
 
 @app.command("show")
 def show_run(run_id: str = typer.Argument(..., help="A run id (or a unique prefix of one)."),
+             status: str = typer.Option(None, "--status", callback=flags.statuses("--status"),
+                                        help="Only the attempts in these statuses, e.g. fail,crash."),
              db: str = DbOption, as_json: bool = JsonOption, catalog: Path = CatalogOption) -> None:
-    """One run: provenance and every attempt of every check."""
+    """One run: provenance, every attempt of every check, and why each red check is red (triage)."""
     from ..services import results as service
 
     from ..services import triage
 
     factory = sessions(db)
-    data = service.show(factory, run_id)
+    data = service.show(factory, run_id, status)
     why = triage.triage_run(factory, data["run"], _pins(catalog))  # every red check says why
     if as_json:
         print_json({**data, "triage": triage.as_json(why)})
@@ -65,7 +73,7 @@ def show_run(run_id: str = typer.Argument(..., help="A run id (or a unique prefi
         out.print(f"  pushed from {data['origin']}")
     table = Table("check", "attempt", "status", "seconds", "message")
     for r in data["results"]:
-        table.add_row(r["check"], str(r["attempt"]), r["status"], f"{r['duration_s']:.3f}", r["message"][:100])
+        table.add_row(r["check"], str(r["attempt"]), r["status"], f"{r['duration_s']:.3f}", fit(r["message"], 100))
     out.print(table)
     for check, t in sorted(why.items()):
         out.print(f"  {check}: {t.cls}: {t.reason}", markup=False, highlight=False)

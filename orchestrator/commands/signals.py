@@ -39,10 +39,24 @@ def interruptible() -> Iterator[None]:
     previous = {sig: signal.signal(sig, _handler) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         yield
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
+        _say_how_to_finish(exc)
         raise typer.Exit(EXIT_SIGINT) from None
-    except Terminated:
+    except Terminated as exc:
+        _say_how_to_finish(exc)
         raise typer.Exit(EXIT_SIGTERM) from None
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+def _say_how_to_finish(exc: BaseException) -> None:
+    """The line a person needs after Ctrl-C: the batch the stop left (services.run.naming_batch)
+    and the command that finishes it."""
+    from .common import err
+
+    batch = getattr(exc, "resume_batch", None)
+    if batch:
+        err.print(f"interrupted; resume with `valorch run --resume {batch}`", markup=False, highlight=False)
+    else:
+        err.print("interrupted (no batch had started: nothing to resume)", markup=False, highlight=False)

@@ -30,7 +30,8 @@ def list_suites(as_json: bool = JsonOption) -> None:
 
 
 @app.command("show")
-def show_suite(name: str, as_json: bool = JsonOption) -> None:
+def show_suite(name: str = typer.Argument(..., help="A suite name, as `valorch suites list` shows it."),
+               as_json: bool = JsonOption) -> None:
     """One suite: its checks and what each proves."""
     from ..probe.registry import catalog as probe_catalog
 

@@ -27,9 +27,26 @@ if shutil.which('nvidia-smi'):
                         '--format=csv,noheader,nounits'], capture_output=True, text=True)
     smi = r.stdout if r.returncode == 0 else None
 st = os.statvfs(os.environ.get('ROOT', '/'))
+def text(path, limit=200000):
+    try:
+        with open(path, errors='replace') as f: return f.read(limit)
+    except OSError: return None
+# host facts (hosts/facts.py reads them): /proc is the host's kernel's, /sys and /opt, /usr/local the host's (read-only)
+facts = {'cpuinfo': text('/proc/cpuinfo'), 'meminfo': text('/proc/meminfo', 4000),
+         'modules': {m: text('/host-sys/module/%s/version' % m, 200) or ('' if os.path.isdir('/host-sys/module/' + m) else None)
+                     for m in ('amdgpu', 'nvidia')},
+         'rocm': {p[len('/host-opt/'):]: text(p, 200) for p in sorted(glob.glob('/host-opt/rocm*/.info/version'))},
+         'cuda': {p[len('/host-usr-local/'):]: text(p, 20000) for p in sorted(glob.glob('/host-usr-local/cuda*/version.json'))
+                  + sorted(glob.glob('/host-usr-local/cuda*/version.txt'))}}
+if shutil.which('nvidia-smi'):
+    r = subprocess.run(['nvidia-smi'], capture_output=True, text=True)
+    facts['nvidia_smi'] = r.stdout[:4000] if r.returncode == 0 else None
 print(json.dumps({'kfd': nodes, 'nvidia': smi, 'kernel': os.uname().release,
-                  'free_bytes': st.f_bavail * st.f_frsize}))
+                  'free_bytes': st.f_bavail * st.f_frsize, 'facts': facts}))
 """
+# the engine's own facts that `hosts probe` shows (docker info of that engine)
+ENGINE_FACTS = ("NCPU", "MemTotal", "KernelVersion", "DefaultRuntime", "Runtimes", "ServerVersion",
+                "OperatingSystem", "Architecture")
 
 
 
@@ -52,13 +69,20 @@ def run_detect(client: Any, image: str | None, root: str = "/") -> dict[str, Any
     if present is None:
         raise InfrastructureError(f"no probe image on this engine (tried {', '.join(candidates)})",
                                   "load one there (docker save IMAGE | docker -H ENDPOINT load) or pass --image")
-    volumes = {"/sys": {"bind": "/host-sys", "mode": "ro"}}
+    volumes = {"/sys": {"bind": "/host-sys", "mode": "ro"}, "/opt": {"bind": "/host-opt", "mode": "ro"},
+               "/usr/local": {"bind": "/host-usr-local", "mode": "ro"}}  # FHS directories: present on every host
     if root != "/":
         volumes[root] = {"bind": "/docker-root", "mode": "ro"}
     raw = client.containers.run(present, ["python3", "-c", DETECT], remove=True, network_mode="none",
                                 volumes=volumes, environment={"ROOT": "/docker-root" if root != "/" else "/"},
                                 labels={"org.valorch": "1", "org.valorch.probe": "hosts"})
-    return json.loads(raw.decode().strip().splitlines()[-1])
+    found = json.loads(raw.decode().strip().splitlines()[-1])
+    try:
+        info = client.info()
+        found["engine"] = {k: info.get(k) for k in ENGINE_FACTS}
+    except docker.errors.APIError:
+        found["engine"] = {}
+    return found
 
 
 def check_engine(host: HostSpec, refs: list[tuple[str, str | None]], image: str | None) -> dict[str, Any]:

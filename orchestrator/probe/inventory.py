@@ -387,9 +387,16 @@ class Gatherer(object):
         if text:
             self.host_facts["nvidia-smi"] = bounded("; ".join(text.strip().splitlines()), MAX_TEXT)
 
+    def imports(self) -> None:
+        """Each framework package listed: does it import (probe/imports.py)?"""
+        if self.torch:  # the image itself (not a fixture tree), and imports allowed
+            from .imports import check_imports
+
+            check_imports(self.components, self.errors)
+
     def gather(self) -> Dict[str, Any]:
         for step in (self.os_release, self.python, self.pip, self.dpkg, self.rocm, self.cuda,
-                     self.tools, self.fallbacks, self.torch_build, self.gpus):
+                     self.tools, self.fallbacks, self.torch_build, self.imports, self.gpus):
             try:
                 step()
             except Exception as exc:  # one broken source must not lose the others

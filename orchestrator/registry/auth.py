@@ -129,11 +129,9 @@ def parse_challenge(header: str) -> Challenge | None:
 
 
 def endpoint(domain: str) -> str:
-    """The base URL of ``domain``'s API: ``VALORCH_REGISTRY_ENDPOINTS`` (``domain=URL,…``) when it
-    names one (a mirror, plain http for a local test registry, Docker Hub's API host), else
-    ``https://domain``."""
-    for item in os.environ.get("VALORCH_REGISTRY_ENDPOINTS", "").split(","):
-        name, sep, url = item.strip().partition("=")
-        if sep and name == domain:
-            return url.rstrip("/")
-    return f"https://{domain}"
+    """The first base URL of ``domain``'s API (registry.insecure.endpoints says which, in order:
+    a ``VALORCH_REGISTRY_ENDPOINTS`` mapping, ``https://domain``, plain HTTP for a registry the
+    engine treats as insecure)."""
+    from .insecure import endpoints
+
+    return endpoints(domain)[0]

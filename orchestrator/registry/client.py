@@ -14,7 +14,7 @@ import requests
 
 from ..errors import InfrastructureError
 from ..imageref import ImageRef
-from . import auth
+from . import auth, insecure
 
 OCI_INDEX = "application/vnd.oci.image.index.v1+json"
 OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
@@ -98,6 +98,7 @@ class RegistryClient:
         self._http.headers["User-Agent"] = "valorch"
         self._tokens: dict[tuple[str, str], str] = {}
         self._basic: set[str] = set()
+        self._working: dict[str, str] = {}  # domain -> the base URL that answered (https or http)
         self._lock = threading.Lock()
 
     # -- public ----------------------------------------------------------------------------
@@ -150,8 +151,8 @@ class RegistryClient:
     def _request(self, method: str, ref: ImageRef, tail: str, *, body: bytes | None = None,
                  headers: dict[str, str] | None = None, push: bool = False, url: str | None = None,
                  params: dict[str, str] | None = None) -> requests.Response:
-        base = auth.endpoint(ref.domain)
-        url = url or f"{base}/v2/{ref.path}/{tail}"
+        # under the registry's base URL, which _send picks; an absolute URL (an upload's Location) as it is
+        url = url or f"/v2/{ref.path}/{tail}"
         verify, cert = auth.tls_files(ref.domain, self.ca)
         scope = f"repository:{ref.path}:pull" + (",push" if push else "")
         kw: dict[str, Any] = {"headers": {"Accept": ACCEPT, **(headers or {})}, "timeout": self.timeout,
@@ -181,20 +182,39 @@ class RegistryClient:
                                       f"{resp.text[:300]}", "check the reference and the registry's status")
         return resp
 
-    def _send(self, method: str, url: str, ref: ImageRef, kw: dict[str, Any]) -> requests.Response:
-        try:
-            return self._http.request(method, url, **kw)
-        except requests.exceptions.SSLError as exc:
-            raise InfrastructureError(
-                f"TLS to registry {ref.domain} failed: {_short(exc)}",
-                f"pass the registry's CA with --ca FILE, or put it in /etc/docker/certs.d/{ref.domain}/ca.crt") from None
-        except (requests.exceptions.ConnectionError, requests.exceptions.Timeout) as exc:
-            raise InfrastructureError(
-                f"registry {ref.domain} is unreachable at {url.split('/v2/')[0]}: {_short(exc)}",
-                ("Docker Hub's registry API is served on another host than docker.io: set "
-                 "VALORCH_REGISTRY_ENDPOINTS=docker.io=https://<that host or a mirror>; " if ref.domain == "docker.io"
-                 else "") + "check the host name, port, network and proxy settings (or run with --pull never "
-                "when the images are already on the engine)") from None
+    def _send(self, method: str, path: str, ref: ImageRef, kw: dict[str, Any]) -> requests.Response:
+        """``path`` on the registry's API: over HTTPS, then plain HTTP for a registry the engine
+        treats as insecure (registry.insecure), the base that answered kept for the next request."""
+        with self._lock:
+            working = self._working.get(ref.domain)
+        bases = (working,) if working else insecure.endpoints(ref.domain)
+        for i, base in enumerate(bases):
+            url = path if path.startswith(("https://", "http://")) else base + path
+            try:
+                resp = self._http.request(method, url, **kw)
+            except (requests.exceptions.ConnectionError, requests.exceptions.Timeout) as exc:
+                if i + 1 < len(bases) and _not_tls(exc):
+                    continue  # as the engine does: an insecure registry without TLS, try plain HTTP
+                raise self._unreachable(exc, url, ref) from None
+            with self._lock:
+                self._working[ref.domain] = base
+            return resp
+        raise AssertionError("unreachable: endpoints() names at least one base URL")
+
+    def _unreachable(self, exc: Exception, url: str, ref: ImageRef) -> InfrastructureError:
+        if isinstance(exc, requests.exceptions.SSLError):
+            why = _short(exc)
+            if _not_tls(exc):
+                return InfrastructureError(f"TLS to registry {ref.domain} failed: {why}", insecure.tls_hint(ref.domain))
+            return InfrastructureError(
+                f"TLS to registry {ref.domain} failed: {why}",
+                f"pass the registry's CA with --ca FILE, or put it in /etc/docker/certs.d/{ref.domain}/ca.crt")
+        return InfrastructureError(
+            f"registry {ref.domain} is unreachable at {url.split('/v2/')[0]}: {_short(exc)}",
+            ("Docker Hub's registry API is served on another host than docker.io: set "
+             "VALORCH_REGISTRY_ENDPOINTS=docker.io=https://<that host or a mirror>; " if ref.domain == "docker.io"
+             else "") + "check the host name, port, network and proxy settings (or run with --pull never "
+            "when the images are already on the engine)")
 
     def _creds(self, domain: str) -> auth.Credentials | None:
         from pathlib import Path
@@ -276,6 +296,15 @@ def _sha256(body: bytes) -> str:
     import hashlib
 
     return "sha256:" + hashlib.sha256(body).hexdigest()
+
+
+def _not_tls(exc: Exception) -> bool:
+    """The HTTPS attempt failed because the server does not speak TLS there (it answered the
+    TLS hello in plain HTTP), or never answered: then plain HTTP may be tried. A TLS server
+    whose certificate is not trusted is not downgraded: that is the CA's problem to fix."""
+    if not isinstance(exc, requests.exceptions.SSLError):
+        return True
+    return any(w in str(exc) for w in ("wrong version number", "record layer failure", "http request"))
 
 
 def _short(exc: Exception) -> str:

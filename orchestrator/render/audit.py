@@ -19,7 +19,7 @@ def _cell(text: str | None) -> str:
     return "" if text is None else str(text).replace("|", "\\|").replace("\n", " ")
 
 _MARK = {"ok": "ok", "drift": "**DRIFT**", "missing": "**MISSING**", "unpinned": "unpinned",
-         "build-mismatch": "build mismatch"}
+         "build-mismatch": "build mismatch", "broken": "**DOES NOT IMPORT**"}
 
 def render_findings_md(findings: list[Finding], image: str = "", inventory: Inventory | None = None) -> str:
     drift = sum(f.drift for f in findings)
@@ -31,6 +31,9 @@ def render_findings_md(findings: list[Finding], image: str = "", inventory: Inve
         lines.append("| %s | %s | %s | %s | %s |" % (
             _cell(f.component), _cell(f.expected), _cell(f.found or "-"), _MARK[f.kind],
             "`%s`" % _cell(f.evidence) if f.evidence else ""))
+    broken = [f.message for f in findings if f.kind == "broken"]
+    if broken:
+        lines += ["", "## Installed but does not import", ""] + ["- " + _cell(m) for m in broken]
     notes = [f.message for f in findings if f.kind == "build-mismatch"]
     if notes:
         lines += ["", "## Compiled against vs installed", ""] + ["- " + _cell(m) for m in notes]

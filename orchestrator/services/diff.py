@@ -16,7 +16,7 @@ from ..errors import InputError
 from ..spec import STATUSES
 from ..regression import gate
 from ..regression import known_issues as ki
-from ..regression import changepoints, noise
+from ..regression import changepoints, noise, pairing
 from ..regression import rule as engine
 from ..store import bulk, noise_queries, queries
 
@@ -115,7 +115,8 @@ def resolve(session: Session, spec: str, images: Sequence[str] = ()) -> engine.S
 
 def report_for(session: Session, base: str | engine.Side, head: str | engine.Side, threshold: float,
                known_issues: Path | None, images: Sequence[str] = (),
-               on_warning: Callable[[str], None] | None = None) -> engine.Report:
+               on_warning: Callable[[str], None] | None = None, pair: Sequence[str] = (),
+               on_pair: Callable[[str, str], None] | None = None) -> engine.Report:
     if not 0 < threshold < 100:
         raise InputError(f"--threshold {threshold}: must be a fraction above 0, e.g. 0.05 for 5 %")
     issues = ki.load(known_issues) if known_issues else None
@@ -123,6 +124,9 @@ def report_for(session: Session, base: str | engine.Side, head: str | engine.Sid
         on_warning(warning)
     bside = base if isinstance(base, engine.Side) else resolve(session, base, images)
     hside = head if isinstance(head, engine.Side) else resolve(session, head, images)
+    bside, hside, paired = pairing.apply(bside, hside, pairing.parse(pair))  # --pair: an image meets its successor
+    for b, h in paired.items() if on_pair else ():
+        on_pair(b, h)
     if not bside.observations or not hside.observations:
         empty = bside if not bside.observations else hside
         raise NoResults(f"'{empty.label}' has no results" + (f" for {', '.join(images)}" if images else ""),
@@ -144,10 +148,12 @@ def run_noise(session: Session, run_ids: Sequence[str]) -> dict[tuple[str, str],
 
 
 def compare(factory: sessionmaker[Session], base: str, head: str, threshold: float, known_issues: Path | None,
-            images: Sequence[str] = (), on_warning: Callable[[str], None] | None = None) -> engine.Report:
-    """The report between two named sides, in one session."""
+            images: Sequence[str] = (), on_warning: Callable[[str], None] | None = None,
+            pair: Sequence[str] = (), on_pair: Callable[[str, str], None] | None = None) -> engine.Report:
+    """The report between two named sides, in one session (``pair``: regression/pairing.py rules)."""
+    pairing.parse(pair)  # bad rules are exit 2 before the database is read
     with factory() as session:
-        return report_for(session, base, head, threshold, known_issues, images, on_warning)
+        return report_for(session, base, head, threshold, known_issues, images, on_warning, pair, on_pair)
 
 
 def judge(report: engine.Report, gate_coverage: bool = False, allow_known_failures: bool = False) -> gate.Verdict:

@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from ..catalog.core import Catalog, load_job
 from ..errors import InputError
 from ..hosts.detect import gpus_from_detection
+from ..hosts.facts import Fact, host_facts
 from ..hosts.inventory import resolve_hosts
 from ..spec import HostSpec
 from ..store.db import check_writable
@@ -33,12 +34,20 @@ def _pick(hosts: tuple[HostSpec, ...], name: str | None) -> tuple[HostSpec, ...]
 
 def probe(hosts_file: Path | None, name: str | None, image: str | None) -> list[HostSpec]:
     """Each host (or the one named) with the GPUs and kernel its engine's detection container found."""
+    return [host for host, _facts in probe_with_facts(hosts_file, name, image)]
+
+
+def probe_with_facts(hosts_file: Path | None, name: str | None, image: str | None
+                     ) -> list[tuple[HostSpec, tuple[Fact, ...]]]:
+    """``probe``, each host with its facts (CPU, memory, kernel, GPU driver, ROCm / CUDA
+    release, container runtime) from the same detection container and its engine."""
     from ..executors.engine_probe import detect
 
     report = []
     for host in _pick(resolve_hosts(hosts_file), name):
         found = detect(host, image)
-        report.append(host.model_copy(update={"gpus": gpus_from_detection(found), "kernel": found.get("kernel")}))
+        report.append((host.model_copy(update={"gpus": gpus_from_detection(found), "kernel": found.get("kernel")}),
+                       host_facts(found)))
     return report
 
 

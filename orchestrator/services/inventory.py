@@ -41,6 +41,9 @@ class Audit:
                 "run": self.run_id, "exit_code": audit.exit_code(findings), "drift": audit.has_drift(findings),
                 "findings": [f.model_dump() for f in findings],
                 "components": {c.name: c.value for c in inv.components if c.headline},
+                # each framework package's import, as the gatherer tried it: "ok" or the error
+                "imports": {c.name: c.extra.get("import_error") or "ok" for c in inv.components
+                            if c.headline and ("imports" in c.extra or "import_error" in c.extra)},
                 "packages": sum(not c.headline for c in inv.components),
                 "host_facts": dict(inv.host_facts), "errors": list(inv.errors)}
 

@@ -19,6 +19,7 @@ from ..matrix.document import Document, Header
 from ..matrix.layouts import COLUMNS, LAYOUTS, ROWS, CatalogImage
 from ..matrix.layouts import components_table, observed_table
 from ..matrix.libraries import images_for, libraries_table
+from ..matrix.status_filter import rows_with
 from ..matrix.tiers import Policy
 from ..render.html import document_html
 from ..render.markdown import document_md
@@ -167,10 +168,12 @@ def check_fragment(fmt: str, fragment: bool) -> None:
                          "its table)", "drop --fragment, or use --format md, rst or html")
 
 
-def render_document(doc: Document, fmt: str, fragment: bool = False) -> str:
-    """``fragment``: the table without page title or header, to include in a page (not json)."""
+def render_document(doc: Document, fmt: str, fragment: bool = False, statuses: tuple[str, ...] = ()) -> str:
+    """``doc`` in ``fmt``; ``fragment``: the table without page title or header, to include in a
+    page (not json); with ``statuses``, only the rows having a cell in one of them."""
     fmt = choice(fmt, FORMATS, "--format")
     check_fragment(fmt, fragment)
+    doc = rows_with(doc, statuses)
     if fmt == "json":
         return json.dumps(doc.to_dict(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
     return {"md": document_md, "rst": document_rst, "html": document_html}[fmt](doc, fragment)

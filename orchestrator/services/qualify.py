@@ -14,6 +14,7 @@ from ..regression import known_issues as ki
 from ..regression import rule as engine
 from ..store import queries
 from . import views
+from .candidate import check_baseline_for
 from .diff import report_for, resolve, runs_side
 from .run import execute_job
 
@@ -62,6 +63,7 @@ def qualify(spec: Any, cat: Catalog, factory: sessionmaker[Session], baseline: s
             on_warning(warning)
     with factory() as session:
         base = resolve(session, baseline)  # unknown baseline: exit 2 now
+    check_baseline_for(spec, cat, base.envs, baseline)  # one candidate against a many-image baseline: exit 2
     summaries = execute_job(spec, cat, factory, reporter=reporter, **where)
     with factory() as session:
         runs = [queries.get_run(session, s.run_id) for s in summaries]

@@ -19,13 +19,17 @@ def _no_run(run_id: str) -> InputError:
     return InputError(f"no run '{run_id}' in the results database", "valorch results list shows the runs")
 
 
-def show(factory: Factory, run_id: str) -> dict[str, Any]:
-    """One run with every attempt of every check (views.run_json)."""
+def show(factory: Factory, run_id: str, statuses: Sequence[str] = ()) -> dict[str, Any]:
+    """One run with every attempt of every check (views.run_json); with ``statuses``, only
+    the attempts in one of them (the run's counts stay whole)."""
     with factory() as session:
         run = queries.get_run(session, run_id)
         if run is None:
             raise _no_run(run_id)
-        return views.run_json(run, queries.run_results(session, run.id))
+        data = views.run_json(run, queries.run_results(session, run.id))
+    if statuses:
+        data["results"] = [r for r in data["results"] if r["status"] in statuses]
+    return data
 
 
 def export(factory: Factory, run_ids: Sequence[str]) -> dict[str, Any]:

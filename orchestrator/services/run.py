@@ -141,11 +141,12 @@ def execute_placed(placed: Placement, spec: Any, factory: sessionmaker[Session],
 
 def _execute_once(placed: Placement, spec: Any, factory: sessionmaker[Session], reporter: Reporter | None,
                   retries: int) -> list[RunSummary]:
+    batch = str(uuid.uuid4())
     if placed.hosts is None:
         from ..scheduling.dispatch import execute
 
-        return execute(placed.planned, spec, factory, placed.executor_for, reporter)
-    batch = str(uuid.uuid4())
+        with naming_batch(batch):
+            return execute(placed.planned, spec, factory, placed.executor_for, reporter, batch=batch)
     launch = launch_planned(placed.planned, placed.executor_for, reporter, placed.hosts, placed.history, spec.labels)
     with sweeping(placed.hosts, factory, batch):
         # The first wave starts before the store is opened: its containers run while SQLAlchemy
@@ -233,12 +234,26 @@ def sweeping(inventory: tuple[Any, ...], factory: sessionmaker[Session], batch: 
     dispatcher has cancelled its tasks in flight; this sweeps the engines for any container
     labelled with one of the batch's runs, in case one was created while that happened."""
     try:
-        yield
+        with naming_batch(batch):
+            yield
     except BaseException:
         try:
             reap(inventory, factory, batch)
         except Exception:  # noqa: BLE001 - the database may be what failed: the original error is the news
             pass
+        raise
+
+
+@contextmanager
+def naming_batch(batch: str) -> Iterator[None]:
+    """A signal that stops the batch (Ctrl-C's KeyboardInterrupt, SIGTERM's exception: neither
+    is an ``Exception``) leaves carrying the batch's id as ``resume_batch``, for the command's
+    hint "resume with valorch run --resume BATCH"."""
+    try:
+        yield
+    except BaseException as exc:
+        if not isinstance(exc, Exception) and getattr(exc, "resume_batch", None) is None:
+            exc.resume_batch = batch  # type: ignore[attr-defined]
         raise
 
 

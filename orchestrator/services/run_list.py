@@ -8,18 +8,38 @@ same raw rows, and the counts are made here from them in one way."""
 from __future__ import annotations
 
 import sqlite3
+from datetime import datetime
 from typing import Any, Iterable
 
+from ..errors import InputError
 from ..matrix.model import final_counts
 from ..store import lite
 
 
-def listing(db: str | None, limit: int, image: str | None) -> list[dict[str, Any]]:
-    """Runs, newest first, each with its final counts by status (``counts``, a Counter)."""
+#: a run's states (store.models.Run.state), what ``results list --state`` accepts
+RUN_STATES = ("running", "done", "failed", "interrupted")
+
+
+def states_of(value: str | None) -> tuple[str, ...]:
+    """``--state done,interrupted`` as a tuple; an unknown state is bad input (exit 2)."""
+    states = tuple(s.strip() for s in (value or "").split(",") if s.strip())
+    unknown = [s for s in states if s not in RUN_STATES]
+    if unknown:
+        raise InputError(f"--state {', '.join(unknown)}: not a run state",
+                         f"use one or more of {', '.join(RUN_STATES)}, comma-separated")
+    return states
+
+
+def listing(db: str | None, limit: int, image: str | None, *, job: str | None = None,
+            states: tuple[str, ...] = (), since: datetime | None = None) -> list[dict[str, Any]]:
+    """Runs, newest first, each with its final counts by status (``counts``, a Counter): of
+    ``image`` (alias or reference) and ``job``, in one of ``states``, started at or after
+    ``since`` (UTC), each filter only when given."""
+    where = {"job": job, "states": states, "since": since}
     conn = lite.connect(db)
     if conn is not None:
         try:
-            runs = lite.list_runs(conn, limit, image)
+            runs = lite.list_runs(conn, limit, image, **where)
             return _rows(runs, lite.run_statuses(conn, [r[0] for r in runs]))
         except sqlite3.Error:
             pass  # the SQLAlchemy path below says what is wrong with the file
@@ -30,7 +50,7 @@ def listing(db: str | None, limit: int, image: str | None) -> list[dict[str, Any
 
     with sessions(db)() as session:
         runs = [(r.id, r.started, r.job, r.state, r.image.alias, r.image.digest, r.host.name)
-                for r in queries.list_runs(session, limit, image)]
+                for r in queries.list_runs(session, limit, image, **where)]
         return _rows(runs, queries.run_statuses(session, [r[0] for r in runs]))
 
 

@@ -81,12 +81,25 @@ def _started(value: str) -> datetime:
         raise damaged_value("run.started", value, exc, "a date/time") from None
 
 
-def list_runs(conn: sqlite3.Connection, limit: int, image: str | None) -> list[tuple]:
-    """(id, started, job, state, image alias, image digest, host name) of the newest runs."""
-    sql, args = RUNS, []
+def list_runs(conn: sqlite3.Connection, limit: int, image: str | None, *, job: str | None = None,
+              states: tuple[str, ...] = (), since: datetime | None = None) -> list[tuple]:
+    """(id, started, job, state, image alias, image digest, host name) of the newest runs: of
+    ``image`` (alias or reference), ``job``, in one of ``states``, started at or after ``since``
+    (UTC), as queries.list_runs selects them."""
+    where, args = [], []
     if image:
-        sql += " WHERE image.alias = ? OR image.reference = ?"
+        where.append("(image.alias = ? OR image.reference = ?)")
         args += [image, image]
+    if job:
+        where.append("run.job = ?")
+        args.append(job)
+    if states:
+        where.append(f"run.state IN ({', '.join('?' * len(states))})")
+        args += list(states)
+    if since is not None:
+        where.append("run.started >= ?")
+        args.append(since.strftime("%Y-%m-%d %H:%M:%S.%f"))
+    sql = RUNS + (" WHERE " + " AND ".join(where) if where else "")
     sql += " ORDER BY run.started DESC, run.id DESC LIMIT ?"
     rows = conn.execute(sql, [*args, limit]).fetchall()
     return [(rid, _started(started), *rest) for rid, started, *rest in rows]

@@ -126,11 +126,19 @@ def add_results(session: Session, run_id: str, task_id: int | None, results: Ite
     return added
 
 
-def list_runs(session: Session, limit: int = 50, image: str | None = None) -> list[Run]:
-    """The newest runs (ties in start time broken by id, as store.lite does)."""
+def list_runs(session: Session, limit: int = 50, image: str | None = None, *, job: str | None = None,
+              states: Sequence[str] = (), since: datetime | None = None) -> list[Run]:
+    """The newest runs (ties in start time broken by id, as store.lite does), of ``image``,
+    ``job``, in one of ``states``, started at or after ``since`` when given."""
     q = select(Run).order_by(Run.started.desc(), Run.id.desc()).limit(limit)
     if image:
         q = q.join(Run.image).where((Image.alias == image) | (Image.reference == image))
+    if job:
+        q = q.where(Run.job == job)
+    if states:
+        q = q.where(Run.state.in_(list(states)))
+    if since is not None:
+        q = q.where(Run.started >= since)
     return list(session.scalars(q).unique())
 
 

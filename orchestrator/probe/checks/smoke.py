@@ -50,13 +50,16 @@ def env_facts(ctx):
 
 
 def _expected(ctx, key):
-    want = ctx.expect.get(key)
-    if not want:
-        raise Skip("the catalog entry does not pin %s" % key)
-    return want
+    """The catalog's pin for ``key``, or None: a version nobody pinned is still measured."""
+    return ctx.expect.get(key) or None
 
 
 def _compare(key, want, found, source):
+    if not want:
+        if found is None:
+            raise Skip("%s: not found (%s) and the catalog entry does not pin it" % (key, source))
+        return Report("%s %s (%s; the catalog entry pins no version)" % (key, found, source),
+                      {"expected": None, "found": found})
     if found is None:
         raise Fail("%s: expected %s, not found (%s)" % (key, want, source), {"expected": want, "found": None})
     if not matches(want, found):
@@ -90,7 +93,7 @@ def version_os(ctx):
                 raise Fail("os: expected %s %s, found %s %s" % (distro, ctx.expect[distro], osr.get("ID"),
                                                                osr.get("VERSION_ID")))
             return _compare(distro, ctx.expect[distro], osr.get("VERSION_ID"), "/etc/os-release")
-    raise Skip("the catalog entry does not pin the OS release")
+    return _compare(osr.get("ID") or "os", None, osr.get("VERSION_ID"), "/etc/os-release")
 
 
 @check("env.version.pytorch", "PyTorch version", "environment", "smoke")
@@ -103,7 +106,7 @@ def version_pytorch(ctx):
     try:
         found = ctx.torch.__version__
     except Unsupported:
-        found = None  # pinned but absent is a failure; installed but broken fails in ctx.torch
+        found = None  # pinned but absent is a failure (unpinned: skip); installed but broken fails in ctx.torch
     return _compare("pytorch", want, found, "torch.__version__")
 
 
@@ -143,6 +146,8 @@ def version_cuda(ctx):
 
     Not proven: the driver's or the CUDA toolkit's version in the image (inventory audit reads those)."""
     want = _expected(ctx, "cuda")
+    if not want and not ctx.has("torch"):
+        raise Skip("cuda: no torch to ask (torch.version.cuda) and the catalog entry does not pin it")
     return _compare("cuda", want, getattr(ctx.torch.version, "cuda", None), "torch.version.cuda")
 
 

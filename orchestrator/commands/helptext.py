@@ -1,0 +1,47 @@
+"""How every command's ``--help`` reads, set once for the whole command tree.
+
+typer renders help text as rich markup, so a help string that says
+``[default: ./images]`` lost its bracketed part and left "Image catalog directory ."
+behind; every switch (``--json``, ``--help``) showed a ``<bool>`` placeholder as if it
+took a value; and a command's summary broke wherever its docstring's lines did. ``tidy``
+walks the click command tree once, before it runs: help text is escaped (shown as
+written), each paragraph reflowed, and switches get no value placeholder.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from rich.markup import escape
+
+
+def _reflowed(text: str) -> str:
+    """A docstring's paragraphs, each one line: the terminal wraps them (rich keeps the
+    source's line breaks, so a summary broke mid-sentence wherever the docstring did)."""
+    paragraphs = inspect.cleandoc(text).split("\n\n")
+    return "\n\n".join(" ".join(p.split("\n")) for p in paragraphs)
+
+
+def tidy(command: Any) -> Any:
+    """``command`` (a click command or group) and everything under it, help made literal."""
+    if getattr(command, "_valorch_tidy", False):
+        return command
+    command._valorch_tidy = True
+    for attr in ("help", "short_help", "epilog"):
+        text = getattr(command, attr, None)
+        if text:
+            setattr(command, attr, escape(_reflowed(text)))
+    params = list(getattr(command, "params", ()))
+    if hasattr(command, "get_help_option"):
+        params.append(command.get_help_option(command.context_class(command)))  # made on demand, then kept
+    for param in params:
+        if param is None:
+            continue
+        if getattr(param, "help", None):
+            param.help = escape(param.help)
+        if getattr(param, "is_flag", False) and getattr(param, "metavar", None) is None:
+            param.metavar = ""  # a switch takes no value: no <bool> beside it
+    for sub in getattr(command, "commands", {}).values():
+        tidy(sub)
+    return command
