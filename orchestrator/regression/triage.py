@@ -52,6 +52,7 @@ class Case:
     expected_digest: str | None = None  # what the catalog pins, or the baseline ran
     expected_from: str = ""  # "the catalog" | "baseline v0.2"
     host_problems: tuple[str, ...] = ()  # preflight failures / quarantine of this host around the run
+    problem_runs: tuple[str, ...] = ()  # the runs whose meta recorded them
 
 
 @dataclass(frozen=True)
@@ -84,7 +85,9 @@ def classify(case: Case) -> Triage | None:
         return Triage("infrastructure", "the attempts ended in error (engine, registry or scheduler): the run says "
                       "nothing about the image", *here)
     if case.host_problems:
-        return Triage("host fault", f"host {case.host}: " + "; ".join(case.host_problems), *here)
+        runs = (case.run, *(r for r in dict.fromkeys(case.problem_runs) if r != case.run))
+        return Triage("host fault", f"host {case.host}: " + "; ".join(case.host_problems), runs, (case.host,),
+                      (case.digest,))
     if verdict == "flaky":
         return Triage("flaky", f"mixed outcomes across this run's attempts ({', '.join(case.attempts)})", *here)
     same = [s for s in case.history if s.digest == case.digest and s.host_class == case.host_class]

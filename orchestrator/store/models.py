@@ -261,3 +261,18 @@ class Attestation(Base):
     keyid: Mapped[str] = mapped_column(String(200), default="")
     created: Mapped[datetime] = mapped_column(DateTime)
     pushed: Mapped[str | None] = mapped_column(String(500))  # where --push put it (referrer or .att tag)
+
+
+class TriageRow(Base):
+    """Why a red check of a run is red (regression/triage.py): one row per failing check of a
+    run, keyed by the result row of its last attempt, computed when the run finished (migration 0007)."""
+
+    __tablename__ = "triage"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    result_id: Mapped[int] = mapped_column(ForeignKey("result.id"), unique=True)
+    run_id: Mapped[str] = mapped_column(ForeignKey("run.id"), index=True)
+    cls: Mapped[str] = mapped_column(String(20))  # regression | flaky | host fault | image drift | ...
+    reason: Mapped[str] = mapped_column(Text, default="")
+    # {"runs": [...], "hosts": [...], "digests": [...], "details": [...]}: what it compared
+    evidence: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    computed: Mapped[datetime] = mapped_column(DateTime)

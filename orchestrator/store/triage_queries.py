@@ -6,10 +6,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Sequence
 
-from sqlalchemy import select
+from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from .models import Check, Host, Image, Result, Run
+from .models import Check, Host, Image, Result, Run, TriageRow
 
 FINISHED = ("done", "failed")
 
@@ -27,3 +27,64 @@ def check_history(session: Session, alias: str, check_ids: Sequence[str], exclud
                 Check.check_id.in_(list(check_ids)))
          .order_by(Run.started, Result.attempt))
     return [tuple(r) for r in session.execute(q)]
+
+
+def host_events(session: Session, host: str, start: datetime, end: datetime) -> list[tuple[str, str, str]]:
+    """(run, when, what) of the preflight failures and quarantines of ``host`` the runs
+    started between ``start`` and ``end`` recorded in their meta (``preflight_after``: L0 of
+    the run's own host after it failed; ``quarantined``: hosts its batch left out)."""
+    found: dict[tuple[str, str], tuple[str, str, str]] = {}  # (when, why) -> event: a batch's quarantine is on each run
+    q = (select(Run.id, Run.meta, Host.name, Run.batch).join(Host, Run.host_id == Host.id)
+         .where(Run.started.between(start, end)))
+    for rid, meta, name, batch in session.execute(q.order_by(Run.started)):
+        meta = meta or {}
+        after = meta.get("preflight_after") or {}
+        if name == host and isinstance(after, dict) and after.get("ok") is False:
+            why = f"L0 preflight after run {rid[:8]} failed: {after.get('reason', '')}"
+            found.setdefault((str(after.get("at", "")), why), (rid, str(after.get("at", "")), why))
+        for event in meta.get("quarantined") or ():
+            if isinstance(event, dict) and event.get("host") == host:
+                at = str(event.get("at", ""))
+                why = f"quarantined by the L0 preflight of batch {batch[:8]}: {event.get('reason', '')}"
+                found.setdefault((at, str(event.get("reason", ""))), (rid, at, why))
+    return sorted(found.values(), key=lambda e: e[1])
+
+
+def save(session: Session, run_id: str, rows: Sequence[tuple[str, str, str, dict[str, Any]]], when: datetime) -> int:
+    """Replace the stored triage of a run with ``rows`` (check id, class, reason, evidence),
+    each kept on the result row of the check's last attempt."""
+    session.execute(delete(TriageRow).where(TriageRow.run_id == run_id))
+    last: dict[str, int] = {}
+    q = (select(Check.check_id, Result.id).join(Check, Result.check_pk == Check.id)
+         .where(Result.run_id == run_id).order_by(Result.attempt))
+    for check, rid in session.execute(q):
+        last[check] = rid
+    n = 0
+    for check, cls, reason, evidence in rows:
+        if check in last:
+            session.add(TriageRow(result_id=last[check], run_id=run_id, cls=cls, reason=reason,
+                                  evidence=evidence, computed=when))
+            n += 1
+    session.flush()
+    return n
+
+
+def stored(session: Session, run_id: str) -> dict[str, tuple[str, str, dict[str, Any]]] | None:
+    """check id -> (class, reason, evidence) of a run's stored triage; None when it has none
+    (a run from before migration 0007, or one still running)."""
+    q = (select(Check.check_id, TriageRow.cls, TriageRow.reason, TriageRow.evidence)
+         .join(Result, TriageRow.result_id == Result.id).join(Check, Result.check_pk == Check.id)
+         .where(TriageRow.run_id == run_id))
+    rows = session.execute(q).all()
+    marked = session.scalar(select(Run.meta).where(Run.id == run_id)) or {}
+    if not rows and not marked.get("triaged"):
+        return None
+    return {c: (cls, reason, dict(ev or {})) for c, cls, reason, ev in rows}
+
+
+def untriaged(session: Session, run_ids: Sequence[str]) -> list[str]:
+    """Those of ``run_ids`` that are finished and hold no triage rows here (pushed or imported
+    runs: their meta may say they were triaged where they came from; the rows stay there)."""
+    have = select(TriageRow.run_id).where(TriageRow.run_id.in_(list(run_ids)))
+    q = select(Run.id).where(Run.id.in_(list(run_ids)), Run.state.in_(FINISHED), Run.id.not_in(have))
+    return list(session.scalars(q))
