@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from ..errors import InputError
@@ -36,9 +37,9 @@ def local_images() -> frozenset[str]:
         return frozenset()
 
 
-def print_term(report: Any) -> None:
+def print_term(report: Any, why: dict | None = None) -> None:
     from ..regression import rule as engine
-    from ..render.diff import SECTIONS, _timing_text, header
+    from ..render.diff import SECTIONS, _timing_text, header, why_text
 
     h = header(report)
     verdict = "[bold red]REGRESSED[/bold red]" if report.regressed else "[bold green]no regression[/bold green]"
@@ -61,7 +62,8 @@ def print_term(report: Any) -> None:
         for col in ("", "environment", "check", "base", "head", "detail"):
             table.add_column(col)
         for c in sorted(rows, key=lambda c: -(c.timing.ratio if c.timing else 1)):
-            table.add_row(c.mark, c.env, c.check, c.base or "—", c.head or "—", _timing_text(c) or c.note,
+            table.add_row(c.mark, c.env, c.check, c.base or "—", c.head or "—",
+                          "\n".join(x for x in (_timing_text(c) or c.note, escape(why_text(why, c))) if x),
                           style="red" if c.kind in engine.COUNTED else None)
         out.print(table)
     for env, backend, ratio, n in report.geomean:
@@ -88,8 +90,8 @@ def diff(base: str = typer.Argument(..., help="run id/prefix, batch, matrix vers
     from ..render.diff import RENDERERS
     from ..notify import targets as notify_targets
     from ..services import notify as notify_service
+    from ..services import triage
     from ..services.diff import NoResults, compare
-    from rich.markup import escape
 
     targets = notify_targets.parse(notify or ())  # a bad --notify is exit 2 before anything else
     title = f"valorch diff {base} → {head}"
@@ -101,12 +103,15 @@ def diff(base: str = typer.Argument(..., help="run id/prefix, batch, matrix vers
         if targets:
             notify_service.post_empty(targets, title, exc.message, say)
         raise
-    reached = notify_service.post_report(factory, targets, report, title, say, local=local_images()) \
+    why = triage.for_runs(factory, report.head.runs)  # each red change says why
+    reached = notify_service.post_report(factory, targets, report, title, say, local=local_images(), why=why) \
         if targets else True
     if fmt == "term" and out_path is None:
-        print_term(report)
+        print_term(report, why)
+    elif fmt in ("term", "md", "json"):
+        write_output(RENDERERS["md" if fmt == "term" else fmt](report, why), out_path)
     else:
-        write_output(RENDERERS["md" if fmt == "term" else fmt](report), out_path)
+        write_output(RENDERERS[fmt](report), out_path)
     if report.regressed:
         err.print(f"[red]regressed[/red]: {sum(1 for c in report.changes if c.kind in engine.COUNTED)} change(s)")
         raise typer.Exit(1)

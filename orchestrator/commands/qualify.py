@@ -37,6 +37,7 @@ def qualify(job: Path = typer.Option(..., "--job", "-j", help="The release job s
     from ..notify import targets as notify_targets
     from ..services import notify as notify_service
     from ..services import qualify as service
+    from ..services import triage
     from ..services.diff import NoResults
     from .progress import LiveReporter
     from .signals import interruptible
@@ -59,17 +60,21 @@ def qualify(job: Path = typer.Option(..., "--job", "-j", help="The release job s
     for line in outcome.lines:
         err.print(line)
     report = outcome.report
+    why = triage.for_runs(factory, report.head.runs)  # each red check of the report says why
     out_dir = out_dir or Path("results") / f"qualify-{datetime.now():%Y%m%d-%H%M%S}"
-    write_output(diff_md(report), out_dir / "report.md")
+    write_output(diff_md(report, why), out_dir / "report.md")
     write_output(diff_html(report), out_dir / "report.html")
     write_output(diff_junit(report), out_dir / "report.junit.xml")
     write_output(json.dumps({"job": spec.name, "baseline": baseline, "runs": list(report.head.runs),  # valorch attest --qualify
                              "qualified": not (report.regressed or outcome.tampered or outcome.infra_errors),
+                             "triage": {f"{env} {check}": {"class": t.cls, "reason": t.reason}
+                                        for (env, check), t in sorted(why.items())},
                              "finished": f"{datetime.now(timezone.utc):%Y-%m-%dT%H:%M:%SZ}"}, indent=1),
                  out_dir / "qualify.json")
-    print_term(report)
+    print_term(report, why)
     reached = notify_service.post_report(factory, targets, report, title, say, local=local_images(),
-                                         infra=outcome.infra_errors, report_path=str(out_dir / "report.html")) \
+                                         infra=outcome.infra_errors, report_path=str(out_dir / "report.html"),
+                                         why=why) \
         if targets else True
     if report.regressed:
         err.print(f"[bold red]qualification failed[/bold red]: regressed against {baseline}; see {out_dir}/report.md")

@@ -108,7 +108,17 @@ def _md_cell(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def diff_md(report: Report) -> str:
+def _why(why: dict | None, c: CellChange) -> Any:
+    """The triage of a red cell (services.triage.for_runs: (image alias, check) -> Triage), or None."""
+    return (why or {}).get((c.env.split(" → ")[-1], c.check)) if c.head in RED else None
+
+
+def why_text(why: dict | None, c: CellChange) -> str:
+    t = _why(why, c)
+    return f"why: {t.cls}: {t.reason}" if t is not None else ""
+
+
+def diff_md(report: Report, why: dict | None = None) -> str:
     h = header(report)
     verdict = "**REGRESSED**" if report.regressed else "no regression"
     lines = [f"# Regression diff: {report.base.label} → {report.head.label}", "", f"Verdict: {verdict}", "",
@@ -139,6 +149,8 @@ def diff_md(report: Report) -> str:
                   "|---|---|---|---|---|---|"]
         for c in rows:
             detail = _timing_text(c) or c.note
+            if why_text(why, c):
+                detail += f" — {why_text(why, c)}"
             if c.issue and c.issue.url:
                 detail += f" ([link]({c.issue.url}))"
             lines.append("| " + " | ".join(_md_cell(x) for x in (c.mark, c.env, f"`{c.check}`", c.base or "—",
@@ -172,12 +184,15 @@ def _finite(x: float | None) -> float | None:
     return None if x is None or (isinstance(x, float) and not math.isfinite(x)) else x
 
 
-def diff_json(report: Report) -> str:
+def diff_json(report: Report, why: dict | None = None) -> str:
     def change(c: CellChange) -> dict[str, Any]:
         d = {"environment": c.env, "check": c.check, "kind": c.kind, "mark": c.mark, "base": c.base, "head": c.head,
              "backend": c.backend, "note": c.note, "timing": asdict(c.timing) if c.timing else None,
              "issue": ({"check": c.issue.check, "reason": c.issue.reason, "url": c.issue.url,
                         "expires": str(c.issue.expires) if c.issue.expires else None} if c.issue else None)}
+        if (t := _why(why, c)) is not None:  # why a red cell is red
+            d["triage"] = {"class": t.cls, "reason": t.reason, "runs": list(t.runs), "hosts": list(t.hosts),
+                           "digests": list(t.digests), "details": list(t.details)}
         if d["timing"]:
             d["timing"] = {k: _finite(v) if isinstance(v, float) else v for k, v in d["timing"].items()}
         return d
@@ -233,4 +248,5 @@ def diff_html(report: Report) -> str:
         noise=noise_rows(report))
 
 
+RED = ("fail", "crash", "timeout", "error", "flaky")
 RENDERERS = {"md": diff_md, "html": diff_html, "json": diff_json, "junit": diff_junit}

@@ -145,3 +145,20 @@ def as_json(found: dict[str, Triage]) -> dict[str, Any]:
 def line(check: str, t: Triage) -> str:
     """One line of text: ``check: class: reason``."""
     return f"{check}: {t.cls}: {t.reason}"
+
+
+def for_runs(factory: sessionmaker[Session], run_ids: Sequence[str]) -> dict[tuple[str, str], Triage]:
+    """(image alias, check id) -> the stored triage of that check in ``run_ids`` (the head of a
+    diff or a qualification, whose environments are image aliases); the first run that has one wins."""
+    with factory() as session:
+        alias = {rid: run.image.alias for rid in run_ids if (run := queries.get_run(session, rid)) is not None}
+    out: dict[tuple[str, str], Triage] = {}
+    for rid, found in stored_many(factory, list(alias)).items():
+        for check, t in found.items():
+            out.setdefault((alias[rid], check), t)
+    return out
+
+
+def why_of(found: dict[tuple[str, str], Triage], env: str, check: str) -> Triage | None:
+    """The triage of a report's cell: its environment is the image alias, or "base → head"."""
+    return found.get((env.split(" → ")[-1], check))

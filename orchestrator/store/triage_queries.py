@@ -88,3 +88,13 @@ def untriaged(session: Session, run_ids: Sequence[str]) -> list[str]:
     have = select(TriageRow.run_id).where(TriageRow.run_id.in_(list(run_ids)))
     q = select(Run.id).where(Run.id.in_(list(run_ids)), Run.state.in_(FINISHED), Run.id.not_in(have))
     return list(session.scalars(q))
+
+
+def stored_all(session: Session) -> dict[str, dict[str, tuple[str, str]]]:
+    """run id -> check id -> (class, reason) of every stored triage (the site's run pages)."""
+    q = (select(TriageRow.run_id, Check.check_id, TriageRow.cls, TriageRow.reason)
+         .join(Result, TriageRow.result_id == Result.id).join(Check, Result.check_pk == Check.id))
+    out: dict[str, dict[str, tuple[str, str]]] = {}
+    for rid, check, cls, reason in session.execute(q):
+        out.setdefault(rid, {})[check] = (cls, reason)
+    return out
