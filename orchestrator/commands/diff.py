@@ -103,7 +103,7 @@ def diff(base: str = typer.Argument(..., help="run id/prefix, batch, matrix vers
         if targets:
             notify_service.post_empty(targets, title, exc.message, say)
         raise
-    why = triage.for_runs(factory, report.head.runs)  # each red change says why
+    why = triage.for_runs(factory, report.head.runs, report.base)  # each red change says why
     reached = notify_service.post_report(factory, targets, report, title, say, local=local_images(), why=why) \
         if targets else True
     if fmt == "term" and out_path is None:

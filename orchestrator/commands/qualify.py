@@ -60,7 +60,7 @@ def qualify(job: Path = typer.Option(..., "--job", "-j", help="The release job s
     for line in outcome.lines:
         err.print(line)
     report = outcome.report
-    why = triage.for_runs(factory, report.head.runs)  # each red check of the report says why
+    why = triage.for_runs(factory, report.head.runs, report.base)  # each red check of the report says why
     out_dir = out_dir or Path("results") / f"qualify-{datetime.now():%Y%m%d-%H%M%S}"
     write_output(diff_md(report, why), out_dir / "report.md")
     write_output(diff_html(report), out_dir / "report.html")

@@ -49,7 +49,8 @@ def show_run(run_id: str = typer.Argument(..., help="A run id (or a unique prefi
 
     factory = sessions(db)
     data = service.show(factory, run_id)
-    why = triage.stored_or_now(factory, data["run"], _pins(catalog))  # every red check says why
+    # every red check says why: as stored when the run ended, or against the pins of an explicit --catalog
+    why = triage.stored_or_now(factory, data["run"], _pins(catalog), now=catalog is not None)
     if as_json:
         print_json({**data, "triage": triage.as_json(why)})
         return

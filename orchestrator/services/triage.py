@@ -33,14 +33,18 @@ def triage_run(factory: sessionmaker[Session], run_id: str, catalog: Any = None)
         return _decide(session, run, _pinned(catalog, run.image.alias))
 
 
-def _decide(session: Session, run: Any, pinned: str | None) -> dict[str, Triage]:
+def _decide(session: Session, run: Any, pinned: str | None, pinned_by: str = "the catalog") -> dict[str, Triage]:
     per: dict[str, list[tuple[int, str]]] = {}
     for r in queries.run_results(session, run.id):
         per.setdefault(r.check.check_id, []).append((r.attempt, r.status))
     red = {c: tuple(s for _, s in sorted(a)) for c, a in per.items()
            if verdict(s for _, s in sorted(a)) in (*FAILING, "flaky")}
+    here = ((run.id,), (run.host.name,), (run.image.digest or "",))
+    out = {f"suite {suite}": Triage("infrastructure", f"suite {suite} never reported: {error[:500]} (engine, "
+                                    "registry or scheduler: the run says nothing about the image)", *here)
+           for suite, error in tq.failed_tasks(session, run.id)}
     if not red:
-        return {}
+        return out
     history: dict[str, dict[str, list[tuple[int, str]]]] = {}
     facts: dict[str, tuple[str, str, str, str]] = {}
     for rid, digest, host, spec, started, check, attempt, status in tq.check_history(
@@ -49,12 +53,11 @@ def _decide(session: Session, run: Any, pinned: str | None) -> dict[str, Triage]
         facts[rid] = (digest or "", host, host_class(spec), started.isoformat())
     mine = (run.image.digest or "", run.host.name, host_class(run.host.spec), run.started.isoformat())
     events = tq.host_events(session, run.host.name, run.started - AROUND, (run.ended or run.started) + AROUND)
-    out = {}
     for check, attempts in red.items():
         seen = tuple(Seen(rid, *facts[rid][:3], verdict(s for _, s in sorted(a)), facts[rid][3])
                      for rid, a in history.get(check, {}).items())
         found = classify(Case(check, run.id, mine[0], mine[1], mine[2], mine[3], attempts, seen,
-                              pinned, "the catalog" if pinned else "", tuple(e[2] for e in events),
+                              pinned, pinned_by if pinned else "", tuple(e[2] for e in events),
                               tuple(e[0] for e in events)))
         if found is not None:
             out[check] = found
@@ -71,7 +74,7 @@ def inventory_diff(session: Session, old: str, new: str) -> tuple[str, ...]:
     a, b = inventory_queries.inventory_of_digest(session, old), inventory_queries.inventory_of_digest(session, new)
     missing = [d for d, got in ((old, a), (new, b)) if got is None]
     if missing:
-        return tuple(f"no stored inventory of {d[:19]}: valorch inventory IMAGE@{d[:19]}… stores one"
+        return tuple(f"no stored inventory of {d[:19]}: valorch inventory audit --image REPOSITORY@{d} stores one"
                      for d in missing)
     changes = audit.diff(a[1], b[1])
     if not changes:
@@ -107,13 +110,15 @@ def record_new(factory: sessionmaker[Session], run_ids: Sequence[str]) -> int:
     return len(record(factory, todo)) if todo else 0
 
 
-def stored_or_now(factory: sessionmaker[Session], run_id: str, catalog: Any = None) -> dict[str, Triage]:
-    """The triage stored with the run; decided now for a run that has none (older or running)."""
+def stored_or_now(factory: sessionmaker[Session], run_id: str, catalog: Any = None, now: bool = False
+                  ) -> dict[str, Triage]:
+    """The triage stored with the run; decided now (against ``catalog``'s pins) for a run that
+    has none (older or running), or when ``now``."""
     with factory() as session:
         run = queries.get_run(session, run_id)
         if run is None:
             raise InputError(f"no run '{run_id}' in the results database", "valorch results list shows the runs")
-        got = tq.stored(session, run.id)
+        got = None if now else tq.stored(session, run.id)
         if got is None:
             return _decide(session, run, _pinned(catalog, run.image.alias))
     return {c: Triage(cls, reason, tuple(ev.get("runs", ())), tuple(ev.get("hosts", ())), tuple(ev.get("digests", ())),
@@ -147,13 +152,22 @@ def line(check: str, t: Triage) -> str:
     return f"{check}: {t.cls}: {t.reason}"
 
 
-def for_runs(factory: sessionmaker[Session], run_ids: Sequence[str]) -> dict[tuple[str, str], Triage]:
-    """(image alias, check id) -> the stored triage of that check in ``run_ids`` (the head of a
-    diff or a qualification, whose environments are image aliases); the first run that has one wins."""
+def for_runs(factory: sessionmaker[Session], run_ids: Sequence[str], base: Any = None) -> dict[tuple[str, str], Triage]:
+    """(image alias, check id) -> the triage of that check in ``run_ids`` (the head of a diff
+    or a qualification, whose environments are image aliases); the first run that has one wins.
+    A run whose image ran another digest than ``base`` (the diff's base side) ran for the same
+    alias is decided again against that digest (an image drift: the tag moved since the base)."""
+    expected = dict(base.digests) if base is not None else {}
+    found_by: dict[str, dict[str, Triage]] = {}
     with factory() as session:
         alias = {rid: run.image.alias for rid in run_ids if (run := queries.get_run(session, rid)) is not None}
+        for rid in alias:
+            run = queries.get_run(session, rid)
+            want = expected.get(run.image.alias)
+            if want and run.image.digest and want != run.image.digest:
+                found_by[rid] = _decide(session, run, want, f"{base.kind} {base.label} ran")
     out: dict[tuple[str, str], Triage] = {}
-    for rid, found in stored_many(factory, list(alias)).items():
+    for rid, found in {**stored_many(factory, [r for r in alias if r not in found_by]), **found_by}.items():
         for check, t in found.items():
             out.setdefault((alias[rid], check), t)
     return out

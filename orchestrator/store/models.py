@@ -264,13 +264,17 @@ class Attestation(Base):
 
 
 class TriageRow(Base):
-    """Why a red check of a run is red (regression/triage.py): one row per failing check of a
-    run, keyed by the result row of its last attempt, computed when the run finished (migration 0007)."""
+    """Why a red check of a run is red (regression/triage.py), computed when the run finished
+    (migration 0007): one row per failing check, keyed by the result row of its last attempt;
+    a suite that never reported (its task ended in an infrastructure error, no result stored)
+    has one keyed by its task, subject "suite NAME"."""
 
     __tablename__ = "triage"
     id: Mapped[int] = mapped_column(primary_key=True)
-    result_id: Mapped[int] = mapped_column(ForeignKey("result.id"), unique=True)
     run_id: Mapped[str] = mapped_column(ForeignKey("run.id"), index=True)
+    result_id: Mapped[int | None] = mapped_column(ForeignKey("result.id"), unique=True)
+    task_id: Mapped[int | None] = mapped_column(ForeignKey("task.id"))
+    subject: Mapped[str] = mapped_column(String(200))  # the check id, or "suite NAME"
     cls: Mapped[str] = mapped_column(String(20))  # regression | flaky | host fault | image drift | ...
     reason: Mapped[str] = mapped_column(Text, default="")
     # {"runs": [...], "hosts": [...], "digests": [...], "details": [...]}: what it compared

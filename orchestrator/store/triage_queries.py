@@ -9,7 +9,7 @@ from typing import Any, Sequence
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from .models import Check, Host, Image, Result, Run, TriageRow
+from .models import Check, Host, Image, Result, Run, TaskRow, TriageRow
 
 FINISHED = ("done", "failed")
 
@@ -51,30 +51,36 @@ def host_events(session: Session, host: str, start: datetime, end: datetime) -> 
 
 
 def save(session: Session, run_id: str, rows: Sequence[tuple[str, str, str, dict[str, Any]]], when: datetime) -> int:
-    """Replace the stored triage of a run with ``rows`` (check id, class, reason, evidence),
-    each kept on the result row of the check's last attempt."""
+    """Replace the stored triage of a run with ``rows`` (subject, class, reason, evidence): a
+    check's is kept on the result row of its last attempt, a suite's ("suite NAME") on its task."""
     session.execute(delete(TriageRow).where(TriageRow.run_id == run_id))
     last: dict[str, int] = {}
     q = (select(Check.check_id, Result.id).join(Check, Result.check_pk == Check.id)
          .where(Result.run_id == run_id).order_by(Result.attempt))
     for check, rid in session.execute(q):
         last[check] = rid
+    tasks = {f"suite {suite}": tid for tid, suite in session.execute(
+        select(TaskRow.id, TaskRow.suite).where(TaskRow.run_id == run_id))}
     n = 0
-    for check, cls, reason, evidence in rows:
-        if check in last:
-            session.add(TriageRow(result_id=last[check], run_id=run_id, cls=cls, reason=reason,
-                                  evidence=evidence, computed=when))
+    for subject, cls, reason, evidence in rows:
+        if subject in last or subject in tasks:
+            session.add(TriageRow(run_id=run_id, result_id=last.get(subject), task_id=tasks.get(subject),
+                                  subject=subject, cls=cls, reason=reason, evidence=evidence, computed=when))
             n += 1
     session.flush()
     return n
 
 
+def failed_tasks(session: Session, run_id: str) -> list[tuple[str, str]]:
+    """(suite, error) of a run's tasks that ended in an infrastructure error (no results stored)."""
+    q = select(TaskRow.suite, TaskRow.error).where(TaskRow.run_id == run_id, TaskRow.state == "error")
+    return [(suite, error or "") for suite, error in session.execute(q.order_by(TaskRow.id))]
+
+
 def stored(session: Session, run_id: str) -> dict[str, tuple[str, str, dict[str, Any]]] | None:
-    """check id -> (class, reason, evidence) of a run's stored triage; None when it has none
-    (a run from before migration 0007, or one still running)."""
-    q = (select(Check.check_id, TriageRow.cls, TriageRow.reason, TriageRow.evidence)
-         .join(Result, TriageRow.result_id == Result.id).join(Check, Result.check_pk == Check.id)
-         .where(TriageRow.run_id == run_id))
+    """subject (check id or "suite NAME") -> (class, reason, evidence) of a run's stored triage;
+    None when it has none (a run from before migration 0007, or one still running)."""
+    q = select(TriageRow.subject, TriageRow.cls, TriageRow.reason, TriageRow.evidence).where(TriageRow.run_id == run_id)
     rows = session.execute(q).all()
     marked = session.scalar(select(Run.meta).where(Run.id == run_id)) or {}
     if not rows and not marked.get("triaged"):
@@ -92,8 +98,7 @@ def untriaged(session: Session, run_ids: Sequence[str]) -> list[str]:
 
 def stored_all(session: Session) -> dict[str, dict[str, tuple[str, str]]]:
     """run id -> check id -> (class, reason) of every stored triage (the site's run pages)."""
-    q = (select(TriageRow.run_id, Check.check_id, TriageRow.cls, TriageRow.reason)
-         .join(Result, TriageRow.result_id == Result.id).join(Check, Result.check_pk == Check.id))
+    q = select(TriageRow.run_id, TriageRow.subject, TriageRow.cls, TriageRow.reason)
     out: dict[str, dict[str, tuple[str, str]]] = {}
     for rid, check, cls, reason in session.execute(q):
         out.setdefault(rid, {})[check] = (cls, reason)

@@ -21,8 +21,10 @@ def upgrade() -> None:
         return
     op.create_table("triage",
                     sa.Column("id", sa.Integer, primary_key=True),
-                    sa.Column("result_id", sa.Integer, sa.ForeignKey("result.id"), nullable=False),
                     sa.Column("run_id", sa.String(36), sa.ForeignKey("run.id"), nullable=False),
+                    sa.Column("result_id", sa.Integer, sa.ForeignKey("result.id"), nullable=True),
+                    sa.Column("task_id", sa.Integer, sa.ForeignKey("task.id"), nullable=True),
+                    sa.Column("subject", sa.String(200), nullable=False),
                     sa.Column("cls", sa.String(20), nullable=False),
                     sa.Column("reason", sa.Text, nullable=False),
                     sa.Column("evidence", sa.JSON, nullable=False),
