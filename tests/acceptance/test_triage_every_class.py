@@ -118,6 +118,13 @@ def test_each_class_of_one_batch_is_stored_when_it_ends(world):
     # the text of results show says the same
     text = run_cli("results", "show", second["app"], env=env)
     assert "command.flip: flaky: mixed outcomes across this run's attempts (fail, pass)" in text.stdout
+    # and the run page of the site
+    site = world["tmp"] / "site"
+    p = run_cli("site", "build", "--out", str(site), "--catalog", str(world["catalog"]), env=env)
+    assert p.returncode == 0, p.stderr
+    page = (site / "runs" / f"{second['app']}.html").read_text()
+    assert '<div class="why"><strong>regression</strong>: passed on the previous digest' in page
+    assert '<strong>flaky</strong>: mixed outcomes' in page
 
 
 def test_diff_against_the_old_digest_names_the_image_drift_with_the_inventory_diff(world):
@@ -165,3 +172,16 @@ def test_host_that_fails_preflight_after_its_run_is_the_host_fault(tmp_path):
     assert fault["class"] == "host fault" and fault["hosts"] == ["fake-mi300"], fault
     assert "L0 preflight after run" in fault["reason"] and "missing /dev/kfd" in fault["reason"]
     assert "command.vfmath-dot" not in got["triage"]  # it passed
+
+
+def test_qualify_report_says_why_each_red_check_is_red(world):
+    env, (first, _) = world["env"], world["batches"]
+    out = world["tmp"] / "q"
+    p = run_cli("qualify", "--job", str(world["tmp"] / "job2.yaml"), "--baseline", first["app"], "--catalog",
+                str(world["catalog"]), "--out-dir", str(out), env=env)
+    assert p.returncode == 1 and "Traceback" not in p.stderr, p.stderr  # the vfmath check regressed
+    report = (out / "report.md").read_text()
+    assert "why: image drift: the image ran as" in report and "the tag moved" in report
+    summary = json.loads((out / "qualify.json").read_text())
+    assert summary["triage"]["app command.vfmath-dot"]["class"] == "image drift"
+    assert summary["triage"]["app command.always-false"]["class"] == "never passed"
