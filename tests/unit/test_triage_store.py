@@ -76,3 +76,19 @@ def test_imported_runs_are_triaged_against_the_receiving_store(tmp_path):
     results_service.import_(dst, doc, "export.json")
     assert triage.stored_or_now(dst, first)["k.bad"].cls == "new check"
     assert triage.stored_or_now(dst, second)["k.bad"].cls == "never passed"
+
+
+def test_prune_deletes_a_triaged_run_with_its_triage(tmp_path):
+    from orchestrator.store import retention
+    from orchestrator.store.models import TriageRow
+
+    f = store(tmp_path)
+    old = finished_run(f, "h1", {"k.bad": ["fail"]})
+    finished_run(f, "h1", {"k.bad": ["pass"]}, batch="b2", minutes=5)  # the newest of its job: kept
+    triage.record(f, [old])
+    with f() as s:
+        p = retention.plan(s, queries.now() + timedelta(days=1), keep_published=True, delete_all=True)
+        assert [r.id for r in p.delete] == [old]
+        retention.apply(s, p, queries.now())
+        s.commit()
+        assert s.query(TriageRow).count() == 0 and queries.get_run(s, old) is None
