@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Sequence
 
-from sqlalchemy import delete, select
+from sqlalchemy import Text, cast, delete, or_, select
 from sqlalchemy.orm import Session
 
 from .models import Check, Host, Image, Result, Run, TaskRow, TriageRow
@@ -35,7 +35,9 @@ def host_events(session: Session, host: str, start: datetime, end: datetime) -> 
     the run's own host after it failed; ``quarantined``: hosts its batch left out)."""
     found: dict[tuple[str, str], tuple[str, str, str]] = {}  # (when, why) -> event: a batch's quarantine is on each run
     q = (select(Run.id, Run.meta, Host.name, Run.batch).join(Host, Run.host_id == Host.id)
-         .where(Run.started.between(start, end)))
+         .where(Run.started.between(start, end),
+                # the host's own runs, and those that recorded a quarantine: not every run of a busy day
+                or_(Host.name == host, cast(Run.meta, Text).like('%"quarantined"%'))))
     for rid, meta, name, batch in session.execute(q.order_by(Run.started)):
         meta = meta or {}
         after = meta.get("preflight_after") or {}

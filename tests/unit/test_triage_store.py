@@ -4,11 +4,13 @@ a suite that never reported as infrastructure, and runs arriving by import triag
 
 from datetime import timedelta
 
+import pytest
+
 from orchestrator.services import results as results_service
 from orchestrator.services import triage
 from orchestrator.spec import CheckResult, HostSpec, ImageSpec, SuiteRef
 from orchestrator.store import queries
-from orchestrator.store.db import open_engine, session_factory
+from orchestrator.store.db import open_engine, session_factory, upgrade
 
 IMAGE = ImageSpec(alias="img", reference="img:nightly", backend="cpu")
 DIGEST = "sha256:" + "c" * 64
@@ -16,6 +18,19 @@ DIGEST = "sha256:" + "c" * 64
 
 def store(tmp_path, name="v.sqlite"):
     return session_factory(open_engine(str(tmp_path / name)))
+
+
+@pytest.mark.postgres
+def test_quarantine_evidence_on_postgresql(pg_url):
+    """The meta filter of host_events (JSON cast to text) on PostgreSQL as on SQLite."""
+    upgrade(pg_url)  # a server is upgraded by valorch db upgrade, never on open
+    f = session_factory(open_engine(pg_url))
+    bad = finished_run(f, "h1", {"k.bad": ["fail"]})
+    later = finished_run(f, "h2", {"k.ok": ["pass"]}, batch="b2", minutes=30,
+                         meta={"quarantined": [{"host": "h1", "reason": "device_nodes: missing /dev/kfd"}]})
+    t = triage.record(f, [bad])[bad]["k.bad"]
+    assert t.cls == "host fault" and t.runs == (bad, later)
+    assert triage.stored_or_now(f, bad)["k.bad"].cls == "host fault"
 
 
 def finished_run(factory, host, statuses, batch="b1", meta=None, task_error=None, minutes=0):
