@@ -160,12 +160,12 @@ def for_runs(factory: sessionmaker[Session], run_ids: Sequence[str], base: Any =
     expected = dict(base.digests) if base is not None else {}
     found_by: dict[str, dict[str, Triage]] = {}
     with factory() as session:
-        alias = {rid: run.image.alias for rid in run_ids if (run := queries.get_run(session, rid)) is not None}
-        for rid in alias:
-            run = queries.get_run(session, rid)
+        runs = [run for rid in run_ids if (run := queries.get_run(session, rid)) is not None]
+        alias = {run.id: run.image.alias for run in runs}
+        for run in runs:
             want = expected.get(run.image.alias)
             if want and run.image.digest and want != run.image.digest:
-                found_by[rid] = _decide(session, run, want, f"{base.kind} {base.label} ran")
+                found_by[run.id] = _decide(session, run, want, f"{base.kind} {base.label} ran")
     out: dict[tuple[str, str], Triage] = {}
     for rid, found in {**stored_many(factory, [r for r in alias if r not in found_by]), **found_by}.items():
         for check, t in found.items():
