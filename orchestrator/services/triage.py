@@ -92,7 +92,7 @@ def record(factory: sessionmaker[Session], run_ids: Sequence[str], catalog: Any 
     with factory() as session:
         for run_id in run_ids:
             run = queries.get_run(session, run_id)
-            if run is None or run.state not in tq.FINISHED:
+            if run is None or run.state not in (*tq.FINISHED, "error"):  # "error": the engine went away
                 continue
             found = _decide(session, run, _pinned(catalog, run.image.alias))
             when = queries.now()
