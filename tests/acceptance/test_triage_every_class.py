@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import json
 import subprocess
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import sys
 import uuid
 from pathlib import Path
@@ -141,6 +143,27 @@ def test_diff_against_the_old_digest_names_the_image_drift_with_the_inventory_di
     assert "why: image drift" in term.stdout
     md = run_cli("diff", first["app"], second["app"], "--format", "md", env=env)
     assert "why: image drift: the image ran as" in md.stdout
+    # the notification says it too (a Slack-compatible webhook on 127.0.0.1)
+    posted = []
+
+    class Hook(BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802
+            posted.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Hook)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        p = run_cli("diff", first["app"], second["app"], "--notify", f"slack=http://127.0.0.1:{httpd.server_port}/h",
+                    env=env)
+    finally:
+        httpd.shutdown()
+    assert p.returncode == 1 and len(posted) == 1, p.stderr
+    assert "`command.vfmath-dot`" in posted[0]["text"] and "\n  why: image drift: the image ran as" in posted[0]["text"]
     # a catalog that pins the old digest says the same about the run alone
     pinned = world["tmp"] / "pinned"
     pinned.mkdir(exist_ok=True)
