@@ -92,9 +92,14 @@ def world(registry_basic, tmp_path_factory):  # noqa: F811
                         "--no-gate", "--no-matrix", env=env)
             assert "Traceback" not in p.stderr, p.stderr
             batches.append({r["image"]: r["run"] for r in new_runs(env, before) if r["job"] != "inventory"})
+        yield {"env": env, "tmp": tmp, "catalog": catalog, "digests": digests, "batches": batches, "tag": tag}
     finally:
-        subprocess.run(["docker", "rmi", nostart], capture_output=True)
-    return {"env": env, "tmp": tmp, "catalog": catalog, "digests": digests, "batches": batches, "tag": tag}
+        # the references valorch pulled (by tag and by digest), untagged only: the images are the test images
+        listed = subprocess.run(["docker", "images", "--digests", "--format", "{{.Repository}} {{.Tag}} {{.Digest}}",
+                                 "--filter", f"reference={reg.host}/triage/app"], capture_output=True, text=True)
+        refs = [ref for repo, name, digest in (line.split() for line in listed.stdout.splitlines())
+                for ref in (f"{repo}:{name}", f"{repo}@{digest}") if "<none>" not in ref]
+        subprocess.run(["docker", "rmi", nostart, *refs], capture_output=True)
 
 
 def test_each_class_of_one_batch_is_stored_when_it_ends(world):
