@@ -108,7 +108,7 @@ def diff(base: str = typer.Argument(..., help="run id/prefix, batch, matrix vers
         if targets else True
     if fmt == "term" and out_path is None:
         print_term(report, why)
-    elif fmt in ("term", "md", "json"):
+    elif fmt in ("term", "md", "json", "junit"):
         write_output(RENDERERS["md" if fmt == "term" else fmt](report, why), out_path)
     else:
         write_output(RENDERERS[fmt](report), out_path)

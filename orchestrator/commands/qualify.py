@@ -64,7 +64,7 @@ def qualify(job: Path = typer.Option(..., "--job", "-j", help="The release job s
     out_dir = out_dir or Path("results") / f"qualify-{datetime.now():%Y%m%d-%H%M%S}"
     write_output(diff_md(report, why), out_dir / "report.md")
     write_output(diff_html(report), out_dir / "report.html")
-    write_output(diff_junit(report), out_dir / "report.junit.xml")
+    write_output(diff_junit(report, why), out_dir / "report.junit.xml")
     write_output(json.dumps({"job": spec.name, "baseline": baseline, "runs": list(report.head.runs),  # valorch attest --qualify
                              "qualified": not (report.regressed or outcome.tampered or outcome.infra_errors),
                              "triage": {f"{env} {check}": {"class": t.cls, "reason": t.reason}

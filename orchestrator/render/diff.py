@@ -211,7 +211,7 @@ def diff_json(report: Report, why: dict | None = None) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
-def diff_junit(report: Report) -> str:
+def diff_junit(report: Report, why: dict | None = None) -> str:
     """One testcase per compared check; counted regressions are failures, flaky/inconclusive skipped."""
     root = ET.Element("testsuites", name=f"valorch diff {report.base.label} → {report.head.label}")
     per_env: dict[str, list[CellChange]] = {}
@@ -222,7 +222,7 @@ def diff_junit(report: Report) -> str:
         n_fail = n_skip = 0
         for c in changes:
             case = ET.SubElement(suite, "testcase", classname=env, name=c.check)
-            text = _timing_text(c) or c.note
+            text = " — ".join(x for x in (_timing_text(c) or c.note, why_text(why, c)) if x)
             if c.kind in COUNTED:
                 n_fail += 1
                 ET.SubElement(case, "failure", type=c.kind,

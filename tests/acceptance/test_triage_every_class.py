@@ -210,6 +210,7 @@ def test_qualify_report_says_why_each_red_check_is_red(world):
     assert p.returncode == 1 and "Traceback" not in p.stderr, p.stderr  # the vfmath check regressed
     report = (out / "report.md").read_text()
     assert "why: image drift: the image ran as" in report and "the tag moved" in report
+    assert "why: image drift: the image ran as" in (out / "report.junit.xml").read_text()
     summary = json.loads((out / "qualify.json").read_text())
     assert summary["triage"]["app command.vfmath-dot"]["class"] == "image drift"
     assert summary["triage"]["app command.always-false"]["class"] == "never passed"

@@ -6,7 +6,7 @@ import json
 from orchestrator.notify.message import Outcome, Regression, github, slack
 from orchestrator.regression.rule import Obs, Side, compare
 from orchestrator.regression.triage import Triage
-from orchestrator.render.diff import diff_json, diff_md
+from orchestrator.render.diff import diff_json, diff_junit, diff_md
 from orchestrator.services.notify import from_report
 
 WHY = {("img", "k.vfmath"): Triage("regression", "passed on the previous digest aaaa (run r1)", ("r1", "r2"),
@@ -26,6 +26,8 @@ def test_diff_md_and_json_say_why_a_red_change_is_red():
     changes = {c["check"]: c for c in json.loads(diff_json(r, WHY))["changes"]}
     assert changes["k.vfmath"]["triage"]["class"] == "regression"
     assert changes["k.vfmath"]["triage"]["digests"] == ["sha256:a", "sha256:b"]
+    assert "why: regression: passed on the previous digest" in diff_junit(r, WHY)
+    assert "why:" not in diff_junit(r)
 
 
 def test_notification_names_the_class_of_each_regression():
