@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from ..errors import InputError
@@ -36,13 +37,13 @@ def local_images() -> frozenset[str]:
         return frozenset()
 
 
-def print_term(report: Any, verdict: Any = None) -> None:
+def print_term(report: Any, verdict: Any = None, why: dict | None = None) -> None:
     """The verdict block (qualified or not, why, the first check ids), the gate's failures,
-    regressions and lost coverage, then every other section."""
+    regressions and lost coverage, then every other section; each red cell with its triage."""
     from rich.markup import escape
 
     from ..regression import rule as engine
-    from ..render.diff import SECTIONS, _timing_text, header, verdict_rows
+    from ..render.diff import SECTIONS, _timing_text, header, verdict_rows, why_text
 
     h = header(report)
     verdict_word = "[bold red]REGRESSED[/bold red]" if report.regressed else "[bold green]no regression[/bold green]"
@@ -61,10 +62,11 @@ def print_term(report: Any, verdict: Any = None) -> None:
             table = Table(title=f"{title} ({len(rows)})", title_justify="left")
             for col in ("", "environment", "check", "base", "head", "gate", "detail"):
                 table.add_column(col)
-            for c, why in rows:
+            for c, gate_note in rows:
                 shown.add(id(c))
-                table.add_row(c.mark or "❌", escape(c.env), escape(c.check), c.base or "—", c.head or "—", why,
-                              escape(_timing_text(c) or c.note), style="red")
+                detail = "\n".join(x for x in (_timing_text(c) or c.note, why_text(why, c)) if x)
+                table.add_row(c.mark or "❌", escape(c.env), escape(c.check), c.base or "—", c.head or "—", gate_note,
+                              escape(detail), style="red")
             out.print(table)
     out.print(f"  environments: {', '.join(report.base.envs)} → {', '.join(report.head.envs)}; "
               f"hosts: {', '.join(report.base.hosts) or '—'} → {', '.join(report.head.hosts) or '—'}; "
@@ -83,7 +85,8 @@ def print_term(report: Any, verdict: Any = None) -> None:
         for col in ("", "environment", "check", "base", "head", "detail"):
             table.add_column(col)
         for c in sorted(rows, key=lambda c: -(c.timing.ratio if c.timing else 1)):
-            table.add_row(c.mark, c.env, c.check, c.base or "—", c.head or "—", _timing_text(c) or c.note,
+            table.add_row(c.mark, c.env, c.check, c.base or "—", c.head or "—",
+                          "\n".join(x for x in (_timing_text(c) or c.note, escape(why_text(why, c))) if x),
                           style="red" if c.kind in engine.COUNTED else None)
         out.print(table)
     for env, backend, ratio, n in report.geomean:
@@ -119,6 +122,7 @@ def diff(base: str = typer.Argument(..., help="A run id or prefix, batch, matrix
     from ..render.diff import RENDERERS
     from ..notify import targets as notify_targets
     from ..services import notify as notify_service
+    from ..services import triage
     from ..services.diff import NoResults, compare, judge
     from rich.markup import escape
 
@@ -134,13 +138,16 @@ def diff(base: str = typer.Argument(..., help="A run id or prefix, batch, matrix
             notify_service.post_empty(targets, title, exc.message, say)
         raise
     verdict = judge(report, gate_coverage=gate_coverage, allow_known_failures=allow_known_failures)
+    why = triage.for_runs(factory, report.head.runs, report.base)  # each red change says why
     reached = notify_service.post_report(factory, targets, report, title, say, local=local_images(),
-                                         verdict=verdict) \
+                                         verdict=verdict, why=why) \
         if targets else True
     if fmt == "term" and out_path is None:
-        print_term(report, verdict)
+        print_term(report, verdict, why)
+    elif fmt == "html":
+        write_output(RENDERERS[fmt](report, verdict), out_path)
     else:
-        write_output(RENDERERS["md" if fmt == "term" else fmt](report, verdict), out_path)
+        write_output(RENDERERS["md" if fmt == "term" else fmt](report, verdict, why), out_path)
     if verdict.exit_code == 1:
         err.print(f"[red]gate failed[/red]: {escape(verdict.why())}")
         raise typer.Exit(1)

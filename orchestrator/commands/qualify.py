@@ -46,6 +46,7 @@ def qualify(job: Path = typer.Option(None, "--job", "-j", help="The release job 
     from ..notify import targets as notify_targets
     from ..services import notify as notify_service
     from ..services import qualify as service
+    from ..services import triage
     from ..services.candidate import candidate_job
     from ..services.diff import NoResults
     from .progress import LiveReporter
@@ -72,18 +73,21 @@ def qualify(job: Path = typer.Option(None, "--job", "-j", help="The release job 
     for line in outcome.lines:
         err.print(line)
     report = outcome.report
+    why = triage.for_runs(factory, report.head.runs, report.base)  # each red check of the report says why
     out_dir = out_dir or Path("results") / f"qualify-{datetime.now():%Y%m%d-%H%M%S}"
-    write_output(diff_md(report, outcome.verdict), out_dir / "report.md")
+    write_output(diff_md(report, outcome.verdict, why), out_dir / "report.md")
     write_output(diff_html(report, outcome.verdict), out_dir / "report.html")
-    write_output(diff_junit(report, outcome.verdict), out_dir / "report.junit.xml")
+    write_output(diff_junit(report, outcome.verdict, why), out_dir / "report.junit.xml")
     write_output(json.dumps({"job": spec.name, "baseline": baseline, "runs": list(report.head.runs),  # valorch attest --qualify
                              "qualified": outcome.exit_code == 0, "reasons": list(outcome.reasons),
+                             "triage": {f"{env} {check}": {"class": t.cls, "reason": t.reason}
+                                        for (env, check), t in sorted(why.items())},
                              "finished": f"{datetime.now(timezone.utc):%Y-%m-%dT%H:%M:%SZ}"}, indent=1),
                  out_dir / "qualify.json")
-    print_term(report, outcome.verdict)
+    print_term(report, outcome.verdict, why)
     reached = notify_service.post_report(factory, targets, report, title, say, local=local_images(),
                                          infra=outcome.infra_errors, report_path=str(out_dir / "report.html"),
-                                         verdict=outcome.verdict) \
+                                         verdict=outcome.verdict, why=why) \
         if targets else True
     if outcome.exit_code == 1:
         err.print(f"[bold red]qualification failed[/bold red] against {escape(baseline)}; see {out_dir}/report.md")

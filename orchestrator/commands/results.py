@@ -57,7 +57,8 @@ def show_run(run_id: str = typer.Argument(..., help="A run id (or a unique prefi
 
     factory = sessions(db)
     data = service.show(factory, run_id, status)
-    why = triage.triage_run(factory, data["run"], _pins(catalog))  # every red check says why
+    # every red check says why: as stored when the run ended, or against the pins of an explicit --catalog
+    why = triage.stored_or_now(factory, data["run"], _pins(catalog), now=catalog is not None)
     if as_json:
         print_json({**data, "triage": triage.as_json(why)})
         return
@@ -76,7 +77,9 @@ def show_run(run_id: str = typer.Argument(..., help="A run id (or a unique prefi
         table.add_row(r["check"], str(r["attempt"]), r["status"], f"{r['duration_s']:.3f}", fit(r["message"], 100))
     out.print(table)
     for check, t in sorted(why.items()):
-        out.print(f"  {check}: {t.cls}: {t.reason}", markup=False, highlight=False)
+        out.print(f"  {triage.line(check, t)}", markup=False, highlight=False)
+        for d in t.details:
+            out.print(f"      {d}", markup=False, highlight=False)
 
 
 def _pins(catalog: Path | None):

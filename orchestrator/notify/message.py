@@ -19,6 +19,7 @@ class Regression:
     check: str
     detail: str
     repro: str
+    why: str = ""  # its triage class and reason (services/triage.py), e.g. "regression: passed on the previous digest …"
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,8 @@ class Outcome:
         return f"{self.title}: success, no regression"
 
     def lines(self) -> list[str]:
-        out = [f"- {r.env} `{r.check}`: {r.detail}\n  repro: `{r.repro}`" for r in self.regressions[:MAX_LISTED]]
+        out = [f"- {r.env} `{r.check}`: {r.detail}" + (f"\n  why: {r.why}" if r.why else "") + f"\n  repro: `{r.repro}`"
+               for r in self.regressions[:MAX_LISTED]]
         if len(self.regressions) > MAX_LISTED:
             out.append(f"- … and {len(self.regressions) - MAX_LISTED} more")
         return out

@@ -12,7 +12,8 @@ Classes, in the order they are tried (the first that the evidence shows wins):
   digest passes on another host of the same class;
 - ``flaky``: mixed outcomes across this run's attempts, or across repeats of the same digest
   on the same host;
-- ``image drift``: the run's digest is not the one the catalog pins or the baseline ran;
+- ``image drift``: the run's digest is not the one the catalog pins or the baseline ran (and the
+  check did not fail on that digest too: then the drift explains nothing);
 - ``regression``: the check passed on the previous digest of this image on the same host
   class, and fails now on every attempt and every host that ran this digest;
 - ``new check``: no earlier verdict of the check on this image; ``never passed``: earlier
@@ -52,6 +53,7 @@ class Case:
     expected_digest: str | None = None  # what the catalog pins, or the baseline ran
     expected_from: str = ""  # "the catalog" | "baseline v0.2"
     host_problems: tuple[str, ...] = ()  # preflight failures / quarantine of this host around the run
+    problem_runs: tuple[str, ...] = ()  # the runs whose meta recorded them
 
 
 @dataclass(frozen=True)
@@ -84,7 +86,9 @@ def classify(case: Case) -> Triage | None:
         return Triage("infrastructure", "the attempts ended in error (engine, registry or scheduler): the run says "
                       "nothing about the image", *here)
     if case.host_problems:
-        return Triage("host fault", f"host {case.host}: " + "; ".join(case.host_problems), *here)
+        runs = (case.run, *(r for r in dict.fromkeys(case.problem_runs) if r != case.run))
+        return Triage("host fault", f"host {case.host}: " + "; ".join(case.host_problems), runs, (case.host,),
+                      (case.digest,))
     if verdict == "flaky":
         return Triage("flaky", f"mixed outcomes across this run's attempts ({', '.join(case.attempts)})", *here)
     same = [s for s in case.history if s.digest == case.digest and s.host_class == case.host_class]
@@ -100,7 +104,9 @@ def classify(case: Case) -> Triage | None:
         return Triage("flaky", f"the same digest on the same host passed in {len(passed)} of {len(repeats)} other "
                       f"runs (e.g. run {passed[-1].run[:8]}) and fails here",
                       (case.run, *(s.run for s in passed[-3:])), (case.host,), (case.digest,))
-    if case.expected_digest and case.expected_digest != case.digest:
+    on_expected = [s for s in case.history if s.digest == case.expected_digest]
+    if (case.expected_digest and case.expected_digest != case.digest
+            and (not on_expected or any(s.verdict == "pass" for s in on_expected))):  # else the drift explains nothing
         return Triage("image drift", f"the image ran as {_short(case.digest)}, not the digest {case.expected_from} "
                       f"names ({_short(case.expected_digest)}): the tag moved", (case.run,), (case.host,),
                       (case.expected_digest, case.digest))

@@ -109,6 +109,17 @@ def _md_cell(text: str) -> str:
     return encode.markdown(str(text))
 
 
+def _why(why: dict | None, c: CellChange) -> Any:
+    """The triage of a red cell (services.triage.for_runs: (image alias, check) -> Triage), or None."""
+    return (why or {}).get((c.env.split(" → ")[-1], c.check)) if c.head in RED else None
+
+
+def why_text(why: dict | None, c: CellChange) -> str:
+    t = _why(why, c)
+    return f"why: {t.cls}: {t.reason}" if t is not None else ""
+
+
+
 GATE_SECTIONS = (("Failures", ("still_failing", "failing")), ("Regressions", ("slower",)),
                  ("Coverage lost", ("coverage_lost",)))
 
@@ -125,7 +136,7 @@ def verdict_rows(verdict: Any) -> list[tuple[str, list[tuple[CellChange, str]]]]
     return out
 
 
-def verdict_md(report: Report, verdict: Any) -> list[str]:
+def verdict_md(report: Report, verdict: Any, why: dict | None = None) -> list[str]:
     """The verdict block: qualified or not and why, in one screen (counts per reason, the first check ids)."""
     word = ("✅ " if verdict.qualified else "❌ ") + verdict.word
     status = "**REGRESSED**" if report.regressed else "no regression"
@@ -140,21 +151,22 @@ def verdict_md(report: Report, verdict: Any) -> list[str]:
     for title, rows in verdict_rows(verdict):
         lines += [f"## {title} ({len(rows)})", "", "| | environment | check | base | head | gate | detail |",
                   "|---|---|---|---|---|---|---|"]
-        lines += ["| " + " | ".join(_md_cell(x) for x in (c.mark or "❌", c.env, f"`{c.check}`", c.base or "—", c.head or "—",
-                                                         why, _timing_text(c) or c.note)) + " |" for c, why in rows]
+        lines += ["| " + " | ".join(_md_cell(x) for x in (
+            c.mark or "❌", c.env, f"`{c.check}`", c.base or "—", c.head or "—", gate_note,
+            " — ".join(t for t in (_timing_text(c) or c.note, why_text(why, c)) if t))) + " |" for c, gate_note in rows]
         lines.append("")
     return lines
 
 
-def diff_md(report: Report, verdict: Any = None) -> str:
+def diff_md(report: Report, verdict: Any = None, why: dict | None = None) -> str:
     """``verdict`` (regression/gate.py's): the report opens with it, its failures, regressions and
-    lost coverage, and folds the rest in ``<details>``."""
+    lost coverage, and folds the rest in ``<details>``. ``why``: each red cell's triage."""
     h = header(report)
     verdict_line = "**REGRESSED**" if report.regressed else "no regression"
     lines = [f"# Regression diff: {report.base.label} → {report.head.label}", ""]
     shown: set[int] = set()
     if verdict is not None:
-        lines += verdict_md(report, verdict)
+        lines += verdict_md(report, verdict, why)
         shown = {id(c) for r in verdict.reasons for c in r.changes}
         lines += ["<details><summary>Everything else: sides, thresholds, every other change, noise</summary>", ""]
     else:
@@ -186,6 +198,8 @@ def diff_md(report: Report, verdict: Any = None) -> str:
                   "|---|---|---|---|---|---|"]
         for c in rows:
             detail = _timing_text(c) or c.note
+            if why_text(why, c):
+                detail += f" — {why_text(why, c)}"
             if c.issue and c.issue.url:
                 detail += f" ([link]({c.issue.url}))"
             lines.append("| " + " | ".join(_md_cell(x) for x in (c.mark, c.env, f"`{c.check}`", c.base or "—",
@@ -230,12 +244,15 @@ def gate_json(verdict: Any) -> dict[str, Any]:
                         for r in verdict.reasons]}
 
 
-def diff_json(report: Report, verdict: Any = None) -> str:
+def diff_json(report: Report, verdict: Any = None, why: dict | None = None) -> str:
     def change(c: CellChange) -> dict[str, Any]:
         d = {"environment": c.env, "check": c.check, "kind": c.kind, "mark": c.mark, "base": c.base, "head": c.head,
              "backend": c.backend, "note": c.note, "timing": asdict(c.timing) if c.timing else None,
              "issue": ({"check": c.issue.check, "reason": c.issue.reason, "url": c.issue.url,
                         "expires": str(c.issue.expires) if c.issue.expires else None} if c.issue else None)}
+        if (t := _why(why, c)) is not None:  # why a red cell is red
+            d["triage"] = {"class": t.cls, "reason": t.reason, "runs": list(t.runs), "hosts": list(t.hosts),
+                           "digests": list(t.digests), "details": list(t.details)}
         if d["timing"]:
             d["timing"] = {k: _finite(v) if isinstance(v, float) else v for k, v in d["timing"].items()}
         return d
@@ -254,12 +271,12 @@ def diff_json(report: Report, verdict: Any = None) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
-def diff_junit(report: Report, verdict: Any = None) -> str:
+def diff_junit(report: Report, verdict: Any = None, why: dict | None = None) -> str:
     """One testcase per compared check. With the gate's ``verdict``: every cell that fails the gate
     (unexcused failures, still failing, timing regressions, gated coverage loss) is a ``failure``;
     excused ones (known issues, allowed by a flag) and flaky/inconclusive are ``skipped`` with
     the reason; a ``partial`` check passes with its message in ``system-out``. Without one:
-    counted regressions are the failures."""
+    counted regressions are the failures. ``why``: each red cell's triage, in its text."""
     root = ET.Element("testsuites", name=f"valorch diff {report.base.label} → {report.head.label}")
     failing = verdict.failing_cells() if verdict is not None else frozenset(
         (c.env, c.check) for c in report.changes if c.kind in COUNTED)
@@ -273,7 +290,7 @@ def diff_junit(report: Report, verdict: Any = None) -> str:
         n_fail = n_skip = 0
         for c in changes:
             case = ET.SubElement(suite, "testcase", classname=env, name=c.check)
-            text = _timing_text(c) or c.note
+            text = " — ".join(x for x in (_timing_text(c) or c.note, why_text(why, c)) if x)
             key = (c.env, c.check)
             if key in failing:
                 n_fail += 1
@@ -314,4 +331,5 @@ def diff_html(report: Report, verdict: Any = None) -> str:
         noise=noise_rows(report))
 
 
+RED = ("fail", "crash", "timeout", "error", "flaky")
 RENDERERS = {"md": diff_md, "html": diff_html, "json": diff_json, "junit": diff_junit}

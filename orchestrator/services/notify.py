@@ -6,12 +6,12 @@ from typing import Any, Callable, Sequence
 
 from ..spec import COUNTED
 from ..notify.message import Outcome, Regression
-from ..render.diff import _timing_text
+from ..render.diff import _timing_text, why_text
 from ..render.repro import command
 
 
 def from_report(report: Any, title: str, images: dict[str, dict[str, Any]], infra: bool = False,
-                report_path: str = "", verdict: Any = None) -> Outcome:
+                report_path: str = "", verdict: Any = None, why: dict | None = None) -> Outcome:
     """The outcome of a diff Report: its counted regressions (new by construction: what
     passed in the base), or with the gate's ``verdict`` every cell that fails the gate, each
     with the command that re-runs it on the head's image.
@@ -25,7 +25,7 @@ def from_report(report: Any, title: str, images: dict[str, dict[str, Any]], infr
         img = images.get(env) or {"alias": env, "reference": env, "digest": None}
         regs.append(Regression(c.env, c.check, _timing_text(c) or f"{c.base} → {c.head}" + (f": {c.note}" if c.note
                                                                                             else ""),
-                               command(check=c.check, **img)))
+                               command(check=c.check, **img), why_text(why, c).removeprefix("why: ")))
     counts = ", ".join(f"{k} {v}" for k, v in sorted(report.counts.items()) if k != "same")
     return Outcome(title, len(report.head.observations), tuple(regs), infra, f"counts: {counts or 'no change'}",
                    report_path)
@@ -55,9 +55,9 @@ def post(targets: Sequence[Any], outcome: Outcome, say: Callable[[str], None]) -
 
 def post_report(factory: Any, targets: Sequence[Any], report: Any, title: str, say: Callable[[str], None], *,
                 local: frozenset[str] = frozenset(), infra: bool = False, report_path: str = "",
-                verdict: Any = None) -> bool:
+                verdict: Any = None, why: dict | None = None) -> bool:
     images = head_images(factory, report.head.runs, local)
-    return post(targets, from_report(report, title, images, infra, report_path, verdict), say)
+    return post(targets, from_report(report, title, images, infra, report_path, verdict, why), say)
 
 
 def post_empty(targets: Sequence[Any], title: str, why: str, say: Callable[[str], None], infra: bool = False) -> bool:

@@ -22,6 +22,7 @@ from typing import Callable
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from ..errors import InfrastructureError, InputError
+from ..regression.triage import FAILING
 from ..store import push as store_push
 from ..store.checkpoint import background_checkpoints
 from ..store.db import open_engine, public_url, session_factory, url_for, where
@@ -70,6 +71,7 @@ def push(source_db: str | None, target_db: str, since: datetime | None = None, o
         raise _lost(target, exc, 0, len(ids)) from None
     todo = [i for i in ids if i not in already]
     pushed = results = 0
+    red: list[str] = []  # pushed runs with a failing result: triaged on the shared store, against its history
     keys, source = store_push.Keys(), store_push.Source()
     interrupted = False
     try:
@@ -87,6 +89,8 @@ def push(source_db: str | None, target_db: str, since: datetime | None = None, o
                             d.connection().invalidate()
                             raise
                     pushed += 1
+                    if any(r.get("status") in FAILING for r in bundle.results):
+                        red.append(run_id)
                 except IntegrityError as exc:
                     keys.forget()  # rows inserted in the rolled-back transaction are gone
                     with dst() as d:
@@ -98,6 +102,10 @@ def push(source_db: str | None, target_db: str, since: datetime | None = None, o
                     raise _lost(target, exc, pushed, len(todo)) from None
                 if progress:
                     progress(n + 1, len(todo))
+        if red and not interrupted:
+            from .triage import record_new
+
+            record_new(dst, red)
     except KeyboardInterrupt:
         interrupted = True
     finally:

@@ -78,4 +78,8 @@ def import_(factory: Factory, doc: Any, source: str, dry_run: bool = False) -> d
             session.rollback()
         else:
             session.commit()
+    if not dry_run:  # the imported runs' failing checks, triaged against this store's history
+        from .triage import record_new
+
+        record_new(factory, [str(r.get("id", "")) for r in doc.get("runs", []) if isinstance(r, dict)])
     return counts

@@ -39,6 +39,8 @@ class Placement:
     history: dict[tuple[str, str], float] | None = None
     staged: dict = field(default_factory=dict)  # (host, alias) -> services.pull.Staged
     reap: bool = False  # leftover containers of finished runs to remove from the hosts
+    catalog: Any = None  # whose pins the triage of failing checks compares digests with
+    quarantined: tuple[dict[str, str], ...] = ()  # {"host", "reason", "at"}: recorded on each run of the batch
 
 
 def local_executor(pr: PlannedRun) -> Any:
@@ -65,18 +67,26 @@ def place_job(spec: Any, cat: Catalog, factory: sessionmaker[Session], *, cpu_on
         cluster = SlurmCluster(partition=partition)
         planned = plan_on_slurm(spec, cat, cluster, cpu_only=cpu_only)
         remote = executors.create("slurm", cluster, slurm_spool or default_spool(), labels=spec.labels)
-        return Placement(planned, lambda pr: local_executor(pr) if pr.image.executor == "host" else remote, None)
+        return Placement(planned, lambda pr: local_executor(pr) if pr.image.executor == "host" else remote, None,
+                         catalog=cat)
     if executor == "kubernetes":  # the cluster places pods by its node labels; no host inventory here
         from ..scheduling.kubernetes import plan_on_kubernetes
 
         planned = plan_on_kubernetes(spec, cat, detect_local(), cpu_only=cpu_only)
         remote = executors.create("kubernetes", namespace=namespace, node_labels=spec.labels)
-        return Placement(planned, lambda pr: local_executor(pr) if pr.image.executor == "host" else remote, None)
+        return Placement(planned, lambda pr: local_executor(pr) if pr.image.executor == "host" else remote, None,
+                         catalog=cat)
     inventory = resolve_hosts(hosts_file)
     hist = history(factory)
     planned = plan(spec, cat, inventory, detect_local(), cpu_only=cpu_only, history=hist)
+    quarantined: list[dict[str, str]] = []
     if executor == "docker":
-        inventory, planned = _quarantine(spec, cat, inventory, planned, cpu_only, hist, on_quarantine)
+        def seen(verdict: Any) -> None:  # kept for the triage of the batch's failures (host fault)
+            quarantined.append({"host": verdict.host, "reason": verdict.reason, "at": _now()})
+            if on_quarantine:
+                on_quarantine(verdict)
+
+        inventory, planned = _quarantine(spec, cat, inventory, planned, cpu_only, hist, seen)
     staged: dict = {}
     if executor == "host":
         if any(pr.image.executor != "host" for pr in planned):
@@ -89,7 +99,14 @@ def place_job(spec: Any, cat: Catalog, factory: sessionmaker[Session], *, cpu_on
 
             planned, staged = stage_planned(planned, check_policy(pull), RegistryClient(ca=ca), on_pull)
     return Placement(planned, local_executor, inventory, hist, staged,
-                     reap=any(pr.image.executor != "host" for pr in planned))
+                     reap=any(pr.image.executor != "host" for pr in planned), catalog=cat,
+                     quarantined=tuple(quarantined))
+
+
+def _now() -> str:
+    from datetime import datetime, timezone
+
+    return datetime.now(timezone.utc).replace(tzinfo=None).isoformat(timespec="seconds")
 
 
 def history(factory: Any) -> dict[tuple[str, str], float]:
@@ -146,7 +163,8 @@ def _execute_once(placed: Placement, spec: Any, factory: sessionmaker[Session], 
         from ..scheduling.dispatch import execute
 
         with naming_batch(batch):
-            return execute(placed.planned, spec, factory, placed.executor_for, reporter, batch=batch)
+            return _finished(placed, factory, execute(placed.planned, spec, factory, placed.executor_for, reporter,
+                                                      batch=batch))
     launch = launch_planned(placed.planned, placed.executor_for, reporter, placed.hosts, placed.history, spec.labels)
     with sweeping(placed.hosts, factory, batch):
         # The first wave starts before the store is opened: its containers run while SQLAlchemy
@@ -172,7 +190,41 @@ def _execute_once(placed: Placement, spec: Any, factory: sessionmaker[Session], 
                 if got is not None:  # the tag's (index) digest and the platform manifest's
                     queries.merge_run_meta(session, s.run_id, "image", got.meta())
             session.commit()
+    return _finished(placed, factory, summaries)
+
+
+def _finished(placed: Placement, factory: sessionmaker[Session], summaries: list[RunSummary]) -> list[RunSummary]:
+    """After a batch: its quarantines and, for a GPU host with failing checks, an L0 preflight
+    of that host now go to the runs' meta; then every failing check is triaged and stored."""
+    from ..store import queries
+    from . import triage
+
+    after = _preflight_after(placed, summaries)
+    with factory() as session:
+        for s in summaries:
+            if placed.quarantined:
+                queries.merge_run_meta(session, s.run_id, "quarantined", list(placed.quarantined))
+            if s.host in after:
+                queries.merge_run_meta(session, s.run_id, "preflight_after", after[s.host])
+        session.commit()
+    triage.record(factory, [s.run_id for s in summaries], placed.catalog)
     return summaries
+
+
+def _preflight_after(placed: Placement, summaries: list[RunSummary]) -> dict[str, dict[str, Any]]:
+    """L0 of each GPU host (of a hosts inventory) where a run had failing checks: a host whose
+    devices or engine failed is the likelier cause than the image (a host fault)."""
+    from .preflight import backends_of, level0
+
+    hosts = {h.name: h for h in placed.hosts or ()}
+    todo = {s.host: hosts[s.host] for s in summaries if s.failed and s.host in hosts
+            and backends_of(hosts[s.host]) != ("cpu",)}
+    out = {}
+    for name, host in sorted(todo.items()):
+        verdicts = [level0(host, b) for b in backends_of(host)]
+        bad = [v.reason for v in verdicts if not v.ok]
+        out[name] = {"ok": not bad, "reason": "; ".join(bad), "at": _now()}
+    return out
 
 
 @contextmanager
@@ -225,7 +277,11 @@ def resume(ref: str, cat: Catalog, factory: sessionmaker[Session], *, hosts_file
         batch = runs[0].batch if runs else ref
     reap(inventory, factory, batch)
     with sweeping(inventory, factory, batch):
-        return resume_batch(ref, factory, cat, inventory, local_executor, reporter, retries=retries)
+        batch, summaries = resume_batch(ref, factory, cat, inventory, local_executor, reporter, retries=retries)
+    from . import triage
+
+    triage.record(factory, [s.run_id for s in summaries], cat)
+    return batch, summaries
 
 
 @contextmanager

@@ -25,7 +25,7 @@ from ..matrix.tiers import Policy
 from ..regression import rule
 from ..render.diff import diff_html
 from ..render.site import pages
-from ..store import matrix_store, site_queries
+from ..store import matrix_store, site_queries, triage_queries
 from . import evidence, site_steps
 from .site_pages import Site, change_label, ordered, when
 from .site_views import ChangeV, RunV, changes, histories, load_runs, newest_per_env, slug
@@ -109,6 +109,9 @@ def build(session: Session, *, catalog: Sequence[CatalogImage] = (), local: froz
                          "run something first (valorch run --image host), or pass --db with the right database")
     pk_checks = site_queries.checks(session)
     runs = load_runs(run_rows, pk_checks, site_queries.results(session))
+    for rid, why in triage_queries.stored_all(session).items():  # each red result says why (run pages)
+        if rid in runs:
+            runs[rid].row["triage"] = why
     inventories = site_queries.inventories(session)
     versions = [(mv, matrix_store.load(session, mv.version)) for mv in matrix_store.versions(session)]
     # the matrices' evidence: each cell the newest final verdict of its check (services/evidence.py)

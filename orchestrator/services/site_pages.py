@@ -103,7 +103,8 @@ class Site:
                             "check_href": f"../checks/{slug(res.check)}.html", "suite": res.suite, "verdict": v,
                             "statuses": res.statuses, "duration": res.duration, "median": res.median, "n": res.n,
                             "cv": res.cv, "noisy": res.noisy, "message": res.message,
-                            "repro": [repro(run, res, local)] if v in BAD else []})
+                            "repro": [repro(run, res, local)] if v in BAD else [],
+                            "why": (row.get("triage") or {}).get(res.check)})
         meta = row["meta"] or {}
         digests = [("digest", row["digest"] or "unknown")]
         for key in ("index_digest", "platform_digest"):

@@ -263,6 +263,25 @@ class Attestation(Base):
     pushed: Mapped[str | None] = mapped_column(String(500))  # where --push put it (referrer or .att tag)
 
 
+class TriageRow(Base):
+    """Why a red check of a run is red (regression/triage.py), computed when the run finished
+    (migration 0007): one row per failing check, keyed by the result row of its last attempt;
+    a suite that never reported (its task ended in an infrastructure error, no result stored)
+    has one keyed by its task, subject "suite NAME"."""
+
+    __tablename__ = "triage"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    run_id: Mapped[str] = mapped_column(ForeignKey("run.id"), index=True)
+    result_id: Mapped[int | None] = mapped_column(ForeignKey("result.id"), unique=True)
+    task_id: Mapped[int | None] = mapped_column(ForeignKey("task.id"))
+    subject: Mapped[str] = mapped_column(String(200))  # the check id, or "suite NAME"
+    cls: Mapped[str] = mapped_column(String(20))  # regression | flaky | host fault | image drift | ...
+    reason: Mapped[str] = mapped_column(Text, default="")
+    # {"runs": [...], "hosts": [...], "digests": [...], "details": [...]}: what it compared
+    evidence: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    computed: Mapped[datetime] = mapped_column(DateTime)
+
+
 class Checked(TypeDecorator):
     """A stored column's type whose reading fails as "damaged store: TABLE.COLUMN holds …"
     (store/damaged.py, exit 3), not as the ValueError or JSONDecodeError of a value that does

@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 
 from ..spec import FAILING, Execution, HostSpec, ImageSpec, SuiteRef, Task
 from . import queries
-from .models import Host, Image, Result, Run, TaskRow
+from .models import Host, Image, Result, Run, TaskRow, TriageRow
 
 #: task states that need no more work; "error" (infrastructure) is finished for this
 #: batch but is re-queued by ``reopen`` when the batch is resumed.
@@ -165,6 +165,7 @@ def reopen(session: Session, runs: Sequence[Run], image_of, checks_of) -> list[P
                         cpu_only=run.cpu_only and image.backend != "cpu")
             todo.append(Pending(task, t.id, run.id, run.executor))
     if todo:
+        session.execute(delete(TriageRow).where(TriageRow.run_id.in_({p.run_id for p in todo})))  # decided again
         session.execute(delete(Result).where(Result.task_id.in_([p.task_id for p in todo])))
         for p in todo:
             row = session.get(TaskRow, p.task_id)

@@ -20,7 +20,7 @@ from typing import Iterable, Sequence
 from sqlalchemy import bindparam, delete, func, select, update
 from sqlalchemy.orm import Session
 
-from .models import Baseline, Image, InventoryRow, MatrixCell, MatrixVersion, Result, Run, TaskRow
+from .models import Baseline, Image, InventoryRow, MatrixCell, MatrixVersion, Result, Run, TaskRow, TriageRow
 
 ADHOC = "adhoc"  # the job name of `valorch run --image` runs
 SUMMARY = "samples_summary"  # the metrics key that keeps what pruned samples said
@@ -135,7 +135,7 @@ def apply(session: Session, p: Plan, now: datetime) -> dict[str, int]:
         session.execute(update(Run.__table__).where(Run.__table__.c.id.in_(chunk)).values(pruned=now))
     deleted = results = 0
     for chunk in _chunks([r.id for r in p.delete]):
-        for model in (Result, InventoryRow, TaskRow, Run):
+        for model in (TriageRow, Result, InventoryRow, TaskRow, Run):
             table = model.__table__
             gone = session.execute(delete(table).where((table.c.id if model is Run else table.c.run_id).in_(chunk)))
             if model is Result:

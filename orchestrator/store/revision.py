@@ -8,8 +8,8 @@ BASELINE = "0001"  # the schema that create_all made before migrations existed
 # The newest migration. Every command opens the database, and asking Alembic for its
 # head costs half a second of imports and file parsing; a unit test keeps this equal
 # to what Alembic says.
-HEAD = "0006"
-REVISIONS = ("0001", "0002", "0003", "0004", "0005", "0006")  # oldest first; a unit test keeps this equal to Alembic's history
+HEAD = "0007"
+REVISIONS = ("0001", "0002", "0003", "0004", "0005", "0006", "0007")  # oldest first; a unit test keeps this equal to Alembic's history
 
 # The tables and columns of HEAD, for the structural check of a store that is opened
 # (store/damaged.py: a dropped table or column is a damaged store, named before anything
@@ -29,4 +29,5 @@ SCHEMA = {
                "metrics", "samples", "device", "library"),
     "attestation": ("id", "run_id", "source", "subject", "digest", "predicate_type", "envelope", "keyid", "created",
                     "pushed"),
+    "triage": ("id", "run_id", "result_id", "task_id", "subject", "cls", "reason", "evidence", "computed"),
 }

@@ -110,6 +110,9 @@ def test_engine_stopped_mid_run_then_resumed_without_loss_or_duplicates(engine, 
     assert states == {"error": 2}, states  # both tasks: the one in flight, the one queued behind it
     assert rows(db, "SELECT COUNT(*) FROM result") == [(0,)]  # nothing stored half-way
     assert rows(db, "SELECT DISTINCT state FROM run") == [("error",)]
+    # every suite that never reported says why: infrastructure (issue 24 §2)
+    assert rows(db, "SELECT subject, cls FROM triage ORDER BY subject") == [("suite command", "infrastructure"),
+                                                                          ("suite selftest", "infrastructure")]
 
     engine.start()
     (batch,), = set(rows(db, "SELECT batch FROM run"))
@@ -122,4 +125,5 @@ def test_engine_stopped_mid_run_then_resumed_without_loss_or_duplicates(engine, 
                     "GROUP BY 1, 2 ORDER BY 1")
     assert got == [("command.first", "pass", 1), ("command.slow", "pass", 1), ("selftest.fail", "fail", 1),
                    ("selftest.pass", "pass", 1)]
+    assert rows(db, "SELECT subject, cls FROM triage") == [("selftest.fail", "new check")]  # decided again
     assert engine.docker("ps", "-aq", "--filter", "label=org.valorch").stdout.split() == []

@@ -41,6 +41,9 @@ def test_flaky_from_attempts_and_from_repeats():
 def test_image_drift():
     t = classify(case(expected_digest=A, expected_from="the catalog"))
     assert t.cls == "image drift" and t.digests == (A, B) and "the tag moved" in t.reason
+    # the check failed on the expected digest too: the drift explains nothing
+    t = classify(case(expected_digest=A, expected_from="the catalog", history=[seen("r-old", A, "fail", day=5)]))
+    assert t.cls == "never passed"
 
 
 def test_regression_needs_a_pass_on_the_previous_digest_and_a_fail_everywhere_now():

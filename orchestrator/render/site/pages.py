@@ -133,6 +133,8 @@ def result_rows(results: Iterable[dict[str, Any]]) -> Markup:
             flag = ' <span class="flag">noisy host</span>' if r["noisy"] else ""
             median = f"{fmt_seconds(r['median'])} <span class=\"muted small\">(n={r['n']}{cv})</span>{flag}"
         msg = str(escape(r["message"][:400])) if r["message"] else ""
+        if r.get("why"):  # its triage: (class, reason)
+            msg = f'<div class="why"><strong>{_esc(r["why"][0])}</strong>: {_esc(r["why"][1])}</div>' + msg
         out.append(f'<tr id="{_esc(r["anchor"])}" data-verdict="{_esc(r["verdict"])}"><td><a href="{_esc(r["check_href"])}">'
                    f'<code>{_esc(r["check"])}</code></a></td><td>{_esc(r["suite"])}</td><td>{_badge(r["verdict"])}</td>'
                    f'<td class="small">{_esc(" → ".join(r["statuses"]))}</td><td class="small">{r["duration"]:.2f} s</td>'
