@@ -138,7 +138,7 @@ def attempts_of(session: Session, run_ids: Sequence[str]) -> list[tuple]:
                     Result.attempt, Result.status, Result.message, Result.device, Result.library)
              .join(Check, Check.id == Result.check_pk).outerjoin(TaskRow, TaskRow.id == Result.task_id)
              .where(Result.run_id.in_(part)).order_by(Result.id))
-        out.extend(session.execute(q).tuples())
+        out.extend(session.execute(q))  # rows unpack as tuples
     return out
 
 

@@ -21,12 +21,12 @@ def report():
 
 def test_diff_md_and_json_say_why_a_red_change_is_red():
     r = report()
-    assert "why: regression: passed on the previous digest aaaa (run r1)" in diff_md(r, WHY)
+    assert "why: regression: passed on the previous digest aaaa (run r1)" in diff_md(r, why=WHY)
     assert "why:" not in diff_md(r)  # without triage, the report is as before
-    changes = {c["check"]: c for c in json.loads(diff_json(r, WHY))["changes"]}
+    changes = {c["check"]: c for c in json.loads(diff_json(r, why=WHY))["changes"]}
     assert changes["k.vfmath"]["triage"]["class"] == "regression"
     assert changes["k.vfmath"]["triage"]["digests"] == ["sha256:a", "sha256:b"]
-    assert "why: regression: passed on the previous digest" in diff_junit(r, WHY)
+    assert "why: regression: passed on the previous digest" in diff_junit(r, why=WHY)
     assert "why:" not in diff_junit(r)
 
 
