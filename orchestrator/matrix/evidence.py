@@ -117,6 +117,9 @@ class Attempt:
     library: str | None = None
 
 
+VERSION_ROWS = "env.version."  # checks that measure a version: the cell shows what was found
+
+
 def ran_on_cpu(device: str | None) -> bool:
     return bool(device) and str(device).strip().lower().startswith("cpu")
 
@@ -146,6 +149,7 @@ class EnvWalk:
         self._final: dict[str, _Chosen] = {}
         self._newer: dict[str, _Chosen] = {}  # the newest not-final evidence above the final one
         self._order: list[list[str]] = []  # per run read, newest first: its checks in storage order
+        self.values: dict[tuple[str, str], str] = {}  # (run id, check) → measured version (version rows)
 
     @property
     def pending(self) -> set[str]:
@@ -193,6 +197,10 @@ class EnvWalk:
             if not p.filtered and p.state == "done":
                 self.settled.add(p.suite)
 
+    def chosen_runs(self, prefix: str) -> set[str]:
+        """The runs whose attempts speak for the checks starting with ``prefix``."""
+        return {c.run.run_id for k, c in {**self._newer, **self._final}.items() if k.startswith(prefix)}
+
     def observations(self, column: str) -> list[Observation]:
         """The chosen attempts of every check, each stamped with its evidence date and flags.
         Checks keep the order of the oldest run read that has them (a complete run's order),
@@ -221,7 +229,7 @@ class EnvWalk:
                 out.append(Observation(column=column, check=a.check, feature=a.feature, kind=a.kind,
                                        library=a.library, status=a.status, attempt=a.attempt, run_id=a.run_id,
                                        message=message, when=when, device=a.device, flags=tuple(flags),
-                                       version=a.version))
+                                       version=a.version, value=self.values.get((a.run_id, a.check))))
         return out
 
 

@@ -35,6 +35,7 @@ class Observation:
     device: str | None = None  # where it ran: "cpu", "cuda:0 NVIDIA H100 …"
     flags: tuple[str, ...] = ()  # matrix.evidence: cpu-only, previous-digest, newer-inconclusive
     version: int | None = None
+    value: str | None = None  # what a version row measured ("2.13.0+cpu"): shown beside its verdict
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,7 @@ class Cell:
     message: str = ""
     when: datetime | None = None  # the oldest evidence behind the cell
     flags: tuple[str, ...] = ()
+    value: str | None = None  # a measured version, shown with the verdict
 
     @property
     def symbol(self) -> str:
@@ -52,7 +54,9 @@ class Cell:
 
     @property
     def text(self) -> str:
-        """Symbol plus the word where the symbol alone is ambiguous."""
+        """Symbol plus the word where the symbol alone is ambiguous; a measured version with it."""
+        if self.verdict == "pass" and self.value:
+            return f"{self.symbol} {self.value}"
         if self.verdict in ("pass", "skip", "missing"):
             return self.symbol
         return f"{self.symbol} {self.verdict.replace('-', ' ')}".strip()
@@ -123,7 +127,7 @@ def build(observations: Iterable[Observation], columns: Iterable[str] | None = N
             v = "cpu-only"  # a GPU image's check that ran on the CPU is never a GPU ✅
         whens = [o.when for o in obs if o.when is not None]
         cells[key] = Cell(v, tuple(o.status for o in obs), tuple(sorted({o.run_id for o in obs})), last.message,
-                          min(whens) if whens else None, flags)
+                          min(whens) if whens else None, flags, last.value)
     rows = {k: Row(r.key, r.feature, r.kind, _libraries(libs[k])) for k, r in rows.items()}
     return Matrix(tuple(rows.values()), tuple(cols), cells)
 
@@ -147,7 +151,8 @@ def combine(cells: Iterable[Cell]) -> Cell:
     verdicts = [c.verdict for c in said]
     message = next((c.message for c in said if c.verdict != "pass" and c.message), "")
     if all(v == "pass" for v in verdicts):
-        return Cell("pass", statuses, runs, "", when, flags)
+        values = {c.value for c in said}
+        return Cell("pass", statuses, runs, "", when, flags, values.pop() if len(values) == 1 else None)
     for bad in (*FAILING_OR_UNSUPPORTED, "partial", *INCONCLUSIVE, "cpu-only"):
         if bad in verdicts:
             return Cell(bad, statuses, runs, message, when, flags)

@@ -11,7 +11,7 @@ from typing import Sequence
 from sqlalchemy.orm import Session
 
 from ..matrix.document import Table, TCell, TRow
-from ..matrix.evidence import (CPU_ONLY_CLASS, Attempt, EnvWalk, RunFacts, SuitePlan, column_labels, feeds,
+from ..matrix.evidence import (CPU_ONLY_CLASS, VERSION_ROWS, Attempt, EnvWalk, RunFacts, SuitePlan, column_labels, feeds,
                                host_class, special)
 from ..matrix.layouts import RunInfo
 from ..matrix.model import Observation
@@ -103,7 +103,12 @@ def gather(session: Session, selectors: Sequence[str] = (), since: datetime | No
                 walk.feed(f, plans.get(f.run_id, ()), attempts.get(f.run_id, ()), run_state)
         read += len(ids)
         size = min(size * 2, LAST_ROUND)
-    return assemble({env: e.walk for env, e in state.items()}, read, used_special, left_out)
+    walks = {env: e.walk for env, e in state.items()}
+    runs = sorted({r for w in walks.values() for r in w.chosen_runs(VERSION_ROWS)})
+    values = matrix_store.found_values(session, runs, VERSION_ROWS) if runs else {}
+    for w in walks.values():
+        w.values = values
+    return assemble(walks, read, used_special, left_out)
 
 
 def assemble(walks: dict[tuple[str, str], EnvWalk], runs_read: int, special_used: bool,

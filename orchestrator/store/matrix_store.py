@@ -142,6 +142,20 @@ def attempts_of(session: Session, run_ids: Sequence[str]) -> list[tuple]:
     return out
 
 
+def found_values(session: Session, run_ids: Sequence[str], prefix: str) -> dict[tuple[str, str], str]:
+    """(run id, check id) → the value a check measured (its metrics' ``found``), for the checks
+    whose id starts with ``prefix`` (version rows: a few per run, never every result's metrics)."""
+    out: dict[tuple[str, str], str] = {}
+    for part in _chunks(run_ids):
+        q = (select(Result.run_id, Check.check_id, Result.metrics).join(Check, Check.id == Result.check_pk)
+             .where(Result.run_id.in_(part), Check.check_id.like(prefix.replace("_", "\\_") + "%", escape="\\")))
+        for run_id, check, metrics in session.execute(q):
+            found = (metrics or {}).get("found") if isinstance(metrics, dict) else None
+            if isinstance(found, (str, int, float)) and str(found).strip():
+                out[(run_id, check)] = str(found).strip()[:60]
+    return out
+
+
 def ended_of(session: Session, run_ids: Sequence[str]) -> list[datetime]:
     if not run_ids:
         return []
