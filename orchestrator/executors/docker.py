@@ -135,11 +135,15 @@ class DockerExecutor:
         self.host = host
         self._client = client
         self._flight = InFlight()
+        self._peers: list[DockerExecutor] = []  # the other nodes' executors of a multi-node task
 
     def cancel(self) -> None:
         """Stop this executor's container now (Ctrl-C, SIGTERM): it is killed and removed
-        from another thread; a container created after this is removed at once."""
+        from another thread; a container created after this is removed at once. A
+        multi-node task's containers on every node go too."""
         self._flight.cancel()
+        for peer in list(self._peers):
+            peer.cancel()
 
     @property
     def client(self) -> docker.DockerClient:
@@ -163,6 +167,12 @@ class DockerExecutor:
 
     def execute(self, task: Task, run_id: str, on_result: Callable[[Any], None] | None = None,
                 on_started: Callable[[], None] | None = None) -> Execution:
+        if task.nodes:  # a multi-node task: one container per node, each on its host's engine
+            from .docker_gang import execute_gang
+
+            self._peers = [DockerExecutor(h) for h in task.nodes[1:]]
+            return execute_gang(task, run_id, [self, *self._peers], on_result, on_started, _node_options,
+                                run_container)
         t0 = time.perf_counter()
         reference = runnable(task.image)  # a known digest runs as repo@sha256:…, never the tag
         digest, problem = self.image_digest(reference)
@@ -183,6 +193,12 @@ class DockerExecutor:
         killed = f"the container passed its deadline of {deadline:g}s and was killed" if ran.killed else None
         execution = conclude(transcript, task, exit_code=ran.exit_code, killed=killed, log=ran.stderr_tail)
         return execution.model_copy(update={"timings": timings, "image_digest": digest})
+
+
+def _node_options(executor: DockerExecutor, task: Task, run_id: str) -> dict[str, Any]:
+    """A node's container options, sized for its engine."""
+    limits = limits_for(task, *engine_totals(executor.client, executor.host.endpoint))
+    return container_options(task, run_id, limits)
 
 
 @dataclass(frozen=True)
