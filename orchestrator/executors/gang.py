@@ -130,6 +130,10 @@ def _merge_one(r: CheckResult, per: list[tuple[NodeRun, dict[str, CheckResult]]]
     seen = [(n, got.get(r.check)) for n, got in per]
     if all(x is not None and x.status == "pass" for _, x in seen):
         return r
+    # rank 0 passed and each multi-node check gathers every rank's verdict before it passes:
+    # a node that died after that only did not get to report it (its filler result is not news)
+    if r.status == "pass" and all(x is None or x.status == "pass" or n.fault for n, x in seen):
+        return r
     if faults:
         f = faults[0]
         status = "error" if f.fault == "died" else "timeout"

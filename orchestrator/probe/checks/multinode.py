@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime
 import json
 import os
+import tempfile
 import time
 from typing import Any, Dict, List, Tuple
 
@@ -57,20 +58,43 @@ def rendezvous() -> Dict[str, Any]:
 
 def group(ctx: Any) -> Tuple[Any, Dict[str, Any]]:
     """(torch.distributed, the rendezvous) with this worker's process group joined (once)."""
+    if _GROUP.get("failed"):  # one wait for the peers per worker, not one per check
+        raise Fail("the process group could not be formed: %s" % _GROUP["failed"])
     if _GROUP:
         return _GROUP["dist"], _GROUP["rv"]
     rv = rendezvous()
+    # A rank joins once: a worker that starts after another one of this probe joined (or died
+    # trying: killed at its deadline, crashed mid-collective) cannot rejoin its peers.
+    marker = os.path.join(tempfile.gettempdir(), "valorch-multinode-%d-%d" % (rv["port"], rv["rank"]))
+    if os.path.exists(marker):
+        _GROUP["failed"] = "an earlier worker of this rank already joined the group and ended (%s)" % _read(marker)
+        raise Fail("the process group is gone: %s" % _GROUP["failed"])
+    with open(marker, "w") as fh:
+        fh.write("joining at %s:%d" % (rv["addr"], rv["port"]))
     torch = ctx.torch
     gpu = ctx.device == "cuda"
     backend = "nccl" if gpu else "gloo"
     dist = _dist.available(torch, backend)
     if gpu:
         torch.cuda.set_device(rv["local_rank"] % max(1, torch.cuda.device_count()))
-    dist.init_process_group(backend, init_method="tcp://%s:%d" % (rv["addr"], rv["port"]), rank=rv["rank"],
-                            world_size=rv["world"], timeout=datetime.timedelta(seconds=rv["timeout"]))
+    try:
+        dist.init_process_group(backend, init_method="tcp://%s:%d" % (rv["addr"], rv["port"]), rank=rv["rank"],
+                                world_size=rv["world"], timeout=datetime.timedelta(seconds=rv["timeout"]))
+    except Exception as exc:  # a peer that never came (dead, frozen, unreachable) within the timeout
+        _GROUP["failed"] = "rank %d of %d at %s:%d: %s: %s" % (rv["rank"], rv["world"], rv["addr"], rv["port"],
+                                                               type(exc).__name__, str(exc)[:300])
+        raise Fail("the process group could not be formed: %s" % _GROUP["failed"])
     rv["backend"], rv["device"] = backend, ("cuda" if gpu else "cpu")
     _GROUP.update(dist=dist, rv=rv)
     return dist, rv
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path) as fh:
+            return fh.read(200)
+    except OSError:
+        return "?"
 
 
 def _tensor(torch: Any, rank: int, n: int, device: str) -> Any:
