@@ -201,7 +201,7 @@ class HostSpec(Frozen):
         if self.address:
             return self.address
         rest = self.endpoint.split("://", 1)[-1]
-        if self.endpoint.startswith(("tcp://", "ssh://", "http://", "https://")):
+        if not self.endpoint.startswith(("unix://", "npipe://")):  # tcp://, ssh://, slurm://NODE
             hostport = rest.split("/", 1)[0].rsplit("@", 1)[-1]
             if hostport.startswith("["):
                 return hostport[1:hostport.find("]")]

@@ -74,7 +74,8 @@ def task_key(task: Task) -> str:
 
 
 def plan(job: JobSpec, catalog: Catalog, hosts: tuple[HostSpec, ...], local: HostSpec,
-         cpu_only: bool = False, history: dict[tuple[str, str], float] | None = None) -> tuple[PlannedRun, ...]:
+         cpu_only: bool = False, history: dict[tuple[str, str], float] | None = None,
+         distinct: bool = True) -> tuple[PlannedRun, ...]:
     """Every (image, suite) of the job placed on a matching host; raises NoMatchingHostError
     (exit 3) before anything runs when an image has nowhere to go."""
     tasks: list[Task] = []
@@ -92,7 +93,7 @@ def plan(job: JobSpec, catalog: Catalog, hosts: tuple[HostSpec, ...], local: Hos
     placed = {task_key(t): (t.host,) for t in tasks if t.image.executor == "host"}
     needs = [Need(task_key(t), task_requirement(t, job.labels), expected_duration(t, history),
                   label=t.image.alias, nodes=nodes[task_key(t)]) for t in tasks if t.image.executor != "host"]
-    if any(n.nodes > 1 for n in needs):
+    if distinct and any(n.nodes > 1 for n in needs):  # a cluster scheduler's nodes are distinct by name
         distinct_addresses(hosts)
     by_name = {h.name: h for h in hosts}
     gpus: dict[str, tuple] = {}
