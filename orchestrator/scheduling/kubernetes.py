@@ -33,5 +33,5 @@ def _gang(task: Task) -> Task:
     n = task_nodes(task.suite, task.checks)
     if n <= 1:
         return task
-    nodes = tuple(task.host.model_copy(update={"name": f"{task.host.name}-pod{i}", "gpus": ()}) for i in range(n))
+    nodes = tuple(task.host.model_copy(update={"name": f"{task.host.name}-pod{i}"}) for i in range(n))
     return task.model_copy(update={"nodes": nodes})
