@@ -111,6 +111,7 @@ def merge(task: Task, nodes: list[NodeRun]) -> Execution:
             merged.append(r)  # an earlier attempt, as rank 0 saw it
             continue
         merged.append(_merge_one(r, per, faults))
+    merged = [with_node_count(r, len(nodes)) for r in merged]
     meta = dict(first.meta)
     meta["nodes"] = [{"rank": n.rank, "host": n.host.name, "address": n.host.net_address, "gpus": list(n.gpus),
                       "digest": n.digest, "exit_code": n.execution.exit_code, "fault": n.fault, "why": n.why[:300]}
@@ -124,6 +125,21 @@ def merge(task: Task, nodes: list[NodeRun]) -> Execution:
     return Execution(results=tuple(merged), meta=meta, timings=timings, image_digest=nodes[0].digest
                      or first.image_digest, exit_code=max((n.execution.exit_code or 0 for n in nodes), default=0),
                      infra_error=infra)
+
+
+def node_row(check: str, nodes: int) -> str:
+    """The id a check's result is stored under for a run on ``nodes`` nodes: its own matrix
+    row per node count (``multinode.all_reduce[2-nodes]``), so that a 2-node and an 8-node
+    figure are never compared as one."""
+    return f"{check}[{nodes}-nodes]"
+
+
+def with_node_count(r: CheckResult, nodes: int) -> CheckResult:
+    feature = r.feature.replace("across nodes", f"across {nodes} nodes")
+    if feature == r.feature:
+        feature = f"{r.feature} ({nodes} nodes)".strip()
+    return r.model_copy(update={"check": node_row(r.check, nodes), "feature": feature,
+                                "metrics": {**r.metrics, "nodes": nodes}})
 
 
 def _merge_one(r: CheckResult, per: list[tuple[NodeRun, dict[str, CheckResult]]], faults: list[NodeRun]) -> CheckResult:

@@ -100,7 +100,8 @@ def test_two_engines_run_a_gloo_task_with_exact_values_and_busbw(cli, setup, tmp
     res = cli("run", "--job", str(job(tmp_path)), "--hosts", str(setup), "--json", "--no-gate")
     assert res.returncode == 0, res.stderr[-3000:]
     (run,) = json.loads(res.stdout)
-    by = {r["check"]: r for r in run["results"]}
+    by = {r["check"].removesuffix("[2-nodes]"): r for r in run["results"]}
+    assert all(r["check"].endswith("[2-nodes]") for r in run["results"])  # a row per node count
     for c in ("multinode.all_reduce", "multinode.all_gather", "multinode.broadcast", "multinode.consistency"):
         assert by[c]["status"] == "pass", by[c]
     assert "across 2 ranks on 2 nodes (gloo): exact on every rank" in by["multinode.all_reduce"]["message"]

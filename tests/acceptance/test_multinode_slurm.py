@@ -57,7 +57,8 @@ def test_two_slurm_nodes_run_gloo_collectives_exactly_with_busbw(slurm, tmp_path
     res = subprocess.run(run_args(tmp_path, db), capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
     assert res.returncode == 0, res.stderr[-3000:]
     (run,) = json.loads(res.stdout)
-    by = {r["check"]: r for r in run["results"]}
+    by = {r["check"].removesuffix("[2-nodes]"): r for r in run["results"]}
+    assert all(r["check"].endswith("[2-nodes]") for r in run["results"])  # a row per node count
     assert {r["status"] for r in run["results"]} == {"pass"}, by
     assert "across 2 ranks on 2 nodes (gloo): exact on every rank" in by["multinode.all_reduce"]["message"]
     assert len(by["multinode.busbw.all_reduce"]["samples"]) == 5

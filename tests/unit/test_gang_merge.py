@@ -14,7 +14,7 @@ TASK = Task(image=ImageSpec(alias="img", reference="img:1", backend="cpu"), suit
 
 
 def ex(*statuses, msg="ok"):
-    return Execution(results=tuple(CheckResult(check=i.id, status=s, message=msg) for i, s in zip(INFOS, statuses)),
+    return Execution(results=tuple(CheckResult(check=i.id, status=s, message=msg, feature=f"{i.feature} across nodes") for i, s in zip(INFOS, statuses)),
                      exit_code=0)
 
 
@@ -22,6 +22,8 @@ def test_all_pass_is_rank_zeros_results_and_every_node_in_the_meta():
     out = merge(TASK, [NodeRun(1, B, ex("pass", "pass"), digest="sha256:b"), NodeRun(0, A, ex("pass", "pass"),
                                                                                       digest="sha256:a")])
     assert [r.status for r in out.results] == ["pass", "pass"]
+    assert [r.check for r in out.results] == ["multinode.all_reduce[2-nodes]", "multinode.broadcast[2-nodes]"]
+    assert out.results[0].feature == "all_reduce across 2 nodes" and out.results[0].metrics["nodes"] == 2
     assert [(n["rank"], n["host"], n["address"], n["digest"]) for n in out.meta["nodes"]] == [
         (0, "a", "10.0.0.1", "sha256:a"), (1, "b", "10.0.0.2", "sha256:b")]
     assert out.image_digest == "sha256:a"
