@@ -2,7 +2,8 @@
 slurmd instances, real sbatch and srun), through the real CLI: one job with --nodes=2
 --ntasks-per-node=1, srun starting the container on each node, the rendezvous from
 SLURM_JOB_NODELIST; exact values and busbw stored. Then one node's container is killed on
-purpose: the task ends, naming that node, with no container and no Slurm job left."""
+purpose, or frozen (docker pause): the task ends, naming that node, with no container and no
+Slurm job left."""
 
 import json
 import os
@@ -36,8 +37,8 @@ def job(tmp_path, deadline=60):
     return path
 
 
-def run_args(tmp_path, db):
-    return [VALORCH, "run", "--job", str(job(tmp_path)), "--executor", "slurm", "--slurm-spool", str(tmp_path / "spool"),
+def run_args(tmp_path, db, deadline=60):
+    return [VALORCH, "run", "--job", str(job(tmp_path, deadline)), "--executor", "slurm", "--slurm-spool", str(tmp_path / "spool"),
             "--json", "--no-gate", "--db", str(db)]
 
 
@@ -68,16 +69,16 @@ def test_two_slurm_nodes_run_gloo_collectives_exactly_with_busbw(slurm, tmp_path
     probe = json.loads(probe)
     assert sorted(n["host"] for n in probe["nodes"]) == ["valorch-cuda0", "valorch-rocm0"]
     assert probe["slurm"]["state"] == "COMPLETED" and probe["slurm"]["rendezvous"].startswith("127.0.0.1:")
-    spool = next((tmp_path / "spool").iterdir())
-    script = next(spool.glob("*.sbatch")).read_text()
+    script = next((tmp_path / "spool").rglob("*.sbatch")).read_text()
     assert "scontrol show hostnames \"$SLURM_JOB_NODELIST\"" in script and "srun --nodes=2 --ntasks-per-node=1" in script
     assert our_containers(run["run"]) == []
 
 
-def test_a_killed_node_container_ends_the_job_naming_the_node(slurm, tmp_path):
+@pytest.mark.parametrize("fault,status,what", [("kill", "error", "died"), ("pause", "timeout", "hung")])
+def test_a_killed_or_frozen_node_ends_the_job_naming_the_node(slurm, tmp_path, fault, status, what):
     db = tmp_path / "v.sqlite"
     env = {k: v for k, v in os.environ.items() if k != "VALORCH_DB"}
-    proc = subprocess.Popen(run_args(tmp_path, db), cwd=ROOT, env=env, stdout=subprocess.PIPE,
+    proc = subprocess.Popen(run_args(tmp_path, db, deadline=20), cwd=ROOT, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     victim = None
     try:
@@ -92,7 +93,7 @@ def test_a_killed_node_container_ends_the_job_naming_the_node(slurm, tmp_path):
                 break
             assert proc.poll() is None, proc.communicate()[1][-3000:]
             time.sleep(0.1)
-        subprocess.run(["docker", "kill", victim[0]], check=True, capture_output=True)
+        subprocess.run(["docker", fault, victim[0]], check=True, capture_output=True)
         out, err = proc.communicate(timeout=240)
     finally:
         if proc.poll() is None:
@@ -101,6 +102,6 @@ def test_a_killed_node_container_ends_the_job_naming_the_node(slurm, tmp_path):
     (run,) = json.loads(out)
     assert len(run["results"]) == 7
     for r in run["results"]:
-        assert r["status"] == "error" and f"node {victim[1]} (rank 1) died" in r["message"], r
+        assert r["status"] == status and f"node {victim[1]} (rank 1) {what}" in r["message"], r
     assert our_containers(run["run"]) == []
     assert not any("valorch-" in line for line in queue())  # no Slurm job left

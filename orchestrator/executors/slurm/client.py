@@ -173,7 +173,7 @@ echo "valorch: rendezvous $VALORCH_MASTER_ADDR:$VALORCH_MASTER_PORT nodes=$SLURM
 
 
 def batch_script(command_argv: Sequence[str], env: Mapping[str, str] | None = None,
-                 stdout_path: str | None = None, prelude: str = "") -> str:
+                 stdout_path: str | None = None, prelude: str = "", after: Sequence[str] = ()) -> str:
     """A bash batch script running ``command_argv`` with its stdout in
     ``stdout_path`` (default ``valorch-<jobid>.stdout`` in the job's directory).
 
@@ -202,11 +202,12 @@ def batch_script(command_argv: Sequence[str], env: Mapping[str, str] | None = No
     out = shlex.quote(stdout_path) if stdout_path else '"valorch-${SLURM_JOB_ID}.stdout"'
     if prelude:  # constant text (GANG_PRELUDE), never anything of a task
         lines.append(prelude.strip("\n"))
-    lines += [
-        'echo "valorch: job ${SLURM_JOB_ID:-?} on ${SLURMD_NODENAME:-?} gpus=${VALORCH_GPUS:-none}" >&2',
-        f"exec {shlex.join(command_argv)} >{out}",
-        "",
-    ]
+    lines.append('echo "valorch: job ${SLURM_JOB_ID:-?} on ${SLURMD_NODENAME:-?} gpus=${VALORCH_GPUS:-none}" >&2')
+    if after:  # a command that must run once the main one has ended, still inside the allocation
+        lines += [f"{shlex.join(command_argv)} >{out}", "rc=$?", f"{shlex.join(after)} >/dev/null 2>&1 || true",
+                  'exit "$rc"', ""]
+    else:
+        lines += [f"exec {shlex.join(command_argv)} >{out}", ""]
     return "\n".join(lines)
 
 
@@ -258,7 +259,7 @@ class SlurmCluster:
 
     def submit(self, task_name: str, requirement: SlurmRequirement, command_argv: Sequence[str],
                workdir: str | Path, deadline_s: float, env: Mapping[str, str] | None = None,
-               stdout_path: str | None = None, check_features: bool = True) -> str:
+               stdout_path: str | None = None, check_features: bool = True, after: Sequence[str] = ()) -> str:
         """Write the batch script into ``workdir`` (which the nodes must see) and
         submit it; returns the job id. Raises :class:`SlurmUnmatched` when no node
         can ever run it."""
@@ -266,7 +267,8 @@ class SlurmCluster:
         available = self.features() if check_features else None
         fd, script = tempfile.mkstemp(prefix=job_name(task_name) + "-", suffix=".sbatch", dir=workdir)
         with os.fdopen(fd, "w") as fh:
-            fh.write(batch_script(command_argv, env, stdout_path, GANG_PRELUDE if requirement.nodes > 1 else ""))
+            fh.write(batch_script(command_argv, env, stdout_path, GANG_PRELUDE if requirement.nodes > 1 else "",
+                                  after))
         argv = sbatch_argv(task_name, requirement, deadline_s, workdir, script, self.partition,
                            available_features=available)
         try:

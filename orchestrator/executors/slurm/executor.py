@@ -144,6 +144,20 @@ def step_argv(task: Task, run_id: str, probe_tar: str | Path) -> list[str]:
             f"--export=ALL,VALORCH_COLLECTIVE_TIMEOUT={collective_timeout(task):g}", *step]
 
 
+# Runs on every node of a multi-node job once its step has ended, inside the allocation: a
+# rank that srun killed (SIGKILL: no EXIT trap ran) leaves no container. Constant text.
+SWEEP = r"""ids=$(docker ps -aq --filter "label=$1"); [ -z "$ids" ] || docker rm -f $ids >/dev/null"""
+
+
+def sweep_argv(task: Task, run_id: str) -> list[str]:
+    """The batch script's last step for a multi-node task (none for one node): remove the
+    run's containers on every node."""
+    if not task.nodes:
+        return []
+    return ["srun", f"--nodes={task.node_count}", "--ntasks-per-node=1", "bash", "-c", SWEEP, "valorch-sweep",
+            f"org.valorch.run={run_id}"]
+
+
 def write_probe(spool: Path) -> Path:
     """The probe archive in the spool (content-addressed, written once, atomically)."""
     data = probe_archive()
@@ -194,7 +208,7 @@ class SlurmExecutor:
         try:
             probe = write_probe(self.spool)
             job = self.cluster.submit(name, requirement(task, self.labels, self.gpu_type),
-                                      step_argv(task, run_id, probe), workdir, limit)
+                                      step_argv(task, run_id, probe), workdir, limit, after=sweep_argv(task, run_id))
         except SlurmUnmatched as exc:
             return _infra(task, f"unmatched on Slurm: {exc}", timings, {})
         except (SlurmError, OSError) as exc:

@@ -52,23 +52,29 @@ def follow_gang(executor: Any, task: Task, job: str, workdir: Path, limit: float
     infos = [parse_job_log(text) for text in logs]
     timed_out = state in ("TIMEOUT", "DEADLINE")
     hung = gang.hung_nodes([(r, len(transcripts[r].results)) for r in range(n)]) if timed_out else set()
+    # ranks srun ended: --kill-on-bad-exit after another failed, or --wait after another ended
+    stopped = {int(m) for m in re.findall(r"task (\d+): Killed", job_log)} | {
+        r for r in range(n) if "valorch-step: signal" in logs[r]}
+    codes = [int(i["exit"]) if str(i.get("exit", "")).lstrip("-").isdigit() else None for i in infos]
+    died = {r for r in range(n) if r not in stopped and codes[r] not in (0, None)} | {
+        r for r in range(n) if r not in stopped and codes[r] is None and not timed_out}
+    if not died and not hung and stopped:  # nobody failed, yet srun had to stop these: they hung
+        hung = stopped
     runs = []
     for r in range(n):
         info, log = infos[r], logs[r]
         node = _node_name(log) or (task.nodes[r].name if r < len(task.nodes) else f"rank{r}")
         host = next((h for h in task.nodes if h.name == node), HostSpec(name=node, endpoint=f"slurm://{node}"))
-        exit_code = int(info["exit"]) if str(info.get("exit", "")).lstrip("-").isdigit() else None
-        signalled = "valorch-step: signal" in log
         killed = f"Slurm job {job} passed its time limit ({limit:g}s) and was killed" if timed_out else (
-            "stopped by srun: another rank had ended" if signalled else None)
-        execution = conclude(transcripts[r], task, exit_code=exit_code, killed=killed, log=log[-8000:])
+            "stopped by srun" if r in stopped else None)
+        execution = conclude(transcripts[r], task, exit_code=codes[r], killed=killed, log=log[-8000:])
         fault, why = None, ""
-        if r in hung:
-            fault, why = "hung", f"behind the other ranks when job {job} passed its time limit"
-        elif not signalled and exit_code not in (0, None):
-            fault, why = "died", f"its container exited with code {exit_code} (Slurm job {job})"
-        elif exit_code is None and not signalled and not timed_out:
-            fault, why = "died", f"its step ended before the container reported an exit ({info.get('failed') or state})"
+        if r in died:
+            fault, why = "died", (f"its container exited with code {codes[r]} (Slurm job {job})" if codes[r] is not None
+                                  else f"its step ended before the container did ({info.get('failed') or state})")
+        elif r in hung:
+            fault, why = "hung", (f"behind the other ranks when job {job} passed its time limit" if timed_out else
+                                  f"still running {gang.GRACE_S:g}s after another rank had ended (srun --wait)")
         runs.append(gang.NodeRun(r, host, execution, fault, why, _digest(info.get("image")),
                                  tuple(int(g) for g in str(info.get("gpus") or "").split(",") if g.isdigit())))
     if not any(run.fault for run in runs) and state not in ("COMPLETED",) and not timed_out:
