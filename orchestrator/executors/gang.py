@@ -16,7 +16,6 @@ import errno
 import random
 import socket
 from dataclasses import dataclass
-from typing import Any
 
 from ..errors import InfrastructureError
 from ..spec import CheckResult, Execution, HostSpec, Task
@@ -24,7 +23,7 @@ from ..spec import CheckResult, Execution, HostSpec, Task
 PORTS = (29500, 29999)  # the rendezvous port range (torchrun's default port is the first)
 #: seconds a node may still run once another node ended with a fault, or all others ended
 GRACE_S = 15.0
-#: a collective that waits longer than this (seconds, below the per-check deadline) raises in the probe
+#: the worst status first: what a check's merged status is when nodes disagree
 SEVERITY = ("crash", "timeout", "fail", "error", "partial", "unsupported", "skip", "xfail", "pass")
 
 
@@ -184,5 +183,3 @@ def node_gpus(task: Task, rank: int) -> tuple[int, ...]:
         return tuple(g.index for g in task.node_gpus[rank])
     return ()
 
-
-__all__ = ["NodeRun", "merge", "rank_env", "choose_port", "port_free", "hung_nodes", "Any"]
