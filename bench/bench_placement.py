@@ -54,5 +54,38 @@ def main() -> None:
           f"| {p.makespan:.0f} s | {lb:.0f} s | {p.makespan / lb:.3f}× (goal ≤ 1.2×) |")
 
 
+def gang_needs(n: int, rng: random.Random, share: float = 0.1) -> list[Need]:
+    """``needs`` with a share of gang tasks: 2-8 nodes each, CPU or 1-2 GPUs per node."""
+    out = needs(n, rng)
+    gang_reqs = [Requirement("cpu", (), 0), Requirement("rocm", ("gfx942",), 1), Requirement("cuda", (), 1),
+                 Requirement("rocm", (), 2)]
+    for i in rng.sample(range(n), int(n * share)):
+        out[i] = Need(out[i].key, rng.choice(gang_reqs), out[i].duration, nodes=rng.choice([2, 3, 4, 6, 8]))
+    return out
+
+
+def gangs() -> None:
+    """Gang tasks among single-node ones: makespan against the lower bound, and when each
+    class starts (mean and last start over the makespan): neither waits for the other to end."""
+    rng = random.Random(25)
+    hs, ns = hosts(200, rng), gang_needs(10_000, rng)
+    t = time.perf_counter()
+    p = place(ns, hs)
+    elapsed = time.perf_counter() - t
+    lb = lower_bound(ns, hs)
+    nodes = {n.key: n.nodes for n in ns}
+    print()
+    print("| tasks | gang tasks (2-8 nodes) | placement time | makespan | lower bound | ratio "
+          "| single: mean / last start | gang: mean / last start |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    stats = {}
+    for cls, keep in (("single", lambda k: nodes[k] == 1), ("gang", lambda k: nodes[k] > 1)):
+        starts = [a.start / p.makespan for a in p.assignments if keep(a.key)]
+        stats[cls] = f"{sum(starts) / len(starts):.2f} / {max(starts):.2f}"
+    print(f"| {len(ns)} | {sum(1 for v in nodes.values() if v > 1)} | {elapsed:.3f} s | {p.makespan:.0f} s "
+          f"| {lb:.0f} s | {p.makespan / lb:.3f}× | {stats['single']} | {stats['gang']} |")
+
+
 if __name__ == "__main__":
     main()
+    gangs()

@@ -188,13 +188,32 @@ class HostSpec(Frozen):
     # per probe container on this host (executors/limits.py gives the defaults); not part of the fingerprint
     container_memory: str | None = Field(default=None, pattern=MEMORY_SIZE)
     container_cpus: float | None = Field(default=None, gt=0, le=4096)
+    # the host's address on the network the nodes of a multi-node task talk over (the
+    # rendezvous address when it is node 0); default: the engine endpoint's host, or
+    # 127.0.0.1 for a local socket. Not part of the fingerprint.
+    address: str | None = Field(default=None, max_length=255, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:\-]*$")
+
+    @property
+    def net_address(self) -> str:
+        """Where the host's containers are reached by other nodes: ``address``, else the
+        engine endpoint's host (``tcp://10.0.0.5:2376``, ``ssh://user@node1``), else
+        127.0.0.1 (a local engine socket)."""
+        if self.address:
+            return self.address
+        rest = self.endpoint.split("://", 1)[-1]
+        if not self.endpoint.startswith(("unix://", "npipe://")):  # tcp://, ssh://, slurm://NODE
+            hostport = rest.split("/", 1)[0].rsplit("@", 1)[-1]
+            if hostport.startswith("["):
+                return hostport[1:hostport.find("]")]
+            return hostport.rsplit(":", 1)[0] if hostport.count(":") == 1 else hostport
+        return "127.0.0.1"
 
     def gpus_of(self, vendor: str) -> tuple[GPU, ...]:
         return tuple(g for g in self.gpus if g.vendor == vendor)
 
     @property
     def fingerprint(self) -> str:
-        blob = json.dumps(self.model_dump(mode="json", exclude={"container_memory", "container_cpus"}), sort_keys=True)
+        blob = json.dumps(self.model_dump(mode="json", exclude={"container_memory", "container_cpus", "address"}), sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
@@ -298,6 +317,9 @@ class SuiteRef(Frozen):
     # suite "profiler" only, opt-in: its GPU containers get CAP_SYS_ADMIN (ncu's performance
     # counters where the driver keeps them to admin users: executors/container.PROFILING_CAPS)
     profiling_caps: bool = False
+    # a task spanning several nodes: gang-placed on that many hosts, one probe per node
+    nodes: int = Field(default=1, ge=1, le=1024, description="nodes the task spans (gang-placed)")
+    gpus_per_node: int | None = Field(default=None, ge=1, le=64, description="GPUs the task takes on each node")
 
     @model_validator(mode="after")
     def _declared(self) -> "SuiteRef":
@@ -348,11 +370,13 @@ class JobSpec(Frozen):
     def spec_hash(self) -> str:
         dump = self.model_dump(mode="json")
         for suite in dump["suites"]:  # limits added later: unset, they leave the hash as it was
-            for key in ("memory", "cpus"):
+            for key in ("memory", "cpus", "gpus_per_node"):
                 if suite.get(key) is None:
                     suite.pop(key, None)
             if not suite.get("profiling_caps"):  # added later too
                 suite.pop("profiling_caps", None)
+            if suite.get("nodes") == 1:
+                suite.pop("nodes", None)
         blob = json.dumps(dump, sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
@@ -370,6 +394,7 @@ class CheckInfo(Frozen):
     unit: str | None = None
     bigger_is_better: bool = False
     needs: tuple[str, ...] = ()
+    nodes: int = Field(default=1, ge=1)  # the fewest nodes the check runs on (multi-node checks: 2)
 
 
 class CheckResult(Frozen):
@@ -425,6 +450,14 @@ class Task(Frozen):
     checks: tuple[CheckInfo, ...]
     cpu_only: bool = False
     gpus: tuple[GPU, ...] | None = None  # the GPUs this task is pinned to (None: all of the backend's)
+    # a multi-node task: every node's host in node-rank order (``host`` is node 0) and the
+    # GPUs it holds on each; empty for a task on one host
+    nodes: tuple[HostSpec, ...] = ()
+    node_gpus: tuple[tuple[GPU, ...], ...] = ()
+
+    @property
+    def node_count(self) -> int:
+        return max(1, len(self.nodes))
 
 
 class Execution(Frozen):

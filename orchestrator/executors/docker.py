@@ -135,11 +135,15 @@ class DockerExecutor:
         self.host = host
         self._client = client
         self._flight = InFlight()
+        self._peers: list[DockerExecutor] = []  # the other nodes' executors of a multi-node task
 
     def cancel(self) -> None:
         """Stop this executor's container now (Ctrl-C, SIGTERM): it is killed and removed
-        from another thread; a container created after this is removed at once."""
+        from another thread; a container created after this is removed at once. A
+        multi-node task's containers on every node go too."""
         self._flight.cancel()
+        for peer in list(self._peers):
+            peer.cancel()
 
     @property
     def client(self) -> docker.DockerClient:
@@ -163,6 +167,12 @@ class DockerExecutor:
 
     def execute(self, task: Task, run_id: str, on_result: Callable[[Any], None] | None = None,
                 on_started: Callable[[], None] | None = None, rerun: bool = True) -> Execution:
+        if task.nodes:  # a multi-node task: one container per node, each on its host's engine
+            from .docker_gang import execute_gang
+
+            self._peers = [DockerExecutor(h) for h in task.nodes[1:]]
+            return execute_gang(task, run_id, [self, *self._peers], on_result, on_started, _node_options,
+                                run_container)
         t0 = time.perf_counter()
         reference = runnable(task.image)  # a known digest runs as repo@sha256:…, never the tag
         digest, problem = self.image_digest(reference)
@@ -188,6 +198,12 @@ class DockerExecutor:
         if again:  # the probe died under one check: the checks after it run once more, in a fresh container
             execution = with_rerun(execution, self.execute(rerun_task(task, again), run_id, on_result, rerun=False))
         return execution
+
+
+def _node_options(executor: DockerExecutor, task: Task, run_id: str) -> dict[str, Any]:
+    """A node's container options, sized for its engine."""
+    limits = limits_for(task, *engine_totals(executor.client, executor.host.endpoint))
+    return container_options(task, run_id, limits)
 
 
 @dataclass(frozen=True)

@@ -217,6 +217,8 @@ class KubernetesExecutor:
         client = self._client()
         core, batch = client.CoreV1Api(self._api), client.BatchV1Api(self._api)
         name = object_name(task.image.alias, task.suite.name, run_id)
+        if task.nodes:
+            return self._execute_gang(core, batch, task, run_id, name, on_result, on_started)
         t0 = time.perf_counter()
         transcript = Transcript(on_result=on_result)
         created = False
@@ -250,6 +252,55 @@ class KubernetesExecutor:
                              kubernetes={"job": name, "namespace": self.namespace, "pod": pod})
         return execution.model_copy(update={"timings": {"total_s": time.perf_counter() - t0},
                                             "exit_code": exit_code})
+
+    def _execute_gang(self, core: Any, batch: Any, task: Task, run_id: str, name: str,
+                      on_result: Callable[[Any], None] | None, on_started: Callable[[], None] | None) -> Execution:
+        """A multi-node task: the ConfigMap, a headless Service and an Indexed Job of N pods
+        (``kubernetes_gang``), every pod's log followed, the ranks merged, all deleted."""
+        from kubernetes.client.exceptions import ApiException
+
+        from . import kubernetes_gang as kg
+
+        t0 = time.perf_counter()
+        made: list[str] = []
+        try:
+            core.create_namespaced_config_map(self.namespace, to_model(
+                self._api, configmap_manifest(name, self.namespace, task, run_id), "V1ConfigMap"))
+            made.append("configmap")
+            core.create_namespaced_service(self.namespace, to_model(
+                self._api, kg.service_manifest(name, self.namespace, labels(task, run_id)), "V1Service"))
+            made.append("service")
+            job = job_manifest(task, run_id, name, self.namespace, name, self.node_labels,
+                               gpus=task.suite.gpus_per_node or 1)
+            batch.create_namespaced_job(self.namespace, to_model(self._api, kg.gang_job(job, task, name, self.namespace),
+                                                                 "V1Job"))
+            made.append("job")
+            if on_started is not None:
+                on_started()
+            runs = kg.follow(core, self.namespace, name, task, on_result, lambda j: self._wait_for_pod(core, j),
+                             self.poll, overall_timeout(task) + self.schedule_timeout)
+        except KeyboardInterrupt:
+            self._delete_gang(core, batch, name, made)
+            raise
+        except NoMatchingHostError as exc:
+            self._delete_gang(core, batch, name, made)
+            return _infra(task, f"unmatched on Kubernetes: {exc.message}")
+        except (ApiException, InfrastructureError) as exc:
+            self._delete_gang(core, batch, name, made)
+            return _infra(task, f"Kubernetes: {str(exc)[:500]}")
+        self._delete_gang(core, batch, name, made)
+        execution = kg.merged(task, runs, name, self.namespace)
+        return execution.model_copy(update={"timings": {"total_s": time.perf_counter() - t0}})
+
+    def _delete_gang(self, core: Any, batch: Any, name: str, made: list[str]) -> None:
+        from kubernetes.client.exceptions import ApiException
+
+        self._delete(core, batch, name, "job" in made)
+        if "service" in made:
+            try:
+                core.delete_namespaced_service(name, self.namespace)
+            except ApiException:
+                pass
 
     def _wait_for_pod(self, core: Any, job: str) -> str:
         """The Job's pod once it runs (or has ended); an unschedulable pod is unmatched."""

@@ -10,11 +10,12 @@ from typing import Callable, List, Optional, Sequence, Tuple
 
 class Check(object):
     __slots__ = ("id", "fn", "feature", "kind", "suite", "library", "version", "needs",
-                 "description", "unit", "bigger_is_better", "limits")
+                 "description", "unit", "bigger_is_better", "limits", "nodes")
 
     def __init__(self, id, fn, feature, kind, suite, library=None, version=1, needs=(),
-                 description="", unit=None, bigger_is_better=False):
+                 description="", unit=None, bigger_is_better=False, nodes=1):
         self.id = id
+        self.nodes = int(nodes)  # the fewest nodes it runs on: a multi-node check (one probe per node) says 2
         self.fn = fn
         self.feature = feature
         self.kind = kind
@@ -28,12 +29,15 @@ class Check(object):
         self.limits = ""  # what a pass does not prove (the docstring's "Not proven:" paragraph)
 
     def info(self) -> dict:
-        return {
+        info = {
             "id": self.id, "feature": self.feature, "kind": self.kind, "suite": self.suite,
             "library": self.library, "version": self.version, "needs": list(self.needs),
             "description": self.description, "unit": self.unit,
             "bigger_is_better": self.bigger_is_better,
         }
+        if self.nodes > 1:
+            info["nodes"] = self.nodes
+        return info
 
 
 class Suite(object):
@@ -63,7 +67,7 @@ def suite(name: str, framework: Optional[str], description: str) -> Suite:
 
 def check(id: str, feature: str, kind: str, suite: str, library: Optional[str] = None,
           version: int = 1, needs: Sequence[str] = (), unit: Optional[str] = None,
-          bigger_is_better: bool = False) -> Callable:
+          bigger_is_better: bool = False, nodes: int = 1) -> Callable:
     """Register a check function ``fn(ctx)`` under a stable id."""
 
     def register(fn: Callable) -> Callable:
@@ -73,7 +77,7 @@ def check(id: str, feature: str, kind: str, suite: str, library: Optional[str] =
             raise ValueError("check %s names unknown suite %s" % (id, suite))
         paragraphs = [" ".join(p.split()) for p in (fn.__doc__ or "").strip().split("\n\n")]
         CHECKS[id] = Check(id, fn, feature, kind, suite, library, version, needs,
-                           paragraphs[0] if paragraphs else "", unit, bigger_is_better)
+                           paragraphs[0] if paragraphs else "", unit, bigger_is_better, nodes)
         CHECKS[id].limits = limits_of(paragraphs)
         SUITES[suite].checks.append(id)
         return fn

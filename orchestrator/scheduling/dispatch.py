@@ -138,7 +138,7 @@ def abandon(launch: Launch, ctx: BatchInfo, sessions: sessionmaker[Session], exc
 def _move(it: Item, ctx: BatchInfo, hosts: tuple[HostSpec, ...], launch: Launch, sessions: sessionmaker[Session],
           reason: str = "") -> bool:
     """Re-place ``it`` on a matching host it has not tried; False when there is none."""
-    if it.task.image.executor == "host":
+    if it.task.image.executor == "host" or it.task.nodes:  # a gang is not moved: its error names the node
         return False
     pools = launch.pools
     load = {h: sum(p.expected for p in launch.pending if p.task.host.name == h) / max(1, pools[h].host.slots)

@@ -22,7 +22,7 @@ from ..executors.base import Executor
 from ..executors.transcript import infrastructure_failure
 from ..spec import GPU, CheckResult, Execution, HostSpec, Task
 from ..hosts.match import Requirement
-from .plan import PlannedRun, expected_duration, requirement, task_key
+from .plan import PlannedRun, expected_duration, task_key, task_requirement
 
 
 class Reporter(Protocol):
@@ -48,8 +48,12 @@ class Item:
 
 
 def requirement_of(it: Item, labels: tuple[str, ...]) -> Requirement:
-    """What a task needs of a host (its image's backend and arch, the job's labels)."""
-    return requirement(it.task.image, labels, it.task.cpu_only)
+    """What a task needs of a host (its image's backend and arch, the job's labels); of
+    each of its hosts for a multi-node task."""
+    return task_requirement(it.task, labels)
+
+
+Held = list[tuple[str, "tuple[GPU, ...] | None"]]  # (host, the GPUs taken there; () a CPU slot) per node
 
 
 class Pool:
@@ -124,7 +128,7 @@ class Flight:
             thread.join(max(0.0, end - time.monotonic()))
 
 
-def work(it: Item, task: Task, gpus: tuple[GPU, ...] | None, executor_for: Callable[[PlannedRun], Executor],
+def work(it: Item, task: Task, held: Held, executor_for: Callable[[PlannedRun], Executor],
          reporter: Reporter | None, done: queue.Queue, flight: Flight | None = None) -> None:
     """A worker thread: run one task with its executor; the execution (a harness failure
     as data) goes to ``done``."""
@@ -141,7 +145,7 @@ def work(it: Item, task: Task, gpus: tuple[GPU, ...] | None, executor_for: Calla
         execution = infrastructure_failure(task, msg)
     finally:
         it.started.set()
-    done.put((it, gpus, execution))
+    done.put((it, held, execution))
 
 
 def hook(reporter: Any, name: str, *args: Any) -> None:
@@ -162,9 +166,10 @@ class Launch:
         self.runs = runs  # (planned run, its run id) of a new batch, for its rows
         self.pools = {h.name: Pool(h) for h in hosts}
         for it in items:
-            self.pools.setdefault(it.task.host.name, Pool(it.task.host))
-        self.pending = sorted(items, key=lambda it: -it.expected)
-        self.done: queue.Queue[tuple[Item, tuple[GPU, ...] | None, Execution]] = queue.Queue()
+            for h in (it.task.host, *it.task.nodes):
+                self.pools.setdefault(h.name, Pool(h))
+        self.pending = sorted(items, key=lambda it: -it.expected * it.task.node_count)
+        self.done: queue.Queue[tuple[Item, Held, Execution]] = queue.Queue()
         self.flight = Flight()
         self.running = 0
         self.executor_for, self.reporter, self.labels = executor_for, reporter, labels
@@ -175,22 +180,47 @@ class Launch:
         """Start every waiting task that a host has a slot for (``mark``: record it as
         running first); the tasks started."""
         started = []
+        blocked: set[str] = set()  # hosts a waiting gang task is first in line for
         for it in list(self.pending):
-            gpus = self.pools[it.task.host.name].take(requirement_of(it, self.labels))
-            if gpus is None:
+            held = self._take(it, blocked)
+            if held is None:
                 continue
             self.pending.remove(it)
+            gpus = held[0][1]
             task = it.task.model_copy(update={"gpus": gpus or None}) if gpus else it.task
+            if it.task.nodes:
+                task = task.model_copy(update={"node_gpus": tuple(g or () for _, g in held)})
             if mark is not None:
                 mark(it)
             if self.reporter:
                 self.reporter.task_started(task)
             self.flight.start(threading.Thread(
-                target=work, args=(it, task, gpus, self.executor_for, self.reporter, self.done, self.flight),
+                target=work, args=(it, task, held, self.executor_for, self.reporter, self.done, self.flight),
                 name=f"valorch-{task_key(task)}", daemon=True))
             self.running += 1
             started.append(it)
         return started
+
+    def _take(self, it: Item, blocked: set[str]) -> Held | None:
+        """The slots of every host of ``it``, all at once or none. A multi-node task that
+        cannot start yet keeps its hosts for itself: tasks behind it in the queue do not
+        start there (so that single-node work cannot starve it), and it holds nothing
+        while it waits (so that it cannot starve them of what it does not use)."""
+        names = [h.name for h in it.task.nodes] or [it.task.host.name]
+        if blocked.intersection(names):
+            return None
+        req = requirement_of(it, self.labels)
+        held: Held = []
+        for name in names:
+            got = self.pools[name].take(req)
+            if got is None:
+                for back, gpus in held:
+                    self.pools[back].give(gpus)
+                if len(names) > 1:
+                    blocked.update(names)
+                return None
+            held.append((name, got))
+        return held
 
     @staticmethod
     def wait_started(items: list[Item], timeout: float = 30.0) -> None:
@@ -202,9 +232,10 @@ class Launch:
 
     def next_done(self) -> tuple[Item, Execution]:
         """The next execution to come back; its slots are free again."""
-        it, gpus, execution = self.done.get()
+        it, held, execution = self.done.get()
         self.running -= 1
-        self.pools[it.task.host.name].give(gpus)
+        for name, gpus in held:
+            self.pools[name].give(gpus)
         it.tried.add(it.task.host.name)
         return it, execution
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ..catalog.core import Catalog
 from ..spec import GPU, HostSpec, JobSpec, Task
-from .plan import PlannedRun, suite_checks
+from .plan import PlannedRun, suite_checks, task_nodes
 
 
 def plan_on_kubernetes(job: JobSpec, catalog: Catalog, local: HostSpec, cpu_only: bool = False,
@@ -22,7 +22,16 @@ def plan_on_kubernetes(job: JobSpec, catalog: Catalog, local: HostSpec, cpu_only
     out = []
     for image in images:
         host = local if image.executor == "host" else cluster
-        tasks = tuple(Task(image=image, suite=s, host=host, checks=suite_checks(s),
-                           cpu_only=cpu_only and image.backend != "cpu") for s in job.suites)
+        tasks = tuple(_gang(Task(image=image, suite=s, host=host, checks=suite_checks(s),
+                                 cpu_only=cpu_only and image.backend != "cpu")) for s in job.suites)
         out.append(PlannedRun(image, host, tasks))
     return tuple(out)
+
+
+def _gang(task: Task) -> Task:
+    """A multi-node task: N stand-in nodes (the Indexed Job's pods; the cluster places them)."""
+    n = task_nodes(task.suite, task.checks)
+    if n <= 1:
+        return task
+    nodes = tuple(task.host.model_copy(update={"name": f"{task.host.name}-pod{i}"}) for i in range(n))
+    return task.model_copy(update={"nodes": nodes})

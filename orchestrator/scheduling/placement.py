@@ -8,7 +8,10 @@ List scheduling, longest task first, onto the earliest-free matching slot:
 - ties prefer hosts without GPUs for CPU work (as ``hosts.match`` does), then the
   inventory's order;
 - a task whose requirement no host meets raises ``NoMatchingHostError`` naming the
-  nearest hosts and what they lack (``hosts.match``), before anything runs.
+  nearest hosts and what they lack (``hosts.match``), before anything runs;
+- a gang task (``nodes`` > 1) takes its units on ``nodes`` distinct hosts, all from the
+  same start to the same end (all or nothing): the hosts whose units free up soonest.
+  Fewer matching hosts than nodes is ``NoMatchingHostError`` naming what is missing.
 
 Finding the earliest-free slot uses one lazy min-heap per requirement class:
 slot free times only grow, so a stale heap entry is re-keyed when it surfaces.
@@ -34,6 +37,12 @@ class Need:
     duration: float = 60.0
     exclude: frozenset[str] = frozenset()  # host names not to use (a retry after an infrastructure error)
     label: str = ""  # shown in errors (the image)
+    nodes: int = 1  # hosts the task spans, all reserved at once (a gang)
+
+    @property
+    def units(self) -> int:
+        """Slots the task holds while it runs: per node, times nodes."""
+        return max(1, self.req.gpus) * max(1, self.nodes)
 
 
 @dataclass(frozen=True)
@@ -44,6 +53,8 @@ class Assignment:
     cpu_slot: int | None
     start: float
     end: float
+    hosts: tuple[str, ...] = ()  # a gang's hosts in node-rank order (``host`` is the first)
+    node_gpus: tuple[tuple[int, ...], ...] = ()  # the GPU indices it holds on each of them
 
 
 @dataclass(frozen=True)
@@ -118,6 +129,19 @@ class _Slots:
         assert best is not None
         return best[2]
 
+    def gang(self, req: Requirement, hosts: tuple[int, ...], nodes: int) -> list[list[int]]:
+        """The units of the ``nodes`` hosts that can all start a gang soonest: per host the
+        units it needs (``req.gpus`` GPUs, or a CPU slot) that free up first; ties keep
+        CPU work off GPU hosts, then the inventory's order."""
+        per: list[tuple[float, int, int, list[int]]] = []
+        need = 1 if req.backend == "cpu" else max(1, req.gpus)
+        for h in hosts:
+            units = sorted(self.units(req, h), key=lambda rid: self.free[rid])[:need]
+            pref = len(self.hosts[h].gpus) if req.backend == "cpu" else 0
+            per.append((self.free[units[-1]], pref, h, units))
+        per.sort(key=lambda p: p[:3])
+        return [p[3] for p in per[:nodes]]
+
     def take(self, req: Requirement, hosts: tuple[int, ...], rids: list[int], end: float) -> None:
         for rid in rids:
             self.free[rid] = end
@@ -128,7 +152,8 @@ class _Slots:
 
 
 def candidates(need: Need, hosts: tuple[HostSpec, ...]) -> tuple[int, ...]:
-    """Positions of the hosts that can run ``need`` (NoMatchingHostError when none)."""
+    """Positions of the hosts that can run ``need`` (NoMatchingHostError when none, or
+    fewer than a gang's nodes)."""
     allowed = tuple(h for h in hosts if h.name not in need.exclude)
     if not allowed:
         allowed = hosts
@@ -137,7 +162,29 @@ def candidates(need: Need, hosts: tuple[HostSpec, ...]) -> tuple[int, ...]:
     if not found:  # every matching host is excluded (already tried)
         raise NoMatchingHostError(f"no untried host can run {need.label or need.req.backend}: "
                                   f"tried {', '.join(sorted(need.exclude))}")
+    if len(found) < need.nodes:
+        raise NoMatchingHostError(gang_shortfall(need, hosts, found),
+                                  "add hosts to the inventory (--hosts), or lower the suite's nodes / gpus_per_node")
     return found
+
+
+def gang_shortfall(need: Need, hosts: tuple[HostSpec, ...], found: tuple[int, ...]) -> str:
+    """Why no set of ``need.nodes`` hosts can run a gang task: how many match, and what
+    the others lack."""
+    what = need.label or need.req.backend
+    per = f" with {need.req.gpus} GPU(s) each" if need.req.backend != "cpu" else ""
+    ok = ", ".join(hosts[i].name for i in found)
+    lines = [f"no set of {need.nodes} hosts can run {what} on {need.nodes} nodes{per}: "
+             f"{len(found)} of the {len(hosts)} hosts match ({ok})"]
+    if len(hosts) < need.nodes:
+        lines.append(f"  the inventory has {len(hosts)} host(s), the task needs {need.nodes} nodes")
+    for h in hosts:
+        lacks = shortfall(need.req, h)
+        if lacks:
+            lines.append(f"  {h.name}: lacks {', '.join(lacks)}")
+        elif h.name in need.exclude:
+            lines.append(f"  {h.name}: already tried")
+    return "\n".join(lines)
 
 
 def place(needs: tuple[Need, ...] | list[Need], hosts: tuple[HostSpec, ...],
@@ -149,13 +196,16 @@ def place(needs: tuple[Need, ...] | list[Need], hosts: tuple[HostSpec, ...],
         for rid, h in enumerate(slots.owner):
             slots.free[rid] = busy.get(hosts[h].name, 0.0)
     cache: dict[tuple, tuple[int, ...]] = {}
-    order = sorted(needs, key=lambda n: -n.duration * max(1, n.req.gpus))
+    order = sorted(needs, key=lambda n: -n.duration * n.units)
     out: list[Assignment] = []
     for need in order:
-        ck = (need.req, need.exclude)
+        ck = (need.req, need.exclude, need.nodes)
         cands = cache.get(ck)
         if cands is None:
             cands = cache[ck] = candidates(need, hosts)
+        if need.nodes > 1:
+            out.append(_place_gang(slots, need, cands))
+            continue
         rids = slots.earliest(need.req, cands)
         start = max(slots.free[r] for r in rids)
         end = start + need.duration
@@ -165,6 +215,21 @@ def place(needs: tuple[Need, ...] | list[Need], hosts: tuple[HostSpec, ...],
         gpus = () if cpu is not None else tuple(sorted(slots.what[r] for r in rids))
         out.append(Assignment(need.key, hosts[h].name, gpus, cpu, start, end))
     return Placement(tuple(out), {a.key: a for a in out})
+
+
+def _place_gang(slots: _Slots, need: Need, cands: tuple[int, ...]) -> Assignment:
+    """All of a gang's units, on ``need.nodes`` hosts, from one start to one end."""
+    chosen = slots.gang(need.req, cands, need.nodes)
+    start = max(slots.free[r] for units in chosen for r in units)
+    end = start + need.duration
+    for units in chosen:
+        for rid in units:
+            slots.free[rid] = end  # the single-task heaps re-key these entries when they surface
+    names = tuple(slots.hosts[slots.owner[units[0]]].name for units in chosen)
+    cpu = need.req.backend == "cpu"
+    per = tuple(() if cpu else tuple(sorted(slots.what[r] for r in units)) for units in chosen)
+    return Assignment(need.key, names[0], per[0], -1 - slots.what[chosen[0][0]] if cpu else None, start, end,
+                      hosts=names, node_gpus=per)
 
 
 def lower_bound(needs: list[Need] | tuple[Need, ...], hosts: tuple[HostSpec, ...]) -> float:
@@ -186,7 +251,7 @@ def lower_bound(needs: list[Need] | tuple[Need, ...], hosts: tuple[HostSpec, ...
             pool_of.setdefault(ck, set()).update(pools[ck])
             pool_of.setdefault(n.req.backend, set()).update(pools[ck])
         for key in (ck, n.req.backend):
-            work[key] = work.get(key, 0.0) + n.duration * max(1, n.req.gpus)
+            work[key] = work.get(key, 0.0) + n.duration * n.units
     groups = {k: (w, pool_of[k]) for k, w in work.items()}
     for work, pool in groups.values():
         if pool:

@@ -19,7 +19,7 @@ from ..store.models import Run
 from .dispatch import DEFAULT_RETRIES, Executor, Item, Launch, Reporter, RunSummary, dispatch
 from .flight import requirement_of
 from .placement import Need, place
-from .plan import PlannedRun, expected_duration, suite_checks
+from .plan import PlannedRun, expected_duration, suite_checks, task_nodes
 
 
 def resume(ref: str, sessions: sessionmaker[Session], catalog: Catalog | None, hosts: tuple[HostSpec, ...],
@@ -44,11 +44,15 @@ def resume(ref: str, sessions: sessionmaker[Session], catalog: Catalog | None, h
     items = [Item(p.task, p.run_id, p.task_id, expected_duration(p.task)) for p in todo]
     docker_items = [it for it in items if it.task.image.executor != "host"]
     if docker_items:
-        placement = place([Need(str(i), requirement_of(it, ctx.labels), it.expected, label=it.task.image.alias)
+        placement = place([Need(str(i), requirement_of(it, ctx.labels), it.expected, label=it.task.image.alias,
+                                nodes=task_nodes(it.task.suite, it.task.checks))
                            for i, it in enumerate(docker_items)], hosts)
         by_name = {h.name: h for h in hosts}
         with sessions() as session:
             for i, it in enumerate(docker_items):
+                gang = placement.by_key[str(i)].hosts
+                if gang:  # a multi-node task: all of its nodes again
+                    it.task = it.task.model_copy(update={"nodes": tuple(by_name[h] for h in gang)})
                 host = by_name[placement.host_of(str(i))]
                 if host.name != it.task.host.name or host.fingerprint != it.task.host.fingerprint:
                     it.task = it.task.model_copy(update={"host": host})

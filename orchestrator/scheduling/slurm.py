@@ -20,7 +20,7 @@ def plan_on_slurm(job: JobSpec, catalog: Catalog, cluster: SlurmCluster, cpu_onl
     the run's meta (``<suite>.probe.slurm.node``)."""
     nodes = cluster_hosts(cluster)
     try:
-        planned = plan(job, catalog, nodes, detect_local(), cpu_only=cpu_only)
+        planned = plan(job, catalog, nodes, detect_local(), cpu_only=cpu_only, distinct=False)
     except NoMatchingHostError as exc:
         raise SlurmUnmatched(f"unmatched on Slurm: {exc.message}",
                              "the cluster's node features and GPU GRES are listed by `sinfo -N -o '%N %f %G'`") from None

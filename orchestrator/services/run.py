@@ -128,8 +128,9 @@ def _quarantine(spec: Any, cat: Catalog, inventory: tuple[Any, ...], planned: tu
     batch is planned again without it."""
     from .preflight import quarantine
 
-    failed = quarantine((pr.host, str(pr.image.backend)) for pr in planned
-                        if pr.image.executor == "docker" and not any(t.cpu_only for t in pr.tasks))
+    failed = quarantine((host, str(pr.image.backend)) for pr in planned
+                        if pr.image.executor == "docker" and not any(t.cpu_only for t in pr.tasks)
+                        for host in (pr.host, *(h for t in pr.tasks for h in t.nodes)))  # every node of a gang too
     if not failed:
         return inventory, planned
     for verdict in failed:

@@ -114,8 +114,10 @@ class Site:
         gpus = ", ".join(f"{g.get('vendor', '')} {g.get('arch', '')} #{g.get('index', '')}"
                          + (f" {g['product']}" if g.get("product") else "")
                          for g in (row["host_spec"] or {}).get("gpus", []))
+        nodes = [dict(n, suite=suite) for suite, m in sorted(meta.items()) if isinstance(m, dict)
+                 for n in ((m.get("probe") or {}).get("nodes") or []) if isinstance(n, dict)]  # a multi-node task's
         return pages.render("run.html.j2", title=f"run {run.id[:8]}", run=row, image_slug=slug(row["alias"]),
-                            digests=digests, gpus=gpus, load=run.load(), counts=ordered(run.counts()),
+                            digests=digests, gpus=gpus, nodes=nodes, load=run.load(), counts=ordered(run.counts()),
                             n_results=len(results), rows=pages.result_rows(results), **self.ctx())
 
     # --- a check -----------------------------------------------------------------------------------

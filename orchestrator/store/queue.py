@@ -104,7 +104,10 @@ def complete(session: Session, run_id: str, task_id: int, task: Task, execution:
     failure is the task's state, never a column of error cells a matrix would show: its
     placeholder results are not stored."""
     if not execution.infra_error:
-        queries.add_results(session, run_id, task_id, execution.results, {c.id: c.library for c in task.checks})
+        libraries = {c.id: c.library for c in task.checks}
+        if task.nodes:  # a multi-node run's rows carry its node count (executors.gang.node_row)
+            libraries.update({f"{c.id}[{len(task.nodes)}-nodes]": c.library for c in task.checks})
+        queries.add_results(session, run_id, task_id, execution.results, libraries)
     row = session.get(TaskRow, task_id)
     row.state = "error" if execution.infra_error else "done"
     row.ended, row.timings, row.error = queries.now(), dict(execution.timings), execution.infra_error

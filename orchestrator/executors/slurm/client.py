@@ -62,6 +62,7 @@ class SlurmRequirement:
     gpus: int = 0
     labels: tuple[str, ...] = ()
     gpu_type: str | None = None  # a GRES type (mi300x, h100), not an arch
+    nodes: int = 1  # a multi-node task: --nodes=N --ntasks-per-node=1 (GPUs and features per node)
 
     def __post_init__(self) -> None:
         if self.backend not in ("rocm", "cuda", "cpu"):
@@ -140,8 +141,11 @@ def sbatch_argv(task_name: str, requirement: SlurmRequirement, deadline_s: float
     if "%" in workdir:
         raise ValueError(f"workdir {workdir!r} contains '%', which Slurm expands in --output")
     argv = ["sbatch", "--parsable", f"--job-name={job_name(task_name)}", f"--chdir={workdir}",
-            f"--output={os.path.join(workdir, 'slurm-%j.out')}", "--ntasks=1", "--no-requeue",
-            f"--time={time_limit(deadline_s)}"]
+            f"--output={os.path.join(workdir, 'slurm-%j.out')}", "--no-requeue", f"--time={time_limit(deadline_s)}"]
+    if requirement.nodes > 1:  # one task (one probe, one container) on each of N nodes
+        argv[5:5] = [f"--nodes={requirement.nodes}", "--ntasks-per-node=1"]
+    else:
+        argv.insert(5, "--ntasks=1")
     if partition:
         argv.append(f"--partition={partition}")
     if g := gres(requirement):
@@ -152,8 +156,24 @@ def sbatch_argv(task_name: str, requirement: SlurmRequirement, deadline_s: float
     return argv
 
 
+# A multi-node job's rendezvous, in its batch script (on the first node of the allocation):
+# the first host of SLURM_JOB_NODELIST (`scontrol show hostnames`), reached at its NodeAddr,
+# and a port from the job id, checked free there (bash's /dev/tcp: an answer means taken).
+GANG_PRELUDE = r"""
+first=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)
+addr=$(scontrol show node -o "$first" | tr ' ' '\n' | sed -n 's/^NodeAddr=//p')
+export VALORCH_MASTER_ADDR="${addr:-$first}"
+port=$((29500 + ${SLURM_JOB_ID:-0} % 400))
+for _ in $(seq 1 50); do
+  if (exec 3<>"/dev/tcp/$VALORCH_MASTER_ADDR/$port") 2>/dev/null; then port=$((port + 1)); else break; fi
+done
+export VALORCH_MASTER_PORT=$port
+echo "valorch: rendezvous $VALORCH_MASTER_ADDR:$VALORCH_MASTER_PORT nodes=$SLURM_JOB_NODELIST" >&2
+"""
+
+
 def batch_script(command_argv: Sequence[str], env: Mapping[str, str] | None = None,
-                 stdout_path: str | None = None) -> str:
+                 stdout_path: str | None = None, prelude: str = "", after: Sequence[str] = ()) -> str:
     """A bash batch script running ``command_argv`` with its stdout in
     ``stdout_path`` (default ``valorch-<jobid>.stdout`` in the job's directory).
 
@@ -180,11 +200,14 @@ def batch_script(command_argv: Sequence[str], env: Mapping[str, str] | None = No
             raise ValueError(f"{key!r} is not a valid environment variable name")
         lines.append(f"export {key}={shlex.quote(str(value))}")
     out = shlex.quote(stdout_path) if stdout_path else '"valorch-${SLURM_JOB_ID}.stdout"'
-    lines += [
-        'echo "valorch: job ${SLURM_JOB_ID:-?} on ${SLURMD_NODENAME:-?} gpus=${VALORCH_GPUS:-none}" >&2',
-        f"exec {shlex.join(command_argv)} >{out}",
-        "",
-    ]
+    if prelude:  # constant text (GANG_PRELUDE), never anything of a task
+        lines.append(prelude.strip("\n"))
+    lines.append('echo "valorch: job ${SLURM_JOB_ID:-?} on ${SLURMD_NODENAME:-?} gpus=${VALORCH_GPUS:-none}" >&2')
+    if after:  # a command that must run once the main one has ended, still inside the allocation
+        lines += [f"{shlex.join(command_argv)} >{out}", "rc=$?", f"{shlex.join(after)} >/dev/null 2>&1 || true",
+                  'exit "$rc"', ""]
+    else:
+        lines += [f"exec {shlex.join(command_argv)} >{out}", ""]
     return "\n".join(lines)
 
 
@@ -236,7 +259,7 @@ class SlurmCluster:
 
     def submit(self, task_name: str, requirement: SlurmRequirement, command_argv: Sequence[str],
                workdir: str | Path, deadline_s: float, env: Mapping[str, str] | None = None,
-               stdout_path: str | None = None, check_features: bool = True) -> str:
+               stdout_path: str | None = None, check_features: bool = True, after: Sequence[str] = ()) -> str:
         """Write the batch script into ``workdir`` (which the nodes must see) and
         submit it; returns the job id. Raises :class:`SlurmUnmatched` when no node
         can ever run it."""
@@ -244,7 +267,8 @@ class SlurmCluster:
         available = self.features() if check_features else None
         fd, script = tempfile.mkstemp(prefix=job_name(task_name) + "-", suffix=".sbatch", dir=workdir)
         with os.fdopen(fd, "w") as fh:
-            fh.write(batch_script(command_argv, env, stdout_path))
+            fh.write(batch_script(command_argv, env, stdout_path, GANG_PRELUDE if requirement.nodes > 1 else "",
+                                  after))
         argv = sbatch_argv(task_name, requirement, deadline_s, workdir, script, self.partition,
                            available_features=available)
         try:

@@ -34,6 +34,7 @@ from ...spec import Execution, Task
 from ..transcript import Transcript, complete, conclude, vetted, infrastructure_failure
 from ..base import PROBE_PACKAGE, overall_timeout, probe_archive, probe_args
 from ..container import task_container
+from ..gang import GRACE_S, collective_timeout
 from .client import SlurmCluster, SlurmError, SlurmRequirement, SlurmUnmatched
 
 SETUP_ALLOWANCE = 120.0  # seconds for docker create/cp/rm around the probe's own deadline
@@ -80,6 +81,14 @@ case $backend in
     ;;
 esac
 env+=(-e "VALORCH_GPUS=${VALORCH_GPUS:-}" -e "VALORCH_SLURM_JOB=${SLURM_JOB_ID:-}")
+if [ -n "${VALORCH_MASTER_ADDR:-}" ]; then  # one rank of a multi-node task (srun, one task per node)
+  digest=$(docker image inspect --format '{{if .RepoDigests}}{{index .RepoDigests 0}}{{else}}{{.Id}}{{end}}' "$image" 2>/dev/null)
+  env+=(-e "MASTER_ADDR=$VALORCH_MASTER_ADDR" -e "MASTER_PORT=$VALORCH_MASTER_PORT" -e "WORLD_SIZE=${SLURM_NTASKS:-1}"
+        -e "RANK=${SLURM_PROCID:-0}" -e "LOCAL_RANK=${SLURM_LOCALID:-0}" -e "NODE_RANK=${SLURM_NODEID:-0}"
+        -e "VALORCH_NODE=$node" -e "VALORCH_IMAGE_DIGEST=${digest#*@}"
+        -e "VALORCH_COLLECTIVE_TIMEOUT=${VALORCH_COLLECTIVE_TIMEOUT:-60}")
+  log "rank ${SLURM_PROCID:-0} of ${SLURM_NTASKS:-1} on $node"
+fi
 cid=$(docker create --pull "$pull" "${opts[@]}" ${dev[@]+"${dev[@]}"} "${env[@]}" "$image" "$@") \
   || { log "create-failed on $node"; exit 125; }
 trap 'docker rm -f "$cid" >/dev/null 2>&1' EXIT
@@ -101,9 +110,10 @@ exit "$rc"
 
 def requirement(task: Task, labels: tuple[str, ...] = (), gpu_type: str | None = None) -> SlurmRequirement:
     if task.cpu_only or task.image.backend == "cpu":
-        return SlurmRequirement("cpu", labels=labels)
-    return SlurmRequirement(task.image.backend, archs=tuple(getattr(task.image, "archs", ()) or ()), gpus=1,
-                            labels=labels, gpu_type=gpu_type)
+        return SlurmRequirement("cpu", labels=labels, nodes=task.node_count)
+    return SlurmRequirement(task.image.backend, archs=tuple(getattr(task.image, "archs", ()) or ()),
+                            gpus=task.suite.gpus_per_node or 1, labels=labels, gpu_type=gpu_type,
+                            nodes=task.node_count)
 
 
 def create_options(task: Task, run_id: str) -> list[str]:
@@ -112,6 +122,9 @@ def create_options(task: Task, run_id: str) -> list[str]:
     runs as 65534), less the devices, which are added on the node."""
     spec = task_container(task, run_id, devices=False)
     flags = spec.docker_flags()
+    if task.nodes:  # the ranks meet at the nodes' addresses
+        at = flags.index("--network")
+        flags[at + 1] = "host"
     if not task.cpu_only and task.image.backend != "cpu":
         flags += ["--shm-size", "8g"]
     return flags
@@ -121,9 +134,30 @@ def step_argv(task: Task, run_id: str, probe_tar: str | Path) -> list[str]:
     """The batch step's argv: ``bash -c STEP`` and its positional arguments."""
     backend = "cpu" if task.cpu_only else task.image.backend
     opts = create_options(task, run_id)
-    return ["bash", "-c", STEP, "valorch-step", backend, str(probe_tar),
+    step = ["bash", "-c", STEP, "valorch-step", backend, str(probe_tar),
             "never" if task.image.local else "missing", str(len(opts)), *opts,
             task.image.reference, "python3", "-m", PROBE_PACKAGE, *probe_args(task)]
+    if not task.nodes:
+        return step
+    # one step, one task per node; each rank's stdout and log in its own file; the first
+    # task to fail ends the others, and once one has ended the rest get GRACE_S
+    return ["srun", f"--nodes={task.node_count}", "--ntasks-per-node=1", "--kill-on-bad-exit=1",
+            f"--wait={GRACE_S:g}", "--output=valorch-%j-%t.stdout", "--error=slurm-%j-%t.err",
+            f"--export=ALL,VALORCH_COLLECTIVE_TIMEOUT={collective_timeout(task):g}", *step]
+
+
+# Runs on every node of a multi-node job once its step has ended, inside the allocation: a
+# rank that srun killed (SIGKILL: no EXIT trap ran) leaves no container. Constant text.
+SWEEP = r"""ids=$(docker ps -aq --filter "label=$1"); [ -z "$ids" ] || docker rm -f $ids >/dev/null"""
+
+
+def sweep_argv(task: Task, run_id: str) -> list[str]:
+    """The batch script's last step for a multi-node task (none for one node): remove the
+    run's containers on every node."""
+    if not task.nodes:
+        return []
+    return ["srun", f"--nodes={task.node_count}", "--ntasks-per-node=1", "bash", "-c", SWEEP, "valorch-sweep",
+            f"org.valorch.run={run_id}"]
 
 
 def write_probe(spool: Path) -> Path:
@@ -176,7 +210,7 @@ class SlurmExecutor:
         try:
             probe = write_probe(self.spool)
             job = self.cluster.submit(name, requirement(task, self.labels, self.gpu_type),
-                                      step_argv(task, run_id, probe), workdir, limit)
+                                      step_argv(task, run_id, probe), workdir, limit, after=sweep_argv(task, run_id))
         except SlurmUnmatched as exc:
             return _infra(task, f"unmatched on Slurm: {exc}", timings, {})
         except (SlurmError, OSError) as exc:
@@ -184,6 +218,10 @@ class SlurmExecutor:
         timings["submit_s"] = time.perf_counter() - t0
         if on_started is not None:
             on_started()
+        if task.nodes:
+            from .gang import follow_gang
+
+            return follow_gang(self, task, job, workdir, limit, timings, on_result, t0)
         transcript = Transcript(on_result=on_result)
         try:
             state = self._follow(job, workdir, transcript, limit, timings)
@@ -271,3 +309,7 @@ def _infra(task: Task, message: str, timings: dict[str, float], slurm: dict[str,
 
 def default_spool() -> Path:
     return Path.cwd() / "results" / "slurm"
+
+
+def _cancel_quietly(executor: SlurmExecutor, job: str) -> None:
+    executor._cancel(job)

@@ -8,3 +8,4 @@ from . import compile  # noqa: F401
 from . import profiler, profiler_tools  # noqa: F401
 from . import tensorflow  # noqa: F401
 from . import command, pytest_workload  # noqa: F401
+from . import multinode  # noqa: F401
