@@ -35,7 +35,7 @@ def test_version_and_qualify_attestations(registry_basic, tmp_path):  # noqa: F8
     p = run_cli("run", "--image", image, "--suite", "selftest", "--check", "selftest.pass", "--check",
                 "selftest.noise", "--no-matrix", env=env)
     assert p.returncode == 0, p.stderr
-    p = run_cli("matrix", "publish", "--version", "v0.1", env=env)
+    p = run_cli("matrix", "publish", "--version", "v0.1", "--include-adhoc", env=env)
     assert p.returncode == 0, p.stderr
     p = run_cli("attest", "--version", "v0.1", "--key", str(key), "--out-dir", str(tmp_path / "v"), "--json", env=env)
     assert p.returncode == 0, p.stderr
