@@ -116,6 +116,6 @@ def test_runner_example_builds_the_dockerfile_and_qualifies_it(cli, tmp_path):
                                             "{{json .Config.Labels}}"], capture_output=True, text=True).stdout)
         assert labels["org.opencontainers.image.base.name"] == "valorch/test:pip-torch"
         assert labels["org.opencontainers.image.revision"] == "0123abc"
-        assert "Verdict: no regression" in (work / "qualification" / "report.md").read_text()
+        assert "Verdict: ✅ qualified" in (work / "qualification" / "report.md").read_text()
     finally:
         subprocess.run(["docker", "rmi", candidate], capture_output=True)

@@ -25,6 +25,6 @@ def test_since_columns_and_published_rst_from_two_torch_versions(cli):
     rst = cli("matrix", "render", "--version", "v1", "--format", "rst").stdout
     assert ".. list-table:: Feature support by version" in rst
     assert "    * - torch.float8\\_e4m3fn\n" in rst
-    html = cli("matrix", "render", "--layout", "summary", "--format", "html").stdout
+    html = cli("matrix", "render", "--layout", "summary", "--format", "html", "--include-adhoc").stdout
     # the summary shows the backend's best evidence: partial in 2.13, not 1.13's unsupported
     assert 'data-key="torch.float8_e4m3fn"' in html and 'data-verdict="partial"' in html
