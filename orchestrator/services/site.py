@@ -28,7 +28,7 @@ from ..render.site import pages
 from ..store import matrix_store, site_queries, triage_queries
 from . import evidence, site_steps
 from .site_pages import Site, change_label, ordered, when
-from .site_views import ChangeV, RunV, changes, histories, load_runs, newest_per_env, slug
+from .site_views import ChangeV, RunV, changes, histories, load_runs, slug
 
 LAYOUTS = ("checks", "features", "seed-features", "since", "summary", "tiers", "components", "libraries")
 STRICT = "\x00named-jobs"  # the matrices key of the named-jobs-only evidence (summary, tiers)
@@ -86,6 +86,14 @@ def _layout(layout: str, ev: evidence.Evidence, catalog: Sequence[CatalogImage],
     table, stale = evidence.stamp(table, built, FRESH_DAYS)
     cells = sum(1 for r in table.rows for c in r.cells if c.when)
     return Document(_header(ev, stale, cells), table, {"layout": layout})
+
+
+def _cell_verdicts(ev: evidence.Evidence) -> dict[tuple[str, str], str]:
+    """(check, column) → the verdict of its matrix cell (every attempt of the run that speaks for it)."""
+    attempts: dict[tuple[str, str], list[str]] = {}
+    for o in ev.observations:
+        attempts.setdefault((o.check, o.column), []).append(o.status)
+    return {key: verdict(statuses) for key, statuses in attempts.items()}
 
 
 def _version_side(name: str, doc: dict[str, Any]) -> rule.Side:
@@ -147,16 +155,15 @@ def _pages(runs: dict[str, RunV], pk_checks: dict[int, dict[str, Any]], inventor
             yield f"matrix/{layout}.html", site.matrix(_layout(layout, ev, catalog, inventories, runs, built))
     jobs = []
     for job in sorted({r.row["job"] for r in runs.values()}):
-        job_runs = newest_per_env(r for r in runs.values() if r.row["job"] == job)
-        if not job_runs or matrices[job].empty:
+        ev = matrices[job]
+        if ev.empty:
             continue
         yield (f"matrix/job-{slug(job)}.html",
-               site.matrix(_layout("checks", matrices[job], catalog, inventories, runs, built), f" — job {job}"))
-        counts: Counter = Counter()
-        for r in job_runs:
-            counts.update(r.counts())
-        jobs.append({"name": job, "slug": slug(job), "runs": len(job_runs), "counts": ordered(counts),
-                     "newest": when(max(r.row["started"] for r in job_runs))})
+               site.matrix(_layout("checks", ev, catalog, inventories, runs, built), f" — job {job}"))
+        # what the job's matrix says: its cells' verdicts, from the runs its cells came from
+        jobs.append({"name": job, "slug": slug(job), "runs": len({o.run_id for o in ev.observations}),
+                     "counts": ordered(Counter(_cell_verdicts(ev).values())),
+                     "newest": when(max(runs[o.run_id].row["started"] for o in ev.observations))})
     version_views, version_docs, prev = [], [], None
     for mv, doc in versions:
         yield f"versions/{slug(mv.version)}.html", site.matrix(Document.from_dict(doc))
@@ -205,13 +212,11 @@ def _pages(runs: dict[str, RunV], pk_checks: dict[int, dict[str, Any]], inventor
           pages.badge("noisy host") if r.load()["noisy"] else "") for r in ordered_runs))
     latest_verdicts: dict[str, Counter] = {}
     ran: dict[str, dict[str, None]] = {}  # check → the libraries evidence named in the matrix's cells
-    attempts: dict[tuple[str, str], list[str]] = {}
     for o in matrices[None].observations:
-        attempts.setdefault((o.check, o.column), []).append(o.status)
         if o.library:
             ran.setdefault(o.check, {})[o.library] = None
-    for (check, _column), statuses in attempts.items():
-        latest_verdicts.setdefault(check, Counter())[verdict(statuses)] += 1
+    for (check, _column), v in _cell_verdicts(matrices[None]).items():
+        latest_verdicts.setdefault(check, Counter())[v] += 1
     yield "checks/index.html", site.list_page(
         "Checks", ("check", "kind", "feature", "library (what ran)", "latest verdicts", "detected changes"),
         ((pages.link(f"{slug(cid)}.html", cid, True), c["kind"], c["feature"], " · ".join(ran.get(cid, ())),

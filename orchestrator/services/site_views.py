@@ -211,15 +211,6 @@ def repro(run: RunV, res: Res, local: bool) -> str:
                    suite=res.suite, local=local, host=row["executor"] == "host", cpu_only=row["cpu_only"])
 
 
-def newest_per_env(runs: Iterable[RunV]) -> list[RunV]:
-    """The newest finished run of each (image, host): what a matrix shows."""
-    latest: dict[tuple[str, str], RunV] = {}
-    for run in sorted(runs, key=lambda r: (r.row["started"], r.id)):
-        if run.finished:
-            latest[(run.row["alias"], run.row["host"])] = run
-    return list(latest.values())
-
-
 def inventory_diff(old: dict[str, tuple[str, str]], new: dict[str, tuple[str, str]]) -> list[tuple[str, str, str]]:
     """(component, old value, new value) for what differs; '' where absent."""
     out = []
