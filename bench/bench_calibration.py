@@ -30,8 +30,8 @@ from statistics import median
 
 from sqlalchemy import func, select
 
-from orchestrator.regression import rule as diff
 from orchestrator.regression import changepoints, noise
+from orchestrator.regression import rule as diff
 from orchestrator.store.db import open_engine, session_factory
 from orchestrator.store.models import Check, Result, Run
 
@@ -44,9 +44,26 @@ def collect(db: Path, runs: int, threads: int | None) -> None:
     if threads:  # one framework thread: no barrier spinning against other work on a shared host
         env.update(OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
     for i in range(runs):
-        proc = subprocess.run([VALORCH, "run", "--image", "host", "--suite", "kernels", "--suite", "smoke",
-                               "--no-gate", "--no-matrix", "--json", "--db", str(db)], capture_output=True, text=True,
-                              env=env)
+        proc = subprocess.run(
+            [
+                VALORCH,
+                "run",
+                "--image",
+                "host",
+                "--suite",
+                "kernels",
+                "--suite",
+                "smoke",
+                "--no-gate",
+                "--no-matrix",
+                "--json",
+                "--db",
+                str(db),
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+        )
         if proc.returncode not in (0, 1):
             sys.exit(f"A/A run {i + 1} failed ({proc.returncode}): {proc.stderr[-1500:]}")
 
@@ -54,13 +71,23 @@ def collect(db: Path, runs: int, threads: int | None) -> None:
 def measure(db: Path) -> tuple[dict[str, dict], dict]:
     factory = session_factory(open_engine(str(db)))
     with factory() as s:
-        image_id, host_id, n = s.execute(select(Run.image_id, Run.host_id, func.count()).group_by(
-            Run.image_id, Run.host_id).order_by(func.count().desc())).first()
-        run_ids = list(s.scalars(select(Run.id).where(Run.image_id == image_id, Run.host_id == host_id)
-                                 .order_by(Run.started)))
-        rows = s.execute(select(Result.run_id, Check.check_id, Result.samples, Result.metrics)
-                         .join(Check, Check.id == Result.check_pk)
-                         .where(Result.run_id.in_(run_ids), Result.status == "pass")).all()
+        image_id, host_id, n = s.execute(
+            select(Run.image_id, Run.host_id, func.count())
+            .group_by(Run.image_id, Run.host_id)
+            .order_by(func.count().desc())
+        ).first()
+        run_ids = list(
+            s.scalars(
+                select(Run.id)
+                .where(Run.image_id == image_id, Run.host_id == host_id)
+                .order_by(Run.started)
+            )
+        )
+        rows = s.execute(
+            select(Result.run_id, Check.check_id, Result.samples, Result.metrics)
+            .join(Check, Check.id == Result.check_pk)
+            .where(Result.run_id.in_(run_ids), Result.status == "pass")
+        ).all()
     order = {r: i for i, r in enumerate(run_ids)}
     per: dict[str, list] = {}
     busy = Counter()
@@ -74,10 +101,13 @@ def measure(db: Path) -> tuple[dict[str, dict], dict]:
         quiet = [r for r in runs if not r[2]]
         use = quiet if len(quiet) >= 4 else runs
         meds = [median(s) for _, s, _ in use]
-        out[check] = {"n": int(median(len(s) for _, s, _ in runs)),
-                      "cv": median(noise.cv(s) or 0.0 for _, s, _ in use),
-                      "sigma": changepoints.robust_sigma([math.log(m) for m in meds]), "runs": len(use),
-                      "quiet": len(quiet) >= 4}
+        out[check] = {
+            "n": int(median(len(s) for _, s, _ in runs)),
+            "cv": median(noise.cv(s) or 0.0 for _, s, _ in use),
+            "sigma": changepoints.robust_sigma([math.log(m) for m in meds]),
+            "runs": len(use),
+            "quiet": len(quiet) >= 4,
+        }
     return out, {"runs": len(run_ids), "busy_runs": sum(busy.values())}
 
 
@@ -87,7 +117,9 @@ def synthetic_run(rng: random.Random, m: dict, factor: float) -> list[float]:
     return [1e-3 * offset * math.exp(rng.gauss(0, m["cv"])) for _ in range(m["n"])]
 
 
-def judge(rng: random.Random, noise_of: dict[str, dict], shift: float, pairs: int, runs: int = 1) -> Counter:
+def judge(
+    rng: random.Random, noise_of: dict[str, dict], shift: float, pairs: int, runs: int = 1
+) -> Counter:
     """How many (pair, check) were counted slower; each side pools ``runs`` runs (as
     `valorch diff latest:ALIAS:N latest:ALIAS2:N` does)."""
     slower: Counter = Counter()
@@ -96,10 +128,25 @@ def judge(rng: random.Random, noise_of: dict[str, dict], shift: float, pairs: in
         base, head = [], []
         for check, m in noise_of.items():
             for r in range(runs):
-                base.append(diff.Obs("aa", check, "pass", samples=tuple(synthetic_run(rng, m, 1.0)), run=f"b{r}"))
-                head.append(diff.Obs("aa", check, "pass", samples=tuple(synthetic_run(rng, m, shift)), run=f"h{r}"))
-        report = diff.compare(diff.Side("base", "run", tuple(base)), diff.Side("head", "run", tuple(head)),
-                              run_noise=calib)
+                base.append(
+                    diff.Obs(
+                        "aa", check, "pass", samples=tuple(synthetic_run(rng, m, 1.0)), run=f"b{r}"
+                    )
+                )
+                head.append(
+                    diff.Obs(
+                        "aa",
+                        check,
+                        "pass",
+                        samples=tuple(synthetic_run(rng, m, shift)),
+                        run=f"h{r}",
+                    )
+                )
+        report = diff.compare(
+            diff.Side("base", "run", tuple(base)),
+            diff.Side("head", "run", tuple(head)),
+            run_noise=calib,
+        )
         for c in report.changes:
             if c.kind in diff.COUNTED:
                 slower[c.check] += 1
@@ -119,8 +166,12 @@ def main() -> None:
     ap.add_argument("--db", type=Path)
     ap.add_argument("--runs", type=int, default=8)
     ap.add_argument("--pairs", type=int, default=40)
-    ap.add_argument("--pool", default="1,5,10", help="runs pooled on each side of a comparison (latest:ALIAS:N)")
-    ap.add_argument("--threads", type=int, default=None, help="OMP/MKL threads for the A/A runs it makes")
+    ap.add_argument(
+        "--pool", default="1,5,10", help="runs pooled on each side of a comparison (latest:ALIAS:N)"
+    )
+    ap.add_argument(
+        "--threads", type=int, default=None, help="OMP/MKL threads for the A/A runs it makes"
+    )
     args = ap.parse_args()
     pools = [int(x) for x in args.pool.split(",")]
     with tempfile.TemporaryDirectory() as tmp:
@@ -133,26 +184,39 @@ def main() -> None:
     fp = {n: judge(rng, noise_of, 1.0, args.pairs, n) for n in pools}
     found = {n: judge(rng, noise_of, SHIFT, args.pairs, n) for n in pools}
     total = args.pairs * len(noise_of)
-    print(f"## Timing rule calibration (issue 13): {len(noise_of)} timed checks, A/A data of {info['runs']} runs "
-          f"({info['busy_runs']} on a busy host), {args.pairs} synthetic pairs each, "
-          f"{' / '.join(map(str, pools))} runs pooled a side\n")
-    cols = " | ".join(f"{n} run{'s' if n > 1 else ''}: detectable · A/A false · 5 % found" for n in pools)
+    print(
+        f"## Timing rule calibration (issue 13): {len(noise_of)} timed checks, A/A data of {info['runs']} runs "
+        f"({info['busy_runs']} on a busy host), {args.pairs} synthetic pairs each, "
+        f"{' / '.join(map(str, pools))} runs pooled a side\n"
+    )
+    cols = " | ".join(
+        f"{n} run{'s' if n > 1 else ''}: detectable · A/A false · 5 % found" for n in pools
+    )
     print(f"| check | samples | CV in a run | run-to-run σ | {cols} |")
     print("|---|---|---|---|" + "---|" * len(pools))
     for check, m in sorted(noise_of.items()):
-        cells = " | ".join(f"{smallest(m, n) * 100:.1f} % · {fp[n][check]}/{args.pairs} · "
-                           f"{found[n][check]}/{args.pairs}" for n in pools)
-        print(f"| `{check}` | {m['n']} | {m['cv'] * 100:.2f} % | {m['sigma'] * 100:.2f} %"
-              f"{'' if m['quiet'] else ' (busy)'} | {cells} |")
-    print("\n| runs pooled a side | A/A false regressions (goal ≤ 1 %) | 5 % found, all timed checks (goal ≥ 90 %) "
-          "| 5 % found where the noise allows it (smallest detectable ≤ 5 %) |")
+        cells = " | ".join(
+            f"{smallest(m, n) * 100:.1f} % · {fp[n][check]}/{args.pairs} · "
+            f"{found[n][check]}/{args.pairs}"
+            for n in pools
+        )
+        print(
+            f"| `{check}` | {m['n']} | {m['cv'] * 100:.2f} % | {m['sigma'] * 100:.2f} %"
+            f"{'' if m['quiet'] else ' (busy)'} | {cells} |"
+        )
+    print(
+        "\n| runs pooled a side | A/A false regressions (goal ≤ 1 %) | 5 % found, all timed checks (goal ≥ 90 %) "
+        "| 5 % found where the noise allows it (smallest detectable ≤ 5 %) |"
+    )
     print("|---|---|---|---|")
     for n in pools:
         detectable = [c for c, m in noise_of.items() if smallest(m, n) <= SHIFT - 1]
         n_det = len(detectable) * args.pairs
         rate_det = sum(found[n][c] for c in detectable) / n_det if n_det else float("nan")
-        print(f"| {n} | {sum(fp[n].values()) / total:.2%} | {sum(found[n].values()) / total:.1%} "
-              f"| {rate_det:.1%} ({len(detectable)} of {len(noise_of)} checks) |")
+        print(
+            f"| {n} | {sum(fp[n].values()) / total:.2%} | {sum(found[n].values()) / total:.1%} "
+            f"| {rate_det:.1%} ({len(detectable)} of {len(noise_of)} checks) |"
+        )
     print(f"\nload average now: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
 
 

@@ -30,7 +30,9 @@ IMAGE, REFERENCE = "cpu_debian12_py3.11_pytorch_2.13", "valorch/test:pip-torch"
 BY_HAND = "import torch; a=torch.randn(256,256); (a@a).sum()"
 
 
-CPU: list[float] = []  # CPU seconds (user + sys) of each measured process: steadier than wall on a busy host
+CPU: list[
+    float
+] = []  # CPU seconds (user + sys) of each measured process: steadier than wall on a busy host
 
 
 def wall(argv: list[str], cwd: Path = ROOT, env: dict[str, str] | None = None) -> float:
@@ -45,7 +47,7 @@ def wall(argv: list[str], cwd: Path = ROOT, env: dict[str, str] | None = None) -
     return took
 
 
-def median(argv: list[str], **kw) -> float:  # noqa: ANN003
+def median(argv: list[str], **kw) -> float:
     wall(argv, **kw)  # warm the page cache
     CPU.clear()
     return statistics.median(wall(argv, **kw) for _ in range(REPS))
@@ -62,33 +64,69 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         db = f"{tmp}/small.sqlite"
         env = {**os.environ, "VALORCH_DB": db}
-        wall([VALORCH, "run", "--image", "host", "--check", "env.*", "--no-matrix"], env=env)  # a small database
+        wall(
+            [VALORCH, "run", "--image", "host", "--check", "env.*", "--no-matrix"], env=env
+        )  # a small database
         floor = median([sys.executable, "-c", "pass"])
         floor_cpu = cpu()
-        print(f"floor: python -c pass {floor:.3f} s wall, {floor_cpu:.3f} s CPU (median of {REPS}, "
-              f"load {os.getloadavg()[0]:.1f})\n")
+        print(
+            f"floor: python -c pass {floor:.3f} s wall, {floor_cpu:.3f} s CPU (median of {REPS}, "
+            f"load {os.getloadavg()[0]:.1f})\n"
+        )
         print("| command | wall (s) | CPU (s) | goal (s) | wall / goal |")
         print("|---|---|---|---|---|")
-        for args in (["version"], ["--help"], ["images", "list"], ["suites", "list"], ["jobs", "list"],
-                     ["results", "list"]):
+        for args in (
+            ["version"],
+            ["--help"],
+            ["images", "list"],
+            ["suites", "list"],
+            ["jobs", "list"],
+            ["results", "list"],
+        ):
             t = median([VALORCH, *args], env=env)
-            print(f"| `valorch {' '.join(args)}` | {t:.3f} | {cpu():.3f} | {GOAL_START} | {t / GOAL_START:.2f} |")
-        if not shutil.which("docker") or subprocess.run(["docker", "image", "inspect", REFERENCE],
-                                                        capture_output=True).returncode != 0:
-            print(f"\n(no engine or no {REFERENCE}: skipped the smoke ratio; make test-images builds it)")
+            print(
+                f"| `valorch {' '.join(args)}` | {t:.3f} | {cpu():.3f} | {GOAL_START} | {t / GOAL_START:.2f} |"
+            )
+        if (
+            not shutil.which("docker")
+            or subprocess.run(
+                ["docker", "image", "inspect", REFERENCE], capture_output=True
+            ).returncode
+            != 0
+        ):
+            print(
+                f"\n(no engine or no {REFERENCE}: skipped the smoke ratio; make test-images builds it)"
+            )
             return
         # interleaved, one of each per round: this VM's speed drifts within minutes, and two
         # blocks measured one after the other would put that drift into the ratio
-        hand_argv = ["docker", "run", "--rm", "--network", "none", REFERENCE, "python3", "-c", BY_HAND]
+        hand_argv = [
+            "docker",
+            "run",
+            "--rm",
+            "--network",
+            "none",
+            REFERENCE,
+            "python3",
+            "-c",
+            BY_HAND,
+        ]
         smoke_argv = [VALORCH, "run", "--image", IMAGE, "--no-matrix", "--no-gate"]
         wall(hand_argv), wall(smoke_argv, env=env)  # warm both
         pairs = [(wall(hand_argv), wall(smoke_argv, env=env)) for _ in range(REPS)]
-        by_hand, smoke = statistics.median(h for h, _ in pairs), statistics.median(v for _, v in pairs)
+        by_hand, smoke = (
+            statistics.median(h for h, _ in pairs),
+            statistics.median(v for _, v in pairs),
+        )
         per_round = statistics.median(v / h for h, v in pairs)
-        print(f"\n| smoke run | wall (s) |\n|---|---|\n| `docker run --rm --network none {REFERENCE} python3 -c "
-              f"\"{BY_HAND}\"` | {by_hand:.2f} |\n| `valorch run --image {IMAGE}` (smoke) | {smoke:.2f} |")
-        print(f"\nratio valorch / by hand: {smoke / by_hand:.2f}x of the medians, {per_round:.2f}x the median of "
-              f"{REPS} interleaved rounds (goal <= {GOAL_RATIO}x)")
+        print(
+            f"\n| smoke run | wall (s) |\n|---|---|\n| `docker run --rm --network none {REFERENCE} python3 -c "
+            f'"{BY_HAND}"` | {by_hand:.2f} |\n| `valorch run --image {IMAGE}` (smoke) | {smoke:.2f} |'
+        )
+        print(
+            f"\nratio valorch / by hand: {smoke / by_hand:.2f}x of the medians, {per_round:.2f}x the median of "
+            f"{REPS} interleaved rounds (goal <= {GOAL_RATIO}x)"
+        )
 
 
 if __name__ == "__main__":

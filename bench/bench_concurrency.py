@@ -16,14 +16,27 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 VALORCH = str(Path(sys.executable).with_name("valorch"))
-IMAGES = ["cpu_debian12_py3.11_pytorch_1.13", "cpu_debian12_py3.11_pytorch_2.13", "cpu_debian12_py3.11",
-          "cpu_debian11_py3.9"]
+IMAGES = [
+    "cpu_debian12_py3.11_pytorch_1.13",
+    "cpu_debian12_py3.11_pytorch_2.13",
+    "cpu_debian12_py3.11",
+    "cpu_debian11_py3.9",
+]
 
 
 def wall(slots: int, tmp: Path, images: list[str]) -> float:
     hosts = tmp / f"hosts{slots}.yaml"
     hosts.write_text(f"- name: local\n  slots: {slots}\n")
-    args = [VALORCH, "run", "--hosts", str(hosts), "--json", "--no-gate", "--db", str(tmp / f"b{slots}.sqlite")]
+    args = [
+        VALORCH,
+        "run",
+        "--hosts",
+        str(hosts),
+        "--json",
+        "--no-gate",
+        "--db",
+        str(tmp / f"b{slots}.sqlite"),
+    ]
     for image in images:
         args += ["--image", image]
     t = time.perf_counter()
@@ -43,11 +56,15 @@ def main() -> None:
             one = statistics.median(wall(1, tmp, images) for _ in range(3))
             many = statistics.median(wall(len(images), tmp, images) for _ in range(3))
             rows.append((len(images), alone, one, many))
-    print("| tasks | cores | one task alone | N tasks, 1 slot | N tasks, N slots | speed-up | N slots / one alone |")
+    print(
+        "| tasks | cores | one task alone | N tasks, 1 slot | N tasks, N slots | speed-up | N slots / one alone |"
+    )
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for n, alone, one, many in rows:
-        print(f"| {n} smoke | {cores} | {alone:.1f} s | {one:.1f} s | {many:.1f} s | {one / many:.2f}× "
-              f"| {many / alone:.2f}× |")
+        print(
+            f"| {n} smoke | {cores} | {alone:.1f} s | {one:.1f} s | {many:.1f} s | {one / many:.2f}× "
+            f"| {many / alone:.2f}× |"
+        )
 
 
 if __name__ == "__main__":

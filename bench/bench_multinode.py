@@ -32,8 +32,12 @@ ALIAS = "cpu_debian12_py3.11_pytorch_1.13"
 
 def run(args: list[str], db: Path) -> tuple[float, dict, dict]:
     t = time.perf_counter()
-    done = subprocess.run([VALORCH, "run", *args, "--db", str(db), "--no-gate", "--json"], capture_output=True,
-                          text=True, cwd=ROOT)
+    done = subprocess.run(
+        [VALORCH, "run", *args, "--db", str(db), "--no-gate", "--json"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     wall = time.perf_counter() - t
     if done.returncode != 0:
         raise SystemExit(f"valorch run failed: {done.stderr[-2000:]}")
@@ -55,7 +59,12 @@ def series(name: str, args: list[str], reps: int, tmp: Path) -> dict:
         firsts.append(first["duration_s"] if first else 0.0)
         assert all(r["status"] == "pass" for r in result["results"]), by
     med = {k: statistics.median(t.get(k, 0.0) for t in timings) for k in timings[0]}
-    return {"name": name, "wall": statistics.median(walls), "timings": med, "first": statistics.median(firsts)}
+    return {
+        "name": name,
+        "wall": statistics.median(walls),
+        "timings": med,
+        "first": statistics.median(firsts),
+    }
 
 
 def main() -> None:
@@ -66,27 +75,49 @@ def main() -> None:
     a = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="valorch-bench-mn-"))
     job = tmp / "job.yaml"
-    job.write_text(f"name: bench-multinode\nimages: [{ALIAS}]\nsuites:\n"
-                   "  - {name: multinode, nodes: 2, checks: [multinode.all_reduce, multinode.all_gather, "
-                   "multinode.broadcast]}\n")
-    rows = [series("one container (2 ranks)", ["--image", ALIAS, "--suite", "kernels", "--check",
-                                               "kernels.all_reduce.gloo"], a.reps, tmp)]
+    job.write_text(
+        f"name: bench-multinode\nimages: [{ALIAS}]\nsuites:\n"
+        "  - {name: multinode, nodes: 2, checks: [multinode.all_reduce, multinode.all_gather, "
+        "multinode.broadcast]}\n"
+    )
+    rows = [
+        series(
+            "one container (2 ranks)",
+            ["--image", ALIAS, "--suite", "kernels", "--check", "kernels.all_reduce.gloo"],
+            a.reps,
+            tmp,
+        )
+    ]
     if a.engine2:
         hosts = tmp / "hosts.yaml"
-        hosts.write_text(f"hosts:\n  - {{name: a, endpoint: 'unix:///var/run/docker.sock', address: 127.0.0.1}}\n"
-                         f"  - {{name: b, endpoint: '{a.engine2}', address: 127.0.0.2}}\n")
-        rows.append(series("two engines (2 nodes)", ["--job", str(job), "--hosts", str(hosts)], a.reps, tmp))
+        hosts.write_text(
+            f"hosts:\n  - {{name: a, endpoint: 'unix:///var/run/docker.sock', address: 127.0.0.1}}\n"
+            f"  - {{name: b, endpoint: '{a.engine2}', address: 127.0.0.2}}\n"
+        )
+        rows.append(
+            series("two engines (2 nodes)", ["--job", str(job), "--hosts", str(hosts)], a.reps, tmp)
+        )
     if a.slurm:
-        rows.append(series("Slurm (2 nodes)", ["--job", str(job), "--executor", "slurm", "--slurm-spool",
-                                               str(tmp / "spool")], a.reps, tmp))
+        rows.append(
+            series(
+                "Slurm (2 nodes)",
+                ["--job", str(job), "--executor", "slurm", "--slurm-spool", str(tmp / "spool")],
+                a.reps,
+                tmp,
+            )
+        )
     base = rows[0]["wall"]
-    print("| where | wall (median) | ratio | create | start | probe run | submit + queue | first collective check |")
+    print(
+        "| where | wall (median) | ratio | create | start | probe run | submit + queue | first collective check |"
+    )
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for r in rows:
         t = r["timings"]
-        print(f"| {r['name']} | {r['wall']:.2f} s | {r['wall'] / base:.2f}× | {t.get('create_s', 0):.2f} s "
-              f"| {t.get('start_s', 0):.2f} s | {t.get('run_s', 0):.2f} s "
-              f"| {t.get('submit_s', 0) + t.get('queue_s', 0):.2f} s | {r['first']:.2f} s |")
+        print(
+            f"| {r['name']} | {r['wall']:.2f} s | {r['wall'] / base:.2f}× | {t.get('create_s', 0):.2f} s "
+            f"| {t.get('start_s', 0):.2f} s | {t.get('run_s', 0):.2f} s "
+            f"| {t.get('submit_s', 0) + t.get('queue_s', 0):.2f} s | {r['first']:.2f} s |"
+        )
 
 
 if __name__ == "__main__":

@@ -31,8 +31,12 @@ PER_CHECK_SUITE = "smoke"
 
 def run(args: list[str], db: str) -> tuple[float, dict]:
     t0 = time.perf_counter()
-    out = subprocess.run([VALORCH, "run", *args, "--json", "--no-gate", "--no-matrix", "--db", db],
-                         capture_output=True, text=True, cwd=ROOT)
+    out = subprocess.run(
+        [VALORCH, "run", *args, "--json", "--no-gate", "--no-matrix", "--db", db],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     wall = time.perf_counter() - t0
     if not out.stdout.strip():
         raise SystemExit(f"valorch run {' '.join(args)} printed nothing: {out.stderr[-2000:]}")
@@ -40,12 +44,19 @@ def run(args: list[str], db: str) -> tuple[float, dict]:
 
 
 def main() -> None:
-    ref = json.loads(subprocess.run([VALORCH, "images", "show", ALIAS, "--json"], capture_output=True, text=True,
-                                    cwd=ROOT).stdout)["reference"]
+    ref = json.loads(
+        subprocess.run(
+            [VALORCH, "images", "show", ALIAS, "--json"], capture_output=True, text=True, cwd=ROOT
+        ).stdout
+    )["reference"]
     bare = []
     for _ in range(5):
         t0 = time.perf_counter()
-        subprocess.run(["docker", "run", "--rm", "--network", "none", ref, "true"], check=True, capture_output=True)
+        subprocess.run(
+            ["docker", "run", "--rm", "--network", "none", ref, "true"],
+            check=True,
+            capture_output=True,
+        )
         bare.append(time.perf_counter() - t0)
     start = statistics.median(bare)
     rows = []
@@ -55,27 +66,46 @@ def main() -> None:
             cli_wall, result = run(["--image", ALIAS, "--suite", suite], db)
             t = result["timings"][suite]
             floor = start + t["import_s"] + t["checks_s"]
-            rows.append((suite, len({r["check"] for r in result["results"]}), floor, t["total_s"], cli_wall,
-                         t["import_s"], t["checks_s"], int(t["workers"])))
-        checks = [r["check"] for r in run(["--image", ALIAS, "--suite", PER_CHECK_SUITE], db)[1]["results"]]
+            rows.append(
+                (
+                    suite,
+                    len({r["check"] for r in result["results"]}),
+                    floor,
+                    t["total_s"],
+                    cli_wall,
+                    t["import_s"],
+                    t["checks_s"],
+                    int(t["workers"]),
+                )
+            )
+        checks = [
+            r["check"]
+            for r in run(["--image", ALIAS, "--suite", PER_CHECK_SUITE], db)[1]["results"]
+        ]
         per_check = 0.0
         for cid in checks:
             wall, res = run(["--image", ALIAS, "--suite", PER_CHECK_SUITE, "--check", cid], db)
             per_check += res["timings"][PER_CHECK_SUITE]["total_s"]
     print(f"image {ALIAS} ({ref}); bare container start+remove {start:.2f} s (median of 5)\n")
-    print("| suite | checks | floor (s) | valorch executor (s) | ratio | `valorch run` process (s) | import (s) "
-          "| check bodies (s) | workers |")
+    print(
+        "| suite | checks | floor (s) | valorch executor (s) | ratio | `valorch run` process (s) | import (s) "
+        "| check bodies (s) | workers |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     tot_floor = tot_exec = 0.0
     for suite, n, floor, total, cli, imp, chk, workers in rows:
         tot_floor += floor
         tot_exec += total
-        print(f"| {suite} | {n} | {floor:.2f} | {total:.2f} | {total / floor:.2f}× | {cli:.2f} | {imp:.2f} "
-              f"| {chk:.2f} | {workers} |")
+        print(
+            f"| {suite} | {n} | {floor:.2f} | {total:.2f} | {total / floor:.2f}× | {cli:.2f} | {imp:.2f} "
+            f"| {chk:.2f} | {workers} |"
+        )
     print(f"| **all** | | {tot_floor:.2f} | {tot_exec:.2f} | {tot_exec / tot_floor:.2f}× | | | | |")
     smoke = next(r for r in rows if r[0] == PER_CHECK_SUITE)
-    print(f"\nOne container per check ({PER_CHECK_SUITE}, {len(checks)} checks): {per_check:.2f} s "
-          f"= {per_check / smoke[3]:.1f}× valorch's {smoke[3]:.2f} s for the same suite.")
+    print(
+        f"\nOne container per check ({PER_CHECK_SUITE}, {len(checks)} checks): {per_check:.2f} s "
+        f"= {per_check / smoke[3]:.1f}× valorch's {smoke[3]:.2f} s for the same suite."
+    )
 
 
 if __name__ == "__main__":

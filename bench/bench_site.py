@@ -18,11 +18,11 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_scale import CHECKS, RUNS, generate, results_for  # noqa: E402
+from bench_scale import CHECKS, RUNS, generate, results_for
 
-from orchestrator.store import bulk  # noqa: E402
-from orchestrator.store.db import open_engine, session_factory  # noqa: E402
-from orchestrator.store.models import Host, Image, Result, Run  # noqa: E402
+from orchestrator.store import bulk
+from orchestrator.store.db import open_engine, session_factory
+from orchestrator.store.models import Host, Image, Result, Run
 
 GOAL = 30.0
 VALORCH = str(Path(sys.executable).with_name("valorch"))
@@ -47,8 +47,11 @@ def main() -> None:
         for _ in range(2):  # the second build replaces the first (the atomic swap is part of it)
             t = time.perf_counter()
             r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-            proc = subprocess.run([VALORCH, "site", "build", "--out", str(out), "--db", str(db)],
-                                  capture_output=True, text=True)
+            proc = subprocess.run(
+                [VALORCH, "site", "build", "--out", str(out), "--db", str(db)],
+                capture_output=True,
+                text=True,
+            )
             times.append(time.perf_counter() - t)
             r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
             cpu.append(r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime)
@@ -60,8 +63,10 @@ def main() -> None:
     print(f"## Site build (issue 13): {RUNS} runs × {CHECKS} checks = {len(rows):,} results\n")
     print("| step | measured | goal | ratio |")
     print("|---|---|---|---|")
-    print(f"| `valorch site build` whole process ({files:,} files, {size / 1e6:.0f} MB) | {best:.1f} s "
-          f"(builds: {', '.join(f'{t:.1f}' for t in times)} s) | ≤ {GOAL:g} s | {best / GOAL:.2f} |")
+    print(
+        f"| `valorch site build` whole process ({files:,} files, {size / 1e6:.0f} MB) | {best:.1f} s "
+        f"(builds: {', '.join(f'{t:.1f}' for t in times)} s) | ≤ {GOAL:g} s | {best / GOAL:.2f} |"
+    )
     print(f"| the same, CPU time of the process and its page workers | {min(cpu):.1f} s | | |")
     print(f"\nload average during the run: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
 

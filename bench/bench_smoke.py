@@ -18,9 +18,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 VALORCH = str(Path(sys.executable).with_name("valorch"))
-IMAGES = [("host", None), ("cpu_debian12_py3.11_pytorch_1.13", "valorch/test:debian-torch"),
-          ("cpu_debian12_py3.11_pytorch_2.13", "valorch/test:pip-torch"),
-          ("cpu_debian11_py3.9", "valorch/base:bullseye")]
+IMAGES = [
+    ("host", None),
+    ("cpu_debian12_py3.11_pytorch_1.13", "valorch/test:debian-torch"),
+    ("cpu_debian12_py3.11_pytorch_2.13", "valorch/test:pip-torch"),
+    ("cpu_debian11_py3.9", "valorch/base:bullseye"),
+]
 REPS = 3
 
 
@@ -37,20 +40,34 @@ def main() -> None:
         for alias, ref in IMAGES:
             walls, parts = [], []
             for _ in range(REPS):
-                wall, out = timed([VALORCH, "run", "--image", alias, "--json", "--no-gate", "--db", db])
+                wall, out = timed(
+                    [VALORCH, "run", "--image", alias, "--json", "--no-gate", "--db", db]
+                )
                 walls.append(wall)
                 parts.append(json.loads(out)[0]["timings"]["smoke"])
-            floor = statistics.median(timed(["docker", "run", "--rm", "--network", "none", ref, "true"])[0]
-                                      for _ in range(REPS)) if ref else 0.0
-            med = {k: statistics.median(p.get(k, 0.0) for p in parts)
-                   for k in ("create_s", "start_s", "run_s", "import_s", "checks_s", "total_s")}
+            floor = (
+                statistics.median(
+                    timed(["docker", "run", "--rm", "--network", "none", ref, "true"])[0]
+                    for _ in range(REPS)
+                )
+                if ref
+                else 0.0
+            )
+            med = {
+                k: statistics.median(p.get(k, 0.0) for p in parts)
+                for k in ("create_s", "start_s", "run_s", "import_s", "checks_s", "total_s")
+            }
             rows.append((alias, statistics.median(walls), floor, med))
-    print("| image | valorch wall (s) | bare `docker run true` (s) | create+start (s) | framework import (s) "
-          "| check bodies (s) | executor total (s) |")
+    print(
+        "| image | valorch wall (s) | bare `docker run true` (s) | create+start (s) | framework import (s) "
+        "| check bodies (s) | executor total (s) |"
+    )
     print("|---|---|---|---|---|---|---|")
     for alias, wall, floor, m in rows:
-        print(f"| {alias} | {wall:.2f} | {floor:.2f} | {m['create_s'] + m['start_s']:.2f} | {m['import_s']:.2f} "
-              f"| {m['checks_s']:.2f} | {m['total_s']:.2f} |")
+        print(
+            f"| {alias} | {wall:.2f} | {floor:.2f} | {m['create_s'] + m['start_s']:.2f} | {m['import_s']:.2f} "
+            f"| {m['checks_s']:.2f} | {m['total_s']:.2f} |"
+        )
 
 
 if __name__ == "__main__":

@@ -11,11 +11,17 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from .spec import Change
 from orchestrator.probe.inventory_parse import build_findings as _probe_build_findings
 
-from .components import (CATALOG_KEYS, MAX_COMPONENTS, MAX_ERRORS, MAX_EVIDENCE, MAX_EXTRA,  # noqa: F401 (re-exported)
-                         MAX_NAME, MAX_VALUE, UNPINNED, Component, Inventory, Source, version_matches)
+from .components import (
+    CATALOG_KEYS,
+    MAX_EXTRA,  # noqa: F401 (re-exported)
+    UNPINNED,
+    Component,
+    Inventory,
+    version_matches,
+)
+from .spec import Change
 
 
 class _Frozen(BaseModel):
@@ -38,6 +44,7 @@ class Finding(_Frozen):
         package that is installed but does not import (``broken``)."""
         return self.kind in ("drift", "missing", "broken")
 
+
 def parse_inventory(obj: Any) -> Inventory:
     """Validate the probe's untrusted JSON (the dict after the marker).
 
@@ -47,10 +54,28 @@ def parse_inventory(obj: Any) -> Inventory:
         raise ValueError("inventory must be a JSON object, not %s" % type(obj).__name__)
     if obj.get("type", "inventory") != "inventory":
         raise ValueError("not an inventory record: type=%r" % obj.get("type"))
-    body = {k: v for k, v in obj.items() if k != "type"}
+    body = {k: _well_formed(v) for k, v in obj.items() if k != "type"}
     return Inventory.model_validate(body)
 
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _well_formed(value: Any) -> Any:
+    """JSON may escape lone surrogates (``"\\ud800"``), which no UTF-8 sink can hold: each
+    becomes U+FFFD, as a decoder does with bytes it cannot read, so one bad string costs
+    its characters and not the whole inventory."""
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_well_formed(v) for v in value]
+    if isinstance(value, dict):
+        return {_well_formed(k): _well_formed(v) for k, v in value.items()}
+    return value
+
+
 # ---------------------------------------------------------------- compare ---
+
 
 def resolve(inventory: Inventory, key: str) -> Component | None:
     """The inventory component that stands for a catalog key."""
@@ -60,6 +85,7 @@ def resolve(inventory: Inventory, key: str) -> Component | None:
         if comp is not None:
             return comp
     return None
+
 
 def compare(inventory: Inventory, expected: dict[str, str], *, build: bool = True) -> list[Finding]:
     """Each expected component against what the image holds, in the catalog's order.
@@ -75,38 +101,87 @@ def compare(inventory: Inventory, expected: dict[str, str], *, build: bool = Tru
         want = str(want).strip()
         comp = resolve(inventory, key)
         if comp is None:
-            findings.append(Finding(kind="missing", component=key, expected=want,
-                                    message="%s: expected %s, not found in the image" % (key, want)))
+            findings.append(
+                Finding(
+                    kind="missing",
+                    component=key,
+                    expected=want,
+                    message="%s: expected %s, not found in the image" % (key, want),
+                )
+            )
         elif want.lower() in UNPINNED or not want:
-            findings.append(Finding(kind="unpinned", component=key, expected=want, found=comp.value,
-                                    evidence=comp.evidence,
-                                    message="%s: unpinned (%s), image has %s" % (key, want or "-", comp.value)))
+            findings.append(
+                Finding(
+                    kind="unpinned",
+                    component=key,
+                    expected=want,
+                    found=comp.value,
+                    evidence=comp.evidence,
+                    message="%s: unpinned (%s), image has %s" % (key, want or "-", comp.value),
+                )
+            )
         elif version_matches(want, comp.value):
-            findings.append(Finding(kind="ok", component=key, expected=want, found=comp.value,
-                                    evidence=comp.evidence, message="%s %s" % (key, comp.value)))
+            findings.append(
+                Finding(
+                    kind="ok",
+                    component=key,
+                    expected=want,
+                    found=comp.value,
+                    evidence=comp.evidence,
+                    message="%s %s" % (key, comp.value),
+                )
+            )
         else:
-            findings.append(Finding(kind="drift", component=key, expected=want, found=comp.value,
-                                    evidence=comp.evidence,
-                                    message="%s: expected %s, image has %s" % (key, want, comp.value)))
+            findings.append(
+                Finding(
+                    kind="drift",
+                    component=key,
+                    expected=want,
+                    found=comp.value,
+                    evidence=comp.evidence,
+                    message="%s: expected %s, image has %s" % (key, want, comp.value),
+                )
+            )
     findings.extend(import_findings(inventory))
     if build:
         findings.extend(build_findings(inventory))
     return findings
 
+
 def import_findings(inventory: Inventory) -> list[Finding]:
     """Every framework package the gatherer found installed but failing to import
     (probe/imports.py), whether the catalog pins it or not: the audit is not clean."""
-    return [Finding(kind="broken", component=c.name, found=c.value, evidence=c.extra["import_error"],
-                    message="%s %s: installed but does not import: %s" % (c.name, c.value, c.extra["import_error"]))
-            for c in inventory.components if c.headline and c.extra.get("import_error")]
+    return [
+        Finding(
+            kind="broken",
+            component=c.name,
+            found=c.value,
+            evidence=c.extra["import_error"],
+            message="%s %s: installed but does not import: %s"
+            % (c.name, c.value, c.extra["import_error"]),
+        )
+        for c in inventory.components
+        if c.headline and c.extra.get("import_error")
+    ]
+
 
 def build_findings(inventory: Inventory) -> list[Finding]:
     raw = _probe_build_findings([c.model_dump() for c in inventory.components])
-    return [Finding(kind="build-mismatch", component=f["component"], expected=f["built"],
-                    found=f["installed"], message=f["message"]) for f in raw]
+    return [
+        Finding(
+            kind="build-mismatch",
+            component=f["component"],
+            expected=f["built"],
+            found=f["installed"],
+            message=f["message"],
+        )
+        for f in raw
+    ]
+
 
 def has_drift(findings: list[Finding]) -> bool:
     return any(f.drift for f in findings)
+
 
 def exit_code(findings: list[Finding], inventory: Inventory | None = None) -> int:
     """The design's audit exit status: 0 clean, 1 drift, 2 the gatherer reported errors."""
@@ -114,7 +189,9 @@ def exit_code(findings: list[Finding], inventory: Inventory | None = None) -> in
         return 1
     return 2 if inventory is not None and inventory.errors else 0
 
+
 # ------------------------------------------------------------------- diff ---
+
 
 def diff(a: Inventory, b: Inventory, *, packages: bool = True) -> list[Change]:
     """Component by component: headline components first, then pip:, then deb:."""
@@ -130,6 +207,7 @@ def diff(a: Inventory, b: Inventory, *, packages: bool = True) -> list[Change]:
         elif old[name].value != new[name].value:
             changes.append(Change("changed", name, old[name].value, new[name].value))
     return changes
+
 
 def _order(name: str) -> tuple[int, str]:
     return (0 if ":" not in name else 1 if name.startswith("pip:") else 2, name)

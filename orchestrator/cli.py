@@ -16,14 +16,14 @@ from typing import Any, NoReturn
 import typer
 
 from . import __version__
+from .commands import attest as attest_cmd
+from .commands import baseline as baseline_cmd
 from .commands import db as db_cmd
 from .commands import hosts, images, matrix, results, suites
-from .commands import site as site_cmd
 from .commands import inventory as inventory_cmd
 from .commands import jobs as jobs_cmd
-from .commands import baseline as baseline_cmd
+from .commands import site as site_cmd
 from .commands.bisect import bisect as bisect_cmd
-from .commands import attest as attest_cmd
 from .commands.diff import diff as diff_cmd
 from .commands.qualify import qualify
 from .commands.run import run
@@ -44,15 +44,19 @@ class App(typer.Typer):
                 if isinstance(exc, BrokenPipeError):
                     raise
                 raise _os_error(exc) from None
-            except Exception as exc:  # a database error no store function named: exit 3, not a traceback
+            except (
+                Exception
+            ) as exc:  # a database error no store function named: exit 3, not a traceback
                 sa = sys.modules.get("sqlalchemy.exc")
                 if sa is None or not isinstance(exc, sa.SQLAlchemyError):
                     raise
                 from .errors import InfrastructureError
 
                 why = str(getattr(exc, "orig", None) or exc).splitlines()[0][:300]
-                raise InfrastructureError(f"the results database failed: {why}",
-                                          "valorch db check --db URL diagnoses the store") from None
+                raise InfrastructureError(
+                    f"the results database failed: {why}",
+                    "valorch db check --db URL diagnoses the store",
+                ) from None
         except SystemExit as exc:
             if exc.code in (2, 3):
                 _undo_created()
@@ -64,7 +68,9 @@ class App(typer.Typer):
             from .commands.common import err
 
             # escaped: a message may quote text in brackets, e.g. pip install 'valorch[postgres]'
-            err.print(f"[bold red]error:[/bold red] {escape(exc.message)}", markup=True, highlight=False)
+            err.print(
+                f"[bold red]error:[/bold red] {escape(exc.message)}", markup=True, highlight=False
+            )
             if exc.hint:
                 err.print(f"  [dim]hint:[/dim] {escape(exc.hint)}")
             sys.exit(exc.exit_code)
@@ -80,11 +86,15 @@ def _check_encoding(argv: list[str]) -> None:
 
     for i, arg in enumerate(argv, 1):
         if bad(arg):
-            raise InputError(f"argument {i} ('{arg[:60]}') is not valid UTF-8",
-                             "pass names, paths and URLs as UTF-8 text")
+            raise InputError(
+                f"argument {i} ('{arg[:60]}') is not valid UTF-8",
+                "pass names, paths and URLs as UTF-8 text",
+            )
     for name, value in os.environ.items():
         if name.startswith(("VALORCH_", "GITHUB_")) and bad(value):
-            raise InputError(f"environment variable {name} is not valid UTF-8", f"set {name} to UTF-8 text")
+            raise InputError(
+                f"environment variable {name} is not valid UTF-8", f"set {name} to UTF-8 text"
+            )
 
 
 def _os_error(exc: OSError) -> ValorchError:
@@ -98,10 +108,14 @@ def _os_error(exc: OSError) -> ValorchError:
 
     where = f" {encode.one_line(str(exc.filename))[:200]}" if exc.filename else ""
     if exc.errno in (errno.ENOSPC, errno.EIO, errno.EDQUOT):
-        return InfrastructureError(f"cannot write{where}: {exc.strerror}", "free space or fix the device, then retry")
-    return InputError(f"cannot use{where}: {exc.strerror or exc}",
-                      "check the path you passed (it must exist where read, be writable where written, "
-                      "and be a file or a directory as the option says)")
+        return InfrastructureError(
+            f"cannot write{where}: {exc.strerror}", "free space or fix the device, then retry"
+        )
+    return InputError(
+        f"cannot use{where}: {exc.strerror or exc}",
+        "check the path you passed (it must exist where read, be writable where written, "
+        "and be a file or a directory as the option says)",
+    )
 
 
 def _undo_created() -> None:
@@ -111,8 +125,12 @@ def _undo_created() -> None:
         store_db.undo_created()
 
 
-app = App(name="valorch", help="Containerized multi-backend validation orchestrator.",
-          no_args_is_help=True, pretty_exceptions_enable=False)
+app = App(
+    name="valorch",
+    help="Containerized multi-backend validation orchestrator.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
 
 
 def _print_version(value: bool) -> None:
@@ -122,9 +140,18 @@ def _print_version(value: bool) -> None:
 
 
 @app.callback()
-def _root(_version: bool = typer.Option(False, "--version", is_eager=True, callback=_print_version,
-                                         help="Print valorch's version and exit.")) -> None:
+def _root(
+    _version: bool = typer.Option(
+        False,
+        "--version",
+        is_eager=True,
+        callback=_print_version,
+        help="Print valorch's version and exit.",
+    ),
+) -> None:
     """Containerized multi-backend validation orchestrator."""
+
+
 app.command("run")(run)
 app.add_typer(images.app, name="images")
 app.add_typer(suites.app, name="suites")
@@ -173,7 +200,11 @@ def main() -> NoReturn:
 
 
 def _leave(code: Any) -> NoReturn:
-    if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.main_thread()):
+    if any(
+        t.is_alive() and not t.daemon
+        for t in threading.enumerate()
+        if t is not threading.main_thread()
+    ):
         sys.exit(code)
     if code is None:
         code = 0
@@ -184,6 +215,9 @@ def _leave(code: Any) -> NoReturn:
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
-        except (BrokenPipeError, ValueError):  # `valorch … | head` closed the pipe; or a closed stream
+        except (
+            BrokenPipeError,
+            ValueError,
+        ):  # `valorch … | head` closed the pipe; or a closed stream
             pass  # not a verdict: the exit code stays the command's own (docs/cli.md, "exit codes")
     os._exit(code)

@@ -23,13 +23,29 @@ Source = Literal["file", "dpkg", "pip", "header", "api", "command"]
 
 # catalog component key (the seed table's columns) -> inventory component name
 CATALOG_KEYS: dict[str, str] = {
-    "pytorch": "pytorch", "ubuntu": "ubuntu", "debian": "debian", "python": "python",
-    "apex": "apex", "torchvision": "torchvision", "torchaudio": "torchaudio",
-    "tensorboard": "tensorboard", "tensorflow": "tensorflow", "magma": "magma", "ucx": "ucx",
-    "ompi": "ompi", "ofed": "ofed", "rocm": "rocm", "cuda": "cuda", "cudnn": "cudnn",
-    "nccl": "nccl", "numpy": "numpy", "triton": "triton", "os": "os",
+    "pytorch": "pytorch",
+    "ubuntu": "ubuntu",
+    "debian": "debian",
+    "python": "python",
+    "apex": "apex",
+    "torchvision": "torchvision",
+    "torchaudio": "torchaudio",
+    "tensorboard": "tensorboard",
+    "tensorflow": "tensorflow",
+    "magma": "magma",
+    "ucx": "ucx",
+    "ompi": "ompi",
+    "ofed": "ofed",
+    "rocm": "rocm",
+    "cuda": "cuda",
+    "cudnn": "cudnn",
+    "nccl": "nccl",
+    "numpy": "numpy",
+    "triton": "triton",
+    "os": "os",
 }
 UNPINNED = frozenset({"master", "main", "latest", "any", "*"})
+
 
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
@@ -56,6 +72,7 @@ class Component(_Frozen):
     def headline(self) -> bool:
         """Not a package listing (pip:..., deb:...)."""
         return ":" not in self.name
+
 
 class Inventory(_Frozen):
     components: tuple[Component, ...] = Field(default=(), max_length=MAX_COMPONENTS)
@@ -88,10 +105,12 @@ class Inventory(_Frozen):
 
 # ---------------------------------------------------------------- versions ---
 
+
 def _tokens(version: str) -> list[int | str]:
     text = version.strip().lower()
     text = text[1:] if re.match(r"^v\d", text) else text
     return [int(t) if t.isdigit() else t for t in re.findall(r"\d+|[a-z]+", text)]
+
 
 def version_matches(expected: str, found: str) -> bool:
     """Prefix semantics on version tokens: '3.12' accepts '3.12.8', '2.4.0' accepts

@@ -29,7 +29,9 @@ import re
 from typing import Any
 
 # C0 except \t \n, DEL, C1, bidi embeddings/overrides/isolates (Trojan Source), lone surrogates
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_UNSAFE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+)
 _XML_FORBIDDEN = re.compile("[^\x09\x0a\x0d\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 _RST_SPECIAL = re.compile(r"([\\`*_|\[\]<>:@])")  # @: no standalone e-mail link
 _MENTION = re.compile(r"@(?=(?:here|channel|everyone|group)\b)", re.IGNORECASE)
@@ -76,7 +78,9 @@ def github_markdown(text: str) -> str:
 
 def markdown(text: str) -> str:
     """A GitHub-flavoured Markdown table cell (or heading/list item): one line."""
-    return github_markdown(text.replace("\r", " ").replace("\n", " ").replace("\t", " ")).replace("|", "\\|")
+    return github_markdown(text.replace("\r", " ").replace("\n", " ").replace("\t", " ")).replace(
+        "|", "\\|"
+    )
 
 
 def rst(text: str) -> str:

@@ -18,12 +18,16 @@ from .errors import InputError
 DEFAULT_DOMAIN = "docker.io"
 _COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
 _PATH = re.compile(rf"^{_COMPONENT}(?:/{_COMPONENT})*$")
-_DOMAIN = re.compile(r"^(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*"
-                     r"|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?$")
+_DOMAIN = re.compile(
+    r"^(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*"
+    r"|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?$"
+)
 _TAG = re.compile(r"^[\w][\w.-]{0,127}$")
 DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
-_HINT = ("an image reference is [REGISTRY[:PORT]/]NAME[:TAG][@sha256:<64 hex>], e.g. "
-         "rocm/pytorch:rocm6.3_ubuntu24.04_py3.12_pytorch_release_2.4.0 or localhost:5000/x@sha256:…")
+_HINT = (
+    "an image reference is [REGISTRY[:PORT]/]NAME[:TAG][@sha256:<64 hex>], e.g. "
+    "rocm/pytorch:rocm6.3_ubuntu24.04_py3.12_pytorch_release_2.4.0 or localhost:5000/x@sha256:…"
+)
 
 
 @dataclass(frozen=True)
@@ -39,7 +43,7 @@ class ImageRef:
     def repository(self) -> str:
         """``domain/path``: the name the engine lists in RepoDigests (familiar form for Hub)."""
         if self.domain == DEFAULT_DOMAIN:
-            return self.path[len("library/"):] if self.path.startswith("library/") else self.path
+            return self.path[len("library/") :] if self.path.startswith("library/") else self.path
         return f"{self.domain}/{self.path}"
 
     @property
@@ -57,7 +61,7 @@ class ImageRef:
     def tagged(self) -> str:
         return f"{self.repository}:{self.tag or 'latest'}"
 
-    def with_digest(self, digest: str) -> "ImageRef":
+    def with_digest(self, digest: str) -> ImageRef:
         return replace(self, digest=check_digest(digest))
 
     def __str__(self) -> str:
@@ -72,8 +76,10 @@ class ImageRef:
 def check_digest(text: str, where: str = "") -> str:
     """``text`` if it is ``sha256:`` + 64 lower-case hex characters, else exit 2."""
     if not DIGEST.match(text or ""):
-        raise InputError(f"{where}digest {text!r} is not sha256: followed by 64 lower-case hex characters",
-                         "copy the digest a registry or `docker image inspect` shows (RepoDigests)")
+        raise InputError(
+            f"{where}digest {text!r} is not sha256: followed by 64 lower-case hex characters",
+            "copy the digest a registry or `docker image inspect` shows (RepoDigests)",
+        )
     return text
 
 
@@ -88,8 +94,10 @@ def parse(text: str) -> ImageRef:
     if "://" in raw:
         scheme, rest = raw.split("://", 1)
         if scheme != "docker":
-            raise InputError(f"image reference {text!r}: unknown scheme {scheme + '://'!r}",
-                             "write the reference without a scheme (docker:// is accepted); " + _HINT)
+            raise InputError(
+                f"image reference {text!r}: unknown scheme {scheme + '://'!r}",
+                "write the reference without a scheme (docker:// is accepted); " + _HINT,
+            )
         raw = rest
     if not raw:
         raise InputError("empty image reference", _HINT)
@@ -101,22 +109,29 @@ def parse(text: str) -> ImageRef:
     slash = name.rfind("/")
     colon = name.rfind(":")
     if colon > slash:
-        name, tag = name[:colon], name[colon + 1:]
+        name, tag = name[:colon], name[colon + 1 :]
         if not _TAG.match(tag):
-            raise InputError(f"image reference {text!r}: tag {tag!r} is not valid "
-                             "(letters, digits, _ . -; at most 128; not starting with . or -)", _HINT)
+            raise InputError(
+                f"image reference {text!r}: tag {tag!r} is not valid "
+                "(letters, digits, _ . -; at most 128; not starting with . or -)",
+                _HINT,
+            )
     domain, path = DEFAULT_DOMAIN, name
     first, sep, rest = name.partition("/")
     if sep and ("." in first or ":" in first or first == "localhost"):
         domain, path = first, rest
         if not _DOMAIN.match(domain):
-            raise InputError(f"image reference {text!r}: registry {domain!r} is not a host[:port]", _HINT)
+            raise InputError(
+                f"image reference {text!r}: registry {domain!r} is not a host[:port]", _HINT
+            )
     if domain == DEFAULT_DOMAIN and path and "/" not in path:
         path = f"library/{path}"
     if not path or not _PATH.match(path):
-        raise InputError(f"image reference {text!r}: repository name {path!r} is not valid "
-                         "(lower-case letters, digits and separators . _ __ - between them, / between parts)",
-                         _HINT)
+        raise InputError(
+            f"image reference {text!r}: repository name {path!r} is not valid "
+            "(lower-case letters, digits and separators . _ __ - between them, / between parts)",
+            _HINT,
+        )
     if len(f"{domain}/{path}") > 255:
         raise InputError(f"image reference {text!r}: the name is longer than 255 characters", _HINT)
     return ImageRef(domain=domain, path=path, tag=tag if tag or digest else "latest", digest=digest)

@@ -19,12 +19,25 @@ class Completed:
         return self.error is None and self.returncode == 0
 
 
-def call(argv: list[str], timeout: float = 60, input: str | None = None,
-         env: dict[str, str] | None = None, cwd: str | None = None) -> Completed:
+def call(
+    argv: list[str],
+    timeout: float = 60,
+    input: str | None = None,
+    env: dict[str, str] | None = None,
+    cwd: str | None = None,
+) -> Completed:
     """Run ``argv``; a missing program or a timeout is data, not an exception."""
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, input=input,
-                              env=env, cwd=cwd, check=False)
+        done = subprocess.run(
+            argv,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            input=input,
+            env=env,
+            cwd=cwd,
+            check=False,
+        )
     except FileNotFoundError:
         return Completed(tuple(argv), None, "", "", error=f"{argv[0]}: not found")
     except subprocess.TimeoutExpired as exc:
@@ -43,8 +56,14 @@ class Streamed:
     error: str | None = None
 
 
-def stream(argv: list[str], on_stdout, timeout: float, env: dict[str, str] | None = None,
-           cwd: str | None = None, tail: int = 8_000) -> Streamed:
+def stream(
+    argv: list[str],
+    on_stdout,
+    timeout: float,
+    env: dict[str, str] | None = None,
+    cwd: str | None = None,
+    tail: int = 8_000,
+) -> Streamed:
     """Run ``argv`` in its own process group, hand stdout chunks to ``on_stdout``,
     keep the tail of stderr, and kill the whole group at the deadline (also on Ctrl-C)."""
     import os
@@ -53,8 +72,15 @@ def stream(argv: list[str], on_stdout, timeout: float, env: dict[str, str] | Non
     import time
 
     try:
-        child = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                                 env=env, cwd=cwd, start_new_session=True)
+        child = subprocess.Popen(
+            argv,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            env=env,
+            cwd=cwd,
+            start_new_session=True,
+        )
     except OSError as exc:
         return Streamed(None, "", False, error=f"{argv[0]}: {exc.strerror}")
     sel = selectors.DefaultSelector()
@@ -80,7 +106,7 @@ def stream(argv: list[str], on_stdout, timeout: float, env: dict[str, str] | Non
                 else:
                     err = (err + chunk)[-tail:]
     finally:
-        if timed_out or child.poll() is None and open_fds:
+        if timed_out or (child.poll() is None and open_fds):
             try:
                 os.killpg(child.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):

@@ -18,7 +18,6 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from .bounds import MAX_SECONDS, VERSION_PATTERN  # noqa: F401 (re-exported: the bounds of the vocabulary)
 
 
-
 class Backend(str, Enum):
     """The software stack an image is built for, and the GPU vendor it needs."""
 
@@ -50,13 +49,34 @@ def vendor_of(backend: str) -> str | None:
     return Backend(backend).vendor
 
 
-Status = Literal["pass", "partial", "fail", "crash", "timeout", "error", "unsupported", "skip", "xfail"]
-CheckKind = Literal["environment", "kernel", "feature", "compile", "profiler", "command", "pytest", "inventory", "selftest"]
+Status = Literal[
+    "pass", "partial", "fail", "crash", "timeout", "error", "unsupported", "skip", "xfail"
+]
+CheckKind = Literal[
+    "environment",
+    "kernel",
+    "feature",
+    "compile",
+    "profiler",
+    "command",
+    "pytest",
+    "inventory",
+    "selftest",
+]
 ExecutorName = Literal["host", "docker"]
 
 # The status vocabulary (DESIGN.md, "Status vocabulary"), defined once.
-STATUSES: tuple[str, ...] = ("pass", "partial", "fail", "crash", "timeout", "error", "unsupported", "skip",
-                             "xfail")
+STATUSES: tuple[str, ...] = (
+    "pass",
+    "partial",
+    "fail",
+    "crash",
+    "timeout",
+    "error",
+    "unsupported",
+    "skip",
+    "xfail",
+)
 #: ran and was wrong, or died: what gates a run (exit 1) and makes a regression
 FAILING: tuple[str, ...] = ("fail", "crash", "timeout")
 #: a verdict about the image (everything but the harness's own failure and deliberate skips)
@@ -66,15 +86,28 @@ INCONCLUSIVE: tuple[str, ...] = ("flaky", "xfail", "error")
 #: a passing check that turns into one of these in the head lost coverage (regression rule)
 COVERAGE_LOSS: tuple[str, ...] = ("unsupported", "partial", "skip")
 #: matrix cell symbols: the seed documents' vocabulary (✅ ⚠️ ❌); HTML adds a word and a colour
-SYMBOL: dict[str, str] = {"pass": "✅", "partial": "⚠️", "fail": "❌", "crash": "❌", "timeout": "❌",
-                          "unsupported": "❌", "error": "⚠️", "xfail": "⚠️", "flaky": "⚠️", "skip": "",
-                          "missing": "—", "cpu-only": "🔲"}
+SYMBOL: dict[str, str] = {
+    "pass": "✅",
+    "partial": "⚠️",
+    "fail": "❌",
+    "crash": "❌",
+    "timeout": "❌",
+    "unsupported": "❌",
+    "error": "⚠️",
+    "xfail": "⚠️",
+    "flaky": "⚠️",
+    "skip": "",
+    "missing": "—",
+    "cpu-only": "🔲",
+}
 #: the regression rule's default timing threshold: a 5 % slower median (DESIGN.md)
 DEFAULT_THRESHOLD = 0.05
 
-LEGEND = ("✅ pass · ⚠️ partial support · ❌ fail, crash, timeout or unsupported · ⚠️ inconclusive "
-          "(harness error), flaky (mixed attempts) or known issue · 🔲 cpu only: passed on the CPU inside a GPU "
-          "image (no GPU evidence) · blank: skipped · —: not run")
+LEGEND = (
+    "✅ pass · ⚠️ partial support · ❌ fail, crash, timeout or unsupported · ⚠️ inconclusive "
+    "(harness error), flaky (mixed attempts) or known issue · 🔲 cpu only: passed on the CPU inside a GPU "
+    "image (no GPU evidence) · blank: skipped · —: not run"
+)
 
 
 # The regression report's change kinds, most serious first (the order of its sections).
@@ -86,8 +119,21 @@ COVERAGE_LOST, COVERAGE_GAINED = "coverage_lost", "coverage_gained"
 NOT_COMPARABLE, CHANGED, SAME = "not_comparable", "changed", "same"
 #: the change kinds that make a regression (exit 1)
 COUNTED = (REGRESSED, SLOWER)
-MARK = {REGRESSED: "❌", SLOWER: "▼", FIXED: "✅", FASTER: "▲", NOISE: "~", FLAKY: "⚠️", INCONCLUSIVE_CHANGE: "⚠️",
-        EXPECTED: "xfail", COVERAGE_LOST: "−", COVERAGE_GAINED: "+", NOT_COMPARABLE: "x", CHANGED: "·", SAME: ""}
+MARK = {
+    REGRESSED: "❌",
+    SLOWER: "▼",
+    FIXED: "✅",
+    FASTER: "▲",
+    NOISE: "~",
+    FLAKY: "⚠️",
+    INCONCLUSIVE_CHANGE: "⚠️",
+    EXPECTED: "xfail",
+    COVERAGE_LOST: "−",
+    COVERAGE_GAINED: "+",
+    NOT_COMPARABLE: "x",
+    CHANGED: "·",
+    SAME: "",
+}
 
 
 @dataclass(frozen=True)
@@ -102,6 +148,7 @@ class Change:
     old: str | None = None
     new: str | None = None
     details: tuple[str, ...] = ()
+
 
 # Output from a container is untrusted: every field is bounded.
 MAX_MESSAGE = 4_000
@@ -191,7 +238,9 @@ class HostSpec(Frozen):
     # the host's address on the network the nodes of a multi-node task talk over (the
     # rendezvous address when it is node 0); default: the engine endpoint's host, or
     # 127.0.0.1 for a local socket. Not part of the fingerprint.
-    address: str | None = Field(default=None, max_length=255, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:\-]*$")
+    address: str | None = Field(
+        default=None, max_length=255, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:\-]*$"
+    )
 
     @property
     def net_address(self) -> str:
@@ -204,7 +253,7 @@ class HostSpec(Frozen):
         if not self.endpoint.startswith(("unix://", "npipe://")):  # tcp://, ssh://, slurm://NODE
             hostport = rest.split("/", 1)[0].rsplit("@", 1)[-1]
             if hostport.startswith("["):
-                return hostport[1:hostport.find("]")]
+                return hostport[1 : hostport.find("]")]
             return hostport.rsplit(":", 1)[0] if hostport.count(":") == 1 else hostport
         return "127.0.0.1"
 
@@ -213,7 +262,10 @@ class HostSpec(Frozen):
 
     @property
     def fingerprint(self) -> str:
-        blob = json.dumps(self.model_dump(mode="json", exclude={"container_memory", "container_cpus", "address"}), sort_keys=True)
+        blob = json.dumps(
+            self.model_dump(mode="json", exclude={"container_memory", "container_cpus", "address"}),
+            sort_keys=True,
+        )
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
@@ -251,8 +303,10 @@ class CommandSpec(Frozen):
     def _argv_list(cls, value: Any) -> Any:
         if isinstance(value, str):
             if len(value.split()) > 1:
-                raise ValueError("argv must be a list of strings, not a shell string: write "
-                                 f"{list(value.split())!r} (no shell runs it: no pipes, globs or $VARS)")
+                raise ValueError(
+                    "argv must be a list of strings, not a shell string: write "
+                    f"{list(value.split())!r} (no shell runs it: no pipes, globs or $VARS)"
+                )
             return [value]
         return value
 
@@ -281,13 +335,17 @@ class PytestSpec(Frozen):
     source: str | None = None
 
     @model_validator(mode="after")
-    def _where(self) -> "PytestSpec":
+    def _where(self) -> PytestSpec:
         absolute = self.path.startswith("/")
         if self.in_image and not absolute:
-            raise ValueError(f"path {self.path!r}: with in_image: true the path must be absolute inside the image")
+            raise ValueError(
+                f"path {self.path!r}: with in_image: true the path must be absolute inside the image"
+            )
         if not self.in_image and absolute:
-            raise ValueError(f"path {self.path!r} is absolute: give a path relative to the job file (it is "
-                             "shipped into the container), or set in_image: true for a path inside the image")
+            raise ValueError(
+                f"path {self.path!r} is absolute: give a path relative to the job file (it is "
+                "shipped into the container), or set in_image: true for a path inside the image"
+            )
         return self
 
     @property
@@ -305,12 +363,21 @@ class SuiteRef(Frozen):
     name: str
     checks: tuple[str, ...] = ()  # glob filters on check ids; empty = all
     # bounded: a run always has a deadline (an infinite or 1e300 s one would overflow the timer)
-    deadline: float = Field(default=120.0, gt=0, le=MAX_SECONDS, allow_inf_nan=False, description="seconds per check")
-    timeout: float | None = Field(default=None, gt=0, le=MAX_SECONDS, allow_inf_nan=False,
-                                  description="seconds for the whole container")
+    deadline: float = Field(
+        default=120.0, gt=0, le=MAX_SECONDS, allow_inf_nan=False, description="seconds per check"
+    )
+    timeout: float | None = Field(
+        default=None,
+        gt=0,
+        le=MAX_SECONDS,
+        allow_inf_nan=False,
+        description="seconds for the whole container",
+    )
     attempts: int = Field(default=1, ge=1, le=10)
     network: bool = False
-    memory: str | None = Field(default=None, pattern=MEMORY_SIZE, description="the container's memory limit")
+    memory: str | None = Field(
+        default=None, pattern=MEMORY_SIZE, description="the container's memory limit"
+    )
     cpus: float | None = Field(default=None, gt=0, le=4096, description="the container's CPU limit")
     commands: tuple[CommandSpec, ...] = ()  # suite "command" only
     pytest: PytestSpec | None = None  # suite "pytest" only
@@ -319,12 +386,16 @@ class SuiteRef(Frozen):
     profiling_caps: bool = False
     # a task spanning several nodes: gang-placed on that many hosts, one probe per node
     nodes: int = Field(default=1, ge=1, le=1024, description="nodes the task spans (gang-placed)")
-    gpus_per_node: int | None = Field(default=None, ge=1, le=64, description="GPUs the task takes on each node")
+    gpus_per_node: int | None = Field(
+        default=None, ge=1, le=64, description="GPUs the task takes on each node"
+    )
 
     @model_validator(mode="after")
-    def _declared(self) -> "SuiteRef":
+    def _declared(self) -> SuiteRef:
         if self.profiling_caps and self.name != "profiler":
-            raise ValueError(f"'profiling_caps' belongs to the suite named profiler, not {self.name!r}")
+            raise ValueError(
+                f"'profiling_caps' belongs to the suite named profiler, not {self.name!r}"
+            )
         if self.commands and self.name != "command":
             raise ValueError(f"'commands' belongs to a suite named command, not {self.name!r}")
         if self.pytest is not None and self.name != "pytest":
@@ -341,8 +412,15 @@ class SuiteRef(Frozen):
             return {"commands": [c.model_dump(mode="json") for c in self.commands]}
         if self.pytest is not None:
             p = self.pytest
-            return {"pytest": {"path": p.probe_path(), "args": list(p.args), "timeout": p.timeout,
-                               "feature": p.feature or f"pytest {p.path}", "max_tests": p.max_tests}}
+            return {
+                "pytest": {
+                    "path": p.probe_path(),
+                    "args": list(p.args),
+                    "timeout": p.timeout,
+                    "feature": p.feature or f"pytest {p.path}",
+                    "max_tests": p.max_tests,
+                }
+            }
         return None
 
     def declared_timeout(self) -> float:
@@ -408,7 +486,9 @@ class CheckResult(Frozen):
     # The library evidence showed ran (GPU kernel names, the CPU library), not the
     # check's declared label (CheckInfo.library); None when nothing was proven.
     library: str | None = Field(default=None, max_length=200)
-    device: str | None = Field(default=None, max_length=200)  # where it ran: "cpu", "cuda:0 NVIDIA H100 … sm_90"
+    device: str | None = Field(
+        default=None, max_length=200
+    )  # where it ran: "cpu", "cuda:0 NVIDIA H100 … sm_90"
     attempt: int = Field(default=1, ge=1)
     duration_s: float = Field(default=0.0, ge=0)
     message: str = ""
@@ -430,7 +510,7 @@ class CheckResult(Frozen):
         return v[-MAX_LOG:] if isinstance(v, str) else v
 
     @model_validator(mode="after")
-    def _bounded(self) -> "CheckResult":
+    def _bounded(self) -> CheckResult:
         if len(self.samples) > MAX_SAMPLES:
             raise ValueError(f"too many samples ({len(self.samples)} > {MAX_SAMPLES})")
         if len(self.metrics) > MAX_METRICS:
@@ -449,7 +529,9 @@ class Task(Frozen):
     host: HostSpec
     checks: tuple[CheckInfo, ...]
     cpu_only: bool = False
-    gpus: tuple[GPU, ...] | None = None  # the GPUs this task is pinned to (None: all of the backend's)
+    gpus: tuple[GPU, ...] | None = (
+        None  # the GPUs this task is pinned to (None: all of the backend's)
+    )
     # a multi-node task: every node's host in node-rank order (``host`` is node 0) and the
     # GPUs it holds on each; empty for a task on one host
     nodes: tuple[HostSpec, ...] = ()

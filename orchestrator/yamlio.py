@@ -40,14 +40,18 @@ class Document:
                     break
                 line = found[0].start_mark.line + 1
                 node = found[1]
-            elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
+            elif (
+                isinstance(node, yaml.SequenceNode)
+                and isinstance(key, int)
+                and key < len(node.value)
+            ):
                 node = node.value[key]
                 line = node.start_mark.line + 1
             else:
                 break
         return line
 
-    def sub(self, loc: tuple[Any, ...]) -> "Document":
+    def sub(self, loc: tuple[Any, ...]) -> Document:
         """The document rooted at ``loc`` (for lists of models in one file)."""
         node = self.node
         data = self.data
@@ -60,7 +64,9 @@ class Document:
         return Document(self.path, data, node)
 
 
-_BASE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when built with it: 5-10x faster
+_BASE_LOADER = getattr(
+    yaml, "CSafeLoader", yaml.SafeLoader
+)  # libyaml when built with it: 5-10x faster
 
 
 class _Loader(_BASE_LOADER):  # type: ignore[misc, valid-type]
@@ -72,8 +78,12 @@ def _timestamp(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> Any:
         return yaml.SafeLoader.construct_yaml_timestamp(loader, node)
     except ValueError as exc:
         raise yaml.constructor.ConstructorError(
-            None, None, f"'{node.value}' looks like a date but is not one ({exc}); quote it to keep it "
-            "as text, or write a real date (YYYY-MM-DD)", node.start_mark) from None
+            None,
+            None,
+            f"'{node.value}' looks like a date but is not one ({exc}); quote it to keep it "
+            "as text, or write a real date (YYYY-MM-DD)",
+            node.start_mark,
+        ) from None
 
 
 _Loader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp)
@@ -86,9 +96,11 @@ def decode(path: Path, raw: bytes) -> str:
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
         column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
-        raise SpecError(f"{path}:{line}:{column}: not UTF-8 text (byte 0x{raw[exc.start]:02x})",
-                        "save the file as UTF-8 (e.g. iconv -f latin1 -t utf-8), or check that it is the "
-                        "file you meant") from None
+        raise SpecError(
+            f"{path}:{line}:{column}: not UTF-8 text (byte 0x{raw[exc.start]:02x})",
+            "save the file as UTF-8 (e.g. iconv -f latin1 -t utf-8), or check that it is the "
+            "file you meant",
+        ) from None
 
 
 def read_text(path: Path, what: str = "file") -> str:
@@ -110,9 +122,13 @@ def load(path: Path) -> Document:
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
-        raise SpecError(f"{path}: no such file", "check the path; job specs live in jobs/, images in images/") from None
+        raise SpecError(
+            f"{path}: no such file", "check the path; job specs live in jobs/, images in images/"
+        ) from None
     except IsADirectoryError:
-        raise SpecError(f"{path}: is a directory, not a YAML file", "pass the file itself") from None
+        raise SpecError(
+            f"{path}: is a directory, not a YAML file", "pass the file itself"
+        ) from None
     except OSError as exc:
         raise SpecError(f"{path}: cannot read: {exc.strerror}") from None
     return parse(decode(path, raw), path)
@@ -130,18 +146,25 @@ def parse(text: str, path: Path) -> Document:
         mark = exc.problem_mark or exc.context_mark
         where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
         problem = exc.problem or str(exc)
-        hint = ("quote the value" if "not one" in problem else
-                "fix the YAML syntax at that line (indentation, quoting, a missing colon)")
+        hint = (
+            "quote the value"
+            if "not one" in problem
+            else "fix the YAML syntax at that line (indentation, quoting, a missing colon)"
+        )
         raise SpecError(f"{where}: invalid YAML: {problem}", hint) from None
     except yaml.reader.ReaderError as exc:
         line = text.count("\n", 0, exc.position) + 1
         char = exc.character if isinstance(exc.character, int) else ord(exc.character)
-        raise SpecError(f"{path}:{line}: invalid YAML: character 0x{char:02x} is not allowed in YAML text",
-                        "remove control characters (a binary file, or a NUL byte?)") from None
+        raise SpecError(
+            f"{path}:{line}: invalid YAML: character 0x{char:02x} is not allowed in YAML text",
+            "remove control characters (a binary file, or a NUL byte?)",
+        ) from None
     except yaml.YAMLError as exc:
         raise SpecError(f"{path}: invalid YAML: {exc}", "fix the YAML syntax") from None
     except RecursionError:
-        raise SpecError(f"{path}: invalid YAML: nested too deeply", "flatten the document") from None
+        raise SpecError(
+            f"{path}: invalid YAML: nested too deeply", "flatten the document"
+        ) from None
     finally:
         loader.dispose()
     return Document(path, data, node)
@@ -162,9 +185,11 @@ def check_duplicates(path: Path, root: yaml.Node) -> None:
                 if isinstance(key, yaml.ScalarNode) and key.tag != "tag:yaml.org,2002:merge":
                     ident = (key.tag, key.value)
                     if ident in first:
-                        raise SpecError(f"{path}:{key.start_mark.line + 1}: duplicate key '{key.value}' "
-                                        f"(first given at line {first[ident].start_mark.line + 1})",
-                                        "keep one of the two: YAML would silently use the last") from None
+                        raise SpecError(
+                            f"{path}:{key.start_mark.line + 1}: duplicate key '{key.value}' "
+                            f"(first given at line {first[ident].start_mark.line + 1})",
+                            "keep one of the two: YAML would silently use the last",
+                        ) from None
                     first[ident] = key
                 stack.append(key)
                 stack.append(value)
@@ -175,8 +200,10 @@ def check_duplicates(path: Path, root: yaml.Node) -> None:
 def validate(doc: Document, model: type[M], what: str) -> M:
     """Validate a document against a model or raise a SpecError naming file, line and key."""
     if not isinstance(doc.data, dict):
-        raise SpecError(f"{doc.path}:{doc.line(())}: {what} must be a mapping of keys, "
-                        f"found {type(doc.data).__name__}")
+        raise SpecError(
+            f"{doc.path}:{doc.line(())}: {what} must be a mapping of keys, "
+            f"found {type(doc.data).__name__}"
+        )
     try:
         return model.model_validate(doc.data)
     except ValidationError as exc:

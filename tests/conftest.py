@@ -17,8 +17,14 @@ def run_cli(*args, db=None, cwd=None, timeout=600, env=None):
     if db is not None:
         full_env["VALORCH_DB"] = str(db)
     full_env.update(env or {})
-    return subprocess.run([VALORCH, *args], capture_output=True, text=True, cwd=cwd or ROOT,
-                          timeout=timeout, env=full_env)
+    return subprocess.run(
+        [VALORCH, *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd or ROOT,
+        timeout=timeout,
+        env=full_env,
+    )
 
 
 def selftest_at_once(image: str, db, n: int = 8) -> None:
@@ -26,10 +32,28 @@ def selftest_at_once(image: str, db, n: int = 8) -> None:
     into one store at once (a SQLite file or a server URL): each exits 0, with no
     "database is locked" and no traceback."""
     env = {k: v for k, v in os.environ.items() if k != "VALORCH_DB"}
-    argv = [VALORCH, "run", "--image", image, "--suite", "selftest", "--check", "selftest.pass",
-            "--check", "selftest.fail", "--no-gate", "--no-matrix", "--db", str(db)]
-    procs = [subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for _ in range(n)]
+    argv = [
+        VALORCH,
+        "run",
+        "--image",
+        image,
+        "--suite",
+        "selftest",
+        "--check",
+        "selftest.pass",
+        "--check",
+        "selftest.fail",
+        "--no-gate",
+        "--no-matrix",
+        "--db",
+        str(db),
+    ]
+    procs = [
+        subprocess.Popen(
+            argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        for _ in range(n)
+    ]
     for p in procs:
         _out, err = p.communicate(timeout=600)
         assert p.returncode == 0, err[-3000:]
@@ -52,12 +76,16 @@ def cli(tmp_path):
 def probe_dir(tmp_path):
     """A private copy of the probe, named as it is inside containers."""
     dest = tmp_path / "probe"
-    shutil.copytree(ROOT / "orchestrator" / "probe", dest / "valorch_probe",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        ROOT / "orchestrator" / "probe",
+        dest / "valorch_probe",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
     return dest
 
 
 # --- PostgreSQL: one real server for the session (tests/pgserver.py), a fresh database per test ---
+
 
 def pytest_collection_modifyitems(items):
     for item in items:

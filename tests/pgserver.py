@@ -27,8 +27,10 @@ NOBODY = 65534
 
 def bindir() -> Path | None:
     """The newest installed server's bin directory, or None."""
-    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/postgres"),
-                   key=lambda p: int(Path(p).parts[-3]) if Path(p).parts[-3].isdigit() else 0)
+    found = sorted(
+        glob.glob("/usr/lib/postgresql/*/bin/postgres"),
+        key=lambda p: int(Path(p).parts[-3]) if Path(p).parts[-3].isdigit() else 0,
+    )
     return Path(found[-1]).parent if found else None
 
 
@@ -51,8 +53,9 @@ class Server:
     def _admin(self, sql: str) -> None:
         import psycopg
 
-        with psycopg.connect(f"host=127.0.0.1 port={self.port} user={self.user} dbname=postgres",
-                             autocommit=True) as conn:
+        with psycopg.connect(
+            f"host=127.0.0.1 port={self.port} user={self.user} dbname=postgres", autocommit=True
+        ) as conn:
             conn.execute(sql)
 
     def create_database(self, name: str | None = None) -> str:
@@ -66,7 +69,9 @@ class Server:
 
     def stop(self) -> None:
         if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)  # fast shutdown (its own pid): test clients may stay connected
+            self.proc.send_signal(
+                signal.SIGINT
+            )  # fast shutdown (its own pid): test clients may stay connected
             try:
                 self.proc.wait(timeout=60)
             except subprocess.TimeoutExpired:
@@ -75,11 +80,15 @@ class Server:
         shutil.rmtree(self.base, ignore_errors=True)
 
 
-def start(*, fsync: bool = False, settings: dict[str, str] | None = None, base: Path | None = None) -> Server:
+def start(
+    *, fsync: bool = False, settings: dict[str, str] | None = None, base: Path | None = None
+) -> Server:
     """initdb + postgres in a new directory; the caller stops it (Server.stop)."""
     bins = bindir()
     if bins is None:
-        raise FileNotFoundError("no PostgreSQL server: install Debian's postgresql package (.ci/run does)")
+        raise FileNotFoundError(
+            "no PostgreSQL server: install Debian's postgresql package (.ci/run does)"
+        )
     base = Path(tempfile.mkdtemp(prefix="valorch-pg-", dir=str(base) if base else None))
     data, sock = base / "data", base / "sock"
     sock.mkdir()
@@ -89,16 +98,40 @@ def start(*, fsync: bool = False, settings: dict[str, str] | None = None, base: 
         for p in (base, sock):
             os.chown(p, NOBODY, NOBODY)
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C", "HOME": str(base)}
-    init = subprocess.run([str(bins / "initdb"), "-D", str(data), "-U", "valorch", "--auth=trust", "-E", "UTF8",
-                           "--no-locale", "--no-sync"], capture_output=True, text=True, env=env, cwd=base, **ids)
+    init = subprocess.run(
+        [
+            str(bins / "initdb"),
+            "-D",
+            str(data),
+            "-U",
+            "valorch",
+            "--auth=trust",
+            "-E",
+            "UTF8",
+            "--no-locale",
+            "--no-sync",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=base,
+        **ids,
+    )
     if init.returncode != 0:
         shutil.rmtree(base, ignore_errors=True)
         raise RuntimeError(f"initdb failed: {init.stderr or init.stdout}")
     port = _free_port()
-    opts = {"listen_addresses": "127.0.0.1", "port": str(port), "unix_socket_directories": str(sock),
-            "fsync": "on" if fsync else "off", "synchronous_commit": "on" if fsync else "off",
-            "full_page_writes": "on" if fsync else "off", "max_connections": "200", "shared_buffers": "256MB",
-            **(settings or {})}
+    opts = {
+        "listen_addresses": "127.0.0.1",
+        "port": str(port),
+        "unix_socket_directories": str(sock),
+        "fsync": "on" if fsync else "off",
+        "synchronous_commit": "on" if fsync else "off",
+        "full_page_writes": "on" if fsync else "off",
+        "max_connections": "200",
+        "shared_buffers": "256MB",
+        **(settings or {}),
+    }
     argv = [str(bins / "postgres"), "-D", str(data)]
     for k, v in opts.items():
         argv += ["-c", f"{k}={v}"]

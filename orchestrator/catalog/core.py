@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import fnmatch
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -20,15 +21,24 @@ from .. import imageref, yamlio
 from ..errors import AmbiguousImageError, InputError, SpecError, UnknownImageError
 from ..spec import Backend, ImageSpec, JobSpec
 
-HOST_IMAGE = ImageSpec(alias="host", reference="host", backend="cpu", family="host", executor="host",
-                       local=True, notes="The local Python interpreter, no container.")
+HOST_IMAGE = ImageSpec(
+    alias="host",
+    reference="host",
+    backend="cpu",
+    family="host",
+    executor="host",
+    local=True,
+    notes="The local Python interpreter, no container.",
+)
 
 _ROCM_TAG = re.compile(
     r"^(?:(?:docker\.io/)?rocm/pytorch:)?rocm(?P<rocm>\d+(?:\.\d+)*)_(?P<distro>ubuntu|rhel|sles|centos)"
-    r"(?P<os>\d+(?:\.\d+)*)_py(?P<python>\d+\.\d+(?:\.\d+)?)_pytorch_(?:release_)?(?P<pytorch>\d+(?:\.\d+)*)$")
+    r"(?P<os>\d+(?:\.\d+)*)_py(?P<python>\d+\.\d+(?:\.\d+)?)_pytorch_(?:release_)?(?P<pytorch>\d+(?:\.\d+)*)$"
+)
 _CUDA_TAG = re.compile(
     r"^(?:(?:docker\.io/)?pytorch/pytorch:)?(?P<pytorch>\d+\.\d+(?:\.\d+)?)-cuda(?P<cuda>\d+(?:\.\d+)*)"
-    r"-cudnn(?P<cudnn>\d+)-(?:runtime|devel)$")
+    r"-cudnn(?P<cudnn>\d+)-(?:runtime|devel)$"
+)
 _DISTRO_PART = re.compile(r"_(?:ubuntu|debian|rhel|sles|centos)\d+(?:\.\d+)*")
 
 
@@ -57,19 +67,34 @@ def parse_tag(text: str) -> ImageSpec | None:
         g = m.groupdict()
         tag = text.split(":", 1)[-1]
         alias = f"rocm{g['rocm']}_{g['distro']}{g['os']}_py{_major_minor(g['python'])}_pytorch_{_major_minor(g['pytorch'])}"
-        return ImageSpec(alias=alias, reference=f"rocm/pytorch:{tag}", backend="rocm", family="rocm",
-                         os=f"{g['distro']} {g['os']}", derived=True,
-                         components={"rocm": g["rocm"], g["distro"]: g["os"], "python": g["python"],
-                                     "pytorch": g["pytorch"]},
-                         notes="Not catalogued: expectations parsed from the tag.")
+        return ImageSpec(
+            alias=alias,
+            reference=f"rocm/pytorch:{tag}",
+            backend="rocm",
+            family="rocm",
+            os=f"{g['distro']} {g['os']}",
+            derived=True,
+            components={
+                "rocm": g["rocm"],
+                g["distro"]: g["os"],
+                "python": g["python"],
+                "pytorch": g["pytorch"],
+            },
+            notes="Not catalogued: expectations parsed from the tag.",
+        )
     m = _CUDA_TAG.match(text)
     if m:
         g = m.groupdict()
         tag = text.split(":", 1)[-1]
-        return ImageSpec(alias=f"cuda{g['cuda']}_cudnn{g['cudnn']}_pytorch_{_major_minor(g['pytorch'])}",
-                         reference=f"pytorch/pytorch:{tag}", backend="cuda", family="cuda", derived=True,
-                         components={"pytorch": g["pytorch"], "cuda": g["cuda"], "cudnn": g["cudnn"]},
-                         notes="Not catalogued: expectations parsed from the tag.")
+        return ImageSpec(
+            alias=f"cuda{g['cuda']}_cudnn{g['cudnn']}_pytorch_{_major_minor(g['pytorch'])}",
+            reference=f"pytorch/pytorch:{tag}",
+            backend="cuda",
+            family="cuda",
+            derived=True,
+            components={"pytorch": g["pytorch"], "cuda": g["cuda"], "cudnn": g["cudnn"]},
+            notes="Not catalogued: expectations parsed from the tag.",
+        )
     return None
 
 
@@ -85,15 +110,25 @@ def from_reference(text: str, known: Iterable[ImageSpec] = ()) -> ImageSpec:
             other = imageref.parse(image.reference)
         except InputError:
             continue
-        if (other.repository, other.tag) == (ref.repository, ref.tag) and ref.digest in (None, image.digest):
+        if (other.repository, other.tag) == (ref.repository, ref.tag) and ref.digest in (
+            None,
+            image.digest,
+        ):
             return image
     name = ref.path.rsplit("/", 1)[-1]
     alias = f"{name}_{ref.tag}" if ref.tag else f"{name}_{ref.digest[7:19]}"
     alias = re.sub(r"[^A-Za-z0-9_.\-]", "_", alias)
     words = f"{ref.path}:{ref.tag or ''}".lower()
     backend = "rocm" if "rocm" in words else "cuda" if "cuda" in words else "cpu"
-    return ImageSpec(alias=alias, reference=str(ref), backend=backend, family="reference", digest=ref.digest,
-                     derived=True, notes=f"Not catalogued: no expectations; backend {backend} guessed from the name.")
+    return ImageSpec(
+        alias=alias,
+        reference=str(ref),
+        backend=backend,
+        family="reference",
+        digest=ref.digest,
+        derived=True,
+        notes=f"Not catalogued: no expectations; backend {backend} guessed from the name.",
+    )
 
 
 def load_file(path: Path) -> list[tuple[ImageSpec, yamlio.Document]]:
@@ -114,18 +149,23 @@ class Catalog:
     images: tuple[ImageSpec, ...]
 
     @classmethod
-    def load(cls, directory: Path) -> "Catalog":
+    def load(cls, directory: Path) -> Catalog:
         directory = Path(directory)
         if not directory.is_dir():
-            raise SpecError(f"{directory}: image catalog directory not found",
-                            "run valorch from the project directory or pass --catalog DIR")
+            raise SpecError(
+                f"{directory}: image catalog directory not found",
+                "run valorch from the project directory or pass --catalog DIR",
+            )
         images: list[ImageSpec] = [HOST_IMAGE]
         seen: dict[str, Path] = {"host": Path("(built in)")}
         for path in sorted(directory.glob("*.yaml")):
             for image, sub in load_file(path):
                 if image.alias in seen:
-                    raise SpecError(f"{path}:{sub.line(('alias',))}: image alias '{image.alias}' is "
-                                    f"already defined in {seen[image.alias]}", "aliases must be unique")
+                    raise SpecError(
+                        f"{path}:{sub.line(('alias',))}: image alias '{image.alias}' is "
+                        f"already defined in {seen[image.alias]}",
+                        "aliases must be unique",
+                    )
                 seen[image.alias] = path
                 images.append(image)
         return cls(tuple(images))
@@ -145,8 +185,10 @@ class Catalog:
             return exact[0]
         if len(exact) > 1:
             listing = "\n".join(f"  {i.alias:45} {i.reference}" for i in exact)
-            raise AmbiguousImageError(f"image '{name}' is ambiguous; it matches {len(exact)} images:\n{listing}",
-                                      "use one of the full aliases above")
+            raise AmbiguousImageError(
+                f"image '{name}' is ambiguous; it matches {len(exact)} images:\n{listing}",
+                "use one of the full aliases above",
+            )
         parsed = parse_tag(name)
         if parsed is not None:
             return parsed
@@ -155,7 +197,10 @@ class Catalog:
         near = sorted(self.images, key=lambda i: -_similarity(name, i.alias))[:3]
         raise UnknownImageError(
             f"unknown image '{name}': not in the catalog and not a rocm/pytorch or pytorch/pytorch tag",
-            "did you mean: " + ", ".join(i.alias for i in near) + " ? (valorch images list shows all)")
+            "did you mean: "
+            + ", ".join(i.alias for i in near)
+            + " ? (valorch images list shows all)",
+        )
 
     def select(self, selectors: Iterable[str]) -> tuple[ImageSpec, ...]:
         """Images matching any selector: an alias/reference/tag, or a glob over aliases,
@@ -170,8 +215,10 @@ class Catalog:
             else:
                 found = [self.resolve(sel)]
             if not found:
-                raise UnknownImageError(f"image selector '{sel}' matches no image",
-                                        "valorch images list shows the catalog")
+                raise UnknownImageError(
+                    f"image selector '{sel}' matches no image",
+                    "valorch images list shows the catalog",
+                )
             for image in found:
                 chosen.setdefault(image.alias, image)
         return tuple(chosen.values())
@@ -191,15 +238,24 @@ def validate_suites(suites: Iterable[Any], doc: yamlio.Document | None = None) -
         try:
             select(ref.name)
         except KeyError:
-            where = f"{doc.path}:{doc.line(('suites', i))}: job spec: key 'suites.{i}.name': " if doc else ""
-            raise SpecError(f"{where}unknown suite '{ref.name}'",
-                            "known suites: " + ", ".join(SUITES)) from None
+            where = (
+                f"{doc.path}:{doc.line(('suites', i))}: job spec: key 'suites.{i}.name': "
+                if doc
+                else ""
+            )
+            raise SpecError(
+                f"{where}unknown suite '{ref.name}'", "known suites: " + ", ".join(SUITES)
+            ) from None
         if ref.name in ("command", "pytest") and ref.declaration() is None:
-            where = f"{doc.path}:{doc.line(('suites', i))}: job spec: key 'suites.{i}': " if doc else ""
+            where = (
+                f"{doc.path}:{doc.line(('suites', i))}: job spec: key 'suites.{i}': " if doc else ""
+            )
             what = "a 'commands' list" if ref.name == "command" else "a 'pytest' mapping"
-            raise SpecError(f"{where}suite {ref.name} runs what a job spec declares, and this one declares "
-                            f"nothing: it needs {what}",
-                            "see jobs/commands-example.yaml, or valorch suites show " + ref.name)
+            raise SpecError(
+                f"{where}suite {ref.name} runs what a job spec declares, and this one declares "
+                f"nothing: it needs {what}",
+                "see jobs/commands-example.yaml, or valorch suites show " + ref.name,
+            )
 
 
 def validate_check_globs(suites: Iterable[Any], patterns: Iterable[str]) -> None:
@@ -213,12 +269,16 @@ def validate_check_globs(suites: Iterable[Any], patterns: Iterable[str]) -> None
     for pattern in patterns:
         if not any(fnmatch.fnmatchcase(i, pattern) for i in ids):
             near = difflib.get_close_matches(pattern, ids, n=3, cutoff=0.5) or ids[:3]
-            raise SpecError(f"--check '{pattern}' matches no check of suite(s) "
-                            f"{', '.join(ref.name for ref in suites)}; nearest: {', '.join(near) or 'none'}",
-                            "valorch suites show SUITE lists the check ids; globs use * and ?")
+            raise SpecError(
+                f"--check '{pattern}' matches no check of suite(s) "
+                f"{', '.join(ref.name for ref in suites)}; nearest: {', '.join(near) or 'none'}",
+                "valorch suites show SUITE lists the check ids; globs use * and ?",
+            )
 
 
-def load_job(path: Path, catalog: Catalog | None = None, workload_roots: Iterable[Path] = ()) -> JobSpec:
+def load_job(
+    path: Path, catalog: Catalog | None = None, workload_roots: Iterable[Path] = ()
+) -> JobSpec:
     """A job spec, with its suites (and, given the catalog, its images) checked. A shipped
     workload must lie inside the job file's directory or one of ``workload_roots``
     (``--workload-root DIR``)."""
@@ -231,14 +291,18 @@ def load_job(path: Path, catalog: Catalog | None = None, workload_roots: Iterabl
             try:
                 catalog.select([sel])
             except (UnknownImageError, AmbiguousImageError) as exc:
-                raise SpecError(f"{doc.path}:{doc.line(('images', i))}: job spec: key 'images.{i}': {exc.message}",
-                                exc.hint) from None
+                raise SpecError(
+                    f"{doc.path}:{doc.line(('images', i))}: job spec: key 'images.{i}': {exc.message}",
+                    exc.hint,
+                ) from None
     return job
 
 
-WORKLOAD_HINT = ("a workload path is relative to the job file and must stay inside its directory (it is shipped "
-                 "into the container, to any engine); to ship tests from elsewhere name their directory with "
-                 "--workload-root DIR")
+WORKLOAD_HINT = (
+    "a workload path is relative to the job file and must stay inside its directory (it is shipped "
+    "into the container, to any engine); to ship tests from elsewhere name their directory with "
+    "--workload-root DIR"
+)
 
 
 def _resolve_workloads(job: JobSpec, doc: yamlio.Document, roots: tuple[Path, ...] = ()) -> JobSpec:
@@ -258,24 +322,34 @@ def _resolve_workloads(job: JobSpec, doc: yamlio.Document, roots: tuple[Path, ..
                 src = given.resolve()
                 where = f"{doc.path}:{doc.line(('suites', i, 'pytest', 'path'))}: job spec: key 'suites.{i}.pytest.path'"
                 if contained(given, [Path(doc.path).parent, *roots]) is None:
-                    raise SpecError(f"{where}: '{p.path}' resolves to {src}, outside the job's directory "
-                                    f"{Path(doc.path).parent.resolve()}"
-                                    + (f" and outside --workload-root {', '.join(map(str, roots))}" if roots else ""),
-                                    WORKLOAD_HINT)
+                    raise SpecError(
+                        f"{where}: '{p.path}' resolves to {src}, outside the job's directory "
+                        f"{Path(doc.path).parent.resolve()}"
+                        + (
+                            f" and outside --workload-root {', '.join(map(str, roots))}"
+                            if roots
+                            else ""
+                        ),
+                        WORKLOAD_HINT,
+                    )
                 if not src.exists():
-                    raise SpecError(f"{where}: {src} does not exist",
-                                    "a relative path is resolved against the job file's directory and shipped "
-                                    "into the container; for a path inside the image use an absolute path "
-                                    "with in_image: true")
+                    raise SpecError(
+                        f"{where}: {src} does not exist",
+                        "a relative path is resolved against the job file's directory and shipped "
+                        "into the container; for a path inside the image use an absolute path "
+                        "with in_image: true",
+                    )
                 try:
                     files = contained_files(given)
                 except WorkloadError as exc:
                     raise SpecError(f"{where}: {exc}", WORKLOAD_HINT) from None
                 size = sum(real.stat().st_size for real, _ in files)
                 if size > MAX_WORKLOAD:
-                    raise SpecError(f"{where}: {src} holds {size >> 20} MiB, more than the "
-                                    f"{MAX_WORKLOAD >> 20} MiB shipped with a job",
-                                    "ship only the test files (put data in the image)")
+                    raise SpecError(
+                        f"{where}: {src} holds {size >> 20} MiB, more than the "
+                        f"{MAX_WORKLOAD >> 20} MiB shipped with a job",
+                        "ship only the test files (put data in the image)",
+                    )
                 source = str(src)
             ref = ref.model_copy(update={"pytest": p.model_copy(update={"source": source})})
         suites.append(ref)

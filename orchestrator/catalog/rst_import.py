@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import yaml
 
@@ -26,18 +27,50 @@ from .core import parse_tag
 
 # header text (normalized) -> catalog component key; None marks the image column
 HEADERS: dict[str, str | None] = {
-    "docker": None, "docker image": None, "docker images": None, "image": None, "tag": None, "docker tag": None,
-    "pytorch": "pytorch", "torch": "pytorch", "ubuntu": "ubuntu", "linux": "linux", "os": "linux",
-    "operating system": "linux", "distro": "linux", "python": "python", "apex": "apex",
-    "torchvision": "torchvision", "torchaudio": "torchaudio", "tensorboard": "tensorboard", "magma": "magma",
-    "ucx": "ucx", "ompi": "ompi", "open mpi": "ompi", "openmpi": "ompi", "mpi": "ompi", "ofed": "ofed",
-    "mlnx ofed": "ofed", "rocm": "rocm", "cuda": "cuda", "cudnn": "cudnn", "nccl": "nccl", "rccl": "rccl",
-    "tensorflow": "tensorflow", "triton": "triton", "numpy": "numpy", "debian": "debian",
+    "docker": None,
+    "docker image": None,
+    "docker images": None,
+    "image": None,
+    "tag": None,
+    "docker tag": None,
+    "pytorch": "pytorch",
+    "torch": "pytorch",
+    "ubuntu": "ubuntu",
+    "linux": "linux",
+    "os": "linux",
+    "operating system": "linux",
+    "distro": "linux",
+    "python": "python",
+    "apex": "apex",
+    "torchvision": "torchvision",
+    "torchaudio": "torchaudio",
+    "tensorboard": "tensorboard",
+    "magma": "magma",
+    "ucx": "ucx",
+    "ompi": "ompi",
+    "open mpi": "ompi",
+    "openmpi": "ompi",
+    "mpi": "ompi",
+    "ofed": "ofed",
+    "mlnx ofed": "ofed",
+    "rocm": "rocm",
+    "cuda": "cuda",
+    "cudnn": "cudnn",
+    "nccl": "nccl",
+    "rccl": "rccl",
+    "tensorflow": "tensorflow",
+    "triton": "triton",
+    "numpy": "numpy",
+    "debian": "debian",
 }
-_LAYER_URL = re.compile(r"/layers/(?P<ns>[^/\s\"']+)/(?P<repo>[^/\s\"']+)/(?P<tag>[^/\s\"']+)"
-                        r"/images/sha256-(?P<hex>[0-9a-f]{64})")
-_REF = re.compile(r"\b(?P<ref>[a-z0-9][a-z0-9._-]*/[a-z0-9][a-z0-9._-]*:[A-Za-z0-9][A-Za-z0-9._-]*)"
-                  r"(?:@(?P<digest>sha256:[0-9a-f]{64}))?")
+_LAYER_URL = re.compile(
+    r"/layers/(?P<ns>[^/\s\"']+)/(?P<repo>[^/\s\"']+)/(?P<tag>[^/\s\"']+)"
+    r"/images/sha256-(?P<hex>[0-9a-f]{64})"
+)
+_REF = re.compile(
+    r"\b(?P<ref>[a-z0-9][a-z0-9._-]*/[a-z0-9][a-z0-9._-]*:[A-Za-z0-9][A-Za-z0-9._-]*)"
+    r"(?:@(?P<digest>sha256:[0-9a-f]{64}))?"
+)
 _LINK = re.compile(r"`([^`<]*?)\s*<([^>]*)>`__?")
 _ROLE = re.compile(r":(?P<role>[a-z-]+):`(?P<text>[^`]*)`")
 _DISTROS = ("ubuntu", "debian", "rhel", "centos", "sles", "rocky", "almalinux", "azurelinux")
@@ -71,6 +104,7 @@ class Merge:
 
 
 # ---------------------------------------------------------------- parsing ---
+
 
 def _indent(line: str) -> int:
     return len(line) - len(line.lstrip(" "))
@@ -123,8 +157,15 @@ def list_tables(text: str) -> list[ListTable]:
             else:
                 continue
             rows[-1][-1] = "\n".join(cell).strip()
-        tables.append(ListTable(title, start + 1, header_rows, tuple(tuple(r) for r in rows),
-                                tuple(tuple(c) for c in starts)))
+        tables.append(
+            ListTable(
+                title,
+                start + 1,
+                header_rows,
+                tuple(tuple(r) for r in rows),
+                tuple(tuple(c) for c in starts),
+            )
+        )
     return tables
 
 
@@ -133,7 +174,9 @@ def clean(cell: str) -> str:
     text = re.sub(r"\.\.\s+raw::\s*html.*", "", cell, flags=re.S)
     text = _LINK.sub(lambda m: m.group(1) or m.group(2), text)
     text = _ROLE.sub(lambda m: "" if m.group("role") in ("sup", "sub") else m.group("text"), text)
-    text = re.sub(r"\*\*(.+?)\*\*|\*(.+?)\*|``(.+?)``", lambda m: next(g for g in m.groups() if g), text)
+    text = re.sub(
+        r"\*\*(.+?)\*\*|\*(.+?)\*|``(.+?)``", lambda m: next(g for g in m.groups() if g), text
+    )
     text = re.sub(r"\|[^|\s][^|]*\|", "", text)  # substitutions (icons)
     text = re.sub(r"\[\d+\]_|\[#\w*\]_", "", text)  # footnote references
     return " ".join(text.split()).strip()
@@ -171,16 +214,24 @@ def check_cell(value: str, raw: str, where: str) -> None:
     """A cleaned cell that still holds markup did not parse (an unclosed link, a stray
     backtick): an error naming its line, never garbage in the catalog."""
     if _RESIDUE.search(value) or any(ord(ch) < 32 for ch in value):
-        raise ImportError_(f"{where}: cell {raw.strip()[:80]!r} does not parse (markup left after cleaning: "
-                           "an unclosed link `text <url>`_, a stray backtick or bracket?)")
+        raise ImportError_(
+            f"{where}: cell {raw.strip()[:80]!r} does not parse (markup left after cleaning: "
+            "an unclosed link `text <url>`_, a stray backtick or bracket?)"
+        )
 
 
-def entry_of(header: list[str | None], cells: tuple[str, ...], where: str,
-             cell_where: Callable[[int], str] | None = None) -> dict[str, Any]:
+def entry_of(
+    header: list[str | None],
+    cells: tuple[str, ...],
+    where: str,
+    cell_where: Callable[[int], str] | None = None,
+) -> dict[str, Any]:
     image_col = header.index(None)
     found = image_of(cells[image_col]) if image_col < len(cells) else None
     if found is None:
-        raise ImportError_(f"{where}: the image cell names no image (no layer link, no repo/name:tag)")
+        raise ImportError_(
+            f"{where}: the image cell names no image (no layer link, no repo/name:tag)"
+        )
     reference, digest = found
     parsed = parse_tag(reference)
     comps: dict[str, str] = {}
@@ -204,8 +255,10 @@ def entry_of(header: list[str | None], cells: tuple[str, ...], where: str,
     distro = next((k for k in comps if k in _DISTROS), None)
     if distro and os_text is None:
         os_text = f"{distro} {comps[distro]}"
-    entry: dict[str, Any] = {"alias": parsed.alias if parsed is not None else _alias_from(reference),
-                             "reference": reference}
+    entry: dict[str, Any] = {
+        "alias": parsed.alias if parsed is not None else _alias_from(reference),
+        "reference": reference,
+    }
     if digest:
         entry["digest"] = digest
     if os_text:
@@ -225,20 +278,31 @@ def parse(text: str, source: str = "<rst>") -> list[dict[str, Any]]:
         if None not in header or table.header_rows < 1:
             continue  # not an image table (no Docker / image column)
         candidates += 1
-        for n, cells in enumerate(table.rows[table.header_rows:], start=1):
+        for n, cells in enumerate(table.rows[table.header_rows :], start=1):
             lines = table.cell_lines[table.header_rows + n - 1] if table.cell_lines else ()
 
-            def cell_where(col: int, n: int = n, lines: tuple[int, ...] = lines, title: str = table.title) -> str:
+            def cell_where(
+                col: int, n: int = n, lines: tuple[int, ...] = lines, title: str = table.title
+            ) -> str:
                 line = lines[col] if col < len(lines) else table.line
                 return f"{source}:{line}: row {n} of '{title}', column {col + 1}"
+
             if not any(clean(c) or image_of(c) for c in cells):
                 continue
             if len(cells) != len(header):
-                raise ImportError_(f"{source}:{table.line}: row {n} of '{table.title}' has {len(cells)} cells, "
-                                   f"the header has {len(header)}")
-            entries.append(entry_of(header, cells, f"{source}:{table.line}: row {n} of '{table.title}'", cell_where))
+                raise ImportError_(
+                    f"{source}:{table.line}: row {n} of '{table.title}' has {len(cells)} cells, "
+                    f"the header has {len(header)}"
+                )
+            entries.append(
+                entry_of(
+                    header, cells, f"{source}:{table.line}: row {n} of '{table.title}'", cell_where
+                )
+            )
     if not candidates:
-        raise ImportError_(f"{source}: no list-table with an image column (Docker / Image / Tag) was found")
+        raise ImportError_(
+            f"{source}: no list-table with an image column (Docker / Image / Tag) was found"
+        )
     seen: set[str] = set()
     for e in entries:
         if e["alias"] in seen:
@@ -248,6 +312,7 @@ def parse(text: str, source: str = "<rst>") -> list[dict[str, Any]]:
 
 
 # ------------------------------------------------------------------ merge ---
+
 
 def _details(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     out: list[str] = []
@@ -270,7 +335,9 @@ def merge(existing: list[dict[str, Any]], imported: list[dict[str, Any]]) -> Mer
     for new in imported:
         idx = next((i for i, e in enumerate(result) if e.get("alias") == new["alias"]), None)
         if idx is None:
-            idx = next((i for i, e in enumerate(result) if e.get("reference") == new["reference"]), None)
+            idx = next(
+                (i for i, e in enumerate(result) if e.get("reference") == new["reference"]), None
+            )
         if idx is None:
             result.append(dict(new))
             changes.append(Change("added", new["alias"]))
@@ -289,28 +356,44 @@ def merge(existing: list[dict[str, Any]], imported: list[dict[str, Any]]) -> Mer
             changes.append(Change("unchanged", new["alias"]))
     touched = {c.subject for c in changes}
     for e in existing:
-        if e.get("alias") not in touched and not any(e.get("reference") == n["reference"] for n in imported):
+        if e.get("alias") not in touched and not any(
+            e.get("reference") == n["reference"] for n in imported
+        ):
             changes.append(Change("kept", str(e.get("alias"))))
     return Merge(tuple(result), tuple(changes))
 
 
 # ----------------------------------------------------------------- render ---
 
+
 def _scalar(value: Any) -> str:
-    if isinstance(value, str) and re.fullmatch(r"[A-Za-z][A-Za-z0-9 _./:()-]*", value) and \
-            yaml.safe_load(value) == value:
+    if (
+        isinstance(value, str)
+        and re.fullmatch(r"[A-Za-z][A-Za-z0-9 _./:()-]*", value)
+        and yaml.safe_load(value) == value
+    ):
         return value
     if isinstance(value, (str, int, float, bool)) or value is None:
         return json.dumps(value)
     return yaml.safe_dump(value, default_flow_style=True, width=1000).strip()
 
 
-def render_yaml(entries: list[dict[str, Any]] | tuple[dict[str, Any], ...], *, family: str, backend: str,
-                head: dict[str, Any] | None = None, comment: str = "") -> str:
+def render_yaml(
+    entries: list[dict[str, Any]] | tuple[dict[str, Any], ...],
+    *,
+    family: str,
+    backend: str,
+    head: dict[str, Any] | None = None,
+    comment: str = "",
+) -> str:
     """The catalog file, in the style of images/*.yaml (versions always quoted)."""
     lines = [("# " + line if line else "#") for line in comment.splitlines()] if comment else []
     lines += [f"family: {family}", f"backend: {backend}"]
-    lines += [f"{k}: {_scalar(v)}" for k, v in (head or {}).items() if k not in ("family", "backend", "images")]
+    lines += [
+        f"{k}: {_scalar(v)}"
+        for k, v in (head or {}).items()
+        if k not in ("family", "backend", "images")
+    ]
     lines.append("images:")
     for e in entries:
         keys = [k for k in ENTRY_KEYS if k in e] + [k for k in e if k not in ENTRY_KEYS]
@@ -346,14 +429,22 @@ class Plan:
     changed: bool  # the file's text differs (or it does not exist yet)
 
     def report(self, out: str, written: bool) -> dict[str, Any]:
-        return {"out": out, "imported": self.imported, "changed": self.changed, "written": written,
-                "counts": {k: self.merge.count(k) for k in ("added", "changed", "unchanged", "kept")},
-                "changes": [{"alias": c.subject, "kind": c.kind, "details": list(c.details)}
-                            for c in self.merge.changes]}
+        return {
+            "out": out,
+            "imported": self.imported,
+            "changed": self.changed,
+            "written": written,
+            "counts": {k: self.merge.count(k) for k in ("added", "changed", "unchanged", "kept")},
+            "changes": [
+                {"alias": c.subject, "kind": c.kind, "details": list(c.details)}
+                for c in self.merge.changes
+            ],
+        }
 
 
-def plan_import(rst_text: str, existing: str | None, source: str = "<rst>",
-                target: str = "<catalog>") -> Plan:
+def plan_import(
+    rst_text: str, existing: str | None, source: str = "<rst>", target: str = "<catalog>"
+) -> Plan:
     """Parse the table, merge it into the existing catalog file's text (or none), render."""
     entries = parse(rst_text, source)
     head: dict[str, Any] = {}
@@ -370,14 +461,24 @@ def plan_import(rst_text: str, existing: str | None, source: str = "<rst>",
         old_entries = list(doc.get("images") or [])
         comment = leading_comment(existing)
     else:
-        backends = {(parse_tag(e["reference"]).backend if parse_tag(e["reference"]) else "cpu") for e in entries}
+        backends = {
+            (parse_tag(e["reference"]).backend if parse_tag(e["reference"]) else "cpu")
+            for e in entries
+        }
         backend = backends.pop() if len(backends) == 1 else "cpu"
         head = {"family": backend, "backend": backend}
-        comment = (f"Imported from {source.rsplit('/', 1)[-1]} by valorch images import-rst.\n"
-                   "Components are the expectations valorch verifies inside the image; \"master\" means unpinned.")
+        comment = (
+            f"Imported from {source.rsplit('/', 1)[-1]} by valorch images import-rst.\n"
+            'Components are the expectations valorch verifies inside the image; "master" means unpinned.'
+        )
     merged = merge(old_entries, entries)
     if existing is not None and not merged.changed:
         return Plan(len(entries), merged, existing, False)
-    text = render_yaml(merged.entries, family=str(head.get("family", "rocm")), backend=str(head.get("backend", "rocm")),
-                       head=head, comment=comment)
+    text = render_yaml(
+        merged.entries,
+        family=str(head.get("family", "rocm")),
+        backend=str(head.get("backend", "rocm")),
+        head=head,
+        comment=comment,
+    )
     return Plan(len(entries), merged, text, existing is None or text != existing)

@@ -8,16 +8,25 @@ from rich.table import Table
 from . import flags
 from .common import DbOption, JsonOption, err, out, print_json, sessions
 
-app = typer.Typer(help="Named baselines: a run or a published matrix version to diff against.",
-                  no_args_is_help=True)
+app = typer.Typer(
+    help="Named baselines: a run or a published matrix version to diff against.",
+    no_args_is_help=True,
+)
 
 
 @app.command("set")
-def set_(name: str = typer.Argument(..., callback=flags.version_name("NAME"),
-                                    help="The baseline's name, e.g. v0.2 or release-2025-06 (1 to 64 characters "
-                                    "of letters, digits, '.', '_' and '-')."),
-         target: str = typer.Argument(..., help="A run id (or unique prefix), or a published matrix version."),
-         db: str = DbOption) -> None:
+def set_(
+    name: str = typer.Argument(
+        ...,
+        callback=flags.version_name("NAME"),
+        help="The baseline's name, e.g. v0.2 or release-2025-06 (1 to 64 characters "
+        "of letters, digits, '.', '_' and '-').",
+    ),
+    target: str = typer.Argument(
+        ..., help="A run id (or unique prefix), or a published matrix version."
+    ),
+    db: str = DbOption,
+) -> None:
     """Name a run or a matrix version as a baseline (replaces an existing name)."""
     from ..services.baseline import set_baseline
 

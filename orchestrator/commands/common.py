@@ -12,13 +12,13 @@ import typer
 from rich.console import Console
 
 from .. import encode
+
 if TYPE_CHECKING:
     from ..catalog.core import Catalog
 
 #: the regression rule's default threshold (spec.DEFAULT_THRESHOLD), here so that option
 #: defaults need not import the rule at start-up
 DEFAULT_THRESHOLD = 0.05
-
 
 
 class SafeConsole(Console):
@@ -45,7 +45,9 @@ class SafeConsole(Console):
         from rich.errors import StyleError
 
         try:
-            return (self.get_style(style) if isinstance(style, str) else style).clear_meta_and_links()
+            return (
+                self.get_style(style) if isinstance(style, str) else style
+            ).clear_meta_and_links()
         except StyleError:
             return ""
 
@@ -67,7 +69,6 @@ err = SafeConsole(stderr=True, highlight=False, soft_wrap=True)
 out = SafeConsole(highlight=False, width=None if sys.stdout.isatty() else 250)
 
 
-
 def fit(text: str, limit: int, console: Console | None = None) -> str:
     """``text`` for a person at a terminal: at most ``limit`` characters, "…" where it was
     cut. Output that is not a terminal (a pipe, a file, ``less``) is never cut; identifiers
@@ -75,14 +76,22 @@ def fit(text: str, limit: int, console: Console | None = None) -> str:
     console = console or out
     if not console.is_terminal or len(text) <= limit:
         return text
-    return text[:max(limit - 1, 0)] + "…"
+    return text[: max(limit - 1, 0)] + "…"
 
 
-DbOption = typer.Option(None, "--db", envvar="VALORCH_DB",
-                        help="SQLAlchemy URL or SQLite path [default: ./results/valorch.sqlite]")
+DbOption = typer.Option(
+    None,
+    "--db",
+    envvar="VALORCH_DB",
+    help="SQLAlchemy URL or SQLite path [default: ./results/valorch.sqlite]",
+)
 JsonOption = typer.Option(False, "--json", help="Machine-readable JSON on stdout.")
-CatalogOption = typer.Option(None, "--catalog", envvar="VALORCH_CATALOG",
-                             help="Image catalog directory [default: ./images, else the project's]")
+CatalogOption = typer.Option(
+    None,
+    "--catalog",
+    envvar="VALORCH_CATALOG",
+    help="Image catalog directory [default: ./images, else the project's]",
+)
 
 
 def lazy(name: str) -> Any:

@@ -38,8 +38,10 @@ def status(db: str = DbOption, as_json: bool = JsonOption) -> None:
         print_json(info)
         return
     state = "up to date" if info["revision"] == info["head"] else "run `valorch db upgrade`"
-    err.print(f"{info['database']} ({info['dialect']}): schema {info['revision'] or 'none'}, "
-              f"this valorch needs {info['head']}: {state}")
+    err.print(
+        f"{info['database']} ({info['dialect']}): schema {info['revision'] or 'none'}, "
+        f"this valorch needs {info['head']}: {state}"
+    )
 
 
 @app.command("check")
@@ -58,8 +60,10 @@ def check(db: str = DbOption, as_json: bool = JsonOption) -> None:
         for p in problems:
             err.print(f"  {p}", markup=False)
     if problems:
-        raise InfrastructureError(f"damaged store: {report['database']} has {len(problems)} problem(s)",
-                                  "restore it from a backup, or recover what is readable: sqlite3 FILE .recover | "
-                                  "sqlite3 recovered.sqlite; a store behind this valorch: valorch db upgrade")
+        raise InfrastructureError(
+            f"damaged store: {report['database']} has {len(problems)} problem(s)",
+            "restore it from a backup, or recover what is readable: sqlite3 FILE .recover | "
+            "sqlite3 recovered.sqlite; a store behind this valorch: valorch db upgrade",
+        )
     if not as_json:
         err.print(f"{report['database']}: no problem found (integrity, schema, stored values)")

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from datetime import datetime
-from typing import Callable
 
 import typer
 
@@ -15,7 +15,9 @@ from ..bounds import MAX_SECONDS, VERSION_PATTERN
 
 
 def _bad(flag: str, value: object, allowed: str) -> typer.BadParameter:
-    return typer.BadParameter(f"{value} is not allowed: {flag} takes {allowed}", param_hint=f"'{flag}'")
+    return typer.BadParameter(
+        f"{value} is not allowed: {flag} takes {allowed}", param_hint=f"'{flag}'"
+    )
 
 
 def number(flag: str, lo: float, hi: float, *, lo_open: bool = False, unit: str = "") -> Callable:
@@ -68,8 +70,11 @@ def version_name(flag: str) -> Callable:
 
     def check(value: str | None) -> str | None:
         if value is not None and not re.fullmatch(VERSION_PATTERN, value):
-            raise typer.BadParameter(f"{value!r} is not allowed: {flag} takes 1 to 64 characters from "
-                                     "A-Z a-z 0-9 . _ - (e.g. v0.3, 2026.01-rc1)", param_hint=f"'{flag}'")
+            raise typer.BadParameter(
+                f"{value!r} is not allowed: {flag} takes 1 to 64 characters from "
+                "A-Z a-z 0-9 . _ - (e.g. v0.3, 2026.01-rc1)",
+                param_hint=f"'{flag}'",
+            )
         return value
 
     return check
@@ -85,7 +90,11 @@ def statuses(flag: str) -> Callable:
         chosen = tuple(dict.fromkeys(s.strip() for s in (value or "").split(",") if s.strip()))
         unknown = [s for s in chosen if s not in STATUSES]
         if unknown:
-            raise _bad(flag, repr(",".join(unknown)), f"statuses from {', '.join(STATUSES)}, comma-separated")
+            raise _bad(
+                flag,
+                repr(",".join(unknown)),
+                f"statuses from {', '.join(STATUSES)}, comma-separated",
+            )
         return chosen
 
     return check

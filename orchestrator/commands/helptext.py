@@ -34,7 +34,9 @@ def tidy(command: Any) -> Any:
             setattr(command, attr, escape(_reflowed(text)))
     params = list(getattr(command, "params", ()))
     if hasattr(command, "get_help_option"):
-        params.append(command.get_help_option(command.context_class(command)))  # made on demand, then kept
+        params.append(
+            command.get_help_option(command.context_class(command))
+        )  # made on demand, then kept
     for param in params:
         if param is None:
             continue

@@ -3,30 +3,47 @@
 from __future__ import annotations
 
 from pathlib import Path
-
 from typing import TYPE_CHECKING
 
 import typer
 from rich.markup import escape
 from rich.table import Column, Table
 
-from .common import CatalogOption, DbOption, JsonOption, err, load_catalog, out, print_json, sessions
 from . import flags
+from .common import (
+    CatalogOption,
+    DbOption,
+    JsonOption,
+    err,
+    load_catalog,
+    out,
+    print_json,
+    sessions,
+)
 
 if TYPE_CHECKING:
     from ..spec import HostSpec
 
 app = typer.Typer(help="Hosts and their GPUs.", no_args_is_help=True)
-HostsOption = typer.Option(None, "--hosts", envvar="VALORCH_HOSTS",
-                           help="Host inventory YAML [default: this machine, as detected].")
+HostsOption = typer.Option(
+    None,
+    "--hosts",
+    envvar="VALORCH_HOSTS",
+    help="Host inventory YAML [default: this machine, as detected].",
+)
 
 
 def _table(hosts: tuple[HostSpec, ...]) -> Table:
     table = Table("host", "endpoint", "labels", "slots", "GPUs")
     for host in hosts:
         gpus = ", ".join(f"{g.vendor}:{g.arch}#{g.index}" for g in host.gpus) or "none"
-        table.add_row(host.name, host.endpoint + (" (tls)" if host.tls else ""), ",".join(host.labels),
-                      str(host.slots), gpus)
+        table.add_row(
+            host.name,
+            host.endpoint + (" (tls)" if host.tls else ""),
+            ",".join(host.labels),
+            str(host.slots),
+            gpus,
+        )
     return table
 
 
@@ -43,13 +60,20 @@ def list_hosts(hosts_file: Path = HostsOption, as_json: bool = JsonOption) -> No
 
 
 @app.command("probe")
-def probe(name: str = typer.Argument(None, help="Host name [default: every host]."), hosts_file: Path = HostsOption,
-          image: str = typer.Option(None, "--image", help="Image with python3 present on that engine."),
-          as_json: bool = JsonOption,
-          record: Path = typer.Option(None, "--record", help="Record this machine's SMI outputs, KFD topology, "
-                                      "torch device properties, probe results and kernel names into DIR "
-                                      "(scrubbed), to become test fixtures; no engine is used.",
-                                      metavar="DIR")) -> None:
+def probe(
+    name: str = typer.Argument(None, help="Host name [default: every host]."),
+    hosts_file: Path = HostsOption,
+    image: str = typer.Option(None, "--image", help="Image with python3 present on that engine."),
+    as_json: bool = JsonOption,
+    record: Path = typer.Option(
+        None,
+        "--record",
+        help="Record this machine's SMI outputs, KFD topology, "
+        "torch device properties, probe results and kernel names into DIR "
+        "(scrubbed), to become test fixtures; no engine is used.",
+        metavar="DIR",
+    ),
+) -> None:
     """Detect the GPUs of each host by running the detection in a small container on its engine, with
     the host's facts: CPU model and count, memory, kernel, GPU driver, ROCm / CUDA release and the
     container runtime, each with its evidence. With --record, write this machine's evidence as fixtures."""
@@ -60,15 +84,31 @@ def probe(name: str = typer.Argument(None, help="Host name [default: every host]
         if as_json:
             print_json(manifest)
         else:
-            out.print(f"recorded {record}: gpu={manifest['gpu']}, {manifest['probe']['results']} probe results, "
-                      f"{manifest['probe']['kernel_names']} kernel names, {manifest['kfd_files']} KFD files"
-                      + ("; no GPU: " + "; ".join(manifest["no_gpu_evidence"]) if not manifest["gpu"] else ""),
-                      markup=False, highlight=False)
+            out.print(
+                f"recorded {record}: gpu={manifest['gpu']}, {manifest['probe']['results']} probe results, "
+                f"{manifest['probe']['kernel_names']} kernel names, {manifest['kfd_files']} KFD files"
+                + (
+                    "; no GPU: " + "; ".join(manifest["no_gpu_evidence"])
+                    if not manifest["gpu"]
+                    else ""
+                ),
+                markup=False,
+                highlight=False,
+            )
         return
     report = service.probe_with_facts(hosts_file, name, image)
     if as_json:
-        print_json([{**h.model_dump(mode="json"), "facts": [{"fact": f.name, "value": f.value, "evidence": f.evidence}
-                                                            for f in facts]} for h, facts in report])
+        print_json(
+            [
+                {
+                    **h.model_dump(mode="json"),
+                    "facts": [
+                        {"fact": f.name, "value": f.value, "evidence": f.evidence} for f in facts
+                    ],
+                }
+                for h, facts in report
+            ]
+        )
     else:
         out.print(_table(tuple(h for h, _facts in report)))
         table = Table("host", "fact", "value", "evidence", title="host facts")
@@ -79,31 +119,65 @@ def probe(name: str = typer.Argument(None, help="Host name [default: every host]
 
 
 @app.command("check")
-def check(hosts_file: Path = HostsOption, job: Path = typer.Option(None, "--job", "-j", help="Check this job's images."),
-          images: list[str] = typer.Option(None, "--image", "-i", help="Check these images (repeatable)."),
-          probe_image: str = typer.Option(None, "--probe-image", help="Image with python3 for the disk check."),
-          level: int = typer.Option(None, "--level", min=0, max=1, help="Also the GPU preflight: 0 = device nodes, "
-                                    "driver version, a container with the device options; 1 = and SMI health, "
-                                    "rvs / dcgmi diag -r 1, the kernel log."),
-          since: float = typer.Option(60.0, "--since", callback=flags.number("--since", 0, 525_600, lo_open=True),
-                                      help="Minutes of kernel log that --level 1 scans (at most a year)."),
-          db: str = DbOption, catalog: Path = CatalogOption, as_json: bool = JsonOption) -> None:
+def check(
+    hosts_file: Path = HostsOption,
+    job: Path = typer.Option(None, "--job", "-j", help="Check this job's images."),
+    images: list[str] = typer.Option(
+        None, "--image", "-i", help="Check these images (repeatable)."
+    ),
+    probe_image: str = typer.Option(
+        None, "--probe-image", help="Image with python3 for the disk check."
+    ),
+    level: int = typer.Option(
+        None,
+        "--level",
+        min=0,
+        max=1,
+        help="Also the GPU preflight: 0 = device nodes, "
+        "driver version, a container with the device options; 1 = and SMI health, "
+        "rvs / dcgmi diag -r 1, the kernel log.",
+    ),
+    since: float = typer.Option(
+        60.0,
+        "--since",
+        callback=flags.number("--since", 0, 525_600, lo_open=True),
+        help="Minutes of kernel log that --level 1 scans (at most a year).",
+    ),
+    db: str = DbOption,
+    catalog: Path = CatalogOption,
+    as_json: bool = JsonOption,
+) -> None:
     """Preflight: each engine answers (version), disk free under its Docker root, the job's
     images present (with the catalog's digests when known), the results DB writable; with
     --level, the GPU preflight per host (docs/registries.md). Exit 3 on a problem."""
     from ..services import hosts as service
 
-    found = service.check(hosts_file, load_catalog(catalog), job, images or [], probe_image, lambda: sessions(db),
-                          level=level, since_minutes=since)
+    found = service.check(
+        hosts_file,
+        load_catalog(catalog),
+        job,
+        images or [],
+        probe_image,
+        lambda: sessions(db),
+        level=level,
+        since_minutes=since,
+    )
     rows, db_problem = found["hosts"], None if found["db"] == "ok" else found["db"]
     if as_json:
         print_json({"hosts": rows, "db": db_problem or "ok"})
     else:
         table = Table("host", "engine", "free GiB", Column("images", overflow="fold"), "problems")
         for r in rows:
-            imgs = ", ".join(f"{k} ({v})" for k, v in r.get("images", {}).items()) or "-"  # whole references
-            table.add_row(r["host"], str(r.get("engine", "-")), str(r.get("free_gib", "-")), imgs,
-                          "; ".join(r["problems"]) or "ok")
+            imgs = (
+                ", ".join(f"{k} ({v})" for k, v in r.get("images", {}).items()) or "-"
+            )  # whole references
+            table.add_row(
+                r["host"],
+                str(r.get("engine", "-")),
+                str(r.get("free_gib", "-")),
+                imgs,
+                "; ".join(r["problems"]) or "ok",
+            )
         out.print(table)
         err.print(f"results database: {db_problem or 'writable'}")
     if db_problem or any(r["problems"] for r in rows):

@@ -7,24 +7,49 @@ from pathlib import Path
 import typer
 from rich.table import Column, Table
 
-from .common import CatalogOption, JsonOption, load_catalog, out, print_json, project_dir
 from . import flags
+from .common import CatalogOption, JsonOption, load_catalog, out, print_json, project_dir
 
 app = typer.Typer(help="The image catalog (images/*.yaml).", no_args_is_help=True)
 
-COLUMNS = ("rocm", "cuda", "cudnn", "pytorch", "ubuntu", "debian", "python", "apex", "torchvision", "tensorboard",
-           "magma", "ucx", "ompi", "ofed")
+COLUMNS = (
+    "rocm",
+    "cuda",
+    "cudnn",
+    "pytorch",
+    "ubuntu",
+    "debian",
+    "python",
+    "apex",
+    "torchvision",
+    "tensorboard",
+    "magma",
+    "ucx",
+    "ompi",
+    "ofed",
+)
 
 
-HostsOption = typer.Option(None, "--hosts", envvar="VALORCH_HOSTS",
-                           help="Host inventory YAML [default: this machine, as detected].")
+HostsOption = typer.Option(
+    None,
+    "--hosts",
+    envvar="VALORCH_HOSTS",
+    help="Host inventory YAML [default: this machine, as detected].",
+)
 
 
 @app.command("list")
-def list_images(family: str = typer.Option(None, help="Only this family (rocm, cuda, cpu, local-test)."),
-                present: bool = typer.Option(False, "--present", help="Also show, per host, whether each image is "
-                                             "on its engine and with which digest."),
-                hosts_file: Path = HostsOption, as_json: bool = JsonOption, catalog: Path = CatalogOption) -> None:
+def list_images(
+    family: str = typer.Option(None, help="Only this family (rocm, cuda, cpu, local-test)."),
+    present: bool = typer.Option(
+        False,
+        "--present",
+        help="Also show, per host, whether each image is on its engine and with which digest.",
+    ),
+    hosts_file: Path = HostsOption,
+    as_json: bool = JsonOption,
+    catalog: Path = CatalogOption,
+) -> None:
     """Every catalogued image with its expected components (and, with --present, where it is)."""
     images = [i for i in load_catalog(catalog).images if not family or i.family == family]
     if present or hosts_file:
@@ -33,22 +58,35 @@ def list_images(family: str = typer.Option(None, help="Only this family (rocm, c
         print_json([i.model_dump(mode="json") for i in images])
         return
     present = [c for c in COLUMNS if any(c in i.components for i in images)]
-    table = Table("alias", "backend", *present, Column("digest", overflow="fold"), title=f"{len(images)} images")
+    table = Table(
+        "alias",
+        "backend",
+        *present,
+        Column("digest", overflow="fold"),
+        title=f"{len(images)} images",
+    )
     for i in images:
-        table.add_row(i.alias, i.backend, *(i.components.get(c, "") for c in present),
-                      i.digest or "")
+        table.add_row(
+            i.alias, i.backend, *(i.components.get(c, "") for c in present), i.digest or ""
+        )
     out.print(table)
 
 
 @app.command("show")
-def show_image(name: str = typer.Argument(..., help="Alias, short alias, reference or tag."),
-               as_json: bool = JsonOption, catalog: Path = CatalogOption) -> None:
+def show_image(
+    name: str = typer.Argument(..., help="Alias, short alias, reference or tag."),
+    as_json: bool = JsonOption,
+    catalog: Path = CatalogOption,
+) -> None:
     """One image: reference, digest, backend and expected components."""
     image = load_catalog(catalog).resolve(name)
     if as_json:
         print_json(image.model_dump(mode="json"))
         return
-    out.print(f"[bold]{image.alias}[/bold]" + ("  (derived from its tag, not catalogued)" if image.derived else ""))
+    out.print(
+        f"[bold]{image.alias}[/bold]"
+        + ("  (derived from its tag, not catalogued)" if image.derived else "")
+    )
     for key in ("reference", "digest", "backend", "family", "os", "executor", "notes"):
         value = getattr(image, key)
         if value not in (None, ""):
@@ -58,11 +96,18 @@ def show_image(name: str = typer.Argument(..., help="Alias, short alias, referen
 
 
 @app.command("import-rst")
-def import_rst(file: Path = typer.Argument(..., help="A reStructuredText page with a Docker image components list-table."),
-               out_path: Path = typer.Option(None, "--out", "-o",
-                                             help="Catalog file to create or update [default: images/rocm.yaml]."),
-               dry_run: bool = typer.Option(False, "--dry-run", help="Report what would change; write nothing."),
-               as_json: bool = JsonOption) -> None:
+def import_rst(
+    file: Path = typer.Argument(
+        ..., help="A reStructuredText page with a Docker image components list-table."
+    ),
+    out_path: Path = typer.Option(
+        None, "--out", "-o", help="Catalog file to create or update [default: images/rocm.yaml]."
+    ),
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="Report what would change; write nothing."
+    ),
+    as_json: bool = JsonOption,
+) -> None:
     """Read a published image components table into catalog entries (idempotent)."""
     from ..services.catalog import plan_rst_import, validate_written
     from .common import write_validated
@@ -82,22 +127,36 @@ def import_rst(file: Path = typer.Argument(..., help="A reStructuredText page wi
     for c in report["changes"]:
         table.add_row(c["alias"], c["kind"], "\n".join(c["details"]))
     out.print(table)
-    counts = ", ".join(f"{report['counts'][k]} {k}" for k in ("added", "changed", "unchanged", "kept"))
+    counts = ", ".join(
+        f"{report['counts'][k]} {k}" for k in ("added", "changed", "unchanged", "kept")
+    )
     verb = ("would write" if dry_run else "wrote") if plan.changed else "file unchanged:"
     out.print(f"{report['imported']} images imported ({counts}); {verb} {out_path}")
 
 
-CaOption = typer.Option(None, "--ca", help="PEM file of the CA that signed the registry's certificate "
-                        "[default: certs.d/<registry>/ca.crt as the engine reads it, else the system CAs].")
+CaOption = typer.Option(
+    None,
+    "--ca",
+    help="PEM file of the CA that signed the registry's certificate "
+    "[default: certs.d/<registry>/ca.crt as the engine reads it, else the system CAs].",
+)
 
 
 @app.command("check")
-def check(names: list[str] = typer.Argument(None, help="Aliases or selectors [default: every registry image]."),
-          update: bool = typer.Option(False, "--update", help="Write the current digests into the catalog "
-                                      "(prints the diff)."),
-          ca: Path = CaOption, timeout: float = typer.Option(30.0, callback=flags.seconds("--timeout", 3600),
-                                                            help="Seconds per registry request."),
-          as_json: bool = JsonOption, catalog: Path = CatalogOption) -> None:
+def check(
+    names: list[str] = typer.Argument(
+        None, help="Aliases or selectors [default: every registry image]."
+    ),
+    update: bool = typer.Option(
+        False, "--update", help="Write the current digests into the catalog (prints the diff)."
+    ),
+    ca: Path = CaOption,
+    timeout: float = typer.Option(
+        30.0, callback=flags.seconds("--timeout", 3600), help="Seconds per registry request."
+    ),
+    as_json: bool = JsonOption,
+    catalog: Path = CatalogOption,
+) -> None:
     """Resolve each catalogued tag to its digest through the registry's HTTP API (no pull, no
     engine); exit 1 when a tag moved or vanished since the catalog was written."""
     from ..services import images as svc
@@ -110,15 +169,39 @@ def check(names: list[str] = typer.Argument(None, help="Aliases or selectors [de
     for u in updates:
         write_validated(u.new, u.path, lambda tmp, u=u: svc.validate_update(tmp, u, checks))
     if as_json:
-        print_json({"images": [c.as_dict() for c in checks],
-                    "updated": [{"file": str(u.path), "aliases": list(u.aliases), "diff": u.diff()} for u in updates]})
+        print_json(
+            {
+                "images": [c.as_dict() for c in checks],
+                "updated": [
+                    {"file": str(u.path), "aliases": list(u.aliases), "diff": u.diff()}
+                    for u in updates
+                ],
+            }
+        )
     else:
-        table = Table("alias", "state", Column("catalog digest", overflow="fold"),
-                      Column("registry digest", overflow="fold"), "rate limit", title="images check")
-        style = {"same": "green", "moved": "red", "vanished": "red", "new": "yellow", "local": "dim"}
+        table = Table(
+            "alias",
+            "state",
+            Column("catalog digest", overflow="fold"),
+            Column("registry digest", overflow="fold"),
+            "rate limit",
+            title="images check",
+        )
+        style = {
+            "same": "green",
+            "moved": "red",
+            "vanished": "red",
+            "new": "yellow",
+            "local": "dim",
+        }
         for c in checks:
-            table.add_row(c.alias, f"[{style[c.state]}]{c.state}[/]", c.catalog_digest or "",
-                          c.current_digest or c.message, c.rate_limit or "")
+            table.add_row(
+                c.alias,
+                f"[{style[c.state]}]{c.state}[/]",
+                c.catalog_digest or "",
+                c.current_digest or c.message,
+                c.rate_limit or "",
+            )
         out.print(table)
         for u in updates:
             out.print(u.diff(), markup=False, highlight=False)
@@ -133,20 +216,38 @@ def _presence(images, hosts_file: Path | None, as_json: bool) -> None:
     if as_json:
         print_json(rows)
         return
-    table = Table("host", "alias", "present", Column("digest", overflow="fold"), Column("catalog pin", overflow="fold"),
-                  title="images on each host")
+    table = Table(
+        "host",
+        "alias",
+        "present",
+        Column("digest", overflow="fold"),
+        Column("catalog pin", overflow="fold"),
+        title="images on each host",
+    )
     for r in rows:
         state = r["error"] or ("[green]yes[/]" if r["present"] else "[dim]no[/]")
-        pin = "" if not r.get("pinned") else ("matches" if r["digest"] == r["pinned"] else r["pinned"])
+        pin = (
+            ""
+            if not r.get("pinned")
+            else ("matches" if r["digest"] == r["pinned"] else r["pinned"])
+        )
         table.add_row(r["host"], r["alias"], state, r["digest"] or "", pin)
     out.print(table)
 
 
 @app.command("pull")
-def pull(names: list[str] = typer.Argument(..., help="Aliases, references or selectors (family:rocm, globs)."),
-         hosts_file: Path = HostsOption,
-         policy: str = typer.Option("missing", "--pull", help="missing (skip images already there) or always."),
-         ca: Path = CaOption, as_json: bool = JsonOption, catalog: Path = CatalogOption) -> None:
+def pull(
+    names: list[str] = typer.Argument(
+        ..., help="Aliases, references or selectors (family:rocm, globs)."
+    ),
+    hosts_file: Path = HostsOption,
+    policy: str = typer.Option(
+        "missing", "--pull", help="missing (skip images already there) or always."
+    ),
+    ca: Path = CaOption,
+    as_json: bool = JsonOption,
+    catalog: Path = CatalogOption,
+) -> None:
     """Pre-stage images on every matching host, concurrently, with per-layer progress. Each host's
     free space is checked against the image's compressed size first: a host without room is
     reported, not filled. Exit 3 when any host could not be staged."""
@@ -157,15 +258,37 @@ def pull(names: list[str] = typer.Argument(..., help="Aliases, references or sel
     svc.check_policy(policy)
     images = load_catalog(catalog).select(names)
     with PullProgress(err, disable=as_json) as progress:
-        outcomes = svc.pull_images(images, hosts_file, policy, ca=str(ca) if ca else None, on_event=progress)
+        outcomes = svc.pull_images(
+            images, hosts_file, policy, ca=str(ca) if ca else None, on_event=progress
+        )
     if as_json:
-        print_json([{"host": o.host, "alias": o.alias, "error": o.error, "kind": o.kind or "ok",
-                     **(o.staged.meta() if o.staged else {})} for o in outcomes])
+        print_json(
+            [
+                {
+                    "host": o.host,
+                    "alias": o.alias,
+                    "error": o.error,
+                    "kind": o.kind or "ok",
+                    **(o.staged.meta() if o.staged else {}),
+                }
+                for o in outcomes
+            ]
+        )
     else:
-        table = Table("host", "alias", "state", "reference / problem", "compressed", title="images pull")
+        table = Table(
+            "host", "alias", "state", "reference / problem", "compressed", title="images pull"
+        )
         for o in outcomes:
-            size = f"{o.staged.compressed_size / 2**20:.1f} MiB" if o.staged and o.staged.compressed_size else ""
-            state = ("[green]pulled[/]" if o.staged.pulled else "[green]present[/]") if o.staged else f"[red]{o.kind}[/]"
+            size = (
+                f"{o.staged.compressed_size / 2**20:.1f} MiB"
+                if o.staged and o.staged.compressed_size
+                else ""
+            )
+            state = (
+                ("[green]pulled[/]" if o.staged.pulled else "[green]present[/]")
+                if o.staged
+                else f"[red]{o.kind}[/]"
+            )
             table.add_row(o.host, o.alias, state, o.staged.reference if o.staged else o.error, size)
         out.print(table)
     if any(o.error for o in outcomes):

@@ -16,8 +16,19 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from .common import lazy, CatalogOption, DbOption, JsonOption, err, load_catalog, out, print_json, sessions, write_output
 from . import flags
+from .common import (
+    CatalogOption,
+    DbOption,
+    JsonOption,
+    err,
+    lazy,
+    load_catalog,
+    out,
+    print_json,
+    sessions,
+    write_output,
+)
 
 audit = lazy("orchestrator.audit")
 render_audit = lazy("orchestrator.render.audit")
@@ -26,8 +37,9 @@ render_sbom = lazy("orchestrator.render.sbom")
 if TYPE_CHECKING:
     from ..spec import Change, ImageSpec
 
-app = typer.Typer(help="Inventory audit of image components (gather, compare, diff, SBOM).",
-                  no_args_is_help=True)
+app = typer.Typer(
+    help="Inventory audit of image components (gather, compare, diff, SBOM).", no_args_is_help=True
+)
 
 
 class AuditFormat(str, Enum):
@@ -43,12 +55,19 @@ class DiffFormat(str, Enum):
     json = "json"
 
 
-_STYLE = {"ok": "green", "drift": "bold red", "missing": "bold red", "unpinned": "yellow",
-          "build-mismatch": "yellow", "broken": "bold red"}
+_STYLE = {
+    "ok": "green",
+    "drift": "bold red",
+    "missing": "bold red",
+    "unpinned": "yellow",
+    "build-mismatch": "yellow",
+    "broken": "bold red",
+}
 
 
-def findings_table(image: ImageSpec, digest: str | None, inv: audit.Inventory,
-                   findings: list[audit.Finding]) -> Table:
+def findings_table(
+    image: ImageSpec, digest: str | None, inv: audit.Inventory, findings: list[audit.Finding]
+) -> Table:
     title = f"{image.alias}  {image.reference}" + (f"  {digest}" if digest else "")
     table = Table("component", "expected", "found", "verdict", "source · evidence", title=title)
     for f in findings:
@@ -57,18 +76,34 @@ def findings_table(image: ImageSpec, digest: str | None, inv: audit.Inventory,
         comp = audit.resolve(inv, f.component)
         where = f"{comp.source} · {comp.evidence}" if comp else ""
         verdict = "installed but does not import" if f.kind == "broken" else f.kind
-        where = f"{where} · {escape(f.evidence)}" if f.kind == "broken" else where  # the image's own words
-        table.add_row(f.component, f.expected or "", f.found or "-", f"[{_STYLE[f.kind]}]{verdict}[/]", where)
-    expected = {audit.resolve(inv, f.component).name for f in findings if audit.resolve(inv, f.component)}
+        where = (
+            f"{where} · {escape(f.evidence)}" if f.kind == "broken" else where
+        )  # the image's own words
+        table.add_row(
+            f.component, f.expected or "", f.found or "-", f"[{_STYLE[f.kind]}]{verdict}[/]", where
+        )
+    expected = {
+        audit.resolve(inv, f.component).name for f in findings if audit.resolve(inv, f.component)
+    }
     for comp in inv.components:  # what the catalog does not pin, for the record
         if comp.headline and comp.name not in expected and not comp.name.startswith("pytorch."):
-            table.add_row(f"[dim]{comp.name}[/]", "", f"[dim]{comp.value}[/]", "[dim]not pinned[/]",
-                          f"[dim]{comp.source} · {comp.evidence}[/]")
+            table.add_row(
+                f"[dim]{comp.name}[/]",
+                "",
+                f"[dim]{comp.value}[/]",
+                "[dim]not pinned[/]",
+                f"[dim]{comp.source} · {comp.evidence}[/]",
+            )
     return table
 
 
-def _print_audit(image: ImageSpec, run_id: str, digest: str | None, inv: audit.Inventory,
-                 findings: list[audit.Finding]) -> None:
+def _print_audit(
+    image: ImageSpec,
+    run_id: str,
+    digest: str | None,
+    inv: audit.Inventory,
+    findings: list[audit.Finding],
+) -> None:
     out.print(findings_table(image, digest, inv, findings))
     build = [f for f in findings if f.kind == "build-mismatch"]
     built = [c for c in inv.components if c.name.startswith("pytorch.")]
@@ -83,27 +118,43 @@ def _print_audit(image: ImageSpec, run_id: str, digest: str | None, inv: audit.I
     broken = sum(f.kind == "broken" for f in findings)
     drift = sum(f.drift for f in findings) - broken
     packages = sum(not c.headline for c in inv.components)
-    problems = ([f"{drift} drift"] if drift else []) + ([f"{broken} installed but not importing"] if broken else [])
-    verdict = f"[bold red]not clean: {', '.join(problems)}[/]" if problems else "[bold green]clean[/]"
-    out.print(f"{verdict} · {len([f for f in findings if f.kind not in ('build-mismatch', 'broken')])} expected "
-              "components, "
-              f"{packages} packages · stored as run {run_id}")
+    problems = ([f"{drift} drift"] if drift else []) + (
+        [f"{broken} installed but not importing"] if broken else []
+    )
+    verdict = (
+        f"[bold red]not clean: {', '.join(problems)}[/]" if problems else "[bold green]clean[/]"
+    )
+    out.print(
+        f"{verdict} · {len([f for f in findings if f.kind not in ('build-mismatch', 'broken')])} expected "
+        "components, "
+        f"{packages} packages · stored as run {run_id}"
+    )
 
 
 @app.command("audit")
 def audit_image(
-    image: str = typer.Option(..., "--image", "-i", help="Image alias, tag or reference (or 'host')."),
-    fmt: AuditFormat = typer.Option(AuditFormat.term, "--format", "-f", help="term, md, json or cyclonedx."),
+    image: str = typer.Option(
+        ..., "--image", "-i", help="Image alias, tag or reference (or 'host')."
+    ),
+    fmt: AuditFormat = typer.Option(
+        AuditFormat.term, "--format", "-f", help="term, md, json or cyclonedx."
+    ),
     out_path: Path = typer.Option(None, "--out", "-o", help="Write the rendered output here."),
-    pull: str = typer.Option("missing", "--pull", help="missing, always or never (as for valorch run)."),
-    db: str = DbOption, as_json: bool = JsonOption, catalog: Path = CatalogOption,
+    pull: str = typer.Option(
+        "missing", "--pull", help="missing, always or never (as for valorch run)."
+    ),
+    db: str = DbOption,
+    as_json: bool = JsonOption,
+    catalog: Path = CatalogOption,
 ) -> None:
     """Gather an image's components, store them, compare with the catalog. Exit 1 on drift."""
     from ..services import inventory as service
     from .progress import PullProgress
 
     spec = load_catalog(catalog).resolve(image)
-    with PullProgress(err, disable=as_json) as progress:  # any reference: pulled (by digest when pinned) first
+    with PullProgress(
+        err, disable=as_json
+    ) as progress:  # any reference: pulled (by digest when pinned) first
         spec = service.stage(spec, pull, progress)
     done = service.audit_image(spec, sessions(db), status=err.status)
     run_id, digest, inv, findings = done.run_id, done.digest, done.inventory, list(done.findings)
@@ -115,8 +166,12 @@ def audit_image(
     elif fmt is AuditFormat.cyclonedx:
         from datetime import datetime, timezone
 
-        write_output(render_sbom.bom_json(inv, spec.reference, digest=digest, timestamp=datetime.now(timezone.utc)),
-                     out_path)
+        write_output(
+            render_sbom.bom_json(
+                inv, spec.reference, digest=digest, timestamp=datetime.now(timezone.utc)
+            ),
+            out_path,
+        )
     else:
         _print_audit(spec, run_id, digest, inv, findings)
     raise typer.Exit(done.exit_code)
@@ -124,20 +179,29 @@ def audit_image(
 
 # ------------------------------------------------------------------ diff ---
 
+
 @app.command("diff")
 def diff_images(
     a: str = typer.Argument(..., help="Image alias/tag, or the id of a stored inventory run."),
     b: str = typer.Argument(..., help="Image alias/tag, or the id of a stored inventory run."),
-    stored: bool = typer.Option(False, "--stored", help="Use the latest stored inventory of an image, not a new one."),
-    packages: bool = typer.Option(False, "--packages", help="List pip:/deb: package changes in the terminal too."),
+    stored: bool = typer.Option(
+        False, "--stored", help="Use the latest stored inventory of an image, not a new one."
+    ),
+    packages: bool = typer.Option(
+        False, "--packages", help="List pip:/deb: package changes in the terminal too."
+    ),
     fmt: DiffFormat = typer.Option(DiffFormat.term, "--format", "-f", help="term, md or json."),
     out_path: Path = typer.Option(None, "--out", "-o", help="Write the rendered output here."),
-    db: str = DbOption, as_json: bool = JsonOption, catalog: Path = CatalogOption,
+    db: str = DbOption,
+    as_json: bool = JsonOption,
+    catalog: Path = CatalogOption,
 ) -> None:
     """Component by component: what changed from image A to image B."""
     from ..services import inventory as service
 
-    name_a, name_b, changes = service.diff(a, b, load_catalog(catalog), sessions(db), stored, status=err.status)
+    name_a, name_b, changes = service.diff(
+        a, b, load_catalog(catalog), sessions(db), stored, status=err.status
+    )
     fmt = DiffFormat.json if as_json else fmt
     if fmt is DiffFormat.json:
         write_output(render_audit.render_diff_json(changes, name_a, name_b), out_path)
@@ -159,19 +223,27 @@ def _print_diff(changes: list[Change], a: str, b: str, packages: bool) -> None:
     else:
         out.print("no headline component changed")
     counts = {k: sum(c.kind == k for c in pkgs) for k in ("added", "removed", "changed")}
-    out.print(f"packages: {counts['added']} added, {counts['removed']} removed, {counts['changed']} changed"
-              + ("" if packages or not pkgs else " (--packages lists them)"))
+    out.print(
+        f"packages: {counts['added']} added, {counts['removed']} removed, {counts['changed']} changed"
+        + ("" if packages or not pkgs else " (--packages lists them)")
+    )
 
 
 # ------------------------------------------------------------------ show ---
 
+
 @app.command("show")
 def show(
     run: str = typer.Argument(..., help="Run id (or a unique prefix) of a stored inventory."),
-    fmt: AuditFormat = typer.Option(AuditFormat.term, "--format", "-f", help="term, md, json or cyclonedx."),
-    packages: bool = typer.Option(False, "--packages", help="List every pip:/deb: package in the terminal."),
+    fmt: AuditFormat = typer.Option(
+        AuditFormat.term, "--format", "-f", help="term, md, json or cyclonedx."
+    ),
+    packages: bool = typer.Option(
+        False, "--packages", help="List every pip:/deb: package in the terminal."
+    ),
     out_path: Path = typer.Option(None, "--out", "-o", help="Write the rendered output here."),
-    db: str = DbOption, as_json: bool = JsonOption,
+    db: str = DbOption,
+    as_json: bool = JsonOption,
 ) -> None:
     """A stored inventory; --format cyclonedx exports a CycloneDX 1.5 SBOM."""
     from ..services import inventory as service
@@ -183,28 +255,57 @@ def show(
     if fmt is AuditFormat.cyclonedx:
         from datetime import timezone
 
-        write_output(render_sbom.bom_json(inv, reference, digest=digest,
-                                          timestamp=started.replace(tzinfo=timezone.utc)), out_path)
+        write_output(
+            render_sbom.bom_json(
+                inv, reference, digest=digest, timestamp=started.replace(tzinfo=timezone.utc)
+            ),
+            out_path,
+        )
     elif fmt is AuditFormat.json:
-        write_output(json.dumps({"run": run_id, "image": alias, "reference": reference, "digest": digest,
-                                 "started": started.isoformat(), **inv.model_dump(mode="json")},
-                                indent=2, sort_keys=True), out_path)
+        write_output(
+            json.dumps(
+                {
+                    "run": run_id,
+                    "image": alias,
+                    "reference": reference,
+                    "digest": digest,
+                    "started": started.isoformat(),
+                    **inv.model_dump(mode="json"),
+                },
+                indent=2,
+                sort_keys=True,
+            ),
+            out_path,
+        )
     elif fmt is AuditFormat.md:
         write_output(render_audit.render_findings_md(found.findings(), alias, inv), out_path)
     else:
-        table = Table("component", "value", "source", "evidence", title=f"{alias}  run {run_id}  {started:%Y-%m-%d %H:%M}")
+        table = Table(
+            "component",
+            "value",
+            "source",
+            "evidence",
+            title=f"{alias}  run {run_id}  {started:%Y-%m-%d %H:%M}",
+        )
         for c in inv.components:
             if c.headline or packages:
                 table.add_row(c.name, c.value, c.source, c.evidence)
         out.print(table)
-        out.print(f"{sum(not c.headline for c in inv.components)} packages"
-                  + ("" if packages else " (--packages lists them)"))
+        out.print(
+            f"{sum(not c.headline for c in inv.components)} packages"
+            + ("" if packages else " (--packages lists them)")
+        )
 
 
 @app.command("list")
-def list_inventories(image: str = typer.Option(None, "--image", "-i", help="Only this image (alias or reference)."),
-                     limit: int = typer.Option(50, callback=flags.integer("--limit", 1, 1_000_000), help="At most this many."),
-                     db: str = DbOption, as_json: bool = JsonOption) -> None:
+def list_inventories(
+    image: str = typer.Option(None, "--image", "-i", help="Only this image (alias or reference)."),
+    limit: int = typer.Option(
+        50, callback=flags.integer("--limit", 1, 1_000_000), help="At most this many."
+    ),
+    db: str = DbOption,
+    as_json: bool = JsonOption,
+) -> None:
     """Stored inventories, newest first."""
     from ..services import inventory as service
 
@@ -212,7 +313,9 @@ def list_inventories(image: str = typer.Option(None, "--image", "-i", help="Only
     if as_json:
         print_json(rows)
         return
-    table = Table("run", "image", "reference", "job", "started", title=f"{len(rows)} stored inventories")
+    table = Table(
+        "run", "image", "reference", "job", "started", title=f"{len(rows)} stored inventories"
+    )
     for r in rows:
         table.add_row(r["run"][:8], r["image"], r["reference"], r["job"], r["started"])
     out.print(table)

@@ -14,25 +14,32 @@ import typer
 from rich.table import Table
 
 from ..errors import InputError
-from .common import lazy, CatalogOption, JsonOption, load_catalog, out, print_json, project_dir
+from .common import CatalogOption, JsonOption, lazy, load_catalog, out, print_json, project_dir
 
 _catalog = lazy("orchestrator.catalog.core")
 _jobs = lazy("orchestrator.services.jobs")
 
 app = typer.Typer(help="Job specs (jobs/*.yaml) and the runners they need.", no_args_is_help=True)
 
-JobArg = typer.Argument(..., help="A job spec path, or the name of one in jobs/ (nightly → jobs/nightly.yaml).")
+JobArg = typer.Argument(
+    ..., help="A job spec path, or the name of one in jobs/ (nightly → jobs/nightly.yaml)."
+)
 
 
 def resolve_job_path(job: str) -> Path:
     path = Path(job)
     if path.suffix in (".yaml", ".yml") or path.exists():
         if not path.exists():
-            raise InputError(f"job spec {path} does not exist", "valorch jobs list shows the jobs in jobs/")
+            raise InputError(
+                f"job spec {path} does not exist", "valorch jobs list shows the jobs in jobs/"
+            )
         return path
     candidate = project_dir() / "jobs" / f"{job}.yaml"
     if not candidate.exists():
-        raise InputError(f"no job named '{job}' in {candidate.parent}", "valorch jobs list shows them; or pass a path")
+        raise InputError(
+            f"no job named '{job}' in {candidate.parent}",
+            "valorch jobs list shows them; or pass a path",
+        )
     return candidate
 
 
@@ -45,8 +52,13 @@ def list_jobs(as_json: bool = JsonOption) -> None:
         return
     table = Table("name", "images", "suites", "labels", "description", title=f"{len(rows)} jobs")
     for r in rows:
-        table.add_row(r["name"], ", ".join(r["images"]), ", ".join(r["suites"]), ", ".join(r["labels"]),
-                      r["description"])
+        table.add_row(
+            r["name"],
+            ", ".join(r["images"]),
+            ", ".join(r["suites"]),
+            ", ".join(r["labels"]),
+            r["description"],
+        )
     out.print(table)
 
 
@@ -57,20 +69,32 @@ def show_job(job: str = JobArg, as_json: bool = JsonOption, catalog: Path = Cata
     spec = _catalog.load_job(resolve_job_path(job), cat)
     images = cat.select(spec.images)
     if as_json:
-        print_json({**spec.model_dump(mode="json"), "resolved": [i.model_dump(mode="json") for i in images]})
+        print_json(
+            {
+                **spec.model_dump(mode="json"),
+                "resolved": [i.model_dump(mode="json") for i in images],
+            }
+        )
         return
     out.print(f"[bold]{spec.name}[/bold]  {spec.description}")
     out.print(f"  labels  {', '.join(spec.labels) or '-'}")
     for s in spec.suites:
-        out.print(f"  suite   {s.name} (deadline {s.deadline:g}s, attempts {s.attempts}"
-                  + (f", checks {', '.join(s.checks)}" if s.checks else "") + ")")
+        out.print(
+            f"  suite   {s.name} (deadline {s.deadline:g}s, attempts {s.attempts}"
+            + (f", checks {', '.join(s.checks)}" if s.checks else "")
+            + ")"
+        )
     for i in images:
         out.print(f"  image   {i.alias}  {i.backend}  {i.reference}")
 
 
 @app.command("runners")
-def runners(job: str = JobArg, cpu_only: bool = typer.Option(False, "--cpu-only", help="As run with --cpu-only."),
-            as_json: bool = JsonOption, catalog: Path = CatalogOption) -> None:
+def runners(
+    job: str = JobArg,
+    cpu_only: bool = typer.Option(False, "--cpu-only", help="As run with --cpu-only."),
+    as_json: bool = JsonOption,
+    catalog: Path = CatalogOption,
+) -> None:
     """The self-hosted runner label sets the job needs (a workflow's runs-on)."""
     cat = load_catalog(catalog)
     sets = _jobs.runner_sets(_catalog.load_job(resolve_job_path(job), cat), cat, cpu_only)

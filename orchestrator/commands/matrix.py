@@ -18,33 +18,76 @@ def catalog():  # noqa: ANN201 - the project's image catalog, loaded when a layo
 
 
 FormatOpt = typer.Option("md", "--format", "-f", help="md, rst, html or json.")
-LayoutOpt = typer.Option("checks", "--layout", "-l", help="checks, features, seed-features (the seed page's sections, "
-                         "descriptions and since columns), since, components, libraries (critical libraries per "
-                         "image, from inventories), summary or tiers.")
+LayoutOpt = typer.Option(
+    "checks",
+    "--layout",
+    "-l",
+    help="checks, features, seed-features (the seed page's sections, "
+    "descriptions and since columns), since, components, libraries (critical libraries per "
+    "image, from inventories), summary or tiers.",
+)
 RowsOpt = typer.Option(None, "--rows", help="features or checks [default: per layout].")
-ColumnsOpt = typer.Option(None, "--columns", help="images, backends or hosts [default: images; tiers: backends].")
-ImageOpt = typer.Option(None, "--image", help="Only images whose alias matches these globs (repeatable).")
-SinceOpt = typer.Option(None, "--since", callback=flags.date("--since"),
-                        help="Only runs started on or after this date (YYYY-MM-DD).")
-PolicyOpt = typer.Option(None, "--tier-policy", help="YAML file overriding the tier policy (tiers layout).")
-JobOpt = typer.Option(None, "--job", help="Only runs of this job (its name in the job spec, e.g. nightly; "
-                      "adhoc: runs of valorch run --image; bisect: bisect runs).")
-AdhocOpt = typer.Option(False, "--include-adhoc", help="Let ad-hoc, bisect and --cpu-only runs feed the matrix "
-                        "(named jobs only otherwise).")
-FreshOpt = typer.Option(7, "--fresh-days", help="Cells whose evidence is older than this many days are marked "
-                        "stale.")
+ColumnsOpt = typer.Option(
+    None, "--columns", help="images, backends or hosts [default: images; tiers: backends]."
+)
+ImageOpt = typer.Option(
+    None, "--image", help="Only images whose alias matches these globs (repeatable)."
+)
+SinceOpt = typer.Option(
+    None,
+    "--since",
+    callback=flags.date("--since"),
+    help="Only runs started on or after this date (YYYY-MM-DD).",
+)
+PolicyOpt = typer.Option(
+    None, "--tier-policy", help="YAML file overriding the tier policy (tiers layout)."
+)
+JobOpt = typer.Option(
+    None,
+    "--job",
+    help="Only runs of this job (its name in the job spec, e.g. nightly; "
+    "adhoc: runs of valorch run --image; bisect: bisect runs).",
+)
+AdhocOpt = typer.Option(
+    False,
+    "--include-adhoc",
+    help="Let ad-hoc, bisect and --cpu-only runs feed the matrix (named jobs only otherwise).",
+)
+FreshOpt = typer.Option(
+    7, "--fresh-days", help="Cells whose evidence is older than this many days are marked stale."
+)
 
 
 @app.command("render")
-def render(fmt: str = FormatOpt, layout: str = LayoutOpt, rows: str = RowsOpt, columns: str = ColumnsOpt,
-           image: list[str] = ImageOpt, since: str = SinceOpt, tier_policy: Path = PolicyOpt, job: str = JobOpt,
-           version: str = typer.Option(None, "--version", help="Render this published version (immutable)."),
-           out_path: Path = typer.Option(None, "--out", "-o", help="Write here instead of stdout."),
-           fragment: bool = typer.Option(False, "--fragment", help="Only the table(s) and notes, without page "
-                                         "title or header: for `.. include::` in a docs page (md, rst, html)."),
-           status: str = typer.Option(None, "--status", callback=flags.statuses("--status"),
-                                      help="Only rows with a cell in these statuses, e.g. fail,crash."),
-           include_adhoc: bool = AdhocOpt, fresh_days: int = FreshOpt, db: str = DbOption) -> None:
+def render(
+    fmt: str = FormatOpt,
+    layout: str = LayoutOpt,
+    rows: str = RowsOpt,
+    columns: str = ColumnsOpt,
+    image: list[str] = ImageOpt,
+    since: str = SinceOpt,
+    tier_policy: Path = PolicyOpt,
+    job: str = JobOpt,
+    version: str = typer.Option(
+        None, "--version", help="Render this published version (immutable)."
+    ),
+    out_path: Path = typer.Option(None, "--out", "-o", help="Write here instead of stdout."),
+    fragment: bool = typer.Option(
+        False,
+        "--fragment",
+        help="Only the table(s) and notes, without page "
+        "title or header: for `.. include::` in a docs page (md, rst, html).",
+    ),
+    status: str = typer.Option(
+        None,
+        "--status",
+        callback=flags.statuses("--status"),
+        help="Only rows with a cell in these statuses, e.g. fail,crash.",
+    ),
+    include_adhoc: bool = AdhocOpt,
+    fresh_days: int = FreshOpt,
+    db: str = DbOption,
+) -> None:
     """A matrix: each cell the newest final verdict of its check on that image and host class, dated;
     or a published version."""
     from ..services import matrix as service
@@ -56,31 +99,71 @@ def render(fmt: str = FormatOpt, layout: str = LayoutOpt, rows: str = RowsOpt, c
     if version:
         doc = service.published(sessions(db), version)
     else:
-        doc = service.build_document(sessions(db), db, catalog, layout, rows, columns, image or [],
-                                     since, tier_policy, job, include_adhoc=include_adhoc, fresh_days=fresh_days)
+        doc = service.build_document(
+            sessions(db),
+            db,
+            catalog,
+            layout,
+            rows,
+            columns,
+            image or [],
+            since,
+            tier_policy,
+            job,
+            include_adhoc=include_adhoc,
+            fresh_days=fresh_days,
+        )
     write_output(service.render_document(doc, fmt, fragment, status), out_path)
 
 
 @app.command("publish")
-def publish(version: str = typer.Option(..., "--version", callback=flags.version_name("--version"),
-                                        help="The version name, e.g. v0.3 (immutable): 1 to 64 characters "
-                                        "of letters, digits, '.', '_' and '-'."),
-            layout: str = LayoutOpt, rows: str = RowsOpt, columns: str = ColumnsOpt, image: list[str] = ImageOpt,
-            since: str = SinceOpt, tier_policy: Path = PolicyOpt, job: str = JobOpt,
-            include_adhoc: bool = AdhocOpt, fresh_days: int = FreshOpt, db: str = DbOption,
-            as_json: bool = JsonOption) -> None:
+def publish(
+    version: str = typer.Option(
+        ...,
+        "--version",
+        callback=flags.version_name("--version"),
+        help="The version name, e.g. v0.3 (immutable): 1 to 64 characters "
+        "of letters, digits, '.', '_' and '-'.",
+    ),
+    layout: str = LayoutOpt,
+    rows: str = RowsOpt,
+    columns: str = ColumnsOpt,
+    image: list[str] = ImageOpt,
+    since: str = SinceOpt,
+    tier_policy: Path = PolicyOpt,
+    job: str = JobOpt,
+    include_adhoc: bool = AdhocOpt,
+    fresh_days: int = FreshOpt,
+    db: str = DbOption,
+    as_json: bool = JsonOption,
+) -> None:
     """Store an immutable snapshot that `matrix render --version` renders again byte for byte
     (named jobs only, unless --job adhoc or --include-adhoc)."""
     from ..services import matrix as service
 
     service.fresh_window(fresh_days)
-    done = service.publish(sessions(db), db, catalog, version, layout, rows, columns, image or [],
-                           since, tier_policy, job, include_adhoc=include_adhoc, fresh_days=fresh_days)
+    done = service.publish(
+        sessions(db),
+        db,
+        catalog,
+        version,
+        layout,
+        rows,
+        columns,
+        image or [],
+        since,
+        tier_policy,
+        job,
+        include_adhoc=include_adhoc,
+        fresh_days=fresh_days,
+    )
     if as_json:
         print_json(done)
     else:
-        out.print(f"published matrix {version}: {done['layout']}, {done['rows']} rows, {done['cells']} cells, "
-                  f"last verified {done['last_verified']}")
+        out.print(
+            f"published matrix {version}: {done['layout']}, {done['rows']} rows, {done['cells']} cells, "
+            f"last verified {done['last_verified']}"
+        )
 
 
 @app.command("versions")
@@ -90,12 +173,26 @@ def versions(db: str = DbOption, as_json: bool = JsonOption) -> None:
 
     rows = service.versions(sessions(db))
     if as_json:
-        print_json([{"version": v["version"], "published": v["published"].isoformat(),
-                     "last_verified": v["last_verified"].date().isoformat(), "layout": v["layout"],
-                     "cells": v["cells"]} for v in rows])
+        print_json(
+            [
+                {
+                    "version": v["version"],
+                    "published": v["published"].isoformat(),
+                    "last_verified": v["last_verified"].date().isoformat(),
+                    "layout": v["layout"],
+                    "cells": v["cells"],
+                }
+                for v in rows
+            ]
+        )
         return
     table = RichTable("version", "published (UTC)", "last verified", "layout", "cells")
     for v in rows:
-        table.add_row(v["version"], v["published"].strftime("%Y-%m-%d %H:%M"), v["last_verified"].strftime("%Y-%m-%d"),
-                      v["layout"], str(v["cells"]))
+        table.add_row(
+            v["version"],
+            v["published"].strftime("%Y-%m-%d %H:%M"),
+            v["last_verified"].strftime("%Y-%m-%d"),
+            v["layout"],
+            str(v["cells"]),
+        )
     out.print(table)

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 from rich.live import Live
+from rich.markup import escape
 from rich.table import Table
 
 from ..scheduling.plan import task_key
@@ -39,10 +39,13 @@ class LiveReporter:
         # would leave its last frame without a line end, so there each task's end is a line
         # of its own and the final table is printed once, as a block.
         self.interactive = console.is_terminal
-        self.live = (Live(self.table(), console=console, refresh_per_second=2, transient=False)
-                     if not disable and self.interactive else None)
+        self.live = (
+            Live(self.table(), console=console, refresh_per_second=2, transient=False)
+            if not disable and self.interactive
+            else None
+        )
 
-    def __enter__(self) -> "LiveReporter":
+    def __enter__(self) -> LiveReporter:
         if self.live:
             self.live.__enter__()
         return self
@@ -80,18 +83,33 @@ class LiveReporter:
     def table(self) -> Table:
         per: dict[str, dict[str, int]] = {}
         for r in self.rows.values():
-            per.setdefault(r.host, {"queued": 0, "running": 0, "done": 0, "failed": 0})[r.state] += 1
+            per.setdefault(r.host, {"queued": 0, "running": 0, "done": 0, "failed": 0})[
+                r.state
+            ] += 1
         elapsed = time.monotonic() - self.t0
-        table = Table("host", "queued", "running", "done", "failed",
-                      title=f"valorch · {elapsed:.0f}s elapsed · ETA {self.eta():.0f}s", title_justify="left")
+        table = Table(
+            "host",
+            "queued",
+            "running",
+            "done",
+            "failed",
+            title=f"valorch · {elapsed:.0f}s elapsed · ETA {self.eta():.0f}s",
+            title_justify="left",
+        )
         for host, c in sorted(per.items()):
-            table.add_row(host, str(c["queued"]), str(c["running"]), str(c["done"]), str(c["failed"]))
+            table.add_row(
+                host, str(c["queued"]), str(c["running"]), str(c["done"]), str(c["failed"])
+            )
         return table
 
     # Reporter protocol (scheduler)
     def task_queued(self, task: Task, expected: float) -> None:
         with self.lock:
-            slots = max(task.host.slots, len(task.host.gpus)) if task.image.backend != "cpu" else task.host.slots
+            slots = (
+                max(task.host.slots, len(task.host.gpus))
+                if task.image.backend != "cpu"
+                else task.host.slots
+            )
             self.rows[task_key(task)] = _Row(task.host.name, slots, expected)
             self._refresh()
 
@@ -100,8 +118,10 @@ class LiveReporter:
             row = self.rows.get(task_key(task))
             if row:
                 row.host, row.state = task.host.name, "queued"
-            self._say(f"  [yellow]retry[/yellow] {task_key(task)} on {task.host.name}: "
-                      f"{escape(fit(reason, 200, self.console))}")
+            self._say(
+                f"  [yellow]retry[/yellow] {task_key(task)} on {task.host.name}: "
+                f"{escape(fit(reason, 200, self.console))}"
+            )
             self._refresh()
 
     def task_started(self, task: Task) -> None:
@@ -113,8 +133,10 @@ class LiveReporter:
     def result(self, task: Task, result: CheckResult) -> None:
         if result.status in (*FAILING, "error"):
             with self.lock:
-                self._say(f"  [red]{result.status:8}[/red] {task.image.alias} {result.check}: "
-                          f"{escape(fit(result.message, 160, self.console))}")
+                self._say(
+                    f"  [red]{result.status:8}[/red] {task.image.alias} {result.check}: "
+                    f"{escape(fit(result.message, 160, self.console))}"
+                )
 
     def task_finished(self, task: Task, execution: Execution) -> None:
         with self.lock:
@@ -123,12 +145,16 @@ class LiveReporter:
             if row:
                 row.state = "failed" if failed else "done"
             if execution.infra_error:
-                self._say(f"  [yellow]infrastructure[/yellow] {task_key(task)} on {task.host.name}: "
-                          f"{escape(fit(execution.infra_error, 300, self.console))}")
+                self._say(
+                    f"  [yellow]infrastructure[/yellow] {task_key(task)} on {task.host.name}: "
+                    f"{escape(fit(execution.infra_error, 300, self.console))}"
+                )
             elif not self.interactive:
                 done = sum(r.state in ("done", "failed") for r in self.rows.values())
-                self._say(f"  {'failed' if failed else 'done':8} {task_key(task)} on {task.host.name} "
-                          f"({done}/{len(self.rows)} tasks, {time.monotonic() - self.t0:.0f}s)")
+                self._say(
+                    f"  {'failed' if failed else 'done':8} {task_key(task)} on {task.host.name} "
+                    f"({done}/{len(self.rows)} tasks, {time.monotonic() - self.t0:.0f}s)"
+                )
             self._refresh()
 
 
@@ -139,17 +165,30 @@ class PullProgress:
     DONE = ("Download complete", "Pull complete", "Already exists")
 
     def __init__(self, console: Console, disable: bool = False) -> None:
-        from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
+        from rich.progress import (
+            BarColumn,
+            DownloadColumn,
+            Progress,
+            TextColumn,
+            TransferSpeedColumn,
+        )
 
         self.disable = disable
-        self.progress = Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
-                                 TransferSpeedColumn(), console=console, transient=False, disable=disable)
+        self.progress = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            DownloadColumn(),
+            TransferSpeedColumn(),
+            console=console,
+            transient=False,
+            disable=disable,
+        )
         self.lock = threading.Lock()
         self.layers: dict[tuple[str, str], Any] = {}
         self.sizes: dict[str, dict[str, list[int]]] = {}
         self.totals: dict[str, Any] = {}
 
-    def __enter__(self) -> "PullProgress":
+    def __enter__(self) -> PullProgress:
         self.progress.__enter__()
         return self
 
@@ -172,9 +211,14 @@ class PullProgress:
                 return
             lid = self.layers.get((key, event.layer))
             if lid is None and size[1]:
-                lid = self.layers[(key, event.layer)] = self.progress.add_task(f"  {event.layer}", total=size[1])
+                lid = self.layers[(key, event.layer)] = self.progress.add_task(
+                    f"  {event.layer}", total=size[1]
+                )
             if lid is not None:
                 self.progress.update(lid, completed=size[0], total=size[1])
             known = [s for s in self.sizes[key].values() if s[1]]
-            self.progress.update(self.totals[key], completed=sum(s[0] for s in known),
-                                 total=sum(s[1] for s in known) or None)
+            self.progress.update(
+                self.totals[key],
+                completed=sum(s[0] for s in known),
+                total=sum(s[1] for s in known) or None,
+            )

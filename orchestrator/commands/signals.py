@@ -12,8 +12,9 @@ ignored while that clean-up runs (it is bounded); SIGKILL remains the way out.
 from __future__ import annotations
 
 import signal
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 import typer
 
@@ -57,6 +58,12 @@ def _say_how_to_finish(exc: BaseException) -> None:
 
     batch = getattr(exc, "resume_batch", None)
     if batch:
-        err.print(f"interrupted; resume with `valorch run --resume {batch}`", markup=False, highlight=False)
+        err.print(
+            f"interrupted; resume with `valorch run --resume {batch}`",
+            markup=False,
+            highlight=False,
+        )
     else:
-        err.print("interrupted (no batch had started: nothing to resume)", markup=False, highlight=False)
+        err.print(
+            "interrupted (no batch had started: nothing to resume)", markup=False, highlight=False
+        )

@@ -14,7 +14,9 @@ from ..errors import InputError
 from .common import CatalogOption, DbOption, err, load_catalog, sessions
 
 app = typer.Typer(help="The static results site.", no_args_is_help=True)
-MARKER = ".valorch-site"  # a directory holding it was made by `valorch site build` (and may be replaced)
+MARKER = (
+    ".valorch-site"  # a directory holding it was made by `valorch site build` (and may be replaced)
+)
 
 
 def _qualify_reports(directory: Path | None) -> list[tuple[str, str]]:
@@ -36,8 +38,10 @@ def _target(out: Path) -> Path:
     if out.exists() and not out.is_dir():
         raise InputError(f"--out {out} is a file, not a directory", "pass a directory for the site")
     if out.is_dir() and any(out.iterdir()) and not (out / MARKER).exists():
-        raise InputError(f"--out {out} is a non-empty directory that valorch did not build; it is not replaced",
-                         "pass a new or empty directory, or the directory of an earlier `valorch site build`")
+        raise InputError(
+            f"--out {out} is a non-empty directory that valorch did not build; it is not replaced",
+            "pass a new or empty directory, or the directory of an earlier `valorch site build`",
+        )
     return out
 
 
@@ -54,10 +58,16 @@ def _swap(tmp: Path, out: Path) -> None:
 
 
 @app.command("build")
-def build(out: Path = typer.Option(..., "--out", "-o", help="Directory of the site (replaced as a whole)."),
-          qualify_dir: Path = typer.Option(None, "--qualify-dir",
-                                           help="Where the qualify reports are [default: ./results]."),
-          db: str = DbOption, catalog: Path = CatalogOption) -> None:
+def build(
+    out: Path = typer.Option(
+        ..., "--out", "-o", help="Directory of the site (replaced as a whole)."
+    ),
+    qualify_dir: Path = typer.Option(
+        None, "--qualify-dir", help="Where the qualify reports are [default: ./results]."
+    ),
+    db: str = DbOption,
+    catalog: Path = CatalogOption,
+) -> None:
     """Build the static site: index, matrices, one page per image, check and run, trends, changes."""
     out = _target(out)
     from ..matrix.layouts import CatalogImage
@@ -71,12 +81,16 @@ def build(out: Path = typer.Option(..., "--out", "-o", help="Directory of the si
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.new-", dir=out.parent))
     except OSError as exc:
-        raise InputError(f"cannot write the site next to {out}: {exc.strerror}",
-                         "pass --out with a directory you can write") from None
+        raise InputError(
+            f"cannot write the site next to {out}: {exc.strerror}",
+            "pass --out with a directory you can write",
+        ) from None
     n = 0
     try:
         with sessions(db)() as session:
-            pages = service.build(session, catalog=images, local=local, qualify=_qualify_reports(qualify_dir))
+            pages = service.build(
+                session, catalog=images, local=local, qualify=_qualify_reports(qualify_dir)
+            )
         made: set[Path] = set()
         for rel, text in pages:
             path = tmp / rel
@@ -89,12 +103,16 @@ def build(out: Path = typer.Option(..., "--out", "-o", help="Directory of the si
         os.chmod(tmp, 0o755)
         _swap(tmp, out)
     except OSError as exc:
-        raise InputError(f"cannot write the site into {out}: {exc.strerror}",
-                         "pass --out with a directory you can write") from None
+        raise InputError(
+            f"cannot write the site into {out}: {exc.strerror}",
+            "pass --out with a directory you can write",
+        ) from None
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
-        for d in reversed(made_dirs if not out.exists() else ()):  # a failed build leaves no directory it made
+        for d in reversed(
+            made_dirs if not out.exists() else ()
+        ):  # a failed build leaves no directory it made
             with contextlib.suppress(OSError):
                 d.rmdir()
     err.print(f"wrote {n} pages to {out} (open {out / 'index.html'})")

@@ -21,8 +21,14 @@ def list_suites(as_json: bool = JsonOption) -> None:
         return
     checks = {c["id"]: c for c in cat["checks"]}
     for s in cat["suites"]:
-        table = Table("check", "feature", "kind", "library", title=f"{s['name']} — {s['description']}",
-                      title_justify="left")
+        table = Table(
+            "check",
+            "feature",
+            "kind",
+            "library",
+            title=f"{s['name']} — {s['description']}",
+            title_justify="left",
+        )
         for cid in s["checks"]:
             c = checks[cid]
             table.add_row(cid, c["feature"], c["kind"], c["library"] or "")
@@ -30,8 +36,10 @@ def list_suites(as_json: bool = JsonOption) -> None:
 
 
 @app.command("show")
-def show_suite(name: str = typer.Argument(..., help="A suite name, as `valorch suites list` shows it."),
-               as_json: bool = JsonOption) -> None:
+def show_suite(
+    name: str = typer.Argument(..., help="A suite name, as `valorch suites list` shows it."),
+    as_json: bool = JsonOption,
+) -> None:
     """One suite: its checks and what each proves."""
     from ..probe.registry import catalog as probe_catalog
 
@@ -40,13 +48,17 @@ def show_suite(name: str = typer.Argument(..., help="A suite name, as `valorch s
     if suite is None:
         from ..errors import InputError
 
-        raise InputError(f"unknown suite '{name}'", "valorch suites list shows the suites: "
-                         + ", ".join(s["name"] for s in cat["suites"]))
+        raise InputError(
+            f"unknown suite '{name}'",
+            "valorch suites list shows the suites: " + ", ".join(s["name"] for s in cat["suites"]),
+        )
     checks = [c for c in cat["checks"] if c["suite"] == name]
     if as_json:
         print_json({**suite, "checks": checks})
         return
-    out.print(f"[bold]{name}[/bold] (framework: {suite['framework'] or 'none'}): {suite['description']}")
+    out.print(
+        f"[bold]{name}[/bold] (framework: {suite['framework'] or 'none'}): {suite['description']}"
+    )
     for c in checks:
         lib = f" [{c['library']}]" if c["library"] else ""
         out.print(f"  {c['id']:40} {c['kind']:11} {c['feature']}{lib}\n      {c['description']}")

@@ -6,10 +6,10 @@ import io
 import json
 import shutil
 import tarfile
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
-
-from typing import Callable, Protocol
+from typing import Protocol
 
 from ..spec import CheckResult, Execution, Task
 from .workload_files import contained_files
@@ -34,9 +34,21 @@ def check_deadline(task: Task) -> float:
 def probe_args(task: Task) -> list[str]:
     """Arguments after ``python3 -m valorch_probe``."""
     suite = task.suite
-    args = ["run", "--suite", suite.name, "--expect", json.dumps(expectations(task), sort_keys=True),
-            "--deadline", f"{check_deadline(task):g}", "--attempts", str(suite.attempts),
-            "--import-timeout", f"{IMPORT_ALLOWANCE:g}", "--device", "cpu" if task.cpu_only else "auto"]
+    args = [
+        "run",
+        "--suite",
+        suite.name,
+        "--expect",
+        json.dumps(expectations(task), sort_keys=True),
+        "--deadline",
+        f"{check_deadline(task):g}",
+        "--attempts",
+        str(suite.attempts),
+        "--import-timeout",
+        f"{IMPORT_ALLOWANCE:g}",
+        "--device",
+        "cpu" if task.cpu_only else "auto",
+    ]
     for pattern in suite.checks:
         args += ["--check", pattern]
     declaration = suite.declaration()
@@ -71,7 +83,9 @@ def probe_archive() -> bytes:
     return buf.getvalue()
 
 
-WORKLOADS = "workloads"  # under the probe's working directory: /opt/valorch/workloads in a container
+WORKLOADS = (
+    "workloads"  # under the probe's working directory: /opt/valorch/workloads in a container
+)
 MAX_WORKLOAD = 64 << 20  # bytes shipped with one task
 
 
@@ -142,5 +156,10 @@ class Executor(Protocol):
 
     name: str
 
-    def execute(self, task: Task, run_id: str, on_result: Callable[[CheckResult], None] | None = None,
-                on_started: Callable[[], None] | None = None) -> Execution: ...
+    def execute(
+        self,
+        task: Task,
+        run_id: str,
+        on_result: Callable[[CheckResult], None] | None = None,
+        on_started: Callable[[], None] | None = None,
+    ) -> Execution: ...

@@ -12,8 +12,8 @@ tmpfs for /tmp, exactly the devices the backend needs.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Mapping
 
 from ..spec import GPU, HostSpec, Task
 from . import owner
@@ -103,13 +103,15 @@ def writable_root(backend: str) -> bool:
 TMPFS_SHARE = {"/tmp": 4, "/var/tmp": 16}
 
 
-def tmpfs_for(limits: "Limits") -> dict[str, str]:
+def tmpfs_for(limits: Limits) -> dict[str, str]:
     """The tmpfs mounts of a container with these limits (each at most its TMPFS size)."""
     if not limits.memory:
         return dict(TMPFS)
     caps = {"/tmp": 1 << 30, "/var/tmp": 64 << 20}
-    return {path: f"rw,nosuid,nodev,size={max(1 << 20, min(caps[path], limits.memory // TMPFS_SHARE[path]))}"
-            for path in TMPFS}
+    return {
+        path: f"rw,nosuid,nodev,size={max(1 << 20, min(caps[path], limits.memory // TMPFS_SHARE[path]))}"
+        for path in TMPFS
+    }
 
 
 @dataclass(frozen=True)
@@ -140,14 +142,21 @@ class ContainerSpec:
     tmpfs: Mapping[str, str] = field(default_factory=lambda: dict(TMPFS))
     user: str | None = None  # None: the image's (root in the images valorch validates)
 
-    def with_devices(self, backend: str, host: HostSpec, gpus: tuple[GPU, ...] | None) -> "ContainerSpec":
+    def with_devices(
+        self, backend: str, host: HostSpec, gpus: tuple[GPU, ...] | None
+    ) -> ContainerSpec:
         dev = device_options(backend, host, gpus)
         ids = None
         if "device_requests" in dev:
             ids = tuple(dev["device_requests"][0]["DeviceIDs"] or ())
-        return replace(self, devices=tuple(dev.get("devices", ())), group_add=tuple(dev.get("group_add", ())),
-                       security_opt=self.security_opt + tuple(dev.get("security_opt", ())),
-                       shm_size=dev.get("shm_size"), gpu_ids=ids)
+        return replace(
+            self,
+            devices=tuple(dev.get("devices", ())),
+            group_add=tuple(dev.get("group_add", ())),
+            security_opt=self.security_opt + tuple(dev.get("security_opt", ())),
+            shm_size=dev.get("shm_size"),
+            gpu_ids=ids,
+        )
 
     def docker_flags(self) -> list[str]:
         """The same as ``docker create`` flags (the Slurm step adds devices on the node)."""
@@ -159,7 +168,9 @@ class ContainerSpec:
         flags += ["--pids-limit", str(self.pids_limit), "--workdir", self.workdir]
         if self.user:
             flags += ["--user", self.user]
-        flags += [f"--cap-drop={c}" for c in self.cap_drop] + [f"--cap-add={c}" for c in self.cap_add]
+        flags += [f"--cap-drop={c}" for c in self.cap_drop] + [
+            f"--cap-add={c}" for c in self.cap_add
+        ]
         if self.limits.memory:
             flags += ["--memory", str(self.limits.memory), "--memory-swap", str(self.limits.memory)]
         if self.limits.cpus:
@@ -184,21 +195,31 @@ def probe_command(*args: str) -> tuple[str, ...]:
     return ("python3", "-m", PROBE_PACKAGE, *args)
 
 
-def task_container(task: Task, run_id: str, limits: Limits = Limits(), devices: bool = True) -> ContainerSpec:
+def task_container(
+    task: Task, run_id: str, limits: Limits = Limits(), devices: bool = True
+) -> ContainerSpec:
     """The container of one suite task; the GPU devices of its backend unless ``--cpu-only``
     (``devices=False``: everything but the devices, which the Slurm step adds on its node)."""
-    spec = ContainerSpec(command=probe_command(*probe_args(task)),
-                         labels=labels_for(run_id, task.suite.name, task.image.alias), network=task.suite.network,
-                         limits=limits, tmpfs=tmpfs_for(limits))
+    spec = ContainerSpec(
+        command=probe_command(*probe_args(task)),
+        labels=labels_for(run_id, task.suite.name, task.image.alias),
+        network=task.suite.network,
+        limits=limits,
+        tmpfs=tmpfs_for(limits),
+    )
     workloads = bool(task.suite.commands or task.suite.pytest)
     if not workloads:  # nothing to run as another uid: no capability is needed
         spec = replace(spec, cap_add=())
     if task.cpu_only or task.image.backend == "cpu":
         if not workloads:
-            spec = replace(spec, user=UNPRIVILEGED, env={**spec.env, "HOME": "/tmp", "USER": "nobody"})
+            spec = replace(
+                spec, user=UNPRIVILEGED, env={**spec.env, "HOME": "/tmp", "USER": "nobody"}
+            )
         return spec
     backend = str(task.image.backend)
     spec = replace(spec, env={**spec.env, **GPU_CACHE_ENV}, read_only=not writable_root(backend))
-    if task.suite.profiling_caps:  # opt-in, the profiler suite only (spec.SuiteRef refuses it elsewhere)
+    if (
+        task.suite.profiling_caps
+    ):  # opt-in, the profiler suite only (spec.SuiteRef refuses it elsewhere)
         spec = replace(spec, cap_add=spec.cap_add + PROFILING_CAPS)
     return spec.with_devices(backend, task.host, task.gpus) if devices else spec

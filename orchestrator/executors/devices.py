@@ -11,8 +11,9 @@ from typing import Any
 from ..spec import GPU, HostSpec
 
 
-def device_options(backend: str, host: HostSpec, gpus: tuple[GPU, ...] | None = None,
-                   shm_size: str = "8g") -> dict[str, Any]:
+def device_options(
+    backend: str, host: HostSpec, gpus: tuple[GPU, ...] | None = None, shm_size: str = "8g"
+) -> dict[str, Any]:
     """Keyword arguments for ``containers.create`` giving exactly the device access
     the backend needs, and no more. ``gpus`` pins the task to those GPUs
     (default: all of the host's GPUs of the backend's vendor)."""
@@ -23,7 +24,9 @@ def device_options(backend: str, host: HostSpec, gpus: tuple[GPU, ...] | None = 
         devices = ["/dev/kfd:/dev/kfd:rwm"]
         for gpu in chosen:
             if gpu.render_minor is None:
-                raise ValueError(f"AMD GPU {gpu.index} on {host.name} has no render node (drm_render_minor)")
+                raise ValueError(
+                    f"AMD GPU {gpu.index} on {host.name} has no render node (drm_render_minor)"
+                )
             node = f"/dev/dri/renderD{gpu.render_minor}"
             devices.append(f"{node}:{node}:rwm")
         groups = [g for g in ("video", host.render_gid) if g is not None]
@@ -40,8 +43,15 @@ def device_options(backend: str, host: HostSpec, gpus: tuple[GPU, ...] | None = 
         ids = [gpu.uuid or str(gpu.index) for gpu in chosen]
         return {
             # the Engine API's DeviceRequest, as docker.types.DeviceRequest serialises it
-            "device_requests": [{"Driver": "", "Count": 0, "DeviceIDs": ids, "Capabilities": [["gpu"]],
-                                 "Options": {}}],
+            "device_requests": [
+                {
+                    "Driver": "",
+                    "Count": 0,
+                    "DeviceIDs": ids,
+                    "Capabilities": [["gpu"]],
+                    "Options": {},
+                }
+            ],
             "shm_size": shm_size,
         }
     raise ValueError(f"unknown backend {backend!r}")

@@ -12,9 +12,10 @@ import io
 import tarfile
 import threading
 import time
-from functools import lru_cache
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from functools import lru_cache
+from typing import Any
 
 import docker
 import docker.errors
@@ -23,14 +24,21 @@ import docker.types
 from requests.exceptions import ConnectionError as RequestsConnectionError
 
 from ..errors import InfrastructureError
-from .transcript import Transcript, conclude, infrastructure_failure, not_run, rerun_task, with_rerun
 from ..spec import Execution, HostSpec, Task
+from . import owner
 from .base import LABEL, overall_timeout, probe_archive, workload_archive
 from .container import PROBE_ROOT, ContainerSpec, Limits, task_container, tmpfs_for
-from . import owner
 from .limits import limits_for
 from .pull import runnable
 from .sdk import ssh_transport
+from .transcript import (
+    Transcript,
+    conclude,
+    infrastructure_failure,
+    not_run,
+    rerun_task,
+    with_rerun,
+)
 
 TAIL = 8_000
 
@@ -45,7 +53,8 @@ def connect(host: HostSpec, timeout: float = 60) -> docker.DockerClient:
         raise InfrastructureError(
             f"Docker engine at {host.endpoint} does not answer ({str(exc)[:200]})",
             "start dockerd (scripts/ensure-engine.sh does), or use --image host to run on the local "
-            "interpreter without a container") from None
+            "interpreter without a container",
+        ) from None
 
 
 def client_kwargs(host: HostSpec, timeout: float = 60) -> dict[str, Any]:
@@ -57,8 +66,9 @@ def client_kwargs(host: HostSpec, timeout: float = 60) -> dict[str, Any]:
         ssh_transport()
         kw["use_ssh_client"] = True
     elif host.tls is not None:
-        kw["tls"] = _EngineTLS(client_cert=(host.tls.cert, host.tls.key), ca_cert=host.tls.ca,
-                               verify=host.tls.verify)
+        kw["tls"] = _EngineTLS(
+            client_cert=(host.tls.cert, host.tls.key), ca_cert=host.tls.ca, verify=host.tls.verify
+        )
     return kw
 
 
@@ -105,7 +115,9 @@ def create_kwargs(spec: ContainerSpec) -> dict[str, Any]:
     if spec.shm_size:
         kw["shm_size"] = spec.shm_size
     if spec.gpu_ids is not None:
-        kw["device_requests"] = [docker.types.DeviceRequest(device_ids=list(spec.gpu_ids), capabilities=[["gpu"]])]
+        kw["device_requests"] = [
+            docker.types.DeviceRequest(device_ids=list(spec.gpu_ids), capabilities=[["gpu"]])
+        ]
     return kw
 
 
@@ -156,8 +168,10 @@ class DockerExecutor:
         try:
             image = self.client.images.get(reference)
         except docker.errors.ImageNotFound:
-            return None, (f"image {reference} is not present on {self.host.name}; valorch images pull it there "
-                          "or run with --pull missing (make test-images builds the local test images)")
+            return None, (
+                f"image {reference} is not present on {self.host.name}; valorch images pull it there "
+                "or run with --pull missing (make test-images builds the local test images)"
+            )
         except docker.errors.APIError as exc:
             return None, f"engine error inspecting {reference}: {exc.explanation}"
         repo_digests = [d.split("@", 1)[1] for d in image.attrs.get("RepoDigests") or []]
@@ -165,14 +179,27 @@ class DockerExecutor:
         digest = pinned if pinned in repo_digests else repo_digests[0] if repo_digests else image.id
         return digest, None
 
-    def execute(self, task: Task, run_id: str, on_result: Callable[[Any], None] | None = None,
-                on_started: Callable[[], None] | None = None, rerun: bool = True) -> Execution:
+    def execute(
+        self,
+        task: Task,
+        run_id: str,
+        on_result: Callable[[Any], None] | None = None,
+        on_started: Callable[[], None] | None = None,
+        rerun: bool = True,
+    ) -> Execution:
         if task.nodes:  # a multi-node task: one container per node, each on its host's engine
             from .docker_gang import execute_gang
 
             self._peers = [DockerExecutor(h) for h in task.nodes[1:]]
-            return execute_gang(task, run_id, [self, *self._peers], on_result, on_started, _node_options,
-                                run_container)
+            return execute_gang(
+                task,
+                run_id,
+                [self, *self._peers],
+                on_result,
+                on_started,
+                _node_options,
+                run_container,
+            )
         t0 = time.perf_counter()
         reference = runnable(task.image)  # a known digest runs as repo@sha256:…, never the tag
         digest, problem = self.image_digest(reference)
@@ -183,20 +210,41 @@ class DockerExecutor:
         deadline = overall_timeout(task)
         try:
             limits = limits_for(task, *engine_totals(self.client, self.host.endpoint))
-            ran = run_container(self.client, reference, container_options(task, run_id, limits), archives, deadline,
-                                transcript.feed, self._flight, on_started)
+            ran = run_container(
+                self.client,
+                reference,
+                container_options(task, run_id, limits),
+                archives,
+                deadline,
+                transcript.feed,
+                self._flight,
+                on_started,
+            )
         except (docker.errors.DockerException, RequestsConnectionError) as exc:
-            return _infra_failure(task, f"engine error running {reference}: {str(exc)[:500]}", {},
-                                  digest)
+            return _infra_failure(
+                task, f"engine error running {reference}: {str(exc)[:500]}", {}, digest
+            )
         transcript.close()
         timings = {**ran.timings, "total_s": time.perf_counter() - t0, **transcript.breakdown()}
-        killed = f"the container passed its deadline of {deadline:g}s and was killed" if ran.killed else None
-        execution = conclude(transcript, task, exit_code=ran.exit_code, killed=killed, log=ran.stderr_tail,
-                             cause=oom_cause(limits) if ran.oom_killed and not ran.killed else None)
+        killed = (
+            f"the container passed its deadline of {deadline:g}s and was killed"
+            if ran.killed
+            else None
+        )
+        execution = conclude(
+            transcript,
+            task,
+            exit_code=ran.exit_code,
+            killed=killed,
+            log=ran.stderr_tail,
+            cause=oom_cause(limits) if ran.oom_killed and not ran.killed else None,
+        )
         execution = execution.model_copy(update={"timings": timings, "image_digest": digest})
         again = not_run(execution) if rerun else []
         if again:  # the probe died under one check: the checks after it run once more, in a fresh container
-            execution = with_rerun(execution, self.execute(rerun_task(task, again), run_id, on_result, rerun=False))
+            execution = with_rerun(
+                execution, self.execute(rerun_task(task, again), run_id, on_result, rerun=False)
+            )
         return execution
 
 
@@ -221,8 +269,10 @@ def oom_cause(limits: Limits) -> str:
     size = tmpfs_for(limits)["/tmp"].rsplit("size=", 1)[1]
     size = f"{int(size) >> 20} MiB" if size.isdigit() else size
     limit = f"{limits.memory >> 20} MiB" if limits.memory else "the host's memory"
-    return (f"the out-of-memory killer at the container's memory limit ({limit}); files written to /tmp "
-            f"(a tmpfs of up to {size}) count against that limit and stay after their writer exits")
+    return (
+        f"the out-of-memory killer at the container's memory limit ({limit}); files written to /tmp "
+        f"(a tmpfs of up to {size}) count against that limit and stay after their writer exits"
+    )
 
 
 class Cancelled(docker.errors.DockerException):
@@ -267,9 +317,16 @@ def _remove(container: Any) -> None:
         pass
 
 
-def run_container(client: docker.DockerClient, image: str, options: dict[str, Any], archives: list[bytes],
-                  deadline: float, on_stdout: Callable[[bytes], None],
-                  flight: InFlight | None = None, on_started: Callable[[], None] | None = None) -> ContainerRun:
+def run_container(
+    client: docker.DockerClient,
+    image: str,
+    options: dict[str, Any],
+    archives: list[bytes],
+    deadline: float,
+    on_stdout: Callable[[bytes], None],
+    flight: InFlight | None = None,
+    on_started: Callable[[], None] | None = None,
+) -> ContainerRun:
     """The one container lifecycle: create, copy the archives into /opt, attach, start
     (then ``on_started``), stream stdout to ``on_stdout`` (stderr's tail is kept), kill at
     the deadline, and always remove the container, also on Ctrl-C and SIGTERM
@@ -284,7 +341,9 @@ def run_container(client: docker.DockerClient, image: str, options: dict[str, An
         flight.check()
         container = client.containers.create(image, **options)
         flight.adopt(container)
-        for archive in archives:  # made for /opt: into PROBE_ROOT, the volume (the root fs is read-only)
+        for (
+            archive
+        ) in archives:  # made for /opt: into PROBE_ROOT, the volume (the root fs is read-only)
             container.put_archive(PROBE_ROOT, reroot(archive))
         timings["create_s"] = time.perf_counter() - t
         timer = threading.Timer(deadline, _kill, (container, killed))
@@ -308,8 +367,13 @@ def run_container(client: docker.DockerClient, image: str, options: dict[str, An
             timer.cancel()
         timings["run_s"] = time.perf_counter() - t
         container.reload()
-        return ContainerRun(int(status.get("StatusCode", -1)), stderr_tail.decode("utf-8", "replace"),
-                            killed.is_set(), timings, bool(container.attrs.get("State", {}).get("OOMKilled")))
+        return ContainerRun(
+            int(status.get("StatusCode", -1)),
+            stderr_tail.decode("utf-8", "replace"),
+            killed.is_set(),
+            timings,
+            bool(container.attrs.get("State", {}).get("OOMKilled")),
+        )
     finally:
         if container is not None:
             _remove(container)
@@ -323,12 +387,15 @@ def reroot(archive: bytes, prefix: str = "valorch/") -> bytes:
 @lru_cache(maxsize=8)
 def _reroot(archive: bytes, prefix: str) -> bytes:
     out = io.BytesIO()
-    with tarfile.open(fileobj=io.BytesIO(archive)) as src, tarfile.open(fileobj=out, mode="w") as dst:
+    with (
+        tarfile.open(fileobj=io.BytesIO(archive)) as src,
+        tarfile.open(fileobj=out, mode="w") as dst,
+    ):
         for info in src.getmembers():
             if not info.name.startswith(prefix):
                 continue  # the top directory itself
             data = src.extractfile(info) if info.isfile() else None
-            info.name = info.name[len(prefix):]
+            info.name = info.name[len(prefix) :]
             dst.addfile(info, data)
     return out.getvalue()
 
@@ -341,7 +408,9 @@ def _kill(container: Any, killed: threading.Event) -> None:
         pass
 
 
-def _infra_failure(task: Task, message: str, timings: dict[str, float], digest: str | None) -> Execution:
+def _infra_failure(
+    task: Task, message: str, timings: dict[str, float], digest: str | None
+) -> Execution:
     return infrastructure_failure(task, message, timings=timings, image_digest=digest)
 
 

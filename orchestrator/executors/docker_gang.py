@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import docker.errors
 from requests.exceptions import ConnectionError as RequestsConnectionError
@@ -38,7 +39,9 @@ class Node:
 
     @property
     def failed(self) -> bool:
-        return self.error is not None or (self.ran is not None and self.ran.exit_code != 0 and not self.stopped_by_us)
+        return self.error is not None or (
+            self.ran is not None and self.ran.exit_code != 0 and not self.stopped_by_us
+        )
 
 
 def node_task(task: Task, rank: int) -> Task:
@@ -48,9 +51,16 @@ def node_task(task: Task, rank: int) -> Task:
     return task.model_copy(update={"host": host, "gpus": gpus or None})
 
 
-def execute_gang(task: Task, run_id: str, executors: list[Any], on_result: Callable[[Any], None] | None,
-                 on_started: Callable[[], None] | None, options_for: Callable[[Any, Task, str], dict[str, Any]],
-                 run_container: Callable[..., Any], grace: float = gang.GRACE_S) -> Execution:
+def execute_gang(
+    task: Task,
+    run_id: str,
+    executors: list[Any],
+    on_result: Callable[[Any], None] | None,
+    on_started: Callable[[], None] | None,
+    options_for: Callable[[Any, Task, str], dict[str, Any]],
+    run_container: Callable[..., Any],
+    grace: float = gang.GRACE_S,
+) -> Execution:
     """Run ``task`` on its nodes (``executors[r]`` is node r's DockerExecutor)."""
     from .pull import runnable
 
@@ -60,7 +70,9 @@ def execute_gang(task: Task, run_id: str, executors: list[Any], on_result: Calla
     for n in nodes:
         n.digest, problem = n.executor.image_digest(reference)
         if problem:
-            return infrastructure_failure(task, f"node {n.task.host.name} (rank {n.rank}): {problem}")
+            return infrastructure_failure(
+                task, f"node {n.task.host.name} (rank {n.rank}): {problem}"
+            )
     try:
         port = gang.choose_port(task.nodes[0].net_address)
     except Exception as exc:  # noqa: BLE001 - an InfrastructureError: every check is error
@@ -74,10 +86,21 @@ def execute_gang(task: Task, run_id: str, executors: list[Any], on_result: Calla
         try:
             opts = options_for(n.executor, n.task, run_id)
             opts["network_mode"] = "host"  # the ranks meet at the hosts' addresses
-            opts["environment"] = {**opts.get("environment", {}), **gang.rank_env(task, n.rank, port, n.digest)}
+            opts["environment"] = {
+                **opts.get("environment", {}),
+                **gang.rank_env(task, n.rank, port, n.digest),
+            }
             opts["labels"] = {**opts.get("labels", {}), "org.valorch.node_rank": str(n.rank)}
-            n.ran = run_container(n.executor.client, reference, opts, archives, deadline, n.transcript.feed,
-                                  n.executor._flight, lambda: _arrive(started))
+            n.ran = run_container(
+                n.executor.client,
+                reference,
+                opts,
+                archives,
+                deadline,
+                n.transcript.feed,
+                n.executor._flight,
+                lambda: _arrive(started),
+            )
         except (docker.errors.DockerException, RequestsConnectionError) as exc:
             if not n.stopped_by_us:  # removed by us: not the node's fault
                 n.error = f"engine error on {n.task.host.name}: {str(exc)[:300]}"
@@ -88,19 +111,30 @@ def execute_gang(task: Task, run_id: str, executors: list[Any], on_result: Calla
         finally:
             n.ended.set()
 
-    threads = [threading.Thread(target=one, args=(n,), name=f"valorch-node{n.rank}", daemon=True) for n in nodes]
+    threads = [
+        threading.Thread(target=one, args=(n,), name=f"valorch-node{n.rank}", daemon=True)
+        for n in nodes
+    ]
     for t in threads:
         t.start()
     hung = _watch(nodes, grace)
     for t in threads:
         t.join()
-    at_deadline = [(n.rank, len(n.transcript.results)) for n in nodes if n.ran is not None and n.ran.killed]
-    hung |= gang.hung_nodes(at_deadline)  # of those killed at the deadline: the ones the others waited for
+    at_deadline = [
+        (n.rank, len(n.transcript.results)) for n in nodes if n.ran is not None and n.ran.killed
+    ]
+    hung |= gang.hung_nodes(
+        at_deadline
+    )  # of those killed at the deadline: the ones the others waited for
     for n in nodes:
         n.transcript.close()
     runs = [_node_run(n, hung) for n in nodes]
     execution = gang.merge(task, runs)
-    timings = {**execution.timings, "total_s": time.perf_counter() - t0, **nodes[0].transcript.breakdown()}
+    timings = {
+        **execution.timings,
+        "total_s": time.perf_counter() - t0,
+        **nodes[0].transcript.breakdown(),
+    }
     return execution.model_copy(update={"timings": timings})
 
 
@@ -126,12 +160,16 @@ def _watch(nodes: list[Node], grace: float) -> set[int]:
     while not all(n.ended.is_set() for n in nodes):
         time.sleep(0.2)
         running = [n for n in nodes if not n.ended.is_set()]
-        if since is None and (any(n.failed for n in nodes if n.ended.is_set())
-                              or (len(nodes) > 1 and len(running) == 1)):
+        if since is None and (
+            any(n.failed for n in nodes if n.ended.is_set())
+            or (len(nodes) > 1 and len(running) == 1)
+        ):
             since = time.monotonic()
         if since is not None and time.monotonic() - since > grace:
             if not any(n.failed for n in nodes if n.ended.is_set()):
-                hung.update(n.rank for n in running)  # the others ended well: these stopped answering
+                hung.update(
+                    n.rank for n in running
+                )  # the others ended well: these stopped answering
             for n in running:
                 n.stopped_by_us = True
                 n.executor.cancel()
@@ -144,22 +182,49 @@ def _node_run(n: Node, hung: set[int]) -> gang.NodeRun:
     host = n.task.host
     if n.ran is None:  # never ran (engine error) or removed before it ended
         why = n.error or "its container was removed"
-        execution = infrastructure_failure(n.task, why) if n.error else conclude(
-            n.transcript, n.task, exit_code=None, killed=f"node {host.name} was stopped: {why}")
-        return gang.NodeRun(n.rank, host, execution, "died" if n.error else ("hung" if n.rank in hung else None),
-                            why, n.digest, _gpus(n))
+        execution = (
+            infrastructure_failure(n.task, why)
+            if n.error
+            else conclude(
+                n.transcript, n.task, exit_code=None, killed=f"node {host.name} was stopped: {why}"
+            )
+        )
+        return gang.NodeRun(
+            n.rank,
+            host,
+            execution,
+            "died" if n.error else ("hung" if n.rank in hung else None),
+            why,
+            n.digest,
+            _gpus(n),
+        )
     killed = "the task passed its deadline and was killed" if n.ran.killed else None
     if n.stopped_by_us and not killed:
         killed = "stopped: another node of the task had ended"
-    execution = conclude(n.transcript, n.task, exit_code=n.ran.exit_code, killed=killed, log=n.ran.stderr_tail)
+    execution = conclude(
+        n.transcript, n.task, exit_code=n.ran.exit_code, killed=killed, log=n.ran.stderr_tail
+    )
     fault, why = None, ""
     if n.rank in hung:
-        fault, why = "hung", ("killed at the task's deadline, behind the other nodes" if n.ran.killed else
-                              f"still running {gang.GRACE_S:g}s after the other nodes had ended")
+        fault, why = (
+            "hung",
+            (
+                "killed at the task's deadline, behind the other nodes"
+                if n.ran.killed
+                else f"still running {gang.GRACE_S:g}s after the other nodes had ended"
+            ),
+        )
     elif n.ran.exit_code != 0 and not n.stopped_by_us:
         fault, why = "died", f"its container exited with code {n.ran.exit_code}"
-    return gang.NodeRun(n.rank, host, execution.model_copy(update={"timings": n.ran.timings}), fault, why,
-                        n.digest, _gpus(n))
+    return gang.NodeRun(
+        n.rank,
+        host,
+        execution.model_copy(update={"timings": n.ran.timings}),
+        fault,
+        why,
+        n.digest,
+        _gpus(n),
+    )
 
 
 def _gpus(n: Node) -> tuple[int, ...]:

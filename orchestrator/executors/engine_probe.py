@@ -45,9 +45,16 @@ print(json.dumps({'kfd': nodes, 'nvidia': smi, 'kernel': os.uname().release,
                   'free_bytes': st.f_bavail * st.f_frsize, 'facts': facts}))
 """
 # the engine's own facts that `hosts probe` shows (docker info of that engine)
-ENGINE_FACTS = ("NCPU", "MemTotal", "KernelVersion", "DefaultRuntime", "Runtimes", "ServerVersion",
-                "OperatingSystem", "Architecture")
-
+ENGINE_FACTS = (
+    "NCPU",
+    "MemTotal",
+    "KernelVersion",
+    "DefaultRuntime",
+    "Runtimes",
+    "ServerVersion",
+    "OperatingSystem",
+    "Architecture",
+)
 
 
 def detect(host: HostSpec, image: str | None, timeout: float = 30) -> dict[str, Any]:
@@ -67,15 +74,26 @@ def run_detect(client: Any, image: str | None, root: str = "/") -> dict[str, Any
         except docker.errors.ImageNotFound:
             continue
     if present is None:
-        raise InfrastructureError(f"no probe image on this engine (tried {', '.join(candidates)})",
-                                  "load one there (docker save IMAGE | docker -H ENDPOINT load) or pass --image")
-    volumes = {"/sys": {"bind": "/host-sys", "mode": "ro"}, "/opt": {"bind": "/host-opt", "mode": "ro"},
-               "/usr/local": {"bind": "/host-usr-local", "mode": "ro"}}  # FHS directories: present on every host
+        raise InfrastructureError(
+            f"no probe image on this engine (tried {', '.join(candidates)})",
+            "load one there (docker save IMAGE | docker -H ENDPOINT load) or pass --image",
+        )
+    volumes = {
+        "/sys": {"bind": "/host-sys", "mode": "ro"},
+        "/opt": {"bind": "/host-opt", "mode": "ro"},
+        "/usr/local": {"bind": "/host-usr-local", "mode": "ro"},
+    }  # FHS directories: present on every host
     if root != "/":
         volumes[root] = {"bind": "/docker-root", "mode": "ro"}
-    raw = client.containers.run(present, ["python3", "-c", DETECT], remove=True, network_mode="none",
-                                volumes=volumes, environment={"ROOT": "/docker-root" if root != "/" else "/"},
-                                labels={"org.valorch": "1", "org.valorch.probe": "hosts"})
+    raw = client.containers.run(
+        present,
+        ["python3", "-c", DETECT],
+        remove=True,
+        network_mode="none",
+        volumes=volumes,
+        environment={"ROOT": "/docker-root" if root != "/" else "/"},
+        labels={"org.valorch": "1", "org.valorch.probe": "hosts"},
+    )
     found = json.loads(raw.decode().strip().splitlines()[-1])
     try:
         info = client.info()
@@ -85,7 +103,9 @@ def run_detect(client: Any, image: str | None, root: str = "/") -> dict[str, Any
     return found
 
 
-def check_engine(host: HostSpec, refs: list[tuple[str, str | None]], image: str | None) -> dict[str, Any]:
+def check_engine(
+    host: HostSpec, refs: list[tuple[str, str | None]], image: str | None
+) -> dict[str, Any]:
     """One engine's preflight: version, Docker root, disk free under it, the images present with
     the catalog's digests; problems are data in the row (``problems``), not exceptions."""
     row: dict[str, Any] = {"host": host.name, "endpoint": host.endpoint, "problems": []}
@@ -98,7 +118,9 @@ def check_engine(host: HostSpec, refs: list[tuple[str, str | None]], image: str 
     row["engine"] = client.version().get("Version")
     row["docker_root"] = info.get("DockerRootDir")
     try:
-        row["free_gib"] = round(run_detect(client, image, row["docker_root"] or "/")["free_bytes"] / 2**30, 1)
+        row["free_gib"] = round(
+            run_detect(client, image, row["docker_root"] or "/")["free_bytes"] / 2**30, 1
+        )
     except Exception as exc:  # noqa: BLE001 - reported as a problem of this host
         row["problems"].append(f"disk check failed: {str(exc)[:200]}")
     row["images"] = {}
@@ -112,7 +134,9 @@ def check_engine(host: HostSpec, refs: list[tuple[str, str | None]], image: str 
         have = [d.split("@", 1)[1] for d in img.attrs.get("RepoDigests") or []]
         if digest and digest not in have and digest != img.id:
             row["images"][ref] = "digest mismatch"
-            row["problems"].append(f"image {ref}: digest {', '.join(have) or img.id} is not the catalog's {digest}")
+            row["problems"].append(
+                f"image {ref}: digest {', '.join(have) or img.id} is not the catalog's {digest}"
+            )
         else:
             row["images"][ref] = "ok"
     return row

@@ -51,8 +51,10 @@ def choose_port(address: str, tries: int = 40, rng: random.Random | None = None)
         port = rng.randint(*PORTS)
         if port_free(address, port):
             return port
-    raise InfrastructureError(f"no free rendezvous port in {PORTS[0]}-{PORTS[1]} on {address} after {tries} tries",
-                              "free a port in that range on the first node, or check that it answers at all")
+    raise InfrastructureError(
+        f"no free rendezvous port in {PORTS[0]}-{PORTS[1]} on {address} after {tries} tries",
+        "free a port in that range on the first node, or check that it answers at all",
+    )
 
 
 def collective_timeout(task: Task) -> float:
@@ -67,9 +69,17 @@ def rank_env(task: Task, rank: int, port: int, digest: str | None = None) -> dic
     """The standard rendezvous variables of node ``rank`` (one probe per node), and what the
     probe reports about its node (VALORCH_NODE, VALORCH_IMAGE_DIGEST)."""
     nodes = task.nodes or (task.host,)
-    return {"MASTER_ADDR": nodes[0].net_address, "MASTER_PORT": str(port), "WORLD_SIZE": str(len(nodes)),
-            "RANK": str(rank), "LOCAL_RANK": "0", "NODE_RANK": str(rank), "VALORCH_NODE": nodes[rank].name,
-            "VALORCH_IMAGE_DIGEST": digest or "", "VALORCH_COLLECTIVE_TIMEOUT": f"{collective_timeout(task):g}"}
+    return {
+        "MASTER_ADDR": nodes[0].net_address,
+        "MASTER_PORT": str(port),
+        "WORLD_SIZE": str(len(nodes)),
+        "RANK": str(rank),
+        "LOCAL_RANK": "0",
+        "NODE_RANK": str(rank),
+        "VALORCH_NODE": nodes[rank].name,
+        "VALORCH_IMAGE_DIGEST": digest or "",
+        "VALORCH_COLLECTIVE_TIMEOUT": f"{collective_timeout(task):g}",
+    }
 
 
 @dataclass(frozen=True)
@@ -112,18 +122,39 @@ def merge(task: Task, nodes: list[NodeRun]) -> Execution:
         merged.append(_merge_one(r, per, faults))
     merged = [with_node_count(r, len(nodes)) for r in merged]
     meta = dict(first.meta)
-    meta["nodes"] = [{"rank": n.rank, "host": n.host.name, "address": n.host.net_address, "gpus": list(n.gpus),
-                      "digest": n.digest, "exit_code": n.execution.exit_code, "fault": n.fault, "why": n.why[:300]}
-                     for n in nodes]
+    meta["nodes"] = [
+        {
+            "rank": n.rank,
+            "host": n.host.name,
+            "address": n.host.net_address,
+            "gpus": list(n.gpus),
+            "digest": n.digest,
+            "exit_code": n.execution.exit_code,
+            "fault": n.fault,
+            "why": n.why[:300],
+        }
+        for n in nodes
+    ]
     timings = dict(first.timings)
     for n in nodes[1:]:
         for k, v in n.execution.timings.items():
             timings[f"node{n.rank}.{k}"] = v
-    infra = next((f"node {n.host.name} (rank {n.rank}): {n.execution.infra_error}" for n in nodes
-                  if n.execution.infra_error), None)
-    return Execution(results=tuple(merged), meta=meta, timings=timings, image_digest=nodes[0].digest
-                     or first.image_digest, exit_code=max((n.execution.exit_code or 0 for n in nodes), default=0),
-                     infra_error=infra)
+    infra = next(
+        (
+            f"node {n.host.name} (rank {n.rank}): {n.execution.infra_error}"
+            for n in nodes
+            if n.execution.infra_error
+        ),
+        None,
+    )
+    return Execution(
+        results=tuple(merged),
+        meta=meta,
+        timings=timings,
+        image_digest=nodes[0].digest or first.image_digest,
+        exit_code=max((n.execution.exit_code or 0 for n in nodes), default=0),
+        infra_error=infra,
+    )
 
 
 def node_row(check: str, nodes: int) -> str:
@@ -137,11 +168,18 @@ def with_node_count(r: CheckResult, nodes: int) -> CheckResult:
     feature = r.feature.replace("across nodes", f"across {nodes} nodes")
     if feature == r.feature:
         feature = f"{r.feature} ({nodes} nodes)".strip()
-    return r.model_copy(update={"check": node_row(r.check, nodes), "feature": feature,
-                                "metrics": {**r.metrics, "nodes": nodes}})
+    return r.model_copy(
+        update={
+            "check": node_row(r.check, nodes),
+            "feature": feature,
+            "metrics": {**r.metrics, "nodes": nodes},
+        }
+    )
 
 
-def _merge_one(r: CheckResult, per: list[tuple[NodeRun, dict[str, CheckResult]]], faults: list[NodeRun]) -> CheckResult:
+def _merge_one(
+    r: CheckResult, per: list[tuple[NodeRun, dict[str, CheckResult]]], faults: list[NodeRun]
+) -> CheckResult:
     seen = [(n, got.get(r.check)) for n, got in per]
     if all(x is not None and x.status == "pass" for _, x in seen):
         return r
@@ -153,15 +191,28 @@ def _merge_one(r: CheckResult, per: list[tuple[NodeRun, dict[str, CheckResult]]]
         f = faults[0]
         status = "error" if f.fault == "died" else "timeout"
         what = "died" if f.fault == "died" else "hung"
-        message = f"node {f.host.name} (rank {f.rank}) {what} mid-task: {f.why}; rank 0 saw: {r.message}"
-        return r.model_copy(update={"status": status, "message": message[:4000],
-                                    "metrics": {**r.metrics, "fault_node": f.host.name, "fault": f.fault}})
-    worst_node, worst = min(((n, x) for n, x in seen if x is not None),
-                            key=lambda nx: SEVERITY.index(nx[1].status) if nx[1].status in SEVERITY else 0)
+        message = (
+            f"node {f.host.name} (rank {f.rank}) {what} mid-task: {f.why}; rank 0 saw: {r.message}"
+        )
+        return r.model_copy(
+            update={
+                "status": status,
+                "message": message[:4000],
+                "metrics": {**r.metrics, "fault_node": f.host.name, "fault": f.fault},
+            }
+        )
+    worst_node, worst = min(
+        ((n, x) for n, x in seen if x is not None),
+        key=lambda nx: SEVERITY.index(nx[1].status) if nx[1].status in SEVERITY else 0,
+    )
     if worst_node.rank == 0 or worst.status == r.status:
         return r
-    message = f"node {worst_node.host.name} (rank {worst_node.rank}): {worst.status}: {worst.message}"
-    return r.model_copy(update={"status": worst.status, "message": message[:4000], "log": worst.log})
+    message = (
+        f"node {worst_node.host.name} (rank {worst_node.rank}): {worst.status}: {worst.message}"
+    )
+    return r.model_copy(
+        update={"status": worst.status, "message": message[:4000], "log": worst.log}
+    )
 
 
 def hung_nodes(nodes: list[tuple[int, int]]) -> set[int]:
@@ -182,4 +233,3 @@ def node_gpus(task: Task, rank: int) -> tuple[int, ...]:
     if task.node_gpus and rank < len(task.node_gpus):
         return tuple(g.index for g in task.node_gpus[rank])
     return ()
-

@@ -14,10 +14,10 @@ import time
 from pathlib import Path
 
 from .. import proc
-from .transcript import Transcript, conclude, infrastructure_failure
 from ..spec import Execution, HostSpec, Task
 from .base import PROBE_DIR, PROBE_PACKAGE, overall_timeout, probe_args, ship_workload
 from .container import local_env
+from .transcript import Transcript, conclude, infrastructure_failure
 
 
 class HostExecutor:
@@ -32,8 +32,11 @@ class HostExecutor:
         transcript = Transcript(on_result=on_result)
 
         with tempfile.TemporaryDirectory(prefix="valorch-probe-") as tmp:
-            shutil.copytree(PROBE_DIR, Path(tmp) / PROBE_PACKAGE,
-                            ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+            shutil.copytree(
+                PROBE_DIR,
+                Path(tmp) / PROBE_PACKAGE,
+                ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
+            )
             ship_workload(task, Path(tmp))
             env = local_env(tmp)
             # Workloads run as the invoking user here: no container, nothing to isolate them in
@@ -41,13 +44,31 @@ class HostExecutor:
             argv = [self.python, "-m", PROBE_PACKAGE, *probe_args(task), "--workload-user", "self"]
             if on_started is not None:  # all that is left here is the probe process's start
                 on_started()
-            done = proc.stream(argv, transcript.feed, timeout=overall_timeout(task), env=env, cwd=tmp)
+            done = proc.stream(
+                argv, transcript.feed, timeout=overall_timeout(task), env=env, cwd=tmp
+            )
         transcript.close()
-        timings = {"run_s": time.perf_counter() - t0, "total_s": time.perf_counter() - t0, **transcript.breakdown()}
+        timings = {
+            "run_s": time.perf_counter() - t0,
+            "total_s": time.perf_counter() - t0,
+            **transcript.breakdown(),
+        }
         if done.error:
-            return infrastructure_failure(task, f"cannot start {self.python}: {done.error}", timings=timings)
-        killed = (f"the probe passed its deadline of {overall_timeout(task):g}s and was killed"
-                  if done.timed_out else None)
-        execution = conclude(transcript, task, exit_code=done.returncode, killed=killed, log=done.stderr_tail,
-                             signalled=(done.returncode or 0) < 0, python=self.python)
+            return infrastructure_failure(
+                task, f"cannot start {self.python}: {done.error}", timings=timings
+            )
+        killed = (
+            f"the probe passed its deadline of {overall_timeout(task):g}s and was killed"
+            if done.timed_out
+            else None
+        )
+        execution = conclude(
+            transcript,
+            task,
+            exit_code=done.returncode,
+            killed=killed,
+            log=done.stderr_tail,
+            signalled=(done.returncode or 0) < 0,
+            python=self.python,
+        )
         return execution.model_copy(update={"timings": timings})

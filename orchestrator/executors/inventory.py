@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from .. import proc
-from .transcript import Transcript
 from ..spec import HostSpec, ImageSpec
 from .base import PROBE_DIR, PROBE_PACKAGE, probe_archive
 from .container import local_env
+from .transcript import Transcript
 
 # The gatherer imports torch once to read what it was compiled against (up to
 # 180 s inside the probe); the rest is file reads and a few `-v` commands.
@@ -41,34 +41,57 @@ def container_options(image: ImageSpec, run_id: str) -> dict[str, Any]:
     from .container import ContainerSpec, labels_for
     from .docker import create_kwargs
 
-    return create_kwargs(ContainerSpec(command=tuple(probe_command()),
-                                       labels=labels_for(run_id, "inventory", image.alias)))
+    return create_kwargs(
+        ContainerSpec(
+            command=tuple(probe_command()), labels=labels_for(run_id, "inventory", image.alias)
+        )
+    )
 
 
-def _outcome(transcript: Transcript, exit_code: int | None, killed: bool, stderr: str, where: str,
-             deadline: float) -> tuple[dict[str, Any] | None, str | None]:
+def _outcome(
+    transcript: Transcript,
+    exit_code: int | None,
+    killed: bool,
+    stderr: str,
+    where: str,
+    deadline: float,
+) -> tuple[dict[str, Any] | None, str | None]:
     transcript.close()
     if transcript.inventory is not None:
         return transcript.inventory, None
     tail = stderr.strip().splitlines()[-3:]
     detail = (": " + " | ".join(tail)[-600:]) if tail else ""
     if killed:
-        return None, f"the inventory probe in {where} passed its deadline of {deadline:g}s and was killed"
+        return (
+            None,
+            f"the inventory probe in {where} passed its deadline of {deadline:g}s and was killed",
+        )
     if transcript.fatal:
         return None, f"the inventory probe in {where} refused to run: {transcript.fatal}"
-    if exit_code == 127 or "No such file" in stderr and "python3" in stderr:
-        return None, f"{where} has no python3 on its PATH: the inventory probe needs Python >= 3.8{detail}"
-    return None, f"the inventory probe in {where} exited with code {exit_code} without reporting{detail}"
+    if exit_code == 127 or ("No such file" in stderr and "python3" in stderr):
+        return (
+            None,
+            f"{where} has no python3 on its PATH: the inventory probe needs Python >= 3.8{detail}",
+        )
+    return (
+        None,
+        f"the inventory probe in {where} exited with code {exit_code} without reporting{detail}",
+    )
 
 
-def gather_docker(image: ImageSpec, host: HostSpec, *, client: Any = None, run_id: str | None = None,
-                  deadline: float = DEADLINE) -> Gathered:
+def gather_docker(
+    image: ImageSpec,
+    host: HostSpec,
+    *,
+    client: Any = None,
+    run_id: str | None = None,
+    deadline: float = DEADLINE,
+) -> Gathered:
     """The inventory of ``image`` on ``host``'s engine."""
     import docker.errors
     from requests.exceptions import ConnectionError as RequestsConnectionError
 
     from .docker import DockerExecutor, connect, run_container
-
     from .pull import runnable
 
     client = client or connect(host)
@@ -79,28 +102,56 @@ def gather_docker(image: ImageSpec, host: HostSpec, *, client: Any = None, run_i
     run_id = run_id or str(uuid.uuid4())
     transcript = Transcript()
     try:
-        ran = run_container(client, reference, container_options(image, run_id), [probe_archive()], deadline,
-                            transcript.feed)
+        ran = run_container(
+            client,
+            reference,
+            container_options(image, run_id),
+            [probe_archive()],
+            deadline,
+            transcript.feed,
+        )
     except (docker.errors.DockerException, RequestsConnectionError) as exc:
-        return None, f"engine error gathering the inventory of {image.reference}: {str(exc)[:500]}", digest
-    raw, error = _outcome(transcript, ran.exit_code, ran.killed, ran.stderr_tail, image.reference, deadline)
+        return (
+            None,
+            f"engine error gathering the inventory of {image.reference}: {str(exc)[:500]}",
+            digest,
+        )
+    raw, error = _outcome(
+        transcript, ran.exit_code, ran.killed, ran.stderr_tail, image.reference, deadline
+    )
     return raw, error, digest
 
 
-def gather_host(image: ImageSpec, host: HostSpec, *, python: str | None = None,
-                deadline: float = DEADLINE) -> Gathered:
+def gather_host(
+    image: ImageSpec, host: HostSpec, *, python: str | None = None, deadline: float = DEADLINE
+) -> Gathered:
     """The inventory of the local interpreter's environment (``--image host``)."""
     python = python or sys.executable
     transcript = Transcript()
     with tempfile.TemporaryDirectory(prefix="valorch-probe-") as tmp:
-        shutil.copytree(PROBE_DIR, Path(tmp) / PROBE_PACKAGE, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        shutil.copytree(
+            PROBE_DIR,
+            Path(tmp) / PROBE_PACKAGE,
+            ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
+        )
         env = local_env(tmp)
-        done = proc.stream([python, "-m", PROBE_PACKAGE, "inventory"], transcript.feed, timeout=deadline,
-                           env=env, cwd=tmp)
+        done = proc.stream(
+            [python, "-m", PROBE_PACKAGE, "inventory"],
+            transcript.feed,
+            timeout=deadline,
+            env=env,
+            cwd=tmp,
+        )
     if done.error:
         return None, f"cannot start {python}: {done.error}", None
-    raw, error = _outcome(transcript, done.returncode, done.timed_out, done.stderr_tail,
-                          f"the local interpreter {python}", deadline)
+    raw, error = _outcome(
+        transcript,
+        done.returncode,
+        done.timed_out,
+        done.stderr_tail,
+        f"the local interpreter {python}",
+        deadline,
+    )
     return raw, error, None
 
 
@@ -119,5 +170,7 @@ def image_digest(image: ImageSpec, host: HostSpec) -> str | None:
 def gather_inventory(image: ImageSpec, host: HostSpec, **kw: Any) -> Gathered:
     """Dispatch on the image's executor: the local interpreter or a container."""
     if image.executor == "host":
-        return gather_host(image, host, **{k: v for k, v in kw.items() if k in ("python", "deadline")})
+        return gather_host(
+            image, host, **{k: v for k, v in kw.items() if k in ("python", "deadline")}
+        )
     return gather_docker(image, host, **kw)

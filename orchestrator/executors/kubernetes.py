@@ -28,13 +28,14 @@ import json
 import math
 import re
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..errors import InfrastructureError, NoMatchingHostError
-from .transcript import Transcript, conclude, infrastructure_failure
 from ..spec import Execution, Task
-from .container import GPU_CACHE_ENV, PROFILING_CAPS, probe_env
 from .base import LABEL, PROBE_DIR, PROBE_PACKAGE, overall_timeout, probe_args
+from .container import GPU_CACHE_ENV, PROFILING_CAPS, probe_env
+from .transcript import Transcript, conclude, infrastructure_failure
 
 MOUNT = f"/opt/valorch/{PROBE_PACKAGE}"
 TTL_AFTER_FINISHED = 3600
@@ -50,7 +51,9 @@ GFX_DEVICE_IDS: dict[str, tuple[str, ...]] = {
 }
 SM = re.compile(r"^sm_(\d+)(\d)$")
 LABEL_VALUE = re.compile(r"[^A-Za-z0-9_.\-]+")
-LABEL_KEY = re.compile(r"^([a-z0-9]([a-z0-9.\-]*[a-z0-9])?/)?[A-Za-z0-9]([A-Za-z0-9_.\-]{0,61}[A-Za-z0-9])?$")
+LABEL_KEY = re.compile(
+    r"^([a-z0-9]([a-z0-9.\-]*[a-z0-9])?/)?[A-Za-z0-9]([A-Za-z0-9_.\-]{0,61}[A-Za-z0-9])?$"
+)
 
 
 class KubernetesUnmatched(NoMatchingHostError):
@@ -70,11 +73,17 @@ def object_name(*parts: str) -> str:
 
 
 def labels(task: Task, run_id: str) -> dict[str, str]:
-    return {LABEL: "1", f"{LABEL}.run": label_value(run_id), f"{LABEL}.suite": label_value(task.suite.name),
-            f"{LABEL}.image": label_value(task.image.alias)}
+    return {
+        LABEL: "1",
+        f"{LABEL}.run": label_value(run_id),
+        f"{LABEL}.suite": label_value(task.suite.name),
+        f"{LABEL}.image": label_value(task.image.alias),
+    }
 
 
-def node_affinity(backend: str, archs: tuple[str, ...], node_labels: tuple[str, ...] = ()) -> dict[str, Any] | None:
+def node_affinity(
+    backend: str, archs: tuple[str, ...], node_labels: tuple[str, ...] = ()
+) -> dict[str, Any] | None:
     """``requiredDuringSchedulingIgnoredDuringExecution`` for the archs (alternatives)
     and node labels (``key=value`` → In, bare ``key`` → Exists; all required)."""
     common = []
@@ -82,16 +91,21 @@ def node_affinity(backend: str, archs: tuple[str, ...], node_labels: tuple[str, 
         key, _, value = lab.partition("=")
         if not LABEL_KEY.match(key):
             raise ValueError(f"{key!r} is not a valid node label key")
-        common.append({"key": key, "operator": "In", "values": [value]} if value else
-                      {"key": key, "operator": "Exists"})
+        common.append(
+            {"key": key, "operator": "In", "values": [value]}
+            if value
+            else {"key": key, "operator": "Exists"}
+        )
     terms: list[list[dict[str, Any]]] = [common]
     if archs and backend == "rocm":
         ids: list[str] = []
         for arch in archs:
             if arch not in GFX_DEVICE_IDS:
-                raise KubernetesUnmatched(f"no known AMD device id for arch {arch}",
-                                          f"known archs: {', '.join(sorted(GFX_DEVICE_IDS))} "
-                                          "(extend orchestrator.executors.kubernetes.GFX_DEVICE_IDS)")
+                raise KubernetesUnmatched(
+                    f"no known AMD device id for arch {arch}",
+                    f"known archs: {', '.join(sorted(GFX_DEVICE_IDS))} "
+                    "(extend orchestrator.executors.kubernetes.GFX_DEVICE_IDS)",
+                )
             ids += GFX_DEVICE_IDS[arch]
         terms = [common + [{"key": AMD_DEVICE_ID, "operator": "In", "values": sorted(set(ids))}]]
     elif archs and backend == "cuda":
@@ -100,19 +114,31 @@ def node_affinity(backend: str, archs: tuple[str, ...], node_labels: tuple[str, 
             m = SM.match(arch) or SM.match("sm_" + arch.replace(".", ""))
             if not m:
                 raise ValueError(f"{arch!r} is not a CUDA arch (sm_90 or 9.0)")
-            terms.append(common + [{"key": NV_MAJOR, "operator": "In", "values": [m.group(1)]},
-                                   {"key": NV_MINOR, "operator": "In", "values": [m.group(2)]}])
+            terms.append(
+                common
+                + [
+                    {"key": NV_MAJOR, "operator": "In", "values": [m.group(1)]},
+                    {"key": NV_MINOR, "operator": "In", "values": [m.group(2)]},
+                ]
+            )
     terms = [t for t in terms if t]
     if not terms:
         return None
-    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-        "nodeSelectorTerms": [{"matchExpressions": t} for t in terms]}}}
+    return {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchExpressions": t} for t in terms]
+            }
+        }
+    }
 
 
 def probe_files() -> dict[str, str]:
     """ConfigMap keys (no '/') → file contents; :func:`probe_items` maps keys back to paths."""
-    return {_key(p.relative_to(PROBE_DIR).as_posix()): p.read_text(encoding="utf-8")
-            for p in sorted(PROBE_DIR.rglob("*.py"))}
+    return {
+        _key(p.relative_to(PROBE_DIR).as_posix()): p.read_text(encoding="utf-8")
+        for p in sorted(PROBE_DIR.rglob("*.py"))
+    }
 
 
 def _key(rel: str) -> str:
@@ -120,18 +146,33 @@ def _key(rel: str) -> str:
 
 
 def probe_items() -> list[dict[str, str]]:
-    return [{"key": _key(p.relative_to(PROBE_DIR).as_posix()), "path": p.relative_to(PROBE_DIR).as_posix()}
-            for p in sorted(PROBE_DIR.rglob("*.py"))]
+    return [
+        {
+            "key": _key(p.relative_to(PROBE_DIR).as_posix()),
+            "path": p.relative_to(PROBE_DIR).as_posix(),
+        }
+        for p in sorted(PROBE_DIR.rglob("*.py"))
+    ]
 
 
 def configmap_manifest(name: str, namespace: str, task: Task, run_id: str) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "ConfigMap",
-            "metadata": {"name": name, "namespace": namespace, "labels": labels(task, run_id)},
-            "data": probe_files()}
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": namespace, "labels": labels(task, run_id)},
+        "data": probe_files(),
+    }
 
 
-def job_manifest(task: Task, run_id: str, name: str, namespace: str, configmap: str,
-                 node_labels: tuple[str, ...] = (), gpus: int = 1) -> dict[str, Any]:
+def job_manifest(
+    task: Task,
+    run_id: str,
+    name: str,
+    namespace: str,
+    configmap: str,
+    node_labels: tuple[str, ...] = (),
+    gpus: int = 1,
+) -> dict[str, Any]:
     """The Job for one task (pure)."""
     backend = "cpu" if task.cpu_only else task.image.backend
     meta_labels = labels(task, run_id)
@@ -141,7 +182,10 @@ def job_manifest(task: Task, run_id: str, name: str, namespace: str, configmap: 
     arch_labels = tuple(lab for lab in node_labels if re.match(r"^(gfx[0-9a-f]+|sm_\d+)$", lab))
     other = tuple(lab for lab in node_labels if lab not in arch_labels)
     archs = tuple(getattr(task.image, "archs", ()) or ()) + arch_labels
-    security: dict[str, Any] = {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
+    security: dict[str, Any] = {
+        "allowPrivilegeEscalation": False,
+        "capabilities": {"drop": ["ALL"]},
+    }
     if task.suite.profiling_caps and backend in GPU_RESOURCE:  # opt-in: container.PROFILING_CAPS
         security["capabilities"]["add"] = list(PROFILING_CAPS)
     if backend != "rocm":  # ROCm's runtime needs syscalls the default profile blocks
@@ -152,12 +196,19 @@ def job_manifest(task: Task, run_id: str, name: str, namespace: str, configmap: 
         "imagePullPolicy": "Never" if task.image.local else "IfNotPresent",
         "command": ["python3", "-m", PROBE_PACKAGE, *probe_args(task)],
         "workingDir": "/opt/valorch",
-        "env": [{"name": k, "value": v}
-                for k, v in {**probe_env(), **(GPU_CACHE_ENV if backend in GPU_RESOURCE else {})}.items()],
+        "env": [
+            {"name": k, "value": v}
+            for k, v in {
+                **probe_env(),
+                **(GPU_CACHE_ENV if backend in GPU_RESOURCE else {}),
+            }.items()
+        ],
         "resources": resources,
         "securityContext": security,
-        "volumeMounts": [{"name": "probe", "mountPath": MOUNT, "readOnly": True},
-                         {"name": "dshm", "mountPath": "/dev/shm"}],
+        "volumeMounts": [
+            {"name": "probe", "mountPath": MOUNT, "readOnly": True},
+            {"name": "dshm", "mountPath": "/dev/shm"},
+        ],
     }
     pod_spec: dict[str, Any] = {
         "restartPolicy": "Never",
@@ -165,13 +216,16 @@ def job_manifest(task: Task, run_id: str, name: str, namespace: str, configmap: 
         "enableServiceLinks": False,
         "nodeSelector": {"kubernetes.io/os": "linux"},
         "containers": [container],
-        "volumes": [{"name": "probe", "configMap": {"name": configmap, "items": probe_items()}},
-                    {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": SHM_SIZE}}],
+        "volumes": [
+            {"name": "probe", "configMap": {"name": configmap, "items": probe_items()}},
+            {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": SHM_SIZE}},
+        ],
     }
     if affinity := node_affinity(backend, archs if backend != "cpu" else (), other):
         pod_spec["affinity"] = affinity
     return {
-        "apiVersion": "batch/v1", "kind": "Job",
+        "apiVersion": "batch/v1",
+        "kind": "Job",
         "metadata": {"name": name, "namespace": namespace, "labels": meta_labels},
         "spec": {
             "backoffLimit": 0,
@@ -187,8 +241,15 @@ class KubernetesExecutor:
 
     name = "kubernetes"
 
-    def __init__(self, namespace: str = "default", node_labels: tuple[str, ...] = (), context: str | None = None,
-                 api_client: Any = None, schedule_timeout: float = 600.0, poll: float = 2.0) -> None:
+    def __init__(
+        self,
+        namespace: str = "default",
+        node_labels: tuple[str, ...] = (),
+        context: str | None = None,
+        api_client: Any = None,
+        schedule_timeout: float = 600.0,
+        poll: float = 2.0,
+    ) -> None:
         self.namespace = namespace
         self.node_labels = tuple(node_labels)
         self.context = context
@@ -200,8 +261,9 @@ class KubernetesExecutor:
         try:
             from kubernetes import client, config
         except ImportError:
-            raise InfrastructureError("the kubernetes executor needs the kubernetes package",
-                                      "pip install 'valorch[k8s]'") from None
+            raise InfrastructureError(
+                "the kubernetes executor needs the kubernetes package", "pip install 'valorch[k8s]'"
+            ) from None
         if self._api is None:
             try:
                 config.load_kube_config(context=self.context)
@@ -210,8 +272,13 @@ class KubernetesExecutor:
             self._api = client.ApiClient()
         return client
 
-    def execute(self, task: Task, run_id: str, on_result: Callable[[Any], None] | None = None,
-                on_started: Callable[[], None] | None = None) -> Execution:
+    def execute(
+        self,
+        task: Task,
+        run_id: str,
+        on_result: Callable[[Any], None] | None = None,
+        on_started: Callable[[], None] | None = None,
+    ) -> Execution:
         from kubernetes.client.exceptions import ApiException
 
         client = self._client()
@@ -223,16 +290,27 @@ class KubernetesExecutor:
         transcript = Transcript(on_result=on_result)
         created = False
         try:
-            core.create_namespaced_config_map(self.namespace, to_model(
-                self._api, configmap_manifest(name, self.namespace, task, run_id), "V1ConfigMap"))
-            batch.create_namespaced_job(self.namespace, to_model(
-                self._api, job_manifest(task, run_id, name, self.namespace, name, self.node_labels), "V1Job"))
+            core.create_namespaced_config_map(
+                self.namespace,
+                to_model(
+                    self._api, configmap_manifest(name, self.namespace, task, run_id), "V1ConfigMap"
+                ),
+            )
+            batch.create_namespaced_job(
+                self.namespace,
+                to_model(
+                    self._api,
+                    job_manifest(task, run_id, name, self.namespace, name, self.node_labels),
+                    "V1Job",
+                ),
+            )
             created = True
             if on_started is not None:
                 on_started()
             pod = self._wait_for_pod(core, name)
-            stream = core.read_namespaced_pod_log(pod, self.namespace, container="probe", follow=True,
-                                                  _preload_content=False)
+            stream = core.read_namespaced_pod_log(
+                pod, self.namespace, container="probe", follow=True, _preload_content=False
+            )
             for chunk in stream.stream(64 * 1024):
                 transcript.feed(chunk)
             transcript.close()
@@ -247,14 +325,30 @@ class KubernetesExecutor:
             self._delete(core, batch, name, created)
             return _infra(task, f"Kubernetes: {str(exc)[:500]}")
         self._delete(core, batch, name, created)
-        killed = "the Job passed its activeDeadlineSeconds" if reason == "DeadlineExceeded" else None
-        execution = conclude(transcript, task, exit_code=0 if exit_code is None else exit_code, killed=killed,
-                             kubernetes={"job": name, "namespace": self.namespace, "pod": pod})
-        return execution.model_copy(update={"timings": {"total_s": time.perf_counter() - t0},
-                                            "exit_code": exit_code})
+        killed = (
+            "the Job passed its activeDeadlineSeconds" if reason == "DeadlineExceeded" else None
+        )
+        execution = conclude(
+            transcript,
+            task,
+            exit_code=0 if exit_code is None else exit_code,
+            killed=killed,
+            kubernetes={"job": name, "namespace": self.namespace, "pod": pod},
+        )
+        return execution.model_copy(
+            update={"timings": {"total_s": time.perf_counter() - t0}, "exit_code": exit_code}
+        )
 
-    def _execute_gang(self, core: Any, batch: Any, task: Task, run_id: str, name: str,
-                      on_result: Callable[[Any], None] | None, on_started: Callable[[], None] | None) -> Execution:
+    def _execute_gang(
+        self,
+        core: Any,
+        batch: Any,
+        task: Task,
+        run_id: str,
+        name: str,
+        on_result: Callable[[Any], None] | None,
+        on_started: Callable[[], None] | None,
+    ) -> Execution:
         """A multi-node task: the ConfigMap, a headless Service and an Indexed Job of N pods
         (``kubernetes_gang``), every pod's log followed, the ranks merged, all deleted."""
         from kubernetes.client.exceptions import ApiException
@@ -264,21 +358,48 @@ class KubernetesExecutor:
         t0 = time.perf_counter()
         made: list[str] = []
         try:
-            core.create_namespaced_config_map(self.namespace, to_model(
-                self._api, configmap_manifest(name, self.namespace, task, run_id), "V1ConfigMap"))
+            core.create_namespaced_config_map(
+                self.namespace,
+                to_model(
+                    self._api, configmap_manifest(name, self.namespace, task, run_id), "V1ConfigMap"
+                ),
+            )
             made.append("configmap")
-            core.create_namespaced_service(self.namespace, to_model(
-                self._api, kg.service_manifest(name, self.namespace, labels(task, run_id)), "V1Service"))
+            core.create_namespaced_service(
+                self.namespace,
+                to_model(
+                    self._api,
+                    kg.service_manifest(name, self.namespace, labels(task, run_id)),
+                    "V1Service",
+                ),
+            )
             made.append("service")
-            job = job_manifest(task, run_id, name, self.namespace, name, self.node_labels,
-                               gpus=task.suite.gpus_per_node or 1)
-            batch.create_namespaced_job(self.namespace, to_model(self._api, kg.gang_job(job, task, name, self.namespace),
-                                                                 "V1Job"))
+            job = job_manifest(
+                task,
+                run_id,
+                name,
+                self.namespace,
+                name,
+                self.node_labels,
+                gpus=task.suite.gpus_per_node or 1,
+            )
+            batch.create_namespaced_job(
+                self.namespace,
+                to_model(self._api, kg.gang_job(job, task, name, self.namespace), "V1Job"),
+            )
             made.append("job")
             if on_started is not None:
                 on_started()
-            runs = kg.follow(core, self.namespace, name, task, on_result, lambda j: self._wait_for_pod(core, j),
-                             self.poll, overall_timeout(task) + self.schedule_timeout)
+            runs = kg.follow(
+                core,
+                self.namespace,
+                name,
+                task,
+                on_result,
+                lambda j: self._wait_for_pod(core, j),
+                self.poll,
+                overall_timeout(task) + self.schedule_timeout,
+            )
         except KeyboardInterrupt:
             self._delete_gang(core, batch, name, made)
             raise
@@ -311,10 +432,18 @@ class KubernetesExecutor:
                 if pod.status.phase in ("Running", "Succeeded", "Failed"):
                     return pod.metadata.name
                 for cond in pod.status.conditions or ():
-                    if cond.type == "PodScheduled" and cond.reason == "Unschedulable" and time.monotonic() > end:
-                        raise KubernetesUnmatched(f"pod {pod.metadata.name} is unschedulable: {cond.message}")
+                    if (
+                        cond.type == "PodScheduled"
+                        and cond.reason == "Unschedulable"
+                        and time.monotonic() > end
+                    ):
+                        raise KubernetesUnmatched(
+                            f"pod {pod.metadata.name} is unschedulable: {cond.message}"
+                        )
             if time.monotonic() > end:
-                raise InfrastructureError(f"Job {job} has no running pod after {self.schedule_timeout:g}s")
+                raise InfrastructureError(
+                    f"Job {job} has no running pod after {self.schedule_timeout:g}s"
+                )
             time.sleep(self.poll)
 
     def _outcome(self, core: Any, batch: Any, job: str, pod: str) -> tuple[int | None, str | None]:
@@ -327,7 +456,10 @@ class KubernetesExecutor:
     def _delete(self, core: Any, batch: Any, name: str, job_created: bool) -> None:
         from kubernetes.client.exceptions import ApiException
 
-        for call, created in ((batch.delete_namespaced_job, job_created), (core.delete_namespaced_config_map, True)):
+        for call, created in (
+            (batch.delete_namespaced_job, job_created),
+            (core.delete_namespaced_config_map, True),
+        ):
             if not created:
                 continue
             try:

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..spec import Execution, HostSpec, Task
 from . import gang
@@ -28,10 +29,17 @@ INDEX = "metadata.annotations['batch.kubernetes.io/job-completion-index']"
 
 def service_manifest(name: str, namespace: str, labels: dict[str, str]) -> dict[str, Any]:
     """The headless Service that gives the Job's pods their DNS names."""
-    return {"apiVersion": "v1", "kind": "Service",
-            "metadata": {"name": name, "namespace": namespace, "labels": labels},
-            "spec": {"clusterIP": "None", "selector": {"job-name": name}, "publishNotReadyAddresses": True,
-                     "ports": [{"name": "rendezvous", "port": PORT, "targetPort": PORT, "protocol": "TCP"}]}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": name, "namespace": namespace, "labels": labels},
+        "spec": {
+            "clusterIP": "None",
+            "selector": {"job-name": name},
+            "publishNotReadyAddresses": True,
+            "ports": [{"name": "rendezvous", "port": PORT, "targetPort": PORT, "protocol": "TCP"}],
+        },
+    }
 
 
 def gang_job(job: dict[str, Any], task: Task, name: str, namespace: str) -> dict[str, Any]:
@@ -40,18 +48,29 @@ def gang_job(job: dict[str, Any], task: Task, name: str, namespace: str) -> dict
     spec = dict(job["spec"], completionMode="Indexed", completions=n, parallelism=n, backoffLimit=0)
     pod = dict(spec["template"]["spec"], subdomain=name, hostname=None)
     pod.pop("hostname")
-    pod["affinity"] = dict(pod.get("affinity") or {}, podAntiAffinity={
-        "requiredDuringSchedulingIgnoredDuringExecution": [
-            {"labelSelector": {"matchLabels": {"job-name": name}}, "topologyKey": "kubernetes.io/hostname"}]})
+    pod["affinity"] = dict(
+        pod.get("affinity") or {},
+        podAntiAffinity={
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {
+                    "labelSelector": {"matchLabels": {"job-name": name}},
+                    "topologyKey": "kubernetes.io/hostname",
+                }
+            ]
+        },
+    )
     container = dict(pod["containers"][0])
     env = [e for e in container["env"]]
-    env += [{"name": "MASTER_ADDR", "value": f"{name}-0.{name}.{namespace}.svc"},
-            {"name": "MASTER_PORT", "value": str(PORT)}, {"name": "WORLD_SIZE", "value": str(n)},
-            {"name": "RANK", "valueFrom": {"fieldRef": {"fieldPath": INDEX}}},
-            {"name": "NODE_RANK", "valueFrom": {"fieldRef": {"fieldPath": INDEX}}},
-            {"name": "LOCAL_RANK", "value": "0"},
-            {"name": "VALORCH_NODE", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
-            {"name": "VALORCH_COLLECTIVE_TIMEOUT", "value": f"{gang.collective_timeout(task):g}"}]
+    env += [
+        {"name": "MASTER_ADDR", "value": f"{name}-0.{name}.{namespace}.svc"},
+        {"name": "MASTER_PORT", "value": str(PORT)},
+        {"name": "WORLD_SIZE", "value": str(n)},
+        {"name": "RANK", "valueFrom": {"fieldRef": {"fieldPath": INDEX}}},
+        {"name": "NODE_RANK", "valueFrom": {"fieldRef": {"fieldPath": INDEX}}},
+        {"name": "LOCAL_RANK", "value": "0"},
+        {"name": "VALORCH_NODE", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
+        {"name": "VALORCH_COLLECTIVE_TIMEOUT", "value": f"{gang.collective_timeout(task):g}"},
+    ]
     container["env"] = env
     container["ports"] = [{"name": "rendezvous", "containerPort": PORT, "protocol": "TCP"}]
     pod["containers"] = [container]
@@ -59,8 +78,16 @@ def gang_job(job: dict[str, Any], task: Task, name: str, namespace: str) -> dict
     return dict(job, spec=spec)
 
 
-def follow(core: Any, namespace: str, name: str, task: Task, on_result: Callable[[Any], None] | None,
-           wait_for_pod: Callable[[str], str], poll: float, timeout: float) -> list[gang.NodeRun]:
+def follow(
+    core: Any,
+    namespace: str,
+    name: str,
+    task: Task,
+    on_result: Callable[[Any], None] | None,
+    wait_for_pod: Callable[[str], str],
+    poll: float,
+    timeout: float,
+) -> list[gang.NodeRun]:
     """Every pod's log into its rank's transcript (a thread per pod), then how each ended."""
     n = task.node_count
     transcripts = [Transcript(on_result=on_result if r == 0 else None) for r in range(n)]
@@ -75,8 +102,13 @@ def follow(core: Any, namespace: str, name: str, task: Task, on_result: Callable
         time.sleep(poll if len(pods) < n else 0)
 
     def read(rank: int) -> None:
-        stream = core.read_namespaced_pod_log(pods[rank].metadata.name, namespace, container="probe", follow=True,
-                                              _preload_content=False)
+        stream = core.read_namespaced_pod_log(
+            pods[rank].metadata.name,
+            namespace,
+            container="probe",
+            follow=True,
+            _preload_content=False,
+        )
         for chunk in stream.stream(64 * 1024):
             transcripts[rank].feed(chunk)
 
@@ -90,21 +122,39 @@ def follow(core: Any, namespace: str, name: str, task: Task, on_result: Callable
         transcripts[r].close()
         p = pods.get(r)
         node = (p.spec.node_name if p is not None else None) or f"pod-{r}"
-        status = core.read_namespaced_pod(p.metadata.name, namespace).status if p is not None else None
-        term = status.container_statuses[0].state.terminated if status and status.container_statuses else None
+        status = (
+            core.read_namespaced_pod(p.metadata.name, namespace).status if p is not None else None
+        )
+        term = (
+            status.container_statuses[0].state.terminated
+            if status and status.container_statuses
+            else None
+        )
         code = term.exit_code if term else None
         fault, why = None, ""
         if p is None:
             fault, why = "hung", "its pod never ran"
         elif code not in (0, None) and code != 143:
             fault, why = "died", f"its container exited with code {code}"
-        execution = conclude(transcripts[r], task, exit_code=code, killed=None if code is not None else
-                             "the Job ended before this pod's container did")
-        runs.append(gang.NodeRun(r, HostSpec(name=node, endpoint=f"k8s://{node}"), execution, fault, why))
+        execution = conclude(
+            transcripts[r],
+            task,
+            exit_code=code,
+            killed=None if code is not None else "the Job ended before this pod's container did",
+        )
+        runs.append(
+            gang.NodeRun(r, HostSpec(name=node, endpoint=f"k8s://{node}"), execution, fault, why)
+        )
     return runs
 
 
 def merged(task: Task, runs: list[gang.NodeRun], name: str, namespace: str) -> Execution:
     out = gang.merge(task, runs)
-    return out.model_copy(update={"meta": {**out.meta, "kubernetes": {"job": name, "namespace": namespace,
-                                                                      "service": name}}})
+    return out.model_copy(
+        update={
+            "meta": {
+                **out.meta,
+                "kubernetes": {"job": name, "namespace": namespace, "service": name},
+            }
+        }
+    )

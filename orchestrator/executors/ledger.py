@@ -26,8 +26,9 @@ cannot arrive alone where the probe's protections hold.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from ..spec import CheckResult
 
@@ -47,12 +48,16 @@ class Ledger:
 
     results: list[CheckResult] = field(default_factory=list)
     tainted: dict[str, list[str]] = field(default_factory=dict)  # check id -> reasons
-    extras_of: dict[str, set[str]] = field(default_factory=dict)  # check id -> ids of its extra results
+    extras_of: dict[str, set[str]] = field(
+        default_factory=dict
+    )  # check id -> ids of its extra results
     task_reasons: list[str] = field(default_factory=list)
     cut_during: str | None = None  # the check expected next when the output was cut (a cap)
     cut_reason: str = ""
     last_attempt: dict[str, int] = field(default_factory=dict)
-    running: str | None = None  # the check expected next when the transcript ended (running, if the probe died)
+    running: str | None = (
+        None  # the check expected next when the transcript ended (running, if the probe died)
+    )
 
     @property
     def violations(self) -> list[str]:
@@ -117,7 +122,9 @@ class _Vetting:
             n = payload.get("n") if isinstance(payload, dict) else None
             expected = self.seen.get("worker", 0) + 1
             if n != expected:
-                self._task(f"a worker record numbered {str(n)[:20]} where worker {expected} was next")
+                self._task(
+                    f"a worker record numbered {str(n)[:20]} where worker {expected} was next"
+                )
             self.seen["worker"] = expected
         elif kind == "end":
             self.ended = True
@@ -137,15 +144,22 @@ class _Vetting:
         last = self.led.last_attempt.get(cid, 0)
         if cid != current:
             if self.pos[cid] < self.idx or cid in self.done:
-                what = (f"a second result for attempt {r.attempt}" if r.attempt <= last
-                        else f"attempt {r.attempt} after the check had finished")
+                what = (
+                    f"a second result for attempt {r.attempt}"
+                    if r.attempt <= last
+                    else f"attempt {r.attempt} after the check had finished"
+                )
             else:
                 what = f"a result (attempt {r.attempt}) before {current} had finished"
             self._taint(cid, what)
             return
         if r.attempt != last + 1:
-            self._taint(cid, f"a second result for attempt {r.attempt}" if r.attempt <= last
-                        else f"attempt {r.attempt} where attempt {last + 1} was next")
+            self._taint(
+                cid,
+                f"a second result for attempt {r.attempt}"
+                if r.attempt <= last
+                else f"attempt {r.attempt} where attempt {last + 1} was next",
+            )
             return
         if r.attempt > self.attempts:
             self._taint(cid, f"attempt {r.attempt}, beyond the suite's {self.attempts} attempt(s)")
@@ -190,8 +204,9 @@ class _Vetting:
         return self.order[self.idx] if self.idx < len(self.order) else None
 
     def _advance(self) -> None:
-        while self.idx < len(self.order) and (self.order[self.idx] in self.done
-                                              or self.order[self.idx] in self.led.tainted):
+        while self.idx < len(self.order) and (
+            self.order[self.idx] in self.done or self.order[self.idx] in self.led.tainted
+        ):
             self.idx += 1
 
     def _taint(self, cid: str, reason: str) -> None:

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import docker
 import docker.errors
@@ -45,8 +46,10 @@ def inspect(client: docker.DockerClient, reference: str) -> dict[str, Any] | Non
     except docker.errors.APIError as exc:
         if exc.status_code == 404:
             return None
-        raise InfrastructureError(f"engine error inspecting {reference}: {exc.explanation}",
-                                  "check the engine (docker info)") from None
+        raise InfrastructureError(
+            f"engine error inspecting {reference}: {exc.explanation}",
+            "check the engine (docker info)",
+        ) from None
 
 
 def repo_digests(attrs: dict[str, Any] | None) -> tuple[str, ...]:
@@ -57,13 +60,21 @@ class Cancelled(Exception):
     """The pull was cancelled (Ctrl-C in the main thread)."""
 
 
-def pull(client: docker.DockerClient, host: HostSpec, reference: str, on_event: Callable[[PullEvent], None],
-         cancel: threading.Event | None = None) -> None:
+def pull(
+    client: docker.DockerClient,
+    host: HostSpec,
+    reference: str,
+    on_event: Callable[[PullEvent], None],
+    cancel: threading.Event | None = None,
+) -> None:
     """Pull ``reference`` on ``host``'s engine, reporting each stream line; an error the engine
     reports (auth, missing manifest, disk full) is an InfrastructureError naming the registry.
     ``cancel`` set (from another thread) stops the pull at its next progress line."""
-    registry = reference.split("/", 1)[0] if "/" in reference and any(c in reference.split("/", 1)[0] for c in ".:") \
+    registry = (
+        reference.split("/", 1)[0]
+        if "/" in reference and any(c in reference.split("/", 1)[0] for c in ".:")
         else "docker.io"
+    )
     stream = None
     try:
         stream = client.api.pull(reference, stream=True, decode=True)
@@ -74,16 +85,28 @@ def pull(client: docker.DockerClient, host: HostSpec, reference: str, on_event: 
                 detail = line.get("errorDetail", {}).get("message") or line["error"]
                 raise InfrastructureError(
                     f"pulling {reference} on {host.name} from registry {registry} failed: {detail}",
-                    _pull_hint(detail, registry))
+                    _pull_hint(detail, registry),
+                )
             detail = line.get("progressDetail") or {}
-            on_event(PullEvent(line.get("id"), line.get("status", ""), detail.get("current"), detail.get("total")))
+            on_event(
+                PullEvent(
+                    line.get("id"),
+                    line.get("status", ""),
+                    detail.get("current"),
+                    detail.get("total"),
+                )
+            )
     except docker.errors.APIError as exc:
         detail = exc.explanation or str(exc)
-        raise InfrastructureError(f"pulling {reference} on {host.name} from registry {registry} failed: {detail}",
-                                  _pull_hint(str(detail), registry)) from None
+        raise InfrastructureError(
+            f"pulling {reference} on {host.name} from registry {registry} failed: {detail}",
+            _pull_hint(str(detail), registry),
+        ) from None
     except (RequestsConnectionError, docker.errors.DockerException) as exc:
-        raise InfrastructureError(f"engine of {host.name} failed while pulling {reference}: {str(exc)[:300]}",
-                                  "check the engine (docker info) and pull again") from None
+        raise InfrastructureError(
+            f"engine of {host.name} failed while pulling {reference}: {str(exc)[:300]}",
+            "check the engine (docker info) and pull again",
+        ) from None
     finally:
         # On Ctrl-C the generator is closed here: the engine sees the client go and cancels the
         # pull; layers already complete stay in its content store, no tag is written.

@@ -8,8 +8,9 @@ task's own checks, once per attempt, in the order the probe runs them
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -66,7 +67,7 @@ class Transcript:
 
     def _relay(self) -> None:
         if self.on_result is not None:
-            for res in self.results[self._relayed:]:
+            for res in self.results[self._relayed :]:
                 self.on_result(res)
         self._relayed = len(self.results)
 
@@ -81,7 +82,7 @@ class Transcript:
             nl = chunk.find(b"\n")
             if nl < 0:
                 return
-            chunk, self._skipping = chunk[nl + 1:], False
+            chunk, self._skipping = chunk[nl + 1 :], False
         lines = (self._buf + chunk).split(b"\n")
         self._buf = lines.pop()
         for line in lines:
@@ -100,7 +101,7 @@ class Transcript:
             self.ignored_lines += 1
             return
         try:
-            obj = json.loads(raw[len(_MARKER):].decode("utf-8"))
+            obj = json.loads(raw[len(_MARKER) :].decode("utf-8"))
             if not isinstance(obj, dict):
                 raise ValueError("not a JSON object")
         except (ValueError, UnicodeDecodeError) as exc:
@@ -126,7 +127,10 @@ class Transcript:
             self.fatal = self.fatal or str(obj.get("message", ""))[:2000]
             self._event("fatal", None)
         elif kind == "violation":
-            self._event("violation", {"check": obj.get("check"), "message": str(obj.get("message", ""))[:500]})
+            self._event(
+                "violation",
+                {"check": obj.get("check"), "message": str(obj.get("message", ""))[:500]},
+            )
         else:
             self._bad(f"unknown record type {str(kind)[:50]!r}")
 
@@ -145,8 +149,12 @@ class Transcript:
                 return
             # the check's own output did not validate: an error of that check, at that attempt
             attempt = obj.get("attempt")
-            res = CheckResult(check=name, status="error", message=message,
-                              attempt=attempt if isinstance(attempt, int) and 1 <= attempt <= 1000 else 1)
+            res = CheckResult(
+                check=name,
+                status="error",
+                message=message,
+                attempt=attempt if isinstance(attempt, int) and 1 <= attempt <= 1000 else 1,
+            )
         self.results.append(res)
         self._event("result", res)
 
@@ -167,10 +175,12 @@ class Transcript:
 
     def breakdown(self) -> dict[str, float]:
         """Where the time went inside the container: framework imports, check bodies, workers."""
-        return {"import_s": sum(float(w.get("import_s") or 0.0) for w in self.workers),
-                "checks_s": sum(r.duration_s for r in self.results),
-                "workers": float(len(self.workers)),
-                "probe_wall_s": float((self.end or {}).get("wall_s") or 0.0)}
+        return {
+            "import_s": sum(float(w.get("import_s") or 0.0) for w in self.workers),
+            "checks_s": sum(r.duration_s for r in self.results),
+            "workers": float(len(self.workers)),
+            "probe_wall_s": float((self.end or {}).get("wall_s") or 0.0),
+        }
 
 
 def _valid_id(name: str) -> bool:
@@ -195,7 +205,9 @@ def vetted(transcript: Transcript, task: Any) -> tuple[list[CheckResult], Ledger
     infos = {c.id: c for c in task.checks}
     if led.task_reasons:
         why = "; ".join(led.task_reasons)
-        return [_tampered(info, f"the task's output was tampered with ({why})") for info in task.checks], led
+        return [
+            _tampered(info, f"the task's output was tampered with ({why})") for info in task.checks
+        ], led
     dropped = set(led.tainted) | {x for cid in led.tainted for x in led.extras_of.get(cid, ())}
     kept = [r for r in led.results if r.check not in dropped]
     for cid, reasons in led.tainted.items():
@@ -203,23 +215,47 @@ def vetted(transcript: Transcript, task: Any) -> tuple[list[CheckResult], Ledger
     cid = led.cut_during
     if cid is not None and cid not in led.tainted:
         info = infos[cid]
-        kept.append(CheckResult(
-            check=cid, status="error", feature=info.feature, kind=info.kind, version=info.version,
-            attempt=led.last_attempt.get(cid, 0) + 1,
-            message=(f"{FLOODED}{transcript.cut_reason} while this check was running ({transcript.discarded} "
-                     "more bytes discarded); the results received before it are kept"),
-            metrics={"output_capped": True, "cap_bytes": MAX_TOTAL}))
+        kept.append(
+            CheckResult(
+                check=cid,
+                status="error",
+                feature=info.feature,
+                kind=info.kind,
+                version=info.version,
+                attempt=led.last_attempt.get(cid, 0) + 1,
+                message=(
+                    f"{FLOODED}{transcript.cut_reason} while this check was running ({transcript.discarded} "
+                    "more bytes discarded); the results received before it are kept"
+                ),
+                metrics={"output_capped": True, "cap_bytes": MAX_TOTAL},
+            )
+        )
     return kept, led
 
 
 def _tampered(info: CheckInfo, why: str) -> CheckResult:
-    return CheckResult(check=info.id, status="error", feature=info.feature, kind=info.kind, version=info.version,
-                       metrics={"tampered": True},
-                       message=f"{TAMPERED}its results were tampered with, none is kept: {why}")
+    return CheckResult(
+        check=info.id,
+        status="error",
+        feature=info.feature,
+        kind=info.kind,
+        version=info.version,
+        metrics={"tampered": True},
+        message=f"{TAMPERED}its results were tampered with, none is kept: {why}",
+    )
 
 
-def conclude(transcript: Transcript, task: Any, *, exit_code: int | None, killed: str | None = None,
-             log: str = "", signalled: bool | None = None, cause: str | None = None, **meta: Any) -> Execution:
+def conclude(
+    transcript: Transcript,
+    task: Any,
+    *,
+    exit_code: int | None,
+    killed: str | None = None,
+    log: str = "",
+    signalled: bool | None = None,
+    cause: str | None = None,
+    **meta: Any,
+) -> Execution:
     """The one place that turns how a probe ended into an Execution: every expected
     check that never reported gets a result saying why (killed at a deadline,
     refused, died, or silently missing), so that no check disappears.
@@ -231,24 +267,53 @@ def conclude(transcript: Transcript, task: Any, *, exit_code: int | None, killed
     if signalled is None:
         signalled = exit_code is not None and exit_code >= 128
     if transcript.truncated:
-        results = complete(results, task.checks, "error",
-                           f"not reported: {transcript.cut_reason}, and the rest was discarded", log)
+        results = complete(
+            results,
+            task.checks,
+            "error",
+            f"not reported: {transcript.cut_reason}, and the rest was discarded",
+            log,
+        )
     elif killed:
         results = complete(results, task.checks, "timeout", killed, log)
     elif transcript.fatal:
-        results = complete(results, task.checks, "error", f"probe refused to run: {transcript.fatal}", log)
+        results = complete(
+            results, task.checks, "error", f"probe refused to run: {transcript.fatal}", log
+        )
     elif signalled or (cause and exit_code != 0):
-        results = probe_killed(results, task.checks, led.running, cause or _signal_name(exit_code), log)
+        results = probe_killed(
+            results, task.checks, led.running, cause or _signal_name(exit_code), log
+        )
     elif exit_code != 0:
-        results = complete(results, task.checks, "error", f"the probe exited with code {exit_code} before reporting",
-                           log)
+        results = complete(
+            results,
+            task.checks,
+            "error",
+            f"the probe exited with code {exit_code} before reporting",
+            log,
+        )
     else:
-        results = complete(results, task.checks, "error", "the probe never reported this check", log)
-    return Execution(results=tuple(results), exit_code=exit_code,
-                     meta={**transcript.meta, "workers": transcript.workers, "end": transcript.end,
-                           "stderr_tail": log[-2000:], "ignored_lines": transcript.ignored_lines,
-                           "protocol": {"violations": led.violations[:20], "bytes": transcript.total,
-                                        "cut": transcript.cut_reason, "discarded": transcript.discarded}, **meta})
+        results = complete(
+            results, task.checks, "error", "the probe never reported this check", log
+        )
+    return Execution(
+        results=tuple(results),
+        exit_code=exit_code,
+        meta={
+            **transcript.meta,
+            "workers": transcript.workers,
+            "end": transcript.end,
+            "stderr_tail": log[-2000:],
+            "ignored_lines": transcript.ignored_lines,
+            "protocol": {
+                "violations": led.violations[:20],
+                "bytes": transcript.total,
+                "cut": transcript.cut_reason,
+                "discarded": transcript.discarded,
+            },
+            **meta,
+        },
+    )
 
 
 NOT_RUN = "not run: the probe was killed by "
@@ -264,8 +329,13 @@ def _signal_name(exit_code: int | None) -> str:
         return f"a signal (exit code {exit_code})"
 
 
-def probe_killed(results: list[CheckResult], expected: Iterable[CheckInfo], running: str | None, cause: str,
-                 log: str = "") -> list[CheckResult]:
+def probe_killed(
+    results: list[CheckResult],
+    expected: Iterable[CheckInfo],
+    running: str | None,
+    cause: str,
+    log: str = "",
+) -> list[CheckResult]:
     """The probe died (a signal, the OOM killer): the check it was running is ``crash``
     (it ran, and the process died under it); every check after it never ran and is
     ``error`` "not run: …, after check X", marked ``not_run`` so that the executor runs
@@ -276,12 +346,26 @@ def probe_killed(results: list[CheckResult], expected: Iterable[CheckInfo], runn
         if info.id in reported:
             continue
         if info.id == running:
-            status, message, metrics = "crash", f"the probe was killed by {cause} while this check ran", {}
+            status, message, metrics = (
+                "crash",
+                f"the probe was killed by {cause} while this check ran",
+                {},
+            )
         else:
             status, metrics = "error", {"not_run": True}
             message = f"{NOT_RUN}{cause}, after check {running or 'the last reported one'}"
-        results.append(CheckResult(check=info.id, status=status, feature=info.feature, kind=info.kind,
-                                   version=info.version, message=message, log=log, metrics=metrics))
+        results.append(
+            CheckResult(
+                check=info.id,
+                status=status,
+                feature=info.feature,
+                kind=info.kind,
+                version=info.version,
+                message=message,
+                log=log,
+                metrics=metrics,
+            )
+        )
     return results
 
 
@@ -293,35 +377,65 @@ def not_run(execution: Execution) -> list[str]:
 def rerun_task(task: Any, checks: Iterable[str]) -> Any:
     """The same task restricted to ``checks`` (by exact id), for a fresh container."""
     ids = set(checks)
-    return task.model_copy(update={"checks": tuple(c for c in task.checks if c.id in ids),
-                                   "suite": task.suite.model_copy(update={"checks": tuple(sorted(ids))})})
+    return task.model_copy(
+        update={
+            "checks": tuple(c for c in task.checks if c.id in ids),
+            "suite": task.suite.model_copy(update={"checks": tuple(sorted(ids))}),
+        }
+    )
 
 
 def with_rerun(first: Execution, second: Execution) -> Execution:
     """The first container's results with its not-run checks replaced by the fresh one's."""
     again = set(not_run(first))
-    results = [r for r in first.results if r.check not in again] + [r for r in second.results if r.check in again]
-    return first.model_copy(update={
-        "results": tuple(results),
-        "timings": {**first.timings, "rerun_s": second.timings.get("total_s", 0.0)},
-        "meta": {**first.meta, "rerun": {"checks": sorted(again), "exit_code": second.exit_code,
-                                         "why": "the probe was killed before these checks ran"}}})
+    results = [r for r in first.results if r.check not in again] + [
+        r for r in second.results if r.check in again
+    ]
+    return first.model_copy(
+        update={
+            "results": tuple(results),
+            "timings": {**first.timings, "rerun_s": second.timings.get("total_s", 0.0)},
+            "meta": {
+                **first.meta,
+                "rerun": {
+                    "checks": sorted(again),
+                    "exit_code": second.exit_code,
+                    "why": "the probe was killed before these checks ran",
+                },
+            },
+        }
+    )
 
 
 def infrastructure_failure(task: Any, message: str, **fields: Any) -> Execution:
     """Every check of a task that could not run at all: ``error`` (inconclusive)."""
-    return Execution(results=tuple(complete([], task.checks, "error", message)), infra_error=message, **fields)
+    return Execution(
+        results=tuple(complete([], task.checks, "error", message)), infra_error=message, **fields
+    )
 
 
-def complete(results: Iterable[CheckResult], expected: Iterable[CheckInfo], status: str,
-             message: str, log: str = "") -> list[CheckResult]:
+def complete(
+    results: Iterable[CheckResult],
+    expected: Iterable[CheckInfo],
+    status: str,
+    message: str,
+    log: str = "",
+) -> list[CheckResult]:
     """Add a result for every expected check that never reported (the container died
     or was killed), so that no check silently disappears."""
     results = list(results)
     reported = {r.check for r in results}
     for info in expected:
         if info.id not in reported:
-            results.append(CheckResult(check=info.id, status=status, feature=info.feature, kind=info.kind,
-                                       version=info.version, message=message,
-                                       log=log))
+            results.append(
+                CheckResult(
+                    check=info.id,
+                    status=status,
+                    feature=info.feature,
+                    kind=info.kind,
+                    version=info.version,
+                    message=message,
+                    log=log,
+                )
+            )
     return results

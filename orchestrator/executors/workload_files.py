@@ -44,8 +44,10 @@ def contained_files(src: Path) -> list[tuple[Path, str]]:
             if _skipped(name):
                 dirnames.remove(name)
             elif path.is_symlink():
-                raise WorkloadError(f"{path} is a symlink to a directory ({os.readlink(path)}); workloads ship "
-                                    "files only: replace the link by the directory, or drop it")
+                raise WorkloadError(
+                    f"{path} is a symlink to a directory ({os.readlink(path)}); workloads ship "
+                    "files only: replace the link by the directory, or drop it"
+                )
         dirnames.sort()
         for name in sorted(filenames):
             if _skipped(name):
@@ -56,11 +58,15 @@ def contained_files(src: Path) -> list[tuple[Path, str]]:
                 if not real.exists():
                     raise WorkloadError(f"{path} is a dangling symlink (to {os.readlink(path)})")
                 if not inside(real, root):
-                    raise WorkloadError(f"{path} is a symlink to {real}, outside the workload {root}: it is "
-                                        "never shipped; copy the file into the workload if the tests need it")
+                    raise WorkloadError(
+                        f"{path} is a symlink to {real}, outside the workload {root}: it is "
+                        "never shipped; copy the file into the workload if the tests need it"
+                    )
             mode = real.stat().st_mode
             if not stat.S_ISREG(mode):
-                raise WorkloadError(f"{path} is not a regular file (a FIFO, socket or device); remove it")
+                raise WorkloadError(
+                    f"{path} is not a regular file (a FIFO, socket or device); remove it"
+                )
             out.append((real, (here / name).relative_to(root).as_posix()))
     return out
 

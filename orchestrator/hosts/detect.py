@@ -13,11 +13,10 @@ import socket
 from pathlib import Path
 
 from .. import proc
-
 from ..spec import GPU, HostSpec
 
 KFD_NODES = Path("/sys/class/kfd/kfd/topology/nodes")
-NVIDIA_QUERY = ("index,name,uuid,memory.total,compute_cap,driver_version")
+NVIDIA_QUERY = "index,name,uuid,memory.total,compute_cap,driver_version"
 
 
 def gfx_from_target_version(value: int) -> str:
@@ -48,7 +47,9 @@ def amd_gpus_from_kfd(nodes_dir: Path = KFD_NODES) -> tuple[GPU, ...]:
     gpus: list[GPU] = []
     if not nodes_dir.is_dir():
         return ()
-    for node in sorted(nodes_dir.iterdir(), key=lambda p: int(p.name) if p.name.isdigit() else 1 << 30):
+    for node in sorted(
+        nodes_dir.iterdir(), key=lambda p: int(p.name) if p.name.isdigit() else 1 << 30
+    ):
         try:
             props = parse_kfd_properties((node / "properties").read_text())
         except OSError:
@@ -56,9 +57,16 @@ def amd_gpus_from_kfd(nodes_dir: Path = KFD_NODES) -> tuple[GPU, ...]:
         target = props.get("gfx_target_version", 0)
         if not target:
             continue
-        gpus.append(GPU(vendor="amd", arch=gfx_from_target_version(target), index=len(gpus),
-                        render_minor=props.get("drm_render_minor"),
-                        memory_mib=None, product=None))
+        gpus.append(
+            GPU(
+                vendor="amd",
+                arch=gfx_from_target_version(target),
+                index=len(gpus),
+                render_minor=props.get("drm_render_minor"),
+                memory_mib=None,
+                product=None,
+            )
+        )
     return tuple(gpus)
 
 
@@ -72,8 +80,16 @@ def parse_nvidia_smi(csv_text: str) -> tuple[GPU, ...]:
             continue
         cap = cells[4].replace(".", "")
         mem = int(float(cells[3])) if cells[3].replace(".", "").isdigit() else None
-        gpus.append(GPU(vendor="nvidia", arch=f"sm_{cap}", index=int(cells[0]), product=cells[1],
-                        uuid=cells[2], memory_mib=mem))
+        gpus.append(
+            GPU(
+                vendor="nvidia",
+                arch=f"sm_{cap}",
+                index=int(cells[0]),
+                product=cells[1],
+                uuid=cells[2],
+                memory_mib=mem,
+            )
+        )
     return tuple(gpus)
 
 
@@ -84,17 +100,31 @@ def _gid(name: str) -> int | None:
         return None
 
 
-def detect_local(name: str | None = None, endpoint: str = "unix:///var/run/docker.sock") -> HostSpec:
+def detect_local(
+    name: str | None = None, endpoint: str = "unix:///var/run/docker.sock"
+) -> HostSpec:
     gpus = list(amd_gpus_from_kfd())
-    nvidia = proc.call(["nvidia-smi", f"--query-gpu={NVIDIA_QUERY}", "--format=csv,noheader,nounits"],
-                       timeout=20)
+    nvidia = proc.call(
+        ["nvidia-smi", f"--query-gpu={NVIDIA_QUERY}", "--format=csv,noheader,nounits"], timeout=20
+    )
     if nvidia.ok:
         gpus.extend(parse_nvidia_smi(nvidia.stdout))
-    labels = ["cpu"] + sorted({g.vendor == "amd" and "rocm" or "cuda" for g in gpus}) + sorted({g.arch for g in gpus})
-    return HostSpec(name=name or socket.gethostname(), endpoint=endpoint, labels=tuple(labels),
-                    slots=max(1, len(gpus)) if gpus else max(1, (os.cpu_count() or 1) // 2),
-                    gpus=tuple(gpus), render_gid=_gid("render"), video_gid=_gid("video"),
-                    nvidia_runtime=bool(nvidia.ok), kernel=platform.release())
+    labels = (
+        ["cpu"]
+        + sorted({(g.vendor == "amd" and "rocm") or "cuda" for g in gpus})
+        + sorted({g.arch for g in gpus})
+    )
+    return HostSpec(
+        name=name or socket.gethostname(),
+        endpoint=endpoint,
+        labels=tuple(labels),
+        slots=max(1, len(gpus)) if gpus else max(1, (os.cpu_count() or 1) // 2),
+        gpus=tuple(gpus),
+        render_gid=_gid("render"),
+        video_gid=_gid("video"),
+        nvidia_runtime=bool(nvidia.ok),
+        kernel=platform.release(),
+    )
 
 
 def gpus_from_detection(found: dict) -> tuple[GPU, ...]:
@@ -103,8 +133,14 @@ def gpus_from_detection(found: dict) -> tuple[GPU, ...]:
     for name in sorted(found.get("kfd", {}), key=lambda n: int(n) if n.isdigit() else 1 << 30):
         props = parse_kfd_properties(found["kfd"][name])
         if props.get("gfx_target_version"):
-            gpus.append(GPU(vendor="amd", arch=gfx_from_target_version(props["gfx_target_version"]),
-                            index=len(gpus), render_minor=props.get("drm_render_minor")))
+            gpus.append(
+                GPU(
+                    vendor="amd",
+                    arch=gfx_from_target_version(props["gfx_target_version"]),
+                    index=len(gpus),
+                    render_minor=props.get("drm_render_minor"),
+                )
+            )
     if found.get("nvidia"):
         gpus.extend(parse_nvidia_smi(found["nvidia"]))
     return tuple(gpus)

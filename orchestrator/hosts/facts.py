@@ -29,7 +29,9 @@ def _clip(value: Any) -> str:
 def _cpu(cpuinfo: str | None, engine: dict[str, Any]) -> list[Fact]:
     facts = []
     if cpuinfo:
-        models = re.findall(r"^model name\s*:\s*(.+)$", cpuinfo, re.M) or re.findall(r"^Model\s*:\s*(.+)$", cpuinfo, re.M)
+        models = re.findall(r"^model name\s*:\s*(.+)$", cpuinfo, re.M) or re.findall(
+            r"^Model\s*:\s*(.+)$", cpuinfo, re.M
+        )
         if models:
             facts.append(Fact("cpu model", _clip(models[0]), "/proc/cpuinfo (model name)"))
         count = len(re.findall(r"^processor\s*:", cpuinfo, re.M))
@@ -57,12 +59,19 @@ def _drivers(modules: dict[str, Any], kernel: str | None, smi: str | None) -> li
     for module in ("amdgpu", "nvidia"):
         version = modules.get(module)
         if version:
-            facts.append(Fact("gpu driver", f"{module} {_clip(version)}", f"/sys/module/{module}/version"))
+            facts.append(
+                Fact("gpu driver", f"{module} {_clip(version)}", f"/sys/module/{module}/version")
+            )
         elif module == "nvidia" and smi_driver:
             facts.append(Fact("gpu driver", f"nvidia {_clip(smi_driver.group(1))}", "nvidia-smi"))
         elif version == "":
-            facts.append(Fact("gpu driver", f"{module} (in-kernel{', ' + kernel if kernel else ''})",
-                              f"/sys/module/{module} (no version file)"))
+            facts.append(
+                Fact(
+                    "gpu driver",
+                    f"{module} (in-kernel{', ' + kernel if kernel else ''})",
+                    f"/sys/module/{module} (no version file)",
+                )
+            )
     return facts
 
 
@@ -97,9 +106,16 @@ def _engine(engine: dict[str, Any]) -> list[Fact]:
     if not engine.get("ServerVersion"):
         return []
     runtimes = ", ".join(sorted(engine.get("Runtimes") or {}))
-    value = f"docker {engine['ServerVersion']}, default runtime {engine.get('DefaultRuntime') or '?'}"
-    facts = [Fact("container runtime", _clip(value + (f" (runtimes: {runtimes})" if runtimes else "")),
-                  "docker info (ServerVersion, DefaultRuntime, Runtimes)")]
+    value = (
+        f"docker {engine['ServerVersion']}, default runtime {engine.get('DefaultRuntime') or '?'}"
+    )
+    facts = [
+        Fact(
+            "container runtime",
+            _clip(value + (f" (runtimes: {runtimes})" if runtimes else "")),
+            "docker info (ServerVersion, DefaultRuntime, Runtimes)",
+        )
+    ]
     if engine.get("OperatingSystem"):
         facts.append(Fact("os", _clip(engine["OperatingSystem"]), "docker info (OperatingSystem)"))
     return facts
@@ -113,7 +129,9 @@ def host_facts(found: dict[str, Any]) -> tuple[Fact, ...]:
     smi = raw.get("nvidia_smi")
     facts = _cpu(raw.get("cpuinfo"), engine) + _memory(raw.get("meminfo"), engine)
     if kernel:
-        facts.append(Fact("kernel", _clip(kernel), "uname -r in the detection container (the host's kernel)"))
+        facts.append(
+            Fact("kernel", _clip(kernel), "uname -r in the detection container (the host's kernel)")
+        )
     facts += _drivers(raw.get("modules") or {}, kernel, smi)
     facts += _runtimes(raw.get("rocm") or {}, raw.get("cuda") or {}, smi)
     facts += _engine(engine)

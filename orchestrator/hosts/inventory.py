@@ -25,9 +25,9 @@ import os
 from pathlib import Path
 
 from ..errors import SpecError
-from .detect import detect_local
 from ..spec import HostSpec
 from ..yamlio import Document, load, validate
+from .detect import detect_local
 
 ENV = "VALORCH_HOSTS"
 SCHEMES = ("unix://", "tcp://", "ssh://", "npipe://")
@@ -39,8 +39,11 @@ def load_hosts(path: Path) -> tuple[HostSpec, ...]:
     if isinstance(data, dict) and set(data) == {"hosts"}:
         data, root = data["hosts"], ("hosts",)
     if not isinstance(data, list) or not data:
-        raise SpecError(f"{doc.path}:{doc.line(())}: host inventory: expected a non-empty list of hosts "
-                        "(or a mapping with one key, 'hosts')", "see examples/hosts.yaml")
+        raise SpecError(
+            f"{doc.path}:{doc.line(())}: host inventory: expected a non-empty list of hosts "
+            "(or a mapping with one key, 'hosts')",
+            "see examples/hosts.yaml",
+        )
     hosts: list[HostSpec] = []
     for i, entry in enumerate(data):
         sub = doc.sub((*root, i))
@@ -48,46 +51,68 @@ def load_hosts(path: Path) -> tuple[HostSpec, ...]:
     seen: set[str] = set()
     for i, host in enumerate(hosts):
         if host.name in seen:
-            raise SpecError(f"{doc.path}:{doc.sub((*root, i)).line(('name',))}: host inventory: "
-                            f"duplicate host name '{host.name}'", "give every host its own name")
+            raise SpecError(
+                f"{doc.path}:{doc.sub((*root, i)).line(('name',))}: host inventory: "
+                f"duplicate host name '{host.name}'",
+                "give every host its own name",
+            )
         seen.add(host.name)
     return tuple(hosts)
 
 
 def _host(sub: Document, entry: object, index: int) -> HostSpec:
     if not isinstance(entry, dict):
-        raise SpecError(f"{sub.path}:{sub.line(())}: host {index}: must be a mapping (name, endpoint, ...)")
+        raise SpecError(
+            f"{sub.path}:{sub.line(())}: host {index}: must be a mapping (name, endpoint, ...)"
+        )
     entry = dict(entry)
     detect = entry.pop("detect", False)
     tls = entry.get("tls")
     if isinstance(tls, dict):
-        entry["tls"] = {k: (str((sub.path.parent / v).resolve()) if k in ("ca", "cert", "key") and isinstance(v, str)
-                            else v) for k, v in tls.items()}
-    host = validate(Document(sub.path, entry, sub.node), HostSpec, f"host {entry.get('name', index)}")
+        entry["tls"] = {
+            k: (
+                str((sub.path.parent / v).resolve())
+                if k in ("ca", "cert", "key") and isinstance(v, str)
+                else v
+            )
+            for k, v in tls.items()
+        }
+    host = validate(
+        Document(sub.path, entry, sub.node), HostSpec, f"host {entry.get('name', index)}"
+    )
     if not host.endpoint.startswith(SCHEMES):
-        raise SpecError(f"{sub.path}:{sub.line(('endpoint',))}: host {host.name}: key 'endpoint': "
-                        f"'{host.endpoint}' is not unix://, tcp:// or ssh://",
-                        "e.g. unix:///var/run/docker.sock, tcp://host:2376 (with tls), ssh://user@host")
+        raise SpecError(
+            f"{sub.path}:{sub.line(('endpoint',))}: host {host.name}: key 'endpoint': "
+            f"'{host.endpoint}' is not unix://, tcp:// or ssh://",
+            "e.g. unix:///var/run/docker.sock, tcp://host:2376 (with tls), ssh://user@host",
+        )
     if host.tls is not None and not host.endpoint.startswith("tcp://"):
-        raise SpecError(f"{sub.path}:{sub.line(('tls',))}: host {host.name}: key 'tls' applies to tcp:// "
-                        "endpoints only")
+        raise SpecError(
+            f"{sub.path}:{sub.line(('tls',))}: host {host.name}: key 'tls' applies to tcp:// "
+            "endpoints only"
+        )
     if host.tls is not None:
         for what in ("ca", "cert", "key"):
             if not Path(getattr(host.tls, what)).is_file():
-                raise SpecError(f"{sub.path}:{sub.line(('tls', what))}: host {host.name}: key 'tls.{what}': "
-                                f"no such file {getattr(host.tls, what)}", "paths are relative to the inventory file")
+                raise SpecError(
+                    f"{sub.path}:{sub.line(('tls', what))}: host {host.name}: key 'tls.{what}': "
+                    f"no such file {getattr(host.tls, what)}",
+                    "paths are relative to the inventory file",
+                )
     if detect:
         local = detect_local(host.name, host.endpoint)
         given = set(entry)
-        host = host.model_copy(update={
-            "gpus": host.gpus if "gpus" in given else local.gpus,
-            "labels": tuple(dict.fromkeys((*host.labels, *local.labels))),
-            "slots": host.slots if "slots" in given else local.slots,
-            "render_gid": host.render_gid if "render_gid" in given else local.render_gid,
-            "video_gid": host.video_gid if "video_gid" in given else local.video_gid,
-            "nvidia_runtime": host.nvidia_runtime or local.nvidia_runtime,
-            "kernel": host.kernel or local.kernel,
-        })
+        host = host.model_copy(
+            update={
+                "gpus": host.gpus if "gpus" in given else local.gpus,
+                "labels": tuple(dict.fromkeys((*host.labels, *local.labels))),
+                "slots": host.slots if "slots" in given else local.slots,
+                "render_gid": host.render_gid if "render_gid" in given else local.render_gid,
+                "video_gid": host.video_gid if "video_gid" in given else local.video_gid,
+                "nvidia_runtime": host.nvidia_runtime or local.nvidia_runtime,
+                "kernel": host.kernel or local.kernel,
+            }
+        )
     return host
 
 

@@ -24,10 +24,19 @@ class Requirement:
     labels: tuple[str, ...] = ()
 
     @classmethod
-    def of(cls, image: ImageSpec, labels: tuple[str, ...] = (), gpus: int = 1,
-           archs: tuple[str, ...] = ()) -> "Requirement":
-        return cls(backend=str(image.backend), archs=tuple(archs or image.archs),
-                   gpus=0 if image.backend == "cpu" else gpus, labels=labels)
+    def of(
+        cls,
+        image: ImageSpec,
+        labels: tuple[str, ...] = (),
+        gpus: int = 1,
+        archs: tuple[str, ...] = (),
+    ) -> Requirement:
+        return cls(
+            backend=str(image.backend),
+            archs=tuple(archs or image.archs),
+            gpus=0 if image.backend == "cpu" else gpus,
+            labels=labels,
+        )
 
     @property
     def vendor(self) -> str | None:
@@ -69,4 +78,5 @@ def match(req: Requirement, hosts: tuple[HostSpec, ...], image: str = "") -> tup
     raise NoMatchingHostError(
         f"no host can run {what}:\n{detail}",
         "run on a host with that hardware, add one to the host inventory, "
-        "or pass --cpu-only to run only the checks that need no GPU (GPU checks are reported 'skip')")
+        "or pass --cpu-only to run only the checks that need no GPU (GPU checks are reported 'skip')",
+    )

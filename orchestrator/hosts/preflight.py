@@ -19,7 +19,9 @@ from typing import Any
 from .. import proc
 
 TEMP_LIMIT_C = 95.0  # hotspot/junction above this: thermal trouble, results would be throttled
-XID_BENIGN = frozenset({13, 31, 43, 45})  # application faults (illegal address, MMU fault, reset channel)
+XID_BENIGN = frozenset(
+    {13, 31, 43, 45}
+)  # application faults (illegal address, MMU fault, reset channel)
 
 
 @dataclass(frozen=True)
@@ -33,6 +35,7 @@ class Probe:
 
 
 # ------------------------------------------------------------------ parsers ---
+
 
 def _num(value: Any) -> float | None:
     if isinstance(value, dict):
@@ -53,11 +56,16 @@ def parse_amd_smi_metric(text: str) -> list[dict[str, Any]]:
         temps = {k: _num(v) for k, v in (gpu.get("temperature") or {}).items()}
         ecc = gpu.get("ecc") or {}
         mem = gpu.get("mem_usage") or {}
-        out.append({"gpu": int(gpu.get("gpu", len(out))),
-                    "temperature_c": max((t for t in temps.values() if t is not None), default=None),
-                    "ecc_uncorrectable": _num(ecc.get("total_uncorrectable_count")),
-                    "ecc_correctable": _num(ecc.get("total_correctable_count")),
-                    "vram_used_mb": _num(mem.get("used_vram")), "vram_total_mb": _num(mem.get("total_vram"))})
+        out.append(
+            {
+                "gpu": int(gpu.get("gpu", len(out))),
+                "temperature_c": max((t for t in temps.values() if t is not None), default=None),
+                "ecc_uncorrectable": _num(ecc.get("total_uncorrectable_count")),
+                "ecc_correctable": _num(ecc.get("total_correctable_count")),
+                "vram_used_mb": _num(mem.get("used_vram")),
+                "vram_total_mb": _num(mem.get("total_vram")),
+            }
+        )
     return out
 
 
@@ -71,8 +79,14 @@ def parse_amd_smi_process(text: str) -> list[dict[str, Any]]:
             if not isinstance(info, dict):
                 continue  # "No running processes detected"
             mem = (info.get("memory_usage") or {}).get("vram_mem") or info.get("mem")
-            out.append({"gpu": int(gpu.get("gpu", 0)), "pid": int(info.get("pid", 0)), "name": info.get("name", ""),
-                        "mb": _mb(mem)})
+            out.append(
+                {
+                    "gpu": int(gpu.get("gpu", 0)),
+                    "pid": int(info.get("pid", 0)),
+                    "name": info.get("name", ""),
+                    "mb": _mb(mem),
+                }
+            )
     return out
 
 
@@ -92,8 +106,16 @@ def parse_nvidia_health(text: str) -> list[dict[str, Any]]:
         if len(row) < 6:
             continue
         idx, bus, temp, ecc, used, total = (c.strip() for c in row[:6])
-        out.append({"gpu": int(idx), "bus": bus.lower(), "temperature_c": _num(temp), "ecc_uncorrectable": _num(ecc),
-                    "vram_used_mb": _num(used), "vram_total_mb": _num(total)})
+        out.append(
+            {
+                "gpu": int(idx),
+                "bus": bus.lower(),
+                "temperature_c": _num(temp),
+                "ecc_uncorrectable": _num(ecc),
+                "vram_used_mb": _num(used),
+                "vram_total_mb": _num(total),
+            }
+        )
     return out
 
 
@@ -102,8 +124,14 @@ def parse_nvidia_apps(text: str) -> list[dict[str, Any]]:
     out = []
     for row in csv.reader(io.StringIO(text)):
         if len(row) >= 4 and row[1].strip().isdigit():
-            out.append({"bus": row[0].strip().lower(), "pid": int(row[1]), "name": row[2].strip(),
-                        "mb": _num(row[3]) or 0.0})
+            out.append(
+                {
+                    "bus": row[0].strip().lower(),
+                    "pid": int(row[1]),
+                    "name": row[2].strip(),
+                    "mb": _num(row[3]) or 0.0,
+                }
+            )
     return out
 
 
@@ -125,17 +153,25 @@ def parse_dcgmi_diag(text: str) -> list[tuple[str, str]]:
 
 def parse_rvs(text: str) -> list[str]:
     """The lines of an ``rvs`` run that report a failure (``pass: FALSE``, ``[ERROR]``)."""
-    return [line.strip() for line in text.splitlines()
-            if re.search(r"pass:\s*false|\[error\s*\]|\bfailed\b", line, re.I)]
+    return [
+        line.strip()
+        for line in text.splitlines()
+        if re.search(r"pass:\s*false|\[error\s*\]|\bfailed\b", line, re.I)
+    ]
 
 
-_AMDGPU_BAD = re.compile(r"\*ERROR\*|page fault|GPU reset|ring \S+ timeout|timed out|uncorrect|poison|"
-                         r"RAS.*(?:error|event)|ECC.*error|GPU hang|Memory access fault", re.I)
+_AMDGPU_BAD = re.compile(
+    r"\*ERROR\*|page fault|GPU reset|ring \S+ timeout|timed out|uncorrect|poison|"
+    r"RAS.*(?:error|event)|ECC.*error|GPU hang|Memory access fault",
+    re.I,
+)
 _XID = re.compile(r"NVRM: Xid \(PCI:([0-9a-fA-F:.]+)\): (\d+)")
 _STAMP = re.compile(r"^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})[,.]?\d*([+-]\d{2}:?\d{2}|Z)?")
 
 
-def scan_kernel_log(text: str, since: datetime | None = None, until: datetime | None = None) -> list[str]:
+def scan_kernel_log(
+    text: str, since: datetime | None = None, until: datetime | None = None
+) -> list[str]:
     """amdgpu errors and NVIDIA Xid events in ``dmesg --time-format iso`` (or journalctl -k -o
     short-iso) output within [since, until]; Xids that are an application's own fault are left out."""
     found = []
@@ -160,18 +196,36 @@ def _tz(text: str | None) -> str:
     return text if ":" in text else f"{text[:3]}:{text[3:]}"
 
 
-def health(gpus: list[dict[str, Any]], apps: list[dict[str, Any]], temp_limit: float = TEMP_LIMIT_C) -> list[Probe]:
+def health(
+    gpus: list[dict[str, Any]], apps: list[dict[str, Any]], temp_limit: float = TEMP_LIMIT_C
+) -> list[Probe]:
     """L1 verdicts from parsed SMI data: temperature, uncorrectable ECC, memory held by others."""
     out = []
     for g in gpus:
         t, ecc = g.get("temperature_c"), g.get("ecc_uncorrectable")
-        out.append(Probe(1, f"gpu{g['gpu']}.temperature", t is None or t <= temp_limit,
-                         f"{t:g} C" if t is not None else "not reported"))
-        out.append(Probe(1, f"gpu{g['gpu']}.ecc", not ecc, f"{int(ecc)} uncorrectable" if ecc else
-                         ("0 uncorrectable" if ecc is not None else "not reported")))
+        out.append(
+            Probe(
+                1,
+                f"gpu{g['gpu']}.temperature",
+                t is None or t <= temp_limit,
+                f"{t:g} C" if t is not None else "not reported",
+            )
+        )
+        out.append(
+            Probe(
+                1,
+                f"gpu{g['gpu']}.ecc",
+                not ecc,
+                f"{int(ecc)} uncorrectable"
+                if ecc
+                else ("0 uncorrectable" if ecc is not None else "not reported"),
+            )
+        )
     if apps:
         who = ", ".join(f"{a['name'] or '?'} (pid {a['pid']}, {a['mb']:.0f} MB)" for a in apps)
-        out.append(Probe(1, "gpu.other_processes", False, f"GPU memory in use by other processes: {who}"))
+        out.append(
+            Probe(1, "gpu.other_processes", False, f"GPU memory in use by other processes: {who}")
+        )
     else:
         out.append(Probe(1, "gpu.other_processes", True, "no other process holds GPU memory"))
     return out
@@ -179,17 +233,22 @@ def health(gpus: list[dict[str, Any]], apps: list[dict[str, Any]], temp_limit: f
 
 # ---------------------------------------------------------- this machine ---
 
+
 def device_nodes(vendor: str, dev: str = "/dev") -> Probe:
     """L0: the device nodes a container of this vendor's backend is given exist here."""
     if vendor == "amd":
         want = [f"{dev}/kfd"]
         render = sorted(glob.glob(f"{dev}/dri/renderD*"))
-        missing = [p for p in want if not os.path.exists(p)] + ([] if render else [f"{dev}/dri/renderD*"])
+        missing = [p for p in want if not os.path.exists(p)] + (
+            [] if render else [f"{dev}/dri/renderD*"]
+        )
         have = want + render
     else:
         want = [f"{dev}/nvidiactl", f"{dev}/nvidia-uvm"]
         cards = sorted(glob.glob(f"{dev}/nvidia[0-9]*"))
-        missing = [p for p in want if not os.path.exists(p)] + ([] if cards else [f"{dev}/nvidia[0-9]*"])
+        missing = [p for p in want if not os.path.exists(p)] + (
+            [] if cards else [f"{dev}/nvidia[0-9]*"]
+        )
         have = want + cards
     if missing:
         return Probe(0, "device_nodes", False, f"missing {', '.join(missing)}")
@@ -209,11 +268,23 @@ def driver_version(vendor: str, sys_root: str = "/sys") -> Probe:
         done = proc.call(["amd-smi", "version"], timeout=30)
         if done.ok and done.stdout.strip():
             return Probe(0, "driver_version", True, done.stdout.strip().splitlines()[0][:200])
-        return Probe(0, "driver_version", False, "amdgpu/ROCm version unreadable (sysfs, /opt/rocm/.info, amd-smi)")
-    done = proc.call(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"], timeout=30)
+        return Probe(
+            0,
+            "driver_version",
+            False,
+            "amdgpu/ROCm version unreadable (sysfs, /opt/rocm/.info, amd-smi)",
+        )
+    done = proc.call(
+        ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"], timeout=30
+    )
     if done.ok and done.stdout.strip():
         return Probe(0, "driver_version", True, f"NVIDIA driver {done.stdout.split()[0]}")
-    return Probe(0, "driver_version", False, f"nvidia-smi: {done.error or done.stderr.strip()[:200] or 'no output'}")
+    return Probe(
+        0,
+        "driver_version",
+        False,
+        f"nvidia-smi: {done.error or done.stderr.strip()[:200] or 'no output'}",
+    )
 
 
 def smi_health(vendor: str) -> list[Probe]:
@@ -222,12 +293,35 @@ def smi_health(vendor: str) -> list[Probe]:
         metric = proc.call(["amd-smi", "metric", "--json"], timeout=60)
         procs = proc.call(["amd-smi", "process", "--json"], timeout=60)
         if not metric.ok:
-            return [Probe(1, "smi", False, f"amd-smi metric: {metric.error or metric.stderr.strip()[:200]}")]
-        return health(parse_amd_smi_metric(metric.stdout), parse_amd_smi_process(procs.stdout) if procs.ok else [])
-    q = proc.call(["nvidia-smi", "--query-gpu=index,pci.bus_id,temperature.gpu,ecc.errors.uncorrected.volatile.total,"
-                   "memory.used,memory.total", "--format=csv,noheader,nounits"], timeout=60)
-    apps = proc.call(["nvidia-smi", "--query-compute-apps=gpu_bus_id,pid,process_name,used_memory",
-                      "--format=csv,noheader,nounits"], timeout=60)
+            return [
+                Probe(
+                    1,
+                    "smi",
+                    False,
+                    f"amd-smi metric: {metric.error or metric.stderr.strip()[:200]}",
+                )
+            ]
+        return health(
+            parse_amd_smi_metric(metric.stdout),
+            parse_amd_smi_process(procs.stdout) if procs.ok else [],
+        )
+    q = proc.call(
+        [
+            "nvidia-smi",
+            "--query-gpu=index,pci.bus_id,temperature.gpu,ecc.errors.uncorrected.volatile.total,"
+            "memory.used,memory.total",
+            "--format=csv,noheader,nounits",
+        ],
+        timeout=60,
+    )
+    apps = proc.call(
+        [
+            "nvidia-smi",
+            "--query-compute-apps=gpu_bus_id,pid,process_name,used_memory",
+            "--format=csv,noheader,nounits",
+        ],
+        timeout=60,
+    )
     if not q.ok:
         return [Probe(1, "smi", False, f"nvidia-smi: {q.error or q.stderr.strip()[:200]}")]
     return health(parse_nvidia_health(q.stdout), parse_nvidia_apps(apps.stdout) if apps.ok else [])
@@ -240,14 +334,31 @@ def diagnostics(vendor: str) -> list[Probe]:
     if vendor == "nvidia" and shutil.which("dcgmi"):
         done = proc.call(["dcgmi", "diag", "-r", "1"], timeout=300)
         bad = parse_dcgmi_diag(done.stdout)
-        return [Probe(1, "dcgmi_diag_r1", done.ok and not bad,
-                      "; ".join(f"{n}: {r}" for n, r in bad) or (done.error or "all passed"))]
-    rvs = shutil.which("rvs") or ("/opt/rocm/bin/rvs" if os.path.exists("/opt/rocm/bin/rvs") else None)
+        return [
+            Probe(
+                1,
+                "dcgmi_diag_r1",
+                done.ok and not bad,
+                "; ".join(f"{n}: {r}" for n, r in bad) or (done.error or "all passed"),
+            )
+        ]
+    rvs = shutil.which("rvs") or (
+        "/opt/rocm/bin/rvs" if os.path.exists("/opt/rocm/bin/rvs") else None
+    )
     if vendor == "amd" and rvs:
-        conf = next(iter(glob.glob("/opt/rocm*/share/rocm-validation-suite/conf/gpup_single.conf")), None)
+        conf = next(
+            iter(glob.glob("/opt/rocm*/share/rocm-validation-suite/conf/gpup_single.conf")), None
+        )
         done = proc.call([rvs] + (["-c", conf] if conf else ["-g"]), timeout=300)
         bad = parse_rvs(done.stdout)
-        return [Probe(1, "rvs", done.ok and not bad, "; ".join(bad[:5]) or (done.error or "no failure reported"))]
+        return [
+            Probe(
+                1,
+                "rvs",
+                done.ok and not bad,
+                "; ".join(bad[:5]) or (done.error or "no failure reported"),
+            )
+        ]
     return []
 
 
@@ -257,6 +368,16 @@ def kernel_log(since: datetime | None, until: datetime | None) -> Probe:
     if not done.ok:
         done = proc.call(["journalctl", "-k", "-o", "short-iso", "--no-pager"], timeout=60)
     if not done.ok:
-        return Probe(1, "kernel_log", True, f"kernel log not readable here ({done.error or done.stderr.strip()[:100]})")
+        return Probe(
+            1,
+            "kernel_log",
+            True,
+            f"kernel log not readable here ({done.error or done.stderr.strip()[:100]})",
+        )
     found = scan_kernel_log(done.stdout, since, until)
-    return Probe(1, "kernel_log", not found, "; ".join(found[:5]) if found else "no amdgpu/Xid errors in the window")
+    return Probe(
+        1,
+        "kernel_log",
+        not found,
+        "; ".join(found[:5]) if found else "no amdgpu/Xid errors in the window",
+    )

@@ -12,7 +12,6 @@ that ("no GPU: ...") and the CPU facts.
 from __future__ import annotations
 
 import json
-import os
 import platform
 import shutil
 import socket
@@ -28,9 +27,16 @@ from .scrub import scrub
 
 #: file under smi/ -> the argv that printed it (the probe's and the host detection's queries)
 SMI_COMMANDS: dict[str, list[str]] = {
-    "nvidia-smi-query-gpu.csv": ["nvidia-smi", "--query-gpu=index,name,compute_cap,driver_version", "--format=csv"],
-    "nvidia-smi-query-host.csv": ["nvidia-smi", "--query-gpu=index,name,uuid,memory.total,compute_cap,driver_version",
-                                  "--format=csv,noheader,nounits"],
+    "nvidia-smi-query-gpu.csv": [
+        "nvidia-smi",
+        "--query-gpu=index,name,compute_cap,driver_version",
+        "--format=csv",
+    ],
+    "nvidia-smi-query-host.csv": [
+        "nvidia-smi",
+        "--query-gpu=index,name,uuid,memory.total,compute_cap,driver_version",
+        "--format=csv,noheader,nounits",
+    ],
     "nvidia-smi-q.xml": ["nvidia-smi", "-q", "-x"],
     "rocm-smi-showproductname.json": ["rocm-smi", "--showproductname", "--json"],
     "amd-smi-static-asic.json": ["amd-smi", "static", "--asic", "--json"],
@@ -85,42 +91,88 @@ def _kfd(dest: Path, nodes: Path, hostnames: list[str], counts: dict[str, int]) 
     return written
 
 
-def _probe(dest: Path, python: str, probe_dir: Path, env: dict[str, str], suites: list[str],
-           hostnames: list[str], counts: dict[str, int]) -> dict[str, Any]:
+def _probe(
+    dest: Path,
+    python: str,
+    probe_dir: Path,
+    env: dict[str, str],
+    suites: list[str],
+    hostnames: list[str],
+    counts: dict[str, int],
+) -> dict[str, Any]:
     """The probe's raw result lines per suite, and the kernel names each result's evidence named."""
     lines: list[str] = []
     kernels: list[str] = []
     problems = []
     with tempfile.TemporaryDirectory(prefix="valorch-record-") as tmp:
-        shutil.copytree(probe_dir, Path(tmp) / "valorch_probe", ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(
+            probe_dir, Path(tmp) / "valorch_probe", ignore=shutil.ignore_patterns("__pycache__")
+        )
         run_env = {k: v for k, v in env.items() if not k.startswith("PYTHON")}
         run_env.update(PYTHONPATH=tmp, PYTHONDONTWRITEBYTECODE="1")
         for suite in suites:
-            done = proc.call([python, "-m", "valorch_probe", "run", "--suite", suite, "--deadline", "300",
-                              "--workload-user", "self"], timeout=1800, env=run_env, cwd=tmp)
+            done = proc.call(
+                [
+                    python,
+                    "-m",
+                    "valorch_probe",
+                    "run",
+                    "--suite",
+                    suite,
+                    "--deadline",
+                    "300",
+                    "--workload-user",
+                    "self",
+                ],
+                timeout=1800,
+                env=run_env,
+                cwd=tmp,
+            )
             if done.error or done.returncode != 0:
-                problems.append(f"suite {suite}: {done.error or 'exit %s' % done.returncode}: "
-                                f"{done.stderr[-300:]}")
+                problems.append(
+                    f"suite {suite}: {done.error or 'exit %s' % done.returncode}: "
+                    f"{done.stderr[-300:]}"
+                )
             for line in done.stdout.splitlines():
                 if not line.startswith(MARKER):
                     continue
-                lines.append(line[len(MARKER):])
-                rec = json.loads(line[len(MARKER):])
+                lines.append(line[len(MARKER) :])
+                rec = json.loads(line[len(MARKER) :])
                 names = str((rec.get("metrics") or {}).get("kernels") or "")
                 if rec.get("type") == "result" and names:
                     kernels += [f"{rec['check']}\t{k}" for k in names.split(";") if k]
     _write(dest, "probe/results.jsonl", "\n".join(lines) + "\n", hostnames, counts)
-    _write(dest, "probe/kernel-names.tsv", "# check\tkernel name (as the profiler recorded it)\n"
-           + "\n".join(kernels) + ("\n" if kernels else ""), hostnames, counts)
-    return {"suites": suites, "results": sum(1 for ln in lines if '"type": "result"' in ln),
-            "kernel_names": len(kernels), "problems": problems}
+    _write(
+        dest,
+        "probe/kernel-names.tsv",
+        "# check\tkernel name (as the profiler recorded it)\n"
+        + "\n".join(kernels)
+        + ("\n" if kernels else ""),
+        hostnames,
+        counts,
+    )
+    return {
+        "suites": suites,
+        "results": sum(1 for ln in lines if '"type": "result"' in ln),
+        "kernel_names": len(kernels),
+        "problems": problems,
+    }
 
 
-def collect(dest: Path, python: str, probe_dir: Path, env: dict[str, str], kfd_nodes: Path = KFD_NODES,
-            suites: tuple[str, ...] = ("smoke",), gpu_suites: tuple[str, ...] = ("kernels",)) -> dict[str, Any]:
+def collect(
+    dest: Path,
+    python: str,
+    probe_dir: Path,
+    env: dict[str, str],
+    kfd_nodes: Path = KFD_NODES,
+    suites: tuple[str, ...] = ("smoke",),
+    gpu_suites: tuple[str, ...] = ("kernels",),
+) -> dict[str, Any]:
     """Record this machine into ``dest``; returns the manifest (also written as manifest.json)."""
     dest.mkdir(parents=True, exist_ok=True)
-    hostnames = sorted({socket.gethostname(), socket.getfqdn(), platform.node()} - {"localhost", ""})
+    hostnames = sorted(
+        {socket.gethostname(), socket.getfqdn(), platform.node()} - {"localhost", ""}
+    )
     counts: dict[str, int] = {}
     smi: dict[str, str] = {}
     for rel, argv in SMI_COMMANDS.items():
@@ -129,8 +181,9 @@ def collect(dest: Path, python: str, probe_dir: Path, env: dict[str, str], kfd_n
             _write(dest, f"smi/{rel}", done.stdout, hostnames, counts)
             smi[rel] = "recorded: " + " ".join(argv)
         else:
-            smi[rel] = "not recorded: %s" % (done.error or "exit %s: %s" % (done.returncode,
-                                                                           (done.stderr or done.stdout)[-200:]))
+            smi[rel] = "not recorded: %s" % (
+                done.error or "exit %s: %s" % (done.returncode, (done.stderr or done.stdout)[-200:])
+            )
     kfd = _kfd(dest, kfd_nodes, hostnames, counts)
     facts_run = proc.call([python, "-c", TORCH_FACTS], timeout=300, env=env)
     torch_facts: dict[str, Any] = {}
@@ -138,28 +191,54 @@ def collect(dest: Path, python: str, probe_dir: Path, env: dict[str, str], kfd_n
         torch_facts = json.loads(facts_run.stdout.strip().splitlines()[-1])
     else:
         torch_facts = {"error": facts_run.error or facts_run.stderr[-300:]}
-    _write(dest, "torch/device-properties.json", json.dumps(torch_facts, indent=1, sort_keys=True) + "\n",
-           hostnames, counts)
-    gpu = bool(torch_facts.get("available")) or bool(kfd and any("gpu_id" in k for k in kfd)) \
+    _write(
+        dest,
+        "torch/device-properties.json",
+        json.dumps(torch_facts, indent=1, sort_keys=True) + "\n",
+        hostnames,
+        counts,
+    )
+    gpu = (
+        bool(torch_facts.get("available"))
+        or bool(kfd and any("gpu_id" in k for k in kfd))
         or any(v.startswith("recorded") for k, v in smi.items() if k.startswith("nvidia"))
-    probe = _probe(dest, python, probe_dir, env, list(suites) + (list(gpu_suites) if torch_facts.get("available")
-                                                                   else []), hostnames, counts)
+    )
+    probe = _probe(
+        dest,
+        python,
+        probe_dir,
+        env,
+        list(suites) + (list(gpu_suites) if torch_facts.get("available") else []),
+        hostnames,
+        counts,
+    )
     evidence = []
     if not torch_facts.get("available"):
-        evidence.append("torch.cuda.is_available() is False" if "available" in torch_facts
-                        else "torch not importable: %s" % torch_facts.get("error", "?")[:200])
+        evidence.append(
+            "torch.cuda.is_available() is False"
+            if "available" in torch_facts
+            else "torch not importable: %s" % torch_facts.get("error", "?")[:200]
+        )
     if not kfd:
         evidence.append(f"no KFD topology at {kfd_nodes}")
     evidence += [f"{k}: {v}" for k, v in smi.items() if not v.startswith("recorded")]
     manifest = {
         "recorded_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "machine": platform.machine(), "kernel": platform.release(), "python": platform.python_version(),
-        "cpu": _cpu_model(), "gpu": gpu, "no_gpu_evidence": [] if gpu else evidence,
-        "smi": smi, "kfd_files": len(kfd), "torch": {k: torch_facts.get(k) for k in ("torch", "hip", "cuda",
-                                                                                   "available")},
-        "probe": probe, "scrubbed": {k: v for k, v in sorted(counts.items()) if v},
+        "machine": platform.machine(),
+        "kernel": platform.release(),
+        "python": platform.python_version(),
+        "cpu": _cpu_model(),
+        "gpu": gpu,
+        "no_gpu_evidence": [] if gpu else evidence,
+        "smi": smi,
+        "kfd_files": len(kfd),
+        "torch": {k: torch_facts.get(k) for k in ("torch", "hip", "cuda", "available")},
+        "probe": probe,
+        "scrubbed": {k: v for k, v in sorted(counts.items()) if v},
     }
-    (dest / "manifest.json").write_text(scrub(json.dumps(manifest, indent=1, sort_keys=True), hostnames)[0] + "\n")
+    (dest / "manifest.json").write_text(
+        scrub(json.dumps(manifest, indent=1, sort_keys=True), hostnames)[0] + "\n"
+    )
     return manifest
 
 

@@ -21,11 +21,15 @@ from ..probe import evidence
 def to_fixtures(record: Path, fixtures: Path, label: str) -> list[Path]:
     """Write the fixtures of ``record`` under ``fixtures``; the paths written."""
     if not re.fullmatch(r"[a-z0-9][a-z0-9_.-]*", label):
-        raise InputError(f"fixture label {label!r}: use lower-case letters, digits, '.', '_' or '-'",
-                         "e.g. mi300x-rocm6.3")
+        raise InputError(
+            f"fixture label {label!r}: use lower-case letters, digits, '.', '_' or '-'",
+            "e.g. mi300x-rocm6.3",
+        )
     if not (record / "manifest.json").is_file():
-        raise InputError(f"{record}: no manifest.json: not a directory `valorch hosts probe --record` wrote",
-                         "record one with valorch hosts probe --record DIR")
+        raise InputError(
+            f"{record}: no manifest.json: not a directory `valorch hosts probe --record` wrote",
+            "record one with valorch hosts probe --record DIR",
+        )
     written: list[Path] = []
 
     def put(src: Path, dest: Path) -> None:
@@ -39,17 +43,36 @@ def to_fixtures(record: Path, fixtures: Path, label: str) -> list[Path]:
         if src.is_file():
             put(src, fixtures / f"kfd_{label}" / src.relative_to(record / "kfd"))
     facts = json.loads((record / "torch" / "device-properties.json").read_text())
-    build = {"_source": f"recorded by valorch hosts probe --record ({label})", "version": facts.get("torch"),
-             "cuda": facts.get("cuda"), "hip": facts.get("hip"), "arch_list": facts.get("arch_list") or [],
-             "devices": [{k: d.get(k) for k in ("name", "major", "minor", "gcnArchName", "total_memory",
-                                                "multi_processor_count")} for d in facts.get("devices") or []]}
+    build = {
+        "_source": f"recorded by valorch hosts probe --record ({label})",
+        "version": facts.get("torch"),
+        "cuda": facts.get("cuda"),
+        "hip": facts.get("hip"),
+        "arch_list": facts.get("arch_list") or [],
+        "devices": [
+            {
+                k: d.get(k)
+                for k in (
+                    "name",
+                    "major",
+                    "minor",
+                    "gcnArchName",
+                    "total_memory",
+                    "multi_processor_count",
+                )
+            }
+            for d in facts.get("devices") or []
+        ],
+    }
     dest = fixtures / "fake_torch" / f"{label}.json"
     dest.parent.mkdir(parents=True, exist_ok=True)
     dest.write_text(json.dumps(build, indent=1, sort_keys=True) + "\n")
     written.append(dest)
     put(record / "probe" / "results.jsonl", fixtures / "evidence" / f"results-{label}.jsonl")
     vendor = "amd" if facts.get("hip") else "nvidia" if facts.get("cuda") else None
-    rows = [f"# kernel names recorded by valorch hosts probe --record ({label}): name, vendor, library"]
+    rows = [
+        f"# kernel names recorded by valorch hosts probe --record ({label}): name, vendor, library"
+    ]
     seen = set()
     for line in (record / "probe" / "kernel-names.tsv").read_text().splitlines():
         if not line or line.startswith("#") or "\t" not in line:

@@ -9,16 +9,19 @@ and the host names given."""
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 SCRUBBED = "SCRUBBED"
-_UUID = re.compile(r"\b(GPU-|MIG-)?[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b")
+_UUID = re.compile(
+    r"\b(GPU-|MIG-)?[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"
+)
 _SHORT_GPU_ID = re.compile(r"\bGPU-[0-9a-fA-F]{16}\b")
 _ID_NAME = r"[^\"<>\n:=]*(?:serial|uuid|unique[ _]?id|guid)[^\"<>\n:=]*"
 _JSON_FIELD = re.compile(r'("%s"\s*:\s*)("(?:[^"\\]|\\.)*"|\d+)' % _ID_NAME, re.I)
 _XML_FIELD = re.compile(r"<(%s)>([^<]*)</\1>" % _ID_NAME.replace(r"[^\"<>\n:=]*", r"[\w.]*"), re.I)
-_LINE_FIELD = re.compile(r"^(\s*%s\s*[:=]\s*)(\S.*?)\s*$" % _ID_NAME.replace(r"[^\"<>\n:=]*", r"[\w .()-]*"),
-                         re.I | re.M)
+_LINE_FIELD = re.compile(
+    r"^(\s*%s\s*[:=]\s*)(\S.*?)\s*$" % _ID_NAME.replace(r"[^\"<>\n:=]*", r"[\w .()-]*"), re.I | re.M
+)
 _REPR_FIELD = re.compile(r"\b(uuid=)([0-9a-fA-F-]{8,})")
 
 
@@ -39,5 +42,7 @@ def scrub(text: str, hostnames: Iterable[str] = ()) -> tuple[str, int]:
     text = sub(_UUID, lambda m: (m.group(1) or "") + "00000000-0000-0000-0000-000000000000", text)
     text = sub(_SHORT_GPU_ID, lambda m: "GPU-0000000000000000", text)
     for name in sorted({h for h in hostnames if h and len(h) > 2}, key=len, reverse=True):
-        text = sub(re.compile(r"(?<![\w.-])%s(?![\w-])" % re.escape(name)), lambda m: "recorded-host", text)
+        text = sub(
+            re.compile(r"(?<![\w.-])%s(?![\w-])" % re.escape(name)), lambda m: "recorded-host", text
+        )
     return text, count

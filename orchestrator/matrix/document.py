@@ -17,8 +17,12 @@ class TCell:
     statuses: tuple[str, ...] = ()
     runs: tuple[str, ...] = ()
     note: str = ""  # e.g. "catalog says 2.4.0, image has 2.5.1"
-    when: str = ""  # YYYY-MM-DD of the evidence behind the cell ("" where the cell is not a measurement)
-    flags: tuple[str, ...] = ()  # stale, previous-digest, cpu-only, newer-inconclusive (matrix.evidence)
+    when: str = (
+        ""  # YYYY-MM-DD of the evidence behind the cell ("" where the cell is not a measurement)
+    )
+    flags: tuple[
+        str, ...
+    ] = ()  # stale, previous-digest, cpu-only, newer-inconclusive (matrix.evidence)
 
 
 @dataclass(frozen=True)
@@ -61,29 +65,81 @@ class Document:
     def to_dict(self) -> dict[str, Any]:
         t = self.table
         return {
-            "matrix_version": self.header.version, "last_verified": self.header.last_verified,
-            "source_of_truth": list(self.header.source), "params": self.params,
-            "stale_cells": self.header.stale, "fresh_days": self.header.fresh_days,
-            "layout": t.layout, "title": t.title, "label_headers": list(t.label_headers),
-            "columns": list(t.columns), "notes": list(t.notes), "literal_labels": t.literal_labels,
-            "rows": [{"key": r.key, "labels": list(r.labels),
-                      "cells": {col: {"text": c.text, "verdict": c.verdict, "statuses": list(c.statuses),
-                                      "runs": list(c.runs), "note": c.note, "when": c.when, "flags": list(c.flags)}
-                                for col, c in zip(t.columns, r.cells)}}
-                     for r in t.rows],
+            "matrix_version": self.header.version,
+            "last_verified": self.header.last_verified,
+            "source_of_truth": list(self.header.source),
+            "params": self.params,
+            "stale_cells": self.header.stale,
+            "fresh_days": self.header.fresh_days,
+            "layout": t.layout,
+            "title": t.title,
+            "label_headers": list(t.label_headers),
+            "columns": list(t.columns),
+            "notes": list(t.notes),
+            "literal_labels": t.literal_labels,
+            "rows": [
+                {
+                    "key": r.key,
+                    "labels": list(r.labels),
+                    "cells": {
+                        col: {
+                            "text": c.text,
+                            "verdict": c.verdict,
+                            "statuses": list(c.statuses),
+                            "runs": list(c.runs),
+                            "note": c.note,
+                            "when": c.when,
+                            "flags": list(c.flags),
+                        }
+                        for col, c in zip(t.columns, r.cells)
+                    },
+                }
+                for r in t.rows
+            ],
         }
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Document":
+    def from_dict(cls, d: dict[str, Any]) -> Document:
         cols = tuple(d["columns"])
-        rows = tuple(TRow(r["key"], tuple(r["labels"]),
-                          tuple(TCell(c["text"], c["verdict"], tuple(c["statuses"]), tuple(c["runs"]), c["note"],
-                                      c.get("when", ""), tuple(c.get("flags", ())))
-                                for c in (r["cells"][col] for col in cols))) for r in d["rows"])
-        table = Table(d["layout"], d["title"], tuple(d["label_headers"]), cols, rows, tuple(d["notes"]),
-                      d.get("literal_labels", 0))
-        return cls(Header(d["matrix_version"], d["last_verified"], tuple(d["source_of_truth"]),
-                          d.get("stale_cells", 0), d.get("fresh_days", 7)), table, d.get("params", {}))
+        rows = tuple(
+            TRow(
+                r["key"],
+                tuple(r["labels"]),
+                tuple(
+                    TCell(
+                        c["text"],
+                        c["verdict"],
+                        tuple(c["statuses"]),
+                        tuple(c["runs"]),
+                        c["note"],
+                        c.get("when", ""),
+                        tuple(c.get("flags", ())),
+                    )
+                    for c in (r["cells"][col] for col in cols)
+                ),
+            )
+            for r in d["rows"]
+        )
+        table = Table(
+            d["layout"],
+            d["title"],
+            tuple(d["label_headers"]),
+            cols,
+            rows,
+            tuple(d["notes"]),
+            d.get("literal_labels", 0),
+        )
+        return cls(
+            Header(
+                d["matrix_version"],
+                d["last_verified"],
+                tuple(d["source_of_truth"]),
+                d.get("stale_cells", 0),
+                d.get("fresh_days", 7),
+            ),
+            table,
+            d.get("params", {}),
+        )
 
-    def with_header(self, header: Header) -> "Document":
+    def with_header(self, header: Header) -> Document:
         return Document(header, self.table, self.params)

@@ -28,17 +28,22 @@ short by the infrastructure) never erases what an earlier run measured.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 from datetime import datetime
-from typing import Any, Iterable, Mapping, Sequence
+from functools import cached_property
+from typing import Any
 
 from .model import Observation, verdict
 
 GPU_BACKENDS = ("rocm", "cuda")
 SPECIAL_JOBS = ("adhoc", "bisect")
 NO_VERDICT_JOBS = ("inventory",)  # store/inventory_queries.JOB: components only
-NOT_FINAL = ("error", "skip", "missing")  # skip is final where the whole suite ran (deliberately not run)
+NOT_FINAL = (
+    "error",
+    "skip",
+    "missing",
+)  # skip is final where the whole suite ran (deliberately not run)
 CPU_ONLY_CLASS = "cpu only"
 LOOKBACK = 16  # runs read past the settled point for checks that have no final verdict yet
 
@@ -50,7 +55,9 @@ def host_class(host_spec: Mapping[str, Any] | None, backend: str, cpu_only: bool
     if cpu_only:
         return CPU_ONLY_CLASS
     gpus = (host_spec or {}).get("gpus") or ()
-    kinds = sorted({f"{g.get('vendor', '?')} {g.get('arch', '?')}" for g in gpus if isinstance(g, Mapping)})
+    kinds = sorted(
+        {f"{g.get('vendor', '?')} {g.get('arch', '?')}" for g in gpus if isinstance(g, Mapping)}
+    )
     return " + ".join(kinds) or CPU_ONLY_CLASS
 
 
@@ -59,15 +66,18 @@ def special(job: str, backend: str, cpu_only: bool) -> bool:
     return job in SPECIAL_JOBS or (cpu_only and backend in GPU_BACKENDS)
 
 
-def feeds(job_name: str, backend: str, cpu_only: bool, *, job: str | None, include_special: bool) -> bool:
+def feeds(
+    job_name: str, backend: str, cpu_only: bool, *, job: str | None, include_special: bool
+) -> bool:
     """Whether a run may speak for a matrix: ``job`` names the one job wanted (``adhoc`` and
     ``bisect`` included); otherwise named jobs only, special runs when ``include_special``.
     An inventory audit's run (job ``inventory``) holds components, no verdicts: never."""
     if job_name in NO_VERDICT_JOBS:
         return False
     if job is not None:
-        return job_name == job and (include_special or not (cpu_only and backend in GPU_BACKENDS)
-                                    or job in SPECIAL_JOBS)
+        return job_name == job and (
+            include_special or not (cpu_only and backend in GPU_BACKENDS) or job in SPECIAL_JOBS
+        )
     return include_special or not special(job_name, backend, cpu_only)
 
 
@@ -149,7 +159,9 @@ class EnvWalk:
         self._final: dict[str, _Chosen] = {}
         self._newer: dict[str, _Chosen] = {}  # the newest not-final evidence above the final one
         self._order: list[list[str]] = []  # per run read, newest first: its checks in storage order
-        self.values: dict[tuple[str, str], str] = {}  # (run id, check) → measured version (version rows)
+        self.values: dict[
+            tuple[str, str], str
+        ] = {}  # (run id, check) → measured version (version rows)
 
     @property
     def pending(self) -> set[str]:
@@ -161,7 +173,13 @@ class EnvWalk:
             return False
         return not self.pending or self._past_settled >= LOOKBACK
 
-    def feed(self, run: RunFacts, plans: Sequence[SuitePlan], attempts: Iterable[Attempt], state: str = "done") -> None:
+    def feed(
+        self,
+        run: RunFacts,
+        plans: Sequence[SuitePlan],
+        attempts: Iterable[Attempt],
+        state: str = "done",
+    ) -> None:
         """Read one run (older than every run fed before)."""
         if self.newest is None:
             self.newest = run
@@ -185,7 +203,9 @@ class EnvWalk:
                 continue
             chosen = _Chosen(run, found)
             suite = found[0].suite if plans else "*"
-            if chosen.verdict in NOT_FINAL and not (chosen.verdict == "skip" and suite not in narrowed):
+            if chosen.verdict in NOT_FINAL and not (
+                chosen.verdict == "skip" and suite not in narrowed
+            ):
                 self._newer.setdefault(check, chosen)
             else:
                 self._final[check] = chosen
@@ -199,7 +219,9 @@ class EnvWalk:
 
     def chosen_runs(self, prefix: str) -> set[str]:
         """The runs whose attempts speak for the checks starting with ``prefix``."""
-        return {c.run.run_id for k, c in {**self._newer, **self._final}.items() if k.startswith(prefix)}
+        return {
+            c.run.run_id for k, c in {**self._newer, **self._final}.items() if k.startswith(prefix)
+        }
 
     def observations(self, column: str) -> list[Observation]:
         """The chosen attempts of every check, each stamped with its evidence date and flags.
@@ -217,19 +239,39 @@ class EnvWalk:
                 flags.append("newer-inconclusive")
             if newest_digest and chosen.run.digest and chosen.run.digest != newest_digest:
                 flags.append("previous-digest")
-            if chosen.run.backend in GPU_BACKENDS and any(ran_on_cpu(a.device) for a in chosen.attempts):
+            if chosen.run.backend in GPU_BACKENDS and any(
+                ran_on_cpu(a.device) for a in chosen.attempts
+            ):
                 flags.append("cpu-only")
             when = chosen.run.ended or chosen.run.started
             note = ""
             if "newer-inconclusive" in flags and newer is not None:
                 last = sorted(newer.attempts, key=lambda a: a.attempt)[-1]
-                note = f"newer run {newer.run.run_id[:8]} was {newer.verdict}: {last.message}".strip()
+                note = (
+                    f"newer run {newer.run.run_id[:8]} was {newer.verdict}: {last.message}".strip()
+                )
             for a in sorted(chosen.attempts, key=lambda a: a.attempt):
-                message = a.message if not note else (f"{a.message} ({note})" if a.message else note)
-                out.append(Observation(column=column, check=a.check, feature=a.feature, kind=a.kind,
-                                       library=a.library, status=a.status, attempt=a.attempt, run_id=a.run_id,
-                                       message=message, when=when, device=a.device, flags=tuple(flags),
-                                       version=a.version, value=self.values.get((a.run_id, a.check))))
+                message = (
+                    a.message if not note else (f"{a.message} ({note})" if a.message else note)
+                )
+                out.append(
+                    Observation(
+                        column=column,
+                        check=a.check,
+                        feature=a.feature,
+                        kind=a.kind,
+                        library=a.library,
+                        status=a.status,
+                        attempt=a.attempt,
+                        run_id=a.run_id,
+                        message=message,
+                        when=when,
+                        device=a.device,
+                        flags=tuple(flags),
+                        version=a.version,
+                        value=self.values.get((a.run_id, a.check)),
+                    )
+                )
         return out
 
 
@@ -240,13 +282,20 @@ def column_labels(envs: Iterable[tuple[str, str]]) -> dict[tuple[str, str], str]
     classes: dict[str, set[str]] = {}
     for alias, cls in envs:
         classes.setdefault(alias, set()).add(cls)
-    return {(alias, cls): alias if (len(classes[alias]) == 1 and cls != CPU_ONLY_CLASS) else f"{alias} · {cls}"
-            for alias, cls in envs}
+    return {
+        (alias, cls): alias
+        if (len(classes[alias]) == 1 and cls != CPU_ONLY_CLASS)
+        else f"{alias} · {cls}"
+        for alias, cls in envs
+    }
 
 
-def walk_all(runs: Sequence[RunFacts], plans: Mapping[str, Sequence[SuitePlan]],
-             attempts: Mapping[str, Sequence[Attempt]], states: Mapping[str, str] | None = None
-             ) -> dict[tuple[str, str], EnvWalk]:
+def walk_all(
+    runs: Sequence[RunFacts],
+    plans: Mapping[str, Sequence[SuitePlan]],
+    attempts: Mapping[str, Sequence[Attempt]],
+    states: Mapping[str, str] | None = None,
+) -> dict[tuple[str, str], EnvWalk]:
     """Every environment walked over runs held in memory (the site): newest first, stopping
     at each environment's settled point."""
     by_env: dict[tuple[str, str], list[RunFacts]] = {}
@@ -258,6 +307,11 @@ def walk_all(runs: Sequence[RunFacts], plans: Mapping[str, Sequence[SuitePlan]],
         for r in env_runs:
             if w.done:
                 break
-            w.feed(r, plans.get(r.run_id, ()), attempts.get(r.run_id, ()), (states or {}).get(r.run_id, "done"))
+            w.feed(
+                r,
+                plans.get(r.run_id, ()),
+                attempts.get(r.run_id, ()),
+                (states or {}).get(r.run_id, "done"),
+            )
         walks[env] = w
     return walks

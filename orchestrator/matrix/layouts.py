@@ -4,24 +4,50 @@ are in ../shared/seeds (see DESIGN.md)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from datetime import datetime
-from typing import Any, Iterable, Sequence
+from functools import lru_cache
+from typing import Any
 
 from ..components import UNPINNED, version_matches
-from .model import LEGEND, Cell, Matrix, Observation, build, by_feature, regroup
 from .document import Table, TCell, TRow
-from .seed import best_by_backend, seed_features_table, describe, descriptions, since_cell, supported_cell
+from .model import LEGEND, Cell, Matrix, Observation, build, by_feature, regroup
+from .seed import (
+    best_by_backend,
+    describe,
+    descriptions,
+    seed_features_table,
+    since_cell,
+    supported_cell,
+)
 from .tiers import COUNTED, TIERS, Policy, tiers
 
-LAYOUTS = ("checks", "features", "seed-features", "since", "components", "libraries", "summary", "tiers")
+LAYOUTS = (
+    "checks",
+    "features",
+    "seed-features",
+    "since",
+    "components",
+    "libraries",
+    "summary",
+    "tiers",
+)
 ROWS = ("features", "checks")
 COLUMNS = ("images", "backends", "hosts")
 # (header, catalog key) of the seed's "PyTorch Docker image components" table
-COMPONENT_COLUMNS = (("PyTorch", "pytorch"), ("Ubuntu", "ubuntu"), ("Python", "python"), ("Apex", "apex"),
-                     ("torchvision", "torchvision"), ("TensorBoard", "tensorboard"), ("MAGMA", "magma"),
-                     ("UCX", "ucx"), ("OMPI", "ompi"), ("OFED", "ofed"))
+COMPONENT_COLUMNS = (
+    ("PyTorch", "pytorch"),
+    ("Ubuntu", "ubuntu"),
+    ("Python", "python"),
+    ("Apex", "apex"),
+    ("torchvision", "torchvision"),
+    ("TensorBoard", "tensorboard"),
+    ("MAGMA", "magma"),
+    ("UCX", "ucx"),
+    ("OMPI", "ompi"),
+    ("OFED", "ofed"),
+)
 SINCE_COLUMNS = (("Since PyTorch", "pytorch"), ("Since ROCm", "rocm"))
 
 
@@ -46,8 +72,12 @@ class CatalogImage:
     components: dict[str, str]
 
 
-def grid(observations: Iterable[Observation], runs: Sequence[RunInfo], rows: str = "checks",
-         columns: str = "images") -> Matrix:
+def grid(
+    observations: Iterable[Observation],
+    runs: Sequence[RunInfo],
+    rows: str = "checks",
+    columns: str = "images",
+) -> Matrix:
     """Observations keyed by run id as column → rows × (images | backends | hosts)."""
     per_run = build(observations, [r.run_id for r in runs])
     m = regroup(per_run, columns={r.run_id: r.group(columns) for r in runs})
@@ -55,8 +85,15 @@ def grid(observations: Iterable[Observation], runs: Sequence[RunInfo], rows: str
 
 
 def _tcell(cell: Cell, text: str | None = None) -> TCell:
-    return TCell(cell.text if text is None else text, cell.verdict, cell.statuses, cell.runs, cell.message,
-                 _day(cell.when) if cell.when else "", cell.flags)
+    return TCell(
+        cell.text if text is None else text,
+        cell.verdict,
+        cell.statuses,
+        cell.runs,
+        cell.message,
+        _day(cell.when) if cell.when else "",
+        cell.flags,
+    )
 
 
 @lru_cache(maxsize=4096)
@@ -70,28 +107,58 @@ def _labels(m: Matrix, rows: str) -> tuple[tuple[str, ...], int, Any]:
     return ("Check", "Feature", "Library"), 1, lambda r: (r.key, r.feature, r.library or "")
 
 
-def checks_table(obs: Sequence[Observation], runs: Sequence[RunInfo], rows: str, columns: str) -> Table:
+def checks_table(
+    obs: Sequence[Observation], runs: Sequence[RunInfo], rows: str, columns: str
+) -> Table:
     m = grid(obs, runs, rows, columns)
     heads, literal, labels = _labels(m, rows)
-    body = tuple(TRow(r.key, labels(r), tuple(_tcell(m.cell(r.key, c)) for c in m.columns)) for r in m.rows)
+    body = tuple(
+        TRow(r.key, labels(r), tuple(_tcell(m.cell(r.key, c)) for c in m.columns)) for r in m.rows
+    )
     title = f"{'Features' if rows == 'features' else 'Checks'} by {columns[:-1]}"
-    notes = (LEGEND,) if rows == "checks" else (LEGEND, "A feature combines the checks that evidence it: "
-                                                "all pass ✅, any failing ❌, otherwise ⚠️.")
-    return Table("features" if rows == "features" else "checks", title, heads, m.columns, body, notes, literal)
+    notes = (
+        (LEGEND,)
+        if rows == "checks"
+        else (
+            LEGEND,
+            "A feature combines the checks that evidence it: "
+            "all pass ✅, any failing ❌, otherwise ⚠️.",
+        )
+    )
+    return Table(
+        "features" if rows == "features" else "checks",
+        title,
+        heads,
+        m.columns,
+        body,
+        notes,
+        literal,
+    )
 
 
 def since_table(obs: Sequence[Observation], runs: Sequence[RunInfo], rows: str) -> Table:
     m = grid(obs, runs, rows, "images")
     comps = {r.image: r.components for r in runs}
     heads, literal, labels = _labels(m, rows)
-    body = tuple(TRow(r.key, labels(r), tuple(since_cell(m, r.key, key, comps) for _h, key in SINCE_COLUMNS))
-                 for r in m.rows)
-    note = ("Since: the oldest version (of the images' catalogued pytorch / rocm components) whose newest "
-            "verdict passes, every newer version tested passing too (⚠️: partial support in that range); "
-            "≤ X: passes in every version tested, none older than X was tested; —: does not pass in the "
-            "newest version tested, or never tested. The cell's note lists the versions measured.")
-    return Table("since", "Feature support by version", heads, tuple(h for h, _ in SINCE_COLUMNS), body,
-                 (note,), literal)
+    body = tuple(
+        TRow(r.key, labels(r), tuple(since_cell(m, r.key, key, comps) for _h, key in SINCE_COLUMNS))
+        for r in m.rows
+    )
+    note = (
+        "Since: the oldest version (of the images' catalogued pytorch / rocm components) whose newest "
+        "verdict passes, every newer version tested passing too (⚠️: partial support in that range); "
+        "≤ X: passes in every version tested, none older than X was tested; —: does not pass in the "
+        "newest version tested, or never tested. The cell's note lists the versions measured."
+    )
+    return Table(
+        "since",
+        "Feature support by version",
+        heads,
+        tuple(h for h, _ in SINCE_COLUMNS),
+        body,
+        (note,),
+        literal,
+    )
 
 
 def summary_table(obs: Sequence[Observation], runs: Sequence[RunInfo]) -> Table:
@@ -105,23 +172,35 @@ def summary_table(obs: Sequence[Observation], runs: Sequence[RunInfo]) -> Table:
     described = descriptions(r.key for r in per_check.rows)
     backend_of = {r.image: r.backend for r in runs}
     backends, cells = best_by_backend(m, backend_of)
-    body = tuple(TRow(r.key, (r.key, describe(checks_of[r.key], described)),
-                      tuple(supported_cell(cells[(r.key, b)], checks_of[r.key]) for b in backends)) for r in m.rows)
+    body = tuple(
+        TRow(
+            r.key,
+            (r.key, describe(checks_of[r.key], described)),
+            tuple(supported_cell(cells[(r.key, b)], checks_of[r.key]) for b in backends),
+        )
+        for r in m.rows
+    )
     heads = ("Supported",) if len(backends) == 1 else tuple(f"Supported ({b})" for b in backends)
-    notes = ("✅: full support · ⚠️: partial support or inconclusive · ❌: not supported · —: not run; "
-             "a backend's cell is its best-evidenced state: ✅ where some image of the backend passes · "
-             f"over {len(m.columns)} image(s): {', '.join(f'{c} ({backend_of[c]})' for c in m.columns)}",)
+    notes = (
+        "✅: full support · ⚠️: partial support or inconclusive · ❌: not supported · —: not run; "
+        "a backend's cell is its best-evidenced state: ✅ where some image of the backend passes · "
+        f"over {len(m.columns)} image(s): {', '.join(f'{c} ({backend_of[c]})' for c in m.columns)}",
+    )
     return Table("summary", "Supported features", ("Features", "Description"), heads, body, notes)
 
 
-def tiers_table(obs: Sequence[Observation], runs: Sequence[RunInfo], columns: str, policy: Policy) -> Table:
+def tiers_table(
+    obs: Sequence[Observation], runs: Sequence[RunInfo], columns: str, policy: Policy
+) -> Table:
     """support-tiers-compatibility-matrix.md's shape: platform, tier, scope and notes, each
     claim counted from the verdicts (the tier is the only badge of a row)."""
     m = grid(obs, runs, "checks", "images")
     groups: dict[str, list[Cell]] = {}
     scope: dict[str, dict[str, list[int]]] = {}
     group_of = {r.image: r.group(columns) for r in runs}
-    said = {c for (_r, c) in m.cells}  # an image with no verdict (an inventory-only run) claims nothing
+    said = {
+        c for (_r, c) in m.cells
+    }  # an image with no verdict (an inventory-only run) claims nothing
     for image in (c for c in m.columns if c in said):
         g = group_of[image]
         for r in m.rows:
@@ -135,13 +214,30 @@ def tiers_table(obs: Sequence[Observation], runs: Sequence[RunInfo], columns: st
         images = sorted({r.image for r in runs if r.group(columns) == t.group})
         hosts = sorted({r.host for r in runs if r.group(columns) == t.group})
         suites = ", ".join(f"{s} ({p}/{n} pass)" for s, (p, n) in scope.get(t.group, {}).items())
-        notes = (f"pass rate {t.rate:.1%} ({t.passed} of {t.counted} checks with a verdict), {t.crashes} crashes "
-                 f"or timeouts; {len(images)} image(s) on {', '.join(hosts)}")
-        body.append(TRow(t.group, (t.group,), (TCell(t.tier, t.tier, (), t.runs),
-                                               TCell(suites or "no check with a verdict", "", (), t.runs),
-                                               TCell(notes, "", (), t.runs, ", ".join(images)))))
+        notes = (
+            f"pass rate {t.rate:.1%} ({t.passed} of {t.counted} checks with a verdict), {t.crashes} crashes "
+            f"or timeouts; {len(images)} image(s) on {', '.join(hosts)}"
+        )
+        body.append(
+            TRow(
+                t.group,
+                (t.group,),
+                (
+                    TCell(t.tier, t.tier, (), t.runs),
+                    TCell(suites or "no check with a verdict", "", (), t.runs),
+                    TCell(notes, "", (), t.runs, ", ".join(images)),
+                ),
+            )
+        )
     head = {"images": "Image", "backends": "Platform", "hosts": "Host"}[columns]
-    return Table("tiers", "Support tiers", (head,), ("Tier", "Scope", "Notes"), tuple(body), (policy.describe(),))
+    return Table(
+        "tiers",
+        "Support tiers",
+        (head,),
+        ("Tier", "Scope", "Notes"),
+        tuple(body),
+        (policy.describe(),),
+    )
 
 
 def _measured(inventory: dict[str, str], key: str) -> str | None:
@@ -156,38 +252,71 @@ def component_cell(expected: str, measured: str | None, run_id: str | None) -> T
     if measured is None and not expected:
         return TCell("")  # neither catalogued nor measured: nothing to say, nothing expected
     if measured is None:
-        return TCell(expected, "catalog" if run_id else "missing", (), (),
-                     "catalogued; not found in the measured inventory" if run_id else
-                     "catalogued; no inventory of this image was measured")
+        return TCell(
+            expected,
+            "catalog" if run_id else "missing",
+            (),
+            (),
+            "catalogued; not found in the measured inventory"
+            if run_id
+            else "catalogued; no inventory of this image was measured",
+        )
     if not expected:
         return TCell(measured, "measured", (), runs, f"not catalogued; the image has {measured}")
     if expected.lower() in UNPINNED:
-        return TCell(f"{expected} ({measured})", "unpinned", (), runs, f"unpinned; the image has {measured}")
+        return TCell(
+            f"{expected} ({measured})", "unpinned", (), runs, f"unpinned; the image has {measured}"
+        )
     if version_matches(expected, measured):
         return TCell(expected, "ok", (), runs, f"measured {measured}")
-    return TCell(f"⚠️ {expected} ≠ {measured}", "drift", (), runs,
-                 f"catalog says {expected}, the image has {measured}")
+    return TCell(
+        f"⚠️ {expected} ≠ {measured}",
+        "drift",
+        (),
+        runs,
+        f"catalog says {expected}, the image has {measured}",
+    )
 
 
-def components_table(images: Sequence[CatalogImage],
-                     inventory: dict[str, tuple[str, dict[str, str]]]) -> Table:
+def components_table(
+    images: Sequence[CatalogImage], inventory: dict[str, tuple[str, dict[str, str]]]
+) -> Table:
     """inventory: image alias → (run id, component → value) of its latest inventoried run."""
     body = []
     for img in images:
         run_id, found = inventory.get(img.alias, (None, {}))
         docker = img.reference + (f"@{img.digest[:19]}" if img.digest else "")
-        cells = tuple(component_cell(str(img.components.get(key, "")), _measured(found, key) if found else None,
-                                     run_id) for _h, key in COMPONENT_COLUMNS)
+        cells = tuple(
+            component_cell(
+                str(img.components.get(key, "")), _measured(found, key) if found else None, run_id
+            )
+            for _h, key in COMPONENT_COLUMNS
+        )
         body.append(TRow(img.alias, (docker,), cells))
-    notes = ("Values from the image catalog; where an inventory of the image was measured, ⚠️ A ≠ B marks "
-             "a component whose measured version (B) disagrees with the catalog (A), and an unpinned "
-             "component shows the version found.",)
-    return Table("components", "PyTorch Docker image components", ("Docker",),
-                 tuple(h for h, _ in COMPONENT_COLUMNS), tuple(body), notes, 1)
+    notes = (
+        "Values from the image catalog; where an inventory of the image was measured, ⚠️ A ≠ B marks "
+        "a component whose measured version (B) disagrees with the catalog (A), and an unpinned "
+        "component shows the version found.",
+    )
+    return Table(
+        "components",
+        "PyTorch Docker image components",
+        ("Docker",),
+        tuple(h for h, _ in COMPONENT_COLUMNS),
+        tuple(body),
+        notes,
+        1,
+    )
 
 
-def observed_table(layout: str, obs: Sequence[Observation], runs: Sequence[RunInfo], rows: str, columns: str,
-                   policy: Policy) -> Table:
+def observed_table(
+    layout: str,
+    obs: Sequence[Observation],
+    runs: Sequence[RunInfo],
+    rows: str,
+    columns: str,
+    policy: Policy,
+) -> Table:
     """The table of a layout drawn from observations (every layout but components and libraries)."""
     if layout in ("checks", "features"):
         return checks_table(obs, runs, "features" if layout == "features" else rows, columns)

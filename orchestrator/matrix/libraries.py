@@ -6,8 +6,8 @@ where the library belongs to the image's backend but no inventory was stored."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from .document import Table, TCell, TRow
 
@@ -27,73 +27,266 @@ def _lib(name: str, backends: str, purpose: str, used_in: str, *keys: str) -> Li
 
 # the seed's rows (rocm-pytorch-compatibility.rst), then their CUDA counterparts
 LIBRARIES: tuple[Library, ...] = (
-    _lib("ROCm", "rocm", "The ROCm release the libraries come from.", "Every GPU operation.",
-         "rocm", "deb:rocm-core"),
-    _lib("HIP runtime", "rocm", "Runs kernels and manages device memory.", "Every GPU operation.",
-         "hip", "deb:hip-runtime-amd", "pytorch.hip"),
-    _lib("Composable Kernel", "rocm", "Fast GEMM, convolution and transformation kernels.",
-         "torch.matmul, torch.bmm, torch.nn.Conv2d/Conv3d, torch.nn.MultiheadAttention.",
-         "composable_kernel", "deb:composablekernel-dev"),
-    _lib("hipBLAS", "rocm", "GPU-accelerated BLAS for matrix and vector operations.",
-         "Matrix products, matrix-vector products, tensor contractions.", "hipblas", "deb:hipblas"),
-    _lib("hipBLASLt", "rocm", "BLAS extension with fused epilogues and integer tensor cores.",
-         "torch.matmul, torch.mm and the GEMMs of linear and convolutional layers.",
-         "hipblaslt", "deb:hipblaslt"),
-    _lib("rocBLAS", "rocm", "The BLAS implementation behind hipBLAS.", "Dense and batched linear algebra.",
-         "rocblas", "deb:rocblas"),
-    _lib("hipCUB", "rocm", "Parallel reduction, scan, sort and select.", "torch.sum, torch.cumsum, torch.sort, torch.topk.",
-         "hipcub", "deb:hipcub-dev"),
-    _lib("hipFFT", "rocm", "Fast Fourier transforms on the GPU.", "torch.fft.*, torchaudio transforms.",
-         "hipfft", "deb:hipfft"),
-    _lib("hipRAND", "rocm", "Random number generation on the GPU.", "torch.rand, torch.randn, dropout.",
-         "hiprand", "deb:hiprand"),
-    _lib("hipSOLVER", "rocm", "Dense linear solvers and decompositions.", "torch.linalg.solve, svd, eig.",
-         "hipsolver", "deb:hipsolver"),
-    _lib("rocSOLVER", "rocm", "The LAPACK implementation behind hipSOLVER.", "torch.linalg.*.",
-         "rocsolver", "deb:rocsolver"),
-    _lib("hipSPARSE", "rocm", "Sparse matrix operations.", "torch.sparse.mm and sparse tensors.",
-         "hipsparse", "deb:hipsparse"),
-    _lib("hipSPARSELt", "rocm", "Structured (2:4) sparse matrix products.", "torch.sparse.to_sparse_semi_structured.",
-         "hipsparselt", "deb:hipsparselt"),
-    _lib("hipTensor", "rocm", "Tensor contractions and permutations.", "Contractions in custom operators.",
-         "hiptensor", "deb:hiptensor"),
-    _lib("MIOpen", "rocm", "Deep learning primitives: convolution, normalisation, RNN.",
-         "torch.nn.Conv*, BatchNorm, LSTM, torch.backends.cudnn flags.", "miopen", "deb:miopen-hip",
-         "pytorch.built_with.miopen"),
-    _lib("MIGraphX", "rocm", "Graph optimisation and inference.", "torch_migraphx, ONNX inference.",
-         "migraphx", "deb:migraphx"),
-    _lib("MIVisionX", "rocm", "Computer vision and inference (OpenVX).", "Data pipelines with rocAL.",
-         "mivisionx", "deb:mivisionx"),
-    _lib("rocAL", "rocm", "Data loading and augmentation on the GPU.", "Image and video data pipelines.",
-         "rocal", "deb:rocal"),
-    _lib("RCCL", "rocm", "Collective communication between GPUs.", "torch.distributed with the nccl backend.",
-         "rccl", "deb:rccl", "pytorch.built_with.rccl"),
-    _lib("rocDecode", "rocm", "Video decoding on the GPU.", "torchvision.io video decoding.",
-         "rocdecode", "deb:rocdecode"),
-    _lib("rocJPEG", "rocm", "JPEG decoding on the GPU.", "torchvision.io.decode_jpeg on the device.",
-         "rocjpeg", "deb:rocjpeg"),
-    _lib("RPP", "rocm", "Image, audio and signal processing primitives.", "rocAL pipelines.", "rpp", "deb:rpp"),
-    _lib("rocThrust", "rocm", "Parallel algorithms (Thrust).", "Sort, scan and reductions in extensions.",
-         "rocthrust", "deb:rocthrust-dev"),
-    _lib("rocWMMA", "rocm", "Matrix multiply-accumulate with matrix cores.", "Mixed-precision GEMM kernels.",
-         "rocwmma", "deb:rocwmma-dev"),
-    _lib("MAGMA", "rocm cuda", "Dense linear algebra on GPU and CPU.", "torch.linalg on the GPU.",
-         "magma", "deb:magma", "pytorch.built_with.magma"),
-    _lib("CUDA", "cuda", "The CUDA toolkit release.", "Every GPU operation.", "cuda", "pytorch.cuda"),
-    _lib("cuDNN", "cuda", "Deep learning primitives.", "torch.nn.Conv*, BatchNorm, RNN, SDPA.",
-         "cudnn", "pytorch.built_with.cudnn"),
-    _lib("NCCL", "cuda", "Collective communication between GPUs.", "torch.distributed with the nccl backend.",
-         "nccl", "pytorch.built_with.nccl"),
+    _lib(
+        "ROCm",
+        "rocm",
+        "The ROCm release the libraries come from.",
+        "Every GPU operation.",
+        "rocm",
+        "deb:rocm-core",
+    ),
+    _lib(
+        "HIP runtime",
+        "rocm",
+        "Runs kernels and manages device memory.",
+        "Every GPU operation.",
+        "hip",
+        "deb:hip-runtime-amd",
+        "pytorch.hip",
+    ),
+    _lib(
+        "Composable Kernel",
+        "rocm",
+        "Fast GEMM, convolution and transformation kernels.",
+        "torch.matmul, torch.bmm, torch.nn.Conv2d/Conv3d, torch.nn.MultiheadAttention.",
+        "composable_kernel",
+        "deb:composablekernel-dev",
+    ),
+    _lib(
+        "hipBLAS",
+        "rocm",
+        "GPU-accelerated BLAS for matrix and vector operations.",
+        "Matrix products, matrix-vector products, tensor contractions.",
+        "hipblas",
+        "deb:hipblas",
+    ),
+    _lib(
+        "hipBLASLt",
+        "rocm",
+        "BLAS extension with fused epilogues and integer tensor cores.",
+        "torch.matmul, torch.mm and the GEMMs of linear and convolutional layers.",
+        "hipblaslt",
+        "deb:hipblaslt",
+    ),
+    _lib(
+        "rocBLAS",
+        "rocm",
+        "The BLAS implementation behind hipBLAS.",
+        "Dense and batched linear algebra.",
+        "rocblas",
+        "deb:rocblas",
+    ),
+    _lib(
+        "hipCUB",
+        "rocm",
+        "Parallel reduction, scan, sort and select.",
+        "torch.sum, torch.cumsum, torch.sort, torch.topk.",
+        "hipcub",
+        "deb:hipcub-dev",
+    ),
+    _lib(
+        "hipFFT",
+        "rocm",
+        "Fast Fourier transforms on the GPU.",
+        "torch.fft.*, torchaudio transforms.",
+        "hipfft",
+        "deb:hipfft",
+    ),
+    _lib(
+        "hipRAND",
+        "rocm",
+        "Random number generation on the GPU.",
+        "torch.rand, torch.randn, dropout.",
+        "hiprand",
+        "deb:hiprand",
+    ),
+    _lib(
+        "hipSOLVER",
+        "rocm",
+        "Dense linear solvers and decompositions.",
+        "torch.linalg.solve, svd, eig.",
+        "hipsolver",
+        "deb:hipsolver",
+    ),
+    _lib(
+        "rocSOLVER",
+        "rocm",
+        "The LAPACK implementation behind hipSOLVER.",
+        "torch.linalg.*.",
+        "rocsolver",
+        "deb:rocsolver",
+    ),
+    _lib(
+        "hipSPARSE",
+        "rocm",
+        "Sparse matrix operations.",
+        "torch.sparse.mm and sparse tensors.",
+        "hipsparse",
+        "deb:hipsparse",
+    ),
+    _lib(
+        "hipSPARSELt",
+        "rocm",
+        "Structured (2:4) sparse matrix products.",
+        "torch.sparse.to_sparse_semi_structured.",
+        "hipsparselt",
+        "deb:hipsparselt",
+    ),
+    _lib(
+        "hipTensor",
+        "rocm",
+        "Tensor contractions and permutations.",
+        "Contractions in custom operators.",
+        "hiptensor",
+        "deb:hiptensor",
+    ),
+    _lib(
+        "MIOpen",
+        "rocm",
+        "Deep learning primitives: convolution, normalisation, RNN.",
+        "torch.nn.Conv*, BatchNorm, LSTM, torch.backends.cudnn flags.",
+        "miopen",
+        "deb:miopen-hip",
+        "pytorch.built_with.miopen",
+    ),
+    _lib(
+        "MIGraphX",
+        "rocm",
+        "Graph optimisation and inference.",
+        "torch_migraphx, ONNX inference.",
+        "migraphx",
+        "deb:migraphx",
+    ),
+    _lib(
+        "MIVisionX",
+        "rocm",
+        "Computer vision and inference (OpenVX).",
+        "Data pipelines with rocAL.",
+        "mivisionx",
+        "deb:mivisionx",
+    ),
+    _lib(
+        "rocAL",
+        "rocm",
+        "Data loading and augmentation on the GPU.",
+        "Image and video data pipelines.",
+        "rocal",
+        "deb:rocal",
+    ),
+    _lib(
+        "RCCL",
+        "rocm",
+        "Collective communication between GPUs.",
+        "torch.distributed with the nccl backend.",
+        "rccl",
+        "deb:rccl",
+        "pytorch.built_with.rccl",
+    ),
+    _lib(
+        "rocDecode",
+        "rocm",
+        "Video decoding on the GPU.",
+        "torchvision.io video decoding.",
+        "rocdecode",
+        "deb:rocdecode",
+    ),
+    _lib(
+        "rocJPEG",
+        "rocm",
+        "JPEG decoding on the GPU.",
+        "torchvision.io.decode_jpeg on the device.",
+        "rocjpeg",
+        "deb:rocjpeg",
+    ),
+    _lib(
+        "RPP",
+        "rocm",
+        "Image, audio and signal processing primitives.",
+        "rocAL pipelines.",
+        "rpp",
+        "deb:rpp",
+    ),
+    _lib(
+        "rocThrust",
+        "rocm",
+        "Parallel algorithms (Thrust).",
+        "Sort, scan and reductions in extensions.",
+        "rocthrust",
+        "deb:rocthrust-dev",
+    ),
+    _lib(
+        "rocWMMA",
+        "rocm",
+        "Matrix multiply-accumulate with matrix cores.",
+        "Mixed-precision GEMM kernels.",
+        "rocwmma",
+        "deb:rocwmma-dev",
+    ),
+    _lib(
+        "MAGMA",
+        "rocm cuda",
+        "Dense linear algebra on GPU and CPU.",
+        "torch.linalg on the GPU.",
+        "magma",
+        "deb:magma",
+        "pytorch.built_with.magma",
+    ),
+    _lib(
+        "CUDA", "cuda", "The CUDA toolkit release.", "Every GPU operation.", "cuda", "pytorch.cuda"
+    ),
+    _lib(
+        "cuDNN",
+        "cuda",
+        "Deep learning primitives.",
+        "torch.nn.Conv*, BatchNorm, RNN, SDPA.",
+        "cudnn",
+        "pytorch.built_with.cudnn",
+    ),
+    _lib(
+        "NCCL",
+        "cuda",
+        "Collective communication between GPUs.",
+        "torch.distributed with the nccl backend.",
+        "nccl",
+        "pytorch.built_with.nccl",
+    ),
     _lib("UCX", "rocm cuda", "Unified communication transport.", "MPI and RDMA transports.", "ucx"),
-    _lib("Open MPI", "rocm cuda", "MPI runtime.", "torch.distributed with the mpi backend.", "ompi"),
-    _lib("Triton", "rocm cuda", "The compiler torch.compile's Inductor generates GPU kernels with.",
-         "torch.compile (TorchInductor) on the GPU.", "triton"),
-    _lib("NumPy", "cpu rocm cuda", "Array library PyTorch converts to and from.", "torch.from_numpy, Tensor.numpy().",
-         "numpy", "pip:numpy"),
-    _lib("OpenBLAS", "cpu", "BLAS and LAPACK on the CPU.", "CPU matrix products and torch.linalg on the CPU.",
-         "openblas", "deb:libopenblas0-pthread", "deb:libopenblas0", "pip:scipy-openblas64"),
-    _lib("Intel MKL", "", "BLAS, LAPACK and FFT on x86 CPUs.", "CPU matrix products, torch.fft on the CPU.",
-         "mkl", "pip:mkl"),
+    _lib(
+        "Open MPI", "rocm cuda", "MPI runtime.", "torch.distributed with the mpi backend.", "ompi"
+    ),
+    _lib(
+        "Triton",
+        "rocm cuda",
+        "The compiler torch.compile's Inductor generates GPU kernels with.",
+        "torch.compile (TorchInductor) on the GPU.",
+        "triton",
+    ),
+    _lib(
+        "NumPy",
+        "cpu rocm cuda",
+        "Array library PyTorch converts to and from.",
+        "torch.from_numpy, Tensor.numpy().",
+        "numpy",
+        "pip:numpy",
+    ),
+    _lib(
+        "OpenBLAS",
+        "cpu",
+        "BLAS and LAPACK on the CPU.",
+        "CPU matrix products and torch.linalg on the CPU.",
+        "openblas",
+        "deb:libopenblas0-pthread",
+        "deb:libopenblas0",
+        "pip:scipy-openblas64",
+    ),
+    _lib(
+        "Intel MKL",
+        "",
+        "BLAS, LAPACK and FFT on x86 CPUs.",
+        "CPU matrix products, torch.fft on the CPU.",
+        "mkl",
+        "pip:mkl",
+    ),
 )
 
 
@@ -113,12 +306,20 @@ def library_cell(lib: Library, image: ImageInventory) -> TCell:
     found = _found(lib, image.components) if image.run_id else None
     if found is not None:
         key, version = found
-        return TCell(version, "", (), (image.run_id,), f"inventory component {key}")  # a version, no badge
+        return TCell(
+            version, "", (), (image.run_id,), f"inventory component {key}"
+        )  # a version, no badge
     if image.backend not in lib.backends:
         return TCell("")  # not this backend's library: nothing to say
     if image.run_id is None:
         return TCell("not measured", "missing", (), (), "no inventory of this image is stored")
-    return TCell("not found", "absent", (), (image.run_id,), "the inventory holds none of: " + ", ".join(lib.keys))
+    return TCell(
+        "not found",
+        "absent",
+        (),
+        (image.run_id,),
+        "the inventory holds none of: " + ", ".join(lib.keys),
+    )
 
 
 def libraries_table(images: Sequence[ImageInventory]) -> Table:
@@ -129,11 +330,19 @@ def libraries_table(images: Sequence[ImageInventory]) -> Table:
         if all(not c.text for c in cells):
             continue
         body.append(TRow(lib.name, (lib.name, lib.purpose, lib.used_in), cells))
-    notes = ("Versions from each image's newest stored inventory (valorch inventory audit, or a run). "
-             "Empty: not a library of the image's backend · not found: the measured inventory holds none · "
-             "not measured: no inventory of the image is stored.",)
-    return Table("libraries", "Critical libraries", ("Library", "Purpose", "Used in"),
-                 tuple(i.alias for i in images), tuple(body), notes)
+    notes = (
+        "Versions from each image's newest stored inventory (valorch inventory audit, or a run). "
+        "Empty: not a library of the image's backend · not found: the measured inventory holds none · "
+        "not measured: no inventory of the image is stored.",
+    )
+    return Table(
+        "libraries",
+        "Critical libraries",
+        ("Library", "Purpose", "Used in"),
+        tuple(i.alias for i in images),
+        tuple(body),
+        notes,
+    )
 
 
 def backend_of(components: dict[str, str]) -> str:
@@ -143,8 +352,11 @@ def backend_of(components: dict[str, str]) -> str:
     return "cuda" if any(components.get(k) for k in ("cuda", "pytorch.cuda")) else "cpu"
 
 
-def images_for(catalogued: Sequence[tuple[str, str]], inventory: dict[str, tuple[str, dict[str, str]]],
-               chosen: bool) -> list[ImageInventory]:
+def images_for(
+    catalogued: Sequence[tuple[str, str]],
+    inventory: dict[str, tuple[str, dict[str, str]]],
+    chosen: bool,
+) -> list[ImageInventory]:
     """catalogued: (alias, backend) of the catalog images the user chose; inventory: alias →
     (run id, components) of each image's newest inventoried run. Without a choice (no --image)
     only the inventoried images are shown (a catalog of 40 images is not 40 "not measured"
@@ -152,6 +364,12 @@ def images_for(catalogued: Sequence[tuple[str, str]], inventory: dict[str, tuple
     backend = dict(catalogued)
     aliases = [a for a, _ in catalogued] if chosen else []
     aliases += [a for a in inventory if a not in aliases]
-    return [ImageInventory(a, backend.get(a) or backend_of(inventory.get(a, ("", {}))[1]),
-                           inventory[a][0] if a in inventory else None, inventory.get(a, ("", {}))[1])
-            for a in aliases]
+    return [
+        ImageInventory(
+            a,
+            backend.get(a) or backend_of(inventory.get(a, ("", {}))[1]),
+            inventory[a][0] if a in inventory else None,
+            inventory.get(a, ("", {}))[1],
+        )
+        for a in aliases
+    ]

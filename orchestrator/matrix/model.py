@@ -8,14 +8,25 @@ inconclusive (error), flaky (mixed attempts) or expected (xfail), blank for skip
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Iterable
 
 from ..spec import FAILING, INCONCLUSIVE, LEGEND, SYMBOL
 
-__all__ = ["FAILING", "INCONCLUSIVE", "LEGEND", "SYMBOL", "Cell", "Matrix", "Observation", "build", "combine",
-           "final_counts", "verdict"]
+__all__ = [
+    "FAILING",
+    "INCONCLUSIVE",
+    "LEGEND",
+    "SYMBOL",
+    "Cell",
+    "Matrix",
+    "Observation",
+    "build",
+    "combine",
+    "final_counts",
+    "verdict",
+]
 
 
 @dataclass(frozen=True)
@@ -26,7 +37,9 @@ class Observation:
     check: str
     feature: str
     kind: str
-    library: str | None  # what the evidence says ran (profiler kernel names, the CPU library), never a label
+    library: (
+        str | None
+    )  # what the evidence says ran (profiler kernel names, the CPU library), never a label
     status: str
     attempt: int
     run_id: str
@@ -67,7 +80,9 @@ class Row:
     key: str
     feature: str
     kind: str
-    library: str | None  # the libraries evidence names in this row's cells, in order; None: no evidence
+    library: (
+        str | None
+    )  # the libraries evidence names in this row's cells, in order; None: no evidence
 
 
 def _libraries(found: Iterable[str | None]) -> str | None:
@@ -126,8 +141,15 @@ def build(observations: Iterable[Observation], columns: Iterable[str] | None = N
         if v == "pass" and "cpu-only" in flags:
             v = "cpu-only"  # a GPU image's check that ran on the CPU is never a GPU ✅
         whens = [o.when for o in obs if o.when is not None]
-        cells[key] = Cell(v, tuple(o.status for o in obs), tuple(sorted({o.run_id for o in obs})), last.message,
-                          min(whens) if whens else None, flags, last.value)
+        cells[key] = Cell(
+            v,
+            tuple(o.status for o in obs),
+            tuple(sorted({o.run_id for o in obs})),
+            last.message,
+            min(whens) if whens else None,
+            flags,
+            last.value,
+        )
     rows = {k: Row(r.key, r.feature, r.kind, _libraries(libs[k])) for k, r in rows.items()}
     return Matrix(tuple(rows.values()), tuple(cols), cells)
 
@@ -147,19 +169,30 @@ def combine(cells: Iterable[Cell]) -> Cell:
     when = min(whens) if whens else None
     flags = tuple(dict.fromkeys(f for c in cells for f in c.flags))
     if not said:
-        return Cell("skip" if any(c.verdict == "skip" for c in cells) else "missing", statuses, runs, "", when, flags)
+        return Cell(
+            "skip" if any(c.verdict == "skip" for c in cells) else "missing",
+            statuses,
+            runs,
+            "",
+            when,
+            flags,
+        )
     verdicts = [c.verdict for c in said]
     message = next((c.message for c in said if c.verdict != "pass" and c.message), "")
     if all(v == "pass" for v in verdicts):
         values = {c.value for c in said}
-        return Cell("pass", statuses, runs, "", when, flags, values.pop() if len(values) == 1 else None)
+        return Cell(
+            "pass", statuses, runs, "", when, flags, values.pop() if len(values) == 1 else None
+        )
     for bad in (*FAILING_OR_UNSUPPORTED, "partial", *INCONCLUSIVE, "cpu-only"):
         if bad in verdicts:
             return Cell(bad, statuses, runs, message, when, flags)
     return Cell("error", statuses, runs, message, when, flags)
 
 
-def regroup(matrix: Matrix, *, rows: dict[str, str] | None = None, columns: dict[str, str] | None = None) -> Matrix:
+def regroup(
+    matrix: Matrix, *, rows: dict[str, str] | None = None, columns: dict[str, str] | None = None
+) -> Matrix:
     """Merge rows (check → feature) and/or columns (image → backend) with combine()."""
     row_of = rows or {r.key: r.key for r in matrix.rows}
     col_of = columns or {c: c for c in matrix.columns}
@@ -169,7 +202,9 @@ def regroup(matrix: Matrix, *, rows: dict[str, str] | None = None, columns: dict
         key = row_of[r.key]
         libs.setdefault(key, []).extend((r.library or "").split(" · "))
         if key not in new_rows:
-            new_rows[key] = Row(key, r.feature, r.kind, None) if rows is None else Row(key, key, r.kind, None)
+            new_rows[key] = (
+                Row(key, r.feature, r.kind, None) if rows is None else Row(key, key, r.kind, None)
+            )
     new_rows = {k: Row(r.key, r.feature, r.kind, _libraries(libs[k])) for k, r in new_rows.items()}
     new_cols = list(dict.fromkeys(col_of[c] for c in matrix.columns))
     parts: dict[tuple[str, str], list[Cell]] = {}
@@ -178,8 +213,11 @@ def regroup(matrix: Matrix, *, rows: dict[str, str] | None = None, columns: dict
             if (r.key, c) in matrix.cells:
                 parts.setdefault((row_of[r.key], col_of[c]), []).append(matrix.cells[(r.key, c)])
     # one cell alone is its own combination (the usual image columns): no work per cell
-    return Matrix(tuple(new_rows.values()), tuple(new_cols),
-                  {k: v[0] if len(v) == 1 else combine(v) for k, v in parts.items()})
+    return Matrix(
+        tuple(new_rows.values()),
+        tuple(new_cols),
+        {k: v[0] if len(v) == 1 else combine(v) for k, v in parts.items()},
+    )
 
 
 def by_feature(matrix: Matrix) -> Matrix:

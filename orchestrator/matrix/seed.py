@@ -7,7 +7,7 @@ here comes from stored verdicts and names the runs behind it."""
 from __future__ import annotations
 
 import re
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from ..render.sections import SECTION
 from ..spec import SYMBOL
@@ -26,8 +26,10 @@ SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("torch.compiler", ("compile.",)),
     ("torchvision", ("features.torchvision.",)),
     ("torchaudio", ("features.torchaudio.",)),
-    ("Domain libraries", ("features.torchtext", "features.torchtune", "features.torchserve",
-                          "features.torchrec")),
+    (
+        "Domain libraries",
+        ("features.torchtext", "features.torchtune", "features.torchserve", "features.torchrec"),
+    ),
     ("Extensions", ("features.apex.", "features.torch_tensorrt")),
     ("Critical ROCm libraries", ("features.rocm.",)),
     ("Operators on the device", ("kernels.", "smoke.matmul", "smoke.tensor_add")),
@@ -45,7 +47,9 @@ def section_of(check: str) -> str | None:
     """The seed section of a check id; None for the harness's own checks."""
     if check.startswith(LEFT_OUT):
         return None
-    found = [(len(p), title) for title, prefixes in SECTIONS for p in prefixes if check.startswith(p)]
+    found = [
+        (len(p), title) for title, prefixes in SECTIONS for p in prefixes if check.startswith(p)
+    ]
     return max(found)[1] if found else OTHER
 
 
@@ -90,15 +94,24 @@ def best_by_backend(per_image: Matrix, backend_of: dict[str, str]) -> tuple[tupl
     with no verdict at all (e.g. a run that only took an inventory) speaks for no backend."""
     said = {c for (_r, c) in per_image.cells}
     backends = tuple(dict.fromkeys(backend_of[c] for c in per_image.columns if c in said))
-    cells = {(r.key, b): best(per_image.cell(r.key, c) for c in per_image.columns if backend_of[c] == b)
-             for r in per_image.rows for b in backends}
+    cells = {
+        (r.key, b): best(per_image.cell(r.key, c) for c in per_image.columns if backend_of[c] == b)
+        for r in per_image.rows
+        for b in backends
+    }
     return backends, cells
 
 
 def supported_cell(cell: Cell, checks: Sequence[str]) -> TCell:
-    text = SYMBOL[cell.verdict] if cell.verdict not in ("skip", "missing") else ("" if cell.verdict == "skip" else "—")
+    text = (
+        SYMBOL[cell.verdict]
+        if cell.verdict not in ("skip", "missing")
+        else ("" if cell.verdict == "skip" else "—")
+    )
     note = f"{cell.verdict} ({', '.join(cell.statuses)})" if cell.statuses else "not run"
-    return TCell(text, cell.verdict, cell.statuses, cell.runs, f"{note}; checks: {', '.join(checks)}")
+    return TCell(
+        text, cell.verdict, cell.statuses, cell.runs, f"{note}; checks: {', '.join(checks)}"
+    )
 
 
 def since_cell(m: Matrix, row: str, component: str, comps: dict[str, dict[str, str]]) -> TCell:
@@ -113,16 +126,27 @@ def since_cell(m: Matrix, row: str, component: str, comps: dict[str, dict[str, s
     found = since_of(points)
     evidence = ", ".join(f"{v} {SYMBOL.get(s, s)}" for v, s in points)
     runs = tuple(sorted({r for c in used for r in c.runs}))
-    verdict = ("partial" if found.partial else "pass") if found.version else ("fail" if points else "missing")
-    return TCell(found.text, verdict, tuple(c.verdict for c in used), runs,
-                 found.note + (f" ({evidence})" if evidence else ""))
+    verdict = (
+        ("partial" if found.partial else "pass")
+        if found.version
+        else ("fail" if points else "missing")
+    )
+    return TCell(
+        found.text,
+        verdict,
+        tuple(c.verdict for c in used),
+        runs,
+        found.note + (f" ({evidence})" if evidence else ""),
+    )
 
 
 def seed_features_table(obs: Sequence[Observation], runs: Sequence) -> Table:
     """runs: layouts.RunInfo (run id, image, backend, the image's catalogued components)."""
     backend_of = {r.image: r.backend for r in runs}
     comps = {r.image: r.components for r in runs}
-    per_check = regroup(build(obs, [r.run_id for r in runs]), columns={r.run_id: r.image for r in runs})
+    per_check = regroup(
+        build(obs, [r.run_id for r in runs]), columns={r.run_id: r.image for r in runs}
+    )
     checks_of: dict[str, list[str]] = {}
     section: dict[str, str] = {}
     for r in per_check.rows:
@@ -135,11 +159,16 @@ def seed_features_table(obs: Sequence[Observation], runs: Sequence) -> Table:
     m = by_feature(per_check)
     described = descriptions(r.key for r in per_check.rows)
     backends, best_cells = best_by_backend(m, backend_of)
-    supported = ("Supported",) if len(backends) == 1 else tuple(f"Supported ({b})" for b in backends)
-    since_cols = [("Since PyTorch", "pytorch")] + [(h, k) for h, k in BACKEND_SINCE
-                                                  if any(k in comps.get(i, {}) for i in m.columns)]
+    supported = (
+        ("Supported",) if len(backends) == 1 else tuple(f"Supported ({b})" for b in backends)
+    )
+    since_cols = [("Since PyTorch", "pytorch")] + [
+        (h, k) for h, k in BACKEND_SINCE if any(k in comps.get(i, {}) for i in m.columns)
+    ]
     order = {title: i for i, (title, _) in enumerate(SECTIONS)}
-    rows = sorted((r for r in m.rows if r.key in section), key=lambda r: order.get(section[r.key], len(order)))
+    rows = sorted(
+        (r for r in m.rows if r.key in section), key=lambda r: order.get(section[r.key], len(order))
+    )
     body = []
     for r in rows:
         checks = checks_of[r.key]
@@ -147,11 +176,19 @@ def seed_features_table(obs: Sequence[Observation], runs: Sequence) -> Table:
         cells += [since_cell(m, r.key, key, comps) for _h, key in since_cols]
         body.append(TRow(r.key, (section[r.key], r.key, describe(checks, described)), tuple(cells)))
     images = ", ".join(f"{i} ({backend_of[i]})" for i in m.columns)
-    notes = ("✅: full support · ⚠️: partial support (or inconclusive) · ❌: not supported · —: not run. "
-             "Supported: the best-evidenced state over the images of a backend (✅ where some image passes).",
-             "Since: the oldest version whose newest verdict passes, with every newer version tested passing; "
-             "≤ X: passes in every version tested, none older than X was tested; —: does not pass in the "
-             "newest version tested, or not tested.",
-             f"Images: {images}.")
-    return Table("seed-features", "Supported features", (SECTION, "Feature", "Description"),
-                 (*supported, *(h for h, _ in since_cols)), tuple(body), notes)
+    notes = (
+        "✅: full support · ⚠️: partial support (or inconclusive) · ❌: not supported · —: not run. "
+        "Supported: the best-evidenced state over the images of a backend (✅ where some image passes).",
+        "Since: the oldest version whose newest verdict passes, with every newer version tested passing; "
+        "≤ X: passes in every version tested, none older than X was tested; —: does not pass in the "
+        "newest version tested, or not tested.",
+        f"Images: {images}.",
+    )
+    return Table(
+        "seed-features",
+        "Supported features",
+        (SECTION, "Feature", "Description"),
+        (*supported, *(h for h, _ in since_cols)),
+        tuple(body),
+        notes,
+    )

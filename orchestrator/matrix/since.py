@@ -1,12 +1,12 @@
-""""Since PyTorch" / "Since ROCm" columns (pure): the oldest version whose newest verdict
+""" "Since PyTorch" / "Since ROCm" columns (pure): the oldest version whose newest verdict
 is pass (or partial, shown ⚠️) and from which every newer version tested passes — said
 no more precisely than it was measured ("≤ X" where nothing older was tested)."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 GOOD = ("pass", "partial")
 

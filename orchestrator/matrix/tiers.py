@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, fields
-from typing import Any, Iterable
+from typing import Any
 
 from .model import Cell
 
@@ -19,12 +20,14 @@ class Policy:
     experimental_min_pass: float = 0.0  # strictly greater than this
 
     @classmethod
-    def from_mapping(cls, data: Any) -> "Policy":
+    def from_mapping(cls, data: Any) -> Policy:
         """From a YAML mapping; unknown keys and out-of-range values are ValueError."""
         if data is None:
             return cls()
         if not isinstance(data, dict):
-            raise ValueError("a tier policy is a mapping of " + ", ".join(f.name for f in fields(cls)))
+            raise ValueError(
+                "a tier policy is a mapping of " + ", ".join(f.name for f in fields(cls))
+            )
         known = {f.name: f for f in fields(cls)}
         for key in data:
             if key not in known:
@@ -34,15 +37,19 @@ class Policy:
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise ValueError(f"tier policy key '{key}' must be a number, not {value!r}")
             if key.endswith("_pass") and not 0 <= value <= 1:
-                raise ValueError(f"tier policy key '{key}' is a fraction between 0 and 1, not {value}")
+                raise ValueError(
+                    f"tier policy key '{key}' is a fraction between 0 and 1, not {value}"
+                )
             values[key] = int(value) if key.endswith("crashes") else float(value)
         return cls(**values)
 
     def describe(self) -> str:
-        return (f"Tier policy: first-class ≥ {self.first_class_min_pass:.0%} pass and ≤ "
-                f"{self.first_class_max_crashes} crashes or timeouts; best-effort ≥ {self.best_effort_min_pass:.0%} "
-                f"pass; experimental > {self.experimental_min_pass:.0%} pass; otherwise unsupported. "
-                "Pass rate = passing checks / checks with a verdict (harness errors and skips are not counted).")
+        return (
+            f"Tier policy: first-class ≥ {self.first_class_min_pass:.0%} pass and ≤ "
+            f"{self.first_class_max_crashes} crashes or timeouts; best-effort ≥ {self.best_effort_min_pass:.0%} "
+            f"pass; experimental > {self.experimental_min_pass:.0%} pass; otherwise unsupported. "
+            "Pass rate = passing checks / checks with a verdict (harness errors and skips are not counted)."
+        )
 
 
 @dataclass(frozen=True)
@@ -61,7 +68,11 @@ class TierRow:
 
 def tier_of(passed: int, counted: int, crashes: int, policy: Policy) -> str:
     rate = passed / counted if counted else 0.0
-    if counted and rate >= policy.first_class_min_pass and crashes <= policy.first_class_max_crashes:
+    if (
+        counted
+        and rate >= policy.first_class_min_pass
+        and crashes <= policy.first_class_max_crashes
+    ):
         return "first-class"
     if counted and rate >= policy.best_effort_min_pass:
         return "best-effort"
@@ -79,5 +90,14 @@ def tiers(groups: dict[str, Iterable[Cell]], policy: Policy) -> list[TierRow]:
         passed = sum(c.verdict == "pass" for c in counted)
         crashes = sum(c.verdict in ("crash", "timeout") for c in counted)
         runs = tuple(sorted({r for c in cells for r in c.runs}))
-        out.append(TierRow(group, tier_of(passed, len(counted), crashes, policy), passed, len(counted), crashes, runs))
+        out.append(
+            TierRow(
+                group,
+                tier_of(passed, len(counted), crashes, policy),
+                passed,
+                len(counted),
+                crashes,
+                runs,
+            )
+        )
     return out

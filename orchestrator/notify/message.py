@@ -49,8 +49,12 @@ class Outcome:
         return f"{self.title}: success, no regression"
 
     def lines(self) -> list[str]:
-        out = [f"- {r.env} `{r.check}`: {r.detail}" + (f"\n  why: {r.why}" if r.why else "") + f"\n  repro: `{r.repro}`"
-               for r in self.regressions[:MAX_LISTED]]
+        out = [
+            f"- {r.env} `{r.check}`: {r.detail}"
+            + (f"\n  why: {r.why}" if r.why else "")
+            + f"\n  repro: `{r.repro}`"
+            for r in self.regressions[:MAX_LISTED]
+        ]
         if len(self.regressions) > MAX_LISTED:
             out.append(f"- … and {len(self.regressions) - MAX_LISTED} more")
         return out
@@ -59,16 +63,33 @@ class Outcome:
 def slack(o: Outcome) -> dict[str, Any]:
     # every field may quote a workload or an export: encoded for mrkdwn as a whole (valorch's
     # own text has no & < >); the report is the operator's own path or URL (--report), kept linkable
-    text = "\n".join([encode.slack("\n".join([o.headline(), *([o.summary] if o.summary else []), *o.lines()])),
-                      *([f"report: {encode.slack(o.report).replace(encode.ZWSP, '')}"] if o.report else [])])
-    return {"text": text[:MAX_TEXT],
-            "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": text[:2900]}}]}
+    text = "\n".join(
+        [
+            encode.slack(
+                "\n".join([o.headline(), *([o.summary] if o.summary else []), *o.lines()])
+            ),
+            *([f"report: {encode.slack(o.report).replace(encode.ZWSP, '')}"] if o.report else []),
+        ]
+    )
+    return {
+        "text": text[:MAX_TEXT],
+        "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": text[:2900]}}],
+    }
 
 
 def github(o: Outcome, sha: str) -> dict[str, Any]:
     text = "\n".join(o.lines()) or "No new regression."
-    md = encode.github_markdown  # summary and text are Markdown GitHub renders; the title is plain text
-    return {"name": "valorch", "head_sha": sha, "status": "completed", "conclusion": o.conclusion,
-            "output": {"title": encode.one_line(o.headline())[:250], "summary": md(o.summary or o.headline())[:MAX_TEXT],
-                       "text": md(text + (f"\n\nreport: {o.report}" if o.report else ""))[:MAX_TEXT]}}
-
+    md = (
+        encode.github_markdown
+    )  # summary and text are Markdown GitHub renders; the title is plain text
+    return {
+        "name": "valorch",
+        "head_sha": sha,
+        "status": "completed",
+        "conclusion": o.conclusion,
+        "output": {
+            "title": encode.one_line(o.headline())[:250],
+            "summary": md(o.summary or o.headline())[:MAX_TEXT],
+            "text": md(text + (f"\n\nreport: {o.report}" if o.report else ""))[:MAX_TEXT],
+        },
+    }

@@ -4,7 +4,8 @@ secret in what is printed (the webhook path and the token stay out of every mess
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 from urllib.parse import urljoin
 
 import requests
@@ -35,22 +36,33 @@ def _post_same_host(url: str, body: dict[str, Any], headers: dict[str, str]) -> 
             return resp
         nxt = urljoin(url, resp.headers["Location"])
         if origin(nxt) != origin(url):
-            raise _Redirected(f"HTTP {resp.status_code} redirect to {origin(nxt)} not followed "
-                              "(it leaves the host; the message and the token stay here)")
+            raise _Redirected(
+                f"HTTP {resp.status_code} redirect to {origin(nxt)} not followed "
+                "(it leaves the host; the message and the token stay here)"
+            )
         url = nxt
     raise _Redirected(f"more than {MAX_REDIRECTS} redirects")
 
 
-def _post(target: Target, body: dict[str, Any], tries: int = TRIES, backoff: float = BACKOFF_S) -> int:
+def _post(
+    target: Target, body: dict[str, Any], tries: int = TRIES, backoff: float = BACKOFF_S
+) -> int:
     headers = {"User-Agent": f"valorch/{__version__}", "Content-Type": "application/json"}
     if target.kind == "github":
-        headers.update({"Authorization": f"Bearer {target.token}", "Accept": "application/vnd.github+json",
-                        "X-GitHub-Api-Version": "2022-11-28"})
+        headers.update(
+            {
+                "Authorization": f"Bearer {target.token}",
+                "Accept": "application/vnd.github+json",
+                "X-GitHub-Api-Version": "2022-11-28",
+            }
+        )
     problem = ""
     for attempt in range(1, tries + 1):
         try:
             resp = _post_same_host(target.url, body, headers)
-        except requests.RequestException as exc:  # the text of a connection error names the URL: not shown
+        except (
+            requests.RequestException
+        ) as exc:  # the text of a connection error names the URL: not shown
             problem = type(exc).__name__
         except _Redirected as exc:  # never follows: the body (and a token) stay with the host named
             problem = str(exc)
@@ -63,12 +75,18 @@ def _post(target: Target, body: dict[str, Any], tries: int = TRIES, backoff: flo
                 break
         if attempt < tries:
             time.sleep(backoff * 2 ** (attempt - 1))
-    raise InfrastructureError(f"notification to {target.shown} failed: {problem} after {attempt} attempt(s)",
-                              "check the webhook URL or the token's permissions (checks: write)")
+    raise InfrastructureError(
+        f"notification to {target.shown} failed: {problem} after {attempt} attempt(s)",
+        "check the webhook URL or the token's permissions (checks: write)",
+    )
 
 
-def send(targets: Sequence[Target], outcome: message.Outcome, say: Callable[[str], None] = print,
-         backoff: float = BACKOFF_S) -> list[str]:
+def send(
+    targets: Sequence[Target],
+    outcome: message.Outcome,
+    say: Callable[[str], None] = print,
+    backoff: float = BACKOFF_S,
+) -> list[str]:
     """Post to every target; returns the failures (each already said), so that one
     unreachable target does not hide the others."""
     failures = []

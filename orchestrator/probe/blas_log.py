@@ -29,13 +29,21 @@ def libraries_from_logs(rocblas_log: str, hipblaslt_log: str) -> Dict[str, Any]:
     rb = _ROCBLAS.findall(rocblas_log or "")
     lt = _HIPBLASLT.findall(hipblaslt_log or "")
     libs = (["hipBLASLt"] if lt else []) + (["rocBLAS"] if rb else [])
-    return {"libraries": libs, "hipblaslt_calls": len(lt), "rocblas_calls": len(rb),
-            "rocblas_functions": ",".join(sorted(set(rb)))}
+    return {
+        "libraries": libs,
+        "hipblaslt_calls": len(lt),
+        "rocblas_calls": len(rb),
+        "rocblas_functions": ",".join(sorted(set(rb))),
+    }
 
 
 def log_env(directory: str) -> Dict[str, str]:
-    return {"ROCBLAS_LAYER": "2", "ROCBLAS_LOG_BENCH_PATH": os.path.join(directory, "rocblas-bench.log"),
-            "HIPBLASLT_LOG_MASK": "32", "HIPBLASLT_LOG_FILE": os.path.join(directory, "hipblaslt-bench.log")}
+    return {
+        "ROCBLAS_LAYER": "2",
+        "ROCBLAS_LOG_BENCH_PATH": os.path.join(directory, "rocblas-bench.log"),
+        "HIPBLASLT_LOG_MASK": "32",
+        "HIPBLASLT_LOG_FILE": os.path.join(directory, "hipblaslt-bench.log"),
+    }
 
 
 def served_by(script: str, timeout: float = 120.0) -> Dict[str, Any]:
@@ -44,13 +52,18 @@ def served_by(script: str, timeout: float = 120.0) -> Dict[str, Any]:
     tmp = tempfile.mkdtemp(prefix="valorch-blaslog-")
     try:
         env = dict(os.environ, **log_env(tmp))
-        proc = subprocess.run([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, timeout=timeout)
+        proc = subprocess.run(
+            [sys.executable, "-c", script],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            timeout=timeout,
+        )
         output = proc.stdout.decode("utf-8", "replace")
         logs: List[str] = []
         for name in ("rocblas-bench.log", "hipblaslt-bench.log"):
             try:
-                with open(os.path.join(tmp, name), "r", errors="replace") as fh:
+                with open(os.path.join(tmp, name), errors="replace") as fh:
                     logs.append(fh.read(1 << 20))
             except OSError:
                 logs.append("")

@@ -15,8 +15,13 @@ from . import evidence, observe
 class Outcome(Exception):
     status = "fail"
 
-    def __init__(self, message: str = "", metrics: Optional[Dict[str, Any]] = None, log: str = "",
-                 extra: Optional[List[Dict[str, Any]]] = None):
+    def __init__(
+        self,
+        message: str = "",
+        metrics: Optional[Dict[str, Any]] = None,
+        log: str = "",
+        extra: Optional[List[Dict[str, Any]]] = None,
+    ):
         Exception.__init__(self, message)
         self.message = message
         self.metrics = metrics or {}
@@ -31,25 +36,34 @@ class Fail(Outcome):
 class Partial(Outcome):
     """The feature exists but part of it failed or is not implemented; the
     message names what failed ("partial support: ...")."""
+
     status = "partial"
 
 
 class Unsupported(Outcome):
     """The feature does not exist in this framework version or backend."""
+
     status = "unsupported"
 
 
 class Skip(Outcome):
     """Deliberately not run (no GPU here, not expected by the catalog entry)."""
+
     status = "skip"
 
 
-class Report(object):
+class Report:
     """A passing check's evidence: a message, metrics and timing samples."""
 
-    def __init__(self, message: str = "", metrics: Optional[Dict[str, Any]] = None,
-                 samples: Optional[List[float]] = None, unit: Optional[str] = None, log: str = "",
-                 extra: Optional[List[Dict[str, Any]]] = None):
+    def __init__(
+        self,
+        message: str = "",
+        metrics: Optional[Dict[str, Any]] = None,
+        samples: Optional[List[float]] = None,
+        unit: Optional[str] = None,
+        log: str = "",
+        extra: Optional[List[Dict[str, Any]]] = None,
+    ):
         self.message = message
         self.metrics = metrics or {}
         self.samples = samples or []
@@ -61,7 +75,7 @@ class Report(object):
         self.extra = extra or []
 
 
-class Context(object):
+class Context:
     def __init__(self, expect: Optional[Dict[str, str]] = None, device: str = "auto"):
         self.expect = dict(expect or {})
         self.device_mode = device
@@ -123,7 +137,9 @@ class Context(object):
 
     def require_gpu(self) -> None:
         if not self.gpu_available:
-            raise Skip("needs a GPU; none is visible to this container (device: cpu)" + self.no_gpu_why())
+            raise Skip(
+                "needs a GPU; none is visible to this container (device: cpu)" + self.no_gpu_why()
+            )
 
     def no_gpu_why(self) -> str:
         """What a "needs a GPU" skip adds where nvidia-smi lists GPUs that a CUDA build of torch does
@@ -133,7 +149,9 @@ class Context(object):
             if self.device_mode != "cpu" and self.vendor == "nvidia":
                 from . import nvidia_driver
 
-                self._no_gpu_why = nvidia_driver.no_gpu_note(self.torch.version.cuda, nvidia_driver.driver_facts())
+                self._no_gpu_why = nvidia_driver.no_gpu_note(
+                    self.torch.version.cuda, nvidia_driver.driver_facts()
+                )
         return self._no_gpu_why
 
     @property
@@ -156,7 +174,9 @@ class Context(object):
             if "torch" in self._modules and self.device == "cuda":
                 torch = self.torch
                 idx = torch.cuda.current_device()
-                self._label = evidence.device_label(idx, torch.cuda.get_device_name(idx), self.gpu_arch(idx))
+                self._label = evidence.device_label(
+                    idx, torch.cuda.get_device_name(idx), self.gpu_arch(idx)
+                )
         return self._label
 
     def gpu_arch(self, index: int = 0) -> str:
@@ -190,13 +210,21 @@ class Context(object):
                     pass
                 self._arch["arch_list"] = ",".join(archs)
                 if self.device == "cuda":
-                    gpus = sorted(set(self.gpu_arch(i) or "unknown" for i in range(torch.cuda.device_count())))
+                    gpus = sorted(
+                        set(self.gpu_arch(i) or "unknown" for i in range(torch.cuda.device_count()))
+                    )
                     # an arch the build does not report cannot be judged: "unknown", never "missing"
-                    cover = dict((g, evidence.arch_coverage(archs, g) if g != "unknown" else "unknown")
-                                 for g in gpus)
+                    cover = dict(
+                        (g, evidence.arch_coverage(archs, g) if g != "unknown" else "unknown")
+                        for g in gpus
+                    )
                     self._arch["gpu_archs"] = ",".join(gpus)
-                    self._arch["arch_coverage"] = ",".join("%s:%s" % kv for kv in sorted(cover.items()))
-                    self._arch["arch_missing"] = ",".join(g for g, c in sorted(cover.items()) if c == "missing")
+                    self._arch["arch_coverage"] = ",".join(
+                        "%s:%s" % kv for kv in sorted(cover.items())
+                    )
+                    self._arch["arch_missing"] = ",".join(
+                        g for g, c in sorted(cover.items()) if c == "missing"
+                    )
         return self._arch
 
     def config(self) -> str:
@@ -211,7 +239,9 @@ class Context(object):
         return self._config
 
     # -- evidence of what ran -------------------------------------------------
-    def observe(self, fn: Callable[[], Any], cpu_family: Optional[str] = None, verbose: bool = True) -> Any:
+    def observe(
+        self, fn: Callable[[], Any], cpu_family: Optional[str] = None, verbose: bool = True
+    ) -> Any:
         """Run ``fn`` once while collecting evidence of the library that ran it
         (GPU kernel names, or the CPU library's verbose lines; ``cpu_family``
         "blas" / "lapack" names the build's BLAS / LAPACK when nothing printed).
@@ -226,7 +256,9 @@ class Context(object):
             self.seen.merge(seen)
         return value
 
-    def claim(self, library: Optional[str] = None, device: Optional[str] = None, source: str = "") -> None:
+    def claim(
+        self, library: Optional[str] = None, device: Optional[str] = None, source: str = ""
+    ) -> None:
         """Evidence a check gathered itself (a TensorFlow placement, a collective's
         backend, a tool's output): merged into the result like observe()'s."""
         seen = observe.Seen()
@@ -284,9 +316,10 @@ class Context(object):
                 metrics.setdefault(key, value)
             missing = facts.get("arch_missing")
             if missing and result.get("status") in ("fail", "crash", "partial"):
-                result["message"] = ("%s [torch was built for %s; no code for this GPU's %s]"
-                                     % (result.get("message", ""), facts.get("arch_list") or "no GPU arch",
-                                        missing)).strip()
+                result["message"] = (
+                    "%s [torch was built for %s; no code for this GPU's %s]"
+                    % (result.get("message", ""), facts.get("arch_list") or "no GPU arch", missing)
+                ).strip()
         result["metrics"] = metrics
 
     def require_attr(self, obj: Any, dotted: str) -> Any:
@@ -296,7 +329,9 @@ class Context(object):
             try:
                 cur = getattr(cur, part)
             except Exception:  # not only AttributeError: torch.backends.cuda.matmul asserts
-                raise Unsupported("%s has no attribute %s" % (getattr(obj, "__name__", obj), dotted))
+                raise Unsupported(
+                    "%s has no attribute %s" % (getattr(obj, "__name__", obj), dotted)
+                )
         return cur
 
     def synchronize(self) -> None:
@@ -304,8 +339,9 @@ class Context(object):
             self.torch.cuda.synchronize()
 
     # -- numerics and timing --------------------------------------------------
-    def timeit(self, fn: Callable[[], Any], warmup: int = 2, reps: int = 10,
-               budget_s: float = 5.0) -> List[float]:
+    def timeit(
+        self, fn: Callable[[], Any], warmup: int = 2, reps: int = 10, budget_s: float = 5.0
+    ) -> List[float]:
         """Wall-clock samples of ``fn`` (device synchronised): warm-up, then at
         least ``reps`` samples, more while within ``budget_s``."""
         for _ in range(warmup):
@@ -313,7 +349,9 @@ class Context(object):
         self.synchronize()
         samples = []  # type: List[float]
         start_all = time.perf_counter()
-        while len(samples) < reps or (time.perf_counter() - start_all < budget_s * 0.1 and len(samples) < 100):
+        while len(samples) < reps or (
+            time.perf_counter() - start_all < budget_s * 0.1 and len(samples) < 100
+        ):
             t0 = time.perf_counter()
             fn()
             self.synchronize()
@@ -336,8 +374,10 @@ class Context(object):
     def assert_close(self, got: Any, ref: Any, tol: float, what: str) -> float:
         err = self.rel_error(got, ref)
         if not err <= tol:  # also catches NaN
-            raise Fail("%s: relative error %.3e exceeds tolerance %.1e" % (what, err, tol),
-                       {"rel_error": err, "tolerance": tol})
+            raise Fail(
+                "%s: relative error %.3e exceeds tolerance %.1e" % (what, err, tol),
+                {"rel_error": err, "tolerance": tol},
+            )
         return err
 
 
@@ -352,6 +392,8 @@ def import_outcome(name: str, exc: BaseException) -> Outcome:
         return Unsupported("%s is not importable in this image: not installed (%s)" % (name, text))
     import traceback
 
-    return Fail("%s is installed but fails to import: %s" % (name, text),
-                {"import_error": text[:300]}, log="".join(traceback.format_exception(type(exc), exc,
-                                                                                   exc.__traceback__))[-4000:])
+    return Fail(
+        "%s is installed but fails to import: %s" % (name, text),
+        {"import_error": text[:300]},
+        log="".join(traceback.format_exception(type(exc), exc, exc.__traceback__))[-4000:],
+    )

@@ -21,11 +21,15 @@ def build(suite_name: str, declaration: Dict[str, Any]) -> List[Check]:
     key = TAKES.get(suite_name)
     if key is None:
         if declaration:
-            raise ValueError("suite %s takes no declared checks (only %s do)" % (suite_name, ", ".join(TAKES)))
+            raise ValueError(
+                "suite %s takes no declared checks (only %s do)" % (suite_name, ", ".join(TAKES))
+            )
         return []
     unknown = sorted(set(declaration) - {key})
     if unknown:
-        raise ValueError("suite %s declares only %r, not %s" % (suite_name, key, ", ".join(unknown)))
+        raise ValueError(
+            "suite %s declares only %r, not %s" % (suite_name, key, ", ".join(unknown))
+        )
     if suite_name == "command":
         from .checks.command import command_check
 
@@ -35,7 +39,12 @@ def build(suite_name: str, declaration: Dict[str, Any]) -> List[Check]:
     return [pytest_check(declaration["pytest"])] if declaration.get("pytest") else []
 
 
-def infos(suite_name: str, declaration: Dict[str, Any], patterns: Sequence[str] = ()) -> List[Dict[str, Any]]:
+def infos(
+    suite_name: str, declaration: Dict[str, Any], patterns: Sequence[str] = ()
+) -> List[Dict[str, Any]]:
     """The declared checks' descriptions (as Check.info()), filtered by glob patterns."""
-    return [c.info() for c in build(suite_name, declaration)
-            if not patterns or any(fnmatch.fnmatchcase(c.id, p) for p in patterns)]
+    return [
+        c.info()
+        for c in build(suite_name, declaration)
+        if not patterns or any(fnmatch.fnmatchcase(c.id, p) for p in patterns)
+    ]

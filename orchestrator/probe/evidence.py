@@ -21,6 +21,8 @@ from typing import Iterable, List, Optional, Sequence, Tuple
 # (pattern, library, vendor) checked in order; the first match names the kernel's
 # library. vendor "amd" / "nvidia" restricts a pattern to that vendor's GPUs, None
 # applies to both. Patterns are searched (re.search) in the demangled kernel name.
+# One pattern per entry, each under its comment: the table is read as a table.
+# fmt: off
 KERNEL_LIBRARIES = (
     # FlashAttention-2 vendored into PyTorch: "void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<...>>"
     (r"pytorch_flash::|\bflash_(fwd|bwd)_|flash::FlashAttn", "FlashAttention", None),
@@ -106,6 +108,7 @@ KERNEL_LIBRARIES = (
     (r"\bat::native::|\bat::cuda::|\bc10::", "PyTorch (ATen native)", None),
 )
 NATIVE = "PyTorch (ATen native)"
+# fmt: on
 _COMPILED = [(re.compile(p), lib, vendor) for p, lib, vendor in KERNEL_LIBRARIES]
 
 
@@ -138,7 +141,9 @@ def label(libs: Sequence[str]) -> Optional[str]:
 
 # -- CPU libraries -------------------------------------------------------------------
 _MKL_CALL = re.compile(r"^MKL_VERBOSE\s+(?!(?:Intel|oneMKL|MKL\b))([A-Za-z_][A-Za-z0-9_]*)\(", re.M)
-_DNN_EXEC = re.compile(r"^(?:onednn|dnnl|mkldnn)_verbose,(?:[^,\n]*,)*?exec,cpu[^,\n]*,([a-z_]+),", re.M)
+_DNN_EXEC = re.compile(
+    r"^(?:onednn|dnnl|mkldnn)_verbose,(?:[^,\n]*,)*?exec,cpu[^,\n]*,([a-z_]+),", re.M
+)
 
 
 def cpu_libraries_from_verbose(text: str) -> Tuple[List[str], List[str]]:
@@ -155,9 +160,21 @@ def cpu_libraries_from_verbose(text: str) -> Tuple[List[str], List[str]]:
     return libs, calls
 
 
-_BLAS_NAMES = {"mkl": "MKL", "open": "OpenBLAS", "openblas": "OpenBLAS", "blis": "BLIS", "atlas": "ATLAS",
-               "accelerate": "Accelerate", "eigen": "Eigen", "flexi": "FlexiBLAS", "flexiblas": "FlexiBLAS",
-               "generic": "system BLAS (libblas)", "nvpl": "NVPL", "armpl": "Arm PL", "ssl2": "SSL2"}
+_BLAS_NAMES = {
+    "mkl": "MKL",
+    "open": "OpenBLAS",
+    "openblas": "OpenBLAS",
+    "blis": "BLIS",
+    "atlas": "ATLAS",
+    "accelerate": "Accelerate",
+    "eigen": "Eigen",
+    "flexi": "FlexiBLAS",
+    "flexiblas": "FlexiBLAS",
+    "generic": "system BLAS (libblas)",
+    "nvpl": "NVPL",
+    "armpl": "Arm PL",
+    "ssl2": "SSL2",
+}
 
 
 def build_setting(config: str, key: str) -> Optional[str]:
@@ -178,10 +195,21 @@ def cpu_library_from_config(config: str, family: str) -> Optional[str]:
 # (path pattern, library) of the shared objects a process maps, per family: which BLAS /
 # LAPACK answered is the one loaded (Debian's "generic" build settings name none).
 _MAPPED = {
-    "blas": ((r"openblas", "OpenBLAS"), (r"libmkl_", "MKL"), (r"blis", "BLIS"), (r"atlas", "ATLAS"),
-             (r"flexiblas", "FlexiBLAS"), (r"/libblas\.so", "reference BLAS (netlib)")),
-    "lapack": ((r"openblas", "OpenBLAS"), (r"libmkl_", "MKL"), (r"flexiblas", "FlexiBLAS"), (r"atlas", "ATLAS"),
-               (r"/liblapack\.so", "reference LAPACK (netlib)")),
+    "blas": (
+        (r"openblas", "OpenBLAS"),
+        (r"libmkl_", "MKL"),
+        (r"blis", "BLIS"),
+        (r"atlas", "ATLAS"),
+        (r"flexiblas", "FlexiBLAS"),
+        (r"/libblas\.so", "reference BLAS (netlib)"),
+    ),
+    "lapack": (
+        (r"openblas", "OpenBLAS"),
+        (r"libmkl_", "MKL"),
+        (r"flexiblas", "FlexiBLAS"),
+        (r"atlas", "ATLAS"),
+        (r"/liblapack\.so", "reference LAPACK (netlib)"),
+    ),
 }
 
 
@@ -189,8 +217,13 @@ def cpu_library_from_maps(maps: str, family: str) -> Optional[Tuple[str, str]]:
     """(library, path) of the BLAS / LAPACK mapped into this process (/proc/self/maps).
     The copies NumPy and SciPy wheels bundle for themselves (``numpy.libs/``, ``scipy.libs/``)
     are not torch's: a torch matmul never calls them."""
-    paths = sorted(set(ln.split()[-1] for ln in (maps or "").splitlines() if "/" in ln and ".so" in ln
-                       and not re.search(r"/(numpy|scipy)[^/]*\.libs/", ln)))
+    paths = sorted(
+        set(
+            ln.split()[-1]
+            for ln in (maps or "").splitlines()
+            if "/" in ln and ".so" in ln and not re.search(r"/(numpy|scipy)[^/]*\.libs/", ln)
+        )
+    )
     for pattern, lib in _MAPPED.get(family, ()):
         rx = re.compile(pattern, re.I)
         for path in paths:
@@ -200,6 +233,7 @@ def cpu_library_from_maps(maps: str, family: str) -> Optional[Tuple[str, str]]:
 
 
 # -- architectures --------------------------------------------------------------------
+
 
 def base_arch(arch: str) -> str:
     """'gfx942:sramecc+:xnack-' -> 'gfx942'; 'sm_90a' stays."""
@@ -237,13 +271,17 @@ BROKEN = re.compile(
     r"hipErrorInvalidDeviceFunction|undefined symbol|cannot open shared object file|"
     r"wrong ELF class|version `[^']+' not found|Couldn't load custom C\+\+ ops|"
     r"CUDA driver version is insufficient|named symbol not found|"
-    r"device kernel image is invalid|HSA_STATUS_ERROR", re.I)
+    r"device kernel image is invalid|HSA_STATUS_ERROR",
+    re.I,
+)
 # A framework saying "this op/dtype/backend is not there in this version or backend".
 MISSING = re.compile(
     r"not implemented|notimplemented|not supported|unsupported|not compiled|was not built|"
     r"not built with|no available kernel|could not run '|not linked|is not enabled|compiled without|"
     r"doesn't support|does not support|have no implementation|has no implementation|"
-    r"not currently supported|no such operator|no viable backend", re.I)
+    r"not currently supported|no such operator|no viable backend",
+    re.I,
+)
 
 
 def classify_error(text: str) -> Optional[str]:

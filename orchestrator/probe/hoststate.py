@@ -58,5 +58,10 @@ def around(before: Tuple[Optional[float], Optional[int], float]) -> Dict[str, An
     pressure = None
     if stall0 is not None and stall1 is not None and t1 > t0:
         pressure = round(min(1.0, max(0.0, (stall1 - stall0) / 1e6 / (t1 - t0))), 3)
-    return {"host_load_before": load0, "host_load_after": load(), "host_cpus": os.cpu_count() or 1,
-            "cpu_pressure": pressure, "cpu_governor": governor()}
+    return {
+        "host_load_before": load0,
+        "host_load_after": load(),
+        "host_cpus": os.cpu_count() or 1,
+        "cpu_pressure": pressure,
+        "cpu_governor": governor(),
+    }

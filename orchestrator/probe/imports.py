@@ -17,9 +17,19 @@ from typing import Any, Dict, List
 
 #: headline component (probe/inventory.PIP_HEADLINE) -> the module its users import
 MODULES = {
-    "pytorch": "torch", "torchvision": "torchvision", "torchaudio": "torchaudio", "tensorflow": "tensorflow",
-    "tensorboard": "tensorboard", "apex": "apex", "triton": "triton", "numpy": "numpy", "jax": "jax",
-    "jaxlib": "jaxlib", "onnxruntime": "onnxruntime", "deepspeed": "deepspeed", "transformers": "transformers",
+    "pytorch": "torch",
+    "torchvision": "torchvision",
+    "torchaudio": "torchaudio",
+    "tensorflow": "tensorflow",
+    "tensorboard": "tensorboard",
+    "apex": "apex",
+    "triton": "triton",
+    "numpy": "numpy",
+    "jax": "jax",
+    "jaxlib": "jaxlib",
+    "onnxruntime": "onnxruntime",
+    "deepspeed": "deepspeed",
+    "transformers": "transformers",
 }
 IMPORT_TIMEOUT = 180.0
 MAX_ERROR = 400
@@ -31,10 +41,15 @@ def _last_lines(text: str) -> str:
 
 
 def try_import(module: str, timeout: float = IMPORT_TIMEOUT) -> str:
-    """"" when ``import module`` succeeds in a fresh interpreter, else what went wrong."""
+    """ "" when ``import module`` succeeds in a fresh interpreter, else what went wrong."""
     try:
-        done = subprocess.run([sys.executable, "-c", "import " + module], stdin=subprocess.DEVNULL,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=timeout)
+        done = subprocess.run(
+            [sys.executable, "-c", "import " + module],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            timeout=timeout,
+        )
     except subprocess.TimeoutExpired:
         return "import %s: no answer within %ds" % (module, timeout)
     except OSError as exc:
@@ -43,7 +58,11 @@ def try_import(module: str, timeout: float = IMPORT_TIMEOUT) -> str:
         return ""
     error = _last_lines(done.stderr.decode("utf-8", "replace"))
     if done.returncode < 0:
-        return "import %s: killed by signal %d%s" % (module, -done.returncode, ": " + error if error else "")
+        return "import %s: killed by signal %d%s" % (
+            module,
+            -done.returncode,
+            ": " + error if error else "",
+        )
     return error or "import %s: exit %d" % (module, done.returncode)
 
 
@@ -56,7 +75,7 @@ def check_imports(components: Dict[str, Dict[str, Any]], errors: List[str]) -> N
             continue
         try:
             error = try_import(module)
-        except Exception as exc:  # noqa: BLE001 - one import must not lose the others
+        except Exception as exc:
             errors.append("import %s: %s: %s" % (module, type(exc).__name__, exc))
             continue
         extra = dict(comp.get("extra") or {})

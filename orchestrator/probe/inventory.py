@@ -27,13 +27,33 @@ import sys
 from typing import Any, Dict, List, Optional
 
 from . import MARKER
-from .inventory_parse import (MAX_TEXT, bounded, build_findings, component, parse_copyright_licenses,
-                              parse_dpkg_status, parse_header_version, pip_license, parse_ofed_info, parse_ompi_info,
-                              parse_torch_config, parse_ucx_info, split_rocm_version,
-                              upstream_version, ofed_version)
+from .inventory_parse import (
+    MAX_TEXT,
+    bounded,
+    build_findings,
+    component,
+    ofed_version,
+    parse_copyright_licenses,
+    parse_dpkg_status,
+    parse_header_version,
+    parse_ofed_info,
+    parse_ompi_info,
+    parse_torch_config,
+    parse_ucx_info,
+    pip_license,
+    split_rocm_version,
+    upstream_version,
+)
 
-__all__ = ["gather", "main", "build_findings", "split_rocm_version", "parse_dpkg_status",
-           "parse_header_version", "parse_torch_config"]
+__all__ = [
+    "build_findings",
+    "gather",
+    "main",
+    "parse_dpkg_status",
+    "parse_header_version",
+    "parse_torch_config",
+    "split_rocm_version",
+]
 
 MAX_COMPONENTS = 20000
 COMMAND_TIMEOUT = 20.0
@@ -41,44 +61,89 @@ TORCH_TIMEOUT = 180.0
 
 # pip distribution (PEP 503 name) -> headline component
 PIP_HEADLINE = {
-    "torch": "pytorch", "torchvision": "torchvision", "torchaudio": "torchaudio",
-    "tensorboard": "tensorboard", "apex": "apex", "tensorflow": "tensorflow",
-    "tensorflow-rocm": "tensorflow", "tensorflow-cpu": "tensorflow", "triton": "triton",
-    "pytorch-triton-rocm": "triton", "pytorch-triton": "triton", "numpy": "numpy",
-    "jax": "jax", "jaxlib": "jaxlib", "onnxruntime": "onnxruntime",
-    "onnxruntime-rocm": "onnxruntime", "onnxruntime-gpu": "onnxruntime",
-    "deepspeed": "deepspeed", "transformers": "transformers",
+    "torch": "pytorch",
+    "torchvision": "torchvision",
+    "torchaudio": "torchaudio",
+    "tensorboard": "tensorboard",
+    "apex": "apex",
+    "tensorflow": "tensorflow",
+    "tensorflow-rocm": "tensorflow",
+    "tensorflow-cpu": "tensorflow",
+    "triton": "triton",
+    "pytorch-triton-rocm": "triton",
+    "pytorch-triton": "triton",
+    "numpy": "numpy",
+    "jax": "jax",
+    "jaxlib": "jaxlib",
+    "onnxruntime": "onnxruntime",
+    "onnxruntime-rocm": "onnxruntime",
+    "onnxruntime-gpu": "onnxruntime",
+    "deepspeed": "deepspeed",
+    "transformers": "transformers",
 }
 # CUDA libraries shipped as wheels: the last resort after headers and dpkg
-PIP_FALLBACK = {"cudnn": ["nvidia-cudnn-cu12", "nvidia-cudnn-cu11"],
-                "nccl": ["nvidia-nccl-cu12", "nvidia-nccl-cu11"]}
+PIP_FALLBACK = {
+    "cudnn": ["nvidia-cudnn-cu12", "nvidia-cudnn-cu11"],
+    "nccl": ["nvidia-nccl-cu12", "nvidia-nccl-cu11"],
+}
 
 # headline library -> (header paths relative to a ROCm/CUDA include dir, macro prefix, dpkg names)
 ROCM_HEADERS = [
     ("hip", ["hip/hip_version.h"], "hip", ["hip-runtime-amd", "hip-dev"]),
     ("miopen", ["miopen/version.h"], "miopen", ["miopen-hip", "miopen-hip-dev"]),
-    ("rocblas", ["rocblas/internal/rocblas-version.h", "rocblas-version.h",
-                 "rocblas/rocblas-version.h"], "rocblas", ["rocblas", "rocblas-dev"]),
+    (
+        "rocblas",
+        ["rocblas/internal/rocblas-version.h", "rocblas-version.h", "rocblas/rocblas-version.h"],
+        "rocblas",
+        ["rocblas", "rocblas-dev"],
+    ),
     ("hipblas", ["hipblas/hipblas-version.h", "hipblas-version.h"], "hipblas", ["hipblas"]),
-    ("hipblaslt", ["hipblaslt/hipblaslt-version.h", "hipblaslt-version.h"], "hipblaslt",
-     ["hipblaslt", "hipblaslt-dev"]),
+    (
+        "hipblaslt",
+        ["hipblaslt/hipblaslt-version.h", "hipblaslt-version.h"],
+        "hipblaslt",
+        ["hipblaslt", "hipblaslt-dev"],
+    ),
     ("hipfft", ["hipfft/hipfft-version.h", "hipfft-version.h"], "hipfft", ["hipfft"]),
-    ("hipsparse", ["hipsparse/hipsparse-version.h", "hipsparse-version.h"], "hipsparse",
-     ["hipsparse"]),
-    ("rocsolver", ["rocsolver/rocsolver-version.h", "rocsolver-version.h"], "rocsolver",
-     ["rocsolver"]),
+    (
+        "hipsparse",
+        ["hipsparse/hipsparse-version.h", "hipsparse-version.h"],
+        "hipsparse",
+        ["hipsparse"],
+    ),
+    (
+        "rocsolver",
+        ["rocsolver/rocsolver-version.h", "rocsolver-version.h"],
+        "rocsolver",
+        ["rocsolver"],
+    ),
     ("rccl", ["rccl/rccl.h", "rccl.h"], "nccl", ["rccl", "rccl-dev"]),
 ]
 # headline -> dpkg packages that stand for it when no better source exists
 DEB_FALLBACK = {
-    "rocm": ["rocm-core", "rocm-libs", "rocm-dev"], "magma": ["magma", "libmagma2", "libmagma-dev"],
-    "ucx": ["ucx", "libucx0", "ucx-utils"], "ompi": ["openmpi-bin", "libopenmpi3", "libopenmpi40"],
+    "rocm": ["rocm-core", "rocm-libs", "rocm-dev"],
+    "magma": ["magma", "libmagma2", "libmagma-dev"],
+    "ucx": ["ucx", "libucx0", "ucx-utils"],
+    "ompi": ["openmpi-bin", "libopenmpi3", "libopenmpi40"],
     "ofed": ["mlnx-ofed-all", "mlnx-ofed-basic", "mlnx-ofed-kernel-utils"],
-    "cudnn": ["libcudnn9-cuda-12", "libcudnn8", "libcudnn9"], "nccl": ["libnccl2"],
+    "cudnn": ["libcudnn9-cuda-12", "libcudnn8", "libcudnn9"],
+    "nccl": ["libnccl2"],
 }
-BIN_DIRS = ["/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin",
-            "/opt/ucx/bin", "/opt/ompi/bin", "/opt/openmpi/bin", "/usr/local/ucx/bin",
-            "/usr/local/openmpi/bin", "/usr/mpi/gcc/openmpi*/bin", "/opt/rocm/bin"]
+BIN_DIRS = [
+    "/usr/local/sbin",
+    "/usr/local/bin",
+    "/usr/sbin",
+    "/usr/bin",
+    "/sbin",
+    "/bin",
+    "/opt/ucx/bin",
+    "/opt/ompi/bin",
+    "/opt/openmpi/bin",
+    "/usr/local/ucx/bin",
+    "/usr/local/openmpi/bin",
+    "/usr/mpi/gcc/openmpi*/bin",
+    "/opt/rocm/bin",
+]
 
 _TORCH_SCRIPT = r"""
 import json, sys
@@ -101,7 +166,8 @@ sys.stdout.write("@@TORCH@@" + json.dumps(out, default=str) + "\n")
 
 # ------------------------------------------------------------- gathering ---
 
-class Gatherer(object):
+
+class Gatherer:
     def __init__(self, root: str = "/", commands: bool = True, torch: Optional[bool] = None):
         self.root = root
         self.commands = commands
@@ -126,14 +192,17 @@ class Gatherer(object):
 
     def read(self, p: str) -> Optional[str]:
         try:
-            with open(self.path(p), "r", errors="replace") as fh:
+            with open(self.path(p), errors="replace") as fh:
                 return fh.read(4_000_000)
         except OSError:
             return None
 
     def add(self, comp: Dict[str, Any]) -> None:
-        if comp["value"] and comp["name"] not in self.components \
-                and len(self.components) < MAX_COMPONENTS:
+        if (
+            comp["value"]
+            and comp["name"] not in self.components
+            and len(self.components) < MAX_COMPONENTS
+        ):
             self.components[comp["name"]] = comp
 
     def run(self, argv: List[str], timeout: float = COMMAND_TIMEOUT) -> Optional[str]:
@@ -151,8 +220,13 @@ class Gatherer(object):
         if exe is None:
             return None
         try:
-            proc = subprocess.run([exe] + argv[1:], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                  stderr=subprocess.STDOUT, timeout=timeout)
+            proc = subprocess.run(
+                [exe] + argv[1:],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                timeout=timeout,
+            )
         except subprocess.TimeoutExpired:
             self.errors.append("%s: timed out after %ss" % (" ".join(argv), timeout))
             return None
@@ -171,12 +245,23 @@ class Gatherer(object):
         if text is None:
             self.errors.append("/etc/os-release: not readable")
             return
-        facts = dict((k, v.strip().strip("\"'")) for k, v in
-                     (line.split("=", 1) for line in text.splitlines() if "=" in line))
+        facts = dict(
+            (k, v.strip().strip("\"'"))
+            for k, v in (line.split("=", 1) for line in text.splitlines() if "=" in line)
+        )
         os_id, version = facts.get("ID", ""), facts.get("VERSION_ID", "")
-        self.add(component("os", ("%s %s" % (os_id, version)).strip(), "file", "/etc/os-release",
-                           {"pretty_name": facts.get("PRETTY_NAME"),
-                            "codename": facts.get("VERSION_CODENAME")}))
+        self.add(
+            component(
+                "os",
+                ("%s %s" % (os_id, version)).strip(),
+                "file",
+                "/etc/os-release",
+                {
+                    "pretty_name": facts.get("PRETTY_NAME"),
+                    "codename": facts.get("VERSION_CODENAME"),
+                },
+            )
+        )
         if os_id == "debian":
             precise = (self.read("/etc/debian_version") or "").strip()
             if re.match(r"^\d+(\.\d+)*$", precise):
@@ -185,17 +270,28 @@ class Gatherer(object):
             self.add(component(os_id, version, "file", "/etc/os-release"))
 
     def python(self) -> None:
-        self.add(component("python", platform.python_version(), "api", sys.executable,
-                           {"implementation": platform.python_implementation()}))
+        self.add(
+            component(
+                "python",
+                platform.python_version(),
+                "api",
+                sys.executable,
+                {"implementation": platform.python_implementation()},
+            )
+        )
 
     def site_dirs(self) -> Optional[List[str]]:
         if self.root in ("/", ""):
             return None  # sys.path of the running interpreter
         dirs = []  # type: List[str]
         # the order of a Debian/Ubuntu sys.path: /usr/local shadows /usr/lib
-        for pattern in ("opt/conda/lib/python3*/site-packages", "opt/venv/lib/python3*/site-packages",
-                        "usr/local/lib/python3*/*-packages", "usr/lib/python3.*/*-packages",
-                        "usr/lib/python3/dist-packages"):
+        for pattern in (
+            "opt/conda/lib/python3*/site-packages",
+            "opt/venv/lib/python3*/site-packages",
+            "usr/local/lib/python3*/*-packages",
+            "usr/lib/python3.*/*-packages",
+            "usr/lib/python3/dist-packages",
+        ):
             dirs.extend(p for p in sorted(glob.glob(self.path(pattern))) if p not in dirs)
         return dirs
 
@@ -223,7 +319,7 @@ class Gatherer(object):
             seen[key] = version
             try:
                 lic = pip_license(dist.metadata)
-            except Exception:  # noqa: BLE001 - a licence is a nicety; a broken field must not stop the audit
+            except Exception:
                 lic = None
             self.add(component("pip:" + key, version, "pip", where, {"license": lic}))
             head = PIP_HEADLINE.get(key)
@@ -237,18 +333,29 @@ class Gatherer(object):
         for where, text in texts:
             for pkg in parse_dpkg_status(text or ""):
                 name, version = pkg["Package"], pkg.get("Version", "")
-                extra = {"arch": pkg.get("Architecture"), "source": pkg.get("Source"),
-                         "license": ", ".join(parse_copyright_licenses(
-                             (self.read("/usr/share/doc/%s/copyright" % name) or "")[:65536]))}
+                extra = {
+                    "arch": pkg.get("Architecture"),
+                    "source": pkg.get("Source"),
+                    "license": ", ".join(
+                        parse_copyright_licenses(
+                            (self.read("/usr/share/doc/%s/copyright" % name) or "")[:65536]
+                        )
+                    ),
+                }
                 split = split_rocm_version(version)
                 if split:
-                    extra.update(upstream=split["library"], rocm_build=split["rocm"],
-                                 package_build=split.get("build"), distro=split.get("distro"))
+                    extra.update(
+                        upstream=split["library"],
+                        rocm_build=split["rocm"],
+                        package_build=split.get("build"),
+                        distro=split.get("distro"),
+                    )
                 self.add(component("deb:" + name, version, "dpkg", where, extra))
 
     def rocm(self) -> None:
-        roots = [r for r in ["/opt/rocm"] + self.glob("/opt/rocm-*")[::-1]
-                 if os.path.isdir(self.path(r))]
+        roots = [
+            r for r in ["/opt/rocm"] + self.glob("/opt/rocm-*")[::-1] if os.path.isdir(self.path(r))
+        ]
         if not roots:
             return
         base = roots[0]
@@ -259,8 +366,11 @@ class Gatherer(object):
             if text is not None:
                 header_path, header_version = base + "/" + rel, parse_header_version(text, "rocm")
                 break
-        extra = {"installs": ", ".join(roots), "header": header_version,
-                 "real_path": self.rel(os.path.realpath(self.path(base)))}
+        extra = {
+            "installs": ", ".join(roots),
+            "header": header_version,
+            "real_path": self.rel(os.path.realpath(self.path(base))),
+        }
         if info:
             extra["package_version"] = info
             self.add(component("rocm", info.split("-")[0], "file", base + "/.info/version", extra))
@@ -291,14 +401,26 @@ class Gatherer(object):
             if m:
                 self.add(component("cuda", m.group(1), "file", base + "/version.txt"))
                 break
-        incs = ["/usr/include", "/usr/include/x86_64-linux-gnu", "/usr/include/aarch64-linux-gnu",
-                "/usr/local/cuda/include"]
-        for name, files, prefix in (("cudnn", ["cudnn_version.h", "cudnn_version_v9.h",
-                                               "cudnn_version_v8.h", "cudnn.h"], "cudnn"),
-                                    ("nccl", ["nccl.h"], "nccl"),
-                                    ("magma", ["magma_types.h"], "magma")):
-            dirs = incs + (["/opt/rocm/magma/include", "/usr/local/magma/include",
-                            "/opt/conda/include"] if name == "magma" else [])
+        incs = [
+            "/usr/include",
+            "/usr/include/x86_64-linux-gnu",
+            "/usr/include/aarch64-linux-gnu",
+            "/usr/local/cuda/include",
+        ]
+        for name, files, prefix in (
+            (
+                "cudnn",
+                ["cudnn_version.h", "cudnn_version_v9.h", "cudnn_version_v8.h", "cudnn.h"],
+                "cudnn",
+            ),
+            ("nccl", ["nccl.h"], "nccl"),
+            ("magma", ["magma_types.h"], "magma"),
+        ):
+            dirs = incs + (
+                ["/opt/rocm/magma/include", "/usr/local/magma/include", "/opt/conda/include"]
+                if name == "magma"
+                else []
+            )
             for path in (d + "/" + f for d in dirs for f in files):
                 text = self.read(path)
                 version = parse_header_version(text, prefix) if text else None
@@ -307,10 +429,11 @@ class Gatherer(object):
                     break
 
     def tools(self) -> None:
-        for name, argvs, parse in (("ucx", [["ucx_info", "-v"]], parse_ucx_info),
-                                   ("ompi", [["ompi_info", "--parsable"], ["mpirun", "--version"]],
-                                    parse_ompi_info),
-                                   ("ofed", [["ofed_info", "-s"]], parse_ofed_info)):
+        for name, argvs, parse in (
+            ("ucx", [["ucx_info", "-v"]], parse_ucx_info),
+            ("ompi", [["ompi_info", "--parsable"], ["mpirun", "--version"]], parse_ompi_info),
+            ("ofed", [["ofed_info", "-s"]], parse_ofed_info),
+        ):
             for argv in argvs:
                 text = self.run(argv)
                 version = parse(text) if text else None
@@ -322,8 +445,13 @@ class Gatherer(object):
         """Headline components that only the dpkg listing knows about."""
         table = [(n, ["deb:" + p for p in pkgs]) for n, _, _, pkgs in ROCM_HEADERS]
         for name in sorted(set(DEB_FALLBACK) | set(PIP_FALLBACK)):
-            table.append((name, ["deb:" + p for p in DEB_FALLBACK.get(name, [])] +
-                          ["pip:" + p for p in PIP_FALLBACK.get(name, [])]))
+            table.append(
+                (
+                    name,
+                    ["deb:" + p for p in DEB_FALLBACK.get(name, [])]
+                    + ["pip:" + p for p in PIP_FALLBACK.get(name, [])],
+                )
+            )
         for name, pkgs in table:
             for pkg in pkgs:
                 found = self.components.get(pkg)
@@ -348,16 +476,22 @@ class Gatherer(object):
         if not self.torch or "pytorch" not in self.components:
             return
         try:
-            proc = subprocess.run([sys.executable, "-c", _TORCH_SCRIPT], stdin=subprocess.DEVNULL,
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                  timeout=TORCH_TIMEOUT)
+            proc = subprocess.run(
+                [sys.executable, "-c", _TORCH_SCRIPT],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                timeout=TORCH_TIMEOUT,
+            )
         except (subprocess.TimeoutExpired, OSError) as exc:
             self.errors.append("import torch: %s" % exc)
             return
         out = proc.stdout.decode("utf-8", "replace")
         if "@@TORCH@@" not in out:
-            self.errors.append("import torch: exit %d: %s" % (
-                proc.returncode, bounded(proc.stderr.decode("utf-8", "replace")[-400:], 400)))
+            self.errors.append(
+                "import torch: exit %d: %s"
+                % (proc.returncode, bounded(proc.stderr.decode("utf-8", "replace")[-400:], 400))
+            )
             return
         facts = json.loads(out.split("@@TORCH@@", 1)[1].splitlines()[0])
         # What `import torch` loads: differs from the distribution when another copy shadows it.
@@ -366,13 +500,21 @@ class Gatherer(object):
             if facts.get(key):
                 self.add(component("pytorch." + key, facts[key], "api", "torch.version." + key))
         if facts.get("nccl"):
-            self.add(component("pytorch.built_with.rccl" if facts.get("hip") else
-                               "pytorch.built_with.nccl", facts["nccl"], "api",
-                               "torch.cuda.nccl.version()"))
+            self.add(
+                component(
+                    "pytorch.built_with.rccl" if facts.get("hip") else "pytorch.built_with.nccl",
+                    facts["nccl"],
+                    "api",
+                    "torch.cuda.nccl.version()",
+                )
+            )
         for lib, version in sorted(parse_torch_config(facts.get("config") or "").items()):
             if lib != "torch":
-                self.add(component("pytorch.built_with." + lib, version, "api",
-                                   "torch._C._show_config()"))
+                self.add(
+                    component(
+                        "pytorch.built_with." + lib, version, "api", "torch._C._show_config()"
+                    )
+                )
 
     def gpus(self) -> None:
         """Host facts: what GPU tools report is the machine's, not the image's."""
@@ -380,10 +522,14 @@ class Gatherer(object):
         text = self.run(["rocminfo"], timeout=30)
         if text:
             agents = sorted(set(re.findall(r"^\s*Name:\s+(gfx[0-9a-f]+)", text, re.M)))
-            self.host_facts["rocminfo.gfx"] = bounded(",".join(agents)) if agents else \
-                bounded(text.strip().splitlines()[-1] if text.strip() else "")
-        text = self.run(["nvidia-smi", "--query-gpu=name,driver_version",
-                         "--format=csv,noheader"], timeout=30)
+            self.host_facts["rocminfo.gfx"] = (
+                bounded(",".join(agents))
+                if agents
+                else bounded(text.strip().splitlines()[-1] if text.strip() else "")
+            )
+        text = self.run(
+            ["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"], timeout=30
+        )
         if text:
             self.host_facts["nvidia-smi"] = bounded("; ".join(text.strip().splitlines()), MAX_TEXT)
 
@@ -395,14 +541,29 @@ class Gatherer(object):
             check_imports(self.components, self.errors)
 
     def gather(self) -> Dict[str, Any]:
-        for step in (self.os_release, self.python, self.pip, self.dpkg, self.rocm, self.cuda,
-                     self.tools, self.fallbacks, self.torch_build, self.imports, self.gpus):
+        for step in (
+            self.os_release,
+            self.python,
+            self.pip,
+            self.dpkg,
+            self.rocm,
+            self.cuda,
+            self.tools,
+            self.fallbacks,
+            self.torch_build,
+            self.imports,
+            self.gpus,
+        ):
             try:
                 step()
             except Exception as exc:  # one broken source must not lose the others
                 self.errors.append("%s: %s: %s" % (step.__name__, type(exc).__name__, exc))
-        return {"type": "inventory", "components": list(self.components.values()),
-                "host_facts": self.host_facts, "errors": [bounded(e, MAX_TEXT) for e in self.errors]}
+        return {
+            "type": "inventory",
+            "components": list(self.components.values()),
+            "host_facts": self.host_facts,
+            "errors": [bounded(e, MAX_TEXT) for e in self.errors],
+        }
 
 
 def gather(root: str = "/", commands: bool = True, torch: Optional[bool] = None) -> Dict[str, Any]:

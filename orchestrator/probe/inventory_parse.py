@@ -11,25 +11,36 @@ from typing import Any, Dict, List, Optional
 MAX_VALUE = 200
 MAX_TEXT = 500
 
+
 def bounded(text: Any, limit: int = MAX_VALUE) -> str:
     text = "" if text is None else str(text).strip()
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def component(name: str, value: Any, source: str, evidence: str,
-              extra: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
-    comp = {"name": bounded(name), "value": bounded(value), "source": source,
-            "evidence": bounded(evidence, MAX_TEXT)}  # type: Dict[str, Any]
+def component(
+    name: str, value: Any, source: str, evidence: str, extra: Optional[Dict[str, Any]] = None
+) -> Dict[str, Any]:
+    comp = {
+        "name": bounded(name),
+        "value": bounded(value),
+        "source": source,
+        "evidence": bounded(evidence, MAX_TEXT),
+    }  # type: Dict[str, Any]
     if extra:
-        comp["extra"] = dict((bounded(k, 64), bounded(v, MAX_TEXT))
-                             for k, v in sorted(extra.items()) if v not in (None, ""))
+        comp["extra"] = dict(
+            (bounded(k, 64), bounded(v, MAX_TEXT))
+            for k, v in sorted(extra.items())
+            if v not in (None, "")
+        )
     return comp
 
 
 # ------------------------------------------------------------ pure parsers ---
 
-_ROCM_SPLIT = re.compile(r"^(?:\d+:)?(?P<lib>\d+(?:\.\d+)*?)\.(?P<rocm>[1-9]\d{4,5})"
-                         r"(?:-(?P<build>[^~]+))?(?:~(?P<distro>.+))?$")
+_ROCM_SPLIT = re.compile(
+    r"^(?:\d+:)?(?P<lib>\d+(?:\.\d+)*?)\.(?P<rocm>[1-9]\d{4,5})"
+    r"(?:-(?P<build>[^~]+))?(?:~(?P<distro>.+))?$"
+)
 
 
 def split_rocm_version(version: str) -> Optional[Dict[str, str]]:
@@ -108,8 +119,12 @@ def pip_license(meta: Any) -> Optional[str]:
     found = []  # type: List[str]
     for classifier in meta.get_all("Classifier") or []:
         parts = [p.strip() for p in classifier.split("::")]
-        if parts[0] == "License" and len(parts) > 1 and parts[-1] not in ("OSI Approved", "") \
-                and parts[-1] not in found:
+        if (
+            parts[0] == "License"
+            and len(parts) > 1
+            and parts[-1] not in ("OSI Approved", "")
+            and parts[-1] not in found
+        ):
             found.append(parts[-1])
     return ", ".join(found) or None
 
@@ -119,8 +134,9 @@ def parse_header_version(text: str, prefix: str) -> Optional[str]:
     prefixVersionMajor, PREFIX_MAJOR, PREFIX_MAJOR_VERSION (hipTensor) or
     PREFIX_VERSION_MICRO/PATCHLEVEL."""
     defines = {}  # type: Dict[str, str]
-    for name, value in re.findall(r"^\s*#\s*define\s+(\w+)\s+\(?(\d+)\)?\s*(?://.*|/\*.*)?$",
-                                  text, re.M):
+    for name, value in re.findall(
+        r"^\s*#\s*define\s+(\w+)\s+\(?(\d+)\)?\s*(?://.*|/\*.*)?$", text, re.M
+    ):
         defines.setdefault(name.lower().replace("_", ""), value)
     prefix = prefix.lower()
     parts = []
@@ -142,8 +158,15 @@ def parse_header_version(text: str, prefix: str) -> Optional[str]:
 def parse_torch_config(text: str) -> Dict[str, str]:
     """Compiled-against versions from ``torch._C._show_config()``."""
     found = {}  # type: Dict[str, str]
-    names = {"hip runtime": "hip", "miopen": "miopen", "cudnn": "cudnn", "cuda runtime": "cuda",
-             "magma": "magma", "rocm": "rocm", "nccl": "nccl"}
+    names = {
+        "hip runtime": "hip",
+        "miopen": "miopen",
+        "cudnn": "cudnn",
+        "cuda runtime": "cuda",
+        "magma": "magma",
+        "rocm": "rocm",
+        "nccl": "nccl",
+    }
     for line in text.splitlines():
         m = re.match(r"^\s*-\s*([A-Za-z][A-Za-z ]*?)\s+v?(\d+(?:\.\d+)+)", line)
         if m and m.group(1).lower() in names:
@@ -151,8 +174,10 @@ def parse_torch_config(text: str) -> Dict[str, str]:
         if "Build settings:" in line:
             for key, value in re.findall(r"(\w+)=([^,]*)", line):
                 if key in ("CUDA_VERSION", "CUDNN_VERSION", "TORCH_VERSION") and value.strip():
-                    found.setdefault(key.split("_")[0].lower() if key != "TORCH_VERSION"
-                                     else "torch", value.strip())
+                    found.setdefault(
+                        key.split("_")[0].lower() if key != "TORCH_VERSION" else "torch",
+                        value.strip(),
+                    )
     return found
 
 
@@ -162,8 +187,9 @@ def parse_ucx_info(text: str) -> Optional[str]:
 
 
 def parse_ompi_info(text: str) -> Optional[str]:
-    m = re.search(r"^ompi:version:full:(\S+)", text, re.M) or \
-        re.search(r"\(Open MPI\)\s+(\d+(?:\.\d+)+\S*)", text)
+    m = re.search(r"^ompi:version:full:(\S+)", text, re.M) or re.search(
+        r"\(Open MPI\)\s+(\d+(?:\.\d+)+\S*)", text
+    )
     return m.group(1) if m else None
 
 
@@ -194,9 +220,14 @@ def build_findings(components: List[Dict[str, Any]]) -> List[Dict[str, str]]:
         built, have = _release(comp["value"]), _release(installed["value"])
         n = min(len(built), len(have))
         if n and built[:n] != have[:n]:
-            findings.append({
-                "kind": "build-mismatch", "component": lib, "built": comp["value"],
-                "installed": installed["value"],
-                "message": "PyTorch was built against %s %s but %s is installed (%s)"
-                           % (lib, comp["value"], installed["value"], installed["evidence"])})
+            findings.append(
+                {
+                    "kind": "build-mismatch",
+                    "component": lib,
+                    "built": comp["value"],
+                    "installed": installed["value"],
+                    "message": "PyTorch was built against %s %s but %s is installed (%s)"
+                    % (lib, comp["value"], installed["value"], installed["evidence"]),
+                }
+            )
     return findings

@@ -24,8 +24,13 @@ def driver_facts(timeout: float = 30.0) -> Optional[Dict[str, Any]]:
     if exe is None:
         return None
     try:
-        out = subprocess.run([exe, "-q", "-x"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                             timeout=timeout, check=False).stdout.decode("utf-8", "replace")
+        out = subprocess.run(
+            [exe, "-q", "-x"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            timeout=timeout,
+            check=False,
+        ).stdout.decode("utf-8", "replace")
     except (OSError, subprocess.SubprocessError):
         return None
     return tool_output.nvidia_smi_xml(out) or None
@@ -42,16 +47,27 @@ def no_gpu_note(torch_cuda: Optional[str], facts: Optional[Dict[str, Any]]) -> s
         return ""
     driver, supported = facts.get("driver_version") or "?", facts.get("cuda_version") or ""
     n = len(facts["gpus"])
-    seen = "nvidia-smi lists %d GPU%s (driver %s%s)" % (n, "" if n == 1 else "s", driver,
-                                                         ", CUDA %s" % supported if supported else "")
+    seen = "nvidia-smi lists %d GPU%s (driver %s%s)" % (
+        n,
+        "" if n == 1 else "s",
+        driver,
+        ", CUDA %s" % supported if supported else "",
+    )
     have, need = _major(supported), _major(torch_cuda)
     if have is not None and need is not None and have < need:
-        return ("; %s, older than this torch's CUDA %s: the host's driver cannot run this image's CUDA "
-                "runtime. Not a property of the image: update the host's NVIDIA driver to one for CUDA %d or "
-                "newer" % (seen, torch_cuda, need))
+        return (
+            "; %s, older than this torch's CUDA %s: the host's driver cannot run this image's CUDA "
+            "runtime. Not a property of the image: update the host's NVIDIA driver to one for CUDA %d or "
+            "newer" % (seen, torch_cuda, need)
+        )
     mig = [g["bus_id"] or g["name"] for g in facts["gpus"] if g.get("mig") == "Enabled"]
     if mig:  # with MIG on, CUDA sees only the MIG devices the container was given
-        return ("; %s, yet torch (CUDA %s) sees none; MIG mode is enabled on %s: the container sees only the MIG "
-                "devices it is given (NVIDIA_VISIBLE_DEVICES=<gpu>:<mig> or MIG-<uuid>)"
-                % (seen, torch_cuda, ", ".join(mig)))
-    return "; %s, yet torch (CUDA %s) sees none: see torch.cuda.is_available()'s warning" % (seen, torch_cuda)
+        return (
+            "; %s, yet torch (CUDA %s) sees none; MIG mode is enabled on %s: the container sees only the MIG "
+            "devices it is given (NVIDIA_VISIBLE_DEVICES=<gpu>:<mig> or MIG-<uuid>)"
+            % (seen, torch_cuda, ", ".join(mig))
+        )
+    return "; %s, yet torch (CUDA %s) sees none: see torch.cuda.is_available()'s warning" % (
+        seen,
+        torch_cuda,
+    )

@@ -19,10 +19,10 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from . import evidence
 
 
-class Seen(object):
+class Seen:
     """What one observed call showed."""
 
-    __slots__ = ("libraries", "kernels", "ops", "calls", "source")
+    __slots__ = ("calls", "kernels", "libraries", "ops", "source")
 
     def __init__(self) -> None:
         self.libraries = []  # type: List[str]
@@ -31,7 +31,7 @@ class Seen(object):
         self.calls = []  # type: List[str]
         self.source = ""
 
-    def merge(self, other: "Seen") -> None:
+    def merge(self, other: Seen) -> None:
         for name in ("libraries", "kernels", "ops", "calls"):
             mine = getattr(self, name)
             for item in getattr(other, name):
@@ -98,6 +98,7 @@ def _fd1_to(path: str):
 def _libc():
     try:
         import ctypes
+
         return ctypes.CDLL(None)
     except Exception:
         return None
@@ -107,16 +108,25 @@ def _verbose_contexts(torch: Any) -> List[Any]:
     ctxs = []
     backends = getattr(torch, "backends", None)
     mkl = getattr(backends, "mkl", None)
-    if mkl is not None and hasattr(mkl, "verbose") and getattr(mkl, "is_available", lambda: False)():
+    if (
+        mkl is not None
+        and hasattr(mkl, "verbose")
+        and getattr(mkl, "is_available", lambda: False)()
+    ):
         ctxs.append(mkl.verbose(getattr(mkl, "VERBOSE_ON", 1)))
     dnn = getattr(backends, "mkldnn", None)
-    if dnn is not None and hasattr(dnn, "verbose") and getattr(dnn, "is_available", lambda: False)():
+    if (
+        dnn is not None
+        and hasattr(dnn, "verbose")
+        and getattr(dnn, "is_available", lambda: False)()
+    ):
         ctxs.append(dnn.verbose(getattr(dnn, "VERBOSE_ON", 1)))
     return ctxs
 
 
-def on_cpu(torch: Any, fn: Callable[[], Any], family: Optional[str], config: str,
-           verbose: bool = True) -> Tuple[Any, Seen]:
+def on_cpu(
+    torch: Any, fn: Callable[[], Any], family: Optional[str], config: str, verbose: bool = True
+) -> Tuple[Any, Seen]:
     """``verbose=False``: no MKL/oneDNN verbose mode. Switching MKL's verbose mode on in a
     process whose MKL is already initialised costs 0.4-0.9 s (once per process), most of the
     smoke suite's time; the library then comes from what is mapped into the process or from
@@ -133,7 +143,7 @@ def on_cpu(torch: Any, fn: Callable[[], Any], family: Optional[str], config: str
                 for c in ctxs:
                     stack.enter_context(c)
                 value = fn()
-            with open(path, "r", errors="replace") as fh:
+            with open(path, errors="replace") as fh:
                 text = fh.read(1 << 20)
         finally:
             os.unlink(path)
@@ -145,18 +155,29 @@ def on_cpu(torch: Any, fn: Callable[[], Any], family: Optional[str], config: str
     elif family in ("blas", "lapack"):
         mapped = evidence.cpu_library_from_maps(_maps(), family)
         lib = evidence.cpu_library_from_config(config, family)
-        named = lib is not None and evidence.build_setting(config, family.upper() + "_INFO") != "generic"
-        if named:  # the build names the library torch links (a wheel's MKL / OpenBLAS): that one ran
+        named = (
+            lib is not None
+            and evidence.build_setting(config, family.upper() + "_INFO") != "generic"
+        )
+        if (
+            named
+        ):  # the build names the library torch links (a wheel's MKL / OpenBLAS): that one ran
             seen.libraries = [lib]
             seen.source = "torch.__config__.show(): %s_INFO=%s (%s)" % (
-                family.upper(), evidence.build_setting(config, family.upper() + "_INFO"), why)
+                family.upper(),
+                evidence.build_setting(config, family.upper() + "_INFO"),
+                why,
+            )
         elif mapped:  # a "generic" build (Debian's): the libblas / liblapack the loader chose
             seen.libraries = [mapped[0]]
             seen.source = "mapped into the process: %s (%s)" % (mapped[1], why)
         elif lib:
             seen.libraries = [lib]
             seen.source = "torch.__config__.show(): %s_INFO=%s (%s)" % (
-                family.upper(), evidence.build_setting(config, family.upper() + "_INFO"), why)
+                family.upper(),
+                evidence.build_setting(config, family.upper() + "_INFO"),
+                why,
+            )
     if not seen.libraries:
         seen.source = seen.source or "no library call seen (torch's own CPU kernels)"
     return value, seen
@@ -164,7 +185,7 @@ def on_cpu(torch: Any, fn: Callable[[], Any], family: Optional[str], config: str
 
 def _maps() -> str:
     try:
-        with open("/proc/self/maps", "r") as fh:
+        with open("/proc/self/maps") as fh:
             return fh.read()
     except OSError:
         return ""

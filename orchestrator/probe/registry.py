@@ -8,14 +8,42 @@ from collections import OrderedDict
 from typing import Callable, List, Optional, Sequence, Tuple
 
 
-class Check(object):
-    __slots__ = ("id", "fn", "feature", "kind", "suite", "library", "version", "needs",
-                 "description", "unit", "bigger_is_better", "limits", "nodes")
+class Check:
+    __slots__ = (
+        "bigger_is_better",
+        "description",
+        "feature",
+        "fn",
+        "id",
+        "kind",
+        "library",
+        "limits",
+        "needs",
+        "nodes",
+        "suite",
+        "unit",
+        "version",
+    )
 
-    def __init__(self, id, fn, feature, kind, suite, library=None, version=1, needs=(),
-                 description="", unit=None, bigger_is_better=False, nodes=1):
+    def __init__(
+        self,
+        id,
+        fn,
+        feature,
+        kind,
+        suite,
+        library=None,
+        version=1,
+        needs=(),
+        description="",
+        unit=None,
+        bigger_is_better=False,
+        nodes=1,
+    ):
         self.id = id
-        self.nodes = int(nodes)  # the fewest nodes it runs on: a multi-node check (one probe per node) says 2
+        self.nodes = int(
+            nodes
+        )  # the fewest nodes it runs on: a multi-node check (one probe per node) says 2
         self.fn = fn
         self.feature = feature
         self.kind = kind
@@ -30,9 +58,15 @@ class Check(object):
 
     def info(self) -> dict:
         info = {
-            "id": self.id, "feature": self.feature, "kind": self.kind, "suite": self.suite,
-            "library": self.library, "version": self.version, "needs": list(self.needs),
-            "description": self.description, "unit": self.unit,
+            "id": self.id,
+            "feature": self.feature,
+            "kind": self.kind,
+            "suite": self.suite,
+            "library": self.library,
+            "version": self.version,
+            "needs": list(self.needs),
+            "description": self.description,
+            "unit": self.unit,
             "bigger_is_better": self.bigger_is_better,
         }
         if self.nodes > 1:
@@ -40,8 +74,8 @@ class Check(object):
         return info
 
 
-class Suite(object):
-    __slots__ = ("name", "framework", "description", "checks")
+class Suite:
+    __slots__ = ("checks", "description", "framework", "name")
 
     def __init__(self, name: str, framework: Optional[str], description: str):
         self.name = name
@@ -50,8 +84,12 @@ class Suite(object):
         self.checks = []  # type: List[str]
 
     def info(self) -> dict:
-        return {"name": self.name, "framework": self.framework,
-                "description": self.description, "checks": list(self.checks)}
+        return {
+            "name": self.name,
+            "framework": self.framework,
+            "description": self.description,
+            "checks": list(self.checks),
+        }
 
 
 SUITES = OrderedDict()  # type: Dict[str, Suite]
@@ -65,9 +103,18 @@ def suite(name: str, framework: Optional[str], description: str) -> Suite:
     return SUITES[name]
 
 
-def check(id: str, feature: str, kind: str, suite: str, library: Optional[str] = None,
-          version: int = 1, needs: Sequence[str] = (), unit: Optional[str] = None,
-          bigger_is_better: bool = False, nodes: int = 1) -> Callable:
+def check(
+    id: str,
+    feature: str,
+    kind: str,
+    suite: str,
+    library: Optional[str] = None,
+    version: int = 1,
+    needs: Sequence[str] = (),
+    unit: Optional[str] = None,
+    bigger_is_better: bool = False,
+    nodes: int = 1,
+) -> Callable:
     """Register a check function ``fn(ctx)`` under a stable id."""
 
     def register(fn: Callable) -> Callable:
@@ -76,8 +123,20 @@ def check(id: str, feature: str, kind: str, suite: str, library: Optional[str] =
         if suite not in SUITES:
             raise ValueError("check %s names unknown suite %s" % (id, suite))
         paragraphs = [" ".join(p.split()) for p in (fn.__doc__ or "").strip().split("\n\n")]
-        CHECKS[id] = Check(id, fn, feature, kind, suite, library, version, needs,
-                           paragraphs[0] if paragraphs else "", unit, bigger_is_better, nodes)
+        CHECKS[id] = Check(
+            id,
+            fn,
+            feature,
+            kind,
+            suite,
+            library,
+            version,
+            needs,
+            paragraphs[0] if paragraphs else "",
+            unit,
+            bigger_is_better,
+            nodes,
+        )
         CHECKS[id].limits = limits_of(paragraphs)
         SUITES[suite].checks.append(id)
         return fn
@@ -89,7 +148,7 @@ def limits_of(paragraphs: Sequence[str]) -> str:
     """The "Not proven: ..." paragraph of a check's docstring."""
     for p in paragraphs[1:]:
         if p.startswith("Not proven:"):
-            return p[len("Not proven:"):].strip()
+            return p[len("Not proven:") :].strip()
     return ""
 
 
@@ -119,13 +178,18 @@ def select(suite_name: str, patterns: Sequence[str] = ()) -> Tuple[Suite, List[C
     if suite_name not in SUITES:
         raise KeyError(suite_name)
     s = SUITES[suite_name]
-    chosen = [CHECKS[c] for c in s.checks
-              if not patterns or any(fnmatch.fnmatchcase(c, p) for p in patterns)]
+    chosen = [
+        CHECKS[c]
+        for c in s.checks
+        if not patterns or any(fnmatch.fnmatchcase(c, p) for p in patterns)
+    ]
     return s, chosen
 
 
 def catalog() -> dict:
     from . import checks  # noqa: F401
 
-    return {"suites": [s.info() for s in SUITES.values()],
-            "checks": [dict(c.info(), limits=c.limits) for c in CHECKS.values()]}
+    return {
+        "suites": [s.info() for s in SUITES.values()],
+        "checks": [dict(c.info(), limits=c.limits) for c in CHECKS.values()],
+    }

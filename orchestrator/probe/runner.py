@@ -51,11 +51,19 @@ def emit(stream: Any, obj: Dict[str, Any]) -> None:
 def describe(chk: Check) -> Dict[str, Any]:
     # "library" is what evidence showed ran (set by Context.finish), never the
     # check's declared label: a result the parent records (crash, timeout) has none.
-    return {"check": chk.id, "feature": chk.feature, "kind": chk.kind, "library": None,
-            "version": chk.version, "unit": chk.unit, "bigger_is_better": chk.bigger_is_better}
+    return {
+        "check": chk.id,
+        "feature": chk.feature,
+        "kind": chk.kind,
+        "library": None,
+        "version": chk.version,
+        "unit": chk.unit,
+        "bigger_is_better": chk.bigger_is_better,
+    }
 
 
 # ---------------------------------------------------------------- worker ---
+
 
 def scalar_metrics(metrics: Dict[str, Any]) -> Dict[str, Any]:
     """Metrics are scalars (numbers, strings, booleans); anything else a check
@@ -80,8 +88,12 @@ def run_check(chk: Check, ctx: Context, attempt: int) -> Dict[str, Any]:
         report = chk.fn(ctx)
         if report is None:
             report = Report()
-        result.update(status="pass", message=report.message, metrics=report.metrics,
-                      samples=[float(s) for s in report.samples])
+        result.update(
+            status="pass",
+            message=report.message,
+            metrics=report.metrics,
+            samples=[float(s) for s in report.samples],
+        )
         if report.samples:  # a timed check: how loaded the host was around it
             result["metrics"] = dict(report.metrics, **hoststate.around(host_before))
         if report.unit:
@@ -95,15 +107,18 @@ def run_check(chk: Check, ctx: Context, attempt: int) -> Dict[str, Any]:
             result["log"] = out.log
         result["extra"] = list(getattr(out, "extra", None) or [])
     except Exception as exc:  # the image's framework raised: the check failed
-        result.update(status="fail", message="%s: %s" % (type(exc).__name__, str(exc)[:1000]),
-                      log=traceback.format_exc()[-4000:])
+        result.update(
+            status="fail",
+            message="%s: %s" % (type(exc).__name__, str(exc)[:1000]),
+            log=traceback.format_exc()[-4000:],
+        )
     result["duration_s"] = time.perf_counter() - t0
     ctx.finish(result)  # device, evidence library, arch facts
     result["metrics"] = scalar_metrics(result.get("metrics") or {})
     return result
 
 
-class Pipe(object):
+class Pipe:
     """The worker's side of its pipe to the parent: every line carries the nonce."""
 
     def __init__(self, stream: Any, nonce: str):
@@ -179,10 +194,16 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--import-timeout", type=float, default=300.0)
     r.add_argument("--device", choices=("auto", "cpu"), default="auto")
     r.add_argument("--attempts", type=int, default=1)
-    r.add_argument("--declare", default=None, help="JSON: the checks a job declares (suites command, pytest)")
-    r.add_argument("--workload-user", choices=("auto", "self"), default="auto",
-                   help="who runs declared workloads: auto = an unprivileged user when the probe is root "
-                        "(containers); self = the probe's own user (the host executor)")
+    r.add_argument(
+        "--declare", default=None, help="JSON: the checks a job declares (suites command, pytest)"
+    )
+    r.add_argument(
+        "--workload-user",
+        choices=("auto", "self"),
+        default="auto",
+        help="who runs declared workloads: auto = an unprivileged user when the probe is root "
+        "(containers); self = the probe's own user (the host executor)",
+    )
     sub.add_parser("list")
     sub.add_parser("inventory", add_help=False)  # its own options: valorch_probe.inventory
     return p
@@ -192,6 +213,7 @@ def main(argv: List[str]) -> int:
     args, rest = _parser().parse_known_args(argv)
     if args.cmd == "inventory":
         from .inventory import main as inventory_main
+
         return inventory_main(rest)
     if rest:
         _parser().error("unrecognized arguments: %s" % " ".join(rest))
@@ -221,14 +243,31 @@ def main(argv: List[str]) -> int:
     except (KeyError, ValueError, TypeError) as exc:
         emit(out, {"type": "fatal", "message": "bad probe arguments: %s" % exc})
         return 2
-    emit(out, {"type": "meta", "probe_version": PROBE_VERSION, "python": platform.python_version(),
-               "implementation": platform.python_implementation(), "machine": platform.machine(),
-               "suite": s.name, "framework": s.framework, "checks": [c.id for c in checks],
-               "hardening": dict(hardening, workloads=sandbox.describe_user())})
+    emit(
+        out,
+        {
+            "type": "meta",
+            "probe_version": PROBE_VERSION,
+            "python": platform.python_version(),
+            "implementation": platform.python_implementation(),
+            "machine": platform.machine(),
+            "suite": s.name,
+            "framework": s.framework,
+            "checks": [c.id for c in checks],
+            "hardening": dict(hardening, workloads=sandbox.describe_user()),
+        },
+    )
     from .supervisor import Supervisor
 
     sup = Supervisor(args, checks, out)
     sup.run()
-    emit(out, {"type": "end", "workers": sup.workers, "import_s": sup.import_s,
-               "wall_s": time.perf_counter() - t0})
+    emit(
+        out,
+        {
+            "type": "end",
+            "workers": sup.workers,
+            "import_s": sup.import_s,
+            "wall_s": time.perf_counter() - t0,
+        },
+    )
     return 0

@@ -122,10 +122,17 @@ def _drop() -> None:
 
 def describe_user() -> str:
     if can_drop():
-        return "uid %d" % WORKLOAD_UID + (" (device groups %s)" % ",".join(map(str, _groups)) if _groups else "")
+        return "uid %d" % WORKLOAD_UID + (
+            " (device groups %s)" % ",".join(map(str, _groups)) if _groups else ""
+        )
     uid = os.geteuid() if hasattr(os, "geteuid") else -1
-    why = ("asked to run workloads as the invoking user" if not _settings["drop"]
-           else "cannot change ids here" if uid == 0 else "not root")
+    why = (
+        "asked to run workloads as the invoking user"
+        if not _settings["drop"]
+        else "cannot change ids here"
+        if uid == 0
+        else "not root"
+    )
     return "uid %d (the probe's own: %s)" % (uid, why)
 
 
@@ -142,8 +149,14 @@ def private_dir(prefix: str) -> str:
 
 #: The caches a GPU task's environment points at the tmpfs (executors/container.py
 #: GPU_CACHE_ENV): the probe creates them, and a workload gets its own under its home.
-CACHE_VARS = ("XDG_CACHE_HOME", "MIOPEN_USER_DB_PATH", "MIOPEN_CUSTOM_CACHE_DIR", "TRITON_CACHE_DIR",
-              "TORCHINDUCTOR_CACHE_DIR", "CUDA_CACHE_PATH")
+CACHE_VARS = (
+    "XDG_CACHE_HOME",
+    "MIOPEN_USER_DB_PATH",
+    "MIOPEN_CUSTOM_CACHE_DIR",
+    "TRITON_CACHE_DIR",
+    "TORCHINDUCTOR_CACHE_DIR",
+    "CUDA_CACHE_PATH",
+)
 
 
 def make_cache_dirs(environ: Optional[Dict[str, str]] = None) -> List[str]:
@@ -167,7 +180,11 @@ def rehome(env: Dict[str, str], home: str) -> None:
     old = env.get("HOME") or ""
     for var in CACHE_VARS:
         if env.get(var):
-            rel = os.path.relpath(env[var], old) if old and env[var].startswith(old.rstrip("/") + "/") else var.lower()
+            rel = (
+                os.path.relpath(env[var], old)
+                if old and env[var].startswith(old.rstrip("/") + "/")
+                else var.lower()
+            )
             env[var] = os.path.join(home, rel)
     env.update(HOME=home, TMPDIR=home)
 
@@ -177,8 +194,14 @@ def popen_options(home: str) -> Dict[str, Any]:
     its own pipes, its own session, its own user where one can be had."""
     env = dict(os.environ)
     rehome(env, home)
-    opts = {"stdin": subprocess.DEVNULL, "stdout": subprocess.PIPE, "stderr": subprocess.PIPE,
-            "close_fds": True, "start_new_session": True, "env": env}  # type: Dict[str, Any]
+    opts = {
+        "stdin": subprocess.DEVNULL,
+        "stdout": subprocess.PIPE,
+        "stderr": subprocess.PIPE,
+        "close_fds": True,
+        "start_new_session": True,
+        "env": env,
+    }  # type: Dict[str, Any]
     if can_drop():
         env.update(USER="nobody", LOGNAME="nobody")
         if sys.version_info >= (3, 9):  # done in C after fork: safe with threads
@@ -188,7 +211,7 @@ def popen_options(home: str) -> Dict[str, Any]:
     return opts
 
 
-class Capture(object):
+class Capture:
     """One output stream, bounded: its first MAX_CAPTURE bytes, its last
     TAIL_BYTES, and its size."""
 
@@ -208,9 +231,12 @@ class Capture(object):
         head = self.head.decode("utf-8", "replace")
         text = head
         if self.size > MAX_CAPTURE:
-            after = self.tail[-min(TAIL_BYTES, self.size - MAX_CAPTURE):]
-            text = head + "\n[... %d bytes not shown ...]\n" % (self.size - MAX_CAPTURE) + after.decode(
-                "utf-8", "replace")
+            after = self.tail[-min(TAIL_BYTES, self.size - MAX_CAPTURE) :]
+            text = (
+                head
+                + "\n[... %d bytes not shown ...]\n" % (self.size - MAX_CAPTURE)
+                + after.decode("utf-8", "replace")
+            )
         return {"text": text, "bytes": self.size, "tail": text[-TAIL:]}
 
 
@@ -226,14 +252,20 @@ def run_workload(argv: Sequence[str], timeout: float, cwd: Optional[str] = None)
         out, err = Capture(), Capture()
         timed_out = _pump(proc, {proc.stdout: out, proc.stderr: err}, t0 + timeout)
         rc = None if timed_out else proc.returncode
-        return {"returncode": rc, "timed_out": timed_out,
-                "duration_s": time.monotonic() - t0, "stdout": out.result(), "stderr": err.result(),
-                "user": describe_user(), "out_of_memory": memory.killed_for_memory(oom_before, rc)}
+        return {
+            "returncode": rc,
+            "timed_out": timed_out,
+            "duration_s": time.monotonic() - t0,
+            "stdout": out.result(),
+            "stderr": err.result(),
+            "user": describe_user(),
+            "out_of_memory": memory.killed_for_memory(oom_before, rc),
+        }
     finally:
         shutil.rmtree(home, ignore_errors=True)
 
 
-def _pump(proc: "subprocess.Popen[bytes]", streams: Dict[Any, Capture], deadline: float) -> bool:
+def _pump(proc: subprocess.Popen[bytes], streams: Dict[Any, Capture], deadline: float) -> bool:
     """Read both pipes into their captures until they close, the deadline passes,
     or the workload has exited and DRAIN_S more have passed (a process it left
     behind may hold the pipes open); then wait for it until the deadline.
@@ -293,7 +325,7 @@ def reap(pid: int) -> None:
     os.waitpid(child, 0)
 
 
-def _kill_all_but(keep: "set[int]") -> None:
+def _kill_all_but(keep: set[int]) -> None:
     """In a container (the probe is PID 1, the caller its worker): kill every other
     live process, again until none is left (a forking process may add more)."""
     for _ in range(50):

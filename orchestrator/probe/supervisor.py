@@ -31,7 +31,7 @@ MAX_PIPE_LINE = 4 << 20  # bytes of one line on the worker's pipe
 MAX_VIOLATIONS = 20  # violation records reported per worker; the rest are counted
 
 
-class Supervisor(object):
+class Supervisor:
     def __init__(self, args: argparse.Namespace, checks: List[Check], out: Any):
         self.args = args
         self.remaining = [c.id for c in checks]
@@ -40,8 +40,9 @@ class Supervisor(object):
         self.workers = 0
         self.import_s = 0.0
 
-    def _record(self, cid: str, attempt: int, status: str, message: str, log: str,
-                duration: float) -> None:
+    def _record(
+        self, cid: str, attempt: int, status: str, message: str, log: str, duration: float
+    ) -> None:
         res = describe(CHECKS[cid])
         res.update(attempt=attempt, status=status, message=message, log=log, duration_s=duration)
         emit(self.out, dict(res, type="result"))
@@ -53,9 +54,15 @@ class Supervisor(object):
     def _one_worker(self) -> None:
         a = self.args
         nonce = binascii.hexlify(os.urandom(16)).decode()
-        config = {"suite": a.suite, "ids": self.remaining, "expect": a.expect_obj,
-                  "device": a.device, "attempts": a.attempts, "first_attempt": self.first_attempt,
-                  "nonce": nonce}
+        config = {
+            "suite": a.suite,
+            "ids": self.remaining,
+            "expect": a.expect_obj,
+            "device": a.device,
+            "attempts": a.attempts,
+            "first_attempt": self.first_attempt,
+            "nonce": nonce,
+        }
         self.oom_before = memory.oom_kills()
         proc = Forked(config)
         self.workers += 1
@@ -101,15 +108,25 @@ class Supervisor(object):
         w.summarise()
         self._after(w, timed_out, rc)
 
-    def _after(self, w: "_WorkerState", timed_out: bool, rc: int) -> None:
+    def _after(self, w: _WorkerState, timed_out: bool, rc: int) -> None:
         """Results for what the worker did not report: the check it died in, or all."""
         a = self.args
         log = w.tail.decode("utf-8", "replace")
         if not w.ready:
-            why = ("framework import passed its deadline of %ss" % a.import_timeout if timed_out
-                   else "worker died before it was ready (%s)" % _exit_text(rc))
+            why = (
+                "framework import passed its deadline of %ss" % a.import_timeout
+                if timed_out
+                else "worker died before it was ready (%s)" % _exit_text(rc)
+            )
             for cid in list(self.remaining):
-                self._record(cid, self.first_attempt.get(cid, 1), "timeout" if timed_out else "crash", why, log, 0.0)
+                self._record(
+                    cid,
+                    self.first_attempt.get(cid, 1),
+                    "timeout" if timed_out else "crash",
+                    why,
+                    log,
+                    0.0,
+                )
             self.remaining = []
             return
         current = w.current
@@ -122,10 +139,18 @@ class Supervisor(object):
             cid, att, started = current
             duration = time.monotonic() - started
             if timed_out:
-                self._record(cid, att, "timeout", "passed its deadline of %ss; worker killed" % a.deadline,
-                             log, duration)
+                self._record(
+                    cid,
+                    att,
+                    "timeout",
+                    "passed its deadline of %ss; worker killed" % a.deadline,
+                    log,
+                    duration,
+                )
             else:
-                why = memory.killed_for_memory(self.oom_before, rc) or "worker died: %s" % _exit_text(rc)
+                why = memory.killed_for_memory(
+                    self.oom_before, rc
+                ) or "worker died: %s" % _exit_text(rc)
                 self._record(cid, att, "crash", why, log, duration)
             if att < a.attempts:
                 self.first_attempt[cid] = att + 1
@@ -134,12 +159,18 @@ class Supervisor(object):
         elif self.remaining and not timed_out and rc == 0:
             # A worker that exits cleanly without reporting everything is a harness bug.
             for cid in self.remaining:
-                self._record(cid, self.first_attempt.get(cid, 1), "error",
-                             "worker exited without reporting this check", log, 0.0)
+                self._record(
+                    cid,
+                    self.first_attempt.get(cid, 1),
+                    "error",
+                    "worker exited without reporting this check",
+                    log,
+                    0.0,
+                )
             self.remaining = []
 
 
-class _WorkerState(object):
+class _WorkerState:
     """What the parent knows of one worker while reading its pipe. Only lines
     that carry the worker's nonce count; anything else on the pipe was written
     by someone else and is a violation, reported with the check in flight."""
@@ -163,11 +194,13 @@ class _WorkerState(object):
         if not raw.startswith(self.prefix):
             self.violation("a line on the worker's pipe without the worker's nonce: %r" % raw[:120])
             return
-        text = raw[len(self.prefix):].decode("utf-8", "replace")
+        text = raw[len(self.prefix) :].decode("utf-8", "replace")
         try:
             self._record(text)
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            self.violation("a line on the worker's pipe that does not parse (%s): %r" % (exc, raw[:120]))
+            self.violation(
+                "a line on the worker's pipe that does not parse (%s): %r" % (exc, raw[:120])
+            )
 
     def _record(self, text: str) -> None:
         sup, a = self.sup, self.sup.args
@@ -187,7 +220,9 @@ class _WorkerState(object):
             cid = res["check"]
             emit(sup.out, dict(res, type="result"))
             self.progress = True
-            if cid in sup.remaining and (res["status"] not in FAILING or res["attempt"] >= a.attempts):
+            if cid in sup.remaining and (
+                res["status"] not in FAILING or res["attempt"] >= a.attempts
+            ):
                 sup.remaining.remove(cid)
             self.current = None
             self.deadline = time.monotonic() + a.deadline
@@ -204,12 +239,19 @@ class _WorkerState(object):
     def summarise(self) -> None:
         if self.violations > MAX_VIOLATIONS:
             cid, att = self.last
-            emit(self.sup.out, {"type": "violation", "check": cid, "attempt": att,
-                                "message": "%d more violations on the worker's pipe" % (
-                                    self.violations - MAX_VIOLATIONS)})
+            emit(
+                self.sup.out,
+                {
+                    "type": "violation",
+                    "check": cid,
+                    "attempt": att,
+                    "message": "%d more violations on the worker's pipe"
+                    % (self.violations - MAX_VIOLATIONS),
+                },
+            )
 
 
-class Forked(object):
+class Forked:
     """A worker forked from the supervisor, in a session of its own, its stdout and
     stderr on two pipes and its stdin on /dev/null. A fork, not a fresh interpreter:
     the probe's modules (and a declared suite's checks) are already here, which takes
@@ -235,11 +277,11 @@ class Forked(object):
                 os.dup2(err_w, 2)
                 _close_above_stderr()
                 code = worker(config)
-            except BaseException:  # noqa: B036 - reported on its stderr, as an interpreter would
+            except BaseException:
                 try:
                     traceback.print_exc()
                     sys.stderr.flush()
-                except BaseException:  # noqa: B036
+                except BaseException:
                     pass
             finally:
                 os._exit(code)
@@ -251,7 +293,9 @@ class Forked(object):
     def wait(self) -> int:
         if self.returncode is None:
             _, status = os.waitpid(self.pid, 0)
-            self.returncode = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+            self.returncode = (
+                -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+            )
         return self.returncode
 
     def close(self) -> None:

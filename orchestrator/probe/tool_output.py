@@ -74,6 +74,7 @@ def matching(names: Iterable[str], pattern: str) -> List[str]:
 
 # -- device fields -----------------------------------------------------------------
 
+
 def _json(text: str) -> Any:
     """The JSON document in a tool's output: warnings may precede it (amd-smi under a newer Python
     prints SyntaxWarnings first, and the probe reads stderr with stdout) and text may follow it;
@@ -82,7 +83,7 @@ def _json(text: str) -> Any:
     decoder = json.JSONDecoder()
     for m in re.finditer(r"^[ \t]*([\[{])", text, re.M):
         try:
-            return decoder.raw_decode(text[m.start(1):])[0]
+            return decoder.raw_decode(text[m.start(1) :])[0]
         except ValueError:
             continue
     return None
@@ -97,8 +98,13 @@ def rocm_smi_cards(text: str) -> List[Dict[str, str]]:
             if not key.lower().startswith("card") or not isinstance(doc[key], dict):
                 continue
             low = dict((k.lower(), str(v)) for k, v in doc[key].items())
-            cards.append({"card": key, "name": low.get("card series") or low.get("device name") or "",
-                          "gfx": low.get("gfx version", "")})
+            cards.append(
+                {
+                    "card": key,
+                    "name": low.get("card series") or low.get("device name") or "",
+                    "gfx": low.get("gfx version", ""),
+                }
+            )
     return cards
 
 
@@ -111,8 +117,13 @@ def amd_smi_gpus(text: str) -> List[Dict[str, str]]:
     for item in doc if isinstance(doc, list) else []:
         asic = item.get("asic", {}) if isinstance(item, dict) else {}
         if isinstance(asic, dict):
-            gpus.append({"gpu": str(item.get("gpu", "")), "name": str(asic.get("market_name", "")),
-                         "gfx": str(asic.get("target_graphics_version", ""))})
+            gpus.append(
+                {
+                    "gpu": str(item.get("gpu", "")),
+                    "name": str(asic.get("market_name", "")),
+                    "gfx": str(asic.get("target_graphics_version", "")),
+                }
+            )
     return gpus
 
 
@@ -125,7 +136,9 @@ def nvidia_smi_gpus(text: str) -> List[Dict[str, str]]:
     for row in csv.reader(io.StringIO(text or "")):
         cells = [c.strip() for c in row]
         names = [c.split(" [")[0].strip().lower() for c in cells]
-        if "compute_cap" in names and "name" in names:  # the header: "compute_cap, ..., name, index"
+        if (
+            "compute_cap" in names and "name" in names
+        ):  # the header: "compute_cap, ..., name, index"
             fields = [{"driver_version": "driver"}.get(n, n) for n in names]
             continue
         if len(cells) < len(fields):
@@ -133,8 +146,14 @@ def nvidia_smi_gpus(text: str) -> List[Dict[str, str]]:
         gpu = dict(zip(fields, cells))
         index = gpu.get("index", str(len(gpus)))  # a query without index: the rows' order
         if index.isdigit() and re.match(r"\d+\.\d+$", gpu.get("compute_cap") or ""):
-            gpus.append({"index": index, "name": gpu.get("name", ""), "compute_cap": gpu["compute_cap"],
-                         "driver": gpu.get("driver", "")})
+            gpus.append(
+                {
+                    "index": index,
+                    "name": gpu.get("name", ""),
+                    "compute_cap": gpu["compute_cap"],
+                    "driver": gpu.get("driver", ""),
+                }
+            )
     return gpus
 
 
@@ -167,7 +186,7 @@ def nvidia_smi_xml(text: str) -> Dict[str, Any]:
     import xml.etree.ElementTree as ET
 
     try:
-        root = ET.fromstring((text or "")[:4 << 20])
+        root = ET.fromstring((text or "")[: 4 << 20])
     except ET.ParseError:
         return {}
     if root.tag != "nvidia_smi_log":
@@ -176,7 +195,17 @@ def nvidia_smi_xml(text: str) -> Dict[str, Any]:
     def field(node: Any, path: str) -> str:
         found = node.find(path)
         return (found.text or "").strip() if found is not None else ""
-    gpus = [{"name": field(g, "product_name"), "mig": field(g, "mig_mode/current_mig"), "bus_id": g.get("id", "")}
-            for g in root.findall("gpu")]
-    return {"driver_version": field(root, "driver_version"), "cuda_version": field(root, "cuda_version"),
-            "gpus": gpus}
+
+    gpus = [
+        {
+            "name": field(g, "product_name"),
+            "mig": field(g, "mig_mode/current_mig"),
+            "bus_id": g.get("id", ""),
+        }
+        for g in root.findall("gpu")
+    ]
+    return {
+        "driver_version": field(root, "driver_version"),
+        "cuda_version": field(root, "cuda_version"),
+        "gpus": gpus,
+    }

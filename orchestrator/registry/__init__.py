@@ -2,6 +2,20 @@
 digests without pulling and without an engine, read manifests for platform digests and
 compressed sizes. Side effects: network and the user's Docker credentials/CA files."""
 
-from .client import ManifestNotFound, Platform, RateLimit, RegistryAuthError, RegistryClient, Resolved
+from .client import (
+    ManifestNotFound,
+    Platform,
+    RateLimit,
+    RegistryAuthError,
+    RegistryClient,
+    Resolved,
+)
 
-__all__ = ["ManifestNotFound", "Platform", "RateLimit", "RegistryAuthError", "RegistryClient", "Resolved"]
+__all__ = [
+    "ManifestNotFound",
+    "Platform",
+    "RateLimit",
+    "RegistryAuthError",
+    "RegistryClient",
+    "Resolved",
+]

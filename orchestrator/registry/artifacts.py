@@ -42,8 +42,11 @@ def att_tag(digest: str) -> str:
 
 
 def _desc(media: str, data: bytes, annotations: dict[str, str] | None = None) -> dict[str, Any]:
-    d: dict[str, Any] = {"mediaType": media, "digest": "sha256:" + hashlib.sha256(data).hexdigest(),
-                         "size": len(data)}
+    d: dict[str, Any] = {
+        "mediaType": media,
+        "digest": "sha256:" + hashlib.sha256(data).hexdigest(),
+        "size": len(data),
+    }
     if annotations:
         d["annotations"] = annotations
     return d
@@ -78,40 +81,70 @@ def push_blob(client: RegistryClient, ref: ImageRef, data: bytes) -> str:
     start = client.send("POST", ref, "blobs/uploads/", push=True, body=b"")
     location = start.headers.get("location")
     if not location:
-        raise InfrastructureError(f"registry {ref.domain} started an upload to {ref.path} without a Location",
-                                  "check that the registry speaks the distribution API")
+        raise InfrastructureError(
+            f"registry {ref.domain} started an upload to {ref.path} without a Location",
+            "check that the registry speaks the distribution API",
+        )
     if location.startswith("/"):
         from .auth import endpoint
 
         location = endpoint(ref.domain) + location
     sep = "&" if "?" in location else "?"
-    client.send("PUT", ref, "", push=True, url=f"{location}{sep}digest={digest}", body=data,
-                headers={"Content-Type": "application/octet-stream"})
+    client.send(
+        "PUT",
+        ref,
+        "",
+        push=True,
+        url=f"{location}{sep}digest={digest}",
+        body=data,
+        headers={"Content-Type": "application/octet-stream"},
+    )
     return digest
 
 
-def push_manifest(client: RegistryClient, ref: ImageRef, reference: str, doc: dict[str, Any]) -> tuple[str, Any]:
+def push_manifest(
+    client: RegistryClient, ref: ImageRef, reference: str, doc: dict[str, Any]
+) -> tuple[str, Any]:
     body = json.dumps(doc, separators=(",", ":")).encode()
-    resp = client.send("PUT", ref, f"manifests/{reference}", push=True, body=body,
-                       headers={"Content-Type": doc["mediaType"]})
-    return resp.headers.get("docker-content-digest") or "sha256:" + hashlib.sha256(body).hexdigest(), resp.headers
+    resp = client.send(
+        "PUT",
+        ref,
+        f"manifests/{reference}",
+        push=True,
+        body=body,
+        headers={"Content-Type": doc["mediaType"]},
+    )
+    return resp.headers.get("docker-content-digest") or "sha256:" + hashlib.sha256(
+        body
+    ).hexdigest(), resp.headers
 
 
-def attach(client: RegistryClient, ref: ImageRef, digest: str, envelopes: list[tuple[str, str]],
-           mode: str = "auto") -> list[Pushed]:
+def attach(
+    client: RegistryClient,
+    ref: ImageRef,
+    digest: str,
+    envelopes: list[tuple[str, str]],
+    mode: str = "auto",
+) -> list[Pushed]:
     """Attach DSSE envelopes ``(predicate type, envelope JSON)`` to ``digest`` in ``ref``'s
     repository: by the referrers API where the registry has it (``mode`` "auto"), else by
     cosign's ``.att`` tag."""
     if mode == "auto":
         mode = "referrers" if has_referrers(client, ref, digest) else "tag"
-    return _by_referrers(client, ref, digest, envelopes) if mode == "referrers" else \
-        [_by_tag(client, ref, digest, envelopes)]
+    return (
+        _by_referrers(client, ref, digest, envelopes)
+        if mode == "referrers"
+        else [_by_tag(client, ref, digest, envelopes)]
+    )
 
 
-def _by_referrers(client: RegistryClient, ref: ImageRef, digest: str, envelopes: list[tuple[str, str]]
-                  ) -> list[Pushed]:
+def _by_referrers(
+    client: RegistryClient, ref: ImageRef, digest: str, envelopes: list[tuple[str, str]]
+) -> list[Pushed]:
     subject, _, media = client.manifest(ref, digest)
-    size = len(json.dumps(subject).encode())  # replaced by the stored size below when the registry gives it
+    size = len(
+        json.dumps(subject).encode()
+    )  # replaced by the stored size below when the registry gives it
     head = client.send("HEAD", ref, f"manifests/{digest}")
     size = int(head.headers.get("content-length") or size)
     empty = b"{}"
@@ -121,17 +154,26 @@ def _by_referrers(client: RegistryClient, ref: ImageRef, digest: str, envelopes:
         layer = _desc(DSSE, data, {PREDICATE_ANNOTATION: ptype})
         push_blob(client, ref, empty)
         push_blob(client, ref, data)
-        doc = {"schemaVersion": 2, "mediaType": OCI_MANIFEST, "artifactType": DSSE,
-               "config": _desc(EMPTY, empty), "layers": [layer],
-               "subject": {"mediaType": media, "digest": digest, "size": size},
-               "annotations": {PREDICATE_ANNOTATION: ptype}}
-        mdigest = "sha256:" + hashlib.sha256(json.dumps(doc, separators=(",", ":")).encode()).hexdigest()
+        doc = {
+            "schemaVersion": 2,
+            "mediaType": OCI_MANIFEST,
+            "artifactType": DSSE,
+            "config": _desc(EMPTY, empty),
+            "layers": [layer],
+            "subject": {"mediaType": media, "digest": digest, "size": size},
+            "annotations": {PREDICATE_ANNOTATION: ptype},
+        }
+        mdigest = (
+            "sha256:" + hashlib.sha256(json.dumps(doc, separators=(",", ":")).encode()).hexdigest()
+        )
         pushed, _ = push_manifest(client, ref, mdigest, doc)
         done.append(Pushed("referrers", f"{ref.domain}/{ref.path}@{pushed}", pushed))
     return done
 
 
-def _by_tag(client: RegistryClient, ref: ImageRef, digest: str, envelopes: list[tuple[str, str]]) -> Pushed:
+def _by_tag(
+    client: RegistryClient, ref: ImageRef, digest: str, envelopes: list[tuple[str, str]]
+) -> Pushed:
     tag = att_tag(digest)
     try:
         current, _, _ = client.manifest(ref, tag)
@@ -146,15 +188,24 @@ def _by_tag(client: RegistryClient, ref: ImageRef, digest: str, envelopes: list[
         if desc["digest"] not in have:
             layers.append(desc)
             have.add(desc["digest"])
-    config = json.dumps({"architecture": "", "os": "", "config": {}, "rootfs": {"type": "layers", "diff_ids": []}},
-                        separators=(",", ":")).encode()
+    config = json.dumps(
+        {"architecture": "", "os": "", "config": {}, "rootfs": {"type": "layers", "diff_ids": []}},
+        separators=(",", ":"),
+    ).encode()
     push_blob(client, ref, config)
-    doc = {"schemaVersion": 2, "mediaType": OCI_MANIFEST, "config": _desc(COSIGN_CONFIG, config), "layers": layers}
+    doc = {
+        "schemaVersion": 2,
+        "mediaType": OCI_MANIFEST,
+        "config": _desc(COSIGN_CONFIG, config),
+        "layers": layers,
+    }
     pushed, _ = push_manifest(client, ref, tag, doc)
     return Pushed("tag", f"{ref.domain}/{ref.path}:{tag}", pushed)
 
 
-def fetch(client: RegistryClient, ref: ImageRef, digest: str) -> tuple[list[tuple[str, bytes]], str]:
+def fetch(
+    client: RegistryClient, ref: ImageRef, digest: str
+) -> tuple[list[tuple[str, bytes]], str]:
     """The DSSE envelopes attached to ``digest`` (by referrers and by the ``.att`` tag), each with
     where it came from; and which ways were looked at."""
     found: list[tuple[str, bytes]] = []
@@ -163,17 +214,28 @@ def fetch(client: RegistryClient, ref: ImageRef, digest: str) -> tuple[list[tupl
         looked.append("referrers API")
         index = client.send("GET", ref, f"referrers/{digest}", headers={"Accept": OCI_INDEX}).json()
         for m in index.get("manifests", []):
-            if isinstance(m, dict) and m.get("artifactType") == DSSE and isinstance(m.get("digest"), str):
+            if (
+                isinstance(m, dict)
+                and m.get("artifactType") == DSSE
+                and isinstance(m.get("digest"), str)
+            ):
                 doc, mdigest, _ = client.manifest(ref, m["digest"])
-                found += [(f"{ref.path}@{mdigest}", _blob(client, ref, layer["digest"]))
-                          for layer in doc.get("layers", []) if layer.get("mediaType") == DSSE]
+                found += [
+                    (f"{ref.path}@{mdigest}", _blob(client, ref, layer["digest"]))
+                    for layer in doc.get("layers", [])
+                    if layer.get("mediaType") == DSSE
+                ]
     looked.append(f"tag {att_tag(digest)}")
     try:
         doc, _, _ = client.manifest(ref, att_tag(digest))
     except ManifestNotFound:
         doc = {}
     for layer in doc.get("layers", []):
-        if isinstance(layer, dict) and layer.get("mediaType") == DSSE and isinstance(layer.get("digest"), str):
+        if (
+            isinstance(layer, dict)
+            and layer.get("mediaType") == DSSE
+            and isinstance(layer.get("digest"), str)
+        ):
             found.append((f"{ref.path}:{att_tag(digest)}", _blob(client, ref, layer["digest"])))
     return found, " and ".join(looked)
 
@@ -181,6 +243,8 @@ def fetch(client: RegistryClient, ref: ImageRef, digest: str) -> tuple[list[tupl
 def _blob(client: RegistryClient, ref: ImageRef, digest: str) -> bytes:
     resp = client.send("GET", ref, f"blobs/{digest}")
     if "sha256:" + hashlib.sha256(resp.content).hexdigest() != digest:
-        raise InfrastructureError(f"registry {ref.domain} sent blob {digest[:19]}… of {ref.path} with other content",
-                                  "the registry's storage is damaged; push the attestation again")
+        raise InfrastructureError(
+            f"registry {ref.domain} sent blob {digest[:19]}… of {ref.path} with other content",
+            "the registry's storage is damaged; push the attestation again",
+        )
     return resp.content

@@ -37,7 +37,9 @@ class Challenge:
 
 def config_path() -> Path:
     base = os.environ.get("DOCKER_CONFIG")
-    return Path(base).expanduser() / "config.json" if base else Path.home() / ".docker" / "config.json"
+    return (
+        Path(base).expanduser() / "config.json" if base else Path.home() / ".docker" / "config.json"
+    )
 
 
 def _host_of(key: str) -> str:
@@ -60,12 +62,18 @@ def credentials(domain: str, path: Path | None = None) -> Credentials | None:
     except FileNotFoundError:
         return None
     except (OSError, ValueError, RecursionError) as exc:
-        raise InputError(f"{path}: cannot read the Docker config ({exc})",
-                         "fix the JSON, or point DOCKER_CONFIG at a directory with a valid config.json") from None
+        raise InputError(
+            f"{path}: cannot read the Docker config ({exc})",
+            "fix the JSON, or point DOCKER_CONFIG at a directory with a valid config.json",
+        ) from None
     if not isinstance(doc, dict):
-        raise InputError(f"{path}: the Docker config is not a JSON object",
-                         "fix the JSON, or point DOCKER_CONFIG at a directory with a valid config.json")
-    helper = next((h for k, h in (doc.get("credHelpers") or {}).items() if _same_registry(k, domain)), None)
+        raise InputError(
+            f"{path}: the Docker config is not a JSON object",
+            "fix the JSON, or point DOCKER_CONFIG at a directory with a valid config.json",
+        )
+    helper = next(
+        (h for k, h in (doc.get("credHelpers") or {}).items() if _same_registry(k, domain)), None
+    )
     for key, entry in (doc.get("auths") or {}).items():
         if not _same_registry(key, domain) or not isinstance(entry, dict):
             continue
@@ -73,8 +81,10 @@ def credentials(domain: str, path: Path | None = None) -> Credentials | None:
             try:
                 user, _, password = base64.b64decode(entry["auth"]).decode("utf-8").partition(":")
             except (ValueError, UnicodeDecodeError):
-                raise InputError(f"{path}: key 'auths.{key}.auth' is not base64 of user:password",
-                                 f"run docker login {domain} again") from None
+                raise InputError(
+                    f"{path}: key 'auths.{key}.auth' is not base64 of user:password",
+                    f"run docker login {domain} again",
+                ) from None
             return Credentials(user, password, str(path))
         if entry.get("username"):
             return Credentials(entry["username"], entry.get("password", ""), str(path))
@@ -92,7 +102,9 @@ def _from_helper(helper: str, domain: str) -> Credentials | None:
         doc = json.loads(done.stdout)
     except ValueError:
         return None
-    return Credentials(doc.get("Username", ""), doc.get("Secret", ""), f"docker-credential-{helper}")
+    return Credentials(
+        doc.get("Username", ""), doc.get("Secret", ""), f"docker-credential-{helper}"
+    )
 
 
 def tls_files(domain: str, ca: str | None = None) -> tuple[str | bool, tuple[str, str] | None]:
@@ -114,7 +126,10 @@ def tls_files(domain: str, ca: str | None = None) -> tuple[str | bool, tuple[str
             ca = str(d / "ca.crt") if (d / "ca.crt").exists() else str(crts[0])
         break
     if ca is not None and not Path(ca).is_file():
-        raise InputError(f"--ca {ca}: no such file", "pass the PEM file of the CA that signed the registry's certificate")
+        raise InputError(
+            f"--ca {ca}: no such file",
+            "pass the PEM file of the CA that signed the registry's certificate",
+        )
     return (ca if ca else True), client
 
 
@@ -124,7 +139,13 @@ def parse_challenge(header: str) -> Challenge | None:
     if not m:
         return None
     params = {k.lower(): v for k, v in re.findall(r'(\w+)\s*=\s*"([^"]*)"', m.group(2))}
-    params.update({k.lower(): v for k, v in re.findall(r'(\w+)\s*=\s*([^",\s]+)', m.group(2)) if k.lower() not in params})
+    params.update(
+        {
+            k.lower(): v
+            for k, v in re.findall(r'(\w+)\s*=\s*([^",\s]+)', m.group(2))
+            if k.lower() not in params
+        }
+    )
     return Challenge(m.group(1).lower(), params)
 
 

@@ -40,8 +40,11 @@ class RateLimit:
     source: str | None = None
 
     def __str__(self) -> str:
-        window = f" per {self.window_s // 3600} h" if self.window_s and self.window_s >= 3600 else (
-            f" per {self.window_s} s" if self.window_s else "")
+        window = (
+            f" per {self.window_s // 3600} h"
+            if self.window_s and self.window_s >= 3600
+            else (f" per {self.window_s} s" if self.window_s else "")
+        )
         return f"{self.remaining}/{self.limit} pulls left{window}"
 
 
@@ -90,7 +93,9 @@ class RegistryClient:
     """One client for any number of registries; thread-safe enough for concurrent HEADs
     (tokens are cached per registry and scope)."""
 
-    def __init__(self, ca: str | None = None, timeout: float = 30, config: str | None = None) -> None:
+    def __init__(
+        self, ca: str | None = None, timeout: float = 30, config: str | None = None
+    ) -> None:
         self.ca = ca
         self.timeout = timeout
         self.config = config
@@ -109,16 +114,25 @@ class RegistryClient:
         if not digest:  # some registries omit it on HEAD: the GET's body digest is authoritative
             resp = self._request("GET", ref, f"manifests/{ref.reference}")
             digest = _sha256(resp.content)
-        return Resolved(ref, digest, resp.headers.get("content-type", "").split(";")[0], rate_limit(resp.headers))
+        return Resolved(
+            ref,
+            digest,
+            resp.headers.get("content-type", "").split(";")[0],
+            rate_limit(resp.headers),
+        )
 
-    def manifest(self, ref: ImageRef, reference: str | None = None) -> tuple[dict[str, Any], str, str]:
+    def manifest(
+        self, ref: ImageRef, reference: str | None = None
+    ) -> tuple[dict[str, Any], str, str]:
         """(manifest JSON, its digest, its media type) for a tag or digest of ``ref``'s repository."""
         resp = self._request("GET", ref, f"manifests/{reference or ref.reference}")
         try:
             doc = resp.json()
         except ValueError:
-            raise InfrastructureError(f"registry {ref.domain} sent a manifest for {ref} that is not JSON",
-                                      "check that the endpoint is a registry (API v2)") from None
+            raise InfrastructureError(
+                f"registry {ref.domain} sent a manifest for {ref} that is not JSON",
+                "check that the endpoint is a registry (API v2)",
+            ) from None
         digest = resp.headers.get("docker-content-digest") or _sha256(resp.content)
         media = doc.get("mediaType") or resp.headers.get("content-type", "").split(";")[0]
         return doc, digest, media
@@ -128,36 +142,74 @@ class RegistryClient:
         doc, digest, media = self.manifest(ref)
         index_digest = digest
         if media in INDEXES or "manifests" in doc:
-            chosen = [m for m in doc.get("manifests", []) if (m.get("platform") or {}).get("os") == os_
-                      and (m.get("platform") or {}).get("architecture") == arch]
+            chosen = [
+                m
+                for m in doc.get("manifests", [])
+                if (m.get("platform") or {}).get("os") == os_
+                and (m.get("platform") or {}).get("architecture") == arch
+            ]
             if not chosen:
-                have = sorted({f"{(m.get('platform') or {}).get('os')}/{(m.get('platform') or {}).get('architecture')}"
-                               for m in doc.get("manifests", [])})
-                raise ManifestNotFound(f"registry {ref.domain}: {ref} has no {os_}/{arch} image "
-                                       f"(platforms: {', '.join(have) or 'none'})",
-                                       "pick an image built for this platform")
+                have = sorted(
+                    {
+                        f"{(m.get('platform') or {}).get('os')}/{(m.get('platform') or {}).get('architecture')}"
+                        for m in doc.get("manifests", [])
+                    }
+                )
+                raise ManifestNotFound(
+                    f"registry {ref.domain}: {ref} has no {os_}/{arch} image "
+                    f"(platforms: {', '.join(have) or 'none'})",
+                    "pick an image built for this platform",
+                )
             doc, digest, media = self.manifest(ref, chosen[0]["digest"])
         layers = tuple(int(layer.get("size", 0)) for layer in doc.get("layers", []))
-        return Platform(index_digest, digest, media, layers, int((doc.get("config") or {}).get("size", 0)))
+        return Platform(
+            index_digest, digest, media, layers, int((doc.get("config") or {}).get("size", 0))
+        )
 
     # -- HTTP and auth ----------------------------------------------------------------------
-    def send(self, method: str, ref: ImageRef, tail: str, *, body: bytes | None = None,
-             headers: dict[str, str] | None = None, push: bool = False, url: str | None = None,
-             params: dict[str, str] | None = None) -> requests.Response:
+    def send(
+        self,
+        method: str,
+        ref: ImageRef,
+        tail: str,
+        *,
+        body: bytes | None = None,
+        headers: dict[str, str] | None = None,
+        push: bool = False,
+        url: str | None = None,
+        params: dict[str, str] | None = None,
+    ) -> requests.Response:
         """One API call with this client's auth, TLS and errors: ``tail`` under ``/v2/<repo>/``
         (or an absolute ``url``, e.g. an upload's Location), with a push scope when ``push``."""
-        return self._request(method, ref, tail, body=body, headers=headers, push=push, url=url, params=params)
+        return self._request(
+            method, ref, tail, body=body, headers=headers, push=push, url=url, params=params
+        )
 
-    def _request(self, method: str, ref: ImageRef, tail: str, *, body: bytes | None = None,
-                 headers: dict[str, str] | None = None, push: bool = False, url: str | None = None,
-                 params: dict[str, str] | None = None) -> requests.Response:
+    def _request(
+        self,
+        method: str,
+        ref: ImageRef,
+        tail: str,
+        *,
+        body: bytes | None = None,
+        headers: dict[str, str] | None = None,
+        push: bool = False,
+        url: str | None = None,
+        params: dict[str, str] | None = None,
+    ) -> requests.Response:
         # under the registry's base URL, which _send picks; an absolute URL (an upload's Location) as it is
         url = url or f"/v2/{ref.path}/{tail}"
         verify, cert = auth.tls_files(ref.domain, self.ca)
         scope = f"repository:{ref.path}:pull" + (",push" if push else "")
-        kw: dict[str, Any] = {"headers": {"Accept": ACCEPT, **(headers or {})}, "timeout": self.timeout,
-                              "verify": verify, "cert": cert, "allow_redirects": True, "data": body,
-                              "params": params}
+        kw: dict[str, Any] = {
+            "headers": {"Accept": ACCEPT, **(headers or {})},
+            "timeout": self.timeout,
+            "verify": verify,
+            "cert": cert,
+            "allow_redirects": True,
+            "data": body,
+            "params": params,
+        }
         headers = self._auth_header(ref.domain, scope)
         resp = self._send(method, url, ref, dict(kw, headers={**kw["headers"], **headers}))
         if resp.status_code == 401:
@@ -167,19 +219,28 @@ class RegistryClient:
                 creds = self._creds(ref.domain)
                 raise RegistryAuthError(
                     f"registry {ref.domain} refused the credentials"
-                    + (f" of user {creds.username!r} from {creds.source}" if creds else "") + f" for {ref}",
-                    f"docker login {ref.domain} with a user that may pull {ref.path}")
+                    + (f" of user {creds.username!r} from {creds.source}" if creds else "")
+                    + f" for {ref}",
+                    f"docker login {ref.domain} with a user that may pull {ref.path}",
+                )
         if resp.status_code == 404:
-            raise ManifestNotFound(f"registry {ref.domain} has no manifest {ref.path}:{tail.split('/', 1)[1]}",
-                                   "the tag was removed or renamed: valorch images check lists what moved")
+            raise ManifestNotFound(
+                f"registry {ref.domain} has no manifest {ref.path}:{tail.split('/', 1)[1]}",
+                "the tag was removed or renamed: valorch images check lists what moved",
+            )
         if resp.status_code == 429:
             limit = rate_limit(resp.headers)
-            raise InfrastructureError(f"registry {ref.domain} refused {ref}: too many requests"
-                                      + (f" ({limit})" if limit else ""),
-                                      "wait for the rate-limit window, log in (docker login), or use a mirror")
+            raise InfrastructureError(
+                f"registry {ref.domain} refused {ref}: too many requests"
+                + (f" ({limit})" if limit else ""),
+                "wait for the rate-limit window, log in (docker login), or use a mirror",
+            )
         if resp.status_code >= 400:
-            raise InfrastructureError(f"registry {ref.domain} answered HTTP {resp.status_code} for {url}: "
-                                      f"{resp.text[:300]}", "check the reference and the registry's status")
+            raise InfrastructureError(
+                f"registry {ref.domain} answered HTTP {resp.status_code} for {url}: "
+                f"{resp.text[:300]}",
+                "check the reference and the registry's status",
+            )
         return resp
 
     def _send(self, method: str, path: str, ref: ImageRef, kw: dict[str, Any]) -> requests.Response:
@@ -205,16 +266,24 @@ class RegistryClient:
         if isinstance(exc, requests.exceptions.SSLError):
             why = _short(exc)
             if _not_tls(exc):
-                return InfrastructureError(f"TLS to registry {ref.domain} failed: {why}", insecure.tls_hint(ref.domain))
+                return InfrastructureError(
+                    f"TLS to registry {ref.domain} failed: {why}", insecure.tls_hint(ref.domain)
+                )
             return InfrastructureError(
                 f"TLS to registry {ref.domain} failed: {why}",
-                f"pass the registry's CA with --ca FILE, or put it in /etc/docker/certs.d/{ref.domain}/ca.crt")
+                f"pass the registry's CA with --ca FILE, or put it in /etc/docker/certs.d/{ref.domain}/ca.crt",
+            )
         return InfrastructureError(
             f"registry {ref.domain} is unreachable at {url.split('/v2/')[0]}: {_short(exc)}",
-            ("Docker Hub's registry API is served on another host than docker.io: set "
-             "VALORCH_REGISTRY_ENDPOINTS=docker.io=https://<that host or a mirror>; " if ref.domain == "docker.io"
-             else "") + "check the host name, port, network and proxy settings (or run with --pull never "
-            "when the images are already on the engine)")
+            (
+                "Docker Hub's registry API is served on another host than docker.io: set "
+                "VALORCH_REGISTRY_ENDPOINTS=docker.io=https://<that host or a mirror>; "
+                if ref.domain == "docker.io"
+                else ""
+            )
+            + "check the host name, port, network and proxy settings (or run with --pull never "
+            "when the images are already on the engine)",
+        )
 
     def _creds(self, domain: str) -> auth.Credentials | None:
         from pathlib import Path
@@ -233,19 +302,24 @@ class RegistryClient:
                 return {"Authorization": _basic(creds)}
         return {}
 
-    def _authenticate(self, resp: requests.Response, ref: ImageRef, scope: str, verify: Any, cert: Any
-                      ) -> dict[str, str]:
+    def _authenticate(
+        self, resp: requests.Response, ref: ImageRef, scope: str, verify: Any, cert: Any
+    ) -> dict[str, str]:
         challenge = auth.parse_challenge(resp.headers.get("www-authenticate", ""))
         creds = self._creds(ref.domain)
         if challenge is None or challenge.scheme not in ("bearer", "basic"):
-            raise RegistryAuthError(f"registry {ref.domain} asks for authentication valorch does not speak "
-                                    f"({resp.headers.get('www-authenticate', 'no WWW-Authenticate header')!r})",
-                                    "use a registry with basic or bearer-token auth")
+            raise RegistryAuthError(
+                f"registry {ref.domain} asks for authentication valorch does not speak "
+                f"({resp.headers.get('www-authenticate', 'no WWW-Authenticate header')!r})",
+                "use a registry with basic or bearer-token auth",
+            )
         if challenge.scheme == "basic":
             if creds is None:
-                raise RegistryAuthError(f"registry {ref.domain} needs a login to read {ref} and there are no "
-                                        f"credentials for it in {auth.config_path()}",
-                                        f"docker login {ref.domain} (or set DOCKER_CONFIG)")
+                raise RegistryAuthError(
+                    f"registry {ref.domain} needs a login to read {ref} and there are no "
+                    f"credentials for it in {auth.config_path()}",
+                    f"docker login {ref.domain} (or set DOCKER_CONFIG)",
+                )
             with self._lock:
                 self._basic.add(ref.domain)
             return {"Authorization": _basic(creds)}
@@ -254,36 +328,59 @@ class RegistryClient:
             self._tokens[(ref.domain, scope)] = token
         return {"Authorization": f"Bearer {token}"}
 
-    def _token(self, challenge: auth.Challenge, ref: ImageRef, scope: str, creds: auth.Credentials | None,
-               verify: Any, cert: Any) -> str:
+    def _token(
+        self,
+        challenge: auth.Challenge,
+        ref: ImageRef,
+        scope: str,
+        creds: auth.Credentials | None,
+        verify: Any,
+        cert: Any,
+    ) -> str:
         realm = challenge.params.get("realm")
         if not realm:
-            raise RegistryAuthError(f"registry {ref.domain} sent a Bearer challenge without a realm",
-                                    "the registry's token auth is misconfigured")
+            raise RegistryAuthError(
+                f"registry {ref.domain} sent a Bearer challenge without a realm",
+                "the registry's token auth is misconfigured",
+            )
         params = {"scope": challenge.params.get("scope", scope)}
         if challenge.params.get("service"):
             params["service"] = challenge.params["service"]
-        kw: dict[str, Any] = {"params": params, "timeout": self.timeout, "verify": verify, "cert": cert}
+        kw: dict[str, Any] = {
+            "params": params,
+            "timeout": self.timeout,
+            "verify": verify,
+            "cert": cert,
+        }
         if creds is not None and not creds.identity_token:
             kw["auth"] = (creds.username, creds.password)
         try:
             resp = self._http.get(realm, **kw)
         except requests.exceptions.SSLError as exc:
-            raise InfrastructureError(f"TLS to the token service {realm} of registry {ref.domain} failed: "
-                                      f"{_short(exc)}", "pass its CA with --ca FILE") from None
+            raise InfrastructureError(
+                f"TLS to the token service {realm} of registry {ref.domain} failed: {_short(exc)}",
+                "pass its CA with --ca FILE",
+            ) from None
         except (requests.exceptions.ConnectionError, requests.exceptions.Timeout) as exc:
-            raise InfrastructureError(f"the token service {realm} of registry {ref.domain} is unreachable: "
-                                      f"{_short(exc)}", "check the network and proxy settings") from None
+            raise InfrastructureError(
+                f"the token service {realm} of registry {ref.domain} is unreachable: {_short(exc)}",
+                "check the network and proxy settings",
+            ) from None
         if resp.status_code in (401, 403):
             who = f" user {creds.username!r} from {creds.source}" if creds else " anonymous access"
-            raise RegistryAuthError(f"the token service of registry {ref.domain} refused{who} for {ref}",
-                                    f"docker login {ref.domain} with a user that may pull {ref.path}")
+            raise RegistryAuthError(
+                f"the token service of registry {ref.domain} refused{who} for {ref}",
+                f"docker login {ref.domain} with a user that may pull {ref.path}",
+            )
         try:
             body = resp.json()
             return body.get("token") or body["access_token"]
         except (ValueError, KeyError, AttributeError):
-            raise RegistryAuthError(f"the token service {realm} of registry {ref.domain} answered HTTP "
-                                    f"{resp.status_code} without a token", "check the registry's token auth") from None
+            raise RegistryAuthError(
+                f"the token service {realm} of registry {ref.domain} answered HTTP "
+                f"{resp.status_code} without a token",
+                "check the registry's token auth",
+            ) from None
 
 
 def _basic(creds: auth.Credentials) -> str:
@@ -304,15 +401,25 @@ def _not_tls(exc: Exception) -> bool:
     whose certificate is not trusted is not downgraded: that is the CA's problem to fix."""
     if not isinstance(exc, requests.exceptions.SSLError):
         return True
-    return any(w in str(exc) for w in ("wrong version number", "record layer failure", "http request"))
+    return any(
+        w in str(exc) for w in ("wrong version number", "record layer failure", "http request")
+    )
 
 
 def _short(exc: Exception) -> str:
     """The useful words of a requests/urllib3 error (they nest three exceptions deep)."""
     text = str(exc)
-    for pattern in (r"certificate verify failed: [^(\"')]*", r"Name or service not known", r"Connection refused",
-                    r"No route to host", r"timed out", r"Temporary failure in name resolution",
-                    r"Network is unreachable", r"wrong version number", r"Connection reset by peer"):
+    for pattern in (
+        r"certificate verify failed: [^(\"')]*",
+        r"Name or service not known",
+        r"Connection refused",
+        r"No route to host",
+        r"timed out",
+        r"Temporary failure in name resolution",
+        r"Network is unreachable",
+        r"wrong version number",
+        r"Connection reset by peer",
+    ):
         m = re.search(pattern, text)
         if m:
             return m.group(0).strip()

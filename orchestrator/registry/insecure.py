@@ -93,6 +93,8 @@ def endpoints(domain: str) -> tuple[str, ...]:
 
 def tls_hint(domain: str) -> str:
     """What to do when TLS to ``domain`` failed because it speaks plain HTTP."""
-    return (f"the registry at {domain} speaks plain HTTP: add \"{domain}\" to \"insecure-registries\" in the "
-            "engine's /etc/docker/daemon.json (and restart dockerd), as the engine itself needs for a push or "
-            f"pull; or map it explicitly: VALORCH_REGISTRY_ENDPOINTS={domain}=http://{domain}")
+    return (
+        f'the registry at {domain} speaks plain HTTP: add "{domain}" to "insecure-registries" in the '
+        "engine's /etc/docker/daemon.json (and restart dockerd), as the engine itself needs for a push or "
+        f"pull; or map it explicitly: VALORCH_REGISTRY_ENDPOINTS={domain}=http://{domain}"
+    )

@@ -18,9 +18,9 @@ the threshold (a step of exactly the threshold is then found, not half the time)
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import median
-from typing import Sequence
 
 PENALTY_K = 4.0  # calibrated on A/A histories: see docs/site.md and bench/bench_calibration.py
 MIN_SIZE = 2
@@ -85,7 +85,9 @@ def binseg(y: Sequence[float], penalty: float, min_size: int = MIN_SIZE) -> list
         if b - a < 2 * min_size:
             continue
         whole = cost(a, b)
-        gain, at = max((whole - cost(a, t) - cost(t, b), t) for t in range(a + min_size, b - min_size + 1))
+        gain, at = max(
+            (whole - cost(a, t) - cost(t, b), t) for t in range(a + min_size, b - min_size + 1)
+        )
         if gain > penalty:
             out.append(at)
             stack += [(a, at), (at, b)]
@@ -97,20 +99,29 @@ def despike(values: Sequence[float]) -> list[float]:
     cut a segment, while a step (two or more runs at the new level) passes unchanged."""
     if len(values) < 3:
         return list(values)
-    return [values[0]] + [sorted(values[i - 1:i + 2])[1] for i in range(1, len(values) - 1)] + [values[-1]]
+    return (
+        [values[0]]
+        + [sorted(values[i - 1 : i + 2])[1] for i in range(1, len(values) - 1)]
+        + [values[-1]]
+    )
 
 
 def segments(values: Sequence[float], k: float = PENALTY_K) -> tuple[tuple[Segment, ...], float]:
     raw = [math.log(v) for v in values]
-    sigma = robust_sigma(raw)  # the noise of the runs as they are; the cut is made on the despiked ones
+    sigma = robust_sigma(
+        raw
+    )  # the noise of the runs as they are; the cut is made on the despiked ones
     logs = despike(raw)
     cps = binseg(logs, k * sigma * sigma * math.log(max(len(logs), 2)))
     bounds = [0, *cps, len(values)]
-    return tuple(Segment(a, b, math.exp(median(logs[a:b]))) for a, b in zip(bounds, bounds[1:]) if b > a), sigma
+    return tuple(
+        Segment(a, b, math.exp(median(logs[a:b]))) for a, b in zip(bounds, bounds[1:]) if b > a
+    ), sigma
 
 
-def analyse(values: Sequence[float], threshold: float, bigger_is_better: bool = False,
-            k: float = PENALTY_K) -> Analysis:
+def analyse(
+    values: Sequence[float], threshold: float, bigger_is_better: bool = False, k: float = PENALTY_K
+) -> Analysis:
     """Segments of a history of positive medians, and the shifts past ``threshold``."""
     vals = [v for v in values if v > 0]
     if len(vals) != len(values) or not vals:
@@ -135,7 +146,17 @@ def analyse(values: Sequence[float], threshold: float, bigger_is_better: bool = 
             worst = j if cost[j] > cost[worst] else worst
             continue
         steps = j - ref
-        shifts.append(Shift("step" if steps == 1 else "drift", direction, segs[ref + 1].start, segs[j].start,
-                            segs[ref].level, segs[j].level, cost[j] / cost[ref], steps))
+        shifts.append(
+            Shift(
+                "step" if steps == 1 else "drift",
+                direction,
+                segs[ref + 1].start,
+                segs[j].start,
+                segs[ref].level,
+                segs[j].level,
+                cost[j] / cost[ref],
+                steps,
+            )
+        )
         best = worst = j
     return Analysis(segs, tuple(shifts), sigma)

@@ -16,8 +16,8 @@ come before package listings, then by name."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
 from ..spec import Change
 
@@ -28,10 +28,30 @@ CPU_BLAS = ("openblas", "mkl", "blis", "libblas", "liblapack", "onednn", "dnnl",
 
 # library word (lower case, as checks name them) -> (the library's own component stems, its dependencies)
 LIBRARIES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "miopen": (("miopen",), ("rocblas", "hipblaslt", "hipblas", "composable-kernel", "composablekernel", "ck",
-                             "rocrand", "half", "hip", "rocm", "comgr", "hsa", "roctracer", "rocm-llvm")),
+    "miopen": (
+        ("miopen",),
+        (
+            "rocblas",
+            "hipblaslt",
+            "hipblas",
+            "composable-kernel",
+            "composablekernel",
+            "ck",
+            "rocrand",
+            "half",
+            "hip",
+            "rocm",
+            "comgr",
+            "hsa",
+            "roctracer",
+            "rocm-llvm",
+        ),
+    ),
     "cudnn": (("cudnn",), ("cublas", "cublaslt", "nvrtc", "cuda", "cudart")),
-    "hipblas": (("hipblas", "rocblas"), ("hipblaslt", "tensile", "hip", "rocm", "comgr", "hsa") + CPU_BLAS),
+    "hipblas": (
+        ("hipblas", "rocblas"),
+        ("hipblaslt", "tensile", "hip", "rocm", "comgr", "hsa") + CPU_BLAS,
+    ),
     "hipblaslt": (("hipblaslt",), ("rocblas", "hipblas", "tensile", "hip", "rocm", "hsa")),
     "cublas": (("cublas",), ("cublaslt", "cuda", "cudart") + CPU_BLAS),
     "cublaslt": (("cublaslt", "cublas"), ("cuda", "cudart")),
@@ -41,7 +61,10 @@ LIBRARIES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "cub": (("cub", "thrust"), ("cuda", "cudart")),
     "hiprand": (("hiprand", "rocrand"), ("hip", "rocm")),
     "curand": (("curand",), ("cuda", "cudart")),
-    "hipsolver": (("hipsolver", "rocsolver"), ("rocblas", "hipblas", "rocsparse", "magma", "hip", "rocm")),
+    "hipsolver": (
+        ("hipsolver", "rocsolver"),
+        ("rocblas", "hipblas", "rocsparse", "magma", "hip", "rocm"),
+    ),
     "cusolver": (("cusolver",), ("cublas", "cusparse", "magma", "cuda", "cudart")),
     "hipsparse": (("hipsparse", "rocsparse"), ("rocprim", "hip", "rocm")),
     "cusparse": (("cusparse",), ("cuda", "cudart")),
@@ -59,22 +82,72 @@ LIBRARIES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "cupti": (("cupti",), ("cuda",)),
     "composable kernel": (("composable-kernel", "composablekernel", "ck"), ("hip", "rocm")),
     "aotriton": (("aotriton",), ("triton", "hip", "rocm")),
-    "flashattention": (("flash-attn", "flash-attention", "flashattention"), ("triton", "cuda", "cudart")),
+    "flashattention": (
+        ("flash-attn", "flash-attention", "flashattention"),
+        ("triton", "cuda", "cudart"),
+    ),
     "migraphx": (("migraphx",), ("miopen", "rocblas", "hip", "rocm")),
     "tensorrt": (("tensorrt",), ("cudnn", "cublas", "cuda")),
     "xla": (("xla", "jaxlib", "tensorflow"), ("cuda", "rocm")),
     "rocjpeg": (("rocjpeg",), ("rocdecode", "hip", "rocm")),
     "nvjpeg": (("nvjpeg",), ("cuda",)),
     # the CPU side of the same operations
-    "cpu": (("openblas", "mkl", "blis", "libblas", "liblapack", "onednn", "dnnl", "mkldnn"), ("openmp", "gomp", "libgomp", "tbb")),
+    "cpu": (
+        ("openblas", "mkl", "blis", "libblas", "liblapack", "onednn", "dnnl", "mkldnn"),
+        ("openmp", "gomp", "libgomp", "tbb"),
+    ),
 }
-FRAMEWORK = ("pytorch", "torch", "torchvision", "torchaudio", "tensorflow", "jax", "jaxlib", "triton",
-             "pytorch-triton", "pytorch-triton-rocm", "apex", "onnxruntime", "deepspeed", "numpy", "cuda", "rocm",
-             "hip", "magma")
+FRAMEWORK = (
+    "pytorch",
+    "torch",
+    "torchvision",
+    "torchaudio",
+    "tensorflow",
+    "jax",
+    "jaxlib",
+    "triton",
+    "pytorch-triton",
+    "pytorch-triton-rocm",
+    "apex",
+    "onnxruntime",
+    "deepspeed",
+    "numpy",
+    "cuda",
+    "rocm",
+    "hip",
+    "magma",
+)
 # check words that name no component (a check id's kind and dtype words)
-NOISE = {"smoke", "kernels", "kernel", "features", "feature", "command", "pytest", "compile", "profiler", "tf",
-         "fp32", "fp16", "bf16", "fp64", "float32", "float16", "bfloat16", "int8", "dtype", "the", "and", "with",
-         "a", "of", "on", "in", "selftest", "check"}
+NOISE = {
+    "smoke",
+    "kernels",
+    "kernel",
+    "features",
+    "feature",
+    "command",
+    "pytest",
+    "compile",
+    "profiler",
+    "tf",
+    "fp32",
+    "fp16",
+    "bf16",
+    "fp64",
+    "float32",
+    "float16",
+    "bfloat16",
+    "int8",
+    "dtype",
+    "the",
+    "and",
+    "with",
+    "a",
+    "of",
+    "on",
+    "in",
+    "selftest",
+    "check",
+}
 
 
 @dataclass(frozen=True)
@@ -113,8 +186,13 @@ def libraries_of(library: str | None) -> list[str]:
 def _hits(name: str, stems: Iterable[str]) -> str | None:
     parts = set(re.split(r"[^a-z0-9]+", name))
     for s in stems:
-        if name == s or name.startswith(s + "-") or name.startswith("lib" + s) or s in parts or \
-                (len(s) > 3 and s in name):
+        if (
+            name == s
+            or name.startswith(s + "-")
+            or name.startswith("lib" + s)
+            or s in parts
+            or (len(s) > 3 and s in name)
+        ):
             return s
     return None
 
@@ -127,7 +205,9 @@ def classify(component: str, check: str, library: str | None, feature: str = "")
         hit = _hits(name, LIBRARIES[lib][0])
         if hit:
             return "library", f"the check's library {lib}"
-    named = _words(f"{check} {feature}") - {"".join(ch for ch in lib if ch.isalnum()) for lib in libs}
+    named = _words(f"{check} {feature}") - {
+        "".join(ch for ch in lib if ch.isalnum()) for lib in libs
+    }
     hit = _hits(name, named)
     if hit:
         return "library", f"named by the check ({hit})"
@@ -145,14 +225,26 @@ def classify(component: str, check: str, library: str | None, feature: str = "")
 
 def _frameworks(check: str) -> tuple[str, ...]:
     """FRAMEWORK with the check's own framework first (TensorFlow for ``tf.*``, else PyTorch)."""
-    own = ("tensorflow",) if check.startswith("tf.") else ("jax", "jaxlib") if check.startswith("jax.") else ()
+    own = (
+        ("tensorflow",)
+        if check.startswith("tf.")
+        else ("jax", "jaxlib")
+        if check.startswith("jax.")
+        else ()
+    )
     return own + tuple(f for f in FRAMEWORK if f not in own)
 
 
-def rank(changes: Sequence[Change], check: str, library: str | None, feature: str = "") -> list[Suspect]:
+def rank(
+    changes: Sequence[Change], check: str, library: str | None, feature: str = ""
+) -> list[Suspect]:
     """The changes as suspects, most related to the check first; frameworks in the order of
     how directly the check runs on them (its own framework, then the rest)."""
-    out = [Suspect(c, *classify(c.subject, check, library, feature)) for c in changes if c.kind != "unchanged"]
+    out = [
+        Suspect(c, *classify(c.subject, check, library, feature))
+        for c in changes
+        if c.kind != "unchanged"
+    ]
     order = _frameworks(check)
 
     def within(s: Suspect) -> int:

@@ -22,12 +22,24 @@ from dataclasses import dataclass
 from ..spec import COUNTED, COVERAGE_LOST, EXPECTED, FAILING, SLOWER
 from .rule import CellChange, Report
 
-FAILING_REASON, STILL_FAILING, SLOWER_REASON, COVERAGE_REASON = "failing", "still_failing", "slower", "coverage_lost"
-TITLES = {STILL_FAILING: "still failing (failed in the baseline too)",
-          FAILING_REASON: "failing in the candidate",
-          SLOWER_REASON: "timing regressions",
-          COVERAGE_REASON: "coverage lost (missing, or pass → unsupported/partial/skip)"}
-ORDER = (STILL_FAILING, FAILING_REASON, SLOWER_REASON, COVERAGE_REASON)  # still failing is listed first
+FAILING_REASON, STILL_FAILING, SLOWER_REASON, COVERAGE_REASON = (
+    "failing",
+    "still_failing",
+    "slower",
+    "coverage_lost",
+)
+TITLES = {
+    STILL_FAILING: "still failing (failed in the baseline too)",
+    FAILING_REASON: "failing in the candidate",
+    SLOWER_REASON: "timing regressions",
+    COVERAGE_REASON: "coverage lost (missing, or pass → unsupported/partial/skip)",
+}
+ORDER = (
+    STILL_FAILING,
+    FAILING_REASON,
+    SLOWER_REASON,
+    COVERAGE_REASON,
+)  # still failing is listed first
 SHOWN = 5  # check ids named per reason in the verdict block
 
 
@@ -47,8 +59,9 @@ class Reason:
         return tuple(f"{c.env}: {c.check}" for c in self.changes)
 
     def line(self, shown: int = SHOWN) -> str:
-        names = ", ".join(self.checks[:shown]) + (f", … (+{len(self.changes) - shown})"
-                                                  if len(self.changes) > shown else "")
+        names = ", ".join(self.checks[:shown]) + (
+            f", … (+{len(self.changes) - shown})" if len(self.changes) > shown else ""
+        )
         allowed = f" [not gated: {self.allowed_by}]" if not self.gates else ""
         return f"{len(self.changes)} {self.title}{allowed}: {names}"
 
@@ -65,7 +78,7 @@ class Verdict:
 
     @property
     def word(self) -> str:
-        """"qualified" / "NOT QUALIFIED" (qualify), "gate passed" / "GATE FAILED" (diff)."""
+        """ "qualified" / "NOT QUALIFIED" (qualify), "gate passed" / "GATE FAILED" (diff)."""
         if self.subject == "diff":
             return "gate passed" if self.qualified else "GATE FAILED"
         return "qualified" if self.qualified else "NOT QUALIFIED"
@@ -88,8 +101,10 @@ class Verdict:
             return "; ".join(f"{len(r.changes)} {r.code.replace('_', ' ')}" for r in self.gating)
         if self.exit_code == 3:
             return "infrastructure errors, the affected checks are inconclusive"
-        allowed = "; ".join(f"{len(r.changes)} {r.code.replace('_', ' ')} (not gated: {r.allowed_by})"
-                            for r in self.reasons)
+        allowed = "; ".join(
+            f"{len(r.changes)} {r.code.replace('_', ' ')} (not gated: {r.allowed_by})"
+            for r in self.reasons
+        )
         return allowed or "nothing failing, no regression, no coverage lost"
 
     def headline(self) -> str:
@@ -116,9 +131,14 @@ def _reason_of(c: CellChange) -> str | None:
     return None
 
 
-def decide(report: Report, gate_coverage: bool = True, allow_known_failures: bool = False,
-           infra_errors: bool = False, coverage_flag: str = "--allow-coverage-loss",
-           subject: str = "qualify") -> Verdict:
+def decide(
+    report: Report,
+    gate_coverage: bool = True,
+    allow_known_failures: bool = False,
+    infra_errors: bool = False,
+    coverage_flag: str = "--allow-coverage-loss",
+    subject: str = "qualify",
+) -> Verdict:
     """The gate over one report (qualify: coverage gates unless --allow-coverage-loss; diff:
     only with --gate-coverage). ``coverage_flag``: what the report says allowed the loss."""
     found: dict[str, list[CellChange]] = {code: [] for code in ORDER}
@@ -126,12 +146,19 @@ def decide(report: Report, gate_coverage: bool = True, allow_known_failures: boo
         code = _reason_of(c)
         if code is not None:
             found[code].append(c)
-    allowed = {STILL_FAILING: "" if not allow_known_failures else "--allow-known-failures",
-               COVERAGE_REASON: "" if gate_coverage else coverage_flag}
-    reasons = tuple(Reason(code, tuple(found[code]), not allowed.get(code), allowed.get(code, ""))
-                    for code in ORDER if found[code])
+    allowed = {
+        STILL_FAILING: "" if not allow_known_failures else "--allow-known-failures",
+        COVERAGE_REASON: "" if gate_coverage else coverage_flag,
+    }
+    reasons = tuple(
+        Reason(code, tuple(found[code]), not allowed.get(code), allowed.get(code, ""))
+        for code in ORDER
+        if found[code]
+    )
     code = 1 if any(r.gates for r in reasons) else 3 if infra_errors else 0
-    return Verdict(code, reasons, infra_errors, sum(1 for c in report.changes if c.kind == EXPECTED), subject)
+    return Verdict(
+        code, reasons, infra_errors, sum(1 for c in report.changes if c.kind == EXPECTED), subject
+    )
 
 
-__all__ = ["Reason", "Verdict", "decide", "unexcused_failure", "ORDER", "TITLES"]
+__all__ = ["ORDER", "TITLES", "Reason", "Verdict", "decide", "unexcused_failure"]

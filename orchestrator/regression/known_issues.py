@@ -24,8 +24,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .. import yamlio
-from .rule import Issue
 from ..errors import SpecError
+from .rule import Issue
 
 #: ``error`` covers a tampered result; ``partial``/``unsupported``/``skip``/``missing`` (a check the
 #: head did not run) cover lost coverage
@@ -51,8 +51,12 @@ class KnownIssue(BaseModel):
     def applies(self, env: str, backend: str, check: str, status: str) -> bool:
         # a paired environment ("a → b") is the head image's
         alias = env.split(" → ")[-1]
-        return (fnmatchcase(check, self.check) and fnmatchcase(alias, self.images)
-                and (self.backend is None or self.backend == backend) and status in self.status)
+        return (
+            fnmatchcase(check, self.check)
+            and fnmatchcase(alias, self.images)
+            and (self.backend is None or self.backend == backend)
+            and status in self.status
+        )
 
     def expired(self, today: date) -> bool:
         return self.expires is not None and self.expires < today
@@ -65,7 +69,9 @@ class KnownIssues:
     """The loaded list; ``match`` is the diff's Matcher. ``warnings``: entries that can never
     match (their check names no check valorch has), each naming the file and line."""
 
-    def __init__(self, entries: tuple[KnownIssue, ...], today: date, warnings: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self, entries: tuple[KnownIssue, ...], today: date, warnings: tuple[str, ...] = ()
+    ) -> None:
         self.entries = entries
         self.today = today
         self.warnings = warnings
@@ -94,16 +100,29 @@ def load(path: Path, today: date | None = None) -> KnownIssues:
     elif isinstance(doc.data, dict) and set(doc.data) <= {"issues"}:
         items, prefix = doc.data.get("issues") or [], ("issues",)
         if not isinstance(items, list):
-            raise SpecError(f"{path}:{doc.line(('issues',))}: known issues: key 'issues' must be a list of entries")
+            raise SpecError(
+                f"{path}:{doc.line(('issues',))}: known issues: key 'issues' must be a list of entries"
+            )
     else:
         extra = sorted(set(doc.data) - {"issues"}) if isinstance(doc.data, dict) else []
-        raise SpecError(f"{path}:{doc.line((extra[0],) if extra else ())}: known issues: "
-                        + (f"unknown key '{extra[0]}'" if extra else "must be a list or a mapping with 'issues'"),
-                        "the file holds `issues:` followed by a list of entries (see jobs/known-issues.yaml)")
-    entries = tuple(yamlio.validate(doc.sub((*prefix, i)), KnownIssue, "known issue") for i in range(len(items)))
-    warnings = tuple(f"{path}:{doc.sub((*prefix, i)).line(('check',))}: known issue: check '{e.check}' matches "
-                     "no check valorch knows (valorch suites show SUITE lists them); this entry excuses nothing"
-                     for i, e in enumerate(entries) if not _names_a_check(e.check))
+        raise SpecError(
+            f"{path}:{doc.line((extra[0],) if extra else ())}: known issues: "
+            + (
+                f"unknown key '{extra[0]}'"
+                if extra
+                else "must be a list or a mapping with 'issues'"
+            ),
+            "the file holds `issues:` followed by a list of entries (see jobs/known-issues.yaml)",
+        )
+    entries = tuple(
+        yamlio.validate(doc.sub((*prefix, i)), KnownIssue, "known issue") for i in range(len(items))
+    )
+    warnings = tuple(
+        f"{path}:{doc.sub((*prefix, i)).line(('check',))}: known issue: check '{e.check}' matches "
+        "no check valorch knows (valorch suites show SUITE lists them); this entry excuses nothing"
+        for i, e in enumerate(entries)
+        if not _names_a_check(e.check)
+    )
     return KnownIssues(entries, today, warnings)
 
 

@@ -16,8 +16,9 @@ control over the many checks of one report (issue 13).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from statistics import NormalDist, median
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 Z90 = NormalDist().inv_cdf(0.90)  # power 90 %
 MEDIAN_SE = math.sqrt(math.pi / 2)  # standard error of a median / (σ/√n), normal samples
@@ -45,8 +46,12 @@ def z_two_sided(alpha: float) -> float:
     return NormalDist().inv_cdf(1 - alpha / 2)
 
 
-def ratio_se(base: Sequence[float], head: Sequence[float], run_sigma: float | None = None,
-             runs: tuple[int, int] = (1, 1)) -> float | None:
+def ratio_se(
+    base: Sequence[float],
+    head: Sequence[float],
+    run_sigma: float | None = None,
+    runs: tuple[int, int] = (1, 1),
+) -> float | None:
     """Standard error of log(head / base): each side's median's own, plus the run-to-run
     noise where A/A runs measured it, which shrinks with the runs pooled on each side
     (``runs``: how many runs each side's samples come from)."""
@@ -57,7 +62,9 @@ def ratio_se(base: Sequence[float], head: Sequence[float], run_sigma: float | No
     return math.hypot(se, run_sigma * math.sqrt(1 / runs[0] + 1 / runs[1])) if run_sigma else se
 
 
-def beyond_run_noise(ratio: float, se: float | None, run_sigma: float | None, alpha: float = 0.01) -> bool:
+def beyond_run_noise(
+    ratio: float, se: float | None, run_sigma: float | None, alpha: float = 0.01
+) -> bool:
     """Where the run-to-run noise is known, a change must also clear it (a U test on one
     run's samples cannot see it); where it is not known, nothing more is asked."""
     if not run_sigma or not se or ratio <= 0:
@@ -65,9 +72,14 @@ def beyond_run_noise(ratio: float, se: float | None, run_sigma: float | None, al
     return abs(math.log(ratio)) > z_two_sided(alpha) * se
 
 
-def smallest_detectable(base: Sequence[float], head: Sequence[float], threshold: float,
-                        alpha: float = 0.01, run_sigma: float | None = None,
-                        runs: tuple[int, int] = (1, 1)) -> float | None:
+def smallest_detectable(
+    base: Sequence[float],
+    head: Sequence[float],
+    threshold: float,
+    alpha: float = 0.01,
+    run_sigma: float | None = None,
+    runs: tuple[int, int] = (1, 1),
+) -> float | None:
     """The smallest relative slowdown this pair reveals nine times in ten: significant
     ((z_α + z_0.9)·se) and with an interval that reaches the threshold."""
     se = ratio_se(base, head, run_sigma, runs)
@@ -78,7 +90,9 @@ def detectable(se: float, threshold: float, alpha: float = 0.01) -> float:
     """The smallest relative slowdown a comparison whose log ratio has standard error ``se``
     reveals nine times in ten (smallest_detectable; bench/bench_calibration.py from measured noise)."""
     z_alpha = z_two_sided(alpha)
-    return max(math.exp((z_alpha + Z90) * se) - 1, (1 + threshold) * math.exp(-(z_alpha - Z90) * se) - 1)
+    return max(
+        math.exp((z_alpha + Z90) * se) - 1, (1 + threshold) * math.exp(-(z_alpha - Z90) * se) - 1
+    )
 
 
 def _num(value: Any) -> float | None:
@@ -88,7 +102,11 @@ def _num(value: Any) -> float | None:
 def host_load(metrics: Mapping[str, Any] | None) -> float | None:
     """The highest 1-minute load per CPU seen around a timed check."""
     m = metrics or {}
-    loads = [x for x in (_num(m.get("host_load_before")), _num(m.get("host_load_after"))) if x is not None]
+    loads = [
+        x
+        for x in (_num(m.get("host_load_before")), _num(m.get("host_load_after")))
+        if x is not None
+    ]
     if not loads:
         return None
     return max(loads) / max(1.0, _num(m.get("host_cpus")) or 1.0)

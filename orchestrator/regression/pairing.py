@@ -13,8 +13,8 @@ Rules are tried in the order given; the first that pairs an image wins."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Sequence
 
 from ..errors import InputError
 from .rule import Side
@@ -28,7 +28,9 @@ class Rule:
     head: str
 
     def _regex(self, glob: str) -> re.Pattern[str]:
-        return re.compile("".join("(.*)" if part == "*" else re.escape(part) for part in re.split(r"(\*)", glob)))
+        return re.compile(
+            "".join("(.*)" if part == "*" else re.escape(part) for part in re.split(r"(\*)", glob))
+        )
 
     def key(self, alias: str, side: str) -> tuple[str, ...] | None:
         """What the ``*`` of this rule's ``side`` glob matched in ``alias`` (None: no match)."""
@@ -42,17 +44,24 @@ def parse(values: Sequence[str]) -> tuple[Rule, ...]:
     for value in values:
         base, sep, head = value.partition("=")
         base, head = base.strip(), head.strip()
-        problem = ("takes BASE=HEAD, two alias globs" if not sep or not base or not head or "=" in head else
-                   "may use letters, digits, . _ - : + and * only" if not (_ALLOWED.match(base) and _ALLOWED.match(head))
-                   else "needs as many * on both sides (each * stands for the same text)"
-                   if base.count("*") != head.count("*") else "")
+        problem = (
+            "takes BASE=HEAD, two alias globs"
+            if not sep or not base or not head or "=" in head
+            else "may use letters, digits, . _ - : + and * only"
+            if not (_ALLOWED.match(base) and _ALLOWED.match(head))
+            else "needs as many * on both sides (each * stands for the same text)"
+            if base.count("*") != head.count("*")
+            else ""
+        )
         if problem:
             raise InputError(f"--pair {value!r}: {problem}", "e.g. --pair 'rocm6.3_*=rocm6.4_*'")
         rules.append(Rule(base, head))
     return tuple(rules)
 
 
-def pairs(base_envs: Sequence[str], head_envs: Sequence[str], rules: Sequence[Rule]) -> dict[str, str]:
+def pairs(
+    base_envs: Sequence[str], head_envs: Sequence[str], rules: Sequence[Rule]
+) -> dict[str, str]:
     """base alias → the head alias it is compared with, for every base image a rule pairs
     (one head image per base image and one base image per head image, the first rule first)."""
     paired: dict[str, str] = {}
@@ -74,8 +83,11 @@ def pairs(base_envs: Sequence[str], head_envs: Sequence[str], rules: Sequence[Ru
 
 
 def _renamed(side: Side, names: dict[str, str]) -> Side:
-    return replace(side, observations=tuple(replace(o, env=names.get(o.env, o.env)) for o in side.observations),
-                   digests=tuple((names.get(env, env), digest) for env, digest in side.digests))
+    return replace(
+        side,
+        observations=tuple(replace(o, env=names.get(o.env, o.env)) for o in side.observations),
+        digests=tuple((names.get(env, env), digest) for env, digest in side.digests),
+    )
 
 
 def apply(base: Side, head: Side, rules: Sequence[Rule]) -> tuple[Side, Side, dict[str, str]]:

@@ -23,25 +23,44 @@ from __future__ import annotations
 
 import math
 import zlib
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date
-from typing import Callable, Iterable, Mapping, Sequence
 
-from . import noise, stats
 from ..matrix.model import FAILING, SYMBOL, verdict
-# Change kinds, most serious first (the order of the report's sections), are spec.py's vocabulary.
-from ..spec import (CHANGED, COUNTED, COVERAGE_GAINED, COVERAGE_LOST, EXPECTED, FASTER, FIXED, FLAKY,  # noqa: F401
-                    MARK, NOISE, NOT_COMPARABLE, REGRESSED, SAME, SLOWER)
-from ..spec import INCONCLUSIVE_CHANGE as INCONCLUSIVE
 
-from ..spec import DEFAULT_THRESHOLD  # noqa: E402 (re-exported)
+# Change kinds, most serious first (the order of the report's sections), are spec.py's vocabulary.
+from ..spec import (
+    CHANGED,
+    COUNTED,
+    COVERAGE_GAINED,
+    COVERAGE_LOST,
+    DEFAULT_THRESHOLD,
+    EXPECTED,
+    FASTER,
+    FIXED,
+    FLAKY,
+    MARK,
+    NOISE,
+    NOT_COMPARABLE,
+    REGRESSED,
+    SAME,
+    SLOWER,
+)
+from ..spec import INCONCLUSIVE_CHANGE as INCONCLUSIVE
+from . import noise, stats
+
 ALPHA = 0.01
 FDR = 0.05  # Benjamini–Hochberg level over a report's timed checks (the usual 5 %)
 MWU_MIN = 10  # samples per side for the U test; below: bootstrap intervals
 TIMED_MIN = 3  # fewer samples than this on a side: status only
 
 _NOT_RUN = ("unsupported", "skip")
-_LOST = ("unsupported", "partial", "skip")  # pass → one of these: coverage lost (spec.COVERAGE_LOSS)
+_LOST = (
+    "unsupported",
+    "partial",
+    "skip",
+)  # pass → one of these: coverage lost (spec.COVERAGE_LOSS)
 
 
 @dataclass(frozen=True)
@@ -103,8 +122,12 @@ class Timing:
     cv_head: float | None = None
     detectable: float | None = None  # smallest relative change this pair reveals 9 times in 10
     noisy: bool = False  # a side was timed on a busy host: never counted
-    se: float | None = None  # standard error of log(ratio): the medians' own, and the run-to-run noise if known
-    run_sigma: float | None = None  # run-to-run noise of this check on this image and host (A/A history)
+    se: float | None = (
+        None  # standard error of log(ratio): the medians' own, and the run-to-run noise if known
+    )
+    run_sigma: float | None = (
+        None  # run-to-run noise of this check on this image and host (A/A history)
+    )
     runs_base: int = 1  # runs pooled on each side (the run-to-run noise shrinks with √runs)
     runs_head: int = 1
 
@@ -133,7 +156,9 @@ class CellChange:
     timing: Timing | None = None
     note: str = ""
     issue: Issue | None = None
-    tampered: bool = False  # the head's result was tampered with (an ``error`` that gates, never inconclusive)
+    tampered: bool = (
+        False  # the head's result was tampered with (an ``error`` that gates, never inconclusive)
+    )
 
     @property
     def mark(self) -> str:
@@ -195,9 +220,16 @@ def _center(samples: Sequence[float], runs: Sequence[Sequence[float]]) -> float:
     return math.exp(sum(math.log(m) for m in medians) / len(medians))
 
 
-def compare_timing(base: Sequence[float], head: Sequence[float], bigger_is_better: bool, threshold: float,
-                   seed: int = 0, run_sigma: float | None = None, base_runs: Sequence[Sequence[float]] = (),
-                   head_runs: Sequence[Sequence[float]] = ()) -> Timing | None:
+def compare_timing(
+    base: Sequence[float],
+    head: Sequence[float],
+    bigger_is_better: bool,
+    threshold: float,
+    seed: int = 0,
+    run_sigma: float | None = None,
+    base_runs: Sequence[Sequence[float]] = (),
+    head_runs: Sequence[Sequence[float]] = (),
+) -> Timing | None:
     """The timing verdict for one check, or None when a side has too few samples.
     ``run_sigma``: the check's run-to-run noise (log scale) measured on A/A runs, when known.
     ``base_runs``/``head_runs``: the samples run by run, where a side pools several runs
@@ -210,15 +242,25 @@ def compare_timing(base: Sequence[float], head: Sequence[float], bigger_is_bette
     ratio = mb / mh if bigger_is_better else mh / mb
     runs = (max(1, len(base_runs)), max(1, len(head_runs)))
     se = noise.ratio_se(base, head, run_sigma, runs)
-    extra = {"cv_base": noise.cv(base), "cv_head": noise.cv(head), "se": se, "run_sigma": run_sigma,
-             "detectable": noise.smallest_detectable(base, head, threshold, ALPHA, run_sigma, runs),
-             "runs_base": runs[0], "runs_head": runs[1]}
+    extra = {
+        "cv_base": noise.cv(base),
+        "cv_head": noise.cv(head),
+        "se": se,
+        "run_sigma": run_sigma,
+        "detectable": noise.smallest_detectable(base, head, threshold, ALPHA, run_sigma, runs),
+        "runs_base": runs[0],
+        "runs_head": runs[1],
+    }
     if len(base) >= MWU_MIN and len(head) >= MWU_MIN:
         p = stats.mann_whitney_u(base, head).p
         sig = p < ALPHA and noise.beyond_run_noise(ratio, se, run_sigma, ALPHA)
         return Timing(mb, mh, ratio, "mwu", p, sig, threshold, len(base), len(head), p, **extra)
-    probe = Timing(mb, mh, ratio, "bootstrap", None, False, threshold, len(base), len(head), **extra)
-    if _timing_kind(replace(probe, significant=True)) == SAME:  # cannot matter whatever the test says
+    probe = Timing(
+        mb, mh, ratio, "bootstrap", None, False, threshold, len(base), len(head), **extra
+    )
+    if (
+        _timing_kind(replace(probe, significant=True)) == SAME
+    ):  # cannot matter whatever the test says
         return probe
     lo_b, hi_b = stats.bootstrap_median_ci(base, 1 - ALPHA, seed=seed)
     lo_h, hi_h = stats.bootstrap_median_ci(head, 1 - ALPHA, seed=seed + 1)
@@ -234,7 +276,9 @@ def _timing_kind(t: Timing) -> str:
     lo, hi = t.reach
     if t.ratio > 1 and (t.ratio > 1 + t.threshold or (t.significant and hi > 1 + t.threshold)):
         return SLOWER if t.significant and not t.noisy else NOISE
-    if t.ratio < 1 and (t.ratio < 1 / (1 + t.threshold) or (t.significant and lo < 1 / (1 + t.threshold))):
+    if t.ratio < 1 and (
+        t.ratio < 1 / (1 + t.threshold) or (t.significant and lo < 1 / (1 + t.threshold))
+    ):
         return FASTER if t.significant and not t.noisy else NOISE
     return SAME
 
@@ -247,8 +291,12 @@ def _fdr(changes: list[CellChange]) -> list[CellChange]:
     qs = noise.benjamini_hochberg([changes[i].timing.p for i in tested])
     for i, q in zip(tested, qs):
         c = changes[i]
-        t = replace(c.timing, q=q, significant=q < FDR and noise.beyond_run_noise(c.timing.ratio, c.timing.se,
-                                                                                   c.timing.run_sigma, ALPHA))
+        t = replace(
+            c.timing,
+            q=q,
+            significant=q < FDR
+            and noise.beyond_run_noise(c.timing.ratio, c.timing.se, c.timing.run_sigma, ALPHA),
+        )
         note = "noisy host" if t.noisy and _timing_kind(replace(t, noisy=False)) != SAME else c.note
         changes[i] = replace(c, kind=_timing_kind(t), timing=t, note=note)
     return changes
@@ -268,8 +316,14 @@ def _status_kind(b: str, h: str) -> str:
     return CHANGED
 
 
-def _one(key: tuple[str, str], bo: list[Obs] | None, ho: list[Obs] | None, threshold: float,
-         match: Matcher | None, run_noise: Mapping[tuple[str, str], float] | None = None) -> CellChange:
+def _one(
+    key: tuple[str, str],
+    bo: list[Obs] | None,
+    ho: list[Obs] | None,
+    threshold: float,
+    match: Matcher | None,
+    run_noise: Mapping[tuple[str, str], float] | None = None,
+) -> CellChange:
     env, check = key
     any_o = (ho or bo)[-1]
     backend = any_o.backend
@@ -278,8 +332,16 @@ def _one(key: tuple[str, str], bo: list[Obs] | None, ho: list[Obs] | None, thres
         hit = _excused(match, env, backend, check, "error" if any(o.tampered for o in ho) else hv)
         if hit is not None and (hv in FAILING or any(o.tampered for o in ho)):
             return CellChange(env, check, EXPECTED, "", hv, backend, note=hit.reason, issue=hit)
-        return CellChange(env, check, COVERAGE_GAINED, "", hv, backend, note="new check",
-                          tampered=any(o.tampered for o in ho))
+        return CellChange(
+            env,
+            check,
+            COVERAGE_GAINED,
+            "",
+            hv,
+            backend,
+            note="new check",
+            tampered=any(o.tampered for o in ho),
+        )
     bv = verdict(o.status for o in bo)
     if not ho:
         hit = _excused(match, env, backend, check, "missing")
@@ -291,13 +353,25 @@ def _one(key: tuple[str, str], bo: list[Obs] | None, ho: list[Obs] | None, thres
     if tampered:
         hit = _excused(match, env, backend, check, "error")
         if hit is not None:
-            return CellChange(env, check, EXPECTED, bv, hv, backend, note=hit.reason, issue=hit, tampered=True)
+            return CellChange(
+                env, check, EXPECTED, bv, hv, backend, note=hit.reason, issue=hit, tampered=True
+            )
     vb, vh = bo[-1].version, ho[-1].version
     if vb is not None and vh is not None and vb != vh:
-        return CellChange(env, check, NOT_COMPARABLE, bv, hv, backend, note=f"check version {vb} → {vh}",
-                          tampered=tampered)
+        return CellChange(
+            env,
+            check,
+            NOT_COMPARABLE,
+            bv,
+            hv,
+            backend,
+            note=f"check version {vb} → {vh}",
+            tampered=tampered,
+        )
     if any(o.status == "error" for o in (*bo, *ho)):
-        return CellChange(env, check, INCONCLUSIVE, bv, hv, backend, note=ho[-1].message[:200], tampered=tampered)
+        return CellChange(
+            env, check, INCONCLUSIVE, bv, hv, backend, note=ho[-1].message[:200], tampered=tampered
+        )
     if hv == "flaky":
         return CellChange(env, check, FLAKY, bv, hv, backend, note=" → ".join(o.status for o in ho))
     note = ho[-1].message[:200] if hv != "pass" else ""
@@ -306,7 +380,9 @@ def _one(key: tuple[str, str], bo: list[Obs] | None, ho: list[Obs] | None, thres
         if hit is not None:
             issue, expired = hit
             if not expired:
-                return CellChange(env, check, EXPECTED, bv, hv, backend, note=issue.reason, issue=issue)
+                return CellChange(
+                    env, check, EXPECTED, bv, hv, backend, note=issue.reason, issue=issue
+                )
             note = f"known issue expired on {issue.expires}: {issue.reason}"
     kind = _status_kind(bv, hv)
     if kind == SAME and bv == "pass":
@@ -314,16 +390,28 @@ def _one(key: tuple[str, str], bo: list[Obs] | None, ho: list[Obs] | None, thres
         bs, hs = [s for r in br for s in r], [s for r in hr for s in r]
         thr = ho[-1].threshold if ho[-1].threshold is not None else threshold
         sigma = (run_noise or {}).get((ho[-1].env, check))
-        t = compare_timing(bs, hs, ho[-1].bigger_is_better, thr, seed=_seed(env, check), run_sigma=sigma,
-                           base_runs=br, head_runs=hr)
+        t = compare_timing(
+            bs,
+            hs,
+            ho[-1].bigger_is_better,
+            thr,
+            seed=_seed(env, check),
+            run_sigma=sigma,
+            base_runs=br,
+            head_runs=hr,
+        )
         if t is not None:
             t = replace(t, noisy=any(o.noisy for o in (*bo, *ho) if o.status == "pass"))
             note = "noisy host" if t.noisy and _timing_kind(replace(t, noisy=False)) != SAME else ""
             return CellChange(env, check, _timing_kind(t), bv, hv, backend, timing=t, note=note)
-    return CellChange(env, check, kind, bv, hv, backend, note=note)  # a partial or still-failing check keeps its why
+    return CellChange(
+        env, check, kind, bv, hv, backend, note=note
+    )  # a partial or still-failing check keeps its why
 
 
-def _excused(match: Matcher | None, env: str, backend: str, check: str, status: str) -> Issue | None:
+def _excused(
+    match: Matcher | None, env: str, backend: str, check: str, status: str
+) -> Issue | None:
     """The live known issue that covers this status, if any (an expired one covers nothing)."""
     hit = match(env, backend, check, status) if match is not None else None
     return hit[0] if hit is not None and not hit[1] else None
@@ -338,19 +426,33 @@ def _by_run(obs: Sequence[Obs]) -> list[tuple[float, ...]]:
     return [tuple(v) for v in runs.values()]
 
 
-def compare(base: Side, head: Side, threshold: float = DEFAULT_THRESHOLD, match: Matcher | None = None,
-            expired: Iterable[Issue] = (), today: date | None = None,
-            run_noise: Mapping[tuple[str, str], float] | None = None) -> Report:
+def compare(
+    base: Side,
+    head: Side,
+    threshold: float = DEFAULT_THRESHOLD,
+    match: Matcher | None = None,
+    expired: Iterable[Issue] = (),
+    today: date | None = None,
+    run_noise: Mapping[tuple[str, str], float] | None = None,
+) -> Report:
     """Every (environment, check) of either side → one CellChange; then flips, geomeans, counts."""
     pair: dict[str, str] = {}
     be, he = base.envs, head.envs
     if len(be) == 1 and len(he) == 1 and be != he:
-        pair = {be[0]: f"{be[0]} → {he[0]}", he[0]: f"{be[0]} → {he[0]}"}  # one image against another
+        pair = {
+            be[0]: f"{be[0]} → {he[0]}",
+            he[0]: f"{be[0]} → {he[0]}",
+        }  # one image against another
     bg, hg = _group(base, pair), _group(head, pair)
     keys = list(dict.fromkeys([*bg, *hg]))
-    changes = tuple(_fdr([_one(k, bg.get(k), hg.get(k), threshold, match, run_noise) for k in keys]))
-    flips = tuple(Flip(c.env, c.check, c.base, c.head) for c in changes
-                  if c.base and c.head and SYMBOL.get(c.base) != SYMBOL.get(c.head))
+    changes = tuple(
+        _fdr([_one(k, bg.get(k), hg.get(k), threshold, match, run_noise) for k in keys])
+    )
+    flips = tuple(
+        Flip(c.env, c.check, c.base, c.head)
+        for c in changes
+        if c.base and c.head and SYMBOL.get(c.base) != SYMBOL.get(c.head)
+    )
     ratios: dict[tuple[str, str], list[float]] = {}
     for c in changes:
         if c.timing is not None:

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import median
-from typing import Sequence
 
-__all__ = ["MWU", "mann_whitney_u", "bootstrap_median_ci", "geomean", "median", "ranks"]
+__all__ = ["MWU", "bootstrap_median_ci", "geomean", "mann_whitney_u", "median", "ranks"]
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,7 @@ def mann_whitney_u(a: Sequence[float], b: Sequence[float]) -> MWU:
     u1 = sum(r[:n1]) - n1 * (n1 + 1) / 2
     n = n1 + n2
     mu = n1 * n2 / 2
-    tie_term = sum(t ** 3 - t for t in ties) / (n * (n - 1)) if n > 1 else 0.0
+    tie_term = sum(t**3 - t for t in ties) / (n * (n - 1)) if n > 1 else 0.0
     var = n1 * n2 / 12 * ((n + 1) - tie_term)
     if var <= 0:  # every value equal: no evidence of a difference
         return MWU(u1, 0.0, 1.0)
@@ -61,8 +61,9 @@ def mann_whitney_u(a: Sequence[float], b: Sequence[float]) -> MWU:
     return MWU(u1, z, min(1.0, math.erfc(z / math.sqrt(2))))
 
 
-def bootstrap_median_ci(samples: Sequence[float], confidence: float = 0.99, resamples: int = 2000,
-                        seed: int = 0) -> tuple[float, float]:
+def bootstrap_median_ci(
+    samples: Sequence[float], confidence: float = 0.99, resamples: int = 2000, seed: int = 0
+) -> tuple[float, float]:
     """Percentile bootstrap interval of the median; reproducible for a given seed."""
     if not samples:
         raise ValueError("no samples")

@@ -24,8 +24,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 FAILING = ("fail", "crash", "timeout", "error")
-CLASSES = ("regression", "flaky", "host fault", "image drift", "infrastructure", "new check", "never passed",
-           "undetermined")
+CLASSES = (
+    "regression",
+    "flaky",
+    "host fault",
+    "image drift",
+    "infrastructure",
+    "new check",
+    "never passed",
+    "undetermined",
+)
 
 
 @dataclass(frozen=True)
@@ -52,7 +60,9 @@ class Case:
     history: tuple[Seen, ...] = ()  # other runs of this check on this image
     expected_digest: str | None = None  # what the catalog pins, or the baseline ran
     expected_from: str = ""  # "the catalog" | "baseline v0.2"
-    host_problems: tuple[str, ...] = ()  # preflight failures / quarantine of this host around the run
+    host_problems: tuple[
+        str, ...
+    ] = ()  # preflight failures / quarantine of this host around the run
     problem_runs: tuple[str, ...] = ()  # the runs whose meta recorded them
 
 
@@ -63,7 +73,9 @@ class Triage:
     runs: tuple[str, ...] = ()
     hosts: tuple[str, ...] = ()
     digests: tuple[str, ...] = ()
-    details: tuple[str, ...] = field(default_factory=tuple)  # e.g. the inventory diff of a drift (added later)
+    details: tuple[str, ...] = field(
+        default_factory=tuple
+    )  # e.g. the inventory diff of a drift (added later)
 
 
 def final(attempts: tuple[str, ...]) -> str:
@@ -83,52 +95,111 @@ def classify(case: Case) -> Triage | None:
         return None
     here = ((case.run,), (case.host,), (case.digest,))
     if verdict == "error" or (case.attempts and all(s == "error" for s in case.attempts)):
-        return Triage("infrastructure", "the attempts ended in error (engine, registry or scheduler): the run says "
-                      "nothing about the image", *here)
+        return Triage(
+            "infrastructure",
+            "the attempts ended in error (engine, registry or scheduler): the run says "
+            "nothing about the image",
+            *here,
+        )
     if case.host_problems:
         runs = (case.run, *(r for r in dict.fromkeys(case.problem_runs) if r != case.run))
-        return Triage("host fault", f"host {case.host}: " + "; ".join(case.host_problems), runs, (case.host,),
-                      (case.digest,))
+        return Triage(
+            "host fault",
+            f"host {case.host}: " + "; ".join(case.host_problems),
+            runs,
+            (case.host,),
+            (case.digest,),
+        )
     if verdict == "flaky":
-        return Triage("flaky", f"mixed outcomes across this run's attempts ({', '.join(case.attempts)})", *here)
+        return Triage(
+            "flaky",
+            f"mixed outcomes across this run's attempts ({', '.join(case.attempts)})",
+            *here,
+        )
     same = [s for s in case.history if s.digest == case.digest and s.host_class == case.host_class]
     elsewhere = [s for s in same if s.host != case.host and s.verdict == "pass"]
     if elsewhere:
         s = max(elsewhere, key=lambda x: x.started)
-        return Triage("host fault", f"the same digest passes on host {s.host} of the same class "
-                      f"({case.host_class}, run {s.run[:8]}) and fails on {case.host}",
-                      (case.run, s.run), (case.host, s.host), (case.digest,))
+        return Triage(
+            "host fault",
+            f"the same digest passes on host {s.host} of the same class "
+            f"({case.host_class}, run {s.run[:8]}) and fails on {case.host}",
+            (case.run, s.run),
+            (case.host, s.host),
+            (case.digest,),
+        )
     repeats = [s for s in same if s.host == case.host]
     if any(s.verdict in ("pass", "flaky") for s in repeats):
         passed = [s for s in repeats if s.verdict in ("pass", "flaky")]
-        return Triage("flaky", f"the same digest on the same host passed in {len(passed)} of {len(repeats)} other "
-                      f"runs (e.g. run {passed[-1].run[:8]}) and fails here",
-                      (case.run, *(s.run for s in passed[-3:])), (case.host,), (case.digest,))
+        return Triage(
+            "flaky",
+            f"the same digest on the same host passed in {len(passed)} of {len(repeats)} other "
+            f"runs (e.g. run {passed[-1].run[:8]}) and fails here",
+            (case.run, *(s.run for s in passed[-3:])),
+            (case.host,),
+            (case.digest,),
+        )
     on_expected = [s for s in case.history if s.digest == case.expected_digest]
-    if (case.expected_digest and case.expected_digest != case.digest
-            and (not on_expected or any(s.verdict == "pass" for s in on_expected))):  # else the drift explains nothing
-        return Triage("image drift", f"the image ran as {_short(case.digest)}, not the digest {case.expected_from} "
-                      f"names ({_short(case.expected_digest)}): the tag moved", (case.run,), (case.host,),
-                      (case.expected_digest, case.digest))
-    earlier = sorted((s for s in case.history if s.started < case.started and s.digest != case.digest
-                      and s.host_class == case.host_class), key=lambda s: s.started)
+    if (
+        case.expected_digest
+        and case.expected_digest != case.digest
+        and (not on_expected or any(s.verdict == "pass" for s in on_expected))
+    ):  # else the drift explains nothing
+        return Triage(
+            "image drift",
+            f"the image ran as {_short(case.digest)}, not the digest {case.expected_from} "
+            f"names ({_short(case.expected_digest)}): the tag moved",
+            (case.run,),
+            (case.host,),
+            (case.expected_digest, case.digest),
+        )
+    earlier = sorted(
+        (
+            s
+            for s in case.history
+            if s.started < case.started
+            and s.digest != case.digest
+            and s.host_class == case.host_class
+        ),
+        key=lambda s: s.started,
+    )
     any_before = [s for s in case.history if s.started < case.started]
     if not any_before:
-        return Triage("new check", f"no earlier verdict of {case.check} on this image to compare with", *here)
+        return Triage(
+            "new check", f"no earlier verdict of {case.check} on this image to compare with", *here
+        )
     if not any(s.verdict == "pass" for s in any_before):
-        return Triage("never passed", f"{case.check} failed in all {len(any_before)} earlier runs of this image "
-                      f"(latest run {any_before[-1].run[:8]}) and never passed", *here)
+        return Triage(
+            "never passed",
+            f"{case.check} failed in all {len(any_before)} earlier runs of this image "
+            f"(latest run {any_before[-1].run[:8]}) and never passed",
+            *here,
+        )
     if earlier:
         prev = earlier[-1]
         other_hosts = [s for s in same if s.host != case.host]
         if prev.verdict == "pass" and all(s.verdict in FAILING for s in same):
             hosts = (case.host, *sorted({s.host for s in other_hosts}))
-            return Triage("regression", f"passed on the previous digest {_short(prev.digest)} (run {prev.run[:8]}, "
-                          f"host {prev.host}, {case.host_class}); fails now on every attempt and on "
-                          f"{len(hosts)} host{'s' if len(hosts) > 1 else ''} with {_short(case.digest)}",
-                          (prev.run, case.run, *(s.run for s in other_hosts)), hosts, (prev.digest, case.digest))
-        return Triage("undetermined", f"the previous digest {_short(prev.digest)} ended {prev.verdict} too "
-                      f"(run {prev.run[:8]}); the change that broke {case.check} is older",
-                      (prev.run, case.run), (prev.host, case.host), (prev.digest, case.digest))
-    return Triage("undetermined", f"{case.check} passed before on this image, but not on another digest of the "
-                  f"same host class ({case.host_class}) to compare with", *here)
+            return Triage(
+                "regression",
+                f"passed on the previous digest {_short(prev.digest)} (run {prev.run[:8]}, "
+                f"host {prev.host}, {case.host_class}); fails now on every attempt and on "
+                f"{len(hosts)} host{'s' if len(hosts) > 1 else ''} with {_short(case.digest)}",
+                (prev.run, case.run, *(s.run for s in other_hosts)),
+                hosts,
+                (prev.digest, case.digest),
+            )
+        return Triage(
+            "undetermined",
+            f"the previous digest {_short(prev.digest)} ended {prev.verdict} too "
+            f"(run {prev.run[:8]}); the change that broke {case.check} is older",
+            (prev.run, case.run),
+            (prev.host, case.host),
+            (prev.digest, case.digest),
+        )
+    return Triage(
+        "undetermined",
+        f"{case.check} passed before on this image, but not on another digest of the "
+        f"same host class ({case.host_class}) to compare with",
+        *here,
+    )

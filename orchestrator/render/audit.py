@@ -15,22 +15,44 @@ if TYPE_CHECKING:
 
 # ---------------------------------------------------------------- render ---
 
+
 def _cell(text: str | None) -> str:
     return "" if text is None else str(text).replace("|", "\\|").replace("\n", " ")
 
-_MARK = {"ok": "ok", "drift": "**DRIFT**", "missing": "**MISSING**", "unpinned": "unpinned",
-         "build-mismatch": "build mismatch", "broken": "**DOES NOT IMPORT**"}
 
-def render_findings_md(findings: list[Finding], image: str = "", inventory: Inventory | None = None) -> str:
+_MARK = {
+    "ok": "ok",
+    "drift": "**DRIFT**",
+    "missing": "**MISSING**",
+    "unpinned": "unpinned",
+    "build-mismatch": "build mismatch",
+    "broken": "**DOES NOT IMPORT**",
+}
+
+
+def render_findings_md(
+    findings: list[Finding], image: str = "", inventory: Inventory | None = None
+) -> str:
     drift = sum(f.drift for f in findings)
-    lines = ["# Inventory audit%s" % (": `%s`" % image if image else ""), "",
-             "%d component(s) checked, %d drift." % (len(findings), drift), "",
-             "| component | expected | found | status | evidence |",
-             "| --- | --- | --- | --- | --- |"]
+    lines = [
+        "# Inventory audit%s" % (": `%s`" % image if image else ""),
+        "",
+        "%d component(s) checked, %d drift." % (len(findings), drift),
+        "",
+        "| component | expected | found | status | evidence |",
+        "| --- | --- | --- | --- | --- |",
+    ]
     for f in findings:
-        lines.append("| %s | %s | %s | %s | %s |" % (
-            _cell(f.component), _cell(f.expected), _cell(f.found or "-"), _MARK[f.kind],
-            "`%s`" % _cell(f.evidence) if f.evidence else ""))
+        lines.append(
+            "| %s | %s | %s | %s | %s |"
+            % (
+                _cell(f.component),
+                _cell(f.expected),
+                _cell(f.found or "-"),
+                _MARK[f.kind],
+                "`%s`" % _cell(f.evidence) if f.evidence else "",
+            )
+        )
     broken = [f.message for f in findings if f.kind == "broken"]
     if broken:
         lines += ["", "## Installed but does not import", ""] + ["- " + _cell(m) for m in broken]
@@ -41,27 +63,54 @@ def render_findings_md(findings: list[Finding], image: str = "", inventory: Inve
         lines += ["", "## Gatherer errors", ""] + ["- " + _cell(e) for e in inventory.errors]
     return "\n".join(lines) + "\n"
 
+
 def render_diff_md(changes: list[Change], a: str = "A", b: str = "B") -> str:
     head = [c for c in changes if ":" not in c.subject]
     pkgs = [c for c in changes if ":" in c.subject]
     lines = ["# Inventory diff: `%s` → `%s`" % (a, b), ""]
     if not changes:
         return "\n".join(lines + ["No differences.", ""])
-    lines += ["| component | %s | %s | change |" % (_cell(a), _cell(b)), "| --- | --- | --- | --- |"]
+    lines += [
+        "| component | %s | %s | change |" % (_cell(a), _cell(b)),
+        "| --- | --- | --- | --- |",
+    ]
     for c in head:
-        lines.append("| %s | %s | %s | %s |" % (_cell(c.subject), _cell(c.old or "-"), _cell(c.new or "-"), c.kind))
+        lines.append(
+            "| %s | %s | %s | %s |"
+            % (_cell(c.subject), _cell(c.old or "-"), _cell(c.new or "-"), c.kind)
+        )
     if not head:
         lines.append("| (no headline component changed) | | | |")
     if pkgs:
         counts = {k: sum(c.kind == k for c in pkgs) for k in ("added", "removed", "changed")}
-        lines += ["", "## Packages (%d added, %d removed, %d changed)" % (
-            counts["added"], counts["removed"], counts["changed"]), "",
-            "| package | %s | %s | change |" % (_cell(a), _cell(b)), "| --- | --- | --- | --- |"]
-        lines += ["| %s | %s | %s | %s |" % (_cell(c.subject), _cell(c.old or "-"), _cell(c.new or "-"), c.kind)
-                  for c in pkgs]
+        lines += [
+            "",
+            "## Packages (%d added, %d removed, %d changed)"
+            % (counts["added"], counts["removed"], counts["changed"]),
+            "",
+            "| package | %s | %s | change |" % (_cell(a), _cell(b)),
+            "| --- | --- | --- | --- |",
+        ]
+        lines += [
+            "| %s | %s | %s | %s |"
+            % (_cell(c.subject), _cell(c.old or "-"), _cell(c.new or "-"), c.kind)
+            for c in pkgs
+        ]
     return "\n".join(lines) + "\n"
 
-def render_diff_json(changes: list[Change], a: str = "A", b: str = "B") -> str:
-    return json.dumps({"a": a, "b": b, "changes": [{"kind": c.kind, "name": c.subject, "old": c.old, "new": c.new} for c in changes]},
-                      indent=1, sort_keys=True) + "\n"
 
+def render_diff_json(changes: list[Change], a: str = "A", b: str = "B") -> str:
+    return (
+        json.dumps(
+            {
+                "a": a,
+                "b": b,
+                "changes": [
+                    {"kind": c.kind, "name": c.subject, "old": c.old, "new": c.new} for c in changes
+                ],
+            },
+            indent=1,
+            sort_keys=True,
+        )
+        + "\n"
+    )

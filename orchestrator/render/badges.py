@@ -11,19 +11,59 @@ from markupsafe import Markup, escape
 GOOD, BAD, WARN, NONE, INFO = "good", "bad", "warn", "none", "info"
 TONE = {
     # result statuses and matrix verdicts
-    "pass": GOOD, "fail": BAD, "crash": BAD, "timeout": BAD, "unsupported": BAD, "error": WARN,
-    "xfail": WARN, "flaky": WARN, "partial": WARN, "skip": NONE, "missing": NONE, "cpu-only": INFO,
+    "pass": GOOD,
+    "fail": BAD,
+    "crash": BAD,
+    "timeout": BAD,
+    "unsupported": BAD,
+    "error": WARN,
+    "xfail": WARN,
+    "flaky": WARN,
+    "partial": WARN,
+    "skip": NONE,
+    "missing": NONE,
+    "cpu-only": INFO,
     # components and tiers layouts
-    "ok": GOOD, "drift": BAD, "unpinned": WARN, "catalog": NONE, "measured": INFO, "absent": NONE,
-    "first-class": GOOD, "best-effort": WARN, "experimental": WARN, "unsupported-tier": BAD,
+    "ok": GOOD,
+    "drift": BAD,
+    "unpinned": WARN,
+    "catalog": NONE,
+    "measured": INFO,
+    "absent": NONE,
+    "first-class": GOOD,
+    "best-effort": WARN,
+    "experimental": WARN,
+    "unsupported-tier": BAD,
     # diff change kinds
-    "regressed": BAD, "slower": BAD, "fixed": GOOD, "faster": GOOD, "noise": WARN, "inconclusive": WARN,
-    "expected": WARN, "coverage_lost": BAD, "coverage_gained": INFO, "not_comparable": NONE, "changed": INFO,
-    "same": NONE, "step": BAD, "drift-slower": BAD, "improved": GOOD, "noisy host": WARN,
+    "regressed": BAD,
+    "slower": BAD,
+    "fixed": GOOD,
+    "faster": GOOD,
+    "noise": WARN,
+    "inconclusive": WARN,
+    "expected": WARN,
+    "coverage_lost": BAD,
+    "coverage_gained": INFO,
+    "not_comparable": NONE,
+    "changed": INFO,
+    "same": NONE,
+    "step": BAD,
+    "drift-slower": BAD,
+    "improved": GOOD,
+    "noisy host": WARN,
 }
-WORD = {"missing": "not run", "noise": "~ not significant", "coverage_lost": "coverage lost",
-        "coverage_gained": "coverage gained", "not_comparable": "not comparable", "xfail": "known issue",
-        "error": "inconclusive", "same": "unchanged", "cpu-only": "cpu only", "absent": "not found"}
+WORD = {
+    "missing": "not run",
+    "noise": "~ not significant",
+    "coverage_lost": "coverage lost",
+    "coverage_gained": "coverage gained",
+    "not_comparable": "not comparable",
+    "xfail": "known issue",
+    "error": "inconclusive",
+    "same": "unchanged",
+    "cpu-only": "cpu only",
+    "absent": "not found",
+}
 _ICON = {
     GOOD: '<path d="M3 6.5l2 2 4-5" fill="none" stroke="#fff" stroke-width="1.8"/>',
     BAD: '<path d="M3.5 3.5l5 5M8.5 3.5l-5 5" stroke="#fff" stroke-width="1.8"/>',
@@ -34,9 +74,16 @@ _ICON = {
 _FILL = {GOOD: "#1a7f37", BAD: "#c62828", WARN: "#b26a00", NONE: "#8a8f98", INFO: "#1f5fbf"}
 EMOJI = re.compile("[\u2705\u274c\u26a0\ufe0f\U0001f532]")
 
+
 def _data_uri(t: str) -> str:
-    svg = (f"<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 12 12'><circle cx='6' cy='6' r='6' "
-           f"fill='{_FILL[t]}'/>{_ICON[t]}</svg>").replace('"', "'").replace("#", "%23")
+    svg = (
+        (
+            f"<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 12 12'><circle cx='6' cy='6' r='6' "
+            f"fill='{_FILL[t]}'/>{_ICON[t]}</svg>"
+        )
+        .replace('"', "'")
+        .replace("#", "%23")
+    )
     return f'url("data:image/svg+xml;utf8,{svg}")'
 
 
@@ -80,8 +127,12 @@ def cell_html(text: str, verdict: str) -> Markup:
     return Markup(f"{escape(plain)} {badge(verdict)}")
 
 
-_SYMBOL_BADGE = {"\u2705": ("pass", "pass"), "\u274c": ("fail", "fail"), "\u26a0\ufe0f": ("error", "warning"),
-                 "\u26a0": ("error", "warning")}
+_SYMBOL_BADGE = {
+    "\u2705": ("pass", "pass"),
+    "\u274c": ("fail", "fail"),
+    "\u26a0\ufe0f": ("error", "warning"),
+    "\u26a0": ("error", "warning"),
+}
 
 
 def note_html(text: str) -> Markup:

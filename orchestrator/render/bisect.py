@@ -3,13 +3,14 @@ first (regression/culprit.py ranks them), as text lines and as JSON-ready dicts.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the regression layer sits above render: only its type is named here
     from ..regression.culprit import Suspect
 
 
-def _change(s: "Suspect") -> str:
+def _change(s: Suspect) -> str:
     c = s.change
     if c.kind == "added":
         return f"added {c.new}"
@@ -18,7 +19,7 @@ def _change(s: "Suspect") -> str:
     return f"{c.old} -> {c.new}"
 
 
-def suspects_text(suspects: Sequence["Suspect"], note: str, limit: int = 25) -> str:
+def suspects_text(suspects: Sequence[Suspect], note: str, limit: int = 25) -> str:
     """``changed components (inventory diff A -> B), most related to the check first:`` and one
     line per component: rank, tier, name, change, why."""
     if not suspects:
@@ -31,6 +32,16 @@ def suspects_text(suspects: Sequence["Suspect"], note: str, limit: int = 25) -> 
     return "\n".join(lines) + "\n"
 
 
-def suspects_json(suspects: Sequence["Suspect"]) -> list[dict[str, Any]]:
-    return [{"rank": i, "component": s.change.subject, "change": s.change.kind, "old": s.change.old,
-             "new": s.change.new, "tier": s.tier, "why": s.why} for i, s in enumerate(suspects, 1)]
+def suspects_json(suspects: Sequence[Suspect]) -> list[dict[str, Any]]:
+    return [
+        {
+            "rank": i,
+            "component": s.change.subject,
+            "change": s.change.kind,
+            "old": s.change.old,
+            "new": s.change.new,
+            "tier": s.tier,
+            "why": s.why,
+        }
+        for i, s in enumerate(suspects, 1)
+    ]

@@ -15,10 +15,23 @@ from xml.etree import ElementTree as ET
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from .. import encode
-from ..spec import (CHANGED, COUNTED, COVERAGE_GAINED, COVERAGE_LOST, EXPECTED, FAILING, FASTER, FIXED, FLAKY,
-                    NOISE, NOT_COMPARABLE, REGRESSED, SAME, SLOWER)
+from ..spec import (
+    CHANGED,
+    COUNTED,
+    COVERAGE_GAINED,
+    COVERAGE_LOST,
+    EXPECTED,
+    FAILING,
+    FASTER,
+    FIXED,
+    FLAKY,
+    NOISE,
+    NOT_COMPARABLE,
+    REGRESSED,
+    SAME,
+    SLOWER,
+)
 from ..spec import INCONCLUSIVE_CHANGE as INCONCLUSIVE
-
 from .badges import CSS as BADGE_CSS
 from .badges import badge
 
@@ -57,12 +70,18 @@ def _timing_text(c: CellChange) -> str:
     t = c.timing
     if t is None:
         return ""
-    sig = f"p={t.p:.2g}" if t.p is not None else ("99 % CIs apart" if t.significant else "99 % CIs overlap")
+    sig = (
+        f"p={t.p:.2g}"
+        if t.p is not None
+        else ("99 % CIs apart" if t.significant else "99 % CIs overlap")
+    )
     if t.q is not None and t.p is not None:
         sig += f", q={t.q:.2g}"
     pooled = f" in {t.runs_base}/{t.runs_head} runs" if max(t.runs_base, t.runs_head) > 1 else ""
-    return (f"{_ms(t.base_median)} → {_ms(t.head_median)} ({_pct(t.ratio)}, {sig}, n={t.n_base}/{t.n_head}{pooled}"
-            f"{noise_text(t)})")
+    return (
+        f"{_ms(t.base_median)} → {_ms(t.head_median)} ({_pct(t.ratio)}, {sig}, n={t.n_base}/{t.n_head}{pooled}"
+        f"{noise_text(t)})"
+    )
 
 
 def noise_text(t: Any) -> str:
@@ -84,9 +103,19 @@ def _pct_or_dash(x: float | None) -> str:
 def noise_rows(report: Report) -> list[tuple[str, str, str, str, str, str, bool]]:
     """Every timed check of the report: (environment, check, CV base, CV head, run-to-run
     noise, smallest detectable change, noisy host), changed or not."""
-    return [(c.env, c.check, _pct_or_dash(c.timing.cv_base), _pct_or_dash(c.timing.cv_head),
-             _pct_or_dash(c.timing.run_sigma), _pct_or_dash(c.timing.detectable), c.timing.noisy)
-            for c in report.changes if c.timing is not None]
+    return [
+        (
+            c.env,
+            c.check,
+            _pct_or_dash(c.timing.cv_base),
+            _pct_or_dash(c.timing.cv_head),
+            _pct_or_dash(c.timing.run_sigma),
+            _pct_or_dash(c.timing.detectable),
+            c.timing.noisy,
+        )
+        for c in report.changes
+        if c.timing is not None
+    ]
 
 
 def noisy_count(report: Report) -> int:
@@ -95,14 +124,27 @@ def noisy_count(report: Report) -> int:
 
 def header(report: Report) -> dict[str, Any]:
     def side(s):  # noqa: ANN001, ANN202
-        return {"label": s.label, "kind": s.kind, "runs": list(s.runs), "environments": list(s.envs),
-                "digests": {e: d for e, d in s.digests}, "hosts": list(s.hosts)}
+        return {
+            "label": s.label,
+            "kind": s.kind,
+            "runs": list(s.runs),
+            "environments": list(s.envs),
+            "digests": {e: d for e, d in s.digests},
+            "hosts": list(s.hosts),
+        }
 
-    return {"base": side(report.base), "head": side(report.head), "threshold": report.threshold,
-            "counts": {("unchanged" if k == SAME else k): v for k, v in sorted(report.counts.items())},
-            "regressed": report.regressed, "noisy_host": noisy_count(report),
-            "expired_issues": [{"check": i.check, "reason": i.reason, "url": i.url, "expires": str(i.expires)}
-                               for i in report.expired]}
+    return {
+        "base": side(report.base),
+        "head": side(report.head),
+        "threshold": report.threshold,
+        "counts": {("unchanged" if k == SAME else k): v for k, v in sorted(report.counts.items())},
+        "regressed": report.regressed,
+        "noisy_host": noisy_count(report),
+        "expired_issues": [
+            {"check": i.check, "reason": i.reason, "url": i.url, "expires": str(i.expires)}
+            for i in report.expired
+        ],
+    }
 
 
 def _md_cell(text: str) -> str:
@@ -119,9 +161,11 @@ def why_text(why: dict | None, c: CellChange) -> str:
     return f"why: {t.cls}: {t.reason}" if t is not None else ""
 
 
-
-GATE_SECTIONS = (("Failures", ("still_failing", "failing")), ("Regressions", ("slower",)),
-                 ("Coverage lost", ("coverage_lost",)))
+GATE_SECTIONS = (
+    ("Failures", ("still_failing", "failing")),
+    ("Regressions", ("slower",)),
+    ("Coverage lost", ("coverage_lost",)),
+)
 
 
 def verdict_rows(verdict: Any) -> list[tuple[str, list[tuple[CellChange, str]]]]:
@@ -129,8 +173,13 @@ def verdict_rows(verdict: Any) -> list[tuple[str, list[tuple[CellChange, str]]]]
     row with what the gate says of it ("still failing", "not gated: --allow-known-failures")."""
     out = []
     for title, codes in GATE_SECTIONS:
-        rows = [(c, r.code.replace("_", " ") + ("" if r.gates else f", not gated: {r.allowed_by}"))
-                for code in codes for r in verdict.reasons if r.code == code for c in r.changes]
+        rows = [
+            (c, r.code.replace("_", " ") + ("" if r.gates else f", not gated: {r.allowed_by}"))
+            for code in codes
+            for r in verdict.reasons
+            if r.code == code
+            for c in r.changes
+        ]
         if rows:
             out.append((title, rows))
     return out
@@ -140,8 +189,12 @@ def verdict_md(report: Report, verdict: Any, why: dict | None = None) -> list[st
     """The verdict block: qualified or not and why, in one screen (counts per reason, the first check ids)."""
     word = ("✅ " if verdict.qualified else "❌ ") + verdict.word
     status = "**REGRESSED**" if report.regressed else "no regression"
-    lines = [f"## Verdict: {word}", "", f"**{verdict.why()}** (exit {verdict.exit_code}; status and timing: "
-             f"{status})", ""]
+    lines = [
+        f"## Verdict: {word}",
+        "",
+        f"**{verdict.why()}** (exit {verdict.exit_code}; status and timing: {status})",
+        "",
+    ]
     lines += [f"- {'❌' if r.gates else '◻'} {_md_cell(r.line())}" for r in verdict.reasons]
     if verdict.excused:
         lines.append(f"- xfail {verdict.excused} excused by known issues (listed below, folded)")
@@ -149,11 +202,29 @@ def verdict_md(report: Report, verdict: Any, why: dict | None = None) -> list[st
         lines.append("- ⚠️ infrastructure errors: the affected checks are inconclusive")
     lines.append("")
     for title, rows in verdict_rows(verdict):
-        lines += [f"## {title} ({len(rows)})", "", "| | environment | check | base | head | gate | detail |",
-                  "|---|---|---|---|---|---|---|"]
-        lines += ["| " + " | ".join(_md_cell(x) for x in (
-            c.mark or "❌", c.env, f"`{c.check}`", c.base or "—", c.head or "—", gate_note,
-            " — ".join(t for t in (_timing_text(c) or c.note, why_text(why, c)) if t))) + " |" for c, gate_note in rows]
+        lines += [
+            f"## {title} ({len(rows)})",
+            "",
+            "| | environment | check | base | head | gate | detail |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        lines += [
+            "| "
+            + " | ".join(
+                _md_cell(x)
+                for x in (
+                    c.mark or "❌",
+                    c.env,
+                    f"`{c.check}`",
+                    c.base or "—",
+                    c.head or "—",
+                    gate_note,
+                    " — ".join(t for t in (_timing_text(c) or c.note, why_text(why, c)) if t),
+                )
+            )
+            + " |"
+            for c, gate_note in rows
+        ]
         lines.append("")
     return lines
 
@@ -168,24 +239,36 @@ def diff_md(report: Report, verdict: Any = None, why: dict | None = None) -> str
     if verdict is not None:
         lines += verdict_md(report, verdict, why)
         shown = {id(c) for r in verdict.reasons for c in r.changes}
-        lines += ["<details><summary>Everything else: sides, thresholds, every other change, noise</summary>", ""]
+        lines += [
+            "<details><summary>Everything else: sides, thresholds, every other change, noise</summary>",
+            "",
+        ]
     else:
         lines += [f"Verdict: {verdict_line}", ""]
-    lines += ["| | base | head |", "|---|---|---|",
-             f"| what | {report.base.kind} `{report.base.label}` | {report.head.kind} `{report.head.label}` |",
-             f"| environments | {', '.join(report.base.envs)} | {', '.join(report.head.envs)} |",
-             f"| digests | {'<br>'.join(f'{e}: `{d}`' for e, d in report.base.digests) or '—'} "
-             f"| {'<br>'.join(f'{e}: `{d}`' for e, d in report.head.digests) or '—'} |",
-             f"| hosts | {', '.join(report.base.hosts) or '—'} | {', '.join(report.head.hosts) or '—'} |",
-             f"| runs | {len(report.base.runs)} | {len(report.head.runs)} |", "",
-             f"Thresholds: timing ratio > {report.threshold * 100:g} % (or the check's own) and significant "
-             "(Mann–Whitney U p < 0.01 with ≥ 10 samples a side, else non-overlapping 99 % bootstrap intervals).",
-             "Significance is Benjamini–Hochberg controlled over the report's timed checks (q < 0.05); "
-             "each timing shows its noise (CV) and the smallest change it can reveal.",
-             "", "Counts: " + (", ".join(f"{k} {v}" for k, v in h["counts"].items()) or "nothing compared"), ""]
+    lines += [
+        "| | base | head |",
+        "|---|---|---|",
+        f"| what | {report.base.kind} `{report.base.label}` | {report.head.kind} `{report.head.label}` |",
+        f"| environments | {', '.join(report.base.envs)} | {', '.join(report.head.envs)} |",
+        f"| digests | {'<br>'.join(f'{e}: `{d}`' for e, d in report.base.digests) or '—'} "
+        f"| {'<br>'.join(f'{e}: `{d}`' for e, d in report.head.digests) or '—'} |",
+        f"| hosts | {', '.join(report.base.hosts) or '—'} | {', '.join(report.head.hosts) or '—'} |",
+        f"| runs | {len(report.base.runs)} | {len(report.head.runs)} |",
+        "",
+        f"Thresholds: timing ratio > {report.threshold * 100:g} % (or the check's own) and significant "
+        "(Mann–Whitney U p < 0.01 with ≥ 10 samples a side, else non-overlapping 99 % bootstrap intervals).",
+        "Significance is Benjamini–Hochberg controlled over the report's timed checks (q < 0.05); "
+        "each timing shows its noise (CV) and the smallest change it can reveal.",
+        "",
+        "Counts: " + (", ".join(f"{k} {v}" for k, v in h["counts"].items()) or "nothing compared"),
+        "",
+    ]
     if h["noisy_host"]:
-        lines += [f"⚠️ **noisy host**: {h['noisy_host']} timed check(s) ran while the host was busy; their timing "
-                  "changes are shown (~), not counted.", ""]
+        lines += [
+            f"⚠️ **noisy host**: {h['noisy_host']} timed check(s) ran while the host was busy; their timing "
+            "changes are shown (~), not counted.",
+            "",
+        ]
     for issue in report.expired:
         lines.append(f"- ⚠️ known issue `{issue.check}` expired on {issue.expires}: {issue.reason}")
     if report.expired:
@@ -194,40 +277,70 @@ def diff_md(report: Report, verdict: Any = None, why: dict | None = None) -> str
         rows = [c for c in _sorted(report, kinds) if id(c) not in shown]
         if not rows:
             continue
-        lines += [f"## {title} ({len(rows)})", "", "| | environment | check | base | head | detail |",
-                  "|---|---|---|---|---|---|"]
+        lines += [
+            f"## {title} ({len(rows)})",
+            "",
+            "| | environment | check | base | head | detail |",
+            "|---|---|---|---|---|---|",
+        ]
         for c in rows:
             detail = _timing_text(c) or c.note
             if why_text(why, c):
                 detail += f" — {why_text(why, c)}"
             if c.issue and c.issue.url:
                 detail += f" ([link]({c.issue.url}))"
-            lines.append("| " + " | ".join(_md_cell(x) for x in (c.mark, c.env, f"`{c.check}`", c.base or "—",
-                                                                  c.head or "—", detail)) + " |")
+            lines.append(
+                "| "
+                + " | ".join(
+                    _md_cell(x)
+                    for x in (c.mark, c.env, f"`{c.check}`", c.base or "—", c.head or "—", detail)
+                )
+                + " |"
+            )
         lines.append("")
     if report.flips:
-        lines += [f"## Matrix cell flips ({len(report.flips)})", "", "| environment | check | base | head |",
-                  "|---|---|---|---|"]
-        lines += [f"| {_md_cell(f.env)} | `{f.check}` | {f.base} | {f.head} |" for f in report.flips]
+        lines += [
+            f"## Matrix cell flips ({len(report.flips)})",
+            "",
+            "| environment | check | base | head |",
+            "|---|---|---|---|",
+        ]
+        lines += [
+            f"| {_md_cell(f.env)} | `{f.check}` | {f.base} | {f.head} |" for f in report.flips
+        ]
         lines.append("")
     if report.geomean:
-        lines += ["## Geometric-mean timing ratio (head/base, > 1 is worse)", "",
-                  "| environment | backend | ratio | checks |", "|---|---|---|---|"]
-        lines += [f"| {_md_cell(e)} | {b or '—'} | {r:.3f} ({_pct(r)}) | {n} |" for e, b, r, n in report.geomean]
+        lines += [
+            "## Geometric-mean timing ratio (head/base, > 1 is worse)",
+            "",
+            "| environment | backend | ratio | checks |",
+            "|---|---|---|---|",
+        ]
+        lines += [
+            f"| {_md_cell(e)} | {b or '—'} | {r:.3f} ({_pct(r)}) | {n} |"
+            for e, b, r, n in report.geomean
+        ]
         lines.append("")
     rows = noise_rows(report)
     if rows:
-        lines += [f"## Noise per timed check ({len(rows)})", "",
-                  "| environment | check | CV base | CV head | run-to-run (A/A) | smallest detectable | host |",
-                  "|---|---|---|---|---|---|---|"]
-        lines += [f"| {_md_cell(e)} | `{k}` | {cb} | {ch} | {rs} | {d} | {'⚠️ noisy' if n else 'quiet'} |"
-                  for e, k, cb, ch, rs, d, n in rows]
+        lines += [
+            f"## Noise per timed check ({len(rows)})",
+            "",
+            "| environment | check | CV base | CV head | run-to-run (A/A) | smallest detectable | host |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        lines += [
+            f"| {_md_cell(e)} | `{k}` | {cb} | {ch} | {rs} | {d} | {'⚠️ noisy' if n else 'quiet'} |"
+            for e, k, cb, ch, rs, d, n in rows
+        ]
         lines.append("")
     if verdict is not None:
         lines += ["</details>", ""]
-    lines.append("Legend: ❌ regressed · ▼ slower · ▲ faster · ~ over the threshold, not significant (not counted) "
-                 "· ✅ fixed · ⚠️ flaky or inconclusive · xfail known issue · − coverage lost · + coverage gained "
-                 "· x not comparable")
+    lines.append(
+        "Legend: ❌ regressed · ▼ slower · ▲ faster · ~ over the threshold, not significant (not counted) "
+        "· ✅ fixed · ⚠️ flaky or inconclusive · xfail known issue · − coverage lost · + coverage gained "
+        "· x not comparable"
+    )
     return "\n".join(lines) + "\n"
 
 
@@ -236,38 +349,91 @@ def _finite(x: float | None) -> float | None:
 
 
 def gate_json(verdict: Any) -> dict[str, Any]:
-    return {"qualified": verdict.qualified, "exit_code": verdict.exit_code, "headline": verdict.headline(),
-            "excused": verdict.excused, "infra_errors": verdict.infra_errors,
-            "reasons": [{"reason": r.code, "gates": r.gates, "allowed_by": r.allowed_by or None,
-                         "count": len(r.changes), "checks": [{"environment": c.env, "check": c.check, "base": c.base,
-                                                              "head": c.head} for c in r.changes]}
-                        for r in verdict.reasons]}
+    return {
+        "qualified": verdict.qualified,
+        "exit_code": verdict.exit_code,
+        "headline": verdict.headline(),
+        "excused": verdict.excused,
+        "infra_errors": verdict.infra_errors,
+        "reasons": [
+            {
+                "reason": r.code,
+                "gates": r.gates,
+                "allowed_by": r.allowed_by or None,
+                "count": len(r.changes),
+                "checks": [
+                    {"environment": c.env, "check": c.check, "base": c.base, "head": c.head}
+                    for c in r.changes
+                ],
+            }
+            for r in verdict.reasons
+        ],
+    }
 
 
 def diff_json(report: Report, verdict: Any = None, why: dict | None = None) -> str:
     def change(c: CellChange) -> dict[str, Any]:
-        d = {"environment": c.env, "check": c.check, "kind": c.kind, "mark": c.mark, "base": c.base, "head": c.head,
-             "backend": c.backend, "note": c.note, "timing": asdict(c.timing) if c.timing else None,
-             "issue": ({"check": c.issue.check, "reason": c.issue.reason, "url": c.issue.url,
-                        "expires": str(c.issue.expires) if c.issue.expires else None} if c.issue else None)}
+        d = {
+            "environment": c.env,
+            "check": c.check,
+            "kind": c.kind,
+            "mark": c.mark,
+            "base": c.base,
+            "head": c.head,
+            "backend": c.backend,
+            "note": c.note,
+            "timing": asdict(c.timing) if c.timing else None,
+            "issue": (
+                {
+                    "check": c.issue.check,
+                    "reason": c.issue.reason,
+                    "url": c.issue.url,
+                    "expires": str(c.issue.expires) if c.issue.expires else None,
+                }
+                if c.issue
+                else None
+            ),
+        }
         if (t := _why(why, c)) is not None:  # why a red cell is red
-            d["triage"] = {"class": t.cls, "reason": t.reason, "runs": list(t.runs), "hosts": list(t.hosts),
-                           "digests": list(t.digests), "details": list(t.details)}
+            d["triage"] = {
+                "class": t.cls,
+                "reason": t.reason,
+                "runs": list(t.runs),
+                "hosts": list(t.hosts),
+                "digests": list(t.digests),
+                "details": list(t.details),
+            }
         if d["timing"]:
-            d["timing"] = {k: _finite(v) if isinstance(v, float) else v for k, v in d["timing"].items()}
+            d["timing"] = {
+                k: _finite(v) if isinstance(v, float) else v for k, v in d["timing"].items()
+            }
         return d
 
-    data = {**header(report), **({"gate": gate_json(verdict)} if verdict is not None else {}),
-            "changes": [change(c) for c in report.changes if c.kind != SAME],
-            "unchanged": sum(1 for c in report.changes if c.kind == SAME),
-            "flips": [asdict(f) for f in report.flips],
-            "geomean": [{"environment": e, "backend": b, "ratio": _finite(r), "checks": n}
-                        for e, b, r, n in report.geomean],
-            "noise": [{"environment": c.env, "check": c.check, "cv_base": _finite(c.timing.cv_base),
-                       "cv_head": _finite(c.timing.cv_head), "run_sigma": _finite(c.timing.run_sigma),
-                       "smallest_detectable": _finite(c.timing.detectable), "noisy_host": c.timing.noisy,
-                       "runs": [c.timing.runs_base, c.timing.runs_head]}
-                      for c in report.changes if c.timing is not None]}
+    data = {
+        **header(report),
+        **({"gate": gate_json(verdict)} if verdict is not None else {}),
+        "changes": [change(c) for c in report.changes if c.kind != SAME],
+        "unchanged": sum(1 for c in report.changes if c.kind == SAME),
+        "flips": [asdict(f) for f in report.flips],
+        "geomean": [
+            {"environment": e, "backend": b, "ratio": _finite(r), "checks": n}
+            for e, b, r, n in report.geomean
+        ],
+        "noise": [
+            {
+                "environment": c.env,
+                "check": c.check,
+                "cv_base": _finite(c.timing.cv_base),
+                "cv_head": _finite(c.timing.cv_head),
+                "run_sigma": _finite(c.timing.run_sigma),
+                "smallest_detectable": _finite(c.timing.detectable),
+                "noisy_host": c.timing.noisy,
+                "runs": [c.timing.runs_base, c.timing.runs_head],
+            }
+            for c in report.changes
+            if c.timing is not None
+        ],
+    }
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
@@ -278,10 +444,17 @@ def diff_junit(report: Report, verdict: Any = None, why: dict | None = None) -> 
     the reason; a ``partial`` check passes with its message in ``system-out``. Without one:
     counted regressions are the failures. ``why``: each red cell's triage, in its text."""
     root = ET.Element("testsuites", name=f"valorch diff {report.base.label} → {report.head.label}")
-    failing = verdict.failing_cells() if verdict is not None else frozenset(
-        (c.env, c.check) for c in report.changes if c.kind in COUNTED)
-    allowed = {(c.env, c.check): r.allowed_by for r in (verdict.reasons if verdict is not None else ())
-               if not r.gates for c in r.changes}
+    failing = (
+        verdict.failing_cells()
+        if verdict is not None
+        else frozenset((c.env, c.check) for c in report.changes if c.kind in COUNTED)
+    )
+    allowed = {
+        (c.env, c.check): r.allowed_by
+        for r in (verdict.reasons if verdict is not None else ())
+        if not r.gates
+        for c in r.changes
+    }
     per_env: dict[str, list[CellChange]] = {}
     for c in report.changes:
         per_env.setdefault(c.env, []).append(c)
@@ -294,23 +467,41 @@ def diff_junit(report: Report, verdict: Any = None, why: dict | None = None) -> 
             key = (c.env, c.check)
             if key in failing:
                 n_fail += 1
-                kind = "still_failing" if c.kind != EXPECTED and c.base in FAILING and c.head in FAILING else c.kind
-                ET.SubElement(case, "failure", type=kind,
-                              message=f"{c.base or '—'} → {c.head or '—'}: {text}"[:500]).text = text
+                kind = (
+                    "still_failing"
+                    if c.kind != EXPECTED and c.base in FAILING and c.head in FAILING
+                    else c.kind
+                )
+                ET.SubElement(
+                    case,
+                    "failure",
+                    type=kind,
+                    message=f"{c.base or '—'} → {c.head or '—'}: {text}"[:500],
+                ).text = text
             elif c.kind == EXPECTED and c.issue is not None:
                 n_skip += 1
                 link = f" ({c.issue.url})" if c.issue.url else ""
                 ET.SubElement(case, "skipped", message=f"known issue: {c.issue.reason}{link}"[:500])
-            elif c.head == "partial":  # a passing testcase that says what is missing (and what allowed the loss)
+            elif (
+                c.head == "partial"
+            ):  # a passing testcase that says what is missing (and what allowed the loss)
                 extra = f" (coverage lost, not gated: {allowed[key]})" if key in allowed else ""
                 ET.SubElement(case, "system-out").text = f"partial: {c.note}{extra}"
             elif key in allowed:
                 n_skip += 1
-                ET.SubElement(case, "skipped", message=f"{c.kind}: {c.base or '—'} → {c.head or '—'}, not gated: "
-                                                        f"{allowed[key]} {text}"[:500])
+                ET.SubElement(
+                    case,
+                    "skipped",
+                    message=f"{c.kind}: {c.base or '—'} → {c.head or '—'}, not gated: "
+                    f"{allowed[key]} {text}"[:500],
+                )
             elif c.kind in (FLAKY, INCONCLUSIVE, EXPECTED, NOT_COMPARABLE, COVERAGE_LOST):
                 n_skip += 1
-                ET.SubElement(case, "skipped", message=f"{c.kind}: {c.base or '—'} → {c.head or '—'} {text}"[:500])
+                ET.SubElement(
+                    case,
+                    "skipped",
+                    message=f"{c.kind}: {c.base or '—'} → {c.head or '—'} {text}"[:500],
+                )
         suite.set("tests", str(len(changes)))
         suite.set("failures", str(n_fail))
         suite.set("errors", "0")
@@ -320,15 +511,30 @@ def diff_junit(report: Report, verdict: Any = None, why: dict | None = None) -> 
 
 
 def diff_html(report: Report, verdict: Any = None) -> str:
-    env = Environment(loader=FileSystemLoader(Path(__file__).parent / "templates"),
-                      autoescape=select_autoescape(["html", "j2"]), trim_blocks=True, lstrip_blocks=True)
+    env = Environment(
+        loader=FileSystemLoader(Path(__file__).parent / "templates"),
+        autoescape=select_autoescape(["html", "j2"]),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
     shown = {id(c) for r in (verdict.reasons if verdict is not None else ()) for c in r.changes}
-    sections = [(title, [c for c in _sorted(report, kinds) if id(c) not in shown]) for title, kinds in SECTIONS]
+    sections = [
+        (title, [c for c in _sorted(report, kinds) if id(c) not in shown])
+        for title, kinds in SECTIONS
+    ]
     return env.get_template("diff.html.j2").render(
-        verdict=verdict, gate_sections=verdict_rows(verdict) if verdict is not None else [],
-        report=report, head=header(report), sections=[(t, rows) for t, rows in sections if rows],
-        timing_text=_timing_text, pct=_pct, counted=COUNTED, badge=badge, badge_css=BADGE_CSS,
-        noise=noise_rows(report))
+        verdict=verdict,
+        gate_sections=verdict_rows(verdict) if verdict is not None else [],
+        report=report,
+        head=header(report),
+        sections=[(t, rows) for t, rows in sections if rows],
+        timing_text=_timing_text,
+        pct=_pct,
+        counted=COUNTED,
+        badge=badge,
+        badge_css=BADGE_CSS,
+        noise=noise_rows(report),
+    )
 
 
 RED = ("fail", "crash", "timeout", "error", "flaky")

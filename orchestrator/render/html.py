@@ -13,13 +13,30 @@ from .sections import sectioned, shown_label_headers
 if TYPE_CHECKING:
     from ..matrix.document import Document
 
-_env = Environment(loader=PackageLoader("orchestrator", "render/templates"),
-                   autoescape=select_autoescape(default=True, default_for_string=True),
-                   trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+_env = Environment(
+    loader=PackageLoader("orchestrator", "render/templates"),
+    autoescape=select_autoescape(default=True, default_for_string=True),
+    trim_blocks=True,
+    lstrip_blocks=True,
+    keep_trailing_newline=True,
+)
 
-CSS_CLASS = {"pass": "ok", "ok": "ok", "fail": "bad", "crash": "bad", "timeout": "bad", "unsupported": "bad",
-             "drift": "bad", "error": "warn", "xfail": "warn", "flaky": "warn", "unpinned": "warn",
-             "first-class": "ok", "best-effort": "warn", "experimental": "warn"}
+CSS_CLASS = {
+    "pass": "ok",
+    "ok": "ok",
+    "fail": "bad",
+    "crash": "bad",
+    "timeout": "bad",
+    "unsupported": "bad",
+    "drift": "bad",
+    "error": "warn",
+    "xfail": "warn",
+    "flaky": "warn",
+    "unpinned": "warn",
+    "first-class": "ok",
+    "best-effort": "warn",
+    "experimental": "warn",
+}
 
 
 def document_html(doc: Document, fragment: bool = False) -> str:
@@ -27,5 +44,13 @@ def document_html(doc: Document, fragment: bool = False) -> str:
     stylesheet) to paste into a page."""
     t = doc.table
     return _env.get_template("matrix.html.j2").render(
-        doc=doc, table=t, css=CSS_CLASS, cell_html=cell_html, note_html=note_html, badge_css=BADGE_CSS,
-        fragment=fragment, sectioned=sectioned(t), heads=(*shown_label_headers(t), *t.columns))
+        doc=doc,
+        table=t,
+        css=CSS_CLASS,
+        cell_html=cell_html,
+        note_html=note_html,
+        badge_css=BADGE_CSS,
+        fragment=fragment,
+        sectioned=sectioned(t),
+        heads=(*shown_label_headers(t), *t.columns),
+    )

@@ -8,14 +8,17 @@ elsewhere (services/attest.py, registry/artifacts.py)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 PAYLOAD_TYPE = "application/vnd.in-toto+json"
 TEST_RESULT = "https://in-toto.io/attestation/test-result/v0.1"
 VSA = "https://slsa.dev/verification_summary/v1"
-VERIFIER_ID = "https://github.com/valorch/valorch/attest"  # names the tool; nothing is fetched from it
+VERIFIER_ID = (
+    "https://github.com/valorch/valorch/attest"  # names the tool; nothing is fetched from it
+)
 
 PASSED = ("pass",)
 WARNED = ("partial", "flaky", "xfail", "error")  # worked in part, or inconclusive: never a pass
@@ -62,34 +65,58 @@ def outcome(verdicts: Mapping[str, str]) -> str:
 
 def test_result(ev: Evidence) -> dict[str, Any]:
     """The test-result predicate of ``ev`` (https://in-toto.io/attestation/test-result/v0.1)."""
+
     def with_(kinds: Iterable[str]) -> list[str]:
         return sorted(c for c, v in ev.verdicts.items() if v in kinds)
 
-    annotations = {"job": ev.job, "specHash": ev.spec_hash, "valorchVersion": ev.valorch_version,
-                   "hostClass": ", ".join(ev.host_classes), "suites": ",".join(ev.suites),
-                   "runs": ",".join(ev.runs), "attestedAt": ev.attested_at}
-    config = {"name": "valorch-job", "uri": f"valorch:job/{ev.job or 'adhoc'}?spec={ev.spec_hash}",
-              "annotations": annotations}
-    return {"result": outcome(ev.verdicts), "configuration": [config], "url": ev.url,
-            "passedTests": with_(PASSED), "warnedTests": with_(WARNED), "failedTests": with_(FAILED)}
+    annotations = {
+        "job": ev.job,
+        "specHash": ev.spec_hash,
+        "valorchVersion": ev.valorch_version,
+        "hostClass": ", ".join(ev.host_classes),
+        "suites": ",".join(ev.suites),
+        "runs": ",".join(ev.runs),
+        "attestedAt": ev.attested_at,
+    }
+    config = {
+        "name": "valorch-job",
+        "uri": f"valorch:job/{ev.job or 'adhoc'}?spec={ev.spec_hash}",
+        "annotations": annotations,
+    }
+    return {
+        "result": outcome(ev.verdicts),
+        "configuration": [config],
+        "url": ev.url,
+        "passedTests": with_(PASSED),
+        "warnedTests": with_(WARNED),
+        "failedTests": with_(FAILED),
+    }
 
 
 def vsa(ev: Evidence, policy: Policy) -> dict[str, Any]:
     """A SLSA Verification Summary that ``ev``'s image passed (or failed) ``policy``."""
-    return {"verifier": {"id": VERIFIER_ID, "version": {"valorch": ev.valorch_version}},
-            "timeVerified": policy.verified_at,
-            "resourceUri": f"{ev.name}@{ev.digest}",
-            "policy": {"uri": policy.uri or f"valorch:qualify?job={policy.job}&baseline={policy.baseline}"},
-            "verificationResult": "PASSED" if policy.passed else "FAILED",
-            "verifiedLevels": ["VALORCH_QUALIFIED"] if policy.passed else [],
-            "slsaVersion": "1.0"}
+    return {
+        "verifier": {"id": VERIFIER_ID, "version": {"valorch": ev.valorch_version}},
+        "timeVerified": policy.verified_at,
+        "resourceUri": f"{ev.name}@{ev.digest}",
+        "policy": {
+            "uri": policy.uri or f"valorch:qualify?job={policy.job}&baseline={policy.baseline}"
+        },
+        "verificationResult": "PASSED" if policy.passed else "FAILED",
+        "verifiedLevels": ["VALORCH_QUALIFIED"] if policy.passed else [],
+        "slsaVersion": "1.0",
+    }
 
 
 def statement(ev: Evidence, predicate_type: str, predicate: Mapping[str, Any]) -> dict[str, Any]:
     """An in-toto Statement v1 about ``ev``'s image digest."""
     algo, _, hexd = ev.digest.partition(":")
-    return {"_type": STATEMENT_TYPE, "subject": [{"name": ev.name, "digest": {algo: hexd}}],
-            "predicateType": predicate_type, "predicate": dict(predicate)}
+    return {
+        "_type": STATEMENT_TYPE,
+        "subject": [{"name": ev.name, "digest": {algo: hexd}}],
+        "predicateType": predicate_type,
+        "predicate": dict(predicate),
+    }
 
 
 def payload(doc: Mapping[str, Any]) -> bytes:
@@ -113,5 +140,8 @@ def subject_matches(doc: Mapping[str, Any], digest: str) -> bool:
     algo, _, hexd = digest.partition(":")
     subjects = doc.get("subject") if isinstance(doc, Mapping) else None
     return isinstance(subjects, list) and any(
-        isinstance(s, Mapping) and isinstance(s.get("digest"), Mapping) and s["digest"].get(algo) == hexd
-        for s in subjects)
+        isinstance(s, Mapping)
+        and isinstance(s.get("digest"), Mapping)
+        and s["digest"].get(algo) == hexd
+        for s in subjects
+    )

@@ -3,19 +3,23 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 from xml.etree import ElementTree as ET
 
 from .. import encode
 from ..spec import FAILING
 
-
 #: (image alias, backend, check id, status) → the reason of the live known issue that excuses it, or None
 Excuse = Callable[[str, str, str, str], "str | None"]
 
 
-def results_junit(runs: Sequence[Any], results: dict[str, Sequence[Any]],
-                  infra_errors: dict[str, Sequence[str]] | None = None, excuse: Excuse | None = None) -> str:
+def results_junit(
+    runs: Sequence[Any],
+    results: dict[str, Sequence[Any]],
+    infra_errors: dict[str, Sequence[str]] | None = None,
+    excuse: Excuse | None = None,
+) -> str:
     """``infra_errors``: run id → the infrastructure errors of its tasks, each an ``error``
     testcase (such a task stored no result, and CI must still see it). Every failing check is a
     ``failure`` unless ``excuse`` (a known issue) names why it is expected: then it is ``skipped``
@@ -28,36 +32,65 @@ def results_junit(runs: Sequence[Any], results: dict[str, Sequence[Any]],
             if key not in last or res.attempt >= last[key].attempt:
                 last[key] = res
         counts: dict[str, int] = defaultdict(int)
-        suite = ET.SubElement(root, "testsuite", name=f"{run.image.alias}", hostname=run.host.name,
-                              timestamp=run.started.isoformat(), id=run.id)
+        suite = ET.SubElement(
+            root,
+            "testsuite",
+            name=f"{run.image.alias}",
+            hostname=run.host.name,
+            timestamp=run.started.isoformat(),
+            id=run.id,
+        )
         for key, res in last.items():
-            case = ET.SubElement(suite, "testcase", classname=f"{run.image.alias}.{key.rsplit('.', 1)[0]}",
-                                 name=key, time=f"{res.duration_s:.3f}")
+            case = ET.SubElement(
+                suite,
+                "testcase",
+                classname=f"{run.image.alias}.{key.rsplit('.', 1)[0]}",
+                name=key,
+                time=f"{res.duration_s:.3f}",
+            )
             counts["tests"] += 1
-            why = excuse(run.image.alias, str(run.image.backend), key, res.status) \
-                if excuse is not None and res.status in (*FAILING, "error") else None
+            why = (
+                excuse(run.image.alias, str(run.image.backend), key, res.status)
+                if excuse is not None and res.status in (*FAILING, "error")
+                else None
+            )
             if why is not None:
                 counts["skipped"] += 1
                 ET.SubElement(case, "skipped", message=f"known issue: {why}"[:500])
-            elif res.status in FAILING or _tampered(res):  # a forged or flooded result fails, never "errors"
+            elif res.status in FAILING or _tampered(
+                res
+            ):  # a forged or flooded result fails, never "errors"
                 counts["failures"] += 1
-                node = ET.SubElement(case, "failure", type=res.status if res.status in FAILING else "tampered",
-                                     message=res.message[:500])
+                node = ET.SubElement(
+                    case,
+                    "failure",
+                    type=res.status if res.status in FAILING else "tampered",
+                    message=res.message[:500],
+                )
                 node.text = res.log[-4000:]
             elif res.status == "error":
                 counts["errors"] += 1
-                ET.SubElement(case, "error", type="error", message=res.message[:500]).text = res.log[-4000:]
+                ET.SubElement(
+                    case, "error", type="error", message=res.message[:500]
+                ).text = res.log[-4000:]
             elif res.status in ("skip", "unsupported", "xfail"):
                 counts["skipped"] += 1
                 ET.SubElement(case, "skipped", message=f"{res.status}: {res.message[:480]}")
             elif res.status == "partial":  # passes, and says what is missing
                 ET.SubElement(case, "system-out").text = f"partial: {res.message}"[:4000]
         for i, why in enumerate((infra_errors or {}).get(run.id, ()), 1):
-            case = ET.SubElement(suite, "testcase", classname=f"{run.image.alias}.infrastructure",
-                                 name=f"infrastructure.{i}", time="0.000")
+            case = ET.SubElement(
+                suite,
+                "testcase",
+                classname=f"{run.image.alias}.infrastructure",
+                name=f"infrastructure.{i}",
+                time="0.000",
+            )
             counts["tests"] += 1
             counts["errors"] += 1
-            ET.SubElement(case, "error", type="infrastructure", message=why[:500]).text = why[-4000:]
+            ET.SubElement(case, "error", type="infrastructure", message=why[:500]).text = why[
+                -4000:
+            ]
         for k in ("tests", "failures", "errors", "skipped"):
             suite.set(k, str(counts[k]))
     ET.indent(root)
@@ -74,9 +107,12 @@ def error_junit(message: str, hint: str | None = None) -> str:
     """A run that could not run or be stored (exit 3): one ``error`` testcase saying why,
     so that a CI job that uploads the file never finds it missing or green."""
     root = ET.Element("testsuites", name="valorch", tests="1", errors="1")
-    suite = ET.SubElement(root, "testsuite", name="valorch", tests="1", failures="0", errors="1", skipped="0")
+    suite = ET.SubElement(
+        root, "testsuite", name="valorch", tests="1", failures="0", errors="1", skipped="0"
+    )
     case = ET.SubElement(suite, "testcase", classname="valorch", name="run", time="0.000")
     ET.SubElement(case, "error", type="infrastructure", message=message[:500]).text = (
-        message + (f"\nhint: {hint}" if hint else ""))[-4000:]
+        message + (f"\nhint: {hint}" if hint else "")
+    )[-4000:]
     ET.indent(root)
     return encode.xml(ET.tostring(root, encoding="unicode", xml_declaration=True)) + "\n"

@@ -19,8 +19,12 @@ def _cell(text: str) -> str:
 
 def matrix_md(matrix: Matrix, title: str = "Compatibility matrix") -> str:
     head = ["Check", "Feature", "Library", *matrix.columns]
-    lines = [f"## {title}", "", "| " + " | ".join(_cell(h) for h in head) + " |",
-             "|" + "|".join("---" for _ in head) + "|"]
+    lines = [
+        f"## {title}",
+        "",
+        "| " + " | ".join(_cell(h) for h in head) + " |",
+        "|" + "|".join("---" for _ in head) + "|",
+    ]
     for row in matrix.rows:
         cells = [f"`{row.key}`", row.feature, row.library or ""]
         cells += [matrix.cell(row.key, col).text for col in matrix.columns]
@@ -34,8 +38,17 @@ def document_md(doc: Document, fragment: bool = False) -> str:
     (one per section, under a heading, where the table has sections). A fragment is the
     table(s) and notes alone, to include in a hand-written page."""
     t = doc.table
-    lines = [] if fragment else [f"# {_cell(t.title)}", "", f"- Matrix version: `{_cell(doc.header.version)}`",
-                                 f"- Last verified: `{_cell(doc.header.last_verified)}`", "- Source of truth:"]
+    lines = (
+        []
+        if fragment
+        else [
+            f"# {_cell(t.title)}",
+            "",
+            f"- Matrix version: `{_cell(doc.header.version)}`",
+            f"- Last verified: `{_cell(doc.header.last_verified)}`",
+            "- Source of truth:",
+        ]
+    )
     if not fragment:
         lines += [f"  - {_cell(s)}" for s in doc.header.source]
         lines.append("")
@@ -44,9 +57,15 @@ def document_md(doc: Document, fragment: bool = False) -> str:
     for title, rows in sections(t):
         if title:
             lines += [f"{'###' if fragment else '##'} {_cell(title)}", ""]
-        lines += ["| " + " | ".join(_cell(h) for h in heads) + " |", "| " + " | ".join("---" for _ in heads) + " |"]
+        lines += [
+            "| " + " | ".join(_cell(h) for h in heads) + " |",
+            "| " + " | ".join("---" for _ in heads) + " |",
+        ]
         for row in rows:
-            labels = [f"`{_cell(x)}`" if i < literal and x else _cell(x) for i, x in enumerate(shown_labels(t, row))]
+            labels = [
+                f"`{_cell(x)}`" if i < literal and x else _cell(x)
+                for i, x in enumerate(shown_labels(t, row))
+            ]
             lines.append("| " + " | ".join([*labels, *(_cell(c.text) for c in row.cells)]) + " |")
         lines.append("")
     lines += [f"{_cell(n)}\n" for n in t.notes]

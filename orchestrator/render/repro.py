@@ -12,8 +12,17 @@ def suite_for(check: str) -> str:
     return chk.suite if chk is not None else check.split(".", 1)[0]
 
 
-def command(*, alias: str, reference: str, digest: str | None, check: str, suite: str | None = None,
-            local: bool = False, host: bool = False, cpu_only: bool = False) -> str:
+def command(
+    *,
+    alias: str,
+    reference: str,
+    digest: str | None,
+    check: str,
+    suite: str | None = None,
+    local: bool = False,
+    host: bool = False,
+    cpu_only: bool = False,
+) -> str:
     """``valorch run --image repo@sha256:… --suite S --check ID``: pinned to the digest that
     was tested where the image came from a registry; the alias for local and host images."""
     if host or reference == "host":
@@ -24,5 +33,6 @@ def command(*, alias: str, reference: str, digest: str | None, check: str, suite
         image = f"{repo}@{digest}"
     else:
         image = alias
-    return (f"valorch run --image {image} --suite {suite or suite_for(check)} --check {check}"
-            + (" --cpu-only" if cpu_only else ""))
+    return f"valorch run --image {image} --suite {suite or suite_for(check)} --check {check}" + (
+        " --cpu-only" if cpu_only else ""
+    )

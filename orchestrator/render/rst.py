@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-
 from typing import TYPE_CHECKING
 
 from .. import encode
@@ -21,7 +20,11 @@ def _text(value: str) -> str:
 
 
 def _literal(value: str) -> str:
-    return f"``{' '.join(encode.one_line(value).split())}``" if value and "``" not in value else _text(value)
+    return (
+        f"``{' '.join(encode.one_line(value).split())}``"
+        if value and "``" not in value
+        else _text(value)
+    )
 
 
 def _list_table(title: str, heads: tuple[str, ...], rows: list[list[str]]) -> list[str]:
@@ -42,19 +45,35 @@ def document_rst(doc: Document, fragment: bool = False) -> str:
     notes alone, for ``.. include::`` in a page of the docs (sections become rubrics, so the
     including page's heading levels are left alone)."""
     t = doc.table
-    bar = "*" * max(80, len(_text(t.title)))  # an over/underline shorter than its title is an RST error
+    bar = "*" * max(
+        80, len(_text(t.title))
+    )  # an over/underline shorter than its title is an RST error
     lines = []
     if not fragment:
-        lines = [bar, _text(t.title), bar, "", f":Matrix version: {_literal(doc.header.version)}",
-                 f":Last verified: {_text(doc.header.last_verified)}", ":Source of truth:", ""]
+        lines = [
+            bar,
+            _text(t.title),
+            bar,
+            "",
+            f":Matrix version: {_literal(doc.header.version)}",
+            f":Last verified: {_text(doc.header.last_verified)}",
+            ":Source of truth:",
+            "",
+        ]
         lines += [f"    - {_text(s)}" for s in doc.header.source] or ["    -"]
         lines.append("")
     heads = (*shown_label_headers(t), *t.columns)
     for title, rows in sections(t):
         if title:
             lines += [f".. rubric:: {_text(title)}", ""]
-        values = [[_literal(x) if i < t.literal_labels else _text(x) for i, x in enumerate(shown_labels(t, row))]
-                  + [_text(c.text) for c in row.cells] for row in rows]
+        values = [
+            [
+                _literal(x) if i < t.literal_labels else _text(x)
+                for i, x in enumerate(shown_labels(t, row))
+            ]
+            + [_text(c.text) for c in row.cells]
+            for row in rows
+        ]
         lines += _list_table("" if title else t.title, heads, values)
     for note in t.notes:
         lines += [_text(note), ""]

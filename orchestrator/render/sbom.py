@@ -31,13 +31,22 @@ def distro_of(inventory: Inventory) -> tuple[str, str | None]:
     return "debian", None
 
 
-def package_url(comp: Component, distro: str = "debian", distro_version: str | None = None) -> PackageURL | None:
+def package_url(
+    comp: Component, distro: str = "debian", distro_version: str | None = None
+) -> PackageURL | None:
     if comp.name.startswith("pip:"):
         return PackageURL(type="pypi", name=comp.name[4:], version=comp.value)
     if comp.name.startswith("deb:"):
-        qualifiers = {k: v for k, v in (("arch", comp.extra.get("arch")), ("distro", distro_version)) if v}
-        return PackageURL(type="deb", namespace=distro, name=comp.name[4:], version=comp.value,
-                          qualifiers=qualifiers or None)
+        qualifiers = {
+            k: v for k, v in (("arch", comp.extra.get("arch")), ("distro", distro_version)) if v
+        }
+        return PackageURL(
+            type="deb",
+            namespace=distro,
+            name=comp.name[4:],
+            version=comp.value,
+            qualifiers=qualifiers or None,
+        )
     return None
 
 
@@ -52,7 +61,7 @@ def _image_parts(image_ref: str) -> tuple[str, str]:
         return name.rsplit(":", 1)[0] if name.rfind(":") > name.rfind("/") else name, ver
     slash, colon = image_ref.rfind("/"), image_ref.rfind(":")
     if colon > slash:
-        return image_ref[:colon], image_ref[colon + 1:]
+        return image_ref[:colon], image_ref[colon + 1 :]
     return image_ref, "latest"
 
 
@@ -60,19 +69,31 @@ def _licenses(text: str | None) -> list:
     if not text:
         return []
     from cyclonedx.contrib.license.factories import LicenseFactory
-
     from cyclonedx.model.license import LicenseExpression
 
     factory = LicenseFactory()
-    names = [text] if " AND " in text or " OR " in text else [t.strip() for t in text.split(",") if t.strip()]
+    names = (
+        [text]
+        if " AND " in text or " OR " in text
+        else [t.strip() for t in text.split(",") if t.strip()]
+    )
     made = [factory.make_from_string(n) for n in names]
     if len(made) > 1:  # an expression must stand alone (a dpkg list may hold "GPL-2 or Artistic")
-        made = [factory.make_with_name(n) if isinstance(m, LicenseExpression) else m for n, m in zip(names, made)]
+        made = [
+            factory.make_with_name(n) if isinstance(m, LicenseExpression) else m
+            for n, m in zip(names, made)
+        ]
     return made
 
 
-def bom_json(inventory: Inventory, image_ref: str, *, digest: str | None = None, timestamp: datetime | None = None,
-             serial: str | None = None) -> str:
+def bom_json(
+    inventory: Inventory,
+    image_ref: str,
+    *,
+    digest: str | None = None,
+    timestamp: datetime | None = None,
+    serial: str | None = None,
+) -> str:
     """The BOM as CycloneDX 1.5 JSON text. The serial number is derived from the content (same
     inventory and image, same BOM) unless given."""
     from cyclonedx.model import Property
@@ -98,7 +119,11 @@ def bom_json(inventory: Inventory, image_ref: str, *, digest: str | None = None,
 
     components = []
     for comp in inventory.components:
-        if comp.name.startswith("pytorch.") or comp.name in ("debian", "ubuntu") or _folded(comp, comps):
+        if (
+            comp.name.startswith("pytorch.")
+            or comp.name in ("debian", "ubuntu")
+            or _folded(comp, comps)
+        ):
             continue
         kind, name, version = ComponentType.LIBRARY, comp.name, comp.value
         url = package_url(comp, distro, distro_version)
@@ -111,17 +136,34 @@ def bom_json(inventory: Inventory, image_ref: str, *, digest: str | None = None,
             version = precise.value if precise else " ".join(comp.value.split()[1:])
         elif comp.source == "command" or comp.name == "python":
             kind = ComponentType.APPLICATION
-        pairs = [("valorch:source", comp.source), ("valorch:evidence", comp.evidence)] + folded.get(comp.name, [])
+        pairs = [("valorch:source", comp.source), ("valorch:evidence", comp.evidence)] + folded.get(
+            comp.name, []
+        )
         if comp.name == torch_pkg:
             pairs += built_with
-        pairs += [(f"valorch:extra:{k}", v) for k, v in sorted(comp.extra.items()) if k != "license"]
-        components.append(Cdx(type=kind, name=name, version=version, purl=url,
-                              bom_ref=url.to_string() if url else f"valorch:{comp.name}",
-                              licenses=_licenses(comp.extra.get("license")), properties=props(pairs)))
+        pairs += [
+            (f"valorch:extra:{k}", v) for k, v in sorted(comp.extra.items()) if k != "license"
+        ]
+        components.append(
+            Cdx(
+                type=kind,
+                name=name,
+                version=version,
+                purl=url,
+                bom_ref=url.to_string() if url else f"valorch:{comp.name}",
+                licenses=_licenses(comp.extra.get("license")),
+                properties=props(pairs),
+            )
+        )
     name, version = _image_parts(image_ref)
     subject_ref = f"{name}@{digest}" if digest else image_ref
-    subject = Cdx(type=ComponentType.CONTAINER, name=name, version=digest or version, bom_ref=subject_ref,
-                  properties=props([("valorch:reference", image_ref)] if digest else []))
+    subject = Cdx(
+        type=ComponentType.CONTAINER,
+        name=name,
+        version=digest or version,
+        bom_ref=subject_ref,
+        properties=props([("valorch:reference", image_ref)] if digest else []),
+    )
     if serial is None:
         blob = json.dumps([image_ref, digest, inventory.model_dump()], sort_keys=True).encode()
         serial = str(uuid.uuid5(uuid.NAMESPACE_URL, "valorch:" + hashlib.sha256(blob).hexdigest()))
@@ -130,8 +172,12 @@ def bom_json(inventory: Inventory, image_ref: str, *, digest: str | None = None,
     bom.register_dependency(subject, components)  # the image holds every component directly
     if timestamp is not None:
         bom.metadata.timestamp = timestamp
-    bom.metadata.tools.components.add(Cdx(type=ComponentType.APPLICATION, name="valorch", version=__version__))
-    bom.metadata.properties = props([(f"valorch:host:{k}", v) for k, v in sorted(inventory.host_facts.items())])
+    bom.metadata.tools.components.add(
+        Cdx(type=ComponentType.APPLICATION, name="valorch", version=__version__)
+    )
+    bom.metadata.properties = props(
+        [(f"valorch:host:{k}", v) for k, v in sorted(inventory.host_facts.items())]
+    )
     return JsonV1Dot5(bom).output_as_string(indent=1)
 
 

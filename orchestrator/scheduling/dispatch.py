@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import queue
 import uuid
-from typing import Callable
+from collections.abc import Callable
 
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
@@ -37,14 +37,30 @@ from .plan import PlannedRun, task_key
 
 DEFAULT_RETRIES = 2
 
-__all__ = ["DEFAULT_RETRIES", "Executor", "Item", "Launch", "Reporter", "RunSummary", "dispatch", "execute"]
+__all__ = [
+    "DEFAULT_RETRIES",
+    "Executor",
+    "Item",
+    "Launch",
+    "Reporter",
+    "RunSummary",
+    "dispatch",
+    "execute",
+]
 
 
-def execute(planned: tuple[PlannedRun, ...], job: JobSpec, sessions: sessionmaker[Session],
-            executor_for: Callable[[PlannedRun], Executor], reporter: Reporter | None = None,
-            batch: str | None = None, hosts: tuple[HostSpec, ...] | None = None,
-            retries: int = DEFAULT_RETRIES, history: dict[tuple[str, str], float] | None = None,
-            launch: Launch | None = None) -> list[RunSummary]:
+def execute(
+    planned: tuple[PlannedRun, ...],
+    job: JobSpec,
+    sessions: sessionmaker[Session],
+    executor_for: Callable[[PlannedRun], Executor],
+    reporter: Reporter | None = None,
+    batch: str | None = None,
+    hosts: tuple[HostSpec, ...] | None = None,
+    retries: int = DEFAULT_RETRIES,
+    history: dict[tuple[str, str], float] | None = None,
+    launch: Launch | None = None,
+) -> list[RunSummary]:
     """Queue every planned task in the DB, then run them concurrently on their hosts.
     ``launch``: the batch as ``flight.launch_planned`` made it, its first wave possibly
     started already (its rows are written now)."""
@@ -64,8 +80,16 @@ def write_rows(launch: Launch, ctx: BatchInfo, sessions: sessionmaker[Session]) 
     while launch.runs:
         pr, run_id = launch.runs[0]
         with sessions() as session:
-            _, ids = tq.enqueue(session, ctx, pr.image, pr.host, launch.executor_for(pr).name,
-                                any(t.cpu_only for t in pr.tasks), [t.suite for t in pr.tasks], run_id=run_id)
+            _, ids = tq.enqueue(
+                session,
+                ctx,
+                pr.image,
+                pr.host,
+                launch.executor_for(pr).name,
+                any(t.cpu_only for t in pr.tasks),
+                [t.suite for t in pr.tasks],
+                run_id=run_id,
+            )
             session.commit()
         for it in launch.items:
             if it.run_id == run_id:
@@ -80,8 +104,13 @@ def write_rows(launch: Launch, ctx: BatchInfo, sessions: sessionmaker[Session]) 
             session.commit()
 
 
-def dispatch(launch: Launch, ctx: BatchInfo, sessions: sessionmaker[Session], retries: int,
-             hosts: tuple[HostSpec, ...] | None = None) -> None:
+def dispatch(
+    launch: Launch,
+    ctx: BatchInfo,
+    sessions: sessionmaker[Session],
+    retries: int,
+    hosts: tuple[HostSpec, ...] | None = None,
+) -> None:
     """Run the launch's tasks to the end: rows first for a new batch (``launch.runs``), then
     each task as a slot frees up; an infrastructure error moves a task to another host."""
     hosts = tuple(hosts or ()) or tuple(p.host for p in launch.pools.values())
@@ -115,7 +144,9 @@ def dispatch(launch: Launch, ctx: BatchInfo, sessions: sessionmaker[Session], re
         session.commit()
 
 
-def abandon(launch: Launch, ctx: BatchInfo, sessions: sessionmaker[Session], exc: BaseException) -> None:
+def abandon(
+    launch: Launch, ctx: BatchInfo, sessions: sessionmaker[Session], exc: BaseException
+) -> None:
     """A batch stopped (Ctrl-C, SIGTERM, a database error): no container outlives it, and
     its runs are ``interrupted`` for ``--resume``, their rows written first when they were
     not yet."""
@@ -135,17 +166,31 @@ def abandon(launch: Launch, ctx: BatchInfo, sessions: sessionmaker[Session], exc
         pass  # the runs stay "running"; --resume re-queues every task not done
 
 
-def _move(it: Item, ctx: BatchInfo, hosts: tuple[HostSpec, ...], launch: Launch, sessions: sessionmaker[Session],
-          reason: str = "") -> bool:
+def _move(
+    it: Item,
+    ctx: BatchInfo,
+    hosts: tuple[HostSpec, ...],
+    launch: Launch,
+    sessions: sessionmaker[Session],
+    reason: str = "",
+) -> bool:
     """Re-place ``it`` on a matching host it has not tried; False when there is none."""
-    if it.task.image.executor == "host" or it.task.nodes:  # a gang is not moved: its error names the node
+    if (
+        it.task.image.executor == "host" or it.task.nodes
+    ):  # a gang is not moved: its error names the node
         return False
     pools = launch.pools
-    load = {h: sum(p.expected for p in launch.pending if p.task.host.name == h) / max(1, pools[h].host.slots)
-            for h in pools}
+    load = {
+        h: sum(p.expected for p in launch.pending if p.task.host.name == h)
+        / max(1, pools[h].host.slots)
+        for h in pools
+    }
     try:
-        a = place([Need("retry", requirement_of(it, ctx.labels), it.expected, frozenset(it.tried))], hosts,
-                  busy=load).assignments[0]
+        a = place(
+            [Need("retry", requirement_of(it, ctx.labels), it.expected, frozenset(it.tried))],
+            hosts,
+            busy=load,
+        ).assignments[0]
     except NoMatchingHostError:
         return False
     if a.host in it.tried:
@@ -157,7 +202,9 @@ def _move(it: Item, ctx: BatchInfo, hosts: tuple[HostSpec, ...], launch: Launch,
     return True
 
 
-def _store(sessions: sessionmaker[Session], it: Item, execution: Execution, batch: str = "") -> None:
+def _store(
+    sessions: sessionmaker[Session], it: Item, execution: Execution, batch: str = ""
+) -> None:
     """A task's results and its final state, in one transaction. Another process may add
     the same new check row first (unique check id/version): then the transaction is
     retried and finds it. A full disk spills them (``store.spill``) and stops the batch."""
@@ -175,24 +222,32 @@ def _store(sessions: sessionmaker[Session], it: Item, execution: Execution, batc
             raise
 
 
-def _spill(sessions: sessionmaker[Session], batch: str, it: Item, execution: Execution, exc: StorageFull) -> None:
+def _spill(
+    sessions: sessionmaker[Session], batch: str, it: Item, execution: Execution, exc: StorageFull
+) -> None:
     url = sessions.kw["bind"].url
     try:
         path = spill.write(url, batch, it.run_id, it.task_id, it.task, execution)
     except OSError as err:
-        exc.message += f"; the results of {task_key(it.task)} could not be spilled either ({err.strerror})"
+        exc.message += (
+            f"; the results of {task_key(it.task)} could not be spilled either ({err.strerror})"
+        )
         return
     exc.spill = path.parent
     if "spilled to" not in exc.message:
         exc.message += f"; the results measured so far are spilled to {path.parent} for --resume"
 
 
-def _spill_finished(sessions: sessionmaker[Session], ctx: BatchInfo, launch: Launch, exc: StorageFull) -> None:
+def _spill_finished(
+    sessions: sessionmaker[Session], ctx: BatchInfo, launch: Launch, exc: StorageFull
+) -> None:
     """Executions that finished while the batch stopped (their containers ended on their own)."""
     while True:
         try:
             it, _gpus, execution = launch.done.get_nowait()
         except queue.Empty:
             return
-        if not execution.infra_error and it.task_id is not None:  # None: its rows were never written
+        if (
+            not execution.infra_error and it.task_id is not None
+        ):  # None: its rows were never written
             _spill(sessions, ctx.batch, it, execution, exc)

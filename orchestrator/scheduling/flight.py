@@ -14,14 +14,15 @@ import queue
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 from ..errors import ValorchError
 from ..executors.base import Executor
 from ..executors.transcript import infrastructure_failure
-from ..spec import GPU, CheckResult, Execution, HostSpec, Task
 from ..hosts.match import Requirement
+from ..spec import GPU, CheckResult, Execution, HostSpec, Task
 from .plan import PlannedRun, expected_duration, task_key, task_requirement
 
 
@@ -53,7 +54,9 @@ def requirement_of(it: Item, labels: tuple[str, ...]) -> Requirement:
     return task_requirement(it.task, labels)
 
 
-Held = list[tuple[str, "tuple[GPU, ...] | None"]]  # (host, the GPUs taken there; () a CPU slot) per node
+Held = list[
+    tuple[str, "tuple[GPU, ...] | None"]
+]  # (host, the GPUs taken there; () a CPU slot) per node
 
 
 class Pool:
@@ -73,7 +76,7 @@ class Pool:
         ok = [g for g in self.gpus.values() if req.accepts(g)]
         if len(ok) < max(1, req.gpus):
             return None
-        chosen = tuple(sorted(ok, key=lambda g: g.index)[:max(1, req.gpus)])
+        chosen = tuple(sorted(ok, key=lambda g: g.index)[: max(1, req.gpus)])
         for g in chosen:
             del self.gpus[g.index]
         return chosen
@@ -128,16 +131,27 @@ class Flight:
             thread.join(max(0.0, end - time.monotonic()))
 
 
-def work(it: Item, task: Task, held: Held, executor_for: Callable[[PlannedRun], Executor],
-         reporter: Reporter | None, done: queue.Queue, flight: Flight | None = None) -> None:
+def work(
+    it: Item,
+    task: Task,
+    held: Held,
+    executor_for: Callable[[PlannedRun], Executor],
+    reporter: Reporter | None,
+    done: queue.Queue,
+    flight: Flight | None = None,
+) -> None:
     """A worker thread: run one task with its executor; the execution (a harness failure
     as data) goes to ``done``."""
     try:
         executor = executor_for(PlannedRun(task.image, task.host, (task,)))
         if flight is not None and not flight.adopt(executor):
             return
-        execution = executor.execute(task, it.run_id, (lambda r: reporter.result(task, r)) if reporter else None,
-                                     on_started=it.started.set)
+        execution = executor.execute(
+            task,
+            it.run_id,
+            (lambda r: reporter.result(task, r)) if reporter else None,
+            on_started=it.started.set,
+        )
     except ValorchError as exc:  # e.g. the engine does not answer
         execution = infrastructure_failure(task, exc.message)
     except Exception as exc:  # noqa: BLE001 - a harness failure is data, never a lost thread
@@ -159,9 +173,15 @@ class Launch:
     """A batch's tasks on their hosts' slots: which wait, which run, and the queue their
     executions come back on. ``start_ready`` starts every task that has a free slot."""
 
-    def __init__(self, items: list[Item], hosts: tuple[HostSpec, ...], executor_for: Callable[[PlannedRun], Executor],
-                 reporter: Reporter | None, labels: tuple[str, ...] = (),
-                 runs: tuple[tuple[PlannedRun, str], ...] = ()) -> None:
+    def __init__(
+        self,
+        items: list[Item],
+        hosts: tuple[HostSpec, ...],
+        executor_for: Callable[[PlannedRun], Executor],
+        reporter: Reporter | None,
+        labels: tuple[str, ...] = (),
+        runs: tuple[tuple[PlannedRun, str], ...] = (),
+    ) -> None:
         self.items = list(items)
         self.runs = runs  # (planned run, its run id) of a new batch, for its rows
         self.pools = {h.name: Pool(h) for h in hosts}
@@ -194,9 +214,14 @@ class Launch:
                 mark(it)
             if self.reporter:
                 self.reporter.task_started(task)
-            self.flight.start(threading.Thread(
-                target=work, args=(it, task, held, self.executor_for, self.reporter, self.done, self.flight),
-                name=f"valorch-{task_key(task)}", daemon=True))
+            self.flight.start(
+                threading.Thread(
+                    target=work,
+                    args=(it, task, held, self.executor_for, self.reporter, self.done, self.flight),
+                    name=f"valorch-{task_key(task)}",
+                    daemon=True,
+                )
+            )
             self.running += 1
             started.append(it)
         return started
@@ -240,12 +265,21 @@ class Launch:
         return it, execution
 
 
-def launch_planned(planned: tuple[PlannedRun, ...], executor_for: Callable[[PlannedRun], Executor],
-                   reporter: Reporter | None, hosts: tuple[HostSpec, ...] | None = None,
-                   history: dict[tuple[str, str], float] | None = None, labels: tuple[str, ...] = ()) -> Launch:
+def launch_planned(
+    planned: tuple[PlannedRun, ...],
+    executor_for: Callable[[PlannedRun], Executor],
+    reporter: Reporter | None,
+    hosts: tuple[HostSpec, ...] | None = None,
+    history: dict[tuple[str, str], float] | None = None,
+    labels: tuple[str, ...] = (),
+) -> Launch:
     """A new batch's launch: one run id per planned run, given here (its rows are written
     with it), nothing started yet."""
     runs = tuple((pr, str(uuid.uuid4())) for pr in planned)
-    items = [Item(t, run_id, None, expected_duration(t, history)) for pr, run_id in runs for t in pr.tasks]
+    items = [
+        Item(t, run_id, None, expected_duration(t, history))
+        for pr, run_id in runs
+        for t in pr.tasks
+    ]
     all_hosts = tuple(hosts or ()) or tuple({pr.host.name: pr.host for pr in planned}.values())
     return Launch(items, all_hosts, executor_for, reporter, labels, runs)

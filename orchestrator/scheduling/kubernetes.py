@@ -9,21 +9,42 @@ from ..spec import GPU, HostSpec, JobSpec, Task
 from .plan import PlannedRun, suite_checks, task_nodes
 
 
-def plan_on_kubernetes(job: JobSpec, catalog: Catalog, local: HostSpec, cpu_only: bool = False,
-                       namespace: str = "default") -> tuple[PlannedRun, ...]:
+def plan_on_kubernetes(
+    job: JobSpec,
+    catalog: Catalog,
+    local: HostSpec,
+    cpu_only: bool = False,
+    namespace: str = "default",
+) -> tuple[PlannedRun, ...]:
     images = catalog.select(job.images)
     gpus: list[GPU] = []
     for image in images:  # one stand-in GPU per GPU image, so one GPU task at a time per image
         vendor = image.backend.vendor
         if vendor and not cpu_only:
             gpus.append(GPU(vendor=vendor, arch=(image.archs or ("any",))[0], index=len(gpus)))
-    cluster = HostSpec(name=f"kubernetes-{namespace}", endpoint=f"k8s://{namespace}", labels=tuple(job.labels),
-                       slots=max(2, len(images)), gpus=tuple(gpus), nvidia_runtime=True)
+    cluster = HostSpec(
+        name=f"kubernetes-{namespace}",
+        endpoint=f"k8s://{namespace}",
+        labels=tuple(job.labels),
+        slots=max(2, len(images)),
+        gpus=tuple(gpus),
+        nvidia_runtime=True,
+    )
     out = []
     for image in images:
         host = local if image.executor == "host" else cluster
-        tasks = tuple(_gang(Task(image=image, suite=s, host=host, checks=suite_checks(s),
-                                 cpu_only=cpu_only and image.backend != "cpu")) for s in job.suites)
+        tasks = tuple(
+            _gang(
+                Task(
+                    image=image,
+                    suite=s,
+                    host=host,
+                    checks=suite_checks(s),
+                    cpu_only=cpu_only and image.backend != "cpu",
+                )
+            )
+            for s in job.suites
+        )
         out.append(PlannedRun(image, host, tasks))
     return tuple(out)
 
@@ -33,5 +54,7 @@ def _gang(task: Task) -> Task:
     n = task_nodes(task.suite, task.checks)
     if n <= 1:
         return task
-    nodes = tuple(task.host.model_copy(update={"name": f"{task.host.name}-pod{i}"}) for i in range(n))
+    nodes = tuple(
+        task.host.model_copy(update={"name": f"{task.host.name}-pod{i}"}) for i in range(n)
+    )
     return task.model_copy(update={"nodes": nodes})

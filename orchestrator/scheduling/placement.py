@@ -35,7 +35,9 @@ class Need:
     key: str
     req: Requirement
     duration: float = 60.0
-    exclude: frozenset[str] = frozenset()  # host names not to use (a retry after an infrastructure error)
+    exclude: frozenset[str] = (
+        frozenset()
+    )  # host names not to use (a retry after an infrastructure error)
     label: str = ""  # shown in errors (the image)
     nodes: int = 1  # hosts the task spans, all reserved at once (a gang)
 
@@ -70,7 +72,6 @@ class Placement:
         return self.by_key[key].host
 
 
-
 class _Slots:
     """Slot tables of an inventory: resource ids are ints into ``free``."""
 
@@ -96,7 +97,9 @@ class _Slots:
         vendor = req.vendor
         if vendor is None:
             return self.cpu[host]
-        return [rid for rid, v, a in self.gpu[host] if v == vendor and (not req.archs or a in req.archs)]
+        return [
+            rid for rid, v, a in self.gpu[host] if v == vendor and (not req.archs or a in req.archs)
+        ]
 
     def heap(self, req: Requirement, hosts: tuple[int, ...]) -> list:
         key = (req, hosts)
@@ -122,7 +125,7 @@ class _Slots:
                 heapq.heapreplace(heap, (self.free[rid], pref, h, rid))
         best: tuple[float, int, list[int]] | None = None
         for h in hosts:
-            units = sorted(self.units(req, h), key=lambda rid: self.free[rid])[:req.gpus]
+            units = sorted(self.units(req, h), key=lambda rid: self.free[rid])[: req.gpus]
             start = self.free[units[-1]]
             if best is None or start < best[0]:
                 best = (start, h, units)
@@ -158,13 +161,19 @@ def candidates(need: Need, hosts: tuple[HostSpec, ...]) -> tuple[int, ...]:
     if not allowed:
         allowed = hosts
     match(need.req, allowed, need.label)  # raises, naming the nearest hosts
-    found = tuple(i for i, h in enumerate(hosts) if h.name not in need.exclude and not shortfall(need.req, h))
+    found = tuple(
+        i for i, h in enumerate(hosts) if h.name not in need.exclude and not shortfall(need.req, h)
+    )
     if not found:  # every matching host is excluded (already tried)
-        raise NoMatchingHostError(f"no untried host can run {need.label or need.req.backend}: "
-                                  f"tried {', '.join(sorted(need.exclude))}")
+        raise NoMatchingHostError(
+            f"no untried host can run {need.label or need.req.backend}: "
+            f"tried {', '.join(sorted(need.exclude))}"
+        )
     if len(found) < need.nodes:
-        raise NoMatchingHostError(gang_shortfall(need, hosts, found),
-                                  "add hosts to the inventory (--hosts), or lower the suite's nodes / gpus_per_node")
+        raise NoMatchingHostError(
+            gang_shortfall(need, hosts, found),
+            "add hosts to the inventory (--hosts), or lower the suite's nodes / gpus_per_node",
+        )
     return found
 
 
@@ -174,8 +183,10 @@ def gang_shortfall(need: Need, hosts: tuple[HostSpec, ...], found: tuple[int, ..
     what = need.label or need.req.backend
     per = f" with {need.req.gpus} GPU(s) each" if need.req.backend != "cpu" else ""
     ok = ", ".join(hosts[i].name for i in found)
-    lines = [f"no set of {need.nodes} hosts can run {what} on {need.nodes} nodes{per}: "
-             f"{len(found)} of the {len(hosts)} hosts match ({ok})"]
+    lines = [
+        f"no set of {need.nodes} hosts can run {what} on {need.nodes} nodes{per}: "
+        f"{len(found)} of the {len(hosts)} hosts match ({ok})"
+    ]
     if len(hosts) < need.nodes:
         lines.append(f"  the inventory has {len(hosts)} host(s), the task needs {need.nodes} nodes")
     for h in hosts:
@@ -187,8 +198,11 @@ def gang_shortfall(need: Need, hosts: tuple[HostSpec, ...], found: tuple[int, ..
     return "\n".join(lines)
 
 
-def place(needs: tuple[Need, ...] | list[Need], hosts: tuple[HostSpec, ...],
-          busy: dict[str, float] | None = None) -> Placement:
+def place(
+    needs: tuple[Need, ...] | list[Need],
+    hosts: tuple[HostSpec, ...],
+    busy: dict[str, float] | None = None,
+) -> Placement:
     """Assign every need to host slots: longest (duration × units) first, each on the
     matching slot(s) that free up earliest. ``busy`` gives hosts a start offset."""
     slots = _Slots(hosts)
@@ -228,8 +242,16 @@ def _place_gang(slots: _Slots, need: Need, cands: tuple[int, ...]) -> Assignment
     names = tuple(slots.hosts[slots.owner[units[0]]].name for units in chosen)
     cpu = need.req.backend == "cpu"
     per = tuple(() if cpu else tuple(sorted(slots.what[r] for r in units)) for units in chosen)
-    return Assignment(need.key, names[0], per[0], -1 - slots.what[chosen[0][0]] if cpu else None, start, end,
-                      hosts=names, node_gpus=per)
+    return Assignment(
+        need.key,
+        names[0],
+        per[0],
+        -1 - slots.what[chosen[0][0]] if cpu else None,
+        start,
+        end,
+        hosts=names,
+        node_gpus=per,
+    )
 
 
 def lower_bound(needs: list[Need] | tuple[Need, ...], hosts: tuple[HostSpec, ...]) -> float:
@@ -245,9 +267,12 @@ def lower_bound(needs: list[Need] | tuple[Need, ...], hosts: tuple[HostSpec, ...
     for n in needs:
         ck = (n.req, n.exclude)
         if ck not in pools:
-            pools[ck] = frozenset(r for h, host in enumerate(hosts)
-                                  if host.name not in n.exclude and not shortfall(n.req, host)
-                                  for r in slots.units(n.req, h))
+            pools[ck] = frozenset(
+                r
+                for h, host in enumerate(hosts)
+                if host.name not in n.exclude and not shortfall(n.req, host)
+                for r in slots.units(n.req, h)
+            )
             pool_of.setdefault(ck, set()).update(pools[ck])
             pool_of.setdefault(n.req.backend, set()).update(pools[ck])
         for key in (ck, n.req.backend):

@@ -15,6 +15,7 @@ from ..probe.registry import select as select_checks
 from ..spec import CheckInfo, HostSpec, ImageSpec, JobSpec, SuiteRef, Task
 from .placement import Need, place
 
+
 @dataclass(frozen=True)
 class PlannedRun:
     image: ImageSpec
@@ -27,13 +28,16 @@ def suite_checks(suite: SuiteRef) -> tuple[CheckInfo, ...]:
     if declaration is not None:  # command checks / a pytest workload declared by the job
         from ..probe.declared import infos
 
-        return tuple(CheckInfo.model_validate(i) for i in infos(suite.name, declaration, suite.checks))
+        return tuple(
+            CheckInfo.model_validate(i) for i in infos(suite.name, declaration, suite.checks)
+        )
     _, checks = select_checks(suite.name, suite.checks)
     return tuple(CheckInfo.model_validate({k: v for k, v in c.info().items()}) for c in checks)
 
 
-def requirement(image: ImageSpec, labels: tuple[str, ...] = (), cpu_only: bool = False,
-                gpus: int | None = None) -> Requirement:
+def requirement(
+    image: ImageSpec, labels: tuple[str, ...] = (), cpu_only: bool = False, gpus: int | None = None
+) -> Requirement:
     """What one node of a task needs: ``gpus`` (a suite's ``gpus_per_node``) GPUs, else one."""
     if cpu_only or image.backend == "cpu":
         return Requirement(backend="cpu", labels=labels, gpus=0)
@@ -56,10 +60,12 @@ def distinct_addresses(hosts: tuple[HostSpec, ...]) -> None:
     for h in hosts:
         other = seen.setdefault(h.net_address, h.name)
         if other != h.name:
-            raise InputError(f"hosts {other} and {h.name} have the same address {h.net_address}: a multi-node "
-                             "task needs distinct nodes",
-                             "give each host its own `address:` (or endpoint) in the hosts file, or remove the "
-                             "duplicate entry")
+            raise InputError(
+                f"hosts {other} and {h.name} have the same address {h.net_address}: a multi-node "
+                "task needs distinct nodes",
+                "give each host its own `address:` (or endpoint) in the hosts file, or remove the "
+                "duplicate entry",
+            )
 
 
 def expected_duration(task: Task, history: dict[tuple[str, str], float] | None = None) -> float:
@@ -73,9 +79,15 @@ def task_key(task: Task) -> str:
     return f"{task.image.alias}/{task.suite.name}"
 
 
-def plan(job: JobSpec, catalog: Catalog, hosts: tuple[HostSpec, ...], local: HostSpec,
-         cpu_only: bool = False, history: dict[tuple[str, str], float] | None = None,
-         distinct: bool = True) -> tuple[PlannedRun, ...]:
+def plan(
+    job: JobSpec,
+    catalog: Catalog,
+    hosts: tuple[HostSpec, ...],
+    local: HostSpec,
+    cpu_only: bool = False,
+    history: dict[tuple[str, str], float] | None = None,
+    distinct: bool = True,
+) -> tuple[PlannedRun, ...]:
     """Every (image, suite) of the job placed on a matching host; raises NoMatchingHostError
     (exit 3) before anything runs when an image has nowhere to go."""
     tasks: list[Task] = []
@@ -83,23 +95,47 @@ def plan(job: JobSpec, catalog: Catalog, hosts: tuple[HostSpec, ...], local: Hos
     for image in catalog.select(job.images):
         for s in job.suites:
             checks = suite_checks(s)
-            t = Task(image=image, suite=s, host=local if image.executor == "host" else hosts[0],
-                     checks=checks, cpu_only=cpu_only and image.backend != "cpu")
+            t = Task(
+                image=image,
+                suite=s,
+                host=local if image.executor == "host" else hosts[0],
+                checks=checks,
+                cpu_only=cpu_only and image.backend != "cpu",
+            )
             nodes[task_key(t)] = task_nodes(s, checks)
             if nodes[task_key(t)] > 1 and image.executor == "host":
-                raise InputError(f"suite {s.name} spans {nodes[task_key(t)]} nodes: the image 'host' (the local "
-                                 "interpreter) runs on this machine only", "run it in a container image")
+                raise InputError(
+                    f"suite {s.name} spans {nodes[task_key(t)]} nodes: the image 'host' (the local "
+                    "interpreter) runs on this machine only",
+                    "run it in a container image",
+                )
             tasks.append(t)
     placed = {task_key(t): (t.host,) for t in tasks if t.image.executor == "host"}
-    needs = [Need(task_key(t), task_requirement(t, job.labels), expected_duration(t, history),
-                  label=t.image.alias, nodes=nodes[task_key(t)]) for t in tasks if t.image.executor != "host"]
-    if distinct and any(n.nodes > 1 for n in needs):  # a cluster scheduler's nodes are distinct by name
+    needs = [
+        Need(
+            task_key(t),
+            task_requirement(t, job.labels),
+            expected_duration(t, history),
+            label=t.image.alias,
+            nodes=nodes[task_key(t)],
+        )
+        for t in tasks
+        if t.image.executor != "host"
+    ]
+    if distinct and any(
+        n.nodes > 1 for n in needs
+    ):  # a cluster scheduler's nodes are distinct by name
         distinct_addresses(hosts)
     by_name = {h.name: h for h in hosts}
     gpus: dict[str, tuple] = {}
     if needs:
         placement = place(needs, hosts)
-        placed.update({a.key: tuple(by_name[h] for h in (a.hosts or (a.host,))) for a in placement.assignments})
+        placed.update(
+            {
+                a.key: tuple(by_name[h] for h in (a.hosts or (a.host,)))
+                for a in placement.assignments
+            }
+        )
         gpus = {a.key: a.node_gpus for a in placement.assignments if a.hosts}
     groups: dict[tuple[str, str], list[Task]] = {}
     for t in tasks:
@@ -107,7 +143,8 @@ def plan(job: JobSpec, catalog: Catalog, hosts: tuple[HostSpec, ...], local: Hos
         update: dict = {"host": on[0]}
         if len(on) > 1:  # a gang: every node's host, and the GPUs the plan gave it there
             update["nodes"] = on
-            update["node_gpus"] = tuple(tuple(g for g in h.gpus if g.index in idx)
-                                        for h, idx in zip(on, gpus[task_key(t)]))
+            update["node_gpus"] = tuple(
+                tuple(g for g in h.gpus if g.index in idx) for h, idx in zip(on, gpus[task_key(t)])
+            )
         groups.setdefault((t.image.alias, on[0].name), []).append(t.model_copy(update=update))
     return tuple(PlannedRun(ts[0].image, ts[0].host, tuple(ts)) for ts in groups.values())

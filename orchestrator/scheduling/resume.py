@@ -6,7 +6,7 @@ stored twice."""
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -22,18 +22,28 @@ from .placement import Need, place
 from .plan import PlannedRun, expected_duration, suite_checks, task_nodes
 
 
-def resume(ref: str, sessions: sessionmaker[Session], catalog: Catalog | None, hosts: tuple[HostSpec, ...],
-           executor_for: Callable[[PlannedRun], Executor], reporter: Reporter | None = None,
-           retries: int = DEFAULT_RETRIES) -> tuple[str, list[RunSummary]]:
+def resume(
+    ref: str,
+    sessions: sessionmaker[Session],
+    catalog: Catalog | None,
+    hosts: tuple[HostSpec, ...],
+    executor_for: Callable[[PlannedRun], Executor],
+    reporter: Reporter | None = None,
+    retries: int = DEFAULT_RETRIES,
+) -> tuple[str, list[RunSummary]]:
     """Finish the tasks of an interrupted batch (a batch id, or a run id or prefix of it)."""
     with sessions() as session:
         runs = tq.batch_of(session, ref)
         if not runs:
-            raise InputError(f"no batch or run '{ref}' in the results database",
-                             "valorch results list shows runs and their batches; pass --db if it is elsewhere")
+            raise InputError(
+                f"no batch or run '{ref}' in the results database",
+                "valorch results list shows runs and their batches; pass --db if it is elsewhere",
+            )
         ctx = tq.batch_info(runs[0])
         url = sessions.kw["bind"].url
-        spilled = spill.recover(session, url, ctx.batch, tq.complete)  # results a full disk kept out
+        spilled = spill.recover(
+            session, url, ctx.batch, tq.complete
+        )  # results a full disk kept out
         session.commit()
         for path in spilled:
             path.unlink(missing_ok=True)
@@ -44,9 +54,19 @@ def resume(ref: str, sessions: sessionmaker[Session], catalog: Catalog | None, h
     items = [Item(p.task, p.run_id, p.task_id, expected_duration(p.task)) for p in todo]
     docker_items = [it for it in items if it.task.image.executor != "host"]
     if docker_items:
-        placement = place([Need(str(i), requirement_of(it, ctx.labels), it.expected, label=it.task.image.alias,
-                                nodes=task_nodes(it.task.suite, it.task.checks))
-                           for i, it in enumerate(docker_items)], hosts)
+        placement = place(
+            [
+                Need(
+                    str(i),
+                    requirement_of(it, ctx.labels),
+                    it.expected,
+                    label=it.task.image.alias,
+                    nodes=task_nodes(it.task.suite, it.task.checks),
+                )
+                for i, it in enumerate(docker_items)
+            ],
+            hosts,
+        )
         by_name = {h.name: h for h in hosts}
         with sessions() as session:
             for i, it in enumerate(docker_items):
@@ -58,7 +78,9 @@ def resume(ref: str, sessions: sessionmaker[Session], catalog: Catalog | None, h
                     it.task = it.task.model_copy(update={"host": host})
                     it.run_id = tq.move(session, ctx, it.task_id, it.task)
             session.commit()
-    dispatch(Launch(items, hosts, executor_for, reporter, ctx.labels), ctx, sessions, retries, hosts)
+    dispatch(
+        Launch(items, hosts, executor_for, reporter, ctx.labels), ctx, sessions, retries, hosts
+    )
     with sessions() as session:
         return ctx.batch, tq.summaries(session, ctx.batch)
 
@@ -72,5 +94,11 @@ def _image_of(run: Run, catalog: Catalog | None) -> ImageSpec:
         except ValorchError:
             pass
     row = run.image
-    return ImageSpec(alias=row.alias, reference=row.reference, backend=row.backend, family=row.family or "cpu",
-                     components=dict(row.components or {}), executor="host" if run.executor == "host" else "docker")
+    return ImageSpec(
+        alias=row.alias,
+        reference=row.reference,
+        backend=row.backend,
+        family=row.family or "cpu",
+        components=dict(row.components or {}),
+        executor="host" if run.executor == "host" else "docker",
+    )

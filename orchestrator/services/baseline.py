@@ -17,14 +17,25 @@ def set_baseline(factory: sessionmaker[Session], name: str, target: str) -> str:
         mv = bulk.matrix_version(session, target)
         run = None if mv is not None else queries.get_run(session, target)
         if mv is None and run is None:
-            raise InputError(f"'{target}' is neither a run nor a published matrix version",
-                             "list runs with `valorch results list`")
-        bulk.set_baseline(session, name, run_id=run.id if run else None, version=mv.version if mv else None)
+            raise InputError(
+                f"'{target}' is neither a run nor a published matrix version",
+                "list runs with `valorch results list`",
+            )
+        bulk.set_baseline(
+            session, name, run_id=run.id if run else None, version=mv.version if mv else None
+        )
         session.commit()
         return f"run {run.id} ({run.image.alias})" if run else f"matrix version {mv.version}"
 
 
 def baselines(factory: sessionmaker[Session]) -> list[dict[str, Any]]:
     with factory() as session:
-        return [{"name": b.name, "run": b.run_id, "matrix_version": b.matrix_version,
-                 "created": b.created.isoformat()} for b in bulk.baselines(session)]
+        return [
+            {
+                "name": b.name,
+                "run": b.run_id,
+                "matrix_version": b.matrix_version,
+                "created": b.created.isoformat(),
+            }
+            for b in bulk.baselines(session)
+        ]

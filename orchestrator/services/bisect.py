@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import difflib
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from ..catalog.core import load_job
 from ..errors import InfrastructureError, InputError
@@ -48,7 +49,9 @@ class Bisection:
     probes: tuple[Probe, ...]  # in the order they ran
     first_bad: str | None  # None: the last image is good, nothing went bad
     last_good: str | None  # None: bad from the first image on
-    suspects: tuple[Suspect, ...] = ()  # the inventory diff last good -> first bad, most related first
+    suspects: tuple[
+        Suspect, ...
+    ] = ()  # the inventory diff last good -> first bad, most related first
     culprit_note: str = ""  # why there is no ranking, or which inventories were compared
 
     @property
@@ -95,19 +98,33 @@ def suite_of(check: str, job: Path | None, catalog: Any) -> SuiteRef:
         return SuiteRef(name=chk.suite, checks=(check,))
     known += list(registry.CHECKS)
     near = difflib.get_close_matches(check, known, n=3)
-    raise InputError(f"unknown check '{check}'" + (" (not in the built-in suites nor in the job)" if job else ""),
-                     ("did you mean: " + ", ".join(near) + "? " if near else "")
-                     + "valorch suites show SUITE lists the checks; declared checks need --job FILE")
+    raise InputError(
+        f"unknown check '{check}'"
+        + (" (not in the built-in suites nor in the job)" if job else ""),
+        ("did you mean: " + ", ".join(near) + "? " if near else "")
+        + "valorch suites show SUITE lists the checks; declared checks need --job FILE",
+    )
 
 
-def bisect(check: str, images: Sequence[str], *, catalog: Any, factory: Any, job: Path | None = None,
-           **run_options: Any) -> Bisection:
+def bisect(
+    check: str,
+    images: Sequence[str],
+    *,
+    catalog: Any,
+    factory: Any,
+    job: Path | None = None,
+    **run_options: Any,
+) -> Bisection:
     """Run the check in as few of ``images`` as it takes to find the first bad one."""
     if len(images) < 2:
-        raise InputError(f"bisect needs at least two images in order, got {len(images)}",
-                         "valorch bisect --check ID --images OLDEST ... NEWEST")
+        raise InputError(
+            f"bisect needs at least two images in order, got {len(images)}",
+            "valorch bisect --check ID --images OLDEST ... NEWEST",
+        )
     if len(set(images)) != len(images):
-        raise InputError("an image is named twice in --images", "name each image once, oldest first")
+        raise InputError(
+            "an image is named twice in --images", "name each image once, oldest first"
+        )
     suite = suite_of(check, job, catalog)
     for name in images:
         catalog.resolve(name)  # an unknown image is exit 2 now, not after the first runs
@@ -119,36 +136,54 @@ def bisect(check: str, images: Sequence[str], *, catalog: Any, factory: Any, job
             raise InfrastructureError(f"no run of {image} came back", "see valorch results list")
         s = summaries[0]
         with factory() as session:
-            attempts = [r for r in queries.run_results(session, s.run_id) if r.check.check_id == check]
+            attempts = [
+                r for r in queries.run_results(session, s.run_id) if r.check.check_id == check
+            ]
         attempts.sort(key=lambda r: r.attempt)
         v = verdict(r.status for r in attempts)
         message = attempts[-1].message if attempts else "; ".join(s.infra_errors)
         if v == "error" or (not attempts and s.infra_errors):
-            raise InfrastructureError(f"{check} is inconclusive in {image} (run {s.run_id[:8]}): {message[:300]}",
-                                      "fix the infrastructure problem and bisect again")
+            raise InfrastructureError(
+                f"{check} is inconclusive in {image} (run {s.run_id[:8]}): {message[:300]}",
+                "fix the infrastructure problem and bisect again",
+            )
         if v not in GOOD and v not in BAD:
-            raise InputError(f"{check} did not run in {image} ({v}: {message[:300]}); it cannot say good or bad",
-                             "bisect images where the check runs (a GPU check needs a GPU host)")
+            raise InputError(
+                f"{check} did not run in {image} ({v}: {message[:300]}); it cannot say good or bad",
+                "bisect images where the check runs (a GPU check needs a GPU host)",
+            )
         last = attempts[-1] if attempts else None
-        return Probe(image, v, s.run_id, message, last.check.library if last else None,
-                     last.check.feature if last else "")
+        return Probe(
+            image,
+            v,
+            s.run_id,
+            message,
+            last.check.library if last else None,
+            last.check.feature if last else "",
+        )
 
     found = search(list(images), probe)
     if found.first_bad is None:
         p = found.probes[-1]
-        raise InputError(f"{check} passes in the last image {images[-1]} (run {p.run_id[:8]}): every image is "
-                         "good as far as bisect can tell, there is no first bad image to find",
-                         "give the images oldest first, ending with one where the check fails")
+        raise InputError(
+            f"{check} passes in the last image {images[-1]} (run {p.run_id[:8]}): every image is "
+            "good as far as bisect can tell, there is no first bad image to find",
+            "give the images oldest first, ending with one where the check fails",
+        )
     suspects, note = culprits(check, found, catalog, factory)
-    return Bisection(check, found.images, found.probes, found.first_bad, found.last_good, suspects, note)
+    return Bisection(
+        check, found.images, found.probes, found.first_bad, found.last_good, suspects, note
+    )
 
 
-def culprits(check: str, found: Bisection, catalog: Any, factory: Any) -> tuple[tuple[Suspect, ...], str]:
+def culprits(
+    check: str, found: Bisection, catalog: Any, factory: Any
+) -> tuple[tuple[Suspect, ...], str]:
     """The components that changed between the last good and the first bad image (their
     inventories: stored ones of the same digest, else gathered now), ranked by relation to
     the check. An inventory that cannot be had is a note, never a failed bisect."""
-    from . import inventory
     from ..audit import diff
+    from . import inventory
 
     if found.last_good is None:
         return (), f"bad from the first image {found.first_bad} on: no good image to diff against"
@@ -160,6 +195,11 @@ def culprits(check: str, found: Bisection, catalog: Any, factory: Any) -> tuple[
         return (), f"no inventory diff: {exc.message}"
     changes = diff(good, bad_inv)
     if not changes:
-        return (), f"the inventories of {good_label} and {bad_label} are the same: the change is outside " \
-                   "what the inventory sees (a file, a build flag) or on the host"
-    return tuple(rank(changes, check, bad.library, bad.feature)), f"inventory diff {good_label} -> {bad_label}"
+        return (
+            (),
+            f"the inventories of {good_label} and {bad_label} are the same: the change is outside "
+            "what the inventory sees (a file, a build flag) or on the host",
+        )
+    return tuple(
+        rank(changes, check, bad.library, bad.feature)
+    ), f"inventory diff {good_label} -> {bad_label}"

@@ -21,9 +21,11 @@ def candidate_job(cat: Catalog, job: Path | None, image: str | None) -> JobSpec:
     candidate alone."""
     if image is None:
         if job is None:
-            raise InputError("nothing to qualify: pass --job FILE, --image CANDIDATE, or both",
-                             "e.g. valorch qualify --job jobs/release.yaml --image registry.example/pytorch:rc1 "
-                             "--baseline v0.2")
+            raise InputError(
+                "nothing to qualify: pass --job FILE, --image CANDIDATE, or both",
+                "e.g. valorch qualify --job jobs/release.yaml --image registry.example/pytorch:rc1 "
+                "--baseline v0.2",
+            )
         return load_job(job, cat)
     cat.resolve(image)  # an unusable reference is exit 2 before anything runs
     if job is not None:
@@ -39,7 +41,9 @@ def check_baseline_for(spec: Any, cat: Catalog, base_envs: tuple[str, ...], base
     with none of them (a diff pairs by alias): bad input, naming what to set instead."""
     aliases = [i.alias for i in cat.select(spec.images)]
     if len(aliases) == 1 and aliases[0] not in base_envs and len(base_envs) > 1:
-        raise InputError(f"--baseline {baseline} holds {len(base_envs)} images ({', '.join(base_envs[:6])}); "
-                         f"{aliases[0]} is compared with one",
-                         "set a baseline of the image it succeeds: valorch baseline set NAME RUN (a run of that "
-                         "image), then --baseline NAME")
+        raise InputError(
+            f"--baseline {baseline} holds {len(base_envs)} images ({', '.join(base_envs[:6])}); "
+            f"{aliases[0]} is compared with one",
+            "set a baseline of the image it succeeds: valorch baseline set NAME RUN (a run of that "
+            "image), then --baseline NAME",
+        )

@@ -18,14 +18,19 @@ def plan_rst_import(file: Path, out_path: Path) -> Plan:
     existing = None
     if out_path.exists():
         if out_path.is_dir():
-            raise InputError(f"--out {out_path} is a directory", "name the catalog file, e.g. images/rocm.yaml")
+            raise InputError(
+                f"--out {out_path} is a directory", "name the catalog file, e.g. images/rocm.yaml"
+            )
         existing = yamlio.read_text(out_path, "catalog file")
         load_file(out_path)
     try:
         return plan_import(text, existing, str(file), str(out_path))
     except ImportError_ as exc:
-        raise InputError(str(exc), "fix the page at that line; the catalog is left as it was (the page needs a "
-                         "list-table whose first header is Docker/Image/Tag)") from None
+        raise InputError(
+            str(exc),
+            "fix the page at that line; the catalog is left as it was (the page needs a "
+            "list-table whose first header is Docker/Image/Tag)",
+        ) from None
 
 
 def validate_written(path: Path) -> None:
@@ -33,5 +38,7 @@ def validate_written(path: Path) -> None:
     try:
         load_file(path)
     except InputError as exc:
-        raise InputError(f"the imported catalog would not load, nothing written: {exc.message}",
-                         "report this with the page that was imported") from None
+        raise InputError(
+            f"the imported catalog would not load, nothing written: {exc.message}",
+            "report this with the page that was imported",
+        ) from None

@@ -3,21 +3,20 @@ and build the regression report."""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable, Sequence
 from datetime import date
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from statistics import median
+from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
-import math
-from statistics import median
-
 from ..errors import InputError
-from ..spec import STATUSES
-from ..regression import gate
+from ..regression import changepoints, gate, noise, pairing
 from ..regression import known_issues as ki
-from ..regression import changepoints, noise, pairing
 from ..regression import rule as engine
+from ..spec import STATUSES
 from ..store import bulk, noise_queries, queries
 
 MIN_AA_RUNS = 4  # fewer quiet earlier runs than this: a check's run-to-run noise is not known
@@ -30,7 +29,11 @@ class NoResults(InputError):
 
 def _threshold_of(metrics: dict[str, Any] | None) -> float | None:
     value = (metrics or {}).get("threshold")
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 else None
+    return (
+        float(value)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
+        else None
+    )
 
 
 def _tampered(metrics: dict[str, Any] | None) -> bool:
@@ -38,16 +41,29 @@ def _tampered(metrics: dict[str, Any] | None) -> bool:
     return bool((metrics or {}).get("tampered") or (metrics or {}).get("output_capped"))
 
 
-def runs_side(session: Session, label: str, kind: str, runs: Sequence[Any], images: Sequence[str] = ()) -> engine.Side:
+def runs_side(
+    session: Session, label: str, kind: str, runs: Sequence[Any], images: Sequence[str] = ()
+) -> engine.Side:
     runs = [r for r in runs if not images or r.image.alias in images]
     ids = [r.id for r in runs]
-    obs = tuple(engine.Obs(env=row["alias"], check=row["check_id"], status=row["status"], attempt=row["attempt"],
-                           version=row["version"], samples=tuple(float(s) for s in row["samples"] or ()),
-                           bigger_is_better=bool(row["bigger_is_better"]), threshold=_threshold_of(row["metrics"]),
-                           backend=row["backend"], message=row["message"] or "",
-                           noisy=bool(row["samples"]) and noise.noisy(row["metrics"]), run=row["run_id"],
-                           tampered=row["status"] == "error" and _tampered(row["metrics"]))
-                for row in bulk.result_rows(session, ids))
+    obs = tuple(
+        engine.Obs(
+            env=row["alias"],
+            check=row["check_id"],
+            status=row["status"],
+            attempt=row["attempt"],
+            version=row["version"],
+            samples=tuple(float(s) for s in row["samples"] or ()),
+            bigger_is_better=bool(row["bigger_is_better"]),
+            threshold=_threshold_of(row["metrics"]),
+            backend=row["backend"],
+            message=row["message"] or "",
+            noisy=bool(row["samples"]) and noise.noisy(row["metrics"]),
+            run=row["run_id"],
+            tampered=row["status"] == "error" and _tampered(row["metrics"]),
+        )
+        for row in bulk.result_rows(session, ids)
+    )
     digests = tuple(dict.fromkeys((r.image.alias, r.image.digest) for r in runs if r.image.digest))
     return engine.Side(label, kind, obs, tuple(ids), digests, tuple(bulk.host_names(session, ids)))
 
@@ -60,8 +76,16 @@ def matrix_side(label: str, kind: str, mv: Any, images: Sequence[str] = ()) -> e
             continue
         for i, status in enumerate(s for s in (cell.statuses or [cell.verdict]) if s in STATUSES):
             # a "missing" (or empty) cell measured nothing: it is no baseline check the head could lose
-            obs.append(engine.Obs(env=cell.column, check=cell.row, status=str(status), attempt=i + 1, version=None,
-                                  backend=str((cell.meta or {}).get("backend", ""))))
+            obs.append(
+                engine.Obs(
+                    env=cell.column,
+                    check=cell.row,
+                    status=str(status),
+                    attempt=i + 1,
+                    version=None,
+                    backend=str((cell.meta or {}).get("backend", "")),
+                )
+            )
     digests = tuple((k, str(v)) for k, v in sorted(((mv.meta or {}).get("digests") or {}).items()))
     return engine.Side(label, kind, tuple(obs), (), digests, ())
 
@@ -72,33 +96,45 @@ def resolve(session: Session, spec: str, images: Sequence[str] = ()) -> engine.S
         alias, _, count = spec.partition(":")[2].partition(":")
         if count:  # latest:ALIAS:N, the N newest runs of one image, pooled (the run-to-run noise shrinks by √N)
             if not alias or not count.isdigit() or not 1 <= int(count) <= MAX_POOLED:
-                raise InputError(f"'{spec}': write latest:ALIAS:N with N from 1 to {MAX_POOLED}",
-                                 "e.g. latest:cpu_debian12_py3.11_pytorch_2.13:5 pools the 5 newest runs")
+                raise InputError(
+                    f"'{spec}': write latest:ALIAS:N with N from 1 to {MAX_POOLED}",
+                    "e.g. latest:cpu_debian12_py3.11_pytorch_2.13:5 pools the 5 newest runs",
+                )
             newest = queries.last_runs_of_image(session, alias, 1)
             if not newest:
-                raise InputError(f"'{spec}': no finished runs of {alias}",
-                                 "run something first: valorch run --image ALIAS")
+                raise InputError(
+                    f"'{spec}': no finished runs of {alias}",
+                    "run something first: valorch run --image ALIAS",
+                )
             # only runs of the newest run's digest on its host: one side is one environment
             runs = queries.runs_like(session, newest[0], int(count))
             if len(runs) < int(count):
-                raise InputError(f"'{spec}': {alias} has {len(runs)} finished run(s) of its newest digest on "
-                                 f"{newest[0].host.name}, not {count}",
-                                 f"run it again: valorch run --image {alias} --repeat {int(count) - len(runs)}")
+                raise InputError(
+                    f"'{spec}': {alias} has {len(runs)} finished run(s) of its newest digest on "
+                    f"{newest[0].host.name}, not {count}",
+                    f"run it again: valorch run --image {alias} --repeat {int(count) - len(runs)}",
+                )
             return runs_side(session, spec, "latest", runs, images)
         wanted = [alias] if alias else list(images)
         runs = queries.latest_runs(session, wanted)
         if not runs:
-            raise InputError(f"'{spec}': no finished runs" + (f" of {', '.join(wanted)}" if wanted else ""),
-                             "run something first: valorch run --image ALIAS")
+            raise InputError(
+                f"'{spec}': no finished runs" + (f" of {', '.join(wanted)}" if wanted else ""),
+                "run something first: valorch run --image ALIAS",
+            )
         return runs_side(session, spec, "latest", runs, images)
     base = bulk.baseline(session, spec)
     if base is not None:
         if base.run_id:
-            return runs_side(session, spec, "baseline", [queries.get_run(session, base.run_id)], images)
+            return runs_side(
+                session, spec, "baseline", [queries.get_run(session, base.run_id)], images
+            )
         mv = bulk.matrix_version(session, base.matrix_version or "")
         if mv is None:
-            raise InputError(f"baseline '{spec}' names matrix version '{base.matrix_version}', which is not stored",
-                             "publish it again, or point the baseline elsewhere: valorch baseline set NAME RUN")
+            raise InputError(
+                f"baseline '{spec}' names matrix version '{base.matrix_version}', which is not stored",
+                "publish it again, or point the baseline elsewhere: valorch baseline set NAME RUN",
+            )
         return matrix_side(spec, "baseline", mv, images)
     mv = bulk.matrix_version(session, spec)
     if mv is not None:
@@ -109,30 +145,50 @@ def resolve(session: Session, spec: str, images: Sequence[str] = ()) -> engine.S
     runs = bulk.runs_of_batch(session, spec) if len(spec) >= 4 else []
     if runs:
         return runs_side(session, spec[:8], "batch", runs, images)
-    raise InputError(f"'{spec}' is not a run, batch, matrix version or baseline in the results database",
-                     "list them with `valorch results list` and `valorch baseline list`; or use latest[:ALIAS]")
+    raise InputError(
+        f"'{spec}' is not a run, batch, matrix version or baseline in the results database",
+        "list them with `valorch results list` and `valorch baseline list`; or use latest[:ALIAS]",
+    )
 
 
-def report_for(session: Session, base: str | engine.Side, head: str | engine.Side, threshold: float,
-               known_issues: Path | None, images: Sequence[str] = (),
-               on_warning: Callable[[str], None] | None = None, pair: Sequence[str] = (),
-               on_pair: Callable[[str, str], None] | None = None) -> engine.Report:
+def report_for(
+    session: Session,
+    base: str | engine.Side,
+    head: str | engine.Side,
+    threshold: float,
+    known_issues: Path | None,
+    images: Sequence[str] = (),
+    on_warning: Callable[[str], None] | None = None,
+    pair: Sequence[str] = (),
+    on_pair: Callable[[str, str], None] | None = None,
+) -> engine.Report:
     if not 0 < threshold < 100:
         raise InputError(f"--threshold {threshold}: must be a fraction above 0, e.g. 0.05 for 5 %")
     issues = ki.load(known_issues) if known_issues else None
-    for warning in (issues.warnings if issues and on_warning else ()):
+    for warning in issues.warnings if issues and on_warning else ():
         on_warning(warning)
     bside = base if isinstance(base, engine.Side) else resolve(session, base, images)
     hside = head if isinstance(head, engine.Side) else resolve(session, head, images)
-    bside, hside, paired = pairing.apply(bside, hside, pairing.parse(pair))  # --pair: an image meets its successor
+    bside, hside, paired = pairing.apply(
+        bside, hside, pairing.parse(pair)
+    )  # --pair: an image meets its successor
     for b, h in paired.items() if on_pair else ():
         on_pair(b, h)
     if not bside.observations or not hside.observations:
         empty = bside if not bside.observations else hside
-        raise NoResults(f"'{empty.label}' has no results" + (f" for {', '.join(images)}" if images else ""),
-                        "check --image, or pick a side that has results")
-    return engine.compare(bside, hside, threshold, issues.match if issues else None,
-                          issues.expired() if issues else (), date.today(), run_noise(session, hside.runs))
+        raise NoResults(
+            f"'{empty.label}' has no results" + (f" for {', '.join(images)}" if images else ""),
+            "check --image, or pick a side that has results",
+        )
+    return engine.compare(
+        bside,
+        hside,
+        threshold,
+        issues.match if issues else None,
+        issues.expired() if issues else (),
+        date.today(),
+        run_noise(session, hside.runs),
+    )
 
 
 def run_noise(session: Session, run_ids: Sequence[str]) -> dict[tuple[str, str], float]:
@@ -147,17 +203,34 @@ def run_noise(session: Session, run_ids: Sequence[str]) -> dict[tuple[str, str],
     return out
 
 
-def compare(factory: sessionmaker[Session], base: str, head: str, threshold: float, known_issues: Path | None,
-            images: Sequence[str] = (), on_warning: Callable[[str], None] | None = None,
-            pair: Sequence[str] = (), on_pair: Callable[[str, str], None] | None = None) -> engine.Report:
+def compare(
+    factory: sessionmaker[Session],
+    base: str,
+    head: str,
+    threshold: float,
+    known_issues: Path | None,
+    images: Sequence[str] = (),
+    on_warning: Callable[[str], None] | None = None,
+    pair: Sequence[str] = (),
+    on_pair: Callable[[str, str], None] | None = None,
+) -> engine.Report:
     """The report between two named sides, in one session (``pair``: regression/pairing.py rules)."""
     pairing.parse(pair)  # bad rules are exit 2 before the database is read
     with factory() as session:
-        return report_for(session, base, head, threshold, known_issues, images, on_warning, pair, on_pair)
+        return report_for(
+            session, base, head, threshold, known_issues, images, on_warning, pair, on_pair
+        )
 
 
-def judge(report: engine.Report, gate_coverage: bool = False, allow_known_failures: bool = False) -> gate.Verdict:
+def judge(
+    report: engine.Report, gate_coverage: bool = False, allow_known_failures: bool = False
+) -> gate.Verdict:
     """diff's gate (exit 1): every unexcused failure of the head, still failing ones unless
     ``allow_known_failures``, every timing regression, and lost coverage with ``gate_coverage``."""
-    return gate.decide(report, gate_coverage=gate_coverage, allow_known_failures=allow_known_failures,
-                       coverage_flag="no --gate-coverage", subject="diff")
+    return gate.decide(
+        report,
+        gate_coverage=gate_coverage,
+        allow_known_failures=allow_known_failures,
+        coverage_flag="no --gate-coverage",
+        subject="diff",
+    )

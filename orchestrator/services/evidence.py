@@ -4,15 +4,24 @@ long history costs a few statements, not one per run."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Sequence
 
 from sqlalchemy.orm import Session
 
 from ..matrix.document import Table, TCell, TRow
-from ..matrix.evidence import (CPU_ONLY_CLASS, VERSION_ROWS, Attempt, EnvWalk, RunFacts, SuitePlan, column_labels, feeds,
-                               host_class, special)
+from ..matrix.evidence import (
+    VERSION_ROWS,
+    Attempt,
+    EnvWalk,
+    RunFacts,
+    SuitePlan,
+    column_labels,
+    feeds,
+    host_class,
+    special,
+)
 from ..matrix.layouts import RunInfo
 from ..matrix.model import Observation
 from ..store import matrix_store
@@ -27,7 +36,9 @@ class Evidence:
     observations: tuple[Observation, ...]
     columns: tuple[RunInfo, ...]
     runs_read: int
-    special_used: bool  # ad-hoc / bisect / cpu-only runs feed it (asked for, or nothing else exists)
+    special_used: (
+        bool  # ad-hoc / bisect / cpu-only runs feed it (asked for, or nothing else exists)
+    )
     special_left_out: int  # such runs that matched the other filters but were left out
     newest: datetime | None
 
@@ -37,9 +48,18 @@ class Evidence:
 
 
 def _facts(run: matrix_store.RunLite, image: dict, host: dict) -> RunFacts:
-    return RunFacts(run.id, image["alias"], image["digest"], image["backend"], host["name"],
-                    host_class(host["spec"], image["backend"], run.cpu_only), run.job, run.started, run.ended,
-                    dict(image["components"] or {}))
+    return RunFacts(
+        run.id,
+        image["alias"],
+        image["digest"],
+        image["backend"],
+        host["name"],
+        host_class(host["spec"], image["backend"], run.cpu_only),
+        run.job,
+        run.started,
+        run.ended,
+        dict(image["components"] or {}),
+    )
 
 
 @dataclass
@@ -50,8 +70,14 @@ class _Env:
     exhausted: bool = False
 
 
-def gather(session: Session, selectors: Sequence[str] = (), since: datetime | None = None, job: str | None = None,
-           include_special: bool = False, fallback_special: bool = True) -> Evidence:
+def gather(
+    session: Session,
+    selectors: Sequence[str] = (),
+    since: datetime | None = None,
+    job: str | None = None,
+    include_special: bool = False,
+    fallback_special: bool = True,
+) -> Evidence:
     """Walk every environment of the selected runs. Without ``job`` only named jobs feed the
     matrix; ad-hoc, bisect and ``--cpu-only`` runs do with ``include_special`` or, when
     ``fallback_special``, when no named job has run at all (the header says which)."""
@@ -60,21 +86,32 @@ def gather(session: Session, selectors: Sequence[str] = (), since: datetime | No
     hosts = matrix_store.hosts_of(session, [g.host_id for g in groups])
 
     def wanted(include: bool) -> list[matrix_store.RunGroup]:
-        return [g for g in groups
-                if feeds(g.job, images[g.image_id]["backend"], g.cpu_only, job=job, include_special=include)]
+        return [
+            g
+            for g in groups
+            if feeds(
+                g.job, images[g.image_id]["backend"], g.cpu_only, job=job, include_special=include
+            )
+        ]
 
     chosen = wanted(include_special)
-    used_special = include_special or any(special(g.job, images[g.image_id]["backend"], g.cpu_only) for g in chosen)
+    used_special = include_special or any(
+        special(g.job, images[g.image_id]["backend"], g.cpu_only) for g in chosen
+    )
     if not chosen and fallback_special and not include_special:
         chosen, used_special = wanted(True), True
-    left_out = 0 if used_special else sum(g.runs for g in wanted(True)) - sum(g.runs for g in chosen)
+    left_out = (
+        0 if used_special else sum(g.runs for g in wanted(True)) - sum(g.runs for g in chosen)
+    )
     envs: dict[tuple[str, str], list[matrix_store.RunGroup]] = {}
     for g in chosen:
         image = images[g.image_id]
         cls = host_class(hosts[g.host_id]["spec"], image["backend"], g.cpu_only)
         envs.setdefault((image["alias"], cls), []).append(g)
-    state: dict[str, _Env] = {env: _Env(gs, EnvWalk(env, set().union(*(g.suites for g in gs))))
-                              for env, gs in envs.items()}
+    state: dict[str, _Env] = {
+        env: _Env(gs, EnvWalk(env, set().union(*(g.suites for g in gs))))
+        for env, gs in envs.items()
+    }
     size, read = FIRST_ROUND, 0
     while True:
         batch: dict[tuple[str, str], list[tuple[RunFacts, str]]] = {}
@@ -85,7 +122,9 @@ def gather(session: Session, selectors: Sequence[str] = (), since: datetime | No
             e.offset += rows
             e.exhausted = rows < size
             if runs:
-                batch[env] = [(_facts(r, images[r.image_id], hosts[r.host_id]), r.state) for r in runs]
+                batch[env] = [
+                    (_facts(r, images[r.image_id], hosts[r.host_id]), r.state) for r in runs
+                ]
         if not batch:
             break
         ids = [f.run_id for runs in batch.values() for f, _ in runs]
@@ -111,8 +150,9 @@ def gather(session: Session, selectors: Sequence[str] = (), since: datetime | No
     return assemble(walks, read, used_special, left_out)
 
 
-def assemble(walks: dict[tuple[str, str], EnvWalk], runs_read: int, special_used: bool,
-             special_left_out: int) -> Evidence:
+def assemble(
+    walks: dict[tuple[str, str], EnvWalk], runs_read: int, special_used: bool, special_left_out: int
+) -> Evidence:
     """Observations and columns from walked environments (the site walks in memory and
     assembles the same way)."""
     labels = column_labels(walks)
@@ -120,8 +160,10 @@ def assemble(walks: dict[tuple[str, str], EnvWalk], runs_read: int, special_used
     columns: list[RunInfo] = []
     newest: list[datetime] = []
     # columns in the order each environment first appeared (its oldest run read)
-    for env, walk in sorted(walks.items(), key=lambda kv: (kv[1].newest.started if kv[1].newest else datetime.min,
-                                                           kv[0])):
+    for env, walk in sorted(
+        walks.items(),
+        key=lambda kv: (kv[1].newest.started if kv[1].newest else datetime.min, kv[0]),
+    ):
         if walk.newest is None:
             continue
         label = labels[env]
@@ -132,8 +174,14 @@ def assemble(walks: dict[tuple[str, str], EnvWalk], runs_read: int, special_used
         n = walk.newest
         columns.append(RunInfo(label, label, n.backend, env[1], dict(n.components), n.ended))
         newest.extend(o.when for o in found if o.when is not None)
-    return Evidence(tuple(obs), tuple(columns), runs_read, special_used, special_left_out,
-                    max(newest) if newest else None)
+    return Evidence(
+        tuple(obs),
+        tuple(columns),
+        runs_read,
+        special_used,
+        special_left_out,
+        max(newest) if newest else None,
+    )
 
 
 FLAG_TEXT = {"previous-digest": "previous digest", "newer-inconclusive": "newer run inconclusive"}
@@ -169,4 +217,6 @@ def _marked(c: TCell, flags: tuple[str, ...]) -> TCell:
         if "stale" in flags:
             words.append(f"stale: {c.when}")
         text = f"{c.text} ({', '.join(words)})" if words else c.text
-    return TCell(text, c.verdict, c.statuses, c.runs, c.note, c.when, flags)  # not replace(): 10,000s of cells
+    return TCell(
+        text, c.verdict, c.statuses, c.runs, c.note, c.when, flags
+    )  # not replace(): 10,000s of cells

@@ -3,8 +3,9 @@ and the preflight of engines, images and the results database."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -27,8 +28,10 @@ def _pick(hosts: tuple[HostSpec, ...], name: str | None) -> tuple[HostSpec, ...]
         return hosts
     chosen = tuple(h for h in hosts if h.name == name)
     if not chosen:
-        raise InputError(f"no host '{name}' in the inventory ({', '.join(h.name for h in hosts)})",
-                         "valorch hosts list --hosts FILE shows the names")
+        raise InputError(
+            f"no host '{name}' in the inventory ({', '.join(h.name for h in hosts)})",
+            "valorch hosts list --hosts FILE shows the names",
+        )
     return chosen
 
 
@@ -37,8 +40,9 @@ def probe(hosts_file: Path | None, name: str | None, image: str | None) -> list[
     return [host for host, _facts in probe_with_facts(hosts_file, name, image)]
 
 
-def probe_with_facts(hosts_file: Path | None, name: str | None, image: str | None
-                     ) -> list[tuple[HostSpec, tuple[Fact, ...]]]:
+def probe_with_facts(
+    hosts_file: Path | None, name: str | None, image: str | None
+) -> list[tuple[HostSpec, tuple[Fact, ...]]]:
     """``probe``, each host with its facts (CPU, memory, kernel, GPU driver, ROCm / CUDA
     release, container runtime) from the same detection container and its engine."""
     from ..executors.engine_probe import detect
@@ -46,8 +50,14 @@ def probe_with_facts(hosts_file: Path | None, name: str | None, image: str | Non
     report = []
     for host in _pick(resolve_hosts(hosts_file), name):
         found = detect(host, image)
-        report.append((host.model_copy(update={"gpus": gpus_from_detection(found), "kernel": found.get("kernel")}),
-                       host_facts(found)))
+        report.append(
+            (
+                host.model_copy(
+                    update={"gpus": gpus_from_detection(found), "kernel": found.get("kernel")}
+                ),
+                host_facts(found),
+            )
+        )
     return report
 
 
@@ -60,15 +70,26 @@ def record(dest: Path) -> dict[str, Any]:
     from ..executors.base import PROBE_DIR
     from ..hosts.record import collect
 
-    if dest.exists() and (not dest.is_dir() or (any(dest.iterdir()) and not (dest / "manifest.json").exists())):
-        raise InputError(f"--record {dest}: exists and is not an empty directory or an earlier record",
-                         "name a new directory (it is created)")
+    if dest.exists() and (
+        not dest.is_dir() or (any(dest.iterdir()) and not (dest / "manifest.json").exists())
+    ):
+        raise InputError(
+            f"--record {dest}: exists and is not an empty directory or an earlier record",
+            "name a new directory (it is created)",
+        )
     return collect(dest, sys.executable, PROBE_DIR, dict(os.environ))
 
 
-def check(hosts_file: Path | None, catalog: Catalog, job: Path | None, images: Sequence[str],
-          probe_image: str | None, open_sessions: Callable[[], sessionmaker[Session]], level: int | None = None,
-          since_minutes: float = 60.0) -> dict[str, Any]:
+def check(
+    hosts_file: Path | None,
+    catalog: Catalog,
+    job: Path | None,
+    images: Sequence[str],
+    probe_image: str | None,
+    open_sessions: Callable[[], sessionmaker[Session]],
+    level: int | None = None,
+    since_minutes: float = 60.0,
+) -> dict[str, Any]:
     """Preflight: one row per host (``problems`` empty when it is ready) and the results
     database's state (``db``: "ok" or the problem). ``open_sessions`` opens the database; a
     failure to open it is a problem reported, not raised. With ``level`` 0 or 1, the GPU
@@ -77,7 +98,11 @@ def check(hosts_file: Path | None, catalog: Catalog, job: Path | None, images: S
 
     selected = list(load_job(job, catalog).images) if job else []
     selected += list(images or [])
-    refs = [(i.reference, i.digest) for i in catalog.select(selected) if i.executor == "docker"] if selected else []
+    refs = (
+        [(i.reference, i.digest) for i in catalog.select(selected) if i.executor == "docker"]
+        if selected
+        else []
+    )
     hosts = resolve_hosts(hosts_file)
     rows = [check_engine(h, refs, probe_image) for h in hosts]
     if level is not None:
@@ -87,8 +112,10 @@ def check(hosts_file: Path | None, catalog: Catalog, job: Path | None, images: S
 
         window = datetime.now().astimezone() - timedelta(minutes=since_minutes)
         for host, row in zip(hosts, rows):
-            verdicts = [pf.level0(host, b, probe_image) if level == 0 else pf.level1(host, b, window)
-                        for b in pf.backends_of(host)]
+            verdicts = [
+                pf.level0(host, b, probe_image) if level == 0 else pf.level1(host, b, window)
+                for b in pf.backends_of(host)
+            ]
             row["preflight"] = [v.as_dict() for v in verdicts]
             row["problems"] += [f"L{level} preflight: {v.reason}" for v in verdicts if not v.ok]
     db_problem = None

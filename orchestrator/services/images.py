@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Iterable
 
 from .. import imageref
 from ..catalog.core import Catalog, load_file
@@ -45,8 +45,14 @@ class FileUpdate:
     aliases: tuple[str, ...]
 
     def diff(self) -> str:
-        return "".join(difflib.unified_diff(self.old.splitlines(True), self.new.splitlines(True),
-                                            f"a/{self.path.name}", f"b/{self.path.name}"))
+        return "".join(
+            difflib.unified_diff(
+                self.old.splitlines(True),
+                self.new.splitlines(True),
+                f"a/{self.path.name}",
+                f"b/{self.path.name}",
+            )
+        )
 
 
 def registry_images(catalog: Catalog, names: Iterable[str] = ()) -> tuple[ImageSpec, ...]:
@@ -63,25 +69,40 @@ def check(images: Iterable[ImageSpec], client: RegistryClient, workers: int = 8)
 
     def one(image: ImageSpec) -> TagCheck:
         if image.local:
-            return TagCheck(image.alias, image.reference, LOCAL, image.digest,
-                            message="built locally (make test-images), not in a registry")
+            return TagCheck(
+                image.alias,
+                image.reference,
+                LOCAL,
+                image.digest,
+                message="built locally (make test-images), not in a registry",
+            )
         ref = imageref.parse(image.reference)
         ref = imageref.ImageRef(ref.domain, ref.path, ref.tag or "latest", None)
         try:
             got = client.resolve(ref)
         except ManifestNotFound as exc:
-            return TagCheck(image.alias, image.reference, VANISHED, image.digest, message=exc.message)
+            return TagCheck(
+                image.alias, image.reference, VANISHED, image.digest, message=exc.message
+            )
         state = NEW if image.digest is None else SAME if got.digest == image.digest else MOVED
-        return TagCheck(image.alias, image.reference, state, image.digest, got.digest, got.media_type,
-                        str(got.rate_limit) if got.rate_limit else None)
+        return TagCheck(
+            image.alias,
+            image.reference,
+            state,
+            image.digest,
+            got.digest,
+            got.media_type,
+            str(got.rate_limit) if got.rate_limit else None,
+        )
 
     images = list(images)
     with ThreadPoolExecutor(max_workers=max(1, min(workers, len(images)))) as pool:
         return list(pool.map(one, images))
 
 
-def check_catalog(catalog: Catalog, names: Iterable[str] = (), ca: str | None = None,
-                  timeout: float = 30) -> list[TagCheck]:
+def check_catalog(
+    catalog: Catalog, names: Iterable[str] = (), ca: str | None = None, timeout: float = 30
+) -> list[TagCheck]:
     """``images check``: the selected registry images resolved through their registries."""
     return check(registry_images(catalog, names), RegistryClient(ca=ca, timeout=timeout))
 
@@ -93,7 +114,9 @@ def drifted(checks: Iterable[TagCheck]) -> list[TagCheck]:
 def plan_update(catalog_dir: Path, checks: Iterable[TagCheck]) -> list[FileUpdate]:
     """The catalog files with the new digests of moved and new tags written in, as text that
     keeps every comment and layout (only the ``digest:`` lines change or are added)."""
-    wanted = {c.alias: c.current_digest for c in checks if c.state in (MOVED, NEW) and c.current_digest}
+    wanted = {
+        c.alias: c.current_digest for c in checks if c.state in (MOVED, NEW) and c.current_digest
+    }
     updates = []
     for path in sorted(Path(catalog_dir).glob("*.yaml")):
         text = path.read_text(encoding="utf-8")
@@ -131,5 +154,8 @@ def validate_update(path: Path, update: FileUpdate, checks: Iterable[TagCheck]) 
     got = {image.alias: image.digest for image, _ in load_file(path)}
     wrong = {a: d for a, d in wanted.items() if got.get(a) != d}
     if wrong:
-        raise SpecError(f"{update.path}: the rewritten catalog does not carry the new digests of "
-                        f"{', '.join(sorted(wrong))}", "the file was left unchanged; edit the digests by hand")
+        raise SpecError(
+            f"{update.path}: the rewritten catalog does not carry the new digests of "
+            f"{', '.join(sorted(wrong))}",
+            "the file was left unchanged; edit the digests by hand",
+        )

@@ -37,15 +37,25 @@ class Audit:
 
     def to_json(self) -> dict[str, Any]:
         inv, findings = self.inventory, list(self.findings)
-        return {"image": self.image.alias, "reference": self.image.reference, "digest": self.digest,
-                "run": self.run_id, "exit_code": audit.exit_code(findings), "drift": audit.has_drift(findings),
-                "findings": [f.model_dump() for f in findings],
-                "components": {c.name: c.value for c in inv.components if c.headline},
-                # each framework package's import, as the gatherer tried it: "ok" or the error
-                "imports": {c.name: c.extra.get("import_error") or "ok" for c in inv.components
-                            if c.headline and ("imports" in c.extra or "import_error" in c.extra)},
-                "packages": sum(not c.headline for c in inv.components),
-                "host_facts": dict(inv.host_facts), "errors": list(inv.errors)}
+        return {
+            "image": self.image.alias,
+            "reference": self.image.reference,
+            "digest": self.digest,
+            "run": self.run_id,
+            "exit_code": audit.exit_code(findings),
+            "drift": audit.has_drift(findings),
+            "findings": [f.model_dump() for f in findings],
+            "components": {c.name: c.value for c in inv.components if c.headline},
+            # each framework package's import, as the gatherer tried it: "ok" or the error
+            "imports": {
+                c.name: c.extra.get("import_error") or "ok"
+                for c in inv.components
+                if c.headline and ("imports" in c.extra or "import_error" in c.extra)
+            },
+            "packages": sum(not c.headline for c in inv.components),
+            "host_facts": dict(inv.host_facts),
+            "errors": list(inv.errors),
+        }
 
 
 @dataclass(frozen=True)
@@ -65,8 +75,9 @@ class Stored:
         return audit.compare(self.inventory, self.expected)
 
 
-def gather_and_store(image: ImageSpec, factory: Factory, host: HostSpec | None = None,
-                     status: Any = None) -> tuple[str, str | None, Inventory]:
+def gather_and_store(
+    image: ImageSpec, factory: Factory, host: HostSpec | None = None, status: Any = None
+) -> tuple[str, str | None, Inventory]:
     """Gather in the image, validate, store as a run: (run id, digest, inventory).
     ``status(text)`` is a context manager the caller shows while the container runs."""
     host = host or detect_local()
@@ -76,16 +87,27 @@ def gather_and_store(image: ImageSpec, factory: Factory, host: HostSpec | None =
         with status(f"gathering the inventory of {image.alias} ({image.reference}) ..."):
             raw, problem, digest = gather_inventory(image, host)
     if problem:
-        raise InfrastructureError(problem, "valorch images show NAME shows the reference; docker image ls what "
-                                  "the engine has (build the test images with make test-images)")
+        raise InfrastructureError(
+            problem,
+            "valorch images show NAME shows the reference; docker image ls what "
+            "the engine has (build the test images with make test-images)",
+        )
     try:
         inv = audit.parse_inventory(raw)
     except (ValidationError, ValueError) as exc:
-        raise InfrastructureError(f"the inventory probe in {image.reference} printed an invalid inventory: "
-                                  f"{str(exc)[:400]}") from None
+        raise InfrastructureError(
+            f"the inventory probe in {image.reference} printed an invalid inventory: "
+            f"{str(exc)[:400]}"
+        ) from None
     with factory() as session:
-        run = iq.store_inventory(session, image=image, digest=digest, host=host,
-                                 executor="host" if image.executor == "host" else "docker", inventory=inv)
+        run = iq.store_inventory(
+            session,
+            image=image,
+            digest=digest,
+            host=host,
+            executor="host" if image.executor == "host" else "docker",
+            inventory=inv,
+        )
         run_id = run.id
         session.commit()
     return run_id, digest, inv
@@ -97,7 +119,9 @@ def audit_image(image: ImageSpec, factory: Factory, status: Any = None) -> Audit
     return Audit(image, run_id, digest, inv, tuple(audit.compare(inv, dict(image.components))))
 
 
-def side(name: str, catalog: Catalog, factory: Factory, stored: bool, status: Any = None) -> tuple[str, Inventory]:
+def side(
+    name: str, catalog: Catalog, factory: Factory, stored: bool, status: Any = None
+) -> tuple[str, Inventory]:
     """A run id (or unique prefix) of a stored inventory, else an image gathered now
     (or its newest stored inventory with ``stored``): (label, inventory)."""
     with factory() as session:
@@ -110,8 +134,10 @@ def side(name: str, catalog: Catalog, factory: Factory, stored: bool, status: An
         with factory() as session:
             found = iq.newest_inventory_of(session, spec.alias)
         if found is None:
-            raise InputError(f"no stored inventory of {spec.alias}",
-                             f"run valorch inventory audit --image {spec.alias} first, or drop --stored")
+            raise InputError(
+                f"no stored inventory of {spec.alias}",
+                f"run valorch inventory audit --image {spec.alias} first, or drop --stored",
+            )
         return f"{spec.alias}@{found[0].id[:8]}", found[1]
     # the same image (by digest) was inventoried before: an inventory is a function of the
     # image's content, so it is reused instead of gathered (and stored) again
@@ -140,10 +166,14 @@ def stage(image: ImageSpec, pull: str = "missing", on_pull: Any = None) -> Image
     return image
 
 
-def diff(a: str, b: str, catalog: Catalog, factory: Factory, stored: bool,
-         status: Any = None) -> tuple[str, str, list[Change]]:
+def diff(
+    a: str, b: str, catalog: Catalog, factory: Factory, stored: bool, status: Any = None
+) -> tuple[str, str, list[Change]]:
     """Component by component, from side A to side B: (label A, label B, changes)."""
-    (name_a, inv_a), (name_b, inv_b) = side(a, catalog, factory, stored, status), side(b, catalog, factory, stored, status)
+    (name_a, inv_a), (name_b, inv_b) = (
+        side(a, catalog, factory, stored, status),
+        side(b, catalog, factory, stored, status),
+    )
     return name_a, name_b, audit.diff(inv_a, inv_b)
 
 
@@ -152,16 +182,33 @@ def stored(factory: Factory, run: str) -> Stored:
     with factory() as session:
         found = iq.load_inventory(session, run)
         if found is None:
-            raise InputError(f"no stored inventory for run '{run}'",
-                             "valorch inventory list shows the stored inventories")
+            raise InputError(
+                f"no stored inventory for run '{run}'",
+                "valorch inventory list shows the stored inventories",
+            )
         row, inv = found
-        return Stored(row.id, row.image.alias, row.image.reference, row.image.digest, row.started,
-                      dict(row.image.components or {}), inv)
+        return Stored(
+            row.id,
+            row.image.alias,
+            row.image.reference,
+            row.image.digest,
+            row.started,
+            dict(row.image.components or {}),
+            inv,
+        )
 
 
 def listing(factory: Factory, image: str | None, limit: int) -> list[dict[str, Any]]:
     """Stored inventories, newest first."""
     with factory() as session:
-        return [{"run": r.id, "image": r.image.alias, "reference": r.image.reference, "digest": r.image.digest,
-                 "job": r.job, "started": r.started.isoformat(timespec="seconds")}
-                for r in iq.inventory_runs(session, image, limit)]
+        return [
+            {
+                "run": r.id,
+                "image": r.image.alias,
+                "reference": r.image.reference,
+                "digest": r.image.digest,
+                "job": r.job,
+                "started": r.started.isoformat(timespec="seconds"),
+            }
+            for r in iq.inventory_runs(session, image, limit)
+        ]

@@ -20,8 +20,11 @@ def runner_sets(job: JobSpec, catalog: Catalog, cpu_only: bool = False) -> list[
     sets: dict[tuple[str, ...], list[str]] = {}
     for image in catalog.select(job.images):
         backend = "cpu" if cpu_only or image.executor == "host" else image.backend
-        wanted = [a for a in (*getattr(image, "archs", ()), *archs)
-                  if backend != "cpu" and a.startswith("gfx" if backend == "rocm" else "sm_")]
+        wanted = [
+            a
+            for a in (*getattr(image, "archs", ()), *archs)
+            if backend != "cpu" and a.startswith("gfx" if backend == "rocm" else "sm_")
+        ]
         labels = tuple(dict.fromkeys(("self-hosted", backend, *wanted, *others)))
         sets.setdefault(labels, []).append(image.alias)
     return [{"runs-on": list(labels), "images": images} for labels, images in sets.items()]
@@ -35,6 +38,14 @@ def job_specs(directory: Path) -> list[dict[str, Any]]:
             job = load_job(path)
         except Exception:  # noqa: BLE001 - a file that is not a job spec (known-issues.yaml) is not listed
             continue
-        rows.append({"name": job.name, "path": str(path), "description": job.description,
-                     "images": list(job.images), "suites": [s.name for s in job.suites], "labels": list(job.labels)})
+        rows.append(
+            {
+                "name": job.name,
+                "path": str(path),
+                "description": job.description,
+                "images": list(job.images),
+                "suites": [s.name for s in job.suites],
+                "labels": list(job.labels),
+            }
+        )
     return rows

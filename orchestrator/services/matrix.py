@@ -5,10 +5,11 @@ from __future__ import annotations
 import fnmatch
 import json
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -16,25 +17,32 @@ from .. import __version__, yamlio
 from ..catalog.core import Catalog
 from ..errors import InputError
 from ..matrix.document import Document, Header
-from ..matrix.layouts import COLUMNS, LAYOUTS, ROWS, CatalogImage
-from ..matrix.layouts import components_table, observed_table
+from ..matrix.layouts import COLUMNS, LAYOUTS, ROWS, CatalogImage, components_table, observed_table
 from ..matrix.libraries import images_for, libraries_table
 from ..matrix.status_filter import rows_with
 from ..matrix.tiers import Policy
 from ..render.html import document_html
 from ..render.markdown import document_md
 from ..render.rst import document_rst
+from ..spec import VERSION_PATTERN
 from ..store import matrix_store
 from ..store.db import public_url
 from ..store.queries import now
-from ..spec import VERSION_PATTERN
 from . import evidence
 
 Factory = sessionmaker[Session]
 FORMATS = ("md", "rst", "html", "json")
 DEFAULT_FRESH_DAYS = 7
-DEFAULT_ROWS = {"checks": "checks", "features": "features", "since": "features", "summary": "features",
-                "tiers": "checks", "components": "checks", "seed-features": "features", "libraries": "checks"}
+DEFAULT_ROWS = {
+    "checks": "checks",
+    "features": "features",
+    "since": "features",
+    "summary": "features",
+    "tiers": "checks",
+    "components": "checks",
+    "seed-features": "features",
+    "libraries": "checks",
+}
 
 
 def choice(value: str, allowed: tuple[str, ...], flag: str) -> str:
@@ -50,8 +58,11 @@ def _policy(path: Path | None) -> Policy:
     try:
         return Policy.from_mapping(doc.data)
     except (TypeError, ValueError) as exc:
-        raise InputError(f"{path}: {exc}", "keys: first_class_min_pass, first_class_max_crashes, "
-                         "best_effort_min_pass, experimental_min_pass") from None
+        raise InputError(
+            f"{path}: {exc}",
+            "keys: first_class_min_pass, first_class_max_crashes, "
+            "best_effort_min_pass, experimental_min_pass",
+        ) from None
 
 
 def _when(moment: datetime | None) -> str | None:
@@ -60,16 +71,30 @@ def _when(moment: datetime | None) -> str | None:
         return None
     if moment.time() == datetime.min.time():
         return moment.strftime("%Y-%m-%d")
-    return moment.isoformat(timespec="minutes" if not moment.second and not moment.microsecond else "seconds")
+    return moment.isoformat(
+        timespec="minutes" if not moment.second and not moment.microsecond else "seconds"
+    )
 
 
 STRICT_LAYOUTS = ("summary", "tiers")  # claims about a backend: named jobs only, never a fallback
 
 
-def build_document(factory: Factory, db: str | None, catalog: Callable[[], Catalog], layout: str, rows: str | None,
-                   columns: str | None, images: Sequence[str], since_dt: datetime | None,
-                   policy_path: Path | None, job: str | None = None, *, include_adhoc: bool = False,
-                   fresh_days: int = DEFAULT_FRESH_DAYS, strict: bool = False) -> Document:
+def build_document(
+    factory: Factory,
+    db: str | None,
+    catalog: Callable[[], Catalog],
+    layout: str,
+    rows: str | None,
+    columns: str | None,
+    images: Sequence[str],
+    since_dt: datetime | None,
+    policy_path: Path | None,
+    job: str | None = None,
+    *,
+    include_adhoc: bool = False,
+    fresh_days: int = DEFAULT_FRESH_DAYS,
+    strict: bool = False,
+) -> Document:
     """An unpublished document. Each cell is the newest final verdict of its check in its
     environment (image on a host class: services/evidence.py), dated; cells older than
     ``fresh_days`` are marked stale. The components layout reads the catalog and the stored
@@ -78,11 +103,19 @@ def build_document(factory: Factory, db: str | None, catalog: Callable[[], Catal
     named jobs only unless ``include_adhoc``, as for the summary and tiers layouts."""
     layout = choice(layout, LAYOUTS, "--layout")
     rows = choice(rows or DEFAULT_ROWS[layout], ROWS, "--rows")
-    columns = choice(columns or ("backends" if layout == "tiers" else "images"), COLUMNS, "--columns")
+    columns = choice(
+        columns or ("backends" if layout == "tiers" else "images"), COLUMNS, "--columns"
+    )
     fresh_days = fresh_window(fresh_days)
     policy, since = _policy(policy_path), _when(since_dt)
     images = list(images)
-    params: dict[str, Any] = {"layout": layout, "rows": rows, "columns": columns, "images": images, "since": since}
+    params: dict[str, Any] = {
+        "layout": layout,
+        "rows": rows,
+        "columns": columns,
+        "images": images,
+        "since": since,
+    }
     if job:
         params["job"] = job
     if include_adhoc:
@@ -90,49 +123,87 @@ def build_document(factory: Factory, db: str | None, catalog: Callable[[], Catal
     stale = 0
     with factory() as session:
         if layout in ("components", "libraries"):
-            entries = [i for i in catalog().images
-                       if not images or any(fnmatch.fnmatchcase(i.alias, s) for s in images)]
+            entries = [
+                i
+                for i in catalog().images
+                if not images or any(fnmatch.fnmatchcase(i.alias, s) for s in images)
+            ]
             inventory = matrix_store.newest_components_by_image(session)
             if layout == "libraries":
-                inventory = {a: v for a, v in inventory.items()
-                             if not images or any(fnmatch.fnmatchcase(a, s) for s in images)}
-                table = libraries_table(images_for([(i.alias, i.backend) for i in entries], inventory, bool(images)))
+                inventory = {
+                    a: v
+                    for a, v in inventory.items()
+                    if not images or any(fnmatch.fnmatchcase(a, s) for s in images)
+                }
+                table = libraries_table(
+                    images_for([(i.alias, i.backend) for i in entries], inventory, bool(images))
+                )
             else:
-                table = components_table([CatalogImage(i.alias, i.reference, i.digest, dict(i.components))
-                                          for i in entries], inventory)
+                table = components_table(
+                    [
+                        CatalogImage(i.alias, i.reference, i.digest, dict(i.components))
+                        for i in entries
+                    ],
+                    inventory,
+                )
             used = sorted(run_id for run_id, _ in inventory.values())
             ended = matrix_store.ended_of(session, used)
-            source = ["the image catalog (images/*.yaml)", f"inventory runs in {public_url(db)}: {len(used)}"]
+            source = [
+                "the image catalog (images/*.yaml)",
+                f"inventory runs in {public_url(db)}: {len(used)}",
+            ]
         else:
             strict = strict or layout in STRICT_LAYOUTS
-            ev = evidence.gather(session, images, since_dt, job, include_special=include_adhoc,
-                                 fallback_special=not strict)
+            ev = evidence.gather(
+                session,
+                images,
+                since_dt,
+                job,
+                include_special=include_adhoc,
+                fallback_special=not strict,
+            )
             if ev.empty:
-                raise InputError(_nothing(job, images, since, strict and not include_adhoc),
-                                 "run something first: valorch run --job jobs/smoke.yaml"
-                                 + ("; ad-hoc, bisect and --cpu-only runs count with --include-adhoc"
-                                    if strict and not include_adhoc else ""))
+                raise InputError(
+                    _nothing(job, images, since, strict and not include_adhoc),
+                    "run something first: valorch run --job jobs/smoke.yaml"
+                    + (
+                        "; ad-hoc, bisect and --cpu-only runs count with --include-adhoc"
+                        if strict and not include_adhoc
+                        else ""
+                    ),
+                )
             obs, infos = list(ev.observations), list(ev.columns)
             table = observed_table(layout, obs, infos, rows, columns, policy)
             table, stale = evidence.stamp(table, now(), fresh_days)
             ended = [ev.newest] if ev.newest else []
             cells = sum(1 for r in table.rows for c in r.cells if c.when)
-            source = [f"results database {public_url(db)}",
-                      f"{len(infos)} environments (image on a host class); each cell is the newest final verdict "
-                      f"of its check there ({ev.runs_read} runs read)"
-                      + (f", job {job}" if job else (", ad-hoc runs" if ev.special_used else ", named jobs")) + (f", runs started since {since}" if since else ""),
-                      _special_line(ev, include_adhoc),
-                      f"freshness: {stale} of {cells} cells older than {fresh_days} days (--fresh-days)",
-                      f"images: {', '.join(images) if images else 'all'}"]
+            source = [
+                f"results database {public_url(db)}",
+                f"{len(infos)} environments (image on a host class); each cell is the newest final verdict "
+                f"of its check there ({ev.runs_read} runs read)"
+                + (
+                    f", job {job}"
+                    if job
+                    else (", ad-hoc runs" if ev.special_used else ", named jobs")
+                )
+                + (f", runs started since {since}" if since else ""),
+                _special_line(ev, include_adhoc),
+                f"freshness: {stale} of {cells} cells older than {fresh_days} days (--fresh-days)",
+                f"images: {', '.join(images) if images else 'all'}",
+            ]
     last = max(ended).strftime("%Y-%m-%d") if ended else "never"
     source.append(f"valorch {__version__}")
-    return Document(Header("unpublished", last, tuple(s for s in source if s), stale, fresh_days), table, params)
+    return Document(
+        Header("unpublished", last, tuple(s for s in source if s), stale, fresh_days), table, params
+    )
 
 
 def fresh_window(days: int) -> int:
     if not isinstance(days, int) or isinstance(days, bool) or days < 1 or days > 36500:
-        raise InputError(f"--fresh-days {days!r}: the freshness window must be a whole number of days, 1 or more",
-                         f"for example --fresh-days {DEFAULT_FRESH_DAYS} (the default)")
+        raise InputError(
+            f"--fresh-days {days!r}: the freshness window must be a whole number of days, 1 or more",
+            f"for example --fresh-days {DEFAULT_FRESH_DAYS} (the default)",
+        )
     return days
 
 
@@ -147,9 +218,14 @@ def _special_line(ev: evidence.Evidence, asked: bool) -> str:
 
 
 def _nothing(job: str | None, images: Sequence[str], since: str | None, named_only: bool) -> str:
-    return ("no finished runs" + (" of a named job" if named_only and not job else "") + " in the results database"
-            + (f" of job {job}" if job else "") + (f" for {', '.join(images)}" if images else "")
-            + (f" since {since}" if since else ""))
+    return (
+        "no finished runs"
+        + (" of a named job" if named_only and not job else "")
+        + " in the results database"
+        + (f" of job {job}" if job else "")
+        + (f" for {', '.join(images)}" if images else "")
+        + (f" since {since}" if since else "")
+    )
 
 
 def published(factory: Factory, version: str) -> Document:
@@ -157,18 +233,25 @@ def published(factory: Factory, version: str) -> Document:
     with factory() as session:
         data = matrix_store.load(session, version)
     if data is None:
-        raise InputError(f"no published matrix version '{version}'", "valorch matrix versions lists them")
+        raise InputError(
+            f"no published matrix version '{version}'", "valorch matrix versions lists them"
+        )
     return Document.from_dict(data)
 
 
 def check_fragment(fmt: str, fragment: bool) -> None:
     """--fragment is a table without its page: md, rst and html have one, json has none."""
     if fragment and fmt == "json":
-        raise InputError("--fragment does not apply to --format json (a JSON document has no page around "
-                         "its table)", "drop --fragment, or use --format md, rst or html")
+        raise InputError(
+            "--fragment does not apply to --format json (a JSON document has no page around "
+            "its table)",
+            "drop --fragment, or use --format md, rst or html",
+        )
 
 
-def render_document(doc: Document, fmt: str, fragment: bool = False, statuses: tuple[str, ...] = ()) -> str:
+def render_document(
+    doc: Document, fmt: str, fragment: bool = False, statuses: tuple[str, ...] = ()
+) -> str:
     """``doc`` in ``fmt``; ``fragment``: the table without page title or header, to include in a
     page (not json); with ``statuses``, only the rows having a cell in one of them."""
     fmt = choice(fmt, FORMATS, "--format")
@@ -180,38 +263,84 @@ def render_document(doc: Document, fmt: str, fragment: bool = False, statuses: t
 
 
 def _exists(version: str) -> InputError:
-    return InputError(f"matrix version '{version}' is already published; published versions are immutable",
-                      "publish under a new version name")
+    return InputError(
+        f"matrix version '{version}' is already published; published versions are immutable",
+        "publish under a new version name",
+    )
 
 
-def publish(factory: Factory, db: str | None, catalog: Callable[[], Catalog], version: str, layout: str, rows: str | None,
-            columns: str | None, images: Sequence[str], since: datetime | None,
-            policy_path: Path | None, job: str | None = None, *, include_adhoc: bool = False,
-            fresh_days: int = DEFAULT_FRESH_DAYS) -> dict[str, Any]:
+def publish(
+    factory: Factory,
+    db: str | None,
+    catalog: Callable[[], Catalog],
+    version: str,
+    layout: str,
+    rows: str | None,
+    columns: str | None,
+    images: Sequence[str],
+    since: datetime | None,
+    policy_path: Path | None,
+    job: str | None = None,
+    *,
+    include_adhoc: bool = False,
+    fresh_days: int = DEFAULT_FRESH_DAYS,
+) -> dict[str, Any]:
     """Build a document and store it as an immutable version (named jobs only, unless
     ``include_adhoc``); what was published."""
     if not re.fullmatch(VERSION_PATTERN, version):
-        raise InputError(f"matrix version {version!r} is not a version name",
-                         "1 to 64 characters from A-Z a-z 0-9 . _ - (e.g. v0.3)")
+        raise InputError(
+            f"matrix version {version!r} is not a version name",
+            "1 to 64 characters from A-Z a-z 0-9 . _ - (e.g. v0.3)",
+        )
     with factory() as session:
         if any(v.version == version for v in matrix_store.versions(session)):
             raise _exists(version)
-    doc = build_document(factory, db, catalog, layout, rows, columns, images, since, policy_path, job,
-                         include_adhoc=include_adhoc, fresh_days=fresh_days, strict=True)
+    doc = build_document(
+        factory,
+        db,
+        catalog,
+        layout,
+        rows,
+        columns,
+        images,
+        since,
+        policy_path,
+        job,
+        include_adhoc=include_adhoc,
+        fresh_days=fresh_days,
+        strict=True,
+    )
     doc = doc.with_header(replace(doc.header, version=version))
-    last = datetime.fromisoformat(doc.header.last_verified) if doc.header.last_verified != "never" else now()
+    last = (
+        datetime.fromisoformat(doc.header.last_verified)
+        if doc.header.last_verified != "never"
+        else now()
+    )
     with factory() as session:
         try:
             matrix_store.publish(session, version, doc.to_dict(), now(), last)
             session.commit()
         except matrix_store.VersionExistsError:
             raise _exists(version) from None
-    return {"version": version, "layout": doc.table.layout, "rows": len(doc.table.rows),
-            "cells": sum(len(r.cells) for r in doc.table.rows), "last_verified": doc.header.last_verified}
+    return {
+        "version": version,
+        "layout": doc.table.layout,
+        "rows": len(doc.table.rows),
+        "cells": sum(len(r.cells) for r in doc.table.rows),
+        "last_verified": doc.header.last_verified,
+    }
 
 
 def versions(factory: Factory) -> list[dict[str, Any]]:
     """Published versions, oldest first: version, published, last_verified (datetimes), layout, cells."""
     with factory() as session:
-        return [{"version": v.version, "published": v.published, "last_verified": v.last_verified,
-                 "layout": v.meta.get("layout", ""), "cells": len(v.cells)} for v in matrix_store.versions(session)]
+        return [
+            {
+                "version": v.version,
+                "published": v.published,
+                "last_verified": v.last_verified,
+                "layout": v.meta.get("layout", ""),
+                "cells": len(v.cells),
+            }
+            for v in matrix_store.versions(session)
+        ]

@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
-from ..spec import COUNTED
 from ..notify.message import Outcome, Regression
 from ..render.diff import _timing_text, why_text
 from ..render.repro import command
+from ..spec import COUNTED
 
 
-def from_report(report: Any, title: str, images: dict[str, dict[str, Any]], infra: bool = False,
-                report_path: str = "", verdict: Any = None, why: dict | None = None) -> Outcome:
+def from_report(
+    report: Any,
+    title: str,
+    images: dict[str, dict[str, Any]],
+    infra: bool = False,
+    report_path: str = "",
+    verdict: Any = None,
+    why: dict | None = None,
+) -> Outcome:
     """The outcome of a diff Report: its counted regressions (new by construction: what
     passed in the base), or with the gate's ``verdict`` every cell that fails the gate, each
     with the command that re-runs it on the head's image.
@@ -23,15 +31,29 @@ def from_report(report: Any, title: str, images: dict[str, dict[str, Any]], infr
             continue
         env = c.env.split(" → ")[-1]
         img = images.get(env) or {"alias": env, "reference": env, "digest": None}
-        regs.append(Regression(c.env, c.check, _timing_text(c) or f"{c.base} → {c.head}" + (f": {c.note}" if c.note
-                                                                                            else ""),
-                               command(check=c.check, **img), why_text(why, c).removeprefix("why: ")))
+        regs.append(
+            Regression(
+                c.env,
+                c.check,
+                _timing_text(c) or f"{c.base} → {c.head}" + (f": {c.note}" if c.note else ""),
+                command(check=c.check, **img),
+                why_text(why, c).removeprefix("why: "),
+            )
+        )
     counts = ", ".join(f"{k} {v}" for k, v in sorted(report.counts.items()) if k != "same")
-    return Outcome(title, len(report.head.observations), tuple(regs), infra, f"counts: {counts or 'no change'}",
-                   report_path)
+    return Outcome(
+        title,
+        len(report.head.observations),
+        tuple(regs),
+        infra,
+        f"counts: {counts or 'no change'}",
+        report_path,
+    )
 
 
-def head_images(factory: Any, run_ids: Sequence[str], local: frozenset[str] = frozenset()) -> dict[str, dict[str, Any]]:
+def head_images(
+    factory: Any, run_ids: Sequence[str], local: frozenset[str] = frozenset()
+) -> dict[str, dict[str, Any]]:
     """Head environment → what a repro command needs to name its image."""
     from ..store import queries
 
@@ -40,9 +62,14 @@ def head_images(factory: Any, run_ids: Sequence[str], local: frozenset[str] = fr
         for rid in run_ids:
             run = queries.get_run(session, rid)
             if run is not None:
-                out[run.image.alias] = {"alias": run.image.alias, "reference": run.image.reference,
-                                        "digest": run.image.digest, "local": run.image.alias in local,
-                                        "host": run.executor == "host", "cpu_only": run.cpu_only}
+                out[run.image.alias] = {
+                    "alias": run.image.alias,
+                    "reference": run.image.reference,
+                    "digest": run.image.digest,
+                    "local": run.image.alias in local,
+                    "host": run.executor == "host",
+                    "cpu_only": run.cpu_only,
+                }
     return out
 
 
@@ -53,13 +80,25 @@ def post(targets: Sequence[Any], outcome: Outcome, say: Callable[[str], None]) -
     return not send.send(targets, outcome, say=say)
 
 
-def post_report(factory: Any, targets: Sequence[Any], report: Any, title: str, say: Callable[[str], None], *,
-                local: frozenset[str] = frozenset(), infra: bool = False, report_path: str = "",
-                verdict: Any = None, why: dict | None = None) -> bool:
+def post_report(
+    factory: Any,
+    targets: Sequence[Any],
+    report: Any,
+    title: str,
+    say: Callable[[str], None],
+    *,
+    local: frozenset[str] = frozenset(),
+    infra: bool = False,
+    report_path: str = "",
+    verdict: Any = None,
+    why: dict | None = None,
+) -> bool:
     images = head_images(factory, report.head.runs, local)
     return post(targets, from_report(report, title, images, infra, report_path, verdict, why), say)
 
 
-def post_empty(targets: Sequence[Any], title: str, why: str, say: Callable[[str], None], infra: bool = False) -> bool:
+def post_empty(
+    targets: Sequence[Any], title: str, why: str, say: Callable[[str], None], infra: bool = False
+) -> bool:
     """Zero ingested results: a failure, never a success (conbench/conbench#1191)."""
     return post(targets, Outcome(title, 0, infra=infra, summary=why), say)

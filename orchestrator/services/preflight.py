@@ -3,13 +3,13 @@ no task, the report says why, and no result is ever attributed to it."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Iterable
 
-from ..hosts import preflight
 from ..errors import InfrastructureError
+from ..hosts import preflight
 from ..hosts.preflight import Probe
 from ..spec import HostSpec
 
@@ -30,8 +30,15 @@ class Verdict:
         return "; ".join(f"{p.name}: {p.detail}" for p in self.probes if not p.ok)
 
     def as_dict(self) -> dict:
-        return {"host": self.host, "ok": self.ok, "reason": self.reason,
-                "probes": [{"level": p.level, "name": p.name, "ok": p.ok, "detail": p.detail} for p in self.probes]}
+        return {
+            "host": self.host,
+            "ok": self.ok,
+            "reason": self.reason,
+            "probes": [
+                {"level": p.level, "name": p.name, "ok": p.ok, "detail": p.detail}
+                for p in self.probes
+            ],
+        }
 
 
 def _is_local(host: HostSpec) -> bool:
@@ -50,10 +57,18 @@ def container_probe(host: HostSpec, backend: str, image: str | None = None) -> P
         client = connect(host, timeout=20)
     except InfrastructureError as exc:
         return Probe(0, "container", False, exc.message)
-    present = next((ref for ref in ((image,) if image else PROBE_IMAGES) if inspect(client, ref) is not None), None)
+    present = next(
+        (ref for ref in ((image,) if image else PROBE_IMAGES) if inspect(client, ref) is not None),
+        None,
+    )
     if present is None:
-        return Probe(0, "container", False, f"no small image to start on {host.name} "
-                     f"(tried {', '.join((image,) if image else PROBE_IMAGES)})")
+        return Probe(
+            0,
+            "container",
+            False,
+            f"no small image to start on {host.name} "
+            f"(tried {', '.join((image,) if image else PROBE_IMAGES)})",
+        )
     spec = ContainerSpec(command=("true",), labels={LABEL: "1", f"{LABEL}.probe": "preflight"})
     try:
         if backend != "cpu":
@@ -64,10 +79,19 @@ def container_probe(host: HostSpec, backend: str, image: str | None = None) -> P
     try:
         ran = run_container(client, present, opts, [], 60, lambda chunk: None)
     except Exception as exc:  # noqa: BLE001 - any engine refusal is this host's preflight failure
-        return Probe(0, "container", False, f"a container with the {backend} device options did not start: "
-                     f"{str(exc)[:300]}")
+        return Probe(
+            0,
+            "container",
+            False,
+            f"a container with the {backend} device options did not start: {str(exc)[:300]}",
+        )
     if ran.exit_code != 0:
-        return Probe(0, "container", False, f"the {backend} container exited {ran.exit_code}: {ran.stderr_tail[-200:]}")
+        return Probe(
+            0,
+            "container",
+            False,
+            f"the {backend} container exited {ran.exit_code}: {ran.stderr_tail[-200:]}",
+        )
     return Probe(0, "container", True, f"{present} started with the {backend} device options")
 
 
@@ -82,7 +106,9 @@ def level0(host: HostSpec, backend: str, image: str | None = None) -> Verdict:
     return Verdict(host.name, tuple(probes))
 
 
-def level1(host: HostSpec, backend: str, since: datetime | None = None, until: datetime | None = None) -> Verdict:
+def level1(
+    host: HostSpec, backend: str, since: datetime | None = None, until: datetime | None = None
+) -> Verdict:
     """L0, then SMI health, rvs / dcgmi diag -r 1 and the kernel log (on this machine only:
     L1 reads the host's own tools and log, so it runs where valorch runs)."""
     first = level0(host, backend)
@@ -90,9 +116,23 @@ def level1(host: HostSpec, backend: str, since: datetime | None = None, until: d
     if not first.ok or vendor is None:
         return first
     if not _is_local(host):
-        return Verdict(host.name, first.probes + (Probe(1, "local", True, "L1 runs on the host itself: run "
-                                                             "valorch hosts check --level 1 there"),))
-    probes = preflight.smi_health(vendor) + preflight.diagnostics(vendor) + [preflight.kernel_log(since, until)]
+        return Verdict(
+            host.name,
+            first.probes
+            + (
+                Probe(
+                    1,
+                    "local",
+                    True,
+                    "L1 runs on the host itself: run valorch hosts check --level 1 there",
+                ),
+            ),
+        )
+    probes = (
+        preflight.smi_health(vendor)
+        + preflight.diagnostics(vendor)
+        + [preflight.kernel_log(since, until)]
+    )
     return Verdict(host.name, first.probes + tuple(probes))
 
 
@@ -103,7 +143,10 @@ def backends_of(host: HostSpec) -> tuple[str, ...]:
 def quarantine(pairs: Iterable[tuple[HostSpec, str]]) -> list[Verdict]:
     """L0 for each (host, GPU backend) a batch would use, concurrently; the failed verdicts
     (their hosts are quarantined for the batch by the caller)."""
-    todo = sorted({(h.name, b): (h, b) for h, b in pairs if b != "cpu"}.values(), key=lambda hb: (hb[0].name, hb[1]))
+    todo = sorted(
+        {(h.name, b): (h, b) for h, b in pairs if b != "cpu"}.values(),
+        key=lambda hb: (hb[0].name, hb[1]),
+    )
     if not todo:
         return []
     with ThreadPoolExecutor(max_workers=min(8, len(todo))) as pool:

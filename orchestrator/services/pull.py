@@ -7,9 +7,9 @@ disk-space check from the manifest's compressed size before a pull starts."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
-from typing import Callable, Iterable
 
 from .. import imageref
 from ..errors import InfrastructureError, InputError
@@ -48,8 +48,10 @@ class Staged:
 
 def check_policy(policy: str) -> str:
     if policy not in POLICIES:
-        raise InputError(f"--pull {policy!r} is not one of {', '.join(POLICIES)}",
-                         "missing (default) pulls absent images, always pulls every time, never uses what is there")
+        raise InputError(
+            f"--pull {policy!r} is not one of {', '.join(POLICIES)}",
+            "missing (default) pulls absent images, always pulls every time, never uses what is there",
+        )
     return policy
 
 
@@ -66,20 +68,33 @@ def _held(attrs: dict | None, ref: imageref.ImageRef) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _verify(attrs: dict | None, ref: imageref.ImageRef, expected: str, image: ImageSpec, host: HostSpec,
-            why: str) -> None:
+def _verify(
+    attrs: dict | None,
+    ref: imageref.ImageRef,
+    expected: str,
+    image: ImageSpec,
+    host: HostSpec,
+    why: str,
+) -> None:
     held = _held(attrs, ref)
     if expected not in held:
         raise DigestMismatch(
             f"digest mismatch for {image.alias} on {host.name}: {why} {expected}, the engine holds "
             f"{', '.join(held) or 'an image without a digest from ' + ref.repository}; nothing was run",
             "the tag moved between resolve and pull, or another image has this name: run valorch images check "
-            "(and images check --update if the move is intended), then pull again")
+            "(and images check --update if the move is intended), then pull again",
+        )
 
 
-def stage(image: ImageSpec, host: HostSpec, policy: str, registry: RegistryClient,
-          on_event: Callable[[str, engine.PullEvent], None] | None = None, client=None,  # noqa: ANN001
-          cancel: threading.Event | None = None) -> Staged:
+def stage(
+    image: ImageSpec,
+    host: HostSpec,
+    policy: str,
+    registry: RegistryClient,
+    on_event: Callable[[str, engine.PullEvent], None] | None = None,
+    client=None,  # noqa: ANN001
+    cancel: threading.Event | None = None,
+) -> Staged:
     """``image`` present and verified on ``host`` under ``policy``; raises InfrastructureError
     (exit 3) when it cannot be: absent under ``never``, no room, pull failed, digest mismatch."""
     from ..executors.docker import connect
@@ -95,30 +110,63 @@ def stage(image: ImageSpec, host: HostSpec, policy: str, registry: RegistryClien
         if pinned:
             _verify(attrs, ref, pinned, image, host, "the catalog pins")
         digest = pinned or (held[0] if held else None)
-        plat = None if policy == "never" or digest is None else _platform(registry, ref, digest, strict=False)
-        return Staged(host.name, image.alias, ref.pinned(digest) if digest else run_ref, digest,
-                      plat.manifest_digest if plat else None, plat.compressed_size if plat else None, False,
-                      "already on the engine")
+        plat = (
+            None
+            if policy == "never" or digest is None
+            else _platform(registry, ref, digest, strict=False)
+        )
+        return Staged(
+            host.name,
+            image.alias,
+            ref.pinned(digest) if digest else run_ref,
+            digest,
+            plat.manifest_digest if plat else None,
+            plat.compressed_size if plat else None,
+            False,
+            "already on the engine",
+        )
     if policy == "never":
-        raise InfrastructureError(f"image {image.alias} ({run_ref}) is not on {host.name}, and --pull never "
-                                  "forbids pulling it; nothing was run or stored",
-                                  f"pull it first (valorch images pull {image.alias}) or use --pull missing")
+        raise InfrastructureError(
+            f"image {image.alias} ({run_ref}) is not on {host.name}, and --pull never "
+            "forbids pulling it; nothing was run or stored",
+            f"pull it first (valorch images pull {image.alias}) or use --pull missing",
+        )
     plat = _platform(registry, ref, pinned, strict=not pinned)
     expected = pinned or plat.index_digest
     if plat is not None:
         free = engine.free_bytes(client, host)
         if free is not None and plat.compressed_size > free:
-            raise NoRoom(f"host {host.name} has {_size(free)} free for images; {image.alias} needs at least "
-                         f"{_size(plat.compressed_size)} (compressed) from registry {ref.domain}: not pulled",
-                         "free space on that engine (docker system prune) or stage the image on another host")
-    engine.pull(client, host, ref.pinned(expected) if pinned else ref.tagged(),
-                (lambda ev: on_event(key, ev)) if on_event else (lambda ev: None), cancel)
+            raise NoRoom(
+                f"host {host.name} has {_size(free)} free for images; {image.alias} needs at least "
+                f"{_size(plat.compressed_size)} (compressed) from registry {ref.domain}: not pulled",
+                "free space on that engine (docker system prune) or stage the image on another host",
+            )
+    engine.pull(
+        client,
+        host,
+        ref.pinned(expected) if pinned else ref.tagged(),
+        (lambda ev: on_event(key, ev)) if on_event else (lambda ev: None),
+        cancel,
+    )
     attrs = engine.inspect(client, ref.pinned(expected) if pinned else ref.tagged())
-    _verify(attrs, ref, expected, image, host, "the catalog pins" if pinned else f"registry {ref.domain} resolved "
-            f"{ref.tagged()} to")
-    return Staged(host.name, image.alias, ref.pinned(expected), expected, plat.manifest_digest if plat else None,
-                  plat.compressed_size if plat else None, True,
-                  "" if plat else "platform digest unknown: the registry API did not answer")
+    _verify(
+        attrs,
+        ref,
+        expected,
+        image,
+        host,
+        "the catalog pins" if pinned else f"registry {ref.domain} resolved {ref.tagged()} to",
+    )
+    return Staged(
+        host.name,
+        image.alias,
+        ref.pinned(expected),
+        expected,
+        plat.manifest_digest if plat else None,
+        plat.compressed_size if plat else None,
+        True,
+        "" if plat else "platform digest unknown: the registry API did not answer",
+    )
 
 
 def _platform(registry: RegistryClient, ref: imageref.ImageRef, digest: str | None, strict: bool):
@@ -149,8 +197,13 @@ class Outcome:
     kind: str = ""  # "no-room", "mismatch", "error" when it failed
 
 
-def stage_many(pairs: Iterable[tuple[ImageSpec, HostSpec]], policy: str, registry: RegistryClient,
-               on_event: Callable[[str, engine.PullEvent], None] | None = None, workers: int = 4) -> list[Outcome]:
+def stage_many(
+    pairs: Iterable[tuple[ImageSpec, HostSpec]],
+    policy: str,
+    registry: RegistryClient,
+    on_event: Callable[[str, engine.PullEvent], None] | None = None,
+    workers: int = 4,
+) -> list[Outcome]:
     """Every (image, host) pair staged concurrently; failures are outcomes, not exceptions."""
 
     cancel = threading.Event()
@@ -158,9 +211,20 @@ def stage_many(pairs: Iterable[tuple[ImageSpec, HostSpec]], policy: str, registr
     def one(pair: tuple[ImageSpec, HostSpec]) -> Outcome:
         image, host = pair
         try:
-            return Outcome(host.name, image.alias, stage(image, host, policy, registry, on_event, cancel=cancel), None)
+            return Outcome(
+                host.name,
+                image.alias,
+                stage(image, host, policy, registry, on_event, cancel=cancel),
+                None,
+            )
         except InfrastructureError as exc:
-            kind = "no-room" if isinstance(exc, NoRoom) else "mismatch" if isinstance(exc, DigestMismatch) else "error"
+            kind = (
+                "no-room"
+                if isinstance(exc, NoRoom)
+                else "mismatch"
+                if isinstance(exc, DigestMismatch)
+                else "error"
+            )
             return Outcome(host.name, image.alias, None, str(exc), kind)
         except engine.Cancelled:
             return Outcome(host.name, image.alias, None, "cancelled", "cancelled")
@@ -193,47 +257,78 @@ def presence(images: Iterable[ImageSpec], hosts_file=None) -> list[dict]:  # noq
         try:
             client = connect(host, timeout=15)
         except InfrastructureError as exc:
-            rows += [{"host": host.name, "alias": i.alias, "present": None, "digest": None, "error": exc.message}
-                     for i in images]
+            rows += [
+                {
+                    "host": host.name,
+                    "alias": i.alias,
+                    "present": None,
+                    "digest": None,
+                    "error": exc.message,
+                }
+                for i in images
+            ]
             continue
         for image in images:
             if image.executor != "docker":
                 continue
             ref = imageref.parse(image.reference)
-            attrs = engine.inspect(client, runnable(image)) or engine.inspect(client, image.reference)
+            attrs = engine.inspect(client, runnable(image)) or engine.inspect(
+                client, image.reference
+            )
             held = _held(attrs, ref)
-            rows.append({"host": host.name, "alias": image.alias, "present": attrs is not None,
-                         "digest": (held[0] if held else (attrs or {}).get("Id")) if attrs else None,
-                         "pinned": image.digest, "error": None})
+            rows.append(
+                {
+                    "host": host.name,
+                    "alias": image.alias,
+                    "present": attrs is not None,
+                    "digest": (held[0] if held else (attrs or {}).get("Id")) if attrs else None,
+                    "pinned": image.digest,
+                    "error": None,
+                }
+            )
     return rows
 
 
-def stage_planned(planned, policy: str, registry: RegistryClient,  # noqa: ANN001 - PlannedRun tuple
-                  on_event: Callable[[str, engine.PullEvent], None] | None = None) -> tuple[tuple, dict]:
+def stage_planned(
+    planned,
+    policy: str,
+    registry: RegistryClient,
+    on_event: Callable[[str, engine.PullEvent], None] | None = None,
+) -> tuple[tuple, dict]:
     """Every planned (image, host) of a job staged before anything is queued: a failure raises
     (exit 3) and nothing is stored. Returns the planned runs with each image's verified digest
     filled in (so the executor runs ``repo@sha256:…``), and the staged images by (host, alias)."""
     from ..scheduling.plan import PlannedRun
 
-    pairs = {(pr.host.name, pr.image.alias): pr for pr in planned
-             if pr.image.executor == "docker" and not pr.image.local}
-    outcomes = stage_many(((pr.image, pr.host) for pr in pairs.values()), policy, registry, on_event)
+    pairs = {
+        (pr.host.name, pr.image.alias): pr
+        for pr in planned
+        if pr.image.executor == "docker" and not pr.image.local
+    }
+    outcomes = stage_many(
+        ((pr.image, pr.host) for pr in pairs.values()), policy, registry, on_event
+    )
     failed = [o for o in outcomes if o.error]
     if failed:
-        raise (DigestMismatch if any(o.kind == "mismatch" for o in failed) else InfrastructureError)(
-            "\n".join(o.error for o in failed), "nothing was run or stored")
+        raise (
+            DigestMismatch if any(o.kind == "mismatch" for o in failed) else InfrastructureError
+        )("\n".join(o.error for o in failed), "nothing was run or stored")
     staged = {(o.host, o.alias): o.staged for o in outcomes}
     out = []
     for pr in planned:
         s = staged.get((pr.host.name, pr.image.alias))
         if s is not None and s.index_digest and pr.image.digest != s.index_digest:
             image = pr.image.model_copy(update={"digest": s.index_digest})
-            pr = PlannedRun(image, pr.host, tuple(t.model_copy(update={"image": image}) for t in pr.tasks))
+            pr = PlannedRun(
+                image, pr.host, tuple(t.model_copy(update={"image": image}) for t in pr.tasks)
+            )
         out.append(pr)
     return tuple(out), staged
 
 
-def pairs_for(images: Iterable[ImageSpec], hosts: tuple[HostSpec, ...]) -> list[tuple[ImageSpec, HostSpec]]:
+def pairs_for(
+    images: Iterable[ImageSpec], hosts: tuple[HostSpec, ...]
+) -> list[tuple[ImageSpec, HostSpec]]:
     """Every host that could run each registry image (``images pull``); an image no host can
     run is an error naming the nearest hosts (exit 3)."""
     from ..hosts.match import match
@@ -247,11 +342,19 @@ def pairs_for(images: Iterable[ImageSpec], hosts: tuple[HostSpec, ...]) -> list[
     return pairs
 
 
-def pull_images(images: Iterable[ImageSpec], hosts_file=None, policy: str = "missing",  # noqa: ANN001
-                ca: str | None = None, on_event: Callable[[str, engine.PullEvent], None] | None = None
-                ) -> list[Outcome]:
+def pull_images(
+    images: Iterable[ImageSpec],
+    hosts_file=None,
+    policy: str = "missing",
+    ca: str | None = None,
+    on_event: Callable[[str, engine.PullEvent], None] | None = None,
+) -> list[Outcome]:
     """``images pull``: every registry image on every host that could run it, concurrently."""
     from ..hosts.inventory import resolve_hosts
 
-    return stage_many(pairs_for(images, resolve_hosts(hosts_file)), check_policy(policy), RegistryClient(ca=ca),
-                      on_event)
+    return stage_many(
+        pairs_for(images, resolve_hosts(hosts_file)),
+        check_policy(policy),
+        RegistryClient(ca=ca),
+        on_event,
+    )

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import socket
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Callable
 
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
@@ -44,18 +44,27 @@ class PushReport:
 
 def default_origin(source_db: str | None) -> str:
     url = url_for(source_db)
-    path = url[len("sqlite:///"):] if url.startswith("sqlite:///") else public_url(source_db)
+    path = url[len("sqlite:///") :] if url.startswith("sqlite:///") else public_url(source_db)
     if url.startswith("sqlite:///"):
         path = str(Path(path).resolve())
     return f"{socket.gethostname()}:{path}"
 
 
-def push(source_db: str | None, target_db: str, since: datetime | None = None, origin: str | None = None,
-         progress: Callable[[int, int], None] | None = None) -> PushReport:
+def push(
+    source_db: str | None,
+    target_db: str,
+    since: datetime | None = None,
+    origin: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> PushReport:
     if not target_db or not target_db.strip():
-        raise InputError("--to is empty: no shared store to push to", "pass --to URL or set VALORCH_PUSH_TO")
+        raise InputError(
+            "--to is empty: no shared store to push to", "pass --to URL or set VALORCH_PUSH_TO"
+        )
     if url_for(source_db) == url_for(target_db):
-        raise InputError("--to names the database being pushed", "push a runner's local store to the shared one")
+        raise InputError(
+            "--to names the database being pushed", "push a runner's local store to the shared one"
+        )
     origin = origin or default_origin(source_db)
     src = session_factory(open_engine(source_db))
     dst_engine = open_engine(target_db)  # a server behind this valorch's schema is refused here
@@ -71,11 +80,15 @@ def push(source_db: str | None, target_db: str, since: datetime | None = None, o
         raise _lost(target, exc, 0, len(ids)) from None
     todo = [i for i in ids if i not in already]
     pushed = results = 0
-    red: list[str] = []  # pushed runs with a failing result: triaged on the shared store, against its history
+    red: list[
+        str
+    ] = []  # pushed runs with a failing result: triaged on the shared store, against its history
     keys, source = store_push.Keys(), store_push.Source()
     interrupted = False
     try:
-        with background_checkpoints(dst_engine):  # a SQLite target's WAL is copied on a second thread
+        with background_checkpoints(
+            dst_engine
+        ):  # a SQLite target's WAL is copied on a second thread
             for n, run_id in enumerate(todo):
                 with src() as s:
                     bundle = source.read(s, run_id)
@@ -95,9 +108,13 @@ def push(source_db: str | None, target_db: str, since: datetime | None = None, o
                     keys.forget()  # rows inserted in the rolled-back transaction are gone
                     with dst() as d:
                         if not store_push.present(d, [run_id]):
-                            raise InfrastructureError(f"the results {target} refused run {run_id}: {exc.orig}",
-                                                      "the run stays in the local store") from None
-                    already.add(run_id)  # another pusher sent this run meanwhile: it is there, whole
+                            raise InfrastructureError(
+                                f"the results {target} refused run {run_id}: {exc.orig}",
+                                "the run stays in the local store",
+                            ) from None
+                    already.add(
+                        run_id
+                    )  # another pusher sent this run meanwhile: it is there, whole
                 except DBAPIError as exc:
                     raise _lost(target, exc, pushed, len(todo)) from None
                 if progress:
@@ -110,12 +127,24 @@ def push(source_db: str | None, target_db: str, since: datetime | None = None, o
         interrupted = True
     finally:
         dst_engine.dispose()
-    return PushReport(public_url(source_db), public_url(target_db), origin, len(ids), len(already), pushed,
-                      results, unfinished, time.perf_counter() - t0, interrupted)
+    return PushReport(
+        public_url(source_db),
+        public_url(target_db),
+        origin,
+        len(ids),
+        len(already),
+        pushed,
+        results,
+        unfinished,
+        time.perf_counter() - t0,
+        interrupted,
+    )
 
 
 def _lost(target: str, exc: DBAPIError, pushed: int, total: int) -> InfrastructureError:
     first = (str(exc.orig).strip().splitlines() or [type(exc.orig).__name__])[0]
-    return InfrastructureError(f"push to the results {target} failed after {pushed} of {total} runs: {first}",
-                               "the runs not pushed stay in the local store, and no half-run is on the server: "
-                               "run the same push again once the server answers")
+    return InfrastructureError(
+        f"push to the results {target} failed after {pushed} of {total} runs: {first}",
+        "the runs not pushed stay in the local store, and no half-run is on the server: "
+        "run the same push again once the server answers",
+    )

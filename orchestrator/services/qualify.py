@@ -27,7 +27,9 @@ class Qualification:
     lines: tuple[str, ...]
     report: engine.Report
     verdict: gate.Verdict
-    tampered: tuple[str, ...] = ()  # checks whose results were tampered with or cut at the output cap
+    tampered: tuple[
+        str, ...
+    ] = ()  # checks whose results were tampered with or cut at the output cap
 
     @property
     def exit_code(self) -> int:
@@ -46,14 +48,29 @@ class Qualification:
     @property
     def reasons(self) -> tuple[str, ...]:
         """Why it is not qualified (or what a flag allowed), one line per reason, the first check ids named."""
-        extra = (f"{len(self.tampered)} tampered with or cut at the output cap: {', '.join(self.tampered[:5])}",) \
-            if self.tampered else ()
+        extra = (
+            (
+                f"{len(self.tampered)} tampered with or cut at the output cap: {', '.join(self.tampered[:5])}",
+            )
+            if self.tampered
+            else ()
+        )
         return extra + self.verdict.lines()
 
 
-def qualify(spec: Any, cat: Catalog, factory: sessionmaker[Session], baseline: str, known_issues: Path | None,
-            threshold: float, reporter: Any = None, on_warning: Any = None, allow_coverage_loss: bool = False,
-            allow_known_failures: bool = False, **where: Any) -> Qualification:
+def qualify(
+    spec: Any,
+    cat: Catalog,
+    factory: sessionmaker[Session],
+    baseline: str,
+    known_issues: Path | None,
+    threshold: float,
+    reporter: Any = None,
+    on_warning: Any = None,
+    allow_coverage_loss: bool = False,
+    allow_known_failures: bool = False,
+    **where: Any,
+) -> Qualification:
     """Run the job, diff its runs against ``baseline`` and gate: every unexcused failure, every
     timing regression and (unless ``allow_coverage_loss``) every lost baseline check fails it;
     a check that failed in the baseline too fails it unless ``allow_known_failures``."""
@@ -63,14 +80,24 @@ def qualify(spec: Any, cat: Catalog, factory: sessionmaker[Session], baseline: s
             on_warning(warning)
     with factory() as session:
         base = resolve(session, baseline)  # unknown baseline: exit 2 now
-    check_baseline_for(spec, cat, base.envs, baseline)  # one candidate against a many-image baseline: exit 2
+    check_baseline_for(
+        spec, cat, base.envs, baseline
+    )  # one candidate against a many-image baseline: exit 2
     summaries = execute_job(spec, cat, factory, reporter=reporter, **where)
     with factory() as session:
         runs = [queries.get_run(session, s.run_id) for s in summaries]
         batch = runs[0].batch if runs else "none"
         head = runs_side(session, f"{spec.name} {batch[:8]}", "qualify", runs)
         report = report_for(session, base, head, threshold, known_issues)
-    verdict = gate.decide(report, gate_coverage=not allow_coverage_loss, allow_known_failures=allow_known_failures,
-                          infra_errors=any(s.infra_errors for s in summaries))
-    return Qualification(tuple(views.summary_line(s) for s in summaries), report, verdict,
-                         tuple(sorted({c for s in summaries for c in s.protocol_errors})))
+    verdict = gate.decide(
+        report,
+        gate_coverage=not allow_coverage_loss,
+        allow_known_failures=allow_known_failures,
+        infra_errors=any(s.infra_errors for s in summaries),
+    )
+    return Qualification(
+        tuple(views.summary_line(s) for s in summaries),
+        report,
+        verdict,
+        tuple(sorted({c for s in summaries for c in s.protocol_errors})),
+    )

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -16,7 +17,9 @@ Factory = sessionmaker[Session]
 
 
 def _no_run(run_id: str) -> InputError:
-    return InputError(f"no run '{run_id}' in the results database", "valorch results list shows the runs")
+    return InputError(
+        f"no run '{run_id}' in the results database", "valorch results list shows the runs"
+    )
 
 
 def show(factory: Factory, run_id: str, statuses: Sequence[str] = ()) -> dict[str, Any]:
@@ -58,7 +61,9 @@ def read_export(path: Path) -> Any:
     except json.JSONDecodeError as exc:
         raise InputError(f"{path}:{exc.lineno}: not JSON ({exc.msg})", IMPORT_HINT) from None
     except RecursionError:
-        raise InputError(f"{path}: not a results export: JSON nested too deeply", IMPORT_HINT) from None
+        raise InputError(
+            f"{path}: not a results export: JSON nested too deeply", IMPORT_HINT
+        ) from None
     try:
         transfer.validate_export(doc)
     except transfer.TransferError as exc:
@@ -81,5 +86,7 @@ def import_(factory: Factory, doc: Any, source: str, dry_run: bool = False) -> d
     if not dry_run:  # the imported runs' failing checks, triaged against this store's history
         from .triage import record_new
 
-        record_new(factory, [str(r.get("id", "")) for r in doc.get("runs", []) if isinstance(r, dict)])
+        record_new(
+            factory, [str(r.get("id", "")) for r in doc.get("runs", []) if isinstance(r, dict)]
+        )
     return counts

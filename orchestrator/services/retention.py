@@ -25,22 +25,33 @@ class PruneReport:
     done: dict[str, int]
 
 
-def prune(db: str | None, keep_days: int, keep_published: bool = True, dry_run: bool = False,
-          pushed_to: str | None = None) -> PruneReport:
+def prune(
+    db: str | None,
+    keep_days: int,
+    keep_published: bool = True,
+    dry_run: bool = False,
+    pushed_to: str | None = None,
+) -> PruneReport:
     if keep_days < 0:
         raise InputError(f"--keep-days {keep_days}: must be 0 or more")
     if pushed_to is not None and not pushed_to.strip():
-        raise InputError("--pushed-to is empty: no shared store to ask which runs it holds",
-                         "pass the shared store's URL, or leave --pushed-to out")
+        raise InputError(
+            "--pushed-to is empty: no shared store to ask which runs it holds",
+            "pass the shared store's URL, or leave --pushed-to out",
+        )
     if pushed_to and url_for(pushed_to) == url_for(db):
-        raise InputError("--pushed-to names the database being pruned", "name the shared store the runs went to")
+        raise InputError(
+            "--pushed-to names the database being pruned", "name the shared store the runs went to"
+        )
     engine = open_engine(db)
     factory = session_factory(engine)
     cutoff = now() - timedelta(days=keep_days)
     try:
         with factory() as s:
             confirmed = _confirmed(s, pushed_to) if pushed_to else None
-            p = retention.plan(s, cutoff, keep_published, confirmed, delete_all=pushed_to is not None)
+            p = retention.plan(
+                s, cutoff, keep_published, confirmed, delete_all=pushed_to is not None
+            )
             if dry_run:
                 return PruneReport(p, True, {})
             done = retention.apply(s, p, now())
@@ -60,9 +71,11 @@ def _confirmed(local, pushed_to: str) -> set[str]:
             theirs = store_push.result_counts(s, ids)
             there = store_push.present(s, ids)
     except DBAPIError as exc:
-        raise InfrastructureError(f"cannot ask the results {where(server_engine.url)} which runs it holds: "
-                                  f"{str(exc.orig).strip().splitlines()[0]}",
-                                  "nothing was pruned; run it again once the server answers") from None
+        raise InfrastructureError(
+            f"cannot ask the results {where(server_engine.url)} which runs it holds: "
+            f"{str(exc.orig).strip().splitlines()[0]}",
+            "nothing was pruned; run it again once the server answers",
+        ) from None
     finally:
         server_engine.dispose()
     return {i for i in there if theirs.get(i, 0) == mine.get(i, 0)}

@@ -7,10 +7,11 @@ from __future__ import annotations
 import signal
 import threading
 import uuid
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 from .. import executors
 from ..catalog.core import Catalog
@@ -35,12 +36,16 @@ class Placement:
 
     planned: tuple[PlannedRun, ...]
     executor_for: Callable[[PlannedRun], Any]
-    hosts: tuple[Any, ...] | None  # None: the cluster scheduler (Slurm, Kubernetes) places, no retries here
+    hosts: (
+        tuple[Any, ...] | None
+    )  # None: the cluster scheduler (Slurm, Kubernetes) places, no retries here
     history: dict[tuple[str, str], float] | None = None
     staged: dict = field(default_factory=dict)  # (host, alias) -> services.pull.Staged
     reap: bool = False  # leftover containers of finished runs to remove from the hosts
     catalog: Any = None  # whose pins the triage of failing checks compares digests with
-    quarantined: tuple[dict[str, str], ...] = ()  # {"host", "reason", "at"}: recorded on each run of the batch
+    quarantined: tuple[
+        dict[str, str], ...
+    ] = ()  # {"host", "reason", "at"}: recorded on each run of the batch
 
 
 def local_executor(pr: PlannedRun) -> Any:
@@ -49,16 +54,29 @@ def local_executor(pr: PlannedRun) -> Any:
     return executors.create("host" if pr.image.executor == "host" else "docker", pr.host)
 
 
-def place_job(spec: Any, cat: Catalog, factory: sessionmaker[Session], *, cpu_only: bool = False,
-              executor: str = "docker", partition: str | None = None, hosts_file: Path | None = None,
-              slurm_spool: Path | None = None, namespace: str = "default", pull: str = "missing",
-              ca: str | None = None, on_pull: Callable | None = None,
-              on_quarantine: Callable | None = None) -> Placement:
+def place_job(
+    spec: Any,
+    cat: Catalog,
+    factory: sessionmaker[Session],
+    *,
+    cpu_only: bool = False,
+    executor: str = "docker",
+    partition: str | None = None,
+    hosts_file: Path | None = None,
+    slurm_spool: Path | None = None,
+    namespace: str = "default",
+    pull: str = "missing",
+    ca: str | None = None,
+    on_pull: Callable | None = None,
+    on_quarantine: Callable | None = None,
+) -> Placement:
     """Where each task goes. On this machine's engine or a hosts file's: hosts with GPUs the
     batch needs pass L0 preflight first (a failing one is quarantined for the batch), and
     every image is staged on its host (pulled, pinned, verified) before anything is queued."""
     if executor not in executors.NAMES:
-        raise InputError(f"unknown --executor {executor!r}", f"use one of {', '.join(executors.NAMES)}")
+        raise InputError(
+            f"unknown --executor {executor!r}", f"use one of {', '.join(executors.NAMES)}"
+        )
     if executor == "slurm":  # Slurm's nodes are the hosts; it places each job itself
         from ..executors.slurm.client import SlurmCluster
         from ..executors.slurm.executor import default_spool
@@ -66,21 +84,34 @@ def place_job(spec: Any, cat: Catalog, factory: sessionmaker[Session], *, cpu_on
 
         cluster = SlurmCluster(partition=partition)
         planned = plan_on_slurm(spec, cat, cluster, cpu_only=cpu_only)
-        remote = executors.create("slurm", cluster, slurm_spool or default_spool(), labels=spec.labels)
-        return Placement(planned, lambda pr: local_executor(pr) if pr.image.executor == "host" else remote, None,
-                         catalog=cat)
-    if executor == "kubernetes":  # the cluster places pods by its node labels; no host inventory here
+        remote = executors.create(
+            "slurm", cluster, slurm_spool or default_spool(), labels=spec.labels
+        )
+        return Placement(
+            planned,
+            lambda pr: local_executor(pr) if pr.image.executor == "host" else remote,
+            None,
+            catalog=cat,
+        )
+    if (
+        executor == "kubernetes"
+    ):  # the cluster places pods by its node labels; no host inventory here
         from ..scheduling.kubernetes import plan_on_kubernetes
 
         planned = plan_on_kubernetes(spec, cat, detect_local(), cpu_only=cpu_only)
         remote = executors.create("kubernetes", namespace=namespace, node_labels=spec.labels)
-        return Placement(planned, lambda pr: local_executor(pr) if pr.image.executor == "host" else remote, None,
-                         catalog=cat)
+        return Placement(
+            planned,
+            lambda pr: local_executor(pr) if pr.image.executor == "host" else remote,
+            None,
+            catalog=cat,
+        )
     inventory = resolve_hosts(hosts_file)
     hist = history(factory)
     planned = plan(spec, cat, inventory, detect_local(), cpu_only=cpu_only, history=hist)
     quarantined: list[dict[str, str]] = []
     if executor == "docker":
+
         def seen(verdict: Any) -> None:  # kept for the triage of the batch's failures (host fault)
             quarantined.append({"host": verdict.host, "reason": verdict.reason, "at": _now()})
             if on_quarantine:
@@ -90,17 +121,28 @@ def place_job(spec: Any, cat: Catalog, factory: sessionmaker[Session], *, cpu_on
     staged: dict = {}
     if executor == "host":
         if any(pr.image.executor != "host" for pr in planned):
-            raise InputError("--executor host runs only the image 'host' (the local interpreter)",
-                             "use --executor docker for container images")
+            raise InputError(
+                "--executor host runs only the image 'host' (the local interpreter)",
+                "use --executor docker for container images",
+            )
     elif any(pr.image.executor != "host" for pr in planned):
         if any(pr.image.executor == "docker" and not pr.image.local for pr in planned):
             from ..registry import RegistryClient
             from .pull import check_policy, stage_planned
 
-            planned, staged = stage_planned(planned, check_policy(pull), RegistryClient(ca=ca), on_pull)
-    return Placement(planned, local_executor, inventory, hist, staged,
-                     reap=any(pr.image.executor != "host" for pr in planned), catalog=cat,
-                     quarantined=tuple(quarantined))
+            planned, staged = stage_planned(
+                planned, check_policy(pull), RegistryClient(ca=ca), on_pull
+            )
+    return Placement(
+        planned,
+        local_executor,
+        inventory,
+        hist,
+        staged,
+        reap=any(pr.image.executor != "host" for pr in planned),
+        catalog=cat,
+        quarantined=tuple(quarantined),
+    )
 
 
 def _now() -> str:
@@ -121,16 +163,26 @@ def history(factory: Any) -> dict[tuple[str, str], float]:
         return queries.suite_durations(session)
 
 
-def _quarantine(spec: Any, cat: Catalog, inventory: tuple[Any, ...], planned: tuple[PlannedRun, ...], cpu_only: bool,
-                hist: Any, on_quarantine: Callable | None) -> tuple[tuple[Any, ...], tuple[PlannedRun, ...]]:
+def _quarantine(
+    spec: Any,
+    cat: Catalog,
+    inventory: tuple[Any, ...],
+    planned: tuple[PlannedRun, ...],
+    cpu_only: bool,
+    hist: Any,
+    on_quarantine: Callable | None,
+) -> tuple[tuple[Any, ...], tuple[PlannedRun, ...]]:
     """L0 preflight of the hosts the plan gives GPU work; a failing host is quarantined for the
     batch (out of the inventory: no task is placed there, retries never go there) and the
     batch is planned again without it."""
     from .preflight import quarantine
 
-    failed = quarantine((host, str(pr.image.backend)) for pr in planned
-                        if pr.image.executor == "docker" and not any(t.cpu_only for t in pr.tasks)
-                        for host in (pr.host, *(h for t in pr.tasks for h in t.nodes)))  # every node of a gang too
+    failed = quarantine(
+        (host, str(pr.image.backend))
+        for pr in planned
+        if pr.image.executor == "docker" and not any(t.cpu_only for t in pr.tasks)
+        for host in (pr.host, *(h for t in pr.tasks for h in t.nodes))
+    )  # every node of a gang too
     if not failed:
         return inventory, planned
     for verdict in failed:
@@ -140,33 +192,56 @@ def _quarantine(spec: Any, cat: Catalog, inventory: tuple[Any, ...], planned: tu
     bad = {v.host for v in failed}
     inventory = tuple(h for h in inventory if h.name not in bad)
     if not inventory:
-        raise NoMatchingHostError(f"every host this batch could use failed its preflight and is quarantined: {why}",
-                                  "valorch hosts check --level 0 shows each host's preflight")
+        raise NoMatchingHostError(
+            f"every host this batch could use failed its preflight and is quarantined: {why}",
+            "valorch hosts check --level 0 shows each host's preflight",
+        )
     try:
-        return inventory, plan(spec, cat, inventory, detect_local(), cpu_only=cpu_only, history=hist)
+        return inventory, plan(
+            spec, cat, inventory, detect_local(), cpu_only=cpu_only, history=hist
+        )
     except InfrastructureError as exc:
         raise type(exc)(f"{exc.message}\nquarantined for this batch: {why}", exc.hint) from None
 
 
-def execute_placed(placed: Placement, spec: Any, factory: sessionmaker[Session], *,
-                   reporter: Reporter | None = None, retries: int = 2, repeat: int = 1) -> list[RunSummary]:
+def execute_placed(
+    placed: Placement,
+    spec: Any,
+    factory: sessionmaker[Session],
+    *,
+    reporter: Reporter | None = None,
+    retries: int = 2,
+    repeat: int = 1,
+) -> list[RunSummary]:
     """Queue and run placed tasks; both image digests are recorded on each run. ``repeat``:
     the whole job that many times, one batch after the other (never side by side, so that
     repeated timings do not compete for the host): N runs of each image, which
     ``valorch diff latest:ALIAS:N`` pools (the run-to-run noise of a timing shrinks by √N)."""
-    return [s for _ in range(repeat) for s in _execute_once(placed, spec, factory, reporter, retries)]
+    return [
+        s for _ in range(repeat) for s in _execute_once(placed, spec, factory, reporter, retries)
+    ]
 
 
-def _execute_once(placed: Placement, spec: Any, factory: sessionmaker[Session], reporter: Reporter | None,
-                  retries: int) -> list[RunSummary]:
+def _execute_once(
+    placed: Placement,
+    spec: Any,
+    factory: sessionmaker[Session],
+    reporter: Reporter | None,
+    retries: int,
+) -> list[RunSummary]:
     batch = str(uuid.uuid4())
     if placed.hosts is None:
         from ..scheduling.dispatch import execute
 
         with naming_batch(batch):
-            return _finished(placed, factory, execute(placed.planned, spec, factory, placed.executor_for, reporter,
-                                                      batch=batch))
-    launch = launch_planned(placed.planned, placed.executor_for, reporter, placed.hosts, placed.history, spec.labels)
+            return _finished(
+                placed,
+                factory,
+                execute(placed.planned, spec, factory, placed.executor_for, reporter, batch=batch),
+            )
+    launch = launch_planned(
+        placed.planned, placed.executor_for, reporter, placed.hosts, placed.history, spec.labels
+    )
     with sweeping(placed.hosts, factory, batch):
         # The first wave starts before the store is opened: its containers run while SQLAlchemy
         # loads and the batch's rows are written (with the run ids the launch gave). Waiting for
@@ -180,8 +255,18 @@ def _execute_once(placed: Placement, spec: Any, factory: sessionmaker[Session], 
         except BaseException as exc:
             _stopped_early(launch, spec, factory, batch, exc)
             raise
-        summaries = execute(placed.planned, spec, factory, placed.executor_for, reporter, batch=batch,
-                            hosts=placed.hosts, retries=retries, history=placed.history, launch=launch)
+        summaries = execute(
+            placed.planned,
+            spec,
+            factory,
+            placed.executor_for,
+            reporter,
+            batch=batch,
+            hosts=placed.hosts,
+            retries=retries,
+            history=placed.history,
+            launch=launch,
+        )
     if placed.staged:
         from ..store import queries
 
@@ -194,7 +279,9 @@ def _execute_once(placed: Placement, spec: Any, factory: sessionmaker[Session], 
     return _finished(placed, factory, summaries)
 
 
-def _finished(placed: Placement, factory: sessionmaker[Session], summaries: list[RunSummary]) -> list[RunSummary]:
+def _finished(
+    placed: Placement, factory: sessionmaker[Session], summaries: list[RunSummary]
+) -> list[RunSummary]:
     """After a batch: its quarantines and, for a GPU host with failing checks, an L0 preflight
     of that host now go to the runs' meta; then every failing check is triaged and stored."""
     from ..store import queries
@@ -218,8 +305,11 @@ def _preflight_after(placed: Placement, summaries: list[RunSummary]) -> dict[str
     from .preflight import backends_of, level0
 
     hosts = {h.name: h for h in placed.hosts or ()}
-    todo = {s.host: hosts[s.host] for s in summaries if s.failed and s.host in hosts
-            and backends_of(hosts[s.host]) != ("cpu",)}
+    todo = {
+        s.host: hosts[s.host]
+        for s in summaries
+        if s.failed and s.host in hosts and backends_of(hosts[s.host]) != ("cpu",)
+    }
     out = {}
     for name, host in sorted(todo.items()):
         verdicts = [level0(host, b) for b in backends_of(host)]
@@ -236,8 +326,10 @@ def _holding_signals() -> Iterator[None]:
         yield
         return
     held: list[int] = []
-    before = {sig: signal.signal(sig, lambda signum, _frame: held.append(signum))
-              for sig in (signal.SIGINT, signal.SIGTERM)}
+    before = {
+        sig: signal.signal(sig, lambda signum, _frame: held.append(signum))
+        for sig in (signal.SIGINT, signal.SIGTERM)
+    }
     try:
         yield
     finally:
@@ -248,7 +340,9 @@ def _holding_signals() -> Iterator[None]:
             signal.raise_signal(held[0])
 
 
-def _stopped_early(launch: Launch, spec: Any, factory: sessionmaker[Session], batch: str, exc: BaseException) -> None:
+def _stopped_early(
+    launch: Launch, spec: Any, factory: sessionmaker[Session], batch: str, exc: BaseException
+) -> None:
     """A batch stopped (Ctrl-C, SIGTERM, a failing store) while its first wave ran and the
     store was loading: stopped and recorded as the dispatcher stops a batch, rows and all."""
     try:
@@ -260,14 +354,30 @@ def _stopped_early(launch: Launch, spec: Any, factory: sessionmaker[Session], ba
         launch.flight.stop()
 
 
-def execute_job(spec: Any, cat: Catalog, factory: sessionmaker[Session], *, reporter: Reporter | None = None,
-                retries: int = 2, **where: Any) -> list[RunSummary]:
+def execute_job(
+    spec: Any,
+    cat: Catalog,
+    factory: sessionmaker[Session],
+    *,
+    reporter: Reporter | None = None,
+    retries: int = 2,
+    **where: Any,
+) -> list[RunSummary]:
     """Plan, queue and run a job; the run summaries of its batch."""
-    return execute_placed(place_job(spec, cat, factory, **where), spec, factory, reporter=reporter, retries=retries)
+    return execute_placed(
+        place_job(spec, cat, factory, **where), spec, factory, reporter=reporter, retries=retries
+    )
 
 
-def resume(ref: str, cat: Catalog, factory: sessionmaker[Session], *, hosts_file: Path | None = None,
-           retries: int = 2, reporter: Reporter | None = None) -> tuple[str, list[RunSummary]]:
+def resume(
+    ref: str,
+    cat: Catalog,
+    factory: sessionmaker[Session],
+    *,
+    hosts_file: Path | None = None,
+    retries: int = 2,
+    reporter: Reporter | None = None,
+) -> tuple[str, list[RunSummary]]:
     """Finish the tasks of an interrupted batch (after reaping its leftover containers)."""
     from ..scheduling.resume import resume as resume_batch
     from ..store import queue as tq
@@ -278,7 +388,9 @@ def resume(ref: str, cat: Catalog, factory: sessionmaker[Session], *, hosts_file
         batch = runs[0].batch if runs else ref
     reap(inventory, factory, batch)
     with sweeping(inventory, factory, batch):
-        batch, summaries = resume_batch(ref, factory, cat, inventory, local_executor, reporter, retries=retries)
+        batch, summaries = resume_batch(
+            ref, factory, cat, inventory, local_executor, reporter, retries=retries
+        )
     from . import triage
 
     triage.record(factory, [s.run_id for s in summaries], cat)
@@ -286,7 +398,9 @@ def resume(ref: str, cat: Catalog, factory: sessionmaker[Session], *, hosts_file
 
 
 @contextmanager
-def sweeping(inventory: tuple[Any, ...], factory: sessionmaker[Session], batch: str) -> Iterator[None]:
+def sweeping(
+    inventory: tuple[Any, ...], factory: sessionmaker[Session], batch: str
+) -> Iterator[None]:
     """An interrupted batch (Ctrl-C, SIGTERM, a failing database) leaves no container: the
     dispatcher has cancelled its tasks in flight; this sweeps the engines for any container
     labelled with one of the batch's runs, in case one was created while that happened."""
@@ -336,7 +450,9 @@ class RunReport:
     junit: str
     failed: bool
     infra_errors: bool
-    protocol_errors: tuple[str, ...] = ()  # "run: checks" whose results were tampered with or cut at the cap
+    protocol_errors: tuple[
+        str, ...
+    ] = ()  # "run: checks" whose results were tampered with or cut at the cap
 
 
 def load_known_issues(path: Any, on_warning: Any = None) -> Any:
@@ -352,7 +468,9 @@ def load_known_issues(path: Any, on_warning: Any = None) -> Any:
     return loaded
 
 
-def report(factory: sessionmaker[Session], summaries: list[RunSummary], known_issues: Any = None) -> RunReport:
+def report(
+    factory: sessionmaker[Session], summaries: list[RunSummary], known_issues: Any = None
+) -> RunReport:
     """``known_issues`` (regression/known_issues.KnownIssues): a failing check a live entry
     excuses is ``skipped`` in the JUnit with its reason, and does not fail the run's gate."""
     from ..render.junit import results_junit
@@ -361,22 +479,39 @@ def report(factory: sessionmaker[Session], summaries: list[RunSummary], known_is
     from . import views
 
     def excuse(alias: str, backend: str, check: str, status: str) -> str | None:
-        hit = known_issues.match(alias, backend, check, status) if known_issues is not None else None
+        hit = (
+            known_issues.match(alias, backend, check, status) if known_issues is not None else None
+        )
         return hit[0].reason if hit is not None and not hit[1] else None
 
     with factory() as session:
         runs = [queries.get_run(session, s.run_id) for s in summaries]
         results = {r.id: queries.run_results(session, r.id) for r in runs}
-        last = {(r.id, res.check.check_id): (r, res) for r in runs
-                for res in sorted(results[r.id], key=lambda x: x.attempt)}  # the last attempt of each check
-        unexcused = any(res.status in FAILING and excuse(r.image.alias, str(r.image.backend), res.check.check_id,
-                                                          res.status) is None for r, res in last.values())
-        return RunReport(lines=tuple(views.summary_line(s) for s in summaries),
-                         matrix_md=views.matrix_markdown(runs, results),
-                         json=[views.run_json(r, results[r.id]) for r in runs],
-                         junit=results_junit(runs, results, {s.run_id: s.infra_errors for s in summaries},
-                                             excuse if known_issues is not None else None),
-                         failed=unexcused if known_issues is not None else any(s.failed for s in summaries),
-                         infra_errors=any(s.infra_errors for s in summaries),
-                         protocol_errors=tuple(f"run {s.run_id[:8]} ({s.image}): {', '.join(s.protocol_errors[:10])}"
-                                               for s in summaries if s.protocol_errors))
+        last = {
+            (r.id, res.check.check_id): (r, res)
+            for r in runs
+            for res in sorted(results[r.id], key=lambda x: x.attempt)
+        }  # the last attempt of each check
+        unexcused = any(
+            res.status in FAILING
+            and excuse(r.image.alias, str(r.image.backend), res.check.check_id, res.status) is None
+            for r, res in last.values()
+        )
+        return RunReport(
+            lines=tuple(views.summary_line(s) for s in summaries),
+            matrix_md=views.matrix_markdown(runs, results),
+            json=[views.run_json(r, results[r.id]) for r in runs],
+            junit=results_junit(
+                runs,
+                results,
+                {s.run_id: s.infra_errors for s in summaries},
+                excuse if known_issues is not None else None,
+            ),
+            failed=unexcused if known_issues is not None else any(s.failed for s in summaries),
+            infra_errors=any(s.infra_errors for s in summaries),
+            protocol_errors=tuple(
+                f"run {s.run_id[:8]} ({s.image}): {', '.join(s.protocol_errors[:10])}"
+                for s in summaries
+                if s.protocol_errors
+            ),
+        )

@@ -8,13 +8,13 @@ same raw rows, and the counts are made here from them in one way."""
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterable
 from datetime import datetime
-from typing import Any, Iterable
+from typing import Any
 
 from ..errors import InputError
 from ..matrix.model import final_counts
 from ..store import lite
-
 
 #: a run's states (store.models.Run.state), what ``results list --state`` accepts
 RUN_STATES = ("running", "done", "failed", "interrupted")
@@ -25,13 +25,22 @@ def states_of(value: str | None) -> tuple[str, ...]:
     states = tuple(s.strip() for s in (value or "").split(",") if s.strip())
     unknown = [s for s in states if s not in RUN_STATES]
     if unknown:
-        raise InputError(f"--state {', '.join(unknown)}: not a run state",
-                         f"use one or more of {', '.join(RUN_STATES)}, comma-separated")
+        raise InputError(
+            f"--state {', '.join(unknown)}: not a run state",
+            f"use one or more of {', '.join(RUN_STATES)}, comma-separated",
+        )
     return states
 
 
-def listing(db: str | None, limit: int, image: str | None, *, job: str | None = None,
-            states: tuple[str, ...] = (), since: datetime | None = None) -> list[dict[str, Any]]:
+def listing(
+    db: str | None,
+    limit: int,
+    image: str | None,
+    *,
+    job: str | None = None,
+    states: tuple[str, ...] = (),
+    since: datetime | None = None,
+) -> list[dict[str, Any]]:
     """Runs, newest first, each with its final counts by status (``counts``, a Counter): of
     ``image`` (alias or reference) and ``job``, in one of ``states``, started at or after
     ``since`` (UTC), each filter only when given."""
@@ -49,8 +58,10 @@ def listing(db: str | None, limit: int, image: str | None, *, job: str | None = 
     from .session import sessions
 
     with sessions(db)() as session:
-        runs = [(r.id, r.started, r.job, r.state, r.image.alias, r.image.digest, r.host.name)
-                for r in queries.list_runs(session, limit, image, **where)]
+        runs = [
+            (r.id, r.started, r.job, r.state, r.image.alias, r.image.digest, r.host.name)
+            for r in queries.list_runs(session, limit, image, **where)
+        ]
         return _rows(runs, queries.run_statuses(session, [r[0] for r in runs]))
 
 
@@ -58,6 +69,16 @@ def _rows(runs: list[tuple], statuses: Iterable[tuple[str, str, int, str]]) -> l
     attempts: dict[str, list[tuple[str, int, str]]] = {}
     for run_id, check_id, attempt, status in statuses:
         attempts.setdefault(run_id, []).append((check_id, attempt, status))
-    return [{"run": rid, "image": alias, "digest": digest, "host": host, "job": job, "state": state,
-             "started": started, "counts": final_counts(attempts.get(rid, ()))}
-            for rid, started, job, state, alias, digest, host in runs]
+    return [
+        {
+            "run": rid,
+            "image": alias,
+            "digest": digest,
+            "host": host,
+            "job": job,
+            "state": state,
+            "started": started,
+            "counts": final_counts(attempts.get(rid, ())),
+        }
+        for rid, started, job, state, alias, digest, host in runs
+    ]

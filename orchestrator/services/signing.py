@@ -10,9 +10,10 @@ import base64
 import binascii
 import copy
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from ..errors import InputError
 from ..render.intoto import pae
@@ -31,12 +32,18 @@ def _read(path: Path, flag: str, what: str) -> bytes:
     try:
         return Path(path).read_bytes()
     except FileNotFoundError:
-        raise InputError(f"{flag} {path}: no such file", f"pass the PEM file of the {what}") from None
+        raise InputError(
+            f"{flag} {path}: no such file", f"pass the PEM file of the {what}"
+        ) from None
     except IsADirectoryError:
-        raise InputError(f"{flag} {path}: is a directory, not a key file", f"pass the PEM file of the {what}") from None
+        raise InputError(
+            f"{flag} {path}: is a directory, not a key file", f"pass the PEM file of the {what}"
+        ) from None
     except OSError as exc:
-        raise InputError(f"{flag} {path}: cannot read the key ({exc.strerror})",
-                         "check the file's permissions (the user running valorch must read it)") from None
+        raise InputError(
+            f"{flag} {path}: cannot read the key ({exc.strerror})",
+            "check the file's permissions (the user running valorch must read it)",
+        ) from None
 
 
 def _kind(key: Any) -> str:
@@ -46,13 +53,18 @@ def _kind(key: Any) -> str:
         return "ecdsa-p256" if isinstance(key.curve, ec.SECP256R1) else f"ECDSA {key.curve.name}"
     if isinstance(key, (ed25519.Ed25519PrivateKey, ed25519.Ed25519PublicKey)):
         return "ed25519"
-    return type(key).__name__.replace("_", "").replace("PrivateKey", "").replace("PublicKey", "") or "unknown"
+    return (
+        type(key).__name__.replace("_", "").replace("PrivateKey", "").replace("PublicKey", "")
+        or "unknown"
+    )
 
 
 def _unsupported(flag: str, path: Path, kind: str) -> InputError:
-    return InputError(f"{flag} {path}: unsupported key type {kind}; valorch signs with {SUPPORTED}",
-                      "make one: openssl genpkey -algorithm ed25519 -out key.pem "
-                      "(or cosign generate-key-pair for ECDSA P-256)")
+    return InputError(
+        f"{flag} {path}: unsupported key type {kind}; valorch signs with {SUPPORTED}",
+        "make one: openssl genpkey -algorithm ed25519 -out key.pem "
+        "(or cosign generate-key-pair for ECDSA P-256)",
+    )
 
 
 def signer(path: Path, flag: str = "--key") -> Any:
@@ -65,16 +77,24 @@ def signer(path: Path, flag: str = "--key") -> Any:
     try:
         key = load_pem_private_key(raw, password.encode() if password else None)
     except TypeError:
-        raise InputError(f"{flag} {path}: the private key is encrypted",
-                         "set VALORCH_KEY_PASSWORD to its password") from None
+        raise InputError(
+            f"{flag} {path}: the private key is encrypted",
+            "set VALORCH_KEY_PASSWORD to its password",
+        ) from None
     except ValueError as exc:
         if b"PUBLIC KEY" in raw:
-            raise InputError(f"{flag} {path}: is a public key; signing needs the private key",
-                             "pass the private key (verify takes the public one)") from None
-        raise InputError(f"{flag} {path}: not a PEM private key the signer can read ({_first(exc)})",
-                         "pass an unencrypted PKCS#8 or EC PEM key, or set VALORCH_KEY_PASSWORD") from None
+            raise InputError(
+                f"{flag} {path}: is a public key; signing needs the private key",
+                "pass the private key (verify takes the public one)",
+            ) from None
+        raise InputError(
+            f"{flag} {path}: not a PEM private key the signer can read ({_first(exc)})",
+            "pass an unencrypted PKCS#8 or EC PEM key, or set VALORCH_KEY_PASSWORD",
+        ) from None
     except Exception as exc:  # noqa: BLE001  (cryptography raises UnsupportedAlgorithm for odd keys)
-        raise InputError(f"{flag} {path}: cannot load the key ({_first(exc)})", f"use an {SUPPORTED} key") from None
+        raise InputError(
+            f"{flag} {path}: cannot load the key ({_first(exc)})", f"use an {SUPPORTED} key"
+        ) from None
     kind = _kind(key)
     if kind not in ("ecdsa-p256", "ed25519"):
         raise _unsupported(flag, path, kind)
@@ -92,10 +112,14 @@ def public_key(path: Path, flag: str = "--key") -> Any:
     try:
         key = load_pem_public_key(raw)
     except ValueError as exc:
-        raise InputError(f"{flag} {path}: not a PEM public key ({_first(exc)})",
-                         "pass the public key: openssl pkey -in key.pem -pubout -out pub.pem") from None
+        raise InputError(
+            f"{flag} {path}: not a PEM public key ({_first(exc)})",
+            "pass the public key: openssl pkey -in key.pem -pubout -out pub.pem",
+        ) from None
     except Exception as exc:  # noqa: BLE001
-        raise InputError(f"{flag} {path}: cannot load the key ({_first(exc)})", f"use an {SUPPORTED} key") from None
+        raise InputError(
+            f"{flag} {path}: cannot load the key ({_first(exc)})", f"use an {SUPPORTED} key"
+        ) from None
     kind = _kind(key)
     if kind not in ("ecdsa-p256", "ed25519"):
         raise _unsupported(flag, path, kind)
@@ -105,8 +129,13 @@ def public_key(path: Path, flag: str = "--key") -> Any:
 def sign(body: bytes, payload_type: str, key_signer: Any) -> dict[str, Any]:
     """A DSSE envelope over ``body``: ``{"payloadType", "payload", "signatures": [{"keyid", "sig"}]}``."""
     sig = key_signer.sign(pae(payload_type, body))
-    return {"payloadType": payload_type, "payload": base64.b64encode(body).decode(),
-            "signatures": [{"keyid": sig.keyid, "sig": base64.b64encode(bytes.fromhex(sig.signature)).decode()}]}
+    return {
+        "payloadType": payload_type,
+        "payload": base64.b64encode(body).decode(),
+        "signatures": [
+            {"keyid": sig.keyid, "sig": base64.b64encode(bytes.fromhex(sig.signature)).decode()}
+        ],
+    }
 
 
 def check(envelope: Mapping[str, Any], key: Any) -> Checked:
@@ -124,7 +153,9 @@ def check(envelope: Mapping[str, Any], key: Any) -> Checked:
         if not isinstance(kind, str) or not sigs:
             raise ValueError("no signatures")
     except (KeyError, TypeError, ValueError, binascii.Error):
-        return Checked(False, "malformed envelope (payload, payloadType or signatures missing or not base64)")
+        return Checked(
+            False, "malformed envelope (payload, payloadType or signatures missing or not base64)"
+        )
     data = pae(kind, body)
     for raw in sigs:
         try:
@@ -133,11 +164,21 @@ def check(envelope: Mapping[str, Any], key: Any) -> Checked:
         except (UnverifiedSignatureError, VerificationError):
             continue
     if key.keyid in ids:  # signed by this key, and the bytes no longer match
-        return Checked(False, "tampered: the payload was changed after it was signed (the signature is this "
-                              "key's, over other bytes)", body)
+        return Checked(
+            False,
+            "tampered: the payload was changed after it was signed (the signature is this "
+            "key's, over other bytes)",
+            body,
+        )
     if any(ids):
-        return Checked(False, f"wrong key: signed by key {ids[0][:16]}…, not by {key.keyid[:16]}…", body)
-    return Checked(False, "signature does not verify with this key (wrong key, or the payload was changed)", body)
+        return Checked(
+            False, f"wrong key: signed by key {ids[0][:16]}…, not by {key.keyid[:16]}…", body
+        )
+    return Checked(
+        False,
+        "signature does not verify with this key (wrong key, or the payload was changed)",
+        body,
+    )
 
 
 def _first(exc: Exception) -> str:

@@ -4,8 +4,9 @@ render/site/. Pure; services/site.py drives it."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from datetime import datetime
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from ..matrix.document import Document, Table
 from ..render.sections import sectioned, shown_label_headers, shown_labels
@@ -13,8 +14,19 @@ from ..render.site import pages, plots
 from .site_views import BAD, ChangeV, History, RunV, inventory_diff, repro, slug
 
 STRIP = 60  # runs shown per environment in a check's status strip
-VERDICT_ORDER = ("pass", "fail", "crash", "timeout", "unsupported", "partial", "error", "flaky", "xfail", "skip",
-                 "missing")
+VERDICT_ORDER = (
+    "pass",
+    "fail",
+    "crash",
+    "timeout",
+    "unsupported",
+    "partial",
+    "error",
+    "flaky",
+    "xfail",
+    "skip",
+    "missing",
+)
 
 
 def when(dt: datetime | None) -> str:
@@ -22,7 +34,10 @@ def when(dt: datetime | None) -> str:
 
 
 def ordered(counts: Counter) -> list[tuple[str, int]]:
-    return sorted(counts.items(), key=lambda kv: (VERDICT_ORDER.index(kv[0]) if kv[0] in VERDICT_ORDER else 99, kv[0]))
+    return sorted(
+        counts.items(),
+        key=lambda kv: (VERDICT_ORDER.index(kv[0]) if kv[0] in VERDICT_ORDER else 99, kv[0]),
+    )
 
 
 def change_label(c: ChangeV) -> tuple[str, str]:
@@ -35,8 +50,13 @@ def change_label(c: ChangeV) -> tuple[str, str]:
 class Site:
     """What every page needs to link to: runs, their results, the catalog's local images."""
 
-    def __init__(self, runs: dict[str, RunV], checks: dict[str, dict[str, Any]], local: frozenset[str],
-                 built: str) -> None:
+    def __init__(
+        self,
+        runs: dict[str, RunV],
+        checks: dict[str, dict[str, Any]],
+        local: frozenset[str],
+        built: str,
+    ) -> None:
         self.runs, self.checks, self.local, self.built = runs, checks, local, built
         self.by_feature: dict[str, list[str]] = {}
         for cid, c in checks.items():
@@ -71,26 +91,56 @@ class Site:
         rows, statuses = [], set()
         for r in t.rows:
             key = r.key
-            suite = suite_of.get(key) or next((suite_of[c] for c in self.by_feature.get(key, []) if c in suite_of), "")
+            suite = suite_of.get(key) or next(
+                (suite_of[c] for c in self.by_feature.get(key, []) if c in suite_of), ""
+            )
             cells = []
             for head, c in zip(t.columns, r.cells):
                 statuses.add(c.verdict)
                 anchor = f"#r-{slug(key)}" if key in self.checks else ""
-                link = f"../runs/{c.runs[0]}.html{anchor}" if c.runs and c.runs[0] in self.runs else ""
-                cells.append({"text": c.text, "verdict": c.verdict, "note": c.note, "link": link, "flags": c.flags,
-                              "repro": self.repros(c.runs, key) if c.verdict in BAD and not head.startswith("Since")
-                              else []})
+                link = (
+                    f"../runs/{c.runs[0]}.html{anchor}" if c.runs and c.runs[0] in self.runs else ""
+                )
+                cells.append(
+                    {
+                        "text": c.text,
+                        "verdict": c.verdict,
+                        "note": c.note,
+                        "link": link,
+                        "flags": c.flags,
+                        "repro": self.repros(c.runs, key)
+                        if c.verdict in BAD and not head.startswith("Since")
+                        else [],
+                    }
+                )
             labels = shown_labels(t, r)
-            rows.append({"key": key, "labels": labels, "sub": " · ".join(x for x in labels[1:] if x),
-                         "suite": suite, "literal": t.literal_labels > 0, "cells": cells,
-                         "section": r.labels[0] if sectioned(t) else ""})
+            rows.append(
+                {
+                    "key": key,
+                    "labels": labels,
+                    "sub": " · ".join(x for x in labels[1:] if x),
+                    "suite": suite,
+                    "literal": t.literal_labels > 0,
+                    "cells": cells,
+                    "section": r.labels[0] if sectioned(t) else "",
+                }
+            )
         title = t.title + title_extra
-        return pages.render("matrix.html.j2", title=title, table=t, header=doc.header, columns=columns,
-                            families=families, label_headers=shown_label_headers(t),
-                            body=pages.matrix_body(rows), backends=sorted({c["backend"] for c in columns if c["backend"]}),
-                            suites=sorted({r["suite"] for r in rows if r["suite"]}),
-                            statuses=[s for s in VERDICT_ORDER if s in statuses] + sorted(statuses - set(VERDICT_ORDER)),
-                            **self.ctx())
+        return pages.render(
+            "matrix.html.j2",
+            title=title,
+            table=t,
+            header=doc.header,
+            columns=columns,
+            families=families,
+            label_headers=shown_label_headers(t),
+            body=pages.matrix_body(rows),
+            backends=sorted({c["backend"] for c in columns if c["backend"]}),
+            suites=sorted({r["suite"] for r in rows if r["suite"]}),
+            statuses=[s for s in VERDICT_ORDER if s in statuses]
+            + sorted(statuses - set(VERDICT_ORDER)),
+            **self.ctx(),
+        )
 
     # --- a run -------------------------------------------------------------------------------------
     def run_page(self, run: RunV) -> str:
@@ -99,33 +149,70 @@ class Site:
         results = []
         for res in sorted(run.results.values(), key=lambda r: (r.suite, r.check)):
             v = res.verdict
-            results.append({"anchor": f"r-{slug(res.check)}", "check": res.check,
-                            "check_href": f"../checks/{slug(res.check)}.html", "suite": res.suite, "verdict": v,
-                            "statuses": res.statuses, "duration": res.duration, "median": res.median, "n": res.n,
-                            "cv": res.cv, "noisy": res.noisy, "message": res.message,
-                            "repro": [repro(run, res, local)] if v in BAD else [],
-                            "why": (row.get("triage") or {}).get(res.check)})
+            results.append(
+                {
+                    "anchor": f"r-{slug(res.check)}",
+                    "check": res.check,
+                    "check_href": f"../checks/{slug(res.check)}.html",
+                    "suite": res.suite,
+                    "verdict": v,
+                    "statuses": res.statuses,
+                    "duration": res.duration,
+                    "median": res.median,
+                    "n": res.n,
+                    "cv": res.cv,
+                    "noisy": res.noisy,
+                    "message": res.message,
+                    "repro": [repro(run, res, local)] if v in BAD else [],
+                    "why": (row.get("triage") or {}).get(res.check),
+                }
+            )
         meta = row["meta"] or {}
         digests = [("digest", row["digest"] or "unknown")]
         for key in ("index_digest", "platform_digest"):
             value = meta.get(key) or (meta.get("image") or {}).get(key)
             if value:
                 digests.append((key.replace("_", " "), value))
-        gpus = ", ".join(f"{g.get('vendor', '')} {g.get('arch', '')} #{g.get('index', '')}"
-                         + (f" {g['product']}" if g.get("product") else "")
-                         for g in (row["host_spec"] or {}).get("gpus", []))
-        nodes = [dict(n, suite=suite) for suite, m in sorted(meta.items()) if isinstance(m, dict)
-                 for n in ((m.get("probe") or {}).get("nodes") or []) if isinstance(n, dict)]  # a multi-node task's
-        return pages.render("run.html.j2", title=f"run {run.id[:8]}", run=row, image_slug=slug(row["alias"]),
-                            digests=digests, gpus=gpus, nodes=nodes, load=run.load(), counts=ordered(run.counts()),
-                            n_results=len(results), rows=pages.result_rows(results), **self.ctx())
+        gpus = ", ".join(
+            f"{g.get('vendor', '')} {g.get('arch', '')} #{g.get('index', '')}"
+            + (f" {g['product']}" if g.get("product") else "")
+            for g in (row["host_spec"] or {}).get("gpus", [])
+        )
+        nodes = [
+            dict(n, suite=suite)
+            for suite, m in sorted(meta.items())
+            if isinstance(m, dict)
+            for n in ((m.get("probe") or {}).get("nodes") or [])
+            if isinstance(n, dict)
+        ]  # a multi-node task's
+        return pages.render(
+            "run.html.j2",
+            title=f"run {run.id[:8]}",
+            run=row,
+            image_slug=slug(row["alias"]),
+            digests=digests,
+            gpus=gpus,
+            nodes=nodes,
+            load=run.load(),
+            counts=ordered(run.counts()),
+            n_results=len(results),
+            rows=pages.result_rows(results),
+            **self.ctx(),
+        )
 
     # --- a check -----------------------------------------------------------------------------------
-    def check_page(self, cid: str, hist: list[History], versions: list[tuple[str, dict[str, Any]]],
-                   shifts: list[ChangeV]) -> tuple[str, str | None]:
+    def check_page(
+        self,
+        cid: str,
+        hist: list[History],
+        versions: list[tuple[str, dict[str, Any]]],
+        shifts: list[ChangeV],
+    ) -> tuple[str, str | None]:
         """The page, and the SVG of its trend plot (None for a check that is not timed)."""
         per_env: dict[str, list[tuple[RunV, str]]] = {}
-        evidenced: dict[str, None] = {}  # the libraries its results name (profiler kernels, the CPU library)
+        evidenced: dict[
+            str, None
+        ] = {}  # the libraries its results name (profiler kernels, the CPU library)
         for run in self.runs.values():
             res = run.results.get(cid)
             if res is not None:
@@ -136,20 +223,40 @@ class Site:
         for env, items in sorted(per_env.items()):
             items.sort(key=lambda x: (x[0].row["started"], x[0].id))
             truncated = truncated or len(items) > STRIP
-            strip = "".join(pages.square(v, f"{v} · {when(r.row['started'])} · {r.id[:8]}",
-                                         f"../runs/{r.id}.html#r-{slug(cid)}") for r, v in items[-STRIP:])
-            envs.append({"env": env, "latest": items[-1][1], "latest_run": items[-1][0].id,
-                         "strip": pages.Markup(strip)})
+            strip = "".join(
+                pages.square(
+                    v,
+                    f"{v} · {when(r.row['started'])} · {r.id[:8]}",
+                    f"../runs/{r.id}.html#r-{slug(cid)}",
+                )
+                for r, v in items[-STRIP:]
+            )
+            envs.append(
+                {
+                    "env": env,
+                    "latest": items[-1][1],
+                    "latest_run": items[-1][0].id,
+                    "strip": pages.Markup(strip),
+                }
+            )
         svg = None
         if hist:
             series = []
             for h in hist:
                 pts = h.points
-                levels = tuple(plots.Level(pts[s.start].when, pts[s.end - 1].when, s.level)
-                               for s in (h.analysis.segments if h.analysis else ()))
-                markers = tuple(plots.Marker(pts[s.end].when, s.direction, s.kind)
-                                for s in (h.analysis.shifts if h.analysis else ()))
-                series.append(plots.Series(h.env, tuple((p.when, p.median, p.q1, p.q3) for p in pts), levels, markers))
+                levels = tuple(
+                    plots.Level(pts[s.start].when, pts[s.end - 1].when, s.level)
+                    for s in (h.analysis.segments if h.analysis else ())
+                )
+                markers = tuple(
+                    plots.Marker(pts[s.end].when, s.direction, s.kind)
+                    for s in (h.analysis.shifts if h.analysis else ())
+                )
+                series.append(
+                    plots.Series(
+                        h.env, tuple((p.when, p.median, p.q1, p.q3) for p in pts), levels, markers
+                    )
+                )
             svg = plots.trend_svg(cid, series, hist[0].threshold)
         rows_v, cols = [], []
         for name, doc in versions:
@@ -164,21 +271,46 @@ class Site:
         shift_rows = []
         for c in shifts:
             tone_, label = change_label(c)
-            shift_rows.append({"when": when(c.when), "env": c.env, "tone": tone_, "label": label,
-                               "ratio": f"{c.ratio:.3f}", "first_run": c.first_run, "run": c.run})
-        html = pages.render("check.html.j2", title=cid, check={**info, "id": cid}, plot=f"{slug(cid)}.svg" if svg else None,
-                            threshold=f"{hist[0].threshold * 100:g} %" if hist else "", shifts=shift_rows, envs=envs,
-                            truncated=truncated, limit=STRIP, anchor=f"r-{slug(cid)}", versions=rows_v,
-                            version_cols=cols, libraries=list(evidenced), **self.ctx())
+            shift_rows.append(
+                {
+                    "when": when(c.when),
+                    "env": c.env,
+                    "tone": tone_,
+                    "label": label,
+                    "ratio": f"{c.ratio:.3f}",
+                    "first_run": c.first_run,
+                    "run": c.run,
+                }
+            )
+        html = pages.render(
+            "check.html.j2",
+            title=cid,
+            check={**info, "id": cid},
+            plot=f"{slug(cid)}.svg" if svg else None,
+            threshold=f"{hist[0].threshold * 100:g} %" if hist else "",
+            shifts=shift_rows,
+            envs=envs,
+            truncated=truncated,
+            limit=STRIP,
+            anchor=f"r-{slug(cid)}",
+            versions=rows_v,
+            version_cols=cols,
+            libraries=list(evidenced),
+            **self.ctx(),
+        )
         return html, svg
 
     # --- an image ------------------------------------------------------------------------------------
-    def image_page(self, alias: str, runs: list[RunV], inventories: dict[str, dict[str, tuple[str, str]]]) -> str:
+    def image_page(
+        self, alias: str, runs: list[RunV], inventories: dict[str, dict[str, tuple[str, str]]]
+    ) -> str:
         runs = sorted(runs, key=lambda r: (r.row["started"], r.id))
         digests: dict[str | None, dict[str, Any]] = {}
         for r in runs:
-            d = digests.setdefault(r.row["digest"], {"digest": r.row["digest"], "first": when(r.row["started"]),
-                                                     "runs": 0})
+            d = digests.setdefault(
+                r.row["digest"],
+                {"digest": r.row["digest"], "first": when(r.row["started"]), "runs": 0},
+            )
             d["last"], d["runs"] = when(r.row["started"]), d["runs"] + 1
         inv_runs = [r for r in runs if r.id in inventories]
         inventory, inv_run, inv_diff, prev_digest, cur_digest = [], "", None, "", ""
@@ -192,13 +324,44 @@ class Site:
                 prev_digest = prev.row["digest"] or "unknown"
                 inv_diff = inventory_diff(inventories[prev.id], inventories[cur.id])
         first = runs[-1].row
-        view_runs = [{"id": r.id, "started": when(r.row["started"]), "host": r.row["host"], "job": r.row["job"],
-                      "state": r.row["state"], "counts": ordered(r.counts())} for r in reversed(runs)]
-        return pages.render("image.html.j2", title=alias, image=first, digests=list(digests.values()), runs=view_runs,
-                            inventory=inventory, inventory_run=inv_run, inv_diff=inv_diff, prev_digest=prev_digest,
-                            cur_digest=cur_digest, **self.ctx())
+        view_runs = [
+            {
+                "id": r.id,
+                "started": when(r.row["started"]),
+                "host": r.row["host"],
+                "job": r.row["job"],
+                "state": r.row["state"],
+                "counts": ordered(r.counts()),
+            }
+            for r in reversed(runs)
+        ]
+        return pages.render(
+            "image.html.j2",
+            title=alias,
+            image=first,
+            digests=list(digests.values()),
+            runs=view_runs,
+            inventory=inventory,
+            inventory_run=inv_run,
+            inv_diff=inv_diff,
+            prev_digest=prev_digest,
+            cur_digest=cur_digest,
+            **self.ctx(),
+        )
 
-    def list_page(self, title: str, headers: Sequence[str], rows: Iterable[Sequence[Any]], intro: str = "",
-                  root: str = "../") -> str:
-        return pages.render("list.html.j2", title=title, headers=headers, rows=pages.table_rows(rows), intro=intro,
-                            **self.ctx(root))
+    def list_page(
+        self,
+        title: str,
+        headers: Sequence[str],
+        rows: Iterable[Sequence[Any]],
+        intro: str = "",
+        root: str = "../",
+    ) -> str:
+        return pages.render(
+            "list.html.j2",
+            title=title,
+            headers=headers,
+            rows=pages.table_rows(rows),
+            intro=intro,
+            **self.ctx(root),
+        )

@@ -7,8 +7,8 @@ calls noise (a busy host, an interval that does not reach the threshold) is not 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Sequence
 
 from sqlalchemy.orm import Session
 
@@ -30,7 +30,9 @@ def diff_kinds(session: Session, base_run: str, head_run: str) -> dict[str, str]
     return {c.check: c.kind for c in report.changes}
 
 
-def confirmed(session: Session, found: Sequence[ChangeV], per_check: dict[str, list[History]]) -> list[ChangeV]:
+def confirmed(
+    session: Session, found: Sequence[ChangeV], per_check: dict[str, list[History]]
+) -> list[ChangeV]:
     """The changes the diff of their two runs confirms; the histories' analyses keep only those
     shifts (so the plots mark what the lists say)."""
     kinds: dict[tuple[str, str], dict[str, str]] = {}
@@ -47,6 +49,8 @@ def confirmed(session: Session, found: Sequence[ChangeV], per_check: dict[str, l
     for hs in per_check.values():
         for h in hs:
             if h.analysis is not None and h.analysis.shifts:
-                shifts = tuple(s for s in h.analysis.shifts if (h.check, h.env, h.points[s.end].run_id) in ok)
+                shifts = tuple(
+                    s for s in h.analysis.shifts if (h.check, h.env, h.points[s.end].run_id) in ok
+                )
                 h.analysis = replace(h.analysis, shifts=shifts)
     return keep

@@ -8,9 +8,10 @@ import json
 import re
 import zlib
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Iterable
+from typing import Any
 
 from ..matrix.model import FAILING, verdict
 from ..regression import changepoints, noise
@@ -79,10 +80,14 @@ class RunV:
         timed = [r for r in self.results.values() if r.n]
         loads = [r.load for r in timed if r.load is not None]
         pressures = [r.pressure for r in timed if r.pressure is not None]
-        return {"timed": len(timed), "noisy": sum(r.noisy for r in timed),
-                "load_min": min(loads, default=None), "load_max": max(loads, default=None),
-                "pressure_max": max(pressures, default=None),
-                "governors": sorted({r.governor for r in timed if r.governor})}
+        return {
+            "timed": len(timed),
+            "noisy": sum(r.noisy for r in timed),
+            "load_min": min(loads, default=None),
+            "load_max": max(loads, default=None),
+            "pressure_max": max(pressures, default=None),
+            "governors": sorted({r.governor for r in timed if r.governor}),
+        }
 
 
 def _at(s: list[float], f: float) -> float:
@@ -99,8 +104,9 @@ def _summary(samples: list[float]) -> tuple[float, float, float, float | None]:
     return med, _at(s, 0.25), _at(s, 0.75), cv
 
 
-def load_runs(run_rows: list[dict[str, Any]], checks: dict[int, dict[str, Any]],
-              results: Iterable[tuple]) -> dict[str, RunV]:
+def load_runs(
+    run_rows: list[dict[str, Any]], checks: dict[int, dict[str, Any]], results: Iterable[tuple]
+) -> dict[str, RunV]:
     runs = {r["id"]: RunV(r) for r in run_rows}
     for run_id, pk, attempt, status, duration, message, metrics, samples, suite, library in results:
         run = runs.get(run_id)
@@ -110,7 +116,9 @@ def load_runs(run_rows: list[dict[str, Any]], checks: dict[int, dict[str, Any]],
         cid = chk["check_id"]
         res = run.results.get(cid)
         if res is None:
-            res = run.results[cid] = Res(cid, chk["version"], suite or cid.split(".", 1)[0], [], 0.0, "")
+            res = run.results[cid] = Res(
+                cid, chk["version"], suite or cid.split(".", 1)[0], [], 0.0, ""
+            )
         res.statuses.append(status)
         res.library = library or res.library
         res.duration += duration or 0.0
@@ -122,8 +130,11 @@ def load_runs(run_rows: list[dict[str, Any]], checks: dict[int, dict[str, Any]],
             res.median, res.q1, res.q3, res.cv = _summary(samples)
             res.n = len(samples)
             thr = m.get("threshold")
-            res.threshold = float(thr) if isinstance(thr, (int, float)) and not isinstance(thr, bool) and thr > 0 \
+            res.threshold = (
+                float(thr)
+                if isinstance(thr, (int, float)) and not isinstance(thr, bool) and thr > 0
                 else None
+            )
             res.load, res.noisy = noise.host_load(m), noise.noisy(m)
             p = m.get("cpu_pressure")
             res.pressure = float(p) if isinstance(p, (int, float)) else None
@@ -164,14 +175,29 @@ def histories(runs: dict[str, RunV], bigger: dict[str, bool]) -> dict[str, list[
             key = (res.check, res.version, run.env)
             h = out.get(key)
             if h is None:
-                h = out[key] = History(res.check, run.env + (f" (v{res.version})" if res.version != 1 else ""), [],
-                                       res.threshold or DEFAULT_THRESHOLD, bigger.get(res.check, False))
-            h.points.append(Point(run.id, run.row["started"], res.median, res.q1, res.q3, res.n, res.noisy))
+                h = out[key] = History(
+                    res.check,
+                    run.env + (f" (v{res.version})" if res.version != 1 else ""),
+                    [],
+                    res.threshold or DEFAULT_THRESHOLD,
+                    bigger.get(res.check, False),
+                )
+            h.points.append(
+                Point(run.id, run.row["started"], res.median, res.q1, res.q3, res.n, res.noisy)
+            )
     per: dict[str, list[History]] = {}
     for h in out.values():
-        quiet = [p for p in h.points if not p.noisy] if sum(not p.noisy for p in h.points) >= 4 else h.points
-        h.points = quiet  # a timing taken on a busy host is left out of the trend (it is on its run page)
-        h.analysis = changepoints.analyse([p.median for p in h.points], h.threshold, h.bigger_is_better)
+        quiet = (
+            [p for p in h.points if not p.noisy]
+            if sum(not p.noisy for p in h.points) >= 4
+            else h.points
+        )
+        h.points = (
+            quiet  # a timing taken on a busy host is left out of the trend (it is on its run page)
+        )
+        h.analysis = changepoints.analyse(
+            [p.median for p in h.points], h.threshold, h.bigger_is_better
+        )
         per.setdefault(h.check, []).append(h)
     return per
 
@@ -188,7 +214,9 @@ class ChangeV:
     run: str  # the run where the change passed the threshold
     when: datetime
     since: datetime
-    base_run: str = ""  # the last run at the level before: `valorch diff BASE_RUN RUN` judges the change
+    base_run: str = (
+        ""  # the last run at the level before: `valorch diff BASE_RUN RUN` judges the change
+    )
 
 
 def changes(per_check: dict[str, list[History]]) -> list[ChangeV]:
@@ -198,8 +226,21 @@ def changes(per_check: dict[str, list[History]]) -> list[ChangeV]:
         for h in hs:
             for s in h.analysis.shifts if h.analysis else ():
                 a, b = h.points[s.start], h.points[s.end]
-                out.append(ChangeV(h.check, h.env, s.kind, s.direction, s.ratio, s.steps, a.run_id, b.run_id,
-                                   b.when, a.when, h.points[s.start - 1].run_id if s.start > 0 else ""))
+                out.append(
+                    ChangeV(
+                        h.check,
+                        h.env,
+                        s.kind,
+                        s.direction,
+                        s.ratio,
+                        s.steps,
+                        a.run_id,
+                        b.run_id,
+                        b.when,
+                        a.when,
+                        h.points[s.start - 1].run_id if s.start > 0 else "",
+                    )
+                )
     out.sort(key=lambda c: (c.when, c.check), reverse=True)
     return out
 
@@ -207,11 +248,21 @@ def changes(per_check: dict[str, list[History]]) -> list[ChangeV]:
 def repro(run: RunV, res: Res, local: bool) -> str:
     """The command that re-runs just this check on this image (by digest where one is pinned)."""
     row = run.row
-    return command(alias=row["alias"], reference=row["reference"], digest=row["digest"], check=res.check,
-                   suite=res.suite, local=local, host=row["executor"] == "host", cpu_only=row["cpu_only"])
+    return command(
+        alias=row["alias"],
+        reference=row["reference"],
+        digest=row["digest"],
+        check=res.check,
+        suite=res.suite,
+        local=local,
+        host=row["executor"] == "host",
+        cpu_only=row["cpu_only"],
+    )
 
 
-def inventory_diff(old: dict[str, tuple[str, str]], new: dict[str, tuple[str, str]]) -> list[tuple[str, str, str]]:
+def inventory_diff(
+    old: dict[str, tuple[str, str]], new: dict[str, tuple[str, str]]
+) -> list[tuple[str, str, str]]:
     """(component, old value, new value) for what differs; '' where absent."""
     out = []
     for comp in sorted(set(old) | set(new)):

@@ -4,9 +4,10 @@ keeps what it decided beside the results when a run finishes or arrives by push/
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import timedelta
-from typing import Any, Sequence
+from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -23,80 +24,142 @@ AROUND = timedelta(hours=12)
 MAX_DETAILS = 40  # inventory changes attached to an image drift
 
 
-def triage_run(factory: sessionmaker[Session], run_id: str, catalog: Any = None) -> dict[str, Triage]:
+def triage_run(
+    factory: sessionmaker[Session], run_id: str, catalog: Any = None
+) -> dict[str, Triage]:
     """check id -> Triage for each check of the run that did not pass (a flaky one included),
     decided now from what the store holds."""
     with factory() as session:
         run = queries.get_run(session, run_id)
         if run is None:
-            raise InputError(f"no run '{run_id}' in the results database", "valorch results list shows the runs")
+            raise InputError(
+                f"no run '{run_id}' in the results database", "valorch results list shows the runs"
+            )
         return _decide(session, run, _pinned(catalog, run.image.alias))
 
 
-def _decide(session: Session, run: Any, pinned: str | None, pinned_by: str = "the catalog") -> dict[str, Triage]:
+def _decide(
+    session: Session, run: Any, pinned: str | None, pinned_by: str = "the catalog"
+) -> dict[str, Triage]:
     per: dict[str, list[tuple[int, str]]] = {}
     for r in queries.run_results(session, run.id):
         per.setdefault(r.check.check_id, []).append((r.attempt, r.status))
-    red = {c: tuple(s for _, s in sorted(a)) for c, a in per.items()
-           if verdict(s for _, s in sorted(a)) in (*FAILING, "flaky")}
+    red = {
+        c: tuple(s for _, s in sorted(a))
+        for c, a in per.items()
+        if verdict(s for _, s in sorted(a)) in (*FAILING, "flaky")
+    }
     here = ((run.id,), (run.host.name,), (run.image.digest or "",))
-    out = {f"suite {suite}": Triage("infrastructure", f"suite {suite} never reported: {error[:500]} (engine, "
-                                    "registry or scheduler: the run says nothing about the image)", *here)
-           for suite, error in tq.failed_tasks(session, run.id)}
+    out = {
+        f"suite {suite}": Triage(
+            "infrastructure",
+            f"suite {suite} never reported: {error[:500]} (engine, "
+            "registry or scheduler: the run says nothing about the image)",
+            *here,
+        )
+        for suite, error in tq.failed_tasks(session, run.id)
+    }
     if not red:
         return out
     history: dict[str, dict[str, list[tuple[int, str]]]] = {}
     facts: dict[str, tuple[str, str, str, str]] = {}
     for rid, digest, host, spec, started, check, attempt, status in tq.check_history(
-            session, run.image.alias, list(red), run.id):
+        session, run.image.alias, list(red), run.id
+    ):
         history.setdefault(check, {}).setdefault(rid, []).append((attempt, status))
         facts[rid] = (digest or "", host, host_class(spec), started.isoformat())
-    mine = (run.image.digest or "", run.host.name, host_class(run.host.spec), run.started.isoformat())
-    events = tq.host_events(session, run.host.name, run.started - AROUND, (run.ended or run.started) + AROUND)
+    mine = (
+        run.image.digest or "",
+        run.host.name,
+        host_class(run.host.spec),
+        run.started.isoformat(),
+    )
+    events = tq.host_events(
+        session, run.host.name, run.started - AROUND, (run.ended or run.started) + AROUND
+    )
     for check, attempts in red.items():
-        seen = tuple(Seen(rid, *facts[rid][:3], verdict(s for _, s in sorted(a)), facts[rid][3])
-                     for rid, a in history.get(check, {}).items())
-        found = classify(Case(check, run.id, mine[0], mine[1], mine[2], mine[3], attempts, seen,
-                              pinned, pinned_by if pinned else "", tuple(e[2] for e in events),
-                              tuple(e[0] for e in events)))
+        seen = tuple(
+            Seen(rid, *facts[rid][:3], verdict(s for _, s in sorted(a)), facts[rid][3])
+            for rid, a in history.get(check, {}).items()
+        )
+        found = classify(
+            Case(
+                check,
+                run.id,
+                mine[0],
+                mine[1],
+                mine[2],
+                mine[3],
+                attempts,
+                seen,
+                pinned,
+                pinned_by if pinned else "",
+                tuple(e[2] for e in events),
+                tuple(e[0] for e in events),
+            )
+        )
         if found is not None:
             out[check] = found
     drift = [t for t in out.values() if t.cls == "image drift"]
     if drift:
         details = inventory_diff(session, *drift[0].digests[:2])
-        out = {c: replace(t, details=details) if t.cls == "image drift" else t for c, t in out.items()}
+        out = {
+            c: replace(t, details=details) if t.cls == "image drift" else t for c, t in out.items()
+        }
     return out
 
 
 def inventory_diff(session: Session, old: str, new: str) -> tuple[str, ...]:
     """The stored inventories of two digests, component by component (``valorch inventory``
     stores one per image): what an image drift attaches."""
-    a, b = inventory_queries.inventory_of_digest(session, old), inventory_queries.inventory_of_digest(session, new)
+    a, b = (
+        inventory_queries.inventory_of_digest(session, old),
+        inventory_queries.inventory_of_digest(session, new),
+    )
     missing = [d for d, got in ((old, a), (new, b)) if got is None]
     if missing:
-        return tuple(f"no stored inventory of {d[:19]}: valorch inventory audit --image REPOSITORY@{d} stores one"
-                     for d in missing)
+        return tuple(
+            f"no stored inventory of {d[:19]}: valorch inventory audit --image REPOSITORY@{d} stores one"
+            for d in missing
+        )
     changes = audit.diff(a[1], b[1])
     if not changes:
         return (f"inventories of runs {a[0].id[:8]} and {b[0].id[:8]}: no component changed",)
-    lines = [f"{c.kind} {c.subject}: {c.old or '-'} -> {c.new or '-'}" for c in changes[:MAX_DETAILS]]
+    lines = [
+        f"{c.kind} {c.subject}: {c.old or '-'} -> {c.new or '-'}" for c in changes[:MAX_DETAILS]
+    ]
     if len(changes) > MAX_DETAILS:
-        lines.append(f"... and {len(changes) - MAX_DETAILS} more (valorch inventory diff {a[0].id[:8]} {b[0].id[:8]})")
-    return (f"inventory diff of runs {a[0].id[:8]} -> {b[0].id[:8]}: {len(changes)} changes", *lines)
+        lines.append(
+            f"... and {len(changes) - MAX_DETAILS} more (valorch inventory diff {a[0].id[:8]} {b[0].id[:8]})"
+        )
+    return (
+        f"inventory diff of runs {a[0].id[:8]} -> {b[0].id[:8]}: {len(changes)} changes",
+        *lines,
+    )
 
 
-def record(factory: sessionmaker[Session], run_ids: Sequence[str], catalog: Any = None) -> dict[str, dict[str, Triage]]:
+def record(
+    factory: sessionmaker[Session], run_ids: Sequence[str], catalog: Any = None
+) -> dict[str, dict[str, Triage]]:
     """Decide and store the triage of finished runs (when a run ends, and for runs that arrive
     by push or import); run id -> its triage."""
     done: dict[str, dict[str, Triage]] = {}
     with factory() as session:
         for run_id in run_ids:
             run = queries.get_run(session, run_id)
-            if run is None or run.state not in (*tq.FINISHED, "error"):  # "error": the engine went away
+            if run is None or run.state not in (
+                *tq.FINISHED,
+                "error",
+            ):  # "error": the engine went away
                 continue
             found = _decide(session, run, _pinned(catalog, run.image.alias))
             when = queries.now()
-            tq.save(session, run.id, [(c, t.cls, t.reason, _evidence(t)) for c, t in sorted(found.items())], when)
+            tq.save(
+                session,
+                run.id,
+                [(c, t.cls, t.reason, _evidence(t)) for c, t in sorted(found.items())],
+                when,
+            )
             queries.merge_run_meta(session, run.id, "triaged", when.isoformat(timespec="seconds"))
             done[run.id] = found
         session.commit()
@@ -110,28 +173,47 @@ def record_new(factory: sessionmaker[Session], run_ids: Sequence[str]) -> int:
     return len(record(factory, todo)) if todo else 0
 
 
-def stored_or_now(factory: sessionmaker[Session], run_id: str, catalog: Any = None, now: bool = False
-                  ) -> dict[str, Triage]:
+def stored_or_now(
+    factory: sessionmaker[Session], run_id: str, catalog: Any = None, now: bool = False
+) -> dict[str, Triage]:
     """The triage stored with the run; decided now (against ``catalog``'s pins) for a run that
     has none (older or running), or when ``now``."""
     with factory() as session:
         run = queries.get_run(session, run_id)
         if run is None:
-            raise InputError(f"no run '{run_id}' in the results database", "valorch results list shows the runs")
+            raise InputError(
+                f"no run '{run_id}' in the results database", "valorch results list shows the runs"
+            )
         got = None if now else tq.stored(session, run.id)
         if got is None:
             return _decide(session, run, _pinned(catalog, run.image.alias))
-    return {c: Triage(cls, reason, tuple(ev.get("runs", ())), tuple(ev.get("hosts", ())), tuple(ev.get("digests", ())),
-                      tuple(ev.get("details", ()))) for c, (cls, reason, ev) in got.items()}
+    return {
+        c: Triage(
+            cls,
+            reason,
+            tuple(ev.get("runs", ())),
+            tuple(ev.get("hosts", ())),
+            tuple(ev.get("digests", ())),
+            tuple(ev.get("details", ())),
+        )
+        for c, (cls, reason, ev) in got.items()
+    }
 
 
-def stored_many(factory: sessionmaker[Session], run_ids: Sequence[str]) -> dict[str, dict[str, Triage]]:
+def stored_many(
+    factory: sessionmaker[Session], run_ids: Sequence[str]
+) -> dict[str, dict[str, Triage]]:
     """run id -> check id -> stored Triage (decided now for runs without one)."""
     return {rid: stored_or_now(factory, rid) for rid in dict.fromkeys(run_ids)}
 
 
 def _evidence(t: Triage) -> dict[str, list[str]]:
-    return {"runs": list(t.runs), "hosts": list(t.hosts), "digests": list(t.digests), "details": list(t.details)}
+    return {
+        "runs": list(t.runs),
+        "hosts": list(t.hosts),
+        "digests": list(t.digests),
+        "details": list(t.details),
+    }
 
 
 def _pinned(catalog: Any, alias: str) -> str | None:
@@ -144,7 +226,9 @@ def _pinned(catalog: Any, alias: str) -> str | None:
 
 
 def as_json(found: dict[str, Triage]) -> dict[str, Any]:
-    return {c: {"class": t.cls, "reason": t.reason, **_evidence(t)} for c, t in sorted(found.items())}
+    return {
+        c: {"class": t.cls, "reason": t.reason, **_evidence(t)} for c, t in sorted(found.items())
+    }
 
 
 def line(check: str, t: Triage) -> str:
@@ -152,7 +236,9 @@ def line(check: str, t: Triage) -> str:
     return f"{check}: {t.cls}: {t.reason}"
 
 
-def for_runs(factory: sessionmaker[Session], run_ids: Sequence[str], base: Any = None) -> dict[tuple[str, str], Triage]:
+def for_runs(
+    factory: sessionmaker[Session], run_ids: Sequence[str], base: Any = None
+) -> dict[tuple[str, str], Triage]:
     """(image alias, check id) -> the triage of that check in ``run_ids`` (the head of a diff
     or a qualification, whose environments are image aliases); the first run that has one wins.
     A run whose image ran another digest than ``base`` (the diff's base side) ran for the same
@@ -167,7 +253,10 @@ def for_runs(factory: sessionmaker[Session], run_ids: Sequence[str], base: Any =
             if want and run.image.digest and want != run.image.digest:
                 found_by[run.id] = _decide(session, run, want, f"{base.kind} {base.label} ran")
     out: dict[tuple[str, str], Triage] = {}
-    for rid, found in {**stored_many(factory, [r for r in alias if r not in found_by]), **found_by}.items():
+    for rid, found in {
+        **stored_many(factory, [r for r in alias if r not in found_by]),
+        **found_by,
+    }.items():
         for check, t in found.items():
             out.setdefault((alias[rid], check), t)
     return out

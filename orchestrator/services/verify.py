@@ -16,8 +16,7 @@ from typing import Any
 
 from .. import imageref
 from ..errors import InputError
-from ..registry import RegistryClient
-from ..registry import artifacts
+from ..registry import RegistryClient, artifacts
 from ..render import intoto
 from . import signing
 
@@ -71,8 +70,14 @@ def parse_age(text: str | None) -> timedelta | None:
     return timedelta(seconds=value * units[unit])
 
 
-def _judge(statement: Any, digest: str, requirement: tuple[str, str], max_age: timedelta | None,
-           signed_at: datetime | None, now: datetime) -> tuple[bool, str]:
+def _judge(
+    statement: Any,
+    digest: str,
+    requirement: tuple[str, str],
+    max_age: timedelta | None,
+    signed_at: datetime | None,
+    now: datetime,
+) -> tuple[bool, str]:
     if not isinstance(statement, dict) or statement.get("_type") != intoto.STATEMENT_TYPE:
         return False, "not an in-toto Statement v1"
     if not intoto.subject_matches(statement, digest):
@@ -85,21 +90,32 @@ def _judge(statement: Any, digest: str, requirement: tuple[str, str], max_age: t
         if when is None:
             return False, "expired: the attestation carries no time to check --max-age against"
         if now - when > max_age:
-            return False, f"expired: made {when:%Y-%m-%d %H:%M} UTC, older than --max-age ({max_age})"
+            return (
+                False,
+                f"expired: made {when:%Y-%m-%d %H:%M} UTC, older than --max-age ({max_age})",
+            )
     kind, glob = requirement
     if kind == "qualified":
         if ptype != intoto.VSA:
             return False, f"not a verification summary ({ptype})"
         if pred.get("verificationResult") != "PASSED":
-            return False, f"qualification {pred.get('verificationResult')} ({(pred.get('policy') or {}).get('uri')})"
+            return (
+                False,
+                f"qualification {pred.get('verificationResult')} ({(pred.get('policy') or {}).get('uri')})",
+            )
         return True, f"qualified ({(pred.get('policy') or {}).get('uri')})"
     if ptype != intoto.TEST_RESULT:
         return False, f"not a test-result attestation ({ptype})"
     passed = [c for c in pred.get("passedTests") or [] if isinstance(c, str)]
-    others = [c for k in ("failedTests", "warnedTests") for c in pred.get(k) or [] if isinstance(c, str)]
+    others = [
+        c for k in ("failedTests", "warnedTests") for c in pred.get(k) or [] if isinstance(c, str)
+    ]
     if not glob:
         if pred.get("result") != "PASSED":
-            return False, f"result {pred.get('result')}: failed {', '.join(others[:10]) or 'none listed'}"
+            return (
+                False,
+                f"result {pred.get('result')}: failed {', '.join(others[:10]) or 'none listed'}",
+            )
         return True, f"PASSED ({len(passed)} checks)"
     hit = [c for c in passed if fnmatch.fnmatchcase(c, glob)]
     bad = [c for c in others if fnmatch.fnmatchcase(c, glob)]
@@ -120,8 +136,15 @@ def _time(text: Any) -> datetime | None:
     return t if t.tzinfo else t.replace(tzinfo=timezone.utc)
 
 
-def verify(image: str, key: Path, *, require: str | None = None, max_age: str | None = None,
-           client: RegistryClient | None = None, now: datetime | None = None) -> Verification:
+def verify(
+    image: str,
+    key: Path,
+    *,
+    require: str | None = None,
+    max_age: str | None = None,
+    client: RegistryClient | None = None,
+    now: datetime | None = None,
+) -> Verification:
     requirement = parse_requirement(require)
     age = parse_age(max_age)
     pub = signing.public_key(key)  # bad input first: exit 2 before the network
@@ -130,8 +153,10 @@ def verify(image: str, key: Path, *, require: str | None = None, max_age: str | 
     digest = client.resolve(ref).digest
     found, looked = artifacts.fetch(client, ref, digest)
     if not found:
-        raise NotAttested(f"{ref} ({digest}) has no attestations (looked at the {looked})",
-                          "attest and push it: valorch attest --run RUN --key key.pem --push")
+        raise NotAttested(
+            f"{ref} ({digest}) has no attestations (looked at the {looked})",
+            "attest and push it: valorch attest --run RUN --key key.pem --push",
+        )
     now = now or datetime.now(timezone.utc)
     findings = []
     for where, raw in found:
@@ -149,7 +174,9 @@ def verify(image: str, key: Path, *, require: str | None = None, max_age: str | 
         except ValueError:
             findings.append(Finding(where, "", False, "the signed payload is not JSON"))
             continue
-        ok, reason = _judge(statement, digest, requirement, age, _pushed_time(envelope, statement), now)
+        ok, reason = _judge(
+            statement, digest, requirement, age, _pushed_time(envelope, statement), now
+        )
         ptype = statement.get("predicateType", "") if isinstance(statement, dict) else ""
         findings.append(Finding(where, str(ptype)[:200], ok, reason[:500]))
     return Verification(str(ref), digest, looked, tuple(findings))

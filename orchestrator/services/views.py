@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ..matrix.model import Observation, build
 from ..matrix.model import final_counts as model_final_counts
@@ -15,9 +16,17 @@ def observation(row: Any, column: str) -> Observation:
     """One stored result (an ORM ``Result``) as a matrix observation under ``column``: the one
     place where observations are built from rows. The library is the result's evidence (what
     ran), never the row's label."""
-    return Observation(column=column, check=row.check.check_id, feature=row.check.feature, kind=row.check.kind,
-                       library=row.library, status=row.status, attempt=row.attempt, run_id=row.run_id,
-                       message=row.message)
+    return Observation(
+        column=column,
+        check=row.check.check_id,
+        feature=row.check.feature,
+        kind=row.check.kind,
+        library=row.library,
+        status=row.status,
+        attempt=row.attempt,
+        run_id=row.run_id,
+        message=row.message,
+    )
 
 
 def observations(runs: Sequence[Any], results: dict[str, Sequence[Any]]) -> list[Observation]:
@@ -35,29 +44,57 @@ def final_counts(results: Sequence[Any]) -> Counter:
 
 def run_json(run: Any, results: Sequence[Any]) -> dict[str, Any]:
     return {
-        "run": run.id, "batch": run.batch, "job": run.job, "state": run.state,
-        "image": {"alias": run.image.alias, "reference": run.image.reference, "digest": run.image.digest,
-                  "backend": run.image.backend,
-                  # the tag's digest (an index for multi-platform images) and the manifest that ran
-                  "index_digest": (run.meta or {}).get("image", {}).get("index_digest"),
-                  "platform_digest": (run.meta or {}).get("image", {}).get("platform_digest")},
-        "host": run.host.name, "executor": run.executor, "valorch_version": run.valorch_version,
-        "spec_hash": run.spec_hash, "cpu_only": run.cpu_only,
-        "started": run.started.isoformat(), "ended": run.ended.isoformat() if run.ended else None,
+        "run": run.id,
+        "batch": run.batch,
+        "job": run.job,
+        "state": run.state,
+        "image": {
+            "alias": run.image.alias,
+            "reference": run.image.reference,
+            "digest": run.image.digest,
+            "backend": run.image.backend,
+            # the tag's digest (an index for multi-platform images) and the manifest that ran
+            "index_digest": (run.meta or {}).get("image", {}).get("index_digest"),
+            "platform_digest": (run.meta or {}).get("image", {}).get("platform_digest"),
+        },
+        "host": run.host.name,
+        "executor": run.executor,
+        "valorch_version": run.valorch_version,
+        "spec_hash": run.spec_hash,
+        "cpu_only": run.cpu_only,
+        "started": run.started.isoformat(),
+        "ended": run.ended.isoformat() if run.ended else None,
         "origin": run.origin,  # where a pushed run came from (valorch results push); None: written here
         "counts": dict(final_counts(results)),
         "timings": {t.suite: t.timings for t in run.tasks},
         # library/device: what the evidence says ran; row_library: what the seed row is about
-        "results": [{"check": r.check.check_id, "version": r.check.version, "feature": r.check.feature,
-                     "library": r.library, "device": r.device, "row_library": r.check.library,
-                     "kind": r.check.kind, "attempt": r.attempt, "status": r.status,
-                     "duration_s": r.duration_s, "message": r.message, "metrics": r.metrics,
-                     "samples": r.samples} for r in results],
+        "results": [
+            {
+                "check": r.check.check_id,
+                "version": r.check.version,
+                "feature": r.check.feature,
+                "library": r.library,
+                "device": r.device,
+                "row_library": r.check.library,
+                "kind": r.check.kind,
+                "attempt": r.attempt,
+                "status": r.status,
+                "duration_s": r.duration_s,
+                "message": r.message,
+                "metrics": r.metrics,
+                "samples": r.samples,
+            }
+            for r in results
+        ],
     }
 
 
 def summary_line(s: RunSummary) -> str:
     counts = ", ".join(f"{n} {k}" for k, n in sorted(s.counts.items()))
     timing = " ".join(f"{suite}={t.get('total_s', 0):.1f}s" for suite, t in s.timings.items())
-    extra = f" [yellow]infrastructure: {'; '.join(s.infra_errors)[:300]}[/yellow]" if s.infra_errors else ""
+    extra = (
+        f" [yellow]infrastructure: {'; '.join(s.infra_errors)[:300]}[/yellow]"
+        if s.infra_errors
+        else ""
+    )
     return f"run {s.run_id[:8]} {s.image} on {s.host}: {counts or 'no results'} ({timing}){extra}"

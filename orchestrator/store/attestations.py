@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
-from typing import Sequence
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -11,10 +11,28 @@ from sqlalchemy.orm import Session
 from .models import Attestation, MatrixVersion, Run
 
 
-def add(session: Session, *, run_id: str | None, source: str, subject: str, digest: str, predicate_type: str,
-        envelope: str, keyid: str, created: datetime) -> Attestation:
-    row = Attestation(run_id=run_id, source=source, subject=subject, digest=digest, predicate_type=predicate_type,
-                      envelope=envelope, keyid=keyid, created=created)
+def add(
+    session: Session,
+    *,
+    run_id: str | None,
+    source: str,
+    subject: str,
+    digest: str,
+    predicate_type: str,
+    envelope: str,
+    keyid: str,
+    created: datetime,
+) -> Attestation:
+    row = Attestation(
+        run_id=run_id,
+        source=source,
+        subject=subject,
+        digest=digest,
+        predicate_type=predicate_type,
+        envelope=envelope,
+        keyid=keyid,
+        created=created,
+    )
     session.add(row)
     session.flush()
     return row
@@ -26,15 +44,25 @@ def mark_pushed(session: Session, ids: Sequence[int], where: str) -> None:
 
 
 def of_digest(session: Session, digest: str) -> list[Attestation]:
-    return list(session.scalars(select(Attestation).where(Attestation.digest == digest).order_by(Attestation.id)))
+    return list(
+        session.scalars(
+            select(Attestation).where(Attestation.digest == digest).order_by(Attestation.id)
+        )
+    )
 
 
 def of_run(session: Session, run_id: str) -> list[Attestation]:
-    return list(session.scalars(select(Attestation).where(Attestation.run_id == run_id).order_by(Attestation.id)))
+    return list(
+        session.scalars(
+            select(Attestation).where(Attestation.run_id == run_id).order_by(Attestation.id)
+        )
+    )
 
 
 def runs(session: Session, ids: Sequence[str]) -> list[Run]:
-    return list(session.scalars(select(Run).where(Run.id.in_(list(ids))).order_by(Run.started)).unique())
+    return list(
+        session.scalars(select(Run).where(Run.id.in_(list(ids))).order_by(Run.started)).unique()
+    )
 
 
 def version_runs(session: Session, version: str) -> list[str] | None:

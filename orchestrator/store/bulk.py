@@ -8,7 +8,8 @@ Every function takes the session it works in; committing is the caller's busines
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 from sqlalchemy import JSON, DateTime, insert, select, text
 from sqlalchemy.orm import Session
@@ -21,7 +22,7 @@ CHUNK = 20_000
 
 def _chunks(rows: Sequence[Any], size: int = CHUNK) -> Iterable[Sequence[Any]]:
     for i in range(0, len(rows), size):
-        yield rows[i:i + size]
+        yield rows[i : i + size]
 
 
 def _json(value: Any) -> str:
@@ -64,9 +65,11 @@ def insert_rows(session: Session, model: type, rows: Sequence[dict[str, Any]]) -
     given = set(rows[0])
     dialect = session.get_bind().dialect.name
     cols = [c for c in table.columns if c.name in given]
-    core = (dialect not in ("sqlite", "postgresql")
-            or any(c.name not in given and c.default is not None for c in table.columns)
-            or (dialect == "sqlite" and any(isinstance(stored_type(c), DateTime) for c in cols)))
+    core = (
+        dialect not in ("sqlite", "postgresql")
+        or any(c.name not in given and c.default is not None for c in table.columns)
+        or (dialect == "sqlite" and any(isinstance(stored_type(c), DateTime) for c in cols))
+    )
     if core:
         for chunk in _chunks(rows):
             session.execute(insert(table), list(chunk))
@@ -77,12 +80,18 @@ def insert_rows(session: Session, model: type, rows: Sequence[dict[str, Any]]) -
     serial = table.autoincrement_column
     if dialect == "postgresql" and serial is not None and serial.name in given:
         # explicit ids do not move the id sequence: the next ordinary INSERT would collide
-        session.execute(text(f"SELECT setval(pg_get_serial_sequence('\"{table.name}\"', '{serial.name}'), "
-                             f"(SELECT max(\"{serial.name}\") FROM \"{table.name}\"))"))
+        session.execute(
+            text(
+                f"SELECT setval(pg_get_serial_sequence('\"{table.name}\"', '{serial.name}'), "
+                f'(SELECT max("{serial.name}") FROM "{table.name}"))'
+            )
+        )
     return len(rows)
 
 
-def _sqlite_executemany(session: Session, name: str, cols: Sequence[Any], rows: Sequence[dict[str, Any]]) -> None:
+def _sqlite_executemany(
+    session: Session, name: str, cols: Sequence[Any], rows: Sequence[dict[str, Any]]
+) -> None:
     names = ", ".join(f'"{c.name}"' for c in cols)
     sql = f'INSERT INTO "{name}" ({names}) VALUES ({", ".join("?" for _ in cols)})'
     encode = _encoder(cols)
@@ -103,15 +112,21 @@ def _copy(session: Session, name: str, cols: Sequence[Any], rows: Sequence[dict[
             copy.write_row(encode(r))
 
 
-def check_pks(session: Session, keys: Iterable[tuple[str, int]], info: dict[tuple[str, int], dict[str, Any]]
-              | None = None) -> dict[tuple[str, int], int]:
+def check_pks(
+    session: Session,
+    keys: Iterable[tuple[str, int]],
+    info: dict[tuple[str, int], dict[str, Any]] | None = None,
+) -> dict[tuple[str, int], int]:
     """The primary keys of (check_id, version), inserting the missing ones (with ``info``
     columns); a check another writer inserted meanwhile is taken, not duplicated."""
     wanted = set(keys)
     if not wanted:
         return {}
     have = _check_keys(session, wanted)
-    missing = [{"check_id": c, "version": v, **(info or {}).get((c, v), {})} for c, v in sorted(wanted - set(have))]
+    missing = [
+        {"check_id": c, "version": v, **(info or {}).get((c, v), {})}
+        for c, v in sorted(wanted - set(have))
+    ]
     if missing:
         for row in missing:
             insert_ignore(session, Check, row)
@@ -123,16 +138,22 @@ def _check_keys(session: Session, wanted: set[tuple[str, int]]) -> dict[tuple[st
     names = sorted({c for c, _ in wanted})
     have: dict[tuple[str, int], int] = {}
     for chunk in _chunks(names, 500):
-        for pk, c, v in session.execute(select(Check.id, Check.check_id, Check.version)
-                                        .where(Check.check_id.in_(list(chunk)))):
+        for pk, c, v in session.execute(
+            select(Check.id, Check.check_id, Check.version).where(Check.check_id.in_(list(chunk)))
+        ):
             have[(c, v)] = pk
     return have
 
 
 # --- reads for diff sides -------------------------------------------------------------------------------
 
+
 def runs_of_batch(session: Session, batch: str) -> list[Run]:
-    q = select(Run).where(Run.batch == batch) if len(batch) == 36 else select(Run).where(Run.batch.like(f"{batch}%"))
+    q = (
+        select(Run).where(Run.batch == batch)
+        if len(batch) == 36
+        else select(Run).where(Run.batch.like(f"{batch}%"))
+    )
     runs = list(session.scalars(q.order_by(Run.started)).unique())
     if len({r.batch for r in runs}) > 1:
         return []  # an ambiguous prefix names nothing
@@ -151,7 +172,9 @@ def baselines(session: Session) -> list[Baseline]:
     return list(session.scalars(select(Baseline).order_by(Baseline.name)))
 
 
-def set_baseline(session: Session, name: str, run_id: str | None = None, version: str | None = None) -> Baseline:
+def set_baseline(
+    session: Session, name: str, run_id: str | None = None, version: str | None = None
+) -> Baseline:
     row = baseline(session, name)
     if row is None:
         row = Baseline(name=name, created=now())
@@ -163,14 +186,34 @@ def set_baseline(session: Session, name: str, run_id: str | None = None, version
 
 def result_rows(session: Session, run_ids: Sequence[str]) -> list[dict[str, Any]]:
     """Every attempt of the given runs, joined with its check and image, as plain dicts."""
-    q = (select(Run.id.label("run_id"), Image.alias, Image.backend, Check.check_id, Check.version,
-                Check.bigger_is_better, Result.status, Result.attempt, Result.samples, Result.metrics,
-                Result.message)
-         .join(Result, Result.run_id == Run.id).join(Check, Check.id == Result.check_pk)
-         .join(Image, Image.id == Run.image_id).where(Run.id.in_(list(run_ids))).order_by(Result.id))
+    q = (
+        select(
+            Run.id.label("run_id"),
+            Image.alias,
+            Image.backend,
+            Check.check_id,
+            Check.version,
+            Check.bigger_is_better,
+            Result.status,
+            Result.attempt,
+            Result.samples,
+            Result.metrics,
+            Result.message,
+        )
+        .join(Result, Result.run_id == Run.id)
+        .join(Check, Check.id == Result.check_pk)
+        .join(Image, Image.id == Run.image_id)
+        .where(Run.id.in_(list(run_ids)))
+        .order_by(Result.id)
+    )
     return [dict(r._mapping) for r in session.execute(q)]
 
 
 def host_names(session: Session, run_ids: Sequence[str]) -> list[str]:
-    q = select(Host.name).join(Run, Run.host_id == Host.id).where(Run.id.in_(list(run_ids))).distinct()
+    q = (
+        select(Host.name)
+        .join(Run, Run.host_id == Host.id)
+        .where(Run.id.in_(list(run_ids)))
+        .distinct()
+    )
     return sorted(session.scalars(q))

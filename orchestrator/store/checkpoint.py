@@ -19,7 +19,8 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import threading
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from .location import sqlite_file
 
@@ -36,7 +37,7 @@ class Checkpointer:
         self.error: str | None = None
         self._thread = threading.Thread(target=self._loop, name="valorch-checkpoint", daemon=True)
 
-    def start(self) -> "Checkpointer":
+    def start(self) -> Checkpointer:
         self._thread.start()
         return self
 
@@ -55,7 +56,9 @@ class Checkpointer:
             while not self.stopping.wait(self.every_s):
                 try:
                     _busy, _log, done = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
-                except sqlite3.OperationalError:  # busy: another checkpoint runs; try again next round
+                except (
+                    sqlite3.OperationalError
+                ):  # busy: another checkpoint runs; try again next round
                     continue
                 self.frames += done - copied if done >= copied else done
                 copied = done

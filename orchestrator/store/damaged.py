@@ -17,7 +17,8 @@ reaches it); ``install`` turns them, wherever SQLAlchemy meets them, into one er
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Mapping
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from ..errors import InfrastructureError
 from .revision import SCHEMA
@@ -40,7 +41,8 @@ def damaged(path: str, exc: BaseException) -> InfrastructureError:
     return InfrastructureError(
         f"the results database {path} is damaged ({str(exc).splitlines()[0]}); nothing was written to it",
         f"restore it from a backup, or recover what is readable: sqlite3 {path} .recover | sqlite3 recovered.sqlite "
-        "(then pass --db recovered.sqlite); to start afresh pass --db with a new file")
+        "(then pass --db recovered.sqlite); to start afresh pass --db with a new file",
+    )
 
 
 def install(engine: Engine) -> None:
@@ -62,18 +64,27 @@ def install(engine: Engine) -> None:
             raise missing from None
 
 
-HINT = ("valorch db check --db URL lists every problem of the store; restore the file from a backup, "
-        "or recover what is readable: sqlite3 FILE .recover | sqlite3 recovered.sqlite")
+HINT = (
+    "valorch db check --db URL lists every problem of the store; restore the file from a backup, "
+    "or recover what is readable: sqlite3 FILE .recover | sqlite3 recovered.sqlite"
+)
 
 
-def damaged_value(where: str, value: object, exc: BaseException, kind: str = "a valid value") -> InfrastructureError:
+def damaged_value(
+    where: str, value: object, exc: BaseException, kind: str = "a valid value"
+) -> InfrastructureError:
     """A stored value that does not parse as its column's type."""
-    return InfrastructureError(f"damaged store: {where} holds {repr(value)[:80]}, which is not {kind}: "
-                               f"{type(exc).__name__}: {str(exc)[:120]}", HINT)
+    return InfrastructureError(
+        f"damaged store: {where} holds {repr(value)[:80]}, which is not {kind}: "
+        f"{type(exc).__name__}: {str(exc)[:120]}",
+        HINT,
+    )
 
 
-_MISSING = re.compile(r'no such table: (?:main\.)?"?([\w.]+)|no such column: "?([\w.]+)'
-                      r'|relation "([\w.]+)" does not exist|column "?([\w.]+)"? does not exist')
+_MISSING = re.compile(
+    r'no such table: (?:main\.)?"?([\w.]+)|no such column: "?([\w.]+)'
+    r'|relation "([\w.]+)" does not exist|column "?([\w.]+)"? does not exist'
+)
 
 
 def structural(text: str) -> InfrastructureError | None:
@@ -82,7 +93,11 @@ def structural(text: str) -> InfrastructureError | None:
     if m is None:
         return None
     table = m.group(1) or m.group(3)
-    what = f"table '{table}' is missing" if table else f"column '{m.group(2) or m.group(4)}' is missing"
+    what = (
+        f"table '{table}' is missing"
+        if table
+        else f"column '{m.group(2) or m.group(4)}' is missing"
+    )
     return InfrastructureError(f"damaged store: {what}; nothing was written", HINT)
 
 
@@ -100,6 +115,9 @@ def schema_problems(found: Mapping[str, set[str]]) -> list[str]:
 def check_structure(found: Mapping[str, set[str]]) -> None:
     problems = schema_problems(found)
     if problems:
-        raise InfrastructureError(f"damaged store: {'; '.join(problems[:5])}"
-                                  + (f" (and {len(problems) - 5} more)" if len(problems) > 5 else "")
-                                  + "; nothing was written", HINT)
+        raise InfrastructureError(
+            f"damaged store: {'; '.join(problems[:5])}"
+            + (f" (and {len(problems) - 5} more)" if len(problems) > 5 else "")
+            + "; nothing was written",
+            HINT,
+        )

@@ -19,24 +19,32 @@ import contextlib
 import fcntl
 import os
 import weakref
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from sqlalchemy import create_engine, event, inspect, text
 from sqlalchemy.engine import URL, Connection, Engine, make_url
-from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, OperationalError, SQLAlchemyError
+from sqlalchemy.exc import (
+    ArgumentError,
+    DBAPIError,
+    NoSuchModuleError,
+    OperationalError,
+    SQLAlchemyError,
+)
 from sqlalchemy.orm import Session, sessionmaker
 
 from .. import encode
 from ..errors import InfrastructureError, InputError
 from . import damaged, full
 from .location import DEFAULT_PATH, migrate_lock, sqlite_file
-from .revision import BASELINE, HEAD, REVISIONS  # noqa: F401 - re-exported for the migration tests
+from .revision import BASELINE, HEAD, REVISIONS
 
 DEFAULT_URL = f"sqlite:///{DEFAULT_PATH}"
 POSTGRES_EXTRA = "pip install 'valorch[postgres]'"
-URL_HINT = ("pass a SQLite path (results/valorch.sqlite, sqlite:///PATH) or a PostgreSQL URL "
-            f"(postgresql://USER@HOST[:PORT]/DATABASE, needs {POSTGRES_EXTRA})")
+URL_HINT = (
+    "pass a SQLite path (results/valorch.sqlite, sqlite:///PATH) or a PostgreSQL URL "
+    f"(postgresql://USER@HOST[:PORT]/DATABASE, needs {POSTGRES_EXTRA})"
+)
 CONNECT_TIMEOUT_S = 10
 
 
@@ -56,7 +64,9 @@ def url_for(db: str | None) -> str:
 def public_url(db: str | None) -> str:
     """The URL as it may be printed or published: never a password."""
     try:
-        return make_url(db if db and "://" in db else url_for(db)).render_as_string(hide_password=True)
+        return make_url(db if db and "://" in db else url_for(db)).render_as_string(
+            hide_password=True
+        )
     except (ArgumentError, ValueError):
         return "<unparsable database URL>"
 
@@ -64,19 +74,31 @@ def public_url(db: str | None) -> str:
 def _parse(db: str | None) -> URL:
     try:
         url = make_url(url_for(db))
-    except (ArgumentError, ValueError) as exc:  # ValueError: a port that is not a number ('1x', '', '1:2')
+    except (
+        ArgumentError,
+        ValueError,
+    ) as exc:  # ValueError: a port that is not a number ('1x', '', '1:2')
         why = "its host:port does not parse" if isinstance(exc, ValueError) else "it does not parse"
-        raise InputError(f"--db '{encode.url(db or '')}' is not a database URL: {why}", URL_HINT) from None
+        raise InputError(
+            f"--db '{encode.url(db or '')}' is not a database URL: {why}", URL_HINT
+        ) from None
     backend = url.get_backend_name()
     if backend not in ("sqlite", "postgresql"):
-        raise InputError(f"--db: unsupported database scheme '{url.drivername}' (valorch stores results in "
-                         "SQLite or PostgreSQL)", URL_HINT)
+        raise InputError(
+            f"--db: unsupported database scheme '{url.drivername}' (valorch stores results in "
+            "SQLite or PostgreSQL)",
+            URL_HINT,
+        )
     try:
         url.get_dialect()
     except NoSuchModuleError:
-        raise InputError(f"--db {public_url(db)}: SQLAlchemy has no driver '{url.drivername}'", URL_HINT) from None
+        raise InputError(
+            f"--db {public_url(db)}: SQLAlchemy has no driver '{url.drivername}'", URL_HINT
+        ) from None
     if url.port is not None and not 0 < url.port < 65536:
-        raise InputError(f"--db {public_url(db)}: port {url.port} is not a TCP port (1-65535)", URL_HINT)
+        raise InputError(
+            f"--db {public_url(db)}: port {url.port} is not a TCP port (1-65535)", URL_HINT
+        )
     return url
 
 
@@ -110,14 +132,22 @@ def connect(db: str | None) -> Engine:
     try:
         # jit off for valorch's sessions: its queries are short index look-ups, and JIT
         # compilation of a 50,000-row history costs more than the query (bench_scale_fleet.py)
-        engine = create_engine(url, pool_pre_ping=True,
-                               connect_args={"connect_timeout": CONNECT_TIMEOUT_S, "application_name": "valorch",
-                                             "options": "-c jit=off"})
+        engine = create_engine(
+            url,
+            pool_pre_ping=True,
+            connect_args={
+                "connect_timeout": CONNECT_TIMEOUT_S,
+                "application_name": "valorch",
+                "options": "-c jit=off",
+            },
+        )
         full.install(engine)
         damaged.install(engine)
     except ImportError as exc:  # psycopg (or the driver the URL names) is not installed
-        raise InputError(f"--db {public_url(db)}: the PostgreSQL driver is not installed ({exc})",
-                         f"{POSTGRES_EXTRA} (psycopg 3)") from None
+        raise InputError(
+            f"--db {public_url(db)}: the PostgreSQL driver is not installed ({exc})",
+            f"{POSTGRES_EXTRA} (psycopg 3)",
+        ) from None
     try:
         with engine.connect() as conn:
             conn.execute(text("SELECT 1"))
@@ -131,14 +161,20 @@ def connect(db: str | None) -> Engine:
 def _server_error(url: URL, exc: DBAPIError) -> InfrastructureError:
     lines = [ln.strip() for ln in str(exc.orig).splitlines() if ln.strip()]
     reason = lines[0] if lines else type(exc.orig).__name__
-    if " failed: " in reason:  # 'connection failed: connection to server at "h", port 1 failed: <why>'
+    if (
+        " failed: " in reason
+    ):  # 'connection failed: connection to server at "h", port 1 failed: <why>'
         reason = reason.rsplit(" failed: ", 1)[1]
     reason = reason.replace("FATAL:  ", "")
     low = reason.lower()
     if "database" in low and "does not exist" in low:
-        hint = (f"create it (createdb -h {url.host} -U {url.username} {url.database}), then "
-                "valorch db upgrade --db URL")
-    elif "password" in low or "authentication" in low or ("role" in low and "does not exist" in low):
+        hint = (
+            f"create it (createdb -h {url.host} -U {url.username} {url.database}), then "
+            "valorch db upgrade --db URL"
+        )
+    elif (
+        "password" in low or "authentication" in low or ("role" in low and "does not exist" in low)
+    ):
         hint = "check the user and password (in the URL, PGPASSWORD or ~/.pgpass) and the server's pg_hba.conf"
     else:
         hint = "check that the server runs and accepts connections from this machine (host, port, firewall)"
@@ -182,15 +218,19 @@ def _sqlite_engine(url: URL) -> Engine:
     if url.database and url.database != ":memory:":
         path = Path(url.database)
         if path.is_dir():
-            raise InfrastructureError(f"cannot open the results database {path}: it is a directory, not a SQLite file",
-                                      "pass --db with a SQLite file (or a new path)")
+            raise InfrastructureError(
+                f"cannot open the results database {path}: it is a directory, not a SQLite file",
+                "pass --db with a SQLite file (or a new path)",
+            )
         if not path.exists():
             _CREATED.append((path, [p for p in reversed(path.parents) if not p.exists()]))
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise InfrastructureError(f"cannot create the results directory {path.parent}: {exc.strerror}",
-                                      "pass --db with a writable location") from None
+            raise InfrastructureError(
+                f"cannot create the results directory {path.parent}: {exc.strerror}",
+                "pass --db with a writable location",
+            ) from None
     engine = create_engine(url, connect_args={"timeout": 60})
     full.install(engine)
 
@@ -229,13 +269,17 @@ def open_engine(db: str | None) -> Engine:
             clean_stale_lock(url)
         else:
             _require_head(engine, url)
-        damaged.check_structure(tables(engine))  # a dropped table or column: named before anything runs
+        damaged.check_structure(
+            tables(engine)
+        )  # a dropped table or column: named before anything runs
     except OperationalError as exc:
         engine.dispose()
         if url.get_backend_name() != "sqlite":
             raise _server_error(url, exc) from None
-        raise InfrastructureError(f"cannot open the results database {where(url)}: {exc.orig}",
-                                  "check the path and permissions, or pass --db") from None
+        raise InfrastructureError(
+            f"cannot open the results database {where(url)}: {exc.orig}",
+            "check the path and permissions, or pass --db",
+        ) from None
     except SQLAlchemyError as exc:
         engine.dispose()
         raise InfrastructureError(f"results {where(url)} failed: {exc}") from None
@@ -258,14 +302,20 @@ def _require_head(engine: Engine, url: URL) -> None:
     if rev == HEAD:
         return
     if rev in REVISIONS:
-        raise InfrastructureError(f"the results {where(url)} is at schema {rev}; this valorch needs {HEAD}",
-                                  "upgrade it once, from one machine: valorch db upgrade --db URL "
-                                  "(runners never migrate a shared server)")
+        raise InfrastructureError(
+            f"the results {where(url)} is at schema {rev}; this valorch needs {HEAD}",
+            "upgrade it once, from one machine: valorch db upgrade --db URL "
+            "(runners never migrate a shared server)",
+        )
     if rev is None:
-        raise InfrastructureError(f"the results {where(url)} has no valorch schema yet",
-                                  "create it once: valorch db upgrade --db URL")
-    raise InfrastructureError(f"the results {where(url)} is at schema {rev}, newer than this valorch "
-                              f"knows ({HEAD})", "install the valorch version that upgraded it")
+        raise InfrastructureError(
+            f"the results {where(url)} has no valorch schema yet",
+            "create it once: valorch db upgrade --db URL",
+        )
+    raise InfrastructureError(
+        f"the results {where(url)} is at schema {rev}, newer than this valorch knows ({HEAD})",
+        "install the valorch version that upgraded it",
+    )
 
 
 def _alembic_config(conn: Connection):  # noqa: ANN202
@@ -297,8 +347,11 @@ def migrate(engine: Engine) -> None:
     if rev == HEAD:
         return
     if rev is not None and rev not in REVISIONS:
-        raise InfrastructureError(f"the results database {where(engine.url)} is at schema {rev}, newer than this "
-                                  f"valorch knows ({HEAD})", "install the valorch version that upgraded it")
+        raise InfrastructureError(
+            f"the results database {where(engine.url)} is at schema {rev}, newer than this "
+            f"valorch knows ({HEAD})",
+            "install the valorch version that upgraded it",
+        )
     from alembic import command
 
     with engine.begin() as conn:
@@ -332,8 +385,12 @@ def status(db: str | None) -> dict[str, str | None]:
     """`valorch db status`: where, which schema, which this valorch needs."""
     engine = connect(db)
     try:
-        return {"database": public_url(db), "dialect": engine.dialect.name, "revision": current_revision(engine),
-                "head": HEAD}
+        return {
+            "database": public_url(db),
+            "dialect": engine.dialect.name,
+            "revision": current_revision(engine),
+            "head": HEAD,
+        }
     finally:
         engine.dispose()
 

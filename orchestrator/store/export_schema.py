@@ -15,8 +15,19 @@ import re
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, ValidationError, \
-    field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from ..spec import MAX_LOG, MAX_MESSAGE, MAX_METRICS, MAX_SAMPLES, CheckKind, Status
 
@@ -36,8 +47,10 @@ def _no_controls(value: Any) -> Any:
     if isinstance(value, str):
         m = _CONTROL.search(value)
         if m:
-            raise ValueError(f"holds the control character U+{ord(m.group(0)):04X} at offset {m.start()}; "
-                             "names and features are printable text on one line")
+            raise ValueError(
+                f"holds the control character U+{ord(m.group(0)):04X} at offset {m.start()}; "
+                "names and features are printable text on one line"
+            )
     return value
 
 
@@ -88,7 +101,9 @@ class ExportImage(_Strict):
     digest: Annotated[str, Field(max_length=200)] | None = None
     backend: Backend
     family: Annotated[str, Field(max_length=50)] = ""
-    components: dict[Annotated[str, Field(max_length=100)], Annotated[str, Field(max_length=500)]] = {}
+    components: dict[
+        Annotated[str, Field(max_length=100)], Annotated[str, Field(max_length=500)]
+    ] = {}
 
 
 class ExportHost(_Strict):
@@ -98,7 +113,9 @@ class ExportHost(_Strict):
 
 
 class ExportCheck(_Strict):
-    check_id: Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9_.:\-\[\]/]+$")]
+    check_id: Annotated[
+        str, Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9_.:\-\[\]/]+$")
+    ]
     version: Annotated[StrictInt, Field(ge=0, le=1_000_000)]
     feature: Annotated[str, Field(max_length=300), Plain] = ""
     kind: CheckKind = "feature"
@@ -112,8 +129,14 @@ class ExportRun(_Strict):
     batch: Uuid
     job: Name
     # (reference, digest, alias) of one of "images"; a JSON list (strict mode wants a tuple)
-    image: Annotated[tuple[Annotated[str, Field(strict=True)], Annotated[str, Field(strict=True)] | None,
-                           Annotated[str, Field(strict=True)]], Field(strict=False)]
+    image: Annotated[
+        tuple[
+            Annotated[str, Field(strict=True)],
+            Annotated[str, Field(strict=True)] | None,
+            Annotated[str, Field(strict=True)],
+        ],
+        Field(strict=False),
+    ]
     host: str  # the fingerprint of one of "hosts"
     executor: Executor
     valorch_version: Annotated[str, Field(min_length=1, max_length=40)]
@@ -140,14 +163,18 @@ class ExportTask(_Strict):
 class ExportResult(_Strict):
     run: Uuid
     suite: Annotated[str, Field(max_length=100)] | None = None
-    check: Annotated[tuple[Annotated[str, Field(strict=True)], StrictInt], Field(strict=False)]  # (check_id, version)
+    check: Annotated[
+        tuple[Annotated[str, Field(strict=True)], StrictInt], Field(strict=False)
+    ]  # (check_id, version)
     attempt: Annotated[StrictInt, Field(ge=1, le=1_000)]
     status: Status
     duration_s: Annotated[Number, Field(ge=0, le=1e7)] = 0.0
     message: Annotated[str, Field(max_length=MAX_MESSAGE)] = ""
     log: Annotated[str, Field(max_length=MAX_LOG)] = ""
-    metrics: dict[Annotated[str, Field(max_length=100)],
-                  StrictBool | StrictInt | StrictFloat | Annotated[str, Field(max_length=2_000)] | None] = {}
+    metrics: dict[
+        Annotated[str, Field(max_length=100)],
+        StrictBool | StrictInt | StrictFloat | Annotated[str, Field(max_length=2_000)] | None,
+    ] = {}
     samples: Annotated[list[Number], Field(max_length=MAX_SAMPLES)] = []
     # what the evidence says ran (store/models.Result.device/library); absent in older exports
     device: Annotated[str, Field(max_length=200)] | None = None
@@ -195,10 +222,12 @@ class ExportDocument(_Strict):
     results: list[ExportResult]
     inventory: list[ExportInventory]
 
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, defer_build=True, populate_by_name=True)
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, strict=True, defer_build=True, populate_by_name=True
+    )
 
     @model_validator(mode="after")
-    def _references(self) -> "ExportDocument":
+    def _references(self) -> ExportDocument:
         images = {(i.reference, i.digest, i.alias) for i in self.images}
         hosts = {h.fingerprint for h in self.hosts}
         checks = {(c.check_id, c.version) for c in self.checks}
@@ -208,21 +237,29 @@ class ExportDocument(_Strict):
                 raise ValueError(f"runs[{n}].id: run {r.id} appears twice")
             runs.add(r.id)
             if tuple(r.image) not in images:
-                raise ValueError(f"runs[{n}].image: {list(r.image)} is not one of \"images\"")
+                raise ValueError(f'runs[{n}].image: {list(r.image)} is not one of "images"')
             if r.host not in hosts:
-                raise ValueError(f"runs[{n}].host: {r.host!r} is not the fingerprint of one of \"hosts\"")
-        for what, rows in (("tasks", self.tasks), ("results", self.results), ("inventory", self.inventory)):
+                raise ValueError(
+                    f'runs[{n}].host: {r.host!r} is not the fingerprint of one of "hosts"'
+                )
+        for what, rows in (
+            ("tasks", self.tasks),
+            ("results", self.results),
+            ("inventory", self.inventory),
+        ):
             for n, row in enumerate(rows):
                 if row.run not in runs:
-                    raise ValueError(f"{what}[{n}].run: run {row.run} is not one of \"runs\"")
+                    raise ValueError(f'{what}[{n}].run: run {row.run} is not one of "runs"')
         seen: set[tuple[str, tuple[str, int], int]] = set()
         for n, res in enumerate(self.results):
             if tuple(res.check) not in checks:
-                raise ValueError(f"results[{n}].check: {list(res.check)} is not one of \"checks\"")
+                raise ValueError(f'results[{n}].check: {list(res.check)} is not one of "checks"')
             key = (res.run, tuple(res.check), res.attempt)
             if key in seen:
-                raise ValueError(f"results[{n}].attempt: attempt {res.attempt} of {res.check[0]} in run "
-                                 f"{res.run} appears twice")
+                raise ValueError(
+                    f"results[{n}].attempt: attempt {res.attempt} of {res.check[0]} in run "
+                    f"{res.run} appears twice"
+                )
             seen.add(key)
         return self
 
@@ -255,10 +292,9 @@ def _place(loc: tuple[Any, ...]) -> str:
     for part in loc:
         if isinstance(part, int):
             out += f"[{part}]"
-        elif part in ("function-after[_finite(), constrained-float]",) or str(part).startswith(("function-", "int",
-                                                                                                    "float", "str",
-                                                                                                    "bool", "none",
-                                                                                                    "constrained")):
+        elif part in ("function-after[_finite(), constrained-float]",) or str(part).startswith(
+            ("function-", "int", "float", "str", "bool", "none", "constrained")
+        ):
             continue  # pydantic's union member labels
         else:
             out += ("." if out else "") + ("schema" if part == "schema" else str(part))

@@ -12,7 +12,7 @@ import shutil
 from pathlib import Path
 
 from sqlalchemy import event
-from sqlalchemy.engine import Engine, URL
+from sqlalchemy.engine import URL, Engine
 
 from ..errors import InfrastructureError
 from .location import sqlite_file
@@ -48,11 +48,17 @@ def free_space(url: URL) -> str:
 
 
 def storage_full(url: URL) -> StorageFull:
-    name = url.database if url.get_backend_name() == "sqlite" else url.render_as_string(hide_password=True)
+    name = (
+        url.database
+        if url.get_backend_name() == "sqlite"
+        else url.render_as_string(hide_password=True)
+    )
     space = free_space(url)
-    return StorageFull(f"the results database {name} is full" + (f" ({space})" if space else ""),
-                       "free space there or move it to a larger disk; results measured but not stored are "
-                       "spilled, and `valorch run --resume BATCH` imports them")
+    return StorageFull(
+        f"the results database {name} is full" + (f" ({space})" if space else ""),
+        "free space there or move it to a larger disk; results measured but not stored are "
+        "spilled, and `valorch run --resume BATCH` imports them",
+    )
 
 
 def install(engine: Engine) -> None:

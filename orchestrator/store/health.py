@@ -31,8 +31,10 @@ def diagnose(engine: Engine) -> list[str]:
             problems += [f"integrity: {r}" for r in rows if r != "ok"]
         rev = current_revision(engine)
         if rev != HEAD:
-            problems.append(f"schema revision is {rev or 'missing'}, this valorch needs {HEAD} "
-                            "(valorch db upgrade migrates a store that is behind)")
+            problems.append(
+                f"schema revision is {rev or 'missing'}, this valorch needs {HEAD} "
+                "(valorch db upgrade migrates a store that is behind)"
+            )
         found = tables(engine)
     except (DBAPIError, InfrastructureError) as exc:  # a file damaged below the page level
         return [*problems, f"unreadable: {str(getattr(exc, 'orig', exc)).splitlines()[0]}"]
@@ -40,8 +42,11 @@ def diagnose(engine: Engine) -> list[str]:
     for table in Base.metadata.sorted_tables:
         key = table.primary_key.columns.values()[0]
         for column in table.columns:
-            if not isinstance(column.type, Checked) or column.name not in found.get(table.name, ()) \
-                    or key.name not in found.get(table.name, ()):
+            if (
+                not isinstance(column.type, Checked)
+                or column.name not in found.get(table.name, ())
+                or key.name not in found.get(table.name, ())
+            ):
                 continue
             problems += _bad_values(engine, table, key, column)
     return problems
@@ -54,7 +59,9 @@ def _bad_values(engine: Engine, table, key, column) -> list[str]:  # noqa: ANN00
         return []
     bad: list[str] = []
     count = 0
-    stmt = text(f'SELECT "{key.name}", "{column.name}" FROM "{table.name}" WHERE "{column.name}" IS NOT NULL')
+    stmt = text(
+        f'SELECT "{key.name}", "{column.name}" FROM "{table.name}" WHERE "{column.name}" IS NOT NULL'
+    )
     with engine.connect() as conn:
         for row_id, value in conn.execute(stmt):
             try:
@@ -62,7 +69,9 @@ def _bad_values(engine: Engine, table, key, column) -> list[str]:  # noqa: ANN00
             except InfrastructureError as exc:
                 count += 1
                 if len(bad) < MAX_PER_COLUMN:
-                    bad.append(f"{table.name} row {key.name}={row_id!r}: {exc.message.removeprefix('damaged store: ')}")
+                    bad.append(
+                        f"{table.name} row {key.name}={row_id!r}: {exc.message.removeprefix('damaged store: ')}"
+                    )
     if count > len(bad):
         bad.append(f"{table.name}.{column.name}: and {count - len(bad)} more row(s) like these")
     return bad

@@ -9,8 +9,9 @@ Takes the caller's session; committing is the caller's business.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from datetime import datetime
-from typing import NamedTuple, Sequence
+from typing import NamedTuple
 
 from sqlalchemy import LargeBinary, Text, case, func, select, type_coerce
 from sqlalchemy.orm import Session
@@ -35,8 +36,14 @@ class Point(NamedTuple):
     median: float | None  # of the samples, or of what a prune kept of them (store/retention.py)
 
 
-def check_history(session: Session, check_id: str, *, images: Sequence[str] = (), job: str | None = None,
-                  since: datetime | None = None) -> list[Point]:
+def check_history(
+    session: Session,
+    check_id: str,
+    *,
+    images: Sequence[str] = (),
+    job: str | None = None,
+    since: datetime | None = None,
+) -> list[Point]:
     """Every attempt of ``check_id`` (all its versions) in finished runs, oldest first;
     optionally only some image aliases, one job, runs started since a date.
 
@@ -44,18 +51,31 @@ def check_history(session: Session, check_id: str, *, images: Sequence[str] = ()
     are read raw (dates, sample bytes, metrics only where samples were pruned) and decoded
     here with C-speed parsers: SQLAlchemy's per-row type processing cost four times the
     query at 50,000 points."""
-    versions = dict(session.execute(select(Check.id, Check.version).where(Check.check_id == check_id)).all())
+    versions = dict(
+        session.execute(select(Check.id, Check.version).where(Check.check_id == check_id)).all()
+    )
     if not versions:
         return []
     aliases = dict(session.execute(select(Image.id, Image.alias)).all())
     hosts = dict(session.execute(select(Host.id, Host.name)).all())
     pruned = case((func.length(Result.samples) == 0, type_coerce(Result.metrics, Text)), else_=None)
-    q = (select(Result.run_id, type_coerce(Run.started, Text) if _text_dates(session) else Run.started, Run.job,
-                Run.image_id, Run.host_id, Result.check_pk, Result.attempt, Result.status,
-                type_coerce(Result.samples, LargeBinary), pruned)
-         .join(Run, Run.id == Result.run_id)
-         .where(Result.check_pk.in_(list(versions)), Run.state.in_(queries.FINISHED))
-         .order_by(Run.started, Result.run_id, Result.attempt))
+    q = (
+        select(
+            Result.run_id,
+            type_coerce(Run.started, Text) if _text_dates(session) else Run.started,
+            Run.job,
+            Run.image_id,
+            Run.host_id,
+            Result.check_pk,
+            Result.attempt,
+            Result.status,
+            type_coerce(Result.samples, LargeBinary),
+            pruned,
+        )
+        .join(Run, Run.id == Result.run_id)
+        .where(Result.check_pk.in_(list(versions)), Run.state.in_(queries.FINISHED))
+        .order_by(Run.started, Result.run_id, Result.attempt)
+    )
     if images:
         ids = queries.image_ids(session, aliases=images) or []
         if not ids:
@@ -69,16 +89,42 @@ def check_history(session: Session, check_id: str, *, images: Sequence[str] = ()
     parse = datetime.fromisoformat
     make = Point._make  # tuple.__new__ in C: a third of the per-point cost of Point(...)
     # Core rows through the session's connection: the ORM's per-row result handling is not needed
-    for run_id, started, job_, image_id, host_id, check_pk, attempt, status, blob, metrics in \
-            session.connection().execute(q):
+    for (
+        run_id,
+        started,
+        job_,
+        image_id,
+        host_id,
+        check_pk,
+        attempt,
+        status,
+        blob,
+        metrics,
+    ) in session.connection().execute(q):
         samples = samples_tuple(blob)
-        out.append(make((run_id, parse(started) if isinstance(started, str) else started, job_, aliases[image_id],
-                         hosts[host_id], versions[check_pk], attempt, status, samples, _median(samples, metrics))))
+        out.append(
+            make(
+                (
+                    run_id,
+                    parse(started) if isinstance(started, str) else started,
+                    job_,
+                    aliases[image_id],
+                    hosts[host_id],
+                    versions[check_pk],
+                    attempt,
+                    status,
+                    samples,
+                    _median(samples, metrics),
+                )
+            )
+        )
     return out
 
 
 def _text_dates(session: Session) -> bool:
-    return session.get_bind().dialect.name == "sqlite"  # stored as ISO text: fromisoformat reads them fast
+    return (
+        session.get_bind().dialect.name == "sqlite"
+    )  # stored as ISO text: fromisoformat reads them fast
 
 
 def _median(samples: tuple[float, ...], metrics: str | dict | None) -> float | None:

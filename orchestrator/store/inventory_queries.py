@@ -24,16 +24,41 @@ from .queries import get_run, now, start_run
 JOB = "inventory"
 
 
-def store_inventory(session: Session, *, image: ImageSpec, digest: str | None, host: HostSpec,
-                    executor: str, inventory: Inventory, batch: str | None = None,
-                    meta: dict[str, Any] | None = None) -> Run:
+def store_inventory(
+    session: Session,
+    *,
+    image: ImageSpec,
+    digest: str | None,
+    host: HostSpec,
+    executor: str,
+    inventory: Inventory,
+    batch: str | None = None,
+    meta: dict[str, Any] | None = None,
+) -> Run:
     """A finished run (job ``inventory``, no suites) holding every component."""
-    spec_hash = hashlib.sha256(json.dumps({"job": JOB, "image": image.alias, "expected": image.components},
-                                          sort_keys=True).encode()).hexdigest()[:16]
-    run = start_run(session, batch=batch or str(uuid.uuid4()), job=JOB, image=image, digest=digest, host=host,
-                    executor=executor, spec_hash=spec_hash, cpu_only=True, suites=[])
+    spec_hash = hashlib.sha256(
+        json.dumps(
+            {"job": JOB, "image": image.alias, "expected": image.components}, sort_keys=True
+        ).encode()
+    ).hexdigest()[:16]
+    run = start_run(
+        session,
+        batch=batch or str(uuid.uuid4()),
+        job=JOB,
+        image=image,
+        digest=digest,
+        host=host,
+        executor=executor,
+        spec_hash=spec_hash,
+        cpu_only=True,
+        suites=[],
+    )
     add_inventory(session, run.id, inventory)
-    run.meta = {**(meta or {}), "host_facts": dict(inventory.host_facts), "inventory_errors": list(inventory.errors)}
+    run.meta = {
+        **(meta or {}),
+        "host_facts": dict(inventory.host_facts),
+        "inventory_errors": list(inventory.errors),
+    }
     run.state = "done"
     run.ended = now()
     session.flush()
@@ -47,8 +72,16 @@ def add_inventory(session: Session, run_id: str, inventory: Inventory) -> int:
     for comp in inventory.components:
         if comp.name in have:
             continue
-        session.add(InventoryRow(run_id=run_id, component=comp.name, value=comp.value, source=comp.source,
-                                 evidence=comp.evidence, extra=dict(comp.extra)))
+        session.add(
+            InventoryRow(
+                run_id=run_id,
+                component=comp.name,
+                value=comp.value,
+                source=comp.source,
+                evidence=comp.evidence,
+                extra=dict(comp.extra),
+            )
+        )
         added += 1
     session.flush()
     return added
@@ -59,14 +92,28 @@ def load_inventory(session: Session, run_id: str) -> tuple[Run, Inventory] | Non
     run = get_run(session, run_id)
     if run is None:
         return None
-    rows = list(session.scalars(select(InventoryRow).where(InventoryRow.run_id == run.id).order_by(InventoryRow.id)))
+    rows = list(
+        session.scalars(
+            select(InventoryRow).where(InventoryRow.run_id == run.id).order_by(InventoryRow.id)
+        )
+    )
     if not rows:
         return None
     meta = run.meta or {}
-    inv = Inventory(components=tuple(Component(name=r.component, value=r.value, source=r.source,
-                                               evidence=r.evidence or "", extra=dict(r.extra or {}))
-                                     for r in rows),
-                    host_facts=dict(meta.get("host_facts") or {}), errors=tuple(meta.get("inventory_errors") or ()))
+    inv = Inventory(
+        components=tuple(
+            Component(
+                name=r.component,
+                value=r.value,
+                source=r.source,
+                evidence=r.evidence or "",
+                extra=dict(r.extra or {}),
+            )
+            for r in rows
+        ),
+        host_facts=dict(meta.get("host_facts") or {}),
+        errors=tuple(meta.get("inventory_errors") or ()),
+    )
     return run, inv
 
 
@@ -74,8 +121,13 @@ def newest_inventory_of(session: Session, image: str) -> tuple[Run, Inventory] |
     """One image's most recent stored inventory (by alias or reference): its run and the whole
     Inventory. Every image's components at once: ``matrix_store.newest_components_by_image``."""
     has_rows = exists().where(InventoryRow.run_id == Run.id)
-    q = (select(Run.id).join(Run.image).where((Image.alias == image) | (Image.reference == image), has_rows)
-         .order_by(Run.started.desc()).limit(1))
+    q = (
+        select(Run.id)
+        .join(Run.image)
+        .where((Image.alias == image) | (Image.reference == image), has_rows)
+        .order_by(Run.started.desc())
+        .limit(1)
+    )
     run_id = session.scalars(q).first()
     return load_inventory(session, run_id) if run_id else None
 
@@ -83,14 +135,25 @@ def newest_inventory_of(session: Session, image: str) -> tuple[Run, Inventory] |
 def inventory_of_digest(session: Session, digest: str) -> tuple[Run, Inventory] | None:
     """The most recent stored inventory of the image with this digest (any alias)."""
     has_rows = exists().where(InventoryRow.run_id == Run.id)
-    q = select(Run.id).join(Run.image).where(Image.digest == digest, has_rows).order_by(Run.started.desc()).limit(1)
+    q = (
+        select(Run.id)
+        .join(Run.image)
+        .where(Image.digest == digest, has_rows)
+        .order_by(Run.started.desc())
+        .limit(1)
+    )
     run_id = session.scalars(q).first()
     return load_inventory(session, run_id) if run_id else None
 
 
 def inventory_runs(session: Session, image: str | None = None, limit: int = 50) -> list[Run]:
     """Runs that hold an inventory, newest first."""
-    q = select(Run).where(exists().where(InventoryRow.run_id == Run.id)).order_by(Run.started.desc()).limit(limit)
+    q = (
+        select(Run)
+        .where(exists().where(InventoryRow.run_id == Run.id))
+        .order_by(Run.started.desc())
+        .limit(limit)
+    )
     if image:
         q = q.join(Run.image).where((Image.alias == image) | (Image.reference == image))
     return list(session.scalars(q).unique())

@@ -21,20 +21,24 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
-from typing import Iterator
 from urllib.parse import quote
 
 from .damaged import damaged_value, schema_problems
 from .location import DEFAULT_PATH, migrate_lock
 from .revision import HEAD
 
-RUNS = ('SELECT run.id, run.started, run.job, run.state, image.alias, image.digest, host.name '
-        'FROM run JOIN image ON image.id = run.image_id JOIN host ON host.id = run.host_id')
-STATUSES = ('SELECT result.run_id, "check".check_id, result.attempt, result.status FROM result '
-            'JOIN "check" ON "check".id = result.check_pk WHERE result.run_id IN ({marks}) '
-            'ORDER BY result.run_id, "check".check_id, result.attempt, result.id')
+RUNS = (
+    "SELECT run.id, run.started, run.job, run.state, image.alias, image.digest, host.name "
+    "FROM run JOIN image ON image.id = run.image_id JOIN host ON host.id = run.host_id"
+)
+STATUSES = (
+    'SELECT result.run_id, "check".check_id, result.attempt, result.status FROM result '
+    'JOIN "check" ON "check".id = result.check_pk WHERE result.run_id IN ({marks}) '
+    'ORDER BY result.run_id, "check".check_id, result.attempt, result.id'
+)
 
 
 def local_path(db: str | None) -> Path | None:
@@ -45,7 +49,7 @@ def local_path(db: str | None) -> Path | None:
     if "://" not in db:
         return Path(db)
     if db.startswith("sqlite:///") and "?" not in db and len(db) > len("sqlite:///"):
-        return Path(db[len("sqlite:///"):])
+        return Path(db[len("sqlite:///") :])
     return None
 
 
@@ -62,15 +66,19 @@ def connect(db: str | None) -> sqlite3.Connection | None:
         row = conn.execute("SELECT version_num FROM alembic_version").fetchone()
     except sqlite3.Error:
         row = None
-    if row is None or row[0] != HEAD or _schema_problems(conn):  # the SQLAlchemy path names the damage
+    if (
+        row is None or row[0] != HEAD or _schema_problems(conn)
+    ):  # the SQLAlchemy path names the damage
         conn.close()
         return None
     return conn
 
 
 def _schema_problems(conn: sqlite3.Connection) -> list[str]:
-    found = {t: {c[1] for c in conn.execute(f'PRAGMA table_info("{t}")')}
-             for (t,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    found = {
+        t: {c[1] for c in conn.execute(f'PRAGMA table_info("{t}")')}
+        for (t,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+    }
     return schema_problems(found)
 
 
@@ -81,8 +89,15 @@ def _started(value: str) -> datetime:
         raise damaged_value("run.started", value, exc, "a date/time") from None
 
 
-def list_runs(conn: sqlite3.Connection, limit: int, image: str | None, *, job: str | None = None,
-              states: tuple[str, ...] = (), since: datetime | None = None) -> list[tuple]:
+def list_runs(
+    conn: sqlite3.Connection,
+    limit: int,
+    image: str | None,
+    *,
+    job: str | None = None,
+    states: tuple[str, ...] = (),
+    since: datetime | None = None,
+) -> list[tuple]:
     """(id, started, job, state, image alias, image digest, host name) of the newest runs: of
     ``image`` (alias or reference), ``job``, in one of ``states``, started at or after ``since``
     (UTC), as queries.list_runs selects them."""
@@ -105,15 +120,19 @@ def list_runs(conn: sqlite3.Connection, limit: int, image: str | None, *, job: s
     return [(rid, _started(started), *rest) for rid, started, *rest in rows]
 
 
-def run_statuses(conn: sqlite3.Connection, run_ids: list[str]) -> Iterator[tuple[str, str, int, str]]:
+def run_statuses(
+    conn: sqlite3.Connection, run_ids: list[str]
+) -> Iterator[tuple[str, str, int, str]]:
     """(run id, check id, attempt, status) of every result of these runs, attempts in order."""
     for i in range(0, len(run_ids), 500):
-        chunk = run_ids[i:i + 500]
+        chunk = run_ids[i : i + 500]
         yield from conn.execute(STATUSES.format(marks=", ".join("?" * len(chunk))), chunk)
 
 
-DURATIONS = ('SELECT image.alias, task.suite, task.timings FROM task JOIN run ON task.run_id = run.id '
-             'JOIN image ON run.image_id = image.id WHERE task.state = ? ORDER BY task.id DESC LIMIT ?')
+DURATIONS = (
+    "SELECT image.alias, task.suite, task.timings FROM task JOIN run ON task.run_id = run.id "
+    "JOIN image ON run.image_id = image.id WHERE task.state = ? ORDER BY task.id DESC LIMIT ?"
+)
 
 
 def suite_durations(conn: sqlite3.Connection, limit: int = 500) -> dict[tuple[str, str], float]:

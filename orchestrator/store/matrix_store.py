@@ -3,15 +3,26 @@ Takes the caller's session; committing is the caller's business."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Sequence
+from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from . import queries
-from .models import Check, Host, Image, InventoryRow, MatrixCell, MatrixVersion, Result, Run, TaskRow
+from .models import (
+    Check,
+    Host,
+    Image,
+    InventoryRow,
+    MatrixCell,
+    MatrixVersion,
+    Result,
+    Run,
+    TaskRow,
+)
 
 
 class VersionExistsError(ValueError):
@@ -46,7 +57,9 @@ class RunGroup:
     suites: frozenset[str] = frozenset()
 
 
-def _run_conditions(images: Sequence[int] | None, since: datetime | None, job: str | None) -> list[Any]:
+def _run_conditions(
+    images: Sequence[int] | None, since: datetime | None, job: str | None
+) -> list[Any]:
     cond: list[Any] = [Run.state.in_(queries.FINISHED)]
     if job is not None:
         cond.append(Run.job == job)
@@ -57,8 +70,12 @@ def _run_conditions(images: Sequence[int] | None, since: datetime | None, job: s
     return cond
 
 
-def run_groups(session: Session, selectors: Sequence[str] = (), since: datetime | None = None,
-               job: str | None = None) -> list[RunGroup]:
+def run_groups(
+    session: Session,
+    selectors: Sequence[str] = (),
+    since: datetime | None = None,
+    job: str | None = None,
+) -> list[RunGroup]:
     """The finished runs that may speak for a matrix (images by alias glob, runs by job and
     start), grouped by image row, host, --cpu-only and job, with their suites."""
     images = queries.image_ids(session, globs=selectors)
@@ -68,34 +85,64 @@ def run_groups(session: Session, selectors: Sequence[str] = (), since: datetime 
     keys = (Run.image_id, Run.host_id, Run.cpu_only, Run.job)
     q = select(*keys, func.count(), func.max(Run.started)).where(*cond).group_by(*keys)
     suites: dict[tuple, set[str]] = {}
-    for *key, suite in session.execute(select(*keys, TaskRow.suite).join(TaskRow, TaskRow.run_id == Run.id)
-                                       .where(*cond).group_by(*keys, TaskRow.suite)):
+    for *key, suite in session.execute(
+        select(*keys, TaskRow.suite)
+        .join(TaskRow, TaskRow.run_id == Run.id)
+        .where(*cond)
+        .group_by(*keys, TaskRow.suite)
+    ):
         suites.setdefault(tuple(key), set()).add(suite)
-    return [RunGroup(i, h, bool(c), j, n, newest, frozenset(suites.get((i, h, c, j), ())))
-            for i, h, c, j, n, newest in session.execute(q)]
+    return [
+        RunGroup(i, h, bool(c), j, n, newest, frozenset(suites.get((i, h, c, j), ())))
+        for i, h, c, j, n, newest in session.execute(q)
+    ]
 
 
-def runs_of(session: Session, groups: Sequence[RunGroup], since: datetime | None, offset: int,
-            limit: int) -> tuple[list[RunLite], int]:
+def runs_of(
+    session: Session, groups: Sequence[RunGroup], since: datetime | None, offset: int, limit: int
+) -> tuple[list[RunLite], int]:
     """The runs of these groups (one environment), newest first, ``limit`` rows after ``offset``;
     and how many rows the statement gave (the next offset moves by that)."""
     cond = _run_conditions(sorted({g.image_id for g in groups}), since, None)
     pairs = {(g.image_id, g.host_id, g.cpu_only, g.job) for g in groups}
-    cond += [Run.host_id.in_(sorted({g.host_id for g in groups})), Run.job.in_(sorted({g.job for g in groups})),
-             Run.cpu_only.in_(sorted({g.cpu_only for g in groups}))]
-    q = (select(Run.id, Run.image_id, Run.host_id, Run.job, Run.cpu_only, Run.started, Run.ended, Run.state)
-         .where(*cond).order_by(Run.started.desc(), Run.id.desc()).offset(offset).limit(limit))
+    cond += [
+        Run.host_id.in_(sorted({g.host_id for g in groups})),
+        Run.job.in_(sorted({g.job for g in groups})),
+        Run.cpu_only.in_(sorted({g.cpu_only for g in groups})),
+    ]
+    q = (
+        select(
+            Run.id,
+            Run.image_id,
+            Run.host_id,
+            Run.job,
+            Run.cpu_only,
+            Run.started,
+            Run.ended,
+            Run.state,
+        )
+        .where(*cond)
+        .order_by(Run.started.desc(), Run.id.desc())
+        .offset(offset)
+        .limit(limit)
+    )
     rows = list(session.execute(q))
     # the IN lists make a product: keep only the runs of these very groups
-    return [RunLite(*r) for r in rows if (r.image_id, r.host_id, bool(r.cpu_only), r.job) in pairs], len(rows)
+    return [
+        RunLite(*r) for r in rows if (r.image_id, r.host_id, bool(r.cpu_only), r.job) in pairs
+    ], len(rows)
 
 
 def images_of(session: Session, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
     """image id → alias, reference, digest, backend, components (the image table is small)."""
     if not ids:
         return {}
-    q = select(Image.id, Image.alias, Image.reference, Image.digest, Image.backend, Image.components)
-    return {r.id: dict(r._mapping) for r in session.execute(q.where(Image.id.in_(sorted(set(ids)))))}
+    q = select(
+        Image.id, Image.alias, Image.reference, Image.digest, Image.backend, Image.components
+    )
+    return {
+        r.id: dict(r._mapping) for r in session.execute(q.where(Image.id.in_(sorted(set(ids)))))
+    }
 
 
 def hosts_of(session: Session, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
@@ -116,15 +163,19 @@ class PlanRow:
 
 def _chunks(ids: Sequence[str], size: int = 500) -> list[list[str]]:
     ids = list(ids)
-    return [ids[i:i + size] for i in range(0, len(ids), size)]
+    return [ids[i : i + size] for i in range(0, len(ids), size)]
 
 
 def plans_of(session: Session, run_ids: Sequence[str]) -> list[PlanRow]:
     out = []
     for part in _chunks(run_ids):
-        q = select(TaskRow.run_id, TaskRow.suite, TaskRow.suite_spec, TaskRow.state).where(TaskRow.run_id.in_(part))
-        out.extend(PlanRow(r.run_id, r.suite, bool((r.suite_spec or {}).get("checks")), r.state)
-                   for r in session.execute(q))
+        q = select(TaskRow.run_id, TaskRow.suite, TaskRow.suite_spec, TaskRow.state).where(
+            TaskRow.run_id.in_(part)
+        )
+        out.extend(
+            PlanRow(r.run_id, r.suite, bool((r.suite_spec or {}).get("checks")), r.state)
+            for r in session.execute(q)
+        )
     return out
 
 
@@ -134,21 +185,44 @@ def attempts_of(session: Session, run_ids: Sequence[str]) -> list[tuple]:
     log, metrics or samples, and without an object per row."""
     out = []
     for part in _chunks(run_ids):
-        q = (select(Result.run_id, TaskRow.suite, Check.check_id, Check.version, Check.feature, Check.kind,
-                    Result.attempt, Result.status, Result.message, Result.device, Result.library)
-             .join(Check, Check.id == Result.check_pk).outerjoin(TaskRow, TaskRow.id == Result.task_id)
-             .where(Result.run_id.in_(part)).order_by(Result.id))
+        q = (
+            select(
+                Result.run_id,
+                TaskRow.suite,
+                Check.check_id,
+                Check.version,
+                Check.feature,
+                Check.kind,
+                Result.attempt,
+                Result.status,
+                Result.message,
+                Result.device,
+                Result.library,
+            )
+            .join(Check, Check.id == Result.check_pk)
+            .outerjoin(TaskRow, TaskRow.id == Result.task_id)
+            .where(Result.run_id.in_(part))
+            .order_by(Result.id)
+        )
         out.extend(session.execute(q))  # rows unpack as tuples
     return out
 
 
-def found_values(session: Session, run_ids: Sequence[str], prefix: str) -> dict[tuple[str, str], str]:
+def found_values(
+    session: Session, run_ids: Sequence[str], prefix: str
+) -> dict[tuple[str, str], str]:
     """(run id, check id) → the value a check measured (its metrics' ``found``), for the checks
     whose id starts with ``prefix`` (version rows: a few per run, never every result's metrics)."""
     out: dict[tuple[str, str], str] = {}
     for part in _chunks(run_ids):
-        q = (select(Result.run_id, Check.check_id, Result.metrics).join(Check, Check.id == Result.check_pk)
-             .where(Result.run_id.in_(part), Check.check_id.like(prefix.replace("_", "\\_") + "%", escape="\\")))
+        q = (
+            select(Result.run_id, Check.check_id, Result.metrics)
+            .join(Check, Check.id == Result.check_pk)
+            .where(
+                Result.run_id.in_(part),
+                Check.check_id.like(prefix.replace("_", "\\_") + "%", escape="\\"),
+            )
+        )
         for run_id, check, metrics in session.execute(q):
             found = (metrics or {}).get("found") if isinstance(metrics, dict) else None
             if isinstance(found, (str, int, float)) and str(found).strip():
@@ -159,7 +233,9 @@ def found_values(session: Session, run_ids: Sequence[str], prefix: str) -> dict[
 def ended_of(session: Session, run_ids: Sequence[str]) -> list[datetime]:
     if not run_ids:
         return []
-    return [e for e in session.scalars(select(Run.ended).where(Run.id.in_(run_ids))) if e is not None]
+    return [
+        e for e in session.scalars(select(Run.ended).where(Run.id.in_(run_ids))) if e is not None
+    ]
 
 
 def newest_components_by_image(session: Session) -> dict[str, tuple[str, dict[str, str]]]:
@@ -174,24 +250,49 @@ def newest_components_by_image(session: Session) -> dict[str, tuple[str, dict[st
     return out
 
 
-def publish(session: Session, version: str, doc: dict[str, Any], published: datetime,
-            last_verified: datetime) -> MatrixVersion:
+def publish(
+    session: Session,
+    version: str,
+    doc: dict[str, Any],
+    published: datetime,
+    last_verified: datetime,
+) -> MatrixVersion:
     """Store a document as an immutable version: one matrix_cell per table cell, the
     layout (headers, row order and labels, notes, header) in matrix_version.meta."""
-    if session.scalars(select(MatrixVersion).where(MatrixVersion.version == version)).first() is not None:
+    if (
+        session.scalars(select(MatrixVersion).where(MatrixVersion.version == version)).first()
+        is not None
+    ):
         raise VersionExistsError(version)
     meta = {k: v for k, v in doc.items() if k != "rows"}
     meta["rows"] = [{"key": r["key"], "labels": r["labels"]} for r in doc["rows"]]
-    mv = MatrixVersion(version=version, published=published, last_verified=last_verified,
-                       source="\n".join(doc["source_of_truth"]), meta=meta)
+    mv = MatrixVersion(
+        version=version,
+        published=published,
+        last_verified=last_verified,
+        source="\n".join(doc["source_of_truth"]),
+        meta=meta,
+    )
     session.add(mv)
     session.flush()
     for r in doc["rows"]:
         for col, c in r["cells"].items():
-            session.add(MatrixCell(matrix_id=mv.id, row=r["key"], column=col, verdict=c["verdict"] or "",
-                                   statuses=c["statuses"], runs=c["runs"],
-                                   meta={"text": c["text"], "note": c["note"], "when": c.get("when", ""),
-                                         "flags": list(c.get("flags", ()))}))
+            session.add(
+                MatrixCell(
+                    matrix_id=mv.id,
+                    row=r["key"],
+                    column=col,
+                    verdict=c["verdict"] or "",
+                    statuses=c["statuses"],
+                    runs=c["runs"],
+                    meta={
+                        "text": c["text"],
+                        "note": c["note"],
+                        "when": c.get("when", ""),
+                        "flags": list(c.get("flags", ())),
+                    },
+                )
+            )
     session.flush()
     return mv
 
@@ -203,15 +304,29 @@ def load(session: Session, version: str) -> dict[str, Any] | None:
         return None
     cells = {(c.row, c.column): c for c in mv.cells}
     doc = {k: v for k, v in mv.meta.items() if k != "rows"}
-    doc["rows"] = [{"key": r["key"], "labels": r["labels"],
-                    "cells": {col: {"text": cells[(r["key"], col)].meta["text"], "verdict": cells[(r["key"], col)].verdict,
-                                    "statuses": cells[(r["key"], col)].statuses, "runs": cells[(r["key"], col)].runs,
-                                    "note": cells[(r["key"], col)].meta["note"],
-                                    "when": cells[(r["key"], col)].meta.get("when", ""),
-                                    "flags": cells[(r["key"], col)].meta.get("flags", [])} for col in doc["columns"]}}
-                   for r in mv.meta["rows"]]
+    doc["rows"] = [
+        {
+            "key": r["key"],
+            "labels": r["labels"],
+            "cells": {
+                col: {
+                    "text": cells[(r["key"], col)].meta["text"],
+                    "verdict": cells[(r["key"], col)].verdict,
+                    "statuses": cells[(r["key"], col)].statuses,
+                    "runs": cells[(r["key"], col)].runs,
+                    "note": cells[(r["key"], col)].meta["note"],
+                    "when": cells[(r["key"], col)].meta.get("when", ""),
+                    "flags": cells[(r["key"], col)].meta.get("flags", []),
+                }
+                for col in doc["columns"]
+            },
+        }
+        for r in mv.meta["rows"]
+    ]
     return doc
 
 
 def versions(session: Session) -> list[MatrixVersion]:
-    return list(session.scalars(select(MatrixVersion).order_by(MatrixVersion.published, MatrixVersion.id)))
+    return list(
+        session.scalars(select(MatrixVersion).order_by(MatrixVersion.published, MatrixVersion.id))
+    )

@@ -9,8 +9,20 @@ from array import array
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import (JSON, Boolean, DateTime, Float, ForeignKey, Index, Integer, LargeBinary, String, Text,
-                        TypeDecorator, UniqueConstraint)
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    String,
+    Text,
+    TypeDecorator,
+    UniqueConstraint,
+)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 
@@ -90,7 +102,9 @@ class Run(Base):
     cpu_only: Mapped[bool] = mapped_column(Boolean, default=False)
     started: Mapped[datetime] = mapped_column(DateTime, index=True)
     ended: Mapped[datetime | None] = mapped_column(DateTime)
-    state: Mapped[str] = mapped_column(String(20), default="running")  # running | done | failed | interrupted
+    state: Mapped[str] = mapped_column(
+        String(20), default="running"
+    )  # running | done | failed | interrupted
     meta: Mapped[dict[str, Any]] = mapped_column(default=dict)
     # where the row was written from when it came by `valorch results push`
     # ("runner-id" or "hostname:/path/of/the/local.sqlite"); NULL when written directly
@@ -99,7 +113,7 @@ class Run(Base):
     pruned: Mapped[datetime | None] = mapped_column(DateTime)
     image: Mapped[Image] = relationship(lazy="joined")
     host: Mapped[Host] = relationship(lazy="joined")
-    tasks: Mapped[list["TaskRow"]] = relationship(back_populates="run", order_by="TaskRow.id")
+    tasks: Mapped[list[TaskRow]] = relationship(back_populates="run", order_by="TaskRow.id")
     __table_args__ = (
         # the runs of an image, newest first: diff of its latest two runs, latest:ALIAS
         Index("ix_run_image_started", "image_id", "started"),
@@ -116,7 +130,9 @@ class TaskRow(Base):
     run_id: Mapped[str] = mapped_column(ForeignKey("run.id"), index=True)
     suite: Mapped[str] = mapped_column(String(100))
     suite_spec: Mapped[dict[str, Any]] = mapped_column(default=dict)
-    state: Mapped[str] = mapped_column(String(20), default="queued")  # queued | running | done | error
+    state: Mapped[str] = mapped_column(
+        String(20), default="queued"
+    )  # queued | running | done | error
     tries: Mapped[int] = mapped_column(Integer, default=0)
     started: Mapped[datetime | None] = mapped_column(DateTime)
     ended: Mapped[datetime | None] = mapped_column(DateTime)
@@ -218,7 +234,9 @@ class MatrixVersion(Base):
     last_verified: Mapped[datetime] = mapped_column(DateTime)
     source: Mapped[str] = mapped_column(Text, default="")  # source of truth: DB URL, job, runs
     meta: Mapped[dict[str, Any]] = mapped_column(default=dict)
-    cells: Mapped[list["MatrixCell"]] = relationship(back_populates="matrix", order_by="MatrixCell.id")
+    cells: Mapped[list[MatrixCell]] = relationship(
+        back_populates="matrix", order_by="MatrixCell.id"
+    )
 
 
 class MatrixCell(Base):
@@ -252,7 +270,9 @@ class Attestation(Base):
 
     __tablename__ = "attestation"
     id: Mapped[int] = mapped_column(primary_key=True)
-    run_id: Mapped[str | None] = mapped_column(ForeignKey("run.id"), index=True)  # None: from a version
+    run_id: Mapped[str | None] = mapped_column(
+        ForeignKey("run.id"), index=True
+    )  # None: from a version
     source: Mapped[str] = mapped_column(String(300))  # "run <id>", "version v0.3", "qualify <dir>"
     subject: Mapped[str] = mapped_column(String(500))  # image name
     digest: Mapped[str] = mapped_column(String(200), index=True)  # sha256:<hex>
@@ -260,7 +280,9 @@ class Attestation(Base):
     envelope: Mapped[str] = mapped_column(Text)  # the DSSE envelope, one line of .intoto.jsonl
     keyid: Mapped[str] = mapped_column(String(200), default="")
     created: Mapped[datetime] = mapped_column(DateTime)
-    pushed: Mapped[str | None] = mapped_column(String(500))  # where --push put it (referrer or .att tag)
+    pushed: Mapped[str | None] = mapped_column(
+        String(500)
+    )  # where --push put it (referrer or .att tag)
 
 
 class TriageRow(Base):
@@ -275,7 +297,9 @@ class TriageRow(Base):
     result_id: Mapped[int | None] = mapped_column(ForeignKey("result.id"), unique=True)
     task_id: Mapped[int | None] = mapped_column(ForeignKey("task.id"))
     subject: Mapped[str] = mapped_column(String(200))  # the check id, or "suite NAME"
-    cls: Mapped[str] = mapped_column(String(20))  # regression | flaky | host fault | image drift | ...
+    cls: Mapped[str] = mapped_column(
+        String(20)
+    )  # regression | flaky | host fault | image drift | ...
     reason: Mapped[str] = mapped_column(Text, default="")
     # {"runs": [...], "hosts": [...], "digests": [...], "details": [...]}: what it compared
     evidence: Mapped[dict[str, Any]] = mapped_column(default=dict)
@@ -305,7 +329,8 @@ class Checked(TypeDecorator):
             return None
         where = self.where
         kind = {"DateTime": "a date/time", "JSON": "JSON", "Samples": "a sample array"}.get(
-            type(self.inner).__name__, "a valid value")
+            type(self.inner).__name__, "a valid value"
+        )
 
         def process(value: Any) -> Any:
             try:
@@ -314,6 +339,7 @@ class Checked(TypeDecorator):
                 from .damaged import damaged_value
 
                 raise damaged_value(where, value, exc, kind) from None
+
         return process
 
 

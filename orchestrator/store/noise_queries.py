@@ -4,7 +4,8 @@ Takes the caller's session."""
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -14,24 +15,42 @@ from .models import Check, Image, Result, Run
 HISTORY = 20  # earlier runs looked at per image and host
 
 
-def aa_history(session: Session, run_ids: Sequence[str], history: int = HISTORY
-               ) -> dict[tuple[str, str], list[tuple[list[float], dict[str, Any]]]]:
+def aa_history(
+    session: Session, run_ids: Sequence[str], history: int = HISTORY
+) -> dict[tuple[str, str], list[tuple[list[float], dict[str, Any]]]]:
     """(image alias, check id) → [(samples, metrics)] of its passing results in the earlier
     runs of the same image row (same digest) on the same host, oldest first."""
     out: dict[tuple[str, str], list[tuple[list[float], dict[str, Any]]]] = {}
-    heads = list(session.execute(select(Run.id, Run.image_id, Run.host_id, Run.started, Image.alias)
-                                 .join(Image, Image.id == Run.image_id).where(Run.id.in_(list(run_ids)))))
+    heads = list(
+        session.execute(
+            select(Run.id, Run.image_id, Run.host_id, Run.started, Image.alias)
+            .join(Image, Image.id == Run.image_id)
+            .where(Run.id.in_(list(run_ids)))
+        )
+    )
     for run_id, image_id, host_id, started, alias in heads:
-        earlier = list(session.scalars(
-            select(Run.id).where(Run.image_id == image_id, Run.host_id == host_id, Run.id != run_id,
-                                 Run.started <= started, Run.state.in_(("done", "failed")))
-            .order_by(Run.started.desc()).limit(history)))
+        earlier = list(
+            session.scalars(
+                select(Run.id)
+                .where(
+                    Run.image_id == image_id,
+                    Run.host_id == host_id,
+                    Run.id != run_id,
+                    Run.started <= started,
+                    Run.state.in_(("done", "failed")),
+                )
+                .order_by(Run.started.desc())
+                .limit(history)
+            )
+        )
         if not earlier:
             continue
         order = {rid: i for i, rid in enumerate(reversed(earlier))}
-        rows = session.execute(select(Result.run_id, Check.check_id, Result.samples, Result.metrics)
-                               .join(Check, Check.id == Result.check_pk)
-                               .where(Result.run_id.in_(earlier), Result.status == "pass"))
+        rows = session.execute(
+            select(Result.run_id, Check.check_id, Result.samples, Result.metrics)
+            .join(Check, Check.id == Result.check_pk)
+            .where(Result.run_id.in_(earlier), Result.status == "pass")
+        )
         per: dict[str, list[tuple[int, list[float], dict[str, Any]]]] = {}
         for rid, check, samples, metrics in rows:
             if samples:

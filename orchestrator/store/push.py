@@ -10,9 +10,10 @@ column added by a later migration travels without a change here.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Iterable
+from typing import Any
 
 from sqlalchemy import func, insert, select
 from sqlalchemy.orm import Session
@@ -38,7 +39,9 @@ class Bundle:
     host: dict[str, Any]
     tasks: list[dict[str, Any]]
     checks: dict[tuple[str, int], dict[str, Any]]
-    results: list[dict[str, Any]] = field(default_factory=list)  # "check": (id, version), "suite": name | None
+    results: list[dict[str, Any]] = field(
+        default_factory=list
+    )  # "check": (id, version), "suite": name | None
     inventory: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -61,7 +64,7 @@ def present(session: Session, run_ids: list[str]) -> set[str]:
     """Which of these run ids this database holds."""
     found: set[str] = set()
     for i in range(0, len(run_ids), 500):
-        found.update(session.scalars(select(Run.id).where(Run.id.in_(run_ids[i:i + 500]))))
+        found.update(session.scalars(select(Run.id).where(Run.id.in_(run_ids[i : i + 500]))))
     return found
 
 
@@ -74,11 +77,16 @@ class Source:
         self.checks: dict[int, dict[str, Any]] = {}
 
     @staticmethod
-    def _rows(session: Session, table: Any, where: Any, skip: Iterable[str] = _LOCAL) -> list[dict[str, Any]]:
+    def _rows(
+        session: Session, table: Any, where: Any, skip: Iterable[str] = _LOCAL
+    ) -> list[dict[str, Any]]:
         """Rows as dicts of the copied columns (plus ``id``), cheaply: no per-row column lookups."""
         cols = [c for c in table.columns if c.name not in set(skip) or c.name == "id"]
         names = [c.name for c in cols]
-        return [dict(zip(names, row)) for row in session.execute(select(*cols).where(where).order_by(table.c.id))]
+        return [
+            dict(zip(names, row))
+            for row in session.execute(select(*cols).where(where).order_by(table.c.id))
+        ]
 
     def read(self, session: Session, run_id: str) -> Bundle:
         rt, it, ht, tt = Run.__table__, Image.__table__, Host.__table__, TaskRow.__table__
@@ -87,11 +95,21 @@ class Source:
         if found is None:
             raise KeyError(run_id)
         run = dict(found._mapping)
-        for cache, table, pk in ((self.images, it, run["image_id"]), (self.hosts, ht, run["host_id"])):
+        for cache, table, pk in (
+            (self.images, it, run["image_id"]),
+            (self.hosts, ht, run["host_id"]),
+        ):
             if pk not in cache:
-                (cache[pk],) = [_row(r, table) for r in self._rows(session, table, table.c.id == pk, ())]
-        bundle = Bundle(run=_row(run, rt, _LOCAL - {"id"}), image=self.images[run["image_id"]],
-                        host=self.hosts[run["host_id"]], tasks=[], checks={})
+                (cache[pk],) = [
+                    _row(r, table) for r in self._rows(session, table, table.c.id == pk, ())
+                ]
+        bundle = Bundle(
+            run=_row(run, rt, _LOCAL - {"id"}),
+            image=self.images[run["image_id"]],
+            host=self.hosts[run["host_id"]],
+            tasks=[],
+            checks={},
+        )
         suites: dict[int, str] = {}
         for t in self._rows(session, tt, tt.c.run_id == run_id, _LOCAL - {"id"}):
             suites[t.pop("id")] = t["suite"]
@@ -149,11 +167,17 @@ def write(session: Session, bundle: Bundle, origin: str | None, keys: Keys) -> i
     task_ids: dict[str, int] = {}
     for t in bundle.tasks:
         tt = TaskRow.__table__
-        task_ids[t["suite"]] = session.execute(insert(tt).values(**t, run_id=run["id"]).returning(tt.c.id)).scalar_one()
+        task_ids[t["suite"]] = session.execute(
+            insert(tt).values(**t, run_id=run["id"]).returning(tt.c.id)
+        ).scalar_one()
     rows = []
     for r in bundle.results:
         row = {k: v for k, v in r.items() if k not in ("check", "suite")}
-        row.update(run_id=run["id"], task_id=task_ids.get(r["suite"]), check_pk=keys.checks[tuple(r["check"])])
+        row.update(
+            run_id=run["id"],
+            task_id=task_ids.get(r["suite"]),
+            check_pk=keys.checks[tuple(r["check"])],
+        )
         rows.append(row)
     bulk.insert_rows(session, Result, rows)
     bulk.insert_rows(session, InventoryRow, [dict(i, run_id=run["id"]) for i in bundle.inventory])
@@ -164,7 +188,10 @@ def result_counts(session: Session, run_ids: list[str]) -> dict[str, int]:
     """Results per run, for checking that a copy is whole."""
     out: dict[str, int] = {}
     for i in range(0, len(run_ids), 500):
-        q = (select(Result.run_id, func.count()).where(Result.run_id.in_(run_ids[i:i + 500]))
-             .group_by(Result.run_id))
+        q = (
+            select(Result.run_id, func.count())
+            .where(Result.run_id.in_(run_ids[i : i + 500]))
+            .group_by(Result.run_id)
+        )
         out.update({rid: n for rid, n in session.execute(q)})
     return out

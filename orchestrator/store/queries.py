@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import fnmatch
 import uuid
+from collections.abc import Iterable, Sequence
 from datetime import datetime, timezone
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session
@@ -22,8 +23,17 @@ def now() -> datetime:
 
 def image_row(session: Session, image: ImageSpec, digest: str | None) -> Image:
     digest = digest or image.digest
-    pk = image_pk(session, {"alias": image.alias, "reference": image.reference, "digest": digest,
-                            "backend": image.backend, "family": image.family, "components": dict(image.components)})
+    pk = image_pk(
+        session,
+        {
+            "alias": image.alias,
+            "reference": image.reference,
+            "digest": digest,
+            "backend": image.backend,
+            "family": image.family,
+            "components": dict(image.components),
+        },
+    )
     return session.get(Image, pk)
 
 
@@ -35,14 +45,19 @@ def image_pk(session: Session, fields: dict) -> int:
     digest = fields.get("digest")
     dialect = session.get_bind().dialect.name
     if dialect == "postgresql":
-        session.execute(text("SELECT pg_advisory_xact_lock(hashtext(:k))"),
-                        {"k": f"valorch.image|{fields['reference']}|{fields['alias']}"})
+        session.execute(
+            text("SELECT pg_advisory_xact_lock(hashtext(:k))"),
+            {"k": f"valorch.image|{fields['reference']}|{fields['alias']}"},
+        )
     elif dialect == "sqlite":
         # a write statement takes SQLite's one write lock (waiting out the busy timeout) before
         # the look-up, so the look-up sees what the previous writer committed (BEGIN IMMEDIATE)
         session.execute(text("UPDATE image SET id = id WHERE 0"))
-    q = select(Image.id).where(Image.reference == fields["reference"], Image.alias == fields["alias"],
-                               Image.digest.is_(None) if digest is None else Image.digest == digest)
+    q = select(Image.id).where(
+        Image.reference == fields["reference"],
+        Image.alias == fields["alias"],
+        Image.digest.is_(None) if digest is None else Image.digest == digest,
+    )
     pk = session.scalars(q).first()
     if pk is None:
         insert_ignore(session, Image, fields)
@@ -66,14 +81,25 @@ def host_row(session: Session, host: HostSpec) -> Host:
     query = select(Host).where(Host.fingerprint == host.fingerprint)
     row = session.scalars(query).first()
     if row is None:
-        insert_ignore(session, Host, {"name": host.name, "fingerprint": host.fingerprint,
-                                       "spec": host.model_dump(mode="json")})
+        insert_ignore(
+            session,
+            Host,
+            {
+                "name": host.name,
+                "fingerprint": host.fingerprint,
+                "spec": host.model_dump(mode="json"),
+            },
+        )
         row = session.scalars(query).one()
     return row
 
 
-def check_row(session: Session, res: CheckResult, cache: dict[tuple[str, int], Check] | None = None,
-              library: str | None = None) -> Check:
+def check_row(
+    session: Session,
+    res: CheckResult,
+    cache: dict[tuple[str, int], Check] | None = None,
+    library: str | None = None,
+) -> Check:
     """The check's row; ``library`` is the library the check is about (CheckInfo.library):
     a result's own ``library`` is what evidence showed ran, not the row's label."""
     key = (res.check, res.version)
@@ -82,52 +108,114 @@ def check_row(session: Session, res: CheckResult, cache: dict[tuple[str, int], C
     query = select(Check).where(Check.check_id == res.check, Check.version == res.version)
     row = session.scalars(query).first()
     if row is None:
-        insert_ignore(session, Check, {"check_id": res.check, "version": res.version, "feature": res.feature,
-                                        "kind": res.kind, "library": library, "unit": res.unit,
-                                        "bigger_is_better": res.bigger_is_better})
+        insert_ignore(
+            session,
+            Check,
+            {
+                "check_id": res.check,
+                "version": res.version,
+                "feature": res.feature,
+                "kind": res.kind,
+                "library": library,
+                "unit": res.unit,
+                "bigger_is_better": res.bigger_is_better,
+            },
+        )
         row = session.scalars(query).one()
     if cache is not None:
         cache[key] = row
     return row
 
 
-def start_run(session: Session, *, batch: str, job: str, image: ImageSpec, digest: str | None, host: HostSpec,
-              executor: str, spec_hash: str, cpu_only: bool, suites: Sequence[SuiteRef],
-              run_id: str | None = None) -> Run:
-    run = Run(id=run_id or str(uuid.uuid4()), batch=batch, job=job, image=image_row(session, image, digest),
-              host=host_row(session, host), executor=executor, valorch_version=__version__,
-              spec_hash=spec_hash, cpu_only=cpu_only, started=now(), state="running", meta={})
+def start_run(
+    session: Session,
+    *,
+    batch: str,
+    job: str,
+    image: ImageSpec,
+    digest: str | None,
+    host: HostSpec,
+    executor: str,
+    spec_hash: str,
+    cpu_only: bool,
+    suites: Sequence[SuiteRef],
+    run_id: str | None = None,
+) -> Run:
+    run = Run(
+        id=run_id or str(uuid.uuid4()),
+        batch=batch,
+        job=job,
+        image=image_row(session, image, digest),
+        host=host_row(session, host),
+        executor=executor,
+        valorch_version=__version__,
+        spec_hash=spec_hash,
+        cpu_only=cpu_only,
+        started=now(),
+        state="running",
+        meta={},
+    )
     session.add(run)
     session.flush()
     for suite in suites:
-        session.add(TaskRow(run_id=run.id, suite=suite.name, suite_spec=suite.model_dump(mode="json")))
+        session.add(
+            TaskRow(run_id=run.id, suite=suite.name, suite_spec=suite.model_dump(mode="json"))
+        )
     session.flush()
     return run
 
 
-def add_results(session: Session, run_id: str, task_id: int | None, results: Iterable[CheckResult],
-                declared: dict[str, str | None] | None = None) -> int:
+def add_results(
+    session: Session,
+    run_id: str,
+    task_id: int | None,
+    results: Iterable[CheckResult],
+    declared: dict[str, str | None] | None = None,
+) -> int:
     """Store results; an attempt already stored for this run is not stored twice.
     ``declared`` maps a check id to the library its row is about (CheckInfo.library)."""
     cache: dict[tuple[str, int], Check] = {}
-    existing = set(session.execute(select(Result.check_pk, Result.attempt).where(Result.run_id == run_id)).all())
+    existing = set(
+        session.execute(
+            select(Result.check_pk, Result.attempt).where(Result.run_id == run_id)
+        ).all()
+    )
     added = 0
     for res in results:
         chk = check_row(session, res, cache, (declared or {}).get(res.check))
         if (chk.id, res.attempt) in existing:
             continue
         existing.add((chk.id, res.attempt))
-        session.add(Result(run_id=run_id, task_id=task_id, check_pk=chk.id, attempt=res.attempt,
-                           status=res.status, duration_s=res.duration_s, message=res.message, log=res.log,
-                           metrics=dict(res.metrics), samples=list(res.samples), device=res.device,
-                           library=res.library))
+        session.add(
+            Result(
+                run_id=run_id,
+                task_id=task_id,
+                check_pk=chk.id,
+                attempt=res.attempt,
+                status=res.status,
+                duration_s=res.duration_s,
+                message=res.message,
+                log=res.log,
+                metrics=dict(res.metrics),
+                samples=list(res.samples),
+                device=res.device,
+                library=res.library,
+            )
+        )
         added += 1
     session.flush()
     return added
 
 
-def list_runs(session: Session, limit: int = 50, image: str | None = None, *, job: str | None = None,
-              states: Sequence[str] = (), since: datetime | None = None) -> list[Run]:
+def list_runs(
+    session: Session,
+    limit: int = 50,
+    image: str | None = None,
+    *,
+    job: str | None = None,
+    states: Sequence[str] = (),
+    since: datetime | None = None,
+) -> list[Run]:
     """The newest runs (ties in start time broken by id, as store.lite does), of ``image``,
     ``job``, in one of ``states``, started at or after ``since`` when given."""
     q = select(Run).order_by(Run.started.desc(), Run.id.desc()).limit(limit)
@@ -149,8 +237,10 @@ def run_statuses(session: Session, run_ids: Sequence[str]) -> Iterable[tuple[str
     for i in range(0, len(ids), 500):
         yield from session.execute(
             select(Result.run_id, Check.check_id, Result.attempt, Result.status)
-            .join(Check, Check.id == Result.check_pk).where(Result.run_id.in_(ids[i:i + 500]))
-            .order_by(Result.run_id, Check.check_id, Result.attempt, Result.id))
+            .join(Check, Check.id == Result.check_pk)
+            .where(Result.run_id.in_(ids[i : i + 500]))
+            .order_by(Result.run_id, Check.check_id, Result.attempt, Result.id)
+        )
 
 
 def merge_run_meta(session: Session, run_id: str, key: str, value: Any) -> None:
@@ -170,13 +260,17 @@ def get_run(session: Session, run_id: str) -> Run | None:
 
 
 def run_results(session: Session, run_id: str) -> list[Result]:
-    return list(session.scalars(select(Result).where(Result.run_id == run_id).order_by(Result.id)).unique())
+    return list(
+        session.scalars(select(Result).where(Result.run_id == run_id).order_by(Result.id)).unique()
+    )
 
 
 FINISHED = ("done", "failed")
 
 
-def image_ids(session: Session, aliases: Sequence[str] = (), globs: Sequence[str] = ()) -> list[int] | None:
+def image_ids(
+    session: Session, aliases: Sequence[str] = (), globs: Sequence[str] = ()
+) -> list[int] | None:
     """Ids of the image rows with these aliases (or aliases/references matching these
     globs); None when neither is given (every image). The image table is small."""
     if not aliases and not globs:
@@ -188,8 +282,14 @@ def image_ids(session: Session, aliases: Sequence[str] = (), globs: Sequence[str
     return ids
 
 
-def newest_runs(session: Session, *, by_host: bool, job: str | None = None, since: datetime | None = None,
-                images: list[int] | None = None) -> list[Run]:
+def newest_runs(
+    session: Session,
+    *,
+    by_host: bool,
+    job: str | None = None,
+    since: datetime | None = None,
+    images: list[int] | None = None,
+) -> list[Run]:
     """The newest finished run of each image alias (and host, with ``by_host``).
 
     One statement: the newest start per (image row, host) (index ix_run_job_latest when
@@ -203,12 +303,27 @@ def newest_runs(session: Session, *, by_host: bool, job: str | None = None, sinc
         cond.append(Run.started >= since)
     if images is not None:
         cond.append(Run.image_id.in_(images))
-    groups = (select(Run.image_id, Run.host_id, func.max(Run.started).label("newest"),
-                     func.min(Run.started).label("first")).where(*cond).group_by(Run.image_id, Run.host_id)
-              .subquery())
-    q = (select(Run, groups.c.first)
-         .join(groups, (Run.image_id == groups.c.image_id) & (Run.host_id == groups.c.host_id)
-               & (Run.started == groups.c.newest)).where(*cond))
+    groups = (
+        select(
+            Run.image_id,
+            Run.host_id,
+            func.max(Run.started).label("newest"),
+            func.min(Run.started).label("first"),
+        )
+        .where(*cond)
+        .group_by(Run.image_id, Run.host_id)
+        .subquery()
+    )
+    q = (
+        select(Run, groups.c.first)
+        .join(
+            groups,
+            (Run.image_id == groups.c.image_id)
+            & (Run.host_id == groups.c.host_id)
+            & (Run.started == groups.c.newest),
+        )
+        .where(*cond)
+    )
     latest: dict[tuple[str, int | None], Run] = {}
     since_when: dict[tuple[str, int | None], datetime] = {}
     for run, first in sorted(session.execute(q).unique(), key=lambda r: (r[0].started, r[0].id)):
@@ -224,14 +339,20 @@ def latest_runs(session: Session, images: Sequence[str] = (), job: str | None = 
     return newest_runs(session, by_host=False, job=job, images=image_ids(session, aliases=images))
 
 
-def last_runs_of_image(session: Session, alias: str, count: int = 2, job: str | None = None) -> list[Run]:
+def last_runs_of_image(
+    session: Session, alias: str, count: int = 2, job: str | None = None
+) -> list[Run]:
     """The ``count`` newest finished runs of an image alias, oldest first (index
     ix_run_image_started): the two sides of "what changed since last night"."""
     ids = image_ids(session, aliases=[alias]) or []
     if not ids:
         return []
-    q = (select(Run).where(Run.image_id.in_(ids), Run.state.in_(FINISHED))
-         .order_by(Run.started.desc(), Run.id.desc()).limit(count))
+    q = (
+        select(Run)
+        .where(Run.image_id.in_(ids), Run.state.in_(FINISHED))
+        .order_by(Run.started.desc(), Run.id.desc())
+        .limit(count)
+    )
     if job is not None:
         q = q.where(Run.job == job)
     return list(reversed(list(session.scalars(q).unique())))
@@ -241,15 +362,25 @@ def runs_like(session: Session, run: Run, count: int) -> list[Run]:
     """The ``count`` newest finished runs of the same image row (alias, reference, digest) on
     the same host as ``run``, oldest first: runs that may be pooled as one side of a timing
     comparison (index ix_run_image_started)."""
-    q = (select(Run).where(Run.image_id == run.image_id, Run.host_id == run.host_id, Run.state.in_(FINISHED))
-         .order_by(Run.started.desc(), Run.id.desc()).limit(count))
+    q = (
+        select(Run)
+        .where(Run.image_id == run.image_id, Run.host_id == run.host_id, Run.state.in_(FINISHED))
+        .order_by(Run.started.desc(), Run.id.desc())
+        .limit(count)
+    )
     return list(reversed(list(session.scalars(q).unique())))
 
 
 def suite_durations(session: Session, limit: int = 500) -> dict[tuple[str, str], float]:
     """The last measured duration of each (image alias, suite), for placement and ETAs."""
-    q = (select(Image.alias, TaskRow.suite, TaskRow.timings).join(Run, TaskRow.run_id == Run.id)
-         .join(Image, Run.image_id == Image.id).where(TaskRow.state == "done").order_by(TaskRow.id.desc()).limit(limit))
+    q = (
+        select(Image.alias, TaskRow.suite, TaskRow.timings)
+        .join(Run, TaskRow.run_id == Run.id)
+        .join(Image, Run.image_id == Image.id)
+        .where(TaskRow.state == "done")
+        .order_by(TaskRow.id.desc())
+        .limit(limit)
+    )
     out: dict[tuple[str, str], float] = {}
     for alias, suite, timings in session.execute(q):
         total = (timings or {}).get("total_s")

@@ -6,8 +6,8 @@ one transaction on its own (``complete``)."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
 
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
@@ -56,13 +56,31 @@ class Pending:
     executor: str
 
 
-def enqueue(session: Session, ctx: BatchInfo, image: ImageSpec, host: HostSpec, executor: str, cpu_only: bool,
-            suites: Sequence[SuiteRef], run_id: str | None = None) -> tuple[str, dict[str, int]]:
+def enqueue(
+    session: Session,
+    ctx: BatchInfo,
+    image: ImageSpec,
+    host: HostSpec,
+    executor: str,
+    cpu_only: bool,
+    suites: Sequence[SuiteRef],
+    run_id: str | None = None,
+) -> tuple[str, dict[str, int]]:
     """A new run of ``image`` on ``host`` (with ``run_id``, else a new one) with one queued
     task per suite: (run id, task ids by suite)."""
-    run = queries.start_run(session, batch=ctx.batch, job=ctx.job, image=image, digest=None, host=host,
-                            executor=executor, spec_hash=ctx.spec_hash, cpu_only=cpu_only, suites=list(suites),
-                            run_id=run_id)
+    run = queries.start_run(
+        session,
+        batch=ctx.batch,
+        job=ctx.job,
+        image=image,
+        digest=None,
+        host=host,
+        executor=executor,
+        spec_hash=ctx.spec_hash,
+        cpu_only=cpu_only,
+        suites=list(suites),
+        run_id=run_id,
+    )
     run.meta = {"_job": {"labels": list(ctx.labels)}}
     session.flush()
     return run.id, {t.suite: t.id for t in run.tasks}
@@ -70,8 +88,12 @@ def enqueue(session: Session, ctx: BatchInfo, image: ImageSpec, host: HostSpec, 
 
 def run_for(session: Session, ctx: BatchInfo, task: Task, executor: str, cpu_only: bool) -> str:
     """The batch's run of this image on this host (created when missing)."""
-    q = (select(Run).join(Run.image).join(Run.host)
-         .where(Run.batch == ctx.batch, Image.alias == task.image.alias, Host.name == task.host.name))
+    q = (
+        select(Run)
+        .join(Run.image)
+        .join(Run.host)
+        .where(Run.batch == ctx.batch, Image.alias == task.image.alias, Host.name == task.host.name)
+    )
     run = session.scalars(q).first()
     if run is None:
         run_id, _ = enqueue(session, ctx, task.image, task.host, executor, cpu_only, ())
@@ -110,13 +132,19 @@ def complete(session: Session, run_id: str, task_id: int, task: Task, execution:
         queries.add_results(session, run_id, task_id, execution.results, libraries)
     row = session.get(TaskRow, task_id)
     row.state = "error" if execution.infra_error else "done"
-    row.ended, row.timings, row.error = queries.now(), dict(execution.timings), execution.infra_error
+    row.ended, row.timings, row.error = (
+        queries.now(),
+        dict(execution.timings),
+        execution.infra_error,
+    )
     run = session.get(Run, run_id)
     if execution.image_digest and run.image.digest != execution.image_digest:
         run.image = queries.image_row(session, task.image, execution.image_digest)
     gpus = [g.index for g in task.gpus or ()]
-    run.meta = {**run.meta, task.suite.name: {"probe": execution.meta, "exit_code": execution.exit_code,
-                                              "gpus": gpus}}
+    run.meta = {
+        **run.meta,
+        task.suite.name: {"probe": execution.meta, "exit_code": execution.exit_code, "gpus": gpus},
+    }
 
 
 def interrupt(session: Session, run_ids: Iterable[str]) -> None:
@@ -164,11 +192,18 @@ def reopen(session: Session, runs: Sequence[Run], image_of, checks_of) -> list[P
                 continue
             suite = SuiteRef.model_validate(t.suite_spec)
             host = HostSpec.model_validate(run.host.spec)
-            task = Task(image=image, suite=suite, host=host, checks=checks_of(suite),
-                        cpu_only=run.cpu_only and image.backend != "cpu")
+            task = Task(
+                image=image,
+                suite=suite,
+                host=host,
+                checks=checks_of(suite),
+                cpu_only=run.cpu_only and image.backend != "cpu",
+            )
             todo.append(Pending(task, t.id, run.id, run.executor))
     if todo:
-        session.execute(delete(TriageRow).where(TriageRow.run_id.in_({p.run_id for p in todo})))  # decided again
+        session.execute(
+            delete(TriageRow).where(TriageRow.run_id.in_({p.run_id for p in todo}))
+        )  # decided again
         session.execute(delete(Result).where(Result.task_id.in_([p.task_id for p in todo])))
         for p in todo:
             row = session.get(TaskRow, p.task_id)
@@ -182,15 +217,22 @@ def reopen(session: Session, runs: Sequence[Run], image_of, checks_of) -> list[P
 def summaries(session: Session, batch: str) -> list[RunSummary]:
     """One summary per run of the batch, from what is stored (the last attempt of each check)."""
     out = []
-    for run in session.scalars(select(Run).where(Run.batch == batch).order_by(Run.started)).unique():
-        s = RunSummary(run_id=run.id, image=run.image.alias, host=run.host.name, digest=run.image.digest)
+    for run in session.scalars(
+        select(Run).where(Run.batch == batch).order_by(Run.started)
+    ).unique():
+        s = RunSummary(
+            run_id=run.id, image=run.image.alias, host=run.host.name, digest=run.image.digest
+        )
         last: dict[str, Result] = {}
         for r in queries.run_results(session, run.id):
             if r.check.check_id not in last or r.attempt >= last[r.check.check_id].attempt:
                 last[r.check.check_id] = r
         s.counts.update(r.status for r in last.values())
-        s.protocol_errors = sorted(cid for cid, r in last.items()
-                                   if (r.metrics or {}).get("tampered") or (r.metrics or {}).get("output_capped"))
+        s.protocol_errors = sorted(
+            cid
+            for cid, r in last.items()
+            if (r.metrics or {}).get("tampered") or (r.metrics or {}).get("output_capped")
+        )
         for t in run.tasks:
             s.timings[t.suite] = dict(t.timings or {})
             if t.state == "error" and t.error:

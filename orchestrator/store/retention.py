@@ -13,14 +13,24 @@ without it only their raw samples may go, never the runs. Takes the caller's ses
 from __future__ import annotations
 
 import statistics
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Iterable, Sequence
 
 from sqlalchemy import bindparam, delete, func, select, update
 from sqlalchemy.orm import Session
 
-from .models import Baseline, Image, InventoryRow, MatrixCell, MatrixVersion, Result, Run, TaskRow, TriageRow
+from .models import (
+    Baseline,
+    Image,
+    InventoryRow,
+    MatrixCell,
+    MatrixVersion,
+    Result,
+    Run,
+    TaskRow,
+    TriageRow,
+)
 
 ADHOC = "adhoc"  # the job name of `valorch run --image` runs
 SUMMARY = "samples_summary"  # the metrics key that keeps what pruned samples said
@@ -47,7 +57,7 @@ class Plan:
 
 def _chunks(items: Sequence[str], size: int = 500) -> Iterable[list[str]]:
     for i in range(0, len(items), size):
-        yield list(items[i:i + size])
+        yield list(items[i : i + size])
 
 
 def protected(session: Session) -> dict[str, set[str]]:
@@ -60,30 +70,52 @@ def protected(session: Session) -> dict[str, set[str]]:
         if version:
             versions.add(version)
     published: set[str] = set()
-    q = select(MatrixVersion.version, MatrixCell.runs).join(MatrixCell, MatrixCell.matrix_id == MatrixVersion.id)
+    q = select(MatrixVersion.version, MatrixCell.runs).join(
+        MatrixCell, MatrixCell.matrix_id == MatrixVersion.id
+    )
     for version, runs in session.execute(q):
         ids = {str(r) for r in runs or ()}
         if version in versions:
             baseline |= ids
         published |= ids
-    groups = (select(Run.job, Run.image_id, Run.host_id, func.max(Run.started).label("newest"))
-              .where(Run.state.in_(("done", "failed"))).group_by(Run.job, Run.image_id, Run.host_id).subquery())
-    newest = set(session.scalars(select(Run.id).join(groups, (Run.job == groups.c.job)
-                                                     & (Run.image_id == groups.c.image_id)
-                                                     & (Run.host_id == groups.c.host_id)
-                                                     & (Run.started == groups.c.newest))))
+    groups = (
+        select(Run.job, Run.image_id, Run.host_id, func.max(Run.started).label("newest"))
+        .where(Run.state.in_(("done", "failed")))
+        .group_by(Run.job, Run.image_id, Run.host_id)
+        .subquery()
+    )
+    newest = set(
+        session.scalars(
+            select(Run.id).join(
+                groups,
+                (Run.job == groups.c.job)
+                & (Run.image_id == groups.c.image_id)
+                & (Run.host_id == groups.c.host_id)
+                & (Run.started == groups.c.newest),
+            )
+        )
+    )
     return {"baseline": baseline, "newest": newest, "published": published}
 
 
-def plan(session: Session, cutoff: datetime, keep_published: bool, confirmed: set[str] | None = None,
-         delete_all: bool = False) -> Plan:
+def plan(
+    session: Session,
+    cutoff: datetime,
+    keep_published: bool,
+    confirmed: set[str] | None = None,
+    delete_all: bool = False,
+) -> Plan:
     """What a prune would do. ``confirmed``: only these runs may be touched (the ones a
     server holds, for a runner's local store); ``delete_all``: old runs of any job go
     whole, not only ad-hoc ones (they live on in the store that confirmed them)."""
     keep = protected(session)
     kept = {"baseline": 0, "newest": 0, "published": 0, "not on the server": 0}
-    q = (select(Run.id, Run.job, Image.alias, Run.started, Run.pruned).join(Image, Image.id == Run.image_id)
-         .where(Run.started < cutoff, Run.state != "running").order_by(Run.started, Run.id))
+    q = (
+        select(Run.id, Run.job, Image.alias, Run.started, Run.pruned)
+        .join(Image, Image.id == Run.image_id)
+        .where(Run.started < cutoff, Run.state != "running")
+        .order_by(Run.started, Run.id)
+    )
     delete_refs, strip = [], []
     for run_id, job, alias, started, pruned in session.execute(q):
         if run_id in keep["baseline"] or run_id in keep["newest"]:
@@ -99,45 +131,76 @@ def plan(session: Session, cutoff: datetime, keep_published: bool, confirmed: se
         elif pruned is None:
             strip.append(run_id)
     counts = result_counts(session, [r.id for r in delete_refs])
-    delete_refs = [RunRef(r.id, r.job, r.image, r.started, counts.get(r.id, 0)) for r in delete_refs]
+    delete_refs = [
+        RunRef(r.id, r.job, r.image, r.started, counts.get(r.id, 0)) for r in delete_refs
+    ]
     n, size = 0, 0
     for chunk in _chunks(strip):
-        got = session.execute(select(func.count(), func.coalesce(func.sum(func.length(Result.samples)), 0))
-                              .where(Result.run_id.in_(chunk), func.length(Result.samples) > 0)).one()
+        got = session.execute(
+            select(func.count(), func.coalesce(func.sum(func.length(Result.samples)), 0)).where(
+                Result.run_id.in_(chunk), func.length(Result.samples) > 0
+            )
+        ).one()
         n, size = n + got[0], size + int(got[1])
-    return Plan(cutoff, tuple(delete_refs), tuple(strip), n, size, {k: v for k, v in kept.items() if v})
+    return Plan(
+        cutoff, tuple(delete_refs), tuple(strip), n, size, {k: v for k, v in kept.items() if v}
+    )
 
 
 def result_counts(session: Session, run_ids: Sequence[str]) -> dict[str, int]:
     out: dict[str, int] = {}
     for chunk in _chunks(list(run_ids)):
-        q = select(Result.run_id, func.count()).where(Result.run_id.in_(chunk)).group_by(Result.run_id)
+        q = (
+            select(Result.run_id, func.count())
+            .where(Result.run_id.in_(chunk))
+            .group_by(Result.run_id)
+        )
         out.update({rid: n for rid, n in session.execute(q)})
     return out
 
 
 def _summary(samples: Sequence[float]) -> dict[str, float | int]:
-    return {"n": len(samples), "median": statistics.median(samples), "min": min(samples), "max": max(samples)}
+    return {
+        "n": len(samples),
+        "median": statistics.median(samples),
+        "min": min(samples),
+        "max": max(samples),
+    }
 
 
 def apply(session: Session, p: Plan, now: datetime) -> dict[str, int]:
     """Carry a plan out in the caller's transaction; counts of what went."""
     stripped = 0
-    set_samples = (update(Result.__table__).where(Result.__table__.c.id == bindparam("rid"))
-                   .values(samples=bindparam("s"), metrics=bindparam("m")))
+    set_samples = (
+        update(Result.__table__)
+        .where(Result.__table__.c.id == bindparam("rid"))
+        .values(samples=bindparam("s"), metrics=bindparam("m"))
+    )
     for chunk in _chunks(p.strip):
-        rows = session.execute(select(Result.id, Result.metrics, Result.samples)
-                               .where(Result.run_id.in_(chunk), func.length(Result.samples) > 0)).all()
+        rows = session.execute(
+            select(Result.id, Result.metrics, Result.samples).where(
+                Result.run_id.in_(chunk), func.length(Result.samples) > 0
+            )
+        ).all()
         if rows:
-            session.execute(set_samples, [{"rid": rid, "s": [], "m": {**(metrics or {}), SUMMARY: _summary(samples)}}
-                                          for rid, metrics, samples in rows])
+            session.execute(
+                set_samples,
+                [
+                    {"rid": rid, "s": [], "m": {**(metrics or {}), SUMMARY: _summary(samples)}}
+                    for rid, metrics, samples in rows
+                ],
+            )
             stripped += len(rows)
-        session.execute(update(Run.__table__).where(Run.__table__.c.id.in_(chunk)).values(pruned=now))
+        session.execute(
+            update(Run.__table__).where(Run.__table__.c.id.in_(chunk)).values(pruned=now)
+        )
     deleted = results = 0
     for chunk in _chunks([r.id for r in p.delete]):
         for model in (TriageRow, Result, InventoryRow, TaskRow, Run):
             table = model.__table__
-            gone = session.execute(delete(table).where((table.c.id if model is Run else table.c.run_id).in_(chunk)))
+            gone = session.execute(
+                delete(table).where((table.c.id if model is Run else table.c.run_id).in_(chunk))
+            )
             if model is Result:
                 results += gone.rowcount or 0
             elif model is Run:

@@ -4,7 +4,8 @@ bench/bench_site.py). Takes the caller's session; plain dicts and tuples out."""
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from sqlalchemy import LargeBinary, Text, select, type_coerce
 from sqlalchemy.orm import Session
@@ -14,17 +15,46 @@ from .models import Check, Host, Image, InventoryRow, Result, Run, TaskRow
 
 def runs(session: Session) -> list[dict[str, Any]]:
     """Every run with its image and host, oldest first."""
-    q = (select(Run.id, Run.batch, Run.job, Run.executor, Run.valorch_version, Run.spec_hash, Run.cpu_only,
-                Run.started, Run.ended, Run.state, Run.meta, Image.alias, Image.reference, Image.digest,
-                Image.backend, Image.family, Image.components, Host.name.label("host"),
-                Host.spec.label("host_spec"))
-         .join(Image, Image.id == Run.image_id).join(Host, Host.id == Run.host_id).order_by(Run.started, Run.id))
+    q = (
+        select(
+            Run.id,
+            Run.batch,
+            Run.job,
+            Run.executor,
+            Run.valorch_version,
+            Run.spec_hash,
+            Run.cpu_only,
+            Run.started,
+            Run.ended,
+            Run.state,
+            Run.meta,
+            Image.alias,
+            Image.reference,
+            Image.digest,
+            Image.backend,
+            Image.family,
+            Image.components,
+            Host.name.label("host"),
+            Host.spec.label("host_spec"),
+        )
+        .join(Image, Image.id == Run.image_id)
+        .join(Host, Host.id == Run.host_id)
+        .order_by(Run.started, Run.id)
+    )
     return [dict(r._mapping) for r in session.execute(q)]
 
 
 def checks(session: Session) -> dict[int, dict[str, Any]]:
-    q = select(Check.id, Check.check_id, Check.version, Check.feature, Check.kind, Check.library, Check.unit,
-               Check.bigger_is_better)
+    q = select(
+        Check.id,
+        Check.check_id,
+        Check.version,
+        Check.feature,
+        Check.kind,
+        Check.library,
+        Check.unit,
+        Check.bigger_is_better,
+    )
     return {r.id: dict(r._mapping) for r in session.execute(q)}
 
 
@@ -33,10 +63,22 @@ def results(session: Session) -> Iterator[tuple]:
     result, by run then id. Streamed: the caller keeps what it needs. Samples and metrics
     come back raw (packed bytes; JSON text, or a dict where the driver parses JSON itself):
     decoding 300,000 of them through the column types is most of a large site's read."""
-    q = (select(Result.run_id, Result.check_pk, Result.attempt, Result.status, Result.duration_s, Result.message,
-                type_coerce(Result.metrics, Text), type_coerce(Result.samples, LargeBinary), TaskRow.suite,
-                Result.library)
-         .outerjoin(TaskRow, TaskRow.id == Result.task_id).order_by(Result.run_id, Result.id))
+    q = (
+        select(
+            Result.run_id,
+            Result.check_pk,
+            Result.attempt,
+            Result.status,
+            Result.duration_s,
+            Result.message,
+            type_coerce(Result.metrics, Text),
+            type_coerce(Result.samples, LargeBinary),
+            TaskRow.suite,
+            Result.library,
+        )
+        .outerjoin(TaskRow, TaskRow.id == Result.task_id)
+        .order_by(Result.run_id, Result.id)
+    )
     yield from session.execute(q.execution_options(yield_per=20_000)).tuples()
 
 

@@ -46,10 +46,18 @@ def directories(url: URL) -> list[Path]:
     return dirs
 
 
-def write(url: URL, batch: str, run_id: str, task_id: int, task: Task, execution: Execution) -> Path:
+def write(
+    url: URL, batch: str, run_id: str, task_id: int, task: Task, execution: Execution
+) -> Path:
     """Spill one task's results; the path written. OSError when no directory takes it."""
-    record = {"db": _db_key(url), "batch": batch, "run_id": run_id, "task_id": task_id,
-              "task": task.model_dump(mode="json"), "execution": execution.model_dump(mode="json")}
+    record = {
+        "db": _db_key(url),
+        "batch": batch,
+        "run_id": run_id,
+        "task_id": task_id,
+        "task": task.model_dump(mode="json"),
+        "execution": execution.model_dump(mode="json"),
+    }
     blob = json.dumps(record)
     last: OSError | None = None
     for d in directories(url):
@@ -90,7 +98,12 @@ def recover(session: Session, url: URL, batch: str, complete) -> list[Path]:  # 
     for path, record in pending(url, batch):
         row = session.get(TaskRow, record["task_id"])
         if row is not None and row.state != "done":
-            complete(session, record["run_id"], record["task_id"], Task.model_validate(record["task"]),
-                     Execution.model_validate(record["execution"]))
+            complete(
+                session,
+                record["run_id"],
+                record["task_id"],
+                Task.model_validate(record["task"]),
+                Execution.model_validate(record["execution"]),
+            )
         files.append(path)
     return files

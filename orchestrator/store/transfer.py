@@ -5,8 +5,9 @@ reference/digest/alias, host fingerprint, check id/version, (run, suite),
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, Sequence
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -37,46 +38,129 @@ def export_runs(session: Session, runs: Sequence[Run]) -> dict[str, Any]:
     out_runs, tasks, results, inventory = [], [], [], []
     for run in runs:
         img, host = run.image, run.host
-        images.setdefault(img.id, {"alias": img.alias, "reference": img.reference, "digest": img.digest,
-                                   "backend": img.backend, "family": img.family, "components": img.components})
-        hosts.setdefault(host.id, {"name": host.name, "fingerprint": host.fingerprint, "spec": host.spec})
-        out_runs.append({"id": run.id, "batch": run.batch, "job": run.job,
-                         "image": [img.reference, img.digest, img.alias], "host": host.fingerprint,
-                         "executor": run.executor, "valorch_version": run.valorch_version,
-                         "spec_hash": run.spec_hash, "cpu_only": run.cpu_only, "started": _dt(run.started),
-                         "ended": _dt(run.ended), "state": run.state, "meta": run.meta})
+        images.setdefault(
+            img.id,
+            {
+                "alias": img.alias,
+                "reference": img.reference,
+                "digest": img.digest,
+                "backend": img.backend,
+                "family": img.family,
+                "components": img.components,
+            },
+        )
+        hosts.setdefault(
+            host.id, {"name": host.name, "fingerprint": host.fingerprint, "spec": host.spec}
+        )
+        out_runs.append(
+            {
+                "id": run.id,
+                "batch": run.batch,
+                "job": run.job,
+                "image": [img.reference, img.digest, img.alias],
+                "host": host.fingerprint,
+                "executor": run.executor,
+                "valorch_version": run.valorch_version,
+                "spec_hash": run.spec_hash,
+                "cpu_only": run.cpu_only,
+                "started": _dt(run.started),
+                "ended": _dt(run.ended),
+                "state": run.state,
+                "meta": run.meta,
+            }
+        )
         suite_of = {}
         for t in run.tasks:
             suite_of[t.id] = t.suite
-            tasks.append({"run": run.id, "suite": t.suite, "suite_spec": t.suite_spec, "state": t.state,
-                          "tries": t.tries, "started": _dt(t.started), "ended": _dt(t.ended),
-                          "timings": t.timings, "error": t.error})
-        for r in session.scalars(select(Result).where(Result.run_id == run.id).order_by(Result.id)).unique():
+            tasks.append(
+                {
+                    "run": run.id,
+                    "suite": t.suite,
+                    "suite_spec": t.suite_spec,
+                    "state": t.state,
+                    "tries": t.tries,
+                    "started": _dt(t.started),
+                    "ended": _dt(t.ended),
+                    "timings": t.timings,
+                    "error": t.error,
+                }
+            )
+        for r in session.scalars(
+            select(Result).where(Result.run_id == run.id).order_by(Result.id)
+        ).unique():
             c = r.check
-            checks.setdefault(c.id, {"check_id": c.check_id, "version": c.version, "feature": c.feature,
-                                     "kind": c.kind, "library": c.library, "unit": c.unit,
-                                     "bigger_is_better": c.bigger_is_better})
-            results.append({"run": run.id, "suite": suite_of.get(r.task_id), "check": [c.check_id, c.version],
-                            "attempt": r.attempt, "status": r.status, "duration_s": r.duration_s,
-                            "message": r.message, "log": r.log, "metrics": r.metrics, "samples": r.samples,
-                            "device": r.device, "library": r.library})
-        for inv in session.scalars(select(InventoryRow).where(InventoryRow.run_id == run.id)
-                                   .order_by(InventoryRow.id)):
-            inventory.append({"run": run.id, "component": inv.component, "value": inv.value, "source": inv.source,
-                              "evidence": inv.evidence, "extra": inv.extra})
-    return {"format": FORMAT, "schema": SCHEMA, "images": list(images.values()), "hosts": list(hosts.values()),
-            "checks": list(checks.values()), "runs": out_runs, "tasks": tasks, "results": results,
-            "inventory": inventory}
+            checks.setdefault(
+                c.id,
+                {
+                    "check_id": c.check_id,
+                    "version": c.version,
+                    "feature": c.feature,
+                    "kind": c.kind,
+                    "library": c.library,
+                    "unit": c.unit,
+                    "bigger_is_better": c.bigger_is_better,
+                },
+            )
+            results.append(
+                {
+                    "run": run.id,
+                    "suite": suite_of.get(r.task_id),
+                    "check": [c.check_id, c.version],
+                    "attempt": r.attempt,
+                    "status": r.status,
+                    "duration_s": r.duration_s,
+                    "message": r.message,
+                    "log": r.log,
+                    "metrics": r.metrics,
+                    "samples": r.samples,
+                    "device": r.device,
+                    "library": r.library,
+                }
+            )
+        for inv in session.scalars(
+            select(InventoryRow).where(InventoryRow.run_id == run.id).order_by(InventoryRow.id)
+        ):
+            inventory.append(
+                {
+                    "run": run.id,
+                    "component": inv.component,
+                    "value": inv.value,
+                    "source": inv.source,
+                    "evidence": inv.evidence,
+                    "extra": inv.extra,
+                }
+            )
+    return {
+        "format": FORMAT,
+        "schema": SCHEMA,
+        "images": list(images.values()),
+        "hosts": list(hosts.values()),
+        "checks": list(checks.values()),
+        "runs": out_runs,
+        "tasks": tasks,
+        "results": results,
+        "inventory": inventory,
+    }
 
 
 def _image(session: Session, d: dict[str, Any]) -> Image:
     digest = d.get("digest")
-    row = session.scalars(select(Image).where(
-        Image.reference == d["reference"], Image.alias == d["alias"],
-        Image.digest.is_(None) if digest is None else Image.digest == digest)).first()
+    row = session.scalars(
+        select(Image).where(
+            Image.reference == d["reference"],
+            Image.alias == d["alias"],
+            Image.digest.is_(None) if digest is None else Image.digest == digest,
+        )
+    ).first()
     if row is None:
-        row = Image(alias=d["alias"], reference=d["reference"], digest=digest, backend=d["backend"],
-                    family=d.get("family", ""), components=d.get("components") or {})
+        row = Image(
+            alias=d["alias"],
+            reference=d["reference"],
+            digest=digest,
+            backend=d["backend"],
+            family=d.get("family", ""),
+            components=d.get("components") or {},
+        )
         session.add(row)
         session.flush()
     return row
@@ -92,12 +176,19 @@ def _host(session: Session, d: dict[str, Any]) -> Host:
 
 
 def _check(session: Session, d: dict[str, Any]) -> Check:
-    row = session.scalars(select(Check).where(Check.check_id == d["check_id"],
-                                              Check.version == d["version"])).first()
+    row = session.scalars(
+        select(Check).where(Check.check_id == d["check_id"], Check.version == d["version"])
+    ).first()
     if row is None:
-        row = Check(check_id=d["check_id"], version=d["version"], feature=d.get("feature", ""),
-                    kind=d.get("kind", "feature"), library=d.get("library"), unit=d.get("unit"),
-                    bigger_is_better=bool(d.get("bigger_is_better")))
+        row = Check(
+            check_id=d["check_id"],
+            version=d["version"],
+            feature=d.get("feature", ""),
+            kind=d.get("kind", "feature"),
+            library=d.get("library"),
+            unit=d.get("unit"),
+            bigger_is_better=bool(d.get("bigger_is_better")),
+        )
         session.add(row)
         session.flush()
     return row
@@ -106,9 +197,11 @@ def _check(session: Session, d: dict[str, Any]) -> Check:
 def validate_export(doc: Any) -> None:
     """Refuse a document that is not, in every field, what export_runs writes (export_schema)."""
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        raise TransferError("not a valorch results export (no \"format\": \"valorch-results\")")
+        raise TransferError('not a valorch results export (no "format": "valorch-results")')
     if doc.get("schema") != SCHEMA:
-        raise TransferError(f"results export schema {doc.get('schema')!r}; this valorch reads schema {SCHEMA}")
+        raise TransferError(
+            f"results export schema {doc.get('schema')!r}; this valorch reads schema {SCHEMA}"
+        )
     found = export_schema.problems(doc)
     if found:
         raise TransferError("; ".join(found))
@@ -134,19 +227,42 @@ def _import(session: Session, doc: dict[str, Any]) -> dict[str, int]:
             continue
         image = _image(session, images[tuple(d["image"])])
         host = _host(session, hosts[d["host"]])
-        session.add(Run(id=d["id"], batch=d["batch"], job=d["job"], image_id=image.id, host_id=host.id,
-                        executor=d["executor"], valorch_version=d["valorch_version"], spec_hash=d["spec_hash"],
-                        cpu_only=bool(d["cpu_only"]), started=_parse_dt(d["started"]), ended=_parse_dt(d["ended"]),
-                        state=d["state"], meta=d.get("meta") or {}))
+        session.add(
+            Run(
+                id=d["id"],
+                batch=d["batch"],
+                job=d["job"],
+                image_id=image.id,
+                host_id=host.id,
+                executor=d["executor"],
+                valorch_version=d["valorch_version"],
+                spec_hash=d["spec_hash"],
+                cpu_only=bool(d["cpu_only"]),
+                started=_parse_dt(d["started"]),
+                ended=_parse_dt(d["ended"]),
+                state=d["state"],
+                meta=d.get("meta") or {},
+            )
+        )
         counts["runs"] += 1
     session.flush()
     task_ids: dict[tuple[str, str], int] = {}
     for d in doc["tasks"]:
-        row = session.scalars(select(TaskRow).where(TaskRow.run_id == d["run"], TaskRow.suite == d["suite"])).first()
+        row = session.scalars(
+            select(TaskRow).where(TaskRow.run_id == d["run"], TaskRow.suite == d["suite"])
+        ).first()
         if row is None:
-            row = TaskRow(run_id=d["run"], suite=d["suite"], suite_spec=d.get("suite_spec") or {}, state=d["state"],
-                          tries=d.get("tries", 0), started=_parse_dt(d.get("started")),
-                          ended=_parse_dt(d.get("ended")), timings=d.get("timings") or {}, error=d.get("error"))
+            row = TaskRow(
+                run_id=d["run"],
+                suite=d["suite"],
+                suite_spec=d.get("suite_spec") or {},
+                state=d["state"],
+                tries=d.get("tries", 0),
+                started=_parse_dt(d.get("started")),
+                ended=_parse_dt(d.get("ended")),
+                timings=d.get("timings") or {},
+                error=d.get("error"),
+            )
             session.add(row)
             session.flush()
             counts["tasks"] += 1
@@ -157,21 +273,47 @@ def _import(session: Session, doc: dict[str, Any]) -> dict[str, int]:
         if key not in check_rows:
             check_rows[key] = _check(session, checks[key])
         chk = check_rows[key]
-        exists = session.scalars(select(Result.id).where(Result.run_id == d["run"], Result.check_pk == chk.id,
-                                                         Result.attempt == d["attempt"])).first()
+        exists = session.scalars(
+            select(Result.id).where(
+                Result.run_id == d["run"], Result.check_pk == chk.id, Result.attempt == d["attempt"]
+            )
+        ).first()
         if exists is not None:
             continue
-        session.add(Result(run_id=d["run"], task_id=task_ids.get((d["run"], d.get("suite"))), check_pk=chk.id,
-                           attempt=d["attempt"], status=d["status"], duration_s=d.get("duration_s", 0.0),
-                           message=d.get("message", ""), log=d.get("log", ""), metrics=d.get("metrics") or {},
-                           samples=d.get("samples") or [], device=d.get("device"), library=d.get("library")))
+        session.add(
+            Result(
+                run_id=d["run"],
+                task_id=task_ids.get((d["run"], d.get("suite"))),
+                check_pk=chk.id,
+                attempt=d["attempt"],
+                status=d["status"],
+                duration_s=d.get("duration_s", 0.0),
+                message=d.get("message", ""),
+                log=d.get("log", ""),
+                metrics=d.get("metrics") or {},
+                samples=d.get("samples") or [],
+                device=d.get("device"),
+                library=d.get("library"),
+            )
+        )
         counts["results"] += 1
     for d in doc["inventory"]:
-        exists = session.scalars(select(InventoryRow.id).where(InventoryRow.run_id == d["run"],
-                                                               InventoryRow.component == d["component"])).first()
+        exists = session.scalars(
+            select(InventoryRow.id).where(
+                InventoryRow.run_id == d["run"], InventoryRow.component == d["component"]
+            )
+        ).first()
         if exists is None:
-            session.add(InventoryRow(run_id=d["run"], component=d["component"], value=d["value"],
-                                     source=d["source"], evidence=d.get("evidence", ""), extra=d.get("extra") or {}))
+            session.add(
+                InventoryRow(
+                    run_id=d["run"],
+                    component=d["component"],
+                    value=d["value"],
+                    source=d["source"],
+                    evidence=d.get("evidence", ""),
+                    extra=d.get("extra") or {},
+                )
+            )
             counts["inventory"] += 1
     session.flush()
     return counts

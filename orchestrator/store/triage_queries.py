@@ -3,8 +3,9 @@ finished runs of the same image (by alias, any digest), with their digests and h
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, Sequence
+from typing import Any
 
 from sqlalchemy import Text, cast, delete, or_, select
 from sqlalchemy.orm import Session
@@ -14,30 +15,58 @@ from .models import Check, Host, Image, Result, Run, TaskRow, TriageRow
 FINISHED = ("done", "failed")
 
 
-def check_history(session: Session, alias: str, check_ids: Sequence[str], exclude_run: str
-                  ) -> list[tuple[str, str, str, dict[str, Any], datetime, str, int, str]]:
+def check_history(
+    session: Session, alias: str, check_ids: Sequence[str], exclude_run: str
+) -> list[tuple[str, str, str, dict[str, Any], datetime, str, int, str]]:
     """(run, digest, host name, host spec, started, check id, attempt, status) of ``check_ids`` in
     the finished runs of image ``alias`` other than ``exclude_run``, oldest first."""
     if not check_ids:
         return []
-    q = (select(Run.id, Image.digest, Host.name, Host.spec, Run.started, Check.check_id, Result.attempt, Result.status)
-         .join(Image, Run.image_id == Image.id).join(Host, Run.host_id == Host.id)
-         .join(Result, Result.run_id == Run.id).join(Check, Result.check_pk == Check.id)
-         .where(Image.alias == alias, Run.id != exclude_run, Run.state.in_(FINISHED), Run.cpu_only.is_(False),
-                Check.check_id.in_(list(check_ids)))
-         .order_by(Run.started, Result.attempt))
+    q = (
+        select(
+            Run.id,
+            Image.digest,
+            Host.name,
+            Host.spec,
+            Run.started,
+            Check.check_id,
+            Result.attempt,
+            Result.status,
+        )
+        .join(Image, Run.image_id == Image.id)
+        .join(Host, Run.host_id == Host.id)
+        .join(Result, Result.run_id == Run.id)
+        .join(Check, Result.check_pk == Check.id)
+        .where(
+            Image.alias == alias,
+            Run.id != exclude_run,
+            Run.state.in_(FINISHED),
+            Run.cpu_only.is_(False),
+            Check.check_id.in_(list(check_ids)),
+        )
+        .order_by(Run.started, Result.attempt)
+    )
     return [tuple(r) for r in session.execute(q)]
 
 
-def host_events(session: Session, host: str, start: datetime, end: datetime) -> list[tuple[str, str, str]]:
+def host_events(
+    session: Session, host: str, start: datetime, end: datetime
+) -> list[tuple[str, str, str]]:
     """(run, when, what) of the preflight failures and quarantines of ``host`` the runs
     started between ``start`` and ``end`` recorded in their meta (``preflight_after``: L0 of
     the run's own host after it failed; ``quarantined``: hosts its batch left out)."""
-    found: dict[tuple[str, str], tuple[str, str, str]] = {}  # (when, why) -> event: a batch's quarantine is on each run
-    q = (select(Run.id, Run.meta, Host.name, Run.batch).join(Host, Run.host_id == Host.id)
-         .where(Run.started.between(start, end),
-                # the host's own runs, and those that recorded a quarantine: not every run of a busy day
-                or_(Host.name == host, cast(Run.meta, Text).like('%"quarantined"%'))))
+    found: dict[
+        tuple[str, str], tuple[str, str, str]
+    ] = {}  # (when, why) -> event: a batch's quarantine is on each run
+    q = (
+        select(Run.id, Run.meta, Host.name, Run.batch)
+        .join(Host, Run.host_id == Host.id)
+        .where(
+            Run.started.between(start, end),
+            # the host's own runs, and those that recorded a quarantine: not every run of a busy day
+            or_(Host.name == host, cast(Run.meta, Text).like('%"quarantined"%')),
+        )
+    )
     for rid, meta, name, batch in session.execute(q.order_by(Run.started)):
         meta = meta or {}
         after = meta.get("preflight_after") or {}
@@ -52,22 +81,45 @@ def host_events(session: Session, host: str, start: datetime, end: datetime) -> 
     return sorted(found.values(), key=lambda e: e[1])
 
 
-def save(session: Session, run_id: str, rows: Sequence[tuple[str, str, str, dict[str, Any]]], when: datetime) -> int:
+def save(
+    session: Session,
+    run_id: str,
+    rows: Sequence[tuple[str, str, str, dict[str, Any]]],
+    when: datetime,
+) -> int:
     """Replace the stored triage of a run with ``rows`` (subject, class, reason, evidence): a
     check's is kept on the result row of its last attempt, a suite's ("suite NAME") on its task."""
     session.execute(delete(TriageRow).where(TriageRow.run_id == run_id))
     last: dict[str, int] = {}
-    q = (select(Check.check_id, Result.id).join(Check, Result.check_pk == Check.id)
-         .where(Result.run_id == run_id).order_by(Result.attempt))
+    q = (
+        select(Check.check_id, Result.id)
+        .join(Check, Result.check_pk == Check.id)
+        .where(Result.run_id == run_id)
+        .order_by(Result.attempt)
+    )
     for check, rid in session.execute(q):
         last[check] = rid
-    tasks = {f"suite {suite}": tid for tid, suite in session.execute(
-        select(TaskRow.id, TaskRow.suite).where(TaskRow.run_id == run_id))}
+    tasks = {
+        f"suite {suite}": tid
+        for tid, suite in session.execute(
+            select(TaskRow.id, TaskRow.suite).where(TaskRow.run_id == run_id)
+        )
+    }
     n = 0
     for subject, cls, reason, evidence in rows:
         if subject in last or subject in tasks:
-            session.add(TriageRow(run_id=run_id, result_id=last.get(subject), task_id=tasks.get(subject),
-                                  subject=subject, cls=cls, reason=reason, evidence=evidence, computed=when))
+            session.add(
+                TriageRow(
+                    run_id=run_id,
+                    result_id=last.get(subject),
+                    task_id=tasks.get(subject),
+                    subject=subject,
+                    cls=cls,
+                    reason=reason,
+                    evidence=evidence,
+                    computed=when,
+                )
+            )
             n += 1
     session.flush()
     return n
@@ -75,14 +127,18 @@ def save(session: Session, run_id: str, rows: Sequence[tuple[str, str, str, dict
 
 def failed_tasks(session: Session, run_id: str) -> list[tuple[str, str]]:
     """(suite, error) of a run's tasks that ended in an infrastructure error (no results stored)."""
-    q = select(TaskRow.suite, TaskRow.error).where(TaskRow.run_id == run_id, TaskRow.state == "error")
+    q = select(TaskRow.suite, TaskRow.error).where(
+        TaskRow.run_id == run_id, TaskRow.state == "error"
+    )
     return [(suite, error or "") for suite, error in session.execute(q.order_by(TaskRow.id))]
 
 
 def stored(session: Session, run_id: str) -> dict[str, tuple[str, str, dict[str, Any]]] | None:
     """subject (check id or "suite NAME") -> (class, reason, evidence) of a run's stored triage;
     None when it has none (a run from before migration 0007, or one still running)."""
-    q = select(TriageRow.subject, TriageRow.cls, TriageRow.reason, TriageRow.evidence).where(TriageRow.run_id == run_id)
+    q = select(TriageRow.subject, TriageRow.cls, TriageRow.reason, TriageRow.evidence).where(
+        TriageRow.run_id == run_id
+    )
     rows = session.execute(q).all()
     marked = session.scalar(select(Run.meta).where(Run.id == run_id)) or {}
     if not rows and not marked.get("triaged"):
@@ -94,7 +150,9 @@ def untriaged(session: Session, run_ids: Sequence[str]) -> list[str]:
     """Those of ``run_ids`` that are finished and hold no triage rows here (pushed or imported
     runs: their meta may say they were triaged where they came from; the rows stay there)."""
     have = select(TriageRow.run_id).where(TriageRow.run_id.in_(list(run_ids)))
-    q = select(Run.id).where(Run.id.in_(list(run_ids)), Run.state.in_(FINISHED), Run.id.not_in(have))
+    q = select(Run.id).where(
+        Run.id.in_(list(run_ids)), Run.state.in_(FINISHED), Run.id.not_in(have)
+    )
     return list(session.scalars(q))
 
 

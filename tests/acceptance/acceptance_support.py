@@ -8,7 +8,9 @@ from pathlib import Path
 
 _NAME = "valorch_tests_conftest"
 if _NAME not in sys.modules:
-    _spec = importlib.util.spec_from_file_location(_NAME, Path(__file__).resolve().parents[1] / "conftest.py")
+    _spec = importlib.util.spec_from_file_location(
+        _NAME, Path(__file__).resolve().parents[1] / "conftest.py"
+    )
     sys.modules[_NAME] = importlib.util.module_from_spec(_spec)
     _spec.loader.exec_module(sys.modules[_NAME])
 

@@ -9,13 +9,22 @@ from xml.etree import ElementTree as ET
 import yaml
 
 
-def job(tmp_path: Path, name: str, selftest: list[str], commands: dict[str, int] | None = None) -> Path:
+def job(
+    tmp_path: Path, name: str, selftest: list[str], commands: dict[str, int] | None = None
+) -> Path:
     """A job of the host image: the given selftest checks, and ``command.<id>`` checks that exit
     with the given code (each expects 0: a non-zero code is a real failing check)."""
     suites: list[dict] = [{"name": "selftest", "checks": selftest}] if selftest else []
     if commands:
-        suites.append({"name": "command", "commands": [
-            {"id": cid, "argv": ["python3", "-c", f"import sys; sys.exit({code})"]} for cid, code in commands.items()]})
+        suites.append(
+            {
+                "name": "command",
+                "commands": [
+                    {"id": cid, "argv": ["python3", "-c", f"import sys; sys.exit({code})"]}
+                    for cid, code in commands.items()
+                ],
+            }
+        )
     path = tmp_path / f"{name}.yaml"
     path.write_text(yaml.safe_dump({"name": name, "images": ["host"], "suites": suites}))
     return path
@@ -33,8 +42,18 @@ def publish_baseline(cli, job_path: Path, version: str, name: str) -> None:
 
 
 def qualify(cli, job_path: Path, baseline: str, out: Path, *extra: str):
-    return cli("qualify", "--job", str(job_path), "--baseline", baseline, "--executor", "host",
-               "--out-dir", str(out), *extra)
+    return cli(
+        "qualify",
+        "--job",
+        str(job_path),
+        "--baseline",
+        baseline,
+        "--executor",
+        "host",
+        "--out-dir",
+        str(out),
+        *extra,
+    )
 
 
 def junit_cases(path: Path) -> dict[str, tuple[str, str]]:

@@ -18,8 +18,11 @@ FAKE_TORCH = FIX / "fake_torch"
 
 def probe_copy(tmp: Path) -> Path:
     dest = tmp / "probe"
-    shutil.copytree(ROOT / "orchestrator" / "probe", dest / "valorch_probe",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        ROOT / "orchestrator" / "probe",
+        dest / "valorch_probe",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
     return dest
 
 
@@ -39,9 +42,19 @@ def run_probe(tmp: Path, build, suite: str, *checks: str, expect=None, bindir: P
     if expect:
         args += ["--expect", json.dumps(expect)]
     path = ((str(bindir) + os.pathsep) if bindir else "") + "/usr/bin:/bin"
-    env = {"PYTHONPATH": os.pathsep.join([str(probe), str(FAKE_TORCH)]), "PATH": path, "HOME": str(tmp),
-           "FAKE_TORCH_BUILD": str(build if isinstance(build, Path) else FAKE_TORCH / ("%s.json" % build))}
+    env = {
+        "PYTHONPATH": os.pathsep.join([str(probe), str(FAKE_TORCH)]),
+        "PATH": path,
+        "HOME": str(tmp),
+        "FAKE_TORCH_BUILD": str(
+            build if isinstance(build, Path) else FAKE_TORCH / ("%s.json" % build)
+        ),
+    }
     proc = subprocess.run(args, cwd=probe, capture_output=True, text=True, timeout=180, env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    records = [json.loads(line[len(MARKER):]) for line in proc.stdout.splitlines() if line.startswith(MARKER)]
+    records = [
+        json.loads(line[len(MARKER) :])
+        for line in proc.stdout.splitlines()
+        if line.startswith(MARKER)
+    ]
     return {r["check"]: r for r in records if r["type"] == "result"}

@@ -6,15 +6,22 @@ from __future__ import annotations
 import subprocess
 
 import pytest
-
 from conftest import ROOT, VALORCH, run_cli
+
 from orchestrator.spec import CheckResult, HostSpec, ImageSpec
 from orchestrator.store import queries
 from orchestrator.store.db import open_engine, session_factory
 
 
-@pytest.mark.parametrize("url", ["postgresql://u:pw@[::1/db", "postgresql://u@host:/db", "postgresql://u@h:1x/db",
-                                 "postgresql://u:p@h:1:2/db"])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql://u:pw@[::1/db",
+        "postgresql://u@host:/db",
+        "postgresql://u@h:1x/db",
+        "postgresql://u:p@h:1:2/db",
+    ],
+)
 def test_a_malformed_postgresql_url_is_exit_2_naming_db_without_the_password(url):
     proc = run_cli("results", "list", "--db", url)
     assert proc.returncode == 2, proc.stderr
@@ -25,24 +32,51 @@ def test_a_malformed_postgresql_url_is_exit_2_naming_db_without_the_password(url
 
 def test_a_check_glob_matching_nothing_is_exit_2_with_the_nearest_ids_and_stores_nothing(tmp_path):
     db = tmp_path / "v.sqlite"
-    proc = run_cli("run", "--image", "host", "--suite", "selftest", "--check", "selftest.pas", "--db", str(db))
+    proc = run_cli(
+        "run", "--image", "host", "--suite", "selftest", "--check", "selftest.pas", "--db", str(db)
+    )
     assert proc.returncode == 2, proc.stderr
-    assert "--check 'selftest.pas' matches no check" in proc.stderr and "selftest.pass" in proc.stderr
+    assert (
+        "--check 'selftest.pas' matches no check" in proc.stderr and "selftest.pass" in proc.stderr
+    )
     assert not db.exists()  # no empty `done` run turning a gate green
 
 
 def _store(tmp_path, n, base_status, head_status):
     db = tmp_path / "d.sqlite"
     factory = session_factory(open_engine(str(db)))
-    image, host, ids = ImageSpec(alias="img_a", reference="acme/img:1", backend="cpu"), HostSpec(name="h1"), []
+    image, host, ids = (
+        ImageSpec(alias="img_a", reference="acme/img:1", backend="cpu"),
+        HostSpec(name="h1"),
+        [],
+    )
     with factory() as s:
         for status in (base_status, head_status):
-            run = queries.start_run(s, batch=queries.now().isoformat(), job="j", image=image,
-                                    digest="sha256:" + "a" * 64, host=host, executor="docker", spec_hash="x",
-                                    cpu_only=False, suites=[])
-            queries.add_results(s, run.id, None, [CheckResult(check=f"smoke.check_{i:04d}", status=status,
-                                                              message="wrong" if status == "fail" else "")
-                                                  for i in range(n)])
+            run = queries.start_run(
+                s,
+                batch=queries.now().isoformat(),
+                job="j",
+                image=image,
+                digest="sha256:" + "a" * 64,
+                host=host,
+                executor="docker",
+                spec_hash="x",
+                cpu_only=False,
+                suites=[],
+            )
+            queries.add_results(
+                s,
+                run.id,
+                None,
+                [
+                    CheckResult(
+                        check=f"smoke.check_{i:04d}",
+                        status=status,
+                        message="wrong" if status == "fail" else "",
+                    )
+                    for i in range(n)
+                ],
+            )
             run.state, run.ended = "done", queries.now()
             ids.append(run.id)
         s.commit()
@@ -55,16 +89,24 @@ def test_a_closed_pipe_is_not_a_verdict(tmp_path, base, head, verdict):
     than a pipe's buffer still to write; the exit code stays the diff's verdict (1 only when
     it regressed), with no traceback."""
     db, (a, b) = _store(tmp_path, 1500, base, head)
-    proc = subprocess.Popen([VALORCH, "diff", a, b, "--format", "md", "--db", str(db)], cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [VALORCH, "diff", a, b, "--format", "md", "--db", str(db)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     lines = [proc.stdout.readline() for _ in range(2)]
     proc.stdout.close()  # as head does after its lines
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=300) == verdict, err
     assert all(lines) and "Traceback" not in err and "BrokenPipe" not in err
     # the same through the rich terminal renderer
-    proc = subprocess.Popen([VALORCH, "diff", a, b, "--db", str(db)], cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [VALORCH, "diff", a, b, "--db", str(db)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     proc.stdout.readline()
     proc.stdout.close()
     err = proc.stderr.read().decode()

@@ -26,37 +26,140 @@ from pathlib import Path
 
 import pytest
 import typer.main
-from hypothesis import HealthCheck, Phase, given, settings, strategies as st
+from conftest import run_cli
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
 from typer._click.core import Context
 from typer.testing import CliRunner
 
-from conftest import run_cli
 from orchestrator.cli import app
 
 EXAMPLES = int(os.environ.get("VALORCH_FUZZ_EXAMPLES", "12"))
 #: start containers, pull from a registry, run probes or a scheduler: not in process here
-LEFT_OUT = {"run", "qualify", "bisect", "images pull", "images check", "hosts probe", "hosts check",
-            "inventory audit", "inventory diff"}
-ENV = ("VALORCH_DB", "VALORCH_CATALOG", "VALORCH_HOSTS", "VALORCH_ORIGIN", "VALORCH_PUSH_TO",
-       "VALORCH_REGISTRY_ENDPOINTS", "VALORCH_SPILL_DIR", "VALORCH_CERTS_D", "XDG_STATE_HOME",
-       "GITHUB_TOKEN", "GITHUB_SHA", "GITHUB_API_URL", "VALORCH_GITHUB_TOKEN", "DOCKER_HOST")
+LEFT_OUT = {
+    "run",
+    "qualify",
+    "bisect",
+    "images pull",
+    "images check",
+    "hosts probe",
+    "hosts check",
+    "inventory audit",
+    "inventory diff",
+}
+ENV = (
+    "VALORCH_DB",
+    "VALORCH_CATALOG",
+    "VALORCH_HOSTS",
+    "VALORCH_ORIGIN",
+    "VALORCH_PUSH_TO",
+    "VALORCH_REGISTRY_ENDPOINTS",
+    "VALORCH_SPILL_DIR",
+    "VALORCH_CERTS_D",
+    "XDG_STATE_HOME",
+    "GITHUB_TOKEN",
+    "GITHUB_SHA",
+    "GITHUB_API_URL",
+    "VALORCH_GITHUB_TOKEN",
+    "DOCKER_HOST",
+)
 
-CONTROLS = st.text(st.characters(codec=None, categories=None, exclude_characters="\x00"), max_size=12)
-NASTY = st.sampled_from(["", " ", "-", "--", "\x1b[2J", "\x1b]52;c;aGk=\x07", "[/bold]", "[link=http://e]x",
-                         "../../../../etc/passwd", "*", "?", "[", "a" * 5000, "\u202e", "\ud800", "%s%n", "{0}",
-                         "'; DROP TABLE run; --", "latest", "latest:host", "latest:host:3", "v0.1", "HEAD~1"])
+CONTROLS = st.text(
+    st.characters(codec=None, categories=None, exclude_characters="\x00"), max_size=12
+)
+NASTY = st.sampled_from(
+    [
+        "",
+        " ",
+        "-",
+        "--",
+        "\x1b[2J",
+        "\x1b]52;c;aGk=\x07",
+        "[/bold]",
+        "[link=http://e]x",
+        "../../../../etc/passwd",
+        "*",
+        "?",
+        "[",
+        "a" * 5000,
+        "\u202e",
+        "\ud800",
+        "%s%n",
+        "{0}",
+        "'; DROP TABLE run; --",
+        "latest",
+        "latest:host",
+        "latest:host:3",
+        "v0.1",
+        "HEAD~1",
+    ]
+)
 TEXT = st.one_of(NASTY, CONTROLS)
-NUMBERS = st.one_of(st.sampled_from(["0", "-0", "-1", "nan", "NaN", "inf", "-inf", "1e309", "9" * 40, "1e-320",
-                                     "0.5", "1", "3", "0x10", "1_000", "", "x"]),
-                    st.integers(-10**12, 10**12).map(str), st.floats(allow_nan=True, allow_infinity=True).map(repr))
-SCHEMES = ["sqlite:///{w}/new.sqlite", "sqlite:///{w}/dir", "sqlite:///", "sqlite:////", "sqlite://",
-           "postgresql://u@127.0.0.1:1/db", "postgresql://u:pw@[::1/db", "postgresql://u@h:1x/db",
-           "postgresql://u:p@h:1:2/db", "postgresql://u@host:/db", "postgres://u@127.0.0.1:1/db",
-           "mysql://u@127.0.0.1:1/db", "oracle://x", "http://127.0.0.1:1/", "https://u:pw@127.0.0.1:1/x",
-           "file:///etc/passwd", "ftp://127.0.0.1:1/x", "redis://127.0.0.1:1", "javascript:alert(1)",
-           "data:text/plain,x", "ssh://127.0.0.1:1", "unix:///var/run/none.sock", "tcp://127.0.0.1:1", "{w}/store.sqlite"]
-PATHS = ["{w}/dir", "{w}/file.txt", "{w}/garbage.yaml", "{w}/missing/parent/x", "/proc/valorch-fuzz/x",
-         "{w}/link-to-file", "{w}/dangling", "/", "{w}/export.json", "{w}/out.xml", "{w}", "{w}/dir/"]
+NUMBERS = st.one_of(
+    st.sampled_from(
+        [
+            "0",
+            "-0",
+            "-1",
+            "nan",
+            "NaN",
+            "inf",
+            "-inf",
+            "1e309",
+            "9" * 40,
+            "1e-320",
+            "0.5",
+            "1",
+            "3",
+            "0x10",
+            "1_000",
+            "",
+            "x",
+        ]
+    ),
+    st.integers(-(10**12), 10**12).map(str),
+    st.floats(allow_nan=True, allow_infinity=True).map(repr),
+)
+SCHEMES = [
+    "sqlite:///{w}/new.sqlite",
+    "sqlite:///{w}/dir",
+    "sqlite:///",
+    "sqlite:////",
+    "sqlite://",
+    "postgresql://u@127.0.0.1:1/db",
+    "postgresql://u:pw@[::1/db",
+    "postgresql://u@h:1x/db",
+    "postgresql://u:p@h:1:2/db",
+    "postgresql://u@host:/db",
+    "postgres://u@127.0.0.1:1/db",
+    "mysql://u@127.0.0.1:1/db",
+    "oracle://x",
+    "http://127.0.0.1:1/",
+    "https://u:pw@127.0.0.1:1/x",
+    "file:///etc/passwd",
+    "ftp://127.0.0.1:1/x",
+    "redis://127.0.0.1:1",
+    "javascript:alert(1)",
+    "data:text/plain,x",
+    "ssh://127.0.0.1:1",
+    "unix:///var/run/none.sock",
+    "tcp://127.0.0.1:1",
+    "{w}/store.sqlite",
+]
+PATHS = [
+    "{w}/dir",
+    "{w}/file.txt",
+    "{w}/garbage.yaml",
+    "{w}/missing/parent/x",
+    "/proc/valorch-fuzz/x",
+    "{w}/link-to-file",
+    "{w}/dangling",
+    "/",
+    "{w}/export.json",
+    "{w}/out.xml",
+    "{w}",
+    "{w}/dir/",
+]
 
 
 def commands():
@@ -80,26 +183,81 @@ def _kind(param) -> str:
     name = param.name
     if getattr(param, "is_flag", False):
         return "flag"
-    if ann in (int, float) or name in ("limit", "keep_days", "threshold", "deadline", "timeout", "attempts"):
+    if ann in (int, float) or name in (
+        "limit",
+        "keep_days",
+        "threshold",
+        "deadline",
+        "timeout",
+        "attempts",
+    ):
         return "number"
     if name in ("db", "to", "pushed_to") or "url" in name:
         return "url"
     if name == "notify":
         return "notify"
-    if "Path" in str(ann) or name in ("job", "catalog", "hosts", "file", "path", "ca", "known_issues", "tier_policy",
-                                      "out", "out_path", "out_dir", "qualify_dir", "junit", "workload_root"):
+    if "Path" in str(ann) or name in (
+        "job",
+        "catalog",
+        "hosts",
+        "file",
+        "path",
+        "ca",
+        "known_issues",
+        "tier_policy",
+        "out",
+        "out_path",
+        "out_dir",
+        "qualify_dir",
+        "junit",
+        "workload_root",
+    ):
         return "path"
     return "text"
 
 
 def _value(kind: str, w: Path, run_id: str):
     fill = lambda xs: st.sampled_from([x.format(w=w) for x in xs])  # noqa: E731
-    return {"number": NUMBERS, "url": st.one_of(fill(SCHEMES), TEXT), "path": st.one_of(fill(PATHS), TEXT),
-            "notify": st.one_of(st.sampled_from(["slack=http://127.0.0.1:1/hook", "slack=http://u:PW@127.0.0.1:1/x",
-                                                 "slack=javascript:alert(1)", "github=acme/stack", "github=../x",
-                                                 "teams=x", "slack=", "="]), TEXT),
-            "text": st.one_of(TEXT, st.sampled_from([run_id, run_id[:8], "latest", "smoke", "md", "json", "rst",
-                                                     "html", "term", "junit", "2026-01-01", "7d", "host"]))}[kind]
+    return {
+        "number": NUMBERS,
+        "url": st.one_of(fill(SCHEMES), TEXT),
+        "path": st.one_of(fill(PATHS), TEXT),
+        "notify": st.one_of(
+            st.sampled_from(
+                [
+                    "slack=http://127.0.0.1:1/hook",
+                    "slack=http://u:PW@127.0.0.1:1/x",
+                    "slack=javascript:alert(1)",
+                    "github=acme/stack",
+                    "github=../x",
+                    "teams=x",
+                    "slack=",
+                    "=",
+                ]
+            ),
+            TEXT,
+        ),
+        "text": st.one_of(
+            TEXT,
+            st.sampled_from(
+                [
+                    run_id,
+                    run_id[:8],
+                    "latest",
+                    "smoke",
+                    "md",
+                    "json",
+                    "rst",
+                    "html",
+                    "term",
+                    "junit",
+                    "2026-01-01",
+                    "7d",
+                    "host",
+                ]
+            ),
+        ),
+    }[kind]
 
 
 @pytest.fixture(scope="module")
@@ -107,10 +265,17 @@ def seed(tmp_path_factory):
     """A store with one real run (the host selftest) and its export."""
     where = tmp_path_factory.mktemp("seed")
     db = where / "store.sqlite"
-    proc = run_cli("run", "--image", "host", "--suite", "selftest", "--check", "selftest.pass", "--db", str(db))
+    proc = run_cli(
+        "run", "--image", "host", "--suite", "selftest", "--check", "selftest.pass", "--db", str(db)
+    )
     assert proc.returncode == 0, proc.stderr
     run_id = sqlite3.connect(db).execute("SELECT id FROM run").fetchone()[0]
-    assert run_cli("results", "export", run_id, "--out", str(where / "export.json"), "--db", str(db)).returncode == 0
+    assert (
+        run_cli(
+            "results", "export", run_id, "--out", str(where / "export.json"), "--db", str(db)
+        ).returncode
+        == 0
+    )
     return where, run_id
 
 
@@ -127,10 +292,16 @@ def _workspace(seed, w: Path) -> None:
 def _snapshot(w: Path) -> dict[str, bytes | str]:
     out: dict[str, bytes | str] = {}
     for p in sorted(w.rglob("*")):
-        if p.name.endswith(("-wal", "-shm", "-journal")):  # SQLite's own side files come and go with a connection
+        if p.name.endswith(
+            ("-wal", "-shm", "-journal")
+        ):  # SQLite's own side files come and go with a connection
             continue
         rel = str(p.relative_to(w))
-        out[rel] = ("link:" + os.readlink(p)) if p.is_symlink() else ("dir" if p.is_dir() else p.read_bytes())
+        out[rel] = (
+            ("link:" + os.readlink(p))
+            if p.is_symlink()
+            else ("dir" if p.is_dir() else p.read_bytes())
+        )
     return out
 
 
@@ -161,9 +332,17 @@ def _invoke(argv: list[str], env: dict[str, str], w: Path):
 def test_every_flag_of_every_command_fails_cleanly(seed, tmp_path_factory, name, cmd):
     params = [p for p in cmd.params if p.name not in ("help",)]
 
-    @settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
-              phases=(Phase.explicit, Phase.generate),  # no shrinking: bounded time; the argv is in the message
-              suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=EXAMPLES,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        phases=(
+            Phase.explicit,
+            Phase.generate,
+        ),  # no shrinking: bounded time; the argv is in the message
+        suppress_health_check=list(HealthCheck),
+    )
     @given(st.data())
     def one(data):
         w = tmp_path_factory.mktemp("w")
@@ -184,12 +363,26 @@ def test_every_flag_of_every_command_fails_cleanly(seed, tmp_path_factory, name,
         argv += (["--"] if any(v.startswith("-") for v in positional) else []) + positional
         env = {"VALORCH_DB": str(w / "store.sqlite"), "XDG_STATE_HOME": str(w / "state")}
         for var in data.draw(st.lists(st.sampled_from(ENV), max_size=3, unique=True), label="env"):
-            kind = "url" if var in ("VALORCH_DB", "VALORCH_PUSH_TO", "GITHUB_API_URL", "DOCKER_HOST") else \
-                "path" if var in ("VALORCH_CATALOG", "VALORCH_HOSTS", "VALORCH_SPILL_DIR", "VALORCH_CERTS_D",
-                                  "XDG_STATE_HOME") else "text"
+            kind = (
+                "url"
+                if var in ("VALORCH_DB", "VALORCH_PUSH_TO", "GITHUB_API_URL", "DOCKER_HOST")
+                else "path"
+                if var
+                in (
+                    "VALORCH_CATALOG",
+                    "VALORCH_HOSTS",
+                    "VALORCH_SPILL_DIR",
+                    "VALORCH_CERTS_D",
+                    "XDG_STATE_HOME",
+                )
+                else "text"
+            )
             # an environment holds no NUL and (decoded by Python) no lone surrogate of U+D800-U+DC7F
-            env[var] = "".join(c for c in data.draw(_value(kind, w, seed[1]), label=var)
-                               if c != "\x00" and not "\ud800" <= c < "\udc80")
+            env[var] = "".join(
+                c
+                for c in data.draw(_value(kind, w, seed[1]), label=var)
+                if c != "\x00" and not "\ud800" <= c < "\udc80"
+            )
         before = _snapshot(w)
         code, output, exc = _invoke(argv, env, w)
         STATS["examples"] += 1
@@ -201,7 +394,9 @@ def test_every_flag_of_every_command_fails_cleanly(seed, tmp_path_factory, name,
             assert output.strip(), (argv, code)
         if code in (2, 3):
             after = _snapshot(w)
-            changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+            changed = sorted(
+                k for k in before.keys() | after.keys() if before.get(k) != after.get(k)
+            )
             assert not changed, (argv, code, changed, output[-1500:])
 
     one()

@@ -8,22 +8,32 @@ import shutil
 import sqlite3
 
 import pytest
-
 from conftest import run_cli
 
 DAMAGE = {
     "dropped table": ("PRAGMA foreign_keys=off; DROP TABLE result;", "table 'result' is missing"),
     "dropped column": ("ALTER TABLE run DROP COLUMN meta;", "column 'run.meta' is missing"),
-    "meta not json": ("UPDATE run SET meta = '{not json';", "run.meta holds '{not json', which is not JSON"),
-    "started garbage": ("UPDATE run SET started = 'garbage';", "run.started holds 'garbage', which is not a date/time"),
-    "timings not json": ("UPDATE task SET timings = '{bad';", "task.timings holds '{bad', which is not JSON"),
+    "meta not json": (
+        "UPDATE run SET meta = '{not json';",
+        "run.meta holds '{not json', which is not JSON",
+    ),
+    "started garbage": (
+        "UPDATE run SET started = 'garbage';",
+        "run.started holds 'garbage', which is not a date/time",
+    ),
+    "timings not json": (
+        "UPDATE task SET timings = '{bad';",
+        "task.timings holds '{bad', which is not JSON",
+    ),
 }
 
 
 @pytest.fixture(scope="module")
 def healthy(tmp_path_factory):
     db = tmp_path_factory.mktemp("store") / "base.sqlite"
-    proc = run_cli("run", "--image", "host", "--suite", "selftest", "--check", "selftest.pass", "--db", str(db))
+    proc = run_cli(
+        "run", "--image", "host", "--suite", "selftest", "--check", "selftest.pass", "--db", str(db)
+    )
     assert proc.returncode == 0, proc.stderr
     run_id = sqlite3.connect(db).execute("SELECT id FROM run").fetchone()[0]
     return db, run_id
@@ -40,12 +50,19 @@ def _damaged(healthy, tmp_path, damage):
 
 def _commands(run_id):
     return {
-        "dropped table": [("results", "list"), ("results", "show", run_id), ("matrix", "render"), ("site", "build")],
+        "dropped table": [
+            ("results", "list"),
+            ("results", "show", run_id),
+            ("matrix", "render"),
+            ("site", "build"),
+        ],
         "dropped column": [("results", "list"), ("results", "show", run_id), ("matrix", "render")],
         # the matrix reads no run.meta (its evidence is runs, tasks and results): it meets no damage
         "meta not json": [("results", "show", run_id), ("site", "build")],
         "started garbage": [("results", "list"), ("matrix", "render"), ("site", "build")],
-        "timings not json": [("run", "--image", "host", "--suite", "selftest", "--check", "selftest.pass")],
+        "timings not json": [
+            ("run", "--image", "host", "--suite", "selftest", "--check", "selftest.pass")
+        ],
     }
 
 
@@ -57,7 +74,10 @@ def test_every_command_meeting_the_damage_exits_3_naming_it(healthy, tmp_path, d
         proc = run_cli(*argv, *extra, "--db", str(db))
         assert proc.returncode == 3, (argv, proc.stderr)
         assert "Traceback" not in proc.stderr
-        assert "damaged store: " in proc.stderr and DAMAGE[damage][1] in proc.stderr, (argv, proc.stderr)
+        assert "damaged store: " in proc.stderr and DAMAGE[damage][1] in proc.stderr, (
+            argv,
+            proc.stderr,
+        )
         assert "valorch db check" in proc.stderr  # what to do
 
 
@@ -65,8 +85,12 @@ def test_every_command_meeting_the_damage_exits_3_naming_it(healthy, tmp_path, d
 def test_run_on_a_damaged_store_leaves_no_half_run(healthy, tmp_path, damage):
     db = _damaged(healthy, tmp_path, damage)
     before = db.read_bytes()
-    proc = run_cli("run", "--image", "host", "--suite", "selftest", "--check", "selftest.pass", "--db", str(db))
-    assert proc.returncode == 3 and "damaged store: " in proc.stderr and "Traceback" not in proc.stderr
+    proc = run_cli(
+        "run", "--image", "host", "--suite", "selftest", "--check", "selftest.pass", "--db", str(db)
+    )
+    assert (
+        proc.returncode == 3 and "damaged store: " in proc.stderr and "Traceback" not in proc.stderr
+    )
     assert DAMAGE[damage][1] in proc.stderr
     assert sqlite3.connect(db).execute("SELECT count(*) FROM run").fetchone()[0] == 1
     assert db.read_bytes() == before
@@ -76,8 +100,10 @@ def test_db_check_reports_every_problem_with_its_row(healthy, tmp_path):
     db = tmp_path / "many.sqlite"
     shutil.copy(healthy[0], db)
     conn = sqlite3.connect(db)
-    conn.executescript("UPDATE run SET meta = '{not json', started = 'garbage'; PRAGMA foreign_keys=off; "
-                       "DROP TABLE baseline;")
+    conn.executescript(
+        "UPDATE run SET meta = '{not json', started = 'garbage'; PRAGMA foreign_keys=off; "
+        "DROP TABLE baseline;"
+    )
     conn.close()
     proc = run_cli("db", "check", "--db", str(db))
     assert proc.returncode == 3, proc.stderr

@@ -35,9 +35,26 @@ def releases(cli, tmp_path):
     (catalog / "releases.yaml").write_text(CATALOG)
     batches = []
     for release in ("rel1", "rel2"):  # two images per release: aliases alone never pair them
-        done = cli("run", "--image", f"{release}_debian12_torch", "--image", f"{release}_debian12_base", "--suite", "smoke", "--check", "env.version.pytorch", "--check",
-                   "env.version.python", "--catalog", str(catalog), "--pull", "never", "--no-gate", "--no-matrix",
-                   "--json")
+        done = cli(
+            "run",
+            "--image",
+            f"{release}_debian12_torch",
+            "--image",
+            f"{release}_debian12_base",
+            "--suite",
+            "smoke",
+            "--check",
+            "env.version.pytorch",
+            "--check",
+            "env.version.python",
+            "--catalog",
+            str(catalog),
+            "--pull",
+            "never",
+            "--no-gate",
+            "--no-matrix",
+            "--json",
+        )
         assert done.returncode == 0, done.stderr[-2000:]
         batches.append(json.loads(done.stdout)[0]["batch"])
     return batches
@@ -57,13 +74,18 @@ def test_pairing_finds_the_regression_that_aliases_hide(cli, releases):
     report = json.loads(paired.stdout)
     regressed = [c for c in report["changes"] if c["base"] == "pass" and c["head"] == "fail"]
     assert [(c["environment"], c["check"]) for c in regressed] == [
-        ("rel1_debian12_torch → rel2_debian12_torch", "env.version.pytorch")]
+        ("rel1_debian12_torch → rel2_debian12_torch", "env.version.pytorch")
+    ]
     md = cli("diff", base, head, "--pair", "rel1_*=rel2_*", "--format", "md")
-    assert md.returncode == 1 and "**REGRESSED**" in md.stdout and "`env.version.pytorch`" in md.stdout
+    assert (
+        md.returncode == 1 and "**REGRESSED**" in md.stdout and "`env.version.pytorch`" in md.stdout
+    )
 
 
 def test_bad_pair_rule_is_exit_2(cli, releases):
     base, head = releases
     for bad in ("rel1_*", "rel1_*=rel2_", "rel1_*=", "rel1 *=rel2 *"):
         proc = cli("diff", base, head, "--pair", bad)
-        assert proc.returncode == 2 and "--pair" in proc.stderr and "Traceback" not in proc.stderr, (bad, proc.stderr)
+        assert (
+            proc.returncode == 2 and "--pair" in proc.stderr and "Traceback" not in proc.stderr
+        ), (bad, proc.stderr)

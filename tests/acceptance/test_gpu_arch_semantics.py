@@ -13,11 +13,15 @@ SMOKE = ("env.facts", "env.build.backend", "smoke.device", "env.version.cuda")
 
 
 def test_h100_cuda_build_reads_sm_90_not_the_device_name(tmp_path):
-    res = run_probe(tmp_path, "cuda-h100", "smoke", *SMOKE, expect={"backend": "cuda", "cuda": "12.4"})
+    res = run_probe(
+        tmp_path, "cuda-h100", "smoke", *SMOKE, expect={"backend": "cuda", "cuda": "12.4"}
+    )
     backend = res["env.build.backend"]
     assert backend["status"] == "pass", backend["message"]
     m = backend["metrics"]
-    assert m["gpu_archs"] == "sm_90" and m["arch_coverage"] == "sm_90:native" and not m["arch_missing"]
+    assert (
+        m["gpu_archs"] == "sm_90" and m["arch_coverage"] == "sm_90:native" and not m["arch_missing"]
+    )
     assert res["env.facts"]["metrics"]["device_arch"] == "sm_90"
     assert res["smoke.device"]["device"] == "cuda:0 NVIDIA H100 80GB HBM3 sm_90"
     # a genuine failure keeps its message, with no false "no code for this GPU's arch" suffix
@@ -38,11 +42,21 @@ def test_cuda_build_without_the_arch_still_fails_for_it(tmp_path):
 
 
 def test_mi300x_rocm_build_reads_gfx942_from_gcn_arch_name(tmp_path):
-    res = run_probe(tmp_path, "rocm-mi300x", "smoke", "env.facts", "env.build.backend", "smoke.device",
-                    expect={"backend": "rocm"})
+    res = run_probe(
+        tmp_path,
+        "rocm-mi300x",
+        "smoke",
+        "env.facts",
+        "env.build.backend",
+        "smoke.device",
+        expect={"backend": "rocm"},
+    )
     backend = res["env.build.backend"]
     assert backend["status"] == "pass", backend["message"]
-    assert backend["metrics"]["gpu_archs"] == "gfx942" and backend["metrics"]["arch_coverage"] == "gfx942:native"
+    assert (
+        backend["metrics"]["gpu_archs"] == "gfx942"
+        and backend["metrics"]["arch_coverage"] == "gfx942:native"
+    )
     assert res["smoke.device"]["device"] == "cuda:0 AMD Instinct MI300X gfx942"  # never "sm_94"
 
 
@@ -62,7 +76,13 @@ def test_rocm_build_without_gcn_arch_name_reports_the_arch_unknown_never_sm(tmp_
     del build["devices"][0]["gcnArchName"]
     custom = tmp_path / "old-rocm.json"
     custom.write_text(json.dumps(build))
-    res = run_probe(tmp_path, custom, "smoke", "env.build.backend", "smoke.device", expect={"backend": "rocm"})
+    res = run_probe(
+        tmp_path, custom, "smoke", "env.build.backend", "smoke.device", expect={"backend": "rocm"}
+    )
     m = res["env.build.backend"]["metrics"]
-    assert m["gpu_archs"] == "unknown" and m["arch_coverage"] == "unknown:unknown" and not m["arch_missing"]
+    assert (
+        m["gpu_archs"] == "unknown"
+        and m["arch_coverage"] == "unknown:unknown"
+        and not m["arch_missing"]
+    )
     assert res["smoke.device"]["device"] == "cuda:0 AMD Instinct MI300X" and "sm_94" not in str(res)

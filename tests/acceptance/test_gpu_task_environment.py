@@ -18,23 +18,39 @@ from orchestrator.executors.slurm.executor import create_options
 from orchestrator.probe import sandbox
 from orchestrator.spec import GPU, HostSpec, ImageSpec, SuiteRef, Task
 
-MI300X = HostSpec(name="mi300x", slots=1, render_gid=109,
-                  gpus=(GPU(index=0, vendor="amd", arch="gfx942", memory_mib=196592, render_minor=128),))
-H100 = HostSpec(name="h100", slots=1, gpus=(GPU(index=0, vendor="nvidia", arch="sm_90", memory_mib=81559),))
-CACHES = ("MIOPEN_USER_DB_PATH", "MIOPEN_CUSTOM_CACHE_DIR", "TRITON_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR",
-          "XDG_CACHE_HOME", "CUDA_CACHE_PATH")
+MI300X = HostSpec(
+    name="mi300x",
+    slots=1,
+    render_gid=109,
+    gpus=(GPU(index=0, vendor="amd", arch="gfx942", memory_mib=196592, render_minor=128),),
+)
+H100 = HostSpec(
+    name="h100", slots=1, gpus=(GPU(index=0, vendor="nvidia", arch="sm_90", memory_mib=81559),)
+)
+CACHES = (
+    "MIOPEN_USER_DB_PATH",
+    "MIOPEN_CUSTOM_CACHE_DIR",
+    "TRITON_CACHE_DIR",
+    "TORCHINDUCTOR_CACHE_DIR",
+    "XDG_CACHE_HOME",
+    "CUDA_CACHE_PATH",
+)
 
 
 def task(backend, host, reference="valorch/test:fake-rocm", cpu_only=False):
     image = ImageSpec(alias=backend, reference=reference, backend=backend)
-    return Task(image=image, suite=SuiteRef(name="kernels"), host=host, checks=(), cpu_only=cpu_only)
+    return Task(
+        image=image, suite=SuiteRef(name="kernels"), host=host, checks=(), cpu_only=cpu_only
+    )
 
 
 @pytest.mark.parametrize("backend,host,writable", [("rocm", MI300X, True), ("cuda", H100, False)])
 def test_gpu_tasks_home_and_caches_are_on_the_tmpfs(backend, host, writable):
     opts = container_options(task(backend, host), "run-1")
     env = opts["environment"]
-    assert env["HOME"] == "/tmp" and "/tmp" in opts["tmpfs"] and "noexec" not in opts["tmpfs"]["/tmp"]
+    assert (
+        env["HOME"] == "/tmp" and "/tmp" in opts["tmpfs"] and "noexec" not in opts["tmpfs"]["/tmp"]
+    )
     for var in CACHES:
         assert env[var].startswith("/tmp/"), var
     assert opts["read_only"] is (not writable)
@@ -57,16 +73,26 @@ def test_the_probe_creates_the_caches_and_a_workload_gets_its_own(tmp_path):
     env = {k: v.replace("/tmp", str(tmp_path)) for k, v in GPU_CACHE_ENV.items()}
     code = "from valorch_probe import sandbox; print(sandbox.make_cache_dirs())"
     probe = tmp_path / "probe"
-    shutil.copytree(os.path.join(os.path.dirname(sandbox.__file__)), probe / "valorch_probe",
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    out = subprocess.run([sys.executable, "-c", code], env=dict(env, PYTHONPATH=str(probe)),
-                         capture_output=True, text=True, check=True)
+    shutil.copytree(
+        os.path.join(os.path.dirname(sandbox.__file__)),
+        probe / "valorch_probe",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        env=dict(env, PYTHONPATH=str(probe)),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert out.stdout.strip() == "[]"
     assert all(os.path.isdir(env[v]) for v in CACHES)
     home = str(tmp_path / "workload-home")
     wenv = dict(env)
     sandbox.rehome(wenv, home)
-    assert wenv["HOME"] == home and wenv["MIOPEN_USER_DB_PATH"] == os.path.join(home, ".config/miopen")
+    assert wenv["HOME"] == home and wenv["MIOPEN_USER_DB_PATH"] == os.path.join(
+        home, ".config/miopen"
+    )
     assert all(wenv[v].startswith(home + "/") for v in CACHES)
 
 
@@ -80,9 +106,13 @@ def test_engine_gets_what_was_decided(tmp_path):
             kw = container_options(task(backend, host), "gpu-env-test")
             for key in ("devices", "device_requests", "group_add"):  # no GPU on this machine
                 kw.pop(key, None)
-            kw["command"] = ["sh", "-c", 'mkdir -p "$MIOPEN_USER_DB_PATH" "$TRITON_CACHE_DIR" && '
-                             'touch "$MIOPEN_USER_DB_PATH/x" "$TRITON_CACHE_DIR/x" && '
-                             '(touch /opt/rocm/valorch-probe 2>/dev/null && echo root-writable || echo root-ro)']
+            kw["command"] = [
+                "sh",
+                "-c",
+                'mkdir -p "$MIOPEN_USER_DB_PATH" "$TRITON_CACHE_DIR" && '
+                'touch "$MIOPEN_USER_DB_PATH/x" "$TRITON_CACHE_DIR/x" && '
+                "(touch /opt/rocm/valorch-probe 2>/dev/null && echo root-writable || echo root-ro)",
+            ]
             kw["detach"] = True
             c = client.containers.create("valorch/test:fake-rocm", **kw)
             made.append(c)

@@ -4,9 +4,9 @@ value placeholder, and every argument and option says what it is."""
 
 import re
 
+from acceptance_support import run_cli
 from typer.main import get_command
 
-from acceptance_support import run_cli
 from orchestrator.cli import app
 
 WIDE = {"COLUMNS": "200", "TERM": "dumb"}
@@ -63,7 +63,9 @@ def test_version_flag_and_command_agree():
 
 
 def test_shell_completion_is_offered_and_completes(tmp_path):
-    installed = run_cli("--install-completion", "bash", env={"HOME": str(tmp_path), "SHELL": "/bin/bash"})
+    installed = run_cli(
+        "--install-completion", "bash", env={"HOME": str(tmp_path), "SHELL": "/bin/bash"}
+    )
     assert installed.returncode == 0, installed.stderr
     script = tmp_path / ".bash_completions" / "valorch.sh"
     assert "_VALORCH_COMPLETE=complete_bash" in script.read_text()
@@ -71,5 +73,11 @@ def test_shell_completion_is_offered_and_completes(tmp_path):
     shown = run_cli("--show-completion", "bash")
     assert shown.returncode == 0 and "_VALORCH_COMPLETE=complete_bash" in shown.stdout
     assert "--install-completion" in run_cli("--help", env=WIDE).stdout
-    done = run_cli(env={"_VALORCH_COMPLETE": "complete_bash", "COMP_WORDS": "valorch results li", "COMP_CWORD": "2"})
+    done = run_cli(
+        env={
+            "_VALORCH_COMPLETE": "complete_bash",
+            "COMP_WORDS": "valorch results li",
+            "COMP_CWORD": "2",
+        }
+    )
     assert done.stdout.split() == ["list"]

@@ -10,7 +10,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from acceptance_support import run_cli
 
 pytestmark = pytest.mark.docker
@@ -30,13 +29,16 @@ def test_probe_reports_this_hosts_facts():
     kib = int(re.search(r"^MemTotal:\s*(\d+)", Path("/proc/meminfo").read_text(), re.M).group(1))
     assert facts["memory"]["value"] == f"{kib / 2**20:.1f} GiB"
     assert facts["kernel"]["value"] == os.uname().release
-    engine = subprocess.run(["docker", "version", "--format", "{{.Server.Version}}"], capture_output=True,
-                            text=True).stdout.strip()
+    engine = subprocess.run(
+        ["docker", "version", "--format", "{{.Server.Version}}"], capture_output=True, text=True
+    ).stdout.strip()
     assert facts["container runtime"]["value"].startswith(f"docker {engine}")
     assert "docker info" in facts["container runtime"]["evidence"]
     for module in ("amdgpu", "nvidia"):
         if not Path(f"/sys/module/{module}").exists():
-            assert not any(f["value"].startswith(module) for f in host["facts"] if f["fact"] == "gpu driver")
+            assert not any(
+                f["value"].startswith(module) for f in host["facts"] if f["fact"] == "gpu driver"
+            )
     if not list(Path("/opt").glob("rocm*/.info/version")):
         assert "rocm" not in facts
 

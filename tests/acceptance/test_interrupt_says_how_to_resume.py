@@ -25,10 +25,31 @@ def _runs(db):
 def test_ctrl_c_prints_the_resume_command(tmp_path, cli):
     db = tmp_path / "int.sqlite"
     env = {k: v for k, v in os.environ.items() if k != "VALORCH_DB"}
-    proc = subprocess.Popen([VALORCH, "run", "--image", "host", "--suite", "selftest", "--check", "selftest.hang",
-                             "--deadline", "20", "--no-matrix", "--db", str(db)],
-                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    for _ in range(3000):  # until the batch's run is stored and running (the hang lasts its deadline)
+    proc = subprocess.Popen(
+        [
+            VALORCH,
+            "run",
+            "--image",
+            "host",
+            "--suite",
+            "selftest",
+            "--check",
+            "selftest.hang",
+            "--deadline",
+            "20",
+            "--no-matrix",
+            "--db",
+            str(db),
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    for _ in range(
+        3000
+    ):  # until the batch's run is stored and running (the hang lasts its deadline)
         if ("running",) in [(state,) for _batch, state in _runs(db)] or proc.poll() is not None:
             break
         time.sleep(0.02)
@@ -36,7 +57,7 @@ def test_ctrl_c_prints_the_resume_command(tmp_path, cli):
     _out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err[-2000:]
     assert "Traceback" not in err
-    (batch, state), = _runs(db)
+    ((batch, state),) = _runs(db)
     assert state == "interrupted"
     said = re.search(r"interrupted; resume with `valorch run --resume ([0-9a-f-]+)`", err)
     assert said and said.group(1) == batch, err[-2000:]

@@ -21,15 +21,25 @@ def test_broken_torchvision_is_not_clean(cli):
     assert report["drift"] is True and report["exit_code"] == 1
     (broken,) = [f for f in report["findings"] if f["kind"] == "broken"]
     assert broken["component"] == "torchvision"
-    assert "undefined symbol" in report["imports"]["torchvision"] and report["imports"]["pytorch"] == "ok"
-    assert "installed but does not import" in broken["message"] and "undefined symbol" in broken["message"]
+    assert (
+        "undefined symbol" in report["imports"]["torchvision"]
+        and report["imports"]["pytorch"] == "ok"
+    )
+    assert (
+        "installed but does not import" in broken["message"]
+        and "undefined symbol" in broken["message"]
+    )
     # the terminal table and the Markdown say the same, in words
     term = cli("inventory", "audit", "--image", BROKEN, "--pull", "never")
     assert term.returncode == 1
     assert "installed but does not import" in term.stdout and "undefined symbol" in term.stdout
     assert "not clean" in term.stdout and "clean ·" not in term.stdout.replace("not clean", "")
     md = cli("inventory", "audit", "--image", BROKEN, "--pull", "never", "--format", "md")
-    assert md.returncode == 1 and "Installed but does not import" in md.stdout and "undefined symbol" in md.stdout
+    assert (
+        md.returncode == 1
+        and "Installed but does not import" in md.stdout
+        and "undefined symbol" in md.stdout
+    )
 
 
 def test_sound_image_imports_and_stays_clean(cli):

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from conftest import ROOT, run_cli  # noqa: E402
+from conftest import ROOT, run_cli
 
 
 def rows(db, *args) -> int:
@@ -48,10 +48,32 @@ def db(tmp_path):
 
 
 def test_a_narrow_run_keeps_the_rows_measured_before(db):
-    ok("run", "--image", "host", "--suite", "smoke", "--suite", "features", "--no-matrix", "--no-gate", db=db)
+    ok(
+        "run",
+        "--image",
+        "host",
+        "--suite",
+        "smoke",
+        "--suite",
+        "features",
+        "--no-matrix",
+        "--no-gate",
+        db=db,
+    )
     before = rows(db)
     assert before > 50
-    ok("run", "--image", "host", "--suite", "smoke", "--check", "smoke.matmul*", "--no-matrix", "--no-gate", db=db)
+    ok(
+        "run",
+        "--image",
+        "host",
+        "--suite",
+        "smoke",
+        "--check",
+        "smoke.matmul*",
+        "--no-matrix",
+        "--no-gate",
+        db=db,
+    )
     assert rows(db) == before  # was 3: ninety rows measured a minute ago were gone
     d = doc(db)
     by = cells(d)
@@ -59,14 +81,40 @@ def test_a_narrow_run_keeps_the_rows_measured_before(db):
     assert len(runs) == 2  # matmul from the narrow run, everything else from the run before
     matmul = [c for (row, _), c in by.items() if row.startswith("smoke.matmul")]
     other = [c for (row, _), c in by.items() if row.startswith("features.")]
-    assert matmul and other and {c["runs"][0] for c in matmul}.isdisjoint({c["runs"][0] for c in other})
+    assert (
+        matmul
+        and other
+        and {c["runs"][0] for c in matmul}.isdisjoint({c["runs"][0] for c in other})
+    )
     assert all(c["when"] for c in by.values() if c["verdict"] not in ("", "missing", "skip"))
 
 
 def test_a_repeat_of_one_suite_keeps_the_other_suites_rows(db):
-    ok("run", "--image", "host", "--suite", "smoke", "--suite", "features", "--no-matrix", "--no-gate", db=db)
+    ok(
+        "run",
+        "--image",
+        "host",
+        "--suite",
+        "smoke",
+        "--suite",
+        "features",
+        "--no-matrix",
+        "--no-gate",
+        db=db,
+    )
     before = rows(db)
-    ok("run", "--image", "host", "--suite", "smoke", "--repeat", "3", "--no-matrix", "--no-gate", db=db)
+    ok(
+        "run",
+        "--image",
+        "host",
+        "--suite",
+        "smoke",
+        "--repeat",
+        "3",
+        "--no-matrix",
+        "--no-gate",
+        db=db,
+    )
     assert rows(db) == before  # was 115 → 22
 
 
@@ -81,7 +129,18 @@ def _age(db: str, days: int) -> None:
 def test_cells_carry_their_date_and_old_evidence_looks_stale(db):
     ok("run", "--image", "host", "--suite", "smoke", "--no-matrix", "--no-gate", db=db)
     _age(db, 30)
-    ok("run", "--image", "host", "--suite", "smoke", "--check", "smoke.matmul*", "--no-matrix", "--no-gate", db=db)
+    ok(
+        "run",
+        "--image",
+        "host",
+        "--suite",
+        "smoke",
+        "--check",
+        "smoke.matmul*",
+        "--no-matrix",
+        "--no-gate",
+        db=db,
+    )
     d = doc(db)
     dated = [c for c in cells(d).values() if c["when"]]
     stale = [c for c in dated if "stale" in c["flags"]]
@@ -101,7 +160,18 @@ def test_cells_carry_their_date_and_old_evidence_looks_stale(db):
 
 @pytest.mark.parametrize("value", ["0", "-3"])
 def test_a_freshness_window_under_one_day_is_bad_input(db, value):
-    ok("run", "--image", "host", "--suite", "smoke", "--check", "smoke.matmul*", "--no-matrix", "--no-gate", db=db)
+    ok(
+        "run",
+        "--image",
+        "host",
+        "--suite",
+        "smoke",
+        "--check",
+        "smoke.matmul*",
+        "--no-matrix",
+        "--no-gate",
+        db=db,
+    )
     proc = run_cli("matrix", "render", "--fresh-days", value, db=db)
     assert proc.returncode == 2 and "--fresh-days" in proc.stderr and "Traceback" not in proc.stderr
 
@@ -113,7 +183,14 @@ def _named_job(tmp_path: Path, name: str, suite: str) -> Path:
 
 
 def test_named_jobs_feed_the_matrix_and_ad_hoc_runs_only_when_asked(db, tmp_path):
-    ok("run", "--job", str(_named_job(tmp_path, "nightly", "smoke")), "--no-matrix", "--no-gate", db=db)
+    ok(
+        "run",
+        "--job",
+        str(_named_job(tmp_path, "nightly", "smoke")),
+        "--no-matrix",
+        "--no-gate",
+        db=db,
+    )
     ok("run", "--image", "host", "--suite", "compile", "--no-matrix", "--no-gate", db=db)  # ad hoc
     default = doc(db)
     keys = {r["key"] for r in default["rows"]}
@@ -125,7 +202,9 @@ def test_named_jobs_feed_the_matrix_and_ad_hoc_runs_only_when_asked(db, tmp_path
     assert adhoc and all(k.startswith(("compile.", "env.")) for k in adhoc)
     # published matrices, tiers and the summary take named jobs only
     ok("matrix", "publish", "--version", "v1", db=db)
-    published = json.loads(run_cli("matrix", "render", "--version", "v1", "--format", "json", db=db).stdout)
+    published = json.loads(
+        run_cli("matrix", "render", "--version", "v1", "--format", "json", db=db).stdout
+    )
     assert {r["key"] for r in published["rows"]} == keys
     named_runs = {r for c in cells(default).values() for r in c["runs"]}
     tiers = doc(db, "--layout", "tiers")
@@ -135,11 +214,16 @@ def test_named_jobs_feed_the_matrix_and_ad_hoc_runs_only_when_asked(db, tmp_path
 
 def test_tiers_and_publish_refuse_ad_hoc_runs_alone(db):
     ok("run", "--image", "host", "--suite", "smoke", "--no-matrix", "--no-gate", db=db)
-    for args in (("matrix", "render", "--layout", "tiers"), ("matrix", "render", "--layout", "summary"),
-                 ("matrix", "publish", "--version", "v9")):
+    for args in (
+        ("matrix", "render", "--layout", "tiers"),
+        ("matrix", "render", "--layout", "summary"),
+        ("matrix", "publish", "--version", "v9"),
+    ):
         proc = run_cli(*args, db=db)
         assert proc.returncode == 2 and "--include-adhoc" in proc.stderr, (args, proc.stderr)
-    assert run_cli("matrix", "render", "--layout", "tiers", "--include-adhoc", db=db).returncode == 0
+    assert (
+        run_cli("matrix", "render", "--layout", "tiers", "--include-adhoc", db=db).returncode == 0
+    )
 
 
 # --- the real engine: a GPU image run --cpu-only, a bisect, a new digest ---
@@ -151,11 +235,26 @@ def _docker_ready(*images: str) -> None:
     if subprocess.run(["docker", "info"], capture_output=True).returncode != 0:
         pytest.fail("no Docker engine answers: run scripts/ensure-engine.sh (make test does)")
     for image in images:
-        if subprocess.run(["docker", "image", "inspect", image], capture_output=True).returncode != 0:
+        if (
+            subprocess.run(["docker", "image", "inspect", image], capture_output=True).returncode
+            != 0
+        ):
             if image == FAKE_ROCM:
-                subprocess.run(["docker", "build", "-q", "-t", FAKE_ROCM, "-f",
-                                str(ROOT / "images/docker/Dockerfile.fake-rocm"), str(ROOT / "images/docker")],
-                               check=True, capture_output=True, timeout=600)
+                subprocess.run(
+                    [
+                        "docker",
+                        "build",
+                        "-q",
+                        "-t",
+                        FAKE_ROCM,
+                        "-f",
+                        str(ROOT / "images/docker/Dockerfile.fake-rocm"),
+                        str(ROOT / "images/docker"),
+                    ],
+                    check=True,
+                    capture_output=True,
+                    timeout=600,
+                )
             else:
                 pytest.fail(f"test image {image} missing: run make test-images")
 
@@ -168,13 +267,38 @@ def test_a_cpu_only_run_of_a_gpu_image_is_never_a_gpu_pass(db, tmp_path):
     (catalog / "t.yaml").write_text(
         "family: t\nbackend: cpu\nlocal: true\nimages:\n"
         "  - alias: cpu_img\n    reference: valorch/test:pip-torch\n"
-        "  - alias: fake_rocm6.3\n    reference: valorch/test:fake-rocm\n    backend: rocm\n")
+        "  - alias: fake_rocm6.3\n    reference: valorch/test:fake-rocm\n    backend: rocm\n"
+    )
     job = tmp_path / "nightly.yaml"
     job.write_text("name: nightly\nimages: [cpu_img]\nsuites:\n  - name: smoke\n")
-    ok("run", "--job", str(job), "--catalog", str(catalog), "--pull", "never", "--no-matrix", "--no-gate", db=db)
+    ok(
+        "run",
+        "--job",
+        str(job),
+        "--catalog",
+        str(catalog),
+        "--pull",
+        "never",
+        "--no-matrix",
+        "--no-gate",
+        db=db,
+    )
     tiers_before = doc(db, "--layout", "tiers")
-    ok("run", "--image", "fake_rocm6.3", "--cpu-only", "--suite", "smoke", "--catalog", str(catalog),
-       "--pull", "never", "--no-matrix", "--no-gate", db=db)
+    ok(
+        "run",
+        "--image",
+        "fake_rocm6.3",
+        "--cpu-only",
+        "--suite",
+        "smoke",
+        "--catalog",
+        str(catalog),
+        "--pull",
+        "never",
+        "--no-matrix",
+        "--no-gate",
+        db=db,
+    )
     # one --cpu-only run of the ROCm image no longer turns the tiers page into "rocm: experimental"
     tiers = doc(db, "--layout", "tiers")
     assert [r["key"] for r in tiers["rows"]] == [r["key"] for r in tiers_before["rows"]] == ["cpu"]
@@ -198,9 +322,13 @@ def test_a_bisect_never_erases_an_image_column(db):
     ok("run", "--job", str(job), "--pull", "never", "--no-matrix", "--no-gate", db=db)
     before = cells(doc(db))
     proc = run_cli("bisect", "--check", "smoke.matmul.fp32", "--images", old, new, db=db)
-    assert proc.returncode == 2 and "every image is good" in proc.stderr  # it ran the check in 2.13 to say so
+    assert (
+        proc.returncode == 2 and "every image is good" in proc.stderr
+    )  # it ran the check in 2.13 to say so
     after = cells(doc(db))
-    assert after.keys() == before.keys()  # the 2.13 column keeps every check, not the bisected one alone
+    assert (
+        after.keys() == before.keys()
+    )  # the 2.13 column keeps every check, not the bisected one alone
     assert {k: c["runs"] for k, c in after.items()} == {k: c["runs"] for k, c in before.items()}
     bisect = doc(db, "--job", "bisect")
     assert [r["key"] for r in bisect["rows"]] == ["smoke.matmul.fp32"]
@@ -212,13 +340,41 @@ def test_a_cell_from_an_older_digest_says_so(db):
     tag = f"valorch-accept/digest-{os.getpid()}:1"
     subprocess.run(["docker", "tag", "valorch/test:pip-torch", tag], check=True)
     try:
-        ok("run", "--image", tag, "--suite", "smoke", "--pull", "never", "--no-matrix", "--no-gate", db=db)
-        subprocess.run(["docker", "tag", "valorch/test:debian-torch", tag], check=True)  # the tag moves
-        ok("run", "--image", tag, "--suite", "smoke", "--check", "smoke.matmul*", "--pull", "never",
-           "--no-matrix", "--no-gate", db=db)
+        ok(
+            "run",
+            "--image",
+            tag,
+            "--suite",
+            "smoke",
+            "--pull",
+            "never",
+            "--no-matrix",
+            "--no-gate",
+            db=db,
+        )
+        subprocess.run(
+            ["docker", "tag", "valorch/test:debian-torch", tag], check=True
+        )  # the tag moves
+        ok(
+            "run",
+            "--image",
+            tag,
+            "--suite",
+            "smoke",
+            "--check",
+            "smoke.matmul*",
+            "--pull",
+            "never",
+            "--no-matrix",
+            "--no-gate",
+            db=db,
+        )
         by = cells(doc(db))
-        old = [c for (row, _), c in by.items()
-               if not row.startswith("smoke.matmul") and c["when"] and c["verdict"] not in ("skip", "")]
+        old = [
+            c
+            for (row, _), c in by.items()
+            if not row.startswith("smoke.matmul") and c["when"] and c["verdict"] not in ("skip", "")
+        ]
         new = [c for (row, _), c in by.items() if row.startswith("smoke.matmul")]
         assert old and new
         assert all("previous-digest" in c["flags"] and "previous digest" in c["text"] for c in old)

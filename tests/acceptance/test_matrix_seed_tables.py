@@ -18,13 +18,40 @@ from tests.conftest import run_cli
 pytestmark = pytest.mark.docker
 IMAGES = ("cpu_debian12_py3.11_pytorch_1.13", "cpu_debian12_py3.11_pytorch_2.13")
 # the rows of the seed's "Tensor data types" table (rocm-pytorch-compatibility.rst), first names
-SEED_DTYPES = ("torch.float8_e4m3fn", "torch.float8_e5m2", "torch.float16", "torch.bfloat16", "torch.float32",
-               "torch.float64", "torch.complex32", "torch.complex64", "torch.complex128", "torch.uint8",
-               "torch.uint16", "torch.uint32", "torch.uint64", "torch.int8", "torch.int16", "torch.int32",
-               "torch.int64", "torch.bool", "torch.quint8", "torch.qint8", "torch.qint32", "torch.quint4x2")
+SEED_DTYPES = (
+    "torch.float8_e4m3fn",
+    "torch.float8_e5m2",
+    "torch.float16",
+    "torch.bfloat16",
+    "torch.float32",
+    "torch.float64",
+    "torch.complex32",
+    "torch.complex64",
+    "torch.complex128",
+    "torch.uint8",
+    "torch.uint16",
+    "torch.uint32",
+    "torch.uint64",
+    "torch.int8",
+    "torch.int16",
+    "torch.int32",
+    "torch.int64",
+    "torch.bool",
+    "torch.quint8",
+    "torch.qint8",
+    "torch.qint32",
+    "torch.quint4x2",
+)
 # the seed's sections that the features and compile suites evidence
-SEED_SECTIONS = ("Tensor data types", "torch.cuda", "torch.backends.cuda", "torch.backends.cudnn",
-                 "Automatic mixed precision: torch.amp", "Distributed library features", "torch.compiler")
+SEED_SECTIONS = (
+    "Tensor data types",
+    "torch.cuda",
+    "torch.backends.cuda",
+    "torch.backends.cudnn",
+    "Automatic mixed precision: torch.amp",
+    "Distributed library features",
+    "torch.compiler",
+)
 
 
 @pytest.fixture(scope="module")
@@ -33,8 +60,20 @@ def db(tmp_path_factory):
         if subprocess.run(["docker", "image", "inspect", ref], capture_output=True).returncode != 0:
             pytest.fail(f"test image {ref} missing: run make test-images")
     path = tmp_path_factory.mktemp("seed") / "v.sqlite"
-    proc = run_cli("run", "--image", IMAGES[0], "--image", IMAGES[1], "--suite", "features", "--suite", "compile",
-                   "--no-gate", "--no-matrix", db=path)
+    proc = run_cli(
+        "run",
+        "--image",
+        IMAGES[0],
+        "--image",
+        IMAGES[1],
+        "--suite",
+        "features",
+        "--suite",
+        "compile",
+        "--no-gate",
+        "--no-matrix",
+        db=path,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return path
 
@@ -46,19 +85,32 @@ def render(db, *args) -> subprocess.CompletedProcess:
 def test_seed_feature_table_has_the_seeds_sections_rows_and_traceable_cells(db):
     doc = json.loads(render(db, "--layout", "seed-features", "--format", "json").stdout)
     assert doc["label_headers"] == ["Section", "Feature", "Description"]
-    assert doc["columns"] == ["Supported", "Since PyTorch"]  # CPU images: no ROCm or CUDA component to date
+    assert doc["columns"] == [
+        "Supported",
+        "Since PyTorch",
+    ]  # CPU images: no ROCm or CUDA component to date
     sections = list(dict.fromkeys(r["labels"][0] for r in doc["rows"]))
-    assert [s for s in sections if s in SEED_SECTIONS] == list(SEED_SECTIONS)  # all present, in the seed's order
+    assert [s for s in sections if s in SEED_SECTIONS] == list(
+        SEED_SECTIONS
+    )  # all present, in the seed's order
     rows = {r["key"]: r for r in doc["rows"]}
     dtypes = [r["key"] for r in doc["rows"] if r["labels"][0] == "Tensor data types"]
     assert dtypes == list(SEED_DTYPES)  # the seed's rows, in the seed's order
-    for name in ("Streams and events", "Memory management", "torch.compiler (TorchInductor)", "Autocasting", "Gloo"):
+    for name in (
+        "Streams and events",
+        "Memory management",
+        "torch.compiler (TorchInductor)",
+        "Autocasting",
+        "Gloo",
+    ):
         assert name in rows
     for r in doc["rows"]:  # a description from the catalog, never a check id
         desc = r["labels"][2]
         assert desc and not re.search(r"\b(features|compile|kernels)\.\w+\.\w+", desc), r
     assert rows["torch.float32"]["cells"]["Supported"]["text"] == "✅"
-    assert rows["torch.float32"]["cells"]["Since PyTorch"]["text"] == "≤ 1.13"  # nothing older was tested
+    assert (
+        rows["torch.float32"]["cells"]["Since PyTorch"]["text"] == "≤ 1.13"
+    )  # nothing older was tested
     # float8: unsupported in 1.13, partial in 2.13 → ⚠️, and 2.13 is a measured start (1.13 was tested)
     assert rows["torch.float8_e4m3fn"]["cells"]["Supported"]["text"] == "⚠️"
     assert rows["torch.float8_e4m3fn"]["cells"]["Since PyTorch"]["text"] == "⚠️ 2.13.0"
@@ -111,13 +163,20 @@ def test_fragment_is_a_table_docutils_includes_without_warning(db, tmp_path):
     assert ".. rubric:: Tensor data types" in frag.stdout and ".. list-table::" in frag.stdout
     (tmp_path / "matrix.rst").write_text(frag.stdout)
     page = tmp_path / "page.rst"
-    page.write_text("PyTorch compatibility\n=====================\n\nIntro.\n\n.. include:: matrix.rst\n")
-    for text, where in ((page.read_text(), str(page)),
-                        (render(db, "--layout", "seed-features", "--format", "rst").stdout, "<page>")):
+    page.write_text(
+        "PyTorch compatibility\n=====================\n\nIntro.\n\n.. include:: matrix.rst\n"
+    )
+    for text, where in (
+        (page.read_text(), str(page)),
+        (render(db, "--layout", "seed-features", "--format", "rst").stdout, "<page>"),
+    ):
         err = io.StringIO()
-        docutils.core.publish_string(text, source_path=where, writer="null",
-                                     settings_overrides={"warning_stream": err, "report_level": 1,
-                                                         "halt_level": 5})
+        docutils.core.publish_string(
+            text,
+            source_path=where,
+            writer="null",
+            settings_overrides={"warning_stream": err, "report_level": 1, "halt_level": 5},
+        )
         assert err.getvalue() == "", err.getvalue()
     md = render(db, "--layout", "seed-features", "--fragment").stdout
     assert not md.startswith("# ") and "Last verified" not in md and "### torch.compiler" in md
@@ -141,17 +200,26 @@ def test_critical_libraries_table_from_the_inventory_of_an_image(tmp_path):
     audit = run_cli("inventory", "audit", "-i", "valorch/test:fake-rocm", "--json", db=db)
     assert audit.returncode == 0, audit.stderr[-2000:]
     run_id = json.loads(audit.stdout)["run"]
-    doc = json.loads(run_cli("matrix", "render", "--layout", "libraries", "--format", "json", db=db).stdout)
+    doc = json.loads(
+        run_cli("matrix", "render", "--layout", "libraries", "--format", "json", db=db).stdout
+    )
     assert doc["label_headers"] == ["Library", "Purpose", "Used in"] and len(doc["columns"]) == 1
     col = doc["columns"][0]
     rows = {r["key"]: r for r in doc["rows"]}
-    for lib, version in (("hipBLASLt", "0.10.0"), ("MIOpen", "3.3.0"), ("RCCL", "2.21.5"), ("ROCm", "6.3.0")):
+    for lib, version in (
+        ("hipBLASLt", "0.10.0"),
+        ("MIOpen", "3.3.0"),
+        ("RCCL", "2.21.5"),
+        ("ROCm", "6.3.0"),
+    ):
         cell = rows[lib]["cells"][col]
         assert cell["text"] == version and cell["runs"] == [run_id], (lib, cell)
         assert rows[lib]["labels"][1]  # its purpose
     assert rows["hipCUB"]["cells"][col]["text"] == "not found"  # measured, absent from this image
     assert "cuDNN" not in rows  # no CUDA image: not a row of this table
-    rst = run_cli("matrix", "render", "--layout", "libraries", "--format", "rst", "--fragment", db=db).stdout
+    rst = run_cli(
+        "matrix", "render", "--layout", "libraries", "--format", "rst", "--fragment", db=db
+    ).stdout
     assert "    * - hipBLASLt" in rst and "0.10.0" in rst
 
 
@@ -162,7 +230,9 @@ def test_tiers_read_like_the_seed_with_claims_from_results(db):
     assert cpu["key"] == "cpu"
     tier, scope, notes = (cpu["cells"][c] for c in doc["columns"])
     assert tier["verdict"] in ("first-class", "best-effort", "experimental", "unsupported")
-    assert scope["verdict"] == "" and notes["verdict"] == ""  # the tier is the only badge of the row
+    assert (
+        scope["verdict"] == "" and notes["verdict"] == ""
+    )  # the tier is the only badge of the row
     assert re.search(r"features \(\d+/\d+ pass\)", scope["text"]) and "compile (" in scope["text"]
     assert re.match(r"pass rate \d+\.\d% \(\d+ of \d+ checks with a verdict\)", notes["text"])
     assert tier["runs"] and len(tier["runs"]) == 2

@@ -10,12 +10,10 @@ import shutil
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT, VALORCH
 
 pytestmark = pytest.mark.docker
@@ -45,19 +43,47 @@ def engine2():
     sock = DIR / "docker.sock"
     subprocess.run(["ip", "link", "add", BRIDGE, "type", "bridge"], capture_output=True)
     log = open(DIR / "dockerd.log", "w")
-    proc = subprocess.Popen(["dockerd", "--host", f"unix://{sock}", "--data-root", str(DIR / "data"),
-                             "--exec-root", str(DIR / "exec"), "--pidfile", str(pid), f"--bridge={BRIDGE}",
-                             "--iptables=false", "--ip-masq=false"], stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        [
+            "dockerd",
+            "--host",
+            f"unix://{sock}",
+            "--data-root",
+            str(DIR / "data"),
+            "--exec-root",
+            str(DIR / "exec"),
+            "--pidfile",
+            str(pid),
+            f"--bridge={BRIDGE}",
+            "--iptables=false",
+            "--ip-masq=false",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     try:
         for _ in range(120):
-            if subprocess.run(["docker", "-H", f"unix://{sock}", "version"], capture_output=True).returncode == 0:
+            if (
+                subprocess.run(
+                    ["docker", "-H", f"unix://{sock}", "version"], capture_output=True
+                ).returncode
+                == 0
+            ):
                 break
             assert proc.poll() is None, (DIR / "dockerd.log").read_text()[-2000:]
             time.sleep(0.5)
-        if subprocess.run(["docker", "-H", f"unix://{sock}", "image", "inspect", IMAGE],
-                          capture_output=True).returncode != 0:
-            subprocess.run(f"docker save {IMAGE} | docker -H unix://{sock} load", shell=True, check=True,
-                           capture_output=True)
+        if (
+            subprocess.run(
+                ["docker", "-H", f"unix://{sock}", "image", "inspect", IMAGE], capture_output=True
+            ).returncode
+            != 0
+        ):
+            subprocess.run(
+                f"docker save {IMAGE} | docker -H unix://{sock} load",
+                shell=True,
+                check=True,
+                capture_output=True,
+            )
         yield f"unix://{sock}"
     finally:
         proc.terminate()
@@ -85,14 +111,29 @@ def setup(engine2, tmp_path):
 
 def job(tmp_path, checks=(), deadline=60):
     path = tmp_path / "job.yaml"
-    path.write_text(f"name: two-nodes\nimages: [{ALIAS}]\nsuites:\n"
-                    f"  - {{name: multinode, nodes: 2, deadline: {deadline}, checks: {json.dumps(list(checks))}}}\n")
+    path.write_text(
+        f"name: two-nodes\nimages: [{ALIAS}]\nsuites:\n"
+        f"  - {{name: multinode, nodes: 2, deadline: {deadline}, checks: {json.dumps(list(checks))}}}\n"
+    )
     return path
 
 
 def containers(engine, run_label="org.valorch.run"):
-    out = subprocess.run(["docker", "-H", engine, "ps", "-aq", "--filter", f"label={run_label}",
-                          "--filter", "label=org.valorch.node_rank"], capture_output=True, text=True).stdout
+    out = subprocess.run(
+        [
+            "docker",
+            "-H",
+            engine,
+            "ps",
+            "-aq",
+            "--filter",
+            f"label={run_label}",
+            "--filter",
+            "label=org.valorch.node_rank",
+        ],
+        capture_output=True,
+        text=True,
+    ).stdout
     return out.split()
 
 
@@ -102,34 +143,79 @@ def test_two_engines_run_a_gloo_task_with_exact_values_and_busbw(cli, setup, tmp
     (run,) = json.loads(res.stdout)
     by = {r["check"].removesuffix("[2-nodes]"): r for r in run["results"]}
     assert all(r["check"].endswith("[2-nodes]") for r in run["results"])  # a row per node count
-    for c in ("multinode.all_reduce", "multinode.all_gather", "multinode.broadcast", "multinode.consistency"):
+    for c in (
+        "multinode.all_reduce",
+        "multinode.all_gather",
+        "multinode.broadcast",
+        "multinode.consistency",
+    ):
         assert by[c]["status"] == "pass", by[c]
-    assert "across 2 ranks on 2 nodes (gloo): exact on every rank" in by["multinode.all_reduce"]["message"]
+    assert (
+        "across 2 ranks on 2 nodes (gloo): exact on every rank"
+        in by["multinode.all_reduce"]["message"]
+    )
     bw = by["multinode.busbw.all_reduce"]
     assert bw["status"] == "pass" and "GB/s" in bw["message"] and len(bw["samples"]) == 5
     assert all(s > 0 for s in bw["samples"]) and bw["metrics"]["busbw_GBps@4194304"] > 0
     assert bw["metrics"]["busbw_factor"] == 1.0  # 2(n-1)/n for n = 2
     assert by["multinode.busbw.all_gather"]["metrics"]["busbw_factor"] == 0.5
     con = sqlite3.connect(cli.db)
-    (meta,) = con.execute("SELECT json_extract(meta, '$.multinode.probe.nodes') FROM run").fetchone()
+    (meta,) = con.execute(
+        "SELECT json_extract(meta, '$.multinode.probe.nodes') FROM run"
+    ).fetchone()
     nodes = json.loads(meta)
-    assert [(n["rank"], n["host"], n["address"]) for n in nodes] == [(0, "node-a", "127.0.0.1"),
-                                                                      (1, "node-b", "127.0.0.2")]
+    assert [(n["rank"], n["host"], n["address"]) for n in nodes] == [
+        (0, "node-a", "127.0.0.1"),
+        (1, "node-b", "127.0.0.2"),
+    ]
     assert nodes[0]["digest"] == nodes[1]["digest"] and nodes[0]["digest"].startswith("sha256:")
     assert containers("unix:///var/run/docker.sock") == [] and containers(engine2) == []
 
 
 @pytest.mark.parametrize("fault,status", [("kill", "error"), ("pause", "timeout")])
-def test_a_node_dying_or_hanging_mid_task_ends_it_naming_the_node(setup, tmp_path, engine2, fault, status):
+def test_a_node_dying_or_hanging_mid_task_ends_it_naming_the_node(
+    setup, tmp_path, engine2, fault, status
+):
     db = tmp_path / "valorch.sqlite"
     env = {k: v for k, v in os.environ.items() if k != "VALORCH_DB"}
-    proc = subprocess.Popen([VALORCH, "run", "--job", str(job(tmp_path, deadline=20)), "--hosts", str(setup),
-                             "--json", "--no-gate", "--db", str(db)], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            VALORCH,
+            "run",
+            "--job",
+            str(job(tmp_path, deadline=20)),
+            "--hosts",
+            str(setup),
+            "--json",
+            "--no-gate",
+            "--db",
+            str(db),
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
-        for _ in range(1200):  # until node 1's container runs: node 0 is then waiting for it at the rendezvous
-            running = subprocess.run(["docker", "-H", engine2, "ps", "-q", "--filter", "label=org.valorch.node_rank=1",
-                                      "--filter", "status=running"], capture_output=True, text=True).stdout.split()
+        for _ in range(
+            1200
+        ):  # until node 1's container runs: node 0 is then waiting for it at the rendezvous
+            running = subprocess.run(
+                [
+                    "docker",
+                    "-H",
+                    engine2,
+                    "ps",
+                    "-q",
+                    "--filter",
+                    "label=org.valorch.node_rank=1",
+                    "--filter",
+                    "status=running",
+                ],
+                capture_output=True,
+                text=True,
+            ).stdout.split()
             if running:
                 break
             assert proc.poll() is None, proc.communicate()[1][-3000:]

@@ -12,7 +12,6 @@ import textwrap
 import time
 
 import pytest
-
 from conftest import ROOT, VALORCH
 
 pytestmark = pytest.mark.docker
@@ -21,26 +20,32 @@ IMAGE = "cpu_debian12_py3.11_pytorch_2.13"
 
 def _job(tmp_path, commands: str):
     job = tmp_path / "job.yaml"
-    job.write_text(textwrap.dedent(f"""
+    job.write_text(
+        textwrap.dedent(f"""
         name: abuse
         images: [{IMAGE}]
         suites:
           - name: command
             memory: 512m
             commands:
-        """).lstrip() + textwrap.indent(textwrap.dedent(commands).strip() + "\n", " " * 6))
+        """).lstrip()
+        + textwrap.indent(textwrap.dedent(commands).strip() + "\n", " " * 6)
+    )
     return job
 
 
 def test_filling_tmp_fails_that_check_and_spares_the_next(cli, tmp_path):
-    job = _job(tmp_path, """
+    job = _job(
+        tmp_path,
+        """
         - id: fill-tmp
           argv: [sh, -c, "head -c 800000000 /dev/zero > /tmp/fill"]
           timeout: 120
         - id: innocent
           argv: [python3, -c, "print('fine')"]
           stdout: ['^fine$']
-        """)
+        """,
+    )
     proc = cli("run", "--job", str(job), "--json", "--no-gate")
     assert proc.returncode == 0, proc.stderr
     (run,) = json.loads(proc.stdout)
@@ -51,14 +56,31 @@ def test_filling_tmp_fails_that_check_and_spares_the_next(cli, tmp_path):
 
 
 def _containers_of(pid: int) -> list[str]:
-    out = subprocess.run(["docker", "ps", "--filter", "label=org.valorch.owner", "--format",
-                          '{{.ID}} {{.Label "org.valorch.owner"}}'], capture_output=True, text=True).stdout
-    return [line.split()[0] for line in out.splitlines()
-            if len(line.split()) == 2 and line.split()[1].count("/") == 3 and line.split()[1].split("/")[2] == str(pid)]
+    out = subprocess.run(
+        [
+            "docker",
+            "ps",
+            "--filter",
+            "label=org.valorch.owner",
+            "--format",
+            '{{.ID}} {{.Label "org.valorch.owner"}}',
+        ],
+        capture_output=True,
+        text=True,
+    ).stdout
+    return [
+        line.split()[0]
+        for line in out.splitlines()
+        if len(line.split()) == 2
+        and line.split()[1].count("/") == 3
+        and line.split()[1].split("/")[2] == str(pid)
+    ]
 
 
 def test_a_killed_probe_leaves_the_rest_not_run_and_runs_them_again(tmp_path):
-    job = _job(tmp_path, """
+    job = _job(
+        tmp_path,
+        """
         - id: first
           argv: [python3, -c, "print('first')"]
         - id: victim
@@ -70,12 +92,28 @@ def test_a_killed_probe_leaves_the_rest_not_run_and_runs_them_again(tmp_path):
         - id: after-two
           argv: [python3, -c, "print('ok')"]
           stdout: ['^ok$']
-        """)
-    proc = subprocess.Popen([VALORCH, "run", "--job", str(job), "--json", "--no-gate", "--db",
-                             str(tmp_path / "v.sqlite")], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+        """,
+    )
+    proc = subprocess.Popen(
+        [
+            VALORCH,
+            "run",
+            "--job",
+            str(job),
+            "--json",
+            "--no-gate",
+            "--db",
+            str(tmp_path / "v.sqlite"),
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     killed = None
-    for _ in range(600):  # wait until the sleeping check runs, then kill its container's probe (pid 1)
+    for _ in range(
+        600
+    ):  # wait until the sleeping check runs, then kill its container's probe (pid 1)
         for cid in _containers_of(proc.pid):
             top = subprocess.run(["docker", "top", cid], capture_output=True, text=True).stdout
             if "sleep 300" in top:

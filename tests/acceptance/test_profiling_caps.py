@@ -10,15 +10,21 @@ import sqlite3
 import pytest
 
 from orchestrator.executors.docker import container_options
-from orchestrator.executors.slurm.executor import create_options
 from orchestrator.executors.kubernetes import job_manifest
+from orchestrator.executors.slurm.executor import create_options
 from orchestrator.spec import GPU, HostSpec, ImageSpec, JobSpec, SuiteRef, Task
 
 IMAGE = "cpu_debian12_py3.11_pytorch_2.13"
 CAP_SYS_ADMIN = 1 << 21  # linux/capability.h
-MI300X = HostSpec(name="mi300x", slots=1, render_gid=109,
-                  gpus=(GPU(index=0, vendor="amd", arch="gfx942", memory_mib=196592, render_minor=128),))
-H100 = HostSpec(name="h100", slots=1, gpus=(GPU(index=0, vendor="nvidia", arch="sm_90", memory_mib=81559),))
+MI300X = HostSpec(
+    name="mi300x",
+    slots=1,
+    render_gid=109,
+    gpus=(GPU(index=0, vendor="amd", arch="gfx942", memory_mib=196592, render_minor=128),),
+)
+H100 = HostSpec(
+    name="h100", slots=1, gpus=(GPU(index=0, vendor="nvidia", arch="sm_90", memory_mib=81559),)
+)
 
 
 def stored_suites(db) -> dict[str, dict]:
@@ -29,39 +35,73 @@ def stored_suites(db) -> dict[str, dict]:
 
 def gpu_task(suite: SuiteRef, backend: str, cpu_only: bool = False) -> Task:
     image = ImageSpec(alias=backend, reference="valorch/test:fake-rocm", backend=backend)
-    return Task(image=image, suite=suite, host=MI300X if backend == "rocm" else H100, checks=(), cpu_only=cpu_only)
+    return Task(
+        image=image,
+        suite=suite,
+        host=MI300X if backend == "rocm" else H100,
+        checks=(),
+        cpu_only=cpu_only,
+    )
 
 
 def test_the_flag_without_a_profiler_suite_is_exit_2(cli):
     proc = cli("run", "--image", IMAGE, "--suite", "smoke", "--profiling-caps")
     assert proc.returncode == 2, proc.stderr
-    assert "--profiling-caps applies to the profiler suite" in proc.stderr and "--suite profiler" in proc.stderr
+    assert (
+        "--profiling-caps applies to the profiler suite" in proc.stderr
+        and "--suite profiler" in proc.stderr
+    )
     assert "Traceback" not in proc.stderr
 
 
 def test_the_job_key_on_another_suite_is_exit_2_naming_file_and_key(cli, tmp_path):
     job = tmp_path / "job.yaml"
-    job.write_text(f"name: caps\nimages: [{IMAGE}]\nsuites:\n  - name: smoke\n    profiling_caps: true\n")
+    job.write_text(
+        f"name: caps\nimages: [{IMAGE}]\nsuites:\n  - name: smoke\n    profiling_caps: true\n"
+    )
     proc = cli("run", "--job", str(job))
     assert proc.returncode == 2, proc.stderr
-    assert "job.yaml" in proc.stderr and "profiling_caps" in proc.stderr and "profiler" in proc.stderr
+    assert (
+        "job.yaml" in proc.stderr and "profiling_caps" in proc.stderr and "profiler" in proc.stderr
+    )
     assert "Traceback" not in proc.stderr
 
 
 def test_the_spec_hash_is_unchanged_when_the_key_is_unset():
     plain = JobSpec(name="j", images=("a",), suites=(SuiteRef(name="profiler"),))
-    assert JobSpec(name="j", images=("a",), suites=(SuiteRef(name="profiler", profiling_caps=False),)).spec_hash \
+    assert (
+        JobSpec(
+            name="j", images=("a",), suites=(SuiteRef(name="profiler", profiling_caps=False),)
+        ).spec_hash
         == plain.spec_hash
-    assert JobSpec(name="j", images=("a",), suites=(SuiteRef(name="profiler", profiling_caps=True),)).spec_hash \
+    )
+    assert (
+        JobSpec(
+            name="j", images=("a",), suites=(SuiteRef(name="profiler", profiling_caps=True),)
+        ).spec_hash
         != plain.spec_hash
+    )
 
 
 @pytest.mark.docker
 def test_only_the_profiler_suites_gpu_container_gets_sys_admin(cli):
     docker = pytest.importorskip("docker")
     # the real CLI: the flag reaches the profiler suite of the run, not the smoke suite beside it
-    proc = cli("run", "--image", IMAGE, "--suite", "profiler", "--suite", "smoke", "--profiling-caps",
-               "--check", "profiler.torch_profiler.cpu_ops", "--check", "smoke.matmul.fp32", "--no-matrix")
+    proc = cli(
+        "run",
+        "--image",
+        IMAGE,
+        "--suite",
+        "profiler",
+        "--suite",
+        "smoke",
+        "--profiling-caps",
+        "--check",
+        "profiler.torch_profiler.cpu_ops",
+        "--check",
+        "smoke.matmul.fp32",
+        "--no-matrix",
+    )
     assert proc.returncode == 0, proc.stderr
     suites = {name: SuiteRef.model_validate(spec) for name, spec in stored_suites(cli.db).items()}
     assert suites["profiler"].profiling_caps is True and suites["smoke"].profiling_caps is False
@@ -94,5 +134,7 @@ def test_only_the_profiler_suites_gpu_container_gets_sys_admin(cli):
         assert bool(cap_eff & CAP_SYS_ADMIN) is wanted, (what, hex(cap_eff))
         # the Slurm step and the Kubernetes Job make the same choice
         assert ("--cap-add=SYS_ADMIN" in create_options(task, "r")) is wanted, what
-        sec = job_manifest(task, "r", "j", "ns", "cm")["spec"]["template"]["spec"]["containers"][0]["securityContext"]
+        sec = job_manifest(task, "r", "j", "ns", "cm")["spec"]["template"]["spec"]["containers"][0][
+            "securityContext"
+        ]
         assert (sec["capabilities"].get("add") == ["SYS_ADMIN"]) is wanted, what

@@ -10,7 +10,6 @@ import uuid
 from pathlib import Path
 
 import pytest
-
 from acceptance_support import ROOT
 
 pytestmark = pytest.mark.docker
@@ -28,13 +27,18 @@ suites:
 
 
 def _catalog_hash():
-    return hashlib.sha256(b"".join(p.read_bytes() for p in sorted((ROOT / "images").glob("*.yaml")))).hexdigest()
+    return hashlib.sha256(
+        b"".join(p.read_bytes() for p in sorted((ROOT / "images").glob("*.yaml")))
+    ).hexdigest()
 
 
 @pytest.fixture
 def candidates():
     tag = uuid.uuid4().hex[:10]
-    made = {"good": f"valorch-candidate/torch:good-{tag}", "bad": f"valorch-candidate/torch:bad-{tag}"}
+    made = {
+        "good": f"valorch-candidate/torch:good-{tag}",
+        "bad": f"valorch-candidate/torch:bad-{tag}",
+    }
     subprocess.run(["docker", "tag", "valorch/test:pip-torch", made["good"]], check=True)
     subprocess.run(["docker", "tag", "valorch/test:debian-torch", made["bad"]], check=True)
     yield made
@@ -51,25 +55,66 @@ def test_candidate_qualified_or_not_against_its_predecessor(cli, tmp_path, candi
     run_id = json.loads(base.stdout)[0]["run"]
     assert cli("baseline", "set", "torch-2.13", run_id).returncode == 0
 
-    good = cli("qualify", "--job", str(job), "--image", candidates["good"], "--baseline", "torch-2.13",
-               "--out-dir", str(tmp_path / "good"))
+    good = cli(
+        "qualify",
+        "--job",
+        str(job),
+        "--image",
+        candidates["good"],
+        "--baseline",
+        "torch-2.13",
+        "--out-dir",
+        str(tmp_path / "good"),
+    )
     assert good.returncode == 0, good.stderr[-3000:]
     assert "qualified" in good.stderr and "not qualified" not in good.stderr
 
-    bad = cli("qualify", "--job", str(job), "--image", candidates["bad"], "--baseline", "torch-2.13",
-              "--out-dir", str(tmp_path / "bad"))
+    bad = cli(
+        "qualify",
+        "--job",
+        str(job),
+        "--image",
+        candidates["bad"],
+        "--baseline",
+        "torch-2.13",
+        "--out-dir",
+        str(tmp_path / "bad"),
+    )
     assert bad.returncode == 1, bad.stderr[-3000:]
     report = (tmp_path / "bad" / "report.md").read_text()
-    assert "**REGRESSED**" in report and "command.torch-major-2" in report and candidates["bad"].split(":")[1] in report
+    assert (
+        "**REGRESSED**" in report
+        and "command.torch-major-2" in report
+        and candidates["bad"].split(":")[1] in report
+    )
     assert _catalog_hash() == before  # the catalog was not edited
 
 
 def test_candidate_against_a_many_image_baseline_is_bad_input(cli, tmp_path, candidates):
-    both = cli("run", "--image", "cpu_debian12_py3.11_pytorch_2.13", "--image", "cpu_debian12_py3.11_pytorch_1.13",
-               "--suite", "smoke", "--check", "env.version.python", "--no-matrix", "--json")
+    both = cli(
+        "run",
+        "--image",
+        "cpu_debian12_py3.11_pytorch_2.13",
+        "--image",
+        "cpu_debian12_py3.11_pytorch_1.13",
+        "--suite",
+        "smoke",
+        "--check",
+        "env.version.python",
+        "--no-matrix",
+        "--json",
+    )
     assert both.returncode == 0, both.stderr[-2000:]
     batch = json.loads(both.stdout)[0]["batch"]
-    proc = cli("qualify", "--image", candidates["good"], "--baseline", batch, "--out-dir", str(tmp_path / "q"))
+    proc = cli(
+        "qualify",
+        "--image",
+        candidates["good"],
+        "--baseline",
+        batch,
+        "--out-dir",
+        str(tmp_path / "q"),
+    )
     assert proc.returncode == 2, proc.stderr[-2000:]
     assert "baseline set" in proc.stderr and "Traceback" not in proc.stderr
 
@@ -88,7 +133,9 @@ def test_runner_example_builds_the_dockerfile_and_qualifies_it(cli, tmp_path):
 
     import yaml
 
-    workflow = yaml.safe_load((ROOT / "examples" / "github-actions" / "candidate-qualification.yml").read_text())
+    workflow = yaml.safe_load(
+        (ROOT / "examples" / "github-actions" / "candidate-qualification.yml").read_text()
+    )
     steps = {s.get("name"): s.get("run") for s in workflow["jobs"]["candidate"]["steps"]}
     work = tmp_path / "checkout"  # what the runner's checkout holds, with a light release job
     (work / ".venv" / "bin").mkdir(parents=True)
@@ -100,20 +147,40 @@ def test_runner_example_builds_the_dockerfile_and_qualifies_it(cli, tmp_path):
     db = tmp_path / "runner.sqlite"
     base = cli("run", "--job", str(work / "jobs" / "release.yaml"), "--no-matrix", "--json", db=db)
     assert base.returncode == 0, base.stderr[-2000:]
-    assert cli("baseline", "set", "torch-2.13", json.loads(base.stdout)[0]["run"], db=db).returncode == 0
+    assert (
+        cli("baseline", "set", "torch-2.13", json.loads(base.stdout)[0]["run"], db=db).returncode
+        == 0
+    )
     # the workflow names it valorch-candidate/rocm:SHA (a ROCm image: it needs an AMD GPU host);
     # on this CPU machine the same build gets a name that says nothing of a GPU
     candidate = f"valorch-candidate/local:{uuid.uuid4().hex[:12]}"
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith("VALORCH_")}, "VALORCH_DB": str(db),
-           "BASE_IMAGE": "valorch/test:pip-torch", "VALORCH_EXTRAS": "", "BASELINE": "torch-2.13",
-           "CANDIDATE": candidate, "GITHUB_SHA": "0123abc"}
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("VALORCH_")},
+        "VALORCH_DB": str(db),
+        "BASE_IMAGE": "valorch/test:pip-torch",
+        "VALORCH_EXTRAS": "",
+        "BASELINE": "torch-2.13",
+        "CANDIDATE": candidate,
+        "GITHUB_SHA": "0123abc",
+    }
     try:
         for name in ("Build the candidate", "Qualify the candidate"):
-            done = subprocess.run(["bash", "-euo", "pipefail", "-c", steps[name]], cwd=work, env=env,
-                                  capture_output=True, text=True, timeout=1800)
+            done = subprocess.run(
+                ["bash", "-euo", "pipefail", "-c", steps[name]],
+                cwd=work,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=1800,
+            )
             assert done.returncode == 0, (name, done.stderr[-3000:])
-        labels = json.loads(subprocess.run(["docker", "image", "inspect", candidate, "--format",
-                                            "{{json .Config.Labels}}"], capture_output=True, text=True).stdout)
+        labels = json.loads(
+            subprocess.run(
+                ["docker", "image", "inspect", candidate, "--format", "{{json .Config.Labels}}"],
+                capture_output=True,
+                text=True,
+            ).stdout
+        )
         assert labels["org.opencontainers.image.base.name"] == "valorch/test:pip-torch"
         assert labels["org.opencontainers.image.revision"] == "0123abc"
         assert "Verdict: ✅ qualified" in (work / "qualification" / "report.md").read_text()

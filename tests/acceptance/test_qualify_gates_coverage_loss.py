@@ -10,7 +10,9 @@ from gate_support import job, junit_cases, publish_baseline, qualify
 
 
 def test_qualify_fails_when_a_baseline_suite_is_missing_from_the_head(cli, tmp_path):
-    publish_baseline(cli, job(tmp_path, "rel-full", ["selftest.pass"], {"ok": 0, "also": 0}), "v1", "rel-1")
+    publish_baseline(
+        cli, job(tmp_path, "rel-full", ["selftest.pass"], {"ok": 0, "also": 0}), "v1", "rel-1"
+    )
     narrow = job(tmp_path, "rel-narrow", ["selftest.pass"])
 
     proc = qualify(cli, narrow, "rel-1", tmp_path / "q-lost")
@@ -35,8 +37,10 @@ def test_qualify_fails_when_a_baseline_suite_is_missing_from_the_head(cli, tmp_p
 
     # covered by a live known issue (status missing: the check is not run): qualified
     issues = tmp_path / "known-issues.yaml"
-    issues.write_text("issues:\n  - check: \"command.*\"\n    status: missing\n"
-                      "    reason: command checks move to the nightly job\n    expires: 2999-01-01\n")
+    issues.write_text(
+        'issues:\n  - check: "command.*"\n    status: missing\n'
+        "    reason: command checks move to the nightly job\n    expires: 2999-01-01\n"
+    )
     proc = qualify(cli, narrow, "rel-1", tmp_path / "q-known", "--known-issues", str(issues))
     assert proc.returncode == 0, proc.stderr + proc.stdout
     cases = junit_cases(tmp_path / "q-known" / "report.junit.xml")
@@ -44,7 +48,12 @@ def test_qualify_fails_when_a_baseline_suite_is_missing_from_the_head(cli, tmp_p
 
     # an expired entry covers nothing
     issues.write_text(issues.read_text().replace("2999-01-01", "2001-01-01"))
-    assert qualify(cli, narrow, "rel-1", tmp_path / "q-expired", "--known-issues", str(issues)).returncode == 1
+    assert (
+        qualify(
+            cli, narrow, "rel-1", tmp_path / "q-expired", "--known-issues", str(issues)
+        ).returncode
+        == 1
+    )
 
 
 def test_pass_to_partial_is_lost_coverage(cli, tmp_path):
@@ -54,7 +63,9 @@ def test_pass_to_partial_is_lost_coverage(cli, tmp_path):
     full = job(tmp_path, "rel-dtype", ["selftest.pass"])
     full.write_text(full.read_text() + "- name: features\n  checks: [features.dtype.uint16]\n")
     scratch = tmp_path / "scratch.sqlite"
-    proc = cli("run", "--job", str(full), "--executor", "host", "--no-matrix", "--no-gate", db=scratch)
+    proc = cli(
+        "run", "--job", str(full), "--executor", "host", "--no-matrix", "--no-gate", db=scratch
+    )
     assert proc.returncode == 0, proc.stderr
     (run,) = json.loads(cli("results", "list", "--json", db=scratch).stdout)
     exported = tmp_path / "run.json"
@@ -93,9 +104,16 @@ def test_diff_lists_lost_coverage_first_and_gates_only_with_gate_coverage(cli, t
     assert proc.returncode == 1 and "1 coverage lost" in proc.stderr
     data = json.loads(cli("diff", base, head, "--gate-coverage", "--format", "json").stdout)
     assert data["gate"]["exit_code"] == 1
-    assert [(r["reason"], r["gates"], r["count"]) for r in data["gate"]["reasons"]] == [("coverage_lost", True, 1)]
+    assert [(r["reason"], r["gates"], r["count"]) for r in data["gate"]["reasons"]] == [
+        ("coverage_lost", True, 1)
+    ]
     md = cli("diff", base, head, "--gate-coverage", "--format", "md").stdout
     assert md.index("## Coverage lost (1)") < md.index("<details>")
     junit = tmp_path / "d.xml"
-    assert cli("diff", base, head, "--gate-coverage", "--format", "junit", "--out", str(junit)).returncode == 1
+    assert (
+        cli(
+            "diff", base, head, "--gate-coverage", "--format", "junit", "--out", str(junit)
+        ).returncode
+        == 1
+    )
     assert junit_cases(junit)["command.ok"][0] == "failure"

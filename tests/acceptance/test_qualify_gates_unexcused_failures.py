@@ -34,12 +34,16 @@ def test_still_failing_check_gates_and_is_a_junit_failure(cli, tmp_path):
     assert failures(cases) == [] and cases["selftest.fail"][0] == "skipped"
 
     issues = tmp_path / "known-issues.yaml"
-    issues.write_text("issues:\n  - check: selftest.fail\n    status: fail\n    reason: planted, by design\n"
-                      "    expires: 2999-01-01\n")
+    issues.write_text(
+        "issues:\n  - check: selftest.fail\n    status: fail\n    reason: planted, by design\n"
+        "    expires: 2999-01-01\n"
+    )
     proc = qualify(cli, spec, "rel-1", tmp_path / "q-known", "--known-issues", str(issues))
     assert proc.returncode == 0, proc.stderr + proc.stdout
-    assert junit_cases(tmp_path / "q-known" / "report.junit.xml")["selftest.fail"] == \
-        ("skipped", "known issue: planted, by design")
+    assert junit_cases(tmp_path / "q-known" / "report.junit.xml")["selftest.fail"] == (
+        "skipped",
+        "known issue: planted, by design",
+    )
 
 
 def test_new_failures_gate_even_with_allow_known_failures(cli, tmp_path):
@@ -58,4 +62,7 @@ def test_new_failures_gate_even_with_allow_known_failures(cli, tmp_path):
     # diff of the same two sides says the same (its JUnit too)
     junit = tmp_path / "d.xml"
     proc = cli("diff", "rel-1", "latest:host", "--format", "junit", "--out", str(junit))
-    assert proc.returncode == 1 and failures(junit_cases(junit)) == ["command.tool", "selftest.fail"]
+    assert proc.returncode == 1 and failures(junit_cases(junit)) == [
+        "command.tool",
+        "selftest.fail",
+    ]

@@ -12,7 +12,6 @@ import subprocess
 import time
 
 import pytest
-
 from acceptance_support import run_cli
 
 REGISTRY = shutil.which("docker-registry")
@@ -40,14 +39,23 @@ def _outside_address() -> str | None:
 
 def _serve(tmp_path, address: str):
     if REGISTRY is None:
-        pytest.fail("docker-registry is not installed (apt-get install docker-registry; .ci/run does)")
+        pytest.fail(
+            "docker-registry is not installed (apt-get install docker-registry; .ci/run does)"
+        )
     port = _free_port()
-    config = {"version": 0.1, "log": {"level": "warn"}, "http": {"addr": f"{address}:{port}"},
-              "storage": {"filesystem": {"rootdirectory": str(tmp_path / f"data-{port}")}}}
+    config = {
+        "version": 0.1,
+        "log": {"level": "warn"},
+        "http": {"addr": f"{address}:{port}"},
+        "storage": {"filesystem": {"rootdirectory": str(tmp_path / f"data-{port}")}},
+    }
     (tmp_path / f"config-{port}.yml").write_text(json.dumps(config))
     log = open(tmp_path / f"registry-{port}.log", "w")
-    proc = subprocess.Popen([REGISTRY, "serve", str(tmp_path / f"config-{port}.yml")], stdout=log,
-                            stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        [REGISTRY, "serve", str(tmp_path / f"config-{port}.yml")],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     for _ in range(200):
         try:
             socket.create_connection((address, port), timeout=1).close()
@@ -70,15 +78,19 @@ def loopback_registry(tmp_path):
 def _catalog(tmp_path, alias, reference, digest=None):
     d = tmp_path / "images"
     d.mkdir(parents=True, exist_ok=True)
-    (d / "reg.yaml").write_text(f"family: reg\nbackend: cpu\nimages:\n  - alias: {alias}\n    reference: {reference}\n"
-                                + (f'    digest: "{digest}"\n' if digest else ""))
+    (d / "reg.yaml").write_text(
+        f"family: reg\nbackend: cpu\nimages:\n  - alias: {alias}\n    reference: {reference}\n"
+        + (f'    digest: "{digest}"\n' if digest else "")
+    )
     return d
 
 
 def _push(local: str, target: str) -> str:
     subprocess.run(["docker", "tag", local, target], check=True, capture_output=True)
     try:
-        out = subprocess.run(["docker", "push", target], check=True, capture_output=True, text=True).stdout
+        out = subprocess.run(
+            ["docker", "push", target], check=True, capture_output=True, text=True
+        ).stdout
     finally:
         subprocess.run(["docker", "rmi", target], capture_output=True)
     return next(w for w in out.split() if w.startswith("sha256:"))
@@ -99,11 +111,27 @@ def test_loopback_plain_http_registry_needs_no_configuration(tmp_path, loopback_
     # a digest copied from the table resolves: pinned, pulled and run by that digest
     copied = next(w for w in table.split() if w.startswith("sha256:"))
     pinned = _catalog(tmp_path / "pinned", "base_pinned", f"{loopback_registry}/team/base@{copied}")
-    ran = run_cli("run", "--image", "base_pinned", "--catalog", str(pinned), "--suite", "selftest",
-                  "--check", "selftest.pass", "--no-matrix", "--json", "--db", str(tmp_path / "v.sqlite"), env=env)
+    ran = run_cli(
+        "run",
+        "--image",
+        "base_pinned",
+        "--catalog",
+        str(pinned),
+        "--suite",
+        "selftest",
+        "--check",
+        "selftest.pass",
+        "--no-matrix",
+        "--json",
+        "--db",
+        str(tmp_path / "v.sqlite"),
+        env=env,
+    )
     assert ran.returncode == 0, ran.stderr[-2000:]
     assert json.loads(ran.stdout)[0]["image"]["digest"] == digest
-    subprocess.run(["docker", "rmi", f"{loopback_registry}/team/base@{digest}"], capture_output=True)
+    subprocess.run(
+        ["docker", "rmi", f"{loopback_registry}/team/base@{digest}"], capture_output=True
+    )
 
 
 def test_explicit_endpoint_override_is_kept(tmp_path, loopback_registry):
@@ -120,18 +148,27 @@ def test_plain_http_registry_not_marked_insecure_gets_the_real_fix(tmp_path):
     address = _outside_address()
     if address is None:
         pytest.skip("this machine has no address besides loopback")
-    info = json.loads(subprocess.run(["docker", "info", "--format", "{{json .RegistryConfig}}"],
-                                     capture_output=True, text=True).stdout)
+    info = json.loads(
+        subprocess.run(
+            ["docker", "info", "--format", "{{json .RegistryConfig}}"],
+            capture_output=True,
+            text=True,
+        ).stdout
+    )
     proc, host, log = _serve(tmp_path, address)
     try:
         if info.get("IndexConfigs", {}).get(host, {}).get("Secure") is False:
             pytest.skip(f"the engine lists {host} as insecure")
         catalog = _catalog(tmp_path, "outside", f"{host}/team/x:v1")
-        done = run_cli("images", "check", "--catalog", str(catalog), env={"VALORCH_REGISTRY_ENDPOINTS": ""})
+        done = run_cli(
+            "images", "check", "--catalog", str(catalog), env={"VALORCH_REGISTRY_ENDPOINTS": ""}
+        )
         assert done.returncode == 3, done.stdout + done.stderr
         assert "wrong version number" in done.stderr
-        assert "insecure-registries" in done.stderr and f"VALORCH_REGISTRY_ENDPOINTS={host}=http://{host}" \
-            in done.stderr
+        assert (
+            "insecure-registries" in done.stderr
+            and f"VALORCH_REGISTRY_ENDPOINTS={host}=http://{host}" in done.stderr
+        )
         assert "--ca" not in done.stderr and "Traceback" not in done.stderr
     finally:
         proc.terminate()

@@ -24,7 +24,17 @@ def two_runs(cli, tmp_path):
     job = tmp_path / "filters.yaml"
     job.write_text(JOB)
     assert cli("run", "--job", str(job), "--no-gate", "--no-matrix").returncode == 0
-    adhoc = cli("run", "--image", "host", "--suite", "selftest", "--check", "selftest.pass", "--no-gate", "--no-matrix")
+    adhoc = cli(
+        "run",
+        "--image",
+        "host",
+        "--suite",
+        "selftest",
+        "--check",
+        "selftest.pass",
+        "--no-gate",
+        "--no-matrix",
+    )
     assert adhoc.returncode == 0, adhoc.stderr
     runs = json.loads(cli("results", "list", "--json").stdout)
     assert len(runs) == 2
@@ -47,10 +57,23 @@ def test_results_list_filters(cli, two_runs):
     tomorrow = (datetime.now(timezone.utc) + timedelta(days=1)).strftime("%Y-%m-%d")
     yesterday = (datetime.now(timezone.utc) - timedelta(days=1)).strftime("%Y-%m-%d")
     assert _listed(cli, "--since", tomorrow) == []
-    assert sorted(_listed(cli, "--since", yesterday, "--job", "filters-job")) == [two_runs["filters-job"]]
+    assert sorted(_listed(cli, "--since", yesterday, "--job", "filters-job")) == [
+        two_runs["filters-job"]
+    ]
     # the same filters through SQLAlchemy (a sqlite:/// URL does not take the fast path)
     url = f"sqlite:///{cli.db}"
-    slow = cli("results", "list", "--json", "--job", "filters-job", "--state", "done", "--since", yesterday, db=url)
+    slow = cli(
+        "results",
+        "list",
+        "--json",
+        "--job",
+        "filters-job",
+        "--state",
+        "done",
+        "--since",
+        yesterday,
+        db=url,
+    )
     assert [r["run"] for r in json.loads(slow.stdout)] == [two_runs["filters-job"]]
 
 
@@ -84,7 +107,11 @@ def test_matrix_render_status(cli, two_runs):
     assert "command.wordy" in proc.stdout and "command.fine" not in proc.stdout
     everything = cli("matrix", "render", "--job", "filters-job").stdout
     assert "command.wordy" in everything and "command.fine" in everything
-    passing = json.loads(cli("matrix", "render", "--job", "filters-job", "--status", "pass", "-f", "json").stdout)
-    assert [r["key"] for r in passing["rows"]] == ["command.fine"] and passing["params"]["status"] == ["pass"]
+    passing = json.loads(
+        cli("matrix", "render", "--job", "filters-job", "--status", "pass", "-f", "json").stdout
+    )
+    assert [r["key"] for r in passing["rows"]] == ["command.fine"] and passing["params"][
+        "status"
+    ] == ["pass"]
     bad = cli("matrix", "render", "--status", "red")
     assert bad.returncode == 2 and "--status" in bad.stderr

@@ -29,7 +29,16 @@ def test_readme_names_the_defaults_the_cli_states():
 
 def test_a_run_without_db_lands_in_results(tmp_path):
     (tmp_path / "results").mkdir()
-    proc = run_cli("run", "--image", "host", "--suite", "selftest", "--check", "selftest.pass", "--no-matrix",
-                   cwd=tmp_path)
+    proc = run_cli(
+        "run",
+        "--image",
+        "host",
+        "--suite",
+        "selftest",
+        "--check",
+        "selftest.pass",
+        "--no-matrix",
+        cwd=tmp_path,
+    )
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "results" / "valorch.sqlite").is_file()

@@ -14,8 +14,8 @@ import shutil
 import subprocess
 
 import pytest
-
 from gpu_fakes import ROOT
+
 from orchestrator.probe import MARKER
 
 HIPTENSOR_2 = r"""
@@ -77,7 +77,10 @@ def build(lib_dir, name, source):
 def tree(tmp_path, libs):
     """A ROCm root with hipTensor's and RPP's real version headers (tests/fixtures/rocm-libs) and the fakes."""
     root = tmp_path / "rocm"
-    shutil.copytree(ROOT / "tests" / "fixtures" / "rocm-libs" / "opt" / "rocm-6.3.0" / "include", root / "include")
+    shutil.copytree(
+        ROOT / "tests" / "fixtures" / "rocm-libs" / "opt" / "rocm-6.3.0" / "include",
+        root / "include",
+    )
     (root / "lib").mkdir()
     for name, source in libs.items():
         if source is None:
@@ -89,64 +92,142 @@ def tree(tmp_path, libs):
 
 def probe_in_fake_rocm(tmp_path, root):
     probe = tmp_path / "probe"
-    shutil.copytree(ROOT / "orchestrator" / "probe", probe / "valorch_probe",
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    argv = ["docker", "run", "--rm", "--network", "none", "--read-only", "--tmpfs", "/tmp",
-            "-v", f"{probe}:/opt/valorch:ro", "-v", f"{root}:/opt/rocm-6.4.0:ro", "-w", "/opt/valorch",
-            "-e", "PYTHONPATH=/opt/valorch", "-e", "PYTHONDONTWRITEBYTECODE=1",
-            "valorch/test:fake-rocm", "python3", "-m", "valorch_probe", "run", "--suite", "features",
-            "--check", "features.rocm.*", "--expect", json.dumps({"backend": "rocm"}), "--device", "cpu"]
+    shutil.copytree(
+        ROOT / "orchestrator" / "probe",
+        probe / "valorch_probe",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    argv = [
+        "docker",
+        "run",
+        "--rm",
+        "--network",
+        "none",
+        "--read-only",
+        "--tmpfs",
+        "/tmp",
+        "-v",
+        f"{probe}:/opt/valorch:ro",
+        "-v",
+        f"{root}:/opt/rocm-6.4.0:ro",
+        "-w",
+        "/opt/valorch",
+        "-e",
+        "PYTHONPATH=/opt/valorch",
+        "-e",
+        "PYTHONDONTWRITEBYTECODE=1",
+        "valorch/test:fake-rocm",
+        "python3",
+        "-m",
+        "valorch_probe",
+        "run",
+        "--suite",
+        "features",
+        "--check",
+        "features.rocm.*",
+        "--expect",
+        json.dumps({"backend": "rocm"}),
+        "--device",
+        "cpu",
+    ]
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    return {r["check"]: r for r in (json.loads(ln[len(MARKER):]) for ln in proc.stdout.splitlines()
-                                    if ln.startswith(MARKER)) if r["type"] == "result"}
+    return {
+        r["check"]: r
+        for r in (
+            json.loads(ln[len(MARKER) :])
+            for ln in proc.stdout.splitlines()
+            if ln.startswith(MARKER)
+        )
+        if r["type"] == "result"
+    }
 
 
 @pytest.mark.docker
 def test_host_entry_points_are_called_and_reported_but_never_a_pass(tmp_path):
-    root = tree(tmp_path, {"libhiptensor.so.2": HIPTENSOR_2, "librocdecode.so.0": ROCDECODE,
-                           "librpp.so.1.9.1": RPP_1, "libopenvx.so.1": OPENVX, "librocal.so.2": ROCAL_OK})
+    root = tree(
+        tmp_path,
+        {
+            "libhiptensor.so.2": HIPTENSOR_2,
+            "librocdecode.so.0": ROCDECODE,
+            "librpp.so.1.9.1": RPP_1,
+            "libopenvx.so.1": OPENVX,
+            "librocal.so.2": ROCAL_OK,
+        },
+    )
     res = probe_in_fake_rocm(tmp_path, root)
     said = {}
     for name in ("hiptensor", "rocdecode", "rpp", "mivisionx", "rocal"):
         r = res["features.rocm." + name]
         assert r["status"] == "partial", (name, r["status"], r["message"])
-        assert "present, host API called" in r["message"] and "not exercised" in r["message"], r["message"]
-        assert r["metrics"]["proven"] == "host-call" and r["metrics"]["library_file"].startswith("/opt/rocm-6.4.0/lib/")
+        assert "present, host API called" in r["message"] and "not exercised" in r["message"], r[
+            "message"
+        ]
+        assert r["metrics"]["proven"] == "host-call" and r["metrics"]["library_file"].startswith(
+            "/opt/rocm-6.4.0/lib/"
+        )
         said[name] = r["metrics"]["host_call"]
     # each answer is the fake's own, read through the signature its header declares
-    assert said["hiptensor"] == ("hiptensorGetVersion() = 20103 (2.1.3), "
-                                 "hiptensorGetErrorString(0) = 'HIPTENSOR_STATUS_SUCCESS'")
+    assert said["hiptensor"] == (
+        "hiptensorGetVersion() = 20103 (2.1.3), "
+        "hiptensorGetErrorString(0) = 'HIPTENSOR_STATUS_SUCCESS'"
+    )
     assert said["rocdecode"] == "rocDecGetErrorName(-8) = 'ROCDEC_NOT_SUPPORTED'"
-    assert said["rpp"] == "rppCreateWithBatchSize: a host handle (batch 3) created, rppGetBatchSize read 3 back, destroyed"
-    assert said["mivisionx"] == ("vxCreateContext: an OpenVX context (AMD, 57 kernels registered) queried and "
-                                 "released")
-    assert said["rocal"] == "rocalCreate: a CPU pipeline context (batch 2) created, rocalGetStatus ROCAL_OK, released"
+    assert (
+        said["rpp"]
+        == "rppCreateWithBatchSize: a host handle (batch 3) created, rppGetBatchSize read 3 back, destroyed"
+    )
+    assert said["mivisionx"] == (
+        "vxCreateContext: an OpenVX context (AMD, 57 kernels registered) queried and released"
+    )
+    assert (
+        said["rocal"]
+        == "rocalCreate: a CPU pipeline context (batch 2) created, rocalGetStatus ROCAL_OK, released"
+    )
     assert "tensor contractions not exercised" in res["features.rocm.hiptensor"]["message"]
-    assert "1.4.0" in res["features.rocm.hiptensor"]["message"]  # the header's version still reported
+    assert (
+        "1.4.0" in res["features.rocm.hiptensor"]["message"]
+    )  # the header's version still reported
     # header-only libraries have nothing to call
     for name in ("rocthrust", "rocwmma"):
         r = res["features.rocm." + name]
         if r["status"] != "unsupported":
             assert r["status"] == "partial" and "header-only" in r["message"], r["message"]
-    assert all(r["status"] != "pass" for r in res.values()), {c: r["status"] for c, r in res.items()}
+    assert all(r["status"] != "pass" for r in res.values()), {
+        c: r["status"] for c, r in res.items()
+    }
 
 
 @pytest.mark.docker
 def test_unloadable_wrong_or_missing_entry_points(tmp_path):
-    root = tree(tmp_path, {"libhiptensor.so.1": HIPTENSOR_1, "librocdecode.so.0": None, "librpp.so.2.0.0": RPP_2,
-                           "libopenvx.so.1": OPENVX, "librocal.so.2": ROCAL_BROKEN})
+    root = tree(
+        tmp_path,
+        {
+            "libhiptensor.so.1": HIPTENSOR_1,
+            "librocdecode.so.0": None,
+            "librpp.so.2.0.0": RPP_2,
+            "libopenvx.so.1": OPENVX,
+            "librocal.so.2": ROCAL_BROKEN,
+        },
+    )
     res = probe_in_fake_rocm(tmp_path, root)
     tensor = res["features.rocm.hiptensor"]  # hipTensor 1.x: its header has no C linkage
     assert tensor["status"] == "partial" and "present, not exercised" in tensor["message"]
-    assert "no hiptensorGetVersion" in tensor["message"] and tensor["metrics"]["proven"] == "presence"
+    assert (
+        "no hiptensorGetVersion" in tensor["message"] and tensor["metrics"]["proven"] == "presence"
+    )
     decode = res["features.rocm.rocdecode"]  # installed, and the dynamic loader refuses it
     assert decode["status"] == "fail" and "cannot be loaded" in decode["message"], decode["message"]
     assert "librocdecode.so.0" in decode["message"]
     rpp = res["features.rocm.rpp"]  # RPP 2.x's rppCreate, with a batch size read back wrong
-    assert rpp["status"] == "fail" and "rppGetBatchSize returned status 0, batch 4 (created with 3)" in rpp["message"]
+    assert (
+        rpp["status"] == "fail"
+        and "rppGetBatchSize returned status 0, batch 4 (created with 3)" in rpp["message"]
+    )
     rocal = res["features.rocm.rocal"]
-    assert rocal["status"] == "fail" and "rocalGetStatus returned 3" in rocal["message"], rocal["message"]
+    assert rocal["status"] == "fail" and "rocalGetStatus returned 3" in rocal["message"], rocal[
+        "message"
+    ]
     assert res["features.rocm.mivisionx"]["status"] == "partial"
 
 
@@ -161,7 +242,10 @@ def test_rpp_2_host_handle_through_ctypes(tmp_path):
     build(lib_dir, "librpp.so.2", RPP_2.replace("->batch + 1;", "->batch;"))
     lib, path, error = _rocm_host.load([str(lib_dir / "librpp.so.2")], "librpp.so")
     assert error == "" and path.endswith("librpp.so.2")
-    assert _rocm_host.rpp(lib) == "rppCreate: a host handle (batch 3) created, rppGetBatchSize read 3 back, destroyed"
+    assert (
+        _rocm_host.rpp(lib)
+        == "rppCreate: a host handle (batch 3) created, rppGetBatchSize read 3 back, destroyed"
+    )
     with pytest.raises(_rocm_host.NoEntryPoint):
         build(lib_dir, "libhiptensor.so.1", HIPTENSOR_1)
         _rocm_host.hiptensor(ctypes.CDLL(str(lib_dir / "libhiptensor.so.1")))

@@ -9,8 +9,8 @@ import shutil
 import subprocess
 
 import pytest
-
 from gpu_fakes import FIX, ROOT, run_probe
+
 from orchestrator.probe import MARKER
 
 PRESENCE_ONLY = ("hiptensor", "mivisionx", "rocal", "rocdecode", "rpp", "rocthrust", "rocwmma")
@@ -19,29 +19,74 @@ PRESENCE_ONLY = ("hiptensor", "mivisionx", "rocal", "rocdecode", "rpp", "rocthru
 @pytest.mark.docker
 def test_presence_only_rows_are_partial_present_not_exercised(tmp_path):
     probe = tmp_path / "probe"
-    shutil.copytree(ROOT / "orchestrator" / "probe", probe / "valorch_probe",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        ROOT / "orchestrator" / "probe",
+        probe / "valorch_probe",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
     # the recorded tree's headers only: its library files are empty placeholders, which the rows
     # with a host entry point would load (test_rocm_host_entry_points.py: an unloadable file is a fail)
     libs = tmp_path / "rocm"
-    shutil.copytree(FIX / "rocm-libs" / "opt" / "rocm-6.3.0", libs, ignore=shutil.ignore_patterns("lib"))
-    argv = ["docker", "run", "--rm", "--network", "none", "--read-only", "--tmpfs", "/tmp",
-            "-v", f"{probe}:/opt/valorch:ro", "-v", f"{libs}:/opt/rocm-6.4.0:ro", "-w", "/opt/valorch",
-            "-e", "PYTHONPATH=/opt/valorch", "-e", "PYTHONDONTWRITEBYTECODE=1",
-            "valorch/test:fake-rocm", "python3", "-m", "valorch_probe", "run", "--suite", "features",
-            "--check", "features.rocm.*", "--expect", json.dumps({"backend": "rocm"}), "--device", "cpu"]
+    shutil.copytree(
+        FIX / "rocm-libs" / "opt" / "rocm-6.3.0", libs, ignore=shutil.ignore_patterns("lib")
+    )
+    argv = [
+        "docker",
+        "run",
+        "--rm",
+        "--network",
+        "none",
+        "--read-only",
+        "--tmpfs",
+        "/tmp",
+        "-v",
+        f"{probe}:/opt/valorch:ro",
+        "-v",
+        f"{libs}:/opt/rocm-6.4.0:ro",
+        "-w",
+        "/opt/valorch",
+        "-e",
+        "PYTHONPATH=/opt/valorch",
+        "-e",
+        "PYTHONDONTWRITEBYTECODE=1",
+        "valorch/test:fake-rocm",
+        "python3",
+        "-m",
+        "valorch_probe",
+        "run",
+        "--suite",
+        "features",
+        "--check",
+        "features.rocm.*",
+        "--expect",
+        json.dumps({"backend": "rocm"}),
+        "--device",
+        "cpu",
+    ]
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    res = {r["check"]: r for r in (json.loads(ln[len(MARKER):]) for ln in proc.stdout.splitlines()
-                                   if ln.startswith(MARKER)) if r["type"] == "result"}
+    res = {
+        r["check"]: r
+        for r in (
+            json.loads(ln[len(MARKER) :])
+            for ln in proc.stdout.splitlines()
+            if ln.startswith(MARKER)
+        )
+        if r["type"] == "result"
+    }
     found = [c for c in PRESENCE_ONLY if res["features.rocm." + c]["status"] != "unsupported"]
     assert {"hiptensor", "rpp", "rocwmma"} <= set(found)  # what the recorded tree holds
     for c in found:
         r = res["features.rocm." + c]
-        assert r["status"] == "partial" and "present, not exercised" in r["message"], (c, r["message"])
+        assert r["status"] == "partial" and "present, not exercised" in r["message"], (
+            c,
+            r["message"],
+        )
         assert r["metrics"]["proven"] == "presence"
     assert "1.4.0" in res["features.rocm.hiptensor"]["message"]
-    assert all(r["status"] != "pass" for r in res.values()), {c: r["status"] for c, r in res.items()}
+    assert all(r["status"] != "pass" for r in res.values()), {
+        c: r["status"] for c, r in res.items()
+    }
     # CK's header is there, but its row claims a GEMM on CK kernels: not a pass without torch and a GPU
     ck = res["features.rocm.composable_kernel"]
     assert ck["status"] == "skip" and "needs a GPU" in ck["message"] and "1.1.0" in ck["message"]
@@ -49,6 +94,8 @@ def test_presence_only_rows_are_partial_present_not_exercised(tmp_path):
 
 def test_hipsparselt_row_is_not_evidenced_by_a_cuda_build(tmp_path):
     """On an H100 torch's 2:4 sparsity runs cuSPARSELt / CUTLASS: the hipSPARSELt row is skipped."""
-    res = run_probe(tmp_path, "cuda-h100", "features", "features.rocm.hipsparselt", expect={"backend": "cuda"})
+    res = run_probe(
+        tmp_path, "cuda-h100", "features", "features.rocm.hipsparselt", expect={"backend": "cuda"}
+    )
     r = res["features.rocm.hipsparselt"]
     assert r["status"] == "skip" and "cuSPARSELt" in r["message"]

@@ -6,13 +6,31 @@ from __future__ import annotations
 
 from gate_support import junit_cases
 
-CHECKS = ("--check", "selftest.pass", "--check", "selftest.fail", "--check", "features.dtype.uint16")
+CHECKS = (
+    "--check",
+    "selftest.pass",
+    "--check",
+    "selftest.fail",
+    "--check",
+    "features.dtype.uint16",
+)
 
 
 def test_run_junit_marks_failures_partial_and_known_issues(cli, tmp_path):
     junit = tmp_path / "run.xml"
-    proc = cli("run", "--image", "host", "--suite", "selftest", "--suite", "features", *CHECKS, "--no-matrix",
-               "--junit", str(junit))
+    proc = cli(
+        "run",
+        "--image",
+        "host",
+        "--suite",
+        "selftest",
+        "--suite",
+        "features",
+        *CHECKS,
+        "--no-matrix",
+        "--junit",
+        str(junit),
+    )
     assert proc.returncode == 1, proc.stderr
     cases = junit_cases(junit)
     assert cases["selftest.fail"] == ("failure", "planted failure")
@@ -21,10 +39,25 @@ def test_run_junit_marks_failures_partial_and_known_issues(cli, tmp_path):
     assert outcome == "passed" and text.startswith("partial: partial support: uint16")
 
     issues = tmp_path / "known-issues.yaml"
-    issues.write_text("issues:\n  - check: selftest.fail\n    reason: planted by the harness\n"
-                      "    expires: 2999-01-01\n")
-    proc = cli("run", "--image", "host", "--suite", "selftest", "--suite", "features", *CHECKS, "--no-matrix",
-               "--junit", str(junit), "--known-issues", str(issues))
+    issues.write_text(
+        "issues:\n  - check: selftest.fail\n    reason: planted by the harness\n"
+        "    expires: 2999-01-01\n"
+    )
+    proc = cli(
+        "run",
+        "--image",
+        "host",
+        "--suite",
+        "selftest",
+        "--suite",
+        "features",
+        *CHECKS,
+        "--no-matrix",
+        "--junit",
+        str(junit),
+        "--known-issues",
+        str(issues),
+    )
     assert proc.returncode == 0, proc.stderr
     cases = junit_cases(junit)
     assert cases["selftest.fail"] == ("skipped", "known issue: planted by the harness")

@@ -12,29 +12,55 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from xml.etree import ElementTree as ET
 
 import pytest
-
 from conftest import run_cli
+
 from orchestrator.spec import CheckResult, HostSpec, ImageSpec
 from orchestrator.store import queries
 from orchestrator.store.db import open_engine, session_factory
 
-EVIL = ("\x1b]52;c;ZXZpbA==\x07 \x1b[2J \x1b]8;;http://evil.example\x1b\\click\x1b]8;;\x1b\\ "
-        "[link=http://evil.example]rich[/link] [/bold] <!channel> <http://evil.example|Click> "
-        "<svg onload=alert(1)> \x9b31m")
+EVIL = (
+    "\x1b]52;c;ZXZpbA==\x07 \x1b[2J \x1b]8;;http://evil.example\x1b\\click\x1b]8;;\x1b\\ "
+    "[link=http://evil.example]rich[/link] [/bold] <!channel> <http://evil.example|Click> "
+    "<svg onload=alert(1)> \x9b31m"
+)
 ESC = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def _store(tmp_path, job="j"):
     db = tmp_path / "s.sqlite"
     factory = session_factory(open_engine(str(db)))
-    image, host, ids = ImageSpec(alias="img_a", reference="acme/img:1", backend="cpu"), HostSpec(name="h1"), []
+    image, host, ids = (
+        ImageSpec(alias="img_a", reference="acme/img:1", backend="cpu"),
+        HostSpec(name="h1"),
+        [],
+    )
     with factory() as s:
         for status in ("pass", "fail"):
-            run = queries.start_run(s, batch=queries.now().isoformat(), job=job, image=image,
-                                    digest="sha256:" + "a" * 64, host=host, executor="docker", spec_hash="x",
-                                    cpu_only=False, suites=[])
-            queries.add_results(s, run.id, None, [CheckResult(check="smoke.tensor_add", status=status,
-                                                              message=EVIL if status == "fail" else "", log=EVIL)])
+            run = queries.start_run(
+                s,
+                batch=queries.now().isoformat(),
+                job=job,
+                image=image,
+                digest="sha256:" + "a" * 64,
+                host=host,
+                executor="docker",
+                spec_hash="x",
+                cpu_only=False,
+                suites=[],
+            )
+            queries.add_results(
+                s,
+                run.id,
+                None,
+                [
+                    CheckResult(
+                        check="smoke.tensor_add",
+                        status=status,
+                        message=EVIL if status == "fail" else "",
+                        log=EVIL,
+                    )
+                ],
+            )
             run.state, run.ended = "done", queries.now()
             ids.append(run.id)
         s.commit()
@@ -98,14 +124,21 @@ def test_an_export_with_control_characters_in_names_is_refused(tmp_path):
 
 # --- Slack and GitHub, against real HTTP servers on 127.0.0.1 -----------------------------------
 
+
 class Recorder(BaseHTTPRequestHandler):
     seen: list = []
     redirect_to: str = ""
 
-    def do_POST(self):  # noqa: N802
+    def do_POST(self):
         body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        self.seen.append({"server": self.server.server_address[1], "path": self.path, "json": json.loads(body),
-                          "headers": dict(self.headers)})
+        self.seen.append(
+            {
+                "server": self.server.server_address[1],
+                "path": self.path,
+                "json": json.loads(body),
+                "headers": dict(self.headers),
+            }
+        )
         if self.redirect_to and self.path.startswith("/hook"):
             self.send_response(307)
             self.send_header("Location", self.redirect_to)
@@ -152,7 +185,9 @@ def test_a_redirect_to_another_host_is_not_followed_with_the_body(servers, tmp_p
     Recorder.redirect_to = servers[1] + "/collect"
     proc = run_cli("diff", base, head, "--notify", f"slack={servers[0]}/hook/secret", db=db)
     assert proc.returncode == 1, proc.stderr  # the regression is still the verdict
-    assert [r["server"] for r in Recorder.seen] == [int(servers[0].rsplit(":", 1)[1])]  # nothing reached the other
+    assert [r["server"] for r in Recorder.seen] == [
+        int(servers[0].rsplit(":", 1)[1])
+    ]  # nothing reached the other
     assert f"redirect to {servers[1]} not followed" in proc.stderr
 
 
@@ -167,7 +202,11 @@ def test_a_redirect_on_the_same_host_is_followed(servers, tmp_path):
 
 def test_the_github_token_goes_only_over_https(tmp_path):
     db, (base, head) = _store(tmp_path)
-    env = {"GITHUB_TOKEN": "ghs_secretvalue", "GITHUB_SHA": "0" * 40, "GITHUB_API_URL": "http://ghe.example.com/api/v3"}
+    env = {
+        "GITHUB_TOKEN": "ghs_secretvalue",
+        "GITHUB_SHA": "0" * 40,
+        "GITHUB_API_URL": "http://ghe.example.com/api/v3",
+    }
     proc = run_cli("diff", base, head, "--notify", "github=acme/stack", db=db, env=env)
     assert proc.returncode == 2, proc.stderr
     assert "is not https" in proc.stderr and "ghs_secretvalue" not in proc.stderr

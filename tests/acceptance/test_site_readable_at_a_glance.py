@@ -19,10 +19,21 @@ from tests.conftest import ROOT, run_cli
 
 pytestmark = [pytest.mark.docker, pytest.mark.browser]
 IMAGES = ("cpu_debian12_py3.11_pytorch_1.13", "cpu_debian12_py3.11_pytorch_2.13")
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-README_SHOTS = {"site-matrix.png": "matrix/checks.html", "site-seed-features.png": "matrix/seed-features.html",
-                "site-index.png": "index.html"}
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--hide-scrollbars",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+README_SHOTS = {
+    "site-matrix.png": "matrix/checks.html",
+    "site-seed-features.png": "matrix/seed-features.html",
+    "site-index.png": "index.html",
+}
 
 
 @pytest.fixture(scope="module")
@@ -32,12 +43,19 @@ def site(tmp_path_factory) -> Path:
     tmp = tmp_path_factory.mktemp("site-glance")
     db = tmp / "v.sqlite"
     job = tmp / "nightly.yaml"  # a named job: tiers and the summary claim from named jobs only
-    job.write_text(f"name: nightly\nimages: [{IMAGES[0]}, {IMAGES[1]}]\nsuites:\n  - name: smoke\n"
-                   "  - name: features\n")
+    job.write_text(
+        f"name: nightly\nimages: [{IMAGES[0]}, {IMAGES[1]}]\nsuites:\n  - name: smoke\n"
+        "  - name: features\n"
+    )
     proc = run_cli("run", "--job", str(job), "--no-gate", "--no-matrix", db=db)
     assert proc.returncode == 0, proc.stderr[-3000:]
     for _ in range(2):  # a timed history: the check page's trend plot
-        assert run_cli("run", "--image", "host", "--suite", "smoke", "--no-gate", "--no-matrix", db=db).returncode == 0
+        assert (
+            run_cli(
+                "run", "--image", "host", "--suite", "smoke", "--no-gate", "--no-matrix", db=db
+            ).returncode
+            == 0
+        )
     out = tmp / "site"
     proc = run_cli("site", "build", "--out", str(out), db=db)
     assert proc.returncode == 0, proc.stderr
@@ -45,12 +63,28 @@ def site(tmp_path_factory) -> Path:
 
 
 def chromium(page: Path, width: int, tmp: Path, shot: Path | None = None) -> str:
-    base = ["unshare", "--net", shutil.which("chromium"), *FLAGS, f"--window-size={width},1000",
-            f"--user-data-dir={tmp / 'profile'}"]
+    base = [
+        "unshare",
+        "--net",
+        shutil.which("chromium"),
+        *FLAGS,
+        f"--window-size={width},1000",
+        f"--user-data-dir={tmp / 'profile'}",
+    ]
     if shot is not None:
-        subprocess.run([*base, f"--screenshot={shot}", page.as_uri()], capture_output=True, timeout=120, check=True)
-    return subprocess.run([*base, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120,
-                          check=True).stdout
+        subprocess.run(
+            [*base, f"--screenshot={shot}", page.as_uri()],
+            capture_output=True,
+            timeout=120,
+            check=True,
+        )
+    return subprocess.run(
+        [*base, "--dump-dom", page.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout
 
 
 class Header(HTMLParser):
@@ -90,11 +124,21 @@ def shown_headers(dom: str) -> list[tuple[str, str]]:
     h.feed(dom)
     over = [f["text"].strip() for f in h.families for _ in range(f["span"])] or [""] * len(h.leaves)
     assert len(over) == len(h.leaves)
-    return [(f"{fam} {leaf['text'].strip()}".strip(), leaf["name"]) for fam, leaf in zip(over, h.leaves)]
+    return [
+        (f"{fam} {leaf['text'].strip()}".strip(), leaf["name"]) for fam, leaf in zip(over, h.leaves)
+    ]
 
 
-@pytest.mark.parametrize("page", ["matrix/checks.html", "matrix/features.html", "matrix/since.html",
-                                  "matrix/seed-features.html", "matrix/job-nightly.html"])
+@pytest.mark.parametrize(
+    "page",
+    [
+        "matrix/checks.html",
+        "matrix/features.html",
+        "matrix/since.html",
+        "matrix/seed-features.html",
+        "matrix/job-nightly.html",
+    ],
+)
 def test_matrix_headers_are_pairwise_distinct(site, tmp_path, page):
     dom = chromium(site / page, 800, tmp_path)
     heads = shown_headers(dom)
@@ -110,7 +154,12 @@ def test_matrix_headers_are_pairwise_distinct(site, tmp_path, page):
 
 def test_seed_tiers_and_check_pages_read_well(site, tmp_path):
     seed = chromium(site / "matrix/seed-features.html", 1400, tmp_path)
-    for section in ("Tensor data types", "torch.cuda", "torch.backends.cuda", "Distributed library features"):
+    for section in (
+        "Tensor data types",
+        "torch.cuda",
+        "torch.backends.cuda",
+        "Distributed library features",
+    ):
         assert f'scope="rowgroup">{section}</th>' in seed
     tiers = chromium(site / "matrix/tiers.html", 1400, tmp_path)
     rows = tiers.split("<tbody>", 1)[1].split("</tbody>", 1)[0].split("<tr ")[1:]
@@ -123,9 +172,15 @@ def test_seed_tiers_and_check_pages_read_well(site, tmp_path):
 
 def test_every_page_shot_at_two_widths(site, tmp_path):
     # every kind of page: the index and lists, every matrix layout, a check with its plot, a run, images
-    pages = sorted(p for p in site.rglob("*.html") if p.parent.name in ("matrix", site.name) or
-                   p.name in ("index.html", "smoke.matmul.fp32.html"))
-    pages += sorted((site / "runs").glob("*-*.html"))[:1] + sorted((site / "images").glob("*.html"))[:2]
+    pages = sorted(
+        p
+        for p in site.rglob("*.html")
+        if p.parent.name in ("matrix", site.name)
+        or p.name in ("index.html", "smoke.matmul.fp32.html")
+    )
+    pages += (
+        sorted((site / "runs").glob("*-*.html"))[:1] + sorted((site / "images").glob("*.html"))[:2]
+    )
     for kind in ("checks", "runs", "images"):
         assert site / kind / "index.html" in pages
     assert len(pages) >= 16

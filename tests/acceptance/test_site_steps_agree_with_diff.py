@@ -22,11 +22,39 @@ BUSY = {"cpu_pressure": 0.9, "host_load_before": 3.5, "host_cpus": 2}
 def _run(factory, image, i, check, level, metrics, rng):
     samples = tuple(level * (1 + rng.gauss(0, 0.01)) for _ in range(12))
     with factory() as s:
-        run = queries.start_run(s, batch=f"b{check}{i:03d}", job="nightly", image=image, digest="sha256:" + "a" * 64,
-                                host=HostSpec(name="h1"), executor="docker", spec_hash="abc", cpu_only=False, suites=[])
-        queries.add_results(s, run.id, None, [CheckResult(check=check, status="pass", kind="kernel", samples=samples,
-                                                          unit="s", feature=check, metrics=metrics)])
-        run.started, run.ended, run.state = T0 + timedelta(hours=i), T0 + timedelta(hours=i, minutes=5), "done"
+        run = queries.start_run(
+            s,
+            batch=f"b{check}{i:03d}",
+            job="nightly",
+            image=image,
+            digest="sha256:" + "a" * 64,
+            host=HostSpec(name="h1"),
+            executor="docker",
+            spec_hash="abc",
+            cpu_only=False,
+            suites=[],
+        )
+        queries.add_results(
+            s,
+            run.id,
+            None,
+            [
+                CheckResult(
+                    check=check,
+                    status="pass",
+                    kind="kernel",
+                    samples=samples,
+                    unit="s",
+                    feature=check,
+                    metrics=metrics,
+                )
+            ],
+        )
+        run.started, run.ended, run.state = (
+            T0 + timedelta(hours=i),
+            T0 + timedelta(hours=i, minutes=5),
+            "done",
+        )
         s.commit()
         return run.id
 
@@ -37,19 +65,37 @@ def test_site_lists_a_step_only_where_diff_calls_it_a_regression(cli, tmp_path):
     a = ImageSpec(alias="img_a", reference="acme/img:a", backend="cpu")
     b = ImageSpec(alias="img_b", reference="acme/img:b", backend="cpu")
     # a real step: +30 % from the eighth run on, every timing on a quiet host
-    real = [_run(factory, a, i, "kernels.matmul.fp32", 1e-3 if i < 7 else 1.3e-3, QUIET, rng) for i in range(12)]
+    real = [
+        _run(factory, a, i, "kernels.matmul.fp32", 1e-3 if i < 7 else 1.3e-3, QUIET, rng)
+        for i in range(12)
+    ]
     # a jump of +1059.5 % on a busy host, after two quiet runs (too few quiet runs to drop the busy ones)
-    busy = [_run(factory, b, 20 + i, "kernels.conv.fp32", 1e-3 if i < 2 else 11.595e-3, QUIET if i < 2 else BUSY,
-                 rng) for i in range(4)]
+    busy = [
+        _run(
+            factory,
+            b,
+            20 + i,
+            "kernels.conv.fp32",
+            1e-3 if i < 2 else 11.595e-3,
+            QUIET if i < 2 else BUSY,
+            rng,
+        )
+        for i in range(4)
+    ]
     # the history alone (medians, as the site's trend reads them) has a step in both
     assert changepoints.analyse([1e-3, 1e-3, 11.595e-3, 11.595e-3], 0.05).shifts
 
     def kind(base, head, check):
         proc = cli("diff", base, head, "--format", "json")
-        return {c["check"]: c for c in json.loads(proc.stdout)["changes"]}[check]["kind"], proc.returncode
+        return {c["check"]: c for c in json.loads(proc.stdout)["changes"]}[check][
+            "kind"
+        ], proc.returncode
 
     assert kind(real[6], real[7], "kernels.matmul.fp32") == ("slower", 1)
-    assert kind(busy[1], busy[2], "kernels.conv.fp32") == ("noise", 0)  # "noisy host": shown, not counted
+    assert kind(busy[1], busy[2], "kernels.conv.fp32") == (
+        "noise",
+        0,
+    )  # "noisy host": shown, not counted
 
     out = tmp_path / "site"
     proc = cli("site", "build", "--out", str(out))

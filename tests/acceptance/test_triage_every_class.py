@@ -20,17 +20,17 @@ from __future__ import annotations
 
 import json
 import subprocess
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import sys
+import threading
 import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
-from registry_support import registry_basic, run_cli  # noqa: E402,F401
-from vfmath_support import BAD, GOOD, job, need_images  # noqa: E402
+from registry_support import registry_basic, run_cli  # noqa: F401
+from vfmath_support import BAD, GOOD, job, need_images
 
 pytestmark = pytest.mark.docker
 
@@ -67,38 +67,94 @@ def world(registry_basic, tmp_path_factory):  # noqa: F811
     tmp = tmp_path_factory.mktemp("triage")
     env = {**reg.env(), "VALORCH_DB": str(tmp / "v.sqlite")}
     nostart = f"valorch/triage-nostart-{uuid.uuid4().hex[:8]}:v1"
-    (tmp / "empty.tar").write_bytes(b"\0" * 10240)  # an empty tar archive: an image without a single file
-    subprocess.run(["docker", "import", str(tmp / "empty.tar"), nostart], check=True, capture_output=True)
+    (tmp / "empty.tar").write_bytes(
+        b"\0" * 10240
+    )  # an empty tar archive: an image without a single file
+    subprocess.run(
+        ["docker", "import", str(tmp / "empty.tar"), nostart], check=True, capture_output=True
+    )
     tag = f"{reg.host}/triage/app:nightly"
     catalog = tmp / "images"
     catalog.mkdir()
-    (catalog / "app.yaml").write_text(f"family: t\nbackend: cpu\nimages:\n  - alias: app\n    reference: {tag}\n")
-    (catalog / "nostart.yaml").write_text(f"family: n\nbackend: cpu\nlocal: true\nimages:\n  - alias: nostart\n"
-                                          f"    reference: {nostart}\n")
+    (catalog / "app.yaml").write_text(
+        f"family: t\nbackend: cpu\nimages:\n  - alias: app\n    reference: {tag}\n"
+    )
+    (catalog / "nostart.yaml").write_text(
+        f"family: n\nbackend: cpu\nlocal: true\nimages:\n  - alias: nostart\n"
+        f"    reference: {nostart}\n"
+    )
     (tmp / "job1.yaml").write_text(job("nightly", "app", ALWAYS_FALSE))
-    second = job("nightly", "app", ALWAYS_FALSE + FRESH_FALSE + FLIP).replace("images: [app]",
-                                                                               "images: [app, nostart]")
-    (tmp / "job2.yaml").write_text(second.replace("  - name: command\n", "  - name: command\n    attempts: 2\n"))
+    second = job("nightly", "app", ALWAYS_FALSE + FRESH_FALSE + FLIP).replace(
+        "images: [app]", "images: [app, nostart]"
+    )
+    (tmp / "job2.yaml").write_text(
+        second.replace("  - name: command\n", "  - name: command\n    attempts: 2\n")
+    )
     digests, batches = [], []
     try:
         for src, job_file in ((GOOD, "job1.yaml"), (BAD, "job2.yaml")):
             digests.append(reg.push(src, "triage/app:nightly"))  # the second push moves the tag
             # each digest's inventory, stored (what an image drift attaches)
-            p = run_cli("inventory", "audit", "--image", "app", "--catalog", str(catalog), "--pull", "always",
-                        "--format", "json", env=env)
+            p = run_cli(
+                "inventory",
+                "audit",
+                "--image",
+                "app",
+                "--catalog",
+                str(catalog),
+                "--pull",
+                "always",
+                "--format",
+                "json",
+                env=env,
+            )
             assert p.returncode in (0, 1), p.stderr
             before = runs_of(env)
-            p = run_cli("run", "--job", str(tmp / job_file), "--catalog", str(catalog), "--pull", "always",
-                        "--no-gate", "--no-matrix", env=env)
+            p = run_cli(
+                "run",
+                "--job",
+                str(tmp / job_file),
+                "--catalog",
+                str(catalog),
+                "--pull",
+                "always",
+                "--no-gate",
+                "--no-matrix",
+                env=env,
+            )
             assert "Traceback" not in p.stderr, p.stderr
-            batches.append({r["image"]: r["run"] for r in new_runs(env, before) if r["job"] != "inventory"})
-        yield {"env": env, "tmp": tmp, "catalog": catalog, "digests": digests, "batches": batches, "tag": tag}
+            batches.append(
+                {r["image"]: r["run"] for r in new_runs(env, before) if r["job"] != "inventory"}
+            )
+        yield {
+            "env": env,
+            "tmp": tmp,
+            "catalog": catalog,
+            "digests": digests,
+            "batches": batches,
+            "tag": tag,
+        }
     finally:
         # the references valorch pulled (by tag and by digest), untagged only: the images are the test images
-        listed = subprocess.run(["docker", "images", "--digests", "--format", "{{.Repository}} {{.Tag}} {{.Digest}}",
-                                 "--filter", f"reference={reg.host}/triage/app"], capture_output=True, text=True)
-        refs = [ref for repo, name, digest in (line.split() for line in listed.stdout.splitlines())
-                for ref in (f"{repo}:{name}", f"{repo}@{digest}") if "<none>" not in ref]
+        listed = subprocess.run(
+            [
+                "docker",
+                "images",
+                "--digests",
+                "--format",
+                "{{.Repository}} {{.Tag}} {{.Digest}}",
+                "--filter",
+                f"reference={reg.host}/triage/app",
+            ],
+            capture_output=True,
+            text=True,
+        )
+        refs = [
+            ref
+            for repo, name, digest in (line.split() for line in listed.stdout.splitlines())
+            for ref in (f"{repo}:{name}", f"{repo}@{digest}")
+            if "<none>" not in ref
+        ]
         subprocess.run(["docker", "rmi", nostart, *refs], capture_output=True)
 
 
@@ -107,13 +163,17 @@ def test_each_class_of_one_batch_is_stored_when_it_ends(world):
     d1, d2 = world["digests"]
     assert d1 != d2
     one = show(env, first["app"])
-    assert one["image"]["digest"] == d1 and one["triage"]["command.always-false"]["class"] == "new check"
+    assert (
+        one["image"]["digest"] == d1
+        and one["triage"]["command.always-false"]["class"] == "new check"
+    )
     two = show(env, second["app"])
     assert two["image"]["digest"] == d2
     why = two["triage"]
     assert why["command.vfmath-dot"]["class"] == "regression", why
-    assert why["command.vfmath-dot"]["digests"] == [d1, d2] and why["command.vfmath-dot"]["runs"][:2] == \
-        [first["app"], second["app"]]
+    assert why["command.vfmath-dot"]["digests"] == [d1, d2] and why["command.vfmath-dot"]["runs"][
+        :2
+    ] == [first["app"], second["app"]]
     assert why["command.always-false"]["class"] == "never passed"
     assert why["command.fresh-false"]["class"] == "new check"
     assert why["command.flip"]["class"] == "flaky" and "fail, pass" in why["command.flip"]["reason"]
@@ -121,17 +181,23 @@ def test_each_class_of_one_batch_is_stored_when_it_ends(world):
     assert broken["suite command"]["class"] == "infrastructure", broken
     assert "never reported" in broken["suite command"]["reason"]
     # the classes of the batch, for the record
-    print(json.dumps({**{k: v["class"] for k, v in why.items()}, "nostart suite command": "infrastructure"}))
+    print(
+        json.dumps(
+            {**{k: v["class"] for k, v in why.items()}, "nostart suite command": "infrastructure"}
+        )
+    )
     # the text of results show says the same
     text = run_cli("results", "show", second["app"], env=env)
-    assert "command.flip: flaky: mixed outcomes across this run's attempts (fail, pass)" in text.stdout
+    assert (
+        "command.flip: flaky: mixed outcomes across this run's attempts (fail, pass)" in text.stdout
+    )
     # and the run page of the site
     site = world["tmp"] / "site"
     p = run_cli("site", "build", "--out", str(site), "--catalog", str(world["catalog"]), env=env)
     assert p.returncode == 0, p.stderr
     page = (site / "runs" / f"{second['app']}.html").read_text()
     assert '<div class="why"><strong>regression</strong>: passed on the previous digest' in page
-    assert '<strong>flaky</strong>: mixed outcomes' in page
+    assert "<strong>flaky</strong>: mixed outcomes" in page
 
 
 def test_diff_against_the_old_digest_names_the_image_drift_with_the_inventory_diff(world):
@@ -152,7 +218,7 @@ def test_diff_against_the_old_digest_names_the_image_drift_with_the_inventory_di
     posted = []
 
     class Hook(BaseHTTPRequestHandler):
-        def do_POST(self):  # noqa: N802
+        def do_POST(self):
             posted.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
             self.send_response(200)
             self.end_headers()
@@ -163,17 +229,28 @@ def test_diff_against_the_old_digest_names_the_image_drift_with_the_inventory_di
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Hook)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     try:
-        p = run_cli("diff", first["app"], second["app"], "--notify", f"slack=http://127.0.0.1:{httpd.server_port}/h",
-                    env=env)
+        p = run_cli(
+            "diff",
+            first["app"],
+            second["app"],
+            "--notify",
+            f"slack=http://127.0.0.1:{httpd.server_port}/h",
+            env=env,
+        )
     finally:
         httpd.shutdown()
     assert p.returncode == 1 and len(posted) == 1, p.stderr
-    assert "`command.vfmath-dot`" in posted[0]["text"] and "\n  why: image drift: the image ran as" in posted[0]["text"]
+    assert (
+        "`command.vfmath-dot`" in posted[0]["text"]
+        and "\n  why: image drift: the image ran as" in posted[0]["text"]
+    )
     # a catalog that pins the old digest says the same about the run alone
     pinned = world["tmp"] / "pinned"
     pinned.mkdir(exist_ok=True)
-    (pinned / "app.yaml").write_text(f"family: t\nbackend: cpu\nimages:\n  - alias: app\n"
-                                     f"    reference: {world['tag']}\n    digest: {d1}\n")
+    (pinned / "app.yaml").write_text(
+        f"family: t\nbackend: cpu\nimages:\n  - alias: app\n"
+        f"    reference: {world['tag']}\n    digest: {d1}\n"
+    )
     live = show(env, second["app"], "--catalog", str(pinned))["triage"]["command.vfmath-dot"]
     assert live["class"] == "image drift" and "the catalog" in live["reason"]
 
@@ -182,16 +259,29 @@ def test_host_that_fails_preflight_after_its_run_is_the_host_fault(tmp_path):
     need_images()
     env = {"VALORCH_DB": str(tmp_path / "v.sqlite")}
     hosts = tmp_path / "hosts.yaml"
-    hosts.write_text("hosts:\n  - name: fake-mi300\n    endpoint: unix:///var/run/docker.sock\n"
-                     "    labels: [rocm, gfx942]\n    render_gid: 109\n"
-                     "    gpus: [{vendor: amd, arch: gfx942, index: 0, render_minor: 128}]\n")
+    hosts.write_text(
+        "hosts:\n  - name: fake-mi300\n    endpoint: unix:///var/run/docker.sock\n"
+        "    labels: [rocm, gfx942]\n    render_gid: 109\n"
+        "    gpus: [{vendor: amd, arch: gfx942, index: 0, render_minor: 128}]\n"
+    )
     catalog = tmp_path / "images"
     catalog.mkdir()
-    (catalog / "t.yaml").write_text(f"family: t\nbackend: cpu\nlocal: true\nimages:\n  - alias: good\n"
-                                    f"    reference: {GOOD}\n")
+    (catalog / "t.yaml").write_text(
+        f"family: t\nbackend: cpu\nlocal: true\nimages:\n  - alias: good\n    reference: {GOOD}\n"
+    )
     (tmp_path / "job.yaml").write_text(job("hostfault", "good", ALWAYS_FALSE))
-    p = run_cli("run", "--job", str(tmp_path / "job.yaml"), "--catalog", str(catalog), "--hosts", str(hosts),
-                "--no-gate", "--no-matrix", env=env)
+    p = run_cli(
+        "run",
+        "--job",
+        str(tmp_path / "job.yaml"),
+        "--catalog",
+        str(catalog),
+        "--hosts",
+        str(hosts),
+        "--no-gate",
+        "--no-matrix",
+        env=env,
+    )
     assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
     (run,) = runs_of(env)
     assert run["host"] == "fake-mi300"
@@ -205,8 +295,18 @@ def test_host_that_fails_preflight_after_its_run_is_the_host_fault(tmp_path):
 def test_qualify_report_says_why_each_red_check_is_red(world):
     env, (first, _) = world["env"], world["batches"]
     out = world["tmp"] / "q"
-    p = run_cli("qualify", "--job", str(world["tmp"] / "job2.yaml"), "--baseline", first["app"], "--catalog",
-                str(world["catalog"]), "--out-dir", str(out), env=env)
+    p = run_cli(
+        "qualify",
+        "--job",
+        str(world["tmp"] / "job2.yaml"),
+        "--baseline",
+        first["app"],
+        "--catalog",
+        str(world["catalog"]),
+        "--out-dir",
+        str(out),
+        env=env,
+    )
     assert p.returncode == 1 and "Traceback" not in p.stderr, p.stderr  # the vfmath check regressed
     report = (out / "report.md").read_text()
     assert "why: image drift: the image ran as" in report and "the tag moved" in report

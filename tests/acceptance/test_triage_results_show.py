@@ -8,9 +8,9 @@ import subprocess
 import uuid
 
 import pytest
+from vfmath_support import BAD, GOOD, job, need_images
 
 from tests.conftest import run_cli
-from vfmath_support import BAD, GOOD, job, need_images
 
 pytestmark = pytest.mark.docker
 
@@ -19,28 +19,38 @@ ALWAYS_FALSE = """      - id: always-false
 """
 
 
-
 def test_results_show_names_regression_new_check_and_never_passed(tmp_path):
     need_images()
     tag = f"valorch/triage-{uuid.uuid4().hex[:8]}:nightly"
     catalog = tmp_path / "images"
     catalog.mkdir()
-    (catalog / "t.yaml").write_text(f"family: t\nbackend: cpu\nlocal: true\nimages:\n  - alias: tri\n"
-                                    f"    reference: {tag}\n")
+    (catalog / "t.yaml").write_text(
+        f"family: t\nbackend: cpu\nlocal: true\nimages:\n  - alias: tri\n    reference: {tag}\n"
+    )
     (tmp_path / "job.yaml").write_text(job("triage", "tri", ALWAYS_FALSE))
     db = tmp_path / "t.sqlite"
     runs = []
     try:
         for src in (GOOD, BAD):
             subprocess.run(["docker", "tag", src, tag], check=True, capture_output=True)
-            p = run_cli("run", "--job", str(tmp_path / "job.yaml"), "--catalog", str(catalog), "--no-gate",
-                        "--no-matrix", db=db)
+            p = run_cli(
+                "run",
+                "--job",
+                str(tmp_path / "job.yaml"),
+                "--catalog",
+                str(catalog),
+                "--no-gate",
+                "--no-matrix",
+                db=db,
+            )
             assert p.returncode == 0, p.stderr
             listed = json.loads(run_cli("results", "list", "--json", db=db).stdout)
             runs.append(next(r["run"] for r in listed if r["run"] not in runs))
     finally:
         subprocess.run(["docker", "rmi", tag], capture_output=True)
-    first = json.loads(run_cli("results", "show", runs[0], "--json", "--catalog", str(catalog), db=db).stdout)
+    first = json.loads(
+        run_cli("results", "show", runs[0], "--json", "--catalog", str(catalog), db=db).stdout
+    )
     assert first["triage"]["command.always-false"]["class"] == "new check"
     assert "command.vfmath-dot" not in first["triage"]  # it passed
     p = run_cli("results", "show", runs[1], "--json", "--catalog", str(catalog), db=db)
@@ -49,7 +59,9 @@ def test_results_show_names_regression_new_check_and_never_passed(tmp_path):
     good, bad = first["image"]["digest"], second["image"]["digest"]
     assert good != bad
     reg = second["triage"]["command.vfmath-dot"]
-    assert reg["class"] == "regression" and reg["digests"] == [good, bad] and reg["runs"][:2] == runs
+    assert (
+        reg["class"] == "regression" and reg["digests"] == [good, bad] and reg["runs"][:2] == runs
+    )
     assert "passed on the previous digest" in reg["reason"]
     never = second["triage"]["command.always-false"]
     assert never["class"] == "never passed" and runs[0][:8] in never["reason"]

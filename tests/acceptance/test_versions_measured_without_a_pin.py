@@ -9,8 +9,21 @@ import torch
 
 
 def test_unpinned_versions_are_measured(cli):
-    proc = cli("run", "--image", "host", "--suite", "smoke", "--check", "env.version.pytorch",
-               "--check", "env.version.python", "--check", "env.version.apex", "--no-gate", "--no-matrix")
+    proc = cli(
+        "run",
+        "--image",
+        "host",
+        "--suite",
+        "smoke",
+        "--check",
+        "env.version.pytorch",
+        "--check",
+        "env.version.python",
+        "--check",
+        "env.version.apex",
+        "--no-gate",
+        "--no-matrix",
+    )
     assert proc.returncode == 0, proc.stderr
     runs = json.loads(cli("results", "list", "--json").stdout)
     data = json.loads(cli("results", "show", runs[0]["run"], "--json").stdout)

@@ -7,11 +7,12 @@ from pathlib import Path
 # Test modules of other directories do `from conftest import ROOT, VALORCH, run_cli`; pytest
 # registers each directory's conftest.py under the one module name "conftest", so whichever
 # was imported last answers: every conftest re-exports the root conftest's helpers.
-def _root_conftest():  # noqa: ANN202
+def _root_conftest():
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("_valorch_root_conftest",
-                                                  Path(__file__).resolve().parents[1] / "conftest.py")
+    spec = importlib.util.spec_from_file_location(
+        "_valorch_root_conftest", Path(__file__).resolve().parents[1] / "conftest.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

@@ -66,7 +66,9 @@ def _derive(seed: Path, directory: Path) -> None:
     # keep the header page, overwrite every other page: "database disk image is malformed"
     corrupt = bytearray(data)
     for start in range(page, len(corrupt), page):
-        corrupt[start:start + page] = bytes((i * 37 + 11) % 256 for i in range(min(page, len(corrupt) - start)))
+        corrupt[start : start + page] = bytes(
+            (i * 37 + 11) % 256 for i in range(min(page, len(corrupt) - start))
+        )
     (directory / "corrupt_db.sqlite").write_bytes(bytes(corrupt))
     (directory / "truncated_db.sqlite").write_bytes(data[: len(data) // 2])
     future = directory / "future_db.sqlite"
@@ -78,12 +80,17 @@ def _derive(seed: Path, directory: Path) -> None:
     # the schema intact, the pages of the run and result tables (and their indexes) garbage:
     # the database opens, its queries fail ("database disk image is malformed")
     with contextlib.closing(sqlite3.connect(seed)) as conn:
-        roots = [r for (r,) in conn.execute("SELECT rootpage FROM sqlite_master WHERE tbl_name IN "
-                                            "('run', 'result', 'task') AND rootpage > 1")]
+        roots = [
+            r
+            for (r,) in conn.execute(
+                "SELECT rootpage FROM sqlite_master WHERE tbl_name IN "
+                "('run', 'result', 'task') AND rootpage > 1"
+            )
+        ]
     rows = bytearray(data)
     for root in roots:
         start = (root - 1) * page
-        rows[start:start + page] = bytes((i * 53 + 7) % 256 for i in range(page))
+        rows[start : start + page] = bytes((i * 53 + 7) % 256 for i in range(page))
     (directory / "corrupt_rows_db.sqlite").write_bytes(bytes(rows))
 
 
@@ -93,7 +100,7 @@ class Workspace:
     run_id: str
 
     @classmethod
-    def create(cls, root: Path, seed_dir: Path, run_id: str) -> "Workspace":
+    def create(cls, root: Path, seed_dir: Path, run_id: str) -> Workspace:
         shutil.copytree(FILES, root / "f", symlinks=True)
         shutil.copytree(ROOT / "images", root / "catalog", ignore=shutil.ignore_patterns("docker"))
         for name in ("seed", "corrupt_db", "corrupt_rows_db", "truncated_db", "future_db"):
@@ -102,18 +109,28 @@ class Workspace:
 
     def expand(self, text: str) -> str:
         r = self.root
-        return (text.replace("{f}", str(r / "f")).replace("{catalog}", str(r / "catalog"))
-                .replace("{db}", str(r / "seed.sqlite")).replace("{run}", self.run_id)
-                .replace("{repo}", str(ROOT))
-                .replace("{corrupt_db}", str(r / "corrupt_db.sqlite"))
-                .replace("{corrupt_rows_db}", str(r / "corrupt_rows_db.sqlite"))
-                .replace("{truncated_db}", str(r / "truncated_db.sqlite"))
-                .replace("{future_db}", str(r / "future_db.sqlite")))
+        return (
+            text.replace("{f}", str(r / "f"))
+            .replace("{catalog}", str(r / "catalog"))
+            .replace("{db}", str(r / "seed.sqlite"))
+            .replace("{run}", self.run_id)
+            .replace("{repo}", str(ROOT))
+            .replace("{corrupt_db}", str(r / "corrupt_db.sqlite"))
+            .replace("{corrupt_rows_db}", str(r / "corrupt_rows_db.sqlite"))
+            .replace("{truncated_db}", str(r / "truncated_db.sqlite"))
+            .replace("{future_db}", str(r / "future_db.sqlite"))
+        )
 
     def env(self, case: dict) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("VALORCH_")}
-        env.update({"VALORCH_DB": str(self.root / "seed.sqlite"), "VALORCH_CATALOG": str(self.root / "catalog"),
-                    "COLUMNS": "200", "NO_COLOR": "1"})
+        env.update(
+            {
+                "VALORCH_DB": str(self.root / "seed.sqlite"),
+                "VALORCH_CATALOG": str(self.root / "catalog"),
+                "COLUMNS": "200",
+                "NO_COLOR": "1",
+            }
+        )
         env.update({k: self.expand(v) for k, v in (case.get("env") or {}).items()})
         return env
 
@@ -130,11 +147,13 @@ class _Timeout(BaseException):
     pass
 
 
-def _alarm(signum, frame):  # noqa: ANN001
+def _alarm(signum, frame):
     raise _Timeout()
 
 
-def invoke_in_process(args: list[str], env: dict[str, str], cwd: Path, timeout: int = 120) -> tuple[int, str]:
+def invoke_in_process(
+    args: list[str], env: dict[str, str], cwd: Path, timeout: int = 120
+) -> tuple[int, str]:
     """The typer app as the console script calls it (``App.__call__`` with its error
     handler), with stdout/stderr captured and the environment replaced."""
     from click.testing import CliRunner
@@ -166,7 +185,9 @@ def invoke_in_process(args: list[str], env: dict[str, str], cwd: Path, timeout: 
                 signal.alarm(0)
                 signal.signal(signal.SIGALRM, old_handler)
             out = streams[0].getvalue().decode("utf-8", "replace")
-            errtext = streams[1].getvalue().decode("utf-8", "replace") if streams[1] is not None else ""
+            errtext = (
+                streams[1].getvalue().decode("utf-8", "replace") if streams[1] is not None else ""
+            )
     finally:
         os.chdir(old_cwd)
         os.environ.clear()
@@ -174,12 +195,21 @@ def invoke_in_process(args: list[str], env: dict[str, str], cwd: Path, timeout: 
     return code, out + errtext + buf.getvalue()
 
 
-def invoke_subprocess(args: list[str], env: dict[str, str], cwd: Path, timeout: float = 120) -> tuple[int, str]:
+def invoke_subprocess(
+    args: list[str], env: dict[str, str], cwd: Path, timeout: float = 120
+) -> tuple[int, str]:
     env = dict(env)
     env.setdefault("PYTHONPATH", os.environ.get("CORPUS_SRC", str(ROOT)))
     try:
-        done = subprocess.run([VALORCH, *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=timeout,
-                              errors="replace")
+        done = subprocess.run(
+            [VALORCH, *args],
+            capture_output=True,
+            text=True,
+            cwd=cwd,
+            env=env,
+            timeout=timeout,
+            errors="replace",
+        )
     except subprocess.TimeoutExpired:
         return -9, "timed out"
     return done.returncode, done.stdout + done.stderr

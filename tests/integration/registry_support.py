@@ -15,8 +15,8 @@ import os
 import shutil
 import socket
 import ssl
-import sys
 import subprocess
+import sys
 import threading
 import time
 import urllib.parse
@@ -34,13 +34,15 @@ USER, PASSWORD = "valorch", "s3cret-test-pw"
 SMALL = "valorch/base:bookworm"
 
 
-def run_cli(*args: str, env: dict | None = None, cwd: Path | None = None, timeout: float = 900
-            ) -> subprocess.CompletedProcess:
+def run_cli(
+    *args: str, env: dict | None = None, cwd: Path | None = None, timeout: float = 900
+) -> subprocess.CompletedProcess:
     """The real console script with ``env`` added to this environment."""
     full = {k: v for k, v in os.environ.items() if k != "VALORCH_DB"}
     full.update(env or {})
-    return subprocess.run([VALORCH, *args], capture_output=True, text=True, cwd=cwd or ROOT, timeout=timeout,
-                          env=full)
+    return subprocess.run(
+        [VALORCH, *args], capture_output=True, text=True, cwd=cwd or ROOT, timeout=timeout, env=full
+    )
 
 
 def free_port() -> int:
@@ -51,21 +53,78 @@ def free_port() -> int:
 
 def make_ca(d: Path) -> None:
     """A CA and a server certificate for 127.0.0.1 (openssl), and a self-signed token signer."""
+
     def ssl_(*args):
         subprocess.run(["openssl", *args], cwd=d, check=True, capture_output=True)
 
-    ssl_("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=valorch-registry-ca",
-         "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign",
-         "-keyout", "ca.key", "-out", "ca.crt")
-    (d / "server.ext").write_text("authorityKeyIdentifier=keyid,issuer\nkeyUsage=critical,digitalSignature,"
-                                  "keyEncipherment\nsubjectAltName=IP:127.0.0.1,DNS:localhost\n"
-                                  "extendedKeyUsage=serverAuth\n")
-    ssl_("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1", "-keyout", "server.key",
-         "-out", "server.csr")
-    ssl_("x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-days", "2",
-         "-extfile", "server.ext", "-out", "server.crt")
-    ssl_("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=valorch-token-signer",
-         "-keyout", "signer.key", "-out", "signer.crt")
+    ssl_(
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=valorch-registry-ca",
+        "-addext",
+        "basicConstraints=critical,CA:TRUE",
+        "-addext",
+        "keyUsage=critical,keyCertSign,cRLSign",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.crt",
+    )
+    (d / "server.ext").write_text(
+        "authorityKeyIdentifier=keyid,issuer\nkeyUsage=critical,digitalSignature,"
+        "keyEncipherment\nsubjectAltName=IP:127.0.0.1,DNS:localhost\n"
+        "extendedKeyUsage=serverAuth\n"
+    )
+    ssl_(
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-subj",
+        "/CN=127.0.0.1",
+        "-keyout",
+        "server.key",
+        "-out",
+        "server.csr",
+    )
+    ssl_(
+        "x509",
+        "-req",
+        "-in",
+        "server.csr",
+        "-CA",
+        "ca.crt",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-days",
+        "2",
+        "-extfile",
+        "server.ext",
+        "-out",
+        "server.crt",
+    )
+    ssl_(
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=valorch-token-signer",
+        "-keyout",
+        "signer.key",
+        "-out",
+        "signer.crt",
+    )
 
 
 @dataclass
@@ -86,11 +145,18 @@ class Registry:
         return self.dir / "ca.crt"
 
     def env(self, config: Path | None = None) -> dict[str, str]:
-        return {"DOCKER_CONFIG": str(config or self.docker_config), "VALORCH_CERTS_D": str(self.dir / "certs.d")}
+        return {
+            "DOCKER_CONFIG": str(config or self.docker_config),
+            "VALORCH_CERTS_D": str(self.dir / "certs.d"),
+        }
 
     def docker(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-        done = subprocess.run(["docker", "--config", str(self.docker_config), *args], capture_output=True,
-                              text=True, timeout=600)
+        done = subprocess.run(
+            ["docker", "--config", str(self.docker_config), *args],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         if check and done.returncode != 0:
             raise AssertionError(f"docker {' '.join(args)} failed: {done.stderr}")
         return done
@@ -107,10 +173,16 @@ class Registry:
         """Delete the manifest a tag points to (the tag disappears with it)."""
         repo, tag = name.rsplit(":", 1)
         auth = self.auth()
-        head = requests.head(f"https://{self.host}/v2/{repo}/manifests/{tag}", verify=str(self.ca), auth=auth,
-                             headers={"Accept": "application/vnd.docker.distribution.manifest.v2+json"})
+        head = requests.head(
+            f"https://{self.host}/v2/{repo}/manifests/{tag}",
+            verify=str(self.ca),
+            auth=auth,
+            headers={"Accept": "application/vnd.docker.distribution.manifest.v2+json"},
+        )
         digest = head.headers["Docker-Content-Digest"]
-        resp = requests.delete(f"https://{self.host}/v2/{repo}/manifests/{digest}", verify=str(self.ca), auth=auth)
+        resp = requests.delete(
+            f"https://{self.host}/v2/{repo}/manifests/{digest}", verify=str(self.ca), auth=auth
+        )
         assert resp.status_code == 202, resp.text
 
     def auth(self):
@@ -125,9 +197,12 @@ class _BearerFor(requests.auth.AuthBase):
 
     def __call__(self, r):
         repo = urllib.parse.urlparse(r.url).path.split("/v2/", 1)[1].rsplit("/manifests/", 1)[0]
-        resp = requests.get(f"https://127.0.0.1:{self.reg.extra[0]}/token", verify=str(self.reg.ca),
-                            params={"service": "valorch-test", "scope": f"repository:{repo}:pull,push,delete"},
-                            auth=(USER, PASSWORD))
+        resp = requests.get(
+            f"https://127.0.0.1:{self.reg.extra[0]}/token",
+            verify=str(self.reg.ca),
+            params={"service": "valorch-test", "scope": f"repository:{repo}:pull,push,delete"},
+            auth=(USER, PASSWORD),
+        )
         r.headers["Authorization"] = f"Bearer {resp.json()['token']}"
         return r
 
@@ -151,10 +226,21 @@ def jwt_for(scope: str, key_pem: bytes, cert_pem: bytes, service: str) -> str:
         name, _, actions = rest.rpartition(":")
         access.append({"type": kind, "name": name, "actions": [a for a in actions.split(",") if a]})
     now = int(time.time())
-    header = {"typ": "JWT", "alg": "RS256",
-              "x5c": [base64.b64encode(cert.public_bytes(serialization.Encoding.DER)).decode()]}
-    claims = {"iss": "valorch-test-issuer", "sub": USER, "aud": service, "exp": now + 600, "nbf": now - 10,
-              "iat": now, "jti": uuid.uuid4().hex, "access": access}
+    header = {
+        "typ": "JWT",
+        "alg": "RS256",
+        "x5c": [base64.b64encode(cert.public_bytes(serialization.Encoding.DER)).decode()],
+    }
+    claims = {
+        "iss": "valorch-test-issuer",
+        "sub": USER,
+        "aud": service,
+        "exp": now + 600,
+        "nbf": now - 10,
+        "iat": now,
+        "jti": uuid.uuid4().hex,
+        "access": access,
+    }
     signing = f"{_b64url(json.dumps(header).encode())}.{_b64url(json.dumps(claims).encode())}"
     sig = key.sign(signing.encode(), padding.PKCS1v15(), hashes.SHA256())
     return f"{signing}.{_b64url(sig)}"
@@ -164,7 +250,7 @@ def start_token_issuer(d: Path, port: int) -> http.server.ThreadingHTTPServer:
     key_pem, cert_pem = (d / "signer.key").read_bytes(), (d / "signer.crt").read_bytes()
 
     class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):  # noqa: N802
+        def do_GET(self):
             query = urllib.parse.parse_qs(urllib.parse.urlparse(self.path).query)
             header = self.headers.get("Authorization", "")
             ok = header == "Basic " + base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()
@@ -175,8 +261,14 @@ def start_token_issuer(d: Path, port: int) -> http.server.ThreadingHTTPServer:
                 return
             scope = " ".join(query.get("scope", []))
             token = jwt_for(scope, key_pem, cert_pem, query.get("service", ["valorch-test"])[0])
-            body = json.dumps({"token": token, "access_token": token, "expires_in": 600,
-                               "issued_at": dt.datetime.now(dt.timezone.utc).isoformat()}).encode()
+            body = json.dumps(
+                {
+                    "token": token,
+                    "access_token": token,
+                    "expires_in": 600,
+                    "issued_at": dt.datetime.now(dt.timezone.utc).isoformat(),
+                }
+            ).encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(body)))
@@ -196,7 +288,9 @@ def start_token_issuer(d: Path, port: int) -> http.server.ThreadingHTTPServer:
 
 def start_registry(base: Path, kind: str):
     if REGISTRY is None:
-        pytest.fail("docker-registry is not installed (apt-get install docker-registry; .ci/run does)")
+        pytest.fail(
+            "docker-registry is not installed (apt-get install docker-registry; .ci/run does)"
+        )
     d = base / kind
     d.mkdir(parents=True)
     make_ca(d)
@@ -211,16 +305,29 @@ def start_registry(base: Path, kind: str):
     else:
         tport = free_port()
         extra = [tport, start_token_issuer(d, tport)]
-        auth = {"token": {"realm": f"https://127.0.0.1:{tport}/token", "service": "valorch-test",
-                          "issuer": "valorch-test-issuer", "rootcertbundle": str(d / "signer.crt")}}
-    config = {"version": 0.1, "log": {"level": "warn"},
-              "storage": {"filesystem": {"rootdirectory": str(d / "data")}, "delete": {"enabled": True}},
-              "http": {"addr": f"127.0.0.1:{port}", "tls": {"certificate": str(d / "server.crt"),
-                                                             "key": str(d / "server.key")}},
-              "auth": auth}
+        auth = {
+            "token": {
+                "realm": f"https://127.0.0.1:{tport}/token",
+                "service": "valorch-test",
+                "issuer": "valorch-test-issuer",
+                "rootcertbundle": str(d / "signer.crt"),
+            }
+        }
+    config = {
+        "version": 0.1,
+        "log": {"level": "warn"},
+        "storage": {"filesystem": {"rootdirectory": str(d / "data")}, "delete": {"enabled": True}},
+        "http": {
+            "addr": f"127.0.0.1:{port}",
+            "tls": {"certificate": str(d / "server.crt"), "key": str(d / "server.key")},
+        },
+        "auth": auth,
+    }
     (d / "config.yml").write_text(json.dumps(config))  # JSON is YAML
     log = open(d / "registry.log", "w")
-    proc = subprocess.Popen([REGISTRY, "serve", str(d / "config.yml")], stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        [REGISTRY, "serve", str(d / "config.yml")], stdout=log, stderr=subprocess.STDOUT
+    )
     for _ in range(100):
         try:
             requests.get(f"https://127.0.0.1:{port}/v2/", verify=str(d / "ca.crt"), timeout=2)
@@ -238,8 +345,13 @@ def start_registry(base: Path, kind: str):
     cfg = d / "docker-config"
     cfg.mkdir()
     reg = Registry(kind, port, d, proc, cfg, extra)
-    login = subprocess.run(["docker", "--config", str(cfg), "login", "-u", USER, "--password-stdin", reg.host],
-                           input=PASSWORD, capture_output=True, text=True, timeout=120)
+    login = subprocess.run(
+        ["docker", "--config", str(cfg), "login", "-u", USER, "--password-stdin", reg.host],
+        input=PASSWORD,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert login.returncode == 0, login.stderr
     return reg, engine_certs, log
 
@@ -280,15 +392,16 @@ def tiny_images():
     names = []
     for n in ("a", "b", "c"):
         name = f"valorch/tiny:{n}"
-        tar = subprocess.run(["bash", "-c", f"d=$(mktemp -d) && echo {n} > $d/which && tar -C $d -c which"],
-                             capture_output=True, check=True).stdout
+        tar = subprocess.run(
+            ["bash", "-c", f"d=$(mktemp -d) && echo {n} > $d/which && tar -C $d -c which"],
+            capture_output=True,
+            check=True,
+        ).stdout
         subprocess.run(["docker", "import", "-", name], input=tar, capture_output=True, check=True)
         names.append(name)
     yield names
     for name in names:
         subprocess.run(["docker", "rmi", name], capture_output=True)
-
-
 
 
 @pytest.fixture(scope="session")
@@ -300,21 +413,45 @@ def small_engine(tmp_path_factory):
         subprocess.run(["umount", str(base / "data")], capture_output=True)
         shutil.rmtree(base, ignore_errors=True)
     (base / "data").mkdir(parents=True)
-    mount = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=96m", "tmpfs", str(base / "data")],
-                           capture_output=True, text=True)
+    mount = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=96m", "tmpfs", str(base / "data")],
+        capture_output=True,
+        text=True,
+    )
     if mount.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {mount.stderr}")
     bridge = "vlch-d3br0"
     subprocess.run(["ip", "link", "add", bridge, "type", "bridge"], capture_output=True)
     sock = base / "docker.sock"
     log = open(base / "dockerd.log", "w")
-    proc = subprocess.Popen(["dockerd", "--host", f"unix://{sock}", "--data-root", str(base / "data"),
-                             "--exec-root", str(base / "exec"), "--pidfile", str(base / "docker.pid"),
-                             "--storage-driver", "vfs", f"--bridge={bridge}", "--iptables=false",
-                             "--ip-masq=false"], stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        [
+            "dockerd",
+            "--host",
+            f"unix://{sock}",
+            "--data-root",
+            str(base / "data"),
+            "--exec-root",
+            str(base / "exec"),
+            "--pidfile",
+            str(base / "docker.pid"),
+            "--storage-driver",
+            "vfs",
+            f"--bridge={bridge}",
+            "--iptables=false",
+            "--ip-masq=false",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     try:
         for _ in range(120):
-            if subprocess.run(["docker", "-H", f"unix://{sock}", "version"], capture_output=True).returncode == 0:
+            if (
+                subprocess.run(
+                    ["docker", "-H", f"unix://{sock}", "version"], capture_output=True
+                ).returncode
+                == 0
+            ):
                 break
             if proc.poll() is not None:
                 pytest.fail(f"small dockerd exited: {(base / 'dockerd.log').read_text()[-2000:]}")
@@ -337,8 +474,16 @@ def small_engine(tmp_path_factory):
 def random_image():
     """A local image of 24 MiB of random bytes (does not compress; shares no layer with anything)."""
     name = f"valorch/random:{uuid.uuid4().hex[:8]}"
-    tar = subprocess.run(["bash", "-c", "d=$(mktemp -d) && head -c 25165824 /dev/urandom > $d/blob && "
-                          "tar -C $d -c blob && rm -rf $d"], capture_output=True, check=True).stdout
+    tar = subprocess.run(
+        [
+            "bash",
+            "-c",
+            "d=$(mktemp -d) && head -c 25165824 /dev/urandom > $d/blob && "
+            "tar -C $d -c blob && rm -rf $d",
+        ],
+        capture_output=True,
+        check=True,
+    ).stdout
     subprocess.run(["docker", "import", "-", name], input=tar, capture_output=True, check=True)
     yield name
     subprocess.run(["docker", "rmi", name], capture_output=True)
@@ -349,8 +494,16 @@ def big_random_image():
     """A local image of 384 MiB of random bytes: a pull from the test registry takes long
     enough to be interrupted."""
     name = f"valorch/random-big:{uuid.uuid4().hex[:8]}"
-    tar = subprocess.run(["bash", "-c", "d=$(mktemp -d) && head -c 402653184 /dev/urandom > $d/blob && "
-                          "tar -C $d -c blob && rm -rf $d"], capture_output=True, check=True).stdout
+    tar = subprocess.run(
+        [
+            "bash",
+            "-c",
+            "d=$(mktemp -d) && head -c 402653184 /dev/urandom > $d/blob && "
+            "tar -C $d -c blob && rm -rf $d",
+        ],
+        capture_output=True,
+        check=True,
+    ).stdout
     subprocess.run(["docker", "import", "-", name], input=tar, capture_output=True, check=True)
     yield name
     subprocess.run(["docker", "rmi", name], capture_output=True)

@@ -54,9 +54,11 @@ def containers_of(run_ids) -> list[str]:
     """Ids of the containers (any state) labelled with one of these runs."""
     found = []
     for run_id in run_ids:
-        out = subprocess.run(["docker", "ps", "-aq", "--filter", f"label=org.valorch.run={run_id}"],
-                             capture_output=True, text=True, check=True).stdout
+        out = subprocess.run(
+            ["docker", "ps", "-aq", "--filter", f"label=org.valorch.run={run_id}"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
         found += out.split()
     return found
-
-

@@ -75,8 +75,18 @@ def test_baseline_and_qualify_pass_then_planted_regression(cli, tmp_path):
     assert 'pytorch: "1.13"' in text
     (cat / "local-test.yaml").write_text(text.replace('pytorch: "1.13"', 'pytorch: "9.9"', 1))
     out = tmp_path / "q-bad"
-    proc = cli("qualify", "--job", str(job), "--baseline", "rel-1", "--out-dir", str(out), "--catalog", str(cat),
-               *LOOSE)
+    proc = cli(
+        "qualify",
+        "--job",
+        str(job),
+        "--baseline",
+        "rel-1",
+        "--out-dir",
+        str(out),
+        "--catalog",
+        str(cat),
+        *LOOSE,
+    )
     assert proc.returncode == 1, proc.stderr + proc.stdout
     md = (out / "report.md").read_text()
     assert "**REGRESSED**" in md and "`env.version.pytorch`" in md and "expected 9.9" in md
@@ -88,11 +98,25 @@ def test_baseline_and_qualify_pass_then_planted_regression(cli, tmp_path):
 
     # the same failure covered by a live known issue is EXPECTED: qualified again
     issues = tmp_path / "known-issues.yaml"
-    issues.write_text(f"issues:\n  - check: env.version.pytorch\n    images: \"{TORCH1}\"\n    status: fail\n"
-                      "    reason: catalog pin under review\n    expires: 2999-01-01\n")
+    issues.write_text(
+        f'issues:\n  - check: env.version.pytorch\n    images: "{TORCH1}"\n    status: fail\n'
+        "    reason: catalog pin under review\n    expires: 2999-01-01\n"
+    )
     out = tmp_path / "q-xfail"
-    proc = cli("qualify", "--job", str(job), "--baseline", "rel-1", "--out-dir", str(out), "--catalog", str(cat),
-               "--known-issues", str(issues), *LOOSE)
+    proc = cli(
+        "qualify",
+        "--job",
+        str(job),
+        "--baseline",
+        "rel-1",
+        "--out-dir",
+        str(out),
+        "--catalog",
+        str(cat),
+        "--known-issues",
+        str(issues),
+        *LOOSE,
+    )
     assert proc.returncode == 0, proc.stderr + proc.stdout
     md = (out / "report.md").read_text()
     assert "Expected failures (known issues) (1)" in md and "catalog pin under review" in md
@@ -105,7 +129,14 @@ def test_baseline_and_qualify_pass_then_planted_regression(cli, tmp_path):
 
 
 def test_qualify_unknown_baseline_is_bad_input(cli, tmp_path):
-    proc = cli("qualify", "--job", str(job_file(tmp_path, TORCH1)), "--baseline", "v-none",
-               "--out-dir", str(tmp_path / "q"))
+    proc = cli(
+        "qualify",
+        "--job",
+        str(job_file(tmp_path, TORCH1)),
+        "--baseline",
+        "v-none",
+        "--out-dir",
+        str(tmp_path / "q"),
+    )
     assert proc.returncode == 2 and "v-none" in proc.stderr and "Traceback" not in proc.stderr
     assert not (tmp_path / "q").exists()

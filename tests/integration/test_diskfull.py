@@ -10,14 +10,23 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from run_support import act_when, containers_of, rows, run_ids_in
 
 ROOT = Path(__file__).resolve().parents[2]
 VALORCH = str(Path(sys.executable).with_name("valorch"))
-JOB = {"name": "diskfull", "images": ["cpu_debian12_py3.11", "cpu_debian11_py3.9"],
-       "suites": [{"name": "command", "commands": [{"id": "first", "argv": ["true"], "timeout": 60},
-                                                   {"id": "slow", "argv": ["sleep", "4"], "timeout": 60}]}]}
+JOB = {
+    "name": "diskfull",
+    "images": ["cpu_debian12_py3.11", "cpu_debian11_py3.9"],
+    "suites": [
+        {
+            "name": "command",
+            "commands": [
+                {"id": "first", "argv": ["true"], "timeout": 60},
+                {"id": "slow", "argv": ["sleep", "4"], "timeout": 60},
+            ],
+        }
+    ],
+}
 
 
 @pytest.fixture
@@ -50,9 +59,27 @@ def _env(tmp_path):
 def test_full_before_a_run_is_exit_3_naming_the_database(tiny_disk, tmp_path):
     _fill(tiny_disk)
     db, junit = tiny_disk / "v.sqlite", tmp_path / "out.junit.xml"
-    proc = subprocess.run([VALORCH, "run", "--image", "cpu_debian12_py3.11", "--suite", "selftest", "--check",
-                           "selftest.pass", "--db", str(db), "--junit", str(junit)], cwd=ROOT, env=_env(tmp_path),
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [
+            VALORCH,
+            "run",
+            "--image",
+            "cpu_debian12_py3.11",
+            "--suite",
+            "selftest",
+            "--check",
+            "selftest.pass",
+            "--db",
+            str(db),
+            "--junit",
+            str(junit),
+        ],
+        cwd=ROOT,
+        env=_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 3, proc.stderr[-3000:]
     assert "Traceback" not in proc.stderr
     assert f"the results database {db} is full (0.0 MiB free of 2.0 MiB)" in proc.stderr
@@ -65,12 +92,35 @@ def test_full_mid_run_spills_and_resume_imports_exactly_once(tiny_disk, tmp_path
     hosts = tmp_path / "hosts.yaml"
     hosts.write_text("- name: local\n  slots: 1\n")  # one task at a time
     db, env = tiny_disk / "v.sqlite", _env(tmp_path)
-    proc = subprocess.Popen([VALORCH, "run", "--job", str(job), "--hosts", str(hosts), "--db", str(db), "--json",
-                             "--junit", str(tmp_path / "j.xml")],
-                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    err = act_when(proc, lambda: dict(rows(db, "SELECT state, COUNT(*) FROM task GROUP BY state")) ==
-                   {"done": 1, "running": 1},  # the first task stored, the second one measuring
-                   lambda: _fill(tiny_disk), "valorch ended before the disk could fill")
+    proc = subprocess.Popen(
+        [
+            VALORCH,
+            "run",
+            "--job",
+            str(job),
+            "--hosts",
+            str(hosts),
+            "--db",
+            str(db),
+            "--json",
+            "--junit",
+            str(tmp_path / "j.xml"),
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    err = act_when(
+        proc,
+        lambda: (
+            dict(rows(db, "SELECT state, COUNT(*) FROM task GROUP BY state"))
+            == {"done": 1, "running": 1}
+        ),  # the first task stored, the second one measuring
+        lambda: _fill(tiny_disk),
+        "valorch ended before the disk could fill",
+    )
     assert proc.returncode == 3, err[-3000:]
     assert "Traceback" not in err
     assert f"the results database {db} is full" in err and "MiB free of 2.0 MiB" in err
@@ -83,18 +133,35 @@ def test_full_mid_run_spills_and_resume_imports_exactly_once(tiny_disk, tmp_path
 
     (tiny_disk / "fill").unlink()
     subprocess.run(["mount", "-o", "remount,size=16m", str(tiny_disk)], check=True)  # room made
-    (batch,), = set(rows(db, "SELECT batch FROM run"))
-    res = subprocess.run([VALORCH, "run", "--resume", batch, "--hosts", str(hosts), "--db", str(db), "--json"],
-                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    ((batch,),) = set(rows(db, "SELECT batch FROM run"))
+    res = subprocess.run(
+        [VALORCH, "run", "--resume", batch, "--hosts", str(hosts), "--db", str(db), "--json"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert res.returncode == 0, res.stderr[-3000:]
     assert rows(db, "SELECT state, COUNT(*) FROM task GROUP BY state") == [("done", 2)]
     assert rows(db, "SELECT DISTINCT state FROM run") == [("done",)]
     # 2 images x 2 checks, each once: the spilled task was imported, not re-run
     assert rows(db, "SELECT status, COUNT(*) FROM result GROUP BY status") == [("pass", 4)]
     assert rows(db, "SELECT tries FROM task") == [(1,), (1,)]  # neither task ran again
-    assert rows(db, "SELECT COUNT(*) FROM (SELECT run_id, check_pk, attempt FROM result "
-                     "GROUP BY 1, 2, 3 HAVING COUNT(*) > 1)") == [(0,)]
+    assert rows(
+        db,
+        "SELECT COUNT(*) FROM (SELECT run_id, check_pk, attempt FROM result "
+        "GROUP BY 1, 2, 3 HAVING COUNT(*) > 1)",
+    ) == [(0,)]
     assert list((tmp_path / "spill").glob("*.json")) == []
-    res = subprocess.run([VALORCH, "run", "--resume", batch, "--hosts", str(hosts), "--db", str(db), "--json"],
-                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
-    assert res.returncode == 0 and rows(db, "SELECT COUNT(*) FROM result") == [(4,)]  # resuming again adds nothing
+    res = subprocess.run(
+        [VALORCH, "run", "--resume", batch, "--hosts", str(hosts), "--db", str(db), "--json"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert res.returncode == 0 and rows(db, "SELECT COUNT(*) FROM result") == [
+        (4,)
+    ]  # resuming again adds nothing

@@ -23,10 +23,20 @@ VALORCH = str(Path(sys.executable).with_name("valorch"))
 BASE = Path("/tmp/valorch-d4")
 BRIDGE = "vlch-d4br0"
 IMAGE = "valorch/base:bookworm"
-JOB = {"name": "outage", "images": ["cpu_debian12_py3.11"],
-       "suites": [{"name": "command", "commands": [{"id": "first", "argv": ["true"], "timeout": 60},
-                                                   {"id": "slow", "argv": ["sleep", "8"], "timeout": 60}]},
-                  {"name": "selftest", "checks": ["selftest.pass", "selftest.fail"]}]}
+JOB = {
+    "name": "outage",
+    "images": ["cpu_debian12_py3.11"],
+    "suites": [
+        {
+            "name": "command",
+            "commands": [
+                {"id": "first", "argv": ["true"], "timeout": 60},
+                {"id": "slow", "argv": ["sleep", "8"], "timeout": 60},
+            ],
+        },
+        {"name": "selftest", "checks": ["selftest.pass", "selftest.fail"]},
+    ],
+}
 
 
 class Engine:
@@ -35,14 +45,30 @@ class Engine:
         self.proc = None
 
     def docker(self, *args, **kw):
-        return subprocess.run(["docker", "-H", f"unix://{self.sock}", *args], capture_output=True, text=True, **kw)
+        return subprocess.run(
+            ["docker", "-H", f"unix://{self.sock}", *args], capture_output=True, text=True, **kw
+        )
 
     def start(self) -> None:
         log = open(BASE / "dockerd.log", "a")
         self.proc = subprocess.Popen(
-            ["dockerd", "--host", f"unix://{self.sock}", "--data-root", str(BASE / "data"),
-             "--exec-root", str(BASE / "exec"), "--pidfile", str(BASE / "docker.pid"), f"--bridge={BRIDGE}",
-             "--iptables=false", "--ip-masq=false"], stdout=log, stderr=subprocess.STDOUT)
+            [
+                "dockerd",
+                "--host",
+                f"unix://{self.sock}",
+                "--data-root",
+                str(BASE / "data"),
+                "--exec-root",
+                str(BASE / "exec"),
+                "--pidfile",
+                str(BASE / "docker.pid"),
+                f"--bridge={BRIDGE}",
+                "--iptables=false",
+                "--ip-masq=false",
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
         log.close()
         for _ in range(240):
             if self.docker("version").returncode == 0:
@@ -79,8 +105,12 @@ def engine():
     eng.start()
     try:
         if eng.docker("image", "inspect", IMAGE).returncode != 0:
-            subprocess.run(f"docker save {IMAGE} | docker -H unix://{eng.sock} load", shell=True, check=True,
-                           capture_output=True)
+            subprocess.run(
+                f"docker save {IMAGE} | docker -H unix://{eng.sock} load",
+                shell=True,
+                check=True,
+                capture_output=True,
+            )
         yield eng
     finally:
         eng.stop()
@@ -91,19 +121,42 @@ def test_engine_stopped_mid_run_then_resumed_without_loss_or_duplicates(engine, 
     job = tmp_path / "job.json"
     job.write_text(json.dumps(JOB))
     hosts = tmp_path / "hosts.yaml"
-    hosts.write_text(f"hosts:\n  - name: private\n    endpoint: unix://{engine.sock}\n    slots: 1\n")
+    hosts.write_text(
+        f"hosts:\n  - name: private\n    endpoint: unix://{engine.sock}\n    slots: 1\n"
+    )
     db = tmp_path / "outage.sqlite"
     env = {k: v for k, v in os.environ.items() if k != "VALORCH_DB"}
-    argv = [VALORCH, "run", "--job", str(job), "--hosts", str(hosts), "--db", str(db), "--json", "--no-gate",
-            "--pull", "never"]
-    proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    argv = [
+        VALORCH,
+        "run",
+        "--job",
+        str(job),
+        "--hosts",
+        str(hosts),
+        "--db",
+        str(db),
+        "--json",
+        "--no-gate",
+        "--pull",
+        "never",
+    ]
+    proc = subprocess.Popen(
+        argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+
     def stop_engine() -> None:
         time.sleep(1)  # command.first has reported; command.slow is sleeping
         engine.stop()
 
     # the moment: the command suite's container running on the private engine
-    err = act_when(proc, lambda: engine.docker("ps", "-q", "--filter", "label=org.valorch.suite=command").stdout
-                   .split(), stop_engine, "valorch ended before the engine could be stopped")
+    err = act_when(
+        proc,
+        lambda: engine.docker(
+            "ps", "-q", "--filter", "label=org.valorch.suite=command"
+        ).stdout.split(),
+        stop_engine,
+        "valorch ended before the engine could be stopped",
+    )
     assert proc.returncode == 3, err[-3000:]
     assert "Traceback" not in err
     states = dict(rows(db, "SELECT state, COUNT(*) FROM task GROUP BY state"))
@@ -111,19 +164,47 @@ def test_engine_stopped_mid_run_then_resumed_without_loss_or_duplicates(engine, 
     assert rows(db, "SELECT COUNT(*) FROM result") == [(0,)]  # nothing stored half-way
     assert rows(db, "SELECT DISTINCT state FROM run") == [("error",)]
     # every suite that never reported says why: infrastructure (issue 24 §2)
-    assert rows(db, "SELECT subject, cls FROM triage ORDER BY subject") == [("suite command", "infrastructure"),
-                                                                          ("suite selftest", "infrastructure")]
+    assert rows(db, "SELECT subject, cls FROM triage ORDER BY subject") == [
+        ("suite command", "infrastructure"),
+        ("suite selftest", "infrastructure"),
+    ]
 
     engine.start()
-    (batch,), = set(rows(db, "SELECT batch FROM run"))
-    res = subprocess.run([VALORCH, "run", "--resume", batch, "--hosts", str(hosts), "--db", str(db), "--json",
-                          "--no-gate"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    ((batch,),) = set(rows(db, "SELECT batch FROM run"))
+    res = subprocess.run(
+        [
+            VALORCH,
+            "run",
+            "--resume",
+            batch,
+            "--hosts",
+            str(hosts),
+            "--db",
+            str(db),
+            "--json",
+            "--no-gate",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert res.returncode == 0, res.stderr[-3000:]
     assert rows(db, "SELECT state, COUNT(*) FROM task GROUP BY state") == [("done", 2)]
     assert rows(db, "SELECT DISTINCT state FROM run") == [("done",)]
-    got = rows(db, 'SELECT c.check_id, r.status, COUNT(*) FROM result r JOIN "check" c ON c.id = r.check_pk '
-                    "GROUP BY 1, 2 ORDER BY 1")
-    assert got == [("command.first", "pass", 1), ("command.slow", "pass", 1), ("selftest.fail", "fail", 1),
-                   ("selftest.pass", "pass", 1)]
-    assert rows(db, "SELECT subject, cls FROM triage") == [("selftest.fail", "new check")]  # decided again
+    got = rows(
+        db,
+        'SELECT c.check_id, r.status, COUNT(*) FROM result r JOIN "check" c ON c.id = r.check_pk '
+        "GROUP BY 1, 2 ORDER BY 1",
+    )
+    assert got == [
+        ("command.first", "pass", 1),
+        ("command.slow", "pass", 1),
+        ("selftest.fail", "fail", 1),
+        ("selftest.pass", "pass", 1),
+    ]
+    assert rows(db, "SELECT subject, cls FROM triage") == [
+        ("selftest.fail", "new check")
+    ]  # decided again
     assert engine.docker("ps", "-aq", "--filter", "label=org.valorch").stdout.split() == []

@@ -13,28 +13,51 @@ from tests.conftest import run_cli
 
 pytestmark = pytest.mark.browser
 
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 @pytest.fixture(scope="module")
 def chromium(tmp_path_factory):
     exe = shutil.which("chromium")
     if exe is None:
-        proc = subprocess.run(["apt-get", "install", "-y", "-qq", "chromium"], capture_output=True, text=True,
-                              env={"DEBIAN_FRONTEND": "noninteractive", "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"})
+        proc = subprocess.run(
+            ["apt-get", "install", "-y", "-qq", "chromium"],
+            capture_output=True,
+            text=True,
+            env={"DEBIAN_FRONTEND": "noninteractive", "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"},
+        )
         exe = shutil.which("chromium")
         if exe is None:
-            pytest.fail(f"headless Chromium is needed (apt-get install chromium): {proc.stderr[-1000:]}")
+            pytest.fail(
+                f"headless Chromium is needed (apt-get install chromium): {proc.stderr[-1000:]}"
+            )
     profile = tmp_path_factory.mktemp("chromium-profile")
 
     def browse(page: Path, screenshot: Path | None = None) -> str:
         base = [exe, *FLAGS, f"--user-data-dir={profile}"]
         if screenshot is not None:
-            subprocess.run([*base, f"--screenshot={screenshot}", "--window-size=1400,900", page.as_uri()],
-                           capture_output=True, timeout=120, check=True)
-        return subprocess.run([*base, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120,
-                              check=True).stdout
+            subprocess.run(
+                [*base, f"--screenshot={screenshot}", "--window-size=1400,900", page.as_uri()],
+                capture_output=True,
+                timeout=120,
+                check=True,
+            )
+        return subprocess.run(
+            [*base, "--dump-dom", page.as_uri()],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
+        ).stdout
 
     return browse
 
@@ -48,12 +71,15 @@ def two_runs(tmp_path_factory):
     # A catalog entry whose expectation carries markup: it comes back in a failure message.
     (catalog / "t.yaml").write_text(
         "family: local-test\nbackend: cpu\nlocal: true\nimages:\n"
-        "  - alias: torch_2_13\n    reference: valorch/test:pip-torch\n    components: {pytorch: \"2.13.0\"}\n"
+        '  - alias: torch_2_13\n    reference: valorch/test:pip-torch\n    components: {pytorch: "2.13.0"}\n'
         "  - alias: torch_claims\n    reference: valorch/test:pip-torch\n"
-        "    components: {pytorch: \"<b>9.9</b>\"}\n")
+        '    components: {pytorch: "<b>9.9</b>"}\n'
+    )
     runs = []
     for alias in ("torch_2_13", "torch_claims"):
-        proc = run_cli("run", "--image", alias, "--catalog", str(catalog), "--json", "--no-gate", db=db)
+        proc = run_cli(
+            "run", "--image", alias, "--catalog", str(catalog), "--json", "--no-gate", db=db
+        )
         assert proc.returncode == 0, proc.stderr
         runs.append(json.loads(proc.stdout)[0]["run"])
     return db, catalog, runs, tmp

@@ -5,7 +5,6 @@ import json
 import shutil
 
 import pytest
-
 from registry_support import ROOT, registry_basic, registry_token, run_cli, tiny_images  # noqa: F401
 
 
@@ -24,9 +23,14 @@ def hub_env(reg, tmp_path):
     cfg = tmp_path / "cfg"
     cfg.mkdir()
     auths = json.loads((reg.docker_config / "config.json").read_text())["auths"]
-    (cfg / "config.json").write_text(json.dumps({"auths": {"docker.io": next(iter(auths.values()))}}))
-    return {"VALORCH_REGISTRY_ENDPOINTS": f"docker.io=https://{reg.host}", "VALORCH_CERTS_D": str(tmp_path / "certs.d"),
-            "DOCKER_CONFIG": str(cfg)}
+    (cfg / "config.json").write_text(
+        json.dumps({"auths": {"docker.io": next(iter(auths.values()))}})
+    )
+    return {
+        "VALORCH_REGISTRY_ENDPOINTS": f"docker.io=https://{reg.host}",
+        "VALORCH_CERTS_D": str(tmp_path / "certs.d"),
+        "DOCKER_CONFIG": str(cfg),
+    }
 
 
 @pytest.fixture(params=["registry_basic", "registry_token"])
@@ -58,7 +62,9 @@ def test_drift_update_vanished(hub, tiny_images):  # noqa: F811
     assert done.stdout.count('+    digest: "sha256:') == 8 and "wrote" in done.stderr
     after = (catalog / "rocm.yaml").read_text()
     assert after.splitlines()[0] == before.splitlines()[0]  # comments kept
-    assert all(d in after for d in digests.values()) and len(after.splitlines()) == len(before.splitlines())
+    assert all(d in after for d in digests.values()) and len(after.splitlines()) == len(
+        before.splitlines()
+    )
     assert not list(catalog.glob(".*tmp"))
 
     done = run_cli("images", "check", "--catalog", str(catalog), env=env)
@@ -72,27 +78,49 @@ def test_drift_update_vanished(hub, tiny_images):  # noqa: F811
     gone = f"rocm/pytorch:{dict(rocm_tags())[aliases[1]]}"
     reg.push(tiny_images[2], gone)  # a manifest of its own: deleting it leaves the other tags
     reg.delete_tag(gone)
-    done = run_cli("images", "check", aliases[0], aliases[1], aliases[2], "--catalog", str(catalog), "--json", env=env)
+    done = run_cli(
+        "images",
+        "check",
+        aliases[0],
+        aliases[1],
+        aliases[2],
+        "--catalog",
+        str(catalog),
+        "--json",
+        env=env,
+    )
     assert done.returncode == 1, done.stderr
-    states = {c["alias"]: (c["state"], c["current_digest"]) for c in json.loads(done.stdout)["images"]}
-    assert states == {aliases[0]: ("moved", new), aliases[1]: ("vanished", None), aliases[2]: ("same", digests[aliases[2]])}
+    states = {
+        c["alias"]: (c["state"], c["current_digest"]) for c in json.loads(done.stdout)["images"]
+    }
+    assert states == {
+        aliases[0]: ("moved", new),
+        aliases[1]: ("vanished", None),
+        aliases[2]: ("same", digests[aliases[2]]),
+    }
 
 
 def test_wrong_password_and_unreachable(registry_basic, tmp_path):  # noqa: F811
     env = hub_env(registry_basic, tmp_path)
-    (tmp_path / "cfg" / "config.json").write_text(json.dumps({"auths": {"docker.io": {"username": "valorch",
-                                                                                       "password": "nope"}}}))
+    (tmp_path / "cfg" / "config.json").write_text(
+        json.dumps({"auths": {"docker.io": {"username": "valorch", "password": "nope"}}})
+    )
     done = run_cli("images", "check", "rocm6.3_py3.12_pytorch_2.4", env=env)
     assert done.returncode == 3
     assert "registry docker.io refused the credentials of user 'valorch'" in done.stderr
     assert "docker login docker.io" in done.stderr and "Traceback" not in done.stderr
     env["VALORCH_REGISTRY_ENDPOINTS"] = "docker.io=https://127.0.0.1:9"
     done = run_cli("images", "check", "rocm6.3_py3.12_pytorch_2.4", env=env)
-    assert done.returncode == 3 and "registry docker.io is unreachable at https://127.0.0.1:9" in done.stderr
+    assert (
+        done.returncode == 3
+        and "registry docker.io is unreachable at https://127.0.0.1:9" in done.stderr
+    )
 
 
 def test_bad_reference_is_exit_2(tmp_path):
-    (tmp_path / "x.yaml").write_text("family: cpu\nbackend: cpu\nimages:\n  - alias: bad\n"
-                                     "    reference: localhost:5000/x@sha256:1234\n")
+    (tmp_path / "x.yaml").write_text(
+        "family: cpu\nbackend: cpu\nimages:\n  - alias: bad\n"
+        "    reference: localhost:5000/x@sha256:1234\n"
+    )
     done = run_cli("images", "check", "--catalog", str(tmp_path))
     assert done.returncode == 2 and "64 lower-case hex" in done.stderr

@@ -17,8 +17,14 @@ FAKE_ROCM = "valorch/test:fake-rocm"
 
 def valorch(*args: str, db: Path) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k not in ("VALORCH_DB", "VALORCH_CATALOG")}
-    return subprocess.run([VALORCH, *args, "--db", str(db)], capture_output=True, text=True, cwd=ROOT,
-                          timeout=900, env=env)
+    return subprocess.run(
+        [VALORCH, *args, "--db", str(db)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=900,
+        env=env,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -29,24 +35,43 @@ def db(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def catalog(tmp_path_factory) -> Path:
     """Deliberate expectations: a wrong PyTorch for pip-torch, a ROCm 6.3 stack for fake-rocm."""
-    if subprocess.run(["docker", "image", "inspect", FAKE_ROCM], capture_output=True).returncode != 0:
-        subprocess.run(["docker", "build", "-q", "-t", FAKE_ROCM, "-f", str(ROOT / "images/docker/Dockerfile.fake-rocm"),
-                        str(ROOT / "images/docker")], check=True, capture_output=True, timeout=600)
+    if (
+        subprocess.run(["docker", "image", "inspect", FAKE_ROCM], capture_output=True).returncode
+        != 0
+    ):
+        subprocess.run(
+            [
+                "docker",
+                "build",
+                "-q",
+                "-t",
+                FAKE_ROCM,
+                "-f",
+                str(ROOT / "images/docker/Dockerfile.fake-rocm"),
+                str(ROOT / "images/docker"),
+            ],
+            check=True,
+            capture_output=True,
+            timeout=600,
+        )
     d = tmp_path_factory.mktemp("catalog")
     (d / "t.yaml").write_text(
         "family: t\nbackend: cpu\nlocal: true\nimages:\n"
         "  - alias: wrong_torch\n    reference: valorch/test:pip-torch\n"
-        "    components: {debian: \"12\", python: \"3.11\", pytorch: \"2.4\"}\n"
+        '    components: {debian: "12", python: "3.11", pytorch: "2.4"}\n'
         "  - alias: fake_rocm6.3\n    reference: valorch/test:fake-rocm\n    backend: rocm\n"
-        "    components: {rocm: \"6.3\", hip: \"6.3\", hipblaslt: \"0.10\", miopen: \"3.3.0\", rccl: \"2.21\",\n"
-        "                 magma: master, ucx: \"1.14.1\", ompi: \"4.1.5\", ofed: \"5.3-1.0.5.0\", debian: \"12\"}\n"
-        "  - alias: absent\n    reference: valorch/test:does-not-exist\n    components: {python: \"3.11\"}\n")
+        '    components: {rocm: "6.3", hip: "6.3", hipblaslt: "0.10", miopen: "3.3.0", rccl: "2.21",\n'
+        '                 magma: master, ucx: "1.14.1", ompi: "4.1.5", ofed: "5.3-1.0.5.0", debian: "12"}\n'
+        '  - alias: absent\n    reference: valorch/test:does-not-exist\n    components: {python: "3.11"}\n'
+    )
     return d
 
 
 @pytest.fixture(scope="module")
 def pip_audit(db) -> dict:
-    proc = valorch("inventory", "audit", "--image", "cpu_debian12_py3.11_pytorch_2.13", "--json", db=db)
+    proc = valorch(
+        "inventory", "audit", "--image", "cpu_debian12_py3.11_pytorch_2.13", "--json", db=db
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return json.loads(proc.stdout)
 
@@ -79,15 +104,22 @@ def test_cyclonedx_export(pip_audit, db):
     purls = [c.get("purl", "") for c in bom["components"]]
     assert any(p.startswith("pkg:pypi/torch@2.13.0") for p in purls), purls[:20]
     assert bom["metadata"]["component"]["name"] == "valorch/test"
-    assert bom["metadata"]["component"]["version"] == pip_audit["digest"]  # the image digest is the subject
-    assert bom["metadata"]["timestamp"] and bom["metadata"]["tools"]["components"][0]["name"] == "valorch"
+    assert (
+        bom["metadata"]["component"]["version"] == pip_audit["digest"]
+    )  # the image digest is the subject
+    assert (
+        bom["metadata"]["timestamp"]
+        and bom["metadata"]["tools"]["components"][0]["name"] == "valorch"
+    )
     from orchestrator.render import sbom
 
     assert sbom.validate(proc.stdout) is None
 
 
 def test_wrong_expectation_is_drift_exit_1(catalog, db):
-    proc = valorch("inventory", "audit", "--image", "wrong_torch", "--catalog", str(catalog), "--json", db=db)
+    proc = valorch(
+        "inventory", "audit", "--image", "wrong_torch", "--catalog", str(catalog), "--json", db=db
+    )
     assert proc.returncode == 1, proc.stdout + proc.stderr
     found = {f["component"]: f for f in json.loads(proc.stdout)["findings"]}
     assert found["pytorch"]["kind"] == "drift"
@@ -96,14 +128,26 @@ def test_wrong_expectation_is_drift_exit_1(catalog, db):
 
 
 def test_wrong_expectation_in_the_terminal_table(catalog, db):
-    proc = valorch("inventory", "audit", "--image", "wrong_torch", "--catalog", str(catalog), "--format", "md", db=db)
+    proc = valorch(
+        "inventory",
+        "audit",
+        "--image",
+        "wrong_torch",
+        "--catalog",
+        str(catalog),
+        "--format",
+        "md",
+        db=db,
+    )
     assert proc.returncode == 1
     assert "| pytorch | 2.4 | 2.13.0" in proc.stdout and "**DRIFT**" in proc.stdout
 
 
 @pytest.fixture(scope="module")
 def rocm_audit(catalog, db) -> dict:
-    proc = valorch("inventory", "audit", "--image", "fake_rocm6.3", "--catalog", str(catalog), "--json", db=db)
+    proc = valorch(
+        "inventory", "audit", "--image", "fake_rocm6.3", "--catalog", str(catalog), "--json", db=db
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return json.loads(proc.stdout)
 
@@ -111,29 +155,64 @@ def rocm_audit(catalog, db) -> dict:
 def test_fake_rocm_against_its_rocm_stack_is_clean(rocm_audit):
     found = {f["component"]: f for f in rocm_audit["findings"]}
     assert {k: f["kind"] for k, f in found.items()} == {
-        "rocm": "ok", "hip": "ok", "hipblaslt": "ok", "miopen": "ok", "rccl": "ok", "magma": "unpinned",
-        "ucx": "ok", "ompi": "ok", "ofed": "ok", "debian": "ok"}
+        "rocm": "ok",
+        "hip": "ok",
+        "hipblaslt": "ok",
+        "miopen": "ok",
+        "rccl": "ok",
+        "magma": "unpinned",
+        "ucx": "ok",
+        "ompi": "ok",
+        "ofed": "ok",
+        "debian": "ok",
+    }
     assert found["hipblaslt"]["evidence"].endswith("hipblaslt-version.h")
     assert found["ucx"]["evidence"] == "ucx_info -v"
 
 
 def test_diff_of_two_images(db):
-    proc = valorch("inventory", "diff", "cpu_debian12_py3.11_pytorch_1.13", "cpu_debian12_py3.11_pytorch_2.13",
-                   "--format", "json", db=db)
+    proc = valorch(
+        "inventory",
+        "diff",
+        "cpu_debian12_py3.11_pytorch_1.13",
+        "cpu_debian12_py3.11_pytorch_2.13",
+        "--format",
+        "json",
+        db=db,
+    )
     assert proc.returncode == 0, proc.stderr
     changes = {c["name"]: c for c in json.loads(proc.stdout)["changes"]}
     assert changes["pytorch"]["kind"] == "changed"
-    assert changes["pytorch"]["old"].startswith("1.13") and changes["pytorch"]["new"].startswith("2.13.0")
+    assert changes["pytorch"]["old"].startswith("1.13") and changes["pytorch"]["new"].startswith(
+        "2.13.0"
+    )
     assert "python" not in changes  # both Debian bookworm's 3.11
     # the same diff from the stored inventories, without gathering again
-    stored = valorch("inventory", "diff", "cpu_debian12_py3.11_pytorch_1.13", "cpu_debian12_py3.11_pytorch_2.13",
-                     "--stored", "--format", "json", db=db)
+    stored = valorch(
+        "inventory",
+        "diff",
+        "cpu_debian12_py3.11_pytorch_1.13",
+        "cpu_debian12_py3.11_pytorch_2.13",
+        "--stored",
+        "--format",
+        "json",
+        db=db,
+    )
     assert stored.returncode == 0, stored.stderr
-    assert {c["name"]: c for c in json.loads(stored.stdout)["changes"]}["pytorch"] == changes["pytorch"]
+    assert {c["name"]: c for c in json.loads(stored.stdout)["changes"]}["pytorch"] == changes[
+        "pytorch"
+    ]
     # without --stored, an inventory of the same image digest is reused: no new inventory runs
     before = json.loads(valorch("inventory", "list", "--json", db=db).stdout)
-    again = valorch("inventory", "diff", "cpu_debian12_py3.11_pytorch_1.13", "cpu_debian12_py3.11_pytorch_2.13",
-                    "--format", "json", db=db)
+    again = valorch(
+        "inventory",
+        "diff",
+        "cpu_debian12_py3.11_pytorch_1.13",
+        "cpu_debian12_py3.11_pytorch_2.13",
+        "--format",
+        "json",
+        db=db,
+    )
     assert again.returncode == 0, again.stderr
     assert json.loads(again.stdout)["changes"] == json.loads(proc.stdout)["changes"]
     assert json.loads(valorch("inventory", "list", "--json", db=db).stdout) == before
@@ -149,14 +228,26 @@ def test_diff_by_run_ids_in_the_terminal(pip_audit, rocm_audit, db):
 
 def test_bad_input_and_infrastructure_exit_codes(catalog, db):
     unknown = valorch("inventory", "audit", "--image", "no_such_image", db=db)
-    assert unknown.returncode == 2 and "unknown image" in unknown.stderr and "Traceback" not in unknown.stderr
+    assert (
+        unknown.returncode == 2
+        and "unknown image" in unknown.stderr
+        and "Traceback" not in unknown.stderr
+    )
     absent = valorch("inventory", "audit", "--image", "absent", "--catalog", str(catalog), db=db)
-    assert absent.returncode == 3 and "not present" in absent.stderr and "Traceback" not in absent.stderr
+    assert (
+        absent.returncode == 3
+        and "not present" in absent.stderr
+        and "Traceback" not in absent.stderr
+    )
     missing_run = valorch("inventory", "show", "ffffffff", db=db)
     assert missing_run.returncode == 2 and "no stored inventory" in missing_run.stderr
 
 
 def test_no_container_left_behind():
-    out = subprocess.run(["docker", "ps", "-aq", "--filter", "label=org.valorch.suite=inventory"],
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        ["docker", "ps", "-aq", "--filter", "label=org.valorch.suite=inventory"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert out.split() == []

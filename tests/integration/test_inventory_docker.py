@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from orchestrator import audit
-from orchestrator.render import audit as render_audit
 from orchestrator.probe import MARKER
+from orchestrator.render import audit as render_audit
 
 pytestmark = pytest.mark.docker
 
@@ -24,10 +24,25 @@ FAKE_ROCM = "valorch/test:fake-rocm"
 
 @pytest.fixture(scope="module")
 def fake_rocm_image() -> str:
-    if subprocess.run(["docker", "image", "inspect", FAKE_ROCM], capture_output=True).returncode != 0:
-        subprocess.run(["docker", "build", "-q", "-t", FAKE_ROCM, "-f",
-                        str(ROOT / "images/docker/Dockerfile.fake-rocm"), str(ROOT / "images/docker")],
-                       check=True, capture_output=True, timeout=600)
+    if (
+        subprocess.run(["docker", "image", "inspect", FAKE_ROCM], capture_output=True).returncode
+        != 0
+    ):
+        subprocess.run(
+            [
+                "docker",
+                "build",
+                "-q",
+                "-t",
+                FAKE_ROCM,
+                "-f",
+                str(ROOT / "images/docker/Dockerfile.fake-rocm"),
+                str(ROOT / "images/docker"),
+            ],
+            check=True,
+            capture_output=True,
+            timeout=600,
+        )
     return FAKE_ROCM
 
 
@@ -36,20 +51,39 @@ def probe_copy(tmp_path_factory) -> Path:
     import shutil
 
     dest = tmp_path_factory.mktemp("probe")
-    shutil.copytree(ROOT / "orchestrator" / "probe", dest / "valorch_probe",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        ROOT / "orchestrator" / "probe",
+        dest / "valorch_probe",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
     return dest
 
 
 def run_inventory(image: str, probe: Path) -> tuple[dict, audit.Inventory]:
     proc = subprocess.run(
-        ["docker", "run", "--rm", "--network", "none", "-v", f"{probe}:/opt/valorch:ro",
-         "-e", "PYTHONPATH=/opt/valorch", image, "python3", "-m", "valorch_probe.inventory"],
-        capture_output=True, text=True, timeout=600)
+        [
+            "docker",
+            "run",
+            "--rm",
+            "--network",
+            "none",
+            "-v",
+            f"{probe}:/opt/valorch:ro",
+            "-e",
+            "PYTHONPATH=/opt/valorch",
+            image,
+            "python3",
+            "-m",
+            "valorch_probe.inventory",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr
     lines = [line for line in proc.stdout.splitlines() if line.startswith(MARKER)]
     assert len(lines) == 1, proc.stdout[-2000:]
-    raw = json.loads(lines[0][len(MARKER):])
+    raw = json.loads(lines[0][len(MARKER) :])
     inv = audit.parse_inventory(raw)
     assert inv.errors == (), inv.errors
     return raw, inv
@@ -57,13 +91,20 @@ def run_inventory(image: str, probe: Path) -> tuple[dict, audit.Inventory]:
 
 @pytest.fixture(scope="module")
 def inventories(probe_copy, fake_rocm_image) -> dict[str, audit.Inventory]:
-    images = ["valorch/test:debian-torch", "valorch/test:pip-torch", "valorch/base:bullseye", fake_rocm_image]
+    images = [
+        "valorch/test:debian-torch",
+        "valorch/test:pip-torch",
+        "valorch/base:bullseye",
+        fake_rocm_image,
+    ]
     return {image: run_inventory(image, probe_copy)[1] for image in images}
 
 
 def value(inv: audit.Inventory, name: str) -> str:
     comp = inv.get(name)
-    assert comp is not None, f"{name} not in the inventory: {[c.name for c in inv.components if ':' not in c.name]}"
+    assert comp is not None, (
+        f"{name} not in the inventory: {[c.name for c in inv.components if ':' not in c.name]}"
+    )
     return comp.value
 
 
@@ -74,7 +115,9 @@ def test_debian_torch(inventories):
     assert value(inv, "python").startswith("3.11.")
     assert value(inv, "pytorch").startswith("1.13.")
     assert inv.get("pytorch").evidence.startswith("/usr/lib/python3/dist-packages/torch-1.13")
-    assert value(inv, "pytorch.runtime").startswith("1.13.")  # import torch agrees with the metadata
+    assert value(inv, "pytorch.runtime").startswith(
+        "1.13."
+    )  # import torch agrees with the metadata
     assert value(inv, "numpy")
     assert value(inv, "deb:python3-torch").startswith("1.13.")  # Debian's package of it
     assert inv.get("rocm") is None and inv.get("cuda") is None
@@ -84,7 +127,9 @@ def test_debian_torch(inventories):
 def test_pip_torch(inventories):
     inv = inventories["valorch/test:pip-torch"]
     assert value(inv, "pytorch").startswith("2.13.0")
-    assert inv.get("pytorch").evidence.startswith("/usr/local/lib/python3.11/dist-packages/torch-2.13.0")
+    assert inv.get("pytorch").evidence.startswith(
+        "/usr/local/lib/python3.11/dist-packages/torch-2.13.0"
+    )
     assert value(inv, "pytorch.runtime").startswith("2.13.0")
     assert inv.get("pytorch.cuda") is None and inv.get("pytorch.hip") is None  # a CPU wheel
     assert value(inv, "numpy")
@@ -103,11 +148,17 @@ def test_fake_rocm(inventories):
     inv = inventories[FAKE_ROCM]
     rocm = inv.get("rocm")
     assert (rocm.value, rocm.source, rocm.evidence) == ("6.3.0", "file", "/opt/rocm/.info/version")
-    assert rocm.extra["package_version"] == "6.3.0-39" and rocm.extra["real_path"] == "/opt/rocm-6.3.0"
+    assert (
+        rocm.extra["package_version"] == "6.3.0-39" and rocm.extra["real_path"] == "/opt/rocm-6.3.0"
+    )
     assert rocm.extra["header"] == "6.3.0"
     deb = inv.get("deb:hipblaslt")
     assert deb.value == "0.10.0.60300-39~24.04"
-    assert (deb.extra["upstream"], deb.extra["rocm_build"], deb.extra["distro"]) == ("0.10.0", "6.3.0", "24.04")
+    assert (deb.extra["upstream"], deb.extra["rocm_build"], deb.extra["distro"]) == (
+        "0.10.0",
+        "6.3.0",
+        "24.04",
+    )
     hipblaslt = inv.get("hipblaslt")
     assert (hipblaslt.value, hipblaslt.source) == ("0.10.0", "header")
     assert hipblaslt.extra["rocm_build"] == "6.3.0"
@@ -119,18 +170,36 @@ def test_fake_rocm(inventories):
     assert (value(inv, "ofed"), inv.get("ofed").evidence) == ("5.3-1.0.5.0", "ofed_info -s")
     assert inv.get("deb:rocm-smi-lib") is None  # config-files only
     # the seed table's row for ROCm 6.3 / PyTorch 2.3.0, against an image without PyTorch on Debian
-    expected = {"pytorch": "2.3.0", "ubuntu": "22.04", "python": "3.10", "magma": "master",
-                "ucx": "1.14.1", "ompi": "4.1.5", "ofed": "5.3-1.0.5.0", "rocm": "6.3"}
+    expected = {
+        "pytorch": "2.3.0",
+        "ubuntu": "22.04",
+        "python": "3.10",
+        "magma": "master",
+        "ucx": "1.14.1",
+        "ompi": "4.1.5",
+        "ofed": "5.3-1.0.5.0",
+        "rocm": "6.3",
+    }
     kinds = {f.component: f.kind for f in audit.compare(inv, expected)}
-    assert kinds == {"pytorch": "missing", "ubuntu": "missing", "python": "drift", "magma": "unpinned",
-                     "ucx": "ok", "ompi": "ok", "ofed": "ok", "rocm": "ok"}
+    assert kinds == {
+        "pytorch": "missing",
+        "ubuntu": "missing",
+        "python": "drift",
+        "magma": "unpinned",
+        "ucx": "ok",
+        "ompi": "ok",
+        "ofed": "ok",
+        "rocm": "ok",
+    }
 
 
 def test_diff_debian_torch_vs_pip_torch(inventories):
     a, b = inventories["valorch/test:debian-torch"], inventories["valorch/test:pip-torch"]
     changes = {c.subject: c for c in audit.diff(a, b)}
     assert changes["pytorch"].kind == "changed"
-    assert changes["pytorch"].old.startswith("1.13.") and changes["pytorch"].new.startswith("2.13.0")
+    assert changes["pytorch"].old.startswith("1.13.") and changes["pytorch"].new.startswith(
+        "2.13.0"
+    )
     assert changes["deb:python3-torch"].kind == "removed"
     assert "python" not in changes and "os" not in changes
     md = render_audit.render_diff_md(list(changes.values()), "debian-torch", "pip-torch")
@@ -145,7 +214,13 @@ def test_cyclonedx_of_a_real_image(inventories):
     bom = json.loads(text)
     purls = {c.get("purl") for c in bom["components"]}
     torch = next(p for p in purls if p and p.startswith("pkg:pypi/torch@2.13.0"))
-    assert torch and any(p and p.startswith("pkg:deb/debian/libc6@") and "distro=debian-12" in p for p in purls)
+    assert torch and any(
+        p and p.startswith("pkg:deb/debian/libc6@") and "distro=debian-12" in p for p in purls
+    )
     adduser = next(c for c in bom["components"] if c["name"] == "adduser")
-    assert adduser["purl"].endswith("?arch=all&distro=debian-12") and adduser["licenses"]  # from its copyright file
-    assert any(c.get("licenses") for c in bom["components"] if c.get("purl", "").startswith("pkg:pypi/"))
+    assert (
+        adduser["purl"].endswith("?arch=all&distro=debian-12") and adduser["licenses"]
+    )  # from its copyright file
+    assert any(
+        c.get("licenses") for c in bom["components"] if c.get("purl", "").startswith("pkg:pypi/")
+    )

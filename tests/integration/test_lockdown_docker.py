@@ -16,22 +16,40 @@ from orchestrator.spec import CommandSpec, ImageSpec, SuiteRef, Task
 
 IMAGE = "cpu_debian12_py3.11"  # valorch/base:bookworm
 # the container's own limits, from cgroup v2 or v1
-CGROUP_LIMITS = ("if [ -f /sys/fs/cgroup/memory.max ]; then echo memory $(cat /sys/fs/cgroup/memory.max) "
-                 "cpu $(cat /sys/fs/cgroup/cpu.max); "
-                 "else echo memory $(cat /sys/fs/cgroup/memory/memory.limit_in_bytes) "
-                 "cpu $(cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us) $(cat /sys/fs/cgroup/cpu/cpu.cfs_period_us); fi")
+CGROUP_LIMITS = (
+    "if [ -f /sys/fs/cgroup/memory.max ]; then echo memory $(cat /sys/fs/cgroup/memory.max) "
+    "cpu $(cat /sys/fs/cgroup/cpu.max); "
+    "else echo memory $(cat /sys/fs/cgroup/memory/memory.limit_in_bytes) "
+    "cpu $(cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us) $(cat /sys/fs/cgroup/cpu/cpu.cfs_period_us); fi"
+)
 
 
 def _statuses(db):
-    return {c: (s, m) for c, s, m in db_rows(db, 'SELECT c.check_id, r.status, r.message FROM result r '
-                                              'JOIN "check" c ON c.id = r.check_pk ORDER BY r.id')}
+    return {
+        c: (s, m)
+        for c, s, m in db_rows(
+            db,
+            "SELECT c.check_id, r.status, r.message FROM result r "
+            'JOIN "check" c ON c.id = r.check_pk ORDER BY r.id',
+        )
+    }
 
 
 def _job(tmp_path, commands, **suite):
-    spec = {"name": "lockdown", "images": [IMAGE],
-            "suites": [{"name": "command", **suite,
-                        "commands": [{"id": c[0], "argv": c[1], "timeout": 60, **(c[2] if len(c) > 2 else {})}
-                                     for c in commands]}]}
+    spec = {
+        "name": "lockdown",
+        "images": [IMAGE],
+        "suites": [
+            {
+                "name": "command",
+                **suite,
+                "commands": [
+                    {"id": c[0], "argv": c[1], "timeout": 60, **(c[2] if len(c) > 2 else {})}
+                    for c in commands
+                ],
+            }
+        ],
+    }
     path = tmp_path / "job.json"
     path.write_text(json.dumps(spec))
     return path
@@ -41,8 +59,12 @@ def _inspect(task):
     client = DockerExecutor(task.host).client
     limits = limits_for(task, *engine_totals(client, task.host.endpoint))
     opts = container_options(task, "lockdown-test", limits)
-    opts["command"] = ["sh", "-c", "grep CapEff /proc/self/status; touch /etc/x 2>/dev/null || echo ro; "
-                       "touch /tmp/x && echo tmp; id -u"]
+    opts["command"] = [
+        "sh",
+        "-c",
+        "grep CapEff /proc/self/status; touch /etc/x 2>/dev/null || echo ro; "
+        "touch /tmp/x && echo tmp; id -u",
+    ]
     c = client.containers.create("valorch/base:bookworm", **opts)
     try:
         c.start()
@@ -63,13 +85,22 @@ def test_engine_reports_the_lockdown():
     assert host["Memory"] == limits.memory > 0 and host["MemorySwap"] == limits.memory
     assert host["NanoCpus"] == int(limits.cpus * 1e9) > 0
     assert host["ReadonlyRootfs"] is True and set(host["Tmpfs"]) == {"/tmp", "/var/tmp"}
-    assert host["Privileged"] is False and host["NetworkMode"] == "none" and host["PidsLimit"] == 4096
+    assert (
+        host["Privileged"] is False and host["NetworkMode"] == "none" and host["PidsLimit"] == 4096
+    )
     assert out == ["CapEff:", "0000000000000000", "ro", "tmp", "65534"]
     # declared workloads: uid 0 keeps only what starting them as 65534 needs
-    work = Task(image=image, suite=SuiteRef(name="command", commands=(CommandSpec(id="a", argv=("true",)),)),
-                host=detect_local(), checks=())
+    work = Task(
+        image=image,
+        suite=SuiteRef(name="command", commands=(CommandSpec(id="a", argv=("true",)),)),
+        host=detect_local(),
+        checks=(),
+    )
     _, host, config, out = _inspect(work)
-    assert sorted(host["CapAdd"]) == sorted(PROBE_CAPS) == ["CHOWN", "SETGID", "SETUID"] and not config["User"]
+    assert (
+        sorted(host["CapAdd"]) == sorted(PROBE_CAPS) == ["CHOWN", "SETGID", "SETUID"]
+        and not config["User"]
+    )
     # CAP_CHOWN (0), CAP_SETGID (6), CAP_SETUID (7): 0xc1
     assert out == ["CapEff:", "00000000000000c1", "ro", "tmp", "0"]
 
@@ -77,16 +108,33 @@ def test_engine_reports_the_lockdown():
 def test_suite_limits_reach_the_container_and_oom_is_a_crash(cli, tmp_path, leftover_containers):
     """128 MiB for the suite: a command allocating 1 GiB is killed by the kernel inside
     the container; its check is `crash` "killed: out of memory", the next check runs."""
-    job = _job(tmp_path, [("small", ["python3", "-c", "b = b'x' * (16 << 20)"]),
-                          ("hog", ["python3", "-c", "b = b'x' * (1 << 30)"]),
-                          ("limits", ["sh", "-c", CGROUP_LIMITS], {"stdout": ["^memory 134217728 cpu 50000 100000$"]}),
-                          ("after", ["true"])], memory="128m", cpus=0.5)
+    job = _job(
+        tmp_path,
+        [
+            ("small", ["python3", "-c", "b = b'x' * (16 << 20)"]),
+            ("hog", ["python3", "-c", "b = b'x' * (1 << 30)"]),
+            (
+                "limits",
+                ["sh", "-c", CGROUP_LIMITS],
+                {"stdout": ["^memory 134217728 cpu 50000 100000$"]},
+            ),
+            ("after", ["true"]),
+        ],
+        memory="128m",
+        cpus=0.5,
+    )
     proc = cli("run", "--job", str(job), "--json", "--no-matrix")
     assert proc.returncode == 1, proc.stderr[-3000:]  # gate: a crash
     rows = _statuses(cli.db)
-    assert {c: s for c, (s, _) in rows.items()} == {"command.small": "pass", "command.hog": "crash",
-                                                     "command.limits": "pass", "command.after": "pass"}
-    assert "killed: out of memory (the container's memory limit of 128 MiB)" in rows["command.hog"][1]
+    assert {c: s for c, (s, _) in rows.items()} == {
+        "command.small": "pass",
+        "command.hog": "crash",
+        "command.limits": "pass",
+        "command.after": "pass",
+    }
+    assert (
+        "killed: out of memory (the container's memory limit of 128 MiB)" in rows["command.hog"][1]
+    )
     assert leftover_containers() == 0
 
 
@@ -94,7 +142,11 @@ def test_default_limits_are_a_share_of_the_engine():
     client = docker.from_env()
     mem, ncpu = engine_totals(client, "unix:///var/run/docker.sock")
     host = detect_local()
-    task = Task(image=ImageSpec(alias="b", reference="valorch/base:bookworm", backend="cpu"),
-                suite=SuiteRef(name="smoke"), host=host, checks=())
+    task = Task(
+        image=ImageSpec(alias="b", reference="valorch/base:bookworm", backend="cpu"),
+        suite=SuiteRef(name="smoke"),
+        host=host,
+        checks=(),
+    )
     limits = limits_for(task, mem, ncpu)
     assert 0 < limits.memory <= mem and 0 < limits.cpus <= ncpu

@@ -13,25 +13,41 @@ IMAGE = "valorch/base:bookworm"
 
 
 def _container(owner_label: str | None) -> str:
-    labels = ["--label", "org.valorch=1", "--label", f"org.valorch.run={uuid.uuid4()}",
-              "--label", "org.valorch.image=orphan-test"]
+    labels = [
+        "--label",
+        "org.valorch=1",
+        "--label",
+        f"org.valorch.run={uuid.uuid4()}",
+        "--label",
+        "org.valorch.image=orphan-test",
+    ]
     if owner_label:
         labels += ["--label", f"org.valorch.owner={owner_label}"]
-    return subprocess.run(["docker", "create", "--network", "none", *labels, IMAGE, "true"],
-                          capture_output=True, text=True, check=True).stdout.strip()
+    return subprocess.run(
+        ["docker", "create", "--network", "none", *labels, IMAGE, "true"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
 
 
 def _exists(cid: str) -> bool:
-    return subprocess.run(["docker", "container", "inspect", cid], capture_output=True).returncode == 0
+    return (
+        subprocess.run(["docker", "container", "inspect", cid], capture_output=True).returncode == 0
+    )
 
 
 def test_a_killed_valorchs_containers_go_with_the_next_run_and_nothing_else_does(cli):
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
     gone.wait()
     boot, ns, _pid, _start = owner.me().split("/")
-    killed = _container(f"{boot}/{ns}/{gone.pid}/{owner.start_time(1)}")  # its valorch no longer runs
+    killed = _container(
+        f"{boot}/{ns}/{gone.pid}/{owner.start_time(1)}"
+    )  # its valorch no longer runs
     live = _container(owner.me())  # this test process: alive
-    other_boot = _container(f"{uuid.uuid4()}/{ns}/{gone.pid}/1")  # another machine on a shared engine
+    other_boot = _container(
+        f"{uuid.uuid4()}/{ns}/{gone.pid}/1"
+    )  # another machine on a shared engine
     other_ns = _container(f"{boot}/1/{gone.pid}/1")  # a valorch in a container of its own
     unlabelled = _container(None)
     try:
@@ -40,11 +56,16 @@ def test_a_killed_valorchs_containers_go_with_the_next_run_and_nothing_else_does
         assert not _exists(killed)
         assert all(_exists(c) for c in (live, other_boot, other_ns, unlabelled))
     finally:
-        subprocess.run(["docker", "rm", "-f", killed, live, other_boot, other_ns, unlabelled], capture_output=True)
+        subprocess.run(
+            ["docker", "rm", "-f", killed, live, other_boot, other_ns, unlabelled],
+            capture_output=True,
+        )
 
 
 def test_containers_carry_their_owner():
     from orchestrator.executors.container import labels_for
 
     assert labels_for("r", "smoke", "img")["org.valorch.owner"] == owner.me()
-    assert not owner.orphaned(owner.me()) and not owner.orphaned(None) and not owner.orphaned("a/b/c")
+    assert (
+        not owner.orphaned(owner.me()) and not owner.orphaned(None) and not owner.orphaned("a/b/c")
+    )

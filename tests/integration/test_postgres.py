@@ -12,15 +12,26 @@ from datetime import datetime, timedelta
 import psycopg
 import pytest
 
-from tests.conftest import ROOT, VALORCH, run_cli, selftest_at_once
 from orchestrator.spec import HostSpec, ImageSpec, SuiteRef
 from orchestrator.store import bulk, queries
 from orchestrator.store.db import open_engine, session_factory
 from orchestrator.store.models import Result
+from tests.conftest import ROOT, VALORCH, run_cli, selftest_at_once
 
 pytestmark = pytest.mark.postgres
-SELFTEST = ("run", "--image", "host", "--suite", "selftest", "--check", "selftest.pass", "--check", "selftest.fail",
-            "--no-gate", "--no-matrix")
+SELFTEST = (
+    "run",
+    "--image",
+    "host",
+    "--suite",
+    "selftest",
+    "--check",
+    "selftest.pass",
+    "--check",
+    "selftest.fail",
+    "--no-gate",
+    "--no-matrix",
+)
 
 
 def sql(url, query):
@@ -41,19 +52,35 @@ def test_bad_urls_and_unreachable_servers_are_clean_errors(pg_server, pg_url, tm
     assert r.returncode == 2 and "unsupported database scheme 'mysql'" in r.stderr
     assert "valorch[postgres]" in r.stderr
     r = run_cli("results", "list", db=pg_url.replace("postgresql://", "postgresql+psycopg2://"))
-    assert r.returncode == 2 and "driver is not installed" in r.stderr and "valorch[postgres]" in r.stderr
+    assert (
+        r.returncode == 2
+        and "driver is not installed" in r.stderr
+        and "valorch[postgres]" in r.stderr
+    )
 
     closed = pg_url.replace(f":{pg_server.port}/", ":1/")
     r = run_cli("results", "list", db=closed)
     name = pg_url.rsplit("/", 1)[1]
-    assert r.returncode == 3 and f"database '{name}' on 127.0.0.1:1" in r.stderr and "refused" in r.stderr
+    assert (
+        r.returncode == 3
+        and f"database '{name}' on 127.0.0.1:1" in r.stderr
+        and "refused" in r.stderr
+    )
     r = run_cli("results", "list", db=pg_url.rsplit("/", 1)[0] + "/nothere")
-    assert r.returncode == 3 and "database 'nothere' on 127.0.0.1" in r.stderr and "does not exist" in r.stderr
+    assert (
+        r.returncode == 3
+        and "database 'nothere' on 127.0.0.1" in r.stderr
+        and "does not exist" in r.stderr
+    )
     r = run_cli("results", "list", db=pg_url.replace("valorch@", "intruder@"))
     assert r.returncode == 3 and 'role "intruder" does not exist' in r.stderr
     # a new database has no schema: runners do not create it, `valorch db upgrade` does
     r = run_cli(*SELFTEST, db=pg_url)
-    assert r.returncode == 3 and "has no valorch schema yet" in r.stderr and "valorch db upgrade" in r.stderr
+    assert (
+        r.returncode == 3
+        and "has no valorch schema yet" in r.stderr
+        and "valorch db upgrade" in r.stderr
+    )
     for r in (run_cli("results", "list", db=closed), run_cli(*SELFTEST, db=pg_url)):
         assert "Traceback" not in r.stderr
 
@@ -70,7 +97,9 @@ def test_a_server_at_an_older_schema_is_upgraded_only_by_db_upgrade(pg_url):
     engine.dispose()
     for args in (("results", "list"), SELFTEST):
         r = run_cli(*args, db=pg_url)
-        assert r.returncode == 3 and f"is at schema 0002; this valorch needs {HEAD}" in r.stderr, r.stderr
+        assert r.returncode == 3 and f"is at schema 0002; this valorch needs {HEAD}" in r.stderr, (
+            r.stderr
+        )
         assert "valorch db upgrade" in r.stderr and "Traceback" not in r.stderr
     assert sql(pg_url, "SELECT version_num FROM alembic_version") == [("0002",)]  # untouched
     r = run_cli("db", "status", "--json", db=pg_url)
@@ -86,39 +115,85 @@ def test_eight_runs_write_to_one_server_at_once(server_db):
     assert len(runs) == 8 and len({r["run"] for r in runs}) == 8
     assert all(r["state"] == "done" and r["counts"] == {"pass": 1, "fail": 1} for r in runs)
     # nothing duplicated: one image row, one host row, two check rows, 16 results
-    assert sql(server_db, 'SELECT (SELECT count(*) FROM image), (SELECT count(*) FROM host), '
-                          '(SELECT count(*) FROM "check"), (SELECT count(*) FROM result), '
-                          '(SELECT count(DISTINCT (run_id, check_pk, attempt)) FROM result)') == [(1, 1, 2, 16, 16)]
+    assert sql(
+        server_db,
+        "SELECT (SELECT count(*) FROM image), (SELECT count(*) FROM host), "
+        '(SELECT count(*) FROM "check"), (SELECT count(*) FROM result), '
+        "(SELECT count(DISTINCT (run_id, check_pk, attempt)) FROM result)",
+    ) == [(1, 1, 2, 16, 16)]
 
 
 def test_push_from_two_runners_twice_adds_everything_once(server_db, tmp_path):
     a, b = tmp_path / "runner-a.sqlite", tmp_path / "runner-b.sqlite"
     for db in (a, a, b):
         assert run_cli(*SELFTEST, db=db).returncode == 0
-    with session_factory(open_engine(str(b)))() as s:  # a run still going on runner b: not pushed yet
-        queries.start_run(s, batch="x", job="nightly", image=ImageSpec(alias="img", reference="img:1", backend="cpu"),
-                          digest=None, host=HostSpec(name="b"), executor="host", spec_hash="x", cpu_only=False,
-                          suites=[SuiteRef(name="smoke")])
+    with session_factory(
+        open_engine(str(b))
+    )() as s:  # a run still going on runner b: not pushed yet
+        queries.start_run(
+            s,
+            batch="x",
+            job="nightly",
+            image=ImageSpec(alias="img", reference="img:1", backend="cpu"),
+            digest=None,
+            host=HostSpec(name="b"),
+            executor="host",
+            spec_hash="x",
+            cpu_only=False,
+            suites=[SuiteRef(name="smoke")],
+        )
         s.commit()
-    first = {db: json.loads(run_cli("results", "push", "--to", server_db, "--json", db=db).stdout) for db in (a, b)}
-    assert (first[a]["pushed"], first[a]["results"], first[b]["pushed"], first[b]["unfinished"]) == (2, 4, 1, 1)
+    first = {
+        db: json.loads(run_cli("results", "push", "--to", server_db, "--json", db=db).stdout)
+        for db in (a, b)
+    }
+    assert (
+        first[a]["pushed"],
+        first[a]["results"],
+        first[b]["pushed"],
+        first[b]["unfinished"],
+    ) == (2, 4, 1, 1)
     assert first[b]["origin"].endswith(f":{b}")
     again = run_cli("results", "push", "--to", server_db, "--origin", "runner-b", db=b)
-    assert again.returncode == 0 and "pushed 0 runs" in again.stderr and "1 of 1 finished runs were there" in again.stderr
-    assert json.loads(run_cli("results", "push", "--to", server_db, "--json", db=a).stdout)["pushed"] == 0
+    assert (
+        again.returncode == 0
+        and "pushed 0 runs" in again.stderr
+        and "1 of 1 finished runs were there" in again.stderr
+    )
+    assert (
+        json.loads(run_cli("results", "push", "--to", server_db, "--json", db=a).stdout)["pushed"]
+        == 0
+    )
 
     on_server = json.loads(run_cli("results", "list", "--json", db=server_db).stdout)
-    local = [r for db in (a, b) for r in json.loads(run_cli("results", "list", "--json", db=db).stdout)
-             if r["state"] == "done"]
+    local = [
+        r
+        for db in (a, b)
+        for r in json.loads(run_cli("results", "list", "--json", db=db).stdout)
+        if r["state"] == "done"
+    ]
     key = lambda r: (r["run"], r["state"], r["counts"], r["started"])  # noqa: E731
     assert sorted(map(key, on_server)) == sorted(map(key, local))
-    assert sorted(sql(server_db, "SELECT origin, count(*) FROM run GROUP BY origin")) == \
-        sorted([(f"{os.uname().nodename}:{a}", 2), (f"{os.uname().nodename}:{b}", 1)])
+    assert sorted(sql(server_db, "SELECT origin, count(*) FROM run GROUP BY origin")) == sorted(
+        [(f"{os.uname().nodename}:{a}", 2), (f"{os.uname().nodename}:{b}", 1)]
+    )
     assert sql(server_db, "SELECT count(*) FROM result") == [(6,)]
-    shown = json.loads(run_cli("results", "show", on_server[0]["run"], "--json", db=server_db).stdout)
+    shown = json.loads(
+        run_cli("results", "show", on_server[0]["run"], "--json", db=server_db).stdout
+    )
     assert shown["origin"].startswith(f"{os.uname().nodename}:{tmp_path}/runner-")
-    assert json.loads(run_cli("results", "show", on_server[0]["run"], "--json", db=a if shown["origin"].endswith(
-        str(a)) else b).stdout)["origin"] is None  # the local copy was written there, not pushed
+    assert (
+        json.loads(
+            run_cli(
+                "results",
+                "show",
+                on_server[0]["run"],
+                "--json",
+                db=a if shown["origin"].endswith(str(a)) else b,
+            ).stdout
+        )["origin"]
+        is None
+    )  # the local copy was written there, not pushed
 
 
 def _many_runs(db, n_runs, n_checks):
@@ -128,28 +203,59 @@ def _many_runs(db, n_runs, n_checks):
         image = ImageSpec(alias="img", reference="img:1", backend="cpu")
         rows = []
         for i in range(n_runs):
-            run = queries.start_run(s, batch="b", job="nightly", image=image, digest=None, host=HostSpec(name="r"),
-                                    executor="host", spec_hash="x", cpu_only=False, suites=[SuiteRef(name="smoke")],
-                                    run_id=str(uuid.UUID(int=i + 1)))
+            run = queries.start_run(
+                s,
+                batch="b",
+                job="nightly",
+                image=image,
+                digest=None,
+                host=HostSpec(name="r"),
+                executor="host",
+                spec_hash="x",
+                cpu_only=False,
+                suites=[SuiteRef(name="smoke")],
+                run_id=str(uuid.UUID(int=i + 1)),
+            )
             run.state, run.started = "done", datetime(2025, 1, 1) + timedelta(hours=i)
-            rows += [{"run_id": run.id, "task_id": run.tasks[0].id, "check_pk": pk, "attempt": 1, "status": "pass",
-                      "duration_s": 0.1, "message": "", "log": "", "metrics": {}, "samples": [0.1] * 10}
-                     for pk in pks.values()]
+            rows += [
+                {
+                    "run_id": run.id,
+                    "task_id": run.tasks[0].id,
+                    "check_pk": pk,
+                    "attempt": 1,
+                    "status": "pass",
+                    "duration_s": 0.1,
+                    "message": "",
+                    "log": "",
+                    "metrics": {},
+                    "samples": [0.1] * 10,
+                }
+                for pk in pks.values()
+            ]
         bulk.insert_rows(s, Result, rows)
         s.commit()
 
 
 def _whole(server_db, n_checks):
     """Runs on the server, after checking that every one of them is whole."""
-    counts = sql(server_db, "SELECT r.id, count(x.id) FROM run r LEFT JOIN result x ON x.run_id = r.id GROUP BY r.id")
+    counts = sql(
+        server_db,
+        "SELECT r.id, count(x.id) FROM run r LEFT JOIN result x ON x.run_id = r.id GROUP BY r.id",
+    )
     assert all(n == n_checks for _, n in counts), [c for c in counts if c[1] != n_checks]
     return len(counts)
 
 
 def _push_until_some_are_there(local, server_db, sig):
     env = {k: v for k, v in os.environ.items() if k != "VALORCH_DB"}
-    proc = subprocess.Popen([VALORCH, "results", "push", "--to", server_db, "--db", str(local)], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [VALORCH, "results", "push", "--to", server_db, "--db", str(local)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     before = sql(server_db, "SELECT count(*) FROM run")[0][0]
     while proc.poll() is None and sql(server_db, "SELECT count(*) FROM run")[0][0] < before + 3:
         time.sleep(0.02)
@@ -163,7 +269,9 @@ def test_an_interrupted_push_leaves_no_half_run_and_resumes(server_db, tmp_path)
     _many_runs(local, n_runs, n_checks)
 
     code, err = _push_until_some_are_there(local, server_db, signal.SIGINT)  # Ctrl-C
-    assert code == 130 and "interrupted" in err and "push again" in err and "Traceback" not in err, err
+    assert (
+        code == 130 and "interrupted" in err and "push again" in err and "Traceback" not in err
+    ), err
     after_int = _whole(server_db, n_checks)
     code, err = _push_until_some_are_there(local, server_db, signal.SIGKILL)  # a killed runner
     assert code == -signal.SIGKILL
@@ -175,20 +283,32 @@ def test_an_interrupted_push_leaves_no_half_run_and_resumes(server_db, tmp_path)
     report = json.loads(r.stdout)
     assert report["already"] == after_kill and report["pushed"] == n_runs - after_kill
     assert _whole(server_db, n_checks) == n_runs
-    assert sql(server_db, "SELECT count(*), count(DISTINCT (run_id, check_pk, attempt)) FROM result") == \
-        [(n_runs * n_checks, n_runs * n_checks)]
+    assert sql(
+        server_db, "SELECT count(*), count(DISTINCT (run_id, check_pk, attempt)) FROM result"
+    ) == [(n_runs * n_checks, n_runs * n_checks)]
 
 
-def test_a_runner_that_cannot_reach_the_server_keeps_its_runs_and_pushes_later(pg_server, server_db, tmp_path):
+def test_a_runner_that_cannot_reach_the_server_keeps_its_runs_and_pushes_later(
+    pg_server, server_db, tmp_path
+):
     local = tmp_path / "runner.sqlite"
     assert run_cli(*SELFTEST, db=local).returncode == 0
-    r = run_cli("results", "push", "--to", server_db.replace(f":{pg_server.port}/", ":1/"), db=local)
+    r = run_cli(
+        "results", "push", "--to", server_db.replace(f":{pg_server.port}/", ":1/"), db=local
+    )
     assert r.returncode == 3 and "refused" in r.stderr and "Traceback" not in r.stderr
     # nothing local may go before the server has it
-    r = run_cli("results", "prune", "--keep-days", "0", "--pushed-to", server_db, "--json", db=local)
+    r = run_cli(
+        "results", "prune", "--keep-days", "0", "--pushed-to", server_db, "--json", db=local
+    )
     assert r.returncode == 0 and json.loads(r.stdout)["delete_runs"] == [], r.stderr
     assert len(json.loads(run_cli("results", "list", "--json", db=local).stdout)) == 1
-    assert json.loads(run_cli("results", "push", "--to", server_db, "--json", db=local).stdout)["pushed"] == 1
+    assert (
+        json.loads(run_cli("results", "push", "--to", server_db, "--json", db=local).stdout)[
+            "pushed"
+        ]
+        == 1
+    )
     # two runs so that one is older than the newest of its image and host (the newest always stays)
     assert run_cli(*SELFTEST, db=local).returncode == 0
     assert run_cli("results", "push", "--to", server_db, db=local).returncode == 0

@@ -5,11 +5,11 @@ import base64
 import json
 
 import pytest
+from registry_support import free_port, registry_basic, registry_token, tiny_images  # noqa: F401
 
 from orchestrator import imageref
 from orchestrator.errors import InfrastructureError
 from orchestrator.registry import ManifestNotFound, RegistryAuthError, RegistryClient
-from registry_support import free_port, registry_basic, registry_token, tiny_images  # noqa: F401
 
 
 @pytest.fixture
@@ -17,6 +17,7 @@ def env(monkeypatch):
     def use(reg, config=None):
         for k, v in reg.env(config).items():
             monkeypatch.setenv(k, v)
+
     return use
 
 
@@ -42,19 +43,39 @@ def test_index_gives_platform_digest_and_size(registry_basic, tiny_images, env):
     env(registry_basic)
     reg = registry_basic
     manifest = reg.push(tiny_images[1], "team/multi:m")
-    head = requests.get(f"https://{reg.host}/v2/team/multi/manifests/{manifest}", verify=str(reg.ca), auth=reg.auth(),
-                        headers={"Accept": "application/vnd.docker.distribution.manifest.v2+json"})
-    index = {"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json", "manifests": [
-        {"mediaType": "application/vnd.docker.distribution.manifest.v2+json", "digest": manifest,
-         "size": len(head.content), "platform": {"os": "linux", "architecture": "amd64"}}]}
-    put = requests.put(f"https://{reg.host}/v2/team/multi/manifests/latest", data=json.dumps(index),
-                       verify=str(reg.ca), auth=reg.auth(),
-                       headers={"Content-Type": "application/vnd.oci.image.index.v1+json"})
+    head = requests.get(
+        f"https://{reg.host}/v2/team/multi/manifests/{manifest}",
+        verify=str(reg.ca),
+        auth=reg.auth(),
+        headers={"Accept": "application/vnd.docker.distribution.manifest.v2+json"},
+    )
+    index = {
+        "schemaVersion": 2,
+        "mediaType": "application/vnd.oci.image.index.v1+json",
+        "manifests": [
+            {
+                "mediaType": "application/vnd.docker.distribution.manifest.v2+json",
+                "digest": manifest,
+                "size": len(head.content),
+                "platform": {"os": "linux", "architecture": "amd64"},
+            }
+        ],
+    }
+    put = requests.put(
+        f"https://{reg.host}/v2/team/multi/manifests/latest",
+        data=json.dumps(index),
+        verify=str(reg.ca),
+        auth=reg.auth(),
+        headers={"Content-Type": "application/vnd.oci.image.index.v1+json"},
+    )
     assert put.status_code == 201, put.text
     client = RegistryClient()
     ref = imageref.parse(f"{reg.host}/team/multi")
     plat = client.platform(ref)
-    assert plat.manifest_digest == manifest and plat.index_digest == put.headers["Docker-Content-Digest"]
+    assert (
+        plat.manifest_digest == manifest
+        and plat.index_digest == put.headers["Docker-Content-Digest"]
+    )
     assert plat.index_digest != plat.manifest_digest
     assert client.resolve(ref).media_type == "application/vnd.oci.image.index.v1+json"
     with pytest.raises(ManifestNotFound, match="no linux/arm64 image"):
@@ -75,13 +96,16 @@ def test_wrong_password(request, which, tmp_path, env):
     reg = request.getfixturevalue(which)
     cfg = tmp_path / "cfg"
     cfg.mkdir()
-    (cfg / "config.json").write_text(json.dumps(
-        {"auths": {f"https://{reg.host}": {"username": "valorch", "password": "wrong"}}}))
+    (cfg / "config.json").write_text(
+        json.dumps({"auths": {f"https://{reg.host}": {"username": "valorch", "password": "wrong"}}})
+    )
     env(reg, cfg)
     with pytest.raises(RegistryAuthError) as exc:
         RegistryClient().resolve(imageref.parse(f"{reg.host}/team/tiny:one"))
     assert exc.value.exit_code == 3
-    assert "refused" in str(exc.value) and "'valorch'" in str(exc.value) and str(cfg) in str(exc.value)
+    assert (
+        "refused" in str(exc.value) and "'valorch'" in str(exc.value) and str(cfg) in str(exc.value)
+    )
     assert "docker login" in exc.value.hint
 
 
@@ -93,8 +117,17 @@ def test_no_credentials_basic(registry_basic, tmp_path, env):  # noqa: F811
 
 def test_auth_field_base64(registry_basic, tiny_images, tmp_path, env):  # noqa: F811
     registry_basic.push(tiny_images[0], "team/tiny:one")
-    (tmp_path / "config.json").write_text(json.dumps({"auths": {registry_basic.host: {
-        "auth": base64.b64encode(b"valorch:s3cret-test-pw").decode()}}}))
+    (tmp_path / "config.json").write_text(
+        json.dumps(
+            {
+                "auths": {
+                    registry_basic.host: {
+                        "auth": base64.b64encode(b"valorch:s3cret-test-pw").decode()
+                    }
+                }
+            }
+        )
+    )
     env(registry_basic, tmp_path)
     assert RegistryClient().resolve(imageref.parse(f"{registry_basic.host}/team/tiny:one")).digest
 
@@ -116,4 +149,8 @@ def test_unreachable_registry(monkeypatch):
     port = free_port()
     with pytest.raises(InfrastructureError) as exc:
         RegistryClient(timeout=5).resolve(imageref.parse(f"127.0.0.1:{port}/team/x:1"))
-    assert exc.value.exit_code == 3 and f"127.0.0.1:{port}" in str(exc.value) and "unreachable" in str(exc.value)
+    assert (
+        exc.value.exit_code == 3
+        and f"127.0.0.1:{port}" in str(exc.value)
+        and "unreachable" in str(exc.value)
+    )

@@ -28,7 +28,7 @@ def inventory(engine2, tmp_path):
     endpoint: unix:///var/run/docker.sock
     slots: 2
   - name: engine2
-    endpoint: tcp://127.0.0.1:{engine2['port']}
+    endpoint: tcp://127.0.0.1:{engine2["port"]}
     tls: {{ca: {c}/ca.pem, cert: {c}/client.pem, key: {c}/client-key.pem}}
     slots: 2
 """)
@@ -37,29 +37,46 @@ def inventory(engine2, tmp_path):
 
 def test_job_runs_across_local_and_tls_engine(cli, inventory, tmp_path):
     job = tmp_path / "job.yaml"
-    job.write_text("name: two-engines\nimages: [cpu_debian12_py3.11, cpu_debian11_py3.9]\n"
-                   "suites: [smoke, {name: selftest, deadline: 5}]\n")
+    job.write_text(
+        "name: two-engines\nimages: [cpu_debian12_py3.11, cpu_debian11_py3.9]\n"
+        "suites: [smoke, {name: selftest, deadline: 5}]\n"
+    )
     res = cli("run", "--job", str(job), "--hosts", str(inventory), "--json", "--no-gate")
     assert res.returncode == 0, res.stderr[-3000:]
     runs = json.loads(res.stdout)
     assert {r["host"] for r in runs} == {"local", "engine2"}
     con = sqlite3.connect(cli.db)
-    hosts = {h for (h,) in con.execute(
-        "SELECT DISTINCT host.name FROM result JOIN run ON result.run_id = run.id JOIN host ON run.host_id = host.id")}
+    hosts = {
+        h
+        for (h,) in con.execute(
+            "SELECT DISTINCT host.name FROM result JOIN run ON result.run_id = run.id JOIN host ON run.host_id = host.id"
+        )
+    }
     assert hosts == {"local", "engine2"}
     tasks = con.execute("SELECT state, started, ended FROM task").fetchall()
     assert len(tasks) == 4 and {t[0] for t in tasks} == {"done"}
     # several tasks ran at the same time: some task started before another one ended
     spans = sorted((t[1], t[2]) for t in tasks)
     assert any(b[0] < a[1] for a, b in zip(spans, spans[1:]))
-    dupes = con.execute("SELECT run_id, check_pk, attempt, COUNT(*) FROM result GROUP BY 1, 2, 3 "
-                        "HAVING COUNT(*) > 1").fetchall()
+    dupes = con.execute(
+        "SELECT run_id, check_pk, attempt, COUNT(*) FROM result GROUP BY 1, 2, 3 "
+        "HAVING COUNT(*) > 1"
+    ).fetchall()
     assert dupes == []
 
 
 def test_hosts_check_and_probe_on_the_tls_engine(cli, inventory):
-    res = cli("hosts", "check", "--hosts", str(inventory), "--image", "cpu_debian12_py3.11",
-              "--image", "cpu_debian12_py3.11_pytorch_1.13", "--json")
+    res = cli(
+        "hosts",
+        "check",
+        "--hosts",
+        str(inventory),
+        "--image",
+        "cpu_debian12_py3.11",
+        "--image",
+        "cpu_debian12_py3.11_pytorch_1.13",
+        "--json",
+    )
     report = json.loads(res.stdout)
     by = {r["host"]: r for r in report["hosts"]}
     assert by["engine2"]["engine"] and by["engine2"]["free_gib"] > 0
@@ -83,7 +100,7 @@ def test_unreachable_engine_is_retried_on_the_other_host(cli, engine2, tmp_path)
   tls: {{ca: {c}/ca.pem, cert: {c}/client.pem, key: {c}/client-key.pem}}
   slots: 4
 - name: engine2
-  endpoint: tcp://127.0.0.1:{engine2['port']}
+  endpoint: tcp://127.0.0.1:{engine2["port"]}
   tls: {{ca: {c}/ca.pem, cert: {c}/client.pem, key: {c}/client-key.pem}}
   slots: 1
 """)

@@ -45,8 +45,22 @@ def ssh_engine(engine2, tmp_path_factory):
     _ensure_openssh()
     d = tmp_path_factory.mktemp("ssh")
     for name in ("host_key", "client_key", "stranger_key"):
-        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", f"valorch-test-{name}",
-                        "-f", str(d / name)], check=True, capture_output=True)
+        subprocess.run(
+            [
+                "ssh-keygen",
+                "-q",
+                "-t",
+                "ed25519",
+                "-N",
+                "",
+                "-C",
+                f"valorch-test-{name}",
+                "-f",
+                str(d / name),
+            ],
+            check=True,
+            capture_output=True,
+        )
     sock = engine2["sock"]
     forced = f'restrict,command="docker -H unix://{sock} system dial-stdio"'
     (d / "authorized_keys").write_text(f"{forced} {(d / 'client_key.pub').read_text()}")
@@ -54,12 +68,14 @@ def ssh_engine(engine2, tmp_path_factory):
     (d / "sshd_config").write_text(
         f"Port {port}\nListenAddress 127.0.0.1\nHostKey {d / 'host_key'}\nPidFile {d / 'sshd.pid'}\n"
         f"AuthorizedKeysFile {d / 'authorized_keys'}\nUsePAM no\nPermitRootLogin prohibit-password\n"
-        "PasswordAuthentication no\nKbdInteractiveAuthentication no\nStrictModes no\n")
+        "PasswordAuthentication no\nKbdInteractiveAuthentication no\nStrictModes no\n"
+    )
     envs = {}
     for who in ("client", "stranger"):  # the stranger's key is not in authorized_keys
         (d / f"{who}_config").write_text(
             f"Host 127.0.0.1\n  Port {port}\n  IdentityFile {d / f'{who}_key'}\n  IdentitiesOnly yes\n"
-            "  BatchMode yes\n  StrictHostKeyChecking no\n  UserKnownHostsFile /dev/null\n  LogLevel ERROR\n")
+            "  BatchMode yes\n  StrictHostKeyChecking no\n  UserKnownHostsFile /dev/null\n  LogLevel ERROR\n"
+        )
         bin_dir = d / f"{who}_bin"
         bin_dir.mkdir()
         wrapper = bin_dir / "ssh"
@@ -68,8 +84,11 @@ def ssh_engine(engine2, tmp_path_factory):
         envs[who] = {"PATH": f"{bin_dir}:{os.environ['PATH']}"}
     os.makedirs("/run/sshd", exist_ok=True)  # sshd's privilege separation directory
     log = open(d / "sshd.log", "w")  # noqa: SIM115 (closed in the finally below)
-    proc = subprocess.Popen(["/usr/sbin/sshd", "-D", "-e", "-f", str(d / "sshd_config")],
-                            stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        ["/usr/sbin/sshd", "-D", "-e", "-f", str(d / "sshd_config")],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     try:
         for _ in range(60):
             if proc.poll() is not None:
@@ -78,8 +97,12 @@ def ssh_engine(engine2, tmp_path_factory):
                 if s.connect_ex(("127.0.0.1", port)) == 0:
                     break
             time.sleep(0.25)
-        yield {"endpoint": f"ssh://root@127.0.0.1:{port}", "env": envs["client"], "stranger_env": envs["stranger"],
-               "sock": sock}
+        yield {
+            "endpoint": f"ssh://root@127.0.0.1:{port}",
+            "env": envs["client"],
+            "stranger_env": envs["stranger"],
+            "sock": sock,
+        }
     finally:
         proc.terminate()
         try:
@@ -97,44 +120,100 @@ def ssh_hosts(ssh_engine, tmp_path):
 
 
 def _engine2(ssh_engine, *args):
-    return subprocess.run(["docker", "-H", f"unix://{ssh_engine['sock']}", *args],
-                          capture_output=True, text=True, check=True).stdout
+    return subprocess.run(
+        ["docker", "-H", f"unix://{ssh_engine['sock']}", *args],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
 
 
 def test_ssh_wrapper_reaches_engine2_through_the_forced_command(ssh_engine):
     # what the SDK runs, by hand: the requested command is replaced by the forced dial-stdio
-    res = subprocess.run(["ssh", "-l", "root", "-p", ssh_engine["endpoint"].rsplit(":", 1)[1], "--", "127.0.0.1",
-                          "docker system dial-stdio"], input="GET /_ping HTTP/1.0\r\n\r\n", capture_output=True,
-                         text=True, timeout=60, env={**os.environ, **ssh_engine["env"]}, check=False)
-    assert res.stdout.startswith("HTTP/1.0 200 OK") and res.stdout.endswith("OK"), (res.stdout, res.stderr)
+    res = subprocess.run(
+        [
+            "ssh",
+            "-l",
+            "root",
+            "-p",
+            ssh_engine["endpoint"].rsplit(":", 1)[1],
+            "--",
+            "127.0.0.1",
+            "docker system dial-stdio",
+        ],
+        input="GET /_ping HTTP/1.0\r\n\r\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, **ssh_engine["env"]},
+        check=False,
+    )
+    assert res.stdout.startswith("HTTP/1.0 200 OK") and res.stdout.endswith("OK"), (
+        res.stdout,
+        res.stderr,
+    )
 
 
 def test_run_on_an_ssh_engine(cli, ssh_engine, ssh_hosts):
     since = str(int(time.time()) - 1)
-    res = cli("run", "--hosts", str(ssh_hosts), "--image", "cpu_debian12_py3.11", "--json",
-              env=ssh_engine["env"])
+    res = cli(
+        "run",
+        "--hosts",
+        str(ssh_hosts),
+        "--image",
+        "cpu_debian12_py3.11",
+        "--json",
+        env=ssh_engine["env"],
+    )
     assert res.returncode == 0, res.stderr[-3000:]
     (run,) = json.loads(res.stdout)
     assert run["host"] == "over-ssh" and run["counts"].get("pass", 0) > 0, run
     assert not {"fail", "crash", "timeout", "error"} & set(run["counts"]), run
     # the image the engine behind ssh holds (loaded into engine2 by its fixture) is the one reported
-    engine2_id = _engine2(ssh_engine, "image", "inspect", "-f", "{{.Id}}", "valorch/base:bookworm").strip()
+    engine2_id = _engine2(
+        ssh_engine, "image", "inspect", "-f", "{{.Id}}", "valorch/base:bookworm"
+    ).strip()
     assert run["image"]["digest"] == engine2_id
     con = sqlite3.connect(cli.db)
-    stored = con.execute("SELECT host.name, COUNT(result.id) FROM result JOIN run ON result.run_id = run.id "
-                         "JOIN host ON run.host_id = host.id GROUP BY host.name").fetchall()
-    assert len(stored) == 1 and stored[0][0] == "over-ssh" and stored[0][1] == sum(run["counts"].values())
+    stored = con.execute(
+        "SELECT host.name, COUNT(result.id) FROM result JOIN run ON result.run_id = run.id "
+        "JOIN host ON run.host_id = host.id GROUP BY host.name"
+    ).fetchall()
+    assert (
+        len(stored) == 1
+        and stored[0][0] == "over-ssh"
+        and stored[0][1] == sum(run["counts"].values())
+    )
     # the probe container was created on engine2 (through sshd), and removed there
-    created = _engine2(ssh_engine, "events", "--since", since, "--until", str(int(time.time()) + 1),
-                       "--filter", f"label=org.valorch.run={run['run']}", "--filter", "event=create",
-                       "--format", "{{.Actor.ID}}").split()
+    created = _engine2(
+        ssh_engine,
+        "events",
+        "--since",
+        since,
+        "--until",
+        str(int(time.time()) + 1),
+        "--filter",
+        f"label=org.valorch.run={run['run']}",
+        "--filter",
+        "event=create",
+        "--format",
+        "{{.Actor.ID}}",
+    ).split()
     assert len(created) == 1
     assert _engine2(ssh_engine, "ps", "-aq", "--filter", "label=org.valorch").split() == []
 
 
 def test_hosts_check_on_an_ssh_engine(cli, ssh_engine, ssh_hosts):
-    res = cli("hosts", "check", "--hosts", str(ssh_hosts), "--image", "cpu_debian12_py3.11", "--json",
-              env=ssh_engine["env"])
+    res = cli(
+        "hosts",
+        "check",
+        "--hosts",
+        str(ssh_hosts),
+        "--image",
+        "cpu_debian12_py3.11",
+        "--json",
+        env=ssh_engine["env"],
+    )
     assert res.returncode == 0, res.stderr[-3000:]
     report = json.loads(res.stdout)
     (host,) = report["hosts"]
@@ -144,8 +223,16 @@ def test_hosts_check_on_an_ssh_engine(cli, ssh_engine, ssh_hosts):
 
 def test_ssh_engine_refusing_the_key_is_an_infrastructure_error(cli, ssh_engine, ssh_hosts):
     # a key the sshd does not know: valorch says the engine does not answer, exit 3, no traceback
-    res = cli("hosts", "check", "--hosts", str(ssh_hosts), "--image", "cpu_debian12_py3.11", "--json",
-              env=ssh_engine["stranger_env"])
+    res = cli(
+        "hosts",
+        "check",
+        "--hosts",
+        str(ssh_hosts),
+        "--image",
+        "cpu_debian12_py3.11",
+        "--json",
+        env=ssh_engine["stranger_env"],
+    )
     assert res.returncode == 3, (res.returncode, res.stdout, res.stderr)
     assert "Traceback" not in res.stderr
     (host,) = json.loads(res.stdout)["hosts"]

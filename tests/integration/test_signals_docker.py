@@ -12,15 +12,24 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from run_support import act_when, containers_of, rows, run_ids_in
 
 ROOT = Path(__file__).resolve().parents[2]
 VALORCH = str(Path(sys.executable).with_name("valorch"))
 # two images, one task at a time: a second container would follow the first
-JOB = {"name": "signals", "images": ["cpu_debian12_py3.11", "cpu_debian11_py3.9"],
-       "suites": [{"name": "command", "commands": [{"id": "first", "argv": ["true"], "timeout": 60},
-                                                   {"id": "slow", "argv": ["sleep", "3"], "timeout": 60}]}]}
+JOB = {
+    "name": "signals",
+    "images": ["cpu_debian12_py3.11", "cpu_debian11_py3.9"],
+    "suites": [
+        {
+            "name": "command",
+            "commands": [
+                {"id": "first", "argv": ["true"], "timeout": 60},
+                {"id": "slow", "argv": ["sleep", "3"], "timeout": 60},
+            ],
+        }
+    ],
+}
 
 
 def _container_in(proc, status) -> bool:
@@ -28,25 +37,53 @@ def _container_in(proc, status) -> bool:
     owner label naming its process (executors/owner.py), not by its runs: a batch's first
     container starts before its runs are stored (services/run), and a signal then is one
     this test must cover; other tests' containers of the same images are not this one's."""
-    owners = subprocess.run(["docker", "ps", "-a", "--filter", "label=org.valorch.owner", "--filter",
-                             f"status={status}", "--format", '{{.Label "org.valorch.owner"}}'],
-                            capture_output=True, text=True).stdout.split()
+    owners = subprocess.run(
+        [
+            "docker",
+            "ps",
+            "-a",
+            "--filter",
+            "label=org.valorch.owner",
+            "--filter",
+            f"status={status}",
+            "--format",
+            '{{.Label "org.valorch.owner"}}',
+        ],
+        capture_output=True,
+        text=True,
+    ).stdout.split()
     return any(o.count("/") == 3 and o.split("/")[2] == str(proc.pid) for o in owners)
 
 
-@pytest.mark.parametrize("sig,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize(
+    "sig,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["SIGINT", "SIGTERM"]
+)
 @pytest.mark.parametrize("moment", ["running", "created"])
-def test_signal_removes_the_container_in_flight_and_resume_finishes(tmp_path, cli, sig, code, moment):
+def test_signal_removes_the_container_in_flight_and_resume_finishes(
+    tmp_path, cli, sig, code, moment
+):
     job = tmp_path / "job.json"
     job.write_text(json.dumps(JOB))
     hosts = tmp_path / "hosts.yaml"
     hosts.write_text("- name: local\n  slots: 1\n")
     db = tmp_path / "sig.sqlite"
     env = {k: v for k, v in os.environ.items() if k != "VALORCH_DB"}
-    proc = subprocess.Popen([VALORCH, "run", "--job", str(job), "--hosts", str(hosts), "--db", str(db), "--json"],
-                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    err = act_when(proc, lambda: _container_in(proc, moment), lambda: proc.send_signal(sig),
-                   "valorch ended before a container was " + moment, timeout=120, tries=1200)
+    proc = subprocess.Popen(
+        [VALORCH, "run", "--job", str(job), "--hosts", str(hosts), "--db", str(db), "--json"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    err = act_when(
+        proc,
+        lambda: _container_in(proc, moment),
+        lambda: proc.send_signal(sig),
+        "valorch ended before a container was " + moment,
+        timeout=120,
+        tries=1200,
+    )
     assert proc.returncode == code, err[-3000:]
     assert "Traceback" not in err
     run_ids = run_ids_in(db)
@@ -55,7 +92,7 @@ def test_signal_removes_the_container_in_flight_and_resume_finishes(tmp_path, cl
     assert rows(db, "SELECT DISTINCT state FROM run") == [("interrupted",)]
     assert rows(db, "SELECT COUNT(*) FROM result") == [(0,)]  # the task in flight stored nothing
     assert ("done",) not in rows(db, "SELECT DISTINCT state FROM task")
-    (batch,), = rows(db, "SELECT DISTINCT batch FROM run")
+    ((batch,),) = rows(db, "SELECT DISTINCT batch FROM run")
 
     res = cli("run", "--resume", batch, "--hosts", str(hosts), "--json", db=db)
     assert res.returncode == 0, res.stderr[-3000:]
@@ -63,6 +100,9 @@ def test_signal_removes_the_container_in_flight_and_resume_finishes(tmp_path, cl
     assert rows(db, "SELECT DISTINCT state FROM task") == [("done",)]
     # exactly the results of an uninterrupted run: 2 images x 2 checks, once each
     assert rows(db, "SELECT status, COUNT(*) FROM result GROUP BY status") == [("pass", 4)]
-    assert rows(db, "SELECT COUNT(*) FROM (SELECT run_id, check_pk, attempt FROM result "
-                     "GROUP BY 1, 2, 3 HAVING COUNT(*) > 1)") == [(0,)]
+    assert rows(
+        db,
+        "SELECT COUNT(*) FROM (SELECT run_id, check_pk, attempt FROM result "
+        "GROUP BY 1, 2, 3 HAVING COUNT(*) > 1)",
+    ) == [(0,)]
     assert containers_of(run_ids_in(db)) == []

@@ -18,9 +18,17 @@ from tests.conftest import ROOT, run_cli
 
 pytestmark = pytest.mark.browser
 
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--window-size=1400,1000"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--hide-scrollbars",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--window-size=1400,1000",
+]
 FAILING = ("fail", "crash", "timeout", "unsupported", "partial")
 
 
@@ -39,7 +47,9 @@ def page_requests(netlog: Path) -> list[str]:
             url.setdefault(src, params["url"])
         if "initiator" in params:
             initiator[src] = params["initiator"]
-    return sorted({u for s, u in url.items() if initiator.get(s, "not an origin") != "not an origin"})
+    return sorted(
+        {u for s, u in url.items() if initiator.get(s, "not an origin") != "not an origin"}
+    )
 
 
 @pytest.fixture(scope="module")
@@ -52,12 +62,28 @@ def browser(tmp_path_factory):
     def browse(page: Path, screenshot: Path | None = None) -> tuple[str, list[str]]:
         """The DOM after load, and every URL the browser requested (from its net log)."""
         netlog = tmp / f"{page.stem}.netlog.json"
-        base = ["unshare", "--net", exe, *FLAGS, f"--user-data-dir={tmp / 'profile'}", f"--log-net-log={netlog}"]
+        base = [
+            "unshare",
+            "--net",
+            exe,
+            *FLAGS,
+            f"--user-data-dir={tmp / 'profile'}",
+            f"--log-net-log={netlog}",
+        ]
         if screenshot is not None:
-            subprocess.run([*base, f"--screenshot={screenshot}", page.as_uri()], capture_output=True, timeout=120,
-                           check=True)
-        dom = subprocess.run([*base, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120,
-                             check=True).stdout
+            subprocess.run(
+                [*base, f"--screenshot={screenshot}", page.as_uri()],
+                capture_output=True,
+                timeout=120,
+                check=True,
+            )
+        dom = subprocess.run(
+            [*base, "--dump-dom", page.as_uri()],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
+        ).stdout
         return dom, page_requests(netlog)
 
     return browse
@@ -72,24 +98,31 @@ def site(tmp_path_factory):
     (catalog / "t.yaml").write_text(
         "family: local-test\nbackend: cpu\nlocal: true\nimages:\n"
         "  - alias: cpu_debian12_py3.11_pytorch_2.13\n    reference: valorch/test:pip-torch\n"
-        "    components: {pytorch: \"2.13\", python: \"3.11\"}\n"
+        '    components: {pytorch: "2.13", python: "3.11"}\n'
         "  - alias: cpu_debian12_py3.11_pytorch_1.13\n    reference: valorch/test:debian-torch\n"
-        "    components: {pytorch: \"1.13\", python: \"3.11\"}\n"
+        '    components: {pytorch: "1.13", python: "3.11"}\n'
         "  - alias: cpu_debian12_no_torch\n    reference: valorch/base:bookworm\n    components: {}\n"
-        "  - alias: torch_claims_9\n    reference: valorch/test:pip-torch\n    components: {pytorch: \"9.9\"}\n")
+        '  - alias: torch_claims_9\n    reference: valorch/test:pip-torch\n    components: {pytorch: "9.9"}\n'
+    )
 
     def run(*args):
-        proc = run_cli("run", *args, "--catalog", str(catalog), "--json", "--no-gate", "--no-matrix", db=db)
+        proc = run_cli(
+            "run", *args, "--catalog", str(catalog), "--json", "--no-gate", "--no-matrix", db=db
+        )
         assert proc.returncode in (0, 3), proc.stderr
 
     for alias in ("cpu_debian12_py3.11_pytorch_2.13", "cpu_debian12_py3.11_pytorch_1.13"):
         run("--image", alias)
-    assert run_cli("matrix", "publish", "--version", "v0.1", "--include-adhoc", db=db).returncode == 0
+    assert (
+        run_cli("matrix", "publish", "--version", "v0.1", "--include-adhoc", db=db).returncode == 0
+    )
     for _ in range(5):  # a timed history on this host
         run("--image", "host", "--suite", "smoke")
     for alias in ("cpu_debian12_no_torch", "torch_claims_9"):
         run("--image", alias)
-    assert run_cli("matrix", "publish", "--version", "v0.2", "--include-adhoc", db=db).returncode == 0
+    assert (
+        run_cli("matrix", "publish", "--version", "v0.2", "--include-adhoc", db=db).returncode == 0
+    )
     out = tmp / "site"
     proc = run_cli("site", "build", "--out", str(out), "--catalog", str(catalog), db=db)
     assert proc.returncode == 0, proc.stderr
@@ -133,8 +166,11 @@ def test_the_request_check_can_fail(browser, tmp_path):
 
 
 def test_pages_render_offline_and_screenshots(browser, site, tmp_path):
-    shots = {"index": site / "index.html", "matrix": site / "matrix/checks.html",
-             "check": site / "checks/smoke.matmul.fp32.html"}
+    shots = {
+        "index": site / "index.html",
+        "matrix": site / "matrix/checks.html",
+        "check": site / "checks/smoke.matmul.fp32.html",
+    }
     run_pages = sorted((site / "runs").glob("*-*.html"), key=lambda p: -p.stat().st_size)
     failing = [p for p in run_pages if 'data-verdict="fail"' in p.read_text()]
     shots["run"] = (failing or run_pages)[0]
@@ -160,16 +196,28 @@ def test_every_failing_cell_links_its_run_and_shows_its_repro(browser, site):
         runs = [h for h in cell["links"] if h.startswith("../runs/")]
         assert runs, cell
         assert (site / "matrix" / runs[0].split("#")[0]).is_file()
-        assert any(r.startswith("valorch run --image ") and " --check " in r for r in cell["repro"]), cell
+        assert any(
+            r.startswith("valorch run --image ") and " --check " in r for r in cell["repro"]
+        ), cell
     assert "<b>9.9</b>" not in dom
     # the filters are there and work on the DOM the browser built
     assert 'id="f-backend"' in dom and 'id="f-status"' in dom and 'class="rowh"' in dom
 
 
 def test_run_page_shows_provenance_and_repro(browser, site):
-    failing = [p for p in (site / "runs").glob("*-*.html") if 'data-verdict="fail"' in p.read_text()]
+    failing = [
+        p for p in (site / "runs").glob("*-*.html") if 'data-verdict="fail"' in p.read_text()
+    ]
     dom, _ = browser(failing[0])
-    for label in ("reference", "digest", "host", "GPUs", "valorch", "spec hash", "host load per CPU",
-                  "CPU governor"):
+    for label in (
+        "reference",
+        "digest",
+        "host",
+        "GPUs",
+        "valorch",
+        "spec hash",
+        "host load per CPU",
+        "CPU governor",
+    ):
         assert f"<th>{label}</th>" in dom
     assert re.search(r"valorch run --image \S+ --suite smoke --check env\.version\.pytorch", dom)

@@ -15,7 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.executors.slurm.client import SlurmCluster, SlurmRequirement, SlurmUnmatched, TERMINAL
+from orchestrator.executors.slurm.client import (
+    TERMINAL,
+    SlurmCluster,
+    SlurmRequirement,
+    SlurmUnmatched,
+)
 
 pytestmark = pytest.mark.slurm
 
@@ -23,9 +28,13 @@ ROOT = Path(__file__).resolve().parents[2]
 START = ROOT / "scripts" / "start-slurm.sh"
 STATE = Path(os.environ.get("VALORCH_SLURM_STATE", "/var/lib/valorch-slurm"))
 CONF = Path(os.environ.get("VALORCH_SLURM_DIR", "/etc/slurm")) / "slurm.conf"
-GPU_ENV = ("sh", "-c", 'echo "node=$SLURMD_NODENAME"; echo "SLURM_JOB_GPUS=$SLURM_JOB_GPUS"; '
-                       'echo "ROCR_VISIBLE_DEVICES=$ROCR_VISIBLE_DEVICES"; echo "VALORCH_GPUS=$VALORCH_GPUS"; '
-                       'echo "VALORCH_TAG=$VALORCH_TAG"')
+GPU_ENV = (
+    "sh",
+    "-c",
+    'echo "node=$SLURMD_NODENAME"; echo "SLURM_JOB_GPUS=$SLURM_JOB_GPUS"; '
+    'echo "ROCR_VISIBLE_DEVICES=$ROCR_VISIBLE_DEVICES"; echo "VALORCH_GPUS=$VALORCH_GPUS"; '
+    'echo "VALORCH_TAG=$VALORCH_TAG"',
+)
 
 
 @pytest.fixture
@@ -61,17 +70,31 @@ def test_start_is_idempotent_and_nodes_idle(cluster: SlurmCluster) -> None:
     assert proc.returncode == 0, proc.stderr
     assert time.monotonic() - t0 < 30
     assert (STATE / "pids").read_text() == before  # same daemons, nothing restarted
-    sinfo = subprocess.run(["sinfo", "-h", "-N", "-o", "%N %f %G"], capture_output=True, text=True,
-                           env={**os.environ, "SLURM_CONF": str(CONF)}, check=True).stdout
+    sinfo = subprocess.run(
+        ["sinfo", "-h", "-N", "-o", "%N %f %G"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "SLURM_CONF": str(CONF)},
+        check=True,
+    ).stdout
     assert "valorch-rocm0 rocm,gfx942 gpu:mi300x:2" in sinfo
     assert "valorch-cuda0 cuda,sm_90 gpu:h100:1" in sinfo
     assert cluster.features() >= {"rocm", "gfx942", "cuda", "sm_90"}
 
 
-def test_gfx942_job_runs_on_rocm_node_with_gpu_env(cluster: SlurmCluster, jobs: list[str], tmp_path: Path) -> None:
+def test_gfx942_job_runs_on_rocm_node_with_gpu_env(
+    cluster: SlurmCluster, jobs: list[str], tmp_path: Path
+) -> None:
     req = SlurmRequirement("rocm", archs=("gfx942",), gpus=1)
-    job = cluster.submit("gpu-env", req, GPU_ENV, tmp_path, deadline_s=60,
-                         env={"VALORCH_TAG": "it's $(quoted)"}, stdout_path="out.txt")
+    job = cluster.submit(
+        "gpu-env",
+        req,
+        GPU_ENV,
+        tmp_path,
+        deadline_s=60,
+        env={"VALORCH_TAG": "it's $(quoted)"},
+        stdout_path="out.txt",
+    )
     jobs.append(job)
     assert cluster.wait(job, timeout=60) == "COMPLETED", (tmp_path / f"slurm-{job}.out").read_text()
     assert cluster.show(job)["NodeList"] == "valorch-rocm0"
@@ -84,12 +107,26 @@ def test_gfx942_job_runs_on_rocm_node_with_gpu_env(cluster: SlurmCluster, jobs: 
     assert "gpus=" + out["SLURM_JOB_GPUS"] in (tmp_path / f"slurm-{job}.out").read_text()
 
 
-def test_two_gpus_and_cuda_alternatives(cluster: SlurmCluster, jobs: list[str], tmp_path: Path) -> None:
-    two = cluster.submit("two", SlurmRequirement("rocm", archs=("gfx942",), gpus=2, gpu_type="mi300x"),
-                         GPU_ENV, tmp_path, 60, stdout_path="two.txt")
+def test_two_gpus_and_cuda_alternatives(
+    cluster: SlurmCluster, jobs: list[str], tmp_path: Path
+) -> None:
+    two = cluster.submit(
+        "two",
+        SlurmRequirement("rocm", archs=("gfx942",), gpus=2, gpu_type="mi300x"),
+        GPU_ENV,
+        tmp_path,
+        60,
+        stdout_path="two.txt",
+    )
     # sm_80 exists nowhere: dropped from the alternatives instead of refused by Slurm
-    cc = cluster.submit("cc", SlurmRequirement("cuda", archs=("8.0", "9.0"), gpus=1),
-                        GPU_ENV, tmp_path, 60, stdout_path="cc.txt")
+    cc = cluster.submit(
+        "cc",
+        SlurmRequirement("cuda", archs=("8.0", "9.0"), gpus=1),
+        GPU_ENV,
+        tmp_path,
+        60,
+        stdout_path="cc.txt",
+    )
     jobs += [two, cc]
     assert cluster.wait(two, 60) == "COMPLETED"
     assert cluster.wait(cc, 60) == "COMPLETED"
@@ -106,31 +143,59 @@ def test_gfx90a_is_unmatched(cluster: SlurmCluster, jobs: list[str], tmp_path: P
     with pytest.raises(SlurmUnmatched) as refused:
         cluster.submit("mi250", req, ["true"], tmp_path, 60, check_features=False)
     assert "Invalid feature specification" in str(refused.value)
-    queued = subprocess.run(["squeue", "-h", "-n", "valorch-mi250"], capture_output=True, text=True,
-                            env={**os.environ, "SLURM_CONF": str(CONF)}, check=True).stdout
+    queued = subprocess.run(
+        ["squeue", "-h", "-n", "valorch-mi250"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "SLURM_CONF": str(CONF)},
+        check=True,
+    ).stdout
     assert queued.strip() == ""
 
 
-def test_features_never_together_are_unmatched(cluster: SlurmCluster, jobs: list[str], tmp_path: Path) -> None:
+def test_features_never_together_are_unmatched(
+    cluster: SlurmCluster, jobs: list[str], tmp_path: Path
+) -> None:
     # gfx942 and sm_90 both exist, but on no single node: Slurm refuses at submit.
-    for req in (SlurmRequirement("rocm", archs=("gfx942",), gpus=1, labels=("sm_90",)),
-                SlurmRequirement("cpu", labels=("gfx942", "sm_90"))):
+    for req in (
+        SlurmRequirement("rocm", archs=("gfx942",), gpus=1, labels=("sm_90",)),
+        SlurmRequirement("cpu", labels=("gfx942", "sm_90")),
+    ):
         with pytest.raises(SlurmUnmatched, match="Requested node configuration is not available"):
             cluster.submit("never", req, ["true"], tmp_path, 60)
 
 
-def test_pending_bad_constraints_is_unmatched(cluster: SlurmCluster, jobs: list[str], tmp_path: Path) -> None:
+def test_pending_bad_constraints_is_unmatched(
+    cluster: SlurmCluster, jobs: list[str], tmp_path: Path
+) -> None:
     # A job accepted while held (or before the nodes changed) is checked only when
     # the scheduler looks at it, and then pends with BadConstraints forever.
-    proc = subprocess.run(["sbatch", "--parsable", "--hold", "--partition=valorch", "--constraint=gfx942&sm_90",
-                           f"--output={tmp_path}/held-%j.out", "--wrap", "true"],
-                          capture_output=True, text=True, env={**os.environ, "SLURM_CONF": str(CONF)})
+    proc = subprocess.run(
+        [
+            "sbatch",
+            "--parsable",
+            "--hold",
+            "--partition=valorch",
+            "--constraint=gfx942&sm_90",
+            f"--output={tmp_path}/held-%j.out",
+            "--wrap",
+            "true",
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "SLURM_CONF": str(CONF)},
+    )
     assert proc.returncode == 0, proc.stderr
     job = proc.stdout.strip().split(";")[0]
     jobs.append(job)
     assert cluster.reason(job) == "JobHeldUser"
-    subprocess.run(["scontrol", "release", job], check=True, env={**os.environ, "SLURM_CONF": str(CONF)})
-    assert poll(lambda: cluster.reason(job), lambda r: r not in ("None", "JobHeldUser")) == "BadConstraints"
+    subprocess.run(
+        ["scontrol", "release", job], check=True, env={**os.environ, "SLURM_CONF": str(CONF)}
+    )
+    assert (
+        poll(lambda: cluster.reason(job), lambda r: r not in ("None", "JobHeldUser"))
+        == "BadConstraints"
+    )
     assert cluster.state(job) == "PENDING"
     with pytest.raises(SlurmUnmatched, match="BadConstraints"):
         cluster.wait(job, timeout=30)
@@ -138,13 +203,16 @@ def test_pending_bad_constraints_is_unmatched(cluster: SlurmCluster, jobs: list[
     assert poll(lambda: cluster.state(job), lambda s: s in TERMINAL) == "CANCELLED"
 
 
-def test_scancel_cancels_a_pending_job(cluster: SlurmCluster, jobs: list[str], tmp_path: Path) -> None:
+def test_scancel_cancels_a_pending_job(
+    cluster: SlurmCluster, jobs: list[str], tmp_path: Path
+) -> None:
     rocm2 = SlurmRequirement("rocm", archs=("gfx942",), gpus=2)
     holder = cluster.submit("holder", rocm2, ["sleep", "120"], tmp_path, 300)
     jobs.append(holder)
     assert poll(lambda: cluster.state(holder), lambda s: s != "PENDING") == "RUNNING"
-    waiting = cluster.submit("waiting", SlurmRequirement("rocm", archs=("gfx942",), gpus=1),
-                             ["true"], tmp_path, 60)
+    waiting = cluster.submit(
+        "waiting", SlurmRequirement("rocm", archs=("gfx942",), gpus=1), ["true"], tmp_path, 60
+    )
     jobs.append(waiting)
     assert poll(lambda: cluster.reason(waiting), lambda r: r != "None") == "Resources"
     assert cluster.state(waiting) == "PENDING"
@@ -156,15 +224,37 @@ def test_scancel_cancels_a_pending_job(cluster: SlurmCluster, jobs: list[str], t
 
 
 @pytest.mark.docker
-def test_job_runs_a_container_on_the_allocated_node(cluster: SlurmCluster, jobs: list[str], tmp_path: Path) -> None:
-    images = [i for i in ("valorch/base:bookworm", "valorch/base:bullseye")
-              if subprocess.run(["docker", "image", "inspect", i], capture_output=True).returncode == 0]
+def test_job_runs_a_container_on_the_allocated_node(
+    cluster: SlurmCluster, jobs: list[str], tmp_path: Path
+) -> None:
+    images = [
+        i
+        for i in ("valorch/base:bookworm", "valorch/base:bullseye")
+        if subprocess.run(["docker", "image", "inspect", i], capture_output=True).returncode == 0
+    ]
     if not images:
         pytest.fail("no valorch/base image: run scripts/build-test-images.sh first")
-    argv = ["docker", "run", "--rm", "--network", "none", "-e", "ROCR_VISIBLE_DEVICES", images[0],
-            "python3", "-c", "import os; print(42); print(os.environ['ROCR_VISIBLE_DEVICES'])"]
-    job = cluster.submit("docker", SlurmRequirement("rocm", archs=("gfx942",), gpus=1), argv, tmp_path, 120,
-                         stdout_path="docker.txt")
+    argv = [
+        "docker",
+        "run",
+        "--rm",
+        "--network",
+        "none",
+        "-e",
+        "ROCR_VISIBLE_DEVICES",
+        images[0],
+        "python3",
+        "-c",
+        "import os; print(42); print(os.environ['ROCR_VISIBLE_DEVICES'])",
+    ]
+    job = cluster.submit(
+        "docker",
+        SlurmRequirement("rocm", archs=("gfx942",), gpus=1),
+        argv,
+        tmp_path,
+        120,
+        stdout_path="docker.txt",
+    )
     jobs.append(job)
     state = cluster.wait(job, timeout=120)
     assert state == "COMPLETED", (tmp_path / f"slurm-{job}.out").read_text()

@@ -43,18 +43,36 @@ images:
 def stored(db: Path) -> list[dict]:
     with sqlite3.connect(db) as con:
         rows = con.execute("SELECT id, executor, meta FROM run").fetchall()
-    return [{"id": r[0], "executor": r[1], "meta": json.loads(r[2]) if isinstance(r[2], str) else r[2]} for r in rows]
+    return [
+        {"id": r[0], "executor": r[1], "meta": json.loads(r[2]) if isinstance(r[2], str) else r[2]}
+        for r in rows
+    ]
 
 
 def leftover_containers(run_id: str) -> str:
-    return subprocess.run(["docker", "ps", "-aq", "--filter", f"label=org.valorch.run={run_id}"],
-                          capture_output=True, text=True, check=True).stdout.strip()
+    return subprocess.run(
+        ["docker", "ps", "-aq", "--filter", f"label=org.valorch.run={run_id}"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
 
 
 def test_cpu_image_runs_as_a_slurm_job(cluster: SlurmCluster, cli, tmp_path: Path) -> None:
     spool = tmp_path / "spool"
-    proc = cli("run", "--executor", "slurm", "--partition", "valorch", "--slurm-spool", str(spool),
-               "--image", "cpu_debian12_py3.11_pytorch_2.13", "--json", env={"SLURM_CONF": str(CONF)})
+    proc = cli(
+        "run",
+        "--executor",
+        "slurm",
+        "--partition",
+        "valorch",
+        "--slurm-spool",
+        str(spool),
+        "--image",
+        "cpu_debian12_py3.11_pytorch_2.13",
+        "--json",
+        env={"SLURM_CONF": str(CONF)},
+    )
     assert proc.returncode == 0, proc.stderr
     [run] = json.loads(proc.stdout)
     assert run["executor"] == "slurm" and run["host"] == "slurm-valorch"
@@ -72,16 +90,33 @@ def test_cpu_image_runs_as_a_slurm_job(cluster: SlurmCluster, cli, tmp_path: Pat
     assert leftover_containers(row["id"]) == ""
 
 
-def test_rocm_image_lands_on_the_rocm_node_with_its_gpu(cluster: SlurmCluster, cli, tmp_path: Path) -> None:
+def test_rocm_image_lands_on_the_rocm_node_with_its_gpu(
+    cluster: SlurmCluster, cli, tmp_path: Path
+) -> None:
     catalog = tmp_path / "catalog"
     catalog.mkdir()
     (catalog / "rocm.yaml").write_text(ROCM_CATALOG)
-    proc = cli("run", "--executor", "slurm", "--partition", "valorch", "--slurm-spool", str(tmp_path / "spool"),
-               "--catalog", str(catalog), "--image", "rocm_test_bookworm", "--json", env={"SLURM_CONF": str(CONF)})
+    proc = cli(
+        "run",
+        "--executor",
+        "slurm",
+        "--partition",
+        "valorch",
+        "--slurm-spool",
+        str(tmp_path / "spool"),
+        "--catalog",
+        str(catalog),
+        "--image",
+        "rocm_test_bookworm",
+        "--json",
+        env={"SLURM_CONF": str(CONF)},
+    )
     assert proc.returncode == 0, proc.stderr
     [run] = json.loads(proc.stdout)
     facts = {r["check"]: r for r in run["results"]}["env.facts"]
-    assert facts["status"] == "pass" and facts["metrics"]["torch"] is None  # a base image: no framework
+    assert (
+        facts["status"] == "pass" and facts["metrics"]["torch"] is None
+    )  # a base image: no framework
     [row] = stored(cli.db)
     slurm = row["meta"]["smoke"]["probe"]["slurm"]
     assert slurm["node"] == "valorch-rocm0"
@@ -92,14 +127,28 @@ def test_rocm_image_lands_on_the_rocm_node_with_its_gpu(cluster: SlurmCluster, c
     assert leftover_containers(row["id"]) == ""
 
 
-def test_gfx90a_is_unmatched_before_anything_runs(cluster: SlurmCluster, cli, tmp_path: Path) -> None:
+def test_gfx90a_is_unmatched_before_anything_runs(
+    cluster: SlurmCluster, cli, tmp_path: Path
+) -> None:
     catalog = tmp_path / "catalog"
     catalog.mkdir()
     (catalog / "rocm.yaml").write_text(ROCM_CATALOG)
     job = tmp_path / "mi250.yaml"
     job.write_text("name: mi250\nimages: [rocm_test_bookworm]\nsuites: [smoke]\nlabels: [gfx90a]\n")
-    proc = cli("run", "--executor", "slurm", "--partition", "valorch", "--slurm-spool", str(tmp_path / "spool"),
-               "--catalog", str(catalog), "--job", str(job), env={"SLURM_CONF": str(CONF)})
+    proc = cli(
+        "run",
+        "--executor",
+        "slurm",
+        "--partition",
+        "valorch",
+        "--slurm-spool",
+        str(tmp_path / "spool"),
+        "--catalog",
+        str(catalog),
+        "--job",
+        str(job),
+        env={"SLURM_CONF": str(CONF)},
+    )
     assert proc.returncode == 3, proc.stderr
     assert "unmatched on Slurm" in proc.stderr and "gfx90a" in proc.stderr
     assert "Traceback" not in proc.stderr
@@ -108,23 +157,31 @@ def test_gfx90a_is_unmatched_before_anything_runs(cluster: SlurmCluster, cli, tm
 
 def _task(alias: str, suite: SuiteRef, catalog_dir: Path = ROOT / "images") -> Task:
     image = Catalog.load(catalog_dir).resolve(alias)
-    return Task(image=image, suite=suite, host=HostSpec(name="slurm-valorch"), checks=suite_checks(suite))
+    return Task(
+        image=image, suite=suite, host=HostSpec(name="slurm-valorch"), checks=suite_checks(suite)
+    )
 
 
-def test_slurm_refusal_is_an_unmatched_infrastructure_error(cluster: SlurmCluster, tmp_path: Path) -> None:
+def test_slurm_refusal_is_an_unmatched_infrastructure_error(
+    cluster: SlurmCluster, tmp_path: Path
+) -> None:
     # rocm and sm_90 both exist, on different nodes: Slurm itself refuses the job
     catalog = tmp_path / "catalog"
     catalog.mkdir()
     (catalog / "rocm.yaml").write_text(ROCM_CATALOG)
     task = _task("rocm_test_bookworm", SuiteRef(name="smoke"), catalog)
-    execution = SlurmExecutor(cluster, tmp_path / "spool", labels=("sm_90",)).execute(task, "unmatched-run")
+    execution = SlurmExecutor(cluster, tmp_path / "spool", labels=("sm_90",)).execute(
+        task, "unmatched-run"
+    )
     assert execution.infra_error.startswith("unmatched on Slurm")
     assert "Requested node configuration is not available" in execution.infra_error
     assert {r.status for r in execution.results} == {"error"}
     assert len(execution.results) == len(task.checks)
 
 
-def test_interrupt_cancels_the_job_and_removes_the_container(cluster: SlurmCluster, tmp_path: Path) -> None:
+def test_interrupt_cancels_the_job_and_removes_the_container(
+    cluster: SlurmCluster, tmp_path: Path
+) -> None:
     suite = SuiteRef(name="selftest", checks=("selftest.pass", "selftest.hang"), deadline=600)
     task = _task("cpu_debian11_py3.9", suite)
     seen: list[str] = []

@@ -11,7 +11,8 @@ def test_command_and_pytest_workloads_in_pip_torch(cli, tmp_path, leftover_conta
     (tmp_path / "upstream").mkdir()
     (tmp_path / "upstream" / "test_tiny.py").write_text("def test_one():\n    assert True\n")
     job = tmp_path / "job.yaml"
-    job.write_text(textwrap.dedent("""
+    job.write_text(
+        textwrap.dedent("""
         name: docker-workloads
         images: [cpu_debian12_py3.11_pytorch_2.13]
         suites:
@@ -30,7 +31,8 @@ def test_command_and_pytest_workloads_in_pip_torch(cli, tmp_path, leftover_conta
             pytest:
               path: upstream/test_tiny.py
               timeout: 120
-        """).lstrip())
+        """).lstrip()
+    )
     proc = cli("run", "--job", str(job), "--json", "--no-gate")
     assert proc.returncode == 0, proc.stderr
     (run,) = json.loads(proc.stdout)
@@ -43,7 +45,12 @@ def test_command_and_pytest_workloads_in_pip_torch(cli, tmp_path, leftover_conta
     # the workload reached the container (it is not "not shipped"), but pytest is absent there
     assert res["pytest.run"]["status"] == "unsupported", res["pytest.run"]
     assert "pytest is not installed in this image" in res["pytest.run"]["message"]
-    assert set(res) == {"command.torch-version", "command.shipped-file", "command.no-rocm-smi", "pytest.run"}
+    assert set(res) == {
+        "command.torch-version",
+        "command.shipped-file",
+        "command.no-rocm-smi",
+        "pytest.run",
+    }
     assert leftover_containers() == before
 
 
@@ -55,8 +62,10 @@ def test_shipped_directory_reaches_the_container(cli, tmp_path):
     (tmp_path / "suite_dir" / "__pycache__").mkdir()
     (tmp_path / "suite_dir" / "__pycache__" / "junk.pyc").write_bytes(b"\0")
     job = tmp_path / "job.yaml"
-    job.write_text("name: d\nimages: [cpu_debian12_py3.11_pytorch_2.13]\nsuites:\n"
-                   "  - name: pytest\n    pytest: {path: suite_dir}\n")
+    job.write_text(
+        "name: d\nimages: [cpu_debian12_py3.11_pytorch_2.13]\nsuites:\n"
+        "  - name: pytest\n    pytest: {path: suite_dir}\n"
+    )
     (run,) = json.loads(cli("run", "--job", str(job), "--json", "--no-gate").stdout)
     (res,) = run["results"]
     assert res["check"] == "pytest.run" and res["status"] == "unsupported", res

@@ -20,28 +20,51 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_import_contracts_hold() -> None:
-    exe = shutil.which("lint-imports", path=str(Path(sys.executable).parent)) or shutil.which("lint-imports")
+    exe = shutil.which("lint-imports", path=str(Path(sys.executable).parent)) or shutil.which(
+        "lint-imports"
+    )
     assert exe, "import-linter is part of the test extra"
-    done = subprocess.run([exe, "--config", str(ROOT / "pyproject.toml")], cwd=ROOT, capture_output=True,
-                          text=True, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    done = subprocess.run(
+        [exe, "--config", str(ROOT / "pyproject.toml")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+    )
     assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-2000:]
     assert "BROKEN" not in done.stdout and "KEPT" in done.stdout
 
 
 def test_backend_vocabulary() -> None:
-    assert Backend("rocm").vendor == "amd" and Backend.cuda.vendor == "nvidia" and Backend.cpu.vendor is None
+    assert (
+        Backend("rocm").vendor == "amd"
+        and Backend.cuda.vendor == "nvidia"
+        and Backend.cpu.vendor is None
+    )
     assert f"{Backend.rocm}" == "rocm" and str(Backend.cuda) == "cuda" and Backend.rocm == "rocm"
 
 
-MI250 = HostSpec(name="mi250", endpoint="unix:///x", gpus=(GPU(vendor="amd", arch="gfx90a", index=0, render_minor=128),))
-MI300 = HostSpec(name="mi300", endpoint="unix:///x", gpus=(GPU(vendor="amd", arch="gfx942", index=0, render_minor=128),))
-GFX90A_ONLY = ImageSpec(alias="old", reference="rocm/pytorch:old", backend="rocm", archs=("gfx90a",))
+MI250 = HostSpec(
+    name="mi250",
+    endpoint="unix:///x",
+    gpus=(GPU(vendor="amd", arch="gfx90a", index=0, render_minor=128),),
+)
+MI300 = HostSpec(
+    name="mi300",
+    endpoint="unix:///x",
+    gpus=(GPU(vendor="amd", arch="gfx942", index=0, render_minor=128),),
+)
+GFX90A_ONLY = ImageSpec(
+    alias="old", reference="rocm/pytorch:old", backend="rocm", archs=("gfx90a",)
+)
 
 
 def test_image_archs_limit_matching() -> None:
     with pytest.raises(NoMatchingHostError) as exc:
         match(Requirement.of(GFX90A_ONLY), (MI300,), image="old")
-    assert exc.value.exit_code == 3 and "gfx90a" in exc.value.message and "mi300" in exc.value.message
+    assert (
+        exc.value.exit_code == 3 and "gfx90a" in exc.value.message and "mi300" in exc.value.message
+    )
     assert match(Requirement.of(GFX90A_ONLY), (MI300, MI250)) == (MI250,)
 
 
@@ -49,41 +72,74 @@ def _host_cli(tmp_path: Path, arch: str) -> subprocess.CompletedProcess[str]:
     images = tmp_path / "images"
     images.mkdir(exist_ok=True)
     (images / "rocm.yaml").write_text(
-        "family: rocm\nbackend: rocm\nimages:\n  - alias: old_gfx90a\n    reference: rocm/pytorch:old\n    archs: [gfx90a]\n")
+        "family: rocm\nbackend: rocm\nimages:\n  - alias: old_gfx90a\n    reference: rocm/pytorch:old\n    archs: [gfx90a]\n"
+    )
     hosts = tmp_path / f"hosts-{arch}.yaml"
-    hosts.write_text(f"hosts:\n  - name: box-{arch}\n    endpoint: unix:///nonexistent.sock\n"
-                     f"    gpus:\n      - {{vendor: amd, arch: {arch}, index: 0, render_minor: 128}}\n")
-    return subprocess.run([sys.executable, "-c", "from orchestrator.cli import app; app()", "run", "--image",
-                           "old_gfx90a", "--hosts", str(hosts), "--catalog", str(images), "--db",
-                           str(tmp_path / "v.sqlite"), "--json"], cwd=tmp_path, capture_output=True, text=True,
-                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    hosts.write_text(
+        f"hosts:\n  - name: box-{arch}\n    endpoint: unix:///nonexistent.sock\n"
+        f"    gpus:\n      - {{vendor: amd, arch: {arch}, index: 0, render_minor: 128}}\n"
+    )
+    return subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from orchestrator.cli import app; app()",
+            "run",
+            "--image",
+            "old_gfx90a",
+            "--hosts",
+            str(hosts),
+            "--catalog",
+            str(images),
+            "--db",
+            str(tmp_path / "v.sqlite"),
+            "--json",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+    )
 
 
 def test_archs_from_the_catalog_reach_placement_through_the_cli(tmp_path: Path) -> None:
     done = _host_cli(tmp_path, "gfx942")
     assert done.returncode == 3, done.stderr
-    assert "box-gfx942" in done.stderr and "gfx90a" in done.stderr and "Traceback" not in done.stderr
+    assert (
+        "box-gfx942" in done.stderr and "gfx90a" in done.stderr and "Traceback" not in done.stderr
+    )
     # on a gfx90a host it is placed (then the engine is unreachable: an infrastructure error, not a match error)
     done = _host_cli(tmp_path, "gfx90a")
     assert "no host can run" not in done.stderr and "Traceback" not in done.stderr
 
 
-def test_every_registered_executor_loads_and_kubernetes_runs_through_the_registry(monkeypatch) -> None:
+def test_every_registered_executor_loads_and_kubernetes_runs_through_the_registry(
+    monkeypatch,
+) -> None:
     assert executors.NAMES == ("host", "docker", "slurm", "kubernetes")
     for name in executors.NAMES:
         cls = executors.executor_class(name)
-        assert cls.name == name and callable(getattr(cls, "execute"))
+        assert cls.name == name and callable(cls.execute)
     pytest.importorskip("kubernetes")
     from orchestrator.scheduling.kubernetes import plan_on_kubernetes
 
     cat = Catalog.load(ROOT / "images")
-    job = JobSpec(name="k", images=("rocm6.3_ubuntu24.04_py3.12_pytorch_2.4",), suites=(SuiteRef(name="smoke"),),
-                  labels=("gfx942",))
+    job = JobSpec(
+        name="k",
+        images=("rocm6.3_ubuntu24.04_py3.12_pytorch_2.4",),
+        suites=(SuiteRef(name="smoke"),),
+        labels=("gfx942",),
+    )
     local = HostSpec(name="here", endpoint="unix:///x")
     planned = plan_on_kubernetes(job, cat, local)
     assert len(planned) == 1 and planned[0].host.name == "kubernetes-default"
-    k8s = executors.create("kubernetes", namespace="valorch-test", node_labels=job.labels,
-                           api_client=object(), schedule_timeout=1)
+    k8s = executors.create(
+        "kubernetes",
+        namespace="valorch-test",
+        node_labels=job.labels,
+        api_client=object(),
+        schedule_timeout=1,
+    )
     task = planned[0].tasks[0]
     # the registry's executor builds the Job the cluster would get (no live cluster here: docs/kubernetes.md)
     from orchestrator.executors.kubernetes import job_manifest, object_name

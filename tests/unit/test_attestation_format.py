@@ -27,15 +27,32 @@ DIGEST = "sha256:" + "ab" * 32
 
 
 def ev(**verdicts) -> intoto.Evidence:
-    return intoto.Evidence(name="reg.example/rocm/pytorch", digest=DIGEST, verdicts=verdicts, spec_hash="7d2f6413",
-                           valorch_version="0.1.0", host_classes=("amd:gfx942",), suites=("kernels",),
-                           runs=("r1",), url="https://site/runs/r1.html", job="nightly",
-                           attested_at="2026-01-01T00:00:00Z")
+    return intoto.Evidence(
+        name="reg.example/rocm/pytorch",
+        digest=DIGEST,
+        verdicts=verdicts,
+        spec_hash="7d2f6413",
+        valorch_version="0.1.0",
+        host_classes=("amd:gfx942",),
+        suites=("kernels",),
+        runs=("r1",),
+        url="https://site/runs/r1.html",
+        job="nightly",
+        attested_at="2026-01-01T00:00:00Z",
+    )
 
 
 def test_test_result_predicate_sorts_checks_into_passed_warned_failed():
-    e = ev(**{"kernels.matmul.fp32": "pass", "kernels.conv.fp16": "fail", "features.sdpa": "partial",
-              "features.nccl": "error", "kernels.fft": "flaky", "kernels.sort": "crash"})
+    e = ev(
+        **{
+            "kernels.matmul.fp32": "pass",
+            "kernels.conv.fp16": "fail",
+            "features.sdpa": "partial",
+            "features.nccl": "error",
+            "kernels.fft": "flaky",
+            "kernels.sort": "crash",
+        }
+    )
     p = intoto.test_result(e)
     assert p["result"] == "FAILED"
     assert p["passedTests"] == ["kernels.matmul.fp32"]
@@ -45,11 +62,16 @@ def test_test_result_predicate_sorts_checks_into_passed_warned_failed():
     assert intoto.test_result(ev(a="pass"))["result"] == "PASSED"
     s = intoto.statement(e, intoto.TEST_RESULT, p)
     assert s["subject"] == [{"name": "reg.example/rocm/pytorch", "digest": {"sha256": "ab" * 32}}]
-    assert intoto.subject_matches(s, DIGEST) and not intoto.subject_matches(s, "sha256:" + "cd" * 32)
+    assert intoto.subject_matches(s, DIGEST) and not intoto.subject_matches(
+        s, "sha256:" + "cd" * 32
+    )
 
 
 def test_pae_is_dsse_v1():
-    assert intoto.pae("application/vnd.in-toto+json", b"{}") == b"DSSEv1 28 application/vnd.in-toto+json 2 {}"
+    assert (
+        intoto.pae("application/vnd.in-toto+json", b"{}")
+        == b"DSSEv1 28 application/vnd.in-toto+json 2 {}"
+    )
 
 
 def test_requirements_and_ages_are_parsed_or_refused():
@@ -59,7 +81,9 @@ def test_requirements_and_ages_are_parsed_or_refused():
     for bad in ("green", "passed:", "failed:x"):
         with pytest.raises(InputError):
             verify.parse_requirement(bad)
-    assert verify.parse_age("30d") == timedelta(days=30) and verify.parse_age("90") == timedelta(seconds=90)
+    assert verify.parse_age("30d") == timedelta(days=30) and verify.parse_age("90") == timedelta(
+        seconds=90
+    )
     for bad in ("-1d", "soon", "0s"):
         with pytest.raises(InputError):
             verify.parse_age(bad)
@@ -78,7 +102,11 @@ def test_judge_names_the_reason():
     assert not ok and why.startswith("subject mismatch")
     ok, why = verify._judge(s, DIGEST, ("passed", "kernels.matmul.*"), timedelta(days=7), made, now)
     assert not ok and why.startswith("expired")
-    v = intoto.statement(e, intoto.VSA, intoto.vsa(e, intoto.Policy("release", "v0.2", False, "2026-01-09T00:00:00Z")))
+    v = intoto.statement(
+        e,
+        intoto.VSA,
+        intoto.vsa(e, intoto.Policy("release", "v0.2", False, "2026-01-09T00:00:00Z")),
+    )
     ok, why = verify._judge(v, DIGEST, ("qualified", ""), timedelta(days=7), None, now)
     assert not ok and "FAILED" in why
 
@@ -100,31 +128,54 @@ class OCI11(http.server.BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(body)
 
-    def do_HEAD(self):  # noqa: N802
+    def do_HEAD(self):
         self.do_GET()
 
-    def do_GET(self):  # noqa: N802
+    def do_GET(self):
         parts = self.path.split("?")[0].split("/")  # '', v2, repo, kind, ref
         kind, ref = parts[-2], parts[-1]
         if kind == "referrers":
             if not self.referrers_api:
                 return self._send(404, b'{"errors":[{"code":"NOT_FOUND"}]}')
-            found = [{"mediaType": m["mediaType"], "digest": d, "size": len(raw), "artifactType": m.get("artifactType")}
-                     for d, (raw, m) in self.manifests.items() if (m.get("subject") or {}).get("digest") == ref]
-            return self._send(200, json.dumps({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json",
-                                               "manifests": found}).encode(), "application/vnd.oci.image.index.v1+json")
-        store = self.blobs if kind == "blobs" else {d: raw for d, (raw, _) in self.manifests.items()}
+            found = [
+                {
+                    "mediaType": m["mediaType"],
+                    "digest": d,
+                    "size": len(raw),
+                    "artifactType": m.get("artifactType"),
+                }
+                for d, (raw, m) in self.manifests.items()
+                if (m.get("subject") or {}).get("digest") == ref
+            ]
+            return self._send(
+                200,
+                json.dumps(
+                    {
+                        "schemaVersion": 2,
+                        "mediaType": "application/vnd.oci.image.index.v1+json",
+                        "manifests": found,
+                    }
+                ).encode(),
+                "application/vnd.oci.image.index.v1+json",
+            )
+        store = (
+            self.blobs if kind == "blobs" else {d: raw for d, (raw, _) in self.manifests.items()}
+        )
         if kind == "manifests" and not ref.startswith("sha256:"):
             ref = self.tags.get(ref, "")
         if ref not in store:
             return self._send(404)
-        ctype = json.loads(store[ref]).get("mediaType", "") if kind == "manifests" else "application/octet-stream"
+        ctype = (
+            json.loads(store[ref]).get("mediaType", "")
+            if kind == "manifests"
+            else "application/octet-stream"
+        )
         return self._send(200, store[ref], ctype, {"Docker-Content-Digest": ref})
 
-    def do_POST(self):  # noqa: N802
+    def do_POST(self):
         self._send(202, headers={"Location": "/v2/r/blobs/uploads/u1"})
 
-    def do_PUT(self):  # noqa: N802
+    def do_PUT(self):
         body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
         digest = "sha256:" + hashlib.sha256(body).hexdigest()
         if "/blobs/uploads/" in self.path:
@@ -148,8 +199,14 @@ def oci11(monkeypatch):
     threading.Thread(target=server.serve_forever, daemon=True).start()
     host = f"127.0.0.1:{server.server_port}"
     monkeypatch.setenv("VALORCH_REGISTRY_ENDPOINTS", f"{host}=http://{host}")
-    image = json.dumps({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
-                        "config": {}, "layers": []}).encode()
+    image = json.dumps(
+        {
+            "schemaVersion": 2,
+            "mediaType": "application/vnd.oci.image.manifest.v1+json",
+            "config": {},
+            "layers": [],
+        }
+    ).encode()
     digest = "sha256:" + hashlib.sha256(image).hexdigest()
     OCI11.manifests[digest] = (image, json.loads(image))
     OCI11.tags["v1"] = digest
@@ -161,7 +218,9 @@ def test_referrers_api_is_detected_and_used(oci11):
     ref, digest = oci11
     client = RegistryClient()
     assert artifacts.has_referrers(client, ref, digest)
-    env = json.dumps({"payloadType": "x", "payload": base64.b64encode(b"{}").decode(), "signatures": []})
+    env = json.dumps(
+        {"payloadType": "x", "payload": base64.b64encode(b"{}").decode(), "signatures": []}
+    )
     (pushed,) = artifacts.attach(client, ref, digest, [(intoto.TEST_RESULT, env)])
     assert pushed.mode == "referrers" and pushed.where.endswith(f"@{pushed.manifest_digest}")
     _, doc = OCI11.manifests[pushed.manifest_digest]
@@ -188,10 +247,22 @@ def test_untrusted_envelopes_that_are_not_statements_are_refused_not_crashed():
     from orchestrator.services import signing
 
     signer = CryptoSigner.generate_ed25519()
-    for env in ([], {"payload": "!!"}, {"payload": "e30=", "payloadType": "x", "signatures": ["s"]}):
+    for env in (
+        [],
+        {"payload": "!!"},
+        {"payload": "e30=", "payloadType": "x", "signatures": ["s"]},
+    ):
         assert not signing.check(env, signer.public_key).ok
     ok = signing.check(signing.sign(b"[1]", "x", signer), signer.public_key)
-    assert ok.ok and verify._judge(json.loads(ok.payload), DIGEST, ("passed", ""), None, None,
-                                   datetime(2026, 1, 1, tzinfo=timezone.utc)) == (False, "not an in-toto Statement v1")
+    assert ok.ok and verify._judge(
+        json.loads(ok.payload),
+        DIGEST,
+        ("passed", ""),
+        None,
+        None,
+        datetime(2026, 1, 1, tzinfo=timezone.utc),
+    ) == (False, "not an in-toto Statement v1")
     other = CryptoSigner.generate_ed25519()
-    assert signing.check(signing.sign(b"{}", "x", signer), other.public_key).reason.startswith("wrong key")
+    assert signing.check(signing.sign(b"{}", "x", signer), other.public_key).reason.startswith(
+        "wrong key"
+    )

@@ -26,7 +26,9 @@ GOOD_EXPORT = ROOT / "tests" / "corpus" / "files" / "good_export.json"
 
 def test_duplicate_keys_name_both_lines(tmp_path):
     f = tmp_path / "job.yaml"
-    f.write_text("name: a\nimages: [host]\nsuites:\n  - name: smoke\n    deadline: 1\n\n    deadline: 2\n")
+    f.write_text(
+        "name: a\nimages: [host]\nsuites:\n  - name: smoke\n    deadline: 1\n\n    deadline: 2\n"
+    )
     with pytest.raises(SpecError) as exc:
         yamlio.load(f)
     assert f"{f}:7: duplicate key 'deadline' (first given at line 5)" in str(exc.value)
@@ -57,11 +59,15 @@ def test_bad_date_and_non_utf8_name_line_and_column(tmp_path):
 
 def test_known_issue_naming_no_check_is_a_warning_with_its_line(tmp_path):
     f = tmp_path / "k.yaml"
-    f.write_text("issues:\n  - check: selftest.*\n    reason: r\n  - check: no.such.check\n    reason: r\n")
+    f.write_text(
+        "issues:\n  - check: selftest.*\n    reason: r\n  - check: no.such.check\n    reason: r\n"
+    )
     loaded = known_issues.load(f)
     assert len(loaded.entries) == 2
-    assert loaded.warnings == (f"{f}:4: known issue: check 'no.such.check' matches no check valorch knows "
-                               "(valorch suites show SUITE lists them); this entry excuses nothing",)
+    assert loaded.warnings == (
+        f"{f}:4: known issue: check 'no.such.check' matches no check valorch knows "
+        "(valorch suites show SUITE lists them); this entry excuses nothing",
+    )
 
 
 def test_suite_deadlines_are_finite_and_bounded():
@@ -75,16 +81,23 @@ def test_suite_deadlines_are_finite_and_bounded():
 
 # --- workload paths -------------------------------------------------------------------------
 
+
 def _job(tmp_path, path):
     job = tmp_path / "jobs" / "job.yaml"
     job.parent.mkdir(parents=True, exist_ok=True)
-    job.write_text(f"name: w\nimages: [host]\nsuites:\n  - name: pytest\n    pytest:\n      path: {path}\n")
+    job.write_text(
+        f"name: w\nimages: [host]\nsuites:\n  - name: pytest\n    pytest:\n      path: {path}\n"
+    )
     return job
 
 
 def _task(job):
-    return Task(image=ImageSpec(alias="host", reference="host", backend="cpu"), suite=job.suites[0],
-                host=HostSpec(name="h"), checks=())
+    return Task(
+        image=ImageSpec(alias="host", reference="host", backend="cpu"),
+        suite=job.suites[0],
+        host=HostSpec(name="h"),
+        checks=(),
+    )
 
 
 def test_workload_outside_the_job_needs_a_workload_root(tmp_path):
@@ -115,7 +128,9 @@ def test_symlinks_are_resolved_inside_and_refused_outside(tmp_path):
     assert not copied.is_symlink() and copied.read_text() == "A = 1\n"
 
     (wl / "passwd.py").symlink_to("/etc/passwd")  # outside: refused, at load and at packing
-    with pytest.raises(SpecError, match=r"passwd.py is a symlink to /etc/passwd, outside the workload"):
+    with pytest.raises(
+        SpecError, match=r"passwd.py is a symlink to /etc/passwd, outside the workload"
+    ):
         load_job(_job(tmp_path, "wl"))
     with pytest.raises(WorkloadError):
         workload_archive(_task(job))
@@ -136,6 +151,7 @@ def test_link_named_as_the_workload_resolves_where_it_points(tmp_path):
 
 
 # --- databases ------------------------------------------------------------------------------
+
 
 def test_a_leftover_migrate_lock_is_removed_and_a_held_one_kept(tmp_path):
     db = tmp_path / "v.sqlite"

@@ -3,28 +3,52 @@
 from orchestrator.regression.culprit import classify, libraries_of, rank
 from orchestrator.spec import Change
 
-CHANGES = [Change("changed", n, "1", "2") for n in
-           ("deb:libc6", "pip:requests", "pytorch", "deb:miopen-hip", "rocblas", "pip:numpy", "os", "miopen",
-            "deb:hipblaslt", "torchvision")]
+CHANGES = [
+    Change("changed", n, "1", "2")
+    for n in (
+        "deb:libc6",
+        "pip:requests",
+        "pytorch",
+        "deb:miopen-hip",
+        "rocblas",
+        "pip:numpy",
+        "os",
+        "miopen",
+        "deb:hipblaslt",
+        "torchvision",
+    )
+]
 
 
 def test_a_miopen_check_puts_miopen_then_its_dependencies_then_the_framework_then_the_rest():
     ranked = rank(CHANGES, "features.conv.fp16", "MIOpen/cuDNN", "conv2d (float16)")
     assert [s.change.subject for s in ranked] == [
-        "miopen", "deb:miopen-hip",  # the check's library (headline before package listing)
-        "rocblas", "deb:hipblaslt",  # what MIOpen is built on
-        "pytorch", "torchvision", "pip:numpy",  # framework
+        "miopen",
+        "deb:miopen-hip",  # the check's library (headline before package listing)
+        "rocblas",
+        "deb:hipblaslt",  # what MIOpen is built on
+        "pytorch",
+        "torchvision",
+        "pip:numpy",  # framework
         "pip:requests",  # other Python packages
-        "os", "deb:libc6"]  # system
+        "os",
+        "deb:libc6",
+    ]  # system
     assert ranked[0].tier == "library" and "miopen" in ranked[0].why
     assert ranked[2].tier == "dependency" and ranked[2].why == "miopen depends on rocblas"
 
 
 def test_a_matmul_check_ranks_blas_first_and_cpu_blas_as_dependency():
-    changes = [Change("changed", n, "1", "2") for n in ("deb:libopenblas0", "miopen", "rocblas", "pytorch")]
+    changes = [
+        Change("changed", n, "1", "2") for n in ("deb:libopenblas0", "miopen", "rocblas", "pytorch")
+    ]
     ranked = rank(changes, "smoke.matmul.fp32", "hipBLAS/cuBLAS", "matmul (float32)")
     assert [(s.change.subject, s.tier) for s in ranked] == [
-        ("rocblas", "library"), ("deb:libopenblas0", "dependency"), ("pytorch", "framework"), ("miopen", "system")]
+        ("rocblas", "library"),
+        ("deb:libopenblas0", "dependency"),
+        ("pytorch", "framework"),
+        ("miopen", "system"),
+    ]
 
 
 def test_a_declared_check_names_its_component_by_id_or_feature():
@@ -35,7 +59,15 @@ def test_a_declared_check_names_its_component_by_id_or_feature():
 
 
 def test_the_checks_own_framework_comes_first_among_frameworks():
-    changes = [Change("removed", n, "1") for n in ("numpy", "pip:numpy", "pip:torch", "pytorch", "tensorflow")]
+    changes = [
+        Change("removed", n, "1")
+        for n in ("numpy", "pip:numpy", "pip:torch", "pytorch", "tensorflow")
+    ]
     assert [s.change.subject for s in rank(changes, "smoke.matmul.fp32", "hipBLAS/cuBLAS")] == [
-        "pytorch", "pip:torch", "tensorflow", "numpy", "pip:numpy"]
+        "pytorch",
+        "pip:torch",
+        "tensorflow",
+        "numpy",
+        "pip:numpy",
+    ]
     assert rank(changes, "tf.conv2d.fp32", "MIOpen/cuDNN")[0].change.subject == "tensorflow"

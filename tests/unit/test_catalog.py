@@ -6,7 +6,9 @@ from orchestrator.catalog.core import Catalog, load_job, parse_tag, short_alias
 from orchestrator.errors import AmbiguousImageError, SpecError, UnknownImageError
 
 ROOT = Path(__file__).resolve().parents[2]
-SEED = Path(__file__).resolve().parents[1] / "fixtures" / "seeds" / "rocm-pytorch-compatibility.rst"  # a copy of ../shared/seeds
+SEED = (
+    Path(__file__).resolve().parents[1] / "fixtures" / "seeds" / "rocm-pytorch-compatibility.rst"
+)  # a copy of ../shared/seeds
 
 
 @pytest.fixture(scope="module")
@@ -20,8 +22,19 @@ def test_all_eight_rocm_tags_with_digest_and_every_component(catalog):
     for image in rocm:
         assert image.reference.startswith("rocm/pytorch:rocm6.3_")
         assert image.digest and image.digest.startswith("sha256:") and len(image.digest) == 71
-        assert set(image.components) >= {"pytorch", "ubuntu", "python", "apex", "torchvision", "tensorboard",
-                                         "magma", "ucx", "ompi", "ofed", "rocm"}
+        assert set(image.components) >= {
+            "pytorch",
+            "ubuntu",
+            "python",
+            "apex",
+            "torchvision",
+            "tensorboard",
+            "magma",
+            "ucx",
+            "ompi",
+            "ofed",
+            "rocm",
+        }
     assert len({i.digest for i in rocm}) == 8
 
 
@@ -51,13 +64,22 @@ def test_ambiguous_alias_lists_candidates(catalog):
 def test_unknown_rocm_tag_is_parsed_into_expectations(catalog):
     image = catalog.resolve("rocm6.4_ubuntu24.04_py3.12_pytorch_release_2.6.0")
     assert image.derived and image.backend == "rocm"
-    assert image.components == {"rocm": "6.4", "ubuntu": "24.04", "python": "3.12", "pytorch": "2.6.0"}
+    assert image.components == {
+        "rocm": "6.4",
+        "ubuntu": "24.04",
+        "python": "3.12",
+        "pytorch": "2.6.0",
+    }
     assert image.reference == "rocm/pytorch:rocm6.4_ubuntu24.04_py3.12_pytorch_release_2.6.0"
 
 
 def test_cuda_tag_parses():
     image = parse_tag("pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime")
-    assert image.backend == "cuda" and image.components["cuda"] == "12.4" and image.components["cudnn"] == "9"
+    assert (
+        image.backend == "cuda"
+        and image.components["cuda"] == "12.4"
+        and image.components["cudnn"] == "9"
+    )
 
 
 def test_unknown_name_suggests(catalog):
@@ -69,8 +91,10 @@ def test_unknown_name_suggests(catalog):
 def test_selectors(catalog):
     assert len(catalog.select(["family:rocm"])) == 8
     assert {i.alias for i in catalog.select(["rocm6.3_*_pytorch_2.4"])} == {
-        "rocm6.3_ubuntu24.04_py3.12_pytorch_2.4", "rocm6.3_ubuntu22.04_py3.10_pytorch_2.4",
-        "rocm6.3_ubuntu22.04_py3.9_pytorch_2.4"}
+        "rocm6.3_ubuntu24.04_py3.12_pytorch_2.4",
+        "rocm6.3_ubuntu22.04_py3.10_pytorch_2.4",
+        "rocm6.3_ubuntu22.04_py3.9_pytorch_2.4",
+    }
     with pytest.raises(UnknownImageError):
         catalog.select(["nomatch_*"])
 
@@ -87,27 +111,41 @@ def test_local_test_images_catalogued(catalog):
 
 
 def test_duplicate_alias_is_refused(tmp_path):
-    (tmp_path / "a.yaml").write_text("family: cpu\nbackend: cpu\nimages:\n  - alias: x\n    reference: a:1\n"
-                                     "  - alias: x\n    reference: b:1\n")
+    (tmp_path / "a.yaml").write_text(
+        "family: cpu\nbackend: cpu\nimages:\n  - alias: x\n    reference: a:1\n"
+        "  - alias: x\n    reference: b:1\n"
+    )
     with pytest.raises(SpecError) as exc:
         Catalog.load(tmp_path)
     assert "a.yaml:6" in str(exc.value) and "already defined" in str(exc.value)
 
 
 def test_catalog_entry_errors_name_file_line_key(tmp_path):
-    (tmp_path / "a.yaml").write_text("family: cpu\nbackend: cpu\nimages:\n  - alias: x\n    reference: a:1\n"
-                                     "    backnd: cpu\n")
+    (tmp_path / "a.yaml").write_text(
+        "family: cpu\nbackend: cpu\nimages:\n  - alias: x\n    reference: a:1\n    backnd: cpu\n"
+    )
     with pytest.raises(SpecError) as exc:
         Catalog.load(tmp_path)
     assert "a.yaml:6" in str(exc.value) and "backnd" in str(exc.value)
 
 
-@pytest.mark.parametrize("body,line,key", [
-    ("name: j\nimages: [host]\nsuites:\n  - name: smoke\n    deadlin: 3\n", 5, "suites.0.deadlin"),
-    ("name: j\nimages: [host]\nsuites:\n  - name: smoke\n    deadline: soon\n", 5, "suites.0.deadline"),
-    ("name: j\nimages: [host]\n", 1, "suites"),
-    ("name: j\nimages: [host]\nsuites: [smoke, nosuch]\n", 3, "suites.1.name"),
-])
+@pytest.mark.parametrize(
+    "body,line,key",
+    [
+        (
+            "name: j\nimages: [host]\nsuites:\n  - name: smoke\n    deadlin: 3\n",
+            5,
+            "suites.0.deadlin",
+        ),
+        (
+            "name: j\nimages: [host]\nsuites:\n  - name: smoke\n    deadline: soon\n",
+            5,
+            "suites.0.deadline",
+        ),
+        ("name: j\nimages: [host]\n", 1, "suites"),
+        ("name: j\nimages: [host]\nsuites: [smoke, nosuch]\n", 3, "suites.1.name"),
+    ],
+)
 def test_bad_job_spec_names_file_line_key(tmp_path, body, line, key):
     path = tmp_path / "job.yaml"
     path.write_text(body)

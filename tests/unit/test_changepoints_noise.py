@@ -41,7 +41,9 @@ def test_slow_ramp_is_found_and_a_single_spike_is_not():
 
 
 def test_bigger_is_better_flips_the_direction():
-    (s,) = cp.analyse(series(lambda i: 100.0 if i < 30 else 80.0), 0.05, bigger_is_better=True).shifts
+    (s,) = cp.analyse(
+        series(lambda i: 100.0 if i < 30 else 80.0), 0.05, bigger_is_better=True
+    ).shifts
     assert s.direction == "slower" and s.ratio == pytest.approx(1.25, rel=0.02)
     (s,) = cp.analyse(series(lambda i: 1.0 if i < 30 else 0.8), 0.05).shifts
     assert s.direction == "faster"
@@ -54,9 +56,9 @@ def test_binary_segmentation_finds_each_true_change():
         if cuts[1] - cuts[0] < 8:
             continue
         y = [(0.0, 0.3, 0.1)[sum(i >= c for c in cuts)] + rng.gauss(0, 0.02) for i in range(100)]
-        found = cp.binseg(y, 4 * 0.02 ** 2 * 4.6)
+        found = cp.binseg(y, 4 * 0.02**2 * 4.6)
         assert len(found) == 2 and all(abs(f - c) <= 1 for f, c in zip(found, cuts)), (found, cuts)
-    assert cp.binseg([1.0 + 0.01 * rng.gauss(0, 1) for _ in range(100)], 4 * 0.01 ** 2 * 4.6) == []
+    assert cp.binseg([1.0 + 0.01 * rng.gauss(0, 1) for _ in range(100)], 4 * 0.01**2 * 4.6) == []
 
 
 def test_benjamini_hochberg():
@@ -69,27 +71,41 @@ def test_noise_helpers():
     assert noise.cv([1.0, 1.0, 1.0]) == 0.0 and noise.cv([1.0]) is None
     quiet = [1.0 + 0.001 * (i % 5) for i in range(50)]
     loud = [1.0 + 0.05 * (i % 5) for i in range(50)]
-    assert noise.smallest_detectable(quiet, quiet, 0.05) < noise.smallest_detectable(loud, loud, 0.05)
+    assert noise.smallest_detectable(quiet, quiet, 0.05) < noise.smallest_detectable(
+        loud, loud, 0.05
+    )
     assert 0.045 < noise.smallest_detectable(quiet, quiet, 0.05) <= 0.05
-    assert noise.smallest_detectable(quiet, quiet, 0.05, run_sigma=0.02) > 0.07  # run-to-run noise costs
-    assert noise.noisy({"cpu_pressure": 0.5}) and not noise.noisy({"cpu_pressure": 0.01, "host_load_before": 9})
+    assert (
+        noise.smallest_detectable(quiet, quiet, 0.05, run_sigma=0.02) > 0.07
+    )  # run-to-run noise costs
+    assert noise.noisy({"cpu_pressure": 0.5}) and not noise.noisy(
+        {"cpu_pressure": 0.01, "host_load_before": 9}
+    )
     assert noise.noisy({"host_load_before": 5, "host_load_after": 5, "host_cpus": 2})
-    assert not noise.noisy({"host_load_before": 0.5, "host_load_after": 0.7, "host_cpus": 2}) and not noise.noisy({})
+    assert not noise.noisy(
+        {"host_load_before": 0.5, "host_load_after": 0.7, "host_cpus": 2}
+    ) and not noise.noisy({})
 
 
 def _runs(shift, seed, n=30, cv=0.01):
     rng = random.Random(seed)
-    return ([1e-3 * math.exp(rng.gauss(0, cv)) for _ in range(n)],
-            [1e-3 * shift * math.exp(rng.gauss(0, cv)) for _ in range(n)])
+    return (
+        [1e-3 * math.exp(rng.gauss(0, cv)) for _ in range(n)],
+        [1e-3 * shift * math.exp(rng.gauss(0, cv)) for _ in range(n)],
+    )
 
 
 def test_a_change_of_the_threshold_size_is_found_and_a_a_is_not():
     from orchestrator.regression import rule as diff
 
-    found = sum(diff._timing_kind(diff.compare_timing(*_runs(1.05, s), False, 0.05)) == diff.SLOWER
-                for s in range(100))
-    false = sum(diff._timing_kind(diff.compare_timing(*_runs(1.0, s), False, 0.05)) != diff.SAME
-                for s in range(100))
+    found = sum(
+        diff._timing_kind(diff.compare_timing(*_runs(1.05, s), False, 0.05)) == diff.SLOWER
+        for s in range(100)
+    )
+    false = sum(
+        diff._timing_kind(diff.compare_timing(*_runs(1.0, s), False, 0.05)) != diff.SAME
+        for s in range(100)
+    )
     assert found >= 90 and false <= 1
 
 
@@ -98,7 +114,9 @@ def test_known_run_to_run_noise_guards_against_run_offsets():
 
     base, head = _runs(1.046, 3)  # a 4.6 % offset between two runs: could be the 5 % threshold
     assert diff._timing_kind(diff.compare_timing(base, head, False, 0.05)) == diff.SLOWER
-    t = diff.compare_timing(base, head, False, 0.05, run_sigma=0.03)  # A/A: runs differ by ~3 % anyway
+    t = diff.compare_timing(
+        base, head, False, 0.05, run_sigma=0.03
+    )  # A/A: runs differ by ~3 % anyway
     assert diff._timing_kind(t) == diff.SAME and not t.significant
 
 
@@ -108,9 +126,18 @@ def _pooled_sides(shift: float, runs: int, sigma: float, rng: random.Random):
     def side(name: str, factor: float) -> tuple:
         out = []
         for r in range(runs):
-            offset = factor * math.exp(rng.gauss(0, sigma))  # the run's own offset: run-to-run noise
-            out.append(diff.Obs("img", "k.t", "pass", run=f"{name}{r}",
-                                samples=tuple(1e-3 * offset * math.exp(rng.gauss(0, 0.01)) for _ in range(100))))
+            offset = factor * math.exp(
+                rng.gauss(0, sigma)
+            )  # the run's own offset: run-to-run noise
+            out.append(
+                diff.Obs(
+                    "img",
+                    "k.t",
+                    "pass",
+                    run=f"{name}{r}",
+                    samples=tuple(1e-3 * offset * math.exp(rng.gauss(0, 0.01)) for _ in range(100)),
+                )
+            )
         return diff.Side(name, "latest", tuple(out))
 
     return side("base", 1.0), side("head", shift)
@@ -126,26 +153,42 @@ def test_pooled_runs_see_a_5_percent_change_through_run_to_run_noise():
     noise_of = {("img", "k.t"): sigma}
 
     def counted(shift: float, runs: int, n: int = 100) -> int:
-        return sum(diff.compare(*_pooled_sides(shift, runs, sigma, rng), run_noise=noise_of).regressed
-                   for _ in range(n))
+        return sum(
+            diff.compare(*_pooled_sides(shift, runs, sigma, rng), run_noise=noise_of).regressed
+            for _ in range(n)
+        )
 
     assert counted(1.05, 1) <= 50
     assert counted(1.05, 10) >= 90
     assert counted(1.0, 10) <= 1
     t = diff.compare(*_pooled_sides(1.05, 10, sigma, rng), run_noise=noise_of).changes[0].timing
     assert (t.runs_base, t.runs_head, t.n_base) == (10, 10, 1000)
-    assert t.detectable < 0.05 < diff.compare(*_pooled_sides(1.05, 1, sigma, rng),
-                                               run_noise=noise_of).changes[0].timing.detectable
+    assert (
+        t.detectable
+        < 0.05
+        < diff.compare(*_pooled_sides(1.05, 1, sigma, rng), run_noise=noise_of)
+        .changes[0]
+        .timing.detectable
+    )
 
 
 def test_penalty_calibration_on_a_a_histories():
     """k = 4: under 1 % of A/A histories (100 runs, 2 % run-to-run noise) show a shift,
     and a 5 % step in the same noise is found at least nine times in ten."""
     rng = random.Random(5)
-    aa = sum(bool(cp.analyse([math.exp(rng.gauss(0, 0.02)) for _ in range(100)], 0.05).shifts) for _ in range(300))
-    step = sum(any(s.direction == "slower" for s in cp.analyse(
-        [(1.0 if i < 50 else 1.05) * math.exp(rng.gauss(0, 0.02)) for i in range(100)], 0.05).shifts)
-        for _ in range(100))
+    aa = sum(
+        bool(cp.analyse([math.exp(rng.gauss(0, 0.02)) for _ in range(100)], 0.05).shifts)
+        for _ in range(300)
+    )
+    step = sum(
+        any(
+            s.direction == "slower"
+            for s in cp.analyse(
+                [(1.0 if i < 50 else 1.05) * math.exp(rng.gauss(0, 0.02)) for i in range(100)], 0.05
+            ).shifts
+        )
+        for _ in range(100)
+    )
     assert aa <= 3 and step >= 90
 
 
@@ -157,10 +200,22 @@ def test_reports_print_noise_per_check_and_flag_a_noisy_host():
 
     b1, h1 = _runs(1.0, 1)
     b2, h2 = _runs(1.5, 2)
-    base = rule.Side("b", "run", (rule.Obs("img", "k.quiet", "pass", samples=tuple(b1)),
-                                  rule.Obs("img", "k.busy", "pass", samples=tuple(b2))))
-    head = rule.Side("h", "run", (rule.Obs("img", "k.quiet", "pass", samples=tuple(h1)),
-                                  rule.Obs("img", "k.busy", "pass", samples=tuple(h2), noisy=True)))
+    base = rule.Side(
+        "b",
+        "run",
+        (
+            rule.Obs("img", "k.quiet", "pass", samples=tuple(b1)),
+            rule.Obs("img", "k.busy", "pass", samples=tuple(b2)),
+        ),
+    )
+    head = rule.Side(
+        "h",
+        "run",
+        (
+            rule.Obs("img", "k.quiet", "pass", samples=tuple(h1)),
+            rule.Obs("img", "k.busy", "pass", samples=tuple(h2), noisy=True),
+        ),
+    )
     report = rule.compare(base, head)
     busy = next(c for c in report.changes if c.check == "k.busy")
     assert busy.kind == rule.NOISE and busy.note == "noisy host" and not report.regressed

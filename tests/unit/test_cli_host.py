@@ -7,7 +7,11 @@ def test_run_host_stores_and_renders(cli):
     proc = cli("run", "--image", "host")
     assert proc.returncode == 0, proc.stderr
     # the Library column names what evidence says ran on this CPU, never the row's GPU label
-    line = next(ln for ln in proc.stdout.splitlines() if ln.startswith("| `smoke.matmul.fp32` | matmul (float32) |"))
+    line = next(
+        ln
+        for ln in proc.stdout.splitlines()
+        if ln.startswith("| `smoke.matmul.fp32` | matmul (float32) |")
+    )
     assert line.endswith("| ✅ |") and "hipBLAS" not in line and "cuBLAS" not in line
     runs = json.loads(cli("results", "list", "--json").stdout)
     assert len(runs) == 1 and runs[0]["image"] == "host" and runs[0]["state"] == "done"
@@ -16,27 +20,49 @@ def test_run_host_stores_and_renders(cli):
     assert matmul["status"] == "pass" and len(matmul["samples"]) >= 10
     assert matmul["metrics"]["rel_error"] < 1e-4
     md = cli("matrix", "render", "--format", "md").stdout
-    assert "| `smoke.tensor_add` | Tensor op on device | cpu | ✅ |" in md  # the library evidence names: cpu
+    assert (
+        "| `smoke.tensor_add` | Tensor op on device | cpu | ✅ |" in md
+    )  # the library evidence names: cpu
     data = json.loads(cli("matrix", "render", "--format", "json").stdout)
     assert data["columns"] == ["host"]
 
 
 def test_run_json_and_junit(cli, tmp_path):
     junit = tmp_path / "out.xml"
-    proc = cli("run", "--image", "host", "--suite", "selftest", "--deadline", "3", "--json", "--junit", str(junit))
+    proc = cli(
+        "run",
+        "--image",
+        "host",
+        "--suite",
+        "selftest",
+        "--deadline",
+        "3",
+        "--json",
+        "--junit",
+        str(junit),
+    )
     assert proc.returncode == 1  # planted crashes fail the gate
     (run,) = json.loads(proc.stdout)
     statuses = {r["check"]: r["status"] for r in run["results"]}
     assert statuses["selftest.abort"] == "crash" and statuses["selftest.hang"] == "timeout"
     xml = junit.read_text()
     assert 'name="selftest.abort"' in xml and '<failure type="crash"' in xml
-    assert cli("run", "--image", "host", "--suite", "selftest", "--deadline", "3", "--no-gate").returncode == 0
+    assert (
+        cli(
+            "run", "--image", "host", "--suite", "selftest", "--deadline", "3", "--no-gate"
+        ).returncode
+        == 0
+    )
 
 
 def test_expected_errors_have_exit_codes_and_no_traceback(cli, tmp_path):
     cases = [
         (("run", "--image", "rocm6.3_py3.12_pytorch_2.4"), 3, "AMD GPU"),
-        (("run", "--image", "rocm6.3_py3.9_pytorch_1.13"), 2, "rocm6.3_ubuntu20.04_py3.9_pytorch_1.13"),
+        (
+            ("run", "--image", "rocm6.3_py3.9_pytorch_1.13"),
+            2,
+            "rocm6.3_ubuntu20.04_py3.9_pytorch_1.13",
+        ),
         (("run", "--image", "no_such_image"), 2, "unknown image"),
         (("run",), 2, "nothing to run"),
         (("run", "--image", "host", "--suite", "nope"), 2, "unknown suite"),
@@ -65,7 +91,9 @@ def test_images_list_json_and_show(cli):
 
 
 def test_repeat_makes_runs_one_after_the_other_and_diff_pools_them(cli):
-    proc = cli("run", "--image", "host", "--check", "smoke.matmul.fp32", "--repeat", "3", "--no-matrix")
+    proc = cli(
+        "run", "--image", "host", "--check", "smoke.matmul.fp32", "--repeat", "3", "--no-matrix"
+    )
     assert proc.returncode == 0, proc.stderr
     runs = json.loads(cli("results", "list", "--json").stdout)
     assert len(runs) == 3 and len({r["run"] for r in runs}) == 3
@@ -78,7 +106,9 @@ def test_repeat_makes_runs_one_after_the_other_and_diff_pools_them(cli):
     assert "no regression" in text
     for bad in ("latest:host:0", "latest:host:x", "latest::3", "latest:host:101"):
         r = cli("diff", bad, "latest")
-        assert r.returncode == 2 and "latest:ALIAS:N" in r.stderr and "Traceback" not in r.stderr, bad
+        assert r.returncode == 2 and "latest:ALIAS:N" in r.stderr and "Traceback" not in r.stderr, (
+            bad
+        )
     r = cli("diff", "latest:nothing:3", "latest")
     assert r.returncode == 2 and "no finished runs of nothing" in r.stderr
     assert cli("run", "--image", "host", "--repeat", "0").returncode == 2

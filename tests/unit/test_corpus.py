@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "corpus"))
-import harness  # noqa: E402
+import harness
 
 CASES = harness.load_cases()
 
@@ -40,8 +40,17 @@ def test_bad_input_is_a_clean_error(case, seed, tmp_path):
 
 
 # one of each kind of file, a database and a flag, through the installed console script
-REAL = ["job-non-utf8", "catalog-dup-components", "hosts-bad-date", "known-issues-bad-date", "import-status-exploded",
-        "import-rst-broken-link", "db-corrupt-rows-results-list", "flag-timeout-huge", "job-pytest-etc-shadow"]
+REAL = [
+    "job-non-utf8",
+    "catalog-dup-components",
+    "hosts-bad-date",
+    "known-issues-bad-date",
+    "import-status-exploded",
+    "import-rst-broken-link",
+    "db-corrupt-rows-results-list",
+    "flag-timeout-huge",
+    "job-pytest-etc-shadow",
+]
 
 
 @pytest.mark.parametrize("case_id", REAL)

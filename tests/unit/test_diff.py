@@ -11,7 +11,9 @@ WIDE = [0.3, 2.5, 0.8, 1.9, 0.5, 1.4, 2.9, 0.6, 1.0, 2.2]
 
 
 def side(label, *obs, kind="run"):
-    return Side(label, kind, tuple(obs), runs=(label,), digests=(("img", "sha256:" + label),), hosts=("h1",))
+    return Side(
+        label, kind, tuple(obs), runs=(label,), digests=(("img", "sha256:" + label),), hosts=("h1",)
+    )
 
 
 def o(check, status="pass", env="img", **kw):
@@ -51,8 +53,10 @@ def test_twenty_percent_shift_within_wide_noise_is_tilde():
 def test_faster_is_improved_and_bigger_is_better_flips_direction():
     _, c = one([o("k", samples=tuple(TIGHT))], [o("k", samples=scaled(TIGHT, 0.8))])
     assert c.kind == diff.FASTER and not _.regressed
-    report, c = one([o("k", samples=tuple(TIGHT), bigger_is_better=True)],
-                    [o("k", samples=scaled(TIGHT, 0.8), bigger_is_better=True)])
+    report, c = one(
+        [o("k", samples=tuple(TIGHT), bigger_is_better=True)],
+        [o("k", samples=scaled(TIGHT, 0.8), bigger_is_better=True)],
+    )
     assert c.kind == diff.SLOWER and c.timing.ratio == pytest.approx(1.25) and report.regressed
 
 
@@ -75,14 +79,24 @@ def test_changed_check_version_is_not_comparable():
     assert c.kind == diff.NOT_COMPARABLE and c.mark == "x" and not _.regressed
 
 
-@pytest.mark.parametrize("base,head,kind", [
-    ("pass", "fail", diff.REGRESSED), ("pass", "crash", diff.REGRESSED), ("pass", "timeout", diff.REGRESSED),
-    ("fail", "pass", diff.FIXED), ("crash", "pass", diff.FIXED),
-    ("pass", "unsupported", diff.COVERAGE_LOST), ("pass", "skip", diff.COVERAGE_LOST),
-    ("skip", "pass", diff.COVERAGE_GAINED),
-    ("pass", "error", diff.INCONCLUSIVE), ("error", "fail", diff.INCONCLUSIVE),
-    ("fail", "fail", diff.SAME), ("pass", "pass", diff.SAME), ("fail", "crash", diff.CHANGED),
-])
+@pytest.mark.parametrize(
+    "base,head,kind",
+    [
+        ("pass", "fail", diff.REGRESSED),
+        ("pass", "crash", diff.REGRESSED),
+        ("pass", "timeout", diff.REGRESSED),
+        ("fail", "pass", diff.FIXED),
+        ("crash", "pass", diff.FIXED),
+        ("pass", "unsupported", diff.COVERAGE_LOST),
+        ("pass", "skip", diff.COVERAGE_LOST),
+        ("skip", "pass", diff.COVERAGE_GAINED),
+        ("pass", "error", diff.INCONCLUSIVE),
+        ("error", "fail", diff.INCONCLUSIVE),
+        ("fail", "fail", diff.SAME),
+        ("pass", "pass", diff.SAME),
+        ("fail", "crash", diff.CHANGED),
+    ],
+)
 def test_status_rule_table(base, head, kind):
     report, c = one([o("k", base)], [o("k", head)])
     assert c.kind == kind
@@ -121,31 +135,53 @@ def test_single_environments_are_paired_by_name():
 
 
 def test_several_environments_match_by_name_and_geomean_per_environment():
-    base = side("a", o("k1", env="x", samples=tuple(TIGHT), backend="cpu"),
-                o("k2", env="x", samples=tuple(TIGHT), backend="cpu"), o("k1", env="y"))
-    head = side("b", o("k1", env="x", samples=scaled(TIGHT, 1.21), backend="cpu"),
-                o("k2", env="x", samples=scaled(TIGHT, 1.0), backend="cpu"), o("k1", env="y"))
+    base = side(
+        "a",
+        o("k1", env="x", samples=tuple(TIGHT), backend="cpu"),
+        o("k2", env="x", samples=tuple(TIGHT), backend="cpu"),
+        o("k1", env="y"),
+    )
+    head = side(
+        "b",
+        o("k1", env="x", samples=scaled(TIGHT, 1.21), backend="cpu"),
+        o("k2", env="x", samples=scaled(TIGHT, 1.0), backend="cpu"),
+        o("k1", env="y"),
+    )
     report = compare(base, head)
     assert report.geomean == (("x", "cpu", pytest.approx(1.1), 2),)
     assert report.counts[diff.SLOWER] == 1
 
 
 def test_matrix_cell_flips():
-    report = compare(side("a", o("k1"), o("k2", "fail")), side("b", o("k1", "fail"), o("k2", "crash")))
-    assert [(f.check, f.base, f.head) for f in report.flips] == [("k1", "pass", "fail")]  # fail→crash: same ❌
+    report = compare(
+        side("a", o("k1"), o("k2", "fail")), side("b", o("k1", "fail"), o("k2", "crash"))
+    )
+    assert [(f.check, f.base, f.head) for f in report.flips] == [
+        ("k1", "pass", "fail")
+    ]  # fail→crash: same ❌
 
 
 def test_renderers_carry_the_content():
-    report = compare(side("base1", o("k.reg"), o("k.fix", "fail"), o("k.slow", samples=tuple(TIGHT))),
-                     side("head1", o("k.reg", "crash", message="segfault"), o("k.fix"),
-                          o("k.slow", samples=scaled(TIGHT, 1.3))))
+    report = compare(
+        side("base1", o("k.reg"), o("k.fix", "fail"), o("k.slow", samples=tuple(TIGHT))),
+        side(
+            "head1",
+            o("k.reg", "crash", message="segfault"),
+            o("k.fix"),
+            o("k.slow", samples=scaled(TIGHT, 1.3)),
+        ),
+    )
     md = diff_md(report)
     assert "REGRESSED" in md and "`k.reg`" in md and "segfault" in md and "+30.0 %" in md
     import json
+
     data = json.loads(diff_json(report))
     assert data["regressed"] is True
-    assert {c["check"]: c["kind"] for c in data["changes"]} == {"k.reg": "regressed", "k.fix": "fixed",
-                                                                "k.slow": "slower"}
+    assert {c["check"]: c["kind"] for c in data["changes"]} == {
+        "k.reg": "regressed",
+        "k.fix": "fixed",
+        "k.slow": "slower",
+    }
     html = RENDERERS["html"](report)
     assert html.startswith("<!DOCTYPE html>") and 'data-kind="regressed"' in html
     junit = RENDERERS["junit"](report)
@@ -153,6 +189,8 @@ def test_renderers_carry_the_content():
 
 
 def test_html_escapes_messages():
-    report = compare(side("a", o("k")), side("b", o("k", "fail", message="<script>alert(1)</script>")))
+    report = compare(
+        side("a", o("k")), side("b", o("k", "fail", message="<script>alert(1)</script>"))
+    )
     html = RENDERERS["html"](report)
     assert "<script>alert" not in html and "&lt;script&gt;" in html

@@ -28,7 +28,9 @@ main()
 
 
 def _run(db) -> dict:
-    done = subprocess.run([sys.executable, "-c", SCRIPT, str(db)], capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT, str(db)], capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     seen = [line for line in done.stderr.splitlines() if line.startswith("SEEN ")]
     return {**json.loads(seen[-1][5:]), "json": json.loads(done.stdout)}
@@ -42,8 +44,12 @@ def test_the_first_wave_starts_before_the_store_loads_and_its_rows_follow(tmp_pa
     assert second["store_loaded"] is False
     with sqlite3.connect(db) as conn:
         runs = dict(conn.execute("SELECT id, state FROM run").fetchall())
-        tasks = conn.execute("SELECT run_id, state, tries, started IS NOT NULL FROM task ORDER BY id").fetchall()
-        results = conn.execute("SELECT COUNT(*) FROM result WHERE run_id = ?", (second["run_id"],)).fetchone()[0]
+        tasks = conn.execute(
+            "SELECT run_id, state, tries, started IS NOT NULL FROM task ORDER BY id"
+        ).fetchall()
+        results = conn.execute(
+            "SELECT COUNT(*) FROM result WHERE run_id = ?", (second["run_id"],)
+        ).fetchone()[0]
     assert runs == {first["run_id"]: "done", second["run_id"]: "done"}  # the ids the launches gave
     assert tasks == [(first["run_id"], "done", 1, 1), (second["run_id"], "done", 1, 1)]
     assert results > 0 and [r["run"] for r in second["json"]] == [second["run_id"]]

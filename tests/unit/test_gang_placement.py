@@ -17,7 +17,10 @@ def amd(n, arch="gfx942"):
 
 
 def hosts(n, gpus=0, slots=1):
-    return tuple(HostSpec(name=f"h{i}", gpus=amd(gpus), slots=slots, address=f"10.0.0.{i + 1}") for i in range(n))
+    return tuple(
+        HostSpec(name=f"h{i}", gpus=amd(gpus), slots=slots, address=f"10.0.0.{i + 1}")
+        for i in range(n)
+    )
 
 
 def test_gang_takes_n_distinct_hosts_from_one_start_to_one_end():
@@ -38,7 +41,11 @@ def test_gang_waits_for_all_of_its_hosts_never_a_partial_start():
     g = p.by_key["g"]
     assert set(g.hosts) == {"h0", "h1"}
     assert g.start == 30.0  # both hosts reserved from the same start: none held while waiting
-    assert p.makespan == 40.0 >= lower_bound([Need("long", CPU, 30.0), Need("g", CPU, 10.0, nodes=2)], inv)
+    assert (
+        p.makespan
+        == 40.0
+        >= lower_bound([Need("long", CPU, 30.0), Need("g", CPU, 10.0, nodes=2)], inv)
+    )
 
 
 def test_gang_gpus_per_node_on_every_node():
@@ -80,7 +87,10 @@ def test_lower_bound_counts_every_node_of_a_gang():
 
 
 def test_duplicate_addresses_are_bad_input():
-    inv = (HostSpec(name="a", endpoint="tcp://10.1.1.1:2376"), HostSpec(name="b", address="10.1.1.1"))
+    inv = (
+        HostSpec(name="a", endpoint="tcp://10.1.1.1:2376"),
+        HostSpec(name="b", address="10.1.1.1"),
+    )
     with pytest.raises(InputError) as err:
         distinct_addresses(inv)
     assert "hosts a and b have the same address 10.1.1.1" in err.value.message
@@ -101,8 +111,13 @@ def test_nodes_zero_is_refused_by_the_spec():
 def _item(name, nodes, expected):
     inv = {h.name: h for h in hosts(3)}
     image = ImageSpec(alias="img", reference="img:1", backend="cpu")
-    task = Task(image=image, suite=SuiteRef(name=name), host=inv[nodes[0]], checks=(),
-                nodes=tuple(inv[n] for n in nodes) if len(nodes) > 1 else ())
+    task = Task(
+        image=image,
+        suite=SuiteRef(name=name),
+        host=inv[nodes[0]],
+        checks=(),
+        nodes=tuple(inv[n] for n in nodes) if len(nodes) > 1 else (),
+    )
     return Item(task, "run", 1, expected)
 
 

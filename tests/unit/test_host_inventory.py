@@ -19,19 +19,26 @@ def test_tls_paths_are_relative_to_the_file(tmp_path):
         (tmp_path / "certs" / f).write_text("x")
     (tmp_path / "h.yaml").write_text(
         "- name: remote\n  endpoint: tcp://10.0.0.2:2376\n"
-        "  tls: {ca: certs/ca.pem, cert: certs/cert.pem, key: certs/key.pem}\n  slots: 3\n")
+        "  tls: {ca: certs/ca.pem, cert: certs/cert.pem, key: certs/key.pem}\n  slots: 3\n"
+    )
     (host,) = load_hosts(tmp_path / "h.yaml")
     assert host.tls.ca == str(tmp_path / "certs" / "ca.pem") and host.slots == 3
 
 
-@pytest.mark.parametrize("text,where", [
-    ("hosts:\n  - name: a\n    slotz: 2\n", ":3: host a: key 'slotz': unknown key"),
-    ("hosts:\n  - name: a\n  - name: a\n", ":3: host inventory: duplicate host name 'a'"),
-    ("- name: a\n  endpoint: http://x\n", ":2: host a: key 'endpoint'"),
-    ("- name: a\n  endpoint: tcp://x:1\n  tls: {ca: nope, cert: nope, key: nope}\n", "key 'tls.ca': no such file"),
-    ("- name: a\n  slots: 0\n", ":2: host a: key 'slots'"),
-    ("hosts: []\n", "expected a non-empty list"),
-])
+@pytest.mark.parametrize(
+    "text,where",
+    [
+        ("hosts:\n  - name: a\n    slotz: 2\n", ":3: host a: key 'slotz': unknown key"),
+        ("hosts:\n  - name: a\n  - name: a\n", ":3: host inventory: duplicate host name 'a'"),
+        ("- name: a\n  endpoint: http://x\n", ":2: host a: key 'endpoint'"),
+        (
+            "- name: a\n  endpoint: tcp://x:1\n  tls: {ca: nope, cert: nope, key: nope}\n",
+            "key 'tls.ca': no such file",
+        ),
+        ("- name: a\n  slots: 0\n", ":2: host a: key 'slots'"),
+        ("hosts: []\n", "expected a non-empty list"),
+    ],
+)
 def test_errors_name_file_line_and_key(tmp_path, text, where):
     path = tmp_path / "hosts.yaml"
     path.write_text(text)
@@ -53,5 +60,7 @@ def test_client_kwargs_per_endpoint(tmp_path):
         (tmp_path / f).write_text("x")
     tls = TLSSpec(ca=str(tmp_path / "ca"), cert=str(tmp_path / "cert"), key=str(tmp_path / "key"))
     kw = client_kwargs(HostSpec(name="t", endpoint="tcp://127.0.0.1:2376", tls=tls))
-    assert kw["tls"].cert == (str(tmp_path / "cert"), str(tmp_path / "key")) and kw["tls"].ca_cert == str(tmp_path / "ca")
+    assert kw["tls"].cert == (str(tmp_path / "cert"), str(tmp_path / "key")) and kw[
+        "tls"
+    ].ca_cert == str(tmp_path / "ca")
     assert "tls" not in client_kwargs(HostSpec(name="u"))

@@ -13,12 +13,22 @@ import pytest
 from pydantic import ValidationError
 
 from orchestrator import audit
-from orchestrator.render import audit as render_audit
 from orchestrator.probe import MARKER, inventory
-from orchestrator.probe.inventory_parse import (MAX_TEXT, MAX_VALUE, build_findings, component,
-                                                parse_dpkg_status, parse_header_version,
-                                                parse_ofed_info, parse_ompi_info, parse_torch_config,
-                                                parse_ucx_info, split_rocm_version, upstream_version)
+from orchestrator.probe.inventory_parse import (
+    MAX_TEXT,
+    MAX_VALUE,
+    build_findings,
+    component,
+    parse_dpkg_status,
+    parse_header_version,
+    parse_ofed_info,
+    parse_ompi_info,
+    parse_torch_config,
+    parse_ucx_info,
+    split_rocm_version,
+    upstream_version,
+)
+from orchestrator.render import audit as render_audit
 
 ROOT = Path(__file__).resolve().parents[2]
 FIX = ROOT / "tests" / "fixtures" / "inventory"
@@ -41,23 +51,39 @@ def cuda() -> dict:
 
 # ------------------------------------------------------------- parsers ---
 
-@pytest.mark.parametrize("version, library, rocm, distro", [
-    ("0.10.0.60300-1~24.04", "0.10.0", "6.3.0", "24.04"),
-    ("2.3.0.60300-39~22.04", "2.3.0", "6.3.0", "22.04"),
-    ("6.3.60300-39~20.04", "6.3", "6.3.0", "20.04"),
-    ("1.0.0.60300-39~22.04", "1.0.0", "6.3.0", "22.04"),
-    ("6.3.42131.60300-39~24.04", "6.3.42131", "6.3.0", "24.04"),
-    ("3.2.0.60204-139~22.04", "3.2.0", "6.2.4", "22.04"),
-    ("5.7.1.50701-98~22.04", "5.7.1", "5.7.1", "22.04"),
-])
+
+@pytest.mark.parametrize(
+    "version, library, rocm, distro",
+    [
+        ("0.10.0.60300-1~24.04", "0.10.0", "6.3.0", "24.04"),
+        ("2.3.0.60300-39~22.04", "2.3.0", "6.3.0", "22.04"),
+        ("6.3.60300-39~20.04", "6.3", "6.3.0", "20.04"),
+        ("1.0.0.60300-39~22.04", "1.0.0", "6.3.0", "22.04"),
+        ("6.3.42131.60300-39~24.04", "6.3.42131", "6.3.0", "24.04"),
+        ("3.2.0.60204-139~22.04", "3.2.0", "6.2.4", "22.04"),
+        ("5.7.1.50701-98~22.04", "5.7.1", "5.7.1", "22.04"),
+    ],
+)
 def test_split_rocm_version(version, library, rocm, distro):
     split = split_rocm_version(version)
     assert split is not None
     assert (split["library"], split["rocm"], split["distro"]) == (library, rocm, distro)
 
 
-@pytest.mark.parametrize("version", ["2.36-9+deb12u4", "1.24.2-1", "4.1.4-3", "12.4.127-1",
-                                     "2.21.5-1+cuda12.4", "1:2.3.1-1", "6.3.0", "", "abc"])
+@pytest.mark.parametrize(
+    "version",
+    [
+        "2.36-9+deb12u4",
+        "1.24.2-1",
+        "4.1.4-3",
+        "12.4.127-1",
+        "2.21.5-1+cuda12.4",
+        "1:2.3.1-1",
+        "6.3.0",
+        "",
+        "abc",
+    ],
+)
 def test_split_rocm_version_leaves_other_versions_alone(version):
     assert split_rocm_version(version) is None
 
@@ -79,7 +105,10 @@ def test_parse_dpkg_status_keeps_installed_packages_only():
 
 
 def test_parse_dpkg_status_of_the_fake_rocm_image_fragment():
-    pkgs = {p["Package"]: p["Version"] for p in parse_dpkg_status((FAKE_ROCM / "dpkg-status.rocm").read_text())}
+    pkgs = {
+        p["Package"]: p["Version"]
+        for p in parse_dpkg_status((FAKE_ROCM / "dpkg-status.rocm").read_text())
+    }
     assert pkgs["hipblaslt"] == "0.10.0.60300-39~24.04"
     assert "rocm-smi-lib" not in pkgs
 
@@ -88,9 +117,15 @@ def test_parse_header_version_macro_styles():
     include = FAKE_ROCM / "root" / "opt" / "rocm-6.3.0" / "include"
     assert parse_header_version((include / "hip/hip_version.h").read_text(), "hip") == "6.3.42131"
     assert parse_header_version((include / "miopen/version.h").read_text(), "miopen") == "3.3.0"
-    assert parse_header_version((include / "hipblas/hipblas-version.h").read_text(), "hipblas") == "2.3.0"
+    assert (
+        parse_header_version((include / "hipblas/hipblas-version.h").read_text(), "hipblas")
+        == "2.3.0"
+    )
     assert parse_header_version((include / "rccl/rccl.h").read_text(), "nccl") == "2.21.5"
-    assert parse_header_version((FIX / "cuda-root/usr/include/cudnn_version.h").read_text(), "cudnn") == "9.1.0"
+    assert (
+        parse_header_version((FIX / "cuda-root/usr/include/cudnn_version.h").read_text(), "cudnn")
+        == "9.1.0"
+    )
     magma = FAKE_ROCM / "root/opt/rocm-6.3.0/magma/include/magma_types.h"
     assert parse_header_version(magma.read_text(), "magma") == "2.9.0"
     # the @PROJECT_VERSION_MAJOR@ template of an #if 0 block is not a version
@@ -109,13 +144,17 @@ def test_parse_torch_config():
 def test_parse_tool_output():
     assert parse_ucx_info("# UCT version=1.10.0 revision 7477e81\n") == "1.10.0"
     assert parse_ucx_info("# Library version: 1.15.0\n# Library path: /x\n") == "1.15.0"
-    assert parse_ompi_info("package:Open MPI x\nompi:version:full:4.1.5\nopal:version:full:4.1.5\n") == "4.1.5"
+    assert (
+        parse_ompi_info("package:Open MPI x\nompi:version:full:4.1.5\nopal:version:full:4.1.5\n")
+        == "4.1.5"
+    )
     assert parse_ompi_info("mpirun (Open MPI) 4.0.7\n\nReport bugs to x\n") == "4.0.7"
     assert parse_ofed_info("MLNX_OFED_LINUX-5.3-1.0.5.0:\n") == "5.3-1.0.5.0"
     assert parse_ucx_info("command not found") is None
 
 
 # ------------------------------------------------------------- gather ---
+
 
 def test_gather_rocm_tree(rocm):
     c = by_name(rocm)
@@ -126,7 +165,10 @@ def test_gather_rocm_tree(rocm):
     assert c["rocm"]["extra"]["real_path"] == "/opt/rocm-6.2.4"
     assert "/opt/rocm-6.1.0" in c["rocm"]["extra"]["installs"]
     # headers in their older, flat locations
-    assert (c["rocblas"]["value"], c["rocblas"]["evidence"]) == ("4.2.4", "/opt/rocm/include/rocblas-version.h")
+    assert (c["rocblas"]["value"], c["rocblas"]["evidence"]) == (
+        "4.2.4",
+        "/opt/rocm/include/rocblas-version.h",
+    )
     assert c["hipblaslt"]["value"] == "0.8.0" and c["hipblaslt"]["source"] == "header"
     assert c["hipblaslt"]["extra"]["rocm_build"] == "6.2.4"
     assert c["rccl"]["value"] == "2.20.5" and c["hipfft"]["value"] == "1.0.15"
@@ -134,15 +176,25 @@ def test_gather_rocm_tree(rocm):
     assert (c["miopen"]["value"], c["miopen"]["source"]) == ("3.2.0", "dpkg")
     deb = c["deb:hipblaslt"]
     assert deb["value"] == "0.8.0.60204-139~22.04"
-    assert deb["extra"] == {"arch": "amd64", "upstream": "0.8.0", "rocm_build": "6.2.4",
-                            "package_build": "139", "distro": "22.04"}
+    assert deb["extra"] == {
+        "arch": "amd64",
+        "upstream": "0.8.0",
+        "rocm_build": "6.2.4",
+        "package_build": "139",
+        "distro": "22.04",
+    }
     assert "deb:rocm-smi-lib" not in c
 
 
 def test_gather_pip_distributions(rocm):
     c = by_name(rocm)
-    assert c["pytorch"]["value"] == "2.4.0+rocm6.2.4" and c["pytorch"]["extra"]["package"] == "pip:torch"
-    assert c["pip:torch"]["evidence"].startswith("/usr/local/lib/python3.10/dist-packages/torch-2.4.0")
+    assert (
+        c["pytorch"]["value"] == "2.4.0+rocm6.2.4"
+        and c["pytorch"]["extra"]["package"] == "pip:torch"
+    )
+    assert c["pip:torch"]["evidence"].startswith(
+        "/usr/local/lib/python3.10/dist-packages/torch-2.4.0"
+    )
     assert c["apex"]["value"] == "1.4.0" and c["torchvision"]["value"].startswith("0.19.0")
     assert c["tensorboard"]["value"] == "2.13.0" and c["triton"]["value"] == "3.0.0"
     # /usr/local shadows Debian's copy in /usr/lib/python3/dist-packages, as on sys.path
@@ -196,7 +248,7 @@ def test_main_prints_one_marker_line():
         assert inventory.main(["--root", str(FIX / "cuda-root"), "--no-commands"]) == 0
     lines = out.getvalue().splitlines()
     assert len(lines) == 1 and lines[0].startswith(MARKER)
-    record = json.loads(lines[0][len(MARKER):])
+    record = json.loads(lines[0][len(MARKER) :])
     assert set(record) == {"type", "components", "host_facts", "errors"}
     assert audit.parse_inventory(record).get("cuda").value == "12.4.1"
 
@@ -210,21 +262,33 @@ def test_probe_modules_are_python38_stdlib(module):
             assert node.level == 1 or not (node.module or "").startswith("orchestrator")
         if isinstance(node, ast.Import):
             assert not any(a.name.startswith("orchestrator") for a in node.names)
-        assert not (isinstance(node, ast.Attribute) and node.attr in ("removeprefix", "removesuffix"))
+        assert not (
+            isinstance(node, ast.Attribute) and node.attr in ("removeprefix", "removesuffix")
+        )
 
 
 # -------------------------------------------------- compiled-against ---
 
+
 def _comps(**values):
-    return [{"name": k.replace("__", "."), "value": v, "source": "api", "evidence": "x"}
-            for k, v in values.items()]
+    return [
+        {"name": k.replace("__", "."), "value": v, "source": "api", "evidence": "x"}
+        for k, v in values.items()
+    ]
 
 
 def test_build_findings():
-    comps = _comps(miopen="3.3.0", hip="6.3.42131", cudnn="8.9.2", cuda="12.4.1",
-                   pytorch__built_with__miopen="3.2.0", pytorch__built_with__hip="6.3.42131",
-                   pytorch__built_with__cudnn="8.9", pytorch__built_with__cuda="12.1",
-                   pytorch__built_with__magma="2.7.2")
+    comps = _comps(
+        miopen="3.3.0",
+        hip="6.3.42131",
+        cudnn="8.9.2",
+        cuda="12.4.1",
+        pytorch__built_with__miopen="3.2.0",
+        pytorch__built_with__hip="6.3.42131",
+        pytorch__built_with__cudnn="8.9",
+        pytorch__built_with__cuda="12.1",
+        pytorch__built_with__magma="2.7.2",
+    )
     found = {f["component"]: f for f in build_findings(comps)}
     assert set(found) == {"miopen", "cuda"}  # cudnn 8.9 agrees with 8.9.2; no magma installed
     assert found["miopen"]["built"] == "3.2.0" and found["miopen"]["installed"] == "3.3.0"
@@ -233,21 +297,28 @@ def test_build_findings():
 
 # ------------------------------------------------------------ audit ---
 
+
 @pytest.fixture(scope="module")
 def rocm_inv(rocm) -> audit.Inventory:
     return audit.parse_inventory(rocm)
 
 
 def test_parse_inventory_validates_untrusted_json(rocm):
-    good = {"type": "inventory", "components": [{"name": "x", "value": "1", "source": "pip", "evidence": "e"}],
-            "host_facts": {}, "errors": []}
+    good = {
+        "type": "inventory",
+        "components": [{"name": "x", "value": "1", "source": "pip", "evidence": "e"}],
+        "host_facts": {},
+        "errors": [],
+    }
     assert audit.parse_inventory(good).get("x").value == "1"
     bad_comp = [{"name": "x", "value": "1", "source": "pip", "evidence": "e", "shell": "rm -rf /"}]
-    for broken in ({**good, "components": bad_comp},
-                   {**good, "components": [{**good["components"][0], "source": "guess"}]},
-                   {**good, "components": [{**good["components"][0], "value": "9" * 10_000}]},
-                   {**good, "components": good["components"] * 2},
-                   {**good, "unexpected": 1}):
+    for broken in (
+        {**good, "components": bad_comp},
+        {**good, "components": [{**good["components"][0], "source": "guess"}]},
+        {**good, "components": [{**good["components"][0], "value": "9" * 10_000}]},
+        {**good, "components": good["components"] * 2},
+        {**good, "unexpected": 1},
+    ):
         with pytest.raises(ValidationError):
             audit.parse_inventory(broken)
     with pytest.raises(ValueError):
@@ -259,22 +330,44 @@ def test_parse_inventory_validates_untrusted_json(rocm):
         comp.value = "2"  # frozen
 
 
-@pytest.mark.parametrize("expected, found, ok", [
-    ("3.12", "3.12.8", True), ("3.1", "3.12.8", False), ("2.4.0", "2.4.0+rocm6.2.4", True),
-    ("2.4.0", "2.4.0a0+git1", True), ("2.4", "2.3.0", False), ("5.3-1.0.5.0", "5.3-1.0.5.0", True),
-    ("5.3-1.0.5.0", "5.3-2.0.0.0", False), ("24.04", "24.04", True), ("12", "12.7", True),
-    ("v4.0.7", "4.0.7", True), ("1.10.0", "1.10", False),
-])
+@pytest.mark.parametrize(
+    "expected, found, ok",
+    [
+        ("3.12", "3.12.8", True),
+        ("3.1", "3.12.8", False),
+        ("2.4.0", "2.4.0+rocm6.2.4", True),
+        ("2.4.0", "2.4.0a0+git1", True),
+        ("2.4", "2.3.0", False),
+        ("5.3-1.0.5.0", "5.3-1.0.5.0", True),
+        ("5.3-1.0.5.0", "5.3-2.0.0.0", False),
+        ("24.04", "24.04", True),
+        ("12", "12.7", True),
+        ("v4.0.7", "4.0.7", True),
+        ("1.10.0", "1.10", False),
+    ],
+)
 def test_version_matches(expected, found, ok):
     assert audit.version_matches(expected, found) is ok
 
 
 def test_compare_prefix_master_missing_and_drift(rocm_inv):
-    expected = {"pytorch": "2.4.0", "ubuntu": "22.04", "python": "3", "apex": "1.4.0",
-                "torchvision": "0.19.0", "tensorboard": "2.13.0", "magma": "master", "ucx": "1.14.1",
-                "ompi": "4.0.7", "ofed": "5.3-1.0.5.0", "rocm": "6.2"}
+    expected = {
+        "pytorch": "2.4.0",
+        "ubuntu": "22.04",
+        "python": "3",
+        "apex": "1.4.0",
+        "torchvision": "0.19.0",
+        "tensorboard": "2.13.0",
+        "magma": "master",
+        "ucx": "1.14.1",
+        "ompi": "4.0.7",
+        "ofed": "5.3-1.0.5.0",
+        "rocm": "6.2",
+    }
     findings = {f.component: f for f in audit.compare(rocm_inv, expected)}
-    assert [f.component for f in audit.compare(rocm_inv, expected)][: len(expected)] == list(expected)
+    assert [f.component for f in audit.compare(rocm_inv, expected)][: len(expected)] == list(
+        expected
+    )
     assert findings["pytorch"].kind == "ok" and findings["rocm"].kind == "ok"
     assert findings["magma"].kind == "missing" and findings["magma"].drift  # master, but absent
     assert findings["ucx"].kind == "drift" and findings["ucx"].found == "1.10.0"
@@ -295,8 +388,15 @@ def test_compare_master_is_unpinned_not_drift():
 
 def test_compare_reports_build_mismatch_without_gating(rocm_inv):
     comps = [c.model_dump() for c in rocm_inv.components]
-    comps.append({"name": "pytorch.built_with.miopen", "value": "3.3.0", "source": "api",
-                  "evidence": "torch._C._show_config()", "extra": {}})
+    comps.append(
+        {
+            "name": "pytorch.built_with.miopen",
+            "value": "3.3.0",
+            "source": "api",
+            "evidence": "torch._C._show_config()",
+            "extra": {},
+        }
+    )
     inv = audit.parse_inventory({"type": "inventory", "components": comps})
     findings = audit.compare(inv, {"pytorch": "2.4"})
     mismatch = [f for f in findings if f.kind == "build-mismatch"]
@@ -310,8 +410,10 @@ def test_diff(rocm_inv):
     cuda_inv = audit.parse_inventory(inventory.gather(str(FIX / "cuda-root")))
     changes = audit.diff(rocm_inv, cuda_inv)
     kinds = {c.subject: c for c in changes}
-    assert kinds["pytorch"].kind == "changed" and (kinds["pytorch"].old, kinds["pytorch"].new) == \
-        ("2.4.0+rocm6.2.4", "2.3.0")
+    assert kinds["pytorch"].kind == "changed" and (kinds["pytorch"].old, kinds["pytorch"].new) == (
+        "2.4.0+rocm6.2.4",
+        "2.3.0",
+    )
     assert kinds["rocm"].kind == "removed" and kinds["cuda"].kind == "added"
     assert "python" not in kinds and "os" not in kinds  # equal
     names = [c.subject for c in changes]
@@ -323,7 +425,10 @@ def test_diff(rocm_inv):
     assert "| pytorch | 2.4.0+rocm6.2.4 | 2.3.0 | changed |" in md and "## Packages" in md
     assert "No differences." in render_audit.render_diff_md([], "a", "b")
     doc = json.loads(render_audit.render_diff_json(changes, "rocm", "cuda"))
-    assert doc["a"] == "rocm" and {"kind": "added", "name": "cuda", "old": None, "new": "12.4.1"} in doc["changes"]
+    assert (
+        doc["a"] == "rocm"
+        and {"kind": "added", "name": "cuda", "old": None, "new": "12.4.1"} in doc["changes"]
+    )
 
 
 def test_cyclonedx_structure(rocm_inv):
@@ -337,13 +442,19 @@ def test_cyclonedx_structure(rocm_inv):
     assert sbom.validate(text) is None  # the CycloneDX 1.5 schema the library ships
     bom = json.loads(text)
     assert bom["bomFormat"] == "CycloneDX" and bom["specVersion"] == "1.5" and bom["version"] == 1
-    assert re.fullmatch(r"urn:uuid:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
-                        bom["serialNumber"])
+    assert re.fullmatch(
+        r"urn:uuid:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
+        bom["serialNumber"],
+    )
     assert bom["metadata"]["timestamp"].startswith("2026-11-23T12:00:00")
     assert [t["name"] for t in bom["metadata"]["tools"]["components"]] == ["valorch"]
     meta = bom["metadata"]["component"]
-    assert meta == {"type": "container", "bom-ref": ref, "name": "rocm/pytorch",
-                    "version": "rocm6.2.4_ubuntu22.04_py3.10_pytorch_2.4.0"}
+    assert meta == {
+        "type": "container",
+        "bom-ref": ref,
+        "name": "rocm/pytorch",
+        "version": "rocm6.2.4_ubuntu22.04_py3.10_pytorch_2.4.0",
+    }
     comps = {c["bom-ref"]: c for c in bom["components"]}
     assert len(comps) == len(bom["components"])  # bom-refs are unique
     torch = comps["pkg:pypi/torch@2.4.0%2Brocm6.2.4"]
@@ -351,42 +462,86 @@ def test_cyclonedx_structure(rocm_inv):
     assert {"name": "valorch:component", "value": "pytorch"} in torch["properties"]
     assert "pkg:deb/ubuntu/hipblaslt@0.8.0.60204-139~22.04?arch=amd64&distro=ubuntu-22.04" in comps
     osc = [c for c in bom["components"] if c["type"] == "operating-system"]
-    assert osc == [comps["valorch:os"]] and osc[0]["name"] == "ubuntu" and osc[0]["version"] == "22.04"
+    assert (
+        osc == [comps["valorch:os"]] and osc[0]["name"] == "ubuntu" and osc[0]["version"] == "22.04"
+    )
     assert comps["valorch:rocm"]["version"] == "6.2.4"  # from a file: a component of its own
     assert comps["valorch:ucx"]["type"] == "application"
-    assert {"name": "valorch:evidence", "value": "ucx_info -v"} in comps["valorch:ucx"]["properties"]
+    assert {"name": "valorch:evidence", "value": "ucx_info -v"} in comps["valorch:ucx"][
+        "properties"
+    ]
     for comp in bom["components"]:
         assert comp["type"] in ("library", "operating-system", "application")
     # content-derived serial: the same inventory gives the same BOM, another image another
     assert sbom.bom(rocm_inv, ref, timestamp=when) == bom
     assert sbom.bom(rocm_inv, "other:tag", timestamp=when)["serialNumber"] != bom["serialNumber"]
-    pinned = sbom.bom(rocm_inv, ref, digest="sha256:" + "0" * 64, timestamp=when)["metadata"]["component"]
-    assert pinned["version"] == "sha256:" + "0" * 64 and pinned["bom-ref"] == "rocm/pytorch@sha256:" + "0" * 64
+    pinned = sbom.bom(rocm_inv, ref, digest="sha256:" + "0" * 64, timestamp=when)["metadata"][
+        "component"
+    ]
+    assert (
+        pinned["version"] == "sha256:" + "0" * 64
+        and pinned["bom-ref"] == "rocm/pytorch@sha256:" + "0" * 64
+    )
 
 
 def test_cyclonedx_licences_and_distro_qualifier():
     from orchestrator.render import sbom
 
-    inv = audit.parse_inventory({"components": [
-        {"name": "os", "value": "debian 12", "source": "file", "evidence": "/etc/os-release"},
-        {"name": "deb:adduser", "value": "3.134", "source": "dpkg", "evidence": "/var/lib/dpkg/status",
-         "extra": {"arch": "all", "license": "GPL-2+"}},
-        {"name": "deb:libfoo", "value": "1:2.3-1", "source": "dpkg", "evidence": "x",
-         "extra": {"arch": "amd64", "license": "BSD-3-Clause, MIT"}},
-        {"name": "pip:requests", "value": "2.31.0", "source": "pip", "evidence": "x",
-         "extra": {"license": "Apache-2.0"}},
-        {"name": "pip:dual", "value": "1", "source": "pip", "evidence": "x",
-         "extra": {"license": "Apache-2.0 OR MIT"}},
-        {"name": "pip:libstdc++", "value": "2.13.0+cpu", "source": "pip", "evidence": "x"}]})
+    inv = audit.parse_inventory(
+        {
+            "components": [
+                {
+                    "name": "os",
+                    "value": "debian 12",
+                    "source": "file",
+                    "evidence": "/etc/os-release",
+                },
+                {
+                    "name": "deb:adduser",
+                    "value": "3.134",
+                    "source": "dpkg",
+                    "evidence": "/var/lib/dpkg/status",
+                    "extra": {"arch": "all", "license": "GPL-2+"},
+                },
+                {
+                    "name": "deb:libfoo",
+                    "value": "1:2.3-1",
+                    "source": "dpkg",
+                    "evidence": "x",
+                    "extra": {"arch": "amd64", "license": "BSD-3-Clause, MIT"},
+                },
+                {
+                    "name": "pip:requests",
+                    "value": "2.31.0",
+                    "source": "pip",
+                    "evidence": "x",
+                    "extra": {"license": "Apache-2.0"},
+                },
+                {
+                    "name": "pip:dual",
+                    "value": "1",
+                    "source": "pip",
+                    "evidence": "x",
+                    "extra": {"license": "Apache-2.0 OR MIT"},
+                },
+                {"name": "pip:libstdc++", "value": "2.13.0+cpu", "source": "pip", "evidence": "x"},
+            ]
+        }
+    )
     text = sbom.bom_json(inv, "valorch/test:pip-torch", digest="sha256:" + "1" * 64)
     assert sbom.validate(text) is None
     comps = {c["name"]: c for c in json.loads(text)["components"]}
     assert comps["adduser"]["purl"] == "pkg:deb/debian/adduser@3.134?arch=all&distro=debian-12"
     assert comps["adduser"]["licenses"] == [{"license": {"name": "GPL-2+"}}]
-    assert comps["libfoo"]["licenses"] == [{"license": {"id": "BSD-3-Clause"}}, {"license": {"id": "MIT"}}]
+    assert comps["libfoo"]["licenses"] == [
+        {"license": {"id": "BSD-3-Clause"}},
+        {"license": {"id": "MIT"}},
+    ]
     assert comps["requests"]["licenses"] == [{"license": {"id": "Apache-2.0"}}]
     assert comps["dual"]["licenses"] == [{"expression": "Apache-2.0 OR MIT"}]
-    assert comps["libstdc++"]["purl"] == "pkg:pypi/libstdc%2b%2b@2.13.0%2Bcpu"  # packageurl lower-cases pypi names
+    assert (
+        comps["libstdc++"]["purl"] == "pkg:pypi/libstdc%2b%2b@2.13.0%2Bcpu"
+    )  # packageurl lower-cases pypi names
     assert "licenses" not in comps["libstdc++"]
     assert sbom.validate(text.replace('"CycloneDX"', '"NotCycloneDX"')) is not None
 
@@ -396,10 +551,12 @@ def test_licence_parsers():
 
     from orchestrator.probe.inventory_parse import parse_copyright_licenses, pip_license
 
-    dep5 = ("Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/\n"
-            "Upstream-Name: adduser\n\nFiles: *\nCopyright: 1997 Guy Maor\nLicense: GPL-2+\n\n"
-            "Files: debian/*\nLicense: GPL-2+\n\nLicense: GPL-2+\n This program is free software\n\n"
-            "Files: x\nLicense: BSD-3-clause\n")
+    dep5 = (
+        "Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/\n"
+        "Upstream-Name: adduser\n\nFiles: *\nCopyright: 1997 Guy Maor\nLicense: GPL-2+\n\n"
+        "Files: debian/*\nLicense: GPL-2+\n\nLicense: GPL-2+\n This program is free software\n\n"
+        "Files: x\nLicense: BSD-3-clause\n"
+    )
     assert parse_copyright_licenses(dep5) == ["GPL-2+", "BSD-3-clause"]
     assert parse_copyright_licenses("This is free-form text.\nLicense: whatever") == []
     meta = Message()

@@ -63,11 +63,20 @@ def test_scheduled_nightly_on_gfx942_and_release_qualification_with_a_baseline()
     assert re.search(r"valorch run --job jobs/nightly.yaml --junit out.xml", script)
     # the images come from a registry: digests checked, the runner preflighted, pinned images pulled first
     steps = [s.get("run", "") for s in job["steps"]]
-    order = [next(i for i, s in enumerate(steps) if word in s) for word in
-             ("valorch images check", "valorch hosts check", "valorch images pull", "valorch run --job")]
+    order = [
+        next(i for i, s in enumerate(steps) if word in s)
+        for word in (
+            "valorch images check",
+            "valorch hosts check",
+            "valorch images pull",
+            "valorch run --job",
+        )
+    ]
     assert order == sorted(order) and "images list --present" in script
     assert any(s.get("uses", "").startswith("actions/upload-artifact") for s in job["steps"])
-    release = yaml.safe_load((ROOT / "examples/github-actions/release-qualification.yml").read_text())
+    release = yaml.safe_load(
+        (ROOT / "examples/github-actions/release-qualification.yml").read_text()
+    )
     job = release["jobs"]["qualify"]
     script = "\n".join(s.get("run", "") for s in job["steps"])
     assert 'valorch qualify --job jobs/release.yaml --baseline "$BASELINE"' in script
@@ -77,12 +86,18 @@ def test_scheduled_nightly_on_gfx942_and_release_qualification_with_a_baseline()
 def test_runner_sets_per_backend_with_archs_and_labels() -> None:
     cuda = next(i.alias for i in CATALOG.images if i.backend == "cuda")
     rocm = next(i.alias for i in CATALOG.images if i.backend == "rocm")
-    job = JobSpec(name="mixed", images=(rocm, cuda, "cpu_debian11_py3.9", "host"), suites=("smoke",),
-                  labels=("gfx942", "sm_90", "ib"))
+    job = JobSpec(
+        name="mixed",
+        images=(rocm, cuda, "cpu_debian11_py3.9", "host"),
+        suites=("smoke",),
+        labels=("gfx942", "sm_90", "ib"),
+    )
     sets = {tuple(s["runs-on"]): s["images"] for s in runner_sets(job, CATALOG)}
-    assert sets == {("self-hosted", "rocm", "gfx942", "ib"): [rocm],
-                    ("self-hosted", "cuda", "sm_90", "ib"): [cuda],
-                    ("self-hosted", "cpu", "ib"): ["cpu_debian11_py3.9", "host"]}
+    assert sets == {
+        ("self-hosted", "rocm", "gfx942", "ib"): [rocm],
+        ("self-hosted", "cuda", "sm_90", "ib"): [cuda],
+        ("self-hosted", "cpu", "ib"): ["cpu_debian11_py3.9", "host"],
+    }
     cpu_only = runner_sets(job, CATALOG, cpu_only=True)
     assert [s["runs-on"] for s in cpu_only] == [["self-hosted", "cpu", "ib"]]
 

@@ -9,22 +9,42 @@ from orchestrator.render.junit import results_junit
 
 
 def res(check, status, message="", attempt=1, metrics=None):
-    return NS(check=NS(check_id=check), status=status, message=message, attempt=attempt, duration_s=0.1, log="",
-              metrics=metrics or {})
+    return NS(
+        check=NS(check_id=check),
+        status=status,
+        message=message,
+        attempt=attempt,
+        duration_s=0.1,
+        log="",
+        metrics=metrics or {},
+    )
 
 
-RUN = NS(id="r1", image=NS(alias="img", backend="cpu"), host=NS(name="h1"), started=datetime(2026, 1, 1))
-RESULTS = {"r1": [res("a.fail", "fail", "boom"), res("a.crash", "crash", "segv"), res("a.partial", "partial", "half"),
-                  res("a.forged", "error", "tampered: forged", metrics={"tampered": True}),
-                  res("a.error", "error", "harness"), res("a.flaky", "fail", attempt=1), res("a.flaky", "pass", attempt=2)]}
+RUN = NS(
+    id="r1", image=NS(alias="img", backend="cpu"), host=NS(name="h1"), started=datetime(2026, 1, 1)
+)
+RESULTS = {
+    "r1": [
+        res("a.fail", "fail", "boom"),
+        res("a.crash", "crash", "segv"),
+        res("a.partial", "partial", "half"),
+        res("a.forged", "error", "tampered: forged", metrics={"tampered": True}),
+        res("a.error", "error", "harness"),
+        res("a.flaky", "fail", attempt=1),
+        res("a.flaky", "pass", attempt=2),
+    ]
+}
 
 
 def cases(xml):
     out = {}
     for case in ET.fromstring(xml).iter("testcase"):
         child = next(iter(case), None)
-        out[case.get("name")] = (child.tag, child.get("type"), child.get("message") or child.text) if child is not None \
+        out[case.get("name")] = (
+            (child.tag, child.get("type"), child.get("message") or child.text)
+            if child is not None
             else ("passed", None, None)
+        )
     return out
 
 
@@ -36,10 +56,17 @@ def test_failures_partial_tampered_and_known_issues():
     assert got["a.partial"] == ("system-out", None, "partial: half")
 
     def excuse(alias, backend, check, status):
-        return "tracked upstream" if (alias, backend, check, status) == ("img", "cpu", "a.fail", "fail") else None
+        return (
+            "tracked upstream"
+            if (alias, backend, check, status) == ("img", "cpu", "a.fail", "fail")
+            else None
+        )
 
     xml = results_junit([RUN], RESULTS, excuse=excuse)
     got = cases(xml)
-    assert got["a.fail"] == ("skipped", None, "known issue: tracked upstream") and got["a.crash"][0] == "failure"
+    assert (
+        got["a.fail"] == ("skipped", None, "known issue: tracked upstream")
+        and got["a.crash"][0] == "failure"
+    )
     suite = ET.fromstring(xml).find("testsuite")
     assert (suite.get("failures"), suite.get("skipped"), suite.get("errors")) == ("2", "1", "1")

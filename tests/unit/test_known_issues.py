@@ -3,8 +3,8 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.regression import known_issues
 from orchestrator.errors import SpecError
+from orchestrator.regression import known_issues
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -20,11 +20,16 @@ def test_example_file_loads():
     assert len(ki.entries) >= 2
     hit = ki.match("cpu_debian12_py3.11_pytorch_1.13", "cpu", "compile.inductor.mlp", "unsupported")
     assert hit is not None and hit[1] is False
-    assert ki.match("cpu_debian12_py3.11_pytorch_2.13", "cpu", "compile.inductor.mlp", "unsupported") is None
+    assert (
+        ki.match("cpu_debian12_py3.11_pytorch_2.13", "cpu", "compile.inductor.mlp", "unsupported")
+        is None
+    )
 
 
 def test_match_globs_backend_status_and_expiry(tmp_path):
-    p = write(tmp_path, """\
+    p = write(
+        tmp_path,
+        """\
 issues:
   - check: "kernels.fft.*"
     images: "rocm6.3_*"
@@ -36,7 +41,8 @@ issues:
   - check: env.version.pytorch
     status: fail
     reason: wrong wheel
-""")
+""",
+    )
     ki = known_issues.load(p, today=date(2025, 6, 30))
     issue, expired = ki.match("rocm6.3_py3.12_pytorch_2.4", "rocm", "kernels.fft.c2c", "crash")
     assert issue.reason == "hipFFT bug" and not expired
@@ -53,7 +59,10 @@ issues:
 
 
 def test_unknown_key_names_file_line_and_key(tmp_path):
-    p = write(tmp_path, "issues:\n  - check: a\n    reason: r\n  - check: b\n    reason: r\n    expire: 2025-01-01\n")
+    p = write(
+        tmp_path,
+        "issues:\n  - check: a\n    reason: r\n  - check: b\n    reason: r\n    expire: 2025-01-01\n",
+    )
     with pytest.raises(SpecError) as exc:
         known_issues.load(p)
     assert f"{p}:6:" in exc.value.message and "issues.1" not in exc.value.message

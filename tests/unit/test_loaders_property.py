@@ -18,10 +18,28 @@ from orchestrator.regression import known_issues
 ROOT = Path(__file__).resolve().parents[2]
 JOBS = sorted(p for p in (ROOT / "jobs").glob("*.yaml") if p.name != "known-issues.yaml")
 CATALOGS = sorted((ROOT / "images").glob("*.yaml"))
-LOADERS = ([(p, "job") for p in JOBS] + [(p, "catalog") for p in CATALOGS]
-           + [(ROOT / "examples" / "hosts.yaml", "hosts"), (ROOT / "jobs" / "known-issues.yaml", "known")])
+LOADERS = (
+    [(p, "job") for p in JOBS]
+    + [(p, "catalog") for p in CATALOGS]
+    + [(ROOT / "examples" / "hosts.yaml", "hosts"), (ROOT / "jobs" / "known-issues.yaml", "known")]
+)
 
-SWAPS = [0, -1, 1e300, "", "x" * 300, [], {}, [1, [2]], {"a": None}, None, True, "2026-13-45", ".nan", "../../etc"]
+SWAPS = [
+    0,
+    -1,
+    1e300,
+    "",
+    "x" * 300,
+    [],
+    {},
+    [1, [2]],
+    {"a": None},
+    None,
+    True,
+    "2026-13-45",
+    ".nan",
+    "../../etc",
+]
 
 
 def _walk(data, path=()):
@@ -41,13 +59,25 @@ def mutated(draw):
     path, kind = draw(st.sampled_from(LOADERS))
     raw = path.read_bytes()
     for _ in range(draw(st.integers(1, 3))):
-        op = draw(st.sampled_from(["flip", "truncate", "insert", "dup_line", "drop_line", "delete_key",
-                                   "swap_type", "dup_key"]))
+        op = draw(
+            st.sampled_from(
+                [
+                    "flip",
+                    "truncate",
+                    "insert",
+                    "dup_line",
+                    "drop_line",
+                    "delete_key",
+                    "swap_type",
+                    "dup_key",
+                ]
+            )
+        )
         if op == "flip" and raw:
             i = draw(st.integers(0, len(raw) - 1))
-            raw = raw[:i] + bytes([draw(st.integers(0, 255))]) + raw[i + 1:]
+            raw = raw[:i] + bytes([draw(st.integers(0, 255))]) + raw[i + 1 :]
         elif op == "truncate":
-            raw = raw[:draw(st.integers(0, len(raw)))]
+            raw = raw[: draw(st.integers(0, len(raw)))]
         elif op == "insert":
             i = draw(st.integers(0, len(raw)))
             raw = raw[:i] + draw(st.binary(min_size=1, max_size=8)) + raw[i:]
@@ -84,14 +114,19 @@ def workdir(tmp_path_factory):
     return d
 
 
-@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                                   HealthCheck.too_slow])
+@settings(
+    max_examples=1000,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(case=mutated())
 def test_only_input_errors_escape_the_loaders(case, workdir):
     kind, name, raw = case
     path = workdir / name
     path.write_bytes(raw)
-    load = {"job": load_job, "catalog": load_file, "hosts": load_hosts, "known": known_issues.load}[kind]
+    load = {"job": load_job, "catalog": load_file, "hosts": load_hosts, "known": known_issues.load}[
+        kind
+    ]
     try:
         load(path)
     except InputError as exc:

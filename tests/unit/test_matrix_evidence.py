@@ -6,19 +6,39 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from orchestrator.matrix.evidence import (LOOKBACK, Attempt, EnvWalk, RunFacts, SuitePlan, column_labels, feeds, host_class,
-                                          walk_all)
+from orchestrator.matrix.evidence import (
+    LOOKBACK,
+    Attempt,
+    EnvWalk,
+    RunFacts,
+    SuitePlan,
+    column_labels,
+    feeds,
+    host_class,
+    walk_all,
+)
 
 T0 = datetime(2026, 11, 1, 2, 0)
 
 
 def run(n, *, digest="sha256:a", backend="cpu", cls="cpu", job="nightly", alias="img"):
-    return RunFacts(f"run-{n}", alias, digest, backend, "h1", cls, job, T0 + timedelta(days=n),
-                    T0 + timedelta(days=n, minutes=5))
+    return RunFacts(
+        f"run-{n}",
+        alias,
+        digest,
+        backend,
+        "h1",
+        cls,
+        job,
+        T0 + timedelta(days=n),
+        T0 + timedelta(days=n, minutes=5),
+    )
 
 
 def att(r, check, status, *, suite="smoke", attempt=1, version=1, device="cpu", message=""):
-    return Attempt(r.run_id, suite, check, version, check, "kernel", attempt, status, message, device, None)
+    return Attempt(
+        r.run_id, suite, check, version, check, "kernel", attempt, status, message, device, None
+    )
 
 
 def full(suite="smoke", state="done"):
@@ -41,10 +61,15 @@ def test_a_narrow_newer_run_keeps_every_older_verdict():
     w = EnvWalk(("img", "cpu"), {"smoke"})
     w.feed(new, narrow(), [att(new, "a", "fail")])
     assert not w.done  # a filtered suite settles nothing
-    w.feed(old, full(), [att(old, "a", "pass"), att(old, "b", "pass"), att(old, "c", "unsupported")])
+    w.feed(
+        old, full(), [att(old, "a", "pass"), att(old, "b", "pass"), att(old, "c", "unsupported")]
+    )
     assert w.done
-    assert cells(w) == {"a": ("run-2", ("fail",), ()), "b": ("run-1", ("pass",), ()),
-                        "c": ("run-1", ("unsupported",), ())}
+    assert cells(w) == {
+        "a": ("run-2", ("fail",), ()),
+        "b": ("run-1", ("pass",), ()),
+        "c": ("run-1", ("unsupported",), ()),
+    }
 
 
 def test_an_inconclusive_newer_attempt_never_erases_a_final_verdict():
@@ -112,7 +137,14 @@ def test_an_older_digest_says_so():
 def test_a_gpu_image_result_on_the_cpu_is_flagged():
     r = run(1, backend="rocm", cls="amd gfx942")
     w = EnvWalk(("img", "amd gfx942"), {"smoke"})
-    w.feed(r, full(), [att(r, "a", "pass", device="cpu"), att(r, "b", "pass", device="cuda:0 AMD Instinct MI300X")])
+    w.feed(
+        r,
+        full(),
+        [
+            att(r, "a", "pass", device="cpu"),
+            att(r, "b", "pass", device="cuda:0 AMD Instinct MI300X"),
+        ],
+    )
     got = cells(w)
     assert "cpu-only" in got["a"][2] and "cpu-only" not in got["b"][2]
 
@@ -130,13 +162,22 @@ def test_suites_settle_one_by_one():
 
 
 def test_host_class_and_column_labels():
-    assert host_class({"gpus": [{"vendor": "amd", "arch": "gfx942"}] * 2}, "rocm", False) == "amd gfx942"
+    assert (
+        host_class({"gpus": [{"vendor": "amd", "arch": "gfx942"}] * 2}, "rocm", False)
+        == "amd gfx942"
+    )
     assert host_class({"gpus": [{"vendor": "amd", "arch": "gfx942"}]}, "rocm", True) == "cpu only"
     assert host_class({"gpus": [{"vendor": "nvidia", "arch": "sm_90"}]}, "cpu", False) == "cpu"
     assert host_class({}, "cuda", False) == "cpu only"
-    labels = column_labels([("a", "cpu"), ("b", "amd gfx942"), ("b", "cpu only"), ("c", "cpu only")])
-    assert labels == {("a", "cpu"): "a", ("b", "amd gfx942"): "b · amd gfx942", ("b", "cpu only"): "b · cpu only",
-                      ("c", "cpu only"): "c · cpu only"}
+    labels = column_labels(
+        [("a", "cpu"), ("b", "amd gfx942"), ("b", "cpu only"), ("c", "cpu only")]
+    )
+    assert labels == {
+        ("a", "cpu"): "a",
+        ("b", "amd gfx942"): "b · amd gfx942",
+        ("b", "cpu only"): "b · cpu only",
+        ("c", "cpu only"): "c · cpu only",
+    }
 
 
 def test_which_runs_feed_a_matrix():
@@ -149,7 +190,9 @@ def test_which_runs_feed_a_matrix():
     assert feeds("adhoc", "rocm", True, job=None, include_special=True)
     assert feeds("adhoc", "cpu", False, job="adhoc", include_special=False)
     assert not feeds("nightly", "cpu", False, job="adhoc", include_special=True)
-    assert not feeds("inventory", "cpu", False, job=None, include_special=True)  # an audit holds no verdicts
+    assert not feeds(
+        "inventory", "cpu", False, job=None, include_special=True
+    )  # an audit holds no verdicts
 
 
 def test_a_run_with_nothing_in_it_settles_nothing():
@@ -166,10 +209,22 @@ CHECKS = "abcde"
 
 
 @settings(max_examples=300, deadline=None, derandomize=True)
-@given(st.lists(st.one_of(
-    st.tuples(st.just(False), st.fixed_dictionaries({c: st.sampled_from(STATUSES) for c in CHECKS})),  # whole
-    st.tuples(st.just(True), st.dictionaries(st.sampled_from(CHECKS), st.sampled_from(STATUSES), min_size=1))),
-    min_size=1, max_size=8))
+@given(
+    st.lists(
+        st.one_of(
+            st.tuples(
+                st.just(False),
+                st.fixed_dictionaries({c: st.sampled_from(STATUSES) for c in CHECKS}),
+            ),  # whole
+            st.tuples(
+                st.just(True),
+                st.dictionaries(st.sampled_from(CHECKS), st.sampled_from(STATUSES), min_size=1),
+            ),
+        ),
+        min_size=1,
+        max_size=8,
+    )
+)
 def test_property_no_later_run_erases_an_earlier_final_verdict(history):
     """Whatever runs come later (narrowed by a filter or whole, failing or inconclusive), a
     check's cell is its newest final verdict: a narrowed run's skip and any run's harness
@@ -177,16 +232,28 @@ def test_property_no_later_run_erases_an_earlier_final_verdict(history):
     the newest whole run (it holds every check); a check still without a final verdict there
     looks further back."""
     runs = [run(i) for i in range(len(history))]
-    plans = {r.run_id: (narrow() if filtered else full()) for r, (filtered, _) in zip(runs, history)}
-    attempts = {r.run_id: [att(r, c, s) for c, s in statuses.items()] for r, (_, statuses) in zip(runs, history)}
+    plans = {
+        r.run_id: (narrow() if filtered else full()) for r, (filtered, _) in zip(runs, history)
+    }
+    attempts = {
+        r.run_id: [att(r, c, s) for c, s in statuses.items()]
+        for r, (_, statuses) in zip(runs, history)
+    }
     got = cells(walk_all(runs, plans, attempts)[("img", "cpu")])
     assert set(got) == {c for _, statuses in history for c in statuses}
     whole = [i for i, (filtered, _) in enumerate(history) if not filtered]
     settled = max(whole) if whole else 0
     for check in got:
-        said = [(runs[i].run_id, statuses[check], filtered, i) for i, (filtered, statuses) in enumerate(history)
-                if check in statuses]
-        final = [(r, s, i) for r, s, filtered, i in said if s != "error" and not (s == "skip" and filtered)]
+        said = [
+            (runs[i].run_id, statuses[check], filtered, i)
+            for i, (filtered, statuses) in enumerate(history)
+            if check in statuses
+        ]
+        final = [
+            (r, s, i)
+            for r, s, filtered, i in said
+            if s != "error" and not (s == "skip" and filtered)
+        ]
         recent = [f for f in final if f[2] >= settled]
         # a final verdict at or after the settled run wins; only a check with none looks further back
         pick = recent[-1] if recent else (final[-1] if final else None)

@@ -2,10 +2,17 @@ from datetime import datetime
 
 import pytest
 
-from orchestrator.matrix.model import Cell, Observation, combine
 from orchestrator.matrix.document import Document, Header
-from orchestrator.matrix.layouts import (CatalogImage, RunInfo, checks_table, components_table, since_table,
-                                         summary_table, tiers_table)
+from orchestrator.matrix.layouts import (
+    CatalogImage,
+    RunInfo,
+    checks_table,
+    components_table,
+    since_table,
+    summary_table,
+    tiers_table,
+)
+from orchestrator.matrix.model import Cell, Observation, combine
 from orchestrator.matrix.since import since, version_key
 from orchestrator.matrix.tiers import Policy, tier_of
 
@@ -15,14 +22,20 @@ def test_since_is_the_start_of_the_newest_passing_streak():
     assert since([("2.3", True), ("2.4", True), ("1.13", False), ("2.1", True)]) == "2.1"
     assert since([("2.3", True), ("2.4", False)]) is None  # broken in the newest version
     assert since([("2.1", True), ("2.2", False), ("2.3", True)]) == "2.3"  # regressed, came back
-    assert since([("2.4", True), ("2.4", False), ("2.5", True)]) == "2.5"  # one failing image of 2.4 counts
+    assert (
+        since([("2.4", True), ("2.4", False), ("2.5", True)]) == "2.5"
+    )  # one failing image of 2.4 counts
     assert since([]) is None
     assert version_key("2.13.0") > version_key("2.4") > version_key("1.13")
     assert version_key("0.1.12_2") > version_key("0.1.6")
 
 
 def test_combine_rules():
-    ok, bad, err = Cell("pass", ("pass",), ("r1",)), Cell("fail", ("fail",), ("r2",), "boom"), Cell("error", ("error",))
+    ok, bad, err = (
+        Cell("pass", ("pass",), ("r1",)),
+        Cell("fail", ("fail",), ("r2",), "boom"),
+        Cell("error", ("error",)),
+    )
     assert combine([ok, ok]).verdict == "pass"
     c = combine([ok, bad])
     assert c.verdict == "fail" and c.runs == ("r1", "r2") and c.message == "boom"
@@ -48,19 +61,39 @@ def test_tier_policy_and_overrides():
         Policy.from_mapping({"best_effort_min_pass": 80})
 
 
-def O(run, check, status, feature=None, attempt=1):  # noqa: N802
-    return Observation(column=run, check=check, feature=feature or check, kind="feature", library=None,
-                       status=status, attempt=attempt, run_id=run)
+def O(run, check, status, feature=None, attempt=1):
+    return Observation(
+        column=run,
+        check=check,
+        feature=feature or check,
+        kind="feature",
+        library=None,
+        status=status,
+        attempt=attempt,
+        run_id=run,
+    )
 
 
-RUNS = [RunInfo("r113", "torch113", "cpu", "h1", {"pytorch": "1.13"}, datetime(2026, 1, 2)),
-        RunInfo("r213", "torch213", "cpu", "h1", {"pytorch": "2.13.0"}, datetime(2026, 1, 3)),
-        RunInfo("rroc", "rocm63", "rocm", "h2", {"pytorch": "2.4.0", "rocm": "6.3"}, datetime(2026, 1, 4))]
-OBS = [O("r113", "f.float8", "unsupported", "float8"), O("r213", "f.float8", "pass", "float8"),
-       O("rroc", "f.float8", "pass", "float8"),
-       O("r113", "k.mm", "pass", "matmul"), O("r113", "k.mm2", "pass", "matmul"),
-       O("r213", "k.mm", "pass", "matmul"), O("r213", "k.mm2", "fail", "matmul"), O("rroc", "k.mm", "pass", "matmul"),
-       O("rroc", "k.mm2", "crash", "matmul"), O("r113", "k.err", "error", "errs"), O("r113", "k.ok", "pass", "errs")]
+RUNS = [
+    RunInfo("r113", "torch113", "cpu", "h1", {"pytorch": "1.13"}, datetime(2026, 1, 2)),
+    RunInfo("r213", "torch213", "cpu", "h1", {"pytorch": "2.13.0"}, datetime(2026, 1, 3)),
+    RunInfo(
+        "rroc", "rocm63", "rocm", "h2", {"pytorch": "2.4.0", "rocm": "6.3"}, datetime(2026, 1, 4)
+    ),
+]
+OBS = [
+    O("r113", "f.float8", "unsupported", "float8"),
+    O("r213", "f.float8", "pass", "float8"),
+    O("rroc", "f.float8", "pass", "float8"),
+    O("r113", "k.mm", "pass", "matmul"),
+    O("r113", "k.mm2", "pass", "matmul"),
+    O("r213", "k.mm", "pass", "matmul"),
+    O("r213", "k.mm2", "fail", "matmul"),
+    O("rroc", "k.mm", "pass", "matmul"),
+    O("rroc", "k.mm2", "crash", "matmul"),
+    O("r113", "k.err", "error", "errs"),
+    O("r113", "k.ok", "pass", "errs"),
+]
 
 
 def test_since_table_from_image_components():
@@ -75,7 +108,11 @@ def test_since_table_from_image_components():
     assert rows["matmul"].cells[0].text == "—"  # fails on 2.13.0, the newest
     by_check = {r.key: r for r in since_table(OBS, RUNS, "checks").rows}
     # passes in every version tested: nothing older than 1.13 was measured
-    assert by_check["k.mm"].cells[0].text == "≤ 1.13" and by_check["k.mm"].labels == ("k.mm", "matmul", "")
+    assert by_check["k.mm"].cells[0].text == "≤ 1.13" and by_check["k.mm"].labels == (
+        "k.mm",
+        "matmul",
+        "",
+    )
     assert by_check["k.err"].cells[1].text == "not tested"
 
 
@@ -93,7 +130,9 @@ def test_summary_and_tiers_tables():
     s = {r.key: r for r in t.rows}
     assert t.columns == ("Supported (cpu)", "Supported (rocm)")
     # float8: unsupported on 1.13 but passing on 2.13 → the cpu backend's best evidence is ✅
-    assert [c.text for c in s["float8"].cells] == ["✅", "✅"] and s["float8"].cells[0].runs == ("r213",)
+    assert [c.text for c in s["float8"].cells] == ["✅", "✅"] and s["float8"].cells[0].runs == (
+        "r213",
+    )
     # matmul: 1.13 passes both checks (✅); rocm's only image crashes one → ❌
     assert [c.text for c in s["matmul"].cells] == ["✅", "❌"]
     assert s["matmul"].labels == ("matmul", "") and "k.mm, k.mm2" in s["matmul"].cells[0].note
@@ -105,20 +144,34 @@ def test_summary_and_tiers_tables():
     # cpu: float8 unsupported+pass, mm pass pass, mm2 pass fail, err error(not counted)+pass → 5/7 pass
     assert rows["cpu"][0].text == "experimental" and rows["cpu"][0].verdict == "experimental"
     assert rows["cpu"][1].text == "f (1/2 pass), k (4/5 pass)" and rows["cpu"][1].verdict == ""
-    assert rows["cpu"][2].text.startswith("pass rate 71.4% (5 of 7 checks with a verdict), 0 crashes")
-    assert rows["rocm"][2].text.startswith("pass rate 66.7% (2 of 3 checks with a verdict), 1 crashes")
+    assert rows["cpu"][2].text.startswith(
+        "pass rate 71.4% (5 of 7 checks with a verdict), 0 crashes"
+    )
+    assert rows["rocm"][2].text.startswith(
+        "pass rate 66.7% (2 of 3 checks with a verdict), 1 crashes"
+    )
     assert t.notes[0].startswith("Tier policy: first-class ≥ 98%")
 
 
 def test_components_table_marks_drift_from_measured_inventory():
-    imgs = [CatalogImage("a", "rocm/pytorch:a", "sha256:" + "0" * 64,
-                         {"pytorch": "2.4.0", "python": "3.12", "magma": "master", "ubuntu": "24.04"}),
-            CatalogImage("b", "rocm/pytorch:b", None, {"pytorch": "2.3.0"})]
+    imgs = [
+        CatalogImage(
+            "a",
+            "rocm/pytorch:a",
+            "sha256:" + "0" * 64,
+            {"pytorch": "2.4.0", "python": "3.12", "magma": "master", "ubuntu": "24.04"},
+        ),
+        CatalogImage("b", "rocm/pytorch:b", None, {"pytorch": "2.3.0"}),
+    ]
     inv = {"a": ("run-a", {"pytorch": "2.5.1", "python": "3.12.8", "deb:magma": "2.8"})}
     t = components_table(imgs, inv)
     a = dict(zip(t.columns, t.rows[0].cells))
     assert t.rows[0].labels == ("rocm/pytorch:a@sha256:000000000000",)
-    assert a["PyTorch"].text == "⚠️ 2.4.0 ≠ 2.5.1" and a["PyTorch"].verdict == "drift" and a["PyTorch"].runs == ("run-a",)
+    assert (
+        a["PyTorch"].text == "⚠️ 2.4.0 ≠ 2.5.1"
+        and a["PyTorch"].verdict == "drift"
+        and a["PyTorch"].runs == ("run-a",)
+    )
     assert a["Python"].text == "3.12" and a["Python"].verdict == "ok"
     assert a["MAGMA"].text == "master (2.8)" and a["Ubuntu"].verdict == "catalog"
     # neither catalogued nor measured: an empty cell, not "not run"
@@ -130,5 +183,7 @@ def test_components_table_marks_drift_from_measured_inventory():
 
 
 def test_document_round_trips_through_a_dict():
-    doc = Document(Header("v1", "2026-01-04", ("db",)), checks_table(OBS, RUNS, "checks", "images"), {"a": 1})
+    doc = Document(
+        Header("v1", "2026-01-04", ("db",)), checks_table(OBS, RUNS, "checks", "images"), {"a": 1}
+    )
     assert Document.from_dict(doc.to_dict()) == doc

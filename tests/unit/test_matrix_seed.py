@@ -21,7 +21,9 @@ def test_since_says_no_more_than_was_measured():
     assert since_of([("1.13", "fail"), ("2.4", "partial"), ("2.13", "pass")]).text == "⚠️ 2.4"
     assert since_of([("2.1", "pass"), ("2.13", "fail")]).text == "—"  # broken in the newest
     assert since_of([("2.1", "pass"), ("2.2", "fail"), ("2.3", "pass")]).text == "2.3"  # came back
-    assert since_of([("2.4", "pass"), ("2.4", "fail"), ("2.5", "pass")]).text == "2.5"  # one failing image of 2.4
+    assert (
+        since_of([("2.4", "pass"), ("2.4", "fail"), ("2.5", "pass")]).text == "2.5"
+    )  # one failing image of 2.4
     assert since_of([]).text == "not tested"
 
 
@@ -42,18 +44,31 @@ def test_sections_follow_the_seed_page():
     assert section_of("selftest.pass") is None and section_of("env.version.python") is None
 
 
-def O(run, check, status, feature):  # noqa: N802
-    return Observation(column=run, check=check, feature=feature, kind="feature", library=None, status=status,
-                       attempt=1, run_id=run)
+def O(run, check, status, feature):
+    return Observation(
+        column=run,
+        check=check,
+        feature=feature,
+        kind="feature",
+        library=None,
+        status=status,
+        attempt=1,
+        run_id=run,
+    )
 
 
-RUNS = [RunInfo("r1", "torch113", "cpu", "h", {"pytorch": "1.13"}, datetime(2026, 1, 2)),
-        RunInfo("r2", "torch213", "cpu", "h", {"pytorch": "2.13"}, datetime(2026, 1, 3))]
-OBS = [O("r1", "features.dtype.uint16", "unsupported", "torch.uint16"),
-       O("r2", "features.dtype.uint16", "partial", "torch.uint16"),
-       O("r1", "compile.inductor.mlp", "pass", "torch.compiler (TorchInductor)"),
-       O("r2", "compile.inductor.mlp", "pass", "torch.compiler (TorchInductor)"),
-       O("r1", "selftest.pass", "pass", "Harness"), O("r2", "env.version.python", "pass", "Python version")]
+RUNS = [
+    RunInfo("r1", "torch113", "cpu", "h", {"pytorch": "1.13"}, datetime(2026, 1, 2)),
+    RunInfo("r2", "torch213", "cpu", "h", {"pytorch": "2.13"}, datetime(2026, 1, 3)),
+]
+OBS = [
+    O("r1", "features.dtype.uint16", "unsupported", "torch.uint16"),
+    O("r2", "features.dtype.uint16", "partial", "torch.uint16"),
+    O("r1", "compile.inductor.mlp", "pass", "torch.compiler (TorchInductor)"),
+    O("r2", "compile.inductor.mlp", "pass", "torch.compiler (TorchInductor)"),
+    O("r1", "selftest.pass", "pass", "Harness"),
+    O("r2", "env.version.python", "pass", "Python version"),
+]
 
 
 def test_seed_features_table_sections_descriptions_and_evidence():
@@ -61,9 +76,14 @@ def test_seed_features_table_sections_descriptions_and_evidence():
     assert t.label_headers == ("Section", "Feature", "Description")
     assert t.columns == ("Supported", "Since PyTorch")
     rows = {r.key: r for r in t.rows}
-    assert set(rows) == {"torch.uint16", "torch.compiler (TorchInductor)"}  # harness and version checks left out
+    assert set(rows) == {
+        "torch.uint16",
+        "torch.compiler (TorchInductor)",
+    }  # harness and version checks left out
     u = rows["torch.uint16"]
-    assert u.labels[0] == "Tensor data types" and u.labels[2].startswith("torch.uint16 tensors are created")
+    assert u.labels[0] == "Tensor data types" and u.labels[2].startswith(
+        "torch.uint16 tensors are created"
+    )
     assert [c.text for c in u.cells] == ["⚠️", "⚠️ 2.13"] and u.cells[0].runs == ("r2",)
     c = rows["torch.compiler (TorchInductor)"]
     assert [x.text for x in c.cells] == ["✅", "≤ 1.13"] and c.cells[1].runs == ("r1", "r2")
@@ -76,13 +96,20 @@ def test_seed_features_table_sections_descriptions_and_evidence():
 
 
 def test_libraries_table_cells_empty_not_found_not_measured():
-    images = images_for([("rocm63", "rocm"), ("cpu1", "cpu")],
-                        {"rocm63": ("run-r", {"hipblaslt": "0.10.0", "miopen": "3.3.0", "rocm": "6.3.0"}),
-                         "cpu1": ("run-c", {"numpy": "1.26.4"})}, chosen=True)
+    images = images_for(
+        [("rocm63", "rocm"), ("cpu1", "cpu")],
+        {
+            "rocm63": ("run-r", {"hipblaslt": "0.10.0", "miopen": "3.3.0", "rocm": "6.3.0"}),
+            "cpu1": ("run-c", {"numpy": "1.26.4"}),
+        },
+        chosen=True,
+    )
     images.append(ImageInventory("rocm64", "rocm", None, {}))
     t = libraries_table(images)
     rows = {r.key: dict(zip(t.columns, r.cells)) for r in t.rows}
-    assert rows["hipBLASLt"]["rocm63"].text == "0.10.0" and rows["hipBLASLt"]["rocm63"].runs == ("run-r",)
+    assert rows["hipBLASLt"]["rocm63"].text == "0.10.0" and rows["hipBLASLt"]["rocm63"].runs == (
+        "run-r",
+    )
     assert rows["hipBLASLt"]["cpu1"].text == ""  # not a library of a CPU image
     assert rows["hipBLASLt"]["rocm64"].text == "not measured"
     assert rows["RCCL"]["rocm63"].text == "not found" and rows["RCCL"]["rocm63"].runs == ("run-r",)

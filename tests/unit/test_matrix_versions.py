@@ -6,12 +6,31 @@ from orchestrator.store.db import open_engine, session_factory
 
 
 def add_run(db, alias, pytorch, statuses):
-    image = ImageSpec(alias=alias, reference=f"valorch/test:{alias}", backend="cpu", components={"pytorch": pytorch})
+    image = ImageSpec(
+        alias=alias,
+        reference=f"valorch/test:{alias}",
+        backend="cpu",
+        components={"pytorch": pytorch},
+    )
     with session_factory(open_engine(str(db)))() as s:
-        run = queries.start_run(s, batch="b", job="j", image=image, digest=None, host=HostSpec(name="h"),
-                                executor="docker", spec_hash="x", cpu_only=False, suites=[SuiteRef(name="features")])
-        queries.add_results(s, run.id, None, [CheckResult(check=c, feature=f"feature {c}", status=st)
-                                              for c, st in statuses.items()])
+        run = queries.start_run(
+            s,
+            batch="b",
+            job="j",
+            image=image,
+            digest=None,
+            host=HostSpec(name="h"),
+            executor="docker",
+            spec_hash="x",
+            cpu_only=False,
+            suites=[SuiteRef(name="features")],
+        )
+        queries.add_results(
+            s,
+            run.id,
+            None,
+            [CheckResult(check=c, feature=f"feature {c}", status=st) for c, st in statuses.items()],
+        )
         run.state, run.ended = "done", queries.now()
         s.commit()
         return run.id
@@ -30,10 +49,17 @@ def test_publish_renders_again_byte_for_byte(cli):
     pub = cli("matrix", "publish", "--version", "v0.3", "--layout", "since", "--rows", "checks")
     assert pub.returncode == 0, pub.stderr
     first = cli("matrix", "render", "--version", "v0.3", "--format", "rst").stdout
-    assert ":Matrix version: ``v0.3``" in first and "    * - ``f.float8``\n      - feature f.float8\n      -\n      - 2.13.0" in first
+    assert (
+        ":Matrix version: ``v0.3``" in first
+        and "    * - ``f.float8``\n      - feature f.float8\n      -\n      - 2.13.0" in first
+    )
 
-    add_run(cli.db, "torch213", "2.13.0", {"f.float8": "fail", "f.add": "pass"})  # a newer run changes the live matrix
-    live = cli("matrix", "render", "--layout", "since", "--rows", "checks", "--format", "rst").stdout
+    add_run(
+        cli.db, "torch213", "2.13.0", {"f.float8": "fail", "f.add": "pass"}
+    )  # a newer run changes the live matrix
+    live = cli(
+        "matrix", "render", "--layout", "since", "--rows", "checks", "--format", "rst"
+    ).stdout
     assert "      - 2.13.0" not in live and "unpublished" in live
     again = cli("matrix", "render", "--version", "v0.3", "--format", "rst").stdout
     assert again == first

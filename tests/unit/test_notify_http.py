@@ -23,9 +23,11 @@ class Recorder(BaseHTTPRequestHandler):
     fail_first: dict = {}  # path → number of 503 answers before a 2xx
     seen: list = []
 
-    def do_POST(self):  # noqa: N802
+    def do_POST(self):
         body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        self.seen.append({"path": self.path, "headers": dict(self.headers), "json": json.loads(body)})
+        self.seen.append(
+            {"path": self.path, "headers": dict(self.headers), "json": json.loads(body)}
+        )
         left = self.fail_first.get(self.path, 0)
         if left:
             self.fail_first[self.path] = left - 1
@@ -58,12 +60,31 @@ def _store(tmp_path, head_status="fail", head_results=True):
     ids = []
     with factory() as s:
         for status in ("pass", head_status):
-            run = queries.start_run(s, batch=queries.now().isoformat(), job="j", image=image,
-                                    digest="sha256:" + "a" * 64, host=host, executor="docker", spec_hash="x",
-                                    cpu_only=False, suites=[])
+            run = queries.start_run(
+                s,
+                batch=queries.now().isoformat(),
+                job="j",
+                image=image,
+                digest="sha256:" + "a" * 64,
+                host=host,
+                executor="docker",
+                spec_hash="x",
+                cpu_only=False,
+                suites=[],
+            )
             if status == "pass" or head_results:
-                queries.add_results(s, run.id, None, [CheckResult(check="smoke.tensor_add", status=status,
-                                                                  message="wrong sum" if status != "pass" else "")])
+                queries.add_results(
+                    s,
+                    run.id,
+                    None,
+                    [
+                        CheckResult(
+                            check="smoke.tensor_add",
+                            status=status,
+                            message="wrong sum" if status != "pass" else "",
+                        )
+                    ],
+                )
             run.state, run.ended = "done", queries.now()
             ids.append(run.id)
         s.commit()
@@ -77,23 +98,45 @@ def _env(server):
 def test_regression_posts_failure_with_repro_and_retries_5xx(server, tmp_path):
     db, (base, head) = _store(tmp_path)
     Recorder.fail_first = {HOOK: 1, "/repos/acme/stack/check-runs": 2}
-    proc = run_cli("diff", base, head, "--notify", f"slack={server}{HOOK}", "--notify", "github=acme/stack",
-                   db=db, env=_env(server))
-    assert proc.returncode == 1, proc.stderr  # the regression gates; both notifications went through
+    proc = run_cli(
+        "diff",
+        base,
+        head,
+        "--notify",
+        f"slack={server}{HOOK}",
+        "--notify",
+        "github=acme/stack",
+        db=db,
+        env=_env(server),
+    )
+    assert proc.returncode == 1, (
+        proc.stderr
+    )  # the regression gates; both notifications went through
     slack = [r for r in Recorder.seen if r["path"] == HOOK]
     gh = [r for r in Recorder.seen if r["path"] == "/repos/acme/stack/check-runs"]
     assert len(slack) == 2 and len(gh) == 3  # one 503 then 200; two 503 then 201
     body = slack[-1]["json"]
     assert body["text"].startswith("valorch diff") and "FAILURE" in body["text"]
-    assert "valorch run --image acme/img@sha256:" + "a" * 64 + " --suite smoke --check smoke.tensor_add" in body["text"]
+    assert (
+        "valorch run --image acme/img@sha256:"
+        + "a" * 64
+        + " --suite smoke --check smoke.tensor_add"
+        in body["text"]
+    )
     assert slack[-1]["headers"]["Content-Type"] == "application/json"
     assert "Authorization" not in slack[-1]["headers"]  # the token goes to GitHub only
     run = gh[-1]
     assert run["headers"]["Authorization"] == f"Bearer {TOKEN}"
-    assert run["headers"]["Accept"] == "application/vnd.github+json" and run["headers"]["X-GitHub-Api-Version"]
+    assert (
+        run["headers"]["Accept"] == "application/vnd.github+json"
+        and run["headers"]["X-GitHub-Api-Version"]
+    )
     assert run["json"]["head_sha"] == SHA and run["json"]["conclusion"] == "failure"
     assert run["json"]["status"] == "completed" and run["json"]["name"] == "valorch"
-    assert "smoke.tensor_add" in run["json"]["output"]["text"] and "repro: `valorch run" in run["json"]["output"]["text"]
+    assert (
+        "smoke.tensor_add" in run["json"]["output"]["text"]
+        and "repro: `valorch run" in run["json"]["output"]["text"]
+    )
     for secret in (TOKEN, "hooksecretpart"):
         assert secret not in proc.stderr and secret not in proc.stdout
     assert "notified github acme/stack: failure (HTTP 201)" in proc.stderr
@@ -110,21 +153,42 @@ def test_zero_results_is_failure_never_success(server, tmp_path):
 def test_no_regression_is_success_and_persistent_5xx_is_exit_3(server, tmp_path):
     db, (base, head) = _store(tmp_path, head_status="pass")
     Recorder.fail_first = {HOOK: 10}
-    proc = run_cli("diff", base, head, "--notify", f"slack={server}{HOOK}", "--notify", "github=acme/stack",
-                   db=db, env=_env(server))
-    assert proc.returncode == 3, proc.stderr  # nothing regressed, but a notification could not be delivered
-    assert len([r for r in Recorder.seen if r["path"] == HOOK]) == 3  # three tries, then it gives up
+    proc = run_cli(
+        "diff",
+        base,
+        head,
+        "--notify",
+        f"slack={server}{HOOK}",
+        "--notify",
+        "github=acme/stack",
+        db=db,
+        env=_env(server),
+    )
+    assert proc.returncode == 3, (
+        proc.stderr
+    )  # nothing regressed, but a notification could not be delivered
+    assert (
+        len([r for r in Recorder.seen if r["path"] == HOOK]) == 3
+    )  # three tries, then it gives up
     (gh,) = [r["json"] for r in Recorder.seen if "check-runs" in r["path"]]
     assert gh["conclusion"] == "success"
     assert "HTTP 503 after 3 attempt(s)" in proc.stderr and "hooksecretpart" not in proc.stderr
 
 
-@pytest.mark.parametrize("value, says", [("slack=ftp://example.org/x", "not an http(s) URL"),
-                                         ("slack=hooks", "not an http(s) URL"),
-                                         ("github=not a repo", "not OWNER/REPO"), ("teams=x", "unknown kind")])
+@pytest.mark.parametrize(
+    "value, says",
+    [
+        ("slack=ftp://example.org/x", "not an http(s) URL"),
+        ("slack=hooks", "not an http(s) URL"),
+        ("github=not a repo", "not OWNER/REPO"),
+        ("teams=x", "unknown kind"),
+    ],
+)
 def test_bad_notify_is_exit_2(tmp_path, value, says):
     db, (base, head) = _store(tmp_path)
-    proc = run_cli("diff", base, head, "--notify", value, db=db, env={"GITHUB_TOKEN": TOKEN, "GITHUB_SHA": SHA})
+    proc = run_cli(
+        "diff", base, head, "--notify", value, db=db, env={"GITHUB_TOKEN": TOKEN, "GITHUB_SHA": SHA}
+    )
     assert proc.returncode == 2 and says in proc.stderr and "Traceback" not in proc.stderr
 
 

@@ -42,7 +42,9 @@ def test_gpu_tasks_pinned_to_distinct_gpus_of_the_right_arch():
 
 
 def test_multi_gpu_task_waits_for_enough_gpus():
-    p = place([Need("one", ROCM, 10), Need("two", Requirement(backend="rocm", gpus=2), 5)], (MI300,))
+    p = place(
+        [Need("one", ROCM, 10), Need("two", Requirement(backend="rocm", gpus=2), 5)], (MI300,)
+    )
     two = p.by_key["two"]
     assert two.gpus == (0, 1)
     assert p.makespan == 15

@@ -14,18 +14,26 @@ def test_bench_logs_name_the_library_that_served_the_call():
     lt = (REAL / "hipblaslt-bench-log.txt").read_text()
     assert blas_log.libraries_from_logs(rb, "")["libraries"] == ["rocBLAS"]
     assert blas_log.libraries_from_logs(rb, "")["rocblas_functions"] == "gemm_ex"
-    assert blas_log.libraries_from_logs("", lt) == {"libraries": ["hipBLASLt"], "hipblaslt_calls": 1,
-                                                    "rocblas_calls": 0, "rocblas_functions": ""}
+    assert blas_log.libraries_from_logs("", lt) == {
+        "libraries": ["hipBLASLt"],
+        "hipblaslt_calls": 1,
+        "rocblas_calls": 0,
+        "rocblas_functions": "",
+    }
     assert blas_log.libraries_from_logs(rb, lt)["libraries"] == ["hipBLASLt", "rocBLAS"]
     # a log line quoted in other text is not a call
-    assert blas_log.libraries_from_logs("run ./rocblas-bench -f gemm_ex later", "")["libraries"] == []
+    assert (
+        blas_log.libraries_from_logs("run ./rocblas-bench -f gemm_ex later", "")["libraries"] == []
+    )
 
 
 def test_served_by_passes_the_logging_variables_and_reads_the_logs():
     # a child that writes where the libraries would, given the variables they read
-    script = ("import os\nopen(os.environ['HIPBLASLT_LOG_FILE'], 'w').write(%r)\n"
-              "assert os.environ['ROCBLAS_LAYER'] == '2' and os.environ['HIPBLASLT_LOG_MASK'] == '32'\n"
-              % (REAL / "hipblaslt-bench-log.txt").read_text())
+    script = (
+        "import os\nopen(os.environ['HIPBLASLT_LOG_FILE'], 'w').write(%r)\n"
+        "assert os.environ['ROCBLAS_LAYER'] == '2' and os.environ['HIPBLASLT_LOG_MASK'] == '32'\n"
+        % (REAL / "hipblaslt-bench-log.txt").read_text()
+    )
     facts = blas_log.served_by(script)
     assert facts["returncode"] == 0 and facts["libraries"] == ["hipBLASLt"]
     # logged to stderr (no file variable honoured): still read
@@ -38,9 +46,12 @@ def test_hip_rejecting_a_device_side_launch_is_recognised():
     kernel launch in device code; no real hipcc capture was found (docs/checks.md)."""
     from orchestrator.probe.checks.features_gpu_rows import DEVICE_LAUNCH_REJECTED
 
-    said = ("valorch_dynpar.hip:5:25: error: reference to __host__ function '__hipPushCallConfiguration' "
-            "in __global__ function")
+    said = (
+        "valorch_dynpar.hip:5:25: error: reference to __host__ function '__hipPushCallConfiguration' "
+        "in __global__ function"
+    )
     assert DEVICE_LAUNCH_REJECTED.search(said)
-    assert DEVICE_LAUNCH_REJECTED.search("error: reference to __global__ function 'valorch_child' in "
-                                         "__global__ function")
+    assert DEVICE_LAUNCH_REJECTED.search(
+        "error: reference to __global__ function 'valorch_child' in __global__ function"
+    )
     assert not DEVICE_LAUNCH_REJECTED.search("error: use of undeclared identifier 'valorch_child'")

@@ -12,7 +12,7 @@ import pytest
 
 pytest.importorskip("torch")
 
-from orchestrator.probe import MARKER  # noqa: E402
+from orchestrator.probe import MARKER
 
 
 def _port():
@@ -25,29 +25,74 @@ def ranks(probe_dir, digests, checks):
     port = _port()
     procs = []
     for rank, digest in enumerate(digests):
-        env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), WORLD_SIZE=str(len(digests)),
-                   RANK=str(rank), LOCAL_RANK="0", NODE_RANK=str(rank), VALORCH_NODE=f"node{rank}",
-                   VALORCH_IMAGE_DIGEST=digest, VALORCH_COLLECTIVE_TIMEOUT="30", VALORCH_BUSBW_SIZES="4096,65536",
-                   VALORCH_BUSBW_REPS="3", PYTHONPATH=str(probe_dir))
-        argv = [sys.executable, "-m", "valorch_probe", "run", "--suite", "multinode", "--workload-user", "self",
-                "--device", "cpu", "--deadline", "60"] + [a for c in checks for a in ("--check", c)]
-        procs.append(subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                      cwd=str(probe_dir)))
+        env = dict(
+            os.environ,
+            MASTER_ADDR="127.0.0.1",
+            MASTER_PORT=str(port),
+            WORLD_SIZE=str(len(digests)),
+            RANK=str(rank),
+            LOCAL_RANK="0",
+            NODE_RANK=str(rank),
+            VALORCH_NODE=f"node{rank}",
+            VALORCH_IMAGE_DIGEST=digest,
+            VALORCH_COLLECTIVE_TIMEOUT="30",
+            VALORCH_BUSBW_SIZES="4096,65536",
+            VALORCH_BUSBW_REPS="3",
+            PYTHONPATH=str(probe_dir),
+        )
+        argv = [
+            sys.executable,
+            "-m",
+            "valorch_probe",
+            "run",
+            "--suite",
+            "multinode",
+            "--workload-user",
+            "self",
+            "--device",
+            "cpu",
+            "--deadline",
+            "60",
+        ] + [a for c in checks for a in ("--check", c)]
+        procs.append(
+            subprocess.Popen(
+                argv,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                cwd=str(probe_dir),
+            )
+        )
     out = []
     for p in procs:
         stdout, _ = p.communicate(timeout=240)
-        out.append({r["check"]: r for r in (json.loads(line[len(MARKER):]) for line in stdout.splitlines()
-                                            if line.startswith(MARKER)) if r.get("type") == "result"})
+        out.append(
+            {
+                r["check"]: r
+                for r in (
+                    json.loads(line[len(MARKER) :])
+                    for line in stdout.splitlines()
+                    if line.startswith(MARKER)
+                )
+                if r.get("type") == "result"
+            }
+        )
     return out
 
 
 def test_collectives_exact_busbw_and_one_digest(probe_dir):
-    r0, r1 = ranks(probe_dir, ["sha256:aa", "sha256:aa"], ["multinode.all_reduce", "multinode.busbw.all_gather",
-                                                          "multinode.consistency"])
+    r0, r1 = ranks(
+        probe_dir,
+        ["sha256:aa", "sha256:aa"],
+        ["multinode.all_reduce", "multinode.busbw.all_gather", "multinode.consistency"],
+    )
     for got in (r0, r1):
-        assert {c: r["status"] for c, r in got.items()} == {"multinode.all_reduce": "pass",
-                                                            "multinode.busbw.all_gather": "pass",
-                                                            "multinode.consistency": "pass"}
+        assert {c: r["status"] for c, r in got.items()} == {
+            "multinode.all_reduce": "pass",
+            "multinode.busbw.all_gather": "pass",
+            "multinode.consistency": "pass",
+        }
     bw = r0["multinode.busbw.all_gather"]
     assert len(bw["samples"]) == 3 and bw["unit"] == "GB/s" and bw["bigger_is_better"] is True
     assert bw["metrics"]["busbw_factor"] == 0.5 and bw["metrics"]["busbw_GBps@65536"] > 0
@@ -61,10 +106,35 @@ def test_a_node_with_another_digest_is_named(probe_dir):
 
 
 def test_without_rendezvous_variables_the_checks_skip(probe_dir):
-    env = {k: v for k, v in os.environ.items() if k not in ("MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK")}
-    done = subprocess.run([sys.executable, "-m", "valorch_probe", "run", "--suite", "multinode", "--workload-user",
-                           "self", "--device", "cpu", "--check", "multinode.broadcast"], env=env, cwd=str(probe_dir),
-                          capture_output=True, text=True, timeout=240)
-    (res,) = [json.loads(line[len(MARKER):]) for line in done.stdout.splitlines()
-              if line.startswith(MARKER) and '"type": "result"' in line]
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK")
+    }
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "valorch_probe",
+            "run",
+            "--suite",
+            "multinode",
+            "--workload-user",
+            "self",
+            "--device",
+            "cpu",
+            "--check",
+            "multinode.broadcast",
+        ],
+        env=env,
+        cwd=str(probe_dir),
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    (res,) = [
+        json.loads(line[len(MARKER) :])
+        for line in done.stdout.splitlines()
+        if line.startswith(MARKER) and '"type": "result"' in line
+    ]
     assert res["status"] == "skip" and "declare `nodes: N`" in res["message"]

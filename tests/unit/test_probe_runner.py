@@ -8,9 +8,19 @@ from orchestrator.probe import MARKER
 
 
 def run_probe(probe_dir, *args, timeout=120):
-    proc = subprocess.run([sys.executable, "-m", "valorch_probe", *args], cwd=probe_dir, capture_output=True,
-                          text=True, timeout=timeout, env={"PYTHONPATH": str(probe_dir), "PATH": "/usr/bin:/bin"})
-    records = [json.loads(line[len(MARKER):]) for line in proc.stdout.splitlines() if line.startswith(MARKER)]
+    proc = subprocess.run(
+        [sys.executable, "-m", "valorch_probe", *args],
+        cwd=probe_dir,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={"PYTHONPATH": str(probe_dir), "PATH": "/usr/bin:/bin"},
+    )
+    records = [
+        json.loads(line[len(MARKER) :])
+        for line in proc.stdout.splitlines()
+        if line.startswith(MARKER)
+    ]
     return proc, records
 
 
@@ -22,8 +32,14 @@ def test_crash_isolation_abort_segv_hang(probe_dir):
     assert results["selftest.abort"]["status"] == "crash"
     assert "SIGABRT" in results["selftest.abort"]["message"]
     assert "about to abort" in results["selftest.abort"]["log"]
-    assert results["selftest.segv"]["status"] == "crash" and "SIGSEGV" in results["selftest.segv"]["message"]
-    assert results["selftest.hang"]["status"] == "timeout" and "about to hang" in results["selftest.hang"]["log"]
+    assert (
+        results["selftest.segv"]["status"] == "crash"
+        and "SIGSEGV" in results["selftest.segv"]["message"]
+    )
+    assert (
+        results["selftest.hang"]["status"] == "timeout"
+        and "about to hang" in results["selftest.hang"]["log"]
+    )
     assert results["selftest.fail"]["status"] == "fail"
     assert results["selftest.after"]["status"] == "pass"
     # forged lines printed by a check never become results
@@ -34,16 +50,38 @@ def test_crash_isolation_abort_segv_hang(probe_dir):
 
 
 def test_attempts_make_retries_visible(probe_dir):
-    _, records = run_probe(probe_dir, "run", "--suite", "selftest", "--check", "selftest.fail",
-                           "--check", "selftest.abort", "--attempts", "2")
+    _, records = run_probe(
+        probe_dir,
+        "run",
+        "--suite",
+        "selftest",
+        "--check",
+        "selftest.fail",
+        "--check",
+        "selftest.abort",
+        "--attempts",
+        "2",
+    )
     got = [(r["check"], r["attempt"], r["status"]) for r in records if r["type"] == "result"]
-    assert got == [("selftest.abort", 1, "crash"), ("selftest.abort", 2, "crash"),
-                   ("selftest.fail", 1, "fail"), ("selftest.fail", 2, "fail")]
+    assert got == [
+        ("selftest.abort", 1, "crash"),
+        ("selftest.abort", 2, "crash"),
+        ("selftest.fail", 1, "fail"),
+        ("selftest.fail", 2, "fail"),
+    ]
 
 
 def test_check_filter_and_missing_framework(probe_dir):
-    _, records = run_probe(probe_dir, "run", "--suite", "smoke", "--check", "env.version.*",
-                           "--expect", json.dumps({"pytorch": "2.4", "python": "3"}))
+    _, records = run_probe(
+        probe_dir,
+        "run",
+        "--suite",
+        "smoke",
+        "--check",
+        "env.version.*",
+        "--expect",
+        json.dumps({"pytorch": "2.4", "python": "3"}),
+    )
     results = {r["check"]: r for r in records if r["type"] == "result"}
     assert set(results) == {c for c in results if c.startswith("env.version.")}
     assert results["env.version.python"]["status"] == "pass"
@@ -57,9 +95,16 @@ def test_bad_suite_is_a_fatal_record(probe_dir):
 
 def test_probe_is_stdlib_only(probe_dir):
     """The probe must import nothing from the orchestrator nor third-party packages."""
-    code = ("import sys, valorch_probe.registry as r; r.catalog(); "
-            "bad = [m for m in sys.modules if m.split('.')[0] in ('orchestrator','pydantic','yaml','torch')]; "
-            "print(bad)")
-    out = subprocess.run([sys.executable, "-c", code], cwd=probe_dir, capture_output=True, text=True,
-                         env={"PYTHONPATH": str(probe_dir)})
+    code = (
+        "import sys, valorch_probe.registry as r; r.catalog(); "
+        "bad = [m for m in sys.modules if m.split('.')[0] in ('orchestrator','pydantic','yaml','torch')]; "
+        "print(bad)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=probe_dir,
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(probe_dir)},
+    )
     assert out.stdout.strip() == "[]", out.stderr

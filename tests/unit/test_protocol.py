@@ -1,7 +1,7 @@
 import json
 
-from orchestrator.probe import MARKER
 from orchestrator.executors.transcript import MAX_LINE, Transcript, complete
+from orchestrator.probe import MARKER
 from orchestrator.spec import CheckInfo
 
 
@@ -11,11 +11,14 @@ def line(obj):
 
 def test_marker_lines_only_and_chunk_boundaries():
     t = Transcript()
-    payload = (b"hello from a framework\n" + line({"type": "meta", "suite": "smoke"})
-               + line({"type": "result", "check": "a.b", "status": "pass", "samples": [0.1, 0.2]})
-               + b'{"check": "forged", "status": "pass"}\n')
+    payload = (
+        b"hello from a framework\n"
+        + line({"type": "meta", "suite": "smoke"})
+        + line({"type": "result", "check": "a.b", "status": "pass", "samples": [0.1, 0.2]})
+        + b'{"check": "forged", "status": "pass"}\n'
+    )
     for i in range(0, len(payload), 7):  # arbitrary chunking
-        t.feed(payload[i:i + 7])
+        t.feed(payload[i : i + 7])
     t.close()
     assert [r.check for r in t.results] == ["a.b"]
     assert t.results[0].samples == (0.1, 0.2)
@@ -30,7 +33,10 @@ def test_malformed_and_invalid_results_are_errors_not_exceptions():
     t.feed(line(["a list"]))
     t.close()
     # a result that does not validate is an error of the check it names, at its attempt
-    assert [(r.check, r.status, r.attempt) for r in t.results] == [("x.y", "error", 2), ("x.z", "error", 1)]
+    assert [(r.check, r.status, r.attempt) for r in t.results] == [
+        ("x.y", "error", 2),
+        ("x.z", "error", 1),
+    ]
     assert "does not validate" in t.results[0].message
     # what cannot be pinned to a check is a protocol violation for conclude to vet
     bad = [p for k, p in t.events if k == "bad"]
@@ -44,7 +50,9 @@ def test_oversized_line_is_discarded():
     t.feed(b"\n" + line({"type": "result", "check": "ok.one", "status": "pass"}))
     t.close()
     assert [k for k, _ in t.events] == ["bad", "result"] and "longer than" in t.events[0][1]
-    assert [r.check for r in t.results] == ["ok.one"]  # the marker inside the long line never counts
+    assert [r.check for r in t.results] == [
+        "ok.one"
+    ]  # the marker inside the long line never counts
 
 
 def test_a_long_line_without_the_marker_is_only_ignored():
@@ -57,15 +65,27 @@ def test_a_long_line_without_the_marker_is_only_ignored():
 
 def test_long_message_and_log_are_capped():
     t = Transcript()
-    t.feed(line({"type": "result", "check": "a.b", "status": "fail", "message": "m" * 10_000,
-                 "log": "start" + "l" * 100_000 + "END"}))
+    t.feed(
+        line(
+            {
+                "type": "result",
+                "check": "a.b",
+                "status": "fail",
+                "message": "m" * 10_000,
+                "log": "start" + "l" * 100_000 + "END",
+            }
+        )
+    )
     t.close()
     res = t.results[0]
     assert len(res.message) == 4000 and len(res.log) == 16000 and res.log.endswith("END")
 
 
 def test_complete_fills_missing_checks():
-    infos = [CheckInfo(id="a", feature="A", kind="kernel"), CheckInfo(id="b", feature="B", kind="kernel")]
+    infos = [
+        CheckInfo(id="a", feature="A", kind="kernel"),
+        CheckInfo(id="b", feature="B", kind="kernel"),
+    ]
     t = Transcript()
     t.feed(line({"type": "result", "check": "a", "status": "pass"}))
     t.close()

@@ -19,19 +19,29 @@ def test_identifiers_of_real_captures_are_scrubbed_and_the_rest_kept():
     assert "lsttserver7" not in out and "BDF: 0000:23:00.0" in out and "KFD_ID: 63484" in out
     props = (REAL / "torch-device-properties-mi300x.txt").read_text()
     out, _ = scrub(props)
-    assert "65303434-3830-3136-3839-323537666234" not in out and "gcnArchName='gfx942:sramecc+:xnack-'" in out
+    assert (
+        "65303434-3830-3136-3839-323537666234" not in out
+        and "gcnArchName='gfx942:sramecc+:xnack-'" in out
+    )
     smi_l = (REAL / "nvidia-smi-L-titanv-rtx5880.txt").read_text()
     out, _ = scrub(smi_l)
-    assert "b5169cef" not in out and "GPU 0: NVIDIA TITAN V (UUID: GPU-00000000-0000-0000-0000-000000000000)" in out
-    rocminfo = "  Name:                    gfx942\n  Uuid:                    GPU-8af705259683161c\n"
+    assert (
+        "b5169cef" not in out
+        and "GPU 0: NVIDIA TITAN V (UUID: GPU-00000000-0000-0000-0000-000000000000)" in out
+    )
+    rocminfo = (
+        "  Name:                    gfx942\n  Uuid:                    GPU-8af705259683161c\n"
+    )
     out, _ = scrub(rocminfo)
     assert "8af705259683161c" not in out and "Name:                    gfx942" in out
 
 
 def test_xml_tags_of_nvidia_smi_q_x():
-    xml = ("<gpu id=\"00000000:1B:00.0\">\n<product_name>NVIDIA H100 80GB HBM3</product_name>\n"
-           "<serial>1654123456789</serial>\n<uuid>GPU-6f1c2a7e-0000-1111-2222-333344445555</uuid>\n"
-           "<board_id>0x1b00</board_id>\n</gpu>")
+    xml = (
+        '<gpu id="00000000:1B:00.0">\n<product_name>NVIDIA H100 80GB HBM3</product_name>\n'
+        "<serial>1654123456789</serial>\n<uuid>GPU-6f1c2a7e-0000-1111-2222-333344445555</uuid>\n"
+        "<board_id>0x1b00</board_id>\n</gpu>"
+    )
     out, n = scrub(xml)
     assert "<serial>%s</serial>" % SCRUBBED in out and "<uuid>%s</uuid>" % SCRUBBED in out
     assert "<product_name>NVIDIA H100 80GB HBM3</product_name>" in out and n == 2

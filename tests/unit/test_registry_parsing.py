@@ -9,29 +9,51 @@ from orchestrator.registry.client import rate_limit
 
 
 def test_bearer_challenge():
-    c = auth.parse_challenge('Bearer realm="https://auth.example/token",service="registry.example",'
-                             'scope="repository:rocm/pytorch:pull"')
+    c = auth.parse_challenge(
+        'Bearer realm="https://auth.example/token",service="registry.example",'
+        'scope="repository:rocm/pytorch:pull"'
+    )
     assert c.scheme == "bearer"
-    assert c.params == {"realm": "https://auth.example/token", "service": "registry.example",
-                        "scope": "repository:rocm/pytorch:pull"}
+    assert c.params == {
+        "realm": "https://auth.example/token",
+        "service": "registry.example",
+        "scope": "repository:rocm/pytorch:pull",
+    }
     assert auth.parse_challenge('Basic realm="Registry Realm"').scheme == "basic"
     assert auth.parse_challenge("") is None
 
 
 def test_rate_limit_headers():
-    limit = rate_limit({"ratelimit-limit": "100;w=21600", "ratelimit-remaining": "76;w=21600",
-                        "docker-ratelimit-source": "203.0.113.7"})
-    assert (limit.limit, limit.remaining, limit.window_s, limit.source) == (100, 76, 21600, "203.0.113.7")
+    limit = rate_limit(
+        {
+            "ratelimit-limit": "100;w=21600",
+            "ratelimit-remaining": "76;w=21600",
+            "docker-ratelimit-source": "203.0.113.7",
+        }
+    )
+    assert (limit.limit, limit.remaining, limit.window_s, limit.source) == (
+        100,
+        76,
+        21600,
+        "203.0.113.7",
+    )
     assert str(limit) == "76/100 pulls left per 6 h"
     assert rate_limit({}) is None
 
 
 def test_credentials_from_config(tmp_path, monkeypatch):
     monkeypatch.setenv("DOCKER_CONFIG", str(tmp_path))
-    (tmp_path / "config.json").write_text(json.dumps({"auths": {
-        "docker.io": {"auth": base64.b64encode(b"hubuser:pw:with:colons").decode()},
-        "registry.example:5000": {"username": "u", "password": "p"},
-        "https://other.example/": {"identitytoken": "tok"}}}))
+    (tmp_path / "config.json").write_text(
+        json.dumps(
+            {
+                "auths": {
+                    "docker.io": {"auth": base64.b64encode(b"hubuser:pw:with:colons").decode()},
+                    "registry.example:5000": {"username": "u", "password": "p"},
+                    "https://other.example/": {"identitytoken": "tok"},
+                }
+            }
+        )
+    )
     hub = auth.credentials("docker.io")
     assert (hub.username, hub.password) == ("hubuser", "pw:with:colons")
     assert auth.credentials("registry.example:5000").password == "p"
@@ -54,6 +76,11 @@ def test_certs_d_and_endpoint(tmp_path, monkeypatch):
     assert auth.tls_files("nowhere.example:1") == (True, None)
     with pytest.raises(InputError, match="no such file"):
         auth.tls_files("nowhere.example:1", ca=str(tmp_path / "missing.pem"))
-    monkeypatch.setenv("VALORCH_REGISTRY_ENDPOINTS", "docker.io=https://mirror.example:5000/,x=http://127.0.0.1:1")
+    monkeypatch.setenv(
+        "VALORCH_REGISTRY_ENDPOINTS", "docker.io=https://mirror.example:5000/,x=http://127.0.0.1:1"
+    )
     assert auth.endpoint("docker.io") == "https://mirror.example:5000"
-    assert auth.endpoint("x") == "http://127.0.0.1:1" and auth.endpoint("y.example") == "https://y.example"
+    assert (
+        auth.endpoint("x") == "http://127.0.0.1:1"
+        and auth.endpoint("y.example") == "https://y.example"
+    )

@@ -8,13 +8,32 @@ from orchestrator.render.html import document_html
 from orchestrator.render.markdown import document_md
 from orchestrator.render.rst import document_rst
 
-DOC = Document(Header("v0.3", "2026-01-04", ("results database sqlite:///x", "valorch 0.1.0")),
-               Table("checks", "Checks by image", ("Check", "Feature", "Library"), ("img|1", "img2"),
-                     (TRow("k.a", ("k.a", "a | b <script>alert(1)</script>", "hipBLAS/cuBLAS"),
-                           (TCell("✅", "pass", ("pass",), ("run-1",)), TCell("❌ fail", "fail", ("fail",), ("run-2",)))),
-                      TRow("k_b*", ("k_b*", "`tick` *star* _u_", ""),
-                           (TCell("", "skip"), TCell("⚠️ flaky", "flaky", ("fail", "pass"), ("run-3",))))),
-                     ("Legend: ✅ pass",), 1))
+DOC = Document(
+    Header("v0.3", "2026-01-04", ("results database sqlite:///x", "valorch 0.1.0")),
+    Table(
+        "checks",
+        "Checks by image",
+        ("Check", "Feature", "Library"),
+        ("img|1", "img2"),
+        (
+            TRow(
+                "k.a",
+                ("k.a", "a | b <script>alert(1)</script>", "hipBLAS/cuBLAS"),
+                (
+                    TCell("✅", "pass", ("pass",), ("run-1",)),
+                    TCell("❌ fail", "fail", ("fail",), ("run-2",)),
+                ),
+            ),
+            TRow(
+                "k_b*",
+                ("k_b*", "`tick` *star* _u_", ""),
+                (TCell("", "skip"), TCell("⚠️ flaky", "flaky", ("fail", "pass"), ("run-3",))),
+            ),
+        ),
+        ("Legend: ✅ pass",),
+        1,
+    ),
+)
 
 
 def _parse(text):
@@ -36,21 +55,37 @@ def test_rst_is_a_valid_list_table():
     (table,) = list(doc.findall(docutils.nodes.table))
     assert table.astext().startswith("Checks by image")
     (thead,) = list(table.findall(docutils.nodes.thead))
-    assert [e.astext() for e in thead.findall(docutils.nodes.entry)] == ["Check", "Feature", "Library", "img|1", "img2"]
+    assert [e.astext() for e in thead.findall(docutils.nodes.entry)] == [
+        "Check",
+        "Feature",
+        "Library",
+        "img|1",
+        "img2",
+    ]
     (tbody,) = list(table.findall(docutils.nodes.tbody))
-    rows = [[e.astext() for e in r.findall(docutils.nodes.entry)] for r in tbody.findall(docutils.nodes.row)]
-    assert rows == [["k.a", "a | b <script>alert(1)</script>", "hipBLAS/cuBLAS", "✅", "❌ fail"],
-                    ["k_b*", "`tick` *star* _u_", "", "", "⚠️ flaky"]]
+    rows = [
+        [e.astext() for e in r.findall(docutils.nodes.entry)]
+        for r in tbody.findall(docutils.nodes.row)
+    ]
+    assert rows == [
+        ["k.a", "a | b <script>alert(1)</script>", "hipBLAS/cuBLAS", "✅", "❌ fail"],
+        ["k_b*", "`tick` *star* _u_", "", "", "⚠️ flaky"],
+    ]
     fields = {f[0].astext(): f[1].astext() for f in doc.findall(docutils.nodes.field)}
     assert fields["Matrix version"] == "v0.3" and fields["Last verified"] == "2026-01-04"
 
 
 def test_markdown_escapes_pipes_and_has_the_versioned_header():
     md = document_md(DOC)
-    assert md.startswith("# Checks by image\n\n- Matrix version: `v0.3`\n- Last verified: `2026-01-04`\n"
-                         "- Source of truth:\n  - results database sqlite:///x\n")
+    assert md.startswith(
+        "# Checks by image\n\n- Matrix version: `v0.3`\n- Last verified: `2026-01-04`\n"
+        "- Source of truth:\n  - results database sqlite:///x\n"
+    )
     assert "| Check | Feature | Library | img\\|1 | img2 |" in md
-    assert "| `k.a` | a \\| b &lt;script&gt;alert(1)&lt;/script&gt; | hipBLAS/cuBLAS | ✅ | ❌ fail |" in md
+    assert (
+        "| `k.a` | a \\| b &lt;script&gt;alert(1)&lt;/script&gt; | hipBLAS/cuBLAS | ✅ | ❌ fail |"
+        in md
+    )
 
 
 def test_html_escapes_and_links_cells_to_runs():

@@ -11,7 +11,9 @@ from orchestrator.catalog import rst_import
 from orchestrator.catalog.core import Catalog
 
 ROOT = Path(__file__).resolve().parents[2]
-SEED = Path(__file__).resolve().parents[1] / "fixtures" / "seeds" / "rocm-pytorch-compatibility.rst"  # a copy of ../shared/seeds
+SEED = (
+    Path(__file__).resolve().parents[1] / "fixtures" / "seeds" / "rocm-pytorch-compatibility.rst"
+)  # a copy of ../shared/seeds
 CATALOG = ROOT / "images" / "rocm.yaml"
 
 
@@ -28,7 +30,10 @@ def test_seed_yields_the_catalogued_images_exactly(seed_text):
     for got, want in zip(entries, catalogued):
         assert got == want  # reference, digest, os and every component
     assert entries[2]["components"]["python"] == "3.9.18"  # the table's value, not the tag's py3.9
-    assert entries[0]["digest"] == "sha256:98ddf20333bd01ff749b8092b1190ee369a75d3b8c71c2fac80ffdcb1a98d529"
+    assert (
+        entries[0]["digest"]
+        == "sha256:98ddf20333bd01ff749b8092b1190ee369a75d3b8c71c2fac80ffdcb1a98d529"
+    )
 
 
 def test_reimport_into_the_catalog_is_idempotent(seed_text):
@@ -38,14 +43,16 @@ def test_reimport_into_the_catalog_is_idempotent(seed_text):
     assert [c.kind for c in plan.merge.changes] == ["unchanged"] * 8
 
 
-def test_fresh_import_renders_a_loadable_catalog_identical_to_the_hand_written_one(seed_text, tmp_path):
+def test_fresh_import_renders_a_loadable_catalog_identical_to_the_hand_written_one(
+    seed_text, tmp_path
+):
     plan = rst_import.plan_import(seed_text, None, str(SEED))
     assert plan.changed and plan.merge.count("added") == 8
     (tmp_path / "rocm.yaml").write_text(plan.text)
     cat = Catalog.load(tmp_path)
     assert cat.resolve("rocm6.3_ubuntu22.04_py3.10_pytorch_2.3").components["ucx"] == "1.14.1"
     # the same text as images/rocm.yaml below its comment
-    body = lambda t: t[t.index("family:"):]  # noqa: E731
+    body = lambda t: t[t.index("family:") :]  # noqa: E731
     assert body(plan.text) == body(CATALOG.read_text())
     again = rst_import.plan_import(seed_text, plan.text, str(SEED))
     assert not again.changed
@@ -58,7 +65,11 @@ def test_changed_entry_is_reported_with_its_details_and_other_keys_survive(seed_
     doc["images"].append({"alias": "mine", "reference": "me/x:1", "components": {"python": "3.12"}})
     plan = rst_import.plan_import(seed_text, yaml.safe_dump(doc, sort_keys=False), str(SEED))
     assert plan.changed
-    assert plan.merge.count("changed") == 1 and plan.merge.count("unchanged") == 7 and plan.merge.count("kept") == 1
+    assert (
+        plan.merge.count("changed") == 1
+        and plan.merge.count("unchanged") == 7
+        and plan.merge.count("kept") == 1
+    )
     change = next(c for c in plan.merge.changes if c.kind == "changed")
     assert change.details == ("components.pytorch: 2.4.1 → 2.4.0",)
     rewritten = yaml.safe_load(plan.text)["images"]
@@ -110,12 +121,22 @@ def test_header_and_markup_variants():
     assert a["reference"] == "rocm/pytorch:rocm6.2_ubuntu22.04_py3.10_pytorch_release_2.3.0"
     assert a["digest"] == "sha256:" + "a" * 64
     assert a["os"] == "ubuntu 22.04"
-    assert a["components"] == {"rocm": "6.2", "pytorch": "2.3.0", "ubuntu": "22.04", "python": "3.10.14",
-                               "ompi": "4.1.5"}  # the dash cell is no expectation
+    assert a["components"] == {
+        "rocm": "6.2",
+        "pytorch": "2.3.0",
+        "ubuntu": "22.04",
+        "python": "3.10.14",
+        "ompi": "4.1.5",
+    }  # the dash cell is no expectation
     assert b["reference"] == "myorg/torch:cpu-2.5" and "digest" not in b
     assert b["alias"] == "cpu-2.5" and b["os"] == "debian 12"
-    assert b["components"] == {"pytorch": "2.5.1", "debian": "12", "python": "3.11", "ompi": "4.1.4",
-                               "tensorboard": "2.18.0"}
+    assert b["components"] == {
+        "pytorch": "2.5.1",
+        "debian": "12",
+        "python": "3.11",
+        "ompi": "4.1.4",
+        "tensorboard": "2.18.0",
+    }
 
 
 def test_clean_strips_markup():
@@ -124,12 +145,20 @@ def test_clean_strips_markup():
     assert rst_import.clean(".. raw:: html\n\n<a href='x'></a>") == ""
 
 
-@pytest.mark.parametrize("text, message", [
-    ("no tables here", "no list-table with an image column"),
-    (".. list-table:: t\n   :header-rows: 1\n\n   * - Docker\n     - PyTorch\n   * - nothing useful\n     - 2.4\n",
-     "names no image"),
-    (".. list-table:: t\n   :header-rows: 1\n\n   * - Docker\n     - PyTorch\n   * - a/b:c\n", "has 1 cells"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("no tables here", "no list-table with an image column"),
+        (
+            ".. list-table:: t\n   :header-rows: 1\n\n   * - Docker\n     - PyTorch\n   * - nothing useful\n     - 2.4\n",
+            "names no image",
+        ),
+        (
+            ".. list-table:: t\n   :header-rows: 1\n\n   * - Docker\n     - PyTorch\n   * - a/b:c\n",
+            "has 1 cells",
+        ),
+    ],
+)
 def test_bad_input_names_the_problem(text, message):
     with pytest.raises(rst_import.ImportError_, match=message):
         rst_import.parse(text, "page.rst")

@@ -28,8 +28,11 @@ def shared_probe():
     """The probe in a directory every user can read (pytest's tmp_path is private to root)."""
     top = tempfile.mkdtemp(prefix="valorch-sandbox-test-")
     os.chmod(top, 0o755)
-    shutil.copytree(ROOT / "orchestrator" / "probe", Path(top) / "valorch_probe",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        ROOT / "orchestrator" / "probe",
+        Path(top) / "valorch_probe",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
     yield top
     shutil.rmtree(top, ignore_errors=True)
 
@@ -37,13 +40,24 @@ def shared_probe():
 def probe(cwd, commands, python=SYSTEM_PYTHON, suite="command", declare=None, path=None, **popen):
     if not os.access(python, os.X_OK):
         pytest.skip(f"{python} is not here")
-    declare = declare or {"commands": [{"id": i, "argv": ["sh", "-c", script], "timeout": 60}
-                                       for i, script in commands]}
-    proc = subprocess.run([python, "-m", "valorch_probe", "run", "--suite", suite, "--declare",
-                           json.dumps(declare)], cwd=cwd, capture_output=True, timeout=120,
-                          env={"PYTHONPATH": path or str(cwd), "PATH": "/usr/bin:/bin"}, **popen)
-    records = [json.loads(line[len(MARKER):]) for line in proc.stdout.decode().splitlines()
-               if line.startswith(MARKER)]
+    declare = declare or {
+        "commands": [
+            {"id": i, "argv": ["sh", "-c", script], "timeout": 60} for i, script in commands
+        ]
+    }
+    proc = subprocess.run(
+        [python, "-m", "valorch_probe", "run", "--suite", suite, "--declare", json.dumps(declare)],
+        cwd=cwd,
+        capture_output=True,
+        timeout=120,
+        env={"PYTHONPATH": path or str(cwd), "PATH": "/usr/bin:/bin"},
+        **popen,
+    )
+    records = [
+        json.loads(line[len(MARKER) :])
+        for line in proc.stdout.decode().splitlines()
+        if line.startswith(MARKER)
+    ]
     results = {r["check"]: r for r in records if r["type"] == "result"}
     meta = [r for r in records if r["type"] == "meta"][0]
     return results, meta
@@ -51,18 +65,28 @@ def probe(cwd, commands, python=SYSTEM_PYTHON, suite="command", declare=None, pa
 
 @needs_root
 def test_root_probe_runs_workloads_as_nobody_without_groups_or_fds(shared_probe):
-    results, meta = probe(shared_probe, [
-        ("ids", 'test "$(id -u):$(id -G)" = "65534:65534"'),
-        # only stdin, stdout, stderr are open: nothing of the probe's is inherited
-        ("fds", 'test "$(ls /proc/self/fd | sort -n | tr "\\n" " ")" = "0 1 2 3 "'),  # 3: ls's own dir
-        ("home", 'test -O "$HOME" && test -w "$TMPDIR" && touch "$HOME/x"'),
-        ("worker-fds", "ls /proc/$PPID/fd"),  # another uid: not even listed
-        ("probe-stdout", "echo forged > /proc/$(cut -d' ' -f4 /proc/$PPID/stat)/fd/1"),
-    ])
+    results, meta = probe(
+        shared_probe,
+        [
+            ("ids", 'test "$(id -u):$(id -G)" = "65534:65534"'),
+            # only stdin, stdout, stderr are open: nothing of the probe's is inherited
+            (
+                "fds",
+                'test "$(ls /proc/self/fd | sort -n | tr "\\n" " ")" = "0 1 2 3 "',
+            ),  # 3: ls's own dir
+            ("home", 'test -O "$HOME" && test -w "$TMPDIR" && touch "$HOME/x"'),
+            ("worker-fds", "ls /proc/$PPID/fd"),  # another uid: not even listed
+            ("probe-stdout", "echo forged > /proc/$(cut -d' ' -f4 /proc/$PPID/stat)/fd/1"),
+        ],
+    )
     assert meta["hardening"] == {"probe": "non-dumpable", "workloads": "uid 65534"}
     assert {c: r["status"] for c, r in results.items()} == {
-        "command.ids": "pass", "command.fds": "pass", "command.home": "pass",
-        "command.worker-fds": "fail", "command.probe-stdout": "fail"}, results
+        "command.ids": "pass",
+        "command.fds": "pass",
+        "command.home": "pass",
+        "command.worker-fds": "fail",
+        "command.probe-stdout": "fail",
+    }, results
     assert "Permission denied" in results["command.probe-stdout"]["message"]
     assert results["command.ids"]["metrics"]["user"] == "uid 65534"
 
@@ -71,29 +95,53 @@ def test_root_probe_runs_workloads_as_nobody_without_groups_or_fds(shared_probe)
 def test_same_uid_cannot_open_the_non_dumpable_probe(shared_probe):
     """A probe that cannot drop (here: run as nobody already) runs workloads as its own
     uid; PR_SET_DUMPABLE 0 still closes its /proc/PID/fd to them."""
-    results, meta = probe(shared_probe, [
-        ("worker-fds", "ls /proc/$PPID/fd"),
-        ("worker-pipe", "for f in /proc/$PPID/fd/*; do echo 'RESULT {}' > $f || exit 1; done"),
-        ("probe-stdout", "echo forged > /proc/$(cut -d' ' -f4 /proc/$PPID/stat)/fd/1"),
-        ("own-fds", "ls /proc/self/fd > /dev/null"),  # a workload itself is dumpable: its own are there
-    ], user=65534, group=65534, extra_groups=[])
+    results, meta = probe(
+        shared_probe,
+        [
+            ("worker-fds", "ls /proc/$PPID/fd"),
+            ("worker-pipe", "for f in /proc/$PPID/fd/*; do echo 'RESULT {}' > $f || exit 1; done"),
+            ("probe-stdout", "echo forged > /proc/$(cut -d' ' -f4 /proc/$PPID/stat)/fd/1"),
+            (
+                "own-fds",
+                "ls /proc/self/fd > /dev/null",
+            ),  # a workload itself is dumpable: its own are there
+        ],
+        user=65534,
+        group=65534,
+        extra_groups=[],
+    )
     assert meta["hardening"]["probe"] == "non-dumpable"
     assert meta["hardening"]["workloads"] == "uid 65534 (the probe's own: not root)"
     assert {c: r["status"] for c, r in results.items()} == {
-        "command.worker-fds": "fail", "command.worker-pipe": "fail", "command.probe-stdout": "fail",
-        "command.own-fds": "pass"}, results
+        "command.worker-fds": "fail",
+        "command.worker-pipe": "fail",
+        "command.probe-stdout": "fail",
+        "command.own-fds": "pass",
+    }, results
     assert all(r["metrics"]["user"].startswith("uid 65534 (") for r in results.values())
 
 
 @needs_root
 def test_python38_drops_with_preexec_fn(shared_probe):
     """Python 3.8 has no Popen(user=...): the probe drops ids in preexec_fn there."""
-    candidates = [shutil.which("python3.8"), *map(str, Path.home().glob(".pyenv/versions/3.8*/bin/python3.8"))]
-    works = [p for p in candidates if p and subprocess.run(
-        [p, "-c", "import sys; assert sys.version_info[:2] == (3, 8)"], capture_output=True).returncode == 0]
+    candidates = [
+        shutil.which("python3.8"),
+        *map(str, Path.home().glob(".pyenv/versions/3.8*/bin/python3.8")),
+    ]
+    works = [
+        p
+        for p in candidates
+        if p
+        and subprocess.run(
+            [p, "-c", "import sys; assert sys.version_info[:2] == (3, 8)"], capture_output=True
+        ).returncode
+        == 0
+    ]
     if not works:
         pytest.skip("no Python 3.8 here")
-    results, _ = probe(shared_probe, [("ids", 'test "$(id -u):$(id -G)" = "65534:65534"')], python=works[0])
+    results, _ = probe(
+        shared_probe, [("ids", 'test "$(id -u):$(id -G)" = "65534:65534"')], python=works[0]
+    )
     assert results["command.ids"]["status"] == "pass", results
 
 
@@ -101,7 +149,9 @@ def test_a_flood_on_its_own_stdout_is_read_through_and_capped():
     run = run_workload(["sh", "-c", "head -c 50000000 /dev/zero; echo END"], timeout=60)
     assert run["returncode"] == 0 and not run["timed_out"]
     assert run["stdout"]["bytes"] == 50_000_001 + 3
-    assert len(run["stdout"]["text"]) <= MAX_CAPTURE + TAIL_BYTES + 100 and run["stdout"]["text"].endswith("END\n")
+    assert len(run["stdout"]["text"]) <= MAX_CAPTURE + TAIL_BYTES + 100 and run["stdout"][
+        "text"
+    ].endswith("END\n")
 
 
 def test_a_workload_that_closes_its_pipes_still_times_out():
@@ -119,10 +169,17 @@ def test_workloads_keep_only_the_groups_that_own_gpu_device_nodes(tmp_path):
     render.touch()
     os.chown(kfd, 0, 44)
     os.chown(render, 0, 109)
-    code = ("import sys; sys.path.insert(0, %r); from orchestrator.probe.sandbox import device_groups; "
-            "print(device_groups([%r, %r]))" % (str(ROOT), str(kfd), str(tmp_path / "dri")))
-    groups = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                            extra_groups=[0, 44, 109, 6]).stdout.strip()
+    code = (
+        "import sys; sys.path.insert(0, %r); from orchestrator.probe.sandbox import device_groups; "
+        "print(device_groups([%r, %r]))" % (str(ROOT), str(kfd), str(tmp_path / "dri"))
+    )
+    groups = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        extra_groups=[0, 44, 109, 6],
+    ).stdout.strip()
     assert groups == "[44, 109]"  # 0 (root) and 6 (owns no device node) are dropped
 
 
@@ -143,10 +200,15 @@ def test_pytest_workload_runs_as_nobody(shared_probe):
         "import os\n\n"
         "def test_uid():\n    assert (os.getuid(), os.getgid(), os.getgroups()) == (65534, 65534, [])\n"
         "    open(os.path.join(os.environ['HOME'], 'x'), 'w').close()\n\n"
-        "def test_fails():\n    assert False\n")
+        "def test_fails():\n    assert False\n"
+    )
     declare = {"pytest": {"path": f"{shared_probe}/wl", "timeout": 120}}
-    results, meta = probe(shared_probe, [], suite="pytest", declare=declare, path=f"{shared_probe}:{site}")
+    results, meta = probe(
+        shared_probe, [], suite="pytest", declare=declare, path=f"{shared_probe}:{site}"
+    )
     assert {c: r["status"] for c, r in results.items()} == {
-        "pytest.run": "pass", "pytest.wl.test_who.test_uid": "pass", "pytest.wl.test_who.test_fails": "fail"}, [
-        r["message"] + r.get("log", "") for r in results.values()]
+        "pytest.run": "pass",
+        "pytest.wl.test_who.test_uid": "pass",
+        "pytest.wl.test_who.test_fails": "fail",
+    }, [r["message"] + r.get("log", "") for r in results.values()]
     assert results["pytest.run"]["metrics"]["user"] == "uid 65534"

@@ -16,7 +16,8 @@ import docutils.frontend
 import docutils.nodes
 import docutils.parsers.rst
 import docutils.utils
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 from rich.table import Table as RichTable
 
@@ -30,24 +31,92 @@ from orchestrator.render.markdown import document_md
 from orchestrator.render.rst import document_rst
 
 # every code point (surrogates too), with the dangerous ones made likely
-DANGER = st.sampled_from(["\x1b", "\x07", "\x9b", "\x00", "\r", "\n", "\t", "\x7f", "\u202e", "\ud800", "<", ">",
-                          "&", "|", "[", "]", "`", "*", "_", ":", "\\", '"', "'", "@", "!", "(", ")", "/"])
-CHUNK = st.one_of(st.text(st.characters(codec=None, categories=None), max_size=6), DANGER,
-                  st.sampled_from(["<script>alert(1)</script>", "<iframe src=javascript:alert(1)>",
-                                   "<svg onload=alert(1)>", "\x1b]52;c;aGk=\x07", "\x1b[2J", "\x1b]8;;http://e\x1b\\x",
-                                   "<!channel>", "<http://evil.example|Click>", "@here", "<@U123>", "[x](http://e)",
-                                   "![i](http://e/p.png)", "http://evil.example", "`literal`", "[link=http://e]y[/link]",
-                                   "[/bold]", "&lt;", "]]>", "<!--", "javascript:x"]))
+DANGER = st.sampled_from(
+    [
+        "\x1b",
+        "\x07",
+        "\x9b",
+        "\x00",
+        "\r",
+        "\n",
+        "\t",
+        "\x7f",
+        "\u202e",
+        "\ud800",
+        "<",
+        ">",
+        "&",
+        "|",
+        "[",
+        "]",
+        "`",
+        "*",
+        "_",
+        ":",
+        "\\",
+        '"',
+        "'",
+        "@",
+        "!",
+        "(",
+        ")",
+        "/",
+    ]
+)
+CHUNK = st.one_of(
+    st.text(st.characters(codec=None, categories=None), max_size=6),
+    DANGER,
+    st.sampled_from(
+        [
+            "<script>alert(1)</script>",
+            "<iframe src=javascript:alert(1)>",
+            "<svg onload=alert(1)>",
+            "\x1b]52;c;aGk=\x07",
+            "\x1b[2J",
+            "\x1b]8;;http://e\x1b\\x",
+            "<!channel>",
+            "<http://evil.example|Click>",
+            "@here",
+            "<@U123>",
+            "[x](http://e)",
+            "![i](http://e/p.png)",
+            "http://evil.example",
+            "`literal`",
+            "[link=http://e]y[/link]",
+            "[/bold]",
+            "&lt;",
+            "]]>",
+            "<!--",
+            "javascript:x",
+        ]
+    ),
+)
 TEXT = st.lists(CHUNK, max_size=6).map("".join)
-BUDGET = settings(max_examples=150, deadline=None, derandomize=True,
-                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+BUDGET = settings(
+    max_examples=150,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 
 def _doc(t: list[str]) -> Document:
-    cells = (TCell(t[0], "pass", ("pass",), ("run-1",), note=t[1]), TCell(t[2], "fail", ("fail",), ("run-2",)))
-    return Document(Header(t[3], "2026-01-04", (t[4], "valorch 0.1.0")),
-                    Table("checks", t[5], (t[6], "Feature"), (t[7], "img2"),
-                          (TRow(t[8], (t[8], t[9]), cells),), (t[10],), 1))
+    cells = (
+        TCell(t[0], "pass", ("pass",), ("run-1",), note=t[1]),
+        TCell(t[2], "fail", ("fail",), ("run-2",)),
+    )
+    return Document(
+        Header(t[3], "2026-01-04", (t[4], "valorch 0.1.0")),
+        Table(
+            "checks",
+            t[5],
+            (t[6], "Feature"),
+            (t[7], "img2"),
+            (TRow(t[8], (t[8], t[9]), cells),),
+            (t[10],),
+            1,
+        ),
+    )
 
 
 DOC_TEXTS = st.lists(TEXT, min_size=11, max_size=11)
@@ -62,7 +131,9 @@ CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 @BUDGET
 @given(TEXT, TEXT)
 def test_terminal_has_no_escape_sequence_valorch_did_not_emit(a, b):
-    console = SafeConsole(file=io.StringIO(), force_terminal=True, color_system="truecolor", width=120)
+    console = SafeConsole(
+        file=io.StringIO(), force_terminal=True, color_system="truecolor", width=120
+    )
     console.print(f"[bold]run {a}[/bold] {b}")  # a message built with valorch's own markup
     console.print(a, markup=False)
     table = RichTable("check", "message")
@@ -86,29 +157,47 @@ def test_terminal_encoder_keeps_newlines_and_tabs_and_printable_text(a):
 
 # --- JUnit XML ------------------------------------------------------------------------------------
 
+
 @BUDGET
 @given(st.lists(TEXT, min_size=6, max_size=6))
 def test_junit_parses_whatever_the_workload_printed(t):
-    run = SimpleNamespace(id="run-1", image=SimpleNamespace(alias=t[0]), host=SimpleNamespace(name=t[1]),
-                          started=datetime(2026, 1, 1, tzinfo=timezone.utc))
-    results = [SimpleNamespace(check=SimpleNamespace(check_id=f"s.{t[2]}"), attempt=1, status=status,
-                               duration_s=0.5, message=t[3], log=t[4]) for status in ("fail", "error", "skip")]
-    for xml in (results_junit([run], {"run-1": results}, {"run-1": [t[5]]}), error_junit(t[3], t[4])):
+    run = SimpleNamespace(
+        id="run-1",
+        image=SimpleNamespace(alias=t[0]),
+        host=SimpleNamespace(name=t[1]),
+        started=datetime(2026, 1, 1, tzinfo=timezone.utc),
+    )
+    results = [
+        SimpleNamespace(
+            check=SimpleNamespace(check_id=f"s.{t[2]}"),
+            attempt=1,
+            status=status,
+            duration_s=0.5,
+            message=t[3],
+            log=t[4],
+        )
+        for status in ("fail", "error", "skip")
+    ]
+    for xml in (
+        results_junit([run], {"run-1": results}, {"run-1": [t[5]]}),
+        error_junit(t[3], t[4]),
+    ):
         root = ET.fromstring(xml.encode("utf-8"))
         assert root.tag == "testsuites"
 
 
 # --- Markdown -------------------------------------------------------------------------------------
 
+
 class _Tags(HTMLParser):
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.tags: list[tuple[str, tuple[str, ...]]] = []
 
-    def handle_starttag(self, tag, attrs):  # noqa: ANN001
+    def handle_starttag(self, tag, attrs):
         self.tags.append((tag, tuple(sorted(a for a, _ in attrs))))
 
-    def handle_startendtag(self, tag, attrs):  # noqa: ANN001
+    def handle_startendtag(self, tag, attrs):
         self.handle_starttag(tag, attrs)
 
 
@@ -122,8 +211,31 @@ def _tags(html: str) -> list[tuple[str, tuple[str, ...]]]:
 MD = MarkdownIt("commonmark", {"html": True}).enable("table")
 # Markdown's own elements (input may format text: a heading, a list, code) but no raw HTML tag
 # and no link or image: an <a>, <img>, <script>, <iframe>, <svg> … can only come from raw input
-MD_ALLOWED = {"h1", "h2", "h3", "h4", "h5", "h6", "p", "ul", "ol", "li", "table", "thead", "tbody", "tr", "th", "td",
-              "code", "pre", "em", "strong", "br", "hr", "blockquote"}
+MD_ALLOWED = {
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "p",
+    "ul",
+    "ol",
+    "li",
+    "table",
+    "thead",
+    "tbody",
+    "tr",
+    "th",
+    "td",
+    "code",
+    "pre",
+    "em",
+    "strong",
+    "br",
+    "hr",
+    "blockquote",
+}
 MD_ATTRS = {"style", "start", "class"}  # alignment, a list's first number, a fence's language
 
 
@@ -147,6 +259,7 @@ def test_github_markdown_keeps_lines_and_makes_no_element(a):
 
 # --- RST ------------------------------------------------------------------------------------------
 
+
 def _rst(text: str):
     settings_ = docutils.frontend.get_default_settings(docutils.parsers.rst.Parser)
     settings_.report_level = 5
@@ -168,6 +281,7 @@ def test_rst_parses_cleanly_with_no_link_or_markup_from_the_input(t):
 
 # --- HTML -----------------------------------------------------------------------------------------
 
+
 @BUDGET
 @given(DOC_TEXTS)
 def test_html_has_no_element_or_attribute_from_the_input(t):
@@ -183,14 +297,20 @@ def test_html_has_no_element_or_attribute_from_the_input(t):
 
 # --- Slack and GitHub -----------------------------------------------------------------------------
 
-MENTION_OR_LINK = re.compile(r"<[!@#]|<[a-z]+:|\|[^>]*>|(?<![\w])@(here|channel|everyone)\b|[a-z]+://", re.I)
+MENTION_OR_LINK = re.compile(
+    r"<[!@#]|<[a-z]+:|\|[^>]*>|(?<![\w])@(here|channel|everyone)\b|[a-z]+://", re.I
+)
 
 
 @BUDGET
 @given(st.lists(TEXT, min_size=6, max_size=6))
 def test_slack_has_no_mention_or_link_from_the_input(t):
-    outcome = message.Outcome(title=t[0], results=3, summary=t[1],
-                              regressions=(message.Regression(t[2], t[3], t[4], t[5]),))
+    outcome = message.Outcome(
+        title=t[0],
+        results=3,
+        summary=t[1],
+        regressions=(message.Regression(t[2], t[3], t[4], t[5]),),
+    )
     body = message.slack(outcome)
     for text in (body["text"], body["blocks"][0]["text"]["text"]):
         assert not MENTION_OR_LINK.search(text), text
@@ -202,8 +322,12 @@ def test_slack_has_no_mention_or_link_from_the_input(t):
 @BUDGET
 @given(st.lists(TEXT, min_size=6, max_size=6))
 def test_github_check_run_has_no_element_from_the_input(t):
-    outcome = message.Outcome(title=t[0], results=3, summary=t[1],
-                              regressions=(message.Regression(t[2], t[3], t[4], t[5]),))
+    outcome = message.Outcome(
+        title=t[0],
+        results=3,
+        summary=t[1],
+        regressions=(message.Regression(t[2], t[3], t[4], t[5]),),
+    )
     out = message.github(outcome, "0" * 40)["output"]
     for field in ("summary", "text"):
         assert {tag for tag, _ in _tags(MD.render(out[field]))} <= MD_ALLOWED
@@ -211,6 +335,7 @@ def test_github_check_run_has_no_element_from_the_input(t):
 
 
 # --- JSON and URLs --------------------------------------------------------------------------------
+
 
 @BUDGET
 @given(TEXT)
@@ -220,8 +345,10 @@ def test_json_round_trips_and_is_ascii(a):
 
 
 @BUDGET
-@given(st.text(st.characters(codec="ascii", exclude_characters="@/?#[]"), min_size=1, max_size=12),
-       st.sampled_from(["http", "https", "postgresql", "redis", "ftp"]))
+@given(
+    st.text(st.characters(codec="ascii", exclude_characters="@/?#[]"), min_size=1, max_size=12),
+    st.sampled_from(["http", "https", "postgresql", "redis", "ftp"]),
+)
 def test_a_printed_url_has_no_credentials(secret, scheme):
     shown = encode.url(f"{scheme}://user:{secret}pw@host.example:8080/path")
     assert f"{secret}pw" not in shown and "user" not in shown
@@ -230,17 +357,37 @@ def test_a_printed_url_has_no_credentials(secret, scheme):
 
 # --- CycloneDX ------------------------------------------------------------------------------------
 
-@settings(max_examples=40, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+@settings(
+    max_examples=40,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(st.lists(TEXT, min_size=4, max_size=4))
 def test_cyclonedx_is_json_that_round_trips_what_the_image_said(t):
     from orchestrator import audit
     from orchestrator.render import sbom
 
-    inv = audit.parse_inventory({"components": [
-        {"name": "os", "value": "debian 12", "source": "file", "evidence": "/etc/os-release"},
-        {"name": "pip:x" + t[0][:40], "value": t[1][:40] or "1", "source": "pip", "evidence": t[2][:80],
-         "extra": {"license": t[3][:40]}}]})
+    inv = audit.parse_inventory(
+        {
+            "components": [
+                {
+                    "name": "os",
+                    "value": "debian 12",
+                    "source": "file",
+                    "evidence": "/etc/os-release",
+                },
+                {
+                    "name": "pip:x" + t[0][:40],
+                    "value": t[1][:40] or "1",
+                    "source": "pip",
+                    "evidence": t[2][:80],
+                    "extra": {"license": t[3][:40]},
+                },
+            ]
+        }
+    )
     text = sbom.bom_json(inv, "valorch/test:pip-torch")
     assert not CONTROL.search(text)  # every control escaped inside JSON strings
     doc = json.loads(text)

@@ -18,11 +18,24 @@ T0 = datetime(2026, 1, 1)
 
 def _add(factory, image, i, results, metrics=None):
     with factory() as s:
-        run = queries.start_run(s, batch=f"b{i:03d}", job="nightly", image=image, digest="sha256:" + f"{i % 2:x}" * 64,
-                                host=HostSpec(name="h1"), executor="docker", spec_hash="abc", cpu_only=False,
-                                suites=[])
+        run = queries.start_run(
+            s,
+            batch=f"b{i:03d}",
+            job="nightly",
+            image=image,
+            digest="sha256:" + f"{i % 2:x}" * 64,
+            host=HostSpec(name="h1"),
+            executor="docker",
+            spec_hash="abc",
+            cpu_only=False,
+            suites=[],
+        )
         queries.add_results(s, run.id, None, results)
-        run.started, run.ended, run.state = T0 + timedelta(hours=i), T0 + timedelta(hours=i, minutes=5), "done"
+        run.started, run.ended, run.state = (
+            T0 + timedelta(hours=i),
+            T0 + timedelta(hours=i, minutes=5),
+            "done",
+        )
         s.commit()
         return run.id
 
@@ -40,12 +53,31 @@ def store(tmp_path_factory):
         level = 1e-3 if i < 7 else 1.3e-3  # a 30 % step at the eighth run
         samples = tuple(level * (1 + rng.gauss(0, 0.01)) for _ in range(12))
         flag = "fail" if i == 13 else "pass"
-        runs.append(_add(factory, a, i, [
-            CheckResult(check="kernels.matmul.fp32", status="pass", kind="kernel", feature="matmul (float32)",
-                        samples=samples, unit="s",
-                        metrics={"cpu_pressure": 0.01, "host_load_before": 0.4, "host_cpus": 2}),
-            CheckResult(check="smoke.tensor_add", status=flag, feature="Tensor op on device", kind="kernel",
-                        message="<b>wrong</b> sum" if flag == "fail" else "")]))
+        runs.append(
+            _add(
+                factory,
+                a,
+                i,
+                [
+                    CheckResult(
+                        check="kernels.matmul.fp32",
+                        status="pass",
+                        kind="kernel",
+                        feature="matmul (float32)",
+                        samples=samples,
+                        unit="s",
+                        metrics={"cpu_pressure": 0.01, "host_load_before": 0.4, "host_cpus": 2},
+                    ),
+                    CheckResult(
+                        check="smoke.tensor_add",
+                        status=flag,
+                        feature="Tensor op on device",
+                        kind="kernel",
+                        message="<b>wrong</b> sum" if flag == "fail" else "",
+                    ),
+                ],
+            )
+        )
         if i == 6:
             assert run_cli("matrix", "publish", "--version", "v1", db=db).returncode == 0
     runs.append(_add(factory, b, 20, [CheckResult(check="smoke.tensor_add", status="pass")]))
@@ -64,26 +96,49 @@ def site(store):
 
 def test_every_page_is_there(site):
     out, runs = site
-    for page in ("index.html", "changes.html", "runs/index.html", "checks/index.html", "images/index.html",
-                 "matrix/checks.html", "matrix/features.html", "matrix/since.html", "matrix/summary.html",
-                 "matrix/tiers.html", "matrix/components.html", "matrix/job-nightly.html", "versions/v1.html",
-                 "versions/v2.html", "diffs/v1..v2.html", "images/img_a.html", "images/img_b.html",
-                 "checks/kernels.matmul.fp32.html", "checks/smoke.tensor_add.html", "plots/kernels.matmul.fp32.svg"):
+    for page in (
+        "index.html",
+        "changes.html",
+        "runs/index.html",
+        "checks/index.html",
+        "images/index.html",
+        "matrix/checks.html",
+        "matrix/features.html",
+        "matrix/since.html",
+        "matrix/summary.html",
+        "matrix/tiers.html",
+        "matrix/components.html",
+        "matrix/job-nightly.html",
+        "versions/v1.html",
+        "versions/v2.html",
+        "diffs/v1..v2.html",
+        "images/img_a.html",
+        "images/img_b.html",
+        "checks/kernels.matmul.fp32.html",
+        "checks/smoke.tensor_add.html",
+        "plots/kernels.matmul.fp32.svg",
+    ):
         assert (out / page).is_file(), page
     assert all((out / "runs" / f"{r}.html").is_file() for r in runs)
     index = (out / "index.html").read_text()
     assert 'href="versions/v2.html"' in index and 'href="diffs/v1..v2.html"' in index
-    assert 'href="matrix/job-nightly.html"' in index and "kernels.matmul.fp32" in index  # a recent change
+    assert (
+        'href="matrix/job-nightly.html"' in index and "kernels.matmul.fp32" in index
+    )  # a recent change
 
 
 def test_the_step_is_detected_plotted_and_listed(site):
     out, runs = site
     svg = (out / "plots/kernels.matmul.fp32.svg").read_text()
     assert "shift (slower)" in svg and "<script" not in svg.split("</style>", 1)[-1].replace(
-        '<script type="text/javascript">window.pygal', "")  # pygal's own config, no script from anywhere
+        '<script type="text/javascript">window.pygal', ""
+    )  # pygal's own config, no script from anywhere
     assert not re.search(r'(src|href)="https?://', svg)
     check = (out / "checks/kernels.matmul.fp32.html").read_text()
-    assert re.search(r"slower \+(29|30|31)\.\d % \(step\)", check) and f'href="../runs/{runs[7]}.html"' in check
+    assert (
+        re.search(r"slower \+(29|30|31)\.\d % \(step\)", check)
+        and f'href="../runs/{runs[7]}.html"' in check
+    )
     changes = (out / "changes.html").read_text()
     assert "kernels.matmul.fp32" in changes and "step" in changes
 
@@ -95,7 +150,11 @@ def test_failing_cells_link_their_run_and_show_the_repro(site):
     assert cells
     for cell in cells:
         assert f'href="../runs/{runs[13]}.html#r-smoke.tensor_add"' in cell
-        assert ("valorch run --image acme/img@sha256:" + "1" * 64 + " --suite smoke --check smoke.tensor_add") in cell
+        assert (
+            "valorch run --image acme/img@sha256:"
+            + "1" * 64
+            + " --suite smoke --check smoke.tensor_add"
+        ) in cell
     run = (out / f"runs/{runs[13]}.html").read_text()
     assert "valorch run --image acme/img@sha256:" in run and "&lt;b&gt;wrong&lt;/b&gt;" in run
     assert "acme/img:a" in run and "sha256:" + "1" * 64 in run and "abc" in run  # provenance
@@ -113,7 +172,9 @@ def test_rebuild_replaces_the_site_and_refuses_foreign_directories(store, site):
     foreign.mkdir()
     (foreign / "notes.txt").write_text("keep me")
     proc = run_cli("site", "build", "--out", str(foreign), db=db)
-    assert proc.returncode == 2 and "did not build" in proc.stderr and (foreign / "notes.txt").exists()
+    assert (
+        proc.returncode == 2 and "did not build" in proc.stderr and (foreign / "notes.txt").exists()
+    )
 
 
 def test_bad_input(tmp_path, store):
@@ -121,4 +182,8 @@ def test_bad_input(tmp_path, store):
     proc = run_cli("site", "build", "--out", str(tmp_path / "s"), db=tmp_path / "empty.sqlite")
     assert proc.returncode == 2 and "no runs" in proc.stderr
     proc = run_cli("site", "build", "--out", "/proc/valorch-nope/site", db=db)
-    assert proc.returncode == 2 and "cannot write the site" in proc.stderr and "Traceback" not in proc.stderr
+    assert (
+        proc.returncode == 2
+        and "cannot write the site" in proc.stderr
+        and "Traceback" not in proc.stderr
+    )

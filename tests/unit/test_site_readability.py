@@ -8,23 +8,42 @@ from orchestrator.render.site.plots import log_ticks, nice_ticks, time_ticks
 
 
 def test_columns_split_into_family_and_version():
-    assert split_column("cpu_debian12_py3.11_pytorch_2.13") == ("cpu_debian12_py3.11_pytorch", "2.13")
-    assert split_column("rocm6.3_ubuntu24.04_py3.12_pytorch_release_2.4.0")[1] in ("2.4.0", "release_2.4.0")
+    assert split_column("cpu_debian12_py3.11_pytorch_2.13") == (
+        "cpu_debian12_py3.11_pytorch",
+        "2.13",
+    )
+    assert split_column("rocm6.3_ubuntu24.04_py3.12_pytorch_release_2.4.0")[1] in (
+        "2.4.0",
+        "release_2.4.0",
+    )
     assert split_column("host") == ("", "host")
 
 
 def test_two_level_header_tells_every_column_apart():
-    names = ["cpu_debian12_py3.11_pytorch_1.13", "cpu_debian12_py3.11_pytorch_2.13", "host", "test_fake-rocm"]
+    names = [
+        "cpu_debian12_py3.11_pytorch_1.13",
+        "cpu_debian12_py3.11_pytorch_2.13",
+        "host",
+        "test_fake-rocm",
+    ]
     top, leaves = column_groups(names)
-    assert top == [{"text": "cpu_debian12_py3.11_pytorch", "span": 2}, {"text": "", "span": 1},
-                   {"text": "", "span": 1}]
+    assert top == [
+        {"text": "cpu_debian12_py3.11_pytorch", "span": 2},
+        {"text": "", "span": 1},
+        {"text": "", "span": 1},
+    ]
     assert [x["text"] for x in leaves] == ["1.13", "2.13", "host", "test_fake-rocm"]
     over = [t["text"] for t in top for _ in range(t["span"])]
     shown = [f"{f} {x['text']}".strip() for f, x in zip(over, leaves)]
     assert len(set(shown)) == len(names)
     # a family of one: the whole name, nothing above it
-    assert column_groups(["a_1.0", "b"]) == ([], [{"text": "a_1.0", "name": "a_1.0", "family": ""},
-                                                  {"text": "b", "name": "b", "family": ""}])
+    assert column_groups(["a_1.0", "b"]) == (
+        [],
+        [
+            {"text": "a_1.0", "name": "a_1.0", "family": ""},
+            {"text": "b", "name": "b", "family": ""},
+        ],
+    )
     # 'x_1' and 'x-1' would both read "x / 1": full names instead
     top, leaves = column_groups(["x_1", "x-1"])
     assert top == [] and [x["text"] for x in leaves] == ["x_1", "x-1"]

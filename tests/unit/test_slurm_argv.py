@@ -9,8 +9,16 @@ import subprocess
 import pytest
 
 from orchestrator.errors import NoMatchingHostError
-from orchestrator.executors.slurm.client import (SlurmError, SlurmRequirement, SlurmUnmatched, batch_script,
-                                          constraint, run_slurm, sbatch_argv, time_limit)
+from orchestrator.executors.slurm.client import (
+    SlurmError,
+    SlurmRequirement,
+    SlurmUnmatched,
+    batch_script,
+    constraint,
+    run_slurm,
+    sbatch_argv,
+    time_limit,
+)
 
 
 def opts(argv: list[str]) -> dict[str, str]:
@@ -32,7 +40,9 @@ def test_rocm_single_arch() -> None:
 
 
 def test_alternative_archs_are_grouped_and_labels_required() -> None:
-    req = SlurmRequirement("rocm", archs=("gfx90a", "gfx942"), gpus=2, labels=("fast", "ib"), gpu_type="mi300x")
+    req = SlurmRequirement(
+        "rocm", archs=("gfx90a", "gfx942"), gpus=2, labels=("fast", "ib"), gpu_type="mi300x"
+    )
     o = opts(sbatch_argv("t", req, 3600, "/w", "/w/s", partition="gpu"))
     assert o["constraint"] == "rocm&fast&ib&(gfx90a|gfx942)"
     assert o["gres"] == "gpu:mi300x:2"
@@ -49,7 +59,12 @@ def test_cuda_compute_capability_spelling() -> None:
 def test_cpu_job_has_no_gres_and_no_constraint() -> None:
     argv = sbatch_argv("cpu", SlurmRequirement("cpu"), 10, "/w", "/w/s")
     assert not any(a.startswith(("--gres", "--constraint")) for a in argv)
-    assert opts(sbatch_argv("cpu", SlurmRequirement("cpu", labels=("big",)), 10, "/w", "/w/s"))["constraint"] == "big"
+    assert (
+        opts(sbatch_argv("cpu", SlurmRequirement("cpu", labels=("big",)), 10, "/w", "/w/s"))[
+            "constraint"
+        ]
+        == "big"
+    )
 
 
 def test_unknown_alternatives_dropped_with_known_features() -> None:
@@ -57,11 +72,14 @@ def test_unknown_alternatives_dropped_with_known_features() -> None:
     assert constraint(req, frozenset({"cuda", "sm_90", "rocm", "gfx942"})) == "cuda&sm_90"
 
 
-@pytest.mark.parametrize("req", [
-    SlurmRequirement("rocm", archs=("gfx90a",), gpus=1),
-    SlurmRequirement("rocm", archs=("gfx942",), gpus=1, labels=("infiniband",)),
-    SlurmRequirement("cuda", gpus=1),
-])
+@pytest.mark.parametrize(
+    "req",
+    [
+        SlurmRequirement("rocm", archs=("gfx90a",), gpus=1),
+        SlurmRequirement("rocm", archs=("gfx942",), gpus=1, labels=("infiniband",)),
+        SlurmRequirement("cuda", gpus=1),
+    ],
+)
 def test_unmatched_before_submit(req: SlurmRequirement) -> None:
     with pytest.raises(SlurmUnmatched) as info:
         constraint(req, frozenset({"rocm", "gfx942"}))
@@ -74,14 +92,17 @@ def test_time_limit_rounds_up_to_minutes(seconds: float, minutes: str) -> None:
     assert time_limit(seconds) == minutes
 
 
-@pytest.mark.parametrize("kwargs", [
-    {"backend": "rocm", "gpus": 0},
-    {"backend": "cpu", "gpus": 1},
-    {"backend": "rocm", "gpus": 1, "archs": ("gfx942|gfx90a",)},
-    {"backend": "rocm", "gpus": 1, "labels": ("a&b",)},
-    {"backend": "rocm", "gpus": 1, "gpu_type": "mi300x:2"},
-    {"backend": "tpu", "gpus": 1},
-])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"backend": "rocm", "gpus": 0},
+        {"backend": "cpu", "gpus": 1},
+        {"backend": "rocm", "gpus": 1, "archs": ("gfx942|gfx90a",)},
+        {"backend": "rocm", "gpus": 1, "labels": ("a&b",)},
+        {"backend": "rocm", "gpus": 1, "gpu_type": "mi300x:2"},
+        {"backend": "tpu", "gpus": 1},
+    ],
+)
 def test_invalid_requirements(kwargs: dict) -> None:
     with pytest.raises(ValueError):
         SlurmRequirement(**kwargs)
@@ -96,13 +117,21 @@ def run_script(tmp_path, text: str, env: dict[str, str]) -> subprocess.Completed
     path = tmp_path / "job.sh"
     path.write_text(text)
     base = {"PATH": os.environ["PATH"], "SLURM_JOB_ID": "7", "SLURMD_NODENAME": "n1"}
-    return subprocess.run(["bash", str(path)], cwd=tmp_path, env={**base, **env},
-                          capture_output=True, text=True, timeout=30)
+    return subprocess.run(
+        ["bash", str(path)],
+        cwd=tmp_path,
+        env={**base, **env},
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
 
 
 def test_batch_script_quotes_hostile_argv_and_env(tmp_path) -> None:
     evil = "$(touch pwned); `touch pwned2` 'q' \"dq\" ; rm -rf / #"
-    text = batch_script(["printf", "%s|%s\n", evil, "$HOME"], {"VALORCH_X": evil}, stdout_path="out file.txt")
+    text = batch_script(
+        ["printf", "%s|%s\n", evil, "$HOME"], {"VALORCH_X": evil}, stdout_path="out file.txt"
+    )
     assert text.startswith("#!/bin/bash\n")
     proc = run_script(tmp_path, text + "", {})
     assert proc.returncode == 0, proc.stderr
@@ -115,12 +144,19 @@ def test_batch_script_quotes_hostile_argv_and_env(tmp_path) -> None:
 
 
 def test_batch_script_maps_slurm_gpus(tmp_path) -> None:
-    text = batch_script(["sh", "-c", "echo $VALORCH_GPUS/$ROCR_VISIBLE_DEVICES/$CUDA_VISIBLE_DEVICES"], {},
-                        stdout_path="o")
+    text = batch_script(
+        ["sh", "-c", "echo $VALORCH_GPUS/$ROCR_VISIBLE_DEVICES/$CUDA_VISIBLE_DEVICES"],
+        {},
+        stdout_path="o",
+    )
     run_script(tmp_path, text, {"SLURM_JOB_GPUS": "1,2"})
     assert (tmp_path / "o").read_text() == "1,2/1,2/1,2\n"
     # what Slurm sets itself is kept (device cgroups renumber from 0)
-    run_script(tmp_path, text, {"SLURM_JOB_GPUS": "3", "ROCR_VISIBLE_DEVICES": "0", "CUDA_VISIBLE_DEVICES": "0"})
+    run_script(
+        tmp_path,
+        text,
+        {"SLURM_JOB_GPUS": "3", "ROCR_VISIBLE_DEVICES": "0", "CUDA_VISIBLE_DEVICES": "0"},
+    )
     assert (tmp_path / "o").read_text() == "3/0/0\n"
     # a job step without SLURM_JOB_GPUS
     run_script(tmp_path, text, {"SLURM_STEP_GPUS": "5"})
@@ -140,7 +176,10 @@ def test_batch_script_refuses_bad_env_names_and_empty_command() -> None:
 
 
 def test_exit_code_propagates(tmp_path) -> None:
-    assert run_script(tmp_path, batch_script(["sh", "-c", "exit 3"], stdout_path="o"), {}).returncode == 3
+    assert (
+        run_script(tmp_path, batch_script(["sh", "-c", "exit 3"], stdout_path="o"), {}).returncode
+        == 3
+    )
 
 
 def test_run_slurm_errors_are_slurm_errors(tmp_path) -> None:
@@ -156,26 +195,55 @@ def test_run_slurm_errors_are_slurm_errors(tmp_path) -> None:
 
 # --- the step's `docker create` options: the docker executor's choices per backend -------------
 
+
 def _create_task(backend: str, cpu_only: bool = False, commands: tuple = ()):
     from orchestrator.spec import GPU, CommandSpec, HostSpec, ImageSpec, SuiteRef, Task
 
-    host = HostSpec(name="slurm", slots=1, render_gid=109,
-                    gpus=(GPU(index=0, vendor="amd" if backend == "rocm" else "nvidia",
-                              arch="gfx942" if backend == "rocm" else "sm_90", memory_mib=1, render_minor=128),))
-    suite = SuiteRef(name="command", commands=tuple(CommandSpec(id=c, argv=("true",)) for c in commands))
-    return Task(image=ImageSpec(alias=backend, reference=f"valorch/test:{backend}", backend=backend), suite=suite,
-                host=host, checks=(), cpu_only=cpu_only)
+    host = HostSpec(
+        name="slurm",
+        slots=1,
+        render_gid=109,
+        gpus=(
+            GPU(
+                index=0,
+                vendor="amd" if backend == "rocm" else "nvidia",
+                arch="gfx942" if backend == "rocm" else "sm_90",
+                memory_mib=1,
+                render_minor=128,
+            ),
+        ),
+    )
+    suite = SuiteRef(
+        name="command", commands=tuple(CommandSpec(id=c, argv=("true",)) for c in commands)
+    )
+    return Task(
+        image=ImageSpec(alias=backend, reference=f"valorch/test:{backend}", backend=backend),
+        suite=suite,
+        host=host,
+        checks=(),
+        cpu_only=cpu_only,
+    )
 
 
 def _flag_values(flags: list[str], name: str) -> list[str]:
     return [flags[i + 1] for i, f in enumerate(flags[:-1]) if f == name]
 
 
-@pytest.mark.parametrize("backend, cpu_only, commands", [
-    ("cpu", False, ()), ("rocm", False, ()), ("cuda", False, ()), ("rocm", True, ()), ("cuda", True, ()),
-    ("cpu", False, ("a",)), ("rocm", False, ("a",)),
-])
-def test_create_options_match_the_docker_executor_per_backend(backend: str, cpu_only: bool, commands: tuple) -> None:
+@pytest.mark.parametrize(
+    "backend, cpu_only, commands",
+    [
+        ("cpu", False, ()),
+        ("rocm", False, ()),
+        ("cuda", False, ()),
+        ("rocm", True, ()),
+        ("cuda", True, ()),
+        ("cpu", False, ("a",)),
+        ("rocm", False, ("a",)),
+    ],
+)
+def test_create_options_match_the_docker_executor_per_backend(
+    backend: str, cpu_only: bool, commands: tuple
+) -> None:
     from orchestrator.executors.container import UNPRIVILEGED
     from orchestrator.executors.docker import container_options
     from orchestrator.executors.slurm.executor import create_options
@@ -189,10 +257,15 @@ def test_create_options_match_the_docker_executor_per_backend(backend: str, cpu_
     assert _flag_values(flags, "--user") == ([] if gpu or commands else [UNPRIVILEGED])
     # the same capabilities and environment
     assert [f for f in flags if f.startswith("--cap-")] == (
-        [f"--cap-drop={c}" for c in docker["cap_drop"]] + [f"--cap-add={c}" for c in docker["cap_add"]])
+        [f"--cap-drop={c}" for c in docker["cap_drop"]]
+        + [f"--cap-add={c}" for c in docker["cap_add"]]
+    )
     env = dict(v.split("=", 1) for v in _flag_values(flags, "-e"))
     assert env == docker["environment"]
-    assert env.get("HOME") == (None if commands and not gpu else "/tmp") and ("MIOPEN_USER_DB_PATH" in env) is gpu
+    assert (
+        env.get("HOME") == (None if commands and not gpu else "/tmp")
+        and ("MIOPEN_USER_DB_PATH" in env) is gpu
+    )
     # no device here: the step adds the devices Slurm assigned on the node
     assert not _flag_values(flags, "--device") and "--gpus" not in flags
     assert _flag_values(flags, "--shm-size") == (["8g"] if gpu else [])

@@ -15,10 +15,12 @@ from orchestrator.scheduling.plan import suite_checks
 from orchestrator.spec import HostSpec, SuiteRef, Task
 
 ROOT = Path(__file__).resolve().parents[2]
-SINFO = ("valorch-cuda0|cuda,sm_90|gpu:h100:1\n"
-         "valorch-rocm0|rocm,gfx942|gpu:mi300x:2(S:0-1)\n"
-         "valorch-rocm0|rocm,gfx942|gpu:mi300x:2(S:0-1)\n"  # once per partition
-         "cpu0|(null)|(null)\n")
+SINFO = (
+    "valorch-cuda0|cuda,sm_90|gpu:h100:1\n"
+    "valorch-rocm0|rocm,gfx942|gpu:mi300x:2(S:0-1)\n"
+    "valorch-rocm0|rocm,gfx942|gpu:mi300x:2(S:0-1)\n"  # once per partition
+    "cpu0|(null)|(null)\n"
+)
 
 
 def test_sinfo_nodes_become_hosts_that_the_normal_matching_uses() -> None:
@@ -41,7 +43,7 @@ def test_step_script_is_valid_bash_and_task_values_stay_separate_arguments(tmp_p
     assert argv[:4] == ["bash", "-c", STEP, "valorch-step"]
     assert argv[4:7] == ["cpu", str(tmp_path / "probe.tar"), "never"]
     n = int(argv[7])
-    opts = argv[8:8 + n]
+    opts = argv[8 : 8 + n]
     assert opts[:2] == ["--network", "none"] and "org.valorch.run=run-1" in opts
     assert argv[8 + n] == "valorch/test:pip-torch"
     script = batch_script(argv)
@@ -51,15 +53,22 @@ def test_step_script_is_valid_bash_and_task_values_stay_separate_arguments(tmp_p
 
 
 def test_job_log_gives_node_gpus_container_env_and_exit() -> None:
-    log = ("valorch: job 12 on valorch-rocm0 gpus=1\n"
-           "valorch-step: no /dev/kfd on valorch-rocm0\n"
-           "valorch-step: container 1463b8ac\n"
-           "valorch-step: env ROCR_VISIBLE_DEVICES=0\n"
-           "valorch-step: env VALORCH_GPUS=1\n"
-           "valorch-step: image valorch/base@sha256:abc\n"
-           "valorch-step: exit 0\n")
+    log = (
+        "valorch: job 12 on valorch-rocm0 gpus=1\n"
+        "valorch-step: no /dev/kfd on valorch-rocm0\n"
+        "valorch-step: container 1463b8ac\n"
+        "valorch-step: env ROCR_VISIBLE_DEVICES=0\n"
+        "valorch-step: env VALORCH_GPUS=1\n"
+        "valorch-step: image valorch/base@sha256:abc\n"
+        "valorch-step: exit 0\n"
+    )
     info = parse_job_log(log)
-    assert info == {"node": "valorch-rocm0", "gpus": "1", "container": "1463b8ac",
-                    "container_env": {"ROCR_VISIBLE_DEVICES": "0", "VALORCH_GPUS": "1"},
-                    "image": "valorch/base@sha256:abc", "exit": "0"}
+    assert info == {
+        "node": "valorch-rocm0",
+        "gpus": "1",
+        "container": "1463b8ac",
+        "container_env": {"ROCR_VISIBLE_DEVICES": "0", "VALORCH_GPUS": "1"},
+        "image": "valorch/base@sha256:abc",
+        "exit": "0",
+    }
     assert parse_job_log("valorch-step: create-failed on n1\n")["failed"] == "create-failed"

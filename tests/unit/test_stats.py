@@ -34,7 +34,9 @@ def test_mwu_against_scipy_when_installed():
     rng = random.Random(3)
     a = [round(rng.gauss(1.0, 0.1), 2) for _ in range(15)]
     b = [round(rng.gauss(1.05, 0.1), 2) for _ in range(12)]
-    want = scipy_stats.mannwhitneyu(a, b, alternative="two-sided", method="asymptotic", use_continuity=True)
+    want = scipy_stats.mannwhitneyu(
+        a, b, alternative="two-sided", method="asymptotic", use_continuity=True
+    )
     assert stats.mann_whitney_u(a, b).p == pytest.approx(want.pvalue, rel=1e-9)
 
 

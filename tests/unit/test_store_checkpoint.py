@@ -20,20 +20,66 @@ def _ingest(engine, runs: int, per_run: int) -> None:
     sessions = session_factory(engine)
     with sessions() as s:
         pks = bulk.check_pks(s, [(f"k.{c}", 1) for c in range(per_run)])
-        bulk.insert_rows(s, Image, [{"id": 1, "alias": "a", "reference": "a:1", "digest": None, "backend": "cpu",
-                                     "family": "f", "components": {}}])
+        bulk.insert_rows(
+            s,
+            Image,
+            [
+                {
+                    "id": 1,
+                    "alias": "a",
+                    "reference": "a:1",
+                    "digest": None,
+                    "backend": "cpu",
+                    "family": "f",
+                    "components": {},
+                }
+            ],
+        )
         bulk.insert_rows(s, Host, [{"id": 1, "name": "h", "fingerprint": "0" * 64, "spec": {}}])
         s.commit()
     for _ in range(runs):  # one transaction per run, as a push writes them
         rid = str(uuid.uuid4())
         with sessions() as s:
-            bulk.insert_rows(s, Run, [{"id": rid, "batch": "b", "job": "j", "image_id": 1, "host_id": 1,
-                                       "executor": "docker", "valorch_version": "t", "spec_hash": "x",
-                                       "cpu_only": False, "started": datetime(2026, 1, 1), "ended": None,
-                                       "state": "done", "meta": {}}])
-            bulk.insert_rows(s, Result, [{"run_id": rid, "task_id": None, "check_pk": pk, "attempt": 1,
-                                          "status": "pass", "duration_s": 0.1, "message": "m" * 200, "log": "",
-                                          "metrics": {}, "samples": [0.001] * 10} for pk in pks.values()])
+            bulk.insert_rows(
+                s,
+                Run,
+                [
+                    {
+                        "id": rid,
+                        "batch": "b",
+                        "job": "j",
+                        "image_id": 1,
+                        "host_id": 1,
+                        "executor": "docker",
+                        "valorch_version": "t",
+                        "spec_hash": "x",
+                        "cpu_only": False,
+                        "started": datetime(2026, 1, 1),
+                        "ended": None,
+                        "state": "done",
+                        "meta": {},
+                    }
+                ],
+            )
+            bulk.insert_rows(
+                s,
+                Result,
+                [
+                    {
+                        "run_id": rid,
+                        "task_id": None,
+                        "check_pk": pk,
+                        "attempt": 1,
+                        "status": "pass",
+                        "duration_s": 0.1,
+                        "message": "m" * 200,
+                        "log": "",
+                        "metrics": {},
+                        "samples": [0.001] * 10,
+                    }
+                    for pk in pks.values()
+                ],
+            )
             s.commit()
 
 
@@ -47,7 +93,9 @@ def test_checkpoints_run_beside_the_writer_and_the_store_stays_whole(tmp_path):
         time.sleep(0.3)  # a round after the last commit: everything committed is in the file
     assert not any(t.name == "valorch-checkpoint" for t in threading.enumerate())
     assert worker.error is None
-    assert worker.frames > 100  # 20,000 results of ~300 bytes: well over 100 pages of 16 KiB went by this thread
+    assert (
+        worker.frames > 100
+    )  # 20,000 results of ~300 bytes: well over 100 pages of 16 KiB went by this thread
     engine.dispose()
     with sqlite3.connect(path) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)

@@ -17,5 +17,7 @@ def test_eight_concurrent_runs_into_one_database(tmp_path):
     assert len(runs) == 8 and len({r["run"] for r in runs}) == 8
     assert all(r["state"] == "done" and r["counts"] == {"pass": 1, "fail": 1} for r in runs)
     with sqlite3.connect(db) as conn:
-        assert conn.execute('SELECT (SELECT count(*) FROM image), (SELECT count(*) FROM host), '
-                            '(SELECT count(*) FROM "check"), (SELECT count(*) FROM result)').fetchone() == (1, 1, 2, 16)
+        assert conn.execute(
+            "SELECT (SELECT count(*) FROM image), (SELECT count(*) FROM host), "
+            '(SELECT count(*) FROM "check"), (SELECT count(*) FROM result)'
+        ).fetchone() == (1, 1, 2, 16)

@@ -16,14 +16,32 @@ TIMES = [1.0, 1.1, 0.9, 1.05, 0.95]
 
 
 def add(s, job, alias, host, day, statuses, state="done"):
-    run = queries.start_run(s, batch=f"b{day}", job=job, image=ImageSpec(alias=alias, reference=f"r/{alias}:1",
-                                                                         backend="cpu"),
-                            digest=None, host=HostSpec(name=host), executor="docker", spec_hash="x", cpu_only=False,
-                            suites=[SuiteRef(name="smoke")])
-    queries.add_results(s, run.id, run.tasks[0].id,
-                        [CheckResult(check=c, status=st, samples=[t * (1 + day / 100) for t in TIMES])
-                         for c, st in statuses.items()])
-    run.state, run.started, run.ended = state, T0 + timedelta(days=day), T0 + timedelta(days=day, minutes=5)
+    run = queries.start_run(
+        s,
+        batch=f"b{day}",
+        job=job,
+        image=ImageSpec(alias=alias, reference=f"r/{alias}:1", backend="cpu"),
+        digest=None,
+        host=HostSpec(name=host),
+        executor="docker",
+        spec_hash="x",
+        cpu_only=False,
+        suites=[SuiteRef(name="smoke")],
+    )
+    queries.add_results(
+        s,
+        run.id,
+        run.tasks[0].id,
+        [
+            CheckResult(check=c, status=st, samples=[t * (1 + day / 100) for t in TIMES])
+            for c, st in statuses.items()
+        ],
+    )
+    run.state, run.started, run.ended = (
+        state,
+        T0 + timedelta(days=day),
+        T0 + timedelta(days=day, minutes=5),
+    )
     s.flush()
     return run.id
 
@@ -42,10 +60,14 @@ def test_newest_runs_of_a_job_the_last_runs_of_an_image_and_a_history(factory):
         elsewhere = add(s, "nightly", "other", "h1", 2.5, {"k.a": "pass"})
         s.commit()
 
-        groups = matrix_store.run_groups(s, job="nightly")  # finished runs by image, host, --cpu-only, job
+        groups = matrix_store.run_groups(
+            s, job="nightly"
+        )  # finished runs by image, host, --cpu-only, job
         assert sorted((g.host_id, g.job, g.runs, g.suites) for g in groups) == [
-            (1, "nightly", 1, frozenset({"smoke"})), (1, "nightly", 3, frozenset({"smoke"})),
-            (2, "nightly", 1, frozenset({"smoke"}))]
+            (1, "nightly", 1, frozenset({"smoke"})),
+            (1, "nightly", 3, frozenset({"smoke"})),
+            (2, "nightly", 1, frozenset({"smoke"})),
+        ]
         assert sum(g.runs for g in matrix_store.run_groups(s, ["im*"])) == 5
         assert matrix_store.run_groups(s, ["nope*"]) == []
         img = [g for g in groups if g.runs == 3 or g.host_id == 2]
@@ -55,8 +77,11 @@ def test_newest_runs_of_a_job_the_last_runs_of_an_image_and_a_history(factory):
         # the matrix's evidence: each check's newest final verdict per image and host class
         ev = evidence.gather(s, job="nightly")
         cells = {(o.column, o.check): (o.run_id, o.status) for o in ev.observations}
-        assert cells == {("img", "k.a"): (n[2], "pass"), ("img", "k.b"): (n[2], "fail"),
-                         ("other", "k.a"): (elsewhere, "pass")}
+        assert cells == {
+            ("img", "k.a"): (n[2], "pass"),
+            ("img", "k.b"): (n[2], "fail"),
+            ("other", "k.a"): (elsewhere, "pass"),
+        }
         assert [r.id for r in queries.latest_runs(s, ["img"])] == [release]
         assert [r.id for r in queries.latest_runs(s, ["img"], job="nightly")] == [n[2]]
         assert [r.id for r in queries.last_runs_of_image(s, "img")] == [n[2], release]
@@ -65,9 +90,14 @@ def test_newest_runs_of_a_job_the_last_runs_of_an_image_and_a_history(factory):
 
         points = history.check_history(s, "k.a")
         assert [p.run_id for p in points] == [n[0], n[1], other, n[2], elsewhere, release]
-        assert points[0].status == "pass" and points[0].samples == tuple(TIMES) and points[0].median == 1.0
-        assert [p.run_id for p in history.check_history(s, "k.a", images=["img"], job="nightly")] == \
-            [n[0], n[1], other, n[2]]
+        assert (
+            points[0].status == "pass"
+            and points[0].samples == tuple(TIMES)
+            and points[0].median == 1.0
+        )
+        assert [
+            p.run_id for p in history.check_history(s, "k.a", images=["img"], job="nightly")
+        ] == [n[0], n[1], other, n[2]]
         assert [p.status for p in history.check_history(s, "k.b")] == ["fail"] * 3
         assert history.check_history(s, "k.none") == []
 
@@ -79,22 +109,39 @@ def test_prune_keeps_what_is_referred_to_and_drops_the_rest(factory):
         old_base = add(s, "nightly", "img", "h1", 2, {"k.a": "pass"})
         old_pub = add(s, "nightly", "img", "h1", 3, {"k.a": "pass"})
         old_pub_adhoc = add(s, "adhoc", "img", "h1", 4, {"k.a": "pass"})
-        newest_adhoc = add(s, "adhoc", "img", "h1", 5, {"k.a": "pass"})  # the newest ad-hoc run: live matrix
+        newest_adhoc = add(
+            s, "adhoc", "img", "h1", 5, {"k.a": "pass"}
+        )  # the newest ad-hoc run: live matrix
         running = add(s, "nightly", "img", "h1", 6, {"k.a": "pass"}, state="running")
         recent = add(s, "nightly", "img", "h1", 400, {"k.a": "pass"})
         bulk.set_baseline(s, "v0.1", run_id=old_base)
         mv = MatrixVersion(version="v0.2", published=T0, last_verified=T0)
-        mv.cells = [MatrixCell(row="k.a", column="img", verdict="pass", statuses=["pass"], runs=[old_pub, old_pub_adhoc])]
+        mv.cells = [
+            MatrixCell(
+                row="k.a",
+                column="img",
+                verdict="pass",
+                statuses=["pass"],
+                runs=[old_pub, old_pub_adhoc],
+            )
+        ]
         s.add(mv)
         s.commit()
 
         cutoff = T0 + timedelta(days=100)
         p = retention.plan(s, cutoff, keep_published=True)
         assert [r.id for r in p.delete] == [old_adhoc] and p.delete[0].results == 1
-        assert p.strip == (old_nightly,) and p.strip_results == 2 and p.strip_bytes == 2 * 8 * len(TIMES)
+        assert (
+            p.strip == (old_nightly,)
+            and p.strip_results == 2
+            and p.strip_bytes == 2 * 8 * len(TIMES)
+        )
         assert p.kept == {"baseline": 1, "published": 2, "newest": 1}
-        assert retention.apply(s, p, T0 + timedelta(days=500)) == {"runs_deleted": 1, "results_deleted": 1,
-                                                                 "samples_stripped": 2}
+        assert retention.apply(s, p, T0 + timedelta(days=500)) == {
+            "runs_deleted": 1,
+            "results_deleted": 1,
+            "samples_stripped": 2,
+        }
         s.commit()
         assert s.get(Run, old_adhoc) is None
         for kept in (old_base, old_pub, old_pub_adhoc, newest_adhoc, running, recent):
@@ -112,5 +159,8 @@ def test_prune_keeps_what_is_referred_to_and_drops_the_rest(factory):
         assert loose.delete == () and set(loose.strip) == {old_pub, old_pub_adhoc}
         retention.apply(s, loose, T0 + timedelta(days=501))
         s.commit()
-        assert s.get(Run, old_pub_adhoc) is not None and queries.run_results(s, old_pub)[0].samples == []
+        assert (
+            s.get(Run, old_pub_adhoc) is not None
+            and queries.run_results(s, old_pub)[0].samples == []
+        )
         assert s.query(Result).filter(Result.run_id == old_pub).count() == 1

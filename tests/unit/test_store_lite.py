@@ -12,7 +12,6 @@ from orchestrator.spec import CheckResult, HostSpec, ImageSpec, SuiteRef
 from orchestrator.store import lite, queries
 from orchestrator.store.db import HEAD, open_engine, session_factory
 from orchestrator.store.models import Run
-
 from tests.conftest import run_cli
 
 
@@ -24,19 +23,38 @@ def _fill(db: str) -> list[str]:
     ids = []
     with sessions() as s:
         for i in range(7):
-            image = ImageSpec(alias=f"img{i % 2}", reference=f"reg.example/img:{i % 2}", backend="cpu")
-            run = queries.start_run(s, batch=f"b{i}", job="nightly" if i % 3 else "adhoc", image=image,
-                                    digest=f"sha256:{i % 2:064x}", host=HostSpec(name=f"h{i % 3}"), executor="docker",
-                                    spec_hash="x", cpu_only=False, suites=[SuiteRef(name="smoke")])
+            image = ImageSpec(
+                alias=f"img{i % 2}", reference=f"reg.example/img:{i % 2}", backend="cpu"
+            )
+            run = queries.start_run(
+                s,
+                batch=f"b{i}",
+                job="nightly" if i % 3 else "adhoc",
+                image=image,
+                digest=f"sha256:{i % 2:064x}",
+                host=HostSpec(name=f"h{i % 3}"),
+                executor="docker",
+                spec_hash="x",
+                cpu_only=False,
+                suites=[SuiteRef(name="smoke")],
+            )
             s.flush()
             s.get(Run, run.id).started = t0 + timedelta(minutes=min(i, 5))  # runs 5 and 6 tie
             if i != 3:
-                queries.add_results(s, run.id, None, [
-                    CheckResult(check="k.a", status="pass"),
-                    CheckResult(check="k.b", status="fail"), CheckResult(check="k.b", status="pass", attempt=2),
-                    CheckResult(check="k.c", status=("fail", "crash", "skip")[i % 3]),
-                    CheckResult(check="k.d", status="timeout"), CheckResult(check="k.d", status="timeout", attempt=2),
-                    CheckResult(check=f"k.only{i}", status="unsupported")])
+                queries.add_results(
+                    s,
+                    run.id,
+                    None,
+                    [
+                        CheckResult(check="k.a", status="pass"),
+                        CheckResult(check="k.b", status="fail"),
+                        CheckResult(check="k.b", status="pass", attempt=2),
+                        CheckResult(check="k.c", status=("fail", "crash", "skip")[i % 3]),
+                        CheckResult(check="k.d", status="timeout"),
+                        CheckResult(check="k.d", status="timeout", attempt=2),
+                        CheckResult(check=f"k.only{i}", status="unsupported"),
+                    ],
+                )
             ids.append(run.id)
         s.commit()
     return ids
@@ -50,22 +68,40 @@ def _both(monkeypatch, db: str, limit: int, image: str | None) -> tuple[list, li
     return fast, slow
 
 
-@pytest.mark.parametrize("limit,image", [(50, None), (3, None), (6, None), (50, "img1"), (50, "reg.example/img:0"),
-                                         (2, "img0"), (50, "nothing")])
+@pytest.mark.parametrize(
+    "limit,image",
+    [
+        (50, None),
+        (3, None),
+        (6, None),
+        (50, "img1"),
+        (50, "reg.example/img:0"),
+        (2, "img0"),
+        (50, "nothing"),
+    ],
+)
 def test_fast_listing_equals_the_sqlalchemy_listing(tmp_path, monkeypatch, limit, image):
     db = str(tmp_path / "v.sqlite")
     _fill(db)
     assert lite.connect(db) is not None  # the fast path is taken
     fast, slow = _both(monkeypatch, db, limit, image)
     assert fast == slow
-    assert len(fast) == min(limit, {None: 7, "img1": 3, "reg.example/img:0": 4, "img0": 4, "nothing": 0}[image])
+    assert len(fast) == min(
+        limit, {None: 7, "img1": 3, "reg.example/img:0": 4, "img0": 4, "nothing": 0}[image]
+    )
 
 
 def test_fast_listing_counts_final_verdicts(tmp_path):
     db = str(tmp_path / "v.sqlite")
     ids = _fill(db)
     rows = {r["run"]: r for r in run_list.listing(f"sqlite:///{db}", 50, None)}
-    assert dict(rows[ids[1]]["counts"]) == {"pass": 1, "flaky": 1, "crash": 1, "timeout": 1, "unsupported": 1}
+    assert dict(rows[ids[1]]["counts"]) == {
+        "pass": 1,
+        "flaky": 1,
+        "crash": 1,
+        "timeout": 1,
+        "unsupported": 1,
+    }
     assert dict(rows[ids[3]]["counts"]) == {}  # a run without results
     newest = [r["run"] for r in run_list.listing(db, 3, None)]
     assert newest == [max(ids[5], ids[6]), min(ids[5], ids[6]), ids[4]]  # the tie broken by id
@@ -77,7 +113,9 @@ def test_the_cli_prints_the_same_either_way(tmp_path, monkeypatch):
     fast = json.loads(run_cli("results", "list", "--json", db=db).stdout)
     # an older schema number declines the fast path; the SQLAlchemy path reads the same rows
     slow, _ = _both(monkeypatch, str(db), 50, None)
-    assert fast == [{**r, "started": r["started"].isoformat(), "counts": dict(r["counts"])} for r in slow]
+    assert fast == [
+        {**r, "started": r["started"].isoformat(), "counts": dict(r["counts"])} for r in slow
+    ]
 
 
 def test_declines_what_it_must_not_read(tmp_path):
@@ -125,8 +163,14 @@ def test_the_plans_history_is_read_the_same_either_way(tmp_path):
         tasks = s.query(TaskRow).order_by(TaskRow.id).all()
         for i, row in enumerate(tasks):
             run = s.get(Run, row.run_id)
-            task = Task(image=ImageSpec(alias=run.image.alias, reference=run.image.reference, backend="cpu"),
-                        suite=SuiteRef(name="smoke"), host=HostSpec(name=run.host.name), checks=())
+            task = Task(
+                image=ImageSpec(
+                    alias=run.image.alias, reference=run.image.reference, backend="cpu"
+                ),
+                suite=SuiteRef(name="smoke"),
+                host=HostSpec(name=run.host.name),
+                checks=(),
+            )
             if i == 2:
                 continue  # still queued
             timings = {} if i == 4 else {"total_s": 10.0 + i, "run_s": 1.0}

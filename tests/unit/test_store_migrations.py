@@ -5,19 +5,29 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import create_engine, text
 
+from orchestrator.errors import InfrastructureError
 from orchestrator.spec import CheckResult, HostSpec, ImageSpec, SuiteRef
 from orchestrator.store import queries
-from orchestrator.errors import InfrastructureError
-from orchestrator.store.db import (HEAD, REVISIONS, current_revision, head_revision, open_engine, session_factory,
-                                   upgrade, url_for)
+from orchestrator.store.db import (
+    HEAD,
+    REVISIONS,
+    current_revision,
+    head_revision,
+    open_engine,
+    session_factory,
+    upgrade,
+    url_for,
+)
 from orchestrator.store.models import Base, include_object_for, metadata_for, pack_samples
-
 
 
 def _drift(conn) -> list:
     """What the database lacks or has beyond the models (objects for another database left out)."""
-    ctx = MigrationContext.configure(conn, opts={"include_object": include_object_for(conn.dialect.name)})
+    ctx = MigrationContext.configure(
+        conn, opts={"include_object": include_object_for(conn.dialect.name)}
+    )
     return compare_metadata(ctx, metadata_for(conn.dialect.name))
+
 
 def test_fresh_database_is_migrated_to_head_and_matches_the_models(tmp_path):
     engine = open_engine(str(tmp_path / "v.sqlite"))
@@ -31,9 +41,18 @@ def test_database_made_by_create_all_is_stamped_and_keeps_its_rows(tmp_path):
     old = create_engine(f"sqlite:///{path}")
     Base.metadata.create_all(old)  # what open_engine did before migrations existed
     with session_factory(old)() as s:
-        run = queries.start_run(s, batch="b", job="j", image=ImageSpec(alias="a", reference="a:1", backend="cpu"),
-                                digest=None, host=HostSpec(name="h"), executor="host", spec_hash="x",
-                                cpu_only=False, suites=[SuiteRef(name="smoke")])
+        run = queries.start_run(
+            s,
+            batch="b",
+            job="j",
+            image=ImageSpec(alias="a", reference="a:1", backend="cpu"),
+            digest=None,
+            host=HostSpec(name="h"),
+            executor="host",
+            spec_hash="x",
+            cpu_only=False,
+            suites=[SuiteRef(name="smoke")],
+        )
         queries.add_results(s, run.id, None, [CheckResult(check="k.one", status="pass")])
         s.commit()
         run_id = run.id
@@ -42,7 +61,9 @@ def test_database_made_by_create_all_is_stamped_and_keeps_its_rows(tmp_path):
     engine = open_engine(str(path))
     assert current_revision(engine) == head_revision()
     with session_factory(engine)() as s:
-        assert [(r.check.check_id, r.status) for r in queries.run_results(s, run_id)] == [("k.one", "pass")]
+        assert [(r.check.check_id, r.status) for r in queries.run_results(s, run_id)] == [
+            ("k.one", "pass")
+        ]
     engine.dispose()
     # opening again is a no-op: still one alembic_version row, rows intact
     engine = open_engine(str(path))
@@ -62,16 +83,34 @@ def test_json_samples_of_a_0001_database_become_packed_floats(tmp_path):
     with old.begin() as conn:
         command.upgrade(_alembic_config(conn), "0001")
     with old.begin() as conn:
-        conn.execute(text("INSERT INTO image (id, alias, reference, backend, family, components) "
-                          "VALUES (1, 'a', 'a:1', 'cpu', 'cpu', '{}')"))
-        conn.execute(text("INSERT INTO host (id, name, fingerprint, spec) VALUES (1, 'h', 'f', '{}')"))
-        conn.execute(text("INSERT INTO run (id, batch, job, image_id, host_id, executor, valorch_version, "
-                          "spec_hash, cpu_only, started, state, meta) VALUES ('r1', 'b', 'j', 1, 1, 'host', "
-                          "'0.1', 'x', 0, '2026-01-01 00:00:00', 'done', '{}')"))
-        conn.execute(text("INSERT INTO \"check\" (id, check_id, version, feature, kind, bigger_is_better) "
-                          "VALUES (1, 'k.t', 1, 'K', 'kernel', 0)"))
-        conn.execute(text("INSERT INTO result (run_id, check_pk, attempt, status, duration_s, message, log, "
-                          "metrics, samples) VALUES ('r1', 1, 1, 'pass', 0.1, '', '', '{}', '[0.5, 0.25, 1e-07]')"))
+        conn.execute(
+            text(
+                "INSERT INTO image (id, alias, reference, backend, family, components) "
+                "VALUES (1, 'a', 'a:1', 'cpu', 'cpu', '{}')"
+            )
+        )
+        conn.execute(
+            text("INSERT INTO host (id, name, fingerprint, spec) VALUES (1, 'h', 'f', '{}')")
+        )
+        conn.execute(
+            text(
+                "INSERT INTO run (id, batch, job, image_id, host_id, executor, valorch_version, "
+                "spec_hash, cpu_only, started, state, meta) VALUES ('r1', 'b', 'j', 1, 1, 'host', "
+                "'0.1', 'x', 0, '2026-01-01 00:00:00', 'done', '{}')"
+            )
+        )
+        conn.execute(
+            text(
+                'INSERT INTO "check" (id, check_id, version, feature, kind, bigger_is_better) '
+                "VALUES (1, 'k.t', 1, 'K', 'kernel', 0)"
+            )
+        )
+        conn.execute(
+            text(
+                "INSERT INTO result (run_id, check_pk, attempt, status, duration_s, message, log, "
+                "metrics, samples) VALUES ('r1', 1, 1, 'pass', 0.1, '', '', '{}', '[0.5, 0.25, 1e-07]')"
+            )
+        )
     old.dispose()
     engine = open_engine(str(path))
     assert current_revision(engine) == head_revision()
@@ -106,16 +145,35 @@ def _rows_at(engine, revision):
     samples = [0.5, 0.25, 1e-07]
     blob = json.dumps(samples) if revision == "0001" else pack_samples(samples)
     with engine.begin() as conn:
-        conn.execute(text("INSERT INTO image (id, alias, reference, backend, family, components) "
-                          "VALUES (1, 'a', 'a:1', 'cpu', 'cpu', '{}')"))
-        conn.execute(text("INSERT INTO host (id, name, fingerprint, spec) VALUES (1, 'h', 'f', '{}')"))
-        conn.execute(text("INSERT INTO run (id, batch, job, image_id, host_id, executor, valorch_version, "
-                          "spec_hash, cpu_only, started, state, meta) VALUES ('r1', 'b', 'nightly', 1, 1, 'host', "
-                          "'0.1', 'x', false, '2026-01-01 00:00:00', 'done', '{}')"))
-        conn.execute(text("INSERT INTO \"check\" (id, check_id, version, feature, kind, bigger_is_better) "
-                          "VALUES (1, 'k.t', 1, 'K', 'kernel', false)"))
-        conn.execute(text("INSERT INTO result (run_id, check_pk, attempt, status, duration_s, message, log, "
-                          "metrics, samples) VALUES ('r1', 1, 1, 'pass', 0.1, '', '', '{}', :s)"), {"s": blob})
+        conn.execute(
+            text(
+                "INSERT INTO image (id, alias, reference, backend, family, components) "
+                "VALUES (1, 'a', 'a:1', 'cpu', 'cpu', '{}')"
+            )
+        )
+        conn.execute(
+            text("INSERT INTO host (id, name, fingerprint, spec) VALUES (1, 'h', 'f', '{}')")
+        )
+        conn.execute(
+            text(
+                "INSERT INTO run (id, batch, job, image_id, host_id, executor, valorch_version, "
+                "spec_hash, cpu_only, started, state, meta) VALUES ('r1', 'b', 'nightly', 1, 1, 'host', "
+                "'0.1', 'x', false, '2026-01-01 00:00:00', 'done', '{}')"
+            )
+        )
+        conn.execute(
+            text(
+                'INSERT INTO "check" (id, check_id, version, feature, kind, bigger_is_better) '
+                "VALUES (1, 'k.t', 1, 'K', 'kernel', false)"
+            )
+        )
+        conn.execute(
+            text(
+                "INSERT INTO result (run_id, check_pk, attempt, status, duration_s, message, log, "
+                "metrics, samples) VALUES ('r1', 1, 1, 'pass', 0.1, '', '', '{}', :s)"
+            ),
+            {"s": blob},
+        )
     return samples
 
 
@@ -132,7 +190,9 @@ def test_upgrade_from_each_released_schema_keeps_the_rows(empty_db, released):
     samples = _rows_at(old, released)
     old.dispose()
     if not empty_db.startswith("sqlite"):  # a server is never upgraded by opening it
-        with pytest.raises(InfrastructureError, match=f"at schema {released}; this valorch needs {HEAD}") as exc:
+        with pytest.raises(
+            InfrastructureError, match=f"at schema {released}; this valorch needs {HEAD}"
+        ) as exc:
             open_engine(empty_db)
         assert "valorch db upgrade" in exc.value.hint
         assert upgrade(empty_db) == (released, HEAD)

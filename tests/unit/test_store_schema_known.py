@@ -13,11 +13,17 @@ def test_schema_constant_equals_the_models():
 def test_schema_problems_names_each_missing_table_and_column():
     found = {t: set(cols) for t, cols in SCHEMA.items() if t != "result"}
     found["run"].discard("meta")
-    assert damaged.schema_problems(found) == ["column 'run.meta' is missing", "table 'result' is missing"]
+    assert damaged.schema_problems(found) == [
+        "column 'run.meta' is missing",
+        "table 'result' is missing",
+    ]
 
 
 def test_a_statement_meeting_a_dropped_table_or_column_is_named():
-    assert "table 'result' is missing" in damaged.structural("(sqlite3.OperationalError) no such table: result").message
+    assert (
+        "table 'result' is missing"
+        in damaged.structural("(sqlite3.OperationalError) no such table: result").message
+    )
     assert "column 'run.meta' is missing" in damaged.structural("no such column: run.meta").message
     assert "table 'run' is missing" in damaged.structural('relation "run" does not exist').message
     assert damaged.structural("database is locked") is None

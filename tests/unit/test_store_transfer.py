@@ -9,15 +9,35 @@ from orchestrator.store.models import InventoryRow
 
 def _synthetic_run(db):
     with session_factory(open_engine(str(db)))() as s:
-        run = queries.start_run(s, batch="b", job="j", digest="sha256:ab",
-                                image=ImageSpec(alias="img", reference="img:1", backend="cpu",
-                                                components={"pytorch": "2.13.0"}),
-                                host=HostSpec(name="h"), executor="docker", spec_hash="x", cpu_only=False,
-                                suites=[SuiteRef(name="smoke")])
+        run = queries.start_run(
+            s,
+            batch="b",
+            job="j",
+            digest="sha256:ab",
+            image=ImageSpec(
+                alias="img", reference="img:1", backend="cpu", components={"pytorch": "2.13.0"}
+            ),
+            host=HostSpec(name="h"),
+            executor="docker",
+            spec_hash="x",
+            cpu_only=False,
+            suites=[SuiteRef(name="smoke")],
+        )
         task = run.tasks[0]
-        queries.add_results(s, run.id, task.id, [CheckResult(check="k.a", status="fail"),
-                                                 CheckResult(check="k.a", status="pass", attempt=2, samples=[1.0])])
-        s.add(InventoryRow(run_id=run.id, component="torch", value="2.13.0", source="pip", evidence="dist"))
+        queries.add_results(
+            s,
+            run.id,
+            task.id,
+            [
+                CheckResult(check="k.a", status="fail"),
+                CheckResult(check="k.a", status="pass", attempt=2, samples=[1.0]),
+            ],
+        )
+        s.add(
+            InventoryRow(
+                run_id=run.id, component="torch", value="2.13.0", source="pip", evidence="dist"
+            )
+        )
         run.state, run.ended = "done", queries.now()
         s.commit()
         return run.id
@@ -25,8 +45,20 @@ def _synthetic_run(db):
 
 def test_export_import_moves_runs_between_databases_idempotently(cli, tmp_path):
     src, dst = tmp_path / "src.sqlite", tmp_path / "dst.sqlite"
-    r = cli("run", "--image", "host", "--suite", "selftest", "--check", "selftest.pass", "--check", "selftest.fail",
-            "--no-gate", "--json", db=src)
+    r = cli(
+        "run",
+        "--image",
+        "host",
+        "--suite",
+        "selftest",
+        "--check",
+        "selftest.pass",
+        "--check",
+        "selftest.fail",
+        "--no-gate",
+        "--json",
+        db=src,
+    )
     assert r.returncode == 0, r.stderr
     host_run = json.loads(cli("results", "list", "--json", db=src).stdout)[0]["run"]
     synthetic = _synthetic_run(src)
@@ -49,7 +81,10 @@ def test_export_import_moves_runs_between_databases_idempotently(cli, tmp_path):
     shown = {}
     for db in (src, dst):
         with session_factory(open_engine(str(db)))() as s:
-            shown[db] = [views.run_json(queries.get_run(s, i), queries.run_results(s, i)) for i in (host_run, synthetic)]
+            shown[db] = [
+                views.run_json(queries.get_run(s, i), queries.run_results(s, i))
+                for i in (host_run, synthetic)
+            ]
     assert shown[src] == shown[dst] and shown[dst][0]["counts"] == {"pass": 1, "fail": 1}
     with session_factory(open_engine(str(dst)))() as s:
         run = queries.get_run(s, synthetic)

@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 from orchestrator.catalog.core import HOST_IMAGE, load_job
-from orchestrator.probe import MARKER
 from orchestrator.executors.transcript import FLOODED, MAX_TOTAL, TAMPERED, Transcript, conclude
+from orchestrator.probe import MARKER
 from orchestrator.scheduling.plan import suite_checks
 from orchestrator.spec import HostSpec, SuiteRef, Task
 
@@ -33,7 +33,7 @@ def line(obj) -> bytes:
 def conclude_bytes(task: Task, data: bytes, exit_code: int = 0, chunk: int = 4096):
     t = Transcript()
     for i in range(0, len(data), chunk):
-        t.feed(data[i:i + chunk])
+        t.feed(data[i : i + chunk])
     return conclude(t, task, exit_code=exit_code)
 
 
@@ -54,21 +54,34 @@ def tampered(execution):
 
 # -- a stream the probe could write (synthetic, the real format) ------------------
 
+
 def genuine(checks, results, workers=1):
     out = line({"type": "meta", "checks": checks, "suite": "command"})
     for n in range(1, workers + 1):
         out += line({"type": "worker", "n": n})
     for cid, attempt, status in results:
-        out += line({"type": "result", "check": cid, "attempt": attempt, "status": status, "kind": "command"})
+        out += line(
+            {
+                "type": "result",
+                "check": cid,
+                "attempt": attempt,
+                "status": status,
+                "kind": "command",
+            }
+        )
     return out + line({"type": "end", "workers": workers})
 
 
 def command_task(*ids, attempts=1):
-    return task_for(SuiteRef(name="command", attempts=attempts,
-                             commands=[{"id": i, "argv": ["true"]} for i in ids]))
+    return task_for(
+        SuiteRef(
+            name="command", attempts=attempts, commands=[{"id": i, "argv": ["true"]} for i in ids]
+        )
+    )
 
 
 # -- recorded attacks -------------------------------------------------------------
+
 
 def test_recorded_attack_through_proc1_and_the_worker_pipe_changes_no_verdict():
     """command.a forged command.d, kernels.matmul.fp16 and env.facts on /proc/1/fd/1;
@@ -87,11 +100,16 @@ def test_recorded_forgery_of_a_task_check_taints_only_that_check():
     command.d pass arrived while command.a ran, the forged command.c (from the
     worker pipe, forwarded by the old parent) while command.b ran."""
     task = fixture_task("proc1_and_worker_pipe")
-    data = b"".join(ln for ln in (FIXTURES / "proc1_and_worker_pipe.stdout").read_bytes().splitlines(True)
-                    if b'"check":"kernels.matmul.fp16"' not in ln and b'"check":"env.facts"' not in ln)
+    data = b"".join(
+        ln
+        for ln in (FIXTURES / "proc1_and_worker_pipe.stdout").read_bytes().splitlines(True)
+        if b'"check":"kernels.matmul.fp16"' not in ln and b'"check":"env.facts"' not in ln
+    )
     ex = conclude_bytes(task, data)
     st = statuses(ex)
-    assert st["command.a"] == [(1, "pass")]  # its own verdict: the forging command exited 0 back then
+    assert st["command.a"] == [
+        (1, "pass")
+    ]  # its own verdict: the forging command exited 0 back then
     assert st["command.b"] == [(1, "pass")]
     assert tampered(ex) == ["command.c", "command.d"]
     msgs = {r.check: r.message for r in ex.results}
@@ -109,14 +127,26 @@ def test_recorded_forged_end_meta_worker_records_taint_the_task():
 
 # -- variants ---------------------------------------------------------------------
 
+
 def test_a_genuine_stream_is_accepted_as_is():
     task = command_task("a", "b", "c", attempts=2)
-    data = genuine(["command.a", "command.b", "command.c"],
-                   [("command.a", 1, "pass"), ("command.b", 1, "fail"), ("command.b", 2, "pass"),
-                    ("command.c", 1, "crash"), ("command.c", 2, "timeout")], workers=3)
+    data = genuine(
+        ["command.a", "command.b", "command.c"],
+        [
+            ("command.a", 1, "pass"),
+            ("command.b", 1, "fail"),
+            ("command.b", 2, "pass"),
+            ("command.c", 1, "crash"),
+            ("command.c", 2, "timeout"),
+        ],
+        workers=3,
+    )
     ex = conclude_bytes(task, data, chunk=7)
-    assert statuses(ex) == {"command.a": [(1, "pass")], "command.b": [(1, "fail"), (2, "pass")],
-                            "command.c": [(1, "crash"), (2, "timeout")]}
+    assert statuses(ex) == {
+        "command.a": [(1, "pass")],
+        "command.b": [(1, "fail"), (2, "pass")],
+        "command.c": [(1, "crash"), (2, "timeout")],
+    }
     assert tampered(ex) == [] and ex.meta["protocol"]["violations"] == []
 
 
@@ -124,19 +154,39 @@ def test_sequence_violations_are_pinned_to_the_check_they_name():
     task = command_task("a", "b", "c", attempts=2)
     cases = {
         # a forged pass for the check in flight, then its genuine fail: neither wins
-        "duplicate": [("command.a", 1, "pass"), ("command.a", 1, "fail"), ("command.b", 1, "pass"),
-                      ("command.c", 1, "pass")],
+        "duplicate": [
+            ("command.a", 1, "pass"),
+            ("command.a", 1, "fail"),
+            ("command.b", 1, "pass"),
+            ("command.c", 1, "pass"),
+        ],
         # a retry after a pass, claimed for a check that already finished
-        "attempt after pass": [("command.a", 1, "pass"), ("command.a", 2, "fail"), ("command.b", 1, "pass"),
-                               ("command.c", 1, "pass")],
+        "attempt after pass": [
+            ("command.a", 1, "pass"),
+            ("command.a", 2, "fail"),
+            ("command.b", 1, "pass"),
+            ("command.c", 1, "pass"),
+        ],
         # an attempt number out of turn
-        "skipped attempt": [("command.a", 3, "pass"), ("command.b", 1, "pass"), ("command.c", 1, "pass")],
+        "skipped attempt": [
+            ("command.a", 3, "pass"),
+            ("command.b", 1, "pass"),
+            ("command.c", 1, "pass"),
+        ],
         # a result for a later check before the current one finished
-        "ahead of turn": [("command.c", 1, "pass"), ("command.a", 1, "pass"), ("command.b", 1, "pass"),
-                          ("command.c", 1, "fail")],
+        "ahead of turn": [
+            ("command.c", 1, "pass"),
+            ("command.a", 1, "pass"),
+            ("command.b", 1, "pass"),
+            ("command.c", 1, "fail"),
+        ],
     }
-    expect = {"duplicate": "command.a", "attempt after pass": "command.a", "skipped attempt": "command.a",
-              "ahead of turn": "command.c"}
+    expect = {
+        "duplicate": "command.a",
+        "attempt after pass": "command.a",
+        "skipped attempt": "command.a",
+        "ahead of turn": "command.c",
+    }
     for name, results in cases.items():
         ex = conclude_bytes(task, genuine([], results))
         assert tampered(ex) == [expect[name]], name
@@ -148,7 +198,10 @@ def test_sequence_violations_are_pinned_to_the_check_they_name():
 def test_attempts_beyond_the_suite_are_tampering():
     task = command_task("a", attempts=1)
     ex = conclude_bytes(task, genuine([], [("command.a", 1, "fail"), ("command.a", 2, "pass")]))
-    assert tampered(ex) == ["command.a"] and "attempt 2 after the check had finished" in ex.results[0].message
+    assert (
+        tampered(ex) == ["command.a"]
+        and "attempt 2 after the check had finished" in ex.results[0].message
+    )
 
 
 def test_records_that_cannot_be_pinned_taint_the_whole_task():
@@ -157,21 +210,34 @@ def test_records_that_cannot_be_pinned_taint_the_whole_task():
     base = genuine([], ok)
     variants = {
         "unknown check": base.replace(line({"type": "end", "workers": 1}), b"")
-        + line({"type": "result", "check": "env.facts", "status": "pass"}) + line({"type": "end", "workers": 1}),
+        + line({"type": "result", "check": "env.facts", "status": "pass"})
+        + line({"type": "end", "workers": 1}),
         "second meta": base + line({"type": "meta", "suite": "command"}),
         "unknown check after a tainted one": genuine([], [("command.a", 1, "pass")] * 3).replace(
-            b'{"type": "end"', b'{"type": "result", "check": "env.facts", "status": "pass"}\n' + MARKER.encode()
-            + b'{"type": "result", "check": "command.b", "status": "fail"}\n' + MARKER.encode()
-            + b'{"type": "end"'),
+            b'{"type": "end"',
+            b'{"type": "result", "check": "env.facts", "status": "pass"}\n'
+            + MARKER.encode()
+            + b'{"type": "result", "check": "command.b", "status": "fail"}\n'
+            + MARKER.encode()
+            + b'{"type": "end"',
+        ),
         "record after end": base + line({"type": "result", "check": "command.b", "status": "pass"}),
-        "worker out of turn": line({"type": "meta"}) + line({"type": "worker", "n": 1})
-        + line({"type": "worker", "n": 5}) + base.split(b"\n", 2)[2],
-        "result before meta": line({"type": "result", "check": "command.a", "status": "pass"}) + base,
-        "malformed json": base.replace(b'{"type": "end"', MARKER.encode() + b'{"check": \n' + b'{"type": "end"'),
-        "non-utf-8": base.replace(line({"type": "end", "workers": 1}),
-                                  MARKER.encode() + b'{"check": "command.b", "message": "\xff\xfe"}\n'),
-        "inventory record": base.replace(b'{"type": "end"', b'{"type": "inventory"}\n' + MARKER.encode()
-                                         + b'{"type": "end"'),
+        "worker out of turn": line({"type": "meta"})
+        + line({"type": "worker", "n": 1})
+        + line({"type": "worker", "n": 5})
+        + base.split(b"\n", 2)[2],
+        "result before meta": line({"type": "result", "check": "command.a", "status": "pass"})
+        + base,
+        "malformed json": base.replace(
+            b'{"type": "end"', MARKER.encode() + b'{"check": \n' + b'{"type": "end"'
+        ),
+        "non-utf-8": base.replace(
+            line({"type": "end", "workers": 1}),
+            MARKER.encode() + b'{"check": "command.b", "message": "\xff\xfe"}\n',
+        ),
+        "inventory record": base.replace(
+            b'{"type": "end"', b'{"type": "inventory"}\n' + MARKER.encode() + b'{"type": "end"'
+        ),
         "unknown record": base + line({"type": "surprise"}),
     }
     for name, data in variants.items():
@@ -183,12 +249,21 @@ def test_records_that_cannot_be_pinned_taint_the_whole_task():
 def test_a_violation_from_the_probe_taints_the_check_it_names():
     task = command_task("a", "b")
     data = genuine([], [("command.a", 1, "pass"), ("command.b", 1, "fail")])
-    pinned = data.replace(b'{"type": "end"', b'{"type": "violation", "check": "command.b", "attempt": 1, '
-                          b'"message": "a line on the worker\'s pipe without the worker\'s nonce"}\n'
-                          + MARKER.encode() + b'{"type": "end"')
+    pinned = data.replace(
+        b'{"type": "end"',
+        b'{"type": "violation", "check": "command.b", "attempt": 1, '
+        b'"message": "a line on the worker\'s pipe without the worker\'s nonce"}\n'
+        + MARKER.encode()
+        + b'{"type": "end"',
+    )
     ex = conclude_bytes(task, pinned)
-    assert tampered(ex) == ["command.b"] and "forged line while it ran" in by_check(ex)["command.b"][0].message
-    unpinned = pinned.replace(b'"check": "command.b", "attempt": 1', b'"check": null, "attempt": null')
+    assert (
+        tampered(ex) == ["command.b"]
+        and "forged line while it ran" in by_check(ex)["command.b"][0].message
+    )
+    unpinned = pinned.replace(
+        b'"check": "command.b", "attempt": 1', b'"check": null, "attempt": null'
+    )
     assert tampered(conclude_bytes(task, unpinned)) == ["command.a", "command.b"]
 
 
@@ -196,15 +271,26 @@ def test_pytest_results_follow_their_run_attempt_once():
     suite = SuiteRef(name="pytest", attempts=2, pytest={"path": "/abs/tests", "in_image": True})
     task = task_for(suite)
     meta = line({"type": "meta"}) + line({"type": "worker", "n": 1})
-    run = line({"type": "result", "check": "pytest.run", "attempt": 1, "status": "pass", "kind": "pytest"})
-    t1 = line({"type": "result", "check": "pytest.test_x.test_one", "attempt": 1, "status": "pass",
-               "kind": "pytest"})
+    run = line(
+        {"type": "result", "check": "pytest.run", "attempt": 1, "status": "pass", "kind": "pytest"}
+    )
+    t1 = line(
+        {
+            "type": "result",
+            "check": "pytest.test_x.test_one",
+            "attempt": 1,
+            "status": "pass",
+            "kind": "pytest",
+        }
+    )
     end = line({"type": "end", "workers": 1})
     ex = conclude_bytes(task, meta + run + t1 + end)
     assert statuses(ex) == {"pytest.run": [(1, "pass")], "pytest.test_x.test_one": [(1, "pass")]}
-    for forged in (t1 + run + end,  # a test result before its run
-                   run + t1 + t1 + end,  # twice
-                   run + t1.replace(b'"attempt": 1', b'"attempt": 2') + end):  # for another attempt
+    for forged in (
+        t1 + run + end,  # a test result before its run
+        run + t1 + t1 + end,  # twice
+        run + t1.replace(b'"attempt": 1', b'"attempt": 2') + end,
+    ):  # for another attempt
         ex = conclude_bytes(task, meta + forged)
         assert tampered(ex) == ["pytest.run"], statuses(ex)
         assert set(by_check(ex)) == {"pytest.run"}  # its per-test results go with it
@@ -212,8 +298,11 @@ def test_pytest_results_follow_their_run_attempt_once():
 
 def test_flood_keeps_what_was_received_and_names_the_cap():
     task = command_task("before", "flood", "after")
-    head = line({"type": "meta"}) + line({"type": "worker", "n": 1}) + line(
-        {"type": "result", "check": "command.before", "attempt": 1, "status": "pass"})
+    head = (
+        line({"type": "meta"})
+        + line({"type": "worker", "n": 1})
+        + line({"type": "result", "check": "command.before", "attempt": 1, "status": "pass"})
+    )
     t = Transcript()
     t.feed(head)
     junk = b"\0" * (8 << 20)
@@ -223,10 +312,14 @@ def test_flood_keeps_what_was_received_and_names_the_cap():
     ex = conclude(t, task, exit_code=0)
     res = {r.check: r for r in ex.results}
     assert res["command.before"].status == "pass"
-    assert res["command.flood"].status == "error" and res["command.flood"].message.startswith(FLOODED)
+    assert res["command.flood"].status == "error" and res["command.flood"].message.startswith(
+        FLOODED
+    )
     assert "cap of 64 MiB" in res["command.flood"].message
     assert res["command.flood"].metrics == {"output_capped": True, "cap_bytes": MAX_TOTAL}
-    assert res["command.after"].status == "error" and "cap of 64 MiB" in res["command.after"].message
+    assert (
+        res["command.after"].status == "error" and "cap of 64 MiB" in res["command.after"].message
+    )
     assert t.total == MAX_TOTAL and t.discarded > 0 and ex.meta["protocol"]["cut"]
 
 
@@ -244,20 +337,45 @@ def test_flood_of_marker_lines_hits_the_caps_too():
 
 # -- no false positives on real probe runs ---------------------------------------------
 
+
 def run_probe(probe_dir, *args):
-    proc = subprocess.run([sys.executable, "-m", "valorch_probe", "run", *args], cwd=probe_dir,
-                          capture_output=True, timeout=300, env={"PYTHONPATH": str(probe_dir), "PATH": "/usr/bin:/bin"})
+    proc = subprocess.run(
+        [sys.executable, "-m", "valorch_probe", "run", *args],
+        cwd=probe_dir,
+        capture_output=True,
+        timeout=300,
+        env={"PYTHONPATH": str(probe_dir), "PATH": "/usr/bin:/bin"},
+    )
     return proc.returncode, proc.stdout
 
 
 def test_real_crashes_timeouts_and_retries_are_never_tampering(probe_dir):
-    patterns = ["selftest.pass", "selftest.abort", "selftest.fail", "selftest.hang", "selftest.noise",
-                "selftest.after"]
+    patterns = [
+        "selftest.pass",
+        "selftest.abort",
+        "selftest.fail",
+        "selftest.hang",
+        "selftest.noise",
+        "selftest.after",
+    ]
     suite = SuiteRef(name="selftest", checks=tuple(patterns), attempts=2, deadline=2)
-    rc, out = run_probe(probe_dir, "--suite", "selftest", "--attempts", "2", "--deadline", "2",
-                        *[a for p in patterns for a in ("--check", p)])
+    rc, out = run_probe(
+        probe_dir,
+        "--suite",
+        "selftest",
+        "--attempts",
+        "2",
+        "--deadline",
+        "2",
+        *[a for p in patterns for a in ("--check", p)],
+    )
     ex = conclude_bytes(task_for(suite), out, exit_code=rc)
     assert tampered(ex) == [] and ex.meta["protocol"]["violations"] == [], ex.meta["protocol"]
-    assert statuses(ex) == {"selftest.pass": [(1, "pass")], "selftest.abort": [(1, "crash"), (2, "crash")],
-                            "selftest.fail": [(1, "fail"), (2, "fail")], "selftest.hang": [(1, "timeout"), (2, "timeout")],
-                            "selftest.noise": [(1, "pass")], "selftest.after": [(1, "pass")]}
+    assert statuses(ex) == {
+        "selftest.pass": [(1, "pass")],
+        "selftest.abort": [(1, "crash"), (2, "crash")],
+        "selftest.fail": [(1, "fail"), (2, "fail")],
+        "selftest.hang": [(1, "timeout"), (2, "timeout")],
+        "selftest.noise": [(1, "pass")],
+        "selftest.after": [(1, "pass")],
+    }

@@ -7,8 +7,16 @@ A, B = "sha256:" + "a" * 64, "sha256:" + "b" * 64
 
 
 def case(attempts=("fail",), history=(), **kw):
-    base = dict(check="k.conv", run="r-now", digest=B, host="h1", host_class="amd:gfx942",
-                started="2026-01-10T00:00:00", attempts=tuple(attempts), history=tuple(history))
+    base = dict(
+        check="k.conv",
+        run="r-now",
+        digest=B,
+        host="h1",
+        host_class="amd:gfx942",
+        started="2026-01-10T00:00:00",
+        attempts=tuple(attempts),
+        history=tuple(history),
+    )
     base.update(kw)
     return Case(**base)
 
@@ -27,7 +35,9 @@ def test_infrastructure():
 
 
 def test_host_fault_from_preflight_and_from_another_host():
-    assert classify(case(host_problems=("L0 preflight failed: /dev/kfd missing",))).cls == "host fault"
+    assert (
+        classify(case(host_problems=("L0 preflight failed: /dev/kfd missing",))).cls == "host fault"
+    )
     t = classify(case(history=[seen("r-other", B, "pass", host="h2", day=9)]))
     assert t.cls == "host fault" and t.hosts == ("h1", "h2") and "h2" in t.reason
 
@@ -42,7 +52,13 @@ def test_image_drift():
     t = classify(case(expected_digest=A, expected_from="the catalog"))
     assert t.cls == "image drift" and t.digests == (A, B) and "the tag moved" in t.reason
     # the check failed on the expected digest too: the drift explains nothing
-    t = classify(case(expected_digest=A, expected_from="the catalog", history=[seen("r-old", A, "fail", day=5)]))
+    t = classify(
+        case(
+            expected_digest=A,
+            expected_from="the catalog",
+            history=[seen("r-old", A, "fail", day=5)],
+        )
+    )
     assert t.cls == "never passed"
 
 

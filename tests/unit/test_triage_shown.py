@@ -9,13 +9,24 @@ from orchestrator.regression.triage import Triage
 from orchestrator.render.diff import diff_json, diff_junit, diff_md
 from orchestrator.services.notify import from_report
 
-WHY = {("img", "k.vfmath"): Triage("regression", "passed on the previous digest aaaa (run r1)", ("r1", "r2"),
-                                   ("h1",), ("sha256:a", "sha256:b"))}
+WHY = {
+    ("img", "k.vfmath"): Triage(
+        "regression",
+        "passed on the previous digest aaaa (run r1)",
+        ("r1", "r2"),
+        ("h1",),
+        ("sha256:a", "sha256:b"),
+    )
+}
 
 
 def report():
-    base = Side("r1", "run", (Obs("img", "k.vfmath", "pass"), Obs("img", "k.other", "pass")), ("r1",))
-    head = Side("r2", "run", (Obs("img", "k.vfmath", "fail"), Obs("img", "k.other", "pass")), ("r2",))
+    base = Side(
+        "r1", "run", (Obs("img", "k.vfmath", "pass"), Obs("img", "k.other", "pass")), ("r1",)
+    )
+    head = Side(
+        "r2", "run", (Obs("img", "k.vfmath", "fail"), Obs("img", "k.other", "pass")), ("r2",)
+    )
     return compare(base, head)
 
 

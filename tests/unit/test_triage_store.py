@@ -26,8 +26,14 @@ def test_quarantine_evidence_on_postgresql(pg_url):
     upgrade(pg_url)  # a server is upgraded by valorch db upgrade, never on open
     f = session_factory(open_engine(pg_url))
     bad = finished_run(f, "h1", {"k.bad": ["fail"]})
-    later = finished_run(f, "h2", {"k.ok": ["pass"]}, batch="b2", minutes=30,
-                         meta={"quarantined": [{"host": "h1", "reason": "device_nodes: missing /dev/kfd"}]})
+    later = finished_run(
+        f,
+        "h2",
+        {"k.ok": ["pass"]},
+        batch="b2",
+        minutes=30,
+        meta={"quarantined": [{"host": "h1", "reason": "device_nodes: missing /dev/kfd"}]},
+    )
     t = triage.record(f, [bad])[bad]["k.bad"]
     assert t.cls == "host fault" and t.runs == (bad, later)
     assert triage.stored_or_now(f, bad)["k.bad"].cls == "host fault"
@@ -35,11 +41,29 @@ def test_quarantine_evidence_on_postgresql(pg_url):
 
 def finished_run(factory, host, statuses, batch="b1", meta=None, task_error=None, minutes=0):
     with factory() as s:
-        run = queries.start_run(s, batch=batch, job="j", image=IMAGE, digest=DIGEST, host=HostSpec(name=host),
-                                executor="docker", spec_hash="x", cpu_only=False, suites=[SuiteRef(name="smoke")])
+        run = queries.start_run(
+            s,
+            batch=batch,
+            job="j",
+            image=IMAGE,
+            digest=DIGEST,
+            host=HostSpec(name=host),
+            executor="docker",
+            spec_hash="x",
+            cpu_only=False,
+            suites=[SuiteRef(name="smoke")],
+        )
         run.started = run.started + timedelta(minutes=minutes)
-        queries.add_results(s, run.id, None, [CheckResult(check=c, status=st, attempt=a)
-                                              for c, sts in statuses.items() for a, st in enumerate(sts, 1)])
+        queries.add_results(
+            s,
+            run.id,
+            None,
+            [
+                CheckResult(check=c, status=st, attempt=a)
+                for c, sts in statuses.items()
+                for a, st in enumerate(sts, 1)
+            ],
+        )
         if task_error:
             run.tasks[0].state, run.tasks[0].error = "error", task_error
         run.state, run.ended, run.meta = "done", run.started, meta or {}
@@ -50,7 +74,9 @@ def finished_run(factory, host, statuses, batch="b1", meta=None, task_error=None
 def test_stored_when_recorded_and_read_back(tmp_path):
     f = store(tmp_path)
     rid = finished_run(f, "h1", {"k.ok": ["pass"], "k.bad": ["fail"], "k.flip": ["fail", "pass"]})
-    assert triage.stored_or_now(f, rid) == triage.triage_run(f, rid)  # nothing stored yet: decided now
+    assert triage.stored_or_now(f, rid) == triage.triage_run(
+        f, rid
+    )  # nothing stored yet: decided now
     triage.record(f, [rid])
     got = triage.stored_or_now(f, rid)
     assert {c: t.cls for c, t in got.items()} == {"k.bad": "new check", "k.flip": "flaky"}
@@ -63,14 +89,35 @@ def test_stored_when_recorded_and_read_back(tmp_path):
 def test_quarantine_recorded_on_another_batch_is_host_fault_evidence(tmp_path):
     f = store(tmp_path)
     bad = finished_run(f, "h1", {"k.bad": ["fail"]})
-    later = finished_run(f, "h2", {"k.ok": ["pass"]}, batch="b2", minutes=30,
-                         meta={"quarantined": [{"host": "h1", "reason": "device_nodes: missing /dev/kfd",
-                                                "at": "2026-01-01T00:30:00"}]})
-    far = finished_run(f, "h2", {"k.ok": ["pass"]}, batch="b3", minutes=60 * 30,
-                       meta={"quarantined": [{"host": "h1", "reason": "much later", "at": "2026-01-02T06:00:00"}]})
+    later = finished_run(
+        f,
+        "h2",
+        {"k.ok": ["pass"]},
+        batch="b2",
+        minutes=30,
+        meta={
+            "quarantined": [
+                {
+                    "host": "h1",
+                    "reason": "device_nodes: missing /dev/kfd",
+                    "at": "2026-01-01T00:30:00",
+                }
+            ]
+        },
+    )
+    far = finished_run(
+        f,
+        "h2",
+        {"k.ok": ["pass"]},
+        batch="b3",
+        minutes=60 * 30,
+        meta={"quarantined": [{"host": "h1", "reason": "much later", "at": "2026-01-02T06:00:00"}]},
+    )
     t = triage.record(f, [bad])[bad]["k.bad"]
     assert t.cls == "host fault" and t.runs == (bad, later) and far not in t.runs
-    assert "quarantined by the L0 preflight of batch b2" in t.reason and "missing /dev/kfd" in t.reason
+    assert (
+        "quarantined by the L0 preflight of batch b2" in t.reason and "missing /dev/kfd" in t.reason
+    )
     assert "much later" not in t.reason  # outside the window around the run
 
 
@@ -102,7 +149,9 @@ def test_prune_deletes_a_triaged_run_with_its_triage(tmp_path):
     finished_run(f, "h1", {"k.bad": ["pass"]}, batch="b2", minutes=5)  # the newest of its job: kept
     triage.record(f, [old])
     with f() as s:
-        p = retention.plan(s, queries.now() + timedelta(days=1), keep_published=True, delete_all=True)
+        p = retention.plan(
+            s, queries.now() + timedelta(days=1), keep_published=True, delete_all=True
+        )
         assert [r.id for r in p.delete] == [old]
         retention.apply(s, p, queries.now())
         s.commit()

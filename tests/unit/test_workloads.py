@@ -37,44 +37,71 @@ suites:
 """
 
 
-@pytest.mark.parametrize("suite,key,words", [
-    ("""
+@pytest.mark.parametrize(
+    "suite,key,words",
+    [
+        (
+            """
   - name: command
     commands:
       - id: x
         argv: rocm-smi --version
-""", "suites.0.commands.0.argv", "list of strings, not a shell string"),
-    ("""
+""",
+            "suites.0.commands.0.argv",
+            "list of strings, not a shell string",
+        ),
+        (
+            """
   - name: command
     commands:
       - id: x
         argv: [python3]
         stdout: ["(unclosed"]
-""", "suites.0.commands.0.stdout", "does not compile"),
-    ("""
+""",
+            "suites.0.commands.0.stdout",
+            "does not compile",
+        ),
+        (
+            """
   - name: command
     commands:
       - id: x
         argv: []
-""", "suites.0.commands.0.argv", "at least 1"),
-    ("""
+""",
+            "suites.0.commands.0.argv",
+            "at least 1",
+        ),
+        (
+            """
   - name: command
     commands:
       - id: x
         argv: [ls]
         exitcode: 0
-""", "suites.0.commands.0.exitcode", "unknown key"),
-    ("""
+""",
+            "suites.0.commands.0.exitcode",
+            "unknown key",
+        ),
+        (
+            """
   - name: smoke
     commands:
       - {id: x, argv: [ls]}
-""", "suites.0", "belongs to a suite named command"),
-    ("""
+""",
+            "suites.0",
+            "belongs to a suite named command",
+        ),
+        (
+            """
   - name: pytest
     pytest:
       path: /abs/test_x.py
-""", "suites.0.pytest", "in_image: true"),
-])
+""",
+            "suites.0.pytest",
+            "in_image: true",
+        ),
+    ],
+)
 def test_spec_errors_name_file_line_and_key(tmp_path, suite, key, words):
     path = write_job(tmp_path, HEAD + suite)
     msg = spec_error(path)
@@ -84,20 +111,34 @@ def test_spec_errors_name_file_line_and_key(tmp_path, suite, key, words):
 
 
 def test_missing_pytest_path_and_empty_declarations_are_spec_errors(tmp_path, cli):
-    path = write_job(tmp_path, HEAD + """
+    path = write_job(
+        tmp_path,
+        HEAD
+        + """
   - name: pytest
     pytest:
       path: upstream/test_nothing_here.py
-""")
+""",
+    )
     msg = spec_error(path)
     assert f"{path}:7: job spec: key 'suites.0.pytest.path'" in msg and "does not exist" in msg, msg
     proc = cli("run", "--job", str(path))
-    assert proc.returncode == 2 and "Traceback" not in proc.stderr and "suites.0.pytest.path" in proc.stderr
+    assert (
+        proc.returncode == 2
+        and "Traceback" not in proc.stderr
+        and "suites.0.pytest.path" in proc.stderr
+    )
     proc = cli("run", "--image", "host", "--suite", "command")
-    assert proc.returncode == 2 and "declares nothing" in proc.stderr and "Traceback" not in proc.stderr
+    assert (
+        proc.returncode == 2
+        and "declares nothing" in proc.stderr
+        and "Traceback" not in proc.stderr
+    )
 
 
-COMMANDS = HEAD + """
+COMMANDS = (
+    HEAD
+    + """
   - name: command
     commands:
       - id: hello
@@ -121,15 +162,26 @@ COMMANDS = HEAD + """
         argv: [python3, -c, "import time; time.sleep(120)"]
         timeout: 1
 """
+)
 
 
 def test_declared_commands_are_the_expected_checks(tmp_path):
     job = load_job(write_job(tmp_path, COMMANDS))
     infos = suite_checks(job.suites[0])
-    assert [i.id for i in infos] == ["command.hello", "command.wrong-regex", "command.missing-binary",
-                                     "command.exit-mismatch", "command.exit-expected", "command.forbidden-stderr",
-                                     "command.hangs"]
-    assert infos[0].feature == "greeting" and infos[0].kind == "command" and infos[1].feature == "wrong-regex"
+    assert [i.id for i in infos] == [
+        "command.hello",
+        "command.wrong-regex",
+        "command.missing-binary",
+        "command.exit-mismatch",
+        "command.exit-expected",
+        "command.forbidden-stderr",
+        "command.hangs",
+    ]
+    assert (
+        infos[0].feature == "greeting"
+        and infos[0].kind == "command"
+        and infos[1].feature == "wrong-regex"
+    )
     filtered = suite_checks(job.suites[0].model_copy(update={"checks": ("command.exit-*",)}))
     assert [i.id for i in filtered] == ["command.exit-mismatch", "command.exit-expected"]
 
@@ -139,10 +191,19 @@ def test_command_checks_on_the_host(tmp_path, cli):
     assert proc.returncode == 0, proc.stderr
     res = by_check(proc)
     status = {k: v["status"] for k, v in res.items()}
-    assert status == {"command.hello": "pass", "command.wrong-regex": "fail", "command.missing-binary": "unsupported",
-                      "command.exit-mismatch": "fail", "command.exit-expected": "pass",
-                      "command.forbidden-stderr": "fail", "command.hangs": "timeout"}, res
-    assert res["command.hello"]["feature"] == "greeting" and res["command.hello"]["metrics"]["exit_code"] == 0
+    assert status == {
+        "command.hello": "pass",
+        "command.wrong-regex": "fail",
+        "command.missing-binary": "unsupported",
+        "command.exit-mismatch": "fail",
+        "command.exit-expected": "pass",
+        "command.forbidden-stderr": "fail",
+        "command.hangs": "timeout",
+    }, res
+    assert (
+        res["command.hello"]["feature"] == "greeting"
+        and res["command.hello"]["metrics"]["exit_code"] == 0
+    )
     wrong = res["command.wrong-regex"]["message"]
     assert "stdout does not match /^goodbye/" in wrong and "hello 42" in wrong  # the stdout tail
     assert "valorch-no-such-binary-here is not on PATH" in res["command.missing-binary"]["message"]
@@ -151,7 +212,7 @@ def test_command_checks_on_the_host(tmp_path, cli):
     assert "passed its timeout of 1s" in res["command.hangs"]["message"]
 
 
-TINY_TESTS = '''
+TINY_TESTS = """
 import pytest
 
 
@@ -179,19 +240,23 @@ def broken():
 
 def test_fixture_error(broken):
     pass
-'''
+"""
 
 
 def test_pytest_workload_shipped_with_the_job_on_the_host(tmp_path, cli):
     (tmp_path / "upstream").mkdir()
     (tmp_path / "upstream" / "test_tiny.py").write_text(TINY_TESTS)
-    job = write_job(tmp_path, HEAD + """
+    job = write_job(
+        tmp_path,
+        HEAD
+        + """
   - name: pytest
     pytest:
       path: upstream/test_tiny.py
       args: [-k, "not nothing_matches_this"]
       timeout: 120
-""")
+""",
+    )
     assert [i.id for i in suite_checks(load_job(job).suites[0])] == ["pytest.run"]
     proc = cli("run", "--job", str(job), "--json", "--no-gate")
     assert proc.returncode == 0, proc.stderr
@@ -205,27 +270,44 @@ def test_pytest_workload_shipped_with_the_job_on_the_host(tmp_path, cli):
         "pytest.test_tiny.test_fixture_error": "fail",
     }, res
     run = res["pytest.run"]
-    assert run["metrics"]["exit_code"] == 1 and run["metrics"]["tests"] == 5 and "3 fail" not in run["message"]
+    assert (
+        run["metrics"]["exit_code"] == 1
+        and run["metrics"]["tests"] == 5
+        and "3 fail" not in run["message"]
+    )
     assert "lists differ" in res["pytest.test_tiny.TestMore.test_wrong"]["message"]
     assert "setup/teardown" in res["pytest.test_tiny.test_fixture_error"]["message"]
     assert "not on this image" in res["pytest.test_tiny.test_skipped"]["message"]
-    assert all(r["kind"] == "pytest" and r["feature"] == "pytest upstream/test_tiny.py" for r in res.values())
+    assert all(
+        r["kind"] == "pytest" and r["feature"] == "pytest upstream/test_tiny.py"
+        for r in res.values()
+    )
 
 
 def test_pytest_collection_error_fails_the_workload(tmp_path, cli):
-    (tmp_path / "test_broken.py").write_text("import no_such_module_for_valorch\n\ndef test_x():\n    pass\n")
-    job = write_job(tmp_path, HEAD + """
+    (tmp_path / "test_broken.py").write_text(
+        "import no_such_module_for_valorch\n\ndef test_x():\n    pass\n"
+    )
+    job = write_job(
+        tmp_path,
+        HEAD
+        + """
   - name: pytest
     pytest: {path: test_broken.py}
-""")
+""",
+    )
     res = by_check(cli("run", "--job", str(job), "--json", "--no-gate"))
     assert res["pytest.run"]["status"] == "fail" and "collection" in res["pytest.run"]["message"]
     assert res["pytest.test_broken.collection"]["status"] == "error"
 
 
 def test_junit_names_become_valid_check_ids():
-    for classname, name in [("a b.c", "test_x[param with space-1]"), ("", "test_y"),
-                            ("pkg.mod", "test_" + "z" * 400), ("m", "test_ünïcode[α]")]:
+    for classname, name in [
+        ("a b.c", "test_x[param with space-1]"),
+        ("", "test_y"),
+        ("pkg.mod", "test_" + "z" * 400),
+        ("m", "test_ünïcode[α]"),
+    ]:
         cid = junit_id(classname, name)
         assert len(cid) <= 200 and cid.startswith("pytest.")
         CheckResult(check=cid, status="pass")  # validates against the id alphabet
@@ -243,13 +325,24 @@ def test_workload_archive_ships_the_directory_without_caches(tmp_path):
     (tmp_path / "suite_dir" / "__pycache__").mkdir(parents=True)
     (tmp_path / "suite_dir" / "test_a.py").write_text("def test_a():\n    pass\n")
     (tmp_path / "suite_dir" / "__pycache__" / "junk.pyc").write_bytes(b"\0")
-    job = load_job(write_job(tmp_path, HEAD + "  - name: pytest\n    pytest: {path: suite_dir, timeout: 900}\n"))
+    job = load_job(
+        write_job(
+            tmp_path, HEAD + "  - name: pytest\n    pytest: {path: suite_dir, timeout: 900}\n"
+        )
+    )
     from orchestrator.catalog.core import HOST_IMAGE
 
-    task = Task(image=HOST_IMAGE, suite=job.suites[0], host=HostSpec(name="h"), checks=suite_checks(job.suites[0]))
+    task = Task(
+        image=HOST_IMAGE,
+        suite=job.suites[0],
+        host=HostSpec(name="h"),
+        checks=suite_checks(job.suites[0]),
+    )
     with tarfile.open(fileobj=io.BytesIO(workload_archive(task))) as tar:
         names = tar.getnames()
-    assert "valorch/workloads/suite_dir/test_a.py" in names and not any("__pycache__" in n for n in names)
+    assert "valorch/workloads/suite_dir/test_a.py" in names and not any(
+        "__pycache__" in n for n in names
+    )
     args = probe_args(task)
     assert json.loads(args[args.index("--declare") + 1])["pytest"]["path"] == "workloads/suite_dir"
     assert float(args[args.index("--deadline") + 1]) == 930  # the workload's own timeout + 30 s

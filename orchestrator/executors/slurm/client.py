@@ -23,9 +23,10 @@ import re
 import shlex
 import tempfile
 import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Literal, Mapping, Sequence
+from typing import Literal
 
 from ... import proc
 from ...errors import InfrastructureError, NoMatchingHostError
@@ -34,13 +35,28 @@ FEATURE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 CUDA_CC = re.compile(r"^(\d+)\.(\d+)$")
 
-TERMINAL = frozenset({"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY",
-                      "PREEMPTED", "BOOT_FAIL", "DEADLINE", "REVOKED"})
+TERMINAL = frozenset(
+    {
+        "COMPLETED",
+        "FAILED",
+        "CANCELLED",
+        "TIMEOUT",
+        "NODE_FAIL",
+        "OUT_OF_MEMORY",
+        "PREEMPTED",
+        "BOOT_FAIL",
+        "DEADLINE",
+        "REVOKED",
+    }
+)
 # Pending reasons that no amount of waiting will change.
 UNMATCHED_REASONS = frozenset({"BadConstraints", "PartitionConfig", "PartitionNodeLimit"})
 # sbatch's messages when no node could ever satisfy the request.
-UNMATCHED_SUBMIT = ("Invalid feature specification", "Requested node configuration is not available",
-                    "Invalid generic resource (gres) specification")
+UNMATCHED_SUBMIT = (
+    "Invalid feature specification",
+    "Requested node configuration is not available",
+    "Invalid generic resource (gres) specification",
+)
 
 
 class SlurmError(InfrastructureError):
@@ -72,12 +88,16 @@ class SlurmRequirement:
         object.__setattr__(self, "labels", tuple(dict.fromkeys(self.labels)))
         for name in (*self.archs, *self.labels, *((self.gpu_type,) if self.gpu_type else ())):
             if not FEATURE.match(name):
-                raise ValueError(f"{name!r} is not a valid Slurm feature/GRES name (letters, digits, _ . -)")
+                raise ValueError(
+                    f"{name!r} is not a valid Slurm feature/GRES name (letters, digits, _ . -)"
+                )
         if self.backend == "cpu":
             if self.gpus or self.archs or self.gpu_type:
                 raise ValueError("a cpu requirement takes no GPUs, archs or GPU type")
         elif self.gpus < 1:
-            raise ValueError(f"a {self.backend} requirement needs at least one GPU (gpus={self.gpus})")
+            raise ValueError(
+                f"a {self.backend} requirement needs at least one GPU (gpus={self.gpus})"
+            )
 
 
 def _arch_feature(arch: str, backend: str) -> str:
@@ -98,12 +118,16 @@ def constraint(req: SlurmRequirement, available: frozenset[str] | None = None) -
     if available is not None:
         missing = [f for f in required if f not in available]
         if missing:
-            raise SlurmUnmatched(f"no Slurm node has the feature(s) {', '.join(missing)}",
-                                 hint=f"features on the cluster: {', '.join(sorted(available)) or 'none'}")
+            raise SlurmUnmatched(
+                f"no Slurm node has the feature(s) {', '.join(missing)}",
+                hint=f"features on the cluster: {', '.join(sorted(available)) or 'none'}",
+            )
         known = [a for a in archs if a in available]
         if archs and not known:
-            raise SlurmUnmatched(f"no Slurm node has any of the archs {', '.join(archs)}",
-                                 hint=f"features on the cluster: {', '.join(sorted(available)) or 'none'}")
+            raise SlurmUnmatched(
+                f"no Slurm node has any of the archs {', '.join(archs)}",
+                hint=f"features on the cluster: {', '.join(sorted(available)) or 'none'}",
+            )
         archs = known
     terms = list(required)
     if len(archs) == 1:
@@ -130,9 +154,16 @@ def job_name(task_name: str) -> str:
     return "valorch-" + (re.sub(r"[^A-Za-z0-9_.\-]+", "-", task_name).strip("-")[:100] or "task")
 
 
-def sbatch_argv(task_name: str, requirement: SlurmRequirement, deadline_s: float, workdir: str | Path,
-                script_path: str | Path, partition: str | None = None, *,
-                available_features: frozenset[str] | None = None) -> list[str]:
+def sbatch_argv(
+    task_name: str,
+    requirement: SlurmRequirement,
+    deadline_s: float,
+    workdir: str | Path,
+    script_path: str | Path,
+    partition: str | None = None,
+    *,
+    available_features: frozenset[str] | None = None,
+) -> list[str]:
     """The ``sbatch`` command line. Slurm's own log (the script's stderr) goes to
     ``<workdir>/slurm-<jobid>.out``; the command's stdout to the file the batch
     script names. No requeue: a node failure is reported, and retried by the
@@ -140,8 +171,15 @@ def sbatch_argv(task_name: str, requirement: SlurmRequirement, deadline_s: float
     workdir = str(workdir)
     if "%" in workdir:
         raise ValueError(f"workdir {workdir!r} contains '%', which Slurm expands in --output")
-    argv = ["sbatch", "--parsable", f"--job-name={job_name(task_name)}", f"--chdir={workdir}",
-            f"--output={os.path.join(workdir, 'slurm-%j.out')}", "--no-requeue", f"--time={time_limit(deadline_s)}"]
+    argv = [
+        "sbatch",
+        "--parsable",
+        f"--job-name={job_name(task_name)}",
+        f"--chdir={workdir}",
+        f"--output={os.path.join(workdir, 'slurm-%j.out')}",
+        "--no-requeue",
+        f"--time={time_limit(deadline_s)}",
+    ]
     if requirement.nodes > 1:  # one task (one probe, one container) on each of N nodes
         argv[5:5] = [f"--nodes={requirement.nodes}", "--ntasks-per-node=1"]
     else:
@@ -172,8 +210,13 @@ echo "valorch: rendezvous $VALORCH_MASTER_ADDR:$VALORCH_MASTER_PORT nodes=$SLURM
 """
 
 
-def batch_script(command_argv: Sequence[str], env: Mapping[str, str] | None = None,
-                 stdout_path: str | None = None, prelude: str = "", after: Sequence[str] = ()) -> str:
+def batch_script(
+    command_argv: Sequence[str],
+    env: Mapping[str, str] | None = None,
+    stdout_path: str | None = None,
+    prelude: str = "",
+    after: Sequence[str] = (),
+) -> str:
     """A bash batch script running ``command_argv`` with its stdout in
     ``stdout_path`` (default ``valorch-<jobid>.stdout`` in the job's directory).
 
@@ -193,7 +236,7 @@ def batch_script(command_argv: Sequence[str], env: Mapping[str, str] | None = No
         'if [ -n "$gpus" ]; then',
         '  export ROCR_VISIBLE_DEVICES="${ROCR_VISIBLE_DEVICES:-$gpus}"',
         '  export CUDA_VISIBLE_DEVICES="${CUDA_VISIBLE_DEVICES:-$gpus}"',
-        'fi',
+        "fi",
     ]
     for key, value in (env or {}).items():
         if not ENV_NAME.match(key):
@@ -202,17 +245,29 @@ def batch_script(command_argv: Sequence[str], env: Mapping[str, str] | None = No
     out = shlex.quote(stdout_path) if stdout_path else '"valorch-${SLURM_JOB_ID}.stdout"'
     if prelude:  # constant text (GANG_PRELUDE), never anything of a task
         lines.append(prelude.strip("\n"))
-    lines.append('echo "valorch: job ${SLURM_JOB_ID:-?} on ${SLURMD_NODENAME:-?} gpus=${VALORCH_GPUS:-none}" >&2')
+    lines.append(
+        'echo "valorch: job ${SLURM_JOB_ID:-?} on ${SLURMD_NODENAME:-?} gpus=${VALORCH_GPUS:-none}" >&2'
+    )
     if after:  # a command that must run once the main one has ended, still inside the allocation
-        lines += [f"{shlex.join(command_argv)} >{out}", "rc=$?", f"{shlex.join(after)} >/dev/null 2>&1 || true",
-                  'exit "$rc"', ""]
+        lines += [
+            f"{shlex.join(command_argv)} >{out}",
+            "rc=$?",
+            f"{shlex.join(after)} >/dev/null 2>&1 || true",
+            'exit "$rc"',
+            "",
+        ]
     else:
         lines += [f"exec {shlex.join(command_argv)} >{out}", ""]
     return "\n".join(lines)
 
 
-def run_slurm(argv: Sequence[str], *, timeout: float = 30.0, env: Mapping[str, str] | None = None,
-              check: bool = True) -> proc.Completed:
+def run_slurm(
+    argv: Sequence[str],
+    *,
+    timeout: float = 30.0,
+    env: Mapping[str, str] | None = None,
+    check: bool = True,
+) -> proc.Completed:
     """Run a Slurm command through :mod:`orchestrator.proc` (an argv list, never a shell,
     with a timeout); a missing binary, a hang or (with ``check``) a non-zero exit become a
     :class:`SlurmError` carrying Slurm's own message."""
@@ -220,11 +275,15 @@ def run_slurm(argv: Sequence[str], *, timeout: float = 30.0, env: Mapping[str, s
     done = proc.call(argv, timeout=timeout, env=dict(env) if env is not None else None)
     if done.error and done.returncode is None:
         if done.error.endswith("not found"):
-            raise SlurmError(f"{argv[0]} is not installed",
-                             hint="install Debian's slurm-client, or run scripts/start-slurm.sh for a test cluster")
+            raise SlurmError(
+                f"{argv[0]} is not installed",
+                hint="install Debian's slurm-client, or run scripts/start-slurm.sh for a test cluster",
+            )
         if "timed out" in done.error:
-            raise SlurmError(f"`{shlex.join(argv)}` did not finish within {timeout:g} s",
-                             hint="is slurmctld up? try `scontrol ping`")
+            raise SlurmError(
+                f"`{shlex.join(argv)}` did not finish within {timeout:g} s",
+                hint="is slurmctld up? try `scontrol ping`",
+            )
         raise SlurmError(f"`{shlex.join(argv)}` could not run: {done.error}")
     if check and done.returncode != 0:
         message = (done.stderr.strip() or done.stdout.strip() or "no output").splitlines()[-1]
@@ -241,8 +300,9 @@ class SlurmCluster:
     """A Slurm cluster reached through its command-line clients on this machine.
     ``conf`` points them to a slurm.conf other than the default (``SLURM_CONF``)."""
 
-    def __init__(self, conf: str | Path | None = None, partition: str | None = None,
-                 timeout: float = 30.0) -> None:
+    def __init__(
+        self, conf: str | Path | None = None, partition: str | None = None, timeout: float = 30.0
+    ) -> None:
         self.conf = str(conf) if conf else None
         self.partition = partition
         self.timeout = timeout
@@ -253,30 +313,58 @@ class SlurmCluster:
 
     def features(self) -> frozenset[str]:
         """Every node feature of the partition (or the whole cluster)."""
-        argv = ["sinfo", "-h", "-o", "%f"] + ([f"--partition={self.partition}"] if self.partition else [])
+        argv = ["sinfo", "-h", "-o", "%f"] + (
+            [f"--partition={self.partition}"] if self.partition else []
+        )
         out = self._run(*argv).stdout
         return frozenset(f for line in out.split() for f in line.split(",") if f and f != "(null)")
 
-    def submit(self, task_name: str, requirement: SlurmRequirement, command_argv: Sequence[str],
-               workdir: str | Path, deadline_s: float, env: Mapping[str, str] | None = None,
-               stdout_path: str | None = None, check_features: bool = True, after: Sequence[str] = ()) -> str:
+    def submit(
+        self,
+        task_name: str,
+        requirement: SlurmRequirement,
+        command_argv: Sequence[str],
+        workdir: str | Path,
+        deadline_s: float,
+        env: Mapping[str, str] | None = None,
+        stdout_path: str | None = None,
+        check_features: bool = True,
+        after: Sequence[str] = (),
+    ) -> str:
         """Write the batch script into ``workdir`` (which the nodes must see) and
         submit it; returns the job id. Raises :class:`SlurmUnmatched` when no node
         can ever run it."""
         workdir = Path(workdir)
         available = self.features() if check_features else None
-        fd, script = tempfile.mkstemp(prefix=job_name(task_name) + "-", suffix=".sbatch", dir=workdir)
+        fd, script = tempfile.mkstemp(
+            prefix=job_name(task_name) + "-", suffix=".sbatch", dir=workdir
+        )
         with os.fdopen(fd, "w") as fh:
-            fh.write(batch_script(command_argv, env, stdout_path, GANG_PRELUDE if requirement.nodes > 1 else "",
-                                  after))
-        argv = sbatch_argv(task_name, requirement, deadline_s, workdir, script, self.partition,
-                           available_features=available)
+            fh.write(
+                batch_script(
+                    command_argv,
+                    env,
+                    stdout_path,
+                    GANG_PRELUDE if requirement.nodes > 1 else "",
+                    after,
+                )
+            )
+        argv = sbatch_argv(
+            task_name,
+            requirement,
+            deadline_s,
+            workdir,
+            script,
+            self.partition,
+            available_features=available,
+        )
         try:
             out = self._run(*argv).stdout
         except SlurmError as exc:
             if any(marker in exc.message for marker in UNMATCHED_SUBMIT):
-                raise SlurmUnmatched(f"Slurm refused {task_name}: no node matches {requirement}",
-                                     hint=exc.message) from None
+                raise SlurmUnmatched(
+                    f"Slurm refused {task_name}: no node matches {requirement}", hint=exc.message
+                ) from None
             raise
         job_id = out.strip().split(";")[0]
         if not job_id.isdigit():
@@ -322,8 +410,16 @@ class SlurmCluster:
         the caller decides whether to cancel)."""
         return self.watch(job_id, queue_timeout=timeout, run_timeout=timeout, poll=poll, total=True)
 
-    def watch(self, job_id: str, *, queue_timeout: float, run_timeout: float, poll: float = 0.5,
-              on_tick: Callable[[str], None] | None = None, total: bool = False) -> str:
+    def watch(
+        self,
+        job_id: str,
+        *,
+        queue_timeout: float,
+        run_timeout: float,
+        poll: float = 0.5,
+        on_tick: Callable[[str], None] | None = None,
+        total: bool = False,
+    ) -> str:
         """The one polling loop over a job: returns its final state, calling ``on_tick(state)``
         on every poll (and once more at the end) so a caller can follow the job's output.
         A job pending for a reason that cannot go away is :class:`SlurmUnmatched`; one pending
@@ -337,10 +433,14 @@ class SlurmCluster:
             now = time.monotonic()
             if state == "PENDING":
                 if (why := self.reason(job_id)) in UNMATCHED_REASONS:
-                    raise SlurmUnmatched(f"Slurm job {job_id} can never start ({why}): no node has all the "
-                                         "requested features and GPUs together")
+                    raise SlurmUnmatched(
+                        f"Slurm job {job_id} can never start ({why}): no node has all the "
+                        "requested features and GPUs together"
+                    )
                 if now - queued > queue_timeout:
-                    raise SlurmError(f"Slurm job {job_id} still pending ({why}) after {queue_timeout:g} s")
+                    raise SlurmError(
+                        f"Slurm job {job_id} still pending ({why}) after {queue_timeout:g} s"
+                    )
             elif started is None:
                 started = now
                 self.timings["queue_s"] = now - queued
@@ -352,5 +452,7 @@ class SlurmCluster:
             if total and now - queued > queue_timeout:
                 raise SlurmError(f"Slurm job {job_id} still {state} after {queue_timeout:g} s")
             if started is not None and now - started > run_timeout:
-                raise SlurmError(f"Slurm job {job_id} still {state} {run_timeout:g} s after it started")
+                raise SlurmError(
+                    f"Slurm job {job_id} still {state} {run_timeout:g} s after it started"
+                )
             time.sleep(poll)

@@ -27,14 +27,15 @@ import hashlib
 import os
 import re
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from ...spec import Execution, Task
-from ..transcript import Transcript, complete, conclude, vetted, infrastructure_failure
 from ..base import PROBE_PACKAGE, overall_timeout, probe_archive, probe_args
 from ..container import task_container
 from ..gang import GRACE_S, collective_timeout
+from ..transcript import Transcript, complete, conclude, infrastructure_failure, vetted
 from .client import SlurmCluster, SlurmError, SlurmRequirement, SlurmUnmatched
 
 SETUP_ALLOWANCE = 120.0  # seconds for docker create/cp/rm around the probe's own deadline
@@ -108,12 +109,20 @@ exit "$rc"
 
 # --- one task → one job ------------------------------------------------------------------------
 
-def requirement(task: Task, labels: tuple[str, ...] = (), gpu_type: str | None = None) -> SlurmRequirement:
+
+def requirement(
+    task: Task, labels: tuple[str, ...] = (), gpu_type: str | None = None
+) -> SlurmRequirement:
     if task.cpu_only or task.image.backend == "cpu":
         return SlurmRequirement("cpu", labels=labels, nodes=task.node_count)
-    return SlurmRequirement(task.image.backend, archs=tuple(getattr(task.image, "archs", ()) or ()),
-                            gpus=task.suite.gpus_per_node or 1, labels=labels, gpu_type=gpu_type,
-                            nodes=task.node_count)
+    return SlurmRequirement(
+        task.image.backend,
+        archs=tuple(getattr(task.image, "archs", ()) or ()),
+        gpus=task.suite.gpus_per_node or 1,
+        labels=labels,
+        gpu_type=gpu_type,
+        nodes=task.node_count,
+    )
 
 
 def create_options(task: Task, run_id: str) -> list[str]:
@@ -134,21 +143,44 @@ def step_argv(task: Task, run_id: str, probe_tar: str | Path) -> list[str]:
     """The batch step's argv: ``bash -c STEP`` and its positional arguments."""
     backend = "cpu" if task.cpu_only else task.image.backend
     opts = create_options(task, run_id)
-    step = ["bash", "-c", STEP, "valorch-step", backend, str(probe_tar),
-            "never" if task.image.local else "missing", str(len(opts)), *opts,
-            task.image.reference, "python3", "-m", PROBE_PACKAGE, *probe_args(task)]
+    step = [
+        "bash",
+        "-c",
+        STEP,
+        "valorch-step",
+        backend,
+        str(probe_tar),
+        "never" if task.image.local else "missing",
+        str(len(opts)),
+        *opts,
+        task.image.reference,
+        "python3",
+        "-m",
+        PROBE_PACKAGE,
+        *probe_args(task),
+    ]
     if not task.nodes:
         return step
     # one step, one task per node; each rank's stdout and log in its own file; the first
     # task to fail ends the others, and once one has ended the rest get GRACE_S
-    return ["srun", f"--nodes={task.node_count}", "--ntasks-per-node=1", "--kill-on-bad-exit=1",
-            f"--wait={GRACE_S:g}", "--output=valorch-%j-%t.stdout", "--error=slurm-%j-%t.err",
-            f"--export=ALL,VALORCH_COLLECTIVE_TIMEOUT={collective_timeout(task):g}", *step]
+    return [
+        "srun",
+        f"--nodes={task.node_count}",
+        "--ntasks-per-node=1",
+        "--kill-on-bad-exit=1",
+        f"--wait={GRACE_S:g}",
+        "--output=valorch-%j-%t.stdout",
+        "--error=slurm-%j-%t.err",
+        f"--export=ALL,VALORCH_COLLECTIVE_TIMEOUT={collective_timeout(task):g}",
+        *step,
+    ]
 
 
 # Runs on every node of a multi-node job once its step has ended, inside the allocation: a
 # rank that srun killed (SIGKILL: no EXIT trap ran) leaves no container. Constant text.
-SWEEP = r"""ids=$(docker ps -aq --filter "label=$1"); [ -z "$ids" ] || docker rm -f $ids >/dev/null"""
+SWEEP = (
+    r"""ids=$(docker ps -aq --filter "label=$1"); [ -z "$ids" ] || docker rm -f $ids >/dev/null"""
+)
 
 
 def sweep_argv(task: Task, run_id: str) -> list[str]:
@@ -156,8 +188,16 @@ def sweep_argv(task: Task, run_id: str) -> list[str]:
     run's containers on every node."""
     if not task.nodes:
         return []
-    return ["srun", f"--nodes={task.node_count}", "--ntasks-per-node=1", "bash", "-c", SWEEP, "valorch-sweep",
-            f"org.valorch.run={run_id}"]
+    return [
+        "srun",
+        f"--nodes={task.node_count}",
+        "--ntasks-per-node=1",
+        "bash",
+        "-c",
+        SWEEP,
+        "valorch-sweep",
+        f"org.valorch.run={run_id}",
+    ]
 
 
 def write_probe(spool: Path) -> Path:
@@ -178,7 +218,7 @@ def parse_job_log(text: str) -> dict[str, Any]:
         if m := re.match(r"^valorch: job (\S+) on (\S+) gpus=(\S*)", line):
             info.update(node=m.group(2), gpus=m.group(3))
         elif line.startswith("valorch-step: env ") and "=" in line:
-            key, _, value = line[len("valorch-step: env "):].partition("=")
+            key, _, value = line[len("valorch-step: env ") :].partition("=")
             info["container_env"][key] = value
         elif m := re.match(r"^valorch-step: (container|image|exit) (\S+)", line):
             info[m.group(1)] = m.group(2)
@@ -190,8 +230,15 @@ def parse_job_log(text: str) -> dict[str, Any]:
 class SlurmExecutor:
     name = "slurm"
 
-    def __init__(self, cluster: SlurmCluster, spool: str | Path, labels: tuple[str, ...] = (),
-                 gpu_type: str | None = None, queue_timeout: float = QUEUE_TIMEOUT, poll: float = 0.5) -> None:
+    def __init__(
+        self,
+        cluster: SlurmCluster,
+        spool: str | Path,
+        labels: tuple[str, ...] = (),
+        gpu_type: str | None = None,
+        queue_timeout: float = QUEUE_TIMEOUT,
+        poll: float = 0.5,
+    ) -> None:
         self.cluster = cluster
         self.spool = Path(spool).resolve()
         self.labels = tuple(labels)
@@ -199,8 +246,13 @@ class SlurmExecutor:
         self.queue_timeout = queue_timeout
         self.poll = poll
 
-    def execute(self, task: Task, run_id: str, on_result: Callable[[Any], None] | None = None,
-                on_started: Callable[[], None] | None = None) -> Execution:
+    def execute(
+        self,
+        task: Task,
+        run_id: str,
+        on_result: Callable[[Any], None] | None = None,
+        on_started: Callable[[], None] | None = None,
+    ) -> Execution:
         t0 = time.perf_counter()
         timings: dict[str, float] = {}
         workdir = self.spool / run_id
@@ -209,8 +261,14 @@ class SlurmExecutor:
         name = f"{task.image.alias}-{task.suite.name}"
         try:
             probe = write_probe(self.spool)
-            job = self.cluster.submit(name, requirement(task, self.labels, self.gpu_type),
-                                      step_argv(task, run_id, probe), workdir, limit, after=sweep_argv(task, run_id))
+            job = self.cluster.submit(
+                name,
+                requirement(task, self.labels, self.gpu_type),
+                step_argv(task, run_id, probe),
+                workdir,
+                limit,
+                after=sweep_argv(task, run_id),
+            )
         except SlurmUnmatched as exc:
             return _infra(task, f"unmatched on Slurm: {exc}", timings, {})
         except (SlurmError, OSError) as exc:
@@ -228,10 +286,14 @@ class SlurmExecutor:
         except KeyboardInterrupt:
             self._cancel(job)
             raise
-        except SlurmError as exc:  # includes SlurmUnmatched (pending for a reason that cannot go away)
+        except (
+            SlurmError
+        ) as exc:  # includes SlurmUnmatched (pending for a reason that cannot go away)
             self._cancel(job)
             prefix = "unmatched on Slurm" if isinstance(exc, SlurmUnmatched) else "Slurm"
-            return _infra(task, f"{prefix}: {exc}", timings, {"job_id": job, "workdir": str(workdir)})
+            return _infra(
+                task, f"{prefix}: {exc}", timings, {"job_id": job, "workdir": str(workdir)}
+            )
         transcript.close()
         timings["total_s"] = time.perf_counter() - t0
         log = _read(workdir / f"slurm-{job}.out")
@@ -243,15 +305,31 @@ class SlurmExecutor:
             what = info.get("failed") or f"ended {state} before the container ran"
             infra = f"Slurm job {job} on {info.get('node', '?')}: {what}: {_last_lines(log)}"
             results = complete(vetted(transcript, task)[0], task.checks, "error", infra, tail)
-            return Execution(results=tuple(results), meta={"slurm": info}, timings=timings, image_digest=digest,
-                             infra_error=infra)
-        killed = (f"Slurm job {job} passed its time limit ({limit:g}s) and was killed"
-                  if state in ("TIMEOUT", "DEADLINE") else None)
-        execution = conclude(transcript, task, exit_code=exit_code, killed=killed, log=tail, slurm=info)
+            return Execution(
+                results=tuple(results),
+                meta={"slurm": info},
+                timings=timings,
+                image_digest=digest,
+                infra_error=infra,
+            )
+        killed = (
+            f"Slurm job {job} passed its time limit ({limit:g}s) and was killed"
+            if state in ("TIMEOUT", "DEADLINE")
+            else None
+        )
+        execution = conclude(
+            transcript, task, exit_code=exit_code, killed=killed, log=tail, slurm=info
+        )
         return execution.model_copy(update={"timings": timings, "image_digest": digest})
 
-    def _follow(self, job: str, workdir: Path, transcript: Transcript, limit: float,
-                timings: dict[str, float]) -> str:
+    def _follow(
+        self,
+        job: str,
+        workdir: Path,
+        transcript: Transcript,
+        limit: float,
+        timings: dict[str, float],
+    ) -> str:
         """Follow the job to its end (the cluster's one polling loop), feeding its stdout
         file to the transcript as it grows."""
         out_path = workdir / f"valorch-{job}.stdout"
@@ -261,8 +339,13 @@ class SlurmExecutor:
             nonlocal offset
             offset = _feed(out_path, offset, transcript)
 
-        state = self.cluster.watch(job, queue_timeout=self.queue_timeout, run_timeout=limit + 120,
-                                   poll=self.poll, on_tick=tick)
+        state = self.cluster.watch(
+            job,
+            queue_timeout=self.queue_timeout,
+            run_timeout=limit + 120,
+            poll=self.poll,
+            on_tick=tick,
+        )
         timings.update(self.cluster.timings)
         return state
 

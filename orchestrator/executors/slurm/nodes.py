@@ -22,18 +22,39 @@ def hosts_from_sinfo(text: str) -> tuple[HostSpec, ...]:
             continue
         name, feats, gres_text = parts
         features = tuple(f for f in feats.split(",") if f and f != "(null)")
-        vendor = vendor_of("rocm") if "rocm" in features else vendor_of("cuda") if "cuda" in features else None
+        vendor = (
+            vendor_of("rocm")
+            if "rocm" in features
+            else vendor_of("cuda")
+            if "cuda" in features
+            else None
+        )
         archs = [f for f in features if ARCH_FEATURE.match(f)]
         if vendor is None and archs:
             vendor = "amd" if archs[0].startswith("gfx") else "nvidia"
-        arch = next((a for a in archs if a.startswith("gfx" if vendor == "amd" else "sm_")), "unknown")
+        arch = next(
+            (a for a in archs if a.startswith("gfx" if vendor == "amd" else "sm_")), "unknown"
+        )
         gpus: list[GPU] = []
         for kind, count in _gpu_gres(gres_text):
             for _ in range(count if vendor else 0):
-                gpus.append(GPU(vendor=vendor, arch=arch, index=len(gpus), product=kind,
-                                render_minor=128 + len(gpus) if vendor == "amd" else None))
-        hosts[name] = HostSpec(name=name, endpoint=f"slurm://{name}", labels=tuple(dict.fromkeys(("cpu", *features))),
-                               slots=max(1, len(gpus)), gpus=tuple(gpus), nvidia_runtime=vendor == "nvidia")
+                gpus.append(
+                    GPU(
+                        vendor=vendor,
+                        arch=arch,
+                        index=len(gpus),
+                        product=kind,
+                        render_minor=128 + len(gpus) if vendor == "amd" else None,
+                    )
+                )
+        hosts[name] = HostSpec(
+            name=name,
+            endpoint=f"slurm://{name}",
+            labels=tuple(dict.fromkeys(("cpu", *features))),
+            slots=max(1, len(gpus)),
+            gpus=tuple(gpus),
+            nvidia_runtime=vendor == "nvidia",
+        )
     return tuple(hosts.values())
 
 
@@ -49,10 +70,14 @@ def _gpu_gres(text: str) -> list[tuple[str | None, int]]:
 
 
 def cluster_hosts(cluster: SlurmCluster) -> tuple[HostSpec, ...]:
-    argv = ["sinfo", "-h", "-N", "-o", "%N|%f|%G"] + ([f"--partition={cluster.partition}"] if cluster.partition else [])
+    argv = ["sinfo", "-h", "-N", "-o", "%N|%f|%G"] + (
+        [f"--partition={cluster.partition}"] if cluster.partition else []
+    )
     env = {**os.environ, "SLURM_CONF": cluster.conf} if cluster.conf else None
     hosts = hosts_from_sinfo(run_slurm(argv, timeout=cluster.timeout, env=env).stdout)
     if not hosts:
-        raise SlurmError(f"sinfo lists no node{' in partition ' + cluster.partition if cluster.partition else ''}",
-                         hint="check --partition and `sinfo -N`")
+        raise SlurmError(
+            f"sinfo lists no node{' in partition ' + cluster.partition if cluster.partition else ''}",
+            hint="check --partition and `sinfo -N`",
+        )
     return hosts

@@ -1,11 +1,23 @@
 """Importing this package registers every suite and check."""
 
-from . import smoke, selftest  # noqa: F401
-from . import kernels, kernels_dist  # noqa: F401
-from . import features, features_dtypes, features_cuda, features_gpu_rows, features_backends  # noqa: F401
-from . import features_ecosystem, features_domains, features_rocm_libs  # noqa: F401
-from . import compile  # noqa: F401
-from . import profiler, profiler_tools  # noqa: F401
-from . import tensorflow  # noqa: F401
-from . import command, pytest_workload  # noqa: F401
-from . import multinode  # noqa: F401
+from . import (  # noqa: F401  # noqa: F401  # noqa: F401  # noqa: F401  # noqa: F401  # noqa: F401
+    command,
+    compile,
+    features,
+    features_backends,
+    features_cuda,
+    features_domains,
+    features_dtypes,
+    features_ecosystem,
+    features_gpu_rows,
+    features_rocm_libs,
+    kernels,
+    kernels_dist,
+    multinode,
+    profiler,
+    profiler_tools,
+    pytest_workload,
+    selftest,
+    smoke,
+    tensorflow,
+)

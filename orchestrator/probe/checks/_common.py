@@ -39,8 +39,11 @@ def attempt(what: str, fn: Callable[[], Any]) -> Any:
         return fn()
     except Exception as exc:
         if broken(exc):
-            raise Fail("%s: installed but cannot run here: %s: %s" % (what, type(exc).__name__, _first_line(exc)),
-                       {"error": _first_line(exc)[:300]})
+            raise Fail(
+                "%s: installed but cannot run here: %s: %s"
+                % (what, type(exc).__name__, _first_line(exc)),
+                {"error": _first_line(exc)[:300]},
+            )
         if missing_feature(exc):
             raise Unsupported("%s: %s: %s" % (what, type(exc).__name__, _first_line(exc)))
         raise
@@ -98,7 +101,7 @@ def free_port() -> int:
         s.close()
 
 
-class ProcessGroup(object):
+class ProcessGroup:
     """A world-size-1 process group over a FileStore (no network needed): for
     single-process uses of a backend (apex SyncBatchNorm), never for a row about
     communication (those run real ranks: see _dist)."""
@@ -114,14 +117,18 @@ class ProcessGroup(object):
             raise Unsupported("torch.distributed is not available in this build")
         probe = {"gloo": "is_gloo_available", "nccl": "is_nccl_available"}.get(self.backend)
         if probe and hasattr(dist, probe) and not getattr(dist, probe)():
-            raise Unsupported("torch.distributed.%s() is False: no %s backend in this build"
-                              % (probe, self.backend))
+            raise Unsupported(
+                "torch.distributed.%s() is False: no %s backend in this build"
+                % (probe, self.backend)
+            )
         if dist.is_initialized():
             dist.destroy_process_group()
         self.tmp = tempfile.mkdtemp(prefix="valorch-pg-")
         store = dist.FileStore(os.path.join(self.tmp, "store"), 1)
-        attempt("init_process_group(%s)" % self.backend,
-                lambda: dist.init_process_group(self.backend, store=store, rank=0, world_size=1))
+        attempt(
+            "init_process_group(%s)" % self.backend,
+            lambda: dist.init_process_group(self.backend, store=store, rank=0, world_size=1),
+        )
         return dist
 
     def __exit__(self, *exc: Any) -> None:
@@ -160,16 +167,27 @@ def run_tool(argv: Sequence[str], timeout: float = 60.0) -> Dict[str, Any]:
     An absent executable is Unsupported."""
     exe = find_tool(argv[0])
     if exe is None:
-        raise Unsupported("%s is not on PATH (nor in %s) in this image" % (argv[0], ", ".join(TOOL_DIRS)))
+        raise Unsupported(
+            "%s is not on PATH (nor in %s) in this image" % (argv[0], ", ".join(TOOL_DIRS))
+        )
     try:
-        proc = subprocess.run([exe] + list(argv[1:]), stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, timeout=timeout)
+        proc = subprocess.run(
+            [exe] + list(argv[1:]),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            timeout=timeout,
+        )
     except subprocess.TimeoutExpired:
         raise Fail("%s passed its %ss timeout" % (" ".join(argv), timeout))
     out = proc.stdout.decode("utf-8", "replace")
     m = _VERSION.search(out)
-    return {"path": exe, "argv": list(argv), "returncode": proc.returncode,
-            "output": out[-2000:], "version": m.group(1) if m else None}
+    return {
+        "path": exe,
+        "argv": list(argv),
+        "returncode": proc.returncode,
+        "output": out[-2000:],
+        "version": m.group(1) if m else None,
+    }
 
 
 def first_lines(text: str, n: int = 3) -> List[str]:

@@ -25,7 +25,9 @@ def available(torch: Any, backend: str) -> Any:
         raise Unsupported("torch.distributed is not available in this build")
     probe = {"gloo": "is_gloo_available", "nccl": "is_nccl_available"}.get(backend)
     if probe and hasattr(dist, probe) and not getattr(dist, probe)():
-        raise Unsupported("torch.distributed.%s() is False: no %s backend in this build" % (probe, backend))
+        raise Unsupported(
+            "torch.distributed.%s() is False: no %s backend in this build" % (probe, backend)
+        )
     return dist
 
 
@@ -43,13 +45,26 @@ def run_ranks(task: str, world_size: int, **cfg: Any) -> List[Dict[str, Any]]:
     answer (rank order). A rank that dies, hangs or answers nothing fails the check
     with its output."""
     port = free_port()
-    env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), GLOO_SOCKET_IFNAME="lo",
-               TP_SOCKET_IFNAME="lo", NCCL_SOCKET_IFNAME="lo", PYTHONUNBUFFERED="1")
+    env = dict(
+        os.environ,
+        MASTER_ADDR="127.0.0.1",
+        MASTER_PORT=str(port),
+        GLOO_SOCKET_IFNAME="lo",
+        TP_SOCKET_IFNAME="lo",
+        NCCL_SOCKET_IFNAME="lo",
+        PYTHONUNBUFFERED="1",
+    )
     procs = []
     for rank in range(world_size):
         conf = dict(cfg, task=task, rank=rank, world_size=world_size, port=port)
-        procs.append(subprocess.Popen([sys.executable, RANKS, json.dumps(conf)], stdout=subprocess.PIPE,
-                                      stderr=subprocess.STDOUT, env=env))
+        procs.append(
+            subprocess.Popen(
+                [sys.executable, RANKS, json.dumps(conf)],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                env=env,
+            )
+        )
     deadline = time.monotonic() + RANK_TIMEOUT_S
     outs = []
     try:
@@ -58,8 +73,10 @@ def run_ranks(task: str, world_size: int, **cfg: Any) -> List[Dict[str, Any]]:
             try:
                 out, _ = p.communicate(timeout=left)
             except subprocess.TimeoutExpired:
-                raise Fail("rank %d of %d passed %ss (a peer never joined or a collective hung)"
-                           % (procs.index(p), world_size, RANK_TIMEOUT_S))
+                raise Fail(
+                    "rank %d of %d passed %ss (a peer never joined or a collective hung)"
+                    % (procs.index(p), world_size, RANK_TIMEOUT_S)
+                )
             outs.append((p.returncode, out.decode("utf-8", "replace")))
     finally:
         for p in procs:
@@ -71,14 +88,19 @@ def run_ranks(task: str, world_size: int, **cfg: Any) -> List[Dict[str, Any]]:
         line = [ln for ln in text.splitlines() if ln.startswith("RANK_RESULT ")]
         if rc != 0 or not line:
             tail = text[-1500:]
-            raise Fail("rank %d of %d exited %d without an answer: %s" % (rank, world_size, rc,
-                                                                        tail.strip().splitlines()[-1:] or ""),
-                       {"world_size": world_size}, log=tail)
-        answers.append(json.loads(line[-1][len("RANK_RESULT "):]))
+            raise Fail(
+                "rank %d of %d exited %d without an answer: %s"
+                % (rank, world_size, rc, tail.strip().splitlines()[-1:] or ""),
+                {"world_size": world_size},
+                log=tail,
+            )
+        answers.append(json.loads(line[-1][len("RANK_RESULT ") :]))
     return answers
 
 
 def verify(answers: List[Dict[str, Any]], keys: List[str], what: str) -> None:
     wrong = ["rank %d %s" % (r, k) for r, a in enumerate(answers) for k in keys if not a.get(k)]
     if wrong:
-        raise Fail("%s: wrong result on %s" % (what, ", ".join(wrong)), {"world_size": len(answers)})
+        raise Fail(
+            "%s: wrong result on %s" % (what, ", ".join(wrong)), {"world_size": len(answers)}
+        )

@@ -35,7 +35,9 @@ def collectives(cfg, torch, dist):
     mine = _tensor(torch, rank, n, dev).to(dev)
     out = [torch.empty_like(mine) for _ in range(world)]
     dist.all_gather(out, mine)
-    ok_gather = all(bool(torch.equal(o.cpu(), _tensor(torch, r, n, "cpu"))) for r, o in enumerate(out))
+    ok_gather = all(
+        bool(torch.equal(o.cpu(), _tensor(torch, r, n, "cpu"))) for r, o in enumerate(out)
+    )
     dist.barrier()
     samples = []
     for i in range(cfg.get("warmup", 0) + cfg.get("reps", 0)):  # every rank runs the same count
@@ -48,16 +50,23 @@ def collectives(cfg, torch, dist):
             torch.cuda.synchronize()
         if i >= cfg.get("warmup", 0):
             samples.append(time.perf_counter() - t0)
-    return {"all_reduce": ok_reduce, "broadcast": ok_bcast, "all_gather": ok_gather,
-            "world_size": dist.get_world_size(), "backend": str(dist.get_backend()), "samples": samples}
+    return {
+        "all_reduce": ok_reduce,
+        "broadcast": ok_bcast,
+        "all_gather": ok_gather,
+        "world_size": dist.get_world_size(),
+        "backend": str(dist.get_backend()),
+        "samples": samples,
+    }
 
 
 def rpc(cfg, torch, _dist):
     import torch.distributed.rpc as rpc_mod
 
     rank, world = cfg["rank"], cfg["world_size"]
-    opts = rpc_mod.TensorPipeRpcBackendOptions(init_method="tcp://127.0.0.1:%d" % cfg["port"],
-                                               num_worker_threads=4, rpc_timeout=60)
+    opts = rpc_mod.TensorPipeRpcBackendOptions(
+        init_method="tcp://127.0.0.1:%d" % cfg["port"], num_worker_threads=4, rpc_timeout=60
+    )
     rpc_mod.init_rpc("worker%d" % rank, rank=rank, world_size=world, rpc_backend_options=opts)
     try:
         peer = "worker%d" % ((rank + 1) % world)
@@ -65,8 +74,13 @@ def rpc(cfg, torch, _dist):
         got = rpc_mod.rpc_sync(peer, torch.add, args=(x, y))
         got2 = rpc_mod.rpc_async(peer, torch.mul, args=(x, y)).wait()
         info = rpc_mod.get_worker_info(peer)
-        result = {"rpc_sync": bool(torch.equal(got, x + y)), "rpc_async": bool(torch.equal(got2, x * y)),
-                  "peer": info.name, "peer_id": int(info.id), "world_size": world}
+        result = {
+            "rpc_sync": bool(torch.equal(got, x + y)),
+            "rpc_async": bool(torch.equal(got2, x * y)),
+            "peer": info.name,
+            "peer_id": int(info.id),
+            "world_size": world,
+        }
     finally:
         rpc_mod.shutdown()  # waits for every rank: both sides' calls are answered
     return result
@@ -80,8 +94,12 @@ def main(argv):
     if cfg["task"] == "rpc":
         out = rpc(cfg, torch, dist)
     else:
-        dist.init_process_group(cfg["backend"], init_method="tcp://127.0.0.1:%d" % cfg["port"],
-                                rank=cfg["rank"], world_size=cfg["world_size"])
+        dist.init_process_group(
+            cfg["backend"],
+            init_method="tcp://127.0.0.1:%d" % cfg["port"],
+            rank=cfg["rank"],
+            world_size=cfg["world_size"],
+        )
         try:
             out = collectives(cfg, torch, dist)
         finally:

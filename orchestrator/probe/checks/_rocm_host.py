@@ -13,7 +13,7 @@ whose header has no C linkage, a build without them)."""
 from __future__ import annotations
 
 import ctypes
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import List, Optional, Tuple
 
 
 class HostCallError(Exception):
@@ -24,7 +24,7 @@ class NoEntryPoint(Exception):
     """None of the entry points this probe knows is exported by the library."""
 
 
-def _fn(lib: ctypes.CDLL, name: str, restype, argtypes):  # noqa: ANN001, ANN202
+def _fn(lib: ctypes.CDLL, name: str, restype, argtypes):
     f = getattr(lib, name)  # AttributeError: not exported (with C linkage)
     f.restype, f.argtypes = restype, argtypes
     return f
@@ -44,16 +44,22 @@ def hiptensor(lib: ctypes.CDLL) -> str:
         v = _fn(lib, "hiptensorGetVersion", ctypes.c_size_t, [])()
         if not v:
             raise HostCallError("hiptensorGetVersion() returned 0")
-        done.append("hiptensorGetVersion() = %d (%d.%d.%d)" % (v, v // 10000, v // 100 % 100, v % 100))
+        done.append(
+            "hiptensorGetVersion() = %d (%d.%d.%d)" % (v, v // 10000, v // 100 % 100, v % 100)
+        )
     if _exports(lib, "hiptensorGetErrorString"):
         text = _fn(lib, "hiptensorGetErrorString", ctypes.c_char_p, [ctypes.c_int])(0)
         name = (text or b"").decode("ascii", "replace")[:80]
         if name != "HIPTENSOR_STATUS_SUCCESS":
-            raise HostCallError("hiptensorGetErrorString(HIPTENSOR_STATUS_SUCCESS) returned %r" % name)
+            raise HostCallError(
+                "hiptensorGetErrorString(HIPTENSOR_STATUS_SUCCESS) returned %r" % name
+            )
         done.append("hiptensorGetErrorString(0) = %r" % name)
     if not done:
-        raise NoEntryPoint("no hiptensorGetVersion / hiptensorGetErrorString with C linkage (hipTensor 1.x "
-                           "declares its API in hiptensor.hpp without extern \"C\")")
+        raise NoEntryPoint(
+            "no hiptensorGetVersion / hiptensorGetErrorString with C linkage (hipTensor 1.x "
+            'declares its API in hiptensor.hpp without extern "C")'
+        )
     return ", ".join(done)
 
 
@@ -73,7 +79,9 @@ def rocdecode(lib: ctypes.CDLL) -> str:
     return "rocDecGetErrorName(-8) = %r" % name
 
 
-RPP_HOST_BACKEND = 0  # rppdefs.h: typedef enum { RPP_HOST_BACKEND, RPP_HIP_BACKEND, RPP_OCL_BACKEND } RppBackend
+RPP_HOST_BACKEND = (
+    0  # rppdefs.h: typedef enum { RPP_HOST_BACKEND, RPP_HIP_BACKEND, RPP_OCL_BACKEND } RppBackend
+)
 RPP_BATCH = 3
 
 
@@ -86,36 +94,59 @@ def rpp(lib: ctypes.CDLL) -> str:
     handle = ctypes.c_void_p()
     if _exports(lib, "rppCreateWithBatchSize", "rppDestroyHost", "rppGetBatchSize"):
         create = "rppCreateWithBatchSize"
-        status = _fn(lib, create, ctypes.c_int, [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t, ctypes.c_uint])(
-            ctypes.byref(handle), RPP_BATCH, 1)
+        status = _fn(
+            lib,
+            create,
+            ctypes.c_int,
+            [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t, ctypes.c_uint],
+        )(ctypes.byref(handle), RPP_BATCH, 1)
 
         def destroy() -> int:
             return _fn(lib, "rppDestroyHost", ctypes.c_int, [ctypes.c_void_p])(handle)
     elif _exports(lib, "rppCreate", "rppDestroy", "rppGetBatchSize"):
         create = "rppCreate"
-        status = _fn(lib, create, ctypes.c_int, [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t, ctypes.c_uint,
-                                                 ctypes.c_void_p, ctypes.c_int])(
-            ctypes.byref(handle), RPP_BATCH, 1, None, RPP_HOST_BACKEND)
+        status = _fn(
+            lib,
+            create,
+            ctypes.c_int,
+            [
+                ctypes.POINTER(ctypes.c_void_p),
+                ctypes.c_size_t,
+                ctypes.c_uint,
+                ctypes.c_void_p,
+                ctypes.c_int,
+            ],
+        )(ctypes.byref(handle), RPP_BATCH, 1, None, RPP_HOST_BACKEND)
 
         def destroy() -> int:
-            return _fn(lib, "rppDestroy", ctypes.c_int, [ctypes.c_void_p, ctypes.c_int])(handle, RPP_HOST_BACKEND)
+            return _fn(lib, "rppDestroy", ctypes.c_int, [ctypes.c_void_p, ctypes.c_int])(
+                handle, RPP_HOST_BACKEND
+            )
     else:
-        raise NoEntryPoint("no rppCreateWithBatchSize/rppDestroyHost (RPP 1.x) nor rppCreate/rppDestroy (RPP 2.x)")
+        raise NoEntryPoint(
+            "no rppCreateWithBatchSize/rppDestroyHost (RPP 1.x) nor rppCreate/rppDestroy (RPP 2.x)"
+        )
     if status != 0 or not handle.value:
         raise HostCallError("%s(host, batch %d) returned status %d" % (create, RPP_BATCH, status))
     try:
         size = ctypes.c_size_t(0)
-        got = _fn(lib, "rppGetBatchSize", ctypes.c_int, [ctypes.c_void_p, ctypes.POINTER(ctypes.c_size_t)])(
-            handle, ctypes.byref(size))
+        got = _fn(
+            lib, "rppGetBatchSize", ctypes.c_int, [ctypes.c_void_p, ctypes.POINTER(ctypes.c_size_t)]
+        )(handle, ctypes.byref(size))
         if got != 0 or size.value != RPP_BATCH:
-            raise HostCallError("rppGetBatchSize returned status %d, batch %d (created with %d)"
-                                % (got, size.value, RPP_BATCH))
+            raise HostCallError(
+                "rppGetBatchSize returned status %d, batch %d (created with %d)"
+                % (got, size.value, RPP_BATCH)
+            )
     finally:
         gone = destroy()
     if gone != 0:
         raise HostCallError("destroying the host handle returned status %d" % gone)
-    return "%s: a host handle (batch %d) created, rppGetBatchSize read %d back, destroyed" % (create, RPP_BATCH,
-                                                                                           size.value)
+    return "%s: a host handle (batch %d) created, rppGetBatchSize read %d back, destroyed" % (
+        create,
+        RPP_BATCH,
+        size.value,
+    )
 
 
 #: OpenVX (MIVisionX amd_openvx/openvx/include/VX/vx_types.h): VX_ATTRIBUTE_BASE(VX_ID_KHRONOS = 0,
@@ -135,19 +166,28 @@ def mivisionx(lib: ctypes.CDLL) -> str:
     if not ctx.value or status != 0:
         raise HostCallError("vxCreateContext() gave a context whose vxGetStatus is %d" % status)
     try:
-        query = _fn(lib, "vxQueryContext", ctypes.c_int, [ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p,
-                                                          ctypes.c_size_t])
+        query = _fn(
+            lib,
+            "vxQueryContext",
+            ctypes.c_int,
+            [ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t],
+        )
         vendor, kernels = ctypes.c_uint16(0), ctypes.c_uint32(0)
         s1 = query(ctx, VX_CONTEXT_VENDOR_ID, ctypes.byref(vendor), ctypes.sizeof(vendor))
         s2 = query(ctx, VX_CONTEXT_UNIQUE_KERNELS, ctypes.byref(kernels), ctypes.sizeof(kernels))
         if s1 != 0 or s2 != 0:
             raise HostCallError("vxQueryContext returned %d (vendor id), %d (kernels)" % (s1, s2))
     finally:
-        released = _fn(lib, "vxReleaseContext", ctypes.c_int, [ctypes.POINTER(ctypes.c_void_p)])(ctypes.byref(ctx))
+        released = _fn(lib, "vxReleaseContext", ctypes.c_int, [ctypes.POINTER(ctypes.c_void_p)])(
+            ctypes.byref(ctx)
+        )
     if released != 0:
         raise HostCallError("vxReleaseContext returned %d" % released)
     who = "AMD" if vendor.value == VX_ID_AMD else "vendor 0x%03x" % vendor.value
-    return "vxCreateContext: an OpenVX context (%s, %d kernels registered) queried and released" % (who, kernels.value)
+    return "vxCreateContext: an OpenVX context (%s, %d kernels registered) queried and released" % (
+        who,
+        kernels.value,
+    )
 
 
 ROCAL_PROCESS_CPU, ROCAL_FP32, ROCAL_OK = 1, 0, 0  # rocal_api_types.h
@@ -160,9 +200,19 @@ def rocal(lib: ctypes.CDLL) -> str:
     (rocal_api_info.h; ROCAL_OK is 0) and ``rocalRelease``."""
     if not _exports(lib, "rocalCreate", "rocalGetStatus", "rocalRelease"):
         raise NoEntryPoint("no rocalCreate / rocalGetStatus / rocalRelease")
-    ctx = _fn(lib, "rocalCreate", ctypes.c_void_p, [ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_size_t,
-                                                    ctypes.c_size_t, ctypes.c_int])(2, ROCAL_PROCESS_CPU, 0, 1, 3,
-                                                                                   ROCAL_FP32)
+    ctx = _fn(
+        lib,
+        "rocalCreate",
+        ctypes.c_void_p,
+        [
+            ctypes.c_size_t,
+            ctypes.c_int,
+            ctypes.c_int,
+            ctypes.c_size_t,
+            ctypes.c_size_t,
+            ctypes.c_int,
+        ],
+    )(2, ROCAL_PROCESS_CPU, 0, 1, 3, ROCAL_FP32)
     if not ctx:
         raise HostCallError("rocalCreate(batch 2, ROCAL_PROCESS_CPU) returned no context")
     try:
@@ -171,7 +221,9 @@ def rocal(lib: ctypes.CDLL) -> str:
         released = _fn(lib, "rocalRelease", ctypes.c_int, [ctypes.c_void_p])(ctx)
     if status != ROCAL_OK or released != ROCAL_OK:
         raise HostCallError("rocalGetStatus returned %d, rocalRelease %d" % (status, released))
-    return "rocalCreate: a CPU pipeline context (batch 2) created, rocalGetStatus ROCAL_OK, released"
+    return (
+        "rocalCreate: a CPU pipeline context (batch 2) created, rocalGetStatus ROCAL_OK, released"
+    )
 
 
 #: the library file whose entry points are called, and the call, per row

@@ -13,16 +13,24 @@ from .. import evidence, observe
 from ._common import missing_feature
 
 BACKENDS = ("flash", "mem_efficient", "math", "cudnn")
-_MEMBER = {"flash": "FLASH_ATTENTION", "mem_efficient": "EFFICIENT_ATTENTION", "math": "MATH",
-           "cudnn": "CUDNN_ATTENTION"}
+_MEMBER = {
+    "flash": "FLASH_ATTENTION",
+    "mem_efficient": "EFFICIENT_ATTENTION",
+    "math": "MATH",
+    "cudnn": "CUDNN_ATTENTION",
+}
 TOLERANCE = {"float16": 1e-2, "bfloat16": 3e-2}
 
 
 def dtypes_for(backend: str, device: str) -> Tuple[str, ...]:
     if device == "cpu":
         return ("float32",)
-    return {"flash": ("float16", "bfloat16"), "cudnn": ("float16", "bfloat16"),
-            "mem_efficient": ("float32", "float16"), "math": ("float32",)}[backend]
+    return {
+        "flash": ("float16", "bfloat16"),
+        "cudnn": ("float16", "bfloat16"),
+        "mem_efficient": ("float32", "float16"),
+        "math": ("float32",),
+    }[backend]
 
 
 def forcing(ctx: Any, backend: str) -> Optional[Any]:
@@ -40,8 +48,11 @@ def forcing(ctx: Any, backend: str) -> Optional[Any]:
     old = getattr(getattr(torch.backends, "cuda", None), "sdp_kernel", None)
     if old is None or backend == "cudnn":
         return None
-    return old(enable_flash=backend == "flash", enable_math=backend == "math",
-               enable_mem_efficient=backend == "mem_efficient")
+    return old(
+        enable_flash=backend == "flash",
+        enable_math=backend == "math",
+        enable_mem_efficient=backend == "mem_efficient",
+    )
 
 
 def inputs(torch: Any, shape: Tuple[int, ...], seeds: Tuple[int, int, int]) -> List[Any]:
@@ -63,8 +74,9 @@ def reference(torch: Any, q: Any, k: Any, v: Any, causal: bool) -> Any:
     return torch.softmax(scores, dim=-1) @ vd
 
 
-def run_once(ctx: Any, sdpa: Callable, q: Any, k: Any, v: Any, causal: bool, dtype: str,
-             guard: Optional[Any]) -> Dict[str, Any]:
+def run_once(
+    ctx: Any, sdpa: Callable, q: Any, k: Any, v: Any, causal: bool, dtype: str, guard: Optional[Any]
+) -> Dict[str, Any]:
     """One SDPA call in ``dtype`` under ``guard``: what ran, its error, or why it could not."""
     torch = ctx.torch
     dt = getattr(torch, dtype)
@@ -76,22 +88,40 @@ def run_once(ctx: Any, sdpa: Callable, q: Any, k: Any, v: Any, causal: bool, dty
         try:
             if guard is not None:
                 with guard:
-                    got, ops, kernels = observe.profiled(torch, lambda: sdpa(dq, dk, dv, is_causal=causal), gpu)
+                    got, ops, kernels = observe.profiled(
+                        torch, lambda: sdpa(dq, dk, dv, is_causal=causal), gpu
+                    )
             else:
-                got, ops, kernels = observe.profiled(torch, lambda: sdpa(dq, dk, dv, is_causal=causal), gpu)
+                got, ops, kernels = observe.profiled(
+                    torch, lambda: sdpa(dq, dk, dv, is_causal=causal), gpu
+                )
         except Exception as exc:
             why = "; ".join(str(w.message).strip().splitlines()[0] for w in caught[:3])
-            text = "%s: %s" % (type(exc).__name__, str(exc).strip().splitlines()[0] if str(exc).strip() else "")
-            return {"state": "unavailable" if missing_feature(exc) else "error", "dtype": dtype,
-                    "why": (text + (" (" + why + ")" if why else ""))[:400]}
+            text = "%s: %s" % (
+                type(exc).__name__,
+                str(exc).strip().splitlines()[0] if str(exc).strip() else "",
+            )
+            return {
+                "state": "unavailable" if missing_feature(exc) else "error",
+                "dtype": dtype,
+                "why": (text + (" (" + why + ")" if why else ""))[:400],
+            }
     err = ctx.rel_error(got, ref)
     ran = evidence.sdpa_backends(ops)
-    return {"state": "ran", "dtype": dtype, "rel_error": err, "tolerance": TOLERANCE.get(dtype, 5e-3 if gpu else 1e-4),
-            "backends": ran, "kernels": kernels,
-            "libraries": evidence.libraries_of(kernels, ctx.vendor) if kernels else []}
+    return {
+        "state": "ran",
+        "dtype": dtype,
+        "rel_error": err,
+        "tolerance": TOLERANCE.get(dtype, 5e-3 if gpu else 1e-4),
+        "backends": ran,
+        "kernels": kernels,
+        "libraries": evidence.libraries_of(kernels, ctx.vendor) if kernels else [],
+    }
 
 
-def forced(ctx: Any, sdpa: Callable, backend: str, q: Any, k: Any, v: Any, causal: bool) -> Dict[str, Any]:
+def forced(
+    ctx: Any, sdpa: Callable, backend: str, q: Any, k: Any, v: Any, causal: bool
+) -> Dict[str, Any]:
     """Force ``backend`` and try its dtypes in turn; the first that runs is the answer."""
     last = {"state": "unavailable", "why": "this torch cannot force the %s backend" % backend}  # type: Dict[str, Any]
     for dtype in dtypes_for(backend, ctx.device):

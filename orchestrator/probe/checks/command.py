@@ -28,11 +28,14 @@ from ..registry import Check, suite
 from ..sandbox import run_workload
 from ._common import TOOL_DIRS, find_tool
 
-suite("command", None,
-      "Command checks declared in a job spec: suites: [{name: command, commands: [{id, argv: [...], "
-      "exit_code: 0, stdout: [REGEX], stderr_not: [REGEX], feature, timeout}]}]. Each becomes "
-      "command.<id>: argv runs as a list (no shell), missing argv[0] = unsupported, past its "
-      "timeout = timeout, wrong exit code or regex = fail with the output tails.")
+suite(
+    "command",
+    None,
+    "Command checks declared in a job spec: suites: [{name: command, commands: [{id, argv: [...], "
+    "exit_code: 0, stdout: [REGEX], stderr_not: [REGEX], feature, timeout}]}]. Each becomes "
+    "command.<id>: argv runs as a list (no shell), missing argv[0] = unsupported, past its "
+    "timeout = timeout, wrong exit code or regex = fail with the output tails.",
+)
 
 
 class TimedOut(Outcome):
@@ -41,11 +44,13 @@ class TimedOut(Outcome):
 
 class OutOfMemory(Outcome):
     """The kernel killed the workload at the container's memory limit."""
+
     status = "crash"
 
 
 class HarnessError(Outcome):
     """The harness could not do its part: says nothing about the image."""
+
     status = "error"
 
 
@@ -67,8 +72,15 @@ def tails(run: Dict[str, Any]) -> str:
     parts = []
     for name in ("stdout", "stderr"):
         tail = run[name]["tail"].rstrip()
-        parts.append("--- %s (%d bytes%s) ---\n%s" % (name, run[name]["bytes"], ", tail" if tail != run[name]["text"].rstrip() else "",
-                                                     tail or "(empty)"))
+        parts.append(
+            "--- %s (%d bytes%s) ---\n%s"
+            % (
+                name,
+                run[name]["bytes"],
+                ", tail" if tail != run[name]["text"].rstrip() else "",
+                tail or "(empty)",
+            )
+        )
     return "\n".join(parts)
 
 
@@ -85,7 +97,9 @@ def judge(spec: Dict[str, Any], run: Dict[str, Any]) -> List[str]:
         for pattern in spec.get(stream + "_not") or ():
             m = re.search(pattern, text, re.MULTILINE)
             if m:
-                problems.append("%s matches /%s/ (forbidden): %r" % (stream, pattern, m.group(0)[:200]))
+                problems.append(
+                    "%s matches /%s/ (forbidden): %r" % (stream, pattern, m.group(0)[:200])
+                )
     return problems
 
 
@@ -96,26 +110,42 @@ def command_fn(spec: Dict[str, Any]) -> Callable[[Any], Report]:
     def fn(ctx: Any) -> Report:
         exe = resolve(argv[0])
         if exe is None:
-            raise Unsupported("%s is not on PATH (nor in %s) in this image" % (argv[0], ", ".join(TOOL_DIRS)))
+            raise Unsupported(
+                "%s is not on PATH (nor in %s) in this image" % (argv[0], ", ".join(TOOL_DIRS))
+            )
         try:
             run = run_capped([exe] + argv[1:], timeout)
         except OSError as exc:
             raise Fail("cannot execute %s: %s" % (exe, exc))
         shown = " ".join(argv)[:300]
-        metrics = {"exit_code": run["returncode"], "stdout_bytes": run["stdout"]["bytes"],
-                   "stderr_bytes": run["stderr"]["bytes"], "path": exe, "user": run["user"]}
+        metrics = {
+            "exit_code": run["returncode"],
+            "stdout_bytes": run["stdout"]["bytes"],
+            "stderr_bytes": run["stderr"]["bytes"],
+            "path": exe,
+            "user": run["user"],
+        }
         log = "$ %s\n%s" % (shown, tails(run))
         if run["timed_out"]:
-            raise TimedOut("%s passed its timeout of %gs and was killed\n%s" % (shown, timeout, tails(run)),
-                           metrics, log=log)
+            raise TimedOut(
+                "%s passed its timeout of %gs and was killed\n%s" % (shown, timeout, tails(run)),
+                metrics,
+                log=log,
+            )
         if run.get("out_of_memory"):
-            raise OutOfMemory("%s: %s\n%s" % (shown, run["out_of_memory"], tails(run)), metrics, log=log)
+            raise OutOfMemory(
+                "%s: %s\n%s" % (shown, run["out_of_memory"], tails(run)), metrics, log=log
+            )
         problems = judge(spec, run)
         if problems:
             raise Fail("%s: %s\n%s" % (shown, "; ".join(problems), tails(run)), metrics, log=log)
         checked = len(spec.get("stdout") or ()) + len(spec.get("stderr") or ())
-        return Report("%s: exit code %s as expected; %d regex(es) matched in %.2fs"
-                      % (shown, run["returncode"], checked, run["duration_s"]), metrics, log=log)
+        return Report(
+            "%s: exit code %s as expected; %d regex(es) matched in %.2fs"
+            % (shown, run["returncode"], checked, run["duration_s"]),
+            metrics,
+            log=log,
+        )
 
     return fn
 
@@ -124,6 +154,13 @@ def command_check(spec: Dict[str, Any]) -> Check:
     cid = "command.%s" % spec["id"]
     if not spec.get("argv"):
         raise ValueError("declared command %s has no argv" % cid)
-    return Check(cid, command_fn(spec), spec.get("feature") or spec["id"], "command", "command",
-                 version=int(spec.get("version", 1)),
-                 description="runs %s; expects exit code %s" % (list(spec["argv"]), spec.get("exit_code", 0)))
+    return Check(
+        cid,
+        command_fn(spec),
+        spec.get("feature") or spec["id"],
+        "command",
+        "command",
+        version=int(spec.get("version", 1)),
+        description="runs %s; expects exit code %s"
+        % (list(spec["argv"]), spec.get("exit_code", 0)),
+    )

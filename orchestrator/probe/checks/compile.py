@@ -15,23 +15,36 @@ from ..context import Fail, Outcome, Report, Unsupported
 from ..registry import check, suite
 from ._common import TIMING_BUDGET_S, missing_feature, randn
 
-suite("compile", "torch", "torch.compile (inductor, aot_eager) and torch.export: compiled vs eager numerics, compile time.")
+suite(
+    "compile",
+    "torch",
+    "torch.compile (inductor, aot_eager) and torch.export: compiled vs eager numerics, compile time.",
+)
 
 _COMPILERS = ("cc", "gcc", "g++", "c++", "clang", "clang++")
 
 
 def _mlp(torch):
     torch.manual_seed(0)
-    return torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.GELU(), torch.nn.LayerNorm(128),
-                               torch.nn.Linear(128, 10))
+    return torch.nn.Sequential(
+        torch.nn.Linear(64, 128), torch.nn.GELU(), torch.nn.LayerNorm(128), torch.nn.Linear(128, 10)
+    )
 
 
 def _convnet(torch):
     torch.manual_seed(0)
     nn = torch.nn
-    return nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(), nn.MaxPool2d(2),
-                         nn.Conv2d(8, 16, 3, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
-                         nn.Linear(16, 10))
+    return nn.Sequential(
+        nn.Conv2d(3, 8, 3, padding=1),
+        nn.BatchNorm2d(8),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Conv2d(8, 16, 3, padding=1),
+        nn.ReLU(),
+        nn.AdaptiveAvgPool2d(1),
+        nn.Flatten(),
+        nn.Linear(16, 10),
+    )
 
 
 _MODELS = {"mlp": (_mlp, (32, 64)), "convnet": (_convnet, (4, 3, 32, 32))}
@@ -81,25 +94,43 @@ def _compiled(ctx, backend, model_name):
     tol = 5e-3 if ctx.device != "cpu" else 1e-4
     err_eager = ctx.assert_close(got, eager, tol, "%s %s vs eager" % (backend, model_name))
     err_ref = ctx.assert_close(got, ref, tol, "%s %s vs float64" % (backend, model_name))
-    err_grad = ctx.assert_close(got_grad, eager_grad, tol, "%s %s input gradient vs eager" % (backend, model_name))
+    err_grad = ctx.assert_close(
+        got_grad, eager_grad, tol, "%s %s input gradient vs eager" % (backend, model_name)
+    )
     samples = ctx.timeit(lambda: cm(dx), budget_s=TIMING_BUDGET_S)  # same guards: no recompile
-    metrics = {"compile_s": compile_s, "rel_error_vs_eager": err_eager, "rel_error_vs_float64": err_ref,
-               "rel_error_grad": err_grad, "tolerance": tol, "device": ctx.device, "backend": backend}
-    return Report("%s %s on %s: compiled in %.1f s, vs eager %.1e, vs float64 %.1e, grad %.1e"
-                  % (backend, model_name, ctx.device, compile_s, err_eager, err_ref, err_grad),
-                  metrics, samples=samples, unit="s")
+    metrics = {
+        "compile_s": compile_s,
+        "rel_error_vs_eager": err_eager,
+        "rel_error_vs_float64": err_ref,
+        "rel_error_grad": err_grad,
+        "tolerance": tol,
+        "device": ctx.device,
+        "backend": backend,
+    }
+    return Report(
+        "%s %s on %s: compiled in %.1f s, vs eager %.1e, vs float64 %.1e, grad %.1e"
+        % (backend, model_name, ctx.device, compile_s, err_eager, err_ref, err_grad),
+        metrics,
+        samples=samples,
+        unit="s",
+    )
 
 
 def _classify(exc, backend):
     """Turn a compile failure into an outcome with an honest message."""
     import shutil as _sh
 
-    text = "%s: %s" % (type(exc).__name__, str(exc).strip().splitlines()[0][:400] if str(exc).strip() else "")
+    text = "%s: %s" % (
+        type(exc).__name__,
+        str(exc).strip().splitlines()[0][:400] if str(exc).strip() else "",
+    )
     if backend == "inductor" and not any(_sh.which(c) for c in _COMPILERS):
         # torch ships inductor, but its CPU code generator needs a C++ compiler the image lacks:
         # a user of this image cannot use torch.compile's default backend, so this is a failure.
-        return Fail("inductor needs a C/C++ compiler and the image has none on PATH (%s); %s"
-                    % (", ".join(_COMPILERS), text))
+        return Fail(
+            "inductor needs a C/C++ compiler and the image has none on PATH (%s); %s"
+            % (", ".join(_COMPILERS), text)
+        )
     if missing_feature(exc) and "backend" in str(exc).lower() and "invalid" in str(exc).lower():
         return Unsupported("torch.compile backend %s is not available: %s" % (backend, text))
     return exc
@@ -108,15 +139,22 @@ def _classify(exc, backend):
 def _compile_check(backend, model_name, feature):
     def fn(ctx):
         return _compiled(ctx, backend, model_name)
-    fn.__doc__ = ("torch.compile(backend=%r) of a small %s on the device: forward and input gradient equal "
-                  "eager mode and the float64 reference; compile time is stored as compile_s.\n\nNot proven: "
-                  "dynamic shapes, graph breaks, other models, or that the compiled code is faster."
-                  % (backend, model_name))
-    return check("compile.%s.%s" % (backend, model_name), feature, "compile", "compile", unit="s")(fn)
+
+    fn.__doc__ = (
+        "torch.compile(backend=%r) of a small %s on the device: forward and input gradient equal "
+        "eager mode and the float64 reference; compile time is stored as compile_s.\n\nNot proven: "
+        "dynamic shapes, graph breaks, other models, or that the compiled code is faster."
+        % (backend, model_name)
+    )
+    return check("compile.%s.%s" % (backend, model_name), feature, "compile", "compile", unit="s")(
+        fn
+    )
 
 
-for _backend, _feature in (("inductor", "torch.compiler (TorchInductor)"),
-                           ("aot_eager", "torch.compiler (AOT Autograd)")):
+for _backend, _feature in (
+    ("inductor", "torch.compiler (TorchInductor)"),
+    ("aot_eager", "torch.compiler (AOT Autograd)"),
+):
     for _model in ("mlp", "convnet"):
         _compile_check(_backend, _model, _feature)
 
@@ -138,6 +176,7 @@ def dynamo_eager(ctx):
         if float(y.sum()) > 0:  # data-dependent control flow: a guard or a graph break
             return y * 2.0
         return y - 1.0
+
     w = randn(torch, 32, 16, seed=92).to(ctx.device)
     xs = [randn(torch, 8, 32, seed=s).to(ctx.device) for s in (93, 94)]
     xs.append(-xs[0])
@@ -146,23 +185,35 @@ def dynamo_eager(ctx):
     def counting(gm, example_inputs):
         graphs.append(len(list(gm.graph.nodes)))
         return gm.forward
+
     eager_c = compile_fn(f, backend="eager")
     counted = compile_fn(f, backend=counting)
     errs = []
     try:
         for x in xs:
             want = f(x, w)
-            errs.append(ctx.assert_close(eager_c(x, w), want.double(), 1e-6, "dynamo eager vs eager"))
+            errs.append(
+                ctx.assert_close(eager_c(x, w), want.double(), 1e-6, "dynamo eager vs eager")
+            )
             ctx.assert_close(counted(x, w), want.double(), 1e-6, "dynamo counting backend vs eager")
     except Outcome:
         raise
     except Exception as exc:
         raise _classify(exc, "eager")
     if not graphs:
-        raise Fail("torch.compile ran, but the backend never received a captured graph (Dynamo captured nothing)")
-    return Report("Dynamo captured %d graph(s) (%s FX nodes) over %d inputs; backend=eager matches eager (%.1e)"
-                  % (len(graphs), "/".join(str(n) for n in graphs), len(xs), max(errs)),
-                  {"graphs": len(graphs), "graph_nodes": sum(graphs), "rel_error": max(errs), "device": ctx.device})
+        raise Fail(
+            "torch.compile ran, but the backend never received a captured graph (Dynamo captured nothing)"
+        )
+    return Report(
+        "Dynamo captured %d graph(s) (%s FX nodes) over %d inputs; backend=eager matches eager (%.1e)"
+        % (len(graphs), "/".join(str(n) for n in graphs), len(xs), max(errs)),
+        {
+            "graphs": len(graphs),
+            "graph_nodes": sum(graphs),
+            "rel_error": max(errs),
+            "device": ctx.device,
+        },
+    )
 
 
 @check("compile.export", "torch.export", "compile", "compile")
@@ -184,5 +235,7 @@ def export(ctx):
     n_nodes = len(list(ep.graph.nodes))
     if n_nodes < 5:
         raise Fail("exported graph has only %d nodes" % n_nodes)
-    return Report("exported %d graph nodes in %.2f s, rel err vs eager %.1e" % (n_nodes, export_s, err),
-                  {"export_s": export_s, "graph_nodes": n_nodes, "rel_error": err})
+    return Report(
+        "exported %d graph nodes in %.2f s, rel err vs eager %.1e" % (n_nodes, export_s, err),
+        {"export_s": export_s, "graph_nodes": n_nodes, "rel_error": err},
+    )

@@ -12,9 +12,12 @@ from __future__ import annotations
 
 from ..registry import suite
 
-suite("features", "torch",
-      "Rows of the seed feature tables (dtypes, torch.cuda, backends, AMP, distributed, "
-      "torchvision, torchaudio): tried, not assumed.")
+suite(
+    "features",
+    "torch",
+    "Rows of the seed feature tables (dtypes, torch.cuda, backends, AMP, distributed, "
+    "torchvision, torchaudio): tried, not assumed.",
+)
 
 
 def restoring(obj, name):
@@ -22,7 +25,7 @@ def restoring(obj, name):
     return _Restore(obj, name)
 
 
-class _Restore(object):
+class _Restore:
     def __init__(self, obj, name):
         self.obj, self.name = obj, name
 

@@ -13,8 +13,14 @@ from ._common import attempt, has, randn
 from .features import restoring
 
 
-@check("features.backends.cufft_plan_cache", "torch.backends.cuda.cufft_plan_cache", "feature", "features",
-       library="hipFFT/cuFFT", needs=("gpu",))
+@check(
+    "features.backends.cufft_plan_cache",
+    "torch.backends.cuda.cufft_plan_cache",
+    "feature",
+    "features",
+    library="hipFFT/cuFFT",
+    needs=("gpu",),
+)
 def cufft_plan_cache(ctx):
     """The GPU FFT plan cache fills on an FFT, honours max_size and empties on clear(); the FFT is correct.
 
@@ -30,8 +36,12 @@ def cufft_plan_cache(ctx):
         x = randn(torch, 16, 256, seed=61)
         for n in (256, 128, 64):
             got = torch.fft.rfft(x[:, :n].cuda())
-            ctx.assert_close(torch.view_as_real(got), torch.view_as_real(torch.fft.rfft(x[:, :n].double())),
-                             1e-4, "rfft %d" % n)
+            ctx.assert_close(
+                torch.view_as_real(got),
+                torch.view_as_real(torch.fft.rfft(x[:, :n].double())),
+                1e-4,
+                "rfft %d" % n,
+            )
         size = cache.size
         if size < 1 or size > 4:
             raise Fail("plan cache size %d after 3 distinct FFTs with max_size 4" % size)
@@ -69,21 +79,39 @@ def _gemm_flag(ctx, attr, dtype_name, n, tol_on, tol_off, effect_required, shape
     differ = not torch.equal(out[True], out[False])
     metrics = {"rel_error_on": e_on, "rel_error_off": e_off, "results_differ": differ}
     if effect_required is None:
-        return Report("%s settable both ways, %dx%dx%d GEMMs correct (rel err on %.1e / off %.1e); observed: "
-                      "results %s with it on and off" % (attr, m, k, n2, e_on, e_off,
-                                                         "differ" if differ else "are bit-identical"), metrics)
+        return Report(
+            "%s settable both ways, %dx%dx%d GEMMs correct (rel err on %.1e / off %.1e); observed: "
+            "results %s with it on and off"
+            % (attr, m, k, n2, e_on, e_off, "differ" if differ else "are bit-identical"),
+            metrics,
+        )
     if effect_required and not differ:
-        raise Unsupported("%s is accepted but changes nothing: results are bit-identical with it on and off "
-                          "(no such path on this device)" % attr, metrics)
+        raise Unsupported(
+            "%s is accepted but changes nothing: results are bit-identical with it on and off "
+            "(no such path on this device)" % attr,
+            metrics,
+        )
     if not differ:
-        raise Partial("partial support: %s is settable both ways and GEMMs stay correct, but it has no observable "
-                      "effect here (results bit-identical with it on and off)" % attr, metrics)
-    return Report("%s: rel err on %.1e / off %.1e, results %s" % (attr, e_on, e_off,
-                                                                  "differ" if differ else "identical"), metrics)
+        raise Partial(
+            "partial support: %s is settable both ways and GEMMs stay correct, but it has no observable "
+            "effect here (results bit-identical with it on and off)" % attr,
+            metrics,
+        )
+    return Report(
+        "%s: rel err on %.1e / off %.1e, results %s"
+        % (attr, e_on, e_off, "differ" if differ else "identical"),
+        metrics,
+    )
 
 
-@check("features.backends.matmul_allow_tf32", "torch.backends.cuda.matmul.allow_tf32", "feature", "features",
-       library="hipBLASLt/cuBLAS", needs=("gpu",))
+@check(
+    "features.backends.matmul_allow_tf32",
+    "torch.backends.cuda.matmul.allow_tf32",
+    "feature",
+    "features",
+    library="hipBLASLt/cuBLAS",
+    needs=("gpu",),
+)
 def matmul_allow_tf32(ctx):
     """matmul.allow_tf32 changes float32 GEMM results (TF32 path taken) while staying within TF32 tolerance;
     a flag with no observable effect is reported unsupported (no TF32 path on this device).
@@ -92,8 +120,15 @@ def matmul_allow_tf32(ctx):
     return _gemm_flag(ctx, "allow_tf32", "float32", 1024, 5e-3, 1e-4, True)
 
 
-@check("features.backends.matmul_fp16_reduced", "torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction",
-       "feature", "features", library="hipBLAS/cuBLAS", version=3, needs=("gpu",))
+@check(
+    "features.backends.matmul_fp16_reduced",
+    "torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction",
+    "feature",
+    "features",
+    library="hipBLAS/cuBLAS",
+    version=3,
+    needs=("gpu",),
+)
 def matmul_fp16_reduced(ctx):
     """The fp16 reduced-precision-reduction flag is settable both ways and float16 GEMMs stay correct under each, on a
     split-K shape (64x16384 @ 16384x64: small M and N, long K), the only kind of GEMM where cuBLAS's flag changes
@@ -102,11 +137,27 @@ def matmul_fp16_reduced(ctx):
     choice decides whether a split-K path runs at all.
 
     Not proven: that the flag changed the reduction on this device (see results_differ), or speed."""
-    return _gemm_flag(ctx, "allow_fp16_reduced_precision_reduction", "float16", 0, 1e-2, 5e-3, None, shape=(64, 16384, 64))
+    return _gemm_flag(
+        ctx,
+        "allow_fp16_reduced_precision_reduction",
+        "float16",
+        0,
+        1e-2,
+        5e-3,
+        None,
+        shape=(64, 16384, 64),
+    )
 
 
-@check("features.backends.matmul_bf16_reduced", "torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction",
-       "feature", "features", library="hipBLAS/cuBLAS", version=3, needs=("gpu",))
+@check(
+    "features.backends.matmul_bf16_reduced",
+    "torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction",
+    "feature",
+    "features",
+    library="hipBLAS/cuBLAS",
+    version=3,
+    needs=("gpu",),
+)
 def matmul_bf16_reduced(ctx):
     """The bf16 reduced-precision-reduction flag is settable both ways and bfloat16 GEMMs stay correct under each, on a
     split-K shape (64x16384 @ 16384x64: small M and N, long K), the only kind of GEMM where cuBLAS's flag changes
@@ -115,7 +166,16 @@ def matmul_bf16_reduced(ctx):
     choice decides whether a split-K path runs at all.
 
     Not proven: that the flag changed the reduction on this device (see results_differ), or speed."""
-    return _gemm_flag(ctx, "allow_bf16_reduced_precision_reduction", "bfloat16", 0, 5e-2, 3e-2, None, shape=(64, 16384, 64))
+    return _gemm_flag(
+        ctx,
+        "allow_bf16_reduced_precision_reduction",
+        "bfloat16",
+        0,
+        5e-2,
+        3e-2,
+        None,
+        shape=(64, 16384, 64),
+    )
 
 
 _SDP = ("cudnn", "flash", "mem_efficient", "math")
@@ -137,7 +197,8 @@ def _sdp_backend(ctx, which):
         for w in present:
             getattr(bc, "enable_%s_sdp" % w)(w == which)
         if not getattr(bc, "%s_sdp_enabled" % which)() or any(
-                getattr(bc, "%s_sdp_enabled" % w)() for w in present if w != which):
+            getattr(bc, "%s_sdp_enabled" % w)() for w in present if w != which
+        ):
             raise Fail("the enable_*_sdp flags did not take effect")
         for dtype in _sdpa.dtypes_for(which, "cuda"):
             r = _sdpa.run_once(ctx, sdpa, q, k, v, False, dtype, None)
@@ -151,36 +212,69 @@ def _sdp_backend(ctx, which):
     metrics = {"tried": "; ".join(_sdpa.describe(which, t) for t in tried)[:600]}
     if r["state"] != "ran":
         if r["state"] == "unavailable":
-            raise Unsupported("only %s enabled: no kernel ran in %s: %s" % (
-                which, "/".join(t["dtype"] for t in tried), r.get("why", "")), metrics)
+            raise Unsupported(
+                "only %s enabled: no kernel ran in %s: %s"
+                % (which, "/".join(t["dtype"] for t in tried), r.get("why", "")),
+                metrics,
+            )
         raise Fail("only %s enabled: %s" % (which, r.get("why", "")), metrics)
-    metrics.update(rel_error=r["rel_error"], tolerance=r["tolerance"], dtype=r["dtype"],
-                   ran=",".join(r["backends"]))
+    metrics.update(
+        rel_error=r["rel_error"],
+        tolerance=r["tolerance"],
+        dtype=r["dtype"],
+        ran=",".join(r["backends"]),
+    )
     if which not in r["backends"]:
-        raise Fail("only %s enabled, yet the profiler recorded %s" % (which, ",".join(r["backends"]) or
-                                                                        "no SDPA implementation"), metrics)
+        raise Fail(
+            "only %s enabled, yet the profiler recorded %s"
+            % (which, ",".join(r["backends"]) or "no SDPA implementation"),
+            metrics,
+        )
     if not r["rel_error"] <= r["tolerance"]:
-        raise Fail("SDPA (%s only, %s): relative error %.3e exceeds %.1e" % (which, r["dtype"], r["rel_error"],
-                                                                            r["tolerance"]), metrics)
-    ctx.claim(library=evidence.label(r["libraries"]), source="torch.profiler kernels: %s" % ";".join(r["kernels"][:4]))
-    return Report("SDPA with only %s enabled ran %s in %s: rel err %.1e" % (which, which, r["dtype"], r["rel_error"]),
-                  metrics)
+        raise Fail(
+            "SDPA (%s only, %s): relative error %.3e exceeds %.1e"
+            % (which, r["dtype"], r["rel_error"], r["tolerance"]),
+            metrics,
+        )
+    ctx.claim(
+        library=evidence.label(r["libraries"]),
+        source="torch.profiler kernels: %s" % ";".join(r["kernels"][:4]),
+    )
+    return Report(
+        "SDPA with only %s enabled ran %s in %s: rel err %.1e"
+        % (which, which, r["dtype"], r["rel_error"]),
+        metrics,
+    )
 
 
 def _sdp_check(which, library):
     def fn(ctx):
         return _sdp_backend(ctx, which)
-    fn.__doc__ = ("With only the %s SDPA backend enabled (torch.backends.cuda.enable_%s_sdp), scaled_dot_product_"
-                  "attention runs on the GPU (%s), torch.profiler records the %s implementation and the result "
-                  "matches float64; 'no available kernel' in every dtype is unsupported.\n\nNot proven: masks, "
-                  "dropout, backward, or other head sizes." % (which, which, "/".join(_sdpa.dtypes_for(which, "cuda")),
-                                                               which))
-    return check("features.backends.sdp_%s" % which, "torch.backends.cuda.enable_%s_sdp" % which, "feature",
-                 "features", library=library, version=2, needs=("gpu",))(fn)
+
+    fn.__doc__ = (
+        "With only the %s SDPA backend enabled (torch.backends.cuda.enable_%s_sdp), scaled_dot_product_"
+        "attention runs on the GPU (%s), torch.profiler records the %s implementation and the result "
+        "matches float64; 'no available kernel' in every dtype is unsupported.\n\nNot proven: masks, "
+        "dropout, backward, or other head sizes."
+        % (which, which, "/".join(_sdpa.dtypes_for(which, "cuda")), which)
+    )
+    return check(
+        "features.backends.sdp_%s" % which,
+        "torch.backends.cuda.enable_%s_sdp" % which,
+        "feature",
+        "features",
+        library=library,
+        version=2,
+        needs=("gpu",),
+    )(fn)
 
 
-for _w, _lib in (("cudnn", "MIOpen/cuDNN"), ("flash", "AOTriton/FlashAttention"),
-                 ("mem_efficient", "AOTriton/xFormers"), ("math", None)):
+for _w, _lib in (
+    ("cudnn", "MIOpen/cuDNN"),
+    ("flash", "AOTriton/FlashAttention"),
+    ("mem_efficient", "AOTriton/xFormers"),
+    ("math", None),
+):
     _sdp_check(_w, _lib)
 
 
@@ -190,8 +284,14 @@ def _conv_pair(ctx, seed=67):
     return x, w, torch.nn.functional.conv2d(x.double(), w.double(), padding=1)
 
 
-@check("features.backends.cudnn_allow_tf32", "torch.backends.cudnn.allow_tf32", "feature", "features",
-       library="MIOpen/cuDNN", needs=("gpu",))
+@check(
+    "features.backends.cudnn_allow_tf32",
+    "torch.backends.cudnn.allow_tf32",
+    "feature",
+    "features",
+    library="MIOpen/cuDNN",
+    needs=("gpu",),
+)
 def cudnn_allow_tf32(ctx):
     """cudnn.allow_tf32 changes float32 convolution results (TF32 path taken) within TF32 tolerance;
     a flag with no observable effect is reported unsupported.
@@ -213,13 +313,22 @@ def cudnn_allow_tf32(ctx):
     e_off = ctx.assert_close(out[False], ref, 1e-4, "conv allow_tf32=False")
     metrics = {"rel_error_on": e_on, "rel_error_off": e_off}
     if torch.equal(out[True], out[False]):
-        raise Unsupported("cudnn.allow_tf32 is accepted but convolution results are bit-identical with it "
-                          "on and off (no TF32 path on this device)", metrics)
+        raise Unsupported(
+            "cudnn.allow_tf32 is accepted but convolution results are bit-identical with it "
+            "on and off (no TF32 path on this device)",
+            metrics,
+        )
     return Report("conv rel err with TF32 %.1e, without %.1e" % (e_on, e_off), metrics)
 
 
-@check("features.backends.cudnn_deterministic", "torch.backends.cudnn.deterministic", "feature", "features",
-       library="MIOpen/cuDNN", needs=("gpu",))
+@check(
+    "features.backends.cudnn_deterministic",
+    "torch.backends.cudnn.deterministic",
+    "feature",
+    "features",
+    library="MIOpen/cuDNN",
+    needs=("gpu",),
+)
 def cudnn_deterministic(ctx):
     """With cudnn.deterministic set, two conv2d forward+backward passes give bit-identical outputs and gradients.
 
@@ -261,15 +370,20 @@ def autocast(ctx):
     def run():
         with torch.autocast(device_type="cuda", dtype=torch.float16):
             return torch.mm(da, db)
+
     y = attempt("autocast(cuda, float16)", lambda: ctx.observe(run))
     if y.dtype != torch.float16:
         raise Fail("torch.mm under autocast(cuda) produced %s, expected torch.float16" % y.dtype)
     err = ctx.assert_close(y, a.double() @ b.double(), 5e-3, "autocast mm")
-    return Report("autocast(cuda, float16): mm -> %s, rel err %.1e" % (y.dtype, err),
-                  {"dtype": str(y.dtype), "rel_error": err})
+    return Report(
+        "autocast(cuda, float16): mm -> %s, rel err %.1e" % (y.dtype, err),
+        {"dtype": str(y.dtype), "rel_error": err},
+    )
 
 
-@check("features.amp.grad_scaler", "Gradient scaling", "feature", "features", version=2, needs=("gpu",))
+@check(
+    "features.amp.grad_scaler", "Gradient scaling", "feature", "features", version=2, needs=("gpu",)
+)
 def grad_scaler(ctx):
     """A CUDA GradScaler scales the loss, unscales gradients to the float64 reference values, steps, and skips
     the step (halving the scale) when a gradient is infinite. GPU-only: a host without a GPU skips it.
@@ -278,7 +392,11 @@ def grad_scaler(ctx):
     torch = ctx.torch
     if hasattr(torch, "amp") and hasattr(torch.amp, "GradScaler"):
         make = lambda: torch.amp.GradScaler("cuda", init_scale=1024.0)  # noqa: E731
-    elif hasattr(torch, "cuda") and hasattr(torch.cuda, "amp") and hasattr(torch.cuda.amp, "GradScaler"):
+    elif (
+        hasattr(torch, "cuda")
+        and hasattr(torch.cuda, "amp")
+        and hasattr(torch.cuda.amp, "GradScaler")
+    ):
         make = lambda: torch.cuda.amp.GradScaler(init_scale=1024.0)  # noqa: E731
     else:
         raise Unsupported("no GradScaler in torch.amp or torch.cuda.amp")
@@ -302,7 +420,9 @@ def grad_scaler(ctx):
     err = ctx.assert_close(model.weight.grad, ref_model.weight.grad, 1e-5, "unscaled gradient")
     scaler.step(opt)
     scaler.update()
-    ctx.assert_close(model.weight.detach(), w0.double().cpu() - 0.1 * ref_model.weight.grad, 1e-5, "SGD step")
+    ctx.assert_close(
+        model.weight.detach(), w0.double().cpu() - 0.1 * ref_model.weight.grad, 1e-5, "SGD step"
+    )
     # An infinite gradient: the step must be skipped and the scale reduced.
     w1, s1 = model.weight.detach().clone(), scaler.get_scale()
     opt.zero_grad()
@@ -312,12 +432,19 @@ def grad_scaler(ctx):
     if not torch.equal(model.weight.detach(), w1):
         raise Fail("the optimizer stepped despite an infinite gradient")
     if not scaler.get_scale() < s1:
-        raise Fail("scale did not shrink after an infinite gradient (%s -> %s)" % (s1, scaler.get_scale()))
-    return Report("%s GradScaler: unscaled grad rel err %.1e, inf step skipped, scale %g -> %g"
-                  % (dev, err, s1, scaler.get_scale()), {"device": dev, "rel_error": err})
+        raise Fail(
+            "scale did not shrink after an infinite gradient (%s -> %s)" % (s1, scaler.get_scale())
+        )
+    return Report(
+        "%s GradScaler: unscaled grad rel err %.1e, inf step skipped, scale %g -> %g"
+        % (dev, err, s1, scaler.get_scale()),
+        {"device": dev, "rel_error": err},
+    )
 
 
-@check("features.amp.op_specific", "CUDA op-specific behavior", "feature", "features", needs=("gpu",))
+@check(
+    "features.amp.op_specific", "CUDA op-specific behavior", "feature", "features", needs=("gpu",)
+)
 def amp_op_specific(ctx):
     """Under CUDA autocast, mm runs in float16, softmax and layer_norm in float32, and mixed-dtype add promotes
     to float32, whichever namespace the op is called from.
@@ -328,15 +455,26 @@ def amp_op_specific(ctx):
     ctx.require_gpu()
     a, b = randn(torch, 64, 64, seed=73).cuda(), randn(torch, 64, 64, seed=74).cuda()
     with torch.autocast(device_type="cuda", dtype=torch.float16):
-        got = {"torch.mm": torch.mm(a, b).dtype, "Tensor.matmul": a.matmul(b).dtype,
-               "nn.functional.linear": torch.nn.functional.linear(a, b).dtype,
-               "softmax": torch.softmax(a.half(), dim=-1).dtype,
-               "layer_norm": torch.nn.functional.layer_norm(a.half(), (64,)).dtype,
-               "add(f16, f32)": (a.half() + b).dtype}
-    want = {"torch.mm": torch.float16, "Tensor.matmul": torch.float16, "nn.functional.linear": torch.float16,
-            "softmax": torch.float32, "layer_norm": torch.float32, "add(f16, f32)": torch.float32}
+        got = {
+            "torch.mm": torch.mm(a, b).dtype,
+            "Tensor.matmul": a.matmul(b).dtype,
+            "nn.functional.linear": torch.nn.functional.linear(a, b).dtype,
+            "softmax": torch.softmax(a.half(), dim=-1).dtype,
+            "layer_norm": torch.nn.functional.layer_norm(a.half(), (64,)).dtype,
+            "add(f16, f32)": (a.half() + b).dtype,
+        }
+    want = {
+        "torch.mm": torch.float16,
+        "Tensor.matmul": torch.float16,
+        "nn.functional.linear": torch.float16,
+        "softmax": torch.float32,
+        "layer_norm": torch.float32,
+        "add(f16, f32)": torch.float32,
+    }
     wrong = ["%s -> %s (want %s)" % (k, got[k], want[k]) for k in want if got[k] != want[k]]
     if wrong:
         raise Fail("autocast op behaviour differs: " + "; ".join(wrong))
-    return Report("autocast casts per op as documented (%d ops)" % len(want),
-                  dict((k, str(v)) for k, v in got.items()))
+    return Report(
+        "autocast casts per op as documented (%d ops)" % len(want),
+        dict((k, str(v)) for k, v in got.items()),
+    )

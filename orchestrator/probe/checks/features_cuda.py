@@ -16,14 +16,21 @@ from . import _dist
 from ._common import attempt, randn
 
 
-@check("features.cuda.device_management", "Device management", "feature", "features", needs=("gpu",))
+@check(
+    "features.cuda.device_management", "Device management", "feature", "features", needs=("gpu",)
+)
 def device_management(ctx):
     """torch.cuda enumerates the GPUs, reports their properties and switches the current device.
 
     Not proven: that every GPU computes correctly, peer access between GPUs, or device selection by environment
     variables."""
     torch = ctx.torch
-    for attr in ("cuda.device_count", "cuda.get_device_properties", "cuda.set_device", "cuda.current_device"):
+    for attr in (
+        "cuda.device_count",
+        "cuda.get_device_properties",
+        "cuda.set_device",
+        "cuda.current_device",
+    ):
         ctx.require_attr(torch, attr)
     ctx.require_gpu()
     n = torch.cuda.device_count()
@@ -31,18 +38,27 @@ def device_management(ctx):
     for i in range(n):
         torch.cuda.set_device(i)
         if torch.cuda.current_device() != i:
-            raise Fail("set_device(%d) left current_device at %d" % (i, torch.cuda.current_device()))
+            raise Fail(
+                "set_device(%d) left current_device at %d" % (i, torch.cuda.current_device())
+            )
         p = torch.cuda.get_device_properties(i)
         if p.total_memory <= 0:
             raise Fail("device %d reports total_memory %s" % (i, p.total_memory))
         names.append(p.name)
     torch.cuda.set_device(0)
-    return Report("%d device(s): %s" % (n, ", ".join(sorted(set(names)))),
-                  {"device_count": n, "names": names})
+    return Report(
+        "%d device(s): %s" % (n, ", ".join(sorted(set(names)))), {"device_count": n, "names": names}
+    )
 
 
-@check("features.cuda.tensor_ops", "Tensor operations on GPU", "feature", "features", library="hipBLAS/cuBLAS",
-       needs=("gpu",))
+@check(
+    "features.cuda.tensor_ops",
+    "Tensor operations on GPU",
+    "feature",
+    "features",
+    library="hipBLAS/cuBLAS",
+    needs=("gpu",),
+)
 def tensor_ops(ctx):
     """Addition, a reduction and a matrix product computed on the GPU match float64 CPU results.
 
@@ -52,7 +68,9 @@ def tensor_ops(ctx):
     a, b = randn(torch, 128, 128, seed=50), randn(torch, 128, 128, seed=51)
     da, db = a.cuda(), b.cuda()
     e1 = ctx.assert_close(da + db, a.double() + b.double(), 1e-6, "add")
-    e2 = ctx.assert_close((da * db).sum(dim=1), (a.double() * b.double()).sum(dim=1), 1e-5, "row sums")
+    e2 = ctx.assert_close(
+        (da * db).sum(dim=1), (a.double() * b.double()).sum(dim=1), 1e-5, "row sums"
+    )
     e3 = ctx.assert_close(ctx.observe(lambda: da @ db), a.double() @ b.double(), 5e-3, "matmul")
     return Report("add %.1e, sum %.1e, matmul %.1e" % (e1, e2, e3), {"rel_error": max(e1, e2, e3)})
 
@@ -82,11 +100,15 @@ def streams_events(ctx):
         raise Fail("event/stream not complete after synchronize")
     ms = start.elapsed_time(end)
     err = ctx.assert_close(c, a.double() @ a.double(), 5e-3, "matmul on a side stream")
-    return Report("side-stream matmul %.3f ms by events, rel err %.1e" % (ms, err),
-                  {"elapsed_ms": ms, "rel_error": err})
+    return Report(
+        "side-stream matmul %.3f ms by events, rel err %.1e" % (ms, err),
+        {"elapsed_ms": ms, "rel_error": err},
+    )
 
 
-@check("features.cuda.memory_management", "Memory management", "feature", "features", needs=("gpu",))
+@check(
+    "features.cuda.memory_management", "Memory management", "feature", "features", needs=("gpu",)
+)
 def memory_management(ctx):
     """memory_allocated / max_memory_allocated / memory_reserved track a 64 MiB allocation and empty_cache releases it.
 
@@ -104,7 +126,10 @@ def memory_management(ctx):
     peak, reserved = torch.cuda.max_memory_allocated(), torch.cuda.memory_reserved()
     metrics = {"before": before, "after": after, "peak": peak, "reserved": reserved}
     if after - before < size:
-        raise Fail("memory_allocated grew by %d bytes for a %d-byte tensor" % (after - before, size), metrics)
+        raise Fail(
+            "memory_allocated grew by %d bytes for a %d-byte tensor" % (after - before, size),
+            metrics,
+        )
     if peak < after or reserved < after:
         raise Fail("max_memory_allocated/memory_reserved below memory_allocated", metrics)
     del t
@@ -112,19 +137,31 @@ def memory_management(ctx):
     metrics["reserved_after_empty_cache"] = torch.cuda.memory_reserved()
     if metrics["reserved_after_empty_cache"] > reserved - size:
         raise Fail("empty_cache did not release the freed 64 MiB block", metrics)
-    return Report("allocated +%d MiB, reserved %d MiB, released by empty_cache"
-                  % ((after - before) >> 20, reserved >> 20), metrics)
+    return Report(
+        "allocated +%d MiB, reserved %d MiB, released by empty_cache"
+        % ((after - before) >> 20, reserved >> 20),
+        metrics,
+    )
 
 
 def gpu_process_list(text):
     """Entries of torch.cuda.list_gpu_processes(): (pid, MB) per "process PID uses MB MB GPU memory" line."""
     import re
-    return [(int(m.group(1)), float(m.group(2)))
-            for m in re.finditer(r"process\s+(\d+)\s+uses\s+([0-9.]+)\s*MB", text or "")]
+
+    return [
+        (int(m.group(1)), float(m.group(2)))
+        for m in re.finditer(r"process\s+(\d+)\s+uses\s+([0-9.]+)\s*MB", text or "")
+    ]
 
 
-@check("features.cuda.memory_stats", "Running process lists of memory management", "feature", "features",
-       version=2, needs=("gpu",))
+@check(
+    "features.cuda.memory_stats",
+    "Running process lists of memory management",
+    "feature",
+    "features",
+    version=2,
+    needs=("gpu",),
+)
 def memory_stats(ctx):
     """torch.cuda.list_gpu_processes() lists the processes using the GPU (this one among them, holding at least
     the memory it allocated), memory_stats() counts the live allocation and memory_summary() renders the
@@ -143,7 +180,9 @@ def memory_stats(ctx):
     cur = stats.get("allocated_bytes.all.current", 0)
     metrics = {"stats_keys": len(stats), "allocated_current": cur}
     if cur < t.numel() * 4:
-        raise Fail("memory_stats allocated_bytes.all.current=%s below a live 64 MiB tensor" % cur, metrics)
+        raise Fail(
+            "memory_stats allocated_bytes.all.current=%s below a live 64 MiB tensor" % cur, metrics
+        )
     summary = torch.cuda.memory_summary()
     if "Allocated memory" not in summary and "allocated" not in summary.lower():
         raise Fail("memory_summary() has no allocation table", metrics)
@@ -156,18 +195,40 @@ def memory_stats(ctx):
     metrics.update(processes=len(procs), own_pid_listed=bool(mine), process_list=text[:500])
     if not procs:
         said = text.strip().splitlines()[-1][:300] if text.strip() else "an empty answer"
-        raise Partial("partial support: memory_stats and memory_summary work, but the running process list "
-                      "could not be read: %s" % said, metrics)
+        raise Partial(
+            "partial support: memory_stats and memory_summary work, but the running process list "
+            "could not be read: %s" % said,
+            metrics,
+        )
     if mine and max(mine) < 60:
-        raise Fail("list_gpu_processes shows this process using %.0f MB while it holds a 64 MiB tensor" % max(mine),
-                   metrics)
-    return Report("%d process(es) listed%s; memory_stats %d keys, %d MiB allocated"
-                  % (len(procs), " (this one with %.0f MB)" % max(mine) if mine else
-                     " (this process's PID is not visible to the driver here)", len(stats), cur >> 20), metrics)
+        raise Fail(
+            "list_gpu_processes shows this process using %.0f MB while it holds a 64 MiB tensor"
+            % max(mine),
+            metrics,
+        )
+    return Report(
+        "%d process(es) listed%s; memory_stats %d keys, %d MiB allocated"
+        % (
+            len(procs),
+            " (this one with %.0f MB)" % max(mine)
+            if mine
+            else " (this process's PID is not visible to the driver here)",
+            len(stats),
+            cur >> 20,
+        ),
+        metrics,
+    )
 
 
-@check("features.cuda.collectives", "Communication collectives", "feature", "features", library="RCCL/NCCL",
-       version=2, needs=("gpu",))
+@check(
+    "features.cuda.collectives",
+    "Communication collectives",
+    "feature",
+    "features",
+    library="RCCL/NCCL",
+    version=2,
+    needs=("gpu",),
+)
 def collectives(ctx):
     """One process per GPU forms an nccl (RCCL) group over 127.0.0.1 and all_reduce, broadcast and all_gather give
     every rank the exact result; skip with fewer than 2 GPUs.
@@ -178,10 +239,14 @@ def collectives(ctx):
     _dist.available(torch, "nccl")
     answers = _dist.run_ranks("collectives", world, backend="nccl", device="cuda", n=4096)
     _dist.verify(answers, ["all_reduce", "broadcast", "all_gather"], "nccl collectives")
-    ctx.claim(library="RCCL" if ctx.vendor == "amd" else "NCCL",
-              source="torch.distributed nccl backend, %d processes, one per GPU" % world)
-    return Report("nccl all_reduce/broadcast/all_gather exact on %d ranks (one per GPU)" % world,
-                  {"world_size": world, "processes": world})
+    ctx.claim(
+        library="RCCL" if ctx.vendor == "amd" else "NCCL",
+        source="torch.distributed nccl backend, %d processes, one per GPU" % world,
+    )
+    return Report(
+        "nccl all_reduce/broadcast/all_gather exact on %d ranks (one per GPU)" % world,
+        {"world_size": world, "processes": world},
+    )
 
 
 @check("features.cuda.graphs", "torch.cuda.CUDAGraph", "feature", "features", needs=("gpu",))
@@ -210,11 +275,22 @@ def cuda_graphs(ctx):
         static_in.copy_(x.cuda())
         g.replay()
         torch.cuda.synchronize()
-        errs.append(ctx.assert_close(static_out, x.double() @ w.cpu().double() + 1.0, 5e-3, "graph replay"))
-    return Report("captured matmul+bias replayed twice, rel err %.1e" % max(errs), {"rel_error": max(errs)})
+        errs.append(
+            ctx.assert_close(static_out, x.double() @ w.cpu().double() + 1.0, 5e-3, "graph replay")
+        )
+    return Report(
+        "captured matmul+bias replayed twice, rel err %.1e" % max(errs), {"rel_error": max(errs)}
+    )
 
 
-@check("features.cuda.tunableop", "TunableOp", "feature", "features", library="hipBLASLt/cuBLASLt", needs=("gpu",))
+@check(
+    "features.cuda.tunableop",
+    "TunableOp",
+    "feature",
+    "features",
+    library="hipBLASLt/cuBLASLt",
+    needs=("gpu",),
+)
 def tunableop(ctx):
     """With torch.cuda.tunable enabled, a float16 GEMM is tuned (a result is recorded) and still correct.
 
@@ -233,21 +309,30 @@ def tunableop(ctx):
         if not tun.is_enabled():
             raise Fail("torch.cuda.tunable.enable(True) did not enable TunableOp")
         a, b = randn(torch, 320, 192, seed=57).half(), randn(torch, 192, 224, seed=58).half()
-        got = (a.cuda() @ b.cuda())
+        got = a.cuda() @ b.cuda()
         torch.cuda.synchronize()
         err = ctx.assert_close(got, a.double() @ b.double(), 5e-3, "tuned fp16 GEMM")
         results = tun.get_results()
         if not results:
             raise Fail("TunableOp enabled, yet no tuning result was recorded for the GEMM")
-        return Report("%d tuned result(s), rel err %.1e" % (len(results), err),
-                      {"results": len(results), "rel_error": err, "first": str(list(results)[0])[:300]})
+        return Report(
+            "%d tuned result(s), rel err %.1e" % (len(results), err),
+            {"results": len(results), "rel_error": err, "first": str(list(results)[0])[:300]},
+        )
     finally:
         tun.enable(was)
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-@check("features.cuda.nvtx", "NVIDIA Tools Extension (NVTX)", "feature", "features", library="roctx/NVTX",
-       version=2, needs=("gpu",))
+@check(
+    "features.cuda.nvtx",
+    "NVIDIA Tools Extension (NVTX)",
+    "feature",
+    "features",
+    library="roctx/NVTX",
+    version=2,
+    needs=("gpu",),
+)
 def nvtx(ctx):
     """torch.cuda.nvtx range_push / range_pop around a tiny GPU workload, run under the image's profiler (nsys,
     rocprofv3 or rocprof): the range must appear in the profiler's record. With no such profiler in the image
@@ -262,16 +347,26 @@ def nvtx(ctx):
     nv.mark("valorch-mark")
     nv.range_pop()
     from .profiler_tools import RANGE, ranges_seen
+
     seen = ranges_seen(ctx)
     metrics = {"depth": depth}
     if seen is None:
-        raise Partial("partial support: range_push/mark/range_pop return (depth %s), but no profiler in this image "
-                      "(nsys, rocprofv3, rocprof) could show the range took effect" % depth, metrics)
+        raise Partial(
+            "partial support: range_push/mark/range_pop return (depth %s), but no profiler in this image "
+            "(nsys, rocprofv3, rocprof) could show the range took effect" % depth,
+            metrics,
+        )
     metrics.update(tool=seen["tool"], recorded=";".join(seen["names"])[:500])
     if not seen["seen"]:
-        raise Fail("%s profiled the workload but its record has no range %r (it has: %s)"
-                   % (seen["tool"], RANGE, "; ".join(seen["names"][:6]) or "nothing"), metrics)
-    ctx.claim(library="roctx" if ctx.vendor == "amd" else "NVTX", source="%s recorded range %s" % (seen["tool"], RANGE))
+        raise Fail(
+            "%s profiled the workload but its record has no range %r (it has: %s)"
+            % (seen["tool"], RANGE, "; ".join(seen["names"][:6]) or "nothing"),
+            metrics,
+        )
+    ctx.claim(
+        library="roctx" if ctx.vendor == "amd" else "NVTX",
+        source="%s recorded range %s" % (seen["tool"], RANGE),
+    )
     return Report("%s recorded the NVTX/roctx range %r" % (seen["tool"], RANGE), metrics)
 
 
@@ -290,8 +385,14 @@ print("BEFORE", ";".join(before)); print("AFTER", ";".join(after)); print("VALUE
 """
 
 
-@check("features.cuda.lazy_nvrtc", "Lazy loading NVRTC", "feature", "features", library="hipRTC/NVRTC",
-       needs=("gpu",))
+@check(
+    "features.cuda.lazy_nvrtc",
+    "Lazy loading NVRTC",
+    "feature",
+    "features",
+    library="hipRTC/NVRTC",
+    needs=("gpu",),
+)
 def lazy_nvrtc(ctx):
     """In a fresh process the runtime compiler (NVRTC / hipRTC) is not mapped after CUDA init and a matmul,
     and is mapped once a kernel is JIT-compiled.
@@ -300,8 +401,12 @@ def lazy_nvrtc(ctx):
     torch = ctx.torch
     ctx.require_attr(torch, "cuda.jiterator._create_jit_fn")
     ctx.require_gpu()
-    proc = subprocess.run([sys.executable, "-c", _RTC_PROBE], stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-c", _RTC_PROBE],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        timeout=300,
+    )
     out = proc.stdout.decode("utf-8", "replace")
     if proc.returncode != 0:
         raise Fail("probe process failed: %s" % proc.stderr.decode("utf-8", "replace")[-1500:])
@@ -312,14 +417,24 @@ def lazy_nvrtc(ctx):
     if lines.get("VALUE", "").strip() != "10.0":
         raise Fail("JIT kernel computed %s, expected 10.0" % lines.get("VALUE"), metrics)
     if before:
-        raise Unsupported("the runtime compiler is loaded eagerly (mapped before any JIT use): %s"
-                          % ", ".join(before), metrics)
+        raise Unsupported(
+            "the runtime compiler is loaded eagerly (mapped before any JIT use): %s"
+            % ", ".join(before),
+            metrics,
+        )
     if not after:
         raise Fail("a kernel was JIT-compiled but no NVRTC/hipRTC library is mapped", metrics)
     return Report("not mapped at init; mapped on first JIT use: %s" % ", ".join(after), metrics)
 
 
-@check("features.cuda.jiterator", "Jiterator (beta)", "feature", "features", library="hipRTC/NVRTC", needs=("gpu",))
+@check(
+    "features.cuda.jiterator",
+    "Jiterator (beta)",
+    "feature",
+    "features",
+    library="hipRTC/NVRTC",
+    needs=("gpu",),
+)
 def jiterator(ctx):
     """A kernel written as a C++ string and compiled by torch.cuda.jiterator computes alpha*x+y correctly.
 

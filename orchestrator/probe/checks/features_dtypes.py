@@ -9,13 +9,26 @@ from ..registry import check
 from ._common import _first_line, attempt, gen, missing_feature
 
 # dtype -> relative tolerance of one product computed in that dtype
-_FLOAT = (("float8_e4m3fn", 0.07), ("float8_e5m2", 0.13), ("float16", 2e-3), ("bfloat16", 1e-2),
-          ("float32", 1e-6), ("float64", 1e-14))
+_FLOAT = (
+    ("float8_e4m3fn", 0.07),
+    ("float8_e5m2", 0.13),
+    ("float16", 2e-3),
+    ("bfloat16", 1e-2),
+    ("float32", 1e-6),
+    ("float64", 1e-14),
+)
 _COMPLEX = (("complex32", 2e-3), ("complex64", 1e-6), ("complex128", 1e-14))
 # dtype -> (low, high) for random values whose products cannot overflow
-_INT = (("uint8", (0, 16)), ("uint16", (0, 250)), ("uint32", (0, 60000)), ("uint64", (0, 1 << 31)),
-        ("int8", (-11, 12)), ("int16", (-181, 182)), ("int32", (-46340, 46341)),
-        ("int64", (-(1 << 31), 1 << 31)))
+_INT = (
+    ("uint8", (0, 16)),
+    ("uint16", (0, 250)),
+    ("uint32", (0, 60000)),
+    ("uint64", (0, 1 << 31)),
+    ("int8", (-11, 12)),
+    ("int16", (-181, 182)),
+    ("int32", (-46340, 46341)),
+    ("int64", (-(1 << 31), 1 << 31)),
+)
 _QUANT = (("quint8", 0.05, 128), ("qint8", 0.05, 0), ("qint32", 0.001, 0), ("quint4x2", 0.5, 0))
 
 
@@ -26,7 +39,7 @@ def _dtype(torch, name):
     return dt
 
 
-class _SubOps(object):
+class _SubOps:
     """The operations a dtype check tries beyond creating the dtype. An operation that
     says it is not implemented is recorded (the dtype is then ``partial``); a wrong
     result fails the check; any other error propagates (a failure)."""
@@ -48,12 +61,23 @@ class _SubOps(object):
         return value
 
     def outcome(self, message, metrics):
-        metrics = dict(metrics, worked=",".join(self.worked), not_implemented=";".join(self.missing)[:1000],
-                       device=self.ctx.device)
+        metrics = dict(
+            metrics,
+            worked=",".join(self.worked),
+            not_implemented=";".join(self.missing)[:1000],
+            device=self.ctx.device,
+        )
         if self.missing:
-            raise Partial("partial support: %s on %s works for %s; not implemented: %s"
-                          % (self.name, self.ctx.device, ", ".join(["create"] + self.worked) or "nothing",
-                             "; ".join(self.missing)), metrics)
+            raise Partial(
+                "partial support: %s on %s works for %s; not implemented: %s"
+                % (
+                    self.name,
+                    self.ctx.device,
+                    ", ".join(["create"] + self.worked) or "nothing",
+                    "; ".join(self.missing),
+                ),
+                metrics,
+            )
         return Report(message, metrics)
 
 
@@ -68,24 +92,38 @@ def _float_check(name, tol):
         back = d.to(torch.float64).cpu()
         rt = ctx.rel_error(back, x.double())
         if rt > 2 * tol + 1e-7:
-            raise Fail("%s round trip lost too much: rel err %.2e" % (name, rt), {"round_trip_error": rt})
+            raise Fail(
+                "%s round trip lost too much: rel err %.2e" % (name, rt), {"round_trip_error": rt}
+            )
         ops = _SubOps(ctx, name)
         errs = {}
-        for op, f, ref in (("multiply", lambda: d * d, back * back), ("add", lambda: d + d, back + back)):
+        for op, f, ref in (
+            ("multiply", lambda: d * d, back * back),
+            ("add", lambda: d + d, back + back),
+        ):
             got = ops.run(op, f)
             if got is None:
                 continue
             if got.dtype != dt:
                 raise Fail("%s %s %s produced %s" % (name, op, name, got.dtype))
             errs[op] = ctx.assert_close(got.to(torch.float64), ref, tol, "%s %s" % (name, op))
-        return ops.outcome("%s on %s: multiply and add within %.0e (rel err %s), round trip %.2e"
-                           % (name, ctx.device, tol, ", ".join("%s %.2e" % kv for kv in sorted(errs.items())), rt),
-                           {"rel_error": max(errs.values()) if errs else None, "tolerance": tol,
-                            "round_trip_error": rt, "itemsize": torch.empty(0, dtype=dt).element_size()})
-    fn.__doc__ = ("torch.%s tensors are created on the device, converted back, multiplied and added; both results "
-                  "match the float64 result of the stored values within %.0e. An operation that is not implemented "
-                  "for the dtype makes it partial, naming the operation.\n\nNot proven: other operations "
-                  "(reductions, matmul, indexing), autocast or torch.compile with this dtype." % (name, tol))
+        return ops.outcome(
+            "%s on %s: multiply and add within %.0e (rel err %s), round trip %.2e"
+            % (name, ctx.device, tol, ", ".join("%s %.2e" % kv for kv in sorted(errs.items())), rt),
+            {
+                "rel_error": max(errs.values()) if errs else None,
+                "tolerance": tol,
+                "round_trip_error": rt,
+                "itemsize": torch.empty(0, dtype=dt).element_size(),
+            },
+        )
+
+    fn.__doc__ = (
+        "torch.%s tensors are created on the device, converted back, multiplied and added; both results "
+        "match the float64 result of the stored values within %.0e. An operation that is not implemented "
+        "for the dtype makes it partial, naming the operation.\n\nNot proven: other operations "
+        "(reductions, matmul, indexing), autocast or torch.compile with this dtype." % (name, tol)
+    )
     return fn
 
 
@@ -99,20 +137,32 @@ def _complex_check(name, tol):
         back = d.to(torch.complex128).cpu()
         ops = _SubOps(ctx, name)
         errs = {}
-        for op, f, ref in (("multiply", lambda: d * d, back * back), ("add", lambda: d + d, back + back)):
+        for op, f, ref in (
+            ("multiply", lambda: d * d, back * back),
+            ("add", lambda: d + d, back + back),
+        ):
             got = ops.run(op, f)
             if got is None:
                 continue
             if got.dtype != dt:
                 raise Fail("%s %s %s produced %s" % (name, op, name, got.dtype))
-            errs[op] = ctx.assert_close(torch.view_as_real(got.to(torch.complex128).cpu()),
-                                        torch.view_as_real(ref), tol, "%s %s" % (name, op))
-        return ops.outcome("%s on %s: multiply and add within %.0e (rel err %s)"
-                           % (name, ctx.device, tol, ", ".join("%s %.2e" % kv for kv in sorted(errs.items()))),
-                           {"rel_error": max(errs.values()) if errs else None, "tolerance": tol})
-    fn.__doc__ = ("torch.%s tensors are created on the device, multiplied and added; the complex results match "
-                  "complex128 within %.0e; an operation not implemented for the dtype makes it partial."
-                  "\n\nNot proven: other operations (FFT, matmul, reductions) in this dtype." % (name, tol))
+            errs[op] = ctx.assert_close(
+                torch.view_as_real(got.to(torch.complex128).cpu()),
+                torch.view_as_real(ref),
+                tol,
+                "%s %s" % (name, op),
+            )
+        return ops.outcome(
+            "%s on %s: multiply and add within %.0e (rel err %s)"
+            % (name, ctx.device, tol, ", ".join("%s %.2e" % kv for kv in sorted(errs.items()))),
+            {"rel_error": max(errs.values()) if errs else None, "tolerance": tol},
+        )
+
+    fn.__doc__ = (
+        "torch.%s tensors are created on the device, multiplied and added; the complex results match "
+        "complex128 within %.0e; an operation not implemented for the dtype makes it partial."
+        "\n\nNot proven: other operations (FFT, matmul, reductions) in this dtype." % (name, tol)
+    )
     return fn
 
 
@@ -132,11 +182,19 @@ def _int_check(name, lo, hi):
             back = attempt("convert %s back to int64" % name, lambda: got.cpu().to(torch.int64))
             wrong = int((back != ref).sum())
             if wrong:
-                raise Fail("%s: %d of %d results differ from int64" % (op, wrong, x.numel()), {"wrong": wrong})
-        return ops.outcome("%s on %s: 4096 products and sums exact" % (name, ctx.device), {"wrong": 0})
-    fn.__doc__ = ("torch.%s tensors are created on the device, multiplied and added; every result equals the "
-                  "int64 result exactly; an operation not implemented for the dtype makes it partial."
-                  "\n\nNot proven: division, shifts, reductions or indexing with this dtype." % name)
+                raise Fail(
+                    "%s: %d of %d results differ from int64" % (op, wrong, x.numel()),
+                    {"wrong": wrong},
+                )
+        return ops.outcome(
+            "%s on %s: 4096 products and sums exact" % (name, ctx.device), {"wrong": 0}
+        )
+
+    fn.__doc__ = (
+        "torch.%s tensors are created on the device, multiplied and added; every result equals the "
+        "int64 result exactly; an operation not implemented for the dtype makes it partial."
+        "\n\nNot proven: division, shifts, reductions or indexing with this dtype." % name
+    )
     return fn
 
 
@@ -148,11 +206,17 @@ def _quant_check(name, scale, zero_point):
         x = torch.randn(4096, generator=gen(torch, 43)) * 3
         if name.startswith("quint"):
             x = x.abs()
-        qmin, qmax = {"quint8": (0, 255), "qint8": (-128, 127), "qint32": (-(1 << 31), (1 << 31) - 1),
-                      "quint4x2": (0, 15)}[name]
+        qmin, qmax = {
+            "quint8": (0, 255),
+            "qint8": (-128, 127),
+            "qint32": (-(1 << 31), (1 << 31) - 1),
+            "quint4x2": (0, 15),
+        }[name]
         dx = x.to(ctx.device)
-        qt = attempt("quantize_per_tensor(%s) on %s" % (name, ctx.device),
-                     lambda: q(dx, scale, zero_point, dt))
+        qt = attempt(
+            "quantize_per_tensor(%s) on %s" % (name, ctx.device),
+            lambda: q(dx, scale, zero_point, dt),
+        )
         if qt.dtype != dt:
             raise Fail("quantize_per_tensor produced %s" % qt.dtype)
         ints = attempt("int_repr of %s" % name, lambda: qt.int_repr().cpu().to(torch.int64))
@@ -162,24 +226,37 @@ def _quant_check(name, scale, zero_point):
         else:
             wrong = int(((ints - want).abs() > 1).sum())  # +-1: float32 vs float64 rounding at .5
         if wrong:
-            raise Fail("%d of %d quantized values differ from round(x/scale)+zp" % (wrong, x.numel()))
+            raise Fail(
+                "%d of %d quantized values differ from round(x/scale)+zp" % (wrong, x.numel())
+            )
         deq = qt.dequantize().cpu()
         ref = (want - zero_point).double() * scale
         err = ctx.assert_close(deq, ref, 1e-3, "%s dequantize" % name)
-        return Report("%s on %s: quantize/dequantize rel err %.2e" % (name, ctx.device, err),
-                      {"rel_error": err, "scale": scale, "zero_point": zero_point, "device": ctx.device})
-    fn.__doc__ = ("torch.quantize_per_tensor to torch.%s on the device gives round(x/scale)+zero_point "
-                  "and dequantizes back to the float64 reference.\n\nNot proven: quantized operators "
-                  "(quantized conv / linear), per-channel quantization or quantized kernels' speed." % name)
+        return Report(
+            "%s on %s: quantize/dequantize rel err %.2e" % (name, ctx.device, err),
+            {"rel_error": err, "scale": scale, "zero_point": zero_point, "device": ctx.device},
+        )
+
+    fn.__doc__ = (
+        "torch.quantize_per_tensor to torch.%s on the device gives round(x/scale)+zero_point "
+        "and dequantizes back to the float64 reference.\n\nNot proven: quantized operators "
+        "(quantized conv / linear), per-channel quantization or quantized kernels' speed." % name
+    )
     return fn
 
 
 for _name, _tol in _FLOAT:
-    check("features.dtype." + _name, "torch." + _name, "feature", "features", version=2)(_float_check(_name, _tol))
+    check("features.dtype." + _name, "torch." + _name, "feature", "features", version=2)(
+        _float_check(_name, _tol)
+    )
 for _name, _tol in _COMPLEX:
-    check("features.dtype." + _name, "torch." + _name, "feature", "features", version=2)(_complex_check(_name, _tol))
+    check("features.dtype." + _name, "torch." + _name, "feature", "features", version=2)(
+        _complex_check(_name, _tol)
+    )
 for _name, (_lo, _hi) in _INT:
-    check("features.dtype." + _name, "torch." + _name, "feature", "features", version=2)(_int_check(_name, _lo, _hi))
+    check("features.dtype." + _name, "torch." + _name, "feature", "features", version=2)(
+        _int_check(_name, _lo, _hi)
+    )
 
 
 @check("features.dtype.bool", "torch.bool", "feature", "features")
@@ -201,4 +278,6 @@ def dtype_bool(ctx):
 
 
 for _name, _scale, _zp in _QUANT:
-    check("features.dtype." + _name, "torch." + _name, "feature", "features")(_quant_check(_name, _scale, _zp))
+    check("features.dtype." + _name, "torch." + _name, "feature", "features")(
+        _quant_check(_name, _scale, _zp)
+    )

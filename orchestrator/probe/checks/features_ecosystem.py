@@ -6,17 +6,14 @@ from __future__ import annotations
 
 import copy
 import math
-import os
-import shutil
-import tempfile
 
 from ..context import Fail, Report, Unsupported
 from ..registry import check
 from . import _dist
 from ._common import ProcessGroup, attempt, gen, randn
 
-
 # -- distributed ---------------------------------------------------------------
+
 
 @check("features.distributed.gloo", "Gloo", "feature", "features", library="Gloo", version=2)
 def dist_gloo(ctx):
@@ -28,12 +25,24 @@ def dist_gloo(ctx):
     _dist.available(torch, "gloo")
     answers = _dist.run_ranks("collectives", 2, backend="gloo", device="cpu", n=1024)
     _dist.verify(answers, ["all_reduce", "broadcast", "all_gather"], "gloo collectives")
-    ctx.claim(library="Gloo", source="torch.distributed backend %s, 2 processes over 127.0.0.1" % answers[0]["backend"])
-    return Report("gloo all_reduce/broadcast/all_gather/barrier exact on 2 processes",
-                  {"world_size": answers[0]["world_size"], "processes": 2, "backend": answers[0]["backend"]})
+    ctx.claim(
+        library="Gloo",
+        source="torch.distributed backend %s, 2 processes over 127.0.0.1" % answers[0]["backend"],
+    )
+    return Report(
+        "gloo all_reduce/broadcast/all_gather/barrier exact on 2 processes",
+        {"world_size": answers[0]["world_size"], "processes": 2, "backend": answers[0]["backend"]},
+    )
 
 
-@check("features.distributed.tensorpipe", "TensorPipe", "feature", "features", library="TensorPipe", version=2)
+@check(
+    "features.distributed.tensorpipe",
+    "TensorPipe",
+    "feature",
+    "features",
+    library="TensorPipe",
+    version=2,
+)
 def dist_tensorpipe(ctx):
     """Two processes join torch.distributed.rpc with the TensorPipe backend over 127.0.0.1; each calls the other
     with rpc_sync and rpc_async and gets the correct tensors back.
@@ -48,22 +57,37 @@ def dist_tensorpipe(ctx):
     del dist
     answers = _dist.run_ranks("rpc", 2)
     _dist.verify(answers, ["rpc_sync", "rpc_async"], "TensorPipe RPC")
-    ctx.claim(library="TensorPipe", source="torch.distributed.rpc TensorPipe backend, 2 processes over 127.0.0.1")
-    return Report("TensorPipe RPC: 2 processes called each other (rpc_sync and rpc_async), results correct",
-                  {"world_size": 2, "processes": 2})
+    ctx.claim(
+        library="TensorPipe",
+        source="torch.distributed.rpc TensorPipe backend, 2 processes over 127.0.0.1",
+    )
+    return Report(
+        "TensorPipe RPC: 2 processes called each other (rpc_sync and rpc_async), results correct",
+        {"world_size": 2, "processes": 2},
+    )
 
 
 # -- torchvision -----------------------------------------------------------------
 
+
 def _image(torch, c=3, h=64, w=48):
     yy = torch.linspace(0, 1, h).view(h, 1)
     xx = torch.linspace(0, 1, w).view(1, w)
-    chans = [0.5 + 0.4 * torch.sin(6.0 * xx * (i + 1) + 4.0 * yy) * torch.cos(3.0 * yy * (i + 1)) for i in range(c)]
+    chans = [
+        0.5 + 0.4 * torch.sin(6.0 * xx * (i + 1) + 4.0 * yy) * torch.cos(3.0 * yy * (i + 1))
+        for i in range(c)
+    ]
     return torch.stack(chans)
 
 
-@check("features.torchvision.transforms_functional", "torchvision.transforms.functional", "feature", "features",
-       version=2, needs=("gpu",))
+@check(
+    "features.torchvision.transforms_functional",
+    "torchvision.transforms.functional",
+    "feature",
+    "features",
+    version=2,
+    needs=("gpu",),
+)
 def tv_transforms(ctx):
     """resize, normalize, crop, hflip and rotate from torchvision.transforms.functional on a GPU tensor match the
     same transforms applied to float64 on the CPU. The row is GPU-accelerated: without a GPU it is skipped after
@@ -82,14 +106,22 @@ def tv_transforms(ctx):
         x = TF.crop(x, 2, 3, 24, 18)
         x = TF.hflip(x)
         return TF.rotate(x, 30.0)
-    got = attempt("transforms.functional on %s" % ctx.device, lambda: ctx.observe(lambda: pipeline(img.to(ctx.device))))
+
+    got = attempt(
+        "transforms.functional on %s" % ctx.device,
+        lambda: ctx.observe(lambda: pipeline(img.to(ctx.device))),
+    )
     ref = pipeline(img.double())
     err = ctx.assert_close(got, ref, 1e-4, "transforms pipeline")
-    return Report("resize/normalize/crop/hflip/rotate on %s: rel err %.1e" % (ctx.device, err),
-                  {"rel_error": err, "torchvision": tv.__version__, "device": ctx.device})
+    return Report(
+        "resize/normalize/crop/hflip/rotate on %s: rel err %.1e" % (ctx.device, err),
+        {"rel_error": err, "torchvision": tv.__version__, "device": ctx.device},
+    )
 
 
-@check("features.torchvision.ops", "torchvision.ops", "feature", "features", version=2, needs=("gpu",))
+@check(
+    "features.torchvision.ops", "torchvision.ops", "feature", "features", version=2, needs=("gpu",)
+)
 def tv_ops(ctx):
     """torchvision.ops.nms keeps the same boxes on the GPU as on the CPU, roi_align matches float64 and
     box_convert matches the closed-form conversion. GPU-accelerated row: skipped without a GPU (after the import:
@@ -107,27 +139,49 @@ def tv_ops(ctx):
     wh = torch.rand(300, 2, generator=g) * 30 + 1
     boxes = torch.cat([xy, xy + wh], dim=1)
     scores = torch.rand(300, generator=g)
-    keep = attempt("nms on %s" % ctx.device,
-                   lambda: ctx.observe(lambda: ops.nms(boxes.to(ctx.device), scores.to(ctx.device), 0.4)))
+    keep = attempt(
+        "nms on %s" % ctx.device,
+        lambda: ctx.observe(lambda: ops.nms(boxes.to(ctx.device), scores.to(ctx.device), 0.4)),
+    )
     keep_ref = ops.nms(boxes.double(), scores.double(), 0.4)
     if not torch.equal(keep.cpu(), keep_ref):
-        raise Fail("nms kept %d boxes on %s, %d on the CPU in float64" % (keep.numel(), ctx.device,
-                                                                          keep_ref.numel()))
+        raise Fail(
+            "nms kept %d boxes on %s, %d on the CPU in float64"
+            % (keep.numel(), ctx.device, keep_ref.numel())
+        )
     feat = randn(torch, 2, 4, 32, 32, seed=84)
-    rois = torch.tensor([[0, 1.5, 2.0, 20.0, 25.5], [1, 4.0, 4.0, 30.0, 16.0], [0, 0.0, 0.0, 31.0, 31.0]])
-    got = attempt("roi_align on %s" % ctx.device,
-                  lambda: ops.roi_align(feat.to(ctx.device), rois.to(ctx.device), (7, 7), 1.0, 2))
-    err = ctx.assert_close(got, ops.roi_align(feat.double(), rois.double(), (7, 7), 1.0, 2), 1e-5, "roi_align")
+    rois = torch.tensor(
+        [[0, 1.5, 2.0, 20.0, 25.5], [1, 4.0, 4.0, 30.0, 16.0], [0, 0.0, 0.0, 31.0, 31.0]]
+    )
+    got = attempt(
+        "roi_align on %s" % ctx.device,
+        lambda: ops.roi_align(feat.to(ctx.device), rois.to(ctx.device), (7, 7), 1.0, 2),
+    )
+    err = ctx.assert_close(
+        got, ops.roi_align(feat.double(), rois.double(), (7, 7), 1.0, 2), 1e-5, "roi_align"
+    )
     cw = ops.box_convert(boxes.to(ctx.device), "xyxy", "cxcywh").cpu().double()
     b = boxes.double()
-    ref = torch.stack([(b[:, 0] + b[:, 2]) / 2, (b[:, 1] + b[:, 3]) / 2, b[:, 2] - b[:, 0], b[:, 3] - b[:, 1]], 1)
+    ref = torch.stack(
+        [(b[:, 0] + b[:, 2]) / 2, (b[:, 1] + b[:, 3]) / 2, b[:, 2] - b[:, 0], b[:, 3] - b[:, 1]], 1
+    )
     err2 = ctx.assert_close(cw, ref, 1e-6, "box_convert")
-    return Report("nms kept %d/300 (same as CPU), roi_align %.1e, box_convert %.1e" % (keep.numel(), err, err2),
-                  {"kept": int(keep.numel()), "rel_error": max(err, err2)})
+    return Report(
+        "nms kept %d/300 (same as CPU), roi_align %.1e, box_convert %.1e"
+        % (keep.numel(), err, err2),
+        {"kept": int(keep.numel()), "rel_error": max(err, err2)},
+    )
 
 
-@check("features.torchvision.models", "torchvision.models with .to('cuda')", "feature", "features",
-       library="MIOpen/cuDNN", version=2, needs=("gpu",))
+@check(
+    "features.torchvision.models",
+    "torchvision.models with .to('cuda')",
+    "feature",
+    "features",
+    library="MIOpen/cuDNN",
+    version=2,
+    needs=("gpu",),
+)
 def tv_models(ctx):
     """A randomly initialised torchvision ResNet-18 moved to the GPU gives the float64 CPU logits; the kernels'
     library is recorded. Skipped without a GPU (the row is .to('cuda')).
@@ -147,11 +201,21 @@ def tv_models(ctx):
         got = ctx.observe(lambda: dmodel(dx))
     tol = 5e-3 if ctx.device != "cpu" else 1e-4
     err = ctx.assert_close(got, ref, tol, "resnet18 logits")
-    return Report("resnet18 forward on %s: rel err %.1e" % (ctx.device, err), {"rel_error": err, "tolerance": tol})
+    return Report(
+        "resnet18 forward on %s: rel err %.1e" % (ctx.device, err),
+        {"rel_error": err, "tolerance": tol},
+    )
 
 
-@check("features.torchvision.io", "torchvision.io", "feature", "features", library="rocJPEG/nvJPEG", version=2,
-       needs=("gpu",))
+@check(
+    "features.torchvision.io",
+    "torchvision.io",
+    "feature",
+    "features",
+    library="rocJPEG/nvJPEG",
+    version=2,
+    needs=("gpu",),
+)
 def tv_io(ctx):
     """torchvision.io encodes a JPEG on the CPU and decodes it on the GPU (decode_jpeg(device="cuda"), nvJPEG /
     rocJPEG) back to the original image within JPEG loss. GPU decoding is the row: skipped without a GPU.
@@ -171,11 +235,14 @@ def tv_io(ctx):
     if tuple(out.shape) != tuple(img.shape):
         raise Fail("decoded shape %s, encoded %s" % (tuple(out.shape), tuple(img.shape)))
     err = ctx.assert_close(out.float(), img.double(), 0.03, "JPEG round trip")
-    return Report("JPEG %d bytes decoded on %s, rel err %.2e" % (data.numel(), where, err),
-                  {"bytes": int(data.numel()), "rel_error": err, "decode_device": where})
+    return Report(
+        "JPEG %d bytes decoded on %s, rel err %.2e" % (data.numel(), where, err),
+        {"bytes": int(data.numel()), "rel_error": err, "decode_device": where},
+    )
 
 
 # -- torchaudio ------------------------------------------------------------------
+
 
 def _wave(torch, sr=16000):
     t = torch.arange(sr, dtype=torch.float64) / sr
@@ -195,29 +262,57 @@ def _audio_check(name, make, tol):
         tr, dw = make(cls).to(ctx.device), wave.to(ctx.device)
         got = attempt("%s on %s" % (name, ctx.device), lambda: ctx.observe(lambda: tr(dw)))
         if tuple(got.shape) != tuple(ref.shape):
-            raise Fail("%s output shape %s, float64 reference %s" % (name, tuple(got.shape), tuple(ref.shape)))
+            raise Fail(
+                "%s output shape %s, float64 reference %s"
+                % (name, tuple(got.shape), tuple(ref.shape))
+            )
         err = ctx.assert_close(got, ref, tol, name)
-        return Report("%s on %s: shape %s, rel err %.1e" % (name, ctx.device, tuple(got.shape), err),
-                      {"rel_error": err, "tolerance": tol, "torchaudio": ta.__version__})
-    fn.__doc__ = ("torchaudio.transforms.%s of a 1 s, 16 kHz float32 waveform on the GPU matches the float64 CPU "
-                  "result within %.0e. The seed lists it as GPU-accelerated: skipped without a GPU, after torchaudio "
-                  "is imported.\n\nNot proven: other sample rates and sizes, or audio I/O." % (name, tol))
+        return Report(
+            "%s on %s: shape %s, rel err %.1e" % (name, ctx.device, tuple(got.shape), err),
+            {"rel_error": err, "tolerance": tol, "torchaudio": ta.__version__},
+        )
+
+    fn.__doc__ = (
+        "torchaudio.transforms.%s of a 1 s, 16 kHz float32 waveform on the GPU matches the float64 CPU "
+        "result within %.0e. The seed lists it as GPU-accelerated: skipped without a GPU, after torchaudio "
+        "is imported.\n\nNot proven: other sample rates and sizes, or audio I/O." % (name, tol)
+    )
     return fn
 
 
-_AUDIO = (("Spectrogram", lambda c: c(n_fft=400), 1e-4),
-          ("MelSpectrogram", lambda c: c(sample_rate=16000, n_fft=400, n_mels=40), 1e-4),
-          ("MFCC", lambda c: c(sample_rate=16000, n_mfcc=13, melkwargs={"n_fft": 400, "n_mels": 40}), 1e-4),
-          ("Resample", lambda c: c(16000, 8000), 1e-4))
+_AUDIO = (
+    ("Spectrogram", lambda c: c(n_fft=400), 1e-4),
+    ("MelSpectrogram", lambda c: c(sample_rate=16000, n_fft=400, n_mels=40), 1e-4),
+    (
+        "MFCC",
+        lambda c: c(sample_rate=16000, n_mfcc=13, melkwargs={"n_fft": 400, "n_mels": 40}),
+        1e-4,
+    ),
+    ("Resample", lambda c: c(16000, 8000), 1e-4),
+)
 for _name, _make, _tol in _AUDIO:
-    check("features.torchaudio." + _name.lower(), "torchaudio.transforms." + _name, "feature",
-          "features", library="hipFFT/cuFFT" if "Resample" != _name else None, version=2,
-          needs=("gpu",))(_audio_check(_name, _make, _tol))
+    check(
+        "features.torchaudio." + _name.lower(),
+        "torchaudio.transforms." + _name,
+        "feature",
+        "features",
+        library="hipFFT/cuFFT" if _name != "Resample" else None,
+        version=2,
+        needs=("gpu",),
+    )(_audio_check(_name, _make, _tol))
 
 
 # -- ecosystem rows of the "unsupported features" table ---------------------------
 
-@check("features.apex.batch_norm", "APEX batch norm", "feature", "features", library="MIOpen/cuDNN", needs=("gpu",))
+
+@check(
+    "features.apex.batch_norm",
+    "APEX batch norm",
+    "feature",
+    "features",
+    library="MIOpen/cuDNN",
+    needs=("gpu",),
+)
 def apex_batch_norm(ctx):
     """apex.parallel.SyncBatchNorm (world size 1) normalises a GPU batch like torch's batch norm in float64.
 
@@ -236,7 +331,14 @@ def apex_batch_norm(ctx):
     return Report("apex SyncBatchNorm rel err %.1e" % err, {"rel_error": err})
 
 
-@check("features.torch_tensorrt", "torch-tensorrt", "feature", "features", library="TensorRT", needs=("gpu",))
+@check(
+    "features.torch_tensorrt",
+    "torch-tensorrt",
+    "feature",
+    "features",
+    library="TensorRT",
+    needs=("gpu",),
+)
 def torch_tensorrt(ctx):
     """torch_tensorrt compiles a small MLP for the GPU and the engine reproduces the eager output.
 
@@ -246,7 +348,9 @@ def torch_tensorrt(ctx):
     comp = ctx.require_attr(trt, "compile")
     ctx.require_gpu()
     torch.manual_seed(0)
-    model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 8)).eval()
+    model = torch.nn.Sequential(
+        torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 8)
+    ).eval()
     x = randn(torch, 4, 32, seed=88)
     with torch.no_grad():
         ref = copy.deepcopy(model).double()(x.double())

@@ -33,7 +33,7 @@ def rocm_roots() -> List[str]:
 
 def _read(path: str) -> str:
     try:
-        with open(path, "r", errors="replace") as fh:
+        with open(path, errors="replace") as fh:
             return fh.read(1 << 20)
     except OSError:
         return ""
@@ -44,12 +44,20 @@ DPKG_STATUS = "/var/lib/dpkg/status"
 
 def dpkg_versions(names: Sequence[str], status_path: str = DPKG_STATUS) -> Dict[str, str]:
     wanted = set(names)
-    return dict((p["Package"], p.get("Version", "")) for p in parse_dpkg_status(_read(status_path))
-                if p["Package"] in wanted)
+    return dict(
+        (p["Package"], p.get("Version", ""))
+        for p in parse_dpkg_status(_read(status_path))
+        if p["Package"] in wanted
+    )
 
 
-def presence(libs: Sequence[str], headers: Sequence[Tuple[str, str]], packages: Sequence[str],
-             roots: Optional[List[str]] = None, status_path: str = DPKG_STATUS) -> Dict[str, Any]:
+def presence(
+    libs: Sequence[str],
+    headers: Sequence[Tuple[str, str]],
+    packages: Sequence[str],
+    roots: Optional[List[str]] = None,
+    status_path: str = DPKG_STATUS,
+) -> Dict[str, Any]:
     """What of a library the image holds: shared/static library files under the ROCm
     roots, a version from a version header (relative path, macro prefix) and dpkg."""
     roots = rocm_roots() if roots is None else roots
@@ -72,37 +80,62 @@ def presence(libs: Sequence[str], headers: Sequence[Tuple[str, str]], packages: 
     if version is None and pkgs:
         name = sorted(pkgs)[0]
         version, source = pkgs[name], "dpkg %s" % name
-    return {"libraries": found_libs[:6], "version": version, "version_source": source, "packages": pkgs}
+    return {
+        "libraries": found_libs[:6],
+        "version": version,
+        "version_source": source,
+        "packages": pkgs,
+    }
 
 
 def absent(ctx: Any, name: str, what: str) -> None:
     """Raise the right outcome for a library this image does not have."""
     backend = ctx.expect.get("backend", "cpu")
     if backend != "rocm":
-        raise Skip("%s is a ROCm library; a %s image is not expected to have it (%s)" % (name, backend, what))
+        raise Skip(
+            "%s is a ROCm library; a %s image is not expected to have it (%s)"
+            % (name, backend, what)
+        )
     raise Unsupported("%s is not in this ROCm image: %s" % (name, what))
 
 
 def presence_summary(name: str, facts: Dict[str, Any]) -> str:
     where = facts["libraries"][0] if facts["libraries"] else (facts["version_source"] or "dpkg")
-    return "%s %s in the image (%s; version from %s)" % (name, facts["version"] or "(version unknown)", where,
-                                                         facts["version_source"] or "nowhere")
+    return "%s %s in the image (%s; version from %s)" % (
+        name,
+        facts["version"] or "(version unknown)",
+        where,
+        facts["version_source"] or "nowhere",
+    )
 
 
 def presence_metrics(facts: Dict[str, Any], proven: str) -> Dict[str, Any]:
-    return {"proven": proven, "version": facts["version"], "version_source": facts["version_source"],
-            "files": ";".join(facts["libraries"])[:500]}
+    return {
+        "proven": proven,
+        "version": facts["version"],
+        "version_source": facts["version_source"],
+        "files": ";".join(facts["libraries"])[:500],
+    }
 
 
-def presence_report(ctx: Any, name: str, facts: Dict[str, Any], exercised: Optional[str] = None,
-                    why: str = "no Python API exercises it") -> Report:
+def presence_report(
+    ctx: Any,
+    name: str,
+    facts: Dict[str, Any],
+    exercised: Optional[str] = None,
+    why: str = "no Python API exercises it",
+) -> Report:
     """A pass when the library ran (``exercised`` says how); otherwise ``partial``
     "present, not exercised": presence is not the row's claim, and must not read as one."""
     if exercised:
-        return Report("%s %s: %s" % (name, facts["version"] or "(version unknown)", exercised),
-                      presence_metrics(facts, "exercised"))
-    raise Partial("partial support: present, not exercised: %s; %s" % (presence_summary(name, facts), why),
-                  presence_metrics(facts, "presence"))
+        return Report(
+            "%s %s: %s" % (name, facts["version"] or "(version unknown)", exercised),
+            presence_metrics(facts, "exercised"),
+        )
+    raise Partial(
+        "partial support: present, not exercised: %s; %s" % (presence_summary(name, facts), why),
+        presence_metrics(facts, "presence"),
+    )
 
 
 def host_call_report(ctx: Any, name: str, facts: Dict[str, Any], row_use: str) -> Report:
@@ -113,126 +146,260 @@ def host_call_report(ctx: Any, name: str, facts: Dict[str, Any], row_use: str) -
     stem, call = _rocm_host.HOST_CALLS[name]
     lib, path, error = _rocm_host.load(facts["libraries"], stem)
     if lib is None and error:
-        raise Fail("%s is installed but cannot be loaded: %s" % (name, error), presence_metrics(facts, "presence"))
+        raise Fail(
+            "%s is installed but cannot be loaded: %s" % (name, error),
+            presence_metrics(facts, "presence"),
+        )
     if lib is None:
         return presence_report(ctx, name, facts, why="no %s* file to call into" % stem)
     try:
         done = call(lib)
     except _rocm_host.NoEntryPoint as exc:
-        return presence_report(ctx, name, facts, why="%s exports no host entry point valorch calls: %s" % (path, exc))
+        return presence_report(
+            ctx, name, facts, why="%s exports no host entry point valorch calls: %s" % (path, exc)
+        )
     except _rocm_host.HostCallError as exc:
-        raise Fail("%s's host API answered wrongly (%s): %s" % (name, path, exc), presence_metrics(facts, "presence"))
+        raise Fail(
+            "%s's host API answered wrongly (%s): %s" % (name, path, exc),
+            presence_metrics(facts, "presence"),
+        )
     metrics = dict(presence_metrics(facts, "host-call"), host_call=done[:300], library_file=path)
-    raise Partial("partial support: present, host API called, %s not exercised: %s; through ctypes: %s"
-                  % (row_use, presence_summary(name, facts), done), metrics)
+    raise Partial(
+        "partial support: present, host API called, %s not exercised: %s; through ctypes: %s"
+        % (row_use, presence_summary(name, facts), done),
+        metrics,
+    )
 
 
-def _presence_check(cid: str, name: str, libs: Sequence[str], headers: Sequence[Tuple[str, str]],
-                    packages: Sequence[str], row_use: str, no_call: str = "no Python API exercises it") -> None:
+def _presence_check(
+    cid: str,
+    name: str,
+    libs: Sequence[str],
+    headers: Sequence[Tuple[str, str]],
+    packages: Sequence[str],
+    row_use: str,
+    no_call: str = "no Python API exercises it",
+) -> None:
     def fn(ctx):
         facts = presence(libs, headers, packages)
         if not (facts["libraries"] or facts["packages"] or facts["version_source"]):
-            absent(ctx, name, "no %s under /opt/rocm*/lib, no version header, no dpkg entry %s"
-                   % ("/".join(libs) or "library file", "/".join(packages)))
+            absent(
+                ctx,
+                name,
+                "no %s under /opt/rocm*/lib, no version header, no dpkg entry %s"
+                % ("/".join(libs) or "library file", "/".join(packages)),
+            )
         if name in _rocm_host.HOST_CALLS:
             return host_call_report(ctx, name, facts, row_use)
         return presence_report(ctx, name, facts, why=no_call)
+
     if name in _rocm_host.HOST_CALLS:
-        proven = ("Presence, and that %s loads and answers a host-side C call through ctypes without a GPU (see "
-                  "Host entry points): the result is partial \"present, host API called\", never a pass; a "
-                  "library the loader refuses or a wrong answer is a fail" % _rocm_host.HOST_CALLS[name][0])
+        proven = (
+            "Presence, and that %s loads and answers a host-side C call through ctypes without a GPU (see "
+            'Host entry points): the result is partial "present, host API called", never a pass; a '
+            "library the loader refuses or a wrong answer is a fail"
+            % _rocm_host.HOST_CALLS[name][0]
+        )
     else:
-        proven = "Only presence is proven (%s): the result is partial \"present, not exercised\", never a pass" % no_call
-    fn.__doc__ = ("%s is present in the image: a library file (%s) or version header (%s) under /opt/rocm*, or a "
-                  "dpkg package (%s), with its version. %s.\n\n"
-                  "Not proven: that %s works on this GPU (%s)." % (name, ", ".join(libs) or "none",
-                                                                 ", ".join(h for h, _ in headers) or "none",
-                                                                 ", ".join(packages), proven, name, row_use))
-    check(cid, name, "feature", "features", library=name, version=3 if name in _rocm_host.HOST_CALLS else 2)(fn)
+        proven = (
+            'Only presence is proven (%s): the result is partial "present, not exercised", never a pass'
+            % no_call
+        )
+    fn.__doc__ = (
+        "%s is present in the image: a library file (%s) or version header (%s) under /opt/rocm*, or a "
+        "dpkg package (%s), with its version. %s.\n\n"
+        "Not proven: that %s works on this GPU (%s)."
+        % (
+            name,
+            ", ".join(libs) or "none",
+            ", ".join(h for h, _ in headers) or "none",
+            ", ".join(packages),
+            proven,
+            name,
+            row_use,
+        )
+    )
+    check(
+        cid,
+        name,
+        "feature",
+        "features",
+        library=name,
+        version=3 if name in _rocm_host.HOST_CALLS else 2,
+    )(fn)
 
 
-HEADER_ONLY = ("a header-only library (templates compiled into the caller's kernels): no library file, no entry "
-               "point to call without a HIP compiler and a GPU")
+HEADER_ONLY = (
+    "a header-only library (templates compiled into the caller's kernels): no library file, no entry "
+    "point to call without a HIP compiler and a GPU"
+)
 
-_presence_check("features.rocm.hiptensor", "hipTensor", ["libhiptensor.so*"],
-                [("hiptensor/hiptensor-version.hpp", "hiptensor"),
-                 ("hiptensor/internal/hiptensor-version.hpp", "hiptensor")],
-                ["hiptensor", "hiptensor-dev"], "tensor contractions")
-_presence_check("features.rocm.mivisionx", "MIVisionX", ["libopenvx.so*", "libvx_*.so*"],
-                [("mivisionx/vx_ext_amd.h", "mivisionx")], ["mivisionx", "mivisionx-dev"],
-                "OpenVX graphs, preprocessing")
-_presence_check("features.rocm.rocal", "rocAL", ["librocal.so*"], [("rocal/rocal_api_info.h", "rocal")],
-                ["rocal", "rocal-dev"], "data-loading pipelines")
-_presence_check("features.rocm.rocdecode", "rocDecode", ["librocdecode.so*"],
-                [("rocdecode/rocdecode_version.h", "rocdecode"), ("rocdecode/rocdecode.h", "rocdecode")],
-                ["rocdecode", "rocdecode-dev"], "hardware video decoding")
-_presence_check("features.rocm.rpp", "RPP", ["librpp.so*"], [("rpp/rpp_version.h", "rpp")], ["rpp", "rpp-dev"],
-                "image augmentation kernels")
-_presence_check("features.rocm.rocthrust", "rocThrust", [],
-                [("thrust/rocthrust_version.hpp", "rocthrust"), ("rocthrust/rocthrust_version.hpp", "rocthrust")],
-                ["rocthrust-dev", "rocthrust"], "parallel algorithms compiled into kernels", HEADER_ONLY)
-_presence_check("features.rocm.rocwmma", "rocWMMA", [],
-                [("rocwmma/rocwmma-version.hpp", "rocwmma"), ("rocwmma/internal/rocwmma-version.hpp", "rocwmma")],
-                ["rocwmma-dev", "rocwmma"], "matrix-core GEMM fragments compiled into kernels", HEADER_ONLY)
+_presence_check(
+    "features.rocm.hiptensor",
+    "hipTensor",
+    ["libhiptensor.so*"],
+    [
+        ("hiptensor/hiptensor-version.hpp", "hiptensor"),
+        ("hiptensor/internal/hiptensor-version.hpp", "hiptensor"),
+    ],
+    ["hiptensor", "hiptensor-dev"],
+    "tensor contractions",
+)
+_presence_check(
+    "features.rocm.mivisionx",
+    "MIVisionX",
+    ["libopenvx.so*", "libvx_*.so*"],
+    [("mivisionx/vx_ext_amd.h", "mivisionx")],
+    ["mivisionx", "mivisionx-dev"],
+    "OpenVX graphs, preprocessing",
+)
+_presence_check(
+    "features.rocm.rocal",
+    "rocAL",
+    ["librocal.so*"],
+    [("rocal/rocal_api_info.h", "rocal")],
+    ["rocal", "rocal-dev"],
+    "data-loading pipelines",
+)
+_presence_check(
+    "features.rocm.rocdecode",
+    "rocDecode",
+    ["librocdecode.so*"],
+    [("rocdecode/rocdecode_version.h", "rocdecode"), ("rocdecode/rocdecode.h", "rocdecode")],
+    ["rocdecode", "rocdecode-dev"],
+    "hardware video decoding",
+)
+_presence_check(
+    "features.rocm.rpp",
+    "RPP",
+    ["librpp.so*"],
+    [("rpp/rpp_version.h", "rpp")],
+    ["rpp", "rpp-dev"],
+    "image augmentation kernels",
+)
+_presence_check(
+    "features.rocm.rocthrust",
+    "rocThrust",
+    [],
+    [
+        ("thrust/rocthrust_version.hpp", "rocthrust"),
+        ("rocthrust/rocthrust_version.hpp", "rocthrust"),
+    ],
+    ["rocthrust-dev", "rocthrust"],
+    "parallel algorithms compiled into kernels",
+    HEADER_ONLY,
+)
+_presence_check(
+    "features.rocm.rocwmma",
+    "rocWMMA",
+    [],
+    [
+        ("rocwmma/rocwmma-version.hpp", "rocwmma"),
+        ("rocwmma/internal/rocwmma-version.hpp", "rocwmma"),
+    ],
+    ["rocwmma-dev", "rocwmma"],
+    "matrix-core GEMM fragments compiled into kernels",
+    HEADER_ONLY,
+)
 
 
-@check("features.rocm.composable_kernel", "Composable Kernel", "feature", "features", library="Composable Kernel",
-       needs=("gpu",), version=2)
+@check(
+    "features.rocm.composable_kernel",
+    "Composable Kernel",
+    "feature",
+    "features",
+    library="Composable Kernel",
+    needs=("gpu",),
+    version=2,
+)
 def composable_kernel(ctx):
     """With torch's preferred BLAS library set to Composable Kernel (torch.backends.cuda.preferred_blas_library("ck"),
     ROCm builds), a bfloat16 GEMM on the GPU is correct and torch.profiler records a CK kernel. Without a GPU: skip
     (the presence found is in the message); on a GPU whose torch has no such API: partial "present, not exercised".
 
     Not proven: CK's convolutions or attention kernels, or its performance."""
-    facts = presence(["libdevice_*operations*", "libck*.so*"], [("ck/version.h", "ck")],
-                     ["composablekernel-dev", "composablekernel"])
+    facts = presence(
+        ["libdevice_*operations*", "libck*.so*"],
+        [("ck/version.h", "ck")],
+        ["composablekernel-dev", "composablekernel"],
+    )
     found = facts["libraries"] or facts["packages"] or facts["version_source"]
     if not found and ctx.expect.get("backend", "cpu") != "rocm":
-        absent(ctx, "Composable Kernel", "no ck/version.h, no CK library, no composablekernel package")
+        absent(
+            ctx, "Composable Kernel", "no ck/version.h, no CK library, no composablekernel package"
+        )
     if not ctx.gpu_available:
-        raise Skip("needs a GPU: the row claims GEMMs run on CK kernels (device: cpu); %s"
-                   % (presence_summary("Composable Kernel", facts) if found else "CK not found either"),
-                   presence_metrics(facts, "nothing"))
+        raise Skip(
+            "needs a GPU: the row claims GEMMs run on CK kernels (device: cpu); %s"
+            % (presence_summary("Composable Kernel", facts) if found else "CK not found either"),
+            presence_metrics(facts, "nothing"),
+        )
     torch = ctx.torch
     if ctx.vendor != "amd":
         raise Skip("Composable Kernel is a ROCm library; this torch is not a HIP build")
     pref = getattr(getattr(torch.backends, "cuda", None), "preferred_blas_library", None)
     if pref is None:
         if not found:
-            absent(ctx, "Composable Kernel", "no ck/version.h, no CK library, no composablekernel package")
+            absent(
+                ctx,
+                "Composable Kernel",
+                "no ck/version.h, no CK library, no composablekernel package",
+            )
         return presence_report(ctx, "Composable Kernel", facts)
     old = pref()
     try:
         attempt("preferred_blas_library('ck')", lambda: pref("ck"))
-        a, b = randn(torch, 256, 256, seed=140).bfloat16(), randn(torch, 256, 256, seed=141).bfloat16()
+        a, b = (
+            randn(torch, 256, 256, seed=140).bfloat16(),
+            randn(torch, 256, 256, seed=141).bfloat16(),
+        )
         got = attempt("bf16 GEMM with CK", lambda: ctx.observe(lambda: a.cuda() @ b.cuda()))
     finally:
         pref(old)
     err = ctx.assert_close(got, a.double() @ b.double(), 3e-2, "CK bf16 GEMM")
     kernels = ctx.seen.kernels if ctx.seen else []
     if "Composable Kernel" not in evidence.libraries_of(kernels, "amd"):
-        raise Fail("preferred_blas_library('ck') was accepted, but no CK kernel ran: %s" % "; ".join(kernels[:4]),
-                   {"rel_error": err})
-    return presence_report(ctx, "Composable Kernel", facts, "a bf16 GEMM ran on CK kernels, rel err %.1e" % err)
+        raise Fail(
+            "preferred_blas_library('ck') was accepted, but no CK kernel ran: %s"
+            % "; ".join(kernels[:4]),
+            {"rel_error": err},
+        )
+    return presence_report(
+        ctx, "Composable Kernel", facts, "a bf16 GEMM ran on CK kernels, rel err %.1e" % err
+    )
 
 
-@check("features.rocm.hipsparselt", "hipSPARSELt", "feature", "features", library="hipSPARSELt",
-       needs=("gpu",), version=2)
+@check(
+    "features.rocm.hipsparselt",
+    "hipSPARSELt",
+    "feature",
+    "features",
+    library="hipSPARSELt",
+    needs=("gpu",),
+    version=2,
+)
 def hipsparselt(ctx):
     """A 2:4 semi-structured sparse float16 weight (torch.sparse.to_sparse_semi_structured) multiplies a dense
     matrix on an AMD GPU; the result matches float64 and the profiler names the kernels' library. Without a GPU:
     skip; on a CUDA build: skip (cuSPARSELt / CUTLASS would run, not hipSPARSELt).
 
     Not proven: other sparsity patterns, int8, or speed-ups."""
-    facts = presence(["libhipsparselt.so*"], [("hipsparselt/hipsparselt-version.h", "hipsparselt")],
-                     ["hipsparselt", "hipsparselt-dev"])
+    facts = presence(
+        ["libhipsparselt.so*"],
+        [("hipsparselt/hipsparselt-version.h", "hipsparselt")],
+        ["hipsparselt", "hipsparselt-dev"],
+    )
     found = facts["libraries"] or facts["packages"] or facts["version_source"]
     if not found and ctx.expect.get("backend", "cpu") == "cpu":
         absent(ctx, "hipSPARSELt", "no libhipsparselt, no version header, no dpkg entry")
     torch = ctx.torch
-    if ctx.vendor == "nvidia":  # the 2:4 path runs cuSPARSELt / CUTLASS there: not this row's library
-        raise Skip("hipSPARSELt is a ROCm library; on this CUDA build torch's semi-structured sparsity runs "
-                   "cuSPARSELt or CUTLASS, which is not evidence for hipSPARSELt")
+    if (
+        ctx.vendor == "nvidia"
+    ):  # the 2:4 path runs cuSPARSELt / CUTLASS there: not this row's library
+        raise Skip(
+            "hipSPARSELt is a ROCm library; on this CUDA build torch's semi-structured sparsity runs "
+            "cuSPARSELt or CUTLASS, which is not evidence for hipSPARSELt"
+        )
     if not found:
         absent(ctx, "hipSPARSELt", "no libhipsparselt, no version header, no dpkg entry")
     to_sparse = ctx.require_attr(torch, "sparse.to_sparse_semi_structured")
@@ -242,14 +409,29 @@ def hipsparselt(ctx):
     w = (w * mask).half()
     x = randn(torch, 128, 64, seed=143).half()
     sw = attempt("to_sparse_semi_structured", lambda: to_sparse(w.cuda()))
-    got = attempt("semi-structured sparse matmul", lambda: ctx.observe(lambda: torch.mm(sw, x.cuda())))
+    got = attempt(
+        "semi-structured sparse matmul", lambda: ctx.observe(lambda: torch.mm(sw, x.cuda()))
+    )
     err = ctx.assert_close(got, w.double() @ x.double(), 1e-2, "2:4 sparse x dense")
     lib = evidence.label(ctx.seen.libraries) if ctx.seen else None
-    return presence_report(ctx, "hipSPARSELt", facts, "2:4 sparse float16 matmul on the GPU, rel err %.1e, kernels "
-                                                      "from %s" % (err, lib or "an unnamed library"))
+    return presence_report(
+        ctx,
+        "hipSPARSELt",
+        facts,
+        "2:4 sparse float16 matmul on the GPU, rel err %.1e, kernels "
+        "from %s" % (err, lib or "an unnamed library"),
+    )
 
 
-@check("features.rocm.migraphx", "MIGraphX", "feature", "features", library="MIGraphX", needs=("gpu",), version=2)
+@check(
+    "features.rocm.migraphx",
+    "MIGraphX",
+    "feature",
+    "features",
+    library="MIGraphX",
+    needs=("gpu",),
+    version=2,
+)
 def migraphx(ctx):
     """The migraphx Python bindings build a program (x + x), compile it for the GPU target and run it: the
     result is 2x. Without a GPU the program runs on the "ref" (CPU reference) target only to tell working
@@ -259,10 +441,14 @@ def migraphx(ctx):
     try:
         mx = ctx.load("migraphx")
     except Unsupported:
-        facts = presence(["libmigraphx.so*"], [("migraphx/version.h", "migraphx")], ["migraphx", "migraphx-dev"])
+        facts = presence(
+            ["libmigraphx.so*"], [("migraphx/version.h", "migraphx")], ["migraphx", "migraphx-dev"]
+        )
         if facts["libraries"] or facts["packages"]:
-            raise Fail("MIGraphX is installed (%s) but its Python bindings are not importable"
-                       % (facts["libraries"] or sorted(facts["packages"]))[0])
+            raise Fail(
+                "MIGraphX is installed (%s) but its Python bindings are not importable"
+                % (facts["libraries"] or sorted(facts["packages"]))[0]
+            )
         absent(ctx, "MIGraphX", "no migraphx Python module, no libmigraphx, no dpkg entry")
     np = ctx.load("numpy")
     target = "gpu" if ctx.gpu_available else "ref"
@@ -278,7 +464,13 @@ def migraphx(ctx):
         raise Fail("MIGraphX x + x on %s gave %s" % (target, list(got)))
     version = getattr(mx, "__version__", None)
     if target == "ref":  # the CPU reference target is not the row's claim (MIGraphX on the GPU)
-        raise Skip("needs a GPU: the row claims MIGraphX compiles for the GPU (device: cpu); its bindings "
-                   "work (x + x correct on the ref target)", {"target": target, "proven": "bindings"})
-    return Report("MIGraphX %s: program compiled for the %s target and ran x + x correctly" % (version or "", target),
-                  {"target": target, "proven": "exercised"})
+        raise Skip(
+            "needs a GPU: the row claims MIGraphX compiles for the GPU (device: cpu); its bindings "
+            "work (x + x correct on the ref target)",
+            {"target": target, "proven": "bindings"},
+        )
+    return Report(
+        "MIGraphX %s: program compiled for the %s target and ran x + x correctly"
+        % (version or "", target),
+        {"target": target, "proven": "exercised"},
+    )

@@ -13,7 +13,11 @@ from ..registry import check, suite
 from . import _sdpa
 from ._common import attempt, fp_tolerance, randn, timed
 
-suite("kernels", "torch", "Backend math libraries op by op: numerics vs a float64 CPU reference, timed.")
+suite(
+    "kernels",
+    "torch",
+    "Backend math libraries op by op: numerics vs a float64 CPU reference, timed.",
+)
 
 BLAS = "hipBLAS/cuBLAS"
 BLASLT = "hipBLASLt/cuBLASLt"
@@ -41,9 +45,12 @@ def _matmul(ctx, name, n=256):
         raise Fail("matmul %s returned %s" % (name, got.dtype))
     tol = fp_tolerance(ctx, name, tf32_possible=True)
     err = ctx.assert_close(got, ref, tol, "matmul %s" % name)
-    return timed(ctx, lambda: da @ db, "%dx%d %s matmul on %s: rel err %.2e (tol %.0e)"
-                 % (n, n, name, ctx.device, err, tol),
-                 {"rel_error": err, "tolerance": tol, "n": n, "flop": 2 * n ** 3})
+    return timed(
+        ctx,
+        lambda: da @ db,
+        "%dx%d %s matmul on %s: rel err %.2e (tol %.0e)" % (n, n, name, ctx.device, err, tol),
+        {"rel_error": err, "tolerance": tol, "n": n, "flop": 2 * n**3},
+    )
 
 
 @check("kernels.matmul.fp32", "matmul (float32)", "kernel", "kernels", library=BLAS, unit="s")
@@ -71,7 +78,14 @@ def matmul_bf16(ctx):
     return _matmul(ctx, "bfloat16")
 
 
-@check("kernels.linear.bf16", "linear with bias (bfloat16)", "kernel", "kernels", library=BLASLT, unit="s")
+@check(
+    "kernels.linear.bf16",
+    "linear with bias (bfloat16)",
+    "kernel",
+    "kernels",
+    library=BLASLT,
+    unit="s",
+)
 def linear_bf16(ctx):
     """torch.nn.functional.linear with bias in bfloat16 (the fused GEMM+bias epilogue path) matches float64.
 
@@ -88,7 +102,9 @@ def linear_bf16(ctx):
     b = randn(torch, 192, seed=5).bfloat16()
     ref = F.linear(x.double(), w.double(), b.double())
     dx, dw, db = x.to(ctx.device), w.to(ctx.device), b.to(ctx.device)
-    got = attempt("linear bfloat16 on %s" % ctx.device, lambda: ctx.observe(lambda: F.linear(dx, dw, db)))
+    got = attempt(
+        "linear bfloat16 on %s" % ctx.device, lambda: ctx.observe(lambda: F.linear(dx, dw, db))
+    )
     tol = fp_tolerance(ctx, "bfloat16")
     err = ctx.assert_close(got, ref, tol, "linear bf16")
     metrics = {"rel_error": err, "tolerance": tol}
@@ -102,14 +118,22 @@ def linear_bf16(ctx):
         facts = blas_log.served_by(LINEAR_SCRIPT)
         metrics.update((k, v) for k, v in facts.items() if k != "libraries")
         if facts["libraries"]:
-            ctx.resolve(TENSILE, facts["libraries"][0], "%s's bench log recorded the call" % facts["libraries"][0])
-    return timed(ctx, lambda: F.linear(dx, dw, db), "linear 128x256 -> 192 bf16: rel err %.2e" % err, metrics)
+            ctx.resolve(
+                TENSILE,
+                facts["libraries"][0],
+                "%s's bench log recorded the call" % facts["libraries"][0],
+            )
+    return timed(
+        ctx, lambda: F.linear(dx, dw, db), "linear 128x256 -> 192 bf16: rel err %.2e" % err, metrics
+    )
 
 
 # the same linear in a child interpreter, for the libraries' bench logs (blas_log.served_by)
-LINEAR_SCRIPT = ("import torch\nF = torch.nn.functional\nx = torch.randn(128, 256, device='cuda').bfloat16()\n"
-                 "w = torch.randn(192, 256, device='cuda').bfloat16()\nb = torch.randn(192, device='cuda').bfloat16()\n"
-                 "F.linear(x, w, b)\ntorch.cuda.synchronize()\n")
+LINEAR_SCRIPT = (
+    "import torch\nF = torch.nn.functional\nx = torch.randn(128, 256, device='cuda').bfloat16()\n"
+    "w = torch.randn(192, 256, device='cuda').bfloat16()\nb = torch.randn(192, device='cuda').bfloat16()\n"
+    "F.linear(x, w, b)\ntorch.cuda.synchronize()\n"
+)
 
 
 @check("kernels.bmm.fp32", "batched matmul (float32)", "kernel", "kernels", library=BLAS, unit="s")
@@ -124,8 +148,12 @@ def bmm_fp32(ctx):
     got = ctx.observe(lambda: torch.bmm(da, db), "blas")
     tol = fp_tolerance(ctx, "float32", tf32_possible=True)
     err = ctx.assert_close(got, ref, tol, "bmm fp32")
-    return timed(ctx, lambda: torch.bmm(da, db), "bmm 16x64x128x64: rel err %.2e" % err,
-                 {"rel_error": err, "tolerance": tol})
+    return timed(
+        ctx,
+        lambda: torch.bmm(da, db),
+        "bmm 16x64x128x64: rel err %.2e" % err,
+        {"rel_error": err, "tolerance": tol},
+    )
 
 
 def _conv(ctx, fn, x, w, what):
@@ -135,10 +163,12 @@ def _conv(ctx, fn, x, w, what):
     got = ctx.observe(lambda: fn(dx, dw, padding=1))
     tol = fp_tolerance(ctx, "float32", tf32_possible=True)
     err = ctx.assert_close(got, ref, tol, what)
-    return timed(ctx, lambda: fn(dx, dw, padding=1), "%s %s -> %s: rel err %.2e"
-                 % (what, tuple(x.shape), tuple(got.shape), err),
-                 {"rel_error": err, "tolerance": tol,
-                  "cudnn_enabled": bool(torch.backends.cudnn.enabled)})
+    return timed(
+        ctx,
+        lambda: fn(dx, dw, padding=1),
+        "%s %s -> %s: rel err %.2e" % (what, tuple(x.shape), tuple(got.shape), err),
+        {"rel_error": err, "tolerance": tol, "cudnn_enabled": bool(torch.backends.cudnn.enabled)},
+    )
 
 
 @check("kernels.conv2d.fp32", "conv2d (float32)", "kernel", "kernels", library=DNN, unit="s")
@@ -147,8 +177,13 @@ def conv2d_fp32(ctx):
 
     Not proven: other kernel sizes, strides, groups, dilations, layouts (channels-last) or the backward pass."""
     torch = ctx.torch
-    return _conv(ctx, torch.nn.functional.conv2d, randn(torch, 4, 8, 32, 32, seed=8),
-                 randn(torch, 16, 8, 3, 3, seed=9), "conv2d")
+    return _conv(
+        ctx,
+        torch.nn.functional.conv2d,
+        randn(torch, 4, 8, 32, 32, seed=8),
+        randn(torch, 16, 8, 3, 3, seed=9),
+        "conv2d",
+    )
 
 
 @check("kernels.conv3d.fp32", "conv3d (float32)", "kernel", "kernels", library=DNN, unit="s")
@@ -157,12 +192,24 @@ def conv3d_fp32(ctx):
 
     Not proven: other kernel sizes, strides, layouts or the backward pass."""
     torch = ctx.torch
-    return _conv(ctx, torch.nn.functional.conv3d, randn(torch, 2, 4, 8, 16, 16, seed=10),
-                 randn(torch, 8, 4, 3, 3, 3, seed=11), "conv3d")
+    return _conv(
+        ctx,
+        torch.nn.functional.conv3d,
+        randn(torch, 2, 4, 8, 16, 16, seed=10),
+        randn(torch, 8, 4, 3, 3, 3, seed=11),
+        "conv3d",
+    )
 
 
-@check("kernels.sdpa.fp32", "scaled dot-product attention", "kernel", "kernels",
-       library="AOTriton/FlashAttention", unit="s", version=2)
+@check(
+    "kernels.sdpa.fp32",
+    "scaled dot-product attention",
+    "kernel",
+    "kernels",
+    library="AOTriton/FlashAttention",
+    unit="s",
+    version=2,
+)
 def sdpa(ctx):
     """torch.nn.functional.scaled_dot_product_attention (causal, float32) matches softmax(QK^T/sqrt(d))V in float64;
     then each backend (flash, mem_efficient, math, cudnn) is forced in turn (torch.nn.attention.sdpa_kernel) and the
@@ -175,22 +222,43 @@ def sdpa(ctx):
     q, k, v = _sdpa.inputs(torch, (2, 4, 64, 32), (12, 13, 14))
     ref = _sdpa.reference(torch, q, k, v, True)
     dq, dk, dv = q.to(ctx.device), k.to(ctx.device), v.to(ctx.device)
-    got = attempt("sdpa on %s" % ctx.device, lambda: ctx.observe(lambda: fn(dq, dk, dv, is_causal=True)))
+    got = attempt(
+        "sdpa on %s" % ctx.device, lambda: ctx.observe(lambda: fn(dq, dk, dv, is_causal=True))
+    )
     tol = fp_tolerance(ctx, "float32", tf32_possible=True)
     err = ctx.assert_close(got, ref, tol, "sdpa")
     default = _sdpa.run_once(ctx, fn, q, k, v, True, "float32", None)
-    metrics = {"rel_error": err, "tolerance": tol, "default_backend": ",".join(default.get("backends") or [])}
+    metrics = {
+        "rel_error": err,
+        "tolerance": tol,
+        "default_backend": ",".join(default.get("backends") or []),
+    }
     notes = []
     for backend in _sdpa.BACKENDS:
         r = _sdpa.forced(ctx, fn, backend, q, k, v, True)
         metrics["sdpa_" + backend] = _sdpa.describe(backend, r)[:300]
-        notes.append(_sdpa.describe(backend, r).split(" (")[0] if r["state"] == "ran" else "%s %s" % (backend, r["state"]))
-        if r["state"] == "ran" and backend in r["backends"] and not r["rel_error"] <= r["tolerance"]:
-            raise Fail("SDPA with only %s enabled (%s): relative error %.3e exceeds %.1e"
-                       % (backend, r["dtype"], r["rel_error"], r["tolerance"]), metrics)
-    return timed(ctx, lambda: fn(dq, dk, dv, is_causal=True),
-                 "causal SDPA 2x4x64x32: rel err %.2e; default ran %s; forced: %s"
-                 % (err, metrics["default_backend"] or "unidentified", "; ".join(notes)), metrics)
+        notes.append(
+            _sdpa.describe(backend, r).split(" (")[0]
+            if r["state"] == "ran"
+            else "%s %s" % (backend, r["state"])
+        )
+        if (
+            r["state"] == "ran"
+            and backend in r["backends"]
+            and not r["rel_error"] <= r["tolerance"]
+        ):
+            raise Fail(
+                "SDPA with only %s enabled (%s): relative error %.3e exceeds %.1e"
+                % (backend, r["dtype"], r["rel_error"], r["tolerance"]),
+                metrics,
+            )
+    return timed(
+        ctx,
+        lambda: fn(dq, dk, dv, is_causal=True),
+        "causal SDPA 2x4x64x32: rel err %.2e; default ran %s; forced: %s"
+        % (err, metrics["default_backend"] or "unidentified", "; ".join(notes)),
+        metrics,
+    )
 
 
 @check("kernels.lstm.fp32", "LSTM (float32)", "kernel", "kernels", library=DNN, unit="s")
@@ -213,8 +281,13 @@ def lstm(ctx):
     def run():
         with torch.no_grad():
             dmod(dx)
-    return timed(ctx, run, "LSTM 2x(16->32), seq 20, batch 4: rel err %.2e" % err,
-                 {"rel_error": err, "tolerance": tol})
+
+    return timed(
+        ctx,
+        run,
+        "LSTM 2x(16->32), seq 20, batch 4: rel err %.2e" % err,
+        {"rel_error": err, "tolerance": tol},
+    )
 
 
 @check("kernels.fft.c64", "FFT (complex64)", "kernel", "kernels", library="hipFFT/cuFFT", unit="s")
@@ -233,8 +306,12 @@ def fft(ctx):
     got2 = torch.view_as_real(ctx.observe(lambda: tfft.rfft2(dr)))
     err1 = ctx.assert_close(got1, ref1, 1e-4, "fft c64")
     err2 = ctx.assert_close(got2, ref2, 1e-4, "rfft2 f32")
-    return timed(ctx, lambda: tfft.fft(dx), "fft 8x1024 rel err %.2e, rfft2 64x64 rel err %.2e" % (err1, err2),
-                 {"rel_error": max(err1, err2), "tolerance": 1e-4})
+    return timed(
+        ctx,
+        lambda: tfft.fft(dx),
+        "fft 8x1024 rel err %.2e, rfft2 64x64 rel err %.2e" % (err1, err2),
+        {"rel_error": max(err1, err2), "tolerance": 1e-4},
+    )
 
 
 @check("kernels.sort.fp32", "sort (float32)", "kernel", "kernels", library="hipCUB/CUB", unit="s")
@@ -250,11 +327,20 @@ def sort(ctx):
     err = ctx.assert_close(v, ref_v, 0.0, "sort values")
     if not torch.equal(dx[i].cpu(), v.cpu()):
         raise Fail("sort indices do not gather the sorted values")
-    return timed(ctx, lambda: torch.sort(dx), "sort 65536 fp32: exact", {"rel_error": err, "n": 65536})
+    return timed(
+        ctx, lambda: torch.sort(dx), "sort 65536 fp32: exact", {"rel_error": err, "n": 65536}
+    )
 
 
-@check("kernels.topk.fp32", "topk (float32)", "kernel", "kernels", library="ATen (radix select)", unit="s",
-       version=2)
+@check(
+    "kernels.topk.fp32",
+    "topk (float32)",
+    "kernel",
+    "kernels",
+    library="ATen (radix select)",
+    unit="s",
+    version=2,
+)
 def topk(ctx):
     """torch.topk(k=32) over 64 rows of 4096 float32 values matches the CPU float64 top values exactly. On a GPU
     this runs ATen's own radix-select kernels (pytorch/pytorch aten/src/ATen/native/cuda/TensorTopK.cu:
@@ -270,10 +356,14 @@ def topk(ctx):
     err = ctx.assert_close(got, ref, 0.0, "topk values")
     if not torch.equal(torch.gather(dx, 1, idx).cpu(), got.cpu()):
         raise Fail("topk indices do not gather the top values")
-    return timed(ctx, lambda: torch.topk(dx, 32, dim=1), "topk k=32 of 64x4096: exact", {"rel_error": err})
+    return timed(
+        ctx, lambda: torch.topk(dx, 32, dim=1), "topk k=32 of 64x4096: exact", {"rel_error": err}
+    )
 
 
-@check("kernels.cumsum.fp32", "cumsum (float32)", "kernel", "kernels", library="hipCUB/CUB", unit="s")
+@check(
+    "kernels.cumsum.fp32", "cumsum (float32)", "kernel", "kernels", library="hipCUB/CUB", unit="s"
+)
 def cumsum(ctx):
     """A float32 prefix sum (torch.cumsum) over 65536 values on the device matches float64 within 1e-4.
 
@@ -284,12 +374,23 @@ def cumsum(ctx):
     dx = x.to(ctx.device)
     got = ctx.observe(lambda: torch.cumsum(dx, 0))
     err = ctx.assert_close(got, ref, 1e-4, "cumsum")
-    return timed(ctx, lambda: torch.cumsum(dx, 0), "cumsum 65536: rel err %.2e" % err,
-                 {"rel_error": err, "tolerance": 1e-4})
+    return timed(
+        ctx,
+        lambda: torch.cumsum(dx, 0),
+        "cumsum 65536: rel err %.2e" % err,
+        {"rel_error": err, "tolerance": 1e-4},
+    )
 
 
-@check("kernels.randn.stats", "random normal generation", "kernel", "kernels", library="ATen (Philox)", unit="s",
-       version=2)
+@check(
+    "kernels.randn.stats",
+    "random normal generation",
+    "kernel",
+    "kernels",
+    library="ATen (Philox)",
+    unit="s",
+    version=2,
+)
 def randn_stats(ctx):
     """2^20 normal samples generated on the device have mean 0, std 1 and 68.3% within one sigma (6-sigma bounds).
     torch.randn runs ATen's Philox kernels (aten/src/ATen/native/cuda/DistributionTemplates.h, with the
@@ -306,16 +407,33 @@ def randn_stats(ctx):
     within = float((x.abs() < 1.0).double().mean())
     metrics = {"mean": mean, "std": std, "within_1sigma": within, "n": n}
     p = 0.682689492
-    if abs(mean) > 6 / math.sqrt(n) or abs(std - 1) > 6 / math.sqrt(2 * n) \
-            or abs(within - p) > 6 * math.sqrt(p * (1 - p) / n):
-        raise Fail("randn statistics off: mean %.4g std %.4g within-1-sigma %.4f" % (mean, std, within), metrics)
+    if (
+        abs(mean) > 6 / math.sqrt(n)
+        or abs(std - 1) > 6 / math.sqrt(2 * n)
+        or abs(within - p) > 6 * math.sqrt(p * (1 - p) / n)
+    ):
+        raise Fail(
+            "randn statistics off: mean %.4g std %.4g within-1-sigma %.4f" % (mean, std, within),
+            metrics,
+        )
     if torch.unique(x).numel() < n * 0.99:
         raise Fail("randn produced too many repeated values", metrics)
-    return timed(ctx, lambda: torch.randn(n, device=ctx.device, generator=g),
-                 "mean %.2e, std %.5f, within 1 sigma %.4f" % (mean, std, within), metrics)
+    return timed(
+        ctx,
+        lambda: torch.randn(n, device=ctx.device, generator=g),
+        "mean %.2e, std %.5f, within 1 sigma %.4f" % (mean, std, within),
+        metrics,
+    )
 
 
-@check("kernels.linalg.solve", "linalg.solve (float32)", "kernel", "kernels", library="hipSOLVER/cuSOLVER", unit="s")
+@check(
+    "kernels.linalg.solve",
+    "linalg.solve (float32)",
+    "kernel",
+    "kernels",
+    library="hipSOLVER/cuSOLVER",
+    unit="s",
+)
 def linalg_solve(ctx):
     """torch.linalg.solve of a well-conditioned 128x128 float32 system on the device matches float64.
 
@@ -328,10 +446,22 @@ def linalg_solve(ctx):
     da, db = a.to(ctx.device), b.to(ctx.device)
     got = ctx.observe(lambda: solve(da, db), "lapack")
     err = ctx.assert_close(got, ref, 1e-4, "solve")
-    return timed(ctx, lambda: solve(da, db), "solve 128x128: rel err %.2e" % err, {"rel_error": err, "tolerance": 1e-4})
+    return timed(
+        ctx,
+        lambda: solve(da, db),
+        "solve 128x128: rel err %.2e" % err,
+        {"rel_error": err, "tolerance": 1e-4},
+    )
 
 
-@check("kernels.linalg.svd", "linalg.svd (float32)", "kernel", "kernels", library="hipSOLVER/cuSOLVER", unit="s")
+@check(
+    "kernels.linalg.svd",
+    "linalg.svd (float32)",
+    "kernel",
+    "kernels",
+    library="hipSOLVER/cuSOLVER",
+    unit="s",
+)
 def linalg_svd(ctx):
     """Singular values of a 96x64 float32 matrix (torch.linalg.svd) and the reconstruction U S V^T match float64.
 
@@ -339,18 +469,31 @@ def linalg_svd(ctx):
     torch = ctx.torch
     svd = ctx.require_attr(torch, "linalg.svd")
     a = randn(torch, 96, 64, seed=24)
-    ref_s = torch.linalg.svdvals(a.double()) if hasattr(torch.linalg, "svdvals") else svd(a.double())[1]
+    ref_s = (
+        torch.linalg.svdvals(a.double()) if hasattr(torch.linalg, "svdvals") else svd(a.double())[1]
+    )
     da = a.to(ctx.device)
     u, s, vh = ctx.observe(lambda: svd(da, full_matrices=False), "lapack")
     err = ctx.assert_close(s, ref_s, 1e-4, "svd singular values")
     rec = (u * s.unsqueeze(0)) @ vh
     err_rec = ctx.assert_close(rec, a.double(), 1e-4, "svd reconstruction")
-    return timed(ctx, lambda: svd(da, full_matrices=False), "svd 96x64: values %.2e, reconstruction %.2e"
-                 % (err, err_rec), {"rel_error": max(err, err_rec), "tolerance": 1e-4})
+    return timed(
+        ctx,
+        lambda: svd(da, full_matrices=False),
+        "svd 96x64: values %.2e, reconstruction %.2e" % (err, err_rec),
+        {"rel_error": max(err, err_rec), "tolerance": 1e-4},
+    )
 
 
-@check("kernels.linalg.eig", "linalg.eig (float32)", "kernel", "kernels", library="MAGMA/cuSOLVER", unit="s",
-       version=2)
+@check(
+    "kernels.linalg.eig",
+    "linalg.eig (float32)",
+    "kernel",
+    "kernels",
+    library="MAGMA/cuSOLVER",
+    unit="s",
+    version=2,
+)
 def linalg_eig(ctx):
     """torch.linalg.eig of a general 64x64 float32 matrix: A V = V diag(L) holds to 1e-4, and the spectrum matches float64.
     What PyTorch calls (aten/src/ATen/native/cuda/linalg/BatchLinearAlgebra.cpp, linalg_eig_kernel): cuSOLVER's
@@ -365,16 +508,33 @@ def linalg_eig(ctx):
     w, v = attempt("linalg.eig on %s" % ctx.device, lambda: ctx.observe(lambda: eig(da), "lapack"))
     w, v = w.cpu().to(torch.complex128), v.cpu().to(torch.complex128)
     ac = a.double().to(torch.complex128)
-    err = ctx.assert_close(torch.view_as_real(ac @ v), torch.view_as_real(v * w.unsqueeze(0)), 1e-4,
-                           "eig residual A V - V L")
+    err = ctx.assert_close(
+        torch.view_as_real(ac @ v),
+        torch.view_as_real(v * w.unsqueeze(0)),
+        1e-4,
+        "eig residual A V - V L",
+    )
     # Spectrum: the eigenvalues' sorted magnitudes against the float64 solution.
     ref_w = eig(a.double())[0]
-    err_w = ctx.assert_close(torch.sort(w.abs())[0], torch.sort(ref_w.abs())[0], 1e-4, "eigenvalue magnitudes")
-    return timed(ctx, lambda: eig(da), "eig 64x64: residual %.2e, |eigenvalues| %.2e" % (err, err_w),
-                 {"rel_error": max(err, err_w), "tolerance": 1e-4})
+    err_w = ctx.assert_close(
+        torch.sort(w.abs())[0], torch.sort(ref_w.abs())[0], 1e-4, "eigenvalue magnitudes"
+    )
+    return timed(
+        ctx,
+        lambda: eig(da),
+        "eig 64x64: residual %.2e, |eigenvalues| %.2e" % (err, err_w),
+        {"rel_error": max(err, err_w), "tolerance": 1e-4},
+    )
 
 
-@check("kernels.sparse.mm", "sparse matmul (COO x dense)", "kernel", "kernels", library="hipSPARSE/cuSPARSE", unit="s")
+@check(
+    "kernels.sparse.mm",
+    "sparse matmul (COO x dense)",
+    "kernel",
+    "kernels",
+    library="hipSPARSE/cuSPARSE",
+    unit="s",
+)
 def sparse_mm(ctx):
     """torch.sparse.mm of a 512x512 COO matrix (5% dense) with a 512x64 float32 matrix matches the dense float64 product.
 
@@ -388,10 +548,16 @@ def sparse_mm(ctx):
     d = randn(torch, 512, 64, seed=27)
     ref = sp.to_dense().double() @ d.double()
     dsp, dd = sp.to(ctx.device), d.to(ctx.device)
-    got = attempt("sparse.mm on %s" % ctx.device, lambda: ctx.observe(lambda: torch.sparse.mm(dsp, dd)))
+    got = attempt(
+        "sparse.mm on %s" % ctx.device, lambda: ctx.observe(lambda: torch.sparse.mm(dsp, dd))
+    )
     err = ctx.assert_close(got, ref, 1e-4, "sparse mm")
-    return timed(ctx, lambda: torch.sparse.mm(dsp, dd), "sparse mm nnz %d: rel err %.2e" % (sp._nnz(), err),
-                 {"rel_error": err, "tolerance": 1e-4, "nnz": int(sp._nnz())})
+    return timed(
+        ctx,
+        lambda: torch.sparse.mm(dsp, dd),
+        "sparse mm nnz %d: rel err %.2e" % (sp._nnz(), err),
+        {"rel_error": err, "tolerance": 1e-4, "nnz": int(sp._nnz())},
+    )
 
 
 @check("kernels.layer_norm.fp32", "layer norm (float32)", "kernel", "kernels", unit="s")
@@ -407,8 +573,12 @@ def layer_norm(ctx):
     dx, dw, db = x.to(ctx.device), w.to(ctx.device), b.to(ctx.device)
     got = ctx.observe(lambda: F.layer_norm(dx, (512,), dw, db))
     err = ctx.assert_close(got, ref, 1e-4, "layer_norm")
-    return timed(ctx, lambda: F.layer_norm(dx, (512,), dw, db), "layer_norm 64x512: rel err %.2e" % err,
-                 {"rel_error": err, "tolerance": 1e-4})
+    return timed(
+        ctx,
+        lambda: F.layer_norm(dx, (512,), dw, db),
+        "layer_norm 64x512: rel err %.2e" % err,
+        {"rel_error": err, "tolerance": 1e-4},
+    )
 
 
 @check("kernels.softmax.fp32", "softmax (float32)", "kernel", "kernels", unit="s")
@@ -422,5 +592,9 @@ def softmax(ctx):
     dx = x.to(ctx.device)
     got = ctx.observe(lambda: torch.softmax(dx, dim=-1))
     err = ctx.assert_close(got, ref, 1e-4, "softmax")
-    return timed(ctx, lambda: torch.softmax(dx, dim=-1), "softmax 64x1024: rel err %.2e" % err,
-                 {"rel_error": err, "tolerance": 1e-4})
+    return timed(
+        ctx,
+        lambda: torch.softmax(dx, dim=-1),
+        "softmax 64x1024: rel err %.2e" % err,
+        {"rel_error": err, "tolerance": 1e-4},
+    )

@@ -12,24 +12,46 @@ from . import _dist
 def _all_reduce(ctx, backend, world, device):
     torch = ctx.torch
     _dist.available(torch, backend)
-    answers = _dist.run_ranks("collectives", world, backend=backend, device=device, n=1 << 16, warmup=3, reps=20)
+    answers = _dist.run_ranks(
+        "collectives", world, backend=backend, device=device, n=1 << 16, warmup=3, reps=20
+    )
     _dist.verify(answers, ["all_reduce", "broadcast", "all_gather"], "%s collectives" % backend)
     sizes = sorted(set(a["world_size"] for a in answers))
     if sizes != [world]:
         raise Fail("ranks report world sizes %s, expected %d" % (sizes, world))
     samples = answers[0]["samples"]
-    ctx.claim(library=_LIB[backend][ctx.vendor or "amd"] if backend == "nccl" else "Gloo",
-              source="torch.distributed backend %s, %d processes over 127.0.0.1" % (answers[0]["backend"], world))
-    return Report("%s all_reduce of 65536 floats across %d processes: exact on every rank"
-                  % (answers[0]["backend"], world),
-                  {"rel_error": 0.0, "backend": answers[0]["backend"], "world_size": world, "processes": world,
-                   "reps": len(samples)}, samples=samples, unit="s")
+    ctx.claim(
+        library=_LIB[backend][ctx.vendor or "amd"] if backend == "nccl" else "Gloo",
+        source="torch.distributed backend %s, %d processes over 127.0.0.1"
+        % (answers[0]["backend"], world),
+    )
+    return Report(
+        "%s all_reduce of 65536 floats across %d processes: exact on every rank"
+        % (answers[0]["backend"], world),
+        {
+            "rel_error": 0.0,
+            "backend": answers[0]["backend"],
+            "world_size": world,
+            "processes": world,
+            "reps": len(samples),
+        },
+        samples=samples,
+        unit="s",
+    )
 
 
 _LIB = {"nccl": {"amd": "RCCL", "nvidia": "NCCL"}}
 
 
-@check("kernels.all_reduce.gloo", "all_reduce (Gloo)", "kernel", "kernels", library="Gloo", unit="s", version=2)
+@check(
+    "kernels.all_reduce.gloo",
+    "all_reduce (Gloo)",
+    "kernel",
+    "kernels",
+    library="Gloo",
+    unit="s",
+    version=2,
+)
 def all_reduce_gloo(ctx):
     """Two processes form a gloo group over 127.0.0.1 and all_reduce / broadcast / all_gather CPU tensors: every
     rank gets the exact sum of both ranks' tensors; all_reduce is timed on rank 0.
@@ -38,8 +60,16 @@ def all_reduce_gloo(ctx):
     return _all_reduce(ctx, "gloo", 2, "cpu")
 
 
-@check("kernels.all_reduce.nccl", "all_reduce (NCCL)", "kernel", "kernels", library="RCCL/NCCL", unit="s",
-       version=2, needs=("gpu",))
+@check(
+    "kernels.all_reduce.nccl",
+    "all_reduce (NCCL)",
+    "kernel",
+    "kernels",
+    library="RCCL/NCCL",
+    unit="s",
+    version=2,
+    needs=("gpu",),
+)
 def all_reduce_nccl(ctx):
     """One process per GPU forms an nccl (RCCL on ROCm) group and all_reduce / broadcast / all_gather device
     tensors exactly; skip with fewer than 2 GPUs.

@@ -23,16 +23,23 @@ from ..context import Fail, Report, Skip
 from ..registry import check, suite
 from . import _dist
 
-suite("multinode", "torch",
-      "Collectives across nodes (one probe per node): exact all_reduce / all_gather / broadcast, "
-      "nccl-tests bus bandwidth, one image, framework and driver on every node.")
+suite(
+    "multinode",
+    "torch",
+    "Collectives across nodes (one probe per node): exact all_reduce / all_gather / broadcast, "
+    "nccl-tests bus bandwidth, one image, framework and driver on every node.",
+)
 
 ENV = ("MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK")
 _GROUP = {}  # type: Dict[str, Any]  # this worker's process group, made once
 
 #: bus bandwidth factor per collective (nccl-tests doc/PERFORMANCE.md), n = ranks
-BUSBW = {"all_reduce": lambda n: 2.0 * (n - 1) / n, "all_gather": lambda n: (n - 1) / float(n),
-         "reduce_scatter": lambda n: (n - 1) / float(n), "broadcast": lambda n: 1.0}
+BUSBW = {
+    "all_reduce": lambda n: 2.0 * (n - 1) / n,
+    "all_gather": lambda n: (n - 1) / float(n),
+    "reduce_scatter": lambda n: (n - 1) / float(n),
+    "broadcast": lambda n: 1.0,
+}
 CPU_SIZES = (1 << 10, 1 << 14, 1 << 18, 1 << 22)  # bytes: 1 KiB .. 4 MiB over gloo
 GPU_SIZES = (1 << 20, 1 << 23, 1 << 26, 1 << 28)  # bytes: 1 MiB .. 256 MiB over NCCL/RCCL
 
@@ -47,13 +54,21 @@ def rendezvous() -> Dict[str, Any]:
     """The rendezvous variables, or Skip when this probe was not launched as one rank of many."""
     missing = [k for k in ENV if not os.environ.get(k)]
     if missing:
-        raise Skip("not launched as a multi-node task (no %s): declare `nodes: N` on the suite" % ", ".join(missing))
+        raise Skip(
+            "not launched as a multi-node task (no %s): declare `nodes: N` on the suite"
+            % ", ".join(missing)
+        )
     env = os.environ
-    return {"addr": env["MASTER_ADDR"], "port": int(env["MASTER_PORT"]), "world": int(env["WORLD_SIZE"]),
-            "rank": int(env["RANK"]), "local_rank": int(env.get("LOCAL_RANK", "0")),
-            "node_rank": int(env.get("NODE_RANK", env["RANK"])),
-            "node": env.get("VALORCH_NODE") or env.get("SLURMD_NODENAME") or os.uname()[1],
-            "timeout": float(env.get("VALORCH_COLLECTIVE_TIMEOUT", "60"))}
+    return {
+        "addr": env["MASTER_ADDR"],
+        "port": int(env["MASTER_PORT"]),
+        "world": int(env["WORLD_SIZE"]),
+        "rank": int(env["RANK"]),
+        "local_rank": int(env.get("LOCAL_RANK", "0")),
+        "node_rank": int(env.get("NODE_RANK", env["RANK"])),
+        "node": env.get("VALORCH_NODE") or env.get("SLURMD_NODENAME") or os.uname()[1],
+        "timeout": float(env.get("VALORCH_COLLECTIVE_TIMEOUT", "60")),
+    }
 
 
 def group(ctx: Any) -> Tuple[Any, Dict[str, Any]]:
@@ -65,9 +80,13 @@ def group(ctx: Any) -> Tuple[Any, Dict[str, Any]]:
     rv = rendezvous()
     # A rank joins once: a worker that starts after another one of this probe joined (or died
     # trying: killed at its deadline, crashed mid-collective) cannot rejoin its peers.
-    marker = os.path.join(tempfile.gettempdir(), "valorch-multinode-%d-%d" % (rv["port"], rv["rank"]))
+    marker = os.path.join(
+        tempfile.gettempdir(), "valorch-multinode-%d-%d" % (rv["port"], rv["rank"])
+    )
     if os.path.exists(marker):
-        _GROUP["failed"] = "an earlier worker of this rank already joined the group and ended (%s)" % _read(marker)
+        _GROUP["failed"] = (
+            "an earlier worker of this rank already joined the group and ended (%s)" % _read(marker)
+        )
         raise Fail("the process group is gone: %s" % _GROUP["failed"])
     with open(marker, "w") as fh:
         fh.write("joining at %s:%d" % (rv["addr"], rv["port"]))
@@ -78,11 +97,24 @@ def group(ctx: Any) -> Tuple[Any, Dict[str, Any]]:
     if gpu:
         torch.cuda.set_device(rv["local_rank"] % max(1, torch.cuda.device_count()))
     try:
-        dist.init_process_group(backend, init_method="tcp://%s:%d" % (rv["addr"], rv["port"]), rank=rv["rank"],
-                                world_size=rv["world"], timeout=datetime.timedelta(seconds=rv["timeout"]))
-    except Exception as exc:  # a peer that never came (dead, frozen, unreachable) within the timeout
-        _GROUP["failed"] = "rank %d of %d at %s:%d: %s: %s" % (rv["rank"], rv["world"], rv["addr"], rv["port"],
-                                                               type(exc).__name__, str(exc)[:300])
+        dist.init_process_group(
+            backend,
+            init_method="tcp://%s:%d" % (rv["addr"], rv["port"]),
+            rank=rv["rank"],
+            world_size=rv["world"],
+            timeout=datetime.timedelta(seconds=rv["timeout"]),
+        )
+    except (
+        Exception
+    ) as exc:  # a peer that never came (dead, frozen, unreachable) within the timeout
+        _GROUP["failed"] = "rank %d of %d at %s:%d: %s: %s" % (
+            rv["rank"],
+            rv["world"],
+            rv["addr"],
+            rv["port"],
+            type(exc).__name__,
+            str(exc)[:300],
+        )
         raise Fail("the process group could not be formed: %s" % _GROUP["failed"])
     rv["backend"], rv["device"] = backend, ("cuda" if gpu else "cpu")
     _GROUP.update(dist=dist, rv=rv)
@@ -109,16 +141,35 @@ def agree(dist: Any, rv: Dict[str, Any], mine: Dict[str, Any]) -> List[Dict[str,
     return out
 
 
-def _verdict(ctx: Any, rv: Dict[str, Any], answers: List[Dict[str, Any]], what: str, detail: str) -> Report:
-    wrong = ["%s (rank %d): %s" % (a["node"], a["rank"], a.get("why", "wrong values")) for a in answers if not a["ok"]]
-    metrics = {"world_size": rv["world"], "nodes": len(set(a["node"] for a in answers)), "backend": rv["backend"],
-               "rank": rv["rank"], "node": rv["node"]}
+def _verdict(
+    ctx: Any, rv: Dict[str, Any], answers: List[Dict[str, Any]], what: str, detail: str
+) -> Report:
+    wrong = [
+        "%s (rank %d): %s" % (a["node"], a["rank"], a.get("why", "wrong values"))
+        for a in answers
+        if not a["ok"]
+    ]
+    metrics = {
+        "world_size": rv["world"],
+        "nodes": len(set(a["node"] for a in answers)),
+        "backend": rv["backend"],
+        "rank": rv["rank"],
+        "node": rv["node"],
+    }
     if wrong:
-        raise Fail("%s across %d ranks: wrong on %s" % (what, rv["world"], "; ".join(wrong)), metrics)
-    ctx.claim(library=_library(ctx, rv), source="torch.distributed %s, %d ranks on nodes %s"
-              % (rv["backend"], rv["world"], ", ".join(a["node"] for a in answers)))
-    return Report("%s across %d ranks on %d nodes (%s): %s" % (what, rv["world"], metrics["nodes"], rv["backend"],
-                                                             detail), metrics)
+        raise Fail(
+            "%s across %d ranks: wrong on %s" % (what, rv["world"], "; ".join(wrong)), metrics
+        )
+    ctx.claim(
+        library=_library(ctx, rv),
+        source="torch.distributed %s, %d ranks on nodes %s"
+        % (rv["backend"], rv["world"], ", ".join(a["node"] for a in answers)),
+    )
+    return Report(
+        "%s across %d ranks on %d nodes (%s): %s"
+        % (what, rv["world"], metrics["nodes"], rv["backend"], detail),
+        metrics,
+    )
 
 
 def _library(ctx: Any, rv: Dict[str, Any]) -> str:
@@ -130,8 +181,15 @@ def _library(ctx: Any, rv: Dict[str, Any]) -> str:
 N = 1 << 16  # elements of the exactness checks
 
 
-@check("multinode.all_reduce", "all_reduce across nodes", "kernel", "multinode", library="Gloo/NCCL/RCCL",
-       version=1, nodes=2)
+@check(
+    "multinode.all_reduce",
+    "all_reduce across nodes",
+    "kernel",
+    "multinode",
+    library="Gloo/NCCL/RCCL",
+    version=1,
+    nodes=2,
+)
 def all_reduce(ctx):
     """Every rank all_reduces (sum) 65536 integer-valued floats scaled by rank+1: each rank must hold
     exactly the sum over all ranks; the ranks' verdicts are gathered, so a wrong node is named.
@@ -143,11 +201,20 @@ def all_reduce(ctx):
     dist.all_reduce(t)
     want = _tensor(torch, 0, N, "cpu") * (rv["world"] * (rv["world"] + 1) // 2)
     ok = bool(torch.equal(t.cpu(), want))
-    return _verdict(ctx, rv, agree(dist, rv, {"ok": ok}), "all_reduce of %d floats" % N, "exact on every rank")
+    return _verdict(
+        ctx, rv, agree(dist, rv, {"ok": ok}), "all_reduce of %d floats" % N, "exact on every rank"
+    )
 
 
-@check("multinode.all_gather", "all_gather across nodes", "kernel", "multinode", library="Gloo/NCCL/RCCL",
-       version=1, nodes=2)
+@check(
+    "multinode.all_gather",
+    "all_gather across nodes",
+    "kernel",
+    "multinode",
+    library="Gloo/NCCL/RCCL",
+    version=1,
+    nodes=2,
+)
 def all_gather(ctx):
     """Every rank all_gathers its own rank-scaled tensor: slot r of every rank's output must be exactly rank r's
     tensor.
@@ -160,11 +227,20 @@ def all_gather(ctx):
     dist.all_gather(out, mine)
     bad = [r for r, o in enumerate(out) if not torch.equal(o.cpu(), _tensor(torch, r, N, "cpu"))]
     answer = {"ok": not bad, "why": "slots of ranks %s differ" % bad}
-    return _verdict(ctx, rv, agree(dist, rv, answer), "all_gather of %d floats" % N, "every slot exact")
+    return _verdict(
+        ctx, rv, agree(dist, rv, answer), "all_gather of %d floats" % N, "every slot exact"
+    )
 
 
-@check("multinode.broadcast", "broadcast across nodes", "kernel", "multinode", library="Gloo/NCCL/RCCL",
-       version=1, nodes=2)
+@check(
+    "multinode.broadcast",
+    "broadcast across nodes",
+    "kernel",
+    "multinode",
+    library="Gloo/NCCL/RCCL",
+    version=1,
+    nodes=2,
+)
 def broadcast(ctx):
     """A broadcast from rank 0 and one from the last rank (so that both directions between nodes carry
     data): every rank must hold exactly the root's tensor.
@@ -178,11 +254,18 @@ def broadcast(ctx):
         dist.broadcast(b, root)
         if not torch.equal(b.cpu(), _tensor(torch, root, N, "cpu")):
             ok, why = False, "broadcast from rank %d differs" % root
-    return _verdict(ctx, rv, agree(dist, rv, {"ok": ok, "why": why}), "broadcast of %d floats" % N,
-                    "exact on every rank, from rank 0 and rank %d" % (rv["world"] - 1))
+    return _verdict(
+        ctx,
+        rv,
+        agree(dist, rv, {"ok": ok, "why": why}),
+        "broadcast of %d floats" % N,
+        "exact on every rank, from rank 0 and rank %d" % (rv["world"] - 1),
+    )
 
 
-def _timed(ctx: Any, dist: Any, rv: Dict[str, Any], collective: str, size: int, warmup: int, reps: int) -> List[float]:
+def _timed(
+    ctx: Any, dist: Any, rv: Dict[str, Any], collective: str, size: int, warmup: int, reps: int
+) -> List[float]:
     """Seconds per repetition, each the slowest rank's (a barrier before each one)."""
     torch = ctx.torch
     n = max(1, size // 4)
@@ -207,7 +290,9 @@ def _timed(ctx: Any, dist: Any, rv: Dict[str, Any], collective: str, size: int, 
         ctx.synchronize()
         if i >= warmup:
             times.append(time.perf_counter() - t0)
-    slowest = torch.tensor(times, dtype=torch.float64, device=dev if rv["backend"] == "nccl" else "cpu")
+    slowest = torch.tensor(
+        times, dtype=torch.float64, device=dev if rv["backend"] == "nccl" else "cpu"
+    )
     dist.all_reduce(slowest, op=dist.ReduceOp.MAX)
     return [float(x) for x in slowest.cpu().tolist()]
 
@@ -216,8 +301,14 @@ def _busbw_check(ctx: Any, collective: str) -> Report:
     dist, rv = group(ctx)
     sizes = _sizes(rv)
     reps = int(os.environ.get("VALORCH_BUSBW_REPS", "5"))
-    metrics = {"world_size": rv["world"], "backend": rv["backend"], "node": rv["node"], "rank": rv["rank"],
-               "sizes": ",".join(str(s) for s in sizes), "busbw_factor": BUSBW[collective](rv["world"])}
+    metrics = {
+        "world_size": rv["world"],
+        "backend": rv["backend"],
+        "node": rv["node"],
+        "rank": rv["rank"],
+        "sizes": ",".join(str(s) for s in sizes),
+        "busbw_factor": BUSBW[collective](rv["world"]),
+    }
     samples = []  # type: List[float]
     for size in sizes:
         times = _timed(ctx, dist, rv, collective, size, warmup=2, reps=reps)
@@ -228,22 +319,48 @@ def _busbw_check(ctx: Any, collective: str) -> Report:
         metrics["algbw_GBps@%d" % size] = round(algbw, 6)
         metrics["busbw_GBps@%d" % size] = round(bw, 6)
         samples = bus  # the samples are the largest size's, one per repetition
-    ctx.claim(library=_library(ctx, rv), source="torch.distributed %s, %d ranks" % (rv["backend"], rv["world"]))
+    ctx.claim(
+        library=_library(ctx, rv),
+        source="torch.distributed %s, %d ranks" % (rv["backend"], rv["world"]),
+    )
     top = sizes[-1]
-    return Report("%s busbw %.4f GB/s at %d bytes across %d ranks (%s; sizes %s bytes)"
-                  % (collective, metrics["busbw_GBps@%d" % top], top, rv["world"], rv["backend"],
-                     metrics["sizes"]), metrics, samples=samples, unit="GB/s")
+    return Report(
+        "%s busbw %.4f GB/s at %d bytes across %d ranks (%s; sizes %s bytes)"
+        % (
+            collective,
+            metrics["busbw_GBps@%d" % top],
+            top,
+            rv["world"],
+            rv["backend"],
+            metrics["sizes"],
+        ),
+        metrics,
+        samples=samples,
+        unit="GB/s",
+    )
 
 
 def _sizes(rv: Dict[str, Any]) -> Tuple[int, ...]:
     given = os.environ.get("VALORCH_BUSBW_SIZES", "")
     if given:
-        return tuple(sorted(int(s) for s in given.split(",") if s.strip().isdigit() and int(s) > 0)) or CPU_SIZES
+        return (
+            tuple(sorted(int(s) for s in given.split(",") if s.strip().isdigit() and int(s) > 0))
+            or CPU_SIZES
+        )
     return GPU_SIZES if rv["backend"] == "nccl" else CPU_SIZES
 
 
-@check("multinode.busbw.all_reduce", "all_reduce bus bandwidth across nodes", "kernel", "multinode",
-       library="Gloo/NCCL/RCCL", version=1, nodes=2, unit="GB/s", bigger_is_better=True)
+@check(
+    "multinode.busbw.all_reduce",
+    "all_reduce bus bandwidth across nodes",
+    "kernel",
+    "multinode",
+    library="Gloo/NCCL/RCCL",
+    version=1,
+    nodes=2,
+    unit="GB/s",
+    bigger_is_better=True,
+)
 def busbw_all_reduce(ctx):
     """all_reduce timed for a range of message sizes (the slowest rank's time per repetition); busbw = S/t *
     2(n-1)/n as nccl-tests defines it; the samples are the largest size's, each size's median in the metrics.
@@ -252,8 +369,17 @@ def busbw_all_reduce(ctx):
     return _busbw_check(ctx, "all_reduce")
 
 
-@check("multinode.busbw.all_gather", "all_gather bus bandwidth across nodes", "kernel", "multinode",
-       library="Gloo/NCCL/RCCL", version=1, nodes=2, unit="GB/s", bigger_is_better=True)
+@check(
+    "multinode.busbw.all_gather",
+    "all_gather bus bandwidth across nodes",
+    "kernel",
+    "multinode",
+    library="Gloo/NCCL/RCCL",
+    version=1,
+    nodes=2,
+    unit="GB/s",
+    bigger_is_better=True,
+)
 def busbw_all_gather(ctx):
     """all_gather timed for a range of output sizes S; busbw = S/t * (n-1)/n (nccl-tests).
 
@@ -261,8 +387,17 @@ def busbw_all_gather(ctx):
     return _busbw_check(ctx, "all_gather")
 
 
-@check("multinode.busbw.broadcast", "broadcast bus bandwidth across nodes", "kernel", "multinode",
-       library="Gloo/NCCL/RCCL", version=1, nodes=2, unit="GB/s", bigger_is_better=True)
+@check(
+    "multinode.busbw.broadcast",
+    "broadcast bus bandwidth across nodes",
+    "kernel",
+    "multinode",
+    library="Gloo/NCCL/RCCL",
+    version=1,
+    nodes=2,
+    unit="GB/s",
+    bigger_is_better=True,
+)
 def busbw_broadcast(ctx):
     """broadcast from rank 0 timed for a range of message sizes; busbw = algbw = S/t (nccl-tests).
 
@@ -290,26 +425,47 @@ def driver() -> str:
 FACTS = ("image_digest", "framework", "driver")
 
 
-@check("multinode.consistency", "same image, framework and driver on every node", "environment", "multinode",
-       version=1, nodes=2)
+@check(
+    "multinode.consistency",
+    "same image, framework and driver on every node",
+    "environment",
+    "multinode",
+    version=1,
+    nodes=2,
+)
 def consistency(ctx):
     """Every rank reports the image digest it runs (as its node's engine resolved it), torch's version and the
     node's GPU driver; all must equal rank 0's. A node that differs is named with its values.
 
     Not proven: identical firmware, kernel, NIC or library builds beyond these three facts."""
     dist, rv = group(ctx)
-    mine = {"image_digest": os.environ.get("VALORCH_IMAGE_DIGEST") or "unknown",
-            "framework": str(getattr(ctx.torch, "__version__", "")), "driver": driver(), "ok": True}
+    mine = {
+        "image_digest": os.environ.get("VALORCH_IMAGE_DIGEST") or "unknown",
+        "framework": str(getattr(ctx.torch, "__version__", "")),
+        "driver": driver(),
+        "ok": True,
+    }
     answers = agree(dist, rv, mine)
     first = answers[0]
     differ = []
     for a in answers[1:]:
-        diff = ["%s %s (%s has %s)" % (k, a[k], first["node"], first[k]) for k in FACTS if a[k] != first[k]]
+        diff = [
+            "%s %s (%s has %s)" % (k, a[k], first["node"], first[k])
+            for k in FACTS
+            if a[k] != first[k]
+        ]
         if diff:
             differ.append("node %s: %s" % (a["node"], ", ".join(diff)))
-    metrics = {"world_size": rv["world"], "nodes": json.dumps([{k: a[k] for k in ("node", "rank") + FACTS}
-                                                               for a in answers], sort_keys=True)}
+    metrics = {
+        "world_size": rv["world"],
+        "nodes": json.dumps(
+            [{k: a[k] for k in ("node", "rank") + FACTS} for a in answers], sort_keys=True
+        ),
+    }
     if differ:
         raise Fail("nodes differ from %s: %s" % (first["node"], "; ".join(differ)), metrics)
-    return Report("%d nodes run image %s, torch %s, driver %s" % (len(answers), first["image_digest"][:19],
-                                                                   first["framework"], first["driver"]), metrics)
+    return Report(
+        "%d nodes run image %s, torch %s, driver %s"
+        % (len(answers), first["image_digest"][:19], first["framework"], first["driver"]),
+        metrics,
+    )

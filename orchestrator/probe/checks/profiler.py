@@ -14,7 +14,11 @@ from ..context import Fail, Report
 from ..registry import check, suite
 from ._common import attempt, randn
 
-suite("profiler", "torch", "torch.profiler (operators, device kernels, memory, traces) and external profilers / SMI tools.")
+suite(
+    "profiler",
+    "torch",
+    "torch.profiler (operators, device kernels, memory, traces) and external profilers / SMI tools.",
+)
 
 
 def _workload(torch, device):
@@ -50,12 +54,20 @@ def cpu_ops(ctx):
     mm = keys["aten::mm"]
     if mm.count < 1 or mm.cpu_time_total <= 0:
         raise Fail("aten::mm recorded with count %s and time %s" % (mm.count, mm.cpu_time_total))
-    return Report("%d operator kinds recorded; aten::mm %.0f us" % (len(keys), mm.cpu_time_total),
-                  {"operators": len(keys), "mm_cpu_us": float(mm.cpu_time_total)})
+    return Report(
+        "%d operator kinds recorded; aten::mm %.0f us" % (len(keys), mm.cpu_time_total),
+        {"operators": len(keys), "mm_cpu_us": float(mm.cpu_time_total)},
+    )
 
 
-@check("profiler.torch_profiler.device_kernels", "torch.profiler (device activity)", "profiler", "profiler",
-       library="roctracer/CUPTI", needs=("gpu",))
+@check(
+    "profiler.torch_profiler.device_kernels",
+    "torch.profiler (device activity)",
+    "profiler",
+    "profiler",
+    library="roctracer/CUPTI",
+    needs=("gpu",),
+)
 def device_kernels(ctx):
     """torch.profiler with device activity records the GPU kernels (with device time) behind a matmul workload.
 
@@ -68,17 +80,29 @@ def device_kernels(ctx):
         torch.cuda.synchronize()
     kernels = []
     for e in p.events():
-        if "CUDA" in str(getattr(e, "device_type", "")) or "cuda" in str(getattr(e, "device_type", "")).lower():
+        if (
+            "CUDA" in str(getattr(e, "device_type", ""))
+            or "cuda" in str(getattr(e, "device_type", "")).lower()
+        ):
             kernels.append(e)
-    device_us = sum(float(getattr(e, "device_time", None) or getattr(e, "cuda_time", 0) or 0) for e in kernels)
+    device_us = sum(
+        float(getattr(e, "device_time", None) or getattr(e, "cuda_time", 0) or 0) for e in kernels
+    )
     if not kernels:
-        raise Fail("no device events recorded (the tracing library did not deliver kernel activity)")
+        raise Fail(
+            "no device events recorded (the tracing library did not deliver kernel activity)"
+        )
     names = sorted(set(e.name for e in kernels))
     libs = evidence.libraries_of(names, ctx.vendor)
-    ctx.claim(library=evidence.label(libs), source="torch.profiler kernel names: %s" % "; ".join(names[:6]))
-    return Report("%d device events (%d kernel names: %s), %.0f us device time"
-                  % (len(kernels), len(names), evidence.label(libs) or "no known library", device_us),
-                  {"device_events": len(kernels), "kernel_names": names[:20], "device_us": device_us})
+    ctx.claim(
+        library=evidence.label(libs),
+        source="torch.profiler kernel names: %s" % "; ".join(names[:6]),
+    )
+    return Report(
+        "%d device events (%d kernel names: %s), %.0f us device time"
+        % (len(kernels), len(names), evidence.label(libs) or "no known library", device_us),
+        {"device_events": len(kernels), "kernel_names": names[:20], "device_us": device_us},
+    )
 
 
 @check("profiler.torch_profiler.memory", "torch.profiler (memory)", "profiler", "profiler")
@@ -101,14 +125,24 @@ def profile_memory(ctx):
         if n > 0:
             usage[e.key] = n
     if not usage:
-        raise Fail("profile_memory attributed no %s to any operator of a workload that allocates" % field)
+        raise Fail(
+            "profile_memory attributed no %s to any operator of a workload that allocates" % field
+        )
     top = max(usage, key=usage.get)
-    return Report("%s recorded for %d operators; largest %s: %d bytes" % (field, len(usage), top, usage[top]),
-                  {"operators_allocating": len(usage), "largest_op": top, "largest_bytes": usage[top],
-                   "field": field})
+    return Report(
+        "%s recorded for %d operators; largest %s: %d bytes" % (field, len(usage), top, usage[top]),
+        {
+            "operators_allocating": len(usage),
+            "largest_op": top,
+            "largest_bytes": usage[top],
+            "field": field,
+        },
+    )
 
 
-@check("profiler.torch_profiler.chrome_trace", "torch.profiler (trace export)", "profiler", "profiler")
+@check(
+    "profiler.torch_profiler.chrome_trace", "torch.profiler (trace export)", "profiler", "profiler"
+)
 def chrome_trace(ctx):
     """A torch.profiler trace exports to Chrome trace JSON that parses and contains the profiled operators.
 
@@ -155,4 +189,6 @@ def memory_snapshot(ctx):
     total = sum(int(seg.get("total_size", 0)) for seg in segs)
     if total < keep.numel():
         raise Fail("snapshot segments total %d bytes, below a live 8 MiB tensor" % total)
-    return Report("%d segments, %d MiB" % (len(segs), total >> 20), {"segments": len(segs), "bytes": total})
+    return Report(
+        "%d segments, %d MiB" % (len(segs), total >> 20), {"segments": len(segs), "bytes": total}
+    )

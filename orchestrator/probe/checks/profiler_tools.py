@@ -29,23 +29,29 @@ from ..registry import check
 from ._common import TOOL_DIRS, find_tool, first_lines, run_tool
 
 # The tiny workload every profiler records: an element-wise multiply and a sum on the GPU.
-TINY = ("import torch\nx = torch.ones(1 << 20, device='cuda')\ny = (x * 3.0).sum()\n"
-        "torch.cuda.synchronize()\nprint('VALORCH_TINY', float(y))\n")
+TINY = (
+    "import torch\nx = torch.ones(1 << 20, device='cuda')\ny = (x * 3.0).sum()\n"
+    "torch.cuda.synchronize()\nprint('VALORCH_TINY', float(y))\n"
+)
 TINY_KERNELS = r"elementwise_kernel|reduce_kernel"  # ATen's names, kept by HIP builds too
 # The tiny workload with an NVTX / roctx range around it.
 RANGE = "valorch-nvtx-range"
-RANGED = ("import torch\ntorch.cuda.init()\nnv = torch.cuda.nvtx\nnv.range_push(%r)\n"
-          "x = torch.ones(1 << 20, device='cuda')\ny = (x * 3.0).sum()\ntorch.cuda.synchronize()\n"
-          "nv.range_pop()\nprint('VALORCH_TINY', float(y))\n" % RANGE)
+RANGED = (
+    "import torch\ntorch.cuda.init()\nnv = torch.cuda.nvtx\nnv.range_push(%r)\n"
+    "x = torch.ones(1 << 20, device='cuda')\ny = (x * 3.0).sum()\ntorch.cuda.synchronize()\n"
+    "nv.range_pop()\nprint('VALORCH_TINY', float(y))\n" % RANGE
+)
 TOOL_TIMEOUT_S = 240.0
 # Nsight Compute's error when the driver keeps the performance counters to admin users
 # (https://developer.nvidia.com/ERR_NVGPUCTRPERM); the probe runs with cap_drop=ALL.
 COUNTER_PERMISSION = "ERR_NVGPUCTRPERM"
-COUNTER_FIX = ("ncu cannot read the GPU performance counters (ERR_NVGPUCTRPERM): the driver allows "
-               "profiling to admin users only and valorch drops every capability. Not a property of "
-               "the image. Fix on the host: load the nvidia module with "
-               "NVreg_RestrictProfilingToAdminUsers=0, or (trusted images) run with valorch run "
-               "--profiling-caps (see docs/checks.md, profiler.tool.ncu)")
+COUNTER_FIX = (
+    "ncu cannot read the GPU performance counters (ERR_NVGPUCTRPERM): the driver allows "
+    "profiling to admin users only and valorch drops every capability. Not a property of "
+    "the image. Fix on the host: load the nvidia module with "
+    "NVreg_RestrictProfilingToAdminUsers=0, or (trusted images) run with valorch run "
+    "--profiling-caps (see docs/checks.md, profiler.tool.ncu)"
+)
 
 
 def no_gpu_skip(ctx, tool: str, what: str) -> None:
@@ -54,21 +60,29 @@ def no_gpu_skip(ctx, tool: str, what: str) -> None:
     if ctx.gpu_available:
         return
     exe = find_tool(tool)
-    held = ("%s is present (%s)" % (tool, exe)) if exe else ("%s is not in this image either" % tool)
-    raise Skip("%s needs a GPU; none is visible (device: cpu); %s%s" % (what, held, ctx.no_gpu_why()), {"path": exe})
+    held = (
+        ("%s is present (%s)" % (tool, exe)) if exe else ("%s is not in this image either" % tool)
+    )
+    raise Skip(
+        "%s needs a GPU; none is visible (device: cpu); %s%s" % (what, held, ctx.no_gpu_why()),
+        {"path": exe},
+    )
 
 
 def tool_or_unsupported(name: str) -> str:
     exe = find_tool(name)
     if exe is None:
-        raise Unsupported("%s is not on PATH (nor in %s) in this image" % (name, ", ".join(TOOL_DIRS)))
+        raise Unsupported(
+            "%s is not on PATH (nor in %s) in this image" % (name, ", ".join(TOOL_DIRS))
+        )
     return exe
 
 
 def run(argv: Sequence[str], cwd: str, timeout: float = TOOL_TIMEOUT_S) -> Dict[str, Any]:
     try:
-        proc = subprocess.run(list(argv), cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                              timeout=timeout)
+        proc = subprocess.run(
+            list(argv), cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout
+        )
     except subprocess.TimeoutExpired:
         raise Fail("%s passed its %ss timeout" % (" ".join(argv[:4]), timeout))
     return {"returncode": proc.returncode, "output": proc.stdout.decode("utf-8", "replace")}
@@ -78,7 +92,7 @@ def read_tree(root: str, pattern: str = "**/*.csv") -> Dict[str, str]:
     out = {}
     for path in glob.glob(os.path.join(root, pattern), recursive=True):
         try:
-            with open(path, "r", errors="replace") as fh:
+            with open(path, errors="replace") as fh:
                 out[path] = fh.read(8 << 20)
         except OSError:
             continue
@@ -91,7 +105,11 @@ def recorded_names(tool: str, exe: str, script: str, tmp: str, ranges: bool = Fa
     py = [sys.executable, "-c", script]
     if tool == "rocprofv3":
         trace = "--marker-trace" if ranges else "--kernel-trace"
-        res = run([exe, trace, "--stats", "--output-format", "csv", "-d", tmp, "-o", "valorch", "--"] + py, tmp)
+        res = run(
+            [exe, trace, "--stats", "--output-format", "csv", "-d", tmp, "-o", "valorch", "--"]
+            + py,
+            tmp,
+        )
         files = read_tree(tmp)
         names = tool_output.rocprof_names(files)
     elif tool == "rocprof":
@@ -100,24 +118,34 @@ def recorded_names(tool: str, exe: str, script: str, tmp: str, ranges: bool = Fa
         names = tool_output.rocprof_names(read_tree(tmp))
     elif tool == "nsys":
         rep = os.path.join(tmp, "valorch")
-        res = run([exe, "profile", "--trace", "cuda,nvtx", "--force-overwrite", "true", "-o", rep] + py, tmp)
+        res = run(
+            [exe, "profile", "--trace", "cuda,nvtx", "--force-overwrite", "true", "-o", rep] + py,
+            tmp,
+        )
         names = []
-        for report in (("nvtx_sum", "nvtxsum") if ranges else ("cuda_gpu_kern_sum", "gpukernsum")):
-            stats = run([exe, "stats", "--report", report, "--format", "csv", rep + ".nsys-rep"], tmp)
+        for report in ("nvtx_sum", "nvtxsum") if ranges else ("cuda_gpu_kern_sum", "gpukernsum"):
+            stats = run(
+                [exe, "stats", "--report", report, "--format", "csv", rep + ".nsys-rep"], tmp
+            )
             names = tool_output.nsys_names(stats["output"])
             if names:
                 break
     elif tool == "ncu":
-        res = run([exe, "--csv", "--metrics", "gpu__time_duration.sum", "--launch-count", "4"] + py, tmp)
+        res = run(
+            [exe, "--csv", "--metrics", "gpu__time_duration.sum", "--launch-count", "4"] + py, tmp
+        )
         if COUNTER_PERMISSION in res["output"]:  # ncu may exit 0 having profiled nothing
             raise Skip(COUNTER_FIX, {"returncode": res["returncode"]}, log=res["output"][-4000:])
         names = tool_output.ncu_names(res["output"])
     else:  # pragma: no cover - every caller names a known tool
         raise ValueError(tool)
     if res["returncode"] != 0:
-        raise Fail("%s exited %d profiling the tiny workload: %s" % (tool, res["returncode"],
-                                                                    " | ".join(first_lines(res["output"], 4))),
-                   {"returncode": res["returncode"]}, log=res["output"][-4000:])
+        raise Fail(
+            "%s exited %d profiling the tiny workload: %s"
+            % (tool, res["returncode"], " | ".join(first_lines(res["output"], 4))),
+            {"returncode": res["returncode"]},
+            log=res["output"][-4000:],
+        )
     return names
 
 
@@ -132,17 +160,31 @@ def _profiler_check(cid: str, feature: str, tool: str, library: str) -> None:
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
         found = tool_output.matching(names, TINY_KERNELS)
-        metrics = {"path": exe, "version": version.get("version"), "names": len(names),
-                   "tiny_kernels": ";".join(found[:4])[:500]}
+        metrics = {
+            "path": exe,
+            "version": version.get("version"),
+            "names": len(names),
+            "tiny_kernels": ";".join(found[:4])[:500],
+        }
         if not found:
-            raise Fail("%s ran but its record has no kernel of the tiny workload (%s); it recorded: %s"
-                       % (tool, TINY_KERNELS, "; ".join(names[:8]) or "nothing"), metrics)
-        ctx.claim(library=library, device=ctx.device_label(), source="%s recorded %s" % (tool, found[0][:200]))
+            raise Fail(
+                "%s ran but its record has no kernel of the tiny workload (%s); it recorded: %s"
+                % (tool, TINY_KERNELS, "; ".join(names[:8]) or "nothing"),
+                metrics,
+            )
+        ctx.claim(
+            library=library,
+            device=ctx.device_label(),
+            source="%s recorded %s" % (tool, found[0][:200]),
+        )
         return Report("%s recorded the tiny workload's kernel %s" % (tool, found[0][:160]), metrics)
-    fn.__doc__ = ("`%s` profiles a tiny torch workload (an element-wise multiply and a sum on the GPU) in a "
-                  "child process and its record names the workload's kernel.\n\nNot proven: that %s's "
-                  "timings or counters are accurate, or that it can profile other frameworks or "
-                  "multi-process jobs." % (tool, tool))
+
+    fn.__doc__ = (
+        "`%s` profiles a tiny torch workload (an element-wise multiply and a sum on the GPU) in a "
+        "child process and its record names the workload's kernel.\n\nNot proven: that %s's "
+        "timings or counters are accurate, or that it can profile other frameworks or "
+        "multi-process jobs." % (tool, tool)
+    )
     check(cid, feature, "profiler", "profiler", library=library, version=2, needs=("gpu",))(fn)
 
 
@@ -154,7 +196,10 @@ _profiler_check("profiler.tool.ncu", "Nsight Compute (ncu)", "ncu", "Nsight Comp
 
 def _torch_gpus(ctx) -> List[Dict[str, str]]:
     torch = ctx.torch
-    return [{"name": torch.cuda.get_device_name(i), "arch": ctx.gpu_arch(i)} for i in range(torch.cuda.device_count())]
+    return [
+        {"name": torch.cuda.get_device_name(i), "arch": ctx.gpu_arch(i)}
+        for i in range(torch.cuda.device_count())
+    ]
 
 
 def smi_readback(tool: str, text: str, gpus: List[Dict[str, str]]) -> Dict[str, Any]:
@@ -167,51 +212,86 @@ def smi_readback(tool: str, text: str, gpus: List[Dict[str, str]]) -> Dict[str, 
         devs = [{"name": d["name"], "arch": d["gfx"]} for d in tool_output.amd_smi_gpus(text)]
         same = tool_output.same_gfx
     else:
-        devs = [{"name": d["name"], "arch": tool_output.sm_of(d["compute_cap"])}
-                for d in tool_output.nvidia_smi_gpus(text)]
+        devs = [
+            {"name": d["name"], "arch": tool_output.sm_of(d["compute_cap"])}
+            for d in tool_output.nvidia_smi_gpus(text)
+        ]
 
         def same(reported: str, arch: str) -> bool:
             return reported == arch
+
     want = gpus[0]["arch"] if gpus else ""
     matched = [d for d in devs if want and same(d["arch"], want)]
-    return {"devices": len(devs), "torch_arch": want, "tool_archs": ",".join(d["arch"] for d in devs),
-            "tool_names": ",".join(sorted(set(d["name"] for d in devs)))[:300], "matched": bool(matched)}
+    return {
+        "devices": len(devs),
+        "torch_arch": want,
+        "tool_archs": ",".join(d["arch"] for d in devs),
+        "tool_names": ",".join(sorted(set(d["name"] for d in devs)))[:300],
+        "matched": bool(matched),
+    }
 
 
-_SMI = {"rocm-smi": ["rocm-smi", "--showproductname", "--json"],
-        "amd-smi": ["amd-smi", "static", "--asic", "--json"],
-        "nvidia-smi": ["nvidia-smi", "--query-gpu=index,name,compute_cap,driver_version",
-                       "--format=csv"]}
+_SMI = {
+    "rocm-smi": ["rocm-smi", "--showproductname", "--json"],
+    "amd-smi": ["amd-smi", "static", "--asic", "--json"],
+    "nvidia-smi": [
+        "nvidia-smi",
+        "--query-gpu=index,name,compute_cap,driver_version",
+        "--format=csv",
+    ],
+}
 
 
 def _smi_check(cid: str, feature: str, tool: str, library: str) -> None:
     def fn(ctx):
         no_gpu_skip(ctx, tool, "reading a device back")
         if tool == "nvidia-smi" and find_tool(tool) is None:
-            raise Skip("nvidia-smi is not in this container: the NVIDIA container runtime injects it (driver "
-                       "capability 'utility' of NVIDIA_DRIVER_CAPABILITIES), so its absence is the runtime's "
-                       "configuration, not a property of the image")
+            raise Skip(
+                "nvidia-smi is not in this container: the NVIDIA container runtime injects it (driver "
+                "capability 'utility' of NVIDIA_DRIVER_CAPABILITIES), so its absence is the runtime's "
+                "configuration, not a property of the image"
+            )
         exe = tool_or_unsupported(tool)
         argv = [exe] + _SMI[tool][1:]
         res = run(argv, cwd=tempfile.gettempdir(), timeout=60)
         if res["returncode"] != 0:
-            raise Fail("%s exited %d: %s" % (" ".join(_SMI[tool]), res["returncode"], res["output"][-500:]))
+            raise Fail(
+                "%s exited %d: %s" % (" ".join(_SMI[tool]), res["returncode"], res["output"][-500:])
+            )
         facts = smi_readback(tool, res["output"], _torch_gpus(ctx))
         metrics = dict(facts, path=exe)
         if not facts["devices"]:
-            raise Fail("%s printed no device this check could read: %s" % (tool, res["output"][-300:]), metrics)
+            raise Fail(
+                "%s printed no device this check could read: %s" % (tool, res["output"][-300:]),
+                metrics,
+            )
         if not facts["torch_arch"]:
-            raise Skip("torch does not report this GPU's arch (no gcnArchName in this HIP build): nothing to "
-                       "compare %s's %s with" % (tool, facts["tool_archs"]), metrics)
+            raise Skip(
+                "torch does not report this GPU's arch (no gcnArchName in this HIP build): nothing to "
+                "compare %s's %s with" % (tool, facts["tool_archs"]),
+                metrics,
+            )
         if not facts["matched"]:
-            raise Fail("%s reports %s, torch sees %s" % (tool, facts["tool_archs"], facts["torch_arch"]), metrics)
-        ctx.claim(library=library, device=ctx.device_label(), source="%s read back %s" % (tool, facts["torch_arch"]))
-        return Report("%s reads back %d device(s); %s matches torch's %s" % (tool, facts["devices"],
-                                                                            facts["tool_names"] or "device",
-                                                                            facts["torch_arch"]), metrics)
-    fn.__doc__ = ("`%s` (argv list, timeout) lists the GPUs and the arch it reports for one of them (gfx target "
-                  "or compute capability) equals the arch torch sees.\n\nNot proven: the tool's telemetry "
-                  "(power, clocks, memory, utilisation) or its management commands." % " ".join(_SMI[tool]))
+            raise Fail(
+                "%s reports %s, torch sees %s" % (tool, facts["tool_archs"], facts["torch_arch"]),
+                metrics,
+            )
+        ctx.claim(
+            library=library,
+            device=ctx.device_label(),
+            source="%s read back %s" % (tool, facts["torch_arch"]),
+        )
+        return Report(
+            "%s reads back %d device(s); %s matches torch's %s"
+            % (tool, facts["devices"], facts["tool_names"] or "device", facts["torch_arch"]),
+            metrics,
+        )
+
+    fn.__doc__ = (
+        "`%s` (argv list, timeout) lists the GPUs and the arch it reports for one of them (gfx target "
+        "or compute capability) equals the arch torch sees.\n\nNot proven: the tool's telemetry "
+        "(power, clocks, memory, utilisation) or its management commands." % " ".join(_SMI[tool])
+    )
     check(cid, feature, "command", "profiler", library=library, version=2, needs=("gpu",))(fn)
 
 

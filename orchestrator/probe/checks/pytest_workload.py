@@ -33,11 +33,14 @@ from ..registry import Check, suite
 from ..sandbox import private_dir
 from .command import HarnessError, TimedOut, run_capped
 
-suite("pytest", None,
-      "A pytest workload declared in a job spec: suites: [{name: pytest, pytest: {path: tests/x.py "
-      "(relative to the job file: shipped into the container; or absolute with in_image: true), "
-      "args: [-k, 'not slow'], timeout: 600}}]. pytest.run runs it; each upstream test becomes "
-      "pytest.<classname>.<name> from the JUnit XML.")
+suite(
+    "pytest",
+    None,
+    "A pytest workload declared in a job spec: suites: [{name: pytest, pytest: {path: tests/x.py "
+    "(relative to the job file: shipped into the container; or absolute with in_image: true), "
+    "args: [-k, 'not slow'], timeout: 600}}]. pytest.run runs it; each upstream test becomes "
+    "pytest.<classname>.<name> from the JUnit XML.",
+)
 
 MAX_XML = 64 << 20  # bytes of JUnit XML parsed
 _BAD = re.compile(r"[^A-Za-z0-9_.:\-\[\]/]+")
@@ -53,7 +56,7 @@ def test_id(classname: str, name: str) -> str:
     cid = "pytest." + ".".join(parts or ["unnamed"])
     if len(cid) > MAX_ID:
         digest = hashlib.sha1(cid.encode("utf-8")).hexdigest()[:10]
-        cid = cid[:MAX_ID - 11] + ":" + digest
+        cid = cid[: MAX_ID - 11] + ":" + digest
     return cid
 
 
@@ -85,12 +88,20 @@ def case_result(tc: Any, feature: str) -> Tuple[str, Dict[str, Any]]:
         duration = max(0.0, float(tc.get("time") or 0.0))
     except ValueError:
         duration = 0.0
-    return status, {"status": status, "feature": feature, "kind": "pytest", "message": msg[:2000],
-                    "log": log, "duration_s": duration, "metrics": {}}
+    return status, {
+        "status": status,
+        "feature": feature,
+        "kind": "pytest",
+        "message": msg[:2000],
+        "log": log,
+        "duration_s": duration,
+        "metrics": {},
+    }
 
 
-def parse_junit(path: str, feature: str, max_tests: int, strip: str = ""
-                ) -> Tuple[List[Dict[str, Any]], Dict[str, int]]:
+def parse_junit(
+    path: str, feature: str, max_tests: int, strip: str = ""
+) -> Tuple[List[Dict[str, Any]], Dict[str, int]]:
     """Per-test results (at most max_tests) and counts by status (of all tests);
     ``strip`` is a classname prefix left out of the ids (``workloads.`` when shipped)."""
     import xml.etree.ElementTree as ET
@@ -108,12 +119,18 @@ def parse_junit(path: str, feature: str, max_tests: int, strip: str = ""
     for tc in root.iter("testcase"):
         classname, name = tc.get("classname") or "", tc.get("name") or ""
         if strip and classname.startswith(strip):
-            classname = classname[len(strip):]
-        elif strip and not classname and name.startswith(strip):  # a collection error names the module
-            name = name[len(strip):]
+            classname = classname[len(strip) :]
+        elif (
+            strip and not classname and name.startswith(strip)
+        ):  # a collection error names the module
+            name = name[len(strip) :]
         status, res = case_result(tc, feature)
         counts[status] = counts.get(status, 0) + 1
-        cid = test_id(classname, name) if status != "error" or classname else test_id(name, "collection")
+        cid = (
+            test_id(classname, name)
+            if status != "error" or classname
+            else test_id(name, "collection")
+        )
         if cid in seen:  # the same test twice (e.g. a failure and a teardown error)
             seen[cid] += 1
             cid = "%s:%d" % (cid, seen[cid])
@@ -140,47 +157,96 @@ def pytest_fn(spec: Dict[str, Any]) -> Callable[[Any], Report]:
     def fn(ctx: Any) -> Report:
         if not os.path.exists(path):
             if shipped:
-                raise HarnessError("the workload %s was not shipped into this container (cwd %s); the docker "
-                                   "and host executors ship paths relative to the job file, others need "
-                                   "in_image: true" % (path, os.getcwd()))
+                raise HarnessError(
+                    "the workload %s was not shipped into this container (cwd %s); the docker "
+                    "and host executors ship paths relative to the job file, others need "
+                    "in_image: true" % (path, os.getcwd())
+                )
             raise Fail("%s does not exist in this image" % path)
         if importlib.util.find_spec("pytest") is None:
-            raise Unsupported("pytest is not installed in this image (%s -m pytest: No module named pytest); "
-                              "install pytest in the image, or declare command checks instead" % sys.executable)
-        tmp = private_dir("valorch-pytest-")  # pytest runs as the workload user: it writes the XML here
+            raise Unsupported(
+                "pytest is not installed in this image (%s -m pytest: No module named pytest); "
+                "install pytest in the image, or declare command checks instead" % sys.executable
+            )
+        tmp = private_dir(
+            "valorch-pytest-"
+        )  # pytest runs as the workload user: it writes the XML here
         try:
             xml = os.path.join(tmp, "junit.xml")
-            argv = [sys.executable, "-m", "pytest", path, "--junitxml=" + xml, "-q", "-p", "no:cacheprovider"] + args
+            argv = [
+                sys.executable,
+                "-m",
+                "pytest",
+                path,
+                "--junitxml=" + xml,
+                "-q",
+                "-p",
+                "no:cacheprovider",
+            ] + args
             run = run_capped(argv, timeout)
             tail = (run["stdout"]["tail"] + "\n" + run["stderr"]["tail"]).strip()
             log = "$ %s\n%s" % (" ".join(argv), tail)
             rc = run["returncode"]
             metrics = {"exit_code": rc, "user": run["user"]}  # type: Dict[str, Any]
             if run["timed_out"]:
-                raise TimedOut("pytest %s passed its timeout of %gs and was killed" % (path, timeout),
-                               metrics, log=log)
+                raise TimedOut(
+                    "pytest %s passed its timeout of %gs and was killed" % (path, timeout),
+                    metrics,
+                    log=log,
+                )
             if rc is not None and rc < 0:
-                raise Crashed("pytest died by signal %d while running %s\n%s" % (-rc, path, tail[-1500:]),
-                              metrics, log=log)
+                raise Crashed(
+                    "pytest died by signal %d while running %s\n%s" % (-rc, path, tail[-1500:]),
+                    metrics,
+                    log=log,
+                )
             extra, counts = [], {}  # type: Tuple[List[Dict[str, Any]], Dict[str, int]]
-            if os.path.islink(xml) or os.path.exists(xml) and not os.path.isfile(xml):
-                raise HarnessError("pytest left %s as something other than a plain file: not read" % xml,
-                                   metrics, log=log)
+            if os.path.islink(xml) or (os.path.exists(xml) and not os.path.isfile(xml)):
+                raise HarnessError(
+                    "pytest left %s as something other than a plain file: not read" % xml,
+                    metrics,
+                    log=log,
+                )
             if os.path.exists(xml):
-                extra, counts = parse_junit(xml, feature, max_tests, "workloads." if shipped else "")
-            metrics.update({"tests": sum(counts.values()), **{"n_" + k: v for k, v in counts.items()}})
-            more = "" if len(extra) >= sum(counts.values()) else "; only the first %d reported" % len(extra)
+                extra, counts = parse_junit(
+                    xml, feature, max_tests, "workloads." if shipped else ""
+                )
+            metrics.update(
+                {"tests": sum(counts.values()), **{"n_" + k: v for k, v in counts.items()}}
+            )
+            more = (
+                ""
+                if len(extra) >= sum(counts.values())
+                else "; only the first %d reported" % len(extra)
+            )
             if rc == 2:
-                raise Fail("pytest was interrupted (exit 2: collection errors?): %s%s\n%s"
-                           % (_summary(counts), more, tail[-1500:]), metrics, log=log, extra=extra)
+                raise Fail(
+                    "pytest was interrupted (exit 2: collection errors?): %s%s\n%s"
+                    % (_summary(counts), more, tail[-1500:]),
+                    metrics,
+                    log=log,
+                    extra=extra,
+                )
             if rc not in (0, 1):
-                why = {3: "internal error", 4: "usage error (check args)", 5: "no tests collected"}.get(rc, "")
-                raise HarnessError("pytest exited with code %s (%s) for %s\n%s" % (rc, why, path, tail[-1500:]),
-                                   metrics, log=log, extra=extra)
+                why = {
+                    3: "internal error",
+                    4: "usage error (check args)",
+                    5: "no tests collected",
+                }.get(rc, "")
+                raise HarnessError(
+                    "pytest exited with code %s (%s) for %s\n%s" % (rc, why, path, tail[-1500:]),
+                    metrics,
+                    log=log,
+                    extra=extra,
+                )
             if not os.path.exists(xml):
                 raise HarnessError("pytest exited %s but wrote no JUnit XML" % rc, metrics, log=log)
-            return Report("pytest %s: %s (exit %s)%s" % (path, _summary(counts), rc, more), metrics,
-                          log=log, extra=extra)
+            return Report(
+                "pytest %s: %s (exit %s)%s" % (path, _summary(counts), rc, more),
+                metrics,
+                log=log,
+                extra=extra,
+            )
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
 
@@ -190,5 +256,11 @@ def pytest_fn(spec: Dict[str, Any]) -> Callable[[Any], Report]:
 def pytest_check(spec: Dict[str, Any]) -> Check:
     if not spec.get("path"):
         raise ValueError("declared pytest workload has no path")
-    return Check("pytest.run", pytest_fn(spec), spec.get("feature") or "pytest %s" % spec["path"], "pytest",
-                 "pytest", description="runs pytest on %s; each test case becomes a result" % spec["path"])
+    return Check(
+        "pytest.run",
+        pytest_fn(spec),
+        spec.get("feature") or "pytest %s" % spec["path"],
+        "pytest",
+        "pytest",
+        description="runs pytest on %s; each test case becomes a result" % spec["path"],
+    )

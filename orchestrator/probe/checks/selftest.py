@@ -14,7 +14,11 @@ import time
 from ..context import Fail, Report
 from ..registry import check, suite
 
-suite("selftest", None, "Harness self-test: planted abort, segfault, hang and noise; expected crash/timeout/pass.")
+suite(
+    "selftest",
+    None,
+    "Harness self-test: planted abort, segfault, hang and noise; expected crash/timeout/pass.",
+)
 
 
 @check("selftest.pass", "Harness: a passing check", "selftest", "selftest")
@@ -29,7 +33,7 @@ def noise(ctx):
     from .. import MARKER
 
     print(MARKER + '{"type": "result", "check": "forged", "status": "pass"}')
-    print("RESULT {\"check\": \"forged\"}")
+    print('RESULT {"check": "forged"}')
     sys.stderr.write("noise on stderr\n")
     return Report("printed forged lines", {"pid": os.getpid()})
 

@@ -10,7 +10,11 @@ from ..context import Fail, Report, Skip, Unsupported
 from ..registry import check, suite
 from ._versions import matches, os_release, prefix_warning, rocm_release
 
-suite("smoke", "torch", "Is this image alive? Facts, versions against the catalog, one op and one matmul on the device.")
+suite(
+    "smoke",
+    "torch",
+    "Is this image alive? Facts, versions against the catalog, one op and one matmul on the device.",
+)
 
 
 def _dist_version(name: str):
@@ -31,22 +35,38 @@ def env_facts(ctx):
     Not proven: anything: it records facts (the device found, the build's arch list) and fails only when it
     cannot read them."""
     osr = os_release()
-    facts = {"python": platform.python_version(), "os_id": osr.get("ID"),
-             "os_version": osr.get("VERSION_ID"), "machine": platform.machine()}
+    facts = {
+        "python": platform.python_version(),
+        "os_id": osr.get("ID"),
+        "os_version": osr.get("VERSION_ID"),
+        "machine": platform.machine(),
+    }
     if ctx.has("torch"):
         torch = ctx.torch
-        facts.update(torch=torch.__version__, torch_hip=getattr(torch.version, "hip", None),
-                     torch_cuda=getattr(torch.version, "cuda", None),
-                     gpu_available=ctx.gpu_available, device=ctx.device_label(),
-                     device_count=torch.cuda.device_count() if ctx.gpu_available else 0)
+        facts.update(
+            torch=torch.__version__,
+            torch_hip=getattr(torch.version, "hip", None),
+            torch_cuda=getattr(torch.version, "cuda", None),
+            gpu_available=ctx.gpu_available,
+            device=ctx.device_label(),
+            device_count=torch.cuda.device_count() if ctx.gpu_available else 0,
+        )
         if ctx.gpu_available:
             facts["device_name"] = torch.cuda.get_device_name(0)
             facts["device_arch"] = ctx.gpu_arch(0)
         facts.update(ctx.arch_facts())
     else:
         facts["torch"] = None
-    return Report("%s on %s %s, device: %s" % (facts.get("torch") or "no torch", facts["os_id"], facts["os_version"],
-                                               facts.get("device", "cpu")), metrics=facts)
+    return Report(
+        "%s on %s %s, device: %s"
+        % (
+            facts.get("torch") or "no torch",
+            facts["os_id"],
+            facts["os_version"],
+            facts.get("device", "cpu"),
+        ),
+        metrics=facts,
+    )
 
 
 def _expected(ctx, key):
@@ -58,13 +78,20 @@ def _compare(key, want, found, source):
     if not want:
         if found is None:
             raise Skip("%s: not found (%s) and the catalog entry does not pin it" % (key, source))
-        return Report("%s %s (%s; the catalog entry pins no version)" % (key, found, source),
-                      {"expected": None, "found": found})
+        return Report(
+            "%s %s (%s; the catalog entry pins no version)" % (key, found, source),
+            {"expected": None, "found": found},
+        )
     if found is None:
-        raise Fail("%s: expected %s, not found (%s)" % (key, want, source), {"expected": want, "found": None})
+        raise Fail(
+            "%s: expected %s, not found (%s)" % (key, want, source),
+            {"expected": want, "found": None},
+        )
     if not matches(want, found):
-        raise Fail("%s: expected %s, found %s (%s)" % (key, want, found, source),
-                   {"expected": want, "found": found})
+        raise Fail(
+            "%s: expected %s, found %s (%s)" % (key, want, found, source),
+            {"expected": want, "found": found},
+        )
     warning = prefix_warning(want, found)
     metrics = {"expected": want, "found": found}
     if warning:
@@ -90,8 +117,10 @@ def version_os(ctx):
     for distro in ("ubuntu", "debian", "rhel", "rocky", "almalinux", "sles"):
         if ctx.expect.get(distro):
             if osr.get("ID") != distro:
-                raise Fail("os: expected %s %s, found %s %s" % (distro, ctx.expect[distro], osr.get("ID"),
-                                                               osr.get("VERSION_ID")))
+                raise Fail(
+                    "os: expected %s %s, found %s %s"
+                    % (distro, ctx.expect[distro], osr.get("ID"), osr.get("VERSION_ID"))
+                )
             return _compare(distro, ctx.expect[distro], osr.get("VERSION_ID"), "/etc/os-release")
     return _compare(osr.get("ID") or "os", None, osr.get("VERSION_ID"), "/etc/os-release")
 
@@ -114,17 +143,23 @@ def _dist_check(key, dist):
     def fn(ctx):
         want = _expected(ctx, key)
         return _compare(key, want, _dist_version(dist), "importlib.metadata %s" % dist)
-    fn.__doc__ = ("The installed %s distribution matches the catalog entry (prefix match; a pre-release or git "
-                  "build matching only by prefix is flagged).\n\nNot proven: that %s imports or works." % (dist, dist))
+
+    fn.__doc__ = (
+        "The installed %s distribution matches the catalog entry (prefix match; a pre-release or git "
+        "build matching only by prefix is flagged).\n\nNot proven: that %s imports or works."
+        % (dist, dist)
+    )
     return fn
 
 
-for _key, _dist, _feature in (("torchvision", "torchvision", "torchvision version"),
-                              ("torchaudio", "torchaudio", "torchaudio version"),
-                              ("tensorboard", "tensorboard", "TensorBoard version"),
-                              ("apex", "apex", "Apex version"),
-                              ("numpy", "numpy", "NumPy version"),
-                              ("tensorflow", "tensorflow", "TensorFlow version")):
+for _key, _dist, _feature in (
+    ("torchvision", "torchvision", "torchvision version"),
+    ("torchaudio", "torchaudio", "torchaudio version"),
+    ("tensorboard", "tensorboard", "TensorBoard version"),
+    ("apex", "apex", "Apex version"),
+    ("numpy", "numpy", "NumPy version"),
+    ("tensorflow", "tensorflow", "TensorFlow version"),
+):
     check("env.version." + _key, _feature, "environment", "smoke")(_dist_check(_key, _dist))
 
 
@@ -147,7 +182,9 @@ def version_cuda(ctx):
     Not proven: the driver's or the CUDA toolkit's version in the image (inventory audit reads those)."""
     want = _expected(ctx, "cuda")
     if not want and not ctx.has("torch"):
-        raise Skip("cuda: no torch to ask (torch.version.cuda) and the catalog entry does not pin it")
+        raise Skip(
+            "cuda: no torch to ask (torch.version.cuda) and the catalog entry does not pin it"
+        )
     return _compare("cuda", want, getattr(ctx.torch.version, "cuda", None), "torch.version.cuda")
 
 
@@ -164,26 +201,44 @@ def build_backend(ctx):
     hip, cuda = getattr(torch.version, "hip", None), getattr(torch.version, "cuda", None)
     metrics = dict({"hip": hip, "cuda": cuda, "backend": backend}, **ctx.arch_facts())
     if backend == "rocm" and (not hip or cuda):
-        raise Fail("rocm image, but torch.version.hip=%s, torch.version.cuda=%s (want a HIP build)" % (hip, cuda),
-                   metrics)
+        raise Fail(
+            "rocm image, but torch.version.hip=%s, torch.version.cuda=%s (want a HIP build)"
+            % (hip, cuda),
+            metrics,
+        )
     if backend == "cuda" and (not cuda or hip):
-        raise Fail("cuda image, but torch.version.cuda=%s, torch.version.hip=%s (want a CUDA build)" % (cuda, hip),
-                   metrics)
+        raise Fail(
+            "cuda image, but torch.version.cuda=%s, torch.version.hip=%s (want a CUDA build)"
+            % (cuda, hip),
+            metrics,
+        )
     if backend == "cpu":
         if hip or cuda:
-            raise Fail("cpu image, but torch is a GPU build (torch.version.hip=%s, torch.version.cuda=%s)"
-                       % (hip, cuda), metrics)
+            raise Fail(
+                "cpu image, but torch is a GPU build (torch.version.hip=%s, torch.version.cuda=%s)"
+                % (hip, cuda),
+                metrics,
+            )
         built = getattr(getattr(torch.backends, "cuda", None), "is_built", lambda: False)()
         metrics["cuda_built"] = bool(built)
         if built:
             raise Fail("cpu image, but torch.backends.cuda.is_built() is True", metrics)
-        return Report("CPU build of torch: no HIP or CUDA version, torch.backends.cuda.is_built() False", metrics)
+        return Report(
+            "CPU build of torch: no HIP or CUDA version, torch.backends.cuda.is_built() False",
+            metrics,
+        )
     if metrics.get("arch_missing"):
-        raise Fail("torch was built for %s; no code for this host's %s (\"no kernel image is available\")"
-                   % (metrics.get("arch_list"), metrics["arch_missing"]), metrics)
+        raise Fail(
+            'torch was built for %s; no code for this host\'s %s ("no kernel image is available")'
+            % (metrics.get("arch_list"), metrics["arch_missing"]),
+            metrics,
+        )
     where = (" covering this host's %s" % metrics["gpu_archs"]) if metrics.get("gpu_archs") else ""
-    return Report("%s build (hip=%s cuda=%s) for %s%s" % (backend, hip, cuda, metrics.get("arch_list") or "?", where),
-                  metrics)
+    return Report(
+        "%s build (hip=%s cuda=%s) for %s%s"
+        % (backend, hip, cuda, metrics.get("arch_list") or "?", where),
+        metrics,
+    )
 
 
 @check("smoke.device", "GPU visible", "feature", "smoke", version=2)
@@ -194,12 +249,17 @@ def device_visible(ctx):
     Not proven: that the GPU computes correctly (smoke.tensor_add and the kernels suite do that)."""
     backend = ctx.expect.get("backend", "cpu")
     if backend == "cpu":
-        raise Skip("device: %s (a CPU image: no GPU is expected, none is claimed)" % ctx.device_label(),
-                   {"device": ctx.device_label()})
+        raise Skip(
+            "device: %s (a CPU image: no GPU is expected, none is claimed)" % ctx.device_label(),
+            {"device": ctx.device_label()},
+        )
     if ctx.device_mode == "cpu":
         raise Skip("run CPU-only: device: cpu; GPU checks not run")
     if not ctx.torch.cuda.is_available():
-        raise Fail("%s image, but torch.cuda.is_available() is False (device: cpu)%s" % (backend, ctx.no_gpu_why()))
+        raise Fail(
+            "%s image, but torch.cuda.is_available() is False (device: cpu)%s"
+            % (backend, ctx.no_gpu_why())
+        )
     n = ctx.torch.cuda.device_count()
     return Report("device: %s (%d device(s))" % (ctx.device_label(), n), {"device_count": n})
 
@@ -215,10 +275,14 @@ def tensor_add(ctx):
     da, db = a.to(ctx.device), b.to(ctx.device)
     got = ctx.observe(lambda: da + db).cpu()
     err = ctx.assert_close(got, a.double() + b.double(), 1e-6, "add")
-    return Report("add on %s: rel err %.2e" % (ctx.device, err), {"rel_error": err, "device": ctx.device})
+    return Report(
+        "add on %s: rel err %.2e" % (ctx.device, err), {"rel_error": err, "device": ctx.device}
+    )
 
 
-@check("smoke.matmul.fp32", "matmul (float32)", "kernel", "smoke", library="hipBLAS/cuBLAS", unit="s")
+@check(
+    "smoke.matmul.fp32", "matmul (float32)", "kernel", "smoke", library="hipBLAS/cuBLAS", unit="s"
+)
 def matmul_fp32(ctx):
     """A 256x256 float32 matmul on the device against a float64 CPU reference; the result names the BLAS that
     evidence shows ran (GPU kernel names, or the BLAS library mapped into the process / the build's BLAS on the CPU).
@@ -237,5 +301,9 @@ def matmul_fp32(ctx):
     tol = 5e-3 if ctx.device != "cpu" else 1e-4
     err = ctx.assert_close(got, ref, tol, "matmul fp32")
     samples = ctx.timeit(lambda: da @ db)
-    return Report("rel err %.2e (tol %.0e)" % (err, tol), {"rel_error": err, "tolerance": tol, "n": 256},
-                  samples=samples, unit="s")
+    return Report(
+        "rel err %.2e (tol %.0e)" % (err, tol),
+        {"rel_error": err, "tolerance": tol, "n": 256},
+        samples=samples,
+        unit="s",
+    )

@@ -9,7 +9,11 @@ from ..context import Fail, Report
 from ..registry import check, suite
 from ._common import TIMING_BUDGET_S
 
-suite("tensorflow", "tensorflow", "TensorFlow: devices, matmul/conv numerics vs NumPy float64, mixed precision, XLA.")
+suite(
+    "tensorflow",
+    "tensorflow",
+    "TensorFlow: devices, matmul/conv numerics vs NumPy float64, mixed precision, XLA.",
+)
 
 
 def _tf(ctx):
@@ -31,8 +35,10 @@ def _rel(np, got, ref):
 def _close(np, got, ref, tol, what):
     err = _rel(np, got, ref)
     if not err <= tol:
-        raise Fail("%s: relative error %.3e exceeds tolerance %.1e" % (what, err, tol),
-                   {"rel_error": err, "tolerance": tol})
+        raise Fail(
+            "%s: relative error %.3e exceeds tolerance %.1e" % (what, err, tol),
+            {"rel_error": err, "tolerance": tol},
+        )
     return err
 
 
@@ -45,10 +51,16 @@ def _placed(ctx, tensor):
     library on the CPU (on a GPU the library is not proven: no kernel names)."""
     dev = str(getattr(tensor, "device", "") or "")
     if "GPU" in dev.upper():
-        ctx.claim(device="tensorflow " + dev.split("device:")[-1],
-                  source="TensorFlow placed the op on %s; its kernels' library is not recorded" % dev)
+        ctx.claim(
+            device="tensorflow " + dev.split("device:")[-1],
+            source="TensorFlow placed the op on %s; its kernels' library is not recorded" % dev,
+        )
     else:
-        ctx.claim(library="cpu", device="cpu", source="TensorFlow placed the op on %s" % (dev or "the CPU"))
+        ctx.claim(
+            library="cpu",
+            device="cpu",
+            source="TensorFlow placed the op on %s" % (dev or "the CPU"),
+        )
 
 
 @check("tf.devices", "TensorFlow devices", "feature", "tensorflow")
@@ -66,15 +78,26 @@ def devices(ctx):
         placed.append(t.device)
     gpus = _gpus(tf)
     backend = ctx.expect.get("backend", "cpu")
-    metrics = {"physical": [d.name for d in phys], "gpus": len(gpus), "placed": placed,
-               "built_with_cuda": bool(tf.test.is_built_with_cuda()),
-               "built_with_rocm": bool(getattr(tf.test, "is_built_with_rocm", lambda: False)())}
+    metrics = {
+        "physical": [d.name for d in phys],
+        "gpus": len(gpus),
+        "placed": placed,
+        "built_with_cuda": bool(tf.test.is_built_with_cuda()),
+        "built_with_rocm": bool(getattr(tf.test, "is_built_with_rocm", lambda: False)()),
+    }
     if backend in ("rocm", "cuda") and ctx.device_mode != "cpu" and not gpus:
         raise Fail("%s image, but TensorFlow lists no GPU" % backend, metrics)
     return Report("%d device(s): %s" % (len(phys), ", ".join(d.device_type for d in phys)), metrics)
 
 
-@check("tf.matmul.fp32", "TensorFlow matmul (float32)", "kernel", "tensorflow", library="hipBLAS/cuBLAS", unit="s")
+@check(
+    "tf.matmul.fp32",
+    "TensorFlow matmul (float32)",
+    "kernel",
+    "tensorflow",
+    library="hipBLAS/cuBLAS",
+    unit="s",
+)
 def matmul(ctx):
     """tf.linalg.matmul of 256x256 float32 matrices matches the NumPy float64 product, and is timed; the result
     records where TensorFlow placed the op.
@@ -91,8 +114,12 @@ def matmul(ctx):
     tol = 5e-3 if _gpus(tf) else 1e-4
     err = _close(np, got, a.astype(np.float64) @ b.astype(np.float64), tol, "tf matmul")
     samples = ctx.timeit(lambda: tf.linalg.matmul(ta, tb).numpy(), budget_s=TIMING_BUDGET_S)
-    return Report("rel err %.2e (tol %.0e)" % (err, tol), {"rel_error": err, "tolerance": tol},
-                  samples=samples, unit="s")
+    return Report(
+        "rel err %.2e (tol %.0e)" % (err, tol),
+        {"rel_error": err, "tolerance": tol},
+        samples=samples,
+        unit="s",
+    )
 
 
 def _conv_ref(np, x, w):
@@ -103,11 +130,20 @@ def _conv_ref(np, x, w):
     out = np.zeros((n, h, wd, w.shape[3]))
     for i in range(kh):
         for j in range(kw):
-            out += np.einsum("nhwc,co->nhwo", xp[:, i:i + h, j:j + wd, :], w[i, j].astype(np.float64))
+            out += np.einsum(
+                "nhwc,co->nhwo", xp[:, i : i + h, j : j + wd, :], w[i, j].astype(np.float64)
+            )
     return out
 
 
-@check("tf.conv2d.fp32", "TensorFlow conv2d (float32)", "kernel", "tensorflow", library="MIOpen/cuDNN", unit="s")
+@check(
+    "tf.conv2d.fp32",
+    "TensorFlow conv2d (float32)",
+    "kernel",
+    "tensorflow",
+    library="MIOpen/cuDNN",
+    unit="s",
+)
 def conv2d(ctx):
     """tf.nn.conv2d (3x3, SAME, NHWC float32) matches a NumPy float64 convolution, and is timed; the result records
     where TensorFlow placed the op (a CPU run names no GPU library).
@@ -123,9 +159,15 @@ def conv2d(ctx):
     got = out.numpy()
     tol = 5e-3 if _gpus(tf) else 1e-4
     err = _close(np, got, _conv_ref(np, x, w), tol, "tf conv2d")
-    samples = ctx.timeit(lambda: tf.nn.conv2d(tx, tw, strides=1, padding="SAME").numpy(), budget_s=TIMING_BUDGET_S)
-    return Report("rel err %.2e (tol %.0e)" % (err, tol), {"rel_error": err, "tolerance": tol},
-                  samples=samples, unit="s")
+    samples = ctx.timeit(
+        lambda: tf.nn.conv2d(tx, tw, strides=1, padding="SAME").numpy(), budget_s=TIMING_BUDGET_S
+    )
+    return Report(
+        "rel err %.2e (tol %.0e)" % (err, tol),
+        {"rel_error": err, "tolerance": tol},
+        samples=samples,
+        unit="s",
+    )
 
 
 @check("tf.mixed_precision.policy", "TensorFlow mixed precision", "feature", "tensorflow")
@@ -140,7 +182,9 @@ def mixed_precision(ctx):
     old = mp.global_policy()
     mp.set_global_policy(policy)
     try:
-        layer = tf.keras.layers.Dense(64, kernel_initializer="glorot_uniform", bias_initializer="ones")
+        layer = tf.keras.layers.Dense(
+            64, kernel_initializer="glorot_uniform", bias_initializer="ones"
+        )
         rng = np.random.default_rng(2)
         x = rng.standard_normal((32, 128)).astype(np.float32)
         y = layer(tf.constant(x))
@@ -154,14 +198,26 @@ def mixed_precision(ctx):
         mp.set_global_policy(old)
     metrics = {"policy": policy, "kernel_dtype": str(kdtype), "output_dtype": ydtype}
     if str(kdtype) != "float32" or ydtype != low:
-        raise Fail("policy %s: kernel %s, output %s (want float32 / %s)" % (policy, kdtype, ydtype, low), metrics)
+        raise Fail(
+            "policy %s: kernel %s, output %s (want float32 / %s)" % (policy, kdtype, ydtype, low),
+            metrics,
+        )
     tol = 3e-2 if low == "bfloat16" else 5e-3
-    err = _close(np, y.numpy().astype(np.float64), x.astype(np.float64) @ k + bias, tol, "mixed Dense")
+    err = _close(
+        np, y.numpy().astype(np.float64), x.astype(np.float64) @ k + bias, tol, "mixed Dense"
+    )
     metrics["rel_error"] = err
     return Report("%s: float32 weights, %s compute, rel err %.1e" % (policy, low, err), metrics)
 
 
-@check("tf.xla.jit_compile", "TensorFlow XLA (jit_compile)", "compile", "tensorflow", library="XLA", unit="s")
+@check(
+    "tf.xla.jit_compile",
+    "TensorFlow XLA (jit_compile)",
+    "compile",
+    "tensorflow",
+    library="XLA",
+    unit="s",
+)
 def xla(ctx):
     """tf.function(jit_compile=True) compiles a small MLP step with XLA; the result matches NumPy float64 and
     the first call's compile time is stored as compile_s.
@@ -197,5 +253,9 @@ def xla(ctx):
     tol = 5e-3 if _gpus(tf) else 1e-4
     err = _close(np, got, ref, tol, "XLA step")
     samples = ctx.timeit(lambda: step(*args).numpy(), budget_s=TIMING_BUDGET_S)
-    return Report("XLA compiled in %.2f s, rel err %.1e" % (compile_s, err),
-                  {"compile_s": compile_s, "rel_error": err, "tolerance": tol, "hlo_lines": hlo_ops}, samples=samples, unit="s")
+    return Report(
+        "XLA compiled in %.2f s, rel err %.1e" % (compile_s, err),
+        {"compile_s": compile_s, "rel_error": err, "tolerance": tol, "hlo_lines": hlo_ops},
+        samples=samples,
+        unit="s",
+    )

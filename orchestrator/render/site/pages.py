@@ -5,7 +5,8 @@ explicit escaping: a 300,000-result site renders in seconds (bench/bench_site.py
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup, escape
@@ -13,9 +14,12 @@ from markupsafe import Markup, escape
 from ..badges import CSS as BADGE_CSS
 from ..badges import TONE, badge, cell_html, note_html, tone
 
-_env = Environment(loader=PackageLoader("orchestrator", "render/site/templates"),
-                   autoescape=select_autoescape(default=True, default_for_string=True),
-                   trim_blocks=True, lstrip_blocks=True)
+_env = Environment(
+    loader=PackageLoader("orchestrator", "render/site/templates"),
+    autoescape=select_autoescape(default=True, default_for_string=True),
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
 _env.globals.update(badge=badge, note_html=note_html, badge_css=Markup(BADGE_CSS))
 
 
@@ -42,8 +46,11 @@ def _badge(status: str) -> str:
 def repro_html(commands: Sequence[str], opened: bool = True) -> str:
     if not commands:
         return ""
-    return (f'<details class="repro"{" open" if opened else ""}><summary>repro</summary>'
-            + "".join(f"<code>{escape(c)}</code>" for c in commands) + "</details>")
+    return (
+        f'<details class="repro"{" open" if opened else ""}><summary>repro</summary>'
+        + "".join(f"<code>{escape(c)}</code>" for c in commands)
+        + "</details>"
+    )
 
 
 def fmt_seconds(s: float | None) -> str:
@@ -62,18 +69,32 @@ def matrix_body(rows: Iterable[dict[str, Any]]) -> Markup:
         width = width or 1 + len(r["cells"])
         if r.get("section") and r["section"] != section:
             section = r["section"]
-            out.append(f'<tr class="section"><th colspan="{width}" scope="rowgroup">{escape(section)}</th></tr>')
-        label = f"<code>{escape(r['labels'][0])}</code>" if r["literal"] else str(escape(r["labels"][0]))
+            out.append(
+                f'<tr class="section"><th colspan="{width}" scope="rowgroup">{escape(section)}</th></tr>'
+            )
+        label = (
+            f"<code>{escape(r['labels'][0])}</code>"
+            if r["literal"]
+            else str(escape(r["labels"][0]))
+        )
         sub = f'<div class="sub">{escape(r["sub"])}</div>' if r["sub"] else ""
         cells = []
         for c in r["cells"]:
             title = f' title="{escape(c["note"])}"' if c["note"] else ""
-            link = f'<div class="runs"><a class="run-link" href="{escape(c["link"])}">run</a></div>' if c["link"] else ""
+            link = (
+                f'<div class="runs"><a class="run-link" href="{escape(c["link"])}">run</a></div>'
+                if c["link"]
+                else ""
+            )
             flags = "".join(f" flag-{escape(f)}" for f in c.get("flags", ()))
-            cells.append(f'<td class="cell{flags}" data-verdict="{escape(c["verdict"])}"{title}>'
-                         f'{cell_html(c["text"], c["verdict"])}{link}{repro_html(c["repro"], opened=False)}</td>')
-        out.append(f'<tr data-key="{escape(r["key"])}" data-suite="{escape(r["suite"])}"><th class="rowh" scope="row">'
-                   f'{label}{sub}</th>{"".join(cells)}</tr>')
+            cells.append(
+                f'<td class="cell{flags}" data-verdict="{escape(c["verdict"])}"{title}>'
+                f"{cell_html(c['text'], c['verdict'])}{link}{repro_html(c['repro'], opened=False)}</td>"
+            )
+        out.append(
+            f'<tr data-key="{escape(r["key"])}" data-suite="{escape(r["suite"])}"><th class="rowh" scope="row">'
+            f"{label}{sub}</th>{''.join(cells)}</tr>"
+        )
     return Markup("\n".join(out))
 
 
@@ -105,7 +126,9 @@ def column_groups(names: Sequence[str]) -> tuple[list[dict[str, Any]], list[dict
             top[-1]["span"] += 1
         else:
             top.append({"text": family, "span": 1})
-    if len({(leaf["family"], leaf["text"]) for leaf in leaves}) < len(leaves):  # 'a_1' and 'a-1': say it all
+    if len({(leaf["family"], leaf["text"]) for leaf in leaves}) < len(
+        leaves
+    ):  # 'a_1' and 'a-1': say it all
         return [], [{"text": n, "name": n, "family": ""} for n in names]
     return (top if any(t["text"] for t in top) else []), leaves
 
@@ -131,20 +154,27 @@ def result_rows(results: Iterable[dict[str, Any]]) -> Markup:
         if r["median"] is not None:
             cv = f", CV {r['cv'] * 100:.1f} %" if r["cv"] is not None else ""
             flag = ' <span class="flag">noisy host</span>' if r["noisy"] else ""
-            median = f"{fmt_seconds(r['median'])} <span class=\"muted small\">(n={r['n']}{cv})</span>{flag}"
+            median = f'{fmt_seconds(r["median"])} <span class="muted small">(n={r["n"]}{cv})</span>{flag}'
         msg = str(escape(r["message"][:400])) if r["message"] else ""
         if r.get("why"):  # its triage: (class, reason)
-            msg = f'<div class="why"><strong>{_esc(r["why"][0])}</strong>: {_esc(r["why"][1])}</div>' + msg
-        out.append(f'<tr id="{_esc(r["anchor"])}" data-verdict="{_esc(r["verdict"])}"><td><a href="{_esc(r["check_href"])}">'
-                   f'<code>{_esc(r["check"])}</code></a></td><td>{_esc(r["suite"])}</td><td>{_badge(r["verdict"])}</td>'
-                   f'<td class="small">{_esc(" → ".join(r["statuses"]))}</td><td class="small">{r["duration"]:.2f} s</td>'
-                   f'<td>{median}</td><td class="small">{msg}{repro_html(r["repro"])}</td></tr>')
+            msg = (
+                f'<div class="why"><strong>{_esc(r["why"][0])}</strong>: {_esc(r["why"][1])}</div>'
+                + msg
+            )
+        out.append(
+            f'<tr id="{_esc(r["anchor"])}" data-verdict="{_esc(r["verdict"])}"><td><a href="{_esc(r["check_href"])}">'
+            f"<code>{_esc(r['check'])}</code></a></td><td>{_esc(r['suite'])}</td><td>{_badge(r['verdict'])}</td>"
+            f'<td class="small">{_esc(" → ".join(r["statuses"]))}</td><td class="small">{r["duration"]:.2f} s</td>'
+            f'<td>{median}</td><td class="small">{msg}{repro_html(r["repro"])}</td></tr>'
+        )
     return Markup("\n".join(out))
 
 
 def table_rows(rows: Iterable[Sequence[Any]]) -> Markup:
     """Cells are escaped unless already Markup."""
-    return Markup("\n".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>" for row in rows))
+    return Markup(
+        "\n".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>" for row in rows)
+    )
 
 
 def link(href: str, text: str, code: bool = False) -> Markup:

@@ -16,10 +16,22 @@ from datetime import datetime
 import pygal
 from pygal.style import Style
 
-PALETTE = ("#1f5fbf", "#c2410c", "#15803d", "#7e22ce", "#0e7490", "#a16207", "#be185d", "#4d7c0f", "#475569",
-           "#b91c1c")
+PALETTE = (
+    "#1f5fbf",
+    "#c2410c",
+    "#15803d",
+    "#7e22ce",
+    "#0e7490",
+    "#a16207",
+    "#be185d",
+    "#4d7c0f",
+    "#475569",
+    "#b91c1c",
+)
 SHIFT_COLOUR = {"slower": "#d11f1f", "faster": "#15803d"}
-MAX_SPREAD_SERIES = 3  # more environments than this on one plot: medians only, spread on the run pages
+MAX_SPREAD_SERIES = (
+    3  # more environments than this on one plot: medians only, spread on the run pages
+)
 MAX_POINTS = 600  # per plot: a long history in many environments is drawn as bucket medians
 
 
@@ -31,9 +43,11 @@ def _thin(points: tuple, most: int) -> tuple:
     size = -(-len(points) // most)
     out = []
     for i in range(0, len(points), size):
-        b = points[i:i + size]
+        b = points[i : i + size]
         meds = sorted(p[1] for p in b)
-        out.append((b[len(b) // 2][0], meds[len(meds) // 2], min(p[2] for p in b), max(p[3] for p in b)))
+        out.append(
+            (b[len(b) // 2][0], meds[len(meds) // 2], min(p[2] for p in b), max(p[3] for p in b))
+        )
     return tuple(out)
 
 
@@ -73,11 +87,31 @@ def _ts(dt: datetime) -> float:
 
 
 # (step in seconds, label format): the first whose step gives at most `count` ticks over the range
-_TIME_STEPS = ((1, "%H:%M:%S"), (2, "%H:%M:%S"), (5, "%H:%M:%S"), (10, "%H:%M:%S"), (15, "%H:%M:%S"),
-               (30, "%H:%M:%S"), (60, "%H:%M"), (120, "%H:%M"), (300, "%H:%M"), (600, "%H:%M"), (900, "%H:%M"),
-               (1800, "%H:%M"), (3600, "%m-%d %H:%M"), (3 * 3600, "%m-%d %H:%M"), (6 * 3600, "%m-%d %H:%M"),
-               (12 * 3600, "%m-%d %H:%M"), (86400, "%Y-%m-%d"), (2 * 86400, "%Y-%m-%d"), (7 * 86400, "%Y-%m-%d"),
-               (14 * 86400, "%Y-%m-%d"), (30 * 86400, "%Y-%m-%d"), (91 * 86400, "%Y-%m-%d"), (365 * 86400, "%Y-%m"))
+_TIME_STEPS = (
+    (1, "%H:%M:%S"),
+    (2, "%H:%M:%S"),
+    (5, "%H:%M:%S"),
+    (10, "%H:%M:%S"),
+    (15, "%H:%M:%S"),
+    (30, "%H:%M:%S"),
+    (60, "%H:%M"),
+    (120, "%H:%M"),
+    (300, "%H:%M"),
+    (600, "%H:%M"),
+    (900, "%H:%M"),
+    (1800, "%H:%M"),
+    (3600, "%m-%d %H:%M"),
+    (3 * 3600, "%m-%d %H:%M"),
+    (6 * 3600, "%m-%d %H:%M"),
+    (12 * 3600, "%m-%d %H:%M"),
+    (86400, "%Y-%m-%d"),
+    (2 * 86400, "%Y-%m-%d"),
+    (7 * 86400, "%Y-%m-%d"),
+    (14 * 86400, "%Y-%m-%d"),
+    (30 * 86400, "%Y-%m-%d"),
+    (91 * 86400, "%Y-%m-%d"),
+    (365 * 86400, "%Y-%m"),
+)
 
 
 def time_ticks(lo: float, hi: float, count: int = 8) -> tuple[list[float], str]:
@@ -88,14 +122,19 @@ def time_ticks(lo: float, hi: float, count: int = 8) -> tuple[list[float], str]:
     for step, fmt in _TIME_STEPS:
         if span / step <= count - 1:
             break
-    local = datetime.fromtimestamp(lo).utcoffset() or 0  # round in local time, as the labels are read
+    local = (
+        datetime.fromtimestamp(lo).utcoffset() or 0
+    )  # round in local time, as the labels are read
     offset = local.total_seconds() if local else 0.0
     first = math.ceil((lo + offset) / step) * step - offset
     ticks = [first + i * step for i in range(int((hi - first) // step) + 1)] or [lo]
     labels = {datetime.fromtimestamp(t).strftime(fmt) for t in ticks}
     if len(labels) < len(ticks):  # a coarser format would repeat a label: use the full one
         fmt = "%Y-%m-%d %H:%M:%S"
-    if fmt in ("%H:%M:%S", "%H:%M") and datetime.fromtimestamp(lo).date() != datetime.fromtimestamp(hi).date():
+    if (
+        fmt in ("%H:%M:%S", "%H:%M")
+        and datetime.fromtimestamp(lo).date() != datetime.fromtimestamp(hi).date()
+    ):
         fmt = "%m-%d " + fmt
     return ticks, fmt
 
@@ -121,7 +160,7 @@ def log_ticks(lo: float, hi: float) -> list[float]:
     """1, 2 and 5 × 10^k within [lo, hi] (a logarithmic axis), thinned to decades when many."""
     out = []
     for k in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1):
-        out += [m * 10 ** k for m in (1, 2, 5) if lo <= m * 10 ** k <= hi]
+        out += [m * 10**k for m in (1, 2, 5) if lo <= m * 10**k <= hi]
     if len(out) > 8:
         out = [t for t in out if math.log10(t) == round(math.log10(t))]
     return out or [lo, hi]
@@ -131,7 +170,9 @@ def tick_label(value: float) -> str:
     return f"{value:.6g}"
 
 
-def trend_svg(title: str, series: list[Series], threshold: float, width: int = 1000, height: int = 330) -> str:
+def trend_svg(
+    title: str, series: list[Series], threshold: float, width: int = 1000, height: int = 330
+) -> str:
     """One plot for a check: a line per environment, bands and shifts as described above.
     Times are plain numbers for pygal (its datetime adapter is most of a plot's cost)."""
     most = max(30, MAX_POINTS // max(1, len(series)))
@@ -139,27 +180,53 @@ def trend_svg(title: str, series: list[Series], threshold: float, width: int = 1
     factor, unit = _scale(series)
     spread = len(series) <= MAX_SPREAD_SERIES
     tops = sorted(p[1] for s in series for p in s.points)
-    log = bool(tops) and tops[0] > 0 and tops[-1] / tops[0] > 20  # one slow outlier must not flatten the rest
+    log = (
+        bool(tops) and tops[0] > 0 and tops[-1] / tops[0] > 20
+    )  # one slow outlier must not flatten the rest
     colours: list[str] = []
     lines: list[tuple[str | None, list, dict]] = []
     lo = min((p[2] for s in series for p in s.points), default=0.0) * factor
     hi = max((p[3] for s in series for p in s.points), default=1.0) * factor
     for i, s in enumerate(series):
         c = PALETTE[i % len(PALETTE)]
-        lines.append((s.label, [(_ts(p[0]), p[1] * factor) for p in s.points], {"show_dots": len(s.points) < 30}))
+        lines.append(
+            (
+                s.label,
+                [(_ts(p[0]), p[1] * factor) for p in s.points],
+                {"show_dots": len(s.points) < 30},
+            )
+        )
         colours.append(c)
         if spread:
             for k in (2, 3):
-                lines.append((None, [(_ts(p[0]), p[k] * factor) for p in s.points],
-                              {"show_dots": False, "stroke_style": {"width": 1, "dasharray": "2,3"}}))
+                lines.append(
+                    (
+                        None,
+                        [(_ts(p[0]), p[k] * factor) for p in s.points],
+                        {"show_dots": False, "stroke_style": {"width": 1, "dasharray": "2,3"}},
+                    )
+                )
                 colours.append(c)
             band: list = []
             for lv in s.levels:
                 for mult in (1 + threshold, 1 / (1 + threshold)):
-                    band += [(_ts(lv.start), lv.value * mult * factor), (_ts(lv.end), lv.value * mult * factor), None]
+                    band += [
+                        (_ts(lv.start), lv.value * mult * factor),
+                        (_ts(lv.end), lv.value * mult * factor),
+                        None,
+                    ]
             if band:
-                lines.append((None, band, {"show_dots": False, "allow_interruptions": True,
-                                           "stroke_style": {"width": 1.5, "dasharray": "6,4"}}))
+                lines.append(
+                    (
+                        None,
+                        band,
+                        {
+                            "show_dots": False,
+                            "allow_interruptions": True,
+                            "stroke_style": {"width": 1.5, "dasharray": "6,4"},
+                        },
+                    )
+                )
                 colours.append(c)
     for direction in ("slower", "faster"):
         rules: list = []
@@ -168,8 +235,17 @@ def trend_svg(title: str, series: list[Series], threshold: float, width: int = 1
                 if m.direction == direction:
                     rules += [(_ts(m.at), lo), (_ts(m.at), hi), None]
         if rules:
-            lines.append((f"shift ({direction})", rules, {"show_dots": False, "allow_interruptions": True,
-                                                          "stroke_style": {"width": 2.5}}))
+            lines.append(
+                (
+                    f"shift ({direction})",
+                    rules,
+                    {
+                        "show_dots": False,
+                        "allow_interruptions": True,
+                        "stroke_style": {"width": 2.5},
+                    },
+                )
+            )
             colours.append(SHIFT_COLOUR[direction])
     times = [_ts(p[0]) for s in series for p in s.points]
     xticks, xfmt = time_ticks(min(times, default=0.0), max(times, default=1.0))
@@ -178,24 +254,55 @@ def trend_svg(title: str, series: list[Series], threshold: float, width: int = 1
     else:
         yticks = nice_ticks(lo, hi)
         lo, hi = min(lo, yticks[0]), max(hi, yticks[-1])
-    style = Style(colors=tuple(colours), background="#ffffff", plot_background="#ffffff",
-                  font_family="system-ui, sans-serif", foreground="#333", foreground_strong="#111",
-                  foreground_subtle="#e3e3e3", opacity=".9", opacity_hover="1", transition="0s",
-                  guide_stroke_color="#ececec", major_guide_stroke_color="#dddddd", title_font_size=15,
-                  label_font_size=11, major_label_font_size=11, legend_font_size=12, value_font_size=10)
+    style = Style(
+        colors=tuple(colours),
+        background="#ffffff",
+        plot_background="#ffffff",
+        font_family="system-ui, sans-serif",
+        foreground="#333",
+        foreground_strong="#111",
+        foreground_subtle="#e3e3e3",
+        opacity=".9",
+        opacity_hover="1",
+        transition="0s",
+        guide_stroke_color="#ececec",
+        major_guide_stroke_color="#dddddd",
+        title_font_size=15,
+        label_font_size=11,
+        major_label_font_size=11,
+        legend_font_size=12,
+        value_font_size=10,
+    )
     columns = 2 if max((len(s.label) for s in series), default=0) > 24 else 4
     legend_rows = -(-sum(1 for label, _v, _o in lines if label) // columns)
     height += max(0, legend_rows - 1) * 22  # every legend entry stays inside the plot
-    chart = pygal.XY(width=width, height=height, style=style, js=[], disable_xml_declaration=True,
-                               no_prefix=True, pretty_print=False, show_legend=True, legend_at_bottom=True,
-                               legend_at_bottom_columns=columns,
-                               truncate_legend=70,
-                               x_label_rotation=20, x_labels=xticks, y_labels=yticks,
-                               x_value_formatter=lambda t: datetime.fromtimestamp(t).strftime(xfmt),
-                               value_formatter=tick_label,
-                               y_title=f"median per run ({unit})", title=title, allow_interruptions=True,
-                               dots_size=2.5, stroke_style={"width": 2}, margin=8, spacing=8,
-                               logarithmic=log, range=None if log else ((lo, hi) if hi > lo else None))
+    chart = pygal.XY(
+        width=width,
+        height=height,
+        style=style,
+        js=[],
+        disable_xml_declaration=True,
+        no_prefix=True,
+        pretty_print=False,
+        show_legend=True,
+        legend_at_bottom=True,
+        legend_at_bottom_columns=columns,
+        truncate_legend=70,
+        x_label_rotation=20,
+        x_labels=xticks,
+        y_labels=yticks,
+        x_value_formatter=lambda t: datetime.fromtimestamp(t).strftime(xfmt),
+        value_formatter=tick_label,
+        y_title=f"median per run ({unit})",
+        title=title,
+        allow_interruptions=True,
+        dots_size=2.5,
+        stroke_style={"width": 2},
+        margin=8,
+        spacing=8,
+        logarithmic=log,
+        range=None if log else ((lo, hi) if hi > lo else None),
+    )
     for label, values, opts in lines:
         chart.add(label, values, **opts)
     return chart.render(is_unicode=True)

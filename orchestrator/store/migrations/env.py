@@ -13,8 +13,12 @@ connection = config.attributes.get("connection")
 
 def _run(conn) -> None:  # noqa: ANN001
     # render_as_batch: SQLite cannot ALTER most things; batch mode recreates tables.
-    context.configure(connection=conn, target_metadata=metadata_for(conn.dialect.name), render_as_batch=True,
-                      include_object=include_object_for(conn.dialect.name))
+    context.configure(
+        connection=conn,
+        target_metadata=metadata_for(conn.dialect.name),
+        render_as_batch=True,
+        include_object=include_object_for(conn.dialect.name),
+    )
     with context.begin_transaction():
         context.run_migrations()
 

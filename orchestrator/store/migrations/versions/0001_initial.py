@@ -153,6 +153,17 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    for table in ("baseline", "known_issue", "matrix_cell", "matrix_version", "inventory", "result", "check",
-                  "task", "run", "host", "image"):
+    for table in (
+        "baseline",
+        "known_issue",
+        "matrix_cell",
+        "matrix_version",
+        "inventory",
+        "result",
+        "check",
+        "task",
+        "run",
+        "host",
+        "image",
+    ):
         op.drop_table(table)

@@ -29,8 +29,13 @@ def upgrade() -> None:
             op.drop_index(name, table_name="result")
     rows = conn.execute(sa.text("SELECT id, samples FROM result")).fetchall()
     with op.batch_alter_table("result") as batch:
-        batch.alter_column("samples", existing_type=sa.JSON(), type_=sa.LargeBinary(), existing_nullable=False,
-                           postgresql_using="convert_to(samples::text, 'UTF8')")
+        batch.alter_column(
+            "samples",
+            existing_type=sa.JSON(),
+            type_=sa.LargeBinary(),
+            existing_nullable=False,
+            postgresql_using="convert_to(samples::text, 'UTF8')",
+        )
     update = sa.text("UPDATE result SET samples = :blob WHERE id = :id")
     for rid, value in rows:
         try:
@@ -46,7 +51,9 @@ def downgrade() -> None:
     conn = op.get_bind()
     rows = conn.execute(sa.text("SELECT id, samples FROM result")).fetchall()
     with op.batch_alter_table("result") as batch:
-        batch.alter_column("samples", existing_type=sa.LargeBinary(), type_=sa.JSON(), existing_nullable=False)
+        batch.alter_column(
+            "samples", existing_type=sa.LargeBinary(), type_=sa.JSON(), existing_nullable=False
+        )
     update = sa.text("UPDATE result SET samples = :text WHERE id = :id")
     for rid, value in rows:
         conn.execute(update, {"id": rid, "text": json.dumps(unpack_samples(value))})

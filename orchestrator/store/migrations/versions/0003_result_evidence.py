@@ -30,14 +30,16 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    op.create_table("known_issue",
-                    sa.Column("id", sa.Integer, primary_key=True),
-                    sa.Column("pattern", sa.String(300), nullable=False),
-                    sa.Column("selector", sa.String(300), nullable=False),
-                    sa.Column("expected_status", sa.String(20), nullable=False),
-                    sa.Column("reason", sa.Text, nullable=False),
-                    sa.Column("url", sa.Text, nullable=False),
-                    sa.Column("expires", sa.DateTime, nullable=True))
+    op.create_table(
+        "known_issue",
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column("pattern", sa.String(300), nullable=False),
+        sa.Column("selector", sa.String(300), nullable=False),
+        sa.Column("expected_status", sa.String(20), nullable=False),
+        sa.Column("reason", sa.Text, nullable=False),
+        sa.Column("url", sa.Text, nullable=False),
+        sa.Column("expires", sa.DateTime, nullable=True),
+    )
     with op.batch_alter_table("result") as batch:
         batch.drop_column("library")
         batch.drop_column("device")

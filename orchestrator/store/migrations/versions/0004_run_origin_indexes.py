@@ -24,8 +24,14 @@ def upgrade() -> None:
     inspector = sa.inspect(op.get_bind())
     columns = {c["name"] for c in inspector.get_columns("run")}
     present = {ix["name"] for ix in inspector.get_indexes("run")}
-    new = [c for c in (sa.Column("origin", sa.String(500), nullable=True),
-                       sa.Column("pruned", sa.DateTime(), nullable=True)) if c.name not in columns]
+    new = [
+        c
+        for c in (
+            sa.Column("origin", sa.String(500), nullable=True),
+            sa.Column("pruned", sa.DateTime(), nullable=True),
+        )
+        if c.name not in columns
+    ]
     if new:
         # plain ADD COLUMNs on SQLite too: batch mode does not copy a large table for them
         with op.batch_alter_table("run") as batch:

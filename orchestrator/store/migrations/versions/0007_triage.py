@@ -17,19 +17,23 @@ depends_on = None
 
 
 def upgrade() -> None:
-    if "triage" in sa.inspect(op.get_bind()).get_table_names():  # made by create_all from newer models
+    if (
+        "triage" in sa.inspect(op.get_bind()).get_table_names()
+    ):  # made by create_all from newer models
         return
-    op.create_table("triage",
-                    sa.Column("id", sa.Integer, primary_key=True),
-                    sa.Column("run_id", sa.String(36), sa.ForeignKey("run.id"), nullable=False),
-                    sa.Column("result_id", sa.Integer, sa.ForeignKey("result.id"), nullable=True),
-                    sa.Column("task_id", sa.Integer, sa.ForeignKey("task.id"), nullable=True),
-                    sa.Column("subject", sa.String(200), nullable=False),
-                    sa.Column("cls", sa.String(20), nullable=False),
-                    sa.Column("reason", sa.Text, nullable=False),
-                    sa.Column("evidence", sa.JSON, nullable=False),
-                    sa.Column("computed", sa.DateTime, nullable=False),
-                    sa.UniqueConstraint("result_id"))
+    op.create_table(
+        "triage",
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column("run_id", sa.String(36), sa.ForeignKey("run.id"), nullable=False),
+        sa.Column("result_id", sa.Integer, sa.ForeignKey("result.id"), nullable=True),
+        sa.Column("task_id", sa.Integer, sa.ForeignKey("task.id"), nullable=True),
+        sa.Column("subject", sa.String(200), nullable=False),
+        sa.Column("cls", sa.String(20), nullable=False),
+        sa.Column("reason", sa.Text, nullable=False),
+        sa.Column("evidence", sa.JSON, nullable=False),
+        sa.Column("computed", sa.DateTime, nullable=False),
+        sa.UniqueConstraint("result_id"),
+    )
     op.create_index("ix_triage_run_id", "triage", ["run_id"])
 
 
