@@ -27,6 +27,14 @@ DSSE = "application/vnd.dsse.envelope.v1+json"
 EMPTY = "application/vnd.oci.empty.v1+json"
 COSIGN_CONFIG = "application/vnd.oci.image.config.v1+json"
 PREDICATE_ANNOTATION = "predicateType"  # the layer annotation cosign writes and reads
+# cosign refuses an attestation layer without this annotation ("is missing
+# dev.cosignproject.cosign/signature"): for a DSSE layer it is empty, the signature being
+# inside the envelope.
+SIGNATURE_ANNOTATION = "dev.cosignproject.cosign/signature"
+
+
+def _layer_annotations(ptype: str) -> dict[str, str]:
+    return {SIGNATURE_ANNOTATION: "", PREDICATE_ANNOTATION: ptype}
 
 
 @dataclass(frozen=True)
@@ -151,7 +159,7 @@ def _by_referrers(
     done = []
     for ptype, env in envelopes:
         data = env.encode()
-        layer = _desc(DSSE, data, {PREDICATE_ANNOTATION: ptype})
+        layer = _desc(DSSE, data, _layer_annotations(ptype))
         push_blob(client, ref, empty)
         push_blob(client, ref, data)
         doc = {
@@ -183,7 +191,7 @@ def _by_tag(
     have = {layer.get("digest") for layer in layers}
     for ptype, env in envelopes:
         data = env.encode()
-        desc = _desc(DSSE, data, {PREDICATE_ANNOTATION: ptype})
+        desc = _desc(DSSE, data, _layer_annotations(ptype))
         push_blob(client, ref, data)
         if desc["digest"] not in have:
             layers.append(desc)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
+import shutil
 import subprocess
 import sys
 import time
@@ -461,3 +462,69 @@ def test_attest_of_a_run_still_running_is_refused(world):
     finally:
         proc.terminate()
         proc.wait(timeout=120)
+
+
+def _cosign(w, *args: str, pub: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        ["cosign", "verify-attestation", "--key", str(pub), *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={
+            "PATH": "/usr/local/bin:/usr/bin:/bin",
+            "HOME": str(w["tmp"]),
+            "DOCKER_CONFIG": w["env"]["DOCKER_CONFIG"],  # the registry's credentials
+            "SSL_CERT_FILE": str(w["reg"].ca),  # and its CA
+        },
+    )
+
+
+def test_cosign_verify_attestation_accepts_what_valorch_pushed(world):
+    """The independent consumer: cosign (what deploy policies call) reads the ``.att`` tag
+    valorch pushed, verifies the DSSE signature with the user's public key and the
+    predicate type, and prints the statement; another key is refused."""
+    if shutil.which("cosign") is None:
+        pytest.skip("cosign is not installed: scripts/install-cosign.sh (CI runs it)")
+    w = world
+    key, pub = w["p256"]
+    proc = run_cli(
+        "attest",
+        "--run",
+        w["runs"]["two"],
+        "--key",
+        str(key),
+        "--out-dir",
+        str(w["tmp"] / "cosign"),
+        "--push",
+        "--json",
+        env=w["env"],
+    )
+    assert proc.returncode == 0, proc.stderr
+    ref, digest = w["refs"]["two"]
+    image = f"{ref.rsplit(':', 1)[0]}@{digest}"
+    ok = _cosign(
+        w,
+        "--type",
+        "https://in-toto.io/attestation/test-result/v0.1",
+        "--insecure-ignore-tlog=true",
+        image,
+        pub=pub,
+    )
+    assert ok.returncode == 0, ok.stderr
+    (envelope,) = [json.loads(line) for line in ok.stdout.splitlines() if line.strip()]
+    stmt = json.loads(base64.b64decode(envelope["payload"]))
+    assert stmt["subject"][0]["digest"] == {"sha256": digest.split(":")[1]}
+    assert stmt["predicate"]["result"] == "PASSED"
+    assert "The signatures were verified against the specified public key" in ok.stderr
+    _, other = w["other"]
+    refused = _cosign(
+        w,
+        "--type",
+        "https://in-toto.io/attestation/test-result/v0.1",
+        "--insecure-ignore-tlog=true",
+        image,
+        pub=other,
+    )
+    assert refused.returncode != 0 and "no matching attestations" in refused.stderr.lower(), (
+        refused.stderr
+    )
