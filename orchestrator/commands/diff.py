@@ -218,8 +218,6 @@ def diff(
     )
     if fmt == "term" and out_path is None:
         print_term(report, verdict, why)
-    elif fmt == "html":
-        write_output(RENDERERS[fmt](report, verdict), out_path)
     else:
         write_output(RENDERERS["md" if fmt == "term" else fmt](report, verdict, why), out_path)
     if verdict.exit_code == 1:

@@ -123,7 +123,7 @@ def qualify(
     )  # each red check of the report says why
     out_dir = out_dir or Path("results") / f"qualify-{datetime.now():%Y%m%d-%H%M%S}"
     write_output(diff_md(report, outcome.verdict, why), out_dir / "report.md")
-    write_output(diff_html(report, outcome.verdict), out_dir / "report.html")
+    write_output(diff_html(report, outcome.verdict, why), out_dir / "report.html")
     write_output(diff_junit(report, outcome.verdict, why), out_dir / "report.junit.xml")
     write_output(
         json.dumps(

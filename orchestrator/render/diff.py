@@ -510,7 +510,9 @@ def diff_junit(report: Report, verdict: Any = None, why: dict | None = None) -> 
     return encode.xml(ET.tostring(root, encoding="unicode", xml_declaration=True)) + "\n"
 
 
-def diff_html(report: Report, verdict: Any = None) -> str:
+def diff_html(report: Report, verdict: Any = None, why: dict | None = None) -> str:
+    """The HTML report: the verdict block, then everything else folded. ``why``: each red
+    cell's triage, shown in its row (class and reason) as in the Markdown report."""
     env = Environment(
         loader=FileSystemLoader(Path(__file__).parent / "templates"),
         autoescape=select_autoescape(["html", "j2"]),
@@ -529,6 +531,7 @@ def diff_html(report: Report, verdict: Any = None) -> str:
         head=header(report),
         sections=[(t, rows) for t, rows in sections if rows],
         timing_text=_timing_text,
+        why_of=lambda c: _why(why, c),
         pct=_pct,
         counted=COUNTED,
         badge=badge,

@@ -214,6 +214,12 @@ def test_diff_against_the_old_digest_names_the_image_drift_with_the_inventory_di
     assert "why: image drift" in term.stdout
     md = run_cli("diff", first["app"], second["app"], "--format", "md", env=env)
     assert "why: image drift: the image ran as" in md.stdout
+    html = run_cli("diff", first["app"], second["app"], "--format", "html", env=env)
+    assert (
+        '<div class="triage" data-triage="image drift">why: <strong>image drift</strong>'
+        in (html.stdout)
+        and "pip:vfmath: 1.0 -&gt; 1.1" in html.stdout
+    )
     # the notification says it too (a Slack-compatible webhook on 127.0.0.1)
     posted = []
 
@@ -311,6 +317,8 @@ def test_qualify_report_says_why_each_red_check_is_red(world):
     report = (out / "report.md").read_text()
     assert "why: image drift: the image ran as" in report and "the tag moved" in report
     assert "why: image drift: the image ran as" in (out / "report.junit.xml").read_text()
+    page = (out / "report.html").read_text()
+    assert 'data-triage="image drift"' in page and 'data-triage="never passed"' in page
     summary = json.loads((out / "qualify.json").read_text())
     assert summary["triage"]["app command.vfmath-dot"]["class"] == "image drift"
     assert summary["triage"]["app command.always-false"]["class"] == "never passed"
