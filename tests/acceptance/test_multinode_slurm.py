@@ -101,10 +101,23 @@ def test_two_slurm_nodes_run_gloo_collectives_exactly_with_busbw(slurm, tmp_path
     assert our_containers(run["run"]) == []
 
 
+def _results_written(cid: str) -> int:
+    """How many check results a container's probe has written so far (its marked lines)."""
+    log = subprocess.run(["docker", "logs", cid], capture_output=True, text=True).stdout
+    return sum('"type": "result"' in line for line in log.splitlines())
+
+
 @pytest.mark.parametrize(
-    "fault,status,what", [("kill", "error", "died"), ("pause", "timeout", "hung")]
+    "fault,status,what,when",
+    [
+        ("kill", "error", "died", "rendezvous"),
+        ("pause", "timeout", "hung", "rendezvous"),
+        ("kill", "error", "died", "mid-collective"),
+    ],
 )
-def test_a_killed_or_frozen_node_ends_the_job_naming_the_node(slurm, tmp_path, fault, status, what):
+def test_a_killed_or_frozen_node_ends_the_job_naming_the_node(
+    slurm, tmp_path, fault, status, what, when
+):
     db = tmp_path / "v.sqlite"
     env = {k: v for k, v in os.environ.items() if k != "VALORCH_DB"}
     proc = subprocess.Popen(
@@ -115,7 +128,7 @@ def test_a_killed_or_frozen_node_ends_the_job_naming_the_node(slurm, tmp_path, f
         stderr=subprocess.PIPE,
         text=True,
     )
-    victim = None
+    victim, rank0 = None, None
     try:
         for _ in range(1200):  # until both ranks' containers run; then rank 1's is killed
             for cid in subprocess.run(
@@ -136,6 +149,8 @@ def test_a_killed_or_frozen_node_ends_the_job_naming_the_node(slurm, tmp_path, f
                     capture_output=True,
                     text=True,
                 ).stdout
+                if '"RANK=0"' in envs:
+                    rank0 = cid
                 if '"RANK=1"' in envs:
                     victim = (
                         cid,
@@ -147,6 +162,14 @@ def test_a_killed_or_frozen_node_ends_the_job_naming_the_node(slurm, tmp_path, f
                 break
             assert proc.poll() is None, proc.communicate()[1][-3000:]
             time.sleep(0.1)
+        if when == "mid-collective":  # after rank 0's first result: the next collectives run
+            for _ in range(1200):
+                if _results_written(rank0) >= 1:
+                    break
+                assert proc.poll() is None, proc.communicate()[1][-3000:]
+                time.sleep(0.1)
+            else:
+                pytest.fail("rank 0 wrote no result")
         subprocess.run(["docker", fault, victim[0]], check=True, capture_output=True)
         out, err = proc.communicate(timeout=240)
     finally:
@@ -155,7 +178,12 @@ def test_a_killed_or_frozen_node_ends_the_job_naming_the_node(slurm, tmp_path, f
     assert proc.returncode in (0, 3), err[-3000:]
     (run,) = json.loads(out)
     assert len(run["results"]) == 7
-    for r in run["results"]:
+    lost = [r for r in run["results"] if r["status"] != "pass"]
+    for r in lost:
         assert r["status"] == status and f"node {victim[1]} (rank 1) {what}" in r["message"], r
+    if when == "rendezvous":
+        assert len(lost) == 7
+    else:  # what both ranks finished before the fault stands; the rest is lost, naming the node
+        assert 1 <= 7 - len(lost) < 7, run["results"]
     assert our_containers(run["run"]) == []
     assert not any("valorch-" in line for line in queue())  # no Slurm job left
