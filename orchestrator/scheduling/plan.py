@@ -32,7 +32,7 @@ def suite_checks(suite: SuiteRef) -> tuple[CheckInfo, ...]:
             CheckInfo.model_validate(i) for i in infos(suite.name, declaration, suite.checks)
         )
     _, checks = select_checks(suite.name, suite.checks)
-    return tuple(CheckInfo.model_validate({k: v for k, v in c.info().items()}) for c in checks)
+    return tuple(CheckInfo.model_validate(dict(c.info())) for c in checks)
 
 
 def requirement(
@@ -144,7 +144,8 @@ def plan(
         if len(on) > 1:  # a gang: every node's host, and the GPUs the plan gave it there
             update["nodes"] = on
             update["node_gpus"] = tuple(
-                tuple(g for g in h.gpus if g.index in idx) for h, idx in zip(on, gpus[task_key(t)])
+                tuple(g for g in h.gpus if g.index in idx)
+                for h, idx in zip(on, gpus[task_key(t)], strict=False)
             )
         groups.setdefault((t.image.alias, on[0].name), []).append(t.model_copy(update=update))
     return tuple(PlannedRun(ts[0].image, ts[0].host, tuple(ts)) for ts in groups.values())

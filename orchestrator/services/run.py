@@ -18,8 +18,10 @@ from ..catalog.core import Catalog
 from ..errors import InfrastructureError, InputError, NoMatchingHostError
 from ..hosts.detect import detect_local
 from ..hosts.inventory import resolve_hosts
+from ..scheduling.dispatch import abandon, execute
 from ..scheduling.flight import Launch, Reporter, launch_planned
 from ..scheduling.plan import PlannedRun, plan
+from ..spec import BatchInfo
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session, sessionmaker
@@ -231,14 +233,13 @@ def _execute_once(
 ) -> list[RunSummary]:
     batch = str(uuid.uuid4())
     if placed.hosts is None:
-        from ..scheduling.dispatch import execute
+        from .recorder import StoreRecorder
 
+        recorder = StoreRecorder(factory)
+        planned = launch_planned(placed.planned, placed.executor_for, reporter, labels=spec.labels)
         with naming_batch(batch):
-            return _finished(
-                placed,
-                factory,
-                execute(placed.planned, spec, factory, placed.executor_for, reporter, batch=batch),
-            )
+            execute(planned, spec, recorder, batch)
+            return _finished(placed, factory, recorder.summaries(batch))
     launch = launch_planned(
         placed.planned, placed.executor_for, reporter, placed.hosts, placed.history, spec.labels
     )
@@ -249,24 +250,15 @@ def _execute_once(
         try:
             Launch.wait_started(launch.start_ready())
             with _holding_signals():  # Ctrl-C in the middle of an import would leave it half done
-                from ..scheduling.dispatch import execute
+                from .recorder import StoreRecorder
             if placed.reap:
                 reap(placed.hosts, factory, None)
         except BaseException as exc:
             _stopped_early(launch, spec, factory, batch, exc)
             raise
-        summaries = execute(
-            placed.planned,
-            spec,
-            factory,
-            placed.executor_for,
-            reporter,
-            batch=batch,
-            hosts=placed.hosts,
-            retries=retries,
-            history=placed.history,
-            launch=launch,
-        )
+        recorder = StoreRecorder(factory)
+        execute(launch, spec, recorder, batch, placed.hosts, retries)
+        summaries = recorder.summaries(batch)
     if placed.staged:
         from ..store import queries
 
@@ -346,10 +338,10 @@ def _stopped_early(
     """A batch stopped (Ctrl-C, SIGTERM, a failing store) while its first wave ran and the
     store was loading: stopped and recorded as the dispatcher stops a batch, rows and all."""
     try:
-        from ..scheduling.dispatch import abandon
-        from ..store.queue import BatchInfo
+        from .recorder import StoreRecorder
 
-        abandon(launch, BatchInfo(batch, spec.name, spec.spec_hash, spec.labels), factory, exc)
+        ctx = BatchInfo(batch, spec.name, spec.spec_hash, spec.labels)
+        abandon(launch, ctx, StoreRecorder(factory), exc)
     except Exception:  # noqa: BLE001 - the store itself failed: the containers go all the same
         launch.flight.stop()
 
@@ -380,17 +372,15 @@ def resume(
 ) -> tuple[str, list[RunSummary]]:
     """Finish the tasks of an interrupted batch (after reaping its leftover containers)."""
     from ..scheduling.resume import resume as resume_batch
-    from ..store import queue as tq
+    from .recorder import StoreRecorder
 
     inventory = resolve_hosts(hosts_file)
-    with factory() as session:
-        runs = tq.batch_of(session, ref)
-        batch = runs[0].batch if runs else ref
+    recorder = StoreRecorder(factory)
+    batch = recorder.batch_id(ref) or ref
     reap(inventory, factory, batch)
     with sweeping(inventory, factory, batch):
-        batch, summaries = resume_batch(
-            ref, factory, cat, inventory, local_executor, reporter, retries=retries
-        )
+        batch = resume_batch(ref, recorder, cat, inventory, local_executor, reporter, retries)
+        summaries = recorder.summaries(batch)
     from . import triage
 
     triage.record(factory, [s.run_id for s in summaries], cat)
