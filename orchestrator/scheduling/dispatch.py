@@ -175,7 +175,7 @@ def row_of(it: Item) -> int:
 def _finished_meanwhile(launch: Launch) -> list[tuple[Item, Execution]]:
     """Executions that finished while the batch stopped (their containers ended on their
     own), of tasks whose rows exist; the infrastructure failures of the stop are not."""
-    out = []
+    out: list[tuple[Item, Execution]] = []
     while True:
         try:
             it, _gpus, execution = launch.done.get_nowait()

@@ -110,7 +110,9 @@ def plan(
                     "run it in a container image",
                 )
             tasks.append(t)
-    placed = {task_key(t): (t.host,) for t in tasks if t.image.executor == "host"}
+    placed: dict[str, tuple[HostSpec, ...]] = {
+        task_key(t): (t.host,) for t in tasks if t.image.executor == "host"
+    }
     needs = [
         Need(
             task_key(t),
@@ -127,7 +129,7 @@ def plan(
     ):  # a cluster scheduler's nodes are distinct by name
         distinct_addresses(hosts)
     by_name = {h.name: h for h in hosts}
-    gpus: dict[str, tuple] = {}
+    gpus: dict[str, tuple[tuple[int, ...], ...]] = {}
     if needs:
         placement = place(needs, hosts)
         placed.update(
@@ -140,7 +142,7 @@ def plan(
     groups: dict[tuple[str, str], list[Task]] = {}
     for t in tasks:
         on = placed[task_key(t)]
-        update: dict = {"host": on[0]}
+        update: dict[str, object] = {"host": on[0]}
         if len(on) > 1:  # a gang: every node's host, and the GPUs the plan gave it there
             update["nodes"] = on
             update["node_gpus"] = tuple(
