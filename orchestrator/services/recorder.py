@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session
 from ..scheduling.flight import Item
 from ..scheduling.plan import PlannedRun, task_key
 from ..scheduling.recorder import ChecksOf, ImageOf
-from ..spec import BatchInfo, Execution, ImageSpec, Pending, Task
+from ..spec import Backend, BatchInfo, Execution, ImageSpec, Pending, Task
 from ..store import queue as tq
 from ..store import spill
 from ..store.full import StorageFull
@@ -177,7 +177,7 @@ def stored_image(run: Run) -> ImageSpec:
     return ImageSpec(
         alias=row.alias,
         reference=row.reference,
-        backend=row.backend,
+        backend=Backend(row.backend),
         family=row.family or "cpu",
         components=dict(row.components or {}),
         executor="host" if run.executor == "host" else "docker",

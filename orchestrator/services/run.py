@@ -172,16 +172,18 @@ def _now() -> str:
     return datetime.now(timezone.utc).replace(tzinfo=None).isoformat(timespec="seconds")
 
 
-def history(factory: Any) -> dict[tuple[str, str], float]:
+def history(factory: sessionmaker[Session]) -> dict[tuple[str, str], float]:
     """The last measured duration of each (image, suite): the plan's history. Read without
     SQLAlchemy where the store allows it (``session.Deferred``)."""
-    got = factory.history() if hasattr(factory, "history") else None
+    read = getattr(factory, "history", None)
+    got: dict[tuple[str, str], float] | None = read() if read is not None else None
     if got is not None:
         return got
     from ..store import queries
 
     with factory() as session:
-        return queries.suite_durations(session)
+        durations: dict[tuple[str, str], float] = queries.suite_durations(session)
+        return durations
 
 
 def _quarantine(
