@@ -551,3 +551,23 @@ class Execution(Frozen):
     image_digest: str | None = None
     exit_code: int | None = None
     infra_error: str | None = None
+
+
+@dataclass(frozen=True)
+class BatchInfo:
+    """A batch as its rows name it: its id, its job, the job's spec hash and labels."""
+
+    batch: str
+    job: str
+    spec_hash: str
+    labels: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A task of a stored batch that still has to run: its task row and the run it is in."""
+
+    task: Task
+    task_id: int
+    run_id: str
+    executor: str

@@ -179,23 +179,18 @@ def run(
                 spec = _with_profiling_caps(spec)
             # preflight and pulls first (their own progress), then the live view of the tasks
             with PullProgress(err, disable=as_json) as progress:
-                placed = service.place_job(
-                    spec,
-                    cat,
-                    factory,
-                    cpu_only=cpu_only,
-                    executor=executor.value,
-                    partition=partition,
-                    hosts_file=hosts_file,
-                    slurm_spool=slurm_spool,
-                    namespace=namespace,
-                    pull=pull,
-                    ca=str(ca) if ca else None,
+                where = service.Where(
+                    executor.value, cpu_only, hosts_file, partition, slurm_spool, namespace
+                )
+                staging = service.Staging(
+                    pull,
+                    str(ca) if ca else None,
                     on_pull=progress,
                     on_quarantine=lambda v: err.print(
                         f"[yellow]quarantined[/yellow] {v.host} for this batch: {v.reason}"
                     ),
                 )
+                placed = service.place_job(spec, cat, factory, where, staging)
             with LiveReporter(err, disable=as_json) as reporter:
                 summaries = service.execute_placed(
                     placed, spec, factory, reporter=reporter, retries=retries, repeat=repeat

@@ -1,6 +1,6 @@
-"""Dispatch: queued tasks (DB) → concurrent execution on their hosts → retries.
+"""Dispatch: queued tasks → concurrent execution on their hosts → retries.
 
-- ``execute`` queues every planned task (``store.queue``), then ``dispatch`` runs
+- ``execute`` queues every planned task (its ``Recorder``), then ``dispatch`` runs
   them concurrently: one per GPU on GPU hosts (each task pinned to its own GPUs),
   ``host.slots`` CPU tasks per host. Threads are enough: the work happens in
   containers (``flight.py``: slots, worker threads, what is in flight). A new batch's
@@ -11,29 +11,22 @@
   missing, host lost) is retried on another matching host, up to ``retries``
   times; its error results are not stored. Validation failures are never
   retried here (suite ``attempts`` handle flakiness).
-- A task's results and its ``done`` state are stored in one transaction, so an
-  interrupted task has no results (``resume`` re-runs it whole).
+- A task's results and its ``done`` state are recorded together (``Recorder.complete``:
+  one transaction), so an interrupted task has no results (``resume`` re-runs it whole).
+- No database here: every row goes through the recorder (``recorder.py``).
 """
 
 from __future__ import annotations
 
 import queue
 import uuid
-from collections.abc import Callable
-
-from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session, sessionmaker
 
 from ..errors import NoMatchingHostError
 from ..executors.base import Executor
-from ..spec import Execution, HostSpec, JobSpec
-from ..store import queue as tq
-from ..store import spill
-from ..store.full import StorageFull
-from ..store.queue import BatchInfo, RunSummary
-from .flight import Item, Launch, Reporter, hook, launch_planned, requirement_of
+from ..spec import BatchInfo, Execution, HostSpec, JobSpec
+from .flight import Item, Launch, Reporter, hook, requirement_of
 from .placement import Need, place
-from .plan import PlannedRun, task_key
+from .recorder import Recorder
 
 DEFAULT_RETRIES = 2
 
@@ -42,72 +35,53 @@ __all__ = [
     "Executor",
     "Item",
     "Launch",
+    "Recorder",
     "Reporter",
-    "RunSummary",
+    "abandon",
     "dispatch",
     "execute",
+    "row_of",
 ]
 
 
 def execute(
-    planned: tuple[PlannedRun, ...],
+    launch: Launch,
     job: JobSpec,
-    sessions: sessionmaker[Session],
-    executor_for: Callable[[PlannedRun], Executor],
-    reporter: Reporter | None = None,
+    recorder: Recorder,
     batch: str | None = None,
     hosts: tuple[HostSpec, ...] | None = None,
     retries: int = DEFAULT_RETRIES,
-    history: dict[tuple[str, str], float] | None = None,
-    launch: Launch | None = None,
-) -> list[RunSummary]:
-    """Queue every planned task in the DB, then run them concurrently on their hosts.
-    ``launch``: the batch as ``flight.launch_planned`` made it, its first wave possibly
+) -> str:
+    """Queue every task of a new batch, then run them concurrently on their hosts; the batch
+    id. ``launch``: the batch as ``flight.launch_planned`` made it, its first wave possibly
     started already (its rows are written now)."""
     ctx = BatchInfo(batch or str(uuid.uuid4()), job.name, job.spec_hash, job.labels)
-    if launch is None:
-        launch = launch_planned(planned, executor_for, reporter, hosts, history, job.labels)
-    dispatch(launch, ctx, sessions, retries, hosts)
-    with sessions() as session:
-        return tq.summaries(session, ctx.batch)
+    dispatch(launch, ctx, recorder, retries, hosts)
+    return ctx.batch
 
 
-def write_rows(launch: Launch, ctx: BatchInfo, sessions: sessionmaker[Session]) -> None:
+def write_rows(launch: Launch, ctx: BatchInfo, recorder: Recorder) -> None:
     """A new batch's rows: a run per planned run, with the id its items carry, and a
     queued task per suite; the tasks already in flight are marked running. Each run
     written leaves ``launch.runs``, so that writing again after a failure goes on
     where it stopped."""
     while launch.runs:
         pr, run_id = launch.runs[0]
-        with sessions() as session:
-            _, ids = tq.enqueue(
-                session,
-                ctx,
-                pr.image,
-                pr.host,
-                launch.executor_for(pr).name,
-                any(t.cpu_only for t in pr.tasks),
-                [t.suite for t in pr.tasks],
-                run_id=run_id,
-            )
-            session.commit()
+        ids = recorder.enqueue(ctx, pr, launch.executor_for(pr).name, run_id)
         for it in launch.items:
             if it.run_id == run_id:
                 it.task_id = ids[it.task.suite.name]
         launch.runs = launch.runs[1:]
     waiting = {id(it) for it in launch.pending}
-    flying = [it for it in launch.items if id(it) not in waiting]
+    flying = [row_of(it) for it in launch.items if id(it) not in waiting]
     if flying:
-        with sessions() as session:
-            for it in flying:
-                tq.start(session, it.task_id)
-            session.commit()
+        recorder.start(flying)
 
 
 def dispatch(
     launch: Launch,
     ctx: BatchInfo,
-    sessions: sessionmaker[Session],
+    recorder: Recorder,
     retries: int,
     hosts: tuple[HostSpec, ...] | None = None,
 ) -> None:
@@ -116,54 +90,45 @@ def dispatch(
     hosts = tuple(hosts or ()) or tuple(p.host for p in launch.pools.values())
 
     def mark(it: Item) -> None:
-        with sessions() as session:
-            tq.start(session, it.task_id)
-            session.commit()
+        recorder.start([row_of(it)])
 
     try:
         if launch.runs:
-            write_rows(launch, ctx, sessions)
+            write_rows(launch, ctx, recorder)
         while launch.pending or launch.running:
             launch.start_ready(mark)
             if not launch.running:
                 break
             it, execution = launch.next_done()
-            if execution.infra_error and len(it.tried) <= retries:
-                if _move(it, ctx, hosts, launch, sessions, execution.infra_error):
-                    hook(launch.reporter, "task_retried", it.task, execution.infra_error)
-                    launch.pending.append(it)
-                    continue
-            _store(sessions, it, execution, ctx.batch)
+            if (
+                execution.infra_error
+                and len(it.tried) <= retries
+                and _move(it, ctx, hosts, launch, recorder, execution.infra_error)
+            ):
+                hook(launch.reporter, "task_retried", it.task, execution.infra_error)
+                launch.pending.append(it)
+                continue
+            recorder.complete(ctx.batch, it.run_id, row_of(it), it.task, execution)
             if launch.reporter:
                 launch.reporter.task_finished(it.task, execution)
     except BaseException as exc:
-        abandon(launch, ctx, sessions, exc)
+        abandon(launch, ctx, recorder, exc)
         raise
-    with sessions() as session:
-        tq.finish(session, ctx.batch)
-        session.commit()
+    recorder.finish(ctx.batch)
 
 
-def abandon(
-    launch: Launch, ctx: BatchInfo, sessions: sessionmaker[Session], exc: BaseException
-) -> None:
+def abandon(launch: Launch, ctx: BatchInfo, recorder: Recorder, exc: BaseException) -> None:
     """A batch stopped (Ctrl-C, SIGTERM, a database error): no container outlives it, and
     its runs are ``interrupted`` for ``--resume``, their rows written first when they were
     not yet."""
     launch.flight.stop()
-    if isinstance(exc, StorageFull):  # what was measured meanwhile waits for --resume too
-        _spill_finished(sessions, ctx, launch, exc)
+    recorder.salvage(ctx.batch, _finished_meanwhile(launch), exc)
     if launch.runs:  # stopped before its rows were written: written now, so that --resume finds it
         try:
-            write_rows(launch, ctx, sessions)
+            write_rows(launch, ctx, recorder)
         except Exception:  # noqa: BLE001 - the store may be what failed: the original error is the news
             return
-    try:
-        with sessions() as session:
-            tq.interrupt(session, {it.run_id for it in launch.items})
-            session.commit()
-    except StorageFull:
-        pass  # the runs stay "running"; --resume re-queues every task not done
+    recorder.interrupt({it.run_id for it in launch.items})
 
 
 def _move(
@@ -171,7 +136,7 @@ def _move(
     ctx: BatchInfo,
     hosts: tuple[HostSpec, ...],
     launch: Launch,
-    sessions: sessionmaker[Session],
+    recorder: Recorder,
     reason: str = "",
 ) -> bool:
     """Re-place ``it`` on a matching host it has not tried; False when there is none."""
@@ -196,58 +161,25 @@ def _move(
     if a.host in it.tried:
         return False
     it.task = it.task.model_copy(update={"host": pools[a.host].host})
-    with sessions() as session:
-        it.run_id = tq.move(session, ctx, it.task_id, it.task, reason)
-        session.commit()
+    (it.run_id,) = recorder.move(ctx, [(row_of(it), it.task)], reason)
     return True
 
 
-def _store(
-    sessions: sessionmaker[Session], it: Item, execution: Execution, batch: str = ""
-) -> None:
-    """A task's results and its final state, in one transaction. Another process may add
-    the same new check row first (unique check id/version): then the transaction is
-    retried and finds it. A full disk spills them (``store.spill``) and stops the batch."""
-    for attempt in range(3):
-        try:
-            with sessions() as session:
-                tq.complete(session, it.run_id, it.task_id, it.task, execution)
-                session.commit()
-            return
-        except IntegrityError:
-            if attempt == 2:
-                raise
-        except StorageFull as exc:
-            _spill(sessions, batch, it, execution, exc)
-            raise
+def row_of(it: Item) -> int:
+    """The task's row; every item has one once the batch's rows are written."""
+    if it.task_id is None:
+        raise RuntimeError(f"task {it.task.suite.name} of run {it.run_id} has no row yet")
+    return it.task_id
 
 
-def _spill(
-    sessions: sessionmaker[Session], batch: str, it: Item, execution: Execution, exc: StorageFull
-) -> None:
-    url = sessions.kw["bind"].url
-    try:
-        path = spill.write(url, batch, it.run_id, it.task_id, it.task, execution)
-    except OSError as err:
-        exc.message += (
-            f"; the results of {task_key(it.task)} could not be spilled either ({err.strerror})"
-        )
-        return
-    exc.spill = path.parent
-    if "spilled to" not in exc.message:
-        exc.message += f"; the results measured so far are spilled to {path.parent} for --resume"
-
-
-def _spill_finished(
-    sessions: sessionmaker[Session], ctx: BatchInfo, launch: Launch, exc: StorageFull
-) -> None:
-    """Executions that finished while the batch stopped (their containers ended on their own)."""
+def _finished_meanwhile(launch: Launch) -> list[tuple[Item, Execution]]:
+    """Executions that finished while the batch stopped (their containers ended on their
+    own), of tasks whose rows exist; the infrastructure failures of the stop are not."""
+    out: list[tuple[Item, Execution]] = []
     while True:
         try:
             it, _gpus, execution = launch.done.get_nowait()
         except queue.Empty:
-            return
-        if (
-            not execution.infra_error and it.task_id is not None
-        ):  # None: its rows were never written
-            _spill(sessions, ctx.batch, it, execution, exc)
+            return out
+        if not execution.infra_error and it.task_id is not None:  # None: rows never written
+            out.append((it, execution))

@@ -137,7 +137,7 @@ def work(
     held: Held,
     executor_for: Callable[[PlannedRun], Executor],
     reporter: Reporter | None,
-    done: queue.Queue,
+    done: queue.Queue[tuple[Item, Held, Execution]],
     flight: Flight | None = None,
 ) -> None:
     """A worker thread: run one task with its executor; the execution (a harness failure

@@ -21,7 +21,8 @@ def plan_on_kubernetes(
     for image in images:  # one stand-in GPU per GPU image, so one GPU task at a time per image
         vendor = image.backend.vendor
         if vendor and not cpu_only:
-            gpus.append(GPU(vendor=vendor, arch=(image.archs or ("any",))[0], index=len(gpus)))
+            arch = (image.archs or ("any",))[0]
+            gpus.append(GPU.model_validate({"vendor": vendor, "arch": arch, "index": len(gpus)}))
     cluster = HostSpec(
         name=f"kubernetes-{namespace}",
         endpoint=f"k8s://{namespace}",

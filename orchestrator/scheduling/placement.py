@@ -72,6 +72,10 @@ class Placement:
         return self.by_key[key].host
 
 
+#: a resource in a requirement class's heap: (free from, host preference, host, resource)
+_Entry = tuple[float, int, int, int]
+
+
 class _Slots:
     """Slot tables of an inventory: resource ids are ints into ``free``."""
 
@@ -85,7 +89,7 @@ class _Slots:
         for h, host in enumerate(hosts):
             self.cpu.append([self._add(h, -1 - s) for s in range(host.slots)])
             self.gpu.append([(self._add(h, g.index), g.vendor, g.arch) for g in host.gpus])
-        self._classes: dict[tuple, list] = {}
+        self._classes: dict[tuple[Requirement, tuple[int, ...]], list[_Entry]] = {}
 
     def _add(self, host: int, what: int) -> int:
         self.free.append(0.0)
@@ -101,7 +105,7 @@ class _Slots:
             rid for rid, v, a in self.gpu[host] if v == vendor and (not req.archs or a in req.archs)
         ]
 
-    def heap(self, req: Requirement, hosts: tuple[int, ...]) -> list:
+    def heap(self, req: Requirement, hosts: tuple[int, ...]) -> list[_Entry]:
         key = (req, hosts)
         heap = self._classes.get(key)
         if heap is None:
@@ -209,7 +213,7 @@ def place(
     if busy:
         for rid, h in enumerate(slots.owner):
             slots.free[rid] = busy.get(hosts[h].name, 0.0)
-    cache: dict[tuple, tuple[int, ...]] = {}
+    cache: dict[tuple[Requirement, frozenset[str], int], tuple[int, ...]] = {}
     order = sorted(needs, key=lambda n: -n.duration * n.units)
     out: list[Assignment] = []
     for need in order:
@@ -261,7 +265,7 @@ def lower_bound(needs: list[Need] | tuple[Need, ...], hosts: tuple[HostSpec, ...
         return 0.0
     slots = _Slots(hosts)
     bound = max(n.duration for n in needs)
-    pools: dict[tuple, frozenset[int]] = {}
+    pools: dict[tuple[Requirement, frozenset[str]], frozenset[int]] = {}
     work: dict[object, float] = {}
     pool_of: dict[object, set[int]] = {}
     for n in needs:
@@ -278,7 +282,7 @@ def lower_bound(needs: list[Need] | tuple[Need, ...], hosts: tuple[HostSpec, ...
         for key in (ck, n.req.backend):
             work[key] = work.get(key, 0.0) + n.duration * n.units
     groups = {k: (w, pool_of[k]) for k, w in work.items()}
-    for work, pool in groups.values():
+    for total, pool in groups.values():
         if pool:
-            bound = max(bound, work / len(pool))
+            bound = max(bound, total / len(pool))
     return bound

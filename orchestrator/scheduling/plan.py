@@ -32,7 +32,7 @@ def suite_checks(suite: SuiteRef) -> tuple[CheckInfo, ...]:
             CheckInfo.model_validate(i) for i in infos(suite.name, declaration, suite.checks)
         )
     _, checks = select_checks(suite.name, suite.checks)
-    return tuple(CheckInfo.model_validate({k: v for k, v in c.info().items()}) for c in checks)
+    return tuple(CheckInfo.model_validate(dict(c.info())) for c in checks)
 
 
 def requirement(
@@ -110,7 +110,9 @@ def plan(
                     "run it in a container image",
                 )
             tasks.append(t)
-    placed = {task_key(t): (t.host,) for t in tasks if t.image.executor == "host"}
+    placed: dict[str, tuple[HostSpec, ...]] = {
+        task_key(t): (t.host,) for t in tasks if t.image.executor == "host"
+    }
     needs = [
         Need(
             task_key(t),
@@ -127,7 +129,7 @@ def plan(
     ):  # a cluster scheduler's nodes are distinct by name
         distinct_addresses(hosts)
     by_name = {h.name: h for h in hosts}
-    gpus: dict[str, tuple] = {}
+    gpus: dict[str, tuple[tuple[int, ...], ...]] = {}
     if needs:
         placement = place(needs, hosts)
         placed.update(
@@ -140,11 +142,12 @@ def plan(
     groups: dict[tuple[str, str], list[Task]] = {}
     for t in tasks:
         on = placed[task_key(t)]
-        update: dict = {"host": on[0]}
+        update: dict[str, object] = {"host": on[0]}
         if len(on) > 1:  # a gang: every node's host, and the GPUs the plan gave it there
             update["nodes"] = on
             update["node_gpus"] = tuple(
-                tuple(g for g in h.gpus if g.index in idx) for h, idx in zip(on, gpus[task_key(t)])
+                tuple(g for g in h.gpus if g.index in idx)
+                for h, idx in zip(on, gpus[task_key(t)], strict=False)
             )
         groups.setdefault((t.image.alias, on[0].name), []).append(t.model_copy(update=update))
     return tuple(PlannedRun(ts[0].image, ts[0].host, tuple(ts)) for ts in groups.values())

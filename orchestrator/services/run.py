@@ -16,18 +16,28 @@ from typing import TYPE_CHECKING, Any
 from .. import executors
 from ..catalog.core import Catalog
 from ..errors import InfrastructureError, InputError, NoMatchingHostError
+from ..executors.base import Executor
 from ..hosts.detect import detect_local
 from ..hosts.inventory import resolve_hosts
+from ..scheduling.dispatch import abandon, execute
 from ..scheduling.flight import Launch, Reporter, launch_planned
 from ..scheduling.plan import PlannedRun, plan
+from ..spec import BatchInfo, HostSpec, JobSpec
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session, sessionmaker
 
+    from ..executors.pull import PullEvent
     from ..store.queue import RunSummary
+    from .preflight import Verdict
+    from .pull import Staged
 
 # No SQLAlchemy at import: a batch's first containers start before the store is opened
 # (``_execute_once``); the store's modules are imported where they are used.
+
+
+#: an executor for each planned run: the host interpreter, a host's engine, a cluster
+ExecutorFor = Callable[[PlannedRun], Executor]
 
 
 @dataclass(frozen=True)
@@ -35,104 +45,91 @@ class Placement:
     """Where a job's tasks go and who runs them."""
 
     planned: tuple[PlannedRun, ...]
-    executor_for: Callable[[PlannedRun], Any]
-    hosts: (
-        tuple[Any, ...] | None
-    )  # None: the cluster scheduler (Slurm, Kubernetes) places, no retries here
+    executor_for: ExecutorFor
+    # None: the cluster scheduler (Slurm, Kubernetes) places, no retries here
+    hosts: tuple[HostSpec, ...] | None
     history: dict[tuple[str, str], float] | None = None
-    staged: dict = field(default_factory=dict)  # (host, alias) -> services.pull.Staged
+    staged: dict[tuple[str, str], Staged] = field(default_factory=dict)  # by (host, alias)
     reap: bool = False  # leftover containers of finished runs to remove from the hosts
-    catalog: Any = None  # whose pins the triage of failing checks compares digests with
-    quarantined: tuple[
-        dict[str, str], ...
-    ] = ()  # {"host", "reason", "at"}: recorded on each run of the batch
+    catalog: Catalog | None = None  # whose pins the triage of failing checks compares digests with
+    # {"host", "reason", "at"}: recorded on each run of the batch
+    quarantined: tuple[dict[str, str], ...] = ()
 
 
-def local_executor(pr: PlannedRun) -> Any:
+@dataclass(frozen=True)
+class Where:
+    """Where a job runs (``--executor``, ``--cpu-only``, ``--hosts``, ``--partition``,
+    ``--slurm-spool``, ``--namespace``)."""
+
+    executor: str = "docker"
+    cpu_only: bool = False
+    hosts_file: Path | None = None
+    partition: str | None = None  # Slurm
+    slurm_spool: Path | None = None  # Slurm: where job files go (default: executors.slurm)
+    namespace: str = "default"  # Kubernetes
+
+
+@dataclass(frozen=True)
+class Staging:
+    """How a job's hosts are readied before anything is queued: the pull policy and the
+    registry's CA (``--pull``, ``--ca``), and who hears of pulls and quarantined hosts."""
+
+    pull: str = "missing"
+    ca: str | None = None
+    on_pull: Callable[[str, PullEvent], None] | None = None
+    on_quarantine: Callable[[Verdict], None] | None = None
+
+
+def local_executor(pr: PlannedRun) -> Executor:
     """The host interpreter for the ``host`` image, else the host's Docker engine. The Docker
     SDK is imported only here, when a container runs."""
-    return executors.create("host" if pr.image.executor == "host" else "docker", pr.host)
+    made: Executor = executors.create("host" if pr.image.executor == "host" else "docker", pr.host)
+    return made
 
 
 def place_job(
-    spec: Any,
+    spec: JobSpec,
     cat: Catalog,
     factory: sessionmaker[Session],
-    *,
-    cpu_only: bool = False,
-    executor: str = "docker",
-    partition: str | None = None,
-    hosts_file: Path | None = None,
-    slurm_spool: Path | None = None,
-    namespace: str = "default",
-    pull: str = "missing",
-    ca: str | None = None,
-    on_pull: Callable | None = None,
-    on_quarantine: Callable | None = None,
+    where: Where = Where(),
+    staging: Staging = Staging(),
 ) -> Placement:
     """Where each task goes. On this machine's engine or a hosts file's: hosts with GPUs the
     batch needs pass L0 preflight first (a failing one is quarantined for the batch), and
     every image is staged on its host (pulled, pinned, verified) before anything is queued."""
+    executor = where.executor
     if executor not in executors.NAMES:
         raise InputError(
             f"unknown --executor {executor!r}", f"use one of {', '.join(executors.NAMES)}"
         )
-    if executor == "slurm":  # Slurm's nodes are the hosts; it places each job itself
-        from ..executors.slurm.client import SlurmCluster
-        from ..executors.slurm.executor import default_spool
-        from ..scheduling.slurm import plan_on_slurm
-
-        cluster = SlurmCluster(partition=partition)
-        planned = plan_on_slurm(spec, cat, cluster, cpu_only=cpu_only)
-        remote = executors.create(
-            "slurm", cluster, slurm_spool or default_spool(), labels=spec.labels
-        )
-        return Placement(
-            planned,
-            lambda pr: local_executor(pr) if pr.image.executor == "host" else remote,
-            None,
-            catalog=cat,
-        )
-    if (
-        executor == "kubernetes"
-    ):  # the cluster places pods by its node labels; no host inventory here
-        from ..scheduling.kubernetes import plan_on_kubernetes
-
-        planned = plan_on_kubernetes(spec, cat, detect_local(), cpu_only=cpu_only)
-        remote = executors.create("kubernetes", namespace=namespace, node_labels=spec.labels)
-        return Placement(
-            planned,
-            lambda pr: local_executor(pr) if pr.image.executor == "host" else remote,
-            None,
-            catalog=cat,
-        )
-    inventory = resolve_hosts(hosts_file)
+    if executor in ("slurm", "kubernetes"):
+        return _on_cluster(spec, cat, where)
+    inventory = resolve_hosts(where.hosts_file)
     hist = history(factory)
-    planned = plan(spec, cat, inventory, detect_local(), cpu_only=cpu_only, history=hist)
+    planned = plan(spec, cat, inventory, detect_local(), cpu_only=where.cpu_only, history=hist)
     quarantined: list[dict[str, str]] = []
     if executor == "docker":
 
-        def seen(verdict: Any) -> None:  # kept for the triage of the batch's failures (host fault)
+        def seen(verdict: Verdict) -> None:  # kept for the triage of the batch's failures
             quarantined.append({"host": verdict.host, "reason": verdict.reason, "at": _now()})
-            if on_quarantine:
-                on_quarantine(verdict)
+            if staging.on_quarantine:
+                staging.on_quarantine(verdict)
 
-        inventory, planned = _quarantine(spec, cat, inventory, planned, cpu_only, hist, seen)
-    staged: dict = {}
+        inventory, planned = _quarantine(spec, cat, inventory, planned, where.cpu_only, hist, seen)
+    staged: dict[tuple[str, str], Staged] = {}
     if executor == "host":
         if any(pr.image.executor != "host" for pr in planned):
             raise InputError(
                 "--executor host runs only the image 'host' (the local interpreter)",
                 "use --executor docker for container images",
             )
-    elif any(pr.image.executor != "host" for pr in planned):
-        if any(pr.image.executor == "docker" and not pr.image.local for pr in planned):
-            from ..registry import RegistryClient
-            from .pull import check_policy, stage_planned
+    elif any(pr.image.executor == "docker" and not pr.image.local for pr in planned):
+        from ..registry import RegistryClient
+        from .pull import check_policy, stage_planned
 
-            planned, staged = stage_planned(
-                planned, check_policy(pull), RegistryClient(ca=ca), on_pull
-            )
+        planned, staged = stage_planned(
+            planned, check_policy(staging.pull), RegistryClient(ca=staging.ca), staging.on_pull
+        )
     return Placement(
         planned,
         local_executor,
@@ -145,33 +142,59 @@ def place_job(
     )
 
 
+def _on_cluster(spec: JobSpec, cat: Catalog, where: Where) -> Placement:
+    """Slurm's nodes or a Kubernetes cluster: the cluster places each job itself (by its
+    nodes, or its node labels), no host inventory here; the ``host`` image stays local."""
+    if where.executor == "slurm":
+        from ..executors.slurm.client import SlurmCluster
+        from ..executors.slurm.executor import default_spool
+        from ..scheduling.slurm import plan_on_slurm
+
+        cluster = SlurmCluster(partition=where.partition)
+        planned = plan_on_slurm(spec, cat, cluster, cpu_only=where.cpu_only)
+        spool = where.slurm_spool or default_spool()
+        remote: Executor = executors.create("slurm", cluster, spool, labels=spec.labels)
+    else:
+        from ..scheduling.kubernetes import plan_on_kubernetes
+
+        planned = plan_on_kubernetes(spec, cat, detect_local(), cpu_only=where.cpu_only)
+        remote = executors.create("kubernetes", namespace=where.namespace, node_labels=spec.labels)
+
+    def executor_for(pr: PlannedRun) -> Executor:
+        return local_executor(pr) if pr.image.executor == "host" else remote
+
+    return Placement(planned, executor_for, None, catalog=cat)
+
+
 def _now() -> str:
     from datetime import datetime, timezone
 
     return datetime.now(timezone.utc).replace(tzinfo=None).isoformat(timespec="seconds")
 
 
-def history(factory: Any) -> dict[tuple[str, str], float]:
+def history(factory: sessionmaker[Session]) -> dict[tuple[str, str], float]:
     """The last measured duration of each (image, suite): the plan's history. Read without
     SQLAlchemy where the store allows it (``session.Deferred``)."""
-    got = factory.history() if hasattr(factory, "history") else None
+    read = getattr(factory, "history", None)
+    got: dict[tuple[str, str], float] | None = read() if read is not None else None
     if got is not None:
         return got
     from ..store import queries
 
     with factory() as session:
-        return queries.suite_durations(session)
+        durations: dict[tuple[str, str], float] = queries.suite_durations(session)
+        return durations
 
 
 def _quarantine(
-    spec: Any,
+    spec: JobSpec,
     cat: Catalog,
-    inventory: tuple[Any, ...],
+    inventory: tuple[HostSpec, ...],
     planned: tuple[PlannedRun, ...],
     cpu_only: bool,
-    hist: Any,
-    on_quarantine: Callable | None,
-) -> tuple[tuple[Any, ...], tuple[PlannedRun, ...]]:
+    hist: dict[tuple[str, str], float],
+    on_quarantine: Callable[[Verdict], None] | None,
+) -> tuple[tuple[HostSpec, ...], tuple[PlannedRun, ...]]:
     """L0 preflight of the hosts the plan gives GPU work; a failing host is quarantined for the
     batch (out of the inventory: no task is placed there, retries never go there) and the
     batch is planned again without it."""
@@ -206,7 +229,7 @@ def _quarantine(
 
 def execute_placed(
     placed: Placement,
-    spec: Any,
+    spec: JobSpec,
     factory: sessionmaker[Session],
     *,
     reporter: Reporter | None = None,
@@ -224,21 +247,20 @@ def execute_placed(
 
 def _execute_once(
     placed: Placement,
-    spec: Any,
+    spec: JobSpec,
     factory: sessionmaker[Session],
     reporter: Reporter | None,
     retries: int,
 ) -> list[RunSummary]:
     batch = str(uuid.uuid4())
     if placed.hosts is None:
-        from ..scheduling.dispatch import execute
+        from .recorder import StoreRecorder
 
+        recorder = StoreRecorder(factory)
+        planned = launch_planned(placed.planned, placed.executor_for, reporter, labels=spec.labels)
         with naming_batch(batch):
-            return _finished(
-                placed,
-                factory,
-                execute(placed.planned, spec, factory, placed.executor_for, reporter, batch=batch),
-            )
+            execute(planned, spec, recorder, batch)
+            return _finished(placed, factory, recorder.summaries(batch))
     launch = launch_planned(
         placed.planned, placed.executor_for, reporter, placed.hosts, placed.history, spec.labels
     )
@@ -249,24 +271,15 @@ def _execute_once(
         try:
             Launch.wait_started(launch.start_ready())
             with _holding_signals():  # Ctrl-C in the middle of an import would leave it half done
-                from ..scheduling.dispatch import execute
+                from .recorder import StoreRecorder
             if placed.reap:
                 reap(placed.hosts, factory, None)
         except BaseException as exc:
             _stopped_early(launch, spec, factory, batch, exc)
             raise
-        summaries = execute(
-            placed.planned,
-            spec,
-            factory,
-            placed.executor_for,
-            reporter,
-            batch=batch,
-            hosts=placed.hosts,
-            retries=retries,
-            history=placed.history,
-            launch=launch,
-        )
+        recorder = StoreRecorder(factory)
+        execute(launch, spec, recorder, batch, placed.hosts, retries)
+        summaries = recorder.summaries(batch)
     if placed.staged:
         from ..store import queries
 
@@ -341,21 +354,21 @@ def _holding_signals() -> Iterator[None]:
 
 
 def _stopped_early(
-    launch: Launch, spec: Any, factory: sessionmaker[Session], batch: str, exc: BaseException
+    launch: Launch, spec: JobSpec, factory: sessionmaker[Session], batch: str, exc: BaseException
 ) -> None:
     """A batch stopped (Ctrl-C, SIGTERM, a failing store) while its first wave ran and the
     store was loading: stopped and recorded as the dispatcher stops a batch, rows and all."""
     try:
-        from ..scheduling.dispatch import abandon
-        from ..store.queue import BatchInfo
+        from .recorder import StoreRecorder
 
-        abandon(launch, BatchInfo(batch, spec.name, spec.spec_hash, spec.labels), factory, exc)
+        ctx = BatchInfo(batch, spec.name, spec.spec_hash, spec.labels)
+        abandon(launch, ctx, StoreRecorder(factory), exc)
     except Exception:  # noqa: BLE001 - the store itself failed: the containers go all the same
         launch.flight.stop()
 
 
 def execute_job(
-    spec: Any,
+    spec: JobSpec,
     cat: Catalog,
     factory: sessionmaker[Session],
     *,
@@ -363,10 +376,11 @@ def execute_job(
     retries: int = 2,
     **where: Any,
 ) -> list[RunSummary]:
-    """Plan, queue and run a job; the run summaries of its batch."""
-    return execute_placed(
-        place_job(spec, cat, factory, **where), spec, factory, reporter=reporter, retries=retries
-    )
+    """Plan, queue and run a job; the run summaries of its batch. ``where``: the fields of
+    ``Where`` and ``Staging`` by name (the flags ``qualify`` and ``bisect`` pass on)."""
+    staging = {k: where.pop(k) for k in list(where) if k in Staging.__dataclass_fields__}
+    placed = place_job(spec, cat, factory, Where(**where), Staging(**staging))
+    return execute_placed(placed, spec, factory, reporter=reporter, retries=retries)
 
 
 def resume(
@@ -380,17 +394,15 @@ def resume(
 ) -> tuple[str, list[RunSummary]]:
     """Finish the tasks of an interrupted batch (after reaping its leftover containers)."""
     from ..scheduling.resume import resume as resume_batch
-    from ..store import queue as tq
+    from .recorder import StoreRecorder
 
     inventory = resolve_hosts(hosts_file)
-    with factory() as session:
-        runs = tq.batch_of(session, ref)
-        batch = runs[0].batch if runs else ref
+    recorder = StoreRecorder(factory)
+    batch = recorder.batch_id(ref) or ref
     reap(inventory, factory, batch)
     with sweeping(inventory, factory, batch):
-        batch, summaries = resume_batch(
-            ref, factory, cat, inventory, local_executor, reporter, retries=retries
-        )
+        batch = resume_batch(ref, recorder, cat, inventory, local_executor, reporter, retries)
+        summaries = recorder.summaries(batch)
     from . import triage
 
     triage.record(factory, [s.run_id for s in summaries], cat)

@@ -6,27 +6,29 @@ one transaction on its own (``complete``)."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from ..spec import FAILING, Execution, HostSpec, ImageSpec, SuiteRef, Task
+from ..spec import (  # BatchInfo, Pending: the scheduler's nouns, named here as before
+    FAILING,
+    BatchInfo,
+    CheckInfo,
+    Execution,
+    HostSpec,
+    ImageSpec,
+    Pending,
+    SuiteRef,
+    Task,
+)
 from . import queries
 from .models import Host, Image, Result, Run, TaskRow, TriageRow
 
 #: task states that need no more work; "error" (infrastructure) is finished for this
 #: batch but is re-queued by ``reopen`` when the batch is resumed.
 FINISHED = ("done", "error")
-
-
-@dataclass(frozen=True)
-class BatchInfo:
-    batch: str
-    job: str
-    spec_hash: str
-    labels: tuple[str, ...]
 
 
 @dataclass
@@ -44,16 +46,6 @@ class RunSummary:
     @property
     def failed(self) -> bool:
         return any(self.counts[s] for s in FAILING)
-
-
-@dataclass(frozen=True)
-class Pending:
-    """A task of a stored batch that still has to run."""
-
-    task: Task
-    task_id: int
-    run_id: str
-    executor: str
 
 
 def enqueue(
@@ -179,7 +171,12 @@ def batch_info(run: Run) -> BatchInfo:
     return BatchInfo(run.batch, run.job, run.spec_hash, labels)
 
 
-def reopen(session: Session, runs: Sequence[Run], image_of, checks_of) -> list[Pending]:
+def reopen(
+    session: Session,
+    runs: Sequence[Run],
+    image_of: Callable[[Run], ImageSpec],
+    checks_of: Callable[[SuiteRef], tuple[CheckInfo, ...]],
+) -> list[Pending]:
     """Re-queue every task of ``runs`` that did not finish with a verdict: interrupted ones and
     those that ended in an infrastructure error (the engine went away). Their stored results
     (none for an interrupted task; the inconclusive ``error`` rows of an infrastructure
