@@ -156,17 +156,15 @@ def report_for(
     base: str | engine.Side,
     head: str | engine.Side,
     threshold: float,
-    known_issues: Path | None,
+    issues: ki.KnownIssues | None,
     images: Sequence[str] = (),
-    on_warning: Callable[[str], None] | None = None,
     pair: Sequence[str] = (),
     on_pair: Callable[[str, str], None] | None = None,
 ) -> engine.Report:
+    """The report from ``base`` to ``head`` (names, or sides already read); ``issues``: the
+    known issues, parsed once by the caller, that excuse the head's failures."""
     if not 0 < threshold < 100:
         raise InputError(f"--threshold {threshold}: must be a fraction above 0, e.g. 0.05 for 5 %")
-    issues = ki.load(known_issues) if known_issues else None
-    for warning in issues.warnings if issues and on_warning else ():
-        on_warning(warning)
     bside = base if isinstance(base, engine.Side) else resolve(session, base, images)
     hside = head if isinstance(head, engine.Side) else resolve(session, head, images)
     bside, hside, paired = pairing.apply(
@@ -216,10 +214,12 @@ def compare(
 ) -> engine.Report:
     """The report between two named sides, in one session (``pair``: regression/pairing.py rules)."""
     pairing.parse(pair)  # bad rules are exit 2 before the database is read
+    issues = ki.load(known_issues) if known_issues else None
+    if issues is not None and on_warning is not None:
+        for warning in issues.warnings:
+            on_warning(warning)
     with factory() as session:
-        return report_for(
-            session, base, head, threshold, known_issues, images, on_warning, pair, on_pair
-        )
+        return report_for(session, base, head, threshold, issues, images, pair, on_pair)
 
 
 def judge(

@@ -20,10 +20,12 @@ from ..hosts.detect import detect_local
 from ..hosts.inventory import resolve_hosts
 from ..scheduling.flight import Launch, Reporter, launch_planned
 from ..scheduling.plan import PlannedRun, plan
+from .outcome import GATE_FAILED, INCONCLUSIVE, PASSED, Outcome, Said
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session, sessionmaker
 
+    from ..regression.known_issues import KnownIssues
     from ..store.queue import RunSummary
 
 # No SQLAlchemy at import: a batch's first containers start before the store is opened
@@ -442,7 +444,7 @@ def reap(inventory: tuple[Any, ...], factory: sessionmaker[Session], batch: str 
 
 @dataclass(frozen=True)
 class RunReport:
-    """What a finished ``run`` prints and writes, as text."""
+    """What a finished ``run`` prints and writes, as text, and how it ends (``outcome``)."""
 
     lines: tuple[str, ...]
     matrix_md: str
@@ -453,9 +455,44 @@ class RunReport:
     protocol_errors: tuple[
         str, ...
     ] = ()  # "run: checks" whose results were tampered with or cut at the cap
+    gate: bool = True  # a failing check is exit 1 (--gate), else it is only reported
+    resumed: str | None = None  # the batch --resume finished
+
+    @property
+    def outcome(self) -> Outcome:
+        """1 when gating and a check failed or its results were tampered with; else 3 for
+        infrastructure errors and for tampered or flooded output (never 0: such a run proved
+        nothing); else 0."""
+        tampered = tuple(
+            Said(
+                "error",
+                f"{line}: results tampered with or cut at the output cap; these checks are 'error'",
+            )
+            for line in self.protocol_errors
+        )
+        why_tampered = (
+            f"results tampered with or cut at the output cap: {'; '.join(self.protocol_errors)}"
+        )
+        if self.gate and self.protocol_errors:
+            return Outcome(GATE_FAILED, "tampered", why_tampered, tampered)
+        if self.gate and self.failed:
+            return Outcome(GATE_FAILED, "failed", "a check failed, crashed or timed out")
+        if self.protocol_errors:
+            infra = (INFRA_SAID,) if self.infra_errors else ()
+            return Outcome(INCONCLUSIVE, "tampered", why_tampered, tampered + infra)
+        if self.infra_errors:
+            return Outcome(INCONCLUSIVE, "infrastructure", INFRA_SAID.text, (INFRA_SAID,))
+        if self.failed:
+            return Outcome(PASSED, "passed", "a check failed, not gated (--no-gate)")
+        return Outcome(PASSED, "passed", "no check failed (or a known issue excused it)")
 
 
-def load_known_issues(path: Any, on_warning: Any = None) -> Any:
+INFRA_SAID = Said("warn", "infrastructure errors: the affected checks are 'error' (inconclusive)")
+
+
+def load_known_issues(
+    path: Path | None, on_warning: Callable[[str], None] | None = None
+) -> KnownIssues | None:
     """A known-issues file (regression/known_issues.py), or None without one; its warnings
     (entries that can never match) go to ``on_warning``."""
     if path is None:
@@ -463,16 +500,21 @@ def load_known_issues(path: Any, on_warning: Any = None) -> Any:
     from ..regression import known_issues as ki
 
     loaded = ki.load(path)
-    for warning in loaded.warnings if on_warning else ():
-        on_warning(warning)
+    if on_warning is not None:
+        for warning in loaded.warnings:
+            on_warning(warning)
     return loaded
 
 
 def report(
-    factory: sessionmaker[Session], summaries: list[RunSummary], known_issues: Any = None
+    factory: sessionmaker[Session],
+    summaries: list[RunSummary],
+    known_issues: KnownIssues | None = None,
+    gate: bool = True,
+    resumed: str | None = None,
 ) -> RunReport:
-    """``known_issues`` (regression/known_issues.KnownIssues): a failing check a live entry
-    excuses is ``skipped`` in the JUnit with its reason, and does not fail the run's gate."""
+    """``known_issues``: a failing check a live entry excuses is ``skipped`` in the JUnit with
+    its reason, and does not fail the run's gate (``gate``: a failing check is exit 1)."""
     from ..render.junit import results_junit
     from ..spec import FAILING
     from ..store import queries
@@ -514,4 +556,6 @@ def report(
                 for s in summaries
                 if s.protocol_errors
             ),
+            gate=gate,
+            resumed=resumed,
         )
