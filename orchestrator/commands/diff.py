@@ -80,25 +80,28 @@ def diff(
     from ..render.diff import RENDERERS
     from ..services import notify as notify_service
     from ..services import triage
-    from ..services.diff import NoResults, compare, judge
+    from ..services.diff import NoResultsError, compare, judge
+    from ..services.run import load_known_issues
     from .terminal import print_term
 
     targets = notify_targets.parse(notify or ())  # a bad --notify is exit 2 before anything else
     title = f"valorch diff {base} → {head}"
     factory = sessions(db)
     try:
+        issues = load_known_issues(
+            known_issues, lambda w: err.print(f"[yellow]warning:[/yellow] {escape(w)}")
+        )
         report = compare(
             factory,
             base,
             head,
             threshold,
-            known_issues,
+            issues,
             image or (),
-            on_warning=lambda w: err.print(f"[yellow]warning:[/yellow] {escape(w)}"),
             pair=pair or (),
             on_pair=lambda b, h: say(f"paired {b} (base) with {h} (head)"),
         )
-    except NoResults as exc:
+    except NoResultsError as exc:
         if targets:
             notify_service.post_empty(targets, title, exc.message, say)
         raise

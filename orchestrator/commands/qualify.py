@@ -86,7 +86,7 @@ def qualify(
     from ..services import qualify as service
     from ..services import triage
     from ..services.candidate import candidate_job
-    from ..services.diff import NoResults
+    from ..services.diff import NoResultsError
     from ..services.run_entry import Where
     from .progress import LiveReporter
     from .signals import interruptible
@@ -117,7 +117,7 @@ def qualify(
                 reporter=reporter,
                 on_warning=lambda w: err.print(f"warning: {w}", markup=False),
             )
-    except NoResults as exc:
+    except NoResultsError as exc:
         if targets:  # zero ingested results: a failure, never a success
             notify_service.post_empty(targets, title, exc.message, say)
         raise

@@ -6,7 +6,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from datetime import date
-from pathlib import Path
 from statistics import median
 from typing import Any
 
@@ -23,7 +22,7 @@ MIN_AA_RUNS = 4  # fewer quiet earlier runs than this: a check's run-to-run nois
 MAX_POOLED = 100  # latest:ALIAS:N
 
 
-class NoResults(InputError):
+class NoResultsError(InputError):
     """A side of the diff has no results (for notifications: a failure, never a success)."""
 
 
@@ -170,11 +169,12 @@ def report_for(
     bside, hside, paired = pairing.apply(
         bside, hside, pairing.parse(pair)
     )  # --pair: an image meets its successor
-    for b, h in paired.items() if on_pair else ():
-        on_pair(b, h)
+    if on_pair is not None:
+        for b, h in paired.items():
+            on_pair(b, h)
     if not bside.observations or not hside.observations:
         empty = bside if not bside.observations else hside
-        raise NoResults(
+        raise NoResultsError(
             f"'{empty.label}' has no results" + (f" for {', '.join(images)}" if images else ""),
             "check --image, or pick a side that has results",
         )
@@ -206,18 +206,14 @@ def compare(
     base: str,
     head: str,
     threshold: float,
-    known_issues: Path | None,
+    issues: ki.KnownIssues | None,
     images: Sequence[str] = (),
-    on_warning: Callable[[str], None] | None = None,
     pair: Sequence[str] = (),
     on_pair: Callable[[str, str], None] | None = None,
 ) -> engine.Report:
-    """The report between two named sides, in one session (``pair``: regression/pairing.py rules)."""
+    """The report between two named sides, in one session (``pair``: regression/pairing.py
+    rules; ``issues``: the known issues, parsed once by the caller)."""
     pairing.parse(pair)  # bad rules are exit 2 before the database is read
-    issues = ki.load(known_issues) if known_issues else None
-    if issues is not None and on_warning is not None:
-        for warning in issues.warnings:
-            on_warning(warning)
     with factory() as session:
         return report_for(session, base, head, threshold, issues, images, pair, on_pair)
 

@@ -11,13 +11,12 @@ from typing import TYPE_CHECKING
 from ..catalog.core import Catalog
 from ..regression import gate
 from ..regression import rule as engine
-from ..spec import JobSpec
-from ..store import queries
+from ..spec import DEFAULT_THRESHOLD, JobSpec
 from . import views
 from .candidate import check_baseline_for
 from .diff import report_for, resolve, runs_side
 from .outcome import GATE_FAILED, INCONCLUSIVE, PASSED, Kind, Outcome, Said
-from .run import execute_job, load_known_issues
+from .run import execute_job, load_known_issues, stored_runs
 from .run_entry import Where
 
 if TYPE_CHECKING:
@@ -33,7 +32,7 @@ class QualifyOptions:
 
     baseline: str
     known_issues: Path | None = None
-    threshold: float = engine.DEFAULT_THRESHOLD
+    threshold: float = DEFAULT_THRESHOLD
     allow_coverage_loss: bool = False
     allow_known_failures: bool = False
     where: Where = field(default_factory=Where)
@@ -92,11 +91,11 @@ class Qualification:
             why = self.reasons[0] if self.tampered else self.verdict.why()
             return Outcome(GATE_FAILED, kind, why, (failed, *reasons))
         if self.exit_code == INCONCLUSIVE:
-            said = Said(
+            infra = Said(
                 "warn",
                 "infrastructure errors: the affected checks are inconclusive; not qualified",
             )
-            return Outcome(INCONCLUSIVE, "infrastructure", said.text, (said,))
+            return Outcome(INCONCLUSIVE, "infrastructure", infra.text, (infra,))
         # what a flag allowed is said, never hidden
         said = (Said("pass", f"qualified against {self.baseline}"), *reasons)
         if not notified:
@@ -139,7 +138,7 @@ def qualify(
         hosts_file=where.hosts_file,
     )
     with factory() as session:
-        runs = [queries.get_run(session, s.run_id) for s in summaries]
+        runs = stored_runs(session, summaries)
         batch = runs[0].batch if runs else "none"
         head = runs_side(session, f"{spec.name} {batch[:8]}", "qualify", runs)
         report = report_for(session, base, head, opts.threshold, issues)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import signal
 import threading
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from sqlalchemy.orm import Session, sessionmaker
 
     from ..regression.known_issues import KnownIssues
+    from ..store.models import Result, Run
     from ..store.queue import RunSummary
 
 # No SQLAlchemy at import: a batch's first containers start before the store is opened
@@ -506,6 +507,21 @@ def load_known_issues(
     return loaded
 
 
+def stored_runs(session: Session, summaries: Sequence[RunSummary]) -> list[Run]:
+    """The stored run of each summary; one that is gone (the database was changed under the
+    batch) is an infrastructure error, never a run silently left out of the report."""
+    from ..store import queries
+
+    runs = [queries.get_run(session, s.run_id) for s in summaries]
+    gone = [s.run_id for s, r in zip(summaries, runs, strict=True) if r is None]
+    if gone:
+        raise InfrastructureError(
+            f"run(s) {', '.join(g[:8] for g in gone)} of this batch are no longer in the results database",
+            "was it cleared or pruned while the batch ran? run the job again",
+        )
+    return [r for r in runs if r is not None]
+
+
 def report(
     factory: sessionmaker[Session],
     summaries: list[RunSummary],
@@ -527,8 +543,10 @@ def report(
         return hit[0].reason if hit is not None and not hit[1] else None
 
     with factory() as session:
-        runs = [queries.get_run(session, s.run_id) for s in summaries]
-        results = {r.id: queries.run_results(session, r.id) for r in runs}
+        runs = stored_runs(session, summaries)
+        results: dict[str, Sequence[Result]] = {
+            r.id: queries.run_results(session, r.id) for r in runs
+        }
         last = {
             (r.id, res.check.check_id): (r, res)
             for r in runs

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ..catalog.adhoc import Selection, job_for
 from ..catalog.core import Catalog
@@ -19,7 +19,9 @@ from .pull import check_policy
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session, sessionmaker
 
+    from ..executors.pull import PullEvent
     from ..store.queue import RunSummary
+    from .preflight import Verdict
 
 
 @dataclass(frozen=True)
@@ -34,19 +36,6 @@ class Where:
     namespace: str = "default"
     pull: str = "missing"
     ca: Path | None = None
-
-    def keywords(self) -> dict[str, Any]:
-        """As ``place_job`` (and ``execute_job``) take them."""
-        return {
-            "cpu_only": self.cpu_only,
-            "executor": self.executor,
-            "partition": self.partition,
-            "hosts_file": self.hosts_file,
-            "slurm_spool": self.slurm_spool,
-            "namespace": self.namespace,
-            "pull": self.pull,
-            "ca": str(self.ca) if self.ca else None,
-        }
 
 
 @dataclass(frozen=True)
@@ -66,7 +55,7 @@ class RunOptions:
 class RunProgress(Protocol):
     """What a run shows while it works (the command's terminal views)."""
 
-    def pulls(self) -> AbstractContextManager[Callable[[str, Any], None]]:
+    def pulls(self) -> AbstractContextManager[Callable[[str, PullEvent], None]]:
         """Around staging: the callback that is given each pull event."""
         ...
 
@@ -74,7 +63,7 @@ class RunProgress(Protocol):
         """Around the batch: the reporter of its tasks and results."""
         ...
 
-    def quarantined(self, verdict: Any) -> None:
+    def quarantined(self, verdict: Verdict) -> None:
         """A host failed its preflight and is out of this batch."""
         ...
 
@@ -114,13 +103,21 @@ def run(
             )
     else:
         spec = job_for(cat, opts.selection)
+        where = opts.where
         # preflight and pulls first (their own progress), then the live view of the tasks
         with progress.pulls() as on_pull:
             placed = service.place_job(
                 spec,
                 cat,
                 factory,
-                **opts.where.keywords(),
+                cpu_only=where.cpu_only,
+                executor=where.executor,
+                partition=where.partition,
+                hosts_file=where.hosts_file,
+                slurm_spool=where.slurm_spool,
+                namespace=where.namespace,
+                pull=where.pull,
+                ca=str(where.ca) if where.ca else None,
                 on_pull=on_pull,
                 on_quarantine=progress.quarantined,
             )
