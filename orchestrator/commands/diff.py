@@ -18,6 +18,7 @@ from .common import (
     DbOption,
     JsonOption,
     NotifyOption,
+    end_with,
     err,
     local_images,
     say,
@@ -80,7 +81,7 @@ def diff(
     from ..render.diff import RENDERERS
     from ..services import notify as notify_service
     from ..services import triage
-    from ..services.diff import NoResultsError, compare, judge
+    from ..services.diff import NoResultsError, compare, ending, judge
     from ..services.run import load_known_issues
     from .terminal import print_term
 
@@ -120,8 +121,4 @@ def diff(
         write_output(RENDERERS[fmt](report, verdict), out_path)
     else:
         write_output(RENDERERS["md" if fmt == "term" else fmt](report, verdict, why), out_path)
-    if verdict.exit_code == 1:
-        err.print(f"[red]gate failed[/red]: {escape(verdict.why())}")
-        raise typer.Exit(1)
-    if not reached:
-        raise typer.Exit(3)
+    end_with(ending(verdict, notified=reached))

@@ -17,6 +17,7 @@ from ..regression import known_issues as ki
 from ..regression import rule as engine
 from ..spec import STATUSES
 from ..store import bulk, noise_queries, queries
+from .outcome import GATE_FAILED, INCONCLUSIVE, PASSED, Outcome, Said
 
 MIN_AA_RUNS = 4  # fewer quiet earlier runs than this: a check's run-to-run noise is not known
 MAX_POOLED = 100  # latest:ALIAS:N
@@ -230,3 +231,14 @@ def judge(
         coverage_flag="no --gate-coverage",
         subject="diff",
     )
+
+
+def ending(verdict: gate.Verdict, notified: bool = True) -> Outcome:
+    """How ``valorch diff`` ends: 1 when the gate fails (saying why), 3 when a notification did
+    not reach its target (the news is lost: never a success), else 0."""
+    if verdict.exit_code == GATE_FAILED:
+        why = verdict.why()
+        return Outcome(GATE_FAILED, "regressed", why, (Said("error", f"gate failed: {why}"),))
+    if not notified:
+        return Outcome(INCONCLUSIVE, "notification lost", "a notification did not reach its target")
+    return Outcome(PASSED, "passed", verdict.why())

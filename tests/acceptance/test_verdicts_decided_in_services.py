@@ -1,5 +1,5 @@
 """The real CLI ends as the services decide (services/outcome.py), with the exit codes and the
-closing lines it always had: ``valorch run`` 0 when its checks pass, 1 when one fails under the
+closing lines it always had (``valorch diff`` too: 1 "gate failed: …"): ``valorch run`` 0 when its checks pass, 1 when one fails under the
 gate, 0 with --no-gate; ``valorch qualify`` 1 "qualification failed against B; see DIR/report.md"
 with its reasons, 0 "qualified against B", and 3 when qualified but the notification is lost."""
 
@@ -52,6 +52,10 @@ def test_qualify_says_why_and_exits_as_the_qualification_decides(cli, tmp_path):
     assert tail[at + 1 :] == ["  1 failing in the candidate: host: selftest.fail"]
     done = json.loads((tmp_path / "red" / "qualify.json").read_text())
     assert done["qualified"] is False and done["reasons"] == [tail[-1].strip()]
+
+    proc = cli("diff", "rel-1", "latest:host")  # the same failing check, through diff's gate
+    assert proc.returncode == 1, proc.stderr + proc.stdout
+    assert proc.stderr.rstrip().splitlines()[-1] == "gate failed: 1 failing"
 
     hook = f"slack=http://127.0.0.1:{_closed_port()}/hook"
     proc = qualify(cli, base, "rel-1", tmp_path / "lost", "--notify", hook)

@@ -123,3 +123,20 @@ def test_a_lost_notification_turns_qualified_into_exit_3_and_still_says_qualifie
     assert said(out) == [("pass", "qualified against v1")]
     # a failed qualification stays exit 1 whether or not its notification arrived
     assert qualification("fail").outcome(OUT, notified=False).code == 1
+
+
+# diff -----------------------------------------------------------------------------------------
+
+
+def test_diff_ends_as_its_gate_and_its_notification_decide():
+    from orchestrator.services.diff import ending, judge
+
+    red = judge(compare(BASE, side("b", o("ok"), o("flips", "fail"))))
+    out = ending(red)
+    assert (out.code, out.kind) == (1, "regressed")
+    assert said(out) == [("error", "gate failed: 1 failing")]
+    assert ending(red, notified=False).code == 1  # the gate outranks a lost notification
+    green = judge(compare(BASE, side("b", o("ok"), o("flips"))))
+    assert (ending(green).code, ending(green).said) == (0, ())
+    lost = ending(green, notified=False)
+    assert (lost.code, lost.kind, lost.said) == (3, "notification lost", ())
