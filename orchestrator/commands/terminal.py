@@ -2,20 +2,29 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.markup import escape
 from rich.table import Table
 
 from .common import out
 
+if TYPE_CHECKING:
+    from ..regression.gate import Verdict
+    from ..regression.rule import Report
+    from ..regression.triage import Triage
 
-def print_term(report: Any, verdict: Any = None, why: dict | None = None) -> None:
+
+def print_term(
+    report: Report,
+    verdict: Verdict | None = None,
+    why: dict[tuple[str, str], Triage] | None = None,
+) -> None:
     """The verdict block (qualified or not, why, the first check ids), the gate's failures,
     regressions and lost coverage, then every other section; each red cell with its triage."""
 
-    from ..regression import rule as engine
     from ..render.diff import SECTIONS, _timing_text, header, verdict_rows, why_text
+    from ..spec import COUNTED
 
     h = header(report)
     verdict_word = (
@@ -38,19 +47,21 @@ def print_term(report: Any, verdict: Any = None, why: dict | None = None) -> Non
             out.print(f"  {'[red]✗[/red]' if r.gates else '·'} {escape(r.line())}")
         if verdict.excused:
             out.print(f"  · {verdict.excused} excused by known issues")
-        for title, rows in verdict_rows(verdict):
-            table = Table(title=f"{title} ({len(rows)})", title_justify="left")
+        for title, gated in verdict_rows(verdict):
+            table = Table(title=f"{title} ({len(gated)})", title_justify="left")
             for col in ("", "environment", "check", "base", "head", "gate", "detail"):
                 table.add_column(col)
-            for c, gate_note in rows:
-                shown.add(id(c))
-                detail = "\n".join(x for x in (_timing_text(c) or c.note, why_text(why, c)) if x)
+            for cell, gate_note in gated:
+                shown.add(id(cell))
+                detail = "\n".join(
+                    x for x in (_timing_text(cell) or cell.note, why_text(why, cell)) if x
+                )
                 table.add_row(
-                    c.mark or "❌",
-                    escape(c.env),
-                    escape(c.check),
-                    c.base or "—",
-                    c.head or "—",
+                    cell.mark or "❌",
+                    escape(cell.env),
+                    escape(cell.check),
+                    cell.base or "—",
+                    cell.head or "—",
                     gate_note,
                     escape(detail),
                     style="red",
@@ -80,7 +91,7 @@ def print_term(report: Any, verdict: Any = None, why: dict | None = None) -> Non
         table = Table(title=f"{title} ({len(rows)})", title_justify="left")
         for col in ("", "environment", "check", "base", "head", "detail"):
             table.add_column(col)
-        for c in sorted(rows, key=lambda c: -(c.timing.ratio if c.timing else 1)):
+        for c in sorted(rows, key=lambda r: -(r.timing.ratio if r.timing else 1)):
             table.add_row(
                 c.mark,
                 c.env,
@@ -88,7 +99,7 @@ def print_term(report: Any, verdict: Any = None, why: dict | None = None) -> Non
                 c.base or "—",
                 c.head or "—",
                 "\n".join(x for x in (_timing_text(c) or c.note, escape(why_text(why, c))) if x),
-                style="red" if c.kind in engine.COUNTED else None,
+                style="red" if c.kind in COUNTED else None,
             )
         out.print(table)
     for env, backend, ratio, n in report.geomean:
