@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -26,6 +26,7 @@ from .common import (
 )
 
 if TYPE_CHECKING:
+    from ..services.preflight import Verdict
     from ..services.run import RunReport
     from .progress import LiveReporter, PullProgress
 
@@ -196,7 +197,7 @@ class _Progress:
 
         return LiveReporter(err, disable=self.quiet)
 
-    def quarantined(self, verdict: Any) -> None:
+    def quarantined(self, verdict: Verdict) -> None:
         err.print(f"[yellow]quarantined[/yellow] {verdict.host} for this batch: {verdict.reason}")
 
     def warning(self, text: str) -> None:

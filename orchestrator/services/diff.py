@@ -7,7 +7,7 @@ import math
 from collections.abc import Callable, Sequence
 from datetime import date
 from statistics import median
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -18,6 +18,9 @@ from ..regression import rule as engine
 from ..spec import STATUSES
 from ..store import bulk, noise_queries, queries
 from .outcome import GATE_FAILED, INCONCLUSIVE, PASSED, Outcome, Said
+
+if TYPE_CHECKING:
+    from ..store.models import MatrixVersion, Run
 
 MIN_AA_RUNS = 4  # fewer quiet earlier runs than this: a check's run-to-run noise is not known
 MAX_POOLED = 100  # latest:ALIAS:N
@@ -42,7 +45,7 @@ def _tampered(metrics: dict[str, Any] | None) -> bool:
 
 
 def runs_side(
-    session: Session, label: str, kind: str, runs: Sequence[Any], images: Sequence[str] = ()
+    session: Session, label: str, kind: str, runs: Sequence[Run], images: Sequence[str] = ()
 ) -> engine.Side:
     runs = [r for r in runs if not images or r.image.alias in images]
     ids = [r.id for r in runs]
@@ -68,7 +71,9 @@ def runs_side(
     return engine.Side(label, kind, obs, tuple(ids), digests, tuple(bulk.host_names(session, ids)))
 
 
-def matrix_side(label: str, kind: str, mv: Any, images: Sequence[str] = ()) -> engine.Side:
+def matrix_side(
+    label: str, kind: str, mv: MatrixVersion, images: Sequence[str] = ()
+) -> engine.Side:
     """A published matrix: statuses only (no samples, no check versions)."""
     obs = []
     for cell in mv.cells:
@@ -126,9 +131,13 @@ def resolve(session: Session, spec: str, images: Sequence[str] = ()) -> engine.S
     base = bulk.baseline(session, spec)
     if base is not None:
         if base.run_id:
-            return runs_side(
-                session, spec, "baseline", [queries.get_run(session, base.run_id)], images
-            )
+            run = queries.get_run(session, base.run_id)
+            if run is None:
+                raise InputError(
+                    f"baseline '{spec}' names run '{base.run_id}', which is not stored",
+                    "point the baseline at a stored run: valorch baseline set NAME RUN",
+                )
+            return runs_side(session, spec, "baseline", [run], images)
         mv = bulk.matrix_version(session, base.matrix_version or "")
         if mv is None:
             raise InputError(
