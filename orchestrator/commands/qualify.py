@@ -2,8 +2,9 @@
 
 Exit 0 only when qualified; 1 not qualified (an unexcused failing check, a check still
 failing since the baseline, a timing regression, lost coverage, tampered output: the
-service's ``Qualification`` decides, this prints); 2 bad input (job, baseline, known
-issues); 3 infrastructure errors and nothing else.
+service's ``Qualification.outcome`` decides, this prints); 2 bad input (job, baseline,
+known issues); 3 infrastructure errors and nothing else, or a qualified release whose
+--notify did not arrive.
 """
 
 from __future__ import annotations
