@@ -5,6 +5,8 @@ from __future__ import annotations
 import importlib.util
 import json
 import sys
+from collections.abc import Callable
+from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -15,6 +17,7 @@ from .. import encode
 
 if TYPE_CHECKING:
     from ..catalog.core import Catalog
+    from ..services.outcome import Outcome, Tone
 
 #: the regression rule's default threshold (spec.DEFAULT_THRESHOLD), here so that option
 #: defaults need not import the rule at start-up
@@ -92,6 +95,65 @@ CatalogOption = typer.Option(
     envvar="VALORCH_CATALOG",
     help="Image catalog directory [default: ./images, else the project's]",
 )
+NotifyOption = typer.Option(
+    None,
+    "--notify",
+    help="Post the outcome: slack=URL or github=OWNER/REPO (token in "
+    "GITHUB_TOKEN, commit in GITHUB_SHA); repeatable.",
+)
+
+
+class ExecutorChoice(str, Enum):
+    """--executor: the names of ``executors.REGISTRY`` (a typer choice)."""
+
+    host = "host"
+    docker = "docker"
+    slurm = "slurm"
+    kubernetes = "kubernetes"
+
+
+EXECUTOR_HELP = (
+    "host (the local interpreter), docker (this machine's engine or a hosts file's), slurm "
+    "(sbatch jobs on your cluster) or kubernetes (a batch/v1 Job per task; its manifests are "
+    "checked against the client's models, but it has NOT been run against a live cluster: "
+    "docs/kubernetes.md)."
+)
+
+
+def say(line: str) -> None:
+    """A line as it is (a notification's log): no markup, no highlighting."""
+    err.print(line, markup=False, highlight=False)
+
+
+def local_images() -> frozenset[str]:
+    """Catalogued local images (named by alias in repro commands, not by digest)."""
+    from ..errors import ValorchError
+
+    try:
+        return frozenset(i.alias for i in load_catalog(None).images if i.local)
+    except ValorchError:
+        return frozenset()
+
+
+#: how each tone of an outcome's lines is shown (services/outcome.py)
+TONES: dict[Tone, str] = {
+    "pass": "bold green",
+    "fail": "bold red",
+    "error": "red",
+    "warn": "yellow",
+    "plain": "",
+}
+
+
+def end_with(outcome: Outcome) -> None:
+    """Print what the service decided (``outcome.said``) and exit with its code."""
+    from rich.markup import escape
+
+    for line in outcome.said:
+        style = TONES[line.tone]
+        err.print(f"[{style}]{escape(line.text)}[/{style}]" if style else escape(line.text))
+    if outcome.code:
+        raise typer.Exit(outcome.code)
 
 
 def lazy(name: str) -> Any:
@@ -158,7 +220,7 @@ def write_output(text: str, path: Path | None) -> None:
     err.print(f"wrote {path}")
 
 
-def write_validated(text: str, path: Path, validate) -> None:
+def write_validated(text: str, path: Path, validate: Callable[[Path], object]) -> None:
     """Replace ``path`` with ``text`` atomically: a temporary file beside it, ``validate(tmp)``,
     then a rename. A failed validation leaves the original untouched."""
     tmp = path.with_name(f".{path.name}.valorch-tmp")

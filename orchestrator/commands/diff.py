@@ -7,11 +7,9 @@ baseline name, or ``latest`` / ``latest:ALIAS``.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 
 from ..errors import InputError
 from . import flags
@@ -19,119 +17,16 @@ from .common import (
     DEFAULT_THRESHOLD,
     DbOption,
     JsonOption,
+    NotifyOption,
+    end_with,
     err,
-    load_catalog,
-    out,
+    local_images,
+    say,
     sessions,
     write_output,
 )
 
 FORMATS = ("term", "md", "html", "json", "junit")
-NotifyOption = typer.Option(
-    None,
-    "--notify",
-    help="Post the outcome: slack=URL or github=OWNER/REPO (token in "
-    "GITHUB_TOKEN, commit in GITHUB_SHA); repeatable.",
-)
-
-
-def say(line: str) -> None:
-    err.print(line, markup=False, highlight=False)
-
-
-def local_images() -> frozenset[str]:
-    """Catalogued local images (named by alias in repro commands, not by digest)."""
-    from ..errors import ValorchError
-
-    try:
-        return frozenset(i.alias for i in load_catalog(None).images if i.local)
-    except ValorchError:
-        return frozenset()
-
-
-def print_term(report: Any, verdict: Any = None, why: dict | None = None) -> None:
-    """The verdict block (qualified or not, why, the first check ids), the gate's failures,
-    regressions and lost coverage, then every other section; each red cell with its triage."""
-
-    from ..regression import rule as engine
-    from ..render.diff import SECTIONS, _timing_text, header, verdict_rows, why_text
-
-    h = header(report)
-    verdict_word = (
-        "[bold red]REGRESSED[/bold red]"
-        if report.regressed
-        else "[bold green]no regression[/bold green]"
-    )
-    shown: set[int] = set()
-    if verdict is not None:  # the verdict first: qualified or not, and why
-        style = "bold green" if verdict.qualified else "bold red"
-        out.print(
-            f"[{style}]{verdict.word}[/{style}]: {escape(verdict.why())} (exit {verdict.exit_code})"
-        )
-    out.print(
-        f"diff {report.base.kind} [bold]{escape(report.base.label)}[/bold] → {report.head.kind} "
-        f"[bold]{escape(report.head.label)}[/bold]: {verdict_word}"
-    )
-    if verdict is not None:
-        for r in verdict.reasons:
-            out.print(f"  {'[red]✗[/red]' if r.gates else '·'} {escape(r.line())}")
-        if verdict.excused:
-            out.print(f"  · {verdict.excused} excused by known issues")
-        for title, rows in verdict_rows(verdict):
-            table = Table(title=f"{title} ({len(rows)})", title_justify="left")
-            for col in ("", "environment", "check", "base", "head", "gate", "detail"):
-                table.add_column(col)
-            for c, gate_note in rows:
-                shown.add(id(c))
-                detail = "\n".join(x for x in (_timing_text(c) or c.note, why_text(why, c)) if x)
-                table.add_row(
-                    c.mark or "❌",
-                    escape(c.env),
-                    escape(c.check),
-                    c.base or "—",
-                    c.head or "—",
-                    gate_note,
-                    escape(detail),
-                    style="red",
-                )
-            out.print(table)
-    out.print(
-        f"  environments: {', '.join(report.base.envs)} → {', '.join(report.head.envs)}; "
-        f"hosts: {', '.join(report.base.hosts) or '—'} → {', '.join(report.head.hosts) or '—'}; "
-        f"threshold {report.threshold * 100:g} %"
-    )
-    out.print(
-        "  counts: " + (", ".join(f"{k} {v}" for k, v in h["counts"].items()) or "nothing compared")
-    )
-    if h["noisy_host"]:
-        out.print(
-            f"  [yellow]noisy host[/yellow]: {h['noisy_host']} timed check(s) ran on a busy host; "
-            "their timing changes are shown (~), not counted"
-        )
-    for issue in report.expired:
-        out.print(
-            f"  [yellow]known issue {issue.check} expired on {issue.expires}[/yellow]: {escape(issue.reason)}"
-        )
-    for title, kinds in SECTIONS:
-        rows = [c for c in report.changes if c.kind in kinds and id(c) not in shown]
-        if not rows:
-            continue
-        table = Table(title=f"{title} ({len(rows)})", title_justify="left")
-        for col in ("", "environment", "check", "base", "head", "detail"):
-            table.add_column(col)
-        for c in sorted(rows, key=lambda c: -(c.timing.ratio if c.timing else 1)):
-            table.add_row(
-                c.mark,
-                c.env,
-                c.check,
-                c.base or "—",
-                c.head or "—",
-                "\n".join(x for x in (_timing_text(c) or c.note, escape(why_text(why, c))) if x),
-                style="red" if c.kind in engine.COUNTED else None,
-            )
-        out.print(table)
-    for env, backend, ratio, n in report.geomean:
-        out.print(f"  geomean {env} ({backend or '—'}): {ratio:.3f} over {n} timed checks")
 
 
 def diff(
@@ -186,24 +81,28 @@ def diff(
     from ..render.diff import RENDERERS
     from ..services import notify as notify_service
     from ..services import triage
-    from ..services.diff import NoResults, compare, judge
+    from ..services.diff import NoResultsError, compare, ending, judge
+    from ..services.run import load_known_issues
+    from .terminal import print_term
 
     targets = notify_targets.parse(notify or ())  # a bad --notify is exit 2 before anything else
     title = f"valorch diff {base} → {head}"
     factory = sessions(db)
     try:
+        issues = load_known_issues(
+            known_issues, lambda w: err.print(f"[yellow]warning:[/yellow] {escape(w)}")
+        )
         report = compare(
             factory,
             base,
             head,
             threshold,
-            known_issues,
+            issues,
             image or (),
-            on_warning=lambda w: err.print(f"[yellow]warning:[/yellow] {escape(w)}"),
             pair=pair or (),
             on_pair=lambda b, h: say(f"paired {b} (base) with {h} (head)"),
         )
-    except NoResults as exc:
+    except NoResultsError as exc:
         if targets:
             notify_service.post_empty(targets, title, exc.message, say)
         raise
@@ -220,8 +119,4 @@ def diff(
         print_term(report, verdict, why)
     else:
         write_output(RENDERERS["md" if fmt == "term" else fmt](report, verdict, why), out_path)
-    if verdict.exit_code == 1:
-        err.print(f"[red]gate failed[/red]: {escape(verdict.why())}")
-        raise typer.Exit(1)
-    if not reached:
-        raise typer.Exit(3)
+    end_with(ending(verdict, notified=reached))

@@ -2,8 +2,9 @@
 
 Exit 0 only when qualified; 1 not qualified (an unexcused failing check, a check still
 failing since the baseline, a timing regression, lost coverage, tampered output: the
-service's ``Qualification`` decides, this prints); 2 bad input (job, baseline, known
-issues); 3 infrastructure errors and nothing else.
+service's ``Qualification.outcome`` decides, this prints); 2 bad input (job, baseline,
+known issues); 3 infrastructure errors and nothing else, or a qualified release whose
+--notify did not arrive.
 """
 
 from __future__ import annotations
@@ -17,15 +18,19 @@ import typer
 from . import flags
 from .common import (
     DEFAULT_THRESHOLD,
+    EXECUTOR_HELP,
     CatalogOption,
     DbOption,
+    ExecutorChoice,
+    NotifyOption,
+    end_with,
     err,
     load_catalog,
+    local_images,
+    say,
     sessions,
     write_output,
 )
-from .diff import NotifyOption, local_images, print_term, say
-from .run import EXECUTOR_HELP, ExecutorChoice
 
 
 def qualify(
@@ -76,63 +81,65 @@ def qualify(
     catalog: Path = CatalogOption,
 ) -> None:
     """Run the job, diff the new runs against the baseline, write report.md/.html/.junit.xml; gate."""
-    from rich.markup import escape
-
     from ..notify import targets as notify_targets
     from ..render.diff import diff_html, diff_junit, diff_md
     from ..services import notify as notify_service
     from ..services import qualify as service
     from ..services import triage
     from ..services.candidate import candidate_job
-    from ..services.diff import NoResults
+    from ..services.diff import NoResultsError
+    from ..services.run_entry import Where
     from .progress import LiveReporter
     from .signals import interruptible
+    from .terminal import print_term
 
     targets = notify_targets.parse(notify or ())  # a bad --notify is exit 2 before an hour of runs
     cat = load_catalog(catalog)
     spec = candidate_job(cat, job, image)
     title = f"valorch qualify {spec.name} against {baseline}"
+    opts = service.QualifyOptions(
+        baseline=baseline,
+        known_issues=known_issues,
+        threshold=threshold,
+        allow_coverage_loss=allow_coverage_loss,
+        allow_known_failures=allow_known_failures,
+        where=Where(
+            cpu_only=cpu_only, executor=executor.value, partition=partition, hosts_file=hosts_file
+        ),
+    )
     factory = sessions(db)
     try:
         with interruptible(), LiveReporter(err) as reporter:
-            outcome = service.qualify(
+            done = service.qualify(
                 spec,
                 cat,
                 factory,
-                baseline,
-                known_issues,
-                threshold,
+                opts,
                 reporter=reporter,
                 on_warning=lambda w: err.print(f"warning: {w}", markup=False),
-                allow_coverage_loss=allow_coverage_loss,
-                allow_known_failures=allow_known_failures,
-                cpu_only=cpu_only,
-                executor=executor.value,
-                partition=partition,
-                hosts_file=hosts_file,
             )
-    except NoResults as exc:
+    except NoResultsError as exc:
         if targets:  # zero ingested results: a failure, never a success
             notify_service.post_empty(targets, title, exc.message, say)
         raise
-    for line in outcome.lines:
+    for line in done.lines:
         err.print(line)
-    report = outcome.report
+    report = done.report
     why = triage.for_runs(
         factory, report.head.runs, report.base
     )  # each red check of the report says why
     out_dir = out_dir or Path("results") / f"qualify-{datetime.now():%Y%m%d-%H%M%S}"
-    write_output(diff_md(report, outcome.verdict, why), out_dir / "report.md")
-    write_output(diff_html(report, outcome.verdict, why), out_dir / "report.html")
-    write_output(diff_junit(report, outcome.verdict, why), out_dir / "report.junit.xml")
+    write_output(diff_md(report, done.verdict, why), out_dir / "report.md")
+    write_output(diff_html(report, done.verdict, why), out_dir / "report.html")
+    write_output(diff_junit(report, done.verdict, why), out_dir / "report.junit.xml")
     write_output(
         json.dumps(
             {
                 "job": spec.name,
                 "baseline": baseline,
                 "runs": list(report.head.runs),  # valorch attest --qualify
-                "qualified": outcome.exit_code == 0,
-                "reasons": list(outcome.reasons),
+                "qualified": done.qualified,
+                "reasons": list(done.reasons),
                 "triage": {
                     f"{env} {check}": {"class": t.cls, "reason": t.reason}
                     for (env, check), t in sorted(why.items())
@@ -143,7 +150,7 @@ def qualify(
         ),
         out_dir / "qualify.json",
     )
-    print_term(report, outcome.verdict, why)
+    print_term(report, done.verdict, why)
     reached = (
         notify_service.post_report(
             factory,
@@ -152,29 +159,12 @@ def qualify(
             title,
             say,
             local=local_images(),
-            infra=outcome.infra_errors,
+            infra=done.infra_errors,
             report_path=str(out_dir / "report.html"),
-            verdict=outcome.verdict,
+            verdict=done.verdict,
             why=why,
         )
         if targets
         else True
     )
-    if outcome.exit_code == 1:
-        err.print(
-            f"[bold red]qualification failed[/bold red] against {escape(baseline)}; see {out_dir}/report.md"
-        )
-        for line in outcome.reasons:
-            err.print(f"  {escape(line)}")
-    elif outcome.exit_code == 3:
-        err.print(
-            "[yellow]infrastructure errors: the affected checks are inconclusive; not qualified[/yellow]"
-        )
-    else:
-        err.print(f"[bold green]qualified[/bold green] against {escape(baseline)}")
-        for line in outcome.reasons:  # allowed by a flag: said, never hidden
-            err.print(f"  {escape(line)}")
-    if outcome.exit_code:
-        raise typer.Exit(outcome.exit_code)
-    if not reached:
-        raise typer.Exit(3)
+    end_with(done.outcome(out_dir, notified=reached))

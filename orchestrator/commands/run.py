@@ -4,41 +4,31 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import typer
 
 from ..errors import InfrastructureError, InputError
 from . import flags
 from .common import (
+    EXECUTOR_HELP,
     CatalogOption,
     DbOption,
+    ExecutorChoice,
     JsonOption,
     deferred_sessions,
+    end_with,
     err,
     load_catalog,
     print_json,
     write_output,
 )
 
-
-class ExecutorChoice(str, Enum):
-    """--executor: the names of ``executors.REGISTRY`` (a typer choice)."""
-
-    host = "host"
-    docker = "docker"
-    slurm = "slurm"
-    kubernetes = "kubernetes"
-
-
-EXECUTOR_HELP = (
-    "host (the local interpreter), docker (this machine's engine or a hosts file's), slurm "
-    "(sbatch jobs on your cluster) or kubernetes (a batch/v1 Job per task; its manifests are "
-    "checked against the client's models, but it has NOT been run against a live cluster: "
-    "docs/kubernetes.md)."
-)
+if TYPE_CHECKING:
+    from ..services.preflight import Verdict
+    from ..services.run import RunReport
+    from .progress import LiveReporter, PullProgress
 
 
 def run(
@@ -147,64 +137,71 @@ def run(
     ),
 ) -> None:
     """Run suites in images on a matching host and store every result."""
-    from ..services import run as service
-    from ..services.pull import check_policy
-    from .progress import LiveReporter, PullProgress
+    from ..catalog.adhoc import Selection
+    from ..services import run_entry as service
     from .signals import interruptible
 
-    check_policy(pull)
+    opts = service.RunOptions(
+        selection=Selection(
+            job=job,
+            images=tuple(image or ()),
+            suites=tuple(suite or ()),
+            checks=tuple(check or ()),
+            deadline=deadline,
+            timeout=timeout,
+            attempts=attempts,
+            workload_roots=tuple(workload_root or ()),
+            profiling_caps=profiling_caps,
+        ),
+        where=service.Where(
+            cpu_only=cpu_only,
+            executor=executor.value,
+            partition=partition,
+            hosts_file=hosts_file,
+            slurm_spool=slurm_spool,
+            namespace=namespace,
+            pull=pull,
+            ca=ca,
+        ),
+        resume=resume,
+        retries=retries,
+        repeat=repeat,
+        known_issues=known_issues,
+        gate=gate,
+    )
+    service.check(opts)  # bad flags are exit 2 before anything is loaded
     _check_junit(junit)
-    issues = _known_issues(known_issues)
     cat = load_catalog(catalog)
-    with (
-        interruptible(),
-        junit_on_error(junit),
-    ):  # Ctrl-C / SIGTERM: containers removed, exit 130 / 143
-        factory = deferred_sessions(db)
-        if resume:
-            if job or image or profiling_caps:
-                raise InputError(
-                    "--resume takes the job from the stored batch",
-                    "drop --job/--image/--profiling-caps",
-                )
-            with LiveReporter(err, disable=as_json) as reporter:
-                batch, summaries = service.resume(
-                    resume, cat, factory, hosts_file=hosts_file, retries=retries, reporter=reporter
-                )
-        else:
-            spec = _job(
-                cat, job, image, suite, check, deadline, timeout, attempts, workload_root or ()
-            )
-            if profiling_caps:
-                spec = _with_profiling_caps(spec)
-            # preflight and pulls first (their own progress), then the live view of the tasks
-            with PullProgress(err, disable=as_json) as progress:
-                where = service.Where(
-                    executor.value, cpu_only, hosts_file, partition, slurm_spool, namespace
-                )
-                staging = service.Staging(
-                    pull,
-                    str(ca) if ca else None,
-                    on_pull=progress,
-                    on_quarantine=lambda v: err.print(
-                        f"[yellow]quarantined[/yellow] {v.host} for this batch: {v.reason}"
-                    ),
-                )
-                placed = service.place_job(spec, cat, factory, where, staging)
-            with LiveReporter(err, disable=as_json) as reporter:
-                summaries = service.execute_placed(
-                    placed, spec, factory, reporter=reporter, retries=retries, repeat=repeat
-                )
-    if resume:
-        err.print(f"resumed batch {batch}")
-    _report(service.report(factory, summaries, issues), as_json, junit, gate, show_matrix)
+    # Ctrl-C / SIGTERM: containers removed, exit 130 / 143
+    with interruptible(), junit_on_error(junit):
+        rep = service.run(opts, cat, deferred_sessions(db), _Progress(quiet=as_json))
+    if rep.resumed:
+        err.print(f"resumed batch {rep.resumed}")
+    _print(rep, as_json, junit, show_matrix)
+    end_with(rep.outcome)
 
 
-def _known_issues(path: Path | None) -> Any:
-    """--known-issues, loaded before anything runs (a bad file is exit 2 now, not after the run)."""
-    from ..services.run import load_known_issues
+class _Progress:
+    """The run's terminal views on stderr (none with --json)."""
 
-    return load_known_issues(path, lambda w: err.print(f"warning: {w}", markup=False))
+    def __init__(self, quiet: bool) -> None:
+        self.quiet = quiet
+
+    def pulls(self) -> PullProgress:
+        from .progress import PullProgress
+
+        return PullProgress(err, disable=self.quiet)
+
+    def tasks(self) -> LiveReporter:
+        from .progress import LiveReporter
+
+        return LiveReporter(err, disable=self.quiet)
+
+    def quarantined(self, verdict: Verdict) -> None:
+        err.print(f"[yellow]quarantined[/yellow] {verdict.host} for this batch: {verdict.reason}")
+
+    def warning(self, text: str) -> None:
+        err.print(f"warning: {text}", markup=False)
 
 
 def _check_junit(junit: Path | None) -> None:
@@ -229,7 +226,7 @@ def junit_on_error(junit: Path | None) -> Iterator[None]:
         raise
 
 
-def _report(rep, as_json: bool, junit: Path | None, gate: bool, show_matrix: bool) -> None:  # noqa: ANN001
+def _print(rep: RunReport, as_json: bool, junit: Path | None, show_matrix: bool) -> None:
     if junit:
         write_output(rep.junit, junit)
     if as_json:
@@ -239,80 +236,3 @@ def _report(rep, as_json: bool, junit: Path | None, gate: bool, show_matrix: boo
             err.print(line)
         if show_matrix:
             write_output(rep.matrix_md, None)
-    for line in rep.protocol_errors:
-        err.print(
-            f"[red]{line}: results tampered with or cut at the output cap; these checks are 'error'[/red]"
-        )
-    code = exit_code(rep, gate)
-    if code == 3 and rep.infra_errors:
-        err.print(
-            "[yellow]infrastructure errors: the affected checks are 'error' (inconclusive)[/yellow]"
-        )
-    if code:
-        raise typer.Exit(code)
-
-
-def exit_code(rep, gate: bool) -> int:  # noqa: ANN001
-    """1 when gating and a check failed or its results were tampered with; else 3 for
-    infrastructure errors and for tampered or flooded output (never 0: such a run proved nothing)."""
-    if gate and (rep.failed or rep.protocol_errors):
-        return 1
-    return 3 if rep.protocol_errors or rep.infra_errors else 0
-
-
-def _job(
-    cat,
-    job: Path | None,
-    images: list[str] | None,
-    suites: list[str] | None,
-    checks: list[str] | None,
-    deadline: float,
-    timeout: float | None,
-    attempts: int,
-    workload_roots: Any = (),
-) -> Any:
-    from ..catalog.core import load_job, validate_check_globs, validate_suites
-    from ..spec import JobSpec, SuiteRef
-
-    if job and images:
-        raise InputError(
-            "--job and --image are exclusive", "put the images in the job spec, or drop --job"
-        )
-    if job:
-        if suites or checks:
-            raise InputError(
-                "--suite/--check apply to --image runs; a job spec names its own suites"
-            )
-        return load_job(job, cat, workload_roots)
-    if not images:
-        raise InputError(
-            "nothing to run: pass --image NAME or --job FILE",
-            "e.g. valorch run --image host, or valorch run --job jobs/smoke.yaml",
-        )
-    refs = tuple(
-        SuiteRef(
-            name=s,
-            checks=tuple(checks or ()),
-            deadline=deadline,
-            timeout=timeout,
-            attempts=attempts,
-        )
-        for s in (suites or ["smoke"])
-    )
-    validate_suites(refs)
-    validate_check_globs(refs, checks or ())
-    return JobSpec(name="adhoc", images=tuple(images), suites=refs)
-
-
-def _with_profiling_caps(spec: Any) -> Any:
-    """--profiling-caps: the job's profiler suite asks for CAP_SYS_ADMIN; no profiler suite is exit 2."""
-    if not any(s.name == "profiler" for s in spec.suites):
-        raise InputError(
-            "--profiling-caps applies to the profiler suite, and this run has none",
-            "add --suite profiler (or a profiler suite to the job spec), or drop --profiling-caps",
-        )
-    suites = tuple(
-        s.model_copy(update={"profiling_caps": True}) if s.name == "profiler" else s
-        for s in spec.suites
-    )
-    return spec.model_copy(update={"suites": suites})

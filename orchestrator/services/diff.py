@@ -6,9 +6,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from datetime import date
-from pathlib import Path
 from statistics import median
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -18,12 +17,16 @@ from ..regression import known_issues as ki
 from ..regression import rule as engine
 from ..spec import STATUSES
 from ..store import bulk, noise_queries, queries
+from .outcome import GATE_FAILED, INCONCLUSIVE, PASSED, Outcome, Said
+
+if TYPE_CHECKING:
+    from ..store.models import MatrixVersion, Run
 
 MIN_AA_RUNS = 4  # fewer quiet earlier runs than this: a check's run-to-run noise is not known
 MAX_POOLED = 100  # latest:ALIAS:N
 
 
-class NoResults(InputError):
+class NoResultsError(InputError):
     """A side of the diff has no results (for notifications: a failure, never a success)."""
 
 
@@ -42,7 +45,7 @@ def _tampered(metrics: dict[str, Any] | None) -> bool:
 
 
 def runs_side(
-    session: Session, label: str, kind: str, runs: Sequence[Any], images: Sequence[str] = ()
+    session: Session, label: str, kind: str, runs: Sequence[Run], images: Sequence[str] = ()
 ) -> engine.Side:
     runs = [r for r in runs if not images or r.image.alias in images]
     ids = [r.id for r in runs]
@@ -68,7 +71,9 @@ def runs_side(
     return engine.Side(label, kind, obs, tuple(ids), digests, tuple(bulk.host_names(session, ids)))
 
 
-def matrix_side(label: str, kind: str, mv: Any, images: Sequence[str] = ()) -> engine.Side:
+def matrix_side(
+    label: str, kind: str, mv: MatrixVersion, images: Sequence[str] = ()
+) -> engine.Side:
     """A published matrix: statuses only (no samples, no check versions)."""
     obs = []
     for cell in mv.cells:
@@ -126,9 +131,13 @@ def resolve(session: Session, spec: str, images: Sequence[str] = ()) -> engine.S
     base = bulk.baseline(session, spec)
     if base is not None:
         if base.run_id:
-            return runs_side(
-                session, spec, "baseline", [queries.get_run(session, base.run_id)], images
-            )
+            run = queries.get_run(session, base.run_id)
+            if run is None:
+                raise InputError(
+                    f"baseline '{spec}' names run '{base.run_id}', which is not stored",
+                    "point the baseline at a stored run: valorch baseline set NAME RUN",
+                )
+            return runs_side(session, spec, "baseline", [run], images)
         mv = bulk.matrix_version(session, base.matrix_version or "")
         if mv is None:
             raise InputError(
@@ -156,27 +165,26 @@ def report_for(
     base: str | engine.Side,
     head: str | engine.Side,
     threshold: float,
-    known_issues: Path | None,
+    issues: ki.KnownIssues | None,
     images: Sequence[str] = (),
-    on_warning: Callable[[str], None] | None = None,
     pair: Sequence[str] = (),
     on_pair: Callable[[str, str], None] | None = None,
 ) -> engine.Report:
+    """The report from ``base`` to ``head`` (names, or sides already read); ``issues``: the
+    known issues, parsed once by the caller, that excuse the head's failures."""
     if not 0 < threshold < 100:
         raise InputError(f"--threshold {threshold}: must be a fraction above 0, e.g. 0.05 for 5 %")
-    issues = ki.load(known_issues) if known_issues else None
-    for warning in issues.warnings if issues and on_warning else ():
-        on_warning(warning)
     bside = base if isinstance(base, engine.Side) else resolve(session, base, images)
     hside = head if isinstance(head, engine.Side) else resolve(session, head, images)
     bside, hside, paired = pairing.apply(
         bside, hside, pairing.parse(pair)
     )  # --pair: an image meets its successor
-    for b, h in paired.items() if on_pair else ():
-        on_pair(b, h)
+    if on_pair is not None:
+        for b, h in paired.items():
+            on_pair(b, h)
     if not bside.observations or not hside.observations:
         empty = bside if not bside.observations else hside
-        raise NoResults(
+        raise NoResultsError(
             f"'{empty.label}' has no results" + (f" for {', '.join(images)}" if images else ""),
             "check --image, or pick a side that has results",
         )
@@ -208,18 +216,16 @@ def compare(
     base: str,
     head: str,
     threshold: float,
-    known_issues: Path | None,
+    issues: ki.KnownIssues | None,
     images: Sequence[str] = (),
-    on_warning: Callable[[str], None] | None = None,
     pair: Sequence[str] = (),
     on_pair: Callable[[str, str], None] | None = None,
 ) -> engine.Report:
-    """The report between two named sides, in one session (``pair``: regression/pairing.py rules)."""
+    """The report between two named sides, in one session (``pair``: regression/pairing.py
+    rules; ``issues``: the known issues, parsed once by the caller)."""
     pairing.parse(pair)  # bad rules are exit 2 before the database is read
     with factory() as session:
-        return report_for(
-            session, base, head, threshold, known_issues, images, on_warning, pair, on_pair
-        )
+        return report_for(session, base, head, threshold, issues, images, pair, on_pair)
 
 
 def judge(
@@ -234,3 +240,14 @@ def judge(
         coverage_flag="no --gate-coverage",
         subject="diff",
     )
+
+
+def ending(verdict: gate.Verdict, notified: bool = True) -> Outcome:
+    """How ``valorch diff`` ends: 1 when the gate fails (saying why), 3 when a notification did
+    not reach its target (the news is lost: never a success), else 0."""
+    if verdict.exit_code == GATE_FAILED:
+        why = verdict.why()
+        return Outcome(GATE_FAILED, "regressed", why, (Said("error", f"gate failed: {why}"),))
+    if not notified:
+        return Outcome(INCONCLUSIVE, "notification lost", "a notification did not reach its target")
+    return Outcome(PASSED, "passed", verdict.why())

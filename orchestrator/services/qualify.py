@@ -1,28 +1,47 @@
-"""Qualify a release: check the inputs, run the job, diff its runs against the baseline."""
+"""Qualify a release: check the inputs, run the job, diff its runs against the baseline, and
+decide how it ends (``Qualification.outcome``)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-from sqlalchemy.orm import Session, sessionmaker
+from typing import TYPE_CHECKING
 
 from ..catalog.core import Catalog
 from ..regression import gate
-from ..regression import known_issues as ki
 from ..regression import rule as engine
-from ..store import queries
+from ..spec import DEFAULT_THRESHOLD, JobSpec
 from . import views
 from .candidate import check_baseline_for
 from .diff import report_for, resolve, runs_side
-from .run import execute_job
+from .outcome import GATE_FAILED, INCONCLUSIVE, PASSED, Kind, Outcome, Said
+from .run import execute_job, load_known_issues, stored_runs
+from .run_entry import Where
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session, sessionmaker
+
+    from ..scheduling.flight import Reporter
+
+
+@dataclass(frozen=True)
+class QualifyOptions:
+    """A qualification: the ``baseline`` to compare with, the known issues that excuse, the
+    timing ``threshold``, what a flag allows, and where the job runs."""
+
+    baseline: str
+    known_issues: Path | None = None
+    threshold: float = DEFAULT_THRESHOLD
+    allow_coverage_loss: bool = False
+    allow_known_failures: bool = False
+    where: Where = field(default_factory=Where)
 
 
 @dataclass(frozen=True)
 class Qualification:
-    """The outcome of a qualification: the report, the gate's verdict on it, and its exit code.
-    The command prints it; it decides nothing."""
+    """The outcome of a qualification: the report, the gate's verdict on it, and how the
+    command ends (``outcome``). The command prints it; it decides nothing."""
 
     lines: tuple[str, ...]
     report: engine.Report
@@ -30,16 +49,17 @@ class Qualification:
     tampered: tuple[
         str, ...
     ] = ()  # checks whose results were tampered with or cut at the output cap
+    baseline: str = ""
 
     @property
     def exit_code(self) -> int:
         """1 not qualified (a failure, a regression, lost coverage, tampered output); 3 inconclusive
         (infrastructure errors and nothing else); 0 qualified."""
-        return 1 if self.tampered else self.verdict.exit_code
+        return GATE_FAILED if self.tampered else self.verdict.exit_code
 
     @property
     def qualified(self) -> bool:
-        return self.exit_code == 0
+        return self.exit_code == PASSED
 
     @property
     def infra_errors(self) -> bool:
@@ -57,42 +77,75 @@ class Qualification:
         )
         return extra + self.verdict.lines()
 
+    def outcome(self, report_dir: Path, notified: bool = True) -> Outcome:
+        """How ``valorch qualify`` ends, its reports in ``report_dir``: 1 regressed or tampered,
+        3 infrastructure errors, 3 when qualified but a notification did not reach its target
+        (``notified`` False: the news is lost, CI must not read it as a success), else 0."""
+        reasons = tuple(Said("plain", f"  {line}") for line in self.reasons)
+        if self.exit_code == GATE_FAILED:
+            failed = Said(
+                "fail",
+                f"qualification failed against {self.baseline}; see {report_dir}/report.md",
+            )
+            kind: Kind = "tampered" if self.tampered else "regressed"
+            why = self.reasons[0] if self.tampered else self.verdict.why()
+            return Outcome(GATE_FAILED, kind, why, (failed, *reasons))
+        if self.exit_code == INCONCLUSIVE:
+            infra = Said(
+                "warn",
+                "infrastructure errors: the affected checks are inconclusive; not qualified",
+            )
+            return Outcome(INCONCLUSIVE, "infrastructure", infra.text, (infra,))
+        # what a flag allowed is said, never hidden
+        said = (Said("pass", f"qualified against {self.baseline}"), *reasons)
+        if not notified:
+            return Outcome(
+                INCONCLUSIVE,
+                "notification lost",
+                "qualified, but a notification did not reach its target",
+                said,
+            )
+        return Outcome(PASSED, "passed", self.verdict.why(), said)
+
 
 def qualify(
-    spec: Any,
+    spec: JobSpec,
     cat: Catalog,
     factory: sessionmaker[Session],
-    baseline: str,
-    known_issues: Path | None,
-    threshold: float,
-    reporter: Any = None,
-    on_warning: Any = None,
-    allow_coverage_loss: bool = False,
-    allow_known_failures: bool = False,
-    **where: Any,
+    opts: QualifyOptions,
+    reporter: Reporter | None = None,
+    on_warning: Callable[[str], None] | None = None,
 ) -> Qualification:
-    """Run the job, diff its runs against ``baseline`` and gate: every unexcused failure, every
-    timing regression and (unless ``allow_coverage_loss``) every lost baseline check fails it;
-    a check that failed in the baseline too fails it unless ``allow_known_failures``."""
-    if known_issues:
-        loaded = ki.load(known_issues)  # bad input fails before an hour of runs, not after
-        for warning in loaded.warnings if on_warning else ():
-            on_warning(warning)
+    """Run the job, diff its runs against ``opts.baseline`` and gate: every unexcused failure,
+    every timing regression and (unless ``allow_coverage_loss``) every lost baseline check
+    fails it; a check that failed in the baseline too fails it unless ``allow_known_failures``.
+    The known-issues file is read once, before anything runs (bad input is exit 2 now, not
+    after an hour of runs), and that reading excuses the report's failures."""
+    issues = load_known_issues(opts.known_issues, on_warning)
     with factory() as session:
-        base = resolve(session, baseline)  # unknown baseline: exit 2 now
-    check_baseline_for(
-        spec, cat, base.envs, baseline
-    )  # one candidate against a many-image baseline: exit 2
-    summaries = execute_job(spec, cat, factory, reporter=reporter, **where)
+        base = resolve(session, opts.baseline)  # unknown baseline: exit 2 now
+    # one candidate against a many-image baseline: exit 2
+    check_baseline_for(spec, cat, base.envs, opts.baseline)
+    where = opts.where
+    summaries = execute_job(
+        spec,
+        cat,
+        factory,
+        reporter=reporter,
+        cpu_only=where.cpu_only,
+        executor=where.executor,
+        partition=where.partition,
+        hosts_file=where.hosts_file,
+    )
     with factory() as session:
-        runs = [queries.get_run(session, s.run_id) for s in summaries]
+        runs = stored_runs(session, summaries)
         batch = runs[0].batch if runs else "none"
         head = runs_side(session, f"{spec.name} {batch[:8]}", "qualify", runs)
-        report = report_for(session, base, head, threshold, known_issues)
+        report = report_for(session, base, head, opts.threshold, issues)
     verdict = gate.decide(
         report,
-        gate_coverage=not allow_coverage_loss,
-        allow_known_failures=allow_known_failures,
+        gate_coverage=not opts.allow_coverage_loss,
+        allow_known_failures=opts.allow_known_failures,
         infra_errors=any(s.infra_errors for s in summaries),
     )
     return Qualification(
@@ -100,4 +153,5 @@ def qualify(
         report,
         verdict,
         tuple(sorted({c for s in summaries for c in s.protocol_errors})),
+        opts.baseline,
     )

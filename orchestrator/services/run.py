@@ -7,7 +7,7 @@ from __future__ import annotations
 import signal
 import threading
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,11 +23,14 @@ from ..scheduling.dispatch import abandon, execute
 from ..scheduling.flight import Launch, Reporter, launch_planned
 from ..scheduling.plan import PlannedRun, plan
 from ..spec import BatchInfo, HostSpec, JobSpec
+from .outcome import GATE_FAILED, INCONCLUSIVE, PASSED, Outcome, Said
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session, sessionmaker
 
     from ..executors.pull import PullEvent
+    from ..regression.known_issues import KnownIssues
+    from ..store.models import Result, Run
     from ..store.queue import RunSummary
     from .preflight import Verdict
     from .pull import Staged
@@ -454,7 +457,7 @@ def reap(inventory: tuple[Any, ...], factory: sessionmaker[Session], batch: str 
 
 @dataclass(frozen=True)
 class RunReport:
-    """What a finished ``run`` prints and writes, as text."""
+    """What a finished ``run`` prints and writes, as text, and how it ends (``outcome``)."""
 
     lines: tuple[str, ...]
     matrix_md: str
@@ -465,9 +468,44 @@ class RunReport:
     protocol_errors: tuple[
         str, ...
     ] = ()  # "run: checks" whose results were tampered with or cut at the cap
+    gate: bool = True  # a failing check is exit 1 (--gate), else it is only reported
+    resumed: str | None = None  # the batch --resume finished
+
+    @property
+    def outcome(self) -> Outcome:
+        """1 when gating and a check failed or its results were tampered with; else 3 for
+        infrastructure errors and for tampered or flooded output (never 0: such a run proved
+        nothing); else 0."""
+        tampered = tuple(
+            Said(
+                "error",
+                f"{line}: results tampered with or cut at the output cap; these checks are 'error'",
+            )
+            for line in self.protocol_errors
+        )
+        why_tampered = (
+            f"results tampered with or cut at the output cap: {'; '.join(self.protocol_errors)}"
+        )
+        if self.gate and self.protocol_errors:
+            return Outcome(GATE_FAILED, "tampered", why_tampered, tampered)
+        if self.gate and self.failed:
+            return Outcome(GATE_FAILED, "failed", "a check failed, crashed or timed out")
+        if self.protocol_errors:
+            infra = (INFRA_SAID,) if self.infra_errors else ()
+            return Outcome(INCONCLUSIVE, "tampered", why_tampered, tampered + infra)
+        if self.infra_errors:
+            return Outcome(INCONCLUSIVE, "infrastructure", INFRA_SAID.text, (INFRA_SAID,))
+        if self.failed:
+            return Outcome(PASSED, "passed", "a check failed, not gated (--no-gate)")
+        return Outcome(PASSED, "passed", "no check failed (or a known issue excused it)")
 
 
-def load_known_issues(path: Any, on_warning: Any = None) -> Any:
+INFRA_SAID = Said("warn", "infrastructure errors: the affected checks are 'error' (inconclusive)")
+
+
+def load_known_issues(
+    path: Path | None, on_warning: Callable[[str], None] | None = None
+) -> KnownIssues | None:
     """A known-issues file (regression/known_issues.py), or None without one; its warnings
     (entries that can never match) go to ``on_warning``."""
     if path is None:
@@ -475,16 +513,36 @@ def load_known_issues(path: Any, on_warning: Any = None) -> Any:
     from ..regression import known_issues as ki
 
     loaded = ki.load(path)
-    for warning in loaded.warnings if on_warning else ():
-        on_warning(warning)
+    if on_warning is not None:
+        for warning in loaded.warnings:
+            on_warning(warning)
     return loaded
 
 
+def stored_runs(session: Session, summaries: Sequence[RunSummary]) -> list[Run]:
+    """The stored run of each summary; one that is gone (the database was changed under the
+    batch) is an infrastructure error, never a run silently left out of the report."""
+    from ..store import queries
+
+    runs = [queries.get_run(session, s.run_id) for s in summaries]
+    gone = [s.run_id for s, r in zip(summaries, runs, strict=True) if r is None]
+    if gone:
+        raise InfrastructureError(
+            f"run(s) {', '.join(g[:8] for g in gone)} of this batch are no longer in the results database",
+            "was it cleared or pruned while the batch ran? run the job again",
+        )
+    return [r for r in runs if r is not None]
+
+
 def report(
-    factory: sessionmaker[Session], summaries: list[RunSummary], known_issues: Any = None
+    factory: sessionmaker[Session],
+    summaries: list[RunSummary],
+    known_issues: KnownIssues | None = None,
+    gate: bool = True,
+    resumed: str | None = None,
 ) -> RunReport:
-    """``known_issues`` (regression/known_issues.KnownIssues): a failing check a live entry
-    excuses is ``skipped`` in the JUnit with its reason, and does not fail the run's gate."""
+    """``known_issues``: a failing check a live entry excuses is ``skipped`` in the JUnit with
+    its reason, and does not fail the run's gate (``gate``: a failing check is exit 1)."""
     from ..render.junit import results_junit
     from ..spec import FAILING
     from ..store import queries
@@ -497,8 +555,10 @@ def report(
         return hit[0].reason if hit is not None and not hit[1] else None
 
     with factory() as session:
-        runs = [queries.get_run(session, s.run_id) for s in summaries]
-        results = {r.id: queries.run_results(session, r.id) for r in runs}
+        runs = stored_runs(session, summaries)
+        results: dict[str, Sequence[Result]] = {
+            r.id: queries.run_results(session, r.id) for r in runs
+        }
         last = {
             (r.id, res.check.check_id): (r, res)
             for r in runs
@@ -526,4 +586,6 @@ def report(
                 for s in summaries
                 if s.protocol_errors
             ),
+            gate=gate,
+            resumed=resumed,
         )

@@ -35,6 +35,23 @@ def test_import_contracts_hold() -> None:
     assert "BROKEN" not in done.stdout and "KEPT" in done.stdout
 
 
+SHARED_CLI_MODULES = {"__init__", "common", "flags", "helptext", "progress", "signals", "terminal"}
+
+
+def test_every_command_module_is_in_the_independence_contract() -> None:
+    """A new command module is independent of the others (pyproject's independence contract)
+    unless it is one of the shared CLI modules."""
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    (contract,) = [
+        c for c in config["tool"]["importlinter"]["contracts"] if c["type"] == "independence"
+    ]
+    listed = {m.rpartition(".")[2] for m in contract["modules"]}
+    present = {p.stem for p in (ROOT / "orchestrator" / "commands").glob("*.py")}
+    assert present - SHARED_CLI_MODULES == listed
+
+
 def test_backend_vocabulary() -> None:
     assert (
         Backend("rocm").vendor == "amd"

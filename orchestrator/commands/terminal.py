@@ -1,0 +1,106 @@
+"""Terminal views that more than one command prints: the diff report (``diff``, ``qualify``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich.markup import escape
+from rich.table import Table
+
+from .common import out
+
+if TYPE_CHECKING:
+    from ..regression.gate import Verdict
+    from ..regression.rule import Report
+    from ..regression.triage import Triage
+
+
+def print_term(
+    report: Report,
+    verdict: Verdict | None = None,
+    why: dict[tuple[str, str], Triage] | None = None,
+) -> None:
+    """The verdict block (qualified or not, why, the first check ids), the gate's failures,
+    regressions and lost coverage, then every other section; each red cell with its triage."""
+
+    from ..render.diff import SECTIONS, _timing_text, header, verdict_rows, why_text
+    from ..spec import COUNTED
+
+    h = header(report)
+    verdict_word = (
+        "[bold red]REGRESSED[/bold red]"
+        if report.regressed
+        else "[bold green]no regression[/bold green]"
+    )
+    shown: set[int] = set()
+    if verdict is not None:  # the verdict first: qualified or not, and why
+        style = "bold green" if verdict.qualified else "bold red"
+        out.print(
+            f"[{style}]{verdict.word}[/{style}]: {escape(verdict.why())} (exit {verdict.exit_code})"
+        )
+    out.print(
+        f"diff {report.base.kind} [bold]{escape(report.base.label)}[/bold] → {report.head.kind} "
+        f"[bold]{escape(report.head.label)}[/bold]: {verdict_word}"
+    )
+    if verdict is not None:
+        for r in verdict.reasons:
+            out.print(f"  {'[red]✗[/red]' if r.gates else '·'} {escape(r.line())}")
+        if verdict.excused:
+            out.print(f"  · {verdict.excused} excused by known issues")
+        for title, gated in verdict_rows(verdict):
+            table = Table(title=f"{title} ({len(gated)})", title_justify="left")
+            for col in ("", "environment", "check", "base", "head", "gate", "detail"):
+                table.add_column(col)
+            for cell, gate_note in gated:
+                shown.add(id(cell))
+                detail = "\n".join(
+                    x for x in (_timing_text(cell) or cell.note, why_text(why, cell)) if x
+                )
+                table.add_row(
+                    cell.mark or "❌",
+                    escape(cell.env),
+                    escape(cell.check),
+                    cell.base or "—",
+                    cell.head or "—",
+                    gate_note,
+                    escape(detail),
+                    style="red",
+                )
+            out.print(table)
+    out.print(
+        f"  environments: {', '.join(report.base.envs)} → {', '.join(report.head.envs)}; "
+        f"hosts: {', '.join(report.base.hosts) or '—'} → {', '.join(report.head.hosts) or '—'}; "
+        f"threshold {report.threshold * 100:g} %"
+    )
+    out.print(
+        "  counts: " + (", ".join(f"{k} {v}" for k, v in h["counts"].items()) or "nothing compared")
+    )
+    if h["noisy_host"]:
+        out.print(
+            f"  [yellow]noisy host[/yellow]: {h['noisy_host']} timed check(s) ran on a busy host; "
+            "their timing changes are shown (~), not counted"
+        )
+    for issue in report.expired:
+        out.print(
+            f"  [yellow]known issue {issue.check} expired on {issue.expires}[/yellow]: {escape(issue.reason)}"
+        )
+    for title, kinds in SECTIONS:
+        rows = [c for c in report.changes if c.kind in kinds and id(c) not in shown]
+        if not rows:
+            continue
+        table = Table(title=f"{title} ({len(rows)})", title_justify="left")
+        for col in ("", "environment", "check", "base", "head", "detail"):
+            table.add_column(col)
+        for c in sorted(rows, key=lambda r: -(r.timing.ratio if r.timing else 1)):
+            table.add_row(
+                c.mark,
+                c.env,
+                c.check,
+                c.base or "—",
+                c.head or "—",
+                "\n".join(x for x in (_timing_text(c) or c.note, escape(why_text(why, c))) if x),
+                style="red" if c.kind in COUNTED else None,
+            )
+        out.print(table)
+    for env, backend, ratio, n in report.geomean:
+        out.print(f"  geomean {env} ({backend or '—'}): {ratio:.3f} over {n} timed checks")

@@ -1,0 +1,142 @@
+"""How run and qualify end, decided by the services (services/outcome.py): the exit code,
+what decided it and the lines said. Pure: reports and verdicts built from observations, no CLI."""
+
+from pathlib import Path
+
+from orchestrator.regression import gate
+from orchestrator.regression.rule import Obs, Side, compare
+from orchestrator.services.qualify import Qualification
+from orchestrator.services.run import RunReport
+
+
+def run_report(**kw):
+    fields = {"lines": (), "matrix_md": "", "json": [], "junit": "", "failed": False}
+    fields.update({"infra_errors": False, **kw})
+    return RunReport(**fields)
+
+
+def said(outcome):
+    return [(s.tone, s.text) for s in outcome.said]
+
+
+# run ------------------------------------------------------------------------------------------
+
+
+def test_run_passes_with_nothing_to_say():
+    o = run_report().outcome
+    assert (o.code, o.kind, o.said, o.ok) == (0, "passed", (), True)
+
+
+def test_a_failing_check_is_exit_1_with_the_gate_and_0_without():
+    gated = run_report(failed=True).outcome
+    assert (gated.code, gated.kind, gated.said) == (1, "failed", ())
+    assert "failed" in gated.reason
+    ungated = run_report(failed=True, gate=False).outcome
+    assert (ungated.code, ungated.kind) == (0, "passed") and "--no-gate" in ungated.reason
+
+
+def test_tampered_output_is_exit_1_with_the_gate_and_3_without_never_0():
+    lines = ("run 1234abcd (host): selftest.a",)
+    gated = run_report(protocol_errors=lines, failed=True, infra_errors=True).outcome
+    assert (gated.code, gated.kind) == (1, "tampered")
+    assert said(gated) == [
+        (
+            "error",
+            "run 1234abcd (host): selftest.a: results tampered with or cut at the output cap; "
+            "these checks are 'error'",
+        )
+    ]  # with the gate, the infrastructure line is not said (as before)
+    ungated = run_report(protocol_errors=lines, gate=False, infra_errors=True).outcome
+    assert (ungated.code, ungated.kind) == (3, "tampered")
+    assert [t for t, _ in said(ungated)] == ["error", "warn"]
+
+
+def test_infrastructure_errors_are_exit_3_and_say_the_checks_are_inconclusive():
+    for gate_on in (True, False):
+        o = run_report(infra_errors=True, gate=gate_on).outcome
+        assert (o.code, o.kind) == (3, "infrastructure")
+        assert said(o) == [
+            ("warn", "infrastructure errors: the affected checks are 'error' (inconclusive)")
+        ]
+    # a gated failure outranks an infrastructure error (exit 1, as before)
+    assert run_report(infra_errors=True, failed=True).outcome.code == 1
+
+
+# qualify --------------------------------------------------------------------------------------
+
+
+def side(label, *obs):
+    return Side(label, "run", tuple(obs), runs=(label,), hosts=("h1",))
+
+
+def o(check, status="pass"):
+    return Obs(env="img", check=check, status=status)
+
+
+BASE = side("a", o("ok"), o("flips"))
+OUT = Path("results/q")
+
+
+def qualification(head_status="pass", tampered=(), infra=False):
+    report = compare(BASE, side("b", o("ok"), o("flips", head_status)))
+    verdict = gate.decide(report, infra_errors=infra)
+    return Qualification(("run line",), report, verdict, tuple(tampered), "v1")
+
+
+def test_qualified_is_exit_0_and_says_so():
+    out = qualification().outcome(OUT)
+    assert (out.code, out.kind) == (0, "passed")
+    assert said(out) == [("pass", "qualified against v1")]
+
+
+def test_a_regression_is_exit_1_with_the_report_and_every_reason():
+    out = qualification("fail").outcome(OUT)
+    assert (out.code, out.kind, out.reason) == (1, "regressed", "1 failing")
+    assert said(out) == [
+        ("fail", "qualification failed against v1; see results/q/report.md"),
+        ("plain", "  1 failing in the candidate: img: flips"),
+    ]
+
+
+def test_tampered_output_fails_a_qualification_whose_verdict_passed():
+    out = qualification(tampered=("selftest.flips",)).outcome(OUT)
+    assert (out.code, out.kind) == (1, "tampered")
+    assert said(out)[1] == (
+        "plain",
+        "  1 tampered with or cut at the output cap: selftest.flips",
+    )
+
+
+def test_infrastructure_errors_alone_are_exit_3_not_qualified():
+    out = qualification(infra=True).outcome(OUT)
+    assert (out.code, out.kind) == (3, "infrastructure")
+    assert said(out) == [
+        ("warn", "infrastructure errors: the affected checks are inconclusive; not qualified")
+    ]
+    # a regression outranks them: exit 1
+    assert qualification("fail", infra=True).outcome(OUT).code == 1
+
+
+def test_a_lost_notification_turns_qualified_into_exit_3_and_still_says_qualified():
+    out = qualification().outcome(OUT, notified=False)
+    assert (out.code, out.kind) == (3, "notification lost")
+    assert said(out) == [("pass", "qualified against v1")]
+    # a failed qualification stays exit 1 whether or not its notification arrived
+    assert qualification("fail").outcome(OUT, notified=False).code == 1
+
+
+# diff -----------------------------------------------------------------------------------------
+
+
+def test_diff_ends_as_its_gate_and_its_notification_decide():
+    from orchestrator.services.diff import ending, judge
+
+    red = judge(compare(BASE, side("b", o("ok"), o("flips", "fail"))))
+    out = ending(red)
+    assert (out.code, out.kind) == (1, "regressed")
+    assert said(out) == [("error", "gate failed: 1 failing")]
+    assert ending(red, notified=False).code == 1  # the gate outranks a lost notification
+    green = judge(compare(BASE, side("b", o("ok"), o("flips"))))
+    assert (ending(green).code, ending(green).said) == (0, ())
+    lost = ending(green, notified=False)
+    assert (lost.code, lost.kind, lost.said) == (3, "notification lost", ())
