@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from .common import DbOption, JsonOption, err, out, print_json, sessions
+from .common import DbOption, JsonOption, deferred_sessions, err, out, print_json
 
 
 def attest(
@@ -42,7 +42,9 @@ def attest(
     from ..services import attest as service
 
     made = service.attest(
-        sessions(db),
+        deferred_sessions(
+            db
+        ),  # opened after the key and the flags are checked: bad input writes nothing
         key,
         run=run,
         version=version,
