@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -44,6 +45,10 @@ class Deferred:
 
     def __call__(self) -> Session:
         return self.factory()()
+
+    def begin(self) -> AbstractContextManager[Session]:
+        """A session in a transaction, as ``sessionmaker.begin``."""
+        return self.factory().begin()
 
     @property
     def kw(self) -> dict[str, Any]:
