@@ -135,7 +135,7 @@ class Keys:
     """The target's ids of images, hosts and checks already seen in this push."""
 
     def __init__(self) -> None:
-        self.images: dict[tuple, int] = {}
+        self.images: dict[tuple[str, str | None, str], int] = {}
         self.hosts: dict[str, int] = {}
         self.checks: dict[tuple[str, int], int] = {}
 
