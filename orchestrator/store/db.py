@@ -415,7 +415,7 @@ def _migration_lock(url: URL) -> Iterator[None]:
         return
     lock_path = migrate_lock(path)
     while True:
-        fh = open(lock_path, "a+")
+        fh = open(lock_path, "a+")  # noqa: SIM115  # held open: the flock lives as long as it
         fcntl.flock(fh, fcntl.LOCK_EX)
         if _same_file(fh, lock_path):
             break
@@ -450,7 +450,7 @@ def clean_stale_lock(url: URL) -> bool:
     if not lock_path.exists():
         return False
     try:
-        fh = open(lock_path, "a+")
+        fh = open(lock_path, "a+")  # noqa: SIM115  # `with fh` below; an open that fails is False
     except OSError:
         return False
     with fh:

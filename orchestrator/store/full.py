@@ -21,7 +21,7 @@ SQLITE_FULL = 13  # sqlite3 error code
 PG_DISK_FULL = "53100"
 
 
-class StorageFull(InfrastructureError):
+class StorageFull(InfrastructureError):  # noqa: N818  # the name scheduling catches
     """The results database cannot grow: its disk (or quota) is full."""
 
     spill: Path | None = None  # where the results being stored went instead

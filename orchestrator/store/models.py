@@ -70,7 +70,7 @@ def samples_tuple(value: bytes | str | None) -> tuple[float, ...]:
 
 
 class Base(DeclarativeBase):
-    type_annotation_map = {dict[str, Any]: JSON, list[Any]: JSON}
+    type_annotation_map = {dict[str, Any]: JSON, list[Any]: JSON}  # noqa: RUF012  # SQLAlchemy's hook
     # Every model here is mapped to one Table (the declarative base types it as FromClause).
     __table__: ClassVar[Table]
 

@@ -84,7 +84,7 @@ class Source:
         cols = [c for c in table.columns if c.name not in set(skip) or c.name == "id"]
         names = [c.name for c in cols]
         return [
-            dict(zip(names, row))
+            dict(zip(names, row, strict=True))
             for row in session.execute(select(*cols).where(where).order_by(table.c.id))
         ]
 
@@ -193,5 +193,5 @@ def result_counts(session: Session, run_ids: list[str]) -> dict[str, int]:
             .where(Result.run_id.in_(run_ids[i : i + 500]))
             .group_by(Result.run_id)
         )
-        out.update({rid: n for rid, n in session.execute(q)})
+        out.update(session.execute(q).tuples())
     return out

@@ -130,7 +130,7 @@ def check_row(
     return row
 
 
-def start_run(
+def start_run(  # noqa: PLR0913  # keyword-only, the run row's columns
     session: Session,
     *,
     batch: str,

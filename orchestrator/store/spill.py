@@ -11,6 +11,7 @@ task, named after its batch and task id, holding the database it belongs to.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import tempfile
@@ -71,10 +72,8 @@ def write(
             return path
         except OSError as exc:
             last = exc
-            try:
+            with contextlib.suppress(OSError):
                 tmp.unlink(missing_ok=True)
-            except OSError:
-                pass
     raise last or OSError("no spill directory")
 
 
