@@ -12,11 +12,13 @@ from typing import Any
 from sqlalchemy.orm import Session, sessionmaker
 
 from .. import audit
+from ..catalog.core import Catalog
 from ..errors import InputError
 from ..matrix.model import verdict
 from ..regression.triage import FAILING, Case, Seen, Triage, classify
 from ..store import inventory_queries, queries
 from ..store import triage_queries as tq
+from ..store.models import Run
 from .attest import host_class
 
 #: preflight failures and quarantines of a run's host this long before it started or after it ended count
@@ -25,7 +27,7 @@ MAX_DETAILS = 40  # inventory changes attached to an image drift
 
 
 def triage_run(
-    factory: sessionmaker[Session], run_id: str, catalog: Any = None
+    factory: sessionmaker[Session], run_id: str, catalog: Catalog | None = None
 ) -> dict[str, Triage]:
     """check id -> Triage for each check of the run that did not pass (a flaky one included),
     decided now from what the store holds."""
@@ -39,7 +41,7 @@ def triage_run(
 
 
 def _decide(
-    session: Session, run: Any, pinned: str | None, pinned_by: str = "the catalog"
+    session: Session, run: Run, pinned: str | None, pinned_by: str = "the catalog"
 ) -> dict[str, Triage]:
     per: dict[str, list[tuple[int, str]]] = {}
     for r in queries.run_results(session, run.id):
@@ -116,8 +118,8 @@ def inventory_diff(session: Session, old: str, new: str) -> tuple[str, ...]:
         inventory_queries.inventory_of_digest(session, old),
         inventory_queries.inventory_of_digest(session, new),
     )
-    missing = [d for d, got in ((old, a), (new, b)) if got is None]
-    if missing:
+    if a is None or b is None:
+        missing = [d for d, got in ((old, a), (new, b)) if got is None]
         return tuple(
             f"no stored inventory of {d[:19]}: valorch inventory audit --image REPOSITORY@{d} stores one"
             for d in missing
@@ -139,7 +141,7 @@ def inventory_diff(session: Session, old: str, new: str) -> tuple[str, ...]:
 
 
 def record(
-    factory: sessionmaker[Session], run_ids: Sequence[str], catalog: Any = None
+    factory: sessionmaker[Session], run_ids: Sequence[str], catalog: Catalog | None = None
 ) -> dict[str, dict[str, Triage]]:
     """Decide and store the triage of finished runs (when a run ends, and for runs that arrive
     by push or import); run id -> its triage."""
@@ -174,7 +176,7 @@ def record_new(factory: sessionmaker[Session], run_ids: Sequence[str]) -> int:
 
 
 def stored_or_now(
-    factory: sessionmaker[Session], run_id: str, catalog: Any = None, now: bool = False
+    factory: sessionmaker[Session], run_id: str, catalog: Catalog | None = None, now: bool = False
 ) -> dict[str, Triage]:
     """The triage stored with the run; decided now (against ``catalog``'s pins) for a run that
     has none (older or running), or when ``now``."""
@@ -216,7 +218,7 @@ def _evidence(t: Triage) -> dict[str, list[str]]:
     }
 
 
-def _pinned(catalog: Any, alias: str) -> str | None:
+def _pinned(catalog: Catalog | None, alias: str) -> str | None:
     if catalog is None:
         return None
     try:
