@@ -53,8 +53,8 @@ def print_term(report: Any, verdict: Any = None, why: dict | None = None) -> Non
     """The verdict block (qualified or not, why, the first check ids), the gate's failures,
     regressions and lost coverage, then every other section; each red cell with its triage."""
 
-    from ..regression import rule as engine
     from ..render.diff import SECTIONS, _timing_text, header, verdict_rows, why_text
+    from ..spec import COUNTED
 
     h = header(report)
     verdict_word = (
@@ -113,13 +113,13 @@ def print_term(report: Any, verdict: Any = None, why: dict | None = None) -> Non
             f"  [yellow]known issue {issue.check} expired on {issue.expires}[/yellow]: {escape(issue.reason)}"
         )
     for title, kinds in SECTIONS:
-        rows = [c for c in report.changes if c.kind in kinds and id(c) not in shown]
-        if not rows:
+        section = [c for c in report.changes if c.kind in kinds and id(c) not in shown]
+        if not section:
             continue
-        table = Table(title=f"{title} ({len(rows)})", title_justify="left")
+        table = Table(title=f"{title} ({len(section)})", title_justify="left")
         for col in ("", "environment", "check", "base", "head", "detail"):
             table.add_column(col)
-        for c in sorted(rows, key=lambda c: -(c.timing.ratio if c.timing else 1)):
+        for c in sorted(section, key=lambda c: -(c.timing.ratio if c.timing else 1)):
             table.add_row(
                 c.mark,
                 c.env,
@@ -127,7 +127,7 @@ def print_term(report: Any, verdict: Any = None, why: dict | None = None) -> Non
                 c.base or "—",
                 c.head or "—",
                 "\n".join(x for x in (_timing_text(c) or c.note, escape(why_text(why, c))) if x),
-                style="red" if c.kind in engine.COUNTED else None,
+                style="red" if c.kind in COUNTED else None,
             )
         out.print(table)
     for env, backend, ratio, n in report.geomean:

@@ -33,4 +33,4 @@ def ssh_transport() -> None:
         del sys.modules[SSHCONN]
     from docker.transport.sshconn import SSHHTTPAdapter
 
-    api_client.SSHHTTPAdapter = SSHHTTPAdapter
+    api_client.SSHHTTPAdapter = SSHHTTPAdapter  # type: ignore[attr-defined]  # what docker-py looks up

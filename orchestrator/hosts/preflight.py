@@ -51,7 +51,7 @@ def parse_amd_smi_metric(text: str) -> list[dict[str, Any]]:
     doc = json.loads(text)
     if isinstance(doc, dict):
         doc = doc.get("gpu_data") or [doc]
-    out = []
+    out: list[dict[str, Any]] = []
     for gpu in doc:
         temps = {k: _num(v) for k, v in (gpu.get("temperature") or {}).items()}
         ecc = gpu.get("ecc") or {}
@@ -350,13 +350,13 @@ def diagnostics(vendor: str) -> list[Probe]:
             iter(glob.glob("/opt/rocm*/share/rocm-validation-suite/conf/gpup_single.conf")), None
         )
         done = proc.call([rvs] + (["-c", conf] if conf else ["-g"]), timeout=300)
-        bad = parse_rvs(done.stdout)
+        failures = parse_rvs(done.stdout)
         return [
             Probe(
                 1,
                 "rvs",
-                done.ok and not bad,
-                "; ".join(bad[:5]) or (done.error or "no failure reported"),
+                done.ok and not failures,
+                "; ".join(failures[:5]) or (done.error or "no failure reported"),
             )
         ]
     return []

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from ..notify.targets import Target
     from ..regression.gate import Verdict
     from ..regression.rule import Report
+    from ..render.diff import Why
 
 
 def from_report(
@@ -25,7 +26,7 @@ def from_report(
     infra: bool = False,
     report_path: str = "",
     verdict: Verdict | None = None,
-    why: dict[str, Any] | None = None,
+    why: Why | None = None,
 ) -> Outcome:
     """The outcome of a diff Report: its counted regressions (new by construction: what
     passed in the base), or with the gate's ``verdict`` every cell that fails the gate, each
@@ -98,7 +99,7 @@ def post_report(
     infra: bool = False,
     report_path: str = "",
     verdict: Verdict | None = None,
-    why: dict[str, Any] | None = None,
+    why: Why | None = None,
 ) -> bool:
     images = head_images(factory, report.head.runs, local)
     return post(targets, from_report(report, title, images, infra, report_path, verdict, why), say)
