@@ -461,10 +461,7 @@ def plan_import(
         old_entries = list(doc.get("images") or [])
         comment = leading_comment(existing)
     else:
-        backends = {
-            (parse_tag(e["reference"]).backend if parse_tag(e["reference"]) else "cpu")
-            for e in entries
-        }
+        backends = {(tag.backend if (tag := parse_tag(e["reference"])) else "cpu") for e in entries}
         backend = backends.pop() if len(backends) == 1 else "cpu"
         head = {"family": backend, "backend": backend}
         comment = (

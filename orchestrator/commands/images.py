@@ -57,18 +57,16 @@ def list_images(
     if as_json:
         print_json([i.model_dump(mode="json") for i in images])
         return
-    present = [c for c in COLUMNS if any(c in i.components for i in images)]
+    shown = [c for c in COLUMNS if any(c in i.components for i in images)]
     table = Table(
         "alias",
         "backend",
-        *present,
+        *shown,
         Column("digest", overflow="fold"),
         title=f"{len(images)} images",
     )
     for i in images:
-        table.add_row(
-            i.alias, i.backend, *(i.components.get(c, "") for c in present), i.digest or ""
-        )
+        table.add_row(i.alias, i.backend, *(i.components.get(c, "") for c in shown), i.digest or "")
     out.print(table)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass
+from types import TracebackType
 from typing import Any
 
 from rich.console import Console
@@ -50,10 +51,15 @@ class LiveReporter:
             self.live.__enter__()
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         if self.live:
             self.live.update(self.table())
-            self.live.__exit__(*exc)
+            self.live.__exit__(kind, exc, tb)
         elif not self.disable and self.rows:
             self.console.print(self.table())
             self.console.print()
@@ -192,8 +198,13 @@ class PullProgress:
         self.progress.__enter__()
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.progress.__exit__(*exc)
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.progress.__exit__(kind, exc, tb)
 
     def __call__(self, key: str, event: Any) -> None:
         if event.layer is None or event.status.startswith(("Pulling from", "Digest", "Status")):
