@@ -8,6 +8,7 @@ needs. The container is always removed, also on Ctrl-C.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import tarfile
 import threading
@@ -121,7 +122,11 @@ def create_kwargs(spec: ContainerSpec) -> dict[str, Any]:
     return kw
 
 
-def container_options(task: Task, run_id: str, limits: Limits = Limits()) -> dict[str, Any]:
+def container_options(
+    task: Task,
+    run_id: str,
+    limits: Limits = Limits(),  # noqa: B008  # frozen: one shared default is safe
+) -> dict[str, Any]:
     """Everything ``containers.create`` gets for a suite task, apart from the image (pure)."""
     return create_kwargs(task_container(task, run_id, limits))
 
@@ -311,10 +316,8 @@ class InFlight:
 
 
 def _remove(container: Any) -> None:
-    try:
+    with contextlib.suppress(docker.errors.DockerException, RequestsConnectionError):
         container.remove(force=True, v=True)  # v: its anonymous volume (the probe's copy) too
-    except (docker.errors.DockerException, RequestsConnectionError):
-        pass
 
 
 def run_container(
@@ -402,10 +405,8 @@ def _reroot(archive: bytes, prefix: str) -> bytes:
 
 def _kill(container: Any, killed: threading.Event) -> None:
     killed.set()
-    try:
+    with contextlib.suppress(docker.errors.DockerException):
         container.kill()
-    except docker.errors.DockerException:
-        pass
 
 
 def _infra_failure(

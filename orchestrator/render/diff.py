@@ -137,7 +137,7 @@ def header(report: Report) -> dict[str, Any]:
             "kind": s.kind,
             "runs": list(s.runs),
             "environments": list(s.envs),
-            "digests": {e: d for e, d in s.digests},
+            "digests": dict(s.digests),
             "hosts": list(s.hosts),
         }
 

@@ -66,7 +66,7 @@ class SlurmError(InfrastructureError):
     """A Slurm command failed, timed out or is missing (exit 3)."""
 
 
-class SlurmUnmatched(SlurmError, NoMatchingHostError):
+class SlurmUnmatched(SlurmError, NoMatchingHostError):  # noqa: N818  # scheduling catches it
     """No node of the cluster can ever run the job."""
 
 

@@ -123,7 +123,7 @@ def time_ticks(lo: float, hi: float, count: int = 8) -> tuple[list[float], str]:
     most ``count`` of them, and a label format fine enough to tell them apart: runs a
     minute apart are not all labelled with the same minute."""
     span = max(hi - lo, 1.0)
-    for step, fmt in _TIME_STEPS:
+    for step, fmt in _TIME_STEPS:  # noqa: B007  # fmt: the one of the step it stops at
         if span / step <= count - 1:
             break
     local = datetime.fromtimestamp(lo).utcoffset()  # round in local time, as the labels are read
