@@ -6,7 +6,7 @@ import threading
 import time
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.live import Live
@@ -16,6 +16,11 @@ from rich.table import Table
 from ..scheduling.plan import task_key
 from ..spec import FAILING, CheckResult, Execution, Task
 from .common import fit
+
+if TYPE_CHECKING:
+    from rich.progress import TaskID
+
+    from ..executors.pull import PullEvent
 
 
 @dataclass
@@ -190,9 +195,9 @@ class PullProgress:
             disable=disable,
         )
         self.lock = threading.Lock()
-        self.layers: dict[tuple[str, str], Any] = {}
+        self.layers: dict[tuple[str, str], TaskID] = {}
         self.sizes: dict[str, dict[str, list[int]]] = {}
-        self.totals: dict[str, Any] = {}
+        self.totals: dict[str, TaskID] = {}
 
     def __enter__(self) -> PullProgress:
         self.progress.__enter__()
@@ -206,7 +211,7 @@ class PullProgress:
     ) -> None:
         self.progress.__exit__(kind, exc, tb)
 
-    def __call__(self, key: str, event: Any) -> None:
+    def __call__(self, key: str, event: PullEvent) -> None:
         if event.layer is None or event.status.startswith(("Pulling from", "Digest", "Status")):
             return
         with self.lock:

@@ -25,7 +25,7 @@ import docker.types
 from requests.exceptions import ConnectionError as RequestsConnectionError
 
 from ..errors import InfrastructureError
-from ..spec import Execution, HostSpec, Task
+from ..spec import CheckResult, Execution, HostSpec, Task
 from . import owner
 from .base import LABEL, overall_timeout, probe_archive, workload_archive
 from .container import PROBE_ROOT, ContainerSpec, Limits, task_container, tmpfs_for
@@ -188,7 +188,7 @@ class DockerExecutor:
         self,
         task: Task,
         run_id: str,
-        on_result: Callable[[Any], None] | None = None,
+        on_result: Callable[[CheckResult], None] | None = None,
         on_started: Callable[[], None] | None = None,
         rerun: bool = True,
     ) -> Execution:
