@@ -196,7 +196,7 @@ def _bounded(obj: dict[str, Any]) -> dict[str, Any]:
     return obj if len(text) < 200_000 else {"truncated": True}
 
 
-def vetted(transcript: Transcript, task: Any) -> tuple[list[CheckResult], Ledger]:
+def vetted(transcript: Transcript, task: Task) -> tuple[list[CheckResult], Ledger]:
     """The results a task accepts from a transcript: its own checks, once per attempt,
     in order; a tampered check (or the whole task) as one ``error`` marked tampered;
     the check in flight when the output was cut as an ``error`` naming the cap."""
@@ -247,7 +247,7 @@ def _tampered(info: CheckInfo, why: str) -> CheckResult:
 
 def conclude(
     transcript: Transcript,
-    task: Any,
+    task: Task,
     *,
     exit_code: int | None,
     killed: str | None = None,
@@ -376,7 +376,7 @@ def not_run(execution: Execution) -> list[str]:
     return [r.check for r in execution.results if r.metrics.get("not_run")]
 
 
-def rerun_task(task: Any, checks: Iterable[str]) -> Any:
+def rerun_task(task: Task, checks: Iterable[str]) -> Task:
     """The same task restricted to ``checks`` (by exact id), for a fresh container."""
     ids = set(checks)
     return task.model_copy(

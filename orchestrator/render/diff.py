@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from ..regression.gate import Verdict
-    from ..regression.rule import CellChange, Report, Side
+    from ..regression.rule import CellChange, Report, Side, Timing
     from ..regression.triage import Triage
 
     #: each red cell's triage by (head image alias, check id) (services.triage.for_runs)
@@ -92,7 +92,7 @@ def _timing_text(c: CellChange) -> str:
     )
 
 
-def noise_text(t: Any) -> str:
+def noise_text(t: Timing) -> str:
     """CV of each side and the smallest change the pair can reveal (issue 13)."""
     parts = []
     if t.cv_base is not None and t.cv_head is not None:

@@ -15,6 +15,7 @@ from .. import audit
 from ..catalog.core import Catalog
 from ..errors import InputError
 from ..matrix.model import verdict
+from ..regression.rule import Side
 from ..regression.triage import FAILING, Case, Seen, Triage, classify
 from ..store import inventory_queries, queries
 from ..store import triage_queries as tq
@@ -239,7 +240,7 @@ def line(check: str, t: Triage) -> str:
 
 
 def for_runs(
-    factory: sessionmaker[Session], run_ids: Sequence[str], base: Any = None
+    factory: sessionmaker[Session], run_ids: Sequence[str], base: Side | None = None
 ) -> dict[tuple[str, str], Triage]:
     """(image alias, check id) -> the triage of that check in ``run_ids`` (the head of a diff
     or a qualification, whose environments are image aliases); the first run that has one wins.
@@ -252,7 +253,7 @@ def for_runs(
         alias = {run.id: run.image.alias for run in runs}
         for run in runs:
             want = expected.get(run.image.alias)
-            if want and run.image.digest and want != run.image.digest:
+            if want and base is not None and run.image.digest and want != run.image.digest:
                 found_by[run.id] = _decide(session, run, want, f"{base.kind} {base.label} ran")
     out: dict[tuple[str, str], Triage] = {}
     for rid, found in {
