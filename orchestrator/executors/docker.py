@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import docker
 import docker.errors
@@ -40,6 +40,10 @@ from .transcript import (
     rerun_task,
     with_rerun,
 )
+
+if TYPE_CHECKING:
+    from docker.api.client import APIClient
+    from docker.models.containers import Container
 
 TAIL = 8_000
 
@@ -78,7 +82,7 @@ class _EngineTLS(docker.tls.TLSConfig):
     replace a session's CA file (psf/requests#3829), so the environment is not consulted
     for this client (which also means no proxy from the environment for TLS engines)."""
 
-    def configure_client(self, client: Any) -> None:
+    def configure_client(self, client: APIClient) -> None:
         super().configure_client(client)
         client.trust_env = False
 
@@ -292,9 +296,9 @@ class InFlight:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._cancelled = False
-        self.container: Any = None
+        self.container: Container | None = None
 
-    def adopt(self, container: Any) -> None:
+    def adopt(self, container: Container) -> None:
         """Record a created container; one created after ``cancel`` is removed at once."""
         with self._lock:
             self.container = container
@@ -315,7 +319,7 @@ class InFlight:
             _remove(container)
 
 
-def _remove(container: Any) -> None:
+def _remove(container: Container) -> None:
     with contextlib.suppress(docker.errors.DockerException, RequestsConnectionError):
         container.remove(force=True, v=True)  # v: its anonymous volume (the probe's copy) too
 
@@ -403,7 +407,7 @@ def _reroot(archive: bytes, prefix: str) -> bytes:
     return out.getvalue()
 
 
-def _kill(container: Any, killed: threading.Event) -> None:
+def _kill(container: Container, killed: threading.Event) -> None:
     killed.set()
     with contextlib.suppress(docker.errors.DockerException):
         container.kill()
