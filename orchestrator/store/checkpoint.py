@@ -73,7 +73,7 @@ class Checkpointer:
 
 def sqlite_path(bind: Engine | Connection) -> str | None:
     """The file behind a SQLAlchemy engine or connection, when it is a SQLite file."""
-    return sqlite_file(bind.engine.url)  # an Engine is its own .engine
+    return sqlite_file(getattr(bind, "engine", bind).url)  # a Connection names its Engine
 
 
 @contextlib.contextmanager
