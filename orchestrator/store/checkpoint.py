@@ -20,7 +20,7 @@ import contextlib
 import sqlite3
 import threading
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .location import sqlite_file
 
@@ -71,9 +71,9 @@ class Checkpointer:
             conn.close()
 
 
-def sqlite_path(bind: Engine | Connection) -> str | None:
+def sqlite_path(bind: Any) -> str | None:  # an Engine, a Connection, or what has a url
     """The file behind a SQLAlchemy engine or connection, when it is a SQLite file."""
-    return sqlite_file(getattr(bind, "engine", bind).url)  # a Connection names its Engine
+    return sqlite_file(bind.engine.url if hasattr(bind, "engine") else bind.url)
 
 
 @contextlib.contextmanager
