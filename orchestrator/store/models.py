@@ -70,7 +70,8 @@ def samples_tuple(value: bytes | str | None) -> tuple[float, ...]:
 
 
 class Base(DeclarativeBase):
-    type_annotation_map = {dict[str, Any]: JSON, list[Any]: JSON}  # noqa: RUF012  # SQLAlchemy's hook
+    # read once by SQLAlchemy's declarative base, never changed
+    type_annotation_map = {dict[str, Any]: JSON, list[Any]: JSON}  # noqa: RUF012
     # Every model here is mapped to one Table (the declarative base types it as FromClause).
     __table__: ClassVar[Table]
 
@@ -328,7 +329,8 @@ class Checked(TypeDecorator[Any]):
         self.where = where
 
     @property
-    def comparator_factory(self) -> Any:  # type: ignore[override]  # JSON's col["key"] keeps working
+    def comparator_factory(self) -> Any:  # type: ignore[override]  # the wrapped type's
+        # (a read-only property over the base's attribute: JSON's col["key"] keeps working)
         return self.inner.comparator_factory
 
     def result_processor(self, dialect: Dialect, coltype: object) -> Callable[[Any], Any] | None:
