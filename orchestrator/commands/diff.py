@@ -7,7 +7,7 @@ baseline name, or ``latest`` / ``latest:ALIAS``.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import typer
 from rich.markup import escape
@@ -34,6 +34,11 @@ NotifyOption = typer.Option(
     "GITHUB_TOKEN, commit in GITHUB_SHA); repeatable.",
 )
 
+if TYPE_CHECKING:
+    from ..regression.gate import Verdict
+    from ..regression.rule import Report
+    from ..render.diff import Why
+
 
 def say(line: str) -> None:
     err.print(line, markup=False, highlight=False)
@@ -49,7 +54,7 @@ def local_images() -> frozenset[str]:
         return frozenset()
 
 
-def print_term(report: Any, verdict: Any = None, why: dict | None = None) -> None:
+def print_term(report: Report, verdict: Verdict | None = None, why: Why | None = None) -> None:
     """The verdict block (qualified or not, why, the first check ids), the gate's failures,
     regressions and lost coverage, then every other section; each red cell with its triage."""
 
