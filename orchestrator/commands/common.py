@@ -14,6 +14,8 @@ from rich.console import Console
 from .. import encode
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from ..catalog.core import Catalog
 
 #: the regression rule's default threshold (spec.DEFAULT_THRESHOLD), here so that option
@@ -160,7 +162,7 @@ def write_output(text: str, path: Path | None) -> None:
     err.print(f"wrote {path}")
 
 
-def write_validated(text: str, path: Path, validate) -> None:
+def write_validated(text: str, path: Path, validate: Callable[[Path], object]) -> None:
     """Replace ``path`` with ``text`` atomically: a temporary file beside it, ``validate(tmp)``,
     then a rename. A failed validation leaves the original untouched."""
     tmp = path.with_name(f".{path.name}.valorch-tmp")

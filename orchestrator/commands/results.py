@@ -27,6 +27,8 @@ from .common import (
 if TYPE_CHECKING:
     from datetime import datetime
 
+    from ..catalog.core import Catalog
+
 app = typer.Typer(help="Stored runs and their results.", no_args_is_help=True)
 KEPT = {
     "baseline": "a baseline refers to them",
@@ -148,7 +150,7 @@ def show_run(
             out.print(f"      {d}", markup=False, highlight=False)
 
 
-def _pins(catalog: Path | None):
+def _pins(catalog: Path | None) -> Catalog | None:
     """The catalog whose pins triage compares digests with: a broken default catalog only
     costs the image-drift class (the run is still shown); a broken --catalog is exit 2."""
     from ..errors import InputError
