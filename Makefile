@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: run test unit test-images engine bench docs clean
+.PHONY: run test unit typecheck test-images engine bench docs clean
 
 # The run environment: valorch and PyTorch for the host interpreter. Its bytecode is
 # compiled as pip compiles a wheel's: an editable install leaves that to the first run,
@@ -29,8 +29,12 @@ run: $(VENV)/.run-env
 
 ## The whole test suite, unit and integration, against a real Docker engine
 ## (started when none answers) and the locally built test images.
-test: $(VENV)/.test-env engine test-images
+test: $(VENV)/.test-env engine test-images typecheck
 	$(BIN)/python -m pytest
+
+## mypy as pyproject.toml configures it (strict on services, scheduling, store, matrix, regression).
+typecheck: $(VENV)/.test-env
+	$(BIN)/mypy
 
 ## Unit tests only (no Docker).
 unit: $(VENV)/.test-env

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 
 
@@ -58,7 +59,7 @@ class Streamed:
 
 def stream(
     argv: list[str],
-    on_stdout,
+    on_stdout: Callable[[bytes], None],
     timeout: float,
     env: dict[str, str] | None = None,
     cwd: str | None = None,
@@ -83,9 +84,11 @@ def stream(
         )
     except OSError as exc:
         return Streamed(None, "", False, error=f"{argv[0]}: {exc.strerror}")
+    stdout, stderr = child.stdout, child.stderr
+    assert stdout is not None and stderr is not None  # both are PIPE above
     sel = selectors.DefaultSelector()
-    sel.register(child.stdout, selectors.EVENT_READ, "out")
-    sel.register(child.stderr, selectors.EVENT_READ, "err")
+    sel.register(stdout, selectors.EVENT_READ, "out")
+    sel.register(stderr, selectors.EVENT_READ, "err")
     err = b""
     deadline = time.monotonic() + timeout
     timed_out = False
@@ -97,7 +100,7 @@ def stream(
                 timed_out = True
                 break
             for key, _ in sel.select(timeout=min(left, 1.0)):
-                chunk = os.read(key.fileobj.fileno(), 65536)
+                chunk = os.read(key.fd, 65536)
                 if not chunk:
                     sel.unregister(key.fileobj)
                     open_fds -= 1
@@ -113,6 +116,6 @@ def stream(
                 child.kill()
         sel.close()
         rc = child.wait()
-        child.stdout.close()
-        child.stderr.close()
+        stdout.close()
+        stderr.close()
     return Streamed(rc, err.decode("utf-8", "replace"), timed_out)

@@ -38,7 +38,8 @@ class Backend(str, Enum):
     def __str__(self) -> str:
         return self.value
 
-    __format__ = str.__format__
+    def __format__(self, format_spec: str) -> str:
+        return str.__format__(self, format_spec)
 
 
 _VENDOR = {"rocm": "amd", "cuda": "nvidia", "cpu": None}

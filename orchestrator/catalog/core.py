@@ -24,7 +24,7 @@ from ..spec import Backend, ImageSpec, JobSpec
 HOST_IMAGE = ImageSpec(
     alias="host",
     reference="host",
-    backend="cpu",
+    backend=Backend.cpu,
     family="host",
     executor="host",
     local=True,
@@ -70,7 +70,7 @@ def parse_tag(text: str) -> ImageSpec | None:
         return ImageSpec(
             alias=alias,
             reference=f"rocm/pytorch:{tag}",
-            backend="rocm",
+            backend=Backend.rocm,
             family="rocm",
             os=f"{g['distro']} {g['os']}",
             derived=True,
@@ -89,7 +89,7 @@ def parse_tag(text: str) -> ImageSpec | None:
         return ImageSpec(
             alias=f"cuda{g['cuda']}_cudnn{g['cudnn']}_pytorch_{_major_minor(g['pytorch'])}",
             reference=f"pytorch/pytorch:{tag}",
-            backend="cuda",
+            backend=Backend.cuda,
             family="cuda",
             derived=True,
             components={"pytorch": g["pytorch"], "cuda": g["cuda"], "cudnn": g["cudnn"]},
@@ -116,10 +116,10 @@ def from_reference(text: str, known: Iterable[ImageSpec] = ()) -> ImageSpec:
         ):
             return image
     name = ref.path.rsplit("/", 1)[-1]
-    alias = f"{name}_{ref.tag}" if ref.tag else f"{name}_{ref.digest[7:19]}"
+    alias = f"{name}_{ref.tag}" if ref.tag else f"{name}_{(ref.digest or '')[7:19]}"
     alias = re.sub(r"[^A-Za-z0-9_.\-]", "_", alias)
     words = f"{ref.path}:{ref.tag or ''}".lower()
-    backend = "rocm" if "rocm" in words else "cuda" if "cuda" in words else "cpu"
+    backend = Backend.rocm if "rocm" in words else Backend.cuda if "cuda" in words else Backend.cpu
     return ImageSpec(
         alias=alias,
         reference=str(ref),

@@ -238,7 +238,7 @@ def entry_of(
     if parsed is not None and "rocm" in parsed.components:
         comps["rocm"] = parsed.components["rocm"]
     os_text = parsed.os if parsed is not None else None
-    for col, (key, raw) in enumerate(zip(header, cells)):
+    for col, (key, raw) in enumerate(zip(header, cells, strict=False)):
         if key is None:
             continue
         value = clean(raw)
@@ -282,9 +282,13 @@ def parse(text: str, source: str = "<rst>") -> list[dict[str, Any]]:
             lines = table.cell_lines[table.header_rows + n - 1] if table.cell_lines else ()
 
             def cell_where(
-                col: int, n: int = n, lines: tuple[int, ...] = lines, title: str = table.title
+                col: int,
+                n: int = n,
+                lines: tuple[int, ...] = lines,
+                title: str = table.title,
+                directive: int = table.line,
             ) -> str:
-                line = lines[col] if col < len(lines) else table.line
+                line = lines[col] if col < len(lines) else directive
                 return f"{source}:{line}: row {n} of '{title}', column {col + 1}"
 
             if not any(clean(c) or image_of(c) for c in cells):
@@ -461,10 +465,7 @@ def plan_import(
         old_entries = list(doc.get("images") or [])
         comment = leading_comment(existing)
     else:
-        backends = {
-            (parse_tag(e["reference"]).backend if parse_tag(e["reference"]) else "cpu")
-            for e in entries
-        }
+        backends = {(tag.backend if (tag := parse_tag(e["reference"])) else "cpu") for e in entries}
         backend = backends.pop() if len(backends) == 1 else "cpu"
         head = {"family": backend, "backend": backend}
         comment = (

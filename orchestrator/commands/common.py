@@ -16,6 +16,8 @@ from rich.console import Console
 from .. import encode
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from ..catalog.core import Catalog
     from ..services.outcome import Outcome, Tone
 
@@ -163,6 +165,8 @@ def lazy(name: str) -> Any:
     if name in sys.modules:
         return sys.modules[name]
     spec = importlib.util.find_spec(name)
+    if spec is None or spec.loader is None:
+        raise ModuleNotFoundError(f"no module named {name!r}", name=name)
     loader = importlib.util.LazyLoader(spec.loader)
     spec.loader = loader
     module = importlib.util.module_from_spec(spec)

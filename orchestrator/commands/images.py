@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.table import Column, Table
 
 from . import flags
 from .common import CatalogOption, JsonOption, load_catalog, out, print_json, project_dir
+
+if TYPE_CHECKING:
+    from ..spec import ImageSpec
 
 app = typer.Typer(help="The image catalog (images/*.yaml).", no_args_is_help=True)
 
@@ -57,18 +63,16 @@ def list_images(
     if as_json:
         print_json([i.model_dump(mode="json") for i in images])
         return
-    present = [c for c in COLUMNS if any(c in i.components for i in images)]
+    shown = [c for c in COLUMNS if any(c in i.components for i in images)]
     table = Table(
         "alias",
         "backend",
-        *present,
+        *shown,
         Column("digest", overflow="fold"),
         title=f"{len(images)} images",
     )
     for i in images:
-        table.add_row(
-            i.alias, i.backend, *(i.components.get(c, "") for c in present), i.digest or ""
-        )
+        table.add_row(i.alias, i.backend, *(i.components.get(c, "") for c in shown), i.digest or "")
     out.print(table)
 
 
@@ -167,7 +171,7 @@ def check(
     checks = svc.check_catalog(cat, names or (), ca=str(ca) if ca else None, timeout=timeout)
     updates = svc.plan_update(directory, checks) if update else []
     for u in updates:
-        write_validated(u.new, u.path, lambda tmp, u=u: svc.validate_update(tmp, u, checks))
+        write_validated(u.new, u.path, partial(svc.validate_update, update=u, checks=checks))
     if as_json:
         print_json(
             {
@@ -209,7 +213,7 @@ def check(
         raise typer.Exit(1)
 
 
-def _presence(images, hosts_file: Path | None, as_json: bool) -> None:
+def _presence(images: Sequence[ImageSpec], hosts_file: Path | None, as_json: bool) -> None:
     from ..services.pull import presence
 
     rows = presence(images, hosts_file)

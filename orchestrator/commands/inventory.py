@@ -35,6 +35,8 @@ render_audit = lazy("orchestrator.render.audit")
 render_sbom = lazy("orchestrator.render.sbom")
 
 if TYPE_CHECKING:
+    from ..audit import Finding
+    from ..components import Inventory
     from ..spec import Change, ImageSpec
 
 app = typer.Typer(
@@ -66,7 +68,7 @@ _STYLE = {
 
 
 def findings_table(
-    image: ImageSpec, digest: str | None, inv: audit.Inventory, findings: list[audit.Finding]
+    image: ImageSpec, digest: str | None, inv: Inventory, findings: list[Finding]
 ) -> Table:
     title = f"{image.alias}  {image.reference}" + (f"  {digest}" if digest else "")
     table = Table("component", "expected", "found", "verdict", "source · evidence", title=title)
@@ -101,8 +103,8 @@ def _print_audit(
     image: ImageSpec,
     run_id: str,
     digest: str | None,
-    inv: audit.Inventory,
-    findings: list[audit.Finding],
+    inv: Inventory,
+    findings: list[Finding],
 ) -> None:
     out.print(findings_table(image, digest, inv, findings))
     build = [f for f in findings if f.kind == "build-mismatch"]

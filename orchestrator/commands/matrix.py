@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 import typer
 from rich.table import Table as RichTable
 
 from . import flags
 from .common import DbOption, JsonOption, load_catalog, out, print_json, sessions, write_output
+
+if TYPE_CHECKING:
+    from datetime import datetime
 
 app = typer.Typer(help="The compatibility matrix from stored results.", no_args_is_help=True)
 
@@ -107,13 +111,14 @@ def render(
             rows,
             columns,
             image or [],
-            since,
+            cast("datetime | None", since),  # parsed by flags.date
             tier_policy,
             job,
             include_adhoc=include_adhoc,
             fresh_days=fresh_days,
         )
-    write_output(service.render_document(doc, fmt, fragment, status), out_path)
+    chosen = cast("tuple[str, ...]", status)  # flags.statuses parsed it
+    write_output(service.render_document(doc, fmt, fragment, chosen), out_path)
 
 
 @app.command("publish")
@@ -151,7 +156,7 @@ def publish(
         rows,
         columns,
         image or [],
-        since,
+        cast("datetime | None", since),  # parsed by flags.date
         tier_policy,
         job,
         include_adhoc=include_adhoc,

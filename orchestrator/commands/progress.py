@@ -5,7 +5,8 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any
+from types import TracebackType
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.live import Live
@@ -15,6 +16,11 @@ from rich.table import Table
 from ..scheduling.plan import task_key
 from ..spec import FAILING, CheckResult, Execution, Task
 from .common import fit
+
+if TYPE_CHECKING:
+    from rich.progress import TaskID
+
+    from ..executors.pull import PullEvent
 
 
 @dataclass
@@ -50,10 +56,15 @@ class LiveReporter:
             self.live.__enter__()
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         if self.live:
             self.live.update(self.table())
-            self.live.__exit__(*exc)
+            self.live.__exit__(kind, exc, tb)
         elif not self.disable and self.rows:
             self.console.print(self.table())
             self.console.print()
@@ -184,18 +195,23 @@ class PullProgress:
             disable=disable,
         )
         self.lock = threading.Lock()
-        self.layers: dict[tuple[str, str], Any] = {}
+        self.layers: dict[tuple[str, str], TaskID] = {}
         self.sizes: dict[str, dict[str, list[int]]] = {}
-        self.totals: dict[str, Any] = {}
+        self.totals: dict[str, TaskID] = {}
 
     def __enter__(self) -> PullProgress:
         self.progress.__enter__()
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.progress.__exit__(*exc)
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.progress.__exit__(kind, exc, tb)
 
-    def __call__(self, key: str, event: Any) -> None:
+    def __call__(self, key: str, event: PullEvent) -> None:
         if event.layer is None or event.status.startswith(("Pulling from", "Digest", "Status")):
             return
         with self.lock:

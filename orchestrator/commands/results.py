@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 import typer
 from rich.table import Table
@@ -22,6 +23,11 @@ from .common import (
     sessions,
     write_output,
 )
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from ..catalog.core import Catalog
 
 app = typer.Typer(help="Stored runs and their results.", no_args_is_help=True)
 KEPT = {
@@ -63,7 +69,8 @@ def list_runs(
     """Runs, newest first, with counts by status."""
     from ..services.run_list import listing, states_of
 
-    rows = listing(db, limit, image, job=job, states=states_of(state), since=since)
+    when = cast("datetime | None", since)  # flags.date's callback parsed it
+    rows = listing(db, limit, image, job=job, states=states_of(state), since=when)
     if as_json:
         print_json(
             [{**r, "started": r["started"].isoformat(), "counts": dict(r["counts"])} for r in rows]
@@ -143,7 +150,7 @@ def show_run(
             out.print(f"      {d}", markup=False, highlight=False)
 
 
-def _pins(catalog: Path | None):
+def _pins(catalog: Path | None) -> Catalog | None:
     """The catalog whose pins triage compares digests with: a broken default catalog only
     costs the image-drift class (the run is still shown); a broken --catalog is exit 2."""
     from ..errors import InputError
@@ -225,7 +232,7 @@ def push(
     after an interruption. The local store is left as it is."""
     from ..services import push as service
 
-    report = service.push(db, to, since, origin)
+    report = service.push(db, to, cast("datetime | None", since), origin)  # parsed by flags.date
     if as_json:
         print_json(dataclasses.asdict(report))
     else:

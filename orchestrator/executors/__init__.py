@@ -8,9 +8,13 @@ Slurm helpers cost start-up time that a command which runs nothing should not pa
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from .sdk import defer_ssh_transport
+
+if TYPE_CHECKING:
+    from .base import Executor
 
 defer_ssh_transport()
 
@@ -24,11 +28,13 @@ REGISTRY: dict[str, str] = {
 NAMES: tuple[str, ...] = tuple(REGISTRY)
 
 
-def executor_class(name: str) -> Any:
-    """The executor class registered under ``name`` (imported now)."""
+def executor_class(name: str) -> Callable[..., Executor]:
+    """The executor class registered under ``name`` (imported now); each takes its own
+    arguments (a host, a cluster, a namespace) and makes an ``Executor``."""
     module, _, cls = REGISTRY[name].partition(":")
-    return getattr(importlib.import_module(module), cls)
+    made: Callable[..., Executor] = getattr(importlib.import_module(module), cls)
+    return made
 
 
-def create(name: str, *args: Any, **kwargs: Any) -> Any:
+def create(name: str, *args: Any, **kwargs: Any) -> Executor:
     return executor_class(name)(*args, **kwargs)

@@ -101,10 +101,10 @@ def workload_archive(task: Task) -> bytes | None:
     """The shipped workload as a tar for ``put_archive`` into ``/opt``
     (``valorch/workloads/<name>``), or None when the task ships nothing. Only regular
     files inside the workload go (symlinks resolved and contained: workload_files)."""
-    src = workload_source(task)
-    if src is None:
+    src, shipped = workload_source(task), task.suite.pytest
+    if src is None or shipped is None:
         return None
-    name = task.suite.pytest.shipped_name
+    name = shipped.shipped_name
     files = contained_files(src)
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w") as tar:
@@ -131,10 +131,10 @@ def workload_archive(task: Task) -> bytes | None:
 def ship_workload(task: Task, root: Path) -> None:
     """Copy the shipped workload under ``root/workloads`` (the host executor's copy): the
     same contained files as the archive, never a link's target outside the workload."""
-    src = workload_source(task)
-    if src is None:
+    src, shipped = workload_source(task), task.suite.pytest
+    if src is None or shipped is None:
         return
-    dest = root / WORKLOADS / task.suite.pytest.shipped_name
+    dest = root / WORKLOADS / shipped.shipped_name
     for real, rel in contained_files(src):
         target = dest / rel if rel else dest
         target.parent.mkdir(parents=True, exist_ok=True)

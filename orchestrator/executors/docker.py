@@ -8,6 +8,7 @@ needs. The container is always removed, also on Ctrl-C.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import tarfile
 import threading
@@ -15,7 +16,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import docker
 import docker.errors
@@ -24,7 +25,7 @@ import docker.types
 from requests.exceptions import ConnectionError as RequestsConnectionError
 
 from ..errors import InfrastructureError
-from ..spec import Execution, HostSpec, Task
+from ..spec import CheckResult, Execution, HostSpec, Task
 from . import owner
 from .base import LABEL, overall_timeout, probe_archive, workload_archive
 from .container import PROBE_ROOT, ContainerSpec, Limits, task_container, tmpfs_for
@@ -39,6 +40,10 @@ from .transcript import (
     rerun_task,
     with_rerun,
 )
+
+if TYPE_CHECKING:
+    from docker.api.client import APIClient
+    from docker.models.containers import Container
 
 TAIL = 8_000
 
@@ -77,7 +82,7 @@ class _EngineTLS(docker.tls.TLSConfig):
     replace a session's CA file (psf/requests#3829), so the environment is not consulted
     for this client (which also means no proxy from the environment for TLS engines)."""
 
-    def configure_client(self, client: Any) -> None:
+    def configure_client(self, client: APIClient) -> None:
         super().configure_client(client)
         client.trust_env = False
 
@@ -121,7 +126,11 @@ def create_kwargs(spec: ContainerSpec) -> dict[str, Any]:
     return kw
 
 
-def container_options(task: Task, run_id: str, limits: Limits = Limits()) -> dict[str, Any]:
+def container_options(
+    task: Task,
+    run_id: str,
+    limits: Limits = Limits(),  # noqa: B008  # frozen: one shared default is safe
+) -> dict[str, Any]:
     """Everything ``containers.create`` gets for a suite task, apart from the image (pure)."""
     return create_kwargs(task_container(task, run_id, limits))
 
@@ -183,7 +192,7 @@ class DockerExecutor:
         self,
         task: Task,
         run_id: str,
-        on_result: Callable[[Any], None] | None = None,
+        on_result: Callable[[CheckResult], None] | None = None,
         on_started: Callable[[], None] | None = None,
         rerun: bool = True,
     ) -> Execution:
@@ -287,9 +296,9 @@ class InFlight:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._cancelled = False
-        self.container: Any = None
+        self.container: Container | None = None
 
-    def adopt(self, container: Any) -> None:
+    def adopt(self, container: Container) -> None:
         """Record a created container; one created after ``cancel`` is removed at once."""
         with self._lock:
             self.container = container
@@ -310,11 +319,9 @@ class InFlight:
             _remove(container)
 
 
-def _remove(container: Any) -> None:
-    try:
+def _remove(container: Container) -> None:
+    with contextlib.suppress(docker.errors.DockerException, RequestsConnectionError):
         container.remove(force=True, v=True)  # v: its anonymous volume (the probe's copy) too
-    except (docker.errors.DockerException, RequestsConnectionError):
-        pass
 
 
 def run_container(
@@ -400,12 +407,10 @@ def _reroot(archive: bytes, prefix: str) -> bytes:
     return out.getvalue()
 
 
-def _kill(container: Any, killed: threading.Event) -> None:
+def _kill(container: Container, killed: threading.Event) -> None:
     killed.set()
-    try:
+    with contextlib.suppress(docker.errors.DockerException):
         container.kill()
-    except docker.errors.DockerException:
-        pass
 
 
 def _infra_failure(

@@ -14,7 +14,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import docker.errors
 from requests.exceptions import ConnectionError as RequestsConnectionError
@@ -24,14 +24,17 @@ from . import gang
 from .base import overall_timeout, probe_archive, workload_archive
 from .transcript import Transcript, conclude, infrastructure_failure
 
+if TYPE_CHECKING:
+    from .docker import ContainerRun, DockerExecutor
+
 
 class Node:
     """One node's container: its engine, transcript and how it ended."""
 
-    def __init__(self, rank: int, task: Task, executor: Any) -> None:
+    def __init__(self, rank: int, task: Task, executor: DockerExecutor) -> None:
         self.rank, self.task, self.executor = rank, task, executor
         self.transcript = Transcript()
-        self.ran: Any = None
+        self.ran: ContainerRun | None = None
         self.error: str | None = None
         self.digest: str | None = None
         self.ended = threading.Event()

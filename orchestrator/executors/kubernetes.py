@@ -23,6 +23,7 @@ to the API, through the ``kubernetes`` package (``pip install valorch[k8s]``).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
@@ -56,7 +57,9 @@ LABEL_KEY = re.compile(
 )
 
 
-class KubernetesUnmatched(NoMatchingHostError):
+class KubernetesUnmatched(  # noqa: N818  # as NoMatchingHostError's other kinds: *Unmatched
+    NoMatchingHostError
+):
     """No node can ever run the pod (exit 3)."""
 
 
@@ -107,7 +110,7 @@ def node_affinity(
                     "(extend orchestrator.executors.kubernetes.GFX_DEVICE_IDS)",
                 )
             ids += GFX_DEVICE_IDS[arch]
-        terms = [common + [{"key": AMD_DEVICE_ID, "operator": "In", "values": sorted(set(ids))}]]
+        terms = [[*common, {"key": AMD_DEVICE_ID, "operator": "In", "values": sorted(set(ids))}]]
     elif archs and backend == "cuda":
         terms = []
         for arch in archs:
@@ -115,8 +118,8 @@ def node_affinity(
             if not m:
                 raise ValueError(f"{arch!r} is not a CUDA arch (sm_90 or 9.0)")
             terms.append(
-                common
-                + [
+                [
+                    *common,
                     {"key": NV_MAJOR, "operator": "In", "values": [m.group(1)]},
                     {"key": NV_MINOR, "operator": "In", "values": [m.group(2)]},
                 ]
@@ -229,7 +232,7 @@ def job_manifest(
         "metadata": {"name": name, "namespace": namespace, "labels": meta_labels},
         "spec": {
             "backoffLimit": 0,
-            "activeDeadlineSeconds": int(math.ceil(overall_timeout(task))),
+            "activeDeadlineSeconds": math.ceil(overall_timeout(task)),
             "ttlSecondsAfterFinished": TTL_AFTER_FINISHED,
             "template": {"metadata": {"labels": meta_labels}, "spec": pod_spec},
         },
@@ -418,10 +421,8 @@ class KubernetesExecutor:
 
         self._delete(core, batch, name, "job" in made)
         if "service" in made:
-            try:
+            with contextlib.suppress(ApiException):
                 core.delete_namespaced_service(name, self.namespace)
-            except ApiException:
-                pass
 
     def _wait_for_pod(self, core: Any, job: str) -> str:
         """The Job's pod once it runs (or has ended); an unschedulable pod is unmatched."""
@@ -462,10 +463,8 @@ class KubernetesExecutor:
         ):
             if not created:
                 continue
-            try:
+            with contextlib.suppress(ApiException):
                 call(name, self.namespace, propagation_policy="Background")
-            except ApiException:
-                pass
 
 
 def to_model(api: Any, manifest: dict[str, Any], kind: str) -> Any:

@@ -60,7 +60,7 @@ def gang_job(job: dict[str, Any], task: Task, name: str, namespace: str) -> dict
         },
     )
     container = dict(pod["containers"][0])
-    env = [e for e in container["env"]]
+    env = list(container["env"])
     env += [
         {"name": "MASTER_ADDR", "value": f"{name}-0.{name}.{namespace}.svc"},
         {"name": "MASTER_PORT", "value": str(PORT)},

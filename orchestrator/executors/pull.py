@@ -56,7 +56,7 @@ def repo_digests(attrs: dict[str, Any] | None) -> tuple[str, ...]:
     return tuple((attrs or {}).get("RepoDigests") or ())
 
 
-class Cancelled(Exception):
+class Cancelled(Exception):  # noqa: N818  # a stop signal, caught by name in services/pull.py
     """The pull was cancelled (Ctrl-C in the main thread)."""
 
 

@@ -33,4 +33,5 @@ def ssh_transport() -> None:
         del sys.modules[SSHCONN]
     from docker.transport.sshconn import SSHHTTPAdapter
 
-    api_client.SSHHTTPAdapter = SSHHTTPAdapter
+    # the name docker-py's APIClient looks up (its stubs do not declare it)
+    api_client.SSHHTTPAdapter = SSHHTTPAdapter  # type: ignore[attr-defined]

@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..probe import MARKER
-from ..spec import CheckInfo, CheckResult, Execution
+from ..spec import CheckInfo, CheckResult, Execution, Status, Task
 from .ledger import Ledger, vet
 
 MAX_LINE = 1 << 20  # bytes in one protocol line
@@ -196,7 +196,7 @@ def _bounded(obj: dict[str, Any]) -> dict[str, Any]:
     return obj if len(text) < 200_000 else {"truncated": True}
 
 
-def vetted(transcript: Transcript, task: Any) -> tuple[list[CheckResult], Ledger]:
+def vetted(transcript: Transcript, task: Task) -> tuple[list[CheckResult], Ledger]:
     """The results a task accepts from a transcript: its own checks, once per attempt,
     in order; a tampered check (or the whole task) as one ``error`` marked tampered;
     the check in flight when the output was cut as an ``error`` naming the cap."""
@@ -212,17 +212,17 @@ def vetted(transcript: Transcript, task: Any) -> tuple[list[CheckResult], Ledger
     kept = [r for r in led.results if r.check not in dropped]
     for cid, reasons in led.tainted.items():
         kept.append(_tampered(infos[cid], "; ".join(reasons)))
-    cid = led.cut_during
-    if cid is not None and cid not in led.tainted:
-        info = infos[cid]
+    cut = led.cut_during
+    if cut is not None and cut not in led.tainted:
+        info = infos[cut]
         kept.append(
             CheckResult(
-                check=cid,
+                check=cut,
                 status="error",
                 feature=info.feature,
                 kind=info.kind,
                 version=info.version,
-                attempt=led.last_attempt.get(cid, 0) + 1,
+                attempt=led.last_attempt.get(cut, 0) + 1,
                 message=(
                     f"{FLOODED}{transcript.cut_reason} while this check was running ({transcript.discarded} "
                     "more bytes discarded); the results received before it are kept"
@@ -247,7 +247,7 @@ def _tampered(info: CheckInfo, why: str) -> CheckResult:
 
 def conclude(
     transcript: Transcript,
-    task: Any,
+    task: Task,
     *,
     exit_code: int | None,
     killed: str | None = None,
@@ -345,6 +345,8 @@ def probe_killed(
     for info in expected:
         if info.id in reported:
             continue
+        status: Status
+        metrics: dict[str, float | int | str | bool | None]
         if info.id == running:
             status, message, metrics = (
                 "crash",
@@ -374,7 +376,7 @@ def not_run(execution: Execution) -> list[str]:
     return [r.check for r in execution.results if r.metrics.get("not_run")]
 
 
-def rerun_task(task: Any, checks: Iterable[str]) -> Any:
+def rerun_task(task: Task, checks: Iterable[str]) -> Task:
     """The same task restricted to ``checks`` (by exact id), for a fresh container."""
     ids = set(checks)
     return task.model_copy(
@@ -407,7 +409,7 @@ def with_rerun(first: Execution, second: Execution) -> Execution:
     )
 
 
-def infrastructure_failure(task: Any, message: str, **fields: Any) -> Execution:
+def infrastructure_failure(task: Task, message: str, **fields: Any) -> Execution:
     """Every check of a task that could not run at all: ``error`` (inconclusive)."""
     return Execution(
         results=tuple(complete([], task.checks, "error", message)), infra_error=message, **fields
@@ -417,7 +419,7 @@ def infrastructure_failure(task: Any, message: str, **fields: Any) -> Execution:
 def complete(
     results: Iterable[CheckResult],
     expected: Iterable[CheckInfo],
-    status: str,
+    status: Status,
     message: str,
     log: str = "",
 ) -> list[CheckResult]:

@@ -35,7 +35,8 @@ SCHEMES = ("unix://", "tcp://", "ssh://", "npipe://")
 
 def load_hosts(path: Path) -> tuple[HostSpec, ...]:
     doc = load(Path(path))
-    data, root = doc.data, ()
+    root: tuple[str, ...] = ()
+    data = doc.data
     if isinstance(data, dict) and set(data) == {"hosts"}:
         data, root = data["hosts"], ("hosts",)
     if not isinstance(data, list) or not data:

@@ -51,7 +51,7 @@ def parse_amd_smi_metric(text: str) -> list[dict[str, Any]]:
     doc = json.loads(text)
     if isinstance(doc, dict):
         doc = doc.get("gpu_data") or [doc]
-    out = []
+    out: list[dict[str, Any]] = []
     for gpu in doc:
         temps = {k: _num(v) for k, v in (gpu.get("temperature") or {}).items()}
         ecc = gpu.get("ecc") or {}
@@ -260,7 +260,8 @@ def driver_version(vendor: str, sys_root: str = "/sys") -> Probe:
     if vendor == "amd":
         for path in (f"{sys_root}/module/amdgpu/version", "/opt/rocm/.info/version"):
             try:
-                text = open(path).read().strip()
+                with open(path) as fh:
+                    text = fh.read().strip()
                 if text:
                     return Probe(0, "driver_version", True, f"{path}: {text}")
             except OSError:
@@ -350,13 +351,13 @@ def diagnostics(vendor: str) -> list[Probe]:
             iter(glob.glob("/opt/rocm*/share/rocm-validation-suite/conf/gpup_single.conf")), None
         )
         done = proc.call([rvs] + (["-c", conf] if conf else ["-g"]), timeout=300)
-        bad = parse_rvs(done.stdout)
+        failures = parse_rvs(done.stdout)
         return [
             Probe(
                 1,
                 "rvs",
-                done.ok and not bad,
-                "; ".join(bad[:5]) or (done.error or "no failure reported"),
+                done.ok and not failures,
+                "; ".join(failures[:5]) or (done.error or "no failure reported"),
             )
         ]
     return []

@@ -76,7 +76,7 @@ def _write(dest: Path, rel: str, text: str, hostnames: list[str], counts: dict[s
 
 
 def _kfd(dest: Path, nodes: Path, hostnames: list[str], counts: dict[str, int]) -> list[str]:
-    written = []
+    written: list[str] = []
     if not nodes.is_dir():
         return written
     for node in sorted(nodes.iterdir(), key=lambda p: p.name):

@@ -91,7 +91,7 @@ class Document:
                             "when": c.when,
                             "flags": list(c.flags),
                         }
-                        for col, c in zip(t.columns, r.cells)
+                        for col, c in zip(t.columns, r.cells, strict=False)
                     },
                 }
                 for r in t.rows

@@ -304,7 +304,7 @@ def _found(lib: Library, components: dict[str, str]) -> tuple[str, str] | None:
 
 def library_cell(lib: Library, image: ImageInventory) -> TCell:
     found = _found(lib, image.components) if image.run_id else None
-    if found is not None:
+    if found is not None and image.run_id:
         key, version = found
         return TCell(
             version, "", (), (image.run_id,), f"inventory component {key}"

@@ -112,7 +112,7 @@ def verdict(statuses: Iterable[str]) -> str:
     return seq[-1]
 
 
-def final_counts(attempts: Iterable[tuple[str, int, str]]) -> Counter:
+def final_counts(attempts: Iterable[tuple[str, int, str]]) -> Counter[str]:
     """How many checks ended in each verdict, from their (check id, attempt, status) attempts."""
     per: dict[str, list[str]] = {}
     for check, _attempt, status in sorted(attempts, key=lambda a: a[1]):
@@ -133,18 +133,18 @@ def build(observations: Iterable[Observation], columns: Iterable[str] | None = N
             cols.append(obs.column)
         per.setdefault((obs.check, obs.column), []).append(obs)
     cells = {}
-    for key, obs in per.items():
-        obs.sort(key=lambda o: o.attempt)
-        last = obs[-1]
-        flags = tuple(dict.fromkeys(f for o in obs for f in o.flags))
-        v = verdict(o.status for o in obs)
+    for key, group in per.items():
+        group.sort(key=lambda o: o.attempt)
+        last = group[-1]
+        flags = tuple(dict.fromkeys(f for o in group for f in o.flags))
+        v = verdict(o.status for o in group)
         if v == "pass" and "cpu-only" in flags:
             v = "cpu-only"  # a GPU image's check that ran on the CPU is never a GPU ✅
-        whens = [o.when for o in obs if o.when is not None]
+        whens = [o.when for o in group if o.when is not None]
         cells[key] = Cell(
             v,
-            tuple(o.status for o in obs),
-            tuple(sorted({o.run_id for o in obs})),
+            tuple(o.status for o in group),
+            tuple(sorted({o.run_id for o in group})),
             last.message,
             min(whens) if whens else None,
             flags,

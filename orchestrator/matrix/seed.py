@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from ..render.sections import SECTION
 from ..spec import SYMBOL
 from .document import Table, TCell, TRow
 from .model import Cell, Matrix, Observation, build, by_feature, combine, regroup
 from .since import since_of
+
+if TYPE_CHECKING:
+    from .layouts import RunInfo
 
 # (section title, check id prefixes), in the seed page's order; the longest prefix decides
 SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -89,7 +93,9 @@ def best(cells: Iterable[Cell]) -> Cell:
     return combine(cells)
 
 
-def best_by_backend(per_image: Matrix, backend_of: dict[str, str]) -> tuple[tuple[str, ...], dict]:
+def best_by_backend(
+    per_image: Matrix, backend_of: dict[str, str]
+) -> tuple[tuple[str, ...], dict[tuple[str, str], Cell]]:
     """(backends in order, {(row, backend): best cell over that backend's images}). An image
     with no verdict at all (e.g. a run that only took an inventory) speaks for no backend."""
     said = {c for (_r, c) in per_image.cells}
@@ -140,7 +146,7 @@ def since_cell(m: Matrix, row: str, component: str, comps: dict[str, dict[str, s
     )
 
 
-def seed_features_table(obs: Sequence[Observation], runs: Sequence) -> Table:
+def seed_features_table(obs: Sequence[Observation], runs: Sequence[RunInfo]) -> Table:
     """runs: layouts.RunInfo (run id, image, backend, the image's catalogued components)."""
     backend_of = {r.image: r.backend for r in runs}
     comps = {r.image: r.components for r in runs}

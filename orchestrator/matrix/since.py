@@ -62,7 +62,7 @@ class Since:
 def since_of(points: Iterable[tuple[str, str]]) -> Since:
     """points: (component version, verdict) per observed image. The versions are walked
     newest first while they pass (or are partial); the answer is the last one reached."""
-    by_version: dict[tuple, tuple[str, list[str]]] = {}
+    by_version: dict[tuple[tuple[int, int | str], ...], tuple[str, list[str]]] = {}
     for version, verdict in points:
         by_version.setdefault(version_key(version), (version, []))[1].append(verdict)
     order = sorted(by_version, reverse=True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -32,7 +32,7 @@ class Policy:
         for key in data:
             if key not in known:
                 raise ValueError(f"unknown tier policy key '{key}' (known: {', '.join(known)})")
-        values = {}
+        values: dict[str, Any] = {}
         for key, value in data.items():
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise ValueError(f"tier policy key '{key}' must be a number, not {value!r}")
@@ -81,7 +81,7 @@ def tier_of(passed: int, counted: int, crashes: int, policy: Policy) -> str:
     return "unsupported"
 
 
-def tiers(groups: dict[str, Iterable[Cell]], policy: Policy) -> list[TierRow]:
+def tiers(groups: Mapping[str, Iterable[Cell]], policy: Policy) -> list[TierRow]:
     """groups: platform/backend → the cells (one per check and image) that speak for it."""
     out = []
     for group, cells in groups.items():

@@ -22,7 +22,9 @@ BACKOFF_S = 0.5
 MAX_REDIRECTS = 3
 
 
-class _Redirected(Exception):
+class _Redirected(  # noqa: N818  # a control-flow signal, not an error
+    Exception
+):
     pass
 
 

@@ -24,7 +24,9 @@ ACCEPT = ", ".join((OCI_INDEX, OCI_MANIFEST, DOCKER_LIST, DOCKER_MANIFEST))
 INDEXES = (OCI_INDEX, DOCKER_LIST)
 
 
-class ManifestNotFound(InfrastructureError):
+class ManifestNotFound(  # noqa: N818  # the registry's condition, caught by name across packages
+    InfrastructureError
+):
     """The registry answered, and has no manifest for this tag or digest."""
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from statistics import median
 
 PENALTY_K = 4.0  # calibrated on A/A histories: see docs/site.md and bench/bench_calibration.py
@@ -58,7 +59,7 @@ def robust_sigma(logs: Sequence[float]) -> float:
     difference only, so it barely changes the estimate)."""
     if len(logs) < 3:
         return SIGMA_FLOOR
-    d = [b - a for a, b in zip(logs, logs[1:])]
+    d = [b - a for a, b in pairwise(logs)]
     md = median(d)
     return max(SIGMA_FLOOR, 1.4826 * median(abs(x - md) for x in d) / math.sqrt(2))
 
@@ -115,7 +116,7 @@ def segments(values: Sequence[float], k: float = PENALTY_K) -> tuple[tuple[Segme
     cps = binseg(logs, k * sigma * sigma * math.log(max(len(logs), 2)))
     bounds = [0, *cps, len(values)]
     return tuple(
-        Segment(a, b, math.exp(median(logs[a:b]))) for a, b in zip(bounds, bounds[1:]) if b > a
+        Segment(a, b, math.exp(median(logs[a:b]))) for a, b in pairwise(bounds) if b > a
     ), sigma
 
 

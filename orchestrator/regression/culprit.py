@@ -50,10 +50,10 @@ LIBRARIES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "cudnn": (("cudnn",), ("cublas", "cublaslt", "nvrtc", "cuda", "cudart")),
     "hipblas": (
         ("hipblas", "rocblas"),
-        ("hipblaslt", "tensile", "hip", "rocm", "comgr", "hsa") + CPU_BLAS,
+        ("hipblaslt", "tensile", "hip", "rocm", "comgr", "hsa", *CPU_BLAS),
     ),
     "hipblaslt": (("hipblaslt",), ("rocblas", "hipblas", "tensile", "hip", "rocm", "hsa")),
-    "cublas": (("cublas",), ("cublaslt", "cuda", "cudart") + CPU_BLAS),
+    "cublas": (("cublas",), ("cublaslt", "cuda", "cudart", *CPU_BLAS)),
     "cublaslt": (("cublaslt", "cublas"), ("cuda", "cudart")),
     "hipfft": (("hipfft", "rocfft"), ("hip", "rocm", "hsa", "comgr", "pocketfft", "fftw", "mkl")),
     "cufft": (("cufft",), ("cuda", "cudart", "pocketfft", "fftw", "mkl")),
@@ -188,8 +188,7 @@ def _hits(name: str, stems: Iterable[str]) -> str | None:
     for s in stems:
         if (
             name == s
-            or name.startswith(s + "-")
-            or name.startswith("lib" + s)
+            or name.startswith((s + "-", "lib" + s))
             or s in parts
             or (len(s) > 3 and s in name)
         ):

@@ -155,9 +155,13 @@ def decide(
         for code in ORDER
         if found[code]
     )
-    code = 1 if any(r.gates for r in reasons) else 3 if infra_errors else 0
+    exit_code = 1 if any(r.gates for r in reasons) else 3 if infra_errors else 0
     return Verdict(
-        code, reasons, infra_errors, sum(1 for c in report.changes if c.kind == EXPECTED), subject
+        exit_code,
+        reasons,
+        infra_errors,
+        sum(1 for c in report.changes if c.kind == EXPECTED),
+        subject,
     )
 
 

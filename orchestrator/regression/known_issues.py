@@ -95,6 +95,7 @@ def load(path: Path, today: date | None = None) -> KnownIssues:
     today = today or date.today()
     if doc.data is None:
         return KnownIssues((), today)
+    prefix: tuple[str, ...]
     if isinstance(doc.data, list):
         items, prefix = doc.data, ()
     elif isinstance(doc.data, dict) and set(doc.data) <= {"issues"}:

@@ -67,7 +67,7 @@ def pairs(
     paired: dict[str, str] = {}
     taken: set[str] = set()
     for rule in rules:
-        heads = {}
+        heads: dict[tuple[str, ...], str] = {}
         for h in head_envs:
             k = rule.key(h, "head")
             if k is not None and h not in taken:

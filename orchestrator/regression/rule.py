@@ -26,6 +26,7 @@ import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date
+from typing import TypedDict
 
 from ..matrix.model import FAILING, SYMBOL, verdict
 
@@ -104,6 +105,18 @@ class Issue:
     reason: str
     url: str = ""
     expires: date | None = None
+
+
+class _TimingExtra(TypedDict):
+    """The Timing fields every comparison fills in, whichever test it ran."""
+
+    cv_base: float | None
+    cv_head: float | None
+    se: float | None
+    run_sigma: float | None
+    detectable: float | None
+    runs_base: int
+    runs_head: int
 
 
 @dataclass(frozen=True)
@@ -242,7 +255,7 @@ def compare_timing(
     ratio = mb / mh if bigger_is_better else mh / mb
     runs = (max(1, len(base_runs)), max(1, len(head_runs)))
     se = noise.ratio_se(base, head, run_sigma, runs)
-    extra = {
+    extra: _TimingExtra = {
         "cv_base": noise.cv(base),
         "cv_head": noise.cv(head),
         "se": se,
@@ -287,15 +300,19 @@ def _fdr(changes: list[CellChange]) -> list[CellChange]:
     """Benjamini–Hochberg over the report's U tests: significant means q < FDR. (At 1 % over
     300 checks, ten samples a side could never be significant: the smallest U-test p of
     10 against 10 is 1.6e-4.)"""
-    tested = [i for i, c in enumerate(changes) if c.timing is not None and c.timing.p is not None]
-    qs = noise.benjamini_hochberg([changes[i].timing.p for i in tested])
-    for i, q in zip(tested, qs):
+    tested = [
+        (i, c.timing, c.timing.p)
+        for i, c in enumerate(changes)
+        if c.timing is not None and c.timing.p is not None
+    ]
+    qs = noise.benjamini_hochberg([p for _i, _t, p in tested])
+    for (i, timing, _p), q in zip(tested, qs, strict=True):
         c = changes[i]
         t = replace(
-            c.timing,
+            timing,
             q=q,
             significant=q < FDR
-            and noise.beyond_run_noise(c.timing.ratio, c.timing.se, c.timing.run_sigma, ALPHA),
+            and noise.beyond_run_noise(timing.ratio, timing.se, timing.run_sigma, ALPHA),
         )
         note = "noisy host" if t.noisy and _timing_kind(replace(t, noisy=False)) != SAME else c.note
         changes[i] = replace(c, kind=_timing_kind(t), timing=t, note=note)
@@ -325,6 +342,7 @@ def _one(
     run_noise: Mapping[tuple[str, str], float] | None = None,
 ) -> CellChange:
     env, check = key
+    bo, ho = bo or [], ho or []
     any_o = (ho or bo)[-1]
     backend = any_o.backend
     if not bo:
@@ -376,9 +394,9 @@ def _one(
         return CellChange(env, check, FLAKY, bv, hv, backend, note=" → ".join(o.status for o in ho))
     note = ho[-1].message[:200] if hv != "pass" else ""
     if hv in (*FAILING, *_LOST) and match is not None:
-        hit = match(env, backend, check, hv)
-        if hit is not None:
-            issue, expired = hit
+        known = match(env, backend, check, hv)
+        if known is not None:
+            issue, expired = known
             if not expired:
                 return CellChange(
                     env, check, EXPECTED, bv, hv, backend, note=issue.reason, issue=issue

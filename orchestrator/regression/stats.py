@@ -72,8 +72,8 @@ def bootstrap_median_ci(
     n = len(data)
     meds = sorted(median(rng.choices(data, k=n)) for _ in range(resamples))
     alpha = (1 - confidence) / 2
-    lo = meds[max(0, int(math.floor(alpha * resamples)))]
-    hi = meds[min(resamples - 1, int(math.ceil((1 - alpha) * resamples)) - 1)]
+    lo = meds[max(0, math.floor(alpha * resamples))]
+    hi = meds[min(resamples - 1, math.ceil((1 - alpha) * resamples) - 1)]
     return lo, hi
 
 

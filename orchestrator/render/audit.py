@@ -69,7 +69,7 @@ def render_diff_md(changes: list[Change], a: str = "A", b: str = "B") -> str:
     pkgs = [c for c in changes if ":" in c.subject]
     lines = ["# Inventory diff: `%s` → `%s`" % (a, b), ""]
     if not changes:
-        return "\n".join(lines + ["No differences.", ""])
+        return "\n".join([*lines, "No differences.", ""])
     lines += [
         "| component | %s | %s | change |" % (_cell(a), _cell(b)),
         "| --- | --- | --- | --- |",

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,7 +37,14 @@ from .badges import CSS as BADGE_CSS
 from .badges import badge
 
 if TYPE_CHECKING:
-    from ..regression.rule import CellChange, Report
+    from collections.abc import Mapping
+
+    from ..regression.gate import Verdict
+    from ..regression.rule import CellChange, Report, Side, Timing
+    from ..regression.triage import Triage
+
+    #: each red cell's triage by (head image alias, check id) (services.triage.for_runs)
+    Why = Mapping[tuple[str, str], Triage]
 
 SECTIONS = (
     ("Status regressions", (REGRESSED,)),
@@ -84,7 +92,7 @@ def _timing_text(c: CellChange) -> str:
     )
 
 
-def noise_text(t: Any) -> str:
+def noise_text(t: Timing) -> str:
     """CV of each side and the smallest change the pair can reveal (issue 13)."""
     parts = []
     if t.cv_base is not None and t.cv_head is not None:
@@ -123,13 +131,13 @@ def noisy_count(report: Report) -> int:
 
 
 def header(report: Report) -> dict[str, Any]:
-    def side(s):  # noqa: ANN001, ANN202
+    def side(s: Side) -> dict[str, Any]:
         return {
             "label": s.label,
             "kind": s.kind,
             "runs": list(s.runs),
             "environments": list(s.envs),
-            "digests": {e: d for e, d in s.digests},
+            "digests": dict(s.digests),
             "hosts": list(s.hosts),
         }
 
@@ -151,12 +159,12 @@ def _md_cell(text: str) -> str:
     return encode.markdown(str(text))
 
 
-def _why(why: dict | None, c: CellChange) -> Any:
+def _why(why: Why | None, c: CellChange) -> Triage | None:
     """The triage of a red cell (services.triage.for_runs: (image alias, check) -> Triage), or None."""
     return (why or {}).get((c.env.split(" → ")[-1], c.check)) if c.head in RED else None
 
 
-def why_text(why: dict | None, c: CellChange) -> str:
+def why_text(why: Why | None, c: CellChange) -> str:
     t = _why(why, c)
     return f"why: {t.cls}: {t.reason}" if t is not None else ""
 
@@ -168,7 +176,7 @@ GATE_SECTIONS = (
 )
 
 
-def verdict_rows(verdict: Any) -> list[tuple[str, list[tuple[CellChange, str]]]]:
+def verdict_rows(verdict: Verdict) -> list[tuple[str, list[tuple[CellChange, str]]]]:
     """The gate's sections (failures, still failing first; regressions; coverage lost), each
     row with what the gate says of it ("still failing", "not gated: --allow-known-failures")."""
     out = []
@@ -185,7 +193,7 @@ def verdict_rows(verdict: Any) -> list[tuple[str, list[tuple[CellChange, str]]]]
     return out
 
 
-def verdict_md(report: Report, verdict: Any, why: dict | None = None) -> list[str]:
+def verdict_md(report: Report, verdict: Verdict, why: Why | None = None) -> list[str]:
     """The verdict block: qualified or not and why, in one screen (counts per reason, the first check ids)."""
     word = ("✅ " if verdict.qualified else "❌ ") + verdict.word
     status = "**REGRESSED**" if report.regressed else "no regression"
@@ -229,7 +237,7 @@ def verdict_md(report: Report, verdict: Any, why: dict | None = None) -> list[st
     return lines
 
 
-def diff_md(report: Report, verdict: Any = None, why: dict | None = None) -> str:
+def diff_md(report: Report, verdict: Verdict | None = None, why: Why | None = None) -> str:
     """``verdict`` (regression/gate.py's): the report opens with it, its failures, regressions and
     lost coverage, and folds the rest in ``<details>``. ``why``: each red cell's triage."""
     h = header(report)
@@ -321,17 +329,17 @@ def diff_md(report: Report, verdict: Any = None, why: dict | None = None) -> str
             for e, b, r, n in report.geomean
         ]
         lines.append("")
-    rows = noise_rows(report)
-    if rows:
+    noise = noise_rows(report)
+    if noise:
         lines += [
-            f"## Noise per timed check ({len(rows)})",
+            f"## Noise per timed check ({len(noise)})",
             "",
             "| environment | check | CV base | CV head | run-to-run (A/A) | smallest detectable | host |",
             "|---|---|---|---|---|---|---|",
         ]
         lines += [
             f"| {_md_cell(e)} | `{k}` | {cb} | {ch} | {rs} | {d} | {'⚠️ noisy' if n else 'quiet'} |"
-            for e, k, cb, ch, rs, d, n in rows
+            for e, k, cb, ch, rs, d, n in noise
         ]
         lines.append("")
     if verdict is not None:
@@ -371,9 +379,9 @@ def gate_json(verdict: Any) -> dict[str, Any]:
     }
 
 
-def diff_json(report: Report, verdict: Any = None, why: dict | None = None) -> str:
+def diff_json(report: Report, verdict: Verdict | None = None, why: Why | None = None) -> str:
     def change(c: CellChange) -> dict[str, Any]:
-        d = {
+        d: dict[str, Any] = {
             "environment": c.env,
             "check": c.check,
             "kind": c.kind,
@@ -437,7 +445,7 @@ def diff_json(report: Report, verdict: Any = None, why: dict | None = None) -> s
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
-def diff_junit(report: Report, verdict: Any = None, why: dict | None = None) -> str:
+def diff_junit(report: Report, verdict: Verdict | None = None, why: Why | None = None) -> str:
     """One testcase per compared check. With the gate's ``verdict``: every cell that fails the gate
     (unexcused failures, still failing, timing regressions, gated coverage loss) is a ``failure``;
     excused ones (known issues, allowed by a flag) and flaky/inconclusive are ``skipped`` with
@@ -510,7 +518,7 @@ def diff_junit(report: Report, verdict: Any = None, why: dict | None = None) -> 
     return encode.xml(ET.tostring(root, encoding="unicode", xml_declaration=True)) + "\n"
 
 
-def diff_html(report: Report, verdict: Any = None, why: dict | None = None) -> str:
+def diff_html(report: Report, verdict: Verdict | None = None, why: Why | None = None) -> str:
     """The HTML report: the verdict block, then everything else folded. ``why``: each red
     cell's triage, shown in its row (class and reason) as in the Markdown report."""
     env = Environment(
@@ -541,4 +549,9 @@ def diff_html(report: Report, verdict: Any = None, why: dict | None = None) -> s
 
 
 RED = ("fail", "crash", "timeout", "error", "flaky")
-RENDERERS = {"md": diff_md, "html": diff_html, "json": diff_json, "junit": diff_junit}
+RENDERERS: dict[str, Callable[..., str]] = {
+    "md": diff_md,
+    "html": diff_html,
+    "json": diff_json,
+    "junit": diff_junit,
+}

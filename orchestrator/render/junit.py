@@ -4,19 +4,22 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 from xml.etree import ElementTree as ET
 
 from .. import encode
 from ..spec import FAILING
+
+if TYPE_CHECKING:
+    from ..store.models import Result, Run
 
 #: (image alias, backend, check id, status) → the reason of the live known issue that excuses it, or None
 Excuse = Callable[[str, str, str, str], "str | None"]
 
 
 def results_junit(
-    runs: Sequence[Any],
-    results: dict[str, Sequence[Any]],
+    runs: Sequence[Run],
+    results: dict[str, Sequence[Result]],
     infra_errors: dict[str, Sequence[str]] | None = None,
     excuse: Excuse | None = None,
 ) -> str:
@@ -26,7 +29,7 @@ def results_junit(
     with that reason. A ``partial`` check passes, its message in ``system-out``."""
     root = ET.Element("testsuites", name="valorch")
     for run in runs:
-        last: dict[str, Any] = {}
+        last: dict[str, Result] = {}
         for res in results[run.id]:
             key = res.check.check_id
             if key not in last or res.attempt >= last[key].attempt:
@@ -97,7 +100,7 @@ def results_junit(
     return encode.xml(ET.tostring(root, encoding="unicode", xml_declaration=True)) + "\n"
 
 
-def _tampered(res: Any) -> bool:
+def _tampered(res: Result) -> bool:
     """An ``error`` whose results were tampered with or cut at the output cap (executors/transcript.py)."""
     metrics = getattr(res, "metrics", None) or {}
     return res.status == "error" and bool(metrics.get("tampered") or metrics.get("output_capped"))

@@ -81,7 +81,7 @@ def _licenses(text: str | None) -> list:
     if len(made) > 1:  # an expression must stand alone (a dpkg list may hold "GPL-2 or Artistic")
         made = [
             factory.make_with_name(n) if isinstance(m, LicenseExpression) else m
-            for n, m in zip(names, made)
+            for n, m in zip(names, made, strict=True)
         ]
     return made
 
@@ -136,9 +136,11 @@ def bom_json(
             version = precise.value if precise else " ".join(comp.value.split()[1:])
         elif comp.source == "command" or comp.name == "python":
             kind = ComponentType.APPLICATION
-        pairs = [("valorch:source", comp.source), ("valorch:evidence", comp.evidence)] + folded.get(
-            comp.name, []
-        )
+        pairs = [
+            ("valorch:source", comp.source),
+            ("valorch:evidence", comp.evidence),
+            *folded.get(comp.name, []),
+        ]
         if comp.name == torch_pkg:
             pairs += built_with
         pairs += [

@@ -25,7 +25,9 @@ def set_baseline(factory: sessionmaker[Session], name: str, target: str) -> str:
             session, name, run_id=run.id if run else None, version=mv.version if mv else None
         )
         session.commit()
-        return f"run {run.id} ({run.image.alias})" if run else f"matrix version {mv.version}"
+        if run is not None:
+            return f"run {run.id} ({run.image.alias})"
+        return f"matrix version {mv.version if mv else target}"
 
 
 def baselines(factory: sessionmaker[Session]) -> list[dict[str, Any]]:

@@ -14,9 +14,12 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..catalog.core import load_job
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session, sessionmaker
+
+from ..catalog.core import Catalog, load_job
 from ..errors import InfrastructureError, InputError
 from ..matrix.model import verdict
 from ..regression.culprit import Suspect, rank
@@ -80,7 +83,7 @@ def search(images: Sequence[str], probe: Callable[[str], Probe]) -> Bisection:
     return Bisection("", tuple(images), tuple(done), images[hi], images[lo] if lo >= 0 else None)
 
 
-def suite_of(check: str, job: Path | None, catalog: Any) -> SuiteRef:
+def suite_of(check: str, job: Path | None, catalog: Catalog) -> SuiteRef:
     """The suite that runs ``check``: a built-in check's own, or a suite a job declares."""
     from ..probe import registry
     from ..scheduling.plan import suite_checks
@@ -110,8 +113,8 @@ def bisect(
     check: str,
     images: Sequence[str],
     *,
-    catalog: Any,
-    factory: Any,
+    catalog: Catalog,
+    factory: sessionmaker[Session],
     job: Path | None = None,
     **run_options: Any,
 ) -> Bisection:
@@ -177,7 +180,7 @@ def bisect(
 
 
 def culprits(
-    check: str, found: Bisection, catalog: Any, factory: Any
+    check: str, found: Bisection, catalog: Catalog, factory: sessionmaker[Session]
 ) -> tuple[tuple[Suspect, ...], str]:
     """The components that changed between the last good and the first bad image (their
     inventories: stored ones of the same digest, else gathered now), ranked by relation to
@@ -187,6 +190,8 @@ def culprits(
 
     if found.last_good is None:
         return (), f"bad from the first image {found.first_bad} on: no good image to diff against"
+    if found.first_bad is None:  # a last good image comes with a first bad one
+        return (), "no bad image: nothing to diff"
     bad = next(p for p in found.probes if p.image == found.first_bad)
     try:
         good_label, good = inventory.side(found.last_good, catalog, factory, stored=False)

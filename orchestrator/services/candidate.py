@@ -9,7 +9,6 @@ compares them check by check (regression/rule.compare)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from ..catalog.core import Catalog, load_job, validate_suites
 from ..errors import InputError
@@ -36,7 +35,9 @@ def candidate_job(cat: Catalog, job: Path | None, image: str | None) -> JobSpec:
     return JobSpec(name="candidate", images=(image,), suites=suites)
 
 
-def check_baseline_for(spec: Any, cat: Catalog, base_envs: tuple[str, ...], baseline: str) -> None:
+def check_baseline_for(
+    spec: JobSpec, cat: Catalog, base_envs: tuple[str, ...], baseline: str
+) -> None:
     """A single image qualified against a baseline of several other images would be compared
     with none of them (a diff pairs by alias): bad input, naming what to set instead."""
     aliases = [i.alias for i in cat.select(spec.images)]

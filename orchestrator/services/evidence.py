@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from typing import Any
 
 from sqlalchemy.orm import Session
 
@@ -47,7 +48,7 @@ class Evidence:
         return not self.columns
 
 
-def _facts(run: matrix_store.RunLite, image: dict, host: dict) -> RunFacts:
+def _facts(run: matrix_store.RunLite, image: dict[str, Any], host: dict[str, Any]) -> RunFacts:
     return RunFacts(
         run.id,
         image["alias"],
@@ -108,7 +109,7 @@ def gather(
         image = images[g.image_id]
         cls = host_class(hosts[g.host_id]["spec"], image["backend"], g.cpu_only)
         envs.setdefault((image["alias"], cls), []).append(g)
-    state: dict[str, _Env] = {
+    state: dict[tuple[str, str], _Env] = {
         env: _Env(gs, EnvWalk(env, set().union(*(g.suites for g in gs))))
         for env, gs in envs.items()
     }
@@ -118,25 +119,25 @@ def gather(
         for env, e in state.items():
             if e.walk.done or e.exhausted:
                 continue
-            runs, rows = matrix_store.runs_of(session, e.groups, since, e.offset, size)
+            found, rows = matrix_store.runs_of(session, e.groups, since, e.offset, size)
             e.offset += rows
             e.exhausted = rows < size
-            if runs:
+            if found:
                 batch[env] = [
-                    (_facts(r, images[r.image_id], hosts[r.host_id]), r.state) for r in runs
+                    (_facts(r, images[r.image_id], hosts[r.host_id]), r.state) for r in found
                 ]
         if not batch:
             break
-        ids = [f.run_id for runs in batch.values() for f, _ in runs]
+        ids = [f.run_id for facts in batch.values() for f, _ in facts]
         plans: dict[str, list[SuitePlan]] = {}
         for p in matrix_store.plans_of(session, ids):
             plans.setdefault(p.run_id, []).append(SuitePlan(p.suite, p.filtered, p.state))
         attempts: dict[str, list[Attempt]] = {}
         for row in matrix_store.attempts_of(session, ids):  # columns in Attempt's order
             attempts.setdefault(row[0], []).append(Attempt(*row))
-        for env, runs in batch.items():
+        for env, facts in batch.items():
             walk = state[env].walk
-            for f, run_state in runs:
+            for f, run_state in facts:
                 if walk.done:
                     break
                 walk.feed(f, plans.get(f.run_id, ()), attempts.get(f.run_id, ()), run_state)

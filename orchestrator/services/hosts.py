@@ -111,7 +111,7 @@ def check(
         from . import preflight as pf
 
         window = datetime.now().astimezone() - timedelta(minutes=since_minutes)
-        for host, row in zip(hosts, rows):
+        for host, row in zip(hosts, rows, strict=True):
             verdicts = [
                 pf.level0(host, b, probe_image) if level == 0 else pf.level1(host, b, window)
                 for b in pf.backends_of(host)

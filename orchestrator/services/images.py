@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from .. import imageref
 from ..catalog.core import Catalog, load_file
@@ -33,7 +34,7 @@ class TagCheck:
     rate_limit: str | None = None
     message: str = ""
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
@@ -130,7 +131,8 @@ def plan_update(catalog_dir: Path, checks: Iterable[TagCheck]) -> list[FileUpdat
             entry = sub.data
             if "digest" in entry:
                 i = sub.line(("digest",)) - 1
-                indent = re.match(r"\s*(?:-\s+)?", lines[i]).group(0)
+                lead = re.match(r"\s*(?:-\s+)?", lines[i])  # matches every line (maybe empty)
+                indent = lead.group(0) if lead else ""
                 edits.append((i, f'{indent}digest: "{digest}"\n', True))
             else:
                 i = sub.line(("reference",)) - 1

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 from sqlalchemy.orm import Session, sessionmaker
@@ -17,6 +19,12 @@ from ..executors.inventory import gather_inventory, image_digest
 from ..hosts.detect import detect_local
 from ..spec import Change, HostSpec, ImageSpec
 from ..store import inventory_queries as iq
+
+if TYPE_CHECKING:
+    from ..executors.pull import PullEvent
+
+#: what a caller shows while a container runs: status(text) as a context manager
+Status = Callable[[str], AbstractContextManager[object]]
 
 Factory = sessionmaker[Session]
 
@@ -76,7 +84,7 @@ class Stored:
 
 
 def gather_and_store(
-    image: ImageSpec, factory: Factory, host: HostSpec | None = None, status: Any = None
+    image: ImageSpec, factory: Factory, host: HostSpec | None = None, status: Status | None = None
 ) -> tuple[str, str | None, Inventory]:
     """Gather in the image, validate, store as a run: (run id, digest, inventory).
     ``status(text)`` is a context manager the caller shows while the container runs."""
@@ -113,14 +121,14 @@ def gather_and_store(
     return run_id, digest, inv
 
 
-def audit_image(image: ImageSpec, factory: Factory, status: Any = None) -> Audit:
+def audit_image(image: ImageSpec, factory: Factory, status: Status | None = None) -> Audit:
     """Gather and store the inventory, compare it with the catalog's expected components."""
     run_id, digest, inv = gather_and_store(image, factory, status=status)
     return Audit(image, run_id, digest, inv, tuple(audit.compare(inv, dict(image.components))))
 
 
 def side(
-    name: str, catalog: Catalog, factory: Factory, stored: bool, status: Any = None
+    name: str, catalog: Catalog, factory: Factory, stored: bool, status: Status | None = None
 ) -> tuple[str, Inventory]:
     """A run id (or unique prefix) of a stored inventory, else an image gathered now
     (or its newest stored inventory with ``stored``): (label, inventory)."""
@@ -151,7 +159,9 @@ def side(
     return spec.alias, inv
 
 
-def stage(image: ImageSpec, pull: str = "missing", on_pull: Any = None) -> ImageSpec:
+def stage(
+    image: ImageSpec, pull: str = "missing", on_pull: Callable[[str, PullEvent], None] | None = None
+) -> ImageSpec:
     """A registry image on this machine's engine before it is audited (pulled under ``pull``,
     by digest when pinned, verified); the image with its verified digest."""
     if image.executor != "docker" or image.local:
@@ -167,7 +177,7 @@ def stage(image: ImageSpec, pull: str = "missing", on_pull: Any = None) -> Image
 
 
 def diff(
-    a: str, b: str, catalog: Catalog, factory: Factory, stored: bool, status: Any = None
+    a: str, b: str, catalog: Catalog, factory: Factory, stored: bool, status: Status | None = None
 ) -> tuple[str, str, list[Change]]:
     """Component by component, from side A to side B: (label A, label B, changes)."""
     (name_a, inv_a), (name_b, inv_b) = (

@@ -17,7 +17,16 @@ from .. import __version__, yamlio
 from ..catalog.core import Catalog
 from ..errors import InputError
 from ..matrix.document import Document, Header
-from ..matrix.layouts import COLUMNS, LAYOUTS, ROWS, CatalogImage, components_table, observed_table
+from ..matrix.layouts import (
+    COLUMNS,
+    ROWS,
+    CatalogImage,
+    components_table,
+    observed_table,
+)
+from ..matrix.layouts import (
+    LAYOUTS as LAYOUTS,  # re-exported: the command names the choices
+)
 from ..matrix.libraries import images_for, libraries_table
 from ..matrix.status_filter import rows_with
 from ..matrix.tiers import Policy

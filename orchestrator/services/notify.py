@@ -3,22 +3,30 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..notify.message import Outcome, Regression
 from ..render.diff import _timing_text, why_text
 from ..render.repro import command
 from ..spec import COUNTED
 
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session, sessionmaker
+
+    from ..notify.targets import Target
+    from ..regression.gate import Verdict
+    from ..regression.rule import Report
+    from ..render.diff import Why
+
 
 def from_report(
-    report: Any,
+    report: Report,
     title: str,
     images: dict[str, dict[str, Any]],
     infra: bool = False,
     report_path: str = "",
-    verdict: Any = None,
-    why: dict | None = None,
+    verdict: Verdict | None = None,
+    why: Why | None = None,
 ) -> Outcome:
     """The outcome of a diff Report: its counted regressions (new by construction: what
     passed in the base), or with the gate's ``verdict`` every cell that fails the gate, each
@@ -52,12 +60,12 @@ def from_report(
 
 
 def head_images(
-    factory: Any, run_ids: Sequence[str], local: frozenset[str] = frozenset()
+    factory: sessionmaker[Session], run_ids: Sequence[str], local: frozenset[str] = frozenset()
 ) -> dict[str, dict[str, Any]]:
     """Head environment → what a repro command needs to name its image."""
     from ..store import queries
 
-    out = {}
+    out: dict[str, dict[str, Any]] = {}
     with factory() as session:
         for rid in run_ids:
             run = queries.get_run(session, rid)
@@ -73,7 +81,7 @@ def head_images(
     return out
 
 
-def post(targets: Sequence[Any], outcome: Outcome, say: Callable[[str], None]) -> bool:
+def post(targets: Sequence[Target], outcome: Outcome, say: Callable[[str], None]) -> bool:
     """Send to every target; True when each was reached (failures are said, not raised)."""
     from ..notify import send
 
@@ -81,24 +89,24 @@ def post(targets: Sequence[Any], outcome: Outcome, say: Callable[[str], None]) -
 
 
 def post_report(
-    factory: Any,
-    targets: Sequence[Any],
-    report: Any,
+    factory: sessionmaker[Session],
+    targets: Sequence[Target],
+    report: Report,
     title: str,
     say: Callable[[str], None],
     *,
     local: frozenset[str] = frozenset(),
     infra: bool = False,
     report_path: str = "",
-    verdict: Any = None,
-    why: dict | None = None,
+    verdict: Verdict | None = None,
+    why: Why | None = None,
 ) -> bool:
     images = head_images(factory, report.head.runs, local)
     return post(targets, from_report(report, title, images, infra, report_path, verdict, why), say)
 
 
 def post_empty(
-    targets: Sequence[Any], title: str, why: str, say: Callable[[str], None], infra: bool = False
+    targets: Sequence[Target], title: str, why: str, say: Callable[[str], None], infra: bool = False
 ) -> bool:
     """Zero ingested results: a failure, never a success (conbench/conbench#1191)."""
     return post(targets, Outcome(title, 0, infra=infra, summary=why), say)

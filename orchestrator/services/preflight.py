@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from ..errors import InfrastructureError
 from ..hosts import preflight
@@ -29,7 +30,7 @@ class Verdict:
     def reason(self) -> str:
         return "; ".join(f"{p.name}: {p.detail}" for p in self.probes if not p.ok)
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {
             "host": self.host,
             "ok": self.ok,
@@ -118,8 +119,8 @@ def level1(
     if not _is_local(host):
         return Verdict(
             host.name,
-            first.probes
-            + (
+            (
+                *first.probes,
                 Probe(
                     1,
                     "local",

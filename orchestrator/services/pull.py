@@ -7,25 +7,32 @@ disk-space check from the manifest's compressed size before a pull starts."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from .. import imageref
 from ..errors import InfrastructureError, InputError
 from ..executors import pull as engine
 from ..executors.pull import runnable
-from ..registry import RegistryClient
+from ..registry import Platform, RegistryClient
 from ..spec import HostSpec, ImageSpec
+
+if TYPE_CHECKING:
+    from docker import DockerClient
+
+    from ..scheduling.plan import PlannedRun
 
 POLICIES = ("missing", "always", "never")
 
 
-class DigestMismatch(InfrastructureError):
+class DigestMismatchError(InfrastructureError):
     """The engine holds another image than the digest valorch expected."""
 
 
-class NoRoom(InfrastructureError):
+class NoRoomError(InfrastructureError):
     """The engine has less free space than the image's compressed size."""
 
 
@@ -42,7 +49,7 @@ class Staged:
     pulled: bool
     note: str = ""
 
-    def meta(self) -> dict:
+    def meta(self) -> dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if k not in ("host", "alias")}
 
 
@@ -55,7 +62,7 @@ def check_policy(policy: str) -> str:
     return policy
 
 
-def _held(attrs: dict | None, ref: imageref.ImageRef) -> tuple[str, ...]:
+def _held(attrs: dict[str, Any] | None, ref: imageref.ImageRef) -> tuple[str, ...]:
     """The digests the engine records for ``ref``'s repository."""
     out = []
     for entry in engine.repo_digests(attrs):
@@ -69,7 +76,7 @@ def _held(attrs: dict | None, ref: imageref.ImageRef) -> tuple[str, ...]:
 
 
 def _verify(
-    attrs: dict | None,
+    attrs: dict[str, Any] | None,
     ref: imageref.ImageRef,
     expected: str,
     image: ImageSpec,
@@ -78,7 +85,7 @@ def _verify(
 ) -> None:
     held = _held(attrs, ref)
     if expected not in held:
-        raise DigestMismatch(
+        raise DigestMismatchError(
             f"digest mismatch for {image.alias} on {host.name}: {why} {expected}, the engine holds "
             f"{', '.join(held) or 'an image without a digest from ' + ref.repository}; nothing was run",
             "the tag moved between resolve and pull, or another image has this name: run valorch images check "
@@ -92,7 +99,7 @@ def stage(
     policy: str,
     registry: RegistryClient,
     on_event: Callable[[str, engine.PullEvent], None] | None = None,
-    client=None,  # noqa: ANN001
+    client: DockerClient | None = None,
     cancel: threading.Event | None = None,
 ) -> Staged:
     """``image`` present and verified on ``host`` under ``policy``; raises InfrastructureError
@@ -132,11 +139,11 @@ def stage(
             f"pull it first (valorch images pull {image.alias}) or use --pull missing",
         )
     plat = _platform(registry, ref, pinned, strict=not pinned)
-    expected = pinned or plat.index_digest
+    expected = pinned or (plat.index_digest if plat else "")  # unpinned: strict, plat is there
     if plat is not None:
         free = engine.free_bytes(client, host)
         if free is not None and plat.compressed_size > free:
-            raise NoRoom(
+            raise NoRoomError(
                 f"host {host.name} has {_size(free)} free for images; {image.alias} needs at least "
                 f"{_size(plat.compressed_size)} (compressed) from registry {ref.domain}: not pulled",
                 "free space on that engine (docker system prune) or stage the image on another host",
@@ -169,7 +176,9 @@ def stage(
     )
 
 
-def _platform(registry: RegistryClient, ref: imageref.ImageRef, digest: str | None, strict: bool):
+def _platform(
+    registry: RegistryClient, ref: imageref.ImageRef, digest: str | None, strict: bool
+) -> Platform | None:
     """The linux/amd64 manifest behind ``ref`` (at ``digest`` when given). With ``strict`` a
     registry failure raises; otherwise it is None (the engine may still reach the registry)."""
     try:
@@ -180,7 +189,8 @@ def _platform(registry: RegistryClient, ref: imageref.ImageRef, digest: str | No
         return None
 
 
-def _size(n: int) -> str:
+def _size(size: int) -> str:
+    n = float(size)
     for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
         if n < 1024 or unit == "TiB":
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
@@ -220,9 +230,9 @@ def stage_many(
         except InfrastructureError as exc:
             kind = (
                 "no-room"
-                if isinstance(exc, NoRoom)
+                if isinstance(exc, NoRoomError)
                 else "mismatch"
-                if isinstance(exc, DigestMismatch)
+                if isinstance(exc, DigestMismatchError)
                 else "error"
             )
             return Outcome(host.name, image.alias, None, str(exc), kind)
@@ -246,12 +256,12 @@ def stage_many(
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def presence(images: Iterable[ImageSpec], hosts_file=None) -> list[dict]:  # noqa: ANN001 - a Path or None
+def presence(images: Iterable[ImageSpec], hosts_file: Path | None = None) -> list[dict[str, Any]]:
     """Per host and image: present or not, and with which digest (``images list --present``)."""
     from ..executors.docker import connect
     from ..hosts.inventory import resolve_hosts
 
-    rows = []
+    rows: list[dict[str, Any]] = []
     images = list(images)
     for host in resolve_hosts(hosts_file):
         try:
@@ -290,11 +300,11 @@ def presence(images: Iterable[ImageSpec], hosts_file=None) -> list[dict]:  # noq
 
 
 def stage_planned(
-    planned,
+    planned: Sequence[PlannedRun],
     policy: str,
     registry: RegistryClient,
     on_event: Callable[[str, engine.PullEvent], None] | None = None,
-) -> tuple[tuple, dict]:
+) -> tuple[tuple[PlannedRun, ...], dict[tuple[str, str], Staged | None]]:
     """Every planned (image, host) of a job staged before anything is queued: a failure raises
     (exit 3) and nothing is stored. Returns the planned runs with each image's verified digest
     filled in (so the executor runs ``repo@sha256:…``), and the staged images by (host, alias)."""
@@ -311,8 +321,10 @@ def stage_planned(
     failed = [o for o in outcomes if o.error]
     if failed:
         raise (
-            DigestMismatch if any(o.kind == "mismatch" for o in failed) else InfrastructureError
-        )("\n".join(o.error for o in failed), "nothing was run or stored")
+            DigestMismatchError
+            if any(o.kind == "mismatch" for o in failed)
+            else InfrastructureError
+        )("\n".join(o.error or "" for o in failed), "nothing was run or stored")
     staged = {(o.host, o.alias): o.staged for o in outcomes}
     out = []
     for pr in planned:
@@ -344,7 +356,7 @@ def pairs_for(
 
 def pull_images(
     images: Iterable[ImageSpec],
-    hosts_file=None,
+    hosts_file: Path | None = None,
     policy: str = "missing",
     ca: str | None = None,
     on_event: Callable[[str, engine.PullEvent], None] | None = None,

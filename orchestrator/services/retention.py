@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from sqlalchemy.exc import DBAPIError
+from sqlalchemy.orm import Session
 
 from ..errors import InfrastructureError, InputError
 from ..store import push as store_push
@@ -61,7 +62,7 @@ def prune(
         engine.dispose()
 
 
-def _confirmed(local, pushed_to: str) -> set[str]:
+def _confirmed(local: Session, pushed_to: str) -> set[str]:
     """The local runs the shared store holds with as many results as here."""
     ids, _ = store_push.finished_run_ids(local)
     mine = store_push.result_counts(local, ids)

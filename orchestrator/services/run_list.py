@@ -44,12 +44,11 @@ def listing(
     """Runs, newest first, each with its final counts by status (``counts``, a Counter): of
     ``image`` (alias or reference) and ``job``, in one of ``states``, started at or after
     ``since`` (UTC), each filter only when given."""
-    where = {"job": job, "states": states, "since": since}
     conn = lite.connect(db)
     if conn is not None:
         try:
-            runs = lite.list_runs(conn, limit, image, **where)
-            return _rows(runs, lite.run_statuses(conn, [r[0] for r in runs]))
+            lines = lite.list_runs(conn, limit, image, job=job, states=states, since=since)
+            return _rows(lines, lite.run_statuses(conn, [r[0] for r in lines]))
         except sqlite3.Error:
             pass  # the SQLAlchemy path below says what is wrong with the file
         finally:
@@ -58,14 +57,16 @@ def listing(
     from .session import sessions
 
     with sessions(db)() as session:
-        runs = [
+        runs: list[lite.RunLine] = [
             (r.id, r.started, r.job, r.state, r.image.alias, r.image.digest, r.host.name)
-            for r in queries.list_runs(session, limit, image, **where)
+            for r in queries.list_runs(session, limit, image, job=job, states=states, since=since)
         ]
         return _rows(runs, queries.run_statuses(session, [r[0] for r in runs]))
 
 
-def _rows(runs: list[tuple], statuses: Iterable[tuple[str, str, int, str]]) -> list[dict[str, Any]]:
+def _rows(
+    runs: list[lite.RunLine], statuses: Iterable[tuple[str, str, int, str]]
+) -> list[dict[str, Any]]:
     attempts: dict[str, list[tuple[str, int, str]]] = {}
     for run_id, check_id, attempt, status in statuses:
         attempts.setdefault(run_id, []).append((check_id, attempt, status))

@@ -32,7 +32,7 @@ class Deferred:
 
     def __init__(self, db: str | None) -> None:
         self.db = db
-        self._factory: Any = None
+        self._factory: sessionmaker[Session] | None = None
 
     @property
     def opened(self) -> bool:

@@ -12,7 +12,7 @@ import os
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy.orm import Session
 
@@ -27,6 +27,7 @@ from ..regression import rule
 from ..render.diff import diff_html
 from ..render.site import pages
 from ..store import matrix_store, site_queries, triage_queries
+from ..store.models import MatrixVersion
 from . import evidence, site_steps
 from .site_pages import Site, change_label, ordered, when
 from .site_views import ChangeV, RunV, changes, histories, load_runs, slug
@@ -44,21 +45,25 @@ LAYOUTS = (
 STRICT = "\x00named-jobs"  # the matrices key of the named-jobs-only evidence (summary, tiers)
 RECENT = 15
 FRESH_DAYS = 7
+_T = TypeVar("_T")
+_R = TypeVar("_R")
 _WORK: dict[str, Any] = {}  # what forked page workers read (set before the pool starts)
 
 
 def _run_page(run_id: str) -> str:
-    return _WORK["site"].run_page(_WORK["site"].runs[run_id])
+    site: Site = _WORK["site"]
+    return site.run_page(site.runs[run_id])
 
 
 def _check_page(cid: str) -> tuple[str, str | None]:
     w = _WORK
-    return w["site"].check_page(
+    site: Site = w["site"]
+    return site.check_page(
         cid, w["per_check"].get(cid, []), w["versions"], w["shifts"].get(cid, [])
     )
 
 
-def _parallel(fn: Callable[[Any], Any], items: Sequence[Any], workers: int) -> Iterator[Any]:
+def _parallel(fn: Callable[[_T], _R], items: Sequence[_T], workers: int) -> Iterator[_R]:
     """fn over items, in order: in forked workers when there is enough to do (the run and
     check pages of a large store are most of a build), else here."""
     if workers <= 1 or len(items) < 64 or "fork" not in multiprocessing.get_all_start_methods():
@@ -178,7 +183,9 @@ def build(
             runs[rid].row["triage"] = why
     inventories = site_queries.inventories(session)
     versions = [
-        (mv, matrix_store.load(session, mv.version)) for mv in matrix_store.versions(session)
+        (mv, doc)
+        for mv in matrix_store.versions(session)
+        if (doc := matrix_store.load(session, mv.version)) is not None
     ]
     # the matrices' evidence: each cell the newest final verdict of its check (services/evidence.py)
     matrices: dict[str | None, evidence.Evidence] = {
@@ -215,8 +222,8 @@ def build(
 def _pages(
     runs: dict[str, RunV],
     pk_checks: dict[int, dict[str, Any]],
-    inventories: dict[str, Any],
-    versions: list[tuple[Any, dict[str, Any]]],
+    inventories: dict[str, dict[str, tuple[str, str]]],
+    versions: list[tuple[MatrixVersion, dict[str, Any]]],
     catalog: Sequence[CatalogImage],
     local: frozenset[str],
     qualify: Sequence[tuple[str, str]],
@@ -286,15 +293,15 @@ def _pages(
 
     # one page per run, per check (and its plot), per image
     shifts_of: dict[str, list[ChangeV]] = {}
-    for c in found:
-        shifts_of.setdefault(c.check, []).append(c)
+    for shift in found:
+        shifts_of.setdefault(shift.check, []).append(shift)
     _WORK.update(site=site, per_check=per_check, versions=version_docs, shifts=shifts_of)
     try:
         run_ids = list(runs)
-        for rid, html in zip(run_ids, _parallel(_run_page, run_ids, workers)):
+        for rid, html in zip(run_ids, _parallel(_run_page, run_ids, workers), strict=True):
             yield f"runs/{rid}.html", html
         cids = sorted(checks)
-        for cid, (html, svg) in zip(cids, _parallel(_check_page, cids, workers)):
+        for cid, (html, svg) in zip(cids, _parallel(_check_page, cids, workers), strict=True):
             yield f"checks/{slug(cid)}.html", html
             if svg:
                 yield f"plots/{slug(cid)}.svg", svg
@@ -330,7 +337,7 @@ def _pages(
             ),
         ),
     )
-    latest_verdicts: dict[str, Counter] = {}
+    latest_verdicts: dict[str, Counter[str]] = {}
     ran: dict[
         str, dict[str, None]
     ] = {}  # check → the libraries evidence named in the matrix's cells
@@ -383,7 +390,7 @@ def _pages(
         ),
     )
 
-    def change_row(c: ChangeV, root: str) -> tuple:
+    def change_row(c: ChangeV, root: str) -> tuple[str, str, str, str, str, str]:
         tone_, label = change_label(c)
         return (
             when(c.when),
@@ -406,14 +413,14 @@ def _pages(
         ),
     )
     recent = []
-    for c in found[:RECENT]:
-        tone_, label = change_label(c)
+    for change in found[:RECENT]:
+        tone_, label = change_label(change)
         recent.append(
             {
-                "when": when(c.when),
-                "check": c.check,
-                "slug": slug(c.check),
-                "env": c.env,
+                "when": when(change.when),
+                "check": change.check,
+                "slug": slug(change.check),
+                "env": change.env,
                 "tone": tone_,
                 "label": label,
             }

@@ -33,7 +33,7 @@ def when(dt: datetime | None) -> str:
     return dt.strftime("%Y-%m-%d %H:%M") if dt else "—"
 
 
-def ordered(counts: Counter) -> list[tuple[str, int]]:
+def ordered(counts: Counter[str]) -> list[tuple[str, int]]:
     return sorted(
         counts.items(),
         key=lambda kv: (VERDICT_ORDER.index(kv[0]) if kv[0] in VERDICT_ORDER else 99, kv[0]),
@@ -71,7 +71,9 @@ class Site:
         wanted = [row_key] if row_key in self.checks else self.by_feature.get(row_key, [])
         for rid in run_ids[:3]:
             run = self.runs.get(rid)
-            for cid in wanted if run else ():
+            if run is None:
+                continue
+            for cid in wanted:
                 res = run.results.get(cid)
                 if res is not None and res.verdict in BAD:
                     out.append(repro(run, res, run.row["alias"] in self.local))
@@ -95,7 +97,7 @@ class Site:
                 (suite_of[c] for c in self.by_feature.get(key, []) if c in suite_of), ""
             )
             cells = []
-            for head, c in zip(t.columns, r.cells):
+            for head, c in zip(t.columns, r.cells, strict=False):
                 statuses.add(c.verdict)
                 anchor = f"#r-{slug(key)}" if key in self.checks else ""
                 link = (

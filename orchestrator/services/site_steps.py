@@ -13,18 +13,18 @@ from dataclasses import replace
 from sqlalchemy.orm import Session
 
 from ..errors import InputError
-from ..regression import rule
+from ..spec import DEFAULT_THRESHOLD, FASTER, SLOWER
 from .diff import report_for
 from .site_views import ChangeV, History
 
-_AGREES = {"slower": rule.SLOWER, "faster": rule.FASTER}
+_AGREES = {"slower": SLOWER, "faster": FASTER}
 
 
 def diff_kinds(session: Session, base_run: str, head_run: str) -> dict[str, str]:
     """check id → the change kind `valorch diff BASE_RUN HEAD_RUN` gives it (default threshold,
     each check's own where it has one; no known issues)."""
     try:
-        report = report_for(session, base_run, head_run, rule.DEFAULT_THRESHOLD, None)
+        report = report_for(session, base_run, head_run, DEFAULT_THRESHOLD, None)
     except InputError:  # a side without results: nothing the diff could confirm
         return {}
     return {c.check: c.kind for c in report.changes}

@@ -8,7 +8,7 @@ import json
 import re
 import zlib
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -16,6 +16,7 @@ from typing import Any
 from ..matrix.model import FAILING, verdict
 from ..regression import changepoints, noise
 from ..render.repro import command
+from ..store import site_queries
 from ..store.models import unpack_samples
 
 DEFAULT_THRESHOLD = 0.05
@@ -62,7 +63,7 @@ class RunV:
 
     @property
     def id(self) -> str:
-        return self.row["id"]
+        return str(self.row["id"])
 
     @property
     def env(self) -> str:
@@ -72,7 +73,7 @@ class RunV:
     def finished(self) -> bool:
         return self.row["state"] in ("done", "failed")
 
-    def counts(self) -> Counter:
+    def counts(self) -> Counter[str]:
         return Counter(r.verdict for r in self.results.values())
 
     def load(self) -> dict[str, Any]:
@@ -96,7 +97,7 @@ def _at(s: list[float], f: float) -> float:
     return s[i] if i + 1 >= len(s) else s[i] + (s[i + 1] - s[i]) * (x - i)
 
 
-def _summary(samples: list[float]) -> tuple[float, float, float, float | None]:
+def _summary(samples: Sequence[float]) -> tuple[float, float, float, float | None]:
     """Median, quartiles and robust CV (noise.cv) from one sort: 300,000 of them per site."""
     s = sorted(samples)
     med = _at(s, 0.5)
@@ -105,10 +106,12 @@ def _summary(samples: list[float]) -> tuple[float, float, float, float | None]:
 
 
 def load_runs(
-    run_rows: list[dict[str, Any]], checks: dict[int, dict[str, Any]], results: Iterable[tuple]
+    run_rows: list[dict[str, Any]],
+    checks: dict[int, dict[str, Any]],
+    results: Iterable[site_queries.ResultLine],
 ) -> dict[str, RunV]:
     runs = {r["id"]: RunV(r) for r in run_rows}
-    for run_id, pk, attempt, status, duration, message, metrics, samples, suite, library in results:
+    for run_id, pk, _attempt, status, duration, message, metrics, raw, suite, library in results:
         run = runs.get(run_id)
         if run is None:
             continue
@@ -124,7 +127,7 @@ def load_runs(
         res.duration += duration or 0.0
         if status != "pass" or not res.message:
             res.message = message or res.message
-        samples = unpack_samples(samples) if status == "pass" and samples else ()
+        samples = unpack_samples(raw) if status == "pass" and raw else []
         if len(samples) >= 3:
             m = json.loads(metrics) if isinstance(metrics, str) else (metrics or {})
             res.median, res.q1, res.q3, res.cv = _summary(samples)
@@ -170,8 +173,8 @@ def histories(runs: dict[str, RunV], bigger: dict[str, bool]) -> dict[str, list[
     out: dict[tuple[str, int, str], History] = {}
     for run in sorted(runs.values(), key=lambda r: (r.row["started"], r.id)):
         for res in run.results.values():
-            if res.median is None or res.median <= 0:
-                continue
+            if res.median is None or res.median <= 0 or res.q1 is None or res.q3 is None:
+                continue  # untimed (the quartiles come with the median)
             key = (res.check, res.version, run.env)
             h = out.get(key)
             if h is None:

@@ -12,11 +12,14 @@ from typing import Any
 from sqlalchemy.orm import Session, sessionmaker
 
 from .. import audit
+from ..catalog.core import Catalog
 from ..errors import InputError
 from ..matrix.model import verdict
+from ..regression.rule import Side
 from ..regression.triage import FAILING, Case, Seen, Triage, classify
 from ..store import inventory_queries, queries
 from ..store import triage_queries as tq
+from ..store.models import Run
 from .attest import host_class
 
 #: preflight failures and quarantines of a run's host this long before it started or after it ended count
@@ -25,7 +28,7 @@ MAX_DETAILS = 40  # inventory changes attached to an image drift
 
 
 def triage_run(
-    factory: sessionmaker[Session], run_id: str, catalog: Any = None
+    factory: sessionmaker[Session], run_id: str, catalog: Catalog | None = None
 ) -> dict[str, Triage]:
     """check id -> Triage for each check of the run that did not pass (a flaky one included),
     decided now from what the store holds."""
@@ -39,7 +42,7 @@ def triage_run(
 
 
 def _decide(
-    session: Session, run: Any, pinned: str | None, pinned_by: str = "the catalog"
+    session: Session, run: Run, pinned: str | None, pinned_by: str = "the catalog"
 ) -> dict[str, Triage]:
     per: dict[str, list[tuple[int, str]]] = {}
     for r in queries.run_results(session, run.id):
@@ -116,8 +119,8 @@ def inventory_diff(session: Session, old: str, new: str) -> tuple[str, ...]:
         inventory_queries.inventory_of_digest(session, old),
         inventory_queries.inventory_of_digest(session, new),
     )
-    missing = [d for d, got in ((old, a), (new, b)) if got is None]
-    if missing:
+    if a is None or b is None:
+        missing = [d for d, got in ((old, a), (new, b)) if got is None]
         return tuple(
             f"no stored inventory of {d[:19]}: valorch inventory audit --image REPOSITORY@{d} stores one"
             for d in missing
@@ -139,7 +142,7 @@ def inventory_diff(session: Session, old: str, new: str) -> tuple[str, ...]:
 
 
 def record(
-    factory: sessionmaker[Session], run_ids: Sequence[str], catalog: Any = None
+    factory: sessionmaker[Session], run_ids: Sequence[str], catalog: Catalog | None = None
 ) -> dict[str, dict[str, Triage]]:
     """Decide and store the triage of finished runs (when a run ends, and for runs that arrive
     by push or import); run id -> its triage."""
@@ -174,7 +177,7 @@ def record_new(factory: sessionmaker[Session], run_ids: Sequence[str]) -> int:
 
 
 def stored_or_now(
-    factory: sessionmaker[Session], run_id: str, catalog: Any = None, now: bool = False
+    factory: sessionmaker[Session], run_id: str, catalog: Catalog | None = None, now: bool = False
 ) -> dict[str, Triage]:
     """The triage stored with the run; decided now (against ``catalog``'s pins) for a run that
     has none (older or running), or when ``now``."""
@@ -216,7 +219,7 @@ def _evidence(t: Triage) -> dict[str, list[str]]:
     }
 
 
-def _pinned(catalog: Any, alias: str) -> str | None:
+def _pinned(catalog: Catalog | None, alias: str) -> str | None:
     if catalog is None:
         return None
     try:
@@ -237,7 +240,7 @@ def line(check: str, t: Triage) -> str:
 
 
 def for_runs(
-    factory: sessionmaker[Session], run_ids: Sequence[str], base: Any = None
+    factory: sessionmaker[Session], run_ids: Sequence[str], base: Side | None = None
 ) -> dict[tuple[str, str], Triage]:
     """(image alias, check id) -> the triage of that check in ``run_ids`` (the head of a diff
     or a qualification, whose environments are image aliases); the first run that has one wins.
@@ -250,7 +253,7 @@ def for_runs(
         alias = {run.id: run.image.alias for run in runs}
         for run in runs:
             want = expected.get(run.image.alias)
-            if want and run.image.digest and want != run.image.digest:
+            if want and base is not None and run.image.digest and want != run.image.digest:
                 found_by[run.id] = _decide(session, run, want, f"{base.kind} {base.label} ran")
     out: dict[tuple[str, str], Triage] = {}
     for rid, found in {

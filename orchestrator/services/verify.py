@@ -84,7 +84,8 @@ def _judge(
         names = [s.get("digest") for s in statement.get("subject") or [] if isinstance(s, dict)]
         return False, f"subject mismatch: the statement is about {str(names)[:300]}, not {digest}"
     ptype = statement.get("predicateType")
-    pred = statement.get("predicate") if isinstance(statement.get("predicate"), dict) else {}
+    raw_pred = statement.get("predicate")
+    pred: dict[str, Any] = raw_pred if isinstance(raw_pred, dict) else {}
     if max_age is not None:
         when = _time(pred.get("timeVerified")) if ptype == intoto.VSA else signed_at
         if when is None:
@@ -153,7 +154,7 @@ def verify(
     digest = client.resolve(ref).digest
     found, looked = artifacts.fetch(client, ref, digest)
     if not found:
-        raise NotAttested(
+        raise NotAttestedError(
             f"{ref} ({digest}) has no attestations (looked at the {looked})",
             "attest and push it: valorch attest --run RUN --key key.pem --push",
         )
@@ -194,5 +195,5 @@ def _pushed_time(envelope: Any, statement: Any) -> datetime | None:
     return None
 
 
-class NotAttested(InputError):
+class NotAttestedError(InputError):
     """verify of an image with no attestation at all: bad input (exit 2), not a failed check."""

@@ -9,10 +9,11 @@ from typing import Any
 from ..matrix.model import Observation, build
 from ..matrix.model import final_counts as model_final_counts
 from ..render.markdown import matrix_md
+from ..store.models import Result, Run
 from ..store.queue import RunSummary
 
 
-def observation(row: Any, column: str) -> Observation:
+def observation(row: Result, column: str) -> Observation:
     """One stored result (an ORM ``Result``) as a matrix observation under ``column``: the one
     place where observations are built from rows. The library is the result's evidence (what
     ran), never the row's label."""
@@ -29,20 +30,20 @@ def observation(row: Any, column: str) -> Observation:
     )
 
 
-def observations(runs: Sequence[Any], results: dict[str, Sequence[Any]]) -> list[Observation]:
+def observations(runs: Sequence[Run], results: dict[str, Sequence[Result]]) -> list[Observation]:
     """The results of each run, one column per image alias."""
     return [observation(r, run.image.alias) for run in runs for r in results[run.id]]
 
 
-def matrix_markdown(runs: Sequence[Any], results: dict[str, Sequence[Any]]) -> str:
+def matrix_markdown(runs: Sequence[Run], results: dict[str, Sequence[Result]]) -> str:
     return matrix_md(build(observations(runs, results)))
 
 
-def final_counts(results: Sequence[Any]) -> Counter:
+def final_counts(results: Sequence[Result]) -> Counter[str]:
     return model_final_counts((r.check.check_id, r.attempt, r.status) for r in results)
 
 
-def run_json(run: Any, results: Sequence[Any]) -> dict[str, Any]:
+def run_json(run: Run, results: Sequence[Result]) -> dict[str, Any]:
     return {
         "run": run.id,
         "batch": run.batch,

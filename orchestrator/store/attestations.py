@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 from .models import Attestation, MatrixVersion, Run
 
 
-def add(
+def add(  # noqa: PLR0913  # keyword-only, one per column of the row it adds
     session: Session,
     *,
     run_id: str | None,

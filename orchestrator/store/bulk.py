@@ -11,10 +11,22 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import JSON, DateTime, insert, select, text
+from sqlalchemy import JSON, Column, DateTime, insert, select, text
 from sqlalchemy.orm import Session
+from sqlalchemy.types import TypeEngine
 
-from .models import Baseline, Check, Host, Image, MatrixVersion, Result, Run, Samples, pack_samples
+from .models import (
+    Base,
+    Baseline,
+    Check,
+    Host,
+    Image,
+    MatrixVersion,
+    Result,
+    Run,
+    Samples,
+    pack_samples,
+)
 from .queries import insert_ignore, now
 
 CHUNK = 20_000
@@ -31,12 +43,13 @@ def _json(value: Any) -> str:
     return json.dumps(value)
 
 
-def stored_type(column: Any) -> Any:
+def stored_type(column: Column[Any]) -> TypeEngine[Any]:
     """A column's type under models.Checked (which only adds the damaged-value error)."""
-    return getattr(column.type, "inner", column.type)
+    inner: TypeEngine[Any] = getattr(column.type, "inner", column.type)
+    return inner
 
 
-def _encoder(columns: Sequence[Any]) -> Callable[[dict[str, Any]], tuple]:
+def _encoder(columns: Sequence[Column[Any]]) -> Callable[[dict[str, Any]], tuple[Any, ...]]:
     """dict row -> tuple of driver values, as one compiled expression: a generic loop over
     columns costs more than SQLite's own work for a narrow row (bench/bench_scale.py).
     The expression is built from the model's column names only."""
@@ -49,10 +62,13 @@ def _encoder(columns: Sequence[Any]) -> Callable[[dict[str, Any]], tuple]:
             parts.append(f"dumps(r[{key}])")
         else:
             parts.append(f"r[{key}]")
-    return eval(f"lambda r: ({', '.join(parts)},)", {"pack": pack_samples, "dumps": _json})  # noqa: S307
+    encode: Callable[[dict[str, Any]], tuple[Any, ...]] = eval(  # noqa: S307
+        f"lambda r: ({', '.join(parts)},)", {"pack": pack_samples, "dumps": _json}
+    )
+    return encode
 
 
-def insert_rows(session: Session, model: type, rows: Sequence[dict[str, Any]]) -> int:
+def insert_rows(session: Session, model: type[Base], rows: Sequence[dict[str, Any]]) -> int:
     """INSERT many rows of one table (dicts keyed by column name, every row the same keys).
 
     PostgreSQL: COPY FROM STDIN through psycopg. SQLite: the driver's executemany with the
@@ -90,7 +106,7 @@ def insert_rows(session: Session, model: type, rows: Sequence[dict[str, Any]]) -
 
 
 def _sqlite_executemany(
-    session: Session, name: str, cols: Sequence[Any], rows: Sequence[dict[str, Any]]
+    session: Session, name: str, cols: Sequence[Column[Any]], rows: Sequence[dict[str, Any]]
 ) -> None:
     names = ", ".join(f'"{c.name}"' for c in cols)
     sql = f'INSERT INTO "{name}" ({names}) VALUES ({", ".join("?" for _ in cols)})'
@@ -103,10 +119,13 @@ def _sqlite_executemany(
         cursor.close()
 
 
-def _copy(session: Session, name: str, cols: Sequence[Any], rows: Sequence[dict[str, Any]]) -> None:
+def _copy(
+    session: Session, name: str, cols: Sequence[Column[Any]], rows: Sequence[dict[str, Any]]
+) -> None:
     names = ", ".join(f'"{c.name}"' for c in cols)
     encode = _encoder(cols)
-    raw = session.connection().connection.driver_connection  # psycopg, in the session's transaction
+    # psycopg's connection (the postgres extra; untyped here), in the session's transaction
+    raw: Any = session.connection().connection.driver_connection
     with raw.cursor() as cur, cur.copy(f'COPY "{name}" ({names}) FROM STDIN') as copy:
         for r in rows:
             copy.write_row(encode(r))

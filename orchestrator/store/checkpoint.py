@@ -20,9 +20,12 @@ import contextlib
 import sqlite3
 import threading
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .location import sqlite_file
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Connection, Engine
 
 EVERY_S = 0.05  # a PASSIVE checkpoint with nothing to copy costs microseconds
 
@@ -68,13 +71,13 @@ class Checkpointer:
             conn.close()
 
 
-def sqlite_path(bind: Any) -> str | None:
+def sqlite_path(bind: Any) -> str | None:  # an Engine, a Connection, or what has a url
     """The file behind a SQLAlchemy engine or connection, when it is a SQLite file."""
     return sqlite_file(bind.engine.url if hasattr(bind, "engine") else bind.url)
 
 
 @contextlib.contextmanager
-def background_checkpoints(bind: Any) -> Iterator[Checkpointer | None]:
+def background_checkpoints(bind: Engine | Connection) -> Iterator[Checkpointer | None]:
     """Checkpoint the WAL on a second thread while the block bulk-inserts (SQLite files)."""
     path = sqlite_path(bind)
     if path is None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
@@ -242,11 +243,12 @@ class ExportDocument(_Strict):
                 raise ValueError(
                     f'runs[{n}].host: {r.host!r} is not the fingerprint of one of "hosts"'
                 )
-        for what, rows in (
+        groups: tuple[tuple[str, Sequence[ExportTask | ExportResult | ExportInventory]], ...] = (
             ("tasks", self.tasks),
             ("results", self.results),
             ("inventory", self.inventory),
-        ):
+        )
+        for what, rows in groups:
             for n, row in enumerate(rows):
                 if row.run not in runs:
                     raise ValueError(f'{what}[{n}].run: run {row.run} is not one of "runs"')
@@ -254,7 +256,7 @@ class ExportDocument(_Strict):
         for n, res in enumerate(self.results):
             if tuple(res.check) not in checks:
                 raise ValueError(f'results[{n}].check: {list(res.check)} is not one of "checks"')
-            key = (res.run, tuple(res.check), res.attempt)
+            key = (res.run, res.check, res.attempt)
             if key in seen:
                 raise ValueError(
                     f"results[{n}].attempt: attempt {res.attempt} of {res.check[0]} in run "

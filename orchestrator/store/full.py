@@ -12,7 +12,7 @@ import shutil
 from pathlib import Path
 
 from sqlalchemy import event
-from sqlalchemy.engine import URL, Engine
+from sqlalchemy.engine import URL, Engine, ExceptionContext
 
 from ..errors import InfrastructureError
 from .location import sqlite_file
@@ -21,7 +21,7 @@ SQLITE_FULL = 13  # sqlite3 error code
 PG_DISK_FULL = "53100"
 
 
-class StorageFull(InfrastructureError):
+class StorageFull(InfrastructureError):  # noqa: N818  # the name scheduling catches
     """The results database cannot grow: its disk (or quota) is full."""
 
     spill: Path | None = None  # where the results being stored went instead
@@ -65,6 +65,6 @@ def install(engine: Engine) -> None:
     """Raise ``StorageFull`` instead of the driver's error when the database's disk is full."""
 
     @event.listens_for(engine, "handle_error")
-    def _full(ctx) -> None:  # noqa: ANN001
+    def _full(ctx: ExceptionContext) -> None:
         if ctx.original_exception is not None and is_full(ctx.original_exception):
             raise storage_full(engine.url) from None

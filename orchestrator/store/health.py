@@ -9,14 +9,17 @@
 
 from __future__ import annotations
 
-from sqlalchemy import text
+from typing import Any
+
+from sqlalchemy import Column, Table, text
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DBAPIError
 
 from ..errors import InfrastructureError
 from . import damaged
-from .db import HEAD, current_revision, tables
+from .db import current_revision, tables
 from .models import Base, Checked
+from .revision import HEAD
 
 MAX_PER_COLUMN = 20  # rows named per damaged column; the count says the rest
 
@@ -52,7 +55,7 @@ def diagnose(engine: Engine) -> list[str]:
     return problems
 
 
-def _bad_values(engine: Engine, table, key, column) -> list[str]:  # noqa: ANN001
+def _bad_values(engine: Engine, table: Table, key: Column[Any], column: Column[Any]) -> list[str]:
     """Rows of ``column`` whose stored value does not read back as its type."""
     process = column.type.result_processor(engine.dialect, None)
     if process is None:

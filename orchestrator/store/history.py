@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from datetime import datetime
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from sqlalchemy import LargeBinary, Text, case, func, select, type_coerce
 from sqlalchemy.orm import Session
@@ -127,7 +127,7 @@ def _text_dates(session: Session) -> bool:
     )  # stored as ISO text: fromisoformat reads them fast
 
 
-def _median(samples: tuple[float, ...], metrics: str | dict | None) -> float | None:
+def _median(samples: tuple[float, ...], metrics: str | dict[str, Any] | None) -> float | None:
     if samples:
         v, n = sorted(samples), len(samples)
         return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2

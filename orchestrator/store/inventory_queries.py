@@ -11,12 +11,12 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy import exists, select
 from sqlalchemy.orm import Session
 
-from ..components import Component, Inventory
+from ..components import Component, Inventory, Source
 from ..spec import HostSpec, ImageSpec
 from .models import Image, InventoryRow, Run
 from .queries import get_run, now, start_run
@@ -105,7 +105,7 @@ def load_inventory(session: Session, run_id: str) -> tuple[Run, Inventory] | Non
             Component(
                 name=r.component,
                 value=r.value,
-                source=r.source,
+                source=cast(Source, r.source),  # written from a Component, read back as its text
                 evidence=r.evidence or "",
                 extra=dict(r.extra or {}),
             )

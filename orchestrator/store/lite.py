@@ -34,6 +34,8 @@ RUNS = (
     "SELECT run.id, run.started, run.job, run.state, image.alias, image.digest, host.name "
     "FROM run JOIN image ON image.id = run.image_id JOIN host ON host.id = run.host_id"
 )
+#: a row of RUNS: (id, started, job, state, image alias, image digest, host name)
+RunLine = tuple[str, datetime, str, str, str, str | None, str]
 STATUSES = (
     'SELECT result.run_id, "check".check_id, result.attempt, result.status FROM result '
     'JOIN "check" ON "check".id = result.check_pk WHERE result.run_id IN ({marks}) '
@@ -97,7 +99,7 @@ def list_runs(
     job: str | None = None,
     states: tuple[str, ...] = (),
     since: datetime | None = None,
-) -> list[tuple]:
+) -> list[RunLine]:
     """(id, started, job, state, image alias, image digest, host name) of the newest runs: of
     ``image`` (alias or reference), ``job``, in one of ``states``, started at or after ``since``
     (UTC), as queries.list_runs selects them."""
@@ -117,7 +119,10 @@ def list_runs(
     sql = RUNS + (" WHERE " + " AND ".join(where) if where else "")
     sql += " ORDER BY run.started DESC, run.id DESC LIMIT ?"
     rows = conn.execute(sql, [*args, limit]).fetchall()
-    return [(rid, _started(started), *rest) for rid, started, *rest in rows]
+    return [
+        (rid, _started(started), job_, state, alias, digest, host)
+        for rid, started, job_, state, alias, digest, host in rows
+    ]
 
 
 def run_statuses(

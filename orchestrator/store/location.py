@@ -5,16 +5,19 @@ SQLAlchemy import; ``store.db``, ``full``, ``spill`` and ``checkpoint`` use the 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import URL
 
 DEFAULT_PATH = "results/valorch.sqlite"  # relative to the working directory
 
 
-def sqlite_file(url: Any) -> str | None:
+def sqlite_file(url: URL) -> str | None:
     """The file a SQLAlchemy URL names when it is a SQLite file; None for a server or :memory:."""
     if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":
         return None
-    return url.database
+    return str(url.database)
 
 
 def migrate_lock(path: str | Path) -> Path:

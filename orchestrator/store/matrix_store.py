@@ -84,14 +84,14 @@ def run_groups(
     cond = _run_conditions(images, since, job)
     keys = (Run.image_id, Run.host_id, Run.cpu_only, Run.job)
     q = select(*keys, func.count(), func.max(Run.started)).where(*cond).group_by(*keys)
-    suites: dict[tuple, set[str]] = {}
-    for *key, suite in session.execute(
+    suites: dict[tuple[int, int, bool, str], set[str]] = {}
+    for i, h, c, j, suite in session.execute(
         select(*keys, TaskRow.suite)
         .join(TaskRow, TaskRow.run_id == Run.id)
         .where(*cond)
         .group_by(*keys, TaskRow.suite)
     ):
-        suites.setdefault(tuple(key), set()).add(suite)
+        suites.setdefault((i, h, c, j), set()).add(suite)
     return [
         RunGroup(i, h, bool(c), j, n, newest, frozenset(suites.get((i, h, c, j), ())))
         for i, h, c, j, n, newest in session.execute(q)
@@ -153,6 +153,11 @@ def hosts_of(session: Session, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
     return {r.id: dict(r._mapping) for r in session.execute(q)}
 
 
+#: (run id, its task's suite, check id, check version, feature, kind, attempt, status, message,
+#: device, library): one attempt as attempts_of reads it
+AttemptRow = tuple[str, str | None, str, int, str, str, int, str, str, str | None, str | None]
+
+
 @dataclass(frozen=True)
 class PlanRow:
     run_id: str
@@ -167,7 +172,7 @@ def _chunks(ids: Sequence[str], size: int = 500) -> list[list[str]]:
 
 
 def plans_of(session: Session, run_ids: Sequence[str]) -> list[PlanRow]:
-    out = []
+    out: list[PlanRow] = []
     for part in _chunks(run_ids):
         q = select(TaskRow.run_id, TaskRow.suite, TaskRow.suite_spec, TaskRow.state).where(
             TaskRow.run_id.in_(part)
@@ -179,11 +184,11 @@ def plans_of(session: Session, run_ids: Sequence[str]) -> list[PlanRow]:
     return out
 
 
-def attempts_of(session: Session, run_ids: Sequence[str]) -> list[tuple]:
+def attempts_of(session: Session, run_ids: Sequence[str]) -> list[AttemptRow]:
     """Every attempt of these runs, in storage order, as tuples (run id, its task's suite, check
     id, check version, feature, kind, attempt, status, message, device, library): without its
     log, metrics or samples, and without an object per row."""
-    out = []
+    out: list[AttemptRow] = []
     for part in _chunks(run_ids):
         q = (
             select(
@@ -204,7 +209,7 @@ def attempts_of(session: Session, run_ids: Sequence[str]) -> list[tuple]:
             .where(Result.run_id.in_(part))
             .order_by(Result.id)
         )
-        out.extend(session.execute(q))  # rows unpack as tuples
+        out.extend(session.execute(q).tuples())  # rows unpack as tuples
     return out
 
 

@@ -6,8 +6,9 @@ import json
 import struct
 import sys
 from array import array
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, ClassVar
 
 from sqlalchemy import (
     JSON,
@@ -18,15 +19,18 @@ from sqlalchemy import (
     Index,
     Integer,
     LargeBinary,
+    MetaData,
     String,
+    Table,
     Text,
     TypeDecorator,
     UniqueConstraint,
 )
+from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 
-class Samples(TypeDecorator):
+class Samples(TypeDecorator[Sequence[float]]):
     """Timing samples as packed little-endian float64: a tenth of the size of their
     JSON text and no float formatting on ingest (bench/bench_scale.py). Rows written
     before migration 0002 held JSON text; they read back the same."""
@@ -34,28 +38,28 @@ class Samples(TypeDecorator):
     impl = LargeBinary
     cache_ok = True
 
-    def process_bind_param(self, value: Any, dialect: Any) -> bytes | None:
+    def process_bind_param(self, value: Sequence[float] | None, dialect: Dialect) -> bytes:
         return pack_samples(value)
 
-    def process_result_value(self, value: Any, dialect: Any) -> list[float]:
+    def process_result_value(self, value: bytes | str | None, dialect: Dialect) -> list[float]:
         return unpack_samples(value)
 
 
-def pack_samples(values: Any) -> bytes:
+def pack_samples(values: Iterable[float] | None) -> bytes:
     try:
         arr = array("d", values or ())  # a list of floats (or ints): no per-value Python call
     except TypeError:
-        arr = array("d", [float(v) for v in values])
+        arr = array("d", [float(v) for v in values or ()])
     if sys.byteorder != "little":
         arr.byteswap()
     return arr.tobytes()
 
 
-def unpack_samples(value: Any) -> list[float]:
+def unpack_samples(value: bytes | str | None) -> list[float]:
     return list(samples_tuple(value))
 
 
-def samples_tuple(value: Any) -> tuple[float, ...]:
+def samples_tuple(value: bytes | str | None) -> tuple[float, ...]:
     """Stored samples as a tuple of floats (struct: one C call, any byte order)."""
     if value is None:
         return ()
@@ -66,7 +70,10 @@ def samples_tuple(value: Any) -> tuple[float, ...]:
 
 
 class Base(DeclarativeBase):
-    type_annotation_map = {dict[str, Any]: JSON, list[Any]: JSON}
+    # read once by SQLAlchemy's declarative base, never changed
+    type_annotation_map = {dict[str, Any]: JSON, list[Any]: JSON}  # noqa: RUF012
+    # Every model here is mapped to one Table (the declarative base types it as FromClause).
+    __table__: ClassVar[Table]
 
 
 class Image(Base):
@@ -187,7 +194,7 @@ class Result(Base):
 HISTORY_INCLUDE = ("run_id", "attempt", "status", "samples", "metrics")
 
 
-def metadata_for(dialect: str) -> Any:
+def metadata_for(dialect: str) -> MetaData:
     """The models' MetaData as a connection of ``dialect`` sees it: with that dialect's
     own index options. They are not given at import: a ``postgresql_*`` keyword makes
     SQLAlchemy import its PostgreSQL dialect (30-45 ms of every command that opens a
@@ -198,12 +205,14 @@ def metadata_for(dialect: str) -> Any:
     return Base.metadata
 
 
-def include_object_for(dialect: str):  # noqa: ANN201
+def include_object_for(dialect: str) -> Callable[[object, str | None, str, bool, object], bool]:
     """Alembic's ``include_object`` for a connection of ``dialect``: schema objects made for
     another database only (``.ddl_if(dialect=...)``, e.g. ix_result_history on PostgreSQL)
     are not missing there."""
 
-    def include(obj, name, type_, reflected, compare_to) -> bool:  # noqa: ANN001
+    def include(
+        obj: object, name: str | None, type_: str, reflected: bool, compare_to: object
+    ) -> bool:
         only = getattr(getattr(obj, "_ddl_if", None), "dialect", None)
         return only is None or dialect in ((only,) if isinstance(only, str) else tuple(only))
 
@@ -306,7 +315,7 @@ class TriageRow(Base):
     computed: Mapped[datetime] = mapped_column(DateTime)
 
 
-class Checked(TypeDecorator):
+class Checked(TypeDecorator[Any]):
     """A stored column's type whose reading fails as "damaged store: TABLE.COLUMN holds …"
     (store/damaged.py, exit 3), not as the ValueError or JSONDecodeError of a value that does
     not parse (``run.started = 'garbage'``, ``run.meta = '{not json'``)."""
@@ -320,10 +329,11 @@ class Checked(TypeDecorator):
         self.where = where
 
     @property
-    def comparator_factory(self) -> Any:  # JSON's col["key"] and the like keep working
+    def comparator_factory(self) -> Any:  # type: ignore[override]  # the wrapped type's
+        # (a read-only property over the base's attribute: JSON's col["key"] keeps working)
         return self.inner.comparator_factory
 
-    def result_processor(self, dialect: Any, coltype: Any) -> Any:
+    def result_processor(self, dialect: Dialect, coltype: object) -> Callable[[Any], Any] | None:
         inner = self.inner.dialect_impl(dialect).result_processor(dialect, coltype)
         if inner is None:
             return None
@@ -343,7 +353,7 @@ class Checked(TypeDecorator):
         return process
 
 
-def _check_values(metadata: Any) -> None:
+def _check_values(metadata: MetaData) -> None:
     for table in metadata.tables.values():
         for column in table.columns:
             if isinstance(column.type, (DateTime, JSON, Samples)):

@@ -10,12 +10,12 @@ column added by a later migration travels without a change here.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, insert, select
+from sqlalchemy import ColumnElement, Table, func, insert, select
 from sqlalchemy.orm import Session
 
 from . import bulk, queries
@@ -25,7 +25,9 @@ from .models import Check, Host, Image, InventoryRow, Result, Run, TaskRow
 _LOCAL = {"id", "run_id", "task_id", "check_pk", "image_id", "host_id"}
 
 
-def _row(obj_or_mapping: Any, table: Any, skip: Iterable[str] = _LOCAL) -> dict[str, Any]:
+def _row(
+    obj_or_mapping: Mapping[str, Any], table: Table, skip: Iterable[str] = _LOCAL
+) -> dict[str, Any]:
     skip = set(skip)
     return {c.name: obj_or_mapping[c.name] for c in table.columns if c.name not in skip}
 
@@ -78,13 +80,13 @@ class Source:
 
     @staticmethod
     def _rows(
-        session: Session, table: Any, where: Any, skip: Iterable[str] = _LOCAL
+        session: Session, table: Table, where: ColumnElement[bool], skip: Iterable[str] = _LOCAL
     ) -> list[dict[str, Any]]:
         """Rows as dicts of the copied columns (plus ``id``), cheaply: no per-row column lookups."""
         cols = [c for c in table.columns if c.name not in set(skip) or c.name == "id"]
         names = [c.name for c in cols]
         return [
-            dict(zip(names, row))
+            dict(zip(names, row, strict=True))
             for row in session.execute(select(*cols).where(where).order_by(table.c.id))
         ]
 
@@ -135,7 +137,7 @@ class Keys:
     """The target's ids of images, hosts and checks already seen in this push."""
 
     def __init__(self) -> None:
-        self.images: dict[tuple, int] = {}
+        self.images: dict[tuple[str, str | None, str], int] = {}
         self.hosts: dict[str, int] = {}
         self.checks: dict[tuple[str, int], int] = {}
 
@@ -193,5 +195,5 @@ def result_counts(session: Session, run_ids: list[str]) -> dict[str, int]:
             .where(Result.run_id.in_(run_ids[i : i + 500]))
             .group_by(Result.run_id)
         )
-        out.update({rid: n for rid, n in session.execute(q)})
+        out.update(session.execute(q).tuples().all())
     return out

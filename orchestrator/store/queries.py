@@ -9,12 +9,13 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
-from sqlalchemy import func, select, text
+from sqlalchemy import ColumnElement, func, select, text
 from sqlalchemy.orm import Session
 
 from .. import __version__
+from ..errors import InfrastructureError
 from ..spec import CheckResult, HostSpec, ImageSpec, SuiteRef
-from .models import Check, Host, Image, Result, Run, TaskRow
+from .models import Base, Check, Host, Image, Result, Run, TaskRow
 
 
 def now() -> datetime:
@@ -34,10 +35,10 @@ def image_row(session: Session, image: ImageSpec, digest: str | None) -> Image:
             "components": dict(image.components),
         },
     )
-    return session.get(Image, pk)
+    return session.get_one(Image, pk)
 
 
-def image_pk(session: Session, fields: dict) -> int:
+def image_pk(session: Session, fields: dict[str, Any]) -> int:
     """The id of the image row with this (reference, digest, alias), inserted if missing.
     uq_image does not cover a NULL digest, so concurrent writers serialise first (a
     transaction lock on PostgreSQL, the write lock on SQLite): one inserts, the others
@@ -62,10 +63,12 @@ def image_pk(session: Session, fields: dict) -> int:
     if pk is None:
         insert_ignore(session, Image, fields)
         pk = session.scalars(q).first()
+    if pk is None:  # inserted, or yielded to a concurrent writer's row: it is there now
+        raise InfrastructureError(f"image {fields['alias']} was not stored in the results store")
     return pk
 
 
-def insert_ignore(session: Session, model: type, values: dict) -> None:
+def insert_ignore(session: Session, model: type[Base], values: dict[str, Any]) -> None:
     """INSERT that yields to a concurrent writer who inserted the same unique key
     first (another valorch process on the same database), instead of failing."""
     dialect = session.get_bind().dialect.name
@@ -127,7 +130,7 @@ def check_row(
     return row
 
 
-def start_run(
+def start_run(  # noqa: PLR0913  # keyword-only, the run row's columns
     session: Session,
     *,
     batch: str,
@@ -175,11 +178,12 @@ def add_results(
     """Store results; an attempt already stored for this run is not stored twice.
     ``declared`` maps a check id to the library its row is about (CheckInfo.library)."""
     cache: dict[tuple[str, int], Check] = {}
-    existing = set(
-        session.execute(
+    existing: set[tuple[int, int]] = {
+        (pk, attempt)
+        for pk, attempt in session.execute(
             select(Result.check_pk, Result.attempt).where(Result.run_id == run_id)
-        ).all()
-    )
+        )
+    }
     added = 0
     for res in results:
         chk = check_row(session, res, cache, (declared or {}).get(res.check))
@@ -296,7 +300,7 @@ def newest_runs(
     a job is named), joined back to those runs only: never every run of a long history."""
     if images is not None and not images:
         return []
-    cond = [Run.state.in_(FINISHED)]
+    cond: list[ColumnElement[bool]] = [Run.state.in_(FINISHED)]
     if job is not None:
         cond.append(Run.job == job)
     if since is not None:

@@ -16,8 +16,9 @@ import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any, cast
 
-from sqlalchemy import bindparam, delete, func, select, update
+from sqlalchemy import CursorResult, bindparam, delete, func, select, update
 from sqlalchemy.orm import Session
 
 from .models import (
@@ -155,7 +156,7 @@ def result_counts(session: Session, run_ids: Sequence[str]) -> dict[str, int]:
             .where(Result.run_id.in_(chunk))
             .group_by(Result.run_id)
         )
-        out.update({rid: n for rid, n in session.execute(q)})
+        out.update(session.execute(q).tuples().all())
     return out
 
 
@@ -198,8 +199,11 @@ def apply(session: Session, p: Plan, now: datetime) -> dict[str, int]:
     for chunk in _chunks([r.id for r in p.delete]):
         for model in (TriageRow, Result, InventoryRow, TaskRow, Run):
             table = model.__table__
-            gone = session.execute(
-                delete(table).where((table.c.id if model is Run else table.c.run_id).in_(chunk))
+            gone = cast(
+                CursorResult[Any],  # a DELETE's result: it has a rowcount
+                session.execute(
+                    delete(table).where((table.c.id if model is Run else table.c.run_id).in_(chunk))
+                ),
             )
             if model is Result:
                 results += gone.rowcount or 0

@@ -12,6 +12,21 @@ from sqlalchemy.orm import Session
 
 from .models import Check, Host, Image, InventoryRow, Result, Run, TaskRow
 
+#: (run id, check pk, attempt, status, duration_s, message, metrics as stored (JSON text, or a
+#: dict where the driver parses JSON), samples as stored (packed bytes), suite, library)
+ResultLine = tuple[
+    str,
+    int,
+    int,
+    str,
+    float,
+    str,
+    str | dict[str, Any] | None,
+    bytes | None,
+    str | None,
+    str | None,
+]
+
 
 def runs(session: Session) -> list[dict[str, Any]]:
     """Every run with its image and host, oldest first."""
@@ -58,7 +73,7 @@ def checks(session: Session) -> dict[int, dict[str, Any]]:
     return {r.id: dict(r._mapping) for r in session.execute(q)}
 
 
-def results(session: Session) -> Iterator[tuple]:
+def results(session: Session) -> Iterator[ResultLine]:
     """(run_id, check_pk, attempt, status, duration_s, message, metrics, samples, suite, library) of every
     result, by run then id. Streamed: the caller keeps what it needs. Samples and metrics
     come back raw (packed bytes; JSON text, or a dict where the driver parses JSON itself):

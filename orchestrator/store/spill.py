@@ -11,9 +11,11 @@ task, named after its batch and task id, holding the database it belongs to.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -70,10 +72,8 @@ def write(
             return path
         except OSError as exc:
             last = exc
-            try:
+            with contextlib.suppress(OSError):
                 tmp.unlink(missing_ok=True)
-            except OSError:
-                pass
     raise last or OSError("no spill directory")
 
 
@@ -91,7 +91,12 @@ def pending(url: URL, batch: str) -> list[tuple[Path, dict[str, Any]]]:
     return found
 
 
-def recover(session: Session, url: URL, batch: str, complete) -> list[Path]:  # noqa: ANN001
+def recover(
+    session: Session,
+    url: URL,
+    batch: str,
+    complete: Callable[[Session, str, int, Task, Execution], None],
+) -> list[Path]:
     """Store the spilled results of ``batch`` whose task is not done yet (``complete`` is
     ``store.queue.complete``); the caller commits, then deletes the returned files."""
     files = []

@@ -69,7 +69,7 @@ def export_runs(session: Session, runs: Sequence[Run]) -> dict[str, Any]:
                 "meta": run.meta,
             }
         )
-        suite_of = {}
+        suite_of: dict[int | None, str] = {}
         for t in run.tasks:
             suite_of[t.id] = t.suite
             tasks.append(

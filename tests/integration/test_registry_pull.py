@@ -9,7 +9,7 @@ import pytest
 from registry_support import (
     SMALL,
     run_cli,
-    )
+)
 
 from orchestrator.registry import RegistryClient
 from orchestrator.services import pull as svc
@@ -103,7 +103,7 @@ def test_retag_between_resolve_and_pull_is_a_mismatch(registry_basic, tiny_image
 
     image = ImageSpec(alias="moving", reference=f"{reg.host}/team/tiny:moving", backend="cpu")
     forget(image.reference)
-    with pytest.raises(svc.DigestMismatch) as exc:
+    with pytest.raises(svc.DigestMismatchError) as exc:
         svc.stage(image, LOCAL, "always", RetagAfterResolve())
     text = str(exc.value)
     assert (

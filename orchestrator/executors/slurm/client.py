@@ -26,10 +26,13 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from ... import proc
 from ...errors import InfrastructureError, NoMatchingHostError
+
+if TYPE_CHECKING:
+    from ...spec import Backend
 
 FEATURE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -63,7 +66,7 @@ class SlurmError(InfrastructureError):
     """A Slurm command failed, timed out or is missing (exit 3)."""
 
 
-class SlurmUnmatched(SlurmError, NoMatchingHostError):
+class SlurmUnmatched(SlurmError, NoMatchingHostError):  # noqa: N818  # scheduling catches it
     """No node of the cluster can ever run the job."""
 
 
@@ -73,7 +76,7 @@ class SlurmRequirement:
     ``labels`` are required node features. CUDA compute capabilities may be given
     as ``9.0`` and become ``sm_90``, the spelling of node features."""
 
-    backend: Literal["rocm", "cuda", "cpu"]
+    backend: Backend | Literal["rocm", "cuda", "cpu"]  # checked below
     archs: tuple[str, ...] = ()
     gpus: int = 0
     labels: tuple[str, ...] = ()
@@ -375,7 +378,7 @@ class SlurmCluster:
         """``scontrol show job`` as a dict (values that hold spaces are cut at the
         first one; the fields read here never hold any)."""
         out = self._run("scontrol", "show", "job", "-o", str(job_id)).stdout
-        return dict(m.groups() for m in re.finditer(r"(?:^|\s)([A-Za-z:/]+)=(\S*)", out))
+        return {m[1]: m[2] for m in re.finditer(r"(?:^|\s)([A-Za-z:/]+)=(\S*)", out)}
 
     def state(self, job_id: str) -> str:
         """PENDING, RUNNING, COMPLETED, FAILED, CANCELLED ... from squeue while the

@@ -23,6 +23,7 @@ task contributes reaches the node as a separate argv element (quoted by
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -350,10 +351,8 @@ class SlurmExecutor:
         return state
 
     def _cancel(self, job: str) -> None:
-        try:
+        with contextlib.suppress(SlurmError):
             self.cluster.cancel(job)
-        except SlurmError:
-            pass
 
 
 def _feed(path: Path, offset: int, transcript: Transcript) -> int:

@@ -15,16 +15,19 @@ import re
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...spec import Execution, HostSpec, Task
 from .. import gang
 from ..transcript import Transcript, conclude
 from .client import SlurmError
 
+if TYPE_CHECKING:
+    from .executor import SlurmExecutor
+
 
 def follow_gang(
-    executor: Any,
+    executor: SlurmExecutor,
     task: Task,
     job: str,
     workdir: Path,

@@ -40,7 +40,7 @@ def hosts_from_sinfo(text: str) -> tuple[HostSpec, ...]:
             for _ in range(count if vendor else 0):
                 gpus.append(
                     GPU(
-                        vendor=vendor,
+                        vendor="amd" if vendor == "amd" else "nvidia",
                         arch=arch,
                         index=len(gpus),
                         product=kind,

@@ -117,8 +117,9 @@ def column_groups(names: Sequence[str]) -> tuple[list[dict[str, Any]], list[dict
     families = [f for f, _ in parts]
     # a family of one column: the whole name on the leaf, nothing over it
     counts = {f: families.count(f) for f in families}
-    leaves, top = [], []
-    for name, (family, version) in zip(names, parts):
+    leaves: list[dict[str, Any]] = []
+    top: list[dict[str, Any]] = []
+    for name, (family, version) in zip(names, parts, strict=True):
         if not family or counts[family] < 2:
             family, version = "", name
         leaves.append({"text": version, "name": name, "family": family})

@@ -35,7 +35,11 @@ MAX_SPREAD_SERIES = (
 MAX_POINTS = 600  # per plot: a long history in many environments is drawn as bucket medians
 
 
-def _thin(points: tuple, most: int) -> tuple:
+#: (when, median, q1, q3) in seconds
+Point = tuple[datetime, float, float, float]
+
+
+def _thin(points: tuple[Point, ...], most: int) -> tuple[Point, ...]:
     """At most ``most`` points: consecutive runs in equal buckets, each drawn at its middle
     run with the median of the bucket's medians (shifts keep their exact runs)."""
     if len(points) <= most:
@@ -68,7 +72,7 @@ class Marker:
 @dataclass(frozen=True)
 class Series:
     label: str
-    points: tuple[tuple[datetime, float, float, float], ...]  # (when, median, q1, q3) in seconds
+    points: tuple[Point, ...]  # (when, median, q1, q3) in seconds
     levels: tuple[Level, ...] = ()
     markers: tuple[Marker, ...] = ()
 
@@ -119,12 +123,10 @@ def time_ticks(lo: float, hi: float, count: int = 8) -> tuple[list[float], str]:
     most ``count`` of them, and a label format fine enough to tell them apart: runs a
     minute apart are not all labelled with the same minute."""
     span = max(hi - lo, 1.0)
-    for step, fmt in _TIME_STEPS:
+    for step, fmt in _TIME_STEPS:  # noqa: B007  # fmt: the one of the step it stops at
         if span / step <= count - 1:
             break
-    local = (
-        datetime.fromtimestamp(lo).utcoffset() or 0
-    )  # round in local time, as the labels are read
+    local = datetime.fromtimestamp(lo).utcoffset()  # round in local time, as the labels are read
     offset = local.total_seconds() if local else 0.0
     first = math.ceil((lo + offset) / step) * step - offset
     ticks = [first + i * step for i in range(int((hi - first) // step) + 1)] or [lo]
@@ -148,7 +150,7 @@ def nice_ticks(lo: float, hi: float, count: int = 6) -> list[float]:
     mag = 10 ** math.floor(math.log10(raw))
     step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
     first = math.floor(lo / step) * step
-    ticks = []
+    ticks: list[float] = []
     t = first
     while t <= hi + step * 1e-9 and len(ticks) < count + 2:
         ticks.append(round(t, 12))
@@ -198,11 +200,11 @@ def trend_svg(
         )
         colours.append(c)
         if spread:
-            for k in (2, 3):
+            for quartile in ([p[2] for p in s.points], [p[3] for p in s.points]):
                 lines.append(
                     (
                         None,
-                        [(_ts(p[0]), p[k] * factor) for p in s.points],
+                        [(_ts(p[0]), q * factor) for p, q in zip(s.points, quartile, strict=True)],
                         {"show_dots": False, "stroke_style": {"width": 1, "dasharray": "2,3"}},
                     )
                 )
