@@ -4,6 +4,7 @@ Shared by ``run`` and ``qualify``."""
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import threading
 import uuid
@@ -52,7 +53,7 @@ class Placement:
     # None: the cluster scheduler (Slurm, Kubernetes) places, no retries here
     hosts: tuple[HostSpec, ...] | None
     history: dict[tuple[str, str], float] | None = None
-    staged: dict[tuple[str, str], Staged] = field(default_factory=dict)  # by (host, alias)
+    staged: dict[tuple[str, str], Staged | None] = field(default_factory=dict)  # by (host, alias)
     reap: bool = False  # leftover containers of finished runs to remove from the hosts
     catalog: Catalog | None = None  # whose pins the triage of failing checks compares digests with
     # {"host", "reason", "at"}: recorded on each run of the batch
@@ -119,7 +120,7 @@ def place_job(
                 staging.on_quarantine(verdict)
 
         inventory, planned = _quarantine(spec, cat, inventory, planned, where.cpu_only, hist, seen)
-    staged: dict[tuple[str, str], Staged] = {}
+    staged: dict[tuple[str, str], Staged | None] = {}
     if executor == "host":
         if any(pr.image.executor != "host" for pr in planned):
             raise InputError(
@@ -423,10 +424,9 @@ def sweeping(
         with naming_batch(batch):
             yield
     except BaseException:
-        try:
+        # the database may be what failed: the original error is the news
+        with contextlib.suppress(Exception):
             reap(inventory, factory, batch)
-        except Exception:  # noqa: BLE001 - the database may be what failed: the original error is the news
-            pass
         raise
 
 

@@ -8,10 +8,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
+from ..errors import InfrastructureError
 from ..spec import (  # BatchInfo, Pending: the scheduler's nouns, named here as before
     FAILING,
     BatchInfo,
@@ -29,6 +31,7 @@ from .models import Host, Image, Result, Run, TaskRow, TriageRow
 #: task states that need no more work; "error" (infrastructure) is finished for this
 #: batch but is re-queued by ``reopen`` when the batch is resumed.
 FINISHED = ("done", "error")
+_Row = TypeVar("_Row", TaskRow, Run)
 
 
 @dataclass
@@ -36,7 +39,7 @@ class RunSummary:
     run_id: str
     image: str
     host: str
-    counts: Counter = field(default_factory=Counter)
+    counts: Counter[str] = field(default_factory=Counter)
     timings: dict[str, dict[str, float]] = field(default_factory=dict)
     infra_errors: list[str] = field(default_factory=list)
     digest: str | None = None
@@ -94,14 +97,14 @@ def run_for(session: Session, ctx: BatchInfo, task: Task, executor: str, cpu_onl
 
 
 def start(session: Session, task_id: int) -> None:
-    row = session.get(TaskRow, task_id)
+    row = _row(session, TaskRow, task_id)
     row.state, row.started, row.tries = "running", queries.now(), row.tries + 1
 
 
 def move(session: Session, ctx: BatchInfo, task_id: int, task: Task, reason: str = "") -> str:
     """Re-queue a task on ``task.host`` (its batch's run there, created when missing);
     a run left without tasks goes. Returns the task's new run id."""
-    row = session.get(TaskRow, task_id)
+    row = _row(session, TaskRow, task_id)
     old = row.run_id
     new = run_for(session, ctx, task, row.run.executor, row.run.cpu_only)
     row.run_id, row.state = new, "queued"
@@ -122,14 +125,14 @@ def complete(session: Session, run_id: str, task_id: int, task: Task, execution:
         if task.nodes:  # a multi-node run's rows carry its node count (executors.gang.node_row)
             libraries.update({f"{c.id}[{len(task.nodes)}-nodes]": c.library for c in task.checks})
         queries.add_results(session, run_id, task_id, execution.results, libraries)
-    row = session.get(TaskRow, task_id)
+    row = _row(session, TaskRow, task_id)
     row.state = "error" if execution.infra_error else "done"
     row.ended, row.timings, row.error = (
         queries.now(),
         dict(execution.timings),
         execution.infra_error,
     )
-    run = session.get(Run, run_id)
+    run = _row(session, Run, run_id)
     if execution.image_digest and run.image.digest != execution.image_digest:
         run.image = queries.image_row(session, task.image, execution.image_digest)
     gpus = [g.index for g in task.gpus or ()]
@@ -137,6 +140,17 @@ def complete(session: Session, run_id: str, task_id: int, task: Task, execution:
         **run.meta,
         task.suite.name: {"probe": execution.meta, "exit_code": execution.exit_code, "gpus": gpus},
     }
+
+
+def _row(session: Session, model: type[_Row], key: int | str) -> _Row:
+    """The row a transition names; gone from under a running batch, it is the store's fault."""
+    row = session.get(model, key)
+    if row is None:
+        raise InfrastructureError(
+            f"the store has no {model.__tablename__} row {key} while a batch runs",
+            "another process removed it (results prune?); resume the batch: valorch run --resume BATCH",
+        )
+    return row
 
 
 def interrupt(session: Session, run_ids: Iterable[str]) -> None:
@@ -203,7 +217,7 @@ def reopen(
         )  # decided again
         session.execute(delete(Result).where(Result.task_id.in_([p.task_id for p in todo])))
         for p in todo:
-            row = session.get(TaskRow, p.task_id)
+            row = _row(session, TaskRow, p.task_id)
             row.state, row.error = "queued", None
         for run in runs:
             if any(p.run_id == run.id for p in todo):
