@@ -101,7 +101,7 @@ def pg_server():
 
     try:
         server = pgserver.start()
-    except FileNotFoundError as exc:
+    except pgserver.UnavailableError as exc:
         pytest.skip(str(exc))
     yield server
     server.stop()
