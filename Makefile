@@ -3,7 +3,11 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: run test unit test-images engine bench docs clean
+.PHONY: run test unit quick cli test-images engine bench docs clean
+
+# The test groups by what they need (markers, tests/needs.py; docs/testing.md).
+NEEDS_COMPONENTS := docker or slurm or browser or postgres
+QUICK := not cli and not torch and not ($(NEEDS_COMPONENTS))
 
 # The run environment: valorch and PyTorch for the host interpreter. Its bytecode is
 # compiled as pip compiles a wheel's: an editable install leaves that to the first run,
@@ -35,6 +39,22 @@ test: $(VENV)/.test-env engine test-images
 ## Unit tests only (no Docker).
 unit: $(VENV)/.test-env
 	$(BIN)/python -m pytest tests/unit
+
+# The quick group's environment: valorch and its test extras, no PyTorch.
+$(VENV)/.quick-env: pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q -e '.[test]'
+	touch $@
+
+## The tests that need nothing but valorch: no console script, no PyTorch, no Docker,
+## Slurm, browser or PostgreSQL (about a minute).
+quick: $(VENV)/.quick-env
+	$(BIN)/python -m pytest -m "$(QUICK)"
+
+## The tests that run the valorch console script or the host's PyTorch, still without
+## Docker, Slurm, a browser or PostgreSQL.
+cli: $(VENV)/.run-env
+	$(BIN)/python -m pytest -m "(cli or torch) and not ($(NEEDS_COMPONENTS))"
 
 engine:
 	scripts/ensure-engine.sh

@@ -4,6 +4,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import needs
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -91,6 +92,7 @@ def pytest_collection_modifyitems(items):
     for item in items:
         if "pg_server" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.postgres)
+    needs.mark(items)
 
 
 @pytest.fixture(scope="session")
