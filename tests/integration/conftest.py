@@ -21,13 +21,6 @@ from orchestrator.executors.slurm.client import SlurmCluster
 START_SLURM = Path(__file__).resolve().parents[2] / "scripts" / "start-slurm.sh"
 SLURM_CONF = Path(os.environ.get("VALORCH_SLURM_DIR", "/etc/slurm")) / "slurm.conf"
 
-TEST_IMAGES = (
-    "valorch/test:debian-torch",
-    "valorch/test:pip-torch",
-    "valorch/base:bullseye",
-    "valorch/base:bookworm",
-)
-
 
 def pytest_collection_modifyitems(items):
     for item in items:
@@ -38,23 +31,6 @@ def pytest_collection_modifyitems(items):
             and "pg_server" not in getattr(item, "fixturenames", ())
         ):
             item.add_marker(pytest.mark.docker)
-
-
-@pytest.fixture(scope="session", autouse=True)
-def docker_engine(request):
-    """Integration tests need the real engine and the local test images; `make test`
-    provides both (scripts/ensure-engine.sh, scripts/build-test-images.sh)."""
-    if not any("docker" in item.keywords for item in request.session.items):
-        return
-    if subprocess.run(["docker", "info"], capture_output=True).returncode != 0:
-        pytest.fail("no Docker engine answers: run scripts/ensure-engine.sh (make test does)")
-    missing = [
-        i
-        for i in TEST_IMAGES
-        if subprocess.run(["docker", "image", "inspect", i], capture_output=True).returncode != 0
-    ]
-    if missing:
-        pytest.fail(f"test images missing: {missing}; run make test-images")
 
 
 @pytest.fixture
