@@ -38,7 +38,7 @@ test: $(VENV)/.test-env engine test-images
 
 ## Unit tests only (no Docker).
 unit: $(VENV)/.test-env
-	$(BIN)/python -m pytest tests/unit
+	$(BIN)/python -m pytest tests/unit -m "not docker"
 
 # The quick group's environment: valorch and its test extras, no PyTorch.
 $(VENV)/.quick-env: pyproject.toml
