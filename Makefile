@@ -3,7 +3,11 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: run test unit typecheck test-images engine bench docs clean
+.PHONY: run test unit quick cli typecheck lint test-images engine bench docs clean
+
+# The test groups by what they need (markers, tests/needs.py; docs/testing.md).
+NEEDS_COMPONENTS := docker or slurm or browser or postgres
+QUICK := not cli and not torch and not ($(NEEDS_COMPONENTS))
 
 # The run environment: valorch and PyTorch for the host interpreter. Its bytecode is
 # compiled as pip compiles a wheel's: an editable install leaves that to the first run,
@@ -29,16 +33,41 @@ run: $(VENV)/.run-env
 
 ## The whole test suite, unit and integration, against a real Docker engine
 ## (started when none answers) and the locally built test images.
-test: $(VENV)/.test-env engine test-images typecheck
+test: $(VENV)/.test-env lint engine test-images
 	$(BIN)/python -m pytest
 
-## mypy as pyproject.toml configures it (strict on services, scheduling, store, matrix, regression).
+## The house style, checked (docs/style.md): ruff's lint and format, the layers'
+## import contracts, and mypy.
+lint: $(VENV)/.test-env
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
+	$(BIN)/mypy
+
+## mypy alone, as pyproject.toml configures it (strict on services, scheduling, store,
+## matrix, regression).
 typecheck: $(VENV)/.test-env
 	$(BIN)/mypy
 
 ## Unit tests only (no Docker).
 unit: $(VENV)/.test-env
-	$(BIN)/python -m pytest tests/unit
+	$(BIN)/python -m pytest tests/unit -m "not docker"
+
+# The quick group's environment: valorch and its test extras, no PyTorch.
+$(VENV)/.quick-env: pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q -e '.[test]'
+	touch $@
+
+## The tests that need nothing but valorch: no console script, no PyTorch, no Docker,
+## Slurm, browser or PostgreSQL (about a minute).
+quick: $(VENV)/.quick-env
+	$(BIN)/python -m pytest -m "$(QUICK)"
+
+## The tests that run the valorch console script or the host's PyTorch, still without
+## Docker, Slurm, a browser or PostgreSQL.
+cli: $(VENV)/.run-env
+	$(BIN)/python -m pytest -m "(cli or torch) and not ($(NEEDS_COMPONENTS))"
 
 engine:
 	scripts/ensure-engine.sh

@@ -71,7 +71,7 @@ def collect(db: Path, runs: int, threads: int | None) -> None:
 def measure(db: Path) -> tuple[dict[str, dict], dict]:
     factory = session_factory(open_engine(str(db)))
     with factory() as s:
-        image_id, host_id, n = s.execute(
+        image_id, host_id, _n = s.execute(
             select(Run.image_id, Run.host_id, func.count())
             .group_by(Run.image_id, Run.host_id)
             .order_by(func.count().desc())

@@ -84,7 +84,7 @@ def main() -> None:
         ]
         per_check = 0.0
         for cid in checks:
-            wall, res = run(["--image", ALIAS, "--suite", PER_CHECK_SUITE, "--check", cid], db)
+            _wall, res = run(["--image", ALIAS, "--suite", PER_CHECK_SUITE, "--check", cid], db)
             per_check += res["timings"][PER_CHECK_SUITE]["total_s"]
     print(f"image {ALIAS} ({ref}); bare container start+remove {start:.2f} s (median of 5)\n")
     print(

@@ -4,6 +4,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import needs
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -60,6 +61,36 @@ def selftest_at_once(image: str, db, n: int = 8) -> None:
         assert "locked" not in err and "Traceback" not in err
 
 
+TEST_IMAGES = (
+    "valorch/test:debian-torch",
+    "valorch/test:pip-torch",
+    "valorch/base:bullseye",
+    "valorch/base:bookworm",
+)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def docker_engine(request):
+    """The Docker tests need the real engine and the local test images; `make test` provides
+    both (scripts/ensure-engine.sh, scripts/build-test-images.sh). Selected Docker tests are
+    meant to run: without them the session fails at once, saying how to get them
+    (`-m "not docker"` leaves them out)."""
+    if not any("docker" in item.keywords for item in request.session.items):
+        return
+    if subprocess.run(["docker", "info"], capture_output=True).returncode != 0:
+        pytest.fail(
+            "no Docker engine answers: run scripts/ensure-engine.sh (make test does),"
+            ' or leave the Docker tests out with -m "not docker"'
+        )
+    missing = [
+        i
+        for i in TEST_IMAGES
+        if subprocess.run(["docker", "image", "inspect", i], capture_output=True).returncode != 0
+    ]
+    if missing:
+        pytest.fail(f"test images missing: {missing}; run make test-images")
+
+
 @pytest.fixture
 def cli(tmp_path):
     db = tmp_path / "valorch.sqlite"
@@ -91,6 +122,7 @@ def pytest_collection_modifyitems(items):
     for item in items:
         if "pg_server" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.postgres)
+    needs.mark(items)
 
 
 @pytest.fixture(scope="session")
@@ -101,7 +133,7 @@ def pg_server():
 
     try:
         server = pgserver.start()
-    except FileNotFoundError as exc:
+    except pgserver.UnavailableError as exc:
         pytest.skip(str(exc))
     yield server
     server.stop()

@@ -25,6 +25,21 @@ from pathlib import Path
 NOBODY = 65534
 
 
+class UnavailableError(RuntimeError):
+    """What the tests need is not installed here; the message says what and how to get it."""
+
+
+def missing() -> str | None:
+    """Why no server can be started here (the server or the driver is not installed), or None."""
+    try:
+        import psycopg  # noqa: F401
+    except ImportError:
+        return "psycopg is not installed: pip install -e '.[postgres]'"
+    if bindir() is None:
+        return "no PostgreSQL server: install Debian's postgresql package (.ci/run does)"
+    return None
+
+
 def bindir() -> Path | None:
     """The newest installed server's bin directory, or None."""
     found = sorted(
@@ -83,12 +98,15 @@ class Server:
 def start(
     *, fsync: bool = False, settings: dict[str, str] | None = None, base: Path | None = None
 ) -> Server:
-    """initdb + postgres in a new directory; the caller stops it (Server.stop)."""
+    """initdb + postgres in a new directory; the caller stops it (Server.stop).
+    Raises UnavailableError, before starting anything, when the server or the driver is missing."""
+    reason = missing()
+    if reason is not None:
+        raise UnavailableError(reason)
+    import psycopg
+
     bins = bindir()
-    if bins is None:
-        raise FileNotFoundError(
-            "no PostgreSQL server: install Debian's postgresql package (.ci/run does)"
-        )
+    assert bins is not None
     base = Path(tempfile.mkdtemp(prefix="valorch-pg-", dir=str(base) if base else None))
     data, sock = base / "data", base / "sock"
     sock.mkdir()
@@ -135,9 +153,10 @@ def start(
     argv = [str(bins / "postgres"), "-D", str(data)]
     for k, v in opts.items():
         argv += ["-c", f"{k}={v}"]
-    log = open(base / "server.log", "ab")
-    proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=base, **ids)
-    log.close()
+    with open(base / "server.log", "ab") as log:
+        proc = subprocess.Popen(
+            argv, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=base, **ids
+        )
     server = Server(base, port, proc)
     deadline = time.monotonic() + 60
     while True:
@@ -146,7 +165,7 @@ def start(
                 pass
             server._admin("SELECT 1")
             return server
-        except Exception:  # noqa: BLE001 - still starting
+        except (OSError, psycopg.OperationalError):  # still starting: refused, or not ready
             if proc.poll() is not None or time.monotonic() > deadline:
                 text = (base / "server.log").read_text(errors="replace")
                 server.stop()

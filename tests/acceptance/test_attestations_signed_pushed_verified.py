@@ -19,7 +19,8 @@ import pytest
 import requests
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
-from registry_support import SMALL, free_port, registry_basic, run_cli  # noqa: F401
+from registry_support import SMALL, registry_basic, run_cli  # noqa: F401
+from tlscerts import free_port
 
 pytestmark = pytest.mark.docker
 
@@ -251,7 +252,7 @@ def _push_att(w, name, layers_data: list[bytes]):
     base = f"https://{reg.host}/v2/attest/{name}"
     kw = {"auth": reg.auth(), "verify": str(reg.ca)}
     layers = []
-    for data in layers_data + [b"{}"]:
+    for data in [*layers_data, b"{}"]:
         d = "sha256:" + hashlib.sha256(data).hexdigest()
         loc = requests.post(f"{base}/blobs/uploads/", **kw).headers["Location"]
         loc = loc if loc.startswith("http") else f"https://{reg.host}{loc}"

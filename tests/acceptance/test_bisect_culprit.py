@@ -23,7 +23,7 @@ def nightlies(tmp_path_factory):
     repo = f"valorch/culprit-{uuid.uuid4().hex[:8]}"
     sources = [GOOD] * 2 + [BAD] * 2
     tags = [f"{repo}:n{i}" for i in range(1, 5)]
-    for src, tag in zip(sources, tags):
+    for src, tag in zip(sources, tags, strict=False):
         subprocess.run(["docker", "tag", src, tag], check=True, capture_output=True)
     catalog = tmp / "images"
     catalog.mkdir()

@@ -4,7 +4,7 @@ value placeholder, and every argument and option says what it is."""
 
 import re
 
-from acceptance_support import run_cli
+from root_helpers import run_cli
 from typer.main import get_command
 
 from orchestrator.cli import app

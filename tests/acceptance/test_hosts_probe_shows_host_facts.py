@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from acceptance_support import run_cli
+from root_helpers import run_cli
 
 pytestmark = pytest.mark.docker
 

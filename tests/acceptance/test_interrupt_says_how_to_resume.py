@@ -9,7 +9,7 @@ import sqlite3
 import subprocess
 import time
 
-from acceptance_support import ROOT, VALORCH
+from root_helpers import ROOT, VALORCH
 
 
 def _runs(db):

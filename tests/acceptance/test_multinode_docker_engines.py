@@ -7,12 +7,12 @@ node listed on the run; then one node's container killed, and one frozen, on pur
 import json
 import os
 import shutil
-import signal
 import sqlite3
 import subprocess
 import time
 from pathlib import Path
 
+import dockerd
 import pytest
 from conftest import ROOT, VALORCH
 
@@ -28,71 +28,9 @@ BRIDGE = "vlch-mn-br0"
 def engine2():
     if not shutil.which("dockerd"):
         pytest.skip("dockerd is needed for a second engine")
-    pid = DIR / "docker.pid"
-    if pid.exists():  # this test's engine from a session that was killed
-        try:
-            old = int(pid.read_text())
-            os.kill(old, signal.SIGTERM)
-            for _ in range(300):
-                if not Path(f"/proc/{old}").exists():
-                    break
-                time.sleep(0.1)
-        except (ProcessLookupError, ValueError):
-            pass
-    DIR.mkdir(parents=True, exist_ok=True)
-    sock = DIR / "docker.sock"
-    subprocess.run(["ip", "link", "add", BRIDGE, "type", "bridge"], capture_output=True)
-    log = open(DIR / "dockerd.log", "w")
-    proc = subprocess.Popen(
-        [
-            "dockerd",
-            "--host",
-            f"unix://{sock}",
-            "--data-root",
-            str(DIR / "data"),
-            "--exec-root",
-            str(DIR / "exec"),
-            "--pidfile",
-            str(pid),
-            f"--bridge={BRIDGE}",
-            "--iptables=false",
-            "--ip-masq=false",
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    try:
-        for _ in range(120):
-            if (
-                subprocess.run(
-                    ["docker", "-H", f"unix://{sock}", "version"], capture_output=True
-                ).returncode
-                == 0
-            ):
-                break
-            assert proc.poll() is None, (DIR / "dockerd.log").read_text()[-2000:]
-            time.sleep(0.5)
-        if (
-            subprocess.run(
-                ["docker", "-H", f"unix://{sock}", "image", "inspect", IMAGE], capture_output=True
-            ).returncode
-            != 0
-        ):
-            subprocess.run(
-                f"docker save {IMAGE} | docker -H unix://{sock} load",
-                shell=True,
-                check=True,
-                capture_output=True,
-            )
+    dockerd.stop_stale(DIR)
+    with dockerd.running(DIR, BRIDGE, images=(IMAGE,)) as sock:
         yield f"unix://{sock}"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
-        subprocess.run(["ip", "link", "delete", BRIDGE], capture_output=True)
 
 
 @pytest.fixture

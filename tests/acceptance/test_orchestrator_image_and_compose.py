@@ -17,7 +17,7 @@ import threading
 import uuid
 
 import pytest
-from acceptance_support import ROOT
+from root_helpers import ROOT
 
 DOCKERFILE = ROOT / "images" / "docker" / "Dockerfile.orchestrator"
 PUBLIC_BASE = "debian:bookworm-slim"

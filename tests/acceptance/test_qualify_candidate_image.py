@@ -10,7 +10,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from acceptance_support import ROOT
+from root_helpers import ROOT
 
 pytestmark = pytest.mark.docker
 

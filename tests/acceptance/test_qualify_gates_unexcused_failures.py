@@ -21,7 +21,7 @@ def test_still_failing_check_gates_and_is_a_junit_failure(cli, tmp_path):
     cases = junit_cases(tmp_path / "q" / "report.junit.xml")
     assert failures(cases) == ["selftest.fail"] and cases["selftest.pass"][0] == "passed"
     md = (tmp_path / "q" / "report.md").read_text()
-    verdict, rest = md.split("<details>", 1)
+    verdict, _rest = md.split("<details>", 1)
     assert "## Verdict: ❌ NOT QUALIFIED" in verdict and "## Failures (1)" in verdict
     assert "still failing" in verdict and "planted failure" in verdict
     html = (tmp_path / "q" / "report.html").read_text()

@@ -12,7 +12,7 @@ import subprocess
 import time
 
 import pytest
-from acceptance_support import run_cli
+from root_helpers import run_cli
 
 REGISTRY = shutil.which("docker-registry")
 SMALL = "valorch/base:bookworm"
@@ -50,12 +50,12 @@ def _serve(tmp_path, address: str):
         "storage": {"filesystem": {"rootdirectory": str(tmp_path / f"data-{port}")}},
     }
     (tmp_path / f"config-{port}.yml").write_text(json.dumps(config))
-    log = open(tmp_path / f"registry-{port}.log", "w")
-    proc = subprocess.Popen(
-        [REGISTRY, "serve", str(tmp_path / f"config-{port}.yml")],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
+    with open(tmp_path / f"registry-{port}.log", "w") as log:
+        proc = subprocess.Popen(
+            [REGISTRY, "serve", str(tmp_path / f"config-{port}.yml")],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
     for _ in range(200):
         try:
             socket.create_connection((address, port), timeout=1).close()
@@ -63,16 +63,15 @@ def _serve(tmp_path, address: str):
         except OSError:
             assert proc.poll() is None, (tmp_path / f"registry-{port}.log").read_text()
             time.sleep(0.05)
-    return proc, f"{address}:{port}", log
+    return proc, f"{address}:{port}"
 
 
 @pytest.fixture
 def loopback_registry(tmp_path):
-    proc, host, log = _serve(tmp_path, "127.0.0.1")
+    proc, host = _serve(tmp_path, "127.0.0.1")
     yield host
     proc.terminate()
     proc.wait(timeout=20)
-    log.close()
 
 
 def _catalog(tmp_path, alias, reference, digest=None):
@@ -155,7 +154,7 @@ def test_plain_http_registry_not_marked_insecure_gets_the_real_fix(tmp_path):
             text=True,
         ).stdout
     )
-    proc, host, log = _serve(tmp_path, address)
+    proc, host = _serve(tmp_path, address)
     try:
         if info.get("IndexConfigs", {}).get(host, {}).get("Secure") is False:
             pytest.skip(f"the engine lists {host} as insecure")
@@ -173,4 +172,3 @@ def test_plain_http_registry_not_marked_insecure_gets_the_real_fix(tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=20)
-        log.close()

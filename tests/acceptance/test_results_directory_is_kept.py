@@ -4,7 +4,7 @@ The defaults the CLI states are the ones the README names."""
 
 import subprocess
 
-from acceptance_support import ROOT, run_cli
+from root_helpers import ROOT, run_cli
 
 
 def _git(*args):

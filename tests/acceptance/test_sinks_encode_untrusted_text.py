@@ -9,6 +9,7 @@ import json
 import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import ClassVar
 from xml.etree import ElementTree as ET
 
 import pytest
@@ -89,7 +90,7 @@ def test_junit_from_a_workload_printing_escapes_is_well_formed(tmp_path):
 
 
 def test_markdown_of_an_imported_export_has_no_raw_tag(tmp_path):
-    db, (base, head) = _store(tmp_path)
+    db, (_base, head) = _store(tmp_path)
     export = tmp_path / "e.json"
     assert run_cli("results", "export", head, "--out", str(export), db=db).returncode == 0
     doc = json.loads(export.read_text())
@@ -109,7 +110,7 @@ def test_markdown_of_an_imported_export_has_no_raw_tag(tmp_path):
 
 
 def test_an_export_with_control_characters_in_names_is_refused(tmp_path):
-    db, (base, head) = _store(tmp_path)
+    db, (_base, head) = _store(tmp_path)
     export = tmp_path / "e.json"
     run_cli("results", "export", head, "--out", str(export), db=db)
     doc = json.loads(export.read_text())
@@ -126,7 +127,7 @@ def test_an_export_with_control_characters_in_names_is_refused(tmp_path):
 
 
 class Recorder(BaseHTTPRequestHandler):
-    seen: list = []
+    seen: ClassVar[list] = []
     redirect_to: str = ""
 
     def do_POST(self):

@@ -125,7 +125,8 @@ def shown_headers(dom: str) -> list[tuple[str, str]]:
     over = [f["text"].strip() for f in h.families for _ in range(f["span"])] or [""] * len(h.leaves)
     assert len(over) == len(h.leaves)
     return [
-        (f"{fam} {leaf['text'].strip()}".strip(), leaf["name"]) for fam, leaf in zip(over, h.leaves)
+        (f"{fam} {leaf['text'].strip()}".strip(), leaf["name"])
+        for fam, leaf in zip(over, h.leaves, strict=False)
     ]
 
 
@@ -145,7 +146,7 @@ def test_matrix_headers_are_pairwise_distinct(site, tmp_path, page):
     assert len(heads) >= 1
     assert len({text for text, _ in heads}) == len(heads), heads
     if page.endswith(("checks.html", "job-nightly.html")):
-        by_name = dict((name, text) for text, name in heads)
+        by_name = {name: text for text, name in heads}
         # the two torch images: one family over two versions, each column read whole
         assert by_name[IMAGES[0]] == "cpu_debian12_py3.11_pytorch 1.13"
         assert by_name[IMAGES[1]] == "cpu_debian12_py3.11_pytorch 2.13"

@@ -5,10 +5,10 @@ nor pinned stays skip."""
 
 import json
 
-import torch
-
 
 def test_unpinned_versions_are_measured(cli):
+    import torch
+
     proc = cli(
         "run",
         "--image",

@@ -13,7 +13,6 @@ import http.server
 import json
 import os
 import shutil
-import socket
 import ssl
 import subprocess
 import sys
@@ -24,8 +23,10 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import dockerd
 import pytest
 import requests
+import tlscerts
 
 REGISTRY = shutil.which("docker-registry")
 ROOT = Path(__file__).resolve().parents[2]
@@ -45,86 +46,14 @@ def run_cli(
     )
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def make_ca(d: Path) -> None:
     """A CA and a server certificate for 127.0.0.1 (openssl), and a self-signed token signer."""
-
-    def ssl_(*args):
-        subprocess.run(["openssl", *args], cwd=d, check=True, capture_output=True)
-
-    ssl_(
-        "req",
-        "-x509",
-        "-newkey",
-        "rsa:2048",
-        "-nodes",
-        "-days",
-        "2",
-        "-subj",
-        "/CN=valorch-registry-ca",
-        "-addext",
-        "basicConstraints=critical,CA:TRUE",
-        "-addext",
-        "keyUsage=critical,keyCertSign,cRLSign",
-        "-keyout",
-        "ca.key",
-        "-out",
-        "ca.crt",
+    tlscerts.self_signed(d, "valorch-registry-ca", "ca.key", "ca.crt", ca=True)
+    ca = ("ca.crt", "ca.key")
+    tlscerts.signed(
+        d, "127.0.0.1", "server.key", "server.crt", ca=ca, ext=tlscerts.SERVER_EXT, name="server"
     )
-    (d / "server.ext").write_text(
-        "authorityKeyIdentifier=keyid,issuer\nkeyUsage=critical,digitalSignature,"
-        "keyEncipherment\nsubjectAltName=IP:127.0.0.1,DNS:localhost\n"
-        "extendedKeyUsage=serverAuth\n"
-    )
-    ssl_(
-        "req",
-        "-newkey",
-        "rsa:2048",
-        "-nodes",
-        "-subj",
-        "/CN=127.0.0.1",
-        "-keyout",
-        "server.key",
-        "-out",
-        "server.csr",
-    )
-    ssl_(
-        "x509",
-        "-req",
-        "-in",
-        "server.csr",
-        "-CA",
-        "ca.crt",
-        "-CAkey",
-        "ca.key",
-        "-CAcreateserial",
-        "-days",
-        "2",
-        "-extfile",
-        "server.ext",
-        "-out",
-        "server.crt",
-    )
-    ssl_(
-        "req",
-        "-x509",
-        "-newkey",
-        "rsa:2048",
-        "-nodes",
-        "-days",
-        "2",
-        "-subj",
-        "/CN=valorch-token-signer",
-        "-keyout",
-        "signer.key",
-        "-out",
-        "signer.crt",
-    )
+    tlscerts.self_signed(d, "valorch-token-signer", "signer.key", "signer.crt")
 
 
 @dataclass
@@ -294,7 +223,7 @@ def start_registry(base: Path, kind: str):
     d = base / kind
     d.mkdir(parents=True)
     make_ca(d)
-    port = free_port()
+    port = tlscerts.free_port()
     extra: list = []
     if kind == "basic":
         import bcrypt
@@ -303,7 +232,7 @@ def start_registry(base: Path, kind: str):
         (d / "htpasswd").write_text(f"{USER}:{hashed}\n")
         auth = {"htpasswd": {"realm": "valorch-test", "path": str(d / "htpasswd")}}
     else:
-        tport = free_port()
+        tport = tlscerts.free_port()
         extra = [tport, start_token_issuer(d, tport)]
         auth = {
             "token": {
@@ -324,10 +253,10 @@ def start_registry(base: Path, kind: str):
         "auth": auth,
     }
     (d / "config.yml").write_text(json.dumps(config))  # JSON is YAML
-    log = open(d / "registry.log", "w")
-    proc = subprocess.Popen(
-        [REGISTRY, "serve", str(d / "config.yml")], stdout=log, stderr=subprocess.STDOUT
-    )
+    with open(d / "registry.log", "w") as log:
+        proc = subprocess.Popen(
+            [REGISTRY, "serve", str(d / "config.yml")], stdout=log, stderr=subprocess.STDOUT
+        )
     for _ in range(100):
         try:
             requests.get(f"https://127.0.0.1:{port}/v2/", verify=str(d / "ca.crt"), timeout=2)
@@ -353,10 +282,10 @@ def start_registry(base: Path, kind: str):
         timeout=120,
     )
     assert login.returncode == 0, login.stderr
-    return reg, engine_certs, log
+    return reg, engine_certs
 
 
-def stop_registry(reg: Registry, engine_certs: Path, log) -> None:
+def stop_registry(reg: Registry, engine_certs: Path) -> None:
     reg.proc.terminate()
     try:
         reg.proc.wait(timeout=20)
@@ -364,26 +293,25 @@ def stop_registry(reg: Registry, engine_certs: Path, log) -> None:
         reg.proc.kill()
     if reg.extra:
         reg.extra[1].shutdown()
-    log.close()
     shutil.rmtree(engine_certs, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
 def registry_basic(tmp_path_factory):
-    reg, certs, log = start_registry(tmp_path_factory.mktemp("registry"), "basic")
+    reg, certs = start_registry(tmp_path_factory.mktemp("registry"), "basic")
     try:
         yield reg
     finally:
-        stop_registry(reg, certs, log)
+        stop_registry(reg, certs)
 
 
 @pytest.fixture(scope="session")
 def registry_token(tmp_path_factory):
-    reg, certs, log = start_registry(tmp_path_factory.mktemp("registry"), "token")
+    reg, certs = start_registry(tmp_path_factory.mktemp("registry"), "token")
     try:
         yield reg
     finally:
-        stop_registry(reg, certs, log)
+        stop_registry(reg, certs)
 
 
 @pytest.fixture(scope="session")
@@ -420,54 +348,13 @@ def small_engine(tmp_path_factory):
     )
     if mount.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {mount.stderr}")
-    bridge = "vlch-d3br0"
-    subprocess.run(["ip", "link", "add", bridge, "type", "bridge"], capture_output=True)
-    sock = base / "docker.sock"
-    log = open(base / "dockerd.log", "w")
-    proc = subprocess.Popen(
-        [
-            "dockerd",
-            "--host",
-            f"unix://{sock}",
-            "--data-root",
-            str(base / "data"),
-            "--exec-root",
-            str(base / "exec"),
-            "--pidfile",
-            str(base / "docker.pid"),
-            "--storage-driver",
-            "vfs",
-            f"--bridge={bridge}",
-            "--iptables=false",
-            "--ip-masq=false",
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
+    hosts = base / "hosts.yaml"
     try:
-        for _ in range(120):
-            if (
-                subprocess.run(
-                    ["docker", "-H", f"unix://{sock}", "version"], capture_output=True
-                ).returncode
-                == 0
-            ):
-                break
-            if proc.poll() is not None:
-                pytest.fail(f"small dockerd exited: {(base / 'dockerd.log').read_text()[-2000:]}")
-            time.sleep(0.5)
-        hosts = base / "hosts.yaml"
-        hosts.write_text(f"hosts:\n  - name: small\n    endpoint: unix://{sock}\n")
-        yield {"sock": sock, "hosts": hosts}
+        with dockerd.running(base, "vlch-d3br0", "--storage-driver", "vfs") as sock:
+            hosts.write_text(f"hosts:\n  - name: small\n    endpoint: unix://{sock}\n")
+            yield {"sock": sock, "hosts": hosts}
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
         subprocess.run(["umount", str(base / "data")], capture_output=True)
-        subprocess.run(["ip", "link", "delete", bridge], capture_output=True)
 
 
 @pytest.fixture(scope="session")

@@ -17,7 +17,7 @@ def nightlies(tmp_path_factory):
     repo = f"valorch/bisect-{uuid.uuid4().hex[:8]}"
     sources = ["valorch/test:pip-torch"] * 3 + ["valorch/base:bookworm"] * 2
     tags = [f"{repo}:n{i}" for i in range(1, 6)]
-    for src, tag in zip(sources, tags):
+    for src, tag in zip(sources, tags, strict=False):
         subprocess.run(["docker", "tag", src, tag], check=True, capture_output=True)
     catalog = tmp / "images"
     catalog.mkdir()

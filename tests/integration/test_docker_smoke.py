@@ -88,7 +88,7 @@ def test_container_deadline_is_timeout_and_leaves_no_container(cli, leftover_con
 
 
 def test_crash_isolation_inside_a_container_on_python39(cli, leftover_containers):
-    proc, (run,) = run_json(
+    _proc, (run,) = run_json(
         cli, "--image", "cpu_debian11_py3.9", "--suite", "selftest", "--deadline", "3", "--no-gate"
     )
     res = results_of(run)
@@ -223,5 +223,5 @@ def test_local_test_job_runs_host_and_images(cli):
         "cpu_debian12_py3.11",
     }
     md = cli("matrix", "render").stdout
-    header = [line for line in md.splitlines() if line.startswith("| Check")][0]
+    header = next(line for line in md.splitlines() if line.startswith("| Check"))
     assert "cpu_debian12_py3.11_pytorch_1.13" in header and "host" in header

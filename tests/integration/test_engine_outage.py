@@ -50,26 +50,25 @@ class Engine:
         )
 
     def start(self) -> None:
-        log = open(BASE / "dockerd.log", "a")
-        self.proc = subprocess.Popen(
-            [
-                "dockerd",
-                "--host",
-                f"unix://{self.sock}",
-                "--data-root",
-                str(BASE / "data"),
-                "--exec-root",
-                str(BASE / "exec"),
-                "--pidfile",
-                str(BASE / "docker.pid"),
-                f"--bridge={BRIDGE}",
-                "--iptables=false",
-                "--ip-masq=false",
-            ],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-        log.close()
+        with open(BASE / "dockerd.log", "a") as log:
+            self.proc = subprocess.Popen(
+                [
+                    "dockerd",
+                    "--host",
+                    f"unix://{self.sock}",
+                    "--data-root",
+                    str(BASE / "data"),
+                    "--exec-root",
+                    str(BASE / "exec"),
+                    "--pidfile",
+                    str(BASE / "docker.pid"),
+                    f"--bridge={BRIDGE}",
+                    "--iptables=false",
+                    "--ip-masq=false",
+                ],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
         for _ in range(240):
             if self.docker("version").returncode == 0:
                 return

@@ -130,8 +130,8 @@ def test_attacks_cannot_reach_the_probe(cli, tmp_path):
     """Attacks 1 and 2 of issue 10 and variants: no stored verdict changes."""
     spec = job(
         tmp_path,
-        ATTACKS
-        + [
+        [
+            *ATTACKS,
             ("daemon", DAEMON),
             ("no-daemon", NO_DAEMON),
             ("own-flood", "head -c 200000000 /dev/zero"),

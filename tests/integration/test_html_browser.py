@@ -86,7 +86,7 @@ def two_runs(tmp_path_factory):
 
 
 def test_matrix_html_renders_cells_and_escapes(chromium, two_runs):
-    db, catalog, runs, tmp = two_runs
+    db, _catalog, runs, tmp = two_runs
     page = tmp / "matrix.html"
     proc = run_cli("matrix", "render", "--format", "html", "--out", str(page), db=db)
     assert proc.returncode == 0, proc.stderr

@@ -5,7 +5,8 @@ import base64
 import json
 
 import pytest
-from registry_support import free_port, registry_basic, registry_token, tiny_images  # noqa: F401
+from registry_support import registry_basic, registry_token, tiny_images  # noqa: F401
+from tlscerts import free_port
 
 from orchestrator import imageref
 from orchestrator.errors import InfrastructureError

@@ -6,10 +6,7 @@ import json
 import subprocess
 
 import pytest
-from registry_support import (
-    SMALL,
-    run_cli,
-)
+from registry_support import SMALL, run_cli
 
 from orchestrator.registry import RegistryClient
 from orchestrator.services import pull as svc

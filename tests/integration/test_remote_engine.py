@@ -6,17 +6,12 @@ The second dockerd has its own socket, data root, exec root, pid file and bridge
 at the end of the session (fixture ``engine2`` in conftest.py).
 """
 
+import itertools
 import json
-import socket
 import sqlite3
 
 import pytest
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from tlscerts import free_port
 
 
 @pytest.fixture
@@ -57,7 +52,7 @@ def test_job_runs_across_local_and_tls_engine(cli, inventory, tmp_path):
     assert len(tasks) == 4 and {t[0] for t in tasks} == {"done"}
     # several tasks ran at the same time: some task started before another one ended
     spans = sorted((t[1], t[2]) for t in tasks)
-    assert any(b[0] < a[1] for a, b in zip(spans, spans[1:]))
+    assert any(b[0] < a[1] for a, b in itertools.pairwise(spans))
     dupes = con.execute(
         "SELECT run_id, check_pk, attempt, COUNT(*) FROM result GROUP BY 1, 2, 3 "
         "HAVING COUNT(*) > 1"
@@ -96,7 +91,7 @@ def test_unreachable_engine_is_retried_on_the_other_host(cli, engine2, tmp_path)
     inv = tmp_path / "hosts.yaml"
     # "dead" is listed first with more slots, so placement sends it work; its engine does not answer
     inv.write_text(f"""- name: dead
-  endpoint: tcp://127.0.0.1:{_free_port()}
+  endpoint: tcp://127.0.0.1:{free_port()}
   tls: {{ca: {c}/ca.pem, cert: {c}/client.pem, key: {c}/client-key.pem}}
   slots: 4
 - name: engine2

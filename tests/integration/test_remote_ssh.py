@@ -19,12 +19,7 @@ import subprocess
 import time
 
 import pytest
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from tlscerts import free_port
 
 
 def _ensure_openssh() -> None:
@@ -64,7 +59,7 @@ def ssh_engine(engine2, tmp_path_factory):
     sock = engine2["sock"]
     forced = f'restrict,command="docker -H unix://{sock} system dial-stdio"'
     (d / "authorized_keys").write_text(f"{forced} {(d / 'client_key.pub').read_text()}")
-    port = _free_port()
+    port = free_port()
     (d / "sshd_config").write_text(
         f"Port {port}\nListenAddress 127.0.0.1\nHostKey {d / 'host_key'}\nPidFile {d / 'sshd.pid'}\n"
         f"AuthorizedKeysFile {d / 'authorized_keys'}\nUsePAM no\nPermitRootLogin prohibit-password\n"

@@ -24,7 +24,7 @@ def test_the_step_runs_the_task_as_the_docker_executor_would(
     assert argv[2] == STEP
     at = argv.index("valorch/base:bookworm")
     proc = subprocess.run(
-        argv[: at + 1] + ["sh", "-c", PROBE_CHECK],
+        [*argv[: at + 1], "sh", "-c", PROBE_CHECK],
         capture_output=True,
         text=True,
         timeout=300,

@@ -16,7 +16,7 @@ from tests.unit.test_probe_evidence import GPU_LIBRARIES
 SUITES = ("smoke", "kernels", "features", "compile", "profiler", "tensorflow")
 TORCH = ("cpu_debian12_py3.11_pytorch_1.13", "cpu_debian12_py3.11_pytorch_2.13", "host")
 PY39 = "cpu_debian11_py3.9"
-IMAGES = TORCH + (PY39,)
+IMAGES = (*TORCH, PY39)
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +45,7 @@ def status(outcomes, image, check):
 
 
 def test_every_check_reports_in_every_environment(outcomes):
-    by_image, runs, _ = outcomes
+    by_image, _runs, _ = outcomes
     counts = [set(v) for v in by_image.values()]
     assert len(counts) == 4 and all(c == counts[0] for c in counts)
     assert len(counts[0]) >= 110
@@ -268,7 +268,7 @@ def test_matrix_shows_the_measured_differences(outcomes):
         .strip("|")
         .split("|")
     ]
-    cells = dict(zip(header, row))
+    cells = dict(zip(header, row, strict=False))
     assert cells["cpu_debian12_py3.11_pytorch_1.13"] == "❌ unsupported"
     assert cells["cpu_debian12_py3.11_pytorch_2.13"] == "⚠️ partial" and cells["host"] == "⚠️ partial"
     assert cells[PY39] == "❌ unsupported"

@@ -14,6 +14,7 @@ import http.server
 import json
 import threading
 from datetime import datetime, timedelta, timezone
+from typing import ClassVar
 
 import pytest
 
@@ -114,8 +115,8 @@ def test_judge_names_the_reason():
 class OCI11(http.server.BaseHTTPRequestHandler):
     """Blobs, manifests and the referrers API, in memory (one repository)."""
 
-    blobs: dict = {}
-    manifests: dict = {}
+    blobs: ClassVar[dict] = {}
+    manifests: ClassVar[dict] = {}
     referrers_api = True
 
     def _send(self, code, body=b"", ctype="application/json", headers=None):

@@ -16,7 +16,7 @@ def test_run_host_stores_and_renders(cli):
     runs = json.loads(cli("results", "list", "--json").stdout)
     assert len(runs) == 1 and runs[0]["image"] == "host" and runs[0]["state"] == "done"
     shown = json.loads(cli("results", "show", runs[0]["run"][:8], "--json").stdout)
-    matmul = [r for r in shown["results"] if r["check"] == "smoke.matmul.fp32"][0]
+    matmul = next(r for r in shown["results"] if r["check"] == "smoke.matmul.fp32")
     assert matmul["status"] == "pass" and len(matmul["samples"]) >= 10
     assert matmul["metrics"]["rel_error"] < 1e-4
     md = cli("matrix", "render", "--format", "md").stdout

@@ -72,7 +72,7 @@ def test_gpus_per_node_above_every_node_names_what_they_lack():
 
 
 def test_too_few_matching_hosts_names_the_others():
-    inv = hosts(2, gpus=2) + (HostSpec(name="small", gpus=amd(1), address="10.0.1.1"),)
+    inv = (*hosts(2, gpus=2), HostSpec(name="small", gpus=amd(1), address="10.0.1.1"))
     with pytest.raises(NoMatchingHostError) as err:
         place([Need("g", Requirement(backend="rocm", gpus=2), 5.0, nodes=3, label="img")], inv)
     assert "2 of the 3 hosts match (h0, h1)" in err.value.message

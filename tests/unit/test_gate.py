@@ -154,15 +154,15 @@ def test_reason_line_names_the_first_checks_only():
 
 
 def test_a_missing_cell_of_a_published_baseline_is_no_check_the_head_can_lose():
-    from types import SimpleNamespace as NS
+    from types import SimpleNamespace as Ns
 
     from orchestrator.services.diff import matrix_side
 
-    mv = NS(
+    mv = Ns(
         meta={},
         cells=[
-            NS(column="img", row="ran", statuses=["pass"], verdict="pass", meta={}),
-            NS(column="img", row="never", statuses=[], verdict="missing", meta={}),
+            Ns(column="img", row="ran", statuses=["pass"], verdict="pass", meta={}),
+            Ns(column="img", row="never", statuses=[], verdict="missing", meta={}),
         ],
     )
     base = matrix_side("v1", "baseline", mv)

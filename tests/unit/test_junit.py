@@ -2,15 +2,15 @@
 <skipped> with the known issue's reason, partial a passing testcase with <system-out>."""
 
 from datetime import datetime
-from types import SimpleNamespace as NS
+from types import SimpleNamespace as Ns
 from xml.etree import ElementTree as ET
 
 from orchestrator.render.junit import results_junit
 
 
 def res(check, status, message="", attempt=1, metrics=None):
-    return NS(
-        check=NS(check_id=check),
+    return Ns(
+        check=Ns(check_id=check),
         status=status,
         message=message,
         attempt=attempt,
@@ -20,8 +20,8 @@ def res(check, status, message="", attempt=1, metrics=None):
     )
 
 
-RUN = NS(
-    id="r1", image=NS(alias="img", backend="cpu"), host=NS(name="h1"), started=datetime(2026, 1, 1)
+RUN = Ns(
+    id="r1", image=Ns(alias="img", backend="cpu"), host=Ns(name="h1"), started=datetime(2026, 1, 1)
 )
 RESULTS = {
     "r1": [

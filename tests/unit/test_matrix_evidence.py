@@ -81,7 +81,7 @@ def test_an_inconclusive_newer_attempt_never_erases_a_final_verdict():
     got = cells(w)
     assert got["a"][0:2] == ("run-1", ("pass",)) and "newer-inconclusive" in got["a"][2]
     assert got["b"][0:2] == ("run-2", ("pass",))
-    message = [o for o in w.observations("img") if o.check == "a"][0].message
+    message = next(o for o in w.observations("img") if o.check == "a").message
     assert "engine went away" in message and "run-2"[:8] in message
 
 
@@ -181,7 +181,7 @@ def test_host_class_and_column_labels():
 
 
 def test_which_runs_feed_a_matrix():
-    named = dict(job=None, include_special=False)
+    named = {"job": None, "include_special": False}
     assert feeds("nightly", "rocm", False, **named)
     assert not feeds("adhoc", "cpu", False, **named)
     assert not feeds("bisect", "cpu", False, **named)
@@ -233,11 +233,12 @@ def test_property_no_later_run_erases_an_earlier_final_verdict(history):
     looks further back."""
     runs = [run(i) for i in range(len(history))]
     plans = {
-        r.run_id: (narrow() if filtered else full()) for r, (filtered, _) in zip(runs, history)
+        r.run_id: (narrow() if filtered else full())
+        for r, (filtered, _) in zip(runs, history, strict=False)
     }
     attempts = {
         r.run_id: [att(r, c, s) for c, s in statuses.items()]
-        for r, (_, statuses) in zip(runs, history)
+        for r, (_, statuses) in zip(runs, history, strict=False)
     }
     got = cells(walk_all(runs, plans, attempts)[("img", "cpu")])
     assert set(got) == {c for _, statuses in history for c in statuses}

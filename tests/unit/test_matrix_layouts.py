@@ -61,7 +61,7 @@ def test_tier_policy_and_overrides():
         Policy.from_mapping({"best_effort_min_pass": 80})
 
 
-def O(run, check, status, feature=None, attempt=1):
+def obs(run, check, status, feature=None, attempt=1):
     return Observation(
         column=run,
         check=check,
@@ -82,17 +82,17 @@ RUNS = [
     ),
 ]
 OBS = [
-    O("r113", "f.float8", "unsupported", "float8"),
-    O("r213", "f.float8", "pass", "float8"),
-    O("rroc", "f.float8", "pass", "float8"),
-    O("r113", "k.mm", "pass", "matmul"),
-    O("r113", "k.mm2", "pass", "matmul"),
-    O("r213", "k.mm", "pass", "matmul"),
-    O("r213", "k.mm2", "fail", "matmul"),
-    O("rroc", "k.mm", "pass", "matmul"),
-    O("rroc", "k.mm2", "crash", "matmul"),
-    O("r113", "k.err", "error", "errs"),
-    O("r113", "k.ok", "pass", "errs"),
+    obs("r113", "f.float8", "unsupported", "float8"),
+    obs("r213", "f.float8", "pass", "float8"),
+    obs("rroc", "f.float8", "pass", "float8"),
+    obs("r113", "k.mm", "pass", "matmul"),
+    obs("r113", "k.mm2", "pass", "matmul"),
+    obs("r213", "k.mm", "pass", "matmul"),
+    obs("r213", "k.mm2", "fail", "matmul"),
+    obs("rroc", "k.mm", "pass", "matmul"),
+    obs("rroc", "k.mm2", "crash", "matmul"),
+    obs("r113", "k.err", "error", "errs"),
+    obs("r113", "k.ok", "pass", "errs"),
 ]
 
 
@@ -119,7 +119,7 @@ def test_since_table_from_image_components():
 def test_feature_rows_combine_checks_and_backends_group_images():
     t = checks_table(OBS, RUNS, "features", "backends")
     assert t.columns == ("cpu", "rocm")
-    rows = {r.key: dict(zip(t.columns, r.cells)) for r in t.rows}
+    rows = {r.key: dict(zip(t.columns, r.cells, strict=False)) for r in t.rows}
     assert rows["float8"]["cpu"].verdict == "unsupported" and rows["float8"]["rocm"].text == "✅"
     assert rows["matmul"]["cpu"].verdict == "fail" and rows["matmul"]["rocm"].verdict == "crash"
     assert rows["errs"]["cpu"].verdict == "error" and rows["errs"]["cpu"].text == "⚠️ error"
@@ -136,7 +136,7 @@ def test_summary_and_tiers_tables():
     # matmul: 1.13 passes both checks (✅); rocm's only image crashes one → ❌
     assert [c.text for c in s["matmul"].cells] == ["✅", "❌"]
     assert s["matmul"].labels == ("matmul", "") and "k.mm, k.mm2" in s["matmul"].cells[0].note
-    one = summary_table([O("r213", "a", "pass")], RUNS[1:2])
+    one = summary_table([obs("r213", "a", "pass")], RUNS[1:2])
     assert one.columns == ("Supported",) and one.rows[0].cells[0].text == "✅"
     t = tiers_table(OBS, RUNS, "backends", Policy())
     assert t.label_headers == ("Platform",) and t.columns == ("Tier", "Scope", "Notes")
@@ -165,7 +165,7 @@ def test_components_table_marks_drift_from_measured_inventory():
     ]
     inv = {"a": ("run-a", {"pytorch": "2.5.1", "python": "3.12.8", "deb:magma": "2.8"})}
     t = components_table(imgs, inv)
-    a = dict(zip(t.columns, t.rows[0].cells))
+    a = dict(zip(t.columns, t.rows[0].cells, strict=False))
     assert t.rows[0].labels == ("rocm/pytorch:a@sha256:000000000000",)
     assert (
         a["PyTorch"].text == "⚠️ 2.4.0 ≠ 2.5.1"
@@ -176,7 +176,7 @@ def test_components_table_marks_drift_from_measured_inventory():
     assert a["MAGMA"].text == "master (2.8)" and a["Ubuntu"].verdict == "catalog"
     # neither catalogued nor measured: an empty cell, not "not run"
     assert a["UCX"].text == "" and a["UCX"].verdict == ""
-    b = dict(zip(t.columns, t.rows[1].cells))
+    b = dict(zip(t.columns, t.rows[1].cells, strict=False))
     # catalogued but no inventory measured: expected and not measured ("not run" on the site)
     assert b["PyTorch"].text == "2.3.0" and b["PyTorch"].verdict == "missing"
     assert b["Python"].text == "" and b["Python"].verdict == ""

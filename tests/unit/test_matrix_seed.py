@@ -44,7 +44,7 @@ def test_sections_follow_the_seed_page():
     assert section_of("selftest.pass") is None and section_of("env.version.python") is None
 
 
-def O(run, check, status, feature):
+def obs(run, check, status, feature):
     return Observation(
         column=run,
         check=check,
@@ -62,12 +62,12 @@ RUNS = [
     RunInfo("r2", "torch213", "cpu", "h", {"pytorch": "2.13"}, datetime(2026, 1, 3)),
 ]
 OBS = [
-    O("r1", "features.dtype.uint16", "unsupported", "torch.uint16"),
-    O("r2", "features.dtype.uint16", "partial", "torch.uint16"),
-    O("r1", "compile.inductor.mlp", "pass", "torch.compiler (TorchInductor)"),
-    O("r2", "compile.inductor.mlp", "pass", "torch.compiler (TorchInductor)"),
-    O("r1", "selftest.pass", "pass", "Harness"),
-    O("r2", "env.version.python", "pass", "Python version"),
+    obs("r1", "features.dtype.uint16", "unsupported", "torch.uint16"),
+    obs("r2", "features.dtype.uint16", "partial", "torch.uint16"),
+    obs("r1", "compile.inductor.mlp", "pass", "torch.compiler (TorchInductor)"),
+    obs("r2", "compile.inductor.mlp", "pass", "torch.compiler (TorchInductor)"),
+    obs("r1", "selftest.pass", "pass", "Harness"),
+    obs("r2", "env.version.python", "pass", "Python version"),
 ]
 
 
@@ -106,7 +106,7 @@ def test_libraries_table_cells_empty_not_found_not_measured():
     )
     images.append(ImageInventory("rocm64", "rocm", None, {}))
     t = libraries_table(images)
-    rows = {r.key: dict(zip(t.columns, r.cells)) for r in t.rows}
+    rows = {r.key: dict(zip(t.columns, r.cells, strict=False)) for r in t.rows}
     assert rows["hipBLASLt"]["rocm63"].text == "0.10.0" and rows["hipBLASLt"]["rocm63"].runs == (
         "run-r",
     )

@@ -5,6 +5,7 @@ Slack-compatible webhook and GitHub's Checks API (its base URL pointed here), re
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import ClassVar
 
 import pytest
 
@@ -20,8 +21,8 @@ SHA = "0123456789abcdef0123456789abcdef01234567"
 
 
 class Recorder(BaseHTTPRequestHandler):
-    fail_first: dict = {}  # path → number of 503 answers before a 2xx
-    seen: list = []
+    fail_first: ClassVar[dict] = {}  # path → number of 503 answers before a 2xx
+    seen: ClassVar[list] = []
 
     def do_POST(self):
         body = self.rfile.read(int(self.headers.get("Content-Length", 0)))

@@ -45,7 +45,7 @@ def test_crash_isolation_abort_segv_hang(probe_dir):
     # forged lines printed by a check never become results
     assert "forged" not in results and results["selftest.noise"]["status"] == "pass"
     # one worker, plus one fresh worker after each of the three deaths
-    assert [r for r in records if r["type"] == "end"][0]["workers"] == 4
+    assert next(r for r in records if r["type"] == "end")["workers"] == 4
     assert results["selftest.after"]["metrics"]["pid"] != results["selftest.pass"]["metrics"]["pid"]
 
 

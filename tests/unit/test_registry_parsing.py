@@ -60,7 +60,7 @@ def test_credentials_from_config(tmp_path, monkeypatch):
     assert auth.credentials("other.example").identity_token
     assert auth.credentials("unknown.example") is None
     (tmp_path / "config.json").write_text("{not json")
-    with pytest.raises(InputError, match="config.json"):
+    with pytest.raises(InputError, match=r"config\.json"):
         auth.credentials("docker.io")
 
 

@@ -59,7 +59,7 @@ def probe(cwd, commands, python=SYSTEM_PYTHON, suite="command", declare=None, pa
         if line.startswith(MARKER)
     ]
     results = {r["check"]: r for r in records if r["type"] == "result"}
-    meta = [r for r in records if r["type"] == "meta"][0]
+    meta = next(r for r in records if r["type"] == "meta")
     return results, meta
 
 
@@ -203,7 +203,7 @@ def test_pytest_workload_runs_as_nobody(shared_probe):
         "def test_fails():\n    assert False\n"
     )
     declare = {"pytest": {"path": f"{shared_probe}/wl", "timeout": 120}}
-    results, meta = probe(
+    results, _meta = probe(
         shared_probe, [], suite="pytest", declare=declare, path=f"{shared_probe}:{site}"
     )
     assert {c: r["status"] for c, r in results.items()} == {

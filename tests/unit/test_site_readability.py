@@ -34,7 +34,7 @@ def test_two_level_header_tells_every_column_apart():
     ]
     assert [x["text"] for x in leaves] == ["1.13", "2.13", "host", "test_fake-rocm"]
     over = [t["text"] for t in top for _ in range(t["span"])]
-    shown = [f"{f} {x['text']}".strip() for f, x in zip(over, leaves)]
+    shown = [f"{f} {x['text']}".strip() for f, x in zip(over, leaves, strict=False)]
     assert len(set(shown)) == len(names)
     # a family of one: the whole name, nothing above it
     assert column_groups(["a_1.0", "b"]) == (

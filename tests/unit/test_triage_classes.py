@@ -7,16 +7,16 @@ A, B = "sha256:" + "a" * 64, "sha256:" + "b" * 64
 
 
 def case(attempts=("fail",), history=(), **kw):
-    base = dict(
-        check="k.conv",
-        run="r-now",
-        digest=B,
-        host="h1",
-        host_class="amd:gfx942",
-        started="2026-01-10T00:00:00",
-        attempts=tuple(attempts),
-        history=tuple(history),
-    )
+    base = {
+        "check": "k.conv",
+        "run": "r-now",
+        "digest": B,
+        "host": "h1",
+        "host_class": "amd:gfx942",
+        "started": "2026-01-10T00:00:00",
+        "attempts": tuple(attempts),
+        "history": tuple(history),
+    }
     base.update(kw)
     return Case(**base)
 
