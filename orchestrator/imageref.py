@@ -135,3 +135,32 @@ def parse(text: str) -> ImageRef:
     if len(f"{domain}/{path}") > 255:
         raise InputError(f"image reference {text!r}: the name is longer than 255 characters", _HINT)
     return ImageRef(domain=domain, path=path, tag=tag if tag or digest else "latest", digest=digest)
+
+
+def identity(reference: str, repo_digests: list[str] | tuple[str, ...], image_id: str) -> str:
+    """The digest that names an image present on an engine, the same on every engine that
+    holds it: the reference's own pinned digest when the engine lists it; else the
+    manifest digest the engine recorded for the reference's repository (RepoDigests:
+    ``repository@sha256:…``); else the image id (a local image, built or loaded, that no
+    registry served). A RepoDigest of another repository says only that the same image
+    was once pushed there: it is never taken, or one image would have two digests on two
+    engines."""
+    try:
+        ref = parse(reference)
+    except InputError:
+        return image_id
+    mine = [
+        d.split("@", 1)[1]
+        for d in repo_digests
+        if "@" in d and _same_repository(d.split("@", 1)[0], ref.repository)
+    ]
+    if ref.digest and ref.digest in mine:
+        return ref.digest
+    return mine[0] if mine else image_id
+
+
+def _same_repository(listed: str, repository: str) -> bool:
+    try:
+        return parse(listed).repository == repository
+    except InputError:
+        return False

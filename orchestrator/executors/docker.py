@@ -25,6 +25,7 @@ import docker.types
 from requests.exceptions import ConnectionError as RequestsConnectionError
 
 from ..errors import InfrastructureError
+from ..imageref import identity
 from ..spec import CheckResult, Execution, HostSpec, Task
 from . import owner
 from .base import LABEL, overall_timeout, probe_archive, workload_archive
@@ -183,10 +184,7 @@ class DockerExecutor:
             )
         except docker.errors.APIError as exc:
             return None, f"engine error inspecting {reference}: {exc.explanation}"
-        repo_digests = [d.split("@", 1)[1] for d in image.attrs.get("RepoDigests") or []]
-        pinned = reference.split("@", 1)[1] if "@" in reference else None
-        digest = pinned if pinned in repo_digests else repo_digests[0] if repo_digests else image.id
-        return digest, None
+        return identity(reference, image.attrs.get("RepoDigests") or [], image.id), None
 
     def execute(
         self,

@@ -53,6 +53,18 @@ shift "$n"
 image=$1
 shift
 log() { echo "valorch-step: $*" >&2; }
+# The digest that names the image on every engine (imageref.identity): the manifest digest
+# the engine recorded for the image's own repository, else the image id; never a
+# RepoDigest of another repository the same image was once pushed to.
+image_digest() {
+  local repo=${image%@*} d
+  case ${repo##*/} in *:*) repo=${repo%:*} ;; esac
+  repo=${repo#docker.io/}; repo=${repo#library/}
+  d=$(docker image inspect --format '{{range .RepoDigests}}{{println .}}{{end}}' "$image" 2>/dev/null \
+      | awk -v r="$repo@" 'index($0, r) == 1 { print substr($0, length(r) + 1); exit }')
+  [ -n "$d" ] || d=$(docker image inspect --format '{{.Id}}' "$image" 2>/dev/null)
+  echo "$d"
+}
 node=${SLURMD_NODENAME:-$(hostname)}
 IFS=, read -r -a idx <<<"${VALORCH_GPUS:-}"
 dev=() env=() visible=""
@@ -84,10 +96,10 @@ case $backend in
 esac
 env+=(-e "VALORCH_GPUS=${VALORCH_GPUS:-}" -e "VALORCH_SLURM_JOB=${SLURM_JOB_ID:-}")
 if [ -n "${VALORCH_MASTER_ADDR:-}" ]; then  # one rank of a multi-node task (srun, one task per node)
-  digest=$(docker image inspect --format '{{if .RepoDigests}}{{index .RepoDigests 0}}{{else}}{{.Id}}{{end}}' "$image" 2>/dev/null)
+  digest=$(image_digest)
   env+=(-e "MASTER_ADDR=$VALORCH_MASTER_ADDR" -e "MASTER_PORT=$VALORCH_MASTER_PORT" -e "WORLD_SIZE=${SLURM_NTASKS:-1}"
         -e "RANK=${SLURM_PROCID:-0}" -e "LOCAL_RANK=${SLURM_LOCALID:-0}" -e "NODE_RANK=${SLURM_NODEID:-0}"
-        -e "VALORCH_NODE=$node" -e "VALORCH_IMAGE_DIGEST=${digest#*@}"
+        -e "VALORCH_NODE=$node" -e "VALORCH_IMAGE_DIGEST=$digest"
         -e "VALORCH_COLLECTIVE_TIMEOUT=${VALORCH_COLLECTIVE_TIMEOUT:-60}")
   log "rank ${SLURM_PROCID:-0} of ${SLURM_NTASKS:-1} on $node"
 fi
@@ -98,7 +110,7 @@ trap 'log "signal"; exit 143' TERM INT HUP
 log "container $cid"
 docker inspect --format '{{range .Config.Env}}{{println .}}{{end}}' "$cid" \
   | grep -E '^((ROCR|CUDA|HIP)_VISIBLE_DEVICES|VALORCH_GPUS)=' | sed 's/^/valorch-step: env /' >&2
-log "image $(docker image inspect --format '{{if .RepoDigests}}{{index .RepoDigests 0}}{{else}}{{.Id}}{{end}}' "$image")"
+log "image $(image_digest)"
 docker cp - "$cid:/opt" <"$probe" || { log "copy-failed on $node"; exit 125; }
 docker start -a "$cid" </dev/null &
 wait $!
