@@ -178,13 +178,14 @@ def version() -> None:
 
 def main() -> NoReturn:
     """The console script (``[project.scripts]``): the app, minus two costs of a short
-    command that are not its work (bench/bench_cli.py):
+    command that are not its work (measured in docs/benchmarks.md, "Why the code is shaped
+    for speed"):
 
-    - the cyclic garbage collector ran about 150 times while a command's imports built
-      their classes and functions, none of which is garbage: it now runs every 50,000
-      allocations instead of every 700 (0.05 s of a ``valorch run``);
-    - the interpreter's teardown freed some 800 modules and 100,000 objects one by one
-      after the command had finished (0.15-0.2 s). Once the command returns, the exit
+    - the cyclic garbage collector would run again and again while a command's imports
+      build their classes and functions, none of which is garbage: it runs every 50,000
+      allocations instead of every 700;
+    - the interpreter's teardown would free every imported module and object one by one
+      after the command has finished. Once the command returns, the exit
       handlers run as at any exit (the store's engines are disposed, so a SQLite file is
       checkpointed and closed; temporary directories go; logging is flushed), the streams
       are flushed, and the process ends there. With a thread of its own still running

@@ -85,7 +85,7 @@ def _timing_text(c: CellChange) -> str:
 
 
 def noise_text(t: Any) -> str:
-    """CV of each side and the smallest change the pair can reveal (issue 13)."""
+    """CV of each side and the smallest change the pair can reveal."""
     parts = []
     if t.cv_base is not None and t.cv_head is not None:
         parts.append(f"CV {t.cv_base * 100:.1f} %/{t.cv_head * 100:.1f} %")

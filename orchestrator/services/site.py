@@ -1,4 +1,4 @@
-"""valorch site build: the whole results store as a static site (issue 13).
+"""valorch site build: the whole results store as a static site.
 
 The session is used only to read (store/site_queries.py, store/matrix_store.py);
 then every page is computed and rendered without I/O and handed back one at a time

@@ -1,6 +1,6 @@
 """The site's pages: view data in, HTML strings out (jinja2, autoescaped). Long
 tables (a run's results, the matrix body, the lists) are built here row by row with
-explicit escaping: a 300,000-result site renders in seconds (bench/bench_site.py)."""
+explicit escaping, which keeps a large site's render fast (docs/benchmarks.md)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Trend plots of timed checks as SVG, made with pygal when the site is built.
 
-pygal (pure Python, ~2 MB, ~0.1 s to import, a few ms a chart) draws the median
+pygal (pure Python, small, quick to import and to draw with) draws the median
 of each run, the spread of its samples (first and third quartiles, dashed), the
 threshold band around each fitted level, and the detected shifts as vertical
 rules. ``js=[]``: the SVG loads no script (pygal's default tooltips come from the
