@@ -36,7 +36,7 @@ from .badges import CSS as BADGE_CSS
 from .badges import badge
 
 if TYPE_CHECKING:
-    from ..regression.rule import CellChange, Report
+    from ..regression.rule import CellChange, Report, Side
 
 SECTIONS = (
     ("Status regressions", (REGRESSED,)),
@@ -123,13 +123,13 @@ def noisy_count(report: Report) -> int:
 
 
 def header(report: Report) -> dict[str, Any]:
-    def side(s):  # noqa: ANN001, ANN202
+    def side(s: Side) -> dict[str, Any]:
         return {
             "label": s.label,
             "kind": s.kind,
             "runs": list(s.runs),
             "environments": list(s.envs),
-            "digests": {e: d for e, d in s.digests},
+            "digests": dict(s.digests),
             "hosts": list(s.hosts),
         }
 
@@ -229,31 +229,18 @@ def verdict_md(report: Report, verdict: Any, why: dict | None = None) -> list[st
     return lines
 
 
-def diff_md(report: Report, verdict: Any = None, why: dict | None = None) -> str:
-    """``verdict`` (regression/gate.py's): the report opens with it, its failures, regressions and
-    lost coverage, and folds the rest in ``<details>``. ``why``: each red cell's triage."""
-    h = header(report)
-    verdict_line = "**REGRESSED**" if report.regressed else "no regression"
-    lines = [f"# Regression diff: {report.base.label} → {report.head.label}", ""]
-    shown: set[int] = set()
-    if verdict is not None:
-        lines += verdict_md(report, verdict, why)
-        shown = {id(c) for r in verdict.reasons for c in r.changes}
-        lines += [
-            "<details><summary>Everything else: sides, thresholds, every other change, noise</summary>",
-            "",
-        ]
-    else:
-        lines += [f"Verdict: {verdict_line}", ""]
-    lines += [
+def _md_sides(report: Report, h: dict[str, Any]) -> list[str]:
+    """What was compared (base and head side by side), the thresholds, the counts."""
+    base, head = report.base, report.head
+    return [
         "| | base | head |",
         "|---|---|---|",
-        f"| what | {report.base.kind} `{report.base.label}` | {report.head.kind} `{report.head.label}` |",
-        f"| environments | {', '.join(report.base.envs)} | {', '.join(report.head.envs)} |",
-        f"| digests | {'<br>'.join(f'{e}: `{d}`' for e, d in report.base.digests) or '—'} "
-        f"| {'<br>'.join(f'{e}: `{d}`' for e, d in report.head.digests) or '—'} |",
-        f"| hosts | {', '.join(report.base.hosts) or '—'} | {', '.join(report.head.hosts) or '—'} |",
-        f"| runs | {len(report.base.runs)} | {len(report.head.runs)} |",
+        f"| what | {base.kind} `{base.label}` | {head.kind} `{head.label}` |",
+        f"| environments | {', '.join(base.envs)} | {', '.join(head.envs)} |",
+        f"| digests | {'<br>'.join(f'{e}: `{d}`' for e, d in base.digests) or '—'} "
+        f"| {'<br>'.join(f'{e}: `{d}`' for e, d in head.digests) or '—'} |",
+        f"| hosts | {', '.join(base.hosts) or '—'} | {', '.join(head.hosts) or '—'} |",
+        f"| runs | {len(base.runs)} | {len(head.runs)} |",
         "",
         f"Thresholds: timing ratio > {report.threshold * 100:g} % (or the check's own) and significant "
         "(Mann–Whitney U p < 0.01 with ≥ 10 samples a side, else non-overlapping 99 % bootstrap intervals).",
@@ -263,6 +250,11 @@ def diff_md(report: Report, verdict: Any = None, why: dict | None = None) -> str
         "Counts: " + (", ".join(f"{k} {v}" for k, v in h["counts"].items()) or "nothing compared"),
         "",
     ]
+
+
+def _md_warnings(report: Report, h: dict[str, Any]) -> list[str]:
+    """A busy host's timings, and the known issues that expired."""
+    lines = []
     if h["noisy_host"]:
         lines += [
             f"⚠️ **noisy host**: {h['noisy_host']} timed check(s) ran while the host was busy; their timing "
@@ -273,6 +265,22 @@ def diff_md(report: Report, verdict: Any = None, why: dict | None = None) -> str
         lines.append(f"- ⚠️ known issue `{issue.check}` expired on {issue.expires}: {issue.reason}")
     if report.expired:
         lines.append("")
+    return lines
+
+
+def _md_change_row(c: CellChange, why: dict | None) -> str:
+    detail = _timing_text(c) or c.note
+    if why_text(why, c):
+        detail += f" — {why_text(why, c)}"
+    if c.issue and c.issue.url:
+        detail += f" ([link]({c.issue.url}))"
+    cells = (c.mark, c.env, f"`{c.check}`", c.base or "—", c.head or "—", detail)
+    return "| " + " | ".join(_md_cell(x) for x in cells) + " |"
+
+
+def _md_changes(report: Report, shown: set[int], why: dict | None) -> list[str]:
+    """One table per section of changes, without those the verdict already showed."""
+    lines = []
     for title, kinds in SECTIONS:
         rows = [c for c in _sorted(report, kinds) if id(c) not in shown]
         if not rows:
@@ -283,64 +291,84 @@ def diff_md(report: Report, verdict: Any = None, why: dict | None = None) -> str
             "| | environment | check | base | head | detail |",
             "|---|---|---|---|---|---|",
         ]
-        for c in rows:
-            detail = _timing_text(c) or c.note
-            if why_text(why, c):
-                detail += f" — {why_text(why, c)}"
-            if c.issue and c.issue.url:
-                detail += f" ([link]({c.issue.url}))"
-            lines.append(
-                "| "
-                + " | ".join(
-                    _md_cell(x)
-                    for x in (c.mark, c.env, f"`{c.check}`", c.base or "—", c.head or "—", detail)
-                )
-                + " |"
-            )
+        lines += [_md_change_row(c, why) for c in rows]
         lines.append("")
-    if report.flips:
-        lines += [
-            f"## Matrix cell flips ({len(report.flips)})",
-            "",
-            "| environment | check | base | head |",
-            "|---|---|---|---|",
-        ]
-        lines += [
-            f"| {_md_cell(f.env)} | `{f.check}` | {f.base} | {f.head} |" for f in report.flips
-        ]
-        lines.append("")
-    if report.geomean:
-        lines += [
-            "## Geometric-mean timing ratio (head/base, > 1 is worse)",
-            "",
-            "| environment | backend | ratio | checks |",
-            "|---|---|---|---|",
-        ]
-        lines += [
+    return lines
+
+
+def _md_flips(report: Report) -> list[str]:
+    if not report.flips:
+        return []
+    return [
+        f"## Matrix cell flips ({len(report.flips)})",
+        "",
+        "| environment | check | base | head |",
+        "|---|---|---|---|",
+        *(f"| {_md_cell(f.env)} | `{f.check}` | {f.base} | {f.head} |" for f in report.flips),
+        "",
+    ]
+
+
+def _md_geomean(report: Report) -> list[str]:
+    if not report.geomean:
+        return []
+    return [
+        "## Geometric-mean timing ratio (head/base, > 1 is worse)",
+        "",
+        "| environment | backend | ratio | checks |",
+        "|---|---|---|---|",
+        *(
             f"| {_md_cell(e)} | {b or '—'} | {r:.3f} ({_pct(r)}) | {n} |"
             for e, b, r, n in report.geomean
-        ]
-        lines.append("")
+        ),
+        "",
+    ]
+
+
+def _md_noise(report: Report) -> list[str]:
     rows = noise_rows(report)
-    if rows:
-        lines += [
-            f"## Noise per timed check ({len(rows)})",
-            "",
-            "| environment | check | CV base | CV head | run-to-run (A/A) | smallest detectable | host |",
-            "|---|---|---|---|---|---|---|",
-        ]
-        lines += [
+    if not rows:
+        return []
+    return [
+        f"## Noise per timed check ({len(rows)})",
+        "",
+        "| environment | check | CV base | CV head | run-to-run (A/A) | smallest detectable | host |",
+        "|---|---|---|---|---|---|---|",
+        *(
             f"| {_md_cell(e)} | `{k}` | {cb} | {ch} | {rs} | {d} | {'⚠️ noisy' if n else 'quiet'} |"
             for e, k, cb, ch, rs, d, n in rows
+        ),
+        "",
+    ]
+
+
+_MD_LEGEND = (
+    "Legend: ❌ regressed · ▼ slower · ▲ faster · ~ over the threshold, not significant (not counted) "
+    "· ✅ fixed · ⚠️ flaky or inconclusive · xfail known issue · − coverage lost · + coverage gained "
+    "· x not comparable"
+)
+
+
+def diff_md(report: Report, verdict: Any = None, why: dict | None = None) -> str:
+    """``verdict`` (regression/gate.py's): the report opens with it, its failures, regressions and
+    lost coverage, and folds the rest in ``<details>``. ``why``: each red cell's triage."""
+    lines = [f"# Regression diff: {report.base.label} → {report.head.label}", ""]
+    shown: set[int] = set()
+    if verdict is not None:
+        lines += verdict_md(report, verdict, why)
+        shown = {id(c) for r in verdict.reasons for c in r.changes}
+        lines += [
+            "<details><summary>Everything else: sides, thresholds, every other change, noise</summary>",
+            "",
         ]
-        lines.append("")
+    else:
+        lines += [f"Verdict: {'**REGRESSED**' if report.regressed else 'no regression'}", ""]
+    h = header(report)
+    lines += _md_sides(report, h) + _md_warnings(report, h) + _md_changes(report, shown, why)
+    lines += _md_flips(report) + _md_geomean(report) + _md_noise(report)
     if verdict is not None:
         lines += ["</details>", ""]
-    lines.append(
-        "Legend: ❌ regressed · ▼ slower · ▲ faster · ~ over the threshold, not significant (not counted) "
-        "· ✅ fixed · ⚠️ flaky or inconclusive · xfail known issue · − coverage lost · + coverage gained "
-        "· x not comparable"
-    )
+    lines.append(_MD_LEGEND)
     return "\n".join(lines) + "\n"
 
 
