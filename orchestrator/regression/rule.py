@@ -56,11 +56,7 @@ MWU_MIN = 10  # samples per side for the U test; below: bootstrap intervals
 TIMED_MIN = 3  # fewer samples than this on a side: status only
 
 _NOT_RUN = ("unsupported", "skip")
-_LOST = (
-    "unsupported",
-    "partial",
-    "skip",
-)  # pass → one of these: coverage lost (spec.COVERAGE_LOSS)
+_LOST = ("unsupported", "partial", "skip")  # pass → one of these: coverage lost
 
 
 @dataclass(frozen=True)
@@ -289,7 +285,7 @@ def _fdr(changes: list[CellChange]) -> list[CellChange]:
     10 against 10 is 1.6e-4.)"""
     tested = [i for i, c in enumerate(changes) if c.timing is not None and c.timing.p is not None]
     qs = noise.benjamini_hochberg([changes[i].timing.p for i in tested])
-    for i, q in zip(tested, qs):
+    for i, q in zip(tested, qs, strict=True):
         c = changes[i]
         t = replace(
             c.timing,

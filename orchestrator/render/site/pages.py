@@ -12,7 +12,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup, escape
 
 from ..badges import CSS as BADGE_CSS
-from ..badges import TONE, badge, cell_html, note_html, tone
+from ..badges import badge, cell_html, note_html, tone
 
 _env = Environment(
     loader=PackageLoader("orchestrator", "render/site/templates"),
@@ -118,7 +118,7 @@ def column_groups(names: Sequence[str]) -> tuple[list[dict[str, Any]], list[dict
     # a family of one column: the whole name on the leaf, nothing over it
     counts = {f: families.count(f) for f in families}
     leaves, top = [], []
-    for name, (family, version) in zip(names, parts):
+    for name, (family, version) in zip(names, parts, strict=True):
         if not family or counts[family] < 2:
             family, version = "", name
         leaves.append({"text": version, "name": name, "family": family})
@@ -184,6 +184,3 @@ def link(href: str, text: str, code: bool = False) -> Markup:
 
 def badges(counts: Iterable[tuple[str, int]]) -> Markup:
     return Markup(" ".join(str(badge(s, f"{s} {n}")) for s, n in counts))
-
-
-KNOWN_TONES = tuple(TONE)
