@@ -327,12 +327,6 @@ def _alembic_config(conn: Connection):  # noqa: ANN202
     return cfg
 
 
-def head_revision() -> str:
-    from alembic.script import ScriptDirectory
-
-    return ScriptDirectory(str(MIGRATIONS)).get_current_head()
-
-
 def current_revision(engine: Engine) -> str | None:
     with engine.connect() as conn:
         if "alembic_version" not in inspect(conn).get_table_names():

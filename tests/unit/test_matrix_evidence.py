@@ -15,8 +15,30 @@ from orchestrator.matrix.evidence import (
     column_labels,
     feeds,
     host_class,
-    walk_all,
 )
+
+
+def walk_all(runs, plans, attempts, states=None):
+    """Every environment walked over runs held in memory, newest first, stopping at each
+    environment's settled point (the walk the store does over the database)."""
+    by_env = {}
+    for r in sorted(runs, key=lambda r: (r.started, r.run_id), reverse=True):
+        by_env.setdefault(r.env, []).append(r)
+    walks = {}
+    for env, env_runs in by_env.items():
+        w = EnvWalk(env, {p.suite for r in env_runs for p in plans.get(r.run_id, ())})
+        for r in env_runs:
+            if w.done:
+                break
+            w.feed(
+                r,
+                plans.get(r.run_id, ()),
+                attempts.get(r.run_id, ()),
+                (states or {}).get(r.run_id, "done"),
+            )
+        walks[env] = w
+    return walks
+
 
 T0 = datetime(2026, 11, 1, 2, 0)
 
@@ -81,7 +103,7 @@ def test_an_inconclusive_newer_attempt_never_erases_a_final_verdict():
     got = cells(w)
     assert got["a"][0:2] == ("run-1", ("pass",)) and "newer-inconclusive" in got["a"][2]
     assert got["b"][0:2] == ("run-2", ("pass",))
-    message = [o for o in w.observations("img") if o.check == "a"][0].message
+    message = next(o for o in w.observations("img") if o.check == "a").message
     assert "engine went away" in message and "run-2"[:8] in message
 
 
@@ -181,7 +203,7 @@ def test_host_class_and_column_labels():
 
 
 def test_which_runs_feed_a_matrix():
-    named = dict(job=None, include_special=False)
+    named = {"job": None, "include_special": False}
     assert feeds("nightly", "rocm", False, **named)
     assert not feeds("adhoc", "cpu", False, **named)
     assert not feeds("bisect", "cpu", False, **named)
@@ -233,11 +255,12 @@ def test_property_no_later_run_erases_an_earlier_final_verdict(history):
     looks further back."""
     runs = [run(i) for i in range(len(history))]
     plans = {
-        r.run_id: (narrow() if filtered else full()) for r, (filtered, _) in zip(runs, history)
+        r.run_id: (narrow() if filtered else full())
+        for r, (filtered, _) in zip(runs, history, strict=True)
     }
     attempts = {
         r.run_id: [att(r, c, s) for c, s in statuses.items()]
-        for r, (_, statuses) in zip(runs, history)
+        for r, (_, statuses) in zip(runs, history, strict=True)
     }
     got = cells(walk_all(runs, plans, attempts)[("img", "cpu")])
     assert set(got) == {c for _, statuses in history for c in statuses}
