@@ -31,7 +31,7 @@ from .errors import ValorchError
 
 
 class App(typer.Typer):
-    def __call__(self, *args, **kwargs):  # noqa: ANN002, ANN003
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         from typer.main import get_command
 
         from .commands.helptext import tidy

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.table import Table as RichTable
@@ -10,10 +11,14 @@ from rich.table import Table as RichTable
 from . import flags
 from .common import DbOption, JsonOption, load_catalog, out, print_json, sessions, write_output
 
+if TYPE_CHECKING:
+    from ..catalog.core import Catalog
+
 app = typer.Typer(help="The compatibility matrix from stored results.", no_args_is_help=True)
 
 
-def catalog():  # noqa: ANN201 - the project's image catalog, loaded when a layout reads it
+def catalog() -> Catalog:
+    """The project's image catalog, loaded when a layout reads it."""
     return load_catalog(None)
 
 

@@ -11,10 +11,11 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from .. import proc
-from ..spec import Execution, HostSpec, Task
+from ..spec import CheckResult, Execution, HostSpec, Task
 from .base import PROBE_DIR, PROBE_PACKAGE, overall_timeout, probe_args, ship_workload
 from .container import local_env
 from .transcript import Transcript, conclude, infrastructure_failure
@@ -27,7 +28,13 @@ class HostExecutor:
         self.host = host
         self.python = python or sys.executable
 
-    def execute(self, task: Task, run_id: str, on_result=None, on_started=None) -> Execution:  # noqa: ANN001
+    def execute(
+        self,
+        task: Task,
+        run_id: str,
+        on_result: Callable[[CheckResult], None] | None = None,
+        on_started: Callable[[], None] | None = None,
+    ) -> Execution:
         t0 = time.perf_counter()
         transcript = Transcript(on_result=on_result)
 

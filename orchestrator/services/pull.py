@@ -10,6 +10,8 @@ import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
 
 from .. import imageref
 from ..errors import InfrastructureError, InputError
@@ -92,7 +94,7 @@ def stage(
     policy: str,
     registry: RegistryClient,
     on_event: Callable[[str, engine.PullEvent], None] | None = None,
-    client=None,  # noqa: ANN001
+    client: Any = None,  # a docker client for the host; made here when None
     cancel: threading.Event | None = None,
 ) -> Staged:
     """``image`` present and verified on ``host`` under ``policy``; raises InfrastructureError
@@ -246,7 +248,7 @@ def stage_many(
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def presence(images: Iterable[ImageSpec], hosts_file=None) -> list[dict]:  # noqa: ANN001 - a Path or None
+def presence(images: Iterable[ImageSpec], hosts_file: Path | None = None) -> list[dict]:
     """Per host and image: present or not, and with which digest (``images list --present``)."""
     from ..executors.docker import connect
     from ..hosts.inventory import resolve_hosts

@@ -24,7 +24,7 @@ from ..errors import InfrastructureError
 from .revision import SCHEMA
 
 if TYPE_CHECKING:
-    from sqlalchemy.engine import Engine
+    from sqlalchemy.engine import Engine, ExceptionContext
 
 SQLITE_CORRUPT, SQLITE_NOTADB = 11, 26
 
@@ -53,7 +53,7 @@ def install(engine: Engine) -> None:
     sqlite = engine.url.get_backend_name() == "sqlite"
 
     @event.listens_for(engine, "handle_error")
-    def _damaged(ctx) -> None:  # noqa: ANN001
+    def _damaged(ctx: ExceptionContext) -> None:
         exc = ctx.original_exception
         if exc is None:
             return

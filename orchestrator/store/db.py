@@ -21,6 +21,7 @@ import os
 import weakref
 from collections.abc import Iterator
 from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
 
 from sqlalchemy import create_engine, event, inspect, text
 from sqlalchemy.engine import URL, Connection, Engine, make_url
@@ -38,6 +39,9 @@ from ..errors import InfrastructureError, InputError
 from . import damaged, full
 from .location import DEFAULT_PATH, migrate_lock, sqlite_file
 from .revision import BASELINE, HEAD, REVISIONS
+
+if TYPE_CHECKING:
+    from alembic.config import Config
 
 DEFAULT_URL = f"sqlite:///{DEFAULT_PATH}"
 POSTGRES_EXTRA = "pip install 'valorch[postgres]'"
@@ -235,7 +239,7 @@ def _sqlite_engine(url: URL) -> Engine:
     full.install(engine)
 
     @event.listens_for(engine, "connect")
-    def _sqlite_pragmas(dbapi_conn, _record):  # noqa: ANN001
+    def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
         cur = dbapi_conn.cursor()
         # 16 KiB pages for a new file (ignored for an existing one): a fifth faster bulk ingest
         # than 4 KiB, shallower indexes at 10M results (bench/bench_scale_fleet.py)
@@ -318,7 +322,7 @@ def _require_head(engine: Engine, url: URL) -> None:
     )
 
 
-def _alembic_config(conn: Connection):  # noqa: ANN202
+def _alembic_config(conn: Connection) -> Config:
     from alembic.config import Config
 
     cfg = Config()
@@ -419,7 +423,7 @@ def _migration_lock(url: URL) -> Iterator[None]:
         fh.close()
 
 
-def _same_file(fh, path: Path) -> bool:  # noqa: ANN001
+def _same_file(fh: IO[Any], path: Path) -> bool:
     try:
         return os.fstat(fh.fileno()).st_ino == os.stat(path).st_ino
     except FileNotFoundError:

@@ -12,7 +12,7 @@ import shutil
 from pathlib import Path
 
 from sqlalchemy import event
-from sqlalchemy.engine import URL, Engine
+from sqlalchemy.engine import URL, Engine, ExceptionContext
 
 from ..errors import InfrastructureError
 from .location import sqlite_file
@@ -65,6 +65,6 @@ def install(engine: Engine) -> None:
     """Raise ``StorageFull`` instead of the driver's error when the database's disk is full."""
 
     @event.listens_for(engine, "handle_error")
-    def _full(ctx) -> None:  # noqa: ANN001
+    def _full(ctx: ExceptionContext) -> None:
         if ctx.original_exception is not None and is_full(ctx.original_exception):
             raise storage_full(engine.url) from None

@@ -9,7 +9,7 @@
 
 from __future__ import annotations
 
-from sqlalchemy import text
+from sqlalchemy import Column, Table, text
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DBAPIError
 
@@ -52,7 +52,7 @@ def diagnose(engine: Engine) -> list[str]:
     return problems
 
 
-def _bad_values(engine: Engine, table, key, column) -> list[str]:  # noqa: ANN001
+def _bad_values(engine: Engine, table: Table, key: Column, column: Column) -> list[str]:
     """Rows of ``column`` whose stored value does not read back as its type."""
     process = column.type.result_processor(engine.dialect, None)
     if process is None:

@@ -6,6 +6,7 @@ import json
 import struct
 import sys
 from array import array
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -198,12 +199,12 @@ def metadata_for(dialect: str) -> Any:
     return Base.metadata
 
 
-def include_object_for(dialect: str):  # noqa: ANN201
+def include_object_for(dialect: str) -> Callable[..., bool]:
     """Alembic's ``include_object`` for a connection of ``dialect``: schema objects made for
     another database only (``.ddl_if(dialect=...)``, e.g. ix_result_history on PostgreSQL)
     are not missing there."""
 
-    def include(obj, name, type_, reflected, compare_to) -> bool:  # noqa: ANN001
+    def include(obj: Any, name: Any, type_: Any, reflected: Any, compare_to: Any) -> bool:
         only = getattr(getattr(obj, "_ddl_if", None), "dialect", None)
         return only is None or dialect in ((only,) if isinstance(only, str) else tuple(only))
 

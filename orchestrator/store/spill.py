@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -91,7 +92,7 @@ def pending(url: URL, batch: str) -> list[tuple[Path, dict[str, Any]]]:
     return found
 
 
-def recover(session: Session, url: URL, batch: str, complete) -> list[Path]:  # noqa: ANN001
+def recover(session: Session, url: URL, batch: str, complete: Callable[..., Any]) -> list[Path]:
     """Store the spilled results of ``batch`` whose task is not done yet (``complete`` is
     ``store.queue.complete``); the caller commits, then deletes the returned files."""
     files = []

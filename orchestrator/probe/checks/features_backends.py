@@ -4,6 +4,7 @@ mixed precision (torch.amp) rows of the seed tables."""
 from __future__ import annotations
 
 import copy
+import functools
 
 from .. import evidence
 from ..context import Fail, Partial, Report, Unsupported
@@ -391,13 +392,13 @@ def grad_scaler(ctx):
     Not proven: scaling with several optimizers, or the scale's growth schedule over many steps."""
     torch = ctx.torch
     if hasattr(torch, "amp") and hasattr(torch.amp, "GradScaler"):
-        make = lambda: torch.amp.GradScaler("cuda", init_scale=1024.0)  # noqa: E731
+        make = functools.partial(torch.amp.GradScaler, "cuda", init_scale=1024.0)
     elif (
         hasattr(torch, "cuda")
         and hasattr(torch.cuda, "amp")
         and hasattr(torch.cuda.amp, "GradScaler")
     ):
-        make = lambda: torch.cuda.amp.GradScaler(init_scale=1024.0)  # noqa: E731
+        make = functools.partial(torch.cuda.amp.GradScaler, init_scale=1024.0)
     else:
         raise Unsupported("no GradScaler in torch.amp or torch.cuda.amp")
     ctx.require_gpu()

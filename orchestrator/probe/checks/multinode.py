@@ -13,6 +13,7 @@ reduce_scatter, 1 for broadcast, n being the number of ranks.
 from __future__ import annotations
 
 import datetime
+import functools
 import json
 import os
 import tempfile
@@ -274,13 +275,13 @@ def _timed(
         per = max(1, n // world)
         src = torch.ones(per, dtype=torch.float32, device=dev)
         out = [torch.empty_like(src) for _ in range(world)]
-        op = lambda: dist.all_gather(out, src)  # noqa: E731
+        op = functools.partial(dist.all_gather, out, src)
     elif collective == "broadcast":
         buf = torch.ones(n, dtype=torch.float32, device=dev)
-        op = lambda: dist.broadcast(buf, 0)  # noqa: E731
+        op = functools.partial(dist.broadcast, buf, 0)
     else:
         buf = torch.ones(n, dtype=torch.float32, device=dev)
-        op = lambda: dist.all_reduce(buf)  # noqa: E731
+        op = functools.partial(dist.all_reduce, buf)
     times = []
     for i in range(warmup + reps):
         dist.barrier()

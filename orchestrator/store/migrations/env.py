@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from alembic import context
 from sqlalchemy import create_engine
+from sqlalchemy.engine import Connection
 
 from orchestrator.store.models import include_object_for, metadata_for
 
@@ -11,7 +12,7 @@ config = context.config
 connection = config.attributes.get("connection")
 
 
-def _run(conn) -> None:  # noqa: ANN001
+def _run(conn: Connection) -> None:
     # render_as_batch: SQLite cannot ALTER most things; batch mode recreates tables.
     context.configure(
         connection=conn,
