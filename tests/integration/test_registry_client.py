@@ -5,7 +5,7 @@ import base64
 import json
 
 import pytest
-from registry_support import free_port, registry_basic, registry_token, tiny_images  # noqa: F401
+from registry_support import free_port, registry_basic, registry_token, tiny_images  # noqa: F401 (pytest fixtures: requested by name)
 
 from orchestrator import imageref
 from orchestrator.errors import InfrastructureError
@@ -22,7 +22,7 @@ def env(monkeypatch):
 
 
 @pytest.mark.parametrize("which", ["registry_basic", "registry_token"])
-def test_resolve_and_platform(request, which, tiny_images, env):  # noqa: F811
+def test_resolve_and_platform(request, which, tiny_images, env):  # noqa: F811 (the parameter is the fixture imported above)
     reg = request.getfixturevalue(which)
     env(reg)
     pushed = reg.push(tiny_images[0], "team/tiny:one")
@@ -35,7 +35,7 @@ def test_resolve_and_platform(request, which, tiny_images, env):  # noqa: F811
     assert len(plat.layers) == 1 and 0 < plat.compressed_size < 10_000
 
 
-def test_index_gives_platform_digest_and_size(registry_basic, tiny_images, env):  # noqa: F811
+def test_index_gives_platform_digest_and_size(registry_basic, tiny_images, env):  # noqa: F811 (the parameter is the fixture imported above)
     """An OCI index over the pushed manifest: the tag's digest is the index's, the platform
     digest is the manifest's, and the size is the platform manifest's layers."""
     import requests
@@ -109,13 +109,13 @@ def test_wrong_password(request, which, tmp_path, env):
     assert "docker login" in exc.value.hint
 
 
-def test_no_credentials_basic(registry_basic, tmp_path, env):  # noqa: F811
+def test_no_credentials_basic(registry_basic, tmp_path, env):  # noqa: F811 (the parameter is the fixture imported above)
     env(registry_basic, tmp_path)
     with pytest.raises(RegistryAuthError, match="needs a login"):
         RegistryClient().resolve(imageref.parse(f"{registry_basic.host}/team/tiny:one"))
 
 
-def test_auth_field_base64(registry_basic, tiny_images, tmp_path, env):  # noqa: F811
+def test_auth_field_base64(registry_basic, tiny_images, tmp_path, env):  # noqa: F811 (the parameter is the fixture imported above)
     registry_basic.push(tiny_images[0], "team/tiny:one")
     (tmp_path / "config.json").write_text(
         json.dumps(
@@ -132,7 +132,7 @@ def test_auth_field_base64(registry_basic, tiny_images, tmp_path, env):  # noqa:
     assert RegistryClient().resolve(imageref.parse(f"{registry_basic.host}/team/tiny:one")).digest
 
 
-def test_custom_ca_option_and_unknown_ca(registry_basic, tiny_images, monkeypatch):  # noqa: F811
+def test_custom_ca_option_and_unknown_ca(registry_basic, tiny_images, monkeypatch):  # noqa: F811 (the parameter is the fixture imported above)
     reg = registry_basic
     reg.push(tiny_images[0], "team/tiny:one")
     monkeypatch.setenv("DOCKER_CONFIG", str(reg.docker_config))
