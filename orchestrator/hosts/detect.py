@@ -109,11 +109,11 @@ def detect_local(
     )
     if nvidia.ok:
         gpus.extend(parse_nvidia_smi(nvidia.stdout))
-    labels = (
-        ["cpu"]
-        + sorted({(g.vendor == "amd" and "rocm") or "cuda" for g in gpus})
-        + sorted({g.arch for g in gpus})
-    )
+    labels = [
+        "cpu",
+        *sorted({(g.vendor == "amd" and "rocm") or "cuda" for g in gpus}),
+        *sorted({g.arch for g in gpus}),
+    ]
     return HostSpec(
         name=name or socket.gethostname(),
         endpoint=endpoint,

@@ -4,6 +4,7 @@ timing. Outcomes other than pass are raised as exceptions."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import math
 import time
@@ -211,13 +212,13 @@ class Context:
                 self._arch["arch_list"] = ",".join(archs)
                 if self.device == "cuda":
                     gpus = sorted(
-                        set(self.gpu_arch(i) or "unknown" for i in range(torch.cuda.device_count()))
+                        {self.gpu_arch(i) or "unknown" for i in range(torch.cuda.device_count())}
                     )
                     # an arch the build does not report cannot be judged: "unknown", never "missing"
-                    cover = dict(
-                        (g, evidence.arch_coverage(archs, g) if g != "unknown" else "unknown")
+                    cover = {
+                        g: evidence.arch_coverage(archs, g) if g != "unknown" else "unknown"
                         for g in gpus
-                    )
+                    }
                     self._arch["gpu_archs"] = ",".join(gpus)
                     self._arch["arch_coverage"] = ",".join(
                         "%s:%s" % kv for kv in sorted(cover.items())
@@ -232,10 +233,8 @@ class Context:
         if self._config is None:
             self._config = ""
             torch = self._modules.get("torch")
-            try:
+            with contextlib.suppress(Exception):
                 self._config = str(torch.__config__.show()) if torch is not None else ""
-            except Exception:
-                pass
         return self._config
 
     # -- evidence of what ran -------------------------------------------------

@@ -172,7 +172,7 @@ def run_tool(argv: Sequence[str], timeout: float = 60.0) -> Dict[str, Any]:
         )
     try:
         proc = subprocess.run(
-            [exe] + list(argv[1:]),
+            [exe, *list(argv[1:])],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             timeout=timeout,

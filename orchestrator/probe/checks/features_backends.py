@@ -192,7 +192,7 @@ def _sdp_backend(ctx, which):
     ctx.require_gpu()
     q, k, v = _sdpa.inputs(torch, (2, 4, 128, 64), (64, 65, 66))
     present = [w for w in _SDP if has(bc, "enable_%s_sdp" % w)]
-    saved = dict((w, getattr(bc, "%s_sdp_enabled" % w)()) for w in present)
+    saved = {w: getattr(bc, "%s_sdp_enabled" % w)() for w in present}
     tried = []
     try:
         for w in present:
@@ -477,5 +477,5 @@ def amp_op_specific(ctx):
         raise Fail("autocast op behaviour differs: " + "; ".join(wrong))
     return Report(
         "autocast casts per op as documented (%d ops)" % len(want),
-        dict((k, str(v)) for k, v in got.items()),
+        {k: str(v) for k, v in got.items()},
     )

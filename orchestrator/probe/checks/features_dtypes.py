@@ -73,7 +73,7 @@ class _SubOps:
                 % (
                     self.name,
                     self.ctx.device,
-                    ", ".join(["create"] + self.worked) or "nothing",
+                    ", ".join(["create", *self.worked]) or "nothing",
                     "; ".join(self.missing),
                 ),
                 metrics,

@@ -66,7 +66,7 @@ def _runtime(ctx):
     hip = ctx.vendor == "amd"
     names = ["libamdhip64.so*"] if hip else ["libcudart.so*", "libcudart-*.so*"]
     roots = [os.path.join(os.path.dirname(torch.__file__), "lib")]
-    roots += glob.glob("/opt/rocm*/lib") + ["/usr/local/cuda/lib64", "/usr/lib/x86_64-linux-gnu"]
+    roots += [*glob.glob("/opt/rocm*/lib"), "/usr/local/cuda/lib64", "/usr/lib/x86_64-linux-gnu"]
     roots += glob.glob(
         os.path.join(
             os.path.dirname(os.path.dirname(torch.__file__)), "nvidia", "cuda_runtime", "lib"

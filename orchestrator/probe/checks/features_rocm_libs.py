@@ -44,11 +44,11 @@ DPKG_STATUS = "/var/lib/dpkg/status"
 
 def dpkg_versions(names: Sequence[str], status_path: str = DPKG_STATUS) -> Dict[str, str]:
     wanted = set(names)
-    return dict(
-        (p["Package"], p.get("Version", ""))
+    return {
+        p["Package"]: p.get("Version", "")
         for p in parse_dpkg_status(_read(status_path))
         if p["Package"] in wanted
-    )
+    }
 
 
 def presence(

@@ -4,6 +4,7 @@ under test. Each check compares with a float64 CPU reference by relative error
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import math
 
@@ -110,10 +111,8 @@ def linear_bf16(ctx):
     metrics = {"rel_error": err, "tolerance": tol}
     pref = getattr(getattr(torch.backends, "cuda", None), "preferred_blas_library", None)
     if ctx.device == "cuda" and pref is not None:
-        try:
+        with contextlib.suppress(Exception):
             metrics["preferred_blas_library"] = str(pref())
-        except Exception:
-            pass
     if ctx.device == "cuda" and ctx.vendor == "amd":
         facts = blas_log.served_by(LINEAR_SCRIPT)
         metrics.update((k, v) for k, v in facts.items() if k != "libraries")

@@ -152,7 +152,7 @@ def _verdict(
     ]
     metrics = {
         "world_size": rv["world"],
-        "nodes": len(set(a["node"] for a in answers)),
+        "nodes": len({a["node"] for a in answers}),
         "backend": rv["backend"],
         "rank": rv["rank"],
         "node": rv["node"],
@@ -460,7 +460,7 @@ def consistency(ctx):
     metrics = {
         "world_size": rv["world"],
         "nodes": json.dumps(
-            [{k: a[k] for k in ("node", "rank") + FACTS} for a in answers], sort_keys=True
+            [{k: a[k] for k in ("node", "rank", *FACTS)} for a in answers], sort_keys=True
         ),
     }
     if differ:

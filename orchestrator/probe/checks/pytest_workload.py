@@ -182,7 +182,8 @@ def pytest_fn(spec: Dict[str, Any]) -> Callable[[Any], Report]:
                 "-q",
                 "-p",
                 "no:cacheprovider",
-            ] + args
+                *args,
+            ]
             run = run_capped(argv, timeout)
             tail = (run["stdout"]["tail"] + "\n" + run["stderr"]["tail"]).strip()
             log = "$ %s\n%s" % (" ".join(argv), tail)
