@@ -105,7 +105,7 @@ class Context:
             module = importlib.import_module(name)
         except Exception as exc:  # ImportError, OSError from a shared library, anything
             self._import_errors[name] = import_outcome(name, exc)
-            raise self._import_errors[name]
+            raise self._import_errors[name] from exc
         self._modules[name] = module
         return module
 
@@ -327,10 +327,10 @@ class Context:
         for part in dotted.split("."):
             try:
                 cur = getattr(cur, part)
-            except Exception:  # not only AttributeError: torch.backends.cuda.matmul asserts
+            except Exception as exc:  # not only AttributeError: torch.backends.cuda.matmul asserts
                 raise Unsupported(
                     "%s has no attribute %s" % (getattr(obj, "__name__", obj), dotted)
-                )
+                ) from exc
         return cur
 
     def synchronize(self) -> None:

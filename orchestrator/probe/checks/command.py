@@ -116,7 +116,7 @@ def command_fn(spec: Dict[str, Any]) -> Callable[[Any], Report]:
         try:
             run = run_capped([exe, *argv[1:]], timeout)
         except OSError as exc:
-            raise Fail("cannot execute %s: %s" % (exe, exc))
+            raise Fail("cannot execute %s: %s" % (exe, exc)) from exc
         shown = " ".join(argv)[:300]
         metrics = {
             "exit_code": run["returncode"],

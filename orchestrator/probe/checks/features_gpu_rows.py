@@ -228,15 +228,15 @@ def dynamic_parallelism(ctx):
             ):
                 raise Unsupported(
                     "%s rejects a device-side kernel launch: %s" % (compiler, text[-300:])
-                )
+                ) from exc
             if (
                 ctx.vendor == "amd"
             ):  # HIP has no device-side launch: whatever clang says, the feature is absent
                 raise Unsupported(
                     "HIP has no dynamic parallelism (HIP docs: kernel launches from device code are "
                     "not supported); hipcc said: %s" % text[-300:]
-                )
-            raise Fail("building the parent/child kernel failed: %s" % text[-600:])
+                ) from exc
+            raise Fail("building the parent/child kernel failed: %s" % text[-600:]) from exc
         x = randn(torch, 1024, seed=121)
         got = mod.launch(x.cuda())
         torch.cuda.synchronize()

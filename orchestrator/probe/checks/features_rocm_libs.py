@@ -162,7 +162,7 @@ def host_call_report(ctx: Any, name: str, facts: Dict[str, Any], row_use: str) -
         raise Fail(
             "%s's host API answered wrongly (%s): %s" % (name, path, exc),
             presence_metrics(facts, "presence"),
-        )
+        ) from exc
     metrics = dict(presence_metrics(facts, "host-call"), host_call=done[:300], library_file=path)
     raise Partial(
         "partial support: present, host API called, %s not exercised: %s; through ctypes: %s"
@@ -440,7 +440,7 @@ def migraphx(ctx):
     Not proven: ONNX import, mixed precision, or torch_migraphx."""
     try:
         mx = ctx.load("migraphx")
-    except Unsupported:
+    except Unsupported as exc:
         facts = presence(
             ["libmigraphx.so*"], [("migraphx/version.h", "migraphx")], ["migraphx", "migraphx-dev"]
         )
@@ -448,7 +448,7 @@ def migraphx(ctx):
             raise Fail(
                 "MIGraphX is installed (%s) but its Python bindings are not importable"
                 % (facts["libraries"] or sorted(facts["packages"]))[0]
-            )
+            ) from exc
         absent(ctx, "MIGraphX", "no migraphx Python module, no libmigraphx, no dpkg entry")
     np = ctx.load("numpy")
     target = "gpu" if ctx.gpu_available else "ref"

@@ -116,7 +116,7 @@ def group(ctx: Any) -> Tuple[Any, Dict[str, Any]]:
             type(exc).__name__,
             str(exc)[:300],
         )
-        raise Fail("the process group could not be formed: %s" % _GROUP["failed"])
+        raise Fail("the process group could not be formed: %s" % _GROUP["failed"]) from exc
     rv["backend"], rv["device"] = backend, ("cuda" if gpu else "cpu")
     _GROUP.update(dist=dist, rv=rv)
     return dist, rv

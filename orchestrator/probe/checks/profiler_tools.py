@@ -83,8 +83,8 @@ def run(argv: Sequence[str], cwd: str, timeout: float = TOOL_TIMEOUT_S) -> Dict[
         proc = subprocess.run(
             list(argv), cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout
         )
-    except subprocess.TimeoutExpired:
-        raise Fail("%s passed its %ss timeout" % (" ".join(argv[:4]), timeout))
+    except subprocess.TimeoutExpired as exc:
+        raise Fail("%s passed its %ss timeout" % (" ".join(argv[:4]), timeout)) from exc
     return {"returncode": proc.returncode, "output": proc.stdout.decode("utf-8", "replace")}
 
 
