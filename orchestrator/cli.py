@@ -7,6 +7,7 @@ Expected errors (``ValorchError``) become a message and an exit code
 from __future__ import annotations
 
 import atexit
+import contextlib
 import gc
 import os
 import sys
@@ -214,11 +215,8 @@ def _leave(code: Any) -> NoReturn:
         code = 1
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
-        try:
+        # `valorch … | head` closed the pipe, or a closed stream: not a verdict, the exit code
+        # stays the command's own (docs/cli.md, "exit codes")
+        with contextlib.suppress(BrokenPipeError, ValueError):
             stream.flush()
-        except (
-            BrokenPipeError,
-            ValueError,
-        ):  # `valorch … | head` closed the pipe; or a closed stream
-            pass  # not a verdict: the exit code stays the command's own (docs/cli.md, "exit codes")
     os._exit(code)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 
 
@@ -58,7 +59,7 @@ class Streamed:
 
 def stream(
     argv: list[str],
-    on_stdout,
+    on_stdout: Callable[[bytes], object],
     timeout: float,
     env: dict[str, str] | None = None,
     cwd: str | None = None,

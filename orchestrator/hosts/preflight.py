@@ -260,7 +260,8 @@ def driver_version(vendor: str, sys_root: str = "/sys") -> Probe:
     if vendor == "amd":
         for path in (f"{sys_root}/module/amdgpu/version", "/opt/rocm/.info/version"):
             try:
-                text = open(path).read().strip()
+                with open(path) as fh:
+                    text = fh.read().strip()
                 if text:
                     return Probe(0, "driver_version", True, f"{path}: {text}")
             except OSError:

@@ -13,7 +13,7 @@ from typing import Any, Callable, Dict, List, Optional
 from . import evidence, observe
 
 
-class Outcome(Exception):
+class Outcome(Exception):  # noqa: N818 (a check's outcome, raised to end it: not an error)
     status = "fail"
 
     def __init__(

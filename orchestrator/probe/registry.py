@@ -25,7 +25,7 @@ class Check:
         "version",
     )
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 (one argument per field of a check's declaration)
         self,
         id,
         fn,
@@ -103,7 +103,7 @@ def suite(name: str, framework: Optional[str], description: str) -> Suite:
     return SUITES[name]
 
 
-def check(
+def check(  # noqa: PLR0913 (one keyword per field of a check's declaration)
     id: str,
     feature: str,
     kind: str,

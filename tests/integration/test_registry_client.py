@@ -9,7 +9,7 @@ from registry_support import free_port, registry_basic, registry_token, tiny_ima
 
 from orchestrator import imageref
 from orchestrator.errors import InfrastructureError
-from orchestrator.registry import ManifestNotFound, RegistryAuthError, RegistryClient
+from orchestrator.registry import ManifestNotFoundError, RegistryAuthError, RegistryClient
 
 
 @pytest.fixture
@@ -78,7 +78,7 @@ def test_index_gives_platform_digest_and_size(registry_basic, tiny_images, env):
     )
     assert plat.index_digest != plat.manifest_digest
     assert client.resolve(ref).media_type == "application/vnd.oci.image.index.v1+json"
-    with pytest.raises(ManifestNotFound, match="no linux/arm64 image"):
+    with pytest.raises(ManifestNotFoundError, match="no linux/arm64 image"):
         client.platform(ref, arch="arm64")
 
 
@@ -86,7 +86,7 @@ def test_index_gives_platform_digest_and_size(registry_basic, tiny_images, env):
 def test_missing_tag(request, which, env):
     reg = request.getfixturevalue(which)
     env(reg)
-    with pytest.raises(ManifestNotFound) as exc:
+    with pytest.raises(ManifestNotFoundError) as exc:
         RegistryClient().resolve(imageref.parse(f"{reg.host}/team/nothing:here"))
     assert exc.value.exit_code == 3 and reg.host in str(exc.value)
 

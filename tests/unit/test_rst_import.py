@@ -163,5 +163,5 @@ def test_clean_strips_markup():
     ],
 )
 def test_bad_input_names_the_problem(text, message):
-    with pytest.raises(rst_import.ImportError_, match=message):
+    with pytest.raises(rst_import.RstImportError, match=message):
         rst_import.parse(text, "page.rst")

@@ -154,7 +154,7 @@ def host_call_report(ctx: Any, name: str, facts: Dict[str, Any], row_use: str) -
         return presence_report(ctx, name, facts, why="no %s* file to call into" % stem)
     try:
         done = call(lib)
-    except _rocm_host.NoEntryPoint as exc:
+    except _rocm_host.NoEntryPointError as exc:
         return presence_report(
             ctx, name, facts, why="%s exports no host entry point valorch calls: %s" % (path, exc)
         )
