@@ -241,8 +241,8 @@ def _sqlite_engine(url: URL) -> Engine:
     @event.listens_for(engine, "connect")
     def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
         cur = dbapi_conn.cursor()
-        # 16 KiB pages for a new file (ignored for an existing one): a fifth faster bulk ingest
-        # than 4 KiB, shallower indexes at 10M results (bench/bench_scale_fleet.py)
+        # 16 KiB pages for a new file (ignored for an existing one): faster bulk ingest than
+        # 4 KiB and shallower indexes at 10M results (docs/benchmarks.md)
         cur.execute("PRAGMA page_size=16384")
         cur.execute("PRAGMA journal_mode=WAL")
         cur.execute("PRAGMA synchronous=NORMAL")
