@@ -7,7 +7,7 @@ from pathlib import Path
 
 from .. import yamlio
 from ..catalog.core import load_file
-from ..catalog.rst_import import RstImportError, Plan, plan_import
+from ..catalog.rst_import import Plan, RstImportError, plan_import
 from ..errors import InputError
 
 
