@@ -12,7 +12,7 @@ QUICK := not cli and not torch and not ($(NEEDS_COMPONENTS))
 # The run environment: valorch and PyTorch for the host interpreter. Its bytecode is
 # compiled as pip compiles a wheel's: an editable install leaves that to the first run,
 # which never happens where PYTHONDONTWRITEBYTECODE is set (each command would compile
-# every module it imports again: about 0.1 s of a `valorch run`).
+# every module it imports again, on every `valorch run`).
 $(VENV)/.run-env: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q -e '.[test,torch]'

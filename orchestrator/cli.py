@@ -7,6 +7,7 @@ Expected errors (``ValorchError``) become a message and an exit code
 from __future__ import annotations
 
 import atexit
+import contextlib
 import gc
 import os
 import sys
@@ -31,7 +32,7 @@ from .errors import ValorchError
 
 
 class App(typer.Typer):
-    def __call__(self, *args, **kwargs):  # noqa: ANN002, ANN003
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         from typer.main import get_command
 
         from .commands.helptext import tidy
@@ -178,13 +179,14 @@ def version() -> None:
 
 def main() -> NoReturn:
     """The console script (``[project.scripts]``): the app, minus two costs of a short
-    command that are not its work (bench/bench_cli.py):
+    command that are not its work (measured in docs/benchmarks.md, "Why the code is shaped
+    for speed"):
 
-    - the cyclic garbage collector ran about 150 times while a command's imports built
-      their classes and functions, none of which is garbage: it now runs every 50,000
-      allocations instead of every 700 (0.05 s of a ``valorch run``);
-    - the interpreter's teardown freed some 800 modules and 100,000 objects one by one
-      after the command had finished (0.15-0.2 s). Once the command returns, the exit
+    - the cyclic garbage collector would run again and again while a command's imports
+      build their classes and functions, none of which is garbage: it runs every 50,000
+      allocations instead of every 700;
+    - the interpreter's teardown would free every imported module and object one by one
+      after the command has finished. Once the command returns, the exit
       handlers run as at any exit (the store's engines are disposed, so a SQLite file is
       checkpointed and closed; temporary directories go; logging is flushed), the streams
       are flushed, and the process ends there. With a thread of its own still running
@@ -213,11 +215,8 @@ def _leave(code: Any) -> NoReturn:
         code = 1
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
-        try:
+        # `valorch … | head` closed the pipe, or a closed stream: not a verdict, the exit code
+        # stays the command's own (docs/cli.md, "exit codes")
+        with contextlib.suppress(BrokenPipeError, ValueError):
             stream.flush()
-        except (
-            BrokenPipeError,
-            ValueError,
-        ):  # `valorch … | head` closed the pipe; or a closed stream
-            pass  # not a verdict: the exit code stays the command's own (docs/cli.md, "exit codes")
     os._exit(code)

@@ -84,8 +84,6 @@ FAILING: tuple[str, ...] = ("fail", "crash", "timeout")
 DECISIVE: tuple[str, ...] = ("pass", "partial", *FAILING, "unsupported")
 #: says nothing about the image: the harness failed, or attempts disagreed, or a known issue matched
 INCONCLUSIVE: tuple[str, ...] = ("flaky", "xfail", "error")
-#: a passing check that turns into one of these in the head lost coverage (regression rule)
-COVERAGE_LOSS: tuple[str, ...] = ("unsupported", "partial", "skip")
 #: matrix cell symbols: the seed documents' vocabulary (✅ ⚠️ ❌); HTML adds a word and a colour
 SYMBOL: dict[str, str] = {
     "pass": "✅",

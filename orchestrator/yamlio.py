@@ -66,7 +66,7 @@ class Document:
 
 _BASE_LOADER = getattr(
     yaml, "CSafeLoader", yaml.SafeLoader
-)  # libyaml when built with it: 5-10x faster
+)  # libyaml when built with it: much faster than the pure-Python loader
 
 
 class _Loader(_BASE_LOADER):  # type: ignore[misc, valid-type]

@@ -77,7 +77,7 @@ _DISTROS = ("ubuntu", "debian", "rhel", "centos", "sles", "rocky", "almalinux", 
 ENTRY_KEYS = ("alias", "reference", "digest", "os", "components")
 
 
-class ImportError_(ValueError):
+class RstImportError(ValueError):
     """The text holds no usable components table (the CLI turns it into exit 2)."""
 
 
@@ -214,7 +214,7 @@ def check_cell(value: str, raw: str, where: str) -> None:
     """A cleaned cell that still holds markup did not parse (an unclosed link, a stray
     backtick): an error naming its line, never garbage in the catalog."""
     if _RESIDUE.search(value) or any(ord(ch) < 32 for ch in value):
-        raise ImportError_(
+        raise RstImportError(
             f"{where}: cell {raw.strip()[:80]!r} does not parse (markup left after cleaning: "
             "an unclosed link `text <url>`_, a stray backtick or bracket?)"
         )
@@ -229,7 +229,7 @@ def entry_of(
     image_col = header.index(None)
     found = image_of(cells[image_col]) if image_col < len(cells) else None
     if found is None:
-        raise ImportError_(
+        raise RstImportError(
             f"{where}: the image cell names no image (no layer link, no repo/name:tag)"
         )
     reference, digest = found
@@ -294,7 +294,7 @@ def parse(text: str, source: str = "<rst>") -> list[dict[str, Any]]:
             if not any(clean(c) or image_of(c) for c in cells):
                 continue
             if len(cells) != len(header):
-                raise ImportError_(
+                raise RstImportError(
                     f"{source}:{table.line}: row {n} of '{table.title}' has {len(cells)} cells, "
                     f"the header has {len(header)}"
                 )
@@ -304,13 +304,13 @@ def parse(text: str, source: str = "<rst>") -> list[dict[str, Any]]:
                 )
             )
     if not candidates:
-        raise ImportError_(
+        raise RstImportError(
             f"{source}: no list-table with an image column (Docker / Image / Tag) was found"
         )
     seen: set[str] = set()
     for e in entries:
         if e["alias"] in seen:
-            raise ImportError_(f"{source}: image alias '{e['alias']}' appears twice")
+            raise RstImportError(f"{source}: image alias '{e['alias']}' appears twice")
         seen.add(e["alias"])
     return entries
 
@@ -458,9 +458,9 @@ def plan_import(
         try:
             doc = yaml.safe_load(existing) or {}
         except yaml.YAMLError as exc:
-            raise ImportError_(f"{target}: invalid YAML: {exc}") from None
+            raise RstImportError(f"{target}: invalid YAML: {exc}") from None
         if not isinstance(doc, dict) or not isinstance(doc.get("images", []), list):
-            raise ImportError_(f"{target}: not an image catalog file (family, backend, images)")
+            raise RstImportError(f"{target}: not an image catalog file (family, backend, images)")
         head = {k: v for k, v in doc.items() if k != "images"}
         old_entries = list(doc.get("images") or [])
         comment = leading_comment(existing)

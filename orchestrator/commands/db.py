@@ -1,4 +1,4 @@
-"""valorch db upgrade | status"""
+"""valorch db upgrade | status | check"""
 
 from __future__ import annotations
 
@@ -19,13 +19,13 @@ def upgrade(db: str = DbOption, as_json: bool = JsonOption) -> None:
     are upgraded too)."""
     from ..services import db as service
 
-    before, after = service.upgrade(db)
+    change = service.upgrade(db)
     if as_json:
-        print_json({"before": before, "after": after})
-    elif before == after:
-        err.print(f"schema {after}: already at this valorch's version")
+        print_json(change.as_json())
+    elif not change.changed:
+        err.print(f"schema {change.after}: already at this valorch's version")
     else:
-        err.print(f"schema {before or 'none'} → {after}")
+        err.print(f"schema {change.before or 'none'} → {change.after}")
 
 
 @app.command("status")
@@ -35,12 +35,12 @@ def status(db: str = DbOption, as_json: bool = JsonOption) -> None:
 
     info = service.status(db)
     if as_json:
-        print_json(info)
+        print_json(info.as_json())
         return
-    state = "up to date" if info["revision"] == info["head"] else "run `valorch db upgrade`"
+    state = "up to date" if info.up_to_date else "run `valorch db upgrade`"
     err.print(
-        f"{info['database']} ({info['dialect']}): schema {info['revision'] or 'none'}, "
-        f"this valorch needs {info['head']}: {state}"
+        f"{info.database} ({info.dialect}): schema {info.revision or 'none'}, "
+        f"this valorch needs {info.head}: {state}"
     )
 
 
@@ -49,21 +49,16 @@ def check(db: str = DbOption, as_json: bool = JsonOption) -> None:
     """Check the store: the database's integrity check, the schema against this valorch's
     models, and every stored date, JSON and sample value; lists every problem found.
     Exit 0 when there is none, 3 when the store is damaged. Changes nothing."""
-    from ..errors import InfrastructureError
     from ..services import db as service
 
     report = service.check(db)
-    problems = report["problems"]
     if as_json:
-        print_json(report)
+        print_json(report.as_json())
     else:
-        for p in problems:
+        for p in report.problems:
             err.print(f"  {p}", markup=False)
-    if problems:
-        raise InfrastructureError(
-            f"damaged store: {report['database']} has {len(problems)} problem(s)",
-            "restore it from a backup, or recover what is readable: sqlite3 FILE .recover | "
-            "sqlite3 recovered.sqlite; a store behind this valorch: valorch db upgrade",
-        )
+    damaged = report.error()
+    if damaged is not None:
+        raise damaged
     if not as_json:
-        err.print(f"{report['database']}: no problem found (integrity, schema, stored values)")
+        err.print(f"{report.database}: no problem found (integrity, schema, stored values)")

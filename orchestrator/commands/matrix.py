@@ -14,10 +14,13 @@ from .common import DbOption, JsonOption, load_catalog, out, print_json, session
 if TYPE_CHECKING:
     from datetime import datetime
 
+    from ..catalog.core import Catalog
+
 app = typer.Typer(help="The compatibility matrix from stored results.", no_args_is_help=True)
 
 
-def catalog():  # noqa: ANN201 - the project's image catalog, loaded when a layout reads it
+def catalog() -> Catalog:
+    """The project's image catalog, loaded when a layout reads it."""
     return load_catalog(None)
 
 

@@ -184,7 +184,7 @@ class DockerExecutor:
             )
         except docker.errors.APIError as exc:
             return None, f"engine error inspecting {reference}: {exc.explanation}"
-        return identity(reference, image.attrs.get("RepoDigests") or [], image.id), None
+        return identity(reference, image.attrs.get("RepoDigests") or [], image.id or ""), None
 
     def execute(
         self,

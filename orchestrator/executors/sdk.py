@@ -1,8 +1,8 @@
 """How the Docker SDK is loaded: without its SSH transport until an ssh:// engine is used.
 
 docker-py imports ``docker.transport.sshconn`` for every client, and with it paramiko,
-cryptography, PyNaCl and invoke: about 180 modules and 0.1 s of start-up, plus their
-teardown at exit, on every ``valorch run``. valorch reaches ssh:// engines through the
+cryptography, PyNaCl and invoke: their import at start-up and their teardown at exit,
+on every ``valorch run``. valorch reaches ssh:// engines through the
 ``ssh`` client (``use_ssh_client=True``), where paramiko is never called, but the adapter
 class lives in that module. So the package marks the module absent before docker-py is
 first imported (docker-py skips a transport it cannot import, as it does for npipe

@@ -9,7 +9,7 @@ and the host names given."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 SCRUBBED = "SCRUBBED"
 _UUID = re.compile(
@@ -29,7 +29,7 @@ def scrub(text: str, hostnames: Iterable[str] = ()) -> tuple[str, int]:
     """``text`` with identifiers replaced, and how many replacements were made."""
     count = 0
 
-    def sub(rx: re.Pattern[str], repl, s: str) -> str:  # noqa: ANN001
+    def sub(rx: re.Pattern[str], repl: str | Callable[[re.Match[str]], str], s: str) -> str:
         nonlocal count
         s, n = rx.subn(repl, s)
         count += n

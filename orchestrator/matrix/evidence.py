@@ -288,30 +288,3 @@ def column_labels(envs: Iterable[tuple[str, str]]) -> dict[tuple[str, str], str]
         else f"{alias} · {cls}"
         for alias, cls in envs
     }
-
-
-def walk_all(
-    runs: Sequence[RunFacts],
-    plans: Mapping[str, Sequence[SuitePlan]],
-    attempts: Mapping[str, Sequence[Attempt]],
-    states: Mapping[str, str] | None = None,
-) -> dict[tuple[str, str], EnvWalk]:
-    """Every environment walked over runs held in memory (the site): newest first, stopping
-    at each environment's settled point."""
-    by_env: dict[tuple[str, str], list[RunFacts]] = {}
-    for r in sorted(runs, key=lambda r: (r.started, r.run_id), reverse=True):
-        by_env.setdefault(r.env, []).append(r)
-    walks = {}
-    for env, env_runs in by_env.items():
-        w = EnvWalk(env, {p.suite for r in env_runs for p in plans.get(r.run_id, ())})
-        for r in env_runs:
-            if w.done:
-                break
-            w.feed(
-                r,
-                plans.get(r.run_id, ()),
-                attempts.get(r.run_id, ()),
-                (states or {}).get(r.run_id, "done"),
-            )
-        walks[env] = w
-    return walks

@@ -22,9 +22,7 @@ BACKOFF_S = 0.5
 MAX_REDIRECTS = 3
 
 
-class _Redirected(  # noqa: N818  # a control-flow signal, not an error
-    Exception
-):
+class _RedirectedError(Exception):
     pass
 
 
@@ -38,12 +36,12 @@ def _post_same_host(url: str, body: dict[str, Any], headers: dict[str, str]) -> 
             return resp
         nxt = urljoin(url, resp.headers["Location"])
         if origin(nxt) != origin(url):
-            raise _Redirected(
+            raise _RedirectedError(
                 f"HTTP {resp.status_code} redirect to {origin(nxt)} not followed "
                 "(it leaves the host; the message and the token stay here)"
             )
         url = nxt
-    raise _Redirected(f"more than {MAX_REDIRECTS} redirects")
+    raise _RedirectedError(f"more than {MAX_REDIRECTS} redirects")
 
 
 def _post(
@@ -66,7 +64,9 @@ def _post(
             requests.RequestException
         ) as exc:  # the text of a connection error names the URL: not shown
             problem = type(exc).__name__
-        except _Redirected as exc:  # never follows: the body (and a token) stay with the host named
+        except (
+            _RedirectedError
+        ) as exc:  # never follows: the body (and a token) stay with the host named
             problem = str(exc)
             break
         else:

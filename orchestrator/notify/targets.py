@@ -47,7 +47,7 @@ def origin(url: str) -> str:
 def _http_url(value: str, what: str) -> str:
     parts = urlsplit(value)
     try:
-        parts.port  # noqa: B018  # reading it validates the port (ValueError)
+        _ = parts.port  # reading it raises ValueError for a port that is not a number
     except ValueError:
         parts = parts._replace(netloc="")
     if parts.scheme not in ("http", "https") or not parts.hostname:

@@ -4,6 +4,7 @@ timing. Outcomes other than pass are raised as exceptions."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import math
 import time
@@ -12,7 +13,7 @@ from typing import Any, Callable, Dict, List, Optional
 from . import evidence, observe
 
 
-class Outcome(Exception):
+class Outcome(Exception):  # noqa: N818 (a check's outcome, raised to end it: not an error)
     status = "fail"
 
     def __init__(
@@ -104,7 +105,7 @@ class Context:
             module = importlib.import_module(name)
         except Exception as exc:  # ImportError, OSError from a shared library, anything
             self._import_errors[name] = import_outcome(name, exc)
-            raise self._import_errors[name]
+            raise self._import_errors[name] from exc
         self._modules[name] = module
         return module
 
@@ -211,13 +212,13 @@ class Context:
                 self._arch["arch_list"] = ",".join(archs)
                 if self.device == "cuda":
                     gpus = sorted(
-                        set(self.gpu_arch(i) or "unknown" for i in range(torch.cuda.device_count()))
+                        {self.gpu_arch(i) or "unknown" for i in range(torch.cuda.device_count())}
                     )
                     # an arch the build does not report cannot be judged: "unknown", never "missing"
-                    cover = dict(
-                        (g, evidence.arch_coverage(archs, g) if g != "unknown" else "unknown")
+                    cover = {
+                        g: evidence.arch_coverage(archs, g) if g != "unknown" else "unknown"
                         for g in gpus
-                    )
+                    }
                     self._arch["gpu_archs"] = ",".join(gpus)
                     self._arch["arch_coverage"] = ",".join(
                         "%s:%s" % kv for kv in sorted(cover.items())
@@ -232,10 +233,8 @@ class Context:
         if self._config is None:
             self._config = ""
             torch = self._modules.get("torch")
-            try:
+            with contextlib.suppress(Exception):
                 self._config = str(torch.__config__.show()) if torch is not None else ""
-            except Exception:
-                pass
         return self._config
 
     # -- evidence of what ran -------------------------------------------------
@@ -328,10 +327,10 @@ class Context:
         for part in dotted.split("."):
             try:
                 cur = getattr(cur, part)
-            except Exception:  # not only AttributeError: torch.backends.cuda.matmul asserts
+            except Exception as exc:  # not only AttributeError: torch.backends.cuda.matmul asserts
                 raise Unsupported(
                     "%s has no attribute %s" % (getattr(obj, "__name__", obj), dotted)
-                )
+                ) from exc
         return cur
 
     def synchronize(self) -> None:

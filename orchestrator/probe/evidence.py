@@ -218,11 +218,11 @@ def cpu_library_from_maps(maps: str, family: str) -> Optional[Tuple[str, str]]:
     The copies NumPy and SciPy wheels bundle for themselves (``numpy.libs/``, ``scipy.libs/``)
     are not torch's: a torch matmul never calls them."""
     paths = sorted(
-        set(
+        {
             ln.split()[-1]
             for ln in (maps or "").splitlines()
             if "/" in ln and ".so" in ln and not re.search(r"/(numpy|scipy)[^/]*\.libs/", ln)
-        )
+        }
     )
     for pattern, lib in _MAPPED.get(family, ()):
         rx = re.compile(pattern, re.I)

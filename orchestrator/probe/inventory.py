@@ -221,7 +221,7 @@ class Gatherer:
             return None
         try:
             proc = subprocess.run(
-                [exe] + argv[1:],
+                [exe, *argv[1:]],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
@@ -245,10 +245,10 @@ class Gatherer:
         if text is None:
             self.errors.append("/etc/os-release: not readable")
             return
-        facts = dict(
-            (k, v.strip().strip("\"'"))
+        facts = {
+            k: v.strip().strip("\"'")
             for k, v in (line.split("=", 1) for line in text.splitlines() if "=" in line)
-        )
+        }
         os_id, version = facts.get("ID", ""), facts.get("VERSION_ID", "")
         self.add(
             component(
@@ -354,7 +354,7 @@ class Gatherer:
 
     def rocm(self) -> None:
         roots = [
-            r for r in ["/opt/rocm"] + self.glob("/opt/rocm-*")[::-1] if os.path.isdir(self.path(r))
+            r for r in ["/opt/rocm", *self.glob("/opt/rocm-*")[::-1]] if os.path.isdir(self.path(r))
         ]
         if not roots:
             return
@@ -385,7 +385,7 @@ class Gatherer:
                     break
 
     def cuda(self) -> None:
-        bases = ["/usr/local/cuda"] + self.glob("/usr/local/cuda-*")[::-1]
+        bases = ["/usr/local/cuda", *self.glob("/usr/local/cuda-*")[::-1]]
         for base in bases:
             text = self.read(base + "/version.json")
             if text:
@@ -479,8 +479,7 @@ class Gatherer:
             proc = subprocess.run(
                 [sys.executable, "-c", _TORCH_SCRIPT],
                 stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
+                capture_output=True,
                 timeout=TORCH_TIMEOUT,
             )
         except (subprocess.TimeoutExpired, OSError) as exc:

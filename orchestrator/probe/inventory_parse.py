@@ -27,11 +27,11 @@ def component(
         "evidence": bounded(evidence, MAX_TEXT),
     }  # type: Dict[str, Any]
     if extra:
-        comp["extra"] = dict(
-            (bounded(k, 64), bounded(v, MAX_TEXT))
+        comp["extra"] = {
+            bounded(k, 64): bounded(v, MAX_TEXT)
             for k, v in sorted(extra.items())
             if v not in (None, "")
-        )
+        }
     return comp
 
 
@@ -208,7 +208,7 @@ def build_findings(components: List[Dict[str, Any]]) -> List[Dict[str, str]]:
 
     Compared on the precision both sides give ('8.9' vs '8.9.2' agrees).
     """
-    by_name = dict((c["name"], c) for c in components)
+    by_name = {c["name"]: c for c in components}
     findings = []
     for comp in components:
         if not comp["name"].startswith("pytorch.built_with."):

@@ -128,8 +128,8 @@ def on_cpu(
     torch: Any, fn: Callable[[], Any], family: Optional[str], config: str, verbose: bool = True
 ) -> Tuple[Any, Seen]:
     """``verbose=False``: no MKL/oneDNN verbose mode. Switching MKL's verbose mode on in a
-    process whose MKL is already initialised costs 0.4-0.9 s (once per process), most of the
-    smoke suite's time; the library then comes from what is mapped into the process or from
+    process whose MKL is already initialised is slow (once per process) and would be most of
+    the smoke suite's time; the library then comes from what is mapped into the process or from
     the build's settings, which the source says."""
     seen = Seen()
     ctxs = _verbose_contexts(torch) if verbose else []

@@ -25,7 +25,7 @@ class Check:
         "version",
     )
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 (one argument per field of a check's declaration)
         self,
         id,
         fn,
@@ -103,7 +103,7 @@ def suite(name: str, framework: Optional[str], description: str) -> Suite:
     return SUITES[name]
 
 
-def check(
+def check(  # noqa: PLR0913 (one keyword per field of a check's declaration)
     id: str,
     feature: str,
     kind: str,
@@ -156,7 +156,7 @@ def declare(suite_name: str, declaration: Optional[dict]) -> List[Check]:
     """Register the checks a job declares for a suite (command checks, a pytest
     workload) in this process, so that they run, crash and time out exactly as
     static checks do. Raises ValueError for a declaration the suite cannot take."""
-    from . import checks  # noqa: F401
+    from . import checks  # noqa: F401 (importing the package registers every check)
     from .declared import build
 
     if suite_name not in SUITES:
@@ -173,7 +173,7 @@ def declare(suite_name: str, declaration: Optional[dict]) -> List[Check]:
 
 def select(suite_name: str, patterns: Sequence[str] = ()) -> Tuple[Suite, List[Check]]:
     """The checks of a suite, in declaration order, filtered by glob patterns."""
-    from . import checks  # noqa: F401  (registers every check)
+    from . import checks  # noqa: F401 (importing the package registers every check)
 
     if suite_name not in SUITES:
         raise KeyError(suite_name)
@@ -187,7 +187,7 @@ def select(suite_name: str, patterns: Sequence[str] = ()) -> Tuple[Suite, List[C
 
 
 def catalog() -> dict:
-    from . import checks  # noqa: F401
+    from . import checks  # noqa: F401 (importing the package registers every check)
 
     return {
         "suites": [s.info() for s in SUITES.values()],

@@ -179,7 +179,7 @@ def worker(config: Dict[str, Any]) -> int:
     proto.flush()
     sys.stderr.flush()
     # Everything is reported: skip the interpreter's teardown, which for a
-    # framework like torch costs as much as a second of wall time per suite.
+    # framework like torch is a large share of a short suite's wall time.
     os._exit(0)
 
 

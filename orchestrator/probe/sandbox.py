@@ -23,6 +23,7 @@ Standard library only, Python >= 3.8.
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import selectors
@@ -107,10 +108,8 @@ def device_groups(patterns: Sequence[str] = DEVICE_NODES) -> List[int]:
     owners = set()
     for pattern in patterns:
         for path in glob.glob(pattern) + glob.glob(os.path.join(pattern, "*")):
-            try:
+            with contextlib.suppress(OSError):
                 owners.add(os.stat(path).st_gid)
-            except OSError:
-                pass
     return sorted((owners & set(os.getgroups())) - {0})
 
 
@@ -306,10 +305,8 @@ def reap(pid: int) -> None:
     """Kill the workload's process group, and inside a container every process a
     workload left, which catches what left the group (setsid, double fork). Never
     on a host: other services may run as nobody there."""
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
     if not _settings["own_pid_namespace"]:
         return
     if not can_drop():  # workloads run as the probe's uid: all but the probe's processes go
@@ -333,10 +330,8 @@ def _kill_all_but(keep: set[int]) -> None:
         if not victims:
             return
         for victim in victims:
-            try:
+            with contextlib.suppress(OSError):
                 os.kill(victim, signal.SIGKILL)
-            except OSError:
-                pass
 
 
 def _live_pids() -> List[int]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import binascii
+import contextlib
 import json
 import os
 import selectors
@@ -300,16 +301,12 @@ class Forked:
 
     def close(self) -> None:
         for fd in (self.stdout, self.stderr):
-            try:
+            with contextlib.suppress(OSError):
                 os.close(fd)
-            except OSError:
-                pass
 
     def kill(self) -> None:
-        try:
+        with contextlib.suppress(OSError):
             os.kill(self.pid, signal.SIGKILL)
-        except OSError:
-            pass
 
 
 def _close_above_stderr() -> None:
@@ -322,10 +319,8 @@ def _close_above_stderr() -> None:
         return
     for fd in fds:
         if fd > 2:
-            try:
+            with contextlib.suppress(OSError):
                 os.close(fd)
-            except OSError:
-                pass
 
 
 def _kill(proc: Forked) -> None:

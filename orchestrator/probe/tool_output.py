@@ -97,7 +97,7 @@ def rocm_smi_cards(text: str) -> List[Dict[str, str]]:
         for key in sorted(doc, key=lambda k: (len(k), k)):
             if not key.lower().startswith("card") or not isinstance(doc[key], dict):
                 continue
-            low = dict((k.lower(), str(v)) for k, v in doc[key].items())
+            low = {k.lower(): str(v) for k, v in doc[key].items()}
             cards.append(
                 {
                     "card": key,

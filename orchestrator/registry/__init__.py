@@ -3,7 +3,7 @@ digests without pulling and without an engine, read manifests for platform diges
 compressed sizes. Side effects: network and the user's Docker credentials/CA files."""
 
 from .client import (
-    ManifestNotFound,
+    ManifestNotFoundError,
     Platform,
     RateLimit,
     RegistryAuthError,
@@ -12,7 +12,7 @@ from .client import (
 )
 
 __all__ = [
-    "ManifestNotFound",
+    "ManifestNotFoundError",
     "Platform",
     "RateLimit",
     "RegistryAuthError",

@@ -21,7 +21,7 @@ from typing import Any
 
 from ..errors import InfrastructureError
 from ..imageref import ImageRef
-from .client import OCI_INDEX, OCI_MANIFEST, ManifestNotFound, RegistryClient
+from .client import OCI_INDEX, OCI_MANIFEST, ManifestNotFoundError, RegistryClient
 
 DSSE = "application/vnd.dsse.envelope.v1+json"
 EMPTY = "application/vnd.oci.empty.v1+json"
@@ -65,7 +65,7 @@ def has_referrers(client: RegistryClient, ref: ImageRef, digest: str) -> bool:
     for ``digest`` (an empty one counts). A 404 or another answer means it does not."""
     try:
         resp = client.send("GET", ref, f"referrers/{digest}", headers={"Accept": OCI_INDEX})
-    except ManifestNotFound:
+    except ManifestNotFoundError:
         return False
     except InfrastructureError as exc:
         if "HTTP 4" in exc.message:  # 400/405: an older registry that does not know the route
@@ -84,7 +84,7 @@ def push_blob(client: RegistryClient, ref: ImageRef, data: bytes) -> str:
     try:
         client.send("HEAD", ref, f"blobs/{digest}")
         return digest  # already there
-    except ManifestNotFound:
+    except ManifestNotFoundError:
         pass
     start = client.send("POST", ref, "blobs/uploads/", push=True, body=b"")
     location = start.headers.get("location")
@@ -186,7 +186,7 @@ def _by_tag(
     try:
         current, _, _ = client.manifest(ref, tag)
         layers = [layer for layer in current.get("layers", []) if isinstance(layer, dict)]
-    except ManifestNotFound:
+    except ManifestNotFoundError:
         layers = []
     have = {layer.get("digest") for layer in layers}
     for ptype, env in envelopes:
@@ -236,7 +236,7 @@ def fetch(
     looked.append(f"tag {att_tag(digest)}")
     try:
         doc, _, _ = client.manifest(ref, att_tag(digest))
-    except ManifestNotFound:
+    except ManifestNotFoundError:
         doc = {}
     for layer in doc.get("layers", []):
         if (

@@ -1,7 +1,7 @@
 """A registry HTTP API v2 client: HEAD for digests (a HEAD does not count as a pull on
 registries that limit pulls), GET for manifests, the bearer-token and basic-auth flows,
 TLS with a custom CA, and rate-limit headers. Every failure is an InfrastructureError
-(exit 3) naming the registry and what to do; a missing manifest is ``ManifestNotFound``."""
+(exit 3) naming the registry and what to do; a missing manifest is ``ManifestNotFoundError``."""
 
 from __future__ import annotations
 
@@ -24,9 +24,7 @@ ACCEPT = ", ".join((OCI_INDEX, OCI_MANIFEST, DOCKER_LIST, DOCKER_MANIFEST))
 INDEXES = (OCI_INDEX, DOCKER_LIST)
 
 
-class ManifestNotFound(  # noqa: N818  # the registry's condition, caught by name across packages
-    InfrastructureError
-):
+class ManifestNotFoundError(InfrastructureError):
     """The registry answered, and has no manifest for this tag or digest."""
 
 
@@ -157,7 +155,7 @@ class RegistryClient:
                         for m in doc.get("manifests", [])
                     }
                 )
-                raise ManifestNotFound(
+                raise ManifestNotFoundError(
                     f"registry {ref.domain}: {ref} has no {os_}/{arch} image "
                     f"(platforms: {', '.join(have) or 'none'})",
                     "pick an image built for this platform",
@@ -226,7 +224,7 @@ class RegistryClient:
                     f"docker login {ref.domain} with a user that may pull {ref.path}",
                 )
         if resp.status_code == 404:
-            raise ManifestNotFound(
+            raise ManifestNotFoundError(
                 f"registry {ref.domain} has no manifest {ref.path}:{tail.split('/', 1)[1]}",
                 "the tag was removed or renamed: valorch images check lists what moved",
             )

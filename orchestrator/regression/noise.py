@@ -1,6 +1,6 @@
 """Noise of timed checks (pure, stdlib only): how much a timing varies, what change it
 can reveal, whether the host was busy while it was taken, and the false-discovery
-control over the many checks of one report (issue 13).
+control over the many checks of one report.
 
 - ``cv``: robust coefficient of variation of a run's samples (1.4826·MAD / median), so
   that a few preempted repetitions do not make a quiet check look noisy.

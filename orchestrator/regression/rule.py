@@ -57,11 +57,7 @@ MWU_MIN = 10  # samples per side for the U test; below: bootstrap intervals
 TIMED_MIN = 3  # fewer samples than this on a side: status only
 
 _NOT_RUN = ("unsupported", "skip")
-_LOST = (
-    "unsupported",
-    "partial",
-    "skip",
-)  # pass → one of these: coverage lost (spec.COVERAGE_LOSS)
+_LOST = ("unsupported", "partial", "skip")  # pass → one of these: coverage lost
 
 
 @dataclass(frozen=True)

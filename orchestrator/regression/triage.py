@@ -88,18 +88,24 @@ def _short(text: str) -> str:
     return text.split(":", 1)[1][:12] if text.startswith("sha256:") else text[:12]
 
 
-def classify(case: Case) -> Triage | None:
-    """The triage of one check of one run; None when it did not fail."""
-    verdict = final(case.attempts)
-    if verdict not in FAILING and verdict != "flaky":
-        return None
-    here = ((case.run,), (case.host,), (case.digest,))
+def _here(case: Case) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    return (case.run,), (case.host,), (case.digest,)
+
+
+def _same(case: Case) -> list[Seen]:
+    """Other runs of the same digest on hosts of the same class."""
+    return [s for s in case.history if s.digest == case.digest and s.host_class == case.host_class]
+
+
+def _this_run(case: Case, verdict: str) -> Triage | None:
+    """What this run alone shows: the harness failed, the host had problems, or the
+    attempts disagreed."""
     if verdict == "error" or (case.attempts and all(s == "error" for s in case.attempts)):
         return Triage(
             "infrastructure",
             "the attempts ended in error (engine, registry or scheduler): the run says "
             "nothing about the image",
-            *here,
+            *_here(case),
         )
     if case.host_problems:
         runs = (case.run, *(r for r in dict.fromkeys(case.problem_runs) if r != case.run))
@@ -114,9 +120,15 @@ def classify(case: Case) -> Triage | None:
         return Triage(
             "flaky",
             f"mixed outcomes across this run's attempts ({', '.join(case.attempts)})",
-            *here,
+            *_here(case),
         )
-    same = [s for s in case.history if s.digest == case.digest and s.host_class == case.host_class]
+    return None
+
+
+def _same_digest(case: Case) -> Triage | None:
+    """The same digest passes on another host of the class (host fault) or on this host in
+    other runs (flaky)."""
+    same = _same(case)
     elsewhere = [s for s in same if s.host != case.host and s.verdict == "pass"]
     if elsewhere:
         s = max(elsewhere, key=lambda x: x.started)
@@ -139,6 +151,12 @@ def classify(case: Case) -> Triage | None:
             (case.host,),
             (case.digest,),
         )
+    return None
+
+
+def _drift(case: Case) -> Triage | None:
+    """The image ran as another digest than the one pinned, and the pinned one passed (or
+    never ran): the tag moved."""
     on_expected = [s for s in case.history if s.digest == case.expected_digest]
     if (
         case.expected_digest
@@ -153,53 +171,70 @@ def classify(case: Case) -> Triage | None:
             (case.host,),
             (case.expected_digest, case.digest),
         )
-    earlier = sorted(
-        (
-            s
-            for s in case.history
-            if s.started < case.started
-            and s.digest != case.digest
-            and s.host_class == case.host_class
-        ),
-        key=lambda s: s.started,
-    )
+    return None
+
+
+def _history(case: Case) -> Triage:
+    """What the earlier runs of this image say: a new check, one that never passed, a
+    regression from the previous digest, or undetermined."""
     any_before = [s for s in case.history if s.started < case.started]
     if not any_before:
         return Triage(
-            "new check", f"no earlier verdict of {case.check} on this image to compare with", *here
+            "new check",
+            f"no earlier verdict of {case.check} on this image to compare with",
+            *_here(case),
         )
     if not any(s.verdict == "pass" for s in any_before):
         return Triage(
             "never passed",
             f"{case.check} failed in all {len(any_before)} earlier runs of this image "
             f"(latest run {any_before[-1].run[:8]}) and never passed",
-            *here,
+            *_here(case),
         )
+    earlier = sorted(
+        (s for s in any_before if s.digest != case.digest and s.host_class == case.host_class),
+        key=lambda s: s.started,
+    )
     if earlier:
-        prev = earlier[-1]
-        other_hosts = [s for s in same if s.host != case.host]
-        if prev.verdict == "pass" and all(s.verdict in FAILING for s in same):
-            hosts = (case.host, *sorted({s.host for s in other_hosts}))
-            return Triage(
-                "regression",
-                f"passed on the previous digest {_short(prev.digest)} (run {prev.run[:8]}, "
-                f"host {prev.host}, {case.host_class}); fails now on every attempt and on "
-                f"{len(hosts)} host{'s' if len(hosts) > 1 else ''} with {_short(case.digest)}",
-                (prev.run, case.run, *(s.run for s in other_hosts)),
-                hosts,
-                (prev.digest, case.digest),
-            )
-        return Triage(
-            "undetermined",
-            f"the previous digest {_short(prev.digest)} ended {prev.verdict} too "
-            f"(run {prev.run[:8]}); the change that broke {case.check} is older",
-            (prev.run, case.run),
-            (prev.host, case.host),
-            (prev.digest, case.digest),
-        )
+        return _from_previous_digest(case, earlier[-1])
     return Triage(
         "undetermined",
         f"{case.check} passed before on this image, but not on another digest of the "
         f"same host class ({case.host_class}) to compare with",
-        *here,
+        *_here(case),
     )
+
+
+def _from_previous_digest(case: Case, prev: Seen) -> Triage:
+    """A regression when the previous digest passed and this one fails everywhere."""
+    same = _same(case)
+    other_hosts = [s for s in same if s.host != case.host]
+    if prev.verdict == "pass" and all(s.verdict in FAILING for s in same):
+        hosts = (case.host, *sorted({s.host for s in other_hosts}))
+        return Triage(
+            "regression",
+            f"passed on the previous digest {_short(prev.digest)} (run {prev.run[:8]}, "
+            f"host {prev.host}, {case.host_class}); fails now on every attempt and on "
+            f"{len(hosts)} host{'s' if len(hosts) > 1 else ''} with {_short(case.digest)}",
+            (prev.run, case.run, *(s.run for s in other_hosts)),
+            hosts,
+            (prev.digest, case.digest),
+        )
+    return Triage(
+        "undetermined",
+        f"the previous digest {_short(prev.digest)} ended {prev.verdict} too "
+        f"(run {prev.run[:8]}); the change that broke {case.check} is older",
+        (prev.run, case.run),
+        (prev.host, case.host),
+        (prev.digest, case.digest),
+    )
+
+
+def classify(case: Case) -> Triage | None:
+    """The triage of one check of one run; None when it did not fail. The first rule that
+    explains the failure wins: this run alone, the same digest elsewhere, a moved tag, the
+    image's history."""
+    verdict = final(case.attempts)
+    if verdict not in FAILING and verdict != "flaky":
+        return None
+    return _this_run(case, verdict) or _same_digest(case) or _drift(case) or _history(case)

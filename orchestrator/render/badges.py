@@ -1,5 +1,5 @@
 """Status badges for HTML: a word, a colour and an inline SVG icon, so that no
-verdict depends on an emoji font (CI runners often have none: issue 13).
+verdict depends on an emoji font (CI runners often have none).
 Markdown and RST keep the seeds' ✅ ⚠️ ❌."""
 
 from __future__ import annotations

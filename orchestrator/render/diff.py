@@ -93,7 +93,7 @@ def _timing_text(c: CellChange) -> str:
 
 
 def noise_text(t: Timing) -> str:
-    """CV of each side and the smallest change the pair can reveal (issue 13)."""
+    """CV of each side and the smallest change the pair can reveal."""
     parts = []
     if t.cv_base is not None and t.cv_head is not None:
         parts.append(f"CV {t.cv_base * 100:.1f} %/{t.cv_head * 100:.1f} %")
@@ -237,31 +237,18 @@ def verdict_md(report: Report, verdict: Verdict, why: Why | None = None) -> list
     return lines
 
 
-def diff_md(report: Report, verdict: Verdict | None = None, why: Why | None = None) -> str:
-    """``verdict`` (regression/gate.py's): the report opens with it, its failures, regressions and
-    lost coverage, and folds the rest in ``<details>``. ``why``: each red cell's triage."""
-    h = header(report)
-    verdict_line = "**REGRESSED**" if report.regressed else "no regression"
-    lines = [f"# Regression diff: {report.base.label} → {report.head.label}", ""]
-    shown: set[int] = set()
-    if verdict is not None:
-        lines += verdict_md(report, verdict, why)
-        shown = {id(c) for r in verdict.reasons for c in r.changes}
-        lines += [
-            "<details><summary>Everything else: sides, thresholds, every other change, noise</summary>",
-            "",
-        ]
-    else:
-        lines += [f"Verdict: {verdict_line}", ""]
-    lines += [
+def _md_sides(report: Report, h: dict[str, Any]) -> list[str]:
+    """What was compared (base and head side by side), the thresholds, the counts."""
+    base, head = report.base, report.head
+    return [
         "| | base | head |",
         "|---|---|---|",
-        f"| what | {report.base.kind} `{report.base.label}` | {report.head.kind} `{report.head.label}` |",
-        f"| environments | {', '.join(report.base.envs)} | {', '.join(report.head.envs)} |",
-        f"| digests | {'<br>'.join(f'{e}: `{d}`' for e, d in report.base.digests) or '—'} "
-        f"| {'<br>'.join(f'{e}: `{d}`' for e, d in report.head.digests) or '—'} |",
-        f"| hosts | {', '.join(report.base.hosts) or '—'} | {', '.join(report.head.hosts) or '—'} |",
-        f"| runs | {len(report.base.runs)} | {len(report.head.runs)} |",
+        f"| what | {base.kind} `{base.label}` | {head.kind} `{head.label}` |",
+        f"| environments | {', '.join(base.envs)} | {', '.join(head.envs)} |",
+        f"| digests | {'<br>'.join(f'{e}: `{d}`' for e, d in base.digests) or '—'} "
+        f"| {'<br>'.join(f'{e}: `{d}`' for e, d in head.digests) or '—'} |",
+        f"| hosts | {', '.join(base.hosts) or '—'} | {', '.join(head.hosts) or '—'} |",
+        f"| runs | {len(base.runs)} | {len(head.runs)} |",
         "",
         f"Thresholds: timing ratio > {report.threshold * 100:g} % (or the check's own) and significant "
         "(Mann–Whitney U p < 0.01 with ≥ 10 samples a side, else non-overlapping 99 % bootstrap intervals).",
@@ -271,6 +258,11 @@ def diff_md(report: Report, verdict: Verdict | None = None, why: Why | None = No
         "Counts: " + (", ".join(f"{k} {v}" for k, v in h["counts"].items()) or "nothing compared"),
         "",
     ]
+
+
+def _md_warnings(report: Report, h: dict[str, Any]) -> list[str]:
+    """A busy host's timings, and the known issues that expired."""
+    lines = []
     if h["noisy_host"]:
         lines += [
             f"⚠️ **noisy host**: {h['noisy_host']} timed check(s) ran while the host was busy; their timing "
@@ -281,6 +273,22 @@ def diff_md(report: Report, verdict: Verdict | None = None, why: Why | None = No
         lines.append(f"- ⚠️ known issue `{issue.check}` expired on {issue.expires}: {issue.reason}")
     if report.expired:
         lines.append("")
+    return lines
+
+
+def _md_change_row(c: CellChange, why: Why | None) -> str:
+    detail = _timing_text(c) or c.note
+    if why_text(why, c):
+        detail += f" — {why_text(why, c)}"
+    if c.issue and c.issue.url:
+        detail += f" ([link]({c.issue.url}))"
+    cells = (c.mark, c.env, f"`{c.check}`", c.base or "—", c.head or "—", detail)
+    return "| " + " | ".join(_md_cell(x) for x in cells) + " |"
+
+
+def _md_changes(report: Report, shown: set[int], why: Why | None) -> list[str]:
+    """One table per section of changes, without those the verdict already showed."""
+    lines = []
     for title, kinds in SECTIONS:
         rows = [c for c in _sorted(report, kinds) if id(c) not in shown]
         if not rows:
@@ -291,64 +299,84 @@ def diff_md(report: Report, verdict: Verdict | None = None, why: Why | None = No
             "| | environment | check | base | head | detail |",
             "|---|---|---|---|---|---|",
         ]
-        for c in rows:
-            detail = _timing_text(c) or c.note
-            if why_text(why, c):
-                detail += f" — {why_text(why, c)}"
-            if c.issue and c.issue.url:
-                detail += f" ([link]({c.issue.url}))"
-            lines.append(
-                "| "
-                + " | ".join(
-                    _md_cell(x)
-                    for x in (c.mark, c.env, f"`{c.check}`", c.base or "—", c.head or "—", detail)
-                )
-                + " |"
-            )
+        lines += [_md_change_row(c, why) for c in rows]
         lines.append("")
-    if report.flips:
-        lines += [
-            f"## Matrix cell flips ({len(report.flips)})",
-            "",
-            "| environment | check | base | head |",
-            "|---|---|---|---|",
-        ]
-        lines += [
-            f"| {_md_cell(f.env)} | `{f.check}` | {f.base} | {f.head} |" for f in report.flips
-        ]
-        lines.append("")
-    if report.geomean:
-        lines += [
-            "## Geometric-mean timing ratio (head/base, > 1 is worse)",
-            "",
-            "| environment | backend | ratio | checks |",
-            "|---|---|---|---|",
-        ]
-        lines += [
+    return lines
+
+
+def _md_flips(report: Report) -> list[str]:
+    if not report.flips:
+        return []
+    return [
+        f"## Matrix cell flips ({len(report.flips)})",
+        "",
+        "| environment | check | base | head |",
+        "|---|---|---|---|",
+        *(f"| {_md_cell(f.env)} | `{f.check}` | {f.base} | {f.head} |" for f in report.flips),
+        "",
+    ]
+
+
+def _md_geomean(report: Report) -> list[str]:
+    if not report.geomean:
+        return []
+    return [
+        "## Geometric-mean timing ratio (head/base, > 1 is worse)",
+        "",
+        "| environment | backend | ratio | checks |",
+        "|---|---|---|---|",
+        *(
             f"| {_md_cell(e)} | {b or '—'} | {r:.3f} ({_pct(r)}) | {n} |"
             for e, b, r, n in report.geomean
-        ]
-        lines.append("")
-    noise = noise_rows(report)
-    if noise:
-        lines += [
-            f"## Noise per timed check ({len(noise)})",
-            "",
-            "| environment | check | CV base | CV head | run-to-run (A/A) | smallest detectable | host |",
-            "|---|---|---|---|---|---|---|",
-        ]
-        lines += [
+        ),
+        "",
+    ]
+
+
+def _md_noise(report: Report) -> list[str]:
+    rows = noise_rows(report)
+    if not rows:
+        return []
+    return [
+        f"## Noise per timed check ({len(rows)})",
+        "",
+        "| environment | check | CV base | CV head | run-to-run (A/A) | smallest detectable | host |",
+        "|---|---|---|---|---|---|---|",
+        *(
             f"| {_md_cell(e)} | `{k}` | {cb} | {ch} | {rs} | {d} | {'⚠️ noisy' if n else 'quiet'} |"
-            for e, k, cb, ch, rs, d, n in noise
+            for e, k, cb, ch, rs, d, n in rows
+        ),
+        "",
+    ]
+
+
+_MD_LEGEND = (
+    "Legend: ❌ regressed · ▼ slower · ▲ faster · ~ over the threshold, not significant (not counted) "
+    "· ✅ fixed · ⚠️ flaky or inconclusive · xfail known issue · − coverage lost · + coverage gained "
+    "· x not comparable"
+)
+
+
+def diff_md(report: Report, verdict: Verdict | None = None, why: Why | None = None) -> str:
+    """``verdict`` (regression/gate.py's): the report opens with it, its failures, regressions and
+    lost coverage, and folds the rest in ``<details>``. ``why``: each red cell's triage."""
+    lines = [f"# Regression diff: {report.base.label} → {report.head.label}", ""]
+    shown: set[int] = set()
+    if verdict is not None:
+        lines += verdict_md(report, verdict, why)
+        shown = {id(c) for r in verdict.reasons for c in r.changes}
+        lines += [
+            "<details><summary>Everything else: sides, thresholds, every other change, noise</summary>",
+            "",
         ]
-        lines.append("")
+    else:
+        lines += [f"Verdict: {'**REGRESSED**' if report.regressed else 'no regression'}", ""]
+    h = header(report)
+    lines += _md_sides(report, h) + _md_warnings(report, h) + _md_changes(report, shown, why)
+    lines += _md_flips(report) + _md_geomean(report) + _md_noise(report)
     if verdict is not None:
         lines += ["</details>", ""]
-    lines.append(
-        "Legend: ❌ regressed · ▼ slower · ▲ faster · ~ over the threshold, not significant (not counted) "
-        "· ✅ fixed · ⚠️ flaky or inconclusive · xfail known issue · − coverage lost · + coverage gained "
-        "· x not comparable"
-    )
+    lines.append(_MD_LEGEND)
     return "\n".join(lines) + "\n"
 
 
@@ -356,7 +384,7 @@ def _finite(x: float | None) -> float | None:
     return None if x is None or (isinstance(x, float) and not math.isfinite(x)) else x
 
 
-def gate_json(verdict: Any) -> dict[str, Any]:
+def gate_json(verdict: Verdict) -> dict[str, Any]:
     return {
         "qualified": verdict.qualified,
         "exit_code": verdict.exit_code,

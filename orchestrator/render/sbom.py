@@ -18,8 +18,6 @@ from packageurl import PackageURL
 from .. import __version__
 from ..components import Component, Inventory
 
-SPEC_VERSION = "1.5"
-
 
 def distro_of(inventory: Inventory) -> tuple[str, str | None]:
     """(``debian``|``ubuntu``, ``debian-12``) from the os component; Debian when unknown."""
@@ -86,6 +84,109 @@ def _licenses(text: str | None) -> list:
     return made
 
 
+def _props(pairs: list[tuple[str, str]]) -> list:
+    from cyclonedx.model import Property
+
+    return [Property(name=k, value=v) for k, v in pairs if v]
+
+
+def _annotations(
+    inventory: Inventory, comps: dict[str, Component]
+) -> tuple[dict[str, list[tuple[str, str]]], list[tuple[str, str]]]:
+    """What other components add to a package's properties: the components folded into it
+    (by package name), and PyTorch's build settings (``pytorch.*``, for the torch package)."""
+    folded: dict[str, list[tuple[str, str]]] = {}
+    built_with: list[tuple[str, str]] = []
+    for comp in inventory.components:
+        if comp.name.startswith("pytorch."):
+            built_with.append((f"valorch:{comp.name}", comp.value))
+        elif _folded(comp, comps):
+            folded.setdefault(comp.extra["package"], []).append(("valorch:component", comp.name))
+    return folded, built_with
+
+
+def _component(
+    comp: Component,
+    comps: dict[str, Component],
+    distro: str,
+    distro_version: str | None,
+    extra_props: list[tuple[str, str]],
+) -> Any:
+    """One inventory component as a CycloneDX component: a package with its URL, the
+    operating system, an application, or a library."""
+    from cyclonedx.model.component import Component as Cdx
+    from cyclonedx.model.component import ComponentType
+
+    kind, name, version = ComponentType.LIBRARY, comp.name, comp.value
+    url = package_url(comp, distro, distro_version)
+    if url is not None:
+        name = comp.name.split(":", 1)[1]
+    elif comp.name == "os":
+        os_id = comp.value.split()[0]
+        precise = comps.get(os_id)  # /etc/debian_version says 12.7 where os-release says 12
+        kind, name = ComponentType.OPERATING_SYSTEM, os_id
+        version = precise.value if precise else " ".join(comp.value.split()[1:])
+    elif comp.source == "command" or comp.name == "python":
+        kind = ComponentType.APPLICATION
+    pairs = [("valorch:source", comp.source), ("valorch:evidence", comp.evidence), *extra_props]
+    pairs += [(f"valorch:extra:{k}", v) for k, v in sorted(comp.extra.items()) if k != "license"]
+    return Cdx(
+        type=kind,
+        name=name,
+        version=version,
+        purl=url,
+        bom_ref=url.to_string() if url else f"valorch:{comp.name}",
+        licenses=_licenses(comp.extra.get("license")),
+        properties=_props(pairs),
+    )
+
+
+def _components(inventory: Inventory) -> list:
+    """The BOM's components: every inventory component but PyTorch's build settings, the
+    distro release (the ``os`` component names it) and those folded into their package."""
+    comps = inventory.as_dict()
+    distro, distro_version = distro_of(inventory)
+    folded, built_with = _annotations(inventory, comps)
+    torch = comps.get("pytorch")
+    torch_pkg = torch.extra.get("package", "pip:torch") if torch else "pip:torch"
+    return [
+        _component(
+            comp,
+            comps,
+            distro,
+            distro_version,
+            folded.get(comp.name, []) + (built_with if comp.name == torch_pkg else []),
+        )
+        for comp in inventory.components
+        if not (
+            comp.name.startswith("pytorch.")
+            or comp.name in ("debian", "ubuntu")
+            or _folded(comp, comps)
+        )
+    ]
+
+
+def _subject(image_ref: str, digest: str | None) -> Any:
+    """The image the BOM describes: by digest when known, its reference then a property."""
+    from cyclonedx.model.component import Component as Cdx
+    from cyclonedx.model.component import ComponentType
+
+    name, version = _image_parts(image_ref)
+    return Cdx(
+        type=ComponentType.CONTAINER,
+        name=name,
+        version=digest or version,
+        bom_ref=f"{name}@{digest}" if digest else image_ref,
+        properties=_props([("valorch:reference", image_ref)] if digest else []),
+    )
+
+
+def _serial(inventory: Inventory, image_ref: str, digest: str | None) -> str:
+    """A serial number derived from the content: same inventory and image, same BOM."""
+    blob = json.dumps([image_ref, digest, inventory.model_dump()], sort_keys=True).encode()
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, "valorch:" + hashlib.sha256(blob).hexdigest()))
+
+
 def bom_json(
     inventory: Inventory,
     image_ref: str,
@@ -96,79 +197,15 @@ def bom_json(
 ) -> str:
     """The BOM as CycloneDX 1.5 JSON text. The serial number is derived from the content (same
     inventory and image, same BOM) unless given."""
-    from cyclonedx.model import Property
     from cyclonedx.model.bom import Bom
     from cyclonedx.model.component import Component as Cdx
     from cyclonedx.model.component import ComponentType
     from cyclonedx.output.json import JsonV1Dot5
 
-    comps = inventory.as_dict()
-    distro, distro_version = distro_of(inventory)
-    folded: dict[str, list[tuple[str, str]]] = {}
-    built_with: list[tuple[str, str]] = []
-    torch = comps.get("pytorch")
-    torch_pkg = torch.extra.get("package", "pip:torch") if torch else "pip:torch"
-    for comp in inventory.components:
-        if comp.name.startswith("pytorch."):
-            built_with.append((f"valorch:{comp.name}", comp.value))
-        elif _folded(comp, comps):
-            folded.setdefault(comp.extra["package"], []).append(("valorch:component", comp.name))
-
-    def props(pairs: list[tuple[str, str]]) -> list:
-        return [Property(name=k, value=v) for k, v in pairs if v]
-
-    components = []
-    for comp in inventory.components:
-        if (
-            comp.name.startswith("pytorch.")
-            or comp.name in ("debian", "ubuntu")
-            or _folded(comp, comps)
-        ):
-            continue
-        kind, name, version = ComponentType.LIBRARY, comp.name, comp.value
-        url = package_url(comp, distro, distro_version)
-        if url is not None:
-            name = comp.name.split(":", 1)[1]
-        elif comp.name == "os":
-            os_id = comp.value.split()[0]
-            precise = comps.get(os_id)  # /etc/debian_version says 12.7 where os-release says 12
-            kind, name = ComponentType.OPERATING_SYSTEM, os_id
-            version = precise.value if precise else " ".join(comp.value.split()[1:])
-        elif comp.source == "command" or comp.name == "python":
-            kind = ComponentType.APPLICATION
-        pairs = [
-            ("valorch:source", comp.source),
-            ("valorch:evidence", comp.evidence),
-            *folded.get(comp.name, []),
-        ]
-        if comp.name == torch_pkg:
-            pairs += built_with
-        pairs += [
-            (f"valorch:extra:{k}", v) for k, v in sorted(comp.extra.items()) if k != "license"
-        ]
-        components.append(
-            Cdx(
-                type=kind,
-                name=name,
-                version=version,
-                purl=url,
-                bom_ref=url.to_string() if url else f"valorch:{comp.name}",
-                licenses=_licenses(comp.extra.get("license")),
-                properties=props(pairs),
-            )
-        )
-    name, version = _image_parts(image_ref)
-    subject_ref = f"{name}@{digest}" if digest else image_ref
-    subject = Cdx(
-        type=ComponentType.CONTAINER,
-        name=name,
-        version=digest or version,
-        bom_ref=subject_ref,
-        properties=props([("valorch:reference", image_ref)] if digest else []),
-    )
+    components = _components(inventory)
+    subject = _subject(image_ref, digest)
     if serial is None:
-        blob = json.dumps([image_ref, digest, inventory.model_dump()], sort_keys=True).encode()
-        serial = str(uuid.uuid5(uuid.NAMESPACE_URL, "valorch:" + hashlib.sha256(blob).hexdigest()))
+        serial = _serial(inventory, image_ref, digest)
     bom = Bom(serial_number=uuid.UUID(serial.removeprefix("urn:uuid:")), components=components)
     bom.metadata.component = subject
     bom.register_dependency(subject, components)  # the image holds every component directly
@@ -177,7 +214,7 @@ def bom_json(
     bom.metadata.tools.components.add(
         Cdx(type=ComponentType.APPLICATION, name="valorch", version=__version__)
     )
-    bom.metadata.properties = props(
+    bom.metadata.properties = _props(
         [(f"valorch:host:{k}", v) for k, v in sorted(inventory.host_facts.items())]
     )
     return JsonV1Dot5(bom).output_as_string(indent=1)

@@ -15,7 +15,7 @@ List scheduling, longest task first, onto the earliest-free matching slot:
 
 Finding the earliest-free slot uses one lazy min-heap per requirement class:
 slot free times only grow, so a stale heap entry is re-keyed when it surfaces.
-10,000 tasks on 200 hosts place in well under a second (bench/bench_placement.py).
+So a large plan places in about linear time (docs/benchmarks.md, Placement).
 """
 
 from __future__ import annotations

@@ -263,7 +263,7 @@ def _check_registry(
         ref = imageref.parse(ev.name).with_digest(ev.digest)
         try:
             client.resolve(ref)
-        except artifacts.ManifestNotFound:
+        except artifacts.ManifestNotFoundError:
             raise InputError(
                 f"{ev.name}@{ev.digest} is not in its registry: nothing was pushed",
                 "push the image first; an attestation attaches to the digest the registry serves",

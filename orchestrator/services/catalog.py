@@ -7,7 +7,7 @@ from pathlib import Path
 
 from .. import yamlio
 from ..catalog.core import load_file
-from ..catalog.rst_import import ImportError_, Plan, plan_import
+from ..catalog.rst_import import Plan, RstImportError, plan_import
 from ..errors import InputError
 
 
@@ -25,7 +25,7 @@ def plan_rst_import(file: Path, out_path: Path) -> Plan:
         load_file(out_path)
     try:
         return plan_import(text, existing, str(file), str(out_path))
-    except ImportError_ as exc:
+    except RstImportError as exc:
         raise InputError(
             str(exc),
             "fix the page at that line; the catalog is left as it was (the page needs a "

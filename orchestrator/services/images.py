@@ -15,7 +15,7 @@ from typing import Any
 from .. import imageref
 from ..catalog.core import Catalog, load_file
 from ..errors import SpecError
-from ..registry import ManifestNotFound, RegistryClient
+from ..registry import ManifestNotFoundError, RegistryClient
 from ..spec import ImageSpec
 
 # state of one catalogued tag
@@ -81,7 +81,7 @@ def check(images: Iterable[ImageSpec], client: RegistryClient, workers: int = 8)
         ref = imageref.ImageRef(ref.domain, ref.path, ref.tag or "latest", None)
         try:
             got = client.resolve(ref)
-        except ManifestNotFound as exc:
+        except ManifestNotFoundError as exc:
             return TagCheck(
                 image.alias, image.reference, VANISHED, image.digest, message=exc.message
             )

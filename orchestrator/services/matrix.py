@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from .. import __version__, yamlio
 from ..catalog.core import Catalog
 from ..errors import InputError
-from ..matrix.document import Document, Header
+from ..matrix.document import Document, Header, Table
 from ..matrix.layouts import (
     COLUMNS,
     ROWS,
@@ -88,6 +88,43 @@ def _when(moment: datetime | None) -> str | None:
 STRICT_LAYOUTS = ("summary", "tiers")  # claims about a backend: named jobs only, never a fallback
 
 
+def _inventory_layout(
+    session: Session,
+    db: str | None,
+    catalog: Callable[[], Catalog],
+    layout: str,
+    images: list[str],
+) -> tuple[Table, list[datetime], list[str]]:
+    """The components or libraries layout: the catalog's images (those ``images`` match) and
+    their newest stored inventories; when the inventories were taken; the document's source."""
+    entries = [
+        i
+        for i in catalog().images
+        if not images or any(fnmatch.fnmatchcase(i.alias, s) for s in images)
+    ]
+    inventory = matrix_store.newest_components_by_image(session)
+    if layout == "libraries":
+        inventory = {
+            a: v
+            for a, v in inventory.items()
+            if not images or any(fnmatch.fnmatchcase(a, s) for s in images)
+        }
+        table = libraries_table(
+            images_for([(i.alias, i.backend) for i in entries], inventory, bool(images))
+        )
+    else:
+        table = components_table(
+            [CatalogImage(i.alias, i.reference, i.digest, dict(i.components)) for i in entries],
+            inventory,
+        )
+    used = sorted(run_id for run_id, _ in inventory.values())
+    source = [
+        "the image catalog (images/*.yaml)",
+        f"inventory runs in {public_url(db)}: {len(used)}",
+    ]
+    return table, matrix_store.ended_of(session, used), source
+
+
 def build_document(
     factory: Factory,
     db: str | None,
@@ -132,35 +169,7 @@ def build_document(
     stale = 0
     with factory() as session:
         if layout in ("components", "libraries"):
-            entries = [
-                i
-                for i in catalog().images
-                if not images or any(fnmatch.fnmatchcase(i.alias, s) for s in images)
-            ]
-            inventory = matrix_store.newest_components_by_image(session)
-            if layout == "libraries":
-                inventory = {
-                    a: v
-                    for a, v in inventory.items()
-                    if not images or any(fnmatch.fnmatchcase(a, s) for s in images)
-                }
-                table = libraries_table(
-                    images_for([(i.alias, i.backend) for i in entries], inventory, bool(images))
-                )
-            else:
-                table = components_table(
-                    [
-                        CatalogImage(i.alias, i.reference, i.digest, dict(i.components))
-                        for i in entries
-                    ],
-                    inventory,
-                )
-            used = sorted(run_id for run_id, _ in inventory.values())
-            ended = matrix_store.ended_of(session, used)
-            source = [
-                "the image catalog (images/*.yaml)",
-                f"inventory runs in {public_url(db)}: {len(used)}",
-            ]
+            table, ended, source = _inventory_layout(session, db, catalog, layout, images)
         else:
             strict = strict or layout in STRICT_LAYOUTS
             ev = evidence.gather(

@@ -1,7 +1,7 @@
 """``valorch results list``: the newest runs, each with its final counts by status.
 
 A local SQLite file at this valorch's schema is read through ``store.lite`` (the
-standard library's sqlite3; no SQLAlchemy import, issue 9's start-up goal); every
+standard library's sqlite3: no SQLAlchemy import, so a listing starts fast); every
 other store, and any file the fast path declines, through SQLAlchemy. Both give the
 same raw rows, and the counts are made here from them in one way."""
 

@@ -116,7 +116,7 @@ def public_key(path: Path, flag: str = "--key") -> Any:
             f"{flag} {path}: not a PEM public key ({_first(exc)})",
             "pass the public key: openssl pkey -in key.pem -pubout -out pub.pem",
         ) from None
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:  # noqa: BLE001 (any other failure to load a key is the key's fault)
         raise InputError(
             f"{flag} {path}: cannot load the key ({_first(exc)})", f"use an {SUPPORTED} key"
         ) from None

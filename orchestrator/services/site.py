@@ -1,4 +1,4 @@
-"""valorch site build: the whole results store as a static site (issue 13).
+"""valorch site build: the whole results store as a static site.
 
 The session is used only to read (store/site_queries.py, store/matrix_store.py);
 then every page is computed and rendered without I/O and handed back one at a time
@@ -10,7 +10,8 @@ from __future__ import annotations
 import multiprocessing
 import os
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -25,11 +26,9 @@ from ..matrix.model import verdict
 from ..matrix.tiers import Policy
 from ..regression import rule
 from ..render.diff import diff_html
-from ..render.site import pages
 from ..store import matrix_store, site_queries, triage_queries
-from ..store.models import MatrixVersion
-from . import evidence, site_steps
-from .site_pages import Site, change_label, ordered, when
+from . import evidence, site_lists, site_steps
+from .site_pages import Site, ordered, when
 from .site_views import ChangeV, RunV, changes, histories, load_runs, slug
 
 LAYOUTS = (
@@ -43,7 +42,6 @@ LAYOUTS = (
     "libraries",
 )
 STRICT = "\x00named-jobs"  # the matrices key of the named-jobs-only evidence (summary, tiers)
-RECENT = 15
 FRESH_DAYS = 7
 _T = TypeVar("_T")
 _R = TypeVar("_R")
@@ -205,46 +203,44 @@ def build(
         session, changes(per_check), per_check
     )  # only what `valorch diff` calls a change
     return _pages(
-        runs,
-        pk_checks,
-        inventories,
-        versions,
+        _Stored(runs, pk_checks, inventories, versions, matrices, per_check, found),
         catalog,
         local,
         qualify,
         built or datetime.now(),
         workers if workers is not None else min(4, os.cpu_count() or 1),
-        matrices,
-        (per_check, found),
     )
 
 
-def _pages(
-    runs: dict[str, RunV],
-    pk_checks: dict[int, dict[str, Any]],
-    inventories: dict[str, dict[str, tuple[str, str]]],
-    versions: list[tuple[MatrixVersion, dict[str, Any]]],
-    catalog: Sequence[CatalogImage],
-    local: frozenset[str],
-    qualify: Sequence[tuple[str, str]],
-    built: datetime,
-    workers: int,
-    matrices: dict[str | None, evidence.Evidence],
-    timed: tuple[dict[str, list[Any]], list[ChangeV]] | None = None,
-) -> Iterator[tuple[str, str]]:
+@dataclass(frozen=True)
+class _Stored:
+    """What build read from the store, and the changes found in it: all the pages need."""
+
+    runs: dict[str, RunV]
+    pk_checks: dict[int, dict[str, Any]]
+    inventories: dict[str, Any]
+    versions: list[tuple[Any, dict[str, Any]]]
+    matrices: dict[str | None, evidence.Evidence]
+    per_check: dict[str, list[Any]]
+    found: list[ChangeV]
+
+
+def _checks_by_id(pk_checks: dict[int, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Each check once, with every version it had (its other fields from the newest)."""
     checks: dict[str, dict[str, Any]] = {}
     for c in sorted(pk_checks.values(), key=lambda c: (c["check_id"], c["version"])):
         info = checks.setdefault(c["check_id"], {**c, "versions": []})
         info["versions"].append(c["version"])
         info.update({k: c[k] for k in ("feature", "kind", "library", "unit", "bigger_is_better")})
-    site = Site(runs, checks, local, built.strftime("%Y-%m-%d %H:%M"))
-    per_check, found = (
-        timed
-        if timed is not None
-        else (histories(runs, {cid: bool(c["bigger_is_better"]) for cid, c in checks.items()}), [])
-    )
+    return checks
 
-    # matrices: every layout of the newest evidence, each job's, the published versions
+
+def _matrix_pages(
+    site: Site, stored: _Stored, catalog: Sequence[CatalogImage], built: datetime
+) -> Generator[tuple[str, str], None, list[dict[str, Any]]]:
+    """Every layout of the newest evidence, then each job's matrix; returns what each job's
+    matrix says (its cells' verdicts, from the runs its cells came from) for the index."""
+    matrices, runs, inventories = stored.matrices, stored.runs, stored.inventories
     if not matrices[None].empty:
         for layout in LAYOUTS:
             ev = matrices[STRICT] if layout in ("summary", "tiers") else matrices[None]
@@ -261,7 +257,6 @@ def _pages(
             f"matrix/job-{slug(job)}.html",
             site.matrix(_layout("checks", ev, catalog, inventories, runs, built), f" — job {job}"),
         )
-        # what the job's matrix says: its cells' verdicts, from the runs its cells came from
         jobs.append(
             {
                 "name": job,
@@ -271,6 +266,14 @@ def _pages(
                 "newest": when(max(runs[o.run_id].row["started"] for o in ev.observations)),
             }
         )
+    return jobs
+
+
+def _version_pages(
+    site: Site, versions: list[tuple[Any, dict[str, Any]]]
+) -> Generator[tuple[str, str], None, tuple[list[dict[str, Any]], list[tuple[str, Any]]]]:
+    """Each published version's matrix, and the diff from the one before it when both have
+    the same layout; returns the versions' views (for the index) and documents (check pages)."""
     version_views, version_docs, prev = [], [], None
     for mv, doc in versions:
         yield f"versions/{slug(mv.version)}.html", site.matrix(Document.from_dict(doc))
@@ -290,163 +293,81 @@ def _pages(
         version_views.append(view)
         version_docs.append((mv.version, doc))
         prev = (mv.version, doc)
+    return version_views, version_docs
 
-    # one page per run, per check (and its plot), per image
-    shifts_of: dict[str, list[ChangeV]] = {}
-    for shift in found:
-        shifts_of.setdefault(shift.check, []).append(shift)
-    _WORK.update(site=site, per_check=per_check, versions=version_docs, shifts=shifts_of)
+
+def _detail_pages(
+    site: Site,
+    stored: _Stored,
+    cids: list[str],
+    version_docs: list[tuple[str, Any]],
+    shifts_of: dict[str, list[ChangeV]],
+    workers: int,
+) -> Iterator[tuple[str, str]]:
+    """One page per run, and per check with its plot, rendered by forked workers."""
+    _WORK.update(site=site, per_check=stored.per_check, versions=version_docs, shifts=shifts_of)
     try:
-        run_ids = list(runs)
+        run_ids = list(stored.runs)
         for rid, html in zip(run_ids, _parallel(_run_page, run_ids, workers), strict=True):
             yield f"runs/{rid}.html", html
-        cids = sorted(checks)
         for cid, (html, svg) in zip(cids, _parallel(_check_page, cids, workers), strict=True):
             yield f"checks/{slug(cid)}.html", html
             if svg:
                 yield f"plots/{slug(cid)}.svg", svg
     finally:
         _WORK.clear()
+
+
+def _matrix_facts(
+    ev: evidence.Evidence,
+) -> tuple[dict[str, dict[str, None]], dict[str, Counter[str]]]:
+    """Per check: the libraries evidence named in the matrix's cells, and its cells' verdicts."""
+    ran: dict[str, dict[str, None]] = {}
+    for o in ev.observations:
+        if o.library:
+            ran.setdefault(o.check, {})[o.library] = None
+    latest_verdicts: dict[str, Counter[str]] = {}
+    for (check, _column), v in _cell_verdicts(ev).items():
+        latest_verdicts.setdefault(check, Counter())[v] += 1
+    return ran, latest_verdicts
+
+
+def _pages(
+    stored: _Stored,
+    catalog: Sequence[CatalogImage],
+    local: frozenset[str],
+    qualify: Sequence[tuple[str, str]],
+    built: datetime,
+    workers: int,
+) -> Iterator[tuple[str, str]]:
+    """The matrices, the versions, the run, check, image and qualification pages, then the
+    lists and the index, in that order."""
+    runs, found = stored.runs, stored.found
+    checks = _checks_by_id(stored.pk_checks)
+    site = Site(runs, checks, local, built.strftime("%Y-%m-%d %H:%M"))
+    jobs = yield from _matrix_pages(site, stored, catalog, built)
+    version_views, version_docs = yield from _version_pages(site, stored.versions)
+    shifts_of: dict[str, list[ChangeV]] = {}
+    for c in found:
+        shifts_of.setdefault(c.check, []).append(c)
+    yield from _detail_pages(site, stored, sorted(checks), version_docs, shifts_of, workers)
     by_image: dict[str, list[RunV]] = {}
     for run in runs.values():
         by_image.setdefault(run.row["alias"], []).append(run)
     for alias, image_runs in sorted(by_image.items()):
-        yield f"images/{slug(alias)}.html", site.image_page(alias, image_runs, inventories)
+        yield f"images/{slug(alias)}.html", site.image_page(alias, image_runs, stored.inventories)
     for name, html in qualify:
         yield f"qualify/{slug(name)}.html", html
 
-    # lists, recent changes, the index
     ordered_runs = sorted(runs.values(), key=lambda r: (r.row["started"], r.id), reverse=True)
-    yield (
-        "runs/index.html",
-        site.list_page(
-            "Runs",
-            ("run", "started", "image", "host", "job", "state", "verdicts", "host load"),
-            (
-                (
-                    pages.link(f"{r.id}.html", r.id[:8], True),
-                    when(r.row["started"]),
-                    pages.link(f"../images/{slug(r.row['alias'])}.html", r.row["alias"]),
-                    r.row["host"],
-                    r.row["job"],
-                    r.row["state"],
-                    pages.badges(ordered(r.counts())),
-                    pages.badge("noisy host") if r.load()["noisy"] else "",
-                )
-                for r in ordered_runs
-            ),
-        ),
-    )
-    latest_verdicts: dict[str, Counter[str]] = {}
-    ran: dict[
-        str, dict[str, None]
-    ] = {}  # check → the libraries evidence named in the matrix's cells
-    for o in matrices[None].observations:
-        if o.library:
-            ran.setdefault(o.check, {})[o.library] = None
-    for (check, _column), v in _cell_verdicts(matrices[None]).items():
-        latest_verdicts.setdefault(check, Counter())[v] += 1
-    yield (
-        "checks/index.html",
-        site.list_page(
-            "Checks",
-            (
-                "check",
-                "kind",
-                "feature",
-                "library (what ran)",
-                "latest verdicts",
-                "detected changes",
-            ),
-            (
-                (
-                    pages.link(f"{slug(cid)}.html", cid, True),
-                    c["kind"],
-                    c["feature"],
-                    " · ".join(ran.get(cid, ())),
-                    pages.badges(ordered(latest_verdicts.get(cid, Counter()))),
-                    len(shifts_of.get(cid, [])) or "",
-                )
-                for cid, c in sorted(checks.items())
-            ),
-        ),
-    )
-    yield (
-        "images/index.html",
-        site.list_page(
-            "Images",
-            ("image", "reference", "backend", "runs", "digests", "newest run"),
-            (
-                (
-                    pages.link(f"{slug(a)}.html", a),
-                    rs[0].row["reference"],
-                    rs[0].row["backend"],
-                    len(rs),
-                    len({r.row["digest"] for r in rs}),
-                    when(max(r.row["started"] for r in rs)),
-                )
-                for a, rs in sorted(by_image.items())
-            ),
-        ),
-    )
-
-    def change_row(c: ChangeV, root: str) -> tuple[str, str, str, str, str, str]:
-        tone_, label = change_label(c)
-        return (
-            when(c.when),
-            pages.link(f"{root}checks/{slug(c.check)}.html", c.check, True),
-            c.env,
-            pages.badge(tone_, label),
-            pages.link(f"{root}runs/{c.first_run}.html", c.first_run[:8]),
-            pages.link(f"{root}runs/{c.run}.html", c.run[:8]),
-        )
-
-    yield (
-        "changes.html",
-        site.list_page(
-            "Recent changes",
-            ("detected", "check", "environment", "change", "from run", "passed the threshold at"),
-            (change_row(c, "") for c in found),
-            intro="Steps and drifts in the timed checks' histories (PELT on log medians; each level compared with the "
-            "best since the last change, so sub-threshold steps add up). Newest first.",
-            root="",
-        ),
-    )
-    recent = []
-    for change in found[:RECENT]:
-        tone_, label = change_label(change)
-        recent.append(
-            {
-                "when": when(change.when),
-                "check": change.check,
-                "slug": slug(change.check),
-                "env": change.env,
-                "tone": tone_,
-                "label": label,
-            }
-        )
-    stats = {
-        "runs": len(runs),
-        "images": len(by_image),
-        "hosts": len({r.row["host"] for r in runs.values()}),
-        "checks": len(checks),
-        "results": sum(len(r.results) for r in runs.values()),
-        "newest": when(ordered_runs[0].row["started"]),
-    }
+    yield "runs/index.html", site_lists.runs_page(site, ordered_runs)
+    ran, latest_verdicts = _matrix_facts(stored.matrices[None])
+    yield "checks/index.html", site_lists.checks_page(site, checks, ran, latest_verdicts, shifts_of)
+    yield "images/index.html", site_lists.images_page(site, by_image)
+    yield "changes.html", site_lists.changes_page(site, found)
+    figures = site_lists.stats(runs, by_image, checks)
+    layouts = LAYOUTS if not stored.matrices[None].empty else ()
     yield (
         "index.html",
-        pages.render(
-            "index.html.j2",
-            title="valorch results",
-            stats=stats,
-            versions=list(reversed(version_views)),
-            layouts=LAYOUTS if not matrices[None].empty else (),
-            jobs=jobs,
-            changes=recent,
-            n_changes=len(found),
-            noisy=sum(1 for r in runs.values() if r.load()["noisy"]),
-            root="",
-            built=site.built,
-            qualify=[{"name": n, "slug": slug(n)} for n, _ in qualify],
-        ),
+        site_lists.index_page(site, runs, figures, version_views, layouts, jobs, found, qualify),
     )

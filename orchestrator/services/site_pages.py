@@ -211,93 +211,23 @@ class Site:
         shifts: list[ChangeV],
     ) -> tuple[str, str | None]:
         """The page, and the SVG of its trend plot (None for a check that is not timed)."""
-        per_env: dict[str, list[tuple[RunV, str]]] = {}
-        evidenced: dict[
-            str, None
-        ] = {}  # the libraries its results name (profiler kernels, the CPU library)
-        for run in self.runs.values():
-            res = run.results.get(cid)
-            if res is not None:
-                per_env.setdefault(run.env, []).append((run, res.verdict))
-                if res.library:
-                    evidenced[res.library] = None
-        envs, truncated = [], False
-        for env, items in sorted(per_env.items()):
-            items.sort(key=lambda x: (x[0].row["started"], x[0].id))
-            truncated = truncated or len(items) > STRIP
-            strip = "".join(
-                pages.square(
-                    v,
-                    f"{v} · {when(r.row['started'])} · {r.id[:8]}",
-                    f"../runs/{r.id}.html#r-{slug(cid)}",
-                )
-                for r, v in items[-STRIP:]
-            )
-            envs.append(
-                {
-                    "env": env,
-                    "latest": items[-1][1],
-                    "latest_run": items[-1][0].id,
-                    "strip": pages.Markup(strip),
-                }
-            )
-        svg = None
-        if hist:
-            series = []
-            for h in hist:
-                pts = h.points
-                levels = tuple(
-                    plots.Level(pts[s.start].when, pts[s.end - 1].when, s.level)
-                    for s in (h.analysis.segments if h.analysis else ())
-                )
-                markers = tuple(
-                    plots.Marker(pts[s.end].when, s.direction, s.kind)
-                    for s in (h.analysis.shifts if h.analysis else ())
-                )
-                series.append(
-                    plots.Series(
-                        h.env, tuple((p.when, p.median, p.q1, p.q3) for p in pts), levels, markers
-                    )
-                )
-            svg = plots.trend_svg(cid, series, hist[0].threshold)
-        rows_v, cols = [], []
-        for name, doc in versions:
-            cells = {}
-            for r in doc["rows"]:
-                if r["key"] == cid:
-                    cells = {col: c["verdict"] for col, c in r["cells"].items() if c["verdict"]}
-            if cells:
-                rows_v.append({"name": name, "slug": slug(name), "cells": cells})
-                cols += [c for c in cells if c not in cols]
-        info = self.checks[cid]
-        shift_rows = []
-        for c in shifts:
-            tone_, label = change_label(c)
-            shift_rows.append(
-                {
-                    "when": when(c.when),
-                    "env": c.env,
-                    "tone": tone_,
-                    "label": label,
-                    "ratio": f"{c.ratio:.3f}",
-                    "first_run": c.first_run,
-                    "run": c.run,
-                }
-            )
+        envs, truncated, evidenced = _env_strips(self.runs, cid)
+        svg = _trend(cid, hist) if hist else None
+        rows_v, cols = _version_cells(cid, versions)
         html = pages.render(
             "check.html.j2",
             title=cid,
-            check={**info, "id": cid},
+            check={**self.checks[cid], "id": cid},
             plot=f"{slug(cid)}.svg" if svg else None,
             threshold=f"{hist[0].threshold * 100:g} %" if hist else "",
-            shifts=shift_rows,
+            shifts=[_shift_row(c) for c in shifts],
             envs=envs,
             truncated=truncated,
             limit=STRIP,
             anchor=f"r-{slug(cid)}",
             versions=rows_v,
             version_cols=cols,
-            libraries=list(evidenced),
+            libraries=evidenced,
             **self.ctx(),
         )
         return html, svg
@@ -367,3 +297,86 @@ class Site:
             intro=intro,
             **self.ctx(root),
         )
+
+
+def _env_strips(runs: dict[str, RunV], cid: str) -> tuple[list[dict[str, Any]], bool, list[str]]:
+    """A check's verdicts per environment as a strip of squares (the newest STRIP runs),
+    whether any strip was cut, and the libraries its results name (profiler kernels, the
+    CPU library)."""
+    per_env: dict[str, list[tuple[RunV, str]]] = {}
+    evidenced: dict[str, None] = {}
+    for run in runs.values():
+        res = run.results.get(cid)
+        if res is not None:
+            per_env.setdefault(run.env, []).append((run, res.verdict))
+            if res.library:
+                evidenced[res.library] = None
+    envs, truncated = [], False
+    for env, items in sorted(per_env.items()):
+        items.sort(key=lambda x: (x[0].row["started"], x[0].id))
+        truncated = truncated or len(items) > STRIP
+        strip = "".join(
+            pages.square(
+                v,
+                f"{v} · {when(r.row['started'])} · {r.id[:8]}",
+                f"../runs/{r.id}.html#r-{slug(cid)}",
+            )
+            for r, v in items[-STRIP:]
+        )
+        envs.append(
+            {
+                "env": env,
+                "latest": items[-1][1],
+                "latest_run": items[-1][0].id,
+                "strip": pages.Markup(strip),
+            }
+        )
+    return envs, truncated, list(evidenced)
+
+
+def _trend(cid: str, hist: list[History]) -> str:
+    """The trend plot of a timed check: per environment its medians, fitted levels and shifts."""
+    series = []
+    for h in hist:
+        pts = h.points
+        levels = tuple(
+            plots.Level(pts[s.start].when, pts[s.end - 1].when, s.level)
+            for s in (h.analysis.segments if h.analysis else ())
+        )
+        markers = tuple(
+            plots.Marker(pts[s.end].when, s.direction, s.kind)
+            for s in (h.analysis.shifts if h.analysis else ())
+        )
+        series.append(
+            plots.Series(h.env, tuple((p.when, p.median, p.q1, p.q3) for p in pts), levels, markers)
+        )
+    return plots.trend_svg(cid, series, hist[0].threshold)
+
+
+def _version_cells(
+    cid: str, versions: list[tuple[str, dict[str, Any]]]
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """The check's row in each published version that has it, and the columns they use."""
+    rows_v, cols = [], []
+    for name, doc in versions:
+        cells = {}
+        for r in doc["rows"]:
+            if r["key"] == cid:
+                cells = {col: c["verdict"] for col, c in r["cells"].items() if c["verdict"]}
+        if cells:
+            rows_v.append({"name": name, "slug": slug(name), "cells": cells})
+            cols += [c for c in cells if c not in cols]
+    return rows_v, cols
+
+
+def _shift_row(c: ChangeV) -> dict[str, Any]:
+    tone_, label = change_label(c)
+    return {
+        "when": when(c.when),
+        "env": c.env,
+        "tone": tone_,
+        "label": label,
+        "ratio": f"{c.ratio:.3f}",
+        "first_run": c.first_run,
+        "run": c.run,
+    }

@@ -27,20 +27,6 @@ AROUND = timedelta(hours=12)
 MAX_DETAILS = 40  # inventory changes attached to an image drift
 
 
-def triage_run(
-    factory: sessionmaker[Session], run_id: str, catalog: Catalog | None = None
-) -> dict[str, Triage]:
-    """check id -> Triage for each check of the run that did not pass (a flaky one included),
-    decided now from what the store holds."""
-    with factory() as session:
-        run = queries.get_run(session, run_id)
-        if run is None:
-            raise InputError(
-                f"no run '{run_id}' in the results database", "valorch results list shows the runs"
-            )
-        return _decide(session, run, _pinned(catalog, run.image.alias))
-
-
 def _decide(
     session: Session, run: Run, pinned: str | None, pinned_by: str = "the catalog"
 ) -> dict[str, Triage]:
@@ -263,8 +249,3 @@ def for_runs(
         for check, t in found.items():
             out.setdefault((alias[rid], check), t)
     return out
-
-
-def why_of(found: dict[tuple[str, str], Triage], env: str, check: str) -> Triage | None:
-    """The triage of a report's cell: its environment is the image alias, or "base → head"."""
-    return found.get((env.split(" → ")[-1], check))

@@ -43,22 +43,6 @@ def mark_pushed(session: Session, ids: Sequence[int], where: str) -> None:
         row.pushed = where
 
 
-def of_digest(session: Session, digest: str) -> list[Attestation]:
-    return list(
-        session.scalars(
-            select(Attestation).where(Attestation.digest == digest).order_by(Attestation.id)
-        )
-    )
-
-
-def of_run(session: Session, run_id: str) -> list[Attestation]:
-    return list(
-        session.scalars(
-            select(Attestation).where(Attestation.run_id == run_id).order_by(Attestation.id)
-        )
-    )
-
-
 def runs(session: Session, ids: Sequence[str]) -> list[Run]:
     return list(
         session.scalars(select(Run).where(Run.id.in_(list(ids))).order_by(Run.started)).unique()

@@ -241,8 +241,8 @@ def _sqlite_engine(url: URL) -> Engine:
     @event.listens_for(engine, "connect")
     def _sqlite_pragmas(dbapi_conn: Any, _record: object) -> None:
         cur = dbapi_conn.cursor()
-        # 16 KiB pages for a new file (ignored for an existing one): a fifth faster bulk ingest
-        # than 4 KiB, shallower indexes at 10M results (bench/bench_scale_fleet.py)
+        # 16 KiB pages for a new file (ignored for an existing one): faster bulk ingest than
+        # 4 KiB and shallower indexes at 10M results (docs/benchmarks.md)
         cur.execute("PRAGMA page_size=16384")
         cur.execute("PRAGMA journal_mode=WAL")
         cur.execute("PRAGMA synchronous=NORMAL")
@@ -329,15 +329,6 @@ def _alembic_config(conn: Connection) -> Config:
     cfg.set_main_option("script_location", str(MIGRATIONS))
     cfg.attributes["connection"] = conn
     return cfg
-
-
-def head_revision() -> str:
-    from alembic.script import ScriptDirectory
-
-    head = ScriptDirectory(str(MIGRATIONS)).get_current_head()
-    if head is None:
-        raise InfrastructureError(f"no migration revisions under {MIGRATIONS}")
-    return head
 
 
 def current_revision(engine: Engine) -> str | None:

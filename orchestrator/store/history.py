@@ -87,7 +87,7 @@ def check_history(
         q = q.where(Run.started >= since)
     out = []
     parse = datetime.fromisoformat
-    make = Point._make  # tuple.__new__ in C: a third of the per-point cost of Point(...)
+    make = Point._make  # tuple.__new__ in C: cheaper per point than Point(...)
     # Core rows through the session's connection: the ORM's per-row result handling is not needed
     for (
         run_id,

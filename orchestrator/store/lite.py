@@ -2,8 +2,8 @@
 standard library's sqlite3 on a local SQLite file that is already at this valorch's
 schema.
 
-Importing SQLAlchemy and mapping the models costs about 0.2 s, as much as the whole
-start-up goal of a listing (issue 9). A listing reads three small joins, so for the
+Importing SQLAlchemy and mapping the models costs as much as a listing's whole
+start-up should (docs/benchmarks.md). A listing reads three small joins, so for the
 common case (a local file at HEAD) it reads them here with plain SQL, and returns the
 same rows as ``store.queries.list_runs`` / ``run_statuses`` (tests/unit/test_store_lite.py
 compares both on the same files). ``valorch run`` reads the plan's history here

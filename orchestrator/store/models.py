@@ -197,8 +197,8 @@ HISTORY_INCLUDE = ("run_id", "attempt", "status", "samples", "metrics")
 def metadata_for(dialect: str) -> MetaData:
     """The models' MetaData as a connection of ``dialect`` sees it: with that dialect's
     own index options. They are not given at import: a ``postgresql_*`` keyword makes
-    SQLAlchemy import its PostgreSQL dialect (30-45 ms of every command that opens a
-    store, SQLite ones included). Alembic's env and the schema comparisons use this."""
+    SQLAlchemy import its PostgreSQL dialect, which every command that opens a store
+    would pay, SQLite ones included. Alembic's env and the schema comparisons use this."""
     if dialect == "postgresql":
         index = next(i for i in Result.__table__.indexes if i.name == "ix_result_history")
         index.dialect_options["postgresql"]["include"] = list(HISTORY_INCLUDE)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 BASELINE = "0001"  # the schema that create_all made before migrations existed
 # The newest migration. Every command opens the database, and asking Alembic for its
-# head costs half a second of imports and file parsing; a unit test keeps this equal
+# head costs Alembic's imports and the parsing of every script; a unit test keeps this equal
 # to what Alembic says.
 HEAD = "0007"
 REVISIONS = (

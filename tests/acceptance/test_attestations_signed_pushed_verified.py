@@ -19,7 +19,7 @@ import pytest
 import requests
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
-from registry_support import SMALL, registry_basic, run_cli  # noqa: F401
+from registry_support import SMALL, registry_basic, run_cli  # noqa: F401 (pytest fixtures: requested by name)
 from tlscerts import free_port
 
 pytestmark = pytest.mark.docker
@@ -49,7 +49,7 @@ def keypair(d: Path, kind: str) -> tuple[Path, Path]:
 
 
 @pytest.fixture(scope="module")
-def world(registry_basic, tmp_path_factory):  # noqa: F811
+def world(registry_basic, tmp_path_factory):  # noqa: F811 (the parameter is the fixture imported above)
     """Two images in the registry, each run once (selftest.pass) into one store."""
     reg = registry_basic
     tmp = tmp_path_factory.mktemp("attest")

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
-from registry_support import SMALL, registry_token, run_cli  # noqa: F401
+from registry_support import SMALL, registry_token, run_cli  # noqa: F401 (pytest fixtures: requested by name)
 
 pytestmark = pytest.mark.docker
 
 
-def test_push_and_verify_through_token_auth(registry_token, tmp_path):  # noqa: F811
+def test_push_and_verify_through_token_auth(registry_token, tmp_path):  # noqa: F811 (the parameter is the fixture imported above)
     reg = registry_token
     env = {**reg.env(), "VALORCH_DB": str(tmp_path / "v.sqlite")}
     digest = reg.push(SMALL, "attest/tok:v1")

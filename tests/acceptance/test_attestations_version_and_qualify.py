@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
-from registry_support import SMALL, registry_basic, run_cli  # noqa: F401
+from registry_support import SMALL, registry_basic, run_cli  # noqa: F401 (pytest fixtures: requested by name)
 
 pytestmark = pytest.mark.docker
 
@@ -25,7 +25,7 @@ def statements(path: str) -> list[dict]:
     ]
 
 
-def test_version_and_qualify_attestations(registry_basic, tmp_path):  # noqa: F811
+def test_version_and_qualify_attestations(registry_basic, tmp_path):  # noqa: F811 (the parameter is the fixture imported above)
     reg = registry_basic
     db = tmp_path / "v.sqlite"
     env = {**reg.env(), "VALORCH_DB": str(db)}

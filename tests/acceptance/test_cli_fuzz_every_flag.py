@@ -217,7 +217,9 @@ def _kind(param) -> str:
 
 
 def _value(kind: str, w: Path, run_id: str):
-    fill = lambda xs: st.sampled_from([x.format(w=w) for x in xs])  # noqa: E731
+    def fill(xs):
+        return st.sampled_from([x.format(w=w) for x in xs])
+
     return {
         "number": NUMBERS,
         "url": st.one_of(fill(SCHEMES), TEXT),

@@ -246,6 +246,6 @@ def test_rpp_2_host_handle_through_ctypes(tmp_path):
         _rocm_host.rpp(lib)
         == "rppCreate: a host handle (batch 3) created, rppGetBatchSize read 3 back, destroyed"
     )
-    with pytest.raises(_rocm_host.NoEntryPoint):
+    with pytest.raises(_rocm_host.NoEntryPointError):
         build(lib_dir, "libhiptensor.so.1", HIPTENSOR_1)
         _rocm_host.hiptensor(ctypes.CDLL(str(lib_dir / "libhiptensor.so.1")))

@@ -29,7 +29,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
-from registry_support import registry_basic, run_cli  # noqa: F401
+from registry_support import registry_basic, run_cli  # noqa: F401 (pytest fixtures: requested by name)
 from vfmath_support import BAD, GOOD, job, need_images
 
 pytestmark = pytest.mark.docker
@@ -61,7 +61,7 @@ def show(env: dict, run: str, *extra: str) -> dict:
 
 
 @pytest.fixture(scope="module")
-def world(registry_basic, tmp_path_factory):  # noqa: F811
+def world(registry_basic, tmp_path_factory):  # noqa: F811 (the parameter is the fixture imported above)
     need_images()
     reg = registry_basic
     tmp = tmp_path_factory.mktemp("triage")

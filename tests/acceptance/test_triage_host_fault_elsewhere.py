@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import dockerd  # noqa: E402
-from root_helpers import run_cli  # noqa: E402
+import dockerd
+from root_helpers import run_cli
 
 pytestmark = pytest.mark.docker
 

@@ -5,7 +5,7 @@ import json
 import shutil
 
 import pytest
-from registry_support import ROOT, registry_basic, registry_token, run_cli, tiny_images  # noqa: F401
+from registry_support import ROOT, registry_basic, registry_token, run_cli, tiny_images  # noqa: F401 (pytest fixtures: requested by name)
 
 
 def rocm_tags():
@@ -34,7 +34,7 @@ def hub_env(reg, tmp_path):
 
 
 @pytest.fixture(params=["registry_basic", "registry_token"])
-def hub(request, tiny_images, tmp_path):  # noqa: F811
+def hub(request, tiny_images, tmp_path):  # noqa: F811 (the parameter is the fixture imported above)
     reg = request.getfixturevalue(request.param)
     digests = {}
     for alias, tag in rocm_tags():
@@ -45,7 +45,7 @@ def hub(request, tiny_images, tmp_path):  # noqa: F811
     return reg, digests, catalog, hub_env(reg, tmp_path)
 
 
-def test_drift_update_vanished(hub, tiny_images):  # noqa: F811
+def test_drift_update_vanished(hub, tiny_images):  # noqa: F811 (the parameter is the fixture imported above)
     reg, digests, catalog, env = hub
     before = (catalog / "rocm.yaml").read_text()
     # every catalog digest is the public one: all 8 tags moved
@@ -100,7 +100,7 @@ def test_drift_update_vanished(hub, tiny_images):  # noqa: F811
     }
 
 
-def test_wrong_password_and_unreachable(registry_basic, tmp_path):  # noqa: F811
+def test_wrong_password_and_unreachable(registry_basic, tmp_path):  # noqa: F811 (the parameter is the fixture imported above)
     env = hub_env(registry_basic, tmp_path)
     (tmp_path / "cfg" / "config.json").write_text(
         json.dumps({"auths": {"docker.io": {"username": "valorch", "password": "nope"}}})

@@ -172,7 +172,10 @@ def test_push_from_two_runners_twice_adds_everything_once(server_db, tmp_path):
         for r in json.loads(run_cli("results", "list", "--json", db=db).stdout)
         if r["state"] == "done"
     ]
-    key = lambda r: (r["run"], r["state"], r["counts"], r["started"])  # noqa: E731
+
+    def key(r):
+        return (r["run"], r["state"], r["counts"], r["started"])
+
     assert sorted(map(key, on_server)) == sorted(map(key, local))
     assert sorted(sql(server_db, "SELECT origin, count(*) FROM run GROUP BY origin")) == sorted(
         [(f"{os.uname().nodename}:{a}", 2), (f"{os.uname().nodename}:{b}", 1)]

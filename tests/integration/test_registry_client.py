@@ -5,12 +5,12 @@ import base64
 import json
 
 import pytest
-from registry_support import registry_basic, registry_token, tiny_images  # noqa: F401
+from registry_support import registry_basic, registry_token, tiny_images  # noqa: F401 (pytest fixtures: requested by name)
 from tlscerts import free_port
 
 from orchestrator import imageref
 from orchestrator.errors import InfrastructureError
-from orchestrator.registry import ManifestNotFound, RegistryAuthError, RegistryClient
+from orchestrator.registry import ManifestNotFoundError, RegistryAuthError, RegistryClient
 
 
 @pytest.fixture
@@ -23,7 +23,7 @@ def env(monkeypatch):
 
 
 @pytest.mark.parametrize("which", ["registry_basic", "registry_token"])
-def test_resolve_and_platform(request, which, tiny_images, env):  # noqa: F811
+def test_resolve_and_platform(request, which, tiny_images, env):  # noqa: F811 (the parameter is the fixture imported above)
     reg = request.getfixturevalue(which)
     env(reg)
     pushed = reg.push(tiny_images[0], "team/tiny:one")
@@ -36,7 +36,7 @@ def test_resolve_and_platform(request, which, tiny_images, env):  # noqa: F811
     assert len(plat.layers) == 1 and 0 < plat.compressed_size < 10_000
 
 
-def test_index_gives_platform_digest_and_size(registry_basic, tiny_images, env):  # noqa: F811
+def test_index_gives_platform_digest_and_size(registry_basic, tiny_images, env):  # noqa: F811 (the parameter is the fixture imported above)
     """An OCI index over the pushed manifest: the tag's digest is the index's, the platform
     digest is the manifest's, and the size is the platform manifest's layers."""
     import requests
@@ -79,7 +79,7 @@ def test_index_gives_platform_digest_and_size(registry_basic, tiny_images, env):
     )
     assert plat.index_digest != plat.manifest_digest
     assert client.resolve(ref).media_type == "application/vnd.oci.image.index.v1+json"
-    with pytest.raises(ManifestNotFound, match="no linux/arm64 image"):
+    with pytest.raises(ManifestNotFoundError, match="no linux/arm64 image"):
         client.platform(ref, arch="arm64")
 
 
@@ -87,7 +87,7 @@ def test_index_gives_platform_digest_and_size(registry_basic, tiny_images, env):
 def test_missing_tag(request, which, env):
     reg = request.getfixturevalue(which)
     env(reg)
-    with pytest.raises(ManifestNotFound) as exc:
+    with pytest.raises(ManifestNotFoundError) as exc:
         RegistryClient().resolve(imageref.parse(f"{reg.host}/team/nothing:here"))
     assert exc.value.exit_code == 3 and reg.host in str(exc.value)
 
@@ -110,13 +110,13 @@ def test_wrong_password(request, which, tmp_path, env):
     assert "docker login" in exc.value.hint
 
 
-def test_no_credentials_basic(registry_basic, tmp_path, env):  # noqa: F811
+def test_no_credentials_basic(registry_basic, tmp_path, env):  # noqa: F811 (the parameter is the fixture imported above)
     env(registry_basic, tmp_path)
     with pytest.raises(RegistryAuthError, match="needs a login"):
         RegistryClient().resolve(imageref.parse(f"{registry_basic.host}/team/tiny:one"))
 
 
-def test_auth_field_base64(registry_basic, tiny_images, tmp_path, env):  # noqa: F811
+def test_auth_field_base64(registry_basic, tiny_images, tmp_path, env):  # noqa: F811 (the parameter is the fixture imported above)
     registry_basic.push(tiny_images[0], "team/tiny:one")
     (tmp_path / "config.json").write_text(
         json.dumps(
@@ -133,7 +133,7 @@ def test_auth_field_base64(registry_basic, tiny_images, tmp_path, env):  # noqa:
     assert RegistryClient().resolve(imageref.parse(f"{registry_basic.host}/team/tiny:one")).digest
 
 
-def test_custom_ca_option_and_unknown_ca(registry_basic, tiny_images, monkeypatch):  # noqa: F811
+def test_custom_ca_option_and_unknown_ca(registry_basic, tiny_images, monkeypatch):  # noqa: F811 (the parameter is the fixture imported above)
     reg = registry_basic
     reg.push(tiny_images[0], "team/tiny:one")
     monkeypatch.setenv("DOCKER_CONFIG", str(reg.docker_config))

@@ -15,8 +15,30 @@ from orchestrator.matrix.evidence import (
     column_labels,
     feeds,
     host_class,
-    walk_all,
 )
+
+
+def walk_all(runs, plans, attempts, states=None):
+    """Every environment walked over runs held in memory, newest first, stopping at each
+    environment's settled point (the walk the store does over the database)."""
+    by_env = {}
+    for r in sorted(runs, key=lambda r: (r.started, r.run_id), reverse=True):
+        by_env.setdefault(r.env, []).append(r)
+    walks = {}
+    for env, env_runs in by_env.items():
+        w = EnvWalk(env, {p.suite for r in env_runs for p in plans.get(r.run_id, ())})
+        for r in env_runs:
+            if w.done:
+                break
+            w.feed(
+                r,
+                plans.get(r.run_id, ()),
+                attempts.get(r.run_id, ()),
+                (states or {}).get(r.run_id, "done"),
+            )
+        walks[env] = w
+    return walks
+
 
 T0 = datetime(2026, 11, 1, 2, 0)
 
@@ -234,11 +256,11 @@ def test_property_no_later_run_erases_an_earlier_final_verdict(history):
     runs = [run(i) for i in range(len(history))]
     plans = {
         r.run_id: (narrow() if filtered else full())
-        for r, (filtered, _) in zip(runs, history, strict=False)
+        for r, (filtered, _) in zip(runs, history, strict=True)
     }
     attempts = {
         r.run_id: [att(r, c, s) for c, s in statuses.items()]
-        for r, (_, statuses) in zip(runs, history, strict=False)
+        for r, (_, statuses) in zip(runs, history, strict=True)
     }
     got = cells(walk_all(runs, plans, attempts)[("img", "cpu")])
     assert set(got) == {c for _, statuses in history for c in statuses}

@@ -10,15 +10,22 @@ from orchestrator.spec import CheckResult, HostSpec, ImageSpec, SuiteRef
 from orchestrator.store import queries
 from orchestrator.store.db import (
     HEAD,
+    MIGRATIONS,
     REVISIONS,
     current_revision,
-    head_revision,
     open_engine,
     session_factory,
     upgrade,
     url_for,
 )
 from orchestrator.store.models import Base, include_object_for, metadata_for, pack_samples
+
+
+def head_revision():
+    """The newest revision of the migration scripts (HEAD must name it)."""
+    from alembic.script import ScriptDirectory
+
+    return ScriptDirectory(str(MIGRATIONS)).get_current_head()
 
 
 def _drift(conn) -> list:

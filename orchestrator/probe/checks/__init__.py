@@ -1,6 +1,6 @@
 """Importing this package registers every suite and check."""
 
-from . import (  # noqa: F401  # noqa: F401  # noqa: F401  # noqa: F401  # noqa: F401  # noqa: F401
+from . import (  # noqa: F401 (imported for their registrations, not their names)
     command,
     compile,
     features,

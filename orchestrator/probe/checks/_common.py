@@ -43,9 +43,9 @@ def attempt(what: str, fn: Callable[[], Any]) -> Any:
                 "%s: installed but cannot run here: %s: %s"
                 % (what, type(exc).__name__, _first_line(exc)),
                 {"error": _first_line(exc)[:300]},
-            )
+            ) from exc
         if missing_feature(exc):
-            raise Unsupported("%s: %s: %s" % (what, type(exc).__name__, _first_line(exc)))
+            raise Unsupported("%s: %s: %s" % (what, type(exc).__name__, _first_line(exc))) from exc
         raise
 
 
@@ -172,13 +172,13 @@ def run_tool(argv: Sequence[str], timeout: float = 60.0) -> Dict[str, Any]:
         )
     try:
         proc = subprocess.run(
-            [exe] + list(argv[1:]),
+            [exe, *list(argv[1:])],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             timeout=timeout,
         )
-    except subprocess.TimeoutExpired:
-        raise Fail("%s passed its %ss timeout" % (" ".join(argv), timeout))
+    except subprocess.TimeoutExpired as exc:
+        raise Fail("%s passed its %ss timeout" % (" ".join(argv), timeout)) from exc
     out = proc.stdout.decode("utf-8", "replace")
     m = _VERSION.search(out)
     return {

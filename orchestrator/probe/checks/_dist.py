@@ -72,11 +72,11 @@ def run_ranks(task: str, world_size: int, **cfg: Any) -> List[Dict[str, Any]]:
             left = max(1.0, deadline - time.monotonic())
             try:
                 out, _ = p.communicate(timeout=left)
-            except subprocess.TimeoutExpired:
+            except subprocess.TimeoutExpired as exc:
                 raise Fail(
                     "rank %d of %d passed %ss (a peer never joined or a collective hung)"
                     % (procs.index(p), world_size, RANK_TIMEOUT_S)
-                )
+                ) from exc
             outs.append((p.returncode, out.decode("utf-8", "replace")))
     finally:
         for p in procs:

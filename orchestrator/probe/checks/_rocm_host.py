@@ -7,7 +7,7 @@ row stays ``partial``. Every symbol, its signature and its constants are as the
 library's public header declares them (docs/checks.md, "Host entry points", cites each).
 
 A call returns the text of what it did, or raises ``HostCallError`` with what went
-wrong; ``NoEntryPoint`` when the library exports none of the symbols (an older release
+wrong; ``NoEntryPointError`` when the library exports none of the symbols (an older release
 whose header has no C linkage, a build without them)."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ class HostCallError(Exception):
     """The library loaded and the entry point exists, but the call reported an error."""
 
 
-class NoEntryPoint(Exception):
+class NoEntryPointError(Exception):
     """None of the entry points this probe knows is exported by the library."""
 
 
@@ -56,7 +56,7 @@ def hiptensor(lib: ctypes.CDLL) -> str:
             )
         done.append("hiptensorGetErrorString(0) = %r" % name)
     if not done:
-        raise NoEntryPoint(
+        raise NoEntryPointError(
             "no hiptensorGetVersion / hiptensorGetErrorString with C linkage (hipTensor 1.x "
             'declares its API in hiptensor.hpp without extern "C")'
         )
@@ -71,7 +71,7 @@ def rocdecode(lib: ctypes.CDLL) -> str:
     """rocDecode, rocdecode/rocdecode.h (extern "C"): ``const char* rocDecGetErrorName(rocDecStatus)``,
     which names each status (ROCDEC_NOT_SUPPORTED = -8). Its other entry points take a GPU."""
     if not _exports(lib, "rocDecGetErrorName"):
-        raise NoEntryPoint("no rocDecGetErrorName")
+        raise NoEntryPointError("no rocDecGetErrorName")
     text = _fn(lib, "rocDecGetErrorName", ctypes.c_char_p, [ctypes.c_int])(ROCDEC_NOT_SUPPORTED)
     name = (text or b"").decode("ascii", "replace")[:80]
     if name != "ROCDEC_NOT_SUPPORTED":
@@ -123,7 +123,7 @@ def rpp(lib: ctypes.CDLL) -> str:
                 handle, RPP_HOST_BACKEND
             )
     else:
-        raise NoEntryPoint(
+        raise NoEntryPointError(
             "no rppCreateWithBatchSize/rppDestroyHost (RPP 1.x) nor rppCreate/rppDestroy (RPP 2.x)"
         )
     if status != 0 or not handle.value:
@@ -160,7 +160,9 @@ def mivisionx(lib: ctypes.CDLL) -> str:
     ``vx_status vxGetStatus(vx_reference)`` (VX_SUCCESS is 0), ``vxQueryContext(vx_context, vx_enum,
     void*, vx_size)`` for the vendor id and the number of kernels, ``vxReleaseContext(vx_context*)``."""
     if not _exports(lib, "vxCreateContext", "vxGetStatus", "vxQueryContext", "vxReleaseContext"):
-        raise NoEntryPoint("no vxCreateContext / vxGetStatus / vxQueryContext / vxReleaseContext")
+        raise NoEntryPointError(
+            "no vxCreateContext / vxGetStatus / vxQueryContext / vxReleaseContext"
+        )
     ctx = ctypes.c_void_p(_fn(lib, "vxCreateContext", ctypes.c_void_p, [])())
     status = _fn(lib, "vxGetStatus", ctypes.c_int, [ctypes.c_void_p])(ctx)
     if not ctx.value or status != 0:
@@ -199,7 +201,7 @@ def rocal(lib: ctypes.CDLL) -> str:
     RocalTensorOutputType)`` with ROCAL_PROCESS_CPU (1) and ROCAL_FP32 (0); ``rocalGetStatus``
     (rocal_api_info.h; ROCAL_OK is 0) and ``rocalRelease``."""
     if not _exports(lib, "rocalCreate", "rocalGetStatus", "rocalRelease"):
-        raise NoEntryPoint("no rocalCreate / rocalGetStatus / rocalRelease")
+        raise NoEntryPointError("no rocalCreate / rocalGetStatus / rocalRelease")
     ctx = _fn(
         lib,
         "rocalCreate",

@@ -114,9 +114,9 @@ def command_fn(spec: Dict[str, Any]) -> Callable[[Any], Report]:
                 "%s is not on PATH (nor in %s) in this image" % (argv[0], ", ".join(TOOL_DIRS))
             )
         try:
-            run = run_capped([exe] + argv[1:], timeout)
+            run = run_capped([exe, *argv[1:]], timeout)
         except OSError as exc:
-            raise Fail("cannot execute %s: %s" % (exe, exc))
+            raise Fail("cannot execute %s: %s" % (exe, exc)) from exc
         shown = " ".join(argv)[:300]
         metrics = {
             "exit_code": run["returncode"],

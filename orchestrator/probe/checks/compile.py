@@ -88,7 +88,7 @@ def _compiled(ctx, backend, model_name):
         got.square().sum().backward()
         ctx.synchronize()
     except Exception as exc:
-        raise _classify(exc, backend)
+        raise _classify(exc, backend) from exc
     compile_s = time.perf_counter() - t0
     got_grad = dx.grad.detach().clone()
     tol = 5e-3 if ctx.device != "cpu" else 1e-4
@@ -199,7 +199,7 @@ def dynamo_eager(ctx):
     except Outcome:
         raise
     except Exception as exc:
-        raise _classify(exc, "eager")
+        raise _classify(exc, "eager") from exc
     if not graphs:
         raise Fail(
             "torch.compile ran, but the backend never received a captured graph (Dynamo captured nothing)"

@@ -4,6 +4,7 @@ mixed precision (torch.amp) rows of the seed tables."""
 from __future__ import annotations
 
 import copy
+import functools
 
 from .. import evidence
 from ..context import Fail, Partial, Report, Unsupported
@@ -191,7 +192,7 @@ def _sdp_backend(ctx, which):
     ctx.require_gpu()
     q, k, v = _sdpa.inputs(torch, (2, 4, 128, 64), (64, 65, 66))
     present = [w for w in _SDP if has(bc, "enable_%s_sdp" % w)]
-    saved = dict((w, getattr(bc, "%s_sdp_enabled" % w)()) for w in present)
+    saved = {w: getattr(bc, "%s_sdp_enabled" % w)() for w in present}
     tried = []
     try:
         for w in present:
@@ -391,13 +392,13 @@ def grad_scaler(ctx):
     Not proven: scaling with several optimizers, or the scale's growth schedule over many steps."""
     torch = ctx.torch
     if hasattr(torch, "amp") and hasattr(torch.amp, "GradScaler"):
-        make = lambda: torch.amp.GradScaler("cuda", init_scale=1024.0)  # noqa: E731
+        make = functools.partial(torch.amp.GradScaler, "cuda", init_scale=1024.0)
     elif (
         hasattr(torch, "cuda")
         and hasattr(torch.cuda, "amp")
         and hasattr(torch.cuda.amp, "GradScaler")
     ):
-        make = lambda: torch.cuda.amp.GradScaler(init_scale=1024.0)  # noqa: E731
+        make = functools.partial(torch.cuda.amp.GradScaler, init_scale=1024.0)
     else:
         raise Unsupported("no GradScaler in torch.amp or torch.cuda.amp")
     ctx.require_gpu()
@@ -476,5 +477,5 @@ def amp_op_specific(ctx):
         raise Fail("autocast op behaviour differs: " + "; ".join(wrong))
     return Report(
         "autocast casts per op as documented (%d ops)" % len(want),
-        dict((k, str(v)) for k, v in got.items()),
+        {k: str(v) for k, v in got.items()},
     )

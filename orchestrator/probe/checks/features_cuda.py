@@ -317,7 +317,7 @@ def tunableop(ctx):
             raise Fail("TunableOp enabled, yet no tuning result was recorded for the GEMM")
         return Report(
             "%d tuned result(s), rel err %.1e" % (len(results), err),
-            {"results": len(results), "rel_error": err, "first": str(list(results)[0])[:300]},
+            {"results": len(results), "rel_error": err, "first": str(next(iter(results)))[:300]},
         )
     finally:
         tun.enable(was)
@@ -403,8 +403,7 @@ def lazy_nvrtc(ctx):
     ctx.require_gpu()
     proc = subprocess.run(
         [sys.executable, "-c", _RTC_PROBE],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        capture_output=True,
         timeout=300,
     )
     out = proc.stdout.decode("utf-8", "replace")

@@ -73,7 +73,7 @@ class _SubOps:
                 % (
                     self.name,
                     self.ctx.device,
-                    ", ".join(["create"] + self.worked) or "nothing",
+                    ", ".join(["create", *self.worked]) or "nothing",
                     "; ".join(self.missing),
                 ),
                 metrics,
@@ -179,7 +179,9 @@ def _int_check(name, lo, hi):
                 continue
             if got.dtype != dt:
                 raise Fail("%s %s %s produced %s" % (name, op, name, got.dtype))
-            back = attempt("convert %s back to int64" % name, lambda: got.cpu().to(torch.int64))
+            back = attempt(
+                "convert %s back to int64" % name, lambda got=got: got.cpu().to(torch.int64)
+            )
             wrong = int((back != ref).sum())
             if wrong:
                 raise Fail(

@@ -96,7 +96,7 @@ def tv_transforms(ctx):
     Not proven: other transforms, the v2 transforms API, or batched / uint8 inputs."""
     torch = ctx.torch
     tv = ctx.load("torchvision")
-    TF = ctx.require_attr(tv, "transforms.functional")
+    TF = ctx.require_attr(tv, "transforms.functional")  # noqa: N806 (torchvision's own name for it)
     ctx.require_gpu()
     img = _image(torch)
 

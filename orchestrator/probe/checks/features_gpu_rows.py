@@ -66,7 +66,7 @@ def _runtime(ctx):
     hip = ctx.vendor == "amd"
     names = ["libamdhip64.so*"] if hip else ["libcudart.so*", "libcudart-*.so*"]
     roots = [os.path.join(os.path.dirname(torch.__file__), "lib")]
-    roots += glob.glob("/opt/rocm*/lib") + ["/usr/local/cuda/lib64", "/usr/lib/x86_64-linux-gnu"]
+    roots += [*glob.glob("/opt/rocm*/lib"), "/usr/local/cuda/lib64", "/usr/lib/x86_64-linux-gnu"]
     roots += glob.glob(
         os.path.join(
             os.path.dirname(os.path.dirname(torch.__file__)), "nvidia", "cuda_runtime", "lib"
@@ -228,15 +228,15 @@ def dynamic_parallelism(ctx):
             ):
                 raise Unsupported(
                     "%s rejects a device-side kernel launch: %s" % (compiler, text[-300:])
-                )
+                ) from exc
             if (
                 ctx.vendor == "amd"
             ):  # HIP has no device-side launch: whatever clang says, the feature is absent
                 raise Unsupported(
                     "HIP has no dynamic parallelism (HIP docs: kernel launches from device code are "
                     "not supported); hipcc said: %s" % text[-300:]
-                )
-            raise Fail("building the parent/child kernel failed: %s" % text[-600:])
+                ) from exc
+            raise Fail("building the parent/child kernel failed: %s" % text[-600:]) from exc
         x = randn(torch, 1024, seed=121)
         got = mod.launch(x.cuda())
         torch.cuda.synchronize()

@@ -44,11 +44,11 @@ DPKG_STATUS = "/var/lib/dpkg/status"
 
 def dpkg_versions(names: Sequence[str], status_path: str = DPKG_STATUS) -> Dict[str, str]:
     wanted = set(names)
-    return dict(
-        (p["Package"], p.get("Version", ""))
+    return {
+        p["Package"]: p.get("Version", "")
         for p in parse_dpkg_status(_read(status_path))
         if p["Package"] in wanted
-    )
+    }
 
 
 def presence(
@@ -154,7 +154,7 @@ def host_call_report(ctx: Any, name: str, facts: Dict[str, Any], row_use: str) -
         return presence_report(ctx, name, facts, why="no %s* file to call into" % stem)
     try:
         done = call(lib)
-    except _rocm_host.NoEntryPoint as exc:
+    except _rocm_host.NoEntryPointError as exc:
         return presence_report(
             ctx, name, facts, why="%s exports no host entry point valorch calls: %s" % (path, exc)
         )
@@ -162,7 +162,7 @@ def host_call_report(ctx: Any, name: str, facts: Dict[str, Any], row_use: str) -
         raise Fail(
             "%s's host API answered wrongly (%s): %s" % (name, path, exc),
             presence_metrics(facts, "presence"),
-        )
+        ) from exc
     metrics = dict(presence_metrics(facts, "host-call"), host_call=done[:300], library_file=path)
     raise Partial(
         "partial support: present, host API called, %s not exercised: %s; through ctypes: %s"
@@ -440,7 +440,7 @@ def migraphx(ctx):
     Not proven: ONNX import, mixed precision, or torch_migraphx."""
     try:
         mx = ctx.load("migraphx")
-    except Unsupported:
+    except Unsupported as exc:
         facts = presence(
             ["libmigraphx.so*"], [("migraphx/version.h", "migraphx")], ["migraphx", "migraphx-dev"]
         )
@@ -448,7 +448,7 @@ def migraphx(ctx):
             raise Fail(
                 "MIGraphX is installed (%s) but its Python bindings are not importable"
                 % (facts["libraries"] or sorted(facts["packages"]))[0]
-            )
+            ) from exc
         absent(ctx, "MIGraphX", "no migraphx Python module, no libmigraphx, no dpkg entry")
     np = ctx.load("numpy")
     target = "gpu" if ctx.gpu_available else "ref"

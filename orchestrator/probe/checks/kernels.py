@@ -4,6 +4,7 @@ under test. Each check compares with a float64 CPU reference by relative error
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import math
 
@@ -96,7 +97,7 @@ def linear_bf16(ctx):
     Not proven: that the fused epilogue (rather than a GEMM plus a separate add) ran, unless the recorded
     kernels show it."""
     torch = ctx.torch
-    F = torch.nn.functional
+    F = torch.nn.functional  # noqa: N806 (PyTorch's own alias for torch.nn.functional)
     x = randn(torch, 128, 256, seed=3).bfloat16()
     w = randn(torch, 192, 256, seed=4).bfloat16()
     b = randn(torch, 192, seed=5).bfloat16()
@@ -110,10 +111,8 @@ def linear_bf16(ctx):
     metrics = {"rel_error": err, "tolerance": tol}
     pref = getattr(getattr(torch.backends, "cuda", None), "preferred_blas_library", None)
     if ctx.device == "cuda" and pref is not None:
-        try:
+        with contextlib.suppress(Exception):
             metrics["preferred_blas_library"] = str(pref())
-        except Exception:
-            pass
     if ctx.device == "cuda" and ctx.vendor == "amd":
         facts = blas_log.served_by(LINEAR_SCRIPT)
         metrics.update((k, v) for k, v in facts.items() if k != "libraries")
@@ -566,7 +565,7 @@ def layer_norm(ctx):
 
     Not proven: other normalisations (batch, group, RMS) or the backward pass."""
     torch = ctx.torch
-    F = torch.nn.functional
+    F = torch.nn.functional  # noqa: N806 (PyTorch's own alias for torch.nn.functional)
     x = randn(torch, 64, 512, seed=28) * 3 + 1
     w, b = randn(torch, 512, seed=29), randn(torch, 512, seed=30)
     ref = F.layer_norm(x.double(), (512,), w.double(), b.double())

@@ -16,7 +16,7 @@ def _all_reduce(ctx, backend, world, device):
         "collectives", world, backend=backend, device=device, n=1 << 16, warmup=3, reps=20
     )
     _dist.verify(answers, ["all_reduce", "broadcast", "all_gather"], "%s collectives" % backend)
-    sizes = sorted(set(a["world_size"] for a in answers))
+    sizes = sorted({a["world_size"] for a in answers})
     if sizes != [world]:
         raise Fail("ranks report world sizes %s, expected %d" % (sizes, world))
     samples = answers[0]["samples"]

@@ -13,6 +13,7 @@ reduce_scatter, 1 for broadcast, n being the number of ranks.
 from __future__ import annotations
 
 import datetime
+import functools
 import json
 import os
 import tempfile
@@ -115,7 +116,7 @@ def group(ctx: Any) -> Tuple[Any, Dict[str, Any]]:
             type(exc).__name__,
             str(exc)[:300],
         )
-        raise Fail("the process group could not be formed: %s" % _GROUP["failed"])
+        raise Fail("the process group could not be formed: %s" % _GROUP["failed"]) from exc
     rv["backend"], rv["device"] = backend, ("cuda" if gpu else "cpu")
     _GROUP.update(dist=dist, rv=rv)
     return dist, rv
@@ -151,7 +152,7 @@ def _verdict(
     ]
     metrics = {
         "world_size": rv["world"],
-        "nodes": len(set(a["node"] for a in answers)),
+        "nodes": len({a["node"] for a in answers}),
         "backend": rv["backend"],
         "rank": rv["rank"],
         "node": rv["node"],
@@ -274,13 +275,13 @@ def _timed(
         per = max(1, n // world)
         src = torch.ones(per, dtype=torch.float32, device=dev)
         out = [torch.empty_like(src) for _ in range(world)]
-        op = lambda: dist.all_gather(out, src)  # noqa: E731
+        op = functools.partial(dist.all_gather, out, src)
     elif collective == "broadcast":
         buf = torch.ones(n, dtype=torch.float32, device=dev)
-        op = lambda: dist.broadcast(buf, 0)  # noqa: E731
+        op = functools.partial(dist.broadcast, buf, 0)
     else:
         buf = torch.ones(n, dtype=torch.float32, device=dev)
-        op = lambda: dist.all_reduce(buf)  # noqa: E731
+        op = functools.partial(dist.all_reduce, buf)
     times = []
     for i in range(warmup + reps):
         dist.barrier()
@@ -459,7 +460,7 @@ def consistency(ctx):
     metrics = {
         "world_size": rv["world"],
         "nodes": json.dumps(
-            [{k: a[k] for k in ("node", "rank") + FACTS} for a in answers], sort_keys=True
+            [{k: a[k] for k in ("node", "rank", *FACTS)} for a in answers], sort_keys=True
         ),
     }
     if differ:

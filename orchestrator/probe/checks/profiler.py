@@ -46,7 +46,7 @@ def cpu_ops(ctx):
     prof = _profiler(ctx)
     with prof.profile(activities=[prof.ProfilerActivity.CPU], record_shapes=True) as p:
         _workload(torch, "cpu")
-    keys = dict((e.key, e) for e in p.key_averages())
+    keys = {e.key: e for e in p.key_averages()}
     want = ["aten::mm", "aten::relu", "aten::softmax"]
     missing = [k for k in want if k not in keys and k.replace("softmax", "_softmax") not in keys]
     if missing:
@@ -92,7 +92,7 @@ def device_kernels(ctx):
         raise Fail(
             "no device events recorded (the tracing library did not deliver kernel activity)"
         )
-    names = sorted(set(e.name for e in kernels))
+    names = sorted({e.name for e in kernels})
     libs = evidence.libraries_of(names, ctx.vendor)
     ctx.claim(
         library=evidence.label(libs),
@@ -160,7 +160,7 @@ def chrome_trace(ctx):
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     events = trace.get("traceEvents", []) if isinstance(trace, dict) else trace
-    names = set(e.get("name") for e in events if isinstance(e, dict))
+    names = {e.get("name") for e in events if isinstance(e, dict)}
     if "aten::mm" not in names:
         raise Fail("exported trace has %d events but no aten::mm" % len(events))
     return Report("trace with %d events exported and parsed" % len(events), {"events": len(events)})

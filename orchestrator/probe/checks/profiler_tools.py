@@ -83,8 +83,8 @@ def run(argv: Sequence[str], cwd: str, timeout: float = TOOL_TIMEOUT_S) -> Dict[
         proc = subprocess.run(
             list(argv), cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout
         )
-    except subprocess.TimeoutExpired:
-        raise Fail("%s passed its %ss timeout" % (" ".join(argv[:4]), timeout))
+    except subprocess.TimeoutExpired as exc:
+        raise Fail("%s passed its %ss timeout" % (" ".join(argv[:4]), timeout)) from exc
     return {"returncode": proc.returncode, "output": proc.stdout.decode("utf-8", "replace")}
 
 
@@ -106,20 +106,31 @@ def recorded_names(tool: str, exe: str, script: str, tmp: str, ranges: bool = Fa
     if tool == "rocprofv3":
         trace = "--marker-trace" if ranges else "--kernel-trace"
         res = run(
-            [exe, trace, "--stats", "--output-format", "csv", "-d", tmp, "-o", "valorch", "--"]
-            + py,
+            [
+                exe,
+                trace,
+                "--stats",
+                "--output-format",
+                "csv",
+                "-d",
+                tmp,
+                "-o",
+                "valorch",
+                "--",
+                *py,
+            ],
             tmp,
         )
         files = read_tree(tmp)
         names = tool_output.rocprof_names(files)
     elif tool == "rocprof":
         flag = ["--roctx-trace"] if ranges else []
-        res = run([exe, "--stats"] + flag + ["-o", os.path.join(tmp, "results.csv")] + py, tmp)
+        res = run([exe, "--stats", *flag, "-o", os.path.join(tmp, "results.csv"), *py], tmp)
         names = tool_output.rocprof_names(read_tree(tmp))
     elif tool == "nsys":
         rep = os.path.join(tmp, "valorch")
         res = run(
-            [exe, "profile", "--trace", "cuda,nvtx", "--force-overwrite", "true", "-o", rep] + py,
+            [exe, "profile", "--trace", "cuda,nvtx", "--force-overwrite", "true", "-o", rep, *py],
             tmp,
         )
         names = []
@@ -132,7 +143,7 @@ def recorded_names(tool: str, exe: str, script: str, tmp: str, ranges: bool = Fa
                 break
     elif tool == "ncu":
         res = run(
-            [exe, "--csv", "--metrics", "gpu__time_duration.sum", "--launch-count", "4"] + py, tmp
+            [exe, "--csv", "--metrics", "gpu__time_duration.sum", "--launch-count", "4", *py], tmp
         )
         if COUNTER_PERMISSION in res["output"]:  # ncu may exit 0 having profiled nothing
             raise Skip(COUNTER_FIX, {"returncode": res["returncode"]}, log=res["output"][-4000:])
@@ -226,7 +237,7 @@ def smi_readback(tool: str, text: str, gpus: List[Dict[str, str]]) -> Dict[str, 
         "devices": len(devs),
         "torch_arch": want,
         "tool_archs": ",".join(d["arch"] for d in devs),
-        "tool_names": ",".join(sorted(set(d["name"] for d in devs)))[:300],
+        "tool_names": ",".join(sorted({d["name"] for d in devs}))[:300],
         "matched": bool(matched),
     }
 
@@ -252,7 +263,7 @@ def _smi_check(cid: str, feature: str, tool: str, library: str) -> None:
                 "configuration, not a property of the image"
             )
         exe = tool_or_unsupported(tool)
-        argv = [exe] + _SMI[tool][1:]
+        argv = [exe, *_SMI[tool][1:]]
         res = run(argv, cwd=tempfile.gettempdir(), timeout=60)
         if res["returncode"] != 0:
             raise Fail(

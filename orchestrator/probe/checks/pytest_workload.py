@@ -112,7 +112,7 @@ def parse_junit(
     try:
         root = ET.parse(path).getroot()
     except ET.ParseError as exc:
-        raise HarnessError("JUnit XML written by pytest does not parse: %s" % exc)
+        raise HarnessError("JUnit XML written by pytest does not parse: %s" % exc) from exc
     results = []  # type: List[Dict[str, Any]]
     counts = {}  # type: Dict[str, int]
     seen = {}  # type: Dict[str, int]
@@ -182,7 +182,8 @@ def pytest_fn(spec: Dict[str, Any]) -> Callable[[Any], Report]:
                 "-q",
                 "-p",
                 "no:cacheprovider",
-            ] + args
+                *args,
+            ]
             run = run_capped(argv, timeout)
             tail = (run["stdout"]["tail"] + "\n" + run["stderr"]["tail"]).strip()
             log = "$ %s\n%s" % (" ".join(argv), tail)

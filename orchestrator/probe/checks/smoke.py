@@ -295,7 +295,7 @@ def matmul_fp32(ctx):
     ref = a.double() @ b.double()
     da, db = a.to(ctx.device), b.to(ctx.device)
     # smoke stays fast: on the CPU the BLAS comes from the mapped libraries / the build's
-    # BLAS_INFO, not MKL's verbose mode (0.4-0.9 s to switch on; the kernels suite uses it)
+    # BLAS_INFO, not MKL's verbose mode (slow to switch on; the kernels suite uses it)
     got = ctx.observe(lambda: da @ db, "blas", verbose=False)
     # TF32 on a GPU may legitimately cost ~3 decimal digits.
     tol = 5e-3 if ctx.device != "cpu" else 1e-4

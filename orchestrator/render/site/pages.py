@@ -1,6 +1,6 @@
 """The site's pages: view data in, HTML strings out (jinja2, autoescaped). Long
 tables (a run's results, the matrix body, the lists) are built here row by row with
-explicit escaping: a 300,000-result site renders in seconds (bench/bench_site.py)."""
+explicit escaping, which keeps a large site's render fast (docs/benchmarks.md)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup, escape
 
 from ..badges import CSS as BADGE_CSS
-from ..badges import TONE, badge, cell_html, note_html, tone
+from ..badges import badge, cell_html, note_html, tone
 
 _env = Environment(
     loader=PackageLoader("orchestrator", "render/site/templates"),
@@ -185,6 +185,3 @@ def link(href: str, text: str, code: bool = False) -> Markup:
 
 def badges(counts: Iterable[tuple[str, int]]) -> Markup:
     return Markup(" ".join(str(badge(s, f"{s} {n}")) for s, n in counts))
-
-
-KNOWN_TONES = tuple(TONE)

@@ -1,6 +1,6 @@
 """Trend plots of timed checks as SVG, made with pygal when the site is built.
 
-pygal (pure Python, ~2 MB, ~0.1 s to import, a few ms a chart) draws the median
+pygal (pure Python, small, quick to import and to draw with) draws the median
 of each run, the spread of its samples (first and third quartiles, dashed), the
 threshold band around each fitted level, and the detected shifts as vertical
 rules. ``js=[]``: the SVG loads no script (pygal's default tooltips come from the
@@ -172,64 +172,56 @@ def tick_label(value: float) -> str:
     return f"{value:.6g}"
 
 
-def trend_svg(
-    title: str, series: list[Series], threshold: float, width: int = 1000, height: int = 330
-) -> str:
-    """One plot for a check: a line per environment, bands and shifts as described above.
-    Times are plain numbers for pygal (its datetime adapter is most of a plot's cost)."""
-    most = max(30, MAX_POINTS // max(1, len(series)))
-    series = [Series(s.label, _thin(s.points, most), s.levels, s.markers) for s in series]
-    factor, unit = _scale(series)
-    spread = len(series) <= MAX_SPREAD_SERIES
-    tops = sorted(p[1] for s in series for p in s.points)
-    log = (
-        bool(tops) and tops[0] > 0 and tops[-1] / tops[0] > 20
-    )  # one slow outlier must not flatten the rest
-    colours: list[str] = []
-    lines: list[tuple[str | None, list, dict]] = []
-    lo = min((p[2] for s in series for p in s.points), default=0.0) * factor
-    hi = max((p[3] for s in series for p in s.points), default=1.0) * factor
-    for i, s in enumerate(series):
-        c = PALETTE[i % len(PALETTE)]
-        lines.append(
+_Line = tuple[str | None, list, dict]
+
+
+def _series_lines(s: Series, factor: float, threshold: float, spread: bool) -> list[_Line]:
+    """A series' medians; with its spread shown, its quartiles (dashed) and the threshold
+    band around each fitted level."""
+    out: list[_Line] = [
+        (
+            s.label,
+            [(_ts(p[0]), p[1] * factor) for p in s.points],
+            {"show_dots": len(s.points) < 30},
+        )
+    ]
+    if not spread:
+        return out
+    for quartile in ([p[2] for p in s.points], [p[3] for p in s.points]):
+        out.append(
             (
-                s.label,
-                [(_ts(p[0]), p[1] * factor) for p in s.points],
-                {"show_dots": len(s.points) < 30},
+                None,
+                [(_ts(p[0]), q * factor) for p, q in zip(s.points, quartile, strict=True)],
+                {"show_dots": False, "stroke_style": {"width": 1, "dasharray": "2,3"}},
             )
         )
-        colours.append(c)
-        if spread:
-            for quartile in ([p[2] for p in s.points], [p[3] for p in s.points]):
-                lines.append(
-                    (
-                        None,
-                        [(_ts(p[0]), q * factor) for p, q in zip(s.points, quartile, strict=True)],
-                        {"show_dots": False, "stroke_style": {"width": 1, "dasharray": "2,3"}},
-                    )
-                )
-                colours.append(c)
-            band: list = []
-            for lv in s.levels:
-                for mult in (1 + threshold, 1 / (1 + threshold)):
-                    band += [
-                        (_ts(lv.start), lv.value * mult * factor),
-                        (_ts(lv.end), lv.value * mult * factor),
-                        None,
-                    ]
-            if band:
-                lines.append(
-                    (
-                        None,
-                        band,
-                        {
-                            "show_dots": False,
-                            "allow_interruptions": True,
-                            "stroke_style": {"width": 1.5, "dasharray": "6,4"},
-                        },
-                    )
-                )
-                colours.append(c)
+    band: list = []
+    for lv in s.levels:
+        for mult in (1 + threshold, 1 / (1 + threshold)):
+            band += [
+                (_ts(lv.start), lv.value * mult * factor),
+                (_ts(lv.end), lv.value * mult * factor),
+                None,
+            ]
+    if band:
+        out.append(
+            (
+                None,
+                band,
+                {
+                    "show_dots": False,
+                    "allow_interruptions": True,
+                    "stroke_style": {"width": 1.5, "dasharray": "6,4"},
+                },
+            )
+        )
+    return out
+
+
+def _shift_lines(series: list[Series], lo: float, hi: float) -> list[tuple[_Line, str]]:
+    """The detected shifts as vertical rules over the whole height, one line (and colour)
+    per direction."""
+    out = []
     for direction in ("slower", "faster"):
         rules: list = []
         for s in series:
@@ -237,26 +229,17 @@ def trend_svg(
                 if m.direction == direction:
                     rules += [(_ts(m.at), lo), (_ts(m.at), hi), None]
         if rules:
-            lines.append(
-                (
-                    f"shift ({direction})",
-                    rules,
-                    {
-                        "show_dots": False,
-                        "allow_interruptions": True,
-                        "stroke_style": {"width": 2.5},
-                    },
-                )
+            line: _Line = (
+                f"shift ({direction})",
+                rules,
+                {"show_dots": False, "allow_interruptions": True, "stroke_style": {"width": 2.5}},
             )
-            colours.append(SHIFT_COLOUR[direction])
-    times = [_ts(p[0]) for s in series for p in s.points]
-    xticks, xfmt = time_ticks(min(times, default=0.0), max(times, default=1.0))
-    if log:
-        yticks = log_ticks(lo, hi)
-    else:
-        yticks = nice_ticks(lo, hi)
-        lo, hi = min(lo, yticks[0]), max(hi, yticks[-1])
-    style = Style(
+            out.append((line, SHIFT_COLOUR[direction]))
+    return out
+
+
+def _style(colours: list[str]) -> Style:
+    return Style(
         colors=tuple(colours),
         background="#ffffff",
         plot_background="#ffffff",
@@ -275,6 +258,40 @@ def trend_svg(
         legend_font_size=12,
         value_font_size=10,
     )
+
+
+def trend_svg(
+    title: str, series: list[Series], threshold: float, width: int = 1000, height: int = 330
+) -> str:
+    """One plot for a check: a line per environment, bands and shifts as described above.
+    Times are plain numbers for pygal (its datetime adapter is most of a plot's cost)."""
+    most = max(30, MAX_POINTS // max(1, len(series)))
+    series = [Series(s.label, _thin(s.points, most), s.levels, s.markers) for s in series]
+    factor, unit = _scale(series)
+    spread = len(series) <= MAX_SPREAD_SERIES
+    tops = sorted(p[1] for s in series for p in s.points)
+    log = (
+        bool(tops) and tops[0] > 0 and tops[-1] / tops[0] > 20
+    )  # one slow outlier must not flatten the rest
+    colours: list[str] = []
+    lines: list[_Line] = []
+    lo = min((p[2] for s in series for p in s.points), default=0.0) * factor
+    hi = max((p[3] for s in series for p in s.points), default=1.0) * factor
+    for i, s in enumerate(series):
+        own = _series_lines(s, factor, threshold, spread)
+        lines += own
+        colours += [PALETTE[i % len(PALETTE)]] * len(own)
+    for line, colour in _shift_lines(series, lo, hi):
+        lines.append(line)
+        colours.append(colour)
+    times = [_ts(p[0]) for s in series for p in s.points]
+    xticks, xfmt = time_ticks(min(times, default=0.0), max(times, default=1.0))
+    if log:
+        yticks = log_ticks(lo, hi)
+    else:
+        yticks = nice_ticks(lo, hi)
+        lo, hi = min(lo, yticks[0]), max(hi, yticks[-1])
+    style = _style(colours)
     columns = 2 if max((len(s.label) for s in series), default=0) > 24 else 4
     legend_rows = -(-sum(1 for label, _v, _o in lines if label) // columns)
     height += max(0, legend_rows - 1) * 22  # every legend entry stays inside the plot

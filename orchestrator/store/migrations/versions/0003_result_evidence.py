@@ -1,6 +1,6 @@
-"""Each result records the device it ran on and the library the evidence names
-(issue 10); the known_issue table, which nothing ever used (known issues are YAML
-files given to diff/qualify), goes (issue 9).
+"""Each result records the device it ran on and the library the evidence names; the
+known_issue table, which nothing ever used (known issues are YAML files given to
+diff/qualify), goes.
 
 Revision ID: 0003
 Revises: 0002

@@ -1,7 +1,7 @@
 """A covering index for a check's history on PostgreSQL: (check_pk) INCLUDE (run_id,
 attempt, status, samples, metrics). A check's results sit one per run, each on its own
 heap page; reading 50,000 of them right after a bulk load (or with the table out of
-shared buffers) took 0.94 s, against 0.40 s warm (bench/bench_scale_fleet.py). With the
+shared buffers) is more than twice as slow as warm (docs/benchmarks.md). With the
 index the history is an index-only scan over a few MB that lie together. SQLite reads
 the same query through ix_result_check_pk and the file's memory map, and gets nothing.
 

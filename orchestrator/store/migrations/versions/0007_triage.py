@@ -1,4 +1,4 @@
-"""Why each red check is red (issue 24 §2): the triage class of every failing check of a
+"""Why each red check is red: the triage class of every failing check of a
 run with its evidence, keyed by the result row of the check's last attempt.
 
 Revision ID: 0007
