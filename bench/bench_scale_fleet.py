@@ -44,7 +44,7 @@ from sqlalchemy import event, text
 from orchestrator.render.diff import diff_md
 from orchestrator.services import evidence
 from orchestrator.services.diff import report_for
-from orchestrator.services.matrix import build_document, render_document
+from orchestrator.services.matrix import MatrixQuery, build_document, render_document
 from orchestrator.services.session import sessions
 from orchestrator.store import bulk, checkpoint, history, queries
 from orchestrator.store.db import open_engine, session_factory, upgrade
@@ -323,9 +323,7 @@ def queries_on(db: str, out: list[str]) -> dict:
     def matrix() -> None:
         # the `valorch matrix render --job nightly` path, opening the database included; its
         # engine is not ours, so the plans come from running its statements here (same SQL)
-        doc = build_document(
-            sessions(db), db, lambda: None, "checks", None, None, [], None, None, "nightly"
-        )
+        doc = build_document(sessions(db), db, lambda: None, MatrixQuery(job="nightly"))
         found["matrix"] = render_document(doc, "md")
 
     def matrix_sql() -> None:

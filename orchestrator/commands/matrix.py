@@ -110,15 +110,17 @@ def render(
             sessions(db),
             db,
             catalog,
-            layout,
-            rows,
-            columns,
-            image or [],
-            cast("datetime | None", since),  # parsed by flags.date
-            tier_policy,
-            job,
-            include_adhoc=include_adhoc,
-            fresh_days=fresh_days,
+            service.MatrixQuery(
+                layout,
+                rows,
+                columns,
+                tuple(image or ()),
+                cast("datetime | None", since),  # parsed by flags.date
+                tier_policy,
+                job,
+                include_adhoc,
+                fresh_days,
+            ),
         )
     chosen = cast("tuple[str, ...]", status)  # flags.statuses parsed it
     write_output(service.render_document(doc, fmt, fragment, chosen), out_path)
@@ -155,15 +157,17 @@ def publish(
         db,
         catalog,
         version,
-        layout,
-        rows,
-        columns,
-        image or [],
-        cast("datetime | None", since),  # parsed by flags.date
-        tier_policy,
-        job,
-        include_adhoc=include_adhoc,
-        fresh_days=fresh_days,
+        service.MatrixQuery(
+            layout,
+            rows,
+            columns,
+            tuple(image or ()),
+            cast("datetime | None", since),  # parsed by flags.date
+            tier_policy,
+            job,
+            include_adhoc,
+            fresh_days,
+        ),
     )
     if as_json:
         print_json(done)

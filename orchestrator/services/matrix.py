@@ -6,7 +6,7 @@ import fnmatch
 import json
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -125,20 +125,29 @@ def _inventory_layout(
     return table, matrix_store.ended_of(session, used), source
 
 
+@dataclass(frozen=True)
+class MatrixQuery:
+    """What a matrix shows (``matrix render`` / ``publish`` flags): the layout and its rows
+    and columns, which images, evidence since when and from which job (ad-hoc runs too?),
+    the tier policy, and how old a cell may be before it is stale."""
+
+    layout: str = "checks"
+    rows: str | None = None
+    columns: str | None = None
+    images: tuple[str, ...] = ()
+    since: datetime | None = None
+    policy_path: Path | None = None
+    job: str | None = None
+    include_adhoc: bool = False
+    fresh_days: int = DEFAULT_FRESH_DAYS
+
+
 def build_document(
     factory: Factory,
     db: str | None,
     catalog: Callable[[], Catalog],
-    layout: str,
-    rows: str | None,
-    columns: str | None,
-    images: Sequence[str],
-    since_dt: datetime | None,
-    policy_path: Path | None,
-    job: str | None = None,
+    query: MatrixQuery,
     *,
-    include_adhoc: bool = False,
-    fresh_days: int = DEFAULT_FRESH_DAYS,
     strict: bool = False,
 ) -> Document:
     """An unpublished document. Each cell is the newest final verdict of its check in its
@@ -147,6 +156,10 @@ def build_document(
     inventories. ``db`` is the --db value the document names as its source; ``catalog``
     loads the image catalog (read by the components layout only). ``strict`` (publishing):
     named jobs only unless ``include_adhoc``, as for the summary and tiers layouts."""
+    rows, columns, images = query.rows, query.columns, list(query.images)
+    since_dt, policy_path, job = query.since, query.policy_path, query.job
+    include_adhoc, fresh_days = query.include_adhoc, query.fresh_days
+    layout = query.layout
     layout = choice(layout, LAYOUTS, "--layout")
     rows = choice(rows or DEFAULT_ROWS[layout], ROWS, "--rows")
     columns = choice(
@@ -154,7 +167,6 @@ def build_document(
     )
     fresh_days = fresh_window(fresh_days)
     policy, since = _policy(policy_path), _when(since_dt)
-    images = list(images)
     params: dict[str, Any] = {
         "layout": layout,
         "rows": rows,
@@ -292,16 +304,7 @@ def publish(
     db: str | None,
     catalog: Callable[[], Catalog],
     version: str,
-    layout: str,
-    rows: str | None,
-    columns: str | None,
-    images: Sequence[str],
-    since: datetime | None,
-    policy_path: Path | None,
-    job: str | None = None,
-    *,
-    include_adhoc: bool = False,
-    fresh_days: int = DEFAULT_FRESH_DAYS,
+    query: MatrixQuery,
 ) -> dict[str, Any]:
     """Build a document and store it as an immutable version (named jobs only, unless
     ``include_adhoc``); what was published."""
@@ -313,21 +316,7 @@ def publish(
     with factory() as session:
         if any(v.version == version for v in matrix_store.versions(session)):
             raise _exists(version)
-    doc = build_document(
-        factory,
-        db,
-        catalog,
-        layout,
-        rows,
-        columns,
-        images,
-        since,
-        policy_path,
-        job,
-        include_adhoc=include_adhoc,
-        fresh_days=fresh_days,
-        strict=True,
-    )
+    doc = build_document(factory, db, catalog, query, strict=True)
     doc = doc.with_header(replace(doc.header, version=version))
     last = (
         datetime.fromisoformat(doc.header.last_verified)
