@@ -41,17 +41,11 @@ def attest(
     """Sign an in-toto test-result attestation (and a SLSA VSA for --qualify) per image digest."""
     from ..services import attest as service
 
+    # the store opens after the key and the flags are checked: bad input writes nothing
     made = service.attest(
-        deferred_sessions(
-            db
-        ),  # opened after the key and the flags are checked: bad input writes nothing
+        deferred_sessions(db),
         key,
-        run=run,
-        version=version,
-        qualify=qualify,
-        out_dir=out_dir,
-        push=push,
-        url_base=url,
+        service.Request(run, version, qualify, out_dir, push, url),
     )
     if as_json:
         print_json(

@@ -110,7 +110,11 @@ def diff(
     why = triage.for_runs(factory, report.head.runs, report.base)  # each red change says why
     reached = (
         notify_service.post_report(
-            factory, targets, report, title, say, local=local_images(), verdict=verdict, why=why
+            factory,
+            targets,
+            notify_service.Posting(report, title, verdict, why),
+            say,
+            local=local_images(),
         )
         if targets
         else True

@@ -155,14 +155,16 @@ def qualify(
         notify_service.post_report(
             factory,
             targets,
-            report,
-            title,
+            notify_service.Posting(
+                report,
+                title,
+                done.verdict,
+                why,
+                infra=done.infra_errors,
+                report_path=str(out_dir / "report.html"),
+            ),
             say,
             local=local_images(),
-            infra=done.infra_errors,
-            report_path=str(out_dir / "report.html"),
-            verdict=done.verdict,
-            why=why,
         )
         if targets
         else True

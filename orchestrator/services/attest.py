@@ -188,18 +188,28 @@ def _now() -> str:
     return datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
+@dataclass(frozen=True)
+class Request:
+    """What ``valorch attest`` attests (one of a run, a published matrix version, or a
+    qualify outcome's directory), where the ``.intoto.jsonl`` files go, whether they are
+    attached to the images in their registries, and the site the statements link to."""
+
+    run: str | None = None
+    version: str | None = None
+    qualify: Path | None = None
+    out_dir: Path | None = None
+    push: bool = False
+    url_base: str = ""
+
+
 def attest(
     factory: sessionmaker[Session],
     key: Path,
-    *,
-    run: str | None = None,
-    version: str | None = None,
-    qualify: Path | None = None,
-    out_dir: Path | None = None,
-    push: bool = False,
-    url_base: str = "",
+    request: Request,
     client: RegistryClient | None = None,
 ) -> list[Made]:
+    run, version, qualify = request.run, request.version, request.qualify
+    out_dir, push, url_base = request.out_dir, request.push, request.url_base
     if sum(x is not None and x != "" for x in (run, version, qualify)) != 1:
         raise InputError(
             "attest needs exactly one of --run RUN, --version V, --qualify DIR",

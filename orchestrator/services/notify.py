@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..notify.message import Outcome, Regression
@@ -88,21 +89,35 @@ def post(targets: Sequence[Target], outcome: Outcome, say: Callable[[str], None]
     return not send.send(targets, outcome, say=say)
 
 
+@dataclass(frozen=True)
+class Posting:
+    """A diff or qualify report as it is posted: the report, its title and gate verdict, why
+    each red check is red, whether infrastructure errors left checks inconclusive, and
+    where the full report lies."""
+
+    report: Report
+    title: str
+    verdict: Verdict | None = None
+    why: Why | None = None
+    infra: bool = False
+    report_path: str = ""
+
+
 def post_report(
     factory: sessionmaker[Session],
     targets: Sequence[Target],
-    report: Report,
-    title: str,
+    posting: Posting,
     say: Callable[[str], None],
     *,
     local: frozenset[str] = frozenset(),
-    infra: bool = False,
-    report_path: str = "",
-    verdict: Verdict | None = None,
-    why: Why | None = None,
 ) -> bool:
-    images = head_images(factory, report.head.runs, local)
-    return post(targets, from_report(report, title, images, infra, report_path, verdict, why), say)
+    p = posting
+    images = head_images(factory, p.report.head.runs, local)
+    return post(
+        targets,
+        from_report(p.report, p.title, images, p.infra, p.report_path, p.verdict, p.why),
+        say,
+    )
 
 
 def post_empty(

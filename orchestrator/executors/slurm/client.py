@@ -322,7 +322,9 @@ class SlurmCluster:
         out = self._run(*argv).stdout
         return frozenset(f for line in out.split() for f in line.split(",") if f and f != "(null)")
 
-    def submit(
+    # sbatch's own options, each a keyword its callers name: a wrapper object would only
+    # rename them
+    def submit(  # noqa: PLR0913
         self,
         task_name: str,
         requirement: SlurmRequirement,
