@@ -209,7 +209,7 @@ def attempts_of(session: Session, run_ids: Sequence[str]) -> list[AttemptRow]:
             .where(Result.run_id.in_(part))
             .order_by(Result.id)
         )
-        out.extend(session.execute(q).tuples())  # rows unpack as tuples
+        out.extend(session.execute(q))  # rows unpack as tuples
     return out
 
 

@@ -195,5 +195,5 @@ def result_counts(session: Session, run_ids: list[str]) -> dict[str, int]:
             .where(Result.run_id.in_(run_ids[i : i + 500]))
             .group_by(Result.run_id)
         )
-        out.update(session.execute(q).tuples().all())
+        out.update((k, v) for k, v in session.execute(q))
     return out

@@ -156,7 +156,7 @@ def result_counts(session: Session, run_ids: Sequence[str]) -> dict[str, int]:
             .where(Result.run_id.in_(chunk))
             .group_by(Result.run_id)
         )
-        out.update(session.execute(q).tuples().all())
+        out.update((k, v) for k, v in session.execute(q))
     return out
 
 

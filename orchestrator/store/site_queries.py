@@ -94,7 +94,7 @@ def results(session: Session) -> Iterator[ResultLine]:
         .outerjoin(TaskRow, TaskRow.id == Result.task_id)
         .order_by(Result.run_id, Result.id)
     )
-    yield from session.execute(q.execution_options(yield_per=20_000)).tuples()
+    yield from session.execute(q.execution_options(yield_per=20_000))
 
 
 def inventories(session: Session) -> dict[str, dict[str, tuple[str, str]]]:
