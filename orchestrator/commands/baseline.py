@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import typer
-from rich.table import Table
 
 from . import flags
 from .common import DbOption, JsonOption, err, out, print_json, sessions
+from .tables import Table
 
 app = typer.Typer(
     help="Named baselines: a run or a published matrix version to diff against.",

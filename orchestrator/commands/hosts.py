@@ -6,8 +6,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
-from rich.markup import escape
-from rich.table import Column, Table
 
 from . import flags
 from .common import (
@@ -20,6 +18,7 @@ from .common import (
     print_json,
     sessions,
 )
+from .tables import Column, Table
 
 if TYPE_CHECKING:
     from ..spec import HostSpec
@@ -114,7 +113,7 @@ def probe(
         table = Table("host", "fact", "value", "evidence", title="host facts")
         for h, facts in report:
             for f in facts:
-                table.add_row(h.name, f.name, escape(f.value), f.evidence)  # the host's own words
+                table.add_row(h.name, f.name, f.value, f.evidence)  # the host's own words
         out.print(table)
 
 

@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
-from rich.table import Column, Table
 
 from . import flags
 from .common import CatalogOption, JsonOption, load_catalog, out, print_json, project_dir
+from .tables import Column, Table, styled
 
 if TYPE_CHECKING:
     from ..spec import ImageSpec
@@ -201,7 +201,7 @@ def check(
         for c in checks:
             table.add_row(
                 c.alias,
-                f"[{style[c.state]}]{c.state}[/]",
+                styled(style[c.state], c.state),
                 c.catalog_digest or "",
                 c.current_digest or c.message,
                 c.rate_limit or "",
@@ -229,7 +229,7 @@ def _presence(images: Sequence[ImageSpec], hosts_file: Path | None, as_json: boo
         title="images on each host",
     )
     for r in rows:
-        state = r["error"] or ("[green]yes[/]" if r["present"] else "[dim]no[/]")
+        state = r["error"] or (styled("green", "yes") if r["present"] else styled("dim", "no"))
         pin = (
             ""
             if not r.get("pinned")
@@ -289,9 +289,9 @@ def pull(
                 else ""
             )
             state = (
-                ("[green]pulled[/]" if o.staged.pulled else "[green]present[/]")
+                styled("green", "pulled" if o.staged.pulled else "present")
                 if o.staged
-                else f"[red]{o.kind}[/]"
+                else styled("red", o.kind or "error")
             )
             table.add_row(o.host, o.alias, state, o.staged.reference if o.staged else o.error, size)
         out.print(table)

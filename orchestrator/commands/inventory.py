@@ -13,8 +13,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
-from rich.markup import escape
-from rich.table import Table
 
 from . import flags
 from .common import (
@@ -29,6 +27,7 @@ from .common import (
     sessions,
     write_output,
 )
+from .tables import Table, styled
 
 audit = lazy("orchestrator.audit")
 render_audit = lazy("orchestrator.render.audit")
@@ -79,10 +78,10 @@ def findings_table(
         where = f"{comp.source} · {comp.evidence}" if comp else ""
         verdict = "installed but does not import" if f.kind == "broken" else f.kind
         where = (
-            f"{where} · {escape(f.evidence)}" if f.kind == "broken" else where
+            f"{where} · {f.evidence}" if f.kind == "broken" else where
         )  # the image's own words
         table.add_row(
-            f.component, f.expected or "", f.found or "-", f"[{_STYLE[f.kind]}]{verdict}[/]", where
+            f.component, f.expected or "", f.found or "-", styled(_STYLE[f.kind], verdict), where
         )
     expected = {
         audit.resolve(inv, f.component).name for f in findings if audit.resolve(inv, f.component)
@@ -90,11 +89,11 @@ def findings_table(
     for comp in inv.components:  # what the catalog does not pin, for the record
         if comp.headline and comp.name not in expected and not comp.name.startswith("pytorch."):
             table.add_row(
-                f"[dim]{comp.name}[/]",
+                styled("dim", comp.name),
                 "",
-                f"[dim]{comp.value}[/]",
-                "[dim]not pinned[/]",
-                f"[dim]{comp.source} · {comp.evidence}[/]",
+                styled("dim", comp.value),
+                styled("dim", "not pinned"),
+                styled("dim", f"{comp.source} · {comp.evidence}"),
             )
     return table
 
@@ -219,7 +218,7 @@ def _print_diff(changes: list[Change], a: str, b: str, packages: bool) -> None:
     table = Table("component", a, b, "change", title=f"inventory diff: {a} → {b}")
     style = {"changed": "yellow", "added": "green", "removed": "red"}
     for c in head + (pkgs if packages else []):
-        table.add_row(c.subject, c.old or "-", c.new or "-", f"[{style[c.kind]}]{c.kind}[/]")
+        table.add_row(c.subject, c.old or "-", c.new or "-", styled(style[c.kind], c.kind))
     if head or (packages and pkgs):
         out.print(table)
     else:

@@ -11,10 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.table import Table
 
 from ..errors import InputError
 from .common import CatalogOption, JsonOption, lazy, load_catalog, out, print_json, project_dir
+from .tables import Table
 
 _catalog = lazy("orchestrator.catalog.core")
 _jobs = lazy("orchestrator.services.jobs")

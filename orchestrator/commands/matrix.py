@@ -6,10 +6,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 import typer
-from rich.table import Table as RichTable
 
 from . import flags
 from .common import DbOption, JsonOption, load_catalog, out, print_json, sessions, write_output
+from .tables import Table as RichTable
 
 if TYPE_CHECKING:
     from datetime import datetime

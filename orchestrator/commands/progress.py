@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.live import Live
 from rich.markup import escape
-from rich.table import Table
 
 from ..scheduling.plan import task_key
 from ..spec import FAILING, CheckResult, Execution, Task
 from .common import fit
+from .tables import Table
 
 if TYPE_CHECKING:
     from rich.progress import TaskID

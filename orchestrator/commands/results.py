@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 import typer
-from rich.table import Table
 
 from . import flags
 from .common import (
@@ -23,6 +22,7 @@ from .common import (
     sessions,
     write_output,
 )
+from .tables import Table
 
 if TYPE_CHECKING:
     from datetime import datetime

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import typer
-from rich.table import Table
 
 from .common import JsonOption, out, print_json
+from .tables import Table
 
 app = typer.Typer(help="Workload suites and their checks.", no_args_is_help=True)
 

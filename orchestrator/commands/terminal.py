@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from rich.markup import escape
-from rich.table import Table
 
 from .common import out
+from .tables import Table
 
 if TYPE_CHECKING:
     from ..regression.gate import Verdict
@@ -58,12 +58,12 @@ def print_term(
                 )
                 table.add_row(
                     cell.mark or "❌",
-                    escape(cell.env),
-                    escape(cell.check),
+                    cell.env,
+                    cell.check,
                     cell.base or "—",
                     cell.head or "—",
                     gate_note,
-                    escape(detail),
+                    detail,
                     style="red",
                 )
             out.print(table)
@@ -98,7 +98,7 @@ def print_term(
                 c.check,
                 c.base or "—",
                 c.head or "—",
-                "\n".join(x for x in (_timing_text(c) or c.note, escape(why_text(why, c))) if x),
+                "\n".join(x for x in (_timing_text(c) or c.note, why_text(why, c)) if x),
                 style="red" if c.kind in COUNTED else None,
             )
         out.print(table)
