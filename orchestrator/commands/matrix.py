@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from ..catalog.core import Catalog
+    from ..services.matrix import MatrixQuery
 
 app = typer.Typer(help="The compatibility matrix from stored results.", no_args_is_help=True)
 
@@ -110,16 +111,8 @@ def render(
             sessions(db),
             db,
             catalog,
-            service.MatrixQuery(
-                layout,
-                rows,
-                columns,
-                tuple(image or ()),
-                cast("datetime | None", since),  # parsed by flags.date
-                tier_policy,
-                job,
-                include_adhoc,
-                fresh_days,
+            _query(
+                layout, rows, columns, image, since, tier_policy, job, include_adhoc, fresh_days
             ),
         )
     chosen = cast("tuple[str, ...]", status)  # flags.statuses parsed it
@@ -157,17 +150,7 @@ def publish(
         db,
         catalog,
         version,
-        service.MatrixQuery(
-            layout,
-            rows,
-            columns,
-            tuple(image or ()),
-            cast("datetime | None", since),  # parsed by flags.date
-            tier_policy,
-            job,
-            include_adhoc,
-            fresh_days,
-        ),
+        _query(layout, rows, columns, image, since, tier_policy, job, include_adhoc, fresh_days),
     )
     if as_json:
         print_json(done)
@@ -208,3 +191,30 @@ def versions(db: str = DbOption, as_json: bool = JsonOption) -> None:
             str(v["cells"]),
         )
     out.print(table)
+
+
+def _query(
+    layout: str,
+    rows: str | None,
+    columns: str | None,
+    image: list[str] | None,
+    since: object,
+    tier_policy: Path | None,
+    job: str | None,
+    include_adhoc: bool,
+    fresh_days: int,
+) -> MatrixQuery:
+    """The matrix flags of ``render`` and ``publish`` as the service takes them."""
+    from ..services.matrix import MatrixQuery
+
+    return MatrixQuery(
+        layout,
+        rows,
+        columns,
+        tuple(image or ()),
+        cast("datetime | None", since),  # parsed by flags.date
+        tier_policy,
+        job,
+        include_adhoc,
+        fresh_days,
+    )
