@@ -32,7 +32,7 @@ class UnavailableError(RuntimeError):
 def missing() -> str | None:
     """Why no server can be started here (the server or the driver is not installed), or None."""
     try:
-        import psycopg  # noqa: F401
+        import psycopg  # noqa: F401 (imported only to learn whether the driver is there)
     except ImportError:
         return "psycopg is not installed: pip install -e '.[postgres]'"
     if bindir() is None:
