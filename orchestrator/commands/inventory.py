@@ -77,9 +77,7 @@ def findings_table(
         comp = audit.resolve(inv, f.component)
         where = f"{comp.source} · {comp.evidence}" if comp else ""
         verdict = "installed but does not import" if f.kind == "broken" else f.kind
-        where = (
-            f"{where} · {f.evidence}" if f.kind == "broken" else where
-        )  # the image's own words
+        where = f"{where} · {f.evidence}" if f.kind == "broken" else where  # the image's own words
         table.add_row(
             f.component, f.expected or "", f.found or "-", styled(_STYLE[f.kind], verdict), where
         )

@@ -35,7 +35,16 @@ def test_import_contracts_hold() -> None:
     assert "BROKEN" not in done.stdout and "KEPT" in done.stdout
 
 
-SHARED_CLI_MODULES = {"__init__", "common", "flags", "helptext", "progress", "signals", "tables", "terminal"}
+SHARED_CLI_MODULES = {
+    "__init__",
+    "common",
+    "flags",
+    "helptext",
+    "progress",
+    "signals",
+    "tables",
+    "terminal",
+}
 
 
 def test_every_command_module_is_in_the_independence_contract() -> None:
