@@ -143,7 +143,12 @@ def show_run(
             f"{r['duration_s']:.3f}",
             fit(r["message"], 100),
         )
-    out.print(table)
+    if data["results"] or not status:
+        out.print(table)
+    else:  # a filter that matched nothing says so, not an empty table
+        out.print(
+            f"  no attempt of this run ended in {', '.join(status)}", markup=False, highlight=False
+        )
     for check, t in sorted(why.items()):
         out.print(f"  {triage.line(check, t)}", markup=False, highlight=False)
         for d in t.details:

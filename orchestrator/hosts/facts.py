@@ -132,7 +132,16 @@ def host_facts(found: dict[str, Any]) -> tuple[Fact, ...]:
         facts.append(
             Fact("kernel", _clip(kernel), "uname -r in the detection container (the host's kernel)")
         )
-    facts += _drivers(raw.get("modules") or {}, kernel, smi)
-    facts += _runtimes(raw.get("rocm") or {}, raw.get("cuda") or {}, smi)
+    if raw:  # a detection report that looked: what it did not find is a fact too
+        facts += _drivers(raw.get("modules") or {}, kernel, smi) or [
+            Fact("gpu driver", "none", "no /sys/module/amdgpu or /sys/module/nvidia, no nvidia-smi")
+        ]
+        facts += _runtimes(raw.get("rocm") or {}, raw.get("cuda") or {}, smi) or [
+            Fact(
+                "rocm / cuda",
+                "none",
+                "no ROCm release under /opt, no CUDA toolkit under /usr/local, no nvidia-smi",
+            )
+        ]
     facts += _engine(engine)
     return tuple(facts)

@@ -41,6 +41,12 @@ def test_probe_reports_this_hosts_facts():
             )
     if not list(Path("/opt").glob("rocm*/.info/version")):
         assert "rocm" not in facts
+    if not any(Path(f"/sys/module/{m}").exists() for m in ("amdgpu", "nvidia")):
+        # what the probe looked for and did not find is said, with where it looked
+        assert facts["gpu driver"]["value"] == "none"
+        assert "/sys/module/amdgpu" in facts["gpu driver"]["evidence"]
+    if not list(Path("/opt").glob("rocm*")) and not list(Path("/usr/local").glob("cuda*")):
+        assert facts["rocm / cuda"]["value"] == "none"
 
 
 def test_probe_table_shows_more_than_list():

@@ -94,6 +94,9 @@ def test_results_show_status_filter_and_whole_messages_in_a_pipe(cli, two_runs):
     assert [r["check"] for r in data["results"]] == ["command.fine"]
     bad = cli("results", "show", run, "--status", "broken")
     assert bad.returncode == 2 and "--status" in bad.stderr and "crash" in bad.stderr
+    none = cli("results", "show", run, "--status", "timeout")  # says so, no empty table
+    assert none.returncode == 0 and "no attempt of this run ended in timeout" in none.stdout
+    assert "┃ check" not in none.stdout
 
 
 def test_results_list_run_ids_whole_in_a_pipe(cli, two_runs):
