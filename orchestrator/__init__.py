@@ -1,3 +1,3 @@
 """valorch: containerized multi-backend validation orchestrator."""
 
-__version__ = "0.1.0"
+__version__ = "0.3.0"
