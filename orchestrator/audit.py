@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict
 
 from orchestrator.probe.inventory_parse import build_findings as _probe_build_findings
 
+from . import encode
 from .components import (
     CATALOG_KEYS,
     MAX_EXTRA,  # noqa: F401 (re-exported)
@@ -54,24 +55,8 @@ def parse_inventory(obj: Any) -> Inventory:
         raise ValueError("inventory must be a JSON object, not %s" % type(obj).__name__)
     if obj.get("type", "inventory") != "inventory":
         raise ValueError("not an inventory record: type=%r" % obj.get("type"))
-    body = {k: _well_formed(v) for k, v in obj.items() if k != "type"}
+    body = {k: encode.well_formed(v) for k, v in obj.items() if k != "type"}
     return Inventory.model_validate(body)
-
-
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _well_formed(value: Any) -> Any:
-    """JSON may escape lone surrogates (``"\\ud800"``), which no UTF-8 sink can hold: each
-    becomes U+FFFD, as a decoder does with bytes it cannot read, so one bad string costs
-    its characters and not the whole inventory."""
-    if isinstance(value, str):
-        return _LONE_SURROGATE.sub("\ufffd", value)
-    if isinstance(value, list):
-        return [_well_formed(v) for v in value]
-    if isinstance(value, dict):
-        return {_well_formed(k): _well_formed(v) for k, v in value.items()}
-    return value
 
 
 # ---------------------------------------------------------------- compare ---

@@ -109,3 +109,20 @@ def url(value: str) -> str:
     """A URL with its credentials (user name and password) removed, fit to print or log;
     works on URLs that do not parse too (the userinfo is what precedes the authority's last @)."""
     return terminal(_USERINFO.sub(r"\1***@", value))
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def well_formed(value: Any) -> Any:
+    """Decoded JSON with every lone surrogate (JSON may escape one: ``"\\ud800"``) replaced by
+    U+FFFD in its strings and keys, as a decoder does with bytes it cannot read: no
+    UTF-8 sink (the store, a file, a terminal) can hold one, so one bad string would cost
+    the whole record where it now costs its characters."""
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [well_formed(v) for v in value]
+    if isinstance(value, dict):
+        return {well_formed(k): well_formed(v) for k, v in value.items()}
+    return value

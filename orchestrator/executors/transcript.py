@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from .. import encode
 from ..probe import MARKER
 from ..spec import CheckInfo, CheckResult, Execution, Status, Task
 from .ledger import Ledger, vet
@@ -102,6 +103,8 @@ class Transcript:
             return
         try:
             obj = json.loads(raw[len(_MARKER) :].decode("utf-8"))
+            if b"\\u" in raw:  # only an escape can carry a lone surrogate (UTF-8 cannot)
+                obj = encode.well_formed(obj)
             if not isinstance(obj, dict):
                 raise ValueError("not a JSON object")
         except (ValueError, UnicodeDecodeError) as exc:

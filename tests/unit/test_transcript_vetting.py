@@ -9,6 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from orchestrator.catalog.core import HOST_IMAGE, load_job
 from orchestrator.executors.transcript import FLOODED, MAX_TOTAL, TAMPERED, Transcript, conclude
 from orchestrator.probe import MARKER
@@ -379,3 +382,45 @@ def test_real_crashes_timeouts_and_retries_are_never_tampering(probe_dir):
         "selftest.noise": [(1, "pass")],
         "selftest.after": [(1, "pass")],
     }
+
+
+@settings(deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.sampled_from(["\ud800", "\udfff", "\udcff", "é", "\U0001f600"]), st.text(max_size=5)
+        ),
+        max_size=8,
+    ).map("".join)
+)
+def test_every_record_reaches_the_store_as_utf8_whatever_the_probe_escaped(text):
+    """JSON may escape a lone surrogate (a message built from a file name decoded with
+    surrogateescape, say); no UTF-8 sink holds one: SQLite refused the result row. The
+    transcript makes every record's strings well-formed, so the result keeps its verdict and
+    the rest of its text, and stores."""
+    import sqlite3
+
+    t = Transcript()
+    t.feed(
+        line(
+            {
+                "type": "result",
+                "check": "smoke.x",
+                "status": "pass",
+                "attempt": 1,
+                "message": text,
+                "metrics": {text: text},
+            }
+        )
+    )
+    t.close()
+    (res,) = t.results
+    assert res.status == "pass"
+    db = sqlite3.connect(":memory:")
+    db.execute("create table r (message text, metrics text)")
+    db.execute(
+        "insert into r values (?, ?)", (res.message, json.dumps(res.metrics, ensure_ascii=False))
+    )
+    sent = json.loads(json.dumps(text))  # JSON joins an escaped high + low pair into one character
+    kept = [c for c in sent if not 0xD800 <= ord(c) <= 0xDFFF]
+    assert [c for c in res.message if c != "\ufffd"] == [c for c in kept if c != "\ufffd"]
