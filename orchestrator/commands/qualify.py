@@ -88,7 +88,7 @@ def qualify(
     from ..services import triage
     from ..services.candidate import candidate_job
     from ..services.diff import NoResultsError
-    from ..services.run_entry import Where
+    from ..services.run import Where
     from .progress import LiveReporter
     from .signals import interruptible
     from .terminal import print_term

@@ -139,6 +139,7 @@ def run(
     """Run suites in images on a matching host and store every result."""
     from ..catalog.adhoc import Selection
     from ..services import run_entry as service
+    from ..services.run import Where
     from .signals import interruptible
 
     opts = service.RunOptions(
@@ -153,16 +154,16 @@ def run(
             workload_roots=tuple(workload_root or ()),
             profiling_caps=profiling_caps,
         ),
-        where=service.Where(
-            cpu_only=cpu_only,
+        where=Where(
             executor=executor.value,
-            partition=partition,
+            cpu_only=cpu_only,
             hosts_file=hosts_file,
+            partition=partition,
             slurm_spool=slurm_spool,
             namespace=namespace,
-            pull=pull,
-            ca=ca,
         ),
+        pull=pull,
+        ca=ca,
         resume=resume,
         retries=retries,
         repeat=repeat,

@@ -16,8 +16,7 @@ from . import views
 from .candidate import check_baseline_for
 from .diff import report_for, resolve, runs_side
 from .outcome import GATE_FAILED, INCONCLUSIVE, PASSED, Kind, Outcome, Said
-from .run import execute_job, load_known_issues, stored_runs
-from .run_entry import Where
+from .run import Where, execute_job, load_known_issues, stored_runs
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session, sessionmaker

@@ -25,46 +25,14 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
-class Where:
-    """Where the tasks run and how their hosts are readied, as the flags give it (--executor,
-    --hosts, --pull …); ``place_job`` takes it as its two option objects."""
-
-    cpu_only: bool = False
-    executor: str = "docker"
-    partition: str | None = None
-    hosts_file: Path | None = None
-    slurm_spool: Path | None = None
-    namespace: str = "default"
-    pull: str = "missing"
-    ca: Path | None = None
-
-    def placement(self) -> service.Where:
-        """Where ``place_job`` puts the tasks."""
-        return service.Where(
-            self.executor,
-            self.cpu_only,
-            self.hosts_file,
-            self.partition,
-            self.slurm_spool,
-            self.namespace,
-        )
-
-    def staging(
-        self,
-        on_pull: Callable[[str, PullEvent], None] | None = None,
-        on_quarantine: Callable[[Verdict], None] | None = None,
-    ) -> service.Staging:
-        """How ``place_job`` readies the hosts (pull policy, CA) and whom it tells."""
-        return service.Staging(self.pull, str(self.ca) if self.ca else None, on_pull, on_quarantine)
-
-
-@dataclass(frozen=True)
 class RunOptions:
     """A ``valorch run``: what (``selection``, or ``resume`` a stored batch), where, how many
     times, what known issues excuse, and whether a failing check is exit 1 (``gate``)."""
 
     selection: Selection = field(default_factory=Selection)
-    where: Where = field(default_factory=Where)
+    where: service.Where = field(default_factory=service.Where)
+    pull: str = "missing"  # --pull: how the hosts are readied (place_job's Staging)
+    ca: Path | None = None  # --ca
     resume: str | None = None
     retries: int = 2
     repeat: int = 1
@@ -94,7 +62,7 @@ class RunProgress(Protocol):
 
 def check(opts: RunOptions) -> None:
     """The options' own errors (exit 2), before anything is loaded or runs."""
-    check_policy(opts.where.pull)
+    check_policy(opts.pull)
     sel = opts.selection
     if opts.resume and (sel.job or sel.images or sel.profiling_caps):
         raise InputError(
@@ -123,11 +91,16 @@ def run(
             )
     else:
         spec = job_for(cat, opts.selection)
-        where = opts.where
         # preflight and pulls first (their own progress), then the live view of the tasks
         with progress.pulls() as on_pull:
             placed = service.place_job(
-                spec, cat, factory, where.placement(), where.staging(on_pull, progress.quarantined)
+                spec,
+                cat,
+                factory,
+                opts.where,
+                service.Staging(
+                    opts.pull, str(opts.ca) if opts.ca else None, on_pull, progress.quarantined
+                ),
             )
         with progress.tasks() as reporter:
             summaries = service.execute_placed(
