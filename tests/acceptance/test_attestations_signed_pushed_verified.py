@@ -90,6 +90,13 @@ def world(registry_basic, tmp_path_factory):  # noqa: F811 (the parameter is the
     }
 
 
+def attest(w, run: str, key: Path, out: Path, *flags: str) -> subprocess.CompletedProcess:
+    """``valorch attest --run RUN --key KEY --out-dir OUT [FLAGS]`` against the world's store."""
+    return run_cli(
+        "attest", "--run", run, "--key", str(key), "--out-dir", str(out), *flags, env=w["env"]
+    )
+
+
 def att_manifest(w, name):
     reg = w["reg"]
     _, digest = w["refs"][name]
@@ -105,18 +112,7 @@ def test_attest_push_verify_and_openssl(world):
     w = world
     key, pub = w["ed"]
     out = w["tmp"] / "att"
-    proc = run_cli(
-        "attest",
-        "--run",
-        w["runs"]["one"][:8],
-        "--key",
-        str(key),
-        "--out-dir",
-        str(out),
-        "--push",
-        "--json",
-        env=w["env"],
-    )
+    proc = attest(w, w["runs"]["one"][:8], key, out, "--push", "--json")
     assert proc.returncode == 0, proc.stderr
     (made,) = json.loads(proc.stdout)
     ref, digest = w["refs"]["one"]
@@ -191,17 +187,7 @@ def test_attest_push_verify_and_openssl(world):
     v = run_cli("verify", "--image", ref, "--key", str(pub), "--require", "qualified", env=w["env"])
     assert v.returncode == 1 and "not a verification summary" in v.stderr
     # stored in the results store beside the run: attesting again appends, the tag keeps both
-    again = run_cli(
-        "attest",
-        "--run",
-        w["runs"]["one"],
-        "--key",
-        str(key),
-        "--out-dir",
-        str(out),
-        "--push",
-        env=w["env"],
-    )
+    again = attest(w, w["runs"]["one"], key, out, "--push")
     assert again.returncode == 0, again.stderr
     assert len(att_manifest(w, "one").json()["layers"]) == 2
 
@@ -209,17 +195,7 @@ def test_attest_push_verify_and_openssl(world):
 def test_ecdsa_p256_signature_verifies_with_openssl_dgst(world):
     w = world
     key, pub = w["p256"]
-    proc = run_cli(
-        "attest",
-        "--run",
-        w["runs"]["two"],
-        "--key",
-        str(key),
-        "--out-dir",
-        str(w["tmp"] / "p256"),
-        "--json",
-        env=w["env"],
-    )
+    proc = attest(w, w["runs"]["two"], key, w["tmp"] / "p256", "--json")
     assert proc.returncode == 0, proc.stderr
     env = json.loads(Path(json.loads(proc.stdout)[0]["file"]).read_text().splitlines()[0])
     body = base64.b64decode(env["payload"])
@@ -282,17 +258,7 @@ def _push_att(w, name, layers_data: list[bytes]):
 def test_tampered_wrong_key_subject_mismatch_expired_are_rejected(world):
     w = world
     key, pub = w["ed"]
-    proc = run_cli(
-        "attest",
-        "--run",
-        w["runs"]["one"],
-        "--key",
-        str(key),
-        "--out-dir",
-        str(w["tmp"] / "t"),
-        "--json",
-        env=w["env"],
-    )
+    proc = attest(w, w["runs"]["one"], key, w["tmp"] / "t", "--json")
     assert proc.returncode == 0, proc.stderr
     good = Path(json.loads(proc.stdout)[0]["file"]).read_text().splitlines()[0].encode()
     ref_two = w["refs"]["two"][0]
@@ -488,18 +454,7 @@ def test_cosign_verify_attestation_accepts_what_valorch_pushed(world):
         pytest.skip("cosign is not installed: scripts/install-cosign.sh (CI runs it)")
     w = world
     key, pub = w["p256"]
-    proc = run_cli(
-        "attest",
-        "--run",
-        w["runs"]["two"],
-        "--key",
-        str(key),
-        "--out-dir",
-        str(w["tmp"] / "cosign"),
-        "--push",
-        "--json",
-        env=w["env"],
-    )
+    proc = attest(w, w["runs"]["two"], key, w["tmp"] / "cosign", "--push", "--json")
     assert proc.returncode == 0, proc.stderr
     ref, digest = w["refs"]["two"]
     image = f"{ref.rsplit(':', 1)[0]}@{digest}"
