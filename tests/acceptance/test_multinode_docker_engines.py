@@ -15,6 +15,7 @@ from pathlib import Path
 import dockerd
 import pytest
 from conftest import ROOT, VALORCH
+from probe_logs import wait_for_a_result
 
 pytestmark = pytest.mark.docker
 
@@ -110,22 +111,6 @@ def test_two_engines_run_a_gloo_task_with_exact_values_and_busbw(cli, setup, tmp
     assert containers("unix:///var/run/docker.sock") == [] and containers(engine2) == []
 
 
-def _results_so_far(engine: str, rank: int) -> int:
-    """How many check results a rank's container has written so far (its probe's marked
-    lines in the container's log)."""
-    ids = subprocess.run(
-        ["docker", "-H", engine, "ps", "-q", "--filter", f"label=org.valorch.node_rank={rank}"],
-        capture_output=True,
-        text=True,
-    ).stdout.split()
-    if not ids:
-        return 0
-    log = subprocess.run(["docker", "-H", engine, "logs", ids[0]], capture_output=True, text=True)
-    return sum(
-        '"type": "result"' in line or '"type":"result"' in line for line in log.stdout.splitlines()
-    )
-
-
 @pytest.mark.parametrize(
     "fault,status,when",
     [
@@ -184,13 +169,7 @@ def test_a_node_dying_or_hanging_mid_task_ends_it_naming_the_node(
             time.sleep(0.1)
         (victim,) = running
         if when == "mid-collective":  # after rank 0's first result: the next collectives run
-            for _ in range(1200):
-                if _results_so_far("unix:///var/run/docker.sock", 0) >= 1:
-                    break
-                assert proc.poll() is None, proc.communicate()[1][-3000:]
-                time.sleep(0.1)
-            else:
-                pytest.fail("rank 0 wrote no result")
+            wait_for_a_result("label=org.valorch.node_rank=0", proc)  # on node-a's engine
         subprocess.run(["docker", "-H", engine2, fault, victim], check=True, capture_output=True)
         out, err = proc.communicate(timeout=240)
     finally:

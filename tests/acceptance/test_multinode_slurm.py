@@ -13,6 +13,7 @@ import time
 
 import pytest
 from conftest import ROOT, VALORCH
+from probe_logs import wait_for_a_result
 
 pytestmark = [pytest.mark.slurm, pytest.mark.docker]
 
@@ -101,12 +102,6 @@ def test_two_slurm_nodes_run_gloo_collectives_exactly_with_busbw(slurm, tmp_path
     assert our_containers(run["run"]) == []
 
 
-def _results_written(cid: str) -> int:
-    """How many check results a container's probe has written so far (its marked lines)."""
-    log = subprocess.run(["docker", "logs", cid], capture_output=True, text=True).stdout
-    return sum('"type": "result"' in line for line in log.splitlines())
-
-
 @pytest.mark.parametrize(
     "fault,status,what,when",
     [
@@ -163,13 +158,7 @@ def test_a_killed_or_frozen_node_ends_the_job_naming_the_node(
             assert proc.poll() is None, proc.communicate()[1][-3000:]
             time.sleep(0.1)
         if when == "mid-collective":  # after rank 0's first result: the next collectives run
-            for _ in range(1200):
-                if _results_written(rank0) >= 1:
-                    break
-                assert proc.poll() is None, proc.communicate()[1][-3000:]
-                time.sleep(0.1)
-            else:
-                pytest.fail("rank 0 wrote no result")
+            wait_for_a_result(rank0, proc)
         subprocess.run(["docker", fault, victim[0]], check=True, capture_output=True)
         out, err = proc.communicate(timeout=240)
     finally:
