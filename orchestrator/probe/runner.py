@@ -43,6 +43,14 @@ from .registry import CHECKS, Check, catalog, declare, select
 FAILING = ("fail", "crash", "timeout")
 
 
+def begin_mark(nonce: str) -> bytes:
+    """What the worker writes on its stderr as each check begins, after that
+    check's ``BEGIN`` on the protocol pipe. The two pipes are read in no fixed
+    order, so the parent cuts a check's log at this mark in the stderr stream
+    itself, never at the moment it happens to read ``BEGIN``."""
+    return ("\n%s BEGIN\n" % nonce).encode()
+
+
 def emit(stream: Any, obj: Dict[str, Any]) -> None:
     stream.write(MARKER + json.dumps(obj, sort_keys=True, default=str) + "\n")
     stream.flush()
@@ -164,6 +172,8 @@ def worker(config: Dict[str, Any]) -> int:
         while True:
             proto.line("BEGIN %s %d" % (cid, attempt))
             proto.flush()
+            sys.stderr.flush()
+            os.write(2, begin_mark(str(config["nonce"])))
             res = run_check(chk, ctx, attempt)
             extra = res.pop("extra", None) or []
             proto.line("RESULT " + json.dumps(res, default=str))

@@ -25,7 +25,7 @@ from typing import Any, Dict, List
 
 from . import memory, sandbox
 from .registry import CHECKS, Check
-from .runner import FAILING, describe, emit
+from .runner import FAILING, begin_mark, describe, emit
 
 TAIL = 8_000  # bytes of worker stderr kept for a crash/timeout message
 MAX_PIPE_LINE = 4 << 20  # bytes of one line on the worker's pipe
@@ -92,7 +92,7 @@ class Supervisor:
                     open_fds -= 1
                     continue
                 if key.data == "err":
-                    w.tail = (w.tail + chunk)[-TAIL:]
+                    w.stderr(chunk)
                     continue
                 lines = (buf + chunk).split(b"\n")
                 buf = lines.pop()
@@ -180,13 +180,24 @@ class _WorkerState:
         self.sup = sup
         self.prefix = (nonce + " ").encode()
         self.deadline = deadline
-        self.tail = b""
+        self.tail = b""  # the worker's stderr since the last check began
+        self.mark = begin_mark(nonce)
         self.ready = False
         self.progress = False
         self.current = None  # (check id, attempt, started)
         self.skipping = False  # the rest of an over-long line is discarded
         self.violations = 0
         self.last = (None, None)  # (check, attempt) of the last violation
+
+    def stderr(self, chunk: bytes) -> None:
+        """A chunk of the worker's stderr: the tail kept is what came after the
+        last check's begin mark (a mark split across chunks is found whole in
+        the tail, which is far longer than the mark)."""
+        data = self.tail + chunk
+        cut = data.rfind(self.mark)
+        if cut >= 0:
+            data = data[cut + len(self.mark) :]
+        self.tail = data[-TAIL:]
 
     def line(self, raw: bytes) -> None:
         if self.skipping:
@@ -214,7 +225,6 @@ class _WorkerState:
         elif text.startswith("BEGIN "):
             _, cid, att = text.split(" ")
             self.current = (cid, int(att), time.monotonic())
-            self.tail = b""
             self.deadline = time.monotonic() + a.deadline
         elif text.startswith("RESULT "):
             res = json.loads(text[7:])
