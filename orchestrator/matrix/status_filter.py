@@ -19,4 +19,11 @@ def rows_with(doc: Document, statuses: tuple[str, ...]) -> Document:
     wanted = frozenset(statuses)
     rows = tuple(r for r in doc.table.rows if any(_shows(c, wanted) for c in r.cells))
     params = {**doc.params, "status": list(statuses)}
-    return Document(doc.header, replace(doc.table, rows=rows), params)
+    table = replace(doc.table, rows=rows)
+    if not rows:  # a filter that matched nothing says so in every format, not an empty table
+        said = (
+            f"No row has a cell in {', '.join(statuses)}: "
+            f"none of the {len(doc.table.rows)} rows without --status."
+        )
+        table = replace(table, notes=(said, *table.notes))
+    return Document(doc.header, table, params)

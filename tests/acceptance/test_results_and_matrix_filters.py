@@ -116,5 +116,9 @@ def test_matrix_render_status(cli, two_runs):
     assert [r["key"] for r in passing["rows"]] == ["command.fine"] and passing["params"][
         "status"
     ] == ["pass"]
+    for fmt in ("md", "html", "rst"):  # a filter that matches nothing says so
+        none = cli("matrix", "render", "--job", "filters-job", "--status", "timeout", "-f", fmt)
+        assert none.returncode == 0 and "No row has a cell in timeout" in none.stdout, none.stdout
+        assert "command.wordy" not in none.stdout and "command.fine" not in none.stdout
     bad = cli("matrix", "render", "--status", "red")
     assert bad.returncode == 2 and "--status" in bad.stderr
