@@ -23,6 +23,27 @@ def _reflowed(text: str) -> str:
     return "\n\n".join(" ".join(p.split("\n")) for p in paragraphs)
 
 
+def _one_value_shown(param: Any, command: Any) -> None:
+    """A repeatable option or a variadic argument shows the type of one value
+    (``<str>``, not typer's ``<list[str]>``); the option's help says it repeats, and the
+    argument's type ends in ``...`` (``IMAGES <str>...``). An argument's name is shown as the docstrings
+    write it: ``diff BASE HEAD``, not ``{base} {head}``'s lower case."""
+    if not hasattr(param, "display_type"):
+        return
+    if param.param_type_name == "argument" and param.metavar is None:
+        param.metavar = param.name.upper()
+    if not (getattr(param, "multiple", False) or param.nargs == -1):
+        return
+    shown = param.display_type(command.context_class(command))
+    if shown.startswith("<list[") and shown.endswith("]>"):
+        one = "<" + shown[len("<list[") : -len("]>")] + ">"
+        if param.nargs == -1:  # typer drops an argument's "..." once it has a metavar
+            one += "..."
+        param.display_type_rich = lambda ctx=None: one
+    if getattr(param, "multiple", False) and "repeatable" not in (param.help or ""):
+        param.help = (param.help or "").rstrip() + " (repeatable)"
+
+
 def tidy(command: Any) -> Any:
     """``command`` (a click command or group) and everything under it, help made literal."""
     if getattr(command, "_valorch_tidy", False):
@@ -44,6 +65,7 @@ def tidy(command: Any) -> Any:
             param.help = escape(param.help)
         if getattr(param, "is_flag", False) and getattr(param, "metavar", None) is None:
             param.metavar = ""  # a switch takes no value: no <bool> beside it
+        _one_value_shown(param, command)
     for sub in getattr(command, "commands", {}).values():
         tidy(sub)
     return command

@@ -1,6 +1,8 @@
 """Every command's --help, read through the real CLI: what a help string says is shown as
 written (no bracketed text eaten, leaving "Host inventory YAML ."), switches take no
-value placeholder, and every argument and option says what it is."""
+value placeholder, a repeatable value shows one value's type and says it repeats,
+arguments are named as the docstrings name them (``diff BASE HEAD``), and every argument
+and option says what it is."""
 
 import re
 
@@ -28,6 +30,14 @@ def test_every_command_help_follows_the_rules():
             problems.append(f"{where}: exit {proc.returncode} {proc.stderr[-300:]}")
         if "<bool>" in text:
             problems.append(f"{where}: a switch shows <bool>")
+        if "<list[" in text:
+            problems.append(f"{where}: a repeatable value shows a Python type, <list[...]>")
+        usage = next((line for line in text.splitlines() if "Usage:" in line), "")
+        if re.search(r"[{\[][a-z_]+[}\]]", usage.replace("[OPTIONS]", "")):
+            problems.append(f"{where}: an argument in lower case, unlike the docstrings: {usage}")
+        for param in command.params:
+            if getattr(param, "multiple", False) and "repeatable" not in text:
+                problems.append(f"{where}: --{param.name} repeats and its help does not say so")
         for line in text.splitlines():
             # a space before a full stop that ends a sentence (not "the characters '.'")
             if re.search(r"\w \.(\s+[A-Z\[(]|\s*│?\s*$)", line):
@@ -81,3 +91,13 @@ def test_shell_completion_is_offered_and_completes(tmp_path):
         }
     )
     assert done.stdout.split() == ["list"]
+
+
+def test_arguments_and_repeatable_options_read_as_the_docstrings_write_them():
+    text = run_cli("diff", "--help", env=WIDE).stdout
+    assert "valorch diff [OPTIONS] {BASE} {HEAD}" in text
+    assert re.search(r"--image\s+<str>\s+Only these image aliases \(repeatable\)", text)
+    bisect = run_cli("bisect", "--help", env=WIDE).stdout
+    assert "[IMAGES]..." in bisect and re.search(r"IMAGES\s+<str>\.\.\.", bisect)
+    missing = run_cli("diff")
+    assert missing.returncode == 2 and "BASE" in missing.stderr
