@@ -186,6 +186,14 @@ class DockerExecutor:
             return None, f"engine error inspecting {reference}: {exc.explanation}"
         return identity(reference, image.attrs.get("RepoDigests") or [], image.id or ""), None
 
+    def image_id(self, reference: str) -> str | None:
+        """The id (content digest of its config) of an image present on the engine: the
+        same whether the engine pulled the image or loaded it, which its digest is not."""
+        try:
+            return self.client.images.get(reference).id or None
+        except docker.errors.DockerException:
+            return None
+
     def execute(
         self,
         task: Task,

@@ -37,6 +37,7 @@ class Node:
         self.ran: ContainerRun | None = None
         self.error: str | None = None
         self.digest: str | None = None
+        self.image_id: str | None = None
         self.ended = threading.Event()
         self.stopped_by_us = False
 
@@ -72,6 +73,7 @@ def execute_gang(
     nodes = [Node(r, node_task(task, r), ex) for r, ex in enumerate(executors)]
     for n in nodes:
         n.digest, problem = n.executor.image_digest(reference)
+        n.image_id = n.executor.image_id(reference)
         if problem:
             return infrastructure_failure(
                 task, f"node {n.task.host.name} (rank {n.rank}): {problem}"
@@ -91,7 +93,7 @@ def execute_gang(
             opts["network_mode"] = "host"  # the ranks meet at the hosts' addresses
             opts["environment"] = {
                 **opts.get("environment", {}),
-                **gang.rank_env(task, n.rank, port, n.digest),
+                **gang.rank_env(task, n.rank, port, n.digest, n.image_id),
             }
             opts["labels"] = {**opts.get("labels", {}), "org.valorch.node_rank": str(n.rank)}
             n.ran = run_container(

@@ -65,9 +65,13 @@ def collective_timeout(task: Task) -> float:
     return max(5.0, min(check_deadline(task) * 0.75, check_deadline(task) - 10.0))
 
 
-def rank_env(task: Task, rank: int, port: int, digest: str | None = None) -> dict[str, str]:
+def rank_env(
+    task: Task, rank: int, port: int, digest: str | None = None, image_id: str | None = None
+) -> dict[str, str]:
     """The standard rendezvous variables of node ``rank`` (one probe per node), and what the
-    probe reports about its node (VALORCH_NODE, VALORCH_IMAGE_DIGEST)."""
+    probe reports about its node (VALORCH_NODE, VALORCH_IMAGE_DIGEST, and VALORCH_IMAGE_ID,
+    the image's content id, which the consistency check compares: a node that pulled an
+    image names it by its manifest digest, one that loaded it by its id)."""
     nodes = task.nodes or (task.host,)
     return {
         "MASTER_ADDR": nodes[0].net_address,
@@ -78,6 +82,7 @@ def rank_env(task: Task, rank: int, port: int, digest: str | None = None) -> dic
         "NODE_RANK": str(rank),
         "VALORCH_NODE": nodes[rank].name,
         "VALORCH_IMAGE_DIGEST": digest or "",
+        "VALORCH_IMAGE_ID": image_id or "",
         "VALORCH_COLLECTIVE_TIMEOUT": f"{collective_timeout(task):g}",
     }
 

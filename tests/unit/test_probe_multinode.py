@@ -22,7 +22,7 @@ def _port():
         return s.getsockname()[1]
 
 
-def ranks(probe_dir, digests, checks):
+def ranks(probe_dir, digests, checks, ids=None):
     port = _port()
     procs = []
     for rank, digest in enumerate(digests):
@@ -36,6 +36,7 @@ def ranks(probe_dir, digests, checks):
             NODE_RANK=str(rank),
             VALORCH_NODE=f"node{rank}",
             VALORCH_IMAGE_DIGEST=digest,
+            VALORCH_IMAGE_ID=(ids or [""] * len(digests))[rank],
             VALORCH_COLLECTIVE_TIMEOUT="30",
             VALORCH_BUSBW_SIZES="4096,65536",
             VALORCH_BUSBW_REPS="3",
@@ -104,6 +105,36 @@ def test_a_node_with_another_digest_is_named(probe_dir):
     res = r0["multinode.consistency"]
     assert res["status"] == "fail"
     assert "node node1: image_digest sha256:bb (node0 has sha256:aa)" in res["message"]
+
+
+def test_one_image_pulled_on_one_node_and_loaded_on_the_other_is_the_same_image(probe_dir):
+    # an engine that pulled the image names it by its manifest digest, one that loaded
+    # it (docker load) by its id; both engines give the same id
+    r0, _ = ranks(
+        probe_dir,
+        ["sha256:manifest", "sha256:config"],
+        ["multinode.consistency"],
+        ids=["sha256:config", "sha256:config"],
+    )
+    res = r0["multinode.consistency"]
+    assert res["status"] == "pass", res["message"]
+    nodes = json.loads(res["metrics"]["nodes"])
+    assert [(n["image_digest"], n["image_id"]) for n in nodes] == [
+        ("sha256:manifest", "sha256:config"),
+        ("sha256:config", "sha256:config"),
+    ]
+
+
+def test_a_node_with_another_image_id_is_named_whatever_the_digests(probe_dir):
+    r0, _ = ranks(
+        probe_dir,
+        ["sha256:aa", "sha256:aa"],
+        ["multinode.consistency"],
+        ids=["sha256:11", "sha256:22"],
+    )
+    res = r0["multinode.consistency"]
+    assert res["status"] == "fail"
+    assert "node node1: image_id sha256:22 (node0 has sha256:11)" in res["message"]
 
 
 def test_without_rendezvous_variables_the_checks_skip(probe_dir):

@@ -100,6 +100,7 @@ if [ -n "${VALORCH_MASTER_ADDR:-}" ]; then  # one rank of a multi-node task (sru
   env+=(-e "MASTER_ADDR=$VALORCH_MASTER_ADDR" -e "MASTER_PORT=$VALORCH_MASTER_PORT" -e "WORLD_SIZE=${SLURM_NTASKS:-1}"
         -e "RANK=${SLURM_PROCID:-0}" -e "LOCAL_RANK=${SLURM_LOCALID:-0}" -e "NODE_RANK=${SLURM_NODEID:-0}"
         -e "VALORCH_NODE=$node" -e "VALORCH_IMAGE_DIGEST=$digest"
+        -e "VALORCH_IMAGE_ID=$(docker image inspect --format '{{.Id}}' "$image" 2>/dev/null)"
         -e "VALORCH_COLLECTIVE_TIMEOUT=${VALORCH_COLLECTIVE_TIMEOUT:-60}")
   log "rank ${SLURM_PROCID:-0} of ${SLURM_NTASKS:-1} on $node"
 fi

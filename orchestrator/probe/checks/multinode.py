@@ -423,7 +423,7 @@ def driver() -> str:
     return "none"
 
 
-FACTS = ("image_digest", "framework", "driver")
+FACTS = ("image_id", "framework", "driver")
 
 
 @check(
@@ -431,36 +431,43 @@ FACTS = ("image_digest", "framework", "driver")
     "same image, framework and driver on every node",
     "environment",
     "multinode",
-    version=1,
+    version=2,
     nodes=2,
 )
 def consistency(ctx):
-    """Every rank reports the image digest it runs (as its node's engine resolved it), torch's version and the
-    node's GPU driver; all must equal rank 0's. A node that differs is named with its values.
+    """Every rank reports the image it runs, torch's version and the node's GPU driver; all
+    must equal rank 0's. A node that differs is named with its values. The image is compared
+    by its id (the content digest of its config, VALORCH_IMAGE_ID), the same on an engine
+    that pulled it and one that loaded it; its digest (VALORCH_IMAGE_DIGEST: the manifest
+    digest on the first, the id on the second) is reported, and compared only when some
+    node's engine gave no id.
 
     Not proven: identical firmware, kernel, NIC or library builds beyond these three facts."""
     dist, rv = group(ctx)
     mine = {
         "image_digest": os.environ.get("VALORCH_IMAGE_DIGEST") or "unknown",
+        "image_id": os.environ.get("VALORCH_IMAGE_ID") or "",
         "framework": str(getattr(ctx.torch, "__version__", "")),
         "driver": driver(),
         "ok": True,
     }
     answers = agree(dist, rv, mine)
     first = answers[0]
+    facts = FACTS if all(a.get("image_id") for a in answers) else ("image_digest", *FACTS[1:])
     differ = []
     for a in answers[1:]:
         diff = [
-            "%s %s (%s has %s)" % (k, a[k], first["node"], first[k])
-            for k in FACTS
-            if a[k] != first[k]
+            "%s %s (%s has %s)" % (k, a.get(k), first["node"], first.get(k))
+            for k in facts
+            if a.get(k) != first.get(k)
         ]
         if diff:
             differ.append("node %s: %s" % (a["node"], ", ".join(diff)))
     metrics = {
         "world_size": rv["world"],
         "nodes": json.dumps(
-            [{k: a[k] for k in ("node", "rank", *FACTS)} for a in answers], sort_keys=True
+            [{k: a.get(k) for k in ("node", "rank", "image_digest", *FACTS)} for a in answers],
+            sort_keys=True,
         ),
     }
     if differ:
