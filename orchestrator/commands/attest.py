@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from .common import DbOption, JsonOption, deferred_sessions, err, out, print_json
+from .common import DbOption, JsonOption, deferred_sessions, end_with, err, out, print_json
 
 
 def attest(
@@ -122,5 +122,4 @@ def verify(
                 f"{require}",
                 markup=False,
             )
-    if not found.holds:
-        raise typer.Exit(1)
+    end_with(found.outcome)

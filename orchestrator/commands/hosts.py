@@ -12,6 +12,7 @@ from .common import (
     CatalogOption,
     DbOption,
     JsonOption,
+    end_with,
     err,
     load_catalog,
     out,
@@ -179,5 +180,4 @@ def check(
             )
         out.print(table)
         err.print(f"results database: {db_problem or 'writable'}")
-    if db_problem or any(r["problems"] for r in rows):
-        raise typer.Exit(3)
+    end_with(service.check_ending(found))

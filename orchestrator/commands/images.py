@@ -10,7 +10,15 @@ from typing import TYPE_CHECKING
 import typer
 
 from . import flags
-from .common import CatalogOption, JsonOption, load_catalog, out, print_json, project_dir
+from .common import (
+    CatalogOption,
+    JsonOption,
+    end_with,
+    load_catalog,
+    out,
+    print_json,
+    project_dir,
+)
 from .tables import Column, Table, styled
 
 if TYPE_CHECKING:
@@ -209,8 +217,7 @@ def check(
         out.print(table)
         for u in updates:
             out.print(u.diff(), markup=False, highlight=False)
-    if svc.drifted(checks) and not update:
-        raise typer.Exit(1)
+    end_with(svc.check_ending(checks, update))
 
 
 def _presence(images: Sequence[ImageSpec], hosts_file: Path | None, as_json: bool) -> None:
@@ -295,5 +302,4 @@ def pull(
             )
             table.add_row(o.host, o.alias, state, o.staged.reference if o.staged else o.error, size)
         out.print(table)
-    if any(o.error for o in outcomes):
-        raise typer.Exit(3)
+    end_with(svc.pull_ending(outcomes))

@@ -16,6 +16,7 @@ from ..hosts.facts import Fact, host_facts
 from ..hosts.inventory import resolve_hosts
 from ..spec import HostSpec
 from ..store.db import check_writable
+from .outcome import INCONCLUSIVE, Outcome, passed
 
 
 def hosts(hosts_file: Path | None) -> tuple[HostSpec, ...]:
@@ -125,3 +126,13 @@ def check(
     except Exception as exc:  # noqa: BLE001 - reported as the database's problem
         db_problem = f"results database not writable: {str(exc)[:300]}"
     return {"hosts": rows, "db": db_problem or "ok"}
+
+
+def check_ending(found: dict[str, Any]) -> Outcome:
+    """``hosts check`` exits 3 when a host or the results database has a problem."""
+    bad = [r["host"] for r in found["hosts"] if r["problems"]]
+    if found["db"] != "ok":
+        bad.append("the results database")
+    if bad:
+        return Outcome(INCONCLUSIVE, "infrastructure", "problems on " + ", ".join(bad))
+    return passed("every host and the results database are ready")

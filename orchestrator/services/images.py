@@ -17,6 +17,7 @@ from ..catalog.core import Catalog, load_file
 from ..errors import SpecError
 from ..registry import ManifestNotFoundError, RegistryClient
 from ..spec import ImageSpec
+from .outcome import GATE_FAILED, Outcome, passed
 
 # state of one catalogued tag
 SAME, MOVED, NEW, VANISHED, LOCAL = "same", "moved", "new", "vanished", "local"
@@ -110,6 +111,17 @@ def check_catalog(
 
 def drifted(checks: Iterable[TagCheck]) -> list[TagCheck]:
     return [c for c in checks if c.state in DRIFT]
+
+
+def check_ending(checks: Iterable[TagCheck], updated: bool) -> Outcome:
+    """``images check`` exits 1 when a tag moved or vanished, unless --update wrote the
+    new digests into the catalog."""
+    moved = drifted(checks)
+    if moved and not updated:
+        return Outcome(
+            GATE_FAILED, "drifted", "tags moved or vanished: " + ", ".join(c.alias for c in moved)
+        )
+    return passed("every catalogued tag resolves to its catalog digest")
 
 
 def plan_update(catalog_dir: Path, checks: Iterable[TagCheck]) -> list[FileUpdate]:

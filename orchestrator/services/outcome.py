@@ -3,6 +3,9 @@
 
 Exit codes (docs/cli.md): 0 passed, 1 failed or regressed (the gate), 3 inconclusive
 (infrastructure errors, a notification that did not arrive, tampered output without the gate).
+The other commands that end on an answer decide it here too: ``verify`` (1: no attestation
+satisfies the requirement), ``images check`` (1: a tag moved or vanished), ``hosts check`` and
+``images pull`` (3: a host, engine or the results database has a problem).
 """
 
 from __future__ import annotations
@@ -11,7 +14,16 @@ from dataclasses import dataclass
 from typing import Literal
 
 #: what decided the exit code
-Kind = Literal["passed", "failed", "regressed", "tampered", "infrastructure", "notification lost"]
+Kind = Literal[
+    "passed",
+    "failed",
+    "regressed",
+    "tampered",
+    "infrastructure",
+    "notification lost",
+    "not verified",
+    "drifted",
+]
 #: how a line is shown: pass (bold green), fail (bold red), error (red), warn (yellow), plain
 Tone = Literal["pass", "fail", "error", "warn", "plain"]
 
@@ -41,3 +53,7 @@ class Outcome:
     @property
     def ok(self) -> bool:
         return self.code == PASSED
+
+
+def passed(reason: str) -> Outcome:
+    return Outcome(PASSED, "passed", reason)

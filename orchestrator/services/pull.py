@@ -19,6 +19,7 @@ from ..executors import pull as engine
 from ..executors.pull import runnable
 from ..registry import Platform, RegistryClient
 from ..spec import HostSpec, ImageSpec
+from . import outcome as ending
 
 if TYPE_CHECKING:
     from docker import DockerClient
@@ -370,3 +371,13 @@ def pull_images(
         RegistryClient(ca=ca),
         on_event,
     )
+
+
+def pull_ending(outcomes: Iterable[Outcome]) -> ending.Outcome:
+    """``images pull`` exits 3 when an image could not be staged on a host."""
+    failed = [f"{o.alias} on {o.host}" for o in outcomes if o.error]
+    if failed:
+        return ending.Outcome(
+            ending.INCONCLUSIVE, "infrastructure", "not staged: " + ", ".join(failed)
+        )
+    return ending.passed("every image is on every host that can run it")

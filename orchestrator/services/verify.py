@@ -19,6 +19,7 @@ from ..errors import InputError
 from ..registry import RegistryClient, artifacts
 from ..render import intoto
 from . import signing
+from .outcome import GATE_FAILED, Outcome, passed
 
 REQUIREMENTS = "qualified, passed (every check passed) or passed:CHECK-GLOB"
 
@@ -41,6 +42,13 @@ class Verification:
     @property
     def holds(self) -> bool:
         return any(f.ok for f in self.findings)
+
+    @property
+    def outcome(self) -> Outcome:
+        """Exit 1 when no attestation satisfies the requirement (the lines are the command's)."""
+        if self.holds:
+            return passed(f"{self.image} satisfies the requirement")
+        return Outcome(GATE_FAILED, "not verified", f"no attestation of {self.image} satisfies it")
 
 
 def parse_requirement(text: str | None) -> tuple[str, str]:

@@ -140,3 +140,58 @@ def test_diff_ends_as_its_gate_and_its_notification_decide():
     assert (ending(green).code, ending(green).said) == (0, ())
     lost = ending(green, notified=False)
     assert (lost.code, lost.kind, lost.said) == (3, "notification lost", ())
+
+
+# the other commands that end on an answer ------------------------------------------------------
+
+
+def test_verify_is_exit_1_when_no_attestation_satisfies_the_requirement():
+    from orchestrator.services.verify import Finding, Verification
+
+    ok = Finding("reg/x:sha256-a.att", "https://in-toto.io/attestation/test-result/v0.1", True, "")
+    no = Finding("reg/x:sha256-b.att", "https://in-toto.io/attestation/test-result/v0.1", False, "")
+    assert Verification("x", "sha256:a", "reg", (no, ok)).outcome.code == 0
+    bad = Verification("x", "sha256:a", "reg", (no,)).outcome
+    assert (bad.code, bad.kind) == (1, "not verified")
+    assert Verification("x", "sha256:a", "reg", ()).outcome.code == 1
+
+
+def test_images_check_is_exit_1_on_drift_unless_the_catalog_was_updated():
+    from orchestrator.services.images import TagCheck, check_ending
+
+    same = TagCheck("a", "r/a:1", "same")
+    moved = TagCheck("b", "r/b:1", "moved")
+    assert check_ending([same], updated=False).code == 0
+    drift = check_ending([same, moved], updated=False)
+    assert (drift.code, drift.kind) == (1, "drifted") and "b" in drift.reason
+    assert check_ending([same, moved], updated=True).code == 0
+
+
+def test_hosts_check_and_images_pull_are_exit_3_on_a_problem():
+    from orchestrator.services.hosts import check_ending
+    from orchestrator.services.pull import Outcome, pull_ending
+
+    fine = {"hosts": [{"host": "a", "problems": []}], "db": "ok"}
+    assert check_ending(fine).code == 0
+    sick = {"hosts": [{"host": "a", "problems": ["engine down"]}], "db": "ok"}
+    assert check_ending(sick).code == 3 and "a" in check_ending(sick).reason
+    assert check_ending({"hosts": [], "db": "read-only"}).code == 3
+    assert pull_ending([Outcome("h", "a", None, None)]).code == 0
+    failed = pull_ending([Outcome("h", "a", None, "no room", "no-room")])
+    assert (failed.code, failed.kind) == (3, "infrastructure") and "a on h" in failed.reason
+
+
+def test_commands_leave_exit_codes_to_the_services():
+    """A command exits through common.end_with (the service's Outcome); the literal exits
+    left are a signal's (signals.py) and an interrupted push's 130."""
+    import re
+
+    root = Path(__file__).resolve().parents[2] / "orchestrator" / "commands"
+    found = {
+        f"{p.name}: {m}"
+        for p in root.glob("*.py")
+        if p.name != "signals.py"
+        for m in re.findall(r"typer\.Exit\((\d+)\)", p.read_text())
+        if m != "0"
+    }
+    assert found == {"results.py: 130"}, found
