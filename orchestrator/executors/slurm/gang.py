@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,7 +37,7 @@ def follow_gang(
     on_result: Callable[[Any], None] | None,
     t0: float,
 ) -> Execution:
-    from .executor import _cancel_quietly, _digest, _feed, _infra, _read, parse_job_log
+    from .executor import _cancel_quietly, _feed, _infra, _read, parse_job_log
 
     n = task.node_count
     transcripts = [Transcript(on_result=on_result if r == 0 else None) for r in range(n)]
@@ -66,83 +67,10 @@ def follow_gang(
         t.close()
     job_log = _read(workdir / f"slurm-{job}.out")
     logs = [_read(workdir / f"slurm-{job}-{r}.err") for r in range(n)]
-    infos = [parse_job_log(text) for text in logs]
-    timed_out = state in ("TIMEOUT", "DEADLINE")
-    hung = (
-        gang.hung_nodes([(r, len(transcripts[r].results)) for r in range(n)])
-        if timed_out
-        else set()
-    )
-    # ranks srun ended: --kill-on-bad-exit after another failed, or --wait after another ended
-    stopped = {int(m) for m in re.findall(r"task (\d+): Killed", job_log)} | {
-        r for r in range(n) if "valorch-step: signal" in logs[r]
-    }
-    codes = [
-        int(i["exit"]) if str(i.get("exit", "")).lstrip("-").isdigit() else None for i in infos
-    ]
-    died = {r for r in range(n) if r not in stopped and codes[r] not in (0, None)} | {
-        r for r in range(n) if r not in stopped and codes[r] is None and not timed_out
-    }
-    if not died and not hung and stopped:  # nobody failed, yet srun had to stop these: they hung
-        hung = stopped
-    runs = []
-    for r in range(n):
-        info, log = infos[r], logs[r]
-        node = _node_name(log) or (task.nodes[r].name if r < len(task.nodes) else f"rank{r}")
-        host = next(
-            (h for h in task.nodes if h.name == node),
-            HostSpec(name=node, endpoint=f"slurm://{node}"),
-        )
-        killed = (
-            f"Slurm job {job} passed its time limit ({limit:g}s) and was killed"
-            if timed_out
-            else ("stopped by srun" if r in stopped else None)
-        )
-        execution = conclude(
-            transcripts[r], task, exit_code=codes[r], killed=killed, log=log[-8000:]
-        )
-        fault, why = None, ""
-        if r in died:
-            fault, why = (
-                "died",
-                (
-                    f"its container exited with code {codes[r]} (Slurm job {job})"
-                    if codes[r] is not None
-                    else f"its step ended before the container did ({info.get('failed') or state})"
-                ),
-            )
-        elif r in hung:
-            fault, why = (
-                "hung",
-                (
-                    f"behind the other ranks when job {job} passed its time limit"
-                    if timed_out
-                    else f"still running {gang.GRACE_S:g}s after another rank had ended (srun --wait)"
-                ),
-            )
-        runs.append(
-            gang.NodeRun(
-                r,
-                host,
-                execution,
-                fault,
-                why,
-                _digest(info.get("image")),
-                tuple(int(g) for g in str(info.get("gpus") or "").split(",") if g.isdigit()),
-            )
-        )
-    if not any(run.fault for run in runs) and state not in ("COMPLETED",) and not timed_out:
-        first = runs[0]  # ended badly with no rank to blame: the job itself (NODE_FAIL, a cancel)
-        runs[0] = gang.NodeRun(
-            0,
-            first.host,
-            first.execution,
-            "died",
-            f"Slurm job {job} ended {state}",
-            first.digest,
-            first.gpus,
-        )
-    merged = gang.merge(task, runs)
+    ended = _Ended(job, state, limit, job_log, logs, [parse_job_log(text) for text in logs])
+    faults = ended.faults([len(t.results) for t in transcripts])
+    runs = [ended.node_run(task, r, transcripts[r], faults) for r in range(n)]
+    merged = gang.merge(task, ended.blame_the_job(runs))
     timings["total_s"] = time.perf_counter() - t0
     meta = {
         **merged.meta,
@@ -151,10 +79,101 @@ def follow_gang(
             "state": state,
             "workdir": str(workdir),
             "rendezvous": _rendezvous(job_log),
-            "ranks": infos,
+            "ranks": ended.infos,
         },
     }
     return merged.model_copy(update={"timings": {**merged.timings, **timings}, "meta": meta})
+
+
+@dataclass(frozen=True)
+class _Faults:
+    """Which ranks ``died`` (exited non-zero, or their step ended first), ``hung`` (behind
+    the others at the time limit, or still running once another had ended) and were
+    ``stopped`` by srun; each rank's container exit code (None: unknown)."""
+
+    codes: tuple[int | None, ...]
+    died: frozenset[int]
+    hung: frozenset[int]
+    stopped: frozenset[int]
+
+
+@dataclass(frozen=True)
+class _Ended:
+    """A gang's Slurm job once it ended: its state, the job log and each rank's step log
+    and what the step logged about itself (``parse_job_log``)."""
+
+    job: str
+    state: str
+    limit: float
+    job_log: str
+    logs: list[str]
+    infos: list[dict[str, Any]]
+
+    @property
+    def timed_out(self) -> bool:
+        return self.state in ("TIMEOUT", "DEADLINE")
+
+    def faults(self, reported: list[int]) -> _Faults:
+        """``reported``: how many results each rank's probe reported."""
+        n, timed_out = len(self.logs), self.timed_out
+        hung = gang.hung_nodes(list(enumerate(reported))) if timed_out else set()
+        # ranks srun ended: --kill-on-bad-exit after another failed, or --wait after another ended
+        stopped = {int(m) for m in re.findall(r"task (\d+): Killed", self.job_log)} | {
+            r for r in range(n) if "valorch-step: signal" in self.logs[r]
+        }
+        codes = tuple(
+            int(i["exit"]) if str(i.get("exit", "")).lstrip("-").isdigit() else None
+            for i in self.infos
+        )
+        died = {r for r in range(n) if r not in stopped and codes[r] not in (0, None)} | {
+            r for r in range(n) if r not in stopped and codes[r] is None and not timed_out
+        }
+        if not died and not hung and stopped:  # nobody failed, yet srun stopped these: they hung
+            hung = stopped
+        return _Faults(codes, frozenset(died), frozenset(hung), frozenset(stopped))
+
+    def node_run(self, task: Task, r: int, transcript: Transcript, f: _Faults) -> gang.NodeRun:
+        """How rank ``r`` ended: its execution, its fault and why, its node, image and GPUs."""
+        from .executor import _digest
+
+        info, log, job = self.infos[r], self.logs[r], self.job
+        node = _node_name(log) or (task.nodes[r].name if r < len(task.nodes) else f"rank{r}")
+        host = next(
+            (h for h in task.nodes if h.name == node),
+            HostSpec(name=node, endpoint=f"slurm://{node}"),
+        )
+        killed = (
+            f"Slurm job {job} passed its time limit ({self.limit:g}s) and was killed"
+            if self.timed_out
+            else ("stopped by srun" if r in f.stopped else None)
+        )
+        execution = conclude(transcript, task, exit_code=f.codes[r], killed=killed, log=log[-8000:])
+        fault, why = None, ""
+        if r in f.died:
+            fault = "died"
+            why = (
+                f"its container exited with code {f.codes[r]} (Slurm job {job})"
+                if f.codes[r] is not None
+                else f"its step ended before the container did ({info.get('failed') or self.state})"
+            )
+        elif r in f.hung:
+            fault = "hung"
+            why = (
+                f"behind the other ranks when job {job} passed its time limit"
+                if self.timed_out
+                else f"still running {gang.GRACE_S:g}s after another rank had ended (srun --wait)"
+            )
+        gpus = tuple(int(g) for g in str(info.get("gpus") or "").split(",") if g.isdigit())
+        return gang.NodeRun(r, host, execution, fault, why, _digest(info.get("image")), gpus)
+
+    def blame_the_job(self, runs: list[gang.NodeRun]) -> list[gang.NodeRun]:
+        """A job that ended badly with no rank to blame (NODE_FAIL, a cancel): rank 0 died
+        of it, named with the job's state."""
+        if any(run.fault for run in runs) or self.state == "COMPLETED" or self.timed_out:
+            return runs
+        first = runs[0]
+        blamed = replace(first, fault="died", why=f"Slurm job {self.job} ended {self.state}")
+        return [blamed, *runs[1:]]
 
 
 def _node_name(log: str) -> str | None:
