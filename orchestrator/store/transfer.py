@@ -32,104 +32,28 @@ def _parse_dt(value: str | None) -> datetime | None:
 
 
 def export_runs(session: Session, runs: Sequence[Run]) -> dict[str, Any]:
+    """``runs`` with their images, hosts, checks, tasks, results and inventory (FORMAT)."""
     images: dict[int, dict[str, Any]] = {}
     hosts: dict[int, dict[str, Any]] = {}
     checks: dict[int, dict[str, Any]] = {}
     out_runs, tasks, results, inventory = [], [], [], []
     for run in runs:
-        img, host = run.image, run.host
-        images.setdefault(
-            img.id,
-            {
-                "alias": img.alias,
-                "reference": img.reference,
-                "digest": img.digest,
-                "backend": img.backend,
-                "family": img.family,
-                "components": img.components,
-            },
-        )
-        hosts.setdefault(
-            host.id, {"name": host.name, "fingerprint": host.fingerprint, "spec": host.spec}
-        )
-        out_runs.append(
-            {
-                "id": run.id,
-                "batch": run.batch,
-                "job": run.job,
-                "image": [img.reference, img.digest, img.alias],
-                "host": host.fingerprint,
-                "executor": run.executor,
-                "valorch_version": run.valorch_version,
-                "spec_hash": run.spec_hash,
-                "cpu_only": run.cpu_only,
-                "started": _dt(run.started),
-                "ended": _dt(run.ended),
-                "state": run.state,
-                "meta": run.meta,
-            }
-        )
-        suite_of: dict[int | None, str] = {}
-        for t in run.tasks:
-            suite_of[t.id] = t.suite
-            tasks.append(
-                {
-                    "run": run.id,
-                    "suite": t.suite,
-                    "suite_spec": t.suite_spec,
-                    "state": t.state,
-                    "tries": t.tries,
-                    "started": _dt(t.started),
-                    "ended": _dt(t.ended),
-                    "timings": t.timings,
-                    "error": t.error,
-                }
-            )
+        images.setdefault(run.image.id, _image_doc(run.image))
+        hosts.setdefault(run.host.id, _host_doc(run.host))
+        out_runs.append(_run_doc(run))
+        tasks += [_task_doc(run, t) for t in run.tasks]
+        suite_of: dict[int | None, str] = {t.id: t.suite for t in run.tasks}
         for r in session.scalars(
             select(Result).where(Result.run_id == run.id).order_by(Result.id)
         ).unique():
-            c = r.check
-            checks.setdefault(
-                c.id,
-                {
-                    "check_id": c.check_id,
-                    "version": c.version,
-                    "feature": c.feature,
-                    "kind": c.kind,
-                    "library": c.library,
-                    "unit": c.unit,
-                    "bigger_is_better": c.bigger_is_better,
-                },
+            checks.setdefault(r.check.id, _check_doc(r.check))
+            results.append(_result_doc(run, r, suite_of.get(r.task_id)))
+        inventory += [
+            _inventory_doc(run, inv)
+            for inv in session.scalars(
+                select(InventoryRow).where(InventoryRow.run_id == run.id).order_by(InventoryRow.id)
             )
-            results.append(
-                {
-                    "run": run.id,
-                    "suite": suite_of.get(r.task_id),
-                    "check": [c.check_id, c.version],
-                    "attempt": r.attempt,
-                    "status": r.status,
-                    "duration_s": r.duration_s,
-                    "message": r.message,
-                    "log": r.log,
-                    "metrics": r.metrics,
-                    "samples": r.samples,
-                    "device": r.device,
-                    "library": r.library,
-                }
-            )
-        for inv in session.scalars(
-            select(InventoryRow).where(InventoryRow.run_id == run.id).order_by(InventoryRow.id)
-        ):
-            inventory.append(
-                {
-                    "run": run.id,
-                    "component": inv.component,
-                    "value": inv.value,
-                    "source": inv.source,
-                    "evidence": inv.evidence,
-                    "extra": inv.extra,
-                }
-            )
+        ]
     return {
         "format": FORMAT,
         "schema": SCHEMA,
@@ -140,6 +64,94 @@ def export_runs(session: Session, runs: Sequence[Run]) -> dict[str, Any]:
         "tasks": tasks,
         "results": results,
         "inventory": inventory,
+    }
+
+
+def _image_doc(img: Image) -> dict[str, Any]:
+    return {
+        "alias": img.alias,
+        "reference": img.reference,
+        "digest": img.digest,
+        "backend": img.backend,
+        "family": img.family,
+        "components": img.components,
+    }
+
+
+def _host_doc(host: Host) -> dict[str, Any]:
+    return {"name": host.name, "fingerprint": host.fingerprint, "spec": host.spec}
+
+
+def _run_doc(run: Run) -> dict[str, Any]:
+    img = run.image
+    return {
+        "id": run.id,
+        "batch": run.batch,
+        "job": run.job,
+        "image": [img.reference, img.digest, img.alias],
+        "host": run.host.fingerprint,
+        "executor": run.executor,
+        "valorch_version": run.valorch_version,
+        "spec_hash": run.spec_hash,
+        "cpu_only": run.cpu_only,
+        "started": _dt(run.started),
+        "ended": _dt(run.ended),
+        "state": run.state,
+        "meta": run.meta,
+    }
+
+
+def _task_doc(run: Run, t: TaskRow) -> dict[str, Any]:
+    return {
+        "run": run.id,
+        "suite": t.suite,
+        "suite_spec": t.suite_spec,
+        "state": t.state,
+        "tries": t.tries,
+        "started": _dt(t.started),
+        "ended": _dt(t.ended),
+        "timings": t.timings,
+        "error": t.error,
+    }
+
+
+def _check_doc(c: Check) -> dict[str, Any]:
+    return {
+        "check_id": c.check_id,
+        "version": c.version,
+        "feature": c.feature,
+        "kind": c.kind,
+        "library": c.library,
+        "unit": c.unit,
+        "bigger_is_better": c.bigger_is_better,
+    }
+
+
+def _result_doc(run: Run, r: Result, suite: str | None) -> dict[str, Any]:
+    return {
+        "run": run.id,
+        "suite": suite,
+        "check": [r.check.check_id, r.check.version],
+        "attempt": r.attempt,
+        "status": r.status,
+        "duration_s": r.duration_s,
+        "message": r.message,
+        "log": r.log,
+        "metrics": r.metrics,
+        "samples": r.samples,
+        "device": r.device,
+        "library": r.library,
+    }
+
+
+def _inventory_doc(run: Run, inv: InventoryRow) -> dict[str, Any]:
+    return {
+        "run": run.id,
+        "component": inv.component,
+        "value": inv.value,
+        "source": inv.source,
+        "evidence": inv.evidence,
+        "extra": inv.extra,
     }
 
 
