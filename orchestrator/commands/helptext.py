@@ -13,7 +13,9 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
+import click
 from rich.markup import escape
+from typer.core import TyperArgument, TyperOption
 
 
 def _reflowed(text: str) -> str:
@@ -23,12 +25,12 @@ def _reflowed(text: str) -> str:
     return "\n\n".join(" ".join(p.split("\n")) for p in paragraphs)
 
 
-def _one_value_shown(param: Any, command: Any) -> None:
+def _one_value_shown(param: click.Parameter, command: click.Command) -> None:
     """A repeatable option or a variadic argument shows the type of one value
     (``<str>``, not typer's ``<list[str]>``); the option's help says it repeats, and the
     argument's type ends in ``...`` (``IMAGES <str>...``). An argument's name is shown as the docstrings
     write it: ``diff BASE HEAD``, not ``{base} {head}``'s lower case."""
-    if not hasattr(param, "display_type"):
+    if not isinstance(param, (TyperArgument, TyperOption)):
         return
     if param.param_type_name == "argument" and param.metavar is None:
         param.metavar = param.name.upper()
@@ -39,7 +41,7 @@ def _one_value_shown(param: Any, command: Any) -> None:
         one = "<" + shown[len("<list[") : -len("]>")] + ">"
         if param.nargs == -1:  # typer drops an argument's "..." once it has a metavar
             one += "..."
-        param.display_type_rich = lambda ctx=None: one
+        setattr(param, "display_type_rich", lambda ctx=None: one)  # noqa: B010 (a method replaced)
     if getattr(param, "multiple", False) and "repeatable" not in (param.help or ""):
         param.help = (param.help or "").rstrip() + " (repeatable)"
 
