@@ -22,8 +22,8 @@ def rows_with(doc: Document, statuses: tuple[str, ...]) -> Document:
     table = replace(doc.table, rows=rows)
     if not rows:  # a filter that matched nothing says so in every format, not an empty table
         said = (
-            f"No row has a cell in {', '.join(statuses)}: "
-            f"none of the {len(doc.table.rows)} rows without --status."
+            f"No row has a cell in {', '.join(statuses)} "
+            f"(without --status the matrix has {len(doc.table.rows)} rows)."
         )
         table = replace(table, notes=(said, *table.notes))
     return Document(doc.header, table, params)
