@@ -249,7 +249,34 @@ def _whole(server_db, n_checks):
     return len(counts)
 
 
+def _slow_runs(server_db, after, seconds):
+    """Every run the server takes once it holds ``after`` more than now waits ``seconds``
+    (a trigger): a push stays mid-way long enough to be signalled there, however loaded the
+    machine is. CI once saw a 3 s push end before the test had seen three runs arrive."""
+    with psycopg.connect(server_db, autocommit=True) as conn:
+        (now,) = conn.execute("SELECT count(*) FROM run").fetchone()
+        conn.execute(f"""
+            CREATE OR REPLACE FUNCTION valorch_test_slow() RETURNS trigger AS $$
+            BEGIN
+              IF (SELECT count(*) FROM run) >= {now + after} THEN
+                PERFORM pg_sleep({seconds});
+              END IF;
+              RETURN NEW;
+            END $$ LANGUAGE plpgsql""")
+        conn.execute("DROP TRIGGER IF EXISTS valorch_test_slow ON run")
+        conn.execute(
+            "CREATE TRIGGER valorch_test_slow BEFORE INSERT ON run "
+            "FOR EACH ROW EXECUTE FUNCTION valorch_test_slow()"
+        )
+
+
+def _fast_runs(server_db):
+    with psycopg.connect(server_db, autocommit=True) as conn:
+        conn.execute("DROP TRIGGER IF EXISTS valorch_test_slow ON run")
+
+
 def _push_until_some_are_there(local, server_db, sig):
+    _slow_runs(server_db, after=3, seconds=0.2)
     env = {k: v for k, v in os.environ.items() if k != "VALORCH_DB"}
     proc = subprocess.Popen(
         [VALORCH, "results", "push", "--to", server_db, "--db", str(local)],
@@ -264,6 +291,7 @@ def _push_until_some_are_there(local, server_db, sig):
         time.sleep(0.02)
     proc.send_signal(sig)
     _out, err = proc.communicate(timeout=120)
+    _fast_runs(server_db)
     return proc.returncode, err
 
 
