@@ -13,7 +13,6 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-import click
 from rich.markup import escape
 from typer.core import TyperArgument, TyperOption
 
@@ -25,7 +24,7 @@ def _reflowed(text: str) -> str:
     return "\n\n".join(" ".join(p.split("\n")) for p in paragraphs)
 
 
-def _one_value_shown(param: click.Parameter, command: click.Command) -> None:
+def _one_value_shown(param: object, command: Any) -> None:
     """A repeatable option or a variadic argument shows the type of one value
     (``<str>``, not typer's ``<list[str]>``); the option's help says it repeats, and the
     argument's type ends in ``...`` (``IMAGES <str>...``). An argument's name is shown as the docstrings

@@ -108,7 +108,7 @@ def test_two_engines_run_a_gloo_task_with_exact_values_and_busbw(cli, setup, tmp
         (1, "node-b", "127.0.0.2"),
     ]
     assert nodes[0]["digest"] == nodes[1]["digest"] and nodes[0]["digest"].startswith("sha256:")
-    compared = json.loads(by["multinode.consistency"]["metrics"]["nodes"])
+    compared = json.loads(by["multinode.consistency"]["metrics"]["node_facts"])
     assert compared[0]["image_id"] == compared[1]["image_id"]
     assert compared[0]["image_id"].startswith("sha256:")  # each engine gave the image's id
     assert containers("unix:///var/run/docker.sock") == [] and containers(engine2) == []

@@ -251,8 +251,7 @@ def _whole(server_db, n_checks):
 
 def _slow_runs(server_db, after, seconds):
     """Every run the server takes once it holds ``after`` more than now waits ``seconds``
-    (a trigger): a push stays mid-way long enough to be signalled there, however loaded the
-    machine is. CI once saw a 3 s push end before the test had seen three runs arrive."""
+    (a trigger): the signal always lands mid-push, inside a run's transaction."""
     with psycopg.connect(server_db, autocommit=True) as conn:
         (now,) = conn.execute("SELECT count(*) FROM run").fetchone()
         conn.execute(f"""
@@ -285,6 +284,9 @@ def _push_until_some_are_there(local, server_db, sig):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # Ctrl-C as in a terminal: a suite started in the background (nohup CMD &) hands
+        # its children SIGINT ignored, and Python then never raises KeyboardInterrupt
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     before = sql(server_db, "SELECT count(*) FROM run")[0][0]
     while proc.poll() is None and sql(server_db, "SELECT count(*) FROM run")[0][0] < before + 3:

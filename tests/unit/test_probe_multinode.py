@@ -118,7 +118,7 @@ def test_one_image_pulled_on_one_node_and_loaded_on_the_other_is_the_same_image(
     )
     res = r0["multinode.consistency"]
     assert res["status"] == "pass", res["message"]
-    nodes = json.loads(res["metrics"]["nodes"])
+    nodes = json.loads(res["metrics"]["node_facts"])
     assert [(n["image_digest"], n["image_id"]) for n in nodes] == [
         ("sha256:manifest", "sha256:config"),
         ("sha256:config", "sha256:config"),

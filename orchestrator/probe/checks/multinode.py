@@ -465,7 +465,7 @@ def consistency(ctx):
             differ.append("node %s: %s" % (a["node"], ", ".join(diff)))
     metrics = {
         "world_size": rv["world"],
-        "nodes": json.dumps(
+        "node_facts": json.dumps(
             [{k: a.get(k) for k in ("node", "rank", "image_digest", *FACTS)} for a in answers],
             sort_keys=True,
         ),
