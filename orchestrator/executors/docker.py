@@ -175,24 +175,28 @@ class DockerExecutor:
 
     def image_digest(self, reference: str) -> tuple[str | None, str | None]:
         """(repo digest or image id, error) for an image present on the engine."""
+        digest, _id, problem = self.image_names(reference)
+        return digest, problem
+
+    def image_names(self, reference: str) -> tuple[str | None, str | None, str | None]:
+        """(digest, id, error) of an image present on the engine, from one inspection: its
+        digest as ``imageref.identity`` names it, and its id (the content digest of its
+        config), which is the same whether the engine pulled the image or loaded it."""
         try:
             image = self.client.images.get(reference)
         except docker.errors.ImageNotFound:
-            return None, (
-                f"image {reference} is not present on {self.host.name}; valorch images pull it there "
-                "or run with --pull missing (make test-images builds the local test images)"
+            return (
+                None,
+                None,
+                (
+                    f"image {reference} is not present on {self.host.name}; valorch images pull it there "
+                    "or run with --pull missing (make test-images builds the local test images)"
+                ),
             )
         except docker.errors.APIError as exc:
-            return None, f"engine error inspecting {reference}: {exc.explanation}"
-        return identity(reference, image.attrs.get("RepoDigests") or [], image.id or ""), None
-
-    def image_id(self, reference: str) -> str | None:
-        """The id (content digest of its config) of an image present on the engine: the
-        same whether the engine pulled the image or loaded it, which its digest is not."""
-        try:
-            return self.client.images.get(reference).id or None
-        except docker.errors.DockerException:
-            return None
+            return None, None, f"engine error inspecting {reference}: {exc.explanation}"
+        digest = identity(reference, image.attrs.get("RepoDigests") or [], image.id or "")
+        return digest, image.id or None, None
 
     def execute(
         self,

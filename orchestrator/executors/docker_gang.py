@@ -72,8 +72,7 @@ def execute_gang(
     reference = runnable(task.image)
     nodes = [Node(r, node_task(task, r), ex) for r, ex in enumerate(executors)]
     for n in nodes:
-        n.digest, problem = n.executor.image_digest(reference)
-        n.image_id = n.executor.image_id(reference)
+        n.digest, n.image_id, problem = n.executor.image_names(reference)
         if problem:
             return infrastructure_failure(
                 task, f"node {n.task.host.name} (rank {n.rank}): {problem}"

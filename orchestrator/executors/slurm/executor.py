@@ -62,9 +62,11 @@ image_digest() {
   repo=${repo#docker.io/}; repo=${repo#library/}
   d=$(docker image inspect --format '{{range .RepoDigests}}{{println .}}{{end}}' "$image" 2>/dev/null \
       | awk -v r="$repo@" 'index($0, r) == 1 { print substr($0, length(r) + 1); exit }')
-  [ -n "$d" ] || d=$(docker image inspect --format '{{.Id}}' "$image" 2>/dev/null)
+  [ -n "$d" ] || d=$(image_id)
   echo "$d"
 }
+# The image's id, the digest of its config: the same on a node that pulled it and one that loaded it.
+image_id() { docker image inspect --format '{{.Id}}' "$image" 2>/dev/null; }
 node=${SLURMD_NODENAME:-$(hostname)}
 IFS=, read -r -a idx <<<"${VALORCH_GPUS:-}"
 dev=() env=() visible=""
@@ -100,7 +102,7 @@ if [ -n "${VALORCH_MASTER_ADDR:-}" ]; then  # one rank of a multi-node task (sru
   env+=(-e "MASTER_ADDR=$VALORCH_MASTER_ADDR" -e "MASTER_PORT=$VALORCH_MASTER_PORT" -e "WORLD_SIZE=${SLURM_NTASKS:-1}"
         -e "RANK=${SLURM_PROCID:-0}" -e "LOCAL_RANK=${SLURM_LOCALID:-0}" -e "NODE_RANK=${SLURM_NODEID:-0}"
         -e "VALORCH_NODE=$node" -e "VALORCH_IMAGE_DIGEST=$digest"
-        -e "VALORCH_IMAGE_ID=$(docker image inspect --format '{{.Id}}' "$image" 2>/dev/null)"
+        -e "VALORCH_IMAGE_ID=$(image_id)"
         -e "VALORCH_COLLECTIVE_TIMEOUT=${VALORCH_COLLECTIVE_TIMEOUT:-60}")
   log "rank ${SLURM_PROCID:-0} of ${SLURM_NTASKS:-1} on $node"
 fi
