@@ -17,7 +17,7 @@ from ..regression import known_issues as ki
 from ..regression import rule as engine
 from ..spec import STATUSES
 from ..store import bulk, noise_queries, queries
-from .outcome import GATE_FAILED, INCONCLUSIVE, PASSED, Outcome, Said
+from .outcome import GATE_FAILED, INCONCLUSIVE, Outcome, Said, passed
 
 if TYPE_CHECKING:
     from ..store.models import MatrixVersion, Run
@@ -250,4 +250,4 @@ def ending(verdict: gate.Verdict, notified: bool = True) -> Outcome:
         return Outcome(GATE_FAILED, "regressed", why, (Said("error", f"gate failed: {why}"),))
     if not notified:
         return Outcome(INCONCLUSIVE, "notification lost", "a notification did not reach its target")
-    return Outcome(PASSED, "passed", verdict.why())
+    return passed(verdict.why())

@@ -117,11 +117,12 @@ def check_ending(checks: Iterable[TagCheck], updated: bool) -> Outcome:
     """``images check`` exits 1 when a tag moved or vanished, unless --update wrote the
     new digests into the catalog."""
     moved = drifted(checks)
-    if moved and not updated:
-        return Outcome(
-            GATE_FAILED, "drifted", "tags moved or vanished: " + ", ".join(c.alias for c in moved)
-        )
-    return passed("every catalogued tag resolves to its catalog digest")
+    if not moved:
+        return passed("every catalogued tag resolves to its catalog digest")
+    aliases = ", ".join(c.alias for c in moved)
+    if updated:
+        return passed(f"the catalog now holds the current digests of {aliases}")
+    return Outcome(GATE_FAILED, "drifted", f"tags moved or vanished: {aliases}")
 
 
 def plan_update(catalog_dir: Path, checks: Iterable[TagCheck]) -> list[FileUpdate]:

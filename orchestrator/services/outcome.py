@@ -55,5 +55,5 @@ class Outcome:
         return self.code == PASSED
 
 
-def passed(reason: str) -> Outcome:
-    return Outcome(PASSED, "passed", reason)
+def passed(reason: str, said: tuple[Said, ...] = ()) -> Outcome:
+    return Outcome(PASSED, "passed", reason, said)

@@ -15,7 +15,7 @@ from ..spec import DEFAULT_THRESHOLD, JobSpec
 from . import views
 from .candidate import check_baseline_for
 from .diff import report_for, resolve, runs_side
-from .outcome import GATE_FAILED, INCONCLUSIVE, PASSED, Kind, Outcome, Said
+from .outcome import GATE_FAILED, INCONCLUSIVE, PASSED, Kind, Outcome, Said, passed
 from .run import Where, execute_job, load_known_issues, stored_runs
 
 if TYPE_CHECKING:
@@ -104,7 +104,7 @@ class Qualification:
                 "qualified, but a notification did not reach its target",
                 said,
             )
-        return Outcome(PASSED, "passed", self.verdict.why(), said)
+        return passed(self.verdict.why(), said)
 
 
 def qualify(

@@ -24,7 +24,7 @@ from ..scheduling.dispatch import abandon, execute
 from ..scheduling.flight import Launch, Reporter, launch_planned
 from ..scheduling.plan import PlannedRun, plan
 from ..spec import BatchInfo, HostSpec, JobSpec
-from .outcome import GATE_FAILED, INCONCLUSIVE, PASSED, Outcome, Said
+from .outcome import GATE_FAILED, INCONCLUSIVE, Outcome, Said, passed
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session, sessionmaker
@@ -496,8 +496,8 @@ class RunReport:
         if self.infra_errors:
             return Outcome(INCONCLUSIVE, "infrastructure", INFRA_SAID.text, (INFRA_SAID,))
         if self.failed:
-            return Outcome(PASSED, "passed", "a check failed, not gated (--no-gate)")
-        return Outcome(PASSED, "passed", "no check failed (or a known issue excused it)")
+            return passed("a check failed, not gated (--no-gate)")
+        return passed("no check failed (or a known issue excused it)")
 
 
 INFRA_SAID = Said("warn", "infrastructure errors: the affected checks are 'error' (inconclusive)")
