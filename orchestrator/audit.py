@@ -1,7 +1,7 @@
 """Inventory audit: validate a gathered inventory, compare it with the catalog,
 diff two images. Pure functions, no I/O. The renderers (Markdown, JSON, a CycloneDX
 SBOM) are in ``render/audit.py``; the nouns (Component, Inventory) in ``components.py``.
-The gatherer is ``orchestrator/probe/inventory.py`` (it runs inside the image).
+The gatherer is ``valorch_probe/inventory.py`` (it runs inside the image).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from orchestrator.probe.inventory_parse import build_findings as _probe_build_findings
+from valorch_probe.inventory_parse import build_findings as _probe_build_findings
 
 from . import encode
 from .components import (

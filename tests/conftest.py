@@ -108,7 +108,7 @@ def probe_dir(tmp_path):
     """A private copy of the probe, named as it is inside containers."""
     dest = tmp_path / "probe"
     shutil.copytree(
-        ROOT / "orchestrator" / "probe",
+        ROOT / "valorch_probe",
         dest / "valorch_probe",
         ignore=shutil.ignore_patterns("__pycache__"),
     )

@@ -232,7 +232,7 @@ def _similarity(a: str, b: str) -> float:
 
 def validate_suites(suites: Iterable[Any], doc: yamlio.Document | None = None) -> None:
     """Every suite a job names must exist in the probe's registry."""
-    from ..probe.registry import SUITES, select
+    from valorch_probe.registry import SUITES, select
 
     for i, ref in enumerate(suites):
         try:
@@ -263,7 +263,7 @@ def validate_check_globs(suites: Iterable[Any], patterns: Iterable[str]) -> None
     nothing would store an empty run and turn a CI gate green."""
     import difflib
 
-    from ..probe.registry import select
+    from valorch_probe.registry import select
 
     ids = [c.id for ref in suites for c in select(ref.name)[1]]
     for pattern in patterns:

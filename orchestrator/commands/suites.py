@@ -13,7 +13,7 @@ app = typer.Typer(help="Workload suites and their checks.", no_args_is_help=True
 @app.command("list")
 def list_suites(as_json: bool = JsonOption) -> None:
     """Every suite with every check's feature, kind and library."""
-    from ..probe.registry import catalog as probe_catalog
+    from valorch_probe.registry import catalog as probe_catalog
 
     cat = probe_catalog()
     if as_json:
@@ -41,7 +41,7 @@ def show_suite(
     as_json: bool = JsonOption,
 ) -> None:
     """One suite: its checks and what each proves."""
-    from ..probe.registry import catalog as probe_catalog
+    from valorch_probe.registry import catalog as probe_catalog
 
     cat = probe_catalog()
     suite = next((s for s in cat["suites"] if s["name"] == name), None)

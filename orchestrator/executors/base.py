@@ -14,7 +14,7 @@ from typing import Protocol
 from ..spec import CheckResult, Execution, Task
 from .workload_files import contained_files
 
-PROBE_DIR = Path(__file__).resolve().parent.parent / "probe"
+PROBE_DIR = Path(__file__).resolve().parent.parent.parent / "valorch_probe"
 PROBE_PACKAGE = "valorch_probe"
 IMPORT_ALLOWANCE = 300.0  # seconds for the framework import before the first check
 LABEL = "org.valorch"

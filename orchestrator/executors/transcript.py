@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from .. import encode
-from ..probe import MARKER
+from valorch_probe import MARKER
 from ..spec import CheckInfo, CheckResult, Execution, Status, Task
 from .ledger import Ledger, vet
 

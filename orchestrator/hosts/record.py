@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import proc
-from ..probe import MARKER
+from valorch_probe import MARKER
 from .detect import KFD_NODES
 from .scrub import scrub
 

@@ -15,7 +15,7 @@ import shutil
 from pathlib import Path
 
 from ..errors import InputError
-from ..probe import evidence
+from valorch_probe import evidence
 
 
 def to_fixtures(record: Path, fixtures: Path, label: str) -> list[Path]:

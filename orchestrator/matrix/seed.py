@@ -66,7 +66,7 @@ def _first_sentence(text: str) -> str:
 def descriptions(checks: Iterable[str]) -> dict[str, str]:
     """check id → the first sentence of its catalog description ("" for a check the
     built-in catalog does not know, e.g. a job's declared command check)."""
-    from ..probe import registry
+    from valorch_probe import registry
 
     registry.select("smoke")  # registers every built-in check
     out = {}

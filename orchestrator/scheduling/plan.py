@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from ..catalog.core import Catalog
 from ..errors import InputError
 from ..hosts.match import Requirement
-from ..probe.registry import select as select_checks
+from valorch_probe.registry import select as select_checks
 from ..spec import CheckInfo, HostSpec, ImageSpec, JobSpec, SuiteRef, Task
 from .placement import Need, place
 
@@ -26,7 +26,7 @@ class PlannedRun:
 def suite_checks(suite: SuiteRef) -> tuple[CheckInfo, ...]:
     declaration = suite.declaration()
     if declaration is not None:  # command checks / a pytest workload declared by the job
-        from ..probe.declared import infos
+        from valorch_probe.declared import infos
 
         return tuple(
             CheckInfo.model_validate(i) for i in infos(suite.name, declaration, suite.checks)

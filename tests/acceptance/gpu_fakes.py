@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from orchestrator.probe import MARKER
+from valorch_probe import MARKER
 
 ROOT = Path(__file__).resolve().parents[2]
 FIX = ROOT / "tests" / "fixtures"
@@ -19,7 +19,7 @@ FAKE_TORCH = FIX / "fake_torch"
 def probe_copy(tmp: Path) -> Path:
     dest = tmp / "probe"
     shutil.copytree(
-        ROOT / "orchestrator" / "probe",
+        ROOT / "valorch_probe",
         dest / "valorch_probe",
         ignore=shutil.ignore_patterns("__pycache__"),
     )

@@ -8,7 +8,7 @@ import shutil
 from gpu_fakes import FIX, run_probe, tool_printing
 
 from orchestrator.hosts.record_fixtures import to_fixtures
-from orchestrator.probe import tool_output
+from valorch_probe import tool_output
 
 REAL = FIX / "tools" / "real"
 

@@ -16,7 +16,7 @@ import subprocess
 import pytest
 from gpu_fakes import ROOT
 
-from orchestrator.probe import MARKER
+from valorch_probe import MARKER
 
 HIPTENSOR_2 = r"""
 #include <stddef.h>
@@ -93,7 +93,7 @@ def tree(tmp_path, libs):
 def probe_in_fake_rocm(tmp_path, root):
     probe = tmp_path / "probe"
     shutil.copytree(
-        ROOT / "orchestrator" / "probe",
+        ROOT / "valorch_probe",
         probe / "valorch_probe",
         ignore=shutil.ignore_patterns("__pycache__"),
     )
@@ -235,7 +235,7 @@ def test_rpp_2_host_handle_through_ctypes(tmp_path):
     """Without Docker: RPP 2.x's rppCreate(handle, batch, threads, stream, RPP_HOST_BACKEND) path."""
     import ctypes
 
-    from orchestrator.probe.checks import _rocm_host
+    from valorch_probe.checks import _rocm_host
 
     lib_dir = tmp_path / "lib"
     lib_dir.mkdir()

@@ -11,7 +11,7 @@ import subprocess
 import pytest
 from gpu_fakes import FIX, ROOT, run_probe
 
-from orchestrator.probe import MARKER
+from valorch_probe import MARKER
 
 PRESENCE_ONLY = ("hiptensor", "mivisionx", "rocal", "rocdecode", "rpp", "rocthrust", "rocwmma")
 
@@ -20,7 +20,7 @@ PRESENCE_ONLY = ("hiptensor", "mivisionx", "rocal", "rocdecode", "rpp", "rocthru
 def test_presence_only_rows_are_partial_present_not_exercised(tmp_path):
     probe = tmp_path / "probe"
     shutil.copytree(
-        ROOT / "orchestrator" / "probe",
+        ROOT / "valorch_probe",
         probe / "valorch_probe",
         ignore=shutil.ignore_patterns("__pycache__"),
     )

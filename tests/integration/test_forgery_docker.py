@@ -22,7 +22,7 @@ from run_support import rows as db_rows
 from typer.testing import CliRunner
 
 from orchestrator.executors.transcript import FLOODED, TAMPERED
-from orchestrator.probe import MARKER
+from valorch_probe import MARKER
 
 IMAGE = "cpu_debian12_py3.11"  # valorch/base:bookworm: Python 3.11, no framework: quick to start
 

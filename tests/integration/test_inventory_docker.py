@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator import audit
-from orchestrator.probe import MARKER
+from valorch_probe import MARKER
 from orchestrator.render import audit as render_audit
 
 pytestmark = pytest.mark.docker
@@ -52,7 +52,7 @@ def probe_copy(tmp_path_factory) -> Path:
 
     dest = tmp_path_factory.mktemp("probe")
     shutil.copytree(
-        ROOT / "orchestrator" / "probe",
+        ROOT / "valorch_probe",
         dest / "valorch_probe",
         ignore=shutil.ignore_patterns("__pycache__"),
     )

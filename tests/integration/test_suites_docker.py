@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from orchestrator.probe.registry import catalog
+from valorch_probe.registry import catalog
 from tests.conftest import run_cli
 from tests.unit.test_probe_evidence import GPU_LIBRARIES
 

@@ -19,8 +19,8 @@ def test_docs_checks_md_is_what_the_generator_writes():
 
 
 def test_suites_register_in_their_documented_order():
-    import orchestrator.probe.checks  # noqa: F401 (registers every check)
-    from orchestrator.probe.registry import CHECKS
+    import valorch_probe.checks  # noqa: F401 (registers every check)
+    from valorch_probe.registry import CHECKS
 
     suites = list(dict.fromkeys(c.suite for c in CHECKS.values()))
     assert suites[:4] == ["smoke", "selftest", "kernels", "features"], suites

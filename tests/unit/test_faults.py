@@ -13,7 +13,7 @@ from sqlalchemy.engine import make_url
 from orchestrator.executors.container import PROBE_CAPS, Limits, task_container
 from orchestrator.executors.docker import container_options, reroot
 from orchestrator.executors.limits import FLOOR, limits_for, parse_size
-from orchestrator.probe import memory
+from valorch_probe import memory
 from orchestrator.render.junit import error_junit
 from orchestrator.spec import GPU, Execution, HostSpec, ImageSpec, JobSpec, SuiteRef, Task
 from orchestrator.store import full, spill

@@ -3,7 +3,7 @@
 import socket
 
 from orchestrator.executors.gang import NodeRun, choose_port, hung_nodes, merge, port_free, rank_env
-from orchestrator.probe.checks.multinode import busbw
+from valorch_probe.checks.multinode import busbw
 from orchestrator.spec import CheckInfo, CheckResult, Execution, HostSpec, ImageSpec, SuiteRef, Task
 
 A = HostSpec(name="a", address="10.0.0.1")

@@ -13,8 +13,8 @@ import pytest
 from pydantic import ValidationError
 
 from orchestrator import audit
-from orchestrator.probe import MARKER, inventory
-from orchestrator.probe.inventory_parse import (
+from valorch_probe import MARKER, inventory
+from valorch_probe.inventory_parse import (
     MAX_TEXT,
     MAX_VALUE,
     build_findings,
@@ -255,7 +255,7 @@ def test_main_prints_one_marker_line():
 
 @pytest.mark.parametrize("module", ["inventory.py", "inventory_parse.py"])
 def test_probe_modules_are_python38_stdlib(module):
-    source = (ROOT / "orchestrator" / "probe" / module).read_text()
+    source = (ROOT / "valorch_probe" / module).read_text()
     tree = ast.parse(source, feature_version=(3, 8))  # no match statements, no 3.9+ syntax
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
@@ -549,7 +549,7 @@ def test_cyclonedx_licences_and_distro_qualifier():
 def test_licence_parsers():
     from email.message import Message
 
-    from orchestrator.probe.inventory_parse import parse_copyright_licenses, pip_license
+    from valorch_probe.inventory_parse import parse_copyright_licenses, pip_license
 
     dep5 = (
         "Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/\n"

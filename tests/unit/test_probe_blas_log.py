@@ -4,7 +4,7 @@ shows (tests/fixtures/tools/real/README.md)."""
 
 from pathlib import Path
 
-from orchestrator.probe import blas_log
+from valorch_probe import blas_log
 
 REAL = Path(__file__).resolve().parents[1] / "fixtures" / "tools" / "real"
 
@@ -44,7 +44,7 @@ def test_served_by_passes_the_logging_variables_and_reads_the_logs():
 def test_hip_rejecting_a_device_side_launch_is_recognised():
     """clang's err_ref_bad_target text (llvm-project clang/lib/Sema/SemaCUDA.cpp), as hipcc prints it for a
     kernel launch in device code; no real hipcc capture was found (docs/checks.md)."""
-    from orchestrator.probe.checks.features_gpu_rows import DEVICE_LAUNCH_REJECTED
+    from valorch_probe.checks.features_gpu_rows import DEVICE_LAUNCH_REJECTED
 
     said = (
         "valorch_dynpar.hip:5:25: error: reference to __host__ function '__hipPushCallConfiguration' "

@@ -12,8 +12,8 @@ from itertools import pairwise
 from hypothesis import given
 from hypothesis import strategies as st
 
-from orchestrator.probe.runner import begin_mark
-from orchestrator.probe.supervisor import TAIL, _WorkerState
+from valorch_probe.runner import begin_mark
+from valorch_probe.supervisor import TAIL, _WorkerState
 
 NONCE = "0f" * 16
 

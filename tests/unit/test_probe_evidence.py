@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.probe import evidence
-from orchestrator.probe.checks._versions import matches, prefix_warning, prerelease
-from orchestrator.probe.checks.features_cuda import gpu_process_list
-from orchestrator.probe.context import Fail, Unsupported, import_outcome
+from valorch_probe import evidence
+from valorch_probe.checks._versions import matches, prefix_warning, prerelease
+from valorch_probe.checks.features_cuda import gpu_process_list
+from valorch_probe.context import Fail, Unsupported, import_outcome
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures"
 GPU_LIBRARIES = (
@@ -119,7 +119,7 @@ def test_cpu_blas_and_lapack_of_debian_torch_from_maps_not_config():
 def test_cpu_evidence_without_verbose_prefers_the_library_the_build_names():
     import torch
 
-    from orchestrator.probe import observe
+    from valorch_probe import observe
 
     a = torch.randn(8, 8)
     config = "Build settings: BLAS_INFO=mkl, LAPACK_INFO=mkl, USE_MKL=ON, "
@@ -182,7 +182,7 @@ def test_error_text_to_status(text, kind):
 
 
 def test_not_available_and_no_kernel_alone_no_longer_mean_unsupported():
-    from orchestrator.probe.checks._common import attempt, missing_feature
+    from valorch_probe.checks._common import attempt, missing_feature
 
     assert not missing_feature(
         RuntimeError("CUDA error: no kernel image is available for execution on the device")
@@ -295,7 +295,7 @@ def test_no_gpu_library_name_is_a_cpu_label():
 def test_rocm_library_presence_from_files_headers_and_dpkg():
     """Presence-only rows read the version from the library's own header (each library
     spells its macros its own way) or the dpkg entry; a removed package is absent."""
-    from orchestrator.probe.checks.features_rocm_libs import presence
+    from valorch_probe.checks.features_rocm_libs import presence
 
     root = FIX / "rocm-libs"
     roots, status = (

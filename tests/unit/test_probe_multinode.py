@@ -13,7 +13,7 @@ import pytest
 # the ranks are probe processes of this interpreter that import its torch
 pytestmark = pytest.mark.torch
 
-from orchestrator.probe import MARKER
+from valorch_probe import MARKER
 
 
 def _port():

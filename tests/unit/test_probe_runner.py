@@ -4,7 +4,7 @@ import json
 import subprocess
 import sys
 
-from orchestrator.probe import MARKER
+from valorch_probe import MARKER
 
 
 def run_probe(probe_dir, *args, timeout=120):

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.probe import MARKER
-from orchestrator.probe.registry import catalog
+from valorch_probe import MARKER
+from valorch_probe.registry import catalog
 from tests.unit.test_probe_evidence import GPU_LIBRARIES
 
 ROOT = Path(__file__).resolve().parents[2]
-PROBE = ROOT / "orchestrator" / "probe"
+PROBE = ROOT / "valorch_probe"
 KINDS = {
     "environment",
     "kernel",
@@ -256,8 +256,8 @@ def test_probe_sources_stay_python38_stdlib_and_argv_only():
 
 
 def test_missing_feature_classification():
-    from orchestrator.probe.checks._common import attempt, missing_feature
-    from orchestrator.probe.context import Unsupported
+    from valorch_probe.checks._common import attempt, missing_feature
+    from valorch_probe.context import Unsupported
 
     assert missing_feature(NotImplementedError("x"))
     assert missing_feature(RuntimeError("\"addmm_impl_cpu_\" not implemented for 'Half'"))

@@ -5,8 +5,8 @@ GPU and are absent here; the checks' GPU paths are not run by this suite."""
 
 from pathlib import Path
 
-from orchestrator.probe import tool_output as t
-from orchestrator.probe.checks.profiler_tools import RANGE, TINY_KERNELS, smi_readback
+from valorch_probe import tool_output as t
+from valorch_probe.checks.profiler_tools import RANGE, TINY_KERNELS, smi_readback
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "tools"
 
@@ -134,7 +134,7 @@ def test_rocm_smi_json_of_a_real_mi250x_spells_gfx90a_in_decimal():
 
 
 def test_profiler_table_rows_of_a_real_cuda_run_name_their_libraries():
-    from orchestrator.probe import evidence
+    from valorch_probe import evidence
 
     rows = (REAL / "torch-profiler-table-cuda-vllm-omni-553.txt").read_text().splitlines()
     names = [r[:55].strip() for r in rows if r.strip().startswith("void ")]
@@ -162,7 +162,7 @@ def test_amd_smi_json_of_a_real_run_after_the_warnings_amdsmi_printed():
 
 
 def test_nvidia_smi_q_x_of_a_real_a100_gives_driver_cuda_persistence_and_mig():
-    from orchestrator.probe.nvidia_driver import no_gpu_note
+    from valorch_probe.nvidia_driver import no_gpu_note
 
     facts = t.nvidia_smi_xml((REAL / "nvidia-smi-q-x-a100-sxm4-mig.xml").read_text())
     assert facts["driver_version"] == "510.47.03" and facts["cuda_version"] == "11.6"

@@ -1,7 +1,7 @@
 import json
 
 from orchestrator.executors.transcript import MAX_LINE, Transcript, complete
-from orchestrator.probe import MARKER
+from valorch_probe import MARKER
 from orchestrator.spec import CheckInfo
 
 

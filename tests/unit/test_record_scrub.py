@@ -48,7 +48,7 @@ def test_xml_tags_of_nvidia_smi_q_x():
 
 
 def test_a_real_nvidia_smi_q_x_keeps_what_valorch_parses():
-    from orchestrator.probe.tool_output import nvidia_smi_xml
+    from valorch_probe.tool_output import nvidia_smi_xml
 
     out, n = scrub((REAL / "nvidia-smi-q-x-a100-sxm4-mig.xml").read_text())
     assert "1324321002473" not in out and "27b94a00" not in out and n == 2

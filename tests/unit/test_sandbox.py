@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.probe import MARKER
-from orchestrator.probe.sandbox import MAX_CAPTURE, TAIL_BYTES, run_workload
+from valorch_probe import MARKER
+from valorch_probe.sandbox import MAX_CAPTURE, TAIL_BYTES, run_workload
 
 ROOT = Path(__file__).resolve().parents[2]
 SYSTEM_PYTHON = "/usr/bin/python3"
@@ -29,7 +29,7 @@ def shared_probe():
     top = tempfile.mkdtemp(prefix="valorch-sandbox-test-")
     os.chmod(top, 0o755)
     shutil.copytree(
-        ROOT / "orchestrator" / "probe",
+        ROOT / "valorch_probe",
         Path(top) / "valorch_probe",
         ignore=shutil.ignore_patterns("__pycache__"),
     )
@@ -170,7 +170,7 @@ def test_workloads_keep_only_the_groups_that_own_gpu_device_nodes(tmp_path):
     os.chown(kfd, 0, 44)
     os.chown(render, 0, 109)
     code = (
-        "import sys; sys.path.insert(0, %r); from orchestrator.probe.sandbox import device_groups; "
+        "import sys; sys.path.insert(0, %r); from valorch_probe.sandbox import device_groups; "
         "print(device_groups([%r, %r]))" % (str(ROOT), str(kfd), str(tmp_path / "dri"))
     )
     groups = subprocess.run(

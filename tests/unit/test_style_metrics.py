@@ -10,7 +10,8 @@ SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "style-metrics.py"
 
 def _tree(root: Path) -> Path:
     pkg = root / "orchestrator"
-    (pkg / "probe").mkdir(parents=True)
+    pkg.mkdir(parents=True)
+    (root / "valorch_probe").mkdir()
     (pkg / "core.py").write_text(
         "from typing import Any\n"
         "import typing\n"
@@ -24,7 +25,7 @@ def _tree(root: Path) -> Path:
         "    z += 1\n"
         "    return y + z  # " + "x" * 100 + "\n"
     )
-    (pkg / "probe" / "inside.py").write_text(
+    (root / "valorch_probe" / "inside.py").write_text(
         "from typing import Any\n\ndef p(v: Any) -> Any:  # noqa: ANN401\n    return v\n"
     )
     return root

@@ -8,7 +8,7 @@ import pytest
 
 from orchestrator.catalog.core import load_job
 from orchestrator.errors import SpecError
-from orchestrator.probe.checks.pytest_workload import test_id as junit_id
+from valorch_probe.checks.pytest_workload import test_id as junit_id
 from orchestrator.scheduling.plan import suite_checks
 from orchestrator.spec import CheckResult
 
