@@ -20,8 +20,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .. import proc
 from valorch_probe import MARKER
+
+from .. import proc
 from .detect import KFD_NODES
 from .scrub import scrub
 

@@ -14,8 +14,9 @@ import re
 import shutil
 from pathlib import Path
 
-from ..errors import InputError
 from valorch_probe import evidence
+
+from ..errors import InputError
 
 
 def to_fixtures(record: Path, fixtures: Path, label: str) -> list[Path]:

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from valorch_probe.registry import select as select_checks
+
 from ..catalog.core import Catalog
 from ..errors import InputError
 from ..hosts.match import Requirement
-from valorch_probe.registry import select as select_checks
 from ..spec import CheckInfo, HostSpec, ImageSpec, JobSpec, SuiteRef, Task
 from .placement import Need, place
 

@@ -86,6 +86,7 @@ def search(images: Sequence[str], probe: Callable[[str], Probe]) -> Bisection:
 def suite_of(check: str, job: Path | None, catalog: Catalog) -> SuiteRef:
     """The suite that runs ``check``: a built-in check's own, or a suite a job declares."""
     from valorch_probe import registry
+
     from ..scheduling.plan import suite_checks
 
     known: list[str] = []
