@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from orchestrator import audit
-from valorch_probe import MARKER
 from orchestrator.render import audit as render_audit
+from valorch_probe import MARKER
 
 pytestmark = pytest.mark.docker
 

@@ -3,8 +3,8 @@
 import socket
 
 from orchestrator.executors.gang import NodeRun, choose_port, hung_nodes, merge, port_free, rank_env
-from valorch_probe.checks.multinode import busbw
 from orchestrator.spec import CheckInfo, CheckResult, Execution, HostSpec, ImageSpec, SuiteRef, Task
+from valorch_probe.checks.multinode import busbw
 
 A = HostSpec(name="a", address="10.0.0.1")
 B = HostSpec(name="b", address="10.0.0.2")

@@ -13,6 +13,7 @@ import pytest
 from pydantic import ValidationError
 
 from orchestrator import audit
+from orchestrator.render import audit as render_audit
 from valorch_probe import MARKER, inventory
 from valorch_probe.inventory_parse import (
     MAX_TEXT,
@@ -27,7 +28,6 @@ from valorch_probe.inventory_parse import (
     split_rocm_version,
     upstream_version,
 )
-from orchestrator.render import audit as render_audit
 
 ROOT = Path(__file__).resolve().parents[2]
 FIX = ROOT / "tests" / "fixtures" / "inventory"

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.unit.test_probe_evidence import GPU_LIBRARIES
 from valorch_probe import MARKER
 from valorch_probe.registry import catalog
-from tests.unit.test_probe_evidence import GPU_LIBRARIES
 
 ROOT = Path(__file__).resolve().parents[2]
 PROBE = ROOT / "valorch_probe"

@@ -1,8 +1,8 @@
 import json
 
 from orchestrator.executors.transcript import MAX_LINE, Transcript, complete
-from valorch_probe import MARKER
 from orchestrator.spec import CheckInfo
+from valorch_probe import MARKER
 
 
 def line(obj):

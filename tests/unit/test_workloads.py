@@ -8,9 +8,9 @@ import pytest
 
 from orchestrator.catalog.core import load_job
 from orchestrator.errors import SpecError
-from valorch_probe.checks.pytest_workload import test_id as junit_id
 from orchestrator.scheduling.plan import suite_checks
 from orchestrator.spec import CheckResult
+from valorch_probe.checks.pytest_workload import test_id as junit_id
 
 
 def write_job(tmp_path, body, name="job.yaml"):
