@@ -66,3 +66,43 @@ def test_a_glob_selects_as_the_probe_selects():
         assert [e["id"] for e in manifest().select(suite, patterns)] == [
             c.id for c in select(suite, patterns)[1]
         ]
+
+
+RUN_AND_LIST_MODULES = """
+import atexit, json, sys
+atexit.register(lambda: print("MODULES " + json.dumps(sorted(sys.modules))))
+sys.argv = ["valorch", *sys.argv[1:]]
+from orchestrator.cli import main
+main()
+"""
+
+
+def test_a_host_run_imports_no_check_module_in_the_orchestrator(tmp_path):
+    """`valorch run --image host` knows its checks from the manifest: the probe's check
+    modules run in the probe's process only, never in the orchestrator's."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            RUN_AND_LIST_MODULES,
+            "run",
+            "--image",
+            "host",
+            "--suite",
+            "selftest",
+            "--check",
+            "selftest.pass",
+            "--db",
+            str(tmp_path / "v.sqlite"),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "selftest.pass" in done.stdout
+    (line,) = [ln for ln in done.stdout.splitlines() if ln.startswith("MODULES ")]
+    modules = json.loads(line[len("MODULES ") :])
+    assert "orchestrator.checks_manifest" in modules
+    assert [m for m in modules if m.startswith("valorch_probe.")] == []
