@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: run test unit quick cli typecheck lint test-images engine bench docs clean
+.PHONY: run test unit quick cli typecheck lint probe-pythons test-images engine bench docs clean
 
 # The test groups by what they need (markers, tests/needs.py; docs/testing.md).
 NEEDS_COMPONENTS := docker or slurm or browser or postgres
@@ -33,19 +33,46 @@ run: $(VENV)/.run-env
 
 ## The whole test suite, unit and integration, against a real Docker engine
 ## (started when none answers) and the locally built test images.
-test: $(VENV)/.test-env lint engine test-images
+test: $(VENV)/.test-env lint probe-pythons engine test-images
 	$(BIN)/python -m pytest
 
+# The probe runs on the images' interpreters (Python 3.8 and newer): its own unit tests, the
+# ones that import nothing but the probe (tests/unit/test_probe_pythons.py keeps this list
+# whole), also run on the oldest Python it supports and on the newest, each in a small venv
+# with pytest and hypothesis (and pygments, which test_sandbox copies for a workload's pytest).
+PYENV_ROOT ?= $(HOME)/.pyenv
+PYTHON38   ?= $(PYENV_ROOT)/versions/3.8.18/bin/python
+PYTHON313  ?= $(PYENV_ROOT)/versions/3.13.0/bin/python
+PROBE_TESTS := tests/unit/test_probe_blas_log.py tests/unit/test_probe_crash_log.py \
+	tests/unit/test_probe_evidence.py tests/unit/test_probe_multinode.py \
+	tests/unit/test_probe_runner.py tests/unit/test_probe_suites.py \
+	tests/unit/test_probe_tools.py tests/unit/test_sandbox.py
+
+.venv-py38/.probe-env:
+	$(PYTHON38) -m venv .venv-py38
+	.venv-py38/bin/python -m pip install -q pytest hypothesis pygments
+	touch $@
+
+.venv-py313/.probe-env:
+	$(PYTHON313) -m venv .venv-py313
+	.venv-py313/bin/python -m pip install -q pytest hypothesis pygments
+	touch $@
+
+## The probe's own unit tests on Python 3.8 and on the newest Python (pyenv's).
+probe-pythons: .venv-py38/.probe-env .venv-py313/.probe-env
+	PYTHONPATH=$(CURDIR) .venv-py38/bin/python -m pytest -q -p no:cacheprovider $(PROBE_TESTS)
+	PYTHONPATH=$(CURDIR) .venv-py313/bin/python -m pytest -q -p no:cacheprovider $(PROBE_TESTS)
+
 ## The house style, checked (docs/style.md): ruff's lint and format, the layers'
-## import contracts, and mypy.
+## import contracts, and mypy (the orchestrator and the probe).
 lint: $(VENV)/.test-env
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
 	$(BIN)/mypy
 
-## mypy alone, as pyproject.toml configures it (strict on services, scheduling, store,
-## matrix, regression).
+## mypy alone, as pyproject.toml configures it (the orchestrator and the probe; strict on
+## services, scheduling, store, matrix, regression).
 typecheck: $(VENV)/.test-env
 	$(BIN)/mypy
 
@@ -80,6 +107,7 @@ bench: $(VENV)/.test-env engine test-images
 
 docs: $(VENV)/.run-env
 	$(BIN)/python scripts/gen-checks-doc.py
+	$(BIN)/python scripts/gen-checks-manifest.py
 
 clean:
 	rm -rf results .pytest_cache

@@ -11,8 +11,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from valorch_probe.inventory_parse import build_findings as _probe_build_findings
-
 from . import encode
 from .components import (
     CATALOG_KEYS,
@@ -151,17 +149,37 @@ def import_findings(inventory: Inventory) -> list[Finding]:
 
 
 def build_findings(inventory: Inventory) -> list[Finding]:
-    raw = _probe_build_findings([c.model_dump() for c in inventory.components])
-    return [
-        Finding(
-            kind="build-mismatch",
-            component=f["component"],
-            expected=f["built"],
-            found=f["installed"],
-            message=f["message"],
-        )
-        for f in raw
-    ]
+    """PyTorch's compiled-against library versions (``pytorch.built_with.LIB``) that differ
+    from the installed ones, compared on the precision both sides give ('8.9' vs '8.9.2'
+    agrees)."""
+    by_name = {c.name: c for c in inventory.components}
+    findings = []
+    for comp in inventory.components:
+        if not comp.name.startswith("pytorch.built_with."):
+            continue
+        lib = comp.name.split(".", 2)[2]
+        installed = by_name.get(lib)
+        if installed is None:
+            continue
+        built, have = _release(comp.value), _release(installed.value)
+        n = min(len(built), len(have))
+        if n and built[:n] != have[:n]:
+            findings.append(
+                Finding(
+                    kind="build-mismatch",
+                    component=lib,
+                    expected=comp.value,
+                    found=installed.value,
+                    message="PyTorch was built against %s %s but %s is installed (%s)"
+                    % (lib, comp.value, installed.value, installed.evidence),
+                )
+            )
+    return findings
+
+
+def _release(text: str) -> list[int]:
+    m = re.match(r"^\s*v?(\d+(?:\.\d+)*)", text or "")
+    return [int(p) for p in m.group(1).split(".")] if m else []
 
 
 def has_drift(findings: list[Finding]) -> bool:

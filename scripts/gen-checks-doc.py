@@ -154,7 +154,7 @@ REAL_EVIDENCE = (
         "—",
     ),
     (
-        'smoke.device and every "needs a GPU" skip of a CUDA build (probe/nvidia_driver.py)',
+        'smoke.device and every "needs a GPU" skip of a CUDA build (valorch_probe/nvidia_driver.py)',
         "nvidia-smi -q -x of an A100-SXM4-40GB with MIG on, driver 510.47.03 / CUDA 11.6 (netdata/netdata "
         "src/go/plugin/go.d/collector/nvidia_smi/testdata/a100-sxm4-mig.xml): a cu121 torch that sees no GPU "
         "there is told the driver is older than its CUDA 12.1",

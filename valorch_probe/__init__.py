@@ -3,6 +3,8 @@
 Standard library only, Python >= 3.8, and it imports nothing from the
 orchestrator: the directory is copied into the container (as the package
 ``valorch_probe``) with ``put_archive`` and run with ``python3 -m valorch_probe``.
+Its suites and checks reach the orchestrator as data, ``checks.json`` beside this file
+(generated from the registry by ``scripts/gen-checks-manifest.py``).
 """
 
 PROBE_VERSION = "1"

@@ -30,7 +30,6 @@ from . import MARKER
 from .inventory_parse import (
     MAX_TEXT,
     bounded,
-    build_findings,
     component,
     ofed_version,
     parse_copyright_licenses,
@@ -46,7 +45,6 @@ from .inventory_parse import (
 )
 
 __all__ = [
-    "build_findings",
     "gather",
     "main",
     "parse_dpkg_status",
@@ -328,8 +326,8 @@ class Gatherer:
 
     def dpkg(self) -> None:
         texts = [("/var/lib/dpkg/status", self.read("/var/lib/dpkg/status"))]
-        for extra in self.glob("/var/lib/dpkg/status.d/*"):
-            texts.append((extra, self.read(extra)))
+        for status_d in self.glob("/var/lib/dpkg/status.d/*"):
+            texts.append((status_d, self.read(status_d)))
         for where, text in texts:
             for pkg in parse_dpkg_status(text or ""):
                 name, version = pkg["Package"], pkg.get("Version", "")
@@ -360,7 +358,8 @@ class Gatherer:
             return
         base = roots[0]
         info = (self.read(base + "/.info/version") or "").strip()
-        header_path, header_version = None, None
+        header_path: str = ""
+        header_version: Optional[str] = None
         for rel in ("include/rocm-core/rocm_version.h", "include/rocm_version.h"):
             text = self.read(base + "/" + rel)
             if text is not None:

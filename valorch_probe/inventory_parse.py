@@ -1,6 +1,6 @@
 """Pure parsers of the inventory gatherer: version strings, dpkg status, headers,
 tool output, PyTorch's build configuration. Standard library only, Python >= 3.8,
-no I/O; the orchestrator imports ``build_findings`` from here too.
+no I/O.
 """
 
 from __future__ import annotations
@@ -196,38 +196,3 @@ def parse_ompi_info(text: str) -> Optional[str]:
 def parse_ofed_info(text: str) -> Optional[str]:
     m = re.search(r"(?:MLNX_OFED_LINUX|OFED|MLNX_OFED)-(\S+?):?\s*$", text.strip(), re.M)
     return m.group(1) if m else (bounded(text.splitlines()[0]) if text.strip() else None)
-
-
-def _release(text: str) -> List[int]:
-    m = re.match(r"^\s*v?(\d+(?:\.\d+)*)", text or "")
-    return [int(p) for p in m.group(1).split(".")] if m else []
-
-
-def build_findings(components: List[Dict[str, Any]]) -> List[Dict[str, str]]:
-    """PyTorch's compiled-against library versions that differ from the installed ones.
-
-    Compared on the precision both sides give ('8.9' vs '8.9.2' agrees).
-    """
-    by_name = {c["name"]: c for c in components}
-    findings = []
-    for comp in components:
-        if not comp["name"].startswith("pytorch.built_with."):
-            continue
-        lib = comp["name"].split(".", 2)[2]
-        installed = by_name.get(lib)
-        if installed is None:
-            continue
-        built, have = _release(comp["value"]), _release(installed["value"])
-        n = min(len(built), len(have))
-        if n and built[:n] != have[:n]:
-            findings.append(
-                {
-                    "kind": "build-mismatch",
-                    "component": lib,
-                    "built": comp["value"],
-                    "installed": installed["value"],
-                    "message": "PyTorch was built against %s %s but %s is installed (%s)"
-                    % (lib, comp["value"], installed["value"], installed["evidence"]),
-                }
-            )
-    return findings

@@ -160,7 +160,7 @@ def on_cpu(
             and evidence.build_setting(config, family.upper() + "_INFO") != "generic"
         )
         if (
-            named
+            named and lib is not None
         ):  # the build names the library torch links (a wheel's MKL / OpenBLAS): that one ran
             seen.libraries = [lib]
             seen.source = "torch.__config__.show(): %s_INFO=%s (%s)" % (

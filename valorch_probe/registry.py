@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import fnmatch
 from collections import OrderedDict
-from typing import Callable, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 
 class Check:
@@ -92,8 +92,8 @@ class Suite:
         }
 
 
-SUITES = OrderedDict()  # type: Dict[str, Suite]
-CHECKS = OrderedDict()  # type: Dict[str, Check]
+SUITES: Dict[str, Suite] = OrderedDict()
+CHECKS: Dict[str, Check] = OrderedDict()
 
 
 def suite(name: str, framework: Optional[str], description: str) -> Suite:

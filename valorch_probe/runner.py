@@ -154,7 +154,11 @@ def worker(config: Dict[str, Any]) -> int:
     s, _ = select(config["suite"])
     ctx = Context(config.get("expect"), config.get("device", "auto"))
     t0 = time.perf_counter()
-    info = {"framework": s.framework, "framework_version": None, "import_error": None}
+    info: Dict[str, Any] = {
+        "framework": s.framework,
+        "framework_version": None,
+        "import_error": None,
+    }
     if s.framework:
         try:
             mod = ctx.load(s.framework)

@@ -282,7 +282,7 @@ def _pump(proc: subprocess.Popen[bytes], streams: Dict[Any, Capture], deadline: 
             if now >= stop:
                 break
             for key, _ in sel.select(timeout=min(stop - now, 0.5)):
-                chunk = os.read(key.fileobj.fileno(), 65536)
+                chunk = os.read(key.fd, 65536)
                 if chunk:
                     streams[key.fileobj].add(chunk)
                 else:

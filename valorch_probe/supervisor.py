@@ -21,7 +21,7 @@ import signal
 import sys
 import time
 import traceback
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional, Tuple
 
 from . import memory, sandbox
 from .registry import CHECKS, Check
@@ -184,10 +184,11 @@ class _WorkerState:
         self.mark = begin_mark(nonce)
         self.ready = False
         self.progress = False
-        self.current = None  # (check id, attempt, started)
+        self.current: Optional[Tuple[str, int, float]] = None  # (check id, attempt, started)
         self.skipping = False  # the rest of an over-long line is discarded
         self.violations = 0
-        self.last = (None, None)  # (check, attempt) of the last violation
+        # (check, attempt) of the last violation
+        self.last: Tuple[Optional[str], Optional[int]] = (None, None)
 
     def stderr(self, chunk: bytes) -> None:
         """A chunk of the worker's stderr: the tail kept is what came after the
@@ -299,7 +300,7 @@ class Forked:
         os.close(out_w)
         os.close(err_w)
         self.pid, self.stdout, self.stderr = pid, out_r, err_r
-        self.returncode = None  # set by wait
+        self.returncode: Optional[int] = None  # set by wait
 
     def wait(self) -> int:
         if self.returncode is None:

@@ -132,7 +132,7 @@ def nvidia_smi_gpus(text: str) -> List[Dict[str, str]]:
     per GPU. With a header row the columns are read by name (any order, as nvidia-smi prints
     the fields in the order they were asked for); without one, in the order above."""
     fields = ["index", "name", "compute_cap", "driver"]
-    gpus = []
+    gpus: List[Dict[str, str]] = []
     for row in csv.reader(io.StringIO(text or "")):
         cells = [c.strip() for c in row]
         names = [c.split(" [")[0].strip().lower() for c in cells]

@@ -232,19 +232,18 @@ def _similarity(a: str, b: str) -> float:
 
 def validate_suites(suites: Iterable[Any], doc: yamlio.Document | None = None) -> None:
     """Every suite a job names must exist in the probe's registry."""
-    from valorch_probe.registry import SUITES, select
+    from ..checks_manifest import manifest
 
+    known = manifest().suites
     for i, ref in enumerate(suites):
-        try:
-            select(ref.name)
-        except KeyError:
+        if ref.name not in known:
             where = (
                 f"{doc.path}:{doc.line(('suites', i))}: job spec: key 'suites.{i}.name': "
                 if doc
                 else ""
             )
             raise SpecError(
-                f"{where}unknown suite '{ref.name}'", "known suites: " + ", ".join(SUITES)
+                f"{where}unknown suite '{ref.name}'", "known suites: " + ", ".join(known)
             ) from None
         if ref.name in ("command", "pytest") and ref.declaration() is None:
             where = (
@@ -263,9 +262,9 @@ def validate_check_globs(suites: Iterable[Any], patterns: Iterable[str]) -> None
     nothing would store an empty run and turn a CI gate green."""
     import difflib
 
-    from valorch_probe.registry import select
+    from ..checks_manifest import manifest
 
-    ids = [c.id for ref in suites for c in select(ref.name)[1]]
+    ids = [c["id"] for ref in suites for c in manifest().select(ref.name)]
     for pattern in patterns:
         if not any(fnmatch.fnmatchcase(i, pattern) for i in ids):
             near = difflib.get_close_matches(pattern, ids, n=3, cutoff=0.5) or ids[:3]

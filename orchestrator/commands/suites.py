@@ -13,9 +13,9 @@ app = typer.Typer(help="Workload suites and their checks.", no_args_is_help=True
 @app.command("list")
 def list_suites(as_json: bool = JsonOption) -> None:
     """Every suite with every check's feature, kind and library."""
-    from valorch_probe.registry import catalog as probe_catalog
+    from ..checks_manifest import manifest
 
-    cat = probe_catalog()
+    cat = manifest().catalog()
     if as_json:
         print_json(cat)
         return
@@ -41,9 +41,9 @@ def show_suite(
     as_json: bool = JsonOption,
 ) -> None:
     """One suite: its checks and what each proves."""
-    from valorch_probe.registry import catalog as probe_catalog
+    from ..checks_manifest import manifest
 
-    cat = probe_catalog()
+    cat = manifest().catalog()
     suite = next((s for s in cat["suites"] if s["name"] == name), None)
     if suite is None:
         from ..errors import InputError

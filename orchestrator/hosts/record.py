@@ -13,16 +13,13 @@ from __future__ import annotations
 
 import json
 import platform
-import shutil
 import socket
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from valorch_probe import MARKER
-
 from .. import proc
+from ..executors.probe_local import raw_result_lines
 from .detect import KFD_NODES
 from .scrub import scrub
 
@@ -102,46 +99,14 @@ def _probe(
     counts: dict[str, int],
 ) -> dict[str, Any]:
     """The probe's raw result lines per suite, and the kernel names each result's evidence named."""
-    lines: list[str] = []
+    run = raw_result_lines(python, probe_dir, env, suites)
+    lines = list(run.lines)
     kernels: list[str] = []
-    problems = []
-    with tempfile.TemporaryDirectory(prefix="valorch-record-") as tmp:
-        shutil.copytree(
-            probe_dir, Path(tmp) / "valorch_probe", ignore=shutil.ignore_patterns("__pycache__")
-        )
-        run_env = {k: v for k, v in env.items() if not k.startswith("PYTHON")}
-        run_env.update(PYTHONPATH=tmp, PYTHONDONTWRITEBYTECODE="1")
-        for suite in suites:
-            done = proc.call(
-                [
-                    python,
-                    "-m",
-                    "valorch_probe",
-                    "run",
-                    "--suite",
-                    suite,
-                    "--deadline",
-                    "300",
-                    "--workload-user",
-                    "self",
-                ],
-                timeout=1800,
-                env=run_env,
-                cwd=tmp,
-            )
-            if done.error or done.returncode != 0:
-                problems.append(
-                    f"suite {suite}: {done.error or 'exit %s' % done.returncode}: "
-                    f"{done.stderr[-300:]}"
-                )
-            for line in done.stdout.splitlines():
-                if not line.startswith(MARKER):
-                    continue
-                lines.append(line[len(MARKER) :])
-                rec = json.loads(line[len(MARKER) :])
-                names = str((rec.get("metrics") or {}).get("kernels") or "")
-                if rec.get("type") == "result" and names:
-                    kernels += [f"{rec['check']}\t{k}" for k in names.split(";") if k]
+    for line in lines:
+        rec = json.loads(line)
+        names = str((rec.get("metrics") or {}).get("kernels") or "")
+        if rec.get("type") == "result" and names:
+            kernels += [f"{rec['check']}\t{k}" for k in names.split(";") if k]
     _write(dest, "probe/results.jsonl", "\n".join(lines) + "\n", hostnames, counts)
     _write(
         dest,
@@ -156,7 +121,7 @@ def _probe(
         "suites": suites,
         "results": sum(1 for ln in lines if '"type": "result"' in ln),
         "kernel_names": len(kernels),
-        "problems": problems,
+        "problems": list(run.problems),
     }
 
 

@@ -14,9 +14,8 @@ import re
 import shutil
 from pathlib import Path
 
-from valorch_probe import evidence
-
 from ..errors import InputError
+from ..executors.probe_local import library_of_kernel
 
 
 def to_fixtures(record: Path, fixtures: Path, label: str) -> list[Path]:
@@ -81,7 +80,7 @@ def to_fixtures(record: Path, fixtures: Path, label: str) -> list[Path]:
         name = line.split("\t", 1)[1]
         if name not in seen and vendor:
             seen.add(name)
-            rows.append(f"{name}\t{vendor}\t{evidence.library_of_kernel(name, vendor) or '-'}")
+            rows.append(f"{name}\t{vendor}\t{library_of_kernel(name, vendor) or '-'}")
     dest = fixtures / "evidence" / f"kernel-names-{label}.tsv"
     dest.write_text("\n".join(rows) + "\n")
     written.append(dest)

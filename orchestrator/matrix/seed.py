@@ -66,13 +66,13 @@ def _first_sentence(text: str) -> str:
 def descriptions(checks: Iterable[str]) -> dict[str, str]:
     """check id → the first sentence of its catalog description ("" for a check the
     built-in catalog does not know, e.g. a job's declared command check)."""
-    from valorch_probe import registry
+    from ..checks_manifest import manifest
 
-    registry.select("smoke")  # registers every built-in check
+    known = manifest().checks
     out = {}
     for check in checks:
-        chk = registry.CHECKS.get(check)
-        out[check] = _first_sentence(chk.description) if chk is not None and chk.description else ""
+        text = known[check]["description"] if check in known else ""
+        out[check] = _first_sentence(text) if text else ""
     return out
 
 

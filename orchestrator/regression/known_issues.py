@@ -133,9 +133,8 @@ _DYNAMIC = ("command.", "pytest.", "inventory.", "tf.", "env.")
 
 def _names_a_check(pattern: str) -> bool:
     """Whether a check glob matches any check id of the probe's registry (or a declared one)."""
-    from valorch_probe import checks  # noqa: F401 (importing the package registers every check)
-    from valorch_probe.registry import CHECKS
+    from ..checks_manifest import manifest
 
     if pattern.startswith(_DYNAMIC) or any(ch in pattern.split(".", 1)[0] for ch in "*?["):
         return True
-    return any(fnmatchcase(check_id, pattern) for check_id in CHECKS)
+    return any(fnmatchcase(check_id, pattern) for check_id in manifest().checks)

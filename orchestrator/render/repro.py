@@ -5,11 +5,9 @@ from __future__ import annotations
 
 def suite_for(check: str) -> str:
     """The built-in suite that runs ``check``; a declared check's suite is its id's first part."""
-    from valorch_probe import registry
+    from ..checks_manifest import manifest
 
-    registry.select("smoke")  # registers every built-in check
-    chk = registry.CHECKS.get(check)
-    return chk.suite if chk is not None else check.split(".", 1)[0]
+    return manifest().suite_of(check) or check.split(".", 1)[0]
 
 
 def command(

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from valorch_probe.registry import select as select_checks
-
 from ..catalog.core import Catalog
+from ..checks_manifest import info, manifest
 from ..errors import InputError
 from ..hosts.match import Requirement
 from ..spec import CheckInfo, HostSpec, ImageSpec, JobSpec, SuiteRef, Task
@@ -27,13 +26,14 @@ class PlannedRun:
 def suite_checks(suite: SuiteRef) -> tuple[CheckInfo, ...]:
     declaration = suite.declaration()
     if declaration is not None:  # command checks / a pytest workload declared by the job
-        from valorch_probe.declared import infos
+        from ..executors.probe_local import declared_infos
 
         return tuple(
-            CheckInfo.model_validate(i) for i in infos(suite.name, declaration, suite.checks)
+            CheckInfo.model_validate(i)
+            for i in declared_infos(suite.name, declaration, suite.checks)
         )
-    _, checks = select_checks(suite.name, suite.checks)
-    return tuple(CheckInfo.model_validate(dict(c.info())) for c in checks)
+    checks = manifest().select(suite.name, suite.checks)
+    return tuple(CheckInfo.model_validate(info(c)) for c in checks)
 
 
 def requirement(

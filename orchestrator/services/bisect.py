@@ -85,8 +85,7 @@ def search(images: Sequence[str], probe: Callable[[str], Probe]) -> Bisection:
 
 def suite_of(check: str, job: Path | None, catalog: Catalog) -> SuiteRef:
     """The suite that runs ``check``: a built-in check's own, or a suite a job declares."""
-    from valorch_probe import registry
-
+    from ..checks_manifest import manifest
     from ..scheduling.plan import suite_checks
 
     known: list[str] = []
@@ -96,11 +95,10 @@ def suite_of(check: str, job: Path | None, catalog: Catalog) -> SuiteRef:
             if check in ids:
                 return ref.model_copy(update={"checks": (check,), "attempts": 1})
             known += ids
-    registry.select("smoke")  # registers every built-in check
-    chk = registry.CHECKS.get(check)
-    if chk is not None:
-        return SuiteRef(name=chk.suite, checks=(check,))
-    known += list(registry.CHECKS)
+    suite = manifest().suite_of(check)
+    if suite is not None:
+        return SuiteRef(name=suite, checks=(check,))
+    known += list(manifest().checks)
     near = difflib.get_close_matches(check, known, n=3)
     raise InputError(
         f"unknown check '{check}'"

@@ -18,7 +18,6 @@ from valorch_probe import MARKER, inventory
 from valorch_probe.inventory_parse import (
     MAX_TEXT,
     MAX_VALUE,
-    build_findings,
     component,
     parse_dpkg_status,
     parse_header_version,
@@ -289,10 +288,13 @@ def test_build_findings():
         pytorch__built_with__cuda="12.1",
         pytorch__built_with__magma="2.7.2",
     )
-    found = {f["component"]: f for f in build_findings(comps)}
+    found = {
+        f.component: f for f in audit.build_findings(audit.parse_inventory({"components": comps}))
+    }
     assert set(found) == {"miopen", "cuda"}  # cudnn 8.9 agrees with 8.9.2; no magma installed
-    assert found["miopen"]["built"] == "3.2.0" and found["miopen"]["installed"] == "3.3.0"
-    assert "3.2.0" in found["miopen"]["message"] and "3.3.0" in found["miopen"]["message"]
+    assert found["miopen"].expected == "3.2.0" and found["miopen"].found == "3.3.0"
+    assert found["miopen"].kind == "build-mismatch"
+    assert "3.2.0" in found["miopen"].message and "3.3.0" in found["miopen"].message
 
 
 # ------------------------------------------------------------ audit ---

@@ -7,8 +7,6 @@ first, so ``about to abort`` was cleared by the BEGIN written before it. The cut
 now a mark inside the stderr stream (runner.begin_mark), so only that stream's own
 order matters; this property drives the parent's stderr reader with every cut."""
 
-from itertools import pairwise
-
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -32,7 +30,7 @@ def test_a_checks_log_is_what_it_wrote_after_its_mark(before, logs, cuts):
     stream = before + b"".join(mark + log for log in logs)
     w = _WorkerState(None, NONCE, deadline=0.0)
     edges = sorted({0, len(stream), *(c % (len(stream) + 1) for c in cuts)})
-    for start, end in pairwise(edges):
+    for start, end in zip(edges, edges[1:]):
         w.stderr(stream[start:end])
     assert w.tail == logs[-1][-TAIL:]
 

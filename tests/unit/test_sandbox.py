@@ -23,6 +23,23 @@ SYSTEM_PYTHON = "/usr/bin/python3"
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="dropping to uid 65534 needs root")
 
 
+def as_ids(uid=None, gid=None, groups=()):
+    """Popen arguments that start a child with these ids: ``user``/``group``/``extra_groups``
+    where Popen takes them (3.9+), a preexec_fn on 3.8 (these tests also run there)."""
+    if sys.version_info >= (3, 9):
+        ids = {"extra_groups": list(groups)}
+        ids.update({} if uid is None else {"user": uid, "group": gid})
+        return ids
+
+    def drop():
+        os.setgroups(list(groups))
+        if uid is not None:
+            os.setgid(gid)
+            os.setuid(uid)
+
+    return {"preexec_fn": drop}
+
+
 @pytest.fixture
 def shared_probe():
     """The probe in a directory every user can read (pytest's tmp_path is private to root)."""
@@ -106,9 +123,7 @@ def test_same_uid_cannot_open_the_non_dumpable_probe(shared_probe):
                 "ls /proc/self/fd > /dev/null",
             ),  # a workload itself is dumpable: its own are there
         ],
-        user=65534,
-        group=65534,
-        extra_groups=[],
+        **as_ids(65534, 65534),
     )
     assert meta["hardening"]["probe"] == "non-dumpable"
     assert meta["hardening"]["workloads"] == "uid 65534 (the probe's own: not root)"
@@ -178,7 +193,7 @@ def test_workloads_keep_only_the_groups_that_own_gpu_device_nodes(tmp_path):
         capture_output=True,
         text=True,
         check=True,
-        extra_groups=[0, 44, 109, 6],
+        **as_ids(groups=[0, 44, 109, 6]),
     ).stdout.strip()
     assert groups == "[44, 109]"  # 0 (root) and 6 (owns no device node) are dropped
 

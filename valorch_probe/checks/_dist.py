@@ -9,7 +9,7 @@ import os
 import subprocess
 import sys
 import time
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 from ..context import Fail, Skip, Unsupported
 from ._common import free_port
@@ -18,12 +18,12 @@ RANKS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_ranks.py")
 RANK_TIMEOUT_S = 180.0
 
 
-def available(torch: Any, backend: str) -> Any:
+def available(torch: Any, backend: Optional[str]) -> Any:
     """torch.distributed with this backend, or Unsupported naming what is missing."""
     dist = getattr(torch, "distributed", None)
     if dist is None or not dist.is_available():
         raise Unsupported("torch.distributed is not available in this build")
-    probe = {"gloo": "is_gloo_available", "nccl": "is_nccl_available"}.get(backend)
+    probe = {"gloo": "is_gloo_available", "nccl": "is_nccl_available"}.get(backend or "")
     if probe and hasattr(dist, probe) and not getattr(dist, probe)():
         raise Unsupported(
             "torch.distributed.%s() is False: no %s backend in this build" % (probe, backend)

@@ -13,7 +13,7 @@ whose header has no C linkage, a build without them)."""
 from __future__ import annotations
 
 import ctypes
-from typing import List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 
 class HostCallError(Exception):
@@ -229,13 +229,13 @@ def rocal(lib: ctypes.CDLL) -> str:
 
 
 #: the library file whose entry points are called, and the call, per row
-HOST_CALLS = {
+HOST_CALLS: Dict[str, Tuple[str, Callable[[ctypes.CDLL], str]]] = {
     "hipTensor": ("libhiptensor.so", hiptensor),
     "rocDecode": ("librocdecode.so", rocdecode),
     "RPP": ("librpp.so", rpp),
     "MIVisionX": ("libopenvx.so", mivisionx),
     "rocAL": ("librocal.so", rocal),
-}  # type: Dict[str, Tuple[str, Callable[[ctypes.CDLL], str]]]
+}
 
 
 def load(files: List[str], stem: str) -> Tuple[Optional[ctypes.CDLL], str, str]:

@@ -128,7 +128,7 @@ def profile_memory(ctx):
         raise Fail(
             "profile_memory attributed no %s to any operator of a workload that allocates" % field
         )
-    top = max(usage, key=usage.get)
+    top = max(usage, key=lambda k: usage[k])
     return Report(
         "%s recorded for %d operators; largest %s: %d bytes" % (field, len(usage), top, usage[top]),
         {

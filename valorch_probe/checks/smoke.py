@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import platform
 import sys
+from typing import Any, Dict
 
 from ..context import Fail, Report, Skip, Unsupported
 from ..registry import check, suite
@@ -35,7 +36,7 @@ def env_facts(ctx):
     Not proven: anything: it records facts (the device found, the build's arch list) and fails only when it
     cannot read them."""
     osr = os_release()
-    facts = {
+    facts: Dict[str, Any] = {
         "python": platform.python_version(),
         "os_id": osr.get("ID"),
         "os_version": osr.get("VERSION_ID"),

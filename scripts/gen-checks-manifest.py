@@ -1,0 +1,59 @@
+#!/usr/bin/env python3
+"""Write valorch_probe/checks.json from the probe's registry: every suite (name, framework,
+description, its checks in run order) and every check (id, suite, order in its suite,
+feature, kind, library, version, needs, nodes, unit, bigger_is_better, description,
+limits). The orchestrator reads this file (orchestrator/checks_manifest.py) to know which
+checks exist, and never imports the probe's check modules to learn it.
+
+    python3 scripts/gen-checks-manifest.py [--out valorch_probe/checks.json] [--check]
+
+--check exits 1 when the file on disk differs from what would be written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from valorch_probe import PROBE_VERSION
+from valorch_probe.registry import catalog
+
+GENERATED = "by scripts/gen-checks-manifest.py from the probe's registry; do not edit by hand"
+
+
+def render() -> str:
+    cat = catalog()
+    order = {cid: i for s in cat["suites"] for i, cid in enumerate(s["checks"], start=1)}
+    manifest = {
+        "generated": GENERATED,
+        "probe_version": PROBE_VERSION,
+        "suites": cat["suites"],
+        "checks": [dict(c, order=order[c["id"]]) for c in cat["checks"]],
+    }
+    return json.dumps(manifest, indent=1, ensure_ascii=False) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    p.add_argument("--out", default=str(ROOT / "valorch_probe" / "checks.json"))
+    p.add_argument("--check", action="store_true", help="fail if the file is out of date")
+    args = p.parse_args(argv)
+    text = render()
+    out = Path(args.out)
+    if args.check:
+        if not out.exists() or out.read_text(encoding="utf-8") != text:
+            sys.stderr.write("%s is out of date: run scripts/gen-checks-manifest.py\n" % out)
+            return 1
+        return 0
+    out.write_text(text, encoding="utf-8")
+    print("wrote %s (%d checks)" % (out, text.count('"order"')))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
