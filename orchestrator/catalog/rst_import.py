@@ -17,12 +17,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import yaml
 
 from ..spec import Change
+from . import rst_cells as cells
 from .core import parse_tag
 
 # header text (normalized) -> catalog component key; None marks the image column
@@ -74,7 +75,8 @@ _REF = re.compile(
 _LINK = re.compile(r"`([^`<]*?)\s*<([^>]*)>`__?")
 _ROLE = re.compile(r":(?P<role>[a-z-]+):`(?P<text>[^`]*)`")
 _DISTROS = ("ubuntu", "debian", "rhel", "centos", "sles", "rocky", "almalinux", "azurelinux")
-ENTRY_KEYS = ("alias", "reference", "digest", "os", "components")
+ENTRY_KEYS = ("alias", "reference", "backend", "digest", "os", "components", "labels")
+_KNOWN = frozenset(v for v in HEADERS.values() if v)
 
 
 class RstImportError(ValueError):
@@ -144,7 +146,7 @@ def list_tables(text: str) -> list[ListTable]:
             if row_m:
                 rows.append([])
                 starts.append([])
-                cell_col = len(row_m.group(1)) + 2
+                cell_col = line.index("-", len(row_m.group(1)))  # `* -` or `*   -`
                 cell = [row_m.group(3)]
                 rows[-1].append("")
                 starts[-1].append(lineno)
@@ -184,8 +186,11 @@ def clean(cell: str) -> str:
 
 def header_key(text: str) -> str | None:
     norm = " ".join(re.sub(r"[^a-z0-9. ]+", " ", clean(text).lower()).split())
+    norm = re.sub(r"\s+versions?$", "", norm)
     if norm in HEADERS:
         return HEADERS[norm]
+    if re.search(r"\bdocker(?: images?)?$", norm):
+        return None  # one of several image columns ("Full Docker", "Server Docker")
     return re.sub(r"[^a-z0-9]+", "_", norm).strip("_") or "column"
 
 
@@ -220,65 +225,238 @@ def check_cell(value: str, raw: str, where: str) -> None:
         )
 
 
+@dataclass(frozen=True)
+class Unread:
+    """A cell the import could not read as a version (it is not a component)."""
+
+    line: int
+    table: str
+    image: str
+    column: str
+    cell: str
+    reason: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "line": self.line,
+            "table": self.table,
+            "image": self.image,
+            "column": self.column,
+            "cell": self.cell,
+            "reason": self.reason,
+        }
+
+
+@dataclass(frozen=True)
+class ImageRead:
+    """One imported image as the report names it."""
+
+    alias: str
+    reference: str
+    backend: str
+    rocm: str | None
+    table: str
+    line: int
+    labels: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class PageRead:
+    """Every image of a page's components tables, and what the import could not read."""
+
+    source: str
+    entries: tuple[dict[str, Any], ...]
+    images: tuple[ImageRead, ...]
+    unread: tuple[Unread, ...]
+
+    def backend_of(self, alias: str) -> str:
+        return next(i.backend for i in self.images if i.alias == alias)
+
+    def report(self) -> dict[str, Any]:
+        return {
+            "page": self.source,
+            "images": [
+                {
+                    "alias": i.alias,
+                    "reference": i.reference,
+                    "backend": i.backend,
+                    "rocm": i.rocm,
+                    "table": i.table,
+                    "line": i.line,
+                    "labels": dict(i.labels),
+                }
+                for i in self.images
+            ],
+            "backends": sorted({i.backend for i in self.images}),
+            "unread": [u.as_dict() for u in self.unread],
+        }
+
+
+@dataclass(frozen=True)
+class _Columns:
+    keys: list[str | None]  # component key, None for the image column
+    labels: frozenset[int]  # columns whose cells are words (a flavour, a note), not versions
+    names: list[str]  # the header text, cleaned
+
+
+def _columns(table: ListTable, rows: tuple[tuple[str, ...], ...], defs: cells.Defs) -> _Columns:
+    header = list(table.rows[0])
+    keys = [header_key(c) for c in header]
+    labels: set[int] = set()
+    for col, key in enumerate(keys):
+        if key is None or key in _KNOWN:
+            continue  # a known component column: its cells must be versions
+        said = [cells.read(clean(r[col])) for r in rows if col < len(r)]
+        said = [c for c in said if c.version or c.label]
+        if sum(c.version is not None for c in said) * 2 < len(said) or not said:
+            labels.add(col)
+    return _Columns(keys, frozenset(labels), [clean(h) for h in header])
+
+
+def _image_backend(
+    reference: str, comps: dict[str, str], page: tuple[str | None, str | None]
+) -> tuple[str | None, str | None]:
+    """(backend, ROCm version) from the evidence: the table's ROCm column, then the tag and
+    repository, then the page's words for the table."""
+    tag_backend, tag_version = cells.tag_evidence(reference)
+    if "rocm" in comps:
+        return "rocm", comps["rocm"]
+    if tag_backend == "rocm" or (tag_backend is None and page[0] == "rocm"):
+        return "rocm", tag_version if tag_backend == "rocm" and tag_version else page[1]
+    if "cuda" in comps:
+        return "cuda", comps["cuda"]
+    return tag_backend, tag_version
+
+
 def entry_of(
-    header: list[str | None],
-    cells: tuple[str, ...],
+    columns: _Columns,
+    image_col: int,
+    cells_raw: tuple[str, ...],
     where: str,
-    cell_where: Callable[[int], str] | None = None,
-) -> dict[str, Any]:
-    image_col = header.index(None)
-    found = image_of(cells[image_col]) if image_col < len(cells) else None
+    cell_where: Callable[[int], tuple[str, int]],
+    context: tuple[cells.Defs, frozenset[str], tuple[str | None, str | None], str],
+) -> tuple[dict[str, Any], ImageRead, list[Unread]]:
+    defs, pictures, page, title = context
+    header = columns.keys
+    found = image_of(cells_raw[image_col]) if image_col < len(cells_raw) else None
     if found is None:
         raise RstImportError(
             f"{where}: the image cell names no image (no layer link, no repo/name:tag)"
         )
     reference, digest = found
     parsed = parse_tag(reference)
-    comps: dict[str, str] = {}
-    if parsed is not None and "rocm" in parsed.components:
-        comps["rocm"] = parsed.components["rocm"]
     os_text = parsed.os if parsed is not None else None
-    for col, (key, raw) in enumerate(zip(header, cells, strict=False)):
+    alias = parsed.alias if parsed is not None else _alias_from(reference)
+    comps: dict[str, str] = {}
+    labels: dict[str, str] = {}
+    unread: list[Unread] = []
+    if header.count(None) > 1:  # one image per image column: its header names the variant
+        labels["variant"] = columns.names[image_col]
+    for col, (key, raw) in enumerate(zip(header, cells_raw, strict=False)):
         if key is None:
             continue
-        value = clean(raw)
-        check_cell(value, raw, cell_where(col) if cell_where else where)
-        if not value or value in ("-", "—", "N/A", "n/a"):
+        text, markup = cells.substitute(raw, defs, pictures)
+        value = clean(text)
+        at, line = cell_where(col)
+        if markup is None:
+            check_cell(value, raw, at)
+        said = cells.read(value, markup=markup)
+        if col in columns.labels and markup is None:
+            if said.label or said.version:
+                labels[key] = value
+            continue
+        if said.unread:
+            if said.markup:
+                labels[key] = said.unread
+            unread.append(Unread(line, title, alias, columns.names[col], raw.strip(), said.unread))
+            continue
+        if said.version is None:
             continue
         if key == "linux":  # "Ubuntu 22.04", or a bare version of the tag's distro
-            parts = value.split()
-            if len(parts) >= 2 and parts[0].lower() in _DISTROS:
-                key, value = parts[0].lower(), parts[-1]
-            else:
-                key = (os_text or "linux").split()[0]
-        comps[key] = value
+            first = value.split()[0].lower() if value.split() else ""
+            key = first if first in _DISTROS else (os_text or "linux").split()[0]
+        comps[key] = said.version
+    backend, rocm = _image_backend(reference, comps, page)
+    if backend is None:
+        raise RstImportError(
+            f"{where}: no evidence of the image's backend: neither its tag "
+            f"({reference}), a ROCm or CUDA column, nor the page's words before the table "
+            "name ROCm or CUDA (the backend is never assumed)"
+        )
+    if backend == "rocm":
+        if rocm:
+            comps = {"rocm": rocm, **{k: v for k, v in comps.items() if k != "rocm"}}
+        else:
+            unread.append(
+                Unread(
+                    cell_where(image_col)[1],
+                    title,
+                    alias,
+                    "ROCm",
+                    reference,
+                    "a ROCm image whose ROCm version neither the table, the tag nor the page states",
+                )
+            )
     distro = next((k for k in comps if k in _DISTROS), None)
     if distro and os_text is None:
         os_text = f"{distro} {comps[distro]}"
-    entry: dict[str, Any] = {
-        "alias": parsed.alias if parsed is not None else _alias_from(reference),
-        "reference": reference,
-    }
+    entry: dict[str, Any] = {"alias": alias, "reference": reference}
     if digest:
         entry["digest"] = digest
     if os_text:
         entry["os"] = os_text
     entry["components"] = comps
-    return entry
+    if labels:
+        entry["labels"] = labels
+    read = ImageRead(
+        alias,
+        reference,
+        backend,
+        comps.get("rocm"),
+        title,
+        cell_where(image_col)[1],
+        tuple(labels.items()),
+    )
+    return entry, read, unread
 
 
-def parse(text: str, source: str = "<rst>") -> list[dict[str, Any]]:
-    """Catalog entries from every image-components list-table of the document."""
+def _no_table(source: str, tables: list[ListTable]) -> RstImportError:
+    expected = (
+        "expected a `.. list-table::` whose first header row names the image column "
+        "(Docker / Docker image / Image / Tag)"
+    )
+    if not tables:
+        return RstImportError(f"{source}:1: no list-table on the page: {expected}")
+    at = ", ".join(str(t.line) for t in tables[:8])
+    return RstImportError(
+        f"{source}:{tables[0].line}: no Docker image components table (list-tables at lines "
+        f"{at} have no image column): {expected}"
+    )
+
+
+def read_page(text: str, source: str = "<rst>", defs: cells.Defs | None = None) -> PageRead:
+    """Every image of the document's image components list-tables, with the report."""
+    defs = (defs or cells.Defs()).with_page(text)
+    pictures = cells.icons(text)
     entries: list[dict[str, Any]] = []
+    images: list[ImageRead] = []
+    unread: list[Unread] = []
+    tables = list_tables(text)
     candidates = 0
-    for table in list_tables(text):
-        if not table.rows:
-            continue
-        header = [header_key(c) for c in table.rows[0]]
-        if None not in header or table.header_rows < 1:
+    for table in tables:
+        if not table.rows or None not in [header_key(c) for c in table.rows[0]]:
             continue  # not an image table (no Docker / image column)
         candidates += 1
-        for n, cells in enumerate(table.rows[table.header_rows :], start=1):
+        if table.header_rows < 1 or table.header_rows >= len(table.rows):
+            raise RstImportError(
+                f"{source}:{table.line}: table '{table.title}' has {len(table.rows)} rows and "
+                f":header-rows: {table.header_rows}: no data rows below the header (expected "
+                "one header row, then one row per image)"
+            )
+        data = table.rows[table.header_rows :]
+        columns = _columns(table, data, defs)
+        context = (defs, pictures, cells.page_evidence(text, table.line), table.title)
+        for n, row in enumerate(data, start=1):
             lines = table.cell_lines[table.header_rows + n - 1] if table.cell_lines else ()
 
             def cell_where(
@@ -287,32 +465,48 @@ def parse(text: str, source: str = "<rst>") -> list[dict[str, Any]]:
                 lines: tuple[int, ...] = lines,
                 title: str = table.title,
                 directive: int = table.line,
-            ) -> str:
+            ) -> tuple[str, int]:
                 line = lines[col] if col < len(lines) else directive
-                return f"{source}:{line}: row {n} of '{title}', column {col + 1}"
+                return f"{source}:{line}: row {n} of '{title}', column {col + 1}", line
 
-            if not any(clean(c) or image_of(c) for c in cells):
+            if not any(clean(c) or image_of(c) for c in row):
                 continue
-            if len(cells) != len(header):
+            where = f"{source}:{lines[0] if lines else table.line}: row {n} of '{table.title}'"
+            if len(row) != len(columns.keys):
                 raise RstImportError(
-                    f"{source}:{table.line}: row {n} of '{table.title}' has {len(cells)} cells, "
-                    f"the header has {len(header)}"
+                    f"{where} has {len(row)} cells, the header has {len(columns.keys)} "
+                    "(expected one cell per header column)"
                 )
-            entries.append(
-                entry_of(
-                    header, cells, f"{source}:{table.line}: row {n} of '{table.title}'", cell_where
-                )
-            )
+            for image_col in (i for i, k in enumerate(columns.keys) if k is None):
+                entry, read, missed = entry_of(columns, image_col, row, where, cell_where, context)
+                entries.append(entry)
+                images.append(read)
+                unread.extend(missed)
     if not candidates:
-        raise RstImportError(
-            f"{source}: no list-table with an image column (Docker / Image / Tag) was found"
-        )
-    seen: set[str] = set()
-    for e in entries:
+        raise _no_table(source, tables)
+    _unique_aliases(entries, images, source)
+    return PageRead(source, tuple(entries), tuple(images), tuple(unread))
+
+
+def _unique_aliases(entries: list[dict[str, Any]], images: list[ImageRead], source: str) -> None:
+    """Two images with one tag in two repositories (rocm/jax, rocm/jax-community) get their
+    repository in the alias; the same image twice is an error."""
+    seen: dict[str, str] = {}
+    for i, e in enumerate(entries):
+        if e["alias"] in seen and seen[e["alias"]] == e["reference"]:
+            raise RstImportError(f"{source}: image {e['reference']} appears twice")
+        if e["alias"] in seen:
+            repo = e["reference"].rsplit(":", 1)[0].rsplit("/", 1)[-1]
+            e["alias"] = _alias_from(f"x:{repo}_{e['alias']}")
+            images[i] = replace(images[i], alias=e["alias"])
         if e["alias"] in seen:
             raise RstImportError(f"{source}: image alias '{e['alias']}' appears twice")
-        seen.add(e["alias"])
-    return entries
+        seen[e["alias"]] = e["reference"]
+
+
+def parse(text: str, source: str = "<rst>", defs: cells.Defs | None = None) -> list[dict[str, Any]]:
+    """Catalog entries from every image-components list-table of the document."""
+    return list(read_page(text, source, defs).entries)
 
 
 # ------------------------------------------------------------------ merge ---
@@ -431,6 +625,7 @@ class Plan:
     merge: Merge
     text: str  # the catalog file after the import
     changed: bool  # the file's text differs (or it does not exist yet)
+    page: PageRead | None = None
 
     def report(self, out: str, written: bool) -> dict[str, Any]:
         return {
@@ -443,14 +638,28 @@ class Plan:
                 {"alias": c.subject, "kind": c.kind, "details": list(c.details)}
                 for c in self.merge.changes
             ],
+            **({"import": self.page.report()} if self.page is not None else {}),
         }
 
 
+def _with_backends(page: PageRead, backend: str) -> list[dict[str, Any]]:
+    """The page's entries, each naming its backend where the file's head says another."""
+    out = []
+    for e in page.entries:
+        own = page.backend_of(e["alias"])
+        out.append(e if own == backend else {**e, "backend": own})
+    return out
+
+
 def plan_import(
-    rst_text: str, existing: str | None, source: str = "<rst>", target: str = "<catalog>"
+    rst_text: str,
+    existing: str | None,
+    source: str = "<rst>",
+    target: str = "<catalog>",
+    defs: cells.Defs | None = None,
 ) -> Plan:
     """Parse the table, merge it into the existing catalog file's text (or none), render."""
-    entries = parse(rst_text, source)
+    page = read_page(rst_text, source, defs)
     head: dict[str, Any] = {}
     old_entries: list[dict[str, Any]] = []
     comment = ""
@@ -465,16 +674,17 @@ def plan_import(
         old_entries = list(doc.get("images") or [])
         comment = leading_comment(existing)
     else:
-        backends = {(tag.backend if (tag := parse_tag(e["reference"])) else "cpu") for e in entries}
-        backend = backends.pop() if len(backends) == 1 else "cpu"
+        backends = sorted({i.backend for i in page.images})
+        backend = backends[0]  # every image has evidence of its own; the head names the first
         head = {"family": backend, "backend": backend}
         comment = (
             f"Imported from {source.rsplit('/', 1)[-1]} by valorch images import-rst.\n"
             'Components are the expectations valorch verifies inside the image; "master" means unpinned.'
         )
+    entries = _with_backends(page, str(head.get("backend", "")))
     merged = merge(old_entries, entries)
     if existing is not None and not merged.changed:
-        return Plan(len(entries), merged, existing, False)
+        return Plan(len(entries), merged, existing, False, page)
     text = render_yaml(
         merged.entries,
         family=str(head.get("family", "rocm")),
@@ -482,4 +692,4 @@ def plan_import(
         head=head,
         comment=comment,
     )
-    return Plan(len(entries), merged, text, existing is None or text != existing)
+    return Plan(len(entries), merged, text, existing is None or text != existing, page)
