@@ -25,6 +25,7 @@ from .rst_cells import Defs, versions
 
 ROCM_FIRST_COLUMN = "ROCm Version"
 FRAMEWORKS = ("pytorch", "tensorflow", "jax", "onnx runtime")
+_VERSION_LIST = re.compile(r"(?:>=\s*)?\d+(?:\.\d+)*(?:\s*,\s*\d+(?:\.\d+)*)*")
 _FOOTNOTE = re.compile(r"\s*\[#?[\w-]*\]_")
 _DOC = re.compile(
     r":doc:`([^`<]*?)\s*(?:<[^>]*>)?`|`([^`<]*?)\s*<[^>]*>`__?|:ref:`([^`<]*?)\s*(?:<[^>]*>)?`"
@@ -113,7 +114,7 @@ def parse_pytorch_release(text: str, source: str) -> dict[str, Any]:
     lines = text.splitlines()
     table = [(n, ln) for n, ln in enumerate(lines[start:], start=start + 1)]
     table = [(n, ln) for n, ln in table if ln.strip()]
-    rows = []
+    rows: list[tuple[int, list[str]]] = []
     for n, ln in table:
         if not ln.lstrip().startswith("|"):
             if rows:
@@ -228,8 +229,8 @@ def library_findings(table: dict[str, Any], release: str, inv: Inventory) -> lis
     for name, by_release in table.get("libraries", {}).items():
         claim = str(by_release.get(release, "")).strip()
         found = versions(claim.lstrip(">=~ "))
-        if not claim or claim.upper() == "N/A" or not found:
-            continue
+        if not found or _VERSION_LIST.fullmatch(claim) is None:
+            continue  # not a library version (an operating system, a GPU target, "6.3.x")
         comp = _measured(inv, name)
         framework = name.lower() in FRAMEWORKS
         if comp is None:
@@ -318,4 +319,18 @@ def pytorch_findings(table: dict[str, Any], inv: Inventory) -> list[Published]:
                 + ("published" if ok else f"PyTorch publishes {label} {shown}"),
             )
         )
+    return out
+
+
+def published_versions(table: dict[str, Any], components: dict[str, str]) -> dict[str, str]:
+    """Library name (lower case) → the version the release the components measure (their
+    "rocm") publishes; {} when they measure no release of the table."""
+    release = release_of(table, components.get("rocm"))
+    if release is None:
+        return {}
+    out = {}
+    for name, by_release in table.get("libraries", {}).items():
+        claim = str(by_release.get(release, "")).strip()
+        if claim and _VERSION_LIST.fullmatch(claim):
+            out[name.lower()] = claim
     return out
