@@ -93,6 +93,11 @@ class Cell:
     unread: str | None = None  # why the cell is not read as a version
     markup: str | None = None  # the unresolved role or substitution, as written
 
+    @property
+    def empty(self) -> bool:
+        """The cell states nothing ("", "-", "N/A")."""
+        return not (self.version or self.label or self.unread)
+
 
 def icons(text: str) -> frozenset[str]:
     """The page's substitutions that are pictures (``.. |docker-icon| raw:: html``)."""

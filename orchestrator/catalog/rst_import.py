@@ -299,16 +299,26 @@ class _Columns:
     names: list[str]  # the header text, cleaned
 
 
-def _columns(table: ListTable, rows: tuple[tuple[str, ...], ...], defs: cells.Defs) -> _Columns:
+def _columns(
+    table: ListTable,
+    rows: tuple[tuple[str, ...], ...],
+    defs: cells.Defs,
+    pictures: frozenset[str],
+) -> _Columns:
+    """Which columns hold versions: a known component, or most of its cells a version (or a
+    role that stands for one); the others are labels (a flavour, a GPU, a commit)."""
     header = list(table.rows[0])
     keys = [header_key(c) for c in header]
     labels: set[int] = set()
     for col, key in enumerate(keys):
         if key is None or key in _KNOWN:
             continue  # a known component column: its cells must be versions
-        said = [cells.read(clean(r[col])) for r in rows if col < len(r)]
-        said = [c for c in said if c.version or c.label]
-        if sum(c.version is not None for c in said) * 2 < len(said) or not said:
+        said = []
+        for r in rows:
+            text, markup = cells.substitute(r[col], defs, pictures) if col < len(r) else ("", None)
+            said.append(cells.read(clean(text), markup=markup))
+        votes = [c.version is not None or c.markup is not None for c in said if not c.empty]
+        if not votes or sum(votes) * 2 < len(votes):
             labels.add(col)
     return _Columns(keys, frozenset(labels), [clean(h) for h in header])
 
@@ -454,7 +464,7 @@ def read_page(text: str, source: str = "<rst>", defs: cells.Defs | None = None) 
                 "one header row, then one row per image)"
             )
         data = table.rows[table.header_rows :]
-        columns = _columns(table, data, defs)
+        columns = _columns(table, data, defs, pictures)
         context = (defs, pictures, cells.page_evidence(text, table.line), table.title)
         for n, row in enumerate(data, start=1):
             lines = table.cell_lines[table.header_rows + n - 1] if table.cell_lines else ()
