@@ -90,6 +90,10 @@ def load_releases(path: Path) -> dict[str, Any]:
 def plan_releases_import(file: Path, out_path: Path) -> tuple[str, dict[str, Any]]:
     """(the release table file's new text, a summary): a CSV is ROCm's historical matrix, a
     Markdown file PyTorch's RELEASE.md; the other table in the file is kept."""
+    if out_path.is_dir():
+        raise InputError(
+            f"--out {out_path} is a directory", "name the file, e.g. images/releases.json"
+        )
     text = yamlio.read_text(file, "release table")
     try:
         if file.suffix.lower() == ".csv":
