@@ -105,6 +105,10 @@ def show_image(
             out.print(f"  {key:10} {value}")
     for key, value in image.components.items():
         out.print(f"  {key:10} {value}")
+    for key, value in image.labels.items():  # what a published table says that is no version
+        from rich.markup import escape
+
+        out.print(escape(f"  {key:10} {value}  (label)"))
 
 
 @app.command("import-rst")
@@ -158,8 +162,14 @@ def import_rst(
 def _print_import_report(page: dict) -> None:
     """What the import understood: each image's backend and ROCm version, and the cells it
     did not read as versions."""
+    from rich.markup import escape
+
     images = Table(
-        "image", "backend", "rocm", "labels", title=f"{page['page']}: {len(page['images'])} images"
+        "image",
+        "backend",
+        "rocm",
+        "labels",
+        title=escape(f"{page['page']}: {len(page['images'])} images"),
     )
     for i in page["images"]:
         labels = ", ".join(f"{k}: {v}" for k, v in i["labels"].items())
@@ -205,7 +215,9 @@ def import_releases(
         if summary["kind"] == "rocm"
         else f"{summary['rows']} PyTorch releases"
     )
-    out.print(f"{file.name}: {what} → {out_path}")
+    from rich.markup import escape
+
+    out.print(escape(f"{file.name}: {what} → {out_path}"))
 
 
 CaOption = typer.Option(

@@ -206,10 +206,13 @@ _CLAIM_STYLE = {
 
 def _print_claims(claims: published.Claims) -> None:
     """The published versions beside the measured ones (when a release table is there)."""
+    from rich.markup import escape
+
     if claims.table is None:
         return
-    title = f"published claims · {claims.table}" + (
-        f" · ROCm {claims.release}" if claims.release else ""
+    title = escape(
+        f"published claims · {claims.table}"
+        + (f" · ROCm {claims.release}" if claims.release else "")
     )
     table = Table("library", "published", "measured", "verdict", title=title)
     for f in claims.findings:
@@ -219,7 +222,7 @@ def _print_claims(claims: published.Claims) -> None:
     if claims.findings:
         out.print(table)
     if claims.note:
-        out.print(f"[yellow]published claims[/]: {claims.note}")
+        out.print(f"[yellow]published claims[/]: {escape(claims.note)}")
     counts = ", ".join(
         f"{claims.count(k)} {k}" for k in ("agrees", "drift", "lacking", "unpublished")
     )
