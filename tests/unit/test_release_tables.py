@@ -135,3 +135,17 @@ def test_combinations_pytorch_did_not_publish_are_flagged():
 def test_bad_release_md_names_file_line_and_what_was_expected(text, message):
     with pytest.raises(releases.ReleaseTableError, match=message):
         releases.parse_pytorch_release(text, "R.md")
+
+
+def test_libraries_layout_shows_the_published_version_beside_the_measured(rocm):
+    from orchestrator.matrix.libraries import ImageInventory, libraries_table
+
+    comps = {"rocm": "6.3.0", "hipblaslt": "0.10.0", "miopen": "3.2.0"}
+    image = ImageInventory("img", "rocm", "run-1", comps)
+    published = {"img": releases.published_versions(rocm, comps)}
+    rows = {r.key: r.cells[0].text for r in libraries_table([image], published).rows}
+    assert rows["hipBLASLt"] == "0.10.0 (published 0.10.0)"
+    assert rows["MIOpen"] == "3.2.0 (published 3.3.0)"  # what the release ships differs
+    plain = {r.key: r.cells[0].text for r in libraries_table([image]).rows}
+    assert plain["hipBLASLt"] == "0.10.0"
+    assert releases.published_versions(rocm, {"rocm": "5.7.1"}) == {}
