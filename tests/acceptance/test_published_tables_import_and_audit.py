@@ -181,3 +181,20 @@ def test_fake_rocm_image_audit_shows_drift_from_its_release(cli, tmp_path):
     term = cli(*args, "--releases", str(table))
     assert "published claims" in term.stdout and "ROCm 6.3.0" in term.stdout
     assert "1 drift" in term.stdout and "(shown, not gating)" in term.stdout
+
+
+@pytest.mark.docker
+def test_combination_pytorch_did_not_publish_is_flagged(cli, tmp_path):
+    """Debian's PyTorch 1.13 on Python 3.11: PyTorch published 1.13 for Python 3.7 to 3.10."""
+    if shutil.which("docker") is None:
+        pytest.skip("no docker client")
+    table = _release_table(cli, tmp_path)
+    args = ("inventory", "audit", "--image", "cpu_debian12_py3.11_pytorch_1.13", "--pull", "never")
+    proc = cli(*args, "--releases", str(table), "--json")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    findings = {f["subject"]: f for f in json.loads(proc.stdout)["published"]["findings"]}
+    assert findings["python"]["kind"] == "unpublished"
+    assert findings["python"]["published"] == ">=3.7, <=3.10"
+    assert findings["python"]["measured"].startswith("3.11")
+    term = cli(*args, "--releases", str(table))
+    assert "unpublished" in term.stdout and "1 unpublished" in term.stdout
