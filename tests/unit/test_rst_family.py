@@ -413,3 +413,18 @@ def test_no_component_value_holds_its_column_name_a_url_or_markup(text):
             assert "://" not in value and "<" not in value and "`" not in value
             assert not re.search(r":[\w-]+:|\|", value)
             assert BARE.fullmatch(value), value
+
+
+def test_an_image_without_evidence_of_its_backend_is_an_error_not_a_default():
+    page = (
+        "Images for the framework.\n\n.. list-table:: Docker image components\n"
+        "    :header-rows: 1\n\n    * - Docker image\n      - Python\n"
+        "    * - myorg/torch:2.5\n      - 3.12\n"
+    )
+    with pytest.raises(rst_import.RstImportError, match=r"page.rst:8: row 1 .*no evidence"):
+        rst_import.read_page(page, "page.rst")
+    said_rocm = page.replace("Images for the framework.", "Validated for ROCm 6.3.2.")
+    (image,) = rst_import.read_page(said_rocm, "page.rst").images
+    assert (image.backend, image.rocm) == ("rocm", "6.3.2")  # the page says ROCm
+    cpu = page.replace("myorg/torch:2.5", "myorg/torch:cpu-2.5")
+    assert rst_import.read_page(cpu, "page.rst").images[0].backend == "cpu"
