@@ -173,6 +173,9 @@ class ImageSpec(Frozen):
     archs: tuple[str, ...] = ()
     os: str | None = None
     components: dict[str, str] = Field(default_factory=dict)
+    # what a published table says of the image that is not a version (a flavour such as
+    # "dev", a cell left unread): shown, never audited
+    labels: dict[str, str] = Field(default_factory=dict)
     # Locally built images are never pulled; "host" runs the local interpreter.
     executor: ExecutorName = "docker"
     local: bool = False

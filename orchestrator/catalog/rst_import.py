@@ -10,20 +10,26 @@ column per component. Tolerated variants: header names in any case
 (`` `2.4.0 <url>`_ ``), roles (``:sup:`1``` footnote marks are dropped),
 substitutions (``|docker-icon|``), ``.. raw:: html`` cells, and a plain
 ``repo/name:tag`` cell instead of a link.
+
+This module holds the table and cell primitives and the merge into a catalog file; a page
+is read whole (backend evidence, versions, labels, the report) in ``rst_page``, and what a
+cell says (a version, a label, a role to resolve) in ``rst_cells``.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from ..spec import Change
-from .core import parse_tag
+from . import rst_cells as cells
+
+if TYPE_CHECKING:
+    from .rst_page import PageRead
 
 # header text (normalized) -> catalog component key; None marks the image column
 HEADERS: dict[str, str | None] = {
@@ -74,7 +80,8 @@ _REF = re.compile(
 _LINK = re.compile(r"`([^`<]*?)\s*<([^>]*)>`__?")
 _ROLE = re.compile(r":(?P<role>[a-z-]+):`(?P<text>[^`]*)`")
 _DISTROS = ("ubuntu", "debian", "rhel", "centos", "sles", "rocky", "almalinux", "azurelinux")
-ENTRY_KEYS = ("alias", "reference", "digest", "os", "components")
+ENTRY_KEYS = ("alias", "reference", "backend", "digest", "os", "components", "labels")
+_KNOWN = frozenset(v for v in HEADERS.values() if v)
 
 
 class RstImportError(ValueError):
@@ -144,7 +151,7 @@ def list_tables(text: str) -> list[ListTable]:
             if row_m:
                 rows.append([])
                 starts.append([])
-                cell_col = len(row_m.group(1)) + 2
+                cell_col = line.index("-", len(row_m.group(1)))  # `* -` or `*   -`
                 cell = [row_m.group(3)]
                 rows[-1].append("")
                 starts[-1].append(lineno)
@@ -184,8 +191,11 @@ def clean(cell: str) -> str:
 
 def header_key(text: str) -> str | None:
     norm = " ".join(re.sub(r"[^a-z0-9. ]+", " ", clean(text).lower()).split())
+    norm = re.sub(r"\s+versions?$", "", norm)
     if norm in HEADERS:
         return HEADERS[norm]
+    if re.search(r"\bdocker(?: images?)?$", norm):
+        return None  # one of several image columns ("Full Docker", "Server Docker")
     return re.sub(r"[^a-z0-9]+", "_", norm).strip("_") or "column"
 
 
@@ -220,99 +230,17 @@ def check_cell(value: str, raw: str, where: str) -> None:
         )
 
 
-def entry_of(
-    header: list[str | None],
-    cells: tuple[str, ...],
-    where: str,
-    cell_where: Callable[[int], str] | None = None,
-) -> dict[str, Any]:
-    image_col = header.index(None)
-    found = image_of(cells[image_col]) if image_col < len(cells) else None
-    if found is None:
-        raise RstImportError(
-            f"{where}: the image cell names no image (no layer link, no repo/name:tag)"
-        )
-    reference, digest = found
-    parsed = parse_tag(reference)
-    comps: dict[str, str] = {}
-    if parsed is not None and "rocm" in parsed.components:
-        comps["rocm"] = parsed.components["rocm"]
-    os_text = parsed.os if parsed is not None else None
-    for col, (key, raw) in enumerate(zip(header, cells, strict=False)):
-        if key is None:
-            continue
-        value = clean(raw)
-        check_cell(value, raw, cell_where(col) if cell_where else where)
-        if not value or value in ("-", "—", "N/A", "n/a"):
-            continue
-        if key == "linux":  # "Ubuntu 22.04", or a bare version of the tag's distro
-            parts = value.split()
-            if len(parts) >= 2 and parts[0].lower() in _DISTROS:
-                key, value = parts[0].lower(), parts[-1]
-            else:
-                key = (os_text or "linux").split()[0]
-        comps[key] = value
-    distro = next((k for k in comps if k in _DISTROS), None)
-    if distro and os_text is None:
-        os_text = f"{distro} {comps[distro]}"
-    entry: dict[str, Any] = {
-        "alias": parsed.alias if parsed is not None else _alias_from(reference),
-        "reference": reference,
-    }
-    if digest:
-        entry["digest"] = digest
-    if os_text:
-        entry["os"] = os_text
-    entry["components"] = comps
-    return entry
+def read_page(text: str, source: str = "<rst>", defs: cells.Defs | None = None) -> PageRead:
+    """Every image of the document's image components list-tables, with the report
+    (``rst_page``)."""
+    from .rst_page import read_page as read
+
+    return read(text, source, defs)
 
 
-def parse(text: str, source: str = "<rst>") -> list[dict[str, Any]]:
+def parse(text: str, source: str = "<rst>", defs: cells.Defs | None = None) -> list[dict[str, Any]]:
     """Catalog entries from every image-components list-table of the document."""
-    entries: list[dict[str, Any]] = []
-    candidates = 0
-    for table in list_tables(text):
-        if not table.rows:
-            continue
-        header = [header_key(c) for c in table.rows[0]]
-        if None not in header or table.header_rows < 1:
-            continue  # not an image table (no Docker / image column)
-        candidates += 1
-        for n, cells in enumerate(table.rows[table.header_rows :], start=1):
-            lines = table.cell_lines[table.header_rows + n - 1] if table.cell_lines else ()
-
-            def cell_where(
-                col: int,
-                n: int = n,
-                lines: tuple[int, ...] = lines,
-                title: str = table.title,
-                directive: int = table.line,
-            ) -> str:
-                line = lines[col] if col < len(lines) else directive
-                return f"{source}:{line}: row {n} of '{title}', column {col + 1}"
-
-            if not any(clean(c) or image_of(c) for c in cells):
-                continue
-            if len(cells) != len(header):
-                raise RstImportError(
-                    f"{source}:{table.line}: row {n} of '{table.title}' has {len(cells)} cells, "
-                    f"the header has {len(header)}"
-                )
-            entries.append(
-                entry_of(
-                    header, cells, f"{source}:{table.line}: row {n} of '{table.title}'", cell_where
-                )
-            )
-    if not candidates:
-        raise RstImportError(
-            f"{source}: no list-table with an image column (Docker / Image / Tag) was found"
-        )
-    seen: set[str] = set()
-    for e in entries:
-        if e["alias"] in seen:
-            raise RstImportError(f"{source}: image alias '{e['alias']}' appears twice")
-        seen.add(e["alias"])
-    return entries
+    return list(read_page(text, source, defs).entries)
 
 
 # ------------------------------------------------------------------ merge ---
@@ -431,6 +359,7 @@ class Plan:
     merge: Merge
     text: str  # the catalog file after the import
     changed: bool  # the file's text differs (or it does not exist yet)
+    page: PageRead | None = None
 
     def report(self, out: str, written: bool) -> dict[str, Any]:
         return {
@@ -443,14 +372,28 @@ class Plan:
                 {"alias": c.subject, "kind": c.kind, "details": list(c.details)}
                 for c in self.merge.changes
             ],
+            **({"import": self.page.report()} if self.page is not None else {}),
         }
 
 
+def _with_backends(page: PageRead, backend: str) -> list[dict[str, Any]]:
+    """The page's entries, each naming its backend where the file's head says another."""
+    out = []
+    for e in page.entries:
+        own = page.backend_of(e["alias"])
+        out.append(e if own == backend else {**e, "backend": own})
+    return out
+
+
 def plan_import(
-    rst_text: str, existing: str | None, source: str = "<rst>", target: str = "<catalog>"
+    rst_text: str,
+    existing: str | None,
+    source: str = "<rst>",
+    target: str = "<catalog>",
+    defs: cells.Defs | None = None,
 ) -> Plan:
     """Parse the table, merge it into the existing catalog file's text (or none), render."""
-    entries = parse(rst_text, source)
+    page = read_page(rst_text, source, defs)
     head: dict[str, Any] = {}
     old_entries: list[dict[str, Any]] = []
     comment = ""
@@ -465,16 +408,17 @@ def plan_import(
         old_entries = list(doc.get("images") or [])
         comment = leading_comment(existing)
     else:
-        backends = {(tag.backend if (tag := parse_tag(e["reference"])) else "cpu") for e in entries}
-        backend = backends.pop() if len(backends) == 1 else "cpu"
+        backends = sorted({i.backend for i in page.images})
+        backend = backends[0]  # every image has evidence of its own; the head names the first
         head = {"family": backend, "backend": backend}
         comment = (
             f"Imported from {source.rsplit('/', 1)[-1]} by valorch images import-rst.\n"
             'Components are the expectations valorch verifies inside the image; "master" means unpinned.'
         )
+    entries = _with_backends(page, str(head.get("backend", "")))
     merged = merge(old_entries, entries)
     if existing is not None and not merged.changed:
-        return Plan(len(entries), merged, existing, False)
+        return Plan(len(entries), merged, existing, False, page)
     text = render_yaml(
         merged.entries,
         family=str(head.get("family", "rocm")),
@@ -482,4 +426,4 @@ def plan_import(
         head=head,
         comment=comment,
     )
-    return Plan(len(entries), merged, text, existing is None or text != existing)
+    return Plan(len(entries), merged, text, existing is None or text != existing, page)

@@ -1,4 +1,4 @@
-"""valorch images list | show | check | pull | import-rst"""
+"""valorch images list | show | check | pull | import-rst | import-releases"""
 
 from __future__ import annotations
 
@@ -105,6 +105,10 @@ def show_image(
             out.print(f"  {key:10} {value}")
     for key, value in image.components.items():
         out.print(f"  {key:10} {value}")
+    for key, value in image.labels.items():  # what a published table says that is no version
+        from rich.markup import escape
+
+        out.print(escape(f"  {key:10} {value}  (label)"))
 
 
 @app.command("import-rst")
@@ -115,17 +119,25 @@ def import_rst(
     out_path: Path = typer.Option(
         None, "--out", "-o", help="Catalog file to create or update [default: images/rocm.yaml]."
     ),
+    defs: Path = typer.Option(
+        None,
+        "--defs",
+        help="Where the page's roles and substitutions are defined: ROCm's compatibility-matrix-"
+        "historical CSV (for :version-ref:), images/releases.json, or an RST file of "
+        "'.. |name| replace::' lines. Without it such cells stay 'unresolved: ROLE'.",
+    ),
     dry_run: bool = typer.Option(
         False, "--dry-run", help="Report what would change; write nothing."
     ),
     as_json: bool = JsonOption,
 ) -> None:
-    """Read a published image components table into catalog entries (idempotent)."""
+    """Read a published image components table into catalog entries (idempotent), and report
+    per image its backend and ROCm version and every cell not read as a version."""
     from ..services.catalog import plan_rst_import, validate_written
     from .common import write_validated
 
     out_path = out_path or project_dir() / "images" / "rocm.yaml"
-    plan = plan_rst_import(file, out_path)
+    plan = plan_rst_import(file, out_path, defs)
     written = plan.changed and not dry_run
     if written:
         # a temporary file beside the catalog, loaded by the catalog loader, then renamed
@@ -135,6 +147,7 @@ def import_rst(
     if as_json:
         print_json(report)
         return
+    _print_import_report(report["import"])
     table = Table("alias", "change", "details", title=f"{file.name} → {out_path}")
     for c in report["changes"]:
         table.add_row(c["alias"], c["kind"], "\n".join(c["details"]))
@@ -144,6 +157,67 @@ def import_rst(
     )
     verb = ("would write" if dry_run else "wrote") if plan.changed else "file unchanged:"
     out.print(f"{report['imported']} images imported ({counts}); {verb} {out_path}")
+
+
+def _print_import_report(page: dict) -> None:
+    """What the import understood: each image's backend and ROCm version, and the cells it
+    did not read as versions."""
+    from rich.markup import escape
+
+    images = Table(
+        "image",
+        "backend",
+        "rocm",
+        "labels",
+        title=escape(f"{page['page']}: {len(page['images'])} images"),
+    )
+    for i in page["images"]:
+        labels = ", ".join(f"{k}: {v}" for k, v in i["labels"].items())
+        images.add_row(i["alias"], i["backend"], i["rocm"] or "-", labels)
+    out.print(images)
+    if not page["unread"]:
+        out.print("unread cells: none")
+        return
+    unread = Table("line", "image", "column", "cell", "why", title="unread cells")
+    for u in page["unread"]:
+        unread.add_row(str(u["line"]), u["image"], u["column"], u["cell"][:60], u["reason"])
+    out.print(unread)
+
+
+@app.command("import-releases")
+def import_releases(
+    file: Path = typer.Argument(
+        ...,
+        help="ROCm's compatibility-matrix-historical .csv or PyTorch's RELEASE.md, as published.",
+    ),
+    out_path: Path = typer.Option(
+        None,
+        "--out",
+        "-o",
+        help="Release table file to create or update [default: images/releases.json].",
+    ),
+    as_json: bool = JsonOption,
+) -> None:
+    """Read a vendor's published release table into the release table kept beside the
+    catalog; inventory audit compares images with it."""
+    from ..services.catalog import RELEASES_FILE, plan_releases_import, validate_releases
+    from .common import write_validated
+
+    out_path = out_path or project_dir() / "images" / RELEASES_FILE
+    text, summary = plan_releases_import(file, out_path)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    write_validated(text, out_path, validate_releases)
+    if as_json:
+        print_json({"out": str(out_path), **summary})
+        return
+    what = (
+        f"{summary['releases']} ROCm releases × {summary['rows']} rows"
+        if summary["kind"] == "rocm"
+        else f"{summary['rows']} PyTorch releases"
+    )
+    from rich.markup import escape
+
+    out.print(escape(f"{file.name}: {what} → {out_path}"))
 
 
 CaOption = typer.Option(

@@ -36,6 +36,7 @@ render_sbom = lazy("orchestrator.render.sbom")
 if TYPE_CHECKING:
     from ..audit import Finding
     from ..components import Inventory
+    from ..services import published
     from ..spec import Change, ImageSpec
 
 app = typer.Typer(
@@ -142,12 +143,27 @@ def audit_image(
     pull: str = typer.Option(
         "missing", "--pull", help="missing, always or never (as for valorch run)."
     ),
+    releases: Path = typer.Option(
+        None,
+        "--releases",
+        help="Release table (valorch images import-releases) to compare the measured versions "
+        "with [default: releases.json beside the catalog, when there is one].",
+    ),
+    release: str = typer.Option(
+        None,
+        "--release",
+        help="The ROCm release whose published library versions the image is compared with "
+        "[default: the ROCm the image measures, else its catalog entry's].",
+    ),
     db: str = DbOption,
     as_json: bool = JsonOption,
     catalog: Path = CatalogOption,
 ) -> None:
-    """Gather an image's components, store them, compare with the catalog. Exit 1 on drift."""
+    """Gather an image's components, store them, compare with the catalog (exit 1 on drift)
+    and with the published release tables (shown, not gating)."""
     from ..services import inventory as service
+    from ..services import published
+    from .common import project_dir
     from .progress import PullProgress
 
     spec = load_catalog(catalog).resolve(image)
@@ -155,11 +171,14 @@ def audit_image(
         err, disable=as_json
     ) as progress:  # any reference: pulled (by digest when pinned) first
         spec = service.stage(spec, pull, progress)
+    table_path = releases or (catalog or project_dir() / "images") / "releases.json"
     done = service.audit_image(spec, sessions(db), status=err.status)
     run_id, digest, inv, findings = done.run_id, done.digest, done.inventory, list(done.findings)
+    claims = published.compare(inv, spec, table_path, release)
     fmt = AuditFormat.json if as_json else fmt
     if fmt is AuditFormat.json:
-        write_output(json.dumps(done.to_json(), indent=2, sort_keys=True), out_path)
+        doc = {**done.to_json(), "published": claims.to_json()}
+        write_output(json.dumps(doc, indent=2, sort_keys=True), out_path)
     elif fmt is AuditFormat.md:
         write_output(render_audit.render_findings_md(findings, spec.alias, inv), out_path)
     elif fmt is AuditFormat.cyclonedx:
@@ -173,7 +192,41 @@ def audit_image(
         )
     else:
         _print_audit(spec, run_id, digest, inv, findings)
+        _print_claims(claims)
     raise typer.Exit(done.exit_code)
+
+
+_CLAIM_STYLE = {
+    "agrees": "green",
+    "drift": "bold red",
+    "lacking": "yellow",
+    "unpublished": "bold red",
+}
+
+
+def _print_claims(claims: published.Claims) -> None:
+    """The published versions beside the measured ones (when a release table is there)."""
+    from rich.markup import escape
+
+    if claims.table is None:
+        return
+    title = escape(
+        f"published claims · {claims.table}"
+        + (f" · ROCm {claims.release}" if claims.release else "")
+    )
+    table = Table("library", "published", "measured", "verdict", title=title)
+    for f in claims.findings:
+        table.add_row(
+            f.subject, f.published, f.measured or "-", styled(_CLAIM_STYLE[f.kind], f.kind)
+        )
+    if claims.findings:
+        out.print(table)
+    if claims.note:
+        out.print(f"[yellow]published claims[/]: {escape(claims.note)}")
+    counts = ", ".join(
+        f"{claims.count(k)} {k}" for k in ("agrees", "drift", "lacking", "unpublished")
+    )
+    out.print(f"published claims: {counts} (shown, not gating)")
 
 
 # ------------------------------------------------------------------ diff ---

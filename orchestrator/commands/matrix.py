@@ -94,6 +94,12 @@ def render(
     ),
     include_adhoc: bool = AdhocOpt,
     fresh_days: int = FreshOpt,
+    releases: Path = typer.Option(
+        None,
+        "--releases",
+        help="Release table (valorch images import-releases): the libraries layout shows the "
+        "version each image's ROCm release publishes beside the measured one.",
+    ),
     db: str = DbOption,
 ) -> None:
     """A matrix: each cell the newest final verdict of its check on that image and host class, dated;
@@ -112,7 +118,16 @@ def render(
             db,
             catalog,
             _query(
-                layout, rows, columns, image, since, tier_policy, job, include_adhoc, fresh_days
+                layout,
+                rows,
+                columns,
+                image,
+                since,
+                tier_policy,
+                job,
+                include_adhoc,
+                fresh_days,
+                releases,
             ),
         )
     chosen = cast("tuple[str, ...]", status)  # flags.statuses parsed it
@@ -203,6 +218,7 @@ def _query(
     job: str | None,
     include_adhoc: bool,
     fresh_days: int,
+    releases: Path | None = None,
 ) -> MatrixQuery:
     """The matrix flags of ``render`` and ``publish`` as the service takes them."""
     from ..services.matrix import MatrixQuery
@@ -217,4 +233,5 @@ def _query(
         job,
         include_adhoc,
         fresh_days,
+        releases,
     )

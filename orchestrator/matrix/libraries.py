@@ -302,10 +302,20 @@ def _found(lib: Library, components: dict[str, str]) -> tuple[str, str] | None:
     return next(((key, components[key]) for key in lib.keys if components.get(key)), None)
 
 
-def library_cell(lib: Library, image: ImageInventory) -> TCell:
+def library_cell(lib: Library, image: ImageInventory, published: str | None = None) -> TCell:
+    """The measured version; with ``published`` (what the image's ROCm release publishes for
+    the library, images import-releases) that version beside it."""
     found = _found(lib, image.components) if image.run_id else None
     if found is not None and image.run_id:
         key, version = found
+        if published:
+            return TCell(
+                f"{version} (published {published})",
+                "",
+                (),
+                (image.run_id,),
+                f"inventory component {key}; the release table publishes {published}",
+            )
         return TCell(
             version, "", (), (image.run_id,), f"inventory component {key}"
         )  # a version, no badge
@@ -322,11 +332,17 @@ def library_cell(lib: Library, image: ImageInventory) -> TCell:
     )
 
 
-def libraries_table(images: Sequence[ImageInventory]) -> Table:
-    """Rows: the libraries that some image's inventory holds or its backend expects."""
+def libraries_table(
+    images: Sequence[ImageInventory], published: dict[str, dict[str, str]] | None = None
+) -> Table:
+    """Rows: the libraries that some image's inventory holds or its backend expects.
+    ``published``: alias → library name (lower case) → the version its release publishes."""
     body = []
+    published = published or {}
     for lib in LIBRARIES:
-        cells = tuple(library_cell(lib, img) for img in images)
+        cells = tuple(
+            library_cell(lib, img, _published(lib, published.get(img.alias, {}))) for img in images
+        )
         if all(not c.text for c in cells):
             continue
         body.append(TRow(lib.name, (lib.name, lib.purpose, lib.used_in), cells))
@@ -343,6 +359,11 @@ def libraries_table(images: Sequence[ImageInventory]) -> Table:
         tuple(body),
         notes,
     )
+
+
+def _published(lib: Library, claims: dict[str, str]) -> str | None:
+    names = (lib.name.lower(), lib.name.lower().removesuffix(" runtime"), *lib.keys)
+    return next((claims[n] for n in names if claims.get(n)), None)
 
 
 def backend_of(components: dict[str, str]) -> str:

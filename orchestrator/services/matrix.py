@@ -14,6 +14,7 @@ from typing import Any
 from sqlalchemy.orm import Session, sessionmaker
 
 from .. import __version__, yamlio
+from ..catalog import releases
 from ..catalog.core import Catalog
 from ..errors import InputError
 from ..matrix.document import Document, Header, Table
@@ -38,6 +39,7 @@ from ..store import matrix_store
 from ..store.db import public_url
 from ..store.queries import now
 from . import evidence
+from .catalog import load_releases
 
 Factory = sessionmaker[Session]
 FORMATS = ("md", "rst", "html", "json")
@@ -94,6 +96,7 @@ def _inventory_layout(
     catalog: Callable[[], Catalog],
     layout: str,
     images: list[str],
+    releases_path: Path | None = None,
 ) -> tuple[Table, list[datetime], list[str]]:
     """The components or libraries layout: the catalog's images (those ``images`` match) and
     their newest stored inventories; when the inventories were taken; the document's source."""
@@ -109,8 +112,15 @@ def _inventory_layout(
             for a, v in inventory.items()
             if not images or any(fnmatch.fnmatchcase(a, s) for s in images)
         }
+        rocm = load_releases(releases_path).get("rocm") if releases_path else None
+        published = {
+            a: releases.published_versions(rocm, comps)
+            for a, (_, comps) in inventory.items()
+            if rocm
+        }
         table = libraries_table(
-            images_for([(i.alias, i.backend) for i in entries], inventory, bool(images))
+            images_for([(i.alias, i.backend) for i in entries], inventory, bool(images)),
+            published,
         )
     else:
         table = components_table(
@@ -140,6 +150,7 @@ class MatrixQuery:
     job: str | None = None
     include_adhoc: bool = False
     fresh_days: int = DEFAULT_FRESH_DAYS
+    releases: Path | None = None  # a release table: the libraries layout shows its versions
 
 
 def build_document(
@@ -181,7 +192,9 @@ def build_document(
     stale = 0
     with factory() as session:
         if layout in ("components", "libraries"):
-            table, ended, source = _inventory_layout(session, db, catalog, layout, images)
+            table, ended, source = _inventory_layout(
+                session, db, catalog, layout, images, query.releases
+            )
         else:
             strict = strict or layout in STRICT_LAYOUTS
             ev = evidence.gather(

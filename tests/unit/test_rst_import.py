@@ -151,7 +151,7 @@ def test_clean_strips_markup():
 @pytest.mark.parametrize(
     "text, message",
     [
-        ("no tables here", "no list-table with an image column"),
+        ("no tables here", "page.rst:1: no list-table on the page"),
         (
             ".. list-table:: t\n   :header-rows: 1\n\n   * - Docker\n     - PyTorch\n   * - nothing useful\n     - 2.4\n",
             "names no image",
