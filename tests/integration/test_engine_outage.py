@@ -1,4 +1,4 @@
-"""Issue 11 fault 2: the engine goes away mid-run (SIGTERM to dockerd) and comes back.
+"""An engine outage: the engine goes away mid-run (SIGTERM to dockerd) and comes back.
 The batch ends with exit 3 and its tasks in infrastructure error, storing nothing
 half-way; `valorch run --resume` after the restart re-runs exactly those tasks: the
 batch then holds the results of an uninterrupted run, none twice.
@@ -162,7 +162,7 @@ def test_engine_stopped_mid_run_then_resumed_without_loss_or_duplicates(engine, 
     assert states == {"error": 2}, states  # both tasks: the one in flight, the one queued behind it
     assert rows(db, "SELECT COUNT(*) FROM result") == [(0,)]  # nothing stored half-way
     assert rows(db, "SELECT DISTINCT state FROM run") == [("error",)]
-    # every suite that never reported says why: infrastructure (issue 24 §2)
+    # every suite that never reported says why: infrastructure (triage: docs/site.md, "Why a check is red")
     assert rows(db, "SELECT subject, cls FROM triage ORDER BY subject") == [
         ("suite command", "infrastructure"),
         ("suite selftest", "infrastructure"),

@@ -1,4 +1,4 @@
-"""Issue 11 fault 1: Ctrl-C (SIGINT) and SIGTERM while a container is in flight. The
+"""Interrupts: Ctrl-C (SIGINT) and SIGTERM while a container is in flight. The
 container is removed exactly as at a normal end, the runs are `interrupted` with no
 result stored, valorch exits 130 / 143, and `--resume` then finishes the batch with
 exactly the results of an uninterrupted run. The moment is taken from the engine
