@@ -4,13 +4,17 @@ container races the container's end on a slow machine).
 
 How, without a hook in the probe or a change to the image: the private dockerd of a test
 runs every container through an OCI runtime wrapper (``runtime()``: valorch never sees it)
-that, for a gang's probe container (its environment has ``RANK``), bind-mounts a host
+that, for a probe container (its environment sets ``PYTHONPATH``), bind-mounts a host
 directory at ``/valorch-hold`` and puts it first on ``PYTHONPATH``. The ``sitecustomize`` there
 wraps the probe's ``multinode.group`` (every multinode check calls it first) in rank 1 only:
 its Nth call writes ``held`` and waits for ``release``, which the test never writes before
 its fault. N = 1 holds the rank before it joins the group (at the rendezvous), N = 2 after
 the first check passed on every rank (mid-task, with rank 0 waiting in the next
-collective). Without ``hold_at`` in the directory nothing is held."""
+collective). Without ``hold_at`` in the directory nothing is held.
+
+A declared command can wait there too (``WAIT_FOR_RELEASE``): it writes ``held`` and waits
+for ``release``, so that a test strikes while that check runs, and a resumed run, released,
+passes it at once."""
 
 from __future__ import annotations
 
@@ -24,6 +28,12 @@ from pathlib import Path
 import pytest
 
 MOUNT = "/valorch-hold"
+#: a command check's argv that waits, inside a container of a holding engine, for the release
+WAIT_FOR_RELEASE = (
+    "sh",
+    "-c",
+    f"touch {MOUNT}/held; until [ -e {MOUNT}/release ]; do sleep 0.1; done",
+)
 
 WRAPPER = '''#!{python}
 """runc, with the hold directory mounted into a gang's probe containers (tests/rank_hold.py)."""
@@ -38,7 +48,7 @@ if "create" in args:
     with open(path) as fh:
         config = json.load(fh)
     env = config["process"].get("env", [])
-    if any(e.startswith("RANK=") for e in env):
+    if any(e.startswith("PYTHONPATH=") for e in env):
         config["process"]["env"] = [
             "PYTHONPATH={mount}:" + e.split("=", 1)[1] if e.startswith("PYTHONPATH=") else e
             for e in env
@@ -135,6 +145,10 @@ def arm(hold: Path, at: int) -> None:
 def release(hold: Path) -> None:
     (hold / "release").write_text("")
     (hold / "hold_at").unlink(missing_ok=True)
+
+
+def is_held(hold: Path) -> bool:
+    return (hold / "held").exists()
 
 
 def wait_until_held(hold: Path, proc: subprocess.Popen) -> None:
