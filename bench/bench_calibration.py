@@ -1,4 +1,4 @@
-"""Calibration of the timing rule on A/A data (issue 13).
+"""Calibration of the timing rule on A/A data.
 
 1. A/A runs: the same image (same digest) on the same host, repeated: by default this
    script makes them (`valorch run --image host --suite kernels --suite smoke`, RUNS times);
@@ -185,7 +185,7 @@ def main() -> None:
     found = {n: judge(rng, noise_of, SHIFT, args.pairs, n) for n in pools}
     total = args.pairs * len(noise_of)
     print(
-        f"## Timing rule calibration (issue 13): {len(noise_of)} timed checks, A/A data of {info['runs']} runs "
+        f"## Timing rule calibration: {len(noise_of)} timed checks, A/A data of {info['runs']} runs "
         f"({info['busy_runs']} on a busy host), {args.pairs} synthetic pairs each, "
         f"{' / '.join(map(str, pools))} runs pooled a side\n"
     )

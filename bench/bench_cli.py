@@ -1,4 +1,4 @@
-"""Start-up of the CLI and the cost of a smoke run against their floors (issue 9).
+"""Start-up of the CLI and the cost of a smoke run against their floors.
 
 1. Commands that run no container and open no engine, as whole processes (median of
    REPS): goal <= 0.25 s each; the floor is `python -c pass`.

@@ -1,4 +1,4 @@
-"""Push throughput (issue 14): a runner's local SQLite store into PostgreSQL with
+"""Push throughput: a runner's local SQLite store into PostgreSQL with
 `valorch results push` (orchestrator/services/push.py): whole runs, one transaction
 each, results by COPY.
 
@@ -109,7 +109,7 @@ def main() -> None:
             server.stop()
         shutil.rmtree(work, ignore_errors=True)
     print(
-        f"## Push (issue 14): {args.runs} runs × {args.checks} checks = {n_results:,} results, SQLite → PostgreSQL\n"
+        f"## Push: {args.runs} runs × {args.checks} checks = {n_results:,} results, SQLite → PostgreSQL\n"
     )
     print("| push | runs | results | seconds | runs/s | results/s |")
     print("|---|---|---|---|---|---|")

@@ -1,4 +1,4 @@
-"""Registry figures (issue 12): `valorch images check` of the 8 catalogued rocm/pytorch tags
+"""Registry figures: `valorch images check` of the 8 catalogued rocm/pytorch tags
 against a local registry (docker-registry 2.8, TLS, basic auth; a small image pushed under
 those 8 names, docker.io mapped to it), and a pull of a test image by digest with
 `valorch images pull` against `docker pull` of the same reference, as a ratio.

@@ -1,6 +1,6 @@
 """Scale: 1,000 runs × 300 checks (300,000 results, ~10 timing samples each) in a fresh SQLite DB.
 
-Measures, against the goals of issue 4:
+Measures, against the goals set for the results store, the matrix and the diff:
   ingest   all rows through store/bulk.py (SQLAlchemy Core executemany) + commit   goal < 10 s
   render   the matrix of the latest run per image → Markdown (the `matrix render` path)  goal < 2 s
   diff     two runs of one image → Report → Markdown (the `valorch diff` path)       goal < 1 s
@@ -165,7 +165,7 @@ def main() -> None:
     encode = time.perf_counter() - t
     measured = {"ingest": ingest, "render": render, "diff": diff_s}
     print(
-        f"## Scale (issue 4): {RUNS} runs × {CHECKS} checks = {len(rows):,} results, {SAMPLES} samples each\n"
+        f"## Scale: {RUNS} runs × {CHECKS} checks = {len(rows):,} results, {SAMPLES} samples each\n"
     )
     print("| step | measured | goal | ratio |")
     print("|---|---|---|---|")

@@ -1,9 +1,9 @@
-"""Fleet scale (issue 14): ~3 years of a 50-image fleet's nightlies, 10,000,000 results
+"""Fleet scale: ~3 years of a 50-image fleet's nightlies, 10,000,000 results
 with 10 timing samples each, on SQLite and on PostgreSQL.
 
 Builds the data set (generated here, never committed) through the store's bulk ingest
 (orchestrator/store/bulk.py: executemany on SQLite, COPY on PostgreSQL), then times
-what people do with years of history, against the goals of issue 14:
+what people do with years of history, against the goals set for a fleet's shared store:
 
   ingest    results/s over the whole build (generation not counted)    goal >= 200,000/s (SQLite)
   matrix    latest matrix of the job "nightly" → Markdown              goal < 1 s
@@ -438,7 +438,7 @@ def main() -> None:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
     print(
-        f"## Fleet scale (issue 14): ~{args.results:,} results, {SAMPLES} samples each, {IMAGES} images, "
+        f"## Fleet scale: ~{args.results:,} results, {SAMPLES} samples each, {IMAGES} images, "
         f"{nights} nights\n"
     )
     print("| step | database | wall: first / warm | CPU (warm) | goal | ratio: wall warm / CPU |")

@@ -1,4 +1,4 @@
-"""Scale of `valorch site build` (issue 13): the 300,000-result store of bench_scale.py
+"""Scale of `valorch site build`: the 300,000-result store of bench_scale.py
 (1,000 runs × 300 timed checks, 10 images, 2 hosts, 10 samples each) built into a
 static site by the real command, timed as a whole process (Python start-up, reading
 the store, change detection, every page and plot, the atomic swap). Goal ≤ 30 s.
@@ -60,7 +60,7 @@ def main() -> None:
         files = sum(1 for p in out.rglob("*") if p.is_file())
         size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
     best = min(times)
-    print(f"## Site build (issue 13): {RUNS} runs × {CHECKS} checks = {len(rows):,} results\n")
+    print(f"## Site build: {RUNS} runs × {CHECKS} checks = {len(rows):,} results\n")
     print("| step | measured | goal | ratio |")
     print("|---|---|---|---|")
     print(

@@ -216,7 +216,7 @@ def _leave(code: Any) -> NoReturn:
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         # `valorch … | head` closed the pipe, or a closed stream: not a verdict, the exit code
-        # stays the command's own (docs/cli.md, "exit codes")
+        # stays the command's own (docs/design.md, "CLI conventions")
         with contextlib.suppress(BrokenPipeError, ValueError):
             stream.flush()
     os._exit(code)

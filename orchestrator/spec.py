@@ -66,7 +66,7 @@ CheckKind = Literal[
 ]
 ExecutorName = Literal["host", "docker"]
 
-# The status vocabulary (DESIGN.md, "Status vocabulary"), defined once.
+# The status vocabulary (docs/design.md, "Status vocabulary"), defined once.
 STATUSES: tuple[str, ...] = (
     "pass",
     "partial",
@@ -99,7 +99,7 @@ SYMBOL: dict[str, str] = {
     "missing": "—",
     "cpu-only": "🔲",
 }
-#: the regression rule's default timing threshold: a 5 % slower median (DESIGN.md)
+#: the regression rule's default timing threshold: a 5 % slower median (docs/design.md, "Regression rule")
 DEFAULT_THRESHOLD = 0.05
 
 LEGEND = (

@@ -99,7 +99,7 @@ def writable_root(backend: str) -> bool:
 #: Under a memory limit the tmpfs is a quarter of it (/var/tmp a sixteenth): tmpfs pages
 #: count against the container's memory and stay after their writer exits, so a workload
 #: that fills /tmp must meet "no space left" (its own failure), not the OOM killer of the
-#: whole probe (docs/checks.md, "Memory and /tmp").
+#: whole probe (docs/architecture.md, "Containers locked down").
 TMPFS_SHARE = {"/tmp": 4, "/var/tmp": 16}
 
 

@@ -1,6 +1,6 @@
 """The layouts of `valorch matrix render --layout ...` (pure): stored observations,
-run facts, catalog and inventory in; a matrix_doc.Table out. The seeds they copy
-are in ../shared/seeds (see DESIGN.md)."""
+run facts, catalog and inventory in; a matrix_doc.Table out. The hand-kept pages they
+reproduce are named in docs/design.md, "The pages valorch replaces"."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Stored results → a compatibility Matrix (pure: no I/O, no SQL).
 
 A cell is the verdict for one check (or feature) in one environment, in the
-vocabulary of DESIGN.md: ✅ pass, ❌ fail/crash/timeout/unsupported, ⚠️
+vocabulary of docs/design.md ("Status vocabulary"): ✅ pass, ❌ fail/crash/timeout/unsupported, ⚠️
 inconclusive (error), flaky (mixed attempts) or expected (xfail), blank for skip.
 """
 

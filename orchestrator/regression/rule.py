@@ -1,6 +1,6 @@
 """Two result sets → a regression Report (pure: no I/O, no SQL).
 
-The rule is DESIGN.md "Regression rule":
+The rule is docs/design.md, "Regression rule":
 
 - status: pass→fail/crash/timeout REGRESSED, fail→pass FIXED, pass→unsupported/partial/skip
   and a removed check COVERAGE LOST (a known issue with ``status: missing`` covers a removed one), a new check COVERAGE GAINED, anything with

@@ -1,7 +1,7 @@
 """How a command ends: its exit code, why, and the lines it says. The services decide it
 (``RunReport.outcome``, ``Qualification.outcome``); the commands print it and exit with it.
 
-Exit codes (docs/cli.md): 0 passed, 1 failed or regressed (the gate), 3 inconclusive
+Exit codes (docs/design.md, "CLI conventions"): 0 passed, 1 failed or regressed (the gate), 3 inconclusive
 (infrastructure errors, a notification that did not arrive, tampered output without the gate).
 The other commands that end on an answer decide it here too: ``verify`` (1: no attestation
 satisfies the requirement), ``images check`` (1: a tag moved or vanished), ``hosts check`` and

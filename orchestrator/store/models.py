@@ -1,4 +1,4 @@
-"""SQLAlchemy 2.0 typed declarative models (see DESIGN.md, "Results store")."""
+"""SQLAlchemy 2.0 typed declarative models (see docs/design.md, "Results store")."""
 
 from __future__ import annotations
 

@@ -405,6 +405,6 @@ def test_every_flag_of_every_command_fails_cleanly(seed, tmp_path_factory, name,
 
 
 def test_report_counts(capsys):
-    """Prints how many invocations the class test ran, by exit code (the issue's closing note)."""
+    """Prints how many invocations the class test ran, by exit code (a figure for a release's notes)."""
     with capsys.disabled():
         print(f"\nCLI fuzz: {STATS['examples']} invocations, by exit code {STATS['by_code']}")

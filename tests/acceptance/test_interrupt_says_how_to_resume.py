@@ -47,11 +47,10 @@ def test_ctrl_c_prints_the_resume_command(tmp_path, cli):
         stderr=subprocess.PIPE,
         text=True,
     )
-    for _ in range(
-        3000
-    ):  # until the batch's run is stored and running (the hang lasts its deadline)
-        if ("running",) in [(state,) for _batch, state in _runs(db)] or proc.poll() is not None:
-            break
+    # until the batch's run is stored and running: the hang holds it there until its deadline
+    # (20 s of the check's own time), so the signal lands mid-run on any machine
+    while ("running",) not in [(state,) for _batch, state in _runs(db)]:
+        assert proc.poll() is None, proc.communicate()[1][-2000:]
         time.sleep(0.02)
     proc.send_signal(signal.SIGINT)
     _out, err = proc.communicate(timeout=120)

@@ -20,7 +20,7 @@ from conftest import ROOT, run_cli
 
 
 def rows(db, *args) -> int:
-    """`valorch matrix render --format md | grep -c '^|'`, as the issue counts them."""
+    """`valorch matrix render --format md | grep -c '^|'`: the rows a reader counts."""
     proc = run_cli("matrix", "render", "--format", "md", *args, db=db)
     assert proc.returncode == 0, proc.stderr
     return sum(1 for line in proc.stdout.splitlines() if line.startswith("|"))

@@ -1,4 +1,4 @@
-"""A team replaces its hand-kept page with valorch's output (issue 20 §3): the seed-shaped
+"""A team replaces its hand-kept page with valorch's output: the seed-shaped
 feature table from real runs of the two CPU test images (PyTorch 1.13 and 2.13), its
 sections and rows as in rocm-pytorch-compatibility.rst, every cell traceable to stored
 results; the since column's wording; a fragment that docutils includes without a warning;

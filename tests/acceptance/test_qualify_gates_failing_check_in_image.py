@@ -1,4 +1,4 @@
-"""The issue's case on a real image: a baseline published from the same image, where
+"""An unexcused failure gates qualify, on a real image: a baseline published from the same image, where
 compile.inductor.mlp fails (the test image has no C compiler for inductor), and a qualify
 of the same job: exit 1 (still failing), one <failure> in the JUnit; a known issue excuses it."""
 

@@ -1,4 +1,4 @@
-"""The site is readable at a glance (issue 20 §4), as a person sees it in headless
+"""The site is readable at a glance, as a person sees it in headless
 Chromium: matrix column headers are pairwise distinct (the 1.13 and 2.13 images no longer
 both read "cpu_debian12_py3.1…"), the seed-shaped page has its sections, the tiers page
 shows its badge once per row, the check page names the libraries its results evidence,

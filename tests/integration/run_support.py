@@ -50,12 +50,14 @@ def run_ids_in(db) -> list[str]:
     return [r for (r,) in rows(db, "SELECT id FROM run")]
 
 
-def containers_of(run_ids) -> list[str]:
-    """Ids of the containers (any state) labelled with one of these runs."""
+def containers_of(run_ids, engine: str | None = None) -> list[str]:
+    """Ids of the containers (any state) labelled with one of these runs (on ``engine``, else
+    the default one)."""
+    host = ["-H", engine] if engine else []
     found = []
     for run_id in run_ids:
         out = subprocess.run(
-            ["docker", "ps", "-aq", "--filter", f"label=org.valorch.run={run_id}"],
+            ["docker", *host, "ps", "-aq", "--filter", f"label=org.valorch.run={run_id}"],
             capture_output=True,
             text=True,
             check=True,

@@ -1,4 +1,4 @@
-"""Issue 11: 8 valorch processes run containers on the real engine and write one
+"""Concurrent writers: 8 valorch processes run containers on the real engine and write one
 SQLite file at once: every run done, exact result counts, nothing lost or twice, no
 container left. (tests/unit/test_store_concurrency.py does the same with the host
 executor; tests/integration/test_resume.py kills valorch with SIGKILL and resumes.)"""

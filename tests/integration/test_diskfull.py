@@ -1,4 +1,4 @@
-"""Issue 11 fault 3: the results database on a 2 MiB tmpfs that fills up. Before a run
+"""A full disk: the results database on a 2 MiB tmpfs that fills up. Before a run
 and mid-run, `valorch run` exits 3 naming the database and its free space (no
 traceback), --junit is still written; mid-run, the results already measured are
 spilled and `valorch run --resume` imports them: nothing lost, nothing twice."""

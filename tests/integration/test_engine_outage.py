@@ -1,10 +1,13 @@
-"""Issue 11 fault 2: the engine goes away mid-run (SIGTERM to dockerd) and comes back.
+"""An engine outage: the engine goes away mid-run (SIGTERM to dockerd) and comes back.
 The batch ends with exit 3 and its tasks in infrastructure error, storing nothing
 half-way; `valorch run --resume` after the restart re-runs exactly those tasks: the
 batch then holds the results of an uninterrupted run, none twice.
 
 The engine is a PRIVATE dockerd this test starts, stops and restarts (its own socket,
-data root, exec root, pid file and bridge); the shared engine is never touched."""
+data root, exec root, pid file and bridge); the shared engine is never touched. It runs its
+containers through the holding runtime of tests/rank_hold.py: the command suite's second
+check waits for a release that comes only after the restart, so the engine stops while that
+check runs on any machine."""
 
 import json
 import os
@@ -16,12 +19,14 @@ import time
 from pathlib import Path
 
 import pytest
+import rank_hold
 from run_support import act_when, rows
 
 ROOT = Path(__file__).resolve().parents[2]
 VALORCH = str(Path(sys.executable).with_name("valorch"))
 BASE = Path("/tmp/valorch-d4")
 BRIDGE = "vlch-d4br0"
+HOLD = Path("/tmp/valorch-d4-hold")  # mounted into the engine's probe containers
 IMAGE = "valorch/base:bookworm"
 JOB = {
     "name": "outage",
@@ -31,7 +36,7 @@ JOB = {
             "name": "command",
             "commands": [
                 {"id": "first", "argv": ["true"], "timeout": 60},
-                {"id": "slow", "argv": ["sleep", "8"], "timeout": 60},
+                {"id": "slow", "argv": list(rank_hold.WAIT_FOR_RELEASE), "timeout": 60},
             ],
         },
         {"name": "selftest", "checks": ["selftest.pass", "selftest.fail"]},
@@ -43,6 +48,7 @@ class Engine:
     def __init__(self) -> None:
         self.sock = BASE / "docker.sock"
         self.proc = None
+        self.runtime = rank_hold.runtime(HOLD, BASE)
 
     def docker(self, *args, **kw):
         return subprocess.run(
@@ -56,6 +62,7 @@ class Engine:
                     "dockerd",
                     "--host",
                     f"unix://{self.sock}",
+                    *self.runtime,
                     "--data-root",
                     str(BASE / "data"),
                     "--exec-root",
@@ -100,6 +107,7 @@ def engine():
             pass
     BASE.mkdir(parents=True, exist_ok=True)
     subprocess.run(["ip", "link", "add", BRIDGE, "type", "bridge"], capture_output=True)
+    rank_hold.arm(HOLD, 0)
     eng = Engine()
     eng.start()
     try:
@@ -143,18 +151,14 @@ def test_engine_stopped_mid_run_then_resumed_without_loss_or_duplicates(engine, 
         argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
 
-    def stop_engine() -> None:
-        time.sleep(1)  # command.first has reported; command.slow is sleeping
-        engine.stop()
-
-    # the moment: the command suite's container running on the private engine
+    # the moment: command.first has reported and command.slow waits for its release, which
+    # comes only after the restart
     err = act_when(
         proc,
-        lambda: engine.docker(
-            "ps", "-q", "--filter", "label=org.valorch.suite=command"
-        ).stdout.split(),
-        stop_engine,
+        lambda: rank_hold.is_held(HOLD),
+        engine.stop,
         "valorch ended before the engine could be stopped",
+        tries=10**6,
     )
     assert proc.returncode == 3, err[-3000:]
     assert "Traceback" not in err
@@ -162,13 +166,14 @@ def test_engine_stopped_mid_run_then_resumed_without_loss_or_duplicates(engine, 
     assert states == {"error": 2}, states  # both tasks: the one in flight, the one queued behind it
     assert rows(db, "SELECT COUNT(*) FROM result") == [(0,)]  # nothing stored half-way
     assert rows(db, "SELECT DISTINCT state FROM run") == [("error",)]
-    # every suite that never reported says why: infrastructure (issue 24 §2)
+    # every suite that never reported says why: infrastructure (triage: docs/site.md, "Why a check is red")
     assert rows(db, "SELECT subject, cls FROM triage ORDER BY subject") == [
         ("suite command", "infrastructure"),
         ("suite selftest", "infrastructure"),
     ]
 
     engine.start()
+    rank_hold.release(HOLD)  # the resumed command.slow passes at once
     ((batch,),) = set(rows(db, "SELECT batch FROM run"))
     res = subprocess.run(
         [

@@ -1,6 +1,6 @@
-"""Result forgery by declared workloads, on the real engine (issue 10 section 1,
-issue 11 fault 4). Each test runs a job of command workloads that attack the
-probe, then reads the stored verdicts back from SQLite.
+"""Result forgery by declared workloads, on the real engine: a result comes only from the
+check that earned it, and a flood through the probe's stdout is survived. Each test runs a
+job of command workloads that attack the probe, then reads the stored verdicts back from SQLite.
 
 - As shipped, the attacks cannot reach the probe: workloads run as uid 65534
   and the probe's processes are non-dumpable, so /proc/1/fd/1 and the worker's
@@ -127,7 +127,7 @@ ATTACKS = [
 
 
 def test_attacks_cannot_reach_the_probe(cli, tmp_path):
-    """Attacks 1 and 2 of issue 10 and variants: no stored verdict changes."""
+    """The two forgeries (a result line to /proc/1/fd/1, into the worker's pipe) and variants: no stored verdict changes."""
     spec = job(
         tmp_path,
         [
@@ -290,7 +290,7 @@ def test_forgeries_of_the_task_checks_are_pinned_to_them(engine_run, tmp_path):
 
 
 def test_flood_through_the_probes_stdout_keeps_received_results(engine_run, tmp_path):
-    """Issue 11 fault 4: 200 MB to /proc/1/fd/1 (reachable only in the weak container)."""
+    """A flood through the probe's stdout: 200 MB to /proc/1/fd/1 (reachable only in the weak container)."""
     spec = job(
         tmp_path,
         [

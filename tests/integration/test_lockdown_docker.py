@@ -1,4 +1,4 @@
-"""Probe containers are locked down (issue 11), read back from the engine with
+"""Probe containers are locked down, read back from the engine with
 `docker inspect` and from inside: every capability dropped but SETUID, SETGID and
 CHOWN, memory and CPU limits, a read-only root file system with a tmpfs /tmp; a
 check past its memory limit is a `crash` "killed: out of memory", the host lives on."""

@@ -9,7 +9,6 @@ import time
 import uuid
 from datetime import datetime, timedelta
 
-import psycopg
 import pytest
 
 from orchestrator.spec import HostSpec, ImageSpec, SuiteRef
@@ -34,8 +33,16 @@ SELFTEST = (
 )
 
 
+def connect(url, **kwargs):
+    """A psycopg connection, imported here: the module is collected where psycopg is absent
+    (`make quick` installs `.[test]` only) and its tests are then deselected or skipped."""
+    import psycopg
+
+    return psycopg.connect(url, **kwargs)
+
+
 def sql(url, query):
-    with psycopg.connect(url) as conn:
+    with connect(url) as conn:
         return conn.execute(query).fetchall()
 
 
@@ -252,7 +259,7 @@ def _whole(server_db, n_checks):
 def _slow_runs(server_db, after, seconds):
     """Every run the server takes once it holds ``after`` more than now waits ``seconds``
     (a trigger): the signal always lands mid-push, inside a run's transaction."""
-    with psycopg.connect(server_db, autocommit=True) as conn:
+    with connect(server_db, autocommit=True) as conn:
         (now,) = conn.execute("SELECT count(*) FROM run").fetchone()
         conn.execute(f"""
             CREATE OR REPLACE FUNCTION valorch_test_slow() RETURNS trigger AS $$
@@ -270,7 +277,7 @@ def _slow_runs(server_db, after, seconds):
 
 
 def _fast_runs(server_db):
-    with psycopg.connect(server_db, autocommit=True) as conn:
+    with connect(server_db, autocommit=True) as conn:
         conn.execute("DROP TRIGGER IF EXISTS valorch_test_slow ON run")
 
 

@@ -1,4 +1,4 @@
-"""The docker executor against an engine reached over ssh:// (issue 6), with the same
+"""The docker executor against an engine reached over ssh://, with the same
 executor code as unix:// and tcp://+TLS.
 
 A private sshd (its own config, host key, pid file and authorized_keys in a tmp dir,

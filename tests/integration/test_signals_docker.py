@@ -1,17 +1,22 @@
-"""Issue 11 fault 1: Ctrl-C (SIGINT) and SIGTERM while a container is in flight. The
+"""Interrupts: Ctrl-C (SIGINT) and SIGTERM while a container is in flight. The
 container is removed exactly as at a normal end, the runs are `interrupted` with no
 result stored, valorch exits 130 / 143, and `--resume` then finishes the batch with
 exactly the results of an uninterrupted run. The moment is taken from the engine
-(the container running, or just created), never from a fixed sleep."""
+(the container just created), or from the check itself: on a private engine with the
+holding runtime of tests/rank_hold.py, the command suite's second check waits for a release
+that comes only before `--resume`, so the signal lands while it runs on any machine."""
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
 from pathlib import Path
 
+import dockerd
 import pytest
+import rank_hold
 from run_support import act_when, containers_of, rows, run_ids_in
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -25,14 +30,30 @@ JOB = {
             "name": "command",
             "commands": [
                 {"id": "first", "argv": ["true"], "timeout": 60},
-                {"id": "slow", "argv": ["sleep", "3"], "timeout": 60},
+                {"id": "slow", "argv": list(rank_hold.WAIT_FOR_RELEASE), "timeout": 60},
             ],
         }
     ],
 }
 
 
-def _container_in(proc, status) -> bool:
+DIR = Path("/tmp/valorch-signals-engine")
+HOLD = Path("/tmp/valorch-signals-hold")  # mounted into the engine's probe containers
+BRIDGE = "vlch-sig-br0"
+IMAGES = ("valorch/base:bookworm", "valorch/base:bullseye")
+
+
+@pytest.fixture(scope="module")
+def engine():
+    if not shutil.which("dockerd"):
+        pytest.skip("dockerd is needed for a private engine")
+    dockerd.stop_stale(DIR)
+    rank_hold.arm(HOLD, 0)
+    with dockerd.running(DIR, BRIDGE, *rank_hold.runtime(HOLD, DIR), images=IMAGES) as sock:
+        yield f"unix://{sock}"
+
+
+def _container_in(engine, proc, status) -> bool:
     """Whether one of this valorch's containers is in ``status`` on the engine. Found by the
     owner label naming its process (executors/owner.py), not by its runs: a batch's first
     container starts before its runs are stored (services/run), and a signal then is one
@@ -40,6 +61,8 @@ def _container_in(proc, status) -> bool:
     owners = subprocess.run(
         [
             "docker",
+            "-H",
+            engine,
             "ps",
             "-a",
             "--filter",
@@ -60,12 +83,13 @@ def _container_in(proc, status) -> bool:
 )
 @pytest.mark.parametrize("moment", ["running", "created"])
 def test_signal_removes_the_container_in_flight_and_resume_finishes(
-    tmp_path, cli, sig, code, moment
+    engine, tmp_path, cli, sig, code, moment
 ):
+    rank_hold.arm(HOLD, 0)
     job = tmp_path / "job.json"
     job.write_text(json.dumps(JOB))
     hosts = tmp_path / "hosts.yaml"
-    hosts.write_text("- name: local\n  slots: 1\n")
+    hosts.write_text(f"- name: local\n  endpoint: {engine}\n  slots: 1\n")
     db = tmp_path / "sig.sqlite"
     env = {k: v for k, v in os.environ.items() if k != "VALORCH_DB"}
     proc = subprocess.Popen(
@@ -78,7 +102,10 @@ def test_signal_removes_the_container_in_flight_and_resume_finishes(
     )
     err = act_when(
         proc,
-        lambda: _container_in(proc, moment),
+        # running: command.first reported, command.slow waits for its release
+        (lambda: rank_hold.is_held(HOLD))
+        if moment == "running"
+        else (lambda: _container_in(engine, proc, moment)),
         lambda: proc.send_signal(sig),
         "valorch ended before a container was " + moment,
         timeout=120,
@@ -88,12 +115,15 @@ def test_signal_removes_the_container_in_flight_and_resume_finishes(
     assert "Traceback" not in err
     run_ids = run_ids_in(db)
     assert len(run_ids) == 2
-    assert containers_of(run_ids) == []  # nothing left, in any state (running, exited, created)
+    assert (
+        containers_of(run_ids, engine) == []
+    )  # nothing left, in any state (running, exited, created)
     assert rows(db, "SELECT DISTINCT state FROM run") == [("interrupted",)]
     assert rows(db, "SELECT COUNT(*) FROM result") == [(0,)]  # the task in flight stored nothing
     assert ("done",) not in rows(db, "SELECT DISTINCT state FROM task")
     ((batch,),) = rows(db, "SELECT DISTINCT batch FROM run")
 
+    rank_hold.release(HOLD)  # the resumed command.slow passes at once
     res = cli("run", "--resume", batch, "--hosts", str(hosts), "--json", db=db)
     assert res.returncode == 0, res.stderr[-3000:]
     assert rows(db, "SELECT DISTINCT state FROM run") == [("done",)]
@@ -105,4 +135,4 @@ def test_signal_removes_the_container_in_flight_and_resume_finishes(
         "SELECT COUNT(*) FROM (SELECT run_id, check_pk, attempt FROM result "
         "GROUP BY 1, 2, 3 HAVING COUNT(*) > 1)",
     ) == [(0,)]
-    assert containers_of(run_ids_in(db)) == []
+    assert containers_of(run_ids_in(db), engine) == []

@@ -213,6 +213,7 @@ def oci11(monkeypatch):
     OCI11.tags["v1"] = digest
     yield parse(f"{host}/r:v1"), digest
     server.shutdown()
+    server.server_close()
 
 
 def test_referrers_api_is_detected_and_used(oci11):

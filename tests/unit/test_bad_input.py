@@ -1,4 +1,4 @@
-"""Hardening against bad input (issue 11): what the corpus cannot show by exit codes alone."""
+"""Hardening against bad input: what the corpus cannot show by exit codes alone."""
 
 import fcntl
 import io

@@ -1,4 +1,4 @@
-"""Issue 11, faults and lockdown, without an engine: container limits and capabilities,
+"""Faults and lockdown, without an engine: container limits and capabilities,
 OOM detection, the SIGTERM edge, spill files, a full database, JUnit on errors."""
 
 import io

@@ -13,7 +13,7 @@ from orchestrator.catalog.core import Catalog
 ROOT = Path(__file__).resolve().parents[2]
 SEED = (
     Path(__file__).resolve().parents[1] / "fixtures" / "seeds" / "rocm-pytorch-compatibility.rst"
-)  # a copy of ../shared/seeds
+)  # a copy of ROCm's published page (docs/design.md, "The pages valorch replaces")
 CATALOG = ROOT / "images" / "rocm.yaml"
 
 

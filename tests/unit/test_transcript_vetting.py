@@ -1,4 +1,4 @@
-"""A result comes only from the check that earned it (issue 10 section 1): the
+"""A result comes only from the check that earned it: the
 transcript's records are vetted against the task's checks, their order and the
 suite's attempts. Replays recorded real probe output (tests/fixtures/forgery)
 and real probe runs; forged lines never become verdicts, genuine runs never

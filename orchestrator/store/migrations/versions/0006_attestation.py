@@ -1,4 +1,4 @@
-"""Signed attestations beside the runs they came from (issue 24): one DSSE envelope per
+"""Signed attestations beside the runs they came from (docs/attestations.md): one DSSE envelope per
 image digest and predicate type, with where it was pushed.
 
 Revision ID: 0006
