@@ -22,7 +22,7 @@ ALLOWED = {"tests/unit/test_references_resolve.py"}
 #: recorded third-party text, kept byte for byte
 RECORDED = ("tests/fixtures/", "tests/corpus/files/")
 
-DOC_PATH = re.compile(r"\bdocs/([A-Za-z0-9_./-]+?\.md)\b")
+DOC_PATH = re.compile(r"(?<![\w/.-])docs/([A-Za-z0-9_./-]+?\.md)\b")
 MD_LINK = re.compile(r"\]\(([^)\s]+)\)")
 CITED = re.compile(r"\b([a-z][a-z0-9_-]*)\.md(?:\]\([^)]*\))?,? \"([^\"]+)\"")
 ISSUE = re.compile(r"\bissues? ?(?:#|no\.? ?)?\d+\b", re.IGNORECASE)
