@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 
 from orchestrator.catalog.core import HOST_IMAGE, load_job
 from orchestrator.executors.transcript import FLOODED, MAX_TOTAL, TAMPERED, Transcript, conclude
-from valorch_probe import MARKER
 from orchestrator.scheduling.plan import suite_checks
 from orchestrator.spec import HostSpec, SuiteRef, Task
+from valorch_probe import MARKER
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "forgery"
 
