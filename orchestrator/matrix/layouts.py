@@ -12,7 +12,7 @@ from typing import Any
 
 from ..components import UNPINNED, version_matches
 from .document import Table, TCell, TRow
-from .model import LEGEND, Cell, Matrix, Observation, build, by_feature, regroup
+from .model import LEGEND, SUPPORT_LEGEND, Cell, Matrix, Observation, build, by_feature, regroup
 from .seed import (
     best_by_backend,
     describe,
@@ -122,7 +122,7 @@ def checks_table(
         else (
             LEGEND,
             "A feature combines the checks that evidence it: "
-            "all pass ✅, any failing ❌, otherwise ⚠️.",
+            "all pass ✅, any failing ❌ (or unsupported ⊘), otherwise partial ⚠️ or inconclusive ⁇.",
         )
     )
     return Table(
@@ -182,8 +182,7 @@ def summary_table(obs: Sequence[Observation], runs: Sequence[RunInfo]) -> Table:
     )
     heads = ("Supported",) if len(backends) == 1 else tuple(f"Supported ({b})" for b in backends)
     notes = (
-        "✅: full support · ⚠️: partial support or inconclusive · ❌: not supported · —: not run; "
-        "a backend's cell is its best-evidenced state: ✅ where some image of the backend passes · "
+        f"{SUPPORT_LEGEND}; a backend's cell is its best-evidenced state: ✅ where some image of the backend passes · "
         f"over {len(m.columns)} image(s): {', '.join(f'{c} ({backend_of[c]})' for c in m.columns)}",
     )
     return Table("summary", "Supported features", ("Features", "Description"), heads, body, notes)
@@ -210,20 +209,28 @@ def tiers_table(
                 n = scope.setdefault(g, {}).setdefault(r.key.split(".", 1)[0], [0, 0])
                 n[0], n[1] = n[0] + (cell.verdict == "pass"), n[1] + 1
     body = []
-    for t in sorted(tiers(groups, policy), key=lambda t: TIERS.index(t.tier)):
+    ended = {r.run_id: r.ended for r in runs}
+    for t in sorted(tiers(groups, policy, ended), key=lambda t: TIERS.index(t.tier)):
         images = sorted({r.image for r in runs if r.group(columns) == t.group})
         hosts = sorted({r.host for r in runs if r.group(columns) == t.group})
         suites = ", ".join(f"{s} ({p}/{n} pass)" for s, (p, n) in scope.get(t.group, {}).items())
         notes = (
             f"pass rate {t.rate:.1%} ({t.passed} of {t.counted} checks with a verdict), {t.crashes} crashes "
             f"or timeouts; {len(images)} image(s) on {', '.join(hosts)}"
+            + (f"; {t.short}" if t.short else "")
         )
         body.append(
             TRow(
                 t.group,
                 (t.group,),
                 (
-                    TCell(t.tier, t.tier, (), t.runs),
+                    # a tier named "unsupported" is not the status unsupported (not installed)
+                    TCell(
+                        t.tier,
+                        "unsupported-tier" if t.tier == "unsupported" else t.tier,
+                        (),
+                        t.runs,
+                    ),
                     TCell(suites or "no check with a verdict", "", (), t.runs),
                     TCell(notes, "", (), t.runs, ", ".join(images)),
                 ),
@@ -270,7 +277,7 @@ def component_cell(expected: str, measured: str | None, run_id: str | None) -> T
     if version_matches(expected, measured):
         return TCell(expected, "ok", (), runs, f"measured {measured}")
     return TCell(
-        f"⚠️ {expected} ≠ {measured}",
+        f"{expected} ≠ {measured}",
         "drift",
         (),
         runs,
@@ -294,7 +301,7 @@ def components_table(
         )
         body.append(TRow(img.alias, (docker,), cells))
     notes = (
-        "Values from the image catalog; where an inventory of the image was measured, ⚠️ A ≠ B marks "
+        "Values from the image catalog; where an inventory of the image was measured, A ≠ B marks "
         "a component whose measured version (B) disagrees with the catalog (A), and an unpinned "
         "component shows the version found.",
     )

@@ -11,9 +11,9 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from ..render.sections import SECTION
-from ..spec import SYMBOL
+from ..spec import NOT_APPLICABLE, SYMBOL
 from .document import Table, TCell, TRow
-from .model import Cell, Matrix, Observation, build, by_feature, combine, regroup
+from .model import SUPPORT_LEGEND, Cell, Matrix, Observation, build, by_feature, combine, regroup
 from .since import since_of
 
 if TYPE_CHECKING:
@@ -111,8 +111,8 @@ def best_by_backend(
 def supported_cell(cell: Cell, checks: Sequence[str]) -> TCell:
     text = (
         SYMBOL[cell.verdict]
-        if cell.verdict not in ("skip", "missing")
-        else ("" if cell.verdict == "skip" else "—")
+        if cell.verdict not in ("skip", NOT_APPLICABLE, "missing")
+        else ("—" if cell.verdict == "missing" else "")
     )
     note = f"{cell.verdict} ({', '.join(cell.statuses)})" if cell.statuses else "not run"
     return TCell(
@@ -126,7 +126,7 @@ def since_cell(m: Matrix, row: str, component: str, comps: dict[str, dict[str, s
     for image in m.columns:
         cell = m.cell(row, image)
         version = comps.get(image, {}).get(component)
-        if version and cell.verdict not in ("skip", "missing", "error", "xfail"):
+        if version and cell.verdict not in ("skip", NOT_APPLICABLE, "missing", "error", "xfail"):
             points.append((str(version), "partial" if cell.verdict == "flaky" else cell.verdict))
             used.append(cell)
     found = since_of(points)
@@ -183,8 +183,7 @@ def seed_features_table(obs: Sequence[Observation], runs: Sequence[RunInfo]) -> 
         body.append(TRow(r.key, (section[r.key], r.key, describe(checks, described)), tuple(cells)))
     images = ", ".join(f"{i} ({backend_of[i]})" for i in m.columns)
     notes = (
-        "✅: full support · ⚠️: partial support (or inconclusive) · ❌: not supported · —: not run. "
-        "Supported: the best-evidenced state over the images of a backend (✅ where some image passes).",
+        f"{SUPPORT_LEGEND}. Supported: the best-evidenced state over the images of a backend (✅ where some image passes).",
         "Since: the oldest version whose newest verdict passes, with every newer version tested passing; "
         "≤ X: passes in every version tested, none older than X was tested; —: does not pass in the "
         "newest version tested, or not tested.",

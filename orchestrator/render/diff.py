@@ -343,7 +343,7 @@ def _md_noise(report: Report) -> list[str]:
         "| environment | check | CV base | CV head | run-to-run (A/A) | smallest detectable | host |",
         "|---|---|---|---|---|---|---|",
         *(
-            f"| {_md_cell(e)} | `{k}` | {cb} | {ch} | {rs} | {d} | {'⚠️ noisy' if n else 'quiet'} |"
+            f"| {_md_cell(e)} | `{k}` | {cb} | {ch} | {rs} | {d} | {'noisy' if n else 'quiet'} |"
             for e, k, cb, ch, rs, d, n in rows
         ),
         "",
@@ -352,7 +352,7 @@ def _md_noise(report: Report) -> list[str]:
 
 _MD_LEGEND = (
     "Legend: ❌ regressed · ▼ slower · ▲ faster · ~ over the threshold, not significant (not counted) "
-    "· ✅ fixed · ⚠️ flaky or inconclusive · xfail known issue · − coverage lost · + coverage gained "
+    "· ✅ fixed · ⁇ flaky or inconclusive · ⚑ known issue · − coverage lost · + coverage gained "
     "· x not comparable"
 )
 

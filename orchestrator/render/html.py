@@ -27,7 +27,9 @@ CSS_CLASS = {
     "fail": "bad",
     "crash": "bad",
     "timeout": "bad",
-    "unsupported": "bad",
+    "unsupported": "none",
+    "n/a": "none",
+    "partial": "warn",
     "drift": "bad",
     "error": "warn",
     "xfail": "warn",
@@ -36,6 +38,7 @@ CSS_CLASS = {
     "first-class": "ok",
     "best-effort": "warn",
     "experimental": "warn",
+    "unsupported-tier": "bad",
 }
 
 

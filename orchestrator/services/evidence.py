@@ -199,7 +199,7 @@ def stamp(table: Table, now: datetime, fresh_days: int) -> tuple[Table, int]:
         cells = []
         for c in row.cells:
             flags = tuple(c.flags)
-            if c.when and c.when < cutoff and c.verdict not in ("", "missing", "skip"):
+            if c.when and c.when < cutoff and c.verdict not in ("", "missing", "skip", "n/a"):
                 flags = (*flags, "stale")
                 stale += 1
             cells.append(_marked(c, flags))
@@ -211,7 +211,7 @@ def _marked(c: TCell, flags: tuple[str, ...]) -> TCell:
     if flags == c.flags and not flags:
         return c
     text = c.text
-    if flags and c.verdict not in ("", "missing", "skip"):
+    if flags and c.verdict not in ("", "missing", "skip", "n/a"):
         words = [FLAG_TEXT[f] for f in flags if f in FLAG_TEXT]
         if "cpu-only" in flags and c.verdict != "cpu-only":
             words.append("cpu only")
