@@ -14,8 +14,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from .. import encode
 from valorch_probe import MARKER
+
+from .. import encode
 from ..spec import MAX_MESSAGE, CheckInfo, CheckResult, Execution, Status, Task
 from .ledger import Ledger, vet
 
