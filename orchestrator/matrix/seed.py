@@ -58,9 +58,20 @@ def section_of(check: str) -> str | None:
 
 
 def _first_sentence(text: str) -> str:
+    """The description's first sentence, up to its first "; " outside parentheses: a
+    parenthesis is never cut open ("(prefix match; a pre-release …)" stays whole)."""
     parts = re.split(r"(?<=[a-z0-9)\]])\.\s+(?=[A-Z(])", " ".join(text.split()), maxsplit=1)
-    sentence = parts[0].split("; ", 1)[0].rstrip(".")
+    sentence = _before_clause(parts[0]).rstrip(".")
     return sentence + "." if sentence else ""
+
+
+def _before_clause(text: str) -> str:
+    depth = 0
+    for i, ch in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if depth <= 0 and text.startswith("; ", i):
+            return text[:i]
+    return text
 
 
 def descriptions(checks: Iterable[str]) -> dict[str, str]:

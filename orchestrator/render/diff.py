@@ -159,6 +159,10 @@ def _md_cell(text: str) -> str:
     return encode.markdown(str(text))
 
 
+def _code(text: str) -> str:
+    return encode.markdown_code(str(text))
+
+
 def _why(why: Why | None, c: CellChange) -> Triage | None:
     """The triage of a red cell (services.triage.for_runs: (image alias, check) -> Triage), or None."""
     return (why or {}).get((c.env.split(" → ")[-1], c.check)) if c.head in RED else None
@@ -219,15 +223,17 @@ def verdict_md(report: Report, verdict: Verdict, why: Why | None = None) -> list
         lines += [
             "| "
             + " | ".join(
-                _md_cell(x)
-                for x in (
-                    c.mark or "❌",
-                    c.env,
-                    f"`{c.check}`",
-                    c.base or "—",
-                    c.head or "—",
-                    gate_note,
-                    " — ".join(t for t in (_timing_text(c) or c.note, why_text(why, c)) if t),
+                x if i == 2 else _md_cell(x)
+                for i, x in enumerate(
+                    (
+                        c.mark or "❌",
+                        c.env,
+                        _code(c.check),
+                        c.base or "—",
+                        c.head or "—",
+                        gate_note,
+                        " — ".join(t for t in (_timing_text(c) or c.note, why_text(why, c)) if t),
+                    )
                 )
             )
             + " |"
@@ -243,10 +249,10 @@ def _md_sides(report: Report, h: dict[str, Any]) -> list[str]:
     return [
         "| | base | head |",
         "|---|---|---|",
-        f"| what | {base.kind} `{base.label}` | {head.kind} `{head.label}` |",
+        f"| what | {base.kind} {_code(base.label)} | {head.kind} {_code(head.label)} |",
         f"| environments | {', '.join(base.envs)} | {', '.join(head.envs)} |",
-        f"| digests | {'<br>'.join(f'{e}: `{d}`' for e, d in base.digests) or '—'} "
-        f"| {'<br>'.join(f'{e}: `{d}`' for e, d in head.digests) or '—'} |",
+        f"| digests | {'<br>'.join(f'{e}: {_code(d)}' for e, d in base.digests) or '—'} "
+        f"| {'<br>'.join(f'{e}: {_code(d)}' for e, d in head.digests) or '—'} |",
         f"| hosts | {', '.join(base.hosts) or '—'} | {', '.join(head.hosts) or '—'} |",
         f"| runs | {len(base.runs)} | {len(head.runs)} |",
         "",
@@ -270,7 +276,9 @@ def _md_warnings(report: Report, h: dict[str, Any]) -> list[str]:
             "",
         ]
     for issue in report.expired:
-        lines.append(f"- ⚠️ known issue `{issue.check}` expired on {issue.expires}: {issue.reason}")
+        lines.append(
+            f"- ⚠️ known issue {_code(issue.check)} expired on {issue.expires}: {issue.reason}"
+        )
     if report.expired:
         lines.append("")
     return lines
@@ -282,8 +290,10 @@ def _md_change_row(c: CellChange, why: Why | None) -> str:
         detail += f" — {why_text(why, c)}"
     if c.issue and c.issue.url:
         detail += f" ([link]({c.issue.url}))"
-    cells = (c.mark, c.env, f"`{c.check}`", c.base or "—", c.head or "—", detail)
-    return "| " + " | ".join(_md_cell(x) for x in cells) + " |"
+    cells = (c.mark, c.env, c.check, c.base or "—", c.head or "—", detail)
+    return (
+        "| " + " | ".join(_code(x) if i == 2 else _md_cell(x) for i, x in enumerate(cells)) + " |"
+    )
 
 
 def _md_changes(report: Report, shown: set[int], why: Why | None) -> list[str]:
@@ -312,7 +322,7 @@ def _md_flips(report: Report) -> list[str]:
         "",
         "| environment | check | base | head |",
         "|---|---|---|---|",
-        *(f"| {_md_cell(f.env)} | `{f.check}` | {f.base} | {f.head} |" for f in report.flips),
+        *(f"| {_md_cell(f.env)} | {_code(f.check)} | {f.base} | {f.head} |" for f in report.flips),
         "",
     ]
 
@@ -343,7 +353,7 @@ def _md_noise(report: Report) -> list[str]:
         "| environment | check | CV base | CV head | run-to-run (A/A) | smallest detectable | host |",
         "|---|---|---|---|---|---|---|",
         *(
-            f"| {_md_cell(e)} | `{k}` | {cb} | {ch} | {rs} | {d} | {'noisy' if n else 'quiet'} |"
+            f"| {_md_cell(e)} | {_code(k)} | {cb} | {ch} | {rs} | {d} | {'noisy' if n else 'quiet'} |"
             for e, k, cb, ch, rs, d, n in rows
         ),
         "",
