@@ -28,6 +28,7 @@ from ..spec import (
     FLAKY,
     NOISE,
     NOT_COMPARABLE,
+    NOT_EXERCISED,
     REGRESSED,
     SAME,
     SLOWER,
@@ -506,7 +507,7 @@ def diff_junit(report: Report, verdict: Verdict | None = None, why: Why | None =
         per_env.setdefault(c.env, []).append(c)
     for env, changes in per_env.items():
         suite = ET.SubElement(root, "testsuite", name=env)
-        n_fail = n_skip = 0
+        n_fail = n_skip = n_err = 0
         for c in changes:
             case = ET.SubElement(suite, "testcase", classname=env, name=c.check)
             text = " — ".join(x for x in (_timing_text(c) or c.note, why_text(why, c)) if x)
@@ -533,6 +534,11 @@ def diff_junit(report: Report, verdict: Verdict | None = None, why: Why | None =
             ):  # a passing testcase that says what is missing (and what allowed the loss)
                 extra = f" (coverage lost, not gated: {allowed[key]})" if key in allowed else ""
                 ET.SubElement(case, "system-out").text = f"partial: {c.note}{extra}"
+            elif c.head == "error" and c.kind != EXPECTED:  # the harness's, as in run --junit
+                n_err += 1
+                ET.SubElement(
+                    case, "error", type="error", message=f"{c.base or '—'} → error: {text}"[:500]
+                ).text = text
             elif key in allowed:
                 n_skip += 1
                 ET.SubElement(
@@ -548,9 +554,12 @@ def diff_junit(report: Report, verdict: Verdict | None = None, why: Why | None =
                     "skipped",
                     message=f"{c.kind}: {c.base or '—'} → {c.head or '—'} {text}"[:500],
                 )
+            elif c.head in (*NOT_EXERCISED, "xfail"):  # not a pass: says why (docs/statuses.md)
+                n_skip += 1
+                ET.SubElement(case, "skipped", message=f"{c.head}: {c.note or text}"[:500])
         suite.set("tests", str(len(changes)))
         suite.set("failures", str(n_fail))
-        suite.set("errors", "0")
+        suite.set("errors", str(n_err))
         suite.set("skipped", str(n_skip))
     ET.indent(root)
     return encode.xml(ET.tostring(root, encoding="unicode", xml_declaration=True)) + "\n"
