@@ -484,6 +484,49 @@ class CheckInfo(Frozen):
     nodes: int = Field(default=1, ge=1)  # the fewest nodes the check runs on (multi-node checks: 2)
 
 
+def definition_hash(info: CheckInfo, suite: SuiteRef) -> str:
+    """A short hash of what a check is, as this task runs it: its id, version, kind and
+    needs, and, for a check a job declares, its declaration (a command's argv, expected exit
+    code and output regexes, timeout; a pytest workload's path and arguments). Stored with
+    each result: two results of one check id whose hashes differ measured different things
+    (triage says "definition changed", never "flaky")."""
+    declared: Any = None
+    if info.id.startswith("command."):
+        name = info.id.removeprefix("command.")
+        declared = next(
+            (
+                c.model_dump(mode="json", exclude={"feature"})
+                for c in suite.commands
+                if c.id == name.split("[")[0]
+            ),
+            None,
+        )
+    elif suite.pytest is not None and info.kind == "pytest":
+        declared = suite.pytest.model_dump(mode="json", exclude={"source"})
+    blob = json.dumps(
+        {
+            "id": info.id,
+            "version": info.version,
+            "kind": info.kind,
+            "needs": list(info.needs),
+            "nodes": info.nodes,
+            "declared": declared,
+        },
+        sort_keys=True,
+    )
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def declared_hash(suite: SuiteRef) -> str | None:
+    """The hash of what a suite declares (its commands or pytest workload), None when it
+    declares nothing: the definition of the checks a workload reports that no CheckInfo names
+    (one per upstream pytest test)."""
+    declaration = suite.declaration()
+    if declaration is None:
+        return None
+    return hashlib.sha256(json.dumps(declaration, sort_keys=True).encode()).hexdigest()[:16]
+
+
 class CheckResult(Frozen):
     """One attempt of one check, as reported by the probe (validated, bounded)."""
 

@@ -210,7 +210,9 @@ def tiers_table(
                 n[0], n[1] = n[0] + (cell.verdict == "pass"), n[1] + 1
     body = []
     ended = {r.run_id: r.ended for r in runs}
+    dated = {g: [c.when for c in cells if c.when] for g, cells in groups.items()}
     for t in sorted(tiers(groups, policy, ended), key=lambda t: TIERS.index(t.tier)):
+        when = _day(min(dated[t.group])) if dated.get(t.group) else ""
         images = sorted({r.image for r in runs if r.group(columns) == t.group})
         hosts = sorted({r.host for r in runs if r.group(columns) == t.group})
         suites = ", ".join(f"{s} ({p}/{n} pass)" for s, (p, n) in scope.get(t.group, {}).items())
@@ -230,6 +232,8 @@ def tiers_table(
                         "unsupported-tier" if t.tier == "unsupported" else t.tier,
                         (),
                         t.runs,
+                        "",
+                        when,
                     ),
                     TCell(suites or "no check with a verdict", "", (), t.runs),
                     TCell(notes, "", (), t.runs, ", ".join(images)),

@@ -17,6 +17,8 @@ from .model import SUPPORT_LEGEND, Cell, Matrix, Observation, build, by_feature,
 from .since import since_of
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from .layouts import RunInfo
 
 # (section title, check id prefixes), in the seed page's order; the longest prefix decides
@@ -127,8 +129,20 @@ def supported_cell(cell: Cell, checks: Sequence[str]) -> TCell:
     )
     note = f"{cell.verdict} ({', '.join(cell.statuses)})" if cell.statuses else "not run"
     return TCell(
-        text, cell.verdict, cell.statuses, cell.runs, f"{note}; checks: {', '.join(checks)}"
+        text,
+        cell.verdict,
+        cell.statuses,
+        cell.runs,
+        f"{note}; checks: {', '.join(checks)}",
+        _day(c.when for c in (cell,)),
     )
+
+
+def _day(whens: Iterable[datetime | None]) -> str:
+    """The oldest evidence of some cells, YYYY-MM-DD ("" when none is dated): what the
+    freshness count of the header reads."""
+    dated = [w for w in whens if w is not None]
+    return min(dated).strftime("%Y-%m-%d") if dated else ""
 
 
 def since_cell(m: Matrix, row: str, component: str, comps: dict[str, dict[str, str]]) -> TCell:
@@ -154,6 +168,7 @@ def since_cell(m: Matrix, row: str, component: str, comps: dict[str, dict[str, s
         tuple(c.verdict for c in used),
         runs,
         found.note + (f" ({evidence})" if evidence else ""),
+        _day(c.when for c in used),
     )
 
 

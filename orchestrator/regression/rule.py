@@ -77,6 +77,7 @@ class Obs:
     noisy: bool = False  # the host was busy while this timing was taken (regression/noise.py)
     run: str = ""  # the run it comes from: a side may pool several runs of one image
     tampered: bool = False  # an ``error`` whose results were tampered with or cut at the output cap
+    definition: str | None = None  # spec.definition_hash (None: unknown, e.g. a published matrix)
 
 
 @dataclass(frozen=True)
@@ -384,6 +385,18 @@ def _one(
             hv,
             backend,
             note=f"check version {vb} → {vh}",
+            tampered=tampered,
+        )
+    db, dh = bo[-1].definition, ho[-1].definition
+    if db and dh and db != dh:
+        return CellChange(
+            env,
+            check,
+            NOT_COMPARABLE,
+            bv,
+            hv,
+            backend,
+            note=f"definition changed ({db[:8]} → {dh[:8]}: command, expected output or version)",
             tampered=tampered,
         )
     if any(o.status == "error" for o in (*bo, *ho)):

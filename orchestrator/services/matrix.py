@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from .. import __version__, yamlio
 from ..catalog.core import Catalog
 from ..errors import InputError
-from ..matrix.document import Document, Header, Table
+from ..matrix.document import Document, Header, Table, freshness
 from ..matrix.layouts import (
     COLUMNS,
     ROWS,
@@ -218,7 +218,7 @@ def build_document(
                 )
                 + (f", runs started since {since}" if since else ""),
                 _special_line(ev, include_adhoc),
-                f"freshness: {stale} of {cells} cells older than {fresh_days} days (--fresh-days)",
+                freshness(stale, cells, fresh_days) + " (--fresh-days)",
                 f"images: {', '.join(images) if images else 'all'}",
             ]
     last = max(ended).strftime("%Y-%m-%d") if ended else "never"

@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 
 from .. import __version__
 from ..errors import InputError
-from ..matrix.document import Document, Header
+from ..matrix.document import Document, Header, freshness
 from ..matrix.layouts import CatalogImage, components_table, observed_table
 from ..matrix.libraries import images_for, libraries_table
 from ..matrix.model import verdict
@@ -82,7 +82,7 @@ def _header(ev: evidence.Evidence, stale: int, cells: int) -> Header:
             if ev.special_used
             else "named jobs"
         ),
-        f"freshness: {stale} of {cells} cells older than {FRESH_DAYS} days",
+        freshness(stale, cells, FRESH_DAYS),
         f"valorch {__version__}",
     ]
     return Header(
