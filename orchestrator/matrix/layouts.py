@@ -251,6 +251,9 @@ def tiers_table(
     )
 
 
+NO_INVENTORY = "no-inventory"  # a components cell of an image whose inventory was never taken
+
+
 def _measured(inventory: dict[str, str], key: str) -> str | None:
     for name in (key, "pip:" + key, "deb:" + key):
         if name in inventory:
@@ -258,19 +261,32 @@ def _measured(inventory: dict[str, str], key: str) -> str | None:
     return None
 
 
-def component_cell(expected: str, measured: str | None, run_id: str | None) -> TCell:
+def component_cell(
+    expected: str, measured: str | None, run_id: str | None, broken: str | None = None
+) -> TCell:
+    """``broken``: the import error of a package the inventory found installed but failing
+    to import: never shown as a version that works."""
     runs = (run_id,) if run_id and measured is not None else ()
     if measured is None and not expected:
         return TCell("")  # neither catalogued nor measured: nothing to say, nothing expected
     if measured is None:
         return TCell(
             expected,
-            "catalog" if run_id else "missing",
+            "catalog" if run_id else NO_INVENTORY,
             (),
             (),
             "catalogued; not found in the measured inventory"
             if run_id
-            else "catalogued; no inventory of this image was measured",
+            else "catalogued; no inventory of this image was measured (valorch inventory "
+            "audit stores one)",
+        )
+    if broken is not None:
+        return TCell(
+            f"{measured} (does not import)",
+            "broken",
+            (),
+            runs,
+            f"installed but does not import: {broken}"[:500],
         )
     if not expected:
         return TCell(measured, "measured", (), runs, f"not catalogued; the image has {measured}")
@@ -290,16 +306,27 @@ def component_cell(expected: str, measured: str | None, run_id: str | None) -> T
 
 
 def components_table(
-    images: Sequence[CatalogImage], inventory: dict[str, tuple[str, dict[str, str]]]
+    images: Sequence[CatalogImage],
+    inventory: dict[str, tuple[str, dict[str, str]]],
+    by_digest: dict[str, tuple[str, dict[str, str]]] | None = None,
+    broken: dict[str, dict[str, str]] | None = None,
 ) -> Table:
-    """inventory: image alias → (run id, component → value) of its latest inventoried run."""
+    """inventory: image alias → (run id, component → value) of its latest inventoried run;
+    ``by_digest`` the same by image digest (an inventory taken under another alias of the
+    digest); ``broken``: run id → component → import error."""
     body = []
     for img in images:
-        run_id, found = inventory.get(img.alias, (None, {}))
+        run_id, found = inventory.get(img.alias) or (by_digest or {}).get(
+            img.digest or "", (None, {})
+        )
+        errors = (broken or {}).get(run_id or "", {})
         docker = img.reference + (f"@{img.digest[:19]}" if img.digest else "")
         cells = tuple(
             component_cell(
-                str(img.components.get(key, "")), _measured(found, key) if found else None, run_id
+                str(img.components.get(key, "")),
+                _measured(found, key) if found else None,
+                run_id,
+                _measured(errors, key),
             )
             for _h, key in COMPONENT_COLUMNS
         )

@@ -27,6 +27,8 @@ TONE = {
     # components and tiers layouts
     "ok": GOOD,
     "drift": BAD,
+    "broken": BAD,
+    "no-inventory": NONE,
     "unpinned": WARN,
     "catalog": NONE,
     "measured": INFO,
@@ -65,6 +67,7 @@ WORD = {
     "same": "unchanged",
     "cpu-only": "cpu only",
     "absent": "not found",
+    "no-inventory": "no inventory",
     "n/a": "not applicable",
     "unsupported-tier": "unsupported",
 }

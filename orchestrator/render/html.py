@@ -31,6 +31,7 @@ CSS_CLASS = {
     "n/a": "none",
     "partial": "warn",
     "drift": "bad",
+    "broken": "bad",
     "error": "warn",
     "xfail": "warn",
     "flaky": "warn",

@@ -113,10 +113,17 @@ def _inventory_layout(
             images_for([(i.alias, i.backend) for i in entries], inventory, bool(images))
         )
     else:
+        by_digest = matrix_store.newest_components_by_digest(session)
         table = components_table(
             [CatalogImage(i.alias, i.reference, i.digest, dict(i.components)) for i in entries],
             inventory,
+            by_digest,
+            matrix_store.broken_imports(session),
         )
+        inventory = {  # the inventory runs the table used (for their dates)
+            **{e.alias: by_digest[e.digest] for e in entries if e.digest in by_digest},
+            **inventory,
+        }
     used = sorted(run_id for run_id, _ in inventory.values())
     source = [
         "the image catalog (images/*.yaml)",

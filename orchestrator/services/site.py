@@ -11,7 +11,7 @@ import multiprocessing
 import os
 from collections import Counter
 from collections.abc import Callable, Generator, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -101,6 +101,7 @@ def _layout(
     inventories: dict[str, dict[str, tuple[str, str]]],
     all_runs: dict[str, RunV],
     built: datetime,
+    broken: dict[str, dict[str, str]] | None = None,
 ) -> Document:
     obs, infos = list(ev.observations), list(ev.columns)
     if layout not in ("components", "libraries"):
@@ -114,17 +115,20 @@ def _layout(
         )
     else:
         latest: dict[str, tuple[str, dict[str, str]]] = {}
+        by_digest: dict[str, tuple[str, dict[str, str]]] = {}
         for run in sorted(all_runs.values(), key=lambda r: (r.row["started"], r.id)):
             if run.id in inventories:
                 latest[run.row["alias"]] = (
                     run.id,
                     {c: v for c, (v, _s) in inventories[run.id].items()},
                 )
+                if run.row.get("digest"):
+                    by_digest[run.row["digest"]] = latest[run.row["alias"]]
         if layout == "libraries":
             backends = {r.row["alias"]: r.row["backend"] for r in all_runs.values()}
             table = libraries_table(images_for(sorted(backends.items()), latest, chosen=False))
         else:
-            table = components_table(catalog, latest)
+            table = components_table(catalog, latest, by_digest, broken)
         return Document(_header(ev, 0, 0), table, {"layout": layout})
     table, stale = evidence.stamp(table, built, FRESH_DAYS)
     cells = sum(1 for r in table.rows for c in r.cells if c.when)
@@ -203,7 +207,16 @@ def build(
         session, changes(per_check), per_check
     )  # only what `valorch diff` calls a change
     return _pages(
-        _Stored(runs, pk_checks, inventories, versions, matrices, per_check, found),
+        _Stored(
+            runs,
+            pk_checks,
+            inventories,
+            versions,
+            matrices,
+            per_check,
+            found,
+            matrix_store.broken_imports(session),
+        ),
         catalog,
         local,
         qualify,
@@ -223,6 +236,9 @@ class _Stored:
     matrices: dict[str | None, evidence.Evidence]
     per_check: dict[str, list[Any]]
     found: list[ChangeV]
+    broken: dict[str, dict[str, str]] = field(
+        default_factory=dict
+    )  # run → component → import error
 
 
 def _checks_by_id(pk_checks: dict[int, dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -246,7 +262,7 @@ def _matrix_pages(
             ev = matrices[STRICT] if layout in ("summary", "tiers") else matrices[None]
             yield (
                 f"matrix/{layout}.html",
-                site.matrix(_layout(layout, ev, catalog, inventories, runs, built)),
+                site.matrix(_layout(layout, ev, catalog, inventories, runs, built, stored.broken)),
             )
     jobs = []
     for job in sorted({r.row["job"] for r in runs.values()}):
@@ -255,7 +271,10 @@ def _matrix_pages(
             continue
         yield (
             f"matrix/job-{slug(job)}.html",
-            site.matrix(_layout("checks", ev, catalog, inventories, runs, built), f" — job {job}"),
+            site.matrix(
+                _layout("checks", ev, catalog, inventories, runs, built, stored.broken),
+                f" — job {job}",
+            ),
         )
         jobs.append(
             {

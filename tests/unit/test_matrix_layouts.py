@@ -178,9 +178,26 @@ def test_components_table_marks_drift_from_measured_inventory():
     # neither catalogued nor measured: an empty cell, not "not run"
     assert a["UCX"].text == "" and a["UCX"].verdict == ""
     b = dict(zip(t.columns, t.rows[1].cells, strict=False))
-    # catalogued but no inventory measured: expected and not measured ("not run" on the site)
-    assert b["PyTorch"].text == "2.3.0" and b["PyTorch"].verdict == "missing"
+    # catalogued but no inventory measured: "no inventory", never "not run" (it may have run)
+    assert b["PyTorch"].text == "2.3.0" and b["PyTorch"].verdict == "no-inventory"
     assert b["Python"].text == "" and b["Python"].verdict == ""
+
+
+def test_components_show_a_package_that_does_not_import_and_find_inventories_by_digest():
+    digest = "sha256:" + "1" * 64
+    imgs = [
+        CatalogImage("broken", "valorch/test:broken-torchvision", None, {"torchvision": "0.14"}),
+        CatalogImage("debian-torch", "debian-torch:v1", digest, {"pytorch": "2.13"}),
+    ]
+    inv = {"broken": ("run-b", {"torchvision": "0.14.1"})}
+    other_alias = {digest: ("run-d", {"pytorch": "2.13.0"})}
+    errors = {"run-b": {"torchvision": "undefined symbol: _ZN2at4_ops5clone4call"}}
+    t = components_table(imgs, inv, other_alias, errors)
+    broken = dict(zip(t.columns, t.rows[0].cells, strict=False))["torchvision"]
+    assert broken.verdict == "broken" and broken.text == "0.14.1 (does not import)"
+    assert "undefined symbol" in broken.note
+    audited = dict(zip(t.columns, t.rows[1].cells, strict=False))["PyTorch"]
+    assert audited.verdict == "ok" and audited.runs == ("run-d",)
 
 
 def test_document_round_trips_through_a_dict():
