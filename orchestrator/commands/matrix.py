@@ -61,6 +61,12 @@ AdhocOpt = typer.Option(
     "--include-adhoc",
     help="Let ad-hoc, bisect and --cpu-only runs feed the matrix (named jobs only otherwise).",
 )
+KnownOpt = typer.Option(
+    None,
+    "--known-issues",
+    help="Known-issues YAML: a failure a live entry excuses shows as ⚑ known issue, as in "
+    "qualify and diff.",
+)
 FreshOpt = typer.Option(
     7, "--fresh-days", help="Cells whose evidence is older than this many days are marked stale."
 )
@@ -94,6 +100,7 @@ def render(
     ),
     include_adhoc: bool = AdhocOpt,
     fresh_days: int = FreshOpt,
+    known_issues: Path = KnownOpt,
     db: str = DbOption,
 ) -> None:
     """A matrix: each cell the newest final verdict of its check on that image and host class, dated;
@@ -112,7 +119,16 @@ def render(
             db,
             catalog,
             _query(
-                layout, rows, columns, image, since, tier_policy, job, include_adhoc, fresh_days
+                layout,
+                rows,
+                columns,
+                image,
+                since,
+                tier_policy,
+                job,
+                include_adhoc,
+                fresh_days,
+                known_issues,
             ),
         )
     chosen = cast("tuple[str, ...]", status)  # flags.statuses parsed it
@@ -137,6 +153,7 @@ def publish(
     job: str = JobOpt,
     include_adhoc: bool = AdhocOpt,
     fresh_days: int = FreshOpt,
+    known_issues: Path = KnownOpt,
     db: str = DbOption,
     as_json: bool = JsonOption,
 ) -> None:
@@ -150,7 +167,18 @@ def publish(
         db,
         catalog,
         version,
-        _query(layout, rows, columns, image, since, tier_policy, job, include_adhoc, fresh_days),
+        _query(
+            layout,
+            rows,
+            columns,
+            image,
+            since,
+            tier_policy,
+            job,
+            include_adhoc,
+            fresh_days,
+            known_issues,
+        ),
     )
     if as_json:
         print_json(done)
@@ -203,6 +231,7 @@ def _query(
     job: str | None,
     include_adhoc: bool,
     fresh_days: int,
+    known_issues: Path | None = None,
 ) -> MatrixQuery:
     """The matrix flags of ``render`` and ``publish`` as the service takes them."""
     from ..services.matrix import MatrixQuery
@@ -217,4 +246,5 @@ def _query(
         job,
         include_adhoc,
         fresh_days,
+        known_issues,
     )

@@ -147,6 +147,7 @@ class MatrixQuery:
     job: str | None = None
     include_adhoc: bool = False
     fresh_days: int = DEFAULT_FRESH_DAYS
+    known_issues: Path | None = None  # failures it excuses show as ⚑ known issue
 
 
 def build_document(
@@ -174,6 +175,11 @@ def build_document(
     )
     fresh_days = fresh_window(fresh_days)
     policy, since = _policy(policy_path), _when(since_dt)
+    issues = None
+    if query.known_issues is not None:
+        from ..regression import known_issues as ki
+
+        issues = ki.load(query.known_issues)
     params: dict[str, Any] = {
         "layout": layout,
         "rows": rows,
@@ -185,6 +191,8 @@ def build_document(
         params["job"] = job
     if include_adhoc:
         params["include_adhoc"] = True
+    if query.known_issues is not None:
+        params["known_issues"] = str(query.known_issues)
     stale = 0
     with factory() as session:
         if layout in ("components", "libraries"):
@@ -209,7 +217,8 @@ def build_document(
                         else ""
                     ),
                 )
-            obs, infos = list(ev.observations), list(ev.columns)
+            infos = list(ev.columns)
+            obs = evidence.excuse(ev.observations, infos, issues)
             table = observed_table(layout, obs, infos, rows, columns, policy)
             table, stale = evidence.stamp(table, now(), fresh_days)
             ended = [ev.newest] if ev.newest else []

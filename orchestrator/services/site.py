@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from sqlalchemy.orm import Session
 
@@ -30,6 +30,9 @@ from ..store import matrix_store, site_queries, triage_queries
 from . import evidence, site_lists, site_steps
 from .site_pages import Site, ordered, when
 from .site_views import ChangeV, RunV, changes, histories, load_runs, slug
+
+if TYPE_CHECKING:
+    from ..regression.known_issues import KnownIssues
 
 LAYOUTS = (
     "checks",
@@ -102,8 +105,10 @@ def _layout(
     all_runs: dict[str, RunV],
     built: datetime,
     broken: dict[str, dict[str, str]] | None = None,
+    known_issues: KnownIssues | None = None,
 ) -> Document:
-    obs, infos = list(ev.observations), list(ev.columns)
+    infos = list(ev.columns)
+    obs = evidence.excuse(ev.observations, infos, known_issues)
     if layout not in ("components", "libraries"):
         table = observed_table(
             layout,
@@ -167,6 +172,7 @@ def build(
     qualify: Sequence[tuple[str, str]] = (),
     built: datetime | None = None,
     workers: int | None = None,
+    known_issues: KnownIssues | None = None,
 ) -> Iterator[tuple[str, str]]:
     """Every page of the site as (relative path, text). Reads the store first (an empty
     store is bad input: exit 2), then renders without touching it."""
@@ -216,6 +222,7 @@ def build(
             per_check,
             found,
             matrix_store.broken_imports(session),
+            known_issues,
         ),
         catalog,
         local,
@@ -236,9 +243,9 @@ class _Stored:
     matrices: dict[str | None, evidence.Evidence]
     per_check: dict[str, list[Any]]
     found: list[ChangeV]
-    broken: dict[str, dict[str, str]] = field(
-        default_factory=dict
-    )  # run → component → import error
+    # run → component → import error
+    broken: dict[str, dict[str, str]] = field(default_factory=dict)
+    known_issues: KnownIssues | None = None  # failures they excuse show as ⚑ known issue
 
 
 def _checks_by_id(pk_checks: dict[int, dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -262,7 +269,18 @@ def _matrix_pages(
             ev = matrices[STRICT] if layout in ("summary", "tiers") else matrices[None]
             yield (
                 f"matrix/{layout}.html",
-                site.matrix(_layout(layout, ev, catalog, inventories, runs, built, stored.broken)),
+                site.matrix(
+                    _layout(
+                        layout,
+                        ev,
+                        catalog,
+                        inventories,
+                        runs,
+                        built,
+                        stored.broken,
+                        stored.known_issues,
+                    )
+                ),
             )
     jobs = []
     for job in sorted({r.row["job"] for r in runs.values()}):
@@ -272,7 +290,16 @@ def _matrix_pages(
         yield (
             f"matrix/job-{slug(job)}.html",
             site.matrix(
-                _layout("checks", ev, catalog, inventories, runs, built, stored.broken),
+                _layout(
+                    "checks",
+                    ev,
+                    catalog,
+                    inventories,
+                    runs,
+                    built,
+                    stored.broken,
+                    stored.known_issues,
+                ),
                 f" — job {job}",
             ),
         )
