@@ -316,9 +316,8 @@ def components_table(
     digest); ``broken``: run id → component → import error."""
     body = []
     for img in images:
-        run_id, found = inventory.get(img.alias) or (by_digest or {}).get(
-            img.digest or "", (None, {})
-        )
+        had = inventory.get(img.alias) or (by_digest or {}).get(img.digest or "")
+        run_id, found = had if had is not None else (None, {})
         errors = (broken or {}).get(run_id or "", {})
         docker = img.reference + (f"@{img.digest[:19]}" if img.digest else "")
         cells = tuple(

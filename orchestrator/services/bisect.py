@@ -190,7 +190,8 @@ def _ran_on(result: Any, cpu_image: bool) -> str | None:
         return "cpu" if cpu_image else None
     if cpu_image or (result.device or "").startswith("cpu"):
         return "cpu"
-    return result.check.library
+    library: str | None = result.check.library
+    return library
 
 
 def culprits(
