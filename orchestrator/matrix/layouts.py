@@ -312,11 +312,15 @@ def components_table(
     broken: dict[str, dict[str, str]] | None = None,
 ) -> Table:
     """inventory: image alias → (run id, component → value) of its latest inventoried run;
-    ``by_digest`` the same by image digest (an inventory taken under another alias of the
-    digest); ``broken``: run id → component → import error."""
+    ``by_digest`` the same by image digest or reference (an inventory taken under another
+    alias of the image); ``broken``: run id → component → import error."""
     body = []
     for img in images:
-        had = inventory.get(img.alias) or (by_digest or {}).get(img.digest or "")
+        had = (
+            inventory.get(img.alias)
+            or (by_digest or {}).get(img.digest or "")
+            or (by_digest or {}).get(img.reference)
+        )
         run_id, found = had if had is not None else (None, {})
         errors = (broken or {}).get(run_id or "", {})
         docker = img.reference + (f"@{img.digest[:19]}" if img.digest else "")

@@ -121,6 +121,7 @@ def _inventory_layout(
             matrix_store.broken_imports(session),
         )
         inventory = {  # the inventory runs the table used (for their dates)
+            **{e.alias: by_digest[e.reference] for e in entries if e.reference in by_digest},
             **{e.alias: by_digest[e.digest] for e in entries if e.digest in by_digest},
             **inventory,
         }

@@ -127,8 +127,9 @@ def _layout(
                     run.id,
                     {c: v for c, (v, _s) in inventories[run.id].items()},
                 )
-                if run.row.get("digest"):
-                    by_digest[run.row["digest"]] = latest[run.row["alias"]]
+                for key in (run.row.get("digest"), run.row.get("reference")):
+                    if key:
+                        by_digest[key] = latest[run.row["alias"]]
         if layout == "libraries":
             backends = {r.row["alias"]: r.row["backend"] for r in all_runs.values()}
             table = libraries_table(images_for(sorted(backends.items()), latest, chosen=False))

@@ -256,14 +256,17 @@ def newest_components_by_image(session: Session) -> dict[str, tuple[str, dict[st
 
 
 def newest_components_by_digest(session: Session) -> dict[str, tuple[str, dict[str, str]]]:
-    """Image digest → (run id, component → value) of its newest inventoried run: an image
-    audited under another alias of the same digest has that inventory too."""
+    """Image digest, and image reference, → (run id, component → value) of its newest
+    inventoried run: an image audited under another alias of the same digest (or of the same
+    reference: a local image, which the catalog pins by no digest) has that inventory too."""
     out: dict[str, tuple[str, dict[str, str]]] = {}
     q = select(Run).where(Run.id.in_(select(InventoryRow.run_id))).order_by(Run.started, Run.id)
     for run in session.scalars(q).unique():
-        if run.image.digest:
-            rows = session.scalars(select(InventoryRow).where(InventoryRow.run_id == run.id))
-            out[run.image.digest] = (run.id, {r.component: r.value for r in rows})
+        rows = session.scalars(select(InventoryRow).where(InventoryRow.run_id == run.id))
+        found = (run.id, {r.component: r.value for r in rows})
+        for key in (run.image.digest, run.image.reference):
+            if key:
+                out[key] = found
     return out
 
 
