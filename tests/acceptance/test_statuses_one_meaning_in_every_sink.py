@@ -21,6 +21,7 @@ JOB = {
     "suites": [
         {"name": "selftest", "checks": ["selftest.pass", "selftest.fail"]},
         {"name": "features", "checks": ["features.cuda.tunableop"]},
+        {"name": "smoke", "checks": ["env.version.numpy"]},
         {
             "name": "command",
             "commands": [
@@ -163,9 +164,9 @@ def test_tiers_count_neither_unsupported_nor_not_applicable_and_need_a_sample(wo
     )
     (cpu,) = doc["rows"]
     notes = cpu["cells"]["Notes"]["text"]
-    # pass, ok, the pytest workload and its test pass; fail does not; unsupported and n/a
-    # are not counted
-    assert re.search(r"pass rate 80\.0% \(4 of 5 checks with a verdict\)", notes), notes
+    # pass, ok, numpy's version (not pinned: reported, passing), the pytest workload and its
+    # test pass; fail does not; unsupported and n/a are not counted
+    assert re.search(r"pass rate 83\.3% \(5 of 6 checks with a verdict\)", notes), notes
     small = json.loads(cli("matrix", "render", "--format", "json", "--layout", "tiers").stdout)
     tier = small["rows"][0]["cells"]["Tier"]
     assert tier["text"] == "too few runs"
@@ -180,6 +181,8 @@ def test_freshness_counts_the_cells_the_summary_shows(world):
     md = cli("matrix", "render", "--format", "md", "--layout", "summary").stdout
     found = re.search(r"freshness: (\d+) of (\d+) dated cells?", md)
     assert found and int(found.group(2)) > 0 and "0 of 0" not in md, md
+    # a description is never cut inside its parenthesis
+    assert "(prefix match; a pre-release or git build matching only by prefix is flagged)" in md
 
 
 def test_a_check_that_never_ran_in_the_base_is_no_lost_coverage(world):
