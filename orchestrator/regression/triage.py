@@ -25,7 +25,7 @@ Classes, in the order they are tried (the first that the evidence shows wins):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 FAILING = ("fail", "crash", "timeout", "error")
 CLASSES = (
@@ -262,7 +262,7 @@ def _definition(case: Case) -> tuple[Triage | None, Case]:
             ),
             case,
         )
-    return None, Case(**{**case.__dict__, "history": tuple(same)})
+    return None, replace(case, history=tuple(same))
 
 
 def classify(case: Case) -> Triage | None:
