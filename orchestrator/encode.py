@@ -72,8 +72,26 @@ def html(text: str) -> str:
 
 
 def github_markdown(text: str) -> str:
-    """Markdown GitHub renders: no raw HTML, no link, image or autolink from the input."""
-    return html(text).replace("[", "&#91;").replace("]", "&#93;")
+    """Markdown GitHub renders: no raw HTML, no link, image or autolink from the input. The
+    brackets are backslash-escaped, not entities, and quotes are left as they are: the same
+    text reads right in a terminal ("test[1]", ".to('cuda')"), where no entity is decoded."""
+    return (
+        _html.escape(terminal(text), quote=False)
+        .replace("\\", "\\\\")
+        .replace("[", "\\[")
+        .replace("]", "\\]")
+    )
+
+
+def markdown_code(text: str) -> str:
+    """A Markdown code span (in a table cell) of ``text``: literal, so nothing is encoded
+    but the pipe (a table's column separator) and the fence, longer than any run of
+    backticks in the text; controls visible, one line."""
+    body = one_line(text)
+    longest = max((len(m) for m in re.findall("`+", body)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if body.startswith("`") or body.endswith("`") else ""
+    return f"{fence}{pad}{body}{pad}{fence}".replace("|", "\\|")
 
 
 def markdown(text: str) -> str:

@@ -51,7 +51,7 @@ def vendor_of(backend: str) -> str | None:
 
 
 Status = Literal[
-    "pass", "partial", "fail", "crash", "timeout", "error", "unsupported", "skip", "xfail"
+    "pass", "partial", "fail", "crash", "timeout", "error", "unsupported", "skip", "n/a", "xfail"
 ]
 CheckKind = Literal[
     "environment",
@@ -76,36 +76,46 @@ STATUSES: tuple[str, ...] = (
     "error",
     "unsupported",
     "skip",
+    "n/a",
     "xfail",
 )
+#: the row does not apply to this image (another vendor's tool, a GPU row on a CPU image):
+#: blank, and counted nowhere
+NOT_APPLICABLE = "n/a"
 #: ran and was wrong, or died: what gates a run (exit 1) and makes a regression
 FAILING: tuple[str, ...] = ("fail", "crash", "timeout")
 #: a verdict about the image (everything but the harness's own failure and deliberate skips)
 DECISIVE: tuple[str, ...] = ("pass", "partial", *FAILING, "unsupported")
 #: says nothing about the image: the harness failed, or attempts disagreed, or a known issue matched
 INCONCLUSIVE: tuple[str, ...] = ("flaky", "xfail", "error")
-#: matrix cell symbols: the seed documents' vocabulary (✅ ⚠️ ❌); HTML adds a word and a colour
+#: not exercised, and no verdict about the image: JUnit ``<skipped>``, never FAILED in an
+#: attestation, left out of tiers (docs/statuses.md)
+NOT_EXERCISED: tuple[str, ...] = ("unsupported", "skip", NOT_APPLICABLE)
+#: matrix cell symbols, one meaning each (docs/statuses.md): the seed documents' ✅ ⚠️ ❌ for
+#: pass, partial support and failure; HTML adds a word and a colour
 SYMBOL: dict[str, str] = {
     "pass": "✅",
     "partial": "⚠️",
     "fail": "❌",
     "crash": "❌",
     "timeout": "❌",
-    "unsupported": "❌",
-    "error": "⚠️",
-    "xfail": "⚠️",
-    "flaky": "⚠️",
+    "unsupported": "⊘",
+    "error": "⁇",
+    "xfail": "⚑",
+    "flaky": "⁇",
     "skip": "",
+    NOT_APPLICABLE: "",
     "missing": "—",
-    "cpu-only": "🔲",
+    "cpu-only": "◐",
 }
 #: the regression rule's default timing threshold: a 5 % slower median (docs/design.md, "Regression rule")
 DEFAULT_THRESHOLD = 0.05
 
 LEGEND = (
-    "✅ pass · ⚠️ partial support · ❌ fail, crash, timeout or unsupported · ⚠️ inconclusive "
-    "(harness error), flaky (mixed attempts) or known issue · 🔲 cpu only: passed on the CPU inside a GPU "
-    "image (no GPU evidence) · blank: skipped · —: not run"
+    "✅ pass · ⚠️ partial support · ❌ fail, crash or timeout · ⊘ unsupported (not installed or "
+    "does not exist: not a failure) · ⁇ inconclusive: harness error or flaky (mixed attempts) · "
+    "⚑ known issue · ◐ cpu only: passed on the CPU inside a GPU image (no GPU evidence) · "
+    "blank: skipped or not applicable · —: not run"
 )
 
 
@@ -124,9 +134,9 @@ MARK = {
     FIXED: "✅",
     FASTER: "▲",
     NOISE: "~",
-    FLAKY: "⚠️",
-    INCONCLUSIVE_CHANGE: "⚠️",
-    EXPECTED: "xfail",
+    FLAKY: "⁇",
+    INCONCLUSIVE_CHANGE: "⁇",
+    EXPECTED: "⚑",
     COVERAGE_LOST: "−",
     COVERAGE_GAINED: "+",
     NOT_COMPARABLE: "x",
@@ -475,6 +485,49 @@ class CheckInfo(Frozen):
     bigger_is_better: bool = False
     needs: tuple[str, ...] = ()
     nodes: int = Field(default=1, ge=1)  # the fewest nodes the check runs on (multi-node checks: 2)
+
+
+def definition_hash(info: CheckInfo, suite: SuiteRef) -> str:
+    """A short hash of what a check is, as this task runs it: its id, version, kind and
+    needs, and, for a check a job declares, its declaration (a command's argv, expected exit
+    code and output regexes, timeout; a pytest workload's path and arguments). Stored with
+    each result: two results of one check id whose hashes differ measured different things
+    (triage says "definition changed", never "flaky")."""
+    declared: Any = None
+    if info.id.startswith("command."):
+        name = info.id.removeprefix("command.")
+        declared = next(
+            (
+                c.model_dump(mode="json", exclude={"feature"})
+                for c in suite.commands
+                if c.id == name.split("[")[0]
+            ),
+            None,
+        )
+    elif suite.pytest is not None and info.kind == "pytest":
+        declared = suite.pytest.model_dump(mode="json", exclude={"source"})
+    blob = json.dumps(
+        {
+            "id": info.id,
+            "version": info.version,
+            "kind": info.kind,
+            "needs": list(info.needs),
+            "nodes": info.nodes,
+            "declared": declared,
+        },
+        sort_keys=True,
+    )
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def declared_hash(suite: SuiteRef) -> str | None:
+    """The hash of what a suite declares (its commands or pytest workload), None when it
+    declares nothing: the definition of the checks a workload reports that no CheckInfo names
+    (one per upstream pytest test)."""
+    declaration = suite.declaration()
+    if declaration is None:
+        return None
+    return hashlib.sha256(json.dumps(declaration, sort_keys=True).encode()).hexdigest()[:16]
 
 
 class CheckResult(Frozen):

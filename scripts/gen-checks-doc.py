@@ -201,6 +201,9 @@ def render() -> str:
             "- `crash` / `timeout`: the check's process died or passed its deadline.",
             "- `unsupported`: the module is genuinely absent (`ModuleNotFoundError` for that name) or the API / op / "
             "backend does not exist in this version.",
+            "- `n/a`: the row does not apply to this image (a check raises `NotApplicable`: another vendor's "
+            "tool). A GPU row (`needs: gpu`) on an image of the `cpu` backend that would be `skip` or "
+            "`unsupported` is recorded `n/a` by the orchestrator: blank and counted nowhere (docs/statuses.md).",
             "- `skip`: deliberately not run: the row needs a GPU and none is visible (`needs: gpu` below; for the "
             "profiler and SMI rows the GPU is tested before the tool), the catalog does not pin a version, a ROCm "
             "library row in a non-ROCm image, or the host, not the image, stops the check (ncu's ERR_NVGPUCTRPERM, "

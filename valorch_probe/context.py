@@ -47,6 +47,13 @@ class Unsupported(Outcome):
     status = "unsupported"
 
 
+class NotApplicable(Outcome):
+    """The row does not apply to this image (another vendor's tool, a GPU row on a CPU
+    image): blank, and counted nowhere."""
+
+    status = "n/a"
+
+
 class Skip(Outcome):
     """Deliberately not run (no GPU here, not expected by the catalog entry)."""
 

@@ -61,6 +61,12 @@ AdhocOpt = typer.Option(
     "--include-adhoc",
     help="Let ad-hoc, bisect and --cpu-only runs feed the matrix (named jobs only otherwise).",
 )
+KnownOpt = typer.Option(
+    None,
+    "--known-issues",
+    help="Known-issues YAML: a failure a live entry excuses shows as ⚑ known issue, as in "
+    "qualify and diff.",
+)
 FreshOpt = typer.Option(
     7, "--fresh-days", help="Cells whose evidence is older than this many days are marked stale."
 )
@@ -100,6 +106,7 @@ def render(
         help="Release table (valorch images import-releases): the libraries layout shows the "
         "version each image's ROCm release publishes beside the measured one.",
     ),
+    known_issues: Path = KnownOpt,
     db: str = DbOption,
 ) -> None:
     """A matrix: each cell the newest final verdict of its check on that image and host class, dated;
@@ -128,6 +135,7 @@ def render(
                 include_adhoc,
                 fresh_days,
                 releases,
+                known_issues,
             ),
         )
     chosen = cast("tuple[str, ...]", status)  # flags.statuses parsed it
@@ -152,6 +160,7 @@ def publish(
     job: str = JobOpt,
     include_adhoc: bool = AdhocOpt,
     fresh_days: int = FreshOpt,
+    known_issues: Path = KnownOpt,
     db: str = DbOption,
     as_json: bool = JsonOption,
 ) -> None:
@@ -165,7 +174,18 @@ def publish(
         db,
         catalog,
         version,
-        _query(layout, rows, columns, image, since, tier_policy, job, include_adhoc, fresh_days),
+        _query(
+            layout,
+            rows,
+            columns,
+            image,
+            since,
+            tier_policy,
+            job,
+            include_adhoc,
+            fresh_days,
+            known_issues=known_issues,
+        ),
     )
     if as_json:
         print_json(done)
@@ -219,6 +239,7 @@ def _query(
     include_adhoc: bool,
     fresh_days: int,
     releases: Path | None = None,
+    known_issues: Path | None = None,
 ) -> MatrixQuery:
     """The matrix flags of ``render`` and ``publish`` as the service takes them."""
     from ..services.matrix import MatrixQuery
@@ -234,4 +255,5 @@ def _query(
         include_adhoc,
         fresh_days,
         releases,
+        known_issues,
     )

@@ -67,11 +67,20 @@ def build(
     ),
     db: str = DbOption,
     catalog: Path = CatalogOption,
+    known_issues: Path = typer.Option(
+        None,
+        "--known-issues",
+        help="Known-issues YAML: a failure a live entry excuses shows as ⚑ known issue on the "
+        "matrix pages, as in qualify and diff.",
+    ),
 ) -> None:
     """Build the static site: index, matrices, one page per image, check and run, trends, changes."""
     out = _target(out)
     from ..matrix.layouts import CatalogImage
     from ..services import site as service
+    from ..services.run import load_known_issues
+
+    issues = load_known_issues(known_issues)  # a bad file is exit 2 before anything is written
 
     cat = load_catalog(catalog)  # a bad --catalog is exit 2 before anything is written
     images = [CatalogImage(i.alias, i.reference, i.digest, dict(i.components)) for i in cat.images]
@@ -89,7 +98,11 @@ def build(
     try:
         with sessions(db)() as session:
             pages = service.build(
-                session, catalog=images, local=local, qualify=_qualify_reports(qualify_dir)
+                session,
+                catalog=images,
+                local=local,
+                qualify=_qualify_reports(qualify_dir),
+                known_issues=issues,
             )
         made: set[Path] = set()
         for rel, text in pages:

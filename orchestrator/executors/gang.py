@@ -24,7 +24,18 @@ PORTS = (29500, 29999)  # the rendezvous port range (torchrun's default port is 
 #: seconds a node may still run once another node ended with a fault, or all others ended
 GRACE_S = 15.0
 #: the worst status first: what a check's merged status is when nodes disagree
-SEVERITY = ("crash", "timeout", "fail", "error", "partial", "unsupported", "skip", "xfail", "pass")
+SEVERITY = (
+    "crash",
+    "timeout",
+    "fail",
+    "error",
+    "partial",
+    "unsupported",
+    "skip",
+    "n/a",
+    "xfail",
+    "pass",
+)
 
 
 def port_free(address: str, port: int, timeout: float = 1.0) -> bool:

@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from valorch_probe import MARKER
 
 from .. import encode
-from ..spec import CheckInfo, CheckResult, Execution, Status, Task
+from ..spec import MAX_MESSAGE, CheckInfo, CheckResult, Execution, Status, Task
 from .ledger import Ledger, vet
 
 MAX_LINE = 1 << 20  # bytes in one protocol line
@@ -301,7 +301,7 @@ def conclude(
             results, task.checks, "error", "the probe never reported this check", log
         )
     return Execution(
-        results=tuple(results),
+        results=tuple(not_applicable(results, task)),
         exit_code=exit_code,
         meta={
             **transcript.meta,
@@ -321,6 +321,25 @@ def conclude(
 
 
 NOT_RUN = "not run: the probe was killed by "
+NOT_APPLICABLE_WHY = "not applicable: a GPU row on a CPU image"
+
+
+def not_applicable(results: Iterable[CheckResult], task: Task) -> list[CheckResult]:
+    """A GPU row on a CPU image does not apply to it: its ``skip`` ("needs a GPU") or
+    ``unsupported`` ("torch has no attribute cuda.tunable") is ``n/a``, blank and counted
+    nowhere (docs/statuses.md), in every sink alike. A GPU image run without GPUs keeps
+    its ``skip``: the row applies to the image, this host just could not run it."""
+    if task.image.backend.gpu:
+        return list(results)
+    gpu_rows = {c.id for c in task.checks if "gpu" in c.needs}
+    return [
+        r.model_copy(
+            update={"status": "n/a", "message": f"{NOT_APPLICABLE_WHY} ({r.message})"[:MAX_MESSAGE]}
+        )
+        if r.check in gpu_rows and r.status in ("skip", "unsupported")
+        else r
+        for r in results
+    ]
 
 
 def _signal_name(exit_code: int | None) -> str:

@@ -143,3 +143,11 @@ class Document:
 
     def with_header(self, header: Header) -> Document:
         return Document(header, self.table, self.params)
+
+
+def freshness(stale: int, cells: int, days: int) -> str:
+    """The header's freshness line: how many dated cells are older than the window; a layout
+    whose cells carry no date (components, libraries: inventories) says so, not "0 of 0"."""
+    if not cells:
+        return "freshness: the cells of this layout carry no date (the checks layout dates each)"
+    return f"freshness: {stale} of {cells} dated cell{'s' if cells != 1 else ''} older than {days} days"

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..components import UNPINNED, version_matches
 from .document import Table, TCell, TRow
-from .model import LEGEND, Cell, Matrix, Observation, build, by_feature, regroup
+from .model import LEGEND, SUPPORT_LEGEND, Cell, Matrix, Observation, build, by_feature, regroup
 from .seed import (
     best_by_backend,
     describe,
@@ -122,7 +122,7 @@ def checks_table(
         else (
             LEGEND,
             "A feature combines the checks that evidence it: "
-            "all pass ✅, any failing ❌, otherwise ⚠️.",
+            "all pass ✅, any failing ❌ (or unsupported ⊘), otherwise partial ⚠️ or inconclusive ⁇.",
         )
     )
     return Table(
@@ -182,8 +182,7 @@ def summary_table(obs: Sequence[Observation], runs: Sequence[RunInfo]) -> Table:
     )
     heads = ("Supported",) if len(backends) == 1 else tuple(f"Supported ({b})" for b in backends)
     notes = (
-        "✅: full support · ⚠️: partial support or inconclusive · ❌: not supported · —: not run; "
-        "a backend's cell is its best-evidenced state: ✅ where some image of the backend passes · "
+        f"{SUPPORT_LEGEND}; a backend's cell is its best-evidenced state: ✅ where some image of the backend passes · "
         f"over {len(m.columns)} image(s): {', '.join(f'{c} ({backend_of[c]})' for c in m.columns)}",
     )
     return Table("summary", "Supported features", ("Features", "Description"), heads, body, notes)
@@ -210,20 +209,32 @@ def tiers_table(
                 n = scope.setdefault(g, {}).setdefault(r.key.split(".", 1)[0], [0, 0])
                 n[0], n[1] = n[0] + (cell.verdict == "pass"), n[1] + 1
     body = []
-    for t in sorted(tiers(groups, policy), key=lambda t: TIERS.index(t.tier)):
+    ended = {r.run_id: r.ended for r in runs}
+    dated = {g: [c.when for c in cells if c.when] for g, cells in groups.items()}
+    for t in sorted(tiers(groups, policy, ended), key=lambda t: TIERS.index(t.tier)):
+        when = _day(min(dated[t.group])) if dated.get(t.group) else ""
         images = sorted({r.image for r in runs if r.group(columns) == t.group})
         hosts = sorted({r.host for r in runs if r.group(columns) == t.group})
         suites = ", ".join(f"{s} ({p}/{n} pass)" for s, (p, n) in scope.get(t.group, {}).items())
         notes = (
             f"pass rate {t.rate:.1%} ({t.passed} of {t.counted} checks with a verdict), {t.crashes} crashes "
             f"or timeouts; {len(images)} image(s) on {', '.join(hosts)}"
+            + (f"; {t.short}" if t.short else "")
         )
         body.append(
             TRow(
                 t.group,
                 (t.group,),
                 (
-                    TCell(t.tier, t.tier, (), t.runs),
+                    # a tier named "unsupported" is not the status unsupported (not installed)
+                    TCell(
+                        t.tier,
+                        "unsupported-tier" if t.tier == "unsupported" else t.tier,
+                        (),
+                        t.runs,
+                        "",
+                        when,
+                    ),
                     TCell(suites or "no check with a verdict", "", (), t.runs),
                     TCell(notes, "", (), t.runs, ", ".join(images)),
                 ),
@@ -240,6 +251,9 @@ def tiers_table(
     )
 
 
+NO_INVENTORY = "no-inventory"  # a components cell of an image whose inventory was never taken
+
+
 def _measured(inventory: dict[str, str], key: str) -> str | None:
     for name in (key, "pip:" + key, "deb:" + key):
         if name in inventory:
@@ -247,19 +261,32 @@ def _measured(inventory: dict[str, str], key: str) -> str | None:
     return None
 
 
-def component_cell(expected: str, measured: str | None, run_id: str | None) -> TCell:
+def component_cell(
+    expected: str, measured: str | None, run_id: str | None, broken: str | None = None
+) -> TCell:
+    """``broken``: the import error of a package the inventory found installed but failing
+    to import: never shown as a version that works."""
     runs = (run_id,) if run_id and measured is not None else ()
     if measured is None and not expected:
         return TCell("")  # neither catalogued nor measured: nothing to say, nothing expected
     if measured is None:
         return TCell(
             expected,
-            "catalog" if run_id else "missing",
+            "catalog" if run_id else NO_INVENTORY,
             (),
             (),
             "catalogued; not found in the measured inventory"
             if run_id
-            else "catalogued; no inventory of this image was measured",
+            else "catalogued; no inventory of this image was measured (valorch inventory "
+            "audit stores one)",
+        )
+    if broken is not None:
+        return TCell(
+            f"{measured} (does not import)",
+            "broken",
+            (),
+            runs,
+            f"installed but does not import: {broken}"[:500],
         )
     if not expected:
         return TCell(measured, "measured", (), runs, f"not catalogued; the image has {measured}")
@@ -270,7 +297,7 @@ def component_cell(expected: str, measured: str | None, run_id: str | None) -> T
     if version_matches(expected, measured):
         return TCell(expected, "ok", (), runs, f"measured {measured}")
     return TCell(
-        f"⚠️ {expected} ≠ {measured}",
+        f"{expected} ≠ {measured}",
         "drift",
         (),
         runs,
@@ -279,22 +306,36 @@ def component_cell(expected: str, measured: str | None, run_id: str | None) -> T
 
 
 def components_table(
-    images: Sequence[CatalogImage], inventory: dict[str, tuple[str, dict[str, str]]]
+    images: Sequence[CatalogImage],
+    inventory: dict[str, tuple[str, dict[str, str]]],
+    by_digest: dict[str, tuple[str, dict[str, str]]] | None = None,
+    broken: dict[str, dict[str, str]] | None = None,
 ) -> Table:
-    """inventory: image alias → (run id, component → value) of its latest inventoried run."""
+    """inventory: image alias → (run id, component → value) of its latest inventoried run;
+    ``by_digest`` the same by image digest or reference (an inventory taken under another
+    alias of the image); ``broken``: run id → component → import error."""
     body = []
     for img in images:
-        run_id, found = inventory.get(img.alias, (None, {}))
+        had = (
+            inventory.get(img.alias)
+            or (by_digest or {}).get(img.digest or "")
+            or (by_digest or {}).get(img.reference)
+        )
+        run_id, found = had if had is not None else (None, {})
+        errors = (broken or {}).get(run_id or "", {})
         docker = img.reference + (f"@{img.digest[:19]}" if img.digest else "")
         cells = tuple(
             component_cell(
-                str(img.components.get(key, "")), _measured(found, key) if found else None, run_id
+                str(img.components.get(key, "")),
+                _measured(found, key) if found else None,
+                run_id,
+                _measured(errors, key),
             )
             for _h, key in COMPONENT_COLUMNS
         )
         body.append(TRow(img.alias, (docker,), cells))
     notes = (
-        "Values from the image catalog; where an inventory of the image was measured, ⚠️ A ≠ B marks "
+        "Values from the image catalog; where an inventory of the image was measured, A ≠ B marks "
         "a component whose measured version (B) disagrees with the catalog (A), and an unpinned "
         "component shows the version found.",
     )

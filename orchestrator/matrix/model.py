@@ -1,8 +1,8 @@
 """Stored results → a compatibility Matrix (pure: no I/O, no SQL).
 
 A cell is the verdict for one check (or feature) in one environment, in the
-vocabulary of docs/design.md ("Status vocabulary"): ✅ pass, ❌ fail/crash/timeout/unsupported, ⚠️
-inconclusive (error), flaky (mixed attempts) or expected (xfail), blank for skip.
+vocabulary of docs/statuses.md: ✅ pass, ⚠️ partial, ❌ fail/crash/timeout, ⊘ unsupported,
+⁇ inconclusive (error) or flaky (mixed attempts), ⚑ known issue (xfail), blank for skip and n/a.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from ..spec import FAILING, INCONCLUSIVE, LEGEND, SYMBOL
+from ..spec import FAILING, INCONCLUSIVE, LEGEND, NOT_APPLICABLE, SYMBOL
 
 __all__ = [
     "FAILING",
@@ -53,7 +53,7 @@ class Observation:
 
 @dataclass(frozen=True)
 class Cell:
-    verdict: str  # pass | fail | crash | timeout | unsupported | error | xfail | skip | flaky | missing | cpu-only
+    verdict: str  # a status (spec.STATUSES), flaky, missing or cpu-only
     statuses: tuple[str, ...] = ()
     runs: tuple[str, ...] = ()
     message: str = ""
@@ -70,7 +70,7 @@ class Cell:
         """Symbol plus the word where the symbol alone is ambiguous; a measured version with it."""
         if self.verdict == "pass" and self.value:
             return f"{self.symbol} {self.value}"
-        if self.verdict in ("pass", "skip", "missing"):
+        if self.verdict in ("pass", "skip", NOT_APPLICABLE, "missing"):
             return self.symbol
         return f"{self.symbol} {self.verdict.replace('-', ' ')}".strip()
 
@@ -155,14 +155,21 @@ def build(observations: Iterable[Observation], columns: Iterable[str] | None = N
 
 
 FAILING_OR_UNSUPPORTED = (*FAILING, "unsupported")
+#: the summary and seed layouts' legend (one meaning per symbol, as LEGEND)
+SUPPORT_LEGEND = (
+    "✅: full support · ⚠️: partial support · ❌: fails · ⊘: not supported (not installed or does "
+    "not exist) · ⁇: inconclusive · ⚑: known issue · blank: not applicable · —: not run"
+)
+SILENT = ("skip", NOT_APPLICABLE, "missing")  # cells that say nothing about the image
 
 
 def combine(cells: Iterable[Cell]) -> Cell:
     """One verdict from several cells (checks evidencing one feature, or images of one
-    backend): all pass → pass; any failing or unsupported → that (❌); otherwise the
-    inconclusive one (flaky, known issue, error: ⚠️). Skipped and missing cells say nothing."""
+    backend): all pass → pass; any failing (❌) or unsupported (⊘) → that; otherwise
+    partial, then the inconclusive one (flaky, known issue, error). Skipped, not applicable
+    and missing cells say nothing."""
     cells = list(cells)
-    said = [c for c in cells if c.verdict not in ("skip", "missing")]
+    said = [c for c in cells if c.verdict not in SILENT]
     statuses = tuple(s for c in cells for s in c.statuses)
     runs = tuple(sorted({r for c in cells for r in c.runs}))
     whens = [c.when for c in cells if c.when is not None]
@@ -170,7 +177,10 @@ def combine(cells: Iterable[Cell]) -> Cell:
     flags = tuple(dict.fromkeys(f for c in cells for f in c.flags))
     if not said:
         return Cell(
-            "skip" if any(c.verdict == "skip" for c in cells) else "missing",
+            next(
+                (v for v in ("skip", NOT_APPLICABLE) if any(c.verdict == v for c in cells)),
+                "missing",
+            ),
             statuses,
             runs,
             "",

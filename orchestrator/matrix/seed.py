@@ -11,12 +11,14 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from ..render.sections import SECTION
-from ..spec import SYMBOL
+from ..spec import NOT_APPLICABLE, SYMBOL
 from .document import Table, TCell, TRow
-from .model import Cell, Matrix, Observation, build, by_feature, combine, regroup
+from .model import SUPPORT_LEGEND, Cell, Matrix, Observation, build, by_feature, combine, regroup
 from .since import since_of
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from .layouts import RunInfo
 
 # (section title, check id prefixes), in the seed page's order; the longest prefix decides
@@ -58,9 +60,20 @@ def section_of(check: str) -> str | None:
 
 
 def _first_sentence(text: str) -> str:
+    """The description's first sentence, up to its first "; " outside parentheses: a
+    parenthesis is never cut open ("(prefix match; a pre-release …)" stays whole)."""
     parts = re.split(r"(?<=[a-z0-9)\]])\.\s+(?=[A-Z(])", " ".join(text.split()), maxsplit=1)
-    sentence = parts[0].split("; ", 1)[0].rstrip(".")
+    sentence = _before_clause(parts[0]).rstrip(".")
     return sentence + "." if sentence else ""
+
+
+def _before_clause(text: str) -> str:
+    depth = 0
+    for i, ch in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if depth <= 0 and text.startswith("; ", i):
+            return text[:i]
+    return text
 
 
 def descriptions(checks: Iterable[str]) -> dict[str, str]:
@@ -111,13 +124,25 @@ def best_by_backend(
 def supported_cell(cell: Cell, checks: Sequence[str]) -> TCell:
     text = (
         SYMBOL[cell.verdict]
-        if cell.verdict not in ("skip", "missing")
-        else ("" if cell.verdict == "skip" else "—")
+        if cell.verdict not in ("skip", NOT_APPLICABLE, "missing")
+        else ("—" if cell.verdict == "missing" else "")
     )
     note = f"{cell.verdict} ({', '.join(cell.statuses)})" if cell.statuses else "not run"
     return TCell(
-        text, cell.verdict, cell.statuses, cell.runs, f"{note}; checks: {', '.join(checks)}"
+        text,
+        cell.verdict,
+        cell.statuses,
+        cell.runs,
+        f"{note}; checks: {', '.join(checks)}",
+        _day(c.when for c in (cell,)),
     )
+
+
+def _day(whens: Iterable[datetime | None]) -> str:
+    """The oldest evidence of some cells, YYYY-MM-DD ("" when none is dated): what the
+    freshness count of the header reads."""
+    dated = [w for w in whens if w is not None]
+    return min(dated).strftime("%Y-%m-%d") if dated else ""
 
 
 def since_cell(m: Matrix, row: str, component: str, comps: dict[str, dict[str, str]]) -> TCell:
@@ -126,7 +151,7 @@ def since_cell(m: Matrix, row: str, component: str, comps: dict[str, dict[str, s
     for image in m.columns:
         cell = m.cell(row, image)
         version = comps.get(image, {}).get(component)
-        if version and cell.verdict not in ("skip", "missing", "error", "xfail"):
+        if version and cell.verdict not in ("skip", NOT_APPLICABLE, "missing", "error", "xfail"):
             points.append((str(version), "partial" if cell.verdict == "flaky" else cell.verdict))
             used.append(cell)
     found = since_of(points)
@@ -143,6 +168,7 @@ def since_cell(m: Matrix, row: str, component: str, comps: dict[str, dict[str, s
         tuple(c.verdict for c in used),
         runs,
         found.note + (f" ({evidence})" if evidence else ""),
+        _day(c.when for c in used),
     )
 
 
@@ -183,8 +209,7 @@ def seed_features_table(obs: Sequence[Observation], runs: Sequence[RunInfo]) -> 
         body.append(TRow(r.key, (section[r.key], r.key, describe(checks, described)), tuple(cells)))
     images = ", ".join(f"{i} ({backend_of[i]})" for i in m.columns)
     notes = (
-        "✅: full support · ⚠️: partial support (or inconclusive) · ❌: not supported · —: not run. "
-        "Supported: the best-evidenced state over the images of a backend (✅ where some image passes).",
+        f"{SUPPORT_LEGEND}. Supported: the best-evidenced state over the images of a backend (✅ where some image passes).",
         "Since: the oldest version whose newest verdict passes, with every newer version tested passing; "
         "≤ X: passes in every version tested, none older than X was tested; —: does not pass in the "
         "newest version tested, or not tested.",

@@ -4,12 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
+from datetime import datetime
 from typing import Any
 
 from .model import Cell
 
-TIERS = ("first-class", "best-effort", "experimental", "unsupported")
-COUNTED = ("pass", "fail", "crash", "timeout", "unsupported", "flaky", "xfail")
+TOO_FEW = "too few runs"
+TIERS = ("first-class", "best-effort", "experimental", "unsupported", TOO_FEW)
+#: what a pass rate counts (docs/statuses.md): a pass passes; partial support, failures and flaky
+#: checks do not. Unsupported (not installed), skip, n/a, known issues (xfail) and harness errors
+#: are counted nowhere: they say nothing about how well the platform works.
+COUNTED = ("pass", "partial", "fail", "crash", "timeout", "flaky")
 
 
 @dataclass(frozen=True)
@@ -18,6 +23,10 @@ class Policy:
     first_class_max_crashes: int = 0
     best_effort_min_pass: float = 0.80
     experimental_min_pass: float = 0.0  # strictly greater than this
+    # a tier is a claim about a platform over time: fewer runs, or runs over a shorter span,
+    # are "too few runs" (with what is missing), never a tier
+    min_runs: int = 3
+    min_span_days: float = 1.0
 
     @classmethod
     def from_mapping(cls, data: Any) -> Policy:
@@ -40,7 +49,9 @@ class Policy:
                 raise ValueError(
                     f"tier policy key '{key}' is a fraction between 0 and 1, not {value}"
                 )
-            values[key] = int(value) if key.endswith("crashes") else float(value)
+            if value < 0:
+                raise ValueError(f"tier policy key '{key}' cannot be negative, not {value}")
+            values[key] = int(value) if key.endswith(("crashes", "runs")) else float(value)
         return cls(**values)
 
     def describe(self) -> str:
@@ -48,7 +59,21 @@ class Policy:
             f"Tier policy: first-class ≥ {self.first_class_min_pass:.0%} pass and ≤ "
             f"{self.first_class_max_crashes} crashes or timeouts; best-effort ≥ {self.best_effort_min_pass:.0%} "
             f"pass; experimental > {self.experimental_min_pass:.0%} pass; otherwise unsupported. "
-            "Pass rate = passing checks / checks with a verdict (harness errors and skips are not counted)."
+            "Pass rate = passing checks / checks with a verdict: partial support, failures and flaky "
+            "checks count as not passing; unsupported (not installed), skipped, not applicable, "
+            "known issues and harness errors are not counted. A tier needs at least "
+            f"{self.min_runs} run(s) over at least {self.min_span_days:g} day(s); "
+            f"with fewer it is '{TOO_FEW}'."
+        )
+
+    def sample_short(self, runs: int, span_days: float) -> str | None:
+        """What the sample lacks for a tier ("2 runs over 0.1 days; a tier needs 3 runs over
+        1 day"), or None when it is large enough."""
+        if runs >= self.min_runs and span_days >= self.min_span_days:
+            return None
+        return (
+            f"{runs} run{'s' if runs != 1 else ''} over {span_days:.1f} days; a tier needs "
+            f"{self.min_runs} over {self.min_span_days:g} day(s)"
         )
 
 
@@ -60,6 +85,7 @@ class TierRow:
     counted: int
     crashes: int
     runs: tuple[str, ...]
+    short: str | None = None  # what the sample lacks (tier TOO_FEW), else None
 
     @property
     def rate(self) -> float:
@@ -81,8 +107,13 @@ def tier_of(passed: int, counted: int, crashes: int, policy: Policy) -> str:
     return "unsupported"
 
 
-def tiers(groups: Mapping[str, Iterable[Cell]], policy: Policy) -> list[TierRow]:
-    """groups: platform/backend → the cells (one per check and image) that speak for it."""
+def tiers(
+    groups: Mapping[str, Iterable[Cell]],
+    policy: Policy,
+    ended: Mapping[str, datetime | None] | None = None,
+) -> list[TierRow]:
+    """groups: platform/backend → the cells (one per check and image) that speak for it;
+    ``ended``: run id → when it ended (the sample's time span)."""
     out = []
     for group, cells in groups.items():
         cells = list(cells)
@@ -90,14 +121,9 @@ def tiers(groups: Mapping[str, Iterable[Cell]], policy: Policy) -> list[TierRow]
         passed = sum(c.verdict == "pass" for c in counted)
         crashes = sum(c.verdict in ("crash", "timeout") for c in counted)
         runs = tuple(sorted({r for c in cells for r in c.runs}))
-        out.append(
-            TierRow(
-                group,
-                tier_of(passed, len(counted), crashes, policy),
-                passed,
-                len(counted),
-                crashes,
-                runs,
-            )
-        )
+        whens = [w for w in ((ended or {}).get(r) for r in runs) if w is not None]
+        span = (max(whens) - min(whens)).total_seconds() / 86400 if whens else 0.0
+        short = policy.sample_short(len(runs), span)
+        tier = TOO_FEW if short else tier_of(passed, len(counted), crashes, policy)
+        out.append(TierRow(group, tier, passed, len(counted), crashes, runs, short))
     return out

@@ -234,16 +234,31 @@ def _frameworks(check: str) -> tuple[str, ...]:
     return own + tuple(f for f in FRAMEWORK if f not in own)
 
 
+def _own_framework(check: str) -> tuple[str, ...]:
+    """The framework a check runs in (its package stems): TensorFlow for ``tf.*``, JAX for
+    ``jax.*``, PyTorch otherwise."""
+    if check.startswith("tf."):
+        return ("tensorflow",)
+    if check.startswith("jax."):
+        return ("jax", "jaxlib")
+    return ("pytorch", "torch")
+
+
+def _suspect(c: Change, check: str, library: str | None, feature: str) -> Suspect:
+    """The check's own framework removed comes first: nothing the check runs on is left."""
+    if c.kind == "removed" and stem(c.subject) in _own_framework(check):
+        return Suspect(c, "library", f"the check's framework ({stem(c.subject)}) was removed")
+    return Suspect(c, *classify(c.subject, check, library, feature))
+
+
 def rank(
     changes: Sequence[Change], check: str, library: str | None, feature: str = ""
 ) -> list[Suspect]:
     """The changes as suspects, most related to the check first; frameworks in the order of
-    how directly the check runs on them (its own framework, then the rest)."""
-    out = [
-        Suspect(c, *classify(c.subject, check, library, feature))
-        for c in changes
-        if c.kind != "unchanged"
-    ]
+    how directly the check runs on them (its own framework, then the rest). ``library``
+    names what the check ran on: a GPU library, or ``cpu`` where it ran on the CPU (a CPU
+    image: hipBLAS's dependencies say nothing there)."""
+    out = [_suspect(c, check, library, feature) for c in changes if c.kind != "unchanged"]
     order = _frameworks(check)
 
     def within(s: Suspect) -> int:
@@ -252,4 +267,13 @@ def rank(
         hit = _hits(stem(s.change.subject), order)
         return order.index(hit) if hit else len(order)
 
-    return sorted(out, key=lambda s: (s.rank, within(s), ":" in s.change.subject, s.change.subject))
+    return sorted(
+        out,
+        key=lambda s: (
+            s.rank,
+            "was removed" not in s.why,  # a removed framework before any library change
+            within(s),
+            ":" in s.change.subject,
+            s.change.subject,
+        ),
+    )

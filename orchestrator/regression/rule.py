@@ -56,8 +56,8 @@ FDR = 0.05  # Benjamini–Hochberg level over a report's timed checks (the usual
 MWU_MIN = 10  # samples per side for the U test; below: bootstrap intervals
 TIMED_MIN = 3  # fewer samples than this on a side: status only
 
-_NOT_RUN = ("unsupported", "skip")
-_LOST = ("unsupported", "partial", "skip")  # pass → one of these: coverage lost
+_NOT_RUN = ("unsupported", "skip", "n/a")  # never exercised: nothing to lose
+_LOST = ("unsupported", "partial", "skip", "n/a")  # pass → one of these: coverage lost
 
 
 @dataclass(frozen=True)
@@ -77,6 +77,7 @@ class Obs:
     noisy: bool = False  # the host was busy while this timing was taken (regression/noise.py)
     run: str = ""  # the run it comes from: a side may pool several runs of one image
     tampered: bool = False  # an ``error`` whose results were tampered with or cut at the output cap
+    definition: str | None = None  # spec.definition_hash (None: unknown, e.g. a published matrix)
 
 
 @dataclass(frozen=True)
@@ -361,6 +362,10 @@ def _one(
         hit = _excused(match, env, backend, check, "missing")
         if hit is not None:
             return CellChange(env, check, EXPECTED, bv, "", backend, note=hit.reason, issue=hit)
+        if bv in _NOT_RUN:  # it never ran in the baseline either: no coverage to lose
+            return CellChange(
+                env, check, CHANGED, bv, "", backend, note=f"check not run in head ({bv} in base)"
+            )
         return CellChange(env, check, COVERAGE_LOST, bv, "", backend, note="check not run in head")
     hv = verdict(o.status for o in ho)
     tampered = any(o.tampered for o in ho)
@@ -380,6 +385,18 @@ def _one(
             hv,
             backend,
             note=f"check version {vb} → {vh}",
+            tampered=tampered,
+        )
+    db, dh = bo[-1].definition, ho[-1].definition
+    if db and dh and db != dh:
+        return CellChange(
+            env,
+            check,
+            NOT_COMPARABLE,
+            bv,
+            hv,
+            backend,
+            note=f"definition changed ({db[:8]} → {dh[:8]}: command, expected output or version)",
             tampered=tampered,
         )
     if any(o.status == "error" for o in (*bo, *ho)):

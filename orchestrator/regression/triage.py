@@ -10,6 +10,10 @@ Classes, in the order they are tried (the first that the evidence shows wins):
 - ``infrastructure``: the attempts ended in ``error`` (engine, registry, scheduler);
 - ``host fault``: the host failed preflight or was quarantined around the run, or the same
   digest passes on another host of the same class;
+- ``definition changed``: the check's definition (its command, expected output, version:
+  spec.definition_hash) is not the one its earlier runs of this image had, and it never
+  passed under the new one: the spec changed, not necessarily the image. Every later rule
+  compares only with runs of the same definition;
 - ``flaky``: mixed outcomes across this run's attempts, or across repeats of the same digest
   on the same host;
 - ``image drift``: the run's digest is not the one the catalog pins or the baseline ran (and the
@@ -21,11 +25,12 @@ Classes, in the order they are tried (the first that the evidence shows wins):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 FAILING = ("fail", "crash", "timeout", "error")
 CLASSES = (
     "regression",
+    "definition changed",
     "flaky",
     "host fault",
     "image drift",
@@ -46,6 +51,7 @@ class Seen:
     host_class: str
     verdict: str
     started: str  # ISO time: orders the history
+    definition: str = ""  # spec.definition_hash of the check in that run ("" unknown)
 
 
 @dataclass(frozen=True)
@@ -64,6 +70,7 @@ class Case:
         str, ...
     ] = ()  # preflight failures / quarantine of this host around the run
     problem_runs: tuple[str, ...] = ()  # the runs whose meta recorded them
+    definition: str = ""  # spec.definition_hash of the check in this run ("" unknown)
 
 
 @dataclass(frozen=True)
@@ -230,11 +237,43 @@ def _from_previous_digest(case: Case, prev: Seen) -> Triage:
     )
 
 
+def _definition(case: Case) -> tuple[Triage | None, Case]:
+    """A check whose definition changed since the earlier runs, and that never passed under
+    its new one: "definition changed", naming the hashes and the run that passed under the
+    old one. Else the case with its history narrowed to runs of the same definition (an
+    unknown definition, from before hashes were stored, compares with any)."""
+    if not case.definition:
+        return None, case
+    other = [s for s in case.history if s.definition and s.definition != case.definition]
+    same = [s for s in case.history if s.definition == case.definition or not s.definition]
+    passed_before = [s for s in other if s.verdict == "pass"]
+    if passed_before and not any(s.verdict == "pass" for s in same if s.definition):
+        s = max(passed_before, key=lambda x: x.started)
+        return (
+            Triage(
+                "definition changed",
+                f"the check's definition changed ({s.definition[:8]} in run {s.run[:8]}, where "
+                f"it passed → {case.definition[:8]} here: its command, expected output or "
+                "version); it never passed under the new definition, so the spec may be what "
+                "fails, not the image",
+                (case.run, s.run),
+                (case.host,) if s.host == case.host else (case.host, s.host),
+                (case.digest,) if s.digest == case.digest else (s.digest, case.digest),
+            ),
+            case,
+        )
+    return None, replace(case, history=tuple(same))
+
+
 def classify(case: Case) -> Triage | None:
     """The triage of one check of one run; None when it did not fail. The first rule that
-    explains the failure wins: this run alone, the same digest elsewhere, a moved tag, the
-    image's history."""
+    explains the failure wins: this run alone, a changed definition, the same digest
+    elsewhere, a moved tag, the image's history."""
     verdict = final(case.attempts)
     if verdict not in FAILING and verdict != "flaky":
         return None
-    return _this_run(case, verdict) or _same_digest(case) or _drift(case) or _history(case)
+    here = _this_run(case, verdict)
+    if here is not None:
+        return here
+    changed, case = _definition(case)
+    return changed or _same_digest(case) or _drift(case) or _history(case)

@@ -1,6 +1,6 @@
 """Status badges for HTML: a word, a colour and an inline SVG icon, so that no
 verdict depends on an emoji font (CI runners often have none).
-Markdown and RST keep the seeds' ✅ ⚠️ ❌."""
+Markdown and RST keep the seeds' ✅ ⚠️ ❌ (and spec.SYMBOL's others, one meaning each)."""
 
 from __future__ import annotations
 
@@ -15,17 +15,20 @@ TONE = {
     "fail": BAD,
     "crash": BAD,
     "timeout": BAD,
-    "unsupported": BAD,
+    "unsupported": NONE,  # not installed or does not exist: not a failure of the image
     "error": WARN,
     "xfail": WARN,
     "flaky": WARN,
     "partial": WARN,
     "skip": NONE,
+    "n/a": NONE,
     "missing": NONE,
     "cpu-only": INFO,
     # components and tiers layouts
     "ok": GOOD,
     "drift": BAD,
+    "broken": BAD,
+    "no-inventory": NONE,
     "unpinned": WARN,
     "catalog": NONE,
     "measured": INFO,
@@ -34,6 +37,7 @@ TONE = {
     "best-effort": WARN,
     "experimental": WARN,
     "unsupported-tier": BAD,
+    "too few runs": NONE,
     # diff change kinds
     "regressed": BAD,
     "slower": BAD,
@@ -63,6 +67,9 @@ WORD = {
     "same": "unchanged",
     "cpu-only": "cpu only",
     "absent": "not found",
+    "no-inventory": "no inventory",
+    "n/a": "not applicable",
+    "unsupported-tier": "unsupported",
 }
 _ICON = {
     GOOD: '<path d="M3 6.5l2 2 4-5" fill="none" stroke="#fff" stroke-width="1.8"/>',
@@ -72,7 +79,7 @@ _ICON = {
     INFO: '<path d="M6 5v4.5M6 2.4v1" stroke="#fff" stroke-width="1.8"/>',
 }
 _FILL = {GOOD: "#1a7f37", BAD: "#c62828", WARN: "#b26a00", NONE: "#8a8f98", INFO: "#1f5fbf"}
-EMOJI = re.compile("[\u2705\u274c\u26a0\ufe0f\U0001f532]")
+EMOJI = re.compile("[\u2705\u274c\u26a0\ufe0f\U0001f532\u2298\u2047\u2691\u25d0]")
 
 
 def _data_uri(t: str) -> str:
@@ -127,11 +134,16 @@ def cell_html(text: str, verdict: str) -> Markup:
     return Markup(f"{escape(plain)} {badge(verdict)}")
 
 
+# each symbol of the legend as the badge its cells show (spec.SYMBOL: one meaning each)
 _SYMBOL_BADGE = {
     "\u2705": ("pass", "pass"),
     "\u274c": ("fail", "fail"),
-    "\u26a0\ufe0f": ("error", "warning"),
-    "\u26a0": ("error", "warning"),
+    "\u26a0\ufe0f": ("partial", "partial"),
+    "\u26a0": ("partial", "partial"),
+    "\u2298": ("unsupported", "unsupported"),
+    "\u2047": ("error", "inconclusive"),
+    "\u2691": ("xfail", "known issue"),
+    "\u25d0": ("cpu-only", "cpu only"),
 }
 
 

@@ -28,6 +28,7 @@ from ..spec import (
     FLAKY,
     NOISE,
     NOT_COMPARABLE,
+    NOT_EXERCISED,
     REGRESSED,
     SAME,
     SLOWER,
@@ -159,6 +160,10 @@ def _md_cell(text: str) -> str:
     return encode.markdown(str(text))
 
 
+def _code(text: str) -> str:
+    return encode.markdown_code(str(text))
+
+
 def _why(why: Why | None, c: CellChange) -> Triage | None:
     """The triage of a red cell (services.triage.for_runs: (image alias, check) -> Triage), or None."""
     return (why or {}).get((c.env.split(" → ")[-1], c.check)) if c.head in RED else None
@@ -219,15 +224,17 @@ def verdict_md(report: Report, verdict: Verdict, why: Why | None = None) -> list
         lines += [
             "| "
             + " | ".join(
-                _md_cell(x)
-                for x in (
-                    c.mark or "❌",
-                    c.env,
-                    f"`{c.check}`",
-                    c.base or "—",
-                    c.head or "—",
-                    gate_note,
-                    " — ".join(t for t in (_timing_text(c) or c.note, why_text(why, c)) if t),
+                x if i == 2 else _md_cell(x)
+                for i, x in enumerate(
+                    (
+                        c.mark or "❌",
+                        c.env,
+                        _code(c.check),
+                        c.base or "—",
+                        c.head or "—",
+                        gate_note,
+                        " — ".join(t for t in (_timing_text(c) or c.note, why_text(why, c)) if t),
+                    )
                 )
             )
             + " |"
@@ -243,10 +250,10 @@ def _md_sides(report: Report, h: dict[str, Any]) -> list[str]:
     return [
         "| | base | head |",
         "|---|---|---|",
-        f"| what | {base.kind} `{base.label}` | {head.kind} `{head.label}` |",
+        f"| what | {base.kind} {_code(base.label)} | {head.kind} {_code(head.label)} |",
         f"| environments | {', '.join(base.envs)} | {', '.join(head.envs)} |",
-        f"| digests | {'<br>'.join(f'{e}: `{d}`' for e, d in base.digests) or '—'} "
-        f"| {'<br>'.join(f'{e}: `{d}`' for e, d in head.digests) or '—'} |",
+        f"| digests | {'<br>'.join(f'{e}: {_code(d)}' for e, d in base.digests) or '—'} "
+        f"| {'<br>'.join(f'{e}: {_code(d)}' for e, d in head.digests) or '—'} |",
         f"| hosts | {', '.join(base.hosts) or '—'} | {', '.join(head.hosts) or '—'} |",
         f"| runs | {len(base.runs)} | {len(head.runs)} |",
         "",
@@ -270,7 +277,9 @@ def _md_warnings(report: Report, h: dict[str, Any]) -> list[str]:
             "",
         ]
     for issue in report.expired:
-        lines.append(f"- ⚠️ known issue `{issue.check}` expired on {issue.expires}: {issue.reason}")
+        lines.append(
+            f"- ⚠️ known issue {_code(issue.check)} expired on {issue.expires}: {issue.reason}"
+        )
     if report.expired:
         lines.append("")
     return lines
@@ -282,8 +291,10 @@ def _md_change_row(c: CellChange, why: Why | None) -> str:
         detail += f" — {why_text(why, c)}"
     if c.issue and c.issue.url:
         detail += f" ([link]({c.issue.url}))"
-    cells = (c.mark, c.env, f"`{c.check}`", c.base or "—", c.head or "—", detail)
-    return "| " + " | ".join(_md_cell(x) for x in cells) + " |"
+    cells = (c.mark, c.env, c.check, c.base or "—", c.head or "—", detail)
+    return (
+        "| " + " | ".join(_code(x) if i == 2 else _md_cell(x) for i, x in enumerate(cells)) + " |"
+    )
 
 
 def _md_changes(report: Report, shown: set[int], why: Why | None) -> list[str]:
@@ -312,7 +323,7 @@ def _md_flips(report: Report) -> list[str]:
         "",
         "| environment | check | base | head |",
         "|---|---|---|---|",
-        *(f"| {_md_cell(f.env)} | `{f.check}` | {f.base} | {f.head} |" for f in report.flips),
+        *(f"| {_md_cell(f.env)} | {_code(f.check)} | {f.base} | {f.head} |" for f in report.flips),
         "",
     ]
 
@@ -343,7 +354,7 @@ def _md_noise(report: Report) -> list[str]:
         "| environment | check | CV base | CV head | run-to-run (A/A) | smallest detectable | host |",
         "|---|---|---|---|---|---|---|",
         *(
-            f"| {_md_cell(e)} | `{k}` | {cb} | {ch} | {rs} | {d} | {'⚠️ noisy' if n else 'quiet'} |"
+            f"| {_md_cell(e)} | {_code(k)} | {cb} | {ch} | {rs} | {d} | {'noisy' if n else 'quiet'} |"
             for e, k, cb, ch, rs, d, n in rows
         ),
         "",
@@ -352,7 +363,7 @@ def _md_noise(report: Report) -> list[str]:
 
 _MD_LEGEND = (
     "Legend: ❌ regressed · ▼ slower · ▲ faster · ~ over the threshold, not significant (not counted) "
-    "· ✅ fixed · ⚠️ flaky or inconclusive · xfail known issue · − coverage lost · + coverage gained "
+    "· ✅ fixed · ⁇ flaky or inconclusive · ⚑ known issue · − coverage lost · + coverage gained "
     "· x not comparable"
 )
 
@@ -496,7 +507,7 @@ def diff_junit(report: Report, verdict: Verdict | None = None, why: Why | None =
         per_env.setdefault(c.env, []).append(c)
     for env, changes in per_env.items():
         suite = ET.SubElement(root, "testsuite", name=env)
-        n_fail = n_skip = 0
+        n_fail = n_skip = n_err = 0
         for c in changes:
             case = ET.SubElement(suite, "testcase", classname=env, name=c.check)
             text = " — ".join(x for x in (_timing_text(c) or c.note, why_text(why, c)) if x)
@@ -523,6 +534,11 @@ def diff_junit(report: Report, verdict: Verdict | None = None, why: Why | None =
             ):  # a passing testcase that says what is missing (and what allowed the loss)
                 extra = f" (coverage lost, not gated: {allowed[key]})" if key in allowed else ""
                 ET.SubElement(case, "system-out").text = f"partial: {c.note}{extra}"
+            elif c.head == "error" and c.kind != EXPECTED:  # the harness's, as in run --junit
+                n_err += 1
+                ET.SubElement(
+                    case, "error", type="error", message=f"{c.base or '—'} → error: {text}"[:500]
+                ).text = text
             elif key in allowed:
                 n_skip += 1
                 ET.SubElement(
@@ -538,9 +554,12 @@ def diff_junit(report: Report, verdict: Verdict | None = None, why: Why | None =
                     "skipped",
                     message=f"{c.kind}: {c.base or '—'} → {c.head or '—'} {text}"[:500],
                 )
+            elif c.head in (*NOT_EXERCISED, "xfail"):  # not a pass: says why (docs/statuses.md)
+                n_skip += 1
+                ET.SubElement(case, "skipped", message=f"{c.head}: {c.note or text}"[:500])
         suite.set("tests", str(len(changes)))
         suite.set("failures", str(n_fail))
-        suite.set("errors", "0")
+        suite.set("errors", str(n_err))
         suite.set("skipped", str(n_skip))
     ET.indent(root)
     return encode.xml(ET.tostring(root, encoding="unicode", xml_declaration=True)) + "\n"

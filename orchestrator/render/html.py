@@ -27,8 +27,11 @@ CSS_CLASS = {
     "fail": "bad",
     "crash": "bad",
     "timeout": "bad",
-    "unsupported": "bad",
+    "unsupported": "none",
+    "n/a": "none",
+    "partial": "warn",
     "drift": "bad",
+    "broken": "bad",
     "error": "warn",
     "xfail": "warn",
     "flaky": "warn",
@@ -36,6 +39,7 @@ CSS_CLASS = {
     "first-class": "ok",
     "best-effort": "warn",
     "experimental": "warn",
+    "unsupported-tier": "bad",
 }
 
 

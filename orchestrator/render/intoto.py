@@ -22,7 +22,9 @@ VERIFIER_ID = (
 
 PASSED = ("pass",)
 WARNED = ("partial", "flaky", "xfail", "error")  # worked in part, or inconclusive: never a pass
-FAILED = ("fail", "crash", "timeout", "unsupported")
+FAILED = ("fail", "crash", "timeout")
+#: unsupported, skip and n/a (and a check that was not run) are in none of the lists: not a
+#: failure of the image, not a pass either (docs/statuses.md)
 
 
 @dataclass(frozen=True)
@@ -54,7 +56,8 @@ class Policy:
 
 
 def outcome(verdicts: Mapping[str, str]) -> str:
-    """PASSED, WARNED or FAILED for a set of check verdicts (skips count for nothing)."""
+    """PASSED, WARNED or FAILED for a set of check verdicts (unsupported, skip and n/a count
+    for nothing)."""
     values = set(verdicts.values())
     if values & set(FAILED):
         return "FAILED"

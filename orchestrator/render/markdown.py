@@ -26,9 +26,11 @@ def matrix_md(matrix: Matrix, title: str = "Compatibility matrix") -> str:
         "|" + "|".join("---" for _ in head) + "|",
     ]
     for row in matrix.rows:
-        cells = [f"`{row.key}`", row.feature, row.library or ""]
+        cells = [row.feature, row.library or ""]
         cells += [matrix.cell(row.key, col).text for col in matrix.columns]
-        lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+        lines.append(
+            "| " + " | ".join([encode.markdown_code(row.key), *(_cell(c) for c in cells)]) + " |"
+        )
     lines += ["", f"Legend: {LEGEND}", ""]
     return "\n".join(lines)
 
@@ -44,8 +46,8 @@ def document_md(doc: Document, fragment: bool = False) -> str:
         else [
             f"# {_cell(t.title)}",
             "",
-            f"- Matrix version: `{_cell(doc.header.version)}`",
-            f"- Last verified: `{_cell(doc.header.last_verified)}`",
+            f"- Matrix version: {encode.markdown_code(doc.header.version)}",
+            f"- Last verified: {encode.markdown_code(doc.header.last_verified)}",
             "- Source of truth:",
         ]
     )
@@ -63,7 +65,7 @@ def document_md(doc: Document, fragment: bool = False) -> str:
         ]
         for row in rows:
             labels = [
-                f"`{_cell(x)}`" if i < literal and x else _cell(x)
+                encode.markdown_code(x) if i < literal and x else _cell(x)
                 for i, x in enumerate(shown_labels(t, row))
             ]
             lines.append("| " + " | ".join([*labels, *(_cell(c.text) for c in row.cells)]) + " |")

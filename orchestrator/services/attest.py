@@ -82,7 +82,7 @@ def _evidence(
                 per.setdefault(r.check.check_id, []).append((r.attempt, r.status))
             for check, attempts in per.items():
                 v = verdict(s for _, s in sorted(attempts))
-                if v not in ("skip", "missing"):
+                if v not in ("skip", "n/a", "missing"):
                     verdicts[check] = v
         last = group[-1]
         suites = sorted({t.suite for run in group for t in run.tasks})

@@ -141,6 +141,8 @@ def bisect(
             attempts = [
                 r for r in queries.run_results(session, s.run_id) if r.check.check_id == check
             ]
+            run = queries.get_run(session, s.run_id)
+            cpu_image = run is not None and str(run.image.backend) == "cpu"
         attempts.sort(key=lambda r: r.attempt)
         v = verdict(r.status for r in attempts)
         message = attempts[-1].message if attempts else "; ".join(s.infra_errors)
@@ -160,7 +162,7 @@ def bisect(
             v,
             s.run_id,
             message,
-            last.check.library if last else None,
+            _ran_on(last, cpu_image),
             last.check.feature if last else "",
         )
 
@@ -176,6 +178,18 @@ def bisect(
     return Bisection(
         check, found.images, found.probes, found.first_bad, found.last_good, suspects, note
     )
+
+
+def _ran_on(result: Any, cpu_image: bool) -> str | None:
+    """The library a check's result ran on, for the culprit ranking: ``cpu`` for a CPU image
+    or a result that ran on the CPU (the row's GPU label, hipBLAS/cuBLAS, says nothing
+    there), else the check's backend library."""
+    if result is None:
+        return "cpu" if cpu_image else None
+    if cpu_image or (result.device or "").startswith("cpu"):
+        return "cpu"
+    library: str | None = result.check.library
+    return library
 
 
 def culprits(

@@ -64,6 +64,7 @@ def runs_side(
             noisy=bool(row["samples"]) and noise.noisy(row["metrics"]),
             run=row["run_id"],
             tampered=row["status"] == "error" and _tampered(row["metrics"]),
+            definition=row["definition"],
         )
         for row in bulk.result_rows(session, ids)
     )

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.orm import Session
 
@@ -25,7 +25,11 @@ from ..matrix.evidence import (
 )
 from ..matrix.layouts import RunInfo
 from ..matrix.model import Observation
+from ..spec import FAILING
 from ..store import matrix_store
+
+if TYPE_CHECKING:
+    from ..regression.known_issues import KnownIssues
 
 FIRST_ROUND, LAST_ROUND = 1, 64  # runs read per unsettled environment per round: 1, 2, 4, ... 64
 
@@ -199,7 +203,7 @@ def stamp(table: Table, now: datetime, fresh_days: int) -> tuple[Table, int]:
         cells = []
         for c in row.cells:
             flags = tuple(c.flags)
-            if c.when and c.when < cutoff and c.verdict not in ("", "missing", "skip"):
+            if c.when and c.when < cutoff and c.verdict not in ("", "missing", "skip", "n/a"):
                 flags = (*flags, "stale")
                 stale += 1
             cells.append(_marked(c, flags))
@@ -211,7 +215,7 @@ def _marked(c: TCell, flags: tuple[str, ...]) -> TCell:
     if flags == c.flags and not flags:
         return c
     text = c.text
-    if flags and c.verdict not in ("", "missing", "skip"):
+    if flags and c.verdict not in ("", "missing", "skip", "n/a"):
         words = [FLAG_TEXT[f] for f in flags if f in FLAG_TEXT]
         if "cpu-only" in flags and c.verdict != "cpu-only":
             words.append("cpu only")
@@ -221,3 +225,28 @@ def _marked(c: TCell, flags: tuple[str, ...]) -> TCell:
     return TCell(
         text, c.verdict, c.statuses, c.runs, c.note, c.when, flags
     )  # not replace(): 10,000s of cells
+
+
+def excuse(
+    observations: Sequence[Observation], columns: Sequence[RunInfo], issues: KnownIssues | None
+) -> list[Observation]:
+    """The observations with every failure a live known issue excuses shown as ``xfail`` (⚑
+    known issue, its reason as the message): the same failures qualify, diff and run --junit
+    excuse, excused on the matrix and the site too (docs/statuses.md)."""
+    if issues is None:
+        return list(observations)
+    info = {c.run_id: c for c in columns}
+    out = []
+    for o in observations:
+        run = info.get(o.column)
+        hit = (
+            issues.match(run.image, run.backend, o.check, o.status)
+            if run is not None and o.status in FAILING
+            else None
+        )
+        if hit is not None and not hit[1]:
+            issue = hit[0]
+            why = f"known issue: {issue.reason}" + (f" ({issue.url})" if issue.url else "")
+            o = replace(o, status="xfail", message=why)
+        out.append(o)
+    return out

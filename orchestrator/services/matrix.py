@@ -17,7 +17,7 @@ from .. import __version__, yamlio
 from ..catalog import releases
 from ..catalog.core import Catalog
 from ..errors import InputError
-from ..matrix.document import Document, Header, Table
+from ..matrix.document import Document, Header, Table, freshness
 from ..matrix.layouts import (
     COLUMNS,
     ROWS,
@@ -123,10 +123,18 @@ def _inventory_layout(
             published,
         )
     else:
+        by_digest = matrix_store.newest_components_by_digest(session)
         table = components_table(
             [CatalogImage(i.alias, i.reference, i.digest, dict(i.components)) for i in entries],
             inventory,
+            by_digest,
+            matrix_store.broken_imports(session),
         )
+        inventory = {  # the inventory runs the table used (for their dates)
+            **{e.alias: by_digest[e.reference] for e in entries if e.reference in by_digest},
+            **{e.alias: by_digest[e.digest] for e in entries if e.digest in by_digest},
+            **inventory,
+        }
     used = sorted(run_id for run_id, _ in inventory.values())
     source = [
         "the image catalog (images/*.yaml)",
@@ -151,6 +159,7 @@ class MatrixQuery:
     include_adhoc: bool = False
     fresh_days: int = DEFAULT_FRESH_DAYS
     releases: Path | None = None  # a release table: the libraries layout shows its versions
+    known_issues: Path | None = None  # failures it excuses show as ⚑ known issue
 
 
 def build_document(
@@ -178,6 +187,11 @@ def build_document(
     )
     fresh_days = fresh_window(fresh_days)
     policy, since = _policy(policy_path), _when(since_dt)
+    issues = None
+    if query.known_issues is not None:
+        from ..regression import known_issues as ki
+
+        issues = ki.load(query.known_issues)
     params: dict[str, Any] = {
         "layout": layout,
         "rows": rows,
@@ -189,6 +203,8 @@ def build_document(
         params["job"] = job
     if include_adhoc:
         params["include_adhoc"] = True
+    if query.known_issues is not None:
+        params["known_issues"] = str(query.known_issues)
     stale = 0
     with factory() as session:
         if layout in ("components", "libraries"):
@@ -215,7 +231,8 @@ def build_document(
                         else ""
                     ),
                 )
-            obs, infos = list(ev.observations), list(ev.columns)
+            infos = list(ev.columns)
+            obs = evidence.excuse(ev.observations, infos, issues)
             table = observed_table(layout, obs, infos, rows, columns, policy)
             table, stale = evidence.stamp(table, now(), fresh_days)
             ended = [ev.newest] if ev.newest else []
@@ -231,7 +248,7 @@ def build_document(
                 )
                 + (f", runs started since {since}" if since else ""),
                 _special_line(ev, include_adhoc),
-                f"freshness: {stale} of {cells} cells older than {fresh_days} days (--fresh-days)",
+                freshness(stale, cells, fresh_days) + " (--fresh-days)",
                 f"images: {', '.join(images) if images else 'all'}",
             ]
     last = max(ended).strftime("%Y-%m-%d") if ended else "never"

@@ -11,15 +11,15 @@ import multiprocessing
 import os
 from collections import Counter
 from collections.abc import Callable, Generator, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from sqlalchemy.orm import Session
 
 from .. import __version__
 from ..errors import InputError
-from ..matrix.document import Document, Header
+from ..matrix.document import Document, Header, freshness
 from ..matrix.layouts import CatalogImage, components_table, observed_table
 from ..matrix.libraries import images_for, libraries_table
 from ..matrix.model import verdict
@@ -30,6 +30,9 @@ from ..store import matrix_store, site_queries, triage_queries
 from . import evidence, site_lists, site_steps
 from .site_pages import Site, ordered, when
 from .site_views import ChangeV, RunV, changes, histories, load_runs, slug
+
+if TYPE_CHECKING:
+    from ..regression.known_issues import KnownIssues
 
 LAYOUTS = (
     "checks",
@@ -82,7 +85,7 @@ def _header(ev: evidence.Evidence, stale: int, cells: int) -> Header:
             if ev.special_used
             else "named jobs"
         ),
-        f"freshness: {stale} of {cells} cells older than {FRESH_DAYS} days",
+        freshness(stale, cells, FRESH_DAYS),
         f"valorch {__version__}",
     ]
     return Header(
@@ -101,8 +104,11 @@ def _layout(
     inventories: dict[str, dict[str, tuple[str, str]]],
     all_runs: dict[str, RunV],
     built: datetime,
+    broken: dict[str, dict[str, str]] | None = None,
+    known_issues: KnownIssues | None = None,
 ) -> Document:
-    obs, infos = list(ev.observations), list(ev.columns)
+    infos = list(ev.columns)
+    obs = evidence.excuse(ev.observations, infos, known_issues)
     if layout not in ("components", "libraries"):
         table = observed_table(
             layout,
@@ -114,17 +120,21 @@ def _layout(
         )
     else:
         latest: dict[str, tuple[str, dict[str, str]]] = {}
+        by_digest: dict[str, tuple[str, dict[str, str]]] = {}
         for run in sorted(all_runs.values(), key=lambda r: (r.row["started"], r.id)):
             if run.id in inventories:
                 latest[run.row["alias"]] = (
                     run.id,
                     {c: v for c, (v, _s) in inventories[run.id].items()},
                 )
+                for key in (run.row.get("digest"), run.row.get("reference")):
+                    if key:
+                        by_digest[key] = latest[run.row["alias"]]
         if layout == "libraries":
             backends = {r.row["alias"]: r.row["backend"] for r in all_runs.values()}
             table = libraries_table(images_for(sorted(backends.items()), latest, chosen=False))
         else:
-            table = components_table(catalog, latest)
+            table = components_table(catalog, latest, by_digest, broken)
         return Document(_header(ev, 0, 0), table, {"layout": layout})
     table, stale = evidence.stamp(table, built, FRESH_DAYS)
     cells = sum(1 for r in table.rows for c in r.cells if c.when)
@@ -163,6 +173,7 @@ def build(
     qualify: Sequence[tuple[str, str]] = (),
     built: datetime | None = None,
     workers: int | None = None,
+    known_issues: KnownIssues | None = None,
 ) -> Iterator[tuple[str, str]]:
     """Every page of the site as (relative path, text). Reads the store first (an empty
     store is bad input: exit 2), then renders without touching it."""
@@ -203,7 +214,17 @@ def build(
         session, changes(per_check), per_check
     )  # only what `valorch diff` calls a change
     return _pages(
-        _Stored(runs, pk_checks, inventories, versions, matrices, per_check, found),
+        _Stored(
+            runs,
+            pk_checks,
+            inventories,
+            versions,
+            matrices,
+            per_check,
+            found,
+            matrix_store.broken_imports(session),
+            known_issues,
+        ),
         catalog,
         local,
         qualify,
@@ -223,6 +244,9 @@ class _Stored:
     matrices: dict[str | None, evidence.Evidence]
     per_check: dict[str, list[Any]]
     found: list[ChangeV]
+    # run → component → import error
+    broken: dict[str, dict[str, str]] = field(default_factory=dict)
+    known_issues: KnownIssues | None = None  # failures they excuse show as ⚑ known issue
 
 
 def _checks_by_id(pk_checks: dict[int, dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -246,7 +270,18 @@ def _matrix_pages(
             ev = matrices[STRICT] if layout in ("summary", "tiers") else matrices[None]
             yield (
                 f"matrix/{layout}.html",
-                site.matrix(_layout(layout, ev, catalog, inventories, runs, built)),
+                site.matrix(
+                    _layout(
+                        layout,
+                        ev,
+                        catalog,
+                        inventories,
+                        runs,
+                        built,
+                        stored.broken,
+                        stored.known_issues,
+                    )
+                ),
             )
     jobs = []
     for job in sorted({r.row["job"] for r in runs.values()}):
@@ -255,7 +290,19 @@ def _matrix_pages(
             continue
         yield (
             f"matrix/job-{slug(job)}.html",
-            site.matrix(_layout("checks", ev, catalog, inventories, runs, built), f" — job {job}"),
+            site.matrix(
+                _layout(
+                    "checks",
+                    ev,
+                    catalog,
+                    inventories,
+                    runs,
+                    built,
+                    stored.broken,
+                    stored.known_issues,
+                ),
+                f" — job {job}",
+            ),
         )
         jobs.append(
             {

@@ -25,6 +25,7 @@ VERDICT_ORDER = (
     "flaky",
     "xfail",
     "skip",
+    "n/a",
     "missing",
 )
 

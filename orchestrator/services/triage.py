@@ -31,8 +31,11 @@ def _decide(
     session: Session, run: Run, pinned: str | None, pinned_by: str = "the catalog"
 ) -> dict[str, Triage]:
     per: dict[str, list[tuple[int, str]]] = {}
+    defined: dict[str, str] = {}  # check id -> its definition hash in this run
     for r in queries.run_results(session, run.id):
         per.setdefault(r.check.check_id, []).append((r.attempt, r.status))
+        if r.definition:
+            defined[r.check.check_id] = r.definition
     red = {
         c: tuple(s for _, s in sorted(a))
         for c, a in per.items()
@@ -52,11 +55,14 @@ def _decide(
         return out
     history: dict[str, dict[str, list[tuple[int, str]]]] = {}
     facts: dict[str, tuple[str, str, str, str]] = {}
-    for rid, digest, host, spec, started, check, attempt, status in tq.check_history(
+    definitions: dict[tuple[str, str], str] = {}  # (run, check) -> definition hash
+    for rid, digest, host, spec, started, check, attempt, status, dfn in tq.check_history(
         session, run.image.alias, list(red), run.id
     ):
         history.setdefault(check, {}).setdefault(rid, []).append((attempt, status))
         facts[rid] = (digest or "", host, host_class(spec), started.isoformat())
+        if dfn:
+            definitions[(rid, check)] = dfn
     mine = (
         run.image.digest or "",
         run.host.name,
@@ -68,7 +74,13 @@ def _decide(
     )
     for check, attempts in red.items():
         seen = tuple(
-            Seen(rid, *facts[rid][:3], verdict(s for _, s in sorted(a)), facts[rid][3])
+            Seen(
+                rid,
+                *facts[rid][:3],
+                verdict(s for _, s in sorted(a)),
+                facts[rid][3],
+                definitions.get((rid, check), ""),
+            )
             for rid, a in history.get(check, {}).items()
         )
         found = classify(
@@ -85,6 +97,7 @@ def _decide(
                 pinned_by if pinned else "",
                 tuple(e[2] for e in events),
                 tuple(e[0] for e in events),
+                defined.get(check, ""),
             )
         )
         if found is not None:

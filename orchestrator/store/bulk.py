@@ -218,6 +218,7 @@ def result_rows(session: Session, run_ids: Sequence[str]) -> list[dict[str, Any]
             Result.samples,
             Result.metrics,
             Result.message,
+            Result.definition,
         )
         .join(Result, Result.run_id == Run.id)
         .join(Check, Check.id == Result.check_pk)

@@ -180,6 +180,8 @@ class ExportResult(_Strict):
     # what the evidence says ran (store/models.Result.device/library); absent in older exports
     device: Annotated[str, Field(max_length=200)] | None = None
     library: Annotated[str, Field(max_length=200)] | None = None
+    # spec.definition_hash of the check as its run defined it; absent in older exports
+    definition: Annotated[str, Field(pattern=r"^[0-9a-f]{16}$")] | None = None
 
     @field_validator("duration_s")
     @classmethod

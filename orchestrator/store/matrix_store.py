@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import Text, cast, func, select
 from sqlalchemy.orm import Session
 
 from . import queries
@@ -252,6 +252,35 @@ def newest_components_by_image(session: Session) -> dict[str, tuple[str, dict[st
     for run in session.scalars(q).unique():
         rows = session.scalars(select(InventoryRow).where(InventoryRow.run_id == run.id))
         out[run.image.alias] = (run.id, {r.component: r.value for r in rows})
+    return out
+
+
+def newest_components_by_digest(session: Session) -> dict[str, tuple[str, dict[str, str]]]:
+    """Image digest, and image reference, → (run id, component → value) of its newest
+    inventoried run: an image audited under another alias of the same digest (or of the same
+    reference: a local image, which the catalog pins by no digest) has that inventory too."""
+    out: dict[str, tuple[str, dict[str, str]]] = {}
+    q = select(Run).where(Run.id.in_(select(InventoryRow.run_id))).order_by(Run.started, Run.id)
+    for run in session.scalars(q).unique():
+        rows = session.scalars(select(InventoryRow).where(InventoryRow.run_id == run.id))
+        found = (run.id, {r.component: r.value for r in rows})
+        for key in (run.image.digest, run.image.reference):
+            if key:
+                out[key] = found
+    return out
+
+
+def broken_imports(session: Session) -> dict[str, dict[str, str]]:
+    """Run id → component → its import error, for the packages an inventory found installed
+    but failing to import (audit.import_findings): never shown as a version that works."""
+    out: dict[str, dict[str, str]] = {}
+    q = select(InventoryRow.run_id, InventoryRow.component, InventoryRow.extra).where(
+        cast(InventoryRow.extra, Text).like('%"import_error"%')
+    )
+    for run_id, comp, extra in session.execute(q):
+        error = (extra or {}).get("import_error")
+        if error:
+            out.setdefault(run_id, {})[comp] = str(error)
     return out
 
 

@@ -181,6 +181,9 @@ class Result(Base):
     # fixed label; check.library is what the row is about
     device: Mapped[str | None] = mapped_column(String(200))
     library: Mapped[str | None] = mapped_column(String(200))
+    # spec.definition_hash of the check as this run defined it (None: stored before migration
+    # 0008): results of one check id with different hashes measured different things
+    definition: Mapped[str | None] = mapped_column(String(16))
     check: Mapped[Check] = relationship(lazy="joined")
     __table_args__ = (
         UniqueConstraint("run_id", "check_pk", "attempt", name="uq_result"),
@@ -308,7 +311,7 @@ class TriageRow(Base):
     subject: Mapped[str] = mapped_column(String(200))  # the check id, or "suite NAME"
     cls: Mapped[str] = mapped_column(
         String(20)
-    )  # regression | flaky | host fault | image drift | ...
+    )  # regression | definition changed | flaky | host fault | image drift | ...
     reason: Mapped[str] = mapped_column(Text, default="")
     # {"runs": [...], "hosts": [...], "digests": [...], "details": [...]}: what it compared
     evidence: Mapped[dict[str, Any]] = mapped_column(default=dict)

@@ -174,9 +174,11 @@ def add_results(
     task_id: int | None,
     results: Iterable[CheckResult],
     declared: dict[str, str | None] | None = None,
+    definitions: dict[str, str] | None = None,
 ) -> int:
     """Store results; an attempt already stored for this run is not stored twice.
-    ``declared`` maps a check id to the library its row is about (CheckInfo.library)."""
+    ``declared`` maps a check id to the library its row is about (CheckInfo.library),
+    ``definitions`` to the hash of its effective definition (spec.definition_hash)."""
     cache: dict[tuple[str, int], Check] = {}
     existing: set[tuple[int, int]] = {
         (pk, attempt)
@@ -204,6 +206,7 @@ def add_results(
                 samples=list(res.samples),
                 device=res.device,
                 library=res.library,
+                definition=(definitions or {}).get(res.check),
             )
         )
         added += 1

@@ -24,6 +24,8 @@ from ..spec import (  # BatchInfo, Pending: the scheduler's nouns, named here as
     Pending,
     SuiteRef,
     Task,
+    declared_hash,
+    definition_hash,
 )
 from . import queries
 from .models import Host, Image, Result, Run, TaskRow, TriageRow
@@ -122,9 +124,16 @@ def complete(session: Session, run_id: str, task_id: int, task: Task, execution:
     placeholder results are not stored."""
     if not execution.infra_error:
         libraries = {c.id: c.library for c in task.checks}
+        defined = {c.id: definition_hash(c, task.suite) for c in task.checks}
         if task.nodes:  # a multi-node run's rows carry its node count (executors.gang.node_row)
             libraries.update({f"{c.id}[{len(task.nodes)}-nodes]": c.library for c in task.checks})
-        queries.add_results(session, run_id, task_id, execution.results, libraries)
+            defined.update({f"{c}[{len(task.nodes)}-nodes]": h for c, h in defined.items()})
+        suite_wide = declared_hash(task.suite)  # a pytest workload's tests: what it declared
+        if suite_wide is not None:
+            defined.update(
+                {r.check: suite_wide for r in execution.results if r.check not in defined}
+            )
+        queries.add_results(session, run_id, task_id, execution.results, libraries, defined)
     row = _row(session, TaskRow, task_id)
     row.state = "error" if execution.infra_error else "done"
     row.ended, row.timings, row.error = (

@@ -141,6 +141,7 @@ def _result_doc(run: Run, r: Result, suite: str | None) -> dict[str, Any]:
         "samples": r.samples,
         "device": r.device,
         "library": r.library,
+        "definition": r.definition,
     }
 
 
@@ -306,6 +307,7 @@ def _import(session: Session, doc: dict[str, Any]) -> dict[str, int]:
                 samples=d.get("samples") or [],
                 device=d.get("device"),
                 library=d.get("library"),
+                definition=d.get("definition"),
             )
         )
         counts["results"] += 1

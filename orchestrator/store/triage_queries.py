@@ -17,9 +17,10 @@ FINISHED = ("done", "failed")
 
 def check_history(
     session: Session, alias: str, check_ids: Sequence[str], exclude_run: str
-) -> list[tuple[str, str, str, dict[str, Any], datetime, str, int, str]]:
-    """(run, digest, host name, host spec, started, check id, attempt, status) of ``check_ids`` in
-    the finished runs of image ``alias`` other than ``exclude_run``, oldest first."""
+) -> list[tuple[str, str, str, dict[str, Any], datetime, str, int, str, str | None]]:
+    """(run, digest, host name, host spec, started, check id, attempt, status, definition hash)
+    of ``check_ids`` in the finished runs of image ``alias`` other than ``exclude_run``, oldest
+    first."""
     if not check_ids:
         return []
     q = (
@@ -32,6 +33,7 @@ def check_history(
             Check.check_id,
             Result.attempt,
             Result.status,
+            Result.definition,
         )
         .join(Image, Run.image_id == Image.id)
         .join(Host, Run.host_id == Host.id)

@@ -148,7 +148,7 @@ def test_cells_carry_their_date_and_old_evidence_looks_stale(db):
     assert stale and fresh and d["stale_cells"] == len(stale)
     assert all("stale" in c["text"] and c["when"] in c["text"] for c in stale)
     md = run_cli("matrix", "render", "--format", "md", db=db).stdout
-    assert f"freshness: {len(stale)} of {len(dated)} cells older than 7 days" in md
+    assert f"freshness: {len(stale)} of {len(dated)} dated cells older than 7 days" in md
     assert doc(db, "--fresh-days", "60")["stale_cells"] == 0
     # a published version keeps the stale marks: a release never shows an old verdict as today's
     ok("matrix", "publish", "--version", "v-stale", "--job", "adhoc", db=db)

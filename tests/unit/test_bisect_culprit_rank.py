@@ -71,3 +71,17 @@ def test_the_checks_own_framework_comes_first_among_frameworks():
         "pip:numpy",
     ]
     assert rank(changes, "tf.conv2d.fp32", "MIOpen/cuDNN")[0].change.subject == "tensorflow"
+
+
+def test_on_a_cpu_image_the_removed_framework_ranks_first_and_no_gpu_library_is_blamed():
+    """bisect of smoke.matmul.fp32 over CPU images ending with one without torch: the row's
+    GPU label (hipBLAS/cuBLAS) says nothing on a CPU image, and torch removed comes first."""
+    changes = [
+        Change("removed", n, "1")
+        for n in ("deb:libblas3", "deb:liblapack3", "pip:numpy", "pytorch", "pip:torch")
+    ]
+    ranked = rank(changes, "smoke.matmul.fp32", "cpu", "matmul (float32)")
+    assert [s.change.subject for s in ranked[:2]] == ["pytorch", "pip:torch"]
+    assert ranked[0].why == "the check's framework (pytorch) was removed"
+    assert not any("hipblas" in s.why for s in ranked)
+    assert {s.change.subject: s.tier for s in ranked}["deb:libblas3"] == "library"

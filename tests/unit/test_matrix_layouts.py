@@ -122,7 +122,7 @@ def test_feature_rows_combine_checks_and_backends_group_images():
     rows = {r.key: dict(zip(t.columns, r.cells, strict=False)) for r in t.rows}
     assert rows["float8"]["cpu"].verdict == "unsupported" and rows["float8"]["rocm"].text == "✅"
     assert rows["matmul"]["cpu"].verdict == "fail" and rows["matmul"]["rocm"].verdict == "crash"
-    assert rows["errs"]["cpu"].verdict == "error" and rows["errs"]["cpu"].text == "⚠️ error"
+    assert rows["errs"]["cpu"].verdict == "error" and rows["errs"]["cpu"].text == "⁇ error"
 
 
 def test_summary_and_tiers_tables():
@@ -138,14 +138,15 @@ def test_summary_and_tiers_tables():
     assert s["matmul"].labels == ("matmul", "") and "k.mm, k.mm2" in s["matmul"].cells[0].note
     one = summary_table([obs("r213", "a", "pass")], RUNS[1:2])
     assert one.columns == ("Supported",) and one.rows[0].cells[0].text == "✅"
-    t = tiers_table(OBS, RUNS, "backends", Policy())
+    t = tiers_table(OBS, RUNS, "backends", Policy(min_runs=1, min_span_days=0))
     assert t.label_headers == ("Platform",) and t.columns == ("Tier", "Scope", "Notes")
     rows = {r.key: r.cells for r in t.rows}
-    # cpu: float8 unsupported+pass, mm pass pass, mm2 pass fail, err error(not counted)+pass → 5/7 pass
-    assert rows["cpu"][0].text == "experimental" and rows["cpu"][0].verdict == "experimental"
-    assert rows["cpu"][1].text == "f (1/2 pass), k (4/5 pass)" and rows["cpu"][1].verdict == ""
+    # cpu: float8 unsupported (not installed: not counted)+pass, mm pass pass, mm2 pass fail,
+    # err error (not counted)+pass → 5/6 pass
+    assert rows["cpu"][0].text == "best-effort" and rows["cpu"][0].verdict == "best-effort"
+    assert rows["cpu"][1].text == "k (4/5 pass), f (1/1 pass)" and rows["cpu"][1].verdict == ""
     assert rows["cpu"][2].text.startswith(
-        "pass rate 71.4% (5 of 7 checks with a verdict), 0 crashes"
+        "pass rate 83.3% (5 of 6 checks with a verdict), 0 crashes"
     )
     assert rows["rocm"][2].text.startswith(
         "pass rate 66.7% (2 of 3 checks with a verdict), 1 crashes"
@@ -168,7 +169,7 @@ def test_components_table_marks_drift_from_measured_inventory():
     a = dict(zip(t.columns, t.rows[0].cells, strict=False))
     assert t.rows[0].labels == ("rocm/pytorch:a@sha256:000000000000",)
     assert (
-        a["PyTorch"].text == "⚠️ 2.4.0 ≠ 2.5.1"
+        a["PyTorch"].text == "2.4.0 ≠ 2.5.1"
         and a["PyTorch"].verdict == "drift"
         and a["PyTorch"].runs == ("run-a",)
     )
@@ -177,9 +178,26 @@ def test_components_table_marks_drift_from_measured_inventory():
     # neither catalogued nor measured: an empty cell, not "not run"
     assert a["UCX"].text == "" and a["UCX"].verdict == ""
     b = dict(zip(t.columns, t.rows[1].cells, strict=False))
-    # catalogued but no inventory measured: expected and not measured ("not run" on the site)
-    assert b["PyTorch"].text == "2.3.0" and b["PyTorch"].verdict == "missing"
+    # catalogued but no inventory measured: "no inventory", never "not run" (it may have run)
+    assert b["PyTorch"].text == "2.3.0" and b["PyTorch"].verdict == "no-inventory"
     assert b["Python"].text == "" and b["Python"].verdict == ""
+
+
+def test_components_show_a_package_that_does_not_import_and_find_inventories_by_digest():
+    digest = "sha256:" + "1" * 64
+    imgs = [
+        CatalogImage("broken", "valorch/test:broken-torchvision", None, {"torchvision": "0.14"}),
+        CatalogImage("debian-torch", "debian-torch:v1", digest, {"pytorch": "2.13"}),
+    ]
+    inv = {"broken": ("run-b", {"torchvision": "0.14.1"})}
+    other_alias = {digest: ("run-d", {"pytorch": "2.13.0"})}
+    errors = {"run-b": {"torchvision": "undefined symbol: _ZN2at4_ops5clone4call"}}
+    t = components_table(imgs, inv, other_alias, errors)
+    broken = dict(zip(t.columns, t.rows[0].cells, strict=False))["torchvision"]
+    assert broken.verdict == "broken" and broken.text == "0.14.1 (does not import)"
+    assert "undefined symbol" in broken.note
+    audited = dict(zip(t.columns, t.rows[1].cells, strict=False))["PyTorch"]
+    assert audited.verdict == "ok" and audited.runs == ("run-d",)
 
 
 def test_document_round_trips_through_a_dict():

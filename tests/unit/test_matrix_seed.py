@@ -116,3 +116,17 @@ def test_libraries_table_cells_empty_not_found_not_measured():
     assert rows["NumPy"]["cpu1"].text == "1.26.4"
     assert "cuDNN" not in rows  # no image of its backend
     assert rows["hipBLASLt"]["rocm63"].note == "inventory component hipblaslt"
+
+
+def test_a_description_is_never_cut_inside_its_parenthesis():
+    from orchestrator.matrix.seed import _first_sentence
+
+    text = (
+        "The installed torch distribution matches the catalog entry (prefix match; a pre-release "
+        "or git build of the version counts). Not proven: that it works."
+    )
+    assert _first_sentence(text) == (
+        "The installed torch distribution matches the catalog entry (prefix match; a "
+        "pre-release or git build of the version counts)."
+    )
+    assert _first_sentence("Runs a GEMM; checks the result. More.") == "Runs a GEMM."

@@ -1,6 +1,9 @@
 """The triage classifier (pure): each class from the evidence that shows it, and undetermined
 where the evidence does not decide."""
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from orchestrator.regression.triage import Case, Seen, classify
 
 A, B = "sha256:" + "a" * 64, "sha256:" + "b" * 64
@@ -79,3 +82,52 @@ def test_new_check_and_never_passed():
     assert classify(case()).cls == "new check"
     t = classify(case(history=[seen("r-old", A, "fail", day=5)]))
     assert t.cls == "never passed"
+
+
+def test_a_changed_definition_is_not_flaky():
+    old = [
+        Seen("r-1", B, "h1", "amd:gfx942", "pass", "2026-01-01T00:00:00", "0" * 16),
+        Seen("r-2", B, "h1", "amd:gfx942", "pass", "2026-01-02T00:00:00", "0" * 16),
+    ]
+    t = classify(case(history=old, definition="1" * 16))
+    assert t.cls == "definition changed" and t.runs == ("r-now", "r-2")
+    assert "00000000" in t.reason and "11111111" in t.reason
+    # it passed under the new definition too: the definition explains nothing, flaky again
+    again = [*old, Seen("r-3", B, "h1", "amd:gfx942", "pass", "2026-01-03T00:00:00", "1" * 16)]
+    assert classify(case(history=again, definition="1" * 16)).cls == "flaky"
+
+
+VERDICTS = st.sampled_from(["pass", "fail", "crash", "flaky", "error"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    attempts=st.lists(
+        st.sampled_from(["pass", "fail", "timeout", "error"]), min_size=1, max_size=3
+    ),
+    history=st.lists(
+        st.tuples(
+            st.sampled_from([A, B]), st.sampled_from(["h1", "h2"]), VERDICTS, st.integers(1, 9)
+        ),
+        max_size=5,
+    ),
+    changed=st.booleans(),
+)
+def test_the_definition_rule_speaks_only_when_the_definition_changed(attempts, history, changed):
+    """With one definition everywhere, triage decides as if none were stored; with another
+    one in every earlier run, a failure that passed under the old one is "definition changed"
+    unless this run alone explains it."""
+    seen_ = [
+        Seen(f"r{i}", d, h, "amd:gfx942", v, f"2026-01-0{day}T00:00:00", "0" * 16)
+        for i, (d, h, v, day) in enumerate(history)
+    ]
+    unknown = [Seen(s.run, s.digest, s.host, s.host_class, s.verdict, s.started) for s in seen_]
+    blind = classify(case(attempts, unknown))
+    got = classify(case(attempts, seen_, definition=("1" if changed else "0") * 16))
+    if not changed:
+        assert got == blind
+    elif got is not None and got.cls == "definition changed":
+        assert any(s.verdict == "pass" for s in seen_)
+    elif got is not None and any(s.verdict == "pass" for s in seen_):
+        assert got.cls in ("infrastructure", "host fault", "flaky")
+        assert got.cls != "flaky" or "this run's attempts" in got.reason
