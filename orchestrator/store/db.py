@@ -287,6 +287,9 @@ def open_engine(db: str | None) -> Engine:
     except SQLAlchemyError as exc:
         engine.dispose()
         raise InfrastructureError(f"results {where(url)} failed: {exc}") from None
+    except BaseException:
+        engine.dispose()  # a refused schema or a damaged store leaves no pooled connection open
+        raise
     return engine
 
 
