@@ -20,7 +20,27 @@ _env = Environment(
     trim_blocks=True,
     lstrip_blocks=True,
 )
+_SEPARATOR = re.compile(r"(?<=[_/:@])")
+
+
+def breakable(name: str) -> Markup:
+    """A name that may wrap only after its separators (``_ / : @``), never inside a part:
+    ``cpu_debian12_py3.11_pytorch`` can break before ``py3.11`` but never as ``py / 3.11``."""
+    parts = [p for p in _SEPARATOR.split(name) if p]
+    return Markup("<wbr>".join(f'<span class="tok">{escape(p)}</span>' for p in parts))
+
+
+def wbr(text: str, seps: str = "._/:@") -> Markup:
+    """``text`` escaped, with a line-break opportunity after each of ``seps``: a long id
+    (``pytest.test_example.test_round_trip``) wraps between its parts, not at a letter."""
+    out = str(escape(text))
+    for sep in seps:
+        out = out.replace(sep, f"{sep}<wbr>")
+    return Markup(out)
+
+
 _env.globals.update(badge=badge, note_html=note_html, badge_css=Markup(BADGE_CSS))
+_env.filters["breakable"] = breakable
 
 
 def render(template: str, **ctx: Any) -> str:
@@ -164,9 +184,9 @@ def result_rows(results: Iterable[dict[str, Any]]) -> Markup:
             )
         out.append(
             f'<tr id="{_esc(r["anchor"])}" data-verdict="{_esc(r["verdict"])}"><td><a href="{_esc(r["check_href"])}">'
-            f"<code>{_esc(r['check'])}</code></a></td><td>{_esc(r['suite'])}</td><td>{_badge(r['verdict'])}</td>"
+            f"<code>{wbr(r['check'])}</code></a></td><td>{_esc(r['suite'])}</td><td>{_badge(r['verdict'])}</td>"
             f'<td class="small">{_esc(" → ".join(r["statuses"]))}</td><td class="small">{r["duration"]:.2f} s</td>'
-            f'<td>{median}</td><td class="small">{msg}{repro_html(r["repro"])}</td></tr>'
+            f'<td>{median}</td><td class="small msg">{msg}{repro_html(r["repro"])}</td></tr>'
         )
     return Markup("\n".join(out))
 
