@@ -2,7 +2,8 @@
 copied beside itself with a probe script appended, loaded with the network off, and the
 probe's findings read back from the DOM Chromium dumps.
 
-What the probe reports (after the load event, so images and the page's own scripts are in):
+What the probe reports (after the load event, so images and the page's own scripts are in,
+with every <details> opened):
 - ``overflowing``: a cell past the right edge of the viewport (outside a scrolling wrapper),
   a cell whose content is wider than the cell, a scrolling wrapper past the viewport, or a
   page wider than the viewport;
@@ -33,6 +34,7 @@ PROBE = r"""
 <script>
 window.addEventListener('load', function () {
   var W = window.innerWidth, out = {width: W, overflowing: [], scrolled: [], overlaps: [], splits: []};
+  Array.prototype.forEach.call(document.querySelectorAll('details'), function (d) { d.open = true; });
   function label(el) {
     return el.tagName.toLowerCase() + (el.id ? '#' + el.id : '') +
       (typeof el.className === 'string' && el.className ? '.' + el.className.split(' ')[0] : '') + ' "' + (el.textContent || '').trim().replace(/\s+/g, ' ').slice(0, 50) + '"';

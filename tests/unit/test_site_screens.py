@@ -10,6 +10,7 @@ from datetime import datetime, timedelta
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from markupsafe import escape
 
 from orchestrator.regression import changepoints
 from orchestrator.render.badges import CSS
@@ -36,6 +37,14 @@ def test_a_header_breaks_only_after_a_separator(name):
     for part in parts[:-1]:  # a break opportunity only after _ / : @, never inside "3.11"
         assert part[-1] in "_/:@", (name, parts)
     assert all("." not in p[:-1] or p[-1] in "_/:@" or p == parts[-1] for p in parts)
+
+
+@given(NAMES)
+def test_ids_wrap_between_parts_never_inside_a_version(text):
+    html = str(wbr(text))
+    assert html.replace("<wbr>", "") == str(escape(text))
+    assert not re.search(r"\.<wbr>\d", html)  # "2.<wbr>13" would read as two numbers
+    assert not re.search(r"[A-Za-z0-9]<wbr>", html)  # never between two letters or digits
 
 
 def test_version_tokens_stay_whole():

@@ -30,13 +30,14 @@ def breakable(name: str) -> Markup:
     return Markup("<wbr>".join(f'<span class="tok">{escape(p)}</span>' for p in parts))
 
 
-def wbr(text: str, seps: str = "._/:@") -> Markup:
-    """``text`` escaped, with a line-break opportunity after each of ``seps``: a long id
-    (``pytest.test_example.test_round_trip``) wraps between its parts, not at a letter."""
-    out = str(escape(text))
-    for sep in seps:
-        out = out.replace(sep, f"{sep}<wbr>")
-    return Markup(out)
+_WBR = re.compile(r"([_/:@])|\.(?=[A-Za-z])")
+
+
+def wbr(text: str) -> Markup:
+    """``text`` escaped, with a line-break opportunity after each ``_ / : @`` and after a dot
+    that a letter follows: a long id (``torch.backends.cuda.matmul.allow_fp16_…``) wraps
+    between its parts, never at a letter nor inside a version (``py3.11``, ``2.13``)."""
+    return Markup(_WBR.sub(lambda m: f"{m.group(0)}<wbr>", str(escape(text))))
 
 
 _env.globals.update(badge=badge, note_html=note_html, badge_css=Markup(BADGE_CSS))
@@ -92,11 +93,7 @@ def matrix_body(rows: Iterable[dict[str, Any]]) -> Markup:
             out.append(
                 f'<tr class="section"><th colspan="{width}" scope="rowgroup">{escape(section)}</th></tr>'
             )
-        label = (
-            f"<code>{escape(r['labels'][0])}</code>"
-            if r["literal"]
-            else str(escape(r["labels"][0]))
-        )
+        label = f"<code>{wbr(r['labels'][0])}</code>" if r["literal"] else str(wbr(r["labels"][0]))
         sub = f'<div class="sub">{escape(r["sub"])}</div>' if r["sub"] else ""
         cells = []
         for c in r["cells"]:
@@ -192,14 +189,20 @@ def result_rows(results: Iterable[dict[str, Any]]) -> Markup:
 
 
 def table_rows(rows: Iterable[Sequence[Any]]) -> Markup:
-    """Cells are escaped unless already Markup."""
+    """Cells are escaped unless already Markup; a text cell may wrap between its parts
+    (wbr: a feature named torch.backends.cuda.matmul.allow_fp16_… fits 800 px)."""
     return Markup(
-        "\n".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>" for row in rows)
+        "\n".join(
+            "<tr>"
+            + "".join(f"<td>{c if isinstance(c, Markup) else wbr(str(c))}</td>" for c in row)
+            + "</tr>"
+            for row in rows
+        )
     )
 
 
 def link(href: str, text: str, code: bool = False) -> Markup:
-    inner = f"<code>{escape(text)}</code>" if code else escape(text)
+    inner = f"<code>{wbr(text)}</code>" if code else wbr(text)
     return Markup(f'<a href="{escape(href)}">{inner}</a>')
 
 
