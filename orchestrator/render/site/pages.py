@@ -4,6 +4,7 @@ explicit escaping, which keeps a large site's render fast (docs/benchmarks.md)."
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -33,6 +34,7 @@ def breakable(name: str) -> Markup:
 _WBR = re.compile(r"([_/:@])|\.(?=[A-Za-z])")
 
 
+@functools.lru_cache(maxsize=65536)  # check ids and aliases repeat on every run page
 def wbr(text: str) -> Markup:
     """``text`` escaped, with a line-break opportunity after each ``_ / : @`` and after a dot
     that a letter follows: a long id (``torch.backends.cuda.matmul.allow_fp16_…``) wraps
