@@ -19,13 +19,38 @@ MARKER = (
 )
 
 
+def _report_dirs(root: Path) -> list[Path]:
+    """Directories under root (root included, two levels down) that hold a qualify report:
+    report.html beside the qualify.json that `valorch qualify` writes (or named qualify-*)."""
+    found = []
+    for path in (root / "report.html", *root.glob("*/report.html"), *root.glob("*/*/report.html")):
+        d = path.parent
+        if path.is_file() and ((d / "qualify.json").is_file() or d.name.startswith("qualify-")):
+            found.append(d)
+    return sorted(set(found), key=lambda d: (d.stat().st_mtime, str(d)))
+
+
 def _qualify_reports(directory: Path | None) -> list[tuple[str, str]]:
-    """The qualify reports (results/qualify-*/report.html), oldest first."""
+    """The qualify reports under --qualify-dir (default ./results), whatever their
+    directories are called (`qualify --out-dir` names them), oldest first. An explicit
+    --qualify-dir that holds none is warned about."""
     root = directory or Path("results")
-    out = []
-    for path in sorted(root.glob("qualify-*/report.html")) if root.is_dir() else ():
+    dirs = _report_dirs(root) if root.is_dir() else []
+    if directory is not None and not dirs:
+        err.print(
+            f"warning: --qualify-dir {directory} holds no qualification report (a directory "
+            "with report.html and qualify.json, as `valorch qualify --out-dir DIR` writes): "
+            "the site has none",
+            markup=False,
+        )
+    out, names = [], set()
+    for d in dirs:
+        name = d.name if d == root else "-".join(d.relative_to(root).parts)
+        name = name if name not in names else "-".join(d.parts[-3:])
+        names.add(name)
+        path = d / "report.html"
         try:
-            out.append((path.parent.name, path.read_text(encoding="utf-8")))
+            out.append((name, path.read_text(encoding="utf-8")))
         except OSError as exc:
             err.print(f"[yellow]skipped {path}: {exc.strerror}[/yellow]")
         except UnicodeDecodeError:
@@ -63,7 +88,11 @@ def build(
         ..., "--out", "-o", help="Directory of the site (replaced as a whole)."
     ),
     qualify_dir: Path = typer.Option(
-        None, "--qualify-dir", help="Where the qualify reports are [default: ./results]."
+        None,
+        "--qualify-dir",
+        help="Where the qualify reports are: every directory in it (two levels deep, or it "
+        "itself) holding report.html and qualify.json, as qualify --out-dir writes them "
+        "[default: ./results].",
     ),
     db: str = DbOption,
     catalog: Path = CatalogOption,

@@ -36,6 +36,7 @@ from ..spec import (
 from ..spec import INCONCLUSIVE_CHANGE as INCONCLUSIVE
 from .badges import CSS as BADGE_CSS
 from .badges import badge
+from .site.pages import wbr
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -574,6 +575,7 @@ def diff_html(report: Report, verdict: Verdict | None = None, why: Why | None = 
         trim_blocks=True,
         lstrip_blocks=True,
     )
+    env.filters["wbr"] = wbr
     shown = {id(c) for r in (verdict.reasons if verdict is not None else ()) for c in r.changes}
     sections = [
         (title, [c for c in _sorted(report, kinds) if id(c) not in shown])

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup
 
 from .badges import CSS as BADGE_CSS
 from .badges import cell_html, note_html
@@ -43,9 +45,35 @@ CSS_CLASS = {
 }
 
 
+#: the class of the element a fragment is wrapped in; its stylesheet applies only inside it
+SCOPE = "valorch-matrix"
+_RULE = re.compile(r"([^{}]+)\{")
+
+
+def scoped_css(css: str, scope: str = SCOPE) -> str:
+    """``css`` with every selector under ``.scope``: a fragment pasted into a page styles
+    only itself (no global ``.badge`` rule of the host page is touched)."""
+
+    def one(m: re.Match[str]) -> str:
+        sels = ", ".join(f".{scope} {s.strip()}" for s in m.group(1).split(",") if s.strip())
+        return f"\n{sels} {{"
+
+    return _RULE.sub(one, css)
+
+
+FRAGMENT_CSS = f"""
+.{SCOPE} table {{ border-collapse: collapse; }}
+.{SCOPE} th, .{SCOPE} td {{ border: 1px solid #ccc; padding: 0.3em 0.6em; text-align: left; vertical-align: top; }}
+.{SCOPE} td, .{SCOPE} th[scope=row] {{ overflow-wrap: anywhere; }}
+.{SCOPE} .matrix-scroll {{ overflow-x: auto; max-width: 100%; }}
+.{SCOPE} .runs {{ font-size: 0.75em; color: #555; }}
+.{SCOPE} td.ok {{ background: #e6f4ea; }} .{SCOPE} td.bad {{ background: #fce8e6; }} .{SCOPE} td.warn {{ background: #fef7e0; }}
+"""
+
+
 def document_html(doc: Document, fragment: bool = False) -> str:
-    """A page, or with ``fragment`` the table, notes and run list alone (with the badges'
-    stylesheet) to paste into a page."""
+    """A page, or with ``fragment`` the table, notes and run list alone to paste into a
+    page: wrapped in ``<div class="valorch-matrix">``, with a stylesheet scoped to it."""
     t = doc.table
     return _env.get_template("matrix.html.j2").render(
         doc=doc,
@@ -54,6 +82,8 @@ def document_html(doc: Document, fragment: bool = False) -> str:
         cell_html=cell_html,
         note_html=note_html,
         badge_css=BADGE_CSS,
+        scoped_css=Markup(scoped_css(str(BADGE_CSS)) + FRAGMENT_CSS),  # trusted: made here
+        scope=SCOPE,
         fragment=fragment,
         sectioned=sectioned(t),
         heads=(*shown_label_headers(t), *t.columns),

@@ -29,7 +29,7 @@ from ..render.diff import diff_html
 from ..store import matrix_store, site_queries, triage_queries
 from . import evidence, site_lists, site_steps
 from .site_pages import Site, ordered, when
-from .site_views import ChangeV, RunV, changes, histories, load_runs, slug
+from .site_views import ChangeV, RunV, changes, flips, histories, load_runs, slug
 
 if TYPE_CHECKING:
     from ..regression.known_issues import KnownIssues
@@ -316,14 +316,41 @@ def _matrix_pages(
     return jobs
 
 
+def _jobs_behind(doc: dict[str, Any], runs: dict[str, RunV]) -> set[str]:
+    """The jobs of the stored runs behind a published version's cells."""
+    return {
+        runs[r].row["job"]
+        for row in doc.get("rows", ())
+        for cell in row.get("cells", {}).values()
+        for r in cell.get("runs") or ()
+        if r in runs
+    }
+
+
+def related(a: dict[str, Any], b: dict[str, Any], runs: dict[str, RunV]) -> bool:
+    """Whether two published versions are releases of one thing, so a diff of them means
+    something: the same layout, the same --job, runs of a common job behind their cells (or,
+    where the runs are gone from the store, a column in common)."""
+    pa, pb = a.get("params") or {}, b.get("params") or {}
+    if a.get("layout") != b.get("layout") or pa.get("job") != pb.get("job"):
+        return False
+    ja, jb = _jobs_behind(a, runs), _jobs_behind(b, runs)
+    if ja and jb:
+        return bool(ja & jb)
+    return bool(set(a.get("columns") or ()) & set(b.get("columns") or ()))
+
+
 def _version_pages(
     site: Site, versions: list[tuple[Any, dict[str, Any]]]
 ) -> Generator[tuple[str, str], None, tuple[list[dict[str, Any]], list[tuple[str, Any]]]]:
-    """Each published version's matrix, and the diff from the one before it when both have
-    the same layout; returns the versions' views (for the index) and documents (check pages)."""
-    version_views, version_docs, prev = [], [], None
+    """Each published version's matrix, and the diff from the newest earlier version of the
+    same thing (related()); returns the versions' views (for the index) and documents
+    (check pages)."""
+    version_views: list[dict[str, Any]] = []
+    version_docs: list[tuple[str, Any]] = []
     for mv, doc in versions:
         yield f"versions/{slug(mv.version)}.html", site.matrix(Document.from_dict(doc))
+        prev = next(((n, d) for n, d in reversed(version_docs) if related(d, doc, site.runs)), None)
         view = {
             "name": mv.version,
             "slug": slug(mv.version),
@@ -333,13 +360,12 @@ def _version_pages(
             "prev": prev[0] if prev else "",
             "diff": "",
         }
-        if prev is not None and doc.get("layout") == prev[1].get("layout"):
+        if prev is not None:
             view["diff"] = f"{slug(prev[0])}..{slug(mv.version)}"
             report = rule.compare(_version_side(prev[0], prev[1]), _version_side(mv.version, doc))
             yield f"diffs/{view['diff']}.html", diff_html(report)
         version_views.append(view)
         version_docs.append((mv.version, doc))
-        prev = (mv.version, doc)
     return version_views, version_docs
 
 
@@ -411,10 +437,11 @@ def _pages(
     ran, latest_verdicts = _matrix_facts(stored.matrices[None])
     yield "checks/index.html", site_lists.checks_page(site, checks, ran, latest_verdicts, shifts_of)
     yield "images/index.html", site_lists.images_page(site, by_image)
-    yield "changes.html", site_lists.changes_page(site, found)
+    flipped = flips(runs)
+    yield "changes.html", site_lists.changes_page(site, found, flipped, len(runs))
     figures = site_lists.stats(runs, by_image, checks)
     layouts = LAYOUTS if not stored.matrices[None].empty else ()
     yield (
         "index.html",
-        site_lists.index_page(site, runs, figures, version_views, layouts, jobs, found, qualify),
+        site_lists.index_page(site, figures, version_views, layouts, jobs, found, qualify, flipped),
     )

@@ -9,7 +9,7 @@ from typing import Any
 
 from ..render.site import pages
 from .site_pages import Site, change_label, ordered, when
-from .site_views import ChangeV, RunV, slug
+from .site_views import ChangeV, FlipV, RunV, slug
 
 RECENT = 15  # changes on the front page
 
@@ -99,33 +99,57 @@ def _change_row(c: ChangeV, root: str) -> tuple[str, str, str, str, str, str]:
     )
 
 
-def changes_page(site: Site, found: Sequence[ChangeV]) -> str:
-    """The steps and drifts the timed checks' histories show, newest first."""
-    return site.list_page(
-        "Recent changes",
-        ("detected", "check", "environment", "change", "from run", "passed the threshold at"),
-        (_change_row(c, "") for c in found),
-        intro="Steps and drifts in the timed checks' histories (PELT on log medians; each level compared with the "
-        "best since the last change, so sub-threshold steps add up). Newest first.",
-        root="",
+def flip_label(f: FlipV) -> tuple[str, str]:
+    """(badge status, words) of a status flip: red when it broke, green when it was fixed."""
+    return ("regressed" if f.broke else "fixed"), f"{f.before} → {f.after}"
+
+
+def _flip_row(f: FlipV, root: str) -> tuple[Any, ...]:
+    tone_, label = flip_label(f)
+    return (
+        when(f.when),
+        pages.link(f"{root}checks/{slug(f.check)}.html", f.check, True),
+        f.env,
+        pages.badge(tone_, label),
+        pages.link(f"{root}runs/{f.prev_run}.html#r-{slug(f.check)}", f.prev_run[:8]),
+        pages.link(f"{root}runs/{f.run}.html#r-{slug(f.check)}", f.run[:8]),
     )
 
 
-def _recent(found: Sequence[ChangeV]) -> list[dict[str, Any]]:
-    recent = []
-    for c in found[:RECENT]:
-        tone_, label = change_label(c)
-        recent.append(
-            {
-                "when": when(c.when),
-                "check": c.check,
-                "slug": slug(c.check),
-                "env": c.env,
-                "tone": tone_,
-                "label": label,
-            }
-        )
-    return recent
+def changes_page(
+    site: Site, found: Sequence[ChangeV], flipped: Sequence[FlipV] = (), n_runs: int = 0
+) -> str:
+    """The status flips and the timing steps and drifts, newest first; says so when there
+    are none."""
+    return pages.render(
+        "changes.html.j2",
+        title="Recent changes",
+        flips=flipped,
+        flips_rows=pages.table_rows(_flip_row(f, "") for f in flipped),
+        shifts=found,
+        shift_rows=pages.table_rows(_change_row(c, "") for c in found),
+        n_runs=n_runs,
+        **site.ctx(""),
+    )
+
+
+def _recent(found: Sequence[ChangeV], flipped: Sequence[FlipV] = ()) -> list[dict[str, Any]]:
+    """The newest status flips and timing changes together, newest first."""
+    both: list[tuple[Any, str, str, tuple[str, str]]] = [
+        (c.when, c.check, c.env, change_label(c)) for c in found
+    ] + [(f.when, f.check, f.env, flip_label(f)) for f in flipped]
+    both.sort(key=lambda x: (x[0], x[1]), reverse=True)
+    return [
+        {
+            "when": when(at),
+            "check": check,
+            "slug": slug(check),
+            "env": env,
+            "tone": tone_,
+            "label": label,
+        }
+        for at, check, env, (tone_, label) in both[:RECENT]
+    ]
 
 
 def stats(
@@ -140,18 +164,19 @@ def stats(
         "checks": len(checks),
         "results": sum(len(r.results) for r in runs.values()),
         "newest": when(newest.row["started"]),
+        "noisy": sum(1 for r in runs.values() if r.load()["noisy"]),
     }
 
 
 def index_page(
     site: Site,
-    runs: dict[str, RunV],
     figures: dict[str, Any],
     version_views: list[dict[str, Any]],
     layouts: Sequence[str],
     jobs: list[dict[str, Any]],
     found: Sequence[ChangeV],
     qualify: Sequence[tuple[str, str]],
+    flipped: Sequence[FlipV] = (),
 ) -> str:
     """The front page: the figures, the published versions (newest first), the matrices,
     each job's matrix, the recent changes and the qualification reports."""
@@ -162,9 +187,9 @@ def index_page(
         versions=list(reversed(version_views)),
         layouts=layouts,
         jobs=jobs,
-        changes=_recent(found),
-        n_changes=len(found),
-        noisy=sum(1 for r in runs.values() if r.load()["noisy"]),
+        changes=_recent(found, flipped),
+        n_changes=len(found) + len(flipped),
+        noisy=figures["noisy"],
         root="",
         built=site.built,
         qualify=[{"name": n, "slug": slug(n)} for n, _ in qualify],

@@ -11,6 +11,7 @@ from typing import Any
 from ..matrix.document import Document, Table
 from ..render.sections import sectioned, shown_label_headers, shown_labels
 from ..render.site import pages, plots
+from . import site_trend
 from .site_views import BAD, ChangeV, History, RunV, inventory_diff, repro, slug
 
 STRIP = 60  # runs shown per environment in a check's status strip
@@ -28,6 +29,13 @@ VERDICT_ORDER = (
     "n/a",
     "missing",
 )
+
+
+def _attention(verdict: str) -> int:
+    """Where a result goes on its run page: failures first, then the inconclusive, then the rest."""
+    if verdict in BAD:
+        return 0
+    return 2 if verdict in ("pass", "skip", "missing") else 1
 
 
 def when(dt: datetime | None) -> str:
@@ -150,7 +158,9 @@ class Site:
         row = run.row
         local = row["alias"] in self.local
         results = []
-        for res in sorted(run.results.values(), key=lambda r: (r.suite, r.check)):
+        for res in sorted(
+            run.results.values(), key=lambda r: (_attention(r.verdict), r.suite, r.check)
+        ):
             v = res.verdict
             results.append(
                 {
@@ -199,6 +209,8 @@ class Site:
             load=run.load(),
             counts=ordered(run.counts()),
             n_results=len(results),
+            n_first=sum(1 for r in run.results.values() if _attention(r.verdict) == 0),
+            verdicts=[s for s, _n in ordered(run.counts())],
             rows=pages.result_rows(results),
             **self.ctx(),
         )
@@ -222,6 +234,7 @@ class Site:
             plot=f"{slug(cid)}.svg" if svg else None,
             threshold=f"{hist[0].threshold * 100:g} %" if hist else "",
             shifts=[_shift_row(c) for c in shifts],
+            decisions=site_trend.decisions(hist),
             envs=envs,
             truncated=truncated,
             limit=STRIP,

@@ -46,11 +46,21 @@ def confirmed(
         if kinds[pair].get(c.check) == _AGREES[c.direction]:
             keep.append(c)
     ok = {(c.check, c.env, c.run) for c in keep}
+    said = {
+        (c.check, c.env, c.run): (kinds.get((c.base_run, c.run), {}).get(c.check, ""), c.base_run)
+        for c in found
+    }
     for hs in per_check.values():
         for h in hs:
             if h.analysis is not None and h.analysis.shifts:
-                shifts = tuple(
-                    s for s in h.analysis.shifts if (h.check, h.env, h.points[s.end].run_id) in ok
-                )
-                h.analysis = replace(h.analysis, shifts=shifts)
+                shifts, rejected = [], []
+                for s in h.analysis.shifts:
+                    key = (h.check, h.env, h.points[s.end].run_id)
+                    if key in ok:
+                        shifts.append(s)
+                    else:  # the page says what the detector saw and why it is not a step
+                        kind, base = said.get(key, ("", ""))
+                        rejected.append((s, kind, base))
+                h.analysis = replace(h.analysis, shifts=tuple(shifts))
+                h.rejected = tuple(rejected)
     return keep

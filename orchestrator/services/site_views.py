@@ -166,6 +166,9 @@ class History:
     threshold: float
     bigger_is_better: bool = False
     analysis: changepoints.Analysis | None = None
+    # shifts the detector found but `valorch diff` of their two runs did not call a change:
+    # (the shift, the diff's kind for that check, its base run)
+    rejected: tuple[tuple[changepoints.Shift, str, str], ...] = ()
 
 
 def histories(runs: dict[str, RunV], bigger: dict[str, bool]) -> dict[str, list[History]]:
@@ -245,6 +248,45 @@ def changes(per_check: dict[str, list[History]]) -> list[ChangeV]:
                     )
                 )
     out.sort(key=lambda c: (c.when, c.check), reverse=True)
+    return out
+
+
+@dataclass(frozen=True)
+class FlipV:
+    """A check's verdict flipping between passing and failing from one run to the next in
+    one environment (pass → fail, or fail → pass)."""
+
+    check: str
+    env: str
+    before: str
+    after: str
+    prev_run: str
+    run: str
+    when: datetime
+
+    @property
+    def broke(self) -> bool:
+        return self.after != "pass"
+
+
+def flips(runs: dict[str, RunV]) -> list[FlipV]:
+    """Every pass ↔ failing flip between consecutive finished runs of a check in an
+    environment (inconclusive and skipped results neither flip nor interrupt), newest first."""
+    last: dict[tuple[str, str], tuple[str, str]] = {}  # (check, env) → (verdict, run)
+    out = []
+    for run in sorted(runs.values(), key=lambda r: (r.row["started"], r.id)):
+        if not run.finished:
+            continue
+        for cid, res in sorted(run.results.items()):
+            v = res.verdict
+            if v != "pass" and v not in BAD:
+                continue
+            key = (cid, run.env)
+            prev = last.get(key)
+            if prev is not None and (prev[0] == "pass") != (v == "pass"):
+                out.append(FlipV(cid, run.env, prev[0], v, prev[1], run.id, run.row["started"]))
+            last[key] = (v, run.id)
+    out.sort(key=lambda f: (f.when, f.check), reverse=True)
     return out
 
 

@@ -2,8 +2,9 @@
 Chromium: matrix column headers are pairwise distinct (the 1.13 and 2.13 images no longer
 both read "cpu_debian12_py3.1…"), the seed-shaped page has its sections, the tiers page
 shows its badge once per row, the check page names the libraries its results evidence,
-and every page is shot at 1400×1000 and 800×1000 (VALORCH_UPDATE_SCREENSHOTS=1 copies the
-README's shots to docs/img/)."""
+and every page is shot at 1400×1000 and 800×1000 and measured there: nothing past the page's
+edge or out of its cell, no pane over another, no header broken inside a name
+(VALORCH_UPDATE_SCREENSHOTS=1 copies the README's shots to docs/img/)."""
 
 from __future__ import annotations
 
@@ -15,10 +16,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.acceptance.screen_support import measure
 from tests.conftest import ROOT, run_cli
 
 pytestmark = [pytest.mark.docker, pytest.mark.browser]
 IMAGES = ("cpu_debian12_py3.11_pytorch_1.13", "cpu_debian12_py3.11_pytorch_2.13")
+BROKEN = "cpu_debian12_py3.11_pytorch_1.13_broken_torchvision"  # a family member with a long tail
 FLAGS = [
     "--headless",
     "--no-sandbox",
@@ -44,7 +47,7 @@ def site(tmp_path_factory) -> Path:
     db = tmp / "v.sqlite"
     job = tmp / "nightly.yaml"  # a named job: tiers and the summary claim from named jobs only
     job.write_text(
-        f"name: nightly\nimages: [{IMAGES[0]}, {IMAGES[1]}]\nsuites:\n  - name: smoke\n"
+        f"name: nightly\nimages: [{IMAGES[0]}, {BROKEN}, {IMAGES[1]}]\nsuites:\n  - name: smoke\n"
         "  - name: features\n"
     )
     proc = run_cli("run", "--job", str(job), "--no-gate", "--no-matrix", db=db)
@@ -185,11 +188,23 @@ def test_every_page_shot_at_two_widths(site, tmp_path):
     for kind in ("checks", "runs", "images"):
         assert site / kind / "index.html" in pages
     assert len(pages) >= 16
+    problems = []
     for page in pages:
         for width in (1400, 800):
             shot = tmp_path / f"{page.parent.name}-{page.stem}-{width}.png"
-            dom = chromium(page, width, tmp_path, shot)
-            assert "valorch" in dom and shot.stat().st_size > 10_000, page
+            found = measure(page, width, tmp_path, shot)  # the DOM as laid out at that width
+            assert shot.stat().st_size > 10_000, page
+            # no cell past the page or spilling out of its cell, no pane over another, no
+            # header broken inside a name ("py / 3.11"); only a matrix scrolls, in its frame
+            keys = ["overflowing", "overlaps", "splits"]
+            if page.parent.name != "matrix":
+                keys.append("scrolled")
+            problems += [
+                f"{page.relative_to(site)} at {width}: {k}: {found[k][:3]}"
+                for k in keys
+                if found[k]
+            ]
+    assert not problems, "\n".join(problems)
     if os.environ.get("VALORCH_UPDATE_SCREENSHOTS"):
         for name, page in README_SHOTS.items():
             chromium(site / page, 1400, tmp_path, ROOT / "docs" / "img" / name)

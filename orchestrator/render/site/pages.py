@@ -4,6 +4,7 @@ explicit escaping, which keeps a large site's render fast (docs/benchmarks.md)."
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -20,7 +21,29 @@ _env = Environment(
     trim_blocks=True,
     lstrip_blocks=True,
 )
+_SEPARATOR = re.compile(r"(?<=[_/:@])")
+
+
+def breakable(name: str) -> Markup:
+    """A name that may wrap only after its separators (``_ / : @``), never inside a part:
+    ``cpu_debian12_py3.11_pytorch`` can break before ``py3.11`` but never as ``py / 3.11``."""
+    parts = [p for p in _SEPARATOR.split(name) if p]
+    return Markup("<wbr>".join(f'<span class="tok">{escape(p)}</span>' for p in parts))
+
+
+_WBR = re.compile(r"([_/:@])|\.(?=[A-Za-z])")
+
+
+@functools.lru_cache(maxsize=65536)  # check ids and aliases repeat on every run page
+def wbr(text: str) -> Markup:
+    """``text`` escaped, with a line-break opportunity after each ``_ / : @`` and after a dot
+    that a letter follows: a long id (``torch.backends.cuda.matmul.allow_fp16_…``) wraps
+    between its parts, never at a letter nor inside a version (``py3.11``, ``2.13``)."""
+    return Markup(_WBR.sub(lambda m: f"{m.group(0)}<wbr>", str(escape(text))))
+
+
 _env.globals.update(badge=badge, note_html=note_html, badge_css=Markup(BADGE_CSS))
+_env.filters["breakable"] = breakable
 
 
 def render(template: str, **ctx: Any) -> str:
@@ -72,11 +95,7 @@ def matrix_body(rows: Iterable[dict[str, Any]]) -> Markup:
             out.append(
                 f'<tr class="section"><th colspan="{width}" scope="rowgroup">{escape(section)}</th></tr>'
             )
-        label = (
-            f"<code>{escape(r['labels'][0])}</code>"
-            if r["literal"]
-            else str(escape(r["labels"][0]))
-        )
+        label = f"<code>{wbr(r['labels'][0])}</code>" if r["literal"] else str(wbr(r["labels"][0]))
         sub = f'<div class="sub">{escape(r["sub"])}</div>' if r["sub"] else ""
         cells = []
         for c in r["cells"]:
@@ -164,22 +183,28 @@ def result_rows(results: Iterable[dict[str, Any]]) -> Markup:
             )
         out.append(
             f'<tr id="{_esc(r["anchor"])}" data-verdict="{_esc(r["verdict"])}"><td><a href="{_esc(r["check_href"])}">'
-            f"<code>{_esc(r['check'])}</code></a></td><td>{_esc(r['suite'])}</td><td>{_badge(r['verdict'])}</td>"
+            f"<code>{wbr(r['check'])}</code></a></td><td>{_esc(r['suite'])}</td><td>{_badge(r['verdict'])}</td>"
             f'<td class="small">{_esc(" → ".join(r["statuses"]))}</td><td class="small">{r["duration"]:.2f} s</td>'
-            f'<td>{median}</td><td class="small">{msg}{repro_html(r["repro"])}</td></tr>'
+            f'<td>{median}</td><td class="small msg">{msg}{repro_html(r["repro"])}</td></tr>'
         )
     return Markup("\n".join(out))
 
 
 def table_rows(rows: Iterable[Sequence[Any]]) -> Markup:
-    """Cells are escaped unless already Markup."""
+    """Cells are escaped unless already Markup; a text cell may wrap between its parts
+    (wbr: a feature named torch.backends.cuda.matmul.allow_fp16_… fits 800 px)."""
     return Markup(
-        "\n".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>" for row in rows)
+        "\n".join(
+            "<tr>"
+            + "".join(f"<td>{c if isinstance(c, Markup) else wbr(str(c))}</td>" for c in row)
+            + "</tr>"
+            for row in rows
+        )
     )
 
 
 def link(href: str, text: str, code: bool = False) -> Markup:
-    inner = f"<code>{escape(text)}</code>" if code else escape(text)
+    inner = f"<code>{wbr(text)}</code>" if code else wbr(text)
     return Markup(f'<a href="{escape(href)}">{inner}</a>')
 
 

@@ -152,10 +152,43 @@ def nice_ticks(lo: float, hi: float, count: int = 6) -> list[float]:
     first = math.floor(lo / step) * step
     ticks: list[float] = []
     t = first
-    while t <= hi + step * 1e-9 and len(ticks) < count + 2:
+    while (
+        len(ticks) < count + 2
+    ):  # up to the first tick at or above hi: no point above the last label
         ticks.append(round(t, 12))
+        if t >= hi - step * 1e-9:
+            break
         t += step
     return ticks
+
+
+def _nice_bound(value: float, up: bool) -> float:
+    """The nearest 1, 2 or 5 × 10^k at or above (``up``) or at or below ``value`` (> 0)."""
+    k = math.floor(math.log10(value))
+    marks = [m * 10.0**e for e in (k - 1, k, k + 1) for m in (1, 2, 5)]
+    if up:
+        return min(m for m in marks if m >= value * (1 - 1e-12))
+    return max(m for m in marks if m <= value * (1 + 1e-12))
+
+
+def log_range(lo: float, hi: float) -> tuple[float, float]:
+    """A logarithmic axis' range: out to the 1-2-5 labels around the data, so the top and
+    bottom points sit under and over a label, never on the frame beyond the last one."""
+    bounds = _nice_bound(lo, up=False), _nice_bound(hi, up=True)
+    ticks = log_ticks(*bounds)
+    if ticks[0] > bounds[0] * (1 + 1e-9) or ticks[-1] < bounds[1] * (1 - 1e-9):
+        # a long span is labelled by decades only: its ends are decades too
+        return 10.0 ** math.floor(math.log10(lo)), 10.0 ** math.ceil(math.log10(hi))
+    return bounds
+
+
+def _padded(lo: float, hi: float, log: bool) -> tuple[float, float]:
+    """The axis' range a hair beyond its outer labels: pygal draws no label on the frame
+    itself, and the data stay inside the labelled span."""
+    if log:
+        return lo / 1.03, hi * 1.03
+    pad = (hi - lo) * 0.015
+    return lo - pad, hi + pad
 
 
 def log_ticks(lo: float, hi: float) -> list[float]:
@@ -287,6 +320,7 @@ def trend_svg(
     times = [_ts(p[0]) for s in series for p in s.points]
     xticks, xfmt = time_ticks(min(times, default=0.0), max(times, default=1.0))
     if log:
+        lo, hi = log_range(lo, hi)
         yticks = log_ticks(lo, hi)
     else:
         yticks = nice_ticks(lo, hi)
@@ -320,7 +354,7 @@ def trend_svg(
         margin=8,
         spacing=8,
         logarithmic=log,
-        range=None if log else ((lo, hi) if hi > lo else None),
+        range=_padded(lo, hi, log) if hi > lo else None,
     )
     for label, values, opts in lines:
         chart.add(label, values, **opts)
