@@ -133,7 +133,7 @@ def from_reference(text: str, known: Iterable[ImageSpec] = ()) -> ImageSpec:
 
 def load_file(path: Path) -> list[tuple[ImageSpec, yamlio.Document]]:
     """The images of one catalog file, each with its YAML node (for line numbers and edits)."""
-    doc = yamlio.load(path)
+    doc = yamlio.load(path, "catalog file")
     head = yamlio.validate(doc, ImageFile, "image catalog")
     out = []
     for i, entry in enumerate(head.images):
@@ -282,7 +282,7 @@ def load_job(
     """A job spec, with its suites (and, given the catalog, its images) checked. A shipped
     workload must lie inside the job file's directory or one of ``workload_roots``
     (``--workload-root DIR``)."""
-    doc = yamlio.load(Path(path))
+    doc = yamlio.load(Path(path), "job spec")
     job = yamlio.validate(doc, JobSpec, "job spec")
     validate_suites(job.suites, doc)
     job = _resolve_workloads(job, doc, tuple(workload_roots))

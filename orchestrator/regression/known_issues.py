@@ -91,7 +91,7 @@ class KnownIssues:
 
 
 def load(path: Path, today: date | None = None) -> KnownIssues:
-    doc = yamlio.load(path)
+    doc = yamlio.load(path, "known-issues file")
     today = today or date.today()
     if doc.data is None:
         return KnownIssues((), today)
