@@ -216,7 +216,38 @@ class TLSSpec(Frozen):
 
 
 #: a container memory size as docker takes it: 512m, 8g, 1.5g (k, m, g, t; bytes without a unit)
-MEMORY_SIZE = r"^[0-9]+(\.[0-9]+)?[kmgtKMGT]?$"
+MEMORY_SIZE = r"^[0-9]{1,16}(\.[0-9]{1,6})?[kmgtKMGT]?$"
+_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+#: a container's memory limit, bounded: Docker reads 0 as "no limit" (and refuses less than
+#: 6 MiB), and the probe's Python needs some 40 MiB; above 64 TiB no host exists
+MIN_MEMORY, MAX_MEMORY = 64 << 20, 64 << 40
+#: a container's CPUs, bounded: Docker's smallest quota is 0.01 CPU (1 ms of each 100 ms);
+#: below it ``int(cpus * 1e9)`` nano-CPUs round to 0, which the engine reads as "no limit"
+MIN_CPUS, MAX_CPUS = 0.01, 4096.0
+
+
+def memory_bytes(text: str) -> int:
+    """Bytes of a docker-style size (512m, 2g, 1.5G, 4096: bytes); ValueError when it is not
+    one or lies outside [MIN_MEMORY, MAX_MEMORY]."""
+    import re
+
+    given = text.strip()
+    if not re.fullmatch(MEMORY_SIZE[1:-1], given):
+        raise ValueError(f"{text!r} is not a size (e.g. 512m, 8g, 1.5g)")
+    unit = given[-1].lower() if given[-1].isalpha() else ""
+    size = int(float(given[: len(given) - len(unit)]) * _UNITS[unit])
+    if not MIN_MEMORY <= size <= MAX_MEMORY:
+        raise ValueError(
+            f"{text!r} is {size} bytes: a container's memory limit lies between 64m and 64t "
+            "(0 would mean no limit at all)"
+        )
+    return size
+
+
+def _checked_memory(value: str | None) -> str | None:
+    if value is not None:
+        memory_bytes(value)
+    return value
 
 
 class HostSpec(Frozen):
@@ -233,13 +264,17 @@ class HostSpec(Frozen):
     driver: str | None = None
     # per probe container on this host (executors/limits.py gives the defaults); not part of the fingerprint
     container_memory: str | None = Field(default=None, pattern=MEMORY_SIZE)
-    container_cpus: float | None = Field(default=None, gt=0, le=4096)
+    container_cpus: float | None = Field(
+        default=None, ge=MIN_CPUS, le=MAX_CPUS, allow_inf_nan=False
+    )
     # the host's address on the network the nodes of a multi-node task talk over (the
     # rendezvous address when it is node 0); default: the engine endpoint's host, or
     # 127.0.0.1 for a local socket. Not part of the fingerprint.
     address: str | None = Field(
         default=None, max_length=255, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:\-]*$"
     )
+
+    _memory = field_validator("container_memory")(_checked_memory)
 
     @property
     def net_address(self) -> str:
@@ -377,7 +412,13 @@ class SuiteRef(Frozen):
     memory: str | None = Field(
         default=None, pattern=MEMORY_SIZE, description="the container's memory limit"
     )
-    cpus: float | None = Field(default=None, gt=0, le=4096, description="the container's CPU limit")
+    cpus: float | None = Field(
+        default=None,
+        ge=MIN_CPUS,
+        le=MAX_CPUS,
+        allow_inf_nan=False,
+        description="the container's CPU limit",
+    )
     commands: tuple[CommandSpec, ...] = ()  # suite "command" only
     pytest: PytestSpec | None = None  # suite "pytest" only
     # suite "profiler" only, opt-in: its GPU containers get CAP_SYS_ADMIN (ncu's performance
@@ -388,6 +429,8 @@ class SuiteRef(Frozen):
     gpus_per_node: int | None = Field(
         default=None, ge=1, le=64, description="GPUs the task takes on each node"
     )
+
+    _memory = field_validator("memory")(_checked_memory)
 
     @model_validator(mode="after")
     def _declared(self) -> SuiteRef:
