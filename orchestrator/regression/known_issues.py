@@ -8,7 +8,7 @@ File shape (``known-issues.yaml``, or ``--known-issues FILE``)::
         backend: rocm                   # optional: only this backend
         status: [fail, crash]           # the expected status(es); ``missing``: the check is not run
         reason: hipFFT plan cache leak on gfx942
-        url: https://github.com/ROCm/hipFFT/issues/1
+        url: https://github.com/ROCm/hipFFT/issues/1  # http(s) only: it becomes a link
         expires: 2026-06-30             # after this date the entry excuses nothing
 
 A bare top-level list of entries is accepted too.
@@ -23,7 +23,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from .. import yamlio
+from .. import encode, yamlio
 from ..errors import SpecError
 from .rule import Issue
 
@@ -42,6 +42,16 @@ class KnownIssue(BaseModel):
     reason: str = Field(min_length=1)
     url: str = ""
     expires: date | None = None
+
+    @field_validator("url")
+    @classmethod
+    def _http_url(cls, v: str) -> str:
+        if v and encode.href(v) is None:
+            raise ValueError(
+                f"{v[:100]!r} is not an http:// or https:// link (a link is written into the "
+                "HTML and Markdown reports: no other scheme, no spaces, quotes or credentials)"
+            )
+        return v
 
     @field_validator("status", mode="before")
     @classmethod
