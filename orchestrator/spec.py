@@ -424,6 +424,9 @@ class SuiteRef(Frozen):
     # suite "profiler" only, opt-in: its GPU containers get CAP_SYS_ADMIN (ncu's performance
     # counters where the driver keeps them to admin users: executors/container.PROFILING_CAPS)
     profiling_caps: bool = False
+    # variables of valorch's environment passed to a workload run by the local interpreter
+    # (--image host), beyond the allow-list of executors/hostenv.py; a container gets none
+    pass_env: tuple[str, ...] = Field(default=(), max_length=100)
     # a task spanning several nodes: gang-placed on that many hosts, one probe per node
     nodes: int = Field(default=1, ge=1, le=1024, description="nodes the task spans (gang-placed)")
     gpus_per_node: int | None = Field(
@@ -431,6 +434,16 @@ class SuiteRef(Frozen):
     )
 
     _memory = field_validator("memory")(_checked_memory)
+
+    @field_validator("pass_env")
+    @classmethod
+    def _names(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        import re
+
+        for name in value:
+            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,127}", name):
+                raise ValueError(f"{name[:130]!r} is not an environment variable name")
+        return value
 
     @model_validator(mode="after")
     def _declared(self) -> SuiteRef:
@@ -493,8 +506,9 @@ class JobSpec(Frozen):
             for key in ("memory", "cpus", "gpus_per_node"):
                 if suite.get(key) is None:
                     suite.pop(key, None)
-            if not suite.get("profiling_caps"):  # added later too
-                suite.pop("profiling_caps", None)
+            for key in ("profiling_caps", "pass_env"):  # added later too
+                if not suite.get(key):
+                    suite.pop(key, None)
             if suite.get("nodes") == 1:
                 suite.pop("nodes", None)
         blob = json.dumps(dump, sort_keys=True)
