@@ -43,6 +43,17 @@ class KnownIssue(BaseModel):
     url: str = ""
     expires: date | None = None
 
+    @field_validator("check", "images")
+    @classmethod
+    def _glob(cls, v: str) -> str:
+        problem = glob_problem(v)
+        if problem:
+            raise ValueError(
+                f"glob {v[:100]!r} {problem}: it would match nothing (globs use *, ? and "
+                "[abc]; write [[] for a literal [)"
+            )
+        return v
+
     @field_validator("url")
     @classmethod
     def _http_url(cls, v: str) -> str:
@@ -135,6 +146,30 @@ def load(path: Path, today: date | None = None) -> KnownIssues:
         if not _names_a_check(e.check)
     )
     return KnownIssues(entries, today, warnings)
+
+
+def glob_problem(pattern: str) -> str | None:
+    """Why ``pattern`` is not a glob fnmatch reads as written (an unclosed ``[``, a reversed
+    range ``[z-a]``: fnmatch makes either match nothing or only itself), else None."""
+    i = 0
+    while i < len(pattern):
+        if pattern[i] != "[":
+            i += 1
+            continue
+        j = i + 1
+        if j < len(pattern) and pattern[j] == "!":
+            j += 1
+        if j < len(pattern) and pattern[j] == "]":
+            j += 1
+        end = pattern.find("]", j)
+        if end < 0:
+            return f"has a [ at character {i + 1} that is never closed"
+        body = pattern[i + 1 : end].lstrip("!")
+        for k in range(1, len(body) - 1):
+            if body[k] == "-" and body[k - 1] > body[k + 1]:
+                return f"has a reversed range [{body[k - 1]}-{body[k + 1]}]"
+        i = end + 1
+    return None
 
 
 #: checks a job declares (command.<id>, pytest.<test>) or a backend adds: not in the registry

@@ -16,7 +16,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DBAPIError
 
 from ..errors import InfrastructureError
-from . import damaged
+from . import damaged, full
 from .db import current_revision, tables
 from .models import Base, Checked
 from .revision import HEAD
@@ -39,6 +39,8 @@ def diagnose(engine: Engine) -> list[str]:
                 "(valorch db upgrade migrates a store that is behind)"
             )
         found = tables(engine)
+    except full.StorageFull:
+        raise  # a full disk is no damage: exit 3 naming it, not "restore from a backup"
     except (DBAPIError, InfrastructureError) as exc:  # a file damaged below the page level
         return [*problems, f"unreadable: {str(getattr(exc, 'orig', exc)).splitlines()[0]}"]
     problems += damaged.schema_problems(found)
