@@ -17,3 +17,8 @@ MAX_INT_LITERAL = 32
 MAX_GID = (1 << 32) - 2
 #: a process's exit status as the shell reports it (signals as 128 + N); negative: killed by signal N
 EXIT_CODE_RANGE = (-64, 255)
+
+#: the earliest time a stored run may carry (no valorch ran before it) and how far in the
+#: future a clock may be off; a run dated 9999 would be the newest evidence of every cell
+EPOCH_ISO = "2020-01-01T00:00:00"
+FUTURE_SKEW_S = 24 * 3600.0

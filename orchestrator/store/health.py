@@ -44,6 +44,8 @@ def diagnose(engine: Engine) -> list[str]:
     except (DBAPIError, InfrastructureError) as exc:  # a file damaged below the page level
         return [*problems, f"unreadable: {str(getattr(exc, 'orig', exc)).splitlines()[0]}"]
     problems += damaged.schema_problems(found)
+    if {"run", "task"} <= set(found):
+        problems += _bad_times(engine)
     for table in Base.metadata.sorted_tables:
         key = table.primary_key.columns.values()[0]
         for column in table.columns:
@@ -55,6 +57,44 @@ def diagnose(engine: Engine) -> list[str]:
                 continue
             problems += _bad_values(engine, table, key, column)
     return problems
+
+
+def _bad_times(engine: Engine) -> list[str]:
+    """Runs and tasks dated before valorch's epoch, in the future, or ending before they
+    started (an import before times were checked): each would sort as the newest or oldest
+    evidence of its cells."""
+    from datetime import datetime, timedelta, timezone
+
+    from sqlalchemy import or_, select
+
+    from ..bounds import EPOCH_ISO, FUTURE_SKEW_S
+    from .models import Run, TaskRow
+
+    epoch = datetime.fromisoformat(EPOCH_ISO)
+    latest = datetime.now(timezone.utc).replace(tzinfo=None) + timedelta(seconds=FUTURE_SKEW_S)
+    bad: list[str] = []
+    with engine.connect() as conn:
+        for model, key in ((Run, Run.id), (TaskRow, TaskRow.id)):
+            stmt = (
+                select(key, model.started, model.ended)
+                .where(
+                    or_(
+                        model.started < epoch,
+                        model.started > latest,
+                        model.ended < epoch,
+                        model.ended > latest,
+                        model.ended < model.started,
+                    )
+                )
+                .limit(MAX_PER_COLUMN)
+            )
+            for row_id, started, ended in conn.execute(stmt):
+                bad.append(
+                    f"{model.__tablename__} row id={row_id!r}: started {started}, ended {ended}: "
+                    f"not a time a run can have (after {EPOCH_ISO[:10]}, not in the future, "
+                    "ending after it started)"
+                )
+    return bad
 
 
 def _bad_values(engine: Engine, table: Table, key: Column[Any], column: Column[Any]) -> list[str]:
