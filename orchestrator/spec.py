@@ -15,7 +15,17 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from .bounds import MAX_SECONDS, VERSION_PATTERN  # noqa: F401 (re-exported: the bounds of the vocabulary)
+from .bounds import (  # noqa: F401 (re-exported: the bounds of the vocabulary)
+    EXIT_CODE_RANGE,
+    MAX_GID,
+    MAX_SECONDS,
+    VERSION_PATTERN,
+)
+
+#: a check's version: a PostgreSQL INTEGER column, and what an export accepts (export_schema)
+MAX_VERSION = 1_000_000
+#: GPUs one host may have (an index past it is a typo, not a machine)
+MAX_GPU_INDEX = 1023
 
 
 class Backend(str, Enum):
@@ -199,10 +209,10 @@ def _version_text(value: Any) -> str:
 class GPU(Frozen):
     vendor: Literal["amd", "nvidia"]
     arch: str  # gfx942, gfx90a, sm_90 ...
-    index: int
-    render_minor: int | None = None  # /dev/dri/renderD<minor> (AMD)
+    index: int = Field(ge=0, le=MAX_GPU_INDEX)
+    render_minor: int | None = Field(default=None, ge=0, le=(1 << 20) - 1)  # renderD<minor> (AMD)
     product: str | None = None
-    memory_mib: int | None = None
+    memory_mib: int | None = Field(default=None, ge=0, le=1 << 30)  # 1 PiB: none is larger
     uuid: str | None = None
 
 
@@ -255,10 +265,10 @@ class HostSpec(Frozen):
     endpoint: str = "unix:///var/run/docker.sock"
     tls: TLSSpec | None = None
     labels: tuple[str, ...] = ()
-    slots: int = Field(default=1, ge=1)
+    slots: int = Field(default=1, ge=1, le=4096)
     gpus: tuple[GPU, ...] = ()
-    render_gid: int | None = None
-    video_gid: int | None = None
+    render_gid: int | None = Field(default=None, ge=0, le=MAX_GID)
+    video_gid: int | None = Field(default=None, ge=0, le=MAX_GID)
     nvidia_runtime: bool = False
     kernel: str | None = None
     driver: str | None = None
@@ -323,14 +333,14 @@ class CommandSpec(Frozen):
 
     id: str = Field(min_length=1, max_length=120, pattern=_DECLARED_ID)
     argv: tuple[str, ...] = Field(min_length=1)
-    exit_code: int = 0
+    exit_code: int = Field(default=0, ge=EXIT_CODE_RANGE[0], le=EXIT_CODE_RANGE[1])
     stdout: tuple[str, ...] = ()  # regexes that must all match (re.search, MULTILINE)
     stderr: tuple[str, ...] = ()
     stdout_not: tuple[str, ...] = ()  # regexes that must not match
     stderr_not: tuple[str, ...] = ()
     feature: str | None = Field(default=None, max_length=300)
-    timeout: float = Field(default=60.0, gt=0, le=24 * 3600)
-    version: int = Field(default=1, ge=1)
+    timeout: float = Field(default=60.0, gt=0, le=24 * 3600, allow_inf_nan=False)
+    version: int = Field(default=1, ge=1, le=MAX_VERSION)
 
     @field_validator("argv", mode="before")
     @classmethod
@@ -362,7 +372,7 @@ class PytestSpec(Frozen):
     path: str = Field(min_length=1)
     in_image: bool = False
     args: tuple[str, ...] = ()
-    timeout: float = Field(default=600.0, gt=0, le=24 * 3600)
+    timeout: float = Field(default=600.0, gt=0, le=24 * 3600, allow_inf_nan=False)
     feature: str | None = Field(default=None, max_length=300)
     max_tests: int = Field(default=5000, ge=1, le=15000)
     # Set by catalog.load_job: the absolute path on this machine of what is shipped.
@@ -521,14 +531,14 @@ class CheckInfo(Frozen):
     id: str
     feature: str
     kind: CheckKind
-    version: int = 1
+    version: int = Field(default=1, ge=0, le=MAX_VERSION)
     library: str | None = None
     suite: str = ""
     description: str = ""
     unit: str | None = None
     bigger_is_better: bool = False
     needs: tuple[str, ...] = ()
-    nodes: int = Field(default=1, ge=1)  # the fewest nodes the check runs on (multi-node checks: 2)
+    nodes: int = Field(default=1, ge=1, le=1024)  # the fewest nodes it runs on (multi-node: 2)
 
 
 class CheckResult(Frozen):
@@ -538,15 +548,15 @@ class CheckResult(Frozen):
     status: Status
     feature: str = Field(default="", max_length=300)
     kind: CheckKind = "feature"
-    version: int = Field(default=1, ge=0)
+    version: int = Field(default=1, ge=0, le=MAX_VERSION)
     # The library evidence showed ran (GPU kernel names, the CPU library), not the
     # check's declared label (CheckInfo.library); None when nothing was proven.
     library: str | None = Field(default=None, max_length=200)
     device: str | None = Field(
         default=None, max_length=200
     )  # where it ran: "cpu", "cuda:0 NVIDIA H100 … sm_90"
-    attempt: int = Field(default=1, ge=1)
-    duration_s: float = Field(default=0.0, ge=0)
+    attempt: int = Field(default=1, ge=1, le=1_000)
+    duration_s: float = Field(default=0.0, ge=0, le=1e7, allow_inf_nan=False)
     message: str = ""
     log: str = ""
     unit: str | None = Field(default=None, max_length=40)
@@ -605,7 +615,8 @@ class Execution(Frozen):
     meta: dict[str, Any] = Field(default_factory=dict)
     timings: dict[str, float] = Field(default_factory=dict)
     image_digest: str | None = None
-    exit_code: int | None = None
+    # what the engine or the OS reports: a status, a negative signal, a Windows code
+    exit_code: int | None = Field(default=None, ge=-(1 << 31), le=(1 << 32) - 1)
     infra_error: str | None = None
 
 

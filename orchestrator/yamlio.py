@@ -268,11 +268,12 @@ def parse(text: str, path: Path) -> Document:
         mark = exc.problem_mark or exc.context_mark
         where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
         problem = exc.problem or str(exc)
-        hint = (
-            "quote the value"
-            if "not one" in problem or "larger than" in problem
-            else "fix the YAML syntax at that line (indentation, quoting, a missing colon)"
-        )
+        if "larger than" in problem:
+            hint = "write a number that fits 64 bits (or quote it where text is meant)"
+        elif "not one" in problem:
+            hint = "quote the value"
+        else:
+            hint = "fix the YAML syntax at that line (indentation, quoting, a missing colon)"
         raise SpecError(f"{where}: invalid YAML: {problem}", hint) from None
     except yaml.reader.ReaderError as exc:
         line = text.count("\n", 0, exc.position) + 1
