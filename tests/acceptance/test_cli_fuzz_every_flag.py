@@ -159,6 +159,8 @@ PATHS = [
     "{w}/out.xml",
     "{w}",
     "{w}/dir/",
+    "/dev/zero",  # endless: read by its kind, never to the end (test_file_kinds_every_file_option)
+    "/dev/full",  # writes fail with ENOSPC
 ]
 
 
