@@ -28,6 +28,20 @@ class HostExecutor:
     def __init__(self, host: HostSpec, python: str | None = None) -> None:
         self.host = host
         self.python = python or sys.executable
+        self._pid: int | None = None
+        self._cancelled = False
+
+    def _spawned(self, pid: int) -> None:
+        self._pid = pid
+        if self._cancelled:  # cancelled while it started
+            proc.kill_tree(pid)
+
+    def cancel(self) -> None:
+        """Kill the probe and everything below it (its workloads run in sessions of their
+        own): an interrupted batch leaves nothing running (scheduling/flight.Flight.stop)."""
+        self._cancelled = True
+        if self._pid is not None:
+            proc.kill_tree(self._pid)
 
     def execute(
         self,
@@ -53,8 +67,14 @@ class HostExecutor:
             if on_started is not None:  # all that is left here is the probe process's start
                 on_started()
             done = proc.stream(
-                argv, transcript.feed, timeout=overall_timeout(task), env=env, cwd=tmp
+                argv,
+                transcript.feed,
+                timeout=overall_timeout(task),
+                env=env,
+                cwd=tmp,
+                spawned=self._spawned,
             )
+            self._pid = None  # reaped: the pid may be another process's from now on
         transcript.close()
         timings = {
             "run_s": time.perf_counter() - t0,
