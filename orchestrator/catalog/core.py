@@ -287,15 +287,32 @@ def load_job(
     validate_suites(job.suites, doc)
     job = _resolve_workloads(job, doc, tuple(workload_roots))
     if catalog is not None:
+        chosen = []
         for i, sel in enumerate(job.images):
             try:
-                catalog.select([sel])
+                chosen += catalog.select([sel])
             except (UnknownImageError, AmbiguousImageError) as exc:
                 raise SpecError(
                     f"{doc.path}:{doc.line(('images', i))}: job spec: key 'images.{i}': {exc.message}",
                     exc.hint,
                 ) from None
+        _pass_env_applies(job, doc, chosen)
     return job
+
+
+def _pass_env_applies(job: JobSpec, doc: yamlio.Document, images: list[ImageSpec]) -> None:
+    """``pass_env`` reaches workloads of the local interpreter only: on a job with no such
+    image it would be silently ignored, which is exit 2 naming the key."""
+    if any(image.executor == "host" for image in images):
+        return
+    for i, suite in enumerate(job.suites):
+        if suite.pass_env:
+            raise SpecError(
+                f"{doc.path}:{doc.line(('suites', i, 'pass_env'))}: job spec: key "
+                f"'suites.{i}.pass_env': no image of this job runs on the local interpreter "
+                "(image host), and a container gets none of valorch's environment",
+                "remove pass_env, or add the image host to the job",
+            )
 
 
 WORKLOAD_HINT = (

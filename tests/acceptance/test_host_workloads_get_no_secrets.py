@@ -82,3 +82,14 @@ def test_pass_env_takes_only_variable_names(cli, tmp_path):
     )
     proc = cli("jobs", "show", str(job))
     assert proc.returncode == 2 and f"{job}:5" in proc.stderr and "pass_env" in proc.stderr
+
+
+def test_pass_env_on_a_job_with_no_host_image_is_not_silently_ignored(cli, tmp_path):
+    job = tmp_path / "containers.yaml"
+    job.write_text(
+        "name: c\nimages: [cpu_debian12_py3.11_pytorch_2.13]\nsuites:\n  - name: command\n"
+        "    pass_env: [HOME]\n    commands:\n      - id: x\n        argv: ['true']\n"
+    )
+    proc = cli("jobs", "show", str(job))
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert f"{job}:5" in proc.stderr and "pass_env" in proc.stderr and "image host" in proc.stderr
