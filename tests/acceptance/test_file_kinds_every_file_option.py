@@ -99,6 +99,7 @@ WRITES = [
     ("diff --out", ["diff", "{run}", "{run}", "--out", "{f}"], {}),
     ("matrix render --out", ["matrix", "render", "--out", "{f}"], {}),
     ("inventory show --out", ["inventory", "show", "{run}", "--out", "{f}"], {}),
+    ("run --junit", ["run", *HOST_RUN, "--junit", "{f}"], {}),  # refused before the run
 ]
 #: (option, kind) pairs where the kind is a legitimate value (none yet)
 LEGIT: set[tuple[str, str]] = set()
