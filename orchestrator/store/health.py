@@ -62,38 +62,44 @@ def diagnose(engine: Engine) -> list[str]:
 def _bad_times(engine: Engine) -> list[str]:
     """Runs and tasks dated before valorch's epoch, in the future, or ending before they
     started (an import before times were checked): each would sort as the newest or oldest
-    evidence of its cells."""
+    evidence of its cells. Read raw: a value that is no time at all is _bad_values' row."""
     from datetime import datetime, timedelta, timezone
 
-    from sqlalchemy import or_, select
-
     from ..bounds import EPOCH_ISO, FUTURE_SKEW_S
-    from .models import Run, TaskRow
 
     epoch = datetime.fromisoformat(EPOCH_ISO)
     latest = datetime.now(timezone.utc).replace(tzinfo=None) + timedelta(seconds=FUTURE_SKEW_S)
+
+    def when(value: Any) -> datetime | None:
+        if isinstance(value, datetime):
+            return value.replace(tzinfo=None)
+        try:
+            return datetime.fromisoformat(str(value)) if value else None
+        except ValueError:
+            return None
+
     bad: list[str] = []
     with engine.connect() as conn:
-        for model, key in ((Run, Run.id), (TaskRow, TaskRow.id)):
-            stmt = (
-                select(key, model.started, model.ended)
-                .where(
-                    or_(
-                        model.started < epoch,
-                        model.started > latest,
-                        model.ended < epoch,
-                        model.ended > latest,
-                        model.ended < model.started,
+        for table in ("run", "task"):
+            count = 0
+            for row_id, raw_start, raw_end in conn.execute(
+                text(f'SELECT id, started, ended FROM "{table}"')
+            ):
+                started, ended = when(raw_start), when(raw_end)
+                times = [t for t in (started, ended) if t is not None]
+                if not any(t < epoch or t > latest for t in times) and not (
+                    started and ended and ended < started
+                ):
+                    continue
+                count += 1
+                if count <= MAX_PER_COLUMN:
+                    bad.append(
+                        f"{table} row id={row_id!r}: started {raw_start}, ended {raw_end}: not "
+                        f"a time a run can have (after {EPOCH_ISO[:10]}, not in the future, "
+                        "ending after it started)"
                     )
-                )
-                .limit(MAX_PER_COLUMN)
-            )
-            for row_id, started, ended in conn.execute(stmt):
-                bad.append(
-                    f"{model.__tablename__} row id={row_id!r}: started {started}, ended {ended}: "
-                    f"not a time a run can have (after {EPOCH_ISO[:10]}, not in the future, "
-                    "ending after it started)"
-                )
+            if count > MAX_PER_COLUMN:
+                bad.append(f"{table}: and {count - MAX_PER_COLUMN} more row(s) like these")
     return bad
 
 
