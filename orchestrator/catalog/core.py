@@ -287,7 +287,7 @@ def load_job(
     validate_suites(job.suites, doc)
     job = _resolve_workloads(job, doc, tuple(workload_roots))
     if catalog is not None:
-        chosen = []
+        chosen: list[ImageSpec] = []
         for i, sel in enumerate(job.images):
             try:
                 chosen += catalog.select([sel])

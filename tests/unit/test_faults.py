@@ -13,10 +13,10 @@ from sqlalchemy.engine import make_url
 from orchestrator.executors.container import PROBE_CAPS, Limits, task_container
 from orchestrator.executors.docker import container_options, reroot
 from orchestrator.executors.limits import FLOOR, limits_for, parse_size
-from valorch_probe import memory
 from orchestrator.render.junit import error_junit
 from orchestrator.spec import GPU, Execution, HostSpec, ImageSpec, JobSpec, SuiteRef, Task
 from orchestrator.store import full, spill
+from valorch_probe import memory
 
 IMG = ImageSpec(alias="b", reference="valorch/base:bookworm", backend="cpu")
 CPU_HOST = HostSpec(name="cpu", slots=4)
