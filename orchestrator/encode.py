@@ -19,6 +19,8 @@ escape sequence, mention or link of the input's making:
   ``<url|text>``), ``@here``-style words and ``scheme://`` broken so Slack links nothing.
 - ``json``: ``json.dumps`` with every non-ASCII character escaped (CycloneDX is JSON too).
 - ``url``: a URL fit to print or log: no user name or password.
+- ``href``: a URL fit for a link (``href``, Markdown ``[text](url)``): ``http``/``https``
+  only (no ``javascript:``, ``data:``), with a host, no credentials; None otherwise.
 """
 
 from __future__ import annotations
@@ -127,6 +129,34 @@ def url(value: str) -> str:
     """A URL with its credentials (user name and password) removed, fit to print or log;
     works on URLs that do not parse too (the userinfo is what precedes the authority's last @)."""
     return terminal(_USERINFO.sub(r"\1***@", value))
+
+
+#: the longest link valorch writes (browsers take more; nobody types more)
+MAX_URL = 2_000
+_URL_UNSAFE = re.compile(r"[\x00-\x20\x7f-\x9f<>\"'`\\|{}^]")
+
+
+def href(value: object) -> str | None:
+    """``value`` when it is an absolute ``http``/``https`` URL with a host, no credentials,
+    no whitespace, control or quote character and at most MAX_URL characters; else None.
+    The one check of every link valorch writes from a user's text (a known issue's url):
+    models validate with it, templates and renderers link only what it returns."""
+    from urllib.parse import urlsplit
+
+    if not isinstance(value, str) or not value or len(value) > MAX_URL:
+        return None
+    if _URL_UNSAFE.search(value) or not value.isascii():
+        return None
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018  # raises ValueError on a port that is not a number
+    except ValueError:
+        return None
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        return None
+    if "@" in parts.netloc:
+        return None
+    return value
 
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")

@@ -64,9 +64,12 @@ def stream(
     env: dict[str, str] | None = None,
     cwd: str | None = None,
     tail: int = 8_000,
+    spawned: Callable[[int], None] | None = None,
 ) -> Streamed:
     """Run ``argv`` in its own process group, hand stdout chunks to ``on_stdout``,
-    keep the tail of stderr, and kill the whole group at the deadline (also on Ctrl-C)."""
+    keep the tail of stderr, and kill the whole tree (``kill_tree``) at the deadline (also
+    on Ctrl-C in this thread); ``spawned`` gets the child's pid, for a ``kill_tree`` from
+    another thread."""
     import os
     import selectors
     import signal
@@ -84,6 +87,8 @@ def stream(
         )
     except OSError as exc:
         return Streamed(None, "", False, error=f"{argv[0]}: {exc.strerror}")
+    if spawned is not None:  # whoever may cancel it (kill_tree) learns its pid
+        spawned(child.pid)
     stdout, stderr = child.stdout, child.stderr
     assert stdout is not None and stderr is not None  # both are PIPE above
     sel = selectors.DefaultSelector()
@@ -110,6 +115,7 @@ def stream(
                     err = (err + chunk)[-tail:]
     finally:
         if timed_out or (child.poll() is None and open_fds):
+            kill_tree(child.pid)
             try:
                 os.killpg(child.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
@@ -119,3 +125,60 @@ def stream(
         stdout.close()
         stderr.close()
     return Streamed(rc, err.decode("utf-8", "replace"), timed_out)
+
+
+def descendants(pid: int) -> list[int]:
+    """Every living descendant of ``pid`` (from /proc; empty where there is none)."""
+    import os
+
+    parent: dict[int, int] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                stat = fh.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2 :].split()  # after "pid (comm) "
+        if len(fields) > 1:
+            parent[int(entry)] = int(fields[1])
+    found: list[int] = []
+    frontier = [pid]
+    while frontier:
+        current = frontier.pop()
+        kids = [p for p, pp in parent.items() if pp == current and p not in found]
+        found.extend(kids)
+        frontier.extend(kids)
+    return found
+
+
+def kill_tree(pid: int) -> None:
+    """SIGKILL ``pid``'s process group and every group and process below it: a task's
+    workloads run in sessions of their own (the probe's sandbox), which a signal to the
+    probe's group alone leaves running, reparented to init, after valorch exits. The
+    group is stopped first so that nothing forks between the look and the kill."""
+    import contextlib
+    import os
+    import signal
+
+    with contextlib.suppress(OSError):
+        os.killpg(pid, signal.SIGSTOP)
+    below = descendants(pid)
+    groups = set()
+    for p in below:
+        with contextlib.suppress(OSError):
+            groups.add(os.getpgid(p))
+    groups.discard(os.getpgrp())  # never valorch's own group
+    for group in groups:
+        with contextlib.suppress(OSError):
+            os.killpg(group, signal.SIGKILL)
+    for p in below:
+        with contextlib.suppress(OSError):
+            os.kill(p, signal.SIGKILL)
+    with contextlib.suppress(OSError):
+        os.killpg(pid, signal.SIGKILL)

@@ -15,7 +15,17 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from .bounds import MAX_SECONDS, VERSION_PATTERN  # noqa: F401 (re-exported: the bounds of the vocabulary)
+from .bounds import (  # noqa: F401 (re-exported: the bounds of the vocabulary)
+    EXIT_CODE_RANGE,
+    MAX_GID,
+    MAX_SECONDS,
+    VERSION_PATTERN,
+)
+
+#: a check's version: a PostgreSQL INTEGER column, and what an export accepts (export_schema)
+MAX_VERSION = 1_000_000
+#: GPUs one host may have (an index past it is a typo, not a machine)
+MAX_GPU_INDEX = 1023
 
 
 class Backend(str, Enum):
@@ -212,10 +222,10 @@ def _version_text(value: Any) -> str:
 class GPU(Frozen):
     vendor: Literal["amd", "nvidia"]
     arch: str  # gfx942, gfx90a, sm_90 ...
-    index: int
-    render_minor: int | None = None  # /dev/dri/renderD<minor> (AMD)
+    index: int = Field(ge=0, le=MAX_GPU_INDEX)
+    render_minor: int | None = Field(default=None, ge=0, le=(1 << 20) - 1)  # renderD<minor> (AMD)
     product: str | None = None
-    memory_mib: int | None = None
+    memory_mib: int | None = Field(default=None, ge=0, le=1 << 30)  # 1 PiB: none is larger
     uuid: str | None = None
 
 
@@ -229,7 +239,38 @@ class TLSSpec(Frozen):
 
 
 #: a container memory size as docker takes it: 512m, 8g, 1.5g (k, m, g, t; bytes without a unit)
-MEMORY_SIZE = r"^[0-9]+(\.[0-9]+)?[kmgtKMGT]?$"
+MEMORY_SIZE = r"^[0-9]{1,16}(\.[0-9]{1,6})?[kmgtKMGT]?$"
+_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+#: a container's memory limit, bounded: Docker reads 0 as "no limit" (and refuses less than
+#: 6 MiB), and the probe's Python needs some 40 MiB; above 64 TiB no host exists
+MIN_MEMORY, MAX_MEMORY = 64 << 20, 64 << 40
+#: a container's CPUs, bounded: Docker's smallest quota is 0.01 CPU (1 ms of each 100 ms);
+#: below it ``int(cpus * 1e9)`` nano-CPUs round to 0, which the engine reads as "no limit"
+MIN_CPUS, MAX_CPUS = 0.01, 4096.0
+
+
+def memory_bytes(text: str) -> int:
+    """Bytes of a docker-style size (512m, 2g, 1.5G, 4096: bytes); ValueError when it is not
+    one or lies outside [MIN_MEMORY, MAX_MEMORY]."""
+    import re
+
+    given = text.strip()
+    if not re.fullmatch(MEMORY_SIZE[1:-1], given):
+        raise ValueError(f"{text!r} is not a size (e.g. 512m, 8g, 1.5g)")
+    unit = given[-1].lower() if given[-1].isalpha() else ""
+    size = int(float(given[: len(given) - len(unit)]) * _UNITS[unit])
+    if not MIN_MEMORY <= size <= MAX_MEMORY:
+        raise ValueError(
+            f"{text!r} is {size} bytes: a container's memory limit lies between 64m and 64t "
+            "(0 would mean no limit at all)"
+        )
+    return size
+
+
+def _checked_memory(value: str | None) -> str | None:
+    if value is not None:
+        memory_bytes(value)
+    return value
 
 
 class HostSpec(Frozen):
@@ -237,22 +278,26 @@ class HostSpec(Frozen):
     endpoint: str = "unix:///var/run/docker.sock"
     tls: TLSSpec | None = None
     labels: tuple[str, ...] = ()
-    slots: int = Field(default=1, ge=1)
+    slots: int = Field(default=1, ge=1, le=4096)
     gpus: tuple[GPU, ...] = ()
-    render_gid: int | None = None
-    video_gid: int | None = None
+    render_gid: int | None = Field(default=None, ge=0, le=MAX_GID)
+    video_gid: int | None = Field(default=None, ge=0, le=MAX_GID)
     nvidia_runtime: bool = False
     kernel: str | None = None
     driver: str | None = None
     # per probe container on this host (executors/limits.py gives the defaults); not part of the fingerprint
     container_memory: str | None = Field(default=None, pattern=MEMORY_SIZE)
-    container_cpus: float | None = Field(default=None, gt=0, le=4096)
+    container_cpus: float | None = Field(
+        default=None, ge=MIN_CPUS, le=MAX_CPUS, allow_inf_nan=False
+    )
     # the host's address on the network the nodes of a multi-node task talk over (the
     # rendezvous address when it is node 0); default: the engine endpoint's host, or
     # 127.0.0.1 for a local socket. Not part of the fingerprint.
     address: str | None = Field(
         default=None, max_length=255, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:\-]*$"
     )
+
+    _memory = field_validator("container_memory")(_checked_memory)
 
     @property
     def net_address(self) -> str:
@@ -301,14 +346,14 @@ class CommandSpec(Frozen):
 
     id: str = Field(min_length=1, max_length=120, pattern=_DECLARED_ID)
     argv: tuple[str, ...] = Field(min_length=1)
-    exit_code: int = 0
+    exit_code: int = Field(default=0, ge=EXIT_CODE_RANGE[0], le=EXIT_CODE_RANGE[1])
     stdout: tuple[str, ...] = ()  # regexes that must all match (re.search, MULTILINE)
     stderr: tuple[str, ...] = ()
     stdout_not: tuple[str, ...] = ()  # regexes that must not match
     stderr_not: tuple[str, ...] = ()
     feature: str | None = Field(default=None, max_length=300)
-    timeout: float = Field(default=60.0, gt=0, le=24 * 3600)
-    version: int = Field(default=1, ge=1)
+    timeout: float = Field(default=60.0, gt=0, le=24 * 3600, allow_inf_nan=False)
+    version: int = Field(default=1, ge=1, le=MAX_VERSION)
 
     @field_validator("argv", mode="before")
     @classmethod
@@ -340,7 +385,7 @@ class PytestSpec(Frozen):
     path: str = Field(min_length=1)
     in_image: bool = False
     args: tuple[str, ...] = ()
-    timeout: float = Field(default=600.0, gt=0, le=24 * 3600)
+    timeout: float = Field(default=600.0, gt=0, le=24 * 3600, allow_inf_nan=False)
     feature: str | None = Field(default=None, max_length=300)
     max_tests: int = Field(default=5000, ge=1, le=15000)
     # Set by catalog.load_job: the absolute path on this machine of what is shipped.
@@ -390,17 +435,38 @@ class SuiteRef(Frozen):
     memory: str | None = Field(
         default=None, pattern=MEMORY_SIZE, description="the container's memory limit"
     )
-    cpus: float | None = Field(default=None, gt=0, le=4096, description="the container's CPU limit")
+    cpus: float | None = Field(
+        default=None,
+        ge=MIN_CPUS,
+        le=MAX_CPUS,
+        allow_inf_nan=False,
+        description="the container's CPU limit",
+    )
     commands: tuple[CommandSpec, ...] = ()  # suite "command" only
     pytest: PytestSpec | None = None  # suite "pytest" only
     # suite "profiler" only, opt-in: its GPU containers get CAP_SYS_ADMIN (ncu's performance
     # counters where the driver keeps them to admin users: executors/container.PROFILING_CAPS)
     profiling_caps: bool = False
+    # variables of valorch's environment passed to a workload run by the local interpreter
+    # (--image host), beyond the allow-list of executors/hostenv.py; a container gets none
+    pass_env: tuple[str, ...] = Field(default=(), max_length=100)
     # a task spanning several nodes: gang-placed on that many hosts, one probe per node
     nodes: int = Field(default=1, ge=1, le=1024, description="nodes the task spans (gang-placed)")
     gpus_per_node: int | None = Field(
         default=None, ge=1, le=64, description="GPUs the task takes on each node"
     )
+
+    _memory = field_validator("memory")(_checked_memory)
+
+    @field_validator("pass_env")
+    @classmethod
+    def _names(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        import re
+
+        for name in value:
+            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,127}", name):
+                raise ValueError(f"{name[:130]!r} is not an environment variable name")
+        return value
 
     @model_validator(mode="after")
     def _declared(self) -> SuiteRef:
@@ -463,8 +529,9 @@ class JobSpec(Frozen):
             for key in ("memory", "cpus", "gpus_per_node"):
                 if suite.get(key) is None:
                     suite.pop(key, None)
-            if not suite.get("profiling_caps"):  # added later too
-                suite.pop("profiling_caps", None)
+            for key in ("profiling_caps", "pass_env"):  # added later too
+                if not suite.get(key):
+                    suite.pop(key, None)
             if suite.get("nodes") == 1:
                 suite.pop("nodes", None)
         blob = json.dumps(dump, sort_keys=True)
@@ -477,14 +544,14 @@ class CheckInfo(Frozen):
     id: str
     feature: str
     kind: CheckKind
-    version: int = 1
+    version: int = Field(default=1, ge=0, le=MAX_VERSION)
     library: str | None = None
     suite: str = ""
     description: str = ""
     unit: str | None = None
     bigger_is_better: bool = False
     needs: tuple[str, ...] = ()
-    nodes: int = Field(default=1, ge=1)  # the fewest nodes the check runs on (multi-node checks: 2)
+    nodes: int = Field(default=1, ge=1, le=1024)  # the fewest nodes it runs on (multi-node: 2)
 
 
 def definition_hash(info: CheckInfo, suite: SuiteRef) -> str:
@@ -537,15 +604,15 @@ class CheckResult(Frozen):
     status: Status
     feature: str = Field(default="", max_length=300)
     kind: CheckKind = "feature"
-    version: int = Field(default=1, ge=0)
+    version: int = Field(default=1, ge=0, le=MAX_VERSION)
     # The library evidence showed ran (GPU kernel names, the CPU library), not the
     # check's declared label (CheckInfo.library); None when nothing was proven.
     library: str | None = Field(default=None, max_length=200)
     device: str | None = Field(
         default=None, max_length=200
     )  # where it ran: "cpu", "cuda:0 NVIDIA H100 … sm_90"
-    attempt: int = Field(default=1, ge=1)
-    duration_s: float = Field(default=0.0, ge=0)
+    attempt: int = Field(default=1, ge=1, le=1_000)
+    duration_s: float = Field(default=0.0, ge=0, le=1e7, allow_inf_nan=False)
     message: str = ""
     log: str = ""
     unit: str | None = Field(default=None, max_length=40)
@@ -604,7 +671,8 @@ class Execution(Frozen):
     meta: dict[str, Any] = Field(default_factory=dict)
     timings: dict[str, float] = Field(default_factory=dict)
     image_digest: str | None = None
-    exit_code: int | None = None
+    # what the engine or the OS reports: a status, a negative signal, a Windows code
+    exit_code: int | None = Field(default=None, ge=-(1 << 31), le=(1 << 32) - 1)
     infra_error: str | None = None
 
 

@@ -6,12 +6,16 @@ The parsed document keeps its node tree so that a pydantic error location
 
 from __future__ import annotations
 
+import errno
+import os
+import stat
 from pathlib import Path
 from typing import Any, TypeVar
 
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from .bounds import INT64_MAX, INT64_MIN, MAX_INT_LITERAL
 from .errors import SpecError
 
 M = TypeVar("M", bound=BaseModel)
@@ -86,13 +90,144 @@ def _timestamp(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> Any:
         ) from None
 
 
+def _int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> Any:
+    try:
+        if len(node.value) > MAX_INT_LITERAL:
+            raise ValueError
+        value = yaml.SafeLoader.construct_yaml_int(loader, node)
+        if not INT64_MIN <= value <= INT64_MAX:
+            raise ValueError
+    except ValueError:
+        raise yaml.constructor.ConstructorError(
+            None,
+            None,
+            f"integer {node.value[:24]}{'…' if len(node.value) > 24 else ''} is larger than "
+            "any number valorch keeps (64-bit integers)",
+            node.start_mark,
+        ) from None
+    return value
+
+
 _Loader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp)
+_Loader.add_constructor("tag:yaml.org,2002:int", _int)
+
+
+def bounded_int(text: str) -> int:
+    """``int(text)`` for a JSON number, refused (ValueError) past 64 bits before Python
+    converts it: the ``parse_int`` of every ``json.loads`` of a user's document."""
+    if len(text) > MAX_INT_LITERAL or not INT64_MIN <= (value := int(text)) <= INT64_MAX:
+        raise ValueError(
+            f"integer {text[:24]}{'…' if len(text) > 24 else ''} is larger than any number "
+            "valorch keeps (64-bit integers)"
+        )
+    return value
+
+
+#: the most YAML nodes (and characters of scalars) a document may expand to through its
+#: aliases: an alias bomb (nine anchors of nine aliases each: a billion strings) is refused
+#: before anything is built from it
+MAX_EXPANDED = 8 << 20
+
+
+def expanded_size(root: yaml.Node) -> int:
+    """Nodes plus scalar characters of ``root`` with every alias expanded, computed once per
+    shared node (linear in the document, however large its expansion)."""
+    memo: dict[int, int] = {}
+    visiting: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        if id(node) in memo:
+            continue
+        if not children_done and id(node) in visiting:  # an alias inside its own anchor
+            return MAX_EXPANDED + 1
+        visiting.add(id(node))
+        if isinstance(node, yaml.ScalarNode):
+            memo[id(node)] = 1 + len(node.value)
+            continue
+        kids = (
+            [n for pair in node.value for n in pair]
+            if isinstance(node, yaml.MappingNode)
+            else list(node.value)
+        )
+        if children_done:
+            memo[id(node)] = min(MAX_EXPANDED + 1, 1 + sum(memo.get(id(k), 0) for k in kids))
+        else:
+            stack.append((node, True))
+            stack.extend((k, False) for k in kids if id(k) not in memo)
+    return memo[id(root)]
+
+
+#: the most a user file of each kind may hold (bytes): a file over its cap is refused before
+#: it is read, so that /dev/zero, a 200 MB mistake or a runaway generator cannot fill memory
+CAPS: dict[str, int] = {
+    "yaml": 4 << 20,  # job specs, hosts files, catalog files, known issues, matrix documents
+    "text": 16 << 20,  # reStructuredText pages and other text a command reads
+    "export": 128 << 20,  # results export documents (JSON)
+}
+
+
+def _kind_of(mode: int) -> str:
+    for test, name in (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def read_bytes(path: Path, what: str = "file", cap: int = CAPS["yaml"]) -> bytes:
+    """The bytes of a user's file, read once: a regular file (a FIFO, device, directory or
+    socket is refused without blocking), at most ``cap`` bytes; every failure is a SpecError
+    (exit 2) naming the file."""
+    path = Path(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
+    except FileNotFoundError:
+        raise SpecError(f"{path}: no such file", f"check the path of the {what}") from None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise SpecError(
+                f"{path}: a loop of symbolic links, not a {what}", "point it at a real file"
+            ) from None
+        raise SpecError(f"{path}: cannot read the {what}: {exc.strerror}") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise SpecError(
+                f"{path}: is {_kind_of(mode)}, not a {what}",
+                "pass a regular file (valorch reads a file once; copy a pipe's output to a file)",
+            )
+        os.set_blocking(fd, True)
+        chunks: list[bytes] = []
+        size = 0
+        while size <= cap:
+            chunk = os.read(fd, min(1 << 20, cap + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except OSError as exc:
+        raise SpecError(f"{path}: cannot read the {what}: {exc.strerror}") from None
+    finally:
+        os.close(fd)
+    if size > cap:
+        raise SpecError(
+            f"{path}: too large for a {what} (over {cap >> 20} MiB)",
+            "check that it is the file you meant",
+        )
+    return b"".join(chunks)
 
 
 def decode(path: Path, raw: bytes) -> str:
-    """UTF-8 text of ``raw``, or a SpecError naming the line and byte that are not UTF-8."""
+    """UTF-8 text of ``raw`` (a leading byte-order mark dropped), or a SpecError naming the
+    line and byte that are not UTF-8."""
     try:
-        return raw.decode("utf-8")
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
         column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
@@ -101,37 +236,18 @@ def decode(path: Path, raw: bytes) -> str:
             "save the file as UTF-8 (e.g. iconv -f latin1 -t utf-8), or check that it is the "
             "file you meant",
         ) from None
+    return text[1:] if text.startswith("\ufeff") else text
 
 
-def read_text(path: Path, what: str = "file") -> str:
-    """A user's text file, as UTF-8; a missing or unreadable file is a SpecError."""
+def read_text(path: Path, what: str = "file", cap: int = CAPS["text"]) -> str:
+    """A user's text file (``read_bytes``), as strict UTF-8; every failure is a SpecError."""
+    return decode(Path(path), read_bytes(path, what, cap))
+
+
+def load(path: Path, what: str = "YAML file") -> Document:
+    """A user's YAML file, read by ``read_bytes`` and parsed by ``parse``."""
     path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise SpecError(f"{path}: no such file", f"check the path of the {what}") from None
-    except IsADirectoryError:
-        raise SpecError(f"{path}: is a directory, not a {what}", "pass the file itself") from None
-    except OSError as exc:
-        raise SpecError(f"{path}: cannot read: {exc.strerror}") from None
-    return decode(path, raw)
-
-
-def load(path: Path) -> Document:
-    path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise SpecError(
-            f"{path}: no such file", "check the path; job specs live in jobs/, images in images/"
-        ) from None
-    except IsADirectoryError:
-        raise SpecError(
-            f"{path}: is a directory, not a YAML file", "pass the file itself"
-        ) from None
-    except OSError as exc:
-        raise SpecError(f"{path}: cannot read: {exc.strerror}") from None
-    return parse(decode(path, raw), path)
+    return parse(read_text(path, what, CAPS["yaml"]), path)
 
 
 def parse(text: str, path: Path) -> Document:
@@ -141,16 +257,23 @@ def parse(text: str, path: Path) -> Document:
         node = loader.get_single_node()
         if node is not None:
             check_duplicates(path, node)
+            if expanded_size(node) > MAX_EXPANDED:
+                raise SpecError(
+                    f"{path}: its aliases (*name) expand to more than {MAX_EXPANDED >> 20} M "
+                    "nodes and characters",
+                    "write the values out, or use fewer nested aliases",
+                )
         data = loader.construct_document(node) if node is not None else None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
         problem = exc.problem or str(exc)
-        hint = (
-            "quote the value"
-            if "not one" in problem
-            else "fix the YAML syntax at that line (indentation, quoting, a missing colon)"
-        )
+        if "larger than" in problem:
+            hint = "write a number that fits 64 bits (or quote it where text is meant)"
+        elif "not one" in problem:
+            hint = "quote the value"
+        else:
+            hint = "fix the YAML syntax at that line (indentation, quoting, a missing colon)"
         raise SpecError(f"{where}: invalid YAML: {problem}", hint) from None
     except yaml.reader.ReaderError as exc:
         line = text.count("\n", 0, exc.position) + 1

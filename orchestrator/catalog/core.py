@@ -133,7 +133,7 @@ def from_reference(text: str, known: Iterable[ImageSpec] = ()) -> ImageSpec:
 
 def load_file(path: Path) -> list[tuple[ImageSpec, yamlio.Document]]:
     """The images of one catalog file, each with its YAML node (for line numbers and edits)."""
-    doc = yamlio.load(path)
+    doc = yamlio.load(path, "catalog file")
     head = yamlio.validate(doc, ImageFile, "image catalog")
     out = []
     for i, entry in enumerate(head.images):
@@ -281,20 +281,37 @@ def load_job(
     """A job spec, with its suites (and, given the catalog, its images) checked. A shipped
     workload must lie inside the job file's directory or one of ``workload_roots``
     (``--workload-root DIR``)."""
-    doc = yamlio.load(Path(path))
+    doc = yamlio.load(Path(path), "job spec")
     job = yamlio.validate(doc, JobSpec, "job spec")
     validate_suites(job.suites, doc)
     job = _resolve_workloads(job, doc, tuple(workload_roots))
     if catalog is not None:
+        chosen: list[ImageSpec] = []
         for i, sel in enumerate(job.images):
             try:
-                catalog.select([sel])
+                chosen += catalog.select([sel])
             except (UnknownImageError, AmbiguousImageError) as exc:
                 raise SpecError(
                     f"{doc.path}:{doc.line(('images', i))}: job spec: key 'images.{i}': {exc.message}",
                     exc.hint,
                 ) from None
+        _pass_env_applies(job, doc, chosen)
     return job
+
+
+def _pass_env_applies(job: JobSpec, doc: yamlio.Document, images: list[ImageSpec]) -> None:
+    """``pass_env`` reaches workloads of the local interpreter only: on a job with no such
+    image it would be silently ignored, which is exit 2 naming the key."""
+    if any(image.executor == "host" for image in images):
+        return
+    for i, suite in enumerate(job.suites):
+        if suite.pass_env:
+            raise SpecError(
+                f"{doc.path}:{doc.line(('suites', i, 'pass_env'))}: job spec: key "
+                f"'suites.{i}.pass_env': no image of this job runs on the local interpreter "
+                "(image host), and a container gets none of valorch's environment",
+                "remove pass_env, or add the image host to the job",
+            )
 
 
 WORKLOAD_HINT = (

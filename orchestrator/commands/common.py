@@ -219,9 +219,80 @@ def write_output(text: str, path: Path | None) -> None:
         except BrokenPipeError:
             quiet_stdout()
         return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _write_error(path, exc) from None
+    write_file(path, text.encode("utf-8"))
     err.print(f"wrote {path}")
+
+
+def write_file(path: Path, data: bytes) -> None:
+    """``data`` into ``path``, a regular file (created if absent): a FIFO, a device or a
+    directory is exit 2 without blocking or writing; a full disk is exit 3 naming it."""
+    import os
+    import stat
+
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC, 0o666)
+    except OSError as exc:
+        raise _write_error(path, exc) from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            from ..errors import InputError
+
+            raise InputError(
+                f"{path}: is not a regular file (a FIFO, a device or a socket): nothing written",
+                "name a file to write (or leave the option out for standard output)",
+            )
+        os.set_blocking(fd, True)
+        os.ftruncate(fd, 0)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    except OSError as exc:
+        raise _write_error(path, exc) from None
+    finally:
+        os.close(fd)
+
+
+def check_output(flag: str, path: Path | None) -> None:
+    """A file a command will write once its work is done (``--junit``): what already lives
+    there must be a regular file (exit 2 before anything runs, not after a run was stored)."""
+    import os
+    import stat
+
+    if path is None:
+        return
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        from ..errors import InputError
+
+        raise InputError(f"{flag} {path}: {exc.strerror}", "name a file to write") from None
+    if not stat.S_ISREG(mode):
+        from ..errors import InputError
+
+        kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file (a FIFO or a device)"
+        raise InputError(f"{flag} {path} is {kind}", "name a file to write, e.g. out.junit.xml")
+
+
+def _write_error(path: Path, exc: OSError) -> Exception:
+    import errno
+
+    from ..errors import InfrastructureError, InputError
+
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return InfrastructureError(
+            f"{path}: the disk is full ({exc.strerror}): the file is incomplete",
+            f"free space on the file system of {path.parent} and run the command again",
+        )
+    if exc.errno == errno.ENXIO:  # a FIFO with no reader
+        return InputError(f"{path}: a FIFO with no reader, not a file: nothing written")
+    return InputError(f"{path}: cannot write it ({exc.strerror})", "check the path you passed")
 
 
 def write_validated(text: str, path: Path, validate: Callable[[Path], object]) -> None:

@@ -17,6 +17,7 @@ from .common import (
     DbOption,
     ExecutorChoice,
     JsonOption,
+    check_output,
     deferred_sessions,
     end_with,
     err,
@@ -212,6 +213,7 @@ def _check_junit(junit: Path | None) -> None:
             f"--junit {junit} is a directory",
             f"name a file, e.g. --junit {junit / 'valorch.junit.xml'}",
         )
+    check_output("--junit", junit)  # a FIFO, /dev/full, a symlink loop
 
 
 @contextmanager

@@ -11,12 +11,11 @@ tmpfs for /tmp, exactly the devices the backend needs.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from ..spec import GPU, HostSpec, Task
-from . import owner
+from . import hostenv, owner
 from .base import LABEL, PROBE_PACKAGE, probe_args
 from .devices import device_options
 
@@ -31,10 +30,11 @@ def probe_env(root: str = PROBE_ROOT) -> dict[str, str]:
     return {"PYTHONPATH": root, **PROBE_ENV}
 
 
-def local_env(root: str) -> dict[str, str]:
-    """The environment of a probe run by the local interpreter: this process's, minus
-    any PYTHON* setting that could change what the probe imports."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+def local_env(root: str, passed: tuple[str, ...] = ()) -> dict[str, str]:
+    """The environment of a probe run by the local interpreter: the allow-list of this
+    process's (``hostenv.allowed``: no token, password or database URL) plus the names a
+    job passes, never a PYTHON* setting that could change what the probe imports."""
+    env = {k: v for k, v in hostenv.allowed(passed=passed).items() if not k.startswith("PYTHON")}
     env.update(probe_env(root))
     return env
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from .. import proc
 from ..spec import CheckResult, Execution, HostSpec, Task
+from . import hostenv
 from .base import PROBE_DIR, PROBE_PACKAGE, overall_timeout, probe_args, ship_workload
 from .container import local_env
 from .transcript import Transcript, conclude, infrastructure_failure
@@ -27,6 +28,20 @@ class HostExecutor:
     def __init__(self, host: HostSpec, python: str | None = None) -> None:
         self.host = host
         self.python = python or sys.executable
+        self._pid: int | None = None
+        self._cancelled = False
+
+    def _spawned(self, pid: int) -> None:
+        self._pid = pid
+        if self._cancelled:  # cancelled while it started
+            proc.kill_tree(pid)
+
+    def cancel(self) -> None:
+        """Kill the probe and everything below it (its workloads run in sessions of their
+        own): an interrupted batch leaves nothing running (scheduling/flight.Flight.stop)."""
+        self._cancelled = True
+        if self._pid is not None:
+            proc.kill_tree(self._pid)
 
     def execute(
         self,
@@ -45,15 +60,21 @@ class HostExecutor:
                 ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
             )
             ship_workload(task, Path(tmp))
-            env = local_env(tmp)
+            env = local_env(tmp, task.suite.pass_env)
             # Workloads run as the invoking user here: no container, nothing to isolate them in
             # (docs/architecture.md, "Untrusted workloads").
             argv = [self.python, "-m", PROBE_PACKAGE, *probe_args(task), "--workload-user", "self"]
             if on_started is not None:  # all that is left here is the probe process's start
                 on_started()
             done = proc.stream(
-                argv, transcript.feed, timeout=overall_timeout(task), env=env, cwd=tmp
+                argv,
+                transcript.feed,
+                timeout=overall_timeout(task),
+                env=env,
+                cwd=tmp,
+                spawned=self._spawned,
             )
+            self._pid = None  # reaped: the pid may be another process's from now on
         transcript.close()
         timings = {
             "run_s": time.perf_counter() - t0,
@@ -78,4 +99,30 @@ class HostExecutor:
             signalled=(done.returncode or 0) < 0,
             python=self.python,
         )
-        return execution.model_copy(update={"timings": timings})
+        return _scrubbed(execution).model_copy(update={"timings": timings})
+
+
+def _scrubbed(execution: Execution) -> Execution:
+    """``execution`` with valorch's secrets (``hostenv.secret_values``) scrubbed from every
+    message, log and text metric: a workload here ran in valorch's own environment."""
+    secrets = hostenv.secret_values()
+    if not secrets:
+        return execution
+
+    def clean(result: CheckResult) -> CheckResult:
+        metrics = {
+            k: hostenv.scrub(v, secrets) if isinstance(v, str) else v
+            for k, v in result.metrics.items()
+        }
+        return result.model_copy(
+            update={
+                "message": hostenv.scrub(result.message, secrets),
+                "log": hostenv.scrub(result.log, secrets),
+                "metrics": metrics,
+            }
+        )
+
+    update: dict[str, object] = {"results": tuple(clean(r) for r in execution.results)}
+    if execution.infra_error:
+        update["infra_error"] = hostenv.scrub(execution.infra_error, secrets)
+    return execution.model_copy(update=update)

@@ -20,23 +20,23 @@ from __future__ import annotations
 
 import re
 
-from ..spec import HostSpec, Task
+from ..spec import HostSpec, Task, memory_bytes
 from .container import Limits
 
 NODE_FRACTION = 0.9  # of the engine's memory, shared among concurrent tasks
 FLOOR = 2 << 30  # bytes: a share never below this (or 90 % of a smaller node)
 _SIZE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([kmgt]?)i?b?\s*$", re.IGNORECASE)
-_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 
 
 def parse_size(text: str | int) -> int:
-    """Bytes of a docker-style size: 512m, 2g, 1.5G, 2GiB, or a number of bytes."""
+    """Bytes of a docker-style size: 512m, 2g, 1.5G, 2GiB, or a number of bytes (bounded:
+    ``spec.memory_bytes``)."""
     if isinstance(text, int):
         return text
     m = _SIZE.match(str(text))
     if not m:
         raise ValueError(f"{text!r} is not a size (e.g. 512m, 8g, 1.5g)")
-    return int(float(m.group(1)) * _UNITS[m.group(2).lower()])
+    return memory_bytes(f"{m.group(1)}{m.group(2)}")
 
 
 def concurrency(host: HostSpec) -> int:
@@ -51,12 +51,15 @@ def limits_for(task: Task, mem_total: int | None, ncpu: int | None) -> Limits:
     cpus = suite.cpus or host.container_cpus
     share = concurrency(host)
     if memory is not None:
-        mem = parse_size(memory)
+        # never above the engine's memory: a limit the host cannot give is no limit
+        mem = min(parse_size(memory), mem_total) if mem_total else parse_size(memory)
     elif mem_total:
         node = int(mem_total * NODE_FRACTION)
         mem = max(min(FLOOR, node), node // share)
     else:
         mem = None
+    if cpus is not None and ncpu:
+        cpus = min(cpus, float(ncpu))  # the engine refuses more CPUs than it has
     if cpus is None and ncpu:
         cpus = max(1.0, round(ncpu / share, 2)) if share < ncpu else 1.0
     return Limits(memory=mem, cpus=float(cpus) if cpus else None)

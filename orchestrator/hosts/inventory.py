@@ -34,7 +34,7 @@ SCHEMES = ("unix://", "tcp://", "ssh://", "npipe://")
 
 
 def load_hosts(path: Path) -> tuple[HostSpec, ...]:
-    doc = load(Path(path))
+    doc = load(Path(path), "host inventory")
     root: tuple[str, ...] = ()
     data = doc.data
     if isinstance(data, dict) and set(data) == {"hosts"}:

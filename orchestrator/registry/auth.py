@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import proc
+from .. import proc, yamlio
 from ..errors import InputError
 
 CERTS_DIRS = ("/etc/docker/certs.d", "~/.docker/certs.d")
@@ -57,11 +57,12 @@ def _same_registry(key: str, domain: str) -> bool:
 def credentials(domain: str, path: Path | None = None) -> Credentials | None:
     """The user's credentials for ``domain`` from the Docker config file, or None."""
     path = path or config_path()
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    if not path.exists() and not path.is_symlink():
         return None
-    except (OSError, ValueError, RecursionError) as exc:
+    text = yamlio.read_text(path, "Docker config file", yamlio.CAPS["yaml"])
+    try:
+        doc = json.loads(text, parse_int=yamlio.bounded_int)
+    except (ValueError, RecursionError) as exc:
         raise InputError(
             f"{path}: cannot read the Docker config ({exc})",
             "fix the JSON, or point DOCKER_CONFIG at a directory with a valid config.json",

@@ -14,7 +14,7 @@ import requests
 
 from ..errors import InfrastructureError
 from ..imageref import ImageRef
-from . import auth, insecure
+from . import auth, insecure, transport
 
 OCI_INDEX = "application/vnd.oci.image.index.v1+json"
 OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
@@ -94,10 +94,17 @@ class RegistryClient:
     (tokens are cached per registry and scope)."""
 
     def __init__(
-        self, ca: str | None = None, timeout: float = 30, config: str | None = None
+        self,
+        ca: str | None = None,
+        timeout: float = 30,
+        config: str | None = None,
+        deadline: float | None = None,
     ) -> None:
         self.ca = ca
         self.timeout = timeout
+        # a whole request's time: ``timeout`` bounds each read, and a registry sending one
+        # byte per read never passes it
+        self.deadline = deadline if deadline is not None else max(60.0, 4 * timeout)
         self.config = config
         self._http = requests.Session()
         self._http.headers["User-Agent"] = "valorch"
@@ -252,15 +259,22 @@ class RegistryClient:
         for i, base in enumerate(bases):
             url = path if path.startswith(("https://", "http://")) else base + path
             try:
-                resp = self._http.request(method, url, **kw)
+                resp = self._within(
+                    ref.domain, url, lambda u=url: self._http.request(method, u, **kw)
+                )
             except (requests.exceptions.ConnectionError, requests.exceptions.Timeout) as exc:
                 if i + 1 < len(bases) and _not_tls(exc):
                     continue  # as the engine does: an insecure registry without TLS, try plain HTTP
                 raise self._unreachable(exc, url, ref) from None
+            except requests.exceptions.RequestException as exc:
+                raise transport.error(exc, ref.domain, url) from None
             with self._lock:
                 self._working[ref.domain] = base
             return resp
         raise AssertionError("unreachable: endpoints() names at least one base URL")
+
+    def _within(self, domain: str, url: str, call: Any) -> requests.Response:
+        return transport.within(self.deadline, domain, url, call)
 
     def _unreachable(self, exc: Exception, url: str, ref: ImageRef) -> InfrastructureError:
         if isinstance(exc, requests.exceptions.SSLError):
@@ -355,7 +369,7 @@ class RegistryClient:
         if creds is not None and not creds.identity_token:
             kw["auth"] = (creds.username, creds.password)
         try:
-            resp = self._http.get(realm, **kw)
+            resp = self._within(ref.domain, realm, lambda: self._http.get(realm, **kw))
         except requests.exceptions.SSLError as exc:
             raise InfrastructureError(
                 f"TLS to the token service {realm} of registry {ref.domain} failed: {_short(exc)}",
@@ -366,6 +380,8 @@ class RegistryClient:
                 f"the token service {realm} of registry {ref.domain} is unreachable: {_short(exc)}",
                 "check the network and proxy settings",
             ) from None
+        except requests.exceptions.RequestException as exc:  # a realm that is no URL, a loop
+            raise transport.error(exc, ref.domain, realm, "the token service of ") from None
         if resp.status_code in (401, 403):
             who = f" user {creds.username!r} from {creds.source}" if creds else " anonymous access"
             raise RegistryAuthError(

@@ -8,7 +8,7 @@ File shape (``known-issues.yaml``, or ``--known-issues FILE``)::
         backend: rocm                   # optional: only this backend
         status: [fail, crash]           # the expected status(es); ``missing``: the check is not run
         reason: hipFFT plan cache leak on gfx942
-        url: https://github.com/ROCm/hipFFT/issues/1
+        url: https://github.com/ROCm/hipFFT/issues/1  # http(s) only: it becomes a link
         expires: 2026-06-30             # after this date the entry excuses nothing
 
 A bare top-level list of entries is accepted too.
@@ -23,7 +23,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from .. import yamlio
+from .. import encode, yamlio
 from ..errors import SpecError
 from .rule import Issue
 
@@ -42,6 +42,27 @@ class KnownIssue(BaseModel):
     reason: str = Field(min_length=1)
     url: str = ""
     expires: date | None = None
+
+    @field_validator("check", "images")
+    @classmethod
+    def _glob(cls, v: str) -> str:
+        problem = glob_problem(v)
+        if problem:
+            raise ValueError(
+                f"glob {v[:100]!r} {problem}: it would match nothing (globs use *, ? and "
+                "[abc]; write [[] for a literal [)"
+            )
+        return v
+
+    @field_validator("url")
+    @classmethod
+    def _http_url(cls, v: str) -> str:
+        if v and encode.href(v) is None:
+            raise ValueError(
+                f"{v[:100]!r} is not an http:// or https:// link (a link is written into the "
+                "HTML and Markdown reports: no other scheme, no spaces, quotes or credentials)"
+            )
+        return v
 
     @field_validator("status", mode="before")
     @classmethod
@@ -91,7 +112,7 @@ class KnownIssues:
 
 
 def load(path: Path, today: date | None = None) -> KnownIssues:
-    doc = yamlio.load(path)
+    doc = yamlio.load(path, "known-issues file")
     today = today or date.today()
     if doc.data is None:
         return KnownIssues((), today)
@@ -125,6 +146,30 @@ def load(path: Path, today: date | None = None) -> KnownIssues:
         if not _names_a_check(e.check)
     )
     return KnownIssues(entries, today, warnings)
+
+
+def glob_problem(pattern: str) -> str | None:
+    """Why ``pattern`` is not a glob fnmatch reads as written (an unclosed ``[``, a reversed
+    range ``[z-a]``: fnmatch makes either match nothing or only itself), else None."""
+    i = 0
+    while i < len(pattern):
+        if pattern[i] != "[":
+            i += 1
+            continue
+        j = i + 1
+        if j < len(pattern) and pattern[j] == "!":
+            j += 1
+        if j < len(pattern) and pattern[j] == "]":
+            j += 1
+        end = pattern.find("]", j)
+        if end < 0:
+            return f"has a [ at character {i + 1} that is never closed"
+        body = pattern[i + 1 : end].lstrip("!")
+        for k in range(1, len(body) - 1):
+            if body[k] == "-" and body[k - 1] > body[k + 1]:
+                return f"has a reversed range [{body[k - 1]}-{body[k + 1]}]"
+        i = end + 1
+    return None
 
 
 #: checks a job declares (command.<id>, pytest.<test>) or a backend adds: not in the registry

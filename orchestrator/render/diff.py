@@ -290,12 +290,12 @@ def _md_change_row(c: CellChange, why: Why | None) -> str:
     detail = _timing_text(c) or c.note
     if why_text(why, c):
         detail += f" — {why_text(why, c)}"
-    if c.issue and c.issue.url:
-        detail += f" ([link]({c.issue.url}))"
     cells = (c.mark, c.env, c.check, c.base or "—", c.head or "—", detail)
-    return (
-        "| " + " | ".join(_code(x) if i == 2 else _md_cell(x) for i, x in enumerate(cells)) + " |"
-    )
+    row = [_code(x) if i == 2 else _md_cell(x) for i, x in enumerate(cells)]
+    link = encode.href(c.issue.url) if c.issue else None
+    if link:  # valorch's own link, after the encoding of the text (which defuses links)
+        row[-1] += f" ([link](<{link}>))"
+    return "| " + " | ".join(row) + " |"
 
 
 def _md_changes(report: Report, shown: set[int], why: Why | None) -> list[str]:
@@ -528,7 +528,7 @@ def diff_junit(report: Report, verdict: Verdict | None = None, why: Why | None =
                 ).text = text
             elif c.kind == EXPECTED and c.issue is not None:
                 n_skip += 1
-                link = f" ({c.issue.url})" if c.issue.url else ""
+                link = f" ({encode.href(c.issue.url)})" if encode.href(c.issue.url) else ""
                 ET.SubElement(case, "skipped", message=f"known issue: {c.issue.reason}{link}"[:500])
             elif (
                 c.head == "partial"
@@ -588,6 +588,7 @@ def diff_html(report: Report, verdict: Verdict | None = None, why: Why | None = 
         head=header(report),
         sections=[(t, rows) for t, rows in sections if rows],
         timing_text=_timing_text,
+        href=encode.href,
         why_of=lambda c: _why(why, c),
         pct=_pct,
         counted=COUNTED,

@@ -114,9 +114,9 @@ class Flight:
 
     def stop(self) -> None:
         """Cancel every executor that can be (its container is killed and removed) and
-        wait for those workers to leave, so that their own clean-up has run. An executor
-        without ``cancel`` (the host interpreter) is not waited for. Stopping twice is
-        stopping once."""
+        wait for those workers to leave, so that their own clean-up has run (the host
+        interpreter's ``cancel`` kills its probe's whole process tree). An executor without
+        ``cancel`` is not waited for. Stopping twice is stopping once."""
         self.stopping.set()
         with self._lock:
             adopted, self.executors = list(self.executors), []

@@ -18,7 +18,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from .. import imageref
+from .. import imageref, yamlio
 from ..errors import InputError
 from ..matrix.model import verdict
 from ..registry import RegistryClient, artifacts
@@ -160,14 +160,15 @@ def _runs_of(
 
 def _qualify_doc(path: Path) -> dict[str, Any]:
     f = Path(path) / "qualify.json"
-    try:
-        doc = json.loads(f.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    if not f.exists() and not f.is_symlink():
         raise InputError(
             f"--qualify {path}: no qualify.json in it",
             "pass the --out-dir of a `valorch qualify` (it writes qualify.json)",
-        ) from None
-    except (OSError, ValueError) as exc:
+        )
+    text = yamlio.read_text(f, "qualify.json", yamlio.CAPS["export"])
+    try:
+        doc = json.loads(text, parse_int=yamlio.bounded_int)
+    except (ValueError, RecursionError) as exc:
         raise InputError(
             f"--qualify {f}: cannot read it ({exc})", "run valorch qualify again"
         ) from None

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import imageref
+from .. import imageref, yamlio
 from ..catalog.core import Catalog, load_file
 from ..errors import SpecError
 from ..registry import ManifestNotFoundError, RegistryClient
@@ -133,7 +133,7 @@ def plan_update(catalog_dir: Path, checks: Iterable[TagCheck]) -> list[FileUpdat
     }
     updates = []
     for path in sorted(Path(catalog_dir).glob("*.yaml")):
-        text = path.read_text(encoding="utf-8")
+        text = yamlio.read_text(path, "catalog file", yamlio.CAPS["yaml"])
         lines = text.splitlines(True)
         edits: list[tuple[int, str, bool]] = []  # (0-based line, new line, replace?)
         changed = []

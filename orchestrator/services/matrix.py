@@ -65,7 +65,9 @@ def choice(value: str, allowed: tuple[str, ...], flag: str) -> str:
 def _policy(path: Path | None) -> Policy:
     if path is None:
         return Policy()
-    doc = yamlio.load(path)  # UTF-8, YAML syntax, duplicate keys: errors name the file and line
+    doc = yamlio.load(
+        path, "matrix document"
+    )  # UTF-8, YAML syntax, duplicate keys: errors name the file and line
     try:
         return Policy.from_mapping(doc.data)
     except (TypeError, ValueError) as exc:

@@ -55,11 +55,13 @@ def read_export(path: Path) -> Any:
     """The export document in ``path``, parsed and validated (exit 2 naming the place)."""
     import json
 
-    text = yamlio.read_text(path, "results export")
+    text = yamlio.read_text(path, "results export", yamlio.CAPS["export"])
     try:
-        doc = json.loads(text)
+        doc = json.loads(text, parse_int=yamlio.bounded_int)
     except json.JSONDecodeError as exc:
         raise InputError(f"{path}:{exc.lineno}: not JSON ({exc.msg})", IMPORT_HINT) from None
+    except ValueError as exc:  # bounded_int: a number past 64 bits
+        raise InputError(f"{path}: not a results export: {exc}", IMPORT_HINT) from None
     except RecursionError:
         raise InputError(
             f"{path}: not a results export: JSON nested too deeply", IMPORT_HINT

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .. import yamlio
 from ..errors import InputError
 from ..render.intoto import pae
 
@@ -28,21 +29,16 @@ class Checked:
     payload: bytes = b""
 
 
+#: a PEM key is a few kB; a larger file is not one
+KEY_CAP = 1 << 20
+
+
 def _read(path: Path, flag: str, what: str) -> bytes:
     try:
-        return Path(path).read_bytes()
-    except FileNotFoundError:
+        return yamlio.read_bytes(Path(path), "key file", KEY_CAP)
+    except InputError as exc:
         raise InputError(
-            f"{flag} {path}: no such file", f"pass the PEM file of the {what}"
-        ) from None
-    except IsADirectoryError:
-        raise InputError(
-            f"{flag} {path}: is a directory, not a key file", f"pass the PEM file of the {what}"
-        ) from None
-    except OSError as exc:
-        raise InputError(
-            f"{flag} {path}: cannot read the key ({exc.strerror})",
-            "check the file's permissions (the user running valorch must read it)",
+            f"{flag} {exc.message}", exc.hint or f"pass the PEM file of the {what}"
         ) from None
 
 

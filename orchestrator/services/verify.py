@@ -75,7 +75,16 @@ def parse_age(text: str | None) -> timedelta | None:
         value = -1
     if not value > 0:
         raise InputError(f"--max-age {text}: not a duration", "write e.g. 30d, 12h or 3600s")
+    if not value * units[unit] <= MAX_AGE_S:  # timedelta holds 999999999 days; nan, inf
+        raise InputError(
+            f"--max-age {text}: longer than any attestation can be (at most 36500d)",
+            "write e.g. 30d, 12h or 3600s",
+        )
     return timedelta(seconds=value * units[unit])
+
+
+#: the longest --max-age: a century (``timedelta`` overflows past 999999999 days)
+MAX_AGE_S = 100 * 365 * 86400
 
 
 def _judge(

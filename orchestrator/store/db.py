@@ -99,6 +99,14 @@ def _parse(db: str | None) -> URL:
         raise InputError(
             f"--db {public_url(db)}: SQLAlchemy has no driver '{url.drivername}'", URL_HINT
         ) from None
+    if backend == "sqlite" and (
+        not url.database or url.database == ":memory:" or url.query.get("mode") == "memory"
+    ):
+        raise InputError(
+            f"--db {public_url(db)}: a database in memory keeps nothing: every result "
+            "would be lost when valorch exits",
+            "pass a SQLite file (results/valorch.sqlite, sqlite:///PATH) or a PostgreSQL URL",
+        )
     if url.port is not None and not 0 < url.port < 65536:
         raise InputError(
             f"--db {public_url(db)}: port {url.port} is not a TCP port (1-65535)", URL_HINT

@@ -30,6 +30,7 @@ from pydantic import (
     model_validator,
 )
 
+from ..bounds import EPOCH_ISO, FUTURE_SKEW_S
 from ..spec import MAX_LOG, MAX_MESSAGE, MAX_METRICS, MAX_SAMPLES, CheckKind, Status
 
 RunState = Literal["running", "done", "failed", "interrupted"]
@@ -75,10 +76,34 @@ def _when(value: Any) -> Any:
     if not isinstance(value, str) or len(value) > 40:
         raise ValueError("must be an ISO 8601 timestamp (YYYY-MM-DDTHH:MM:SS) or null")
     try:
-        datetime.fromisoformat(value)
+        when = datetime.fromisoformat(value)
     except ValueError:
         raise ValueError(f"{value!r} is not an ISO 8601 timestamp (YYYY-MM-DDTHH:MM:SS)") from None
-    return value
+    return utc_text(value, when)
+
+
+def utc_text(value: str, when: datetime) -> str:
+    """``when`` in UTC (an offset converted, not dropped), as the store keeps it (naive
+    ISO 8601), refused outside [EPOCH, now + FUTURE_SKEW_S]."""
+    from datetime import timedelta, timezone
+
+    try:
+        if when.tzinfo is not None:
+            when = when.astimezone(timezone.utc).replace(tzinfo=None)
+    except OverflowError:
+        raise ValueError(f"{value!r} lies outside the range of dates") from None
+    latest = datetime.now(timezone.utc).replace(tzinfo=None) + timedelta(seconds=FUTURE_SKEW_S)
+    if when < datetime.fromisoformat(EPOCH_ISO) or when > latest:
+        raise ValueError(
+            f"{value!r} is not a time a run can have (after {EPOCH_ISO[:10]}, not in the future)"
+        )
+    return when.isoformat()
+
+
+def _ordered(started: str | None, ended: str | None, what: str) -> None:
+    """``ended`` is not before ``started`` (both UTC text from ``_when``)."""
+    if started and ended and datetime.fromisoformat(ended) < datetime.fromisoformat(started):
+        raise ValueError(f"{what} ended ({ended}) before it started ({started})")
 
 
 def _blob(value: Any) -> Any:
@@ -148,6 +173,11 @@ class ExportRun(_Strict):
     state: RunState
     meta: Blob = {}
 
+    @model_validator(mode="after")
+    def _in_order(self) -> ExportRun:
+        _ordered(self.started, self.ended, "the run")
+        return self
+
 
 class ExportTask(_Strict):
     run: Uuid
@@ -159,6 +189,11 @@ class ExportTask(_Strict):
     ended: OptWhen = None
     timings: dict[Annotated[str, Field(max_length=100)], Number] = {}
     error: Annotated[str, Field(max_length=MAX_LOG)] | None = None
+
+    @model_validator(mode="after")
+    def _in_order(self) -> ExportTask:
+        _ordered(self.started, self.ended, "the task")
+        return self
 
 
 class ExportResult(_Strict):

@@ -35,6 +35,33 @@ def is_full(exc: BaseException) -> bool:
     return "database or disk is full" in text or "no space left on device" in text
 
 
+SQLITE_IOERR = 10
+#: below this many bytes free (to this user), a SQLite I/O error is the disk being full:
+#: SQLite reports a full disk met while creating its -wal/-shm files as "disk I/O error"
+FULL_BELOW = 256 << 10
+
+
+def disk_is_full(url: URL) -> bool:
+    """Whether the file system of a SQLite file has (almost) no space left for this user."""
+    path = sqlite_file(url)
+    if path is None:
+        return False
+    import os
+
+    try:
+        st = os.statvfs(Path(path).resolve().parent)
+    except OSError:
+        return False
+    return st.f_bavail * st.f_frsize < FULL_BELOW
+
+
+def _io_error(exc: BaseException) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)
+    return (code is not None and code & 0xFF == SQLITE_IOERR) or "disk i/o error" in str(
+        exc
+    ).lower()
+
+
 def free_space(url: URL) -> str:
     """The free space where a SQLite file lives, in words ("" for a server)."""
     path = sqlite_file(url)
@@ -55,7 +82,7 @@ def storage_full(url: URL) -> StorageFull:
     )
     space = free_space(url)
     return StorageFull(
-        f"the results database {name} is full" + (f" ({space})" if space else ""),
+        f"the disk of the results database {name} is full" + (f" ({space})" if space else ""),
         "free space there or move it to a larger disk; results measured but not stored are "
         "spilled, and `valorch run --resume BATCH` imports them",
     )
@@ -66,5 +93,6 @@ def install(engine: Engine) -> None:
 
     @event.listens_for(engine, "handle_error")
     def _full(ctx: ExceptionContext) -> None:
-        if ctx.original_exception is not None and is_full(ctx.original_exception):
+        exc = ctx.original_exception
+        if exc is not None and (is_full(exc) or (_io_error(exc) and disk_is_full(engine.url))):
             raise storage_full(engine.url) from None

@@ -16,7 +16,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DBAPIError
 
 from ..errors import InfrastructureError
-from . import damaged
+from . import damaged, full
 from .db import current_revision, tables
 from .models import Base, Checked
 from .revision import HEAD
@@ -39,9 +39,13 @@ def diagnose(engine: Engine) -> list[str]:
                 "(valorch db upgrade migrates a store that is behind)"
             )
         found = tables(engine)
+    except full.StorageFull:
+        raise  # a full disk is no damage: exit 3 naming it, not "restore from a backup"
     except (DBAPIError, InfrastructureError) as exc:  # a file damaged below the page level
         return [*problems, f"unreadable: {str(getattr(exc, 'orig', exc)).splitlines()[0]}"]
     problems += damaged.schema_problems(found)
+    if {"run", "task"} <= set(found):
+        problems += _bad_times(engine)
     for table in Base.metadata.sorted_tables:
         key = table.primary_key.columns.values()[0]
         for column in table.columns:
@@ -53,6 +57,50 @@ def diagnose(engine: Engine) -> list[str]:
                 continue
             problems += _bad_values(engine, table, key, column)
     return problems
+
+
+def _bad_times(engine: Engine) -> list[str]:
+    """Runs and tasks dated before valorch's epoch, in the future, or ending before they
+    started (an import before times were checked): each would sort as the newest or oldest
+    evidence of its cells. Read raw: a value that is no time at all is _bad_values' row."""
+    from datetime import datetime, timedelta, timezone
+
+    from ..bounds import EPOCH_ISO, FUTURE_SKEW_S
+
+    epoch = datetime.fromisoformat(EPOCH_ISO)
+    latest = datetime.now(timezone.utc).replace(tzinfo=None) + timedelta(seconds=FUTURE_SKEW_S)
+
+    def when(value: Any) -> datetime | None:
+        if isinstance(value, datetime):
+            return value.replace(tzinfo=None)
+        try:
+            return datetime.fromisoformat(str(value)) if value else None
+        except ValueError:
+            return None
+
+    bad: list[str] = []
+    with engine.connect() as conn:
+        for table in ("run", "task"):
+            count = 0
+            for row_id, raw_start, raw_end in conn.execute(
+                text(f'SELECT id, started, ended FROM "{table}"')
+            ):
+                started, ended = when(raw_start), when(raw_end)
+                times = [t for t in (started, ended) if t is not None]
+                if not any(t < epoch or t > latest for t in times) and not (
+                    started and ended and ended < started
+                ):
+                    continue
+                count += 1
+                if count <= MAX_PER_COLUMN:
+                    bad.append(
+                        f"{table} row id={row_id!r}: started {raw_start}, ended {raw_end}: not "
+                        f"a time a run can have (after {EPOCH_ISO[:10]}, not in the future, "
+                        "ending after it started)"
+                    )
+            if count > MAX_PER_COLUMN:
+                bad.append(f"{table}: and {count - MAX_PER_COLUMN} more row(s) like these")
+    return bad
 
 
 def _bad_values(engine: Engine, table: Table, key: Column[Any], column: Column[Any]) -> list[str]:

@@ -28,7 +28,10 @@ def _dt(value: datetime | None) -> str | None:
 
 
 def _parse_dt(value: str | None) -> datetime | None:
-    return datetime.fromisoformat(value) if value else None
+    """A validated timestamp (export_schema: in range) as the store keeps it: naive UTC."""
+    if not value:
+        return None
+    return datetime.fromisoformat(export_schema.utc_text(value, datetime.fromisoformat(value)))
 
 
 def export_runs(session: Session, runs: Sequence[Run]) -> dict[str, Any]:

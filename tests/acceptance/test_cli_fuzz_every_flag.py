@@ -107,6 +107,7 @@ NUMBERS = st.one_of(
             "-inf",
             "1e309",
             "9" * 40,
+            "9" * 5000,  # past Python's 4300-digit int() limit
             "1e-320",
             "0.5",
             "1",
@@ -159,6 +160,8 @@ PATHS = [
     "{w}/out.xml",
     "{w}",
     "{w}/dir/",
+    "/dev/zero",  # endless: read by its kind, never to the end (test_file_kinds_every_file_option)
+    "/dev/full",  # writes fail with ENOSPC
 ]
 
 

@@ -82,7 +82,7 @@ def test_full_before_a_run_is_exit_3_naming_the_database(tiny_disk, tmp_path):
     )
     assert proc.returncode == 3, proc.stderr[-3000:]
     assert "Traceback" not in proc.stderr
-    assert f"the results database {db} is full (0.0 MiB free of 2.0 MiB)" in proc.stderr
+    assert f"the disk of the results database {db} is full (0.0 MiB free of 2.0 MiB)" in proc.stderr
     assert 'errors="1"' in junit.read_text() and "is full" in junit.read_text()
 
 
@@ -123,7 +123,7 @@ def test_full_mid_run_spills_and_resume_imports_exactly_once(tiny_disk, tmp_path
     )
     assert proc.returncode == 3, err[-3000:]
     assert "Traceback" not in err
-    assert f"the results database {db} is full" in err and "MiB free of 2.0 MiB" in err
+    assert f"the disk of the results database {db} is full" in err and "MiB free of 2.0 MiB" in err
     assert f"spilled to {tmp_path / 'spill'}" in err  # beside the database there is no room
     spilled = list((tmp_path / "spill").glob("*.json"))
     assert len(spilled) == 1
@@ -165,3 +165,33 @@ def test_full_mid_run_spills_and_resume_imports_exactly_once(tiny_disk, tmp_path
     assert res.returncode == 0 and rows(db, "SELECT COUNT(*) FROM result") == [
         (4,)
     ]  # resuming again adds nothing
+
+
+def test_db_check_on_a_full_disk_names_the_disk_not_damage(tiny_disk, tmp_path):
+    """A store that is fine on a disk that filled up afterwards: `db check` says the disk is
+    full and where (SQLite reports it as "disk I/O error" creating its -wal file), never
+    "damaged store … restore it from a backup"."""
+    db = tiny_disk / "v.sqlite"
+    argv = [VALORCH, "run", "--image", "host", "--suite", "selftest", "--check", "selftest.pass"]
+    seeded = subprocess.run(
+        [*argv, "--db", str(db), "--no-matrix"],
+        capture_output=True,
+        text=True,
+        env=_env(tmp_path),
+        cwd=ROOT,
+    )
+    assert seeded.returncode == 0, seeded.stderr
+    for side in (tiny_disk / "v.sqlite-wal", tiny_disk / "v.sqlite-shm"):
+        side.unlink(missing_ok=True)
+    _fill(tiny_disk)
+    proc = subprocess.run(
+        [VALORCH, "db", "check", "--db", str(db)],
+        capture_output=True,
+        text=True,
+        env=_env(tmp_path),
+        cwd=ROOT,
+    )
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert f"the disk of the results database {db} is full" in proc.stderr, proc.stderr
+    assert "damaged" not in proc.stdout + proc.stderr and "backup" not in proc.stderr
+    assert "Traceback" not in proc.stderr

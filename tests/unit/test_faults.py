@@ -37,9 +37,10 @@ def test_parse_size():
         and parse_size("2g") == 2 << 30
         and parse_size("1.5G") == 3 << 29
     )
-    assert parse_size("2GiB") == 2 << 30 and parse_size("1024") == 1024 and parse_size(7) == 7
-    with pytest.raises(ValueError):
-        parse_size("lots")
+    assert parse_size("2GiB") == 2 << 30 and parse_size(str(64 << 20)) == 64 << 20
+    for bad in ("lots", "1024", "0", "65t"):  # 1024 bytes and 0 are no container limit
+        with pytest.raises(ValueError):
+            parse_size(bad)
 
 
 def test_limits_default_to_a_share_of_the_engine():
@@ -88,6 +89,7 @@ def test_limits_leave_fingerprints_and_spec_hashes_unchanged():
             suite["profiling_caps"],
             suite["nodes"],
             suite["gpus_per_node"],
+            suite["pass_env"],
         )  # keys added later
     assert (
         job.spec_hash == hashlib.sha256(json.dumps(dump, sort_keys=True).encode()).hexdigest()[:16]
