@@ -33,7 +33,9 @@ def test_make_test_runs_make_lint_first_and_lint_runs_every_tool():
 def test_no_test_runs_the_linters_again():
     """ruff, lint-imports and mypy take minutes on this machine and run in `make lint`; a test
     that shells out to them again doubles that cost (docs/testing.md)."""
-    argv = re.compile(r"""\[\s*(?:_tool\()?["'](?:ruff|mypy|lint-imports)["']""")
+    # an argv list naming the tool first (["ruff", …] or [_tool("ruff"), …]), not a
+    # config key such as config["tool"]["ruff"]
+    argv = re.compile(r"""\[\s*(?:_tool\()?["'](?:ruff|mypy|lint-imports)["']\s*[,)]""")
     found = [
         str(p.relative_to(ROOT))
         for p in (ROOT / "tests").rglob("*.py")
