@@ -53,6 +53,13 @@ class Skip(Outcome):
     status = "skip"
 
 
+class NotApplicable(Outcome):
+    """The row does not apply to this image: another vendor's tool (rocprofv3 on a CUDA
+    build, nsys on a ROCm one). No layout counts it, as supported or as missing."""
+
+    status = "n/a"
+
+
 class Report:
     """A passing check's evidence: a message, metrics and timing samples."""
 

@@ -88,3 +88,16 @@ def test_matmul_allow_tf32_on_cuda_is_judged_in_process(tmp_path):
     row = res["features.backends.matmul_allow_tf32"]
     assert row["status"] == "pass", row["message"]
     assert "off by default" not in row["message"] and row["metrics"]["results_differ"] is True
+
+
+def test_rows_that_need_a_missing_package_judge_the_feature_and_name_what_is_missing(tmp_path):
+    """memory_stats without pynvml, nvtx without a profiler: the allocator and the range calls
+    are what is judged; the part the image cannot show is named, not held against the feature."""
+    res = run_probe(
+        tmp_path, "cuda-h100", "features", "features.cuda.memory_stats", "features.cuda.nvtx"
+    )
+    mem, nvtx = res["features.cuda.memory_stats"], res["features.cuda.nvtx"]
+    assert mem["status"] == "pass", mem["message"]
+    assert "not measurable in this image: no pynvml" in mem["message"]
+    assert nvtx["status"] == "pass", nvtx["message"]
+    assert "not measurable in this image: no profiler" in nvtx["message"]

@@ -73,3 +73,15 @@ def test_the_gatherer_prefers_loaded_versions_and_marks_metadata_only_libraries(
     assert cudnn["value"] == "9.1.0" and cudnn["source"] == "api"
     assert cudnn["extra"]["installed"] == "9.1.0.70"
     assert g.components["cusolver"]["extra"]["loaded"] == "installed 11.6.1.9, not seen loaded"
+
+
+def test_the_tracing_library_is_read_from_the_mapped_objects():
+    # the CUDA wheel maps libcupti.so.12 at import (nvidia-cuda-cupti-cu12)
+    maps = "\n".join(IMPORT["maps_after_import"])
+    lib, how = evidence.tracing_library(maps, "nvidia", IMPORT["config_show"])
+    assert lib == "CUPTI" and "/nvidia/cuda_cupti/lib/libcupti.so.12" in how
+    # nothing mapped: the build's Kineto flags decide (-DLIBKINETO_NOROCTRACER on this CUDA build)
+    assert evidence.tracing_library("", "nvidia", IMPORT["config_show"])[0] == "CUPTI"
+    assert evidence.tracing_library("", "amd", "-DLIBKINETO_NOCUPTI")[0] == "roctracer"
+    rocm = "7f0 r-xp 0 0:1 2 /opt/rocm-6.4.0/lib/librocprofiler-sdk.so.1.0.0"
+    assert evidence.tracing_library(rocm, "amd")[0] == "rocprofiler-sdk"

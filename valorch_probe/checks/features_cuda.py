@@ -5,6 +5,7 @@ a GPU is required (none -> skip), then the feature is exercised and checked."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -154,18 +155,25 @@ def gpu_process_list(text):
     ]
 
 
+# torch/cuda/memory.py list_gpu_processes: "pynvml module not found, please install pynvml"
+# (on ROCm: "amdsmi module not found, please install amdsmi")
+_MONITOR_ABSENT = re.compile(r"\b(pynvml|amdsmi) module not found")
+
+
 @check(
     "features.cuda.memory_stats",
     "Running process lists of memory management",
     "feature",
     "features",
-    version=2,
+    version=3,
     needs=("gpu",),
 )
 def memory_stats(ctx):
     """torch.cuda.list_gpu_processes() lists the processes using the GPU (this one among them, holding at least
     the memory it allocated), memory_stats() counts the live allocation and memory_summary() renders the
-    allocator table. A process list that cannot be read (no pynvml / amdsmi) is partial.
+    allocator table. A process list that cannot be read is partial, except where the image lacks the module
+    torch reads it with (pynvml / amdsmi): then the verdict is the allocator's and the message says "not
+    measurable in this image: no pynvml".
 
     Not proven: other processes' numbers (they come from the driver), nor the list inside a PID namespace
     that hides this process from the driver (then any listed process counts)."""
@@ -193,8 +201,17 @@ def memory_stats(ctx):
     procs = gpu_process_list(text)
     mine = [mb for pid, mb in procs if pid == os.getpid()]
     metrics.update(processes=len(procs), own_pid_listed=bool(mine), process_list=text[:500])
+    said = text.strip().splitlines()[-1][:300] if text.strip() else "an empty answer"
+    absent = _MONITOR_ABSENT.search(text)
+    if not procs and absent:  # the image lacks the optional module: packaging, not the feature
+        metrics["process_list"] = "not measurable in this image: no %s" % absent.group(1)
+        return Report(
+            "memory_stats %d keys, %d MiB allocated, memory_summary renders; the process list is not "
+            "measurable in this image: no %s (list_gpu_processes said: %s)"
+            % (len(stats), cur >> 20, absent.group(1), said),
+            metrics,
+        )
     if not procs:
-        said = text.strip().splitlines()[-1][:300] if text.strip() else "an empty answer"
         raise Partial(
             "partial support: memory_stats and memory_summary work, but the running process list "
             "could not be read: %s" % said,
@@ -330,13 +347,14 @@ def tunableop(ctx):
     "feature",
     "features",
     library="roctx/NVTX",
-    version=2,
+    version=3,
     needs=("gpu",),
 )
 def nvtx(ctx):
     """torch.cuda.nvtx range_push / range_pop around a tiny GPU workload, run under the image's profiler (nsys,
     rocprofv3 or rocprof): the range must appear in the profiler's record. With no such profiler in the image
-    the calls only return, and the row is partial.
+    the verdict is the calls' (they return, depth counted) and the message says that the range is "not
+    measurable in this image: no profiler".
 
     Not proven: nested ranges, marks, or other tools' handling of the ranges."""
     torch = ctx.torch
@@ -351,9 +369,10 @@ def nvtx(ctx):
     seen = ranges_seen(ctx)
     metrics = {"depth": depth}
     if seen is None:
-        raise Partial(
-            "partial support: range_push/mark/range_pop return (depth %s), but no profiler in this image "
-            "(nsys, rocprofv3, rocprof) could show the range took effect" % depth,
+        metrics["range_seen"] = "not measurable in this image: no profiler"
+        return Report(
+            "range_push/mark/range_pop work (depth %s); whether a tool sees the range is not "
+            "measurable in this image: no profiler (nsys, rocprofv3, rocprof)" % depth,
             metrics,
         )
     metrics.update(tool=seen["tool"], recorded=";".join(seen["names"])[:500])
