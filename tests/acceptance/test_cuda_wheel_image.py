@@ -76,7 +76,7 @@ def test_cpu_only_runs_every_suite_with_gpu_rows_skipped_and_the_real_versions(c
         args += ["--suite", s]
     proc = cli(*args, timeout=1800)
     runs = json.loads(proc.stdout)
-    assert {r["suite"] for r in runs} == set(SUITES), proc.stderr[-2000:]
+    assert {s for run in runs for s in run["timings"]} >= set(SUITES), proc.stderr[-2000:]
     res = {r["check"]: r for run in runs for r in run["results"]}
     assert res["env.facts"]["metrics"]["torch"] == "2.6.0+cu124"
     assert res["env.version.pytorch"]["status"] == "pass"
