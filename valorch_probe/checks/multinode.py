@@ -21,6 +21,7 @@ import tempfile
 import time
 from typing import Any, Dict, List, Tuple
 
+from .. import nccl_log
 from ..context import Fail, Report, Skip
 from ..registry import check, suite
 from . import _dist
@@ -98,6 +99,7 @@ def group(ctx: Any) -> Tuple[Any, Dict[str, Any]]:
     dist = _dist.available(torch, backend)
     if gpu:
         torch.cuda.set_device(rv["local_rank"] % max(1, torch.cuda.device_count()))
+        rv["nccl_log"] = nccl_log.enable()  # the transport NCCL/RCCL picks, named beside busbw
     try:
         dist.init_process_group(
             backend,
@@ -337,14 +339,16 @@ def _busbw_check(ctx: Any, collective: str) -> Report:
         library=_library(ctx, rv),
         source="torch.distributed %s, %d ranks" % (rv["backend"], rv["world"]),
     )
+    metrics["transport"] = _transport(rv)
     top = sizes[-1]
     return Report(
-        "%s busbw %.4f GB/s at %d bytes across %d ranks (%s; sizes %s bytes)"
+        "%s busbw %.4f GB/s at %d bytes across %d ranks over %s (%s; sizes %s bytes)"
         % (
             collective,
             metrics["busbw_GBps@%d" % top],
             top,
             rv["world"],
+            metrics["transport"],
             rv["backend"],
             metrics["sizes"],
         ),
@@ -352,6 +356,15 @@ def _busbw_check(ctx: Any, collective: str) -> Report:
         samples=samples,
         unit="GB/s",
     )
+
+
+def _transport(rv: Dict[str, Any]) -> str:
+    """What the figure was measured over: gloo's TCP sockets, or the transports NCCL/RCCL logged
+    (NCCL_DEBUG=INFO: NET/Socket, NET/IB, P2P, SHM, NVLS)."""
+    if rv["backend"] == "gloo":
+        return "TCP sockets (gloo)"
+    names = nccl_log.transports(nccl_log.read(rv.get("nccl_log", "")))
+    return nccl_log.describe(names) or "not logged (NCCL_DEBUG set by the user, or no connection)"
 
 
 def _sizes(rv: Dict[str, Any]) -> Tuple[int, ...]:
