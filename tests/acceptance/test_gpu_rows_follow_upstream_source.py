@@ -101,3 +101,24 @@ def test_rows_that_need_a_missing_package_judge_the_feature_and_name_what_is_mis
     assert "not measurable in this image: no pynvml" in mem["message"]
     assert nvtx["status"] == "pass", nvtx["message"]
     assert "not measurable in this image: no profiler" in nvtx["message"]
+
+
+def test_a_cuda_wheel_on_a_host_without_a_gpu_is_described_not_failed(tmp_path):
+    """The package index's default torch is a CUDA build: on the local interpreter (which no
+    catalog declares) with no GPU it is a valid environment; a catalogued cpu image holding
+    one is still a mismatch."""
+    host = {"backend": "cpu", "host": "1"}
+    row = run_probe(
+        tmp_path / "host", "cuda-build-no-gpu", "smoke", "env.build.backend", expect=host
+    )
+    row = row["env.build.backend"]
+    assert row["status"] == "pass", row["message"]
+    assert "CUDA 12.1 build of torch 2.3.1+cu121" in row["message"] and "no GPU" in row["message"]
+    image = run_probe(
+        tmp_path / "image",
+        "cuda-build-no-gpu",
+        "smoke",
+        "env.build.backend",
+        expect={"backend": "cpu"},
+    )["env.build.backend"]
+    assert image["status"] == "fail" and "cpu image, but torch is a GPU build" in image["message"]
