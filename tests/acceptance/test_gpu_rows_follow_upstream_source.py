@@ -122,3 +122,13 @@ def test_a_cuda_wheel_on_a_host_without_a_gpu_is_described_not_failed(tmp_path):
         expect={"backend": "cpu"},
     )["env.build.backend"]
     assert image["status"] == "fail" and "cpu image, but torch is a GPU build" in image["message"]
+
+
+@pytest.mark.parametrize(("device", "status"), [("cuda", "pass"), ("cpu", "fail")])
+def test_gpu_jpeg_decoding_is_judged_by_where_the_tensor_is(tmp_path, device, status):
+    """A decode that answers on the CPU is correct and yet not GPU decoding: the row says so."""
+    b = build(tmp_path, "cuda-h100", jpeg_decode_device=device)
+    row = run_probe(tmp_path, b, "features", "features.torchvision.io")["features.torchvision.io"]
+    assert row["status"] == status, row["message"]
+    if status == "fail":
+        assert 'decode_jpeg(device="cuda") returned a tensor on cpu' in row["message"]
