@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Literal
@@ -296,6 +297,22 @@ class HostSpec(Frozen):
     address: str | None = Field(
         default=None, max_length=255, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:\-]*$"
     )
+    # opt-in: the RDMA device nodes (/dev/infiniband/...) a multi-node GPU task's container gets
+    # on this host, with CAP_IPC_LOCK and an unlimited memlock, as NCCL/RCCL need for
+    # InfiniBand/RoCE (executors/container.RDMA_CAPS; the cost: docs/architecture.md). Not part
+    # of the fingerprint.
+    rdma: tuple[str, ...] = Field(default=(), max_length=64)
+
+    @field_validator("rdma")
+    @classmethod
+    def _rdma_devices(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for dev in value:
+            if not re.fullmatch(r"/dev/infiniband/[A-Za-z0-9_.\-]+", dev):
+                raise ValueError(
+                    "rdma: %r is not an RDMA device node: list /dev/infiniband/NAME paths "
+                    "(uverbs0, rdma_cm ...)" % dev[:80]
+                )
+        return value
 
     _memory = field_validator("container_memory")(_checked_memory)
 
@@ -320,7 +337,9 @@ class HostSpec(Frozen):
     @property
     def fingerprint(self) -> str:
         blob = json.dumps(
-            self.model_dump(mode="json", exclude={"container_memory", "container_cpus", "address"}),
+            self.model_dump(
+                mode="json", exclude={"container_memory", "container_cpus", "address", "rdma"}
+            ),
             sort_keys=True,
         )
         return hashlib.sha256(blob.encode()).hexdigest()[:16]

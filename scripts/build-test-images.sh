@@ -4,6 +4,8 @@
 #   valorch/base:bullseye       debootstrap'd Debian 11 root file system (python3 = 3.9)
 #   valorch/test:debian-torch   bookworm + Debian's python3-torch (PyTorch 1.13)
 #   valorch/test:pip-torch      bookworm + a PyTorch 2.x CPU wheel installed by pip
+#   valorch/test:pip-torch-cuda bookworm + the index's default PyTorch 2.x wheel (a CUDA build)
+#                               and NVIDIA's library wheels (about 3 GB; no GPU needed)
 #   valorch/test:fake-rocm      bookworm + a fake ROCm layout for the inventory audit
 #   valorch/test:broken-torchvision  debian-torch + a torchvision whose library has an undefined symbol
 #   valorch/test:culprit-good / culprit-bad  bookworm + vfmath 1.0 / a broken 1.1 (bisect's culprit)
@@ -13,6 +15,8 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cache=${VALORCH_CACHE:-$here/.cache}
 torch_version=${VALORCH_TEST_TORCH:-2.13.0}
+# The CUDA test image's torch: a +cu124 build with cuDNN 9, NCCL 2.21 and the CUDA 12.4 wheels.
+cuda_torch_version=${VALORCH_TEST_CUDA_TORCH:-2.6.0}
 python=${PYTHON:-python3}
 mkdir -p "$cache"
 
@@ -70,6 +74,18 @@ if ! ls "$wh"/torch-"$torch_version"* >/dev/null 2>&1; then
 fi
 derived_image valorch/test:pip-torch "$here/images/docker/Dockerfile.pip-torch" "$cache/pip-context" \
   --build-arg TORCH_VERSION="$torch_version"
+# The CUDA build: the index's default torch wheel and the NVIDIA wheels it requires,
+# fetched once (about 3 GB); the image is rebuilt only when its inputs change.
+cwh="$cache/pip-cuda-context/wheelhouse"
+mkdir -p "$cwh"
+if ! ls "$cwh"/torch-"$cuda_torch_version"-* >/dev/null 2>&1; then
+  echo "== fetching torch $cuda_torch_version (CUDA build) and NVIDIA's wheels into $cwh (about 3 GB)"
+  "$python" -m pip download -q --only-binary=:all: --python-version 3.11 \
+    --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
+    --platform manylinux1_x86_64 --platform any -d "$cwh" "torch==$cuda_torch_version"
+fi
+derived_image valorch/test:pip-torch-cuda "$here/images/docker/Dockerfile.pip-torch-cuda" \
+  "$cache/pip-cuda-context" --build-arg TORCH_VERSION="$cuda_torch_version"
 # Fake ROCm layout (headers, /opt/rocm/.info/version, dpkg entries, ucx/ompi/ofed
 # tools) on the bookworm base: proves the inventory's ROCm paths end to end.
 derived_image valorch/test:fake-rocm "$here/images/docker/Dockerfile.fake-rocm" "$here/images/docker"

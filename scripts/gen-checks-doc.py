@@ -134,6 +134,34 @@ REAL_EVIDENCE = (
         "a log captured from torch on a ROCm GPU",
     ),
     (
+        "env.build.backend, env.facts, env.version.*, inventory audit (compiled-against and loaded "
+        "library versions), smoke.matmul.fp32's CPU BLAS",
+        "the CUDA test image valorch/test:pip-torch-cuda (torch 2.6.0+cu124 from the package index): "
+        "torch.__config__.show(), torch._C._show_config(), cudnn.version() 90100, nccl.version() (2, 21, 5), "
+        "the objects mapped after import torch, each library's own version call and the wheels' metadata "
+        "(tests/fixtures/cuda-wheel/)",
+        "the same on a GPU host (CUDA Runtime / CuDNN lines of _show_config, get_arch_list)",
+    ),
+    (
+        "features.distributed.gloo, features.distributed.tensorpipe, kernels.all_reduce.gloo",
+        "the CUDA test image: init_rpc dying on 'Numpy is not available' (all_gather_object's "
+        "tensor.numpy()), gloo's rank 0 never returning from its teardown",
+        "—",
+    ),
+    (
+        "features.cuda.jiterator, features.cuda.lazy_nvrtc",
+        "libnvrtc.so.12 mapped right after import torch in the CUDA test image (pytorch/pytorch#145582); "
+        "the ROCm launch's 'Jiterator is not supported on ROCm' is PyTorch's source "
+        "(aten/src/ATen/cuda/jiterator.h), modelled by tests/fixtures/fake_torch",
+        "a ROCm GPU's jiterator launch",
+    ),
+    (
+        "features.cuda.dynamic_parallelism (CUDA), features.backends.matmul_allow_tf32 (ROCm)",
+        "—",
+        "no GPU capture: the device-link recipe is the CUDA docs' and pytorch/pytorch#57543's, the "
+        "HIPBLASLT_ALLOW_TF32 gate is aten/src/ATen/Context.cpp, both modelled by tests/fixtures/fake_torch",
+    ),
+    (
         "features.cuda.dynamic_parallelism (HIP)",
         "—",
         "no hipcc capture of a rejected device-side launch: the "

@@ -203,6 +203,13 @@ _MAPPED = {
         (r"flexiblas", "FlexiBLAS"),
         (r"/libblas\.so", "reference BLAS (netlib)"),
     ),
+    # the tracing library torch.profiler's device activity comes from (Kineto's backends):
+    # CUPTI on CUDA builds, roctracer or rocprofiler-sdk on ROCm builds
+    "tracing": (
+        (r"/libcupti\.so", "CUPTI"),
+        (r"/librocprofiler-sdk\.so", "rocprofiler-sdk"),
+        (r"/libroctracer64\.so", "roctracer"),
+    ),
     "lapack": (
         (r"openblas", "OpenBLAS"),
         (r"libmkl_", "MKL"),
@@ -230,6 +237,21 @@ def cpu_library_from_maps(maps: str, family: str) -> Optional[Tuple[str, str]]:
             if rx.search("/" + "/".join(path.split("/")[-2:])):  # directory and file name only
                 return lib, path
     return None
+
+
+def tracing_library(maps: str, vendor: Optional[str], config: str = "") -> Tuple[str, str]:
+    """(library, evidence) of the tracing library behind torch.profiler's device activity:
+    the one mapped into the process, else what the build's Kineto flags leave
+    (-DLIBKINETO_NOCUPTI / -DLIBKINETO_NOROCTRACER in torch.__config__.show()), else the
+    vendor's default."""
+    found = cpu_library_from_maps(maps, "tracing")
+    if found:
+        return found[0], "mapped: %s" % found[1]
+    if vendor == "nvidia" and "LIBKINETO_NOCUPTI" not in (config or ""):
+        return "CUPTI", "the CUDA build's Kineto (no -DLIBKINETO_NOCUPTI)"
+    if vendor == "amd" and "LIBKINETO_NOROCTRACER" not in (config or ""):
+        return "roctracer", "the ROCm build's Kineto (no -DLIBKINETO_NOROCTRACER)"
+    return "CUPTI/roctracer", "no tracing library seen"
 
 
 # -- architectures --------------------------------------------------------------------

@@ -26,7 +26,7 @@ import subprocess
 import sys
 from typing import Any, Dict, List, Optional
 
-from . import MARKER
+from . import MARKER, loaded_libs
 from .inventory_parse import (
     MAX_TEXT,
     bounded,
@@ -83,7 +83,16 @@ PIP_HEADLINE = {
 PIP_FALLBACK = {
     "cudnn": ["nvidia-cudnn-cu12", "nvidia-cudnn-cu11"],
     "nccl": ["nvidia-nccl-cu12", "nvidia-nccl-cu11"],
+    "cuda": ["nvidia-cuda-runtime-cu12", "nvidia-cuda-runtime-cu11"],
+    "cublas": ["nvidia-cublas-cu12", "nvidia-cublas-cu11"],
+    "cufft": ["nvidia-cufft-cu12", "nvidia-cufft-cu11"],
+    "cusparse": ["nvidia-cusparse-cu12", "nvidia-cusparse-cu11"],
+    "cusolver": ["nvidia-cusolver-cu12", "nvidia-cusolver-cu11"],
+    "curand": ["nvidia-curand-cu12", "nvidia-curand-cu11"],
+    "nvrtc": ["nvidia-cuda-nvrtc-cu12", "nvidia-cuda-nvrtc-cu11"],
 }
+
+LOADABLE = frozenset(name for name, _, _ in loaded_libs.LIBRARIES)
 
 # headline library -> (header paths relative to a ROCm/CUDA include dir, macro prefix, dpkg names)
 ROCM_HEADERS = [
@@ -143,7 +152,8 @@ BIN_DIRS = [
     "/opt/rocm/bin",
 ]
 
-_TORCH_SCRIPT = r"""
+_TORCH_SCRIPT = (
+    r"""
 import json, sys
 out = {}
 import torch
@@ -158,8 +168,12 @@ try:
     out["nccl"] = ".".join(str(p) for p in torch.cuda.nccl.version())
 except Exception:
     pass
+"""
+    + loaded_libs.SCRIPT
+    + r"""
 sys.stdout.write("@@TORCH@@" + json.dumps(out, default=str) + "\n")
 """
+)
 
 
 # ------------------------------------------------------------- gathering ---
@@ -173,6 +187,8 @@ class Gatherer:
         self.components = {}  # type: Dict[str, Dict[str, Any]]
         self.host_facts = {}  # type: Dict[str, str]
         self.errors = []  # type: List[str]
+        # what import torch mapped, once asked
+        self.loaded = None  # type: Optional[Dict[str, Any]]
 
     def path(self, p: str) -> str:
         return os.path.join(self.root, p.lstrip("/"))
@@ -466,6 +482,8 @@ class Gatherer:
                         have.setdefault(k, bounded(v, MAX_TEXT))
                 else:
                     value = found["value"]
+                    if self.loaded is not None and name in LOADABLE:
+                        extra["loaded"] = "installed %s, not seen loaded" % value
                     if found["source"] == "dpkg":
                         value = ofed_version(value) if name == "ofed" else upstream_version(value)
                     self.add(component(name, value, found["source"], found["evidence"], extra))
@@ -506,6 +524,7 @@ class Gatherer:
                     "torch.cuda.nccl.version()",
                 )
             )
+        self.loaded_libraries(facts.get("loaded"))
         for lib, version in sorted(parse_torch_config(facts.get("config") or "").items()):
             if lib != "torch":
                 self.add(
@@ -513,6 +532,18 @@ class Gatherer:
                         "pytorch.built_with." + lib, version, "api", "torch._C._show_config()"
                     )
                 )
+
+    def loaded_libraries(self, loaded: Any) -> None:
+        """Versions of the libraries ``import torch`` mapped, from each one's own version call
+        (probe/loaded_libs.py): they win over headers and files, which stay beside them as
+        what is installed; package metadata is added beside them by ``fallbacks``."""
+        self.loaded = loaded if isinstance(loaded, dict) else {}
+        for name, found in sorted(loaded_libs.versions(loaded).items()):
+            extra = {"loaded_from": found["path"]}
+            before = self.components.pop(name, None)
+            if before is not None:
+                extra.update(installed=before["value"], installed_evidence=before["evidence"])
+            self.add(component(name, found["version"], "api", found["evidence"], extra))
 
     def gpus(self) -> None:
         """Host facts: what GPU tools report is the machine's, not the image's."""
@@ -547,8 +578,8 @@ class Gatherer:
             self.rocm,
             self.cuda,
             self.tools,
-            self.fallbacks,
             self.torch_build,
+            self.fallbacks,
             self.imports,
             self.gpus,
         ):

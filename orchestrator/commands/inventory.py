@@ -79,9 +79,10 @@ def findings_table(
         where = f"{comp.source} · {comp.evidence}" if comp else ""
         verdict = "installed but does not import" if f.kind == "broken" else f.kind
         where = f"{where} · {f.evidence}" if f.kind == "broken" else where  # the image's own words
-        table.add_row(
-            f.component, f.expected or "", f.found or "-", styled(_STYLE[f.kind], verdict), where
-        )
+        found = f.found or "-"
+        if comp and comp.extra.get("loaded"):  # only package metadata: say it was not seen loaded
+            found = f"{found} ({comp.extra['loaded']})"
+        table.add_row(f.component, f.expected or "", found, styled(_STYLE[f.kind], verdict), where)
     expected = {
         audit.resolve(inv, f.component).name for f in findings if audit.resolve(inv, f.component)
     }
@@ -90,7 +91,7 @@ def findings_table(
             table.add_row(
                 styled("dim", comp.name),
                 "",
-                styled("dim", comp.value),
+                styled("dim", comp.extra.get("loaded") or comp.value),
                 styled("dim", "not pinned"),
                 styled("dim", f"{comp.source} · {comp.evidence}"),
             )

@@ -21,7 +21,11 @@ LABEL = "org.valorch"
 
 
 def expectations(task: Task) -> dict[str, str]:
-    return {**task.image.components, "backend": task.image.backend}
+    """What the catalog declares of the image. The local interpreter (``--image host``) is
+    catalogued as cpu by default, not by anyone's declaration: ``host`` says so, and the probe
+    then describes whatever torch build it finds instead of holding it to "cpu"."""
+    declared = {**task.image.components, "backend": task.image.backend}
+    return {**declared, "host": "1"} if task.image.executor == "host" else declared
 
 
 def check_deadline(task: Task) -> float:

@@ -58,6 +58,13 @@ PROBE_CAPS: tuple[str, ...] = (
 #: SYS_ADMIN"). The cost (docs/architecture.md, "Profiling capabilities"): CAP_SYS_ADMIN lets the
 #: probe's root and the image's code mount, use namespaces and much of what root may do.
 PROFILING_CAPS: tuple[str, ...] = ("SYS_ADMIN",)
+#: Added to a multi-node GPU task's containers on a host that lists RDMA devices (the hosts
+#: file's ``rdma``, opt-in per host): NCCL/RCCL's InfiniBand/RoCE transport registers
+#: (pins) its buffers, which needs CAP_IPC_LOCK and a memlock limit above the default 64 KiB.
+#: The cost (docs/architecture.md, "RDMA for multi-node GPU tasks"): the container may lock
+#: host memory without bound and talks to the NIC's verbs device directly.
+RDMA_CAPS: tuple[str, ...] = ("IPC_LOCK",)
+RDMA_ULIMITS: tuple[tuple[str, int, int], ...] = (("memlock", -1, -1),)
 #: The probe's user when its task declares no workload (nobody/nogroup): with no workload to
 #: keep apart from it, the probe needs neither root nor any capability. CPU tasks only: a GPU
 #: task keeps uid 0 (without capabilities), since AMD's /dev/kfd and /dev/dri nodes are
@@ -141,6 +148,7 @@ class ContainerSpec:
     read_only: bool = True
     tmpfs: Mapping[str, str] = field(default_factory=lambda: dict(TMPFS))
     user: str | None = None  # None: the image's (root in the images valorch validates)
+    ulimits: tuple[tuple[str, int, int], ...] = ()  # (name, soft, hard); -1: unlimited
 
     def with_devices(
         self, backend: str, host: HostSpec, gpus: tuple[GPU, ...] | None
@@ -180,6 +188,8 @@ class ContainerSpec:
             flags += ["-e", f"{key}={value}"]
         if self.shm_size:
             flags += ["--shm-size", self.shm_size]
+        for name, soft, hard in self.ulimits:
+            flags += ["--ulimit", f"{name}={soft}:{hard}"]
         return flags
 
 
@@ -222,4 +232,12 @@ def task_container(
         task.suite.profiling_caps
     ):  # opt-in, the profiler suite only (spec.SuiteRef refuses it elsewhere)
         spec = replace(spec, cap_add=spec.cap_add + PROFILING_CAPS)
-    return spec.with_devices(backend, task.host, task.gpus) if devices else spec
+    spec = spec.with_devices(backend, task.host, task.gpus) if devices else spec
+    if task.suite.nodes > 1 and task.host.rdma:  # opt-in per host: RDMA for NCCL/RCCL
+        spec = replace(
+            spec,
+            devices=spec.devices + tuple(f"{d}:{d}:rwm" for d in task.host.rdma),
+            cap_add=spec.cap_add + RDMA_CAPS,
+            ulimits=RDMA_ULIMITS,
+        )
+    return spec

@@ -120,6 +120,8 @@ def create_kwargs(spec: ContainerSpec) -> dict[str, Any]:
         kw["group_add"] = list(spec.group_add)
     if spec.shm_size:
         kw["shm_size"] = spec.shm_size
+    if spec.ulimits:
+        kw["ulimits"] = [docker.types.Ulimit(name=n, soft=a, hard=b) for n, a, b in spec.ulimits]
     if spec.gpu_ids is not None:
         kw["device_requests"] = [
             docker.types.DeviceRequest(device_ids=list(spec.gpu_ids), capabilities=[["gpu"]])

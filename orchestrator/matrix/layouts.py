@@ -17,6 +17,7 @@ from .seed import (
     best_by_backend,
     describe,
     descriptions,
+    measured_components,
     seed_features_table,
     since_cell,
     supported_cell,
@@ -137,15 +138,21 @@ def checks_table(
 
 
 def since_table(obs: Sequence[Observation], runs: Sequence[RunInfo], rows: str) -> Table:
+    obs = list(obs)
     m = grid(obs, runs, rows, "images")
-    comps = {r.image: r.components for r in runs}
+    comps, catalogued = measured_components(obs, runs)
     heads, literal, labels = _labels(m, rows)
     body = tuple(
-        TRow(r.key, labels(r), tuple(since_cell(m, r.key, key, comps) for _h, key in SINCE_COLUMNS))
+        TRow(
+            r.key,
+            labels(r),
+            tuple(since_cell(m, r.key, key, comps, catalogued) for _h, key in SINCE_COLUMNS),
+        )
         for r in m.rows
     )
     note = (
-        "Since: the oldest version (of the images' catalogued pytorch / rocm components) whose newest "
+        "Since: the oldest version (of the images' pytorch / rocm components as their version rows "
+        "measured them, else as catalogued) whose newest "
         "verdict passes, every newer version tested passing too (⚠️: partial support in that range); "
         "≤ X: passes in every version tested, none older than X was tested; —: does not pass in the "
         "newest version tested, or never tested. The cell's note lists the versions measured."

@@ -145,12 +145,46 @@ def _day(whens: Iterable[datetime | None]) -> str:
     return min(dated).strftime("%Y-%m-%d") if dated else ""
 
 
-def since_cell(m: Matrix, row: str, component: str, comps: dict[str, dict[str, str]]) -> TCell:
-    """Since <component> for one row, from the images that have that component."""
-    points, used = [], []
+def measured_components(
+    obs: Iterable[Observation], runs: Sequence[RunInfo]
+) -> tuple[dict[str, dict[str, str]], dict[str, dict[str, str]]]:
+    """The images' components as their version rows measured them (``env.version.<name>``'s
+    value, newest run first, without a local build tag: "2.6.0+cu124" counts as 2.6.0), over the
+    catalogued ones; and, per image, the catalogued value where the measurement differs."""
+    image_of = {r.run_id: r.image for r in runs}
+    newest: dict[tuple[str, str], tuple[str, str]] = {}
+    for o in obs:
+        if o.check.startswith("env.version.") and o.value and o.run_id in image_of:
+            key = (image_of[o.run_id], o.check[len("env.version.") :])
+            when = o.when.isoformat() if o.when else ""
+            if key not in newest or when > newest[key][0]:
+                newest[key] = (when, o.value.split("+", 1)[0].strip())
+    merged = {r.image: dict(r.components) for r in runs}
+    catalogued: dict[str, dict[str, str]] = {}
+    for (image, name), (_when, value) in newest.items():
+        was = merged.setdefault(image, {}).get(name)
+        if was and was != value:
+            catalogued.setdefault(image, {})[name] = was
+        merged[image][name] = value
+    return merged, catalogued
+
+
+def since_cell(
+    m: Matrix,
+    row: str,
+    component: str,
+    comps: dict[str, dict[str, str]],
+    catalogued: dict[str, dict[str, str]] | None = None,
+) -> TCell:
+    """Since <component> for one row, from the images that have that component (measured
+    versions where the version rows measured them; the catalogued one is noted where it differs)."""
+    points, used, differ = [], [], []
     for image in m.columns:
         cell = m.cell(row, image)
         version = comps.get(image, {}).get(component)
+        was = (catalogued or {}).get(image, {}).get(component)
+        if version and was:
+            differ.append(f"{image}: measured {version}, catalogued {was}")
         if version and cell.verdict not in ("skip", NOT_APPLICABLE, "missing", "error", "xfail"):
             points.append((str(version), "partial" if cell.verdict == "flaky" else cell.verdict))
             used.append(cell)
@@ -167,7 +201,9 @@ def since_cell(m: Matrix, row: str, component: str, comps: dict[str, dict[str, s
         verdict,
         tuple(c.verdict for c in used),
         runs,
-        found.note + (f" ({evidence})" if evidence else ""),
+        found.note
+        + (f" ({evidence})" if evidence else "")
+        + (f"; {'; '.join(differ)}" if differ else ""),
         _day(c.when for c in used),
     )
 
@@ -175,7 +211,8 @@ def since_cell(m: Matrix, row: str, component: str, comps: dict[str, dict[str, s
 def seed_features_table(obs: Sequence[Observation], runs: Sequence[RunInfo]) -> Table:
     """runs: layouts.RunInfo (run id, image, backend, the image's catalogued components)."""
     backend_of = {r.image: r.backend for r in runs}
-    comps = {r.image: r.components for r in runs}
+    obs = list(obs)
+    comps, catalogued = measured_components(obs, runs)
     per_check = regroup(
         build(obs, [r.run_id for r in runs]), columns={r.run_id: r.image for r in runs}
     )
@@ -205,7 +242,7 @@ def seed_features_table(obs: Sequence[Observation], runs: Sequence[RunInfo]) -> 
     for r in rows:
         checks = checks_of[r.key]
         cells = [supported_cell(best_cells[(r.key, b)], checks) for b in backends]
-        cells += [since_cell(m, r.key, key, comps) for _h, key in since_cols]
+        cells += [since_cell(m, r.key, key, comps, catalogued) for _h, key in since_cols]
         body.append(TRow(r.key, (section[r.key], r.key, describe(checks, described)), tuple(cells)))
     images = ", ".join(f"{i} ({backend_of[i]})" for i in m.columns)
     notes = (

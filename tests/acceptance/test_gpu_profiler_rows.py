@@ -4,6 +4,8 @@ host's fix; nvidia-smi, which the NVIDIA container runtime injects, is a skip wh
 a profiler the image lacks on a GPU host is unsupported. The real probe runs against the
 H100 stand-in of tests/fixtures/fake_torch."""
 
+import json
+
 from gpu_fakes import FIX, run_probe, tool_printing
 
 REAL_NCU = FIX / "tools" / "real" / "ncu-err-nvgpuctrperm.txt"
@@ -46,22 +48,47 @@ def test_smi_reporting_another_arch_fails(tmp_path):
     assert smi["status"] == "fail" and "sm_70,sm_89" in smi["message"] and "sm_90" in smi["message"]
 
 
-def test_on_a_host_without_a_gpu_every_profiler_and_smi_row_is_a_skip(tmp_path):
-    """The GPU is tested before the tool: present or absent, no tool row reads unsupported on a
-    host without a GPU, and the skip says whether the image has the tool."""
+AMD_ROWS = (
+    "profiler.tool.rocprofv3",
+    "profiler.tool.rocprof",
+    "profiler.smi.rocm_smi",
+    "profiler.smi.amd_smi",
+)
+NVIDIA_ROWS = ("profiler.tool.nsys", "profiler.tool.ncu", "profiler.smi.nvidia_smi")
+
+
+def test_on_a_host_without_a_gpu_every_own_vendor_tool_row_is_a_skip(tmp_path):
+    """The GPU is tested before the tool: present or absent, no tool row of the build's own
+    vendor reads unsupported on a host without a GPU, and the skip says whether the image has
+    the tool."""
     bindir = tmp_path / "bin"
     tool_printing(bindir, "rocprofv3", REAL_NCU)  # present (what it prints does not matter here)
-    rows = (
-        "profiler.tool.rocprofv3",
-        "profiler.tool.rocprof",
-        "profiler.tool.nsys",
-        "profiler.tool.ncu",
-        "profiler.smi.rocm_smi",
-        "profiler.smi.amd_smi",
-        "profiler.smi.nvidia_smi",
-    )
-    res = run_probe(tmp_path, "cuda-build-no-gpu", "profiler", *rows, bindir=bindir)
-    assert {c: res[c]["status"] for c in rows} == dict.fromkeys(rows, "skip")
+    rocm = json.loads((FIX / "fake_torch" / "rocm-mi300x.json").read_text())
+    rocm["devices"] = []
+    no_gpu = tmp_path / "rocm-no-gpu.json"
+    no_gpu.write_text(json.dumps(rocm))
+    res = run_probe(tmp_path, no_gpu, "profiler", *AMD_ROWS, bindir=bindir)
+    assert {c: res[c]["status"] for c in AMD_ROWS} == dict.fromkeys(AMD_ROWS, "skip")
     assert "rocprofv3 is present" in res["profiler.tool.rocprofv3"]["message"]
+    assert all("needs a GPU" in res[c]["message"] for c in AMD_ROWS)
+    res = run_probe(tmp_path / "cuda", "cuda-build-no-gpu", "profiler", *NVIDIA_ROWS)
+    assert {c: res[c]["status"] for c in NVIDIA_ROWS} == dict.fromkeys(NVIDIA_ROWS, "skip")
     assert "nsys is not in this image either" in res["profiler.tool.nsys"]["message"]
-    assert all("needs a GPU" in res[c]["message"] for c in rows)
+
+
+def test_another_vendors_tool_rows_do_not_apply(tmp_path):
+    """rocprof, rocprofv3, rocm-smi, amd-smi on a CUDA build and nsys, ncu, nvidia-smi on a ROCm
+    build are n/a (no layout counts them), present or not, GPU or not; nvidia-smi on an AMD
+    image never blames the NVIDIA container runtime."""
+    bindir = tmp_path / "bin"
+    tool_printing(bindir, "rocprofv3", REAL_NCU)
+    tool_printing(bindir, "nsys", REAL_NCU)
+    for build, rows in (
+        ("cuda-h100", AMD_ROWS),
+        ("cuda-build-no-gpu", AMD_ROWS),
+        ("rocm-mi300x", NVIDIA_ROWS),
+    ):
+        res = run_probe(tmp_path / build, build, "profiler", *rows, bindir=bindir)
+        assert {c: res[c]["status"] for c in rows} == dict.fromkeys(rows, "n/a"), build
+        assert all("the row does not apply" in res[c]["message"] for c in rows)
+    assert "container runtime" not in res["profiler.smi.nvidia_smi"]["message"]

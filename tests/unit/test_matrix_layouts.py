@@ -205,3 +205,27 @@ def test_document_round_trips_through_a_dict():
         Header("v1", "2026-01-04", ("db",)), checks_table(OBS, RUNS, "checks", "images"), {"a": 1}
     )
     assert Document.from_dict(doc.to_dict()) == doc
+
+
+def test_since_uses_the_versions_the_runs_measured_and_notes_the_catalogued_one():
+    """The version rows measured 2.6.0+cu124 in an image catalogued as 2.5: Since reads 2.6.0
+    (the build tag dropped) and the cell notes what the catalog said."""
+    runs = [
+        RunInfo("ra", "old", "cpu", "h1", {"pytorch": "2.4"}, datetime(2026, 1, 2)),
+        RunInfo("rb", "cuda", "cuda", "h1", {"pytorch": "2.5"}, datetime(2026, 1, 3)),
+    ]
+    measured = Observation(
+        column="rb",
+        check="env.version.pytorch",
+        feature="PyTorch version",
+        kind="environment",
+        library=None,
+        status="fail",
+        attempt=1,
+        run_id="rb",
+        value="2.6.0+cu124",
+    )
+    rows = [obs("ra", "f.x", "fail", "x"), obs("rb", "f.x", "pass", "x"), measured]
+    cell = {r.key: r for r in since_table(rows, runs, "features").rows}["x"].cells[0]
+    assert cell.text == "2.6.0"
+    assert "cuda: measured 2.6.0, catalogued 2.5" in cell.note

@@ -98,6 +98,13 @@ def test_collectives_exact_busbw_and_one_digest(probe_dir):
     bw = r0["multinode.busbw.all_gather"]
     assert len(bw["samples"]) == 3 and bw["unit"] == "GB/s" and bw["bigger_is_better"] is True
     assert bw["metrics"]["busbw_factor"] == 0.5 and bw["metrics"]["busbw_GBps@65536"] > 0
+    # nccl-tests' way: back-to-back calls per sample, averaged over the ranks (n counts ranks)
+    assert bw["metrics"]["iters"] == 20 and bw["metrics"]["ranks"] == 2
+    assert (
+        bw["metrics"]["transport"] == "TCP sockets (gloo)" and "over TCP sockets" in bw["message"]
+    )
+    # every rank reports the same rank-averaged times
+    assert bw["samples"] == r1["multinode.busbw.all_gather"]["samples"]
 
 
 def test_a_node_with_another_digest_is_named(probe_dir):

@@ -102,11 +102,20 @@ def main(argv):
         )
         try:
             out = collectives(cfg, torch, dist)
+            # answer before the teardown: torch 2.6's gloo can leave one rank in
+            # destroy_process_group for good once its peer has gone (seen in the CUDA test
+            # image); the parent stops a rank that lingers after every rank has answered
+            _answer(out)
         finally:
             dist.destroy_process_group()
+        return 0
+    _answer(out)
+    return 0
+
+
+def _answer(out):
     sys.stdout.write("RANK_RESULT " + json.dumps(out) + "\n")
     sys.stdout.flush()
-    return 0
 
 
 if __name__ == "__main__":

@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import copy
 import functools
+import json
+import os
+import subprocess
+import sys
 
 from .. import evidence
 from ..context import Fail, Partial, Report, Unsupported
@@ -111,14 +115,91 @@ def _gemm_flag(ctx, attr, dtype_name, n, tol_on, tol_off, effect_required, shape
     "feature",
     "features",
     library="hipBLASLt/cuBLAS",
+    version=2,
     needs=("gpu",),
 )
 def matmul_allow_tf32(ctx):
     """matmul.allow_tf32 changes float32 GEMM results (TF32 path taken) while staying within TF32 tolerance;
-    a flag with no observable effect is reported unsupported (no TF32 path on this device).
+    a flag with no observable effect is reported unsupported (no TF32 path on this device). On a ROCm build
+    the flag is off by default: without HIPBLASLT_ALLOW_TF32=1 in the environment its setter is a no-op and
+    it reads False (pytorch/pytorch aten/src/ATen/Context.cpp, setAllowTF32CuBLAS / allowTF32CuBLAS, since
+    2.7), so there the same GEMMs are run in a child process with the variable set, and the row reports both.
 
     Not proven: TF32 speed-ups, or TF32 in other ops than a 1024x1024 GEMM."""
+    torch = ctx.torch
+    if ctx.vendor == "amd" and os.environ.get(TF32_ENV, "").upper() not in _ENV_TRUE:
+        matmul = ctx.require_attr(torch, "backends.cuda.matmul")
+        ctx.require_gpu()
+        with restoring(matmul, "allow_tf32"):
+            matmul.allow_tf32 = True
+            gated = not matmul.allow_tf32
+        if gated:
+            return _tf32_in_child(ctx)
     return _gemm_flag(ctx, "allow_tf32", "float32", 1024, 5e-3, 1e-4, True)
+
+
+TF32_ENV = "HIPBLASLT_ALLOW_TF32"
+_ENV_TRUE = ("1", "ON", "YES", "TRUE")  # c10::utils::check_env's true values
+_TF32_CHILD = r"""
+import json, torch
+m = torch.backends.cuda.matmul
+def gemm(on):
+    m.allow_tf32 = on
+    stuck = m.allow_tf32 == on
+    a = torch.randn(1024, 1024, generator=torch.Generator().manual_seed(62))
+    b = torch.randn(1024, 1024, generator=torch.Generator().manual_seed(63))
+    ref = a.double() @ b.double()
+    got = a.cuda() @ b.cuda()
+    torch.cuda.synchronize()
+    err = float((got.detach().to("cpu").double() - ref).norm()) / float(ref.norm())
+    return stuck, err, got.detach().to("cpu")
+s_on, e_on, on = gemm(True)
+s_off, e_off, off = gemm(False)
+print("VALORCH_TF32 " + json.dumps({"sticks": s_on and s_off, "rel_error_on": e_on,
+      "rel_error_off": e_off, "results_differ": not torch.equal(on, off)}))
+"""
+
+
+def _tf32_in_child(ctx):
+    """The flag under HIPBLASLT_ALLOW_TF32=1, in a fresh process (torch reads it once)."""
+    env = dict(os.environ, **{TF32_ENV: "1"})
+    proc = subprocess.run(
+        [sys.executable, "-c", _TF32_CHILD], capture_output=True, timeout=300, env=env
+    )
+    out = proc.stdout.decode("utf-8", "replace")
+    found = [ln for ln in out.splitlines() if ln.startswith("VALORCH_TF32 ")]
+    default = (
+        "off by default on ROCm: without %s=1 setting matmul.allow_tf32 is a no-op and it reads "
+        "False (aten/src/ATen/Context.cpp)" % TF32_ENV
+    )
+    if proc.returncode != 0 or not found:
+        raise Fail(
+            "%s; with %s=1 the child process failed: %s"
+            % (default, TF32_ENV, proc.stderr.decode("utf-8", "replace")[-1200:])
+        )
+    m = json.loads(found[-1][len("VALORCH_TF32 ") :])
+    metrics = dict(m, default_off=True, enabled_by="%s=1" % TF32_ENV)
+    if not m["sticks"]:
+        raise Unsupported(
+            "%s; even with %s=1 the flag does not stick" % (default, TF32_ENV), metrics
+        )
+    if not m["rel_error_off"] <= 1e-4 or not m["rel_error_on"] <= 5e-3:
+        raise Fail(
+            "%s; with %s=1 a GEMM is outside tolerance (rel err on %.1e / off %.1e)"
+            % (default, TF32_ENV, m["rel_error_on"], m["rel_error_off"]),
+            metrics,
+        )
+    if not m["results_differ"]:
+        raise Unsupported(
+            "%s; with %s=1 the flag sticks but changes nothing: results are bit-identical "
+            "(no TF32 path on this device)" % (default, TF32_ENV),
+            metrics,
+        )
+    return Report(
+        "%s; available with %s=1 (verified in a child process): TF32 GEMM rel err %.1e, "
+        "off %.1e" % (default, TF32_ENV, m["rel_error_on"], m["rel_error_off"]),
+        metrics,
+    )
 
 
 @check(

@@ -213,12 +213,13 @@ def tv_models(ctx):
     "feature",
     "features",
     library="rocJPEG/nvJPEG",
-    version=2,
+    version=3,
     needs=("gpu",),
 )
 def tv_io(ctx):
     """torchvision.io encodes a JPEG on the CPU and decodes it on the GPU (decode_jpeg(device="cuda"), nvJPEG /
-    rocJPEG) back to the original image within JPEG loss. GPU decoding is the row: skipped without a GPU.
+    rocJPEG) back to the original image within JPEG loss, the decoded tensor on the GPU. GPU decoding is the row:
+    skipped without a GPU.
 
     Not proven: video decoding (NVDEC / rocDecode), batched decoding, or other image formats."""
     torch = ctx.torch
@@ -229,9 +230,14 @@ def tv_io(ctx):
     img = (_image(torch, 3, 96, 128) * 255).round().to(torch.uint8)
     data = attempt("encode_jpeg", lambda: enc(img, quality=95))
     out = attempt("decode_jpeg on the GPU", lambda: ctx.observe(lambda: dec(data, device="cuda")))
-    where = "cuda"
     if isinstance(out, (list, tuple)):
         out = out[0]
+    where = str(getattr(out, "device", "?"))
+    if not where.startswith("cuda"):  # the row is GPU decoding: a CPU tensor back is not it
+        raise Fail(
+            'decode_jpeg(device="cuda") returned a tensor on %s, not on the GPU' % where,
+            {"decode_device": where},
+        )
     if tuple(out.shape) != tuple(img.shape):
         raise Fail("decoded shape %s, encoded %s" % (tuple(out.shape), tuple(img.shape)))
     err = ctx.assert_close(out.float(), img.double(), 0.03, "JPEG round trip")

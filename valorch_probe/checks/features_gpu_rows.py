@@ -10,6 +10,7 @@ import glob
 import os
 import re
 import shutil
+import subprocess
 import tempfile
 
 from ..context import Fail, Report, Unsupported
@@ -161,11 +162,22 @@ __global__ void valorch_parent(float* out, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) valorch_child<<<1, 1>>>(out, i);
 }
+"""
+# the host entry point for HIP (load_inline builds a torch extension around it)
+_HIP_LAUNCH = r"""
 torch::Tensor launch(torch::Tensor x) {
   auto y = x.clone();
   int n = y.numel();
   valorch_parent<<<(n + 63) / 64, 64>>>(y.data_ptr<float>(), n);
   return y;
+}
+"""
+# the host entry point for CUDA: a plain C function in a shared library of its own, built by
+# nvcc with the device-link step that relocatable device code needs
+_CUDA_LAUNCH = r"""
+extern "C" int valorch_dynpar_launch(float* out, int n) {
+  valorch_parent<<<(n + 63) / 64, 64>>>(out, n);
+  return (int)cudaDeviceSynchronize();
 }
 """
 
@@ -187,62 +199,98 @@ DEVICE_LAUNCH_REJECTED = re.compile(
     needs=("gpu",),
 )
 def dynamic_parallelism(ctx):
-    """A torch.utils.cpp_extension kernel launches a child kernel from the device (relocatable device code);
-    the children's writes are correct. Unsupported where the toolchain rejects device-side launches (HIP has
-    none) or the image has no device compiler.
+    """A kernel launches a child kernel from the device (relocatable device code); the children's writes are
+    correct. On CUDA the program is built the way the CUDA docs prescribe for relocatable device code:
+    nvcc --device-c, then nvcc --device-link against cudadevrt, then the shared library; torch's load_inline
+    has no device-link step, so a module it builds with -rdc=true cannot load ("undefined symbol:
+    __cudaRegisterLinkedBinary_...", pytorch/pytorch#57543). Unsupported where the toolchain rejects
+    device-side launches (HIP has none) or the image has no device compiler.
 
     Not proven: deep nesting, device-side synchronisation, or performance."""
     torch = ctx.torch
     ctx.require_gpu()
     ext = ctx.load("torch.utils.cpp_extension")
-    load_inline = ctx.require_attr(ext, "load_inline")
     compiler = "hipcc" if ctx.vendor == "amd" else "nvcc"
     home = getattr(ext, "ROCM_HOME" if ctx.vendor == "amd" else "CUDA_HOME", None)
-    if (
-        not (home and os.path.exists(os.path.join(home, "bin", compiler)))
-        and shutil.which(compiler) is None
-    ):
+    built = os.path.join(home, "bin", compiler) if home else ""
+    exe = built if built and os.path.exists(built) else shutil.which(compiler)
+    if exe is None:
         raise Unsupported(
             "no %s in this image: a device-side launch cannot be built here" % compiler
         )
+    x = randn(torch, 1024, seed=121)
     build = tempfile.mkdtemp(prefix="valorch-dynpar-")
     try:
-        try:
-            mod = load_inline(
-                "valorch_dynpar",
-                cpp_sources="torch::Tensor launch(torch::Tensor x);",
-                cuda_sources=_PARENT_CHILD,
-                functions=["launch"],
-                build_directory=build,
-                extra_cuda_cflags=["-rdc=true"] if compiler == "nvcc" else [],
-                extra_ldflags=["-lcudadevrt"] if compiler == "nvcc" else [],
-                verbose=False,
-            )
-        except Exception as exc:
-            text = str(exc)
-            if (
-                missing_feature(exc)
-                or "dynamic parallelism" in text.lower()
-                or "device-side" in text
-                or DEVICE_LAUNCH_REJECTED.search(text)
-            ):
-                raise Unsupported(
-                    "%s rejects a device-side kernel launch: %s" % (compiler, text[-300:])
-                ) from exc
-            if (
-                ctx.vendor == "amd"
-            ):  # HIP has no device-side launch: whatever clang says, the feature is absent
-                raise Unsupported(
-                    "HIP has no dynamic parallelism (HIP docs: kernel launches from device code are "
-                    "not supported); hipcc said: %s" % text[-300:]
-                ) from exc
-            raise Fail("building the parent/child kernel failed: %s" % text[-600:]) from exc
-        x = randn(torch, 1024, seed=121)
-        got = mod.launch(x.cuda())
-        torch.cuda.synchronize()
+        if ctx.vendor == "amd":
+            got = _dynpar_hip(ext, build, x.cuda())
+        else:
+            got = _dynpar_cuda(torch, exe, build, x)
         err = ctx.assert_close(got, x.double() * 2 + 1, 1e-6, "child kernels' writes")
     finally:
         shutil.rmtree(build, ignore_errors=True)
     return Report(
         "1024 device-side child launches wrote 2x+1, rel err %.1e" % err, {"rel_error": err}
     )
+
+
+def _nvcc(argv, what):
+    proc = subprocess.run(argv, capture_output=True, timeout=600)
+    if proc.returncode != 0:
+        text = (proc.stdout + proc.stderr).decode("utf-8", "replace")
+        if "requires separate compilation" in text or "dynamic parallelism" in text.lower():
+            raise Unsupported("nvcc rejects a device-side kernel launch: %s" % text[-300:])
+        raise Fail("%s failed (%s): %s" % (what, " ".join(argv[:3]), text[-600:]))
+
+
+def _dynpar_cuda(torch, nvcc, build, x):
+    """nvcc --device-c, --device-link (cudadevrt), then -shared: the CUDA docs' recipe for
+    relocatable device code; the library is loaded with ctypes and writes into torch's tensor."""
+    major, minor = torch.cuda.get_device_capability()
+    arch = "-arch=sm_%d%d" % (major, minor)
+    src = os.path.join(build, "valorch_dynpar.cu")
+    with open(src, "w") as fh:
+        fh.write(_PARENT_CHILD + _CUDA_LAUNCH)
+    obj, dlink = os.path.join(build, "dynpar.o"), os.path.join(build, "dynpar_dlink.o")
+    lib = os.path.join(build, "libvalorch_dynpar.so")
+    pic = ["-Xcompiler", "-fPIC"]
+    _nvcc([nvcc, arch, "-rdc=true", *pic, "-c", src, "-o", obj], "nvcc --device-c")
+    _nvcc([nvcc, arch, "-dlink", *pic, obj, "-o", dlink, "-lcudadevrt"], "nvcc --device-link")
+    _nvcc([nvcc, arch, "-shared", obj, dlink, "-o", lib, "-lcudadevrt"], "nvcc -shared")
+    try:
+        launch = ctypes.CDLL(lib).valorch_dynpar_launch
+    except OSError as exc:
+        raise Fail("the device-linked library does not load: %s" % exc) from exc
+    launch.argtypes, launch.restype = [ctypes.c_void_p, ctypes.c_int], ctypes.c_int
+    y = x.cuda()
+    rc = launch(ctypes.c_void_p(y.data_ptr()), y.numel())
+    if rc != 0:
+        raise Fail("the parent kernel's launch returned cudaError %d" % rc, {"cuda_error": rc})
+    torch.cuda.synchronize()
+    return y
+
+
+def _dynpar_hip(ext, build, dx):
+    load_inline = getattr(ext, "load_inline", None)
+    if load_inline is None:
+        raise Unsupported("torch.utils.cpp_extension has no load_inline in this build")
+    try:
+        mod = load_inline(
+            "valorch_dynpar",
+            cpp_sources="torch::Tensor launch(torch::Tensor x);",
+            cuda_sources=_PARENT_CHILD + _HIP_LAUNCH,
+            functions=["launch"],
+            build_directory=build,
+            verbose=False,
+        )
+    except Exception as exc:
+        text = str(exc)
+        if missing_feature(exc) or DEVICE_LAUNCH_REJECTED.search(text):
+            raise Unsupported(
+                "hipcc rejects a device-side kernel launch: %s" % text[-300:]
+            ) from exc
+        # HIP has no device-side launch: whatever clang says, the feature is absent
+        raise Unsupported(
+            "HIP has no dynamic parallelism (HIP docs: kernel launches from device code are "
+            "not supported); hipcc said: %s" % text[-300:]
+        ) from exc
+    return mod.launch(dx)

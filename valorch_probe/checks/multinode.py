@@ -5,8 +5,9 @@ same checks in the same order, and each check gathers every rank's own answer, s
 rank 0's result names the node that differs. Gloo on CPU, NCCL (RCCL on ROCm) on GPUs.
 
 Bus bandwidth follows nccl-tests (doc/PERFORMANCE.md): algbw = S / t, with S the
-message size in bytes (for all_gather the whole output buffer) and t the slowest rank's
-time; busbw = algbw * 2(n-1)/n for all_reduce, (n-1)/n for all_gather and
+message size in bytes (for all_gather the whole output buffer, gathered with the tensor API
+all_gather_into_tensor) and t the time of one call, measured over back-to-back calls
+(VALORCH_BUSBW_ITERS, 20) and averaged over the ranks; busbw = algbw * 2(n-1)/n for all_reduce, (n-1)/n for all_gather and
 reduce_scatter, 1 for broadcast, n being the number of ranks.
 """
 
@@ -20,6 +21,7 @@ import tempfile
 import time
 from typing import Any, Dict, List, Tuple
 
+from .. import nccl_log
 from ..context import Fail, Report, Skip
 from ..registry import check, suite
 from . import _dist
@@ -97,6 +99,7 @@ def group(ctx: Any) -> Tuple[Any, Dict[str, Any]]:
     dist = _dist.available(torch, backend)
     if gpu:
         torch.cuda.set_device(rv["local_rank"] % max(1, torch.cuda.device_count()))
+        rv["nccl_log"] = nccl_log.enable()  # the transport NCCL/RCCL picks, named beside busbw
     try:
         dist.init_process_group(
             backend,
@@ -267,35 +270,45 @@ def broadcast(ctx):
 def _timed(
     ctx: Any, dist: Any, rv: Dict[str, Any], collective: str, size: int, warmup: int, reps: int
 ) -> List[float]:
-    """Seconds per repetition, each the slowest rank's (a barrier before each one)."""
+    """Seconds per collective, one value per repetition, as nccl-tests measures them: each
+    repetition times ``iters`` back-to-back calls (no barrier between them) and divides by
+    ``iters``, and the ranks' times are averaged (nccl-tests' default ``-a 1``)."""
     torch = ctx.torch
     n = max(1, size // 4)
     dev, world = rv["device"], rv["world"]
+    iters = max(1, int(os.environ.get("VALORCH_BUSBW_ITERS", "20")))
     if collective == "all_gather":
         per = max(1, n // world)
         src = torch.ones(per, dtype=torch.float32, device=dev)
-        out = [torch.empty_like(src) for _ in range(world)]
-        op = functools.partial(dist.all_gather, out, src)
+        gather = getattr(dist, "all_gather_into_tensor", None)
+        if gather is not None:  # the tensor API nccl-tests' ncclAllGather matches
+            out_t = torch.empty(per * world, dtype=torch.float32, device=dev)
+            op = functools.partial(gather, out_t, src)
+        else:  # torch before 2.0: the list API
+            out = [torch.empty_like(src) for _ in range(world)]
+            op = functools.partial(dist.all_gather, out, src)
     elif collective == "broadcast":
         buf = torch.ones(n, dtype=torch.float32, device=dev)
         op = functools.partial(dist.broadcast, buf, 0)
     else:
         buf = torch.ones(n, dtype=torch.float32, device=dev)
         op = functools.partial(dist.all_reduce, buf)
+    for _ in range(warmup):
+        op()
     times = []
-    for i in range(warmup + reps):
+    for _ in range(reps):
         dist.barrier()
         ctx.synchronize()
         t0 = time.perf_counter()
-        op()
+        for _ in range(iters):
+            op()
         ctx.synchronize()
-        if i >= warmup:
-            times.append(time.perf_counter() - t0)
-    slowest = torch.tensor(
+        times.append((time.perf_counter() - t0) / iters)
+    mean = torch.tensor(
         times, dtype=torch.float64, device=dev if rv["backend"] == "nccl" else "cpu"
     )
-    dist.all_reduce(slowest, op=dist.ReduceOp.MAX)
-    return [float(x) for x in slowest.cpu().tolist()]
+    dist.all_reduce(mean)  # summed over the ranks, then averaged
+    return [float(x) / world for x in mean.cpu().tolist()]
 
 
 def _busbw_check(ctx: Any, collective: str) -> Report:
@@ -304,6 +317,8 @@ def _busbw_check(ctx: Any, collective: str) -> Report:
     reps = int(os.environ.get("VALORCH_BUSBW_REPS", "5"))
     metrics = {
         "world_size": rv["world"],
+        "ranks": rv["world"],  # n of busbw's factor: ranks (GPUs), not nodes
+        "iters": max(1, int(os.environ.get("VALORCH_BUSBW_ITERS", "20"))),
         "backend": rv["backend"],
         "node": rv["node"],
         "rank": rv["rank"],
@@ -324,14 +339,16 @@ def _busbw_check(ctx: Any, collective: str) -> Report:
         library=_library(ctx, rv),
         source="torch.distributed %s, %d ranks" % (rv["backend"], rv["world"]),
     )
+    metrics["transport"] = _transport(rv)
     top = sizes[-1]
     return Report(
-        "%s busbw %.4f GB/s at %d bytes across %d ranks (%s; sizes %s bytes)"
+        "%s busbw %.4f GB/s at %d bytes across %d ranks over %s (%s; sizes %s bytes)"
         % (
             collective,
             metrics["busbw_GBps@%d" % top],
             top,
             rv["world"],
+            metrics["transport"],
             rv["backend"],
             metrics["sizes"],
         ),
@@ -339,6 +356,15 @@ def _busbw_check(ctx: Any, collective: str) -> Report:
         samples=samples,
         unit="GB/s",
     )
+
+
+def _transport(rv: Dict[str, Any]) -> str:
+    """What the figure was measured over: gloo's TCP sockets, or the transports NCCL/RCCL logged
+    (NCCL_DEBUG=INFO: NET/Socket, NET/IB, P2P, SHM, NVLS)."""
+    if rv["backend"] == "gloo":
+        return "TCP sockets (gloo)"
+    names = nccl_log.transports(nccl_log.read(rv.get("nccl_log", "")))
+    return nccl_log.describe(names) or "not logged (NCCL_DEBUG set by the user, or no connection)"
 
 
 def _sizes(rv: Dict[str, Any]) -> Tuple[int, ...]:
@@ -357,14 +383,15 @@ def _sizes(rv: Dict[str, Any]) -> Tuple[int, ...]:
     "kernel",
     "multinode",
     library="Gloo/NCCL/RCCL",
-    version=1,
+    version=2,
     nodes=2,
     unit="GB/s",
     bigger_is_better=True,
 )
 def busbw_all_reduce(ctx):
-    """all_reduce timed for a range of message sizes (the slowest rank's time per repetition); busbw = S/t *
-    2(n-1)/n as nccl-tests defines it; the samples are the largest size's, each size's median in the metrics.
+    """all_reduce timed for a range of message sizes as nccl-tests times it (back-to-back calls per repetition, the
+    time per call averaged over the ranks); busbw = S/t * 2(n-1)/n with n the ranks; the samples are the largest
+    size's, each size's median in the metrics.
 
     Not proven: sizes outside the range, in-place vs out-of-place differences, other dtypes."""
     return _busbw_check(ctx, "all_reduce")
@@ -376,15 +403,16 @@ def busbw_all_reduce(ctx):
     "kernel",
     "multinode",
     library="Gloo/NCCL/RCCL",
-    version=1,
+    version=2,
     nodes=2,
     unit="GB/s",
     bigger_is_better=True,
 )
 def busbw_all_gather(ctx):
-    """all_gather timed for a range of output sizes S; busbw = S/t * (n-1)/n (nccl-tests).
+    """all_gather_into_tensor timed for a range of output sizes S, back-to-back calls averaged over the ranks;
+    busbw = S/t * (n-1)/n with n the ranks (nccl-tests).
 
-    Not proven: sizes outside the range, all_gather_into_tensor."""
+    Not proven: sizes outside the range, the list API (all_gather), uneven sizes."""
     return _busbw_check(ctx, "all_gather")
 
 
@@ -394,13 +422,14 @@ def busbw_all_gather(ctx):
     "kernel",
     "multinode",
     library="Gloo/NCCL/RCCL",
-    version=1,
+    version=2,
     nodes=2,
     unit="GB/s",
     bigger_is_better=True,
 )
 def busbw_broadcast(ctx):
-    """broadcast from rank 0 timed for a range of message sizes; busbw = algbw = S/t (nccl-tests).
+    """broadcast from rank 0 timed for a range of message sizes, back-to-back calls averaged over the ranks;
+    busbw = algbw = S/t (nccl-tests).
 
     Not proven: other roots, sizes outside the range."""
     return _busbw_check(ctx, "broadcast")

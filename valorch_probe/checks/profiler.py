@@ -66,10 +66,13 @@ def cpu_ops(ctx):
     "profiler",
     "profiler",
     library="roctracer/CUPTI",
+    version=2,
     needs=("gpu",),
 )
 def device_kernels(ctx):
-    """torch.profiler with device activity records the GPU kernels (with device time) behind a matmul workload.
+    """torch.profiler with device activity records the GPU kernels (with device time) behind a matmul workload;
+    the row's library is the tracing library that delivered them (CUPTI, roctracer or rocprofiler-sdk: the one
+    mapped into the process), not the GEMM libraries of the kernels it saw.
 
     Not proven: accurate kernel timings, or activity of other processes."""
     torch = ctx.torch
@@ -94,15 +97,27 @@ def device_kernels(ctx):
         )
     names = sorted({e.name for e in kernels})
     libs = evidence.libraries_of(names, ctx.vendor)
-    ctx.claim(
-        library=evidence.label(libs),
-        source="torch.profiler kernel names: %s" % "; ".join(names[:6]),
-    )
+    tracer, how = evidence.tracing_library(_maps(), ctx.vendor, ctx.config())
+    ctx.claim(library=tracer, source="%s; kernel names: %s" % (how, "; ".join(names[:6])))
     return Report(
-        "%d device events (%d kernel names: %s), %.0f us device time"
-        % (len(kernels), len(names), evidence.label(libs) or "no known library", device_us),
-        {"device_events": len(kernels), "kernel_names": names[:20], "device_us": device_us},
+        "%s delivered %d device events (%d kernel names: %s), %.0f us device time"
+        % (tracer, len(kernels), len(names), evidence.label(libs) or "unattributed", device_us),
+        {
+            "device_events": len(kernels),
+            "kernel_names": names[:20],
+            "device_us": device_us,
+            "tracing_library": tracer,
+            "kernel_libraries": evidence.label(libs) or "unattributed",
+        },
     )
+
+
+def _maps() -> str:
+    try:
+        with open("/proc/self/maps") as fh:
+            return fh.read()
+    except OSError:
+        return ""
 
 
 @check("profiler.torch_profiler.memory", "torch.profiler (memory)", "profiler", "profiler")

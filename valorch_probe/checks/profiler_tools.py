@@ -24,7 +24,7 @@ import tempfile
 from typing import Any, Dict, List, Optional, Sequence
 
 from .. import tool_output
-from ..context import Fail, Report, Skip, Unsupported
+from ..context import Fail, NotApplicable, Report, Skip, Unsupported
 from ..registry import check
 from ._common import TOOL_DIRS, find_tool, first_lines, run_tool
 
@@ -67,6 +67,33 @@ def no_gpu_skip(ctx, tool: str, what: str) -> None:
         "%s needs a GPU; none is visible (device: cpu); %s%s" % (what, held, ctx.no_gpu_why()),
         {"path": exe},
     )
+
+
+# whose GPUs each tool serves: on the other vendor's build of torch its row does not apply
+TOOL_VENDOR = {
+    "rocprofv3": "amd",
+    "rocprof": "amd",
+    "rocm-smi": "amd",
+    "amd-smi": "amd",
+    "nsys": "nvidia",
+    "ncu": "nvidia",
+    "nvidia-smi": "nvidia",
+}
+_VENDOR_OF_BACKEND = {"rocm": "amd", "cuda": "nvidia"}
+_BUILD = {"amd": "a ROCm (HIP)", "nvidia": "a CUDA"}
+
+
+def not_applicable(ctx, tool: str) -> None:
+    """n/a where the tool serves the other vendor's GPUs than the build (or, without torch, the
+    image's catalogued backend) targets: rocprofv3 on a CUDA image is not missing, it is moot."""
+    image = ctx.vendor or _VENDOR_OF_BACKEND.get(ctx.expect.get("backend", ""))
+    serves = TOOL_VENDOR.get(tool)
+    if image and serves and image != serves:
+        raise NotApplicable(
+            "%s serves %s GPUs; this is %s image: the row does not apply"
+            % (tool, "AMD" if serves == "amd" else "NVIDIA", _BUILD[image]),
+            {"tool_vendor": serves, "image_vendor": image},
+        )
 
 
 def tool_or_unsupported(name: str) -> str:
@@ -162,6 +189,7 @@ def recorded_names(tool: str, exe: str, script: str, tmp: str, ranges: bool = Fa
 
 def _profiler_check(cid: str, feature: str, tool: str, library: str) -> None:
     def fn(ctx):
+        not_applicable(ctx, tool)
         no_gpu_skip(ctx, tool, "profiling a kernel")
         exe = tool_or_unsupported(tool)
         version = run_tool([tool, "--version"])
@@ -192,7 +220,8 @@ def _profiler_check(cid: str, feature: str, tool: str, library: str) -> None:
 
     fn.__doc__ = (
         "`%s` profiles a tiny torch workload (an element-wise multiply and a sum on the GPU) in a "
-        "child process and its record names the workload's kernel.\n\nNot proven: that %s's "
+        "child process and its record names the workload's kernel; n/a on the other vendor's "
+        "build.\n\nNot proven: that %s's "
         "timings or counters are accurate, or that it can profile other frameworks or "
         "multi-process jobs." % (tool, tool)
     )
@@ -255,6 +284,7 @@ _SMI = {
 
 def _smi_check(cid: str, feature: str, tool: str, library: str) -> None:
     def fn(ctx):
+        not_applicable(ctx, tool)
         no_gpu_skip(ctx, tool, "reading a device back")
         if tool == "nvidia-smi" and find_tool(tool) is None:
             raise Skip(
@@ -300,7 +330,8 @@ def _smi_check(cid: str, feature: str, tool: str, library: str) -> None:
 
     fn.__doc__ = (
         "`%s` (argv list, timeout) lists the GPUs and the arch it reports for one of them (gfx target "
-        "or compute capability) equals the arch torch sees.\n\nNot proven: the tool's telemetry "
+        "or compute capability) equals the arch torch sees; n/a on the other vendor's build.\n\n"
+        "Not proven: the tool's telemetry "
         "(power, clocks, memory, utilisation) or its management commands." % " ".join(_SMI[tool])
     )
     check(cid, feature, "command", "profiler", library=library, version=2, needs=("gpu",))(fn)

@@ -192,7 +192,9 @@ def version_cuda(ctx):
 @check("env.build.backend", "Framework build matches backend", "environment", "smoke", version=2)
 def build_backend(ctx):
     """The torch build matches the image's backend: a rocm image has a HIP build and no CUDA version, a cuda image
-    a CUDA build and no HIP version, a cpu image neither (and torch.cuda reports no device). On a GPU, every
+    a CUDA build and no HIP version, a cpu image neither (and torch.cuda reports no device); the local
+    interpreter, which no catalog declares, is described whatever its build (a CUDA wheel on a host without a
+    GPU is a valid environment). On a GPU, every
     visible GPU's arch is in the build's arch list (torch.cuda.get_arch_list()).
 
     Not proven: that every kernel library of the build works on this GPU (the kernels suite measures those), nor
@@ -213,6 +215,8 @@ def build_backend(ctx):
             % (cuda, hip),
             metrics,
         )
+    if backend == "cpu" and (hip or cuda) and ctx.expect.get("host"):
+        return _undeclared_gpu_build(ctx, hip, cuda, metrics)
     if backend == "cpu":
         if hip or cuda:
             raise Fail(
@@ -238,6 +242,20 @@ def build_backend(ctx):
     return Report(
         "%s build (hip=%s cuda=%s) for %s%s"
         % (backend, hip, cuda, metrics.get("arch_list") or "?", where),
+        metrics,
+    )
+
+
+def _undeclared_gpu_build(ctx, hip, cuda, metrics):
+    """The local interpreter, which no catalog declares: a GPU build of torch there is a valid
+    environment (the package index's default torch is a CUDA build), with or without a GPU."""
+    kind = "ROCm (HIP %s)" % hip if hip else "CUDA %s" % cuda
+    gpu = "%d GPU(s) visible" % ctx.torch.cuda.device_count() if ctx.gpu_available else "no GPU"
+    metrics["described"] = True
+    return Report(
+        "%s build of torch %s on this host's interpreter (%s): a valid environment, not a "
+        "cpu/GPU mismatch; rows that need a GPU %s"
+        % (kind, ctx.torch.__version__, gpu, "run" if ctx.gpu_available else "skip"),
         metrics,
     )
 
