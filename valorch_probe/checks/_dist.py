@@ -159,12 +159,17 @@ def _collect(procs: List[Any], world_size: int) -> List[Tuple[int, str]]:
             p.wait()
         for t in readers:
             t.join(5.0)
+        for p in procs:
+            p.stdout.close()  # drained by its reader: the pipe is ours to close
     return [(p.returncode, b"".join(o).decode("utf-8", "replace")) for p, o in zip(procs, outputs)]
 
 
 def _drain(proc: Any, sink: List[bytes]) -> None:
-    for chunk in iter(lambda: os.read(proc.stdout.fileno(), 65536), b""):
-        sink.append(chunk)
+    try:
+        for chunk in iter(lambda: os.read(proc.stdout.fileno(), 65536), b""):
+            sink.append(chunk)
+    except (OSError, ValueError):
+        pass  # the pipe was closed under a reader still held by a rank's own child
 
 
 def verify(answers: List[Dict[str, Any]], keys: List[str], what: str) -> None:
