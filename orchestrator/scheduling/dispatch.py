@@ -5,7 +5,7 @@
   ``host.slots`` CPU tasks per host. Threads are enough: the work happens in
   containers (``flight.py``: slots, worker threads, what is in flight). A new batch's
   first wave may already be running when ``execute`` gets it (``services/run``
-  starts it before the store is opened): its rows are written first thing here,
+  starts it before the batch's rows are written): its rows are written first thing here,
   with the run ids its items carry, and its tasks marked running.
 - An infrastructure error (engine unreachable, container start failure, image
   missing, host lost) is retried on another matching host, up to ``retries``

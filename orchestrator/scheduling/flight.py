@@ -1,11 +1,10 @@
 """What a batch has in flight: its tasks, the free slots of its hosts, the worker
 threads running their executors and the queue their executions come back on.
 
-No store here, so that a batch's first wave can start before the store is opened:
-``services/run`` starts it, then loads SQLAlchemy and writes the batch's rows while
-those containers run (the store's imports are about a fifth of a smoke run, and the
-container has nothing to wait for from them). ``dispatch.py`` does the rest with the
-store: rows, retries, results.
+No store here, so that a batch's first wave can start before its rows are written:
+``services/run`` starts it, then loads the recorder, sweeps leftover containers and
+writes the batch's rows while those containers run (the container has nothing to wait
+for from them). ``dispatch.py`` does the rest with the store: rows, retries, results.
 """
 
 from __future__ import annotations

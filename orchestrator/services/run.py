@@ -36,8 +36,9 @@ if TYPE_CHECKING:
     from .preflight import Verdict
     from .pull import Staged
 
-# No SQLAlchemy at import: a batch's first containers start before the store is opened
-# (``_execute_once``); the store's modules are imported where they are used.
+# No SQLAlchemy at import: commands that import this module without running a batch
+# (``--help``, a plan that fails) do not load it; the store's modules are imported where
+# they are used.
 
 
 #: an executor for each planned run: the host interpreter, a host's engine, a cluster
@@ -177,12 +178,7 @@ def _now() -> str:
 
 
 def history(factory: sessionmaker[Session]) -> dict[tuple[str, str], float]:
-    """The last measured duration of each (image, suite): the plan's history. Read without
-    SQLAlchemy where the store allows it (``session.Deferred``)."""
-    read = getattr(factory, "history", None)
-    got: dict[tuple[str, str], float] | None = read() if read is not None else None
-    if got is not None:
-        return got
+    """The last measured duration of each (image, suite): the plan's history."""
     from ..store import queries
 
     with factory() as session:
@@ -269,9 +265,10 @@ def _execute_once(
         placed.planned, placed.executor_for, reporter, placed.hosts, placed.history, spec.labels
     )
     with sweeping(placed.hosts, factory, batch):
-        # The first wave starts before the store is opened: its containers run while SQLAlchemy
-        # loads and the batch's rows are written (with the run ids the launch gave). Waiting for
-        # them to start first keeps those imports from competing with their set-up.
+        # The first wave starts before the batch's rows are written: its containers run while
+        # the recorder loads, leftovers are swept and the rows are written (with the run ids the
+        # launch gave). Waiting for them to start first keeps that work from competing with
+        # their set-up.
         try:
             Launch.wait_started(launch.start_ready())
             with _holding_signals():  # Ctrl-C in the middle of an import would leave it half done

@@ -218,7 +218,7 @@ def test_a_failing_store_stops_the_batch_and_its_runs_are_interrupted():
 def test_ctrl_c_before_the_rows_of_a_first_wave_writes_them_for_resume():
     rec = MemoryRecorder()
     launch = _launch((UP,), UP, *IMAGES)
-    flying = launch.start_ready()  # the first wave starts before the store is opened
+    flying = launch.start_ready()  # the first wave starts before the rows are written
     assert len(flying) == 1 and not rec.calls
     abandon(launch, BatchInfo("b1", JOB.name, JOB.spec_hash, ()), rec, KeyboardInterrupt())
     assert rec.calls == ["salvage", "enqueue", "enqueue", "start", "interrupt"]
