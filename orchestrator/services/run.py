@@ -10,7 +10,7 @@ import threading
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,10 +31,12 @@ if TYPE_CHECKING:
 
     from ..executors.pull import PullEvent
     from ..regression.known_issues import KnownIssues
+    from ..scheduling.recorder import Recorder
     from ..store.models import Result, Run
     from ..store.queue import RunSummary
     from .preflight import Verdict
     from .pull import Staged
+    from .recorder import StoreRecorder
 
 # No SQLAlchemy at import: commands that import this module without running a batch
 # (``--help``, a plan that fails) do not load it; the store's modules are imported where
@@ -99,9 +101,20 @@ def place_job(
     where: Where = Where(),
     staging: Staging = Staging(),
 ) -> Placement:
-    """Where each task goes. On this machine's engine or a hosts file's: hosts with GPUs the
-    batch needs pass L0 preflight first (a failing one is quarantined for the batch), and
-    every image is staged on its host (pulled, pinned, verified) before anything is queued."""
+    """Where each task goes (``plan_job``), its images staged there (``stage_job``)."""
+    return stage_job(plan_job(spec, cat, factory, where, staging), staging)
+
+
+def plan_job(
+    spec: JobSpec,
+    cat: Catalog,
+    factory: sessionmaker[Session],
+    where: Where = Where(),
+    staging: Staging = Staging(),
+) -> Placement:
+    """Where each task goes, from the plan's history in the store. On this machine's engine
+    or a hosts file's, hosts with GPUs the batch needs pass L0 preflight first (a failing one
+    is quarantined for the batch, and ``staging.on_quarantine`` hears of it)."""
     executor = where.executor
     if executor not in executors.NAMES:
         raise InputError(
@@ -121,29 +134,41 @@ def place_job(
                 staging.on_quarantine(verdict)
 
         inventory, planned = _quarantine(spec, cat, inventory, planned, where.cpu_only, hist, seen)
-    staged: dict[tuple[str, str], Staged | None] = {}
-    if executor == "host":
-        if any(pr.image.executor != "host" for pr in planned):
-            raise InputError(
-                "--executor host runs only the image 'host' (the local interpreter)",
-                "use --executor docker for container images",
-            )
-    elif any(pr.image.executor == "docker" and not pr.image.local for pr in planned):
-        from ..registry import RegistryClient
-        from .pull import check_policy, stage_planned
-
-        planned, staged = stage_planned(
-            planned, check_policy(staging.pull), RegistryClient(ca=staging.ca), staging.on_pull
+    if executor == "host" and any(pr.image.executor != "host" for pr in planned):
+        raise InputError(
+            "--executor host runs only the image 'host' (the local interpreter)",
+            "use --executor docker for container images",
         )
     return Placement(
         planned,
         local_executor,
         inventory,
         hist,
-        staged,
         reap=any(pr.image.executor != "host" for pr in planned),
         catalog=cat,
         quarantined=tuple(quarantined),
+    )
+
+
+def stage_job(placed: Placement, staging: Staging = Staging()) -> Placement:
+    """Every image of a placement on this machine's engine or a hosts file's staged on its
+    host (pulled, pinned, verified) before anything is queued; the planned runs then name
+    what was staged. A cluster stages its own images."""
+    if placed.hosts is None or not any(
+        pr.image.executor == "docker" and not pr.image.local for pr in placed.planned
+    ):
+        return placed
+    from ..registry import RegistryClient
+    from .pull import check_policy, stage_planned
+
+    planned, staged = stage_planned(
+        placed.planned, check_policy(staging.pull), RegistryClient(ca=staging.ca), staging.on_pull
+    )
+    return replace(
+        placed,
+        planned=planned,
+        staged=staged,
+        reap=any(pr.image.executor != "host" for pr in planned),
     )
 
 
@@ -240,67 +265,83 @@ def execute_placed(
     the whole job that many times, one batch after the other (never side by side, so that
     repeated timings do not compete for the host): N runs of each image, which
     ``valorch diff latest:ALIAS:N`` pools (the run-to-run noise of a timing shrinks by √N)."""
-    return [
-        s for _ in range(repeat) for s in _execute_once(placed, spec, factory, reporter, retries)
-    ]
+    return [s for _ in range(repeat) for s in run_batch(placed, spec, factory, reporter, retries)]
 
 
-def _execute_once(
+def run_batch(
     placed: Placement,
     spec: JobSpec,
     factory: sessionmaker[Session],
-    reporter: Reporter | None,
-    retries: int,
+    reporter: Reporter | None = None,
+    retries: int = 2,
 ) -> list[RunSummary]:
+    """One batch of a placed job, its stages in order (``run_entry.run`` lists the stages
+    before and after: plan, stage, then these, then the report). Ctrl-C, SIGTERM or a
+    failing store in any stage stops the batch's containers and records its runs as
+    ``interrupted`` (``sweeping``, ``_stopped_early``, ``dispatch.abandon``)."""
     batch = str(uuid.uuid4())
-    if placed.hosts is None:
-        from .recorder import StoreRecorder
-
-        recorder = StoreRecorder(factory)
-        planned = launch_planned(placed.planned, placed.executor_for, reporter, labels=spec.labels)
-        with naming_batch(batch):
-            execute(planned, spec, recorder, batch)
-            return _finished(placed, factory, recorder.summaries(batch))
     launch = launch_planned(
         placed.planned, placed.executor_for, reporter, placed.hosts, placed.history, spec.labels
     )
-    with sweeping(placed.hosts, factory, batch):
-        # The first wave starts before the batch's rows are written: its containers run while
-        # the recorder loads, leftovers are swept and the rows are written (with the run ids the
-        # launch gave). Waiting for them to start first keeps that work from competing with
-        # their set-up.
-        try:
-            Launch.wait_started(launch.start_ready())
-            with _holding_signals():  # Ctrl-C in the middle of an import would leave it half done
-                from .recorder import StoreRecorder
-            if placed.reap:
-                reap(placed.hosts, factory, None)
-        except BaseException as exc:
-            _stopped_early(launch, spec, factory, batch, exc)
-            raise
-        recorder = StoreRecorder(factory)
-        execute(launch, spec, recorder, batch, placed.hosts, retries)
+    with sweeping(placed.hosts or (), factory, batch):
+        with _stopped_early(launch, spec, factory, batch, placed.hosts is not None):
+            start_first_wave(launch, placed)
+            recorder = open_store(placed, factory)
+        dispatch_batch(launch, spec, recorder, batch, placed, retries)
         summaries = recorder.summaries(batch)
-    if placed.staged:
-        from ..store import queries
+    finish(placed, factory, summaries)
+    triage_batch(placed, factory, summaries)
+    return summaries
 
+
+def start_first_wave(launch: Launch, placed: Placement) -> None:
+    """Every task that has a slot starts before the batch's rows are written: its container
+    runs while the recorder loads, leftovers are swept and the rows are written (with the
+    run ids the launch gave). Waiting for them to start keeps that work from competing
+    with their set-up. On a cluster its scheduler starts the tasks, once they are queued."""
+    if placed.hosts is not None:
+        Launch.wait_started(launch.start_ready())
+
+
+def open_store(placed: Placement, factory: sessionmaker[Session]) -> StoreRecorder:
+    """The batch's recorder over the store, and the leftover containers of finished runs
+    swept from the hosts."""
+    with _holding_signals():  # Ctrl-C in the middle of an import would leave it half done
+        from .recorder import StoreRecorder
+    if placed.reap and placed.hosts is not None:
+        reap(placed.hosts, factory, None)
+    return StoreRecorder(factory)
+
+
+def dispatch_batch(
+    launch: Launch,
+    spec: JobSpec,
+    recorder: Recorder,
+    batch: str,
+    placed: Placement,
+    retries: int,
+) -> None:
+    """The batch's rows, then every task run to its end on its hosts (``dispatch.execute``).
+    A cluster's batch keeps the dispatcher's own number of retries, as it always has."""
+    if placed.hosts is None:
+        execute(launch, spec, recorder, batch)
+    else:
+        execute(launch, spec, recorder, batch, placed.hosts, retries)
+
+
+def finish(placed: Placement, factory: sessionmaker[Session], summaries: list[RunSummary]) -> None:
+    """After a batch, on its runs' meta: the digests staging found (the tag's index digest
+    and the platform manifest's), the hosts quarantined for it and, for a GPU host with
+    failing checks, an L0 preflight of that host now."""
+    from ..store import queries
+
+    if placed.staged:
         with factory() as session:
             for s in summaries:
                 got = placed.staged.get((s.host, s.image))
-                if got is not None:  # the tag's (index) digest and the platform manifest's
+                if got is not None:
                     queries.merge_run_meta(session, s.run_id, "image", got.meta())
             session.commit()
-    return _finished(placed, factory, summaries)
-
-
-def _finished(
-    placed: Placement, factory: sessionmaker[Session], summaries: list[RunSummary]
-) -> list[RunSummary]:
-    """After a batch: its quarantines and, for a GPU host with failing checks, an L0 preflight
-    of that host now go to the runs' meta; then every failing check is triaged and stored."""
-    from ..store import queries
-    from . import triage
-
     after = _preflight_after(placed, summaries)
     with factory() as session:
         for s in summaries:
@@ -309,8 +350,15 @@ def _finished(
             if s.host in after:
                 queries.merge_run_meta(session, s.run_id, "preflight_after", after[s.host])
         session.commit()
+
+
+def triage_batch(
+    placed: Placement, factory: sessionmaker[Session], summaries: list[RunSummary]
+) -> None:
+    """Every failing check of the batch triaged and stored (``services/triage``)."""
+    from . import triage
+
     triage.record(factory, [s.run_id for s in summaries], placed.catalog)
-    return summaries
 
 
 def _preflight_after(placed: Placement, summaries: list[RunSummary]) -> dict[str, dict[str, Any]]:
@@ -354,18 +402,25 @@ def _holding_signals() -> Iterator[None]:
             signal.raise_signal(held[0])
 
 
+@contextmanager
 def _stopped_early(
-    launch: Launch, spec: JobSpec, factory: sessionmaker[Session], batch: str, exc: BaseException
-) -> None:
+    launch: Launch, spec: JobSpec, factory: sessionmaker[Session], batch: str, first_wave: bool
+) -> Iterator[None]:
     """A batch stopped (Ctrl-C, SIGTERM, a failing store) while its first wave ran and the
-    store was loading: stopped and recorded as the dispatcher stops a batch, rows and all."""
+    store was loading: stopped and recorded as the dispatcher stops a batch, rows and all.
+    Without a first wave (a cluster's batch) nothing runs yet, and nothing is recorded."""
     try:
-        from .recorder import StoreRecorder
+        yield
+    except BaseException as exc:
+        if first_wave:
+            try:
+                from .recorder import StoreRecorder
 
-        ctx = BatchInfo(batch, spec.name, spec.spec_hash, spec.labels)
-        abandon(launch, ctx, StoreRecorder(factory), exc)
-    except Exception:  # noqa: BLE001 - the store itself failed: the containers go all the same
-        launch.flight.stop()
+                ctx = BatchInfo(batch, spec.name, spec.spec_hash, spec.labels)
+                abandon(launch, ctx, StoreRecorder(factory), exc)
+            except Exception:  # noqa: BLE001 - the store itself failed: the containers go all the same
+                launch.stop()
+        raise
 
 
 def execute_job(
@@ -422,8 +477,9 @@ def sweeping(
             yield
     except BaseException:
         # the database may be what failed: the original error is the news
-        with contextlib.suppress(Exception):
-            reap(inventory, factory, batch)
+        if inventory:  # none: a cluster's batch, its scheduler's to clean up
+            with contextlib.suppress(Exception):
+                reap(inventory, factory, batch)
         raise
 
 
