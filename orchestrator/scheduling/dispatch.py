@@ -4,7 +4,7 @@
   them concurrently: one per GPU on GPU hosts (each task pinned to its own GPUs),
   ``host.slots`` CPU tasks per host. Threads are enough: the work happens in
   containers (``flight.py``: slots, worker threads, what is in flight). A new batch's
-  first wave may already be running when ``execute`` gets it (``services/run``
+  first wave may already be running when ``execute`` gets it (``services/batch``
   starts it before the batch's rows are written): its rows are written first thing here,
   with the run ids its items carry, and its tasks marked running.
 - An infrastructure error (engine unreachable, container start failure, image

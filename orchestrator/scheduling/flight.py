@@ -2,7 +2,7 @@
 threads running their executors and the queue their executions come back on.
 
 No store here, so that a batch's first wave can start before its rows are written:
-``services/run`` starts it, then loads the recorder, sweeps leftover containers and
+``services/batch`` starts it, then loads the recorder, sweeps leftover containers and
 writes the batch's rows while those containers run (the container has nothing to wait
 for from them). ``dispatch.py`` does the rest with the store: rows, retries, results.
 """

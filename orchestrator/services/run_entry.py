@@ -2,7 +2,7 @@
 progress it shows, and the ``RunReport`` it prints, whose ``outcome`` is the exit code.
 
 ``run`` reads as the run's stages, in order: plan, stage, then for each batch (``--repeat``)
-start the first wave, open the store, dispatch, finish, triage (``services/run.run_batch``),
+start the first wave, open the store, dispatch, finish, triage (``services/batch.run_batch``),
 then report."""
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from ..catalog.core import Catalog
 from ..errors import InputError
 from ..scheduling.flight import Reporter
 from . import run as service
+from .batch import run_batch
 from .pull import check_policy
 
 if TYPE_CHECKING:
@@ -105,5 +106,5 @@ def run(
         summaries = []
         with progress.tasks() as reporter:
             for _ in range(opts.repeat):  # one batch after the other, never side by side
-                summaries += service.run_batch(placed, spec, factory, reporter, opts.retries)
+                summaries += run_batch(placed, spec, factory, reporter, opts.retries)
     return service.report(factory, summaries, issues, opts.gate, resumed)
