@@ -6,6 +6,7 @@
    done by hand: `docker run --rm --network none IMAGE python3 -c "import torch; ..."`;
    goal <= 1.25x.
 Prints ratios; not a timed test. Run on an idle machine (`make bench`).
+BENCH_SMOKE=0 measures the start-up only (part 1).
 """
 
 from __future__ import annotations
@@ -87,6 +88,9 @@ def main() -> None:
             print(
                 f"| `valorch {' '.join(args)}` | {t:.3f} | {cpu():.3f} | {GOAL_START} | {t / GOAL_START:.2f} |"
             )
+        print(f"\n(load at the end: {os.getloadavg()[0]:.1f})")
+        if os.environ.get("BENCH_SMOKE", "1") == "0":
+            return
         if (
             not shutil.which("docker")
             or subprocess.run(

@@ -6,12 +6,9 @@ Expected errors (``ValorchError``) become a message and an exit code
 
 from __future__ import annotations
 
-import atexit
-import contextlib
 import gc
 import os
 import sys
-import threading
 from typing import Any, NoReturn
 
 import typer
@@ -179,44 +176,35 @@ def version() -> None:
 
 def main() -> NoReturn:
     """The console script (``[project.scripts]``): the app, minus two costs of a short
-    command that are not its work (measured in docs/benchmarks.md, "Why the code is shaped
-    for speed"):
+    command that are not its work, each through a documented ``gc`` call (measured in
+    docs/benchmarks.md, "Why the code is shaped for speed"):
 
     - the cyclic garbage collector would run again and again while a command's imports
       build their classes and functions, none of which is garbage: it runs every 50,000
       allocations instead of every 700;
-    - the interpreter's teardown would free every imported module and object one by one
-      after the command has finished. Once the command returns, the exit
-      handlers run as at any exit (the store's engines are disposed, so a SQLite file is
-      checkpointed and closed; temporary directories go; logging is flushed), the streams
-      are flushed, and the process ends there. With a thread of its own still running
-      (none of valorch's is) the exit is Python's ordinary one.
+    - at exit the interpreter's final collections would walk every object the imports
+      made: ``gc.freeze`` moves them out of the collector's reach once the command is
+      done. The exit itself is Python's own (exit handlers, engines disposed, temporary
+      directories removed, streams flushed).
     """
     gc.set_threshold(50_000, 10, 10)
     try:
         app()
-        code: Any = 0
-    except SystemExit as exc:
-        code = exc.code
-    _leave(code)
+    finally:
+        _flush_streams()
+        gc.freeze()
+    sys.exit(0)
 
 
-def _leave(code: Any) -> NoReturn:
-    if any(
-        t.is_alive() and not t.daemon
-        for t in threading.enumerate()
-        if t is not threading.main_thread()
-    ):
-        sys.exit(code)
-    if code is None:
-        code = 0
-    elif not isinstance(code, int):
-        sys.stderr.write(f"{code}\n")
-        code = 1
-    atexit._run_exitfuncs()
+def _flush_streams() -> None:
+    """`valorch … | head` closed the pipe: not a verdict, the exit code stays the command's
+    own (docs/design.md, "CLI conventions"), and the interpreter's own flush at exit writes
+    nowhere instead of failing."""
     for stream in (sys.stdout, sys.stderr):
-        # `valorch … | head` closed the pipe, or a closed stream: not a verdict, the exit code
-        # stays the command's own (docs/design.md, "CLI conventions")
-        with contextlib.suppress(BrokenPipeError, ValueError):
+        try:
             stream.flush()
-    os._exit(code)
+        except BrokenPipeError:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, stream.fileno())
+        except ValueError:  # a closed stream: nothing left to write
+            pass

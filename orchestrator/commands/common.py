@@ -199,8 +199,8 @@ def sessions(db: str | None) -> Any:
 
 
 def deferred_sessions(db: str | None) -> Any:
-    """The session factory for ``--db``, opened at its first use: ``valorch run`` starts a
-    batch's first containers before it loads SQLAlchemy (services/session.Deferred)."""
+    """The session factory for ``--db``, opened at its first use (services/session.Deferred):
+    a command that fails before it needs the store does not create one."""
     from ..services.session import Deferred
 
     return Deferred(db)

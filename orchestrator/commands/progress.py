@@ -13,6 +13,7 @@ from rich.live import Live
 from rich.markup import escape
 
 from ..scheduling.plan import task_key
+from ..scheduling.reporter import Reporter
 from ..spec import FAILING, CheckResult, Execution, Task
 from .common import fit
 from .tables import Table
@@ -32,8 +33,9 @@ class _Row:
     started: float = 0.0
 
 
-class LiveReporter:
-    """A rich Live table on stderr; also a context manager. Thread-safe (tasks report from threads)."""
+class LiveReporter(Reporter):
+    """A rich Live table on stderr; also a context manager. Thread-safe (tasks report from
+    threads). Its hooks are the scheduler's (``scheduling/reporter.Reporter``)."""
 
     def __init__(self, console: Console, disable: bool = False) -> None:
         self.console = console
@@ -113,7 +115,7 @@ class LiveReporter:
             )
         return table
 
-    # Reporter protocol (scheduler)
+    # the scheduler's hooks (scheduling/reporter.Reporter)
     def task_queued(self, task: Task, expected: float) -> None:
         with self.lock:
             slots = (

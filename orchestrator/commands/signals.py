@@ -52,7 +52,7 @@ def interruptible() -> Iterator[None]:
 
 
 def _say_how_to_finish(exc: BaseException) -> None:
-    """The line a person needs after Ctrl-C: the batch the stop left (services.run.naming_batch)
+    """The line a person needs after Ctrl-C: the batch the stop left (services.batch.naming_batch)
     and the command that finishes it."""
     from .common import err
 

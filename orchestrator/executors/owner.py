@@ -4,7 +4,7 @@ pid, start time).
 A valorch that is killed outright (SIGKILL, the OOM killer) cleans nothing up: its
 containers stay. Those of runs it had stored go with the next run (finished runs) or
 with ``--resume``; a batch's first containers, though, start a moment before its runs
-are stored (services/run), so a kill in that moment leaves containers that no stored
+are stored (services/batch), so a kill in that moment leaves containers that no stored
 run names. A container whose owner was a process of this machine's current boot, in
 this PID namespace, that no longer lives is an orphan, whichever store it belongs to,
 and ``reap_known`` removes it. Anything else (another machine's valorch on a shared

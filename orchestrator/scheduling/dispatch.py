@@ -4,8 +4,8 @@
   them concurrently: one per GPU on GPU hosts (each task pinned to its own GPUs),
   ``host.slots`` CPU tasks per host. Threads are enough: the work happens in
   containers (``flight.py``: slots, worker threads, what is in flight). A new batch's
-  first wave may already be running when ``execute`` gets it (``services/run``
-  starts it before the store is opened): its rows are written first thing here,
+  first wave may already be running when ``execute`` gets it (``services/batch``
+  starts it before the batch's rows are written): its rows are written first thing here,
   with the run ids its items carry, and its tasks marked running.
 - An infrastructure error (engine unreachable, container start failure, image
   missing, host lost) is retried on another matching host, up to ``retries``
@@ -24,9 +24,10 @@ import uuid
 from ..errors import NoMatchingHostError
 from ..executors.base import Executor
 from ..spec import BatchInfo, Execution, HostSpec, JobSpec
-from .flight import Item, Launch, Reporter, hook, requirement_of
+from .flight import Item, Launch, requirement_of
 from .placement import Need, place
 from .recorder import Recorder
+from .reporter import Reporter
 
 DEFAULT_RETRIES = 2
 
@@ -65,15 +66,9 @@ def write_rows(launch: Launch, ctx: BatchInfo, recorder: Recorder) -> None:
     queued task per suite; the tasks already in flight are marked running. Each run
     written leaves ``launch.runs``, so that writing again after a failure goes on
     where it stopped."""
-    while launch.runs:
-        pr, run_id = launch.runs[0]
-        ids = recorder.enqueue(ctx, pr, launch.executor_for(pr).name, run_id)
-        for it in launch.items:
-            if it.run_id == run_id:
-                it.task_id = ids[it.task.suite.name]
-        launch.runs = launch.runs[1:]
-    waiting = {id(it) for it in launch.pending}
-    flying = [row_of(it) for it in launch.items if id(it) not in waiting]
+    for pr, run_id in launch.runs:
+        launch.rows_written(run_id, recorder.enqueue(ctx, pr, launch.executor_for(pr).name, run_id))
+    flying = [row_of(it) for it in launch.in_flight()]
     if flying:
         recorder.start(flying)
 
@@ -105,12 +100,10 @@ def dispatch(
                 and len(it.tried) <= retries
                 and _move(it, ctx, hosts, launch, recorder, execution.infra_error)
             ):
-                hook(launch.reporter, "task_retried", it.task, execution.infra_error)
-                launch.pending.append(it)
+                launch.requeue(it, execution.infra_error)
                 continue
             recorder.complete(ctx.batch, it.run_id, row_of(it), it.task, execution)
-            if launch.reporter:
-                launch.reporter.task_finished(it.task, execution)
+            launch.reporter.task_finished(it.task, execution)
     except BaseException as exc:
         abandon(launch, ctx, recorder, exc)
         raise
@@ -121,7 +114,7 @@ def abandon(launch: Launch, ctx: BatchInfo, recorder: Recorder, exc: BaseExcepti
     """A batch stopped (Ctrl-C, SIGTERM, a database error): no container outlives it, and
     its runs are ``interrupted`` for ``--resume``, their rows written first when they were
     not yet."""
-    launch.flight.stop()
+    launch.stop()
     recorder.salvage(ctx.batch, _finished_meanwhile(launch), exc)
     if launch.runs:  # stopped before its rows were written: written now, so that --resume finds it
         try:
@@ -160,8 +153,9 @@ def _move(
         return False
     if a.host in it.tried:
         return False
-    it.task = it.task.model_copy(update={"host": pools[a.host].host})
-    (it.run_id,) = recorder.move(ctx, [(row_of(it), it.task)], reason)
+    task = it.task.model_copy(update={"host": pools[a.host].host})
+    (run_id,) = recorder.move(ctx, [(row_of(it), task)], reason)
+    launch.moved(it, task, run_id)
     return True
 
 

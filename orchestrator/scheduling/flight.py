@@ -1,11 +1,10 @@
 """What a batch has in flight: its tasks, the free slots of its hosts, the worker
 threads running their executors and the queue their executions come back on.
 
-No store here, so that a batch's first wave can start before the store is opened:
-``services/run`` starts it, then loads SQLAlchemy and writes the batch's rows while
-those containers run (the store's imports are about a fifth of a smoke run, and the
-container has nothing to wait for from them). ``dispatch.py`` does the rest with the
-store: rows, retries, results.
+No store here, so that a batch's first wave can start before its rows are written:
+``services/batch`` starts it, then loads the recorder, sweeps leftover containers and
+writes the batch's rows while those containers run (the container has nothing to wait
+for from them). ``dispatch.py`` does the rest with the store: rows, retries, results.
 """
 
 from __future__ import annotations
@@ -16,22 +15,17 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from ..errors import ValorchError
 from ..executors.base import Executor
 from ..executors.transcript import infrastructure_failure
 from ..hosts.match import Requirement
-from ..spec import GPU, CheckResult, Execution, HostSpec, Task
+from ..spec import GPU, Execution, HostSpec, Task
 from .plan import PlannedRun, expected_duration, task_key, task_requirement
+from .reporter import SILENT, Reporter
 
-
-class Reporter(Protocol):
-    def task_started(self, task: Task) -> None: ...
-
-    def result(self, task: Task, result: CheckResult) -> None: ...
-
-    def task_finished(self, task: Task, execution: Execution) -> None: ...
+__all__ = ["Flight", "Item", "Launch", "Reporter", "launch_planned", "requirement_of"]
 
 
 @dataclass
@@ -136,7 +130,7 @@ def work(
     task: Task,
     held: Held,
     executor_for: Callable[[PlannedRun], Executor],
-    reporter: Reporter | None,
+    reporter: Reporter,
     done: queue.Queue[tuple[Item, Held, Execution]],
     flight: Flight | None = None,
 ) -> None:
@@ -149,7 +143,7 @@ def work(
         execution = executor.execute(
             task,
             it.run_id,
-            (lambda r: reporter.result(task, r)) if reporter else None,
+            (lambda r: reporter.result(task, r)) if reporter is not SILENT else None,
             on_started=it.started.set,
         )
     except ValorchError as exc:  # e.g. the engine does not answer
@@ -162,16 +156,13 @@ def work(
     done.put((it, held, execution))
 
 
-def hook(reporter: Any, name: str, *args: Any) -> None:
-    """An optional reporter method (``task_queued``, ``task_retried``)."""
-    fn = getattr(reporter, name, None)
-    if fn is not None:
-        fn(*args)
-
-
 class Launch:
     """A batch's tasks on their hosts' slots: which wait, which run, and the queue their
-    executions come back on. ``start_ready`` starts every task that has a free slot."""
+    executions come back on. ``start_ready`` starts every task that has a free slot.
+
+    The launch owns its lists: others read them (``items``, ``pending``, ``runs``,
+    ``running``) and change them only through its methods (``start_ready``,
+    ``next_done``, ``requeue``, ``moved``, ``rows_written``, ``stop``)."""
 
     def __init__(
         self,
@@ -182,38 +173,85 @@ class Launch:
         labels: tuple[str, ...] = (),
         runs: tuple[tuple[PlannedRun, str], ...] = (),
     ) -> None:
-        self.items = list(items)
-        self.runs = runs  # (planned run, its run id) of a new batch, for its rows
+        self._items = list(items)
+        self._runs = runs  # (planned run, its run id) of a new batch whose rows are not written
         self.pools = {h.name: Pool(h) for h in hosts}
         for it in items:
             for h in (it.task.host, *it.task.nodes):
                 self.pools.setdefault(h.name, Pool(h))
-        self.pending = sorted(items, key=lambda it: -it.expected * it.task.node_count)
+        self._pending = sorted(items, key=lambda it: -it.expected * it.task.node_count)
         self.done: queue.Queue[tuple[Item, Held, Execution]] = queue.Queue()
         self.flight = Flight()
-        self.running = 0
-        self.executor_for, self.reporter, self.labels = executor_for, reporter, labels
-        for it in self.pending:
-            hook(reporter, "task_queued", it.task, it.expected)
+        self._running = 0
+        self.executor_for, self.labels = executor_for, labels
+        self.reporter: Reporter = reporter or SILENT
+        for it in self._pending:
+            self.reporter.task_queued(it.task, it.expected)
+
+    @property
+    def items(self) -> tuple[Item, ...]:
+        """Every task of the batch."""
+        return tuple(self._items)
+
+    @property
+    def pending(self) -> tuple[Item, ...]:
+        """The tasks waiting for a slot, in the order they start."""
+        return tuple(self._pending)
+
+    @property
+    def runs(self) -> tuple[tuple[PlannedRun, str], ...]:
+        """(planned run, run id) of a new batch's runs whose rows are not written yet."""
+        return self._runs
+
+    @property
+    def running(self) -> int:
+        """How many tasks are in flight."""
+        return self._running
+
+    def in_flight(self) -> list[Item]:
+        """The tasks started and not waiting again."""
+        waiting = {id(it) for it in self._pending}
+        return [it for it in self._items if id(it) not in waiting]
+
+    def rows_written(self, run_id: str, task_ids: dict[str, int]) -> None:
+        """The rows of the run ``run_id`` are written: each of its tasks gets its row (by
+        suite), and the run leaves ``runs``."""
+        for it in self._items:
+            if it.run_id == run_id:
+                it.task_id = task_ids[it.task.suite.name]
+        self._runs = tuple(r for r in self._runs if r[1] != run_id)
+
+    def requeue(self, it: Item, reason: str) -> None:
+        """``it`` waits for a slot again, behind the tasks waiting: an infrastructure error
+        (``reason``) moved it to another host (``moved``)."""
+        self.reporter.task_retried(it.task, reason)
+        self._pending.append(it)
+
+    def moved(self, it: Item, task: Task, run_id: str) -> None:
+        """``it`` now runs as ``task`` (on another host), recorded under ``run_id``."""
+        it.task, it.run_id = task, run_id
+
+    def stop(self) -> None:
+        """Every task in flight stopped (``Flight.stop``)."""
+        self.flight.stop()
 
     def start_ready(self, mark: Callable[[Item], None] | None = None) -> list[Item]:
         """Start every waiting task that a host has a slot for (``mark``: record it as
         running first); the tasks started."""
         started = []
         blocked: set[str] = set()  # hosts a waiting gang task is first in line for
-        for it in list(self.pending):
+        for it in list(self._pending):
             held = self._take(it, blocked)
             if held is None:
                 continue
-            self.pending.remove(it)
+            self._pending.remove(it)
             gpus = held[0][1]
             task = it.task.model_copy(update={"gpus": gpus or None}) if gpus else it.task
             if it.task.nodes:
                 task = task.model_copy(update={"node_gpus": tuple(g or () for _, g in held)})
             if mark is not None:
                 mark(it)
-            if self.reporter:
-                self.reporter.task_started(task)
+            self.reporter.task_started(task)
             self.flight.start(
                 threading.Thread(
                     target=work,
@@ -222,7 +260,7 @@ class Launch:
                     daemon=True,
                 )
             )
-            self.running += 1
+            self._running += 1
             started.append(it)
         return started
 
@@ -258,7 +296,7 @@ class Launch:
     def next_done(self) -> tuple[Item, Execution]:
         """The next execution to come back; its slots are free again."""
         it, held, execution = self.done.get()
-        self.running -= 1
+        self._running -= 1
         for name, gpus in held:
             self.pools[name].give(gpus)
         it.tried.add(it.task.host.name)

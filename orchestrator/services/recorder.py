@@ -1,7 +1,7 @@
 """The scheduler's recorder over the store (``scheduling/recorder.Recorder``): it owns the
 sessions, each call one transaction over ``store/queue.py``'s named transitions. Imported
-where a batch's rows are written, not before: a batch's first wave starts before the store
-(SQLAlchemy) is loaded (``services/run``)."""
+where a batch's rows are written, not before: a batch's first wave starts before its rows
+are written (``services/batch``)."""
 
 from __future__ import annotations
 

@@ -1,16 +1,11 @@
 """Validate a job: plan it on its hosts (this machine, a hosts file, Slurm's nodes or a
-Kubernetes cluster), dispatch it, resume it, reap leftovers, and report what is stored.
-Shared by ``run`` and ``qualify``."""
+Kubernetes cluster), stage its images, run its batches (``services/batch``), resume one,
+and report what is stored. Shared by ``run``, ``qualify`` and ``bisect``."""
 
 from __future__ import annotations
 
-import contextlib
-import signal
-import threading
-import uuid
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,10 +15,10 @@ from ..errors import InfrastructureError, InputError, NoMatchingHostError
 from ..executors.base import Executor
 from ..hosts.detect import detect_local
 from ..hosts.inventory import resolve_hosts
-from ..scheduling.dispatch import abandon, execute
-from ..scheduling.flight import Launch, Reporter, launch_planned
+from ..scheduling.flight import Reporter
 from ..scheduling.plan import PlannedRun, plan
-from ..spec import BatchInfo, HostSpec, JobSpec
+from ..spec import HostSpec, JobSpec
+from .batch import now, reap, run_batch, sweeping
 from .outcome import GATE_FAILED, INCONCLUSIVE, Outcome, Said, passed
 
 if TYPE_CHECKING:
@@ -36,8 +31,9 @@ if TYPE_CHECKING:
     from .preflight import Verdict
     from .pull import Staged
 
-# No SQLAlchemy at import: a batch's first containers start before the store is opened
-# (``_execute_once``); the store's modules are imported where they are used.
+# No SQLAlchemy at import: commands that import this module without running a batch
+# (``--help``, a plan that fails) do not load it; the store's modules are imported where
+# they are used.
 
 
 #: an executor for each planned run: the host interpreter, a host's engine, a cluster
@@ -98,9 +94,20 @@ def place_job(
     where: Where = Where(),
     staging: Staging = Staging(),
 ) -> Placement:
-    """Where each task goes. On this machine's engine or a hosts file's: hosts with GPUs the
-    batch needs pass L0 preflight first (a failing one is quarantined for the batch), and
-    every image is staged on its host (pulled, pinned, verified) before anything is queued."""
+    """Where each task goes (``plan_job``), its images staged there (``stage_job``)."""
+    return stage_job(plan_job(spec, cat, factory, where, staging), staging)
+
+
+def plan_job(
+    spec: JobSpec,
+    cat: Catalog,
+    factory: sessionmaker[Session],
+    where: Where = Where(),
+    staging: Staging = Staging(),
+) -> Placement:
+    """Where each task goes, from the plan's history in the store. On this machine's engine
+    or a hosts file's, hosts with GPUs the batch needs pass L0 preflight first (a failing one
+    is quarantined for the batch, and ``staging.on_quarantine`` hears of it)."""
     executor = where.executor
     if executor not in executors.NAMES:
         raise InputError(
@@ -115,34 +122,46 @@ def place_job(
     if executor == "docker":
 
         def seen(verdict: Verdict) -> None:  # kept for the triage of the batch's failures
-            quarantined.append({"host": verdict.host, "reason": verdict.reason, "at": _now()})
+            quarantined.append({"host": verdict.host, "reason": verdict.reason, "at": now()})
             if staging.on_quarantine:
                 staging.on_quarantine(verdict)
 
         inventory, planned = _quarantine(spec, cat, inventory, planned, where.cpu_only, hist, seen)
-    staged: dict[tuple[str, str], Staged | None] = {}
-    if executor == "host":
-        if any(pr.image.executor != "host" for pr in planned):
-            raise InputError(
-                "--executor host runs only the image 'host' (the local interpreter)",
-                "use --executor docker for container images",
-            )
-    elif any(pr.image.executor == "docker" and not pr.image.local for pr in planned):
-        from ..registry import RegistryClient
-        from .pull import check_policy, stage_planned
-
-        planned, staged = stage_planned(
-            planned, check_policy(staging.pull), RegistryClient(ca=staging.ca), staging.on_pull
+    if executor == "host" and any(pr.image.executor != "host" for pr in planned):
+        raise InputError(
+            "--executor host runs only the image 'host' (the local interpreter)",
+            "use --executor docker for container images",
         )
     return Placement(
         planned,
         local_executor,
         inventory,
         hist,
-        staged,
         reap=any(pr.image.executor != "host" for pr in planned),
         catalog=cat,
         quarantined=tuple(quarantined),
+    )
+
+
+def stage_job(placed: Placement, staging: Staging = Staging()) -> Placement:
+    """Every image of a placement on this machine's engine or a hosts file's staged on its
+    host (pulled, pinned, verified) before anything is queued; the planned runs then name
+    what was staged. A cluster stages its own images."""
+    if placed.hosts is None or not any(
+        pr.image.executor == "docker" and not pr.image.local for pr in placed.planned
+    ):
+        return placed
+    from ..registry import RegistryClient
+    from .pull import check_policy, stage_planned
+
+    planned, staged = stage_planned(
+        placed.planned, check_policy(staging.pull), RegistryClient(ca=staging.ca), staging.on_pull
+    )
+    return replace(
+        placed,
+        planned=planned,
+        staged=staged,
+        reap=any(pr.image.executor != "host" for pr in planned),
     )
 
 
@@ -170,19 +189,8 @@ def _on_cluster(spec: JobSpec, cat: Catalog, where: Where) -> Placement:
     return Placement(planned, executor_for, None, catalog=cat)
 
 
-def _now() -> str:
-    from datetime import datetime, timezone
-
-    return datetime.now(timezone.utc).replace(tzinfo=None).isoformat(timespec="seconds")
-
-
 def history(factory: sessionmaker[Session]) -> dict[tuple[str, str], float]:
-    """The last measured duration of each (image, suite): the plan's history. Read without
-    SQLAlchemy where the store allows it (``session.Deferred``)."""
-    read = getattr(factory, "history", None)
-    got: dict[tuple[str, str], float] | None = read() if read is not None else None
-    if got is not None:
-        return got
+    """The last measured duration of each (image, suite): the plan's history."""
     from ..store import queries
 
     with factory() as session:
@@ -244,131 +252,7 @@ def execute_placed(
     the whole job that many times, one batch after the other (never side by side, so that
     repeated timings do not compete for the host): N runs of each image, which
     ``valorch diff latest:ALIAS:N`` pools (the run-to-run noise of a timing shrinks by √N)."""
-    return [
-        s for _ in range(repeat) for s in _execute_once(placed, spec, factory, reporter, retries)
-    ]
-
-
-def _execute_once(
-    placed: Placement,
-    spec: JobSpec,
-    factory: sessionmaker[Session],
-    reporter: Reporter | None,
-    retries: int,
-) -> list[RunSummary]:
-    batch = str(uuid.uuid4())
-    if placed.hosts is None:
-        from .recorder import StoreRecorder
-
-        recorder = StoreRecorder(factory)
-        planned = launch_planned(placed.planned, placed.executor_for, reporter, labels=spec.labels)
-        with naming_batch(batch):
-            execute(planned, spec, recorder, batch)
-            return _finished(placed, factory, recorder.summaries(batch))
-    launch = launch_planned(
-        placed.planned, placed.executor_for, reporter, placed.hosts, placed.history, spec.labels
-    )
-    with sweeping(placed.hosts, factory, batch):
-        # The first wave starts before the store is opened: its containers run while SQLAlchemy
-        # loads and the batch's rows are written (with the run ids the launch gave). Waiting for
-        # them to start first keeps those imports from competing with their set-up.
-        try:
-            Launch.wait_started(launch.start_ready())
-            with _holding_signals():  # Ctrl-C in the middle of an import would leave it half done
-                from .recorder import StoreRecorder
-            if placed.reap:
-                reap(placed.hosts, factory, None)
-        except BaseException as exc:
-            _stopped_early(launch, spec, factory, batch, exc)
-            raise
-        recorder = StoreRecorder(factory)
-        execute(launch, spec, recorder, batch, placed.hosts, retries)
-        summaries = recorder.summaries(batch)
-    if placed.staged:
-        from ..store import queries
-
-        with factory() as session:
-            for s in summaries:
-                got = placed.staged.get((s.host, s.image))
-                if got is not None:  # the tag's (index) digest and the platform manifest's
-                    queries.merge_run_meta(session, s.run_id, "image", got.meta())
-            session.commit()
-    return _finished(placed, factory, summaries)
-
-
-def _finished(
-    placed: Placement, factory: sessionmaker[Session], summaries: list[RunSummary]
-) -> list[RunSummary]:
-    """After a batch: its quarantines and, for a GPU host with failing checks, an L0 preflight
-    of that host now go to the runs' meta; then every failing check is triaged and stored."""
-    from ..store import queries
-    from . import triage
-
-    after = _preflight_after(placed, summaries)
-    with factory() as session:
-        for s in summaries:
-            if placed.quarantined:
-                queries.merge_run_meta(session, s.run_id, "quarantined", list(placed.quarantined))
-            if s.host in after:
-                queries.merge_run_meta(session, s.run_id, "preflight_after", after[s.host])
-        session.commit()
-    triage.record(factory, [s.run_id for s in summaries], placed.catalog)
-    return summaries
-
-
-def _preflight_after(placed: Placement, summaries: list[RunSummary]) -> dict[str, dict[str, Any]]:
-    """L0 of each GPU host (of a hosts inventory) where a run had failing checks: a host whose
-    devices or engine failed is the likelier cause than the image (a host fault)."""
-    from .preflight import backends_of, level0
-
-    hosts = {h.name: h for h in placed.hosts or ()}
-    todo = {
-        s.host: hosts[s.host]
-        for s in summaries
-        if s.failed and s.host in hosts and backends_of(hosts[s.host]) != ("cpu",)
-    }
-    out = {}
-    for name, host in sorted(todo.items()):
-        verdicts = [level0(host, b) for b in backends_of(host)]
-        bad = [v.reason for v in verdicts if not v.ok]
-        out[name] = {"ok": not bad, "reason": "; ".join(bad), "at": _now()}
-    return out
-
-
-@contextmanager
-def _holding_signals() -> Iterator[None]:
-    """SIGINT and SIGTERM that arrive inside are held and given to their handlers on the way
-    out (in the main thread; elsewhere signals do not arrive anyway)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    held: list[int] = []
-    before = {
-        sig: signal.signal(sig, lambda signum, _frame: held.append(signum))
-        for sig in (signal.SIGINT, signal.SIGTERM)
-    }
-    try:
-        yield
-    finally:
-        for sig, handler in before.items():
-            if handler is not None:  # None: not installed from Python, nothing to put back
-                signal.signal(sig, handler)
-        if held:
-            signal.raise_signal(held[0])
-
-
-def _stopped_early(
-    launch: Launch, spec: JobSpec, factory: sessionmaker[Session], batch: str, exc: BaseException
-) -> None:
-    """A batch stopped (Ctrl-C, SIGTERM, a failing store) while its first wave ran and the
-    store was loading: stopped and recorded as the dispatcher stops a batch, rows and all."""
-    try:
-        from .recorder import StoreRecorder
-
-        ctx = BatchInfo(batch, spec.name, spec.spec_hash, spec.labels)
-        abandon(launch, ctx, StoreRecorder(factory), exc)
-    except Exception:  # noqa: BLE001 - the store itself failed: the containers go all the same
-        launch.flight.stop()
+    return [s for _ in range(repeat) for s in run_batch(placed, spec, factory, reporter, retries)]
 
 
 def execute_job(
@@ -411,48 +295,6 @@ def resume(
 
     triage.record(factory, [s.run_id for s in summaries], cat)
     return batch, summaries
-
-
-@contextmanager
-def sweeping(
-    inventory: tuple[Any, ...], factory: sessionmaker[Session], batch: str
-) -> Iterator[None]:
-    """An interrupted batch (Ctrl-C, SIGTERM, a failing database) leaves no container: the
-    dispatcher has cancelled its tasks in flight; this sweeps the engines for any container
-    labelled with one of the batch's runs, in case one was created while that happened."""
-    try:
-        with naming_batch(batch):
-            yield
-    except BaseException:
-        # the database may be what failed: the original error is the news
-        with contextlib.suppress(Exception):
-            reap(inventory, factory, batch)
-        raise
-
-
-@contextmanager
-def naming_batch(batch: str) -> Iterator[None]:
-    """A signal that stops the batch (Ctrl-C's KeyboardInterrupt, SIGTERM's exception: neither
-    is an ``Exception``) leaves carrying the batch's id as ``resume_batch``, for the command's
-    hint "resume with valorch run --resume BATCH"."""
-    try:
-        yield
-    except BaseException as exc:
-        if not isinstance(exc, Exception) and getattr(exc, "resume_batch", None) is None:
-            exc.resume_batch = batch  # type: ignore[attr-defined]
-        raise
-
-
-def reap(inventory: tuple[Any, ...], factory: sessionmaker[Session], batch: str | None) -> None:
-    """Remove leftover valorch containers: those of ``batch`` (on --resume), and those of
-    runs this database knows as finished or interrupted (a killed valorch leaves them)."""
-    from ..executors.docker import reap_known
-    from ..store import queries
-
-    with factory() as session:
-        known = queries.run_ids(session, batch=batch, finished=batch is None)
-    for host in inventory:
-        reap_known(host, known)
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,9 @@
 """``valorch run`` as one call: the options a command builds (what to run, where, how), the
-progress it shows, and the ``RunReport`` it prints, whose ``outcome`` is the exit code."""
+progress it shows, and the ``RunReport`` it prints, whose ``outcome`` is the exit code.
+
+``run`` reads as the run's stages, in order: plan, stage, then for each batch (``--repeat``)
+start the first wave, open the store, dispatch, finish, triage (``services/batch.run_batch``),
+then report."""
 
 from __future__ import annotations
 
@@ -14,6 +18,7 @@ from ..catalog.core import Catalog
 from ..errors import InputError
 from ..scheduling.flight import Reporter
 from . import run as service
+from .batch import run_batch
 from .pull import check_policy
 
 if TYPE_CHECKING:
@@ -93,17 +98,13 @@ def run(
         spec = job_for(cat, opts.selection)
         # preflight and pulls first (their own progress), then the live view of the tasks
         with progress.pulls() as on_pull:
-            placed = service.place_job(
-                spec,
-                cat,
-                factory,
-                opts.where,
-                service.Staging(
-                    opts.pull, str(opts.ca) if opts.ca else None, on_pull, progress.quarantined
-                ),
+            staging = service.Staging(
+                opts.pull, str(opts.ca) if opts.ca else None, on_pull, progress.quarantined
             )
+            planned = service.plan_job(spec, cat, factory, opts.where, staging)
+            placed = service.stage_job(planned, staging)
+        summaries = []
         with progress.tasks() as reporter:
-            summaries = service.execute_placed(
-                placed, spec, factory, reporter=reporter, retries=opts.retries, repeat=opts.repeat
-            )
+            for _ in range(opts.repeat):  # one batch after the other, never side by side
+                summaries += run_batch(placed, spec, factory, reporter, opts.retries)
     return service.report(factory, summaries, issues, opts.gate, resumed)

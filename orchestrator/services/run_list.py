@@ -1,23 +1,21 @@
-"""``valorch results list``: the newest runs, each with its final counts by status.
-
-A local SQLite file at this valorch's schema is read through ``store.lite`` (the
-standard library's sqlite3: no SQLAlchemy import, so a listing starts fast); every
-other store, and any file the fast path declines, through SQLAlchemy. Both give the
-same raw rows, and the counts are made here from them in one way."""
+"""``valorch results list``: the newest runs, each with its final counts by status, read
+through the store's queries (``store.queries.list_runs`` / ``run_statuses``), whatever the
+store: a SQLite file or a server."""
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
 from ..errors import InputError
 from ..matrix.model import final_counts
-from ..store import lite
 
 #: a run's states (store.models.Run.state), what ``results list --state`` accepts
 RUN_STATES = ("running", "done", "failed", "interrupted")
+
+#: a listed run: (id, started, job, state, image alias, image digest, host name)
+RunLine = tuple[str, datetime, str, str, str, str | None, str]
 
 
 def states_of(value: str | None) -> tuple[str, ...]:
@@ -44,20 +42,11 @@ def listing(
     """Runs, newest first, each with its final counts by status (``counts``, a Counter): of
     ``image`` (alias or reference) and ``job``, in one of ``states``, started at or after
     ``since`` (UTC), each filter only when given."""
-    conn = lite.connect(db)
-    if conn is not None:
-        try:
-            lines = lite.list_runs(conn, limit, image, job=job, states=states, since=since)
-            return _rows(lines, lite.run_statuses(conn, [r[0] for r in lines]))
-        except sqlite3.Error:
-            pass  # the SQLAlchemy path below says what is wrong with the file
-        finally:
-            conn.close()
     from ..store import queries
     from .session import sessions
 
     with sessions(db)() as session:
-        runs: list[lite.RunLine] = [
+        runs: list[RunLine] = [
             (r.id, r.started, r.job, r.state, r.image.alias, r.image.digest, r.host.name)
             for r in queries.list_runs(session, limit, image, job=job, states=states, since=since)
         ]
@@ -65,7 +54,7 @@ def listing(
 
 
 def _rows(
-    runs: list[lite.RunLine], statuses: Iterable[tuple[str, str, int, str]]
+    runs: list[RunLine], statuses: Iterable[tuple[str, str, int, str]]
 ) -> list[dict[str, Any]]:
     attempts: dict[str, list[tuple[str, int, str]]] = {}
     for run_id, check_id, attempt, status in statuses:

@@ -24,11 +24,11 @@ def sessions(db: str | None) -> sessionmaker[Session]:
 
 
 class Deferred:
-    """The session factory for ``db``, opened at its first use (``valorch run``: a batch's
-    first containers start before SQLAlchemy is loaded, services/run). Until then,
-    ``history`` reads a local SQLite file at this valorch's schema with the standard
-    library; anything else (a server, a file to create or migrate, a damaged one) is
-    opened on the spot, with the usual errors before anything runs."""
+    """The session factory for ``db``, opened at its first use: a command that turns out
+    to need no store (``valorch run`` on a cluster that rejects the job first, a plan that
+    fails) does not open or create one. It is opened with the usual errors (a server, a
+    file to create or migrate, a damaged one) before anything runs: the plan reads its
+    history from it (services/run)."""
 
     def __init__(self, db: str | None) -> None:
         self.db = db
@@ -53,19 +53,3 @@ class Deferred:
     @property
     def kw(self) -> dict[str, Any]:
         return self.factory().kw
-
-    def history(self) -> dict[tuple[str, str], float] | None:
-        """The plan's history read without opening the store, or None where it must be opened."""
-        if self.opened:
-            return None
-        from ..store import lite
-
-        conn = lite.connect(self.db)
-        if conn is None:
-            return None
-        try:
-            return lite.suite_durations(conn)
-        except Exception:  # noqa: BLE001 - anything odd: the store is opened and says what is wrong
-            return None
-        finally:
-            conn.close()

@@ -1,6 +1,6 @@
 """Where a store lives, readable without SQLAlchemy: the default file, the SQLite file a
-URL names, and the migration lock beside it (``store.lite`` reads these before any
-SQLAlchemy import; ``store.db``, ``full``, ``spill`` and ``checkpoint`` use the same)."""
+URL names, and the migration lock beside it (``store.db``, ``full``, ``spill`` and
+``checkpoint`` use the same)."""
 
 from __future__ import annotations
 

@@ -223,7 +223,7 @@ def list_runs(
     states: Sequence[str] = (),
     since: datetime | None = None,
 ) -> list[Run]:
-    """The newest runs (ties in start time broken by id, as store.lite does), of ``image``,
+    """The newest runs (ties in start time broken by id), of ``image``,
     ``job``, in one of ``states``, started at or after ``since`` when given."""
     q = select(Run).order_by(Run.started.desc(), Run.id.desc()).limit(limit)
     if image:
@@ -239,7 +239,7 @@ def list_runs(
 
 def run_statuses(session: Session, run_ids: Sequence[str]) -> Iterable[tuple[str, str, int, str]]:
     """(run id, check id, attempt, status) of every result of these runs, attempts in order:
-    one query, not one per run (store.lite.run_statuses reads the same)."""
+    one query, not one per run."""
     ids = list(run_ids)
     for i in range(0, len(ids), 500):
         yield from session.execute(

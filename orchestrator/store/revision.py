@@ -1,6 +1,5 @@
 """The schema revisions this valorch knows, without importing SQLAlchemy or Alembic:
-``store.db`` checks them when it opens a database, and ``store.lite`` (the read-only
-fast path of ``valorch results list``) reads a file only when it is at HEAD."""
+``store.db`` checks them when it opens a database."""
 
 from __future__ import annotations
 

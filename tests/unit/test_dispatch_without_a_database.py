@@ -14,6 +14,7 @@ from orchestrator.errors import InputError
 from orchestrator.scheduling.dispatch import abandon, execute
 from orchestrator.scheduling.flight import launch_planned
 from orchestrator.scheduling.plan import PlannedRun, suite_checks
+from orchestrator.scheduling.reporter import Reporter
 from orchestrator.scheduling.resume import resume
 from orchestrator.spec import BatchInfo, HostSpec, ImageSpec, JobSpec, Pending, SuiteRef, Task
 
@@ -177,14 +178,9 @@ def test_without_another_host_the_infrastructure_error_is_the_tasks_state():
     assert "does not answer" in task["error"]
 
 
-class StopAfterFirst:
-    """Ctrl-C as the first task ends: the reporter's hook is where the main thread is."""
-
-    def task_started(self, task):
-        pass
-
-    def result(self, task, result):
-        pass
+class StopAfterFirst(Reporter):
+    """Ctrl-C as the first task ends: the reporter's hook is where the main thread is (the
+    other hooks are the protocol's no-ops)."""
 
     def task_finished(self, task, execution):
         raise KeyboardInterrupt
@@ -218,7 +214,7 @@ def test_a_failing_store_stops_the_batch_and_its_runs_are_interrupted():
 def test_ctrl_c_before_the_rows_of_a_first_wave_writes_them_for_resume():
     rec = MemoryRecorder()
     launch = _launch((UP,), UP, *IMAGES)
-    flying = launch.start_ready()  # the first wave starts before the store is opened
+    flying = launch.start_ready()  # the first wave starts before the rows are written
     assert len(flying) == 1 and not rec.calls
     abandon(launch, BatchInfo("b1", JOB.name, JOB.spec_hash, ()), rec, KeyboardInterrupt())
     assert rec.calls == ["salvage", "enqueue", "enqueue", "start", "interrupt"]
@@ -244,3 +240,67 @@ def test_resume_reopens_then_moves_then_runs_what_was_not_done_on_the_hosts_of_n
 def test_resume_of_an_unknown_batch_is_bad_input():
     with pytest.raises(InputError, match="no batch or run 'nope'"):
         resume("nope", MemoryRecorder(), None, (UP,), executor_for)
+
+
+class Hooks(Reporter):
+    """Every hook a batch calls, in order; ``result`` only counted (they come from the
+    worker thread, between started and finished)."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, str]] = []
+        self.results = 0
+
+    def task_queued(self, task, expected):
+        self.seen.append(("queued", task.host.name))
+
+    def task_started(self, task):
+        self.seen.append(("started", task.host.name))
+
+    def result(self, task, result):
+        self.results += 1
+
+    def task_retried(self, task, reason):
+        self.seen.append(("retried", task.host.name))
+
+    def task_finished(self, task, execution):
+        self.seen.append(("finished", task.host.name))
+
+
+def test_a_reporter_hears_each_hook_in_order_and_one_it_leaves_out_is_a_no_op():
+    hooks = Hooks()
+    execute(_launch((DOWN, UP), DOWN, IMAGES[0], reporter=hooks), JOB, MemoryRecorder(), "b1")
+    assert hooks.seen == [
+        ("queued", "down"),
+        ("started", "down"),
+        ("retried", "up"),
+        ("started", "up"),
+        ("finished", "up"),
+    ]
+    assert hooks.results > 0
+
+    class OnlyFinished(Reporter):
+        def __init__(self) -> None:
+            self.finished = 0
+
+        def task_finished(self, task, execution):
+            self.finished += 1
+
+    only = OnlyFinished()
+    execute(_launch((UP,), UP, *IMAGES, reporter=only), JOB, MemoryRecorder(), "b2")
+    assert only.finished == 2
+
+
+def test_the_launch_owns_its_lists():
+    """Others read a launch's tasks; they change them only through its methods."""
+    launch = _launch((UP,), UP, *IMAGES)
+    assert isinstance(launch.items, tuple) and isinstance(launch.pending, tuple)
+    for name in ("items", "pending", "runs", "running"):
+        with pytest.raises(AttributeError):
+            setattr(launch, name, ())
+    (_planned, run_id), _ = launch.runs
+    launch.rows_written(run_id, {SUITE.name: 7})
+    assert [it.task_id for it in launch.items if it.run_id == run_id] == [7]
+    assert run_id not in {r for _, r in launch.runs}
+    flying = launch.start_ready()
+    assert launch.in_flight() == flying and launch.running == 1
+    launch.stop()

@@ -1,5 +1,5 @@
-"""revision.SCHEMA (the structural check of an opened store, read without SQLAlchemy by
-store/lite.py) is the models' schema, table for table and column for column."""
+"""revision.SCHEMA (the structural check of an opened store, store/damaged.py) is the
+models' schema, table for table and column for column."""
 
 from orchestrator.store import damaged
 from orchestrator.store.models import Base

@@ -1,0 +1,234 @@
+"""One batch of a placed job, stage by stage (``run_batch``): start the first wave, open
+the store, dispatch, finish, triage. ``services/run`` plans and stages the job before, and
+reports after; ``services/run_entry.run`` lists every stage in order.
+
+A batch stopped in any stage (Ctrl-C, SIGTERM, a failing store) leaves no container and
+its runs ``interrupted`` for ``--resume``: ``sweeping`` and ``naming_batch`` around the
+batch, ``_stopped_early`` around the first wave, ``dispatch.abandon`` in dispatch."""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from ..scheduling.dispatch import abandon, execute
+from ..scheduling.flight import Launch, Reporter, launch_planned
+from ..spec import BatchInfo, JobSpec
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session, sessionmaker
+
+    from ..scheduling.recorder import Recorder
+    from ..store.queue import RunSummary
+    from .recorder import StoreRecorder
+    from .run import Placement
+
+
+def now() -> str:
+    """This moment in UTC, to the second, as the runs' meta records it."""
+    from datetime import datetime, timezone
+
+    return datetime.now(timezone.utc).replace(tzinfo=None).isoformat(timespec="seconds")
+
+
+def run_batch(
+    placed: Placement,
+    spec: JobSpec,
+    factory: sessionmaker[Session],
+    reporter: Reporter | None = None,
+    retries: int = 2,
+) -> list[RunSummary]:
+    """One batch of a placed job, its stages in order (``run_entry.run`` lists the stages
+    before and after: plan, stage, then these, then the report). Ctrl-C, SIGTERM or a
+    failing store in any stage stops the batch's containers and records its runs as
+    ``interrupted`` (``sweeping``, ``_stopped_early``, ``dispatch.abandon``)."""
+    batch = str(uuid.uuid4())
+    launch = launch_planned(
+        placed.planned, placed.executor_for, reporter, placed.hosts, placed.history, spec.labels
+    )
+    with sweeping(placed.hosts or (), factory, batch):
+        with _stopped_early(launch, spec, factory, batch, placed.hosts is not None):
+            start_first_wave(launch, placed)
+            recorder = open_store(placed, factory)
+        dispatch_batch(launch, spec, recorder, batch, placed, retries)
+        summaries = recorder.summaries(batch)
+    finish(placed, factory, summaries)
+    triage_batch(placed, factory, summaries)
+    return summaries
+
+
+def start_first_wave(launch: Launch, placed: Placement) -> None:
+    """Every task that has a slot starts before the batch's rows are written: its container
+    runs while the recorder loads, leftovers are swept and the rows are written (with the
+    run ids the launch gave). Waiting for them to start keeps that work from competing
+    with their set-up. On a cluster its scheduler starts the tasks, once they are queued."""
+    if placed.hosts is not None:
+        Launch.wait_started(launch.start_ready())
+
+
+def open_store(placed: Placement, factory: sessionmaker[Session]) -> StoreRecorder:
+    """The batch's recorder over the store, and the leftover containers of finished runs
+    swept from the hosts."""
+    with _holding_signals():  # Ctrl-C in the middle of an import would leave it half done
+        from .recorder import StoreRecorder
+    if placed.reap and placed.hosts is not None:
+        reap(placed.hosts, factory, None)
+    return StoreRecorder(factory)
+
+
+def dispatch_batch(
+    launch: Launch,
+    spec: JobSpec,
+    recorder: Recorder,
+    batch: str,
+    placed: Placement,
+    retries: int,
+) -> None:
+    """The batch's rows, then every task run to its end on its hosts (``dispatch.execute``).
+    A cluster's batch keeps the dispatcher's own number of retries, as it always has."""
+    if placed.hosts is None:
+        execute(launch, spec, recorder, batch)
+    else:
+        execute(launch, spec, recorder, batch, placed.hosts, retries)
+
+
+def finish(placed: Placement, factory: sessionmaker[Session], summaries: list[RunSummary]) -> None:
+    """After a batch, on its runs' meta: the digests staging found (the tag's index digest
+    and the platform manifest's), the hosts quarantined for it and, for a GPU host with
+    failing checks, an L0 preflight of that host now."""
+    from ..store import queries
+
+    if placed.staged:
+        with factory() as session:
+            for s in summaries:
+                got = placed.staged.get((s.host, s.image))
+                if got is not None:
+                    queries.merge_run_meta(session, s.run_id, "image", got.meta())
+            session.commit()
+    after = _preflight_after(placed, summaries)
+    with factory() as session:
+        for s in summaries:
+            if placed.quarantined:
+                queries.merge_run_meta(session, s.run_id, "quarantined", list(placed.quarantined))
+            if s.host in after:
+                queries.merge_run_meta(session, s.run_id, "preflight_after", after[s.host])
+        session.commit()
+
+
+def triage_batch(
+    placed: Placement, factory: sessionmaker[Session], summaries: list[RunSummary]
+) -> None:
+    """Every failing check of the batch triaged and stored (``services/triage``)."""
+    from . import triage
+
+    triage.record(factory, [s.run_id for s in summaries], placed.catalog)
+
+
+def _preflight_after(placed: Placement, summaries: list[RunSummary]) -> dict[str, dict[str, Any]]:
+    """L0 of each GPU host (of a hosts inventory) where a run had failing checks: a host whose
+    devices or engine failed is the likelier cause than the image (a host fault)."""
+    from .preflight import backends_of, level0
+
+    hosts = {h.name: h for h in placed.hosts or ()}
+    todo = {
+        s.host: hosts[s.host]
+        for s in summaries
+        if s.failed and s.host in hosts and backends_of(hosts[s.host]) != ("cpu",)
+    }
+    out = {}
+    for name, host in sorted(todo.items()):
+        verdicts = [level0(host, b) for b in backends_of(host)]
+        bad = [v.reason for v in verdicts if not v.ok]
+        out[name] = {"ok": not bad, "reason": "; ".join(bad), "at": now()}
+    return out
+
+
+@contextmanager
+def _holding_signals() -> Iterator[None]:
+    """SIGINT and SIGTERM that arrive inside are held and given to their handlers on the way
+    out (in the main thread; elsewhere signals do not arrive anyway)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held: list[int] = []
+    before = {
+        sig: signal.signal(sig, lambda signum, _frame: held.append(signum))
+        for sig in (signal.SIGINT, signal.SIGTERM)
+    }
+    try:
+        yield
+    finally:
+        for sig, handler in before.items():
+            if handler is not None:  # None: not installed from Python, nothing to put back
+                signal.signal(sig, handler)
+        if held:
+            signal.raise_signal(held[0])
+
+
+@contextmanager
+def _stopped_early(
+    launch: Launch, spec: JobSpec, factory: sessionmaker[Session], batch: str, first_wave: bool
+) -> Iterator[None]:
+    """A batch stopped (Ctrl-C, SIGTERM, a failing store) while its first wave ran and the
+    store was loading: stopped and recorded as the dispatcher stops a batch, rows and all.
+    Without a first wave (a cluster's batch) nothing runs yet, and nothing is recorded."""
+    try:
+        yield
+    except BaseException as exc:
+        if first_wave:
+            try:
+                from .recorder import StoreRecorder
+
+                ctx = BatchInfo(batch, spec.name, spec.spec_hash, spec.labels)
+                abandon(launch, ctx, StoreRecorder(factory), exc)
+            except Exception:  # noqa: BLE001 - the store itself failed: the containers go all the same
+                launch.stop()
+        raise
+
+
+@contextmanager
+def sweeping(
+    inventory: tuple[Any, ...], factory: sessionmaker[Session], batch: str
+) -> Iterator[None]:
+    """An interrupted batch (Ctrl-C, SIGTERM, a failing database) leaves no container: the
+    dispatcher has cancelled its tasks in flight; this sweeps the engines for any container
+    labelled with one of the batch's runs, in case one was created while that happened."""
+    try:
+        with naming_batch(batch):
+            yield
+    except BaseException:
+        # the database may be what failed: the original error is the news
+        if inventory:  # none: a cluster's batch, its scheduler's to clean up
+            with contextlib.suppress(Exception):
+                reap(inventory, factory, batch)
+        raise
+
+
+@contextmanager
+def naming_batch(batch: str) -> Iterator[None]:
+    """A signal that stops the batch (Ctrl-C's KeyboardInterrupt, SIGTERM's exception: neither
+    is an ``Exception``) leaves carrying the batch's id as ``resume_batch``, for the command's
+    hint "resume with valorch run --resume BATCH"."""
+    try:
+        yield
+    except BaseException as exc:
+        if not isinstance(exc, Exception) and getattr(exc, "resume_batch", None) is None:
+            exc.resume_batch = batch  # type: ignore[attr-defined]
+        raise
+
+
+def reap(inventory: tuple[Any, ...], factory: sessionmaker[Session], batch: str | None) -> None:
+    """Remove leftover valorch containers: those of ``batch`` (on --resume), and those of
+    runs this database knows as finished or interrupted (a killed valorch leaves them)."""
+    from ..executors.docker import reap_known
+    from ..store import queries
+
+    with factory() as session:
+        known = queries.run_ids(session, batch=batch, finished=batch is None)
+    for host in inventory:
+        reap_known(host, known)
