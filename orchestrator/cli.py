@@ -27,6 +27,7 @@ from .commands import site as site_cmd
 from .commands.bisect import bisect as bisect_cmd
 from .commands.diff import diff as diff_cmd
 from .commands.qualify import qualify
+from .commands.readiness import readiness as readiness_cmd
 from .commands.run import run
 from .errors import ValorchError
 
@@ -161,6 +162,7 @@ app.add_typer(matrix.app, name="matrix")
 app.add_typer(hosts.app, name="hosts")
 app.command("diff")(diff_cmd)
 app.command("qualify")(qualify)
+app.command("readiness")(readiness_cmd)
 app.command("bisect")(bisect_cmd)
 app.command("attest")(attest_cmd.attest)
 app.command("verify")(attest_cmd.verify)
