@@ -17,6 +17,7 @@ from typing import Any, NoReturn
 import typer
 
 from . import __version__
+from .commands import accept as accept_cmd
 from .commands import attest as attest_cmd
 from .commands import baseline as baseline_cmd
 from .commands import db as db_cmd
@@ -163,6 +164,7 @@ app.add_typer(hosts.app, name="hosts")
 app.command("diff")(diff_cmd)
 app.command("qualify")(qualify)
 app.command("readiness")(readiness_cmd)
+app.add_typer(accept_cmd.app, name="accept")
 app.command("bisect")(bisect_cmd)
 app.command("attest")(attest_cmd.attest)
 app.command("verify")(attest_cmd.verify)

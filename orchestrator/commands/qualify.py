@@ -76,6 +76,15 @@ def qualify(
         help="Qualify although checks that failed in the baseline "
         "still fail (listed first as 'still failing').",
     ),
+    readiness: str = typer.Option(
+        None,
+        "--readiness",
+        help="Also gate on readiness: the job's pass rates over --readiness-window against this "
+        "basis (a matrix version, baseline, or window:DURATION); docs/readiness.md.",
+    ),
+    readiness_window: str = typer.Option(
+        "7d", "--readiness-window", help="The runs --readiness counts (90m, 36h, 7d, 2w)."
+    ),
     notify: list[str] = NotifyOption,
     db: str = DbOption,
     catalog: Path = CatalogOption,
@@ -94,6 +103,10 @@ def qualify(
     from .terminal import print_term
 
     targets = notify_targets.parse(notify or ())  # a bad --notify is exit 2 before an hour of runs
+    if readiness:  # a bad window is exit 2 before an hour of runs
+        from ..services.readiness import duration
+
+        duration(readiness_window, "--readiness-window")
     cat = load_catalog(catalog)
     spec = candidate_job(cat, job, image)
     title = f"valorch qualify {spec.name} against {baseline}"
@@ -151,6 +164,13 @@ def qualify(
         out_dir / "qualify.json",
     )
     print_term(report, done.verdict, why)
+    ready = None
+    if readiness:  # the pass rates over many runs, this run's included: a further gate
+        from ..render.readiness import render_md
+        from ..services import readiness as readiness_service
+
+        ready = readiness_service.for_report(factory, spec.name, readiness, readiness_window)
+        write_output(render_md(ready), out_dir / "readiness.md")
     reached = (
         notify_service.post_report(
             factory,
@@ -169,4 +189,5 @@ def qualify(
         if targets
         else True
     )
-    end_with(done.outcome(out_dir, notified=reached))
+    ending = done.outcome(out_dir, notified=reached)
+    end_with(ending if ready is None else readiness_service.gate(ending, ready))

@@ -55,8 +55,6 @@ def readiness(
     if alpha >= 1:
         raise InputError(f"--alpha {alpha:g} is outside (0, 1)", "use e.g. --alpha 0.05")
     factory = sessions(db)
-    report = service.with_triage(
-        factory, service.accepted(factory, service.evaluate(factory, job, basis, window, alpha))
-    )
+    report = service.for_report(factory, job, basis, window, alpha)
     write_output(RENDERERS[fmt](report), out_path)
     end_with(service.outcome(report))

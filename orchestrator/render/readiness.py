@@ -69,7 +69,11 @@ def render_json(report: Any) -> str:
 def _accept_note(a: dict[str, Any] | None) -> str:
     if not a:
         return ""
-    return f"accepted by {a['by']} until {a['until']}: {a['reason']}"
+    said = f"accepted by {a['by']} until {a['until']}"
+    if a.get("expected_rate") is not None:
+        said += f" at ≥ {a['expected_rate']:.0%}"
+    said += f": {a['reason']}"
+    return said if a.get("live") else f"{said} — no longer holds: {a['why']}"
 
 
 def render_text(report: Any) -> str:

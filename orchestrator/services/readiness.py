@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -50,7 +50,9 @@ class Readiness:
     @property
     def gating(self) -> list[rd.Cell]:
         """Red cells no live acceptance covers."""
-        return [c for c in self.red if (c.check, c.env.label) not in self.accepted]
+        return [
+            c for c in self.red if not self.accepted.get((c.check, c.env.label), {}).get("live")
+        ]
 
 
 def duration(text: str, flag: str) -> timedelta:
@@ -192,8 +194,6 @@ def evaluate(
 
 def with_triage(factory: sessionmaker[Session], report: Readiness) -> Readiness:
     """Each red cell's triage: the class most of its failing runs have (their stored triage)."""
-    from dataclasses import replace
-
     from . import triage as triage_service
 
     failing = [r for c in report.red for r in c.candidate.failed_runs]
@@ -219,7 +219,7 @@ def outcome(report: Readiness) -> Outcome:
             f"{len(gating)} cell(s) pass significantly less often than the basis",
             (Said("fail", f"not ready: {len(gating)} red cell(s) of job {report.job}"),),
         )
-    accepted = len(report.red) - len(gating)
+    accepted = len(report.red) - len(gating)  # shown beside their cells, still red
     note = f" ({accepted} red cell(s) accepted)" if accepted else ""
     return passed(
         "no cell passes significantly less often than the basis",
@@ -228,5 +228,40 @@ def outcome(report: Readiness) -> Outcome:
 
 
 def accepted(factory: sessionmaker[Session], report: Readiness) -> Readiness:
-    """The live acceptances beside the red cells they cover."""
-    return report
+    """The acceptances beside the red cells they cover (live or not: an expired one is shown,
+    and its cell gates again)."""
+    from ..regression.acceptance import note
+    from .accept import every
+
+    found = every(factory)
+    if not found or not report.red:
+        return report
+    now = queries.now()
+    notes = {
+        (c.check, c.env.label): got
+        for c in report.red
+        if (got := note(c.check, c.env.alias, c.env.arch, c.candidate.rate, found, now))
+    }
+    return replace(report, accepted=notes)
+
+
+def gate(first: Outcome, report: Readiness) -> Outcome:
+    """A qualification's outcome with readiness as a further gate: a red cell nobody accepted
+    fails a qualification that otherwise passed (a worse outcome of its own stands)."""
+    second = outcome(report)
+    if second.ok:
+        return replace(first, said=(*first.said, *second.said))
+    if first.code not in (0,):
+        return replace(first, said=(*first.said, *second.said))
+    return replace(second, said=(*first.said, *second.said))
+
+
+def for_report(
+    factory: sessionmaker[Session],
+    job: str,
+    basis: str,
+    window: str = "7d",
+    alpha: float = rd.ALPHA,
+) -> Readiness:
+    """The readiness report a command prints: judged, with acceptances and triage."""
+    return with_triage(factory, accepted(factory, evaluate(factory, job, basis, window, alpha)))
