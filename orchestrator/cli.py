@@ -24,6 +24,7 @@ from .commands import db as db_cmd
 from .commands import hosts, images, matrix, results, suites
 from .commands import inventory as inventory_cmd
 from .commands import jobs as jobs_cmd
+from .commands import known_issues as known_issues_cmd
 from .commands import site as site_cmd
 from .commands.bisect import bisect as bisect_cmd
 from .commands.diff import diff as diff_cmd
@@ -165,6 +166,7 @@ app.command("diff")(diff_cmd)
 app.command("qualify")(qualify)
 app.command("readiness")(readiness_cmd)
 app.add_typer(accept_cmd.app, name="accept")
+app.add_typer(known_issues_cmd.app, name="known-issues")
 app.command("bisect")(bisect_cmd)
 app.command("attest")(attest_cmd.attest)
 app.command("verify")(attest_cmd.verify)

@@ -16,10 +16,10 @@ FINISHED = ("done", "failed")
 
 
 def job_runs(
-    session: Session, job: str, start: datetime | None, end: datetime | None
+    session: Session, job: str | None, start: datetime | None, end: datetime | None
 ) -> list[dict[str, Any]]:
     """run id, started, ended, alias, family, backend, host spec of the finished runs of
-    ``job`` that started in [start, end), oldest first."""
+    ``job`` (None: every job) that started in [start, end), oldest first."""
     q = (
         select(
             Run.id,
@@ -32,9 +32,11 @@ def job_runs(
         )
         .join(Image, Run.image_id == Image.id)
         .join(Host, Run.host_id == Host.id)
-        .where(Run.job == job, Run.state.in_(FINISHED))
+        .where(Run.state.in_(FINISHED))
         .order_by(Run.started)
     )
+    if job is not None:
+        q = q.where(Run.job == job)
     if start is not None:
         q = q.where(Run.started >= start)
     if end is not None:
