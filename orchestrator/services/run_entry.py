@@ -56,7 +56,7 @@ class RunProgress(Protocol):
         ...
 
     def warning(self, text: str) -> None:
-        """A known-issues entry that can never match."""
+        """A known-issues entry that can never match; a suite over its time budget."""
         ...
 
 
@@ -102,6 +102,10 @@ def run(
                     opts.pull, str(opts.ca) if opts.ca else None, on_pull, progress.quarantined
                 ),
             )
+        from .budgets import over_budget
+
+        for warning in over_budget(placed.planned, placed.history or {}):
+            progress.warning(warning)  # before anything runs
         with progress.tasks() as reporter:
             summaries = service.execute_placed(
                 placed, spec, factory, reporter=reporter, retries=opts.retries, repeat=opts.repeat

@@ -135,7 +135,7 @@ def test_declines_what_it_must_not_read(tmp_path):
     not_db.write_text("not a database\n" * 100)
     assert lite.connect(str(not_db)) is None
     assert lite.local_path(None).name == "valorch.sqlite"
-    assert HEAD == "0007"
+    assert HEAD == "0008"
 
 
 def test_a_file_behind_head_is_upgraded_and_listed(tmp_path):
