@@ -145,13 +145,22 @@ def qualify(
     write_output(diff_md(report, done.verdict, why), out_dir / "report.md")
     write_output(diff_html(report, done.verdict, why), out_dir / "report.html")
     write_output(diff_junit(report, done.verdict, why), out_dir / "report.junit.xml")
+    ready = None
+    if readiness:  # the pass rates over many runs, this run's included: a further gate
+        from ..render.readiness import render_md
+        from ..services import readiness as readiness_service
+
+        ready = readiness_service.for_report(factory, spec.name, readiness, readiness_window)
+        write_output(render_md(ready), out_dir / "readiness.md")
     write_output(
         json.dumps(
             {
                 "job": spec.name,
                 "baseline": baseline,
                 "runs": list(report.head.runs),  # valorch attest --qualify
-                "qualified": done.qualified,
+                "qualified": done.qualified and (ready is None or not ready.gating),
+                # the accepted regressions the attestation's VSA names
+                **({} if ready is None else readiness_service.summary(ready)),
                 "reasons": list(done.reasons),
                 "triage": {
                     f"{env} {check}": {"class": t.cls, "reason": t.reason}
@@ -164,13 +173,6 @@ def qualify(
         out_dir / "qualify.json",
     )
     print_term(report, done.verdict, why)
-    ready = None
-    if readiness:  # the pass rates over many runs, this run's included: a further gate
-        from ..render.readiness import render_md
-        from ..services import readiness as readiness_service
-
-        ready = readiness_service.for_report(factory, spec.name, readiness, readiness_window)
-        write_output(render_md(ready), out_dir / "readiness.md")
     reached = (
         notify_service.post_report(
             factory,

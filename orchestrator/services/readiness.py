@@ -265,3 +265,21 @@ def for_report(
 ) -> Readiness:
     """The readiness report a command prints: judged, with acceptances and triage."""
     return with_triage(factory, accepted(factory, evaluate(factory, job, basis, window, alpha)))
+
+
+def summary(report: Readiness) -> dict[str, Any]:
+    """What a qualification records of its readiness gate (qualify.json): the basis, the red
+    cells, and the live acceptances that let red cells ship (``attest --qualify`` names them
+    in the VSA)."""
+    return {
+        "readiness": {
+            "basis": report.basis,
+            "red": [f"{c.check} {c.env.label}" for c in report.red],
+            "gating": [f"{c.check} {c.env.label}" for c in report.gating],
+        },
+        "accepted": [
+            {"check": check, "env": env, **{k: a[k] for k in ("by", "reason", "until")}}
+            for (check, env), a in sorted(report.accepted.items())
+            if a.get("live")
+        ],
+    }

@@ -135,9 +135,16 @@ def test_qualify_gates_on_readiness_before_and_after_the_acceptance(db, store, t
     before = run_cli(*args, "--out-dir", str(tmp_path / "q1"), db=db)
     assert before.returncode == 1, before.stdout[-2000:] + before.stderr[-2000:]
     assert "qualified against" in before.stderr and "not ready: 1 red cell(s)" in before.stderr
+    record = json.loads((tmp_path / "q1" / "qualify.json").read_text())
+    assert record["qualified"] is False and record["accepted"] == []
+    assert record["readiness"]["gating"] == ["command.wobbly host [cpu, cpu]"]
     md = (tmp_path / "q1" / "readiness.md").read_text()
     assert next(x for x in md.splitlines() if "command.wobbly" in x).startswith("| red |")
     assert accept(db, *GOOD, "--until", "2099-01-01").returncode == 0
     after = run_cli(*args, "--out-dir", str(tmp_path / "q2"), db=db)
     assert after.returncode == 0, after.stdout[-2000:] + after.stderr[-2000:]
     assert "accepted by alice" in (tmp_path / "q2" / "readiness.md").read_text()
+    record = json.loads((tmp_path / "q2" / "qualify.json").read_text())
+    assert record["qualified"] is True and record["readiness"]["gating"] == []
+    (acc,) = record["accepted"]  # what attest --qualify names in the VSA
+    assert acc["check"] == "command.wobbly" and acc["by"] == "alice"
