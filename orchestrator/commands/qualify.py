@@ -145,6 +145,7 @@ def qualify(
     write_output(diff_md(report, done.verdict, why), out_dir / "report.md")
     write_output(diff_html(report, done.verdict, why), out_dir / "report.html")
     write_output(diff_junit(report, done.verdict, why), out_dir / "report.junit.xml")
+    closable = _closable(factory, known_issues, spec.name)
     ready = None
     if readiness:  # the pass rates over many runs, this run's included: a further gate
         from ..render.readiness import render_md
@@ -159,6 +160,7 @@ def qualify(
                 "baseline": baseline,
                 "runs": list(report.head.runs),  # valorch attest --qualify
                 "qualified": done.qualified and (ready is None or not ready.gating),
+                "closable_known_issues": closable,
                 # the accepted regressions the attestation's VSA names
                 **({} if ready is None else readiness_service.summary(ready)),
                 "reasons": list(done.reasons),
@@ -193,3 +195,18 @@ def qualify(
     )
     ending = done.outcome(out_dir, notified=reached)
     end_with(ending if ready is None else readiness_service.gate(ending, ready))
+
+
+def _closable(factory: object, path: Path | None, job: str) -> list[str]:
+    """The known issues whose checks no longer fail (``known-issues status`` says they can
+    close), each said on stderr: the qualify report names them."""
+    if path is None:
+        return []
+    from ..services.known_issues_status import status
+    from ..services.run import load_known_issues
+
+    issues = load_known_issues(path)
+    found = [s for s in status(factory, issues, job=job) if s.can_close] if issues else []  # type: ignore[arg-type]
+    for s in found:
+        err.print(f"known issue {s.issue.check} can close: {s.why}", markup=False)
+    return [s.issue.check for s in found]

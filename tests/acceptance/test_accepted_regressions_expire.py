@@ -132,11 +132,18 @@ def test_qualify_gates_on_readiness_before_and_after_the_acceptance(db, store, t
         "--readiness",
         "window:7d",
     )
-    before = run_cli(*args, "--out-dir", str(tmp_path / "q1"), db=db)
+    issues = tmp_path / "known-issues.yaml"
+    issues.write_text(
+        "issues:\n  - check: command.steady\n    backend: cpu\n    reason: was slow once\n"
+    )
+    before = run_cli(*args, "--known-issues", str(issues), "--out-dir", str(tmp_path / "q1"), db=db)
     assert before.returncode == 1, before.stdout[-2000:] + before.stderr[-2000:]
     assert "qualified against" in before.stderr and "not ready: 1 red cell(s)" in before.stderr
     record = json.loads((tmp_path / "q1" / "qualify.json").read_text())
     assert record["qualified"] is False and record["accepted"] == []
+    # a known issue whose checks no longer fail is reported
+    assert record["closable_known_issues"] == ["command.steady"]
+    assert "known issue command.steady can close" in before.stderr
     assert record["readiness"]["gating"] == ["command.wobbly host [cpu, cpu]"]
     md = (tmp_path / "q1" / "readiness.md").read_text()
     assert next(x for x in md.splitlines() if "command.wobbly" in x).startswith("| red |")
