@@ -14,16 +14,19 @@ from typing import Any, NoReturn
 import typer
 
 from . import __version__
+from .commands import accept as accept_cmd
 from .commands import attest as attest_cmd
 from .commands import baseline as baseline_cmd
 from .commands import db as db_cmd
 from .commands import hosts, images, matrix, results, suites
 from .commands import inventory as inventory_cmd
 from .commands import jobs as jobs_cmd
+from .commands import known_issues as known_issues_cmd
 from .commands import site as site_cmd
 from .commands.bisect import bisect as bisect_cmd
 from .commands.diff import diff as diff_cmd
 from .commands.qualify import qualify
+from .commands.readiness import readiness as readiness_cmd
 from .commands.run import run
 from .errors import ValorchError
 
@@ -158,6 +161,9 @@ app.add_typer(matrix.app, name="matrix")
 app.add_typer(hosts.app, name="hosts")
 app.command("diff")(diff_cmd)
 app.command("qualify")(qualify)
+app.command("readiness")(readiness_cmd)
+app.add_typer(accept_cmd.app, name="accept")
+app.add_typer(known_issues_cmd.app, name="known-issues")
 app.command("bisect")(bisect_cmd)
 app.command("attest")(attest_cmd.attest)
 app.command("verify")(attest_cmd.verify)

@@ -433,6 +433,10 @@ class PytestSpec(Frozen):
         return self.path if self.in_image else f"workloads/{self.shipped_name}"
 
 
+#: a tier's time budget per image (seconds), as ROCm's TheRock tiers its test suites
+TIER_BUDGETS = {"smoke": 5 * 60.0, "nightly": 30 * 60.0, "full": 2 * 3600.0}
+
+
 class SuiteRef(Frozen):
     """A suite as a job asks for it."""
 
@@ -474,6 +478,25 @@ class SuiteRef(Frozen):
     gpus_per_node: int | None = Field(
         default=None, ge=1, le=64, description="GPUs the task takes on each node"
     )
+    # a time budget per image: the tier's default (TIER_BUDGETS) or its own (90s, 5m, 2h); the
+    # planner warns before running when the suite's stored duration exceeds it
+    tier: Literal["smoke", "nightly", "full"] | None = None
+    budget: float | None = Field(default=None, gt=0, le=MAX_SECONDS, description="seconds")
+
+    @field_validator("budget", mode="before")
+    @classmethod
+    def _budget(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smh])\s*", value)
+            if not m:
+                raise ValueError(f"budget {value!r}: write seconds or a duration (90s, 5m, 2h)")
+            return float(m.group(1)) * {"s": 1, "m": 60, "h": 3600}[m.group(2)]
+        return value
+
+    @property
+    def time_budget(self) -> float | None:
+        """Seconds per image: the suite's own budget, else its tier's, else none."""
+        return self.budget if self.budget is not None else TIER_BUDGETS.get(self.tier or "")
 
     _memory = field_validator("memory")(_checked_memory)
 
@@ -545,7 +568,7 @@ class JobSpec(Frozen):
     def spec_hash(self) -> str:
         dump = self.model_dump(mode="json")
         for suite in dump["suites"]:  # limits added later: unset, they leave the hash as it was
-            for key in ("memory", "cpus", "gpus_per_node"):
+            for key in ("memory", "cpus", "gpus_per_node", "tier", "budget"):
                 if suite.get(key) is None:
                     suite.pop(key, None)
             for key in ("profiling_caps", "pass_env"):  # added later too

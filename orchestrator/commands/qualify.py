@@ -76,6 +76,15 @@ def qualify(
         help="Qualify although checks that failed in the baseline "
         "still fail (listed first as 'still failing').",
     ),
+    readiness: str = typer.Option(
+        None,
+        "--readiness",
+        help="Also gate on readiness: the job's pass rates over --readiness-window against this "
+        "basis (a matrix version, baseline, or window:DURATION); docs/readiness.md.",
+    ),
+    readiness_window: str = typer.Option(
+        "7d", "--readiness-window", help="The runs --readiness counts (90m, 36h, 7d, 2w)."
+    ),
     notify: list[str] = NotifyOption,
     db: str = DbOption,
     catalog: Path = CatalogOption,
@@ -94,6 +103,10 @@ def qualify(
     from .terminal import print_term
 
     targets = notify_targets.parse(notify or ())  # a bad --notify is exit 2 before an hour of runs
+    if readiness:  # a bad window is exit 2 before an hour of runs
+        from ..services.readiness import duration
+
+        duration(readiness_window, "--readiness-window")
     cat = load_catalog(catalog)
     spec = candidate_job(cat, job, image)
     title = f"valorch qualify {spec.name} against {baseline}"
@@ -132,13 +145,24 @@ def qualify(
     write_output(diff_md(report, done.verdict, why), out_dir / "report.md")
     write_output(diff_html(report, done.verdict, why), out_dir / "report.html")
     write_output(diff_junit(report, done.verdict, why), out_dir / "report.junit.xml")
+    closable = _closable(factory, known_issues, spec.name)
+    ready = None
+    if readiness:  # the pass rates over many runs, this run's included: a further gate
+        from ..render.readiness import render_md
+        from ..services import readiness as readiness_service
+
+        ready = readiness_service.for_report(factory, spec.name, readiness, readiness_window)
+        write_output(render_md(ready), out_dir / "readiness.md")
     write_output(
         json.dumps(
             {
                 "job": spec.name,
                 "baseline": baseline,
                 "runs": list(report.head.runs),  # valorch attest --qualify
-                "qualified": done.qualified,
+                "qualified": done.qualified and (ready is None or not ready.gating),
+                "closable_known_issues": closable,
+                # the accepted regressions the attestation's VSA names
+                **({} if ready is None else readiness_service.summary(ready)),
                 "reasons": list(done.reasons),
                 "triage": {
                     f"{env} {check}": {"class": t.cls, "reason": t.reason}
@@ -169,4 +193,20 @@ def qualify(
         if targets
         else True
     )
-    end_with(done.outcome(out_dir, notified=reached))
+    ending = done.outcome(out_dir, notified=reached)
+    end_with(ending if ready is None else readiness_service.gate(ending, ready))
+
+
+def _closable(factory: object, path: Path | None, job: str) -> list[str]:
+    """The known issues whose checks no longer fail (``known-issues status`` says they can
+    close), each said on stderr: the qualify report names them."""
+    if path is None:
+        return []
+    from ..services.known_issues_status import status
+    from ..services.run import load_known_issues
+
+    issues = load_known_issues(path)
+    found = [s for s in status(factory, issues, job=job) if s.can_close] if issues else []  # type: ignore[arg-type]
+    for s in found:
+        err.print(f"known issue {s.issue.check} can close: {s.why}", markup=False)
+    return [s.issue.check for s in found]

@@ -6,6 +6,8 @@ File shape (``known-issues.yaml``, or ``--known-issues FILE``)::
       - check: "kernels.fft.*"          # glob on the check id
         images: "rocm6.3_*"             # glob on the image alias (default "*")
         backend: rocm                   # optional: only this backend
+        arch: [gfx942, gfx90a]          # optional: only hosts with this GPU arch or family
+                                        # (gfx94x, sm_9x: a family; cpu: no GPU)
         status: [fail, crash]           # the expected status(es); ``missing``: the check is not run
         reason: hipFFT plan cache leak on gfx942
         url: https://github.com/ROCm/hipFFT/issues/1  # http(s) only: it becomes a link
@@ -16,6 +18,7 @@ A bare top-level list of entries is accepted too.
 
 from __future__ import annotations
 
+import re
 from datetime import date
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -29,6 +32,8 @@ from .rule import Issue
 
 #: ``error`` covers a tampered result; ``partial``/``unsupported``/``skip``/``missing`` (a check the
 #: head did not run) cover lost coverage
+#: a GPU arch (gfx942, gfx90a, gfx1100, sm_90, sm_90a), a family (gfx94x, sm_9x), or cpu
+ARCH = re.compile(r"^(?:gfx[0-9][0-9a-f]{1,3}|gfx[0-9]{1,3}x|sm_[0-9]{2,3}a?|sm_[0-9]{1,2}x|cpu)$")
 Status = Literal["fail", "crash", "timeout", "error", "unsupported", "partial", "skip", "missing"]
 
 
@@ -42,6 +47,35 @@ class KnownIssue(BaseModel):
     reason: str = Field(min_length=1)
     url: str = ""
     expires: date | None = None
+    arch: tuple[str, ...] = ()  # GPU archs or families (gfx942, sm_90, gfx94x); () any
+
+    @field_validator("arch", mode="before")
+    @classmethod
+    def _archs(cls, v: object) -> object:
+        v = (v,) if isinstance(v, str) else v
+        for a in v if isinstance(v, (list, tuple)) else ():
+            if not isinstance(a, str) or not ARCH.match(a):
+                raise ValueError(
+                    f"unknown GPU arch '{a}': write an arch (gfx942, gfx90a, sm_90, sm_80), "
+                    "a family ending in x (gfx94x, sm_9x) or cpu"
+                )
+        return v
+
+    @property
+    def scoped(self) -> bool:
+        """Scoped to part of the fleet: an image glob, a backend or an arch."""
+        return self.images != "*" or self.backend is not None or bool(self.arch)
+
+    def on_arch(self, host_class: str) -> bool:
+        """Whether a host class (``amd:gfx942``, ``nvidia:sm_90+...``, ``cpu``) is in scope."""
+        if not self.arch:
+            return True
+        have = {part.split(":", 1)[-1].lower() for part in host_class.split("+")}
+        return any(
+            h.startswith(a[:-1].lower()) if a.lower().endswith("x") else h == a.lower()
+            for a in self.arch
+            for h in have
+        )
 
     @field_validator("check", "images")
     @classmethod
@@ -96,6 +130,9 @@ class KnownIssues:
         self.entries = entries
         self.today = today
         self.warnings = warnings
+        #: entries with no images, backend or arch scope, each naming its file and line
+        #: (``known-issues status`` warns about them)
+        self.unscoped: tuple[str, ...] = ()
 
     def match(self, env: str, backend: str, check: str, status: str) -> tuple[Issue, bool] | None:
         """The first live entry that applies, else the first expired one (so the report can say so)."""
@@ -145,7 +182,15 @@ def load(path: Path, today: date | None = None) -> KnownIssues:
         for i, e in enumerate(entries)
         if not _names_a_check(e.check)
     )
-    return KnownIssues(entries, today, warnings)
+    unscoped = tuple(
+        f"{path}:{doc.sub((*prefix, i)).line(('check',))}: known issue: '{e.check}' is not "
+        "scoped (no images, backend or arch): it excuses the check on every image and GPU"
+        for i, e in enumerate(entries)
+        if not e.scoped
+    )
+    loaded = KnownIssues(entries, today, warnings)
+    loaded.unscoped = unscoped
+    return loaded
 
 
 def glob_problem(pattern: str) -> str | None:

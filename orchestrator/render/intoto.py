@@ -53,6 +53,8 @@ class Policy:
     passed: bool
     verified_at: str  # RFC 3339
     uri: str = ""
+    # regressions shipped knowingly (valorch accept): "CHECK ENV by NAME until DATE: REASON"
+    accepted: tuple[str, ...] = ()
 
 
 def outcome(verdicts: Mapping[str, str]) -> str:
@@ -103,7 +105,12 @@ def vsa(ev: Evidence, policy: Policy) -> dict[str, Any]:
         "timeVerified": policy.verified_at,
         "resourceUri": f"{ev.name}@{ev.digest}",
         "policy": {
-            "uri": policy.uri or f"valorch:qualify?job={policy.job}&baseline={policy.baseline}"
+            "uri": policy.uri or f"valorch:qualify?job={policy.job}&baseline={policy.baseline}",
+            **(
+                {"annotations": {"acceptedRegressions": list(policy.accepted)}}
+                if policy.accepted
+                else {}
+            ),
         },
         "verificationResult": "PASSED" if policy.passed else "FAILED",
         "verifiedLevels": ["VALORCH_QUALIFIED"] if policy.passed else [],

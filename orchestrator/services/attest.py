@@ -154,8 +154,22 @@ def _runs_of(
         baseline=doc["baseline"],
         passed=bool(doc["qualified"]),
         verified_at=doc.get("finished") or _now(),
+        accepted=_accepted(doc.get("accepted")),
     )
     return rows, f"qualify {qualify}", policy
+
+
+def _accepted(rows: Any) -> tuple[str, ...]:
+    """The accepted regressions a qualification recorded (qualify.json ``accepted``), one line
+    each; anything malformed there is left out."""
+    if not isinstance(rows, list):
+        return ()
+    return tuple(
+        f"{r['check']} {r['env']} by {r['by']} until {r['until']}: {r['reason']}"[:1000]
+        for r in rows
+        if isinstance(r, dict)
+        and all(isinstance(r.get(k), str) for k in ("check", "env", "by", "until", "reason"))
+    )
 
 
 def _qualify_doc(path: Path) -> dict[str, Any]:

@@ -61,7 +61,7 @@ class RunProgress(Protocol):
         ...
 
     def warning(self, text: str) -> None:
-        """A known-issues entry that can never match."""
+        """A known-issues entry that can never match; a suite over its time budget."""
         ...
 
 
@@ -104,6 +104,10 @@ def run(
             planned = service.plan_job(spec, cat, factory, opts.where, staging)
             placed = service.stage_job(planned, staging)
         summaries = []
+        from .budgets import over_budget
+
+        for warning in over_budget(placed.planned, placed.history or {}):
+            progress.warning(warning)  # before anything runs
         with progress.tasks() as reporter:
             for _ in range(opts.repeat):  # one batch after the other, never side by side
                 summaries += run_batch(placed, spec, factory, reporter, opts.retries)

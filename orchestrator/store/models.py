@@ -318,6 +318,23 @@ class TriageRow(Base):
     computed: Mapped[datetime] = mapped_column(DateTime)
 
 
+class AcceptanceRow(Base):
+    """A regression shipped knowingly (``valorch accept add``, migration 0008): a check in the
+    environments ENV matches, who accepted it, why, until when, and the pass rate now
+    expected. The evidence stays red; readiness shows the acceptance beside it and does not
+    gate on it until it expires."""
+
+    __tablename__ = "acceptance"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    check_id: Mapped[str] = mapped_column(String(200))
+    env: Mapped[str] = mapped_column(String(300))  # a glob over ALIAS or ALIAS@ARCH
+    reason: Mapped[str] = mapped_column(Text)
+    by: Mapped[str] = mapped_column(String(200))
+    until: Mapped[datetime] = mapped_column(DateTime)
+    expected_rate: Mapped[float | None] = mapped_column(Float)
+    created: Mapped[datetime] = mapped_column(DateTime)
+
+
 class Checked(TypeDecorator[Any]):
     """A stored column's type whose reading fails as "damaged store: TABLE.COLUMN holds …"
     (store/damaged.py, exit 3), not as the ValueError or JSONDecodeError of a value that does

@@ -1,0 +1,72 @@
+"""What readiness counts: the finished runs of a job between two times, each with its image
+(alias, family, backend), its host's spec and every attempt's status."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from .models import Check, Host, Image, Result, Run
+
+FINISHED = ("done", "failed")
+
+
+def job_runs(
+    session: Session, job: str | None, start: datetime | None, end: datetime | None
+) -> list[dict[str, Any]]:
+    """run id, started, ended, alias, family, backend, host spec of the finished runs of
+    ``job`` (None: every job) that started in [start, end), oldest first."""
+    q = (
+        select(
+            Run.id,
+            Run.started,
+            Run.ended,
+            Image.alias,
+            Image.family,
+            Image.backend,
+            Host.spec,
+        )
+        .join(Image, Run.image_id == Image.id)
+        .join(Host, Run.host_id == Host.id)
+        .where(Run.state.in_(FINISHED))
+        .order_by(Run.started)
+    )
+    if job is not None:
+        q = q.where(Run.job == job)
+    if start is not None:
+        q = q.where(Run.started >= start)
+    if end is not None:
+        q = q.where(Run.started < end)
+    return [dict(r._mapping) for r in session.execute(q)]
+
+
+def runs_env(session: Session, run_ids: Sequence[str]) -> list[dict[str, Any]]:
+    """The same facts as ``job_runs`` for given runs (a baseline's or a batch's)."""
+    q = (
+        select(Run.id, Run.started, Run.ended, Image.alias, Image.family, Image.backend, Host.spec)
+        .join(Image, Run.image_id == Image.id)
+        .join(Host, Run.host_id == Host.id)
+        .where(Run.id.in_(list(run_ids)))
+    )
+    return [dict(r._mapping) for r in session.execute(q)]
+
+
+def statuses(session: Session, run_ids: Sequence[str]) -> list[tuple[str, str, int, str]]:
+    """(run, check id, attempt, status) of every result of ``run_ids``."""
+    if not run_ids:
+        return []
+    q = (
+        select(Result.run_id, Check.check_id, Result.attempt, Result.status)
+        .join(Check, Check.id == Result.check_pk)
+        .where(Result.run_id.in_(list(run_ids)))
+        .order_by(Result.run_id, Result.attempt)
+    )
+    return [tuple(r) for r in session.execute(q)]  # type: ignore[misc]
+
+
+def known_jobs(session: Session) -> list[str]:
+    return sorted(set(session.scalars(select(Run.job).distinct())))
