@@ -122,11 +122,14 @@ REAL_EVIDENCE = (
     ),
     (
         "kernels.* and features.* library evidence (evidence.KERNEL_LIBRARIES)",
-        "kernel names of published profiles (tests/fixtures/evidence/kernel-names.tsv), the rows of a real "
-        "torch.profiler table on CUDA (vllm-project/vllm-omni#553); cuDNN RNN names from public nsys / nvprof "
-        "summaries",
+        "real kernel names of public captures, each with its source (tests/fixtures/kernel-names/: cuDNN, "
+        "cuBLAS SIMT and tensor-op, cuBLASLt, hipBLASLt generated and hand-tuned, rocBLAS, MIOpen naive "
+        "fallbacks, and names left unattributed), kernel names of published profiles "
+        "(tests/fixtures/evidence/kernel-names.tsv), the rows of a real torch.profiler table on CUDA "
+        "(vllm-project/vllm-omni#553); cuDNN RNN names from public nsys / nvprof summaries",
         "the cuDNN RNN and AOTriton-suffix names have no citable capture file (their sources are named "
-        "in tests/fixtures/tools/real/README.md)",
+        "in tests/fixtures/tools/real/README.md); no capture names a Composable Kernel GEMM with its "
+        "source; cuBLAS and cuBLASLt share kernel names and no CUBLASLT_LOG capture tells them apart",
     ),
     (
         "kernels.linear.bf16 (rocBLAS vs hipBLASLt)",

@@ -1,7 +1,9 @@
 """Evidence of what ran: pure functions over text the framework or a tool printed.
 
 - ``KERNEL_LIBRARIES``: the one table that names the library behind a GPU kernel,
-  from the kernel names ``torch.profiler`` (or rocprof / nsys) records.
+  from the kernel names ``torch.profiler`` (or rocprof / nsys) records; a name no
+  pattern knows is ``UNATTRIBUTED``, never a neighbour library. Each pattern's real
+  names and their public sources: tests/fixtures/kernel-names/.
 - CPU libraries: MKL / oneDNN verbose lines, or the BLAS/LAPACK a build names in
   ``torch.__config__.show()``.
 - Architectures: the arch list a framework was built for against a GPU's arch.
@@ -38,24 +40,38 @@ KERNEL_LIBRARIES = (
     (r"fmha_cutlass[FB]_", "mem-efficient attention (CUTLASS)", None),
     # cuDNN's attention and convolution engines: "cudnn_generated_fort_native_sdpa_sm90_flash_fprop_...",
     # "cudnn::engines_precompiled::...", "sm90_xmma_fprop_implicit_gemm_...", "implicit_convolve_sgemm"
+    # "volta_scudnn_128x64_relu_small_nn_v1", "cudnn::detail::wgrad_alg0_engine<...>" (pytorch/pytorch#13412),
+    # "volta_s884cudnn_fp16_256x64_ldg8_relu_exp_small_nhwc_tn_v1" (apache/mxnet#14684),
+    # "implicit_convolveNd_hhgemm" (NVIDIA/cudnn-frontend#22), "cudnn::detail::bn_fw_tr_1CHW_kernel_new<...>"
+    # (pytorch/pytorch#38915), "conv2d_grouped_direct_kernel<...>" / "wgrad2d_grouped_direct_kernel<...>"
+    # (pytorch/pytorch#34977), "cudnn::ops::genericTranspose_kernel<...>" (pytorch/pytorch#54324)
     (r"cudnn|xmma_(fprop|dgrad|wgrad)|implicit_convolve|precomputed_convolve|explicit_convolve|"
-     r"winograd(4x4|_)|\bconv2d_grouped_direct", "cuDNN", "nvidia"),
+     r"winograd(4x4|_)|\b(conv|wgrad|dgrad)2d_grouped_direct", "cuDNN", "nvidia"),
     # cuDNN's RNN kernels, which carry no "cudnn" in their demangled names (an LSTM was attributed to the
     # cuBLAS GEMMs beside them): "void elemWiseRNNcell<float, float, float, (cudnnRNNMode_t)0, ...>",
     # "LSTM_elementWise_fp<float, float, float, ...>", "void RNN_elementWise_bp1<float, float, float>",
     # "RNN_blockPersist_fp_LSTM_HMMA" (public nsys / nvprof kernel summaries, tests/fixtures/tools/README.md)
     (r"\belemWiseRNNcell|\b(LSTM|GRU|RNN)_elementWise_(fp|bp)|\bRNN_blockPersist_", "cuDNN", "nvidia"),
-    # Tensile-generated GEMMs of rocBLAS and hipBLASLt: "Cijk_Ailk_Bljk_SB_MT128x64x8_SN_..._ISA90a_...". Both
-    # libraries emit these names, so a kernel name alone never tells which one served the call: the
-    # libraries' own logs do (probe/blas_log.py: ROCBLAS_LAYER, HIPBLASLT_LOG_MASK)
-    (r"^(void )?Cijk_", "rocBLAS/hipBLASLt (Tensile)", "amd"),
-    # rocBLAS's own (non-Tensile) kernels: "void rocblas_gemvn_kernel<...>", "rocblas_syrk_..."
+    # hipBLASLt's TensileLite GEMMs, generated and hand-tuned ("Custom_" assembly kernels): only TensileLite
+    # names carry the "_UserArgs_" field (its user-arguments grouped-GEMM ABI). Generated:
+    # "Cijk_Ailk_Bjlk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT256x256x64_MI16x16x1_CMS_SN_..." (ROCm/rocm-libraries#3230);
+    # hand-tuned: "Custom_Cijk_Alik_Bljk_BBS_BH_Bias_AS_SAV_UserArgs_MT256x256x64_MI16x16x1_SN_K1_MIWT4_16_DTVA"
+    # (ROCm/hipBLASLt#869, #932, #1002, #1199)
+    (r"^(void )?(Custom_)?Cijk_\w*_UserArgs_", "hipBLASLt", "amd"),
+    # Tensile-generated GEMMs of rocBLAS and hipBLASLt without that field: "Cijk_Ailk_Bljk_SB_MT128x64x8_SN_...".
+    # Both libraries emit these names, so a kernel name alone never tells which one served the call: the
+    # libraries' own logs do (blas_log.py: ROCBLAS_LAYER, HIPBLASLT_LOG_MASK)
+    (r"^(void )?(Custom_)?Cijk_", "rocBLAS/hipBLASLt (Tensile)", "amd"),
+    # rocBLAS's own (non-Tensile) kernels: "void rocblas_gemvt_kernel" (a rocprof kernel table,
+    # ROCm/rocm-libraries#684's "rocblas_gemvt_row_vectorized_kernel<CONJ, TILE_DIM_X, TILE_DIM_Y>")
     (r"\brocblas_|rocblas::", "rocBLAS", "amd"),
     # hipBLASLt's own kernels (not Tensile-named): "hipblaslt..." helpers and epilogues
     (r"hipblaslt", "hipBLASLt", "amd"),
     # MIOpen: "MIOpenBatchNormFwdTrainSpatial", "miopenSp3AsmConv_v30_3_1_gfx11_fp32_f2x3_stride1",
-    # "naive_conv_fwd_nchw_fp32", "igemm_fwd_gtcx_nchw_fp32...", "MIOpenConvUni", "gridwise_convolution_..."
-    (r"^(void )?(MIOpen|miopen)|naive_conv_(fwd|bwd|wrw)|igemm_(fwd|bwd|wrw)_gtc|gridwise_convolution|"
+    # "naive_conv_fwd_nchw_fp32", "igemm_fwd_gtcx_nchw_fp32...", "MIOpenConvUni", "gridwise_convolution_...";
+    # the naive fallbacks of later releases carry a packing field: "naive_conv_nonpacked_fwd_nchw_half_double_half",
+    # "naive_conv_nonpacked_bwd_nchw_half_double_half" (ROCm/MIOpen#3310, a torch.profiler capture on MI250X)
+    (r"^(void )?(MIOpen|miopen)|naive_conv_((non)?packed_)?(fwd|bwd|wrw)|igemm_(fwd|bwd|wrw)_gtc|gridwise_convolution|"
      r"ConvHipImplicitGemm|\bLSTMFwdHidUpdate|\bOpTensorFwdBias", "MIOpen", "amd"),
     # rocFFT run-time compiled kernels: "fft_rtc_fwd_len64_factors_8_8_wgs_64_tpt_8_sp_ip_CI_unitstride_sbrr"
     (r"\bfft_rtc_|rocfft|^(void )?fft_(fwd|back)_", "rocFFT", "amd"),
@@ -89,10 +105,17 @@ KERNEL_LIBRARIES = (
     (r"cusparselt|sm\d+_xmma_sparse_gemm", "cuSPARSELt", "nvidia"),
     # cuBLAS/cuBLASLt GEMMs: "ampere_sgemm_128x64_nn", "sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize...",
     # "nvjet_sm90_hss_320x128_64x3_1x2_h_bz_coopB_NNT", "gemv2T_kernel_val<...>", "gemmSN_NN_kernel",
-    # "splitKreduce_kernel", and cuBLAS's CUTLASS-named kernels "cutlass_80_tensorop_s1688gemm_..."
+    # "splitKreduce_kernel", and cuBLAS's CUTLASS-named kernels "cutlass_80_tensorop_s1688gemm_...".
+    # SIMT: "volta_sgemm_64x32_sliced1x4_nn", "splitKreduce_kernel<float, float, float>(cublasSplitKParams<float>, ..."
+    # (pytorch/pytorch#51382), "gemm_kernel2x2_core<double, ...>" (cublasDgemm on V100, kokkos/kokkos-kernels#1052),
+    # "cutlass::Kernel2<cutlass_80_simt_sgemm_64x64_8x5_nn_align1>" (cuBLASLt, NVIDIA/CUDALibrarySamples#309);
+    # tensor-op: "sm90_xmma_gemm_f16f16_f16f32_f32_tn_n_tilesize128x128x64_..._cublas" (NVIDIA/TensorRT-LLM#1541).
+    # cuBLAS runs cuBLASLt's kernels, so the names cannot tell the two apart. CUTLASS's own library names carry
+    # no arch number ("cutlass_tensorop_s1688gemm_...", NVIDIA/cutlass#206), and "cutlass3x_sm100_..." names are
+    # shared by cuBLASLt and CUTLASS's generator, so neither is matched here (unattributed, not a guess)
     (r"^(void )?(maxwell|pascal|volta|turing|ampere|hopper|blackwell|sm\d+)_\w*(gemm|gemv)|xmma_gemm|"
-     r"\bnvjet_|gemv2[NT]_kernel|\bgemvx?_kernel|gemmSN_|gemmk1_kernel|splitKreduce_kernel|"
-     r"cutlass_\d+_(wmma_)?tensorop|cublas", "cuBLAS/cuBLASLt", "nvidia"),
+     r"\bnvjet_|gemv2[NT]_kernel|\bgemvx?_kernel|gemmSN_|gemmk1_kernel|splitKreduce_kernel|\bgemm_kernel\d+x\d+_core|"
+     r"cutlass_\d+_(wmma_)?(tensorop|simt)|cublas", "cuBLAS/cuBLASLt", "nvidia"),
     # NCCL / RCCL collectives keep NCCL's kernel names on both vendors:
     # "ncclDevKernel_AllReduce_Sum_f32_RING_LL", "ncclKernel_AllReduce_RING_LL_Sum_float"
     (r"\bnccl(Dev)?Kernel|ncclDevFunc", "RCCL", "amd"),
@@ -108,6 +131,7 @@ KERNEL_LIBRARIES = (
     (r"\bat::native::|\bat::cuda::|\bc10::", "PyTorch (ATen native)", None),
 )
 NATIVE = "PyTorch (ATen native)"
+UNATTRIBUTED = "unattributed"
 # fmt: on
 _COMPILED = [(re.compile(p), lib, vendor) for p, lib, vendor in KERNEL_LIBRARIES]
 
@@ -120,6 +144,11 @@ def library_of_kernel(name: str, vendor: Optional[str] = None) -> Optional[str]:
         if rx.search(name):
             return lib
     return None
+
+
+def attribution(name: str, vendor: Optional[str] = None) -> str:
+    """The library behind one kernel name, or ``UNATTRIBUTED`` when no pattern knows it."""
+    return library_of_kernel(name, vendor) or UNATTRIBUTED
 
 
 def libraries_of(names: Iterable[str], vendor: Optional[str] = None) -> List[str]:

@@ -1,0 +1,98 @@
+"""The kernel-name -> library table (evidence.KERNEL_LIBRARIES) against real kernel names
+copied from public captures (tests/fixtures/kernel-names/README.md names each source)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+from valorch_probe import evidence
+
+FIX = Path(__file__).resolve().parent.parent / "fixtures" / "kernel-names"
+# Names a later, broader entry also matches on purpose: the table is read in order, and the
+# earlier entry is the narrower truth (hipBLASLt's "_UserArgs_" Tensile names before the
+# shared Tensile entry; cuBLAS's arch-numbered CUTLASS kernels before CUTLASS's namespace).
+PRECEDENCE = {
+    ("hipBLASLt", "rocBLAS/hipBLASLt (Tensile)"),
+    ("cuBLAS/cuBLASLt", "CUTLASS"),
+}
+
+
+def real_rows():
+    rows = []
+    for line in (FIX / "real-names.tsv").read_text().splitlines():
+        if line and not line.startswith("#"):
+            name, vendor, lib, source = line.split("\t")
+            rows.append((name, vendor, lib, source))
+    return rows
+
+
+ROWS = real_rows()
+ATTRIBUTED = [r for r in ROWS if r[2] != evidence.UNATTRIBUTED]
+
+
+@pytest.mark.parametrize("name,vendor,lib,source", ROWS, ids=lambda v: v[:48])
+def test_every_real_name_maps_to_its_library(name, vendor, lib, source):
+    assert source.strip()
+    assert evidence.attribution(name, vendor) == lib
+
+
+def test_the_fixture_covers_every_library_the_table_must_tell_apart():
+    libs = {lib for _, _, lib, _ in ROWS}
+    assert {"cuDNN", "cuBLAS/cuBLASLt", "hipBLASLt", "rocBLAS", "MIOpen"} <= libs
+    assert evidence.UNATTRIBUTED in libs
+    # both the generated and the hand-tuned hipBLASLt GEMMs, both cuBLAS SIMT and tensor-op
+    hip = [n for n, _, lib, _ in ROWS if lib == "hipBLASLt"]
+    assert any(n.startswith("Custom_") for n in hip) and any(n.startswith("Cijk_") for n in hip)
+    cublas = [n for n, _, lib, _ in ROWS if lib == "cuBLAS/cuBLASLt"]
+    assert any("sgemm" in n for n in cublas) and any("xmma_gemm" in n for n in cublas)
+
+
+def test_miopen_naive_fallbacks_are_miopen_and_tensile_without_userargs_stays_shared():
+    assert evidence.attribution("naive_conv_packed_wrw_nhwc_float_double_float", "amd") == "MIOpen"
+    assert (
+        evidence.attribution("Cijk_Ailk_Bljk_SB_MT128x64x8_SN_ISA90a", "amd")
+        == "rocBLAS/hipBLASLt (Tensile)"
+    )
+    assert evidence.attribution("Cijk_Ailk_Bljk_SB_MT128x64x8_SN_ISA90a", "nvidia") == (
+        evidence.UNATTRIBUTED
+    )
+
+
+def test_no_pattern_of_one_library_matches_another_librarys_real_names():
+    """Every real name against every other library's pattern (all pairs, not a sample)."""
+    clashes = [
+        (name, lib, other, pattern)
+        for name, vendor, lib, _ in ATTRIBUTED
+        for pattern, other, who in evidence.KERNEL_LIBRARIES
+        if other != lib
+        and (who is None or who == vendor)
+        and (lib, other) not in PRECEDENCE
+        and re.search(pattern, name)
+    ]
+    assert clashes == []
+
+
+@given(st.sampled_from(ATTRIBUTED))
+def test_a_real_name_on_the_other_vendor_never_names_that_vendors_library(row):
+    name, vendor, _, _ = row
+    other = "amd" if vendor == "nvidia" else "nvidia"
+    lib = evidence.library_of_kernel(name, other)
+    vendors = {who for _, each, who in evidence.KERNEL_LIBRARIES if each == lib}
+    assert lib is None or vendors == {None}
+
+
+@given(
+    st.text(
+        alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_<>:, ", max_size=60
+    ),
+    st.sampled_from(["amd", "nvidia", None]),
+)
+def test_a_name_no_pattern_matches_is_unattributed(name, vendor):
+    assume(not any(re.search(p, name) for p, _, _ in evidence.KERNEL_LIBRARIES))
+    assert evidence.attribution(name, vendor) == evidence.UNATTRIBUTED
+    assert evidence.libraries_of([name], vendor) == []
