@@ -70,8 +70,11 @@ KERNEL_LIBRARIES = (
     # MIOpen: "MIOpenBatchNormFwdTrainSpatial", "miopenSp3AsmConv_v30_3_1_gfx11_fp32_f2x3_stride1",
     # "naive_conv_fwd_nchw_fp32", "igemm_fwd_gtcx_nchw_fp32...", "MIOpenConvUni", "gridwise_convolution_...";
     # the naive fallbacks of later releases carry a packing field: "naive_conv_nonpacked_fwd_nchw_half_double_half",
-    # "naive_conv_nonpacked_bwd_nchw_half_double_half" (ROCm/MIOpen#3310, a torch.profiler capture on MI250X)
-    (r"^(void )?(MIOpen|miopen)|naive_conv_((non)?packed_)?(fwd|bwd|wrw)|igemm_(fwd|bwd|wrw)_gtc|gridwise_convolution|"
+    # "naive_conv_nonpacked_bwd_nchw_half_double_half" (ROCm/MIOpen#3310, a torch.profiler capture on MI250X);
+    # the layout transposes around its NHWC kernels, "batched_transpose_32x32_dword", "batched_transpose_32x16_dword"
+    # (ROCm/MIOpen src/kernels/gpu_batched_transpose_kernel/batched_transpose.cpp; seen in ROCm ConvTranspose3d profiles)
+    (r"^(void )?(MIOpen|miopen|batched_transpose_\d+x\d+_(dword|half|byte)\b)|"
+     r"naive_conv_((non)?packed_)?(fwd|bwd|wrw)|igemm_(fwd|bwd|wrw)_gtc|gridwise_convolution|"
      r"ConvHipImplicitGemm|\bLSTMFwdHidUpdate|\bOpTensorFwdBias", "MIOpen", "amd"),
     # rocFFT run-time compiled kernels: "fft_rtc_fwd_len64_factors_8_8_wgs_64_tpt_8_sp_ip_CI_unitstride_sbrr"
     (r"\bfft_rtc_|rocfft|^(void )?fft_(fwd|back)_", "rocFFT", "amd"),
