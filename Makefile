@@ -46,7 +46,10 @@ PYTHON313  ?= $(PYENV_ROOT)/versions/3.13.0/bin/python
 PROBE_TESTS := tests/unit/test_probe_blas_log.py tests/unit/test_probe_crash_log.py \
 	tests/unit/test_probe_evidence.py tests/unit/test_probe_multinode.py \
 	tests/unit/test_probe_runner.py tests/unit/test_probe_suites.py \
-	tests/unit/test_probe_tools.py tests/unit/test_sandbox.py
+	tests/unit/test_probe_tools.py tests/unit/test_sandbox.py \
+	tests/unit/test_cuda_wheel_captures.py tests/unit/test_dist_ranks_end_fast.py \
+	tests/unit/test_kernel_library_table.py tests/unit/test_loaded_libs.py \
+	tests/unit/test_nccl_log.py
 
 .venv-py38/.probe-env:
 	$(PYTHON38) -m venv .venv-py38

@@ -90,6 +90,8 @@ def test_limits_leave_fingerprints_and_spec_hashes_unchanged():
             suite["nodes"],
             suite["gpus_per_node"],
             suite["pass_env"],
+            suite["tier"],
+            suite["budget"],
         )  # keys added later
     assert (
         job.spec_hash == hashlib.sha256(json.dumps(dump, sort_keys=True).encode()).hexdigest()[:16]

@@ -119,10 +119,24 @@ def test_the_quick_group_is_the_one_the_docs_describe():
 @pytest.mark.parametrize("target", TARGETS)
 def test_each_group_collects_in_its_own_environment(target, tmp_path):
     names = sorted(blocked(target))
+    # a finder that answers as a missing package does (ModuleNotFoundError), not a None in
+    # sys.modules, which libraries that look there first (scipy, for torch) would misread
     (tmp_path / "sitecustomize.py").write_text(
         "import sys\n"
-        f"for name in {names!r}:\n"
-        "    sys.modules[name] = None  # not installed by this make target\n"
+        f"ABSENT = set({names!r})  # not installed by this make target\n"
+        "class _Absent:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] in ABSENT:\n"
+        "            raise ModuleNotFoundError(f'No module named {name!r}', name=name)\n"
+        "        return None\n"
+        "sys.meta_path.insert(0, _Absent())\n"
+        "import importlib.util\n"
+        "_find_spec = importlib.util.find_spec\n"
+        "def find_spec(name, package=None):  # None, as for a package that is not there\n"
+        "    if name.split('.')[0] in ABSENT:\n"
+        "        return None\n"
+        "    return _find_spec(name, package)\n"
+        "importlib.util.find_spec = find_spec\n"
     )
     path = os.pathsep.join(p for p in (str(tmp_path), os.environ.get("PYTHONPATH", "")) if p)
     done = subprocess.run(
