@@ -100,7 +100,15 @@ def build(
         None,
         "--known-issues",
         help="Known-issues YAML: a failure a live entry excuses shows as ⚑ known issue on the "
-        "matrix pages, as in qualify and diff.",
+        "matrix pages, as in qualify and diff; a known-issues page says which have expired, "
+        "which can close and the runs each excused.",
+    ),
+    budget_runs: int = typer.Option(
+        3,
+        "--budget-runs",
+        min=1,
+        help="Flag on the index a suite that took longer than its time budget (its own or its "
+        "tier's) in this many stored runs in a row.",
     ),
 ) -> None:
     """Build the static site: index, matrices, one page per image, check and run, trends, changes."""
@@ -132,6 +140,7 @@ def build(
                 local=local,
                 qualify=_qualify_reports(qualify_dir),
                 known_issues=issues,
+                limits=service.Limits(budget_runs=budget_runs),
             )
         made: set[Path] = set()
         for rel, text in pages:

@@ -75,3 +75,43 @@ def used_line(run_id: str, alias: str, lines: Sequence[dict[str, Any]]) -> str:
         over = f", over by {_clock(x['used_s'] - x['budget_s'])}" if x["over"] else ""
         parts.append(f"{name} {_clock(x['used_s'])} of {_clock(x['budget_s'])} ({pct:.0f}%{over})")
     return f"budget run {run_id[:8]} ({alias}): " + "; ".join(parts)
+
+
+def streaks(
+    runs: Sequence[Mapping[str, Any]],
+    tasks: Iterable[tuple[str, str, Mapping[str, Any], Mapping[str, Any]]],
+    k: int = 3,
+) -> list[str]:
+    """Each (job, image, suite) whose last ``k`` or more stored runs in a row (by start) each
+    took longer than its budget, as one line for the site; the measured durations are the
+    tasks' ``timings.total_s``."""
+    from ..spec import TIER_BUDGETS
+
+    info = {r["id"]: r for r in runs}
+    per: dict[tuple[str, str, str], list[tuple[Any, str, float, float, str | None]]] = {}
+    for run_id, suite, spec, timings in tasks:
+        run = info.get(run_id)
+        tier = spec.get("tier")
+        budget = spec.get("budget") or TIER_BUDGETS.get(tier or "")
+        took = timings.get("total_s")
+        if run is None or budget is None or took is None:
+            continue
+        per.setdefault((run["job"], run["alias"], suite), []).append(
+            (run["started"], run_id, float(took), float(budget), tier)
+        )
+    out = []
+    for (job, alias, suite), seq in sorted(per.items()):
+        seq.sort(key=lambda x: (x[0], x[1]))
+        streak = 0
+        for _at, _rid, took, budget, _tier in reversed(seq):
+            if took <= budget:
+                break
+            streak += 1
+        if streak >= k:
+            _at, _rid, took, budget, tier = seq[-1]
+            out.append(
+                f"suite {suite} on {alias} (job {job}): over its {f'{tier} ' if tier else ''}"
+                f"budget of {_clock(budget)} in its last {streak} runs in a row "
+                f"(newest {_clock(took)})"
+            )
+    return out

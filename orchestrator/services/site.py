@@ -28,6 +28,7 @@ from ..regression import rule
 from ..render.diff import diff_html
 from ..store import matrix_store, site_queries, triage_queries
 from . import evidence, site_known, site_lists, site_steps
+from .budgets import streaks
 from .known_issues_status import IssueStatus, status_in
 from .site_pages import Site, ordered, when
 from .site_views import ChangeV, RunV, changes, flips, histories, load_runs, slug
@@ -175,10 +176,12 @@ def build(
     built: datetime | None = None,
     workers: int | None = None,
     known_issues: KnownIssues | None = None,
-    close_after: tuple[int, float] = (3, 14),
+    limits: Limits | None = None,
 ) -> Iterator[tuple[str, str]]:
     """Every page of the site as (relative path, text). Reads the store first (an empty
     store is bad input: exit 2), then renders without touching it."""
+    limits = limits or Limits()
+    close_after = (limits.close_runs, limits.close_days)
     run_rows = site_queries.runs(session)
     if not run_rows:
         raise InputError(
@@ -228,6 +231,7 @@ def build(
             known_issues,
             status_in(session, known_issues, *close_after) if known_issues else None,
             close_after,
+            streaks(run_rows, site_queries.tasks(session), limits.budget_runs),
         ),
         catalog,
         local,
@@ -235,6 +239,16 @@ def build(
         built or datetime.now(),
         workers if workers is not None else min(4, os.cpu_count() or 1),
     )
+
+
+@dataclass(frozen=True)
+class Limits:
+    """When a known issue can close (its checks green in ``close_runs`` runs over
+    ``close_days`` days), and how many runs in a row over its time budget flag a suite."""
+
+    close_runs: int = 3
+    close_days: float = 14
+    budget_runs: int = 3
 
 
 @dataclass(frozen=True)
@@ -254,6 +268,7 @@ class _Stored:
     # each known issue: the runs it excused, whether it can close (known-issues page)
     known_status: list[IssueStatus] | None = None
     close_after: tuple[int, float] = (3, 14)  # runs, days: when an issue can close
+    over_budget: list[str] = field(default_factory=list)  # suites over budget K runs in a row
 
 
 def _checks_by_id(pk_checks: dict[int, dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -461,8 +476,9 @@ def _pages(
 
 
 def _extra(stored: _Stored) -> dict[str, Any]:
-    """What the index shows beyond the store's figures: the known issues' summary."""
-    out: dict[str, Any] = {}
+    """What the index shows beyond the store's figures: the known issues' summary, the suites
+    over their time budget for K runs in a row."""
+    out: dict[str, Any] = {"over_budget": stored.over_budget}
     if stored.known_status is not None and stored.known_issues is not None:
         today = stored.known_issues.today
         out["known_issues"] = {
