@@ -11,6 +11,7 @@ from pathlib import Path
 import typer
 
 from ..errors import InputError
+from . import flags
 from .common import CatalogOption, DbOption, err, load_catalog, sessions
 
 app = typer.Typer(help="The static results site.", no_args_is_help=True)
@@ -103,10 +104,25 @@ def build(
         "matrix pages, as in qualify and diff; a known-issues page says which have expired, "
         "which can close and the runs each excused.",
     ),
+    close_runs: int = typer.Option(
+        3,
+        "--close-runs",
+        min=1,
+        max=10_000,
+        help="A known issue can close when its checks passed in at least this many runs of "
+        "every matching environment (as known-issues status --runs).",
+    ),
+    close_days: float = typer.Option(
+        14,
+        "--close-days",
+        callback=flags.number("--close-days", 0, 3660, lo_open=True),
+        help="... over the last this many days (as known-issues status --days).",
+    ),
     budget_runs: int = typer.Option(
         3,
         "--budget-runs",
         min=1,
+        max=10_000,
         help="Flag on the index a suite that took longer than its time budget (its own or its "
         "tier's) in this many stored runs in a row.",
     ),
@@ -140,7 +156,7 @@ def build(
                 local=local,
                 qualify=_qualify_reports(qualify_dir),
                 known_issues=issues,
-                limits=service.Limits(budget_runs=budget_runs),
+                limits=service.Limits(close_runs, close_days, budget_runs),
             )
         made: set[Path] = set()
         for rel, text in pages:

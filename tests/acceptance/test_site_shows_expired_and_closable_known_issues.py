@@ -55,6 +55,18 @@ def test_the_known_issues_page_says_expired_can_close_and_the_runs_excused(store
     assert "3 known issue(s)</a>: 1 expired, 1 can close" in index
 
 
+def test_more_runs_than_the_store_holds_keeps_it_open(store, tmp_path):
+    path = tmp_path / "known-issues.yaml"
+    path.write_text(ISSUES)
+    out = tmp_path / "site"
+    args = ("site", "build", "--out", str(out), "--known-issues", str(path), "--close-runs", "17")
+    proc = run_cli(*args, db=store[0])
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    steady = rows((out / "known-issues.html").read_text())[1]
+    assert "can close" not in steady and "16/16 passed (needs 17)" in steady
+    assert "at least 17 runs over the last 14 days" in (out / "known-issues.html").read_text()
+
+
 def test_without_known_issues_there_is_no_page(store, tmp_path):
     out = tmp_path / "site"
     proc = run_cli("site", "build", "--out", str(out), db=store[0])
