@@ -11,6 +11,7 @@ from pathlib import Path
 import typer
 
 from ..errors import InputError
+from . import flags
 from .common import CatalogOption, DbOption, err, load_catalog, sessions
 
 app = typer.Typer(help="The static results site.", no_args_is_help=True)
@@ -100,7 +101,30 @@ def build(
         None,
         "--known-issues",
         help="Known-issues YAML: a failure a live entry excuses shows as ⚑ known issue on the "
-        "matrix pages, as in qualify and diff.",
+        "matrix pages, as in qualify and diff; a known-issues page says which have expired, "
+        "which can close and the runs each excused.",
+    ),
+    close_runs: int = typer.Option(
+        3,
+        "--close-runs",
+        min=1,
+        max=10_000,
+        help="A known issue can close when its checks passed in at least this many runs of "
+        "every matching environment (as known-issues status --runs).",
+    ),
+    close_days: float = typer.Option(
+        14,
+        "--close-days",
+        callback=flags.number("--close-days", 0, 3660, lo_open=True),
+        help="... over the last this many days (as known-issues status --days).",
+    ),
+    budget_runs: int = typer.Option(
+        3,
+        "--budget-runs",
+        min=1,
+        max=10_000,
+        help="Flag on the index a suite that took longer than its time budget (its own or its "
+        "tier's) in this many stored runs in a row.",
     ),
 ) -> None:
     """Build the static site: index, matrices, one page per image, check and run, trends, changes."""
@@ -132,6 +156,7 @@ def build(
                 local=local,
                 qualify=_qualify_reports(qualify_dir),
                 known_issues=issues,
+                limits=service.Limits(close_runs, close_days, budget_runs),
             )
         made: set[Path] = set()
         for rel, text in pages:

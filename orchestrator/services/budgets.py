@@ -5,7 +5,7 @@ budget is a warning that says by how much."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 
@@ -37,4 +37,81 @@ def over_budget(planned: Sequence[Any], history: Mapping[tuple[str, str], float]
                     f"by {_clock(took - budget)}: split it, move it to a longer tier, or raise "
                     "its budget"
                 )
+    return out
+
+
+def used(tasks: Iterable[Any]) -> list[dict[str, Any]]:
+    """Per tier with a budget, one run's time used against it: the stored tasks' measured
+    durations (``timings.total_s``) summed over the tier's suites, beside the sum of their
+    budgets (each suite's own, else its tier's). A suite with a budget and no tier is its own
+    line (tier None)."""
+    from ..spec import TIER_BUDGETS
+
+    per: dict[str | None, dict[str, Any]] = {}
+    for task in tasks:
+        spec = task.suite_spec or {}
+        tier = spec.get("tier")
+        budget = spec.get("budget") or TIER_BUDGETS.get(tier or "")
+        took = (task.timings or {}).get("total_s")
+        if budget is None or took is None:
+            continue
+        line = per.setdefault(tier, {"tier": tier, "used_s": 0.0, "budget_s": 0.0, "suites": []})
+        line["used_s"] += float(took)
+        line["budget_s"] += float(budget)
+        line["suites"].append(task.suite)
+    for line in per.values():
+        line["used_s"] = round(line["used_s"], 3)
+        line["over"] = line["used_s"] > line["budget_s"]
+    order = list(TIER_BUDGETS)  # smoke, nightly, full; then a suite's own budget
+    return sorted(per.values(), key=lambda x: order.index(x["tier"]) if x["tier"] in order else 3)
+
+
+def used_line(run_id: str, alias: str, lines: Sequence[dict[str, Any]]) -> str:
+    """``budget run 1a2b3c4d (host): smoke 1.6s of 1s (160%, over by 0.6s)``."""
+    parts = []
+    for x in lines:
+        name = x["tier"] or f"suite {', '.join(x['suites'])}"
+        pct = 100 * x["used_s"] / x["budget_s"]
+        over = f", over by {_clock(x['used_s'] - x['budget_s'])}" if x["over"] else ""
+        parts.append(f"{name} {_clock(x['used_s'])} of {_clock(x['budget_s'])} ({pct:.0f}%{over})")
+    return f"budget run {run_id[:8]} ({alias}): " + "; ".join(parts)
+
+
+def streaks(
+    runs: Sequence[Mapping[str, Any]],
+    tasks: Iterable[tuple[str, str, Mapping[str, Any], Mapping[str, Any]]],
+    k: int = 3,
+) -> list[str]:
+    """Each (job, image, suite) whose last ``k`` or more stored runs in a row (by start) each
+    took longer than its budget, as one line for the site; the measured durations are the
+    tasks' ``timings.total_s``."""
+    from ..spec import TIER_BUDGETS
+
+    info = {r["id"]: r for r in runs}
+    per: dict[tuple[str, str, str], list[tuple[Any, str, float, float, str | None]]] = {}
+    for run_id, suite, spec, timings in tasks:
+        run = info.get(run_id)
+        tier = spec.get("tier")
+        budget = spec.get("budget") or TIER_BUDGETS.get(tier or "")
+        took = timings.get("total_s")
+        if run is None or budget is None or took is None:
+            continue
+        per.setdefault((run["job"], run["alias"], suite), []).append(
+            (run["started"], run_id, float(took), float(budget), tier)
+        )
+    out = []
+    for (job, alias, suite), seq in sorted(per.items()):
+        seq.sort(key=lambda x: (x[0], x[1]))
+        streak = 0
+        for _at, _rid, took, budget, _tier in reversed(seq):
+            if took <= budget:
+                break
+            streak += 1
+        if streak >= k:
+            _at, _rid, took, budget, tier = seq[-1]
+            out.append(
+                f"suite {suite} on {alias} (job {job}): over its {f'{tier} ' if tier else ''}"
+                f"budget of {_clock(budget)} in its last {streak} runs in a row "
+                f"(newest {_clock(took)})"
+            )
     return out

@@ -56,12 +56,23 @@ def status(
     days: float = 14,
     job: str | None = None,
 ) -> list[IssueStatus]:
-    since = queries.now() - timedelta(days=days)
     with factory() as session:
-        rows = rq.job_runs(session, job, None, None)
-        per: dict[str, dict[str, list[str]]] = {}
-        for run, check, _attempt, st in rq.statuses(session, [r["id"] for r in rows]):
-            per.setdefault(run, {}).setdefault(check, []).append(st)
+        return status_in(session, issues, runs, days, job)
+
+
+def status_in(
+    session: Session,
+    issues: KnownIssues,
+    runs: int = 3,
+    days: float = 14,
+    job: str | None = None,
+) -> list[IssueStatus]:
+    """status() in an open session (the site's build reads the store in one)."""
+    since = queries.now() - timedelta(days=days)
+    rows = rq.job_runs(session, job, None, None)
+    per: dict[str, dict[str, list[str]]] = {}
+    for run, check, _attempt, st in rq.statuses(session, [r["id"] for r in rows]):
+        per.setdefault(run, {}).setdefault(check, []).append(st)
     out = []
     for issue in issues.entries:
         excused: list[str] = []

@@ -131,6 +131,7 @@ def qualify(
         cat,
         factory,
         reporter=reporter,
+        on_warning=on_warning,  # a suite over its time budget, before it runs
         cpu_only=where.cpu_only,
         executor=where.executor,
         partition=where.partition,

@@ -262,12 +262,19 @@ def execute_job(
     *,
     reporter: Reporter | None = None,
     retries: int = 2,
+    on_warning: Callable[[str], None] | None = None,
     **where: Any,
 ) -> list[RunSummary]:
     """Plan, queue and run a job; the run summaries of its batch. ``where``: the fields of
-    ``Where`` and ``Staging`` by name (the flags ``qualify`` and ``bisect`` pass on)."""
+    ``Where`` and ``Staging`` by name (the flags ``qualify`` and ``bisect`` pass on).
+    ``on_warning``: told, before anything runs, of each suite over its time budget."""
     staging = {k: where.pop(k) for k in list(where) if k in Staging.__dataclass_fields__}
     placed = place_job(spec, cat, factory, Where(**where), Staging(**staging))
+    if on_warning is not None:
+        from .budgets import over_budget
+
+        for warning in over_budget(placed.planned, placed.history or {}):
+            on_warning(warning)
     return execute_placed(placed, spec, factory, reporter=reporter, retries=retries)
 
 
@@ -411,10 +418,14 @@ def report(
             and excuse(r.image.alias, str(r.image.backend), res.check.check_id, res.status) is None
             for r, res in last.values()
         )
+        from .budgets import used, used_line
+
+        budgets = {r.id: used(r.tasks) for r in runs}  # per tier: time used against its budget
         return RunReport(
-            lines=tuple(views.summary_line(s) for s in summaries),
+            lines=tuple(views.summary_line(s) for s in summaries)
+            + tuple(used_line(r.id, r.image.alias, budgets[r.id]) for r in runs if budgets[r.id]),
             matrix_md=views.matrix_markdown(runs, results),
-            json=[views.run_json(r, results[r.id]) for r in runs],
+            json=[{**views.run_json(r, results[r.id]), "budgets": budgets[r.id]} for r in runs],
             junit=results_junit(
                 runs,
                 results,

@@ -27,7 +27,9 @@ from ..matrix.tiers import Policy
 from ..regression import rule
 from ..render.diff import diff_html
 from ..store import matrix_store, site_queries, triage_queries
-from . import evidence, site_lists, site_steps
+from . import evidence, site_known, site_lists, site_steps
+from .budgets import streaks
+from .known_issues_status import IssueStatus, status_in
 from .site_pages import Site, ordered, when
 from .site_views import ChangeV, RunV, changes, flips, histories, load_runs, slug
 
@@ -174,9 +176,12 @@ def build(
     built: datetime | None = None,
     workers: int | None = None,
     known_issues: KnownIssues | None = None,
+    limits: Limits | None = None,
 ) -> Iterator[tuple[str, str]]:
     """Every page of the site as (relative path, text). Reads the store first (an empty
     store is bad input: exit 2), then renders without touching it."""
+    limits = limits or Limits()
+    close_after = (limits.close_runs, limits.close_days)
     run_rows = site_queries.runs(session)
     if not run_rows:
         raise InputError(
@@ -224,6 +229,9 @@ def build(
             found,
             matrix_store.broken_imports(session),
             known_issues,
+            status_in(session, known_issues, *close_after) if known_issues else None,
+            close_after,
+            streaks(run_rows, site_queries.tasks(session), limits.budget_runs),
         ),
         catalog,
         local,
@@ -231,6 +239,16 @@ def build(
         built or datetime.now(),
         workers if workers is not None else min(4, os.cpu_count() or 1),
     )
+
+
+@dataclass(frozen=True)
+class Limits:
+    """When a known issue can close (its checks green in ``close_runs`` runs over
+    ``close_days`` days), and how many runs in a row over its time budget flag a suite."""
+
+    close_runs: int = 3
+    close_days: float = 14
+    budget_runs: int = 3
 
 
 @dataclass(frozen=True)
@@ -247,6 +265,10 @@ class _Stored:
     # run → component → import error
     broken: dict[str, dict[str, str]] = field(default_factory=dict)
     known_issues: KnownIssues | None = None  # failures they excuse show as ⚑ known issue
+    # each known issue: the runs it excused, whether it can close (known-issues page)
+    known_status: list[IssueStatus] | None = None
+    close_after: tuple[int, float] = (3, 14)  # runs, days: when an issue can close
+    over_budget: list[str] = field(default_factory=list)  # suites over budget K runs in a row
 
 
 def _checks_by_id(pk_checks: dict[int, dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -438,10 +460,30 @@ def _pages(
     yield "checks/index.html", site_lists.checks_page(site, checks, ran, latest_verdicts, shifts_of)
     yield "images/index.html", site_lists.images_page(site, by_image)
     flipped = flips(runs)
+    if stored.known_status is not None and stored.known_issues is not None:
+        today = stored.known_issues.today
+        yield (
+            "known-issues.html",
+            site_known.page(site, stored.known_status, today, *stored.close_after),
+        )
     yield "changes.html", site_lists.changes_page(site, found, flipped, len(runs))
-    figures = site_lists.stats(runs, by_image, checks)
+    figures = {**site_lists.stats(runs, by_image, checks), "extra": _extra(stored)}
     layouts = LAYOUTS if not stored.matrices[None].empty else ()
     yield (
         "index.html",
         site_lists.index_page(site, figures, version_views, layouts, jobs, found, qualify, flipped),
     )
+
+
+def _extra(stored: _Stored) -> dict[str, Any]:
+    """What the index shows beyond the store's figures: the known issues' summary, the suites
+    over their time budget for K runs in a row."""
+    out: dict[str, Any] = {"over_budget": stored.over_budget}
+    if stored.known_status is not None and stored.known_issues is not None:
+        today = stored.known_issues.today
+        out["known_issues"] = {
+            "total": len(stored.known_status),
+            "expired": sum(1 for s in stored.known_status if s.issue.expired(today)),
+            "can_close": sum(1 for s in stored.known_status if s.can_close),
+        }
+    return out

@@ -193,4 +193,5 @@ def index_page(
         root="",
         built=site.built,
         qualify=[{"name": n, "slug": slug(n)} for n, _ in qualify],
+        **figures.get("extra", {}),  # the known issues' summary, the suites over budget
     )

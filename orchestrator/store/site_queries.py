@@ -59,6 +59,14 @@ def runs(session: Session) -> list[dict[str, Any]]:
     return [dict(r._mapping) for r in session.execute(q)]
 
 
+def tasks(session: Session) -> list[tuple[str, str, dict[str, Any], dict[str, Any]]]:
+    """Every finished task: (run id, suite, suite spec, timings), for the suites' budgets."""
+    q = select(TaskRow.run_id, TaskRow.suite, TaskRow.suite_spec, TaskRow.timings).where(
+        TaskRow.state == "done"
+    )
+    return [(r, s, spec or {}, t or {}) for r, s, spec, t in session.execute(q)]
+
+
 def checks(session: Session) -> dict[int, dict[str, Any]]:
     q = select(
         Check.id,
