@@ -63,7 +63,9 @@ def list_hosts(hosts_file: Path = HostsOption, as_json: bool = JsonOption) -> No
 def probe(
     name: str = typer.Argument(None, help="Host name [default: every host]."),
     hosts_file: Path = HostsOption,
-    image: str = typer.Option(None, "--image", help="Image with python3 present on that engine."),
+    image: str = typer.Option(
+        None, "--probe-image", "--image", help="Image with python3 present on that engine."
+    ),
     as_json: bool = JsonOption,
     record: Path = typer.Option(
         None,
