@@ -38,7 +38,13 @@ def diff(
     ),
     head: str = typer.Argument(..., help="The same kinds of names as BASE."),
     fmt: str = typer.Option("term", "--format", "-f", help="term, md, html, json or junit."),
-    out_path: Path = typer.Option(None, "--out", "-o", help="Write here instead of stdout."),
+    out_path: Path = typer.Option(
+        None,
+        "--out",
+        "-o",
+        callback=flags.OUT_FILE,
+        help="Write here instead of stdout.",
+    ),
     threshold: float = typer.Option(
         DEFAULT_THRESHOLD,
         callback=flags.number("--threshold", 0, 10, lo_open=True),

@@ -113,7 +113,11 @@ def import_rst(
         ..., help="A reStructuredText page with a Docker image components list-table."
     ),
     out_path: Path = typer.Option(
-        None, "--out", "-o", help="Catalog file to create or update [default: images/rocm.yaml]."
+        None,
+        "--out",
+        "-o",
+        callback=flags.OUT_FILE,
+        help="Catalog file to create or update [default: images/rocm.yaml].",
     ),
     dry_run: bool = typer.Option(
         False, "--dry-run", help="Report what would change; write nothing."
@@ -205,6 +209,7 @@ def check(
             "vanished": "red",
             "new": "yellow",
             "local": "dim",
+            "unreachable": "red",
         }
         for c in checks:
             table.add_row(

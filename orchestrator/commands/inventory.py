@@ -138,7 +138,13 @@ def audit_image(
     fmt: AuditFormat = typer.Option(
         AuditFormat.term, "--format", "-f", help="term, md, json or cyclonedx."
     ),
-    out_path: Path = typer.Option(None, "--out", "-o", help="Write the rendered output here."),
+    out_path: Path = typer.Option(
+        None,
+        "--out",
+        "-o",
+        callback=flags.OUT_FILE,
+        help="Write the rendered output here.",
+    ),
     pull: str = typer.Option(
         "missing", "--pull", help="missing, always or never (as for valorch run)."
     ),
@@ -190,7 +196,13 @@ def diff_images(
         False, "--packages", help="List pip:/deb: package changes in the terminal too."
     ),
     fmt: DiffFormat = typer.Option(DiffFormat.term, "--format", "-f", help="term, md or json."),
-    out_path: Path = typer.Option(None, "--out", "-o", help="Write the rendered output here."),
+    out_path: Path = typer.Option(
+        None,
+        "--out",
+        "-o",
+        callback=flags.OUT_FILE,
+        help="Write the rendered output here.",
+    ),
     db: str = DbOption,
     as_json: bool = JsonOption,
     catalog: Path = CatalogOption,
@@ -240,7 +252,13 @@ def show(
     packages: bool = typer.Option(
         False, "--packages", help="List every pip:/deb: package in the terminal."
     ),
-    out_path: Path = typer.Option(None, "--out", "-o", help="Write the rendered output here."),
+    out_path: Path = typer.Option(
+        None,
+        "--out",
+        "-o",
+        callback=flags.OUT_FILE,
+        help="Write the rendered output here.",
+    ),
     db: str = DbOption,
     as_json: bool = JsonOption,
 ) -> None:

@@ -79,7 +79,13 @@ def render(
     version: str = typer.Option(
         None, "--version", help="Render this published version (immutable)."
     ),
-    out_path: Path = typer.Option(None, "--out", "-o", help="Write here instead of stdout."),
+    out_path: Path = typer.Option(
+        None,
+        "--out",
+        "-o",
+        callback=flags.OUT_FILE,
+        help="Write here instead of stdout.",
+    ),
     fragment: bool = typer.Option(
         False,
         "--fragment",

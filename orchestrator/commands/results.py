@@ -172,7 +172,11 @@ def _pins(catalog: Path | None) -> Catalog | None:
 def export(
     run_ids: list[str] = typer.Argument(..., help="Run ids (or unique prefixes) to export."),
     out_path: Path = typer.Option(
-        None, "--out", "-o", help="Write the JSON here instead of stdout."
+        None,
+        "--out",
+        "-o",
+        callback=flags.OUT_FILE,
+        help="Write the JSON here instead of stdout.",
     ),
     db: str = DbOption,
 ) -> None:

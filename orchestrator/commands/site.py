@@ -11,6 +11,7 @@ from pathlib import Path
 import typer
 
 from ..errors import InputError
+from . import flags
 from .common import CatalogOption, DbOption, err, load_catalog, sessions
 
 app = typer.Typer(help="The static results site.", no_args_is_help=True)
@@ -60,7 +61,11 @@ def _swap(tmp: Path, out: Path) -> None:
 @app.command("build")
 def build(
     out: Path = typer.Option(
-        ..., "--out", "-o", help="Directory of the site (replaced as a whole)."
+        ...,
+        "--out",
+        "-o",
+        callback=flags.OUT_SITE_DIR,
+        help="Directory of the site (replaced as a whole).",
     ),
     qualify_dir: Path = typer.Option(
         None, "--qualify-dir", help="Where the qualify reports are [default: ./results]."
