@@ -96,16 +96,21 @@ class Verdict:
         return frozenset((c.env, c.check) for r in self.gating for c in r.changes)
 
     def why(self) -> str:
-        """The counts per gating reason ("1 still failing; 2 coverage lost"), or what else decided."""
-        if self.exit_code == 1:
-            return "; ".join(f"{len(r.changes)} {r.code.replace('_', ' ')}" for r in self.gating)
-        if self.exit_code == 3:
-            return "infrastructure errors, the affected checks are inconclusive"
+        """What decided the exit, with the counts that decided it, in the words every sink
+        uses (terminal, Markdown, HTML, JSON, JUnit, notifications): the gating reasons'
+        counts ("1 still failing; 2 coverage lost"), then those a flag allows, marked "(not
+        gated: FLAG)"; never a word of its own that a count could contradict."""
+        gating = "; ".join(f"{len(r.changes)} {r.code.replace('_', ' ')}" for r in self.gating)
         allowed = "; ".join(
             f"{len(r.changes)} {r.code.replace('_', ' ')} (not gated: {r.allowed_by})"
             for r in self.reasons
+            if not r.gates
         )
-        return allowed or "nothing failing, no regression, no coverage lost"
+        counted = "; ".join(x for x in (gating, allowed) if x)
+        if self.exit_code == 3 and not gating:
+            inconclusive = "infrastructure errors, the affected checks are inconclusive"
+            return f"{inconclusive}; {counted}" if counted else inconclusive
+        return counted or "nothing failing, no regression, no coverage lost"
 
     def headline(self) -> str:
         return f"{self.word.lower()}: {self.why()}"

@@ -33,6 +33,7 @@ from ..spec import (
     SLOWER,
 )
 from ..spec import INCONCLUSIVE_CHANGE as INCONCLUSIVE
+from ..words import count
 from .badges import CSS as BADGE_CSS
 from .badges import badge
 
@@ -196,11 +197,10 @@ def verdict_rows(verdict: Verdict) -> list[tuple[str, list[tuple[CellChange, str
 def verdict_md(report: Report, verdict: Verdict, why: Why | None = None) -> list[str]:
     """The verdict block: qualified or not and why, in one screen (counts per reason, the first check ids)."""
     word = ("✅ " if verdict.qualified else "❌ ") + verdict.word
-    status = "**REGRESSED**" if report.regressed else "no regression"
     lines = [
         f"## Verdict: {word}",
         "",
-        f"**{verdict.why()}** (exit {verdict.exit_code}; status and timing: {status})",
+        f"**{verdict.why()}** (exit {verdict.exit_code})",
         "",
     ]
     lines += [f"- {'❌' if r.gates else '◻'} {_md_cell(r.line())}" for r in verdict.reasons]
@@ -243,7 +243,7 @@ def _md_sides(report: Report, h: dict[str, Any]) -> list[str]:
     return [
         "| | base | head |",
         "|---|---|---|",
-        f"| what | {base.kind} `{base.label}` | {head.kind} `{head.label}` |",
+        f"| what | {base.kind_shown} `{base.label}` | {head.kind_shown} `{head.label}` |",
         f"| environments | {', '.join(base.envs)} | {', '.join(head.envs)} |",
         f"| digests | {'<br>'.join(f'{e}: `{d}`' for e, d in base.digests) or '—'} "
         f"| {'<br>'.join(f'{e}: `{d}`' for e, d in head.digests) or '—'} |",
@@ -265,7 +265,7 @@ def _md_warnings(report: Report, h: dict[str, Any]) -> list[str]:
     lines = []
     if h["noisy_host"]:
         lines += [
-            f"⚠️ **noisy host**: {h['noisy_host']} timed check(s) ran while the host was busy; their timing "
+            f"⚠️ **noisy host**: {count(h['noisy_host'], 'timed check')} ran while the host was busy; their timing "
             "changes are shown (~), not counted.",
             "",
         ]
@@ -555,6 +555,7 @@ def diff_html(report: Report, verdict: Verdict | None = None, why: Why | None = 
         trim_blocks=True,
         lstrip_blocks=True,
     )
+    env.filters["count"] = count
     shown = {id(c) for r in (verdict.reasons if verdict is not None else ()) for c in r.changes}
     sections = [
         (title, [c for c in _sorted(report, kinds) if id(c) not in shown])

@@ -11,6 +11,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup, escape
 
+from ...words import count
 from ..badges import CSS as BADGE_CSS
 from ..badges import badge, cell_html, note_html, tone
 
@@ -21,6 +22,7 @@ _env = Environment(
     lstrip_blocks=True,
 )
 _env.globals.update(badge=badge, note_html=note_html, badge_css=Markup(BADGE_CSS))
+_env.filters["count"] = count  # {{ n | count("host") }}: "1 host", "2 hosts"
 
 
 def render(template: str, **ctx: Any) -> str:
