@@ -550,6 +550,9 @@ class Execution(Frozen):
     image_digest: str | None = None
     exit_code: int | None = None
     infra_error: str | None = None
+    # the engine's image id (config digest); equal to image_digest when no registry served the
+    # image (built or loaded, never pushed): no manifest digest, so nothing an attestation names
+    image_id: str | None = None
 
 
 @dataclass(frozen=True)

@@ -139,6 +139,7 @@ def complete(session: Session, run_id: str, task_id: int, task: Task, execution:
     run.meta = {
         **run.meta,
         task.suite.name: {"probe": execution.meta, "exit_code": execution.exit_code, "gpus": gpus},
+        **({"image_id": execution.image_id} if execution.image_id else {}),
     }
 
 
