@@ -128,7 +128,7 @@ def show_run(
             f"{data['image']['platform_digest']}"
         )
     out.print(
-        f"  host    {data['host']} ({data['executor']})  valorch {data['valorch_version']}  "
+        f"  host    {', '.join(data.get('nodes') or [data['host']])} ({data['executor']})  valorch {data['valorch_version']}  "
         f"spec {data['spec_hash']}"
     )
     out.print(f"  started {data['started']}  ended {data['ended']}")
