@@ -36,6 +36,7 @@ from ..spec import INCONCLUSIVE_CHANGE as INCONCLUSIVE
 from ..words import count
 from .badges import CSS as BADGE_CSS
 from .badges import badge
+from .junit import class_part
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -498,7 +499,7 @@ def diff_junit(report: Report, verdict: Verdict | None = None, why: Why | None =
         suite = ET.SubElement(root, "testsuite", name=env)
         n_fail = n_skip = 0
         for c in changes:
-            case = ET.SubElement(suite, "testcase", classname=env, name=c.check)
+            case = ET.SubElement(suite, "testcase", classname=class_part(env), name=c.check)
             text = " — ".join(x for x in (_timing_text(c) or c.note, why_text(why, c)) if x)
             key = (c.env, c.check)
             if key in failing:

@@ -3,6 +3,8 @@ script of the shell named (``--show-completion zsh`` and ``=zsh``); ``images lis
 cuts an alias, piped or not; ``images pull`` of local images says each is not pulled and
 why, and refuses ``--pull never``; the probe-image hint names ``--probe-image``."""
 
+import json
+
 import pytest
 from root_helpers import run_cli
 
@@ -58,3 +60,18 @@ def test_hosts_check_hint_names_the_probe_image_option(tmp_path):
     assert done.returncode == 3
     text = done.stdout.replace("\n", " ")
     assert "--probe-image" in text and "or pass --image" not in text
+
+
+@pytest.mark.parametrize(
+    "reference,alias",
+    [
+        ("127.0.0.1:5177/hb/base:v1", "127.0.0.1_5177_hb_base_v1"),
+        ("hb-candidate/pytorch:rc1", "hb-candidate_pytorch_rc1"),
+        ("valorch/test:fake-rocm", "valorch_test_fake-rocm"),
+        ("other/pytorch:rc1", "other_pytorch_rc1"),  # not the same alias as hb-candidate's
+    ],
+)
+def test_uncatalogued_references_keep_registry_and_repository_in_their_alias(reference, alias):
+    done = run_cli("images", "show", reference, "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["alias"] == alias
