@@ -45,6 +45,7 @@ def test_pull_of_local_images_says_they_are_not_pulled(tmp_path):
     assert never.returncode == 2 and "missing or always" in never.stderr
 
 
+@pytest.mark.docker
 def test_probe_image_hint_names_the_probe_image_option(tmp_path):
     done = run_cli(
         "hosts", "probe", "--probe-image", "valorch/absent:none", db=tmp_path / "v.sqlite"
@@ -53,6 +54,7 @@ def test_probe_image_hint_names_the_probe_image_option(tmp_path):
     assert "--probe-image" in done.stderr and "or pass --image" not in done.stderr
 
 
+@pytest.mark.docker
 def test_hosts_check_hint_names_the_probe_image_option(tmp_path):
     done = run_cli(
         "hosts", "check", "--probe-image", "valorch/absent:none", db=tmp_path / "v.sqlite"
@@ -75,3 +77,17 @@ def test_uncatalogued_references_keep_registry_and_repository_in_their_alias(ref
     done = run_cli("images", "show", reference, "--json")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["alias"] == alias
+
+
+@pytest.mark.docker
+def test_hosts_check_level_1_without_gpus_says_what_it_skipped(tmp_path):
+    done = run_cli(
+        "hosts", "check", "--level", "1", db=tmp_path / "v.sqlite", env={"COLUMNS": "250"}
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "GPU preflight" in done.stdout and "skipped: no GPU on this host" in done.stdout
+    js = json.loads(
+        run_cli("hosts", "check", "--level", "1", "--json", db=tmp_path / "v.sqlite").stdout
+    )
+    probes = [p for v in js["hosts"][0]["preflight"] for p in v["probes"]]
+    assert [p["level"] for p in probes] == [0, 1]
