@@ -69,21 +69,25 @@ _STYLE = {
 def findings_table(
     image: ImageSpec, digest: str | None, inv: Inventory, findings: list[Finding]
 ) -> Table:
-    title = f"{image.alias}  {image.reference}" + (f"  {digest}" if digest else "")
+    named = [image.alias] + ([image.reference] if image.reference != image.alias else [])
+    title = "  ".join(named + ([digest] if digest else []))  # "host", never "host  host"
     table = Table("component", "expected", "found", "verdict", "source · evidence", title=title)
+    broken = {f.component for f in findings if f.kind == "broken"}
+    pinned = {f.component: f.expected for f in findings if f.kind != "broken" and f.expected}
     for f in findings:
-        if f.kind == "build-mismatch":
-            continue
+        if f.kind == "build-mismatch" or (f.kind == "ok" and f.component in broken):
+            continue  # a broken component is one row: its version matching does not make it ok
         comp = audit.resolve(inv, f.component)
         where = f"{comp.source} · {comp.evidence}" if comp else ""
         verdict = "installed but does not import" if f.kind == "broken" else f.kind
         where = f"{where} · {f.evidence}" if f.kind == "broken" else where  # the image's own words
+        expected = f.expected or (pinned.get(f.component, "") if f.kind == "broken" else "")
         table.add_row(
-            f.component, f.expected or "", f.found or "-", styled(_STYLE[f.kind], verdict), where
+            f.component, expected or "", f.found or "-", styled(_STYLE[f.kind], verdict), where
         )
     expected = {
         audit.resolve(inv, f.component).name for f in findings if audit.resolve(inv, f.component)
-    }
+    } | {f.component for f in findings}  # a broken component is listed once, as broken
     for comp in inv.components:  # what the catalog does not pin, for the record
         if comp.headline and comp.name not in expected and not comp.name.startswith("pytorch."):
             table.add_row(
