@@ -251,6 +251,10 @@ def main() -> NoReturn:
     """
     gc.set_threshold(50_000, 10, 10)
     _bare_completion(sys.argv)
+    if "_VALORCH_COMPLETE" in os.environ:  # a shell asks for completions: typer's classes
+        from typer._completion_classes import completion_init
+
+        completion_init()
     try:
         app()
         code: Any = 0

@@ -37,7 +37,13 @@ def diff(
         "digest on one host, pooled).",
     ),
     head: str = typer.Argument(..., help="The same kinds of names as BASE."),
-    fmt: str = typer.Option("term", "--format", "-f", help="term, md, html, json or junit."),
+    fmt: str = typer.Option(
+        "term",
+        "--format",
+        "-f",
+        metavar="<term|md|html|json|junit>",
+        help="term, md, html, json or junit (--json is the same as --format json).",
+    ),
     out_path: Path = typer.Option(
         None,
         "--out",

@@ -150,7 +150,10 @@ def audit_image(
         help="Write the rendered output here.",
     ),
     pull: str = typer.Option(
-        "missing", "--pull", help="missing, always or never (as for valorch run)."
+        "missing",
+        "--pull",
+        metavar="<missing|always|never>",
+        help="missing, always or never (as for valorch run).",
     ),
     db: str = DbOption,
     as_json: bool = JsonOption,

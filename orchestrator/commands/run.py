@@ -130,6 +130,7 @@ def run(
     pull: str = typer.Option(
         "missing",
         "--pull",
+        metavar="<missing|always|never>",
         help="missing: pull absent images; always: pull every time; "
         "never: only what the engine has. A pinned digest is pulled and run as repo@sha256.",
     ),
