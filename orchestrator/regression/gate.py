@@ -58,6 +58,14 @@ class Reason:
     def checks(self) -> tuple[str, ...]:
         return tuple(f"{c.env}: {c.check}" for c in self.changes)
 
+    def counted(self) -> str:
+        """ "2 failing (1 regressed)": the count, and for failing checks how many passed in
+        the baseline (a regression), so no other word has to say it."""
+        said = f"{len(self.changes)} {self.code.replace('_', ' ')}"
+        if self.code == FAILING_REASON:
+            said += f" ({sum(1 for c in self.changes if c.base == 'pass')} regressed)"
+        return said
+
     def line(self, shown: int = SHOWN) -> str:
         names = ", ".join(self.checks[:shown]) + (
             f", … (+{len(self.changes) - shown})" if len(self.changes) > shown else ""
@@ -100,11 +108,9 @@ class Verdict:
         uses (terminal, Markdown, HTML, JSON, JUnit, notifications): the gating reasons'
         counts ("1 still failing; 2 coverage lost"), then those a flag allows, marked "(not
         gated: FLAG)"; never a word of its own that a count could contradict."""
-        gating = "; ".join(f"{len(r.changes)} {r.code.replace('_', ' ')}" for r in self.gating)
+        gating = "; ".join(r.counted() for r in self.gating)
         allowed = "; ".join(
-            f"{len(r.changes)} {r.code.replace('_', ' ')} (not gated: {r.allowed_by})"
-            for r in self.reasons
-            if not r.gates
+            f"{r.counted()} (not gated: {r.allowed_by})" for r in self.reasons if not r.gates
         )
         counted = "; ".join(x for x in (gating, allowed) if x)
         if self.exit_code == 3 and not gating:

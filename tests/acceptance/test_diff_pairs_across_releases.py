@@ -78,7 +78,7 @@ def test_pairing_finds_the_regression_that_aliases_hide(cli, releases):
     ]
     md = cli("diff", base, head, "--pair", "rel1_*=rel2_*", "--format", "md")
     # the verdict states the count that decided it (no separate REGRESSED word to contradict it)
-    assert md.returncode == 1 and "**1 failing** (exit 1)" in md.stdout
+    assert md.returncode == 1 and "**1 failing (1 regressed)** (exit 1)" in md.stdout
     assert "`env.version.pytorch`" in md.stdout
 
 

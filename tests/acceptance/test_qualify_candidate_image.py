@@ -84,7 +84,7 @@ def test_candidate_qualified_or_not_against_its_predecessor(cli, tmp_path, candi
     assert bad.returncode == 1, bad.stderr[-3000:]
     report = (tmp_path / "bad" / "report.md").read_text()
     assert (
-        "**REGRESSED**" in report
+        "1 failing (1 regressed)" in report  # the verdict's count says it regressed
         and "command.torch-major-2" in report
         and candidates["bad"].split(":")[1] in report
     )
