@@ -81,9 +81,9 @@ def findings_table(
         where = f"{comp.source} · {comp.evidence}" if comp else ""
         verdict = "installed but does not import" if f.kind == "broken" else f.kind
         where = f"{where} · {f.evidence}" if f.kind == "broken" else where  # the image's own words
-        expected = f.expected or (pinned.get(f.component, "") if f.kind == "broken" else "")
+        wanted = f.expected or (pinned.get(f.component, "") if f.kind == "broken" else "")
         table.add_row(
-            f.component, expected or "", f.found or "-", styled(_STYLE[f.kind], verdict), where
+            f.component, wanted or "", f.found or "-", styled(_STYLE[f.kind], verdict), where
         )
     expected = {
         audit.resolve(inv, f.component).name for f in findings if audit.resolve(inv, f.component)
