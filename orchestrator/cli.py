@@ -9,6 +9,7 @@ from __future__ import annotations
 import gc
 import os
 import sys
+from collections.abc import Callable
 from typing import Any, NoReturn
 
 import typer
@@ -131,7 +132,41 @@ app = App(
     help="Containerized multi-backend validation orchestrator.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    add_completion=False,  # ours below: typer's ignores a shell named after the flag
 )
+
+SHELLS = ("bash", "zsh", "fish", "powershell", "pwsh")
+
+
+def _completion(install: bool) -> Callable[[str | None], None]:
+    """--show-completion / --install-completion [SHELL]: the named shell's script (bash,
+    zsh, fish, powershell, pwsh), or the current shell's when none is named."""
+
+    def act(value: str | None) -> None:
+        if value is None:
+            return
+        from typer._completion_shared import _get_shell_name, get_completion_script
+        from typer._completion_shared import install as install_script
+
+        flag = "--install-completion" if install else "--show-completion"
+        shell = _get_shell_name() if value == "" else value
+        if shell not in SHELLS:
+            raise typer.BadParameter(
+                f"{value or shell!r} is not a shell valorch completes: one of {', '.join(SHELLS)}",
+                param_hint=f"'{flag}'",
+            )
+        if install:
+            shell, path = install_script(shell=shell, prog_name="valorch")
+            print(f"{shell} completion installed in {path}; restart the shell")
+        else:
+            print(
+                get_completion_script(
+                    prog_name="valorch", complete_var="_VALORCH_COMPLETE", shell=shell
+                )
+            )
+        raise typer.Exit()
+
+    return act
 
 
 def _print_version(value: bool) -> None:
@@ -148,6 +183,28 @@ def _root(
         is_eager=True,
         callback=_print_version,
         help="Print valorch's version and exit.",
+    ),
+    _install: str = typer.Option(
+        None,
+        "--install-completion",
+        is_flag=False,
+        flag_value="",
+        is_eager=True,
+        expose_value=False,
+        metavar="[bash|zsh|fish|powershell|pwsh]",
+        callback=_completion(install=True),
+        help="Install completion for the shell named [default: the current shell].",
+    ),
+    _show: str = typer.Option(
+        None,
+        "--show-completion",
+        is_flag=False,
+        flag_value="",
+        is_eager=True,
+        expose_value=False,
+        metavar="[bash|zsh|fish|powershell|pwsh]",
+        callback=_completion(install=False),
+        help="Print the completion script of the shell named [default: the current shell].",
     ),
 ) -> None:
     """Containerized multi-backend validation orchestrator."""
@@ -194,12 +251,25 @@ def main() -> NoReturn:
       directories removed, streams flushed).
     """
     gc.set_threshold(50_000, 10, 10)
+    _bare_completion(sys.argv)
+    if "_VALORCH_COMPLETE" in os.environ:  # a shell asks for completions: typer's classes
+        from typer._completion_classes import completion_init
+
+        completion_init()
     try:
         app()
     finally:
         _flush_streams()
         gc.freeze()
     sys.exit(0)
+
+
+def _bare_completion(argv: list[str]) -> None:
+    """``valorch --show-completion`` with no shell named means the current shell: the option
+    takes a value (typer's options cannot make it optional), so an empty one is added."""
+    flags = ("--show-completion", "--install-completion")
+    if len(argv) >= 2 and argv[1] in flags and (len(argv) == 2 or argv[2].startswith("-")):
+        argv.insert(2, "")
 
 
 def _flush_streams() -> None:

@@ -716,6 +716,9 @@ class Execution(Frozen):
     # what the engine or the OS reports: a status, a negative signal, a Windows code
     exit_code: int | None = Field(default=None, ge=-(1 << 31), le=(1 << 32) - 1)
     infra_error: str | None = None
+    # the engine's image id (config digest); equal to image_digest when no registry served the
+    # image (built or loaded, never pushed): no manifest digest, so nothing an attestation names
+    image_id: str | None = None
 
 
 @dataclass(frozen=True)

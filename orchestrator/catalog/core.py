@@ -98,6 +98,17 @@ def parse_tag(text: str) -> ImageSpec | None:
     return None
 
 
+def derived_alias(ref: imageref.ImageRef) -> str:
+    """The alias of an uncatalogued reference: its registry (unless Docker Hub), its whole
+    repository path and its tag (or the digest's first 12 hex), so that two references
+    never share one ("127.0.0.1:5177/hb/base:v1" → "127.0.0.1_5177_hb_base_v1",
+    "valorch/test:fake-rocm" → "valorch_test_fake-rocm"; Hub's "library/" is left out)."""
+    path = ref.path.removeprefix("library/") if ref.domain == imageref.DEFAULT_DOMAIN else ref.path
+    parts = ([] if ref.domain == imageref.DEFAULT_DOMAIN else [ref.domain]) + path.split("/")
+    parts.append(ref.tag if ref.tag else (ref.digest or "")[7:19])
+    return re.sub(r"[^A-Za-z0-9_.\-]", "_", "_".join(parts))
+
+
 def from_reference(text: str, known: Iterable[ImageSpec] = ()) -> ImageSpec:
     """Any image reference (``docker.io/org/name:tag``, ``localhost:5000/x@sha256:…``): the
     catalogued image it names after normalisation, else an image with no expectations whose
@@ -115,9 +126,7 @@ def from_reference(text: str, known: Iterable[ImageSpec] = ()) -> ImageSpec:
             image.digest,
         ):
             return image
-    name = ref.path.rsplit("/", 1)[-1]
-    alias = f"{name}_{ref.tag}" if ref.tag else f"{name}_{(ref.digest or '')[7:19]}"
-    alias = re.sub(r"[^A-Za-z0-9_.\-]", "_", alias)
+    alias = derived_alias(ref)
     words = f"{ref.path}:{ref.tag or ''}".lower()
     backend = Backend.rocm if "rocm" in words else Backend.cuda if "cuda" in words else Backend.cpu
     return ImageSpec(

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 
+from . import flags
 from .common import DbOption, JsonOption, deferred_sessions, end_with, err, out, print_json
 
 
@@ -21,7 +22,10 @@ def attest(
         help="Private key PEM (ECDSA P-256 or Ed25519) to sign with.",
     ),
     out_dir: Path = typer.Option(
-        Path("results/attestations"), "--out-dir", help="Write <digest>.intoto.jsonl here."
+        Path("results/attestations"),
+        "--out-dir",
+        callback=flags.OUT_DIR,
+        help="Write <digest>.intoto.jsonl here.",
     ),
     push: bool = typer.Option(
         False,

@@ -90,7 +90,12 @@ DbOption = typer.Option(
     envvar="VALORCH_DB",
     help="SQLAlchemy URL or SQLite path [default: ./results/valorch.sqlite]",
 )
-JsonOption = typer.Option(False, "--json", help="Machine-readable JSON on stdout.")
+JsonOption = typer.Option(
+    False,
+    "--json",
+    help="Machine-readable JSON on stdout (the one spelling every command takes; where a "
+    "command also has --format, --format json is the same).",
+)
 CatalogOption = typer.Option(
     None,
     "--catalog",

@@ -37,8 +37,20 @@ def diff(
         "digest on one host, pooled).",
     ),
     head: str = typer.Argument(..., help="The same kinds of names as BASE."),
-    fmt: str = typer.Option("term", "--format", "-f", help="term, md, html, json or junit."),
-    out_path: Path = typer.Option(None, "--out", "-o", help="Write here instead of stdout."),
+    fmt: str = typer.Option(
+        "term",
+        "--format",
+        "-f",
+        metavar="<term|md|html|json|junit>",
+        help="term, md, html, json or junit (--json is the same as --format json).",
+    ),
+    out_path: Path = typer.Option(
+        None,
+        "--out",
+        "-o",
+        callback=flags.OUT_FILE,
+        help="Write here instead of stdout.",
+    ),
     threshold: float = typer.Option(
         DEFAULT_THRESHOLD,
         callback=flags.number("--threshold", 0, 10, lo_open=True),
@@ -49,10 +61,12 @@ def diff(
     ),
     image: list[str] = typer.Option(None, "--image", help="Only these image aliases (repeatable)."),
     gate_coverage: bool = typer.Option(
-        False,
-        "--gate-coverage",
+        None,
+        "--gate-coverage/--no-gate-coverage",
         help="Exit 1 also when coverage was lost: a BASE check missing from "
-        "HEAD, or pass → unsupported/partial/skip (listed first).",
+        "HEAD, or pass → unsupported/partial/skip (listed first) [default: on with "
+        "--notify, so a green post never hides lost coverage; off without].",
+        show_default=False,
     ),
     allow_known_failures: bool = typer.Option(
         False,
@@ -67,12 +81,19 @@ def diff(
         "'rocm6.3_*=rocm6.4_*' pairs aliases whose * match the same text "
         "(repeatable; docs/site.md, pairing across releases).",
     ),
+    include_adhoc: bool = typer.Option(
+        False,
+        "--include-adhoc",
+        help="latest[:ALIAS] counts bisect runs, and ad-hoc runs where a named job ran the "
+        "image too [default: named jobs' runs; ad-hoc ones when no named job ran it].",
+    ),
     notify: list[str] = NotifyOption,
     db: str = DbOption,
     as_json: bool = JsonOption,
 ) -> None:
     """What changed between BASE and HEAD; exit 1 when a HEAD check fails unexcused, still fails,
-    or a timing regressed (and with --gate-coverage when coverage was lost)."""
+    or a timing regressed (and when coverage was lost with --gate-coverage, the default with
+    --notify)."""
     if as_json:  # the --json every command takes: the same as --format json
         fmt = "json"
     if fmt not in FORMATS:
@@ -101,12 +122,18 @@ def diff(
             image or (),
             pair=pair or (),
             on_pair=lambda b, h: say(f"paired {b} (base) with {h} (head)"),
+            include_adhoc=include_adhoc,
         )
     except NoResultsError as exc:
         if targets:
             notify_service.post_empty(targets, title, exc.message, say)
         raise
-    verdict = judge(report, gate_coverage=gate_coverage, allow_known_failures=allow_known_failures)
+    verdict = judge(
+        report,
+        gate_coverage=gate_coverage,
+        allow_known_failures=allow_known_failures,
+        notifying=bool(targets),
+    )
     why = triage.for_runs(factory, report.head.runs, report.base)  # each red change says why
     reached = (
         notify_service.post_report(

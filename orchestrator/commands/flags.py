@@ -8,6 +8,7 @@ import math
 import re
 from collections.abc import Callable
 from datetime import datetime
+from pathlib import Path
 
 import typer
 
@@ -98,3 +99,104 @@ def statuses(flag: str) -> Callable:
         return chosen
 
     return check
+
+
+def _writable_dir(path: Path) -> str | None:
+    """Why files cannot be created in ``path`` or the directories it would be made under
+    (None when they can): the nearest existing ancestor must be a writable directory."""
+    import os
+
+    probe = path
+    while not probe.exists():
+        if probe.parent == probe:
+            return f"{path} has no existing parent"
+        probe = probe.parent
+    if not probe.is_dir():
+        return f"{probe} is not a directory"
+    if probe != path:
+        return None if os.access(probe, os.W_OK | os.X_OK) else f"{probe} is not writable"
+    import tempfile
+
+    try:
+        with tempfile.TemporaryFile(dir=probe):
+            return None
+    except OSError as exc:
+        return f"cannot create a file in {probe}: {exc.strerror or exc}"
+
+
+def _writable_file(path: Path) -> str | None:
+    """Why ``path`` cannot be written as a file (None when it can): an existing file is opened
+    for writing without being changed; a new one is created and removed again."""
+    if path.is_dir():
+        return f"{path} is a directory"
+    if not path.parent.exists():
+        return _writable_dir(path.parent)
+    existed = path.exists()
+    try:
+        with open(path, "ab"):
+            pass
+    except OSError as exc:
+        return f"cannot write {path}: {exc.strerror or exc}"
+    if not existed:
+        path.unlink(missing_ok=True)
+    return None
+
+
+def output_file(flag: str) -> Callable:
+    """A file an option writes when the command ends (--junit, --out): checked when parsed,
+    so a path that cannot be written is exit 2 before any work starts; None passes."""
+
+    def check(value: Path | None) -> Path | None:
+        problem = None if value is None else _writable_file(value)
+        if problem:
+            raise typer.BadParameter(
+                f"{problem}: {flag} names a file this command writes",
+                param_hint=f"'{flag}'",
+            )
+        return value
+
+    return check
+
+
+def output_dir(flag: str) -> Callable:
+    """A directory an option writes into (--out-dir, site --out): checked when parsed, as
+    ``output_file``."""
+
+    def check(value: Path | None) -> Path | None:
+        problem = None
+        if value is not None:
+            problem = f"{value} is a file" if value.is_file() else _writable_dir(value)
+        if problem:
+            raise typer.BadParameter(
+                f"{problem}: {flag} names a directory this command writes",
+                param_hint=f"'{flag}'",
+            )
+        return value
+
+    return check
+
+
+# the callbacks, made once (an option's default may not call a function)
+OUT_FILE = output_file("--out")
+JUNIT_FILE = output_file("--junit")
+OUT_DIR = output_dir("--out-dir")
+OUT_SITE_DIR = output_dir("--out")
+
+
+def executor_available(value: object) -> object:
+    """--executor: an executor whose optional client is not installed is exit 2 when parsed,
+    with the install command, before any run is stored (the kubernetes package)."""
+    import importlib
+
+    from ..errors import InputError
+
+    if getattr(value, "value", value) == "kubernetes":
+        try:
+            importlib.import_module("kubernetes")
+        except ImportError as exc:
+            raise InputError(
+                f"--executor kubernetes needs the kubernetes package, which cannot be imported "
+                f"({exc})",
+                "pip install 'valorch[k8s]'",
+            ) from None
+    return value

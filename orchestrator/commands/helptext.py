@@ -33,11 +33,16 @@ def _one_value_shown(param: object, command: Any) -> None:
         return
     if param.param_type_name == "argument" and param.metavar is None:
         param.metavar = param.name.upper()
+    if param.param_type_name == "argument":  # usage: NAME, [NAME], NAME... as the docs write it
+        shown_name = param.metavar or param.name.upper()
+        usage = shown_name if param.required else f"[{shown_name}]"
+        usage += "..." if param.nargs != 1 and not usage.endswith("...") else ""
+        setattr(param, "_usage_display_name", lambda usage=usage: usage)  # noqa: B010
     if not (getattr(param, "multiple", False) or param.nargs == -1):
         return
     shown = param.display_type(command.context_class(command))
     if shown.startswith("<list[") and shown.endswith("]>"):
-        one = "<" + shown[len("<list[") : -len("]>")] + ">"
+        one = "<" + shown[len("<list[") : -len("]>")].lower() + ">"  # <path>, as everywhere
         if param.nargs == -1:  # typer drops an argument's "..." once it has a metavar
             one += "..."
         setattr(param, "display_type_rich", lambda ctx=None: one)  # noqa: B010 (a method replaced)

@@ -63,7 +63,9 @@ def list_hosts(hosts_file: Path = HostsOption, as_json: bool = JsonOption) -> No
 def probe(
     name: str = typer.Argument(None, help="Host name [default: every host]."),
     hosts_file: Path = HostsOption,
-    image: str = typer.Option(None, "--image", help="Image with python3 present on that engine."),
+    image: str = typer.Option(
+        None, "--probe-image", "--image", help="Image with python3 present on that engine."
+    ),
     as_json: bool = JsonOption,
     record: Path = typer.Option(
         None,
@@ -115,6 +117,27 @@ def probe(
         for h, facts in report:
             for f in facts:
                 table.add_row(h.name, f.name, f.value, f.evidence)  # the host's own words
+        out.print(table)
+
+
+def _print_preflight(rows: list[dict]) -> None:
+    """With --level: what each level checked on each host, and what it skipped."""
+    table = Table(
+        "host", "level", "probe", "ok", Column("detail", overflow="fold"), title="GPU preflight"
+    )
+    for r in rows:
+        for verdict in r.get("preflight") or ():
+            for p in verdict["probes"]:
+                table.add_row(
+                    r["host"],
+                    f"L{p['level']}",
+                    p["name"],
+                    ("skipped" if p["detail"].startswith("skipped") else "yes")
+                    if p["ok"]
+                    else "NO",
+                    p["detail"],
+                )
+    if table.row_count:
         out.print(table)
 
 
@@ -179,5 +202,6 @@ def check(
                 "; ".join(r["problems"]) or "ok",
             )
         out.print(table)
+        _print_preflight(rows)
         err.print(f"results database: {db_problem or 'writable'}")
     end_with(service.check_ending(found))

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from ..words import count
 from . import flags
 from .common import (
     CatalogOption,
@@ -73,11 +74,12 @@ def list_images(
         return
     shown = [c for c in COLUMNS if any(c in i.components for i in images)]
     table = Table(
-        "alias",
+        # the alias is what a user copies: never cut, on a terminal or piped
+        Column("alias", no_wrap=True, min_width=max((len(i.alias) for i in images), default=5)),
         "backend",
         *shown,
         Column("digest", overflow="fold"),
-        title=f"{len(images)} images",
+        title=count(len(images), "image"),
     )
     for i in images:
         table.add_row(i.alias, i.backend, *(i.components.get(c, "") for c in shown), i.digest or "")
@@ -117,7 +119,11 @@ def import_rst(
         ..., help="A reStructuredText page with a Docker image components list-table."
     ),
     out_path: Path = typer.Option(
-        None, "--out", "-o", help="Catalog file to create or update [default: images/rocm.yaml]."
+        None,
+        "--out",
+        "-o",
+        callback=flags.OUT_FILE,
+        help="Catalog file to create or update [default: images/rocm.yaml].",
     ),
     defs: Path = typer.Option(
         None,
@@ -279,6 +285,7 @@ def check(
             "vanished": "red",
             "new": "yellow",
             "local": "dim",
+            "unreachable": "red",
         }
         for c in checks:
             table.add_row(
@@ -327,7 +334,10 @@ def pull(
     ),
     hosts_file: Path = HostsOption,
     policy: str = typer.Option(
-        "missing", "--pull", help="missing (skip images already there) or always."
+        "missing",
+        "--pull",
+        metavar="<missing|always>",
+        help="missing (skip images already there) or always.",
     ),
     ca: Path = CaOption,
     as_json: bool = JsonOption,
@@ -375,5 +385,6 @@ def pull(
                 else styled("red", o.kind or "error")
             )
             table.add_row(o.host, o.alias, state, o.staged.reference if o.staged else o.error, size)
-        out.print(table)
-    end_with(svc.pull_ending(outcomes))
+        if outcomes:  # no empty table: the images not pulled are said below, with why
+            out.print(table)
+    end_with(svc.pull_ending(outcomes, svc.never_pulled(images)))

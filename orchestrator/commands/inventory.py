@@ -70,22 +70,26 @@ _STYLE = {
 def findings_table(
     image: ImageSpec, digest: str | None, inv: Inventory, findings: list[Finding]
 ) -> Table:
-    title = f"{image.alias}  {image.reference}" + (f"  {digest}" if digest else "")
+    named = [image.alias] + ([image.reference] if image.reference != image.alias else [])
+    title = "  ".join(named + ([digest] if digest else []))  # "host", never "host  host"
     table = Table("component", "expected", "found", "verdict", "source · evidence", title=title)
+    broken = {f.component for f in findings if f.kind == "broken"}
+    pinned = {f.component: f.expected for f in findings if f.kind != "broken" and f.expected}
     for f in findings:
-        if f.kind == "build-mismatch":
-            continue
+        if f.kind == "build-mismatch" or (f.kind == "ok" and f.component in broken):
+            continue  # a broken component is one row: its version matching does not make it ok
         comp = audit.resolve(inv, f.component)
         where = f"{comp.source} · {comp.evidence}" if comp else ""
         verdict = "installed but does not import" if f.kind == "broken" else f.kind
         where = f"{where} · {f.evidence}" if f.kind == "broken" else where  # the image's own words
+        wanted = f.expected or (pinned.get(f.component, "") if f.kind == "broken" else "")
         found = f.found or "-"
         if comp and comp.extra.get("loaded"):  # only package metadata: say it was not seen loaded
             found = f"{found} ({comp.extra['loaded']})"
-        table.add_row(f.component, f.expected or "", found, styled(_STYLE[f.kind], verdict), where)
+        table.add_row(f.component, wanted or "", found, styled(_STYLE[f.kind], verdict), where)
     expected = {
         audit.resolve(inv, f.component).name for f in findings if audit.resolve(inv, f.component)
-    }
+    } | {f.component for f in findings}  # a broken component is listed once, as broken
     for comp in inv.components:  # what the catalog does not pin, for the record
         if comp.headline and comp.name not in expected and not comp.name.startswith("pytorch."):
             table.add_row(
@@ -140,9 +144,18 @@ def audit_image(
     fmt: AuditFormat = typer.Option(
         AuditFormat.term, "--format", "-f", help="term, md, json or cyclonedx."
     ),
-    out_path: Path = typer.Option(None, "--out", "-o", help="Write the rendered output here."),
+    out_path: Path = typer.Option(
+        None,
+        "--out",
+        "-o",
+        callback=flags.OUT_FILE,
+        help="Write the rendered output here.",
+    ),
     pull: str = typer.Option(
-        "missing", "--pull", help="missing, always or never (as for valorch run)."
+        "missing",
+        "--pull",
+        metavar="<missing|always|never>",
+        help="missing, always or never (as for valorch run).",
     ),
     releases: Path = typer.Option(
         None,
@@ -244,7 +257,13 @@ def diff_images(
         False, "--packages", help="List pip:/deb: package changes in the terminal too."
     ),
     fmt: DiffFormat = typer.Option(DiffFormat.term, "--format", "-f", help="term, md or json."),
-    out_path: Path = typer.Option(None, "--out", "-o", help="Write the rendered output here."),
+    out_path: Path = typer.Option(
+        None,
+        "--out",
+        "-o",
+        callback=flags.OUT_FILE,
+        help="Write the rendered output here.",
+    ),
     db: str = DbOption,
     as_json: bool = JsonOption,
     catalog: Path = CatalogOption,
@@ -294,7 +313,13 @@ def show(
     packages: bool = typer.Option(
         False, "--packages", help="List every pip:/deb: package in the terminal."
     ),
-    out_path: Path = typer.Option(None, "--out", "-o", help="Write the rendered output here."),
+    out_path: Path = typer.Option(
+        None,
+        "--out",
+        "-o",
+        callback=flags.OUT_FILE,
+        help="Write the rendered output here.",
+    ),
     db: str = DbOption,
     as_json: bool = JsonOption,
 ) -> None:

@@ -81,8 +81,12 @@ def show_job(job: str = JobArg, as_json: bool = JsonOption, catalog: Path = Cata
     for s in spec.suites:
         out.print(
             f"  suite   {s.name} (deadline {s.deadline:g}s, attempts {s.attempts}"
+            + (f", nodes {s.nodes}" if s.nodes > 1 else "")
+            + (f", GPUs per node {s.gpus_per_node}" if s.gpus_per_node else "")
             + (f", checks {', '.join(s.checks)}" if s.checks else "")
-            + ")"
+            + ")",
+            markup=False,
+            highlight=False,
         )
     for i in images:
         out.print(f"  image   {i.alias}  {i.backend}  {i.reference}")

@@ -25,18 +25,30 @@ def catalog() -> Catalog:
     return load_catalog(None)
 
 
-FormatOpt = typer.Option("md", "--format", "-f", help="md, rst, html or json.")
+FormatOpt = typer.Option(
+    "md",
+    "--format",
+    "-f",
+    metavar="<md|rst|html|json>",
+    help="md, rst, html or json (--json is the same as --format json).",
+)
 LayoutOpt = typer.Option(
     "checks",
     "--layout",
     "-l",
+    metavar="<layout>",
     help="checks, features, seed-features (the seed page's sections, "
     "descriptions and since columns), since, components, libraries (critical libraries per "
     "image, from inventories), summary or tiers.",
 )
-RowsOpt = typer.Option(None, "--rows", help="features or checks [default: per layout].")
+RowsOpt = typer.Option(
+    None, "--rows", metavar="<features|checks>", help="features or checks [default: per layout]."
+)
 ColumnsOpt = typer.Option(
-    None, "--columns", help="images, backends or hosts [default: images; tiers: backends]."
+    None,
+    "--columns",
+    metavar="<images|backends|hosts>",
+    help="images, backends or hosts [default: images; tiers: backends].",
 )
 ImageOpt = typer.Option(
     None, "--image", help="Only images whose alias matches these globs (repeatable)."
@@ -85,7 +97,13 @@ def render(
     version: str = typer.Option(
         None, "--version", help="Render this published version (immutable)."
     ),
-    out_path: Path = typer.Option(None, "--out", "-o", help="Write here instead of stdout."),
+    out_path: Path = typer.Option(
+        None,
+        "--out",
+        "-o",
+        callback=flags.OUT_FILE,
+        help="Write here instead of stdout.",
+    ),
     fragment: bool = typer.Option(
         False,
         "--fragment",

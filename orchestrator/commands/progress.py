@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import TracebackType
 from typing import TYPE_CHECKING
 
@@ -15,6 +15,7 @@ from rich.markup import escape
 from ..scheduling.plan import task_key
 from ..scheduling.reporter import Reporter
 from ..spec import FAILING, CheckResult, Execution, Task
+from ..words import count
 from .common import fit
 from .tables import Table
 
@@ -31,6 +32,13 @@ class _Row:
     expected: float
     state: str = "queued"
     started: float = 0.0
+    checks: int = 0  # the task's checks (m of "check n of m")
+    reported: set[str] = field(default_factory=set)  # checks with a result so far
+
+    def now(self, key: str) -> str:
+        """What a running task is at: "image/suite · check n of m"."""
+        n = min(len(self.reported) + 1, self.checks) if self.checks else 0
+        return f"{key} · check {n} of {self.checks}" if self.checks else key
 
 
 class LiveReporter(Reporter):
@@ -106,12 +114,22 @@ class LiveReporter(Reporter):
             "running",
             "done",
             "failed",
+            "running now",
             title=f"valorch · {elapsed:.0f}s elapsed · ETA {self.eta():.0f}s",
             title_justify="left",
         )
+        now: dict[str, list[str]] = {}
+        for key, r in self.rows.items():
+            if r.state == "running":
+                now.setdefault(r.host, []).append(r.now(key))
         for host, c in sorted(per.items()):
             table.add_row(
-                host, str(c["queued"]), str(c["running"]), str(c["done"]), str(c["failed"])
+                host,
+                str(c["queued"]),
+                str(c["running"]),
+                str(c["done"]),
+                str(c["failed"]),
+                "\n".join(now.get(host, ())) or "-",
             )
         return table
 
@@ -123,7 +141,9 @@ class LiveReporter(Reporter):
                 if task.image.backend != "cpu"
                 else task.host.slots
             )
-            self.rows[task_key(task)] = _Row(task.host.name, slots, expected)
+            self.rows[task_key(task)] = _Row(
+                task.host.name, slots, expected, checks=len(task.checks)
+            )
             self._refresh()
 
     def task_retried(self, task: Task, reason: str) -> None:
@@ -139,11 +159,23 @@ class LiveReporter(Reporter):
 
     def task_started(self, task: Task) -> None:
         with self.lock:
-            row = self.rows.setdefault(task_key(task), _Row(task.host.name, task.host.slots, 60.0))
+            key = task_key(task)
+            row = self.rows.setdefault(key, _Row(task.host.name, task.host.slots, 60.0))
             row.state, row.started, row.host = "running", time.monotonic(), task.host.name
+            row.checks = row.checks or len(task.checks)
+            if not self.interactive:  # a CI log: what starts, where, and how long it should take
+                self._say(
+                    f"  start    {key} on {task.host.name} ({count(row.checks, 'check')}, "
+                    f"expected {row.expected:.0f}s)"
+                )
             self._refresh()
 
     def result(self, task: Task, result: CheckResult) -> None:
+        with self.lock:
+            row = self.rows.get(task_key(task))
+            if row is not None:
+                row.reported.add(result.check)
+                self._refresh()
         if result.status in (*FAILING, "error"):
             with self.lock:
                 self._say(
@@ -196,7 +228,9 @@ class PullProgress:
             transient=False,
             disable=disable,
         )
+        self.console = console
         self.lock = threading.Lock()
+        self.said: dict[str, str] = {}  # each pull's last word (the engine's "Status: …")
         self.layers: dict[tuple[str, str], TaskID] = {}
         self.sizes: dict[str, dict[str, list[int]]] = {}
         self.totals: dict[str, TaskID] = {}
@@ -212,8 +246,15 @@ class PullProgress:
         tb: TracebackType | None,
     ) -> None:
         self.progress.__exit__(kind, exc, tb)
+        if not self.disable and kind is None:  # a pull that moved no byte says so too
+            for key, status in sorted(self.said.items()):
+                self.console.print(f"  pulled {escape(key)}: {escape(status)}", highlight=False)
 
     def __call__(self, key: str, event: PullEvent) -> None:
+        with self.lock:
+            self.said.setdefault(key, "done")
+            if event.status.startswith("Status: "):
+                self.said[key] = event.status.removeprefix("Status: ")[:200]
         if event.layer is None or event.status.startswith(("Pulling from", "Digest", "Status")):
             return
         with self.lock:

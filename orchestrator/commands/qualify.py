@@ -49,7 +49,10 @@ def qualify(
         None, "--known-issues", help="Known-issues YAML (expected failures)."
     ),
     out_dir: Path = typer.Option(
-        None, "--out-dir", help="Reports here [default: results/qualify-<time>/]."
+        None,
+        "--out-dir",
+        callback=flags.OUT_DIR,
+        help="Reports here [default: results/qualify-<time>/].",
     ),
     threshold: float = typer.Option(
         DEFAULT_THRESHOLD,
@@ -60,7 +63,9 @@ def qualify(
     hosts_file: Path = typer.Option(
         None, "--hosts", envvar="VALORCH_HOSTS", help="Host inventory YAML [default: this machine]."
     ),
-    executor: ExecutorChoice = typer.Option("docker", "--executor", help=EXECUTOR_HELP),
+    executor: ExecutorChoice = typer.Option(
+        "docker", "--executor", callback=flags.executor_available, help=EXECUTOR_HELP
+    ),
     partition: str = typer.Option(
         None, "--partition", help="Slurm partition for --executor slurm."
     ),

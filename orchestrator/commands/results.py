@@ -128,7 +128,7 @@ def show_run(
             f"{data['image']['platform_digest']}"
         )
     out.print(
-        f"  host    {data['host']} ({data['executor']})  valorch {data['valorch_version']}  "
+        f"  host    {', '.join(data.get('nodes') or [data['host']])} ({data['executor']})  valorch {data['valorch_version']}  "
         f"spec {data['spec_hash']}"
     )
     out.print(f"  started {data['started']}  ended {data['ended']}")
@@ -172,7 +172,11 @@ def _pins(catalog: Path | None) -> Catalog | None:
 def export(
     run_ids: list[str] = typer.Argument(..., help="Run ids (or unique prefixes) to export."),
     out_path: Path = typer.Option(
-        None, "--out", "-o", help="Write the JSON here instead of stdout."
+        None,
+        "--out",
+        "-o",
+        callback=flags.OUT_FILE,
+        help="Write the JSON here instead of stdout.",
     ),
     db: str = DbOption,
 ) -> None:

@@ -68,7 +68,12 @@ def run(
         "GPU containers (never another suite's): ncu's performance counters where "
         "the driver keeps them to admins. A security cost: docs/architecture.md.",
     ),
-    junit: Path = typer.Option(None, "--junit", help="Also write JUnit XML here."),
+    junit: Path = typer.Option(
+        None,
+        "--junit",
+        callback=flags.JUNIT_FILE,
+        help="Also write JUnit XML here.",
+    ),
     known_issues: Path = typer.Option(
         None,
         "--known-issues",
@@ -84,7 +89,9 @@ def run(
     db: str = DbOption,
     as_json: bool = JsonOption,
     catalog: Path = CatalogOption,
-    executor: ExecutorChoice = typer.Option("docker", "--executor", help=EXECUTOR_HELP),
+    executor: ExecutorChoice = typer.Option(
+        "docker", "--executor", callback=flags.executor_available, help=EXECUTOR_HELP
+    ),
     namespace: str = typer.Option(
         "default", "--namespace", help="Kubernetes namespace for --executor kubernetes."
     ),
@@ -124,6 +131,7 @@ def run(
     pull: str = typer.Option(
         "missing",
         "--pull",
+        metavar="<missing|always|never>",
         help="missing: pull absent images; always: pull every time; "
         "never: only what the engine has. A pinned digest is pulled and run as repo@sha256.",
     ),

@@ -86,7 +86,11 @@ def _swap(tmp: Path, out: Path) -> None:
 @app.command("build")
 def build(
     out: Path = typer.Option(
-        ..., "--out", "-o", help="Directory of the site (replaced as a whole)."
+        ...,
+        "--out",
+        "-o",
+        callback=flags.OUT_SITE_DIR,
+        help="Directory of the site (replaced as a whole).",
     ),
     qualify_dir: Path = typer.Option(
         None,

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from rich.markup import escape
 
+from ..words import count
 from .common import out
 from .tables import Table
 
@@ -38,10 +39,14 @@ def print_term(
         out.print(
             f"[{style}]{verdict.word}[/{style}]: {escape(verdict.why())} (exit {verdict.exit_code})"
         )
-    out.print(
-        f"diff {report.base.kind} [bold]{escape(report.base.label)}[/bold] → {report.head.kind} "
-        f"[bold]{escape(report.head.label)}[/bold]: {verdict_word}"
+    base, head = report.base, report.head
+    sides = (
+        f"diff {escape(base.kind_shown + ' ' if base.kind_shown else '')}[bold]{escape(base.label)}"
+        f"[/bold] → {escape(head.kind_shown + ' ' if head.kind_shown else '')}"
+        f"[bold]{escape(head.label)}[/bold]"
     )
+    # with a verdict its counts said what decided; a word of its own could contradict them
+    out.print(sides if verdict is not None else f"{sides}: {verdict_word}")
     if verdict is not None:
         for r in verdict.reasons:
             out.print(f"  {'[red]✗[/red]' if r.gates else '·'} {escape(r.line())}")
@@ -77,7 +82,7 @@ def print_term(
     )
     if h["noisy_host"]:
         out.print(
-            f"  [yellow]noisy host[/yellow]: {h['noisy_host']} timed check(s) ran on a busy host; "
+            f"  [yellow]noisy host[/yellow]: {count(h['noisy_host'], 'timed check')} ran on a busy host; "
             "their timing changes are shown (~), not counted"
         )
     for issue in report.expired:

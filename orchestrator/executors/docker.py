@@ -223,7 +223,7 @@ class DockerExecutor:
             )
         t0 = time.perf_counter()
         reference = runnable(task.image)  # a known digest runs as repo@sha256:…, never the tag
-        digest, problem = self.image_digest(reference)
+        digest, image_id, problem = self.image_names(reference)
         if problem:
             return _infra_failure(task, problem, {}, digest)
         transcript = Transcript(on_result=on_result)
@@ -260,7 +260,9 @@ class DockerExecutor:
             log=ran.stderr_tail,
             cause=oom_cause(limits) if ran.oom_killed and not ran.killed else None,
         )
-        execution = execution.model_copy(update={"timings": timings, "image_digest": digest})
+        execution = execution.model_copy(
+            update={"timings": timings, "image_digest": digest, "image_id": image_id}
+        )
         again = not_run(execution) if rerun else []
         if again:  # the probe died under one check: the checks after it run once more, in a fresh container
             execution = with_rerun(

@@ -76,7 +76,7 @@ def run_detect(client: Any, image: str | None, root: str = "/") -> dict[str, Any
     if present is None:
         raise InfrastructureError(
             f"no probe image on this engine (tried {', '.join(candidates)})",
-            "load one there (docker save IMAGE | docker -H ENDPOINT load) or pass --image",
+            "load one there (docker save IMAGE | docker -H ENDPOINT load) or pass --probe-image",
         )
     volumes = {
         "/sys": {"bind": "/host-sys", "mode": "ro"},
@@ -104,10 +104,13 @@ def run_detect(client: Any, image: str | None, root: str = "/") -> dict[str, Any
 
 
 def check_engine(
-    host: HostSpec, refs: list[tuple[str, str | None]], image: str | None
+    host: HostSpec, refs: list[tuple[str, str | None, str]], image: str | None
 ) -> dict[str, Any]:
-    """One engine's preflight: version, Docker root, disk free under it, the images present with
-    the catalog's digests; problems are data in the row (``problems``), not exceptions."""
+    """One engine's preflight: version, Docker root, disk free under it, and each image as the
+    run will use it: ``refs`` are (catalog reference, catalog digest, what the engine runs),
+    the last ``repo@sha256:…`` when the catalog pins a digest, so an image present by its
+    digest is ready even when its tag is gone (``run --pull never`` runs it). Problems are
+    data in the row (``problems``), not exceptions."""
     row: dict[str, Any] = {"host": host.name, "endpoint": host.endpoint, "problems": []}
     try:
         client = connect(host, timeout=20)
@@ -124,19 +127,36 @@ def check_engine(
     except Exception as exc:  # noqa: BLE001 - reported as a problem of this host
         row["problems"].append(f"disk check failed: {str(exc)[:200]}")
     row["images"] = {}
-    for ref, digest in refs:
-        try:
-            img = client.images.get(ref)
-        except docker.errors.ImageNotFound:
-            row["images"][ref] = "missing"
-            row["problems"].append(f"image {ref} is not present")
-            continue
-        have = [d.split("@", 1)[1] for d in img.attrs.get("RepoDigests") or []]
-        if digest and digest not in have and digest != img.id:
-            row["images"][ref] = "digest mismatch"
-            row["problems"].append(
-                f"image {ref}: digest {', '.join(have) or img.id} is not the catalog's {digest}"
-            )
-        else:
-            row["images"][ref] = "ok"
+    for ref, digest, runs in refs:
+        state, problem = image_state(client, ref, digest, runs)
+        row["images"][ref] = state
+        if problem:
+            row["problems"].append(problem)
     return row
+
+
+def _get(client: Any, reference: str) -> Any:
+    try:
+        return client.images.get(reference)
+    except docker.errors.ImageNotFound:
+        return None
+
+
+def image_state(client: Any, ref: str, digest: str | None, runs: str) -> tuple[str, str | None]:
+    """("ok" | "missing" | "digest mismatch", the problem or None) of one image on an engine:
+    present by what the run uses (the pinned digest), else by its tag with that digest."""
+    if runs != ref and _get(client, runs) is not None:
+        return "ok", None
+    img = _get(client, ref)
+    if img is None:
+        pinned = f" (pinned {digest})" if digest and runs != ref else ""
+        return "missing", (
+            f"image {ref}{pinned} is not present; valorch images pull it (by its digest)"
+        )
+    have = [d.split("@", 1)[1] for d in img.attrs.get("RepoDigests") or []]
+    if digest and digest not in have and digest != img.id:
+        return "digest mismatch", (
+            f"image {ref}: digest {', '.join(have) or img.id} is not the catalog's {digest}; "
+            "valorch images pull it (by the catalog's digest)"
+        )
+    return "ok", None

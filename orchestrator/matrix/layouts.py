@@ -11,6 +11,7 @@ from functools import lru_cache
 from typing import Any
 
 from ..components import UNPINNED, version_matches
+from ..words import count
 from .document import Table, TCell, TRow
 from .model import LEGEND, SUPPORT_LEGEND, Cell, Matrix, Observation, build, by_feature, regroup
 from .seed import (
@@ -190,7 +191,7 @@ def summary_table(obs: Sequence[Observation], runs: Sequence[RunInfo]) -> Table:
     heads = ("Supported",) if len(backends) == 1 else tuple(f"Supported ({b})" for b in backends)
     notes = (
         f"{SUPPORT_LEGEND}; a backend's cell is its best-evidenced state: ✅ where some image of the backend passes · "
-        f"over {len(m.columns)} image(s): {', '.join(f'{c} ({backend_of[c]})' for c in m.columns)}",
+        f"over {count(len(m.columns), 'image')}: {', '.join(f'{c} ({backend_of[c]})' for c in m.columns)}",
     )
     return Table("summary", "Supported features", ("Features", "Description"), heads, body, notes)
 
@@ -224,8 +225,8 @@ def tiers_table(
         hosts = sorted({r.host for r in runs if r.group(columns) == t.group})
         suites = ", ".join(f"{s} ({p}/{n} pass)" for s, (p, n) in scope.get(t.group, {}).items())
         notes = (
-            f"pass rate {t.rate:.1%} ({t.passed} of {t.counted} checks with a verdict), {t.crashes} crashes "
-            f"or timeouts; {len(images)} image(s) on {', '.join(hosts)}"
+            f"pass rate {t.rate:.1%} ({t.passed} of {t.counted} checks with a verdict), "
+            f"{count(t.crashes, 'crash or timeout', 'crashes or timeouts')}; {count(len(images), 'image')} on {', '.join(hosts)}"
             + (f"; {t.short}" if t.short else "")
         )
         body.append(

@@ -43,7 +43,8 @@ class Outcome:
         if self.results == 0:
             return f"{self.title}: FAILURE, no results were ingested"
         if self.regressions:
-            return f"{self.title}: FAILURE, {len(self.regressions)} new regression(s)"
+            n = len(self.regressions)
+            return f"{self.title}: FAILURE, {n} new regression{'s' if n != 1 else ''}"
         if self.infra:
             return f"{self.title}: NEUTRAL, infrastructure errors left checks inconclusive"
         return f"{self.title}: success, no regression"

@@ -295,8 +295,8 @@ class RegistryClient:
                 if ref.domain == "docker.io"
                 else ""
             )
-            + "check the host name, port, network and proxy settings (or run with --pull never "
-            "when the images are already on the engine)",
+            + "check the host name, port, network and proxy settings (a run with --pull never "
+            "needs no registry when the images are already on the engine)",
         )
 
     def _creds(self, domain: str) -> auth.Credentials | None:

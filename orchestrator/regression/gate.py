@@ -58,6 +58,14 @@ class Reason:
     def checks(self) -> tuple[str, ...]:
         return tuple(f"{c.env}: {c.check}" for c in self.changes)
 
+    def counted(self) -> str:
+        """ "2 failing (1 regressed)": the count, and for failing checks how many passed in
+        the baseline (a regression), so no other word has to say it."""
+        said = f"{len(self.changes)} {self.code.replace('_', ' ')}"
+        if self.code == FAILING_REASON:
+            said += f" ({sum(1 for c in self.changes if c.base == 'pass')} regressed)"
+        return said
+
     def line(self, shown: int = SHOWN) -> str:
         names = ", ".join(self.checks[:shown]) + (
             f", … (+{len(self.changes) - shown})" if len(self.changes) > shown else ""
@@ -96,16 +104,19 @@ class Verdict:
         return frozenset((c.env, c.check) for r in self.gating for c in r.changes)
 
     def why(self) -> str:
-        """The counts per gating reason ("1 still failing; 2 coverage lost"), or what else decided."""
-        if self.exit_code == 1:
-            return "; ".join(f"{len(r.changes)} {r.code.replace('_', ' ')}" for r in self.gating)
-        if self.exit_code == 3:
-            return "infrastructure errors, the affected checks are inconclusive"
+        """What decided the exit, with the counts that decided it, in the words every sink
+        uses (terminal, Markdown, HTML, JSON, JUnit, notifications): the gating reasons'
+        counts ("1 still failing; 2 coverage lost"), then those a flag allows, marked "(not
+        gated: FLAG)"; never a word of its own that a count could contradict."""
+        gating = "; ".join(r.counted() for r in self.gating)
         allowed = "; ".join(
-            f"{len(r.changes)} {r.code.replace('_', ' ')} (not gated: {r.allowed_by})"
-            for r in self.reasons
+            f"{r.counted()} (not gated: {r.allowed_by})" for r in self.reasons if not r.gates
         )
-        return allowed or "nothing failing, no regression, no coverage lost"
+        counted = "; ".join(x for x in (gating, allowed) if x)
+        if self.exit_code == 3 and not gating:
+            inconclusive = "infrastructure errors, the affected checks are inconclusive"
+            return f"{inconclusive}; {counted}" if counted else inconclusive
+        return counted or "nothing failing, no regression, no coverage lost"
 
     def headline(self) -> str:
         return f"{self.word.lower()}: {self.why()}"

@@ -93,6 +93,18 @@ class Side:
     def envs(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(o.env for o in self.observations))
 
+    @property
+    def named(self) -> str:
+        """``kind label`` ("baseline v0.2", "run 1a2b3c4d"), the kind said once: a label that
+        already starts with it ("latest:cpu_…", "latest") is not repeated ("latest latest:…")."""
+        word = self.label.split(":", 1)[0].split()[0] if self.label.strip() else ""
+        return self.label if word == self.kind else f"{self.kind} {self.label}"
+
+    @property
+    def kind_shown(self) -> str:
+        """The kind, or "" where the label already says it (see ``named``)."""
+        return "" if self.named == self.label else self.kind
+
 
 @dataclass(frozen=True)
 class Issue:

@@ -34,8 +34,10 @@ from ..spec import (
     SLOWER,
 )
 from ..spec import INCONCLUSIVE_CHANGE as INCONCLUSIVE
+from ..words import count
 from .badges import CSS as BADGE_CSS
 from .badges import badge
+from .junit import class_part
 from .site.pages import wbr
 
 if TYPE_CHECKING:
@@ -202,11 +204,10 @@ def verdict_rows(verdict: Verdict) -> list[tuple[str, list[tuple[CellChange, str
 def verdict_md(report: Report, verdict: Verdict, why: Why | None = None) -> list[str]:
     """The verdict block: qualified or not and why, in one screen (counts per reason, the first check ids)."""
     word = ("✅ " if verdict.qualified else "❌ ") + verdict.word
-    status = "**REGRESSED**" if report.regressed else "no regression"
     lines = [
         f"## Verdict: {word}",
         "",
-        f"**{verdict.why()}** (exit {verdict.exit_code}; status and timing: {status})",
+        f"**{verdict.why()}** (exit {verdict.exit_code})",
         "",
     ]
     lines += [f"- {'❌' if r.gates else '◻'} {_md_cell(r.line())}" for r in verdict.reasons]
@@ -251,7 +252,7 @@ def _md_sides(report: Report, h: dict[str, Any]) -> list[str]:
     return [
         "| | base | head |",
         "|---|---|---|",
-        f"| what | {base.kind} {_code(base.label)} | {head.kind} {_code(head.label)} |",
+        f"| what | {base.kind_shown} {_code(base.label)} | {head.kind_shown} {_code(head.label)} |",
         f"| environments | {', '.join(base.envs)} | {', '.join(head.envs)} |",
         f"| digests | {'<br>'.join(f'{e}: {_code(d)}' for e, d in base.digests) or '—'} "
         f"| {'<br>'.join(f'{e}: {_code(d)}' for e, d in head.digests) or '—'} |",
@@ -273,7 +274,7 @@ def _md_warnings(report: Report, h: dict[str, Any]) -> list[str]:
     lines = []
     if h["noisy_host"]:
         lines += [
-            f"⚠️ **noisy host**: {h['noisy_host']} timed check(s) ran while the host was busy; their timing "
+            f"⚠️ **noisy host**: {count(h['noisy_host'], 'timed check')} ran while the host was busy; their timing "
             "changes are shown (~), not counted.",
             "",
         ]
@@ -510,7 +511,7 @@ def diff_junit(report: Report, verdict: Verdict | None = None, why: Why | None =
         suite = ET.SubElement(root, "testsuite", name=env)
         n_fail = n_skip = n_err = 0
         for c in changes:
-            case = ET.SubElement(suite, "testcase", classname=env, name=c.check)
+            case = ET.SubElement(suite, "testcase", classname=class_part(env), name=c.check)
             text = " — ".join(x for x in (_timing_text(c) or c.note, why_text(why, c)) if x)
             key = (c.env, c.check)
             if key in failing:
@@ -576,6 +577,7 @@ def diff_html(report: Report, verdict: Verdict | None = None, why: Why | None = 
         lstrip_blocks=True,
     )
     env.filters["wbr"] = wbr
+    env.filters["count"] = count
     shown = {id(c) for r in (verdict.reasons if verdict is not None else ()) for c in r.changes}
     sections = [
         (title, [c for c in _sorted(report, kinds) if id(c) not in shown])

@@ -17,6 +17,13 @@ if TYPE_CHECKING:
 Excuse = Callable[[str, str, str, str], "str | None"]
 
 
+def class_part(text: str) -> str:
+    """``text`` (an image alias, a diff's environment) as one part of a JUnit classname:
+    Jenkins splits a classname at every dot into packages and a class, so the dots of
+    "py3.11" or "1.13" become "_" and only the separators valorch puts in remain."""
+    return text.replace(".", "_")
+
+
 def results_junit(
     runs: Sequence[Run],
     results: dict[str, Sequence[Result]],
@@ -47,7 +54,7 @@ def results_junit(
             case = ET.SubElement(
                 suite,
                 "testcase",
-                classname=f"{run.image.alias}.{key.rsplit('.', 1)[0]}",
+                classname=f"{class_part(run.image.alias)}.{key.rsplit('.', 1)[0]}",
                 name=key,
                 time=f"{res.duration_s:.3f}",
             )
@@ -85,7 +92,7 @@ def results_junit(
             case = ET.SubElement(
                 suite,
                 "testcase",
-                classname=f"{run.image.alias}.infrastructure",
+                classname=f"{class_part(run.image.alias)}.infrastructure",
                 name=f"infrastructure.{i}",
                 time="0.000",
             )

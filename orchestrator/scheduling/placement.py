@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from ..errors import NoMatchingHostError
 from ..hosts.match import Requirement, match, shortfall
 from ..spec import HostSpec
+from ..words import count
 
 
 @dataclass(frozen=True)
@@ -192,7 +193,9 @@ def gang_shortfall(need: Need, hosts: tuple[HostSpec, ...], found: tuple[int, ..
         f"{len(found)} of the {len(hosts)} hosts match ({ok})"
     ]
     if len(hosts) < need.nodes:
-        lines.append(f"  the inventory has {len(hosts)} host(s), the task needs {need.nodes} nodes")
+        lines.append(
+            f"  the inventory has {count(len(hosts), 'host')}, the task needs {count(need.nodes, 'node')}"
+        )
     for h in hosts:
         lacks = shortfall(need.req, h)
         if lacks:

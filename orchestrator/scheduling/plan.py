@@ -70,9 +70,16 @@ def distinct_addresses(hosts: tuple[HostSpec, ...]) -> None:
 
 
 def expected_duration(task: Task, history: dict[tuple[str, str], float] | None = None) -> float:
-    """Seconds a task is expected to take: its last measured time, else a guess per check."""
+    """Seconds a task is expected to take: its last measured time; else the suite's measured
+    times on other images (their median: a first run of a new image is no unknown); else a
+    guess per check."""
     if history and (task.image.alias, task.suite.name) in history:
         return history[(task.image.alias, task.suite.name)]
+    same_suite = sorted(
+        t for (_alias, suite), t in (history or {}).items() if suite == task.suite.name
+    )
+    if same_suite:
+        return same_suite[len(same_suite) // 2]
     return 10.0 + 2.0 * len(task.checks)
 
 

@@ -72,6 +72,14 @@ def _evidence(
                 f"({digest or 'none recorded'}); an attestation needs one",
                 "run an image pulled from a registry (valorch records its digest)",
             )
+        if (run.meta or {}).get("image_id") == digest:
+            raise InputError(
+                f"run {run.id[:8]} of {run.image.reference} ran a local image: {digest} is its "
+                "image id (no registry served it, it was never pushed), not a manifest digest "
+                "an attestation can name",
+                f"push it (docker push {run.image.reference}), run it from the registry "
+                f"(valorch run --image {run.image.reference} --pull always), then attest that run",
+            )
         by_digest.setdefault(digest, []).append(run)
     out = []
     for digest, group in by_digest.items():

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy.orm import Session, sessionmaker
 
 from ..errors import InputError
+from ..matrix.evidence import SPECIAL_JOBS
 from ..regression import changepoints, gate, noise, pairing
 from ..regression import known_issues as ki
 from ..regression import rule as engine
@@ -96,24 +97,32 @@ def matrix_side(
     return engine.Side(label, kind, tuple(obs), (), digests, ())
 
 
-def resolve(session: Session, spec: str, images: Sequence[str] = ()) -> engine.Side:
-    """A side from its name, or an InputError (exit 2) that says what names exist."""
-    if spec == "latest" or spec.startswith("latest:"):
-        alias, _, count = spec.partition(":")[2].partition(":")
-        if count:  # latest:ALIAS:N, the N newest runs of one image, pooled (the run-to-run noise shrinks by √N)
-            if not alias or not count.isdigit() or not 1 <= int(count) <= MAX_POOLED:
-                raise InputError(
-                    f"'{spec}': write latest:ALIAS:N with N from 1 to {MAX_POOLED}",
-                    "e.g. latest:cpu_debian12_py3.11_pytorch_2.13:5 pools the 5 newest runs",
-                )
-            newest = queries.last_runs_of_image(session, alias, 1)
+def _skips(include_adhoc: bool) -> tuple[tuple[str, ...], ...]:
+    """The jobs ``latest`` leaves out, tried in turn: ad-hoc and bisect runs, then (when only
+    ad-hoc runs exist) bisect runs; with ``include_adhoc`` none."""
+    if include_adhoc:
+        return ((),)
+    return (SPECIAL_JOBS, tuple(j for j in SPECIAL_JOBS if j != "adhoc"))
+
+
+def _latest(session: Session, spec: str, images: Sequence[str], include_adhoc: bool) -> engine.Side:
+    """``latest``, ``latest:ALIAS``, ``latest:ALIAS:N``: the newest runs of named jobs (a
+    bisect's or an ad-hoc run is no one's "latest" unless asked: --include-adhoc; ad-hoc
+    runs count when no named job ran the image)."""
+    alias, _, count = spec.partition(":")[2].partition(":")
+    if count and (not alias or not count.isdigit() or not 1 <= int(count) <= MAX_POOLED):
+        raise InputError(
+            f"'{spec}': write latest:ALIAS:N with N from 1 to {MAX_POOLED}",
+            "e.g. latest:cpu_debian12_py3.11_pytorch_2.13:5 pools the 5 newest runs",
+        )
+    wanted = [alias] if alias else list(images)
+    for skip in _skips(include_adhoc):
+        if count:  # latest:ALIAS:N, the N newest runs of one image, pooled (noise shrinks by √N)
+            newest = queries.last_runs_of_image(session, alias, 1, skip_jobs=skip)
             if not newest:
-                raise InputError(
-                    f"'{spec}': no finished runs of {alias}",
-                    "run something first: valorch run --image ALIAS",
-                )
+                continue
             # only runs of the newest run's digest on its host: one side is one environment
-            runs = queries.runs_like(session, newest[0], int(count))
+            runs = queries.runs_like(session, newest[0], int(count), skip_jobs=skip)
             if len(runs) < int(count):
                 raise InputError(
                     f"'{spec}': {alias} has {len(runs)} finished run(s) of its newest digest on "
@@ -121,14 +130,23 @@ def resolve(session: Session, spec: str, images: Sequence[str] = ()) -> engine.S
                     f"run it again: valorch run --image {alias} --repeat {int(count) - len(runs)}",
                 )
             return runs_side(session, spec, "latest", runs, images)
-        wanted = [alias] if alias else list(images)
-        runs = queries.latest_runs(session, wanted)
-        if not runs:
-            raise InputError(
-                f"'{spec}': no finished runs" + (f" of {', '.join(wanted)}" if wanted else ""),
-                "run something first: valorch run --image ALIAS",
-            )
-        return runs_side(session, spec, "latest", runs, images)
+        runs = queries.latest_runs(session, wanted, skip_jobs=skip)
+        if runs:
+            return runs_side(session, spec, "latest", runs, images)
+    raise InputError(
+        f"'{spec}': no finished runs"
+        + (f" of {', '.join(wanted)}" if wanted else "")
+        + ("" if include_adhoc else " (bisect runs are left out: --include-adhoc counts them)"),
+        "run something first: valorch run --image ALIAS",
+    )
+
+
+def resolve(
+    session: Session, spec: str, images: Sequence[str] = (), include_adhoc: bool = False
+) -> engine.Side:
+    """A side from its name, or an InputError (exit 2) that says what names exist."""
+    if spec == "latest" or spec.startswith("latest:"):
+        return _latest(session, spec, images, include_adhoc)
     base = bulk.baseline(session, spec)
     if base is not None:
         if base.run_id:
@@ -212,7 +230,7 @@ def run_noise(session: Session, run_ids: Sequence[str]) -> dict[tuple[str, str],
     return out
 
 
-def compare(
+def compare(  # noqa: PLR0913 - one argument per option of valorch diff
     factory: sessionmaker[Session],
     base: str,
     head: str,
@@ -221,24 +239,33 @@ def compare(
     images: Sequence[str] = (),
     pair: Sequence[str] = (),
     on_pair: Callable[[str, str], None] | None = None,
+    include_adhoc: bool = False,
 ) -> engine.Report:
     """The report between two named sides, in one session (``pair``: regression/pairing.py
-    rules; ``issues``: the known issues, parsed once by the caller)."""
+    rules; ``issues``: the known issues, parsed once by the caller; ``include_adhoc``: latest
+    counts ad-hoc and bisect runs too)."""
     pairing.parse(pair)  # bad rules are exit 2 before the database is read
     with factory() as session:
-        return report_for(session, base, head, threshold, issues, images, pair, on_pair)
+        bside = resolve(session, base, images, include_adhoc)
+        hside = resolve(session, head, images, include_adhoc)
+        return report_for(session, bside, hside, threshold, issues, images, pair, on_pair)
 
 
 def judge(
-    report: engine.Report, gate_coverage: bool = False, allow_known_failures: bool = False
+    report: engine.Report,
+    gate_coverage: bool | None = False,
+    allow_known_failures: bool = False,
+    notifying: bool = False,
 ) -> gate.Verdict:
     """diff's gate (exit 1): every unexcused failure of the head, still failing ones unless
-    ``allow_known_failures``, every timing regression, and lost coverage with ``gate_coverage``."""
+    ``allow_known_failures``, every timing regression, and lost coverage with ``gate_coverage``
+    (None: when ``notifying``, so a posted green result never hides lost coverage)."""
+    chosen = notifying if gate_coverage is None else gate_coverage
     return gate.decide(
         report,
-        gate_coverage=gate_coverage,
+        gate_coverage=chosen,
         allow_known_failures=allow_known_failures,
-        coverage_flag="no --gate-coverage",
+        coverage_flag="--no-gate-coverage" if gate_coverage is False else "no --gate-coverage",
         subject="diff",
     )
 

@@ -96,11 +96,16 @@ def check(
     failure to open it is a problem reported, not raised. With ``level`` 0 or 1, the GPU
     preflight of each host too (L1 scans the kernel log of the last ``since_minutes``)."""
     from ..executors.engine_probe import check_engine
+    from ..executors.pull import runnable
 
     selected = list(load_job(job, catalog).images) if job else []
     selected += list(images or [])
     refs = (
-        [(i.reference, i.digest) for i in catalog.select(selected) if i.executor == "docker"]
+        [
+            (i.reference, i.digest, runnable(i))
+            for i in catalog.select(selected)
+            if i.executor == "docker"
+        ]
         if selected
         else []
     )

@@ -14,13 +14,14 @@ from typing import Any
 
 from .. import imageref, yamlio
 from ..catalog.core import Catalog, load_file
-from ..errors import SpecError
+from ..errors import InfrastructureError, SpecError
 from ..registry import ManifestNotFoundError, RegistryClient
 from ..spec import ImageSpec
-from .outcome import GATE_FAILED, Outcome, passed
+from .outcome import GATE_FAILED, INCONCLUSIVE, Outcome, Said, passed
 
 # state of one catalogued tag
 SAME, MOVED, NEW, VANISHED, LOCAL = "same", "moved", "new", "vanished", "local"
+UNREACHABLE = "unreachable"  # its registry did not answer (or refused): the others go on
 DRIFT = frozenset({MOVED, VANISHED})
 
 
@@ -67,7 +68,8 @@ def registry_images(catalog: Catalog, names: Iterable[str] = ()) -> tuple[ImageS
 
 def check(images: Iterable[ImageSpec], client: RegistryClient, workers: int = 8) -> list[TagCheck]:
     """Resolve each image's tag to its digest now (HEAD requests, concurrently). A missing tag is
-    ``vanished``; an unreachable registry or refused credentials raise (exit 3)."""
+    ``vanished``; an image whose registry cannot be asked (unreachable, refused credentials)
+    is ``unreachable`` with the reason and what to do, and the other images are still checked."""
 
     def one(image: ImageSpec) -> TagCheck:
         if image.local:
@@ -86,6 +88,9 @@ def check(images: Iterable[ImageSpec], client: RegistryClient, workers: int = 8)
             return TagCheck(
                 image.alias, image.reference, VANISHED, image.digest, message=exc.message
             )
+        except InfrastructureError as exc:
+            why = f"{exc.message} ({exc.hint})" if exc.hint else exc.message
+            return TagCheck(image.alias, image.reference, UNREACHABLE, image.digest, message=why)
         state = NEW if image.digest is None else SAME if got.digest == image.digest else MOVED
         return TagCheck(
             image.alias,
@@ -116,13 +121,24 @@ def drifted(checks: Iterable[TagCheck]) -> list[TagCheck]:
 def check_ending(checks: Iterable[TagCheck], updated: bool) -> Outcome:
     """``images check`` exits 1 when a tag moved or vanished, unless --update wrote the
     new digests into the catalog."""
+    checks = list(checks)
     moved = drifted(checks)
+    lost = [c.alias for c in checks if c.state == UNREACHABLE]
+    unasked = f"; registry not reached for {', '.join(lost)}" if lost else ""
+    if moved and not updated:
+        aliases = ", ".join(c.alias for c in moved)
+        why = f"tags moved or vanished: {aliases}{unasked}"
+        return Outcome(GATE_FAILED, "drifted", why, (Said("fail", why),) if lost else ())
+    if lost:
+        why = (
+            f"registry not reached for {len(lost)} of {len(checks)} "
+            f"image{'s' if len(checks) != 1 else ''}: {', '.join(lost)}"
+        )
+        return Outcome(INCONCLUSIVE, "infrastructure", why, (Said("error", why),))
     if not moved:
         return passed("every catalogued tag resolves to its catalog digest")
     aliases = ", ".join(c.alias for c in moved)
-    if updated:
-        return passed(f"the catalog now holds the current digests of {aliases}")
-    return Outcome(GATE_FAILED, "drifted", f"tags moved or vanished: {aliases}")
+    return passed(f"the catalog now holds the current digests of {aliases}")
 
 
 def plan_update(catalog_dir: Path, checks: Iterable[TagCheck]) -> list[FileUpdate]:

@@ -38,6 +38,7 @@ from ..spec import VERSION_PATTERN
 from ..store import matrix_store
 from ..store.db import public_url
 from ..store.queries import now
+from ..words import count
 from . import evidence
 from .catalog import load_releases
 
@@ -241,8 +242,8 @@ def build_document(
             cells = sum(1 for r in table.rows for c in r.cells if c.when)
             source = [
                 f"results database {public_url(db)}",
-                f"{len(infos)} environments (image on a host class); each cell is the newest final verdict "
-                f"of its check there ({ev.runs_read} runs read)"
+                f"{count(len(infos), 'environment')} (image on a host class); each cell is the "
+                f"newest final verdict of its check there ({count(ev.runs_read, 'run')} read)"
                 + (
                     f", job {job}"
                     if job

@@ -50,14 +50,10 @@ def from_report(
             )
         )
     counts = ", ".join(f"{k} {v}" for k, v in sorted(report.counts.items()) if k != "same")
-    return Outcome(
-        title,
-        len(report.head.observations),
-        tuple(regs),
-        infra,
-        f"counts: {counts or 'no change'}",
-        report_path,
-    )
+    summary = f"counts: {counts or 'no change'}"
+    if verdict is not None:  # the gate's own counts, in the words of every other sink
+        summary = f"{verdict.word}: {verdict.why()}; {summary}"
+    return Outcome(title, len(report.head.observations), tuple(regs), infra, summary, report_path)
 
 
 def head_images(

@@ -114,7 +114,16 @@ def level1(
     L1 reads the host's own tools and log, so it runs where valorch runs)."""
     first = level0(host, backend)
     vendor = {"rocm": "amd", "cuda": "nvidia"}.get(backend)
-    if not first.ok or vendor is None:
+    if vendor is None:  # said, not silently the same as L0
+        skipped = Probe(
+            1,
+            "gpu health",
+            True,
+            "skipped: no GPU on this host (L1 reads SMI health, rvs / dcgmi diag and the "
+            "kernel log of GPUs; L0 started a container without device options)",
+        )
+        return Verdict(host.name, (*first.probes, skipped))
+    if not first.ok:
         return first
     if not _is_local(host):
         return Verdict(

@@ -355,6 +355,21 @@ def pairs_for(
     return pairs
 
 
+def never_pulled(images: Iterable[ImageSpec]) -> list[tuple[str, str]]:
+    """(alias, why) of each selected image ``images pull`` does not pull: built locally, or
+    not run in a container."""
+    return [
+        (
+            i.alias,
+            "built locally (make test-images builds it), never pulled"
+            if i.local
+            else f"runs with the {i.executor} executor, not from a registry",
+        )
+        for i in images
+        if i.executor != "docker" or i.local
+    ]
+
+
 def pull_images(
     images: Iterable[ImageSpec],
     hosts_file: Path | None = None,
@@ -362,9 +377,15 @@ def pull_images(
     ca: str | None = None,
     on_event: Callable[[str, engine.PullEvent], None] | None = None,
 ) -> list[Outcome]:
-    """``images pull``: every registry image on every host that could run it, concurrently."""
+    """``images pull``: every registry image on every host that could run it, concurrently
+    (``--pull never`` would pull nothing: bad input here)."""
     from ..hosts.inventory import resolve_hosts
 
+    if check_policy(policy) == "never":
+        raise InputError(
+            "images pull --pull never would pull nothing: it takes missing or always",
+            "to see which images each host holds: valorch images list --present",
+        )
     return stage_many(
         pairs_for(images, resolve_hosts(hosts_file)),
         check_policy(policy),
@@ -373,11 +394,15 @@ def pull_images(
     )
 
 
-def pull_ending(outcomes: Iterable[Outcome]) -> ending.Outcome:
-    """``images pull`` exits 3 when an image could not be staged on a host."""
+def pull_ending(
+    outcomes: Iterable[Outcome], skipped: Iterable[tuple[str, str]] = ()
+) -> ending.Outcome:
+    """``images pull`` exits 3 when an image could not be staged on a host; each selected
+    image it does not pull is said, with why (a table with no row is never all it prints)."""
+    said = tuple(ending.Said("warn", f"not pulled: {alias}: {why}") for alias, why in skipped)
     failed = [f"{o.alias} on {o.host}" for o in outcomes if o.error]
     if failed:
         return ending.Outcome(
-            ending.INCONCLUSIVE, "infrastructure", "not staged: " + ", ".join(failed)
+            ending.INCONCLUSIVE, "infrastructure", "not staged: " + ", ".join(failed), said
         )
-    return ending.passed("every image is on every host that can run it")
+    return ending.passed("every image is on every host that can run it", said)

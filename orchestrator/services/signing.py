@@ -98,13 +98,18 @@ def signer(path: Path, flag: str = "--key") -> Any:
 
 
 def public_key(path: Path, flag: str = "--key") -> Any:
-    """The securesystemslib key for the public PEM in ``path`` (a private key is accepted too)."""
+    """The securesystemslib key for the public PEM in ``path``. A private key is refused: a
+    verifier never needs the signing key, and one copied onto it can sign anything."""
     from cryptography.hazmat.primitives.serialization import load_pem_public_key
     from securesystemslib.signer import SSlibKey
 
     raw = _read(path, flag, "public key (ECDSA P-256 or Ed25519)")
     if b"PRIVATE KEY" in raw:
-        return signer(path, flag).public_key
+        raise InputError(
+            f"{flag} {path}: is a private key; verifying takes the public key, and the "
+            "signing key does not belong where attestations are verified",
+            f"pass the public key: openssl pkey -in {path} -pubout -out pub.pem",
+        )
     try:
         key = load_pem_public_key(raw)
     except ValueError as exc:

@@ -10,7 +10,7 @@ from ..matrix.model import Observation, build
 from ..matrix.model import final_counts as model_final_counts
 from ..render.markdown import matrix_md
 from ..store.models import Result, Run
-from ..store.queue import RunSummary
+from ..store.queue import RunSummary, node_hosts
 
 
 def observation(row: Result, column: str) -> Observation:
@@ -59,6 +59,7 @@ def run_json(run: Run, results: Sequence[Result]) -> dict[str, Any]:
             "platform_digest": (run.meta or {}).get("image", {}).get("platform_digest"),
         },
         "host": run.host.name,
+        "nodes": node_hosts(run),  # every host of a multi-node run, its own first
         "executor": run.executor,
         "valorch_version": run.valorch_version,
         "spec_hash": run.spec_hash,

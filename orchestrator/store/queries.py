@@ -296,8 +296,10 @@ def newest_runs(
     job: str | None = None,
     since: datetime | None = None,
     images: list[int] | None = None,
+    skip_jobs: Sequence[str] = (),
 ) -> list[Run]:
-    """The newest finished run of each image alias (and host, with ``by_host``).
+    """The newest finished run of each image alias (and host, with ``by_host``), leaving out
+    the runs of ``skip_jobs``.
 
     One statement: the newest start per (image row, host) (index ix_run_job_latest when
     a job is named), joined back to those runs only: never every run of a long history."""
@@ -310,6 +312,8 @@ def newest_runs(
         cond.append(Run.started >= since)
     if images is not None:
         cond.append(Run.image_id.in_(images))
+    if skip_jobs:
+        cond.append(Run.job.not_in(list(skip_jobs)))
     groups = (
         select(
             Run.image_id,
@@ -341,13 +345,28 @@ def newest_runs(
     return [latest[k] for k in sorted(latest, key=lambda k: (since_when[k], k[0], k[1] or 0))]
 
 
-def latest_runs(session: Session, images: Sequence[str] = (), job: str | None = None) -> list[Run]:
-    """The most recent finished run of each image (by alias)."""
-    return newest_runs(session, by_host=False, job=job, images=image_ids(session, aliases=images))
+def latest_runs(
+    session: Session,
+    images: Sequence[str] = (),
+    job: str | None = None,
+    skip_jobs: Sequence[str] = (),
+) -> list[Run]:
+    """The most recent finished run of each image (by alias), not of ``skip_jobs``."""
+    return newest_runs(
+        session,
+        by_host=False,
+        job=job,
+        images=image_ids(session, aliases=images),
+        skip_jobs=skip_jobs,
+    )
 
 
 def last_runs_of_image(
-    session: Session, alias: str, count: int = 2, job: str | None = None
+    session: Session,
+    alias: str,
+    count: int = 2,
+    job: str | None = None,
+    skip_jobs: Sequence[str] = (),
 ) -> list[Run]:
     """The ``count`` newest finished runs of an image alias, oldest first (index
     ix_run_image_started): the two sides of "what changed since last night"."""
@@ -362,19 +381,23 @@ def last_runs_of_image(
     )
     if job is not None:
         q = q.where(Run.job == job)
+    if skip_jobs:
+        q = q.where(Run.job.not_in(list(skip_jobs)))
     return list(reversed(list(session.scalars(q).unique())))
 
 
-def runs_like(session: Session, run: Run, count: int) -> list[Run]:
+def runs_like(session: Session, run: Run, count: int, skip_jobs: Sequence[str] = ()) -> list[Run]:
     """The ``count`` newest finished runs of the same image row (alias, reference, digest) on
     the same host as ``run``, oldest first: runs that may be pooled as one side of a timing
-    comparison (index ix_run_image_started)."""
+    comparison (index ix_run_image_started); not of ``skip_jobs``."""
     q = (
         select(Run)
         .where(Run.image_id == run.image_id, Run.host_id == run.host_id, Run.state.in_(FINISHED))
         .order_by(Run.started.desc(), Run.id.desc())
         .limit(count)
     )
+    if skip_jobs:
+        q = q.where(Run.job.not_in(list(skip_jobs)))
     return list(reversed(list(session.scalars(q).unique())))
 
 

@@ -148,6 +148,7 @@ def complete(session: Session, run_id: str, task_id: int, task: Task, execution:
     run.meta = {
         **run.meta,
         task.suite.name: {"probe": execution.meta, "exit_code": execution.exit_code, "gpus": gpus},
+        **({"image_id": execution.image_id} if execution.image_id else {}),
     }
 
 
@@ -234,6 +235,20 @@ def reopen(
     return todo
 
 
+def node_hosts(run: Run) -> list[str]:
+    """Every host a run ran on: its own, then the other nodes of its multi-node tasks (the
+    nodes each task's meta lists, executors/gang.merge), each once, in rank order."""
+    names = [run.host.name]
+    for entry in (run.meta or {}).values():
+        probe = entry.get("probe") if isinstance(entry, dict) else None
+        nodes = probe.get("nodes") if isinstance(probe, dict) else None
+        for node in nodes if isinstance(nodes, list) else ():
+            host = node.get("host") if isinstance(node, dict) else None
+            if isinstance(host, str) and host not in names:
+                names.append(host)
+    return names
+
+
 def summaries(session: Session, batch: str) -> list[RunSummary]:
     """One summary per run of the batch, from what is stored (the last attempt of each check)."""
     out = []
@@ -241,7 +256,10 @@ def summaries(session: Session, batch: str) -> list[RunSummary]:
         select(Run).where(Run.batch == batch).order_by(Run.started)
     ).unique():
         s = RunSummary(
-            run_id=run.id, image=run.image.alias, host=run.host.name, digest=run.image.digest
+            run_id=run.id,
+            image=run.image.alias,
+            host=", ".join(node_hosts(run)),
+            digest=run.image.digest,
         )
         last: dict[str, Result] = {}
         for r in queries.run_results(session, run.id):

@@ -104,7 +104,7 @@ def test_every_repeatable_option_says_it_repeats():
 
 def test_arguments_and_repeatable_options_read_as_the_docstrings_write_them():
     text = run_cli("diff", "--help", env=WIDE).stdout
-    assert "valorch diff [OPTIONS] {BASE} {HEAD}" in text
+    assert "valorch diff [OPTIONS] BASE HEAD" in text  # as the docs write it, no braces
     assert re.search(r"--image\s+<str>\s+Only these image aliases \(repeatable\)", text)
     bisect = run_cli("bisect", "--help", env=WIDE).stdout
     assert "[IMAGES]..." in bisect and re.search(r"IMAGES\s+<str>\.\.\.", bisect)

@@ -51,7 +51,7 @@ def test_more_nodes_than_the_hosts_file_has_exits_3(cli, tmp_path):
     assert res.returncode == 3, res.stderr
     assert (
         "no set of 3 hosts" in res.stderr
-        and "the inventory has 2 host(s), the task needs 3 nodes" in res.stderr
+        and "the inventory has 2 hosts, the task needs 3 nodes" in res.stderr
     )
 
 

@@ -111,6 +111,10 @@ def test_two_engines_run_a_gloo_task_with_exact_values_and_busbw(cli, setup, tmp
         (1, "node-b", "127.0.0.2"),
     ]
     assert nodes[0]["digest"] == nodes[1]["digest"] and nodes[0]["digest"].startswith("sha256:")
+    # a multi-node run names every node: in its JSON, results show and the run's summary line
+    assert run["nodes"] == ["node-a", "node-b"]
+    shown = cli("results", "show", run["run"], env={"COLUMNS": "200"})
+    assert "host    node-a, node-b (docker)" in shown.stdout, shown.stdout
     compared = json.loads(by["multinode.consistency"]["metrics"]["node_facts"])
     assert compared[0]["image_id"] == compared[1]["image_id"]
     assert compared[0]["image_id"].startswith("sha256:")  # each engine gave the image's id

@@ -10,6 +10,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+import recipes_support
 from root_helpers import ROOT
 
 pytestmark = pytest.mark.docker
@@ -83,7 +84,7 @@ def test_candidate_qualified_or_not_against_its_predecessor(cli, tmp_path, candi
     assert bad.returncode == 1, bad.stderr[-3000:]
     report = (tmp_path / "bad" / "report.md").read_text()
     assert (
-        "**REGRESSED**" in report
+        "1 failing (1 regressed)" in report  # the verdict's count says it regressed
         and "command.torch-major-2" in report
         and candidates["bad"].split(":")[1] in report
     )
@@ -125,18 +126,13 @@ def test_nothing_to_qualify_is_bad_input(cli):
 
 
 def test_runner_example_builds_the_dockerfile_and_qualifies_it(cli, tmp_path):
-    """The example workflow's own build and qualify steps, run as written: Dockerfile.rocm
-    built on a local base (the workflow's input), then qualified against a baseline."""
+    """The example workflow's run steps, in order, as written: Dockerfile.rocm built on a
+    local base (the workflow's input), the runner preflighted for that candidate, then the
+    candidate qualified against a baseline."""
     import os
     import shutil
     import sys
 
-    import yaml
-
-    workflow = yaml.safe_load(
-        (ROOT / "examples" / "github-actions" / "candidate-qualification.yml").read_text()
-    )
-    steps = {s.get("name"): s.get("run") for s in workflow["jobs"]["candidate"]["steps"]}
     work = tmp_path / "checkout"  # what the runner's checkout holds, with a light release job
     (work / ".venv" / "bin").mkdir(parents=True)
     (work / ".venv" / "bin" / "valorch").symlink_to(Path(sys.executable).with_name("valorch"))
@@ -164,16 +160,20 @@ def test_runner_example_builds_the_dockerfile_and_qualifies_it(cli, tmp_path):
         "GITHUB_SHA": "0123abc",
     }
     try:
-        for name in ("Build the candidate", "Qualify the candidate"):
-            done = subprocess.run(
-                ["bash", "-euo", "pipefail", "-c", steps[name]],
-                cwd=work,
-                env=env,
-                capture_output=True,
-                text=True,
-                timeout=1800,
-            )
-            assert done.returncode == 0, (name, done.stderr[-3000:])
+        # every run step of the job, in its order (build, preflight, qualify, summary)
+        _env, ordered = recipes_support.github_steps(
+            ROOT / "examples" / "github-actions" / "candidate-qualification.yml", "candidate", {}
+        )
+        env["GITHUB_STEP_SUMMARY"] = str(work / "summary.md")
+        ran = recipes_support.run_steps(
+            ordered, work, env, "bash --noprofile --norc -eo pipefail -c"
+        )
+        assert not recipes_support.failures(ran), recipes_support.failures(ran)
+        assert [r.step.name for r in ran][:3] == [
+            "Build the candidate",
+            "Preflight the runner",
+            "Qualify the candidate",
+        ]
         labels = json.loads(
             subprocess.run(
                 ["docker", "image", "inspect", candidate, "--format", "{{json .Config.Labels}}"],

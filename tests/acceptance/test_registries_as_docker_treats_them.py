@@ -160,15 +160,23 @@ def test_plain_http_registry_not_marked_insecure_gets_the_real_fix(tmp_path):
             pytest.skip(f"the engine lists {host} as insecure")
         catalog = _catalog(tmp_path, "outside", f"{host}/team/x:v1")
         done = run_cli(
-            "images", "check", "--catalog", str(catalog), env={"VALORCH_REGISTRY_ENDPOINTS": ""}
+            "images",
+            "check",
+            "--catalog",
+            str(catalog),
+            "--json",
+            env={"VALORCH_REGISTRY_ENDPOINTS": ""},
         )
         assert done.returncode == 3, done.stdout + done.stderr
-        assert "wrong version number" in done.stderr
+        # images check goes on past it: the image is unreachable, its row says why and the fix
+        (row,) = json.loads(done.stdout)["images"]
+        said = row["message"]
+        assert row["state"] == "unreachable" and "wrong version number" in said
         assert (
-            "insecure-registries" in done.stderr
-            and f"VALORCH_REGISTRY_ENDPOINTS={host}=http://{host}" in done.stderr
+            "insecure-registries" in said
+            and f"VALORCH_REGISTRY_ENDPOINTS={host}=http://{host}" in said
         )
-        assert "--ca" not in done.stderr and "Traceback" not in done.stderr
+        assert "--ca" not in said and "Traceback" not in done.stderr
     finally:
         proc.terminate()
         proc.wait(timeout=20)

@@ -60,7 +60,7 @@ def test_more_nodes_than_the_cluster_names_what_is_missing():
     with pytest.raises(NoMatchingHostError) as err:
         place([Need("g", CPU, 5.0, nodes=3, label="img")], hosts(2))
     assert "no set of 3 hosts can run img on 3 nodes" in err.value.message
-    assert "the inventory has 2 host(s), the task needs 3 nodes" in err.value.message
+    assert "the inventory has 2 hosts, the task needs 3 nodes" in err.value.message
     assert err.value.exit_code == 3
 
 

@@ -91,7 +91,7 @@ def test_qualified_is_exit_0_and_says_so():
 
 def test_a_regression_is_exit_1_with_the_report_and_every_reason():
     out = qualification("fail").outcome(OUT)
-    assert (out.code, out.kind, out.reason) == (1, "regressed", "1 failing")
+    assert (out.code, out.kind, out.reason) == (1, "regressed", "1 failing (1 regressed)")
     assert said(out) == [
         ("fail", "qualification failed against v1; see results/q/report.md"),
         ("plain", "  1 failing in the candidate: img: flips"),
@@ -134,7 +134,7 @@ def test_diff_ends_as_its_gate_and_its_notification_decide():
     red = judge(compare(BASE, side("b", o("ok"), o("flips", "fail"))))
     out = ending(red)
     assert (out.code, out.kind) == (1, "regressed")
-    assert said(out) == [("error", "gate failed: 1 failing")]
+    assert said(out) == [("error", "gate failed: 1 failing (1 regressed)")]
     assert ending(red, notified=False).code == 1  # the gate outranks a lost notification
     green = judge(compare(BASE, side("b", o("ok"), o("flips"))))
     assert (ending(green).code, ending(green).said) == (0, ())

@@ -12,6 +12,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup, escape
 
+from ...words import count
 from ..badges import CSS as BADGE_CSS
 from ..badges import badge, cell_html, note_html, tone
 
@@ -44,6 +45,7 @@ def wbr(text: str) -> Markup:
 
 _env.globals.update(badge=badge, note_html=note_html, badge_css=Markup(BADGE_CSS))
 _env.filters["breakable"] = breakable
+_env.filters["count"] = count  # {{ n | count("host") }}: "1 host", "2 hosts"
 
 
 def render(template: str, **ctx: Any) -> str:
