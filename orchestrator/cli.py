@@ -37,11 +37,12 @@ class App(typer.Typer):
         from typer.main import get_command
 
         from .commands.helptext import tidy
+        from .commands.inert import guard
 
         try:
             try:
                 _check_encoding(kwargs.get("args") or sys.argv[1:])
-                return tidy(get_command(self))(*args, **kwargs)
+                return guard(tidy(get_command(self)))(*args, **kwargs)
             except OSError as exc:
                 if isinstance(exc, BrokenPipeError):
                     raise

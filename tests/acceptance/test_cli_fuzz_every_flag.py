@@ -13,7 +13,8 @@ scheme; plus the environment variables valorch reads. Each invocation must hold:
 
 Bounded for CI: a fixed seed (derandomize), a small example budget per command
 (``VALORCH_FUZZ_EXAMPLES``, default 12); commands that would start containers or reach
-a registry are left out (they are covered by the docker tests and the bad-input corpus).
+a registry are fuzzed by test_cli_fuzz_container_commands.py (a subprocess each, against
+the local test images and a local registry).
 Run in process (typer's CliRunner) so that a few hundred invocations take a minute.
 """
 
@@ -36,6 +37,7 @@ from orchestrator.cli import app
 
 EXAMPLES = int(os.environ.get("VALORCH_FUZZ_EXAMPLES", "12"))
 #: start containers, pull from a registry, run probes or a scheduler: not in process here
+#: (test_cli_fuzz_container_commands.py fuzzes them)
 LEFT_OUT = {
     "run",
     "qualify",
