@@ -188,8 +188,6 @@ def _root(
     _install: str = typer.Option(
         None,
         "--install-completion",
-        is_flag=False,
-        flag_value="",
         is_eager=True,
         expose_value=False,
         metavar="[bash|zsh|fish|powershell|pwsh]",
@@ -199,8 +197,6 @@ def _root(
     _show: str = typer.Option(
         None,
         "--show-completion",
-        is_flag=False,
-        flag_value="",
         is_eager=True,
         expose_value=False,
         metavar="[bash|zsh|fish|powershell|pwsh]",

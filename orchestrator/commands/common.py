@@ -121,9 +121,9 @@ class ExecutorChoice(str, Enum):
 
 EXECUTOR_HELP = (
     "host (the local interpreter), docker (this machine's engine or a hosts file's), slurm "
-    "(sbatch jobs on your cluster) or kubernetes (a batch/v1 Job per task; its manifests are "
-    "checked against the client's models, but it has NOT been run against a live cluster: "
-    "docs/kubernetes.md)."
+    "(sbatch jobs on your cluster) or kubernetes (experimental: a batch/v1 Job per task; its "
+    "manifests are checked against the client's models, but it has NOT been run against a live "
+    "cluster: docs/kubernetes.md)."
 )
 
 

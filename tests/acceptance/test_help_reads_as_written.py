@@ -6,7 +6,7 @@ and option says what it is."""
 
 import re
 
-from root_helpers import run_cli
+from root_helpers import ROOT, run_cli
 from typer.main import get_command
 
 from orchestrator.cli import app
@@ -110,3 +110,14 @@ def test_arguments_and_repeatable_options_read_as_the_docstrings_write_them():
     assert "[IMAGES]..." in bisect and re.search(r"IMAGES\s+<str>\.\.\.", bisect)
     missing = run_cli("diff")
     assert missing.returncode == 2 and "BASE" in missing.stderr
+
+
+def test_the_kubernetes_executor_says_it_is_experimental():
+    """Never run against a live cluster: its help and its page say "experimental"."""
+    for command in ("run", "qualify"):
+        done = run_cli(command, "--help", env={"COLUMNS": "200"})
+        assert done.returncode == 0
+        text = " ".join(re.sub("[│╭╮╰╯─]", " ", done.stdout).split())  # the panel's frame out
+        assert "kubernetes (experimental:" in text, command
+    page = (ROOT / "docs" / "kubernetes.md").read_text(encoding="utf-8")
+    assert page.startswith("# The Kubernetes executor (experimental)")
