@@ -98,6 +98,7 @@ def test_a_closed_pipe_is_not_a_verdict(tmp_path, base, head, verdict):
     lines = [proc.stdout.readline() for _ in range(2)]
     proc.stdout.close()  # as head does after its lines
     err = proc.stderr.read().decode()
+    proc.stderr.close()
     assert proc.wait(timeout=300) == verdict, err
     assert all(lines) and "Traceback" not in err and "BrokenPipe" not in err
     # the same through the rich terminal renderer
@@ -110,5 +111,6 @@ def test_a_closed_pipe_is_not_a_verdict(tmp_path, base, head, verdict):
     proc.stdout.readline()
     proc.stdout.close()
     err = proc.stderr.read().decode()
+    proc.stderr.close()
     assert proc.wait(timeout=300) == verdict, err
     assert "Traceback" not in err
