@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from .. import imageref, yamlio
 from ..errors import AmbiguousImageError, InputError, SpecError, UnknownImageError
 from ..spec import Backend, ImageSpec, JobSpec
+from .inert_fields import check_fields
 
 HOST_IMAGE = ImageSpec(
     alias="host",
@@ -305,6 +306,7 @@ def load_job(
                     exc.hint,
                 ) from None
         _pass_env_applies(job, doc, chosen)
+        check_fields(job, doc, chosen)
     return job
 
 

@@ -19,6 +19,7 @@ from ..errors import InputError
 from ..scheduling.flight import Reporter
 from . import run as service
 from .batch import run_batch
+from .hosts_fields import hosts_path, unused_fields
 from .pull import check_policy
 
 if TYPE_CHECKING:
@@ -108,6 +109,9 @@ def run(
 
         for warning in over_budget(placed.planned, placed.history or {}):
             progress.warning(warning)  # before anything runs
+        if placed.hosts is not None:  # a hosts file this run reads (no cluster placed it)
+            for warning in unused_fields(hosts_path(opts.where.hosts_file), placed.planned):
+                progress.warning(warning)
         with progress.tasks() as reporter:
             for _ in range(opts.repeat):  # one batch after the other, never side by side
                 summaries += run_batch(placed, spec, factory, reporter, opts.retries)
