@@ -25,6 +25,11 @@ if TYPE_CHECKING:
     from ..executors.pull import PullEvent
 
 
+def _nodes(task: Task) -> tuple[str, ...]:
+    """The hosts a task runs on, in node-rank order: every node of a multi-node task."""
+    return tuple(h.name for h in task.nodes) or (task.host.name,)
+
+
 @dataclass
 class _Row:
     host: str
@@ -34,6 +39,12 @@ class _Row:
     started: float = 0.0
     checks: int = 0  # the task's checks (m of "check n of m")
     reported: set[str] = field(default_factory=set)  # checks with a result so far
+    nodes: tuple[str, ...] = ()  # every node's host, in rank order (empty: ``host`` only)
+
+    @property
+    def hosts(self) -> tuple[str, ...]:
+        """The distinct hosts this task occupies (each node's, rank 0's first)."""
+        return tuple(dict.fromkeys(self.nodes or (self.host,)))
 
     def now(self, key: str) -> str:
         """What a running task is at: "image/suite · check n of m"."""
@@ -98,15 +109,17 @@ class LiveReporter(Reporter):
                 rest = max(0.0, r.expected - (now - r.started))
             else:
                 continue
-            left[r.host] = left.get(r.host, 0.0) + rest / max(1, r.slots)
+            for host in r.hosts:
+                left[host] = left.get(host, 0.0) + rest / max(1, r.slots)
         return max(left.values(), default=0.0)
 
     def table(self) -> Table:
         per: dict[str, dict[str, int]] = {}
         for r in self.rows.values():
-            per.setdefault(r.host, {"queued": 0, "running": 0, "done": 0, "failed": 0})[
-                r.state
-            ] += 1
+            for host in r.hosts:
+                per.setdefault(host, {"queued": 0, "running": 0, "done": 0, "failed": 0})[
+                    r.state
+                ] += 1
         elapsed = time.monotonic() - self.t0
         table = Table(
             "host",
@@ -121,7 +134,10 @@ class LiveReporter(Reporter):
         now: dict[str, list[str]] = {}
         for key, r in self.rows.items():
             if r.state == "running":
-                now.setdefault(r.host, []).append(r.now(key))
+                ranks = r.nodes or (r.host,)
+                for rank, host in enumerate(ranks):
+                    node = f" · node {rank} of {len(ranks)}" if len(ranks) > 1 else ""
+                    now.setdefault(host, []).append(r.now(key) + node)
         for host, c in sorted(per.items()):
             table.add_row(
                 host,
@@ -142,7 +158,7 @@ class LiveReporter(Reporter):
                 else task.host.slots
             )
             self.rows[task_key(task)] = _Row(
-                task.host.name, slots, expected, checks=len(task.checks)
+                task.host.name, slots, expected, checks=len(task.checks), nodes=_nodes(task)
             )
             self._refresh()
 
@@ -150,7 +166,7 @@ class LiveReporter(Reporter):
         with self.lock:
             row = self.rows.get(task_key(task))
             if row:
-                row.host, row.state = task.host.name, "queued"
+                row.host, row.state, row.nodes = task.host.name, "queued", _nodes(task)
             self._say(
                 f"  [yellow]retry[/yellow] {task_key(task)} on {task.host.name}: "
                 f"{escape(fit(reason, 200, self.console))}"
@@ -162,6 +178,7 @@ class LiveReporter(Reporter):
             key = task_key(task)
             row = self.rows.setdefault(key, _Row(task.host.name, task.host.slots, 60.0))
             row.state, row.started, row.host = "running", time.monotonic(), task.host.name
+            row.nodes = _nodes(task)
             row.checks = row.checks or len(task.checks)
             if not self.interactive:  # a CI log: what starts, where, and how long it should take
                 self._say(
