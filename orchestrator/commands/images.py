@@ -200,6 +200,7 @@ def import_releases(
         None,
         "--out",
         "-o",
+        callback=flags.OUT_FILE,
         help="Release table file to create or update [default: images/releases.json].",
     ),
     as_json: bool = JsonOption,

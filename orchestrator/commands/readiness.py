@@ -39,7 +39,9 @@ def readiness(
         help="Significance level in (0, 1), over all cells (Benjamini–Hochberg).",
     ),
     fmt: str = typer.Option("term", "--format", "-f", help="term, md or json."),
-    out_path: Path = typer.Option(None, "--out", "-o", help="Write here instead of stdout."),
+    out_path: Path = typer.Option(
+        None, "--out", "-o", callback=flags.OUT_FILE, help="Write here instead of stdout."
+    ),
     db: str = DbOption,
     as_json: bool = JsonOption,
 ) -> None:

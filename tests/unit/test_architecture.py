@@ -24,6 +24,7 @@ SHARED_CLI_MODULES = {
     "common",
     "flags",
     "helptext",
+    "inert",
     "progress",
     "signals",
     "tables",

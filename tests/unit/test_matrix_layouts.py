@@ -149,7 +149,7 @@ def test_summary_and_tiers_tables():
         "pass rate 83.3% (5 of 6 checks with a verdict), 0 crashes"
     )
     assert rows["rocm"][2].text.startswith(
-        "pass rate 66.7% (2 of 3 checks with a verdict), 1 crashes"
+        "pass rate 66.7% (2 of 3 checks with a verdict), 1 crash or timeout"
     )
     assert t.notes[0].startswith("Tier policy: first-class ≥ 98%")
 
