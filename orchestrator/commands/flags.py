@@ -125,20 +125,32 @@ def _writable_dir(path: Path) -> str | None:
 
 
 def _writable_file(path: Path) -> str | None:
-    """Why ``path`` cannot be written as a file (None when it can): an existing file is opened
-    for writing without being changed; a new one is created and removed again."""
+    """Why ``path`` cannot be written as a file (None when it can). What a write would change
+    is checked where it lives (through a symbolic link, at its target): an existing file is
+    opened for appending without being changed, and must be a regular file; a new one is
+    created and removed again. Nothing is left behind, and nothing blocks (a FIFO)."""
+    import os
+    import stat
+
     if path.is_dir():
         return f"{path} is a directory"
-    if not path.parent.exists():
-        return _writable_dir(path.parent)
-    existed = path.exists()
+    target = Path(os.path.realpath(path))
+    if not target.parent.exists():
+        return _writable_dir(target.parent)
+    existed = target.exists()
+    how = os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC
+    how |= os.O_APPEND if existed else os.O_CREAT | os.O_EXCL
     try:
-        with open(path, "ab"):
-            pass
+        fd = os.open(target, how, 0o666)
     except OSError as exc:
         return f"cannot write {path}: {exc.strerror or exc}"
-    if not existed:
-        path.unlink(missing_ok=True)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return f"{path} is not a regular file (a FIFO, a device or a socket)"
+    finally:
+        os.close(fd)
+        if not existed:
+            target.unlink(missing_ok=True)
     return None
 
 
