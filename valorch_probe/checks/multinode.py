@@ -281,12 +281,21 @@ def _timed(
         per = max(1, n // world)
         src = torch.ones(per, dtype=torch.float32, device=dev)
         gather = getattr(dist, "all_gather_into_tensor", None)
+        op = None  # type: Any
         if gather is not None:  # the tensor API nccl-tests' ncclAllGather matches
             out_t = torch.empty(per * world, dtype=torch.float32, device=dev)
             op = functools.partial(gather, out_t, src)
-        else:  # torch before 2.0: the list API
+            try:
+                op()  # Gloo of some releases has no _allgather_base: every rank says so at once
+                rv["gather_api"] = "all_gather_into_tensor"
+            except RuntimeError as exc:
+                if "no support" not in str(exc):
+                    raise
+                op = None
+        if op is None:  # torch before 2.0, or a backend without the tensor API: the list API
             out = [torch.empty_like(src) for _ in range(world)]
             op = functools.partial(dist.all_gather, out, src)
+            rv["gather_api"] = "all_gather (list)"
     elif collective == "broadcast":
         buf = torch.ones(n, dtype=torch.float32, device=dev)
         op = functools.partial(dist.broadcast, buf, 0)
@@ -340,6 +349,8 @@ def _busbw_check(ctx: Any, collective: str) -> Report:
         source="torch.distributed %s, %d ranks" % (rv["backend"], rv["world"]),
     )
     metrics["transport"] = _transport(rv)
+    if collective == "all_gather":
+        metrics["api"] = rv.get("gather_api")  # the tensor API where the backend has it
     top = sizes[-1]
     return Report(
         "%s busbw %.4f GB/s at %d bytes across %d ranks over %s (%s; sizes %s bytes)"
