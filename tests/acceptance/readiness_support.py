@@ -1,4 +1,6 @@
-"""A store of real runs for the readiness tests: a job whose command check ``wobbly`` fails
+"""A store of real runs for the readiness tests (each run takes over 2 s, so a run moved back
+with SQLite's whole-second datetime() still lasts longer than the 1 s window refused as
+shorter than one run): a job whose command check ``wobbly`` fails
 on a seeded fraction of runs (`valorch run --image host`); the first RUNS runs always pass and
 are moved 8 days into the past (the older release's window), the next RUNS fail FAILS times."""
 
@@ -22,7 +24,7 @@ suites:
   - name: command
     commands:
       - id: steady
-        argv: [python3, -c, "import time; time.sleep(1.2)"]
+        argv: [python3, -c, "import time; time.sleep(2.2)"]
       - id: wobbly
         argv: [python3, -c, "{code}"]
 """
