@@ -89,7 +89,11 @@ def test_baseline_and_qualify_pass_then_planted_regression(cli, tmp_path):
     )
     assert proc.returncode == 1, proc.stderr + proc.stdout
     md = (out / "report.md").read_text()
-    assert "**REGRESSED**" in md and "`env.version.pytorch`" in md and "expected 9.9" in md
+    assert (
+        "**1 failing (1 regressed)**" in md
+        and "`env.version.pytorch`" in md
+        and "expected 9.9" in md
+    )
     junit = ET.fromstring((out / "report.junit.xml").read_text())
     failed = [c.get("name") for c in junit.iter("testcase") if c.find("failure") is not None]
     assert failed == ["env.version.pytorch"]
