@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import TYPE_CHECKING
 
 from .. import encode
@@ -17,6 +18,15 @@ _SPECIAL = re.compile(r"([\\`*_|\[\]<>:])")
 def _text(value: str) -> str:
     """Inline text with RST markup characters escaped, on one line."""
     return encode.rst(value)
+
+
+def _columns(text: str) -> int:
+    """The columns docutils measures a title by: wide and full-width characters count two,
+    combining characters none (an over/underline shorter than that is an RST error)."""
+    return sum(
+        0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1
+        for c in text
+    )
 
 
 def _literal(value: str) -> str:
@@ -45,9 +55,7 @@ def document_rst(doc: Document, fragment: bool = False) -> str:
     notes alone, for ``.. include::`` in a page of the docs (sections become rubrics, so the
     including page's heading levels are left alone)."""
     t = doc.table
-    bar = "*" * max(
-        80, len(_text(t.title))
-    )  # an over/underline shorter than its title is an RST error
+    bar = "*" * max(80, _columns(_text(t.title)))
     lines = []
     if not fragment:
         lines = [
