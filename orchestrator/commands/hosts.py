@@ -170,7 +170,8 @@ def check(
     catalog: Path = CatalogOption,
     as_json: bool = JsonOption,
 ) -> None:
-    """Preflight: each engine answers (version), disk free under its Docker root, the job's
+    """Preflight: each engine answers (version), disk free under its Docker root (from a probe
+    container, else statvfs of docker info's root where the engine is local), the job's
     images present (with the catalog's digests when known), the results DB writable; with
     --level, the GPU preflight per host (docs/registries.md). Exit 3 on a problem."""
     from ..services import hosts as service
@@ -189,7 +190,14 @@ def check(
     if as_json:
         print_json({"hosts": rows, "db": db_problem or "ok"})
     else:
-        table = Table("host", "engine", "free GiB", Column("images", overflow="fold"), "problems")
+        table = Table(
+            "host",
+            "engine",
+            "free GiB",
+            Column("disk evidence", overflow="fold"),
+            Column("images", overflow="fold"),
+            "problems",
+        )
         for r in rows:
             imgs = (
                 ", ".join(f"{k} ({v})" for k, v in r.get("images", {}).items()) or "-"
@@ -198,6 +206,7 @@ def check(
                 r["host"],
                 str(r.get("engine", "-")),
                 str(r.get("free_gib", "-")),
+                r.get("disk_evidence", "-"),
                 imgs,
                 "; ".join(r["problems"]) or "ok",
             )

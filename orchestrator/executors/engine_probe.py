@@ -120,12 +120,7 @@ def check_engine(
     info = client.info()
     row["engine"] = client.version().get("Version")
     row["docker_root"] = info.get("DockerRootDir")
-    try:
-        row["free_gib"] = round(
-            run_detect(client, image, row["docker_root"] or "/")["free_bytes"] / 2**30, 1
-        )
-    except Exception as exc:  # noqa: BLE001 - reported as a problem of this host
-        row["problems"].append(f"disk check failed: {str(exc)[:200]}")
+    _disk(client, host, image, row)
     row["images"] = {}
     for ref, digest, runs in refs:
         state, problem = image_state(client, ref, digest, runs)
@@ -133,6 +128,33 @@ def check_engine(
         if problem:
             row["problems"].append(problem)
     return row
+
+
+def _disk(client: Any, host: HostSpec, image: str | None, row: dict[str, Any]) -> None:
+    """Free space under the Docker root into ``row`` (``free_gib``) with ``disk_evidence``: the
+    probe container's statvfs; without a probe image, statvfs of ``docker info``'s
+    DockerRootDir from here when the engine is local, else "unknown" (a problem: unverified)."""
+    root = row["docker_root"] or "/"
+    try:
+        free = run_detect(client, image, root)["free_bytes"]
+        row["disk_evidence"] = f"probe container on the engine, statvfs of {root}"
+    except InfrastructureError as exc:  # no probe image: the engine's own word, where local
+        from .pull import free_bytes
+
+        free = free_bytes(client, host)
+        if free is None:
+            row["disk_evidence"] = "unknown (remote engine without the probe image)"
+            row["problems"].append(
+                f"disk check: {exc.message}" + (f"; {exc.hint}" if exc.hint else "")
+            )
+            return
+        row["disk_evidence"] = (
+            f"docker info's DockerRootDir {root}, statvfs on this machine (no probe image)"
+        )
+    except Exception as exc:  # noqa: BLE001 - reported as a problem of this host
+        row["problems"].append(f"disk check failed: {str(exc)[:200]}")
+        return
+    row["free_gib"] = round(free / 2**30, 1)
 
 
 def _get(client: Any, reference: str) -> Any:
