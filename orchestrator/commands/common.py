@@ -56,6 +56,13 @@ class SafeConsole(Console):
         except StyleError:
             return ""
 
+    def print(self, *objects: Any, **kw: Any) -> None:
+        """``Console.print``; where the output is not a terminal, a line longer than the width
+        (one word that does not fit) is printed whole, never cropped."""
+        if not self.is_terminal:
+            kw.setdefault("crop", False)
+        super().print(*objects, **kw)
+
     def on_broken_pipe(self) -> None:
         quiet_stdout()
 
@@ -70,8 +77,19 @@ def quiet_stdout() -> None:
 
 # Results and progress for people go to stderr; stdout carries --json and rendered output.
 err = SafeConsole(stderr=True, highlight=False, soft_wrap=True)
-# Piped output is read by tools and people with wide terminals: do not squeeze tables to 80 columns.
-out = SafeConsole(highlight=False, width=None if sys.stdout.isatty() else 250)
+PIPED_WIDTH = 120
+
+
+def piped_width() -> int:
+    """The width of output that is not a terminal: ``COLUMNS`` when it is a number of at
+    least 20, else 120 (tables there wrap values, never cut them: tables.Table)."""
+    import os
+
+    columns = os.environ.get("COLUMNS", "")
+    return int(columns) if columns.isdigit() and int(columns) >= 20 else PIPED_WIDTH
+
+
+out = SafeConsole(highlight=False, width=None if sys.stdout.isatty() else piped_width())
 
 
 def fit(text: str, limit: int, console: Console | None = None) -> str:

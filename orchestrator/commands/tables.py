@@ -8,8 +8,10 @@ valorch builds around a word of its own vocabulary (``styled``), is read as mark
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
+from rich.console import Console, ConsoleOptions, RenderableType
 from rich.markup import escape
 from rich.table import Column
 from rich.table import Table as _RichTable
@@ -49,3 +51,73 @@ class Table(_RichTable):
 
     def add_row(self, *renderables: Any, **kw: Any) -> None:
         super().add_row(*(cell(r) for r in renderables), **kw)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Any]:
+        """At a terminal, rich's table. Elsewhere (a pipe, a file) no value is ever cut: each
+        column is at least as wide as its longest word, values wrap between words, and when
+        even that does not fit the width, the table becomes one record per block."""
+        if console.is_terminal or not self.columns:
+            yield from super().__rich_console__(console, options)
+            return
+        widths = _uncut_widths(self, console, options)
+        if widths is None:
+            yield from _records(self, options.max_width)
+            return
+        saved = [(c.width, c.overflow) for c in self.columns]
+        for column, width in zip(self.columns, widths, strict=True):
+            column.width = width - self._get_padding_width(column._index)
+            column.overflow = "fold"
+        try:
+            yield from super().__rich_console__(console, options)
+        finally:
+            for column, (was, overflow) in zip(self.columns, saved, strict=True):
+                column.width, column.overflow = was, overflow
+
+
+def _uncut_widths(table: Table, console: Console, options: ConsoleOptions) -> list[int] | None:
+    """Column widths (padding included) within the width where no column is narrower than
+    its longest word: the widest columns give way first; None when the words do not fit."""
+    wide = options.update_width(10**6)
+    ranges = [table._measure_column(console, wide, c) for c in table.columns]
+    room = options.max_width - table._extra_width
+    lows = [r.minimum for r in ranges]
+    if sum(lows) > room:
+        return None
+    widths = [r.maximum for r in ranges]
+    while sum(widths) > room:
+        slack = max(range(len(widths)), key=lambda i: widths[i] - lows[i])
+        widths[slack] -= max(1, min(widths[slack] - lows[slack], sum(widths) - room) // 2)
+    return widths
+
+
+def _records(table: Table, width: int) -> Iterator[RenderableType]:
+    """The table as one block per row: ``header: value`` lines wrapped between words at
+    ``width`` (a longer word stays whole), empty values left out, a blank line between."""
+    import textwrap
+
+    if table.title is not None:
+        yield table.title
+    headers = [_plain(c.header) for c in table.columns]
+    for index in range(table.row_count):
+        for header, column in zip(headers, table.columns, strict=True):
+            value = _plain(column._cells[index])
+            if not value.strip():
+                continue
+            for line in textwrap.wrap(
+                f"{header}: {value}",
+                width,
+                subsequent_indent="  ",
+                break_long_words=False,
+                break_on_hyphens=False,
+            ):
+                yield Text(line, no_wrap=True, overflow="ignore")
+        yield Text("")
+
+
+def _plain(value: Any) -> str:
+    """A header or cell as its characters: markup valorch wrote is read, a str is literal."""
+    if isinstance(value, Text):
+        return value.plain
+    if isinstance(value, str):
+        return Text.from_markup(value).plain
+    return str(value)
