@@ -30,7 +30,7 @@ def test_completion_of_an_unknown_shell_is_exit_2():
 def test_images_list_piped_keeps_every_alias_whole():
     done = run_cli("images", "list", env={"COLUMNS": "80"})
     assert done.returncode == 0
-    assert "cpu_debian12_py3.11_pytorch_1.13_broken_torchvision " in done.stdout
+    assert "cpu_debian12_py3.11_pytorch_1.13_broken_torchvision" in done.stdout.split()
     assert "…" not in "".join(
         line.split("│")[1] for line in done.stdout.splitlines() if line.count("│") > 2
     )
@@ -55,13 +55,13 @@ def test_probe_image_hint_names_the_probe_image_option(tmp_path):
 
 
 @pytest.mark.docker
-def test_hosts_check_hint_names_the_probe_image_option(tmp_path):
+def test_hosts_check_without_probe_image_measures_the_local_engine_here(tmp_path):
     done = run_cli(
         "hosts", "check", "--probe-image", "valorch/absent:none", db=tmp_path / "v.sqlite"
     )
-    assert done.returncode == 3
-    text = done.stdout.replace("\n", " ")
-    assert "--probe-image" in text and "or pass --image" not in text
+    assert done.returncode == 0, done.stdout + done.stderr  # a local engine: statvfs here
+    text = " ".join(done.stdout.split())
+    assert "no probe image" in text and "or pass --image" not in text
 
 
 @pytest.mark.parametrize(
