@@ -7,6 +7,11 @@ BIN    := $(VENV)/bin
 
 # The test groups by what they need (markers, tests/needs.py; docs/testing.md).
 NEEDS_COMPONENTS := docker or slurm or browser or postgres
+# Parallel workers (pytest-xdist): a file's tests stay on one worker, the files that share a
+# resource with a fixed place on the machine share one (tests/parallel.py; docs/testing.md).
+# WORKERS=0 runs the tests in this process, one at a time.
+WORKERS  ?= auto
+PARALLEL := -n $(WORKERS) --dist loadgroup
 QUICK := not cli and not torch and not ($(NEEDS_COMPONENTS))
 
 # The run environment: valorch and PyTorch for the host interpreter. Its bytecode is
@@ -34,7 +39,7 @@ run: $(VENV)/.run-env
 ## The whole test suite, unit and integration, against a real Docker engine
 ## (started when none answers) and the locally built test images.
 test: $(VENV)/.test-env lint probe-pythons engine test-images
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest $(PARALLEL)
 
 # The probe runs on the images' interpreters (Python 3.8 and newer): its own unit tests, the
 # ones that import nothing but the probe (tests/unit/test_probe_pythons.py keeps this list
@@ -81,7 +86,7 @@ typecheck: $(VENV)/.test-env
 
 ## Unit tests only (no Docker).
 unit: $(VENV)/.test-env
-	$(BIN)/python -m pytest tests/unit -m "not docker"
+	$(BIN)/python -m pytest $(PARALLEL) tests/unit -m "not docker"
 
 # The quick group's environment: valorch and its test extras, no PyTorch.
 $(VENV)/.quick-env: pyproject.toml
@@ -92,12 +97,12 @@ $(VENV)/.quick-env: pyproject.toml
 ## The tests that need nothing but valorch: no console script, no PyTorch, no Docker,
 ## Slurm, browser or PostgreSQL (about a minute).
 quick: $(VENV)/.quick-env
-	$(BIN)/python -m pytest -m "$(QUICK)"
+	$(BIN)/python -m pytest $(PARALLEL) -m "$(QUICK)"
 
 ## The tests that run the valorch console script or the host's PyTorch, still without
 ## Docker, Slurm, a browser or PostgreSQL.
 cli: $(VENV)/.run-env
-	$(BIN)/python -m pytest -m "(cli or torch) and not ($(NEEDS_COMPONENTS))"
+	$(BIN)/python -m pytest $(PARALLEL) -m "(cli or torch) and not ($(NEEDS_COMPONENTS))"
 
 engine:
 	scripts/ensure-engine.sh

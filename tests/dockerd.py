@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import time
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -31,6 +32,13 @@ def stop_stale(base: Path) -> None:
         time.sleep(0.1)
 
 
+def subnet(bridge: str) -> str:
+    """The bridge's own address: tests on parallel workers start engines at once, and two
+    that picked the same free range would route each other's containers (one per bridge name:
+    tests/unit/test_private_engines_apart.py)."""
+    return f"10.250.{zlib.crc32(bridge.encode()) % 250}.1/24"
+
+
 def _answers(sock: Path, *args: str) -> bool:
     return (
         subprocess.run(["docker", "-H", f"unix://{sock}", *args], capture_output=True).returncode
@@ -45,6 +53,8 @@ def running(base: Path, bridge: str, *options: str, images: tuple[str, ...] = ()
     base.mkdir(parents=True, exist_ok=True)
     sock = base / "docker.sock"
     subprocess.run(["ip", "link", "add", bridge, "type", "bridge"], capture_output=True)
+    # its own address (dockerd takes a -b bridge's address as the containers' network)
+    subprocess.run(["ip", "addr", "replace", subnet(bridge), "dev", bridge], capture_output=True)
     argv = [
         "dockerd",
         "--host",
