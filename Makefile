@@ -20,7 +20,7 @@ QUICK := not cli and not torch and not ($(NEEDS_COMPONENTS))
 # every module it imports again, on every `valorch run`).
 $(VENV)/.run-env: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q -e '.[test,torch]'
+	$(BIN)/python -m pip install -q -e '.[test,torch,all]'
 	$(BIN)/python -m compileall -q orchestrator >/dev/null
 	touch $@
 
@@ -28,7 +28,7 @@ $(VENV)/.run-env: pyproject.toml
 # the Kubernetes client (its manifests are checked against the client models) and
 # psycopg (the PostgreSQL store tests run against a real server).
 $(VENV)/.test-env: $(VENV)/.run-env
-	$(BIN)/python -m pip install -q -e '.[test,torch,tensorflow,k8s,postgres]'
+	$(BIN)/python -m pip install -q -e '.[test,torch,tensorflow,all,postgres]'
 	touch $@
 
 ## The main job: the smoke suite on the local interpreter (no Docker needed),
@@ -91,7 +91,7 @@ unit: $(VENV)/.test-env
 # The quick group's environment: valorch and its test extras, no PyTorch.
 $(VENV)/.quick-env: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q -e '.[test]'
+	$(BIN)/python -m pip install -q -e '.[test,all]'
 	touch $@
 
 ## The tests that need nothing but valorch: no console script, no PyTorch, no Docker,

@@ -14,16 +14,14 @@ from typing import Any, NoReturn
 
 import typer
 
-from . import __version__
+from . import __version__, satellites
 from .commands import accept as accept_cmd
-from .commands import attest as attest_cmd
 from .commands import baseline as baseline_cmd
 from .commands import db as db_cmd
 from .commands import hosts, images, matrix, results, suites
 from .commands import inventory as inventory_cmd
 from .commands import jobs as jobs_cmd
 from .commands import known_issues as known_issues_cmd
-from .commands import site as site_cmd
 from .commands.bisect import bisect as bisect_cmd
 from .commands.diff import diff as diff_cmd
 from .commands.qualify import qualify
@@ -219,13 +217,18 @@ app.command("readiness")(readiness_cmd)
 app.add_typer(accept_cmd.app, name="accept")
 app.add_typer(known_issues_cmd.app, name="known-issues")
 app.command("bisect")(bisect_cmd)
-app.command("attest")(attest_cmd.attest)
-app.command("verify")(attest_cmd.verify)
 app.add_typer(baseline_cmd.app, name="baseline")
 app.add_typer(inventory_cmd.app, name="inventory")
 app.add_typer(jobs_cmd.app, name="jobs")
 app.add_typer(db_cmd.app, name="db")
-app.add_typer(site_cmd.app, name="site")
+# the satellites' commands, from their registry (orchestrator/satellites.py)
+for _satellite in satellites.SATELLITES:
+    for _name, _ref in _satellite.commands:
+        _made = satellites.command(_satellite.name, _ref)
+        if isinstance(_made, typer.Typer):
+            app.add_typer(_made, name=_name)
+        else:
+            app.command(_name)(_made)
 
 
 @app.command("version")

@@ -7,10 +7,12 @@ baseline name, or ``latest`` / ``latest:ALIAS``.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.markup import escape
 
+from .. import satellites
 from ..errors import InputError
 from . import flags
 from .common import (
@@ -98,15 +100,15 @@ def diff(
         fmt = "json"
     if fmt not in FORMATS:
         raise InputError(f"unknown --format '{fmt}'", f"use one of {', '.join(FORMATS)}")
-    from ..notify import targets as notify_targets
     from ..render.diff import RENDERERS
-    from ..services import notify as notify_service
     from ..services import triage
     from ..services.diff import NoResultsError, compare, ending, judge
     from ..services.run import load_known_issues
     from .terminal import print_term
 
-    targets = notify_targets.parse(notify or ())  # a bad --notify is exit 2 before anything else
+    # the notify satellite, loaded where --notify is given a bad --notify is exit 2 before anything else
+    notify_service: Any = satellites.load("notify", "service", "--notify") if notify else None
+    targets = notify_service.parse_targets(notify) if notify_service else ()
     title = f"valorch diff {base} → {head}"
     factory = sessions(db)
     try:

@@ -196,19 +196,10 @@ OUT_SITE_DIR = output_dir("--out")
 
 
 def executor_available(value: object) -> object:
-    """--executor: an executor whose optional client is not installed is exit 2 when parsed,
-    with the install command, before any run is stored (the kubernetes package)."""
-    import importlib
-
-    from ..errors import InputError
+    """--executor: an executor that a satellite brings (kubernetes) whose extra is not
+    installed is exit 2 when parsed, with the install command, before any run is stored."""
+    from .. import satellites
 
     if getattr(value, "value", value) == "kubernetes":
-        try:
-            importlib.import_module("kubernetes")
-        except ImportError as exc:
-            raise InputError(
-                f"--executor kubernetes needs the kubernetes package, which cannot be imported "
-                f"({exc})",
-                "pip install 'valorch[k8s]'",
-            ) from None
+        satellites.require("k8s", "--executor kubernetes")
     return value

@@ -10,10 +10,11 @@ from __future__ import annotations
 import json
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
+from .. import satellites
 from . import flags
 from .common import (
     CatalogOption,
@@ -31,7 +32,19 @@ from .tables import Table, styled
 
 audit = lazy("orchestrator.audit")
 render_audit = lazy("orchestrator.render.audit")
-render_sbom = lazy("orchestrator.render.sbom")
+
+
+def _format_available(value: AuditFormat) -> AuditFormat:
+    """--format: cyclonedx comes from the sbom satellite; without its extra it is exit 2
+    when parsed, before an image is started."""
+    if value is AuditFormat.cyclonedx:
+        satellites.require("sbom", "--format cyclonedx")
+    return value
+
+
+def _sbom() -> Any:
+    return satellites.load("sbom", "render", "--format cyclonedx")
+
 
 if TYPE_CHECKING:
     from ..audit import Finding
@@ -142,7 +155,11 @@ def audit_image(
         ..., "--image", "-i", help="Image alias, tag or reference (or 'host')."
     ),
     fmt: AuditFormat = typer.Option(
-        AuditFormat.term, "--format", "-f", help="term, md, json or cyclonedx."
+        AuditFormat.term,
+        "--format",
+        "-f",
+        help="term, md, json or cyclonedx.",
+        callback=_format_available,
     ),
     out_path: Path = typer.Option(
         None,
@@ -199,7 +216,7 @@ def audit_image(
         from datetime import datetime, timezone
 
         write_output(
-            render_sbom.bom_json(
+            _sbom().bom_json(
                 inv, spec.reference, digest=digest, timestamp=datetime.now(timezone.utc)
             ),
             out_path,
@@ -308,7 +325,11 @@ def _print_diff(changes: list[Change], a: str, b: str, packages: bool) -> None:
 def show(
     run: str = typer.Argument(..., help="Run id (or a unique prefix) of a stored inventory."),
     fmt: AuditFormat = typer.Option(
-        AuditFormat.term, "--format", "-f", help="term, md, json or cyclonedx."
+        AuditFormat.term,
+        "--format",
+        "-f",
+        help="term, md, json or cyclonedx.",
+        callback=_format_available,
     ),
     packages: bool = typer.Option(
         False, "--packages", help="List every pip:/deb: package in the terminal."
@@ -334,7 +355,7 @@ def show(
         from datetime import timezone
 
         write_output(
-            render_sbom.bom_json(
+            _sbom().bom_json(
                 inv, reference, digest=digest, timestamp=started.replace(tzinfo=timezone.utc)
             ),
             out_path,

@@ -12,9 +12,11 @@ from __future__ import annotations
 import json
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import typer
 
+from .. import satellites
 from . import flags
 from .common import (
     DEFAULT_THRESHOLD,
@@ -95,9 +97,7 @@ def qualify(
     catalog: Path = CatalogOption,
 ) -> None:
     """Run the job, diff the new runs against the baseline, write report.md/.html/.junit.xml; gate."""
-    from ..notify import targets as notify_targets
     from ..render.diff import diff_html, diff_junit, diff_md
-    from ..services import notify as notify_service
     from ..services import qualify as service
     from ..services import triage
     from ..services.candidate import candidate_job
@@ -107,7 +107,9 @@ def qualify(
     from .signals import interruptible
     from .terminal import print_term
 
-    targets = notify_targets.parse(notify or ())  # a bad --notify is exit 2 before an hour of runs
+    # the notify satellite, loaded where --notify is given a bad --notify is exit 2 before an hour of runs
+    notify_service: Any = satellites.load("notify", "service", "--notify") if notify else None
+    targets = notify_service.parse_targets(notify) if notify_service else ()
     if readiness:  # a bad window is exit 2 before an hour of runs
         from ..services.readiness import duration
 

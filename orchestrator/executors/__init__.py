@@ -23,7 +23,7 @@ REGISTRY: dict[str, str] = {
     "host": "orchestrator.executors.host:HostExecutor",
     "docker": "orchestrator.executors.docker:DockerExecutor",
     "slurm": "orchestrator.executors.slurm.executor:SlurmExecutor",
-    "kubernetes": "orchestrator.executors.kubernetes:KubernetesExecutor",
+    "kubernetes": "orchestrator.ext.k8s.executor:KubernetesExecutor",
 }
 NAMES: tuple[str, ...] = tuple(REGISTRY)
 

@@ -1,5 +1,5 @@
 """Inventory audit findings and diffs → Markdown and JSON (the CycloneDX SBOM is
-``render/sbom.py``). Renderers return strings; the CLI writes them.
+``ext/sbom/render.py``). Renderers return strings; the CLI writes them.
 """
 
 from __future__ import annotations

@@ -37,8 +37,8 @@ from ..spec import INCONCLUSIVE_CHANGE as INCONCLUSIVE
 from ..words import count
 from .badges import CSS as BADGE_CSS
 from .badges import badge
+from .breaks import wbr
 from .junit import class_part
-from .site.pages import wbr
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import executors
+from .. import executors, satellites
 from ..catalog.core import Catalog
 from ..errors import InfrastructureError, InputError, NoMatchingHostError
 from ..executors.base import Executor
@@ -178,9 +178,8 @@ def _on_cluster(spec: JobSpec, cat: Catalog, where: Where) -> Placement:
         spool = where.slurm_spool or default_spool()
         remote: Executor = executors.create("slurm", cluster, spool, labels=spec.labels)
     else:
-        from ..scheduling.kubernetes import plan_on_kubernetes
-
-        planned = plan_on_kubernetes(spec, cat, detect_local(), cpu_only=where.cpu_only)
+        k8s = satellites.load("k8s", "plan", "--executor kubernetes")  # orchestrator/ext/k8s/
+        planned = k8s.plan_on_kubernetes(spec, cat, detect_local(), cpu_only=where.cpu_only)
         remote = executors.create("kubernetes", namespace=where.namespace, node_labels=spec.labels)
 
     def executor_for(pr: PlannedRun) -> Executor:

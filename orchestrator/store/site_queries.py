@@ -1,4 +1,4 @@
-"""Reads for the static site (services/site.py): every run, check, result and
+"""Reads for the static site (ext/site/service.py): every run, check, result and
 inventory in a few set-based SELECTs (a 300,000-result store is read in seconds:
 bench/bench_site.py). Takes the caller's session; plain dicts and tuples out."""
 

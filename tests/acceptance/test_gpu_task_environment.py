@@ -13,8 +13,8 @@ import pytest
 
 from orchestrator.executors.container import GPU_CACHE_ENV, task_container
 from orchestrator.executors.docker import container_options
-from orchestrator.executors.kubernetes import job_manifest
 from orchestrator.executors.slurm.executor import create_options
+from orchestrator.ext.k8s.executor import job_manifest
 from orchestrator.spec import GPU, HostSpec, ImageSpec, SuiteRef, Task
 from valorch_probe import sandbox
 

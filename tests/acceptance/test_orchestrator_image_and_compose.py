@@ -52,7 +52,7 @@ def test_orchestrator_image_builds_from_the_public_base(tmp_path):
             "-q",
             "--wheel-dir",
             str(wheels),
-            str(ROOT),
+            f"{ROOT}[all]",  # the image installs every satellite
             "setuptools>=68",
             "wheel",
         ],
@@ -87,6 +87,9 @@ def test_orchestrator_image_builds_from_the_public_base(tmp_path):
             "run", "--rm", "--network", "none", tag, "valorch", "images", "list", "--help"
         )
         assert helped.returncode == 0 and "Usage: valorch images list" in helped.stdout
+        # the satellites are installed: site build starts (an empty store is its own error)
+        site = _docker("run", "--rm", "--network", "none", tag, "valorch", "site", "build")
+        assert "valorch[site]" not in site.stderr, site.stderr
     finally:
         server.shutdown()
         _docker("image", "rm", "-f", tag)

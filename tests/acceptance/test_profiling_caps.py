@@ -10,8 +10,8 @@ import sqlite3
 import pytest
 
 from orchestrator.executors.docker import container_options
-from orchestrator.executors.kubernetes import job_manifest
 from orchestrator.executors.slurm.executor import create_options
+from orchestrator.ext.k8s.executor import job_manifest
 from orchestrator.spec import GPU, HostSpec, ImageSpec, JobSpec, SuiteRef, Task
 
 IMAGE = "cpu_debian12_py3.11_pytorch_2.13"

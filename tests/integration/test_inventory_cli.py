@@ -111,7 +111,7 @@ def test_cyclonedx_export(pip_audit, db):
         bom["metadata"]["timestamp"]
         and bom["metadata"]["tools"]["components"][0]["name"] == "valorch"
     )
-    from orchestrator.render import sbom
+    from orchestrator.ext.sbom import render as sbom
 
     assert sbom.validate(proc.stdout) is None
 

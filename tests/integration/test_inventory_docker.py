@@ -207,7 +207,7 @@ def test_diff_debian_torch_vs_pip_torch(inventories):
 
 
 def test_cyclonedx_of_a_real_image(inventories):
-    from orchestrator.render import sbom
+    from orchestrator.ext.sbom import render as sbom
 
     text = sbom.bom_json(inventories["valorch/test:pip-torch"], "valorch/test:pip-torch")
     assert sbom.validate(text) is None

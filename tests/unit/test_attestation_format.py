@@ -1,5 +1,5 @@
 """The pure parts of attestations: statements, predicates, PAE, the requirement rules; and the
-referrers-API side of registry/artifacts.py.
+referrers-API side of ext/attest/artifacts.py.
 
 The local test registry (distribution 2.8) has no referrers API, so the referrers path runs
 here against a small OCI 1.1 server on 127.0.0.1 that keeps blobs and manifests in memory
@@ -19,10 +19,9 @@ from typing import ClassVar
 import pytest
 
 from orchestrator.errors import InputError
+from orchestrator.ext.attest import artifacts, intoto, verify
 from orchestrator.imageref import parse
-from orchestrator.registry import RegistryClient, artifacts
-from orchestrator.render import intoto
-from orchestrator.services import verify
+from orchestrator.registry import RegistryClient
 
 DIGEST = "sha256:" + "ab" * 32
 
@@ -246,7 +245,7 @@ def test_without_referrers_api_the_att_tag_is_used(oci11):
 def test_untrusted_envelopes_that_are_not_statements_are_refused_not_crashed():
     from securesystemslib.signer import CryptoSigner
 
-    from orchestrator.services import signing
+    from orchestrator.ext.attest import signing
 
     signer = CryptoSigner.generate_ed25519()
     for env in (

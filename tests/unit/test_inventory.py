@@ -436,7 +436,7 @@ def test_diff(rocm_inv):
 def test_cyclonedx_structure(rocm_inv):
     from datetime import datetime, timezone
 
-    from orchestrator.render import sbom
+    from orchestrator.ext.sbom import render as sbom
 
     when = datetime(2026, 11, 23, 12, 0, tzinfo=timezone.utc)
     ref = "rocm/pytorch:rocm6.2.4_ubuntu22.04_py3.10_pytorch_2.4.0"
@@ -487,7 +487,7 @@ def test_cyclonedx_structure(rocm_inv):
 
 
 def test_cyclonedx_licences_and_distro_qualifier():
-    from orchestrator.render import sbom
+    from orchestrator.ext.sbom import render as sbom
 
     inv = audit.parse_inventory(
         {

@@ -14,7 +14,7 @@ import pytest
 
 from orchestrator.catalog.core import Catalog
 from orchestrator.executors.base import PROBE_DIR, overall_timeout
-from orchestrator.executors.kubernetes import (
+from orchestrator.ext.k8s.executor import (
     AMD_DEVICE_ID,
     MOUNT,
     NV_MAJOR,

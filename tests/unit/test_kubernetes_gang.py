@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from orchestrator.catalog.core import Catalog
-from orchestrator.executors.kubernetes import job_manifest, labels, object_name
-from orchestrator.executors.kubernetes_gang import INDEX, gang_job, service_manifest
+from orchestrator.ext.k8s.executor import job_manifest, labels, object_name
+from orchestrator.ext.k8s.gang import INDEX, gang_job, service_manifest
 from orchestrator.scheduling.plan import suite_checks
 from orchestrator.spec import HostSpec, SuiteRef, Task
 

@@ -9,7 +9,7 @@ from typing import ClassVar
 
 import pytest
 
-from orchestrator.notify import message
+from orchestrator.ext.notify import message
 from orchestrator.spec import CheckResult, HostSpec, ImageSpec
 from orchestrator.store import queries
 from orchestrator.store.db import open_engine, session_factory

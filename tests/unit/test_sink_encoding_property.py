@@ -23,8 +23,8 @@ from rich.table import Table as RichTable
 
 from orchestrator import encode
 from orchestrator.commands.common import SafeConsole
+from orchestrator.ext.notify import message
 from orchestrator.matrix.document import Document, Header, Table, TCell, TRow
-from orchestrator.notify import message
 from orchestrator.render.html import document_html
 from orchestrator.render.junit import error_junit, results_junit
 from orchestrator.render.markdown import document_md
@@ -372,7 +372,7 @@ def test_a_printed_url_has_no_credentials(secret, scheme):
 @given(st.lists(TEXT, min_size=4, max_size=4))
 def test_cyclonedx_is_json_that_round_trips_what_the_image_said(t):
     from orchestrator import audit
-    from orchestrator.render import sbom
+    from orchestrator.ext.sbom import render as sbom
 
     inv = audit.parse_inventory(
         {

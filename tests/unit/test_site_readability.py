@@ -3,8 +3,8 @@ plot ticks chosen for the range shown."""
 
 from datetime import datetime
 
-from orchestrator.render.site.pages import column_groups, split_column
-from orchestrator.render.site.plots import log_ticks, nice_ticks, time_ticks
+from orchestrator.ext.site.pages import column_groups, split_column
+from orchestrator.ext.site.plots import log_ticks, nice_ticks, time_ticks
 
 
 def test_columns_split_into_family_and_version():

@@ -12,14 +12,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from markupsafe import escape
 
+from orchestrator.ext.site import plots
+from orchestrator.ext.site import trend as site_trend
+from orchestrator.ext.site.pages import breakable, wbr
+from orchestrator.ext.site.service import related
+from orchestrator.ext.site.views import History, Point, Res, RunV, flips
 from orchestrator.regression import changepoints
 from orchestrator.render.badges import CSS
 from orchestrator.render.html import FRAGMENT_CSS, SCOPE, scoped_css
-from orchestrator.render.site import plots
-from orchestrator.render.site.pages import breakable, wbr
-from orchestrator.services import site_trend
-from orchestrator.services.site import related
-from orchestrator.services.site_views import History, Point, Res, RunV, flips
 
 T0 = datetime(2026, 11, 20, 8, 0)
 

@@ -14,19 +14,19 @@ from xml.etree import ElementTree as ET
 
 import pytest
 
+from orchestrator.ext.attest import intoto
+from orchestrator.ext.notify.service import from_report
 from orchestrator.matrix.document import Document, Header
 from orchestrator.matrix.layouts import RunInfo, checks_table
 from orchestrator.matrix.model import Observation, build
 from orchestrator.matrix.tiers import Policy, tiers
 from orchestrator.regression.gate import decide
 from orchestrator.regression.rule import Obs, Side, compare
-from orchestrator.render import intoto
 from orchestrator.render.badges import TONE, cell_html
 from orchestrator.render.diff import diff_junit
 from orchestrator.render.junit import results_junit
 from orchestrator.render.markdown import matrix_md
 from orchestrator.render.rst import document_rst
-from orchestrator.services.notify import from_report
 from orchestrator.spec import LEGEND, STATUSES, SYMBOL
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "statuses.md"

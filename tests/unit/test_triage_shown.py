@@ -3,11 +3,11 @@ change lines, and the notification's text."""
 
 import json
 
-from orchestrator.notify.message import Outcome, Regression, github, slack
+from orchestrator.ext.notify.message import Outcome, Regression, github, slack
+from orchestrator.ext.notify.service import from_report
 from orchestrator.regression.rule import Obs, Side, compare
 from orchestrator.regression.triage import Triage
 from orchestrator.render.diff import diff_json, diff_junit, diff_md
-from orchestrator.services.notify import from_report
 
 WHY = {
     ("img", "k.vfmath"): Triage(

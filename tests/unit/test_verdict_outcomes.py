@@ -146,7 +146,7 @@ def test_diff_ends_as_its_gate_and_its_notification_decide():
 
 
 def test_verify_is_exit_1_when_no_attestation_satisfies_the_requirement():
-    from orchestrator.services.verify import Finding, Verification
+    from orchestrator.ext.attest.verify import Finding, Verification
 
     ok = Finding("reg/x:sha256-a.att", "https://in-toto.io/attestation/test-result/v0.1", True, "")
     no = Finding("reg/x:sha256-b.att", "https://in-toto.io/attestation/test-result/v0.1", False, "")

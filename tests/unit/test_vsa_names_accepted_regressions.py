@@ -3,8 +3,8 @@ policy's annotations; without any, the policy is as it was."""
 
 from __future__ import annotations
 
-from orchestrator.render import intoto
-from orchestrator.services.attest import _accepted
+from orchestrator.ext.attest import intoto
+from orchestrator.ext.attest.service import _accepted
 
 EV = intoto.Evidence(
     name="reg/app",

@@ -1,0 +1,263 @@
+"""Attestations attached to an image in its registry, as OCI artifacts.
+
+Two ways, as cosign and oras do it:
+- the OCI 1.1 **referrers API** (``GET /v2/<repo>/referrers/<digest>`` answers an image
+  index): one artifact manifest per attestation whose ``subject`` is the image and whose
+  ``artifactType`` is the DSSE envelope type;
+- the **tag scheme** where the registry has no referrers API (distribution 2.8):
+  ``sha256-<hex>.att`` names one manifest whose layers are the DSSE envelopes
+  (``application/vnd.dsse.envelope.v1+json``), appended to on each push, as
+  ``cosign attest`` writes them and ``cosign verify-attestation`` reads them.
+
+Blobs go up first and the manifest last, so a failed push leaves no manifest that names
+a missing blob (nothing is attached half-way)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from orchestrator.errors import InfrastructureError
+from orchestrator.imageref import ImageRef
+from orchestrator.registry.client import (
+    OCI_INDEX,
+    OCI_MANIFEST,
+    ManifestNotFoundError,
+    RegistryClient,
+)
+
+DSSE = "application/vnd.dsse.envelope.v1+json"
+EMPTY = "application/vnd.oci.empty.v1+json"
+COSIGN_CONFIG = "application/vnd.oci.image.config.v1+json"
+PREDICATE_ANNOTATION = "predicateType"  # the layer annotation cosign writes and reads
+# cosign refuses an attestation layer without this annotation ("is missing
+# dev.cosignproject.cosign/signature"): for a DSSE layer it is empty, the signature being
+# inside the envelope.
+SIGNATURE_ANNOTATION = "dev.cosignproject.cosign/signature"
+
+
+def _layer_annotations(ptype: str) -> dict[str, str]:
+    return {SIGNATURE_ANNOTATION: "", PREDICATE_ANNOTATION: ptype}
+
+
+@dataclass(frozen=True)
+class Pushed:
+    mode: str  # "referrers" | "tag"
+    where: str  # repo@digest of the artifact manifest, or repo:sha256-<hex>.att
+    manifest_digest: str
+
+
+def att_tag(digest: str) -> str:
+    """cosign's tag for the attestations of ``digest``: ``sha256-<hex>.att``."""
+    return digest.replace(":", "-") + ".att"
+
+
+def _desc(media: str, data: bytes, annotations: dict[str, str] | None = None) -> dict[str, Any]:
+    d: dict[str, Any] = {
+        "mediaType": media,
+        "digest": "sha256:" + hashlib.sha256(data).hexdigest(),
+        "size": len(data),
+    }
+    if annotations:
+        d["annotations"] = annotations
+    return d
+
+
+def has_referrers(client: RegistryClient, ref: ImageRef, digest: str) -> bool:
+    """Whether the registry serves the referrers API for ``ref``'s repository: an image index
+    for ``digest`` (an empty one counts). A 404 or another answer means it does not."""
+    try:
+        resp = client.send("GET", ref, f"referrers/{digest}", headers={"Accept": OCI_INDEX})
+    except ManifestNotFoundError:
+        return False
+    except InfrastructureError as exc:
+        if "HTTP 4" in exc.message:  # 400/405: an older registry that does not know the route
+            return False
+        raise
+    ctype = resp.headers.get("content-type", "").split(";")[0].strip()
+    try:
+        doc = resp.json()
+    except ValueError:
+        return False
+    return ctype == OCI_INDEX and isinstance(doc, dict) and isinstance(doc.get("manifests"), list)
+
+
+def push_blob(client: RegistryClient, ref: ImageRef, data: bytes) -> str:
+    digest = "sha256:" + hashlib.sha256(data).hexdigest()
+    try:
+        client.send("HEAD", ref, f"blobs/{digest}")
+        return digest  # already there
+    except ManifestNotFoundError:
+        pass
+    start = client.send("POST", ref, "blobs/uploads/", push=True, body=b"")
+    location = start.headers.get("location")
+    if not location:
+        raise InfrastructureError(
+            f"registry {ref.domain} started an upload to {ref.path} without a Location",
+            "check that the registry speaks the distribution API",
+        )
+    if location.startswith("/"):
+        from orchestrator.registry.auth import endpoint
+
+        location = endpoint(ref.domain) + location
+    sep = "&" if "?" in location else "?"
+    client.send(
+        "PUT",
+        ref,
+        "",
+        push=True,
+        url=f"{location}{sep}digest={digest}",
+        body=data,
+        headers={"Content-Type": "application/octet-stream"},
+    )
+    return digest
+
+
+def push_manifest(
+    client: RegistryClient, ref: ImageRef, reference: str, doc: dict[str, Any]
+) -> tuple[str, Any]:
+    body = json.dumps(doc, separators=(",", ":")).encode()
+    resp = client.send(
+        "PUT",
+        ref,
+        f"manifests/{reference}",
+        push=True,
+        body=body,
+        headers={"Content-Type": doc["mediaType"]},
+    )
+    return resp.headers.get("docker-content-digest") or "sha256:" + hashlib.sha256(
+        body
+    ).hexdigest(), resp.headers
+
+
+def attach(
+    client: RegistryClient,
+    ref: ImageRef,
+    digest: str,
+    envelopes: list[tuple[str, str]],
+    mode: str = "auto",
+) -> list[Pushed]:
+    """Attach DSSE envelopes ``(predicate type, envelope JSON)`` to ``digest`` in ``ref``'s
+    repository: by the referrers API where the registry has it (``mode`` "auto"), else by
+    cosign's ``.att`` tag."""
+    if mode == "auto":
+        mode = "referrers" if has_referrers(client, ref, digest) else "tag"
+    return (
+        _by_referrers(client, ref, digest, envelopes)
+        if mode == "referrers"
+        else [_by_tag(client, ref, digest, envelopes)]
+    )
+
+
+def _by_referrers(
+    client: RegistryClient, ref: ImageRef, digest: str, envelopes: list[tuple[str, str]]
+) -> list[Pushed]:
+    subject, _, media = client.manifest(ref, digest)
+    size = len(
+        json.dumps(subject).encode()
+    )  # replaced by the stored size below when the registry gives it
+    head = client.send("HEAD", ref, f"manifests/{digest}")
+    size = int(head.headers.get("content-length") or size)
+    empty = b"{}"
+    done = []
+    for ptype, env in envelopes:
+        data = env.encode()
+        layer = _desc(DSSE, data, _layer_annotations(ptype))
+        push_blob(client, ref, empty)
+        push_blob(client, ref, data)
+        doc = {
+            "schemaVersion": 2,
+            "mediaType": OCI_MANIFEST,
+            "artifactType": DSSE,
+            "config": _desc(EMPTY, empty),
+            "layers": [layer],
+            "subject": {"mediaType": media, "digest": digest, "size": size},
+            "annotations": {PREDICATE_ANNOTATION: ptype},
+        }
+        mdigest = (
+            "sha256:" + hashlib.sha256(json.dumps(doc, separators=(",", ":")).encode()).hexdigest()
+        )
+        pushed, _ = push_manifest(client, ref, mdigest, doc)
+        done.append(Pushed("referrers", f"{ref.domain}/{ref.path}@{pushed}", pushed))
+    return done
+
+
+def _by_tag(
+    client: RegistryClient, ref: ImageRef, digest: str, envelopes: list[tuple[str, str]]
+) -> Pushed:
+    tag = att_tag(digest)
+    try:
+        current, _, _ = client.manifest(ref, tag)
+        layers = [layer for layer in current.get("layers", []) if isinstance(layer, dict)]
+    except ManifestNotFoundError:
+        layers = []
+    have = {layer.get("digest") for layer in layers}
+    for ptype, env in envelopes:
+        data = env.encode()
+        desc = _desc(DSSE, data, _layer_annotations(ptype))
+        push_blob(client, ref, data)
+        if desc["digest"] not in have:
+            layers.append(desc)
+            have.add(desc["digest"])
+    config = json.dumps(
+        {"architecture": "", "os": "", "config": {}, "rootfs": {"type": "layers", "diff_ids": []}},
+        separators=(",", ":"),
+    ).encode()
+    push_blob(client, ref, config)
+    doc = {
+        "schemaVersion": 2,
+        "mediaType": OCI_MANIFEST,
+        "config": _desc(COSIGN_CONFIG, config),
+        "layers": layers,
+    }
+    pushed, _ = push_manifest(client, ref, tag, doc)
+    return Pushed("tag", f"{ref.domain}/{ref.path}:{tag}", pushed)
+
+
+def fetch(
+    client: RegistryClient, ref: ImageRef, digest: str
+) -> tuple[list[tuple[str, bytes]], str]:
+    """The DSSE envelopes attached to ``digest`` (by referrers and by the ``.att`` tag), each with
+    where it came from; and which ways were looked at."""
+    found: list[tuple[str, bytes]] = []
+    looked = []
+    if has_referrers(client, ref, digest):
+        looked.append("referrers API")
+        index = client.send("GET", ref, f"referrers/{digest}", headers={"Accept": OCI_INDEX}).json()
+        for m in index.get("manifests", []):
+            if (
+                isinstance(m, dict)
+                and m.get("artifactType") == DSSE
+                and isinstance(m.get("digest"), str)
+            ):
+                doc, mdigest, _ = client.manifest(ref, m["digest"])
+                found += [
+                    (f"{ref.path}@{mdigest}", _blob(client, ref, layer["digest"]))
+                    for layer in doc.get("layers", [])
+                    if layer.get("mediaType") == DSSE
+                ]
+    looked.append(f"tag {att_tag(digest)}")
+    try:
+        doc, _, _ = client.manifest(ref, att_tag(digest))
+    except ManifestNotFoundError:
+        doc = {}
+    for layer in doc.get("layers", []):
+        if (
+            isinstance(layer, dict)
+            and layer.get("mediaType") == DSSE
+            and isinstance(layer.get("digest"), str)
+        ):
+            found.append((f"{ref.path}:{att_tag(digest)}", _blob(client, ref, layer["digest"])))
+    return found, " and ".join(looked)
+
+
+def _blob(client: RegistryClient, ref: ImageRef, digest: str) -> bytes:
+    resp = client.send("GET", ref, f"blobs/{digest}")
+    if "sha256:" + hashlib.sha256(resp.content).hexdigest() != digest:
+        raise InfrastructureError(
+            f"registry {ref.domain} sent blob {digest[:19]}… of {ref.path} with other content",
+            "the registry's storage is damaged; push the attestation again",
+        )
+    return resp.content

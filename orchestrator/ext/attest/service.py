@@ -1,0 +1,342 @@
+"""valorch attest: signed in-toto attestations per image digest, from a run, a published
+matrix version or a qualification; stored beside the runs, written as ``.intoto.jsonl``,
+and attached to the image in its registry with ``push``.
+
+Order of work, so that bad input costs nothing and nothing is pushed half-way: the key
+is loaded, the evidence gathered and every subject checked first; then the envelopes are
+signed and stored; then, with ``push``, every image digest is looked up in its registry
+before the first artifact goes up."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy.orm import Session, sessionmaker
+
+from orchestrator import imageref, yamlio
+from orchestrator.errors import InputError
+from orchestrator.ext.attest import artifacts, intoto, signing
+from orchestrator.hostclass import host_class
+from orchestrator.matrix.model import verdict
+from orchestrator.registry import RegistryClient
+from orchestrator.store import attestations as store
+from orchestrator.store import queries
+
+
+@dataclass(frozen=True)
+class Made:
+    subject: str
+    digest: str
+    predicate_type: str
+    result: str  # PASSED | WARNED | FAILED
+    envelope: dict[str, Any]
+    file: str = ""
+    pushed: str = ""
+
+
+def _name(reference: str) -> str:
+    try:
+        return imageref.parse(reference).repository
+    except InputError:
+        return reference.split("@", 1)[0].rsplit(":", 1)[0] if "/" in reference else reference
+
+
+def _evidence(
+    session: Session, runs: list[Any], url_base: str, source: str
+) -> list[intoto.Evidence]:
+    """One Evidence per image digest of ``runs``: each check's final verdict from the newest
+    run that has it."""
+    by_digest: dict[str, list[Any]] = {}
+    for run in sorted(runs, key=lambda r: r.started):
+        digest = run.image.digest or ""
+        if not digest.startswith("sha256:") or len(digest) != 71:
+            raise InputError(
+                f"run {run.id[:8]} of {run.image.reference} has no sha256 image digest "
+                f"({digest or 'none recorded'}); an attestation needs one",
+                "run an image pulled from a registry (valorch records its digest)",
+            )
+        if (run.meta or {}).get("image_id") == digest:
+            raise InputError(
+                f"run {run.id[:8]} of {run.image.reference} ran a local image: {digest} is its "
+                "image id (no registry served it, it was never pushed), not a manifest digest "
+                "an attestation can name",
+                f"push it (docker push {run.image.reference}), run it from the registry "
+                f"(valorch run --image {run.image.reference} --pull always), then attest that run",
+            )
+        by_digest.setdefault(digest, []).append(run)
+    out = []
+    for digest, group in by_digest.items():
+        verdicts: dict[str, str] = {}
+        for run in group:  # oldest first: a newer run's verdict replaces an older one
+            per: dict[str, list[tuple[int, str]]] = {}
+            for r in queries.run_results(session, run.id):
+                per.setdefault(r.check.check_id, []).append((r.attempt, r.status))
+            for check, attempts in per.items():
+                v = verdict(s for _, s in sorted(attempts))
+                if v not in ("skip", "n/a", "missing"):
+                    verdicts[check] = v
+        last = group[-1]
+        suites = sorted({t.suite for run in group for t in run.tasks})
+        url = (
+            f"{url_base.rstrip('/')}/runs/{last.id}.html"
+            if url_base
+            else f"valorch:{source.replace(' ', '/')}"
+        )
+        out.append(
+            intoto.Evidence(
+                name=_name(last.image.reference),
+                digest=digest,
+                verdicts=verdicts,
+                spec_hash=last.spec_hash,
+                valorch_version=last.valorch_version,
+                host_classes=tuple(sorted({host_class(r.host.spec) for r in group})),
+                suites=tuple(suites),
+                runs=tuple(r.id for r in group),
+                url=url,
+                job=last.job,
+                attested_at=_now(),
+            )
+        )
+    return out
+
+
+def _runs_of(
+    session: Session, run: str | None, version: str | None, qualify: Path | None
+) -> tuple[list[Any], str, intoto.Policy | None]:
+    if run:
+        row = queries.get_run(session, run)
+        if row is None:
+            raise InputError(
+                f"--run {run}: no such run in the results store",
+                "valorch results list shows the runs",
+            )
+        if row.state == "running" or row.ended is None:
+            raise InputError(
+                f"--run {run}: run {row.id[:8]} is still running; its results are not final",
+                "attest it when it has ended (valorch results show RUN shows its state)",
+            )
+        return [row], f"run {row.id}", None
+    if version:
+        ids = store.version_runs(session, version)
+        if ids is None:
+            raise InputError(
+                f"--version {version}: no such published matrix version",
+                "valorch matrix versions lists them",
+            )
+        rows = store.runs(session, ids)
+        if not rows:
+            raise InputError(
+                f"--version {version}: the version names no runs in this store",
+                "attest from the store the version was published from",
+            )
+        return rows, f"version {version}", None
+    assert qualify is not None
+    doc = _qualify_doc(qualify)
+    rows = store.runs(session, doc["runs"])
+    missing = set(doc["runs"]) - {r.id for r in rows}
+    if missing:
+        raise InputError(
+            f"--qualify {qualify}: runs {', '.join(sorted(m[:8] for m in missing))} are not in this "
+            "results store",
+            "pass the --db the qualification wrote to",
+        )
+    policy = intoto.Policy(
+        job=doc["job"],
+        baseline=doc["baseline"],
+        passed=bool(doc["qualified"]),
+        verified_at=doc.get("finished") or _now(),
+        accepted=_accepted(doc.get("accepted")),
+    )
+    return rows, f"qualify {qualify}", policy
+
+
+def _accepted(rows: Any) -> tuple[str, ...]:
+    """The accepted regressions a qualification recorded (qualify.json ``accepted``), one line
+    each; anything malformed there is left out."""
+    if not isinstance(rows, list):
+        return ()
+    return tuple(
+        f"{r['check']} {r['env']} by {r['by']} until {r['until']}: {r['reason']}"[:1000]
+        for r in rows
+        if isinstance(r, dict)
+        and all(isinstance(r.get(k), str) for k in ("check", "env", "by", "until", "reason"))
+    )
+
+
+def _qualify_doc(path: Path) -> dict[str, Any]:
+    f = Path(path) / "qualify.json"
+    if not f.exists() and not f.is_symlink():
+        raise InputError(
+            f"--qualify {path}: no qualify.json in it",
+            "pass the --out-dir of a `valorch qualify` (it writes qualify.json)",
+        )
+    text = yamlio.read_text(f, "qualify.json", yamlio.CAPS["export"])
+    try:
+        doc = json.loads(text, parse_int=yamlio.bounded_int)
+    except (ValueError, RecursionError) as exc:
+        raise InputError(
+            f"--qualify {f}: cannot read it ({exc})", "run valorch qualify again"
+        ) from None
+    if (
+        not isinstance(doc, dict)
+        or not all(k in doc for k in ("job", "baseline", "runs", "qualified"))
+        or not isinstance(doc["runs"], list)
+        or not doc["runs"]
+    ):
+        raise InputError(
+            f"--qualify {f}: not a qualification record (job, baseline, runs, qualified)",
+            "pass the --out-dir of a `valorch qualify`",
+        )
+    return doc
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+@dataclass(frozen=True)
+class Request:
+    """What ``valorch attest`` attests (one of a run, a published matrix version, or a
+    qualify outcome's directory), where the ``.intoto.jsonl`` files go, whether they are
+    attached to the images in their registries, and the site the statements link to."""
+
+    run: str | None = None
+    version: str | None = None
+    qualify: Path | None = None
+    out_dir: Path | None = None
+    push: bool = False
+    url_base: str = ""
+
+
+def attest(
+    factory: sessionmaker[Session],
+    key: Path,
+    request: Request,
+    client: RegistryClient | None = None,
+) -> list[Made]:
+    run, version, qualify = request.run, request.version, request.qualify
+    out_dir, push, url_base = request.out_dir, request.push, request.url_base
+    if sum(x is not None and x != "" for x in (run, version, qualify)) != 1:
+        raise InputError(
+            "attest needs exactly one of --run RUN, --version V, --qualify DIR",
+            "valorch attest --run RUN --key key.pem",
+        )
+    key_signer = signing.signer(key)  # a bad key: exit 2 before anything is read or written
+    with factory() as session:
+        rows, source, policy = _runs_of(session, run, version, qualify)
+        evidence = _evidence(session, rows, url_base, source)
+        statements: list[tuple[intoto.Evidence, str, dict[str, Any], str]] = []
+        for ev in evidence:
+            pred = intoto.test_result(ev)
+            statements.append(
+                (
+                    ev,
+                    intoto.TEST_RESULT,
+                    intoto.statement(ev, intoto.TEST_RESULT, pred),
+                    pred["result"],
+                )
+            )
+            if policy is not None:
+                v = intoto.vsa(ev, policy)
+                statements.append(
+                    (ev, intoto.VSA, intoto.statement(ev, intoto.VSA, v), v["verificationResult"])
+                )
+    targets = (
+        _check_registry(client, evidence) if push else {}
+    )  # every digest exists before the first push
+    made: list[Made] = []
+    with factory.begin() as session:
+        created = datetime.now(timezone.utc).replace(tzinfo=None)
+        ids: dict[str, list[int]] = {}
+        for ev, ptype, doc, result in statements:
+            env = signing.sign(intoto.payload(doc), intoto.PAYLOAD_TYPE, key_signer)
+            row = store.add(
+                session,
+                run_id=ev.runs[-1] if run or qualify else None,
+                source=source,
+                subject=ev.name,
+                digest=ev.digest,
+                predicate_type=ptype,
+                envelope=json.dumps(env, separators=(",", ":")),
+                keyid=env["signatures"][0]["keyid"],
+                created=created,
+            )
+            ids.setdefault(ev.digest, []).append(row.id)
+            made.append(Made(ev.name, ev.digest, ptype, result, env))
+    if out_dir is not None:
+        made = _write(made, out_dir)
+    if push:
+        made = _push(factory, client, targets, made, ids)
+    return made
+
+
+def _check_registry(
+    client: RegistryClient | None, evidence: Iterable[intoto.Evidence]
+) -> dict[str, Any]:
+    client = client or RegistryClient()
+    targets = {}
+    for ev in evidence:
+        ref = imageref.parse(ev.name).with_digest(ev.digest)
+        try:
+            client.resolve(ref)
+        except artifacts.ManifestNotFoundError:
+            raise InputError(
+                f"{ev.name}@{ev.digest} is not in its registry: nothing was pushed",
+                "push the image first; an attestation attaches to the digest the registry serves",
+            ) from None
+        targets[ev.digest] = ref
+    return targets
+
+
+def _write(made: list[Made], out_dir: Path) -> list[Made]:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    files: dict[str, list[Made]] = {}
+    for m in made:
+        files.setdefault(m.digest, []).append(m)
+    done = []
+    for digest, group in files.items():
+        path = out_dir / f"{digest.replace(':', '-')}.intoto.jsonl"
+        path.write_text(intoto.jsonl(m.envelope for m in group), encoding="utf-8")
+        done += [
+            Made(m.subject, m.digest, m.predicate_type, m.result, m.envelope, str(path))
+            for m in group
+        ]
+    return done
+
+
+def _push(
+    factory: sessionmaker[Session],
+    client: RegistryClient | None,
+    targets: dict[str, Any],
+    made: list[Made],
+    ids: dict[str, list[int]],
+) -> list[Made]:
+    client = client or RegistryClient()
+    where: dict[str, str] = {}
+    for digest, ref in targets.items():
+        envs = [
+            (m.predicate_type, json.dumps(m.envelope, separators=(",", ":")))
+            for m in made
+            if m.digest == digest
+        ]
+        pushed = artifacts.attach(client, ref, digest, envs)
+        where[digest] = ", ".join(p.where for p in pushed)
+        with factory.begin() as session:
+            store.mark_pushed(session, ids[digest], where[digest])
+    return [
+        Made(
+            m.subject,
+            m.digest,
+            m.predicate_type,
+            m.result,
+            m.envelope,
+            m.file,
+            where.get(m.digest, ""),
+        )
+        for m in made
+    ]

@@ -1,0 +1,476 @@
+"""The kubernetes executor: one ``batch/v1`` Job per (image, suite) task.
+
+UNTESTED AGAINST A LIVE CLUSTER (see docs/kubernetes.md): the manifests are
+checked against the official client's models and a schema of the fields valorch
+relies on; the API calls follow the client's documented signatures.
+
+- The probe's ``.py`` files travel as a ConfigMap mounted read-only at
+  ``/opt/valorch/valorch_probe`` (no image rebuild, no host path).
+- GPUs are extended resources (``amd.com/gpu`` from AMD's device plugin,
+  ``nvidia.com/gpu`` from NVIDIA's); archs become node affinity over the labels
+  of AMD's node labeller (``amd.com/gpu.device-id``: the labeller publishes no
+  gfx name, so a gfx arch maps to the PCI device ids of its products) and of
+  NVIDIA's GPU feature discovery (``nvidia.com/gpu.compute.major`` / ``.minor``).
+- ``restartPolicy: Never``, ``backoffLimit: 0`` (a failure is reported, the
+  scheduler retries), ``activeDeadlineSeconds`` from the task's deadline,
+  ``ttlSecondsAfterFinished`` as a safety net behind the explicit delete,
+  ``/dev/shm`` as a memory ``emptyDir``, no privilege escalation, all
+  capabilities dropped, no service-account token.
+
+The manifest builders are pure (dicts); only :class:`KubernetesExecutor` talks
+to the API, through the ``kubernetes`` package (``pip install valorch[k8s]``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import math
+import re
+import time
+from collections.abc import Callable
+from typing import Any
+
+from orchestrator.errors import InfrastructureError, NoMatchingHostError
+from orchestrator.executors.base import LABEL, PROBE_DIR, PROBE_PACKAGE, overall_timeout, probe_args
+from orchestrator.executors.container import GPU_CACHE_ENV, PROFILING_CAPS, probe_env
+from orchestrator.executors.transcript import Transcript, conclude, infrastructure_failure
+from orchestrator.spec import Execution, Task
+
+MOUNT = f"/opt/valorch/{PROBE_PACKAGE}"
+TTL_AFTER_FINISHED = 3600
+SHM_SIZE = "8Gi"
+GPU_RESOURCE = {"rocm": "amd.com/gpu", "cuda": "nvidia.com/gpu"}
+AMD_DEVICE_ID = "amd.com/gpu.device-id"
+NV_MAJOR, NV_MINOR = "nvidia.com/gpu.compute.major", "nvidia.com/gpu.compute.minor"
+# gfx arch → PCI device ids (lower-case hex, as the labeller writes them). Extend for your fleet.
+GFX_DEVICE_IDS: dict[str, tuple[str, ...]] = {
+    "gfx942": ("74a0", "74a1", "74a2", "74a5", "74b5"),  # MI300A, MI300X, MI308X, MI325X, MI300X VF
+    "gfx90a": ("7408", "740c", "740f", "7410"),  # MI250X, MI250, MI210, MI210 VF
+    "gfx908": ("738c", "738e"),  # MI100
+}
+SM = re.compile(r"^sm_(\d+)(\d)$")
+LABEL_VALUE = re.compile(r"[^A-Za-z0-9_.\-]+")
+LABEL_KEY = re.compile(
+    r"^([a-z0-9]([a-z0-9.\-]*[a-z0-9])?/)?[A-Za-z0-9]([A-Za-z0-9_.\-]{0,61}[A-Za-z0-9])?$"
+)
+
+
+class KubernetesUnmatched(  # noqa: N818  # as NoMatchingHostError's other kinds: *Unmatched
+    NoMatchingHostError
+):
+    """No node can ever run the pod (exit 3)."""
+
+
+def label_value(text: str) -> str:
+    """A valid label value: at most 63 characters of [A-Za-z0-9_.-], alphanumeric at both ends."""
+    return LABEL_VALUE.sub("-", text)[:63].strip("-_.")
+
+
+def object_name(*parts: str) -> str:
+    """A DNS-1123 name (≤ 63): readable prefix + a hash of everything, so names never collide."""
+    digest = hashlib.sha256("\0".join(parts).encode()).hexdigest()[:10]
+    stem = re.sub(r"[^a-z0-9\-]+", "-", "-".join(parts).lower()).strip("-")[:40].strip("-")
+    return f"valorch-{stem}-{digest}" if stem else f"valorch-{digest}"
+
+
+def labels(task: Task, run_id: str) -> dict[str, str]:
+    return {
+        LABEL: "1",
+        f"{LABEL}.run": label_value(run_id),
+        f"{LABEL}.suite": label_value(task.suite.name),
+        f"{LABEL}.image": label_value(task.image.alias),
+    }
+
+
+def node_affinity(
+    backend: str, archs: tuple[str, ...], node_labels: tuple[str, ...] = ()
+) -> dict[str, Any] | None:
+    """``requiredDuringSchedulingIgnoredDuringExecution`` for the archs (alternatives)
+    and node labels (``key=value`` → In, bare ``key`` → Exists; all required)."""
+    common = []
+    for lab in node_labels:
+        key, _, value = lab.partition("=")
+        if not LABEL_KEY.match(key):
+            raise ValueError(f"{key!r} is not a valid node label key")
+        common.append(
+            {"key": key, "operator": "In", "values": [value]}
+            if value
+            else {"key": key, "operator": "Exists"}
+        )
+    terms: list[list[dict[str, Any]]] = [common]
+    if archs and backend == "rocm":
+        ids: list[str] = []
+        for arch in archs:
+            if arch not in GFX_DEVICE_IDS:
+                raise KubernetesUnmatched(
+                    f"no known AMD device id for arch {arch}",
+                    f"known archs: {', '.join(sorted(GFX_DEVICE_IDS))} "
+                    "(extend orchestrator.ext.k8s.executor.GFX_DEVICE_IDS)",
+                )
+            ids += GFX_DEVICE_IDS[arch]
+        terms = [[*common, {"key": AMD_DEVICE_ID, "operator": "In", "values": sorted(set(ids))}]]
+    elif archs and backend == "cuda":
+        terms = []
+        for arch in archs:
+            m = SM.match(arch) or SM.match("sm_" + arch.replace(".", ""))
+            if not m:
+                raise ValueError(f"{arch!r} is not a CUDA arch (sm_90 or 9.0)")
+            terms.append(
+                [
+                    *common,
+                    {"key": NV_MAJOR, "operator": "In", "values": [m.group(1)]},
+                    {"key": NV_MINOR, "operator": "In", "values": [m.group(2)]},
+                ]
+            )
+    terms = [t for t in terms if t]
+    if not terms:
+        return None
+    return {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchExpressions": t} for t in terms]
+            }
+        }
+    }
+
+
+def probe_files() -> dict[str, str]:
+    """ConfigMap keys (no '/') → file contents; :func:`probe_items` maps keys back to paths."""
+    return {
+        _key(p.relative_to(PROBE_DIR).as_posix()): p.read_text(encoding="utf-8")
+        for p in sorted(PROBE_DIR.rglob("*.py"))
+    }
+
+
+def _key(rel: str) -> str:
+    return rel.replace("/", "__")
+
+
+def probe_items() -> list[dict[str, str]]:
+    return [
+        {
+            "key": _key(p.relative_to(PROBE_DIR).as_posix()),
+            "path": p.relative_to(PROBE_DIR).as_posix(),
+        }
+        for p in sorted(PROBE_DIR.rglob("*.py"))
+    ]
+
+
+def configmap_manifest(name: str, namespace: str, task: Task, run_id: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": namespace, "labels": labels(task, run_id)},
+        "data": probe_files(),
+    }
+
+
+def job_manifest(
+    task: Task,
+    run_id: str,
+    name: str,
+    namespace: str,
+    configmap: str,
+    node_labels: tuple[str, ...] = (),
+    gpus: int = 1,
+) -> dict[str, Any]:
+    """The Job for one task (pure)."""
+    backend = "cpu" if task.cpu_only else task.image.backend
+    meta_labels = labels(task, run_id)
+    resources: dict[str, Any] = {}
+    if backend in GPU_RESOURCE:
+        resources = {"limits": {GPU_RESOURCE[backend]: str(gpus)}}
+    arch_labels = tuple(lab for lab in node_labels if re.match(r"^(gfx[0-9a-f]+|sm_\d+)$", lab))
+    other = tuple(lab for lab in node_labels if lab not in arch_labels)
+    archs = tuple(getattr(task.image, "archs", ()) or ()) + arch_labels
+    security: dict[str, Any] = {
+        "allowPrivilegeEscalation": False,
+        "capabilities": {"drop": ["ALL"]},
+    }
+    if task.suite.profiling_caps and backend in GPU_RESOURCE:  # opt-in: container.PROFILING_CAPS
+        security["capabilities"]["add"] = list(PROFILING_CAPS)
+    if backend != "rocm":  # ROCm's runtime needs syscalls the default profile blocks
+        security["seccompProfile"] = {"type": "RuntimeDefault"}
+    container = {
+        "name": "probe",
+        "image": task.image.reference,
+        "imagePullPolicy": "Never" if task.image.local else "IfNotPresent",
+        "command": ["python3", "-m", PROBE_PACKAGE, *probe_args(task)],
+        "workingDir": "/opt/valorch",
+        "env": [
+            {"name": k, "value": v}
+            for k, v in {
+                **probe_env(),
+                **(GPU_CACHE_ENV if backend in GPU_RESOURCE else {}),
+            }.items()
+        ],
+        "resources": resources,
+        "securityContext": security,
+        "volumeMounts": [
+            {"name": "probe", "mountPath": MOUNT, "readOnly": True},
+            {"name": "dshm", "mountPath": "/dev/shm"},
+        ],
+    }
+    pod_spec: dict[str, Any] = {
+        "restartPolicy": "Never",
+        "automountServiceAccountToken": False,
+        "enableServiceLinks": False,
+        "nodeSelector": {"kubernetes.io/os": "linux"},
+        "containers": [container],
+        "volumes": [
+            {"name": "probe", "configMap": {"name": configmap, "items": probe_items()}},
+            {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": SHM_SIZE}},
+        ],
+    }
+    if affinity := node_affinity(backend, archs if backend != "cpu" else (), other):
+        pod_spec["affinity"] = affinity
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": name, "namespace": namespace, "labels": meta_labels},
+        "spec": {
+            "backoffLimit": 0,
+            "activeDeadlineSeconds": math.ceil(overall_timeout(task)),
+            "ttlSecondsAfterFinished": TTL_AFTER_FINISHED,
+            "template": {"metadata": {"labels": meta_labels}, "spec": pod_spec},
+        },
+    }
+
+
+class KubernetesExecutor:
+    """Creates the ConfigMap and the Job, follows the pod's log, deletes both."""
+
+    name = "kubernetes"
+
+    def __init__(
+        self,
+        namespace: str = "default",
+        node_labels: tuple[str, ...] = (),
+        context: str | None = None,
+        api_client: Any = None,
+        schedule_timeout: float = 600.0,
+        poll: float = 2.0,
+    ) -> None:
+        self.namespace = namespace
+        self.node_labels = tuple(node_labels)
+        self.context = context
+        self._api = api_client
+        self.schedule_timeout = schedule_timeout
+        self.poll = poll
+
+    def _client(self) -> Any:
+        try:
+            from kubernetes import client, config
+        except ImportError:
+            raise InfrastructureError(
+                "the kubernetes executor needs the kubernetes package", "pip install 'valorch[k8s]'"
+            ) from None
+        if self._api is None:
+            try:
+                config.load_kube_config(context=self.context)
+            except Exception:  # noqa: BLE001 - fall back to the in-cluster service account
+                config.load_incluster_config()
+            self._api = client.ApiClient()
+        return client
+
+    def execute(
+        self,
+        task: Task,
+        run_id: str,
+        on_result: Callable[[Any], None] | None = None,
+        on_started: Callable[[], None] | None = None,
+    ) -> Execution:
+        from kubernetes.client.exceptions import ApiException
+
+        client = self._client()
+        core, batch = client.CoreV1Api(self._api), client.BatchV1Api(self._api)
+        name = object_name(task.image.alias, task.suite.name, run_id)
+        if task.nodes:
+            return self._execute_gang(core, batch, task, run_id, name, on_result, on_started)
+        t0 = time.perf_counter()
+        transcript = Transcript(on_result=on_result)
+        created = False
+        try:
+            core.create_namespaced_config_map(
+                self.namespace,
+                to_model(
+                    self._api, configmap_manifest(name, self.namespace, task, run_id), "V1ConfigMap"
+                ),
+            )
+            batch.create_namespaced_job(
+                self.namespace,
+                to_model(
+                    self._api,
+                    job_manifest(task, run_id, name, self.namespace, name, self.node_labels),
+                    "V1Job",
+                ),
+            )
+            created = True
+            if on_started is not None:
+                on_started()
+            pod = self._wait_for_pod(core, name)
+            stream = core.read_namespaced_pod_log(
+                pod, self.namespace, container="probe", follow=True, _preload_content=False
+            )
+            for chunk in stream.stream(64 * 1024):
+                transcript.feed(chunk)
+            transcript.close()
+            exit_code, reason = self._outcome(core, batch, name, pod)
+        except KeyboardInterrupt:
+            self._delete(core, batch, name, created)
+            raise
+        except NoMatchingHostError as exc:
+            self._delete(core, batch, name, created)
+            return _infra(task, f"unmatched on Kubernetes: {exc.message}")
+        except (ApiException, InfrastructureError) as exc:
+            self._delete(core, batch, name, created)
+            return _infra(task, f"Kubernetes: {str(exc)[:500]}")
+        self._delete(core, batch, name, created)
+        killed = (
+            "the Job passed its activeDeadlineSeconds" if reason == "DeadlineExceeded" else None
+        )
+        execution = conclude(
+            transcript,
+            task,
+            exit_code=0 if exit_code is None else exit_code,
+            killed=killed,
+            kubernetes={"job": name, "namespace": self.namespace, "pod": pod},
+        )
+        return execution.model_copy(
+            update={"timings": {"total_s": time.perf_counter() - t0}, "exit_code": exit_code}
+        )
+
+    def _execute_gang(
+        self,
+        core: Any,
+        batch: Any,
+        task: Task,
+        run_id: str,
+        name: str,
+        on_result: Callable[[Any], None] | None,
+        on_started: Callable[[], None] | None,
+    ) -> Execution:
+        """A multi-node task: the ConfigMap, a headless Service and an Indexed Job of N pods
+        (``kubernetes_gang``), every pod's log followed, the ranks merged, all deleted."""
+        from kubernetes.client.exceptions import ApiException
+
+        from orchestrator.ext.k8s import gang as kg
+
+        t0 = time.perf_counter()
+        made: list[str] = []
+        try:
+            core.create_namespaced_config_map(
+                self.namespace,
+                to_model(
+                    self._api, configmap_manifest(name, self.namespace, task, run_id), "V1ConfigMap"
+                ),
+            )
+            made.append("configmap")
+            core.create_namespaced_service(
+                self.namespace,
+                to_model(
+                    self._api,
+                    kg.service_manifest(name, self.namespace, labels(task, run_id)),
+                    "V1Service",
+                ),
+            )
+            made.append("service")
+            job = job_manifest(
+                task,
+                run_id,
+                name,
+                self.namespace,
+                name,
+                self.node_labels,
+                gpus=task.suite.gpus_per_node or 1,
+            )
+            batch.create_namespaced_job(
+                self.namespace,
+                to_model(self._api, kg.gang_job(job, task, name, self.namespace), "V1Job"),
+            )
+            made.append("job")
+            if on_started is not None:
+                on_started()
+            runs = kg.follow(
+                core,
+                self.namespace,
+                name,
+                task,
+                on_result,
+                lambda j: self._wait_for_pod(core, j),
+                self.poll,
+                overall_timeout(task) + self.schedule_timeout,
+            )
+        except KeyboardInterrupt:
+            self._delete_gang(core, batch, name, made)
+            raise
+        except NoMatchingHostError as exc:
+            self._delete_gang(core, batch, name, made)
+            return _infra(task, f"unmatched on Kubernetes: {exc.message}")
+        except (ApiException, InfrastructureError) as exc:
+            self._delete_gang(core, batch, name, made)
+            return _infra(task, f"Kubernetes: {str(exc)[:500]}")
+        self._delete_gang(core, batch, name, made)
+        execution = kg.merged(task, runs, name, self.namespace)
+        return execution.model_copy(update={"timings": {"total_s": time.perf_counter() - t0}})
+
+    def _delete_gang(self, core: Any, batch: Any, name: str, made: list[str]) -> None:
+        from kubernetes.client.exceptions import ApiException
+
+        self._delete(core, batch, name, "job" in made)
+        if "service" in made:
+            with contextlib.suppress(ApiException):
+                core.delete_namespaced_service(name, self.namespace)
+
+    def _wait_for_pod(self, core: Any, job: str) -> str:
+        """The Job's pod once it runs (or has ended); an unschedulable pod is unmatched."""
+        end = time.monotonic() + self.schedule_timeout
+        while True:
+            pods = core.list_namespaced_pod(self.namespace, label_selector=f"job-name={job}").items
+            for pod in pods:
+                if pod.status.phase in ("Running", "Succeeded", "Failed"):
+                    return pod.metadata.name
+                for cond in pod.status.conditions or ():
+                    if (
+                        cond.type == "PodScheduled"
+                        and cond.reason == "Unschedulable"
+                        and time.monotonic() > end
+                    ):
+                        raise KubernetesUnmatched(
+                            f"pod {pod.metadata.name} is unschedulable: {cond.message}"
+                        )
+            if time.monotonic() > end:
+                raise InfrastructureError(
+                    f"Job {job} has no running pod after {self.schedule_timeout:g}s"
+                )
+            time.sleep(self.poll)
+
+    def _outcome(self, core: Any, batch: Any, job: str, pod: str) -> tuple[int | None, str | None]:
+        status = batch.read_namespaced_job_status(job, self.namespace).status
+        reason = next((c.reason for c in status.conditions or () if c.type == "Failed"), None)
+        state = core.read_namespaced_pod(pod, self.namespace).status.container_statuses or []
+        term = state[0].state.terminated if state else None
+        return (term.exit_code if term else None), reason
+
+    def _delete(self, core: Any, batch: Any, name: str, job_created: bool) -> None:
+        from kubernetes.client.exceptions import ApiException
+
+        for call, created in (
+            (batch.delete_namespaced_job, job_created),
+            (core.delete_namespaced_config_map, True),
+        ):
+            if not created:
+                continue
+            with contextlib.suppress(ApiException):
+                call(name, self.namespace, propagation_policy="Background")
+
+
+def to_model(api: Any, manifest: dict[str, Any], kind: str) -> Any:
+    """A manifest as the client's model (``V1Job``, ``V1ConfigMap``): what the API calls take."""
+    return api.deserialize(json.dumps(manifest), kind, "application/json")
+
+
+def _infra(task: Task, message: str) -> Execution:
+    return infrastructure_failure(task, message)

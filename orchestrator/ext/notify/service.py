@@ -1,0 +1,129 @@
+"""What diff and qualify tell their --notify targets: a Report → a notify.message.Outcome."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from orchestrator.ext.notify.message import Outcome, Regression
+from orchestrator.ext.notify.targets import parse
+from orchestrator.render.diff import _timing_text, why_text
+from orchestrator.render.repro import command
+from orchestrator.spec import COUNTED
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session, sessionmaker
+
+    from orchestrator.ext.notify.targets import Target
+    from orchestrator.regression.gate import Verdict
+    from orchestrator.regression.rule import Report
+    from orchestrator.render.diff import Why
+
+
+def from_report(
+    report: Report,
+    title: str,
+    images: dict[str, dict[str, Any]],
+    infra: bool = False,
+    report_path: str = "",
+    verdict: Verdict | None = None,
+    why: Why | None = None,
+) -> Outcome:
+    """The outcome of a diff Report: its counted regressions (new by construction: what
+    passed in the base), or with the gate's ``verdict`` every cell that fails the gate, each
+    with the command that re-runs it on the head's image.
+    ``images``: head environment → {alias, reference, digest, local, host, cpu_only}."""
+    regs = []
+    failing = verdict.failing_cells() if verdict is not None else None
+    for c in report.changes:
+        if (c.kind not in COUNTED) if failing is None else ((c.env, c.check) not in failing):
+            continue
+        env = c.env.split(" → ")[-1]
+        img = images.get(env) or {"alias": env, "reference": env, "digest": None}
+        regs.append(
+            Regression(
+                c.env,
+                c.check,
+                _timing_text(c) or f"{c.base} → {c.head}" + (f": {c.note}" if c.note else ""),
+                command(check=c.check, **img),
+                why_text(why, c).removeprefix("why: "),
+            )
+        )
+    counts = ", ".join(f"{k} {v}" for k, v in sorted(report.counts.items()) if k != "same")
+    summary = f"counts: {counts or 'no change'}"
+    if verdict is not None:  # the gate's own counts, in the words of every other sink
+        summary = f"{verdict.word}: {verdict.why()}; {summary}"
+    return Outcome(title, len(report.head.observations), tuple(regs), infra, summary, report_path)
+
+
+def head_images(
+    factory: sessionmaker[Session], run_ids: Sequence[str], local: frozenset[str] = frozenset()
+) -> dict[str, dict[str, Any]]:
+    """Head environment → what a repro command needs to name its image."""
+    from orchestrator.store import queries
+
+    out: dict[str, dict[str, Any]] = {}
+    with factory() as session:
+        for rid in run_ids:
+            run = queries.get_run(session, rid)
+            if run is not None:
+                out[run.image.alias] = {
+                    "alias": run.image.alias,
+                    "reference": run.image.reference,
+                    "digest": run.image.digest,
+                    "local": run.image.alias in local,
+                    "host": run.executor == "host",
+                    "cpu_only": run.cpu_only,
+                }
+    return out
+
+
+def parse_targets(values: Sequence[str]) -> tuple[Target, ...]:
+    """``--notify``'s values as targets; a bad one is exit 2 before anything runs."""
+    return tuple(parse(values))
+
+
+def post(targets: Sequence[Target], outcome: Outcome, say: Callable[[str], None]) -> bool:
+    """Send to every target; True when each was reached (failures are said, not raised)."""
+    from orchestrator.ext.notify import send
+
+    return not send.send(targets, outcome, say=say)
+
+
+@dataclass(frozen=True)
+class Posting:
+    """A diff or qualify report as it is posted: the report, its title and gate verdict, why
+    each red check is red, whether infrastructure errors left checks inconclusive, and
+    where the full report lies."""
+
+    report: Report
+    title: str
+    verdict: Verdict | None = None
+    why: Why | None = None
+    infra: bool = False
+    report_path: str = ""
+
+
+def post_report(
+    factory: sessionmaker[Session],
+    targets: Sequence[Target],
+    posting: Posting,
+    say: Callable[[str], None],
+    *,
+    local: frozenset[str] = frozenset(),
+) -> bool:
+    p = posting
+    images = head_images(factory, p.report.head.runs, local)
+    return post(
+        targets,
+        from_report(p.report, p.title, images, p.infra, p.report_path, p.verdict, p.why),
+        say,
+    )
+
+
+def post_empty(
+    targets: Sequence[Target], title: str, why: str, say: Callable[[str], None], infra: bool = False
+) -> bool:
+    """Zero ingested results: a failure, never a success (conbench/conbench#1191)."""
+    return post(targets, Outcome(title, 0, infra=infra, summary=why), say)

@@ -1,0 +1,193 @@
+"""The site's pages: view data in, HTML strings out (jinja2, autoescaped). Long
+tables (a run's results, the matrix body, the lists) are built here row by row with
+explicit escaping, which keeps a large site's render fast (docs/benchmarks.md)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup, escape
+
+from orchestrator.render.badges import CSS as BADGE_CSS
+from orchestrator.render.badges import badge, cell_html, note_html, tone
+from orchestrator.render.breaks import breakable, wbr
+from orchestrator.words import count
+
+_env = Environment(
+    loader=PackageLoader("orchestrator.ext.site", "templates"),
+    autoescape=select_autoescape(default=True, default_for_string=True),
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
+_env.globals.update(badge=badge, note_html=note_html, badge_css=Markup(BADGE_CSS))
+_env.filters["breakable"] = breakable
+_env.filters["count"] = count  # {{ n | count("host") }}: "1 host", "2 hosts"
+
+
+def render(template: str, **ctx: Any) -> str:
+    return _env.get_template(template).render(**ctx)
+
+
+def square(status: str, title: str, href: str) -> str:
+    """One run in a status strip: a coloured square whose word is its title and label."""
+    t = _esc(title)
+    return f'<a class="sq {tone(status)}" data-status="{_esc(status)}" href="{_esc(href)}" title="{t}" aria-label="{t}"></a>'
+
+
+_BADGES: dict[str, str] = {}
+
+
+def _badge(status: str) -> str:
+    hit = _BADGES.get(status)
+    if hit is None:
+        hit = _BADGES[status] = str(badge(status))
+    return hit
+
+
+def repro_html(commands: Sequence[str], opened: bool = True) -> str:
+    if not commands:
+        return ""
+    return (
+        f'<details class="repro"{" open" if opened else ""}><summary>repro</summary>'
+        + "".join(f"<code>{escape(c)}</code>" for c in commands)
+        + "</details>"
+    )
+
+
+def fmt_seconds(s: float | None) -> str:
+    if s is None:
+        return ""
+    if s < 1e-3:
+        return f"{s * 1e6:.3g} µs"
+    return f"{s * 1e3:.3g} ms" if s < 1 else f"{s:.3g} s"
+
+
+def matrix_body(rows: Iterable[dict[str, Any]]) -> Markup:
+    """rows: {key, labels, sub, suite, literal, section, cells: [{text, verdict, note, link, repro}]}; a
+    heading row opens each section (the seed-shaped layout)."""
+    out, section, width = [], "", 0
+    for r in rows:
+        width = width or 1 + len(r["cells"])
+        if r.get("section") and r["section"] != section:
+            section = r["section"]
+            out.append(
+                f'<tr class="section"><th colspan="{width}" scope="rowgroup">{escape(section)}</th></tr>'
+            )
+        label = f"<code>{wbr(r['labels'][0])}</code>" if r["literal"] else str(wbr(r["labels"][0]))
+        sub = f'<div class="sub">{escape(r["sub"])}</div>' if r["sub"] else ""
+        cells = []
+        for c in r["cells"]:
+            title = f' title="{escape(c["note"])}"' if c["note"] else ""
+            link = (
+                f'<div class="runs"><a class="run-link" href="{escape(c["link"])}">run</a></div>'
+                if c["link"]
+                else ""
+            )
+            flags = "".join(f" flag-{escape(f)}" for f in c.get("flags", ()))
+            cells.append(
+                f'<td class="cell{flags}" data-verdict="{escape(c["verdict"])}"{title}>'
+                f"{cell_html(c['text'], c['verdict'])}{link}{repro_html(c['repro'], opened=False)}</td>"
+            )
+        out.append(
+            f'<tr data-key="{escape(r["key"])}" data-suite="{escape(r["suite"])}"><th class="rowh" scope="row">'
+            f"{label}{sub}</th>{''.join(cells)}</tr>"
+        )
+    return Markup("\n".join(out))
+
+
+_VERSION_TAIL = re.compile(r"^(.+?)[_\-:]((?:v|release_)?\d[\w.+-]*)$")
+
+
+def split_column(name: str) -> tuple[str, str]:
+    """(family, version) of a column name: 'cpu_debian12_py3.11_pytorch_2.13' →
+    ('cpu_debian12_py3.11_pytorch', '2.13'); ('', name) where no version ends it."""
+    m = _VERSION_TAIL.match(name)
+    return (m.group(1), m.group(2)) if m else ("", name)
+
+
+def column_groups(names: Sequence[str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """A two-level header: ([{text, span}] of the family row, [{text, name, family}] of the
+    leaves). Consecutive columns of one family share a top cell; the leaf shows what tells
+    them apart (the version), so no two columns read the same. No family row when no column
+    has a family (e.g. backends)."""
+    parts = [split_column(n) for n in names]
+    families = [f for f, _ in parts]
+    # a family of one column: the whole name on the leaf, nothing over it
+    counts = {f: families.count(f) for f in families}
+    leaves: list[dict[str, Any]] = []
+    top: list[dict[str, Any]] = []
+    for name, (family, version) in zip(names, parts, strict=True):
+        if not family or counts[family] < 2:
+            family, version = "", name
+        leaves.append({"text": version, "name": name, "family": family})
+        if top and top[-1]["text"] == family and family:
+            top[-1]["span"] += 1
+        else:
+            top.append({"text": family, "span": 1})
+    if len({(leaf["family"], leaf["text"]) for leaf in leaves}) < len(
+        leaves
+    ):  # 'a_1' and 'a-1': say it all
+        return [], [{"text": n, "name": n, "family": ""} for n in names]
+    return (top if any(t["text"] for t in top) else []), leaves
+
+
+_CACHE: dict[str, str] = {}
+
+
+def _esc(text: str) -> str:
+    """escape() for the strings every page repeats (check ids, suites, verdicts)."""
+    hit = _CACHE.get(text)
+    if hit is None:
+        hit = str(escape(text))
+        if len(_CACHE) < 200_000:
+            _CACHE[text] = hit
+    return hit
+
+
+def result_rows(results: Iterable[dict[str, Any]]) -> Markup:
+    """rows: {anchor, check, check_href, suite, verdict, statuses, duration, median, n, cv, noisy, message, repro}"""
+    out = []
+    for r in results:
+        median = ""
+        if r["median"] is not None:
+            cv = f", CV {r['cv'] * 100:.1f} %" if r["cv"] is not None else ""
+            flag = ' <span class="flag">noisy host</span>' if r["noisy"] else ""
+            median = f'{fmt_seconds(r["median"])} <span class="muted small">(n={r["n"]}{cv})</span>{flag}'
+        msg = str(escape(r["message"][:400])) if r["message"] else ""
+        if r.get("why"):  # its triage: (class, reason)
+            msg = (
+                f'<div class="why"><strong>{_esc(r["why"][0])}</strong>: {_esc(r["why"][1])}</div>'
+                + msg
+            )
+        out.append(
+            f'<tr id="{_esc(r["anchor"])}" data-verdict="{_esc(r["verdict"])}"><td><a href="{_esc(r["check_href"])}">'
+            f"<code>{wbr(r['check'])}</code></a></td><td>{_esc(r['suite'])}</td><td>{_badge(r['verdict'])}</td>"
+            f'<td class="small">{_esc(" → ".join(r["statuses"]))}</td><td class="small">{r["duration"]:.2f} s</td>'
+            f'<td>{median}</td><td class="small msg">{msg}{repro_html(r["repro"])}</td></tr>'
+        )
+    return Markup("\n".join(out))
+
+
+def table_rows(rows: Iterable[Sequence[Any]]) -> Markup:
+    """Cells are escaped unless already Markup; a text cell may wrap between its parts
+    (wbr: a feature named torch.backends.cuda.matmul.allow_fp16_… fits 800 px)."""
+    return Markup(
+        "\n".join(
+            "<tr>"
+            + "".join(f"<td>{c if isinstance(c, Markup) else wbr(str(c))}</td>" for c in row)
+            + "</tr>"
+            for row in rows
+        )
+    )
+
+
+def link(href: str, text: str, code: bool = False) -> Markup:
+    inner = f"<code>{wbr(text)}</code>" if code else wbr(text)
+    return Markup(f'<a href="{escape(href)}">{inner}</a>')
+
+
+def badges(counts: Iterable[tuple[str, int]]) -> Markup:
+    return Markup(" ".join(str(badge(s, f"{s} {n}")) for s, n in counts))

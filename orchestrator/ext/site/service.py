@@ -1,0 +1,492 @@
+"""valorch site build: the whole results store as a static site.
+
+The session is used only to read (store/site_queries.py, store/matrix_store.py);
+then every page is computed and rendered without I/O and handed back one at a time
+as (relative path, text), for the command to write into a fresh directory.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections import Counter
+from collections.abc import Callable, Generator, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from sqlalchemy.orm import Session
+
+from orchestrator import __version__
+from orchestrator.errors import InputError
+from orchestrator.ext.site import known as site_known
+from orchestrator.ext.site import lists as site_lists
+from orchestrator.ext.site import steps as site_steps
+from orchestrator.ext.site.page_data import Site, ordered, when
+from orchestrator.ext.site.views import ChangeV, RunV, changes, flips, histories, load_runs, slug
+from orchestrator.matrix.document import Document, Header, freshness
+from orchestrator.matrix.layouts import CatalogImage, components_table, observed_table
+from orchestrator.matrix.libraries import images_for, libraries_table
+from orchestrator.matrix.model import verdict
+from orchestrator.matrix.tiers import Policy
+from orchestrator.regression import rule
+from orchestrator.render.diff import diff_html
+from orchestrator.services import evidence
+from orchestrator.services.budgets import streaks
+from orchestrator.services.known_issues_status import IssueStatus, status_in
+from orchestrator.store import matrix_store, site_queries, triage_queries
+
+if TYPE_CHECKING:
+    from orchestrator.regression.known_issues import KnownIssues
+
+LAYOUTS = (
+    "checks",
+    "features",
+    "seed-features",
+    "since",
+    "summary",
+    "tiers",
+    "components",
+    "libraries",
+)
+STRICT = "\x00named-jobs"  # the matrices key of the named-jobs-only evidence (summary, tiers)
+FRESH_DAYS = 7
+_T = TypeVar("_T")
+_R = TypeVar("_R")
+_WORK: dict[str, Any] = {}  # what forked page workers read (set before the pool starts)
+
+
+def _run_page(run_id: str) -> str:
+    site: Site = _WORK["site"]
+    return site.run_page(site.runs[run_id])
+
+
+def _check_page(cid: str) -> tuple[str, str | None]:
+    w = _WORK
+    site: Site = w["site"]
+    return site.check_page(
+        cid, w["per_check"].get(cid, []), w["versions"], w["shifts"].get(cid, [])
+    )
+
+
+def _parallel(fn: Callable[[_T], _R], items: Sequence[_T], workers: int) -> Iterator[_R]:
+    """fn over items, in order: in forked workers when there is enough to do (the run and
+    check pages of a large store are most of a build), else here."""
+    if workers <= 1 or len(items) < 64 or "fork" not in multiprocessing.get_all_start_methods():
+        yield from map(fn, items)
+        return
+    with multiprocessing.get_context("fork").Pool(workers) as pool:
+        yield from pool.imap(fn, items, chunksize=8)
+
+
+def _header(ev: evidence.Evidence, stale: int, cells: int) -> Header:
+    source = [
+        f"{len(ev.columns)} environments (image on a host class): each cell the newest final verdict of its "
+        f"check there ({ev.runs_read} runs read)",
+        (
+            "no named job has run here: these claims come from named jobs only (valorch run --job FILE)"
+            if ev.empty
+            else "ad-hoc runs only: no named job has run"
+            if ev.special_used
+            else "named jobs"
+        ),
+        freshness(stale, cells, FRESH_DAYS),
+        f"valorch {__version__}",
+    ]
+    return Header(
+        "unpublished",
+        ev.newest.strftime("%Y-%m-%d") if ev.newest else "never",
+        tuple(source),
+        stale,
+        FRESH_DAYS,
+    )
+
+
+def _layout(
+    layout: str,
+    ev: evidence.Evidence,
+    catalog: Sequence[CatalogImage],
+    inventories: dict[str, dict[str, tuple[str, str]]],
+    all_runs: dict[str, RunV],
+    built: datetime,
+    broken: dict[str, dict[str, str]] | None = None,
+    known_issues: KnownIssues | None = None,
+) -> Document:
+    infos = list(ev.columns)
+    obs = evidence.excuse(ev.observations, infos, known_issues)
+    if layout not in ("components", "libraries"):
+        table = observed_table(
+            layout,
+            obs,
+            infos,
+            "features" if layout == "since" else "checks",
+            "backends" if layout == "tiers" else "images",
+            Policy(),
+        )
+    else:
+        latest: dict[str, tuple[str, dict[str, str]]] = {}
+        by_digest: dict[str, tuple[str, dict[str, str]]] = {}
+        for run in sorted(all_runs.values(), key=lambda r: (r.row["started"], r.id)):
+            if run.id in inventories:
+                latest[run.row["alias"]] = (
+                    run.id,
+                    {c: v for c, (v, _s) in inventories[run.id].items()},
+                )
+                for key in (run.row.get("digest"), run.row.get("reference")):
+                    if key:
+                        by_digest[key] = latest[run.row["alias"]]
+        if layout == "libraries":
+            backends = {r.row["alias"]: r.row["backend"] for r in all_runs.values()}
+            table = libraries_table(images_for(sorted(backends.items()), latest, chosen=False))
+        else:
+            table = components_table(catalog, latest, by_digest, broken)
+        return Document(_header(ev, 0, 0), table, {"layout": layout})
+    table, stale = evidence.stamp(table, built, FRESH_DAYS)
+    cells = sum(1 for r in table.rows for c in r.cells if c.when)
+    return Document(_header(ev, stale, cells), table, {"layout": layout})
+
+
+def _cell_verdicts(ev: evidence.Evidence) -> dict[tuple[str, str], str]:
+    """(check, column) → the verdict of its matrix cell (every attempt of the run that speaks for it)."""
+    attempts: dict[tuple[str, str], list[str]] = {}
+    for o in ev.observations:
+        attempts.setdefault((o.check, o.column), []).append(o.status)
+    return {key: verdict(statuses) for key, statuses in attempts.items()}
+
+
+def _version_side(name: str, doc: dict[str, Any]) -> rule.Side:
+    obs = []
+    for r in doc["rows"]:
+        for col, c in r["cells"].items():
+            for i, status in enumerate(c["statuses"] or [c["verdict"]]):
+                if status:
+                    obs.append(
+                        rule.Obs(
+                            env=col, check=r["key"], status=str(status), attempt=i + 1, version=None
+                        )
+                    )
+    return rule.Side(
+        name, "matrix", tuple(obs), (), tuple(sorted((doc.get("digests") or {}).items())), ()
+    )
+
+
+def build(
+    session: Session,
+    *,
+    catalog: Sequence[CatalogImage] = (),
+    local: frozenset[str] = frozenset(),
+    qualify: Sequence[tuple[str, str]] = (),
+    built: datetime | None = None,
+    workers: int | None = None,
+    known_issues: KnownIssues | None = None,
+    limits: Limits | None = None,
+) -> Iterator[tuple[str, str]]:
+    """Every page of the site as (relative path, text). Reads the store first (an empty
+    store is bad input: exit 2), then renders without touching it."""
+    limits = limits or Limits()
+    close_after = (limits.close_runs, limits.close_days)
+    run_rows = site_queries.runs(session)
+    if not run_rows:
+        raise InputError(
+            "the results database has no runs: there is nothing to publish",
+            "run something first (valorch run --image host), or pass --db with the right database",
+        )
+    pk_checks = site_queries.checks(session)
+    runs = load_runs(run_rows, pk_checks, site_queries.results(session))
+    for rid, why in triage_queries.stored_all(
+        session
+    ).items():  # each red result says why (run pages)
+        if rid in runs:
+            runs[rid].row["triage"] = why
+    inventories = site_queries.inventories(session)
+    versions = [
+        (mv, doc)
+        for mv in matrix_store.versions(session)
+        if (doc := matrix_store.load(session, mv.version)) is not None
+    ]
+    # the matrices' evidence: each cell the newest final verdict of its check (services/evidence.py)
+    matrices: dict[str | None, evidence.Evidence] = {
+        None: evidence.gather(session),
+        STRICT: evidence.gather(session, fallback_special=False),
+    }
+    for job in sorted({r["job"] for r in run_rows}):
+        matrices[job] = evidence.gather(session, job=job, include_special=True)
+    per_check = histories(
+        runs,
+        {
+            c["check_id"]: bool(c["bigger_is_better"])
+            for c in sorted(pk_checks.values(), key=lambda c: (c["check_id"], c["version"]))
+        },
+    )
+    found = site_steps.confirmed(
+        session, changes(per_check), per_check
+    )  # only what `valorch diff` calls a change
+    return _pages(
+        _Stored(
+            runs,
+            pk_checks,
+            inventories,
+            versions,
+            matrices,
+            per_check,
+            found,
+            matrix_store.broken_imports(session),
+            known_issues,
+            status_in(session, known_issues, *close_after) if known_issues else None,
+            close_after,
+            streaks(run_rows, site_queries.tasks(session), limits.budget_runs),
+        ),
+        catalog,
+        local,
+        qualify,
+        built or datetime.now(),
+        workers if workers is not None else min(4, os.cpu_count() or 1),
+    )
+
+
+@dataclass(frozen=True)
+class Limits:
+    """When a known issue can close (its checks green in ``close_runs`` runs over
+    ``close_days`` days), and how many runs in a row over its time budget flag a suite."""
+
+    close_runs: int = 3
+    close_days: float = 14
+    budget_runs: int = 3
+
+
+@dataclass(frozen=True)
+class _Stored:
+    """What build read from the store, and the changes found in it: all the pages need."""
+
+    runs: dict[str, RunV]
+    pk_checks: dict[int, dict[str, Any]]
+    inventories: dict[str, Any]
+    versions: list[tuple[Any, dict[str, Any]]]
+    matrices: dict[str | None, evidence.Evidence]
+    per_check: dict[str, list[Any]]
+    found: list[ChangeV]
+    # run → component → import error
+    broken: dict[str, dict[str, str]] = field(default_factory=dict)
+    known_issues: KnownIssues | None = None  # failures they excuse show as ⚑ known issue
+    # each known issue: the runs it excused, whether it can close (known-issues page)
+    known_status: list[IssueStatus] | None = None
+    close_after: tuple[int, float] = (3, 14)  # runs, days: when an issue can close
+    over_budget: list[str] = field(default_factory=list)  # suites over budget K runs in a row
+
+
+def _checks_by_id(pk_checks: dict[int, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Each check once, with every version it had (its other fields from the newest)."""
+    checks: dict[str, dict[str, Any]] = {}
+    for c in sorted(pk_checks.values(), key=lambda c: (c["check_id"], c["version"])):
+        info = checks.setdefault(c["check_id"], {**c, "versions": []})
+        info["versions"].append(c["version"])
+        info.update({k: c[k] for k in ("feature", "kind", "library", "unit", "bigger_is_better")})
+    return checks
+
+
+def _matrix_pages(
+    site: Site, stored: _Stored, catalog: Sequence[CatalogImage], built: datetime
+) -> Generator[tuple[str, str], None, list[dict[str, Any]]]:
+    """Every layout of the newest evidence, then each job's matrix; returns what each job's
+    matrix says (its cells' verdicts, from the runs its cells came from) for the index."""
+    matrices, runs, inventories = stored.matrices, stored.runs, stored.inventories
+    if not matrices[None].empty:
+        for layout in LAYOUTS:
+            ev = matrices[STRICT] if layout in ("summary", "tiers") else matrices[None]
+            yield (
+                f"matrix/{layout}.html",
+                site.matrix(
+                    _layout(
+                        layout,
+                        ev,
+                        catalog,
+                        inventories,
+                        runs,
+                        built,
+                        stored.broken,
+                        stored.known_issues,
+                    )
+                ),
+            )
+    jobs = []
+    for job in sorted({r.row["job"] for r in runs.values()}):
+        ev = matrices[job]
+        if ev.empty:
+            continue
+        yield (
+            f"matrix/job-{slug(job)}.html",
+            site.matrix(
+                _layout(
+                    "checks",
+                    ev,
+                    catalog,
+                    inventories,
+                    runs,
+                    built,
+                    stored.broken,
+                    stored.known_issues,
+                ),
+                f" — job {job}",
+            ),
+        )
+        jobs.append(
+            {
+                "name": job,
+                "slug": slug(job),
+                "runs": len({o.run_id for o in ev.observations}),
+                "counts": ordered(Counter(_cell_verdicts(ev).values())),
+                "newest": when(max(runs[o.run_id].row["started"] for o in ev.observations)),
+            }
+        )
+    return jobs
+
+
+def _jobs_behind(doc: dict[str, Any], runs: dict[str, RunV]) -> set[str]:
+    """The jobs of the stored runs behind a published version's cells."""
+    return {
+        runs[r].row["job"]
+        for row in doc.get("rows", ())
+        for cell in row.get("cells", {}).values()
+        for r in cell.get("runs") or ()
+        if r in runs
+    }
+
+
+def related(a: dict[str, Any], b: dict[str, Any], runs: dict[str, RunV]) -> bool:
+    """Whether two published versions are releases of one thing, so a diff of them means
+    something: the same layout, the same --job, runs of a common job behind their cells (or,
+    where the runs are gone from the store, a column in common)."""
+    pa, pb = a.get("params") or {}, b.get("params") or {}
+    if a.get("layout") != b.get("layout") or pa.get("job") != pb.get("job"):
+        return False
+    ja, jb = _jobs_behind(a, runs), _jobs_behind(b, runs)
+    if ja and jb:
+        return bool(ja & jb)
+    return bool(set(a.get("columns") or ()) & set(b.get("columns") or ()))
+
+
+def _version_pages(
+    site: Site, versions: list[tuple[Any, dict[str, Any]]]
+) -> Generator[tuple[str, str], None, tuple[list[dict[str, Any]], list[tuple[str, Any]]]]:
+    """Each published version's matrix, and the diff from the newest earlier version of the
+    same thing (related()); returns the versions' views (for the index) and documents
+    (check pages)."""
+    version_views: list[dict[str, Any]] = []
+    version_docs: list[tuple[str, Any]] = []
+    for mv, doc in versions:
+        yield f"versions/{slug(mv.version)}.html", site.matrix(Document.from_dict(doc))
+        prev = next(((n, d) for n, d in reversed(version_docs) if related(d, doc, site.runs)), None)
+        view = {
+            "name": mv.version,
+            "slug": slug(mv.version),
+            "published": when(mv.published),
+            "last_verified": mv.last_verified.strftime("%Y-%m-%d"),
+            "layout": doc.get("layout", ""),
+            "prev": prev[0] if prev else "",
+            "diff": "",
+        }
+        if prev is not None:
+            view["diff"] = f"{slug(prev[0])}..{slug(mv.version)}"
+            report = rule.compare(_version_side(prev[0], prev[1]), _version_side(mv.version, doc))
+            yield f"diffs/{view['diff']}.html", diff_html(report)
+        version_views.append(view)
+        version_docs.append((mv.version, doc))
+    return version_views, version_docs
+
+
+def _detail_pages(
+    site: Site,
+    stored: _Stored,
+    cids: list[str],
+    version_docs: list[tuple[str, Any]],
+    shifts_of: dict[str, list[ChangeV]],
+    workers: int,
+) -> Iterator[tuple[str, str]]:
+    """One page per run, and per check with its plot, rendered by forked workers."""
+    _WORK.update(site=site, per_check=stored.per_check, versions=version_docs, shifts=shifts_of)
+    try:
+        run_ids = list(stored.runs)
+        for rid, html in zip(run_ids, _parallel(_run_page, run_ids, workers), strict=True):
+            yield f"runs/{rid}.html", html
+        for cid, (html, svg) in zip(cids, _parallel(_check_page, cids, workers), strict=True):
+            yield f"checks/{slug(cid)}.html", html
+            if svg:
+                yield f"plots/{slug(cid)}.svg", svg
+    finally:
+        _WORK.clear()
+
+
+def _matrix_facts(
+    ev: evidence.Evidence,
+) -> tuple[dict[str, dict[str, None]], dict[str, Counter[str]]]:
+    """Per check: the libraries evidence named in the matrix's cells, and its cells' verdicts."""
+    ran: dict[str, dict[str, None]] = {}
+    for o in ev.observations:
+        if o.library:
+            ran.setdefault(o.check, {})[o.library] = None
+    latest_verdicts: dict[str, Counter[str]] = {}
+    for (check, _column), v in _cell_verdicts(ev).items():
+        latest_verdicts.setdefault(check, Counter())[v] += 1
+    return ran, latest_verdicts
+
+
+def _pages(
+    stored: _Stored,
+    catalog: Sequence[CatalogImage],
+    local: frozenset[str],
+    qualify: Sequence[tuple[str, str]],
+    built: datetime,
+    workers: int,
+) -> Iterator[tuple[str, str]]:
+    """The matrices, the versions, the run, check, image and qualification pages, then the
+    lists and the index, in that order."""
+    runs, found = stored.runs, stored.found
+    checks = _checks_by_id(stored.pk_checks)
+    site = Site(runs, checks, local, built.strftime("%Y-%m-%d %H:%M"))
+    jobs = yield from _matrix_pages(site, stored, catalog, built)
+    version_views, version_docs = yield from _version_pages(site, stored.versions)
+    shifts_of: dict[str, list[ChangeV]] = {}
+    for c in found:
+        shifts_of.setdefault(c.check, []).append(c)
+    yield from _detail_pages(site, stored, sorted(checks), version_docs, shifts_of, workers)
+    by_image: dict[str, list[RunV]] = {}
+    for run in runs.values():
+        by_image.setdefault(run.row["alias"], []).append(run)
+    for alias, image_runs in sorted(by_image.items()):
+        yield f"images/{slug(alias)}.html", site.image_page(alias, image_runs, stored.inventories)
+    for name, html in qualify:
+        yield f"qualify/{slug(name)}.html", html
+
+    ordered_runs = sorted(runs.values(), key=lambda r: (r.row["started"], r.id), reverse=True)
+    yield "runs/index.html", site_lists.runs_page(site, ordered_runs)
+    ran, latest_verdicts = _matrix_facts(stored.matrices[None])
+    yield "checks/index.html", site_lists.checks_page(site, checks, ran, latest_verdicts, shifts_of)
+    yield "images/index.html", site_lists.images_page(site, by_image)
+    flipped = flips(runs)
+    if stored.known_status is not None and stored.known_issues is not None:
+        today = stored.known_issues.today
+        yield (
+            "known-issues.html",
+            site_known.page(site, stored.known_status, today, *stored.close_after),
+        )
+    yield "changes.html", site_lists.changes_page(site, found, flipped, len(runs))
+    figures = {**site_lists.stats(runs, by_image, checks), "extra": _extra(stored)}
+    layouts = LAYOUTS if not stored.matrices[None].empty else ()
+    yield (
+        "index.html",
+        site_lists.index_page(site, figures, version_views, layouts, jobs, found, qualify, flipped),
+    )
+
+
+def _extra(stored: _Stored) -> dict[str, Any]:
+    """What the index shows beyond the store's figures: the known issues' summary, the suites
+    over their time budget for K runs in a row."""
+    out: dict[str, Any] = {"over_budget": stored.over_budget}
+    if stored.known_status is not None and stored.known_issues is not None:
+        today = stored.known_issues.today
+        out["known_issues"] = {
+            "total": len(stored.known_status),
+            "expired": sum(1 for s in stored.known_status if s.issue.expired(today)),
+            "can_close": sum(1 for s in stored.known_status if s.can_close),
+        }
+    return out

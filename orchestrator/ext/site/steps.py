@@ -1,0 +1,66 @@
+"""The site's timing steps agree with ``valorch diff``: a step or drift found in a check's
+history (regression/changepoints.py) is listed, in "recent changes", on the check page and
+as a marker on its trend plot, only where ``valorch diff BEFORE AT`` on the same two stored
+runs calls that check's timing slower (or faster): the threshold AND significance of
+regression/rule.py, the host's noise and the check's A/A noise included. A jump the diff
+calls noise (a busy host, an interval that does not reach the threshold) is not a step."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from sqlalchemy.orm import Session
+
+from orchestrator.errors import InputError
+from orchestrator.ext.site.views import ChangeV, History
+from orchestrator.services.diff import report_for
+from orchestrator.spec import DEFAULT_THRESHOLD, FASTER, SLOWER
+
+_AGREES = {"slower": SLOWER, "faster": FASTER}
+
+
+def diff_kinds(session: Session, base_run: str, head_run: str) -> dict[str, str]:
+    """check id → the change kind `valorch diff BASE_RUN HEAD_RUN` gives it (default threshold,
+    each check's own where it has one; no known issues)."""
+    try:
+        report = report_for(session, base_run, head_run, DEFAULT_THRESHOLD, None)
+    except InputError:  # a side without results: nothing the diff could confirm
+        return {}
+    return {c.check: c.kind for c in report.changes}
+
+
+def confirmed(
+    session: Session, found: Sequence[ChangeV], per_check: dict[str, list[History]]
+) -> list[ChangeV]:
+    """The changes the diff of their two runs confirms; the histories' analyses keep only those
+    shifts (so the plots mark what the lists say)."""
+    kinds: dict[tuple[str, str], dict[str, str]] = {}
+    keep = []
+    for c in found:
+        if not c.base_run:
+            continue
+        pair = (c.base_run, c.run)
+        if pair not in kinds:
+            kinds[pair] = diff_kinds(session, *pair)
+        if kinds[pair].get(c.check) == _AGREES[c.direction]:
+            keep.append(c)
+    ok = {(c.check, c.env, c.run) for c in keep}
+    said = {
+        (c.check, c.env, c.run): (kinds.get((c.base_run, c.run), {}).get(c.check, ""), c.base_run)
+        for c in found
+    }
+    for hs in per_check.values():
+        for h in hs:
+            if h.analysis is not None and h.analysis.shifts:
+                shifts, rejected = [], []
+                for s in h.analysis.shifts:
+                    key = (h.check, h.env, h.points[s.end].run_id)
+                    if key in ok:
+                        shifts.append(s)
+                    else:  # the page says what the detector saw and why it is not a step
+                        kind, base = said.get(key, ("", ""))
+                        rejected.append((s, kind, base))
+                h.analysis = replace(h.analysis, shifts=tuple(shifts))
+                h.rejected = tuple(rejected)
+    return keep

@@ -1,0 +1,108 @@
+"""The satellites: features users value that the core does not need to work
+(docs/architecture.md, "Core and satellites").
+
+Each satellite lives in ``orchestrator/ext/<name>/`` and brings its own third-party
+packages as an extra (``pip install 'valorch[site]'``). The core reaches a satellite only
+through this registry, by name, when a user asks for it: the CLI registers the satellites'
+commands from ``commands``, the executors' registry names the Kubernetes executor by its
+module path, and a core command that offers a satellite's option (``diff --notify``,
+``inventory export --format cyclonedx``) calls ``load`` when the option is given. An import
+contract keeps every other core module from importing ``orchestrator.ext``; another keeps
+the satellites independent of one another.
+
+Without its extra, a satellite's commands still show in ``valorch --help``; calling one is
+exit 2 with the install command, as is an option that needs one.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+from .errors import InputError
+
+
+@dataclass(frozen=True)
+class Satellite:
+    name: str  # its package: orchestrator/ext/<name>/
+    extra: str  # pip install 'valorch[<extra>]'
+    summary: str
+    packages: tuple[str, ...] = ()  # the import names of its extra's packages
+    # its commands: (name on the command line, "module:attribute" in its package), a typer
+    # app (a command group) or a command function
+    commands: tuple[tuple[str, str], ...] = ()
+
+
+SATELLITES: tuple[Satellite, ...] = (
+    Satellite(
+        "attest",
+        "attest",
+        "in-toto attestations of a qualification: signed (DSSE), pushed, verified",
+        ("securesystemslib", "cryptography"),
+        (("attest", "command:attest"), ("verify", "command:verify")),
+    ),
+    Satellite(
+        "site",
+        "site",
+        "the static site of the results store (trend plots as SVG)",
+        ("pygal",),
+        (("site", "command:app"),),
+    ),
+    Satellite(
+        "sbom",
+        "sbom",
+        "an image inventory as a CycloneDX SBOM, validated against its schema",
+        ("cyclonedx", "packageurl"),
+    ),
+    Satellite("notify", "notify", "the reports of diff and qualify posted to chat and CI"),
+    Satellite(
+        "k8s",
+        "k8s",
+        "the Kubernetes executor (experimental: a batch/v1 Job per task)",
+        ("kubernetes",),
+    ),
+)
+BY_NAME = {s.name: s for s in SATELLITES}
+
+
+def missing(name: str) -> tuple[str, ...]:
+    """The packages of satellite ``name``'s extra that this interpreter cannot import."""
+    return tuple(p for p in BY_NAME[name].packages if _absent(p))
+
+
+def _absent(package: str) -> bool:
+    """Imported, not only found: a half-installed or blocked package counts as absent (the
+    satellite imports it next anyway)."""
+    try:
+        importlib.import_module(package)
+    except ImportError:
+        return True
+    return False
+
+
+def require(name: str, wanted: str) -> None:
+    """Exit 2, naming what was ``wanted`` and the install command, where satellite
+    ``name``'s extra is not installed."""
+    absent = missing(name)
+    if absent:
+        s = BY_NAME[name]
+        raise InputError(
+            f"{wanted} needs valorch's {s.name} extra ({s.summary}); "
+            f"{', '.join(absent)} cannot be imported here",
+            f"pip install 'valorch[{s.extra}]'",
+        )
+
+
+def load(name: str, module: str, wanted: str) -> ModuleType:
+    """Module ``module`` of satellite ``name``, its extra checked first (``require``)."""
+    require(name, wanted)
+    return importlib.import_module(f"orchestrator.ext.{name}.{module}")
+
+
+def command(name: str, ref: str) -> Any:
+    """A command (or command group) of satellite ``name``: its command modules import
+    nothing of its extra at import time, so ``valorch --help`` lists it either way."""
+    module, _, attribute = ref.partition(":")
+    return getattr(importlib.import_module(f"orchestrator.ext.{name}.{module}"), attribute)

@@ -1,0 +1,87 @@
+"""`pip install valorch` alone is a working core: with the satellites' packages (pygal,
+cyclonedx, packageurl, securesystemslib, kubernetes) unimportable, the core's commands run,
+every satellite's command is still listed, and asking for a satellite is exit 2 with the
+install command, before any work. A run of the core imports no satellite module but the
+command modules the CLI registers."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+from root_helpers import ROOT, run_cli
+
+SATELLITE_PACKAGES = ("pygal", "cyclonedx", "packageurl", "securesystemslib", "kubernetes")
+
+
+@pytest.fixture
+def core_only(tmp_path):
+    """An environment in which the satellites' packages cannot be imported (as if their extras
+    were never installed): a sitecustomize first on the path puts None in sys.modules."""
+    shadow = tmp_path / "shadow"
+    shadow.mkdir()
+    (shadow / "sitecustomize.py").write_text(
+        f"import sys\nfor name in {SATELLITE_PACKAGES!r}:\n    sys.modules[name] = None\n"
+    )
+    return {"PYTHONPATH": os.pathsep.join([str(shadow), str(ROOT)])}
+
+
+def test_help_lists_every_satellite_command_without_its_extra(core_only):
+    done = run_cli("--help", env=core_only)
+    assert done.returncode == 0, done.stderr
+    for command in ("site", "attest", "verify", "run", "diff", "qualify"):
+        assert f" {command} " in done.stdout, command
+
+
+def test_core_commands_work_and_satellites_name_their_extra(core_only, tmp_path):
+    db = tmp_path / "v.sqlite"
+    ran = run_cli(
+        "run", "--image", "host", "--suite", "selftest", "--check", "selftest.pass",
+        "--no-matrix", db=db, env=core_only,
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    listed = run_cli("results", "list", db=db, env=core_only)
+    assert listed.returncode == 0 and "host" in listed.stdout, listed.stderr
+    site = tmp_path / "site"
+    built = run_cli("site", "build", "--out", str(site), db=db, env=core_only)
+    assert built.returncode == 2, built.stdout + built.stderr
+    assert "pip install 'valorch[site]'" in built.stderr and "pygal" in built.stderr
+    assert "Traceback" not in built.stderr and not site.exists()
+    key = tmp_path / "key.pem"
+    key.write_text("not read: the extra is missing")
+    attest = run_cli("attest", "--run", "x", "--key", str(key), db=db, env=core_only)
+    assert attest.returncode == 2 and "pip install 'valorch[attest]'" in attest.stderr
+    k8s = run_cli("run", "--image", "host", "--executor", "kubernetes", db=db, env=core_only)
+    assert k8s.returncode == 2 and "pip install 'valorch[k8s]'" in k8s.stderr
+    sbom = run_cli("inventory", "show", "x", "--format", "cyclonedx", db=db, env=core_only)
+    assert sbom.returncode == 2 and "pip install 'valorch[sbom]'" in sbom.stderr, sbom.stderr
+
+
+# the console script, printing at exit which satellite modules the process imported
+PROGRAM = (
+    "import atexit, sys\n"
+    "atexit.register(lambda: print('imported satellite modules:', *sorted(m for m in sys.modules"
+    " if m.startswith('orchestrator.ext.')), file=sys.stderr))\n"
+    "from orchestrator.cli import main\n"
+    "main()\n"
+)
+
+
+def test_a_core_run_imports_no_satellite_module_but_the_registered_commands(tmp_path):
+    db = tmp_path / "v.sqlite"
+    env = {k: v for k, v in os.environ.items() if k != "VALORCH_DB"}
+    done = subprocess.run(
+        [
+            sys.executable, "-c", PROGRAM,
+            "run", "--image", "host", "--suite", "selftest", "--check", "selftest.pass",
+            "--no-matrix", "--db", str(db),
+        ],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    (line,) = [x for x in done.stderr.splitlines() if x.startswith("imported satellite modules:")]
+    imported = set(line.split(":", 1)[1].split())
+    assert imported, "the CLI registers the satellites' commands from their command modules"
+    assert all(m.endswith(".command") or m.count(".") <= 2 for m in imported), sorted(imported)
