@@ -175,3 +175,9 @@ def test_no_log_line_leaves_the_kernel_name_guess():
     kernels._own_log_decides(ctx, "pass\n", kernels.NVIDIA_GEMM_NAMES)
     assert ctx.seen.libraries == ["cuBLAS/cuBLASLt"]
     assert ctx.seen.source == "torch.profiler kernel names (1 kernels)"
+
+
+def test_the_child_scripts_the_kernels_checks_run_are_python():
+    compile(kernels.MATMUL_SCRIPT % (256, 256, "float32", 256, 256, "float32"), "matmul", "exec")
+    compile(kernels.CONV_SCRIPT % ("4, 8, 32, 32", "16, 8, 3, 3", "conv2d"), "conv", "exec")
+    compile(kernels.LINEAR_SCRIPT, "linear", "exec")

@@ -195,7 +195,8 @@ def _conv(ctx, fn, x, w, what):
         "cudnn_enabled": bool(torch.backends.cudnn.enabled),
     }
     if ctx.device == "cuda" and ctx.vendor == "amd":
-        script = CONV_SCRIPT % (tuple(x.shape), tuple(w.shape), what)
+        xs, ws = (", ".join(str(d) for d in t.shape) for t in (x, w))
+        script = CONV_SCRIPT % (xs, ws, what)
         metrics.update(_own_log_decides(ctx, script, MIOPEN_CONV_NAMES))
     return timed(
         ctx,
