@@ -164,10 +164,11 @@ def _read(path: str) -> str:
         return ""
 
 
-def served_by(script: str, timeout: float = 120.0) -> Dict[str, Any]:
+def served_by(script: str, timeout: float = 60.0) -> Dict[str, Any]:
     """Run ``script`` (one operation on the GPU) in a child interpreter with the libraries'
     logs on (they read the variables when a handle is created, so not in this process);
-    what the logs show, and the child's exit status."""
+    what the logs show, and the child's exit status (-1: killed at ``timeout``, which stays
+    under the probe's per-check deadline so the check still reports)."""
     tmp = tempfile.mkdtemp(prefix="valorch-vendorlog-")
     try:
         out = os.path.join(tmp, "output.log")

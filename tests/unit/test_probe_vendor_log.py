@@ -181,3 +181,8 @@ def test_the_child_scripts_the_kernels_checks_run_are_python():
     compile(kernels.MATMUL_SCRIPT % (256, 256, "float32", 256, 256, "float32"), "matmul", "exec")
     compile(kernels.CONV_SCRIPT % ("4, 8, 32, 32", "16, 8, 3, 3", "conv2d"), "conv", "exec")
     compile(kernels.LINEAR_SCRIPT, "linear", "exec")
+
+
+def test_a_child_that_hangs_is_killed_and_said_so():
+    facts = vendor_log.served_by("import time\ntime.sleep(30)\n", timeout=1)
+    assert facts["returncode"] == -1 and facts["libraries"] == []
