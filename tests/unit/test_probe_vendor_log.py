@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from valorch_probe import observe, vendor_log
-from valorch_probe.checks import kernels
+from valorch_probe.checks import _own_logs, kernels
 from valorch_probe.context import Context
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "vendor-logs"
@@ -141,7 +141,7 @@ def test_the_log_wins_over_the_kernel_name_guess_and_the_evidence_says_which_log
     seen.source = "torch.profiler kernel names (3 kernels)"
     ctx.seen = seen
     script = _logging_child("", fixture("miopen-logcmd-gfx1201.txt"))
-    metrics = kernels._own_log_decides(ctx, script, kernels.MIOPEN_CONV_NAMES)
+    metrics = _own_logs.decide(ctx, script, _own_logs.MIOPEN_CONV)
     got = observe.summary(ctx.seen, "cuda:0 AMD Instinct MI300X gfx942")
     assert got["library"] == "MIOpen + PyTorch (ATen native)"
     evidence = got["metrics"]["library_evidence"]
@@ -156,10 +156,10 @@ def test_cublas_and_cublaslt_replace_their_shared_kernel_label():
     seen = observe.Seen()
     seen.libraries = ["cuBLAS/cuBLASLt"]
     ctx.seen = seen
-    kernels._own_log_decides(
+    _own_logs.decide(
         ctx,
         _logging_child(fixture("cublaslt-trace-sss-torch-matmul.txt"), ""),
-        kernels.NVIDIA_GEMM_NAMES,
+        _own_logs.NVIDIA_GEMM,
     )
     assert ctx.seen.libraries == ["cuBLAS"]
     assert "cublasLtSSSMatmul x2" in ctx.seen.source
@@ -172,14 +172,16 @@ def test_no_log_line_leaves_the_kernel_name_guess():
     seen.libraries = ["cuBLAS/cuBLASLt"]
     seen.source = "torch.profiler kernel names (1 kernels)"
     ctx.seen = seen
-    kernels._own_log_decides(ctx, "pass\n", kernels.NVIDIA_GEMM_NAMES)
+    _own_logs.decide(ctx, "pass\n", _own_logs.NVIDIA_GEMM)
     assert ctx.seen.libraries == ["cuBLAS/cuBLASLt"]
     assert ctx.seen.source == "torch.profiler kernel names (1 kernels)"
 
 
 def test_the_child_scripts_the_kernels_checks_run_are_python():
-    compile(kernels.MATMUL_SCRIPT % (256, 256, "float32", 256, 256, "float32"), "matmul", "exec")
-    compile(kernels.CONV_SCRIPT % ("4, 8, 32, 32", "16, 8, 3, 3", "conv2d"), "conv", "exec")
+    compile(_own_logs.matmul_script(256, "float32"), "matmul", "exec")
+    conv = _own_logs.conv_script((4, 8, 32, 32), (16, 8, 3, 3), "conv2d")
+    assert "torch.randn(4, 8, 32, 32, device='cuda')" in conv
+    compile(conv, "conv", "exec")
     compile(kernels.LINEAR_SCRIPT, "linear", "exec")
 
 

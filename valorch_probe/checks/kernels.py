@@ -8,10 +8,10 @@ import contextlib
 import copy
 import math
 
-from .. import blas_log, vendor_log
+from .. import blas_log
 from ..context import Fail, Unsupported
 from ..registry import check, suite
-from . import _sdpa
+from . import _own_logs, _sdpa
 from ._common import attempt, fp_tolerance, randn, timed
 
 suite(
@@ -24,19 +24,6 @@ BLAS = "hipBLAS/cuBLAS"
 BLASLT = "hipBLASLt/cuBLASLt"
 DNN = "MIOpen/cuDNN"
 TENSILE = "rocBLAS/hipBLASLt (Tensile)"  # evidence.KERNEL_LIBRARIES' label for Cijk_ kernels
-# The kernel-name labels a library's own log overrides (vendor_log.py): cuBLAS and cuBLASLt
-# share their kernels' names; MIOpen's convolutions run its own kernels, Composable Kernel
-# instances or rocBLAS / hipBLASLt GEMMs.
-NVIDIA_GEMM_NAMES = ["cuBLAS/cuBLASLt", "CUTLASS"]
-MIOPEN_CONV_NAMES = ["MIOpen", "Composable Kernel", TENSILE, "rocBLAS", "hipBLASLt"]
-
-
-def _own_log_decides(ctx, script, covers):
-    """The operation again in a child with the libraries' own logs on; a library the logs
-    show ran replaces the kernel-name guess (ctx.decide). The facts, as metrics."""
-    facts = vendor_log.served_by(script)
-    ctx.decide(facts["libraries"], covers, facts["decided_by"])
-    return {"log_" + k: v for k, v in facts.items() if k != "libraries" and v not in ("", 0)}
 
 
 def _dtype(torch, name):
@@ -61,21 +48,15 @@ def _matmul(ctx, name, n=256):
     err = ctx.assert_close(got, ref, tol, "matmul %s" % name)
     metrics = {"rel_error": err, "tolerance": tol, "n": n, "flop": 2 * n**3}
     if ctx.device == "cuda" and ctx.vendor == "nvidia":
-        script = MATMUL_SCRIPT % (n, n, name, n, n, name)
-        metrics.update(_own_log_decides(ctx, script, NVIDIA_GEMM_NAMES))
+        metrics.update(
+            _own_logs.decide(ctx, _own_logs.matmul_script(n, name), _own_logs.NVIDIA_GEMM)
+        )
     return timed(
         ctx,
         lambda: da @ db,
         "%dx%d %s matmul on %s: rel err %.2e (tol %.0e)" % (n, n, name, ctx.device, err, tol),
         metrics,
     )
-
-
-# the same matmul in a child interpreter, for the libraries' own logs (vendor_log.served_by)
-MATMUL_SCRIPT = (
-    "import torch\na = torch.randn(%d, %d, device='cuda').to(torch.%s)\n"
-    "b = torch.randn(%d, %d, device='cuda').to(torch.%s)\na @ b\ntorch.cuda.synchronize()\n"
-)
 
 
 @check("kernels.matmul.fp32", "matmul (float32)", "kernel", "kernels", library=BLAS, unit="s")
@@ -139,7 +120,7 @@ def linear_bf16(ctx):
         with contextlib.suppress(Exception):
             metrics["preferred_blas_library"] = str(pref())
     if ctx.device == "cuda" and ctx.vendor == "nvidia":
-        metrics.update(_own_log_decides(ctx, LINEAR_SCRIPT, NVIDIA_GEMM_NAMES))
+        metrics.update(_own_logs.decide(ctx, LINEAR_SCRIPT, _own_logs.NVIDIA_GEMM))
     if ctx.device == "cuda" and ctx.vendor == "amd":
         facts = blas_log.served_by(LINEAR_SCRIPT)
         metrics.update((k, v) for k, v in facts.items() if k != "libraries")
@@ -195,22 +176,14 @@ def _conv(ctx, fn, x, w, what):
         "cudnn_enabled": bool(torch.backends.cudnn.enabled),
     }
     if ctx.device == "cuda" and ctx.vendor == "amd":
-        xs, ws = (", ".join(str(d) for d in t.shape) for t in (x, w))
-        script = CONV_SCRIPT % (xs, ws, what)
-        metrics.update(_own_log_decides(ctx, script, MIOPEN_CONV_NAMES))
+        script = _own_logs.conv_script(x.shape, w.shape, what)
+        metrics.update(_own_logs.decide(ctx, script, _own_logs.MIOPEN_CONV))
     return timed(
         ctx,
         lambda: fn(dx, dw, padding=1),
         "%s %s -> %s: rel err %.2e" % (what, tuple(x.shape), tuple(got.shape), err),
         metrics,
     )
-
-
-# the same convolution in a child interpreter, for MIOpen's own log (vendor_log.served_by)
-CONV_SCRIPT = (
-    "import torch\nx = torch.randn(%s, device='cuda')\nw = torch.randn(%s, device='cuda')\n"
-    "torch.nn.functional.%s(x, w, padding=1)\ntorch.cuda.synchronize()\n"
-)
 
 
 @check("kernels.conv2d.fp32", "conv2d (float32)", "kernel", "kernels", library=DNN, unit="s")
