@@ -124,17 +124,29 @@ REAL_EVIDENCE = (
         "kernels.* and features.* library evidence (evidence.KERNEL_LIBRARIES)",
         "real kernel names of public captures, each with its source (tests/fixtures/kernel-names/: cuDNN, "
         "cuBLAS SIMT and tensor-op, cuBLASLt, hipBLASLt generated and hand-tuned, rocBLAS, MIOpen naive "
-        "fallbacks, and names left unattributed), kernel names of published profiles "
-        "(tests/fixtures/evidence/kernel-names.tsv), the rows of a real torch.profiler table on CUDA "
-        "(vllm-project/vllm-omni#553); cuDNN RNN names from public nsys / nvprof summaries",
+        "fallbacks, Composable Kernel tile programs, AITER, and names left unattributed), kernel names of "
+        "published profiles (tests/fixtures/evidence/kernel-names.tsv), the rows of a real torch.profiler "
+        "table on CUDA (vllm-project/vllm-omni#553); cuDNN RNN names from public nsys / nvprof summaries",
         "the cuDNN RNN and AOTriton-suffix names have no citable capture file (their sources are named "
-        "in tests/fixtures/tools/real/README.md); no capture names a Composable Kernel GEMM with its "
-        "source; cuBLAS and cuBLASLt share kernel names and no CUBLASLT_LOG capture tells them apart",
+        "in tests/fixtures/tools/real/README.md); the Composable Kernel and AITER names come from public "
+        "torch.profiler tables whose repository the search index did not name; no capture names a "
+        "Composable Kernel GEMM (ck::kernel_gemm_...) with its source",
     ),
     (
         "kernels.linear.bf16 (rocBLAS vs hipBLASLt)",
         "the bench-log lines of the rocBLAS and hipBLASLt documentation",
         "a log captured from torch on a ROCm GPU",
+    ),
+    (
+        "kernels.matmul.*, kernels.linear.bf16 on CUDA (cuBLAS vs cuBLASLt); kernels.conv2d/conv3d on ROCm "
+        "(MIOpen vs the CK / Tensile kernels it runs): the libraries' own logs decide over kernel names",
+        "real log lines (tests/fixtures/vendor-logs/): MIOpen's MIOPEN_ENABLE_LOGGING_CMD driver commands "
+        "(ROCm/rocm-libraries#6439, ROCm/MIOpen#2028), cuBLASLt's CUBLASLT_LOG_LEVEL trace lines (cublasLtMatmul "
+        "from XLA; cublasLtSSSMatmul from a torch.matmul), cuBLAS's CUBLAS_LOGINFO_DBG lines (JuliaGPU/CUDA.jl#417, "
+        "#609), NVIDIA/CUDALibrarySamples#185, #187",
+        "the two cuBLASLt trace captures' repositories were not named by the search index; that cuBLAS's GEMM "
+        "API shows as a typed cublasLt<types>Matmul entry rests on one capture; no log captured from torch "
+        "on a GPU by this project",
     ),
     (
         "env.build.backend, env.facts, env.version.*, inventory audit (compiled-against and loaded "
@@ -208,7 +220,16 @@ def render() -> str:
             "the backend library the row is about (*ROCm library/CUDA library*). That declared library labels the row; "
             "a **result** names only the library that evidence shows ran: on a GPU the libraries behind the kernel "
             "names `torch.profiler` recorded (`valorch_probe/evidence.py`, one table with a comment per "
-            "pattern), on the CPU the library MKL's / oneDNN's verbose mode showed, or the BLAS / LAPACK that "
+            "pattern; a name no pattern knows is `unattributed`), and where those names cannot tell libraries apart, "
+            "the library's own log, which wins over the names: rocBLAS vs hipBLASLt from their bench logs "
+            "(`valorch_probe/blas_log.py`: `ROCBLAS_LAYER`, `HIPBLASLT_LOG_MASK`), MIOpen vs the Composable Kernel / "
+            "Tensile kernels it runs from MIOpen's driver commands (`MIOPEN_ENABLE_LOGGING_CMD=1`), cuBLASLt vs "
+            "cuBLAS from cuBLASLt's trace (`CUBLASLT_LOG_LEVEL=2`: `cublasLtMatmul` is cuBLASLt's own API, a typed "
+            "`cublasLtSSSMatmul`-style entry is cuBLAS's GEMM API) and cuBLAS's log (`CUBLAS_LOGINFO_DBG`) "
+            "(`valorch_probe/vendor_log.py`); the operation runs again in a child with the logs on, and the result's "
+            "`library_evidence` names the log that decided (and, for MIOpen and cuBLAS, what the kernel names alone "
+            "said). On "
+            "the CPU the library MKL's / oneDNN's verbose mode showed, or the BLAS / LAPACK that "
             "`torch.__config__.show()` names for BLAS / LAPACK work, or just `cpu`. The matrices' *Library* column "
             "(Markdown, RST, HTML, the site) shows only what the results of that row evidence, the distinct "
             "libraries in order (`MKL · hipBLASLt`), and stays empty where nothing ran (a skipped GPU row); "

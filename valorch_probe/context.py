@@ -286,6 +286,22 @@ class Context:
         self.seen.libraries = [library if lib == ambiguous else lib for lib in self.seen.libraries]
         self.seen.source = ("%s; %s" % (self.seen.source, source)).strip("; ")
 
+    def decide(self, libraries: List[str], covers: List[str], source: str) -> None:
+        """A library's own log named the libraries that ran (vendor_log.py): they replace
+        the kernel-name labels in ``covers`` (the names those libraries share or dispatch
+        to), come first, and the evidence says which log decided and what the names said."""
+        if not libraries:
+            return
+        if self.seen is None:
+            self.seen = observe.Seen()
+        guessed = [lib for lib in self.seen.libraries if lib in covers]
+        kept = [lib for lib in self.seen.libraries if lib not in covers + libraries]
+        self.seen.libraries = list(libraries) + kept
+        note = "decided by the library's own log: %s" % source
+        if guessed:
+            note += " (kernel names alone said %s)" % " + ".join(guessed)
+        self.seen.source = ("%s; %s" % (note, self.seen.source)).strip("; ")
+
     def begin(self) -> None:
         """Forget the previous check's evidence."""
         self.seen = None

@@ -28,8 +28,13 @@ from typing import Iterable, List, Optional, Sequence, Tuple
 KERNEL_LIBRARIES = (
     # FlashAttention-2 vendored into PyTorch: "void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<...>>"
     (r"pytorch_flash::|\bflash_(fwd|bwd)_|flash::FlashAttn", "FlashAttention", None),
-    # Composable Kernel tile programs (CK flash attention, CK GEMMs): "ck_tile::kentry<..., ck_tile::FmhaFwdKernel<...>>",
-    # "ck::kernel_gemm_xdl_cshuffle_v3<...>", "device_gemm_xdl..."
+    # AITER's own kernels (its assembly FMHA and GEMMs), whose names share CK's "fmha_bwd_" prefix:
+    # "aiter::fmha_bwd_hd128_bf16_causal_a32_rtna" (a torch.profiler table of TransformerEngine on ROCm,
+    # tests/fixtures/kernel-names/README.md): before CK, which would otherwise claim them
+    (r"^(void )?aiter::", "AITER", "amd"),
+    # Composable Kernel tile programs (CK flash attention, CK GEMMs): "void ck_tile::kentry<256, 2,
+    # ck_tile::FmhaFwdKernel<...", "void ck_tile::kentry<64, 2, ck_tile::FmhaBwdOGradDot..." (torch.profiler tables,
+    # tests/fixtures/kernel-names/README.md), "ck::kernel_gemm_xdl_cshuffle_v3<...>", "device_gemm_xdl..."
     (r"\bck_tile::|\bck::|device_gemm_xdl|\bfmha_(fwd|bwd)_", "Composable Kernel", "amd"),
     # AOTriton's precompiled Triton attention kernels used by ROCm SDPA, named after the Triton functions of
     # ROCm/aotriton tritonsrc/: "attn_fwd", "bwd_kernel_dk_dv", "bwd_kernel_dq", "bwd_preprocess", and the

@@ -19,6 +19,7 @@ FIX = Path(__file__).resolve().parent.parent / "fixtures" / "kernel-names"
 PRECEDENCE = {
     ("hipBLASLt", "rocBLAS/hipBLASLt (Tensile)"),
     ("cuBLAS/cuBLASLt", "CUTLASS"),
+    ("AITER", "Composable Kernel"),
 }
 
 
@@ -43,7 +44,14 @@ def test_every_real_name_maps_to_its_library(name, vendor, lib, source):
 
 def test_the_fixture_covers_every_library_the_table_must_tell_apart():
     libs = {lib for _, _, lib, _ in ROWS}
-    assert {"cuDNN", "cuBLAS/cuBLASLt", "hipBLASLt", "rocBLAS", "MIOpen"} <= libs
+    assert {
+        "cuDNN",
+        "cuBLAS/cuBLASLt",
+        "hipBLASLt",
+        "rocBLAS",
+        "MIOpen",
+        "Composable Kernel",
+    } <= libs
     assert evidence.UNATTRIBUTED in libs
     # both the generated and the hand-tuned hipBLASLt GEMMs, both cuBLAS SIMT and tensor-op
     hip = [n for n, _, lib, _ in ROWS if lib == "hipBLASLt"]

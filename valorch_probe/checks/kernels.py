@@ -11,7 +11,7 @@ import math
 from .. import blas_log
 from ..context import Fail, Unsupported
 from ..registry import check, suite
-from . import _sdpa
+from . import _own_logs, _sdpa
 from ._common import attempt, fp_tolerance, randn, timed
 
 suite(
@@ -46,11 +46,16 @@ def _matmul(ctx, name, n=256):
         raise Fail("matmul %s returned %s" % (name, got.dtype))
     tol = fp_tolerance(ctx, name, tf32_possible=True)
     err = ctx.assert_close(got, ref, tol, "matmul %s" % name)
+    metrics = {"rel_error": err, "tolerance": tol, "n": n, "flop": 2 * n**3}
+    if ctx.device == "cuda" and ctx.vendor == "nvidia":
+        metrics.update(
+            _own_logs.decide(ctx, _own_logs.matmul_script(n, name), _own_logs.NVIDIA_GEMM)
+        )
     return timed(
         ctx,
         lambda: da @ db,
         "%dx%d %s matmul on %s: rel err %.2e (tol %.0e)" % (n, n, name, ctx.device, err, tol),
-        {"rel_error": err, "tolerance": tol, "n": n, "flop": 2 * n**3},
+        metrics,
     )
 
 
@@ -92,7 +97,8 @@ def linear_bf16(ctx):
 
     Which library served it: on ROCm, rocBLAS and hipBLASLt both run Tensile "Cijk_" kernels, so the libraries'
     own bench logs decide (probe/blas_log.py: the GEMM again in a child with ROCBLAS_LAYER / HIPBLASLT_LOG_MASK);
-    torch.backends.cuda.preferred_blas_library() is recorded as a metric.
+    on CUDA, cuBLAS and cuBLASLt share kernel names, so cuBLASLt's and cuBLAS's own logs decide (probe/vendor_log.py:
+    CUBLASLT_LOG_LEVEL, CUBLAS_LOGINFO_DBG); torch.backends.cuda.preferred_blas_library() is recorded as a metric.
 
     Not proven: that the fused epilogue (rather than a GEMM plus a separate add) ran, unless the recorded
     kernels show it."""
@@ -113,6 +119,8 @@ def linear_bf16(ctx):
     if ctx.device == "cuda" and pref is not None:
         with contextlib.suppress(Exception):
             metrics["preferred_blas_library"] = str(pref())
+    if ctx.device == "cuda" and ctx.vendor == "nvidia":
+        metrics.update(_own_logs.decide(ctx, LINEAR_SCRIPT, _own_logs.NVIDIA_GEMM))
     if ctx.device == "cuda" and ctx.vendor == "amd":
         facts = blas_log.served_by(LINEAR_SCRIPT)
         metrics.update((k, v) for k, v in facts.items() if k != "libraries")
@@ -162,17 +170,29 @@ def _conv(ctx, fn, x, w, what):
     got = ctx.observe(lambda: fn(dx, dw, padding=1))
     tol = fp_tolerance(ctx, "float32", tf32_possible=True)
     err = ctx.assert_close(got, ref, tol, what)
+    metrics = {
+        "rel_error": err,
+        "tolerance": tol,
+        "cudnn_enabled": bool(torch.backends.cudnn.enabled),
+    }
+    if ctx.device == "cuda" and ctx.vendor == "amd":
+        script = _own_logs.conv_script(x.shape, w.shape, what)
+        metrics.update(_own_logs.decide(ctx, script, _own_logs.MIOPEN_CONV))
     return timed(
         ctx,
         lambda: fn(dx, dw, padding=1),
         "%s %s -> %s: rel err %.2e" % (what, tuple(x.shape), tuple(got.shape), err),
-        {"rel_error": err, "tolerance": tol, "cudnn_enabled": bool(torch.backends.cudnn.enabled)},
+        metrics,
     )
 
 
 @check("kernels.conv2d.fp32", "conv2d (float32)", "kernel", "kernels", library=DNN, unit="s")
 def conv2d_fp32(ctx):
     """A 3x3 float32 conv2d (4x8x32x32 input, 16 filters) on the device matches float64.
+
+    Which library served it: on ROCm, MIOpen runs its own kernels, Composable Kernel instances or Tensile
+    GEMMs for one convolution, so MIOpen's own log decides (probe/vendor_log.py: the conv again in a child with
+    MIOPEN_ENABLE_LOGGING_CMD=1).
 
     Not proven: other kernel sizes, strides, groups, dilations, layouts (channels-last) or the backward pass."""
     torch = ctx.torch
@@ -188,6 +208,10 @@ def conv2d_fp32(ctx):
 @check("kernels.conv3d.fp32", "conv3d (float32)", "kernel", "kernels", library=DNN, unit="s")
 def conv3d_fp32(ctx):
     """A 3x3x3 float32 conv3d (2x4x8x16x16 input, 8 filters) on the device matches float64.
+
+    Which library served it: on ROCm, MIOpen runs its own kernels, Composable Kernel instances or Tensile
+    GEMMs for one convolution, so MIOpen's own log decides (probe/vendor_log.py: the conv again in a child with
+    MIOPEN_ENABLE_LOGGING_CMD=1).
 
     Not proven: other kernel sizes, strides, layouts or the backward pass."""
     torch = ctx.torch
