@@ -71,13 +71,16 @@ HEADERS: dict[str, str | None] = {
 }
 _LAYER_URL = re.compile(
     r"/layers/(?P<ns>[^/\s\"']+)/(?P<repo>[^/\s\"']+)/(?P<tag>[^/\s\"']+)"
-    r"/images/sha256-(?P<hex>[0-9a-f]{64})"
+    r"/images/sha256-(?P<hex>[0-9A-Za-z]*)"
 )
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+# a digest as written: what follows "sha256-" (a layer link) or "sha256:" (a reference)
+_WRITTEN_DIGEST = re.compile(r"sha256[-:](?P<hex>[0-9A-Za-z]*)")
 # Linear time: a match starts only where a run of name characters starts (a \b start inside
 # "a.a.a…" rescanned the rest of the run from every dot: quadratic on a long cell).
 _REF = re.compile(
     r"(?<![\w.-])[._-]*(?P<ref>[a-z0-9][a-z0-9._-]*/[a-z0-9][a-z0-9._-]*:[A-Za-z0-9][A-Za-z0-9._-]*)"
-    r"(?:@(?P<digest>sha256:[0-9a-f]{64}))?"
+    r"(?:@(?P<digest>sha256:[0-9a-f]{64})(?![0-9A-Za-z]))?"
 )
 # Linear time: neither group crosses a backtick (a lazy text then \s* was quadratic on spaces)
 _LINK = re.compile(r"`([^`<]*)<([^>`]*)>`__?")
@@ -212,10 +215,21 @@ def image_of(cell: str) -> tuple[str, str | None] | None:
     if m:
         ns, repo = m.group("ns"), m.group("repo")
         name = repo if ns == "_" else f"{ns}/{repo}"
-        return f"{name}:{m.group('tag')}", "sha256:" + m.group("hex")
+        digest = m.group("hex")  # one that is not 64 hex digits is no digest (bad_digest)
+        return f"{name}:{m.group('tag')}", "sha256:" + digest if _HEX64.fullmatch(digest) else None
     m = _REF.search(re.sub(r"<[^<>]*>", " ", cell))  # [^<>]: linear on a run of "<"
     if m:
         return m.group("ref"), m.group("digest")
+    return None
+
+
+def bad_digest(cell: str) -> str | None:
+    """The first digest an image cell writes that is not 64 lowercase hex digits (a
+    published typo such as a 65th character): the import keeps the image by its tag and
+    reports the digest, never a digest the page does not state."""
+    for m in _WRITTEN_DIGEST.finditer(cell):
+        if not _HEX64.fullmatch(m.group("hex")):
+            return "sha256-" + m.group("hex")[:80]
     return None
 
 

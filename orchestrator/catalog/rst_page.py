@@ -17,6 +17,7 @@ from .rst_import import (
     ListTable,
     RstImportError,
     _alias_from,
+    bad_digest,
     check_cell,
     clean,
     header_key,
@@ -162,6 +163,18 @@ def entry_of(
     unread: list[Unread] = []
     if header.count(None) > 1:  # one image per image column: its header names the variant
         labels["variant"] = columns.names[image_col]
+    typo = bad_digest(cells_raw[image_col])
+    if typo:
+        unread.append(
+            Unread(
+                cell_where(image_col)[1],
+                title,
+                alias,
+                columns.names[image_col],
+                typo,
+                "a digest that is not 64 hex digits: the image is kept by its tag, without one",
+            )
+        )
     for col, (key, raw) in enumerate(zip(header, cells_raw, strict=False)):
         if key is None:
             continue

@@ -17,39 +17,44 @@ ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "tests" / "fixtures" / "rocm-docs"
 CSV = DOCS / "compatibility-matrix-historical-6.0.csv"
 RELEASE_MD = ROOT / "tests" / "fixtures" / "pytorch-release" / "RELEASE.aa6104e2.md"
+# a later RELEASE.md, with the C++ and Stable ROCm columns (its README: source and commit)
+RELEASE_MD_ROCM = ROOT / "tests" / "fixtures" / "pytorch-release" / "RELEASE.e2da267b.md"
 
-# every framework page of the family at its newest version (tests/fixtures/rocm-docs/README.md)
+# every framework page of the family at its newest version found (tests/fixtures/rocm-docs/
+# README.md; where the stores give no date, the version with the latest images and layout):
+# images, ROCm versions, and the cells the report lists as not read
 NEWEST = {
-    "pytorch-compatibility.ab38960bb4.rst": (8, {"6.3.3"}),
-    "tensorflow-compatibility.bc07746f3d.rst": (5, {"6.3.3"}),
-    "jax-compatibility.9176c9d5a3.rst": (5, {"6.3.1", "6.2.4"}),
-    "dgl-compatibility.3f03d959.rst": (4, {"6.4"}),
-    "megablocks-compatibility.7b86e295.rst": (1, {"6.3.0"}),
-    "taichi-compatibility.61f970a2.rst": (1, {"6.3.2"}),
-    "ray-compatibility.a98d6a57.rst": (2, {"7.0.0", "6.4.1"}),
-    "llama-cpp-compatibility.0ba8fdc9.rst": (27, {"7.0.0", "6.4.3", "6.4.2", "6.4.1", "6.4.0"}),
-    "stanford-megatron-lm-compatibility.9b2469fc.rst": (1, {"6.3.0"}),
-    "verl-compatibility.0ac97e1c.rst": (1, {"6.2"}),
-    "flashinfer-compatibility.0ba8fdc9.rst": (1, {"6.4.1"}),
+    "pytorch-compatibility.ab38960bb4.rst": (8, {"6.3.3"}, 0),
+    "tensorflow-compatibility.bc07746f3d.rst": (5, {"6.3.3"}, 0),
+    "jax-compatibility.9176c9d5a3.rst": (5, {"6.3.1", "6.2.4"}, 0),
+    "dgl-compatibility.fff7efbd.rst": (8, {"7.0.0", "6.4.3", "6.4.0"}, 0),
+    "megablocks-compatibility.5716ecec.rst": (1, {"6.3.0"}, 0),
+    "taichi-compatibility.3da4a377.rst": (1, {"6.3.2"}, 0),
+    "ray-compatibility.a98d6a57.rst": (2, {"7.0.0", "6.4.1"}, 0),
+    "llama-cpp-compatibility.9c958afd.rst": (27, {"7.0.0", "6.4.3", "6.4.2", "6.4.1", "6.4.0"}, 1),
+    "stanford-megatron-lm-compatibility.f3e2badb.rst": (1, {"6.3.0"}, 0),
+    "verl-compatibility.bb619f34.rst": (2, {"7.0.0", "6.2.0"}, 0),
+    "flashinfer-compatibility.d3a4db97.rst": (2, {"7.1.1", "6.4.1"}, 0),
 }
 
 
 @pytest.mark.parametrize("page", sorted(NEWEST))
 def test_newest_family_page_imports_with_its_report(cli, tmp_path, page):
-    count, rocm = NEWEST[page]
+    count, rocm, unread = NEWEST[page]
     out = tmp_path / "images" / "family.yaml"
     proc = cli("images", "import-rst", str(DOCS / "pages" / page), "--out", str(out), "--json")
     assert proc.returncode == 0, proc.stderr[-2000:]
     report = json.loads(proc.stdout)["import"]
     assert len(report["images"]) == count and report["backends"] == ["rocm"]
     assert {i["rocm"] for i in report["images"]} == rocm
-    assert report["unread"] == []
+    assert len(report["unread"]) == unread  # llama.cpp: a 65-character digest in a link
     listed = cli("images", "list", "--catalog", str(tmp_path / "images"), "--json")
     assert listed.returncode == 0, listed.stderr[-2000:]
     images = [i for i in json.loads(listed.stdout) if i["alias"] != "host"]
     assert len(images) == count and {i["backend"] for i in images} == {"rocm"}
     term = cli("images", "import-rst", str(DOCS / "pages" / page), "--out", str(out))
-    assert term.returncode == 0 and "unread cells: none" in term.stdout
+    assert term.returncode == 0
+    assert ("unread cells: none" in term.stdout) == (unread == 0)
     assert f"{count} images" in term.stdout
 
 
@@ -158,6 +163,49 @@ def test_host_audit_against_published_tables(cli, tmp_path):
         "inventory", "audit", "--image", "host", "--releases", str(table), "--release", "5.7"
     )
     assert wrong.returncode == 2 and "--release 5.7: not a release" in wrong.stdout + wrong.stderr
+
+
+def _minor(version: str) -> str:
+    return ".".join(version.split("+")[0].split(".")[:2])
+
+
+def test_release_md_with_a_rocm_column_imports_it_and_host_audit_uses_it(cli, tmp_path):
+    out = tmp_path / "releases.json"
+    proc = cli("images", "import-releases", str(RELEASE_MD_ROCM), "--out", str(out))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "17 PyTorch releases" in proc.stdout
+    rows = {r["pytorch"]: r for r in json.loads(out.read_text())["pytorch"]["rows"]}
+    assert list(rows)[:3] == ["2.14", "2.13", "2.12"] and list(rows)[-1] == "1.12"
+    assert all(r["has_rocm"] for r in rows.values())  # every row's Stable ROCm cell
+    assert [rows[v]["rocm"] for v in ("2.14", "2.9", "2.6", "2.5", "1.12")] == [
+        ["7.14"],
+        ["6.4"],
+        ["6.2.4"],
+        ["6.2"],
+        ["5.0"],
+    ]
+    assert rows["2.14"]["cuda"] == ["12.6", "13.0", "13.2"]  # "(CUDNN ...) (NCCL ...)" after
+    assert rows["2.14"]["experimental_cuda"] == [] and rows["2.5"]["experimental_cuda"] == []
+    audit = cli("inventory", "audit", "--image", "host", "--releases", str(out), "--json")
+    assert audit.returncode in (0, 1), audit.stderr[-2000:]
+    doc = json.loads(audit.stdout)
+    findings = {f["subject"]: f for f in doc["published"]["findings"]}
+    torch = doc["components"].get("pytorch")
+    if torch is None:  # an interpreter without torch: nothing PyTorch published to compare
+        assert findings == {}
+        return
+    row = rows.get(_minor(torch))
+    if row is None:
+        assert findings["pytorch"]["kind"] == "unpublished"
+        return
+    assert "pytorch" not in findings  # the later matrix publishes this PyTorch
+    assert findings["python"]["published"] == row["python"]
+    assert findings["python"]["source"] == RELEASE_MD_ROCM.name
+    rocm = doc["components"].get("rocm")
+    if rocm is None:
+        assert "rocm" not in findings  # no ROCm measured: the column is not compared
+    else:
+        assert findings["rocm"]["published"] == ", ".join(row["rocm"])
 
 
 @pytest.mark.docker

@@ -15,6 +15,7 @@ FIX = Path(__file__).resolve().parents[1] / "fixtures"
 CSV = FIX / "rocm-docs" / "compatibility-matrix-historical-6.0.csv"
 OLD_CSV = FIX / "rocm-docs" / "compatibility-matrix-historical-6.0.06f3caf8.csv"
 RELEASE_MD = FIX / "pytorch-release" / "RELEASE.aa6104e2.md"
+RELEASE_MD_ROCM = FIX / "pytorch-release" / "RELEASE.e2da267b.md"  # C++, Stable ROCm columns
 
 # the column layout of later RELEASE.md versions (C++ and Stable ROCm columns added)
 LATER = """## Release Compatibility Matrix
@@ -90,6 +91,37 @@ def test_release_md_matrix_as_published():
     assert not rows["2.3"]["has_rocm"]
     later = {r["pytorch"]: r for r in releases.parse_pytorch_release(LATER, "L.md")["rows"]}
     assert later["2.6"]["cuda"] == ["11.8", "12.4"] and later["2.6"]["rocm"] == ["6.2.4"]
+
+
+def test_release_md_with_a_rocm_column_as_published():
+    text = RELEASE_MD_ROCM.read_text(encoding="utf-8")
+    rows = {r["pytorch"]: r for r in releases.parse_pytorch_release(text, "R.md")["rows"]}
+    assert len(rows) == 17 and all(r["has_rocm"] for r in rows.values())
+    assert rows["2.13"]["rocm"] == ["7.2"] and rows["2.10"]["rocm"] == ["7.1"]
+    assert rows["2.0"]["rocm"] == ["5.4"] and rows["2.0"]["python"] == ">=3.8, <=3.11"
+    assert rows["2.11"]["cuda"] == ["12.6", "12.8", "13.0"]
+    assert rows["2.11"]["experimental_cuda"] == []  # "--"
+    assert rows["2.13"]["line"] == 55  # the matrix ends at the CUDA support matrix heading
+    assert "12.6.3" not in rows
+
+
+def test_rocm_column_of_the_published_matrix_flags_a_rocm_pytorch_did_not_publish():
+    text = RELEASE_MD_ROCM.read_text(encoding="utf-8")
+    table = releases.parse_pytorch_release(text, "RELEASE.md")
+
+    def kinds(**versions: str) -> dict[str, str]:
+        return {f.subject: f.kind for f in releases.pytorch_findings(table, inv(**versions))}
+
+    assert kinds(pytorch="2.6.0", python="3.12.9", rocm="6.2.4") == {
+        "python": "agrees",
+        "rocm": "agrees",
+    }
+    assert kinds(pytorch="2.9.1", python="3.12.9", rocm="6.4.3")["rocm"] == "agrees"
+    assert kinds(pytorch="2.6.0", python="3.12.9", rocm="6.3.0")["rocm"] == "unpublished"
+    late = releases.pytorch_findings(table, inv(pytorch="2.14.0", python="3.12.1", rocm="7.1.0"))
+    (rocm,) = [f for f in late if f.subject == "rocm"]
+    assert (rocm.kind, rocm.published, rocm.measured) == ("unpublished", "7.14", "7.1.0")
+    assert "PyTorch publishes ROCm 7.14" in rocm.message
 
 
 def test_python_ranges():

@@ -219,6 +219,123 @@ EXPECTED = [
     ("verl-compatibility.0ac97e1c.rst", 1, ["6.2"], "verl", ["0.3.0post0"], ["3.9.19"], []),
 ]
 
+DIGEST_TYPO = "a digest that is not 64 hex digits: the image is kept by its tag, without one"
+DGL = ("dgl", ["2.4.0"], ["3.10.16", "3.12.9"], [])
+ROCM_64_70 = ["6.4.0", "6.4.1", "6.4.2", "6.4.3", "7.0.0"]
+VERL_2 = (2, ["6.2.0", "7.0.0"], "verl", ["0.3.0.post0", "0.6.0"], ["3.12.11", "3.9.19"], [])
+
+# the other versions of the later pages found in the stores (README there: repository,
+# commit or stored id, and what distinguishes each), read by hand from each page
+HISTORY = [
+    ("dgl-compatibility.87c6e320.rst", 4, ["6.4"], *DGL),
+    ("dgl-compatibility.6da80aed.rst", 4, ["6.4.0"], *DGL),  # ROCm cells "`6.4.0 <url>`__."
+    ("dgl-compatibility.fad6924d.rst", 8, ["6.4.0", "6.4.3", "7.0.0"], *DGL),
+    ("dgl-compatibility.fff7efbd.rst", 8, ["6.4.0", "6.4.3", "7.0.0"], *DGL),
+    ("flashinfer-compatibility.a98d6a57.rst", 1, ["6.4.1"], "flashinfer", ["0.2.5"], ["3.12"], []),
+    ("flashinfer-compatibility.4e392bdc.rst", 1, ["6.4.1"], "flashinfer", ["0.2.5"], ["3.12"], []),
+    ("flashinfer-compatibility.700186c7.rst", 1, ["6.4.1"], "flashinfer", ["0.2.5"], ["3.12"], []),
+    (
+        "flashinfer-compatibility.d3a4db97.rst",
+        2,
+        ["6.4.1", "7.1.1"],
+        "flashinfer",
+        ["0.2.5"],
+        ["3.12"],
+        [],
+    ),
+    ("llama-cpp-compatibility.5f516799.rst", 3, ["6.4.0"], "llama_cpp", ["b5997"], ["-"], []),
+    ("llama-cpp-compatibility.f1d67d6d.rst", 3, ["6.4.0"], "llama_cpp", ["b5997"], ["-"], []),
+    (
+        "llama-cpp-compatibility.eb69bf63.rst",
+        27,
+        ROCM_64_70,
+        "llama_cpp",
+        ["b5997", "b6356"],
+        ["-"],
+        [],
+    ),
+    (
+        "llama-cpp-compatibility.9c958afd.rst",
+        27,
+        ROCM_64_70,
+        "llama_cpp",
+        ["b5997", "b6356", "b6652"],
+        ["-"],
+        [(110, "Full Docker", DIGEST_TYPO)],  # its first link's digest has 65 characters
+    ),
+    (
+        "megablocks-compatibility.82221c4e.rst",
+        1,
+        ["6.3.0"],
+        "megablocks",
+        ["0.7.0"],
+        ["3.12.9"],
+        [],
+    ),
+    (
+        "megablocks-compatibility.d30e8c5f.rst",
+        1,
+        ["6.3.0"],
+        "megablocks",
+        ["0.7.0"],
+        ["3.12.9"],
+        [],
+    ),
+    (
+        "megablocks-compatibility.0cccaf62.rst",
+        1,
+        ["6.3.0"],
+        "megablocks",
+        ["0.7.0"],
+        ["3.12.9"],
+        [],
+    ),
+    (
+        "megablocks-compatibility.5716ecec.rst",
+        1,
+        ["6.3.0"],
+        "megablocks",
+        ["0.7.0"],
+        ["3.12.9"],
+        [],
+    ),
+    ("ray-compatibility.428d750b.rst", 1, ["6.4.1"], "ray", ["2.48.0.post0"], ["3.12.10"], []),
+    (
+        "stanford-megatron-lm-compatibility.a5c7baf1.rst",
+        1,
+        ["6.3.0"],
+        "pytorch",
+        ["2.4.0"],
+        ["3.12.9"],
+        [],
+    ),
+    (
+        "stanford-megatron-lm-compatibility.4e392bdc.rst",
+        1,
+        ["6.3.0"],
+        "pytorch",
+        ["2.4.0"],
+        ["3.12.9"],
+        [],
+    ),
+    (
+        "stanford-megatron-lm-compatibility.f3e2badb.rst",
+        1,
+        ["6.3.0"],
+        "pytorch",
+        ["2.4.0"],
+        ["3.12.9"],
+        [],
+    ),
+    ("taichi-compatibility.4e392bdc.rst", 1, ["6.3.2"], "taichi", ["1.8.0b1"], ["3.10.12"], []),
+    ("taichi-compatibility.3da4a377.rst", 1, ["6.3.2"], "taichi", ["1.8.0b1"], ["3.10.12"], []),
+    ("verl-compatibility.1b8c7f25.rst", 1, ["6.2.0"], "verl", ["0.3.0post0"], ["3.9.19"], []),
+    ("verl-compatibility.d4936a0e.rst", 1, ["6.2.0"], "verl", ["0.3.0post0"], ["3.9.19"], []),
+    ("verl-compatibility.bb619f34.rst", *VERL_2),
+    ("verl-compatibility.ef8ffffa.rst", *VERL_2),
+    ("verl-compatibility.5f3bf29e.rst", *VERL_2),
+]
+
 # draft versions of the history whose Docker table does not parse: exit 2 naming the line
 BROKEN = [
     (
@@ -235,12 +352,12 @@ def read(name: str) -> rst_import.PageRead:
 
 
 def test_every_fixture_page_is_listed():
-    listed = {e[0] for e in EXPECTED} | {b[0] for b in BROKEN}
+    listed = {e[0] for e in EXPECTED + HISTORY} | {b[0] for b in BROKEN}
     assert listed == {p.name for p in PAGES.glob("*.rst")}
 
 
 @pytest.mark.parametrize(
-    ("name", "count", "rocm", "framework", "versions", "python", "unread"), EXPECTED
+    ("name", "count", "rocm", "framework", "versions", "python", "unread"), EXPECTED + HISTORY
 )
 def test_page_version_imports_as_published(name, count, rocm, framework, versions, python, unread):
     page = read(name)
@@ -428,3 +545,34 @@ def test_an_image_without_evidence_of_its_backend_is_an_error_not_a_default():
     assert (image.backend, image.rocm) == ("rocm", "6.3.2")  # the page says ROCm
     cpu = page.replace("myorg/torch:2.5", "myorg/torch:cpu-2.5")
     assert rst_import.read_page(cpu, "page.rst").images[0].backend == "cpu"
+
+
+def test_a_digest_that_is_not_64_hex_digits_is_reported_not_recorded():
+    page = read("llama-cpp-compatibility.9c958afd.rst")  # its first link: "...201f10g"
+    first, second = page.entries[:2]
+    assert first["reference"] == "rocm/llama.cpp:llama.cpp-b6652.amd0_rocm7.0.0_ubuntu24.04_full"
+    assert "digest" not in first  # never the 64 characters before the typo
+    assert second["digest"] == (
+        "sha256:be175932c3c96e882dfbc7e20e0e834f58c89c2925f48b222837ee929dfc47ee"
+    )
+    (typo,) = page.unread
+    assert typo.image == first["alias"] and typo.cell.endswith("567201f10g")
+
+
+LINKED = (
+    ".. list-table:: t\n    :header-rows: 1\n\n    * - Docker image\n      - Python\n"
+    '    * - <a href="https://hub.docker.com/layers/rocm/x/rocm6.3.0-py3.12/images/'
+    'sha256-{hex}">x</a>\n      - 3.12\n'
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet="0123456789abcdefABCDEFgz", min_size=0, max_size=70))
+def test_a_layer_link_gives_its_digest_only_when_it_is_64_hex_digits(hexes):
+    page = rst_import.read_page(LINKED.format(hex=hexes), "page.rst")
+    (entry,) = page.entries
+    if re.fullmatch(r"[0-9a-f]{64}", hexes):
+        assert entry["digest"] == "sha256:" + hexes and page.unread == ()
+    else:
+        assert "digest" not in entry
+        assert [u.reason for u in page.unread] == [DIGEST_TYPO]
