@@ -25,6 +25,7 @@ escape sequence, mention or link of the input's making:
 
 from __future__ import annotations
 
+import functools
 import html as _html
 import json as _json
 import re
@@ -34,7 +35,9 @@ from typing import Any
 _UNSAFE = re.compile(
     "[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
 )
-_XML_FORBIDDEN = re.compile("[^\x09\x0a\x0d\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+#: what XML 1.0 forbids: compiled on first use (``re`` takes ~10 ms over its ranges, which
+#: every command would pay at start-up; only JUnit writes XML)
+_XML_FORBIDDEN = "[^\x09\x0a\x0d\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
 _RST_SPECIAL = re.compile(r"([\\`*_|\[\]<>:@])")  # @: no standalone e-mail link
 _MENTION = re.compile(r"@(?=(?:here|channel|everyone|group)\b)", re.IGNORECASE)
 _SCHEME = re.compile(r"(?<=[A-Za-z0-9+.-]):(?=//)")
@@ -111,7 +114,12 @@ def rst(text: str) -> str:
 def xml(text: str) -> str:
     """Characters XML 1.0 forbids (and C1 controls) made visible; the escaping of ``<&"``
     stays the serializer's (ElementTree)."""
-    return _XML_FORBIDDEN.sub(_visible, text)
+    return _xml_forbidden().sub(_visible, text)
+
+
+@functools.cache
+def _xml_forbidden() -> re.Pattern[str]:
+    return re.compile(_XML_FORBIDDEN)
 
 
 def slack(text: str) -> str:

@@ -9,6 +9,7 @@ label must be present. No match is an error naming the nearest hosts.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from ..errors import NoMatchingHostError
 from ..spec import GPU, HostSpec, ImageSpec, vendor_of
@@ -80,3 +81,15 @@ def match(req: Requirement, hosts: tuple[HostSpec, ...], image: str = "") -> tup
         "run on a host with that hardware, add one to the host inventory, "
         "or pass --cpu-only to run only the checks that need no GPU (GPU checks are reported 'skip')",
     )
+
+
+def host_class(spec: dict[str, Any]) -> str:
+    """``cpu``, or the host's GPU vendors and architectures (``amd:gfx942``)."""
+    gpus = sorted(
+        {
+            f"{g.get('vendor')}:{g.get('arch')}"
+            for g in (spec or {}).get("gpus") or ()
+            if isinstance(g, dict)
+        }
+    )
+    return "+".join(gpus) or "cpu"

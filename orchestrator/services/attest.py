@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from .. import imageref, yamlio
 from ..errors import InputError
+from ..hosts.match import host_class
 from ..matrix.model import verdict
 from ..registry import RegistryClient, artifacts
 from ..render import intoto
@@ -37,18 +38,6 @@ class Made:
     envelope: dict[str, Any]
     file: str = ""
     pushed: str = ""
-
-
-def host_class(spec: dict[str, Any]) -> str:
-    """``cpu``, or the host's GPU vendors and architectures (``amd:gfx942``)."""
-    gpus = sorted(
-        {
-            f"{g.get('vendor')}:{g.get('arch')}"
-            for g in (spec or {}).get("gpus") or ()
-            if isinstance(g, dict)
-        }
-    )
-    return "+".join(gpus) or "cpu"
 
 
 def _name(reference: str) -> str:

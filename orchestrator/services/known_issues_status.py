@@ -12,11 +12,11 @@ from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
+from ..hosts.match import host_class
 from ..matrix.model import verdict
 from ..regression.known_issues import KnownIssue, KnownIssues
 from ..store import queries
 from ..store import readiness_queries as rq
-from .attest import host_class
 
 
 @dataclass(frozen=True)

@@ -15,12 +15,12 @@ from typing import Any
 from sqlalchemy.orm import Session, sessionmaker
 
 from ..errors import InputError
+from ..hosts.match import host_class
 from ..matrix.model import verdict
 from ..regression import readiness as rd
 from ..regression.triage import Triage
 from ..store import queries
 from ..store import readiness_queries as rq
-from .attest import host_class
 from .outcome import GATE_FAILED, Outcome, Said, passed
 
 UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}

@@ -14,13 +14,13 @@ from sqlalchemy.orm import Session, sessionmaker
 from .. import audit
 from ..catalog.core import Catalog
 from ..errors import InputError
+from ..hosts.match import host_class
 from ..matrix.model import verdict
 from ..regression.rule import Side
 from ..regression.triage import FAILING, Case, Seen, Triage, classify
 from ..store import inventory_queries, queries
 from ..store import triage_queries as tq
 from ..store.models import Run
-from .attest import host_class
 
 #: preflight failures and quarantines of a run's host this long before it started or after it ended count
 AROUND = timedelta(hours=12)
