@@ -26,7 +26,6 @@ escape sequence, mention or link of the input's making:
 from __future__ import annotations
 
 import functools
-import html as _html
 import json as _json
 import re
 from typing import Any
@@ -73,7 +72,15 @@ def one_line(text: str) -> str:
 
 
 def html(text: str) -> str:
-    return _html.escape(terminal(text), quote=True)
+    return _escape(terminal(text), quote=True)
+
+
+def _escape(text: str, quote: bool) -> str:
+    # the standard library's html module builds its table of 2,200 named entities at
+    # import: paid by the sinks that escape HTML, not by every command's start-up
+    from html import escape
+
+    return escape(text, quote=quote)
 
 
 def github_markdown(text: str) -> str:
@@ -81,7 +88,7 @@ def github_markdown(text: str) -> str:
     brackets are backslash-escaped, not entities, and quotes are left as they are: the same
     text reads right in a terminal ("test[1]", ".to('cuda')"), where no entity is decoded."""
     return (
-        _html.escape(terminal(text), quote=False)
+        _escape(terminal(text), quote=False)
         .replace("\\", "\\\\")
         .replace("[", "\\[")
         .replace("]", "\\]")
