@@ -1,7 +1,10 @@
 """Start-up of the CLI and the cost of a smoke run against their floors.
 
 1. Commands that run no container and open no engine, as whole processes (median of
-   REPS): goal <= 0.25 s each; the floor is `python -c pass`.
+   REPS interleaved rounds, each round runs every command once, so that the machine's drift
+   lands in none of the ratios): goal <= 0.25 s each on a quiet machine; the floor is
+   `python -c pass`, and `python -c "import sqlalchemy"` is the reference a loaded machine's
+   figures are read against (the store's commands cannot start faster than it).
 2. `valorch run --image cpu_debian12_py3.11_pytorch_2.13` (smoke) against the same work
    done by hand: `docker run --rm --network none IMAGE python3 -c "import torch; ..."`;
    goal <= 1.25x.
@@ -12,6 +15,7 @@ BENCH_SMOKE=0 measures the start-up only (part 1).
 from __future__ import annotations
 
 import compileall
+import json
 import os
 import resource
 import shutil
@@ -48,14 +52,20 @@ def wall(argv: list[str], cwd: Path = ROOT, env: dict[str, str] | None = None) -
     return took
 
 
-def median(argv: list[str], **kw) -> float:
-    wall(argv, **kw)  # warm the page cache
-    CPU.clear()
-    return statistics.median(wall(argv, **kw) for _ in range(REPS))
-
-
-def cpu() -> float:
-    return statistics.median(CPU)
+def rounds(commands: dict[str, list[str]], env: dict[str, str]) -> dict[str, tuple[float, float]]:
+    """Each command once per round, REPS rounds (after one to warm the page cache): the
+    median wall and CPU seconds of each."""
+    runs: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
+    for i in range(REPS + 1):
+        for name, argv in commands.items():
+            CPU.clear()
+            took = wall(argv, env=env)
+            if i:
+                runs[name].append((took, CPU[0]))
+    return {
+        name: (statistics.median(w for w, _ in got), statistics.median(c for _, c in got))
+        for name, got in runs.items()
+    }
 
 
 def main() -> None:
@@ -68,25 +78,47 @@ def main() -> None:
         wall(
             [VALORCH, "run", "--image", "host", "--check", "env.*", "--no-matrix"], env=env
         )  # a small database
-        floor = median([sys.executable, "-c", "pass"])
-        floor_cpu = cpu()
-        print(
-            f"floor: python -c pass {floor:.3f} s wall, {floor_cpu:.3f} s CPU (median of {REPS}, "
-            f"load {os.getloadavg()[0]:.1f})\n"
+        load = os.getloadavg()[0]
+        run_id = json.loads(
+            subprocess.run(
+                [VALORCH, "results", "list", "--json"], env=env, capture_output=True, text=True
+            ).stdout
+        )[0]["run"]
+        floors = {
+            "python -c pass": [sys.executable, "-c", "pass"],
+            'python -c "import sqlalchemy"': [sys.executable, "-c", "import sqlalchemy"],
+        }
+        commands = {
+            " ".join(args): [VALORCH, *args]
+            for args in (
+                ["version"],
+                ["--help"],
+                ["images", "list"],
+                ["suites", "list"],
+                ["jobs", "list"],
+                ["results", "list"],
+                ["matrix", "render"],
+            )
+        }
+        commands["results show RUN"] = [VALORCH, "results", "show", run_id]
+        measured = rounds({**floors, **commands}, env)
+        (floor, floor_cpu), (ref, _) = (
+            measured["python -c pass"],
+            measured['python -c "import sqlalchemy"'],
         )
-        print("| command | wall (s) | CPU (s) | goal (s) | wall / goal |")
-        print("|---|---|---|---|---|")
-        for args in (
-            ["version"],
-            ["--help"],
-            ["images", "list"],
-            ["suites", "list"],
-            ["jobs", "list"],
-            ["results", "list"],
-        ):
-            t = median([VALORCH, *args], env=env)
+        print(
+            f"floor: python -c pass {floor:.3f} s wall, {floor_cpu:.3f} s CPU; import sqlalchemy "
+            f"{ref:.3f} s wall (median of {REPS} interleaved rounds, load {load:.1f})\n"
+        )
+        print(
+            "| command | wall (s) | CPU (s) | wall / goal | wall / pass | wall / import sqlalchemy |"
+        )
+        print("|---|---|---|---|---|---|")
+        for name in commands:
+            t, c = measured[name]
             print(
-                f"| `valorch {' '.join(args)}` | {t:.3f} | {cpu():.3f} | {GOAL_START} | {t / GOAL_START:.2f} |"
+                f"| `valorch {name}` | {t:.3f} | {c:.3f} | {t / GOAL_START:.2f} | {t / floor:.1f} "
+                f"| {t / ref:.2f} |"
             )
         print(f"\n(load at the end: {os.getloadavg()[0]:.1f})")
         if os.environ.get("BENCH_SMOKE", "1") == "0":

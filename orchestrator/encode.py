@@ -25,7 +25,7 @@ escape sequence, mention or link of the input's making:
 
 from __future__ import annotations
 
-import html as _html
+import functools
 import json as _json
 import re
 from typing import Any
@@ -34,7 +34,9 @@ from typing import Any
 _UNSAFE = re.compile(
     "[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
 )
-_XML_FORBIDDEN = re.compile("[^\x09\x0a\x0d\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+#: what XML 1.0 forbids: compiled on first use (``re`` takes ~10 ms over its ranges, which
+#: every command would pay at start-up; only JUnit writes XML)
+_XML_FORBIDDEN = "[^\x09\x0a\x0d\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
 _RST_SPECIAL = re.compile(r"([\\`*_|\[\]<>:@])")  # @: no standalone e-mail link
 _MENTION = re.compile(r"@(?=(?:here|channel|everyone|group)\b)", re.IGNORECASE)
 _SCHEME = re.compile(r"(?<=[A-Za-z0-9+.-]):(?=//)")
@@ -70,7 +72,15 @@ def one_line(text: str) -> str:
 
 
 def html(text: str) -> str:
-    return _html.escape(terminal(text), quote=True)
+    return _escape(terminal(text), quote=True)
+
+
+def _escape(text: str, quote: bool) -> str:
+    # the standard library's html module builds its table of 2,200 named entities at
+    # import: paid by the sinks that escape HTML, not by every command's start-up
+    from html import escape
+
+    return escape(text, quote=quote)
 
 
 def github_markdown(text: str) -> str:
@@ -78,7 +88,7 @@ def github_markdown(text: str) -> str:
     brackets are backslash-escaped, not entities, and quotes are left as they are: the same
     text reads right in a terminal ("test[1]", ".to('cuda')"), where no entity is decoded."""
     return (
-        _html.escape(terminal(text), quote=False)
+        _escape(terminal(text), quote=False)
         .replace("\\", "\\\\")
         .replace("[", "\\[")
         .replace("]", "\\]")
@@ -111,7 +121,12 @@ def rst(text: str) -> str:
 def xml(text: str) -> str:
     """Characters XML 1.0 forbids (and C1 controls) made visible; the escaping of ``<&"``
     stays the serializer's (ElementTree)."""
-    return _XML_FORBIDDEN.sub(_visible, text)
+    return _xml_forbidden().sub(_visible, text)
+
+
+@functools.cache
+def _xml_forbidden() -> re.Pattern[str]:
+    return re.compile(_XML_FORBIDDEN)
 
 
 def slack(text: str) -> str:

@@ -22,6 +22,16 @@ from .bounds import (  # noqa: F401 (re-exported: the bounds of the vocabulary)
     MAX_SECONDS,
     VERSION_PATTERN,
 )
+from .statuses import (  # noqa: F401 (re-exported: the vocabulary's statuses)
+    DECISIVE,
+    FAILING,
+    INCONCLUSIVE,
+    LEGEND,
+    NOT_APPLICABLE,
+    NOT_EXERCISED,
+    STATUSES,
+    SYMBOL,
+)
 
 #: a check's version: a PostgreSQL INTEGER column, and what an export accepts (export_schema)
 MAX_VERSION = 1_000_000
@@ -77,57 +87,11 @@ CheckKind = Literal[
 ]
 ExecutorName = Literal["host", "docker"]
 
-# The status vocabulary (docs/design.md, "Status vocabulary"), defined once.
-STATUSES: tuple[str, ...] = (
-    "pass",
-    "partial",
-    "fail",
-    "crash",
-    "timeout",
-    "error",
-    "unsupported",
-    "skip",
-    "n/a",
-    "xfail",
-)
-#: the row does not apply to this image (another vendor's tool, a GPU row on a CPU image):
-#: blank, and counted nowhere
-NOT_APPLICABLE = "n/a"
-#: ran and was wrong, or died: what gates a run (exit 1) and makes a regression
-FAILING: tuple[str, ...] = ("fail", "crash", "timeout")
-#: a verdict about the image (everything but the harness's own failure and deliberate skips)
-DECISIVE: tuple[str, ...] = ("pass", "partial", *FAILING, "unsupported")
-#: says nothing about the image: the harness failed, or attempts disagreed, or a known issue matched
-INCONCLUSIVE: tuple[str, ...] = ("flaky", "xfail", "error")
-#: not exercised, and no verdict about the image: JUnit ``<skipped>``, never FAILED in an
-#: attestation, left out of tiers (docs/statuses.md)
-NOT_EXERCISED: tuple[str, ...] = ("unsupported", "skip", NOT_APPLICABLE)
-#: matrix cell symbols, one meaning each (docs/statuses.md): the seed documents' ✅ ⚠️ ❌ for
-#: pass, partial support and failure; HTML adds a word and a colour
-SYMBOL: dict[str, str] = {
-    "pass": "✅",
-    "partial": "⚠️",
-    "fail": "❌",
-    "crash": "❌",
-    "timeout": "❌",
-    "unsupported": "⊘",
-    "error": "⁇",
-    "xfail": "⚑",
-    "flaky": "⁇",
-    "skip": "",
-    NOT_APPLICABLE: "",
-    "missing": "—",
-    "cpu-only": "◐",
-}
+# The status vocabulary (docs/design.md, "Status vocabulary": STATUSES, FAILING, SYMBOL,
+# LEGEND, …) is defined once in statuses.py and re-exported here.
+
 #: the regression rule's default timing threshold: a 5 % slower median (docs/design.md, "Regression rule")
 DEFAULT_THRESHOLD = 0.05
-
-LEGEND = (
-    "✅ pass · ⚠️ partial support · ❌ fail, crash or timeout · ⊘ unsupported (not installed or "
-    "does not exist: not a failure) · ⁇ inconclusive: harness error or flaky (mixed attempts) · "
-    "⚑ known issue · ◐ cpu only: passed on the CPU inside a GPU image (no GPU evidence) · "
-    "blank: skipped or not applicable · —: not run"
-)
 
 
 # The regression report's change kinds, most serious first (the order of its sections).

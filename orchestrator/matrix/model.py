@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from ..spec import FAILING, INCONCLUSIVE, LEGEND, NOT_APPLICABLE, SYMBOL
+from ..statuses import FAILING, INCONCLUSIVE, LEGEND, NOT_APPLICABLE, SYMBOL
 
 __all__ = [
     "FAILING",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .. import encode
-from ..spec import LEGEND
+from ..statuses import LEGEND
 from .sections import sections, shown_label_headers, shown_labels
 
 if TYPE_CHECKING:

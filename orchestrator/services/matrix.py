@@ -31,7 +31,6 @@ from ..matrix.layouts import (
 from ..matrix.libraries import images_for, libraries_table
 from ..matrix.status_filter import rows_with
 from ..matrix.tiers import Policy
-from ..render.html import document_html
 from ..render.markdown import document_md
 from ..render.rst import document_rst
 from ..spec import VERSION_PATTERN
@@ -322,7 +321,11 @@ def render_document(
     doc = rows_with(doc, statuses)
     if fmt == "json":
         return json.dumps(doc.to_dict(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-    return {"md": document_md, "rst": document_rst, "html": document_html}[fmt](doc, fragment)
+    if fmt == "html":  # jinja2 (its templates): loaded only for the page that needs it
+        from ..render.html import document_html
+
+        return document_html(doc, fragment)
+    return {"md": document_md, "rst": document_rst}[fmt](doc, fragment)
 
 
 def _exists(version: str) -> InputError:

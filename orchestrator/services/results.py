@@ -8,9 +8,8 @@ from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from .. import yamlio
 from ..errors import InputError
-from ..store import queries, transfer
+from ..store import queries
 from . import views
 
 Factory = sessionmaker[Session]
@@ -37,6 +36,8 @@ def show(factory: Factory, run_id: str, statuses: Sequence[str] = ()) -> dict[st
 
 def export(factory: Factory, run_ids: Sequence[str]) -> dict[str, Any]:
     """Runs (ids or unique prefixes, each once) as one export document."""
+    from ..store import transfer
+
     with factory() as session:
         runs = []
         for run_id in run_ids:
@@ -54,6 +55,9 @@ IMPORT_HINT = "pass a file written by valorch results export (nothing was import
 def read_export(path: Path) -> Any:
     """The export document in ``path``, parsed and validated (exit 2 naming the place)."""
     import json
+
+    from .. import yamlio
+    from ..store import transfer
 
     text = yamlio.read_text(path, "results export", yamlio.CAPS["export"])
     try:
@@ -76,6 +80,8 @@ def read_export(path: Path) -> Any:
 def import_(factory: Factory, doc: Any, source: str, dry_run: bool = False) -> dict[str, int]:
     """Add the runs of an export document; runs already stored are left alone. New counts.
     ``dry_run``: count what would be added, then roll back."""
+    from ..store import transfer
+
     with factory() as session:
         try:
             counts = transfer.import_runs(session, doc)

@@ -7,15 +7,17 @@ import fnmatch
 import uuid
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import ColumnElement, func, select, text
 from sqlalchemy.orm import Session
 
 from .. import __version__
 from ..errors import InfrastructureError
-from ..spec import CheckResult, HostSpec, ImageSpec, SuiteRef
 from .models import Base, Check, Host, Image, Result, Run, TaskRow
+
+if TYPE_CHECKING:  # the vocabulary's pydantic models: a listing never builds one
+    from ..spec import CheckResult, HostSpec, ImageSpec, SuiteRef
 
 
 def now() -> datetime:

@@ -1,0 +1,112 @@
+"""The read-only commands start fast by importing only what they use: the CLI's module
+loads no store, no models and no satellite; ``results list`` and ``results show`` read the
+store through SQLAlchemy and nothing of the Docker SDK, the templates, the migrations, the
+registry client or the attestations; ``matrix render`` loads jinja2 only for HTML.
+
+Checked by the modules each process has executed (no timing: docs/benchmarks.md has the
+figures, bench/bench_cli.py measures them)."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+from conftest import ROOT
+
+#: runs the CLI with the given arguments, then prints the modules it executed: a module that
+#: ``commands.common.lazy`` only named (importlib's LazyLoader, not executed yet) and a name a
+#: package marked absent (None) do not count
+RUN_AND_LIST_MODULES = """
+import atexit, json, sys
+def executed():
+    return sorted(n for n, m in sys.modules.items()
+                  if m is not None and type(m).__name__ != "_LazyModule")
+atexit.register(lambda: print("MODULES " + json.dumps(executed())))
+sys.argv = ["valorch", *sys.argv[1:]]
+from orchestrator.cli import main
+main()
+"""
+
+#: never needed to read the store or print help
+HEAVY = ("docker", "jinja2", "alembic", "requests", "kubernetes", "psycopg", "markupsafe")
+#: the satellites' and the writers' modules: attestations, the registry, containers, the site
+SATELLITES = (
+    "orchestrator.ext.attest.service",
+    "orchestrator.ext.attest.signing",
+    "orchestrator.registry",
+    "orchestrator.executors",
+    "orchestrator.render.html",
+    "orchestrator.ext.site.service",
+    "orchestrator.ext.site.pages",
+    "orchestrator.store.transfer",
+)
+
+
+def executed(*args: str, code: int = 0) -> set[str]:
+    done = subprocess.run(
+        [sys.executable, "-c", RUN_AND_LIST_MODULES, *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=600,
+    )
+    assert done.returncode == code, done.stdout[-2000:] + done.stderr[-2000:]
+    (line,) = [ln for ln in done.stdout.splitlines() if ln.startswith("MODULES ")]
+    return set(json.loads(line[len("MODULES ") :]))
+
+
+def loaded(modules: set[str], names: tuple[str, ...]) -> list[str]:
+    """The names of ``names`` (packages included) that ``modules`` holds."""
+    return sorted(m for m in modules if m in names or m.startswith(tuple(n + "." for n in names)))
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory) -> tuple[str, str]:
+    """A store with one finished run (host, selftest.pass): the database URL and the run id."""
+    db = str(tmp_path_factory.mktemp("store") / "v.sqlite")
+    executed(
+        "run", "--image", "host", "--suite", "selftest", "--check", "selftest.pass", "--db", db
+    )
+    listing = subprocess.run(
+        [sys.executable, "-c", RUN_AND_LIST_MODULES, "results", "list", "--db", db, "--json"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=600,
+    )
+    rows = json.loads(listing.stdout.split("\nMODULES ", 1)[0])
+    return db, rows[0]["run"]
+
+
+def test_help_loads_no_store_no_models_and_no_satellite():
+    modules = executed("--help")
+    assert "orchestrator.commands.results" in modules  # every command module is loaded
+    assert loaded(modules, ("sqlalchemy", "pydantic", "yaml", *HEAVY)) == []
+    assert loaded(modules, ("orchestrator.spec", "orchestrator.store", *SATELLITES)) == []
+
+
+def test_results_list_reads_the_store_and_nothing_else(store):
+    db, _ = store
+    modules = executed("results", "list", "--db", db)
+    assert "orchestrator.store.queries" in modules  # read through the one SQL path
+    assert loaded(modules, ("yaml", *HEAVY)) == []
+    # the job and result models (pydantic) are not built to list runs
+    assert loaded(modules, ("orchestrator.spec", *SATELLITES)) == []
+
+
+def test_results_show_loads_no_attestation_registry_or_templates(store):
+    db, run_id = store
+    modules = executed("results", "show", run_id, "--db", db)
+    assert "orchestrator.services.triage" in modules  # a run's red checks say why
+    assert loaded(modules, HEAVY) == []
+    assert loaded(modules, SATELLITES) == []
+
+
+def test_matrix_render_loads_jinja2_only_for_html(store):
+    db, _ = store
+    modules = executed("matrix", "render", "--db", db)
+    assert "orchestrator.services.matrix" in modules
+    assert loaded(modules, HEAVY) == []
+    assert loaded(modules, SATELLITES) == []
+    html = executed("matrix", "render", "--db", db, "--format", "html")
+    assert "jinja2" in html and "orchestrator.render.html" in html
