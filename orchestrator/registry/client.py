@@ -256,6 +256,7 @@ class RegistryClient:
         with self._lock:
             working = self._working.get(ref.domain)
         bases = (working,) if working else insecure.endpoints(ref.domain)
+        official = bool(insecure.official_endpoints(ref.domain))
         for i, base in enumerate(bases):
             url = path if path.startswith(("https://", "http://")) else base + path
             try:
@@ -263,8 +264,10 @@ class RegistryClient:
                     ref.domain, url, lambda u=url: self._http.request(method, u, **kw)
                 )
             except (requests.exceptions.ConnectionError, requests.exceptions.Timeout) as exc:
-                if i + 1 < len(bases) and _not_tls(exc):
-                    continue  # as the engine does: an insecure registry without TLS, try plain HTTP
+                if i + 1 < len(bases) and (_not_tls(exc) or official):
+                    # as the engine does: an insecure registry without TLS, try plain HTTP; a
+                    # mirror of the official index that does not answer, try the next, then the index
+                    continue
                 raise self._unreachable(exc, url, ref) from None
             except requests.exceptions.RequestException as exc:
                 raise transport.error(exc, ref.domain, url) from None
@@ -290,7 +293,12 @@ class RegistryClient:
         return InfrastructureError(
             f"registry {ref.domain} is unreachable at {url.split('/v2/')[0]}: {_short(exc)}",
             (
-                "Docker Hub's registry API is served on another host than docker.io: set "
+                f"{ref.domain} is reached where the Docker engine reaches it (its registry mirrors, "
+                "then its index address, as `docker info` shows them): check that the engine can "
+                f"pull from it, or map it to a mirror: VALORCH_REGISTRY_ENDPOINTS={ref.domain}=URL; "
+                if insecure.official_endpoints(ref.domain)
+                else "Docker Hub's registry API is served on another host than docker.io, and no "
+                "Docker engine answered to say where: start one, or set "
                 "VALORCH_REGISTRY_ENDPOINTS=docker.io=https://<that host or a mirror>; "
                 if ref.domain == "docker.io"
                 else ""

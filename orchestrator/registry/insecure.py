@@ -6,6 +6,11 @@ a registry on loopback needs no configuration) or its name is one of the engine'
 ``insecure-registries`` (``IndexConfigs.<name>.Secure`` false in ``docker info``). valorch
 reads the same ``docker info`` and follows the same rule, so a registry the engine pushes
 to is one valorch can check. An explicit ``VALORCH_REGISTRY_ENDPOINTS`` mapping wins.
+
+The engine's *official* index (the default domain of a reference written without one) is
+served by the engine from another host than its name: valorch asks the engine for that
+too, as ``docker pull`` resolves it, the engine's registry mirrors for it first, then the
+host of the engine's ``IndexServerAddress``. No registry's address is written in valorch.
 """
 
 from __future__ import annotations
@@ -31,13 +36,21 @@ def engine_registry_config() -> dict[str, Any]:
     global _engine
     with _lock:
         if _engine is None:
-            done = proc.call(["docker", "info", "--format", "{{json .RegistryConfig}}"], timeout=20)
+            done = proc.call(["docker", "info", "--format", _INFO], timeout=20)
             try:
                 found = json.loads(done.stdout) if done.ok else {}
             except ValueError:
                 found = {}
-            _engine = found if isinstance(found, dict) else {}
+            config = found.get("registry") if isinstance(found, dict) else None
+            _engine = dict(config) if isinstance(config, dict) else {}
+            index = found.get("index") if isinstance(found, dict) else None
+            if isinstance(index, str) and _engine:
+                _engine["IndexServerAddress"] = index
         return _engine
+
+
+#: the engine's registry configuration and the address of its official index, as one JSON
+_INFO = '{"registry": {{json .RegistryConfig}}, "index": {{json .IndexServerAddress}}}'
 
 
 def _host(domain: str) -> str:
@@ -86,9 +99,36 @@ def endpoints(domain: str) -> tuple[str, ...]:
         name, sep, url = item.strip().partition("=")
         if sep and name == domain:
             return (url.rstrip("/"),)
+    official = official_endpoints(domain)
+    if official:
+        return official
     if plain_http_allowed(domain):
         return (f"https://{domain}", f"http://{domain}")
     return (f"https://{domain}",)
+
+
+def official_endpoints(domain: str, config: dict[str, Any] | None = None) -> tuple[str, ...]:
+    """Where the engine itself reaches ``domain`` when it is the engine's official index
+    (``IndexConfigs.<domain>.Official``): its registry mirrors for that index (or the
+    engine-wide ``Mirrors``), then the scheme and host of its ``IndexServerAddress``; () for
+    any other registry, or when the engine cannot be asked."""
+    config = engine_registry_config() if config is None else config
+    index = (config.get("IndexConfigs") or {}).get(domain)
+    if not (isinstance(index, dict) and index.get("Official") is True):
+        return ()
+    mirrors = index.get("Mirrors") or config.get("Mirrors")
+    listed = mirrors if isinstance(mirrors, list) else []
+    found = [m.rstrip("/") for m in listed if isinstance(m, str) and _http_url(m)]
+    address = config.get("IndexServerAddress")
+    if isinstance(address, str) and _http_url(address):
+        scheme, _, rest = address.partition("://")
+        found.append(f"{scheme}://{rest.split('/', 1)[0]}")
+    return tuple(dict.fromkeys(found))
+
+
+def _http_url(text: str) -> bool:
+    scheme, sep, rest = text.partition("://")
+    return bool(sep) and scheme in ("http", "https") and bool(rest.split("/", 1)[0])
 
 
 def tls_hint(domain: str) -> str:
