@@ -11,7 +11,7 @@ NEEDS_COMPONENTS := docker or slurm or browser or postgres
 # resource with a fixed place on the machine share one (tests/parallel.py; docs/testing.md).
 # WORKERS=0 runs the tests in this process, one at a time.
 WORKERS  ?= auto
-PARALLEL := -n $(WORKERS) --dist loadgroup
+PARALLEL := -n $(WORKERS) --dist loadfile
 QUICK := not cli and not torch and not ($(NEEDS_COMPONENTS))
 
 # The run environment: valorch and PyTorch for the host interpreter. Its bytecode is

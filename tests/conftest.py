@@ -130,20 +130,23 @@ def probe_dir(tmp_path):
 # --- PostgreSQL: one real server for the session (tests/pgserver.py), a fresh database per test ---
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(items):
     for item in items:
         if "pg_server" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.postgres)
     needs.mark(items)
-    by_file: dict[str, set[str]] = {}
-    for item in items:
-        by_file.setdefault(item.nodeid.split("::")[0], set()).update(
-            getattr(item, "fixturenames", ())
-        )
-    group = parallel.groups(by_file)
-    for item in items:
-        item.add_marker(pytest.mark.xdist_group(group[item.nodeid.split("::")[0]]))
+
+
+try:  # the parallel workers' scheduler (tests/parallel.py), where pytest-xdist is installed
+    import xdist  # noqa: F401
+except ImportError:  # the probe's own venvs (make probe-pythons) run without it
+    pass
+else:
+
+    def pytest_xdist_make_scheduler(config, log):
+        if config.getvalue("dist") == "loadfile":
+            return parallel.scheduler(config, log)
+        return None
 
 
 @pytest.fixture(scope="session")

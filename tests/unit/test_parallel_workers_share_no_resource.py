@@ -48,3 +48,15 @@ def test_every_private_engine_has_a_network_of_its_own():
     assert len(subnets) == len(names), sorted((dockerd.subnet(n), n) for n in names)
     # none of them is the test engine's default (172.17.0.0/16) or the machine's own network
     assert all(s.startswith("10.250.") for s in subnets)
+
+
+def test_the_real_files_group_by_what_they_use():
+    root = TESTS.parent
+    found = parallel.fixtures_by_file(root, TESTS)
+    group = parallel.groups(found)
+    remote = [f for f in found if "engine2" in found[f]]
+    slurm = [f for f in found if "cluster" in found[f]]
+    assert "tests/integration/test_remote_engine.py" in remote and len(slurm) >= 2, (remote, slurm)
+    assert len({group[f] for f in remote}) == 1 and len({group[f] for f in slurm}) == 1
+    alone = "tests/unit/test_counted_nouns.py"
+    assert group[alone] == alone  # a file of its own
