@@ -58,10 +58,14 @@ def test_without_a_mirror_the_engines_index_is_asked_and_named(tmp_path):
     was asked and how to name a mirror instead; where it can, the made-up name is not there."""
     catalog = _catalog(tmp_path, "nowhere", f"valorch-none-{uuid.uuid4().hex[:8]}:v1")
     env = {"VALORCH_REGISTRY_ENDPOINTS": "", "DOCKER_CONFIG": str(tmp_path / "none")}
-    done = run_cli("images", "check", "--catalog", str(catalog), "--timeout", "5", env=env)
-    text = done.stdout + done.stderr
-    assert "Traceback" not in text
+    done = run_cli(
+        "images", "check", "--catalog", str(catalog), "--timeout", "5", "--json", env=env
+    )  # fmt: skip
+    assert "Traceback" not in done.stderr
+    (found,) = json.loads(done.stdout)["images"]
     if done.returncode == 3:
-        assert "Docker engine reaches it" in text and "VALORCH_REGISTRY_ENDPOINTS=" in text, text
+        assert found["state"] == "unreachable", found
+        said = found["message"]
+        assert "Docker engine reaches it" in said and "VALORCH_REGISTRY_ENDPOINTS=" in said, said
     else:
-        assert done.returncode == 1 and "nowhere" in text, text
+        assert done.returncode == 1 and found["state"] != "same", found
