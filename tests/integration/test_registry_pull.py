@@ -57,7 +57,8 @@ def test_run_pulls_by_pinned_digest_and_records_both(request, which, tmp_path):
     assert run["results"] and run["state"] == "done"
     inspect = subprocess.run(["docker", "image", "inspect", pinned], capture_output=True, text=True)
     assert inspect.returncode == 0 and pinned in inspect.stdout
-    shown = run_cli("results", "show", run["run"], env={"VALORCH_DB": str(db)})
+    # wide enough for the digest on the platform line (piped output wraps at 120 columns)
+    shown = run_cli("results", "show", run["run"], env={"VALORCH_DB": str(db), "COLUMNS": "250"})
     assert f"platform (linux/amd64) {digest}" in shown.stdout
     forget(pinned)
 
