@@ -20,6 +20,13 @@ settings.register_profile("dev", deadline=None)
 settings.register_profile("ci", deadline=None, derandomize=True, print_blob=True)
 settings.load_profile("ci" if os.environ.get("CI") == "true" else "dev")
 
+# pytest-xdist's workers run with COLUMNS=80 and LINES=24 in their environment, which every
+# console script a test starts would inherit: piped output would wrap at 80 columns on a
+# worker and at 120 in a serial run. The tests see one environment either way.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    for name in ("COLUMNS", "LINES"):
+        os.environ.pop(name, None)
+
 VALORCH = str(Path(sys.executable).with_name("valorch"))
 
 
