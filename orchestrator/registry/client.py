@@ -256,7 +256,6 @@ class RegistryClient:
         with self._lock:
             working = self._working.get(ref.domain)
         bases = (working,) if working else insecure.endpoints(ref.domain)
-        official = bool(insecure.official_endpoints(ref.domain))
         for i, base in enumerate(bases):
             url = path if path.startswith(("https://", "http://")) else base + path
             try:
@@ -264,7 +263,9 @@ class RegistryClient:
                     ref.domain, url, lambda u=url: self._http.request(method, u, **kw)
                 )
             except (requests.exceptions.ConnectionError, requests.exceptions.Timeout) as exc:
-                if i + 1 < len(bases) and (_not_tls(exc) or official):
+                if i + 1 < len(bases) and (
+                    _not_tls(exc) or insecure.official_endpoints(ref.domain)
+                ):
                     # as the engine does: an insecure registry without TLS, try plain HTTP; a
                     # mirror of the official index that does not answer, try the next, then the index
                     continue

@@ -81,7 +81,7 @@ def head_images(
 
 def parse_targets(values: Sequence[str]) -> tuple[Target, ...]:
     """``--notify``'s values as targets; a bad one is exit 2 before anything runs."""
-    return tuple(parse(values))
+    return parse(values)
 
 
 def post(targets: Sequence[Target], outcome: Outcome, say: Callable[[str], None]) -> bool:
