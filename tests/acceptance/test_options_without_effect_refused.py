@@ -48,9 +48,21 @@ def test_every_rule_names_an_option_its_command_has():
         assert " ".join(rule.example).startswith(rule.command), rule
 
 
+def _silent_cluster(tmp_path):
+    """A Slurm configuration whose controller nothing answers (the discard port): the
+    verdict below must not depend on whether some other test has a cluster running."""
+    conf = tmp_path / "slurm.conf"
+    conf.write_text(
+        "ClusterName=nowhere\nSlurmctldHost=localhost\nSlurmctldPort=9\n"
+        "NodeName=n1 CPUs=1 State=UNKNOWN\nPartitionName=p Nodes=n1 Default=YES\n"
+    )
+    return str(conf)
+
+
 def test_the_environment_variable_is_a_warning(tmp_path):
     """VALORCH_HOSTS is documented as set for every command: with a cluster executor it is
-    a warning, and the command goes on (here to the unknown image, its own exit 2)."""
+    a warning, and the command goes on (here to the unknown image, its own exit 2: the
+    images are resolved before the cluster is asked, so it says so even with no cluster)."""
     proc = run_cli(
         "run",
         "--image",
@@ -58,7 +70,11 @@ def test_the_environment_variable_is_a_warning(tmp_path):
         "--executor",
         "slurm",
         cwd=tmp_path,
-        env={"VALORCH_HOSTS": str(tmp_path / "hosts.yaml"), "VALORCH_DB": str(tmp_path / "s")},
+        env={
+            "VALORCH_HOSTS": str(tmp_path / "hosts.yaml"),
+            "VALORCH_DB": str(tmp_path / "s"),
+            "SLURM_CONF": _silent_cluster(tmp_path),
+        },
         timeout=120,
     )
     assert "warning: VALORCH_HOSTS (--hosts) has no effect with --executor slurm" in proc.stderr
