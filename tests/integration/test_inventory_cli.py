@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -243,11 +244,23 @@ def test_bad_input_and_infrastructure_exit_codes(catalog, db):
     assert missing_run.returncode == 2 and "no stored inventory" in missing_run.stderr
 
 
-def test_no_container_left_behind():
+def _inventory_containers() -> set[str]:
     out = subprocess.run(
         ["docker", "ps", "-aq", "--filter", "label=org.valorch.suite=inventory"],
         capture_output=True,
         text=True,
         check=True,
     ).stdout
-    assert out.split() == []
+    return set(out.split())
+
+
+def test_no_container_left_behind():
+    """An audit removes its container. Another worker's audit may be running right now,
+    with a container of the same label: each container seen must be gone within a
+    minute (an audit's own deadline); one left behind stays and fails."""
+    seen = _inventory_containers()
+    deadline = time.monotonic() + 60
+    while seen and time.monotonic() < deadline:
+        time.sleep(1)
+        seen &= _inventory_containers()
+    assert seen == set()
