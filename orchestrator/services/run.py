@@ -167,9 +167,9 @@ def stage_job(placed: Placement, staging: Staging = Staging()) -> Placement:
 
 def _on_cluster(spec: JobSpec, cat: Catalog, where: Where) -> Placement:
     """Slurm's nodes or a Kubernetes cluster: the cluster places each job itself (by its
-    nodes, or its node labels), no host inventory here; the ``host`` image stays local. The images are
-    resolved first: an unknown image is the user's error (exit 2) whether or not the
-    cluster answers, and no cluster is asked about a job that cannot run."""
+    nodes, or its node labels), no host inventory here; the ``host`` image stays local.
+    The images are resolved first: an unknown image is the user's error (exit 2) whether
+    or not the cluster answers, and no cluster is asked about a job that cannot run."""
     cat.select(spec.images)
     if where.executor == "slurm":
         from ..executors.slurm.client import SlurmCluster
