@@ -124,13 +124,15 @@ REAL_EVIDENCE = (
         "kernels.* and features.* library evidence (evidence.KERNEL_LIBRARIES)",
         "real kernel names of public captures, each with its source (tests/fixtures/kernel-names/: cuDNN, "
         "cuBLAS SIMT and tensor-op, cuBLASLt, hipBLASLt generated and hand-tuned, rocBLAS, MIOpen naive "
-        "fallbacks, Composable Kernel tile programs, AITER, and names left unattributed), kernel names of "
+        "fallbacks, Composable Kernel tile programs and GEMMs, AITER, and names left unattributed), kernel "
+        "names of "
         "published profiles (tests/fixtures/evidence/kernel-names.tsv), the rows of a real torch.profiler "
         "table on CUDA (vllm-project/vllm-omni#553); cuDNN RNN names from public nsys / nvprof summaries",
         "the cuDNN RNN and AOTriton-suffix names have no citable capture file (their sources are named "
         "in tests/fixtures/tools/real/README.md); the Composable Kernel and AITER names come from public "
-        "torch.profiler tables whose repository the search index did not name; no capture names a "
-        "Composable Kernel GEMM (ck::kernel_gemm_...) with its source",
+        "torch.profiler tables whose repository the search index did not name, and the Composable Kernel "
+        "GEMMs (ck::kernel_gemm_xdl_cshuffle_v3, ck::kernel_moe_gemm) from MI300 vLLM traces quoted in "
+        "public repository files the index did not name either",
     ),
     (
         "kernels.linear.bf16 (rocBLAS vs hipBLASLt)",

@@ -34,7 +34,9 @@ KERNEL_LIBRARIES = (
     (r"^(void )?aiter::", "AITER", "amd"),
     # Composable Kernel tile programs (CK flash attention, CK GEMMs): "void ck_tile::kentry<256, 2,
     # ck_tile::FmhaFwdKernel<...", "void ck_tile::kentry<64, 2, ck_tile::FmhaBwdOGradDot..." (torch.profiler tables,
-    # tests/fixtures/kernel-names/README.md), "ck::kernel_gemm_xdl_cshuffle_v3<...>", "device_gemm_xdl..."
+    # tests/fixtures/kernel-names/README.md), "void ck::kernel_gemm_xdl_cshuffle_v3<ck::GridwiseGemmMultiD_ABScale_
+    # xdl_cshuffle_v3<...", "void ck::kernel_moe_gemm<ck::GridwiseMoeGemmBlockScale<..." (MI300 vLLM traces, same
+    # README), "device_gemm_xdl..."
     (r"\bck_tile::|\bck::|device_gemm_xdl|\bfmha_(fwd|bwd)_", "Composable Kernel", "amd"),
     # AOTriton's precompiled Triton attention kernels used by ROCm SDPA, named after the Triton functions of
     # ROCm/aotriton tritonsrc/: "attn_fwd", "bwd_kernel_dk_dv", "bwd_kernel_dq", "bwd_preprocess", and the

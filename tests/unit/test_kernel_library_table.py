@@ -58,6 +58,9 @@ def test_the_fixture_covers_every_library_the_table_must_tell_apart():
     assert any(n.startswith("Custom_") for n in hip) and any(n.startswith("Cijk_") for n in hip)
     cublas = [n for n, _, lib, _ in ROWS if lib == "cuBLAS/cuBLASLt"]
     assert any("sgemm" in n for n in cublas) and any("xmma_gemm" in n for n in cublas)
+    # Composable Kernel's tile attention and its GEMMs, both from real traces
+    ck = [n for n, _, lib, _ in ROWS if lib == "Composable Kernel"]
+    assert any("ck_tile::Fmha" in n for n in ck) and any("ck::kernel_gemm" in n for n in ck)
 
 
 def test_miopen_naive_fallbacks_are_miopen_and_tensile_without_userargs_stays_shared():
