@@ -3,16 +3,21 @@ a Slurm node's feature ``rdma`` and ``--rdma-resource`` (Kubernetes, experimenta
 manifests only), with CAP_IPC_LOCK and an unlimited memlock, reach only a multi-node GPU
 task's container on such a host; nothing changes elsewhere."""
 
+from pathlib import Path
+
 import pytest
 from pydantic import ValidationError
 
+from orchestrator.catalog.core import Catalog
 from orchestrator.executors.container import RDMA_CAPS, RDMA_ULIMITS, task_container
 from orchestrator.executors.docker import create_kwargs
+from orchestrator.executors.slurm import nodes
 from orchestrator.executors.slurm.executor import STEP, create_options, step_argv
 from orchestrator.executors.slurm.nodes import hosts_from_sinfo, rdma_nodes
 from orchestrator.ext.k8s.executor import job_manifest
 from orchestrator.ext.k8s.gang import gang_job
-from orchestrator.spec import GPU, HostSpec, ImageSpec, SuiteRef, Task
+from orchestrator.services.run import Where, _on_cluster
+from orchestrator.spec import GPU, HostSpec, ImageSpec, JobSpec, SuiteRef, Task
 
 IMG = ImageSpec(alias="g", reference="nvcr.io/x:1", backend="cuda")
 GPUS = tuple(GPU(index=i, vendor="nvidia", arch="sm_90", memory_mib=81559) for i in range(8))
@@ -188,3 +193,28 @@ def test_the_flag_on_a_run_without_a_multinode_gpu_task_is_exit_2(cli):
     )
     assert proc.returncode == 2, proc.stderr
     assert "applies to a multi-node GPU task" in proc.stderr and "Traceback" not in proc.stderr
+
+
+# --- the run's placement hands each cluster executor its opt-in ---
+
+
+def cuda_gang_job():
+    cat = Catalog.load(Path(__file__).resolve().parents[2] / "images")
+    suites = (SuiteRef(name="multinode", nodes=2),)
+    return cat, JobSpec(name="j", images=("cuda12.4_cudnn9_pytorch_2.4",), suites=suites)
+
+
+def test_a_slurm_run_gives_its_executor_the_nodes_sinfo_calls_rdma(monkeypatch):
+    monkeypatch.setattr(nodes, "cluster_hosts", lambda cluster: hosts_from_sinfo(SINFO))
+    cat, spec = cuda_gang_job()
+    placed = _on_cluster(spec, cat, Where(executor="slurm", slurm_spool=Path("/tmp/spool")))
+    (pr,) = placed.planned
+    assert placed.executor_for(pr).rdma_nodes == ("ib0", "ib1")
+
+
+def test_a_kubernetes_run_gives_its_executor_the_rdma_resource():
+    cat, spec = cuda_gang_job()
+    where = Where(executor="kubernetes", rdma_resource="rdma/hca")
+    placed = _on_cluster(spec, cat, where)
+    (pr,) = placed.planned
+    assert placed.executor_for(pr).rdma_resource == "rdma/hca"
