@@ -3,6 +3,7 @@ a Slurm node's feature ``rdma`` and ``--rdma-resource`` (Kubernetes, experimenta
 manifests only), with CAP_IPC_LOCK and an unlimited memlock, reach only a multi-node GPU
 task's container on such a host; nothing changes elsewhere."""
 
+import json
 from pathlib import Path
 
 import pytest
@@ -66,7 +67,7 @@ SINFO = (
 )
 
 
-def slurm_task(nodes=2, backend="cuda", cpu_only=False):
+def gang_task(nodes=2, backend="cuda", cpu_only=False):
     image = ImageSpec(alias="g", reference="nvcr.io/x:1", backend=backend)
     suite = SuiteRef(name="multinode", nodes=nodes)
     hosts = tuple(HostSpec(name=f"n{i}", endpoint=f"slurm://n{i}") for i in range(nodes))
@@ -94,7 +95,7 @@ def test_the_slurm_nodes_with_the_feature_rdma_are_the_opted_in_ones():
 
 
 def test_a_multinode_gpu_step_gets_ipc_lock_and_memlock_for_the_opted_in_nodes():
-    argv = step_argv(slurm_task(), "run", "/spool/p.tar", ("ib0", "ib1"))
+    argv = step_argv(gang_task(), "run", "/spool/p.tar", ("ib0", "ib1"))
     rnodes, ropts = step_rdma(argv)
     assert rnodes == "ib0,ib1"
     # the docker executor's values, not a copy of them
@@ -104,16 +105,16 @@ def test_a_multinode_gpu_step_gets_ipc_lock_and_memlock_for_the_opted_in_nodes()
     assert 'case ",$rnodes," in' in STEP and "/dev/infiniband/uverbs*" in STEP
     assert '--device "$d:$d:rwm"' in STEP
     # never in the options every node gets
-    assert not any("IPC_LOCK" in o or "memlock" in o for o in create_options(slurm_task(), "run"))
+    assert not any("IPC_LOCK" in o or "memlock" in o for o in create_options(gang_task(), "run"))
 
 
 @pytest.mark.parametrize(
     ("task", "nodes"),
     [
-        (slurm_task(), ()),  # no node of the cluster opted in
-        (slurm_task(nodes=1), ("ib0",)),  # one node
-        (slurm_task(cpu_only=True), ("ib0", "ib1")),  # --cpu-only
-        (slurm_task(backend="cpu"), ("ib0", "ib1")),  # a CPU image
+        (gang_task(), ()),  # no node of the cluster opted in
+        (gang_task(nodes=1), ("ib0",)),  # one node
+        (gang_task(cpu_only=True), ("ib0", "ib1")),  # --cpu-only
+        (gang_task(backend="cpu"), ("ib0", "ib1")),  # a CPU image
     ],
 )
 def test_a_slurm_step_gets_nothing_of_it_elsewhere(task, nodes):
@@ -136,27 +137,27 @@ def k8s_manifest(task, resource="rdma/hca", profiling=False):
 
 
 def test_a_multinode_gpu_pod_requests_the_rdma_resource_and_gets_ipc_lock():
-    container = k8s_manifest(slurm_task())
+    container = k8s_manifest(gang_task())
     assert container["resources"]["limits"] == {"nvidia.com/gpu": "8", "rdma/hca": "1"}
     security = container["securityContext"]
     assert security["capabilities"] == {"drop": ["ALL"], "add": ["IPC_LOCK"]}
     assert security["allowPrivilegeEscalation"] is False
     assert "volumes" not in container and all(
         "hostPath" not in v
-        for v in job_manifest(slurm_task(), "run", "j", "ns", "cm", rdma_resource="rdma/hca")[
+        for v in job_manifest(gang_task(), "run", "j", "ns", "cm", rdma_resource="rdma/hca")[
             "spec"
         ]["template"]["spec"]["volumes"]
     )
-    both = k8s_manifest(slurm_task(), profiling=True)["securityContext"]["capabilities"]
+    both = k8s_manifest(gang_task(), profiling=True)["securityContext"]["capabilities"]
     assert both["add"] == ["SYS_ADMIN", "IPC_LOCK"]
 
 
 @pytest.mark.parametrize(
     ("task", "resource"),
     [
-        (slurm_task(), None),  # not asked for
-        (slurm_task(nodes=1), "rdma/hca"),  # one node
-        (slurm_task(cpu_only=True), "rdma/hca"),  # --cpu-only
+        (gang_task(), None),  # not asked for
+        (gang_task(nodes=1), "rdma/hca"),  # one node
+        (gang_task(cpu_only=True), "rdma/hca"),  # --cpu-only
     ],
 )
 def test_a_pod_gets_nothing_of_it_elsewhere(task, resource):
@@ -168,7 +169,7 @@ def test_a_pod_gets_nothing_of_it_elsewhere(task, resource):
 @pytest.mark.parametrize("bad", ["hca", "rdma/", "/hca", "RDMA/hca", "rdma/hca/x", "a b/c"])
 def test_a_malformed_resource_is_refused_by_the_manifest(bad):
     with pytest.raises(ValueError, match="not an extended resource"):
-        job_manifest(slurm_task(), "run", "j", "ns", "cm", rdma_resource=bad)
+        job_manifest(gang_task(), "run", "j", "ns", "cm", rdma_resource=bad)
 
 
 @pytest.mark.parametrize(
@@ -218,3 +219,16 @@ def test_a_kubernetes_run_gives_its_executor_the_rdma_resource():
     placed = _on_cluster(spec, cat, where)
     (pr,) = placed.planned
     assert placed.executor_for(pr).rdma_resource == "rdma/hca"
+
+
+def test_the_opted_in_gang_job_is_a_valid_model_unchanged():
+    kubernetes = pytest.importorskip("kubernetes", reason="pip install 'valorch[k8s]'")
+    api = kubernetes.client.ApiClient()
+    task = gang_task()
+    job = job_manifest(task, "run", "j", "ns", "cm", gpus=8, rdma_resource="rdma/hca")
+    job = gang_job(job, task, "j", "ns")
+    model = api.deserialize(json.dumps(job), "V1Job", "application/json")
+    back = api.sanitize_for_serialization(model)
+    (container,) = back["spec"]["template"]["spec"]["containers"]
+    assert container["resources"]["limits"]["rdma/hca"] == "1"
+    assert container["securityContext"]["capabilities"] == {"add": ["IPC_LOCK"], "drop": ["ALL"]}
