@@ -6,6 +6,9 @@ MAX_SECONDS = 7 * 24 * 3600.0
 
 #: matrix versions and baseline names: they appear in file names, URLs and report headers
 VERSION_PATTERN = r"^[A-Za-z0-9._-]{1,64}$"
+#: a Kubernetes extended resource a device plugin advertises (``rdma/hca``): a DNS-subdomain
+#: prefix, a slash and a name (the API's own rule for resource names; at most 253 characters)
+EXTENDED_RESOURCE = r"^(?=.{3,253}$)[a-z0-9]([a-z0-9.\-]{0,251}[a-z0-9])?/[A-Za-z0-9]([A-Za-z0-9_.\-]{0,61}[A-Za-z0-9])?$"
 
 #: the integers every store column and JSON field holds: SQLite's (and PostgreSQL's BIGINT) 64 bits
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1

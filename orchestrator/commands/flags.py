@@ -12,7 +12,7 @@ from pathlib import Path
 
 import typer
 
-from ..bounds import MAX_SECONDS, VERSION_PATTERN
+from ..bounds import EXTENDED_RESOURCE, MAX_SECONDS, VERSION_PATTERN
 
 
 def _bad(flag: str, value: object, allowed: str) -> typer.BadParameter:
@@ -74,6 +74,25 @@ def version_name(flag: str) -> Callable:
             raise typer.BadParameter(
                 f"{value!r} is not allowed: {flag} takes 1 to 64 characters from "
                 "A-Z a-z 0-9 . _ - (e.g. v0.3, 2026.01-rc1)",
+                param_hint=f"'{flag}'",
+            )
+        return value
+
+    return check
+
+
+def extended_resource(flag: str) -> Callable:
+    """A Kubernetes extended resource name (``rdma/hca``: bounds.EXTENDED_RESOURCE), not one of
+    the ``kubernetes.io`` domain; None passes."""
+
+    def check(value: str | None) -> str | None:
+        if value is None:
+            return None
+        domain = value.partition("/")[0]
+        if not re.fullmatch(EXTENDED_RESOURCE, value) or domain.endswith("kubernetes.io"):
+            raise typer.BadParameter(
+                f"{value[:120]!r} is not allowed: {flag} takes the extended resource a device "
+                "plugin advertises, DOMAIN/NAME (e.g. rdma/hca), not a kubernetes.io one",
                 param_hint=f"'{flag}'",
             )
         return value

@@ -70,6 +70,7 @@ _RESUMED = (
     ("workload_root", "--workload-root", "."),
     ("executor", "--executor", "docker"),
     ("namespace", "--namespace", "ci"),
+    ("rdma_resource", "--rdma-resource", "rdma/hca"),
     ("partition", "--partition", "gpu"),
     ("slurm_spool", "--slurm-spool", "spool"),
 )
@@ -82,6 +83,15 @@ RULES: tuple[Rule, ...] = (
         "without --executor kubernetes",
         "drop --namespace, or add --executor kubernetes",
         ("run", "--image", "host", "--namespace", "ci"),
+    ),
+    Rule(
+        "run",
+        "rdma_resource",
+        _executor_not("kubernetes"),
+        "without --executor kubernetes (a hosts file's rdma, or a Slurm node's feature rdma, "
+        "opts in elsewhere)",
+        "drop --rdma-resource, or add --executor kubernetes",
+        ("run", "--image", "host", "--rdma-resource", "rdma/hca"),
     ),
     Rule(
         "run",

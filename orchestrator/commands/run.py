@@ -98,6 +98,13 @@ def run(
     partition: str = typer.Option(
         None, "--partition", help="Slurm partition for --executor slurm."
     ),
+    rdma_resource: str = typer.Option(
+        None,
+        "--rdma-resource",
+        callback=flags.extended_resource("--rdma-resource"),
+        help="Kubernetes: the RDMA device plugin's resource (e.g. rdma/hca) that a multi-node "
+        "GPU task's pods request, with CAP_IPC_LOCK. A security cost: docs/architecture.md.",
+    ),
     hosts_file: Path = typer.Option(
         None,
         "--hosts",
@@ -170,6 +177,7 @@ def run(
             partition=partition,
             slurm_spool=slurm_spool,
             namespace=namespace,
+            rdma_resource=rdma_resource,
         ),
         pull=pull,
         ca=ca,

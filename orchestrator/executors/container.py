@@ -59,8 +59,10 @@ PROBE_CAPS: tuple[str, ...] = (
 #: probe's root and the image's code mount, use namespaces and much of what root may do.
 PROFILING_CAPS: tuple[str, ...] = ("SYS_ADMIN",)
 #: Added to a multi-node GPU task's containers on a host that lists RDMA devices (the hosts
-#: file's ``rdma``, opt-in per host): NCCL/RCCL's InfiniBand/RoCE transport registers
-#: (pins) its buffers, which needs CAP_IPC_LOCK and a memlock limit above the default 64 KiB.
+#: file's ``rdma``, opt-in per host; the Slurm step on a node with the feature ``rdma`` and the
+#: Kubernetes Job under ``--rdma-resource`` take the same values): NCCL/RCCL's InfiniBand/RoCE
+#: transport registers (pins) its buffers, which needs CAP_IPC_LOCK and a memlock limit above
+#: the default 64 KiB.
 #: The cost (docs/architecture.md, "RDMA for multi-node GPU tasks"): the container may lock
 #: host memory without bound and talks to the NIC's verbs device directly.
 RDMA_CAPS: tuple[str, ...] = ("IPC_LOCK",)

@@ -13,13 +13,18 @@ from .plan import PlannedRun, plan
 
 
 def plan_on_slurm(
-    job: JobSpec, catalog: Catalog, cluster: SlurmCluster, cpu_only: bool = False
+    job: JobSpec,
+    catalog: Catalog,
+    cluster: SlurmCluster,
+    cpu_only: bool = False,
+    nodes: tuple[HostSpec, ...] | None = None,
 ) -> tuple[PlannedRun, ...]:
     """The normal plan over the cluster's nodes; no match is :class:`SlurmUnmatched`
     (exit 3). Slurm, not the plan, picks the node: a matched run's host is the
     cluster (``slurm-<partition>``), and the node the job ran on is recorded in
-    the run's meta (``<suite>.probe.slurm.node``)."""
-    nodes = cluster_hosts(cluster)
+    the run's meta (``<suite>.probe.slurm.node``). ``nodes``: ``cluster_hosts``, when
+    the caller has asked already."""
+    nodes = cluster_hosts(cluster) if nodes is None else nodes
     try:
         planned = plan(job, catalog, nodes, detect_local(), cpu_only=cpu_only, distinct=False)
     except NoMatchingHostError as exc:

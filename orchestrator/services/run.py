@@ -59,7 +59,7 @@ class Placement:
 @dataclass(frozen=True)
 class Where:
     """Where a job runs (``--executor``, ``--cpu-only``, ``--hosts``, ``--partition``,
-    ``--slurm-spool``, ``--namespace``)."""
+    ``--slurm-spool``, ``--namespace``, ``--rdma-resource``)."""
 
     executor: str = "docker"
     cpu_only: bool = False
@@ -67,6 +67,7 @@ class Where:
     partition: str | None = None  # Slurm
     slurm_spool: Path | None = None  # Slurm: where job files go (default: executors.slurm)
     namespace: str = "default"  # Kubernetes
+    rdma_resource: str | None = None  # Kubernetes: a multi-node GPU task's RDMA device plugin
 
 
 @dataclass(frozen=True)
@@ -174,16 +175,35 @@ def _on_cluster(spec: JobSpec, cat: Catalog, where: Where) -> Placement:
     if where.executor == "slurm":
         from ..executors.slurm.client import SlurmCluster
         from ..executors.slurm.executor import default_spool
+        from ..executors.slurm.nodes import cluster_hosts, rdma_nodes
         from ..scheduling.slurm import plan_on_slurm
 
         cluster = SlurmCluster(partition=where.partition)
-        planned = plan_on_slurm(spec, cat, cluster, cpu_only=where.cpu_only)
+        nodes = cluster_hosts(cluster)
+        planned = plan_on_slurm(spec, cat, cluster, cpu_only=where.cpu_only, nodes=nodes)
         spool = where.slurm_spool or default_spool()
-        remote: Executor = executors.create("slurm", cluster, spool, labels=spec.labels)
+        remote: Executor = executors.create(
+            "slurm", cluster, spool, labels=spec.labels, rdma_nodes=rdma_nodes(nodes)
+        )
     else:
         k8s = satellites.load("k8s", "plan", "--executor kubernetes")  # orchestrator/ext/k8s/
         planned = k8s.plan_on_kubernetes(spec, cat, detect_local(), cpu_only=where.cpu_only)
-        remote = executors.create("kubernetes", namespace=where.namespace, node_labels=spec.labels)
+        if where.rdma_resource and not any(
+            t.nodes and not t.cpu_only and t.image.backend != "cpu"
+            for pr in planned
+            for t in pr.tasks
+        ):
+            raise InputError(
+                "--rdma-resource applies to a multi-node GPU task, and this run has none",
+                "add a suite with nodes: 2 or more (multinode) on a GPU image, or drop "
+                "--rdma-resource",
+            )
+        remote = executors.create(
+            "kubernetes",
+            namespace=where.namespace,
+            node_labels=spec.labels,
+            rdma_resource=where.rdma_resource,
+        )
 
     def executor_for(pr: PlannedRun) -> Executor:
         return local_executor(pr) if pr.image.executor == "host" else remote

@@ -45,7 +45,8 @@ def test_step_script_is_valid_bash_and_task_values_stay_separate_arguments(tmp_p
     n = int(argv[7])
     opts = argv[8 : 8 + n]
     assert opts[:2] == ["--network", "none"] and "org.valorch.run=run-1" in opts
-    assert argv[8 + n] == "valorch/test:pip-torch"
+    assert argv[8 + n : 10 + n] == ["", "0"]  # no RDMA node, no RDMA option
+    assert argv[10 + n] == "valorch/test:pip-torch"
     script = batch_script(argv)
     command = script.split("\nexec ", 1)[1].rsplit(" >", 1)[0]  # the step text spans lines
     assert shlex.split(command) == argv  # every element quoted: it round-trips

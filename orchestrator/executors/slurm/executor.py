@@ -34,7 +34,7 @@ from typing import Any
 
 from ...spec import Execution, Task
 from ..base import PROBE_PACKAGE, overall_timeout, probe_archive, probe_args
-from ..container import task_container
+from ..container import RDMA_CAPS, RDMA_ULIMITS, task_container
 from ..gang import GRACE_S, collective_timeout
 from ..transcript import Transcript, complete, conclude, infrastructure_failure, vetted
 from .client import SlurmCluster, SlurmError, SlurmRequirement, SlurmUnmatched
@@ -43,13 +43,18 @@ SETUP_ALLOWANCE = 120.0  # seconds for docker create/cp/rm around the probe's ow
 QUEUE_TIMEOUT = 6 * 3600.0  # seconds a job may wait for resources before it is cancelled
 
 # Runs on the node. Arguments: backend, probe tar, pull policy, N, N docker-create
-# options, image, command... Constant text: nothing from a task is interpolated.
+# options, the RDMA nodes (comma-separated; empty: none), M, M RDMA options, image,
+# command... Constant text: nothing from a task is interpolated.
 STEP = r"""
 set -u
 backend=$1 probe=$2 pull=$3 n=$4
 shift 4
 opts=("${@:1:$n}")
 shift "$n"
+rnodes=$1 m=$2
+shift 2
+ropts=("${@:1:$m}")
+shift "$m"
 image=$1
 shift
 log() { echo "valorch-step: $*" >&2; }
@@ -96,6 +101,19 @@ case $backend in
     env+=(-e "CUDA_VISIBLE_DEVICES=$visible")
     ;;
 esac
+# RDMA, on a node the administrator opted in (feature rdma): its verbs devices as found here,
+# and the options valorch passed (IPC_LOCK, memlock)
+rdma=0
+case ",$rnodes," in
+  *",$node,"*)
+    rdma=1
+    for d in /dev/infiniband/uverbs* /dev/infiniband/rdma_cm; do
+      if [ -c "$d" ]; then dev+=(--device "$d:$d:rwm"); fi
+    done
+    ls /dev/infiniband/uverbs* >/dev/null 2>&1 || log "rdma: no verbs device under /dev/infiniband on $node"
+    dev+=(${ropts[@]+"${ropts[@]}"})
+    ;;
+esac
 env+=(-e "VALORCH_GPUS=${VALORCH_GPUS:-}" -e "VALORCH_SLURM_JOB=${SLURM_JOB_ID:-}")
 if [ -n "${VALORCH_MASTER_ADDR:-}" ]; then  # one rank of a multi-node task (srun, one task per node)
   digest=$(image_digest)
@@ -113,6 +131,10 @@ trap 'log "signal"; exit 143' TERM INT HUP
 log "container $cid"
 docker inspect --format '{{range .Config.Env}}{{println .}}{{end}}' "$cid" \
   | grep -E '^((ROCR|CUDA|HIP)_VISIBLE_DEVICES|VALORCH_GPUS)=' | sed 's/^/valorch-step: env /' >&2
+if [ $rdma = 1 ]; then  # as the engine recorded it
+  docker inspect --format '{{json .HostConfig.CapAdd}} {{json .HostConfig.Ulimits}} {{json .HostConfig.Devices}}' "$cid" \
+    | while read -r granted; do log "rdma on $node $granted"; done
+fi
 log "image $(image_digest)"
 docker cp - "$cid:/opt" <"$probe" || { log "copy-failed on $node"; exit 125; }
 docker start -a "$cid" </dev/null &
@@ -155,10 +177,26 @@ def create_options(task: Task, run_id: str) -> list[str]:
     return flags
 
 
-def step_argv(task: Task, run_id: str, probe_tar: str | Path) -> list[str]:
+def rdma_options(task: Task, rdma_nodes: tuple[str, ...]) -> tuple[str, list[str]]:
+    """The RDMA part of the step (pure): the opted-in nodes (``nodes.RDMA_FEATURE``) as the
+    step reads them, and the ``docker create`` options a multi-node GPU task's container gets
+    on such a node besides its verbs devices (the docker executor's RDMA_CAPS and
+    RDMA_ULIMITS). Nothing for one node, a CPU task or a cluster with no such node."""
+    if not task.nodes or not rdma_nodes or task.cpu_only or task.image.backend == "cpu":
+        return "", []
+    opts = [f"--cap-add={c}" for c in RDMA_CAPS]
+    for name, soft, hard in RDMA_ULIMITS:
+        opts += ["--ulimit", f"{name}={soft}:{hard}"]
+    return ",".join(rdma_nodes), opts
+
+
+def step_argv(
+    task: Task, run_id: str, probe_tar: str | Path, rdma_nodes: tuple[str, ...] = ()
+) -> list[str]:
     """The batch step's argv: ``bash -c STEP`` and its positional arguments."""
     backend = "cpu" if task.cpu_only else task.image.backend
     opts = create_options(task, run_id)
+    rnodes, ropts = rdma_options(task, rdma_nodes)
     step = [
         "bash",
         "-c",
@@ -169,6 +207,9 @@ def step_argv(task: Task, run_id: str, probe_tar: str | Path) -> list[str]:
         "never" if task.image.local else "missing",
         str(len(opts)),
         *opts,
+        rnodes,
+        str(len(ropts)),
+        *ropts,
         task.image.reference,
         "python3",
         "-m",
@@ -254,8 +295,10 @@ class SlurmExecutor:
         gpu_type: str | None = None,
         queue_timeout: float = QUEUE_TIMEOUT,
         poll: float = 0.5,
+        rdma_nodes: tuple[str, ...] = (),
     ) -> None:
         self.cluster = cluster
+        self.rdma_nodes = tuple(rdma_nodes)  # nodes.rdma_nodes: the feature rdma
         self.spool = Path(spool).resolve()
         self.labels = tuple(labels)
         self.gpu_type = gpu_type
@@ -280,7 +323,7 @@ class SlurmExecutor:
             job = self.cluster.submit(
                 name,
                 requirement(task, self.labels, self.gpu_type),
-                step_argv(task, run_id, probe),
+                step_argv(task, run_id, probe, self.rdma_nodes),
                 workdir,
                 limit,
                 after=sweep_argv(task, run_id),

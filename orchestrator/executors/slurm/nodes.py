@@ -9,6 +9,10 @@ from ...spec import GPU, HostSpec, vendor_of
 from .client import SlurmCluster, SlurmError, run_slurm
 
 ARCH_FEATURE = re.compile(r"^(gfx[0-9a-f]+|sm_[0-9]+)$")
+#: The node feature (slurm.conf ``Features=``) by which a cluster's administrator opts a node
+#: in to RDMA for multi-node GPU tasks: its verbs devices, CAP_IPC_LOCK and an unlimited
+#: memlock in the step's container (executor.rdma_options; the cost: docs/architecture.md).
+RDMA_FEATURE = "rdma"
 
 
 def hosts_from_sinfo(text: str) -> tuple[HostSpec, ...]:
@@ -56,6 +60,11 @@ def hosts_from_sinfo(text: str) -> tuple[HostSpec, ...]:
             nvidia_runtime=vendor == "nvidia",
         )
     return tuple(hosts.values())
+
+
+def rdma_nodes(hosts: tuple[HostSpec, ...]) -> tuple[str, ...]:
+    """The nodes whose features include :data:`RDMA_FEATURE` (the administrator's opt-in)."""
+    return tuple(h.name for h in hosts if RDMA_FEATURE in h.labels)
 
 
 def _gpu_gres(text: str) -> list[tuple[str | None, int]]:

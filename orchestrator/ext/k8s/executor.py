@@ -32,9 +32,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from orchestrator.bounds import EXTENDED_RESOURCE
 from orchestrator.errors import InfrastructureError, NoMatchingHostError
 from orchestrator.executors.base import LABEL, PROBE_DIR, PROBE_PACKAGE, overall_timeout, probe_args
-from orchestrator.executors.container import GPU_CACHE_ENV, PROFILING_CAPS, probe_env
+from orchestrator.executors.container import GPU_CACHE_ENV, PROFILING_CAPS, RDMA_CAPS, probe_env
 from orchestrator.executors.transcript import Transcript, conclude, infrastructure_failure
 from orchestrator.spec import Execution, Task
 
@@ -175,13 +176,19 @@ def job_manifest(
     configmap: str,
     node_labels: tuple[str, ...] = (),
     gpus: int = 1,
+    rdma_resource: str | None = None,
 ) -> dict[str, Any]:
-    """The Job for one task (pure)."""
+    """The Job for one task (pure). ``rdma_resource`` (``--rdma-resource``, e.g. ``rdma/hca``):
+    a multi-node GPU task's pods request one of that device plugin's resource and get
+    CAP_IPC_LOCK (:func:`rdma_grant`); nothing for one node or a CPU task."""
     backend = "cpu" if task.cpu_only else task.image.backend
     meta_labels = labels(task, run_id)
     resources: dict[str, Any] = {}
     if backend in GPU_RESOURCE:
         resources = {"limits": {GPU_RESOURCE[backend]: str(gpus)}}
+    rdma = rdma_grant(task, backend, rdma_resource)
+    if rdma:
+        resources["limits"][rdma] = "1"
     arch_labels = tuple(lab for lab in node_labels if re.match(r"^(gfx[0-9a-f]+|sm_\d+)$", lab))
     other = tuple(lab for lab in node_labels if lab not in arch_labels)
     archs = tuple(getattr(task.image, "archs", ()) or ()) + arch_labels
@@ -189,8 +196,13 @@ def job_manifest(
         "allowPrivilegeEscalation": False,
         "capabilities": {"drop": ["ALL"]},
     }
+    added: list[str] = []
     if task.suite.profiling_caps and backend in GPU_RESOURCE:  # opt-in: container.PROFILING_CAPS
-        security["capabilities"]["add"] = list(PROFILING_CAPS)
+        added += PROFILING_CAPS
+    if rdma:  # opt-in: container.RDMA_CAPS (the memlock limit is the runtime's: docs/kubernetes.md)
+        added += RDMA_CAPS
+    if added:
+        security["capabilities"]["add"] = added
     if backend != "rocm":  # ROCm's runtime needs syscalls the default profile blocks
         security["seccompProfile"] = {"type": "RuntimeDefault"}
     container = {
@@ -239,6 +251,19 @@ def job_manifest(
     }
 
 
+def rdma_grant(task: Task, backend: str, resource: str | None) -> str | None:
+    """The RDMA device plugin's resource a task's pods request, or None: only a multi-node GPU
+    task, only when a resource is named (a device plugin, not hostPath volumes: a hostPath
+    character device is outside the container's device cgroup, so only a privileged pod could
+    open it; the plugin's Allocate adds the verbs devices to the cgroup, and its resource
+    exists only on the nodes whose administrator installed it: the opt-in per node pool)."""
+    if not resource or not task.nodes or backend not in GPU_RESOURCE:
+        return None
+    if not re.fullmatch(EXTENDED_RESOURCE, resource):
+        raise ValueError(f"{resource!r} is not an extended resource name (DOMAIN/NAME)")
+    return resource
+
+
 class KubernetesExecutor:
     """Creates the ConfigMap and the Job, follows the pod's log, deletes both."""
 
@@ -252,8 +277,10 @@ class KubernetesExecutor:
         api_client: Any = None,
         schedule_timeout: float = 600.0,
         poll: float = 2.0,
+        rdma_resource: str | None = None,
     ) -> None:
         self.namespace = namespace
+        self.rdma_resource = rdma_resource  # --rdma-resource: rdma_grant
         self.node_labels = tuple(node_labels)
         self.context = context
         self._api = api_client
@@ -385,6 +412,7 @@ class KubernetesExecutor:
                 name,
                 self.node_labels,
                 gpus=task.suite.gpus_per_node or 1,
+                rdma_resource=self.rdma_resource,
             )
             batch.create_namespaced_job(
                 self.namespace,
