@@ -3,7 +3,11 @@
 static site by the real command, timed as a whole process (Python start-up, reading
 the store, change detection, every page and plot, the atomic swap). Goal ≤ 30 s.
 
-    .venv/bin/python bench/bench_site.py [RUNS] [CHECKS]
+    .venv/bin/python bench/bench_site.py [RUNS] [CHECKS] [--store PATH]
+
+--store PATH keeps the generated store in PATH and reuses it when it is there (with
+RUNS × CHECKS results), so that measurements before and after a change do not make it
+each time; what is timed is the build alone either way.
 """
 
 from __future__ import annotations
@@ -17,8 +21,23 @@ import tempfile
 import time
 from pathlib import Path
 
+
+def _store_option() -> Path | None:
+    """--store PATH, taken out of sys.argv before bench_scale reads RUNS and CHECKS there."""
+    if "--store" not in sys.argv:
+        return None
+    i = sys.argv.index("--store")
+    if i + 1 >= len(sys.argv):
+        sys.exit("--store needs a path (a SQLite file, made if it is not there)")
+    path = Path(sys.argv[i + 1])
+    del sys.argv[i : i + 2]
+    return path
+
+
+STORE = _store_option()
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_scale import CHECKS, RUNS, generate, results_for
+from sqlalchemy import func, select
 
 from orchestrator.store import bulk
 from orchestrator.store.db import open_engine, session_factory
@@ -28,20 +47,37 @@ GOAL = 30.0
 VALORCH = str(Path(sys.executable).with_name("valorch"))
 
 
-def main() -> None:
+def _fill(db: Path) -> None:
+    """The store of bench_scale.py: RUNS runs × CHECKS timed checks (seeded: always the same)."""
     rng = random.Random(42)
     images, hosts, runs, checks, _ = generate(rng)
+    factory = session_factory(open_engine(str(db)))
+    with factory() as session:
+        pks = bulk.check_pks(session, checks, checks)
+        session.commit()
+    rows = results_for(rng, runs, pks)
+    with factory() as session:
+        for model, data in ((Image, images), (Host, hosts), (Run, runs), (Result, rows)):
+            bulk.insert_rows(session, model, data)
+        session.commit()
+
+
+def _results(db: Path) -> int:
+    with session_factory(open_engine(str(db)))() as session:
+        return int(session.scalar(select(func.count()).select_from(Result)) or 0)
+
+
+def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        db = Path(tmp) / "scale.sqlite"
-        factory = session_factory(open_engine(str(db)))
-        with factory() as session:
-            pks = bulk.check_pks(session, checks, checks)
-            session.commit()
-        rows = results_for(rng, runs, pks)
-        with factory() as session:
-            for model, data in ((Image, images), (Host, hosts), (Run, runs), (Result, rows)):
-                bulk.insert_rows(session, model, data)
-            session.commit()
+        db = STORE or Path(tmp) / "scale.sqlite"
+        if not db.exists():
+            _fill(db)
+        results = _results(db)
+        if results != RUNS * CHECKS:
+            sys.exit(
+                f"{db} holds {results:,} results, not {RUNS:,} × {CHECKS:,}: "
+                "remove it (or pass another --store) to make it again"
+            )
         out = Path(tmp) / "site"
         times, cpu = [], []
         for _ in range(2):  # the second build replaces the first (the atomic swap is part of it)
@@ -60,7 +96,7 @@ def main() -> None:
         files = sum(1 for p in out.rglob("*") if p.is_file())
         size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
     best = min(times)
-    print(f"## Site build: {RUNS} runs × {CHECKS} checks = {len(rows):,} results\n")
+    print(f"## Site build: {RUNS} runs × {CHECKS} checks = {results:,} results\n")
     print("| step | measured | goal | ratio |")
     print("|---|---|---|---|")
     print(

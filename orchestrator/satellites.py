@@ -47,7 +47,7 @@ SATELLITES: tuple[Satellite, ...] = (
         "site",
         "site",
         "the static site of the results store (trend plots as SVG)",
-        ("pygal",),
+        (),  # nothing beyond the core (jinja2): its plots are drawn by ext/site/svg.py
         (("site", "command:app"),),
     ),
     Satellite(

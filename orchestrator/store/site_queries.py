@@ -102,7 +102,9 @@ def results(session: Session) -> Iterator[ResultLine]:
         .outerjoin(TaskRow, TaskRow.id == Result.task_id)
         .order_by(Result.run_id, Result.id)
     )
-    yield from session.execute(q.execution_options(yield_per=20_000))
+    # on the session's connection: Core rows, without the ORM's per-row loading (a third
+    # of the read of a 300,000-result store)
+    yield from session.connection().execute(q.execution_options(yield_per=20_000))
 
 
 def inventories(session: Session) -> dict[str, dict[str, tuple[str, str]]]:

@@ -1,8 +1,9 @@
-"""`pip install valorch` alone is a working core: with the satellites' packages (pygal,
-cyclonedx, packageurl, securesystemslib, kubernetes) unimportable, the core's commands run,
-every satellite's command is still listed, and asking for a satellite is exit 2 with the
-install command, before any work. A run of the core imports no satellite module but the
-command modules the CLI registers."""
+"""`pip install valorch` alone is a working core: with the satellites' packages (cyclonedx,
+packageurl, securesystemslib, kubernetes) unimportable, the core's commands run, every
+satellite's command is still listed, and asking for a satellite is exit 2 with the
+install command, before any work; the site, whose extra brings nothing (its plots are
+valorch's own SVG), builds. A run of the core imports no satellite module but the command
+modules the CLI registers."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import sys
 import pytest
 from root_helpers import ROOT, run_cli
 
-SATELLITE_PACKAGES = ("pygal", "cyclonedx", "packageurl", "securesystemslib", "kubernetes")
+SATELLITE_PACKAGES = ("cyclonedx", "packageurl", "securesystemslib", "kubernetes")
 
 
 @pytest.fixture
@@ -46,9 +47,8 @@ def test_core_commands_work_and_satellites_name_their_extra(core_only, tmp_path)
     assert listed.returncode == 0 and "host" in listed.stdout, listed.stderr
     site = tmp_path / "site"
     built = run_cli("site", "build", "--out", str(site), db=db, env=core_only)
-    assert built.returncode == 2, built.stdout + built.stderr
-    assert "pip install 'valorch[site]'" in built.stderr and "pygal" in built.stderr
-    assert "Traceback" not in built.stderr and not site.exists()
+    assert built.returncode == 0, built.stdout + built.stderr  # no package beyond the core's
+    assert (site / "index.html").is_file() and "Traceback" not in built.stderr
     key = tmp_path / "key.pem"
     key.write_text("not read: the extra is missing")
     attest = run_cli("attest", "--run", "x", "--key", str(key), db=db, env=core_only)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timedelta
+from xml.etree import ElementTree
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -81,15 +82,15 @@ def _series(medians_ms):
 
 
 def _labels_and_points(svg):
+    """{y label's value: its y} and the y of each point of the first series (ElementTree)."""
+    ns = {"s": "http://www.w3.org/2000/svg"}
+    root = ElementTree.fromstring(svg)
     labels = {
-        float(t): float(y)
-        for y, t in re.findall(
-            r'guides"><path d="M0\.000000 ([\d.]+) h[\d.]+" class="[^"]*" /><text[^>]*>([\d.e+-]+)</text>',
-            svg,
-        )
+        float(t.text): float(t.get("y")) - 11 / 3  # drawn a third of the font under its guide
+        for t in root.iterfind(".//s:g[@class='y-axis']/s:text", ns)
     }
-    path = re.search(r'serie-0 color-0"><path d="M([^"]*)"', svg).group(1)
-    ys = [float(xy.split(" ")[1]) for xy in re.split(r" L| (?=\d+\.\d+ \d)", path) if " " in xy]
+    path = root.find(".//s:g[@class='series series-0']/s:path", ns).get("d")
+    ys = [float(xy.split(" ")[1]) for xy in re.split(r" ?[ML]", path) if xy]
     return labels, ys
 
 

@@ -67,6 +67,7 @@ class Site:
         built: str,
     ) -> None:
         self.runs, self.checks, self.local, self.built = runs, checks, local, built
+        self.in_order = sorted(runs.values(), key=lambda r: (r.row["started"], r.id))
         self.by_feature: dict[str, list[str]] = {}
         for cid, c in checks.items():
             self.by_feature.setdefault(c["feature"] or cid, []).append(cid)
@@ -198,6 +199,7 @@ class Site:
             for n in ((m.get("probe") or {}).get("nodes") or [])
             if isinstance(n, dict)
         ]  # a multi-node task's
+        counts = ordered(run.counts())
         return pages.render(
             "run.html.j2",
             title=f"run {run.id[:8]}",
@@ -207,10 +209,10 @@ class Site:
             gpus=gpus,
             nodes=nodes,
             load=run.load(),
-            counts=ordered(run.counts()),
+            counts=counts,
             n_results=len(results),
             n_first=sum(1 for r in run.results.values() if _attention(r.verdict) == 0),
-            verdicts=[s for s, _n in ordered(run.counts())],
+            verdicts=[s for s, _n in counts],
             rows=pages.result_rows(results),
             **self.ctx(),
         )
@@ -224,7 +226,7 @@ class Site:
         shifts: list[ChangeV],
     ) -> tuple[str, str | None]:
         """The page, and the SVG of its trend plot (None for a check that is not timed)."""
-        envs, truncated, evidenced = _env_strips(self.runs, cid)
+        envs, truncated, evidenced = _env_strips(self.in_order, cid)
         svg = _trend(cid, hist) if hist else None
         rows_v, cols = _version_cells(cid, versions)
         html = pages.render(
@@ -313,29 +315,25 @@ class Site:
         )
 
 
-def _env_strips(runs: dict[str, RunV], cid: str) -> tuple[list[dict[str, Any]], bool, list[str]]:
+def _env_strips(runs: Sequence[RunV], cid: str) -> tuple[list[dict[str, Any]], bool, list[str]]:
     """A check's verdicts per environment as a strip of squares (the newest STRIP runs),
     whether any strip was cut, and the libraries its results name (profiler kernels, the
-    CPU library)."""
+    CPU library). ``runs``: oldest first (by start, then id)."""
     per_env: dict[str, list[tuple[RunV, str]]] = {}
     evidenced: dict[str, None] = {}
-    for run in runs.values():
+    for run in runs:
         res = run.results.get(cid)
         if res is not None:
             per_env.setdefault(run.env, []).append((run, res.verdict))
             if res.library:
                 evidenced[res.library] = None
     envs, truncated = [], False
+    anchor = pages.escape(slug(cid))
     for env, items in sorted(per_env.items()):
-        items.sort(key=lambda x: (x[0].row["started"], x[0].id))
         truncated = truncated or len(items) > STRIP
         strip = "".join(
-            pages.square(
-                v,
-                f"{v} · {when(r.row['started'])} · {r.id[:8]}",
-                f"../runs/{r.id}.html#r-{slug(cid)}",
-            )
-            for r, v in items[-STRIP:]
+            pages.escaped_square(v, tail, href + anchor)
+            for (tail, href), v in ((_strip_parts(r), v) for r, v in items[-STRIP:])
         )
         envs.append(
             {
@@ -346,6 +344,17 @@ def _env_strips(runs: dict[str, RunV], cid: str) -> tuple[list[dict[str, Any]], 
             }
         )
     return envs, truncated, list(evidenced)
+
+
+def _strip_parts(run: RunV) -> tuple[pages.Markup, pages.Markup]:
+    """A run's square in the status strips, escaped: (" · when · id", link up to the
+    check's anchor). Made once per run: every check page has a square of it."""
+    if run.strip_parts is None:
+        run.strip_parts = (
+            pages.escape(f" · {when(run.row['started'])} · {run.id[:8]}"),
+            pages.escape(f"../runs/{run.id}.html#r-"),
+        )
+    return run.strip_parts
 
 
 def _trend(cid: str, hist: list[History]) -> str:

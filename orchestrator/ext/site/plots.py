@@ -1,10 +1,8 @@
-"""Trend plots of timed checks as SVG, made with pygal when the site is built.
-
-pygal (pure Python, small, quick to import and to draw with) draws the median
-of each run, the spread of its samples (first and third quartiles, dashed), the
-threshold band around each fitted level, and the detected shifts as vertical
-rules. ``js=[]``: the SVG loads no script (pygal's default tooltips come from the
-network). docs/site.md says why pygal rather than vl-convert or matplotlib.
+"""Trend plots of timed checks as SVG, made when the site is built (ext/site/svg.py draws
+them): the median of each run, the spread of its samples (first and third quartiles,
+dashed), the threshold band around each fitted level, and the detected shifts as
+vertical rules. docs/site.md says why our own SVG rather than pygal, vl-convert or
+matplotlib.
 """
 
 from __future__ import annotations
@@ -13,8 +11,7 @@ import math
 from dataclasses import dataclass
 from datetime import datetime
 
-import pygal
-from pygal.style import Style
+from orchestrator.ext.site import svg
 
 PALETTE = (
     "#1f5fbf",
@@ -183,8 +180,8 @@ def log_range(lo: float, hi: float) -> tuple[float, float]:
 
 
 def _padded(lo: float, hi: float, log: bool) -> tuple[float, float]:
-    """The axis' range a hair beyond its outer labels: pygal draws no label on the frame
-    itself, and the data stay inside the labelled span."""
+    """The axis' range a hair beyond its outer labels: no label sits on the frame itself,
+    and the data stay inside the labelled span."""
     if log:
         return lo / 1.03, hi * 1.03
     pad = (hi - lo) * 0.015
@@ -205,30 +202,37 @@ def tick_label(value: float) -> str:
     return f"{value:.6g}"
 
 
-_Line = tuple[str | None, list, dict]
+def _dots(s: Series, fmt: str, factor: float, unit: str) -> tuple[str, ...] | None:
+    """Each run's hover title (when, median, quartiles), where a series has few enough
+    points to show them as dots."""
+    if len(s.points) >= 30:
+        return None
+    return tuple(
+        f"{s.label} · {datetime.fromtimestamp(_ts(p[0])).strftime(fmt)}: median "
+        f"{tick_label(p[1] * factor)} {unit} (quartiles {tick_label(p[2] * factor)}–"
+        f"{tick_label(p[3] * factor)})"
+        for p in s.points
+    )
 
 
-def _series_lines(s: Series, factor: float, threshold: float, spread: bool) -> list[_Line]:
+def _series_lines(
+    s: Series,
+    colour: str,
+    threshold: float,
+    spread: bool,
+    dots: tuple[str, ...] | None,
+    factor: float,
+) -> list[svg.Line]:
     """A series' medians; with its spread shown, its quartiles (dashed) and the threshold
     band around each fitted level."""
-    out: list[_Line] = [
-        (
-            s.label,
-            [(_ts(p[0]), p[1] * factor) for p in s.points],
-            {"show_dots": len(s.points) < 30},
-        )
-    ]
+    medians = [(_ts(p[0]), p[1] * factor) for p in s.points]
+    out = [svg.Line(medians, colour, s.label, width=1.5, dots=dots)]
     if not spread:
         return out
     for quartile in ([p[2] for p in s.points], [p[3] for p in s.points]):
-        out.append(
-            (
-                None,
-                [(_ts(p[0]), q * factor) for p, q in zip(s.points, quartile, strict=True)],
-                {"show_dots": False, "stroke_style": {"width": 1, "dasharray": "2,3"}},
-            )
-        )
-    band: list = []
+        line = [(_ts(p[0]), q * factor) for p, q in zip(s.points, quartile, strict=True)]
+        out.append(svg.Line(line, colour, width=1, dash="2,3"))
+    band: list[svg.XY | None] = []
     for lv in s.levels:
         for mult in (1 + threshold, 1 / (1 + threshold)):
             band += [
@@ -237,125 +241,68 @@ def _series_lines(s: Series, factor: float, threshold: float, spread: bool) -> l
                 None,
             ]
     if band:
-        out.append(
-            (
-                None,
-                band,
-                {
-                    "show_dots": False,
-                    "allow_interruptions": True,
-                    "stroke_style": {"width": 1.5, "dasharray": "6,4"},
-                },
-            )
-        )
+        out.append(svg.Line(band, colour, width=1.5, dash="6,4"))
     return out
 
 
-def _shift_lines(series: list[Series], lo: float, hi: float) -> list[tuple[_Line, str]]:
+def _shift_lines(series: list[Series], lo: float, hi: float) -> list[svg.Line]:
     """The detected shifts as vertical rules over the whole height, one line (and colour)
     per direction."""
     out = []
     for direction in ("slower", "faster"):
-        rules: list = []
+        rules: list[svg.XY | None] = []
         for s in series:
             for m in s.markers:
                 if m.direction == direction:
                     rules += [(_ts(m.at), lo), (_ts(m.at), hi), None]
         if rules:
-            line: _Line = (
-                f"shift ({direction})",
-                rules,
-                {"show_dots": False, "allow_interruptions": True, "stroke_style": {"width": 2.5}},
-            )
-            out.append((line, SHIFT_COLOUR[direction]))
+            out.append(svg.Line(rules, SHIFT_COLOUR[direction], f"shift ({direction})", width=2.5))
     return out
-
-
-def _style(colours: list[str]) -> Style:
-    return Style(
-        colors=tuple(colours),
-        background="#ffffff",
-        plot_background="#ffffff",
-        font_family="system-ui, sans-serif",
-        foreground="#333",
-        foreground_strong="#111",
-        foreground_subtle="#e3e3e3",
-        opacity=".9",
-        opacity_hover="1",
-        transition="0s",
-        guide_stroke_color="#ececec",
-        major_guide_stroke_color="#dddddd",
-        title_font_size=15,
-        label_font_size=11,
-        major_label_font_size=11,
-        legend_font_size=12,
-        value_font_size=10,
-    )
 
 
 def trend_svg(
     title: str, series: list[Series], threshold: float, width: int = 1000, height: int = 330
 ) -> str:
-    """One plot for a check: a line per environment, bands and shifts as described above.
-    Times are plain numbers for pygal (its datetime adapter is most of a plot's cost)."""
+    """One plot for a check: a line per environment, bands and shifts as described above."""
     most = max(30, MAX_POINTS // max(1, len(series)))
     series = [Series(s.label, _thin(s.points, most), s.levels, s.markers) for s in series]
     factor, unit = _scale(series)
     spread = len(series) <= MAX_SPREAD_SERIES
     tops = sorted(p[1] for s in series for p in s.points)
-    log = (
-        bool(tops) and tops[0] > 0 and tops[-1] / tops[0] > 20
-    )  # one slow outlier must not flatten the rest
-    colours: list[str] = []
-    lines: list[_Line] = []
     lo = min((p[2] for s in series for p in s.points), default=0.0) * factor
     hi = max((p[3] for s in series for p in s.points), default=1.0) * factor
-    for i, s in enumerate(series):
-        own = _series_lines(s, factor, threshold, spread)
-        lines += own
-        colours += [PALETTE[i % len(PALETTE)]] * len(own)
-    for line, colour in _shift_lines(series, lo, hi):
-        lines.append(line)
-        colours.append(colour)
+    # one slow outlier must not flatten the rest
+    log = bool(tops) and tops[0] > 0 and lo > 0 and tops[-1] / tops[0] > 20
     times = [_ts(p[0]) for s in series for p in s.points]
-    xticks, xfmt = time_ticks(min(times, default=0.0), max(times, default=1.0))
+    tlo, thi = min(times, default=0.0), max(times, default=1.0)
+    xticks, xfmt = time_ticks(tlo, thi)
+    lines: list[svg.Line] = []
+    for i, s in enumerate(series):
+        colour = PALETTE[i % len(PALETTE)]
+        lines += _series_lines(s, colour, threshold, spread, _dots(s, xfmt, factor, unit), factor)
+    lines += _shift_lines(series, lo, hi)
     if log:
         lo, hi = log_range(lo, hi)
         yticks = log_ticks(lo, hi)
     else:
         yticks = nice_ticks(lo, hi)
         lo, hi = min(lo, yticks[0]), max(hi, yticks[-1])
-    style = _style(colours)
-    columns = 2 if max((len(s.label) for s in series), default=0) > 24 else 4
-    legend_rows = -(-sum(1 for label, _v, _o in lines if label) // columns)
-    height += max(0, legend_rows - 1) * 22  # every legend entry stays inside the plot
-    chart = pygal.XY(
+    ylo, yhi = _padded(lo, hi, log) if hi > lo else (lo, hi)
+    long_labels = max((len(s.label) for s in series), default=0) > 24
+    envs = ", ".join(s.label for s in series) or "no timed run"
+    chart = svg.Chart(
+        title=title,
+        desc=f"Median time per run ({unit}) of {title} over time, "
+        f"{len(series)} environment{'s' if len(series) != 1 else ''}: {envs}",
+        x=svg.Axis(
+            tlo,
+            thi,
+            [(t, datetime.fromtimestamp(t).strftime(xfmt)) for t in xticks if tlo <= t <= thi],
+        ),
+        y=svg.Axis(ylo, yhi, [(t, tick_label(t)) for t in yticks], f"median per run ({unit})", log),
+        lines=lines,
         width=width,
         height=height,
-        style=style,
-        js=[],
-        disable_xml_declaration=True,
-        no_prefix=True,
-        pretty_print=False,
-        show_legend=True,
-        legend_at_bottom=True,
-        legend_at_bottom_columns=columns,
-        truncate_legend=70,
-        x_label_rotation=20,
-        x_labels=xticks,
-        y_labels=yticks,
-        x_value_formatter=lambda t: datetime.fromtimestamp(t).strftime(xfmt),
-        value_formatter=tick_label,
-        y_title=f"median per run ({unit})",
-        title=title,
-        allow_interruptions=True,
-        dots_size=2.5,
-        stroke_style={"width": 2},
-        margin=8,
-        spacing=8,
-        logarithmic=log,
-        range=_padded(lo, hi, log) if hi > lo else None,
+        legend_columns=2 if long_labels else 4,
     )
-    for label, values, opts in lines:
-        chart.add(label, values, **opts)
-    return chart.render(is_unicode=True)
+    return svg.render(chart)

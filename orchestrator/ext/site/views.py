@@ -4,6 +4,7 @@ timed result, not the samples), so a 300,000-result store fits in memory."""
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import zlib
@@ -23,6 +24,7 @@ DEFAULT_THRESHOLD = 0.05
 BAD = (*FAILING, "partial")  # unsupported is not installed: not a failure (docs/statuses.md)
 
 
+@functools.lru_cache(maxsize=1 << 16)  # the same check ids, twice per result on the run pages
 def slug(text: str) -> str:
     """A file name for an id; ids that needed changing get a short hash (no collisions)."""
     safe = re.sub(r"[^A-Za-z0-9_.-]", "_", text)[:120]
@@ -50,22 +52,37 @@ class Res:
     governor: str | None = None
     noisy: bool = False
     library: str | None = None  # what the evidence says ran (the last attempt that names one)
+    # (attempts it was computed from, verdict): every page asks, 2.7 million times a large site
+    _verdict: tuple[int, str] | None = field(default=None, repr=False, compare=False)
 
     @property
     def verdict(self) -> str:
-        return verdict(self.statuses)
+        """The verdict of its attempts, computed again only when an attempt was added."""
+        known = self._verdict
+        if known is None or known[0] != len(self.statuses):
+            statuses = tuple(self.statuses)
+            v = _VERDICTS.get(statuses)
+            if v is None:
+                v = _VERDICTS[statuses] = verdict(statuses)
+            known = self._verdict = (len(statuses), v)
+        return known[1]
+
+
+_VERDICTS: dict[tuple[str, ...], str] = {}  # attempts → verdict: a few dozen kinds per site
 
 
 @dataclass
 class RunV:
     row: dict[str, Any]
     results: dict[str, Res] = field(default_factory=dict)  # check id → result
+    # its square in the status strips, escaped (ext/site/page_data.py): made on first use
+    strip_parts: tuple[Any, Any] | None = field(default=None, repr=False, compare=False)
 
     @property
     def id(self) -> str:
         return str(self.row["id"])
 
-    @property
+    @functools.cached_property
     def env(self) -> str:
         return f"{self.row['alias']} @ {self.row['host']}"
 
@@ -101,7 +118,11 @@ def _summary(samples: Sequence[float]) -> tuple[float, float, float, float | Non
     """Median, quartiles and robust CV (noise.cv) from one sort: 300,000 of them per site."""
     s = sorted(samples)
     med = _at(s, 0.5)
-    cv = 1.4826 * _at(sorted(abs(x - med) for x in s), 0.5) / med if med > 0 else None
+    if med > 0:
+        dev = sorted([abs(x - med) for x in s])
+        cv: float | None = 1.4826 * _at(dev, 0.5) / med
+    else:
+        cv = None
     return med, _at(s, 0.25), _at(s, 0.75), cv
 
 
@@ -129,9 +150,17 @@ def load_runs(
             res.message = message or res.message
         samples = unpack_samples(raw) if status == "pass" and raw else []
         if len(samples) >= 3:
-            m = json.loads(metrics) if isinstance(metrics, str) else (metrics or {})
+            m = (
+                (json.loads(metrics) if metrics != "{}" else {})
+                if isinstance(metrics, str)
+                else (metrics or {})
+            )
             res.median, res.q1, res.q3, res.cv = _summary(samples)
             res.n = len(samples)
+            if not m:  # what the lines below make of no metrics, without asking
+                res.threshold = res.load = res.pressure = res.governor = None
+                res.noisy = False
+                continue
             thr = m.get("threshold")
             res.threshold = (
                 float(thr)
