@@ -292,7 +292,7 @@ def run_statuses(
             .join_from(tables.result, tables.check, chk.id == res.check_pk)
             .where(res.run_id.in_(ids[i : i + 500]))
             .order_by(res.run_id, chk.check_id, res.attempt, res.id)
-        ).tuples()
+        )
 
 
 def merge_run_meta(session: Session, run_id: str, key: str, value: Any) -> None:
