@@ -340,12 +340,12 @@ def queries_on(db: str, out: list[str]) -> dict:
 
     def trend() -> None:
         with factory() as s:
-            found["history"] = history.check_history(s, "kernels.fleet.op000")
+            found["history"] = history.check_history(s.connection(), "kernels.fleet.op000")
 
     def trend_of_image() -> None:
         with factory() as s:
             found["history1"] = history.check_history(
-                s, "kernels.fleet.op000", images=["fleet_img_07"]
+                s.connection(), "kernels.fleet.op000", images=["fleet_img_07"]
             )
 
     res = {"matrix": timed(matrix, engine)}

@@ -212,12 +212,13 @@ def _on_cluster(spec: JobSpec, cat: Catalog, where: Where) -> Placement:
 
 
 def history(factory: sessionmaker[Session]) -> dict[tuple[str, str], float]:
-    """The last measured duration of each (image, suite): the plan's history."""
+    """The last measured duration of each (image, suite): the plan's history, read with Core
+    before the first container starts (the ORM loads later, while that container runs)."""
     from ..store import queries
+    from .session import engine_of
 
-    with factory() as session:
-        durations: dict[tuple[str, str], float] = queries.suite_durations(session)
-        return durations
+    with engine_of(factory).connect() as conn:
+        return queries.suite_durations(conn)
 
 
 def _quarantine(

@@ -1,17 +1,17 @@
 """``valorch results list``: the newest runs, each with its final counts by status, read
-through the store's queries (``store.queries.list_runs`` / ``run_statuses``), whatever the
-store: a SQLite file or a server."""
+through the store's queries (``store.queries.list_runs`` / ``run_statuses``, Core selects on
+a connection: no ORM), whatever the store: a SQLite file or a server."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
 from ..errors import InputError
 from ..matrix.model import final_counts
 
-#: a run's states (store.models.Run.state), what ``results list --state`` accepts
+#: a run's states (store.tables.run's state), what ``results list --state`` accepts
 RUN_STATES = ("running", "done", "failed", "interrupted")
 
 #: a listed run: (id, started, job, state, image alias, image digest, host name)
@@ -43,18 +43,15 @@ def listing(
     ``image`` (alias or reference) and ``job``, in one of ``states``, started at or after
     ``since`` (UTC), each filter only when given."""
     from ..store import queries
-    from .session import sessions
+    from .session import engine
 
-    with sessions(db)() as session:
-        runs: list[RunLine] = [
-            (r.id, r.started, r.job, r.state, r.image.alias, r.image.digest, r.host.name)
-            for r in queries.list_runs(session, limit, image, job=job, states=states, since=since)
-        ]
-        return _rows(runs, queries.run_statuses(session, [r[0] for r in runs]))
+    with engine(db).connect() as conn:  # Core: listing runs loads no ORM
+        runs = queries.list_runs(conn, limit, image, job=job, states=states, since=since)
+        return _rows(runs, queries.run_statuses(conn, [r[0] for r in runs]))
 
 
 def _rows(
-    runs: list[RunLine], statuses: Iterable[tuple[str, str, int, str]]
+    runs: Sequence[RunLine], statuses: Iterable[tuple[str, str, int, str]]
 ) -> list[dict[str, Any]]:
     attempts: dict[str, list[tuple[str, int, str]]] = {}
     for run_id, check_id, attempt, status in statuses:

@@ -1,4 +1,5 @@
-"""Opening the results database: the session factory every workflow gets from the edge."""
+"""Opening the results database: the session factory every workflow gets from the edge,
+and the engine under it for the read paths that query with Core (no ORM import)."""
 
 from __future__ import annotations
 
@@ -10,17 +11,34 @@ from typing import TYPE_CHECKING, Any
 from ..store.location import DEFAULT_PATH
 
 if TYPE_CHECKING:
+    from sqlalchemy.engine import Engine
     from sqlalchemy.orm import Session, sessionmaker
 
 
-def sessions(db: str | None) -> sessionmaker[Session]:
-    """The session factory for ``db`` (a SQLAlchemy URL or SQLite path; default: $VALORCH_DB,
-    else ./results/valorch.sqlite)."""
-    from ..store.db import open_engine, session_factory
+def engine(db: str | None) -> Engine:
+    """The engine on ``db`` (a SQLAlchemy URL or SQLite path; default: $VALORCH_DB, else
+    ./results/valorch.sqlite), at this valorch's schema: what a read path connects to."""
+    from ..store.db import open_engine
 
     if db is None and not os.environ.get("VALORCH_DB"):
         db = str(Path.cwd() / DEFAULT_PATH)
-    return session_factory(open_engine(db))
+    return open_engine(db)
+
+
+def sessions(db: str | None) -> sessionmaker[Session]:
+    """The session factory for ``db`` (as ``engine``)."""
+    from ..store.db import session_factory
+
+    return session_factory(engine(db))
+
+
+def engine_of(factory: sessionmaker[Session] | Deferred) -> Engine:
+    """The engine under a session factory, for a Core read: a ``Deferred`` one opens its
+    store without building the ORM's session factory."""
+    if isinstance(factory, Deferred):
+        return factory.engine()
+    bind: Engine = factory.kw["bind"]
+    return bind
 
 
 class Deferred:
@@ -28,19 +46,28 @@ class Deferred:
     to need no store (``valorch run`` on a cluster that rejects the job first, a plan that
     fails) does not open or create one. It is opened with the usual errors (a server, a
     file to create or migrate, a damaged one) before anything runs: the plan reads its
-    history from it (services/run)."""
+    history from it (services/run), with Core on ``engine()``, and the ORM's session
+    factory is built at the first session (the batch's recorder)."""
 
     def __init__(self, db: str | None) -> None:
         self.db = db
+        self._engine: Engine | None = None
         self._factory: sessionmaker[Session] | None = None
 
     @property
     def opened(self) -> bool:
-        return self._factory is not None
+        return self._engine is not None
+
+    def engine(self) -> Engine:
+        if self._engine is None:
+            self._engine = engine(self.db)
+        return self._engine
 
     def factory(self) -> sessionmaker[Session]:
         if self._factory is None:
-            self._factory = sessions(self.db)
+            from ..store.db import session_factory
+
+            self._factory = session_factory(self.engine())
         return self._factory
 
     def __call__(self) -> Session:

@@ -32,7 +32,6 @@ from sqlalchemy.exc import (
     OperationalError,
     SQLAlchemyError,
 )
-from sqlalchemy.orm import Session, sessionmaker
 
 from .. import encode
 from ..errors import InfrastructureError, InputError
@@ -42,6 +41,7 @@ from .revision import BASELINE, HEAD, REVISIONS
 
 if TYPE_CHECKING:
     from alembic.config import Config
+    from sqlalchemy.orm import Session, sessionmaker
 
 DEFAULT_URL = f"sqlite:///{DEFAULT_PATH}"
 POSTGRES_EXTRA = "pip install 'valorch[postgres]'"
@@ -472,6 +472,11 @@ def clean_stale_lock(url: URL) -> bool:
 
 
 def session_factory(engine: Engine) -> sessionmaker[Session]:
+    """The ORM's sessions on ``engine``, for the write paths. The ORM is imported here, not
+    with this module: the read paths query store/tables.py with Core on a connection of the
+    engine (``results list``, the run plan's history) and never load it."""
+    from sqlalchemy.orm import sessionmaker
+
     return sessionmaker(engine, expire_on_commit=False)
 
 

@@ -2,7 +2,7 @@
 
 - the database's own integrity check (SQLite ``PRAGMA integrity_check``; a server
   checks its pages itself);
-- the schema against this valorch's models: the revision, every table and column;
+- the schema against this valorch's tables (store/tables.py): the revision, every table and column;
 - every stored value of a typed column (dates, JSON, timing samples) read back as the
   commands read it, naming the row of each that does not parse.
 """
@@ -17,9 +17,10 @@ from sqlalchemy.exc import DBAPIError
 
 from ..errors import InfrastructureError
 from . import damaged, full
+from .coltypes import Checked
 from .db import current_revision, tables
-from .models import Base, Checked
 from .revision import HEAD
+from .tables import metadata
 
 MAX_PER_COLUMN = 20  # rows named per damaged column; the count says the rest
 
@@ -46,7 +47,7 @@ def diagnose(engine: Engine) -> list[str]:
     problems += damaged.schema_problems(found)
     if {"run", "task"} <= set(found):
         problems += _bad_times(engine)
-    for table in Base.metadata.sorted_tables:
+    for table in metadata.sorted_tables:
         key = table.primary_key.columns.values()[0]
         for column in table.columns:
             if (

@@ -3,7 +3,8 @@
 One query over index ix_result_check_pk joined with the run by its primary key:
 after years of nightlies a check has tens of thousands of results, and reading
 them must not mean reading the other checks' (bench/bench_scale_fleet.py).
-Takes the caller's session; committing is the caller's business.
+Takes the caller's connection (a session's: ``session.connection()``); a Core select on
+store/tables.py, it loads no ORM.
 """
 
 from __future__ import annotations
@@ -11,14 +12,15 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from sqlalchemy import LargeBinary, Text, case, func, select, type_coerce
-from sqlalchemy.orm import Session
 
-from . import queries
-from .models import Check, Host, Image, Result, Run, samples_tuple
-from .retention import SUMMARY
+from . import queries, tables
+from .coltypes import SUMMARY, samples_tuple
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Connection
 
 
 class Point(NamedTuple):
@@ -37,7 +39,7 @@ class Point(NamedTuple):
 
 
 def check_history(
-    session: Session,
+    conn: Connection,
     check_id: str,
     *,
     images: Sequence[str] = (),
@@ -51,44 +53,44 @@ def check_history(
     are read raw (dates, sample bytes, metrics only where samples were pruned) and decoded
     here with C-speed parsers: SQLAlchemy's per-row type processing cost four times the
     query at 50,000 points."""
-    versions = dict(
-        session.execute(select(Check.id, Check.version).where(Check.check_id == check_id)).all()
-    )
+    chk, img, hst = tables.check.c, tables.image.c, tables.host.c
+    res, run = tables.result.c, tables.run.c
+    versions = dict(conn.execute(select(chk.id, chk.version).where(chk.check_id == check_id)).all())
     if not versions:
         return []
-    aliases = dict(session.execute(select(Image.id, Image.alias)).all())
-    hosts = dict(session.execute(select(Host.id, Host.name)).all())
-    pruned = case((func.length(Result.samples) == 0, type_coerce(Result.metrics, Text)), else_=None)
+    aliases = dict(conn.execute(select(img.id, img.alias)).all())
+    hosts = dict(conn.execute(select(hst.id, hst.name)).all())
+    pruned = case((func.length(res.samples) == 0, type_coerce(res.metrics, Text)), else_=None)
     q = (
         select(
-            Result.run_id,
-            type_coerce(Run.started, Text) if _text_dates(session) else Run.started,
-            Run.job,
-            Run.image_id,
-            Run.host_id,
-            Result.check_pk,
-            Result.attempt,
-            Result.status,
-            type_coerce(Result.samples, LargeBinary),
+            res.run_id,
+            type_coerce(run.started, Text) if conn.dialect.name == "sqlite" else run.started,
+            run.job,
+            run.image_id,
+            run.host_id,
+            res.check_pk,
+            res.attempt,
+            res.status,
+            type_coerce(res.samples, LargeBinary),
             pruned,
         )
-        .join(Run, Run.id == Result.run_id)
-        .where(Result.check_pk.in_(list(versions)), Run.state.in_(queries.FINISHED))
-        .order_by(Run.started, Result.run_id, Result.attempt)
+        .join_from(tables.result, tables.run, run.id == res.run_id)
+        .where(res.check_pk.in_(list(versions)), run.state.in_(queries.FINISHED))
+        .order_by(run.started, res.run_id, res.attempt)
     )
     if images:
-        ids = queries.image_ids(session, aliases=images) or []
+        ids = queries.image_ids(conn, aliases=images) or []
         if not ids:
             return []
-        q = q.where(Run.image_id.in_(ids))
+        q = q.where(run.image_id.in_(ids))
     if job is not None:
-        q = q.where(Run.job == job)
+        q = q.where(run.job == job)
     if since is not None:
-        q = q.where(Run.started >= since)
+        q = q.where(run.started >= since)
     out = []
     parse = datetime.fromisoformat
     make = Point._make  # tuple.__new__ in C: cheaper per point than Point(...)
-    # Core rows through the session's connection: the ORM's per-row result handling is not needed
+    # SQLite's dates are ISO text: read raw, fromisoformat parses them fast
     for (
         run_id,
         started,
@@ -100,7 +102,7 @@ def check_history(
         status,
         blob,
         metrics,
-    ) in session.connection().execute(q):
+    ) in conn.execute(q):
         samples = samples_tuple(blob)
         out.append(
             make(
@@ -119,12 +121,6 @@ def check_history(
             )
         )
     return out
-
-
-def _text_dates(session: Session) -> bool:
-    return (
-        session.get_bind().dialect.name == "sqlite"
-    )  # stored as ISO text: fromisoformat reads them fast
 
 
 def _median(samples: tuple[float, ...], metrics: str | dict[str, Any] | None) -> float | None:

@@ -1,5 +1,10 @@
-"""Reads and writes of the results store. Every function takes the session it
-works in; committing is the caller's business."""
+"""Reads and writes of the results store. Every function takes the session (or, for a
+read in Core, the connection) it works in; committing is the caller's business.
+
+The reads of the start-up paths (``results list``, the run plan's history) are Core
+selects on store/tables.py and take a ``Connection`` (a ``Session`` works as well): they
+load no ORM. The writes, and the reads that return ORM rows, import store/models.py when
+they are called."""
 
 from __future__ import annotations
 
@@ -7,17 +12,20 @@ import fnmatch
 import uuid
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from sqlalchemy import ColumnElement, func, select, text
-from sqlalchemy.orm import Session
 
 from .. import __version__
 from ..errors import InfrastructureError
-from .models import Base, Check, Host, Image, Result, Run, TaskRow
+from . import tables
 
 if TYPE_CHECKING:  # the vocabulary's pydantic models: a listing never builds one
+    from sqlalchemy.engine import Connection
+    from sqlalchemy.orm import Session
+
     from ..spec import CheckResult, HostSpec, ImageSpec, SuiteRef
+    from .models import Base, Check, Host, Image, Result, Run
 
 
 def now() -> datetime:
@@ -37,6 +45,8 @@ def image_row(session: Session, image: ImageSpec, digest: str | None) -> Image:
             "components": dict(image.components),
         },
     )
+    from .models import Image
+
     return session.get_one(Image, pk)
 
 
@@ -56,6 +66,8 @@ def image_pk(session: Session, fields: dict[str, Any]) -> int:
         # a write statement takes SQLite's one write lock (waiting out the busy timeout) before
         # the look-up, so the look-up sees what the previous writer committed (BEGIN IMMEDIATE)
         session.execute(text("UPDATE image SET id = id WHERE 0"))
+    from .models import Image
+
     q = select(Image.id).where(
         Image.reference == fields["reference"],
         Image.alias == fields["alias"],
@@ -83,6 +95,8 @@ def insert_ignore(session: Session, model: type[Base], values: dict[str, Any]) -
 
 
 def host_row(session: Session, host: HostSpec) -> Host:
+    from .models import Host
+
     query = select(Host).where(Host.fingerprint == host.fingerprint)
     row = session.scalars(query).first()
     if row is None:
@@ -107,6 +121,8 @@ def check_row(
 ) -> Check:
     """The check's row; ``library`` is the library the check is about (CheckInfo.library):
     a result's own ``library`` is what evidence showed ran, not the row's label."""
+    from .models import Check
+
     key = (res.check, res.version)
     if cache is not None and key in cache:
         return cache[key]
@@ -146,6 +162,8 @@ def start_run(  # noqa: PLR0913  # keyword-only, the run row's columns
     suites: Sequence[SuiteRef],
     run_id: str | None = None,
 ) -> Run:
+    from .models import Run, TaskRow
+
     run = Run(
         id=run_id or str(uuid.uuid4()),
         batch=batch,
@@ -181,6 +199,8 @@ def add_results(
     """Store results; an attempt already stored for this run is not stored twice.
     ``declared`` maps a check id to the library its row is about (CheckInfo.library),
     ``definitions`` to the hash of its effective definition (spec.definition_hash)."""
+    from .models import Result
+
     cache: dict[tuple[str, int], Check] = {}
     existing: set[tuple[int, int]] = {
         (pk, attempt)
@@ -216,50 +236,77 @@ def add_results(
     return added
 
 
+class RunLine(NamedTuple):
+    """A listed run (``list_runs``): its row with its image's alias and digest and its
+    host's name."""
+
+    id: str
+    started: datetime
+    job: str
+    state: str
+    image: str
+    digest: str | None
+    host: str
+
+
 def list_runs(
-    session: Session,
+    conn: Connection | Session,
     limit: int = 50,
     image: str | None = None,
     *,
     job: str | None = None,
     states: Sequence[str] = (),
     since: datetime | None = None,
-) -> list[Run]:
-    """The newest runs (ties in start time broken by id), of ``image``,
-    ``job``, in one of ``states``, started at or after ``since`` when given."""
-    q = select(Run).order_by(Run.started.desc(), Run.id.desc()).limit(limit)
+) -> list[RunLine]:
+    """The newest runs (ties in start time broken by id), of ``image`` (alias or reference),
+    ``job``, in one of ``states``, started at or after ``since`` when given. Core: no ORM."""
+    run, img, hst = tables.run.c, tables.image.c, tables.host.c
+    q = (
+        select(run.id, run.started, run.job, run.state, img.alias, img.digest, hst.name)
+        .join_from(tables.run, tables.image, run.image_id == img.id)
+        .join(tables.host, run.host_id == hst.id)
+        .order_by(run.started.desc(), run.id.desc())
+        .limit(limit)
+    )
     if image:
-        q = q.join(Run.image).where((Image.alias == image) | (Image.reference == image))
+        q = q.where((img.alias == image) | (img.reference == image))
     if job:
-        q = q.where(Run.job == job)
+        q = q.where(run.job == job)
     if states:
-        q = q.where(Run.state.in_(list(states)))
+        q = q.where(run.state.in_(list(states)))
     if since is not None:
-        q = q.where(Run.started >= since)
-    return list(session.scalars(q).unique())
+        q = q.where(run.started >= since)
+    return [RunLine._make(row) for row in conn.execute(q)]
 
 
-def run_statuses(session: Session, run_ids: Sequence[str]) -> Iterable[tuple[str, str, int, str]]:
+def run_statuses(
+    conn: Connection | Session, run_ids: Sequence[str]
+) -> Iterable[tuple[str, str, int, str]]:
     """(run id, check id, attempt, status) of every result of these runs, attempts in order:
-    one query, not one per run."""
+    one query, not one per run. Core: no ORM."""
+    res, chk = tables.result.c, tables.check.c
     ids = list(run_ids)
     for i in range(0, len(ids), 500):
-        yield from session.execute(
-            select(Result.run_id, Check.check_id, Result.attempt, Result.status)
-            .join(Check, Check.id == Result.check_pk)
-            .where(Result.run_id.in_(ids[i : i + 500]))
-            .order_by(Result.run_id, Check.check_id, Result.attempt, Result.id)
+        yield from conn.execute(
+            select(res.run_id, chk.check_id, res.attempt, res.status)
+            .join_from(tables.result, tables.check, chk.id == res.check_pk)
+            .where(res.run_id.in_(ids[i : i + 500]))
+            .order_by(res.run_id, chk.check_id, res.attempt, res.id)
         )
 
 
 def merge_run_meta(session: Session, run_id: str, key: str, value: Any) -> None:
     """Set ``run.meta[key]`` (the caller commits)."""
+    from .models import Run
+
     run = session.get(Run, run_id)
     if run is not None:
         run.meta = {**(run.meta or {}), key: value}
 
 
 def get_run(session: Session, run_id: str) -> Run | None:
+    from .models import Run
+
     run = session.get(Run, run_id)
     if run is None and len(run_id) >= 4:
         matches = list(session.scalars(select(Run).where(Run.id.like(f"{run_id}%"))).unique())
@@ -269,6 +316,8 @@ def get_run(session: Session, run_id: str) -> Run | None:
 
 
 def run_results(session: Session, run_id: str) -> list[Result]:
+    from .models import Result
+
     return list(
         session.scalars(select(Result).where(Result.run_id == run_id).order_by(Result.id)).unique()
     )
@@ -278,14 +327,15 @@ FINISHED = ("done", "failed")
 
 
 def image_ids(
-    session: Session, aliases: Sequence[str] = (), globs: Sequence[str] = ()
+    conn: Connection | Session, aliases: Sequence[str] = (), globs: Sequence[str] = ()
 ) -> list[int] | None:
     """Ids of the image rows with these aliases (or aliases/references matching these
     globs); None when neither is given (every image). The image table is small."""
     if not aliases and not globs:
         return None
+    img = tables.image.c
     ids = []
-    for pk, alias, reference in session.execute(select(Image.id, Image.alias, Image.reference)):
+    for pk, alias, reference in conn.execute(select(img.id, img.alias, img.reference)):
         if alias in aliases or any(fnmatch.fnmatchcase(alias, g) or reference == g for g in globs):
             ids.append(pk)
     return ids
@@ -305,6 +355,8 @@ def newest_runs(
 
     One statement: the newest start per (image row, host) (index ix_run_job_latest when
     a job is named), joined back to those runs only: never every run of a long history."""
+    from .models import Run
+
     if images is not None and not images:
         return []
     cond: list[ColumnElement[bool]] = [Run.state.in_(FINISHED)]
@@ -372,6 +424,8 @@ def last_runs_of_image(
 ) -> list[Run]:
     """The ``count`` newest finished runs of an image alias, oldest first (index
     ix_run_image_started): the two sides of "what changed since last night"."""
+    from .models import Run
+
     ids = image_ids(session, aliases=[alias]) or []
     if not ids:
         return []
@@ -392,6 +446,8 @@ def runs_like(session: Session, run: Run, count: int, skip_jobs: Sequence[str] =
     """The ``count`` newest finished runs of the same image row (alias, reference, digest) on
     the same host as ``run``, oldest first: runs that may be pooled as one side of a timing
     comparison (index ix_run_image_started); not of ``skip_jobs``."""
+    from .models import Run
+
     q = (
         select(Run)
         .where(Run.image_id == run.image_id, Run.host_id == run.host_id, Run.state.in_(FINISHED))
@@ -403,29 +459,34 @@ def runs_like(session: Session, run: Run, count: int, skip_jobs: Sequence[str] =
     return list(reversed(list(session.scalars(q).unique())))
 
 
-def suite_durations(session: Session, limit: int = 500) -> dict[tuple[str, str], float]:
-    """The last measured duration of each (image alias, suite), for placement and ETAs."""
+def suite_durations(conn: Connection | Session, limit: int = 500) -> dict[tuple[str, str], float]:
+    """The last measured duration of each (image alias, suite), for placement and ETAs.
+    Core: the run's plan reads it before its first container starts, without the ORM."""
+    task, run, img = tables.task.c, tables.run.c, tables.image.c
     q = (
-        select(Image.alias, TaskRow.suite, TaskRow.timings)
-        .join(Run, TaskRow.run_id == Run.id)
-        .join(Image, Run.image_id == Image.id)
-        .where(TaskRow.state == "done")
-        .order_by(TaskRow.id.desc())
+        select(img.alias, task.suite, task.timings)
+        .join_from(tables.task, tables.run, task.run_id == run.id)
+        .join(tables.image, run.image_id == img.id)
+        .where(task.state == "done")
+        .order_by(task.id.desc())
         .limit(limit)
     )
     out: dict[tuple[str, str], float] = {}
-    for alias, suite, timings in session.execute(q):
+    for alias, suite, timings in conn.execute(q):
         total = (timings or {}).get("total_s")
         if total and (alias, suite) not in out:
             out[(alias, suite)] = float(total)
     return out
 
 
-def run_ids(session: Session, *, batch: str | None = None, finished: bool = False) -> set[str]:
+def run_ids(
+    conn: Connection | Session, *, batch: str | None = None, finished: bool = False
+) -> set[str]:
     """Ids of a batch's runs, or (``finished``) of every run no longer running."""
-    q = select(Run.id)
+    run = tables.run.c
+    q = select(run.id)
     if batch:
-        q = q.where(Run.batch == batch)
+        q = q.where(run.batch == batch)
     if finished:
-        q = q.where(Run.state != "running")
-    return set(session.scalars(q))
+        q = q.where(run.state != "running")
+    return set(conn.scalars(q))

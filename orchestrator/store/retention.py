@@ -21,6 +21,7 @@ from typing import Any, cast
 from sqlalchemy import CursorResult, bindparam, delete, func, select, update
 from sqlalchemy.orm import Session
 
+from .coltypes import SUMMARY  # the metrics key that keeps what pruned samples said
 from .models import (
     Baseline,
     Image,
@@ -34,7 +35,6 @@ from .models import (
 )
 
 ADHOC = "adhoc"  # the job name of `valorch run --image` runs
-SUMMARY = "samples_summary"  # the metrics key that keeps what pruned samples said
 
 
 @dataclass(frozen=True)

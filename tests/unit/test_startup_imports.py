@@ -2,6 +2,8 @@
 loads no store, no models and no satellite; ``results list`` and ``results show`` read the
 store through SQLAlchemy and nothing of the Docker SDK, the templates, the migrations, the
 registry client or the attestations; ``matrix render`` loads jinja2 only for HTML.
+``results list`` and the run plan's history read the store with Core on store/tables.py:
+neither loads SQLAlchemy's ORM nor the ORM classes (store/models.py).
 
 Checked by the modules each process has executed (no timing: docs/benchmarks.md has the
 figures, bench/bench_cli.py measures them)."""
@@ -25,6 +27,20 @@ atexit.register(lambda: print("MODULES " + json.dumps(executed())))
 sys.argv = ["valorch", *sys.argv[1:]]
 from orchestrator.cli import main
 main()
+"""
+
+#: SQLAlchemy's ORM and the classes mapped with it: the write paths' alone
+ORM = ("sqlalchemy.orm", "orchestrator.store.models")
+
+#: reads the plan's history from a store as ``valorch run`` does (services/run.history on
+#: the command's deferred session factory), then prints the modules executed
+READ_HISTORY_AND_LIST_MODULES = """
+import json, sys
+from orchestrator.services.run import history
+from orchestrator.services.session import Deferred
+print("HISTORY " + json.dumps(sorted(f"{i}/{s}" for i, s in history(Deferred(sys.argv[1])))))
+print("MODULES " + json.dumps(sorted(n for n, m in sys.modules.items()
+                                     if m is not None and type(m).__name__ != "_LazyModule")))
 """
 
 #: never needed to read the store or print help
@@ -92,6 +108,42 @@ def test_results_list_reads_the_store_and_nothing_else(store):
     assert loaded(modules, ("yaml", *HEAVY)) == []
     # the job and result models (pydantic) are not built to list runs
     assert loaded(modules, ("orchestrator.spec", *SATELLITES)) == []
+
+
+def test_results_list_loads_no_orm(store):
+    db, run_id = store
+    done = subprocess.run(
+        [sys.executable, "-c", RUN_AND_LIST_MODULES, "results", "list", "--db", db, "--json"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    listed, names = done.stdout.split("\nMODULES ", 1)
+    assert [r["run"] for r in json.loads(listed)] == [run_id]  # the run, read with Core
+    modules = set(json.loads(names))
+    assert "orchestrator.store.queries" in modules
+    assert loaded(modules, ORM) == []
+
+
+def test_the_runs_history_read_loads_no_orm(store):
+    """The plan of ``valorch run`` reads the last durations before its first container starts:
+    with Core, so that the ORM's import (about 0.1 s) comes later, while that container runs."""
+    db, _ = store
+    done = subprocess.run(
+        [sys.executable, "-c", READ_HISTORY_AND_LIST_MODULES, db],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = dict(ln.split(" ", 1) for ln in done.stdout.splitlines())
+    assert json.loads(lines["HISTORY"]) == ["host/selftest"]  # the run's suite, read
+    modules = set(json.loads(lines["MODULES"]))
+    assert "orchestrator.store.queries" in modules
+    assert loaded(modules, ORM) == []
 
 
 def test_results_show_loads_no_attestation_registry_or_templates(store):

@@ -88,7 +88,7 @@ def test_newest_runs_of_a_job_the_last_runs_of_an_image_and_a_history(factory):
         assert [r.id for r in queries.last_runs_of_image(s, "img", job="nightly")] == [other, n[2]]
         assert queries.last_runs_of_image(s, "nope") == []
 
-        points = history.check_history(s, "k.a")
+        points = history.check_history(s.connection(), "k.a")
         assert [p.run_id for p in points] == [n[0], n[1], other, n[2], elsewhere, release]
         assert (
             points[0].status == "pass"
@@ -96,10 +96,11 @@ def test_newest_runs_of_a_job_the_last_runs_of_an_image_and_a_history(factory):
             and points[0].median == 1.0
         )
         assert [
-            p.run_id for p in history.check_history(s, "k.a", images=["img"], job="nightly")
+            p.run_id
+            for p in history.check_history(s.connection(), "k.a", images=["img"], job="nightly")
         ] == [n[0], n[1], other, n[2]]
-        assert [p.status for p in history.check_history(s, "k.b")] == ["fail"] * 3
-        assert history.check_history(s, "k.none") == []
+        assert [p.status for p in history.check_history(s.connection(), "k.b")] == ["fail"] * 3
+        assert history.check_history(s.connection(), "k.none") == []
 
 
 def test_prune_keeps_what_is_referred_to_and_drops_the_rest(factory):
@@ -151,7 +152,9 @@ def test_prune_keeps_what_is_referred_to_and_drops_the_rest(factory):
         assert [r.samples for r in stripped] == [[], []]
         summary = stripped[0].metrics[retention.SUMMARY]
         assert summary["n"] == len(TIMES) and summary["median"] == pytest.approx(1.01)
-        assert [p.median for p in history.check_history(s, "k.b")] == [pytest.approx(1.01)]
+        assert [p.median for p in history.check_history(s.connection(), "k.b")] == [
+            pytest.approx(1.01)
+        ]
 
         again = retention.plan(s, cutoff, keep_published=True)
         assert again.delete == () and again.strip == ()  # done once: nothing left to do

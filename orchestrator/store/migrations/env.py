@@ -6,7 +6,7 @@ from alembic import context
 from sqlalchemy import create_engine
 from sqlalchemy.engine import Connection
 
-from orchestrator.store.models import include_object_for, metadata_for
+from orchestrator.store.tables import include_object_for, metadata_for
 
 config = context.config
 connection = config.attributes.get("connection")

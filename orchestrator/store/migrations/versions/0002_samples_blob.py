@@ -13,7 +13,7 @@ import json
 import sqlalchemy as sa
 from alembic import op
 
-from orchestrator.store.models import pack_samples
+from orchestrator.store.coltypes import pack_samples
 
 revision = "0002"
 down_revision = "0001"
@@ -46,7 +46,7 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    from orchestrator.store.models import unpack_samples
+    from orchestrator.store.coltypes import unpack_samples
 
     conn = op.get_bind()
     rows = conn.execute(sa.text("SELECT id, samples FROM result")).fetchall()
