@@ -9,10 +9,11 @@ BIN    := $(VENV)/bin
 NEEDS_COMPONENTS := docker or slurm or browser or postgres
 # Parallel workers (pytest-xdist): a file's tests stay on one worker, the files that share a
 # resource with a fixed place on the machine share one (tests/parallel.py; docs/testing.md).
-# One worker per CPU: a third worker on 2 cores finished the suite in two thirds of the time
-# but made two timing-bound tests fail in a fresh-clone run (docs/testing.md).
-# WORKERS=0 runs the tests in this process, one at a time.
-WORKERS  ?= auto
+# One worker more than the CPUs: the tests wait on engines, registries and containers often
+# enough that a third worker on 2 cores finished the suite in two thirds of the time, a
+# fourth no sooner; the tests that interrupt work hold it at a point it cannot pass, so the
+# contention changes no outcome (docs/testing.md). WORKERS=0 runs the tests in this process.
+WORKERS  ?= $(shell echo $$(( $$(nproc) + 1 )))
 PARALLEL := -n $(WORKERS) --dist loadfile
 QUICK := not cli and not torch and not ($(NEEDS_COMPONENTS))
 
