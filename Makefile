@@ -40,8 +40,11 @@ run: $(VENV)/.run-env
 	$(BIN)/valorch run --job jobs/smoke.yaml
 
 ## The whole test suite, unit and integration, against a real Docker engine
-## (started when none answers) and the locally built test images.
-test: $(VENV)/.test-env lint probe-pythons engine test-images
+## (started when none answers) and the locally built test images. What comes before
+## pytest runs side by side, each to its end before pytest starts: lint (mypy is most of
+## it), the probe's tests on Python 3.8 and 3.13, the engine and the test images.
+test: $(VENV)/.test-env
+	$(MAKE) --no-print-directory -j3 --output-sync=target lint probe-pythons test-images
 	$(BIN)/python -m pytest $(PARALLEL)
 
 # The probe runs on the images' interpreters (Python 3.8 and newer): its own unit tests, the
@@ -110,7 +113,7 @@ cli: $(VENV)/.run-env
 engine:
 	scripts/ensure-engine.sh
 
-test-images: engine
+test-images: engine $(VENV)/.run-env
 	PYTHON=$(BIN)/python scripts/build-test-images.sh
 
 bench: $(VENV)/.test-env engine test-images
