@@ -9,10 +9,11 @@ BIN    := $(VENV)/bin
 NEEDS_COMPONENTS := docker or slurm or browser or postgres
 # Parallel workers (pytest-xdist): a file's tests stay on one worker, the files that share a
 # resource with a fixed place on the machine share one (tests/parallel.py; docs/testing.md).
-# One worker per CPU: a third worker on 2 cores finished the suite in two thirds of the time
-# but made two timing-bound tests fail in a fresh-clone run (docs/testing.md).
-# WORKERS=0 runs the tests in this process, one at a time.
-WORKERS  ?= auto
+# One worker more than the CPUs: the tests wait on engines, registries and containers often
+# enough that a third worker on 2 cores finished the suite in two thirds of the time, a
+# fourth no sooner; the tests that interrupt work hold it at a point it cannot pass, so the
+# contention changes no outcome (docs/testing.md). WORKERS=0 runs the tests in this process.
+WORKERS  ?= $(shell echo $$(( $$(nproc) + 1 )))
 PARALLEL := -n $(WORKERS) --dist loadfile
 QUICK := not cli and not torch and not ($(NEEDS_COMPONENTS))
 
@@ -39,8 +40,11 @@ run: $(VENV)/.run-env
 	$(BIN)/valorch run --job jobs/smoke.yaml
 
 ## The whole test suite, unit and integration, against a real Docker engine
-## (started when none answers) and the locally built test images.
-test: $(VENV)/.test-env lint probe-pythons engine test-images
+## (started when none answers) and the locally built test images. What comes before
+## pytest runs side by side, each to its end before pytest starts: lint (mypy is most of
+## it), the probe's tests on Python 3.8 and 3.13, the engine and the test images.
+test: $(VENV)/.test-env
+	$(MAKE) --no-print-directory -j3 --output-sync=target lint probe-pythons test-images
 	$(BIN)/python -m pytest $(PARALLEL)
 
 # The probe runs on the images' interpreters (Python 3.8 and newer): its own unit tests, the
@@ -109,7 +113,7 @@ cli: $(VENV)/.run-env
 engine:
 	scripts/ensure-engine.sh
 
-test-images: engine
+test-images: engine $(VENV)/.run-env
 	PYTHON=$(BIN)/python scripts/build-test-images.sh
 
 bench: $(VENV)/.test-env engine test-images

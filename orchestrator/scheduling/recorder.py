@@ -31,7 +31,9 @@ ChecksOf = Callable[[SuiteRef], tuple[CheckInfo, ...]]
 class Recorder(Protocol):
     def enqueue(self, ctx: BatchInfo, pr: PlannedRun, executor: str, run_id: str) -> dict[str, int]:
         """A new run of ``pr`` with the id ``run_id`` and one queued task per suite: the
-        task ids by suite name."""
+        task ids by suite name. A run already written under ``run_id`` is left as it is and
+        its task ids returned (a stop between its write and the caller's note of it has
+        ``dispatch.abandon`` write the batch's rows again)."""
         ...
 
     def start(self, task_ids: Sequence[int]) -> None:

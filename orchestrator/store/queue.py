@@ -64,7 +64,12 @@ def enqueue(
     run_id: str | None = None,
 ) -> tuple[str, dict[str, int]]:
     """A new run of ``image`` on ``host`` (with ``run_id``, else a new one) with one queued
-    task per suite: (run id, task ids by suite)."""
+    task per suite: (run id, task ids by suite). A run already stored under ``run_id`` is
+    returned as it is: a stop (Ctrl-C, SIGTERM) that lands after its commit and before the
+    dispatcher noted it has the dispatcher write the batch's rows again."""
+    stored = session.get(Run, run_id) if run_id is not None else None
+    if stored is not None:
+        return stored.id, {t.suite: t.id for t in stored.tasks}
     run = queries.start_run(
         session,
         batch=ctx.batch,

@@ -152,10 +152,15 @@ def test_engine_stopped_mid_run_then_resumed_without_loss_or_duplicates(engine, 
     )
 
     # the moment: command.first has reported and command.slow waits for its release, which
-    # comes only after the restart
+    # comes only after the restart, and the batch's rows are written (the task in flight
+    # marked running: the first wave starts before the rows, services/batch), so valorch
+    # waits in dispatch for a task that cannot end
     err = act_when(
         proc,
-        lambda: rank_hold.is_held(HOLD),
+        lambda: (
+            rank_hold.is_held(HOLD)
+            and rows(db, "SELECT count(*) FROM task WHERE state = 'running'") == [(1,)]
+        ),
         engine.stop,
         "valorch ended before the engine could be stopped",
         tries=10**6,

@@ -256,51 +256,78 @@ def _whole(server_db, n_checks):
     return len(counts)
 
 
-def _slow_runs(server_db, after, seconds):
-    """Every run the server takes once it holds ``after`` more than now waits ``seconds``
-    (a trigger): the signal always lands mid-push, inside a run's transaction."""
+#: the advisory lock a held push waits for (advisory locks are per database: each test has its own)
+HOLD_KEY = 7341
+
+
+def _hold_runs(server_db, after):
+    """Every run the server takes once it holds ``after`` more than now waits, inside its
+    transaction, for the advisory lock ``HOLD_KEY`` (a trigger): whoever holds that lock
+    holds the push mid-run until it lets go, so the signal lands there on any machine."""
     with connect(server_db, autocommit=True) as conn:
         (now,) = conn.execute("SELECT count(*) FROM run").fetchone()
         conn.execute(f"""
-            CREATE OR REPLACE FUNCTION valorch_test_slow() RETURNS trigger AS $$
+            CREATE OR REPLACE FUNCTION valorch_test_hold() RETURNS trigger AS $$
             BEGIN
               IF (SELECT count(*) FROM run) >= {now + after} THEN
-                PERFORM pg_sleep({seconds});
+                PERFORM pg_advisory_xact_lock_shared({HOLD_KEY});
               END IF;
               RETURN NEW;
             END $$ LANGUAGE plpgsql""")
-        conn.execute("DROP TRIGGER IF EXISTS valorch_test_slow ON run")
+        conn.execute("DROP TRIGGER IF EXISTS valorch_test_hold ON run")
         conn.execute(
-            "CREATE TRIGGER valorch_test_slow BEFORE INSERT ON run "
-            "FOR EACH ROW EXECUTE FUNCTION valorch_test_slow()"
+            "CREATE TRIGGER valorch_test_hold BEFORE INSERT ON run "
+            "FOR EACH ROW EXECUTE FUNCTION valorch_test_hold()"
         )
 
 
-def _fast_runs(server_db):
+def _free_runs(server_db):
     with connect(server_db, autocommit=True) as conn:
-        conn.execute("DROP TRIGGER IF EXISTS valorch_test_slow ON run")
+        conn.execute("DROP TRIGGER IF EXISTS valorch_test_hold ON run")
 
 
-def _push_until_some_are_there(local, server_db, sig):
-    _slow_runs(server_db, after=3, seconds=0.2)
+def _waiting_for_the_hold(conn) -> bool:
+    """Whether a session of this database waits for ``HOLD_KEY`` (a run's insert, held)."""
+    (n,) = conn.execute(
+        "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted "
+        f"AND objid = {HOLD_KEY} AND database = (SELECT oid FROM pg_database "
+        "WHERE datname = current_database())"
+    ).fetchone()
+    return n > 0
+
+
+def _push_held_after_three(local, server_db, sig):
+    """A push signalled while its fourth run waits, mid-transaction, for a lock this test
+    holds (``_hold_runs``): three runs are on the server, whole, whatever the machine's
+    speed. The lock goes once the pusher has ended."""
+    _hold_runs(server_db, after=3)
     env = {k: v for k, v in os.environ.items() if k != "VALORCH_DB"}
-    proc = subprocess.Popen(
-        [VALORCH, "results", "push", "--to", server_db, "--db", str(local)],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        # Ctrl-C as in a terminal: a suite started in the background (nohup CMD &) hands
-        # its children SIGINT ignored, and Python then never raises KeyboardInterrupt
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-    )
-    before = sql(server_db, "SELECT count(*) FROM run")[0][0]
-    while proc.poll() is None and sql(server_db, "SELECT count(*) FROM run")[0][0] < before + 3:
-        time.sleep(0.02)
-    proc.send_signal(sig)
-    _out, err = proc.communicate(timeout=120)
-    _fast_runs(server_db)
+    with connect(server_db, autocommit=True) as holder:
+        holder.execute("SELECT pg_advisory_lock(%s)", (HOLD_KEY,))
+        proc = subprocess.Popen(
+            [VALORCH, "results", "push", "--to", server_db, "--db", str(local)],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            # Ctrl-C as in a terminal: a suite started in the background (nohup CMD &) hands
+            # its children SIGINT ignored, and Python then never raises KeyboardInterrupt
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )
+        try:
+            while not _waiting_for_the_hold(holder):
+                if proc.poll() is not None:
+                    pytest.fail(f"the push ended before it was held: {proc.communicate()[1]}")
+                time.sleep(0.02)
+            proc.send_signal(sig)
+            _out, err = proc.communicate(timeout=120)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    # the lock went with its session: a killed pusher's server session, let go, rolls back
+    _free_runs(server_db)
     return proc.returncode, err
 
 
@@ -308,12 +335,12 @@ def test_an_interrupted_push_leaves_no_half_run_and_resumes(server_db, tmp_path)
     local, n_runs, n_checks = tmp_path / "runner.sqlite", 300, 200
     _many_runs(local, n_runs, n_checks)
 
-    code, err = _push_until_some_are_there(local, server_db, signal.SIGINT)  # Ctrl-C
+    code, err = _push_held_after_three(local, server_db, signal.SIGINT)  # Ctrl-C
     assert (
         code == 130 and "interrupted" in err and "push again" in err and "Traceback" not in err
     ), err
     after_int = _whole(server_db, n_checks)
-    code, err = _push_until_some_are_there(local, server_db, signal.SIGKILL)  # a killed runner
+    code, err = _push_held_after_three(local, server_db, signal.SIGKILL)  # a killed runner
     assert code == -signal.SIGKILL
     after_kill = _whole(server_db, n_checks)
     assert 0 < after_int < after_kill < n_runs, (after_int, after_kill)

@@ -2,9 +2,11 @@
 container is removed exactly as at a normal end, the runs are `interrupted` with no
 result stored, valorch exits 130 / 143, and `--resume` then finishes the batch with
 exactly the results of an uninterrupted run. The moment is taken from the engine
-(the container just created), or from the check itself: on a private engine with the
-holding runtime of tests/rank_hold.py, the command suite's second check waits for a release
-that comes only before `--resume`, so the signal lands while it runs on any machine."""
+(the container just created, in the first wave: before or while the batch's rows are
+written), or from the check itself: on a private engine with the holding runtime of
+tests/rank_hold.py, the command suite's second check waits for a release that comes only
+before `--resume`, and the signal comes once the batch's rows are written too, so it lands
+while valorch waits in dispatch for that check on any machine."""
 
 import json
 import os
@@ -78,6 +80,18 @@ def _container_in(engine, proc, status) -> bool:
     return any(o.count("/") == 3 and o.split("/")[2] == str(proc.pid) for o in owners)
 
 
+def _dispatching_a_held_check(db) -> bool:
+    """Whether valorch waits in dispatch for a task that cannot end: the batch's rows are
+    written (both runs, the task in flight marked running: the last row dispatch writes
+    before it waits) and command.slow waits for its release. The first wave starts before
+    the rows are written (services/batch), so the held check alone is no such moment."""
+    return (
+        rank_hold.is_held(HOLD)
+        and len(run_ids_in(db)) == 2
+        and rows(db, "SELECT count(*) FROM task WHERE state = 'running'") == [(1,)]
+    )
+
+
 @pytest.mark.parametrize(
     "sig,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["SIGINT", "SIGTERM"]
 )
@@ -102,8 +116,7 @@ def test_signal_removes_the_container_in_flight_and_resume_finishes(
     )
     err = act_when(
         proc,
-        # running: command.first reported, command.slow waits for its release
-        (lambda: rank_hold.is_held(HOLD))
+        (lambda: _dispatching_a_held_check(db))
         if moment == "running"
         else (lambda: _container_in(engine, proc, moment)),
         lambda: proc.send_signal(sig),
