@@ -14,7 +14,7 @@ from typing import Any, NoReturn
 
 import typer
 
-from . import __version__, satellites
+from . import __version__, library_logs, satellites
 from .commands import accept as accept_cmd
 from .commands import baseline as baseline_cmd
 from .commands import db as db_cmd
@@ -251,6 +251,7 @@ def main() -> NoReturn:
       directories removed, streams flushed).
     """
     gc.set_threshold(50_000, 10, 10)
+    library_logs.install()
     _bare_completion(sys.argv)
     if "_VALORCH_COMPLETE" in os.environ:  # a shell asks for completions: typer's classes
         from typer._completion_classes import completion_init
