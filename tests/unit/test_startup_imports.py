@@ -58,7 +58,8 @@ SATELLITES = (
 )
 
 
-def executed(*args: str, code: int = 0) -> set[str]:
+def printed_and_executed(*args: str, code: int = 0) -> tuple[str, set[str]]:
+    """What the CLI printed with ``args``, and the modules it executed."""
     done = subprocess.run(
         [sys.executable, "-c", RUN_AND_LIST_MODULES, *args],
         capture_output=True,
@@ -67,8 +68,12 @@ def executed(*args: str, code: int = 0) -> set[str]:
         timeout=600,
     )
     assert done.returncode == code, done.stdout[-2000:] + done.stderr[-2000:]
-    (line,) = [ln for ln in done.stdout.splitlines() if ln.startswith("MODULES ")]
-    return set(json.loads(line[len("MODULES ") :]))
+    printed, names = done.stdout.rsplit("MODULES ", 1)
+    return printed, set(json.loads(names))
+
+
+def executed(*args: str, code: int = 0) -> set[str]:
+    return printed_and_executed(*args, code=code)[1]
 
 
 def loaded(modules: set[str], names: tuple[str, ...]) -> list[str]:
@@ -77,21 +82,15 @@ def loaded(modules: set[str], names: tuple[str, ...]) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def store(tmp_path_factory) -> tuple[str, str]:
-    """A store with one finished run (host, selftest.pass): the database URL and the run id."""
+def store(tmp_path_factory) -> tuple[str, str, str, set[str]]:
+    """A store with one finished run (host, selftest.pass): the database URL, the run id, and
+    what ``results list --json`` printed and executed reading it."""
     db = str(tmp_path_factory.mktemp("store") / "v.sqlite")
     executed(
         "run", "--image", "host", "--suite", "selftest", "--check", "selftest.pass", "--db", db
     )
-    listing = subprocess.run(
-        [sys.executable, "-c", RUN_AND_LIST_MODULES, "results", "list", "--db", db, "--json"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=600,
-    )
-    rows = json.loads(listing.stdout.split("\nMODULES ", 1)[0])
-    return db, rows[0]["run"]
+    printed, modules = printed_and_executed("results", "list", "--db", db, "--json")
+    return db, json.loads(printed)[0]["run"], printed, modules
 
 
 def test_help_loads_no_store_no_models_and_no_satellite():
@@ -102,7 +101,7 @@ def test_help_loads_no_store_no_models_and_no_satellite():
 
 
 def test_results_list_reads_the_store_and_nothing_else(store):
-    db, _ = store
+    db, *_ = store
     modules = executed("results", "list", "--db", db)
     assert "orchestrator.store.queries" in modules  # read through the one SQL path
     assert loaded(modules, ("yaml", *HEAVY)) == []
@@ -111,18 +110,8 @@ def test_results_list_reads_the_store_and_nothing_else(store):
 
 
 def test_results_list_loads_no_orm(store):
-    db, run_id = store
-    done = subprocess.run(
-        [sys.executable, "-c", RUN_AND_LIST_MODULES, "results", "list", "--db", db, "--json"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    listed, names = done.stdout.split("\nMODULES ", 1)
+    _, run_id, listed, modules = store
     assert [r["run"] for r in json.loads(listed)] == [run_id]  # the run, read with Core
-    modules = set(json.loads(names))
     assert "orchestrator.store.queries" in modules
     assert loaded(modules, ORM) == []
 
@@ -130,7 +119,7 @@ def test_results_list_loads_no_orm(store):
 def test_the_runs_history_read_loads_no_orm(store):
     """The plan of ``valorch run`` reads the last durations before its first container starts:
     with Core, so that the ORM's import (about 0.1 s) comes later, while that container runs."""
-    db, _ = store
+    db, *_ = store
     done = subprocess.run(
         [sys.executable, "-c", READ_HISTORY_AND_LIST_MODULES, db],
         capture_output=True,
@@ -147,7 +136,7 @@ def test_the_runs_history_read_loads_no_orm(store):
 
 
 def test_results_show_loads_no_attestation_registry_or_templates(store):
-    db, run_id = store
+    db, run_id, *_ = store
     modules = executed("results", "show", run_id, "--db", db)
     assert "orchestrator.services.triage" in modules  # a run's red checks say why
     assert loaded(modules, HEAVY) == []
@@ -155,7 +144,7 @@ def test_results_show_loads_no_attestation_registry_or_templates(store):
 
 
 def test_matrix_render_loads_jinja2_only_for_html(store):
-    db, _ = store
+    db, *_ = store
     modules = executed("matrix", "render", "--db", db)
     assert "orchestrator.services.matrix" in modules
     assert loaded(modules, HEAVY) == []
