@@ -669,6 +669,12 @@ class Task(Frozen):
     def node_count(self) -> int:
         return max(1, len(self.nodes))
 
+    @property
+    def multinode_gpu(self) -> bool:
+        """A gang of several nodes on their GPUs: what RDMA (NCCL/RCCL over InfiniBand or
+        RoCE) is for, and the only task any executor's RDMA opt-in gives it to."""
+        return bool(self.nodes) and not self.cpu_only and self.image.backend.gpu
+
 
 class Execution(Frozen):
     """What an executor brings back from running one task."""

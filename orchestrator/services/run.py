@@ -188,11 +188,7 @@ def _on_cluster(spec: JobSpec, cat: Catalog, where: Where) -> Placement:
     else:
         k8s = satellites.load("k8s", "plan", "--executor kubernetes")  # orchestrator/ext/k8s/
         planned = k8s.plan_on_kubernetes(spec, cat, detect_local(), cpu_only=where.cpu_only)
-        if where.rdma_resource and not any(
-            t.nodes and not t.cpu_only and t.image.backend != "cpu"
-            for pr in planned
-            for t in pr.tasks
-        ):
+        if where.rdma_resource and not any(t.multinode_gpu for pr in planned for t in pr.tasks):
             raise InputError(
                 "--rdma-resource applies to a multi-node GPU task, and this run has none",
                 "add a suite with nodes: 2 or more (multinode) on a GPU image, or drop "

@@ -182,7 +182,7 @@ def rdma_options(task: Task, rdma_nodes: tuple[str, ...]) -> tuple[str, list[str
     step reads them, and the ``docker create`` options a multi-node GPU task's container gets
     on such a node besides its verbs devices (the docker executor's RDMA_CAPS and
     RDMA_ULIMITS). Nothing for one node, a CPU task or a cluster with no such node."""
-    if not task.nodes or not rdma_nodes or task.cpu_only or task.image.backend == "cpu":
+    if not rdma_nodes or not task.multinode_gpu:
         return "", []
     opts = [f"--cap-add={c}" for c in RDMA_CAPS]
     for name, soft, hard in RDMA_ULIMITS:

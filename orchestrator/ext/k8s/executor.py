@@ -186,7 +186,7 @@ def job_manifest(
     resources: dict[str, Any] = {}
     if backend in GPU_RESOURCE:
         resources = {"limits": {GPU_RESOURCE[backend]: str(gpus)}}
-    rdma = rdma_grant(task, backend, rdma_resource)
+    rdma = rdma_grant(task, rdma_resource)
     if rdma:
         resources["limits"][rdma] = "1"
     arch_labels = tuple(lab for lab in node_labels if re.match(r"^(gfx[0-9a-f]+|sm_\d+)$", lab))
@@ -251,13 +251,13 @@ def job_manifest(
     }
 
 
-def rdma_grant(task: Task, backend: str, resource: str | None) -> str | None:
+def rdma_grant(task: Task, resource: str | None) -> str | None:
     """The RDMA device plugin's resource a task's pods request, or None: only a multi-node GPU
     task, only when a resource is named (a device plugin, not hostPath volumes: a hostPath
     character device is outside the container's device cgroup, so only a privileged pod could
     open it; the plugin's Allocate adds the verbs devices to the cgroup, and its resource
     exists only on the nodes whose administrator installed it: the opt-in per node pool)."""
-    if not resource or not task.nodes or backend not in GPU_RESOURCE:
+    if not resource or not task.multinode_gpu:
         return None
     if not re.fullmatch(EXTENDED_RESOURCE, resource):
         raise ValueError(f"{resource!r} is not an extended resource name (DOMAIN/NAME)")
