@@ -7,6 +7,7 @@ Expected errors (``ValorchError``) become a message and an exit code
 from __future__ import annotations
 
 import gc
+import importlib
 import os
 import sys
 from collections.abc import Callable
@@ -15,18 +16,6 @@ from typing import Any, NoReturn
 import typer
 
 from . import __version__, library_logs, satellites
-from .commands import accept as accept_cmd
-from .commands import baseline as baseline_cmd
-from .commands import db as db_cmd
-from .commands import hosts, images, matrix, results, suites
-from .commands import inventory as inventory_cmd
-from .commands import jobs as jobs_cmd
-from .commands import known_issues as known_issues_cmd
-from .commands.bisect import bisect as bisect_cmd
-from .commands.diff import diff as diff_cmd
-from .commands.qualify import qualify
-from .commands.readiness import readiness as readiness_cmd
-from .commands.run import run
 from .errors import ValorchError
 
 
@@ -126,12 +115,28 @@ def _undo_created() -> None:
         store_db.undo_created()
 
 
-app = App(
-    name="valorch",
-    help="Containerized multi-backend validation orchestrator.",
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    add_completion=False,  # ours below: typer's ignores a shell named after the flag
+# The core's commands, in the order --help lists them: (name on the command line,
+# "module:attribute" under orchestrator.commands), a typer app (a command group) or a
+# command function. A command line imports and builds only the command it names
+# (``_app_for``); --help, no command, a name that is none of these, and shell completion
+# build every one.
+COMMANDS: tuple[tuple[str, str], ...] = (
+    ("run", "run:run"),
+    ("images", "images:app"),
+    ("suites", "suites:app"),
+    ("results", "results:app"),
+    ("matrix", "matrix:app"),
+    ("hosts", "hosts:app"),
+    ("diff", "diff:diff"),
+    ("qualify", "qualify:qualify"),
+    ("readiness", "readiness:readiness"),
+    ("accept", "accept:app"),
+    ("known-issues", "known_issues:app"),
+    ("bisect", "bisect:bisect"),
+    ("baseline", "baseline:app"),
+    ("inventory", "inventory:app"),
+    ("jobs", "jobs:app"),
+    ("db", "db:app"),
 )
 
 SHELLS = ("bash", "zsh", "fish", "powershell", "pwsh")
@@ -174,7 +179,6 @@ def _print_version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
 def _root(
     _version: bool = typer.Option(
         False,
@@ -205,36 +209,73 @@ def _root(
     """Containerized multi-backend validation orchestrator."""
 
 
-app.command("run")(run)
-app.add_typer(images.app, name="images")
-app.add_typer(suites.app, name="suites")
-app.add_typer(results.app, name="results")
-app.add_typer(matrix.app, name="matrix")
-app.add_typer(hosts.app, name="hosts")
-app.command("diff")(diff_cmd)
-app.command("qualify")(qualify)
-app.command("readiness")(readiness_cmd)
-app.add_typer(accept_cmd.app, name="accept")
-app.add_typer(known_issues_cmd.app, name="known-issues")
-app.command("bisect")(bisect_cmd)
-app.add_typer(baseline_cmd.app, name="baseline")
-app.add_typer(inventory_cmd.app, name="inventory")
-app.add_typer(jobs_cmd.app, name="jobs")
-app.add_typer(db_cmd.app, name="db")
-# the satellites' commands, from their registry (orchestrator/satellites.py)
-for _satellite in satellites.SATELLITES:
-    for _name, _ref in _satellite.commands:
-        _made = satellites.command(_satellite.name, _ref)
-        if isinstance(_made, typer.Typer):
-            app.add_typer(_made, name=_name)
-        else:
-            app.command(_name)(_made)
-
-
-@app.command("version")
 def version() -> None:
     """Print valorch's version."""
     print(__version__)
+
+
+def _every_command() -> tuple[tuple[str, Callable[[], Any]], ...]:
+    """(name, loader) of every command in --help's order: the core's, the satellites' (from
+    their registry, orchestrator/satellites.py), then ``version``."""
+    core = tuple(
+        (name, lambda ref=ref: _attribute("orchestrator.commands", ref)) for name, ref in COMMANDS
+    )
+    ext = tuple(
+        (name, lambda s=s.name, ref=ref: satellites.command(s, ref))
+        for s in satellites.SATELLITES
+        for name, ref in s.commands
+    )
+    return (*core, *ext, ("version", lambda: version))
+
+
+def _attribute(package: str, ref: str) -> Any:
+    module, _, attribute = ref.partition(":")
+    return getattr(importlib.import_module(f"{package}.{module}"), attribute)
+
+
+def build(names: frozenset[str] | None = None) -> App:
+    """The CLI with the commands named (every command when ``names`` is None): each one's
+    module is imported only here, when it is wanted."""
+    made = App(
+        name="valorch",
+        help="Containerized multi-backend validation orchestrator.",
+        no_args_is_help=True,
+        pretty_exceptions_enable=False,
+        add_completion=False,  # ours above: typer's ignores a shell named after the flag
+    )
+    made.callback()(_root)
+    for name, load in _every_command():
+        if names is not None and name not in names:
+            continue
+        command = load()
+        if isinstance(command, typer.Typer):
+            made.add_typer(command, name=name)
+        else:
+            made.command(name)(command)
+    return made
+
+
+def _app_for(argv: list[str]) -> App:
+    """The CLI a command line needs: only the command it names, or none when it starts with
+    a root option other than --help (--version and the completion options act and exit
+    before any command); every command otherwise (--help or nothing lists them all, and a
+    misspelt name gets click's own message and suggestions)."""
+    if "_VALORCH_COMPLETE" in os.environ or not argv or argv[0] in ("--help", "-h"):
+        return build()
+    first = argv[0]
+    if first.startswith("-"):
+        return build(frozenset())
+    known = {name for name, _ in _every_command()}
+    return build(frozenset({first})) if first in known else build()
+
+
+def __getattr__(name: str) -> Any:
+    """``orchestrator.cli.app``: the whole CLI, built once on first use (tests and scripts
+    that introspect or call it)."""
+    if name == "app":
+        whole = globals()["app"] = build()
+        return whole
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def main() -> NoReturn:
@@ -258,7 +299,7 @@ def main() -> NoReturn:
 
         completion_init()
     try:
-        app()
+        _app_for(sys.argv[1:])()
     finally:
         _flush_streams()
         gc.freeze()

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from ..store.queue import RunSummary
     from .preflight import Verdict
     from .pull import Staged
+    from .session import Deferred
 
 # No SQLAlchemy at import: commands that import this module without running a batch
 # (``--help``, a plan that fails) do not load it; the store's modules are imported where
@@ -207,14 +208,20 @@ def _on_cluster(spec: JobSpec, cat: Catalog, where: Where) -> Placement:
     return Placement(planned, executor_for, None, catalog=cat)
 
 
-def history(factory: sessionmaker[Session]) -> dict[tuple[str, str], float]:
-    """The last measured duration of each (image, suite): the plan's history, read with Core
-    before the first container starts (the ORM loads later, while that container runs)."""
-    from ..store import queries
-    from .session import engine_of
+def history(factory: sessionmaker[Session] | Deferred) -> dict[tuple[str, str], float]:
+    """The last measured duration of each (image, suite): the plan's history, read before
+    the first container starts. A store not yet opened is read without SQLAlchemy where it
+    can be (services/session.read); SQLAlchemy and the ORM load later, while that
+    container runs."""
+    from ..store import reads
+    from .session import Deferred, engine_of, read
+
+    if isinstance(factory, Deferred) and not factory.opened:
+        return read(factory.db, reads.suite_durations, factory.engine)
+    from ..store.read_statements import CoreReads
 
     with engine_of(factory).connect() as conn:
-        return queries.suite_durations(conn)
+        return reads.suite_durations(CoreReads(conn))
 
 
 def _quarantine(

@@ -1,6 +1,7 @@
 """``valorch results list``: the newest runs, each with its final counts by status, read
-through the store's queries (``store.queries.list_runs`` / ``run_statuses``, Core selects on
-a connection: no ORM), whatever the store: a SQLite file or a server."""
+through the store's reads (``store.reads.list_runs`` / ``listed_statuses``), whatever the
+store: a SQLite file at this valorch's schema without importing SQLAlchemy, any other
+through SQLAlchemy Core (services/session.read)."""
 
 from __future__ import annotations
 
@@ -42,12 +43,15 @@ def listing(
     """Runs, newest first, each with its final counts by status (``counts``, a Counter): of
     ``image`` (alias or reference) and ``job``, in one of ``states``, started at or after
     ``since`` (UTC), each filter only when given."""
-    from ..store import queries
-    from .session import engine
+    from ..store import reads
+    from .session import read
 
-    with engine(db).connect() as conn:  # Core: listing runs loads no ORM
-        runs = queries.list_runs(conn, limit, image, job=job, states=states, since=since)
-        return _rows(runs, queries.run_statuses(conn, [r[0] for r in runs]))
+    def listed(db: reads.Reads) -> list[dict[str, Any]]:
+        runs = reads.list_runs(db, limit, image, job=job, states=states, since=since)
+        statuses = reads.listed_statuses(db, limit, image, job=job, states=states, since=since)
+        return _rows(runs, statuses)
+
+    return read(db, listed)
 
 
 def _rows(

@@ -6,13 +6,19 @@ from __future__ import annotations
 import os
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..store.location import DEFAULT_PATH
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from sqlalchemy.engine import Engine
     from sqlalchemy.orm import Session, sessionmaker
+
+    from ..store.reads import Reads
+
+T = TypeVar("T")
 
 
 def engine(db: str | None) -> Engine:
@@ -20,9 +26,35 @@ def engine(db: str | None) -> Engine:
     ./results/valorch.sqlite), at this valorch's schema: what a read path connects to."""
     from ..store.db import open_engine
 
+    return open_engine(_target(db))
+
+
+def _target(db: str | None) -> str | None:
     if db is None and not os.environ.get("VALORCH_DB"):
-        db = str(Path.cwd() / DEFAULT_PATH)
-    return open_engine(db)
+        return str(Path.cwd() / DEFAULT_PATH)
+    return db
+
+
+def read(
+    db: str | None, reading: Callable[[Reads], T], opener: Callable[[], Engine] | None = None
+) -> T:
+    """``reading`` on the store's reads (store/reads.py): a SQLite file at this valorch's
+    schema is read with the standard library's sqlite3 and SQLAlchemy is not imported;
+    any other store, or one that plain path cannot read, through SQLAlchemy Core on the
+    engine ``opener`` gives (default: ``engine(db)``, which creates, migrates or names the
+    damage as every open does)."""
+    from ..store import sqlite_reads
+
+    target = _target(db)
+    try:
+        with sqlite_reads.opened(target or DEFAULT_PATH) as plain:
+            return reading(plain)
+    except sqlite_reads.UnreadableError:
+        pass
+    from ..store.read_statements import CoreReads
+
+    with (opener or (lambda: engine(db)))().connect() as conn:
+        return reading(CoreReads(conn))
 
 
 def sessions(db: str | None) -> sessionmaker[Session]:

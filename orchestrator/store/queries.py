@@ -1,9 +1,9 @@
 """Reads and writes of the results store. Every function takes the session (or, for a
 read in Core, the connection) it works in; committing is the caller's business.
 
-The reads of the start-up paths (``results list``, the run plan's history) are Core
-selects on store/tables.py and take a ``Connection`` (a ``Session`` works as well): they
-load no ORM. The writes, and the reads that return ORM rows, import store/models.py when
+The reads of the start-up paths (``results list``, the run plan's history) are in
+store/reads.py (written once in store/read_statements.py, run on SQLAlchemy Core or, for a
+SQLite file, on sqlite3 without SQLAlchemy). The writes, and the reads that return ORM rows, import store/models.py when
 they are called."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import fnmatch
 import uuid
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import ColumnElement, func, select, text
 
@@ -236,65 +236,6 @@ def add_results(
     return added
 
 
-class RunLine(NamedTuple):
-    """A listed run (``list_runs``): its row with its image's alias and digest and its
-    host's name."""
-
-    id: str
-    started: datetime
-    job: str
-    state: str
-    image: str
-    digest: str | None
-    host: str
-
-
-def list_runs(
-    conn: Connection | Session,
-    limit: int = 50,
-    image: str | None = None,
-    *,
-    job: str | None = None,
-    states: Sequence[str] = (),
-    since: datetime | None = None,
-) -> list[RunLine]:
-    """The newest runs (ties in start time broken by id), of ``image`` (alias or reference),
-    ``job``, in one of ``states``, started at or after ``since`` when given. Core: no ORM."""
-    run, img, hst = tables.run.c, tables.image.c, tables.host.c
-    q = (
-        select(run.id, run.started, run.job, run.state, img.alias, img.digest, hst.name)
-        .join_from(tables.run, tables.image, run.image_id == img.id)
-        .join(tables.host, run.host_id == hst.id)
-        .order_by(run.started.desc(), run.id.desc())
-        .limit(limit)
-    )
-    if image:
-        q = q.where((img.alias == image) | (img.reference == image))
-    if job:
-        q = q.where(run.job == job)
-    if states:
-        q = q.where(run.state.in_(list(states)))
-    if since is not None:
-        q = q.where(run.started >= since)
-    return [RunLine._make(row) for row in conn.execute(q)]
-
-
-def run_statuses(
-    conn: Connection | Session, run_ids: Sequence[str]
-) -> Iterable[tuple[str, str, int, str]]:
-    """(run id, check id, attempt, status) of every result of these runs, attempts in order:
-    one query, not one per run. Core: no ORM."""
-    res, chk = tables.result.c, tables.check.c
-    ids = list(run_ids)
-    for i in range(0, len(ids), 500):
-        yield from conn.execute(
-            select(res.run_id, chk.check_id, res.attempt, res.status)
-            .join_from(tables.result, tables.check, chk.id == res.check_pk)
-            .where(res.run_id.in_(ids[i : i + 500]))
-            .order_by(res.run_id, chk.check_id, res.attempt, res.id)
-        )
-
-
 def merge_run_meta(session: Session, run_id: str, key: str, value: Any) -> None:
     """Set ``run.meta[key]`` (the caller commits)."""
     from .models import Run
@@ -457,26 +398,6 @@ def runs_like(session: Session, run: Run, count: int, skip_jobs: Sequence[str] =
     if skip_jobs:
         q = q.where(Run.job.not_in(list(skip_jobs)))
     return list(reversed(list(session.scalars(q).unique())))
-
-
-def suite_durations(conn: Connection | Session, limit: int = 500) -> dict[tuple[str, str], float]:
-    """The last measured duration of each (image alias, suite), for placement and ETAs.
-    Core: the run's plan reads it before its first container starts, without the ORM."""
-    task, run, img = tables.task.c, tables.run.c, tables.image.c
-    q = (
-        select(img.alias, task.suite, task.timings)
-        .join_from(tables.task, tables.run, task.run_id == run.id)
-        .join(tables.image, run.image_id == img.id)
-        .where(task.state == "done")
-        .order_by(task.id.desc())
-        .limit(limit)
-    )
-    out: dict[tuple[str, str], float] = {}
-    for alias, suite, timings in conn.execute(q):
-        total = (timings or {}).get("total_s")
-        if total and (alias, suite) not in out:
-            out[(alias, suite)] = float(total)
-    return out
 
 
 def run_ids(

@@ -1,9 +1,11 @@
-"""The read-only commands start fast by importing only what they use: the CLI's module
-loads no store, no models and no satellite; ``results list`` and ``results show`` read the
-store through SQLAlchemy and nothing of the Docker SDK, the templates, the migrations, the
-registry client or the attestations; ``matrix render`` loads jinja2 only for HTML.
-``results list`` and the run plan's history read the store with Core on store/tables.py:
-neither loads SQLAlchemy's ORM nor the ORM classes (store/models.py).
+"""The read-only commands start fast by importing only what they use: a command line imports
+the module of the command it names and no other; the CLI's module loads no store, no models
+and no satellite; ``results show`` reads the store through SQLAlchemy and nothing of the
+Docker SDK, the templates, the migrations, the registry client or the attestations;
+``matrix render`` loads jinja2 only for HTML. ``results list`` and the run plan's history
+read a SQLite store with the standard library's sqlite3 (store/sqlite_reads.py, the
+statements of store/read_statements.py compiled ahead of time): neither imports
+SQLAlchemy.
 
 Checked by the modules each process has executed (no timing: docs/benchmarks.md has the
 figures, bench/bench_cli.py measures them)."""
@@ -29,8 +31,18 @@ from orchestrator.cli import main
 main()
 """
 
-#: SQLAlchemy's ORM and the classes mapped with it: the write paths' alone
-ORM = ("sqlalchemy.orm", "orchestrator.store.models")
+#: SQLAlchemy, its ORM and the classes mapped with it: the write paths' alone
+ORM = ("sqlalchemy", "orchestrator.store.models")
+#: every command module but the one ``results list`` names
+OTHER_COMMANDS = (
+    "orchestrator.commands.run",
+    "orchestrator.commands.accept",
+    "orchestrator.commands.qualify",
+    "orchestrator.commands.db",
+    "orchestrator.commands.images",
+    "orchestrator.ext.site.command",
+    "orchestrator.ext.attest.command",
+)
 
 #: reads the plan's history from a store as ``valorch run`` does (services/run.history on
 #: the command's deferred session factory), then prints the modules executed
@@ -103,22 +115,29 @@ def test_help_loads_no_store_no_models_and_no_satellite():
 def test_results_list_reads_the_store_and_nothing_else(store):
     db, *_ = store
     modules = executed("results", "list", "--db", db)
-    assert "orchestrator.store.queries" in modules  # read through the one SQL path
+    assert "orchestrator.store.sqlite_reads" in modules  # the compiled statements
     assert loaded(modules, ("yaml", *HEAVY)) == []
     # the job and result models (pydantic) are not built to list runs
     assert loaded(modules, ("orchestrator.spec", *SATELLITES)) == []
 
 
-def test_results_list_loads_no_orm(store):
+def test_results_list_imports_no_sqlalchemy(store):
     _, run_id, listed, modules = store
-    assert [r["run"] for r in json.loads(listed)] == [run_id]  # the run, read with Core
-    assert "orchestrator.store.queries" in modules
+    assert [r["run"] for r in json.loads(listed)] == [run_id]  # the run, read with sqlite3
+    assert "orchestrator.store.sqlite_reads" in modules
     assert loaded(modules, ORM) == []
 
 
-def test_the_runs_history_read_loads_no_orm(store):
+def test_a_command_line_imports_only_the_command_it_names(store):
+    _, _, _, modules = store
+    assert "orchestrator.commands.results" in modules
+    assert loaded(modules, OTHER_COMMANDS) == []
+    assert "orchestrator.commands.images" in executed("images", "list")
+
+
+def test_the_runs_history_read_imports_no_sqlalchemy(store):
     """The plan of ``valorch run`` reads the last durations before its first container starts:
-    with Core, so that the ORM's import (about 0.1 s) comes later, while that container runs."""
+    without SQLAlchemy, whose import (about 0.3 s) comes later, while that container runs."""
     db, *_ = store
     done = subprocess.run(
         [sys.executable, "-c", READ_HISTORY_AND_LIST_MODULES, db],
@@ -131,7 +150,7 @@ def test_the_runs_history_read_loads_no_orm(store):
     lines = dict(ln.split(" ", 1) for ln in done.stdout.splitlines())
     assert json.loads(lines["HISTORY"]) == ["host/selftest"]  # the run's suite, read
     modules = set(json.loads(lines["MODULES"]))
-    assert "orchestrator.store.queries" in modules
+    assert "orchestrator.store.sqlite_reads" in modules
     assert loaded(modules, ORM) == []
 
 
