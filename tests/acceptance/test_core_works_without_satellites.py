@@ -81,7 +81,19 @@ def test_a_core_run_imports_no_satellite_module_but_the_registered_commands(tmp_
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
-    (line,) = [x for x in done.stderr.splitlines() if x.startswith("imported satellite modules:")]
-    imported = set(line.split(":", 1)[1].split())
+    # a command line imports the module of the command it names, no other
+    assert _satellite_modules(done.stderr) == set()
+    listed = subprocess.run(
+        [sys.executable, "-c", PROGRAM, "--help"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert listed.returncode == 0, listed.stderr[-2000:]
+    # --help lists every command: the satellites' registered command modules, nothing else
+    imported = _satellite_modules(listed.stderr)
     assert imported, "the CLI registers the satellites' commands from their command modules"
     assert all(m.endswith(".command") or m.count(".") <= 2 for m in imported), sorted(imported)
+
+
+def _satellite_modules(stderr: str) -> set[str]:
+    (line,) = [x for x in stderr.splitlines() if x.startswith("imported satellite modules:")]
+    return set(line.split(":", 1)[1].split())
