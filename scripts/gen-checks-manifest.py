@@ -12,13 +12,14 @@ checks exist, and never imports the probe's check modules to learn it.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from generated_file import write_or_check
 
 from valorch_probe import PROBE_VERSION
 from valorch_probe.registry import catalog
@@ -39,20 +40,7 @@ def render() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    p.add_argument("--out", default=str(ROOT / "valorch_probe" / "checks.json"))
-    p.add_argument("--check", action="store_true", help="fail if the file is out of date")
-    args = p.parse_args(argv)
-    text = render()
-    out = Path(args.out)
-    if args.check:
-        if not out.exists() or out.read_text(encoding="utf-8") != text:
-            sys.stderr.write("%s is out of date: run scripts/gen-checks-manifest.py\n" % out)
-            return 1
-        return 0
-    out.write_text(text, encoding="utf-8")
-    print("wrote %s (%d checks)" % (out, text.count('"order"')))
-    return 0
+    return write_or_check(argv, __doc__ or "", ROOT / "valorch_probe" / "checks.json", render)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,6 @@ SQL itself is written once, in read_statements.py.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
@@ -22,6 +21,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from generated_file import write_or_check
 from sqlalchemy import JSON, Boolean, DateTime
 from sqlalchemy.dialects import sqlite
 
@@ -62,19 +62,7 @@ def render() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    p.add_argument("--out", default=str(OUT))
-    p.add_argument("--check", action="store_true", help="fail if the file is out of date")
-    args = p.parse_args(argv)
-    text = render()
-    out = Path(args.out)
-    if args.check:
-        if not out.exists() or out.read_text(encoding="utf-8") != text:
-            sys.stderr.write(f"{out} is out of date: run scripts/gen-compiled-reads.py\n")
-            return 1
-        return 0
-    out.write_text(text, encoding="utf-8")
-    return 0
+    return write_or_check(argv, __doc__ or "", OUT, render)
 
 
 if __name__ == "__main__":

@@ -46,10 +46,10 @@ def listing(
     from ..store import reads
     from .session import read
 
+    which = reads.Listing(limit, image, job, states, since)
+
     def listed(db: reads.Reads) -> list[dict[str, Any]]:
-        runs = reads.list_runs(db, limit, image, job=job, states=states, since=since)
-        statuses = reads.listed_statuses(db, limit, image, job=job, states=states, since=since)
-        return _rows(runs, statuses)
+        return _rows(reads.list_runs(db, which), reads.listed_statuses(db, which))
 
     return read(db, listed)
 

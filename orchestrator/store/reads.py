@@ -16,6 +16,7 @@ both; it imports no SQLAlchemy.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, NamedTuple, Protocol
 
@@ -43,57 +44,43 @@ class RunLine(NamedTuple):
     host: str
 
 
-def runs_params(
-    limit: int,
-    image: str | None = None,
-    *,
-    job: str | None = None,
-    states: Sequence[str] = (),
-    since: datetime | None = None,
-) -> dict[str, Any]:
-    """The parameters of ``runs_listed`` and ``statuses_listed``: each filter, or None."""
-    wanted = tuple(dict.fromkeys(states))
-    if len(wanted) > STATE_SLOTS:
-        raise ValueError(f"at most {STATE_SLOTS} run states, not {wanted}")
-    slots = (wanted + (wanted[:1] or ("",)) * STATE_SLOTS)[:STATE_SLOTS]  # padded by repeating
-    return {
-        "limit": limit,
-        "image": image,
-        "job": job,
-        "any_state": not wanted,
-        **{f"state_{i}": s for i, s in enumerate(slots, 1)},
-        "since": since,
-    }
+@dataclass(frozen=True)
+class Listing:
+    """Which runs ``results list`` shows: the newest ``limit`` (ties in start time broken by
+    id), of ``image`` (alias or reference), ``job``, in one of ``states``, started at or
+    after ``since``; each filter only when given."""
+
+    limit: int = 50
+    image: str | None = None
+    job: str | None = None
+    states: tuple[str, ...] = ()
+    since: datetime | None = None
+
+    def params(self) -> dict[str, Any]:
+        """The parameters of ``runs_listed`` and ``statuses_listed``: each filter, or None."""
+        wanted = tuple(dict.fromkeys(self.states))
+        if len(wanted) > STATE_SLOTS:
+            raise ValueError(f"at most {STATE_SLOTS} run states, not {wanted}")
+        slots = (wanted + (wanted[:1] or ("",)) * STATE_SLOTS)[:STATE_SLOTS]  # padded
+        return {
+            "limit": self.limit,
+            "image": self.image,
+            "job": self.job,
+            "any_state": not wanted,
+            **{f"state_{i}": s for i, s in enumerate(slots, 1)},
+            "since": self.since,
+        }
 
 
-def list_runs(
-    db: Reads,
-    limit: int = 50,
-    image: str | None = None,
-    *,
-    job: str | None = None,
-    states: Sequence[str] = (),
-    since: datetime | None = None,
-) -> list[RunLine]:
-    """The newest runs (ties in start time broken by id), of ``image`` (alias or reference),
-    ``job``, in one of ``states``, started at or after ``since`` when given."""
-    params = runs_params(limit, image, job=job, states=states, since=since)
-    return [RunLine._make(row) for row in db.rows("runs_listed", params)]
+def list_runs(db: Reads, listing: Listing) -> list[RunLine]:
+    """The runs ``listing`` names, newest first."""
+    return [RunLine._make(row) for row in db.rows("runs_listed", listing.params())]
 
 
-def listed_statuses(
-    db: Reads,
-    limit: int = 50,
-    image: str | None = None,
-    *,
-    job: str | None = None,
-    states: Sequence[str] = (),
-    since: datetime | None = None,
-) -> list[tuple[str, str, int, str]]:
-    """(run id, check id, attempt, status) of every result of the runs ``list_runs`` lists
-    with the same arguments, attempts in order: one statement, not one per run."""
-    params = runs_params(limit, image, job=job, states=states, since=since)
-    return [(r[0], r[1], r[2], r[3]) for r in db.rows("statuses_listed", params)]
+def listed_statuses(db: Reads, listing: Listing) -> list[tuple[str, str, int, str]]:
+    """(run id, check id, attempt, status) of every result of the runs ``listing`` names,
+    attempts in order: one statement, not one per run."""
+    return [(r[0], r[1], r[2], r[3]) for r in db.rows("statuses_listed", listing.params())]
 
 
 def suite_durations(db: Reads, limit: int = 500) -> dict[tuple[str, str], float]:

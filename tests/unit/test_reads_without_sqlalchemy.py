@@ -106,34 +106,33 @@ def both(path: str, reading):
 def test_sqlite3_and_sqlalchemy_list_the_same_runs_and_statuses(
     store, limit, image, job, states, since
 ):
-    kw = {"job": job, "states": states, "since": since}
-    core, plain = both(store, lambda r: reads.list_runs(r, limit, image, **kw))
+    which = reads.Listing(limit, image, job, tuple(states), since)
+    core, plain = both(store, lambda r: reads.list_runs(r, which))
     assert plain == core
     assert all(isinstance(line.started, datetime) for line in plain)
-    core, plain = both(store, lambda r: reads.listed_statuses(r, limit, image, **kw))
-    assert plain == core
-    assert {s[0] for s in plain} <= {line.id for line in reads_runs(store, limit, image, kw)}
+    core, statuses = both(store, lambda r: reads.listed_statuses(r, which))
+    assert statuses == core
+    assert {s[0] for s in statuses} <= {line.id for line in plain}
 
 
-def reads_runs(path, limit, image, kw):
-    with sqlite_reads.opened(path) as plain:
-        return reads.list_runs(plain, limit, image, **kw)
+def listed(r, **kw):
+    return reads.list_runs(r, reads.Listing(limit=1000, **kw))
 
 
 def test_the_filters_filter(store):
     """Not only equal: each filter does what it says (an equal wrong answer would pass the
     property above)."""
     with sqlite_reads.opened(store) as r:
-        every = reads.list_runs(r, 1000)
+        every = listed(r)
         assert len(every) == 80
         assert every == sorted(every, key=lambda x: (x.started, x.id), reverse=True)
-        assert {x.image for x in reads.list_runs(r, 1000, "nvcr.io/torch:24.05")} == {"cu124"}
-        assert {x.job for x in reads.list_runs(r, 1000, job="nightly")} == {"nightly"}
-        got = reads.list_runs(r, 1000, states=("done", "failed"))
+        assert {x.image for x in listed(r, image="nvcr.io/torch:24.05")} == {"cu124"}
+        assert {x.job for x in listed(r, job="nightly")} == {"nightly"}
+        got = listed(r, states=("done", "failed"))
         assert {x.state for x in got} == {"done", "failed"}
         cut = T0 + timedelta(minutes=20)
-        assert min(x.started for x in reads.list_runs(r, 1000, since=cut)) >= cut
-        assert len(reads.list_runs(r, 5)) == 5
+        assert min(x.started for x in listed(r, since=cut)) >= cut
+        assert len(reads.list_runs(r, reads.Listing(5))) == 5
 
 
 def test_suite_durations_are_the_same_and_the_newest(store):
@@ -196,7 +195,7 @@ def test_a_store_that_is_not_plain_is_left_to_sqlalchemy(store, tmp_path):
     with sqlite3.connect(damaged) as conn:
         conn.execute("UPDATE run SET started = 'garbage' WHERE id = 'run-003'")
     with sqlite_reads.opened(str(damaged)) as r, pytest.raises(sqlite_reads.UnreadableError):
-        reads.list_runs(r, 1000)
+        listed(r)
     notadb = tmp_path / "notadb.sqlite"
     notadb.write_bytes(b"not a database at all" * 100)
     with pytest.raises(sqlite_reads.UnreadableError), sqlite_reads.opened(str(notadb)):
