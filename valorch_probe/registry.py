@@ -4,6 +4,7 @@ evidences, its kind, the backend library it exercises and a version."""
 from __future__ import annotations
 
 import fnmatch
+import sys
 from collections import OrderedDict
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -94,6 +95,74 @@ class Suite:
 
 SUITES: Dict[str, Suite] = OrderedDict()
 CHECKS: Dict[str, Check] = OrderedDict()
+
+#: The modules of ``valorch_probe.checks``, in the order they register (``checks/__init__``).
+CHECK_MODULES: Tuple[str, ...] = (
+    "smoke",
+    "selftest",
+    "kernels",
+    "kernels_dist",
+    "features",
+    "features_dtypes",
+    "features_cuda",
+    "features_gpu_rows",
+    "features_backends",
+    "features_ecosystem",
+    "features_domains",
+    "features_rocm_libs",
+    "compile",
+    "profiler",
+    "profiler_tools",
+    "tensorflow",
+    "command",
+    "pytest_workload",
+    "multinode",
+)
+#: The modules that declare each suite or register one of its checks (with what they import,
+#: nothing else a suite needs; tests/unit/test_probe_suite_modules.py keeps this true).
+SUITE_MODULES: Dict[str, Tuple[str, ...]] = {
+    "smoke": ("smoke",),
+    "selftest": ("selftest",),
+    "kernels": ("kernels", "kernels_dist"),
+    "features": (
+        "features",
+        "features_dtypes",
+        "features_cuda",
+        "features_gpu_rows",
+        "features_backends",
+        "features_ecosystem",
+        "features_domains",
+        "features_rocm_libs",
+    ),
+    "compile": ("compile",),
+    "profiler": ("profiler", "profiler_tools"),
+    "tensorflow": ("tensorflow",),
+    "command": ("command",),
+    "pytest": ("pytest_workload",),
+    "multinode": ("multinode",),
+}
+_first_import: Optional[Tuple[str, ...]] = None  # what ``checks`` imports when first imported
+
+
+def modules_to_import() -> Tuple[str, ...]:
+    """The check modules ``valorch_probe.checks`` imports: every one, unless ``load_suite``
+    asked for one suite's."""
+    return CHECK_MODULES if _first_import is None else _first_import
+
+
+def load_suite(suite_name: str) -> None:
+    """Register the checks of ``suite_name`` (the probe's run of one suite): only its modules
+    when the check package is not imported yet and the suite is built in, else every module.
+    The suite's checks register in the same order either way (each module registers in
+    one suite only, and a suite's modules load in ``CHECK_MODULES`` order)."""
+    global _first_import
+    wanted = SUITE_MODULES.get(suite_name)
+    if wanted is not None and __name__.rpartition(".")[0] + ".checks" not in sys.modules:
+        _first_import = tuple(m for m in CHECK_MODULES if m in wanted)
+    try:
+        from . import checks  # noqa: F401 (importing the package registers the checks)
+    finally:
+        _first_import = None
 
 
 def suite(name: str, framework: Optional[str], description: str) -> Suite:

@@ -38,7 +38,7 @@ from typing import Any, Dict, List
 
 from . import MARKER, PROBE_VERSION, hoststate, sandbox
 from .context import Context, Outcome, Report
-from .registry import CHECKS, Check, catalog, declare, select
+from .registry import CHECKS, Check, catalog, declare, load_suite, select
 
 FAILING = ("fail", "crash", "timeout")
 
@@ -253,6 +253,8 @@ def main(argv: List[str]) -> int:
         args.declare_obj = json.loads(args.declare) if args.declare else None
         if args.declare_obj is not None:
             declare(args.suite, args.declare_obj)
+        else:
+            load_suite(args.suite)  # this suite's check modules only, not every suite's
         s, checks = select(args.suite, args.check)
     except (KeyError, ValueError, TypeError) as exc:
         emit(out, {"type": "fatal", "message": "bad probe arguments: %s" % exc})

@@ -1,31 +1,20 @@
-"""Importing this package registers every suite and check.
+"""Importing this package registers every suite and check: the modules in
+``registry.CHECK_MODULES``, in that order.
 
-The order of these imports is the order checks register in, and so the order a suite runs
-its checks in and the order ``docs/checks.md`` and ``valorch`` list them: the cheap facts
-first (smoke, the harness self-test), then kernels, features, compile, profiler, the other
-frameworks, job-declared checks and the multi-node suite. The import sorter must not sort
-them (tests/unit/test_checks_doc_is_current.py keeps the order).
+That order is the order checks register in, and so the order a suite runs its checks in
+and the order ``docs/checks.md`` and ``valorch`` list them: the cheap facts first (smoke,
+the harness self-test), then kernels, features, compile, profiler, the other frameworks,
+job-declared checks and the multi-node suite (tests/unit/test_checks_doc_is_current.py
+keeps the order).
+
+The probe's run of one suite imports only that suite's modules (``registry.load_suite``,
+before this package is first imported): a smoke run inside an image compiles and runs
+none of the other suites' code.
 """
 
-# isort: skip_file
-from . import (  # noqa: F401 (imported for their registrations, not their names)
-    smoke,
-    selftest,
-    kernels,
-    kernels_dist,
-    features,
-    features_dtypes,
-    features_cuda,
-    features_gpu_rows,
-    features_backends,
-    features_ecosystem,
-    features_domains,
-    features_rocm_libs,
-    compile,
-    profiler,
-    profiler_tools,
-    tensorflow,
-    command,
-    pytest_workload,
-    multinode,
-)
+import importlib
+
+from ..registry import modules_to_import
+
+for _name in modules_to_import():
+    importlib.import_module("%s.%s" % (__name__, _name))
