@@ -69,16 +69,19 @@ def overall_timeout(task: Task) -> float:
     return min(IMPORT_ALLOWANCE + 30 + per * max(1, len(task.checks)), 4 * 3600)
 
 
-@lru_cache(maxsize=1)
-def probe_archive() -> bytes:
+@lru_cache(maxsize=2)
+def probe_archive(top: str = "valorch") -> bytes:
     """The probe package as a tar (``valorch/valorch_probe/...``), extracted into
-    ``/opt`` with ``put_archive`` so that remote engines work as local ones do."""
+    ``/opt`` with ``put_archive`` so that remote engines work as local ones do;
+    ``top=""``: the same without its top directory (``valorch_probe/...``), for the probe's
+    root itself."""
     buf = io.BytesIO()
+    under = f"{top}/" if top else ""
     with tarfile.open(fileobj=buf, mode="w") as tar:
-        _add_dirs(tar, "valorch", f"valorch/{PROBE_PACKAGE}")
+        _add_dirs(tar, *([top] if top else []), f"{under}{PROBE_PACKAGE}")
         for path in sorted(PROBE_DIR.rglob("*.py")):
             rel = path.relative_to(PROBE_DIR)
-            info = tar.gettarinfo(str(path), arcname=f"valorch/{PROBE_PACKAGE}/{rel.as_posix()}")
+            info = tar.gettarinfo(str(path), arcname=f"{under}{PROBE_PACKAGE}/{rel.as_posix()}")
             info.uid = info.gid = 0
             info.uname = info.gname = "root"
             info.mode = 0o644
@@ -101,22 +104,25 @@ def workload_source(task: Task) -> Path | None:
     return Path(p.source)
 
 
-def workload_archive(task: Task) -> bytes | None:
+def workload_archive(task: Task, top: str = "valorch") -> bytes | None:
     """The shipped workload as a tar for ``put_archive`` into ``/opt``
-    (``valorch/workloads/<name>``), or None when the task ships nothing. Only regular
-    files inside the workload go (symlinks resolved and contained: workload_files)."""
+    (``valorch/workloads/<name>``; ``top=""``: ``workloads/<name>``, for the probe's root
+    itself), or None when the task ships nothing. Only regular files inside the workload
+    go (symlinks resolved and contained: workload_files)."""
     src, shipped = workload_source(task), task.suite.pytest
     if src is None or shipped is None:
         return None
     name = shipped.shipped_name
     files = contained_files(src)
+    under = f"{top}/" if top else ""
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w") as tar:
-        _add_dirs(tar, "valorch", f"valorch/{WORKLOADS}")
+        _add_dirs(tar, *([top] if top else []), f"{under}{WORKLOADS}")
         made: set[str] = set()
+        depth = under.count("/") + 1  # the directories below workloads/
         for real, rel in files:
-            arcname = f"valorch/{WORKLOADS}/{name}" + (f"/{rel}" if rel else "")
-            parents = [p for p in Path(arcname).parents if str(p).count("/") >= 2][::-1]
+            arcname = f"{under}{WORKLOADS}/{name}" + (f"/{rel}" if rel else "")
+            parents = [p for p in Path(arcname).parents if str(p).count("/") >= depth][::-1]
             for parent in parents:  # directory entries, each once, before their files
                 if str(parent) not in made:
                     made.add(str(parent))
@@ -130,6 +136,12 @@ def workload_archive(task: Task) -> bytes | None:
             if buf.tell() > MAX_WORKLOAD:
                 raise ValueError(f"workload {src} is larger than {MAX_WORKLOAD >> 20} MiB")
     return buf.getvalue()
+
+
+def task_archives(task: Task, top: str = "valorch") -> list[bytes]:
+    """Everything a task's probe needs copied in: the probe, and the workload it ships."""
+    shipped = workload_archive(task, top)
+    return [probe_archive(top)] + ([shipped] if shipped is not None else [])
 
 
 def ship_workload(task: Task, root: Path) -> None:

@@ -9,13 +9,10 @@ needs. The container is always removed, also on Ctrl-C.
 from __future__ import annotations
 
 import contextlib
-import io
-import tarfile
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 import docker
@@ -27,8 +24,8 @@ from requests.exceptions import ConnectionError as RequestsConnectionError
 from ..errors import InfrastructureError
 from ..imageref import identity
 from ..spec import CheckResult, Execution, HostSpec, Task
-from . import owner
-from .base import LABEL, overall_timeout, probe_archive, workload_archive
+from . import cleanup, owner
+from .base import LABEL, overall_timeout, task_archives
 from .container import PROBE_ROOT, ContainerSpec, Limits, task_container, tmpfs_for
 from .limits import limits_for
 from .pull import runnable
@@ -227,7 +224,7 @@ class DockerExecutor:
         if problem:
             return _infra_failure(task, problem, {}, digest)
         transcript = Transcript(on_result=on_result)
-        archives = [probe_archive()] + [a for a in (workload_archive(task),) if a is not None]
+        archives = task_archives(task, top="")  # made for PROBE_ROOT itself
         deadline = overall_timeout(task)
         try:
             limits = limits_for(task, *engine_totals(self.client, self.host.endpoint))
@@ -348,24 +345,29 @@ def run_container(
     flight: InFlight | None = None,
     on_started: Callable[[], None] | None = None,
 ) -> ContainerRun:
-    """The one container lifecycle: create, copy the archives into /opt, attach, start
+    """The one container lifecycle: create, copy the archives into PROBE_ROOT (each made
+    for it: ``task_archives``), attach, start
     (then ``on_started``), stream stdout to ``on_stdout`` (stderr's tail is kept), kill at
     the deadline, and always remove the container, also on Ctrl-C and SIGTERM
-    (``flight.cancel`` from the dispatcher's thread). Engine errors propagate."""
+    (``flight.cancel`` from the dispatcher's thread). Engine errors propagate.
+
+    A container that ran to its end and was inspected is removed in the background
+    (``cleanup.later``): its results are stored and reported meanwhile, and the command
+    waits for the removal before it ends (``cleanup.settle``). On any other way out
+    (an engine error, Ctrl-C, SIGTERM) it is removed here, before this raises."""
     timings: dict[str, float] = {}
     killed = threading.Event()
     stderr_tail = b""
     container = None
+    ended = False
     flight = flight or InFlight()
     try:
         t = time.perf_counter()
         flight.check()
         container = client.containers.create(image, **options)
         flight.adopt(container)
-        for (
-            archive
-        ) in archives:  # made for /opt: into PROBE_ROOT, the volume (the root fs is read-only)
-            container.put_archive(PROBE_ROOT, reroot(archive))
+        for archive in archives:  # into PROBE_ROOT, the volume (the root fs is read-only)
+            container.put_archive(PROBE_ROOT, archive)
         timings["create_s"] = time.perf_counter() - t
         timer = threading.Timer(deadline, _kill, (container, killed))
         timer.daemon = True
@@ -388,37 +390,21 @@ def run_container(
             timer.cancel()
         timings["run_s"] = time.perf_counter() - t
         container.reload()
-        return ContainerRun(
+        ran = ContainerRun(
             int(status.get("StatusCode", -1)),
             stderr_tail.decode("utf-8", "replace"),
             killed.is_set(),
             timings,
             bool(container.attrs.get("State", {}).get("OOMKilled")),
         )
+        ended = True
+        return ran
     finally:
         if container is not None:
-            _remove(container)
-
-
-def reroot(archive: bytes, prefix: str = "valorch/") -> bytes:
-    """An archive made for /opt (``valorch/...``) as one for PROBE_ROOT itself (cached)."""
-    return _reroot(archive, prefix)
-
-
-@lru_cache(maxsize=8)
-def _reroot(archive: bytes, prefix: str) -> bytes:
-    out = io.BytesIO()
-    with (
-        tarfile.open(fileobj=io.BytesIO(archive)) as src,
-        tarfile.open(fileobj=out, mode="w") as dst,
-    ):
-        for info in src.getmembers():
-            if not info.name.startswith(prefix):
-                continue  # the top directory itself
-            data = src.extractfile(info) if info.isfile() else None
-            info.name = info.name[len(prefix) :]
-            dst.addfile(info, data)
-    return out.getvalue()
+            if ended:
+                cleanup.later(_remove, container)
+            else:
+                _remove(container)
 
 
 def _kill(container: Container, killed: threading.Event) -> None:

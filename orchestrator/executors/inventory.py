@@ -106,7 +106,7 @@ def gather_docker(
             client,
             reference,
             container_options(image, run_id),
-            [probe_archive()],
+            [probe_archive("")],
             deadline,
             transcript.feed,
         )

@@ -73,11 +73,15 @@ def start_first_wave(launch: Launch, placed: Placement) -> None:
 
 def open_store(placed: Placement, factory: sessionmaker[Session]) -> StoreRecorder:
     """The batch's recorder over the store, and the leftover containers of finished runs
-    swept from the hosts."""
+    swept from the hosts. The modules that triage and report the batch once its tasks end
+    are loaded here too, while the first wave runs, rather than after its last container."""
     with _holding_signals():  # Ctrl-C in the middle of an import would leave it half done
         from .recorder import StoreRecorder
     if placed.reap and placed.hosts is not None:
         reap(placed.hosts, factory, None)
+    with _holding_signals():
+        from ..render import junit  # noqa: F401 (services/run.report's)
+        from . import triage, views  # noqa: F401 (triage_batch's and report's)
     return StoreRecorder(factory)
 
 

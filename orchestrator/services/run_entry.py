@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Protocol
 from ..catalog.adhoc import Selection, job_for
 from ..catalog.core import Catalog
 from ..errors import InputError
+from ..executors import cleanup
 from ..scheduling.flight import Reporter
 from . import run as service
 from .batch import run_batch
@@ -115,4 +116,7 @@ def run(
         with progress.tasks() as reporter:
             for _ in range(opts.repeat):  # one batch after the other, never side by side
                 summaries += run_batch(placed, spec, factory, reporter, opts.retries)
-    return service.report(factory, summaries, issues, opts.gate, resumed)
+    rep = service.report(factory, summaries, issues, opts.gate, resumed)
+    # the ended containers were being removed while their results were stored and reported
+    cleanup.settle()
+    return rep

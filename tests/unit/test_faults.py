@@ -1,18 +1,16 @@
 """Faults and lockdown, without an engine: container limits and capabilities,
 OOM detection, the SIGTERM edge, spill files, a full database, JUnit on errors."""
 
-import io
 import os
 import re
 import signal
-import tarfile
 
 import pytest
 import typer
 from sqlalchemy.engine import make_url
 
 from orchestrator.executors.container import PROBE_CAPS, Limits, task_container
-from orchestrator.executors.docker import container_options, reroot
+from orchestrator.executors.docker import container_options
 from orchestrator.executors.limits import FLOOR, limits_for, parse_size
 from orchestrator.render.junit import error_junit
 from orchestrator.spec import GPU, Execution, HostSpec, ImageSpec, JobSpec, SuiteRef, Task
@@ -136,21 +134,6 @@ def test_container_options_drop_every_capability_but_the_probes():
         flags[flags.index("--memory") + 1] == str(1 << 30)
         and flags[flags.index("--cpus") + 1] == "1.5"
     )
-
-
-def test_reroot_moves_an_archive_for_opt_to_the_probe_root():
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w") as tar:
-        for name in ("valorch", "valorch/pkg"):
-            info = tarfile.TarInfo(name)
-            info.type = tarfile.DIRTYPE
-            tar.addfile(info)
-        info = tarfile.TarInfo("valorch/pkg/a.py")
-        info.size = 2
-        tar.addfile(info, io.BytesIO(b"x\n"))
-    with tarfile.open(fileobj=io.BytesIO(reroot(buf.getvalue()))) as tar:
-        assert tar.getnames() == ["pkg", "pkg/a.py"]
-        assert tar.extractfile("pkg/a.py").read() == b"x\n"
 
 
 def test_oom_is_named_only_when_the_kill_count_rose(monkeypatch):

@@ -346,3 +346,45 @@ def test_workload_archive_ships_the_directory_without_caches(tmp_path):
     args = probe_args(task)
     assert json.loads(args[args.index("--declare") + 1])["pytest"]["path"] == "workloads/suite_dir"
     assert float(args[args.index("--deadline") + 1]) == 930  # the workload's own timeout + 30 s
+
+
+def test_archives_for_the_probe_root_hold_what_those_for_opt_hold_under_it(tmp_path):
+    """The docker executor copies into the probe's root itself (``top=""``), the Slurm step
+    into /opt: the same members, directories and bytes, one level up."""
+    import io
+    import tarfile
+
+    from orchestrator.catalog.core import HOST_IMAGE
+    from orchestrator.executors.base import task_archives
+    from orchestrator.spec import HostSpec, Task
+
+    (tmp_path / "suite_dir" / "sub").mkdir(parents=True)
+    (tmp_path / "suite_dir" / "test_a.py").write_text("def test_a():\n    pass\n")
+    (tmp_path / "suite_dir" / "sub" / "test_b.py").write_text("def test_b():\n    pass\n")
+    job = load_job(
+        write_job(
+            tmp_path, HEAD + "  - name: pytest\n    pytest: {path: suite_dir, timeout: 900}\n"
+        )
+    )
+    task = Task(
+        image=HOST_IMAGE,
+        suite=job.suites[0],
+        host=HostSpec(name="h"),
+        checks=suite_checks(job.suites[0]),
+    )
+
+    def members(archive: bytes) -> list[tuple[str, bool, bytes | None]]:
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            return [
+                (m.name, m.isdir(), tar.extractfile(m).read() if m.isfile() else None)
+                for m in tar.getmembers()
+            ]
+
+    for_opt, for_root = task_archives(task), task_archives(task, top="")
+    assert len(for_opt) == len(for_root) == 2  # the probe, the workload
+    for opt, root in zip(for_opt, for_root, strict=True):
+        moved = [(n[len("valorch/") :], d, b) for n, d, b in members(opt) if n != "valorch"]
+        assert members(root) == moved
+    names = [n for n, _, _ in members(for_root[1])]
+    assert names.index("workloads/suite_dir/sub") < names.index("workloads/suite_dir/sub/test_b.py")
+    assert any(n.startswith("valorch_probe/checks/") for n, _, _ in members(for_root[0]))
