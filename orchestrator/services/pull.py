@@ -17,13 +17,13 @@ from .. import imageref
 from ..errors import InfrastructureError, InputError
 from ..executors import pull as engine
 from ..executors.pull import runnable
-from ..registry import Platform, RegistryClient
 from ..spec import HostSpec, ImageSpec
 from . import outcome as ending
 
 if TYPE_CHECKING:
     from docker import DockerClient
 
+    from ..registry import Platform, RegistryClient
     from ..scheduling.plan import PlannedRun
 
 POLICIES = ("missing", "always", "never")
@@ -380,6 +380,7 @@ def pull_images(
     """``images pull``: every registry image on every host that could run it, concurrently
     (``--pull never`` would pull nothing: bad input here)."""
     from ..hosts.inventory import resolve_hosts
+    from ..registry import RegistryClient
 
     if check_policy(policy) == "never":
         raise InputError(
