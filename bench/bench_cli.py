@@ -9,7 +9,7 @@
    done by hand: `docker run --rm --network none IMAGE python3 -c "import torch; ..."`;
    goal <= 1.10x.
 Prints ratios; not a timed test. Run on an idle machine (`make bench`).
-BENCH_SMOKE=0 measures the start-up only (part 1).
+BENCH_SMOKE=0 measures the start-up only (part 1), BENCH_STARTUP=0 the smoke pair only (part 2).
 """
 
 from __future__ import annotations
@@ -78,91 +78,101 @@ def main() -> None:
         wall(
             [VALORCH, "run", "--image", "host", "--check", "env.*", "--no-matrix"], env=env
         )  # a small database
-        load = os.getloadavg()[0]
-        run_id = json.loads(
-            subprocess.run(
-                [VALORCH, "results", "list", "--json"], env=env, capture_output=True, text=True
-            ).stdout
-        )[0]["run"]
-        floors = {
-            "python -c pass": [sys.executable, "-c", "pass"],
-            'python -c "import sqlalchemy"': [sys.executable, "-c", "import sqlalchemy"],
-        }
-        commands = {
-            " ".join(args): [VALORCH, *args]
-            for args in (
-                ["version"],
-                ["--help"],
-                ["images", "list"],
-                ["suites", "list"],
-                ["jobs", "list"],
-                ["results", "list"],
-                ["matrix", "render"],
-            )
-        }
-        commands["results show RUN"] = [VALORCH, "results", "show", run_id]
-        measured = rounds({**floors, **commands}, env)
-        (floor, floor_cpu), (ref, _) = (
-            measured["python -c pass"],
-            measured['python -c "import sqlalchemy"'],
+        if os.environ.get("BENCH_STARTUP", "1") != "0":
+            startup(env)
+        if os.environ.get("BENCH_SMOKE", "1") != "0":
+            smoke_pair(env)
+
+
+def startup(env: dict[str, str]) -> None:
+    """Part 1: the commands that run no container, against ``python -c pass``."""
+    load = os.getloadavg()[0]
+    run_id = json.loads(
+        subprocess.run(
+            [VALORCH, "results", "list", "--json"], env=env, capture_output=True, text=True
+        ).stdout
+    )[0]["run"]
+    floors = {
+        "python -c pass": [sys.executable, "-c", "pass"],
+        'python -c "import sqlalchemy"': [sys.executable, "-c", "import sqlalchemy"],
+    }
+    commands = {
+        " ".join(args): [VALORCH, *args]
+        for args in (
+            ["version"],
+            ["--help"],
+            ["images", "list"],
+            ["suites", "list"],
+            ["jobs", "list"],
+            ["results", "list"],
+            ["matrix", "render"],
         )
+    }
+    commands["results show RUN"] = [VALORCH, "results", "show", run_id]
+    measured = rounds({**floors, **commands}, env)
+    (floor, floor_cpu), (ref, _) = (
+        measured["python -c pass"],
+        measured['python -c "import sqlalchemy"'],
+    )
+    print(
+        f"floor: python -c pass {floor:.3f} s wall, {floor_cpu:.3f} s CPU; import sqlalchemy "
+        f"{ref:.3f} s wall (median of {REPS} interleaved rounds, load {load:.1f})\n"
+    )
+    print("| command | wall (s) | CPU (s) | wall / goal | wall / pass | wall / import sqlalchemy |")
+    print("|---|---|---|---|---|---|")
+    for name in commands:
+        t, c = measured[name]
         print(
-            f"floor: python -c pass {floor:.3f} s wall, {floor_cpu:.3f} s CPU; import sqlalchemy "
-            f"{ref:.3f} s wall (median of {REPS} interleaved rounds, load {load:.1f})\n"
+            f"| `valorch {name}` | {t:.3f} | {c:.3f} | {t / GOAL_START:.2f} | {t / floor:.1f} "
+            f"| {t / ref:.2f} |"
         )
+    print(f"\n(load at the end: {os.getloadavg()[0]:.1f})")
+
+
+def smoke_pair(env: dict[str, str]) -> None:
+    """Part 2: the smoke run against the same work done by hand, interleaved."""
+    if (
+        not shutil.which("docker")
+        or subprocess.run(["docker", "image", "inspect", REFERENCE], capture_output=True).returncode
+        != 0
+    ):
         print(
-            "| command | wall (s) | CPU (s) | wall / goal | wall / pass | wall / import sqlalchemy |"
+            f"\n(no engine or no {REFERENCE}: skipped the smoke ratio; make test-images builds it)"
         )
-        print("|---|---|---|---|---|---|")
-        for name in commands:
-            t, c = measured[name]
-            print(
-                f"| `valorch {name}` | {t:.3f} | {c:.3f} | {t / GOAL_START:.2f} | {t / floor:.1f} "
-                f"| {t / ref:.2f} |"
-            )
-        print(f"\n(load at the end: {os.getloadavg()[0]:.1f})")
-        if os.environ.get("BENCH_SMOKE", "1") == "0":
-            return
-        if (
-            not shutil.which("docker")
-            or subprocess.run(
-                ["docker", "image", "inspect", REFERENCE], capture_output=True
-            ).returncode
-            != 0
-        ):
-            print(
-                f"\n(no engine or no {REFERENCE}: skipped the smoke ratio; make test-images builds it)"
-            )
-            return
-        # interleaved, one of each per round: this VM's speed drifts within minutes, and two
-        # blocks measured one after the other would put that drift into the ratio
-        hand_argv = [
-            "docker",
-            "run",
-            "--rm",
-            "--network",
-            "none",
-            REFERENCE,
-            "python3",
-            "-c",
-            BY_HAND,
-        ]
-        smoke_argv = [VALORCH, "run", "--image", IMAGE, "--no-matrix", "--no-gate"]
-        wall(hand_argv), wall(smoke_argv, env=env)  # warm both
-        pairs = [(wall(hand_argv), wall(smoke_argv, env=env)) for _ in range(REPS)]
-        by_hand, smoke = (
-            statistics.median(h for h, _ in pairs),
-            statistics.median(v for _, v in pairs),
-        )
-        per_round = statistics.median(v / h for h, v in pairs)
-        print(
-            f"\n| smoke run | wall (s) |\n|---|---|\n| `docker run --rm --network none {REFERENCE} python3 -c "
-            f'"{BY_HAND}"` | {by_hand:.2f} |\n| `valorch run --image {IMAGE}` (smoke) | {smoke:.2f} |'
-        )
-        print(
-            f"\nratio valorch / by hand: {smoke / by_hand:.2f}x of the medians, {per_round:.2f}x the median of "
-            f"{REPS} interleaved rounds (goal <= {GOAL_RATIO}x)"
-        )
+        return
+    # interleaved, one of each per round: this VM's speed drifts within minutes, and two
+    # blocks measured one after the other would put that drift into the ratio
+    hand_argv = [
+        "docker",
+        "run",
+        "--rm",
+        "--network",
+        "none",
+        REFERENCE,
+        "python3",
+        "-c",
+        BY_HAND,
+    ]
+    smoke_argv = [VALORCH, "run", "--image", IMAGE, "--no-matrix", "--no-gate"]
+    wall(hand_argv), wall(smoke_argv, env=env)  # warm both
+    load = os.getloadavg()[0]
+    CPU.clear()
+    pairs = [(wall(hand_argv), wall(smoke_argv, env=env)) for _ in range(REPS)]
+    smoke_cpu = statistics.median(CPU[1::2])  # the valorch process's own CPU seconds
+    by_hand, smoke = (
+        statistics.median(h for h, _ in pairs),
+        statistics.median(v for _, v in pairs),
+    )
+    per_round = statistics.median(v / h for h, v in pairs)
+    print(
+        f"\n| smoke run | wall (s) |\n|---|---|\n| `docker run --rm --network none {REFERENCE} python3 -c "
+        f'"{BY_HAND}"` | {by_hand:.2f} |\n| `valorch run --image {IMAGE}` (smoke) | {smoke:.2f} |'
+    )
+    print(
+        f"\nratio valorch / by hand: {smoke / by_hand:.2f}x of the medians, {per_round:.2f}x the median of "
+        f"{REPS} interleaved rounds (goal <= {GOAL_RATIO}x); valorch's CPU {smoke_cpu:.3f} s; "
+        f"load {load:.1f} -> {os.getloadavg()[0]:.1f}"
+    )
 
 
 if __name__ == "__main__":
