@@ -51,7 +51,7 @@ print(json.dumps({name: s.checks for name, s in SUITES.items()}))
 """
 
 
-def _python(code: str, *args: str) -> dict:
+def _python(code, *args):
     done = subprocess.run(
         [sys.executable, "-c", code, *args], capture_output=True, text=True, cwd=ROOT, check=True
     )
@@ -70,7 +70,7 @@ def test_every_check_module_is_listed_once_in_registration_order():
 
 def test_the_table_names_each_suites_modules_and_no_module_serves_two_suites():
     suites_of = _python(BY_MODULE)
-    derived: dict[str, list[str]] = {}
+    derived = {}  # suite -> its modules, in registration order
     for module in CHECK_MODULES:
         assert len(set(suites_of[module])) == 1, (module, suites_of[module])
         derived.setdefault(suites_of[module][0], []).append(module)
