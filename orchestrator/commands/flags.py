@@ -216,9 +216,12 @@ OUT_SITE_DIR = output_dir("--out")
 
 def executor_available(value: object) -> object:
     """--executor: an executor that a satellite brings (kubernetes) whose extra is not
-    installed is exit 2 when parsed, with the install command, before any run is stored."""
+    installed is exit 2 when parsed, with the install command, before any run is stored.
+    Returns the choice's text: typer converts what a callback returns to the enum once
+    more, and finds no member named ``str(ExecutorChoice.docker)``."""
     from .. import satellites
 
-    if getattr(value, "value", value) == "kubernetes":
+    chosen = getattr(value, "value", value)
+    if chosen == "kubernetes":
         satellites.require("k8s", "--executor kubernetes")
-    return value
+    return chosen

@@ -10,6 +10,7 @@ written), each paragraph reflowed, and switches get no value placeholder.
 
 from __future__ import annotations
 
+import copy
 import inspect
 from typing import Any
 
@@ -25,27 +26,26 @@ def _reflowed(text: str) -> str:
 
 
 def _one_value_shown(param: object, command: Any) -> None:
-    """A repeatable option or a variadic argument shows the type of one value
-    (``<str>``, not typer's ``<list[str]>``); the option's help says it repeats, and the
-    argument's type ends in ``...`` (``IMAGES <str>...``). An argument's name is shown as the docstrings
-    write it: ``diff BASE HEAD``, not ``{base} {head}``'s lower case."""
+    """A repeatable option says so in its help (``(repeatable)``); a variadic argument's
+    type ends in ``...`` (``IMAGES <str>...``). An argument's name is shown as the
+    docstrings write it: ``diff BASE HEAD``, not typer's ``{base} {head}``, and
+    ``IMAGES...`` for a variadic one."""
     if not isinstance(param, (TyperArgument, TyperOption)):
         return
-    if param.param_type_name == "argument" and param.metavar is None:
-        param.metavar = param.name.upper()
-    if param.param_type_name == "argument":  # usage: NAME, [NAME], NAME... as the docs write it
-        shown_name = param.metavar or param.name.upper()
+    if isinstance(param, TyperArgument):
+        if param.metavar is None:
+            param.metavar = param.name.upper() if param.name else None
+        shown_name = param.metavar or ""
         usage = shown_name if param.required else f"[{shown_name}]"
         usage += "..." if param.nargs != 1 and not usage.endswith("...") else ""
-        setattr(param, "_usage_display_name", lambda usage=usage: usage)  # noqa: B010
-    if not (getattr(param, "multiple", False) or param.nargs == -1):
-        return
-    shown = param.display_type(command.context_class(command))
-    if shown.startswith("<list[") and shown.endswith("]>"):
-        one = "<" + shown[len("<list[") : -len("]>")].lower() + ">"  # <path>, as everywhere
-        if param.nargs == -1:  # typer drops an argument's "..." once it has a metavar
-            one += "..."
-        setattr(param, "display_type_rich", lambda ctx=None: one)  # noqa: B010 (a method replaced)
+        # usage: NAME, [NAME], NAME... as the docs write it (typer's would be {NAME})
+        setattr(param, "get_usage_pieces", lambda ctx, usage=usage: [usage])  # noqa: B010
+        if param.nargs == -1:  # the argument's type column: one value's type, then "..."
+            ctx = command.context_class(command)
+            one = param.type.get_metavar(param=param, ctx=ctx) or f"<{param.type.name}>"
+            many = copy.copy(param.type)  # this argument's own: the type object is shared
+            setattr(many, "get_metavar", lambda param, ctx, shown=one + "...": shown)  # noqa: B010
+            param.type = many
     if getattr(param, "multiple", False) and "repeatable" not in (param.help or ""):
         param.help = (param.help or "").rstrip() + " (repeatable)"
 

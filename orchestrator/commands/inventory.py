@@ -34,12 +34,14 @@ audit = lazy("orchestrator.audit")
 render_audit = lazy("orchestrator.render.audit")
 
 
-def _format_available(value: AuditFormat) -> AuditFormat:
+def _format_available(value: AuditFormat) -> str:
     """--format: cyclonedx comes from the sbom satellite; without its extra it is exit 2
-    when parsed, before an image is started."""
+    when parsed, before an image is started. Returns the choice's text: typer converts
+    what a callback returns to the enum once more, from its ``str()``, and finds no member
+    named ``str(AuditFormat.md)``."""
     if value is AuditFormat.cyclonedx:
         satellites.require("sbom", "--format cyclonedx")
-    return value
+    return value.value
 
 
 def _sbom() -> Any:

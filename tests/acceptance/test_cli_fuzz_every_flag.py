@@ -31,6 +31,8 @@ from conftest import run_cli
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from typer._click.core import Context
+from typer._click.types import FloatParamType, IntParamType
+from typer.models import TyperPath
 from typer.testing import CliRunner
 
 from orchestrator.cli import app
@@ -184,11 +186,12 @@ def commands():
 
 
 def _kind(param) -> str:
-    ann = param.type_descriptor.annotation
+    """The class of values drawn for ``param``, from the click type typer made of its
+    annotation (an int or float, a Path) and from its name."""
     name = param.name
     if getattr(param, "is_flag", False):
         return "flag"
-    if ann in (int, float) or name in (
+    if isinstance(param.type, (IntParamType, FloatParamType)) or name in (
         "limit",
         "keep_days",
         "threshold",
@@ -201,7 +204,7 @@ def _kind(param) -> str:
         return "url"
     if name == "notify":
         return "notify"
-    if "Path" in str(ann) or name in (
+    if isinstance(param.type, TyperPath) or name in (
         "job",
         "catalog",
         "hosts",

@@ -20,13 +20,15 @@ SATELLITE_PACKAGES = ("cyclonedx", "packageurl", "securesystemslib", "kubernetes
 @pytest.fixture
 def core_only(tmp_path):
     """An environment in which the satellites' packages cannot be imported (as if their extras
-    were never installed): a sitecustomize first on the path puts None in sys.modules."""
+    were never installed): a sitecustomize first on the path puts None in sys.modules. The
+    rest of the path is the test run's own (the packages it was given)."""
     shadow = tmp_path / "shadow"
     shadow.mkdir()
     (shadow / "sitecustomize.py").write_text(
         f"import sys\nfor name in {SATELLITE_PACKAGES!r}:\n    sys.modules[name] = None\n"
     )
-    return {"PYTHONPATH": os.pathsep.join([str(shadow), str(ROOT)])}
+    inherited = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    return {"PYTHONPATH": os.pathsep.join([str(shadow), str(ROOT), *inherited])}
 
 
 def test_help_lists_every_satellite_command_without_its_extra(core_only):

@@ -4,6 +4,7 @@ tests), the executor registry drives every executor, and an image's archs limit 
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -120,8 +121,16 @@ def _host_cli(tmp_path: Path, arch: str) -> subprocess.CompletedProcess[str]:
         cwd=tmp_path,
         capture_output=True,
         text=True,
-        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+        # the test run's own PYTHONPATH after ROOT: the packages it was given (typer's range)
+        env={
+            "PYTHONPATH": os.pathsep.join([str(ROOT), *_inherited_path()]),
+            "PATH": "/usr/bin:/bin",
+        },
     )
+
+
+def _inherited_path() -> list[str]:
+    return [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
 
 
 def test_archs_from_the_catalog_reach_placement_through_the_cli(tmp_path: Path) -> None:
