@@ -199,6 +199,7 @@ def _wait_for_last(work, item):
 def test_forked_pages_come_back_in_order_whichever_worker_finishes_first():
     # the run and check pages are begun in forked workers while the build goes on; the
     # first item is held until the last is done, and still comes back first
+    import gc
     import multiprocessing
 
     from orchestrator.ext.site import service
@@ -210,6 +211,8 @@ def test_forked_pages_come_back_in_order_whichever_worker_finishes_first():
     assert service._FORKED == {}  # the workers have their copy; nothing is left here
     assert list(ahead) == [(i, "given") for i in items]
     assert ahead.pool is None  # stopped once read
+    service._stop(ahead)
+    assert gc.get_freeze_count() == 0  # what was frozen for the workers is given back
 
 
 def test_pages_are_the_same_rendered_here_or_in_forked_workers(store, monkeypatch):
