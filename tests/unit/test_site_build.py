@@ -216,6 +216,8 @@ def test_forked_pages_come_back_in_order_whichever_worker_finishes_first():
 
 
 def test_pages_are_the_same_rendered_here_or_in_forked_workers(store, monkeypatch):
+    import gc
+
     from orchestrator.ext.site import service
 
     _tmp, db, _runs = store
@@ -231,6 +233,7 @@ def test_pages_are_the_same_rendered_here_or_in_forked_workers(store, monkeypatc
     forked = pages(3)
     assert [p for p, _ in forked] == [p for p, _ in here]  # the same pages, in the same order
     assert forked == here
+    assert gc.get_freeze_count() == 0  # what the build froze is given back at its end
     assert any(p.startswith("runs/") for p, _ in here) and any(
         p.startswith("plots/") for p, _ in here
     )

@@ -70,9 +70,17 @@ class Site:
         self.runs, self.checks, self.local, self.built = runs, checks, local, built
         self.in_order = sorted(runs.values(), key=lambda r: (r.row["started"], r.id))
         self._suite_of: dict[str, str] | None = None
+        self._counts: dict[str, Counter[str]] = {}
         self.by_feature: dict[str, list[str]] = {}
         for cid, c in checks.items():
             self.by_feature.setdefault(c["feature"] or cid, []).append(cid)
+
+    def counts_of(self, run: RunV) -> Counter[str]:
+        """run.counts(), made once per run (its run, image and list pages all show them)."""
+        hit = self._counts.get(run.id)
+        if hit is None:
+            hit = self._counts[run.id] = run.counts()
+        return hit
 
     def suite_of(self) -> dict[str, str]:
         """check id → the suite of its result in the last run that has it (made once)."""
@@ -209,7 +217,7 @@ class Site:
             for n in ((m.get("probe") or {}).get("nodes") or [])
             if isinstance(n, dict)
         ]  # a multi-node task's
-        counts = ordered(run.counts())
+        counts = ordered(self.counts_of(run))
         return pages.render(
             "run.html.j2",
             title=f"run {run.id[:8]}",
@@ -289,7 +297,7 @@ class Site:
                 "host": r.row["host"],
                 "job": r.row["job"],
                 "state": r.row["state"],
-                "counts": ordered(r.counts()),
+                "counts": ordered(self.counts_of(r)),
             }
             for r in reversed(runs)
         ]

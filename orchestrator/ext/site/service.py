@@ -95,7 +95,6 @@ class _Ahead(Generic[_T, _R]):
         self.fn, self.items, self.work = fn, items, work
         self.pool: Any = None
         self.pending: Iterator[_R] | None = None
-        self.forked = False
         if (
             workers >= 1
             and len(items) >= MIN_FORKED
@@ -104,13 +103,12 @@ class _Ahead(Generic[_T, _R]):
             _FORKED.update(work)
             # what is here now is kept out of the garbage collector's passes (until _stop):
             # a pass in a worker would otherwise walk, and so copy, the whole inherited heap
-            # (a third of the workers' CPU on a large store); gc.freeze's documented use
+            # (a third of the workers' CPU on a large store): gc.freeze's documented use
             gc.freeze()
             try:
                 self.pool = multiprocessing.get_context("fork").Pool(workers)
             finally:
                 _FORKED.clear()  # the workers have their copy
-            self.forked = True
             self.pending = self.pool.imap(functools.partial(_in_worker, fn), items, chunksize=8)
 
     def __iter__(self) -> Iterator[_R]:
@@ -248,20 +246,21 @@ def build(
             "the results database has no runs: there is nothing to publish",
             "run something first (valorch run --image host), or pass --db with the right database",
         )
-    pk_checks = site_queries.checks(session)
-    with _no_cycles():
-        runs = load_runs(run_rows, pk_checks, site_queries.results(session))
-    for rid, why in triage_queries.stored_all(
-        session
-    ).items():  # each red result says why (run pages)
-        if rid in runs:
-            runs[rid].row["triage"] = why
-    checks = _checks_by_id(pk_checks)
-    site = Site(runs, checks, local, built.strftime("%Y-%m-%d %H:%M"))
-    # one core is left to this process, which goes on with the histories meanwhile
-    run_pages = _Ahead(_run_page, list(runs), {"site": site}, workers - 1 if workers > 1 else 0)
+    run_pages: _Ahead[str, str] | None = None
     check_pages: _Ahead[str, tuple[str, str | None]] | None = None
     try:
+        pk_checks = site_queries.checks(session)
+        with _no_cycles():
+            runs = load_runs(run_rows, pk_checks, site_queries.results(session))
+        for rid, why in triage_queries.stored_all(
+            session
+        ).items():  # each red result says why (run pages)
+            if rid in runs:
+                runs[rid].row["triage"] = why
+        checks = _checks_by_id(pk_checks)
+        site = Site(runs, checks, local, built.strftime("%Y-%m-%d %H:%M"))
+        # one core is left to this process, which goes on with the histories meanwhile
+        run_pages = _Ahead(_run_page, list(runs), {"site": site}, workers - 1 if workers > 1 else 0)
         versions = [
             (mv, doc)
             for mv in matrix_store.versions(session)
@@ -320,25 +319,25 @@ def build(
 def _no_cycles() -> Iterator[None]:
     """The cyclic garbage collector paused while the results are read and reduced: it would
     walk the growing heap again and again (a fifth of the read of a 300,000-result store),
-    and what is made there (results, histories: dicts, lists, tuples) holds no cycle."""
+    and what is made there (results, histories: dicts, lists, tuples) holds no cycle. What
+    was made is then frozen (gc.freeze: left out of the collector's passes until the build
+    ends, _stop), else the first pass after would walk all of it (0.4 s)."""
     enabled = gc.isenabled()
     gc.disable()
     try:
         yield
+        gc.freeze()
     finally:
         if enabled:
             gc.enable()
 
 
 def _stop(*pages: _Ahead[Any, Any] | None) -> None:
-    """Stop the page workers, and give what was frozen for them back to the collector."""
-    forked = False
+    """Stop the page workers, and give what was frozen back to the collector."""
     for p in pages:
         if p is not None:
-            forked = forked or p.forked
             p.close()
-    if forked:
-        gc.unfreeze()
+    gc.unfreeze()
 
 
 @dataclass(frozen=True)
