@@ -59,6 +59,8 @@ _R = TypeVar("_R")
 # what the page workers forked next will see; empty but while their pool forks
 _FORKED: dict[str, Any] = {}
 MIN_FORKED = 64  # fewer pages than this are rendered here: forking would cost more
+# the workers yield the CPU to this process, whose work is the longest path of a build
+WORKER_NICE = 10
 
 
 def _run_page(work: dict[str, Any], run_id: str) -> str:
@@ -106,7 +108,9 @@ class _Ahead(Generic[_T, _R]):
             # (a third of the workers' CPU on a large store): gc.freeze's documented use
             gc.freeze()
             try:
-                self.pool = multiprocessing.get_context("fork").Pool(workers)
+                self.pool = multiprocessing.get_context("fork").Pool(
+                    workers, initializer=os.nice, initargs=(WORKER_NICE,)
+                )
             finally:
                 _FORKED.clear()  # the workers have their copy
             self.pending = self.pool.imap(functools.partial(_in_worker, fn), items, chunksize=8)
@@ -259,8 +263,8 @@ def build(
                 runs[rid].row["triage"] = why
         checks = _checks_by_id(pk_checks)
         site = Site(runs, checks, local, built.strftime("%Y-%m-%d %H:%M"))
-        # one core is left to this process, which goes on with the histories meanwhile
-        run_pages = _Ahead(_run_page, list(runs), {"site": site}, workers - 1 if workers > 1 else 0)
+        # begun now: this process goes on with the histories and confirmations meanwhile
+        run_pages = _Ahead(_run_page, list(runs), {"site": site}, workers if workers > 1 else 0)
         versions = [
             (mv, doc)
             for mv in matrix_store.versions(session)
@@ -542,10 +546,23 @@ def _pages_in_order(
     qualify: Sequence[tuple[str, str]],
     built: datetime,
 ) -> Iterator[tuple[str, str]]:
-    runs, found, checks = stored.runs, stored.found, site.checks
     jobs = yield from _matrix_pages(site, stored, catalog, built)
     version_views, _version_docs = yield from _version_pages(site, stored.versions)
+    # the pages that follow are made now, while the workers finish theirs
+    rest = list(_list_pages(stored, site, qualify, jobs, version_views))
     yield from _detail_pages(stored, *detail)
+    yield from rest
+
+
+def _list_pages(
+    stored: _Stored,
+    site: Site,
+    qualify: Sequence[tuple[str, str]],
+    jobs: list[dict[str, Any]],
+    version_views: list[dict[str, Any]],
+) -> Iterator[tuple[str, str]]:
+    """The image and qualification pages, then the lists and the index."""
+    runs, found, checks = stored.runs, stored.found, site.checks
     shifts_of: dict[str, list[ChangeV]] = {}
     for c in found:
         shifts_of.setdefault(c.check, []).append(c)
