@@ -4,13 +4,16 @@ Takes the caller's session."""
 
 from __future__ import annotations
 
+import json
+import struct
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import LargeBinary, Text, select, type_coerce
 from sqlalchemy.orm import Session
 
-from .models import Check, Image, Result, Run
+from .damaged import damaged_value
+from .models import Check, Image, Result, Run, unpack_samples
 
 HISTORY = 20  # earlier runs looked at per image and host
 
@@ -46,16 +49,45 @@ def aa_history(
         if not earlier:
             continue
         order = {rid: i for i, rid in enumerate(reversed(earlier))}
-        rows = session.execute(
-            select(Result.run_id, Check.check_id, Result.samples, Result.metrics)
+        # Core rows, samples and metrics raw and decoded here (empty metrics not parsed):
+        # through the column types they were most of the diff confirmations of a large site
+        rows = session.connection().execute(
+            select(
+                Result.run_id,
+                Check.check_id,
+                type_coerce(Result.samples, LargeBinary),
+                type_coerce(Result.metrics, Text),
+            )
             .join(Check, Check.id == Result.check_pk)
             .where(Result.run_id.in_(earlier), Result.status == "pass")
         )
         per: dict[str, list[tuple[int, list[float], dict[str, Any]]]] = {}
-        for rid, check, samples, metrics in rows:
+        for rid, check, raw, metrics in rows:
+            samples = _samples(raw)
             if samples:
-                per.setdefault(check, []).append((order[rid], samples, metrics or {}))
+                per.setdefault(check, []).append((order[rid], samples, _metrics(metrics) or {}))
         for check, items in per.items():
             items.sort(key=lambda x: x[0])
             out[(alias, check)] = [(s, m) for _, s, m in items]
     return out
+
+
+def _samples(raw: bytes | str | None) -> list[float]:
+    """result.samples decoded as its column type does (a damaged value: exit 3, the same)."""
+    try:
+        return unpack_samples(raw)
+    except (ValueError, TypeError, struct.error) as exc:
+        raise damaged_value("result.samples", raw, exc, "a sample array") from None
+
+
+def _metrics(raw: str | dict[str, Any] | None) -> Any:
+    """result.metrics decoded as its column type does (JSON text, or a dict where the
+    driver parses JSON itself; a damaged value: exit 3, the same)."""
+    if raw is None or isinstance(raw, dict):
+        return raw
+    if raw == "{}":
+        return {}
+    try:
+        return json.loads(raw)
+    except (ValueError, TypeError) as exc:
+        raise damaged_value("result.metrics", raw, exc, "JSON") from None

@@ -83,7 +83,8 @@ def checks(session: Session) -> dict[int, dict[str, Any]]:
 
 def results(session: Session) -> Iterator[ResultLine]:
     """(run_id, check_pk, attempt, status, duration_s, message, metrics, samples, suite, library) of every
-    result, by run then id. Streamed: the caller keeps what it needs. Samples and metrics
+    result, by id: each run's in the order they were written (by run then id would make the
+    database sort them all: a third of the read). Streamed: the caller keeps what it needs. Samples and metrics
     come back raw (packed bytes; JSON text, or a dict where the driver parses JSON itself):
     decoding 300,000 of them through the column types is most of a large site's read."""
     q = (
@@ -100,11 +101,23 @@ def results(session: Session) -> Iterator[ResultLine]:
             Result.library,
         )
         .outerjoin(TaskRow, TaskRow.id == Result.task_id)
-        .order_by(Result.run_id, Result.id)
+        .order_by(Result.id)
     )
-    # on the session's connection: Core rows, without the ORM's per-row loading (a third
-    # of the read of a 300,000-result store)
-    yield from session.connection().execute(q.execution_options(yield_per=20_000))
+    conn = session.connection()
+    if conn.dialect.name == "sqlite":
+        # the driver's own cursor on the session's connection: plain tuples, without a Row
+        # made per result (a third of the read of a 300,000-result store; the statement has
+        # no parameters)
+        cursor = conn.connection.cursor()
+        try:
+            cursor.execute(str(q.compile(dialect=conn.dialect)))
+            while batch := cursor.fetchmany(20_000):
+                yield from batch
+        finally:
+            cursor.close()
+        return
+    # elsewhere Core rows, streamed (without the ORM's per-row loading)
+    yield from conn.execute(q.execution_options(yield_per=20_000))
 
 
 def inventories(session: Session) -> dict[str, dict[str, tuple[str, str]]]:

@@ -185,3 +185,55 @@ def test_bad_input(tmp_path, store):
         and "cannot write the site" in proc.stderr
         and "Traceback" not in proc.stderr
     )
+
+
+def _wait_for_last(work, item):
+    """The first item finishes only after the last one: its worker is the slowest."""
+    if item == 0:
+        assert work["last_done"].wait(60)
+    if item == work["last"]:
+        work["last_done"].set()
+    return item, work["tag"]
+
+
+def test_forked_pages_come_back_in_order_whichever_worker_finishes_first():
+    # the run and check pages are begun in forked workers while the build goes on; the
+    # first item is held until the last is done, and still comes back first
+    import gc
+    import multiprocessing
+
+    from orchestrator.ext.site import service
+
+    items = list(range(service.MIN_FORKED * 2))
+    work = {"tag": "given", "last": items[-1], "last_done": multiprocessing.Event()}
+    ahead = service._Ahead(_wait_for_last, items, work, 2)
+    assert ahead.pool is not None  # forked
+    assert service._FORKED == {}  # the workers have their copy; nothing is left here
+    assert list(ahead) == [(i, "given") for i in items]
+    assert ahead.pool is None  # stopped once read
+    service._stop(ahead)
+    assert gc.get_freeze_count() == 0  # what was frozen for the workers is given back
+
+
+def test_pages_are_the_same_rendered_here_or_in_forked_workers(store, monkeypatch):
+    import gc
+
+    from orchestrator.ext.site import service
+
+    _tmp, db, _runs = store
+    factory = session_factory(open_engine(str(db)))
+    built = datetime(2026, 2, 1, 12, 0)
+
+    def pages(workers):
+        with factory() as session:
+            return list(service.build(session, built=built, workers=workers))
+
+    here = pages(1)
+    monkeypatch.setattr(service, "MIN_FORKED", 1)  # a small store's pages forked too
+    forked = pages(3)
+    assert [p for p, _ in forked] == [p for p, _ in here]  # the same pages, in the same order
+    assert forked == here
+    assert gc.get_freeze_count() == 0  # what the build froze is given back at its end
+    assert any(p.startswith("runs/") for p, _ in here) and any(
+        p.startswith("plots/") for p, _ in here
+    )

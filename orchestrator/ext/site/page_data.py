@@ -3,6 +3,7 @@ ext/site/. Pure; ext/site/service.py drives it."""
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from datetime import datetime
@@ -68,9 +69,27 @@ class Site:
     ) -> None:
         self.runs, self.checks, self.local, self.built = runs, checks, local, built
         self.in_order = sorted(runs.values(), key=lambda r: (r.row["started"], r.id))
+        self._suite_of: dict[str, str] | None = None
+        self._counts: dict[str, Counter[str]] = {}
         self.by_feature: dict[str, list[str]] = {}
         for cid, c in checks.items():
             self.by_feature.setdefault(c["feature"] or cid, []).append(cid)
+
+    def counts_of(self, run: RunV) -> Counter[str]:
+        """run.counts(), made once per run (its run, image and list pages all show them)."""
+        hit = self._counts.get(run.id)
+        if hit is None:
+            hit = self._counts[run.id] = run.counts()
+        return hit
+
+    def suite_of(self) -> dict[str, str]:
+        """check id → the suite of its result in the last run that has it (made once)."""
+        if self._suite_of is None:
+            self._suite_of = {}
+            for run in self.runs.values():
+                for res in run.results.values():
+                    self._suite_of[res.check] = res.suite
+        return self._suite_of
 
     def ctx(self, root: str = "../") -> dict[str, Any]:
         return {"root": root, "built": self.built}
@@ -96,10 +115,7 @@ class Site:
         backends.update({r.row["backend"]: r.row["backend"] for r in self.runs.values()})
         families, leaves = pages.column_groups(t.columns)
         columns = [{**leaf, "backend": backends.get(leaf["name"], "")} for leaf in leaves]
-        suite_of = {}
-        for run in self.runs.values():
-            for res in run.results.values():
-                suite_of[res.check] = res.suite
+        suite_of = self.suite_of()
         rows, statuses = [], set()
         for r in t.rows:
             key = r.key
@@ -159,15 +175,17 @@ class Site:
         row = run.row
         local = row["alias"] in self.local
         results = []
+        triage = row.get("triage") or {}
         for res in sorted(
             run.results.values(), key=lambda r: (_attention(r.verdict), r.suite, r.check)
         ):
             v = res.verdict
+            anchor, href = _links(res.check)
             results.append(
                 {
-                    "anchor": f"r-{slug(res.check)}",
+                    "anchor": anchor,
                     "check": res.check,
-                    "check_href": f"../checks/{slug(res.check)}.html",
+                    "check_href": href,
                     "suite": res.suite,
                     "verdict": v,
                     "statuses": res.statuses,
@@ -178,7 +196,7 @@ class Site:
                     "noisy": res.noisy,
                     "message": res.message,
                     "repro": [repro(run, res, local)] if v in BAD else [],
-                    "why": (row.get("triage") or {}).get(res.check),
+                    "why": triage.get(res.check),
                 }
             )
         meta = row["meta"] or {}
@@ -199,7 +217,7 @@ class Site:
             for n in ((m.get("probe") or {}).get("nodes") or [])
             if isinstance(n, dict)
         ]  # a multi-node task's
-        counts = ordered(run.counts())
+        counts = ordered(self.counts_of(run))
         return pages.render(
             "run.html.j2",
             title=f"run {run.id[:8]}",
@@ -279,7 +297,7 @@ class Site:
                 "host": r.row["host"],
                 "job": r.row["job"],
                 "state": r.row["state"],
-                "counts": ordered(r.counts()),
+                "counts": ordered(self.counts_of(r)),
             }
             for r in reversed(runs)
         ]
@@ -315,6 +333,12 @@ class Site:
         )
 
 
+@functools.lru_cache(maxsize=1 << 16)  # every run page links each of its checks
+def _links(cid: str) -> tuple[str, str]:
+    """A check's anchor on the run pages, and the link to its page from there."""
+    return f"r-{slug(cid)}", f"../checks/{slug(cid)}.html"
+
+
 def _env_strips(runs: Sequence[RunV], cid: str) -> tuple[list[dict[str, Any]], bool, list[str]]:
     """A check's verdicts per environment as a strip of squares (the newest STRIP runs),
     whether any strip was cut, and the libraries its results name (profiler kernels, the
@@ -328,12 +352,16 @@ def _env_strips(runs: Sequence[RunV], cid: str) -> tuple[list[dict[str, Any]], b
             if res.library:
                 evidenced[res.library] = None
     envs, truncated = [], False
-    anchor = pages.escape(slug(cid))
+    anchor = str(pages.escape(slug(cid)))
+    square = pages.escaped_square
     for env, items in sorted(per_env.items()):
         truncated = truncated or len(items) > STRIP
+        # the link is two escaped strings joined (not Markup's +, which looks at each again)
         strip = "".join(
-            pages.escaped_square(v, tail, href + anchor)
-            for (tail, href), v in ((_strip_parts(r), v) for r, v in items[-STRIP:])
+            [
+                square(v, tail, f"{href}{anchor}")
+                for (tail, href), v in [(_strip_parts(r), v) for r, v in items[-STRIP:]]
+            ]
         )
         envs.append(
             {

@@ -40,7 +40,7 @@ def square(status: str, title: str, href: str) -> str:
 _SQUARES: dict[str, tuple[str, str]] = {}
 
 
-def escaped_square(status: str, title_tail: Markup, href: Markup) -> str:
+def escaped_square(status: str, title_tail: str, href: str) -> str:
     """square(status, status + title_tail, href) from parts escaped already: a check
     page's strips hold 600 squares, each run's parts are made once per site."""
     hit = _SQUARES.get(status)
@@ -163,10 +163,24 @@ def _esc(text: str) -> str:
     return hit
 
 
+_ROW_HEADS: dict[tuple[str, str, str, str, str], str] = {}
+
+
 def result_rows(results: Iterable[dict[str, Any]]) -> Markup:
     """rows: {anchor, check, check_href, suite, verdict, statuses, duration, median, n, cv, noisy, message, repro}"""
     out = []
     for r in results:
+        # a row's first cells (its check, suite and verdict) recur on every run's page:
+        # made once per site (and the check's breaks with them)
+        key = (r["anchor"], r["check_href"], r["check"], r["suite"], r["verdict"])
+        head = _ROW_HEADS.get(key)
+        if head is None:
+            head = (
+                f'<tr id="{_esc(r["anchor"])}" data-verdict="{_esc(r["verdict"])}"><td><a href="{_esc(r["check_href"])}">'
+                f"<code>{wbr(r['check'])}</code></a></td><td>{_esc(r['suite'])}</td><td>{_badge(r['verdict'])}</td>"
+            )
+            if len(_ROW_HEADS) < 100_000:
+                _ROW_HEADS[key] = head
         median = ""
         if r["median"] is not None:
             cv = f", CV {r['cv'] * 100:.1f} %" if r["cv"] is not None else ""
@@ -179,9 +193,7 @@ def result_rows(results: Iterable[dict[str, Any]]) -> Markup:
                 + msg
             )
         out.append(
-            f'<tr id="{_esc(r["anchor"])}" data-verdict="{_esc(r["verdict"])}"><td><a href="{_esc(r["check_href"])}">'
-            f"<code>{wbr(r['check'])}</code></a></td><td>{_esc(r['suite'])}</td><td>{_badge(r['verdict'])}</td>"
-            f'<td class="small">{_esc(" → ".join(r["statuses"]))}</td><td class="small">{r["duration"]:.2f} s</td>'
+            f'{head}<td class="small">{_esc(" → ".join(r["statuses"]))}</td><td class="small">{r["duration"]:.2f} s</td>'
             f'<td>{median}</td><td class="small msg">{msg}{repro_html(r["repro"])}</td></tr>'
         )
     return Markup("\n".join(out))

@@ -45,9 +45,14 @@ def _thin(points: tuple[Point, ...], most: int) -> tuple[Point, ...]:
     out = []
     for i in range(0, len(points), size):
         b = points[i : i + size]
-        meds = sorted(p[1] for p in b)
+        meds = sorted([p[1] for p in b])
         out.append(
-            (b[len(b) // 2][0], meds[len(meds) // 2], min(p[2] for p in b), max(p[3] for p in b))
+            (
+                b[len(b) // 2][0],
+                meds[len(meds) // 2],
+                min([p[2] for p in b]),
+                max([p[3] for p in b]),
+            )
         )
     return tuple(out)
 

@@ -7,13 +7,16 @@ as (relative path, text), for the command to write into a fresh directory.
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import gc
 import multiprocessing
 import os
 from collections import Counter
 from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from sqlalchemy.orm import Session
 
@@ -53,30 +56,81 @@ STRICT = "\x00named-jobs"  # the matrices key of the named-jobs-only evidence (s
 FRESH_DAYS = 7
 _T = TypeVar("_T")
 _R = TypeVar("_R")
-_WORK: dict[str, Any] = {}  # what forked page workers read (set before the pool starts)
+# what the page workers forked next will see; empty but while their pool forks
+_FORKED: dict[str, Any] = {}
+MIN_FORKED = 64  # fewer pages than this are rendered here: forking would cost more
+# the workers yield the CPU to this process, whose work is the longest path of a build
+WORKER_NICE = 10
 
 
-def _run_page(run_id: str) -> str:
-    site: Site = _WORK["site"]
+def _run_page(work: dict[str, Any], run_id: str) -> str:
+    site: Site = work["site"]
     return site.run_page(site.runs[run_id])
 
 
-def _check_page(cid: str) -> tuple[str, str | None]:
-    w = _WORK
-    site: Site = w["site"]
+def _check_page(work: dict[str, Any], cid: str) -> tuple[str, str | None]:
+    site: Site = work["site"]
     return site.check_page(
-        cid, w["per_check"].get(cid, []), w["versions"], w["shifts"].get(cid, [])
+        cid, work["per_check"].get(cid, []), work["versions"], work["shifts"].get(cid, [])
     )
 
 
-def _parallel(fn: Callable[[_T], _R], items: Sequence[_T], workers: int) -> Iterator[_R]:
-    """fn over items, in order: in forked workers when there is enough to do (the run and
-    check pages of a large store are most of a build), else here."""
-    if workers <= 1 or len(items) < 64 or "fork" not in multiprocessing.get_all_start_methods():
-        yield from map(fn, items)
-        return
-    with multiprocessing.get_context("fork").Pool(workers) as pool:
-        yield from pool.imap(fn, items, chunksize=8)
+def _in_worker(fn: Callable[[dict[str, Any], _T], _R], item: _T) -> _R:
+    return fn(_FORKED, item)
+
+
+class _Ahead(Generic[_T, _R]):
+    """fn(work, item) over items, in order. With enough to do (the run and check pages of a
+    large store are most of a build) and ``workers`` ≥ 1, that many forked workers start on
+    them at once, given ``work`` by being forked while it is in _FORKED, and this process
+    goes on with its own work; their results are read back in the items' order, whichever
+    worker finishes first, when the caller gets to them. Else fn runs here, item by item,
+    as the caller reads."""
+
+    def __init__(
+        self,
+        fn: Callable[[dict[str, Any], _T], _R],
+        items: Sequence[_T],
+        work: dict[str, Any],
+        workers: int,
+    ) -> None:
+        self.fn, self.items, self.work = fn, items, work
+        self.pool: Any = None
+        self.pending: Iterator[_R] | None = None
+        if (
+            workers >= 1
+            and len(items) >= MIN_FORKED
+            and "fork" in multiprocessing.get_all_start_methods()
+        ):
+            _FORKED.update(work)
+            # what is here now is kept out of the garbage collector's passes (until _stop):
+            # a pass in a worker would otherwise walk, and so copy, the whole inherited heap
+            # (a third of the workers' CPU on a large store): gc.freeze's documented use
+            gc.freeze()
+            try:
+                self.pool = multiprocessing.get_context("fork").Pool(
+                    workers, initializer=os.nice, initargs=(WORKER_NICE,)
+                )
+            finally:
+                _FORKED.clear()  # the workers have their copy
+            self.pending = self.pool.imap(functools.partial(_in_worker, fn), items, chunksize=8)
+
+    def __iter__(self) -> Iterator[_R]:
+        if self.pending is None:
+            for item in self.items:
+                yield self.fn(self.work, item)
+            return
+        try:
+            yield from self.pending
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Stop the workers (at the end, or when the build stops before it)."""
+        if self.pool is not None:
+            self.pool.terminate()
+            self.pool.join()
+            self.pool = None
 
 
 def _header(ev: evidence.Evidence, stale: int, cells: int) -> Header:
@@ -182,47 +236,70 @@ def build(
     limits: Limits | None = None,
 ) -> Iterator[tuple[str, str]]:
     """Every page of the site as (relative path, text). Reads the store first (an empty
-    store is bad input: exit 2), then renders without touching it."""
+    store is bad input: exit 2), then renders without touching it. The run pages are begun
+    in forked workers as soon as the runs are read, the check pages as soon as the changes
+    are confirmed, while this process goes on with the histories, the confirmations and
+    the matrices (on a 2-core machine the two halves overlap)."""
     limits = limits or Limits()
     close_after = (limits.close_runs, limits.close_days)
+    built = built or datetime.now()
+    workers = workers if workers is not None else min(4, os.cpu_count() or 1)
     run_rows = site_queries.runs(session)
     if not run_rows:
         raise InputError(
             "the results database has no runs: there is nothing to publish",
             "run something first (valorch run --image host), or pass --db with the right database",
         )
-    pk_checks = site_queries.checks(session)
-    runs = load_runs(run_rows, pk_checks, site_queries.results(session))
-    for rid, why in triage_queries.stored_all(
-        session
-    ).items():  # each red result says why (run pages)
-        if rid in runs:
-            runs[rid].row["triage"] = why
-    inventories = site_queries.inventories(session)
-    versions = [
-        (mv, doc)
-        for mv in matrix_store.versions(session)
-        if (doc := matrix_store.load(session, mv.version)) is not None
-    ]
-    # the matrices' evidence: each cell the newest final verdict of its check (services/evidence.py)
-    matrices: dict[str | None, evidence.Evidence] = {
-        None: evidence.gather(session),
-        STRICT: evidence.gather(session, fallback_special=False),
-    }
-    for job in sorted({r["job"] for r in run_rows}):
-        matrices[job] = evidence.gather(session, job=job, include_special=True)
-    per_check = histories(
-        runs,
-        {
-            c["check_id"]: bool(c["bigger_is_better"])
-            for c in sorted(pk_checks.values(), key=lambda c: (c["check_id"], c["version"]))
-        },
-    )
-    found = site_steps.confirmed(
-        session, changes(per_check), per_check
-    )  # only what `valorch diff` calls a change
-    return _pages(
-        _Stored(
+    run_pages: _Ahead[str, str] | None = None
+    check_pages: _Ahead[str, tuple[str, str | None]] | None = None
+    try:
+        pk_checks = site_queries.checks(session)
+        with _no_cycles():
+            runs = load_runs(run_rows, pk_checks, site_queries.results(session))
+        for rid, why in triage_queries.stored_all(
+            session
+        ).items():  # each red result says why (run pages)
+            if rid in runs:
+                runs[rid].row["triage"] = why
+        checks = _checks_by_id(pk_checks)
+        site = Site(runs, checks, local, built.strftime("%Y-%m-%d %H:%M"))
+        # begun now: this process goes on with the histories and confirmations meanwhile
+        run_pages = _Ahead(_run_page, list(runs), {"site": site}, workers if workers > 1 else 0)
+        versions = [
+            (mv, doc)
+            for mv in matrix_store.versions(session)
+            if (doc := matrix_store.load(session, mv.version)) is not None
+        ]
+        with _no_cycles():
+            per_check = histories(
+                runs,
+                {
+                    c["check_id"]: bool(c["bigger_is_better"])
+                    for c in sorted(pk_checks.values(), key=lambda c: (c["check_id"], c["version"]))
+                },
+            )
+        found = site_steps.confirmed(
+            session, changes(per_check), per_check
+        )  # only what `valorch diff` calls a change
+        shifts_of: dict[str, list[ChangeV]] = {}
+        for c in found:
+            shifts_of.setdefault(c.check, []).append(c)
+        work = {
+            "site": site,
+            "per_check": per_check,
+            "versions": [(mv.version, doc) for mv, doc in versions],
+            "shifts": shifts_of,
+        }
+        check_pages = _Ahead(_check_page, sorted(checks), work, workers if workers > 1 else 0)
+        inventories = site_queries.inventories(session)
+        # the matrices' evidence: each cell the newest final verdict of its check (services/evidence.py)
+        matrices: dict[str | None, evidence.Evidence] = {
+            None: evidence.gather(session),
+            STRICT: evidence.gather(session, fallback_special=False),
+        }
+        for job in sorted({r["job"] for r in run_rows}):
+            matrices[job] = evidence.gather(session, job=job, include_special=True)
+        stored = _Stored(
             runs,
             pk_checks,
             inventories,
@@ -235,13 +312,36 @@ def build(
             status_in(session, known_issues, *close_after) if known_issues else None,
             close_after,
             streaks(run_rows, site_queries.tasks(session), limits.budget_runs),
-        ),
-        catalog,
-        local,
-        qualify,
-        built or datetime.now(),
-        workers if workers is not None else min(4, os.cpu_count() or 1),
-    )
+        )
+    except BaseException:
+        _stop(run_pages, check_pages)
+        raise
+    return _pages(stored, site, (run_pages, check_pages), catalog, qualify, built)
+
+
+@contextlib.contextmanager
+def _no_cycles() -> Iterator[None]:
+    """The cyclic garbage collector paused while the results are read and reduced: it would
+    walk the growing heap again and again (a fifth of the read of a 300,000-result store),
+    and what is made there (results, histories: dicts, lists, tuples) holds no cycle. What
+    was made is then frozen (gc.freeze: left out of the collector's passes until the build
+    ends, _stop), else the first pass after would walk all of it (0.4 s)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+        gc.freeze()
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _stop(*pages: _Ahead[Any, Any] | None) -> None:
+    """Stop the page workers, and give what was frozen back to the collector."""
+    for p in pages:
+        if p is not None:
+            p.close()
+    gc.unfreeze()
 
 
 @dataclass(frozen=True)
@@ -395,25 +495,17 @@ def _version_pages(
 
 
 def _detail_pages(
-    site: Site,
     stored: _Stored,
-    cids: list[str],
-    version_docs: list[tuple[str, Any]],
-    shifts_of: dict[str, list[ChangeV]],
-    workers: int,
+    run_pages: _Ahead[str, str],
+    check_pages: _Ahead[str, tuple[str, str | None]],
 ) -> Iterator[tuple[str, str]]:
-    """One page per run, and per check with its plot, rendered by forked workers."""
-    _WORK.update(site=site, per_check=stored.per_check, versions=version_docs, shifts=shifts_of)
-    try:
-        run_ids = list(stored.runs)
-        for rid, html in zip(run_ids, _parallel(_run_page, run_ids, workers), strict=True):
-            yield f"runs/{rid}.html", html
-        for cid, (html, svg) in zip(cids, _parallel(_check_page, cids, workers), strict=True):
-            yield f"checks/{slug(cid)}.html", html
-            if svg:
-                yield f"plots/{slug(cid)}.svg", svg
-    finally:
-        _WORK.clear()
+    """One page per run, and per check with its plot, as the workers rendered them."""
+    for rid, html in zip(run_pages.items, run_pages, strict=True):
+        yield f"runs/{rid}.html", html
+    for cid, (html, svg) in zip(check_pages.items, check_pages, strict=True):
+        yield f"checks/{slug(cid)}.html", html
+        if svg:
+            yield f"plots/{slug(cid)}.svg", svg
 
 
 def _matrix_facts(
@@ -432,23 +524,48 @@ def _matrix_facts(
 
 def _pages(
     stored: _Stored,
+    site: Site,
+    detail: tuple[_Ahead[str, str], _Ahead[str, tuple[str, str | None]]],
     catalog: Sequence[CatalogImage],
-    local: frozenset[str],
     qualify: Sequence[tuple[str, str]],
     built: datetime,
-    workers: int,
 ) -> Iterator[tuple[str, str]]:
     """The matrices, the versions, the run, check, image and qualification pages, then the
     lists and the index, in that order."""
-    runs, found = stored.runs, stored.found
-    checks = _checks_by_id(stored.pk_checks)
-    site = Site(runs, checks, local, built.strftime("%Y-%m-%d %H:%M"))
+    try:
+        yield from _pages_in_order(stored, site, detail, catalog, qualify, built)
+    finally:
+        _stop(*detail)
+
+
+def _pages_in_order(
+    stored: _Stored,
+    site: Site,
+    detail: tuple[_Ahead[str, str], _Ahead[str, tuple[str, str | None]]],
+    catalog: Sequence[CatalogImage],
+    qualify: Sequence[tuple[str, str]],
+    built: datetime,
+) -> Iterator[tuple[str, str]]:
     jobs = yield from _matrix_pages(site, stored, catalog, built)
-    version_views, version_docs = yield from _version_pages(site, stored.versions)
+    version_views, _version_docs = yield from _version_pages(site, stored.versions)
+    # the pages that follow are made now, while the workers finish theirs
+    rest = list(_list_pages(stored, site, qualify, jobs, version_views))
+    yield from _detail_pages(stored, *detail)
+    yield from rest
+
+
+def _list_pages(
+    stored: _Stored,
+    site: Site,
+    qualify: Sequence[tuple[str, str]],
+    jobs: list[dict[str, Any]],
+    version_views: list[dict[str, Any]],
+) -> Iterator[tuple[str, str]]:
+    """The image and qualification pages, then the lists and the index."""
+    runs, found, checks = stored.runs, stored.found, site.checks
     shifts_of: dict[str, list[ChangeV]] = {}
     for c in found:
         shifts_of.setdefault(c.check, []).append(c)
-    yield from _detail_pages(site, stored, sorted(checks), version_docs, shifts_of, workers)
     by_image: dict[str, list[RunV]] = {}
     for run in runs.values():
         by_image.setdefault(run.row["alias"], []).append(run)

@@ -12,13 +12,13 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from orchestrator.matrix.model import FAILING, verdict
 from orchestrator.regression import changepoints, noise
 from orchestrator.render.repro import command
 from orchestrator.store import site_queries
-from orchestrator.store.models import unpack_samples
+from orchestrator.store.models import samples_tuple
 
 DEFAULT_THRESHOLD = 0.05
 BAD = (*FAILING, "partial")  # unsupported is not installed: not a failure (docs/statuses.md)
@@ -114,16 +114,38 @@ def _at(s: list[float], f: float) -> float:
     return s[i] if i + 1 >= len(s) else s[i] + (s[i + 1] - s[i]) * (x - i)
 
 
+#: n → where _at finds the median and the quartiles of n sorted values: (index, fraction)
+#: per quantile, fraction None where the index is the last (the value itself)
+_SPOTS: dict[int, tuple[tuple[int, float | None], ...]] = {}
+
+
+def _spots(n: int) -> tuple[tuple[int, float | None], ...]:
+    hit = _SPOTS.get(n)
+    if hit is None:
+        out = []
+        for f in (0.5, 0.25, 0.75):
+            x = f * (n - 1)
+            i = int(x)
+            out.append((i, None if i + 1 >= n else x - i))
+        hit = _SPOTS[n] = tuple(out)
+    return hit
+
+
 def _summary(samples: Sequence[float]) -> tuple[float, float, float, float | None]:
-    """Median, quartiles and robust CV (noise.cv) from one sort: 300,000 of them per site."""
+    """Median, quartiles and robust CV (noise.cv) from one sort: 300,000 of them per site.
+    The same arithmetic as _at, its positions computed once per sample count."""
     s = sorted(samples)
-    med = _at(s, 0.5)
+    (mi, mf), (ai, af), (bi, bf) = _spots(len(s))
+    med = s[mi] if mf is None else s[mi] + (s[mi + 1] - s[mi]) * mf
+    q1 = s[ai] if af is None else s[ai] + (s[ai + 1] - s[ai]) * af
+    q3 = s[bi] if bf is None else s[bi] + (s[bi + 1] - s[bi]) * bf
     if med > 0:
         dev = sorted([abs(x - med) for x in s])
-        cv: float | None = 1.4826 * _at(dev, 0.5) / med
+        d = dev[mi] if mf is None else dev[mi] + (dev[mi + 1] - dev[mi]) * mf
+        cv: float | None = 1.4826 * d / med
     else:
         cv = None
-    return med, _at(s, 0.25), _at(s, 0.75), cv
+    return med, q1, q3, cv
 
 
 def load_runs(
@@ -132,50 +154,60 @@ def load_runs(
     results: Iterable[site_queries.ResultLine],
 ) -> dict[str, RunV]:
     runs = {r["id"]: RunV(r) for r in run_rows}
-    for run_id, pk, _attempt, status, duration, message, metrics, raw, suite, library in results:
-        run = runs.get(run_id)
+    # check pk → (check id, version, the suite of a result without a task)
+    ids = {
+        pk: (c["check_id"], c["version"], c["check_id"].split(".", 1)[0])
+        for pk, c in checks.items()
+    }
+    run_id, run = None, None
+    for rid, pk, _attempt, status, duration, message, metrics, raw, suite, library in results:
+        if rid != run_id:  # a run's results mostly come together
+            run_id, run = rid, runs.get(rid)
         if run is None:
             continue
-        chk = checks[pk]
-        cid = chk["check_id"]
+        cid, version, first = ids[pk]
         res = run.results.get(cid)
         if res is None:
-            res = run.results[cid] = Res(
-                cid, chk["version"], suite or cid.split(".", 1)[0], [], 0.0, ""
-            )
+            res = run.results[cid] = Res(cid, version, suite or first, [], 0.0, "")
         res.statuses.append(status)
-        res.library = library or res.library
-        res.duration += duration or 0.0
-        if status != "pass" or not res.message:
-            res.message = message or res.message
-        samples = unpack_samples(raw) if status == "pass" and raw else []
-        if len(samples) >= 3:
-            m = (
-                (json.loads(metrics) if metrics != "{}" else {})
-                if isinstance(metrics, str)
-                else (metrics or {})
-            )
-            res.median, res.q1, res.q3, res.cv = _summary(samples)
-            res.n = len(samples)
-            if not m:  # what the lines below make of no metrics, without asking
-                res.threshold = res.load = res.pressure = res.governor = None
-                res.noisy = False
-                continue
-            thr = m.get("threshold")
-            res.threshold = (
-                float(thr)
-                if isinstance(thr, (int, float)) and not isinstance(thr, bool) and thr > 0
-                else None
-            )
-            res.load, res.noisy = noise.host_load(m), noise.noisy(m)
-            p = m.get("cpu_pressure")
-            res.pressure = float(p) if isinstance(p, (int, float)) else None
-            res.governor = str(m["cpu_governor"]) if m.get("cpu_governor") else None
+        if library:
+            res.library = library
+        if duration:
+            res.duration += duration
+        if message and (status != "pass" or not res.message):
+            res.message = message
+        if status != "pass" or not raw:
+            continue
+        samples = samples_tuple(raw)
+        if len(samples) < 3:
+            continue
+        res.median, res.q1, res.q3, res.cv = _summary(samples)
+        res.n = len(samples)
+        m = (
+            (json.loads(metrics) if metrics != "{}" else {})
+            if isinstance(metrics, str)
+            else (metrics or {})
+        )
+        if not m:  # what the lines below make of no metrics, without asking
+            res.threshold = res.load = res.pressure = res.governor = None
+            res.noisy = False
+            continue
+        thr = m.get("threshold")
+        res.threshold = (
+            float(thr)
+            if isinstance(thr, (int, float)) and not isinstance(thr, bool) and thr > 0
+            else None
+        )
+        res.load, res.noisy = noise.host_load(m), noise.noisy(m)
+        p = m.get("cpu_pressure")
+        res.pressure = float(p) if isinstance(p, (int, float)) else None
+        res.governor = str(m["cpu_governor"]) if m.get("cpu_governor") else None
     return runs
 
 
-@dataclass(frozen=True)
-class Point:
+class Point(NamedTuple):
+    """One run's timing in a history (a tuple: 300,000 of them per large site)."""
+
     run_id: str
     when: datetime
     median: float
@@ -203,23 +235,24 @@ class History:
 def histories(runs: dict[str, RunV], bigger: dict[str, bool]) -> dict[str, list[History]]:
     """check id → its timed histories (one per environment and check version), analysed."""
     out: dict[tuple[str, int, str], History] = {}
+    make = Point._make
     for run in sorted(runs.values(), key=lambda r: (r.row["started"], r.id)):
+        rid, started, env = run.id, run.row["started"], run.env
         for res in run.results.values():
-            if res.median is None or res.median <= 0 or res.q1 is None or res.q3 is None:
+            median = res.median
+            if median is None or median <= 0 or res.q1 is None or res.q3 is None:
                 continue  # untimed (the quartiles come with the median)
-            key = (res.check, res.version, run.env)
+            key = (res.check, res.version, env)
             h = out.get(key)
             if h is None:
                 h = out[key] = History(
                     res.check,
-                    run.env + (f" (v{res.version})" if res.version != 1 else ""),
+                    env + (f" (v{res.version})" if res.version != 1 else ""),
                     [],
                     res.threshold or DEFAULT_THRESHOLD,
                     bigger.get(res.check, False),
                 )
-            h.points.append(
-                Point(run.id, run.row["started"], res.median, res.q1, res.q3, res.n, res.noisy)
-            )
+            h.points.append(make((rid, started, median, res.q1, res.q3, res.n, res.noisy)))
     per: dict[str, list[History]] = {}
     for h in out.values():
         quiet = (
