@@ -96,28 +96,6 @@ class Suite:
 SUITES: Dict[str, Suite] = OrderedDict()
 CHECKS: Dict[str, Check] = OrderedDict()
 
-#: The modules of ``valorch_probe.checks``, in the order they register (``checks/__init__``).
-CHECK_MODULES: Tuple[str, ...] = (
-    "smoke",
-    "selftest",
-    "kernels",
-    "kernels_dist",
-    "features",
-    "features_dtypes",
-    "features_cuda",
-    "features_gpu_rows",
-    "features_backends",
-    "features_ecosystem",
-    "features_domains",
-    "features_rocm_libs",
-    "compile",
-    "profiler",
-    "profiler_tools",
-    "tensorflow",
-    "command",
-    "pytest_workload",
-    "multinode",
-)
 #: The modules that declare each suite or register one of its checks (with what they import,
 #: nothing else a suite needs; tests/unit/test_probe_suite_modules.py keeps this true).
 SUITE_MODULES: Dict[str, Tuple[str, ...]] = {
@@ -141,6 +119,11 @@ SUITE_MODULES: Dict[str, Tuple[str, ...]] = {
     "pytest": ("pytest_workload",),
     "multinode": ("multinode",),
 }
+#: The modules of ``valorch_probe.checks``, in the order they register (``checks/__init__``):
+#: the suites' modules, in the order above.
+CHECK_MODULES: Tuple[str, ...] = tuple(
+    OrderedDict.fromkeys(m for modules in SUITE_MODULES.values() for m in modules)
+)
 _first_import: Optional[Tuple[str, ...]] = None  # what ``checks`` imports when first imported
 
 

@@ -315,29 +315,36 @@ def test_junit_names_become_valid_check_ids():
     assert junit_id("p", "t" * 400) != junit_id("p", "t" * 401)
 
 
-def test_workload_archive_ships_the_directory_without_caches(tmp_path):
-    import io
-    import tarfile
-
-    from orchestrator.executors.base import probe_args, workload_archive
+def _pytest_task(tmp_path, *files: str):
+    """A task of a job whose one suite ships ``suite_dir`` (with ``files`` under it)."""
+    from orchestrator.catalog.core import HOST_IMAGE
     from orchestrator.spec import HostSpec, Task
 
-    (tmp_path / "suite_dir" / "__pycache__").mkdir(parents=True)
-    (tmp_path / "suite_dir" / "test_a.py").write_text("def test_a():\n    pass\n")
-    (tmp_path / "suite_dir" / "__pycache__" / "junk.pyc").write_bytes(b"\0")
+    for name in files:
+        (tmp_path / "suite_dir" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "suite_dir" / name).write_text("def test_a():\n    pass\n")
     job = load_job(
         write_job(
             tmp_path, HEAD + "  - name: pytest\n    pytest: {path: suite_dir, timeout: 900}\n"
         )
     )
-    from orchestrator.catalog.core import HOST_IMAGE
-
-    task = Task(
+    return Task(
         image=HOST_IMAGE,
         suite=job.suites[0],
         host=HostSpec(name="h"),
         checks=suite_checks(job.suites[0]),
     )
+
+
+def test_workload_archive_ships_the_directory_without_caches(tmp_path):
+    import io
+    import tarfile
+
+    from orchestrator.executors.base import probe_args, workload_archive
+
+    task = _pytest_task(tmp_path, "test_a.py")
+    (tmp_path / "suite_dir" / "__pycache__").mkdir(parents=True)
+    (tmp_path / "suite_dir" / "__pycache__" / "junk.pyc").write_bytes(b"\0")
     with tarfile.open(fileobj=io.BytesIO(workload_archive(task))) as tar:
         names = tar.getnames()
     assert "valorch/workloads/suite_dir/test_a.py" in names and not any(
@@ -354,24 +361,9 @@ def test_archives_for_the_probe_root_hold_what_those_for_opt_hold_under_it(tmp_p
     import io
     import tarfile
 
-    from orchestrator.catalog.core import HOST_IMAGE
     from orchestrator.executors.base import task_archives
-    from orchestrator.spec import HostSpec, Task
 
-    (tmp_path / "suite_dir" / "sub").mkdir(parents=True)
-    (tmp_path / "suite_dir" / "test_a.py").write_text("def test_a():\n    pass\n")
-    (tmp_path / "suite_dir" / "sub" / "test_b.py").write_text("def test_b():\n    pass\n")
-    job = load_job(
-        write_job(
-            tmp_path, HEAD + "  - name: pytest\n    pytest: {path: suite_dir, timeout: 900}\n"
-        )
-    )
-    task = Task(
-        image=HOST_IMAGE,
-        suite=job.suites[0],
-        host=HostSpec(name="h"),
-        checks=suite_checks(job.suites[0]),
-    )
+    task = _pytest_task(tmp_path, "test_a.py", "sub/test_b.py")
 
     def members(archive: bytes) -> list[tuple[str, bool, bytes | None]]:
         with tarfile.open(fileobj=io.BytesIO(archive)) as tar:

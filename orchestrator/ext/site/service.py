@@ -531,27 +531,16 @@ def _pages(
     built: datetime,
 ) -> Iterator[tuple[str, str]]:
     """The matrices, the versions, the run, check, image and qualification pages, then the
-    lists and the index, in that order."""
+    lists and the index, in that order; the page workers stop whatever happens."""
     try:
-        yield from _pages_in_order(stored, site, detail, catalog, qualify, built)
+        jobs = yield from _matrix_pages(site, stored, catalog, built)
+        version_views, _version_docs = yield from _version_pages(site, stored.versions)
+        # the pages that follow are made now, while the workers finish theirs
+        rest = list(_list_pages(stored, site, qualify, jobs, version_views))
+        yield from _detail_pages(stored, *detail)
+        yield from rest
     finally:
         _stop(*detail)
-
-
-def _pages_in_order(
-    stored: _Stored,
-    site: Site,
-    detail: tuple[_Ahead[str, str], _Ahead[str, tuple[str, str | None]]],
-    catalog: Sequence[CatalogImage],
-    qualify: Sequence[tuple[str, str]],
-    built: datetime,
-) -> Iterator[tuple[str, str]]:
-    jobs = yield from _matrix_pages(site, stored, catalog, built)
-    version_views, _version_docs = yield from _version_pages(site, stored.versions)
-    # the pages that follow are made now, while the workers finish theirs
-    rest = list(_list_pages(stored, site, qualify, jobs, version_views))
-    yield from _detail_pages(stored, *detail)
-    yield from rest
 
 
 def _list_pages(
