@@ -91,3 +91,24 @@ def test_an_unknown_suite_still_loads_every_module():
         [sys.executable, "-c", ONE_SUITE, "no-such-suite"], capture_output=True, text=True, cwd=ROOT
     )
     assert done.returncode != 0 and "KeyError" in done.stderr
+
+
+def test_no_check_module_imports_a_check_module_of_another_suite():
+    """A check module that imports one of another suite's modules, even inside a function,
+    registers that suite's checks into a run that loaded one suite alone, where their suite
+    is not declared (``features.cuda.nvtx`` importing ``profiler_tools``): what suites share
+    lives in a helper module (``_name``), which registers nothing."""
+    import ast
+
+    suite_of = {m: s for s, modules in SUITE_MODULES.items() for m in modules}
+    crossing = []
+    for module in CHECK_MODULES:
+        path = ROOT / "valorch_probe" / "checks" / (module + ".py")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom) or node.level != 1:
+                continue
+            names = [node.module] if node.module else [a.name for a in node.names]
+            for name in names:
+                if name in suite_of and suite_of[name] != suite_of[module]:
+                    crossing.append("%s imports %s (%s)" % (module, name, suite_of[name]))
+    assert crossing == []

@@ -19,14 +19,13 @@ Regexes use ``re.search`` with MULTILINE over the first MiB of each stream
 
 from __future__ import annotations
 
-import os
 import re
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List
 
-from ..context import Fail, Outcome, Report, Unsupported
+from ..context import Fail, Report, Unsupported
 from ..registry import Check, suite
-from ..sandbox import run_workload
-from ._common import TOOL_DIRS, find_tool
+from ._common import TOOL_DIRS
+from ._workload import OutOfMemory, TimedOut, resolve, run_capped
 
 suite(
     "command",
@@ -36,36 +35,6 @@ suite(
     "command.<id>: argv runs as a list (no shell), missing argv[0] = unsupported, past its "
     "timeout = timeout, wrong exit code or regex = fail with the output tails.",
 )
-
-
-class TimedOut(Outcome):
-    status = "timeout"
-
-
-class OutOfMemory(Outcome):
-    """The kernel killed the workload at the container's memory limit."""
-
-    status = "crash"
-
-
-class HarnessError(Outcome):
-    """The harness could not do its part: says nothing about the image."""
-
-    status = "error"
-
-
-def resolve(argv0: str) -> Optional[str]:
-    if "/" in argv0:
-        return argv0 if os.path.isfile(argv0) and os.access(argv0, os.X_OK) else None
-    return find_tool(argv0)
-
-
-def run_capped(argv: Sequence[str], timeout: float, cwd: Optional[str] = None) -> Dict[str, Any]:
-    """Run argv (list) with a timeout as an untrusted workload (sandbox.run_workload:
-    an unprivileged user where one can be had, no inherited descriptors, its own
-    capped pipes). Returns returncode (None on timeout), stdout/stderr dicts,
-    duration_s, timed_out, user."""
-    return run_workload(argv, timeout, cwd=cwd)
 
 
 def tails(run: Dict[str, Any]) -> str:

@@ -365,7 +365,7 @@ def nvtx(ctx):
     depth = attempt("nvtx.range_push", lambda: nv.range_push("valorch"))
     nv.mark("valorch-mark")
     nv.range_pop()
-    from .profiler_tools import RANGE, ranges_seen
+    from ._profiling import RANGE, ranges_seen
 
     seen = ranges_seen(ctx)
     metrics = {"depth": depth}

@@ -31,7 +31,7 @@ from typing import Any, Callable, Dict, List, Tuple
 from ..context import Fail, Outcome, Report, Unsupported
 from ..registry import Check, suite
 from ..sandbox import private_dir
-from .command import HarnessError, TimedOut, run_capped
+from ._workload import HarnessError, TimedOut, run_capped
 
 suite(
     "pytest",

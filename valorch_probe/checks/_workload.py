@@ -1,0 +1,42 @@
+"""Running an untrusted workload the way the command and pytest suites do: the outcomes it
+can end in and the capped run itself. A helper module (it registers no check), so that the
+pytest suite does not import ``command``, whose module declares the command suite."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Dict, Optional, Sequence
+
+from ..context import Outcome
+from ..sandbox import run_workload
+from ._common import find_tool
+
+
+class TimedOut(Outcome):
+    status = "timeout"
+
+
+class OutOfMemory(Outcome):
+    """The kernel killed the workload at the container's memory limit."""
+
+    status = "crash"
+
+
+class HarnessError(Outcome):
+    """The harness could not do its part: says nothing about the image."""
+
+    status = "error"
+
+
+def resolve(argv0: str) -> Optional[str]:
+    if "/" in argv0:
+        return argv0 if os.path.isfile(argv0) and os.access(argv0, os.X_OK) else None
+    return find_tool(argv0)
+
+
+def run_capped(argv: Sequence[str], timeout: float, cwd: Optional[str] = None) -> Dict[str, Any]:
+    """Run argv (list) with a timeout as an untrusted workload (sandbox.run_workload:
+    an unprivileged user where one can be had, no inherited descriptors, its own
+    capped pipes). Returns returncode (None on timeout), stdout/stderr dicts,
+    duration_s, timed_out, user."""
+    return run_workload(argv, timeout, cwd=cwd)
