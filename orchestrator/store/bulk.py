@@ -15,6 +15,7 @@ from sqlalchemy import JSON, Column, DateTime, insert, select, text
 from sqlalchemy.orm import Session
 from sqlalchemy.types import TypeEngine
 
+from .damaged import driver_errors
 from .models import (
     Base,
     Baseline,
@@ -111,10 +112,12 @@ def _sqlite_executemany(
     names = ", ".join(f'"{c.name}"' for c in cols)
     sql = f'INSERT INTO "{name}" ({names}) VALUES ({", ".join("?" for _ in cols)})'
     encode = _encoder(cols)
-    cursor = session.connection().connection.cursor()
+    conn = session.connection()
+    cursor = conn.connection.cursor()
     try:
-        for chunk in _chunks(rows):
-            cursor.executemany(sql, [encode(r) for r in chunk])
+        with driver_errors(conn):  # a full disk or a damaged file named, as through SQLAlchemy
+            for chunk in _chunks(rows):
+                cursor.executemany(sql, [encode(r) for r in chunk])
     finally:
         cursor.close()
 
@@ -125,8 +128,13 @@ def _copy(
     names = ", ".join(f'"{c.name}"' for c in cols)
     encode = _encoder(cols)
     # psycopg's connection (the postgres extra; untyped here), in the session's transaction
-    raw: Any = session.connection().connection.driver_connection
-    with raw.cursor() as cur, cur.copy(f'COPY "{name}" ({names}) FROM STDIN') as copy:
+    conn = session.connection()
+    raw: Any = conn.connection.driver_connection
+    with (
+        driver_errors(conn),
+        raw.cursor() as cur,
+        cur.copy(f'COPY "{name}" ({names}) FROM STDIN') as copy,
+    ):
         for r in rows:
             copy.write_row(encode(r))
 

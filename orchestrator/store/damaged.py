@@ -17,14 +17,15 @@ reaches it); ``install`` turns them, wherever SQLAlchemy meets them, into one er
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from ..errors import InfrastructureError
 from .revision import SCHEMA
 
 if TYPE_CHECKING:
-    from sqlalchemy.engine import Engine, ExceptionContext
+    from sqlalchemy.engine import Connection, Engine, ExceptionContext
 
 SQLITE_CORRUPT, SQLITE_NOTADB = 11, 26
 
@@ -62,6 +63,32 @@ def install(engine: Engine) -> None:
         missing = structural(str(exc))
         if missing is not None:
             raise missing from None
+
+
+@contextmanager
+def driver_errors(conn: Connection) -> Iterator[None]:
+    """Around the driver's own cursor (used where SQLAlchemy's per-row work is the cost: the
+    site's read of every result, the bulk ingest), whose errors SQLAlchemy's ``handle_error``
+    hooks never see: a damaged file, a full disk and a dropped table become the same errors
+    those hooks raise, and any other driver error SQLAlchemy's own wrapping of it (exit 3,
+    "the results database failed"), never the driver's traceback."""
+    from sqlalchemy.exc import DBAPIError
+
+    from . import full
+
+    dbapi = conn.dialect.dbapi
+    try:
+        yield
+    except dbapi.Error as exc:  # type: ignore[union-attr]
+        url = conn.engine.url
+        if conn.dialect.name == "sqlite" and is_damaged(exc):
+            raise damaged(url.database or ":memory:", exc) from None
+        if full.is_full(exc):
+            raise full.storage_full(url) from None
+        missing = structural(str(exc))
+        if missing is not None:
+            raise missing from None
+        raise DBAPIError.instance(None, None, exc, dbapi.Error) from None  # type: ignore[union-attr]
 
 
 HINT = (

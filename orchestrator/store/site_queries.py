@@ -10,6 +10,7 @@ from typing import Any
 from sqlalchemy import LargeBinary, Text, select, type_coerce
 from sqlalchemy.orm import Session
 
+from .damaged import driver_errors
 from .models import Check, Host, Image, InventoryRow, Result, Run, TaskRow
 
 #: (run id, check pk, attempt, status, duration_s, message, metrics as stored (JSON text, or a
@@ -110,9 +111,10 @@ def results(session: Session) -> Iterator[ResultLine]:
         # no parameters)
         cursor = conn.connection.cursor()
         try:
-            cursor.execute(str(q.compile(dialect=conn.dialect)))
-            while batch := cursor.fetchmany(20_000):
-                yield from batch
+            with driver_errors(conn):  # a damaged page is "damaged store", not a traceback
+                cursor.execute(str(q.compile(dialect=conn.dialect)))
+                while batch := cursor.fetchmany(20_000):
+                    yield from batch
         finally:
             cursor.close()
         return
