@@ -118,3 +118,23 @@ def test_db_check_reports_every_problem_with_its_row(healthy, tmp_path):
     import json
 
     assert len(json.loads(proc.stdout)["problems"]) == 3
+
+
+def test_site_build_on_garbage_result_pages_names_the_damage(healthy, tmp_path):
+    """The site reads every result on the driver's own cursor: a garbage page met there is
+    the same exit 3 as anywhere else, not the driver's traceback, and no site is written."""
+    db = tmp_path / "garbage-pages.sqlite"
+    shutil.copy(healthy[0], db)
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    size = conn.execute("PRAGMA page_size").fetchone()[0]
+    roots = [r for (r,) in conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'result'")]
+    conn.close()
+    data = bytearray(db.read_bytes())
+    for root in roots:
+        data[(root - 1) * size : root * size] = b"\xab" * size
+    db.write_bytes(bytes(data))
+    proc = run_cli("site", "build", "--db", str(db), "--out", str(tmp_path / "site"))
+    assert proc.returncode == 3, proc.stderr
+    assert "is damaged" in proc.stderr and "Traceback" not in proc.stderr
+    assert not (tmp_path / "site").exists()
