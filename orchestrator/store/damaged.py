@@ -25,7 +25,7 @@ from ..errors import InfrastructureError
 from .revision import SCHEMA
 
 if TYPE_CHECKING:
-    from sqlalchemy.engine import Connection, Engine, ExceptionContext
+    from sqlalchemy.engine import URL, Connection, Engine, ExceptionContext
 
 SQLITE_CORRUPT, SQLITE_NOTADB = 11, 26
 
@@ -46,23 +46,24 @@ def damaged(path: str, exc: BaseException) -> InfrastructureError:
     )
 
 
+def named(exc: BaseException, url: URL) -> InfrastructureError | None:
+    """The damage the driver's error ``exc`` is, if any: a corrupted SQLite file, or a
+    statement that met a dropped table or column."""
+    if url.get_backend_name() == "sqlite" and is_damaged(exc):
+        return damaged(url.database or ":memory:", exc)
+    return structural(str(exc))
+
+
 def install(engine: Engine) -> None:
     """Raise ``damaged`` instead of the driver's error for a corrupted SQLite file."""
     from sqlalchemy import event
 
-    path = engine.url.database or ":memory:"
-    sqlite = engine.url.get_backend_name() == "sqlite"
-
     @event.listens_for(engine, "handle_error")
     def _damaged(ctx: ExceptionContext) -> None:
         exc = ctx.original_exception
-        if exc is None:
-            return
-        if sqlite and is_damaged(exc):
-            raise damaged(path, exc) from None
-        missing = structural(str(exc))
-        if missing is not None:
-            raise missing from None
+        found = named(exc, engine.url) if exc is not None else None
+        if found is not None:
+            raise found from None
 
 
 @contextmanager
@@ -80,14 +81,10 @@ def driver_errors(conn: Connection) -> Iterator[None]:
     try:
         yield
     except dbapi.Error as exc:  # type: ignore[union-attr]
-        url = conn.engine.url
-        if conn.dialect.name == "sqlite" and is_damaged(exc):
-            raise damaged(url.database or ":memory:", exc) from None
-        if full.is_full(exc):
-            raise full.storage_full(url) from None
-        missing = structural(str(exc))
-        if missing is not None:
-            raise missing from None
+        # as the engine's hooks, in their order (store/db.py installs full's first)
+        found = full.named(exc, conn.engine.url) or named(exc, conn.engine.url)
+        if found is not None:
+            raise found from None
         raise DBAPIError.instance(None, None, exc, dbapi.Error) from None  # type: ignore[union-attr]
 
 

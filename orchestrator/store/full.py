@@ -88,11 +88,20 @@ def storage_full(url: URL) -> StorageFull:
     )
 
 
+def named(exc: BaseException, url: URL) -> StorageFull | None:
+    """``StorageFull`` when the driver's error ``exc`` is the database's disk being full
+    (said so, or a SQLite I/O error on a disk with no room left), else None."""
+    if is_full(exc) or (_io_error(exc) and disk_is_full(url)):
+        return storage_full(url)
+    return None
+
+
 def install(engine: Engine) -> None:
     """Raise ``StorageFull`` instead of the driver's error when the database's disk is full."""
 
     @event.listens_for(engine, "handle_error")
     def _full(ctx: ExceptionContext) -> None:
         exc = ctx.original_exception
-        if exc is not None and (is_full(exc) or (_io_error(exc) and disk_is_full(engine.url))):
-            raise storage_full(engine.url) from None
+        full = named(exc, engine.url) if exc is not None else None
+        if full is not None:
+            raise full from None
