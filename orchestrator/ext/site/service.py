@@ -81,7 +81,7 @@ def _in_worker(fn: Callable[[dict[str, Any], _T], _R], item: _T) -> _R:
 
 class _Ahead(Generic[_T, _R]):
     """fn(work, item) over items, in order. With enough to do (the run and check pages of a
-    large store are most of a build) and ``workers`` ≥ 1, that many forked workers start on
+    large store are most of a build) and more than one of ``workers``, that many forked workers start on
     them at once, given ``work`` by being forked while it is in _FORKED, and this process
     goes on with its own work; their results are read back in the items' order, whichever
     worker finishes first, when the caller gets to them. Else fn runs here, item by item,
@@ -98,7 +98,7 @@ class _Ahead(Generic[_T, _R]):
         self.pool: Any = None
         self.pending: Iterator[_R] | None = None
         if (
-            workers >= 1
+            workers > 1  # one worker would be this process's work, done elsewhere
             and len(items) >= MIN_FORKED
             and "fork" in multiprocessing.get_all_start_methods()
         ):
@@ -264,7 +264,7 @@ def build(
         checks = _checks_by_id(pk_checks)
         site = Site(runs, checks, local, built.strftime("%Y-%m-%d %H:%M"))
         # begun now: this process goes on with the histories and confirmations meanwhile
-        run_pages = _Ahead(_run_page, list(runs), {"site": site}, workers if workers > 1 else 0)
+        run_pages = _Ahead(_run_page, list(runs), {"site": site}, workers)
         versions = [
             (mv, doc)
             for mv in matrix_store.versions(session)
@@ -290,7 +290,7 @@ def build(
             "versions": [(mv.version, doc) for mv, doc in versions],
             "shifts": shifts_of,
         }
-        check_pages = _Ahead(_check_page, sorted(checks), work, workers if workers > 1 else 0)
+        check_pages = _Ahead(_check_page, sorted(checks), work, workers)
         inventories = site_queries.inventories(session)
         # the matrices' evidence: each cell the newest final verdict of its check (services/evidence.py)
         matrices: dict[str | None, evidence.Evidence] = {
