@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import shutil
@@ -75,13 +76,31 @@ def probe_archive(top: str = "valorch") -> bytes:
     ``/opt`` with ``put_archive`` so that remote engines work as local ones do;
     ``top=""``: the same without its top directory (``valorch_probe/...``), for the probe's
     root itself."""
-    buf = io.BytesIO()
     under = f"{top}/" if top else ""
+    return _probe_tar([top] if top else [], f"{under}{PROBE_PACKAGE}/")
+
+
+@lru_cache(maxsize=1)
+def probe_package() -> tuple[bytes, str]:
+    """The probe package's files at the archive's root (``__init__.py``, ``checks/...``), for
+    a volume that is mounted as the package itself, and the digest of its content: of each
+    file's path and bytes, so that the same probe has the same digest whatever the files'
+    times (executors/probe_volume.py)."""
+    digest = hashlib.sha256()
+    for path in sorted(PROBE_DIR.rglob("*.py")):
+        rel = path.relative_to(PROBE_DIR).as_posix().encode()
+        data = path.read_bytes()
+        digest.update(b"%d:%s%d:" % (len(rel), rel, len(data)) + data)
+    return _probe_tar([], ""), digest.hexdigest()
+
+
+def _probe_tar(dirs: list[str], prefix: str) -> bytes:
+    buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w") as tar:
-        _add_dirs(tar, *([top] if top else []), f"{under}{PROBE_PACKAGE}")
+        _add_dirs(tar, *dirs, *([prefix.rstrip("/")] if prefix else []))
         for path in sorted(PROBE_DIR.rglob("*.py")):
             rel = path.relative_to(PROBE_DIR)
-            info = tar.gettarinfo(str(path), arcname=f"{under}{PROBE_PACKAGE}/{rel.as_posix()}")
+            info = tar.gettarinfo(str(path), arcname=f"{prefix}{rel.as_posix()}")
             info.uid = info.gid = 0
             info.uname = info.gname = "root"
             info.mode = 0o644
@@ -138,10 +157,11 @@ def workload_archive(task: Task, top: str = "valorch") -> bytes | None:
     return buf.getvalue()
 
 
-def task_archives(task: Task, top: str = "valorch") -> list[bytes]:
-    """Everything a task's probe needs copied in: the probe, and the workload it ships."""
+def workload_archives(task: Task, top: str = "valorch") -> list[bytes]:
+    """What a docker task copies into its container before the start: the workload it
+    ships, if any (the probe is mounted from its volume: executors/probe_volume.py)."""
     shipped = workload_archive(task, top)
-    return [probe_archive(top)] + ([shipped] if shipped is not None else [])
+    return [shipped] if shipped is not None else []
 
 
 def ship_workload(task: Task, root: Path) -> None:

@@ -1,5 +1,7 @@
 """The docker executor: one container per (image, suite) task, on a local or
-remote engine (the probe is copied in with ``put_archive``, never bind-mounted).
+remote engine (the probe is mounted read-only from a volume filled once per engine and
+probe version, ``probe_volume``; a shipped workload is copied in with ``put_archive``;
+nothing is bind-mounted from this machine).
 
 Security by default: no network unless the suite asks for it, no privileged
 mode, no new privileges, bounded pids, and exactly the devices the backend
@@ -24,8 +26,8 @@ from requests.exceptions import ConnectionError as RequestsConnectionError
 from ..errors import InfrastructureError
 from ..imageref import identity
 from ..spec import CheckResult, Execution, HostSpec, Task
-from . import cleanup, owner
-from .base import LABEL, overall_timeout, task_archives
+from . import cleanup, owner, probe_volume
+from .base import LABEL, overall_timeout, workload_archives
 from .container import PROBE_ROOT, ContainerSpec, Limits, task_container, tmpfs_for
 from .limits import limits_for
 from .pull import runnable
@@ -100,8 +102,9 @@ def create_kwargs(spec: ContainerSpec) -> dict[str, Any]:
         "cap_add": list(spec.cap_add),
         "read_only": spec.read_only,
         "tmpfs": dict(spec.tmpfs),
-        # the probe and the workloads are copied here before the start (put_archive): an
-        # anonymous volume, since a read-only root file system takes no archive
+        # the probe's working directory, where a shipped workload is copied before the start
+        # (put_archive): an anonymous volume, since a read-only root file system takes no
+        # archive; the probe itself is mounted beneath it, read-only (with_probe)
         "mounts": [docker.types.Mount(target=PROBE_ROOT, source=None, type="volume")],
         "detach": True,
     }
@@ -224,14 +227,14 @@ class DockerExecutor:
         if problem:
             return _infra_failure(task, problem, {}, digest)
         transcript = Transcript(on_result=on_result)
-        archives = task_archives(task, top="")  # made for PROBE_ROOT itself
+        archives = workload_archives(task, top="")  # made for PROBE_ROOT itself
         deadline = overall_timeout(task)
         try:
             limits = limits_for(task, *engine_totals(self.client, self.host.endpoint))
             ran = run_container(
                 self.client,
                 reference,
-                container_options(task, run_id, limits),
+                with_probe(container_options(task, run_id, limits), self.client, reference),
                 archives,
                 deadline,
                 transcript.feed,
@@ -269,9 +272,16 @@ class DockerExecutor:
 
 
 def _node_options(executor: DockerExecutor, task: Task, run_id: str) -> dict[str, Any]:
-    """A node's container options, sized for its engine."""
+    """A node's container options, sized for its engine, with the probe's volume there."""
     limits = limits_for(task, *engine_totals(executor.client, executor.host.endpoint))
-    return container_options(task, run_id, limits)
+    options = container_options(task, run_id, limits)
+    return with_probe(options, executor.client, runnable(task.image))
+
+
+def with_probe(options: dict[str, Any], client: docker.DockerClient, image: str) -> dict[str, Any]:
+    """Container options plus the probe, mounted read-only from its volume on ``client``'s
+    engine (published there first if need be, through ``image``: ``probe_volume.mount``)."""
+    return {**options, "mounts": [*options["mounts"], probe_volume.mount(client, image)]}
 
 
 @dataclass(frozen=True)
@@ -332,7 +342,7 @@ class InFlight:
 
 def _remove(container: Container) -> None:
     with contextlib.suppress(docker.errors.DockerException, RequestsConnectionError):
-        container.remove(force=True, v=True)  # v: its anonymous volume (the probe's copy) too
+        container.remove(force=True, v=True)  # v: its anonymous volume (a shipped workload) too
 
 
 def run_container(
@@ -346,7 +356,7 @@ def run_container(
     on_started: Callable[[], None] | None = None,
 ) -> ContainerRun:
     """The one container lifecycle: create, copy the archives into PROBE_ROOT (each made
-    for it: ``task_archives``), attach, start
+    for it: ``workload_archives``), attach, start
     (then ``on_started``), stream stdout to ``on_stdout`` (stderr's tail is kept), kill at
     the deadline, and always remove the container, also on Ctrl-C and SIGTERM
     (``flight.cancel`` from the dispatcher's thread). Engine errors propagate.
@@ -366,7 +376,7 @@ def run_container(
         flight.check()
         container = client.containers.create(image, **options)
         flight.adopt(container)
-        for archive in archives:  # into PROBE_ROOT, the volume (the root fs is read-only)
+        for archive in archives:  # into PROBE_ROOT, a volume (the root fs is read-only)
             container.put_archive(PROBE_ROOT, archive)
         timings["create_s"] = time.perf_counter() - t
         timer = threading.Timer(deadline, _kill, (container, killed))

@@ -21,7 +21,7 @@ from requests.exceptions import ConnectionError as RequestsConnectionError
 
 from ..spec import Execution, Task
 from . import gang
-from .base import overall_timeout, task_archives
+from .base import overall_timeout, workload_archives
 from .transcript import Transcript, conclude, infrastructure_failure
 
 if TYPE_CHECKING:
@@ -82,7 +82,7 @@ def execute_gang(
     except Exception as exc:  # noqa: BLE001 - an InfrastructureError: every check is error
         return infrastructure_failure(task, str(exc))
     nodes[0].transcript.on_result = on_result
-    archives = task_archives(task, top="")  # made for PROBE_ROOT itself
+    archives = workload_archives(task, top="")  # made for PROBE_ROOT itself
     deadline = overall_timeout(task)
     started = threading.Barrier(len(nodes), action=on_started) if on_started else None
 

@@ -1,6 +1,6 @@
 """Run the inventory probe (``python3 -m valorch_probe inventory``) in an image.
 
-Same rules as a suite run: the probe is copied in with ``put_archive``, no
+Same rules as a suite run: the probe is mounted read-only from its volume, no
 network, no privileges, no devices (reading files and package metadata needs
 no GPU, so any host with an engine can audit any image), a deadline, and the
 container is always removed. Failures are returned as a message, never raised,
@@ -22,7 +22,7 @@ from typing import Any
 
 from .. import proc
 from ..spec import HostSpec, ImageSpec
-from .base import PROBE_DIR, PROBE_PACKAGE, probe_archive
+from .base import PROBE_DIR, PROBE_PACKAGE
 from .container import local_env
 from .transcript import Transcript
 
@@ -91,7 +91,7 @@ def gather_docker(
     import docker.errors
     from requests.exceptions import ConnectionError as RequestsConnectionError
 
-    from .docker import DockerExecutor, connect, run_container
+    from .docker import DockerExecutor, connect, run_container, with_probe
     from .pull import runnable
 
     client = client or connect(host)
@@ -105,8 +105,8 @@ def gather_docker(
         ran = run_container(
             client,
             reference,
-            container_options(image, run_id),
-            [probe_archive("")],
+            with_probe(container_options(image, run_id), client, reference),
+            [],
             deadline,
             transcript.feed,
         )

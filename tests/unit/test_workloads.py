@@ -357,11 +357,12 @@ def test_workload_archive_ships_the_directory_without_caches(tmp_path):
 
 def test_archives_for_the_probe_root_hold_what_those_for_opt_hold_under_it(tmp_path):
     """The docker executor copies into the probe's root itself (``top=""``), the Slurm step
-    into /opt: the same members, directories and bytes, one level up."""
+    into /opt: the same members, directories and bytes, one level up; the probe's volume
+    holds the package's files at its root, the same bytes again."""
     import io
     import tarfile
 
-    from orchestrator.executors.base import task_archives
+    from orchestrator.executors.base import probe_archive, probe_package, workload_archives
 
     task = _pytest_task(tmp_path, "test_a.py", "sub/test_b.py")
 
@@ -372,11 +373,22 @@ def test_archives_for_the_probe_root_hold_what_those_for_opt_hold_under_it(tmp_p
                 for m in tar.getmembers()
             ]
 
-    for_opt, for_root = task_archives(task), task_archives(task, top="")
-    assert len(for_opt) == len(for_root) == 2  # the probe, the workload
-    for opt, root in zip(for_opt, for_root, strict=True):
+    (for_opt,), (for_root,) = workload_archives(task), workload_archives(task, top="")
+    pairs = [(probe_archive(), probe_archive("")), (for_opt, for_root)]
+    for opt, root in pairs:
         moved = [(n[len("valorch/") :], d, b) for n, d, b in members(opt) if n != "valorch"]
         assert members(root) == moved
-    names = [n for n, _, _ in members(for_root[1])]
+    names = [n for n, _, _ in members(for_root)]
     assert names.index("workloads/suite_dir/sub") < names.index("workloads/suite_dir/sub/test_b.py")
-    assert any(n.startswith("valorch_probe/checks/") for n, _, _ in members(for_root[0]))
+    package, digest = probe_package()
+    in_root = [(n[len("valorch_probe/") :], b) for n, d, b in members(probe_archive("")) if not d]
+    assert [(n, b) for n, d, b in members(package) if not d] == in_root
+    assert any(n.startswith("checks/") for n, _ in in_root) and len(digest) == 64
+    assert (
+        workload_archives(
+            _pytest_task(tmp_path, "test_a.py").model_copy(
+                update={"suite": task.suite.model_copy(update={"pytest": None})}
+            )
+        )
+        == []
+    )
