@@ -92,7 +92,7 @@ def _publish(client: docker.DockerClient, image: str, digest: str) -> str:
     volume = client.volumes.create(mine, labels=labels)
     try:
         _fill(client, image, mine, archive, digest)
-        seal = client.volumes.create(PREFIX + digest, labels={**labels, DATA_LABEL: mine})
+        seal = _seal(client, digest, {**labels, DATA_LABEL: mine})
         winner = str((seal.attrs.get("Labels") or {}).get(DATA_LABEL) or "")
     except BaseException:
         _remove_volume(volume)
@@ -101,6 +101,17 @@ def _publish(client: docker.DockerClient, image: str, digest: str) -> str:
         _remove_volume(volume)
     _prune(client, digest)
     return winner or mine
+
+
+def _seal(client: docker.DockerClient, digest: str, labels: dict[str, str]) -> Any:
+    """The published volume: created with ``labels``, or the one another valorch created
+    first (Docker returns it; an engine that answers 409 Conflict instead is asked for it)."""
+    try:
+        return client.volumes.create(PREFIX + digest, labels=labels)
+    except docker.errors.APIError as exc:
+        if exc.status_code != 409:
+            raise
+        return client.volumes.get(PREFIX + digest)
 
 
 def _fill(
