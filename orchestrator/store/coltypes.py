@@ -50,6 +50,37 @@ def unpack_samples(value: bytes | str | None) -> list[float]:
     return list(samples_tuple(value))
 
 
+def stored_samples(value: bytes | str | None) -> tuple[float, ...]:
+    """``result.samples`` read raw (a driver's cursor, a Core row of a coerced column), not
+    through its ``Checked`` type: decoded as that type decodes it, and a value that does not
+    parse is the same damaged store (exit 3), never a traceback."""
+    try:
+        return samples_tuple(value)
+    except (ValueError, TypeError, OverflowError, struct.error) as exc:
+        from .damaged import damaged_value
+
+        raise damaged_value("result.samples", value, exc, "a sample array") from None
+
+
+def stored_metrics(value: str | dict[str, Any] | None) -> dict[str, Any] | None:
+    """``result.metrics`` read raw: JSON text, or a dict where the driver parses JSON
+    itself. Every writer stores an object; anything else (text that does not parse, a JSON
+    list) is a damaged store (exit 3), never a traceback further on."""
+    if value is None or isinstance(value, dict):
+        return value
+    if value == "{}":
+        return {}
+    try:
+        parsed = json.loads(value)
+        if not isinstance(parsed, dict):
+            raise TypeError(f"a JSON {type(parsed).__name__}, not an object")
+        return parsed
+    except (ValueError, TypeError) as exc:
+        from .damaged import damaged_value
+
+        raise damaged_value("result.metrics", value, exc, "a JSON object") from None
+
+
 def samples_tuple(value: bytes | str | None) -> tuple[float, ...]:
     """Stored samples as a tuple of floats (struct: one C call, any byte order)."""
     if value is None:
@@ -90,7 +121,7 @@ class Checked(TypeDecorator[Any]):
         def process(value: Any) -> Any:
             try:
                 return inner(value)
-            except (ValueError, TypeError, struct.error) as exc:
+            except (ValueError, TypeError, OverflowError, struct.error) as exc:
                 from .damaged import damaged_value
 
                 raise damaged_value(where, value, exc, kind) from None

@@ -9,7 +9,6 @@ store/tables.py, it loads no ORM.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -17,7 +16,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from sqlalchemy import LargeBinary, Text, case, func, select, type_coerce
 
 from . import queries, tables
-from .coltypes import SUMMARY, samples_tuple
+from .coltypes import SUMMARY, stored_metrics, stored_samples
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Connection
@@ -103,7 +102,7 @@ def check_history(
         blob,
         metrics,
     ) in conn.execute(q):
-        samples = samples_tuple(blob)
+        samples = stored_samples(blob)
         out.append(
             make(
                 (
@@ -129,5 +128,5 @@ def _median(samples: tuple[float, ...], metrics: str | dict[str, Any] | None) ->
         return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
     if not metrics:
         return None
-    kept = (json.loads(metrics) if isinstance(metrics, str) else metrics).get(SUMMARY)
+    kept = (stored_metrics(metrics) or {}).get(SUMMARY)
     return float(kept["median"]) if isinstance(kept, dict) and "median" in kept else None

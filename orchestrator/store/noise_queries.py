@@ -4,16 +4,14 @@ Takes the caller's session."""
 
 from __future__ import annotations
 
-import json
-import struct
 from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import LargeBinary, Text, select, type_coerce
 from sqlalchemy.orm import Session
 
-from .damaged import damaged_value
-from .models import Check, Image, Result, Run, unpack_samples
+from .coltypes import stored_metrics, stored_samples
+from .models import Check, Image, Result, Run
 
 HISTORY = 20  # earlier runs looked at per image and host
 
@@ -63,31 +61,12 @@ def aa_history(
         )
         per: dict[str, list[tuple[int, list[float], dict[str, Any]]]] = {}
         for rid, check, raw, metrics in rows:
-            samples = _samples(raw)
+            samples = list(stored_samples(raw))
             if samples:
-                per.setdefault(check, []).append((order[rid], samples, _metrics(metrics) or {}))
+                per.setdefault(check, []).append(
+                    (order[rid], samples, stored_metrics(metrics) or {})
+                )
         for check, items in per.items():
             items.sort(key=lambda x: x[0])
             out[(alias, check)] = [(s, m) for _, s, m in items]
     return out
-
-
-def _samples(raw: bytes | str | None) -> list[float]:
-    """result.samples decoded as its column type does (a damaged value: exit 3, the same)."""
-    try:
-        return unpack_samples(raw)
-    except (ValueError, TypeError, struct.error) as exc:
-        raise damaged_value("result.samples", raw, exc, "a sample array") from None
-
-
-def _metrics(raw: str | dict[str, Any] | None) -> Any:
-    """result.metrics decoded as its column type does (JSON text, or a dict where the
-    driver parses JSON itself; a damaged value: exit 3, the same)."""
-    if raw is None or isinstance(raw, dict):
-        return raw
-    if raw == "{}":
-        return {}
-    try:
-        return json.loads(raw)
-    except (ValueError, TypeError) as exc:
-        raise damaged_value("result.metrics", raw, exc, "JSON") from None

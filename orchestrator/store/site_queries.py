@@ -4,6 +4,7 @@ bench/bench_site.py). Takes the caller's session; plain dicts and tuples out."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from typing import Any
 
@@ -116,7 +117,10 @@ def results(session: Session) -> Iterator[ResultLine]:
                 while batch := cursor.fetchmany(20_000):
                     yield from batch
         finally:
-            cursor.close()
+            # closed late when the reader stopped early (a damaged value, Ctrl-C) and the
+            # session closed first: a cursor of a closed connection has nothing to release
+            with contextlib.suppress(conn.dialect.loaded_dbapi.Error):
+                cursor.close()
         return
     # elsewhere Core rows, streamed (without the ORM's per-row loading)
     yield from conn.execute(q.execution_options(yield_per=20_000))

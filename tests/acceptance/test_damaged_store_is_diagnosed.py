@@ -25,6 +25,16 @@ DAMAGE = {
         "UPDATE task SET timings = '{bad';",
         "task.timings holds '{bad', which is not JSON",
     ),
+    # read raw by the site (the driver's cursor), through the column type by results show
+    "samples not floats": (
+        "UPDATE result SET samples = X'0102030405';",
+        "result.samples holds b'\\x01\\x02\\x03\\x04\\x05', which is not a sample array",
+    ),
+    "metrics a list": (
+        "UPDATE result SET metrics = '[1, 2]', samples = X'000000000000F03F000000000000F03F"
+        "000000000000F03F';",
+        "result.metrics holds '[1, 2]', which is not a JSON object",
+    ),
 }
 
 
@@ -63,6 +73,8 @@ def _commands(run_id):
         "timings not json": [
             ("run", "--image", "host", "--suite", "selftest", "--check", "selftest.pass")
         ],
+        "samples not floats": [("results", "show", run_id), ("site", "build")],
+        "metrics a list": [("site", "build")],
     }
 
 

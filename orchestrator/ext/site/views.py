@@ -5,7 +5,6 @@ timed result, not the samples), so a 300,000-result store fits in memory."""
 from __future__ import annotations
 
 import functools
-import json
 import re
 import zlib
 from collections import Counter
@@ -18,7 +17,7 @@ from orchestrator.matrix.model import FAILING, verdict
 from orchestrator.regression import changepoints, noise
 from orchestrator.render.repro import command
 from orchestrator.store import site_queries
-from orchestrator.store.models import samples_tuple
+from orchestrator.store.coltypes import stored_metrics, stored_samples
 
 DEFAULT_THRESHOLD = 0.05
 BAD = (*FAILING, "partial")  # unsupported is not installed: not a failure (docs/statuses.md)
@@ -178,16 +177,12 @@ def load_runs(
             res.message = message
         if status != "pass" or not raw:
             continue
-        samples = samples_tuple(raw)
+        samples = stored_samples(raw)
         if len(samples) < 3:
             continue
         res.median, res.q1, res.q3, res.cv = _summary(samples)
         res.n = len(samples)
-        m = (
-            (json.loads(metrics) if metrics != "{}" else {})
-            if isinstance(metrics, str)
-            else (metrics or {})
-        )
+        m = stored_metrics(metrics) or {}
         if not m:  # what the lines below make of no metrics, without asking
             res.threshold = res.load = res.pressure = res.governor = None
             res.noisy = False
