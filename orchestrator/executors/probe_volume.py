@@ -59,8 +59,8 @@ def mount(client: docker.DockerClient, image: str) -> docker.types.Mount:
     filling and publishing the volume first if this engine has none (through ``image``,
     which must be present there: any image will do, it never runs). Engine errors
     propagate (an infrastructure failure of the task, as any engine error)."""
-    _, digest = probe_package()
-    data = _published(client, digest) or _publish(client, image, digest)
+    archive, digest = probe_package()
+    data = _published(client, digest) or _publish(client, image, archive, digest)
     return docker.types.Mount(target=TARGET, source=data, type="volume", read_only=True)
 
 
@@ -85,8 +85,7 @@ def _published(client: docker.DockerClient, digest: str) -> str | None:
     return None
 
 
-def _publish(client: docker.DockerClient, image: str, digest: str) -> str:
-    archive, _ = probe_package()
+def _publish(client: docker.DockerClient, image: str, archive: bytes, digest: str) -> str:
     labels = {VERSION_LABEL: digest, LABEL: "probe"}
     mine = f"{PREFIX}{digest}-{secrets.token_hex(4)}"
     volume = client.volumes.create(mine, labels=labels)

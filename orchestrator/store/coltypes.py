@@ -19,6 +19,9 @@ from sqlalchemy.engine import Dialect
 
 #: the metrics key that keeps what pruned samples said (store/retention.py)
 SUMMARY = "samples_summary"
+#: what decoding a stored value raises when it does not parse (a float out of range in JSON
+#: samples included): one tuple for the column types and the raw decoders alike
+NOT_PARSED: tuple[type[Exception], ...] = (ValueError, TypeError, OverflowError, struct.error)
 
 
 class Samples(TypeDecorator[Sequence[float]]):
@@ -56,7 +59,7 @@ def stored_samples(value: bytes | str | None) -> tuple[float, ...]:
     parse is the same damaged store (exit 3), never a traceback."""
     try:
         return samples_tuple(value)
-    except (ValueError, TypeError, OverflowError, struct.error) as exc:
+    except NOT_PARSED as exc:
         from .damaged import damaged_value
 
         raise damaged_value("result.samples", value, exc, "a sample array") from None
@@ -75,7 +78,7 @@ def stored_metrics(value: str | dict[str, Any] | None) -> dict[str, Any] | None:
         if not isinstance(parsed, dict):
             raise TypeError(f"a JSON {type(parsed).__name__}, not an object")
         return parsed
-    except (ValueError, TypeError) as exc:
+    except NOT_PARSED as exc:
         from .damaged import damaged_value
 
         raise damaged_value("result.metrics", value, exc, "a JSON object") from None
@@ -121,7 +124,7 @@ class Checked(TypeDecorator[Any]):
         def process(value: Any) -> Any:
             try:
                 return inner(value)
-            except (ValueError, TypeError, OverflowError, struct.error) as exc:
+            except NOT_PARSED as exc:
                 from .damaged import damaged_value
 
                 raise damaged_value(where, value, exc, kind) from None
