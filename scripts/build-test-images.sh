@@ -62,30 +62,52 @@ base_image bullseye
 empty="$cache/empty-context"; mkdir -p "$empty"
 derived_image valorch/test:debian-torch "$here/images/docker/Dockerfile.debian-torch" "$empty"
 
-# Wheelhouse for the pip image: torch (a local CPU wheel when the machine
-# has one) and its dependencies, fetched once by the host's pip.
-wh="$cache/pip-context/wheelhouse"
-mkdir -p "$wh"
-if ! ls "$wh"/torch-"$torch_version"* >/dev/null 2>&1; then
-  echo "== fetching torch $torch_version CPU wheel and dependencies into $wh"
-  "$python" -m pip download -q --only-binary=:all: --python-version 3.11 \
-    --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
-    --platform any -d "$wh" "torch==$torch_version" numpy
-fi
-derived_image valorch/test:pip-torch "$here/images/docker/Dockerfile.pip-torch" "$cache/pip-context" \
-  --build-arg TORCH_VERSION="$torch_version"
-# The CUDA build: the index's default torch wheel and the NVIDIA wheels it requires,
-# fetched once (about 3 GB); the image is rebuilt only when its inputs change.
-cwh="$cache/pip-cuda-context/wheelhouse"
-mkdir -p "$cwh"
-if ! ls "$cwh"/torch-"$cuda_torch_version"-* >/dev/null 2>&1; then
-  echo "== fetching torch $cuda_torch_version (CUDA build) and NVIDIA's wheels into $cwh (about 3 GB)"
-  "$python" -m pip download -q --only-binary=:all: --python-version 3.11 \
-    --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
-    --platform manylinux1_x86_64 --platform any -d "$cwh" "torch==$cuda_torch_version"
-fi
-derived_image valorch/test:pip-torch-cuda "$here/images/docker/Dockerfile.pip-torch-cuda" \
-  "$cache/pip-cuda-context" --build-arg TORCH_VERSION="$cuda_torch_version"
+# The two pip images install torch from a wheelhouse the host's pip fills (a local CPU wheel
+# when the machine has one; the CUDA build and NVIDIA's wheels are about 3 GB). An image is
+# keyed by what it asks for (Dockerfile, torch version, base), not by the wheels' listing, so
+# an engine that has it up to date is never made to fetch them again (a fresh clone on a
+# machine that built it once fetches nothing). A wheelhouse counts only once complete: pip
+# downloads into a scratch directory, retried on a transport fault, renamed when it ends.
+fetch_wheels() { # dir description pip-download-args...
+  local dir=$1 what=$2; shift 2
+  [ -f "$dir/.complete" ] && return
+  local scratch="$dir.partial" try
+  for try in 1 2 3; do
+    echo "== fetching $what into $dir (try $try of 3)"
+    rm -rf "$scratch"; mkdir -p "$scratch"
+    if "$python" -m pip download -q --only-binary=:all: --python-version 3.11 \
+         --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \
+         --platform manylinux2014_x86_64 --platform manylinux1_x86_64 --platform any \
+         -d "$scratch" "$@" 2> >(grep -v 'is ignored: it is neither a file nor a directory' >&2); then
+      touch "$scratch/.complete"; rm -rf "$dir"; mv "$scratch" "$dir"; return
+    fi
+    [ "$try" = 3 ] || sleep $((try * 10))
+  done
+  rm -rf "$scratch"
+  echo "build-test-images: could not fetch $what into $dir (three tries; pip's error is above)." >&2
+  echo "  A full disk (df -h $cache: the CUDA wheels need about 6 GB while they are fetched and" >&2
+  echo "  built), a version the index lacks or an unreachable index; mend that, then: make test-images" >&2
+  exit 3
+}
+
+wheel_image() { # name dockerfile context-dir description torch-version requirements...
+  local name=$1 dockerfile=$2 context=$3 what=$4 version=$5; shift 5
+  local want
+  want=$( { cat "$dockerfile"; echo "wheels v1 $version $*"; docker image inspect -f '{{.Id}}' valorch/base:bookworm; } \
+          | sha256sum | cut -c1-16)
+  if [ "$(current_hash "$name")" = "$want" ]; then echo "== $name up to date"; return; fi
+  fetch_wheels "$context/wheelhouse" "$what" "$@"
+  echo "== building $name"
+  docker build --network host -q -f "$dockerfile" --label "$label=$want" \
+    --build-arg TORCH_VERSION="$version" -t "$name" "$context" >/dev/null
+}
+
+wheel_image valorch/test:pip-torch "$here/images/docker/Dockerfile.pip-torch" "$cache/pip-context" \
+  "torch $torch_version (CPU wheel) and numpy" "$torch_version" "torch==$torch_version" numpy
+# The CUDA build: the index's default torch wheel and the NVIDIA wheels it requires.
+wheel_image valorch/test:pip-torch-cuda "$here/images/docker/Dockerfile.pip-torch-cuda" \
+  "$cache/pip-cuda-context" "torch $cuda_torch_version (CUDA build) and NVIDIA's wheels (about 3 GB)" \
+  "$cuda_torch_version" "torch==$cuda_torch_version"
 # Fake ROCm layout (headers, /opt/rocm/.info/version, dpkg entries, ucx/ompi/ofed
 # tools) on the bookworm base: proves the inventory's ROCm paths end to end.
 derived_image valorch/test:fake-rocm "$here/images/docker/Dockerfile.fake-rocm" "$here/images/docker"
