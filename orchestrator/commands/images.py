@@ -66,23 +66,30 @@ def list_images(
     catalog: Path = CatalogOption,
 ) -> None:
     """Every catalogued image with its expected components (and, with --present, where it is)."""
-    images = [i for i in load_catalog(catalog).images if not family or i.family == family]
     if present or hosts_file:
-        return _presence(images, hosts_file, as_json)
+        chosen = [i for i in load_catalog(catalog).images if not family or i.family == family]
+        return _presence(chosen, hosts_file, as_json)
+    from ..services.listings import image_rows
+
+    directory = catalog or project_dir() / "images"
+    rows = [r for r in image_rows(directory) if not family or r["family"] == family]
     if as_json:
-        print_json([i.model_dump(mode="json") for i in images])
+        print_json(rows)
         return
-    shown = [c for c in COLUMNS if any(c in i.components for i in images)]
+    shown = [c for c in COLUMNS if any(c in r["components"] for r in rows)]
     table = Table(
         # the alias is what a user copies: never cut, on a terminal or piped
-        Column("alias", no_wrap=True, min_width=max((len(i.alias) for i in images), default=5)),
+        Column("alias", no_wrap=True, min_width=max((len(r["alias"]) for r in rows), default=5)),
         "backend",
         *shown,
         Column("digest", overflow="fold"),
-        title=count(len(images), "image"),
+        title=count(len(rows), "image"),
     )
-    for i in images:
-        table.add_row(i.alias, i.backend, *(i.components.get(c, "") for c in shown), i.digest or "")
+    for r in rows:
+        components = r["components"]
+        table.add_row(
+            r["alias"], r["backend"], *(components.get(c, "") for c in shown), r["digest"] or ""
+        )
     out.print(table)
 
 

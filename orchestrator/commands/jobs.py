@@ -46,7 +46,9 @@ def resolve_job_path(job: str) -> Path:
 @app.command("list")
 def list_jobs(as_json: bool = JsonOption) -> None:
     """Every job spec of jobs/ with its images and suites."""
-    rows = _jobs.job_specs(project_dir() / "jobs")
+    from ..services.listings import job_rows
+
+    rows = job_rows(project_dir() / "jobs")
     if as_json:
         print_json(rows)
         return

@@ -75,9 +75,12 @@ def test_a_host_run_never_shows_its_results_to_a_plugin(cli, spy, tmp_path):
 @pytest.mark.parametrize("switch", ["", "other"])
 def test_the_users_switch_is_kept(cli, spy, switch):
     """An empty value loads every plugin, a list of other names loads this one: the same
-    command then shows the plugin valorch's catalog models (which proves the spy is found)."""
+    command then shows the plugin valorch's catalog models (which proves the spy is found).
+    ``jobs show`` validates the catalog on every call (``images list`` may answer from its
+    cache of a validated catalog, importing no pydantic at all)."""
     env, marker = spy
-    proc = cli("images", "list", env={**env, "PYDANTIC_DISABLE_PLUGINS": switch})
+    argv = ("jobs", "show", "jobs/smoke.yaml")
+    proc = cli(*argv, env={**env, "PYDANTIC_DISABLE_PLUGINS": switch})
     assert proc.returncode == 0, proc.stdout + proc.stderr
     seen = marker.read_text().split()
     assert seen[0] == "imported" and "ImageSpec" in seen
@@ -85,6 +88,8 @@ def test_the_users_switch_is_kept(cli, spy, switch):
 
 def test_naming_the_plugin_leaves_it_out(cli, spy):
     env, marker = spy
-    proc = cli("images", "list", env={**env, "PYDANTIC_DISABLE_PLUGINS": "other,spy"})
+    proc = cli(
+        "jobs", "show", "jobs/smoke.yaml", env={**env, "PYDANTIC_DISABLE_PLUGINS": "other,spy"}
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert not marker.exists() or "ImageSpec" not in marker.read_text().split()
