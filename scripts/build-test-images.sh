@@ -46,14 +46,24 @@ base_image() { # suite name python-include
   rm -rf "$dir"
 }
 
+# An image is rebuilt only when the hash of its inputs (its label) changed.
+up_to_date() { # name want
+  [ "$(current_hash "$1")" = "$2" ] || return 1
+  echo "== $1 up to date"
+}
+
+build_image() { # name dockerfile context want [build-args...]
+  local name=$1 dockerfile=$2 context=$3 want=$4; shift 4
+  echo "== building $name"
+  docker build --network host -q -f "$dockerfile" --label "$label=$want" "$@" -t "$name" "$context" >/dev/null
+}
+
 derived_image() { # name dockerfile context [build-args...]
   local name=$1 dockerfile=$2 context=$3; shift 3
   local want
   want=$( { cat "$dockerfile"; echo "$*"; docker image inspect -f '{{.Id}}' valorch/base:bookworm; \
             [ -d "$context" ] && (cd "$context" && find . -type f -printf '%p %s\n' | sort); } | sha256sum | cut -c1-16)
-  if [ "$(current_hash "$name")" = "$want" ]; then echo "== $name up to date"; return; fi
-  echo "== building $name"
-  docker build --network host -q -f "$dockerfile" --label "$label=$want" "$@" -t "$name" "$context" >/dev/null
+  up_to_date "$name" "$want" || build_image "$name" "$dockerfile" "$context" "$want" "$@"
 }
 
 base_image bookworm
@@ -70,7 +80,8 @@ derived_image valorch/test:debian-torch "$here/images/docker/Dockerfile.debian-t
 # downloads into a scratch directory, retried on a transport fault, renamed when it ends.
 fetch_wheels() { # dir description pip-download-args...
   local dir=$1 what=$2; shift 2
-  [ -f "$dir/.complete" ] && return
+  # complete, and for these requirements (another torch version is fetched anew)
+  [ "$(cat "$dir/.complete" 2>/dev/null)" = "$*" ] && return
   local scratch="$dir.partial" try
   for try in 1 2 3; do
     echo "== fetching $what into $dir (try $try of 3)"
@@ -79,7 +90,7 @@ fetch_wheels() { # dir description pip-download-args...
          --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \
          --platform manylinux2014_x86_64 --platform manylinux1_x86_64 --platform any \
          -d "$scratch" "$@" 2> >(grep -v 'is ignored: it is neither a file nor a directory' >&2); then
-      touch "$scratch/.complete"; rm -rf "$dir"; mv "$scratch" "$dir"; return
+      echo "$*" >"$scratch/.complete"; rm -rf "$dir"; mv "$scratch" "$dir"; return
     fi
     [ "$try" = 3 ] || sleep $((try * 10))
   done
@@ -95,11 +106,9 @@ wheel_image() { # name dockerfile context-dir description torch-version requirem
   local want
   want=$( { cat "$dockerfile"; echo "wheels v1 $version $*"; docker image inspect -f '{{.Id}}' valorch/base:bookworm; } \
           | sha256sum | cut -c1-16)
-  if [ "$(current_hash "$name")" = "$want" ]; then echo "== $name up to date"; return; fi
+  up_to_date "$name" "$want" && return
   fetch_wheels "$context/wheelhouse" "$what" "$@"
-  echo "== building $name"
-  docker build --network host -q -f "$dockerfile" --label "$label=$want" \
-    --build-arg TORCH_VERSION="$version" -t "$name" "$context" >/dev/null
+  build_image "$name" "$dockerfile" "$context" "$want" --build-arg TORCH_VERSION="$version"
 }
 
 wheel_image valorch/test:pip-torch "$here/images/docker/Dockerfile.pip-torch" "$cache/pip-context" \
