@@ -27,6 +27,7 @@ Commands::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -34,7 +35,7 @@ import signal
 import sys
 import time
 import traceback
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 from . import MARKER, PROBE_VERSION, hoststate, sandbox
 from .context import Context, Outcome, Report
@@ -140,6 +141,20 @@ class Pipe:
         self.stream.flush()
 
 
+def synced(proto: Pipe, ack_fd: Optional[int]) -> None:
+    """Wait until the parent says it forwarded this check's results to the probe's
+    stdout. Only then does the next check begin, so that nothing the next check does
+    (a workload writing straight to the container's stdout through /proc/1/fd/1, a
+    flood past the host's cap) can come before those results on that stream. An
+    ended parent (EOF, an error) releases the worker: nothing waits forever here."""
+    if ack_fd is None:
+        return
+    proto.line("SYNC")
+    proto.flush()
+    with contextlib.suppress(OSError):
+        os.read(ack_fd, 1)
+
+
 def worker(config: Dict[str, Any]) -> int:
     """The worker, forked from the parent (supervisor.Forked): the sandbox's settings (and
     what ``can_drop`` found) and a declared suite's checks come with the fork. So does the
@@ -187,6 +202,7 @@ def worker(config: Dict[str, Any]) -> int:
                     more["attempt"] = attempt
                     proto.line("RESULT " + json.dumps(more, default=str))
             proto.flush()
+            synced(proto, config.get("ack_fd"))
             if res["status"] not in FAILING or attempt >= attempts:
                 break
             attempt += 1

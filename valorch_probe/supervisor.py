@@ -21,7 +21,7 @@ import signal
 import sys
 import time
 import traceback
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from . import memory, sandbox
 from .registry import CHECKS, Check
@@ -29,6 +29,7 @@ from .runner import FAILING, begin_mark, describe, emit
 
 TAIL = 8_000  # bytes of worker stderr kept for a crash/timeout message
 MAX_PIPE_LINE = 4 << 20  # bytes of one line on the worker's pipe
+ACK_FD = 3  # the worker's end of the supervisor's acknowledgements
 MAX_VIOLATIONS = 20  # violation records reported per worker; the rest are counted
 
 
@@ -67,7 +68,7 @@ class Supervisor:
         self.oom_before = memory.oom_kills()
         proc = Forked(config)
         self.workers += 1
-        w = _WorkerState(self, nonce, time.monotonic() + a.import_timeout)
+        w = _WorkerState(self, nonce, time.monotonic() + a.import_timeout, proc.ack)
 
         sel = selectors.DefaultSelector()
         sel.register(proc.stdout, selectors.EVENT_READ, "proto")
@@ -176,8 +177,15 @@ class _WorkerState:
     that carry the worker's nonce count; anything else on the pipe was written
     by someone else and is a violation, reported with the check in flight."""
 
-    def __init__(self, sup: Supervisor, nonce: str, deadline: float):
+    def __init__(
+        self,
+        sup: Supervisor,
+        nonce: str,
+        deadline: float,
+        ack: Callable[[], None] = lambda: None,
+    ):
         self.sup = sup
+        self.ack = ack  # tells the worker its results are forwarded (runner.synced)
         self.prefix = (nonce + " ").encode()
         self.deadline = deadline
         self.tail = b""  # the worker's stderr since the last check began
@@ -238,6 +246,8 @@ class _WorkerState:
                 sup.remaining.remove(cid)
             self.current = None
             self.deadline = time.monotonic() + a.deadline
+        elif text == "SYNC":  # every result before it is on stdout (emit flushes)
+            self.ack()
         else:
             raise ValueError("unknown line")
 
@@ -265,7 +275,9 @@ class _WorkerState:
 
 class Forked:
     """A worker forked from the supervisor, in a session of its own, its stdout and
-    stderr on two pipes and its stdin on /dev/null. A fork, not a fresh interpreter:
+    stderr on two pipes and its stdin on /dev/null; a third pipe, on descriptor ACK_FD
+    of the worker alone (never inherited by what a check runs), carries the
+    supervisor's acknowledgements (runner.synced). A fork, not a fresh interpreter:
     the probe's modules (and a declared suite's checks) are already here, which takes
     an interpreter's start and the probe's imports off every worker's way to its
     framework import. The supervisor never imports a framework, so the child starts
@@ -276,6 +288,7 @@ class Forked:
 
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
+        ack_r, ack_w = os.pipe()
         for stream in (sys.stdout, sys.stderr):
             stream.flush()  # or the child would write the supervisor's buffered output again
         pid = os.fork()
@@ -287,8 +300,9 @@ class Forked:
                 os.dup2(null, 0)
                 os.dup2(out_w, 1)
                 os.dup2(err_w, 2)
-                _close_above_stderr()
-                code = worker(config)
+                os.dup2(ack_r, ACK_FD, inheritable=False)
+                _close_above_stderr(keep=ACK_FD)
+                code = worker(dict(config, ack_fd=ACK_FD))
             except BaseException:
                 try:
                     traceback.print_exc()
@@ -299,7 +313,8 @@ class Forked:
                 os._exit(code)
         os.close(out_w)
         os.close(err_w)
-        self.pid, self.stdout, self.stderr = pid, out_r, err_r
+        os.close(ack_r)
+        self.pid, self.stdout, self.stderr, self.ack_w = pid, out_r, err_r, ack_w
         self.returncode: Optional[int] = None  # set by wait
 
     def wait(self) -> int:
@@ -310,8 +325,13 @@ class Forked:
             )
         return self.returncode
 
+    def ack(self) -> None:
+        """One acknowledgement; a worker that already ended is no error of the probe's."""
+        with contextlib.suppress(OSError):
+            os.write(self.ack_w, b"\n")
+
     def close(self) -> None:
-        for fd in (self.stdout, self.stderr):
+        for fd in (self.stdout, self.stderr, self.ack_w):
             with contextlib.suppress(OSError):
                 os.close(fd)
 
@@ -320,16 +340,17 @@ class Forked:
             os.kill(self.pid, signal.SIGKILL)
 
 
-def _close_above_stderr() -> None:
-    """Close every descriptor but 0-2 (listed from /proc: a container's open-files limit
+def _close_above_stderr(keep: int) -> None:
+    """Close every descriptor but 0-2 and ``keep`` (listed from /proc: a container's open-files limit
     can be a million, too many to close one by one)."""
     try:
         fds = [int(fd) for fd in os.listdir("/proc/self/fd")]
     except OSError:
-        os.closerange(3, 65536)
+        os.closerange(keep + 1, 65536)
+        os.closerange(3, keep)
         return
     for fd in fds:
-        if fd > 2:
+        if fd > 2 and fd != keep:
             with contextlib.suppress(OSError):
                 os.close(fd)
 
