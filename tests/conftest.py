@@ -122,6 +122,16 @@ def cli(tmp_path):
     return call
 
 
+@pytest.fixture(scope="module")
+def screen(tmp_path_factory):
+    """One headless Chromium for a module's pages (tests/acceptance/screen_support.py)."""
+    from tests.acceptance.screen_support import Browser
+
+    browser = Browser(tmp_path_factory.mktemp("chromium") / "profile")
+    yield browser
+    browser.close()
+
+
 @pytest.fixture
 def probe_dir(tmp_path):
     """A private copy of the probe, named as it is inside containers."""

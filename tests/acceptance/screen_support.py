@@ -1,6 +1,6 @@
 """A page as a person sees it at a given width, measured in headless Chromium: the page is
-copied beside itself with a probe script appended, loaded with the network off, and the
-probe's findings read back from the DOM Chromium dumps.
+loaded with the network off in one browser kept for many pages (``Browser``), and a probe
+script evaluated in it once it has loaded.
 
 What the probe reports (after the load event, so images and the page's own scripts are in,
 with every <details> opened):
@@ -14,9 +14,15 @@ with every <details> opened):
 
 from __future__ import annotations
 
+import base64
+import contextlib
+import fcntl
 import json
+import os
+import select
 import shutil
-import subprocess
+import signal
+import time
 from pathlib import Path
 
 FLAGS = [
@@ -30,9 +36,7 @@ FLAGS = [
     "--disable-sync",
 ]
 
-PROBE = r"""
-<script>
-window.addEventListener('load', function () {
+PROBE = r"""(function () {
   var W = window.innerWidth, out = {width: W, overflowing: [], scrolled: [], overlaps: [], splits: []};
   Array.prototype.forEach.call(document.querySelectorAll('details'), function (d) { d.open = true; });
   function label(el) {
@@ -94,12 +98,8 @@ window.addEventListener('load', function () {
       }
     });
   });
-  var pre = document.createElement('pre');
-  pre.id = 'valorch-probe';
-  pre.textContent = JSON.stringify(out);
-  document.body.appendChild(pre);
-});
-</script>
+  return out;
+})()
 """
 
 
@@ -110,42 +110,144 @@ def chromium() -> str:
     return exe
 
 
-def _browse(page: Path, width: int, profile: Path, *extra: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [
-            "unshare",
-            "--net",
-            chromium(),
-            *FLAGS,
-            f"--window-size={width},1000",
-            f"--user-data-dir={profile}",
-            *extra,
-            page.as_uri(),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
+class Browser:
+    """One headless Chromium for many pages, with the network off (``unshare --net``), driven
+    over the DevTools protocol on two pipes (``--remote-debugging-pipe``: it reads commands
+    on descriptor 3 and answers on 4, each message JSON ended by a NUL). A page is loaded at
+    a width (the viewport ``width`` × 1000), and then shot, dumped or probed, as a launch of
+    Chromium per page did before at a second or two each."""
+
+    def __init__(self, profile: Path):
+        to_r, self._to = _high(os.pipe())  # commands: we write, Chromium reads on 3
+        self._from, from_w = _high(os.pipe())  # answers and events: Chromium writes on 4
+        # posix_spawn, not a fork: safe in a test process with threads; every other
+        # descriptor of this process is close-on-exec (Python's default)
+        self.pid = os.posix_spawn(
+            shutil.which("unshare") or "/usr/bin/unshare",
+            [
+                "unshare",
+                "--net",
+                chromium(),
+                *FLAGS,
+                "--remote-debugging-pipe",
+                f"--user-data-dir={profile}",
+                "about:blank",
+            ],
+            os.environ,
+            file_actions=[
+                (os.POSIX_SPAWN_DUP2, to_r, 3),
+                (os.POSIX_SPAWN_DUP2, from_w, 4),
+                (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+                (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
+                (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0),
+            ],
+        )
+        os.close(to_r)
+        os.close(from_w)
+        self._buf, self._n, self._events = b"", 0, []
+        target = self.call("Target.createTarget", url="about:blank")["targetId"]
+        self.session = self.call("Target.attachToTarget", targetId=target, flatten=True)[
+            "sessionId"
+        ]
+        self.call("Page.enable", session=self.session)
+
+    def _message(self, timeout: float) -> dict:
+        deadline = time.monotonic() + timeout
+        while b"\0" not in self._buf:
+            left = deadline - time.monotonic()
+            ready, _, _ = select.select([self._from], [], [], max(left, 0))
+            if not ready:
+                raise AssertionError(f"Chromium said nothing for {timeout} s")
+            chunk = os.read(self._from, 1 << 20)
+            if not chunk:
+                raise AssertionError(f"Chromium ended (wait status {self._wait(10)})")
+            self._buf += chunk
+        raw, self._buf = self._buf.split(b"\0", 1)
+        return json.loads(raw)
+
+    def call(self, method: str, session: str | None = None, timeout: float = 60, **params):
+        """Send one command and wait for its answer (events meanwhile are kept)."""
+        self._n += 1
+        msg = {"id": self._n, "method": method, "params": params}
+        if session:
+            msg["sessionId"] = session
+        os.write(self._to, json.dumps(msg).encode() + b"\0")
+        while True:
+            got = self._message(timeout)
+            if got.get("id") == self._n:
+                if "error" in got:
+                    raise AssertionError(f"{method}: {got['error']}")
+                return got.get("result", {})
+            self._events.append(got)
+
+    def load(self, page: Path, width: int) -> None:
+        """``page`` loaded (its load event fired: images and its own scripts are in) in a
+        viewport ``width`` × 1000."""
+        self.call(
+            "Emulation.setDeviceMetricsOverride",
+            session=self.session,
+            width=width,
+            height=1000,
+            deviceScaleFactor=1,
+            mobile=False,
+        )
+        self._events.clear()
+        self.call("Page.navigate", session=self.session, url=page.as_uri())
+        while not any(e.get("method") == "Page.loadEventFired" for e in self._events):
+            self._events.append(self._message(60))
+
+    def evaluate(self, expression: str):
+        got = self.call(
+            "Runtime.evaluate", session=self.session, expression=expression, returnByValue=True
+        )
+        assert "exceptionDetails" not in got, got
+        return got["result"].get("value")
+
+    def dom(self) -> str:
+        """The loaded page's DOM as Chromium's --dump-dom prints it."""
+        return self.evaluate("document.documentElement.outerHTML")
+
+    def shot(self, path: Path) -> None:
+        """The viewport as a PNG, as Chromium's --screenshot writes it."""
+        data = self.call("Page.captureScreenshot", session=self.session, format="png")["data"]
+        path.write_bytes(base64.b64decode(data))
+
+    def _wait(self, timeout: float) -> int | None:
+        """The browser's wait status once it ended within ``timeout`` s (else None)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                return status
+            if time.monotonic() > deadline:
+                return None
+            time.sleep(0.05)
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError, AssertionError):
+            self.call("Browser.close", timeout=10)
+        os.close(self._to)
+        if self._wait(30) is None:
+            os.kill(self.pid, signal.SIGKILL)
+            os.waitpid(self.pid, 0)
+        os.close(self._from)
 
 
-def measure(page: Path, width: int, tmp: Path, shot: Path | None = None) -> dict:
-    """What the probe found on ``page`` at ``width`` px (and a screenshot of it)."""
+def _high(fds: tuple[int, int]) -> tuple[int, int]:
+    """A pipe's two ends moved to descriptors of 10 and up (close-on-exec), so that putting
+    them at 3 and 4 in the child never overwrites one with the other."""
+    out = tuple(fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10) for fd in fds)
+    for fd in fds:
+        os.close(fd)
+    return out[0], out[1]
+
+
+def measure(browser: Browser, page: Path, width: int, shot: Path | None = None) -> dict:
+    """What the probe found on ``page`` at ``width`` px (and a screenshot of it, taken
+    before the probe opens the page's <details>)."""
+    browser.load(page, width)
     if shot is not None:
-        _browse(page, width, tmp / "profile", f"--screenshot={shot}")
-    probed = page.with_name(f".probe-{width}-{page.name}")  # beside it: relative links hold
-    html = page.read_text(encoding="utf-8")
-    cut = html.rfind("</body>")
-    probed.write_text(
-        html[:cut] + PROBE + html[cut:] if cut >= 0 else html + PROBE, encoding="utf-8"
-    )
-    try:
-        dom = _browse(probed, width, tmp / "profile", "--dump-dom").stdout
-    finally:
-        probed.unlink()
-    start = dom.find('<pre id="valorch-probe">')
-    assert start >= 0, f"the probe did not run on {page}"
-    body = dom[start + len('<pre id="valorch-probe">') : dom.index("</pre>", start)]
-    found = json.loads(body.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&"))
+        browser.shot(shot)
+    found = browser.evaluate(PROBE)
     assert found["width"] == width, found  # the viewport is the width asked for
     return found

@@ -89,7 +89,7 @@ def failing_run(site: Path) -> Path:
     return pages[0]
 
 
-def test_every_page_kind_fits_800_and_1400_px(built, tmp_path):
+def test_every_page_kind_fits_800_and_1400_px(built, screen, tmp_path):
     site = built["site"]
     must_fit = {  # these pages show every column without scrolling
         "qualify report": built["report"],
@@ -111,7 +111,7 @@ def test_every_page_kind_fits_800_and_1400_px(built, tmp_path):
     for kind, page in {**must_fit, **may_scroll}.items():
         for width in (1400, 800):
             shot = tmp_path / f"{kind.replace(' ', '-')}-{width}.png"
-            found = measure(page, width, tmp_path, shot)
+            found = measure(screen, page, width, shot)
             keys = ("overflowing", "overlaps", "splits") + (
                 ("scrolled",) if kind in must_fit else ()
             )
@@ -120,7 +120,7 @@ def test_every_page_kind_fits_800_and_1400_px(built, tmp_path):
     assert not problems, "\n".join(problems)
 
 
-def test_run_page_lists_failures_first_and_filters_them(built, tmp_path):
+def test_run_page_lists_failures_first_and_filters_them(built, screen):
     page = failing_run(built["site"])
     html = page.read_text()
     verdicts = re.findall(r'<tr id="r-[^"]+" data-verdict="([^"]+)"', html)
@@ -129,9 +129,8 @@ def test_run_page_lists_failures_first_and_filters_them(built, tmp_path):
     assert html.index("r-command.zz-loads-the-extension") < html.index("r-command.a-python")
     # without a script the filter is hidden (the page is the sorted list); the script shows it
     assert re.search(r'<form [^>]*id="result-filter" hidden', html)
-    from tests.acceptance.screen_support import _browse
-
-    dom = _browse(page, 1400, tmp_path / "profile", "--dump-dom").stdout
+    screen.load(page, 1400)
+    dom = screen.dom()
     form = re.search(r'<form [^>]*id="result-filter"[^>]*>', dom)
     assert form and "hidden" not in form.group(0), form
     assert '<span class="muted small" id="shown">2 of 2 results</span>' in dom

@@ -10,28 +10,17 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 
-from tests.acceptance.screen_support import measure
+from tests.acceptance.screen_support import Browser, measure
 from tests.conftest import ROOT, run_cli
 
 pytestmark = [pytest.mark.docker, pytest.mark.browser]
 IMAGES = ("cpu_debian12_py3.11_pytorch_1.13", "cpu_debian12_py3.11_pytorch_2.13")
 BROKEN = "cpu_debian12_py3.11_pytorch_1.13_broken_torchvision"  # a family member with a long tail
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--hide-scrollbars",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 README_SHOTS = {
     "site-matrix.png": "matrix/checks.html",
     "site-seed-features.png": "matrix/seed-features.html",
@@ -65,29 +54,9 @@ def site(tmp_path_factory) -> Path:
     return out
 
 
-def chromium(page: Path, width: int, tmp: Path, shot: Path | None = None) -> str:
-    base = [
-        "unshare",
-        "--net",
-        shutil.which("chromium"),
-        *FLAGS,
-        f"--window-size={width},1000",
-        f"--user-data-dir={tmp / 'profile'}",
-    ]
-    if shot is not None:
-        subprocess.run(
-            [*base, f"--screenshot={shot}", page.as_uri()],
-            capture_output=True,
-            timeout=120,
-            check=True,
-        )
-    return subprocess.run(
-        [*base, "--dump-dom", page.as_uri()],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    ).stdout
+def dom_at(screen: Browser, page: Path, width: int) -> str:
+    screen.load(page, width)
+    return screen.dom()
 
 
 class Header(HTMLParser):
@@ -143,8 +112,8 @@ def shown_headers(dom: str) -> list[tuple[str, str]]:
         "matrix/job-nightly.html",
     ],
 )
-def test_matrix_headers_are_pairwise_distinct(site, tmp_path, page):
-    dom = chromium(site / page, 800, tmp_path)
+def test_matrix_headers_are_pairwise_distinct(site, screen, page):
+    dom = dom_at(screen, site / page, 800)
     heads = shown_headers(dom)
     assert len(heads) >= 1
     assert len({text for text, _ in heads}) == len(heads), heads
@@ -156,8 +125,8 @@ def test_matrix_headers_are_pairwise_distinct(site, tmp_path, page):
         assert "…" not in dom.split("</thead>")[0]
 
 
-def test_seed_tiers_and_check_pages_read_well(site, tmp_path):
-    seed = chromium(site / "matrix/seed-features.html", 1400, tmp_path)
+def test_seed_tiers_and_check_pages_read_well(site, screen):
+    seed = dom_at(screen, site / "matrix/seed-features.html", 1400)
     for section in (
         "Tensor data types",
         "torch.cuda",
@@ -165,16 +134,16 @@ def test_seed_tiers_and_check_pages_read_well(site, tmp_path):
         "Distributed library features",
     ):
         assert f'scope="rowgroup">{section}</th>' in seed
-    tiers = chromium(site / "matrix/tiers.html", 1400, tmp_path)
+    tiers = dom_at(screen, site / "matrix/tiers.html", 1400)
     rows = tiers.split("<tbody>", 1)[1].split("</tbody>", 1)[0].split("<tr ")[1:]
     assert rows and all(r.count('class="badge') == 1 for r in rows), rows  # the tier, once per row
-    check = chromium(site / "checks/smoke.matmul.fp32.html", 1400, tmp_path)
+    check = dom_at(screen, site / "checks/smoke.matmul.fp32.html", 1400)
     libs = check.split('id="libraries">', 1)[1].split("</td>", 1)[0]
     assert "hipBLAS/cuBLAS" not in libs  # the row's label is not evidence
     assert libs.strip()
 
 
-def test_every_page_shot_at_two_widths(site, tmp_path):
+def test_every_page_shot_at_two_widths(site, screen, tmp_path):
     # every kind of page: the index and lists, every matrix layout, a check with its plot, a run, images
     pages = sorted(
         p
@@ -192,7 +161,7 @@ def test_every_page_shot_at_two_widths(site, tmp_path):
     for page in pages:
         for width in (1400, 800):
             shot = tmp_path / f"{page.parent.name}-{page.stem}-{width}.png"
-            found = measure(page, width, tmp_path, shot)  # the DOM as laid out at that width
+            found = measure(screen, page, width, shot)  # the DOM as laid out at that width
             assert shot.stat().st_size > 10_000, page
             # no cell past the page or spilling out of its cell, no pane over another, no
             # header broken inside a name ("py / 3.11"); only a matrix scrolls, in its frame
@@ -207,4 +176,5 @@ def test_every_page_shot_at_two_widths(site, tmp_path):
     assert not problems, "\n".join(problems)
     if os.environ.get("VALORCH_UPDATE_SCREENSHOTS"):
         for name, page in README_SHOTS.items():
-            chromium(site / page, 1400, tmp_path, ROOT / "docs" / "img" / name)
+            screen.load(site / page, 1400)
+            screen.shot(ROOT / "docs" / "img" / name)
