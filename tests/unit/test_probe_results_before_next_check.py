@@ -20,27 +20,32 @@ from valorch_probe.supervisor import Forked, _WorkerState
 NONCE = "a1" * 16
 
 
-def lines_until(proc, want, timeout):
-    """The worker's protocol lines (nonce removed) until one starting with ``want``,
-    or every line that came within ``timeout`` seconds (None: the pipe went quiet)."""
-    sel = selectors.DefaultSelector()
-    sel.register(proc.stdout, selectors.EVENT_READ)
-    seen, buf = [], b""
-    try:
-        while True:
-            if not sel.select(timeout=timeout):
-                return seen, None
-            chunk = os.read(proc.stdout, 65536)
-            if not chunk:
-                return seen, None
-            *done, buf = (buf + chunk).split(b"\n")
-            for raw in done:
-                text = raw.decode()[len(NONCE) + 1 :]
-                seen.append(text)
-                if text.startswith(want):
-                    return seen, text
-    finally:
-        sel.close()
+class Lines:
+    """The worker's protocol pipe read line by line (nonce removed); what one read brought
+    beyond the line asked for is kept for the next ask."""
+
+    def __init__(self, proc):
+        self.fd, self.buf, self.ready = proc.stdout, b"", []
+
+    def until(self, want, timeout):
+        """The lines until one starting with ``want`` and that line, or every line that came
+        within ``timeout`` seconds and None (the pipe went quiet, or ended)."""
+        seen = []
+        with selectors.DefaultSelector() as sel:
+            sel.register(self.fd, selectors.EVENT_READ)
+            while True:
+                while self.ready:
+                    text = self.ready.pop(0)
+                    seen.append(text)
+                    if text.startswith(want):
+                        return seen, text
+                if not sel.select(timeout=timeout):
+                    return seen, None
+                chunk = os.read(self.fd, 65536)
+                if not chunk:
+                    return seen, None
+                *done, self.buf = (self.buf + chunk).split(b"\n")
+                self.ready += [raw.decode()[len(NONCE) + 1 :] for raw in done]
 
 
 @pytest.fixture
@@ -63,17 +68,18 @@ def worker():
 
 
 def test_the_next_check_waits_for_the_acknowledgement(worker):
-    seen, sync = lines_until(worker, "SYNC", timeout=60)
+    lines = Lines(worker)
+    seen, sync = lines.until("SYNC", timeout=60)
     assert sync == "SYNC", seen
     assert [t.split(" ")[0] for t in seen] == ["READY", "BEGIN", "RESULT", "SYNC"]
     assert '"check": "selftest.pass"' in seen[2]
     # Unacknowledged, the worker begins nothing more, however long the parent takes.
-    quiet, nothing = lines_until(worker, "BEGIN", timeout=0.5)
+    quiet, nothing = lines.until("BEGIN", timeout=0.5)
     assert (quiet, nothing) == ([], None)
     worker.ack()
-    seen, begin = lines_until(worker, "BEGIN", timeout=60)
+    seen, begin = lines.until("BEGIN", timeout=60)
     assert begin == "BEGIN selftest.after 1", seen
-    seen, sync = lines_until(worker, "SYNC", timeout=60)
+    seen, sync = lines.until("SYNC", timeout=60)
     assert sync == "SYNC" and '"check": "selftest.after"' in seen[0]
     worker.ack()
     assert worker.wait() == 0
@@ -83,7 +89,7 @@ def test_a_worker_whose_parent_stops_listening_is_not_held(worker):
     """An ended acknowledgement pipe releases the worker: it runs to its end."""
     os.close(worker.ack_w)
     worker.ack_w = os.open(os.devnull, os.O_WRONLY)  # closed again by the fixture
-    seen, _ = lines_until(worker, "never", timeout=60)
+    seen, _ = Lines(worker).until("never", timeout=60)
     assert [t.split(" ")[0] for t in seen] == ["READY"] + ["BEGIN", "RESULT", "SYNC"] * 2
     assert worker.wait() == 0
 
