@@ -39,6 +39,10 @@ def _attention(verdict: str) -> int:
     return 2 if verdict in ("pass", "skip", "missing") else 1
 
 
+# _attention of every verdict there is (another string: 1, as _attention says)
+_ATTENTION = {v: _attention(v) for v in (*VERDICT_ORDER, *BAD)}
+
+
 def when(dt: datetime | None) -> str:
     return dt.strftime("%Y-%m-%d %H:%M") if dt else "—"
 
@@ -176,10 +180,15 @@ class Site:
         local = row["alias"] in self.local
         results = []
         triage = row.get("triage") or {}
-        for res in sorted(
-            run.results.values(), key=lambda r: (_attention(r.verdict), r.suite, r.check)
-        ):
-            v = res.verdict
+        # each result's verdict once (the order, the counts and the rows ask for it); the
+        # check ids of a run are distinct, so the sort never compares past them
+        ranked = sorted(
+            (_ATTENTION.get(r.verdict, 1), r.suite, r.check, r, r.verdict)
+            for r in run.results.values()
+        )
+        if run.id not in self._counts:
+            self._counts[run.id] = Counter(v for *_, v in ranked)
+        for _rank, _suite, _check, res, v in ranked:
             anchor, href = _links(res.check)
             results.append(
                 {
@@ -229,7 +238,7 @@ class Site:
             load=run.load(),
             counts=counts,
             n_results=len(results),
-            n_first=sum(1 for r in run.results.values() if _attention(r.verdict) == 0),
+            n_first=sum(1 for first, *_ in ranked if first == 0),
             verdicts=[s for s, _n in counts],
             rows=pages.result_rows(results),
             **self.ctx(),
