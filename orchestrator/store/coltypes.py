@@ -17,6 +17,8 @@ from typing import Any
 from sqlalchemy import JSON, DateTime, LargeBinary, MetaData, TypeDecorator
 from sqlalchemy.engine import Dialect
 
+from .samples_codec import samples_tuple
+
 #: the metrics key that keeps what pruned samples said (store/retention.py)
 SUMMARY = "samples_summary"
 #: what decoding a stored value raises when it does not parse (a float out of range in JSON
@@ -82,16 +84,6 @@ def stored_metrics(value: str | dict[str, Any] | None) -> dict[str, Any] | None:
         from .damaged import damaged_value
 
         raise damaged_value("result.metrics", value, exc, "a JSON object") from None
-
-
-def samples_tuple(value: bytes | str | None) -> tuple[float, ...]:
-    """Stored samples as a tuple of floats (struct: one C call, any byte order)."""
-    if value is None:
-        return ()
-    if isinstance(value, str):  # written as JSON before migration 0002
-        return tuple(float(v) for v in json.loads(value))
-    raw = bytes(value)
-    return struct.unpack(f"<{len(raw) // 8}d", raw)
 
 
 class Checked(TypeDecorator[Any]):

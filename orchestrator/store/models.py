@@ -11,7 +11,8 @@ from sqlalchemy import Table
 from sqlalchemy.orm import DeclarativeBase, Mapped, relationship
 
 from . import tables
-from .coltypes import Checked, Samples, pack_samples, samples_tuple, unpack_samples
+from .coltypes import Checked, Samples, pack_samples, unpack_samples
+from .samples_codec import samples_tuple
 from .tables import HISTORY_INCLUDE, include_object_for, metadata_for
 
 __all__ = [

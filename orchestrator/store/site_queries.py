@@ -5,6 +5,7 @@ bench/bench_site.py). Takes the caller's session; plain dicts and tuples out."""
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -14,9 +15,11 @@ from sqlalchemy.orm import Session
 from .damaged import driver_errors
 from .models import Check, Host, Image, InventoryRow, Result, Run, TaskRow
 
-#: (run id, check pk, attempt, status, duration_s, message, metrics as stored (JSON text, or a
-#: dict where the driver parses JSON), samples as stored (packed bytes), suite, library)
+#: (result id, run id, check pk, attempt, status, duration_s, message, metrics as stored (JSON
+#: text, or a dict where the driver parses JSON), samples as stored (packed bytes), suite,
+#: library)
 ResultLine = tuple[
+    int,
     str,
     int,
     int,
@@ -84,13 +87,14 @@ def checks(session: Session) -> dict[int, dict[str, Any]]:
 
 
 def results(session: Session) -> Iterator[ResultLine]:
-    """(run_id, check_pk, attempt, status, duration_s, message, metrics, samples, suite, library) of every
+    """(id, run_id, check_pk, attempt, status, duration_s, message, metrics, samples, suite, library) of every
     result, by id: each run's in the order they were written (by run then id would make the
     database sort them all: a third of the read). Streamed: the caller keeps what it needs. Samples and metrics
     come back raw (packed bytes; JSON text, or a dict where the driver parses JSON itself):
     decoding 300,000 of them through the column types is most of a large site's read."""
     q = (
         select(
+            Result.id,
             Result.run_id,
             Result.check_pk,
             Result.attempt,
@@ -133,3 +137,23 @@ def inventories(session: Session) -> dict[str, dict[str, tuple[str, str]]]:
     for run_id, comp, value, source in session.execute(q):
         out.setdefault(run_id, {})[comp] = (value, source)
     return out
+
+
+def passing_samples_source(session: Session) -> tuple[str, str] | None:
+    """Where another process may read (result id, samples as stored) of every passing result,
+    by id (store/sample_reader.py, for ext/site/summaries.py): the SQLite file and the
+    statement, compiled from this Core query; None for any other store (a server, a
+    database in memory)."""
+    conn = session.connection()
+    database = conn.engine.url.database
+    if conn.dialect.name != "sqlite" or not database or database == ":memory:":
+        return None
+    if database.startswith("file:") or not os.path.isfile(database):
+        return None
+    q = (
+        select(Result.id, type_coerce(Result.samples, LargeBinary))
+        .where(Result.status == "pass", Result.samples.is_not(None))
+        .order_by(Result.id)
+    )
+    sql = str(q.compile(dialect=conn.dialect, compile_kwargs={"literal_binds": True}))
+    return os.path.abspath(database), sql

@@ -26,6 +26,7 @@ from orchestrator.ext.site import known as site_known
 from orchestrator.ext.site import lists as site_lists
 from orchestrator.ext.site import steps as site_steps
 from orchestrator.ext.site.page_data import Site, ordered, when
+from orchestrator.ext.site.summaries import Summaries
 from orchestrator.ext.site.views import ChangeV, RunV, changes, flips, histories, load_runs, slug
 from orchestrator.matrix.document import Document, Header, freshness
 from orchestrator.matrix.layouts import CatalogImage, components_table, observed_table
@@ -61,6 +62,9 @@ _FORKED: dict[str, Any] = {}
 MIN_FORKED = 64  # fewer pages than this are rendered here: forking would cost more
 # the workers yield the CPU to this process, whose work is the longest path of a build
 WORKER_NICE = 10
+# runs from which the samples' summaries are made by a second process while this one reads
+# the results (ext/site/summaries.py); below, starting it would cost more than it saves
+SUMMARIES_FROM = 200
 
 
 def _run_page(work: dict[str, Any], run_id: str) -> str:
@@ -254,8 +258,16 @@ def build(
     check_pages: _Ahead[str, tuple[str, str | None]] | None = None
     try:
         pk_checks = site_queries.checks(session)
-        with _no_cycles():
-            runs = load_runs(run_rows, pk_checks, site_queries.results(session))
+        made = Summaries(
+            site_queries.passing_samples_source(session)
+            if len(run_rows) >= SUMMARIES_FROM and workers > 1
+            else None
+        )
+        try:
+            with _no_cycles():
+                runs = load_runs(run_rows, pk_checks, site_queries.results(session), made)
+        finally:
+            made.close()
         for rid, why in triage_queries.stored_all(
             session
         ).items():  # each red result says why (run pages)

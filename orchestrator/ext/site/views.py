@@ -8,11 +8,13 @@ import functools
 import re
 import zlib
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, NamedTuple
 
+from orchestrator.ext.site.quartiles import summary
+from orchestrator.ext.site.summaries import Summaries
 from orchestrator.matrix.model import FAILING, verdict
 from orchestrator.regression import changepoints, noise
 from orchestrator.render.repro import command
@@ -109,51 +111,15 @@ class RunV:
         }
 
 
-def _at(s: list[float], f: float) -> float:
-    x = f * (len(s) - 1)
-    i = int(x)
-    return s[i] if i + 1 >= len(s) else s[i] + (s[i + 1] - s[i]) * (x - i)
-
-
-#: n → where _at finds the median and the quartiles of n sorted values: (index, fraction)
-#: per quantile, fraction None where the index is the last (the value itself)
-_SPOTS: dict[int, tuple[tuple[int, float | None], ...]] = {}
-
-
-def _spots(n: int) -> tuple[tuple[int, float | None], ...]:
-    hit = _SPOTS.get(n)
-    if hit is None:
-        out = []
-        for f in (0.5, 0.25, 0.75):
-            x = f * (n - 1)
-            i = int(x)
-            out.append((i, None if i + 1 >= n else x - i))
-        hit = _SPOTS[n] = tuple(out)
-    return hit
-
-
-def _summary(samples: Sequence[float]) -> tuple[float, float, float, float | None]:
-    """Median, quartiles and robust CV (noise.cv) from one sort: 300,000 of them per site.
-    The same arithmetic as _at, its positions computed once per sample count."""
-    s = sorted(samples)
-    (mi, mf), (ai, af), (bi, bf) = _spots(len(s))
-    med = s[mi] if mf is None else s[mi] + (s[mi + 1] - s[mi]) * mf
-    q1 = s[ai] if af is None else s[ai] + (s[ai + 1] - s[ai]) * af
-    q3 = s[bi] if bf is None else s[bi] + (s[bi + 1] - s[bi]) * bf
-    if med > 0:
-        dev = sorted([abs(x - med) for x in s])
-        d = dev[mi] if mf is None else dev[mi] + (dev[mi + 1] - dev[mi]) * mf
-        cv: float | None = 1.4826 * d / med
-    else:
-        cv = None
-    return med, q1, q3, cv
-
-
 def load_runs(
     run_rows: list[dict[str, Any]],
     checks: dict[int, dict[str, Any]],
     results: Iterable[site_queries.ResultLine],
+    summaries: Summaries | None = None,
 ) -> dict[str, RunV]:
+    """Every run with its results reduced (a median and quartiles per timed result, not
+    the samples). ``summaries``: those made by another process meanwhile
+    (ext/site/summaries.py); any it does not have are made here, the same way."""
     runs = {r["id"]: RunV(r) for r in run_rows}
     # check pk → (check id, version, the suite of a result without a task)
     ids = {
@@ -161,7 +127,19 @@ def load_runs(
         for pk, c in checks.items()
     }
     run_id, run = None, None
-    for rid, pk, _attempt, status, duration, message, metrics, raw, suite, library in results:
+    for (
+        result_id,
+        rid,
+        pk,
+        _attempt,
+        status,
+        duration,
+        message,
+        metrics,
+        raw,
+        suite,
+        library,
+    ) in results:
         if rid != run_id:  # a run's results mostly come together
             run_id, run = rid, runs.get(rid)
         if run is None:
@@ -179,11 +157,15 @@ def load_runs(
             res.message = message
         if status != "pass" or not raw:
             continue
-        samples = stored_samples(raw)
-        if len(samples) < 3:
-            continue
-        res.median, res.q1, res.q3, res.cv = _summary(samples)
-        res.n = len(samples)
+        made = summaries.get(result_id) if summaries is not None else None
+        if made is not None:
+            res.median, res.q1, res.q3, res.cv, res.n = made
+        else:
+            samples = stored_samples(raw)
+            if len(samples) < 3:
+                continue
+            res.median, res.q1, res.q3, res.cv = summary(samples)
+            res.n = len(samples)
         m = stored_metrics(metrics) or {}
         if not m:  # what the lines below make of no metrics, without asking
             res.threshold = res.load = res.pressure = res.governor = None
