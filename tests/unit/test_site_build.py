@@ -237,3 +237,49 @@ def test_pages_are_the_same_rendered_here_or_in_forked_workers(store, monkeypatc
     assert any(p.startswith("runs/") for p, _ in here) and any(
         p.startswith("plots/") for p, _ in here
     )
+
+
+def test_pages_are_the_same_with_the_samples_summarised_by_a_second_process(store, monkeypatch):
+    """A store of SUMMARIES_FROM runs or more has its samples summarised by a second process
+    (ext/site/summaries.py) while the build reads the results: the same pages, and the
+    process is gone when the read ends (it ends with an error too)."""
+    from orchestrator.ext.site import service, summaries
+
+    _tmp, db, _runs = store
+    factory = session_factory(open_engine(str(db)))
+    built = datetime(2026, 2, 1, 12, 0)
+    started = []
+
+    class Watched(summaries.Summaries):
+        def __init__(self, source):
+            super().__init__(source)
+            self.taken = 0
+            started.append(self)
+
+        def get(self, result_id):
+            made = super().get(result_id)
+            self.taken += made is not None
+            return made
+
+    def pages():
+        with factory() as session:
+            return list(service.build(session, built=built, workers=2))
+
+    monkeypatch.setattr(service, "Summaries", Watched)
+    alone = pages()
+    assert len(started) == 1 and started[0].taken == 0 and started[0].proc is None
+    assert started[0].upto == float("inf")  # a small store: no process was started
+    monkeypatch.setattr(service, "SUMMARIES_FROM", 1)
+    with_process = pages()
+    made = started[1]
+    assert made.taken >= 14  # the timed check's results, summarised by the process
+    assert made.proc is None and made.known == {}  # ended, waited for, every summary taken
+    assert with_process == alone
+
+    def damaged(*_args):
+        raise RuntimeError("a damaged value")
+
+    monkeypatch.setattr(service, "load_runs", damaged)
+    with pytest.raises(RuntimeError):
+        pages()
+    assert started[2].proc is None  # stopped on the way out
