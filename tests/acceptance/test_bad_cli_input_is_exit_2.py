@@ -11,6 +11,7 @@ from conftest import ROOT, VALORCH, run_cli
 from orchestrator.spec import CheckResult, HostSpec, ImageSpec
 from orchestrator.store import queries
 from orchestrator.store.db import open_engine, session_factory
+from tests.store_helpers import stored_run
 
 
 @pytest.mark.parametrize(
@@ -52,22 +53,9 @@ def _store(tmp_path, n, base_status, head_status):
     )
     with factory() as s:
         for status in (base_status, head_status):
-            run = queries.start_run(
+            run = stored_run(
                 s,
-                batch=queries.now().isoformat(),
-                job="j",
-                image=image,
-                digest="sha256:" + "a" * 64,
-                host=host,
-                executor="docker",
-                spec_hash="x",
-                cpu_only=False,
-                suites=[],
-            )
-            queries.add_results(
-                s,
-                run.id,
-                None,
+                image,
                 [
                     CheckResult(
                         check=f"smoke.check_{i:04d}",
@@ -76,6 +64,8 @@ def _store(tmp_path, n, base_status, head_status):
                     )
                     for i in range(n)
                 ],
+                job="j",
+                host=host,
             )
             run.state, run.ended = "done", queries.now()
             ids.append(run.id)

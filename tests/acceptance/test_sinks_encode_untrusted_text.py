@@ -18,6 +18,7 @@ from conftest import run_cli
 from orchestrator.spec import CheckResult, HostSpec, ImageSpec
 from orchestrator.store import queries
 from orchestrator.store.db import open_engine, session_factory
+from tests.store_helpers import stored_run
 
 EVIL = (
     "\x1b]52;c;ZXZpbA==\x07 \x1b[2J \x1b]8;;http://evil.example\x1b\\click\x1b]8;;\x1b\\ "
@@ -37,22 +38,9 @@ def _store(tmp_path, job="j"):
     )
     with factory() as s:
         for status in ("pass", "fail"):
-            run = queries.start_run(
+            run = stored_run(
                 s,
-                batch=queries.now().isoformat(),
-                job=job,
-                image=image,
-                digest="sha256:" + "a" * 64,
-                host=host,
-                executor="docker",
-                spec_hash="x",
-                cpu_only=False,
-                suites=[],
-            )
-            queries.add_results(
-                s,
-                run.id,
-                None,
+                image,
                 [
                     CheckResult(
                         check="smoke.tensor_add",
@@ -61,6 +49,8 @@ def _store(tmp_path, job="j"):
                         log=EVIL,
                     )
                 ],
+                job=job,
+                host=host,
             )
             run.state, run.ended = "done", queries.now()
             ids.append(run.id)

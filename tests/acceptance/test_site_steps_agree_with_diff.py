@@ -10,9 +10,9 @@ import random
 from datetime import datetime, timedelta
 
 from orchestrator.regression import changepoints
-from orchestrator.spec import CheckResult, HostSpec, ImageSpec
-from orchestrator.store import queries
+from orchestrator.spec import CheckResult, ImageSpec
 from orchestrator.store.db import open_engine, session_factory
+from tests.store_helpers import stored_run
 
 T0 = datetime(2026, 3, 1)
 QUIET = {"cpu_pressure": 0.01, "host_load_before": 0.2, "host_cpus": 2}
@@ -22,22 +22,9 @@ BUSY = {"cpu_pressure": 0.9, "host_load_before": 3.5, "host_cpus": 2}
 def _run(factory, image, i, check, level, metrics, rng):
     samples = tuple(level * (1 + rng.gauss(0, 0.01)) for _ in range(12))
     with factory() as s:
-        run = queries.start_run(
+        run = stored_run(
             s,
-            batch=f"b{check}{i:03d}",
-            job="nightly",
-            image=image,
-            digest="sha256:" + "a" * 64,
-            host=HostSpec(name="h1"),
-            executor="docker",
-            spec_hash="abc",
-            cpu_only=False,
-            suites=[],
-        )
-        queries.add_results(
-            s,
-            run.id,
-            None,
+            image,
             [
                 CheckResult(
                     check=check,
@@ -49,6 +36,7 @@ def _run(factory, image, i, check, level, metrics, rng):
                     metrics=metrics,
                 )
             ],
+            batch=f"b{check}{i:03d}",
         )
         run.started, run.ended, run.state = (
             T0 + timedelta(hours=i),

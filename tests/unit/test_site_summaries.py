@@ -20,9 +20,10 @@ from sqlalchemy.orm import Session
 from orchestrator.ext.site import summaries as summaries_mod
 from orchestrator.ext.site.summaries import FRAME, Summaries
 from orchestrator.ext.site.views import load_runs
-from orchestrator.spec import CheckResult, HostSpec, ImageSpec
-from orchestrator.store import queries, site_queries
+from orchestrator.spec import CheckResult, ImageSpec
+from orchestrator.store import site_queries
 from orchestrator.store.db import open_engine, session_factory
+from tests.store_helpers import stored_run
 
 T0 = datetime(2026, 1, 1)
 IMAGE = ImageSpec(alias="img_a", reference="acme/img:a", backend="cpu")
@@ -42,22 +43,9 @@ def _store(path, runs):
     factory = session_factory(open_engine(str(path)))
     for i, rows in enumerate(runs):
         with factory() as s:
-            run = queries.start_run(
+            run = stored_run(
                 s,
-                batch=f"b{i:03d}",
-                job="nightly",
-                image=IMAGE,
-                digest="sha256:" + "a" * 64,
-                host=HostSpec(name="h1"),
-                executor="docker",
-                spec_hash="abc",
-                cpu_only=False,
-                suites=[],
-            )
-            queries.add_results(
-                s,
-                run.id,
-                None,
+                IMAGE,
                 [
                     CheckResult(
                         check=f"kernels.op{j:03d}",
@@ -68,6 +56,7 @@ def _store(path, runs):
                     )
                     for j, (status, samples) in enumerate(rows)
                 ],
+                batch=f"b{i:03d}",
             )
             run.started, run.state = T0 + timedelta(hours=i), "done"
             s.commit()
