@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import os
 import sqlite3
+import subprocess
 from datetime import datetime, timedelta
 
 import pytest
@@ -154,20 +155,30 @@ def test_a_store_that_is_not_a_file_has_no_second_process():
 
 def test_the_second_process_imports_no_sqlalchemy(store):
     """It starts in milliseconds: the standard library and three small modules of valorch."""
-    path, sql = _source(store)
-    env = dict(os.environ, PYTHONPROFILEIMPORTTIME="1")
-    import subprocess
-    import sys
-
     proc = subprocess.run(
-        [sys.executable, "-m", "orchestrator.ext.site.summaries", path, sql],
+        [
+            *summaries_mod.command(*_source(store))[:1],
+            "-X",
+            "importtime",
+            *summaries_mod.command(*_source(store))[1:],
+        ],
         capture_output=True,
-        env=env,
         timeout=60,
     )
     assert proc.returncode == 0 and len(proc.stdout) > FRAME
     imported = {line.split("|")[-1].strip() for line in proc.stderr.decode().splitlines()}
+    assert "orchestrator.ext.site.quartiles" in imported
     assert not {m for m in imported if m.startswith(("sqlalchemy", "pydantic", "jinja2"))}
+
+
+def test_a_file_in_the_working_directory_shadows_nothing(store, tmp_path, monkeypatch):
+    """The process is started in the user's directory: a module file there is not imported."""
+    (tmp_path / "struct.py").write_text("raise SystemExit(7)\n")
+    (tmp_path / "orchestrator").mkdir()
+    (tmp_path / "orchestrator" / "__init__.py").write_text("raise SystemExit(8)\n")
+    monkeypatch.chdir(tmp_path)
+    proc = subprocess.run(summaries_mod.command(*_source(store)), capture_output=True, timeout=60)
+    assert proc.returncode == 0 and len(proc.stdout) > FRAME, proc.stderr[-500:]
 
 
 def test_the_process_reads_the_store_read_only(store):

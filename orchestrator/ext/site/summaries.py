@@ -3,8 +3,8 @@ process while the build's own process reads the results (ext/site/service.py).
 
 On a large store the summaries are half of that read, the longest serial part of a build,
 and the machine's other core is idle then (docs/benchmarks.md, "Static site build"). The
-second process is a fresh interpreter (``python -m`` this module), not a fork: a SQLite
-connection must not cross a fork, and what it imports (the standard library and three
+second process is a fresh interpreter (``command``: ``python -I`` running ``main``), not a
+fork: a SQLite connection must not cross a fork, and what it imports (the standard library and three
 small modules: store/sample_reader.py, store/samples_codec.py, ext/site/quartiles.py)
 takes milliseconds. It reads the store on a read-only connection of its own and sends
 the summaries back on its stdout in frames, in result id order.
@@ -45,15 +45,12 @@ class Summaries:
         self.proc: subprocess.Popen[bytes] | None = None
         if source is None:
             return
-        root = str(Path(__file__).resolve().parents[3])  # this checkout's (or install's) valorch
-        path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)
         try:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", __name__, *source],
+                command(*source),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
-                env={**os.environ, "PYTHONPATH": path},
             )
         except OSError:  # no process: every summary is made here
             return
@@ -120,6 +117,30 @@ class Summaries:
             proc.stdout.close()
 
 
+# the second process's first lines: this checkout's (or install's) valorch first on its path,
+# and neither the working directory (a file there must not shadow a module) nor any PYTHON*
+# variable (-I) in it
+_BOOT = (
+    "import sys; sys.path[:] = [sys.argv[1]] + [p for p in sys.path if p not in ('', '.')]; "
+    "from orchestrator.ext.site.summaries import main; main(sys.argv[2:])"
+)
+
+
+def command(path: str, sql: str) -> list[str]:
+    """The second process's command line: summaries of what ``sql`` selects from ``path``."""
+    root = str(Path(__file__).resolve().parents[3])
+    return [sys.executable, "-I", "-c", _BOOT, root, path, sql]
+
+
+def main(argv: list[str]) -> None:
+    """The second process: exit 0 once every summary is sent, 1 on any failure (the build
+    then makes the rest itself)."""
+    try:
+        _produce(argv[0], argv[1])
+    except Exception:  # noqa: BLE001 - whatever it is, the build makes the rest itself
+        sys.exit(1)
+
+
 def _produce(path: str, sql: str) -> None:
     """The second process: summaries of every result ``sql`` selects, in frames on stdout."""
     from orchestrator.ext.site.quartiles import summary
@@ -153,10 +174,3 @@ def _produce(path: str, sql: str) -> None:
 def _send(out: BinaryIO, ids: array[int], values: array[float], counts: array[int]) -> None:
     out.write(_HEAD.pack(len(ids)) + ids.tobytes() + values.tobytes() + counts.tobytes())
     out.flush()
-
-
-if __name__ == "__main__":
-    try:
-        _produce(*sys.argv[1:3])
-    except Exception:  # noqa: BLE001 - whatever it is, the build makes the rest itself
-        sys.exit(1)
