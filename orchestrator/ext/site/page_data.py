@@ -180,14 +180,12 @@ class Site:
         local = row["alias"] in self.local
         results = []
         triage = row.get("triage") or {}
-        # each result's verdict once (the order, the counts and the rows ask for it); the
-        # check ids of a run are distinct, so the sort never compares past them
+        # each result's verdict once (the order and the rows ask for it); the check ids of a
+        # run are distinct, so the sort never compares past them
         ranked = sorted(
             (_ATTENTION.get(r.verdict, 1), r.suite, r.check, r, r.verdict)
             for r in run.results.values()
         )
-        if run.id not in self._counts:
-            self._counts[run.id] = Counter(v for *_, v in ranked)
         for _rank, _suite, _check, res, v in ranked:
             anchor, href = _links(res.check)
             results.append(
