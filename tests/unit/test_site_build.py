@@ -8,29 +8,17 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from orchestrator.spec import CheckResult, HostSpec, ImageSpec
-from orchestrator.store import queries
+from orchestrator.spec import CheckResult, ImageSpec
 from orchestrator.store.db import open_engine, session_factory
 from tests.conftest import run_cli
+from tests.store_helpers import stored_run
 
 T0 = datetime(2026, 1, 1)
 
 
 def _add(factory, image, i, results, metrics=None):
     with factory() as s:
-        run = queries.start_run(
-            s,
-            batch=f"b{i:03d}",
-            job="nightly",
-            image=image,
-            digest="sha256:" + f"{i % 2:x}" * 64,
-            host=HostSpec(name="h1"),
-            executor="docker",
-            spec_hash="abc",
-            cpu_only=False,
-            suites=[],
-        )
-        queries.add_results(s, run.id, None, results)
+        run = stored_run(s, image, results, batch=f"b{i:03d}", digest="sha256:" + f"{i % 2:x}" * 64)
         run.started, run.ended, run.state = (
             T0 + timedelta(hours=i),
             T0 + timedelta(hours=i, minutes=5),

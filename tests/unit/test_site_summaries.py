@@ -155,16 +155,9 @@ def test_a_store_that_is_not_a_file_has_no_second_process():
 
 def test_the_second_process_imports_no_sqlalchemy(store):
     """It starts in milliseconds: the standard library and three small modules of valorch."""
-    proc = subprocess.run(
-        [
-            *summaries_mod.command(*_source(store))[:1],
-            "-X",
-            "importtime",
-            *summaries_mod.command(*_source(store))[1:],
-        ],
-        capture_output=True,
-        timeout=60,
-    )
+    argv = summaries_mod.command(*_source(store))
+    argv[1:1] = ["-X", "importtime"]  # after the interpreter, before its -I
+    proc = subprocess.run(argv, capture_output=True, timeout=60)
     assert proc.returncode == 0 and len(proc.stdout) > FRAME
     imported = {line.split("|")[-1].strip() for line in proc.stderr.decode().splitlines()}
     assert "orchestrator.ext.site.quartiles" in imported
