@@ -160,6 +160,7 @@ def worker(config: Dict[str, Any]) -> int:
     what ``can_drop`` found) and a declared suite's checks come with the fork. So does the
     parent's non-dumpable flag; it is set again here, as this process's own guarantee."""
     sandbox.harden_self()
+    sandbox.guard_worker()
     # The protocol goes to a private copy of the original stdout; anything the
     # framework or a check prints on fd 1 lands on stderr instead.
     proto = Pipe(os.fdopen(os.dup(1), "w"), str(config["nonce"]))
@@ -229,10 +230,16 @@ def _parser() -> argparse.ArgumentParser:
     )
     r.add_argument(
         "--workload-user",
-        choices=("auto", "self"),
         default="auto",
         help="who runs declared workloads: auto = an unprivileged user when the probe is root "
-        "(containers); self = the probe's own user (the host executor)",
+        "(containers); self = the probe's own user (the host executor); UID:GID = that user, "
+        "when the probe is root (the host executor with VALORCH_WORKLOAD_USER)",
+    )
+    r.add_argument(
+        "--parent-pid",
+        type=int,
+        default=None,
+        help="the host executor's pid: the probe ends with it (sandbox.guard_host)",
     )
     sub.add_parser("list")
     sub.add_parser("inventory", add_help=False)  # its own options: valorch_probe.inventory
@@ -256,7 +263,15 @@ def main(argv: List[str]) -> int:
     out = sys.stdout
     t0 = time.perf_counter()
     hardening = {"probe": sandbox.harden_self()}
-    sandbox.configure(os.getpid() == 1, args.workload_user == "auto")
+    if os.getpid() != 1 and args.cmd == "run" and args.parent_pid is not None:
+        hardening["lifetime"] = sandbox.guard_host(args.parent_pid)
+    if args.workload_user not in ("auto", "self"):
+        try:
+            sandbox.workload_ids(args.workload_user)
+        except ValueError as exc:
+            emit(out, {"type": "fatal", "message": "bad probe arguments: %s" % exc})
+            return 2
+    sandbox.configure(os.getpid() == 1, args.workload_user != "self")
     sandbox.make_cache_dirs()  # a GPU task's HOME / MIOpen / Triton / inductor caches on the tmpfs
     if os.getpid() == 1:
         # As a container's init, a signal from inside the container is ignored
@@ -293,6 +308,8 @@ def main(argv: List[str]) -> int:
 
     sup = Supervisor(args, checks, out)
     sup.run()
+    if sandbox.guarded():  # on a host: whatever a workload left that the probe adopted
+        sandbox.kill_descendants()
     emit(
         out,
         {

@@ -16,6 +16,12 @@ little power over the probe as the image allows.
   ``harden_self``): even a process of the same uid, lacking CAP_SYS_PTRACE
   (never granted to probe containers), cannot open their ``/proc/PID/fd``,
   ``mem`` or ``environ``.
+- On the user's own machine (the host executor: the probe is not PID 1), nothing a
+  workload starts outlives its check or the run (``guard_host``): the probe and its
+  worker are child subreapers (``PR_SET_CHILD_SUBREAPER``), so a process that leaves
+  its session (``setsid``, a double fork) is adopted by them instead of init, and is
+  killed when its workload ends; the probe gets SIGTERM when valorch dies
+  (``PR_SET_PDEATHSIG``, even for SIGKILL) and then kills everything below it.
 
 See docs/architecture.md, "Untrusted workloads", for what holds against whom.
 Standard library only, Python >= 3.8.
@@ -40,6 +46,8 @@ from . import memory
 WORKLOAD_UID = 65534  # nobody: numeric, so that it works without an /etc/passwd entry
 WORKLOAD_GID = 65534  # nogroup
 PR_SET_DUMPABLE = 4
+PR_SET_PDEATHSIG = 1
+PR_SET_CHILD_SUBREAPER = 36
 MAX_CAPTURE = 1 << 20  # bytes of each stream kept from its start (matched against regexes)
 TAIL_BYTES = 64 * 1024  # bytes of each stream kept from its end
 TAIL = 1500  # characters of each stream quoted in messages and logs
@@ -47,7 +55,20 @@ DRAIN_S = 2.0  # seconds to read what is left in the pipes once the workload has
 
 _can_drop = None  # type: Optional[bool]
 _groups = []  # type: List[int]
-_settings = {"own_pid_namespace": False, "drop": True}
+_settings = {"own_pid_namespace": False, "drop": True, "guarded": False}
+_ids = {"uid": WORKLOAD_UID, "gid": WORKLOAD_GID}
+_before_workload = set()  # type: set
+
+
+def workload_ids(text: str) -> None:
+    """``--workload-user UID:GID``: the ids workloads run as when the probe may change ids
+    (valorch names them on the host: ``VALORCH_WORKLOAD_USER``); ValueError otherwise."""
+    uid, _, gid = text.partition(":")
+    if not (uid.isdigit() and gid.isdigit()) or int(uid) == 0:
+        raise ValueError(
+            "--workload-user: expected UID:GID of a user other than root, got %r" % text
+        )
+    _ids.update(uid=int(uid), gid=int(gid))
 
 
 def configure(own_pid_namespace: bool, drop: bool = True) -> None:
@@ -115,13 +136,100 @@ def device_groups(patterns: Sequence[str] = DEVICE_NODES) -> List[int]:
 
 def _drop() -> None:
     os.setgroups(_groups)
-    os.setgid(WORKLOAD_GID)
-    os.setuid(WORKLOAD_UID)
+    os.setgid(_ids["gid"])
+    os.setuid(_ids["uid"])
+
+
+def _prctl(option: int, arg: int) -> bool:
+    try:
+        import ctypes
+
+        return bool(ctypes.CDLL(None, use_errno=True).prctl(option, arg, 0, 0, 0) == 0)
+    except Exception:  # no ctypes in this image, not Linux
+        return False
+
+
+def guard_host(parent_pid: Optional[int]) -> str:
+    """On the user's machine (not PID 1): adopt what workloads leave behind (a child
+    subreaper) and end with valorch: SIGTERM when the process that started the probe dies,
+    whatever killed it (``PR_SET_PDEATHSIG``; ``parent_pid`` closes the race of a parent
+    that died before the call). The SIGTERM (and SIGHUP, SIGINT) handler kills everything
+    below the probe and exits. Returns what happened."""
+    _settings["guarded"] = True
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(sig, _end_everything)
+    subreaper = _prctl(PR_SET_CHILD_SUBREAPER, 1)
+    deathsig = _prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    if parent_pid is not None and os.getppid() != parent_pid:
+        _end_everything(signal.SIGTERM, None)  # valorch died before the probe could notice
+    return "subreaper" if subreaper and deathsig else "subreaper or parent-death signal refused"
+
+
+def guarded() -> bool:
+    return bool(_settings["guarded"])
+
+
+def guard_worker() -> None:
+    """The worker adopts what its workloads leave behind, too (``reap`` kills them)."""
+    if _settings["guarded"]:
+        _prctl(PR_SET_CHILD_SUBREAPER, 1)
+        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def _end_everything(signum: int, _frame: Any) -> None:
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(sig, signal.SIG_IGN)
+    kill_descendants()
+    os._exit(128 + signum)
+
+
+def descendants(pid: int) -> List[int]:
+    """Every live process below ``pid`` (from /proc)."""
+    parent = {}  # type: Dict[int, int]
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open("/proc/%s/stat" % entry) as fh:
+                    fields = fh.read().rsplit(")", 1)[1].split()
+                if fields[0] not in ("Z", "X"):
+                    parent[int(entry)] = int(fields[1])
+            except (OSError, IndexError, ValueError):
+                continue
+    found = []  # type: List[int]
+    frontier = [pid]
+    while frontier:
+        current = frontier.pop()
+        kids = [p for p, pp in parent.items() if pp == current and p not in found]
+        found.extend(kids)
+        frontier.extend(kids)
+    return found
+
+
+def kill_descendants(keep: set[int] | None = None) -> int:
+    """Kill every process below this one but ``keep``, again until none is left (a forking
+    process may add more: each is stopped first, then killed). Returns how many."""
+    keep = keep or set()
+    killed = set()  # type: set
+    for _ in range(50):
+        victims = [p for p in descendants(os.getpid()) if p not in keep]
+        if not victims:
+            break
+        for victim in victims:
+            with contextlib.suppress(OSError):
+                os.kill(victim, signal.SIGSTOP)
+        for victim in victims:
+            with contextlib.suppress(OSError):
+                os.kill(victim, signal.SIGKILL)
+                killed.add(victim)
+        for victim in victims:  # collect the zombies adopted here
+            with contextlib.suppress(OSError):
+                os.waitpid(victim, os.WNOHANG)
+    return len(killed)
 
 
 def describe_user() -> str:
     if can_drop():
-        return "uid %d" % WORKLOAD_UID + (
+        return "uid %d" % _ids["uid"] + (
             " (device groups %s)" % ",".join(map(str, _groups)) if _groups else ""
         )
     uid = os.geteuid() if hasattr(os, "geteuid") else -1
@@ -140,7 +248,7 @@ def private_dir(prefix: str) -> str:
     path = tempfile.mkdtemp(prefix=prefix)
     if can_drop():
         try:
-            os.chown(path, WORKLOAD_UID, WORKLOAD_GID)
+            os.chown(path, _ids["uid"], _ids["gid"])
         except OSError:  # no CAP_CHOWN: a sticky world-writable directory instead
             os.chmod(path, 0o1777)
     return path
@@ -204,7 +312,7 @@ def popen_options(home: str) -> Dict[str, Any]:
     if can_drop():
         env.update(USER="nobody", LOGNAME="nobody")
         if sys.version_info >= (3, 9):  # done in C after fork: safe with threads
-            opts.update(user=WORKLOAD_UID, group=WORKLOAD_GID, extra_groups=list(_groups))
+            opts.update(user=_ids["uid"], group=_ids["gid"], extra_groups=list(_groups))
         else:
             opts["preexec_fn"] = _drop
     return opts
@@ -244,6 +352,9 @@ def run_workload(argv: Sequence[str], timeout: float, cwd: Optional[str] = None)
     timeout), stdout/stderr (text: head and tail, bytes, tail), duration_s,
     timed_out and user (who it ran as)."""
     home = private_dir("valorch-workload-")
+    if _settings["guarded"]:  # what is below the worker now is not this workload's
+        _before_workload.clear()
+        _before_workload.update(descendants(os.getpid()))
     try:
         t0 = time.monotonic()
         oom_before = memory.oom_kills()
@@ -308,6 +419,8 @@ def reap(pid: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
     if not _settings["own_pid_namespace"]:
+        if _settings["guarded"]:  # on a host: what this workload left, adopted by the worker
+            kill_descendants(keep=set(_before_workload))
         return
     if not can_drop():  # workloads run as the probe's uid: all but the probe's processes go
         _kill_all_but({1, os.getpid()})

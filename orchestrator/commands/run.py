@@ -151,6 +151,12 @@ def run(
         help="A directory whose files a job's pytest "
         "workloads may ship, besides the job file's own (repeatable).",
     ),
+    host_secrets_visible: bool = typer.Option(
+        False,
+        "--host-secrets-visible",
+        help="Run host workloads although a secret valorch holds is in their reach "
+        "(/proc): knowingly. Otherwise such a run stops first (docs/architecture.md).",
+    ),
 ) -> None:
     """Run suites in images on a matching host and store every result."""
     from ..catalog.adhoc import Selection
@@ -178,6 +184,7 @@ def run(
             slurm_spool=slurm_spool,
             namespace=namespace,
             rdma_resource=rdma_resource,
+            secrets_visible=host_secrets_visible,
         ),
         pull=pull,
         ca=ca,

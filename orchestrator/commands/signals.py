@@ -1,11 +1,12 @@
-"""Ctrl-C and SIGTERM at the edge of a command that runs containers.
+"""Ctrl-C, SIGTERM and SIGHUP at the edge of a command that runs containers.
 
-Python raises ``KeyboardInterrupt`` for SIGINT and dies at once on SIGTERM, which
-skips every ``finally`` and leaves the containers in flight running. Inside
-``interruptible()`` both signals raise in the main thread (``KeyboardInterrupt``,
-``Terminated``): the dispatcher cancels the tasks in flight (their containers are
-removed as at a normal end), marks the runs ``interrupted``, and the command exits
-130 (SIGINT) or 143 (SIGTERM), the shell's 128 + signal number. Further signals are
+Python raises ``KeyboardInterrupt`` for SIGINT and dies at once on SIGTERM and SIGHUP
+(a closed terminal, an ended SSH session), which skips every ``finally`` and leaves the
+containers and host probes in flight running. Inside ``interruptible()`` the three raise
+in the main thread (``KeyboardInterrupt``, ``Terminated``): the dispatcher cancels the
+tasks in flight (their containers are removed as at a normal end), marks the runs
+``interrupted``, and the command exits 130 (SIGINT), 143 (SIGTERM) or 129 (SIGHUP), the
+shell's 128 + signal number. Further signals are
 ignored while that clean-up runs (it is bounded); SIGKILL remains the way out.
 """
 
@@ -20,24 +21,30 @@ import typer
 
 EXIT_SIGINT = 128 + signal.SIGINT  # 130
 EXIT_SIGTERM = 128 + signal.SIGTERM  # 143
+SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 class Terminated(BaseException):
-    """SIGTERM arrived (a BaseException, as KeyboardInterrupt: no ``except Exception`` swallows it)."""
+    """SIGTERM or SIGHUP arrived (a BaseException, as KeyboardInterrupt: no
+    ``except Exception`` swallows it); ``signum`` says which."""
+
+    def __init__(self, signum: int = signal.SIGTERM) -> None:
+        super().__init__(signum)
+        self.signum = signum
 
 
 def _handler(signum: int, _frame: Any) -> None:
-    for sig in (signal.SIGINT, signal.SIGTERM):  # the first signal wins; clean up undisturbed
+    for sig in SIGNALS:  # the first signal wins; clean up undisturbed
         signal.signal(sig, signal.SIG_IGN)
-    if signum == signal.SIGTERM:
-        raise Terminated()
+    if signum != signal.SIGINT:
+        raise Terminated(signum)
     raise KeyboardInterrupt()
 
 
 @contextmanager
 def interruptible() -> Iterator[None]:
-    """SIGINT and SIGTERM become exceptions in the main thread, and exit 130 / 143."""
-    previous = {sig: signal.signal(sig, _handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    """SIGINT, SIGTERM and SIGHUP become exceptions in the main thread, and exit 130 / 143 / 129."""
+    previous = {sig: signal.signal(sig, _handler) for sig in SIGNALS}
     try:
         yield
     except KeyboardInterrupt as exc:
@@ -45,7 +52,7 @@ def interruptible() -> Iterator[None]:
         raise typer.Exit(EXIT_SIGINT) from None
     except Terminated as exc:
         _say_how_to_finish(exc)
-        raise typer.Exit(EXIT_SIGTERM) from None
+        raise typer.Exit(128 + exc.signum) from None
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)

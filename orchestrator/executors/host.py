@@ -7,6 +7,7 @@ inside a container.
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 import tempfile
@@ -16,7 +17,7 @@ from pathlib import Path
 
 from .. import proc
 from ..spec import CheckResult, Execution, HostSpec, Task
-from . import hostenv
+from . import hostenv, hostguard
 from .base import PROBE_DIR, PROBE_PACKAGE, overall_timeout, probe_args, ship_workload
 from .container import local_env
 from .transcript import Transcript, conclude, infrastructure_failure
@@ -61,9 +62,23 @@ class HostExecutor:
             )
             ship_workload(task, Path(tmp))
             env = local_env(tmp, task.suite.pass_env)
-            # Workloads run as the invoking user here: no container, nothing to isolate them in
-            # (docs/architecture.md, "Untrusted workloads").
-            argv = [self.python, "-m", PROBE_PACKAGE, *probe_args(task), "--workload-user", "self"]
+            # Workloads run as the invoking user here, or as VALORCH_WORKLOAD_USER where valorch
+            # is root; valorch itself is non-dumpable, and the probe ends with it and takes
+            # along whatever a workload left (docs/architecture.md, "Untrusted workloads").
+            hostguard.harden()
+            user = hostguard.workload_user()
+            if user is not None:  # the workload's user reaches the probe's copy and its cwd
+                Path(tmp).chmod(0o755)
+            argv = [
+                self.python,
+                "-m",
+                PROBE_PACKAGE,
+                *probe_args(task),
+                "--workload-user",
+                f"{user[0]}:{user[1]}" if user else "self",
+                "--parent-pid",
+                str(os.getpid()),
+            ]
             if on_started is not None:  # all that is left here is the probe process's start
                 on_started()
             done = proc.stream(
@@ -97,6 +112,10 @@ class HostExecutor:
             killed=killed,
             log=done.stderr_tail,
             signalled=(done.returncode or 0) < 0,
+            # a signal valorch did not send (no deadline, no cancel): a workload's
+            killed_from_inside=(done.returncode or 0) < 0
+            and not done.timed_out
+            and not self._cancelled,
             python=self.python,
         )
         return _scrubbed(execution).model_copy(update={"timings": timings})

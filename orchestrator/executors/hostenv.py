@@ -99,9 +99,27 @@ def secret_values(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
     return tuple(sorted((v for v in found if len(v) >= MIN_SECRET), key=len, reverse=True))
 
 
+def renderings(value: str) -> tuple[str, ...]:
+    """The ways a workload may print a secret to slip past a literal match: as it is,
+    reversed, in base64 (standard and URL-safe, with and without padding), in hex (either
+    case), percent-encoded, and with its characters spaced out. Masked as a class: any of
+    these is the secret."""
+    import base64
+    import urllib.parse
+
+    raw = value.encode("utf-8", "surrogateescape")
+    forms = {value, value[::-1], raw.hex(), raw.hex().upper(), urllib.parse.quote(value, safe="")}
+    for encode in (base64.b64encode, base64.urlsafe_b64encode):
+        coded = encode(raw).decode()
+        forms.update({coded, coded.rstrip("=")})
+    forms.update({" ".join(value), ",".join(value)})
+    return tuple(sorted((f for f in forms if len(f) >= MIN_SECRET), key=len, reverse=True))
+
+
 def scrub(text: str, secrets: Iterable[str]) -> str:
-    """``text`` with every secret value replaced by ``***``."""
+    """``text`` with every secret value, in any of its ``renderings``, replaced by ``***``."""
     for value in secrets:
-        if value in text:
-            text = text.replace(value, SCRUBBED)
+        for form in renderings(value):
+            if form in text:
+                text = text.replace(form, SCRUBBED)
     return text

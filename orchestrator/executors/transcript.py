@@ -237,6 +237,21 @@ def vetted(transcript: Transcript, task: Task) -> tuple[list[CheckResult], Ledge
     return kept, led
 
 
+def _distrust_last(
+    results: list[CheckResult], transcript: Transcript, task: Task, how: str
+) -> list[CheckResult]:
+    """A probe that died by a signal valorch did not send (on the host, a workload of the
+    same user can send one) may have been killed right after a result was forged in its
+    name: the check that reported last is not trusted, and is marked tampered. Fail
+    closed: a genuine result that was last before such a death is lost with it."""
+    last = next((p.check for kind, p in reversed(transcript.events) if kind == "result"), None)
+    infos = {c.id: c for c in task.checks}
+    if last not in infos:
+        return results
+    why = f"the probe was killed by {how} from inside the run right after this check reported"
+    return [r for r in results if r.check != last] + [_tampered(infos[last], why)]
+
+
 def _tampered(info: CheckInfo, why: str) -> CheckResult:
     return CheckResult(
         check=info.id,
@@ -258,6 +273,7 @@ def conclude(
     log: str = "",
     signalled: bool | None = None,
     cause: str | None = None,
+    killed_from_inside: bool = False,
     **meta: Any,
 ) -> Execution:
     """The one place that turns how a probe ended into an Execution: every expected
@@ -268,6 +284,8 @@ def conclude(
     says whether the exit code means death by a signal (default: >= 128, a
     container's convention; a local process passes ``exit_code < 0``)."""
     results, led = vetted(transcript, task)
+    if killed_from_inside:
+        results = _distrust_last(results, transcript, task, _signal_name(exit_code))
     if signalled is None:
         signalled = exit_code is not None and exit_code >= 128
     if transcript.truncated:

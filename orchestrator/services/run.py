@@ -69,6 +69,7 @@ class Where:
     slurm_spool: Path | None = None  # Slurm: where job files go (default: executors.slurm)
     namespace: str = "default"  # Kubernetes
     rdma_resource: str | None = None  # Kubernetes: a multi-node GPU task's RDMA device plugin
+    secrets_visible: bool = False  # --host-secrets-visible (executors/hostguard.py)
 
 
 @dataclass(frozen=True)
@@ -117,6 +118,11 @@ def plan_job(
         )
     if executor in ("slurm", "kubernetes"):
         return _on_cluster(spec, cat, where)
+    if "host" in {image.executor for image in cat.images if image.alias in spec.images}:
+        from ..executors import hostguard  # before anything is opened or runs
+
+        passed = {name for suite in spec.suites for name in suite.pass_env}
+        hostguard.check(passed, where.secrets_visible)
     inventory = resolve_hosts(where.hosts_file)
     hist = history(factory)
     planned = plan(spec, cat, inventory, detect_local(), cpu_only=where.cpu_only, history=hist)
