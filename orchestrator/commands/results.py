@@ -50,7 +50,8 @@ def list_runs(
     state: str = typer.Option(
         None,
         "--state",
-        help="Only runs in these states, comma-separated: running, done, failed, interrupted.",
+        help="Only runs in these states, comma-separated: running, done, failed, interrupted "
+        "(a running run whose valorch died shows as abandoned).",
     ),
     since: str = typer.Option(
         None,
@@ -119,6 +120,12 @@ def show_run(
         print_json({**data, "triage": triage.as_json(why)})
         return
     out.print(f"[bold]run {data['run']}[/bold] {data['state']}")
+    if data["state"] == "abandoned":
+        out.print(
+            "  the valorch that ran it is gone; finish it with "
+            f"`valorch run --resume {data['batch']}`",
+            markup=False,
+        )
     out.print(
         f"  image   {data['image']['alias']}  {data['image']['reference']}  {data['image']['digest'] or ''}"
     )

@@ -12,6 +12,7 @@ from sqlalchemy.engine import URL
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from ..executors import owner
 from ..scheduling.flight import Item
 from ..scheduling.plan import PlannedRun, task_key
 from ..scheduling.recorder import ChecksOf, ImageOf
@@ -54,6 +55,7 @@ class StoreRecorder:
                 any(t.cpu_only for t in pr.tasks),
                 [t.suite for t in pr.tasks],
                 run_id=run_id,
+                owner=owner.me(),  # this process: a run whose owner died is abandoned
             )
             session.commit()
         return ids
@@ -129,7 +131,9 @@ class StoreRecorder:
                 path.unlink(missing_ok=True)
             session.expire_all()
             runs = tq.batch_of(session, ctx.batch)
-            todo = tq.reopen(session, runs, lambda run: image_of(stored_image(run)), checks_of)
+            todo = tq.reopen(
+                session, runs, lambda run: image_of(stored_image(run)), checks_of, owner.me()
+            )
             session.commit()
         return ctx, todo
 

@@ -49,9 +49,27 @@ def listing(
     which = reads.Listing(limit, image, job, states, since)
 
     def listed(db: reads.Reads) -> list[dict[str, Any]]:
-        return _rows(reads.list_runs(db, which), reads.listed_statuses(db, which))
+        runs = reads.list_runs(db, which)
+        rows = _rows(runs, reads.listed_statuses(db, which))
+        if any(r.state == "running" for r in runs):
+            _abandoned(rows, reads.listed_owners(db, which))
+        return rows
 
     return read(db, listed)
+
+
+def _abandoned(rows: list[dict[str, Any]], owners: dict[str, str | None]) -> None:
+    """A ``running`` run whose owner (the valorch process that ran it, executors/owner.py)
+    died without marking it is ``abandoned``: ``valorch run --resume`` finishes it."""
+    from ..executors import owner
+
+    for row in rows:
+        if row["state"] == "running" and owner.orphaned(owners.get(row["run"])):
+            row["state"] = ABANDONED
+
+
+#: the state shown for a ``running`` run whose owner died (not stored: decided when read)
+ABANDONED = "abandoned"
 
 
 def _rows(

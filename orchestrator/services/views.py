@@ -43,12 +43,25 @@ def final_counts(results: Sequence[Result]) -> Counter[str]:
     return model_final_counts((r.check.check_id, r.attempt, r.status) for r in results)
 
 
+def shown_state(run: Run) -> str:
+    """The run's state, or ``abandoned`` for a ``running`` run whose owner died
+    (services/run_list.ABANDONED)."""
+    if run.state == "running" and isinstance(run.meta, dict):
+        from ..executors import owner
+        from .run_list import ABANDONED
+
+        mine = run.meta.get("_owner")
+        if isinstance(mine, str) and owner.orphaned(mine):
+            return ABANDONED
+    return str(run.state)
+
+
 def run_json(run: Run, results: Sequence[Result]) -> dict[str, Any]:
     return {
         "run": run.id,
         "batch": run.batch,
         "job": run.job,
-        "state": run.state,
+        "state": shown_state(run),
         "image": {
             "alias": run.image.alias,
             "reference": run.image.reference,

@@ -53,7 +53,7 @@ class RunSummary:
         return any(self.counts[s] for s in FAILING)
 
 
-def enqueue(
+def enqueue(  # noqa: PLR0913  # the run row's columns; run_id and owner by keyword
     session: Session,
     ctx: BatchInfo,
     image: ImageSpec,
@@ -62,6 +62,8 @@ def enqueue(
     cpu_only: bool,
     suites: Sequence[SuiteRef],
     run_id: str | None = None,
+    *,
+    owner: str | None = None,
 ) -> tuple[str, dict[str, int]]:
     """A new run of ``image`` on ``host`` (with ``run_id``, else a new one) with one queued
     task per suite: (run id, task ids by suite). A run already stored under ``run_id`` is
@@ -83,7 +85,7 @@ def enqueue(
         suites=list(suites),
         run_id=run_id,
     )
-    run.meta = {"_job": {"labels": list(ctx.labels)}}
+    run.meta = {"_job": {"labels": list(ctx.labels)}, **({"_owner": owner} if owner else {})}
     session.flush()
     return run.id, {t.suite: t.id for t in run.tasks}
 
@@ -205,6 +207,7 @@ def reopen(
     runs: Sequence[Run],
     image_of: Callable[[Run], ImageSpec],
     checks_of: Callable[[SuiteRef], tuple[CheckInfo, ...]],
+    owner: str | None = None,
 ) -> list[Pending]:
     """Re-queue every task of ``runs`` that did not finish with a verdict: interrupted ones and
     those that ended in an infrastructure error (the engine went away). Their stored results
@@ -237,6 +240,7 @@ def reopen(
         for run in runs:
             if any(p.run_id == run.id for p in todo):
                 run.state, run.ended = "running", None
+                run.meta = {**(run.meta or {}), "_owner": owner}  # who runs it now
     return todo
 
 

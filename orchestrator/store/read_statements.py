@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Boolean, Integer, Select, String, bindparam, or_, select
+from sqlalchemy import Boolean, Integer, Select, String, bindparam, literal_column, or_, select
 
 from . import tables
 from .reads import STATE_SLOTS
@@ -50,6 +50,15 @@ def _statuses_listed() -> Select[Any]:
     )
 
 
+def _owners_listed() -> Select[Any]:
+    """The meta of the listed runs still ``running``: who runs them (``_owner``)."""
+    run = tables.run.c
+    listed = _runs_listed_ids().subquery("listed")
+    return select(run.id, run.meta).where(
+        run.id.in_(select(listed.c.id)), run.state == literal_column("'running'")
+    )
+
+
 def _suite_durations() -> Select[Any]:
     task, run, img = tables.task.c, tables.run.c, tables.image.c
     return (
@@ -65,6 +74,7 @@ def _suite_durations() -> Select[Any]:
 STATEMENTS: dict[str, Select[Any]] = {
     "runs_listed": _runs_listed_ids(),
     "statuses_listed": _statuses_listed(),
+    "owners_listed": _owners_listed(),
     "suite_durations": _suite_durations(),
 }
 

@@ -83,6 +83,16 @@ def listed_statuses(db: Reads, listing: Listing) -> list[tuple[str, str, int, st
     return [(r[0], r[1], r[2], r[3]) for r in db.rows("statuses_listed", listing.params())]
 
 
+def listed_owners(db: Reads, listing: Listing) -> dict[str, str | None]:
+    """The owner label (``executors/owner.me``, in the run's meta) of each listed run that
+    is still ``running``: a run whose owner died is abandoned."""
+    out: dict[str, str | None] = {}
+    for run_id, meta in db.rows("owners_listed", listing.params()):
+        owner = (meta or {}).get("_owner") if isinstance(meta, dict) else None
+        out[run_id] = owner if isinstance(owner, str) else None
+    return out
+
+
 def suite_durations(db: Reads, limit: int = 500) -> dict[tuple[str, str], float]:
     """The last measured duration of each (image alias, suite), for placement and ETAs: the
     run's plan reads it before its first container starts."""

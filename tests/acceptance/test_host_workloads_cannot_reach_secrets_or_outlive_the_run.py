@@ -187,10 +187,25 @@ def test_a_daemon_a_workload_detaches_with_setsid_dies_with_its_check(tmp_path):
     assert _wait_gone(daemon), f"the detached daemon {daemon} outlived its run"
 
 
+def _stored_run(db: Path, seconds: float = 60.0) -> None:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        listed = subprocess.run(
+            [VALORCH, "results", "list", "--json"], capture_output=True, text=True, env=_env(db)
+        )
+        if listed.returncode == 0 and json.loads(listed.stdout or "[]"):
+            return
+        time.sleep(0.2)
+    raise AssertionError("the run was never stored")
+
+
 @pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGHUP])
 def test_nothing_outlives_a_valorch_killed_outright_or_hung_up_on(tmp_path, how):
     pids = tmp_path / "pids"
-    script = f"echo $PPID >> {pids}; setsid sh -c 'echo $$ >> {pids}; exec sleep 300' & echo $$ >> {pids}; sleep 300"
+    script = (
+        f"[ -e {tmp_path}/resumed ] && exit 0; echo $PPID >> {pids}; "
+        f"setsid sh -c 'echo $$ >> {pids}; exec sleep 300' & echo $$ >> {pids}; sleep 300"
+    )
     db = tmp_path / "v.sqlite"
     valorch = subprocess.Popen(
         [
@@ -207,6 +222,7 @@ def test_nothing_outlives_a_valorch_killed_outright_or_hung_up_on(tmp_path, how)
     )
     try:
         found = _pids(pids, 3)  # the probe's worker, the daemon, the workload
+        _stored_run(db)  # its rows are written (a batch's first wave starts before them)
         valorch.send_signal(how)
         _, err = valorch.communicate(timeout=60)
         for pid in found:
@@ -214,6 +230,28 @@ def test_nothing_outlives_a_valorch_killed_outright_or_hung_up_on(tmp_path, how)
         if how == signal.SIGHUP:  # a hang-up is an interruption: the run can be resumed
             assert valorch.returncode == 128 + signal.SIGHUP, err
             assert b"resume with `valorch run --resume" in err, err
+        else:  # killed outright, it marked nothing: the run is shown abandoned, resumable
+            listed = subprocess.run(
+                [VALORCH, "results", "list", "--json"], capture_output=True, text=True, env=_env(db)
+            )
+            (row,) = json.loads(listed.stdout)
+            assert row["state"] == "abandoned", row
+            shown = subprocess.run(
+                [VALORCH, "results", "show", row["run"]],
+                capture_output=True,
+                text=True,
+                env=_env(db),
+            )
+            assert "abandoned" in shown.stdout and "valorch run --resume" in shown.stdout, shown
+            (tmp_path / "resumed").touch()  # the workload ends at once this time
+            resumed = subprocess.run(
+                [VALORCH, "run", "--resume", row["run"], "--no-matrix", "--no-gate"],
+                capture_output=True,
+                text=True,
+                env=_env(db),
+                timeout=120,
+            )
+            assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     finally:
         if valorch.poll() is None:
             valorch.kill()
