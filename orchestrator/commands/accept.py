@@ -119,18 +119,6 @@ def list_(
     if as_json:
         write_output(json.dumps(rows, indent=2), None)
         return
-    if not rows:
-        write_output("no acceptances: valorch accept add CHECK --env ENV ... records one", None)
-        return
-    lines = []
-    for r in rows:
-        rev = r["revoked"]
-        lines.append(
-            f"#{r['id']}  {r['check']}  {r['env']}  through {r['until']}"
-            + ("" if r["state"] == "live" else f" ({r['state']})")
-            + f"  by {r['by']}"
-            + (f"  expected {r['expected_rate']:.0%}" if r["expected_rate"] is not None else "")
-            + f": {r['reason']}"
-            + (f"\n    revoked by {rev['by']} on {rev['at']} UTC: {rev['reason']}" if rev else "")
-        )
-    write_output("\n".join(lines), None)
+    from ..render.waivers import acceptances
+
+    write_output(acceptances(rows), None)
