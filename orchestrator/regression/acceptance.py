@@ -3,7 +3,7 @@ Accepting is not editing: the cell stays red, the acceptance is shown beside it 
 keeps it from gating while it is live (not revoked, its last day not past) and the cell
 passes at least the rate it names.
 
-The rules (docs/readiness.md, "Accepted regressions"), each decided here once:
+The rules (docs/readiness.md, the section on `valorch accept add`), each decided here once:
 
 - an acceptance **covers** a cell when its check glob matches the cell's check id and its
   environment glob matches the image alias or ``ALIAS@ARCH`` (``host@cpu``,

@@ -350,7 +350,7 @@ def closing(
     since: datetime,
     days: float,
 ) -> Closing:
-    """The closing rule (docs/readiness.md, "Known issues: when one can close"): the issue
+    """The closing rule (docs/readiness.md, "When a known issue can close"): the issue
     can close when every environment of its scope that either ran its checks in the span
     (since ``since``, the last ``days`` days) or where they ever failed has at least
     ``runs`` runs in the span, every one of them passing; and at least one environment
