@@ -82,7 +82,9 @@ def add(
 
 @app.command("revoke")
 def revoke(
-    acceptance: int = typer.Argument(..., min=1, help="The acceptance's id (valorch accept list)."),
+    acceptance: int = typer.Argument(
+        ..., min=1, max=2**31 - 1, help="The acceptance's id (valorch accept list)."
+    ),
     by: str = typer.Option(..., "--by", help="Who revokes it."),
     reason: str = typer.Option(..., "--reason", help="Why (fixed, accepted by mistake, ...)."),
     db: str = DbOption,

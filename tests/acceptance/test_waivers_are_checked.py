@@ -122,6 +122,8 @@ def test_accept_a_known_env_revoke_it_and_keep_it_in_history(store, tmp_path):
     assert again.returncode == 2 and "already revoked by bob" in again.stderr
     none = run_cli("accept", "revoke", "99", "--by", "bob", "--reason", "x", db=db)
     assert none.returncode == 2 and "no acceptance #99" in none.stderr
+    huge = run_cli("accept", "revoke", "9" * 20, "--by", "bob", "--reason", "x", db=db)
+    assert huge.returncode == 2 and "Traceback" not in huge.stderr, huge.stderr
     listed = json.loads(run_cli("accept", "list", "--json", db=db).stdout)
     states = {r["id"]: r for r in listed}
     assert states[1]["state"] == "revoked" and states[1]["live"] is False
