@@ -367,13 +367,12 @@ def closing(
         why = f"no run of its checks in its scope in the last {days:g} days"
     elif short:
         why = "; ".join(
-            f"{e}: {need[e][0]}/{need[e][1]} passed"
+            f"{e}: failed and has not run in the last {days:g} days (needs {runs} passing runs)"
+            if need[e][1] == 0
+            else f"{e}: {need[e][0]}/{need[e][1]} passed"
             + (f" (needs {runs})" if need[e][1] < runs else "")
-            + (" since it failed" if e in failed and need[e][1] == 0 else "")
             for e in short
         )
-        if any(e in failed and e not in counts for e in short):
-            why += f" in the last {days:g} days: an environment that failed must pass again"
     else:
         why = (
             f"its checks passed in every run of every matching environment over the last "
