@@ -46,22 +46,6 @@ def status(
     if as_json:
         write_output(json.dumps([s.as_dict() for s in found], indent=2), None)
         return
-    lines = []
-    for s in found:
-        scope = ", ".join(
-            x
-            for x in (
-                f"images {s.issue.images}" if s.issue.images != "*" else "",
-                f"backend {s.issue.backend}" if s.issue.backend else "",
-                f"arch {'/'.join(s.issue.arch)}" if s.issue.arch else "",
-            )
-            if x
-        )
-        lines.append(
-            f"{s.issue.check} [{scope or 'unscoped'}]: "
-            + ("CAN CLOSE" if s.can_close else "open")
-            + f"; excused {len(s.excused)} run(s)"
-            + (f" ({', '.join(r[:8] for r in s.excused[-5:])})" if s.excused else "")
-        )
-        lines.append(f"    {s.why}")
-    write_output("\n".join(lines) or "no known issues in the file", None)
+    from ..render.waivers import known_issues as text
+
+    write_output(text([s.as_dict() for s in found]), None)

@@ -19,7 +19,9 @@ A bare top-level list of entries is accepted too.
 from __future__ import annotations
 
 import re
-from datetime import date
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Literal
@@ -28,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .. import encode, yamlio
 from ..errors import SpecError
+from ..statuses import FAILING
 from .rule import Issue
 
 #: ``error`` covers a tampered result; ``partial``/``unsupported``/``skip``/``missing`` (a check the
@@ -307,3 +310,74 @@ def _names_a_check(pattern: str) -> bool:
     if pattern.startswith(_DYNAMIC) or any(ch in pattern.split(".", 1)[0] for ch in "*?["):
         return True
     return any(fnmatchcase(check_id, pattern) for check_id in manifest().checks)
+
+
+@dataclass(frozen=True)
+class ScopedRun:
+    """One stored run of a known issue's checks in an environment of its scope: the verdict
+    of each of its checks there (matrix/model.verdict of the attempts)."""
+
+    env: str  # ALIAS@ARCH (host class): the unit an issue closes in
+    run: str
+    started: datetime
+    verdicts: tuple[str, ...]
+
+    @property
+    def passed(self) -> bool:
+        return all(v == "pass" for v in self.verdicts)
+
+    def failed(self, issue: KnownIssue) -> bool:
+        """A check of the issue ended in a status it expects, failed or was flaky."""
+        return any(v in issue.status or v in (*FAILING, "flaky") for v in self.verdicts)
+
+
+@dataclass(frozen=True)
+class Closing:
+    """Whether a known issue can close, decided once (``closing``): the environments it
+    must pass in and how each did over the span, the ones that keep it open, and why."""
+
+    can_close: bool
+    why: str
+    recent: dict[str, tuple[int, int]]  # environment -> (runs passing, runs) in the span
+    failed: tuple[str, ...]  # environments where its checks failed (in any stored run)
+    short: tuple[str, ...]  # environments that keep it open
+
+
+def closing(
+    issue: KnownIssue,
+    history: Sequence[ScopedRun],
+    runs: int,
+    since: datetime,
+    days: float,
+) -> Closing:
+    """The closing rule (docs/readiness.md, "When a known issue can close"): the issue
+    can close when every environment of its scope that either ran its checks in the span
+    (since ``since``, the last ``days`` days) or where they ever failed has at least
+    ``runs`` runs in the span, every one of them passing; and at least one environment
+    has. An environment that failed and has not run since keeps the issue open."""
+    recent: dict[str, list[bool]] = {}
+    for r in history:
+        if r.started >= since:
+            recent.setdefault(r.env, []).append(r.passed)
+    failed = tuple(sorted({r.env for r in history if r.failed(issue)}))
+    counts = {e: (sum(v), len(v)) for e, v in recent.items()}
+    need = {**dict.fromkeys(failed, (0, 0)), **counts}
+    short = tuple(sorted(e for e, (p, n) in need.items() if p < n or n < runs))
+    if not need:
+        why = f"no run of its checks in its scope in the last {days:g} days"
+    elif short:
+        why = "; ".join(
+            f"{e}: failed and has not run in the last {days:g} days (needs {runs} passing runs)"
+            if need[e][1] == 0
+            else f"{e}: {need[e][0]}/{need[e][1]} passed"
+            + (f" (needs {runs})" if need[e][1] < runs else "")
+            for e in short
+        )
+    else:
+        why = (
+            f"its checks passed in every run of every matching environment over the last "
+            f"{days:g} days ("
+            + ", ".join(f"{e}: {n} runs" for e, (_p, n) in sorted(counts.items()))
+            + ")"
+        )
+    return Closing(bool(need) and not short, why, counts, failed, short)

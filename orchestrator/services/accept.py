@@ -1,22 +1,57 @@
-"""Accepted regressions: record one (who, why, until when, the pass rate now expected) and
-list them; readiness shows them beside the red cells they cover (services/readiness.py)."""
+"""Accepted regressions: record one (who, why, until which day, the pass rate now expected),
+checked against the checks and environments valorch knows; revoke one (who, why); list them.
+Readiness shows them beside the red cells they cover (services/readiness.py)."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime
 from fnmatch import fnmatchcase
 from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
 from ..errors import InputError
-from ..regression.acceptance import Acceptance
+from ..hostclass import host_class
+from ..regression.acceptance import (
+    Acceptance,
+    Revocation,
+    check_problem,
+    env_problem,
+)
 from ..store import acceptance_queries as aq
 from ..store import queries
 
+_EXAMPLE = (
+    "e.g. valorch accept add command.x --env 'rocm_*' --reason 'ROCm bug 123, fix in 6.5' "
+    "--by alice --until 2026-12-31"
+)
+
 
 def _row(r: Any) -> Acceptance:
-    return Acceptance(r.id, r.check_id, r.env, r.reason, r.by, r.until, r.expected_rate, r.created)
+    revoked = (
+        Revocation(r.revoked_by or "", r.revoked_reason or "", r.revoked)
+        if r.revoked is not None
+        else None
+    )
+    return Acceptance(
+        r.id,
+        r.check_id,
+        r.env,
+        r.reason,
+        r.by,
+        r.until.date(),
+        r.expected_rate,
+        r.created,
+        revoked,
+    )
+
+
+def _filled(**fields: str) -> None:
+    for flag, value in fields.items():
+        if not value or not value.strip():
+            raise InputError(
+                f"{flag} is empty: an acceptance says what, where, why and who", _EXAMPLE
+            )
 
 
 def add(  # the acceptance's fields, each a flag
@@ -25,54 +60,83 @@ def add(  # the acceptance's fields, each a flag
     env: str,
     reason: str,
     by: str,
-    until: datetime,
+    until: date,
     expected_rate: float | None = None,
+    allow_unseen: bool = False,
 ) -> Acceptance:
-    """Record an acceptance; an InputError (exit 2) naming the flag when a field is unusable."""
+    """Record an acceptance; an InputError (exit 2) naming the flag when a field is unusable:
+    CHECK and --env must name what the manifest or the store knows (``allow_unseen``: a
+    declared check or an environment ahead of its first run)."""
+    from ..checks_manifest import manifest
+
     now = queries.now()
-    for flag, value in (("CHECK", check), ("--env", env), ("--reason", reason), ("--by", by)):
-        if not value or not value.strip():
-            raise InputError(
-                f"{flag} is empty: an acceptance says what, where, why and who",
-                "e.g. valorch accept add command.x --env 'rocm_*' --reason 'ROCm bug 123, fix in "
-                "6.5' --by alice --until 2026-12-31",
-            )
-    if until <= now:
+    _filled(CHECK=check, **{"--env": env, "--reason": reason, "--by": by})
+    check, env, reason, by = check.strip(), env.strip(), reason.strip(), by.strip()
+    if until < now.date():
         raise InputError(
-            f"--until {until:%Y-%m-%d %H:%M} is in the past: an acceptance must expire later",
-            "give a future date, e.g. --until YYYY-MM-DD",
+            f"--until {until:%Y-%m-%d} is in the past (today is {now:%Y-%m-%d} UTC): an "
+            "acceptance must cover today or a later day",
+            "give today or a later day, e.g. --until YYYY-MM-DD",
         )
     if expected_rate is not None and not 0 < expected_rate <= 1:
         raise InputError(
             f"--expected-rate {expected_rate:g} is outside (0, 1]", "e.g. --expected-rate 0.9"
         )
     with factory() as session:
-        pk = aq.add(
-            session,
-            check.strip(),
-            env.strip(),
-            reason.strip(),
-            by.strip(),
-            until,
-            expected_rate,
-            now,
-        )
+        known = sorted(set(manifest().checks) | set(aq.check_ids(session)))
+        stored = sorted({f"{alias}@{host_class(spec)}" for alias, spec in aq.environments(session)})
+        for problem in (
+            check_problem(check, known, allow_unseen),
+            env_problem(env, stored, allow_unseen),
+        ):
+            if problem is not None:
+                raise InputError(problem.what, problem.hint)
+        midnight = datetime(until.year, until.month, until.day)
+        pk = aq.add(session, check, env, reason, by, midnight, expected_rate, now)
         session.commit()
-    return Acceptance(
-        pk, check.strip(), env.strip(), reason.strip(), by.strip(), until, expected_rate, now
-    )
+    return Acceptance(pk, check, env, reason, by, until, expected_rate, now)
+
+
+def revoke(factory: sessionmaker[Session], pk: int, by: str, reason: str) -> Acceptance:
+    """Withdraw an acceptance: it stays in the history, revoked (who, when, why), and excuses
+    nothing from now on. An InputError (exit 2) for an unknown or already revoked one."""
+    _filled(**{"--by": by, "--reason": reason})
+    with factory() as session:
+        row = aq.get(session, pk)
+        if row is None:
+            ids = [r.id for r in aq.every(session)]
+            raise InputError(
+                f"no acceptance #{pk}",
+                f"valorch accept list shows them (ids {', '.join(map(str, sorted(ids)[-10:]))})"
+                if ids
+                else "the store holds no acceptance",
+            )
+        if row.revoked is not None:
+            raise InputError(
+                f"acceptance #{pk} was already revoked by {row.revoked_by} on "
+                f"{row.revoked:%Y-%m-%d %H:%M} UTC",
+                "a revocation is kept as it was; valorch accept add records a new acceptance",
+            )
+        aq.revoke(session, row, by.strip(), reason.strip(), queries.now())
+        session.commit()
+        return _row(row)
 
 
 def every(factory: sessionmaker[Session]) -> list[Acceptance]:
+    """The acceptances that can excuse anything: every stored one but the revoked (what
+    readiness and every other reader of acceptances reads)."""
+    return [a for a in history(factory) if a.revoked is None]
+
+
+def history(factory: sessionmaker[Session]) -> list[Acceptance]:
+    """Every acceptance ever recorded, revoked ones too, newest last day first."""
     with factory() as session:
         return [_row(r) for r in aq.every(session)]
 
 
 def listing(factory: sessionmaker[Session], check: str | None = None) -> list[dict[str, Any]]:
-    """Every acceptance as a dict, with ``live`` (not yet expired)."""
+    """Every acceptance as a dict, with ``state`` (live, expired or revoked) and ``live``."""
     now = queries.now()
     return [
-        {**a.as_dict(), "live": a.until > now}
-        for a in every(factory)
-        if check is None or fnmatchcase(check, a.check)
+        a.as_dict(now) for a in history(factory) if check is None or fnmatchcase(check, a.check)
     ]

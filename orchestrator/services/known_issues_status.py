@@ -1,7 +1,8 @@
 """``valorch known-issues status``: for each known issue, the stored runs it excused (a check
 it names ended in a status it expects, in an environment it scopes) and whether it can close:
-its checks passed in every matching environment for at least N runs over the last D days,
-with no failure there (as PyTorch re-enables a disabled test after two weeks green)."""
+every environment of its scope that ran its checks over the last D days, or where they ever
+failed, passed in each of at least N runs over those days (as PyTorch re-enables a disabled
+test after two weeks green): regression/known_issues.closing."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from ..hostclass import host_class
 from ..matrix.model import verdict
-from ..regression.known_issues import KnownIssue, KnownIssues
+from ..regression.known_issues import Closing, KnownIssue, KnownIssues, ScopedRun, closing
 from ..store import queries
 from ..store import readiness_queries as rq
 
@@ -23,9 +24,19 @@ from ..store import readiness_queries as rq
 class IssueStatus:
     issue: KnownIssue
     excused: tuple[str, ...]  # runs where it excused a failure
-    recent: dict[str, tuple[int, int]]  # environment -> (runs passing, runs) over the last D days
-    can_close: bool
-    why: str
+    closing: Closing  # whether it can close, and why (regression/known_issues.closing)
+
+    @property
+    def can_close(self) -> bool:
+        return self.closing.can_close
+
+    @property
+    def why(self) -> str:
+        return self.closing.why
+
+    @property
+    def recent(self) -> dict[str, tuple[int, int]]:
+        return self.closing.recent
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -36,6 +47,8 @@ class IssueStatus:
             "reason": self.issue.reason,
             "excused_runs": list(self.excused),
             "recent": {k: {"passed": p, "runs": n} for k, (p, n) in sorted(self.recent.items())},
+            "failed_in": list(self.closing.failed),
+            "keeps_open": list(self.closing.short),
             "can_close": self.can_close,
             "why": self.why,
         }
@@ -76,7 +89,7 @@ def status_in(
     out = []
     for issue in issues.entries:
         excused: list[str] = []
-        recent: dict[str, list[bool]] = {}
+        history: list[ScopedRun] = []
         for row in rows:
             if not _in_scope(issue, row):
                 continue
@@ -89,25 +102,8 @@ def status_in(
                 continue
             if any(v in issue.status for v in mine.values()):
                 excused.append(row["id"])
-            if row["started"] >= since:
-                env = f"{row['alias']}@{host_class(row['spec'])}"
-                recent.setdefault(env, []).append(all(v == "pass" for v in mine.values()))
-        counts = {e: (sum(v), len(v)) for e, v in recent.items()}
-        short = {e: c for e, c in counts.items() if c[0] < c[1] or c[1] < runs}
-        can = bool(counts) and not short
-        if not counts:
-            why = f"no run of its checks in its scope in the last {days:g} days"
-        elif short:
-            why = "; ".join(
-                f"{e}: {p}/{n} passed" + (f" (needs {runs})" if n < runs else "")
-                for e, (p, n) in sorted(short.items())
-            )
-        else:
-            why = (
-                f"its checks passed in every run of every matching environment over the last "
-                f"{days:g} days ("
-                + ", ".join(f"{e}: {n} runs" for e, (_p, n) in sorted(counts.items()))
-                + ")"
-            )
-        out.append(IssueStatus(issue, tuple(excused), counts, can, why))
+            env = f"{row['alias']}@{host_class(row['spec'])}"
+            history.append(ScopedRun(env, row["id"], row["started"], tuple(mine.values())))
+        decided = closing(issue, history, runs, since, days)
+        out.append(IssueStatus(issue, tuple(excused), decided))
     return out

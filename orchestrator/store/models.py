@@ -234,3 +234,6 @@ class AcceptanceRow(Base):
     until: Mapped[datetime]
     expected_rate: Mapped[float | None]
     created: Mapped[datetime]
+    revoked: Mapped[datetime | None]
+    revoked_by: Mapped[str | None]
+    revoked_reason: Mapped[str | None]

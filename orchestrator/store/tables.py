@@ -235,10 +235,12 @@ triage = Table(
     Column("computed", DateTime, nullable=False),
 )
 
-# a regression shipped knowingly (``valorch accept add``, migration 0008): a check in the
-# environments ENV matches, who accepted it, why, until when, and the pass rate now
-# expected; the evidence stays red, readiness shows the acceptance beside it and does not
-# gate on it until it expires
+# a regression shipped knowingly (``valorch accept add``, migration 0009): a check in the
+# environments ENV matches, who accepted it, why, until which day (``until``: midnight UTC
+# of the last day covered, inclusive), and the pass rate now expected; the evidence stays
+# red, readiness shows the acceptance beside it and does not gate on it until it expires
+# or is revoked (``valorch accept revoke``, migration 0010: when, by whom, why; the row
+# stays, as history)
 acceptance = Table(
     "acceptance",
     metadata,
@@ -250,6 +252,9 @@ acceptance = Table(
     Column("until", DateTime, nullable=False),
     Column("expected_rate", Float),
     Column("created", DateTime, nullable=False),
+    Column("revoked", DateTime),
+    Column("revoked_by", String(200)),
+    Column("revoked_reason", Text),
 )
 
 check_values(metadata)

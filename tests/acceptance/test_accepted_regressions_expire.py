@@ -10,6 +10,7 @@ import json
 import shutil
 import sqlite3
 import sys
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -71,6 +72,20 @@ def test_record_list_gate_and_expire(db):
     assert "(expired)" in run_cli("accept", "list", db=db).stdout
 
 
+def test_until_today_covers_today_and_a_revoked_acceptance_gates_again(db):
+    """--until is a whole day, UTC, inclusive: today's date covers the rest of today; a
+    revoked acceptance excuses nothing (readiness reads acceptances without it)."""
+    today = datetime.now(timezone.utc).date().isoformat()
+    assert accept(db, *GOOD, "--until", today).returncode == 0
+    covered = readiness(db)
+    assert covered.returncode == 0, covered.stdout + covered.stderr
+    assert wobbly(covered)["accepted"]["live"] is True
+    gone = run_cli("accept", "revoke", "1", "--by", "bob", "--reason", "by mistake", db=db)
+    assert gone.returncode == 0, gone.stderr
+    after = readiness(db)
+    assert after.returncode == 1 and wobbly(after)["accepted"] is None
+
+
 def test_a_pass_rate_below_the_accepted_one_gates_again(db):
     rate = (RUNS - FAILS) / RUNS
     assert accept(db, *GOOD, "--until", "2099-01-01", "--expected-rate", "0.9").returncode == 0
@@ -80,7 +95,7 @@ def test_a_pass_rate_below_the_accepted_one_gates_again(db):
 
 
 def test_an_acceptance_for_another_environment_does_not_apply(db):
-    other = ("--env", "rocm_*", *GOOD[2:])
+    other = ("--env", "rocm_*", *GOOD[2:], "--allow-unseen")  # no ROCm run is stored yet
     assert accept(db, *other, "--until", "2099-01-01").returncode == 0
     proc = readiness(db)
     assert proc.returncode == 1 and wobbly(proc)["accepted"] is None

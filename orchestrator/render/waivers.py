@@ -1,0 +1,50 @@
+"""The terminal's text of the waivers: ``accept list`` and ``known-issues status``, each from
+the decision's own dict (``Acceptance.as_dict``, ``IssueStatus.as_dict``: what ``--json``
+prints), so that the text and the JSON cannot disagree."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+
+def acceptances(rows: Sequence[dict[str, Any]]) -> str:
+    """One line per acceptance (and one more for a revoked one: who, when, why)."""
+    if not rows:
+        return "no acceptances: valorch accept add CHECK --env ENV ... records one"
+    lines = []
+    for r in rows:
+        rev = r["revoked"]
+        lines.append(
+            f"#{r['id']}  {r['check']}  {r['env']}  through {r['until']}"
+            + ("" if r["state"] == "live" else f" ({r['state']})")
+            + f"  by {r['by']}"
+            + (f"  expected {r['expected_rate']:.0%}" if r["expected_rate"] is not None else "")
+            + f": {r['reason']}"
+            + (f"\n    revoked by {rev['by']} on {rev['at']} UTC: {rev['reason']}" if rev else "")
+        )
+    return "\n".join(lines)
+
+
+def known_issues(rows: Sequence[dict[str, Any]]) -> str:
+    """Per known issue: its scope, CAN CLOSE or open, the runs it excused, and why."""
+    lines = []
+    for s in rows:
+        scope = ", ".join(
+            x
+            for x in (
+                f"images {s['images']}" if s["images"] != "*" else "",
+                f"backend {s['backend']}" if s["backend"] else "",
+                f"arch {'/'.join(s['arch'])}" if s["arch"] else "",
+            )
+            if x
+        )
+        excused = s["excused_runs"]
+        lines.append(
+            f"{s['check']} [{scope or 'unscoped'}]: "
+            + ("CAN CLOSE" if s["can_close"] else "open")
+            + f"; excused {len(excused)} run(s)"
+            + (f" ({', '.join(r[:8] for r in excused[-5:])})" if excused else "")
+        )
+        lines.append(f"    {s['why']}")
+    return "\n".join(lines) or "no known issues in the file"
