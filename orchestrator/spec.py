@@ -443,7 +443,7 @@ TIER_BUDGETS = {"smoke": 5 * 60.0, "nightly": 30 * 60.0, "full": 2 * 3600.0}
 class SuiteRef(Frozen):
     """A suite as a job asks for it."""
 
-    name: str
+    name: StoredName
     checks: tuple[str, ...] = ()  # glob filters on check ids; empty = all
     # bounded: a run always has a deadline (an infinite or 1e300 s one would overflow the timer)
     deadline: float = Field(
