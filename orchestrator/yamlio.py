@@ -362,7 +362,7 @@ def nearest(word: str, known: Iterable[str], n: int = 1) -> list[str]:
 
 
 def did_you_mean(word: str, known: Iterable[str], n: int = 1) -> str:
-    """ "; did you mean 'x'?" for the nearest known names, or "" when none is near."""
+    """The text "; did you mean 'x'?" naming the nearest known names ("" when none is near)."""
     near = nearest(word, known, n)
     return f"; did you mean {' or '.join(repr(k) for k in near)}?" if near else ""
 
