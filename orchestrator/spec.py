@@ -12,15 +12,18 @@ import json
 import re
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from .bounds import (  # noqa: F401 (re-exported: the bounds of the vocabulary)
     EXIT_CODE_RANGE,
     MAX_GID,
+    MAX_NAME,
     MAX_SECONDS,
+    MAX_TEXT,
     VERSION_PATTERN,
+    unprintable,
 )
 from .statuses import (  # noqa: F401 (re-exported: the vocabulary's statuses)
     DECISIVE,
@@ -323,6 +326,35 @@ def _compile_all(value: tuple[str, ...]) -> tuple[str, ...]:
     return value
 
 
+#: the longest path the kernel takes, and the longest name of one of its components
+PATH_MAX, NAME_MAX = 4096, 255
+
+
+def executable_problem(argv: tuple[str, ...]) -> str | None:
+    """Why ``argv`` cannot be executed as written (exec never sees a NUL, and ``argv[0]`` must
+    name a program: a name looked up on PATH or a path to a file), else None."""
+    for n, arg in enumerate(argv):
+        if "\x00" in arg:
+            return f"argv[{n}] holds a NUL character, which ends an argument for exec: remove it"
+    prog = argv[0] if argv else ""
+    if not prog.strip():
+        return "argv[0] is empty: name the program to run (rocminfo, or /opt/rocm/bin/rocminfo)"
+    if prog != prog.strip():
+        return f"argv[0] {prog[:80]!r} begins or ends with white space: no shell strips it"
+    if "/" not in prog and any(ch.isspace() for ch in prog):
+        words = prog.split()
+        shown = repr(words[:6])[:-1] + (", …]" if len(words) > 6 else "]")
+        return f"argv[0] {prog[:80]!r} is not a program name: no shell splits it; write {shown}"
+    if why := unprintable(prog):
+        return f"argv[0] {why.split(';')[0]}: not a program name"
+    last = prog.rstrip("/").rsplit("/", 1)[-1]
+    if prog.endswith("/") or last in (".", ".."):
+        return f"argv[0] {prog[:80]!r} names a directory, not a program"
+    if len(prog.encode()) > PATH_MAX or any(len(p.encode()) > NAME_MAX for p in prog.split("/")):
+        return f"argv[0] is longer than a path can be ({PATH_MAX} bytes, {NAME_MAX} per name)"
+    return None
+
+
 class CommandSpec(Frozen):
     """A command check declared in a job spec: ``command.<id>`` runs ``argv`` (a list,
     never a shell string) and compares its exit code and output with regexes."""
@@ -348,6 +380,13 @@ class CommandSpec(Frozen):
                     f"{list(value.split())!r} (no shell runs it: no pipes, globs or $VARS)"
                 )
             return [value]
+        return value
+
+    @field_validator("argv")
+    @classmethod
+    def _executable(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        if why := executable_problem(value):
+            raise ValueError(why)
         return value
 
     @field_validator("stdout", "stderr", "stdout_not", "stderr_not", mode="before")
@@ -404,7 +443,7 @@ TIER_BUDGETS = {"smoke": 5 * 60.0, "nightly": 30 * 60.0, "full": 2 * 3600.0}
 class SuiteRef(Frozen):
     """A suite as a job asks for it."""
 
-    name: str
+    name: StoredName
     checks: tuple[str, ...] = ()  # glob filters on check ids; empty = all
     # bounded: a run always has a deadline (an infinite or 1e300 s one would overflow the timer)
     deadline: float = Field(
@@ -513,12 +552,31 @@ class SuiteRef(Frozen):
         return max(times, default=0.0)
 
 
+def _one_line(value: str) -> str:
+    if why := unprintable(value):
+        raise ValueError(why)
+    return value
+
+
+def _paragraph(value: str) -> str:
+    if why := unprintable(value, lines=True):
+        raise ValueError(why)
+    return value
+
+
+#: a name valorch stores and shows, held to the rule a results import holds it to
+#: (``bounds.unprintable``): what a job spec gives, its export brings back
+StoredName = Annotated[str, Field(min_length=1, max_length=MAX_NAME), AfterValidator(_one_line)]
+#: the most labels a job has: they are kept in each run's meta, which an export bounds
+MAX_LABELS = 16
+
+
 class JobSpec(Frozen):
-    name: str
-    description: str = ""
+    name: StoredName
+    description: Annotated[str, Field(max_length=MAX_TEXT), AfterValidator(_paragraph)] = ""
     images: tuple[str, ...] = Field(min_length=1)
     suites: tuple[SuiteRef, ...] = Field(min_length=1)
-    labels: tuple[str, ...] = ()
+    labels: tuple[StoredName, ...] = Field(default=(), max_length=MAX_LABELS)
 
     @field_validator("suites", mode="before")
     @classmethod

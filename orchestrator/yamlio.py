@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, get_args
 
 import yaml
 from pydantic import BaseModel, ValidationError
@@ -321,7 +324,8 @@ def check_duplicates(path: Path, root: yaml.Node) -> None:
 
 
 def validate(doc: Document, model: type[M], what: str) -> M:
-    """Validate a document against a model or raise a SpecError naming file, line and key."""
+    """Validate a document against a model or raise a SpecError naming file, line and key
+    of every mistake at once (an unknown key with the nearest known one)."""
     if not isinstance(doc.data, dict):
         raise SpecError(
             f"{doc.path}:{doc.line(())}: {what} must be a mapping of keys, "
@@ -330,22 +334,94 @@ def validate(doc: Document, model: type[M], what: str) -> M:
     try:
         return model.model_validate(doc.data)
     except ValidationError as exc:
-        raise SpecError(format_errors(doc, exc, what)) from None
+        raise SpecError(format_errors(doc, exc, what, model)) from None
 
 
-def format_errors(doc: Document, exc: ValidationError, what: str) -> str:
-    lines = []
+#: the most mistakes one file reports (the rest are counted)
+MAX_PROBLEMS = 50
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One mistake in a user's YAML file: where (line, key) and what, with what to do."""
+
+    line: int
+    key: str  # "suites.1.deadline"; "(top level)" for the document itself
+    message: str
+    hint: str | None = None
+
+    def text(self, path: Path | str, what: str) -> str:
+        return f"{path}:{self.line}: {what}: key '{self.key}': {self.message}"
+
+
+def nearest(word: str, known: Iterable[str], n: int = 1) -> list[str]:
+    """The known names closest to a mistyped one (difflib's ratio), best first."""
+    import difflib
+
+    return difflib.get_close_matches(word, list(known), n=n, cutoff=0.6)
+
+
+def did_you_mean(word: str, known: Iterable[str], n: int = 1) -> str:
+    """The text "; did you mean 'x'?" naming the nearest known names ("" when none is near)."""
+    near = nearest(word, known, n)
+    return f"; did you mean {' or '.join(repr(k) for k in near)}?" if near else ""
+
+
+def problems_of(
+    doc: Document, exc: ValidationError, model: type[BaseModel] | None = None
+) -> list[Problem]:
+    """Every error of a pydantic validation as a Problem at its line and key; an unknown
+    key or a value outside a fixed set says the nearest allowed one."""
+    out = []
     errors = exc.errors()
     deeper = {tuple(e["loc"][:n]) for e in errors for n in range(len(e["loc"]))}
-    for err in errors[:10]:
+    for err in errors:
         loc = tuple(err["loc"])
         if err["type"] == "too_short" and loc in deeper:
             continue  # a consequence of an error inside the list, reported there
         key = ".".join(str(p) for p in loc) or "(top level)"
-        msg = err["msg"]
+        msg = err["msg"].removeprefix("Value error, ")
         if err["type"] == "extra_forbidden":
-            msg = "unknown key (remove it or check its spelling)"
+            near = did_you_mean(str(loc[-1]), _fields_at(model, loc[:-1])) if model else ""
+            msg = f"unknown key{near or ' (remove it or check its spelling)'}"
         elif err["type"] == "missing":
             msg = "required key is missing"
-        lines.append(f"{doc.path}:{doc.line(loc)}: {what}: key '{key}': {msg}")
+        elif err["type"] == "literal_error" and isinstance(err.get("input"), str):
+            allowed = re.findall(r"'([^']*)'", str((err.get("ctx") or {}).get("expected", "")))
+            msg += did_you_mean(err["input"], allowed)
+        out.append(Problem(doc.line(loc), key, msg))
+    return out
+
+
+def _fields_at(model: type[BaseModel], loc: tuple[Any, ...]) -> tuple[str, ...]:
+    """The keys the model nested at ``loc`` takes (``("suites", 1)`` → SuiteRef's)."""
+    current: type[BaseModel] | None = model
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        field = current.model_fields.get(str(part)) if current is not None else None
+        current = _model_in(field.annotation) if field is not None else None
+        if current is None:
+            return ()
+    return tuple(current.model_fields) if current is not None else ()
+
+
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    """The model an annotation holds (``tuple[SuiteRef, ...]``, ``PytestSpec | None``)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in get_args(annotation):
+        found = _model_in(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def format_errors(
+    doc: Document, exc: ValidationError, what: str, model: type[BaseModel] | None = None
+) -> str:
+    found = problems_of(doc, exc, model)
+    lines = [p.text(doc.path, what) for p in found[:MAX_PROBLEMS]]
+    if len(found) > MAX_PROBLEMS:
+        lines.append(f"… and {len(found) - MAX_PROBLEMS} more")
     return "\n".join(lines)

@@ -3,7 +3,7 @@
 Resolution of what a user types for ``--image``:
 exact alias → exact reference or tag → short alias (the distro part dropped,
 ``rocm6.3_py3.12_pytorch_2.4``) → a tag that parses (rocm/pytorch or
-pytorch/pytorch naming) → glob over aliases (selectors in job specs).
+pytorch/pytorch naming) → glob over aliases and short aliases (selectors in job specs).
 """
 
 from __future__ import annotations
@@ -19,8 +19,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .. import imageref, yamlio
 from ..errors import AmbiguousImageError, InputError, SpecError, UnknownImageError
-from ..spec import Backend, ImageSpec, JobSpec
-from .inert_fields import check_fields
+from ..spec import Backend, ImageSpec
+from .jobcheck import GLOB_HINT, declares_nothing, glob_problem, suite_check_ids
+from .jobcheck import load_job as load_job  # re-exported: where the callers read jobs from
 
 HOST_IMAGE = ImageSpec(
     alias="host",
@@ -217,16 +218,29 @@ class Catalog:
         or ``family:NAME`` / ``backend:NAME``."""
         chosen: dict[str, ImageSpec] = {}
         for sel in selectors:
+            names: list[str] = []
             if sel.startswith(("family:", "backend:")):
                 key, val = sel.split(":", 1)
                 found = [i for i in self.images if getattr(i, key) == val]
+                names = sorted({f"{key}:{getattr(i, key)}" for i in self.images})
             elif any(ch in sel for ch in "*?["):
-                found = [i for i in self.images if fnmatch.fnmatchcase(i.alias, sel)]
+                # a glob matches an alias or its short alias, as a name resolves either
+                found = [
+                    i
+                    for i in self.images
+                    if fnmatch.fnmatchcase(i.alias, sel)
+                    or fnmatch.fnmatchcase(short_alias(i.alias), sel)
+                ]
+                names = [
+                    n for i in self.images for n in dict.fromkeys((i.alias, short_alias(i.alias)))
+                ]
             else:
                 found = [self.resolve(sel)]
             if not found:
+                near = yamlio.nearest(sel, names, 3)
                 raise UnknownImageError(
-                    f"image selector '{sel}' matches no image",
+                    f"image selector '{sel}' matches no image"
+                    + (f"; did you mean {', '.join(near)}?" if near else ""),
                     "valorch images list shows the catalog",
                 )
             for image in found:
@@ -240,144 +254,31 @@ def _similarity(a: str, b: str) -> float:
     return SequenceMatcher(None, a, b).ratio()
 
 
-def validate_suites(suites: Iterable[Any], doc: yamlio.Document | None = None) -> None:
-    """Every suite a job names must exist in the probe's registry."""
+def validate_suites(suites: Iterable[Any]) -> None:
+    """Every suite a flag names must exist in the probe's registry (a job spec's suites are
+    checked with the rest of the file: ``jobcheck``)."""
     from ..checks_manifest import manifest
 
     known = manifest().suites
-    for i, ref in enumerate(suites):
+    for ref in suites:
         if ref.name not in known:
-            where = (
-                f"{doc.path}:{doc.line(('suites', i))}: job spec: key 'suites.{i}.name': "
-                if doc
-                else ""
-            )
             raise SpecError(
-                f"{where}unknown suite '{ref.name}'", "known suites: " + ", ".join(known)
+                f"unknown suite '{ref.name}'{yamlio.did_you_mean(ref.name, known)}",
+                "known suites: " + ", ".join(known),
             ) from None
-        if ref.name in ("command", "pytest") and ref.declaration() is None:
-            where = (
-                f"{doc.path}:{doc.line(('suites', i))}: job spec: key 'suites.{i}': " if doc else ""
-            )
-            what = "a 'commands' list" if ref.name == "command" else "a 'pytest' mapping"
-            raise SpecError(
-                f"{where}suite {ref.name} runs what a job spec declares, and this one declares "
-                f"nothing: it needs {what}",
-                "see jobs/commands-example.yaml, or valorch suites show " + ref.name,
-            )
+        if undeclared := declares_nothing(ref):
+            raise SpecError(*undeclared)
 
 
 def validate_check_globs(suites: Iterable[Any], patterns: Iterable[str]) -> None:
     """Every ``--check`` glob must select a check of the suites run: a typo that selects
     nothing would store an empty run and turn a CI gate green."""
-    import difflib
-
-    from ..checks_manifest import manifest
-
-    ids = [c["id"] for ref in suites for c in manifest().select(ref.name)]
+    refs = list(suites)
+    ids = [i for ref in refs for i in suite_check_ids(ref)]
+    names = ", ".join(ref.name for ref in refs)
     for pattern in patterns:
-        if not any(fnmatch.fnmatchcase(i, pattern) for i in ids):
-            near = difflib.get_close_matches(pattern, ids, n=3, cutoff=0.5) or ids[:3]
+        why = glob_problem(pattern, ids, names)
+        if why:
             raise SpecError(
-                f"--check '{pattern}' matches no check of suite(s) "
-                f"{', '.join(ref.name for ref in suites)}; nearest: {', '.join(near) or 'none'}",
-                "valorch suites show SUITE lists the check ids; globs use * and ?",
+                f"--check '{pattern}' {why.replace(' of suite ', ' of suite(s) ')}", GLOB_HINT
             )
-
-
-def load_job(
-    path: Path, catalog: Catalog | None = None, workload_roots: Iterable[Path] = ()
-) -> JobSpec:
-    """A job spec, with its suites (and, given the catalog, its images) checked. A shipped
-    workload must lie inside the job file's directory or one of ``workload_roots``
-    (``--workload-root DIR``)."""
-    doc = yamlio.load(Path(path), "job spec")
-    job = yamlio.validate(doc, JobSpec, "job spec")
-    validate_suites(job.suites, doc)
-    job = _resolve_workloads(job, doc, tuple(workload_roots))
-    if catalog is not None:
-        chosen: list[ImageSpec] = []
-        for i, sel in enumerate(job.images):
-            try:
-                chosen += catalog.select([sel])
-            except (UnknownImageError, AmbiguousImageError) as exc:
-                raise SpecError(
-                    f"{doc.path}:{doc.line(('images', i))}: job spec: key 'images.{i}': {exc.message}",
-                    exc.hint,
-                ) from None
-        _pass_env_applies(job, doc, chosen)
-        check_fields(job, doc, chosen)
-    return job
-
-
-def _pass_env_applies(job: JobSpec, doc: yamlio.Document, images: list[ImageSpec]) -> None:
-    """``pass_env`` reaches workloads of the local interpreter only: on a job with no such
-    image it would be silently ignored, which is exit 2 naming the key."""
-    if any(image.executor == "host" for image in images):
-        return
-    for i, suite in enumerate(job.suites):
-        if suite.pass_env:
-            raise SpecError(
-                f"{doc.path}:{doc.line(('suites', i, 'pass_env'))}: job spec: key "
-                f"'suites.{i}.pass_env': no image of this job runs on the local interpreter "
-                "(image host), and a container gets none of valorch's environment",
-                "remove pass_env, or add the image host to the job",
-            )
-
-
-WORKLOAD_HINT = (
-    "a workload path is relative to the job file and must stay inside its directory (it is shipped "
-    "into the container, to any engine); to ship tests from elsewhere name their directory with "
-    "--workload-root DIR"
-)
-
-
-def _resolve_workloads(job: JobSpec, doc: yamlio.Document, roots: tuple[Path, ...] = ()) -> JobSpec:
-    """A pytest workload's path relative to the job file, made absolute (``source``)
-    after checking it exists, stays inside the job's directory (or a --workload-root),
-    holds no link out, and is small enough to ship."""
-    from ..executors.base import MAX_WORKLOAD
-    from ..executors.workload_files import WorkloadError, contained, contained_files
-
-    suites = []
-    for i, ref in enumerate(job.suites):
-        p = ref.pytest
-        if p is not None:
-            source = None
-            if not p.in_image:
-                given = Path(doc.path).parent / p.path
-                src = given.resolve()
-                where = f"{doc.path}:{doc.line(('suites', i, 'pytest', 'path'))}: job spec: key 'suites.{i}.pytest.path'"
-                if contained(given, [Path(doc.path).parent, *roots]) is None:
-                    raise SpecError(
-                        f"{where}: '{p.path}' resolves to {src}, outside the job's directory "
-                        f"{Path(doc.path).parent.resolve()}"
-                        + (
-                            f" and outside --workload-root {', '.join(map(str, roots))}"
-                            if roots
-                            else ""
-                        ),
-                        WORKLOAD_HINT,
-                    )
-                if not src.exists():
-                    raise SpecError(
-                        f"{where}: {src} does not exist",
-                        "a relative path is resolved against the job file's directory and shipped "
-                        "into the container; for a path inside the image use an absolute path "
-                        "with in_image: true",
-                    )
-                try:
-                    files = contained_files(given)
-                except WorkloadError as exc:
-                    raise SpecError(f"{where}: {exc}", WORKLOAD_HINT) from None
-                size = sum(real.stat().st_size for real, _ in files)
-                if size > MAX_WORKLOAD:
-                    raise SpecError(
-                        f"{where}: {src} holds {size >> 20} MiB, more than the "
-                        f"{MAX_WORKLOAD >> 20} MiB shipped with a job",
-                        "ship only the test files (put data in the image)",
-                    )
-                source = str(src)
-            ref = ref.model_copy(update={"pytest": p.model_copy(update={"source": source})})
-        suites.append(ref)
-    return job.model_copy(update={"suites": tuple(suites)})

@@ -1,12 +1,13 @@
-"""Job-spec fields that would have no effect where the job runs: one table, checked when the
-job is loaded with its images chosen, before anything is planned, run or stored.
+"""Job-spec fields that would have no effect where the job runs: one table, checked with
+the job's images chosen (``jobcheck``), before anything is planned, run or stored.
 
 A suite's container limits (``memory``, ``cpus``), ``profiling_caps`` and ``network: true``
 act on a probe container only. On a job whose every image is ``host`` (the local
-interpreter: no container) they would be silently ignored: exit 2 naming the file, line and
-key, why it does nothing and what to do. A field left out, or written with its default
-value, is never refused. ``pass_env`` (the other way round: it acts on ``host`` only) is
-``catalog.core._pass_env_applies``. docs/input-validation.md lists every rule.
+interpreter: no container) they would be silently ignored: a mistake of the job spec
+naming the file, line and key, why it does nothing and what to do (exit 2). A field left
+out, or written with its default value, is never refused. ``pass_env`` (the other way
+round: it acts on ``host`` only) is ``catalog.jobcheck._pass_env_applies``.
+docs/input-validation.md lists every rule.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import yamlio
-from ..errors import SpecError
 from ..spec import ImageSpec, JobSpec, SuiteRef
 
 
@@ -83,15 +83,14 @@ def _written(doc: yamlio.Document, i: int, key: str) -> bool:
     return isinstance(entry, dict) and key in entry
 
 
-def check_fields(job: JobSpec, doc: yamlio.Document, images: Sequence[ImageSpec]) -> None:
-    """Exit 2 (``SpecError``) on the first suite field the job's images would ignore."""
-    for rule in FIELD_RULES:
-        if not rule.inert(images):
-            continue
-        for i, suite in enumerate(job.suites):
-            if _is_set(suite, rule.key) and _written(doc, i, rule.key):
-                raise SpecError(
-                    f"{doc.path}:{doc.line(('suites', i, rule.key))}: job spec: key "
-                    f"'suites.{i}.{rule.key}' has no effect {rule.why}",
-                    rule.hint,
-                )
+def check_fields(
+    job: JobSpec, doc: yamlio.Document, images: Sequence[ImageSpec]
+) -> list[tuple[tuple[str | int, ...], str, str]]:
+    """Each suite field the job's images would ignore: (its place, what, what to do)."""
+    return [
+        (("suites", i, rule.key), f"has no effect {rule.why}", rule.hint)
+        for rule in FIELD_RULES
+        if rule.inert(images)
+        for i, suite in enumerate(job.suites)
+        if _is_set(suite, rule.key) and _written(doc, i, rule.key)
+    ]

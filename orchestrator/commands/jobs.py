@@ -1,4 +1,8 @@
-"""valorch jobs list | show | runners
+"""valorch jobs list | show | validate | runners
+
+``validate`` checks job spec files without running anything: every mistake of each file at
+once (file:line:key, with the nearest key, suite, image or check), exit 2 on any; a
+pre-commit hook runs it (.pre-commit-hooks.yaml).
 
 ``runners`` prints the self-hosted CI runner label sets a job needs, so that a
 workflow's ``runs-on`` can be checked against the job it runs
@@ -13,7 +17,17 @@ from pathlib import Path
 import typer
 
 from ..errors import InputError
-from .common import CatalogOption, JsonOption, lazy, load_catalog, out, print_json, project_dir
+from ..words import count
+from .common import (
+    CatalogOption,
+    JsonOption,
+    err,
+    lazy,
+    load_catalog,
+    out,
+    print_json,
+    project_dir,
+)
 from .tables import Table
 
 _catalog = lazy("orchestrator.catalog.core")
@@ -92,6 +106,53 @@ def show_job(job: str = JobArg, as_json: bool = JsonOption, catalog: Path = Cata
         )
     for i in images:
         out.print(f"  image   {i.alias}  {i.backend}  {i.reference}")
+
+
+@app.command("validate")
+def validate_jobs(
+    jobs: list[str] = typer.Argument(
+        ..., help="Job spec paths (or names in jobs/): each is checked whole."
+    ),
+    as_json: bool = JsonOption,
+    catalog: Path = CatalogOption,
+) -> None:
+    """Check job specs without running them: every mistake of each file at once, exit 2 on any."""
+    cat = load_catalog(catalog)
+    paths, results = [], []
+    for job in jobs:
+        try:
+            path = resolve_job_path(job)
+        except InputError as exc:
+            paths.append(Path(job))
+            results.append(exc)
+            continue
+        paths.append(path)
+        results += _jobs.validate_files([path], cat)
+    bad = 0
+    for path, checked in zip(paths, results, strict=True):
+        if isinstance(checked, InputError):
+            bad += 1
+            if not as_json:
+                err.print(f"{checked}", markup=False, highlight=False)
+        elif not checked.ok:
+            bad += 1
+            if not as_json:
+                for line in checked.lines():
+                    err.print(line, markup=False, highlight=False)
+        elif not as_json and checked.job is not None:
+            images = count(len(checked.images), "image")
+            suites = count(len(checked.job.suites), "suite")
+            said = f"{path}: valid (job {checked.job.name}: {images}, {suites})"
+            out.print(said, markup=False, highlight=False)
+    if as_json:
+        print_json([_jobs.validation_json(p, c) for p, c in zip(paths, results, strict=True)])
+    if bad:
+        raise InputError(
+            f"{bad} of {count(len(paths), 'job spec', 'job specs')} "
+            + ("has mistakes" if bad == 1 else "have mistakes")
+            + ("" if as_json else " (listed above)"),
+            "fix each line named; a file is checked whole, so every mistake is listed at once",
+        )
 
 
 @app.command("runners")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..bounds import MAX_NAME
 from ..catalog.core import Catalog, load_job, validate_suites
 from ..errors import InputError
 from ..spec import JobSpec, SuiteRef
@@ -29,7 +30,9 @@ def candidate_job(cat: Catalog, job: Path | None, image: str | None) -> JobSpec:
     cat.resolve(image)  # an unusable reference is exit 2 before anything runs
     if job is not None:
         spec = load_job(job, cat)
-        return spec.model_copy(update={"name": f"{spec.name}-candidate", "images": (image,)})
+        # a stored name is at most MAX_NAME characters (what an export can bring back)
+        name = f"{spec.name[: MAX_NAME - len('-candidate')]}-candidate"
+        return spec.model_copy(update={"name": name, "images": (image,)})
     suites = (SuiteRef(name="smoke"),)
     validate_suites(suites)
     return JobSpec(name="candidate", images=(image,), suites=suites)

@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from ..catalog.core import Catalog, load_job
+from ..catalog.jobcheck import JobCheck, check_job
+from ..errors import InputError
 from ..spec import JobSpec
 
 ARCH = re.compile(r"^(gfx[0-9a-f]+|sm_[0-9]+)$")
@@ -49,3 +51,31 @@ def job_specs(directory: Path) -> list[dict[str, Any]]:
             }
         )
     return rows
+
+
+def validate_files(paths: list[Path], catalog: Catalog) -> list[JobCheck | InputError]:
+    """Each job spec checked whole (every mistake of each file, ``jobcheck``); a file that
+    cannot be read or is not YAML is its error, and the others are checked all the same."""
+    out: list[JobCheck | InputError] = []
+    for path in paths:
+        try:
+            out.append(check_job(path, catalog))
+        except InputError as exc:
+            out.append(exc)
+    return out
+
+
+def validation_json(path: Path, checked: JobCheck | InputError) -> dict[str, Any]:
+    """One file's validation as ``jobs validate --json`` prints it."""
+    if isinstance(checked, InputError):
+        problems = [{"line": None, "key": None, "message": checked.message, "hint": checked.hint}]
+        return {"file": str(path), "valid": False, "job": None, "problems": problems}
+    return {
+        "file": str(path),
+        "valid": checked.ok,
+        "job": checked.job.name if checked.job else None,
+        "problems": [
+            {"line": p.line, "key": p.key, "message": p.message, "hint": p.hint}
+            for p in checked.problems
+        ],
+    }

@@ -11,7 +11,6 @@ host) resolves inside the document. A problem is named by its place
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Annotated, Any, Literal
@@ -30,7 +29,7 @@ from pydantic import (
     model_validator,
 )
 
-from ..bounds import EPOCH_ISO, FUTURE_SKEW_S
+from ..bounds import EPOCH_ISO, FUTURE_SKEW_S, MAX_NAME, unprintable
 from ..spec import MAX_LOG, MAX_MESSAGE, MAX_METRICS, MAX_SAMPLES, CheckKind, Status
 
 RunState = Literal["running", "done", "failed", "interrupted"]
@@ -40,25 +39,20 @@ Backend = Literal["rocm", "cuda", "cpu"]
 
 #: a run or batch id (a uuid4 when valorch made it): 1 to 36 of A-Z a-z 0-9 _ . : -
 Uuid = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:\-]{0,35}$")]
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 def _no_controls(value: Any) -> Any:
     """A name or a feature is one line of printable text: an escape sequence in it would
-    reach every terminal, report and chat message that shows it."""
-    if isinstance(value, str):
-        m = _CONTROL.search(value)
-        if m:
-            raise ValueError(
-                f"holds the control character U+{ord(m.group(0)):04X} at offset {m.start()}; "
-                "names and features are printable text on one line"
-            )
+    reach every terminal, report and chat message that shows it (``bounds.unprintable``, the
+    rule a job spec's text is held to as well)."""
+    if isinstance(value, str) and (why := unprintable(value)):
+        raise ValueError(why)
     return value
 
 
 #: one line of printable text (no control character)
 Plain = AfterValidator(_no_controls)
-Name = Annotated[str, Field(min_length=1, max_length=200), Plain]
+Name = Annotated[str, Field(min_length=1, max_length=MAX_NAME), Plain]
 Text = Annotated[str, Field(max_length=2_000)]
 Number = StrictInt | StrictFloat
 #: JSON objects kept as they are (a host spec, run meta, timings): bounded by their encoded size

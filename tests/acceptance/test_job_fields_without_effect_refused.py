@@ -36,7 +36,7 @@ def test_each_field_rule_exits_2_naming_file_line_and_key(rule: FieldRule, tmp_p
     before = sorted(p.name for p in tmp_path.iterdir())
     proc = run_cli("run", "--job", job, "--no-matrix", db=db, cwd=tmp_path)
     assert proc.returncode == 2, proc.stdout + proc.stderr
-    assert f"{job}:5: job spec: key 'suites.0.{rule.key}' has no effect" in proc.stderr
+    assert f"{job}:5: job spec: key 'suites.0.{rule.key}': has no effect" in proc.stderr
     assert "hint:" in proc.stderr and rule.hint in proc.stderr
     assert "Traceback" not in proc.stderr
     assert not db.exists(), "nothing may be stored"

@@ -1,0 +1,338 @@
+"""A job spec checked whole: every mistake of a file at once, each at its line and key.
+
+One function, ``check_document``, decides whether a job spec is valid; ``valorch jobs
+validate``, ``jobs show``, ``run --job``, ``qualify`` and ``hosts check --job`` read a job
+through it (``load_job``). Pure apart from reading the spec and its workload paths: a
+document in, a ``JobCheck`` (the job, its chosen images, its problems) out.
+
+What is checked, and reported together (docs/input-validation.md, "Job specs"):
+
+- the model: unknown keys (with the nearest known key), types, ranges, fixed sets such as
+  ``tier`` (with the nearest value), text that a results import would refuse (names and
+  labels: printable, one line, 1 to 200 characters), an ``argv`` that cannot be executed;
+- each suite: its name (with the nearest suite), a declared suite that declares nothing,
+  each ``checks`` glob (an unclosed ``[`` or a glob that selects no check of the suite is
+  a mistake: it would run nothing and pass; the nearest check ids are named), a pytest
+  workload's path;
+- each image selector, against the catalog (with the nearest aliases);
+- once the rest holds, the fields the job's images would ignore (``inert_fields``,
+  ``pass_env``).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+
+from .. import yamlio
+from ..errors import AmbiguousImageError, SpecError, UnknownImageError
+from ..spec import ImageSpec, JobSpec, SuiteRef
+from .inert_fields import check_fields
+
+if TYPE_CHECKING:
+    from .core import Catalog
+
+WHAT = "job spec"
+DECLARED = ("command", "pytest")
+
+WORKLOAD_HINT = (
+    "a workload path is relative to the job file and must stay inside its directory (it is shipped "
+    "into the container, to any engine); to ship tests from elsewhere name their directory with "
+    "--workload-root DIR"
+)
+GLOB_HINT = "valorch suites show SUITE lists the check ids; globs use * ? and [...]"
+
+
+@dataclass(frozen=True)
+class JobCheck:
+    """A job spec as checked: the job (None unless it is valid), the images its selectors
+    chose (given a catalog) and every problem found, in the file's order."""
+
+    path: Path
+    job: JobSpec | None
+    images: tuple[ImageSpec, ...]
+    problems: tuple[yamlio.Problem, ...]
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def lines(self) -> list[str]:
+        """Each problem as ``FILE:LINE: job spec: key 'K': what``, its hint on the next line."""
+        out = []
+        for p in self.problems[: yamlio.MAX_PROBLEMS]:
+            out.append(p.text(self.path, WHAT))
+            if p.hint:
+                out.append(f"    hint: {p.hint}")
+        if len(self.problems) > yamlio.MAX_PROBLEMS:
+            out.append(f"… and {len(self.problems) - yamlio.MAX_PROBLEMS} more")
+        return out
+
+    def error(self) -> SpecError:
+        """The problems as one error (exit 2): a single one as it is, several listed."""
+        if len(self.problems) == 1:
+            only = self.problems[0]
+            return SpecError(only.text(self.path, WHAT), only.hint)
+        return SpecError(
+            f"{len(self.problems)} mistakes in {self.path}:\n" + "\n".join(self.lines()),
+            f"fix each of them; valorch jobs validate {self.path} checks the file again "
+            "without running anything",
+        )
+
+
+def load_job(
+    path: Path, catalog: Catalog | None = None, workload_roots: Iterable[Path] = ()
+) -> JobSpec:
+    """A job spec, with its suites, checks and (given the catalog) images checked; every
+    mistake of the file is one SpecError (exit 2). A shipped workload must lie inside the job
+    file's directory or one of ``workload_roots`` (``--workload-root DIR``)."""
+    checked = check_job(path, catalog, workload_roots)
+    if checked.job is None:
+        raise checked.error()
+    return checked.job
+
+
+def check_job(
+    path: Path, catalog: Catalog | None = None, workload_roots: Iterable[Path] = ()
+) -> JobCheck:
+    """``check_document`` of the file at ``path``; a file that cannot be read or is not YAML
+    is a SpecError (nothing in it can be checked)."""
+    return check_document(yamlio.load(Path(path), WHAT), catalog, tuple(workload_roots))
+
+
+def check_document(
+    doc: yamlio.Document, catalog: Catalog | None = None, roots: tuple[Path, ...] = ()
+) -> JobCheck:
+    """Every mistake of a parsed job spec (module docstring), in the file's order."""
+    data = doc.data
+    if not isinstance(data, dict):
+        found = f"a {WHAT} must be a mapping of keys, found {type(data).__name__}"
+        problem = yamlio.Problem(doc.line(()), "(top level)", found)
+        return JobCheck(doc.path, None, (), (problem,))
+    problems: list[yamlio.Problem] = []
+    job: JobSpec | None = None
+    try:
+        job = JobSpec.model_validate(data)
+    except ValidationError as exc:
+        problems += yamlio.problems_of(doc, exc, JobSpec)
+    refs, suite_problems = _suites(doc, data.get("suites"), roots)
+    problems += suite_problems
+    images, image_problems = _images(doc, data.get("images"), catalog)
+    problems += image_problems
+    if job is not None and not problems:
+        job = job.model_copy(update={"suites": tuple(refs)})
+        if catalog is not None:
+            problems += _pass_env_applies(job, doc, images)
+            problems += [
+                yamlio.Problem(doc.line(loc), ".".join(map(str, loc)), message, hint)
+                for loc, message, hint in check_fields(job, doc, images)
+            ]
+    problems.sort(key=lambda p: p.line)  # stable: one line's problems keep their order
+    return JobCheck(doc.path, job if not problems else None, images, tuple(problems))
+
+
+def _problem(
+    doc: yamlio.Document, loc: tuple[Any, ...], message: str, hint: str | None = None
+) -> yamlio.Problem:
+    return yamlio.Problem(doc.line(loc), ".".join(map(str, loc)), message, hint)
+
+
+# ------------------------------------------------------------------ suites ---
+
+
+def _suites(
+    doc: yamlio.Document, raw: Any, roots: tuple[Path, ...]
+) -> tuple[list[SuiteRef], list[yamlio.Problem]]:
+    """The job's suites as checked one by one (each suite that validates alone is checked
+    further, whatever is wrong elsewhere), and their problems beyond the model's."""
+    from ..checks_manifest import manifest
+
+    known = manifest().suites
+    refs: list[SuiteRef] = []
+    problems: list[yamlio.Problem] = []
+    for i, entry in enumerate(raw if isinstance(raw, list) else ()):
+        shorthand = isinstance(entry, str)
+        name = entry if shorthand else entry.get("name") if isinstance(entry, dict) else None
+        if not isinstance(name, str):
+            continue  # the model says what is wrong with it
+        if name not in known:
+            problems.append(
+                _problem(
+                    doc,
+                    ("suites", i, "name"),
+                    f"unknown suite '{name}'{yamlio.did_you_mean(name, known)}",
+                    "known suites: " + ", ".join(known),
+                )
+            )
+            continue
+        try:
+            ref = SuiteRef.model_validate({"name": entry} if shorthand else entry)
+        except ValidationError:
+            _raw_globs(doc, i, name, entry, problems)  # the model reports the rest
+            continue
+        if undeclared := declares_nothing(ref):
+            problems.append(_problem(doc, ("suites", i), *undeclared))
+            continue
+        problems += _glob_problems(doc, i, name, ref.checks, suite_check_ids(ref))
+        ref, workload = _workload(ref, i, doc, roots)
+        problems += workload
+        refs.append(ref)
+    return refs, problems
+
+
+def declares_nothing(ref: SuiteRef) -> tuple[str, str] | None:
+    """(what, what to do) when a suite that runs what a job declares declares nothing."""
+    if ref.name not in DECLARED or ref.declaration() is not None:
+        return None
+    what = "a 'commands' list" if ref.name == "command" else "a 'pytest' mapping"
+    return (
+        f"suite {ref.name} runs what a job spec declares, and this one declares nothing: it "
+        f"needs {what}",
+        "see jobs/commands-example.yaml, or valorch suites show " + ref.name,
+    )
+
+
+def _raw_globs(
+    doc: yamlio.Document, i: int, name: str, entry: Any, problems: list[yamlio.Problem]
+) -> None:
+    """The globs of a built-in suite whose entry has another mistake, checked all the same."""
+    if name in DECLARED or not isinstance(entry, dict):
+        return
+    globs = entry.get("checks")
+    if isinstance(globs, list) and all(isinstance(g, str) for g in globs):
+        ref = SuiteRef(name=name)
+        problems += _glob_problems(doc, i, name, tuple(globs), suite_check_ids(ref))
+
+
+def suite_check_ids(ref: SuiteRef) -> list[str]:
+    """Every check id the suite can run, before its ``checks`` globs filter them: the
+    manifest's for a built-in suite, the declared ones (``command.<id>``, ``pytest.run``)."""
+    from ..checks_manifest import manifest
+
+    declaration = ref.declaration()
+    if declaration is None:
+        return [c["id"] for c in manifest().select(ref.name)]
+    from ..executors.probe_local import declared_infos
+
+    try:
+        return [c["id"] for c in declared_infos(ref.name, declaration)]
+    except ValueError:
+        return []  # a declaration the probe refuses: the model has said why
+
+
+def glob_problem(pattern: str, ids: Sequence[str], suite: str) -> str | None:
+    """Why a check glob selects nothing of ``ids`` (the suite's check ids), naming the nearest
+    ids, else None: a selection that runs nothing would store an empty run and pass."""
+    from ..regression.known_issues import glob_problem as malformed
+
+    why = malformed(pattern)
+    if why is None and any(fnmatch.fnmatchcase(i, pattern) for i in ids):
+        return None
+    near = yamlio.nearest(pattern, ids, 3) or list(ids[:3])
+    return (
+        f"{why + ' (it would match nothing)' if why else f'matches no check of suite {suite}'}"
+        f"; nearest: {', '.join(near) or 'none'}"
+    )
+
+
+def _glob_problems(
+    doc: yamlio.Document, i: int, suite: str, globs: Sequence[str], ids: Sequence[str]
+) -> list[yamlio.Problem]:
+    out = []
+    for j, pattern in enumerate(globs):
+        why = glob_problem(pattern, ids, suite)
+        if why:
+            loc = ("suites", i, "checks", j)
+            out.append(_problem(doc, loc, f"check glob '{pattern}' {why}", GLOB_HINT))
+    return out
+
+
+def _workload(
+    ref: SuiteRef, i: int, doc: yamlio.Document, roots: tuple[Path, ...]
+) -> tuple[SuiteRef, list[yamlio.Problem]]:
+    """A pytest workload's path relative to the job file, made absolute (``source``) after
+    checking it exists, stays inside the job's directory (or a --workload-root), holds no
+    link out, and is small enough to ship."""
+    from ..executors.base import MAX_WORKLOAD
+    from ..executors.workload_files import WorkloadError, contained, contained_files
+
+    p = ref.pytest
+    if p is None or p.in_image:
+        return ref, []
+    loc = ("suites", i, "pytest", "path")
+    here = Path(doc.path).parent
+    given = here / p.path
+    src = given.resolve()
+    if contained(given, [here, *roots]) is None:
+        outside = f" and outside --workload-root {', '.join(map(str, roots))}" if roots else ""
+        message = f"'{p.path}' resolves to {src}, outside the job's directory {here.resolve()}"
+        return ref, [_problem(doc, loc, message + outside, WORKLOAD_HINT)]
+    if not src.exists():
+        hint = (
+            "a relative path is resolved against the job file's directory and shipped into the "
+            "container; for a path inside the image use an absolute path with in_image: true"
+        )
+        return ref, [_problem(doc, loc, f"{src} does not exist", hint)]
+    try:
+        files = contained_files(given)
+    except WorkloadError as exc:
+        return ref, [_problem(doc, loc, str(exc), WORKLOAD_HINT)]
+    size = sum(real.stat().st_size for real, _ in files)
+    if size > MAX_WORKLOAD:
+        message = (
+            f"{src} holds {size >> 20} MiB, more than the {MAX_WORKLOAD >> 20} MiB shipped "
+            "with a job"
+        )
+        return ref, [
+            _problem(doc, loc, message, "ship only the test files (put data in the image)")
+        ]
+    shipped = p.model_copy(update={"source": str(src)})
+    return ref.model_copy(update={"pytest": shipped}), []
+
+
+# ------------------------------------------------------------------ images ---
+
+
+def _images(
+    doc: yamlio.Document, raw: Any, catalog: Catalog | None
+) -> tuple[tuple[ImageSpec, ...], list[yamlio.Problem]]:
+    """The images each selector chooses, and a problem (with the nearest aliases) for each
+    selector that chooses none or is ambiguous."""
+    if catalog is None or not isinstance(raw, list):
+        return (), []
+    chosen: dict[str, ImageSpec] = {}
+    problems = []
+    for i, sel in enumerate(raw):
+        if not isinstance(sel, str):
+            continue  # the model says what is wrong with it
+        try:
+            for image in catalog.select([sel]):
+                chosen.setdefault(image.alias, image)
+        except (UnknownImageError, AmbiguousImageError) as exc:
+            problems.append(_problem(doc, ("images", i), exc.message, exc.hint))
+    return tuple(chosen.values()), problems
+
+
+def _pass_env_applies(
+    job: JobSpec, doc: yamlio.Document, images: Sequence[ImageSpec]
+) -> list[yamlio.Problem]:
+    """``pass_env`` reaches workloads of the local interpreter only: on a job with no such
+    image it would be silently ignored, which is a mistake naming the key."""
+    if any(image.executor == "host" for image in images):
+        return []
+    return [
+        _problem(
+            doc,
+            ("suites", i, "pass_env"),
+            "no image of this job runs on the local interpreter (image host), and a container "
+            "gets none of valorch's environment",
+            "remove pass_env, or add the image host to the job",
+        )
+        for i, suite in enumerate(job.suites)
+        if suite.pass_env
+    ]
