@@ -292,6 +292,7 @@ def main() -> NoReturn:
       directories removed, streams flushed).
     """
     gc.set_threshold(50_000, 10, 10)
+    _usable_streams()
     _no_entry_point_plugins()
     library_logs.install()
     _bare_completion(sys.argv)
@@ -305,6 +306,32 @@ def main() -> NoReturn:
         _flush_streams()
         gc.freeze()
     sys.exit(0)
+
+
+def _usable_streams() -> None:
+    """The standard streams as the environment left them, made usable once for every command:
+
+    - a stream the caller closed (``valorch results list >&-``) is opened on /dev/null, so
+      that what would go there goes nowhere (quietly, the exit code the command's own) and
+      the next file valorch opens cannot take its descriptor (a store opened as fd 1 would
+      receive the output);
+    - a stream whose encoding cannot show a character (``PYTHONIOENCODING=ascii``, a C
+      locale) shows ``?`` for it instead of failing with UnicodeEncodeError."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+    for name, fd in (("stdin", 0), ("stdout", 1), ("stderr", 2)):
+        if getattr(sys, name) is None:  # Python found the descriptor closed at start-up
+            mode = "r" if fd == 0 else "w"
+            setattr(sys, name, open(fd, mode, encoding="utf-8", errors="replace", closefd=False))  # noqa: SIM115 - the process's own stream, open until exit
+    for stream in (sys.stdout, sys.stderr):
+        if getattr(stream, "errors", None) == "strict" and hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="replace")
 
 
 def _no_entry_point_plugins() -> None:

@@ -251,33 +251,12 @@ def write_output(text: str, path: Path | None) -> None:
 
 
 def write_file(path: Path, data: bytes) -> None:
-    """``data`` into ``path``, a regular file (created if absent): a FIFO, a device or a
-    directory is exit 2 without blocking or writing; a full disk is exit 3 naming it."""
-    import os
-    import stat
+    """``data`` as the file ``path``, written beside it and renamed into place (outfile.py):
+    a link there is replaced, never written through; a FIFO, a device or a directory is
+    exit 2 without blocking or writing; a full disk is exit 3 naming it, nothing left."""
+    from .. import outfile
 
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC, 0o666)
-    except OSError as exc:
-        raise _write_error(path, exc) from None
-    try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            from ..errors import InputError
-
-            raise InputError(
-                f"{path}: is not a regular file (a FIFO, a device or a socket): nothing written",
-                "name a file to write (or leave the option out for standard output)",
-            )
-        os.set_blocking(fd, True)
-        os.ftruncate(fd, 0)
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-    except OSError as exc:
-        raise _write_error(path, exc) from None
-    finally:
-        os.close(fd)
+    outfile.write(path, data)
 
 
 def check_output(flag: str, path: Path | None) -> None:
@@ -304,30 +283,15 @@ def check_output(flag: str, path: Path | None) -> None:
 
 
 def _write_error(path: Path, exc: OSError) -> Exception:
-    import errno
+    from .. import outfile
 
-    from ..errors import InfrastructureError, InputError
-
-    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-        return InfrastructureError(
-            f"{path}: the disk is full ({exc.strerror}): the file is incomplete",
-            f"free space on the file system of {path.parent} and run the command again",
-        )
-    if exc.errno == errno.ENXIO:  # a FIFO with no reader
-        return InputError(f"{path}: a FIFO with no reader, not a file: nothing written")
-    return InputError(f"{path}: cannot write it ({exc.strerror})", "check the path you passed")
+    return outfile.error(path, exc)
 
 
 def write_validated(text: str, path: Path, validate: Callable[[Path], object]) -> None:
     """Replace ``path`` with ``text`` atomically: a temporary file beside it, ``validate(tmp)``,
     then a rename. A failed validation leaves the original untouched."""
-    tmp = path.with_name(f".{path.name}.valorch-tmp")
-    tmp.write_text(text, encoding="utf-8")
-    try:
-        validate(tmp)
-        import os
+    from .. import outfile
 
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    outfile.write(path, text.encode("utf-8"), validate)
     err.print(f"wrote {path}")

@@ -252,7 +252,9 @@ def check(
     ),
     ca: Path = CaOption,
     timeout: float = typer.Option(
-        30.0, callback=flags.seconds("--timeout", 3600), help="Seconds per registry request."
+        30.0,
+        callback=flags.seconds("--timeout", 3600),
+        help="Seconds per registry request, its whole answer included.",
     ),
     as_json: bool = JsonOption,
     catalog: Path = CatalogOption,

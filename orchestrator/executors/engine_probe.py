@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import docker.errors
 
+from .. import netbody
 from ..errors import InfrastructureError
 from ..spec import HostSpec
 from .docker import connect
@@ -94,7 +94,16 @@ def run_detect(client: Any, image: str | None, root: str = "/") -> dict[str, Any
         environment={"ROOT": "/docker-root" if root != "/" else "/"},
         labels={"org.valorch": "1", "org.valorch.probe": "hosts"},
     )
-    found = json.loads(raw.decode().strip().splitlines()[-1])
+    try:  # what the image printed: bounded in size and depth
+        found = netbody.loads(raw.decode().strip().splitlines()[-1], netbody.ENGINE_REPORT)
+        if not isinstance(found, dict):
+            raise ValueError("not a JSON object")
+    except (ValueError, IndexError) as exc:
+        raise InfrastructureError(
+            f"the detection container ({present}) printed no report valorch reads: {exc}",
+            "run it by hand (docker run --rm IMAGE python3 -c ...) to see what it prints, "
+            "or pass another --probe-image",
+        ) from None
     try:
         info = client.info()
         found["engine"] = {k: info.get(k) for k in ENGINE_FACTS}

@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from valorch_probe import MARKER
 
-from .. import encode
+from .. import encode, netbody
 from ..spec import MAX_MESSAGE, CheckInfo, CheckResult, Execution, Status, Task
 from .ledger import Ledger, vet
 
@@ -103,7 +103,8 @@ class Transcript:
             self.ignored_lines += 1
             return
         try:
-            obj = json.loads(raw[len(_MARKER) :].decode("utf-8"))
+            # a line is at most MAX_LINE; its nesting is bounded too (no RecursionError)
+            obj = netbody.loads(raw[len(_MARKER) :].decode("utf-8"), MAX_LINE, int64=False)
             if b"\\u" in raw:  # only an escape can carry a lone surrogate (UTF-8 cannot)
                 obj = encode.well_formed(obj)
             if not isinstance(obj, dict):

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .. import proc
+from .. import outfile, proc
 from ..executors.probe_local import raw_result_lines
 from .detect import KFD_NODES
 from .scrub import scrub
@@ -69,7 +69,7 @@ def _write(dest: Path, rel: str, text: str, hostnames: list[str], counts: dict[s
     clean, n = scrub(text, hostnames)
     path = dest / rel
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(clean)
+    outfile.write(path, clean.encode("utf-8"))
     counts[rel] = n
 
 
@@ -202,8 +202,9 @@ def collect(
         "probe": probe,
         "scrubbed": {k: v for k, v in sorted(counts.items()) if v},
     }
-    (dest / "manifest.json").write_text(
-        scrub(json.dumps(manifest, indent=1, sort_keys=True), hostnames)[0] + "\n"
+    outfile.write(
+        dest / "manifest.json",
+        (scrub(json.dumps(manifest, indent=1, sort_keys=True), hostnames)[0] + "\n").encode(),
     )
     return manifest
 

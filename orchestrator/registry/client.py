@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any
 
 import requests
 
+from .. import encode, netbody
 from ..errors import InfrastructureError
 from ..imageref import ImageRef
 from . import auth, insecure, transport
@@ -22,6 +24,8 @@ DOCKER_LIST = "application/vnd.docker.distribution.manifest.list.v2+json"
 DOCKER_MANIFEST = "application/vnd.docker.distribution.manifest.v2+json"
 ACCEPT = ", ".join((OCI_INDEX, OCI_MANIFEST, DOCKER_LIST, DOCKER_MANIFEST))
 INDEXES = (OCI_INDEX, DOCKER_LIST)
+#: every registry request of one command together (one client): past it, exit 3
+BUDGET_S = 900.0
 
 
 class ManifestNotFoundError(InfrastructureError):
@@ -99,12 +103,16 @@ class RegistryClient:
         timeout: float = 30,
         config: str | None = None,
         deadline: float | None = None,
+        budget: float = BUDGET_S,
     ) -> None:
         self.ca = ca
         self.timeout = timeout
         # a whole request's time: ``timeout`` bounds each read, and a registry sending one
         # byte per read never passes it
         self.deadline = deadline if deadline is not None else max(60.0, 4 * timeout)
+        # and every request of the command (this client) together
+        self.budget = budget
+        self._until = time.monotonic() + budget
         self.config = config
         self._http = requests.Session()
         self._http.headers["User-Agent"] = "valorch"
@@ -132,20 +140,35 @@ class RegistryClient:
         self, ref: ImageRef, reference: str | None = None
     ) -> tuple[dict[str, Any], str, str]:
         """(manifest JSON, its digest, its media type) for a tag or digest of ``ref``'s repository."""
-        resp = self._request("GET", ref, f"manifests/{reference or ref.reference}")
+        tail = f"manifests/{reference or ref.reference}"
+        resp = self._request("GET", ref, tail)
         try:
-            doc = resp.json()
+            doc = netbody.loads(resp.content, netbody.MANIFEST)
+        except netbody.TooDeepError as exc:
+            raise transport.too_large(exc, ref.domain, resp.url, "manifest") from None
         except ValueError:
+            doc = None
+        if not isinstance(doc, dict):
             raise InfrastructureError(
-                f"registry {ref.domain} sent a manifest for {ref} that is not JSON",
+                f"registry {ref.domain} sent a manifest for {ref} that is not a JSON object",
                 "check that the endpoint is a registry (API v2)",
-            ) from None
+            )
         digest = resp.headers.get("docker-content-digest") or _sha256(resp.content)
         media = doc.get("mediaType") or resp.headers.get("content-type", "").split(";")[0]
         return doc, digest, media
 
     def platform(self, ref: ImageRef, os_: str = "linux", arch: str = "amd64") -> Platform:
         """The manifest for ``os_/arch`` behind ``ref`` (through its index when it has one)."""
+        try:
+            return self._platform(ref, os_, arch)
+        except (AttributeError, TypeError, ValueError, KeyError) as exc:
+            raise InfrastructureError(
+                f"registry {ref.domain} sent a manifest for {ref} that is not an OCI manifest "
+                f"or index ({type(exc).__name__}: {str(exc)[:120]})",
+                "check that the endpoint is a registry (API v2), or report it to whoever runs it",
+            ) from None
+
+    def _platform(self, ref: ImageRef, os_: str, arch: str) -> Platform:
         doc, digest, media = self.manifest(ref)
         index_digest = digest
         if media in INDEXES or "manifests" in doc:
@@ -206,6 +229,7 @@ class RegistryClient:
     ) -> requests.Response:
         # under the registry's base URL, which _send picks; an absolute URL (an upload's Location) as it is
         url = url or f"/v2/{ref.path}/{tail}"
+        cap = _cap(method, tail)
         verify, cert = auth.tls_files(ref.domain, self.ca)
         scope = f"repository:{ref.path}:pull" + (",push" if push else "")
         kw: dict[str, Any] = {
@@ -218,10 +242,10 @@ class RegistryClient:
             "params": params,
         }
         headers = self._auth_header(ref.domain, scope)
-        resp = self._send(method, url, ref, dict(kw, headers={**kw["headers"], **headers}))
+        resp = self._send(method, url, ref, dict(kw, headers={**kw["headers"], **headers}), cap)
         if resp.status_code == 401:
             headers = self._authenticate(resp, ref, scope, verify, cert)
-            resp = self._send(method, url, ref, dict(kw, headers={**kw["headers"], **headers}))
+            resp = self._send(method, url, ref, dict(kw, headers={**kw["headers"], **headers}), cap)
             if resp.status_code == 401:
                 creds = self._creds(ref.domain)
                 raise RegistryAuthError(
@@ -250,18 +274,26 @@ class RegistryClient:
             )
         return resp
 
-    def _send(self, method: str, path: str, ref: ImageRef, kw: dict[str, Any]) -> requests.Response:
+    def _send(
+        self,
+        method: str,
+        path: str,
+        ref: ImageRef,
+        kw: dict[str, Any],
+        cap: tuple[int, str] = (netbody.SMALL, "response"),
+    ) -> requests.Response:
         """``path`` on the registry's API: over HTTPS, then plain HTTP for a registry the engine
-        treats as insecure (registry.insecure), the base that answered kept for the next request."""
+        treats as insecure (registry.insecure), the base that answered kept for the next request.
+        The body is read here, at most ``cap`` (bytes, what it is) and within the deadline."""
         with self._lock:
             working = self._working.get(ref.domain)
         bases = (working,) if working else insecure.endpoints(ref.domain)
         for i, base in enumerate(bases):
             url = path if path.startswith(("https://", "http://")) else base + path
             try:
-                resp = self._within(
-                    ref.domain, url, lambda u=url: self._http.request(method, u, **kw)
-                )
+                resp = self._fetch(ref.domain, url, cap[0], self._http.request, method, url, **kw)
+            except netbody.TooLargeError as exc:
+                raise transport.too_large(exc, ref.domain, url, cap[1]) from None
             except (requests.exceptions.ConnectionError, requests.exceptions.Timeout) as exc:
                 if i + 1 < len(bases) and (
                     _not_tls(exc) or insecure.official_endpoints(ref.domain)
@@ -277,8 +309,35 @@ class RegistryClient:
             return resp
         raise AssertionError("unreachable: endpoints() names at least one base URL")
 
-    def _within(self, domain: str, url: str, call: Any) -> requests.Response:
-        return transport.within(self.deadline, domain, url, call)
+    def _fetch(
+        self, domain: str, url: str, cap: int, call: Any, *args: Any, **kw: Any
+    ) -> requests.Response:
+        """``call(*args, **kw)`` streamed, its body read (at most ``cap`` bytes, an error
+        answer's first 64 KiB) within the request's deadline: the shorter of ``deadline``
+        and what is left of the command's ``budget``."""
+        left = self._until - time.monotonic()
+        if left <= 0:
+            raise InfrastructureError(
+                f"registry {domain}: this command's registry requests took more than "
+                f"{self.budget:g} s in all; {encode.url(url.split('?')[0])} was not asked",
+                "check the registries' health and the network, or ask for fewer images at once",
+            )
+        deadline = min(self.deadline, left)
+        until = time.monotonic() + deadline
+
+        def redirect_body(resp: requests.Response, *_: Any, **__: Any) -> None:
+            if resp.is_redirect:  # requests reads a redirect's body whole before it follows
+                netbody.read(resp, netbody.SMALL, until, cut=True)
+
+        def fetch() -> requests.Response:
+            resp: requests.Response = call(
+                *args, **kw, stream=True, hooks={"response": [redirect_body]}
+            )
+            failed = resp.status_code >= 400
+            netbody.read(resp, netbody.SMALL if failed else cap, until, cut=failed)
+            return resp
+
+        return transport.within(deadline, domain, url, fetch)
 
     def _unreachable(self, exc: Exception, url: str, ref: ImageRef) -> InfrastructureError:
         if isinstance(exc, requests.exceptions.SSLError):
@@ -378,7 +437,11 @@ class RegistryClient:
         if creds is not None and not creds.identity_token:
             kw["auth"] = (creds.username, creds.password)
         try:
-            resp = self._within(ref.domain, realm, lambda: self._http.get(realm, **kw))
+            resp = self._fetch(ref.domain, realm, netbody.TOKEN, self._http.get, realm, **kw)
+        except netbody.TooLargeError as exc:
+            raise transport.too_large(
+                exc, ref.domain, realm, "token response", "the token service of "
+            ) from None
         except requests.exceptions.SSLError as exc:
             raise InfrastructureError(
                 f"TLS to the token service {realm} of registry {ref.domain} failed: {_short(exc)}",
@@ -398,14 +461,33 @@ class RegistryClient:
                 f"docker login {ref.domain} with a user that may pull {ref.path}",
             )
         try:
-            body = resp.json()
-            return body.get("token") or body["access_token"]
-        except (ValueError, KeyError, AttributeError):
+            body = netbody.loads(resp.content, netbody.TOKEN)
+            token = body.get("token") or body["access_token"]
+            if not isinstance(token, str):
+                raise TypeError("not a string")
+            return token
+        except netbody.TooDeepError as exc:
+            raise transport.too_large(
+                exc, ref.domain, realm, "token response", "the token service of "
+            ) from None
+        except (ValueError, KeyError, AttributeError, TypeError):
             raise RegistryAuthError(
                 f"the token service {realm} of registry {ref.domain} answered HTTP "
                 f"{resp.status_code} without a token",
                 "check the registry's token auth",
             ) from None
+
+
+def _cap(method: str, tail: str) -> tuple[int, str]:
+    """How much of an answer's body valorch reads, and what it is (docs/registries.md)."""
+    if method == "GET":
+        if tail.startswith("manifests/"):
+            return netbody.MANIFEST, "manifest"
+        if tail.startswith("referrers/"):
+            return netbody.MANIFEST, "referrers index"
+        if tail.startswith("blobs/"):  # the only blobs valorch reads: attestation layers
+            return netbody.ATTESTATION, "attestation layer"
+    return netbody.SMALL, "response"
 
 
 def _basic(creds: auth.Credentials) -> str:

@@ -16,12 +16,11 @@ host of the engine's ``IndexServerAddress``. No registry's address is written in
 from __future__ import annotations
 
 import ipaddress
-import json
 import os
 import threading
 from typing import Any
 
-from .. import proc
+from .. import netbody, proc
 
 #: the engine's default InsecureRegistryCIDRs, used when ``docker info`` cannot be read
 LOOPBACK = ("127.0.0.0/8", "::1/128")
@@ -38,7 +37,7 @@ def engine_registry_config() -> dict[str, Any]:
         if _engine is None:
             done = proc.call(["docker", "info", "--format", _INFO], timeout=20)
             try:
-                found = json.loads(done.stdout) if done.ok else {}
+                found = netbody.loads(done.stdout, netbody.ENGINE_REPORT) if done.ok else {}
             except ValueError:
                 found = {}
             config = found.get("registry") if isinstance(found, dict) else None

@@ -3,12 +3,11 @@ registry), and its total deadline."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 
 import requests
 
-from .. import encode
+from .. import encode, netbody
 from ..errors import InfrastructureError
 
 _WHAT: dict[type[Exception], str] = {
@@ -27,6 +26,8 @@ def error(
     """A registry's fault below HTTP (exit 3, never "check the path you passed"): a realm or
     Location that is no URL, a redirect loop, a broken chunked or compressed body."""
     why = next((w for t, w in _WHAT.items() if isinstance(exc, t)), type(exc).__name__)
+    if "IncompleteRead" in str(exc):  # the connection ended before the Content-Length it sent
+        why = "sent a body shorter than its Content-Length (cut off)"
     detail = " ".join(str(exc).split())[:200]
     return InfrastructureError(
         f"{who}registry {domain} {why} ({encode.url(url)[:200]}): {detail}",
@@ -40,27 +41,31 @@ def within(
 ) -> requests.Response:
     """``call()`` (one request, its body read), or exit 3 when it is not done within
     ``deadline`` seconds: a per-read timeout alone lets a registry that trickles a byte at
-    a time hold valorch forever. The abandoned request's thread is a daemon."""
-    box: dict[str, object] = {}
+    a time hold valorch forever. The abandoned request's thread is a daemon, and its body
+    read (``netbody.read``) ends at the same deadline."""
+    try:
+        return netbody.within(deadline, call, f"registry {domain}")
+    except netbody.DeadlineError:
+        raise late(deadline, domain, url) from None
 
-    def run() -> None:
-        try:
-            box["resp"] = call()
-        except BaseException as exc:  # noqa: BLE001 - handed to the caller below
-            box["exc"] = exc
 
-    worker = threading.Thread(target=run, daemon=True, name=f"registry {domain}")
-    worker.start()
-    worker.join(deadline)
-    if worker.is_alive():
-        raise InfrastructureError(
-            f"registry {domain} did not answer {encode.url(url.split('?')[0])} within "
-            f"{deadline:g} s (it sends too slowly or stalls)",
-            "check the registry's health and the network (or run with --pull never when the "
-            "images are already on the engine)",
-        )
-    if "exc" in box:
-        raise box["exc"]  # type: ignore[misc]
-    resp = box["resp"]
-    assert isinstance(resp, requests.Response)
-    return resp
+def late(deadline: float, domain: str, url: str) -> InfrastructureError:
+    return InfrastructureError(
+        f"registry {domain} did not answer {encode.url(url.split('?')[0])} within "
+        f"{deadline:g} s (it sends too slowly or stalls)",
+        "check the registry's health and the network (or run with --pull never when the "
+        "images are already on the engine)",
+    )
+
+
+def too_large(
+    exc: ValueError, domain: str, url: str, what: str, who: str = ""
+) -> InfrastructureError:
+    """A body over its cap or JSON nested past the limit (netbody): the registry's fault,
+    exit 3, naming the registry, what was read and the cap."""
+    return InfrastructureError(
+        f"{who}registry {domain} sent a {what} that valorch does not read "
+        f"({encode.url(url.split('?')[0])[:200]}): {exc}",
+        "the registry (or a proxy before it) is misbehaving or hostile: check what it serves "
+        "there, or report it to whoever runs it (docs/registries.md lists the caps)",
+    )

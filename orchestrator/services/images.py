@@ -111,7 +111,9 @@ def check_catalog(
     catalog: Catalog, names: Iterable[str] = (), ca: str | None = None, timeout: float = 30
 ) -> list[TagCheck]:
     """``images check``: the selected registry images resolved through their registries."""
-    return check(registry_images(catalog, names), RegistryClient(ca=ca, timeout=timeout))
+    # --timeout is each request's whole time, its body included (not only each read's)
+    client = RegistryClient(ca=ca, timeout=timeout, deadline=timeout)
+    return check(registry_images(catalog, names), client)
 
 
 def drifted(checks: Iterable[TagCheck]) -> list[TagCheck]:

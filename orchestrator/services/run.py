@@ -307,7 +307,11 @@ def execute_job(
 
         for warning in over_budget(placed.planned, placed.history or {}):
             on_warning(warning)
-    return execute_placed(placed, spec, factory, reporter=reporter, retries=retries)
+    summaries = execute_placed(placed, spec, factory, reporter=reporter, retries=retries)
+    from .session import check_same_store
+
+    check_same_store(factory)  # qualify and bisect read these runs back next
+    return summaries
 
 
 def resume(
@@ -435,6 +439,9 @@ def report(
         )
         return hit[0].reason if hit is not None and not hit[1] else None
 
+    from .session import check_same_store
+
+    check_same_store(factory)  # a store deleted or replaced mid-run: exit 3, no "3 pass"
     with factory() as session:
         runs = stored_runs(session, summaries)
         results: dict[str, Sequence[Result]] = {

@@ -73,6 +73,16 @@ def engine_of(factory: sessionmaker[Session] | Deferred) -> Engine:
     return bind
 
 
+def check_same_store(factory: sessionmaker[Session] | Deferred) -> None:
+    """The store a run wrote into is still the file it opened (store.db.check_same_file):
+    exit 3 otherwise, before the run reports anything. A store never opened passes."""
+    if isinstance(factory, Deferred) and not factory.opened:
+        return
+    from ..store.db import check_same_file
+
+    check_same_file(engine_of(factory))
+
+
 class Deferred:
     """The session factory for ``db``, opened at its first use: a command that turns out
     to need no store (``valorch run`` on a cluster that rejects the job first, a plan that

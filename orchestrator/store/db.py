@@ -265,7 +265,51 @@ def _sqlite_engine(url: URL) -> Engine:
         cur.close()
 
     damaged.install(engine)
+    if url.database and url.database != ":memory:":
+        _identify(engine, Path(url.database))
     return engine
+
+
+#: the file (device, inode) each SQLite engine's store was when it was first opened
+_IDENTITY: weakref.WeakKeyDictionary[Engine, tuple[Path, int, int]] = weakref.WeakKeyDictionary()
+
+
+def _identify(engine: Engine, path: Path) -> None:
+    """Note the store's file (its device and inode) at the engine's first connection:
+    ``check_same_file`` compares it before a run reports success."""
+
+    @event.listens_for(engine, "connect")
+    def _note_file(_conn: Any, _record: object) -> None:
+        if engine not in _IDENTITY:
+            with contextlib.suppress(OSError):
+                st = os.stat(path)
+                _IDENTITY[engine] = (path, st.st_dev, st.st_ino)
+
+
+def check_same_file(engine: Engine) -> None:
+    """The store is still the file it was when it was opened: one deleted or replaced
+    meanwhile (its runs went with the old file, or into it, unreachable) is exit 3, never a
+    report of results no store holds. A server, or a store never connected to, passes."""
+    known = _IDENTITY.get(engine)
+    if known is None:
+        return
+    path, dev, ino = known
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        what = "was deleted"
+    except OSError as exc:
+        what = f"cannot be read any more ({exc.strerror})"
+    else:
+        if (st.st_dev, st.st_ino) == (dev, ino):
+            return
+        what = "was replaced by another file"
+    raise InfrastructureError(
+        f"the results database {path} {what} while this command ran: the results it wrote "
+        "are not in the store there now",
+        "find out what removes or replaces it (a cleanup job, a second checkout, a sync), "
+        "keep it in place, and run again (valorch results list shows what the store holds)",
+    )
 
 
 def open_engine(db: str | None) -> Engine:

@@ -108,3 +108,15 @@ def test_a_registry_that_trickles_meets_the_total_deadline():
         client.manifest(parse(f"{domain}/team/x:1"))
     assert f"registry {domain} did not answer" in err.value.message
     assert "within 3 s" in err.value.message
+
+
+def test_a_command_past_its_registry_budget_sends_no_more_requests():
+    """Every request of one command (one client) together has a budget: past it a request
+    is not sent, exit 3 naming the registry."""
+    client = RegistryClient(timeout=2, budget=0.0)
+    with pytest.raises(InfrastructureError) as err:
+        client.manifest(parse("127.0.0.1:9/team/x:1"))
+    assert err.value.exit_code == 3
+    assert "registry 127.0.0.1:9: this command's registry requests took more than 0 s" in (
+        err.value.message
+    )

@@ -19,8 +19,10 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from orchestrator import netbody
 from orchestrator.errors import InfrastructureError
 from orchestrator.imageref import ImageRef
+from orchestrator.registry import transport
 from orchestrator.registry.client import (
     OCI_INDEX,
     OCI_MANIFEST,
@@ -78,7 +80,7 @@ def has_referrers(client: RegistryClient, ref: ImageRef, digest: str) -> bool:
         raise
     ctype = resp.headers.get("content-type", "").split(";")[0].strip()
     try:
-        doc = resp.json()
+        doc = _index(resp, ref)
     except ValueError:
         return False
     return ctype == OCI_INDEX and isinstance(doc, dict) and isinstance(doc.get("manifests"), list)
@@ -225,8 +227,12 @@ def fetch(
     looked = []
     if has_referrers(client, ref, digest):
         looked.append("referrers API")
-        index = client.send("GET", ref, f"referrers/{digest}", headers={"Accept": OCI_INDEX}).json()
-        for m in index.get("manifests", []):
+        resp = client.send("GET", ref, f"referrers/{digest}", headers={"Accept": OCI_INDEX})
+        try:
+            index = _index(resp, ref)
+        except ValueError:
+            index = {}
+        for m in (index.get("manifests") if isinstance(index, dict) else None) or []:
             if (
                 isinstance(m, dict)
                 and m.get("artifactType") == DSSE
@@ -235,15 +241,17 @@ def fetch(
                 doc, mdigest, _ = client.manifest(ref, m["digest"])
                 found += [
                     (f"{ref.path}@{mdigest}", _blob(client, ref, layer["digest"]))
-                    for layer in doc.get("layers", [])
-                    if layer.get("mediaType") == DSSE
+                    for layer in doc.get("layers") or []
+                    if isinstance(layer, dict)
+                    and layer.get("mediaType") == DSSE
+                    and isinstance(layer.get("digest"), str)
                 ]
     looked.append(f"tag {att_tag(digest)}")
     try:
         doc, _, _ = client.manifest(ref, att_tag(digest))
     except ManifestNotFoundError:
         doc = {}
-    for layer in doc.get("layers", []):
+    for layer in doc.get("layers") or []:
         if (
             isinstance(layer, dict)
             and layer.get("mediaType") == DSSE
@@ -251,6 +259,15 @@ def fetch(
         ):
             found.append((f"{ref.path}:{att_tag(digest)}", _blob(client, ref, layer["digest"])))
     return found, " and ".join(looked)
+
+
+def _index(resp: Any, ref: ImageRef) -> Any:
+    """A referrers index as JSON, bounded (netbody): nested past the limit is the registry's
+    fault (exit 3); any other ``ValueError`` is not JSON."""
+    try:
+        return netbody.loads(resp.content, netbody.MANIFEST)
+    except netbody.TooDeepError as exc:
+        raise transport.too_large(exc, ref.domain, resp.url, "referrers index") from None
 
 
 def _blob(client: RegistryClient, ref: ImageRef, digest: str) -> bytes:

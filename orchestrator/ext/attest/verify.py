@@ -14,7 +14,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from orchestrator import imageref
+from orchestrator import imageref, netbody
 from orchestrator.errors import InputError
 from orchestrator.ext.attest import artifacts, intoto, signing
 from orchestrator.registry import RegistryClient
@@ -178,16 +178,17 @@ def verify(
     findings = []
     for where, raw in found:
         try:
-            envelope = json.loads(raw)
-        except ValueError:
-            findings.append(Finding(where, "", False, "malformed envelope (not JSON)"))
+            envelope = netbody.loads(raw, netbody.ATTESTATION)
+        except ValueError as exc:
+            why = "not JSON" if type(exc) is json.JSONDecodeError else str(exc)
+            findings.append(Finding(where, "", False, f"malformed envelope ({why})"))
             continue
         checked = signing.check(envelope, pub)
         if not checked.ok:
             findings.append(Finding(where, "", False, checked.reason))
             continue
         try:
-            statement = json.loads(checked.payload)
+            statement = netbody.loads(checked.payload, netbody.ATTESTATION)
         except ValueError:
             findings.append(Finding(where, "", False, "the signed payload is not JSON"))
             continue

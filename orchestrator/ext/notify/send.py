@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 from urllib.parse import urljoin
 
 import requests
 
-from orchestrator import __version__
+from orchestrator import __version__, netbody
 from orchestrator.errors import InfrastructureError
 from orchestrator.ext.notify import message
 from orchestrator.ext.notify.targets import Target, origin
@@ -20,6 +21,9 @@ BACKOFF_S = 0.5
 
 
 MAX_REDIRECTS = 3
+#: one POST's whole time (its answer read, at most netbody.SMALL of it): a per-read timeout
+#: alone lets a server that answers a byte at a time hold the command
+DEADLINE_S = 30.0
 
 
 class _RedirectedError(Exception):
@@ -31,7 +35,7 @@ def _post_same_host(url: str, body: dict[str, Any], headers: dict[str, str]) -> 
     leaves the host would carry the body (a webhook's message) and the token elsewhere,
     while the log named the first host."""
     for _ in range(MAX_REDIRECTS + 1):
-        resp = requests.post(url, json=body, headers=headers, timeout=20, allow_redirects=False)
+        resp = netbody.within(DEADLINE_S, partial(_post_once, url, body, headers), "notify")
         if resp.status_code not in (301, 302, 303, 307, 308) or "Location" not in resp.headers:
             return resp
         nxt = urljoin(url, resp.headers["Location"])
@@ -42,6 +46,15 @@ def _post_same_host(url: str, body: dict[str, Any], headers: dict[str, str]) -> 
             )
         url = nxt
     raise _RedirectedError(f"more than {MAX_REDIRECTS} redirects")
+
+
+def _post_once(url: str, body: dict[str, Any], headers: dict[str, str]) -> requests.Response:
+    until = time.monotonic() + DEADLINE_S
+    resp = requests.post(
+        url, json=body, headers=headers, timeout=20, allow_redirects=False, stream=True
+    )
+    netbody.read(resp, netbody.SMALL, until, cut=True)  # only its status is used
+    return resp
 
 
 def _post(
@@ -64,6 +77,8 @@ def _post(
             requests.RequestException
         ) as exc:  # the text of a connection error names the URL: not shown
             problem = type(exc).__name__
+        except netbody.DeadlineError:
+            problem = f"no answer within {DEADLINE_S:g} s"
         except (
             _RedirectedError
         ) as exc:  # never follows: the body (and a token) stay with the host named

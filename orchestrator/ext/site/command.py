@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import shutil
 import tempfile
@@ -13,10 +14,10 @@ from pathlib import Path
 
 import typer
 
-from orchestrator import satellites
+from orchestrator import outfile, satellites
 from orchestrator.commands import flags
 from orchestrator.commands.common import CatalogOption, DbOption, err, load_catalog, sessions
-from orchestrator.errors import InputError
+from orchestrator.errors import InputError, ValorchError
 
 app = typer.Typer(help="The static results site.", no_args_is_help=True)
 MARKER = (
@@ -98,6 +99,17 @@ def _write_all(pages: Iterable[tuple[str, str]], tmp: Path) -> int:
     return n
 
 
+def _write_error(out: Path, exc: OSError, where: str) -> ValorchError:
+    """A full disk is the machine's (exit 3: free space, and the old site is still there);
+    anything else is the ``--out`` the user passed (exit 2)."""
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return outfile.error(out, exc, f"the site {out}")
+    return InputError(
+        f"cannot write the site {where} {out}: {exc.strerror}",
+        "pass --out with a directory you can write",
+    )
+
+
 def _swap(tmp: Path, out: Path) -> None:
     """Put the new site in place: the old one is renamed aside, the new one renamed in,
     then the old one removed. A reader sees the old site or the new one, never half of one."""
@@ -175,10 +187,7 @@ def build(
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.new-", dir=out.parent))
     except OSError as exc:
-        raise InputError(
-            f"cannot write the site next to {out}: {exc.strerror}",
-            "pass --out with a directory you can write",
-        ) from None
+        raise _write_error(out, exc, "next to") from None
     n = 0
     try:
         with sessions(db)() as session:
@@ -195,10 +204,7 @@ def build(
         os.chmod(tmp, 0o755)
         _swap(tmp, out)
     except OSError as exc:
-        raise InputError(
-            f"cannot write the site into {out}: {exc.strerror}",
-            "pass --out with a directory you can write",
-        ) from None
+        raise _write_error(out, exc, "into") from None
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
