@@ -9,11 +9,12 @@ _IRREGULAR = {"match": "matches", "crash": "crashes", "is": "are", "was": "were"
 
 def plural(noun: str) -> str:
     """The plural of a noun valorch counts (regular, plus the few it uses that are not)."""
-    head, sep, tail = noun.partition(" ")  # "environment (image on a host class)"
+    main, sep, tail = noun.partition(" (")  # "environment (image on a host class)"
+    before, space, head = main.rpartition(" ")  # "timed check": the noun is the last word
     many = _IRREGULAR.get(head) or (
         head[:-1] + "ies" if head.endswith("y") and head[-2:-1] not in "aeiou" else head + "s"
     )
-    return many + sep + tail
+    return before + space + many + sep + tail
 
 
 def count(n: int, noun: str, many: str | None = None) -> str:

@@ -325,7 +325,10 @@ def _print_diff(changes: list[Change], a: str, b: str, packages: bool) -> None:
 
 @app.command("show")
 def show(
-    run: str = typer.Argument(..., help="Run id (or a unique prefix) of a stored inventory."),
+    run: str = typer.Argument(
+        ...,
+        help="Run id (or a unique prefix) of a stored inventory, or an image alias/tag: its newest.",
+    ),
     fmt: AuditFormat = typer.Option(
         AuditFormat.term,
         "--format",
@@ -345,11 +348,12 @@ def show(
     ),
     db: str = DbOption,
     as_json: bool = JsonOption,
+    catalog: Path = CatalogOption,
 ) -> None:
     """A stored inventory; --format cyclonedx exports a CycloneDX 1.5 SBOM."""
     from ..services import inventory as service
 
-    found = service.stored(sessions(db), run)
+    found = service.stored(sessions(db), run, load_catalog(catalog))
     inv, alias, reference, digest = found.inventory, found.alias, found.reference, found.digest
     started, run_id = found.started, found.run_id
     fmt = AuditFormat.json if as_json else fmt

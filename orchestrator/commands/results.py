@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, cast
 
 import typer
 
+from ..words import count
 from . import flags
 from .common import (
     CatalogOption,
@@ -258,10 +259,15 @@ def push(
             else ""
         )
         err.print(
-            f"pushed {report.pushed} runs ({report.results} results) to {report.target}"
-            f"{'; ' + rate if rate else ''}; {report.already} of {report.finished} finished runs were "
-            f"there already"
-            + (f"; {report.unfinished} unfinished runs left for later" if report.unfinished else "")
+            f"pushed {count(report.pushed, 'run')} ({count(report.results, 'result')}) to "
+            f"{report.target}{'; ' + rate if rate else ''}; {report.already} of "
+            f"{count(report.finished, 'finished run')} {'was' if report.already == 1 else 'were'} "
+            "there already"
+            + (
+                f"; {count(report.unfinished, 'unfinished run')} left for later"
+                if report.unfinished
+                else ""
+            )
         )
     if report.interrupted:
         err.print(

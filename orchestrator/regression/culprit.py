@@ -183,15 +183,25 @@ def libraries_of(library: str | None) -> list[str]:
     return out
 
 
+def _bare(token: str) -> str:
+    """A name's word without the ``lib`` of a shared library and the soname's trailing
+    digits: ``libopenmpt0`` -> ``openmpt``, ``libgomp1`` -> ``gomp``, ``cudnn9`` -> ``cudnn``."""
+    if token.startswith("lib") and len(token) > 3:
+        token = token[3:]
+    return token.rstrip("0123456789") or token
+
+
 def _hits(name: str, stems: Iterable[str]) -> str | None:
-    parts = set(re.split(r"[^a-z0-9]+", name))
+    """The first stem that names the component ``name``: by whole words, never a substring
+    (``openmp`` is not ``libopenmpt0``, ``hipblas`` is not ``hipblaslt``, ``torch`` is not
+    ``torchvision``). The stem's words must stand in a row among the name's words, each
+    compared without a shared library's ``lib`` and its soname's digits (``libgomp1`` is
+    ``gomp``, ``nvidia-cudnn-cu12`` holds ``cudnn``, ``rocm-llvm`` is ``rocm-llvm``)."""
+    words = [_bare(w) for w in re.split(r"[^a-z0-9]+", name) if w]
     for s in stems:
-        if (
-            name == s
-            or name.startswith((s + "-", "lib" + s))
-            or s in parts
-            or (len(s) > 3 and s in name)
-        ):
+        parts = [_bare(p) for p in re.split(r"[^a-z0-9]+", s) if p]
+        n = len(parts)
+        if n and any(words[i : i + n] == parts for i in range(len(words) - n + 1)):
             return s
     return None
 

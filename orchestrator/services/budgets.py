@@ -10,6 +10,10 @@ from typing import Any
 
 
 def _clock(seconds: float) -> str:
+    """A duration as a person reads it: sub-second ones to the millisecond or tenth ("0.3s",
+    never "0s" for a budget of 0.3 s), seconds below two minutes, then minutes, hours."""
+    if seconds < 10:
+        return f"{seconds:.2g}s" if seconds < 1 else f"{seconds:.1f}".rstrip("0").rstrip(".") + "s"
     if seconds < 120:
         return f"{seconds:.0f}s"
     if seconds < 7200:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -14,7 +15,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from .. import audit
 from ..catalog.core import Catalog
 from ..components import Inventory
-from ..errors import InfrastructureError, InputError
+from ..errors import InfrastructureError, InputError, ValorchError
 from ..executors.inventory import gather_inventory, image_digest
 from ..hosts.detect import detect_local
 from ..spec import Change, HostSpec, ImageSpec
@@ -187,14 +188,23 @@ def diff(
     return name_a, name_b, audit.diff(inv_a, inv_b)
 
 
-def stored(factory: Factory, run: str) -> Stored:
-    """A stored inventory by run id (or unique prefix)."""
+def stored(factory: Factory, run: str, catalog: Catalog | None = None) -> Stored:
+    """A stored inventory by run id (or unique prefix), else the newest stored inventory of
+    the image ``run`` names (an alias, short alias, tag or reference), as ``inventory diff``
+    takes either."""
     with factory() as session:
-        found = iq.load_inventory(session, run)
+        found = iq.load_inventory(session, run) if len(run) >= 4 else None
+        if found is None:
+            alias = run
+            if catalog is not None:
+                with contextlib.suppress(ValorchError):
+                    alias = catalog.resolve(run).alias
+            found = iq.newest_inventory_of(session, alias)
         if found is None:
             raise InputError(
-                f"no stored inventory for run '{run}'",
-                "valorch inventory list shows the stored inventories",
+                f"no stored inventory for run or image '{run}'",
+                "valorch inventory list shows the stored inventories; "
+                f"valorch inventory audit --image {run} gathers one",
             )
         row, inv = found
         return Stored(

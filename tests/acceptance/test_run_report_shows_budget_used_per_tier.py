@@ -46,7 +46,9 @@ def test_the_run_report_shows_budget_used_per_tier(cli, tmp_path):
     assert nightly["used_s"] < 1800 and nightly["over"] is False
     text = cli("run", "--job", str(job(tmp_path)), "--no-matrix")
     line = next(x for x in text.stderr.splitlines() if x.startswith("budget run "))
-    assert re.search(r"\(host\): smoke \d+s of 1s \(\d+%, over by \d+s\); nightly ", line), line
+    assert re.search(r"\(host\): smoke [\d.]+s of 1s \(\d+%, over by [\d.]+s\); nightly ", line), (
+        line
+    )
     assert "of 30.0m (0%)" in line
 
 

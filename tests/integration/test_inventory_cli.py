@@ -97,6 +97,15 @@ def test_stored_inventory_is_retrievable_by_run_id(pip_audit, db):
     assert sum(":" in n for n in values) == pip_audit["packages"]
 
 
+def test_stored_inventory_is_retrievable_by_image_as_diff_takes_it(pip_audit, db):
+    """``inventory show`` takes what ``inventory diff`` takes: an image's alias (or tag)
+    shows its newest stored inventory."""
+    for name in (pip_audit["image"], pip_audit["reference"]):
+        proc = valorch("inventory", "show", name, "--json", db=db)
+        assert proc.returncode == 0, proc.stderr
+        assert json.loads(proc.stdout)["run"] == pip_audit["run"]
+
+
 def test_cyclonedx_export(pip_audit, db):
     proc = valorch("inventory", "show", pip_audit["run"][:8], "--format", "cyclonedx", db=db)
     assert proc.returncode == 0, proc.stderr
@@ -242,6 +251,7 @@ def test_bad_input_and_infrastructure_exit_codes(catalog, db):
     )
     missing_run = valorch("inventory", "show", "ffffffff", db=db)
     assert missing_run.returncode == 2 and "no stored inventory" in missing_run.stderr
+    assert "inventory audit --image ffffffff" in missing_run.stderr
 
 
 def _inventory_containers() -> set[str]:

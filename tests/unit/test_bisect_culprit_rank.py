@@ -1,5 +1,8 @@
 """The ranking of changed components by their relation to a bisected check (pure)."""
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from orchestrator.regression.culprit import classify, libraries_of, rank
 from orchestrator.spec import Change
 
@@ -85,3 +88,31 @@ def test_on_a_cpu_image_the_removed_framework_ranks_first_and_no_gpu_library_is_
     assert ranked[0].why == "the check's framework (pytorch) was removed"
     assert not any("hipblas" in s.why for s in ranked)
     assert {s.change.subject: s.tier for s in ranked}["deb:libblas3"] == "library"
+
+
+def test_components_are_matched_by_name_never_by_substring():
+    """``openmp`` is not libopenmpt (a music-module decoder), hipBLAS is not hipBLASLt,
+    torch is not torchvision; the shared library's ``lib`` and soname digits do not count."""
+    from orchestrator.regression.culprit import classify
+
+    assert classify("deb:libopenmpt0", "smoke.matmul.fp32", "cpu")[0] == "system"
+    assert classify("deb:libgomp1", "smoke.matmul.fp32", "cpu") == (
+        "dependency",
+        "cpu depends on gomp",
+    )
+    assert classify("deb:libhipblaslt0", "kernels.gemm.fp16", "hipBLAS")[0] != "library"
+    assert classify("deb:libhipblas2", "kernels.gemm.fp16", "hipBLAS")[0] == "library"
+    assert classify("pip:nvidia-cudnn-cu12", "kernels.conv2d.fp16", "cuDNN")[0] == "library"
+
+
+@given(
+    st.sampled_from(["openmp", "hipblas", "torch", "nccl", "miopen", "cudnn", "gomp"]),
+    st.text("abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=6),
+    st.sampled_from(["", "lib"]),
+    st.text("0123456789", max_size=2),
+)
+def test_a_longer_word_is_another_component(stem_word, more, lib, digits):
+    from orchestrator.regression.culprit import _hits
+
+    assert _hits(f"{lib}{stem_word}{more}{digits}", [stem_word]) is None
+    assert _hits(f"{lib}{stem_word}{digits}", [stem_word]) == stem_word

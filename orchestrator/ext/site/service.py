@@ -39,6 +39,7 @@ from orchestrator.services import evidence
 from orchestrator.services.budgets import streaks
 from orchestrator.services.known_issues_status import IssueStatus, status_in
 from orchestrator.store import matrix_store, site_queries, triage_queries
+from orchestrator.words import count
 
 if TYPE_CHECKING:
     from orchestrator.regression.known_issues import KnownIssues
@@ -139,8 +140,8 @@ class _Ahead(Generic[_T, _R]):
 
 def _header(ev: evidence.Evidence, stale: int, cells: int) -> Header:
     source = [
-        f"{len(ev.columns)} environments (image on a host class): each cell the newest final verdict of its "
-        f"check there ({ev.runs_read} runs read)",
+        f"{count(len(ev.columns), 'environment (image on a host class)')}: each cell the newest "
+        f"final verdict of its check there ({count(ev.runs_read, 'run')} read)",
         (
             "no named job has run here: these claims come from named jobs only (valorch run --job FILE)"
             if ev.empty
