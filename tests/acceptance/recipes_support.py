@@ -90,11 +90,19 @@ def gitlab_steps(path: Path) -> tuple[dict[str, str], list[Step]]:
 _SH = re.compile(r"""\bsh\s+(?:'''(.*?)'''|'((?:[^'\\]|\\.)*)')""", re.S)
 
 
-def jenkins_steps(path: Path) -> tuple[dict[str, str], list[Step]]:
-    """(the pipeline's environment, its sh steps): stages in order, then post { always }."""
+def jenkins_steps(
+    path: Path, credentials: dict[str, str] | None = None
+) -> tuple[dict[str, str], list[Step]]:
+    """(the pipeline's environment, its sh steps): stages in order, then post { always }.
+    ``credentials('ID')`` bindings take the test's value for ID, as Jenkins' credentials
+    store would give it (an ID the test does not hold fails, as the build would)."""
     text = path.read_text()
     stages, _, post = text.partition("\n    post {")
-    env = dict(re.findall(r"^\s+(VALORCH_\w+) = '([^']*)'", stages.split("stages {")[0], re.M))
+    head = stages.split("stages {")[0]
+    env = dict(re.findall(r"^\s+(VALORCH_\w+) = '([^']*)'", head, re.M))
+    for name, cred in re.findall(r"^\s+(\w+) = credentials\('([^']*)'\)", head, re.M):
+        assert cred in (credentials or {}), f"the pipeline binds credential {cred!r}"
+        env[name] = (credentials or {})[cred]
     steps = [
         Step(f"sh {i}", m.group(1) or m.group(2), always=part is post)
         for part in (stages, post)

@@ -99,26 +99,93 @@ def test_github_release_qualification_runs_as_written(runner):
     assert "Verdict: ✅ qualified" in report, report
 
 
+def _pushed(env):
+    pushed = run_cli("results", "list", "--json", db=env["VALORCH_PUSH_TO"])
+    assert pushed.returncode == 0 and json.loads(pushed.stdout), pushed.stderr
+
+
 def test_gitlab_ci_nightly_and_pages_run_as_written(runner):
-    work, env, _pinned = runner
+    work, env, _pinned = runner  # VALORCH_PUSH_TO: the masked CI/CD variable the recipe names
     variables, steps = rs.gitlab_steps(ROOT / "examples/gitlab-ci/.gitlab-ci.yml")
     assert variables["VALORCH_DB"].startswith("/var/lib/")  # outside the build directory
     ran = rs.run_steps(steps, work, env, SHELLS["gitlab"])
     assert not rs.failures(ran), "\n".join(rs.failures(ran))
-    _ran_in_order(ran, "images pull", "hosts check", "valorch run", "site build --out public")
+    _ran_in_order(ran, "images pull", "hosts check", "valorch run", "results push")
+    _ran_in_order(ran, "valorch run", "site build --out public")
     _junit_written(work)
     _site_built(work / "public")  # what GitLab Pages publishes
+    _pushed(env)
 
 
 def test_jenkins_pipeline_runs_as_written(runner):
     work, env, _pinned = runner
-    environment, steps = rs.jenkins_steps(ROOT / "examples/jenkins/Jenkinsfile")
+    shared = env.pop("VALORCH_PUSH_TO")  # the agent has none: the pipeline binds its credential
+    environment, steps = rs.jenkins_steps(
+        ROOT / "examples/jenkins/Jenkinsfile", credentials={"valorch-shared-db": shared}
+    )
     assert environment["VALORCH_DB"].startswith("/var/lib/")
+    assert environment["VALORCH_PUSH_TO"] == shared
+    env = {**env, "VALORCH_PUSH_TO": environment["VALORCH_PUSH_TO"]}
     ran = rs.run_steps(steps, work, env, "sh -xe -c")
     assert not rs.failures(ran), "\n".join(rs.failures(ran))
-    _ran_in_order(ran, "images pull", "hosts check", "valorch run", "site build --out site")
+    _ran_in_order(ran, "images pull", "hosts check", "valorch run", "results push", "site build")
     _junit_written(work)
     _site_built(work / "site")  # what publishHTML serves
+    _pushed(env)
+
+
+def test_jenkins_post_steps_each_run_whatever_failed_before():
+    """A failing push or site build skips nothing after it: each post step that can fail is
+    a catchError of its own, and the junit and archive steps come first or are not sh."""
+    text = (ROOT / "examples/jenkins/Jenkinsfile").read_text()
+    post = text.partition("\n    post {")[2]
+    for step in ("valorch results push", "valorch site build"):
+        before = post[: post.index(step)]
+        assert (
+            before.rstrip().endswith("sh '.venv/bin/")
+            and "catchError(" in before.rsplit("sh '", 2)[-2]
+        ), step
+    assert post.index("junit ") < post.index("valorch results push")
+
+
+@pytest.mark.parametrize("recipe", ["nightly.sh", "gitlab", "jenkins"])
+def test_recipes_tell_an_unreachable_registry_from_a_moved_tag(tmp_path, recipe):
+    """With the registry down, ``images check`` exits 3; the recipes say the registry could
+    not be checked, never that a tag moved or vanished (exit 1)."""
+    proc, registry = rs.serve_registry(tmp_path)
+    try:
+        work, _pinned = rs.checkout(tmp_path, registry)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    env = rs.base_env(work)
+    if recipe == "nightly.sh":
+        done = subprocess.run(
+            ["bash", str(ROOT / "examples/nightly.sh")],
+            cwd=work,
+            env={**env, "VALORCH_CHECKOUT": str(work), "VALORCH_SITE_DIR": str(tmp_path / "w")},
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        said = done.stderr
+    else:
+        _, steps = (
+            rs.gitlab_steps(ROOT / "examples/gitlab-ci/.gitlab-ci.yml")
+            if recipe == "gitlab"
+            else rs.jenkins_steps(ROOT / "examples/jenkins/Jenkinsfile", {"valorch-shared-db": ""})
+        )
+        script = next(
+            line
+            for step in steps
+            for line in step.script.splitlines()
+            if "images check" in line and not line.lstrip().startswith("#")
+        )
+        (ran,) = rs.run_steps([rs.Step("check", script)], work, env, SHELLS["gitlab"])
+        assert ran.rc == 0, ran.output  # a warning, not a failed job
+        said = ran.output
+    assert "the registry could not be checked" in said, said[-2000:]
+    assert "moved or vanished" not in said, said[-2000:]
 
 
 def _unit_settings(text: str) -> tuple[dict[str, str], str]:
