@@ -41,6 +41,11 @@ class Partial(Outcome):
     status = "partial"
 
 
+#: the metric of an ``unsupported`` whose module is not installed in the image: that holds
+#: on any host, so it is never turned into ``n/a`` for a GPU row on a CPU image
+NOT_INSTALLED = "not_installed"
+
+
 class Unsupported(Outcome):
     """The feature does not exist in this framework version or backend."""
 
@@ -411,7 +416,10 @@ def import_outcome(name: str, exc: BaseException) -> Outcome:
     text = "%s: %s" % (type(exc).__name__, str(exc)[:400])
     missing = getattr(exc, "name", None) if isinstance(exc, ModuleNotFoundError) else None
     if missing and (name == missing or name.startswith(missing + ".")):
-        return Unsupported("%s is not importable in this image: not installed (%s)" % (name, text))
+        return Unsupported(
+            "%s is not importable in this image: not installed (%s)" % (name, text),
+            {NOT_INSTALLED: name},
+        )
     import traceback
 
     return Fail(

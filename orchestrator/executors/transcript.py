@@ -341,6 +341,9 @@ def conclude(
 
 NOT_RUN = "not run: the probe was killed by "
 NOT_APPLICABLE_WHY = "not applicable: a GPU row on a CPU image"
+#: the metric the probe sets on an ``unsupported`` whose module the image does not have
+#: (valorch_probe/context.py NOT_INSTALLED; tests/unit/test_transcript_vetting.py keeps them equal)
+NOT_INSTALLED = "not_installed"
 
 
 def not_applicable(results: Iterable[CheckResult], task: Task) -> list[CheckResult]:
@@ -353,9 +356,14 @@ def not_applicable(results: Iterable[CheckResult], task: Task) -> list[CheckResu
     gpu_rows = {c.id for c in task.checks if "gpu" in c.needs}
     return [
         r.model_copy(
-            update={"status": "n/a", "message": f"{NOT_APPLICABLE_WHY} ({r.message})"[:MAX_MESSAGE]}
+            update={
+                "status": "n/a",
+                "message": f"{NOT_APPLICABLE_WHY}: {r.message.rstrip('.')}"[:MAX_MESSAGE],
+            }
         )
-        if r.check in gpu_rows and r.status in ("skip", "unsupported")
+        if r.check in gpu_rows
+        and r.status in ("skip", "unsupported")
+        and NOT_INSTALLED not in r.metrics  # not installed: unsupported on any image (⊘)
         else r
         for r in results
     ]

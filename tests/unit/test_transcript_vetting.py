@@ -424,3 +424,12 @@ def test_every_record_reaches_the_store_as_utf8_whatever_the_probe_escaped(text)
     sent = json.loads(json.dumps(text))  # JSON joins an escaped high + low pair into one character
     kept = [c for c in sent if not 0xD800 <= ord(c) <= 0xDFFF]
     assert [c for c in res.message if c != "\ufffd"] == [c for c in kept if c != "\ufffd"]
+
+
+def test_the_not_installed_metric_is_the_probes():
+    """The probe marks an ``unsupported`` whose module is absent; the transcript keeps such a
+    GPU row ``unsupported`` on a CPU image (not ``n/a``) by that same metric name."""
+    from orchestrator.executors import transcript
+    from valorch_probe import context
+
+    assert transcript.NOT_INSTALLED == context.NOT_INSTALLED
