@@ -283,3 +283,24 @@ def test_untrusted_envelopes_that_are_not_statements_are_refused_not_crashed():
     assert signing.check(signing.sign(b"{}", "x", signer), other.public_key).reason.startswith(
         "wrong key"
     )
+
+
+def test_attestation_files_are_named_by_a_digest_inside_out_dir_and_replace_links(tmp_path):
+    from orchestrator.ext.attest import service
+
+    made = service.Made("reg/x", DIGEST, intoto.TEST_RESULT, "PASSED", {"payload": "e30="})
+    for bad in ("sha256:" + "../" * 21 + "x", "sha256:" + "AB" * 32, "md5:" + "ab" * 16):
+        with pytest.raises(InputError, match="is not sha256:<64 hex digits>"):
+            service._write(
+                [service.Made("reg/x", bad, intoto.TEST_RESULT, "PASSED", {})], tmp_path / "out"
+            )
+    out = tmp_path / "out"
+    victim = tmp_path / "victim"
+    victim.write_text("keep")
+    (out / f"{DIGEST.replace(':', '-')}.intoto.jsonl").symlink_to(victim)
+    done, files = service._write([made], out)
+    assert victim.read_text() == "keep" and [p.is_symlink() for p in files] == [False]
+    assert [json.loads(p.read_text()) for p in files] == [{"payload": "e30="}]
+    assert done[0].file == str(files[0]) and sorted(p.name for p in out.iterdir()) == [
+        files[0].name
+    ]
