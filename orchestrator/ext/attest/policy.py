@@ -33,6 +33,7 @@ Role = Literal[
 
 #: what the requirement kinds read
 READS = {"qualified": intoto.VSA, "passed": intoto.TEST_RESULT}
+NOUN = {"qualified": "verification summary (VSA)", "passed": "test result"}
 
 
 @dataclass(frozen=True)
@@ -223,7 +224,7 @@ def decide(  # noqa: PLR0913  # keyword-only: what verify was asked, and what it
         candidates.append((i, when))
     reasons: list[Reason] = []
     decider: int | None = None
-    short = wanted.rsplit("/", 2)[-2]
+    short = NOUN[kind]
     undated = [i for i, w in candidates if w is None]
     dated = [(i, w) for i, w in candidates if w is not None]
     newest = max((w for _, w in dated), default=None)
@@ -232,7 +233,7 @@ def decide(  # noqa: PLR0913  # keyword-only: what verify was asked, and what it
         reasons.append(
             Reason(
                 "none",
-                f"no signed {short} attestation about {digest}: --require {require} reads {wanted}",
+                f"no signed {NOUN[kind]} about {digest} counts: --require {require} reads {wanted}",
             )
         )
     elif undated:
