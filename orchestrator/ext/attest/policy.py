@@ -344,8 +344,15 @@ def _judge(
             out.append(
                 Reason(
                     "result",
-                    f"the newest test result is {pred.get('result')}: failed "
-                    f"{', '.join((failed + warned)[:10]) or 'none listed'}",
+                    f"the newest test result is {str(pred.get('result'))[:20]}: "
+                    + (
+                        "; ".join(
+                            f"{what} {', '.join(names[:10])}"
+                            for what, names in (("failed", failed), ("warned", warned))
+                            if names
+                        )
+                        or "no failed or warned check listed"
+                    ),
                 )
             )
         if not passed:
