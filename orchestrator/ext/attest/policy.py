@@ -310,12 +310,20 @@ def _judge(
             )
         )
     prov = provenance(st)
-    if prov != "measured" and not allow_imported:
+    if prov.startswith("imported") and not allow_imported:
         out.append(
             Reason(
-                "imported" if prov.startswith("imported") else "provenance",
-                f"not measured by valorch ({prov}): its results were not run where it was "
-                "signed; pass --allow-imported to accept that knowingly",
+                "imported",
+                f"not measured by valorch ({prov}): its results were run elsewhere and "
+                "imported; pass --allow-imported to accept that knowingly",
+            )
+        )
+    elif prov != "measured" and not allow_imported:
+        out.append(
+            Reason(
+                "provenance",
+                "it does not say where its results were measured (made before valorch signed "
+                "its provenance): attest again, or pass --allow-imported to accept it knowingly",
             )
         )
     raw = st.get("predicate")
