@@ -141,7 +141,9 @@ def show_run(
     )
     out.print(f"  started {data['started']}  ended {data['ended']}")
     if data.get("origin"):
-        out.print(f"  pushed from {data['origin']}")
+        how, _, source = str(data["origin"]).partition(":")
+        said = f"imported from {source}" if how == "import" else f"pushed from {data['origin']}"
+        out.print(f"  {said}", markup=False)
     table = Table("check", "attempt", "status", "seconds", "message")
     for r in data["results"]:
         table.add_row(

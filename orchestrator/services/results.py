@@ -84,7 +84,9 @@ def import_(factory: Factory, doc: Any, source: str, dry_run: bool = False) -> d
 
     with factory() as session:
         try:
-            counts = transfer.import_runs(session, doc)
+            counts = transfer.import_runs(
+                session, doc, origin=f"{transfer.IMPORT_ORIGIN}{source}"[:500]
+            )
         except transfer.TransferError as exc:
             raise InputError(f"{source}: {exc}", IMPORT_HINT) from None
         if dry_run:

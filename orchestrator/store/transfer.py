@@ -223,17 +223,23 @@ def validate_export(doc: Any) -> None:
         raise TransferError("; ".join(found))
 
 
-def import_runs(session: Session, doc: Any) -> dict[str, int]:
+#: ``run.origin`` of a run added by ``results import``: this prefix and the file it came from.
+#: Such a run was measured elsewhere; ``attest`` refuses it unless told (docs/attestations.md).
+IMPORT_ORIGIN = "import:"
+
+
+def import_runs(session: Session, doc: Any, origin: str | None = None) -> dict[str, int]:
     """Add what is not there yet; returns counts of new rows per kind. The whole document
-    is validated first: a bad one adds nothing."""
+    is validated first: a bad one adds nothing. ``origin``: what the new runs record as
+    where they came from (``run.origin``)."""
     validate_export(doc)
     try:
-        return _import(session, doc)
+        return _import(session, doc, origin)
     except (KeyError, TypeError, ValueError) as exc:
         raise TransferError(f"malformed results export: {type(exc).__name__}: {exc}") from None
 
 
-def _import(session: Session, doc: dict[str, Any]) -> dict[str, int]:
+def _import(session: Session, doc: dict[str, Any], origin: str | None) -> dict[str, int]:
     counts = {"runs": 0, "tasks": 0, "results": 0, "inventory": 0}
     images = {(d["reference"], d.get("digest"), d["alias"]): d for d in doc["images"]}
     hosts = {d["fingerprint"]: d for d in doc["hosts"]}
@@ -258,6 +264,7 @@ def _import(session: Session, doc: dict[str, Any]) -> dict[str, int]:
                 ended=_parse_dt(d["ended"]),
                 state=d["state"],
                 meta=d.get("meta") or {},
+                origin=origin,
             )
         )
         counts["runs"] += 1

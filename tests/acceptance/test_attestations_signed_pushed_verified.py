@@ -185,7 +185,7 @@ def test_attest_push_verify_and_openssl(world):
     )
     assert v.returncode == 1 and "no passed check matches smoke.*" in v.stderr
     v = run_cli("verify", "--image", ref, "--key", str(pub), "--require", "qualified", env=w["env"])
-    assert v.returncode == 1 and "not a verification summary" in v.stderr
+    assert v.returncode == 1 and "no signed verification summary (VSA)" in v.stderr
     # stored in the results store beside the run: attesting again appends, the tag keeps both
     again = attest(w, w["runs"]["one"], key, out, "--push")
     assert again.returncode == 0, again.stderr

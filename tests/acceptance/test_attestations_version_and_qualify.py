@@ -143,4 +143,4 @@ def test_version_and_qualify_attestations(registry_basic, tmp_path):  # noqa: F8
     )
     assert p.returncode == 0, p.stderr
     v = run_cli("verify", "--image", image2, "--key", str(pub), "--require", "qualified", env=env)
-    assert v.returncode == 1 and "not a verification summary" in v.stderr
+    assert v.returncode == 1 and "no signed verification summary (VSA)" in v.stderr

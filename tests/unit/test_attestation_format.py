@@ -19,7 +19,7 @@ from typing import ClassVar
 import pytest
 
 from orchestrator.errors import InputError
-from orchestrator.ext.attest import artifacts, intoto, verify
+from orchestrator.ext.attest import artifacts, intoto, policy, verify
 from orchestrator.imageref import parse
 from orchestrator.registry import RegistryClient
 
@@ -89,26 +89,40 @@ def test_requirements_and_ages_are_parsed_or_refused():
             verify.parse_age(bad)
 
 
-def test_judge_names_the_reason():
-    now = datetime(2026, 1, 10, tzinfo=timezone.utc)
-    made = datetime(2026, 1, 1, tzinfo=timezone.utc)
+def _decide(statements, require="passed", **kw):
+    kind_glob = verify.parse_requirement(require)
+    atts = [policy.Decoded(f"reg/x#{i}", st, intoto.payload(st)) for i, st in enumerate(statements)]
+    kw.setdefault("now", datetime(2026, 1, 10, tzinfo=timezone.utc))
+    return policy.decide(
+        atts,
+        image="reg/x",
+        digest=kw.pop("digest", DIGEST),
+        requirement=kind_glob,
+        require=require,
+        **kw,
+    )
+
+
+def test_decide_names_the_reason():
     e = ev(**{"kernels.matmul.fp32": "pass", "kernels.conv.fp16": "fail"})
     s = intoto.statement(e, intoto.TEST_RESULT, intoto.test_result(e))
-    ok, why = verify._judge(s, DIGEST, ("passed", "kernels.matmul.*"), None, made, now)
-    assert ok and "1 checks" in why
-    ok, why = verify._judge(s, DIGEST, ("passed", "kernels.*"), None, made, now)
-    assert not ok and "kernels.conv.fp16" in why
-    ok, why = verify._judge(s, "sha256:" + "cd" * 32, ("passed", ""), None, made, now)
-    assert not ok and why.startswith("subject mismatch")
-    ok, why = verify._judge(s, DIGEST, ("passed", "kernels.matmul.*"), timedelta(days=7), made, now)
-    assert not ok and why.startswith("expired")
+    d = _decide([s], "passed:kernels.matmul.*")
+    assert d.holds and d.exit_code == 0 and d.attestations[0].role == "decides"
+    d = _decide([s], "passed:kernels.*")
+    assert not d.holds and "kernels.conv.fp16" in d.reasons[0].text
+    d = _decide([s], digest="sha256:" + "cd" * 32)
+    assert d.attestations[0].role == "rejected"
+    assert d.attestations[0].summary.startswith("subject mismatch")
+    d = _decide([s], "passed:kernels.matmul.*", max_age=timedelta(days=7))
+    assert [r.code for r in d.reasons] == ["expired"]
     v = intoto.statement(
         e,
         intoto.VSA,
         intoto.vsa(e, intoto.Policy("release", "v0.2", False, "2026-01-09T00:00:00Z")),
     )
-    ok, why = verify._judge(v, DIGEST, ("qualified", ""), timedelta(days=7), None, now)
-    assert not ok and "FAILED" in why
+    d = _decide([s, v], "qualified", max_age=timedelta(days=7))
+    assert [r.code for r in d.reasons] == ["result"] and "FAILED" in d.reasons[0].text
+    assert [a.role for a in d.attestations] == ["ignored", "decides"]
 
 
 class OCI11(http.server.BaseHTTPRequestHandler):
@@ -255,15 +269,38 @@ def test_untrusted_envelopes_that_are_not_statements_are_refused_not_crashed():
     ):
         assert not signing.check(env, signer.public_key).ok
     ok = signing.check(signing.sign(b"[1]", "x", signer), signer.public_key)
-    assert ok.ok and verify._judge(
-        json.loads(ok.payload),
-        DIGEST,
-        ("passed", ""),
-        None,
-        None,
-        datetime(2026, 1, 1, tzinfo=timezone.utc),
-    ) == (False, "not an in-toto Statement v1")
+    (seen,) = verify.decode(
+        [("reg/x#0", json.dumps(signing.sign(b"[1]", "x", signer)).encode())], signer.public_key
+    )
+    assert ok.ok and seen.statement == [1]
+    d = _decide([seen.statement])
+    assert (d.attestations[0].role, d.attestations[0].summary) == (
+        "rejected",
+        "not an in-toto Statement v1",
+    )
+    assert [r.code for r in d.reasons] == ["none"] and d.exit_code == 1
     other = CryptoSigner.generate_ed25519()
     assert signing.check(signing.sign(b"{}", "x", signer), other.public_key).reason.startswith(
         "wrong key"
     )
+
+
+def test_attestation_files_are_named_by_a_digest_inside_out_dir_and_replace_links(tmp_path):
+    from orchestrator.ext.attest import service
+
+    made = service.Made("reg/x", DIGEST, intoto.TEST_RESULT, "PASSED", {"payload": "e30="})
+    for bad in ("sha256:" + "../" * 21 + "x", "sha256:" + "AB" * 32, "md5:" + "ab" * 16):
+        with pytest.raises(InputError, match="is not sha256:<64 hex digits>"):
+            service._write(
+                [service.Made("reg/x", bad, intoto.TEST_RESULT, "PASSED", {})], tmp_path / "out"
+            )
+    out = tmp_path / "out"
+    victim = tmp_path / "victim"
+    victim.write_text("keep")
+    (out / f"{DIGEST.replace(':', '-')}.intoto.jsonl").symlink_to(victim)
+    done, files = service._write([made], out)
+    assert victim.read_text() == "keep" and [p.is_symlink() for p in files] == [False]
+    assert [json.loads(p.read_text()) for p in files] == [{"payload": "e30="}]
+    assert done[0].file == str(files[0]) and sorted(p.name for p in out.iterdir()) == [
+        files[0].name
+    ]

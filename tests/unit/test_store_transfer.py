@@ -85,6 +85,9 @@ def test_export_import_moves_runs_between_databases_idempotently(cli, tmp_path):
                 views.run_json(queries.get_run(s, i), queries.run_results(s, i))
                 for i in (host_run, synthetic)
             ]
+    # ... and the imported side says where its runs came from (attest reads it)
+    assert {r.pop("origin") for r in shown[dst]} == {f"import:{export}"}
+    assert {r.pop("origin") for r in shown[src]} == {None}
     assert shown[src] == shown[dst] and shown[dst][0]["counts"] == {"pass": 1, "fail": 1}
     with session_factory(open_engine(str(dst)))() as s:
         run = queries.get_run(s, synthetic)

@@ -146,14 +146,15 @@ def test_diff_ends_as_its_gate_and_its_notification_decide():
 
 
 def test_verify_is_exit_1_when_no_attestation_satisfies_the_requirement():
-    from orchestrator.ext.attest.verify import Finding, Verification
+    from orchestrator.ext.attest.policy import Considered, Decision, Reason
+    from orchestrator.ext.attest.report import outcome
 
-    ok = Finding("reg/x:sha256-a.att", "https://in-toto.io/attestation/test-result/v0.1", True, "")
-    no = Finding("reg/x:sha256-b.att", "https://in-toto.io/attestation/test-result/v0.1", False, "")
-    assert Verification("x", "sha256:a", "reg", (no, ok)).outcome.code == 0
-    bad = Verification("x", "sha256:a", "reg", (no,)).outcome
-    assert (bad.code, bad.kind) == (1, "not verified")
-    assert Verification("x", "sha256:a", "reg", ()).outcome.code == 1
+    tr = "https://in-toto.io/attestation/test-result/v0.1"
+    ok = Considered("reg/x:sha256-a.att", tr, "decides", "2026-01-01T00:00:00Z", "measured", "")
+    assert outcome(Decision("x", "sha256:a", "passed", "reg", (), (ok,), ok.where)).code == 0
+    no = (Reason("result", "the newest test result is FAILED"),)
+    bad = outcome(Decision("x", "sha256:a", "passed", "reg", no, (ok,), ok.where))
+    assert (bad.code, bad.kind) == (1, "not verified") and "FAILED" in bad.reason
 
 
 def test_images_check_is_exit_1_on_drift_unless_the_catalog_was_updated():

@@ -1,5 +1,6 @@
 """A qualification's VSA names the regressions it shipped knowingly (valorch accept), in its
-policy's annotations; without any, the policy is as it was."""
+policy's annotations; without any, the annotations hold only the checks judged and the
+provenance."""
 
 from __future__ import annotations
 
@@ -39,5 +40,8 @@ def test_vsa_names_the_accepted_regressions():
 
 def test_without_acceptances_the_policy_is_unchanged():
     policy = intoto.Policy("job", "v1", True, "2026-01-01T00:00:00Z")
-    assert intoto.vsa(EV, policy)["policy"] == {"uri": "valorch:qualify?job=job&baseline=v1"}
+    assert intoto.vsa(EV, policy)["policy"] == {
+        "uri": "valorch:qualify?job=job&baseline=v1",
+        "annotations": {"checksJudged": 1, "provenance": "measured"},
+    }
     assert _accepted(None) == () and _accepted("x") == ()

@@ -48,6 +48,11 @@ def attest(
         envvar="VALORCH_SITE_URL",
         help="Base URL of the published site, for the link to the run.",
     ),
+    allow_imported: bool = typer.Option(
+        False,
+        "--allow-imported",
+        help="Sign runs imported from elsewhere (results import); the statement says so.",
+    ),
     db: str = DbOption,
     as_json: bool = JsonOption,
 ) -> None:
@@ -59,7 +64,7 @@ def attest(
     made = service.attest(
         deferred_sessions(db),
         key,
-        service.Request(run, version, qualify, out_dir, push, url),
+        service.Request(run, version, qualify, out_dir, push, url, allow_imported),
     )
     if as_json:
         print_json(
@@ -96,45 +101,27 @@ def verify(
         "passed", "--require", help="qualified, passed (every check) or passed:CHECK-GLOB."
     ),
     max_age: str = typer.Option(
-        None, "--max-age", help="Reject attestations older than this (30d, 12h)."
+        None, "--max-age", help="Reject an attestation older than this (30d, 12h)."
+    ),
+    allow_imported: bool = typer.Option(
+        False,
+        "--allow-imported",
+        help="Accept an attestation of results imported from elsewhere (results import).",
     ),
     as_json: bool = JsonOption,
 ) -> None:
-    """Exit 0 when a signed attestation on the image's digest satisfies --require; 1 when none does."""
+    """Exit 0 when the newest signed attestation on the image's digest satisfies --require; 1
+    when it does not (docs/attestations.md)."""
     satellites.require("attest", "valorch verify")
+    from orchestrator.ext.attest import report
     from orchestrator.ext.attest import verify as service
 
-    found = service.verify(image, key, require=require, max_age=max_age)
+    decision = service.verify(
+        image, key, require=require, max_age=max_age, allow_imported=allow_imported
+    )
     if as_json:
-        print_json(
-            {
-                "image": found.image,
-                "digest": found.digest,
-                "holds": found.holds,
-                "looked": found.looked,
-                "attestations": [
-                    {
-                        "where": f.where,
-                        "predicateType": f.predicate_type,
-                        "ok": f.ok,
-                        "reason": f.reason,
-                    }
-                    for f in found.findings
-                ],
-            }
-        )
+        print_json(report.as_json(decision))
     else:
-        for f in found.findings:
-            err.print(f"  {'ok ' if f.ok else 'no '} {f.where}: {f.reason}", markup=False)
-        if found.holds:
-            out.print(
-                f"verified: {found.image} ({found.digest}) satisfies --require {require}",
-                markup=False,
-            )
-        else:
-            err.print(
-                f"not verified: no attestation of {found.image} ({found.digest}) satisfies --require "
-                f"{require}",
-                markup=False,
-            )
-    end_with(found.outcome)
+        for stream, line in report.lines(decision):
+            (out if stream == "out" else err).print(line, markup=False, soft_wrap=True)
+    end_with(report.outcome(decision))

@@ -20,6 +20,13 @@ VERIFIER_ID = (
     "https://github.com/valorch/valorch/attest"  # names the tool; nothing is fetched from it
 )
 
+#: signed annotations verify reads (docs/attestations.md): where the results were measured
+#: ("measured": valorch ran the checks; "imported": results measured elsewhere, imported
+#: with ``results import``), from which file, and how many checks a qualification judged
+PROVENANCE = "provenance"
+IMPORTED_FROM = "importedFrom"
+CHECKS_JUDGED = "checksJudged"
+
 PASSED = ("pass",)
 WARNED = ("partial", "flaky", "xfail", "error")  # worked in part, or inconclusive: never a pass
 FAILED = ("fail", "crash", "timeout")
@@ -42,6 +49,21 @@ class Evidence:
     url: str  # where the run (or matrix version) can be read
     job: str = ""
     attested_at: str = ""  # RFC 3339: when the statement was made (verify --max-age reads it)
+    # where the runs' results came from when they were imported (``results import``): one
+    # line per imported run; empty when valorch ran every check of the evidence
+    imported_from: tuple[str, ...] = ()
+
+
+def provenance(ev: Evidence) -> dict[str, str]:
+    """The signed provenance annotations of ``ev``."""
+    if not ev.imported_from:
+        return {PROVENANCE: "measured"}
+    return {PROVENANCE: "imported", IMPORTED_FROM: "; ".join(ev.imported_from)[:1000]}
+
+
+def judged(ev: Evidence) -> int:
+    """How many checks the evidence has a verdict for (what a test result lists)."""
+    return sum(v in PASSED + WARNED + FAILED for v in ev.verdicts.values())
 
 
 @dataclass(frozen=True)
@@ -82,6 +104,7 @@ def test_result(ev: Evidence) -> dict[str, Any]:
         "suites": ",".join(ev.suites),
         "runs": ",".join(ev.runs),
         "attestedAt": ev.attested_at,
+        **provenance(ev),
     }
     config = {
         "name": "valorch-job",
@@ -106,11 +129,11 @@ def vsa(ev: Evidence, policy: Policy) -> dict[str, Any]:
         "resourceUri": f"{ev.name}@{ev.digest}",
         "policy": {
             "uri": policy.uri or f"valorch:qualify?job={policy.job}&baseline={policy.baseline}",
-            **(
-                {"annotations": {"acceptedRegressions": list(policy.accepted)}}
-                if policy.accepted
-                else {}
-            ),
+            "annotations": {
+                CHECKS_JUDGED: judged(ev),
+                **provenance(ev),
+                **({"acceptedRegressions": list(policy.accepted)} if policy.accepted else {}),
+            },
         },
         "verificationResult": "PASSED" if policy.passed else "FAILED",
         "verifiedLevels": ["VALORCH_QUALIFIED"] if policy.passed else [],

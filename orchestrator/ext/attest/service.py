@@ -10,6 +10,9 @@ before the first artifact goes up."""
 from __future__ import annotations
 
 import json
+import os
+import re
+import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -19,13 +22,13 @@ from typing import Any
 from sqlalchemy.orm import Session, sessionmaker
 
 from orchestrator import imageref, yamlio
-from orchestrator.errors import InputError
+from orchestrator.errors import InfrastructureError, InputError
 from orchestrator.ext.attest import artifacts, intoto, signing
 from orchestrator.hostclass import host_class
 from orchestrator.matrix.model import verdict
 from orchestrator.registry import RegistryClient
 from orchestrator.store import attestations as store
-from orchestrator.store import queries
+from orchestrator.store import queries, transfer
 
 
 @dataclass(frozen=True)
@@ -54,10 +57,10 @@ def _evidence(
     by_digest: dict[str, list[Any]] = {}
     for run in sorted(runs, key=lambda r: r.started):
         digest = run.image.digest or ""
-        if not digest.startswith("sha256:") or len(digest) != 71:
+        if not DIGEST.fullmatch(digest):
             raise InputError(
                 f"run {run.id[:8]} of {run.image.reference} has no sha256 image digest "
-                f"({digest or 'none recorded'}); an attestation needs one",
+                f"({digest[:100]!r} is not sha256:<64 hex digits>); an attestation needs one",
                 "run an image pulled from a registry (valorch records its digest)",
             )
         if (run.meta or {}).get("image_id") == digest:
@@ -100,6 +103,9 @@ def _evidence(
                 url=url,
                 job=last.job,
                 attested_at=_now(),
+                imported_from=tuple(
+                    f"run {r.id[:8]} from {imported_from(r)}" for r in group if imported_from(r)
+                ),
             )
         )
     return out
@@ -196,7 +202,32 @@ def _qualify_doc(path: Path) -> dict[str, Any]:
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+    """RFC 3339 to the microsecond: verify orders attestations by this time, and two made in
+    the same second would tie."""
+    return datetime.now(timezone.utc).isoformat().replace("+00:00", "Z")
+
+
+#: the image digests an attestation names, and a file name is made of: nothing else
+DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
+
+
+def imported_from(run: Any) -> str:
+    """The file a run was imported from (``results import``), "" for a run valorch ran."""
+    how, sep, source = (run.origin or "").partition(transfer.IMPORT_ORIGIN)
+    return (source or "an export") if sep and not how else ""
+
+
+def _refuse_imported(rows: list[Any], source: str) -> None:
+    imported = [r for r in rows if imported_from(r)]
+    if imported:
+        r = imported[0]
+        raise InputError(
+            f"attest {source}: {len(imported)} of its runs were imported, not run here (run {r.id[:8]} "
+            f"from {imported_from(r)}): an attestation signs what valorch measured",
+            "attest a run valorch ran (valorch run), or pass --allow-imported to sign it with "
+            'its provenance ("imported") in the statement, which verify refuses unless '
+            "--allow-imported",
+        )
 
 
 @dataclass(frozen=True)
@@ -211,6 +242,7 @@ class Request:
     out_dir: Path | None = None
     push: bool = False
     url_base: str = ""
+    allow_imported: bool = False  # sign runs imported from elsewhere, saying so
 
 
 def attest(
@@ -229,6 +261,8 @@ def attest(
     key_signer = signing.signer(key)  # a bad key: exit 2 before anything is read or written
     with factory() as session:
         rows, source, policy = _runs_of(session, run, version, qualify)
+        if not request.allow_imported:
+            _refuse_imported(rows, source)
         evidence = _evidence(session, rows, url_base, source)
         statements: list[tuple[intoto.Evidence, str, dict[str, Any], str]] = []
         for ev in evidence:
@@ -249,27 +283,41 @@ def attest(
     targets = (
         _check_registry(client, evidence) if push else {}
     )  # every digest exists before the first push
-    made: list[Made] = []
-    with factory.begin() as session:
-        created = datetime.now(timezone.utc).replace(tzinfo=None)
-        ids: dict[str, list[int]] = {}
-        for ev, ptype, doc, result in statements:
-            env = signing.sign(intoto.payload(doc), intoto.PAYLOAD_TYPE, key_signer)
-            row = store.add(
-                session,
-                run_id=ev.runs[-1] if run or qualify else None,
-                source=source,
-                subject=ev.name,
-                digest=ev.digest,
-                predicate_type=ptype,
-                envelope=json.dumps(env, separators=(",", ":")),
-                keyid=env["signatures"][0]["keyid"],
-                created=created,
-            )
-            ids.setdefault(ev.digest, []).append(row.id)
-            made.append(Made(ev.name, ev.digest, ptype, result, env))
-    if out_dir is not None:
-        made = _write(made, out_dir)
+    made = [
+        Made(
+            ev.name,
+            ev.digest,
+            ptype,
+            result,
+            signing.sign(intoto.payload(doc), intoto.PAYLOAD_TYPE, key_signer),
+        )
+        for ev, ptype, doc, result in statements
+    ]
+    runs_of = {ev.digest: ev.runs[-1] for ev in evidence}
+    written: list[Path] = []
+    if out_dir is not None:  # the files first: a row names a file that exists
+        made, written = _write(made, out_dir)
+    ids: dict[str, list[int]] = {}
+    try:
+        with factory.begin() as session:
+            created = datetime.now(timezone.utc).replace(tzinfo=None)
+            for m in made:
+                row = store.add(
+                    session,
+                    run_id=runs_of[m.digest] if run or qualify else None,
+                    source=source,
+                    subject=m.subject,
+                    digest=m.digest,
+                    predicate_type=m.predicate_type,
+                    envelope=json.dumps(m.envelope, separators=(",", ":")),
+                    keyid=m.envelope["signatures"][0]["keyid"],
+                    created=created,
+                )
+                ids.setdefault(m.digest, []).append(row.id)
+    except BaseException:  # no row: the files it would have named are removed
+        for path in written:
+            path.unlink(missing_ok=True)
+        raise
     if push:
         made = _push(factory, client, targets, made, ids)
     return made
@@ -293,20 +341,78 @@ def _check_registry(
     return targets
 
 
-def _write(made: list[Made], out_dir: Path) -> list[Made]:
-    out_dir.mkdir(parents=True, exist_ok=True)
+def _write(made: list[Made], out_dir: Path) -> tuple[list[Made], list[Path]]:
+    """``<out_dir>/sha256-<hex>.intoto.jsonl`` per digest, each written to a temporary file
+    beside it and renamed into place: a link planted at that name is replaced, never written
+    through, and a file that could not be written whole is not left behind (nor are the
+    others of this call). Returns the made attestations with their files, and the files."""
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _write_error(out_dir, exc) from None
     files: dict[str, list[Made]] = {}
     for m in made:
         files.setdefault(m.digest, []).append(m)
-    done = []
-    for digest, group in files.items():
-        path = out_dir / f"{digest.replace(':', '-')}.intoto.jsonl"
-        path.write_text(intoto.jsonl(m.envelope for m in group), encoding="utf-8")
-        done += [
-            Made(m.subject, m.digest, m.predicate_type, m.result, m.envelope, str(path))
-            for m in group
-        ]
-    return done
+    done: list[Made] = []
+    written: list[Path] = []
+    try:
+        for digest, group in files.items():
+            path = _file_for(out_dir, digest)
+            _replace(path, intoto.jsonl(m.envelope for m in group))
+            written.append(path)
+            done += [
+                Made(m.subject, m.digest, m.predicate_type, m.result, m.envelope, str(path))
+                for m in group
+            ]
+    except BaseException:
+        for path in written:
+            path.unlink(missing_ok=True)
+        raise
+    return done, written
+
+
+def _file_for(out_dir: Path, digest: str) -> Path:
+    """The file of ``digest`` in ``out_dir``: only a digest of the form sha256:<hex> names
+    one, and the name stays inside the directory."""
+    if not DIGEST.fullmatch(digest):
+        raise InputError(
+            f"image digest {digest[:100]!r} is not sha256:<64 hex digits>: no file is named by it",
+            "attest a run of an image pulled from a registry",
+        )
+    path = out_dir / f"{digest.replace(':', '-')}.intoto.jsonl"
+    if path.parent != out_dir or os.sep in path.name:  # cannot happen past the pattern above
+        raise InputError(f"{path}: outside --out-dir {out_dir}")
+    return path
+
+
+def _replace(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)  # the name is replaced; a link there is not followed
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise _write_error(path, exc) from None
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _write_error(path: Path, exc: OSError) -> Exception:
+    import errno
+
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return InfrastructureError(
+            f"{path}: the disk is full ({exc.strerror}): no attestation was written or stored",
+            f"free space on the file system of {path.parent} and run valorch attest again",
+        )
+    return InputError(
+        f"{path}: cannot write it ({exc.strerror}): no attestation was written or stored",
+        "pass an --out-dir you can write",
+    )
 
 
 def _push(
