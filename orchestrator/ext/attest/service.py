@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -21,8 +20,8 @@ from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from orchestrator import imageref, yamlio
-from orchestrator.errors import InfrastructureError, InputError
+from orchestrator import imageref, outfile, yamlio
+from orchestrator.errors import InfrastructureError, InputError, ValorchError
 from orchestrator.ext.attest import artifacts, intoto, signing
 from orchestrator.hostclass import host_class
 from orchestrator.matrix.model import verdict
@@ -386,18 +385,12 @@ def _file_for(out_dir: Path, digest: str) -> Path:
 
 
 def _replace(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    """The file written beside ``path`` and renamed over it (orchestrator/outfile.py): a link
+    planted there is replaced, never followed; a failed write leaves no partial file."""
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)  # the name is replaced; a link there is not followed
-    except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
-        raise _write_error(path, exc) from None
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        outfile.write(path, text.encode("utf-8"))
+    except ValorchError as exc:
+        exc.message = f"{exc.message}; no attestation was written or stored"
         raise
 
 
