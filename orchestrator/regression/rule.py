@@ -3,7 +3,7 @@
 The rule is docs/design.md, "Regression rule":
 
 - status: pass→fail/crash/timeout REGRESSED, fail→pass FIXED, pass→unsupported/partial/skip
-  and a removed check COVERAGE LOST (a known issue with ``status: missing`` covers a removed one), a new check COVERAGE GAINED, anything with
+  and a removed check COVERAGE LOST (a known issue with ``status: missing`` covers a removed one), a new check COVERAGE GAINED (NEW FAILURE when it fails), anything with
   ``error`` INCONCLUSIVE, mixed attempts in head FLAKY, a failing head matched by a
   live known issue EXPECTED, a changed check version ``x`` (not comparable);
 - timing (samples in seconds, smaller is better unless ``bigger_is_better``): worse
@@ -28,6 +28,7 @@ from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import TypedDict
 
+from .. import words
 from ..matrix.model import FAILING, SYMBOL, verdict
 
 # Change kinds, most serious first (the order of the report's sections), are spec.py's vocabulary.
@@ -42,6 +43,7 @@ from ..spec import (
     FIXED,
     FLAKY,
     MARK,
+    NEW_FAILURE,
     NOISE,
     NOT_COMPARABLE,
     REGRESSED,
@@ -58,6 +60,12 @@ TIMED_MIN = 3  # fewer samples than this on a side: status only
 
 _NOT_RUN = ("unsupported", "skip", "n/a")  # never exercised: nothing to lose
 _LOST = ("unsupported", "partial", "skip", "n/a")  # pass → one of these: coverage lost
+NOTE_MAX = 200  # characters of a head's message kept as a cell's note
+
+
+def cut(text: str, most: int = NOTE_MAX) -> str:
+    """``text`` within ``most`` characters, a cut one ending with "…" (words.cut)."""
+    return words.cut(text, most)
 
 
 @dataclass(frozen=True)
@@ -359,16 +367,21 @@ def _one(
         hit = _excused(match, env, backend, check, "error" if any(o.tampered for o in ho) else hv)
         if hit is not None and (hv in FAILING or any(o.tampered for o in ho)):
             return CellChange(env, check, EXPECTED, "", hv, backend, note=hit.reason, issue=hit)
-        return CellChange(
-            env,
-            check,
-            COVERAGE_GAINED,
-            "",
-            hv,
-            backend,
-            note="new check",
-            tampered=any(o.tampered for o in ho),
-        )
+        tampered = any(o.tampered for o in ho)
+        if hv in FAILING or tampered:  # a new check that fails: a failure, never coverage gained
+            note = cut(f"new check: {ho[-1].message}" if ho[-1].message else "new check")
+            return CellChange(
+                env, check, NEW_FAILURE, "", hv, backend, note=note, tampered=tampered
+            )
+        if hv == "error":
+            return CellChange(
+                env, check, INCONCLUSIVE, "", hv, backend, note=cut(ho[-1].message or "new check")
+            )
+        if hv == "flaky":
+            return CellChange(
+                env, check, FLAKY, "", hv, backend, note=" → ".join(o.status for o in ho)
+            )
+        return CellChange(env, check, COVERAGE_GAINED, "", hv, backend, note="new check")
     bv = verdict(o.status for o in bo)
     if not ho:
         hit = _excused(match, env, backend, check, "missing")
@@ -413,11 +426,11 @@ def _one(
         )
     if any(o.status == "error" for o in (*bo, *ho)):
         return CellChange(
-            env, check, INCONCLUSIVE, bv, hv, backend, note=ho[-1].message[:200], tampered=tampered
+            env, check, INCONCLUSIVE, bv, hv, backend, note=cut(ho[-1].message), tampered=tampered
         )
     if hv == "flaky":
         return CellChange(env, check, FLAKY, bv, hv, backend, note=" → ".join(o.status for o in ho))
-    note = ho[-1].message[:200] if hv != "pass" else ""
+    note = cut(ho[-1].message) if hv != "pass" else ""
     if hv in (*FAILING, *_LOST) and match is not None:
         known = match(env, backend, check, hv)
         if known is not None:
