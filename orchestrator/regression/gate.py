@@ -37,7 +37,7 @@ from ..spec import (
     EXPECTED,
     FAILING,
     NEW_FAILURE,
-    REGRESSED,
+    NOT_COMPARABLE,
     SLOWER,
 )
 from .rule import CellChange, Report
@@ -243,7 +243,7 @@ def unexcused_failure(c: CellChange) -> bool:
 def regressed(c: CellChange) -> bool:
     """A failing check that passed in the baseline under the same definition (a check whose
     definition changed is not comparable: failing, not regressed)."""
-    return unexcused_failure(c) and c.kind == REGRESSED
+    return unexcused_failure(c) and c.base == "pass" and c.kind != NOT_COMPARABLE
 
 
 def _reason_of(c: CellChange) -> str | None:

@@ -381,11 +381,13 @@ def _one(
             return CellChange(
                 env, check, FLAKY, "", hv, backend, note=" → ".join(o.status for o in ho)
             )
+        if hv in _NOT_RUN:  # a new check that did not run: no coverage gained
+            return CellChange(env, check, CHANGED, "", hv, backend, note=f"new check, {hv}")
         return CellChange(env, check, COVERAGE_GAINED, "", hv, backend, note="new check")
     bv = verdict(o.status for o in bo)
     if not ho:
-        hit = _excused(match, env, backend, check, "missing")
-        if hit is not None:
+        hit = _excused(match, env, backend, check, "missing") if bv not in _NOT_RUN else None
+        if hit is not None:  # it would be coverage lost: a live known issue excuses it
             return CellChange(env, check, EXPECTED, bv, "", backend, note=hit.reason, issue=hit)
         if bv in _NOT_RUN:  # it never ran in the baseline either: no coverage to lose
             return CellChange(
@@ -401,37 +403,18 @@ def _one(
                 env, check, EXPECTED, bv, hv, backend, note=hit.reason, issue=hit, tampered=True
             )
     vb, vh = bo[-1].version, ho[-1].version
-    if vb is not None and vh is not None and vb != vh:
-        return CellChange(
-            env,
-            check,
-            NOT_COMPARABLE,
-            bv,
-            hv,
-            backend,
-            note=f"check version {vb} → {vh}",
-            tampered=tampered,
-        )
     db, dh = bo[-1].definition, ho[-1].definition
-    if db and dh and db != dh:
-        return CellChange(
-            env,
-            check,
-            NOT_COMPARABLE,
-            bv,
-            hv,
-            backend,
-            note=f"definition changed ({db[:8]} → {dh[:8]}: command, expected output or version)",
-            tampered=tampered,
-        )
-    if any(o.status == "error" for o in (*bo, *ho)):
-        return CellChange(
-            env, check, INCONCLUSIVE, bv, hv, backend, note=cut(ho[-1].message), tampered=tampered
-        )
-    if hv == "flaky":
-        return CellChange(env, check, FLAKY, bv, hv, backend, note=" → ".join(o.status for o in ho))
+    changed = (
+        f"check version {vb} → {vh}"
+        if vb is not None and vh is not None and vb != vh
+        else f"definition changed ({db[:8]} → {dh[:8]}: command, expected output or version)"
+        if db and dh and db != dh
+        else ""
+    )
     note = cut(ho[-1].message) if hv != "pass" else ""
-    if hv in (*FAILING, *_LOST) and match is not None:
+    # a live known issue excuses a failure, and a check no longer run where that loses
+    # coverage (passed in a comparable baseline), before any other kind is decided
+    if match is not None and (hv in FAILING or (hv in _LOST and bv == "pass" and not changed)):
         known = match(env, backend, check, hv)
         if known is not None:
             issue, expired = known
@@ -440,6 +423,23 @@ def _one(
                     env, check, EXPECTED, bv, hv, backend, note=issue.reason, issue=issue
                 )
             note = f"known issue expired on {issue.expires}: {issue.reason}"
+    if changed:
+        return CellChange(
+            env,
+            check,
+            NOT_COMPARABLE,
+            bv,
+            hv,
+            backend,
+            note=_failed(changed, hv, ho),
+            tampered=tampered,
+        )
+    if any(o.status == "error" for o in (*bo, *ho)):
+        return CellChange(
+            env, check, INCONCLUSIVE, bv, hv, backend, note=cut(ho[-1].message), tampered=tampered
+        )
+    if hv == "flaky":
+        return CellChange(env, check, FLAKY, bv, hv, backend, note=" → ".join(o.status for o in ho))
     kind = _status_kind(bv, hv)
     if kind == SAME and bv == "pass":
         br, hr = _by_run(bo), _by_run(ho)
@@ -463,6 +463,12 @@ def _one(
     return CellChange(
         env, check, kind, bv, hv, backend, note=note
     )  # a partial or still-failing check keeps its why
+
+
+def _failed(note: str, hv: str, ho: Sequence[Obs]) -> str:
+    """A not-comparable cell's note, with the head's message where the head did not pass (a
+    failure under a new definition is still a failure, and says why)."""
+    return cut(f"{note}: {ho[-1].message}") if hv != "pass" and ho[-1].message else note
 
 
 def _excused(

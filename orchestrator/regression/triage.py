@@ -193,7 +193,7 @@ def _streak(case: Case, repeats: list[Seen]) -> Triage:
         f"the same digest passed on host {case.host} in {count(len(passed), 'run')} (the last "
         f"run {last.run[:8]}) and failed in {'the' if failed == 1 else 'all'} "
         f"{count(failed, 'run')} since, this one included: a streak on an unchanged image, so "
-        "what changed is around it (host, driver, data or environment), never flaky",
+        "what changed is around it (host, driver, data or environment)",
         (last.run, *(s.run for s in since[-3:]), case.run),
         (case.host,),
         (case.digest,),

@@ -191,7 +191,8 @@ def gate_note(code: str, c: CellChange, allowed_by: str = "") -> str:
     if code == "failing":
         said = {REGRESSED: "regressed", NEW_FAILURE: "new failure"}.get(c.kind, "failing")
         if c.kind == NOT_COMPARABLE:
-            said = f"failing, not comparable ({c.note.split(' (', 1)[0] or 'changed'})"
+            what = "definition" if c.note.startswith("definition") else "check version"
+            said = f"failing, not comparable ({what} changed)"
     else:
         said = code.replace("_", " ")
     return said + (f", not gated: {allowed_by}" if allowed_by else "")
@@ -654,8 +655,32 @@ def diff_junit(report: Report, verdict: Verdict | None = None, why: Why | None =
         suite.set("failures", str(n_fail))
         suite.set("errors", str(n_err))
         suite.set("skipped", str(n_skip))
+    if verdict is not None:
+        _gate_suite(root, verdict)
+    for attr in ("tests", "failures", "errors", "skipped"):
+        root.set(attr, str(sum(int(suite.get(attr, "0")) for suite in root)))
     ET.indent(root)
     return encode.xml(ET.tostring(root, encoding="unicode", xml_declaration=True)) + "\n"
+
+
+def _gate_suite(root: ET.Element, verdict: Verdict) -> None:
+    """The reasons no cell carries (nothing to judge, tampered output, readiness): one testcase
+    each, a ``failure`` where it gates, so that the file fails the CI job exactly when the
+    verdict does."""
+    reasons = [r for r in verdict.reasons if not r.changes]
+    if not reasons:
+        return
+    suite = ET.SubElement(root, "testsuite", name="valorch gate")
+    for r in reasons:
+        case = ET.SubElement(suite, "testcase", classname="gate", name=r.code)
+        if r.gates:
+            ET.SubElement(case, "failure", type=r.code, message=cut(r.line(), 500)).text = r.line()
+        else:
+            ET.SubElement(case, "skipped", message=cut(f"not gated: {r.line()}", 500))
+    suite.set("tests", str(len(reasons)))
+    suite.set("failures", str(sum(1 for r in reasons if r.gates)))
+    suite.set("errors", "0")
+    suite.set("skipped", str(sum(1 for r in reasons if not r.gates)))
 
 
 def diff_html(report: Report, verdict: Verdict | None = None, why: Why | None = None) -> str:
