@@ -366,7 +366,17 @@ def _one(
         hv = verdict(o.status for o in ho)
         hit = _excused(match, env, backend, check, "error" if any(o.tampered for o in ho) else hv)
         if hit is not None and (hv in FAILING or any(o.tampered for o in ho)):
-            return CellChange(env, check, EXPECTED, "", hv, backend, note=hit.reason, issue=hit)
+            return CellChange(
+                env,
+                check,
+                EXPECTED,
+                "",
+                hv,
+                backend,
+                note=hit.reason,
+                issue=hit,
+                tampered=any(o.tampered for o in ho),
+            )
         tampered = any(o.tampered for o in ho)
         if hv in FAILING or tampered:  # a new check that fails: a failure, never coverage gained
             note = cut(f"new check: {ho[-1].message}" if ho[-1].message else "new check")
@@ -434,7 +444,7 @@ def _one(
             note=_failed(changed, hv, ho),
             tampered=tampered,
         )
-    if any(o.status == "error" for o in (*bo, *ho)):
+    if "error" in (bv, hv) or tampered:  # else a retry's verdict judges it; forged output never
         return CellChange(
             env, check, INCONCLUSIVE, bv, hv, backend, note=cut(ho[-1].message), tampered=tampered
         )

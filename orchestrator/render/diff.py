@@ -5,6 +5,7 @@ Renderers return strings; the CLI writes them.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections.abc import Callable
@@ -683,9 +684,10 @@ def _gate_suite(root: ET.Element, verdict: Verdict) -> None:
     suite.set("skipped", str(sum(1 for r in reasons if not r.gates)))
 
 
-def diff_html(report: Report, verdict: Verdict | None = None, why: Why | None = None) -> str:
-    """The HTML report: the verdict block, then everything else folded. ``why``: each red
-    cell's triage, shown in its row (class and reason) as in the Markdown report."""
+@functools.cache
+def _templates() -> Environment:
+    """The report's template environment, built once per process (a property test renders
+    thousands of reports)."""
     env = Environment(
         loader=FileSystemLoader(Path(__file__).parent / "templates"),
         autoescape=select_autoescape(["html", "j2"]),
@@ -694,6 +696,13 @@ def diff_html(report: Report, verdict: Verdict | None = None, why: Why | None = 
     )
     env.filters["wbr"] = wbr
     env.filters["count"] = count
+    return env
+
+
+def diff_html(report: Report, verdict: Verdict | None = None, why: Why | None = None) -> str:
+    """The HTML report: the verdict block, then everything else folded. ``why``: each red
+    cell's triage, shown in its row (class and reason) as in the Markdown report."""
+    env = _templates()
     shown = {id(c) for r in (verdict.reasons if verdict is not None else ()) for c in r.changes}
     sections = [
         (title, [c for c in _sorted(report, kinds) if id(c) not in shown])

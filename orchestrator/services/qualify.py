@@ -116,6 +116,27 @@ class Qualification:
         return passed(self.verdict.why(), said)
 
 
+def judge(
+    report: engine.Report,
+    opts: QualifyOptions,
+    infra_errors: bool = False,
+    tampered: tuple[str, ...] = (),
+    further: tuple[gate.Further, ...] = (),
+) -> gate.Verdict:
+    """qualify's one decision (pure): the gate over the report with qualify's flags, the
+    tampered checks, the readiness gate's answer, and no evidence never a pass."""
+    return gate.decide(
+        report,
+        gate_coverage=not opts.allow_coverage_loss,
+        allow_known_failures=opts.allow_known_failures,
+        infra_errors=infra_errors,
+        tampered=tampered,
+        further=further,
+        require_evidence=True,
+        allow_empty=opts.allow_empty,
+    )
+
+
 def readiness_gate(
     factory: sessionmaker[Session], job: str, basis: str, window: str
 ) -> ReadinessGate:
@@ -179,15 +200,12 @@ def qualify(
         if opts.readiness
         else None
     )
-    verdict = gate.decide(
+    verdict = judge(
         report,
-        gate_coverage=not opts.allow_coverage_loss,
-        allow_known_failures=opts.allow_known_failures,
+        opts,
         infra_errors=any(s.infra_errors for s in summaries),
         tampered=tampered,
         further=(ready.further,) if ready is not None else (),
-        require_evidence=True,
-        allow_empty=opts.allow_empty,
     )
     return Qualification(
         tuple(views.summary_line(s) for s in summaries),

@@ -37,6 +37,8 @@ class Outcome:
     def conclusion(self) -> str:
         """Zero results is a failure, never a success (conbench/conbench#1191); a regression
         or a gate that said no is a failure; infrastructure trouble alone is neutral."""
+        if self.decided:  # the gate's decision, as every other sink renders it
+            return FAILURE if self.failed else NEUTRAL if self.infra else SUCCESS
         if self.results == 0 or self.regressions or self.failed:
             return FAILURE
         return NEUTRAL if self.infra else SUCCESS
