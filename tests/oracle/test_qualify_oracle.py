@@ -10,7 +10,7 @@ readiness gate's answer, infrastructure errors and the flags; the property asser
 the production decision equals the oracle's, and that every sink rendered from it, parsed
 back, shows that decision: qualify.json / diff JSON (parsed), the JUnit XML (its failures
 count), report.md and report.html (the verdict line and exit code), the notification
-(Slack text and GitHub conclusion) and the exit code."""
+(Slack text and GitHub conclusion), the exit code, and (in 300 cases) the terminal."""
 
 from __future__ import annotations
 
@@ -267,6 +267,26 @@ def test_every_sink_shows_the_oracles_decision(case):
     conclusion = {0: message.SUCCESS, 1: message.FAILURE, 3: message.NEUTRAL}[want.exit_code]
     assert message.github(posted, "0" * 40)["conclusion"] == conclusion
     assert message.slack(posted)["text"].startswith(f"valorch qualify rel: {conclusion.upper()}")
+
+
+@settings(max_examples=300, deadline=None)
+@given(CASE)
+def test_the_terminal_shows_the_oracles_decision(case):
+    """The terminal's verdict line (rich tables cost ~6 ms a report: fewer cases here)."""
+    from orchestrator.commands.common import out
+    from orchestrator.commands.terminal import print_term
+
+    want = oracle(case)
+    report, verdict, _code = production(case)
+    with out.capture() as captured:
+        print_term(report, verdict)
+    text = " ".join(captured.get().split())  # the verdict line, however the width wrapped it
+    assert text.startswith(f"{verdict.word}: ") and f"(exit {want.exit_code}) diff " in text
+    assert verdict.word == (
+        ("qualified" if want.exit_code == 0 else "NOT QUALIFIED")
+        if case["subject"] == "qualify"
+        else ("gate passed" if want.exit_code == 0 else "GATE FAILED")
+    )
 
 
 def test_the_oracle_reads_the_documented_examples():
