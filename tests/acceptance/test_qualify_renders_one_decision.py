@@ -189,3 +189,12 @@ def test_a_candidate_that_proved_nothing_is_not_qualified_unless_allowed(tmp_pat
     assert allowed.returncode == 0, allowed.stdout[-2000:] + allowed.stderr[-2000:]
     assert "(not gated: --allow-empty)" in allowed.stdout
     assert json.loads((tmp_path / "q2" / "qualify.json").read_text())["qualified"] is True
+    # a selection that matches nothing: refused as a spec error (exit 2), or nothing to judge
+    spec = {"name": "emptyq", "images": ["host"]}
+    spec["suites"] = [{"name": "selftest", "checks": ["selftest.no-such-*"]}]
+    (tmp_path / "glob.yaml").write_text(yaml.safe_dump(spec))
+    none = _qualify(db, tmp_path / "glob.yaml", base, tmp_path / "q3")
+    assert none.returncode in (1, 2), none.stdout[-2000:] + none.stderr[-2000:]
+    if none.returncode == 1:
+        assert "nothing to judge: the candidate has no results" in none.stdout
+        assert json.loads((tmp_path / "q3" / "qualify.json").read_text())["qualified"] is False
