@@ -99,15 +99,17 @@ DEFAULT_THRESHOLD = 0.05
 
 # The regression report's change kinds, most serious first (the order of its sections).
 REGRESSED, SLOWER = "regressed", "slower"
+NEW_FAILURE = "new_failure"  # a check the base did not have, failing in the head
 FIXED, FASTER = "fixed", "faster"
 NOISE = "noise"  # over the threshold, not significant: "~"
 FLAKY, INCONCLUSIVE_CHANGE, EXPECTED = "flaky", "inconclusive", "expected"
 COVERAGE_LOST, COVERAGE_GAINED = "coverage_lost", "coverage_gained"
 NOT_COMPARABLE, CHANGED, SAME = "not_comparable", "changed", "same"
 #: the change kinds that make a regression (exit 1)
-COUNTED = (REGRESSED, SLOWER)
+COUNTED = (REGRESSED, NEW_FAILURE, SLOWER)
 MARK = {
     REGRESSED: "❌",
+    NEW_FAILURE: "❌",
     SLOWER: "▼",
     FIXED: "✅",
     FASTER: "▲",

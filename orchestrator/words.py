@@ -20,3 +20,9 @@ def plural(noun: str) -> str:
 def count(n: int, noun: str, many: str | None = None) -> str:
     """``n`` and the noun in the number ``n`` takes: "1 host", "3 hosts", "0 hosts"."""
     return f"{n} {noun if n == 1 else (many or plural(noun))}"
+
+
+def cut(text: str, most: int) -> str:
+    """``text`` within ``most`` characters; a cut one ends with "…", so that no reader takes a
+    truncated symbol or path for the whole of it."""
+    return text if len(text) <= most else text[: max(0, most - 1)] + "…"

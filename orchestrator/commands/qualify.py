@@ -1,15 +1,15 @@
 """valorch qualify: run a release job, diff it against a baseline, write the reports, gate.
 
 Exit 0 only when qualified; 1 not qualified (an unexcused failing check, a check still
-failing since the baseline, a timing regression, lost coverage, tampered output: the
-service's ``Qualification.outcome`` decides, this prints); 2 bad input (job, baseline,
+failing since the baseline, a timing regression, lost coverage, tampered output, not ready
+with --readiness, nothing to judge without --allow-empty: the service's verdict decides,
+once, and every report below renders it); 2 bad input (job, baseline,
 known issues); 3 infrastructure errors and nothing else, or a qualified release whose
 --notify did not arrive.
 """
 
 from __future__ import annotations
 
-import json
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -92,12 +92,18 @@ def qualify(
     readiness_window: str = typer.Option(
         "7d", "--readiness-window", help="The runs --readiness counts (90m, 36h, 7d, 2w)."
     ),
+    allow_empty: bool = typer.Option(
+        False,
+        "--allow-empty",
+        help="Qualify although the candidate proved nothing (no results, no check selected, "
+        "every check skipped, unsupported or not applicable) [default: not qualified].",
+    ),
     notify: list[str] = NotifyOption,
     db: str = DbOption,
     catalog: Path = CatalogOption,
 ) -> None:
     """Run the job, diff the new runs against the baseline, write report.md/.html/.junit.xml; gate."""
-    from ..render.diff import diff_html, diff_junit, diff_md
+    from ..render.diff import diff_html, diff_junit, diff_md, qualify_json
     from ..services import qualify as service
     from ..services import triage
     from ..services.candidate import candidate_job
@@ -123,6 +129,9 @@ def qualify(
         threshold=threshold,
         allow_coverage_loss=allow_coverage_loss,
         allow_known_failures=allow_known_failures,
+        readiness=readiness,
+        readiness_window=readiness_window,
+        allow_empty=allow_empty,
         where=Where(
             cpu_only=cpu_only, executor=executor.value, partition=partition, hosts_file=hosts_file
         ),
@@ -149,39 +158,29 @@ def qualify(
         factory, report.head.runs, report.base
     )  # each red check of the report says why
     out_dir = out_dir or Path("results") / f"qualify-{datetime.now():%Y%m%d-%H%M%S}"
-    write_output(diff_md(report, done.verdict, why), out_dir / "report.md")
-    write_output(diff_html(report, done.verdict, why), out_dir / "report.html")
-    write_output(diff_junit(report, done.verdict, why), out_dir / "report.junit.xml")
+    verdict = done.verdict  # the one decision: every sink below renders it
+    write_output(diff_md(report, verdict, why), out_dir / "report.md")
+    write_output(diff_html(report, verdict, why), out_dir / "report.html")
+    write_output(diff_junit(report, verdict, why), out_dir / "report.junit.xml")
     closable = _closable(factory, known_issues, spec.name)
-    ready = None
-    if readiness:  # the pass rates over many runs, this run's included: a further gate
+    if done.readiness is not None:
         from ..render.readiness import render_md
-        from ..services import readiness as readiness_service
 
-        ready = readiness_service.for_report(factory, spec.name, readiness, readiness_window)
-        write_output(render_md(ready), out_dir / "readiness.md")
+        write_output(render_md(done.readiness.report), out_dir / "readiness.md")
     write_output(
-        json.dumps(
-            {
-                "job": spec.name,
-                "baseline": baseline,
-                "runs": list(report.head.runs),  # valorch attest --qualify
-                "qualified": done.qualified and (ready is None or not ready.gating),
-                "closable_known_issues": closable,
-                # the accepted regressions the attestation's VSA names
-                **({} if ready is None else readiness_service.summary(ready)),
-                "reasons": list(done.reasons),
-                "triage": {
-                    f"{env} {check}": {"class": t.cls, "reason": t.reason}
-                    for (env, check), t in sorted(why.items())
-                },
-                "finished": f"{datetime.now(timezone.utc):%Y-%m-%dT%H:%M:%SZ}",
-            },
-            indent=1,
+        qualify_json(
+            report,
+            verdict,
+            why,
+            job=spec.name,
+            baseline=baseline,
+            closable=closable,
+            readiness=done.readiness.summary if done.readiness is not None else None,
+            finished=f"{datetime.now(timezone.utc):%Y-%m-%dT%H:%M:%SZ}",
         ),
         out_dir / "qualify.json",
     )
-    print_term(report, done.verdict, why)
+    print_term(report, verdict, why)
     reached = (
         notify_service.post_report(
             factory,
@@ -189,7 +188,7 @@ def qualify(
             notify_service.Posting(
                 report,
                 title,
-                done.verdict,
+                verdict,
                 why,
                 infra=done.infra_errors,
                 report_path=str(out_dir / "report.html"),
@@ -200,8 +199,7 @@ def qualify(
         if targets
         else True
     )
-    ending = done.outcome(out_dir, notified=reached)
-    end_with(ending if ready is None else readiness_service.gate(ending, ready))
+    end_with(done.outcome(out_dir, notified=reached))
 
 
 def _closable(factory: object, path: Path | None, job: str) -> list[str]:

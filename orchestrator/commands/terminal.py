@@ -24,7 +24,15 @@ def print_term(
     """The verdict block (qualified or not, why, the first check ids), the gate's failures,
     regressions and lost coverage, then every other section; each red cell with its triage."""
 
-    from ..render.diff import SECTIONS, _timing_text, header, verdict_rows, why_text
+    from ..render.diff import (
+        SECTIONS,
+        _timing_text,
+        count_words,
+        gate_mark,
+        header,
+        verdict_rows,
+        why_text,
+    )
     from ..spec import COUNTED
 
     h = header(report)
@@ -52,17 +60,18 @@ def print_term(
             out.print(f"  {'[red]✗[/red]' if r.gates else '·'} {escape(r.line())}")
         if verdict.excused:
             out.print(f"  · {verdict.excused} excused by known issues")
+        out.print(f"  · counts: {verdict.counts.said()}")
         for title, gated in verdict_rows(verdict):
             table = Table(title=f"{title} ({len(gated)})", title_justify="left")
             for col in ("", "environment", "check", "base", "head", "gate", "detail"):
                 table.add_column(col)
             for cell, gate_note in gated:
                 shown.add(id(cell))
-                detail = "\n".join(
+                detail = " — ".join(
                     x for x in (_timing_text(cell) or cell.note, why_text(why, cell)) if x
                 )
                 table.add_row(
-                    cell.mark or "❌",
+                    gate_mark(gate_note),
                     cell.env,
                     cell.check,
                     cell.base or "—",
@@ -77,9 +86,7 @@ def print_term(
         f"hosts: {', '.join(report.base.hosts) or '—'} → {', '.join(report.head.hosts) or '—'}; "
         f"threshold {report.threshold * 100:g} %"
     )
-    out.print(
-        "  counts: " + (", ".join(f"{k} {v}" for k, v in h["counts"].items()) or "nothing compared")
-    )
+    out.print("  counts: " + count_words(report, verdict))
     if h["noisy_host"]:
         out.print(
             f"  [yellow]noisy host[/yellow]: {count(h['noisy_host'], 'timed check')} ran on a busy host; "
@@ -103,7 +110,7 @@ def print_term(
                 c.check,
                 c.base or "—",
                 c.head or "—",
-                "\n".join(x for x in (_timing_text(c) or c.note, why_text(why, c)) if x),
+                " — ".join(x for x in (_timing_text(c) or c.note, why_text(why, c)) if x),
                 style="red" if c.kind in COUNTED else None,
             )
         out.print(table)

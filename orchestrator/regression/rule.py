@@ -3,7 +3,7 @@
 The rule is docs/design.md, "Regression rule":
 
 - status: pass→fail/crash/timeout REGRESSED, fail→pass FIXED, pass→unsupported/partial/skip
-  and a removed check COVERAGE LOST (a known issue with ``status: missing`` covers a removed one), a new check COVERAGE GAINED, anything with
+  and a removed check COVERAGE LOST (a known issue with ``status: missing`` covers a removed one), a new check COVERAGE GAINED (NEW FAILURE when it fails), anything with
   ``error`` INCONCLUSIVE, mixed attempts in head FLAKY, a failing head matched by a
   live known issue EXPECTED, a changed check version ``x`` (not comparable);
 - timing (samples in seconds, smaller is better unless ``bigger_is_better``): worse
@@ -28,6 +28,7 @@ from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import TypedDict
 
+from .. import words
 from ..matrix.model import FAILING, SYMBOL, verdict
 
 # Change kinds, most serious first (the order of the report's sections), are spec.py's vocabulary.
@@ -42,6 +43,7 @@ from ..spec import (
     FIXED,
     FLAKY,
     MARK,
+    NEW_FAILURE,
     NOISE,
     NOT_COMPARABLE,
     REGRESSED,
@@ -58,6 +60,12 @@ TIMED_MIN = 3  # fewer samples than this on a side: status only
 
 _NOT_RUN = ("unsupported", "skip", "n/a")  # never exercised: nothing to lose
 _LOST = ("unsupported", "partial", "skip", "n/a")  # pass → one of these: coverage lost
+NOTE_MAX = 200  # characters of a head's message kept as a cell's note
+
+
+def cut(text: str, most: int = NOTE_MAX) -> str:
+    """``text`` within ``most`` characters, a cut one ending with "…" (words.cut)."""
+    return words.cut(text, most)
 
 
 @dataclass(frozen=True)
@@ -358,21 +366,38 @@ def _one(
         hv = verdict(o.status for o in ho)
         hit = _excused(match, env, backend, check, "error" if any(o.tampered for o in ho) else hv)
         if hit is not None and (hv in FAILING or any(o.tampered for o in ho)):
-            return CellChange(env, check, EXPECTED, "", hv, backend, note=hit.reason, issue=hit)
-        return CellChange(
-            env,
-            check,
-            COVERAGE_GAINED,
-            "",
-            hv,
-            backend,
-            note="new check",
-            tampered=any(o.tampered for o in ho),
-        )
+            return CellChange(
+                env,
+                check,
+                EXPECTED,
+                "",
+                hv,
+                backend,
+                note=hit.reason,
+                issue=hit,
+                tampered=any(o.tampered for o in ho),
+            )
+        tampered = any(o.tampered for o in ho)
+        if hv in FAILING or tampered:  # a new check that fails: a failure, never coverage gained
+            note = cut(f"new check: {ho[-1].message}" if ho[-1].message else "new check")
+            return CellChange(
+                env, check, NEW_FAILURE, "", hv, backend, note=note, tampered=tampered
+            )
+        if hv == "error":
+            return CellChange(
+                env, check, INCONCLUSIVE, "", hv, backend, note=cut(ho[-1].message or "new check")
+            )
+        if hv == "flaky":
+            return CellChange(
+                env, check, FLAKY, "", hv, backend, note=" → ".join(o.status for o in ho)
+            )
+        if hv in _NOT_RUN:  # a new check that did not run: no coverage gained
+            return CellChange(env, check, CHANGED, "", hv, backend, note=f"new check, {hv}")
+        return CellChange(env, check, COVERAGE_GAINED, "", hv, backend, note="new check")
     bv = verdict(o.status for o in bo)
     if not ho:
-        hit = _excused(match, env, backend, check, "missing")
-        if hit is not None:
+        hit = _excused(match, env, backend, check, "missing") if bv not in _NOT_RUN else None
+        if hit is not None:  # it would be coverage lost: a live known issue excuses it
             return CellChange(env, check, EXPECTED, bv, "", backend, note=hit.reason, issue=hit)
         if bv in _NOT_RUN:  # it never ran in the baseline either: no coverage to lose
             return CellChange(
@@ -388,37 +413,18 @@ def _one(
                 env, check, EXPECTED, bv, hv, backend, note=hit.reason, issue=hit, tampered=True
             )
     vb, vh = bo[-1].version, ho[-1].version
-    if vb is not None and vh is not None and vb != vh:
-        return CellChange(
-            env,
-            check,
-            NOT_COMPARABLE,
-            bv,
-            hv,
-            backend,
-            note=f"check version {vb} → {vh}",
-            tampered=tampered,
-        )
     db, dh = bo[-1].definition, ho[-1].definition
-    if db and dh and db != dh:
-        return CellChange(
-            env,
-            check,
-            NOT_COMPARABLE,
-            bv,
-            hv,
-            backend,
-            note=f"definition changed ({db[:8]} → {dh[:8]}: command, expected output or version)",
-            tampered=tampered,
-        )
-    if any(o.status == "error" for o in (*bo, *ho)):
-        return CellChange(
-            env, check, INCONCLUSIVE, bv, hv, backend, note=ho[-1].message[:200], tampered=tampered
-        )
-    if hv == "flaky":
-        return CellChange(env, check, FLAKY, bv, hv, backend, note=" → ".join(o.status for o in ho))
-    note = ho[-1].message[:200] if hv != "pass" else ""
-    if hv in (*FAILING, *_LOST) and match is not None:
+    changed = (
+        f"check version {vb} → {vh}"
+        if vb is not None and vh is not None and vb != vh
+        else f"definition changed ({db[:8]} → {dh[:8]}: command, expected output or version)"
+        if db and dh and db != dh
+        else ""
+    )
+    note = cut(ho[-1].message) if hv != "pass" else ""
+    # a live known issue excuses a failure, and a check no longer run where that loses
+    # coverage (passed in a comparable baseline), before any other kind is decided
+    if match is not None and (hv in FAILING or (hv in _LOST and bv == "pass" and not changed)):
         known = match(env, backend, check, hv)
         if known is not None:
             issue, expired = known
@@ -427,6 +433,23 @@ def _one(
                     env, check, EXPECTED, bv, hv, backend, note=issue.reason, issue=issue
                 )
             note = f"known issue expired on {issue.expires}: {issue.reason}"
+    if changed:
+        return CellChange(
+            env,
+            check,
+            NOT_COMPARABLE,
+            bv,
+            hv,
+            backend,
+            note=_failed(changed, hv, ho),
+            tampered=tampered,
+        )
+    if "error" in (bv, hv) or tampered:  # else a retry's verdict judges it; forged output never
+        return CellChange(
+            env, check, INCONCLUSIVE, bv, hv, backend, note=cut(ho[-1].message), tampered=tampered
+        )
+    if hv == "flaky":
+        return CellChange(env, check, FLAKY, bv, hv, backend, note=" → ".join(o.status for o in ho))
     kind = _status_kind(bv, hv)
     if kind == SAME and bv == "pass":
         br, hr = _by_run(bo), _by_run(ho)
@@ -450,6 +473,12 @@ def _one(
     return CellChange(
         env, check, kind, bv, hv, backend, note=note
     )  # a partial or still-failing check keeps its why
+
+
+def _failed(note: str, hv: str, ho: Sequence[Obs]) -> str:
+    """A not-comparable cell's note, with the head's message where the head did not pass (a
+    failure under a new definition is still a failure, and says why)."""
+    return cut(f"{note}: {ho[-1].message}") if hv != "pass" and ho[-1].message else note
 
 
 def _excused(

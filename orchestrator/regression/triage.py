@@ -14,8 +14,11 @@ Classes, in the order they are tried (the first that the evidence shows wins):
   spec.definition_hash) is not the one its earlier runs of this image had, and it never
   passed under the new one: the spec changed, not necessarily the image. Every later rule
   compares only with runs of the same definition;
-- ``flaky``: mixed outcomes across this run's attempts, or across repeats of the same digest
-  on the same host;
+- ``flaky``: mixed outcomes across this run's attempts, or pass and fail interleaved over the
+  runs of the same digest on the same host (a pass after a failure, or an earlier run with
+  mixed attempts);
+- ``regression`` (same digest): passes, then a streak of failures up to this run on the same
+  digest and host: never flaky; what changed is around the image;
 - ``image drift``: the run's digest is not the one the catalog pins or the baseline ran (and the
   check did not fail on that digest too: then the drift explains nothing);
 - ``regression``: the check passed on the previous digest of this image on the same host
@@ -26,6 +29,8 @@ Classes, in the order they are tried (the first that the evidence shows wins):
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+
+from ..words import count
 
 FAILING = ("fail", "crash", "timeout", "error")
 CLASSES = (
@@ -147,18 +152,52 @@ def _same_digest(case: Case) -> Triage | None:
             (case.host, s.host),
             (case.digest,),
         )
-    repeats = [s for s in same if s.host == case.host]
-    if any(s.verdict in ("pass", "flaky") for s in repeats):
-        passed = [s for s in repeats if s.verdict in ("pass", "flaky")]
-        return Triage(
-            "flaky",
-            f"the same digest on the same host passed in {len(passed)} of {len(repeats)} other "
-            f"runs (e.g. run {passed[-1].run[:8]}) and fails here",
-            (case.run, *(s.run for s in passed[-3:])),
-            (case.host,),
-            (case.digest,),
-        )
-    return None
+    repeats = sorted((s for s in same if s.host == case.host), key=lambda s: s.started)
+    if not any(s.verdict in ("pass", "flaky") for s in repeats):
+        return None
+    return _interleaved(case, repeats) or _streak(case, repeats)
+
+
+def _interleaved(case: Case, repeats: list[Seen]) -> Triage | None:
+    """Flaky across runs: an earlier run of the digest had mixed attempts, or a pass follows a
+    failure in the runs of the same digest on the same host (this run included)."""
+    seq = sorted([*((s.started, s.verdict) for s in repeats), (case.started, "fail")])
+    mixed = [s for s in repeats if s.verdict == "flaky"]
+    after_fail = any(
+        v == "pass" and any(w in FAILING for _, w in seq[:i]) for i, (_, v) in enumerate(seq)
+    )
+    if not mixed and not after_fail:
+        return None
+    passed = [s for s in repeats if s.verdict in ("pass", "flaky")]
+    said = "".join("P" if v == "pass" else "F" if v in FAILING else "~" for _, v in seq)
+    return Triage(
+        "flaky",
+        f"the same digest on the same host passed and failed in turn over {len(seq)} runs "
+        f"({said}, oldest first, P pass, F fail, ~ mixed attempts; e.g. passed in run "
+        f"{passed[-1].run[:8]})",
+        (case.run, *(s.run for s in passed[-3:])),
+        (case.host,),
+        (case.digest,),
+    )
+
+
+def _streak(case: Case, repeats: list[Seen]) -> Triage:
+    """Passes, then only failures since, on the same digest and host: not flaky. The image did
+    not change, so what changed is around it (the host, its driver, data or environment)."""
+    passed = [s for s in repeats if s.verdict == "pass"]
+    last = passed[-1]
+    since = [s for s in repeats if s.started > last.started]
+    failed = len(since) + 1  # this run too
+    return Triage(
+        "regression",
+        f"the same digest passed on host {case.host} in {count(len(passed), 'run')} (the last "
+        f"run {last.run[:8]}) and failed in {'the' if failed == 1 else 'all'} "
+        f"{count(failed, 'run')} since, this one included: a streak on an unchanged image, so "
+        "what changed is around it (host, driver, data or environment)",
+        (last.run, *(s.run for s in since[-3:]), case.run),
+        (case.host,),
+        (case.digest,),
+    )
 
 
 def _drift(case: Case) -> Triage | None:
@@ -194,7 +233,8 @@ def _history(case: Case) -> Triage:
     if not any(s.verdict == "pass" for s in any_before):
         return Triage(
             "never passed",
-            f"{case.check} failed in all {len(any_before)} earlier runs of this image "
+            f"{case.check} failed in {'the' if len(any_before) == 1 else 'all'} "
+            f"{count(len(any_before), 'earlier run')} of this image "
             f"(latest run {any_before[-1].run[:8]}) and never passed",
             *_here(case),
         )

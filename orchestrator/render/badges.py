@@ -40,6 +40,7 @@ TONE = {
     "too few runs": NONE,
     # diff change kinds
     "regressed": BAD,
+    "new_failure": BAD,
     "slower": BAD,
     "fixed": GOOD,
     "faster": GOOD,
@@ -61,6 +62,7 @@ WORD = {
     "noise": "~ not significant",
     "coverage_lost": "coverage lost",
     "coverage_gained": "coverage gained",
+    "new_failure": "new failure",
     "not_comparable": "not comparable",
     "xfail": "known issue",
     "error": "inconclusive",

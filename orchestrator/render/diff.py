@@ -5,6 +5,7 @@ Renderers return strings; the CLI writes them.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections.abc import Callable
@@ -26,6 +27,7 @@ from ..spec import (
     FASTER,
     FIXED,
     FLAKY,
+    NEW_FAILURE,
     NOISE,
     NOT_COMPARABLE,
     NOT_EXERCISED,
@@ -34,7 +36,7 @@ from ..spec import (
     SLOWER,
 )
 from ..spec import INCONCLUSIVE_CHANGE as INCONCLUSIVE
-from ..words import count
+from ..words import count, cut
 from .badges import CSS as BADGE_CSS
 from .badges import badge
 from .breaks import wbr
@@ -51,7 +53,7 @@ if TYPE_CHECKING:
     Why = Mapping[tuple[str, str], Triage]
 
 SECTIONS = (
-    ("Status regressions", (REGRESSED,)),
+    ("Status regressions", (REGRESSED, NEW_FAILURE)),
     ("Performance changes", (SLOWER, FASTER, NOISE)),
     ("Fixes", (FIXED,)),
     ("Expected failures (known issues)", (EXPECTED,)),
@@ -184,13 +186,30 @@ GATE_SECTIONS = (
 )
 
 
+def gate_note(code: str, c: CellChange, allowed_by: str = "") -> str:
+    """What the gate says of one of its cells: "regressed", "new failure", "still failing",
+    "failing, not comparable (definition changed)", "coverage lost", ", not gated: FLAG"."""
+    if code == "failing":
+        said = {REGRESSED: "regressed", NEW_FAILURE: "new failure"}.get(c.kind, "failing")
+        if c.kind == NOT_COMPARABLE:
+            what = "definition" if c.note.startswith("definition") else "check version"
+            said = f"failing, not comparable ({what} changed)"
+    else:
+        said = code.replace("_", " ")
+    return said + (f", not gated: {allowed_by}" if allowed_by else "")
+
+
+#: the symbol of a gate's row: every failure the failure symbol, whatever its change kind
+GATE_MARK = {"still_failing": "❌", "failing": "❌", "slower": "▼", "coverage_lost": "−"}
+
+
 def verdict_rows(verdict: Verdict) -> list[tuple[str, list[tuple[CellChange, str]]]]:
     """The gate's sections (failures, still failing first; regressions; coverage lost), each
     row with what the gate says of it ("still failing", "not gated: --allow-known-failures")."""
     out = []
     for title, codes in GATE_SECTIONS:
         rows = [
-            (c, r.code.replace("_", " ") + ("" if r.gates else f", not gated: {r.allowed_by}"))
+            (c, gate_note(r.code, c, "" if r.gates else r.allowed_by))
             for code in codes
             for r in verdict.reasons
             if r.code == code
@@ -199,6 +218,29 @@ def verdict_rows(verdict: Verdict) -> list[tuple[str, list[tuple[CellChange, str
         if rows:
             out.append((title, rows))
     return out
+
+
+def gate_mark(gate_said: str) -> str:
+    """The symbol of a gate row from what the gate said of it."""
+    if gate_said.startswith("coverage lost"):
+        return GATE_MARK["coverage_lost"]
+    return GATE_MARK["slower"] if gate_said.startswith("slower") else "❌"
+
+
+def count_words(report: Report, verdict: Verdict | None = None) -> str:
+    """The report's counts in words ("failing 1, new failure 1, unchanged 16"): with a
+    verdict its failing count first (the number that decided), then every change kind."""
+    kinds = ", ".join(f"{kind_word(k)} {v}" for k, v in sorted(report.counts.items()))
+    failing = f"failing {verdict.counts.failing}" if verdict is not None else ""
+    return ", ".join(x for x in (failing, kinds) if x) or "nothing compared"
+
+
+def kind_word(kind: str) -> str:
+    """A change kind as a person reads it ("coverage gained", never ``coverage_gained``)."""
+    return KIND_WORDS.get(kind, kind.replace("_", " "))
+
+
+KIND_WORDS = {SAME: "unchanged", EXPECTED: "excused (known issue)", NOISE: "~ not significant"}
 
 
 def verdict_md(report: Report, verdict: Verdict, why: Why | None = None) -> list[str]:
@@ -212,7 +254,8 @@ def verdict_md(report: Report, verdict: Verdict, why: Why | None = None) -> list
     ]
     lines += [f"- {'❌' if r.gates else '◻'} {_md_cell(r.line())}" for r in verdict.reasons]
     if verdict.excused:
-        lines.append(f"- xfail {verdict.excused} excused by known issues (listed below, folded)")
+        lines.append(f"- ⚑ {verdict.excused} excused by known issues (listed below, folded)")
+    lines.append(f"- counts: {verdict.counts.said()}")
     if verdict.infra_errors:
         lines.append("- ⚠️ infrastructure errors: the affected checks are inconclusive")
     lines.append("")
@@ -229,7 +272,7 @@ def verdict_md(report: Report, verdict: Verdict, why: Why | None = None) -> list
                 x if i == 2 else _md_cell(x)
                 for i, x in enumerate(
                     (
-                        c.mark or "❌",
+                        gate_mark(gate_note),
                         c.env,
                         _code(c.check),
                         c.base or "—",
@@ -246,7 +289,7 @@ def verdict_md(report: Report, verdict: Verdict, why: Why | None = None) -> list
     return lines
 
 
-def _md_sides(report: Report, h: dict[str, Any]) -> list[str]:
+def _md_sides(report: Report, h: dict[str, Any], verdict: Verdict | None = None) -> list[str]:
     """What was compared (base and head side by side), the thresholds, the counts."""
     base, head = report.base, report.head
     return [
@@ -264,7 +307,7 @@ def _md_sides(report: Report, h: dict[str, Any]) -> list[str]:
         "Significance is Benjamini–Hochberg controlled over the report's timed checks (q < 0.05); "
         "each timing shows its noise (CV) and the smallest change it can reveal.",
         "",
-        "Counts: " + (", ".join(f"{k} {v}" for k, v in h["counts"].items()) or "nothing compared"),
+        "Counts: " + count_words(report, verdict),
         "",
     ]
 
@@ -364,7 +407,7 @@ def _md_noise(report: Report) -> list[str]:
 
 
 _MD_LEGEND = (
-    "Legend: ❌ regressed · ▼ slower · ▲ faster · ~ over the threshold, not significant (not counted) "
+    "Legend: ❌ regressed or new failure (a new check that fails) · ▼ slower · ▲ faster · ~ over the threshold, not significant (not counted) "
     "· ✅ fixed · ⁇ flaky or inconclusive · ⚑ known issue · − coverage lost · + coverage gained "
     "· x not comparable"
 )
@@ -385,7 +428,9 @@ def diff_md(report: Report, verdict: Verdict | None = None, why: Why | None = No
     else:
         lines += [f"Verdict: {'**REGRESSED**' if report.regressed else 'no regression'}", ""]
     h = header(report)
-    lines += _md_sides(report, h) + _md_warnings(report, h) + _md_changes(report, shown, why)
+    lines += (
+        _md_sides(report, h, verdict) + _md_warnings(report, h) + _md_changes(report, shown, why)
+    )
     lines += _md_flips(report) + _md_geomean(report) + _md_noise(report)
     if verdict is not None:
         lines += ["</details>", ""]
@@ -402,6 +447,7 @@ def gate_json(verdict: Verdict) -> dict[str, Any]:
         "qualified": verdict.qualified,
         "exit_code": verdict.exit_code,
         "headline": verdict.headline(),
+        "counts": verdict.counts.as_dict(),
         "excused": verdict.excused,
         "infra_errors": verdict.infra_errors,
         "reasons": [
@@ -409,15 +455,52 @@ def gate_json(verdict: Verdict) -> dict[str, Any]:
                 "reason": r.code,
                 "gates": r.gates,
                 "allowed_by": r.allowed_by or None,
-                "count": len(r.changes),
+                "count": r.size,
+                "said": r.counted(),
                 "checks": [
                     {"environment": c.env, "check": c.check, "base": c.base, "head": c.head}
                     for c in r.changes
                 ],
+                "named": list(r.named),
             }
             for r in verdict.reasons
         ],
     }
+
+
+def qualify_json(
+    report: Report,
+    verdict: Verdict,
+    why: Why | None,
+    *,
+    job: str,
+    baseline: str,
+    closable: list[str],
+    readiness: dict[str, Any] | None,
+    finished: str,
+) -> str:
+    """qualify.json: the qualification's record (``attest --qualify`` reads ``qualified``, the
+    site lists it), rendered from the same verdict as every other sink."""
+    doc = {
+        "job": job,
+        "baseline": baseline,
+        "runs": list(report.head.runs),  # valorch attest --qualify
+        "qualified": verdict.qualified,
+        "exit_code": verdict.exit_code,
+        "headline": verdict.headline(),
+        "counts": verdict.counts.as_dict(),
+        "closable_known_issues": closable,
+        # the readiness gate's basis and cells, and the accepted regressions the VSA names
+        **(readiness or {}),
+        "reasons": list(verdict.lines()),
+        "gate": gate_json(verdict),
+        "triage": {
+            f"{env} {check}": {"class": t.cls, "reason": t.reason}
+            for (env, check), t in sorted((why or {}).items())
+        },
+        "finished": finished,
+    }
+    return json.dumps(doc, indent=1, ensure_ascii=False)
 
 
 def diff_json(report: Report, verdict: Verdict | None = None, why: Why | None = None) -> str:
@@ -525,12 +608,14 @@ def diff_junit(report: Report, verdict: Verdict | None = None, why: Why | None =
                     case,
                     "failure",
                     type=kind,
-                    message=f"{c.base or '—'} → {c.head or '—'}: {text}"[:500],
+                    message=cut(f"{c.base or '—'} → {c.head or '—'}: {text}", 500),
                 ).text = text
             elif c.kind == EXPECTED and c.issue is not None:
                 n_skip += 1
                 link = f" ({encode.href(c.issue.url)})" if encode.href(c.issue.url) else ""
-                ET.SubElement(case, "skipped", message=f"known issue: {c.issue.reason}{link}"[:500])
+                ET.SubElement(
+                    case, "skipped", message=cut(f"known issue: {c.issue.reason}{link}", 500)
+                )
             elif (
                 c.head == "partial"
             ):  # a passing testcase that says what is missing (and what allowed the loss)
@@ -539,37 +624,70 @@ def diff_junit(report: Report, verdict: Verdict | None = None, why: Why | None =
             elif c.head == "error" and c.kind != EXPECTED:  # the harness's, as in run --junit
                 n_err += 1
                 ET.SubElement(
-                    case, "error", type="error", message=f"{c.base or '—'} → error: {text}"[:500]
+                    case,
+                    "error",
+                    type="error",
+                    message=cut(f"{c.base or '—'} → error: {text}", 500),
                 ).text = text
             elif key in allowed:
                 n_skip += 1
                 ET.SubElement(
                     case,
                     "skipped",
-                    message=f"{c.kind}: {c.base or '—'} → {c.head or '—'}, not gated: "
-                    f"{allowed[key]} {text}"[:500],
+                    message=cut(
+                        f"{kind_word(c.kind)}: {c.base or '—'} → {c.head or '—'}, not gated: "
+                        f"{allowed[key]} {text}",
+                        500,
+                    ),
                 )
             elif c.kind in (FLAKY, INCONCLUSIVE, EXPECTED, NOT_COMPARABLE, COVERAGE_LOST):
                 n_skip += 1
                 ET.SubElement(
                     case,
                     "skipped",
-                    message=f"{c.kind}: {c.base or '—'} → {c.head or '—'} {text}"[:500],
+                    message=cut(
+                        f"{kind_word(c.kind)}: {c.base or '—'} → {c.head or '—'} {text}", 500
+                    ),
                 )
             elif c.head in (*NOT_EXERCISED, "xfail"):  # not a pass: says why (docs/statuses.md)
                 n_skip += 1
-                ET.SubElement(case, "skipped", message=f"{c.head}: {c.note or text}"[:500])
+                ET.SubElement(case, "skipped", message=cut(f"{c.head}: {c.note or text}", 500))
         suite.set("tests", str(len(changes)))
         suite.set("failures", str(n_fail))
         suite.set("errors", str(n_err))
         suite.set("skipped", str(n_skip))
+    if verdict is not None:
+        _gate_suite(root, verdict)
+    for attr in ("tests", "failures", "errors", "skipped"):
+        root.set(attr, str(sum(int(suite.get(attr, "0")) for suite in root)))
     ET.indent(root)
     return encode.xml(ET.tostring(root, encoding="unicode", xml_declaration=True)) + "\n"
 
 
-def diff_html(report: Report, verdict: Verdict | None = None, why: Why | None = None) -> str:
-    """The HTML report: the verdict block, then everything else folded. ``why``: each red
-    cell's triage, shown in its row (class and reason) as in the Markdown report."""
+def _gate_suite(root: ET.Element, verdict: Verdict) -> None:
+    """The reasons no cell carries (nothing to judge, tampered output, readiness): one testcase
+    each, a ``failure`` where it gates, so that the file fails the CI job exactly when the
+    verdict does."""
+    reasons = [r for r in verdict.reasons if not r.changes]
+    if not reasons:
+        return
+    suite = ET.SubElement(root, "testsuite", name="valorch gate")
+    for r in reasons:
+        case = ET.SubElement(suite, "testcase", classname="gate", name=r.code)
+        if r.gates:
+            ET.SubElement(case, "failure", type=r.code, message=cut(r.line(), 500)).text = r.line()
+        else:
+            ET.SubElement(case, "skipped", message=cut(f"not gated: {r.line()}", 500))
+    suite.set("tests", str(len(reasons)))
+    suite.set("failures", str(sum(1 for r in reasons if r.gates)))
+    suite.set("errors", "0")
+    suite.set("skipped", str(sum(1 for r in reasons if not r.gates)))
+
+
+@functools.cache
+def _templates() -> Environment:
+    """The report's template environment, built once per process (a property test renders
+    thousands of reports)."""
     env = Environment(
         loader=FileSystemLoader(Path(__file__).parent / "templates"),
         autoescape=select_autoescape(["html", "j2"]),
@@ -578,6 +696,13 @@ def diff_html(report: Report, verdict: Verdict | None = None, why: Why | None = 
     )
     env.filters["wbr"] = wbr
     env.filters["count"] = count
+    return env
+
+
+def diff_html(report: Report, verdict: Verdict | None = None, why: Why | None = None) -> str:
+    """The HTML report: the verdict block, then everything else folded. ``why``: each red
+    cell's triage, shown in its row (class and reason) as in the Markdown report."""
+    env = _templates()
     shown = {id(c) for r in (verdict.reasons if verdict is not None else ()) for c in r.changes}
     sections = [
         (title, [c for c in _sorted(report, kinds) if id(c) not in shown])
@@ -586,6 +711,8 @@ def diff_html(report: Report, verdict: Verdict | None = None, why: Why | None = 
     return env.get_template("diff.html.j2").render(
         verdict=verdict,
         gate_sections=verdict_rows(verdict) if verdict is not None else [],
+        gate_mark=gate_mark,
+        count_words=count_words(report, verdict),
         report=report,
         head=header(report),
         sections=[(t, rows) for t, rows in sections if rows],

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..catalog.core import Catalog
 from ..regression import gate
@@ -14,7 +14,7 @@ from ..regression import rule as engine
 from ..spec import DEFAULT_THRESHOLD, JobSpec
 from . import views
 from .candidate import check_baseline_for
-from .diff import report_for, resolve, runs_side
+from .diff import NoResultsError, report_for, resolve, runs_side
 from .outcome import GATE_FAILED, INCONCLUSIVE, PASSED, Kind, Outcome, Said, passed
 from .run import Where, execute_job, load_known_issues, stored_runs
 
@@ -35,12 +35,26 @@ class QualifyOptions:
     allow_coverage_loss: bool = False
     allow_known_failures: bool = False
     where: Where = field(default_factory=Where)
+    readiness: str | None = None  # --readiness BASIS: readiness is a further gate
+    readiness_window: str = "7d"
+    allow_empty: bool = False  # --allow-empty: a candidate that proved nothing may qualify
+
+
+@dataclass(frozen=True)
+class ReadinessGate:
+    """What ``qualify --readiness`` took from the readiness gate: its answer as a reason of
+    the qualification (``further``), its report (readiness.md) and what qualify.json keeps."""
+
+    further: gate.Further
+    report: Any
+    summary: dict[str, Any]
 
 
 @dataclass(frozen=True)
 class Qualification:
-    """The outcome of a qualification: the report, the gate's verdict on it, and how the
-    command ends (``outcome``). The command prints it; it decides nothing."""
+    """The outcome of a qualification: the report, the gate's verdict on it (the one
+    decision: the readiness gate, tampered output and an empty candidate folded in), and
+    how the command ends (``outcome``). The command prints it; it decides nothing."""
 
     lines: tuple[str, ...]
     report: engine.Report
@@ -49,12 +63,14 @@ class Qualification:
         str, ...
     ] = ()  # checks whose results were tampered with or cut at the output cap
     baseline: str = ""
+    readiness: ReadinessGate | None = None
 
     @property
     def exit_code(self) -> int:
-        """1 not qualified (a failure, a regression, lost coverage, tampered output); 3 inconclusive
-        (infrastructure errors and nothing else); 0 qualified."""
-        return GATE_FAILED if self.tampered else self.verdict.exit_code
+        """1 not qualified (a failure, a regression, lost coverage, tampered output, not
+        ready, nothing to judge); 3 inconclusive (infrastructure errors and nothing else); 0
+        qualified: the verdict's."""
+        return self.verdict.exit_code
 
     @property
     def qualified(self) -> bool:
@@ -67,28 +83,21 @@ class Qualification:
     @property
     def reasons(self) -> tuple[str, ...]:
         """Why it is not qualified (or what a flag allowed), one line per reason, the first check ids named."""
-        extra = (
-            (
-                f"{len(self.tampered)} tampered with or cut at the output cap: {', '.join(self.tampered[:5])}",
-            )
-            if self.tampered
-            else ()
-        )
-        return extra + self.verdict.lines()
+        return self.verdict.lines()
 
     def outcome(self, report_dir: Path, notified: bool = True) -> Outcome:
-        """How ``valorch qualify`` ends, its reports in ``report_dir``: 1 regressed or tampered,
-        3 infrastructure errors, 3 when qualified but a notification did not reach its target
-        (``notified`` False: the news is lost, CI must not read it as a success), else 0."""
+        """How ``valorch qualify`` ends, its reports in ``report_dir``: the verdict's exit code
+        and why; 3 when qualified but a notification did not reach its target (``notified``
+        False: the news is lost, CI must not read it as a success)."""
         reasons = tuple(Said("plain", f"  {line}") for line in self.reasons)
         if self.exit_code == GATE_FAILED:
             failed = Said(
                 "fail",
                 f"qualification failed against {self.baseline}; see {report_dir}/report.md",
             )
-            kind: Kind = "tampered" if self.tampered else "regressed"
-            why = self.reasons[0] if self.tampered else self.verdict.why()
-            return Outcome(GATE_FAILED, kind, why, (failed, *reasons))
+            codes = {r.code for r in self.verdict.gating}
+            kind: Kind = "tampered" if codes == {gate.TAMPERED_REASON} else "regressed"
+            return Outcome(GATE_FAILED, kind, self.verdict.why(), (failed, *reasons))
         if self.exit_code == INCONCLUSIVE:
             infra = Said(
                 "warn",
@@ -107,6 +116,41 @@ class Qualification:
         return passed(self.verdict.why(), said)
 
 
+def judge(
+    report: engine.Report,
+    opts: QualifyOptions,
+    infra_errors: bool = False,
+    tampered: tuple[str, ...] = (),
+    further: tuple[gate.Further, ...] = (),
+) -> gate.Verdict:
+    """qualify's one decision (pure): the gate over the report with qualify's flags, the
+    tampered checks, the readiness gate's answer, and no evidence never a pass."""
+    return gate.decide(
+        report,
+        gate_coverage=not opts.allow_coverage_loss,
+        allow_known_failures=opts.allow_known_failures,
+        infra_errors=infra_errors,
+        tampered=tampered,
+        further=further,
+        require_evidence=True,
+        allow_empty=opts.allow_empty,
+    )
+
+
+def readiness_gate(
+    factory: sessionmaker[Session], job: str, basis: str, window: str
+) -> ReadinessGate:
+    """The readiness gate's answer, as services/readiness.py decides it (its report and its
+    outcome), taken as one reason of the qualification: the one place qualify reads it."""
+    from . import readiness as readiness_service
+
+    report = readiness_service.for_report(factory, job, basis, window)
+    said = readiness_service.outcome(report)
+    summary = readiness_service.summary(report)
+    cells = tuple((summary.get("readiness") or {}).get("gating") or ())
+    return ReadinessGate(gate.Further("readiness", said.code, said.reason, cells), report, summary)
+
+
 def qualify(
     spec: JobSpec,
     cat: Catalog,
@@ -117,7 +161,9 @@ def qualify(
 ) -> Qualification:
     """Run the job, diff its runs against ``opts.baseline`` and gate: every unexcused failure,
     every timing regression and (unless ``allow_coverage_loss``) every lost baseline check
-    fails it; a check that failed in the baseline too fails it unless ``allow_known_failures``.
+    fails it; a check that failed in the baseline too fails it unless ``allow_known_failures``;
+    so do tampered output, a readiness gate that says no (``opts.readiness``) and a candidate
+    that proved nothing (unless ``allow_empty``).
     The known-issues file is read once, before anything runs (bad input is exit 2 now, not
     after an hour of runs), and that reading excuses the report's failures."""
     issues = load_known_issues(opts.known_issues, on_warning)
@@ -141,17 +187,31 @@ def qualify(
         runs = stored_runs(session, summaries)
         batch = runs[0].batch if runs else "none"
         head = runs_side(session, f"{spec.name} {batch[:8]}", "qualify", runs)
-        report = report_for(session, base, head, opts.threshold, issues)
-    verdict = gate.decide(
+        try:
+            report = report_for(session, base, head, opts.threshold, issues)
+        except NoResultsError:
+            if head.observations:  # the baseline is empty: bad input, said as such
+                raise
+            # no candidate results: nothing to judge, which the verdict says (fail closed)
+            report = engine.compare(base, head, opts.threshold)
+    tampered = tuple(sorted({c for s in summaries for c in s.protocol_errors}))
+    ready = (
+        readiness_gate(factory, spec.name, opts.readiness, opts.readiness_window)
+        if opts.readiness
+        else None
+    )
+    verdict = judge(
         report,
-        gate_coverage=not opts.allow_coverage_loss,
-        allow_known_failures=opts.allow_known_failures,
+        opts,
         infra_errors=any(s.infra_errors for s in summaries),
+        tampered=tampered,
+        further=(ready.further,) if ready is not None else (),
     )
     return Qualification(
         tuple(views.summary_line(s) for s in summaries),
         report,
         verdict,
-        tuple(sorted({c for s in summaries for c in s.protocol_errors})),
+        tampered,
         opts.baseline,
+        ready,
     )

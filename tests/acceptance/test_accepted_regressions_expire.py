@@ -12,6 +12,7 @@ import sqlite3
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
+from xml.etree import ElementTree as ET
 
 import pytest
 
@@ -153,7 +154,11 @@ def test_qualify_gates_on_readiness_before_and_after_the_acceptance(db, store, t
     )
     before = run_cli(*args, "--known-issues", str(issues), "--out-dir", str(tmp_path / "q1"), db=db)
     assert before.returncode == 1, before.stdout[-2000:] + before.stderr[-2000:]
-    assert "qualified against" in before.stderr and "not ready: 1 red cell(s)" in before.stderr
+    # one decision: the terminal, report.md and the JUnit say what the exit code says
+    assert "qualification failed against" in before.stderr and "not ready" in before.stderr
+    assert "NOT QUALIFIED" in (tmp_path / "q1" / "report.md").read_text()
+    junit = ET.fromstring((tmp_path / "q1" / "report.junit.xml").read_text())
+    assert junit.get("failures") == "1" and junit.find(".//failure").get("type") == "readiness"
     record = json.loads((tmp_path / "q1" / "qualify.json").read_text())
     assert record["qualified"] is False and record["accepted"] == []
     # a known issue whose checks no longer fail is reported

@@ -15,7 +15,7 @@ from root_helpers import run_cli
 
 pytestmark = pytest.mark.cli
 
-WHY = "1 failing (0 regressed)"  # the base never ran it: failing, not a regression
+WHY = "1 failing (0 regressed, 1 new failure)"  # the base never ran it: a new failure
 
 
 def _run(db, *checks, job=None, tmp_path=None):

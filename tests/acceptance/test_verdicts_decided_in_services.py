@@ -55,7 +55,9 @@ def test_qualify_says_why_and_exits_as_the_qualification_decides(cli, tmp_path):
 
     proc = cli("diff", "rel-1", "latest:host")  # the same failing check, through diff's gate
     assert proc.returncode == 1, proc.stderr + proc.stdout
-    assert proc.stderr.rstrip().splitlines()[-1] == "gate failed: 1 failing (0 regressed)"
+    assert proc.stderr.rstrip().splitlines()[-1] == (
+        "gate failed: 1 failing (0 regressed, 1 new failure)"
+    )
 
     hook = f"slack=http://127.0.0.1:{_closed_port()}/hook"
     proc = qualify(cli, base, "rel-1", tmp_path / "lost", "--notify", hook)

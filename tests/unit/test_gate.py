@@ -53,7 +53,8 @@ def test_every_unexcused_failure_lost_coverage_and_timing_regression_gates_in_or
     ]
     assert v.exit_code == 1 and not v.qualified
     assert v.headline() == (
-        "not qualified: 1 still failing; 2 failing (1 regressed); 1 slower; 2 coverage lost"
+        "not qualified: 1 still failing; 2 failing (1 regressed, 1 new failure); 1 slower; "
+        "2 coverage lost"
     )
     assert v.failing_cells() == {
         ("img", k) for k in ("old.fail", "new.fail", "added.fail", "slow", "gone", "partial")

@@ -47,8 +47,23 @@ def test_host_fault_from_preflight_and_from_another_host():
 
 def test_flaky_from_attempts_and_from_repeats():
     assert classify(case(("fail", "pass"))).cls == "flaky"
+    # fail, pass, fail (this run) on the same digest and host: interleaved, flaky
     t = classify(case(history=[seen("r-rep", B, "pass", day=9), seen("r-rep2", B, "fail", day=8)]))
-    assert t.cls == "flaky" and "1 of 2" in t.reason
+    assert t.cls == "flaky" and "(FPF," in t.reason
+    # an earlier run with mixed attempts: flaky too
+    assert classify(case(history=[seen("r-mix", B, "flaky", day=9)])).cls == "flaky"
+
+
+def test_a_streak_of_failures_after_passes_on_one_digest_is_a_regression_never_flaky():
+    """4 passes, then 6 failures on the same digest and host: each failure of the streak is a
+    regression (what changed is around the image), the first one included."""
+    passes = [seen(f"r-p{d}", B, "pass", day=d) for d in range(1, 5)]
+    fails = [seen(f"r-f{d}", B, "fail", day=d) for d in range(5, 10)]
+    t = classify(case(history=[*passes, *fails]))
+    assert t.cls == "regression" and "in 4 runs" in t.reason and "all 6 runs since" in t.reason
+    first = classify(case(history=passes[:1], started="2026-01-02T00:00:00"))
+    assert first.cls == "regression" and "in 1 run " in first.reason
+    assert "the 1 run since" in first.reason
 
 
 def test_image_drift():
@@ -92,9 +107,10 @@ def test_a_changed_definition_is_not_flaky():
     t = classify(case(history=old, definition="1" * 16))
     assert t.cls == "definition changed" and t.runs == ("r-now", "r-2")
     assert "00000000" in t.reason and "11111111" in t.reason
-    # it passed under the new definition too: the definition explains nothing, flaky again
+    # it passed under the new definition too: the definition explains nothing; passes, then
+    # this failure, on one digest and host: a streak, a regression (never flaky)
     again = [*old, Seen("r-3", B, "h1", "amd:gfx942", "pass", "2026-01-03T00:00:00", "1" * 16)]
-    assert classify(case(history=again, definition="1" * 16)).cls == "flaky"
+    assert classify(case(history=again, definition="1" * 16)).cls == "regression"
 
 
 VERDICTS = st.sampled_from(["pass", "fail", "crash", "flaky", "error"])

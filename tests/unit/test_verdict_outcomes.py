@@ -79,7 +79,7 @@ OUT = Path("results/q")
 
 def qualification(head_status="pass", tampered=(), infra=False):
     report = compare(BASE, side("b", o("ok"), o("flips", head_status)))
-    verdict = gate.decide(report, infra_errors=infra)
+    verdict = gate.decide(report, infra_errors=infra, tampered=tuple(tampered))
     return Qualification(("run line",), report, verdict, tuple(tampered), "v1")
 
 

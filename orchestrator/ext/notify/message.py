@@ -30,18 +30,24 @@ class Outcome:
     infra: bool = False  # infrastructure errors: the verdict is incomplete
     summary: str = ""
     report: str = ""  # a path or URL to the full report
+    decided: str = ""  # the gate's headline ("not qualified: not ready (readiness): …")
+    failed: bool = False  # the gate said no (exit 1), with or without a failing cell
 
     @property
     def conclusion(self) -> str:
         """Zero results is a failure, never a success (conbench/conbench#1191); a regression
-        is a failure; infrastructure trouble alone is neutral."""
-        if self.results == 0 or self.regressions:
+        or a gate that said no is a failure; infrastructure trouble alone is neutral."""
+        if self.decided:  # the gate's decision, as every other sink renders it
+            return FAILURE if self.failed else NEUTRAL if self.infra else SUCCESS
+        if self.results == 0 or self.regressions or self.failed:
             return FAILURE
         return NEUTRAL if self.infra else SUCCESS
 
     def headline(self) -> str:
-        if self.results == 0:
+        if self.results == 0 and not self.decided:
             return f"{self.title}: FAILURE, no results were ingested"
+        if self.decided:  # the gate's decision, as every other sink says it
+            return f"{self.title}: {self.conclusion.upper()}, {self.decided}"
         if self.regressions:
             n = len(self.regressions)
             return f"{self.title}: FAILURE, {n} new regression{'s' if n != 1 else ''}"

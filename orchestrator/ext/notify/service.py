@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from orchestrator.ext.notify.message import Outcome, Regression
 from orchestrator.ext.notify.targets import parse
-from orchestrator.render.diff import _timing_text, why_text
+from orchestrator.render.diff import _timing_text, count_words, why_text
 from orchestrator.render.repro import command
 from orchestrator.spec import COUNTED
 
@@ -50,10 +50,19 @@ def from_report(
                 why_text(why, c).removeprefix("why: "),
             )
         )
-    counts = ", ".join(f"{k} {v}" for k, v in sorted(report.counts.items()) if k != "same")
-    summary = f"counts: {counts or 'no change'}"
-    if verdict is not None:  # the gate's own counts, in the words of every other sink
-        summary = f"{verdict.word}: {verdict.why()}; {summary}"
+    summary = f"counts: {count_words(report, verdict)}"
+    if verdict is not None:  # the gate's own decision, in the words of every other sink
+        summary = f"{verdict.headline()} (exit {verdict.exit_code}); {summary}"
+        return Outcome(
+            title,
+            len(report.head.observations),
+            tuple(regs),
+            infra or verdict.infra_errors,
+            summary,
+            report_path,
+            decided=verdict.headline(),
+            failed=verdict.exit_code == 1,
+        )
     return Outcome(title, len(report.head.observations), tuple(regs), infra, summary, report_path)
 
 
