@@ -76,21 +76,40 @@ def list_images(
     if as_json:
         print_json(rows)
         return
-    shown = [c for c in COLUMNS if any(c in r["components"] for r in rows)]
     table = Table(
-        # the alias is what a user copies: never cut, on a terminal or piped
-        Column("alias", no_wrap=True, min_width=max((len(r["alias"]) for r in rows), default=5)),
+        "alias",
+        "reference (what is pulled)",
         "backend",
-        *shown,
-        Column("digest", overflow="fold"),
+        "expected components",
+        # a short digest, as docker shows image ids: --json and images show have it whole
+        "digest",
         title=count(len(rows), "image"),
+        uncut=True,  # aliases and references are what a user copies: never cut, anywhere
     )
     for r in rows:
-        components = r["components"]
         table.add_row(
-            r["alias"], r["backend"], *(components.get(c, "") for c in shown), r["digest"] or ""
+            r["alias"],
+            r["reference"],
+            r["backend"],
+            _components(r["components"]),
+            _short_digest(r["digest"]),
         )
     out.print(table)
+
+
+def _components(components: dict[str, str]) -> str:
+    """The catalog's expected components as ``name=value`` words, the headline ones first, so
+    that a narrow terminal wraps between them and never cuts a value."""
+    names = [c for c in COLUMNS if c in components] + sorted(set(components) - set(COLUMNS))
+    return "  ".join(f"{name}={components[name]}" for name in names)
+
+
+def _short_digest(digest: str | None) -> str:
+    """``sha256:`` and the first 12 hex digits, as docker shows an image id."""
+    if not digest:
+        return ""
+    algorithm, _, hexdigits = digest.partition(":")
+    return f"{algorithm}:{hexdigits[:12]}" if hexdigits else digest[:19]
 
 
 @app.command("show")

@@ -46,8 +46,11 @@ def cell(value: Any) -> Any:
 class Table(_RichTable):
     """rich's table, with every ``str`` cell and title shown literally (``cell``)."""
 
-    def __init__(self, *headers: Any, title: Any = None, **kw: Any) -> None:
+    def __init__(self, *headers: Any, title: Any = None, uncut: bool = False, **kw: Any) -> None:
+        """``uncut``: at a terminal too, never cut a value (as piped): a table whose values
+        a user copies (aliases, references) wraps between words, else becomes records."""
         super().__init__(*headers, title=cell(title) if title is not None else None, **kw)
+        self.uncut = uncut
 
     def add_row(self, *renderables: Any, **kw: Any) -> None:
         super().add_row(*(cell(r) for r in renderables), **kw)
@@ -56,7 +59,7 @@ class Table(_RichTable):
         """At a terminal, rich's table. Elsewhere (a pipe, a file) no value is ever cut: each
         column is at least as wide as its longest word, values wrap between words, and when
         even that does not fit the width, the table becomes one record per block."""
-        if console.is_terminal or not self.columns:
+        if (console.is_terminal and not self.uncut) or not self.columns:
             yield from super().__rich_console__(console, options)
             return
         widths = _uncut_widths(self, console, options)
