@@ -166,7 +166,7 @@ def qualify(
                 "job": spec.name,
                 "baseline": baseline,
                 "runs": list(report.head.runs),  # valorch attest --qualify
-                "qualified": done.qualified and (ready is None or not ready.gating),
+                "qualified": done.qualified and (ready is None or ready.decision.ready),
                 "closable_known_issues": closable,
                 # the accepted regressions the attestation's VSA names
                 **({} if ready is None else readiness_service.summary(ready)),
