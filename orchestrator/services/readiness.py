@@ -268,8 +268,8 @@ def _pair(
         out.append((key, s.env, s, b, []))
     cand_ids = {(k[0], k[1]) for k in cand}
     base_ids = {(k[0], k[1]) for k in base}
-    for i, (key, env, s, b, _notes) in enumerate(out):
-        if b is not None or s is None or not s.declared:
+    for i, (key, env, mine, b, _notes) in enumerate(out):
+        if b is not None or mine is None or not mine.declared:
             continue
         for bkey, bs in sorted(base.items()):
             if (
@@ -278,21 +278,21 @@ def _pair(
                 and bkey[2] in (key[2], "*")
                 and (bkey[0], bkey[1]) not in cand_ids
                 and (key[0], key[1]) not in base_ids
-                and bs.declared & s.declared
+                and bs.declared & mine.declared
             ):
                 used.add(bkey)
-                out[i] = (key, env, s, bs, [f"renamed from {bkey[0]} (the same declaration)"])
+                out[i] = (key, env, mine, bs, [f"renamed from {bkey[0]} (the same declaration)"])
                 break
-    for _key, _e, s, b, notes in out:
+    for _key, _e, got, b, notes in out:
         if (
             not notes
-            and s
+            and got
             and b
-            and s.definitions
+            and got.definitions
             and b.definitions
-            and not s.definitions & b.definitions
+            and not got.definitions & b.definitions
         ):
-            old, new = sorted(b.definitions)[0][:8], sorted(s.definitions)[0][:8]
+            old, new = sorted(b.definitions)[0][:8], sorted(got.definitions)[0][:8]
             notes.append(f"definition changed ({old} → {new}): compared across the change")
     for bkey, bs in sorted(base.items()):
         if bkey not in used:
