@@ -21,7 +21,6 @@ from orchestrator.services import readiness as service
 T0 = datetime(2026, 1, 1)
 ENVS = (Env("host", "cpu", "cpu"), Env("rocm", "rocm", "amd:gfx942"))
 CHECKS = ("smoke.a", "smoke.b", "command.old", "command.new")
-STATUSES = ("pass", "fail", "crash", "timeout", "skip", "error")
 
 
 # ---- the oracle: docs/readiness.md, written again ---------------------------------------
@@ -70,36 +69,40 @@ def o_status(c, b, opts):
 
 
 # ---- histories ----------------------------------------------------------------------
-attempts = st.lists(st.sampled_from(STATUSES), min_size=1, max_size=3)
+# a run's attempts of one check: mostly passing, mixed, or mostly failing sides
+PASSING_RUN = (("pass",),) * 6 + (("fail", "pass"), ("skip",), ("fail",))
+MIXED_RUN = (("pass",), ("fail",), ("fail", "pass"), ("crash",), ("skip",), ("error",))
+FAILING_RUN = (("fail",),) * 4 + (("timeout",), ("crash",), ("pass",), ("fail", "fail"))
+POOLS = (PASSING_RUN, MIXED_RUN, FAILING_RUN)
+
+
+def side(n_max: int):
+    """Runs of one side: (env index, attempts of the three checks), from one pool."""
+    return st.sampled_from(POOLS).flatmap(
+        lambda pool: st.lists(
+            st.tuples(
+                st.integers(0, len(ENVS) - 1),
+                st.tuples(*[st.sampled_from(pool)] * 3),
+            ),
+            max_size=n_max,
+        )
+    )
 
 
 @st.composite
 def histories(draw):
-    n_cand = draw(st.integers(0, 10))
-    n_base = draw(st.integers(0, 24))  # unequal sides
     rename = draw(st.booleans())
-    p_fail_c = draw(st.floats(0, 1))
-    p_fail_b = draw(st.floats(0, 1))
+    base_checks = ("smoke.a", "smoke.b", "command.old")
+    cand_checks = ("smoke.a", "smoke.b", "command.new" if rename else "command.old")
 
-    def side(n, p_fail, checks, prefix):
-        runs = []
-        for i in range(n):
-            env = draw(st.integers(0, len(ENVS) - 1))
-            per = {}
-            for check in checks:
-                if draw(st.booleans()) and draw(st.floats(0, 1)) < 0.15:
-                    per[check] = ["skip"]
-                elif draw(st.floats(0, 1)) < p_fail:
-                    per[check] = draw(attempts)
-                else:
-                    per[check] = ["pass"] if draw(st.floats(0, 1)) < 0.9 else ["fail", "pass"]
-            runs.append((f"{prefix}{i}", env, per))
-        return runs
+    def named(runs, checks, prefix):
+        return [
+            (f"{prefix}{i}", env, dict(zip(checks, map(list, per), strict=True)))
+            for i, (env, per) in enumerate(runs)
+        ]
 
-    base_checks = ["smoke.a", "smoke.b", "command.old"]
-    cand_checks = ["smoke.a", "smoke.b", "command.new" if rename else "command.old"]
-    cand = side(n_cand, p_fail_c, cand_checks, "c")
-    base = side(n_base, p_fail_b, base_checks, "b")
+    cand = named(draw(side(10)), cand_checks, "c")
+    base = named(draw(side(24)), base_checks, "b")  # unequal sides
     accepted = frozenset(draw(st.sets(st.sampled_from(CHECKS), max_size=2)))
     opts = Options(
         confidence=draw(st.sampled_from([95.0, 99.0, 90.0])),
