@@ -33,10 +33,10 @@ def readiness(
         help="The candidate runs: those of the last DURATION (90m, 36h, 7d, 2w).",
     ),
     confidence: float = typer.Option(
-        95.0,
+        None,
         "--confidence",
         callback=flags.number("--confidence", 0, 100, lo_open=True),
-        help="Fisher's exact test at this confidence, percent in (0, 100) (Sippy: 95).",
+        help="Fisher's exact test at this confidence, percent in (0, 100) [default: 95, Sippy's].",
     ),
     alpha: float = typer.Option(
         None,
@@ -95,16 +95,21 @@ def readiness(
         raise InputError(f"unknown --format '{fmt}'", f"use one of {', '.join(FORMATS)}")
     if alpha is not None and alpha >= 1:
         raise InputError(f"--alpha {alpha:g} is outside (0, 1)", "use e.g. --alpha 0.05")
-    if confidence >= 100:
+    if confidence is not None and confidence >= 100:
         raise InputError(
             f"--confidence {confidence:g} is outside (0, 100)", "use e.g. --confidence 95"
+        )
+    if confidence is not None and alpha is not None:
+        raise InputError(
+            "--confidence and --alpha both set the significance level",
+            "give one: --confidence 95 is --alpha 0.05",
         )
     if correction not in rd.CORRECTIONS:
         raise InputError(
             f"unknown --correction '{correction}'", f"use one of {', '.join(rd.CORRECTIONS)}"
         )
     opts = rd.Options(
-        confidence=confidence if alpha is None else 100 * (1 - alpha),
+        confidence=(100 * (1 - alpha) if alpha is not None else (confidence or rd.CONFIDENCE)),
         pity=pity,
         min_fail=min_fail,
         extreme=extreme,

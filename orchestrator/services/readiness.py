@@ -66,18 +66,20 @@ class Readiness:
 
 
 def duration(text: str, flag: str) -> timedelta:
-    """``7d``, ``36h``, ``90m``, ``2w`` as a timedelta; an InputError naming ``flag``."""
+    """``7d``, ``36h``, ``90m``, ``2w`` as a timedelta; an InputError naming ``flag``
+    (``--basis window:`` is shown joined to its value)."""
+    sep = "" if flag.endswith(":") else " "
     m = _DURATION.match(text or "")
     if not m or float(m.group(1)) <= 0:
         raise InputError(
-            f"{flag} '{text}': not a duration",
-            f"write a positive number with a unit: 90m, 36h, 7d or 2w (e.g. {flag} 7d)",
+            f"{flag}{sep}{text}: not a duration",
+            f"write a positive number with a unit: 90m, 36h, 7d or 2w (e.g. {flag}{sep}7d)",
         )
     seconds = float(m.group(1)) * UNITS[m.group(2)]
     if seconds > MAX_SECONDS:
         raise InputError(
-            f"{flag} '{text}': longer than a century",
-            f"write a duration of at most 100 years (e.g. {flag} 52w)",
+            f"{flag}{sep}{text}: longer than a century",
+            f"write a duration of at most 100 years (e.g. {flag}{sep}52w)",
         )
     return timedelta(seconds=seconds)
 

@@ -261,6 +261,7 @@ def test_an_accepted_regression_is_shown_accepted_and_is_not_the_new_basis(store
         (("--extreme", "-5"), "--extreme"),
         (("--min-fail", "-1"), "--min-fail"),
         (("--correction", "bonferroni"), "--correction"),
+        (("--confidence", "90", "--alpha", "0.1"), "--confidence"),
     ],
 )
 def test_bad_input_exits_2_naming_the_flag(store, args, flag):
