@@ -268,3 +268,40 @@ def test_bad_input_exits_2_naming_the_flag(store, args, flag):
     proc = run_cli("readiness", "--job", "total", "--basis", "window:7d", *args, db=store)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert flag in proc.stderr and "Traceback" not in proc.stderr
+
+
+REAL_JOB = """\
+name: ready-real
+images: [host]
+suites:
+  - name: smoke
+  - name: command
+    commands:
+      - id: flag-present
+        argv: [test, -e, {flag}]
+"""
+
+
+def test_real_runs_four_passes_then_four_failures_is_not_ready(tmp_path):
+    """The release engineer's case, with real `valorch run --repeat 4` runs on the host: a
+    command check passes 4 runs (moved 8 days back), then fails 4; the smoke checks the host
+    cannot run are skipped in every run and are one line, not rows."""
+    from readiness_support import shift_back
+
+    db, flag, job = tmp_path / "v.sqlite", tmp_path / "flag", tmp_path / "ready.yaml"
+    job.write_text(REAL_JOB.format(flag=flag))
+    args = ("run", "--job", str(job), "--repeat", "4", "--no-matrix", "--no-gate")
+    flag.touch()
+    assert run_cli(*args, db=db).returncode == 0
+    shift_back(db, 8)
+    flag.unlink()
+    run_cli(*args, db=db)
+    proc = run_cli("readiness", "--job", "ready-real", "--basis", "window:7d", db=db)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    line = next(x for x in proc.stdout.splitlines() if "command.flag-present" in x)
+    assert "EXTREME REGRESSION" in line and "candidate 0/4  basis 4/4" in line
+    assert f"p={fisher_exact([[0, 4], [4, 0]], alternative='less')[1]:.3g}" in line
+    assert "0/0" not in proc.stdout and "[cpu, cpu]" not in proc.stdout
+    skipped = next(x for x in proc.stdout.splitlines() if "no counted run on either side" in x)
+    assert int(skipped.split()[0]) > 0
+    assert "not ready: job ready-real: extreme regression" in proc.stderr
