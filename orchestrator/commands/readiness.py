@@ -1,8 +1,8 @@
 """valorch readiness --job JOB --basis BASIS: every check × environment's pass rate over a
 window of runs against a basis, red where it is significantly lower (Fisher's exact test).
 
-Exit 0 ready (no red cell, or every red cell accepted), 1 a red cell nobody accepted, 2 bad
-input (job, basis, window, alpha).
+Exit 0 ready, 1 not ready (a regression or missing sample nobody accepted, or nothing to
+judge without --allow-empty), 2 bad input (job, basis, window, a threshold out of range).
 """
 
 from __future__ import annotations
@@ -32,11 +32,48 @@ def readiness(
         "-w",
         help="The candidate runs: those of the last DURATION (90m, 36h, 7d, 2w).",
     ),
+    confidence: float = typer.Option(
+        None,
+        "--confidence",
+        callback=flags.number("--confidence", 0, 100, lo_open=True),
+        help="Fisher's exact test at this confidence, percent in (0, 100) [default: 95, Sippy's].",
+    ),
     alpha: float = typer.Option(
-        0.05,
+        None,
         "--alpha",
         callback=flags.number("--alpha", 0, 1, lo_open=True),
-        help="Significance level in (0, 1), over all cells (Benjamini–Hochberg).",
+        help="The significance level in (0, 1) instead of --confidence (0.05 = 95 %).",
+    ),
+    pity: float = typer.Option(
+        5.0,
+        "--pity",
+        callback=flags.number("--pity", 0, 100),
+        help="A drop of at most this many pass-rate points is never a regression (Sippy: 5).",
+    ),
+    min_fail: int = typer.Option(
+        3,
+        "--min-fail",
+        min=0,
+        max=1_000_000,
+        help="The fewest candidate failures a regression needs; 0: no minimum (Sippy: 3).",
+    ),
+    extreme: float = typer.Option(
+        15.0,
+        "--extreme",
+        callback=flags.number("--extreme", 0, 100),
+        help="A regression dropping more than this many points is extreme (Sippy: 15).",
+    ),
+    correction: str = typer.Option(
+        "none",
+        "--correction",
+        help="none (Sippy), or bh: Benjamini–Hochberg over the cells tested; it never hides "
+        "an extreme regression.",
+    ),
+    allow_empty: bool = typer.Option(
+        False,
+        "--allow-empty",
+        help="Say ready when there is nothing to judge (no candidate runs, an empty basis, no "
+        "cell tested on both sides): accepted knowingly.",
     ),
     fmt: str = typer.Option("term", "--format", "-f", help="term, md or json."),
     out_path: Path = typer.Option(
@@ -45,8 +82,10 @@ def readiness(
     db: str = DbOption,
     as_json: bool = JsonOption,
 ) -> None:
-    """Pass rates of JOB's checks over --window against --basis; exit 1 on an unaccepted red cell."""
+    """Pass rates of JOB's checks over --window against --basis, judged by Sippy's rules; exit 1
+    when not ready (an unaccepted regression or missing sample, or nothing to judge)."""
     from ..errors import InputError
+    from ..regression import readiness as rd
     from ..render.readiness import RENDERERS
     from ..services import readiness as service
 
@@ -54,9 +93,30 @@ def readiness(
         fmt = "json"
     if fmt not in FORMATS:
         raise InputError(f"unknown --format '{fmt}'", f"use one of {', '.join(FORMATS)}")
-    if alpha >= 1:
+    if alpha is not None and alpha >= 1:
         raise InputError(f"--alpha {alpha:g} is outside (0, 1)", "use e.g. --alpha 0.05")
+    if confidence is not None and confidence >= 100:
+        raise InputError(
+            f"--confidence {confidence:g} is outside (0, 100)", "use e.g. --confidence 95"
+        )
+    if confidence is not None and alpha is not None:
+        raise InputError(
+            "--confidence and --alpha both set the significance level",
+            "give one: --confidence 95 is --alpha 0.05",
+        )
+    if correction not in rd.CORRECTIONS:
+        raise InputError(
+            f"unknown --correction '{correction}'", f"use one of {', '.join(rd.CORRECTIONS)}"
+        )
+    opts = rd.Options(
+        confidence=(100 * (1 - alpha) if alpha is not None else (confidence or rd.CONFIDENCE)),
+        pity=pity,
+        min_fail=min_fail,
+        extreme=extreme,
+        correction=correction,
+        allow_empty=allow_empty,
+    )
     factory = sessions(db)
-    report = service.for_report(factory, job, basis, window, alpha)
+    report = service.decide(factory, job, basis, window, opts)
     write_output(RENDERERS[fmt](report), out_path)
     end_with(service.outcome(report))

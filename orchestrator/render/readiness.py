@@ -1,5 +1,7 @@
-"""A readiness report as text (terminal), Markdown or JSON: red cells first, each with its
-pass counts on both sides, p and q, its triage and any acceptance beside it."""
+"""A readiness report as text (terminal), Markdown or JSON, each rendered from the one
+decision (services/readiness.Readiness.decision): its verdict and exit code, its reasons,
+then the cells worst first, each with its counts on both sides, p, its triage and any
+acceptance. Cells with no counted run on either side are one count, not rows."""
 
 from __future__ import annotations
 
@@ -8,34 +10,77 @@ from typing import Any
 
 from .. import encode
 
-RED, GREEN, THIN = "red", "green", "not enough runs"  # regression/readiness.py's states
+ORDER = (  # regression/readiness.py's statuses, worst first (Sippy's order)
+    "extreme regression",
+    "significant regression",
+    "missing sample",
+    "significant improvement",
+    "missing basis",
+    "not significant",
+)
 
 
 def _cells(report: Any) -> list[Any]:
-    order = {RED: 0, THIN: 1, GREEN: 2}
-    return sorted(report.cells, key=lambda c: (order[c.state], c.check, c.env.label))
+    rank = {s: i for i, s in enumerate(ORDER)}
+    return sorted(
+        report.decision.cells,
+        key=lambda c: (c.accepted, rank.get(c.status, 99), c.check, c.env.label),
+    )
 
 
 def _rate(c: Any) -> str:
-    return f"{c.passed}/{c.total}" if c.total else "0/0"
+    return f"{c.passed}/{c.total}"
 
 
 def _p(value: float | None) -> str:
     return "-" if value is None else f"{value:.3g}"
 
 
+def _rules(report: Any) -> str:
+    o = report.options
+    corr = "Benjamini–Hochberg (never over an extreme drop)" if o.correction == "bh" else "none"
+    return (
+        f"confidence {o.confidence:g}%, pity {o.pity:g} points, at least {o.min_fail} "
+        f"failure(s), extreme above {o.extreme:g} points, multiple-testing correction: {corr}"
+    )
+
+
+def _envs(report: Any) -> list[str]:
+    seen: dict[str, str] = {}
+    for c in report.decision.cells:
+        e = c.env
+        bits = [
+            b
+            for b in (e.backend and f"backend {e.backend}", e.family and f"family {e.family}")
+            if b
+        ]
+        seen.setdefault(e.label, f"{e.label} ({', '.join(bits)})" if bits else e.label)
+    return list(seen.values())
+
+
 def as_dict(report: Any) -> dict[str, Any]:
+    d = report.decision
+    o = report.options
     return {
         "job": report.job,
         "basis": report.basis,
         "window": {"start": report.start.isoformat(), "end": report.end.isoformat()},
-        "alpha": report.alpha,
-        "min_runs": report.min_runs,
-        "min_runs_why": report.why_min,
+        "verdict": d.verdict,
+        "exit_code": d.exit_code,
+        "reasons": list(d.reasons),
+        "options": {
+            "confidence": o.confidence,
+            "pity": o.pity,
+            "min_fail": o.min_fail,
+            "extreme": o.extreme,
+            "correction": o.correction,
+            "allow_empty": o.allow_empty,
+        },
         "candidate_runs": len(report.candidate_runs),
         "basis_runs": len(report.basis_runs),
-        "red": len(report.red),
-        "gating": len(report.gating),
+        "counts": dict(d.counts),
+        "untested": d.untested,
+        "gating": len(d.gating),
         "cells": [_cell(report, c) for c in _cells(report)],
     }
 
@@ -46,19 +91,22 @@ def _cell(report: Any, c: Any) -> dict[str, Any]:
     return {
         "check": c.check,
         "env": {
+            "label": c.env.label,
             "alias": c.env.alias,
             "family": c.env.family,
             "backend": c.env.backend,
             "arch": c.env.arch,
         },
-        "state": c.state,
+        "status": c.status,
+        "accepted": report.accepted.get(key),
+        "gating": c in report.decision.gating,
         "candidate": {"passed": c.candidate.passed, "runs": c.candidate.total},
         "basis": {"passed": c.basis.passed, "runs": c.basis.total},
         "p": c.p,
         "q": c.q,
         "reason": c.reason,
+        "notes": list(c.notes),
         "triage": {"class": t.cls, "reason": t.reason, "runs": list(t.runs)} if t else None,
-        "accepted": report.accepted.get(key),
     }
 
 
@@ -76,60 +124,92 @@ def _accept_note(a: dict[str, Any] | None) -> str:
     return said if a.get("live") else f"{said} — no longer holds: {a['why']}"
 
 
+def _headline(report: Any) -> str:
+    d = report.decision
+    return f"{d.verdict.upper()} (exit {d.exit_code})"
+
+
+def _tally(report: Any) -> str:
+    d = report.decision
+    parts = [f"{n} {s}" for s, n in d.counts.items() if n and s != "accepted"]
+    if d.counts.get("accepted"):
+        parts.append(f"{d.counts['accepted']} of them accepted")
+    return ", ".join(parts) or "no cell"
+
+
 def render_text(report: Any) -> str:
+    d = report.decision
     lines = [
-        f"readiness of job {report.job}: {len(report.candidate_runs)} run(s) "
+        f"readiness of job {report.job}: {len(report.candidate_runs)} candidate run(s) "
         f"{report.start:%Y-%m-%d %H:%M} – {report.end:%Y-%m-%d %H:%M} against {report.basis} "
-        f"({len(report.basis_runs) or 'published'} run(s))",
-        f"α = {report.alpha:g}, Benjamini–Hochberg over the cells tested; {report.why_min}",
+        f"({len(report.basis_runs)} basis run(s))",
+        f"Sippy's rules: {_rules(report)}",
+        f"environments: {'; '.join(_envs(report)) or 'none'}",
         "",
     ]
+    width = max((len(c.shown_status) for c in d.cells), default=0)
     for c in _cells(report):
-        head = f"{c.state.upper():>15}  {c.check}  {c.env.label}  "
+        head = f"{c.shown_status.upper():>{width}}  {c.check}  {c.env.label}  "
         head += f"candidate {_rate(c.candidate)}  basis {_rate(c.basis)}"
         if c.p is not None:
-            head += f"  p={_p(c.p)} q={_p(c.q)}"
+            head += f"  p={_p(c.p)}" + (f" q={_p(c.q)}" if c.q is not None else "")
         lines.append(head)
+        pad = " " * (width + 2)
         t = report.triage.get((c.check, c.env.label))
-        if c.state == RED and t:
-            lines.append(f"{'':>17}triage: {t.cls}: {t.reason}")
+        if t:
+            lines.append(f"{pad}triage: {t.cls}: {t.reason}")
         note = _accept_note(report.accepted.get((c.check, c.env.label)))
-        if c.state == RED and note:
-            lines.append(f"{'':>17}{note}")
-        if c.state == THIN:
-            lines.append(f"{'':>17}{c.reason}")
-    counts = {s: sum(1 for c in report.cells if c.state == s) for s in (RED, GREEN, THIN)}
-    lines += ["", ", ".join(f"{n} {s}" for s, n in counts.items())]
+        if note:
+            lines.append(f"{pad}{note}")
+        lines += [f"{pad}{n}" for n in c.notes]
+    lines += [""]
+    if d.untested:
+        lines.append(
+            f"{d.untested} cell(s) with no counted run on either side (skipped), not listed"
+        )
+    lines += [_tally(report), f"{_headline(report)}: " + "; ".join(d.reasons)]
     return encode.terminal("\n".join(lines)) + "\n"
 
 
 def render_md(report: Any) -> str:
+    d = report.decision
     lines = [
         f"# Readiness of job {encode.markdown(report.job)}",
         "",
-        f"{len(report.candidate_runs)} run(s) from {report.start:%Y-%m-%d %H:%M} to "
-        f"{report.end:%Y-%m-%d %H:%M} against {encode.markdown(report.basis)}; α = {report.alpha:g}, "
-        f"Benjamini–Hochberg over the cells tested. {encode.markdown(report.why_min)}.",
+        f"**{_headline(report)}**",
         "",
-        "| state | check | environment | candidate | basis | p | q | triage | acceptance |",
-        "|---|---|---|---|---|---|---|---|---|",
+        *[f"- {encode.markdown(r)}" for r in d.reasons],
+        "",
+        f"{len(report.candidate_runs)} candidate run(s) from {report.start:%Y-%m-%d %H:%M} to "
+        f"{report.end:%Y-%m-%d %H:%M} against {encode.markdown(report.basis)} "
+        f"({len(report.basis_runs)} basis run(s)). Sippy's rules: {encode.markdown(_rules(report))}.",
+        "",
+        f"Environments: {encode.markdown('; '.join(_envs(report)) or 'none')}. {encode.markdown(_tally(report))}."
+        + (
+            f" {d.untested} cell(s) with no counted run on either side are not listed."
+            if d.untested
+            else ""
+        ),
+        "",
+        "| status | check | environment | candidate | basis | p | triage | notes |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for c in _cells(report):
         t = report.triage.get((c.check, c.env.label))
+        notes = [_accept_note(report.accepted.get((c.check, c.env.label))), *c.notes]
         lines.append(
             "| "
             + " | ".join(
                 encode.markdown(x)
                 for x in (
-                    c.state,
+                    c.shown_status,
                     c.check,
                     c.env.label,
                     _rate(c.candidate),
                     _rate(c.basis),
-                    _p(c.p),
-                    _p(c.q),
-                    f"{t.cls}: {t.reason}" if t and c.state == RED else "",
-                    _accept_note(report.accepted.get((c.check, c.env.label))),
+                    _p(c.p) + (f" (q {_p(c.q)})" if c.q is not None else ""),
+                    f"{t.cls}: {t.reason}" if t else "",
+                    "; ".join(n for n in notes if n),
                 )
             )
             + " |"

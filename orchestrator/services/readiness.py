@@ -1,12 +1,15 @@
 """Release readiness of a job: every check × environment's pass count over a window of runs
-against a basis (a published matrix version, a baseline, a run or batch, or an older window
-of the same job), judged by regression/readiness.py; each red cell with its triage."""
+against a basis (an older window of the same job, a published matrix version, a baseline, a
+run or a batch), judged once by regression/readiness.py into one typed decision; each
+regressed cell with its triage and any acceptance beside it. docs/readiness.md."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -19,51 +22,66 @@ from ..hostclass import host_class
 from ..matrix.model import verdict
 from ..regression import readiness as rd
 from ..regression.triage import Triage
-from ..store import queries
+from ..store import bulk, queries
 from ..store import readiness_queries as rq
 from .outcome import GATE_FAILED, Outcome, Said, passed
 
 UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
-Key = tuple[str, rd.Env]
+MAX_SECONDS = 100 * 366 * 86400  # a century: past that no store holds a run
+Key = tuple[str, str, str]  # check, alias, arch ("*": any arch)
 
 
 @dataclass(frozen=True)
 class Readiness:
+    """What ``readiness`` (and ``qualify --readiness``) prints: the decision and its context."""
+
     job: str
     basis: str
     start: datetime
     end: datetime
-    alpha: float
-    min_runs: int
-    why_min: str
-    cells: tuple[rd.Cell, ...]
+    options: rd.Options
+    decision: rd.Decision
     candidate_runs: tuple[str, ...]
     basis_runs: tuple[str, ...]
     triage: dict[tuple[str, str], Triage] = field(default_factory=dict)  # (check, env label)
     accepted: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
 
     @property
+    def cells(self) -> tuple[rd.Cell, ...]:
+        return self.decision.cells
+
+    @property
     def red(self) -> list[rd.Cell]:
-        return [c for c in self.cells if c.state == rd.RED]
+        """The cells whose status fails the gate, accepted or not."""
+        return [c for c in self.cells if c.status in rd.FAILING_STATUSES]
 
     @property
     def gating(self) -> list[rd.Cell]:
-        """Red cells no live acceptance covers."""
-        return [
-            c for c in self.red if not self.accepted.get((c.check, c.env.label), {}).get("live")
-        ]
+        return list(self.decision.gating)
+
+    @property
+    def exit_code(self) -> int:
+        return self.decision.exit_code
 
 
 def duration(text: str, flag: str) -> timedelta:
-    """``7d``, ``36h``, ``90m``, ``2w`` as a timedelta; an InputError naming ``flag``."""
+    """``7d``, ``36h``, ``90m``, ``2w`` as a timedelta; an InputError naming ``flag``
+    (``--basis window:`` is shown joined to its value)."""
+    sep = "" if flag.endswith(":") else " "
     m = _DURATION.match(text or "")
     if not m or float(m.group(1)) <= 0:
         raise InputError(
-            f"{flag} '{text}': not a duration",
-            f"write a positive number with a unit: 90m, 36h, 7d or 2w (e.g. {flag} 7d)",
+            f"{flag}{sep}{text}: not a duration",
+            f"write a positive number with a unit: 90m, 36h, 7d or 2w (e.g. {flag}{sep}7d)",
         )
-    return timedelta(seconds=float(m.group(1)) * UNITS[m.group(2)])
+    seconds = float(m.group(1)) * UNITS[m.group(2)]
+    if seconds > MAX_SECONDS:
+        raise InputError(
+            f"{flag}{sep}{text}: longer than a century",
+            f"write a duration of at most 100 years (e.g. {flag}{sep}52w)",
+        )
+    return timedelta(seconds=seconds)
 
 
 def job_name(job: str) -> str:
@@ -83,56 +101,205 @@ def _env(row: dict[str, Any]) -> rd.Env:
     return rd.Env(row["alias"], row["backend"] or "", host_class(row["spec"]), row["family"] or "")
 
 
-def _counts(session: Session, rows: Sequence[dict[str, Any]]) -> dict[Key, rd.Count]:
+def _declaration(check: str, spec: dict[str, Any] | None) -> str | None:
+    """What a declared command check runs, without its id: two ids with one declaration are
+    one check renamed. None for checks no job declares."""
+    if not spec or not check.startswith("command."):
+        return None
+    name, _, param = check.removeprefix("command.").partition("[")
+    for c in spec.get("commands") or ():
+        if isinstance(c, dict) and c.get("id") == name:
+            body = {k: v for k, v in c.items() if k not in ("id", "feature")}
+            blob = json.dumps([body, param], sort_keys=True, default=str)
+            return hashlib.sha256(blob.encode()).hexdigest()[:16]
+    return None
+
+
+@dataclass
+class _Seen:
+    """One side's results of one cell: (run, final verdict), declarations, definitions."""
+
+    env: rd.Env
+    verdicts: list[tuple[str, str]] = field(default_factory=list)
+    declared: set[str] = field(default_factory=set)
+    definitions: set[str] = field(default_factory=set)
+    started: list[datetime] = field(default_factory=list)
+
+
+def _collect(
+    session: Session,
+    rows: Sequence[dict[str, Any]],
+    only: set[tuple[str, str]] | None = None,
+) -> dict[Key, _Seen]:
+    """Each run counted once per cell by its final verdict (``only``: the (check, run) pairs
+    to count, a published matrix's)."""
     env = {r["id"]: _env(r) for r in rows}
-    per: dict[tuple[str, str], list[str]] = {}
-    for run, check, _attempt, status in rq.statuses(session, list(env)):
-        per.setdefault((check, run), []).append(status)
-    seen: dict[Key, list[tuple[str, str]]] = {}
-    for (check, run), sts in per.items():
-        seen.setdefault((check, env[run]), []).append((run, verdict(sts)))
-    return {k: rd.count(v) for k, v in seen.items()}
+    when = {r["id"]: r["started"] for r in rows}
+    got = rq.results(session, list(env))
+    specs = rq.suite_specs(session, [g[4] for g in got])
+    per: dict[tuple[str, str], list[tuple[str, int | None, str | None]]] = {}
+    for run, check, _attempt, status, task, definition in got:
+        if only is None or (check, run) in only:
+            per.setdefault((check, run), []).append((status, task, definition))
+    return seen_of(
+        Record(
+            run,
+            check,
+            env[run],
+            when[run],
+            tuple(a[0] for a in attempts),
+            next(
+                (
+                    d
+                    for a in attempts
+                    if a[1] is not None
+                    if (d := _declaration(check, specs.get(a[1])))
+                ),
+                None,
+            ),
+            next((a[2] for a in attempts if a[2]), None),
+        )
+        for (check, run), attempts in per.items()
+    )
 
 
-def _matrix_counts(side: Any) -> dict[Key, rd.Count]:
-    """A published matrix (or a baseline naming one): each stored status of a cell is a run."""
-    seen: dict[Key, list[tuple[str, str]]] = {}
-    for o in side.observations:
-        key = (o.check, rd.Env(o.env, o.backend, "*"))
-        seen.setdefault(key, []).append((f"{side.label}#{o.attempt}", o.status))
-    return {k: rd.count(v) for k, v in seen.items()}
+@dataclass(frozen=True)
+class Record:
+    """One run's attempts of one check (in attempt order), where it ran and what it was."""
+
+    run: str
+    check: str
+    env: rd.Env
+    started: datetime
+    statuses: tuple[str, ...]
+    declaration: str | None = None  # the declaration without the id (renames)
+    definition: str | None = None  # spec.definition_hash
 
 
-def _basis(
-    session: Session, job: str, basis: str, start: datetime
-) -> tuple[dict[Key, rd.Count], tuple[str, ...]]:
-    if basis.startswith("window:"):
-        span = duration(basis.partition(":")[2], "--basis window:")
-        rows = rq.job_runs(session, job, start - span, start)
-        if not rows:
+def seen_of(records: Iterable[Record]) -> dict[Key, _Seen]:
+    """Each run counted once per cell, by its final verdict (pure)."""
+    seen: dict[Key, _Seen] = {}
+    for r in records:
+        s = seen.setdefault((r.check, r.env.alias, r.env.arch), _Seen(r.env))
+        s.verdicts.append((r.run, verdict(list(r.statuses))))
+        s.started.append(r.started)
+        if r.declaration:
+            s.declared.add(r.declaration)
+        if r.definition:
+            s.definitions.add(r.definition)
+    return seen
+
+
+def cells_of(
+    cand: dict[Key, _Seen], base: dict[Key, _Seen]
+) -> tuple[list[rd.Cell], dict[tuple[str, str], _Seen]]:
+    """The cells to judge (renames followed), and each cell's basis results (pure)."""
+    paired = _pair(cand, base)
+    cells = [
+        rd.Cell(key[0], env, _count(s), _count(b), notes=tuple(notes))
+        for key, env, s, b, notes in paired
+    ]
+    basis = {
+        (c.check, c.env.label): b for c, (_k, _e, _s, b, _n) in zip(cells, paired, strict=True) if b
+    }
+    return cells, basis
+
+
+def _job_side(
+    session: Session, job: str, lo: datetime, hi: datetime
+) -> tuple[dict[Key, _Seen], tuple[str, ...]]:
+    rows = rq.job_runs(session, job, lo, hi)
+    return _collect(session, rows), tuple(r["id"] for r in rows)
+
+
+def _matrix_side(session: Session, mv: Any) -> tuple[dict[Key, _Seen], tuple[str, ...]]:
+    """A published matrix version: the runs each cell records, counted from the store; a
+    cell whose runs are not stored (an imported matrix) counts once, by its verdict."""
+    wanted = {(c.row, str(r)) for c in mv.cells for r in (c.runs or ())}
+    rows = rq.runs_env(session, sorted({r for _c, r in wanted})) if wanted else []
+    stored = {r["id"] for r in rows}
+    seen = _collect(session, rows, {(c, r) for c, r in wanted if r in stored})
+    covered = {(k[0], seen[k].env.alias) for k in seen}
+    for c in mv.cells:
+        if (c.row, c.column) in covered or any(str(r) in stored for r in (c.runs or ())):
+            continue
+        v = verdict([str(s) for s in (c.statuses or [c.verdict])])
+        env = rd.Env(c.column, str((c.meta or {}).get("backend", "")), "*")
+        s = seen.setdefault((c.row, c.column, "*"), _Seen(env))
+        s.verdicts.append((f"{mv.version}:{c.column}", v))
+    runs = tuple(sorted(stored)) or ((mv.version,) if mv.cells else ())
+    return seen, runs
+
+
+def _named_side(session: Session, basis: str) -> tuple[dict[Key, _Seen], tuple[str, ...]]:
+    base = bulk.baseline(session, basis)
+    version = base.matrix_version if base is not None and not base.run_id else None
+    if base is None:
+        version = basis if bulk.matrix_version(session, basis) is not None else None
+    if version is not None:
+        mv = bulk.matrix_version(session, version)
+        if mv is None:
             raise InputError(
-                f"--basis {basis}: no finished runs of job '{job}' in the {basis[7:]} before "
-                f"{start:%Y-%m-%d %H:%M}",
-                "widen the basis window, or name a matrix version or baseline",
+                f"--basis {basis}: baseline names matrix version '{version}', which is not stored",
+                "publish it again, or point the baseline elsewhere: valorch baseline set NAME RUN",
             )
-        return _counts(session, rows), tuple(r["id"] for r in rows)
+        return _matrix_side(session, mv)
     from .diff import resolve
 
-    side = resolve(session, basis)
-    if side.runs:
-        rows = rq.runs_env(session, side.runs)
-        return _counts(session, rows), tuple(side.runs)
-    return _matrix_counts(side), ()
+    side = resolve(session, basis)  # a baseline's run, a run, a batch; or exit 2 naming them
+    rows = rq.runs_env(session, side.runs)
+    return _collect(session, rows), tuple(side.runs)
 
 
-def _lookup(basis: dict[Key, rd.Count], check: str, env: rd.Env) -> rd.Count:
-    got = basis.get((check, env))
-    if got is not None:
-        return got
-    loose = [
-        c for (k, e), c in basis.items() if k == check and e.alias == env.alias and e.arch == "*"
-    ]
-    return loose[0] if loose else rd.Count()
+def _count(s: _Seen | None) -> rd.Count:
+    return rd.count(s.verdicts) if s is not None else rd.Count()
+
+
+def _pair(
+    cand: dict[Key, _Seen], base: dict[Key, _Seen]
+) -> list[tuple[Key, rd.Env, _Seen | None, _Seen | None, list[str]]]:
+    """Candidate and basis cells side by side: a basis cell of any arch (``*``, a published
+    matrix) meets its alias's cells; a check renamed (the same declaration under another id,
+    neither id on the other side) is followed; a changed definition is noted."""
+    out: list[tuple[Key, rd.Env, _Seen | None, _Seen | None, list[str]]] = []
+    used: set[Key] = set()
+    for key, s in sorted(cand.items()):
+        b = base.get(key) or base.get((key[0], key[1], "*"))
+        if b is not None:
+            used.add(key if key in base else (key[0], key[1], "*"))
+        out.append((key, s.env, s, b, []))
+    cand_ids = {(k[0], k[1]) for k in cand}
+    base_ids = {(k[0], k[1]) for k in base}
+    for i, (key, env, mine, b, _notes) in enumerate(out):
+        if b is not None or mine is None or not mine.declared:
+            continue
+        for bkey, bs in sorted(base.items()):
+            if (
+                bkey not in used
+                and bkey[1] == key[1]
+                and bkey[2] in (key[2], "*")
+                and (bkey[0], bkey[1]) not in cand_ids
+                and (key[0], key[1]) not in base_ids
+                and bs.declared & mine.declared
+            ):
+                used.add(bkey)
+                out[i] = (key, env, mine, bs, [f"renamed from {bkey[0]} (the same declaration)"])
+                break
+    for _key, _e, got, b, notes in out:
+        if (
+            not notes
+            and got
+            and b
+            and got.definitions
+            and b.definitions
+            and not got.definitions & b.definitions
+        ):
+            old, new = sorted(b.definitions)[0][:8], sorted(got.definitions)[0][:8]
+            notes.append(f"definition changed ({old} → {new}): compared across the change")
+    for bkey, bs in sorted(base.items()):
+        if bkey not in used:
+            out.append((bkey, bs.env, None, bs, []))
+    return out
 
 
 def _window_check(rows: Sequence[dict[str, Any]], window: timedelta, text: str) -> None:
@@ -145,63 +312,143 @@ def _window_check(rows: Sequence[dict[str, Any]], window: timedelta, text: str) 
         )
 
 
+def _in_force(a: Any, lo: datetime, hi: datetime) -> bool:
+    """Whether acceptance ``a`` was in force at some time in [lo, hi]."""
+    return bool(a.created <= hi and a.until > lo)
+
+
+def _look_back(
+    session: Session,
+    job: str,
+    cells: list[rd.Cell],
+    seen_basis: dict[tuple[str, str], _Seen],
+    found: Sequence[Any],
+    span: timedelta,
+) -> list[rd.Cell]:
+    """Sippy's rule (regressionallowances.go matchBaseRegression): an accepted regression does
+    not become the basis. A cell whose basis runs fall while an acceptance covering it was in
+    force is compared with the job's runs in the ``span`` before the acceptance was recorded,
+    when those passed more often."""
+    cache: dict[tuple[datetime, datetime], dict[Key, _Seen]] = {}
+    out = []
+    for c in cells:
+        s = seen_basis.get((c.check, c.env.label))
+        mine = [a for a in found if a.covers(c.check, c.env.alias, c.env.arch)]
+        if s is None or not mine or not s.started or c.basis.total == 0:
+            out.append(c)
+            continue
+        lo, hi = min(s.started), max(s.started)
+        held = [a for a in mine if _in_force(a, lo, hi)]
+        if not held:
+            out.append(c)
+            continue
+        ids = ", ".join(f"#{a.id}" for a in held)
+        note = f"the basis held accepted regression {ids}; the runs before it passed no more: kept"
+        basis = c.basis
+        end = min(a.created for a in held)
+        start = end - span
+        if (start, end) not in cache:
+            cache[(start, end)] = _job_side(session, job, start, end)[0]
+        got = cache[(start, end)]
+        prev = got.get((c.check, c.env.alias, c.env.arch)) or got.get((c.check, c.env.alias, "*"))
+        earlier = _count(prev)
+        if earlier.total and (earlier.rate or 0) > (c.basis.rate or 0):
+            basis = earlier
+            note = (
+                f"the basis held accepted regression {ids}: compared with the runs of "
+                f"{start:%Y-%m-%d %H:%M} – {end:%Y-%m-%d %H:%M}, before it was accepted, "
+                f"instead ({earlier.passed}/{earlier.total})"
+            )
+        out.append(replace(c, basis=basis, notes=(*c.notes, note)))
+    return out
+
+
 def evaluate(
     factory: sessionmaker[Session],
     job: str,
     basis: str,
     window: str = "7d",
-    alpha: float = rd.ALPHA,
+    options: rd.Options | None = None,
     now: datetime | None = None,
 ) -> Readiness:
-    if not 0 < alpha < 1:
-        raise InputError(f"--alpha {alpha:g} is outside (0, 1)", "use e.g. --alpha 0.05")
+    """The decision, with the acceptances beside the cells they cover."""
+    from ..regression.acceptance import note
+    from .accept import every
+
+    opts = options or rd.Options()
     span = duration(window, "--window")
     name = job_name(job)
     end = now or queries.now()
-    start = end - span
+    try:
+        start = end - span
+    except OverflowError:
+        raise InputError(
+            f"--window {window}: reaches before the calendar", "use e.g. --window 7d"
+        ) from None
+    found = every(factory)  # the live acceptances' query (a revoked one is not returned)
     with factory() as session:
-        every = rq.job_runs(session, name, None, None)
-        if not every:
+        every_run = rq.job_runs(session, name, None, None)
+        if not every_run:
             known = rq.known_jobs(session)
             raise InputError(
                 f"--job {job}: no finished runs of job '{name}' in the results database",
                 f"jobs with runs: {', '.join(known[:20]) or 'none'}; run it: valorch run --job FILE",
             )
-        _window_check(every, span, window)
-        base, base_runs = _basis(session, name, basis, start)
+        _window_check(every_run, span, window)
+        if basis.startswith("window:"):
+            bspan = duration(basis.partition(":")[2], "--basis window:")
+            try:
+                base, base_runs = _job_side(session, name, start - bspan, start)
+            except OverflowError:
+                raise InputError(
+                    f"--basis {basis}: reaches before the calendar", "use e.g. --basis window:14d"
+                ) from None
+            back = bspan
+        else:
+            base, base_runs = _named_side(session, basis)
+            back = span
         rows = [r for r in rq.job_runs(session, name, start, end) if r["id"] not in set(base_runs)]
-        cand = _counts(session, rows)
-    cells = rd.judge(
-        [
-            rd.Cell(check, env, got, _lookup(base, check, env))
-            for (check, env), got in sorted(cand.items(), key=lambda kv: (kv[0][0], kv[0][1].label))
-        ],
-        alpha,
-    )
+        cand = _collect(session, rows)
+        cells, seen_basis = cells_of(cand, base)
+        cells = _look_back(session, name, cells, seen_basis, found, back)
+    now_ = queries.now()
+    live, notes = set(), {}
+    for c in rd.judge(cells, opts):
+        if c.status not in rd.FAILING_STATUSES:
+            continue
+        got = note(c.check, c.env.alias, c.env.arch, c.candidate.rate, found, now_)
+        if got:
+            notes[(c.check, c.env.label)] = got
+            if got.get("live"):
+                live.add((c.check, c.env.label))
+    decision = rd.decide(cells, len(rows), len(base_runs), opts, frozenset(live))
     return Readiness(
         name,
         basis,
         start,
         end,
-        alpha,
-        rd.min_runs(alpha),
-        rd.why_min(alpha),
-        tuple(cells),
+        opts,
+        decision,
         tuple(r["id"] for r in rows),
         base_runs,
+        accepted=notes,
     )
 
 
+REGRESSED = (rd.EXTREME_REGRESSION, rd.SIGNIFICANT_REGRESSION)
+
+
 def with_triage(factory: sessionmaker[Session], report: Readiness) -> Readiness:
-    """Each red cell's triage: the class most of its failing runs have (their stored triage)."""
+    """Each regressed cell's triage: the class most of its failing runs have (stored triage)."""
     from . import triage as triage_service
 
-    failing = [r for c in report.red for r in c.candidate.failed_runs]
+    regressed = [c for c in report.cells if c.status in REGRESSED]
+    failing = [r for c in regressed for r in c.candidate.failed_runs]
     if not failing:
         return report
     stored = triage_service.stored_many(factory, failing)
     found: dict[tuple[str, str], Triage] = {}
-    for c in report.red:
+    for c in regressed:
         got = [stored[r][c.check] for r in c.candidate.failed_runs if c.check in stored.get(r, {})]
         if got:
             top = Counter(t.cls for t in got).most_common(1)[0][0]
@@ -210,50 +457,36 @@ def with_triage(factory: sessionmaker[Session], report: Readiness) -> Readiness:
 
 
 def outcome(report: Readiness) -> Outcome:
-    """Exit 1 when a red cell no live acceptance covers remains; 0 otherwise."""
-    gating = report.gating
-    if gating:
+    """The exit and closing lines, from the decision and nothing else."""
+    d = report.decision
+    if not d.ready:
         return Outcome(
             GATE_FAILED,
             "regressed",
-            f"{len(gating)} cell(s) pass significantly less often than the basis",
-            (Said("fail", f"not ready: {len(gating)} red cell(s) of job {report.job}"),),
+            "; ".join(d.reasons),
+            (
+                Said(
+                    "fail",
+                    f"not ready: job {report.job}: {d.reasons[0]}"
+                    + (f" (and {len(d.reasons) - 1} more)" if len(d.reasons) > 1 else ""),
+                ),
+            ),
         )
-    accepted = len(report.red) - len(gating)  # shown beside their cells, still red
-    note = f" ({accepted} red cell(s) accepted)" if accepted else ""
-    return passed(
-        "no cell passes significantly less often than the basis",
-        (Said("pass", f"ready: no unaccepted red cell of job {report.job}{note}"),),
-    )
+    accepted = d.counts.get("accepted", 0)
+    note = f" ({accepted} regressed cell(s) accepted)" if accepted else ""
+    return passed(d.reasons[0], (Said("pass", f"ready: job {report.job}: {d.reasons[0]}{note}"),))
 
 
-def accepted(factory: sessionmaker[Session], report: Readiness) -> Readiness:
-    """The acceptances beside the red cells they cover (live or not: an expired one is shown,
-    and its cell gates again)."""
-    from ..regression.acceptance import note
-    from .accept import every
-
-    found = every(factory)
-    if not found or not report.red:
-        return report
-    now = queries.now()
-    notes = {
-        (c.check, c.env.label): got
-        for c in report.red
-        if (got := note(c.check, c.env.alias, c.env.arch, c.candidate.rate, found, now))
-    }
-    return replace(report, accepted=notes)
-
-
-def gate(first: Outcome, report: Readiness) -> Outcome:
-    """A qualification's outcome with readiness as a further gate: a red cell nobody accepted
-    fails a qualification that otherwise passed (a worse outcome of its own stands)."""
-    second = outcome(report)
-    if second.ok:
-        return replace(first, said=(*first.said, *second.said))
-    if first.code not in (0,):
-        return replace(first, said=(*first.said, *second.said))
-    return replace(second, said=(*first.said, *second.said))
+def decide(
+    factory: sessionmaker[Session],
+    job: str,
+    basis: str,
+    window: str = "7d",
+    options: rd.Options | None = None,
+) -> Readiness:
+    """The readiness report a command prints, with its typed decision (``.decision``: the
+    verdict, exit code, reasons and cells) and the triage of its regressed cells."""
+    return with_triage(factory, evaluate(factory, job, basis, window, options))
 
 
 def for_report(
@@ -261,21 +494,34 @@ def for_report(
     job: str,
     basis: str,
     window: str = "7d",
-    alpha: float = rd.ALPHA,
+    options: rd.Options | None = None,
 ) -> Readiness:
-    """The readiness report a command prints: judged, with acceptances and triage."""
-    return with_triage(factory, accepted(factory, evaluate(factory, job, basis, window, alpha)))
+    """``decide`` under the name ``qualify`` calls."""
+    return decide(factory, job, basis, window, options)
+
+
+def gate(first: Outcome, report: Readiness) -> Outcome:
+    """A qualification's outcome with readiness as a further gate: not ready fails a
+    qualification that otherwise passed (a worse outcome of its own stands)."""
+    second = outcome(report)
+    if second.ok or first.code != 0:
+        return replace(first, said=(*first.said, *second.said))
+    return replace(second, said=(*first.said, *second.said))
 
 
 def summary(report: Readiness) -> dict[str, Any]:
-    """What a qualification records of its readiness gate (qualify.json): the basis, the red
-    cells, and the live acceptances that let red cells ship (``attest --qualify`` names them
-    in the VSA)."""
+    """What a qualification records of its readiness gate (qualify.json): the decision, the
+    regressed and gating cells, and the live acceptances that let regressions ship (``attest
+    --qualify`` names them in the VSA)."""
+    d = report.decision
     return {
         "readiness": {
             "basis": report.basis,
+            "verdict": d.verdict,
+            "exit_code": d.exit_code,
+            "reasons": list(d.reasons),
             "red": [f"{c.check} {c.env.label}" for c in report.red],
-            "gating": [f"{c.check} {c.env.label}" for c in report.gating],
+            "gating": [f"{c.check} {c.env.label}" for c in d.gating],
         },
         "accepted": [
             {"check": check, "env": env, **{k: a[k] for k in ("by", "reason", "until")}}
@@ -283,3 +529,7 @@ def summary(report: Readiness) -> dict[str, Any]:
             if a.get("live")
         ],
     }
+
+
+def labels(cells: Iterable[rd.Cell]) -> list[str]:
+    return [f"{c.check} {c.env.label}" for c in cells]

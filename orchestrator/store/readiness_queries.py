@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from .models import Check, Host, Image, Result, Run
+from .models import Check, Host, Image, Result, Run, TaskRow
 
 FINISHED = ("done", "failed")
 
@@ -66,6 +66,36 @@ def statuses(session: Session, run_ids: Sequence[str]) -> list[tuple[str, str, i
         .order_by(Result.run_id, Result.attempt)
     )
     return [tuple(r) for r in session.execute(q)]  # type: ignore[misc]
+
+
+def results(session: Session, run_ids: Sequence[str]) -> list[tuple[Any, ...]]:
+    """(run, check id, attempt, status, task id, definition hash) of every result of
+    ``run_ids``, in attempt order."""
+    if not run_ids:
+        return []
+    q = (
+        select(
+            Result.run_id,
+            Check.check_id,
+            Result.attempt,
+            Result.status,
+            Result.task_id,
+            Result.definition,
+        )
+        .join(Check, Check.id == Result.check_pk)
+        .where(Result.run_id.in_(list(run_ids)))
+        .order_by(Result.run_id, Result.attempt)
+    )
+    return [tuple(r) for r in session.execute(q)]
+
+
+def suite_specs(session: Session, task_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+    """Each task's suite as the run asked for it (its commands' declarations)."""
+    ids = sorted({t for t in task_ids if t is not None})
+    if not ids:
+        return {}
+    q = select(TaskRow.id, TaskRow.suite_spec).where(TaskRow.id.in_(ids))
+    return {i: spec or {} for i, spec in session.execute(q)}
 
 
 def known_jobs(session: Session) -> list[str]:

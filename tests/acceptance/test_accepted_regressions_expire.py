@@ -56,11 +56,13 @@ def test_record_list_gate_and_expire(db):
     after = readiness(db)
     assert after.returncode == 0, after.stdout + after.stderr
     cell = wobbly(after)
-    assert cell["state"] == "red"  # accepting is not editing: the evidence stays red
+    assert cell["status"] == "extreme regression"  # accepting is not editing: it stays one
+    assert cell["gating"] is False
     assert cell["accepted"]["live"] is True and cell["accepted"]["by"] == "alice"
-    assert "1 red cell(s) accepted" in after.stderr
+    assert "1 regressed cell(s) accepted" in after.stderr
     text = run_cli("readiness", "--job", "readiness-flaky", "--basis", "window:7d", db=db).stdout
-    assert "accepted by alice until 2099-01-01" in text and "RED" in text
+    assert "accepted by alice until 2099-01-01" in text
+    assert "EXTREME REGRESSION (ACCEPTED)" in text
     # the acceptance expires (moved into the past in the store): the cell gates again
     con = sqlite3.connect(db)
     con.execute("update acceptance set until = '2020-01-01 00:00:00.000000'")
@@ -164,9 +166,11 @@ def test_qualify_gates_on_readiness_before_and_after_the_acceptance(db, store, t
     # a known issue whose checks no longer fail is reported
     assert record["closable_known_issues"] == ["command.steady"]
     assert "known issue command.steady can close" in before.stderr
-    assert record["readiness"]["gating"] == ["command.wobbly host [cpu, cpu]"]
+    assert record["readiness"]["gating"] == ["command.wobbly host@cpu"]
     md = (tmp_path / "q1" / "readiness.md").read_text()
-    assert next(x for x in md.splitlines() if "command.wobbly" in x).startswith("| red |")
+    assert next(x for x in md.splitlines() if "| command.wobbly" in x).startswith(
+        "| extreme regression |"
+    )
     assert accept(db, *GOOD, "--until", "2099-01-01").returncode == 0
     after = run_cli(*args, "--out-dir", str(tmp_path / "q2"), db=db)
     assert after.returncode == 0, after.stdout[-2000:] + after.stderr[-2000:]

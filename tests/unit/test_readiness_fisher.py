@@ -1,9 +1,7 @@
-"""Fisher's exact test of readiness, against scipy on the same tables; the minimum sample;
-identical pass rates are never red."""
+"""Fisher's exact test of readiness, against scipy on the same tables; Sippy's statuses on
+known counts; nothing to judge is never ready."""
 
 from __future__ import annotations
-
-import math
 
 import pytest
 from hypothesis import given, settings
@@ -48,57 +46,41 @@ def test_matches_scipy_on_any_table(cp, cf, bp, bf):
     assert rd.fisher_less(cp, cp + cf, bp, bp + bf) == pytest.approx(want, rel=1e-9, abs=1e-300)
 
 
+def count(p, n):
+    return rd.Count(p, n)
+
+
 @pytest.mark.parametrize(
-    ("alpha", "n"), [(0.05, 4), (0.01, 5), (0.2, 2), (0.5, 2), (0.6, 1), (0.001, 7)]
+    ("cand", "basis", "want"),
+    [  # Sippy's buildFisherExactTestStats on the same counts
+        ((0, 4), (4, 4), rd.EXTREME_REGRESSION),
+        ((0, 3), (100, 100), rd.EXTREME_REGRESSION),
+        ((2, 4), (4, 4), rd.NOT_SIGNIFICANT),  # 2 failures, fewer than 3
+        ((91, 100), (100, 100), rd.SIGNIFICANT_REGRESSION),  # a 9-point drop
+        ((96, 100), (100, 100), rd.NOT_SIGNIFICANT),  # within the pity of 5 points
+        ((0, 0), (4, 4), rd.MISSING_SAMPLE),
+        ((0, 4), (0, 0), rd.MISSING_BASIS),
+        ((0, 0), (0, 0), rd.MISSING_BOTH),
+        ((97, 100), (50, 100), rd.IMPROVEMENT),
+        ((1, 4), (0, 4), rd.NOT_SIGNIFICANT),
+    ],
 )
-def test_minimum_runs_is_the_first_n_whose_most_extreme_table_is_significant(alpha, n):
-    assert rd.min_runs(alpha) == n
-    assert 1 / math.comb(2 * n, n) < alpha
-    if n > 1:
-        assert 1 / math.comb(2 * (n - 1), n - 1) >= alpha
-        # the most extreme table one run short is not significant either
-        assert rd.fisher_less(0, n - 1, n - 1, n - 1) >= alpha
+def test_classify_is_sippys_status(cand, basis, want):
+    assert rd.classify(count(*cand), count(*basis))[0] == want
 
 
-def cell(cp, cn, bp, bn, check="c"):
-    return rd.Cell(check, rd.Env("img"), rd.Count(cp, cn), rd.Count(bp, bn))
+def test_the_correction_never_hides_an_extreme_regression():
+    cells = [
+        rd.Cell("a", rd.Env("img"), count(0, 4), count(4, 4)),
+        *[rd.Cell(f"x{i}", rd.Env("img"), count(1, 4), count(4, 4)) for i in range(30)],
+    ]
+    got = rd.judge(cells, rd.Options(correction="bh"))
+    assert got[0].status == rd.EXTREME_REGRESSION and got[0].q > 0.05
 
 
-def test_states_red_green_and_not_enough_runs():
-    got = rd.judge([cell(0, 8, 8, 8, "a"), cell(8, 8, 8, 8, "b"), cell(0, 3, 30, 30, "c")])
-    assert [c.state for c in got] == [rd.RED, rd.GREEN, rd.THIN]
-    assert got[0].p == pytest.approx(1 / math.comb(16, 8))
-    assert "3 counted run(s), fewer than 4" in got[2].reason
-
-
-def test_red_cells_are_corrected_over_the_cells_tested():
-    """p = 0.0406 is red alone, but not among 20 cells whose others are identical."""
-    alone = rd.judge([cell(5, 10, 10, 10)])
-    assert alone[0].p == pytest.approx(fisher_exact([[5, 5], [10, 0]], alternative="less")[1])
-    many = rd.judge([cell(7, 10, 10, 10)] + [cell(10, 10, 10, 10, f"x{i}") for i in range(19)])
-    assert rd.judge([cell(7, 10, 10, 10)])[0].p < 0.2
-    assert many[0].state == rd.GREEN and many[0].q > many[0].p
-
-
-@given(
-    st.lists(
-        st.tuples(st.integers(1, 30), st.integers(0, 30), st.integers(1, 4)),
-        min_size=1,
-        max_size=12,
-    ),
-    st.floats(0.001, 0.5),
-)
-@settings(max_examples=200, deadline=None)
-def test_identical_pass_rates_are_never_red(specs, alpha):
-    """Whatever the sizes (the basis a multiple of the candidate) and however many cells."""
-    cells = []
-    for i, (n, k, mult) in enumerate(specs):
-        passed = min(k, n)
-        cells.append(cell(passed, n, passed * mult, n * mult, f"c{i}"))
-    assert all(c.state != rd.RED for c in rd.judge(cells, alpha))
-
-
-@pytest.mark.parametrize("alpha", [0, 1, -0.1, 1.5])
-def test_alpha_outside_the_open_interval_is_refused(alpha):
-    with pytest.raises(ValueError):
-        rd.min_runs(alpha)
+def test_nothing_to_judge_is_never_ready_unless_allowed():
+    none = rd.decide([], 0, 4)
+    assert none.exit_code == 1 and "--allow-empty" in none.reasons[0]
+    assert rd.decide([], 0, 4, rd.Options(allow_empty=True)).exit_code == 0
+    untested = rd.decide([rd.Cell("a", rd.Env("img"), count(0, 0), count(0, 0))], 3, 3)
+    assert untested.exit_code == 1 and untested.untested == 1 and untested.cells == ()
