@@ -132,8 +132,8 @@ def show_run(
         f"spec {data['spec_hash']}"
     )
     out.print(f"  started {data['started']}  ended {data['ended']}")
-    if data.get("origin"):
-        out.print(f"  pushed from {data['origin']}")
+    if data.get("provenance"):
+        out.print(f"  {data['provenance']}", markup=False)  # a path, not markup
     table = Table("check", "attempt", "status", "seconds", "message")
     for r in data["results"]:
         table.add_row(

@@ -12,7 +12,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from . import export_schema
+from . import export_schema, queries
 from .models import Check, Host, Image, InventoryRow, Result, Run, TaskRow
 
 FORMAT = "valorch-results"
@@ -223,21 +223,31 @@ def validate_export(doc: Any) -> None:
         raise TransferError("; ".join(found))
 
 
-def import_runs(session: Session, doc: Any) -> dict[str, int]:
+def import_runs(session: Session, doc: Any, source: str) -> dict[str, int]:
     """Add what is not there yet; returns counts of new rows per kind. The whole document
-    is validated first: a bad one adds nothing."""
+    is validated first: a bad one adds nothing. Every run added keeps where it came from
+    (``run.origin``: ``import:`` and ``source``): a record of another store, shown as
+    such and never resumed here."""
     validate_export(doc)
     try:
-        return _import(session, doc)
+        return _import(session, doc, queries.imported_origin(source))
     except (KeyError, TypeError, ValueError) as exc:
         raise TransferError(f"malformed results export: {type(exc).__name__}: {exc}") from None
 
 
-def _import(session: Session, doc: dict[str, Any]) -> dict[str, int]:
-    counts = {"runs": 0, "tasks": 0, "results": 0, "inventory": 0}
+def _import(session: Session, doc: dict[str, Any], origin: str) -> dict[str, int]:
+    runs = _import_runs(session, doc, origin)
+    task_ids, tasks = _import_tasks(session, doc["tasks"])
+    results = _import_results(session, doc, task_ids)
+    inventory = _import_inventory(session, doc["inventory"])
+    session.flush()
+    return {"runs": runs, "tasks": tasks, "results": results, "inventory": inventory}
+
+
+def _import_runs(session: Session, doc: dict[str, Any], origin: str) -> int:
     images = {(d["reference"], d.get("digest"), d["alias"]): d for d in doc["images"]}
     hosts = {d["fingerprint"]: d for d in doc["hosts"]}
-    checks = {(d["check_id"], d["version"]): d for d in doc["checks"]}
+    added = 0
     for d in doc["runs"]:
         if session.get(Run, d["id"]) is not None:
             continue
@@ -258,12 +268,21 @@ def _import(session: Session, doc: dict[str, Any]) -> dict[str, int]:
                 ended=_parse_dt(d["ended"]),
                 state=d["state"],
                 meta=d.get("meta") or {},
+                origin=origin,
             )
         )
-        counts["runs"] += 1
+        added += 1
     session.flush()
+    return added
+
+
+def _import_tasks(
+    session: Session, tasks: list[dict[str, Any]]
+) -> tuple[dict[tuple[str, str], int], int]:
+    """The task ids by (run, suite), and how many tasks were added."""
     task_ids: dict[tuple[str, str], int] = {}
-    for d in doc["tasks"]:
+    added = 0
+    for d in tasks:
         row = session.scalars(
             select(TaskRow).where(TaskRow.run_id == d["run"], TaskRow.suite == d["suite"])
         ).first()
@@ -271,7 +290,7 @@ def _import(session: Session, doc: dict[str, Any]) -> dict[str, int]:
             row = TaskRow(
                 run_id=d["run"],
                 suite=d["suite"],
-                suite_spec=d.get("suite_spec") or {},
+                suite_spec=d["suite_spec"],
                 state=d["state"],
                 tries=d.get("tries", 0),
                 started=_parse_dt(d.get("started")),
@@ -281,9 +300,17 @@ def _import(session: Session, doc: dict[str, Any]) -> dict[str, int]:
             )
             session.add(row)
             session.flush()
-            counts["tasks"] += 1
+            added += 1
         task_ids[(d["run"], d["suite"])] = row.id
+    return task_ids, added
+
+
+def _import_results(
+    session: Session, doc: dict[str, Any], task_ids: dict[tuple[str, str], int]
+) -> int:
+    checks = {(d["check_id"], d["version"]): d for d in doc["checks"]}
     check_rows: dict[tuple[str, int], Check] = {}
+    added = 0
     for d in doc["results"]:
         key = tuple(d["check"])
         if key not in check_rows:
@@ -313,8 +340,13 @@ def _import(session: Session, doc: dict[str, Any]) -> dict[str, int]:
                 definition=d.get("definition"),
             )
         )
-        counts["results"] += 1
-    for d in doc["inventory"]:
+        added += 1
+    return added
+
+
+def _import_inventory(session: Session, inventory: list[dict[str, Any]]) -> int:
+    added = 0
+    for d in inventory:
         exists = session.scalars(
             select(InventoryRow.id).where(
                 InventoryRow.run_id == d["run"], InventoryRow.component == d["component"]
@@ -331,6 +363,5 @@ def _import(session: Session, doc: dict[str, Any]) -> dict[str, int]:
                     extra=d.get("extra") or {},
                 )
             )
-            counts["inventory"] += 1
-    session.flush()
-    return counts
+            added += 1
+    return added

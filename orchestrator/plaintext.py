@@ -1,0 +1,35 @@
+"""The one rule for a line of text valorch shows (a name, a label, a feature): printable,
+on one line. What an import accepts and what valorch itself stores follow it, so that
+every export reads back. Pure; imports nothing."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+#: C0 and C1 controls, DEL, the bidirectional overrides and isolates (an RTL override
+#: reorders what a terminal or a page shows), line and paragraph separators, surrogates
+CONTROL = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+)
+
+
+def problem(value: str) -> str | None:
+    """What makes ``value`` not one line of printable text; None when it is."""
+    m = CONTROL.search(value)
+    if m is None:
+        return None
+    return (
+        f"holds the control character U+{ord(m.group(0)):04X} at offset {m.start()}; "
+        "names and features are printable text on one line"
+    )
+
+
+def checked(value: Any) -> Any:
+    """``value`` when it is not a string or is printable text on one line, else ValueError
+    (a pydantic AfterValidator)."""
+    if isinstance(value, str):
+        found = problem(value)
+        if found:
+            raise ValueError(found)
+    return value
