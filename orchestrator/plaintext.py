@@ -33,3 +33,14 @@ def checked(value: Any) -> Any:
         if found:
             raise ValueError(found)
     return value
+
+
+def visible(value: str | None, limit: int = 300) -> str | None:
+    """``value`` with each character the rule refuses written as its escape (``\\x1b``,
+    ``\\u202e``), within ``limit`` characters: what a workload reports is kept, as text
+    valorch can read back."""
+    if value is None or CONTROL.search(value) is None:
+        return value
+    return CONTROL.sub(
+        lambda m: m.group(0).encode("unicode_escape", "backslashreplace").decode(), value
+    )[:limit]

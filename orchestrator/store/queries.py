@@ -19,6 +19,7 @@ from sqlalchemy import ColumnElement, func, select, text
 
 from .. import __version__
 from ..bounds import EPOCH_ISO
+from ..plaintext import visible
 from ..errors import InfrastructureError
 from . import tables
 
@@ -168,10 +169,11 @@ def check_row(
             {
                 "check_id": res.check,
                 "version": res.version,
-                "feature": res.feature,
+                # one line of printable text, as an import takes it (plaintext.py)
+                "feature": visible(res.feature),
                 "kind": res.kind,
-                "library": library,
-                "unit": res.unit,
+                "library": visible(library, 200),
+                "unit": visible(res.unit, 40),
                 "bigger_is_better": res.bigger_is_better,
             },
         )
@@ -262,8 +264,8 @@ def add_results(
                 # JSON has no NaN: every sink (--json, exports, a PostgreSQL push) stays valid
                 metrics=finite(dict(res.metrics)),
                 samples=[x for x in res.samples if math.isfinite(x)],
-                device=res.device,
-                library=res.library,
+                device=visible(res.device, 200),
+                library=visible(res.library, 200),
                 definition=(definitions or {}).get(res.check),
             )
         )
