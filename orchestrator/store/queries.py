@@ -19,8 +19,8 @@ from sqlalchemy import ColumnElement, func, select, text
 
 from .. import __version__
 from ..bounds import EPOCH_ISO
-from ..plaintext import visible
 from ..errors import InfrastructureError
+from ..plaintext import visible
 from . import tables
 
 if TYPE_CHECKING:  # the vocabulary's pydantic models: a listing never builds one
