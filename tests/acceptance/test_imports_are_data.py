@@ -136,6 +136,10 @@ def test_db_check_names_stored_blobs_of_the_wrong_shape(cli, exported):
     for named in ("meta.image", "spec.gpus[0]", "suite_spec.commands", "metrics.x"):
         assert named in out, out
     assert "Traceback" not in out
+    # the site, which reads the meta and the host's spec, says so too: no traceback
+    proc = cli("site", "build", "--out", str(cli.db.parent / "site"))
+    assert proc.returncode == 3 and "damaged store" in proc.stderr, proc.stderr
+    assert "meta.image" in proc.stderr and "Traceback" not in proc.stderr
 
 
 def test_the_site_repro_quotes_every_argument(cli, tmp_path, exported):
