@@ -149,3 +149,13 @@ def finite(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [finite(v) for v in value]
     return value
+
+
+def finite_numbers(values: Any) -> Any:
+    """Samples or timings (a list or a dict of numbers) without their non-finite numbers:
+    a NaN sample or duration measures nothing, and JSON cannot carry it."""
+    if isinstance(values, dict):
+        return {k: v for k, v in values.items() if _finite(v)}
+    if isinstance(values, list | tuple):
+        return [v for v in values if _finite(v)]
+    return values

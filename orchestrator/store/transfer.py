@@ -13,6 +13,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from . import export_schema, queries
+from .blobs import finite, finite_numbers
 from .models import Check, Host, Image, InventoryRow, Result, Run, TaskRow
 
 FORMAT = "valorch-results"
@@ -82,7 +83,7 @@ def _image_doc(img: Image) -> dict[str, Any]:
 
 
 def _host_doc(host: Host) -> dict[str, Any]:
-    return {"name": host.name, "fingerprint": host.fingerprint, "spec": host.spec}
+    return {"name": host.name, "fingerprint": host.fingerprint, "spec": finite(host.spec)}
 
 
 def _run_doc(run: Run) -> dict[str, Any]:
@@ -100,7 +101,7 @@ def _run_doc(run: Run) -> dict[str, Any]:
         "started": _dt(run.started),
         "ended": _dt(run.ended),
         "state": run.state,
-        "meta": run.meta,
+        "meta": finite(run.meta),
     }
 
 
@@ -113,7 +114,7 @@ def _task_doc(run: Run, t: TaskRow) -> dict[str, Any]:
         "tries": t.tries,
         "started": _dt(t.started),
         "ended": _dt(t.ended),
-        "timings": t.timings,
+        "timings": finite_numbers(t.timings),
         "error": t.error,
     }
 
@@ -140,8 +141,8 @@ def _result_doc(run: Run, r: Result, suite: str | None) -> dict[str, Any]:
         "duration_s": r.duration_s,
         "message": r.message,
         "log": r.log,
-        "metrics": r.metrics,
-        "samples": r.samples,
+        "metrics": finite(r.metrics),  # a store written before NaN was encoded
+        "samples": finite_numbers(r.samples),
         "device": r.device,
         "library": r.library,
         "definition": r.definition,

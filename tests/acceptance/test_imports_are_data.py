@@ -136,6 +136,12 @@ def test_db_check_names_stored_blobs_of_the_wrong_shape(cli, exported):
     for named in ("meta.image", "spec.gpus[0]", "suite_spec.commands", "metrics.x"):
         assert named in out, out
     assert "Traceback" not in out
+    # a NaN a store holds from before leaves as JSON can carry it: the export stays JSON
+    run_id = sqlite3.connect(cli.db).execute("SELECT id FROM run").fetchone()[0]
+    out_file = cli.db.parent / "out.json"
+    assert cli("results", "export", run_id, "--out", str(out_file)).returncode == 0
+    doc = json.loads(out_file.read_text(), parse_constant=lambda c: pytest.fail(f"{c} in JSON"))
+    assert doc["results"][0]["metrics"] == {"x": "NaN"}
     # the site, which reads the meta and the host's spec, says so too: no traceback
     proc = cli("site", "build", "--out", str(cli.db.parent / "site"))
     assert proc.returncode == 3 and "damaged store" in proc.stderr, proc.stderr
