@@ -199,3 +199,25 @@ def test_a_run_under_a_clock_before_2020_is_refused_before_it_runs(cli, tmp_path
     assert proc.returncode == 3, proc.stdout + proc.stderr
     assert "clock says 1999-" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
     assert _stored_runs(cli.db) == 0
+
+
+def test_attest_names_no_file_after_a_digest_that_is_not_one(cli, tmp_path, exported):
+    """A stored digest of the right length with a path in it (a store written by hand:
+    no import lets it in) never becomes a file name outside --out-dir."""
+    import subprocess
+
+    cli.db.write_bytes(exported[0].read_bytes())
+    escape = "sha256:" + "/../../../../../../../../../../../../../../../../../../tmp/x" + "a" * 4
+    assert len(escape) == 71
+    con = sqlite3.connect(cli.db)
+    con.execute("UPDATE image SET digest = ?", (escape,))
+    con.commit()
+    run_id = con.execute("SELECT id FROM run").fetchone()[0]
+    con.close()
+    key = tmp_path / "k.pem"
+    subprocess.run(["openssl", "genpkey", "-algorithm", "ed25519", "-out", str(key)], check=True)
+    out = tmp_path / "deep" / "out"
+    proc = cli("attest", "--run", run_id, "--key", str(key), "--out-dir", str(out))
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "no sha256 image digest" in proc.stderr and "Traceback" not in proc.stderr
+    assert not list(tmp_path.rglob("*.intoto.jsonl"))

@@ -54,7 +54,7 @@ def _evidence(
     by_digest: dict[str, list[Any]] = {}
     for run in sorted(runs, key=lambda r: r.started):
         digest = run.image.digest or ""
-        if not digest.startswith("sha256:") or len(digest) != 71:
+        if not imageref.DIGEST.fullmatch(digest):  # the whole digest: it names a file (_write)
             raise InputError(
                 f"run {run.id[:8]} of {run.image.reference} has no sha256 image digest "
                 f"({digest or 'none recorded'}); an attestation needs one",
