@@ -26,33 +26,7 @@ EXIT_CODE_RANGE = (-64, 255)
 EPOCH_ISO = "2020-01-01T00:00:00"
 FUTURE_SKEW_S = 24 * 3600.0
 
-#: the characters no name or line of text valorch stores may hold: C0 and C1 controls (NUL,
-#: ESC, DEL, NEL …), the bidirectional marks, embeddings, overrides and isolates (an RTL
-#: override reorders what a terminal or a report shows), the line and paragraph separators
-#: and lone surrogates (not UTF-8). A job spec is refused with the rule a results import
-#: applies, so that every run valorch stores is one its export can bring back.
-UNPRINTABLE = "[\x00-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
 #: a name valorch stores and shows (a job, a label, an alias, a component): 1 to 200 characters
 MAX_NAME = 200
 #: a paragraph of text a user gives (a job's description)
 MAX_TEXT = 2_000
-
-
-def unprintable(text: str, lines: bool = False) -> str | None:
-    """Why ``text`` is not printable text on one line (``lines``: newline and tab allowed),
-    else None: the one rule of names and one-line text, on input and on import."""
-    import re
-
-    for found in re.finditer(UNPRINTABLE, text):
-        if lines and found.group(0) in "\n\t":
-            continue
-        rule = (
-            "text is printable (newlines and tabs allowed)"
-            if lines
-            else "names and features are printable text on one line"
-        )
-        return (
-            f"holds the control character U+{ord(found.group(0)):04X} at offset "
-            f"{found.start()}; {rule}"
-        )
-    return None

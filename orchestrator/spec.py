@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from . import plaintext
 from .bounds import (  # noqa: F401 (re-exported: the bounds of the vocabulary)
     EXIT_CODE_RANGE,
     MAX_GID,
@@ -23,7 +24,6 @@ from .bounds import (  # noqa: F401 (re-exported: the bounds of the vocabulary)
     MAX_SECONDS,
     MAX_TEXT,
     VERSION_PATTERN,
-    unprintable,
 )
 from .statuses import (  # noqa: F401 (re-exported: the vocabulary's statuses)
     DECISIVE,
@@ -347,7 +347,7 @@ def executable_problem(argv: tuple[str, ...]) -> str | None:
         words = prog.split()
         shown = repr(words[:6])[:-1] + (", …]" if len(words) > 6 else "]")
         return f"argv[0] {prog[:80]!r} is not a program name: no shell splits it; write {shown}"
-    if why := unprintable(prog):
+    if why := plaintext.problem(prog):
         return f"argv[0] {why.split(';')[0]}: not a program name"
     last = prog.rstrip("/").rsplit("/", 1)[-1]
     if prog.endswith("/") or last in (".", ".."):
@@ -555,19 +555,19 @@ class SuiteRef(Frozen):
 
 
 def _one_line(value: str) -> str:
-    if why := unprintable(value):
+    if why := plaintext.problem(value):
         raise ValueError(why)
     return value
 
 
 def _paragraph(value: str) -> str:
-    if why := unprintable(value, lines=True):
+    if why := plaintext.problem(value, lines=True):
         raise ValueError(why)
     return value
 
 
 #: a name valorch stores and shows, held to the rule a results import holds it to
-#: (``bounds.unprintable``): what a job spec gives, its export brings back
+#: (``plaintext.problem``): what a job spec gives, its export brings back
 StoredName = Annotated[str, Field(min_length=1, max_length=MAX_NAME), AfterValidator(_one_line)]
 #: the most labels a job has: they are kept in each run's meta, which an export bounds
 MAX_LABELS = 16

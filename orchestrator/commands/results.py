@@ -140,10 +140,8 @@ def show_run(
         f"spec {data['spec_hash']}"
     )
     out.print(f"  started {data['started']}  ended {data['ended']}")
-    if data.get("origin"):
-        how, _, source = str(data["origin"]).partition(":")
-        said = f"imported from {source}" if how == "import" else f"pushed from {data['origin']}"
-        out.print(f"  {said}", markup=False)
+    if data.get("provenance"):
+        out.print(f"  {data['provenance']}", markup=False)  # a path, not markup
     table = Table("check", "attempt", "status", "seconds", "message")
     for r in data["results"]:
         table.add_row(

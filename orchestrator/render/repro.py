@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shlex
+
 
 def suite_for(check: str) -> str:
     """The built-in suite that runs ``check``; a declared check's suite is its id's first part."""
@@ -31,6 +33,6 @@ def command(
         image = f"{repo}@{digest}"
     else:
         image = alias
-    return f"valorch run --image {image} --suite {suite or suite_for(check)} --check {check}" + (
-        " --cpu-only" if cpu_only else ""
-    )
+    argv = ["valorch", "run", "--image", image, "--suite", suite or suite_for(check)]
+    argv += ["--check", check] + (["--cpu-only"] if cpu_only else [])
+    return shlex.join(argv)  # every argument quoted: any of them may come from an import

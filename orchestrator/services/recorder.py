@@ -137,6 +137,11 @@ class StoreRecorder:
             session.commit()
         return ctx, todo
 
+    def refuse_foreign(self, ref: str) -> None:
+        """Exit 2 when a run of the batch came from another store (store/queue.py)."""
+        with self.sessions() as session:
+            tq.refuse_foreign(tq.batch_of(session, ref))
+
     def batch_id(self, ref: str) -> str | None:
         """The batch of ``ref`` (a batch id, or a run id or prefix of it); None when unknown."""
         with self.sessions() as session:

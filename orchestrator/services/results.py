@@ -79,14 +79,16 @@ def read_export(path: Path) -> Any:
 
 def import_(factory: Factory, doc: Any, source: str, dry_run: bool = False) -> dict[str, int]:
     """Add the runs of an export document; runs already stored are left alone. New counts.
+    Each new run keeps where it came from (this machine and the file's absolute path).
     ``dry_run``: count what would be added, then roll back."""
+    import socket
+
     from ..store import transfer
 
+    where = f"{socket.gethostname()}:{Path(source).resolve()}"
     with factory() as session:
         try:
-            counts = transfer.import_runs(
-                session, doc, origin=f"{transfer.IMPORT_ORIGIN}{source}"[:500]
-            )
+            counts = transfer.import_runs(session, doc, where)
         except transfer.TransferError as exc:
             raise InputError(f"{source}: {exc}", IMPORT_HINT) from None
         if dry_run:

@@ -329,6 +329,7 @@ def resume(
 
     inventory = resolve_hosts(hosts_file)
     recorder = StoreRecorder(factory)
+    recorder.refuse_foreign(ref)  # before anything is reaped or re-queued
     batch = recorder.batch_id(ref) or ref
     reap(inventory, factory, batch)
     with sweeping(inventory, factory, batch):

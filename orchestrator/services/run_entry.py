@@ -83,6 +83,9 @@ def run(
     """Resume a batch, or run the selected job where ``opts.where`` says; every result is
     stored and the report (with its ``outcome``) returned."""
     check(opts)
+    from ..store.queries import now
+
+    now()  # a clock before valorch's epoch is refused before anything runs
     issues = service.load_known_issues(opts.known_issues, progress.warning)
     resumed: str | None = None
     summaries: list[RunSummary]

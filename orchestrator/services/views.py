@@ -9,6 +9,7 @@ from typing import Any
 from ..matrix.model import Observation, build
 from ..matrix.model import final_counts as model_final_counts
 from ..render.markdown import matrix_md
+from ..store import queries
 from ..store.models import Result, Run
 from ..store.queue import RunSummary, node_hosts
 
@@ -79,7 +80,8 @@ def run_json(run: Run, results: Sequence[Result]) -> dict[str, Any]:
         "cpu_only": run.cpu_only,
         "started": run.started.isoformat(),
         "ended": run.ended.isoformat() if run.ended else None,
-        "origin": run.origin,  # where a pushed run came from (valorch results push); None: written here
+        "origin": run.origin,  # where a pushed or imported run came from; None: made here
+        "provenance": queries.provenance(run.origin),  # the same in words
         "counts": dict(final_counts(results)),
         "timings": {t.suite: t.timings for t in run.tasks},
         # library/device: what the evidence says ran; row_library: what the seed row is about

@@ -29,8 +29,10 @@ from pydantic import (
     model_validator,
 )
 
-from ..bounds import EPOCH_ISO, FUTURE_SKEW_S, MAX_NAME, unprintable
+from .. import plaintext
+from ..bounds import EPOCH_ISO, FUTURE_SKEW_S, MAX_NAME
 from ..spec import MAX_LOG, MAX_MESSAGE, MAX_METRICS, MAX_SAMPLES, CheckKind, Status
+from . import blobs
 
 RunState = Literal["running", "done", "failed", "interrupted"]
 TaskState = Literal["queued", "running", "done", "error"]
@@ -39,24 +41,41 @@ Backend = Literal["rocm", "cuda", "cpu"]
 
 #: a run or batch id (a uuid4 when valorch made it): 1 to 36 of A-Z a-z 0-9 _ . : -
 Uuid = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:\-]{0,35}$")]
-
-
-def _no_controls(value: Any) -> Any:
-    """A name or a feature is one line of printable text: an escape sequence in it would
-    reach every terminal, report and chat message that shows it (``bounds.unprintable``, the
-    rule a job spec's text is held to as well)."""
-    if isinstance(value, str) and (why := unprintable(value)):
-        raise ValueError(why)
-    return value
-
-
 #: one line of printable text (no control character)
-Plain = AfterValidator(_no_controls)
+Plain = AfterValidator(plaintext.checked)
 Name = Annotated[str, Field(min_length=1, max_length=MAX_NAME), Plain]
 Text = Annotated[str, Field(max_length=2_000)]
 Number = StrictInt | StrictFloat
 #: JSON objects kept as they are (a host spec, run meta, timings): bounded by their encoded size
 MAX_BLOB = 64_000
+#: a content digest, ``algorithm:hex`` (the OCI image spec's registered algorithms)
+Digest = Annotated[str, Field(pattern=r"^(sha256:[0-9a-f]{64}|sha512:[0-9a-f]{128})$")]
+#: an image alias (spec.ImageSpec's) and a host name (spec.HostSpec's)
+Alias = Annotated[
+    str, Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
+]
+#: a version as packaging writes one (PEP 440, with a local part)
+Version = Annotated[str, Field(pattern=r"^[0-9A-Za-z][0-9A-Za-z.+!_\-]{0,39}$")]
+#: spec.JobSpec.spec_hash (16 lower-case hex digits when valorch made it): one word
+SpecHash = Annotated[str, Field(pattern=r"^[0-9A-Za-z_.\-]{1,64}$")]
+#: the built-in image a run on this machine's own interpreter names (catalog/core.py)
+HOST = "host"
+
+
+def _reference(value: str) -> str:
+    """``host`` (the built-in image) or a reference by the OCI grammar (imageref.parse)."""
+    from ..errors import InputError
+    from ..imageref import parse
+
+    if value != HOST:
+        try:
+            parse(value)
+        except InputError as exc:
+            raise ValueError(exc.message) from None
+    return value
+
+
+Reference = Annotated[str, Field(min_length=1, max_length=500), AfterValidator(_reference)]
 
 
 class _Strict(BaseModel):
@@ -103,33 +122,75 @@ def _ordered(started: str | None, ended: str | None, what: str) -> None:
 def _blob(value: Any) -> Any:
     import json
 
-    if isinstance(value, dict) and len(json.dumps(value, default=str)) > MAX_BLOB:
+    try:
+        size = len(json.dumps(value, allow_nan=False))
+    except ValueError:
+        raise ValueError("holds a number that is not finite (NaN or infinity)") from None
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+    if size > MAX_BLOB:
         raise ValueError(f"larger than {MAX_BLOB} bytes")
     return value
 
 
+def _shaped(check: Any) -> AfterValidator:
+    """A blob that is also what ``check`` (store/blobs.py) finds no problem with: the model
+    the store's readers read it as."""
+
+    def validate(value: Any) -> Any:
+        found = check(value, "")
+        if found:
+            raise ValueError("; ".join(p.lstrip(".") for p in found))
+        return value
+
+    return AfterValidator(validate)
+
+
 #: a JSON object of at most MAX_BLOB bytes (meta, specs, extras)
 Blob = Annotated[dict[str, Any], AfterValidator(_blob)]
+RunMeta = Annotated[dict[str, Any], AfterValidator(_blob), _shaped(blobs.run_meta)]
+SuiteSpec = Annotated[dict[str, Any], AfterValidator(_blob), _shaped(blobs.suite_spec)]
+HostSpecBlob = Annotated[dict[str, Any], AfterValidator(_blob), _shaped(blobs.host_spec)]
+
 #: an ISO 8601 timestamp kept as text (None where the key allows it)
 When = Annotated[str, BeforeValidator(_when)]
 OptWhen = Annotated[str | None, BeforeValidator(_when)]
 
 
 class ExportImage(_Strict):
-    alias: Name
-    reference: Annotated[str, Field(min_length=1, max_length=500)]
-    digest: Annotated[str, Field(max_length=200)] | None = None
+    alias: Alias
+    reference: Reference
+    digest: Digest | None = None
     backend: Backend
-    family: Annotated[str, Field(max_length=50)] = ""
+    family: Annotated[str, Field(max_length=50), Plain] = ""
     components: dict[
-        Annotated[str, Field(max_length=100)], Annotated[str, Field(max_length=500)]
+        Annotated[str, Field(max_length=100), Plain], Annotated[str, Field(max_length=500), Plain]
     ] = {}
+
+    @model_validator(mode="after")
+    def _builtin(self) -> ExportImage:
+        """``host`` is the built-in image (this machine's interpreter): an imported image
+        takes that alias only as the built-in image itself, never another reference."""
+        if (self.alias == HOST) != (self.reference == HOST) or (
+            self.alias == HOST and self.digest is not None
+        ):
+            raise ValueError(
+                f"alias {self.alias!r} with reference {self.reference!r}: {HOST!r} is the "
+                "built-in image (a run on this machine's interpreter); no other image takes it"
+            )
+        return self
 
 
 class ExportHost(_Strict):
-    name: Name
+    name: Alias
     fingerprint: Annotated[str, Field(pattern=r"^[0-9a-f]{1,64}$")]
-    spec: Blob = {}
+    spec: HostSpecBlob
+
+    @model_validator(mode="after")
+    def _named(self) -> ExportHost:
+        if self.spec.get("name") != self.name:
+            raise ValueError(f"spec.name {self.spec.get('name')!r} is not the host's {self.name!r}")
+        return self
 
 
 class ExportCheck(_Strict):
@@ -159,13 +220,13 @@ class ExportRun(_Strict):
     ]
     host: str  # the fingerprint of one of "hosts"
     executor: Executor
-    valorch_version: Annotated[str, Field(min_length=1, max_length=40)]
-    spec_hash: Annotated[str, Field(max_length=64)]
+    valorch_version: Version
+    spec_hash: SpecHash
     cpu_only: StrictBool
     started: When
     ended: OptWhen = None
     state: RunState
-    meta: Blob = {}
+    meta: RunMeta = {}
 
     @model_validator(mode="after")
     def _in_order(self) -> ExportRun:
@@ -175,14 +236,31 @@ class ExportRun(_Strict):
 
 class ExportTask(_Strict):
     run: Uuid
-    suite: Annotated[str, Field(min_length=1, max_length=100)]
-    suite_spec: Blob = {}
+    suite: Annotated[str, Field(min_length=1, max_length=100), Plain]
+    suite_spec: SuiteSpec
     state: TaskState
     tries: Annotated[StrictInt, Field(ge=0, le=1_000)] = 0
     started: OptWhen = None
     ended: OptWhen = None
     timings: dict[Annotated[str, Field(max_length=100)], Number] = {}
     error: Annotated[str, Field(max_length=MAX_LOG)] | None = None
+
+    @field_validator("timings")
+    @classmethod
+    def _finite_timings(cls, v: dict[str, float]) -> dict[str, float]:
+        bad = [k for k, x in v.items() if not math.isfinite(x)]
+        if bad:
+            raise ValueError(f"{bad[0]!r} is not a finite number of seconds")
+        return v
+
+    @model_validator(mode="after")
+    def _its_suite(self) -> ExportTask:
+        if self.suite_spec.get("name") != self.suite:
+            raise ValueError(
+                f"suite_spec.name {self.suite_spec.get('name')!r} is not the task's suite "
+                f"{self.suite!r}"
+            )
+        return self
 
     @model_validator(mode="after")
     def _in_order(self) -> ExportTask:
@@ -207,8 +285,8 @@ class ExportResult(_Strict):
     ] = {}
     samples: Annotated[list[Number], Field(max_length=MAX_SAMPLES)] = []
     # what the evidence says ran (store/models.Result.device/library); absent in older exports
-    device: Annotated[str, Field(max_length=200)] | None = None
-    library: Annotated[str, Field(max_length=200)] | None = None
+    device: Annotated[str, Field(max_length=200), Plain] | None = None
+    library: Annotated[str, Field(max_length=200), Plain] | None = None
     # spec.definition_hash of the check as its run defined it; absent in older exports
     definition: Annotated[str, Field(pattern=r"^[0-9a-f]{16}$")] | None = None
 
@@ -224,6 +302,9 @@ class ExportResult(_Strict):
     def _few(cls, v: dict[str, Any]) -> dict[str, Any]:
         if len(v) > MAX_METRICS:
             raise ValueError(f"too many metrics ({len(v)} > {MAX_METRICS})")
+        bad = [k for k, x in v.items() if isinstance(x, float) and not math.isfinite(x)]
+        if bad:
+            raise ValueError(f"{bad[0]!r} is not a finite number (JSON has no NaN or infinity)")
         return v
 
     @field_validator("samples")
@@ -237,8 +318,8 @@ class ExportResult(_Strict):
 class ExportInventory(_Strict):
     run: Uuid
     component: Name
-    value: Annotated[str, Field(max_length=2_000)]
-    source: Annotated[str, Field(min_length=1, max_length=40)]
+    value: Annotated[str, Field(max_length=2_000), Plain]
+    source: Annotated[str, Field(min_length=1, max_length=40), Plain]
     evidence: Annotated[str, Field(max_length=MAX_LOG)] = ""
     extra: Blob = {}
 

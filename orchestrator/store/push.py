@@ -19,6 +19,7 @@ from sqlalchemy import ColumnElement, Table, func, insert, select
 from sqlalchemy.orm import Session
 
 from . import bulk, queries
+from .blobs import finite, finite_numbers
 from .models import Check, Host, Image, InventoryRow, Result, Run, TaskRow
 
 # columns that are ids of the source database, remapped on the target
@@ -105,6 +106,7 @@ class Source:
                 (cache[pk],) = [
                     _row(r, table) for r in self._rows(session, table, table.c.id == pk, ())
                 ]
+        run["meta"] = finite(run["meta"])  # JSON has no NaN (a store written before it was encoded)
         bundle = Bundle(
             run=_row(run, rt, _LOCAL - {"id"}),
             image=self.images[run["image_id"]],
@@ -116,6 +118,7 @@ class Source:
         for t in self._rows(session, tt, tt.c.run_id == run_id, _LOCAL - {"id"}):
             suites[t.pop("id")] = t["suite"]
             t.pop("run_id", None)
+            t["timings"] = finite_numbers(t["timings"])
             bundle.tasks.append(t)
         results = self._rows(session, res, res.c.run_id == run_id, {"id", "run_id"})
         unknown = {r["check_pk"] for r in results} - set(self.checks)
@@ -127,6 +130,7 @@ class Source:
             bundle.checks.setdefault((c["check_id"], c["version"]), c)
             r.pop("id")
             r["check"], r["suite"] = (c["check_id"], c["version"]), suites.get(r.pop("task_id"))
+            r["metrics"], r["samples"] = finite(r["metrics"]), finite_numbers(r["samples"])
             bundle.results.append(r)
         for i in self._rows(session, inv, inv.c.run_id == run_id):
             bundle.inventory.append(_row(i, inv))

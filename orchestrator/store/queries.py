@@ -9,6 +9,7 @@ they are called."""
 from __future__ import annotations
 
 import fnmatch
+import math
 import uuid
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timezone
@@ -17,7 +18,9 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import ColumnElement, func, select, text
 
 from .. import __version__
+from ..bounds import EPOCH_ISO
 from ..errors import InfrastructureError
+from ..plaintext import visible
 from . import tables
 
 if TYPE_CHECKING:  # the vocabulary's pydantic models: a listing never builds one
@@ -29,7 +32,38 @@ if TYPE_CHECKING:  # the vocabulary's pydantic models: a listing never builds on
 
 
 def now() -> datetime:
-    return datetime.now(timezone.utc).replace(tzinfo=None)
+    """The time a row is stamped with: UTC, naive. A clock before valorch's epoch would
+    store a time that ``db check`` and every import refuse (bounds.EPOCH_ISO: the one rule
+    for valid times), so it is an error here (exit 3) rather than a row nothing reads back."""
+    when = datetime.now(timezone.utc).replace(tzinfo=None)
+    if when < datetime.fromisoformat(EPOCH_ISO):
+        raise InfrastructureError(
+            f"this machine's clock says {when.isoformat(timespec='seconds')} UTC, before "
+            f"{EPOCH_ISO[:10]}: a run stamped with it could not be checked or exported",
+            "set the system clock (timedatectl set-ntp true, or date -s) and run again",
+        )
+    return when
+
+
+#: how ``run.origin`` marks a run that ``results import`` brought (then host:path of the
+#: file); a pushed run's origin is its runner's host:path; a run made here has none
+IMPORTED = "import:"
+ORIGIN_MAX = 500  # tables.run.c.origin
+
+
+def imported_origin(source: str) -> str:
+    """The ``run.origin`` of a run imported from ``source`` (host:path), within its column."""
+    text = IMPORTED + source
+    return text if len(text) <= ORIGIN_MAX else text[: ORIGIN_MAX - 1] + "…"
+
+
+def provenance(origin: str | None) -> str | None:
+    """Where a run came from, in words (None: it was made in this store)."""
+    if not origin:
+        return None
+    if origin.startswith(IMPORTED):
+        return f"imported from {origin[len(IMPORTED) :]}"
+    return f"pushed from {origin}"
 
 
 def image_row(session: Session, image: ImageSpec, digest: str | None) -> Image:
@@ -135,10 +169,11 @@ def check_row(
             {
                 "check_id": res.check,
                 "version": res.version,
-                "feature": res.feature,
+                # one line of printable text, as an import takes it (plaintext.py)
+                "feature": visible(res.feature),
                 "kind": res.kind,
-                "library": library,
-                "unit": res.unit,
+                "library": visible(library, 200),
+                "unit": visible(res.unit, 40),
                 "bigger_is_better": res.bigger_is_better,
             },
         )
@@ -208,6 +243,8 @@ def add_results(
             select(Result.check_pk, Result.attempt).where(Result.run_id == run_id)
         )
     }
+    from .blobs import finite
+
     added = 0
     for res in results:
         chk = check_row(session, res, cache, (declared or {}).get(res.check))
@@ -224,10 +261,11 @@ def add_results(
                 duration_s=res.duration_s,
                 message=res.message,
                 log=res.log,
-                metrics=dict(res.metrics),
-                samples=list(res.samples),
-                device=res.device,
-                library=res.library,
+                # JSON has no NaN: every sink (--json, exports, a PostgreSQL push) stays valid
+                metrics=finite(dict(res.metrics)),
+                samples=[x for x in res.samples if math.isfinite(x)],
+                device=visible(res.device, 200),
+                library=visible(res.library, 200),
                 definition=(definitions or {}).get(res.check),
             )
         )

@@ -5,6 +5,7 @@ one transaction on its own (``complete``)."""
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -13,7 +14,7 @@ from typing import TypeVar
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from ..errors import InfrastructureError
+from ..errors import InfrastructureError, InputError
 from ..spec import (  # BatchInfo, Pending: the scheduler's nouns, named here as before
     FAILING,
     BatchInfo,
@@ -27,7 +28,8 @@ from ..spec import (  # BatchInfo, Pending: the scheduler's nouns, named here as
     declared_hash,
     definition_hash,
 )
-from . import queries
+from . import blobs, queries
+from .blobs import finite
 from .models import Host, Image, Result, Run, TaskRow, TriageRow
 
 #: task states that need no more work; "error" (infrastructure) is finished for this
@@ -145,7 +147,7 @@ def complete(session: Session, run_id: str, task_id: int, task: Task, execution:
     row.state = "error" if execution.infra_error else "done"
     row.ended, row.timings, row.error = (
         queries.now(),
-        dict(execution.timings),
+        {k: v for k, v in execution.timings.items() if math.isfinite(v)},
         execution.infra_error,
     )
     run = _row(session, Run, run_id)
@@ -154,7 +156,11 @@ def complete(session: Session, run_id: str, task_id: int, task: Task, execution:
     gpus = [g.index for g in task.gpus or ()]
     run.meta = {
         **run.meta,
-        task.suite.name: {"probe": execution.meta, "exit_code": execution.exit_code, "gpus": gpus},
+        task.suite.name: {
+            "probe": finite(execution.meta),  # the probe's JSON may say NaN; JSON has none
+            "exit_code": execution.exit_code,
+            "gpus": gpus,
+        },
         **({"image_id": execution.image_id} if execution.image_id else {}),
     }
 
@@ -213,14 +219,14 @@ def reopen(
     those that ended in an infrastructure error (the engine went away). Their stored results
     (none for an interrupted task; the inconclusive ``error`` rows of an infrastructure
     failure) are deleted so that the re-run stores each result once."""
+    refuse_foreign(runs)
     todo: list[Pending] = []
     for run in runs:
         image = image_of(run)
         for t in run.tasks:
             if t.state == "done":
                 continue
-            suite = SuiteRef.model_validate(t.suite_spec)
-            host = HostSpec.model_validate(run.host.spec)
+            suite, host = _revalidated(run, t)
             task = Task(
                 image=image,
                 suite=suite,
@@ -242,6 +248,35 @@ def reopen(
                 run.state, run.ended = "running", None
                 run.meta = {**(run.meta or {}), "_owner": owner}  # who runs it now
     return todo
+
+
+def refuse_foreign(runs: Sequence[Run]) -> None:
+    """Only runs this store made are resumed: an imported run (or a pushed one) is a record
+    of another store, and its tasks' definitions came from a file, not from a job spec
+    this store ran. Exit 2 naming the first, and where it came from."""
+    for run in runs:
+        where = queries.provenance(run.origin)
+        if where:
+            raise InputError(
+                f"run {run.id} of batch {run.batch} was {where}: a run another store made "
+                "is a record here, never resumed or re-run",
+                f"run its job again here (valorch run --job {run.job}), or resume it in the "
+                "store that made it",
+            )
+
+
+def _revalidated(run: Run, task: TaskRow) -> tuple[SuiteRef, HostSpec]:
+    """The task's suite and host as resume rebuilds them, each checked against its model;
+    a stored blob of the wrong shape is a damaged store (exit 3), never a traceback."""
+    found = blobs.suite_spec(
+        task.suite_spec, f"task row id={task.id} suite_spec"
+    ) + blobs.host_spec(run.host.spec, f"host row id={run.host.id} spec")
+    if found:
+        raise InfrastructureError(
+            f"damaged store: {'; '.join(found[:3])}",
+            "valorch db check lists every damaged row; run the job again instead of resuming",
+        )
+    return SuiteRef.model_validate(task.suite_spec), HostSpec.model_validate(run.host.spec)
 
 
 def node_hosts(run: Run) -> list[str]:

@@ -48,6 +48,7 @@ def runs(session: Session) -> list[dict[str, Any]]:
             Run.ended,
             Run.state,
             Run.meta,
+            Run.origin,
             Image.alias,
             Image.reference,
             Image.digest,

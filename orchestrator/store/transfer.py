@@ -12,7 +12,8 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from . import export_schema
+from . import export_schema, queries
+from .blobs import finite, finite_numbers
 from .models import Check, Host, Image, InventoryRow, Result, Run, TaskRow
 
 FORMAT = "valorch-results"
@@ -82,7 +83,7 @@ def _image_doc(img: Image) -> dict[str, Any]:
 
 
 def _host_doc(host: Host) -> dict[str, Any]:
-    return {"name": host.name, "fingerprint": host.fingerprint, "spec": host.spec}
+    return {"name": host.name, "fingerprint": host.fingerprint, "spec": finite(host.spec)}
 
 
 def _run_doc(run: Run) -> dict[str, Any]:
@@ -100,7 +101,7 @@ def _run_doc(run: Run) -> dict[str, Any]:
         "started": _dt(run.started),
         "ended": _dt(run.ended),
         "state": run.state,
-        "meta": run.meta,
+        "meta": finite(run.meta),
     }
 
 
@@ -113,7 +114,7 @@ def _task_doc(run: Run, t: TaskRow) -> dict[str, Any]:
         "tries": t.tries,
         "started": _dt(t.started),
         "ended": _dt(t.ended),
-        "timings": t.timings,
+        "timings": finite_numbers(t.timings),
         "error": t.error,
     }
 
@@ -140,8 +141,8 @@ def _result_doc(run: Run, r: Result, suite: str | None) -> dict[str, Any]:
         "duration_s": r.duration_s,
         "message": r.message,
         "log": r.log,
-        "metrics": r.metrics,
-        "samples": r.samples,
+        "metrics": finite(r.metrics),  # a store written before NaN was encoded
+        "samples": finite_numbers(r.samples),
         "device": r.device,
         "library": r.library,
         "definition": r.definition,
@@ -223,27 +224,31 @@ def validate_export(doc: Any) -> None:
         raise TransferError("; ".join(found))
 
 
-#: ``run.origin`` of a run added by ``results import``: this prefix and the file it came from.
-#: Such a run was measured elsewhere; ``attest`` refuses it unless told (docs/attestations.md).
-IMPORT_ORIGIN = "import:"
-
-
-def import_runs(session: Session, doc: Any, origin: str | None = None) -> dict[str, int]:
+def import_runs(session: Session, doc: Any, source: str) -> dict[str, int]:
     """Add what is not there yet; returns counts of new rows per kind. The whole document
-    is validated first: a bad one adds nothing. ``origin``: what the new runs record as
-    where they came from (``run.origin``)."""
+    is validated first: a bad one adds nothing. Every run added keeps where it came from
+    (``run.origin``: ``import:`` and ``source``): a record of another store, shown as
+    such and never resumed here."""
     validate_export(doc)
     try:
-        return _import(session, doc, origin)
+        return _import(session, doc, queries.imported_origin(source))
     except (KeyError, TypeError, ValueError) as exc:
         raise TransferError(f"malformed results export: {type(exc).__name__}: {exc}") from None
 
 
-def _import(session: Session, doc: dict[str, Any], origin: str | None) -> dict[str, int]:
-    counts = {"runs": 0, "tasks": 0, "results": 0, "inventory": 0}
+def _import(session: Session, doc: dict[str, Any], origin: str) -> dict[str, int]:
+    runs = _import_runs(session, doc, origin)
+    task_ids, tasks = _import_tasks(session, doc["tasks"])
+    results = _import_results(session, doc, task_ids)
+    inventory = _import_inventory(session, doc["inventory"])
+    session.flush()
+    return {"runs": runs, "tasks": tasks, "results": results, "inventory": inventory}
+
+
+def _import_runs(session: Session, doc: dict[str, Any], origin: str) -> int:
     images = {(d["reference"], d.get("digest"), d["alias"]): d for d in doc["images"]}
     hosts = {d["fingerprint"]: d for d in doc["hosts"]}
-    checks = {(d["check_id"], d["version"]): d for d in doc["checks"]}
+    added = 0
     for d in doc["runs"]:
         if session.get(Run, d["id"]) is not None:
             continue
@@ -267,10 +272,18 @@ def _import(session: Session, doc: dict[str, Any], origin: str | None) -> dict[s
                 origin=origin,
             )
         )
-        counts["runs"] += 1
+        added += 1
     session.flush()
+    return added
+
+
+def _import_tasks(
+    session: Session, tasks: list[dict[str, Any]]
+) -> tuple[dict[tuple[str, str], int], int]:
+    """The task ids by (run, suite), and how many tasks were added."""
     task_ids: dict[tuple[str, str], int] = {}
-    for d in doc["tasks"]:
+    added = 0
+    for d in tasks:
         row = session.scalars(
             select(TaskRow).where(TaskRow.run_id == d["run"], TaskRow.suite == d["suite"])
         ).first()
@@ -278,7 +291,7 @@ def _import(session: Session, doc: dict[str, Any], origin: str | None) -> dict[s
             row = TaskRow(
                 run_id=d["run"],
                 suite=d["suite"],
-                suite_spec=d.get("suite_spec") or {},
+                suite_spec=d["suite_spec"],
                 state=d["state"],
                 tries=d.get("tries", 0),
                 started=_parse_dt(d.get("started")),
@@ -288,9 +301,17 @@ def _import(session: Session, doc: dict[str, Any], origin: str | None) -> dict[s
             )
             session.add(row)
             session.flush()
-            counts["tasks"] += 1
+            added += 1
         task_ids[(d["run"], d["suite"])] = row.id
+    return task_ids, added
+
+
+def _import_results(
+    session: Session, doc: dict[str, Any], task_ids: dict[tuple[str, str], int]
+) -> int:
+    checks = {(d["check_id"], d["version"]): d for d in doc["checks"]}
     check_rows: dict[tuple[str, int], Check] = {}
+    added = 0
     for d in doc["results"]:
         key = tuple(d["check"])
         if key not in check_rows:
@@ -320,8 +341,13 @@ def _import(session: Session, doc: dict[str, Any], origin: str | None) -> dict[s
                 definition=d.get("definition"),
             )
         )
-        counts["results"] += 1
-    for d in doc["inventory"]:
+        added += 1
+    return added
+
+
+def _import_inventory(session: Session, inventory: list[dict[str, Any]]) -> int:
+    added = 0
+    for d in inventory:
         exists = session.scalars(
             select(InventoryRow.id).where(
                 InventoryRow.run_id == d["run"], InventoryRow.component == d["component"]
@@ -338,6 +364,5 @@ def _import(session: Session, doc: dict[str, Any], origin: str | None) -> dict[s
                     extra=d.get("extra") or {},
                 )
             )
-            counts["inventory"] += 1
-    session.flush()
-    return counts
+            added += 1
+    return added

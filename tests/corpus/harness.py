@@ -51,7 +51,7 @@ def make_seed(directory: Path) -> tuple[Path, str]:
     doc = json.loads((FILES / "good_export.json").read_text(encoding="utf-8"))
     engine = open_engine(str(db))
     with session_factory(engine)() as session:
-        transfer.import_runs(session, doc)
+        transfer.import_runs(session, doc, "corpus:good_export.json")
         session.commit()
     with engine.connect() as conn:  # fold the WAL into the file: copies are self-contained
         conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")

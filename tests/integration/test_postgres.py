@@ -396,3 +396,21 @@ def test_prune_dry_run_on_the_server_prints_and_changes_nothing(server_db):
     r = run_cli("results", "prune", "--keep-days", "0", db=server_db)
     assert r.returncode == 0 and "deleted 1 runs whole" in r.stdout
     assert len(json.loads(run_cli("results", "list", "--json", db=server_db).stdout)) == 1
+
+
+def test_a_nan_a_store_holds_pushes_as_text(server_db, tmp_path):
+    """A store written before NaN was encoded holds a NaN metric and timing: the push sends
+    what JSON can carry (PostgreSQL's json refuses the token NaN), not a failure to retry."""
+    import sqlite3
+
+    local = tmp_path / "runner.sqlite"
+    assert run_cli(*SELFTEST, db=local).returncode == 0
+    con = sqlite3.connect(local)
+    con.execute("""UPDATE result SET metrics = '{"x": NaN}'""")
+    con.execute("""UPDATE task SET timings = '{"total_s": Infinity, "run_s": 1.5}'""")
+    con.commit()
+    con.close()
+    r = run_cli("results", "push", "--to", server_db, db=local)
+    assert r.returncode == 0, r.stderr
+    assert {m["x"] for (m,) in sql(server_db, "SELECT metrics FROM result")} == {"NaN"}
+    assert sql(server_db, "SELECT timings FROM task") == [({"run_s": 1.5},)]

@@ -1,10 +1,13 @@
 import json
+import socket
 
 from orchestrator.services import views
 from orchestrator.spec import CheckResult, HostSpec, ImageSpec, SuiteRef
 from orchestrator.store import queries
 from orchestrator.store.db import open_engine, session_factory
 from orchestrator.store.models import InventoryRow
+
+DIGEST = "sha256:" + "ab" * 32
 
 
 def _synthetic_run(db):
@@ -13,7 +16,7 @@ def _synthetic_run(db):
             s,
             batch="b",
             job="j",
-            digest="sha256:ab",
+            digest=DIGEST,
             image=ImageSpec(
                 alias="img", reference="img:1", backend="cpu", components={"pytorch": "2.13.0"}
             ),
@@ -85,13 +88,16 @@ def test_export_import_moves_runs_between_databases_idempotently(cli, tmp_path):
                 views.run_json(queries.get_run(s, i), queries.run_results(s, i))
                 for i in (host_run, synthetic)
             ]
-    # ... and the imported side says where its runs came from (attest reads it)
-    assert {r.pop("origin") for r in shown[dst]} == {f"import:{export}"}
-    assert {r.pop("origin") for r in shown[src]} == {None}
+    # ... and each imported run says where it came from
+    for run in shown[dst]:
+        assert run.pop("origin") == f"import:{socket.gethostname()}:{export.resolve()}"
+        assert run.pop("provenance") == f"imported from {socket.gethostname()}:{export.resolve()}"
+    for run in shown[src]:
+        assert run.pop("origin") is None and run.pop("provenance") is None
     assert shown[src] == shown[dst] and shown[dst][0]["counts"] == {"pass": 1, "fail": 1}
     with session_factory(open_engine(str(dst)))() as s:
         run = queries.get_run(s, synthetic)
-        assert run.image.digest == "sha256:ab" and run.image.components == {"pytorch": "2.13.0"}
+        assert run.image.digest == DIGEST and run.image.components == {"pytorch": "2.13.0"}
         assert [r.samples for r in queries.run_results(s, synthetic)] == [[], [1.0]]
 
 

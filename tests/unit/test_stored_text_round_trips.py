@@ -1,7 +1,7 @@
 """Text a job spec gives valorch to store, valorch's own import reads back.
 
 A job's name and labels are stored with each of its runs and travel in the run's export.
-The spec holds them to the rule the import holds names to (``bounds.unprintable``, 1 to 200
+The spec holds them to the rule the import holds names to (``plaintext.problem``, 1 to 200
 characters): the property checks, over any text (controls, bidirectional overrides, line
 separators, lone surrogates, long and empty strings), that a name is accepted by a job spec
 exactly when the real export of a stored run carrying it is accepted by the import; and the

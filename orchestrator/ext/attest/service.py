@@ -27,7 +27,7 @@ from orchestrator.hostclass import host_class
 from orchestrator.matrix.model import verdict
 from orchestrator.registry import RegistryClient
 from orchestrator.store import attestations as store
-from orchestrator.store import queries, transfer
+from orchestrator.store import queries
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,7 @@ def _evidence(
     by_digest: dict[str, list[Any]] = {}
     for run in sorted(runs, key=lambda r: r.started):
         digest = run.image.digest or ""
-        if not DIGEST.fullmatch(digest):
+        if not imageref.DIGEST.fullmatch(digest):  # the whole digest: it names a file (_write)
             raise InputError(
                 f"run {run.id[:8]} of {run.image.reference} has no sha256 image digest "
                 f"({digest[:100]!r} is not sha256:<64 hex digits>); an attestation needs one",
@@ -212,7 +212,7 @@ DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 
 def imported_from(run: Any) -> str:
     """The file a run was imported from (``results import``), "" for a run valorch ran."""
-    how, sep, source = (run.origin or "").partition(transfer.IMPORT_ORIGIN)
+    how, sep, source = (run.origin or "").partition(queries.IMPORTED)
     return (source or "an export") if sep and not how else ""
 
 

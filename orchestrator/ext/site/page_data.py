@@ -14,6 +14,7 @@ from orchestrator.ext.site import trend as site_trend
 from orchestrator.ext.site.views import BAD, ChangeV, History, RunV, inventory_diff, repro, slug
 from orchestrator.matrix.document import Document, Table
 from orchestrator.render.sections import sectioned, shown_label_headers, shown_labels
+from orchestrator.store.queries import provenance
 
 STRIP = 60  # runs shown per environment in a check's status strip
 VERDICT_ORDER = (
@@ -229,6 +230,7 @@ class Site:
             "run.html.j2",
             title=f"run {run.id[:8]}",
             run=row,
+            provenance=provenance(row.get("origin")),
             image_slug=slug(row["alias"]),
             digests=digests,
             gpus=gpus,

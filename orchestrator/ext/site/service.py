@@ -255,6 +255,7 @@ def build(
             "the results database has no runs: there is nothing to publish",
             "run something first (valorch run --image host), or pass --db with the right database",
         )
+    _shaped(run_rows)
     run_pages: _Ahead[str, str] | None = None
     check_pages: _Ahead[str, tuple[str, str | None]] | None = None
     try:
@@ -330,6 +331,30 @@ def build(
         _stop(run_pages, check_pages)
         raise
     return _pages(stored, site, (run_pages, check_pages), catalog, qualify, built)
+
+
+def _shaped(run_rows: list[dict[str, Any]]) -> None:
+    """The runs' meta and hosts' specs are what the pages read them as (store/blobs.py),
+    else the store is damaged (exit 3 naming the rows; ``db check`` lists them all),
+    never a traceback halfway through the pages."""
+    from orchestrator.errors import InfrastructureError
+    from orchestrator.store import blobs
+
+    found: list[str] = []
+    specs: dict[str, list[str]] = {}
+    for row in run_rows:
+        found += blobs.run_meta(row["meta"] or {}, f"run {row['id']} meta")
+        key = str(row["host"])
+        if key not in specs:
+            specs[key] = blobs.host_spec(row["host_spec"] or {}, f"host {key} spec")
+            found += specs[key]
+        if len(found) >= 3:
+            break
+    if found:
+        raise InfrastructureError(
+            f"damaged store: {'; '.join(found[:3])}",
+            "valorch db check lists every damaged row; restore the store or remove those runs",
+        )
 
 
 @contextlib.contextmanager
