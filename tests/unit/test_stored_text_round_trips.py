@@ -97,7 +97,7 @@ def test_a_run_a_spec_accepts_round_trips_through_export_and_import(tmp_path, na
     doc = _export(tmp_path / "a.sqlite")
     factory = session_factory(open_engine(str(tmp_path / "b.sqlite")))
     with factory() as s:
-        assert transfer.import_runs(s, doc)["runs"] == 1
+        assert transfer.import_runs(s, doc, "test:a.sqlite")["runs"] == 1
         s.commit()
     back = _export(tmp_path / "b.sqlite")["runs"][0]
     assert back["job"] == name and back["meta"]["_job"]["labels"] == list(labels)
