@@ -168,14 +168,18 @@ def test_images_check_is_exit_1_on_drift_unless_the_catalog_was_updated():
 
 
 def test_hosts_check_and_images_pull_are_exit_3_on_a_problem():
-    from orchestrator.services.hosts import check_ending
+    from orchestrator.scheduling.plan import Unplaced
+    from orchestrator.services.hosts import HostsCheck, check_ending
     from orchestrator.services.pull import Outcome, pull_ending
 
-    fine = {"hosts": [{"host": "a", "problems": []}], "db": "ok"}
+    fine = HostsCheck(({"host": "a", "problems": []},), "ok")
     assert check_ending(fine).code == 0
-    sick = {"hosts": [{"host": "a", "problems": ["engine down"]}], "db": "ok"}
+    sick = HostsCheck(({"host": "a", "problems": ["engine down"]},), "ok")
     assert check_ending(sick).code == 3 and "a" in check_ending(sick).reason
-    assert check_ending({"hosts": [], "db": "read-only"}).code == 3
+    assert check_ending(HostsCheck((), "read-only")).code == 3
+    nowhere = HostsCheck(fine.hosts, "ok", (Unplaced("x", "no host can run image x", ""),))
+    assert (nowhere.outcome.code, nowhere.as_json()["verdict"]["exit_code"]) == (3, 3)
+    assert nowhere.outcome.said[0].text == "error: no host can run image x"
     assert pull_ending([Outcome("h", "a", None, None)]).code == 0
     failed = pull_ending([Outcome("h", "a", None, "no room", "no-room")])
     assert (failed.code, failed.kind) == (3, "infrastructure") and "a on h" in failed.reason
