@@ -419,6 +419,7 @@ def report(
     """``known_issues``: a failing check a live entry excuses is ``skipped`` in the JUnit with
     its reason, and does not fail the run's gate (``gate``: a failing check is exit 1)."""
     from ..render.junit import results_junit
+    from ..render.markdown import matrix_md
     from ..spec import FAILING
     from ..store import queries
     from . import views
@@ -447,11 +448,19 @@ def report(
         from .budgets import used, used_line
 
         budgets = {r.id: used(r.tasks) for r in runs}  # per tier: time used against its budget
+        matrix = views.run_matrix(runs, results)  # every cell decided once (matrix.model.cell)
         return RunReport(
             lines=tuple(views.summary_line(s) for s in summaries)
             + tuple(used_line(r.id, r.image.alias, budgets[r.id]) for r in runs if budgets[r.id]),
-            matrix_md=views.matrix_markdown(runs, results),
-            json=[{**views.run_json(r, results[r.id]), "budgets": budgets[r.id]} for r in runs],
+            matrix_md=matrix_md(matrix),
+            json=[
+                {
+                    **views.run_json(r, results[r.id]),
+                    "budgets": budgets[r.id],
+                    "matrix": views.matrix_json(matrix, r.id),
+                }
+                for r in runs
+            ],
             junit=results_junit(
                 runs,
                 results,
