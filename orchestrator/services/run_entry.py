@@ -45,6 +45,7 @@ class RunOptions:
     repeat: int = 1
     known_issues: Path | None = None
     gate: bool = True
+    allow_empty: bool = False  # --allow-empty: a run that tested nothing is exit 0, not 1
 
 
 class RunProgress(Protocol):
@@ -116,7 +117,7 @@ def run(
         with progress.tasks() as reporter:
             for _ in range(opts.repeat):  # one batch after the other, never side by side
                 summaries += run_batch(placed, spec, factory, reporter, opts.retries)
-    rep = service.report(factory, summaries, issues, opts.gate, resumed)
+    rep = service.report(factory, summaries, issues, opts.gate, resumed, opts.allow_empty)
     # the ended containers were being removed while their results were stored and reported
     cleanup.settle()
     return rep

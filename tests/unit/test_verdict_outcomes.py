@@ -11,7 +11,7 @@ from orchestrator.services.run import RunReport
 
 def run_report(**kw):
     fields = {"lines": (), "matrix_md": "", "json": [], "junit": "", "failed": False}
-    fields.update({"infra_errors": False, **kw})
+    fields.update({"infra_errors": False, "tested": 1, **kw})
     return RunReport(**fields)
 
 
@@ -199,3 +199,16 @@ def test_commands_leave_exit_codes_to_the_services():
         if m != "0"
     }
     assert found == {"results.py: 130"}, found
+
+
+def test_a_run_that_tested_nothing_is_exit_1_naming_why_unless_allowed():
+    why = ("3 checks: 2 skip, 1 unsupported", "smoke.device: skip: no GPU")
+    empty = run_report(tested=0, untested=why).outcome
+    assert (empty.code, empty.kind) == (1, "nothing tested")
+    assert empty.reason == "nothing was tested: 3 checks: 2 skip, 1 unsupported"
+    assert ("plain", "  smoke.device: skip: no GPU") in said(empty)
+    assert any("--allow-empty" in text for _tone, text in said(empty))
+    allowed = run_report(tested=0, untested=why, allow_empty=True).outcome
+    assert (allowed.code, allowed.kind) == (0, "passed") and "--allow-empty" in allowed.reason
+    # infrastructure errors still decide first (exit 3): an empty run of a broken host
+    assert run_report(tested=0, infra_errors=True).outcome.code == 3
