@@ -78,6 +78,21 @@ def check(opts: RunOptions) -> None:
         )
 
 
+def follow_typed_tags(cat: Catalog, opts: RunOptions, progress: RunProgress) -> Catalog:
+    """The catalogue with each ``--image REPO:TAG`` of a catalogued image pinned to what the
+    tag names now (``pull.typed_tags``); a moved tag, or a registry that cannot be asked,
+    is said before anything runs."""
+    from ..registry import RegistryClient
+    from .pull import typed_tags
+
+    client = RegistryClient(ca=str(opts.ca) if opts.ca else None)
+    cat, tags = typed_tags(cat, opts.selection.images, client)
+    for tag in tags:
+        if tag.said:
+            progress.warning(tag.said)
+    return cat
+
+
 def run(
     opts: RunOptions, cat: Catalog, factory: sessionmaker[Session], progress: RunProgress
 ) -> service.RunReport:
@@ -98,6 +113,8 @@ def run(
                 reporter=reporter,
             )
     else:
+        if opts.selection.images:  # an explicit REPO:TAG runs what the tag names now
+            cat = follow_typed_tags(cat, opts, progress)
         spec = job_for(cat, opts.selection)
         # preflight and pulls first (their own progress), then the live view of the tasks
         with progress.pulls() as on_pull:
