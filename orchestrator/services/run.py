@@ -443,7 +443,6 @@ def report(
     """``known_issues``: a failing check a live entry excuses is ``skipped`` in the JUnit with
     its reason, and does not fail the run's gate (``gate``: a failing check is exit 1)."""
     from ..render.junit import results_junit
-    from ..render.markdown import matrix_md
     from ..spec import FAILING, NOT_EXERCISED
     from ..store import queries
     from . import views
@@ -476,7 +475,7 @@ def report(
         return RunReport(
             lines=tuple(views.summary_line(s) for s in summaries)
             + tuple(used_line(r.id, r.image.alias, budgets[r.id]) for r in runs if budgets[r.id]),
-            matrix_md=matrix_md(matrix),
+            matrix_md=views.matrix_markdown(matrix),
             json=[
                 {
                     **views.run_json(r, results[r.id]),

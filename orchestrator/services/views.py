@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from ..matrix.model import Matrix, Observation, build
+from ..matrix.model import Cell, Matrix, Observation, build
 from ..matrix.model import final_counts as model_final_counts
 from ..store.models import Result, Run
 from ..store.queue import RunSummary, node_hosts
@@ -94,6 +94,21 @@ def run_matrix(runs: Sequence[Run], results: dict[str, Sequence[Result]]) -> Mat
     return build(observations(runs, results))
 
 
+def cell_text(cell: Cell) -> str:
+    """A cell of the run's matrix as ``matrix render`` writes it: its text with what its
+    flags say (``services/evidence.marked``)."""
+    from .evidence import marked
+
+    return marked(cell.text, cell.verdict, cell.flags)
+
+
+def matrix_markdown(matrix: Matrix) -> str:
+    """The matrix ``valorch run`` prints: each cell written as ``matrix render`` writes it."""
+    from ..render.markdown import matrix_md
+
+    return matrix_md(matrix, text=cell_text)
+
+
 def matrix_json(matrix: Matrix, run_id: str) -> dict[str, Any]:
     """The cells one run speaks for in ``matrix``: its column and each check's verdict and
     text, in the matrix's row order (what the printed matrix shows for it)."""
@@ -104,7 +119,7 @@ def matrix_json(matrix: Matrix, run_id: str) -> dict[str, Any]:
             c = matrix.cells.get((row.key, col))
             if c is not None and run_id in c.runs:
                 column = col
-                cells.append({"check": row.key, "verdict": c.verdict, "text": c.text})
+                cells.append({"check": row.key, "verdict": c.verdict, "text": cell_text(c)})
     return {"column": column, "cells": cells}
 
 
