@@ -22,6 +22,7 @@ from .common import (
 from .tables import Column, Table
 
 if TYPE_CHECKING:
+    from ..scheduling.plan import Unplaced
     from ..spec import HostSpec
 
 app = typer.Typer(help="Hosts and their GPUs.", no_args_is_help=True)
@@ -166,14 +167,19 @@ def check(
         callback=flags.number("--since", 0, 525_600, lo_open=True),
         help="Minutes of kernel log that --level 1 scans (at most a year).",
     ),
+    cpu_only: bool = typer.Option(
+        False, "--cpu-only", help="Place GPU images as run --cpu-only does (on CPU slots)."
+    ),
     db: str = DbOption,
     catalog: Path = CatalogOption,
     as_json: bool = JsonOption,
 ) -> None:
     """Preflight: each engine answers (version), disk free under its Docker root (from a probe
     container, else statvfs of docker info's root where the engine is local), the job's
-    images present (with the catalog's digests when known), the results DB writable; with
-    --level, the GPU preflight per host (docs/registries.md). Exit 3 on a problem."""
+    images present (with the catalog's digests when known), every image placed on these
+    hosts by the run's own planner (what valorch run would refuse, with its words), the
+    results DB writable; with --level, the GPU preflight per host (docs/registries.md).
+    Exit 3 on a problem."""
     from ..services import hosts as service
 
     found = service.check(
@@ -185,10 +191,11 @@ def check(
         lambda: sessions(db),
         level=level,
         since_minutes=since,
+        cpu_only=cpu_only,
     )
-    rows, db_problem = found["hosts"], None if found["db"] == "ok" else found["db"]
+    rows, db_problem = list(found.hosts), None if found.db == "ok" else found.db
     if as_json:
-        print_json({"hosts": rows, "db": db_problem or "ok"})
+        print_json(found.as_json())
     else:
         table = Table(
             "host",
@@ -212,5 +219,21 @@ def check(
             )
         out.print(table)
         _print_preflight(rows)
+        _print_placement(found.placement)
         err.print(f"results database: {db_problem or 'writable'}")
-    end_with(service.check_ending(found))
+    end_with(found.outcome)
+
+
+def _print_placement(unplaced: tuple[Unplaced, ...]) -> None:
+    """The images the run's placement finds no host for, in the run's words."""
+    if not unplaced:
+        return
+    table = Table(
+        "image",
+        "placed",
+        Column("why (as valorch run says)", overflow="fold"),
+        title="placement",
+    )
+    for u in unplaced:
+        table.add_row(u.image, "NO", u.reason + (f"\nhint: {u.hint}" if u.hint else ""))
+    out.print(table)

@@ -83,6 +83,12 @@ def run(
     gate: bool = typer.Option(
         True, "--gate/--no-gate", help="Exit 1 when a check fails, crashes or times out."
     ),
+    allow_empty: bool = typer.Option(
+        False,
+        "--allow-empty",
+        help="Exit 0 when nothing was tested (every check skipped, unsupported or n/a); "
+        "without it such a run is exit 1.",
+    ),
     show_matrix: bool = typer.Option(
         True, "--matrix/--no-matrix", help="Print the matrix of this run."
     ),
@@ -193,6 +199,7 @@ def run(
         repeat=repeat,
         known_issues=known_issues,
         gate=gate,
+        allow_empty=allow_empty,
     )
     service.check(opts)  # bad flags are exit 2 before anything is loaded
     _check_junit(junit)

@@ -20,8 +20,9 @@ short by the infrastructure) never erases what an earlier run measured.
   run per environment.
 - **Check versions.** A changed check is a new check: a cell takes evidence only from
   the newest version of the check seen in its environment.
-- **Device.** In a ROCm or CUDA image, a result that ran on the CPU is flagged
-  ``cpu-only`` (never a GPU ✅), whatever the reason.
+- **Device.** Each observation carries its device and the image's backend: in a ROCm or
+  CUDA image, a result that ran on the CPU is ``cpu-only`` (never a GPU ✅), whatever the
+  reason, decided with the rest of the cell by ``model.cell``.
 - **Feeds.** Ad-hoc runs (``valorch run --image``), bisect runs and ``--cpu-only`` runs
   of GPU images are "special": they feed a matrix only when asked for.
 """
@@ -34,9 +35,8 @@ from datetime import datetime
 from functools import cached_property
 from typing import Any
 
-from .model import Observation, verdict
+from .model import GPU_BACKENDS, Observation, verdict
 
-GPU_BACKENDS = ("rocm", "cuda")
 SPECIAL_JOBS = ("adhoc", "bisect")
 NO_VERDICT_JOBS = ("inventory",)  # store/inventory_queries.JOB: components only
 NOT_FINAL = (
@@ -130,10 +130,6 @@ class Attempt:
 VERSION_ROWS = "env.version."  # checks that measure a version: the cell shows what was found
 
 
-def ran_on_cpu(device: str | None) -> bool:
-    return bool(device) and str(device).strip().lower().startswith("cpu")
-
-
 @dataclass
 class _Chosen:
     run: RunFacts
@@ -188,7 +184,9 @@ class EnvWalk:
         self.runs_read += 1
         narrowed = {p.suite for p in plans if p.filtered}
         per_check: dict[str, list[Attempt]] = {}
-        for a in attempts:
+        # the job's suite order (its tasks in plan order), whatever order they ran in
+        position = {s: i for i, s in reversed(list(enumerate(p.suite for p in plans)))}
+        for a in sorted(attempts, key=lambda a: position.get(a.suite or "", len(position))):
             suite = a.suite if plans else "*"
             known = a.check in self._final or a.check in self._newer
             if not known and suite in self.settled:
@@ -239,10 +237,6 @@ class EnvWalk:
                 flags.append("newer-inconclusive")
             if newest_digest and chosen.run.digest and chosen.run.digest != newest_digest:
                 flags.append("previous-digest")
-            if chosen.run.backend in GPU_BACKENDS and any(
-                ran_on_cpu(a.device) for a in chosen.attempts
-            ):
-                flags.append("cpu-only")
             when = chosen.run.ended or chosen.run.started
             note = ""
             if "newer-inconclusive" in flags and newer is not None:
@@ -270,6 +264,7 @@ class EnvWalk:
                         flags=tuple(flags),
                         version=a.version,
                         value=self.values.get((a.run_id, a.check)),
+                        backend=chosen.run.backend,  # with the device: cpu-only (model.cell)
                     )
                 )
         return out

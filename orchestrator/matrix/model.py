@@ -23,6 +23,7 @@ __all__ = [
     "Matrix",
     "Observation",
     "build",
+    "cell",
     "combine",
     "final_counts",
     "verdict",
@@ -49,6 +50,14 @@ class Observation:
     flags: tuple[str, ...] = ()  # matrix.evidence: cpu-only, previous-digest, newer-inconclusive
     version: int | None = None
     value: str | None = None  # what a version row measured ("2.13.0+cpu"): shown beside its verdict
+    backend: str | None = None  # the image's backend (rocm, cuda, cpu): with ``device``, cpu-only
+
+
+GPU_BACKENDS = ("rocm", "cuda")
+
+
+def ran_on_cpu(device: str | None) -> bool:
+    return bool(device) and str(device).strip().lower().startswith("cpu")
 
 
 @dataclass(frozen=True)
@@ -120,8 +129,40 @@ def final_counts(attempts: Iterable[tuple[str, int, str]]) -> Counter[str]:
     return Counter(verdict(v) for v in per.values())
 
 
+def cell(attempts: Iterable[Observation]) -> Cell:
+    """The one rule that decides a matrix cell from the attempts that speak for it (one
+    check, one column; docs/matrix.md, docs/statuses.md): the verdict of the attempts in
+    attempt order (fail then pass is flaky, else the last status), and a pass whose evidence
+    ran on the CPU of a ROCm or CUDA image is ``cpu-only`` (◐), never a GPU ✅, whatever the
+    reason (``--cpu-only``, no visible GPU, a check that never asks for a device). ``run``'s
+    matrix, ``matrix render`` / ``publish`` and the site all decide their cells here."""
+    group = sorted(attempts, key=lambda o: o.attempt)
+    if not group:
+        return Cell("missing")
+    last = group[-1]
+    flags = list(dict.fromkeys(f for o in group for f in o.flags))
+    if "cpu-only" not in flags and any(
+        o.backend in GPU_BACKENDS and ran_on_cpu(o.device) for o in group
+    ):
+        flags.append("cpu-only")
+    v = verdict(o.status for o in group)
+    if v == "pass" and "cpu-only" in flags:
+        v = "cpu-only"  # a GPU image's check that ran on the CPU is never a GPU ✅
+    whens = [o.when for o in group if o.when is not None]
+    return Cell(
+        v,
+        tuple(o.status for o in group),
+        tuple(sorted({o.run_id for o in group})),
+        last.message,
+        min(whens) if whens else None,
+        tuple(flags),
+        last.value,
+    )
+
+
 def build(observations: Iterable[Observation], columns: Iterable[str] | None = None) -> Matrix:
-    """A checks × columns matrix; rows keep the order in which checks first appear."""
+    """A checks × columns matrix; rows keep the order in which checks first appear; each cell
+    decided by ``cell``."""
     per: dict[tuple[str, str], list[Observation]] = {}
     rows: dict[str, Row] = {}
     libs: dict[str, list[str | None]] = {}
@@ -132,24 +173,7 @@ def build(observations: Iterable[Observation], columns: Iterable[str] | None = N
         if obs.column not in cols:
             cols.append(obs.column)
         per.setdefault((obs.check, obs.column), []).append(obs)
-    cells = {}
-    for key, group in per.items():
-        group.sort(key=lambda o: o.attempt)
-        last = group[-1]
-        flags = tuple(dict.fromkeys(f for o in group for f in o.flags))
-        v = verdict(o.status for o in group)
-        if v == "pass" and "cpu-only" in flags:
-            v = "cpu-only"  # a GPU image's check that ran on the CPU is never a GPU ✅
-        whens = [o.when for o in group if o.when is not None]
-        cells[key] = Cell(
-            v,
-            tuple(o.status for o in group),
-            tuple(sorted({o.run_id for o in group})),
-            last.message,
-            min(whens) if whens else None,
-            flags,
-            last.value,
-        )
+    cells = {key: cell(group) for key, group in per.items()}
     rows = {k: Row(r.key, r.feature, r.kind, _libraries(libs[k])) for k, r in rows.items()}
     return Matrix(tuple(rows.values()), tuple(cols), cells)
 

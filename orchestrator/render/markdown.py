@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from .. import encode
@@ -10,14 +11,20 @@ from .sections import sections, shown_label_headers, shown_labels
 
 if TYPE_CHECKING:
     from ..matrix.document import Document
-    from ..matrix.model import Matrix
+    from ..matrix.model import Cell, Matrix
 
 
 def _cell(text: str) -> str:
     return encode.markdown(text)
 
 
-def matrix_md(matrix: Matrix, title: str = "Compatibility matrix") -> str:
+def matrix_md(
+    matrix: Matrix,
+    title: str = "Compatibility matrix",
+    text: Callable[[Cell], str] = lambda c: c.text,
+) -> str:
+    """``matrix`` as a Markdown table; ``text`` writes a cell (``services/evidence.marked``
+    adds what its flags say)."""
     head = ["Check", "Feature", "Library", *matrix.columns]
     lines = [
         f"## {title}",
@@ -27,7 +34,7 @@ def matrix_md(matrix: Matrix, title: str = "Compatibility matrix") -> str:
     ]
     for row in matrix.rows:
         cells = [row.feature, row.library or ""]
-        cells += [matrix.cell(row.key, col).text for col in matrix.columns]
+        cells += [text(matrix.cell(row.key, col)) for col in matrix.columns]
         lines.append(
             "| " + " | ".join([encode.markdown_code(row.key), *(_cell(c) for c in cells)]) + " |"
         )

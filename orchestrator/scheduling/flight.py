@@ -42,6 +42,21 @@ class Item:
     started: threading.Event = field(default_factory=threading.Event)
 
 
+def start_order(items: list[Item]) -> list[Item]:
+    """The order tasks wait for slots in: runs (one image on one host) with the most
+    expected work first (longest first spreads the long images over the slots), and a
+    run's own suites in the job's order (the order they were planned in), so the run
+    goes through its suites as the job lists them."""
+    work: dict[str, float] = {}
+    for it in items:
+        work[it.run_id] = work.get(it.run_id, 0.0) + it.expected * it.task.node_count
+    first = {id(it): i for i, it in enumerate(items)}
+    run_first: dict[str, int] = {}
+    for i, it in enumerate(items):
+        run_first.setdefault(it.run_id, i)
+    return sorted(items, key=lambda it: (-work[it.run_id], run_first[it.run_id], first[id(it)]))
+
+
 def requirement_of(it: Item, labels: tuple[str, ...]) -> Requirement:
     """What a task needs of a host (its image's backend and arch, the job's labels); of
     each of its hosts for a multi-node task."""
@@ -179,7 +194,7 @@ class Launch:
         for it in items:
             for h in (it.task.host, *it.task.nodes):
                 self.pools.setdefault(h.name, Pool(h))
-        self._pending = sorted(items, key=lambda it: -it.expected * it.task.node_count)
+        self._pending = start_order(items)
         self.done: queue.Queue[tuple[Item, Held, Execution]] = queue.Queue()
         self.flight = Flight()
         self._running = 0

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from ..catalog.core import Catalog
 from ..checks_manifest import info, manifest
-from ..errors import InputError
+from ..errors import InputError, NoMatchingHostError
 from ..hosts.match import Requirement
 from ..spec import CheckInfo, HostSpec, ImageSpec, JobSpec, SuiteRef, Task
 from .placement import Need, place
@@ -159,3 +159,30 @@ def plan(
             )
         groups.setdefault((t.image.alias, on[0].name), []).append(t.model_copy(update=update))
     return tuple(PlannedRun(ts[0].image, ts[0].host, tuple(ts)) for ts in groups.values())
+
+
+@dataclass(frozen=True)
+class Unplaced:
+    """An image of a job that no host can run: ``plan``'s own error, in the run's words."""
+
+    image: str
+    reason: str
+    hint: str
+
+
+def unplaceable(
+    job: JobSpec, catalog: Catalog, hosts: tuple[HostSpec, ...], cpu_only: bool = False
+) -> tuple[Unplaced, ...]:
+    """Each image of ``job`` that ``plan`` (the run's placement, the same function) cannot
+    place on ``hosts``, with the error ``valorch run`` stops on (exit 3): every such image,
+    not only the first. The ``host`` image runs on this machine and always has a place."""
+    out: list[Unplaced] = []
+    for image in catalog.select(job.images):
+        if image.executor == "host":
+            continue
+        one = job.model_copy(update={"images": (image.alias,)})
+        try:
+            plan(one, Catalog((image,)), hosts, hosts[0], cpu_only=cpu_only)
+        except NoMatchingHostError as exc:
+            out.append(Unplaced(image.alias, exc.message, exc.hint or ""))
+    return tuple(out)

@@ -211,17 +211,24 @@ def stamp(table: Table, now: datetime, fresh_days: int) -> tuple[Table, int]:
     return replace(table, rows=tuple(rows)), stale
 
 
+def marked(text: str, verdict: str, flags: tuple[str, ...], when: str | None = None) -> str:
+    """A cell's text with what its flags say written into it ("✅ (previous digest)", "❌ fail
+    (cpu only)"), as every matrix shows it: ``matrix render``'s formats, the site and the
+    matrix ``valorch run`` prints."""
+    if not flags or verdict in ("", "missing", "skip", "n/a"):
+        return text
+    words = [FLAG_TEXT[f] for f in flags if f in FLAG_TEXT]
+    if "cpu-only" in flags and verdict != "cpu-only":
+        words.append("cpu only")
+    if "stale" in flags:
+        words.append(f"stale: {when}")
+    return f"{text} ({', '.join(words)})" if words else text
+
+
 def _marked(c: TCell, flags: tuple[str, ...]) -> TCell:
     if flags == c.flags and not flags:
         return c
-    text = c.text
-    if flags and c.verdict not in ("", "missing", "skip", "n/a"):
-        words = [FLAG_TEXT[f] for f in flags if f in FLAG_TEXT]
-        if "cpu-only" in flags and c.verdict != "cpu-only":
-            words.append("cpu only")
-        if "stale" in flags:
-            words.append(f"stale: {c.when}")
-        text = f"{c.text} ({', '.join(words)})" if words else c.text
+    text = marked(c.text, c.verdict, flags, c.when)
     return TCell(
         text, c.verdict, c.statuses, c.runs, c.note, c.when, flags
     )  # not replace(): 10,000s of cells

@@ -4,19 +4,22 @@ and the preflight of engines, images and the results database."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
+from ..catalog.adhoc import DEFAULT_SUITE
 from ..catalog.core import Catalog, load_job
 from ..errors import InputError
 from ..hosts.detect import gpus_from_detection
 from ..hosts.facts import Fact, host_facts
 from ..hosts.inventory import resolve_hosts
-from ..spec import HostSpec
+from ..scheduling.plan import Unplaced
+from ..spec import HostSpec, JobSpec, SuiteRef
 from ..store.db import check_writable
-from .outcome import INCONCLUSIVE, Outcome, passed
+from .outcome import INCONCLUSIVE, Outcome, Said, passed
 
 
 def hosts(hosts_file: Path | None) -> tuple[HostSpec, ...]:
@@ -81,7 +84,35 @@ def record(dest: Path) -> dict[str, Any]:
     return collect(dest, sys.executable, PROBE_DIR, dict(os.environ))
 
 
-def check(
+@dataclass(frozen=True)
+class HostsCheck:
+    """The preflight's one decision: each host's row (``problems`` empty when it is ready), the
+    results database's state (``db``: "ok" or the problem), and each image of the job that the
+    run's placement (``scheduling.plan.unplaceable``) finds no host for. ``outcome`` is the exit
+    code; the table and ``--json`` render this object and nothing else."""
+
+    hosts: tuple[dict[str, Any], ...]
+    db: str
+    placement: tuple[Unplaced, ...] = ()
+
+    @property
+    def outcome(self) -> Outcome:
+        return check_ending(self)
+
+    def as_json(self) -> dict[str, Any]:
+        out = self.outcome
+        return {
+            "hosts": list(self.hosts),
+            "db": self.db,
+            "placement": [
+                {"image": u.image, "ok": False, "reason": u.reason, "hint": u.hint}
+                for u in self.placement
+            ],
+            "verdict": {"exit_code": out.code, "kind": out.kind, "reason": out.reason},
+        }
+
+
+def check(  # noqa: PLR0913 - one argument per option of valorch hosts check
     hosts_file: Path | None,
     catalog: Catalog,
     job: Path | None,
@@ -90,15 +121,19 @@ def check(
     open_sessions: Callable[[], sessionmaker[Session]],
     level: int | None = None,
     since_minutes: float = 60.0,
-) -> dict[str, Any]:
-    """Preflight: one row per host (``problems`` empty when it is ready) and the results
-    database's state (``db``: "ok" or the problem). ``open_sessions`` opens the database; a
-    failure to open it is a problem reported, not raised. With ``level`` 0 or 1, the GPU
-    preflight of each host too (L1 scans the kernel log of the last ``since_minutes``)."""
+    cpu_only: bool = False,
+) -> HostsCheck:
+    """Preflight: one row per host and the results database's state; the job's (or the
+    images') placement by the run's own planner, on the same hosts (``run --cpu-only`` with
+    ``cpu_only``). ``open_sessions`` opens the database; a failure to open it is a problem
+    reported, not raised. With ``level`` 0 or 1, the GPU preflight of each host too (L1 scans
+    the kernel log of the last ``since_minutes``)."""
     from ..executors.engine_probe import check_engine
     from ..executors.pull import runnable
+    from ..scheduling.plan import unplaceable
 
-    selected = list(load_job(job, catalog).images) if job else []
+    spec = load_job(job, catalog) if job else None
+    selected = list(spec.images) if spec else []
     selected += list(images or [])
     refs = (
         [
@@ -110,6 +145,12 @@ def check(
         else []
     )
     hosts = resolve_hosts(hosts_file)
+    placement: list[Unplaced] = []
+    if spec is not None:
+        placement += unplaceable(spec, catalog, hosts, cpu_only)
+    if images:  # as ``run --image NAME`` places them: the default suite, no labels
+        adhoc = JobSpec(name="adhoc", images=tuple(images), suites=(SuiteRef(name=DEFAULT_SUITE),))
+        placement += [u for u in unplaceable(adhoc, catalog, hosts, cpu_only) if u not in placement]
     rows = [check_engine(h, refs, probe_image) for h in hosts]
     if level is not None:
         from datetime import datetime, timedelta
@@ -130,14 +171,22 @@ def check(
             check_writable(session)
     except Exception as exc:  # noqa: BLE001 - reported as the database's problem
         db_problem = f"results database not writable: {str(exc)[:300]}"
-    return {"hosts": rows, "db": db_problem or "ok"}
+    return HostsCheck(tuple(rows), db_problem or "ok", tuple(placement))
 
 
-def check_ending(found: dict[str, Any]) -> Outcome:
-    """``hosts check`` exits 3 when a host or the results database has a problem."""
-    bad = [r["host"] for r in found["hosts"] if r["problems"]]
-    if found["db"] != "ok":
+def check_ending(found: HostsCheck) -> Outcome:
+    """``hosts check`` exits 3 when a host or the results database has a problem, or when no
+    host can run an image of the job (what ``valorch run`` would stop on, exit 3)."""
+    bad = [r["host"] for r in found.hosts if r["problems"]]
+    if found.db != "ok":
         bad.append("the results database")
+    said = tuple(Said("error", f"error: {u.reason}") for u in found.placement)
+    if found.placement:
+        names = ", ".join(u.image for u in found.placement)
+        why = f"no host can run image(s) {names}, as valorch run places them"
+        if bad:
+            why += "; problems on " + ", ".join(bad)
+        return Outcome(INCONCLUSIVE, "infrastructure", why, said)
     if bad:
         return Outcome(INCONCLUSIVE, "infrastructure", "problems on " + ", ".join(bad))
     return passed("every host and the results database are ready")

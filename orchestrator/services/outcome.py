@@ -23,6 +23,7 @@ Kind = Literal[
     "notification lost",
     "not verified",
     "drifted",
+    "nothing tested",
 ]
 #: how a line is shown: pass (bold green), fail (bold red), error (red), warn (yellow), plain
 Tone = Literal["pass", "fail", "error", "warn", "plain"]

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import imageref
+from ..catalog.core import Catalog
 from ..errors import InfrastructureError, InputError
 from ..executors import pull as engine
 from ..executors.pull import runnable
@@ -407,3 +408,93 @@ def pull_ending(
             ending.INCONCLUSIVE, "infrastructure", "not staged: " + ", ".join(failed), said
         )
     return ending.passed("every image is on every host that can run it", said)
+
+
+@dataclass(frozen=True)
+class TypedTag:
+    """What an explicit ``REPO:TAG`` the user typed runs: the catalogued image it names
+    (``alias``, pinned to ``pinned``) and the digest its tag names now (``now``; None where
+    the registry could not say). ``digest`` is what runs; ``said`` why, when it is not the
+    pin, or when the tag could not be followed (docs/registries.md)."""
+
+    typed: str
+    alias: str
+    pinned: str
+    now: str | None
+    why: str = ""
+
+    @property
+    def digest(self) -> str:
+        return self.now or self.pinned
+
+    @property
+    def said(self) -> str | None:
+        if self.now is None:
+            return (
+                f"{self.typed}: could not learn what the tag names now ({self.why}); running "
+                f"the catalogue's pin {self.pinned} ({self.alias})"
+            )
+        if self.now != self.pinned:
+            return (
+                f"{self.typed}: the tag has moved: it names {self.now} now, the catalogue pins "
+                f"{self.pinned} ({self.alias}); running {self.now}, what the tag names now "
+                f"(valorch images check --update {self.alias} moves the pin; --image "
+                f"{self.alias} runs the pin)"
+            )
+        return None
+
+
+def typed_tags(
+    cat: Catalog, typed: Iterable[str], client: RegistryClient
+) -> tuple[Catalog, tuple[TypedTag, ...]]:
+    """``cat`` with each catalogued registry image that the user named by its ``REPO:TAG``
+    (``run --image``) pinned to the digest the tag names now: what the user typed is what
+    runs. A name that is an alias, a digest or an uncatalogued reference is left alone
+    (an alias runs its pin; a digest is exact; an uncatalogued tag is resolved at the pull)."""
+    from .images import MOVED, SAME, check
+
+    chosen: list[tuple[str, ImageSpec]] = []
+    for name in typed:
+        if (
+            not imageref.looks_like_reference(name)
+            or "@" in name
+            or name.startswith(("family:", "backend:"))
+            or any(ch in name for ch in "*?[")
+        ):
+            continue
+        try:
+            ref = imageref.parse(name)
+            image = cat.resolve(name)
+        except InputError:  # said where the job is made, with the same words
+            continue
+        if (
+            ref.tag is None
+            or image.derived
+            or image.local
+            or image.executor != "docker"
+            or not image.digest
+            or image.alias in {a.alias for _n, a in chosen}
+        ):
+            continue
+        chosen.append((name, image))
+    if not chosen:
+        return cat, ()
+    found = check([image for _n, image in chosen], client)
+    tags: list[TypedTag] = []
+    pins: dict[str, str] = {}
+    for (name, image), tag in zip(chosen, found, strict=True):
+        pinned = image.digest or ""
+        if tag.state in (SAME, MOVED) and tag.current_digest:
+            tags.append(TypedTag(name, image.alias, pinned, tag.current_digest))
+            pins[image.alias] = tag.current_digest
+        else:  # unreachable, or the tag is gone: the pin runs, and the user is told
+            tags.append(TypedTag(name, image.alias, pinned, None, tag.message or tag.state))
+    moved = {a: d for a, d in pins.items() if d != cat.by_alias()[a].digest}
+    if moved:
+        cat = Catalog(
+            tuple(
+                i.model_copy(update={"digest": moved[i.alias]}) if i.alias in moved else i
+                for i in cat.images
+            )
+        )
+    return cat, tuple(tags)

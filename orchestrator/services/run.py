@@ -351,17 +351,22 @@ class RunReport:
     junit: str
     failed: bool
     infra_errors: bool
+    tested: int  # checks of the batch that were exercised (a status other than NOT_EXERCISED)
     protocol_errors: tuple[
         str, ...
     ] = ()  # "run: checks" whose results were tampered with or cut at the cap
     gate: bool = True  # a failing check is exit 1 (--gate), else it is only reported
     resumed: str | None = None  # the batch --resume finished
+    # when nothing was tested: how many checks ended in each status, and a few with their reason
+    untested: tuple[str, ...] = ()
+    allow_empty: bool = False  # --allow-empty: a run that tested nothing is exit 0
 
     @property
     def outcome(self) -> Outcome:
         """1 when gating and a check failed or its results were tampered with; else 3 for
         infrastructure errors and for tampered or flooded output (never 0: such a run proved
-        nothing); else 0."""
+        nothing); else 1 when nothing was tested (every check skipped, unsupported or n/a, or
+        no check at all) unless ``allow_empty``; else 0."""
         tampered = tuple(
             Said(
                 "error",
@@ -381,6 +386,24 @@ class RunReport:
             return Outcome(INCONCLUSIVE, "tampered", why_tampered, tampered + infra)
         if self.infra_errors:
             return Outcome(INCONCLUSIVE, "infrastructure", INFRA_SAID.text, (INFRA_SAID,))
+        if not self.tested and not self.allow_empty:
+            why = "nothing was tested: " + (self.untested[0] if self.untested else "no checks ran")
+            return Outcome(
+                GATE_FAILED,
+                "nothing tested",
+                why,
+                (
+                    Said("error", why),
+                    *(Said("plain", f"  {line}") for line in self.untested[1:]),
+                    Said(
+                        "plain",
+                        "no evidence is not a pass: run where the checks can run (a GPU host, "
+                        "--suite/--check), or pass --allow-empty to accept a run that tests nothing",
+                    ),
+                ),
+            )
+        if not self.tested:
+            return passed("nothing was tested, accepted by --allow-empty")
         if self.failed:
             return passed("a check failed, not gated (--no-gate)")
         return passed("no check failed (or a known issue excused it)")
@@ -426,11 +449,12 @@ def report(
     known_issues: KnownIssues | None = None,
     gate: bool = True,
     resumed: str | None = None,
+    allow_empty: bool = False,
 ) -> RunReport:
     """``known_issues``: a failing check a live entry excuses is ``skipped`` in the JUnit with
     its reason, and does not fail the run's gate (``gate``: a failing check is exit 1)."""
     from ..render.junit import results_junit
-    from ..spec import FAILING
+    from ..spec import FAILING, NOT_EXERCISED
     from ..store import queries
     from . import views
 
@@ -461,11 +485,19 @@ def report(
         from .budgets import used, used_line
 
         budgets = {r.id: used(r.tasks) for r in runs}  # per tier: time used against its budget
+        matrix = views.run_matrix(runs, results)  # every cell decided once (matrix.model.cell)
         return RunReport(
             lines=tuple(views.summary_line(s) for s in summaries)
             + tuple(used_line(r.id, r.image.alias, budgets[r.id]) for r in runs if budgets[r.id]),
-            matrix_md=views.matrix_markdown(runs, results),
-            json=[{**views.run_json(r, results[r.id]), "budgets": budgets[r.id]} for r in runs],
+            matrix_md=views.matrix_markdown(matrix),
+            json=[
+                {
+                    **views.run_json(r, results[r.id]),
+                    "budgets": budgets[r.id],
+                    "matrix": views.matrix_json(matrix, r.id),
+                }
+                for r in runs
+            ],
             junit=results_junit(
                 runs,
                 results,
@@ -481,4 +513,24 @@ def report(
             ),
             gate=gate,
             resumed=resumed,
+            tested=sum(1 for _r, res in last.values() if res.status not in NOT_EXERCISED),
+            untested=untested([res for _r, res in last.values()]),
+            allow_empty=allow_empty,
         )
+
+
+def untested(last: Sequence[Result]) -> tuple[str, ...]:
+    """Why a batch tested nothing: how many checks ended in each status (the first line), then
+    up to five of them with their message."""
+    from collections import Counter
+
+    from ..words import count
+
+    counts = Counter(r.status for r in last)
+    if not last:
+        return ("no check ran (the selection matched none, or every task ended before its checks)",)
+    head = f"{count(len(last), 'check')}: " + ", ".join(f"{n} {s}" for s, n in counts.most_common())
+    return (
+        head,
+        *(f"{r.check.check_id}: {r.status}: {r.message or '(no message)'}"[:300] for r in last[:5]),
+    )

@@ -45,6 +45,7 @@ class RunOptions:
     repeat: int = 1
     known_issues: Path | None = None
     gate: bool = True
+    allow_empty: bool = False  # --allow-empty: a run that tested nothing is exit 0, not 1
 
 
 class RunProgress(Protocol):
@@ -77,6 +78,21 @@ def check(opts: RunOptions) -> None:
         )
 
 
+def follow_typed_tags(cat: Catalog, opts: RunOptions, progress: RunProgress) -> Catalog:
+    """The catalogue with each ``--image REPO:TAG`` of a catalogued image pinned to what the
+    tag names now (``pull.typed_tags``); a moved tag, or a registry that cannot be asked,
+    is said before anything runs."""
+    from ..registry import RegistryClient
+    from .pull import typed_tags
+
+    client = RegistryClient(ca=str(opts.ca) if opts.ca else None)
+    cat, tags = typed_tags(cat, opts.selection.images, client)
+    for tag in tags:
+        if tag.said:
+            progress.warning(tag.said)
+    return cat
+
+
 def run(
     opts: RunOptions, cat: Catalog, factory: sessionmaker[Session], progress: RunProgress
 ) -> service.RunReport:
@@ -100,6 +116,8 @@ def run(
                 reporter=reporter,
             )
     else:
+        if opts.selection.images:  # an explicit REPO:TAG runs what the tag names now
+            cat = follow_typed_tags(cat, opts, progress)
         spec = job_for(cat, opts.selection)
         # preflight and pulls first (their own progress), then the live view of the tasks
         with progress.pulls() as on_pull:
@@ -119,7 +137,7 @@ def run(
         with progress.tasks() as reporter:
             for _ in range(opts.repeat):  # one batch after the other, never side by side
                 summaries += run_batch(placed, spec, factory, reporter, opts.retries)
-    rep = service.report(factory, summaries, issues, opts.gate, resumed)
+    rep = service.report(factory, summaries, issues, opts.gate, resumed, opts.allow_empty)
     # the ended containers were being removed while their results were stored and reported
     cleanup.settle()
     return rep

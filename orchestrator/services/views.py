@@ -6,18 +6,17 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from ..matrix.model import Observation, build
+from ..matrix.model import Cell, Matrix, Observation, build
 from ..matrix.model import final_counts as model_final_counts
-from ..render.markdown import matrix_md
 from ..store import queries
 from ..store.models import Result, Run
 from ..store.queue import RunSummary, node_hosts
 
 
-def observation(row: Result, column: str) -> Observation:
+def observation(row: Result, column: str, backend: str | None = None) -> Observation:
     """One stored result (an ORM ``Result``) as a matrix observation under ``column``: the one
     place where observations are built from rows. The library is the result's evidence (what
-    ran), never the row's label."""
+    ran), never the row's label; the device and the image's ``backend`` decide cpu-only."""
     return Observation(
         column=column,
         check=row.check.check_id,
@@ -28,16 +27,101 @@ def observation(row: Result, column: str) -> Observation:
         attempt=row.attempt,
         run_id=row.run_id,
         message=row.message,
+        device=row.device,
+        backend=backend,
     )
 
 
 def observations(runs: Sequence[Run], results: dict[str, Sequence[Result]]) -> list[Observation]:
-    """The results of each run, one column per image alias."""
-    return [observation(r, run.image.alias) for run in runs for r in results[run.id]]
+    """A batch's runs read as ``matrix render`` reads the store (``matrix/evidence.EnvWalk``):
+    one column per environment (alias on its host class, ``ALIAS · cpu only`` for a GPU
+    image run ``--cpu-only``), each environment's runs newest first, each check's cell from
+    the run whose verdict is final, rows in the job's suite order."""
+    from ..matrix.evidence import Attempt, EnvWalk, RunFacts, SuitePlan, host_class
+    from .evidence import assemble
+
+    envs: dict[tuple[str, str], list[tuple[RunFacts, Run]]] = {}
+    for run in sorted(runs, key=lambda r: (r.started, r.id), reverse=True):
+        backend = str(run.image.backend)
+        facts = RunFacts(
+            run.id,
+            run.image.alias,
+            run.image.digest,
+            backend,
+            run.host.name,
+            host_class(run.host.spec, backend, run.cpu_only),
+            run.job,
+            run.started,
+            run.ended,
+        )
+        envs.setdefault(facts.env, []).append((facts, run))
+    walks = {}
+    for env, found in envs.items():
+        walk = walks[env] = EnvWalk(env, {t.suite for _f, r in found for t in r.tasks})
+        for facts, run in found:
+            if walk.done:
+                break
+            suite_of = {t.id: t.suite for t in run.tasks}
+            walk.feed(
+                facts,
+                [
+                    SuitePlan(t.suite, bool((t.suite_spec or {}).get("checks")), t.state)
+                    for t in run.tasks
+                ],
+                [
+                    Attempt(
+                        r.run_id,
+                        suite_of.get(r.task_id) if r.task_id is not None else None,
+                        r.check.check_id,
+                        r.check.version,
+                        r.check.feature,
+                        r.check.kind,
+                        r.attempt,
+                        r.status,
+                        r.message,
+                        r.device,
+                        r.library,
+                    )
+                    for r in results[run.id]
+                ],
+                run.state,
+            )
+    return list(assemble(walks, 0, False, 0).observations)
 
 
-def matrix_markdown(runs: Sequence[Run], results: dict[str, Sequence[Result]]) -> str:
-    return matrix_md(build(observations(runs, results)))
+def run_matrix(runs: Sequence[Run], results: dict[str, Sequence[Result]]) -> Matrix:
+    """The run's matrix: its cells decided by ``matrix.model.cell``, as ``matrix render``
+    decides them; printed (``matrix_md``) and in each run's JSON (``matrix_json``)."""
+    return build(observations(runs, results))
+
+
+def cell_text(cell: Cell) -> str:
+    """A cell of the run's matrix as ``matrix render`` writes it: its text with what its
+    flags say (``services/evidence.marked``)."""
+    from .evidence import marked
+
+    return marked(cell.text, cell.verdict, cell.flags)
+
+
+def matrix_markdown(matrix: Matrix) -> str:
+    """The matrix ``valorch run`` prints: each cell written as ``matrix render`` writes it."""
+    from ..render.markdown import matrix_md
+
+    return matrix_md(matrix, text=cell_text)
+
+
+def matrix_json(matrix: Matrix, run_id: str) -> dict[str, Any]:
+    """The cells one run speaks for in ``matrix``: its column and each check's verdict and
+    text, in the matrix's row order (what the printed matrix shows for it)."""
+    cells: list[dict[str, str]] = []
+    column = None
+    for row in matrix.rows:
+        for col in matrix.columns:
+            c = matrix.cells.get((row.key, col))
+            if c is not None and run_id in c.runs:
+                column = col
+                cells.append({"check": row.key, "verdict": c.verdict, "text": cell_text(c)})
+    return {"column": column, "cells": cells}
 
 
 def final_counts(results: Sequence[Result]) -> Counter[str]:

@@ -174,8 +174,10 @@ def _chunks(ids: Sequence[str], size: int = 500) -> list[list[str]]:
 def plans_of(session: Session, run_ids: Sequence[str]) -> list[PlanRow]:
     out: list[PlanRow] = []
     for part in _chunks(run_ids):
-        q = select(TaskRow.run_id, TaskRow.suite, TaskRow.suite_spec, TaskRow.state).where(
-            TaskRow.run_id.in_(part)
+        q = (
+            select(TaskRow.run_id, TaskRow.suite, TaskRow.suite_spec, TaskRow.state)
+            .where(TaskRow.run_id.in_(part))
+            .order_by(TaskRow.id)  # the job's suite order: tasks are queued in it
         )
         out.extend(
             PlanRow(r.run_id, r.suite, bool((r.suite_spec or {}).get("checks")), r.state)

@@ -11,7 +11,7 @@ from orchestrator.services.run import RunReport
 
 def run_report(**kw):
     fields = {"lines": (), "matrix_md": "", "json": [], "junit": "", "failed": False}
-    fields.update({"infra_errors": False, **kw})
+    fields.update({"infra_errors": False, "tested": 1, **kw})
     return RunReport(**fields)
 
 
@@ -169,14 +169,18 @@ def test_images_check_is_exit_1_on_drift_unless_the_catalog_was_updated():
 
 
 def test_hosts_check_and_images_pull_are_exit_3_on_a_problem():
-    from orchestrator.services.hosts import check_ending
+    from orchestrator.scheduling.plan import Unplaced
+    from orchestrator.services.hosts import HostsCheck, check_ending
     from orchestrator.services.pull import Outcome, pull_ending
 
-    fine = {"hosts": [{"host": "a", "problems": []}], "db": "ok"}
+    fine = HostsCheck(({"host": "a", "problems": []},), "ok")
     assert check_ending(fine).code == 0
-    sick = {"hosts": [{"host": "a", "problems": ["engine down"]}], "db": "ok"}
+    sick = HostsCheck(({"host": "a", "problems": ["engine down"]},), "ok")
     assert check_ending(sick).code == 3 and "a" in check_ending(sick).reason
-    assert check_ending({"hosts": [], "db": "read-only"}).code == 3
+    assert check_ending(HostsCheck((), "read-only")).code == 3
+    nowhere = HostsCheck(fine.hosts, "ok", (Unplaced("x", "no host can run image x", ""),))
+    assert (nowhere.outcome.code, nowhere.as_json()["verdict"]["exit_code"]) == (3, 3)
+    assert nowhere.outcome.said[0].text == "error: no host can run image x"
     assert pull_ending([Outcome("h", "a", None, None)]).code == 0
     failed = pull_ending([Outcome("h", "a", None, "no room", "no-room")])
     assert (failed.code, failed.kind) == (3, "infrastructure") and "a on h" in failed.reason
@@ -196,3 +200,16 @@ def test_commands_leave_exit_codes_to_the_services():
         if m != "0"
     }
     assert found == {"results.py: 130"}, found
+
+
+def test_a_run_that_tested_nothing_is_exit_1_naming_why_unless_allowed():
+    why = ("3 checks: 2 skip, 1 unsupported", "smoke.device: skip: no GPU")
+    empty = run_report(tested=0, untested=why).outcome
+    assert (empty.code, empty.kind) == (1, "nothing tested")
+    assert empty.reason == "nothing was tested: 3 checks: 2 skip, 1 unsupported"
+    assert ("plain", "  smoke.device: skip: no GPU") in said(empty)
+    assert any("--allow-empty" in text for _tone, text in said(empty))
+    allowed = run_report(tested=0, untested=why, allow_empty=True).outcome
+    assert (allowed.code, allowed.kind) == (0, "passed") and "--allow-empty" in allowed.reason
+    # infrastructure errors still decide first (exit 3): an empty run of a broken host
+    assert run_report(tested=0, infra_errors=True).outcome.code == 3

@@ -31,7 +31,7 @@ from orchestrator.ext.site.views import ChangeV, RunV, changes, flips, histories
 from orchestrator.matrix.document import Document, Header, freshness
 from orchestrator.matrix.layouts import CatalogImage, components_table, observed_table
 from orchestrator.matrix.libraries import images_for, libraries_table
-from orchestrator.matrix.model import verdict
+from orchestrator.matrix.model import Observation, cell
 from orchestrator.matrix.tiers import Policy
 from orchestrator.regression import rule
 from orchestrator.render.diff import diff_html
@@ -206,11 +206,12 @@ def _layout(
 
 
 def _cell_verdicts(ev: evidence.Evidence) -> dict[tuple[str, str], str]:
-    """(check, column) → the verdict of its matrix cell (every attempt of the run that speaks for it)."""
-    attempts: dict[tuple[str, str], list[str]] = {}
+    """(check, column) → the verdict of its matrix cell (every attempt of the run that speaks
+    for it), decided by ``matrix.model.cell`` as every matrix decides it (cpu-only included)."""
+    attempts: dict[tuple[str, str], list[Observation]] = {}
     for o in ev.observations:
-        attempts.setdefault((o.check, o.column), []).append(o.status)
-    return {key: verdict(statuses) for key, statuses in attempts.items()}
+        attempts.setdefault((o.check, o.column), []).append(o)
+    return {key: cell(group).verdict for key, group in attempts.items()}
 
 
 def _version_side(name: str, doc: dict[str, Any]) -> rule.Side:
