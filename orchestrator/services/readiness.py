@@ -11,7 +11,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta
+from datetime import datetime, time, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -313,8 +313,10 @@ def _window_check(rows: Sequence[dict[str, Any]], window: timedelta, text: str) 
 
 
 def _in_force(a: Any, lo: datetime, hi: datetime) -> bool:
-    """Whether acceptance ``a`` was in force at some time in [lo, hi]."""
-    return bool(a.created <= hi and a.until > lo)
+    """Whether acceptance ``a`` was in force at some time in [lo, hi] (UTC): from when it
+    was recorded to the end of its last day (``until`` is a whole day, inclusive)."""
+    ends = datetime.combine(a.until + timedelta(days=1), time.min)
+    return bool(a.created <= hi and ends > lo)
 
 
 def _look_back(
