@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from rich.markup import escape
 
+from ..render.sides import own_aliases, paired_names
 from ..words import count
 from .common import out
 from .tables import Table
@@ -82,8 +83,10 @@ def print_term(
                 )
             out.print(table)
     out.print(
-        f"  environments: {', '.join(report.base.envs)} → {', '.join(report.head.envs)}; "
-        f"hosts: {', '.join(report.base.hosts) or '—'} → {', '.join(report.head.hosts) or '—'}; "
+        f"  environments: {', '.join(own_aliases(report.base.envs, 'base'))} → "
+        f"{', '.join(own_aliases(report.head.envs, 'head'))}; "
+        + "".join(f"paired {p}; " for p in paired_names(report.head.envs))
+        + f"hosts: {', '.join(report.base.hosts) or '—'} → {', '.join(report.head.hosts) or '—'}; "
         f"threshold {report.threshold * 100:g} %"
     )
     out.print("  counts: " + count_words(report, verdict))

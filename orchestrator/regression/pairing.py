@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from ..errors import InputError
+from ..render.sides import ARROW
 from .rule import Side
 
 _ALLOWED = re.compile(r"^[A-Za-z0-9._*:+-]+$")
@@ -82,19 +83,31 @@ def pairs(
     return paired
 
 
-def _renamed(side: Side, names: dict[str, str]) -> Side:
+def _renamed(side: Side, names: dict[str, str], kept: frozenset[str] = frozenset()) -> Side:
+    """``side`` with each env of ``names`` under its new name; an env in ``kept`` is there
+    under its own name as well (compared with itself, and with its successor)."""
     return replace(
         side,
-        observations=tuple(replace(o, env=names.get(o.env, o.env)) for o in side.observations),
-        digests=tuple((names.get(env, env), digest) for env, digest in side.digests),
+        observations=tuple(replace(o, env=names.get(o.env, o.env)) for o in side.observations)
+        + tuple(o for o in side.observations if o.env in kept),
+        digests=tuple((names.get(env, env), digest) for env, digest in side.digests)
+        + tuple((env, digest) for env, digest in side.digests if env in kept),
     )
 
 
 def apply(base: Side, head: Side, rules: Sequence[Rule]) -> tuple[Side, Side, dict[str, str]]:
     """Both sides with each paired image under the name ``BASE → HEAD`` (as rule.compare names
-    a one-image-each diff), and the pairs (base alias → head alias)."""
+    a one-image-each diff), and the pairs (base alias → head alias). A base image the head
+    holds too, under its own alias, is also compared with itself: a release that keeps the
+    old image beside the new one shows both comparisons, and no check of the kept image is
+    "new"."""
     paired = pairs(base.envs, head.envs, rules)
     if not paired:
         return base, head, {}
-    joint = {b: f"{b} → {h}" for b, h in paired.items()}
-    return _renamed(base, joint), _renamed(head, {h: joint[b] for b, h in paired.items()}), paired
+    joint = {b: f"{b}{ARROW}{h}" for b, h in paired.items()}
+    kept = frozenset(b for b in paired if b in head.envs)
+    return (
+        _renamed(base, joint, kept),
+        _renamed(head, {h: joint[b] for b, h in paired.items()}),
+        paired,
+    )

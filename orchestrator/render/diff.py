@@ -41,6 +41,7 @@ from .badges import CSS as BADGE_CSS
 from .badges import badge
 from .breaks import wbr
 from .junit import class_part
+from .sides import own_aliases, paired_names
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -142,7 +143,8 @@ def header(report: Report) -> dict[str, Any]:
             "label": s.label,
             "kind": s.kind,
             "runs": list(s.runs),
-            "environments": list(s.envs),
+            "environments": list(own_aliases(s.envs, "base" if s is report.base else "head")),
+            "paired": list(paired_names(s.envs)),
             "digests": dict(s.digests),
             "hosts": list(s.hosts),
         }
@@ -296,7 +298,9 @@ def _md_sides(report: Report, h: dict[str, Any], verdict: Verdict | None = None)
         "| | base | head |",
         "|---|---|---|",
         f"| what | {base.kind_shown} {_code(base.label)} | {head.kind_shown} {_code(head.label)} |",
-        f"| environments | {', '.join(base.envs)} | {', '.join(head.envs)} |",
+        f"| environments | {', '.join(own_aliases(base.envs, 'base'))} "
+        f"| {', '.join(own_aliases(head.envs, 'head'))} |",
+        *(f"| paired | {p} | |" for p in paired_names(head.envs)),
         f"| digests | {'<br>'.join(f'{e}: {_code(d)}' for e, d in base.digests) or '—'} "
         f"| {'<br>'.join(f'{e}: {_code(d)}' for e, d in head.digests) or '—'} |",
         f"| hosts | {', '.join(base.hosts) or '—'} | {', '.join(head.hosts) or '—'} |",

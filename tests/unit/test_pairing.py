@@ -48,3 +48,31 @@ def test_apply_renames_both_sides():
     assert (
         nb.envs == (joint, "cpu_x") and nh.envs == (joint,) and nb.digests == ((joint, "sha256:1"),)
     )
+
+
+def test_a_base_image_the_head_keeps_is_compared_with_itself_and_its_successor():
+    """Second look, bug 13: rel-2.0 holds the 1.13 image and the 2.13 one; pairing 1.* with
+    2.* left the head's own 1.13 without a base (38 checks "new") and printed the sides as
+    "…1.13 → …2.13 → …1.13, …1.13 → …2.13". The kept image now meets itself as well, and a
+    header lists each side's own aliases plus the pairs."""
+    from orchestrator.regression.rule import compare
+    from orchestrator.render.sides import own_aliases, paired_names
+
+    old, new = "cpu_py3.11_pytorch_1.13", "cpu_py3.11_pytorch_2.13"
+    base = Side("rel-1.0", "version", (Obs(env=old, check="c", status="pass"),))
+    head = Side(
+        "rel-2.0",
+        "version",
+        (Obs(env=old, check="c", status="pass"), Obs(env=new, check="c", status="fail")),
+    )
+    nb, nh, paired = pairing.apply(
+        base, head, pairing.parse(["cpu_py3.11_pytorch_1.*=cpu_py3.11_pytorch_2.*"])
+    )
+    assert paired == {old: new}
+    report = compare(nb, nh)
+    by_env = {(c.env, c.check): c.kind for c in report.changes}
+    assert by_env[(old, "c")] == "same"  # the kept image against itself
+    assert by_env[(f"{old} → {new}", "c")] == "regressed"  # and against its successor
+    assert own_aliases(nb.envs, "base") == (old,)
+    assert own_aliases(nh.envs, "head") == (old, new)
+    assert paired_names(nh.envs) == (f"{old} → {new}",)
