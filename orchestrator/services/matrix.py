@@ -99,9 +99,26 @@ def _inventory_layout(
     layout: str,
     images: list[str],
     releases_path: Path | None = None,
+    job: str | None = None,
 ) -> tuple[Table, list[datetime], list[str]]:
-    """The components or libraries layout: the catalog's images (those ``images`` match) and
+    """The components or libraries layout: the catalog's images (those ``images`` match, and
+    with ``job`` those its stored runs ran, each shown even where no inventory was taken) and
     their newest stored inventories; when the inventories were taken; the document's source."""
+    if job:
+        ran = matrix_store.aliases_of_job(session, job)
+        if not ran:
+            raise InputError(
+                f"--job {job}: no stored run of that job",
+                "valorch results list --job NAME shows the jobs that ran; or drop --job",
+            )
+        chosen = [a for a in ran if not images or any(fnmatch.fnmatchcase(a, s) for s in images)]
+        if not chosen:
+            raise InputError(
+                f"--image {', '.join(images)} matches none of the images job {job} ran "
+                f"({', '.join(ran)})",
+                "drop --image, or name one of those",
+            )
+        images = chosen  # the job's images, narrowed by --image
     entries = [
         i
         for i in catalog().images
@@ -211,7 +228,7 @@ def build_document(
     with factory() as session:
         if layout in ("components", "libraries"):
             table, ended, source = _inventory_layout(
-                session, db, catalog, layout, images, query.releases
+                session, db, catalog, layout, images, query.releases, job
             )
         else:
             strict = strict or layout in STRICT_LAYOUTS

@@ -245,6 +245,18 @@ def ended_of(session: Session, run_ids: Sequence[str]) -> list[datetime]:
     ]
 
 
+def aliases_of_job(session: Session, job: str) -> list[str]:
+    """The image aliases the stored runs of ``job`` ran, in the order first run."""
+    q = (
+        select(Image.alias, func.min(Run.started))
+        .join(Run, Run.image_id == Image.id)
+        .where(Run.job == job)
+        .group_by(Image.alias)
+        .order_by(func.min(Run.started), Image.alias)
+    )
+    return [alias for alias, _ in session.execute(q)]
+
+
 def newest_components_by_image(session: Session) -> dict[str, tuple[str, dict[str, str]]]:
     """Every image at once: alias → (run id, component → value) of its newest run that has an
     inventory (the matrix's components layout). One image's whole Inventory:
