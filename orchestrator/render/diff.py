@@ -37,10 +37,10 @@ from ..spec import (
 )
 from ..spec import INCONCLUSIVE_CHANGE as INCONCLUSIVE
 from ..words import count, cut
-from .badges import CSS as BADGE_CSS
 from .badges import badge
 from .breaks import wbr
 from .junit import class_part
+from .style import CSS as PAGE_CSS
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -722,7 +722,7 @@ def diff_html(report: Report, verdict: Verdict | None = None, why: Why | None = 
         pct=_pct,
         counted=COUNTED,
         badge=badge,
-        badge_css=BADGE_CSS,
+        page_css=PAGE_CSS,
         noise=noise_rows(report),
     )
 
