@@ -24,6 +24,7 @@ _env = Environment(
 )
 _env.globals.update(badge=badge, note_html=note_html, page_css=PAGE_CSS)
 _env.filters["breakable"] = breakable
+_env.filters["wbr"] = wbr
 _env.filters["count"] = count  # {{ n | count("host") }}: "1 host", "2 hosts"
 
 
