@@ -30,6 +30,8 @@ th, td { border: 1px solid #d9dde3; padding: 0.28em 0.55em; text-align: left; ve
 th, th code { overflow-wrap: normal; word-break: normal; }
 td { overflow-wrap: break-word; word-break: normal; } /* breaks a token only if it cannot fit whole */
 table.names td, table.names td code { overflow-wrap: normal; } /* a matrix: names never break inside */
+table.names th[scope=row] { min-width: 16em; max-width: 28em; } /* a reference is not squeezed */
+table.names td { min-width: 5.5em; }
 thead th, tr.head th { background: #f4f6f8; }
 tr.section th { background: #eef1f5; text-align: left; }
 .tok { white-space: nowrap; }

@@ -67,6 +67,15 @@ ROW_SPLITS = r"""(function () {
   });
   return out;
 })()"""
+# a row's name (a reference such as pytorch/pytorch:2.4.0-cuda12.4-cudnn9-runtime) squeezed
+# into a column of a few characters: more than four lines (a 90-character reference
+# with its digest takes four at the least width a row name gets)
+SQUEEZED = """Array.prototype.filter.call(document.querySelectorAll('th[scope=row]'), function (th) {
+    var r = document.createRange(), tops = {};
+    r.selectNodeContents(th);
+    Array.prototype.forEach.call(r.getClientRects(), function (x) { tops[Math.round(x.top)] = 1; });
+    return Object.keys(tops).length > 4;
+  }).map(function (th) { return th.textContent.trim(); })"""
 
 
 def cli(*args: str, db: Path, ok: tuple[int, ...] = (0,)):
@@ -137,6 +146,8 @@ def test_every_page_kind_fits_800_and_1400_px(pages, screen, tmp_path):
             problems += [f"{kind} at {width} px: {k}: {found[k][:3]}" for k in keys if found[k]]
             if kind.startswith("matrix "):  # the standalone page: row names too
                 split = screen.evaluate(ROW_SPLITS)
+                squeezed = screen.evaluate(SQUEEZED)
+                problems += [f"{kind} at {width} px: squeezed: {squeezed[:3]}"] if squeezed else []
                 problems += [f"{kind} at {width} px: row name split: {split[:3]}"] if split else []
     assert not problems, "\n".join(problems)
 
