@@ -169,3 +169,8 @@ def test_tiers_notes_carry_no_html_entity(pages, fmt):
     out = proc.stdout
     assert "experimental > 0% pass" in out and "first-class ≥ " in out, out[-1500:]
     assert not re.search(r"&(gt|lt|amp|quot|#\d+);", out), re.findall(r"&\w+;", out)
+
+
+def test_the_changes_page_names_the_detector_the_code_runs(pages):
+    changes = pages["site changes"].read_text()
+    assert "binary segmentation of the log medians" in changes and "PELT" not in changes
