@@ -9,8 +9,9 @@ escape sequence, mention or link of the input's making:
 - ``terminal``: C0/C1 controls other than newline and tab, DEL, bidirectional overrides
   and lone surrogates made visible (ESC → ``␛``, CSI → ``\\x9b``); no escape sequence
   (OSC 52 clipboard writes, CSI 2J, OSC 8 links) reaches a terminal.
-- ``markdown`` (GitHub-flavoured, a table cell): HTML-escaped, ``[``/``]`` as entities (no
-  link or image), ``|`` escaped, one line.
+- ``markdown`` (GitHub-flavoured, a table cell): ``[``/``]``, and ``<``/``&``/``>`` where
+  they could make a tag, entity or quote, backslash-escaped (no HTML entity: the text reads
+  the same in a terminal), ``|`` escaped, one line.
 - ``github_markdown``: the same, lines kept (a check run's output).
 - ``rst``: inline text with RST markup characters escaped, one line.
 - ``html``: HTML-escaped, quotes included.
@@ -83,15 +84,22 @@ def _escape(text: str, quote: bool) -> str:
     return escape(text, quote=quote)
 
 
+# Where ``<``, ``&`` and ``>`` could make markup: a tag, comment, declaration or autolink
+# (``<`` before a letter, ``/``, ``!`` or ``?``), a character reference (``&name;``,
+# ``&#…;``), a block quote (``>`` first on a line). There they are backslash-escaped (a
+# CommonMark escape: the character shown literally); anywhere else they are literal text
+# and stay as they are, so "experimental > 0% pass" reads the same in a terminal.
+_MD_MARKUP = re.compile(r"<(?=[A-Za-z/!?])|&(?=#?[A-Za-z0-9]+;)|^([ \t]*)>", re.MULTILINE)
+
+
 def github_markdown(text: str) -> str:
     """Markdown GitHub renders: no raw HTML, no link, image or autolink from the input. The
-    brackets are backslash-escaped, not entities, and quotes are left as they are: the same
-    text reads right in a terminal ("test[1]", ".to('cuda')"), where no entity is decoded."""
-    return (
-        _escape(terminal(text), quote=False)
-        .replace("\\", "\\\\")
-        .replace("[", "\\[")
-        .replace("]", "\\]")
+    characters that could make markup are backslash-escaped, not entities, and quotes are
+    left as they are: the same text reads right in a terminal ("test[1]", ".to('cuda')",
+    "a > b"), where no entity is decoded."""
+    out = terminal(text).replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
+    return _MD_MARKUP.sub(
+        lambda m: f"{m.group(1)}\\>" if m.group(1) is not None else "\\" + m.group(0), out
     )
 
 

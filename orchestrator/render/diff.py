@@ -37,11 +37,11 @@ from ..spec import (
 )
 from ..spec import INCONCLUSIVE_CHANGE as INCONCLUSIVE
 from ..words import count, cut
-from .badges import CSS as BADGE_CSS
 from .badges import badge
 from .breaks import wbr
 from .junit import class_part
 from .sides import own_aliases, paired_names
+from .style import CSS as PAGE_CSS
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -726,7 +726,7 @@ def diff_html(report: Report, verdict: Verdict | None = None, why: Why | None = 
         pct=_pct,
         counted=COUNTED,
         badge=badge,
-        badge_css=BADGE_CSS,
+        page_css=PAGE_CSS,
         noise=noise_rows(report),
     )
 

@@ -8,9 +8,11 @@ from typing import TYPE_CHECKING
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 
-from .badges import CSS as BADGE_CSS
 from .badges import cell_html, note_html
+from .breaks import breakable, wbr
 from .sections import sectioned, shown_label_headers
+from .style import CONTENT
+from .style import CSS as PAGE_CSS
 
 if TYPE_CHECKING:
     from ..matrix.document import Document
@@ -22,6 +24,7 @@ _env = Environment(
     lstrip_blocks=True,
     keep_trailing_newline=True,
 )
+_env.filters.update(breakable=breakable, wbr=wbr)
 
 CSS_CLASS = {
     "pass": "ok",
@@ -48,6 +51,7 @@ CSS_CLASS = {
 #: the class of the element a fragment is wrapped in; its stylesheet applies only inside it
 SCOPE = "valorch-matrix"
 _RULE = re.compile(r"([^{}]+)\{")
+_COMMENT = re.compile(r"/\*.*?\*/", re.DOTALL)
 
 
 def scoped_css(css: str, scope: str = SCOPE) -> str:
@@ -58,17 +62,11 @@ def scoped_css(css: str, scope: str = SCOPE) -> str:
         sels = ", ".join(f".{scope} {s.strip()}" for s in m.group(1).split(",") if s.strip())
         return f"\n{sels} {{"
 
-    return _RULE.sub(one, css)
+    return _RULE.sub(one, _COMMENT.sub("", css))
 
 
-FRAGMENT_CSS = f"""
-.{SCOPE} table {{ border-collapse: collapse; }}
-.{SCOPE} th, .{SCOPE} td {{ border: 1px solid #ccc; padding: 0.3em 0.6em; text-align: left; vertical-align: top; }}
-.{SCOPE} td, .{SCOPE} th[scope=row] {{ overflow-wrap: anywhere; }}
-.{SCOPE} .matrix-scroll {{ overflow-x: auto; max-width: 100%; }}
-.{SCOPE} .runs {{ font-size: 0.75em; color: #555; }}
-.{SCOPE} td.ok {{ background: #e6f4ea; }} .{SCOPE} td.bad {{ background: #fce8e6; }} .{SCOPE} td.warn {{ background: #fef7e0; }}
-"""
+#: a fragment's stylesheet: the pages' content rules (render/style.py), scoped to it
+FRAGMENT_CSS = Markup(scoped_css(CONTENT))  # trusted: made here
 
 
 def document_html(doc: Document, fragment: bool = False) -> str:
@@ -81,8 +79,8 @@ def document_html(doc: Document, fragment: bool = False) -> str:
         css=CSS_CLASS,
         cell_html=cell_html,
         note_html=note_html,
-        badge_css=BADGE_CSS,
-        scoped_css=Markup(scoped_css(str(BADGE_CSS)) + FRAGMENT_CSS),  # trusted: made here
+        page_css=PAGE_CSS,
+        scoped_css=FRAGMENT_CSS,
         scope=SCOPE,
         fragment=fragment,
         sectioned=sectioned(t),

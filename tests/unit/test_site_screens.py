@@ -203,7 +203,7 @@ def test_only_versions_of_one_job_are_diffed():
 
 
 def test_fragment_stylesheet_has_no_global_rule():
-    css = scoped_css(str(CSS)) + FRAGMENT_CSS
+    css = scoped_css(str(CSS)) + str(FRAGMENT_CSS)
     selectors = [s.strip() for rule in re.findall(r"([^{}]+)\{", css) for s in rule.split(",")]
     assert len(selectors) >= 10
     assert all(s.startswith(f".{SCOPE} ") for s in selectors), selectors

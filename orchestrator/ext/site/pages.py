@@ -11,9 +11,9 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup, escape
 
-from orchestrator.render.badges import CSS as BADGE_CSS
 from orchestrator.render.badges import badge, cell_html, note_html, tone
 from orchestrator.render.breaks import breakable, wbr
+from orchestrator.render.style import CSS as PAGE_CSS
 from orchestrator.words import count
 
 _env = Environment(
@@ -22,8 +22,9 @@ _env = Environment(
     trim_blocks=True,
     lstrip_blocks=True,
 )
-_env.globals.update(badge=badge, note_html=note_html, badge_css=Markup(BADGE_CSS))
+_env.globals.update(badge=badge, note_html=note_html, page_css=PAGE_CSS)
 _env.filters["breakable"] = breakable
+_env.filters["wbr"] = wbr
 _env.filters["count"] = count  # {{ n | count("host") }}: "1 host", "2 hosts"
 
 
