@@ -159,22 +159,27 @@ def _run_page(work: dict[str, Any], run_id: str) -> _RunMade:
     return key, site.run_page(run)
 
 
+def run_heads(site: Site) -> list[tuple[dict[str, Res], tuple[str, str, Any]]]:
+    """Each run, oldest first, as (its results, (id, environment, start)): made once for
+    every check's key."""
+    return [(r.results, (r.id, r.env, r.row["started"])) for r in site.in_order]
+
+
 def check_key(
     site: Site,
     cid: str,
     hist: list[Any],
     cells: tuple[list[dict[str, Any]], list[str]],
     shifts: list[ChangeV],
+    heads: list[tuple[dict[str, Res], tuple[str, str, Any]]],
 ) -> str:
-    """What a check's page and plot are made from: the check, each run's verdict and
-    library of it (the strips), its histories as analysed, its cells in the published
-    versions, its confirmed shifts."""
-    strips = [
-        (r.id, r.env, r.row["started"], res.verdict, res.library)
-        for r in site.in_order
-        if (res := r.results.get(cid)) is not None
-    ]
-    return digest((cid, site.checks[cid], strips, hist, cells, shifts))
+    """What a check's page and plot are made from: the check, its result in every run (the
+    strips; the histories are made from these alone, views.histories), its histories'
+    analyses as confirmed (levels, shifts, the shifts the diff did not confirm), its cells
+    in the published versions, its confirmed shifts. ``heads``: run_heads(site)."""
+    results = [(head, _RES_FIELDS(res)) for rs, head in heads if (res := rs.get(cid)) is not None]
+    analysed = [(h.env, h.threshold, h.bigger_is_better, h.analysis, h.rejected) for h in hist]
+    return digest((cid, site.checks[cid], results, analysed, cells, shifts))
 
 
 def _check_page(work: dict[str, Any], cid: str) -> _CheckMade:
@@ -184,7 +189,7 @@ def _check_page(work: dict[str, Any], cid: str) -> _CheckMade:
     key = None
     if work["keyed"]:
         cells = version_cells(cid, work["versions"])
-        key = check_key(site, cid, hist, cells, shifts)
+        key = check_key(site, cid, hist, cells, shifts, work["heads"])
         if _unchanged(work, f"checks/{slug(cid)}.html", key) and (
             not hist or _unchanged(work, f"plots/{slug(cid)}.svg", key)
         ):
@@ -466,6 +471,7 @@ def build_pages(  # noqa: PLR0913 - one argument per option of valorch site buil
             "shifts": shifts_of,
             "previous": kept,
             "keyed": keyed,
+            "heads": run_heads(site) if keyed else [],
         }
         check_pages = _Ahead(_check_page, sorted(checks), work, workers)
         inventories = site_queries.inventories(session)
@@ -742,13 +748,15 @@ def _made(pages: Generator[tuple[str, str], None, _R]) -> Generator[Page, None, 
 
 
 def image_key(
-    alias: str, runs: list[RunV], inventories: dict[str, dict[str, tuple[str, str]]]
+    site: Site, alias: str, runs: list[RunV], inventories: dict[str, dict[str, tuple[str, str]]]
 ) -> str:
     """What an image's page is made from: its runs' rows and verdicts, their inventories."""
     return digest(
         (
             alias,
-            sorted((r.row["started"], r.id, r.row, sorted(r.counts().items())) for r in runs),
+            sorted(
+                (r.row["started"], r.id, r.row, sorted(site.counts_of(r).items())) for r in runs
+            ),
             [
                 (r.id, inventories[r.id])
                 for r in sorted(runs, key=lambda r: r.id)
@@ -777,7 +785,7 @@ def _list_pages(
         by_image.setdefault(run.row["alias"], []).append(run)
     for alias, image_runs in sorted(by_image.items()):
         path = f"images/{slug(alias)}.html"
-        key = image_key(alias, image_runs, stored.inventories) if keyed else None
+        key = image_key(site, alias, image_runs, stored.inventories) if keyed else None
         if key is not None and kept.get(path) == key:
             yield Page(path, None, key)
         else:
