@@ -224,7 +224,8 @@ def build(
         "--out",
         "-o",
         callback=flags.OUT_SITE_DIR,
-        help="Directory of the site (replaced as a whole).",
+        help="Directory of the site (replaced as a whole; the pages an earlier build of the "
+        "same store made from unchanged data are kept, byte for byte).",
     ),
     qualify_dir: Path = typer.Option(
         None,
