@@ -176,3 +176,18 @@ def test_a_pruned_store_makes_every_page_again(tmp_path):
     fresh = tmp_path / "fresh"
     _build(db, fresh)
     _same_bytes(site, fresh)
+
+
+def test_a_link_planted_in_place_of_a_page_is_never_published(sites):
+    tmp, db, runs, _new, site, _first, _second = sites
+    out = tmp / "planted"
+    _build(db, out)
+    secret = tmp / "secret.txt"
+    secret.write_text("not for the site")
+    page = out / f"runs/{runs[0]}.html"
+    page.unlink()
+    page.symlink_to(secret)  # its key is still in the manifest
+    said = _build(db, out)
+    assert "kept" in said
+    assert not page.is_symlink() and "not for the site" not in page.read_text()
+    assert page.read_bytes() == (site / f"runs/{runs[0]}.html").read_bytes()

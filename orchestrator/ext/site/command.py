@@ -7,6 +7,7 @@ import errno
 import json
 import os
 import shutil
+import stat
 import tempfile
 from collections import deque
 from collections.abc import Iterable
@@ -88,9 +89,9 @@ def _keep(old: Path, new: Path) -> None:
     """An unchanged page of the previous build, into the new one: linked (the same file,
     its time of modification untouched), copied where the file system cannot link."""
     try:
-        os.link(old, new)
+        os.link(old, new, follow_symlinks=False)
     except OSError:
-        shutil.copy2(old, new)
+        shutil.copy2(old, new, follow_symlinks=False)
 
 
 def _write_all(pages: Iterable[Page], tmp: Path, old: Path) -> tuple[int, int]:
@@ -151,9 +152,17 @@ def _built_on(out: Path, code: str, store: str) -> tuple[Previous | None, str]:
     runs = manifest.get("runs") or []
     if not isinstance(pages, dict) or not isinstance(runs, list):
         return None, "the previous build left no manifest"
-    # only what is still there can be kept
-    present = {p: k for p, k in pages.items() if isinstance(k, str) and (out / p).is_file()}
+    # only what is still there, as a file of its own, can be kept (never a link planted
+    # there: what it points to would be published)
+    present = {p: k for p, k in pages.items() if isinstance(k, str) and _plain_file(out / p)}
     return Previous(present, frozenset(str(r) for r in runs)), ""
+
+
+def _plain_file(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(path.lstat().st_mode)
+    except OSError:
+        return False
 
 
 def _manifest(code: str, store: str, runs: list[str], keys: dict[str, str]) -> str:
