@@ -82,10 +82,7 @@ def test_markdown_escapes_pipes_and_has_the_versioned_header():
         "- Source of truth:\n  - results database sqlite:///x\n"
     )
     assert "| Check | Feature | Library | img\\|1 | img2 |" in md
-    assert (
-        "| `k.a` | a \\| b \\<script>alert(1)\\</script> | hipBLAS/cuBLAS | ✅ | ❌ fail |"
-        in md
-    )
+    assert "| `k.a` | a \\| b \\<script>alert(1)\\</script> | hipBLAS/cuBLAS | ✅ | ❌ fail |" in md
 
 
 def test_html_escapes_and_links_cells_to_runs():

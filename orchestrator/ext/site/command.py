@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import json
 import os
 import shutil
+import stat
 import tempfile
 from collections import deque
 from collections.abc import Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
+from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -19,10 +23,15 @@ from orchestrator.commands import flags
 from orchestrator.commands.common import CatalogOption, DbOption, err, load_catalog, sessions
 from orchestrator.errors import InputError, ValorchError
 
+if TYPE_CHECKING:
+    from orchestrator.ext.site.service import Page, Previous
+
 app = typer.Typer(help="The static results site.", no_args_is_help=True)
 MARKER = (
     ".valorch-site"  # a directory holding it was made by `valorch site build` (and may be replaced)
 )
+# the marker is the build's manifest (JSON): what each page was made from (service.Page.key)
+MANIFEST = 1
 
 
 def _report_dirs(root: Path) -> list[Path]:
@@ -76,27 +85,122 @@ def _target(out: Path) -> Path:
     return out
 
 
-def _write_all(pages: Iterable[tuple[str, str]], tmp: Path) -> int:
+def _keep(old: Path, new: Path) -> None:
+    """An unchanged page of the previous build, into the new one: linked (the same file,
+    its time of modification untouched), copied where the file system cannot link."""
+    try:
+        os.link(old, new, follow_symlinks=False)
+    except OSError:
+        shutil.copy2(old, new, follow_symlinks=False)
+
+
+def _write_all(pages: Iterable[Page], tmp: Path, old: Path) -> tuple[int, int]:
     """Each page written under tmp, in order, by one writer thread: its system calls (a new
     file, then 100 kB of text for a run page) overlap the making of the next pages, which
-    on a large store is the longest path of the build. A write that fails is raised here
-    (OSError) as soon as it is seen. Returns how many pages were written."""
+    on a large store is the longest path of the build; a page the build kept (text None)
+    is taken from ``old``. A write that fails is raised here (OSError) as soon as it is
+    seen. Returns how many pages there are, and how many were written."""
     made: set[Path] = set()
-    n = 0
+    n = written = 0
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="site-writer") as writer:
-        pending: deque[Future[int]] = deque()
-        for rel, text in pages:
-            path = tmp / rel
+        pending: deque[Future[Any]] = deque()
+        for page in pages:
+            path = tmp / page.path
             if path.parent not in made:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 made.add(path.parent)
-            pending.append(writer.submit(path.write_text, text, encoding="utf-8"))
+            if page.text is None:
+                pending.append(writer.submit(_keep, old / page.path, path))
+            else:
+                pending.append(writer.submit(path.write_text, page.text, encoding="utf-8"))
+                written += 1
             n += 1
             while pending and pending[0].done():
                 pending.popleft().result()
         for f in pending:
             f.result()
-    return n
+    return n, written
+
+
+def _previous(out: Path, code: str, store: str) -> tuple[Previous, str]:
+    """What the earlier build in ``out`` was made from, where it can be built on: the same
+    valorch (version, code and templates) and the same store; else (nothing, why not)."""
+    previous, why = _built_on(out, code, store)
+    if previous is None:
+        from orchestrator.ext.site.service import Previous
+
+        return Previous({}, frozenset()), why
+    return previous, ""
+
+
+def _built_on(out: Path, code: str, store: str) -> tuple[Previous | None, str]:
+    from orchestrator.ext.site.service import Previous
+
+    try:
+        manifest = json.loads((out / MARKER).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None, ""
+    except (OSError, ValueError):
+        return None, "the previous build left no manifest"
+    if not isinstance(manifest, dict) or manifest.get("manifest") != MANIFEST:
+        return None, "the previous build left no manifest"
+    if manifest.get("code") != code:
+        return None, "another valorch (version, code or templates) built it"
+    if manifest.get("store") != store:
+        return None, "it was built from another store"
+    pages = manifest.get("pages") or {}
+    runs = manifest.get("runs") or []
+    if not isinstance(pages, dict) or not isinstance(runs, list):
+        return None, "the previous build left no manifest"
+    # only what is still there, as a file of its own, can be kept (never a link planted
+    # there: what it points to would be published)
+    present = {p: k for p, k in pages.items() if isinstance(k, str) and _plain_file(out / p)}
+    return Previous(present, frozenset(str(r) for r in runs)), ""
+
+
+def _plain_file(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(path.lstat().st_mode)
+    except OSError:
+        return False
+
+
+def _manifest(code: str, store: str, runs: list[str], keys: dict[str, str]) -> str:
+    return json.dumps(
+        {
+            "built_by": "valorch site build",
+            "manifest": MANIFEST,
+            "code": code,
+            "store": store,
+            "runs": runs,
+            "pages": keys,
+        },
+        indent=0,
+        sort_keys=True,
+    )
+
+
+def _keyed(pages: Iterable[Page], keys: dict[str, str]) -> Iterable[Page]:
+    """The pages, their keys noted for the manifest on the way."""
+    for page in pages:
+        if page.key is not None:
+            keys[page.path] = page.key
+        yield page
+
+
+def _built_at() -> datetime | None:
+    """SOURCE_DATE_EPOCH (reproducible-builds.org) where set: the time the pages say they
+    were built, so two builds of one store can be compared byte for byte."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
+    if not epoch:
+        return None
+    try:
+        return datetime.fromtimestamp(int(epoch))
+    except (ValueError, OverflowError, OSError):
+        raise InputError(
+            f"SOURCE_DATE_EPOCH={epoch!r} is not a time in seconds since 1970",
+            "set it to a whole number of seconds (date +%s), or unset it",
+        ) from None
 
 
 def _write_error(out: Path, exc: OSError, where: str) -> ValorchError:
@@ -129,7 +233,8 @@ def build(
         "--out",
         "-o",
         callback=flags.OUT_SITE_DIR,
-        help="Directory of the site (replaced as a whole).",
+        help="Directory of the site (replaced as a whole; the pages an earlier build of the "
+        "same store made from unchanged data are kept, byte for byte).",
     ),
     qualify_dir: Path = typer.Option(
         None,
@@ -169,9 +274,16 @@ def build(
         help="Flag on the index a suite that took longer than its time budget (its own or its "
         "tier's) in this many stored runs in a row.",
     ),
+    full: bool = typer.Option(
+        False,
+        "--full",
+        help="Make every page again. Without it, a build into the site of an earlier build of "
+        "the same store keeps the pages whose inputs did not change (the same bytes).",
+    ),
 ) -> None:
     """Build the static site: index, matrices, one page per image, check and run, trends, changes."""
     out = _target(out)
+    built = _built_at()
     satellites.require("site", "valorch site build")
     from orchestrator.ext.site import service
     from orchestrator.matrix.layouts import CatalogImage
@@ -188,19 +300,28 @@ def build(
         tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.new-", dir=out.parent))
     except OSError as exc:
         raise _write_error(out, exc, "next to") from None
-    n = 0
+    n = written = 0
+    why_full = ""
     try:
         with sessions(db)() as session:
-            pages = service.build(
+            code, store = service.code_key(), service.store_key(session)
+            previous, why_full = (
+                (service.Previous({}, frozenset()), "") if full else _previous(out, code, store)
+            )
+            made = service.build_pages(
                 session,
                 catalog=images,
                 local=local,
                 qualify=_qualify_reports(qualify_dir),
+                built=built,
                 known_issues=issues,
                 limits=service.Limits(close_runs, close_days, budget_runs),
+                previous=previous,
             )
-        n = _write_all(pages, tmp)
-        (tmp / MARKER).write_text("built by valorch site build\n", encoding="utf-8")
+        why_full = made.full_because or why_full
+        keys: dict[str, str] = {}
+        n, written = _write_all(_keyed(made.pages, keys), tmp, out)
+        (tmp / MARKER).write_text(_manifest(code, store, made.runs, keys), encoding="utf-8")
         os.chmod(tmp, 0o755)
         _swap(tmp, out)
     except OSError as exc:
@@ -213,4 +334,13 @@ def build(
         ):  # a failed build leaves no directory it made
             with contextlib.suppress(OSError):
                 d.rmdir()
-    err.print(f"wrote {n} pages to {out} (open {out / 'index.html'})")
+    if why_full:
+        err.print(f"made every page again: {why_full}", markup=False)
+    if written < n:
+        err.print(
+            f"wrote {written} of {n} pages to {out}, kept {n - written} unchanged "
+            f"(open {out / 'index.html'})",
+            markup=False,
+        )
+    else:
+        err.print(f"wrote {n} pages to {out} (open {out / 'index.html'})")

@@ -96,8 +96,11 @@ class Site:
                     self._suite_of[res.check] = res.suite
         return self._suite_of
 
-    def ctx(self, root: str = "../") -> dict[str, Any]:
-        return {"root": root, "built": self.built}
+    def ctx(self, root: str = "../", stamped: bool = True) -> dict[str, Any]:
+        """What every page's frame needs. The build's time only on the pages made on every
+        build (``stamped``): a run's, a check's or an image's page says only what it is
+        made from, so an unchanged one is kept as it is (service.Page)."""
+        return {"root": root, "built": self.built if stamped else ""}
 
     def repros(self, run_ids: Sequence[str], row_key: str) -> list[str]:
         """Repro commands for the failing checks behind a matrix cell (a check, or a feature's checks)."""
@@ -241,7 +244,7 @@ class Site:
             n_first=sum(1 for first, *_ in ranked if first == 0),
             verdicts=[s for s, _n in counts],
             rows=pages.result_rows(results),
-            **self.ctx(),
+            **self.ctx(stamped=False),
         )
 
     # --- a check -----------------------------------------------------------------------------------
@@ -255,7 +258,7 @@ class Site:
         """The page, and the SVG of its trend plot (None for a check that is not timed)."""
         envs, truncated, evidenced = _env_strips(self.in_order, cid)
         svg = _trend(cid, hist) if hist else None
-        rows_v, cols = _version_cells(cid, versions)
+        rows_v, cols = version_cells(cid, versions)
         html = pages.render(
             "check.html.j2",
             title=cid,
@@ -271,7 +274,7 @@ class Site:
             versions=rows_v,
             version_cols=cols,
             libraries=evidenced,
-            **self.ctx(),
+            **self.ctx(stamped=False),
         )
         return html, svg
 
@@ -321,7 +324,7 @@ class Site:
             inv_diff=inv_diff,
             prev_digest=prev_digest,
             cur_digest=cur_digest,
-            **self.ctx(),
+            **self.ctx(stamped=False),
         )
 
     def list_page(
@@ -413,7 +416,7 @@ def _trend(cid: str, hist: list[History]) -> str:
     return plots.trend_svg(cid, series, hist[0].threshold)
 
 
-def _version_cells(
+def version_cells(
     cid: str, versions: list[tuple[str, dict[str, Any]]]
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """The check's row in each published version that has it, and the columns they use."""

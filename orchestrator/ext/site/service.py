@@ -3,6 +3,12 @@
 The session is used only to read (store/site_queries.py, store/matrix_store.py);
 then every page is computed and rendered without I/O and handed back one at a time
 as (relative path, text), for the command to write into a fresh directory.
+
+A page of one run, check or image also carries a key: a digest of everything it is made
+from. Given the keys of an earlier build of the same store (``Previous``, from the site's
+manifest), such a page whose key is unchanged is not rendered again (its text is None:
+the command keeps the earlier file, byte for byte what it would render); every other
+page is made on every build.
 """
 
 from __future__ import annotations
@@ -10,13 +16,17 @@ from __future__ import annotations
 import contextlib
 import functools
 import gc
+import hashlib
 import multiprocessing
+import operator
 import os
+import pickle
 from collections import Counter
-from collections.abc import Callable, Generator, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
 
 from sqlalchemy.orm import Session
 
@@ -25,9 +35,18 @@ from orchestrator.errors import InputError
 from orchestrator.ext.site import known as site_known
 from orchestrator.ext.site import lists as site_lists
 from orchestrator.ext.site import steps as site_steps
-from orchestrator.ext.site.page_data import Site, ordered, when
+from orchestrator.ext.site.page_data import Site, ordered, version_cells, when
 from orchestrator.ext.site.summaries import Summaries
-from orchestrator.ext.site.views import ChangeV, RunV, changes, flips, histories, load_runs, slug
+from orchestrator.ext.site.views import (
+    ChangeV,
+    Res,
+    RunV,
+    changes,
+    flips,
+    histories,
+    load_runs,
+    slug,
+)
 from orchestrator.matrix.document import Document, Header, freshness
 from orchestrator.matrix.layouts import CatalogImage, components_table, observed_table
 from orchestrator.matrix.libraries import images_for, libraries_table
@@ -58,6 +77,9 @@ STRICT = "\x00named-jobs"  # the matrices key of the named-jobs-only evidence (s
 FRESH_DAYS = 7
 _T = TypeVar("_T")
 _R = TypeVar("_R")
+# what a run page's worker gives back: (key, page); a check page's: (key, (page, plot))
+_RunMade = tuple[str | None, str | None]
+_CheckMade = tuple[str | None, tuple[str, str | None] | None]
 # what the page workers forked next will see; empty but while their pool forks
 _FORKED: dict[str, Any] = {}
 MIN_FORKED = 64  # fewer pages than this are rendered here: forking would cost more
@@ -68,16 +90,111 @@ WORKER_NICE = 10
 SUMMARIES_FROM = 200
 
 
-def _run_page(work: dict[str, Any], run_id: str) -> str:
-    site: Site = work["site"]
-    return site.run_page(site.runs[run_id])
+class Page(NamedTuple):
+    """One file of the site."""
+
+    path: str  # relative to the site's directory
+    text: str | None  # None: unchanged since the previous build, whose file is kept
+    key: str | None = None  # digest of what it is made from; None: made on every build
 
 
-def _check_page(work: dict[str, Any], cid: str) -> tuple[str, str | None]:
+@dataclass(frozen=True)
+class Previous:
+    """What an earlier build into the same directory was made from (its manifest): each
+    keyed page's key, and the runs the store held."""
+
+    pages: Mapping[str, str]
+    runs: frozenset[str]
+
+
+def digest(obj: Any) -> str:
+    """A key of plain data (strings, numbers, dates, lists, dicts, tuples, dataclasses):
+    equal data, equal key within one valorch; any difference, another key. Pickled, not
+    repr'd: five times quicker on a run's results."""
+    return hashlib.blake2b(pickle.dumps(obj, protocol=5), digest_size=16).hexdigest()
+
+
+@functools.cache
+def code_key() -> str:
+    """valorch's version and every source file and template of the package: the pages a
+    build makes are a function of these and of the store."""
+    h = hashlib.blake2b(__version__.encode(), digest_size=16)
+    root = Path(__file__).resolve().parents[2]
+    for p in sorted(root.rglob("*")):
+        if p.suffix in (".py", ".j2", ".css", ".json") and p.is_file():
+            h.update(str(p.relative_to(root)).encode())
+            h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+def store_key(session: Session) -> str:
+    """Which store a build read (a digest of its URL: no password goes into the site)."""
+    url = session.get_bind().engine.url.render_as_string(hide_password=False)
+    return digest(url)
+
+
+_RES_FIELDS = operator.attrgetter(*(s for s in Res.__slots__ if not s.startswith("_")))
+
+
+def run_key(run: RunV, local: bool) -> str:
+    """What a run's page is made from: its row (its triage in it), its results, and
+    whether its image is a local one (the repro commands)."""
+    return digest((run.row, [_RES_FIELDS(r) for r in run.results.values()], local))
+
+
+def _unchanged(work: dict[str, Any], path: str, key: str) -> bool:
+    previous: Mapping[str, str] = work["previous"]
+    return previous.get(path) == key
+
+
+def _run_page(work: dict[str, Any], run_id: str) -> _RunMade:
+    """(key, page): the page None where the previous build has it with the same key."""
     site: Site = work["site"]
-    return site.check_page(
-        cid, work["per_check"].get(cid, []), work["versions"], work["shifts"].get(cid, [])
-    )
+    run = site.runs[run_id]
+    if not work["keyed"]:
+        return None, site.run_page(run)
+    key = run_key(run, run.row["alias"] in site.local)
+    if _unchanged(work, f"runs/{run_id}.html", key):
+        return key, None
+    return key, site.run_page(run)
+
+
+def run_heads(site: Site) -> list[tuple[dict[str, Res], tuple[str, str, Any]]]:
+    """Each run, oldest first, as (its results, (id, environment, start)): made once for
+    every check's key."""
+    return [(r.results, (r.id, r.env, r.row["started"])) for r in site.in_order]
+
+
+def check_key(
+    site: Site,
+    cid: str,
+    hist: list[Any],
+    cells: tuple[list[dict[str, Any]], list[str]],
+    shifts: list[ChangeV],
+    heads: list[tuple[dict[str, Res], tuple[str, str, Any]]],
+) -> str:
+    """What a check's page and plot are made from: the check, its result in every run (the
+    strips; the histories are made from these alone, views.histories), its histories'
+    analyses as confirmed (levels, shifts, the shifts the diff did not confirm), its cells
+    in the published versions, its confirmed shifts. ``heads``: run_heads(site)."""
+    results = [(head, _RES_FIELDS(res)) for rs, head in heads if (res := rs.get(cid)) is not None]
+    analysed = [(h.env, h.threshold, h.bigger_is_better, h.analysis, h.rejected) for h in hist]
+    return digest((cid, site.checks[cid], results, analysed, cells, shifts))
+
+
+def _check_page(work: dict[str, Any], cid: str) -> _CheckMade:
+    """(key, (page, plot)): None for both where the previous build has them with the same key."""
+    site: Site = work["site"]
+    hist, shifts = work["per_check"].get(cid, []), work["shifts"].get(cid, [])
+    key = None
+    if work["keyed"]:
+        cells = version_cells(cid, work["versions"])
+        key = check_key(site, cid, hist, cells, shifts, work["heads"])
+        if _unchanged(work, f"checks/{slug(cid)}.html", key) and (
+            not hist or _unchanged(work, f"plots/{slug(cid)}.svg", key)
+        ):
+            return key, None
+    return key, site.check_page(cid, hist, work["versions"], shifts)
 
 
 def _in_worker(fn: Callable[[dict[str, Any], _T], _R], item: _T) -> _R:
@@ -241,11 +358,51 @@ def build(
     known_issues: KnownIssues | None = None,
     limits: Limits | None = None,
 ) -> Iterator[tuple[str, str]]:
-    """Every page of the site as (relative path, text). Reads the store first (an empty
+    """Every page of the site as (relative path, text): build_pages with nothing kept."""
+    made = build_pages(
+        session,
+        catalog=catalog,
+        local=local,
+        qualify=qualify,
+        built=built,
+        workers=workers,
+        known_issues=known_issues,
+        limits=limits,
+    )
+    return ((p.path, p.text) for p in made.pages if p.text is not None)
+
+
+@dataclass
+class Built:
+    """The pages of a build, and whether an earlier build's pages could be kept (why not)."""
+
+    pages: Iterator[Page]
+    runs: list[str]
+    full_because: str = ""  # why every page is made again, where a previous build was given
+
+
+def build_pages(  # noqa: PLR0913 - one argument per option of valorch site build
+    session: Session,
+    *,
+    catalog: Sequence[CatalogImage] = (),
+    local: frozenset[str] = frozenset(),
+    qualify: Sequence[tuple[str, str]] = (),
+    built: datetime | None = None,
+    workers: int | None = None,
+    known_issues: KnownIssues | None = None,
+    limits: Limits | None = None,
+    previous: Previous | None = None,
+) -> Built:
+    """Every page of the site. Reads the store first (an empty
     store is bad input: exit 2), then renders without touching it. The run pages are begun
     in forked workers as soon as the runs are read, the check pages as soon as the changes
     are confirmed, while this process goes on with the histories, the confirmations and
-    the matrices (on a 2-core machine the two halves overlap)."""
+    the matrices (on a 2-core machine the two halves overlap).
+
+    With ``previous`` (what an earlier build of this store was made from; empty for a full
+    build that writes a manifest) every run, check, image and qualification page has its
+    key, and one whose key is the previous build's is not rendered (Page.text None). A
+    store that lost a run of the previous build has every page made again."""
     limits = limits or Limits()
     close_after = (limits.close_runs, limits.close_days)
     built = built or datetime.now()
@@ -257,8 +414,16 @@ def build(
             "run something first (valorch run --image host), or pass --db with the right database",
         )
     _shaped(run_rows)
-    run_pages: _Ahead[str, str] | None = None
-    check_pages: _Ahead[str, tuple[str, str | None]] | None = None
+    full_because = ""
+    keyed = previous is not None  # keys made (for the manifest) only where one is written
+    if previous is not None:
+        gone = previous.runs - {r["id"] for r in run_rows}
+        if gone:  # pruned, or another store: what was built from those runs is not kept
+            full_because = f"{count(len(gone), 'run')} of the previous build no longer stored"
+            previous = Previous({}, frozenset())
+    kept: Mapping[str, str] = previous.pages if previous is not None else {}
+    run_pages: _Ahead[str, _RunMade] | None = None
+    check_pages: _Ahead[str, _CheckMade] | None = None
     try:
         pk_checks = site_queries.checks(session)
         made = Summaries(
@@ -279,7 +444,9 @@ def build(
         checks = _checks_by_id(pk_checks)
         site = Site(runs, checks, local, built.strftime("%Y-%m-%d %H:%M"))
         # begun now: this process goes on with the histories and confirmations meanwhile
-        run_pages = _Ahead(_run_page, list(runs), {"site": site}, workers)
+        run_pages = _Ahead(
+            _run_page, list(runs), {"site": site, "previous": kept, "keyed": keyed}, workers
+        )
         versions = [
             (mv, doc)
             for mv in matrix_store.versions(session)
@@ -304,6 +471,9 @@ def build(
             "per_check": per_check,
             "versions": [(mv.version, doc) for mv, doc in versions],
             "shifts": shifts_of,
+            "previous": kept,
+            "keyed": keyed,
+            "heads": run_heads(site) if keyed else [],
         }
         check_pages = _Ahead(_check_page, sorted(checks), work, workers)
         inventories = site_queries.inventories(session)
@@ -331,7 +501,8 @@ def build(
     except BaseException:
         _stop(run_pages, check_pages)
         raise
-    return _pages(stored, site, (run_pages, check_pages), catalog, qualify, built)
+    pages = _pages(stored, site, (run_pages, check_pages), catalog, qualify, built, kept, keyed)
+    return Built(pages, sorted(runs), full_because)
 
 
 def _shaped(run_rows: list[dict[str, Any]]) -> None:
@@ -535,16 +706,24 @@ def _version_pages(
 
 def _detail_pages(
     stored: _Stored,
-    run_pages: _Ahead[str, str],
-    check_pages: _Ahead[str, tuple[str, str | None]],
-) -> Iterator[tuple[str, str]]:
-    """One page per run, and per check with its plot, as the workers rendered them."""
-    for rid, html in zip(run_pages.items, run_pages, strict=True):
-        yield f"runs/{rid}.html", html
-    for cid, (html, svg) in zip(check_pages.items, check_pages, strict=True):
-        yield f"checks/{slug(cid)}.html", html
-        if svg:
-            yield f"plots/{slug(cid)}.svg", svg
+    run_pages: _Ahead[str, _RunMade],
+    check_pages: _Ahead[str, _CheckMade],
+    kept: Mapping[str, str],
+) -> Iterator[Page]:
+    """One page per run, and per check with its plot, as the workers rendered them (or
+    kept from the previous build)."""
+    for rid, (key, html) in zip(run_pages.items, run_pages, strict=True):
+        yield Page(f"runs/{rid}.html", html, key)
+    for cid, (key, made) in zip(check_pages.items, check_pages, strict=True):
+        page, plot = f"checks/{slug(cid)}.html", f"plots/{slug(cid)}.svg"
+        if made is None:  # unchanged: the page, and its plot where it had one
+            yield Page(page, None, key)
+            if plot in kept:
+                yield Page(plot, None, key)
+            continue
+        yield Page(page, made[0], key)
+        if made[1]:
+            yield Page(plot, made[1], key)
 
 
 def _matrix_facts(
@@ -564,22 +743,53 @@ def _matrix_facts(
 def _pages(
     stored: _Stored,
     site: Site,
-    detail: tuple[_Ahead[str, str], _Ahead[str, tuple[str, str | None]]],
+    detail: tuple[_Ahead[str, _RunMade], _Ahead[str, _CheckMade]],
     catalog: Sequence[CatalogImage],
     qualify: Sequence[tuple[str, str]],
     built: datetime,
-) -> Iterator[tuple[str, str]]:
+    kept: Mapping[str, str],
+    keyed: bool,
+) -> Iterator[Page]:
     """The matrices, the versions, the run, check, image and qualification pages, then the
     lists and the index, in that order; the page workers stop whatever happens."""
     try:
-        jobs = yield from _matrix_pages(site, stored, catalog, built)
-        version_views, _version_docs = yield from _version_pages(site, stored.versions)
+        jobs = yield from _made(_matrix_pages(site, stored, catalog, built))
+        version_views, _version_docs = yield from _made(_version_pages(site, stored.versions))
         # the pages that follow are made now, while the workers finish theirs
-        rest = list(_list_pages(stored, site, qualify, jobs, version_views))
-        yield from _detail_pages(stored, *detail)
+        rest = list(_list_pages(stored, site, qualify, jobs, version_views, kept, keyed))
+        yield from _detail_pages(stored, *detail, kept)
         yield from rest
     finally:
         _stop(*detail)
+
+
+def _made(pages: Generator[tuple[str, str], None, _R]) -> Generator[Page, None, _R]:
+    """Pages made on every build, as Page; returns what ``pages`` returns."""
+    while True:
+        try:
+            path, text = next(pages)
+        except StopIteration as stop:
+            return stop.value  # type: ignore[no-any-return]
+        yield Page(path, text)
+
+
+def image_key(
+    site: Site, alias: str, runs: list[RunV], inventories: dict[str, dict[str, tuple[str, str]]]
+) -> str:
+    """What an image's page is made from: its runs' rows and verdicts, their inventories."""
+    return digest(
+        (
+            alias,
+            sorted(
+                (r.row["started"], r.id, r.row, sorted(site.counts_of(r).items())) for r in runs
+            ),
+            [
+                (r.id, inventories[r.id])
+                for r in sorted(runs, key=lambda r: r.id)
+                if r.id in inventories
+            ],
+        )
+    )
 
 
 def _list_pages(
@@ -588,8 +798,10 @@ def _list_pages(
     qualify: Sequence[tuple[str, str]],
     jobs: list[dict[str, Any]],
     version_views: list[dict[str, Any]],
-) -> Iterator[tuple[str, str]]:
-    """The image and qualification pages, then the lists and the index."""
+    kept: Mapping[str, str],
+    keyed: bool,
+) -> Iterator[Page]:
+    """The image and qualification pages (kept where unchanged), then the lists and the index."""
     runs, found, checks = stored.runs, stored.found, site.checks
     shifts_of: dict[str, list[ChangeV]] = {}
     for c in found:
@@ -598,26 +810,35 @@ def _list_pages(
     for run in runs.values():
         by_image.setdefault(run.row["alias"], []).append(run)
     for alias, image_runs in sorted(by_image.items()):
-        yield f"images/{slug(alias)}.html", site.image_page(alias, image_runs, stored.inventories)
+        path = f"images/{slug(alias)}.html"
+        key = image_key(site, alias, image_runs, stored.inventories) if keyed else None
+        if key is not None and kept.get(path) == key:
+            yield Page(path, None, key)
+        else:
+            yield Page(path, site.image_page(alias, image_runs, stored.inventories), key)
     for name, html in qualify:
-        yield f"qualify/{slug(name)}.html", html
+        path = f"qualify/{slug(name)}.html"
+        key = digest(html) if keyed else None
+        yield Page(path, None if key is not None and kept.get(path) == key else html, key)
 
     ordered_runs = sorted(runs.values(), key=lambda r: (r.row["started"], r.id), reverse=True)
-    yield "runs/index.html", site_lists.runs_page(site, ordered_runs)
+    yield Page("runs/index.html", site_lists.runs_page(site, ordered_runs))
     ran, latest_verdicts = _matrix_facts(stored.matrices[None])
-    yield "checks/index.html", site_lists.checks_page(site, checks, ran, latest_verdicts, shifts_of)
-    yield "images/index.html", site_lists.images_page(site, by_image)
+    yield Page(
+        "checks/index.html", site_lists.checks_page(site, checks, ran, latest_verdicts, shifts_of)
+    )
+    yield Page("images/index.html", site_lists.images_page(site, by_image))
     flipped = flips(runs)
     if stored.known_status is not None and stored.known_issues is not None:
         today = stored.known_issues.today
-        yield (
+        yield Page(
             "known-issues.html",
             site_known.page(site, stored.known_status, today, *stored.close_after),
         )
-    yield "changes.html", site_lists.changes_page(site, found, flipped, len(runs))
+    yield Page("changes.html", site_lists.changes_page(site, found, flipped, len(runs)))
     figures = {**site_lists.stats(runs, by_image, checks), "extra": _extra(stored)}
     layouts = LAYOUTS if not stored.matrices[None].empty else ()
-    yield (
+    yield Page(
         "index.html",
         site_lists.index_page(site, figures, version_views, layouts, jobs, found, qualify, flipped),
     )
