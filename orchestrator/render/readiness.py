@@ -9,6 +9,7 @@ import json
 from typing import Any
 
 from .. import encode
+from ..words import count
 
 ORDER = (  # regression/readiness.py's statuses, worst first (Sippy's order)
     "extreme regression",
@@ -140,9 +141,9 @@ def _tally(report: Any) -> str:
 def render_text(report: Any) -> str:
     d = report.decision
     lines = [
-        f"readiness of job {report.job}: {len(report.candidate_runs)} candidate run(s) "
+        f"readiness of job {report.job}: {count(len(report.candidate_runs), 'candidate run')} "
         f"{report.start:%Y-%m-%d %H:%M} – {report.end:%Y-%m-%d %H:%M} against {report.basis} "
-        f"({len(report.basis_runs)} basis run(s))",
+        f"({count(len(report.basis_runs), 'basis run')})",
         f"Sippy's rules: {_rules(report)}",
         f"environments: {'; '.join(_envs(report)) or 'none'}",
         "",

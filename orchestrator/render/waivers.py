@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..words import count
+
 
 def acceptances(rows: Sequence[dict[str, Any]]) -> str:
     """One line per acceptance (and one more for a revoked one: who, when, why)."""
@@ -43,8 +45,13 @@ def known_issues(rows: Sequence[dict[str, Any]]) -> str:
         lines.append(
             f"{s['check']} [{scope or 'unscoped'}]: "
             + ("CAN CLOSE" if s["can_close"] else "open")
-            + f"; excused {len(excused)} run(s)"
-            + (f" ({', '.join(r[:8] for r in excused[-5:])})" if excused else "")
+            + f"; excused {count(len(excused), 'run')}"
+            + (
+                f" ({'the newest 5: ' if len(excused) > 5 else ''}"
+                f"{', '.join(r[:8] for r in excused[-5:])}{', …' if len(excused) > 5 else ''})"
+                if excused
+                else ""
+            )
         )
         lines.append(f"    {s['why']}")
     return "\n".join(lines) or "no known issues in the file"

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
+from .. import words
 from ..errors import InputError
 from ..matrix.evidence import SPECIAL_JOBS
 from ..regression import changepoints, gate, noise, pairing
@@ -125,7 +126,7 @@ def _latest(session: Session, spec: str, images: Sequence[str], include_adhoc: b
             runs = queries.runs_like(session, newest[0], int(count), skip_jobs=skip)
             if len(runs) < int(count):
                 raise InputError(
-                    f"'{spec}': {alias} has {len(runs)} finished run(s) of its newest digest on "
+                    f"'{spec}': {alias} has {words.count(len(runs), 'finished run')} of its newest digest on "
                     f"{newest[0].host.name}, not {count}",
                     f"run it again: valorch run --image {alias} --repeat {int(count) - len(runs)}",
                 )

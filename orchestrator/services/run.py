@@ -437,7 +437,8 @@ def stored_runs(session: Session, summaries: Sequence[RunSummary]) -> list[Run]:
     gone = [s.run_id for s, r in zip(summaries, runs, strict=True) if r is None]
     if gone:
         raise InfrastructureError(
-            f"run(s) {', '.join(g[:8] for g in gone)} of this batch are no longer in the results database",
+            f"{'run' if len(gone) == 1 else 'runs'} {', '.join(g[:8] for g in gone)} of this batch "
+            f"{'is' if len(gone) == 1 else 'are'} no longer in the results database",
             "was it cleared or pruned while the batch ran? run the job again",
         )
     return [r for r in runs if r is not None]
