@@ -165,7 +165,7 @@ def test_push_from_two_runners_twice_adds_everything_once(server_db, tmp_path):
     assert (
         again.returncode == 0
         and "pushed 0 runs" in again.stderr
-        and "1 of 1 finished runs were there" in again.stderr
+        and "1 of 1 finished run was there" in again.stderr
     )
     assert (
         json.loads(run_cli("results", "push", "--to", server_db, "--json", db=a).stdout)["pushed"]

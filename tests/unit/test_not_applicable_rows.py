@@ -35,6 +35,19 @@ def test_only_gpu_rows_on_cpu_images_that_were_not_run_become_not_applicable(
     assert cpu == results[1]  # a row that needs no GPU is never touched
     if backend == "cpu" and gpu_row in ("skip", "unsupported"):
         assert gpu.status == "n/a" and gpu.message.startswith("not applicable: a GPU row")
-        assert gpu.message.endswith("(why)")
+        assert gpu.message.endswith(": why") and "((" not in gpu.message
     else:
         assert gpu == results[0]
+
+
+def test_a_gpu_row_whose_package_is_not_installed_stays_unsupported():
+    """Not installed is unsupported on any image (docs/statuses.md), GPU row or not: the probe
+    marks it (metrics not_installed) and the row is never made n/a."""
+    missing = CheckResult(
+        check="features.cuda.tunableop",
+        status="unsupported",
+        message="torchvision is not importable in this image: not installed (...)",
+        metrics={"not_installed": "torchvision"},
+    )
+    (kept,) = not_applicable([missing], task("cpu"))
+    assert kept == missing
