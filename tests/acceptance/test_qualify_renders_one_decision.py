@@ -33,9 +33,9 @@ def _job(path: Path, name: str, commands: dict[str, list[str]]) -> Path:
     return path
 
 
-def _run(db: Path, job: Path, repeat: int = 1) -> list[str]:
+def _run(db: Path, job: Path, repeat: int = 1, *extra: str) -> list[str]:
     argv = ["run", "--job", str(job), "--executor", "host", "--no-gate", "--no-matrix", "--json"]
-    done = run_cli(*argv, "--repeat", str(repeat), db=db)
+    done = run_cli(*argv, "--repeat", str(repeat), *extra, db=db)
     assert done.returncode == 0, done.stderr[-2000:]
     return [r["run"] for r in json.loads(done.stdout)]
 
@@ -176,7 +176,7 @@ def test_a_streak_of_failures_after_passes_is_a_regression_never_flaky(streak):
 def test_a_candidate_that_proved_nothing_is_not_qualified_unless_allowed(tmp_path):
     db = tmp_path / "v.sqlite"
     job = _job(tmp_path / "empty.yaml", "emptyq", {"absent": ["no-such-tool-valorch-x"]})
-    (base,) = _run(db, job)
+    (base,) = _run(db, job, 1, "--allow-empty")  # a baseline that tests nothing, knowingly
     proc = _qualify(db, job, base, tmp_path / "q")
     assert proc.returncode == 1, proc.stdout[-2000:] + proc.stderr[-2000:]
     text = proc.stdout + proc.stderr

@@ -112,7 +112,7 @@ def test_pooled_side_is_the_newest_digest_on_one_host(factory):
             and side.hosts == ("h",)
         )
         with pytest.raises(
-            InputError, match="has 2 finished run\\(s\\) of its newest digest on h, not 3"
+            InputError, match="has 2 finished runs of its newest digest on h, not 3"
         ) as exc:
             resolve(s, "latest:img:3")
         assert "--repeat 1" in exc.value.hint
