@@ -9,7 +9,7 @@ import json
 from typing import Any
 
 from .. import encode
-from ..words import count
+from ..words import count, plural
 
 ORDER = (  # regression/readiness.py's statuses, worst first (Sippy's order)
     "extreme regression",
@@ -42,7 +42,7 @@ def _rules(report: Any) -> str:
     corr = "Benjamini–Hochberg (never over an extreme drop)" if o.correction == "bh" else "none"
     return (
         f"confidence {o.confidence:g}%, pity {o.pity:g} points, at least {o.min_fail} "
-        f"failure(s), extreme above {o.extreme:g} points, multiple-testing correction: {corr}"
+        f"{plural('failure') if o.min_fail != 1 else 'failure'}, extreme above {o.extreme:g} points, multiple-testing correction: {corr}"
     )
 
 
@@ -166,7 +166,7 @@ def render_text(report: Any) -> str:
     lines += [""]
     if d.untested:
         lines.append(
-            f"{d.untested} cell(s) with no counted run on either side (skipped), not listed"
+            f"{count(d.untested, 'cell')} with no counted run on either side (skipped), not listed"
         )
     lines += [_tally(report), f"{_headline(report)}: " + "; ".join(d.reasons)]
     return encode.terminal("\n".join(lines)) + "\n"
@@ -181,13 +181,14 @@ def render_md(report: Any) -> str:
         "",
         *[f"- {encode.markdown(r)}" for r in d.reasons],
         "",
-        f"{len(report.candidate_runs)} candidate run(s) from {report.start:%Y-%m-%d %H:%M} to "
+        f"{count(len(report.candidate_runs), 'candidate run')} from {report.start:%Y-%m-%d %H:%M} to "
         f"{report.end:%Y-%m-%d %H:%M} against {encode.markdown(report.basis)} "
-        f"({len(report.basis_runs)} basis run(s)). Sippy's rules: {encode.markdown(_rules(report))}.",
+        f"({count(len(report.basis_runs), 'basis run')}). Sippy's rules: {encode.markdown(_rules(report))}.",
         "",
         f"Environments: {encode.markdown('; '.join(_envs(report)) or 'none')}. {encode.markdown(_tally(report))}."
         + (
-            f" {d.untested} cell(s) with no counted run on either side are not listed."
+            f" {count(d.untested, 'cell')} with no counted run on either side "
+            f"{'is' if d.untested == 1 else 'are'} not listed."
             if d.untested
             else ""
         ),

@@ -183,7 +183,8 @@ def check_ending(found: HostsCheck) -> Outcome:
     said = tuple(Said("error", f"error: {u.reason}") for u in found.placement)
     if found.placement:
         names = ", ".join(u.image for u in found.placement)
-        why = f"no host can run image(s) {names}, as valorch run places them"
+        what = "image" if len(found.placement) == 1 else "images"
+        why = f"no host can run {what} {names}, as valorch run places them"
         if bad:
             why += "; problems on " + ", ".join(bad)
         return Outcome(INCONCLUSIVE, "infrastructure", why, said)

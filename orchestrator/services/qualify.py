@@ -144,7 +144,7 @@ def readiness_gate(
     outcome), taken as one reason of the qualification: the one place qualify reads it."""
     from . import readiness as readiness_service
 
-    report = readiness_service.for_report(factory, job, basis, window)
+    report = readiness_service.decide(factory, job, basis, window)
     said = readiness_service.outcome(report)
     summary = readiness_service.summary(report)
     cells = tuple((summary.get("readiness") or {}).get("gating") or ())

@@ -17,6 +17,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
+from .. import words
 from ..errors import InputError
 from ..hostclass import host_class
 from ..matrix.model import verdict
@@ -475,7 +476,7 @@ def outcome(report: Readiness) -> Outcome:
             ),
         )
     accepted = d.counts.get("accepted", 0)
-    note = f" ({accepted} regressed cell(s) accepted)" if accepted else ""
+    note = f" ({words.count(accepted, 'regressed cell')} accepted)" if accepted else ""
     return passed(d.reasons[0], (Said("pass", f"ready: job {report.job}: {d.reasons[0]}{note}"),))
 
 
@@ -489,17 +490,6 @@ def decide(
     """The readiness report a command prints, with its typed decision (``.decision``: the
     verdict, exit code, reasons and cells) and the triage of its regressed cells."""
     return with_triage(factory, evaluate(factory, job, basis, window, options))
-
-
-def for_report(
-    factory: sessionmaker[Session],
-    job: str,
-    basis: str,
-    window: str = "7d",
-    options: rd.Options | None = None,
-) -> Readiness:
-    """``decide`` under the name ``qualify`` calls."""
-    return decide(factory, job, basis, window, options)
 
 
 def gate(first: Outcome, report: Readiness) -> Outcome:

@@ -59,7 +59,7 @@ def test_record_list_gate_and_expire(db):
     assert cell["status"] == "extreme regression"  # accepting is not editing: it stays one
     assert cell["gating"] is False
     assert cell["accepted"]["live"] is True and cell["accepted"]["by"] == "alice"
-    assert "1 regressed cell(s) accepted" in after.stderr
+    assert "1 regressed cell accepted" in after.stderr
     text = run_cli("readiness", "--job", "readiness-flaky", "--basis", "window:7d", db=db).stdout
     assert "accepted by alice until 2099-01-01" in text
     assert "EXTREME REGRESSION (ACCEPTED)" in text
