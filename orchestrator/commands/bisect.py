@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -17,8 +18,13 @@ from .common import (
     print_json,
     sessions,
 )
+from .placing import where_options
+
+if TYPE_CHECKING:
+    from ..services.placing import Where
 
 
+@where_options
 def bisect(
     check: str = typer.Option(..., "--check", "-k", help="The check id (e.g. smoke.matmul.fp32)."),
     images_flag: bool = typer.Option(False, "--images", help="The images follow, oldest first."),
@@ -28,17 +34,16 @@ def bisect(
     job: Path = typer.Option(
         None, "--job", "-j", help="A job spec that declares the check (command/pytest)."
     ),
-    cpu_only: bool = typer.Option(False, "--cpu-only", help="Run GPU images on a CPU host."),
-    hosts_file: Path = typer.Option(
-        None, "--hosts", envvar="VALORCH_HOSTS", help="Host inventory YAML."
-    ),
     db: str = DbOption,
     as_json: bool = JsonOption,
     catalog: Path = CatalogOption,
+    *,
+    where: Where,
 ) -> None:
     """Run one check in as few images as it takes (at most ⌈log₂ n⌉ + 1) to name the first bad one."""
     from ..render.bisect import suspects_json, suspects_text
     from ..services import bisect as service
+    from .progress import RunViews
 
     cat = load_catalog(catalog)
     found = service.bisect(
@@ -46,9 +51,9 @@ def bisect(
         images or [],
         catalog=cat,
         factory=sessions(db),
+        progress=RunViews(err, quiet=as_json),
         job=job,
-        cpu_only=cpu_only,
-        hosts_file=hosts_file,
+        where=where,
     )
     if as_json:
         print_json(

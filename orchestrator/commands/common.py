@@ -6,7 +6,6 @@ import importlib.util
 import json
 import sys
 from collections.abc import Callable
-from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -125,23 +124,6 @@ NotifyOption = typer.Option(
     "--notify",
     help="Post the outcome: slack=URL or github=OWNER/REPO (token in "
     "GITHUB_TOKEN, commit in GITHUB_SHA); repeatable.",
-)
-
-
-class ExecutorChoice(str, Enum):
-    """--executor: the names of ``executors.REGISTRY`` (a typer choice)."""
-
-    host = "host"
-    docker = "docker"
-    slurm = "slurm"
-    kubernetes = "kubernetes"
-
-
-EXECUTOR_HELP = (
-    "host (the local interpreter), docker (this machine's engine or a hosts file's), slurm "
-    "(sbatch jobs on your cluster) or kubernetes (experimental: a batch/v1 Job per task; its "
-    "manifests are checked against the client's models, but it has NOT been run against a live "
-    "cluster: docs/kubernetes.md)."
 )
 
 

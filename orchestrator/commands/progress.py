@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from rich.progress import TaskID
 
     from ..executors.pull import PullEvent
+    from ..services.preflight import Verdict
 
 
 def _nodes(task: Task) -> tuple[str, ...]:
@@ -298,3 +299,27 @@ class PullProgress:
                 completed=sum(s[0] for s in known),
                 total=sum(s[1] for s in known) or None,
             )
+
+
+class RunViews:
+    """What ``run``, ``qualify`` and ``bisect`` show while the pipeline works, on stderr
+    (``services.pipeline.RunProgress``): pulls, then the tasks live (neither with
+    ``quiet``: --json), quarantined hosts and warnings."""
+
+    def __init__(self, console: Console, quiet: bool = False) -> None:
+        self.console = console
+        self.quiet = quiet
+
+    def pulls(self) -> PullProgress:
+        return PullProgress(self.console, disable=self.quiet)
+
+    def tasks(self) -> LiveReporter:
+        return LiveReporter(self.console, disable=self.quiet)
+
+    def quarantined(self, verdict: Verdict) -> None:
+        self.console.print(
+            f"[yellow]quarantined[/yellow] {verdict.host} for this batch: {verdict.reason}"
+        )
+
+    def warning(self, text: str) -> None:
+        self.console.print(f"warning: {text}", markup=False)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -20,10 +20,8 @@ from .. import satellites
 from . import flags
 from .common import (
     DEFAULT_THRESHOLD,
-    EXECUTOR_HELP,
     CatalogOption,
     DbOption,
-    ExecutorChoice,
     NotifyOption,
     end_with,
     err,
@@ -33,87 +31,91 @@ from .common import (
     sessions,
     write_output,
 )
+from .placing import where_options
+
+if TYPE_CHECKING:
+    from ..services.placing import Where
+    from ..services.qualify import Qualification
+
+_JOB = typer.Option(None, "--job", "-j", help="The release job spec (jobs/release.yaml).")
+_IMAGE = typer.Option(
+    None,
+    "--image",
+    "-i",
+    help="A candidate image not in the catalog (a tag or "
+    "digest): runs the job's suites (or smoke) on it alone, no catalog edit.",
+)
+_BASELINE = typer.Option(
+    ..., "--baseline", "-b", help="Baseline name, matrix version or run id to compare with."
+)
+_KNOWN_ISSUES = typer.Option(None, "--known-issues", help="Known-issues YAML (expected failures).")
+_OUT_DIR = typer.Option(
+    None,
+    "--out-dir",
+    callback=flags.OUT_DIR,
+    help="Reports here [default: results/qualify-<time>/].",
+)
+_THRESHOLD = typer.Option(
+    DEFAULT_THRESHOLD,
+    callback=flags.number("--threshold", 0, 10, lo_open=True),
+    help="Timing ratio threshold (0.05 = 5 %), above 0, at most 10.",
+)
+_ALLOW_COVERAGE_LOSS = typer.Option(
+    False,
+    "--allow-coverage-loss",
+    help="Qualify although baseline checks are missing from the "
+    "head or went pass → unsupported/partial/skip.",
+)
+_ALLOW_KNOWN_FAILURES = typer.Option(
+    False,
+    "--allow-known-failures",
+    help="Qualify although checks that failed in the baseline "
+    "still fail (listed first as 'still failing').",
+)
+_READINESS = typer.Option(
+    None,
+    "--readiness",
+    help="Also gate on readiness: the job's pass rates over --readiness-window against this "
+    "basis (a matrix version, baseline, or window:DURATION); docs/readiness.md.",
+)
+_READINESS_WINDOW = typer.Option(
+    "7d", "--readiness-window", help="The runs --readiness counts (90m, 36h, 7d, 2w)."
+)
+_ALLOW_EMPTY = typer.Option(
+    False,
+    "--allow-empty",
+    help="Qualify although the candidate proved nothing (no results, no check selected, "
+    "every check skipped, unsupported or not applicable) [default: not qualified].",
+)
 
 
+@where_options
 def qualify(
-    job: Path = typer.Option(None, "--job", "-j", help="The release job spec (jobs/release.yaml)."),
-    image: str = typer.Option(
-        None,
-        "--image",
-        "-i",
-        help="A candidate image not in the catalog (a tag or "
-        "digest): runs the job's suites (or smoke) on it alone, no catalog edit.",
-    ),
-    baseline: str = typer.Option(
-        ..., "--baseline", "-b", help="Baseline name, matrix version or run id to compare with."
-    ),
-    known_issues: Path = typer.Option(
-        None, "--known-issues", help="Known-issues YAML (expected failures)."
-    ),
-    out_dir: Path = typer.Option(
-        None,
-        "--out-dir",
-        callback=flags.OUT_DIR,
-        help="Reports here [default: results/qualify-<time>/].",
-    ),
-    threshold: float = typer.Option(
-        DEFAULT_THRESHOLD,
-        callback=flags.number("--threshold", 0, 10, lo_open=True),
-        help="Timing ratio threshold (0.05 = 5 %), above 0, at most 10.",
-    ),
-    cpu_only: bool = typer.Option(False, "--cpu-only", help="Run GPU images on a CPU host."),
-    hosts_file: Path = typer.Option(
-        None, "--hosts", envvar="VALORCH_HOSTS", help="Host inventory YAML [default: this machine]."
-    ),
-    executor: ExecutorChoice = typer.Option(
-        "docker", "--executor", callback=flags.executor_available, help=EXECUTOR_HELP
-    ),
-    partition: str = typer.Option(
-        None, "--partition", help="Slurm partition for --executor slurm."
-    ),
-    allow_coverage_loss: bool = typer.Option(
-        False,
-        "--allow-coverage-loss",
-        help="Qualify although baseline checks are missing from the "
-        "head or went pass → unsupported/partial/skip.",
-    ),
-    allow_known_failures: bool = typer.Option(
-        False,
-        "--allow-known-failures",
-        help="Qualify although checks that failed in the baseline "
-        "still fail (listed first as 'still failing').",
-    ),
-    readiness: str = typer.Option(
-        None,
-        "--readiness",
-        help="Also gate on readiness: the job's pass rates over --readiness-window against this "
-        "basis (a matrix version, baseline, or window:DURATION); docs/readiness.md.",
-    ),
-    readiness_window: str = typer.Option(
-        "7d", "--readiness-window", help="The runs --readiness counts (90m, 36h, 7d, 2w)."
-    ),
-    allow_empty: bool = typer.Option(
-        False,
-        "--allow-empty",
-        help="Qualify although the candidate proved nothing (no results, no check selected, "
-        "every check skipped, unsupported or not applicable) [default: not qualified].",
-    ),
+    job: Path = _JOB,
+    image: str = _IMAGE,
+    baseline: str = _BASELINE,
+    known_issues: Path = _KNOWN_ISSUES,
+    out_dir: Path = _OUT_DIR,
+    threshold: float = _THRESHOLD,
+    allow_coverage_loss: bool = _ALLOW_COVERAGE_LOSS,
+    allow_known_failures: bool = _ALLOW_KNOWN_FAILURES,
+    readiness: str = _READINESS,
+    readiness_window: str = _READINESS_WINDOW,
+    allow_empty: bool = _ALLOW_EMPTY,
     notify: list[str] = NotifyOption,
     db: str = DbOption,
     catalog: Path = CatalogOption,
+    *,
+    where: Where,
 ) -> None:
     """Run the job, diff the new runs against the baseline, write report.md/.html/.junit.xml; gate."""
-    from ..render.diff import diff_html, diff_junit, diff_md, qualify_json
     from ..services import qualify as service
-    from ..services import triage
     from ..services.candidate import candidate_job
     from ..services.diff import NoResultsError
-    from ..services.run import Where
-    from .progress import LiveReporter
+    from .progress import RunViews
     from .signals import interruptible
-    from .terminal import print_term
 
-    # the notify satellite, loaded where --notify is given a bad --notify is exit 2 before an hour of runs
+    # the notify satellite, loaded where --notify is given: a bad --notify is exit 2 before an hour of runs
     notify_service: Any = satellites.load("notify", "service", "--notify") if notify else None
     targets = notify_service.parse_targets(notify) if notify_service else ()
     if readiness:  # a bad window is exit 2 before an hour of runs
@@ -124,71 +126,36 @@ def qualify(
     spec = candidate_job(cat, job, image)
     title = f"valorch qualify {spec.name} against {baseline}"
     opts = service.QualifyOptions(
-        baseline=baseline,
-        known_issues=known_issues,
-        threshold=threshold,
-        allow_coverage_loss=allow_coverage_loss,
-        allow_known_failures=allow_known_failures,
-        readiness=readiness,
-        readiness_window=readiness_window,
-        allow_empty=allow_empty,
-        where=Where(
-            cpu_only=cpu_only, executor=executor.value, partition=partition, hosts_file=hosts_file
-        ),
+        baseline,
+        known_issues,
+        threshold,
+        allow_coverage_loss,
+        allow_known_failures,
+        where,
+        readiness,
+        readiness_window,
+        allow_empty,
     )
     factory = sessions(db)
     try:
-        with interruptible(), LiveReporter(err) as reporter:
-            done = service.qualify(
-                spec,
-                cat,
-                factory,
-                opts,
-                reporter=reporter,
-                on_warning=lambda w: err.print(f"warning: {w}", markup=False),
-            )
+        with interruptible():
+            done = service.qualify(spec, cat, factory, opts, RunViews(err))
     except NoResultsError as exc:
         if targets:  # zero ingested results: a failure, never a success
             notify_service.post_empty(targets, title, exc.message, say)
         raise
     for line in done.lines:
         err.print(line)
-    report = done.report
-    why = triage.for_runs(
-        factory, report.head.runs, report.base
-    )  # each red check of the report says why
     out_dir = out_dir or Path("results") / f"qualify-{datetime.now():%Y%m%d-%H%M%S}"
-    verdict = done.verdict  # the one decision: every sink below renders it
-    write_output(diff_md(report, verdict, why), out_dir / "report.md")
-    write_output(diff_html(report, verdict, why), out_dir / "report.html")
-    write_output(diff_junit(report, verdict, why), out_dir / "report.junit.xml")
-    closable = _closable(factory, known_issues, spec.name)
-    if done.readiness is not None:
-        from ..render.readiness import render_md
-
-        write_output(render_md(done.readiness.report), out_dir / "readiness.md")
-    write_output(
-        qualify_json(
-            report,
-            verdict,
-            why,
-            job=spec.name,
-            baseline=baseline,
-            closable=closable,
-            readiness=done.readiness.summary if done.readiness is not None else None,
-            finished=f"{datetime.now(timezone.utc):%Y-%m-%dT%H:%M:%SZ}",
-        ),
-        out_dir / "qualify.json",
-    )
-    print_term(report, verdict, why)
+    why = _write_reports(factory, done, spec.name, known_issues, out_dir)
     reached = (
         notify_service.post_report(
             factory,
             targets,
             notify_service.Posting(
-                report,
+                done.report,
                 title,
-                verdict,
+                done.verdict,
                 why,
                 infra=done.infra_errors,
                 report_path=str(out_dir / "report.html"),
@@ -200,6 +167,43 @@ def qualify(
         else True
     )
     end_with(done.outcome(out_dir, notified=reached))
+
+
+def _write_reports(
+    factory: Any, done: Qualification, job: str, known_issues: Path | None, out_dir: Path
+) -> Any:
+    """report.md, .html, .junit.xml, readiness.md and qualify.json in ``out_dir``, each a
+    rendering of the one verdict, and the report on the terminal; the triage of each red
+    check (every sink says why) is returned for the notification."""
+    from ..render.diff import diff_html, diff_junit, diff_md, qualify_json
+    from ..services import triage
+    from .terminal import print_term
+
+    report, verdict = done.report, done.verdict
+    why = triage.for_runs(factory, report.head.runs, report.base)
+    write_output(diff_md(report, verdict, why), out_dir / "report.md")
+    write_output(diff_html(report, verdict, why), out_dir / "report.html")
+    write_output(diff_junit(report, verdict, why), out_dir / "report.junit.xml")
+    closable = _closable(factory, known_issues, job)
+    if done.readiness is not None:
+        from ..render.readiness import render_md
+
+        write_output(render_md(done.readiness.report), out_dir / "readiness.md")
+    write_output(
+        qualify_json(
+            report,
+            verdict,
+            why,
+            job=job,
+            baseline=done.baseline,
+            closable=closable,
+            readiness=done.readiness.summary if done.readiness is not None else None,
+            finished=f"{datetime.now(timezone.utc):%Y-%m-%dT%H:%M:%SZ}",
+        ),
+        out_dir / "qualify.json",
+    )
+    print_term(report, verdict, why)
+    return why
 
 
 def _closable(factory: object, path: Path | None, job: str) -> list[str]:

@@ -1,4 +1,8 @@
-"""valorch run: validate images now (a job spec, or --image with --suite)."""
+"""valorch run: validate images now (a job spec, or --image with --suite).
+
+The options that choose where and how the checks run are ``placing.OPTIONS`` (shared with
+``qualify`` and ``bisect``); the others are declared here, one constant each, so that the
+command reads as parse, call, print."""
 
 from __future__ import annotations
 
@@ -12,10 +16,8 @@ import typer
 from ..errors import InfrastructureError, InputError
 from . import flags
 from .common import (
-    EXECUTOR_HELP,
     CatalogOption,
     DbOption,
-    ExecutorChoice,
     JsonOption,
     check_output,
     deferred_sessions,
@@ -25,215 +27,121 @@ from .common import (
     print_json,
     write_output,
 )
+from .placing import where_options
 
 if TYPE_CHECKING:
-    from ..services.preflight import Verdict
+    from ..services.placing import Where
     from ..services.run import RunReport
-    from .progress import LiveReporter, PullProgress
+
+_IMAGE = typer.Option(
+    None, "--image", "-i", help="Image alias, tag, reference or glob (repeatable)."
+)
+_JOB = typer.Option(None, "--job", "-j", help="A job spec YAML (jobs/*.yaml).")
+_SUITE = typer.Option(None, "--suite", "-s", help="Suite(s) to run with --image [default: smoke].")
+_CHECK = typer.Option(None, "--check", "-k", help="Only checks matching these globs.")
+_DEADLINE = typer.Option(
+    120.0,
+    callback=flags.seconds("--deadline"),
+    help="Seconds per check before it is a timeout (at most a week).",
+)
+_TIMEOUT = typer.Option(
+    None,
+    callback=flags.seconds("--timeout"),
+    help="Seconds for a whole suite's container (at most a week).",
+)
+_ATTEMPTS = typer.Option(
+    1,
+    callback=flags.integer("--attempts", 1, 10),
+    help="Attempts per failing check, 1 to 10 (mixed outcomes are flaky).",
+)
+_PROFILING_CAPS = typer.Option(
+    False,
+    "--profiling-caps",
+    help="Add CAP_SYS_ADMIN to the profiler suite's "
+    "GPU containers (never another suite's): ncu's performance counters where "
+    "the driver keeps them to admins. A security cost: docs/architecture.md.",
+)
+_JUNIT = typer.Option(None, "--junit", callback=flags.JUNIT_FILE, help="Also write JUnit XML here.")
+_KNOWN_ISSUES = typer.Option(
+    None,
+    "--known-issues",
+    help="Known-issues YAML: a failure a live entry "
+    "excuses is <skipped> in --junit with its reason and does not gate.",
+)
+_GATE = typer.Option(
+    True, "--gate/--no-gate", help="Exit 1 when a check fails, crashes or times out."
+)
+_ALLOW_EMPTY = typer.Option(
+    False,
+    "--allow-empty",
+    help="Exit 0 when nothing was tested (every check skipped, unsupported or n/a); "
+    "without it such a run is exit 1.",
+)
+_MATRIX = typer.Option(True, "--matrix/--no-matrix", help="Print the matrix of this run.")
+_RESUME = typer.Option(
+    None,
+    "--resume",
+    help="Finish the remaining tasks of an interrupted batch (a batch id, or a run id of it).",
+)
+_WORKLOAD_ROOT = typer.Option(
+    None,
+    "--workload-root",
+    help="A directory whose files a job's pytest "
+    "workloads may ship, besides the job file's own (repeatable).",
+)
 
 
+@where_options
 def run(
-    image: list[str] = typer.Option(
-        None, "--image", "-i", help="Image alias, tag, reference or glob (repeatable)."
-    ),
-    job: Path = typer.Option(None, "--job", "-j", help="A job spec YAML (jobs/*.yaml)."),
-    suite: list[str] = typer.Option(
-        None, "--suite", "-s", help="Suite(s) to run with --image [default: smoke]."
-    ),
-    check: list[str] = typer.Option(
-        None, "--check", "-k", help="Only checks matching these globs."
-    ),
-    deadline: float = typer.Option(
-        120.0,
-        callback=flags.seconds("--deadline"),
-        help="Seconds per check before it is a timeout (at most a week).",
-    ),
-    timeout: float = typer.Option(
-        None,
-        callback=flags.seconds("--timeout"),
-        help="Seconds for a whole suite's container (at most a week).",
-    ),
-    attempts: int = typer.Option(
-        1,
-        callback=flags.integer("--attempts", 1, 10),
-        help="Attempts per failing check, 1 to 10 (mixed outcomes are flaky).",
-    ),
-    cpu_only: bool = typer.Option(
-        False, "--cpu-only", help="Run GPU images on a CPU host; GPU checks are 'skip'."
-    ),
-    profiling_caps: bool = typer.Option(
-        False,
-        "--profiling-caps",
-        help="Add CAP_SYS_ADMIN to the profiler suite's "
-        "GPU containers (never another suite's): ncu's performance counters where "
-        "the driver keeps them to admins. A security cost: docs/architecture.md.",
-    ),
-    junit: Path = typer.Option(
-        None,
-        "--junit",
-        callback=flags.JUNIT_FILE,
-        help="Also write JUnit XML here.",
-    ),
-    known_issues: Path = typer.Option(
-        None,
-        "--known-issues",
-        help="Known-issues YAML: a failure a live entry "
-        "excuses is <skipped> in --junit with its reason and does not gate.",
-    ),
-    gate: bool = typer.Option(
-        True, "--gate/--no-gate", help="Exit 1 when a check fails, crashes or times out."
-    ),
-    allow_empty: bool = typer.Option(
-        False,
-        "--allow-empty",
-        help="Exit 0 when nothing was tested (every check skipped, unsupported or n/a); "
-        "without it such a run is exit 1.",
-    ),
-    show_matrix: bool = typer.Option(
-        True, "--matrix/--no-matrix", help="Print the matrix of this run."
-    ),
+    image: list[str] = _IMAGE,
+    job: Path = _JOB,
+    suite: list[str] = _SUITE,
+    check: list[str] = _CHECK,
+    deadline: float = _DEADLINE,
+    timeout: float = _TIMEOUT,
+    attempts: int = _ATTEMPTS,
+    profiling_caps: bool = _PROFILING_CAPS,
+    junit: Path = _JUNIT,
+    known_issues: Path = _KNOWN_ISSUES,
+    gate: bool = _GATE,
+    allow_empty: bool = _ALLOW_EMPTY,
+    show_matrix: bool = _MATRIX,
     db: str = DbOption,
     as_json: bool = JsonOption,
     catalog: Path = CatalogOption,
-    executor: ExecutorChoice = typer.Option(
-        "docker", "--executor", callback=flags.executor_available, help=EXECUTOR_HELP
-    ),
-    namespace: str = typer.Option(
-        "default", "--namespace", help="Kubernetes namespace for --executor kubernetes."
-    ),
-    partition: str = typer.Option(
-        None, "--partition", help="Slurm partition for --executor slurm."
-    ),
-    rdma_resource: str = typer.Option(
-        None,
-        "--rdma-resource",
-        callback=flags.extended_resource("--rdma-resource"),
-        help="Kubernetes: the RDMA device plugin's resource (e.g. rdma/hca) that a multi-node "
-        "GPU task's pods request, with CAP_IPC_LOCK. A security cost: docs/architecture.md.",
-    ),
-    hosts_file: Path = typer.Option(
-        None,
-        "--hosts",
-        envvar="VALORCH_HOSTS",
-        help="Host inventory YAML (examples/hosts.yaml) [default: this machine].",
-    ),
-    resume: str = typer.Option(
-        None,
-        "--resume",
-        help="Finish the remaining tasks of an interrupted batch (a batch id, or a run id of it).",
-    ),
-    retries: int = typer.Option(
-        2,
-        "--retries",
-        callback=flags.integer("--retries", 0, 100),
-        help="Re-runs on another host after an infrastructure error (0 to 100).",
-    ),
-    repeat: int = typer.Option(
-        1,
-        "--repeat",
-        callback=flags.integer("--repeat", 1, 100),
-        help="Run the whole job this many times, one after the other (1 to 100): N runs "
-        "of each image for `valorch diff latest:ALIAS:N`, which pools them.",
-    ),
-    slurm_spool: Path = typer.Option(
-        None,
-        "--slurm-spool",
-        help="Directory the Slurm nodes share "
-        "(probe archive, job output) [default: ./results/slurm].",
-    ),
-    pull: str = typer.Option(
-        "missing",
-        "--pull",
-        metavar="<missing|always|never>",
-        help="missing: pull absent images; always: pull every time; "
-        "never: only what the engine has. A pinned digest is pulled and run as repo@sha256.",
-    ),
-    ca: Path = typer.Option(
-        None, "--ca", help="CA file for the registry's TLS [default: certs.d/<registry>/ca.crt]."
-    ),
-    workload_root: list[Path] = typer.Option(
-        None,
-        "--workload-root",
-        help="A directory whose files a job's pytest "
-        "workloads may ship, besides the job file's own (repeatable).",
-    ),
-    host_secrets_visible: bool = typer.Option(
-        False,
-        "--host-secrets-visible",
-        help="Run host workloads although a secret valorch holds is in their reach "
-        "(/proc): knowingly. Otherwise such a run stops first (docs/architecture.md).",
-    ),
+    resume: str = _RESUME,
+    workload_root: list[Path] = _WORKLOAD_ROOT,
+    *,
+    where: Where,
 ) -> None:
     """Run suites in images on a matching host and store every result."""
     from ..catalog.adhoc import Selection
-    from ..services import run_entry as service
-    from ..services.run import Where
+    from ..services import pipeline
+    from .progress import RunViews
     from .signals import interruptible
 
-    opts = service.RunOptions(
-        selection=Selection(
-            job=job,
-            images=tuple(image or ()),
-            suites=tuple(suite or ()),
-            checks=tuple(check or ()),
-            deadline=deadline,
-            timeout=timeout,
-            attempts=attempts,
-            workload_roots=tuple(workload_root or ()),
-            profiling_caps=profiling_caps,
-        ),
-        where=Where(
-            executor=executor.value,
-            cpu_only=cpu_only,
-            hosts_file=hosts_file,
-            partition=partition,
-            slurm_spool=slurm_spool,
-            namespace=namespace,
-            rdma_resource=rdma_resource,
-            secrets_visible=host_secrets_visible,
-        ),
-        pull=pull,
-        ca=ca,
-        resume=resume,
-        retries=retries,
-        repeat=repeat,
-        known_issues=known_issues,
-        gate=gate,
-        allow_empty=allow_empty,
+    selection = Selection(
+        job=job,
+        images=tuple(image or ()),
+        suites=tuple(suite or ()),
+        checks=tuple(check or ()),
+        deadline=deadline,
+        timeout=timeout,
+        attempts=attempts,
+        workload_roots=tuple(workload_root or ()),
+        profiling_caps=profiling_caps,
     )
-    service.check(opts)  # bad flags are exit 2 before anything is loaded
+    opts = pipeline.RunOptions(selection, None, where, resume, known_issues, gate, allow_empty)
+    pipeline.check(opts)  # bad flags are exit 2 before anything is loaded
     _check_junit(junit)
     cat = load_catalog(catalog)
     # Ctrl-C / SIGTERM: containers removed, exit 130 / 143
     with interruptible(), junit_on_error(junit):
-        rep = service.run(opts, cat, deferred_sessions(db), _Progress(quiet=as_json))
+        rep = pipeline.run(opts, cat, deferred_sessions(db), RunViews(err, quiet=as_json))
     if rep.resumed:
         err.print(f"resumed batch {rep.resumed}")
     _print(rep, as_json, junit, show_matrix)
     end_with(rep.outcome)
-
-
-class _Progress:
-    """The run's terminal views on stderr (none with --json)."""
-
-    def __init__(self, quiet: bool) -> None:
-        self.quiet = quiet
-
-    def pulls(self) -> PullProgress:
-        from .progress import PullProgress
-
-        return PullProgress(err, disable=self.quiet)
-
-    def tasks(self) -> LiveReporter:
-        from .progress import LiveReporter
-
-        return LiveReporter(err, disable=self.quiet)
-
-    def quarantined(self, verdict: Verdict) -> None:
-        err.print(f"[yellow]quarantined[/yellow] {verdict.host} for this batch: {verdict.reason}")
-
-    def warning(self, text: str) -> None:
-        err.print(f"warning: {text}", markup=False)
 
 
 def _check_junit(junit: Path | None) -> None:

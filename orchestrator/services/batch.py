@@ -1,6 +1,6 @@
 """One batch of a placed job, stage by stage (``run_batch``): start the first wave, open
-the store, dispatch, finish, triage. ``services/run`` plans and stages the job before, and
-reports after; ``services/run_entry.run`` lists every stage in order.
+the store, dispatch, finish, triage. ``services/pipeline.execute`` lists every stage of a
+run in order, these among them.
 
 A batch stopped in any stage (Ctrl-C, SIGTERM, a failing store) leaves no container and
 its runs ``interrupted`` for ``--resume``: ``sweeping`` and ``naming_batch`` around the
@@ -25,8 +25,8 @@ if TYPE_CHECKING:
 
     from ..scheduling.recorder import Recorder
     from ..store.queue import RunSummary
+    from .placing import Placement
     from .recorder import StoreRecorder
-    from .run import Placement
 
 
 def now() -> str:
@@ -43,8 +43,8 @@ def run_batch(
     reporter: Reporter | None = None,
     retries: int = 2,
 ) -> list[RunSummary]:
-    """One batch of a placed job, its stages in order (``run_entry.run`` lists the stages
-    before and after: plan, stage, then these, then the report). Ctrl-C, SIGTERM or a
+    """One batch of a placed job, its stages in order (``pipeline.execute`` lists the stages
+    before and after: select, plan, stage, then these; then the report). Ctrl-C, SIGTERM or a
     failing store in any stage stops the batch's containers and records its runs as
     ``interrupted`` (``sweeping``, ``_stopped_early``, ``dispatch.abandon``)."""
     batch = str(uuid.uuid4())

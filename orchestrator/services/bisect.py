@@ -1,8 +1,8 @@
 """valorch bisect: the first image, in a given order (nightlies), where a check went bad.
 
-Each probe runs the one check in one image through the same workflow as
-``valorch run`` (passed in as ``execute``: plan, host, executor, store), and reads
-its verdict back from the store. The last image is run first (it must be bad, or
+Each probe runs the one check in one image through the pipeline of ``valorch run``
+(``services/pipeline.execute``: plan, host, executor, store; ``--repeat`` runs it that
+many times), and reads its verdict over every attempt back from the store. The last image is run first (it must be bad, or
 there is nothing to find); then a binary search over the first-bad position: at
 most ⌈log₂ n⌉ + 1 runs for n images.
 """
@@ -25,7 +25,8 @@ from ..matrix.model import verdict
 from ..regression.culprit import Suspect, rank
 from ..spec import JobSpec, SuiteRef
 from ..store import queries
-from .run import execute_job
+from .pipeline import RunOptions, RunProgress, execute
+from .placing import Where
 
 GOOD = ("pass",)
 BAD = ("fail", "crash", "timeout", "unsupported", "partial", "flaky")
@@ -114,8 +115,9 @@ def bisect(
     *,
     catalog: Catalog,
     factory: sessionmaker[Session],
+    progress: RunProgress,
+    where: Where,
     job: Path | None = None,
-    **run_options: Any,
 ) -> Bisection:
     """Run the check in as few of ``images`` as it takes to find the first bad one."""
     if len(images) < 2:
@@ -133,13 +135,16 @@ def bisect(
 
     def probe(image: str) -> Probe:
         spec = JobSpec(name="bisect", images=(image,), suites=(suite,))
-        summaries = execute_job(spec, catalog, factory, **run_options)
+        summaries = execute(RunOptions(job=spec, where=where), catalog, factory, progress).summaries
         if not summaries:
             raise InfrastructureError(f"no run of {image} came back", "see valorch results list")
-        s = summaries[0]
-        with factory() as session:
+        s = summaries[-1]
+        with factory() as session:  # every attempt of every repeat: mixed ones are flaky
             attempts = [
-                r for r in queries.run_results(session, s.run_id) if r.check.check_id == check
+                r
+                for one in summaries
+                for r in queries.run_results(session, one.run_id)
+                if r.check.check_id == check
             ]
             run = queries.get_run(session, s.run_id)
             cpu_image = run is not None and str(run.image.backend) == "cpu"

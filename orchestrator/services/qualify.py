@@ -3,7 +3,6 @@ decide how it ends (``Qualification.outcome``)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,12 +15,12 @@ from . import views
 from .candidate import check_baseline_for
 from .diff import NoResultsError, report_for, resolve, runs_side
 from .outcome import GATE_FAILED, INCONCLUSIVE, PASSED, Kind, Outcome, Said, passed
-from .run import Where, execute_job, load_known_issues, stored_runs
+from .pipeline import RunOptions, RunProgress, execute
+from .placing import Where
+from .run import load_known_issues, stored_runs
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session, sessionmaker
-
-    from ..scheduling.flight import Reporter
 
 
 @dataclass(frozen=True)
@@ -156,8 +155,7 @@ def qualify(
     cat: Catalog,
     factory: sessionmaker[Session],
     opts: QualifyOptions,
-    reporter: Reporter | None = None,
-    on_warning: Callable[[str], None] | None = None,
+    progress: RunProgress,
 ) -> Qualification:
     """Run the job, diff its runs against ``opts.baseline`` and gate: every unexcused failure,
     every timing regression and (unless ``allow_coverage_loss``) every lost baseline check
@@ -166,23 +164,12 @@ def qualify(
     that proved nothing (unless ``allow_empty``).
     The known-issues file is read once, before anything runs (bad input is exit 2 now, not
     after an hour of runs), and that reading excuses the report's failures."""
-    issues = load_known_issues(opts.known_issues, on_warning)
+    issues = load_known_issues(opts.known_issues, progress.warning)
     with factory() as session:
         base = resolve(session, opts.baseline)  # unknown baseline: exit 2 now
     # one candidate against a many-image baseline: exit 2
     check_baseline_for(spec, cat, base.envs, opts.baseline)
-    where = opts.where
-    summaries = execute_job(
-        spec,
-        cat,
-        factory,
-        reporter=reporter,
-        on_warning=on_warning,  # a suite over its time budget, before it runs
-        cpu_only=where.cpu_only,
-        executor=where.executor,
-        partition=where.partition,
-        hosts_file=where.hosts_file,
-    )
+    summaries = execute(RunOptions(job=spec, where=opts.where), cat, factory, progress).summaries
     with factory() as session:
         runs = stored_runs(session, summaries)
         batch = runs[0].batch if runs else "none"

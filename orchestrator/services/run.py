@@ -1,11 +1,11 @@
-"""Validate a job: plan it on its hosts (this machine, a hosts file, Slurm's nodes or a
-Kubernetes cluster), stage its images, run its batches (``services/batch``), resume one,
-and report what is stored. Shared by ``run``, ``qualify`` and ``bisect``."""
+"""The stages of the pipeline (``services/pipeline``) around the batch: plan a job on its
+hosts (this machine, a hosts file, Slurm's nodes or a Kubernetes cluster), stage its images,
+resume an interrupted batch, and report what is stored."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,18 +18,17 @@ from ..hosts.inventory import resolve_hosts
 from ..scheduling.flight import Reporter
 from ..scheduling.plan import PlannedRun, plan
 from ..spec import HostSpec, JobSpec
-from .batch import now, reap, run_batch, sweeping
+from .batch import now, reap, sweeping
 from .outcome import GATE_FAILED, INCONCLUSIVE, Outcome, Said, passed
+from .placing import Placement, Staging, Where
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session, sessionmaker
 
-    from ..executors.pull import PullEvent
     from ..regression.known_issues import KnownIssues
     from ..store.models import Result, Run
     from ..store.queue import RunSummary
     from .preflight import Verdict
-    from .pull import Staged
     from .session import Deferred
 
 # No SQLAlchemy at import: commands that import this module without running a batch
@@ -37,50 +36,8 @@ if TYPE_CHECKING:
 # they are used.
 
 
-#: an executor for each planned run: the host interpreter, a host's engine, a cluster
-ExecutorFor = Callable[[PlannedRun], Executor]
-
-
-@dataclass(frozen=True)
-class Placement:
-    """Where a job's tasks go and who runs them."""
-
-    planned: tuple[PlannedRun, ...]
-    executor_for: ExecutorFor
-    # None: the cluster scheduler (Slurm, Kubernetes) places, no retries here
-    hosts: tuple[HostSpec, ...] | None
-    history: dict[tuple[str, str], float] | None = None
-    staged: dict[tuple[str, str], Staged | None] = field(default_factory=dict)  # by (host, alias)
-    reap: bool = False  # leftover containers of finished runs to remove from the hosts
-    catalog: Catalog | None = None  # whose pins the triage of failing checks compares digests with
-    # {"host", "reason", "at"}: recorded on each run of the batch
-    quarantined: tuple[dict[str, str], ...] = ()
-
-
-@dataclass(frozen=True)
-class Where:
-    """Where a job runs (``--executor``, ``--cpu-only``, ``--hosts``, ``--partition``,
-    ``--slurm-spool``, ``--namespace``, ``--rdma-resource``)."""
-
-    executor: str = "docker"
-    cpu_only: bool = False
-    hosts_file: Path | None = None
-    partition: str | None = None  # Slurm
-    slurm_spool: Path | None = None  # Slurm: where job files go (default: executors.slurm)
-    namespace: str = "default"  # Kubernetes
-    rdma_resource: str | None = None  # Kubernetes: a multi-node GPU task's RDMA device plugin
-    secrets_visible: bool = False  # --host-secrets-visible (executors/hostguard.py)
-
-
-@dataclass(frozen=True)
-class Staging:
-    """How a job's hosts are readied before anything is queued: the pull policy and the
-    registry's CA (``--pull``, ``--ca``), and who hears of pulls and quarantined hosts."""
-
-    pull: str = "missing"
-    ca: str | None = None
-    on_pull: Callable[[str, PullEvent], None] | None = None
-    on_quarantine: Callable[[Verdict], None] | None = None
+DEFAULT_WHERE = Where()  # this machine's engine
+QUIET = Staging()  # nobody hears of pulls or quarantined hosts
 
 
 def local_executor(pr: PlannedRun) -> Executor:
@@ -90,23 +47,12 @@ def local_executor(pr: PlannedRun) -> Executor:
     return made
 
 
-def place_job(
-    spec: JobSpec,
-    cat: Catalog,
-    factory: sessionmaker[Session],
-    where: Where = Where(),
-    staging: Staging = Staging(),
-) -> Placement:
-    """Where each task goes (``plan_job``), its images staged there (``stage_job``)."""
-    return stage_job(plan_job(spec, cat, factory, where, staging), staging)
-
-
 def plan_job(
     spec: JobSpec,
     cat: Catalog,
     factory: sessionmaker[Session],
-    where: Where = Where(),
-    staging: Staging = Staging(),
+    where: Where = DEFAULT_WHERE,
+    staging: Staging = QUIET,
 ) -> Placement:
     """Where each task goes, from the plan's history in the store. On this machine's engine
     or a hosts file's, hosts with GPUs the batch needs pass L0 preflight first (a failing one
@@ -151,7 +97,9 @@ def plan_job(
     )
 
 
-def stage_job(placed: Placement, staging: Staging = Staging()) -> Placement:
+def stage_job(
+    placed: Placement, where: Where = DEFAULT_WHERE, staging: Staging = QUIET
+) -> Placement:
     """Every image of a placement on this machine's engine or a hosts file's staged on its
     host (pulled, pinned, verified) before anything is queued; the planned runs then name
     what was staged. A cluster stages its own images."""
@@ -163,7 +111,10 @@ def stage_job(placed: Placement, staging: Staging = Staging()) -> Placement:
     from .pull import check_policy, stage_planned
 
     planned, staged = stage_planned(
-        placed.planned, check_policy(staging.pull), RegistryClient(ca=staging.ca), staging.on_pull
+        placed.planned,
+        check_policy(where.pull),
+        RegistryClient(ca=str(where.ca) if where.ca else None),
+        staging.on_pull,
     )
     return replace(
         placed,
@@ -269,49 +220,6 @@ def _quarantine(
         )
     except InfrastructureError as exc:
         raise type(exc)(f"{exc.message}\nquarantined for this batch: {why}", exc.hint) from None
-
-
-def execute_placed(
-    placed: Placement,
-    spec: JobSpec,
-    factory: sessionmaker[Session],
-    *,
-    reporter: Reporter | None = None,
-    retries: int = 2,
-    repeat: int = 1,
-) -> list[RunSummary]:
-    """Queue and run placed tasks; both image digests are recorded on each run. ``repeat``:
-    the whole job that many times, one batch after the other (never side by side, so that
-    repeated timings do not compete for the host): N runs of each image, which
-    ``valorch diff latest:ALIAS:N`` pools (the run-to-run noise of a timing shrinks by √N)."""
-    return [s for _ in range(repeat) for s in run_batch(placed, spec, factory, reporter, retries)]
-
-
-def execute_job(
-    spec: JobSpec,
-    cat: Catalog,
-    factory: sessionmaker[Session],
-    *,
-    reporter: Reporter | None = None,
-    retries: int = 2,
-    on_warning: Callable[[str], None] | None = None,
-    **where: Any,
-) -> list[RunSummary]:
-    """Plan, queue and run a job; the run summaries of its batch. ``where``: the fields of
-    ``Where`` and ``Staging`` by name (the flags ``qualify`` and ``bisect`` pass on).
-    ``on_warning``: told, before anything runs, of each suite over its time budget."""
-    staging = {k: where.pop(k) for k in list(where) if k in Staging.__dataclass_fields__}
-    placed = place_job(spec, cat, factory, Where(**where), Staging(**staging))
-    if on_warning is not None:
-        from .budgets import over_budget
-
-        for warning in over_budget(placed.planned, placed.history or {}):
-            on_warning(warning)
-    summaries = execute_placed(placed, spec, factory, reporter=reporter, retries=retries)
-    from .session import check_same_store
-
-    check_same_store(factory)  # qualify and bisect read these runs back next
-    return summaries
 
 
 def resume(
@@ -465,9 +373,6 @@ def report(
         )
         return hit[0].reason if hit is not None and not hit[1] else None
 
-    from .session import check_same_store
-
-    check_same_store(factory)  # a store deleted or replaced mid-run: exit 3, no "3 pass"
     with factory() as session:
         runs = stored_runs(session, summaries)
         results: dict[str, Sequence[Result]] = {

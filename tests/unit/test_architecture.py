@@ -26,6 +26,7 @@ SHARED_CLI_MODULES = {
     "flags",
     "helptext",
     "inert",
+    "placing",
     "progress",
     "signals",
     "tables",

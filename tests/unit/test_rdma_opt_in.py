@@ -17,7 +17,8 @@ from orchestrator.executors.slurm.executor import STEP, create_options, step_arg
 from orchestrator.executors.slurm.nodes import hosts_from_sinfo, rdma_nodes
 from orchestrator.ext.k8s.executor import job_manifest
 from orchestrator.ext.k8s.gang import gang_job
-from orchestrator.services.run import Where, _on_cluster
+from orchestrator.services.placing import Where
+from orchestrator.services.run import _on_cluster
 from orchestrator.spec import GPU, HostSpec, ImageSpec, JobSpec, SuiteRef, Task
 
 IMG = ImageSpec(alias="g", reference="nvcr.io/x:1", backend="cuda")

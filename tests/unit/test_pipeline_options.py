@@ -1,16 +1,22 @@
-"""place_job takes a job and two frozen option objects (services/run.py): ``Where`` a job
-runs and how its hosts are readied (``Staging``). Real catalog, real SQLite store."""
+"""The pipeline (services/pipeline.py) takes one frozen options object, whose ``Where`` says
+where and how a job's checks run; planning takes the same ``Where``. Real catalog, real
+SQLite store, the host executor."""
 
 from __future__ import annotations
 
 import dataclasses
+import io
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
 from orchestrator.catalog.core import Catalog
+from orchestrator.commands.progress import RunViews
 from orchestrator.errors import InputError
-from orchestrator.services.run import Staging, Where, execute_job, place_job
+from orchestrator.services.pipeline import RunOptions, execute
+from orchestrator.services.placing import Where
+from orchestrator.services.run import plan_job, stage_job
 from orchestrator.services.session import sessions
 from orchestrator.spec import JobSpec, SuiteRef
 
@@ -22,7 +28,7 @@ SMOKE = SuiteRef(name="smoke", checks=("env.*",))
 def test_the_options_are_frozen_and_default_to_this_machines_engine():
     where = Where()
     assert (where.executor, where.cpu_only, where.hosts_file) == ("docker", False, None)
-    assert Staging().pull == "missing"
+    assert (where.pull, where.retries, where.repeat) == ("missing", 2, 1)
     with pytest.raises(dataclasses.FrozenInstanceError):
         where.executor = "slurm"  # type: ignore[misc]
 
@@ -30,24 +36,27 @@ def test_the_options_are_frozen_and_default_to_this_machines_engine():
 def test_an_unknown_executor_is_bad_input_naming_the_flag(tmp_path):
     job = JobSpec(name="j", images=("host",), suites=(SMOKE,))
     with pytest.raises(InputError, match="unknown --executor 'lsf'"):
-        place_job(job, CATALOG, sessions(str(tmp_path / "v.sqlite")), Where(executor="lsf"))
+        plan_job(job, CATALOG, sessions(str(tmp_path / "v.sqlite")), Where(executor="lsf"))
 
 
 def test_the_host_executor_places_the_host_image_and_refuses_a_container_image(tmp_path):
     factory = sessions(str(tmp_path / "v.sqlite"))
     local = JobSpec(name="j", images=("host",), suites=(SMOKE,))
-    placed = place_job(local, CATALOG, factory, Where(executor="host"))
+    placed = stage_job(plan_job(local, CATALOG, factory, Where(executor="host")))
     ((pr),) = placed.planned
     assert pr.image.alias == "host" and placed.executor_for(pr).name == "host"
     assert placed.hosts and not placed.reap and not placed.staged
     alias = next(i.alias for i in CATALOG.images if i.executor != "host")
     container = JobSpec(name="j", images=(alias,), suites=(SMOKE,))
     with pytest.raises(InputError, match="--executor host runs only the image 'host'"):
-        place_job(container, CATALOG, factory, Where(executor="host"))
+        plan_job(container, CATALOG, factory, Where(executor="host"))
 
 
-def test_execute_job_splits_the_flags_it_is_given_into_the_two_objects(tmp_path):
+def test_the_pipeline_runs_a_given_job_where_and_as_often_as_where_says(tmp_path):
     factory = sessions(str(tmp_path / "v.sqlite"))
     job = JobSpec(name="j", images=("host",), suites=(SMOKE,))
-    (summary,) = execute_job(job, CATALOG, factory, executor="host", pull="never")
-    assert summary.image == "host" and summary.counts["pass"] > 0
+    opts = RunOptions(job=job, where=Where(executor="host", pull="never", repeat=2))
+    ran = execute(opts, CATALOG, factory, RunViews(Console(file=io.StringIO()), True))
+    assert [s.image for s in ran.summaries] == ["host", "host"]
+    assert len({s.run_id for s in ran.summaries}) == 2 and ran.resumed is None
+    assert all(s.counts["pass"] > 0 for s in ran.summaries)

@@ -1,0 +1,200 @@
+"""One pipeline for ``valorch run``, ``qualify`` and ``bisect``: the options a command builds
+(``RunOptions``: what runs, and ``Where`` and how), the progress it shows (``RunProgress``),
+and ``execute``, whose body is the run's stages in order, one call each, as nox's
+``workflow.execute`` runs its list of tasks:
+
+    select → plan → stage → warn → each batch (``--repeat``): first wave, store, dispatch,
+    finish, triage (``services/batch.run_batch``) → the store checked → report
+
+``run`` reports with ``services/run.report``; ``qualify`` diffs the runs against its
+baseline, and ``bisect`` reads one check's verdict back, from the same stored runs.
+``--resume`` takes the place of select, plan and stage: the stored batch is the plan."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from ..catalog.adhoc import Selection, job_for
+from ..catalog.core import Catalog
+from ..errors import InputError
+from ..executors import cleanup
+from ..scheduling.flight import Reporter
+from ..spec import JobSpec
+from . import run as stages
+from .batch import run_batch
+from .hosts_fields import hosts_path, unused_fields
+from .placing import Placement, Staging, Where
+from .pull import check_policy
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session, sessionmaker
+
+    from ..executors.pull import PullEvent
+    from ..store.queue import RunSummary
+    from .preflight import Verdict
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """What runs (``selection``, a ``job`` the caller built, or ``resume`` a stored batch),
+    ``where`` and how, what known issues excuse, and whether a failing check is exit 1
+    (``gate``)."""
+
+    selection: Selection = field(default_factory=Selection)
+    job: JobSpec | None = None  # qualify's candidate job, bisect's one-check probe
+    where: Where = field(default_factory=Where)
+    resume: str | None = None
+    known_issues: Path | None = None
+    gate: bool = True
+    allow_empty: bool = False  # --allow-empty: a run that tested nothing is exit 0, not 1
+
+
+@dataclass(frozen=True)
+class Ran:
+    """What the pipeline ran: the summary of each stored run, and the batch ``--resume``
+    finished."""
+
+    summaries: list[RunSummary]
+    resumed: str | None = None
+
+
+class RunProgress(Protocol):
+    """What a run shows while it works (the commands' terminal views)."""
+
+    def pulls(self) -> AbstractContextManager[Callable[[str, PullEvent], None]]:
+        """Around planning and staging: the callback that is given each pull event."""
+        ...
+
+    def tasks(self) -> AbstractContextManager[Reporter]:
+        """Around the batches: the reporter of their tasks and results."""
+        ...
+
+    def quarantined(self, verdict: Verdict) -> None:
+        """A host failed its preflight and is out of this batch."""
+        ...
+
+    def warning(self, text: str) -> None:
+        """A known-issues entry that can never match; a suite over its time budget."""
+        ...
+
+
+def check(opts: RunOptions) -> None:
+    """The options' own errors (exit 2), before anything is loaded or runs."""
+    check_policy(opts.where.pull)
+    sel = opts.selection
+    if opts.resume and (sel.job or sel.images or sel.profiling_caps):
+        raise InputError(
+            "--resume takes the job from the stored batch", "drop --job/--image/--profiling-caps"
+        )
+
+
+def execute(
+    opts: RunOptions, cat: Catalog, factory: sessionmaker[Session], progress: RunProgress
+) -> Ran:
+    """The pipeline: every stage of a run, in order; every result is stored."""
+    check(opts)
+    from ..store.queries import now
+
+    now()  # a clock before valorch's epoch is refused before anything runs
+    if opts.resume:
+        ran = resume(opts.resume, opts.where, cat, factory, progress)
+    else:
+        spec = select(opts, cat, progress)
+        with progress.pulls() as on_pull:  # preflight and pulls show before the tasks
+            staging = Staging(on_pull, progress.quarantined)
+            placed = stages.plan_job(spec, cat, factory, opts.where, staging)
+            placed = stages.stage_job(placed, opts.where, staging)
+        warn(placed, opts.where, progress)
+        ran = Ran(batches(placed, spec, factory, opts.where, progress))
+    from .session import check_same_store
+
+    check_same_store(factory)  # a store deleted or replaced mid-run: exit 3, no "3 pass"
+    return ran
+
+
+def run(
+    opts: RunOptions, cat: Catalog, factory: sessionmaker[Session], progress: RunProgress
+) -> stages.RunReport:
+    """``valorch run``: the pipeline, then its report (with its ``outcome``)."""
+    check(opts)
+    issues = stages.load_known_issues(opts.known_issues, progress.warning)
+    ran = execute(opts, cat, factory, progress)
+    rep = stages.report(factory, ran.summaries, issues, opts.gate, ran.resumed, opts.allow_empty)
+    # the ended containers were being removed while their results were stored and reported
+    cleanup.settle()
+    return rep
+
+
+def select(opts: RunOptions, cat: Catalog, progress: RunProgress) -> JobSpec:
+    """The job: the caller's, else the selection's (``--job``, ``--image``, ``--suite``); an
+    explicit ``--image REPO:TAG`` runs what the tag names now."""
+    if opts.job is not None:
+        return opts.job
+    if opts.selection.images:
+        cat = follow_typed_tags(cat, opts, progress)
+    return job_for(cat, opts.selection)
+
+
+def follow_typed_tags(cat: Catalog, opts: RunOptions, progress: RunProgress) -> Catalog:
+    """The catalogue with each ``--image REPO:TAG`` of a catalogued image pinned to what the
+    tag names now (``pull.typed_tags``); a moved tag, or a registry that cannot be asked,
+    is said before anything runs."""
+    from ..registry import RegistryClient
+    from .pull import typed_tags
+
+    client = RegistryClient(ca=str(opts.where.ca) if opts.where.ca else None)
+    cat, tags = typed_tags(cat, opts.selection.images, client)
+    for tag in tags:
+        if tag.said:
+            progress.warning(tag.said)
+    return cat
+
+
+def warn(placed: Placement, where: Where, progress: RunProgress) -> None:
+    """Before anything runs: each suite over its time budget, and each field of a hosts file
+    this run reads that does nothing here."""
+    from .budgets import over_budget
+
+    for warning in over_budget(placed.planned, placed.history or {}):
+        progress.warning(warning)
+    if placed.hosts is not None:  # a hosts file this run reads (no cluster placed it)
+        for warning in unused_fields(hosts_path(where.hosts_file), placed.planned):
+            progress.warning(warning)
+
+
+def batches(
+    placed: Placement,
+    spec: JobSpec,
+    factory: sessionmaker[Session],
+    where: Where,
+    progress: RunProgress,
+) -> list[RunSummary]:
+    """``where.repeat`` batches, one after the other, never side by side (repeated timings
+    must not compete for the host): N runs of each image, which ``valorch diff
+    latest:ALIAS:N`` pools."""
+    with progress.tasks() as reporter:
+        return [
+            s
+            for _ in range(where.repeat)
+            for s in run_batch(placed, spec, factory, reporter, where.retries)
+        ]
+
+
+def resume(
+    ref: str, where: Where, cat: Catalog, factory: sessionmaker[Session], progress: RunProgress
+) -> Ran:
+    """The rest of a stored batch (``--resume REF``), planned as it was."""
+    with progress.tasks() as reporter:
+        batch, summaries = stages.resume(
+            ref,
+            cat,
+            factory,
+            hosts_file=where.hosts_file,
+            retries=where.retries,
+            reporter=reporter,
+        )
+    return Ran(summaries, batch)
