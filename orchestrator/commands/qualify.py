@@ -125,16 +125,9 @@ def qualify(
     cat = load_catalog(catalog)
     spec = candidate_job(cat, job, image)
     title = f"valorch qualify {spec.name} against {baseline}"
+    allow = (allow_coverage_loss, allow_known_failures)
     opts = service.QualifyOptions(
-        baseline,
-        known_issues,
-        threshold,
-        allow_coverage_loss,
-        allow_known_failures,
-        where,
-        readiness,
-        readiness_window,
-        allow_empty,
+        baseline, known_issues, threshold, *allow, where, readiness, readiness_window, allow_empty
     )
     factory = sessions(db)
     try:
@@ -149,24 +142,24 @@ def qualify(
     out_dir = out_dir or Path("results") / f"qualify-{datetime.now():%Y%m%d-%H%M%S}"
     why = _write_reports(factory, done, spec.name, known_issues, out_dir)
     reached = (
-        notify_service.post_report(
-            factory,
-            targets,
-            notify_service.Posting(
-                done.report,
-                title,
-                done.verdict,
-                why,
-                infra=done.infra_errors,
-                report_path=str(out_dir / "report.html"),
-            ),
-            say,
-            local=local_images(),
-        )
-        if targets
-        else True
+        _post(notify_service, targets, factory, done, title, why, out_dir) if targets else True
     )
     end_with(done.outcome(out_dir, notified=reached))
+
+
+def _post(
+    notify: Any, targets: Any, factory: Any, done: Qualification, title: str, why: Any, out: Path
+) -> bool:
+    """The report posted to each ``--notify`` target; False when one did not arrive."""
+    posting = notify.Posting(
+        done.report,
+        title,
+        done.verdict,
+        why,
+        infra=done.infra_errors,
+        report_path=str(out / "report.html"),
+    )
+    return bool(notify.post_report(factory, targets, posting, say, local=local_images()))
 
 
 def _write_reports(
