@@ -1,12 +1,7 @@
-"""The options that choose where and how checks run, declared once for every command that
-runs checks (``run``, ``qualify``, ``bisect``): ``@where_options`` adds them to a command and
-hands it one ``services.placing.Where``, so that the three accept the same flags, with the
-same names, checks and help, and none of them lists the flags again.
-
-typer reads a command's parameters from its signature: the decorator gives the wrapper a
-signature of the command's own parameters plus ``OPTIONS``, and folds the values of
-``OPTIONS`` into the ``where`` argument when the command is called (as a typer callback
-would, but for three commands at once)."""
+"""The options that choose where and how checks run, declared once: ``@where_options`` adds
+them to ``run``, ``qualify`` and ``bisect`` (same flags, checks and help) and hands each one
+``services.placing.Where``. typer reads parameters from a signature: the wrapper's is the
+command's own plus ``OPTIONS``, whose values it folds into ``where`` when called."""
 
 from __future__ import annotations
 
@@ -39,7 +34,8 @@ EXECUTOR_HELP = (
 )
 
 
-def _option(name: str, kind: Any, info: Any) -> inspect.Parameter:
+def _option(name: str, kind: Any, default: Any, flag: str, help: str, **more: Any) -> Any:
+    info = typer.Option(default, flag, help=help, **more)
     return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=kind)
 
 
@@ -47,112 +43,60 @@ def _option(name: str, kind: Any, info: Any) -> inspect.Parameter:
 #: ``host_secrets_visible``, its ``secrets_visible``)
 OPTIONS: tuple[inspect.Parameter, ...] = (
     _option(
-        "executor",
-        ExecutorChoice,
-        typer.Option("docker", "--executor", callback=flags.executor_available, help=EXECUTOR_HELP),
+        "executor", ExecutorChoice, "docker", "--executor", EXECUTOR_HELP,
+        callback=flags.executor_available,
     ),
     _option(
-        "cpu_only",
-        bool,
-        typer.Option(
-            False, "--cpu-only", help="Run GPU images on a CPU host; GPU checks are 'skip'."
-        ),
+        "cpu_only", bool, False, "--cpu-only",
+        "Run GPU images on a CPU host; GPU checks are 'skip'.",
     ),
     _option(
-        "hosts_file",
-        Path,
-        typer.Option(
-            None,
-            "--hosts",
-            envvar="VALORCH_HOSTS",
-            help="Host inventory YAML (examples/hosts.yaml) [default: this machine].",
-        ),
+        "hosts_file", Path, None, "--hosts",
+        "Host inventory YAML (examples/hosts.yaml) [default: this machine].",
+        envvar="VALORCH_HOSTS",
+    ),
+    _option("partition", str, None, "--partition", "Slurm partition for --executor slurm."),
+    _option(
+        "slurm_spool", Path, None, "--slurm-spool",
+        "Directory the Slurm nodes share (probe archive, job output) [default: ./results/slurm].",
     ),
     _option(
-        "partition",
-        str,
-        typer.Option(None, "--partition", help="Slurm partition for --executor slurm."),
+        "namespace", str, "default", "--namespace",
+        "Kubernetes namespace for --executor kubernetes.",
     ),
     _option(
-        "slurm_spool",
-        Path,
-        typer.Option(
-            None,
-            "--slurm-spool",
-            help="Directory the Slurm nodes share "
-            "(probe archive, job output) [default: ./results/slurm].",
-        ),
+        "rdma_resource", str, None, "--rdma-resource",
+        "Kubernetes: the RDMA device plugin's resource (e.g. rdma/hca) that a multi-node GPU "
+        "task's pods request, with CAP_IPC_LOCK. A security cost: docs/architecture.md.",
+        callback=flags.extended_resource("--rdma-resource"),
     ),
     _option(
-        "namespace",
-        str,
-        typer.Option(
-            "default", "--namespace", help="Kubernetes namespace for --executor kubernetes."
-        ),
+        "host_secrets_visible", bool, False, "--host-secrets-visible",
+        "Run host workloads although a secret valorch holds is in their reach (/proc): "
+        "knowingly. Otherwise such a run stops first (docs/architecture.md).",
     ),
     _option(
-        "rdma_resource",
-        str,
-        typer.Option(
-            None,
-            "--rdma-resource",
-            callback=flags.extended_resource("--rdma-resource"),
-            help="Kubernetes: the RDMA device plugin's resource (e.g. rdma/hca) that a multi-node "
-            "GPU task's pods request, with CAP_IPC_LOCK. A security cost: docs/architecture.md.",
-        ),
+        "pull", str, "missing", "--pull",
+        "missing: pull absent images; always: pull every time; never: only what the engine "
+        "has. A pinned digest is pulled and run as repo@sha256.",
+        metavar="<missing|always|never>",
     ),
     _option(
-        "host_secrets_visible",
-        bool,
-        typer.Option(
-            False,
-            "--host-secrets-visible",
-            help="Run host workloads although a secret valorch holds is in their reach "
-            "(/proc): knowingly. Otherwise such a run stops first (docs/architecture.md).",
-        ),
+        "ca", Path, None, "--ca",
+        "CA file for the registry's TLS [default: certs.d/<registry>/ca.crt].",
     ),
     _option(
-        "pull",
-        str,
-        typer.Option(
-            "missing",
-            "--pull",
-            metavar="<missing|always|never>",
-            help="missing: pull absent images; always: pull every time; never: only what the "
-            "engine has. A pinned digest is pulled and run as repo@sha256.",
-        ),
+        "retries", int, 2, "--retries",
+        "Re-runs on another host after an infrastructure error (0 to 100).",
+        callback=flags.integer("--retries", 0, 100),
     ),
     _option(
-        "ca",
-        Path,
-        typer.Option(
-            None,
-            "--ca",
-            help="CA file for the registry's TLS [default: certs.d/<registry>/ca.crt].",
-        ),
+        "repeat", int, 1, "--repeat",
+        "Run the whole job this many times, one after the other (1 to 100): N runs of each "
+        "image for `valorch diff latest:ALIAS:N`, which pools them.",
+        callback=flags.integer("--repeat", 1, 100),
     ),
-    _option(
-        "retries",
-        int,
-        typer.Option(
-            2,
-            "--retries",
-            callback=flags.integer("--retries", 0, 100),
-            help="Re-runs on another host after an infrastructure error (0 to 100).",
-        ),
-    ),
-    _option(
-        "repeat",
-        int,
-        typer.Option(
-            1,
-            "--repeat",
-            callback=flags.integer("--repeat", 1, 100),
-            help="Run the whole job this many times, one after the other (1 to 100): N runs "
-            "of each image for `valorch diff latest:ALIAS:N`, which pools them.",
-        ),
-    ),
-)
+)  # fmt: skip
 NAMES = tuple(p.name for p in OPTIONS)
 
 

@@ -302,8 +302,7 @@ class PullProgress:
 
 
 class RunViews:
-    """What ``run``, ``qualify`` and ``bisect`` show while the pipeline works, on stderr
-    (``services.pipeline.RunProgress``): pulls, then the tasks live (neither with
+    """``services.pipeline.RunProgress`` on stderr: pulls, then the tasks live (neither with
     ``quiet``: --json), quarantined hosts and warnings."""
 
     def __init__(self, console: Console, quiet: bool = False) -> None:

@@ -135,7 +135,7 @@ def bisect(
 
     def probe(image: str) -> Probe:
         spec = JobSpec(name="bisect", images=(image,), suites=(suite,))
-        summaries = execute(RunOptions(job=spec, where=where), catalog, factory, progress).summaries
+        _, summaries = execute(RunOptions(job=spec, where=where), catalog, factory, progress)
         if not summaries:
             raise InfrastructureError(f"no run of {image} came back", "see valorch results list")
         s = summaries[-1]

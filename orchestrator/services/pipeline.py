@@ -6,9 +6,8 @@ and ``execute``, whose body is the run's stages in order, one call each, as nox'
     select → plan → stage → warn → each batch (``--repeat``): first wave, store, dispatch,
     finish, triage (``services/batch.run_batch``) → the store checked → report
 
-``run`` reports with ``services/run.report``; ``qualify`` diffs the runs against its
-baseline, and ``bisect`` reads one check's verdict back, from the same stored runs.
-``--resume`` takes the place of select, plan and stage: the stored batch is the plan."""
+``run`` reports with ``services/run.report``; ``qualify`` diffs the stored runs against its
+baseline, and ``bisect`` reads one check's verdict back."""
 
 from __future__ import annotations
 
@@ -27,7 +26,7 @@ from ..spec import JobSpec
 from . import run as stages
 from .batch import run_batch
 from .hosts_fields import hosts_path, unused_fields
-from .placing import Placement, Staging, Where
+from .placing import Placement, Where
 from .pull import check_policy
 
 if TYPE_CHECKING:
@@ -51,15 +50,6 @@ class RunOptions:
     known_issues: Path | None = None
     gate: bool = True
     allow_empty: bool = False  # --allow-empty: a run that tested nothing is exit 0, not 1
-
-
-@dataclass(frozen=True)
-class Ran:
-    """What the pipeline ran: the summary of each stored run, and the batch ``--resume``
-    finished."""
-
-    summaries: list[RunSummary]
-    resumed: str | None = None
 
 
 class RunProgress(Protocol):
@@ -94,26 +84,28 @@ def check(opts: RunOptions) -> None:
 
 def execute(
     opts: RunOptions, cat: Catalog, factory: sessionmaker[Session], progress: RunProgress
-) -> Ran:
-    """The pipeline: every stage of a run, in order; every result is stored."""
+) -> tuple[str | None, list[RunSummary]]:
+    """The pipeline: every stage of a run, in order; every result is stored. Returns the
+    batch ``--resume`` finished (None without it) and the summary of each stored run."""
     check(opts)
     from ..store.queries import now
 
     now()  # a clock before valorch's epoch is refused before anything runs
-    if opts.resume:
-        ran = resume(opts.resume, opts.where, cat, factory, progress)
+    resumed = opts.resume
+    if resumed:  # the stored batch is the plan
+        with progress.tasks() as reporter:
+            resumed, summaries = stages.resume(resumed, cat, factory, opts.where, reporter)
     else:
         spec = select(opts, cat, progress)
         with progress.pulls() as on_pull:  # preflight and pulls show before the tasks
-            staging = Staging(on_pull, progress.quarantined)
-            placed = stages.plan_job(spec, cat, factory, opts.where, staging)
-            placed = stages.stage_job(placed, opts.where, staging)
+            placed = stages.plan_job(spec, cat, factory, opts.where, progress.quarantined)
+            placed = stages.stage_job(placed, opts.where, on_pull)
         warn(placed, opts.where, progress)
-        ran = Ran(batches(placed, spec, factory, opts.where, progress))
+        summaries = batches(placed, spec, factory, opts.where, progress)
     from .session import check_same_store
 
     check_same_store(factory)  # a store deleted or replaced mid-run: exit 3, no "3 pass"
-    return ran
+    return resumed, summaries
 
 
 def run(
@@ -122,36 +114,28 @@ def run(
     """``valorch run``: the pipeline, then its report (with its ``outcome``)."""
     check(opts)
     issues = stages.load_known_issues(opts.known_issues, progress.warning)
-    ran = execute(opts, cat, factory, progress)
-    rep = stages.report(factory, ran.summaries, issues, opts.gate, ran.resumed, opts.allow_empty)
+    resumed, summaries = execute(opts, cat, factory, progress)
+    rep = stages.report(factory, summaries, issues, opts.gate, resumed, opts.allow_empty)
     # the ended containers were being removed while their results were stored and reported
     cleanup.settle()
     return rep
 
 
 def select(opts: RunOptions, cat: Catalog, progress: RunProgress) -> JobSpec:
-    """The job: the caller's, else the selection's (``--job``, ``--image``, ``--suite``); an
-    explicit ``--image REPO:TAG`` runs what the tag names now."""
+    """The job: the caller's, else the selection's (``--job``, ``--image``, ``--suite``). An
+    ``--image REPO:TAG`` of a catalogued image runs what the tag names now
+    (``pull.typed_tags``); a moved tag, or a registry that cannot be asked, is said first."""
     if opts.job is not None:
         return opts.job
     if opts.selection.images:
-        cat = follow_typed_tags(cat, opts, progress)
+        from ..registry import RegistryClient
+        from .pull import typed_tags
+
+        client = RegistryClient(ca=str(opts.where.ca) if opts.where.ca else None)
+        cat, tags = typed_tags(cat, opts.selection.images, client)
+        for said in (tag.said for tag in tags if tag.said):
+            progress.warning(said)
     return job_for(cat, opts.selection)
-
-
-def follow_typed_tags(cat: Catalog, opts: RunOptions, progress: RunProgress) -> Catalog:
-    """The catalogue with each ``--image REPO:TAG`` of a catalogued image pinned to what the
-    tag names now (``pull.typed_tags``); a moved tag, or a registry that cannot be asked,
-    is said before anything runs."""
-    from ..registry import RegistryClient
-    from .pull import typed_tags
-
-    client = RegistryClient(ca=str(opts.where.ca) if opts.where.ca else None)
-    cat, tags = typed_tags(cat, opts.selection.images, client)
-    for tag in tags:
-        if tag.said:
-            progress.warning(tag.said)
-    return cat
 
 
 def warn(placed: Placement, where: Where, progress: RunProgress) -> None:
@@ -173,28 +157,10 @@ def batches(
     where: Where,
     progress: RunProgress,
 ) -> list[RunSummary]:
-    """``where.repeat`` batches, one after the other, never side by side (repeated timings
-    must not compete for the host): N runs of each image, which ``valorch diff
-    latest:ALIAS:N`` pools."""
+    """``where.repeat`` batches, one after the other, never side by side (``Where.repeat``)."""
     with progress.tasks() as reporter:
         return [
             s
             for _ in range(where.repeat)
             for s in run_batch(placed, spec, factory, reporter, where.retries)
         ]
-
-
-def resume(
-    ref: str, where: Where, cat: Catalog, factory: sessionmaker[Session], progress: RunProgress
-) -> Ran:
-    """The rest of a stored batch (``--resume REF``), planned as it was."""
-    with progress.tasks() as reporter:
-        batch, summaries = stages.resume(
-            ref,
-            cat,
-            factory,
-            hosts_file=where.hosts_file,
-            retries=where.retries,
-            reporter=reporter,
-        )
-    return Ran(summaries, batch)

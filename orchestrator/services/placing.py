@@ -1,8 +1,6 @@
-"""The nouns of a run that every stage of the pipeline passes on (``services/pipeline``):
-``Where`` (where and how the checks run: the options ``run``, ``qualify`` and ``bisect``
-share), ``Staging`` (who hears of pulls and quarantined hosts) and ``Placement`` (a planned,
-staged job). They live apart from the stages so that planning (``services/run``) and the
-batch (``services/batch``) both import them and neither imports the other back."""
+"""What every stage of the pipeline (``services/pipeline``) passes on: ``Where`` (the options
+``run``, ``qualify`` and ``bisect`` share) and ``Placement`` (a planned, staged job), apart
+from the stages so that planning (``services/run``) and the batch both import them."""
 
 from __future__ import annotations
 
@@ -14,10 +12,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from ..catalog.core import Catalog
     from ..executors.base import Executor
-    from ..executors.pull import PullEvent
     from ..scheduling.plan import PlannedRun
     from ..spec import HostSpec
-    from .preflight import Verdict
     from .pull import Staged
 
 #: an executor for each planned run: the host interpreter, a host's engine, a cluster
@@ -26,10 +22,8 @@ ExecutorFor = Callable[["PlannedRun"], "Executor"]
 
 @dataclass(frozen=True)
 class Where:
-    """Where and how a job's checks run: the executor and its hosts or cluster (``--executor``,
-    ``--cpu-only``, ``--hosts``, ``--partition``, ``--slurm-spool``, ``--namespace``,
-    ``--rdma-resource``, ``--host-secrets-visible``), how images reach them (``--pull``,
-    ``--ca``), and how often (``--retries``, ``--repeat``)."""
+    """Where and how a job's checks run: the executor and its hosts or cluster, how images
+    reach them, and how often (``commands/placing.OPTIONS``, one flag a field)."""
 
     executor: str = "docker"
     cpu_only: bool = False
@@ -42,17 +36,7 @@ class Where:
     pull: str = "missing"
     ca: Path | None = None  # the registry's CA
     retries: int = 2  # re-runs on another host after an infrastructure error
-    # the whole job this many times, one batch after the other (never side by side, so that
-    # repeated timings do not compete for the host): ``valorch diff latest:ALIAS:N`` pools them
-    repeat: int = 1
-
-
-@dataclass(frozen=True)
-class Staging:
-    """Who hears, while the hosts are readied, of each pull and each quarantined host."""
-
-    on_pull: Callable[[str, PullEvent], None] | None = None
-    on_quarantine: Callable[[Verdict], None] | None = None
+    repeat: int = 1  # batches one after the other, never side by side (timings would compete)
 
 
 @dataclass(frozen=True)

@@ -169,7 +169,7 @@ def qualify(
         base = resolve(session, opts.baseline)  # unknown baseline: exit 2 now
     # one candidate against a many-image baseline: exit 2
     check_baseline_for(spec, cat, base.envs, opts.baseline)
-    summaries = execute(RunOptions(job=spec, where=opts.where), cat, factory, progress).summaries
+    _, summaries = execute(RunOptions(job=spec, where=opts.where), cat, factory, progress)
     with factory() as session:
         runs = stored_runs(session, summaries)
         batch = runs[0].batch if runs else "none"

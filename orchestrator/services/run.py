@@ -20,11 +20,12 @@ from ..scheduling.plan import PlannedRun, plan
 from ..spec import HostSpec, JobSpec
 from .batch import now, reap, sweeping
 from .outcome import GATE_FAILED, INCONCLUSIVE, Outcome, Said, passed
-from .placing import Placement, Staging, Where
+from .placing import Placement, Where
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session, sessionmaker
 
+    from ..executors.pull import PullEvent
     from ..regression.known_issues import KnownIssues
     from ..store.models import Result, Run
     from ..store.queue import RunSummary
@@ -34,10 +35,6 @@ if TYPE_CHECKING:
 # No SQLAlchemy at import: commands that import this module without running a batch
 # (``--help``, a plan that fails) do not load it; the store's modules are imported where
 # they are used.
-
-
-DEFAULT_WHERE = Where()  # this machine's engine
-QUIET = Staging()  # nobody hears of pulls or quarantined hosts
 
 
 def local_executor(pr: PlannedRun) -> Executor:
@@ -51,12 +48,12 @@ def plan_job(
     spec: JobSpec,
     cat: Catalog,
     factory: sessionmaker[Session],
-    where: Where = DEFAULT_WHERE,
-    staging: Staging = QUIET,
+    where: Where,
+    on_quarantine: Callable[[Verdict], None] | None = None,
 ) -> Placement:
     """Where each task goes, from the plan's history in the store. On this machine's engine
     or a hosts file's, hosts with GPUs the batch needs pass L0 preflight first (a failing one
-    is quarantined for the batch, and ``staging.on_quarantine`` hears of it)."""
+    is quarantined for the batch, and ``on_quarantine`` hears of it)."""
     executor = where.executor
     if executor not in executors.NAMES:
         raise InputError(
@@ -77,8 +74,8 @@ def plan_job(
 
         def seen(verdict: Verdict) -> None:  # kept for the triage of the batch's failures
             quarantined.append({"host": verdict.host, "reason": verdict.reason, "at": now()})
-            if staging.on_quarantine:
-                staging.on_quarantine(verdict)
+            if on_quarantine:
+                on_quarantine(verdict)
 
         inventory, planned = _quarantine(spec, cat, inventory, planned, where.cpu_only, hist, seen)
     if executor == "host" and any(pr.image.executor != "host" for pr in planned):
@@ -98,7 +95,7 @@ def plan_job(
 
 
 def stage_job(
-    placed: Placement, where: Where = DEFAULT_WHERE, staging: Staging = QUIET
+    placed: Placement, where: Where, on_pull: Callable[[str, PullEvent], None] | None = None
 ) -> Placement:
     """Every image of a placement on this machine's engine or a hosts file's staged on its
     host (pulled, pinned, verified) before anything is queued; the planned runs then name
@@ -114,7 +111,7 @@ def stage_job(
         placed.planned,
         check_policy(where.pull),
         RegistryClient(ca=str(where.ca) if where.ca else None),
-        staging.on_pull,
+        on_pull,
     )
     return replace(
         placed,
@@ -223,25 +220,20 @@ def _quarantine(
 
 
 def resume(
-    ref: str,
-    cat: Catalog,
-    factory: sessionmaker[Session],
-    *,
-    hosts_file: Path | None = None,
-    retries: int = 2,
-    reporter: Reporter | None = None,
+    ref: str, cat: Catalog, factory: sessionmaker[Session], where: Where, reporter: Reporter
 ) -> tuple[str, list[RunSummary]]:
-    """Finish the tasks of an interrupted batch (after reaping its leftover containers)."""
+    """Finish the tasks of an interrupted batch (after reaping its leftover containers) on
+    ``where.hosts_file``'s hosts."""
     from ..scheduling.resume import resume as resume_batch
     from .recorder import StoreRecorder
 
-    inventory = resolve_hosts(hosts_file)
+    inventory = resolve_hosts(where.hosts_file)
     recorder = StoreRecorder(factory)
     recorder.refuse_foreign(ref)  # before anything is reaped or re-queued
     batch = recorder.batch_id(ref) or ref
     reap(inventory, factory, batch)
     with sweeping(inventory, factory, batch):
-        batch = resume_batch(ref, recorder, cat, inventory, local_executor, reporter, retries)
+        batch = resume_batch(ref, recorder, cat, inventory, local_executor, reporter, where.retries)
         summaries = recorder.summaries(batch)
     from . import triage
 

@@ -42,7 +42,8 @@ def test_an_unknown_executor_is_bad_input_naming_the_flag(tmp_path):
 def test_the_host_executor_places_the_host_image_and_refuses_a_container_image(tmp_path):
     factory = sessions(str(tmp_path / "v.sqlite"))
     local = JobSpec(name="j", images=("host",), suites=(SMOKE,))
-    placed = stage_job(plan_job(local, CATALOG, factory, Where(executor="host")))
+    where = Where(executor="host")
+    placed = stage_job(plan_job(local, CATALOG, factory, where), where)
     ((pr),) = placed.planned
     assert pr.image.alias == "host" and placed.executor_for(pr).name == "host"
     assert placed.hosts and not placed.reap and not placed.staged
@@ -56,7 +57,7 @@ def test_the_pipeline_runs_a_given_job_where_and_as_often_as_where_says(tmp_path
     factory = sessions(str(tmp_path / "v.sqlite"))
     job = JobSpec(name="j", images=("host",), suites=(SMOKE,))
     opts = RunOptions(job=job, where=Where(executor="host", pull="never", repeat=2))
-    ran = execute(opts, CATALOG, factory, RunViews(Console(file=io.StringIO()), True))
-    assert [s.image for s in ran.summaries] == ["host", "host"]
-    assert len({s.run_id for s in ran.summaries}) == 2 and ran.resumed is None
-    assert all(s.counts["pass"] > 0 for s in ran.summaries)
+    resumed, summaries = execute(opts, CATALOG, factory, RunViews(Console(file=io.StringIO())))
+    assert [s.image for s in summaries] == ["host", "host"] and resumed is None
+    assert len({s.run_id for s in summaries}) == 2
+    assert all(s.counts["pass"] > 0 for s in summaries)
