@@ -96,7 +96,7 @@ def execute(
         with progress.tasks() as reporter:
             resumed, summaries = stages.resume(resumed, cat, factory, opts.where, reporter)
     else:
-        spec = select(opts, cat, progress)
+        spec, cat = select(opts, cat, progress)
         with progress.pulls() as on_pull:  # preflight and pulls show before the tasks
             placed = stages.plan_job(spec, cat, factory, opts.where, progress.quarantined)
             placed = stages.stage_job(placed, opts.where, on_pull)
@@ -121,12 +121,13 @@ def run(
     return rep
 
 
-def select(opts: RunOptions, cat: Catalog, progress: RunProgress) -> JobSpec:
-    """The job: the caller's, else the selection's (``--job``, ``--image``, ``--suite``). An
-    ``--image REPO:TAG`` of a catalogued image runs what the tag names now
-    (``pull.typed_tags``); a moved tag, or a registry that cannot be asked, is said first."""
+def select(opts: RunOptions, cat: Catalog, progress: RunProgress) -> tuple[JobSpec, Catalog]:
+    """The job: the caller's, else the selection's (``--job``, ``--image``, ``--suite``), and
+    the catalogue it runs from: an ``--image REPO:TAG`` of a catalogued image is pinned to
+    what the tag names now (``pull.typed_tags``); a moved tag, or a registry that cannot be
+    asked, is said first."""
     if opts.job is not None:
-        return opts.job
+        return opts.job, cat
     if opts.selection.images:
         from ..registry import RegistryClient
         from .pull import typed_tags
@@ -135,7 +136,7 @@ def select(opts: RunOptions, cat: Catalog, progress: RunProgress) -> JobSpec:
         cat, tags = typed_tags(cat, opts.selection.images, client)
         for said in (tag.said for tag in tags if tag.said):
             progress.warning(said)
-    return job_for(cat, opts.selection)
+    return job_for(cat, opts.selection), cat
 
 
 def warn(placed: Placement, where: Where, progress: RunProgress) -> None:
