@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from . import flags
 from .common import (
     CatalogOption,
     DbOption,
@@ -29,8 +30,8 @@ def bisect(
         None, "--job", "-j", help="A job spec that declares the check (command/pytest)."
     ),
     cpu_only: bool = typer.Option(False, "--cpu-only", help="Run GPU images on a CPU host."),
-    hosts_file: Path = typer.Option(
-        None, "--hosts", envvar="VALORCH_HOSTS", help="Host inventory YAML."
+    hosts_file: Path = flags.option(
+        None, "--hosts", envvar="VALORCH_HOSTS", applies=flags.HOSTS, help="Host inventory YAML."
     ),
     db: str = DbOption,
     as_json: bool = JsonOption,

@@ -17,6 +17,7 @@ from typing import Any
 import typer
 
 from .. import satellites
+from ..applies import READINESS, Applies
 from . import flags
 from .common import (
     DEFAULT_THRESHOLD,
@@ -62,14 +63,18 @@ def qualify(
         help="Timing ratio threshold (0.05 = 5 %), above 0, at most 10.",
     ),
     cpu_only: bool = typer.Option(False, "--cpu-only", help="Run GPU images on a CPU host."),
-    hosts_file: Path = typer.Option(
-        None, "--hosts", envvar="VALORCH_HOSTS", help="Host inventory YAML [default: this machine]."
+    hosts_file: Path = flags.option(
+        None,
+        "--hosts",
+        envvar="VALORCH_HOSTS",
+        applies=flags.HOSTS,
+        help="Host inventory YAML [default: this machine].",
     ),
     executor: ExecutorChoice = typer.Option(
         "docker", "--executor", callback=flags.executor_available, help=EXECUTOR_HELP
     ),
-    partition: str = typer.Option(
-        None, "--partition", help="Slurm partition for --executor slurm."
+    partition: str = flags.option(
+        None, "--partition", applies=flags.SLURM, help="Slurm partition."
     ),
     allow_coverage_loss: bool = typer.Option(
         False,
@@ -89,8 +94,11 @@ def qualify(
         help="Also gate on readiness: the job's pass rates over --readiness-window against this "
         "basis (a matrix version, baseline, or window:DURATION); docs/readiness.md.",
     ),
-    readiness_window: str = typer.Option(
-        "7d", "--readiness-window", help="The runs --readiness counts (90m, 36h, 7d, 2w)."
+    readiness_window: str = flags.option(
+        "7d",
+        "--readiness-window",
+        applies=Applies(needs=READINESS, why="it says which runs --readiness counts"),
+        help="The runs --readiness counts (90m, 36h, 7d, 2w).",
     ),
     allow_empty: bool = typer.Option(
         False,

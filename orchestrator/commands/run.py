@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from ..applies import CPU_ONLY, JOB, JSON, RESUME, Applies
 from ..errors import InfrastructureError, InputError
 from . import flags
 from .common import (
@@ -33,37 +34,54 @@ if TYPE_CHECKING:
 
 
 def run(
-    image: list[str] = typer.Option(
-        None, "--image", "-i", help="Image alias, tag, reference or glob (repeatable)."
+    image: list[str] = flags.option(
+        None,
+        "--image",
+        "-i",
+        applies=flags.RESUMED,
+        help="Image alias, tag, reference or glob (repeatable).",
     ),
-    job: Path = typer.Option(None, "--job", "-j", help="A job spec YAML (jobs/*.yaml)."),
-    suite: list[str] = typer.Option(
-        None, "--suite", "-s", help="Suite(s) to run with --image [default: smoke]."
+    job: Path = flags.option(
+        None, "--job", "-j", applies=flags.RESUMED, help="A job spec YAML (jobs/*.yaml)."
     ),
-    check: list[str] = typer.Option(
-        None, "--check", "-k", help="Only checks matching these globs."
+    suite: list[str] = flags.option(
+        None,
+        "--suite",
+        "-s",
+        applies=flags.RESUMED,
+        help="Suite(s) to run with --image [default: smoke].",
     ),
-    deadline: float = typer.Option(
+    check: list[str] = flags.option(
+        None, "--check", "-k", applies=flags.RESUMED, help="Only checks matching these globs."
+    ),
+    deadline: float = flags.option(
         120.0,
+        applies=flags.RESUMED,
         callback=flags.seconds("--deadline"),
         help="Seconds per check before it is a timeout (at most a week).",
     ),
-    timeout: float = typer.Option(
+    timeout: float = flags.option(
         None,
+        applies=flags.RESUMED,
         callback=flags.seconds("--timeout"),
         help="Seconds for a whole suite's container (at most a week).",
     ),
-    attempts: int = typer.Option(
+    attempts: int = flags.option(
         1,
+        applies=flags.RESUMED,
         callback=flags.integer("--attempts", 1, 10),
         help="Attempts per failing check, 1 to 10 (mixed outcomes are flaky).",
     ),
-    cpu_only: bool = typer.Option(
-        False, "--cpu-only", help="Run GPU images on a CPU host; GPU checks are 'skip'."
+    cpu_only: bool = flags.option(
+        False,
+        "--cpu-only",
+        applies=flags.RESUMED,
+        help="Run GPU images on a CPU host; GPU checks are 'skip'.",
     ),
-    profiling_caps: bool = typer.Option(
+    profiling_caps: bool = flags.option(
         False,
         "--profiling-caps",
+        applies=Applies(not_with=(RESUME, CPU_ONLY)),
         help="Add CAP_SYS_ADMIN to the profiler suite's "
         "GPU containers (never another suite's): ncu's performance counters where "
         "the driver keeps them to admins. A security cost: docs/architecture.md.",
@@ -89,31 +107,47 @@ def run(
         help="Exit 0 when nothing was tested (every check skipped, unsupported or n/a); "
         "without it such a run is exit 1.",
     ),
-    show_matrix: bool = typer.Option(
-        True, "--matrix/--no-matrix", help="Print the matrix of this run."
+    show_matrix: bool = flags.option(
+        True,
+        "--matrix/--no-matrix",
+        applies=Applies(not_with=(JSON,), agrees=False),
+        help="Print the matrix of this run.",
     ),
     db: str = DbOption,
     as_json: bool = JsonOption,
     catalog: Path = CatalogOption,
-    executor: ExecutorChoice = typer.Option(
-        "docker", "--executor", callback=flags.executor_available, help=EXECUTOR_HELP
+    executor: ExecutorChoice = flags.option(
+        "docker",
+        "--executor",
+        applies=flags.RESUMED,
+        callback=flags.executor_available,
+        help=EXECUTOR_HELP,
     ),
-    namespace: str = typer.Option(
-        "default", "--namespace", help="Kubernetes namespace for --executor kubernetes."
+    namespace: str = flags.option(
+        "default",
+        "--namespace",
+        applies=Applies(("kubernetes",), not_with=(RESUME,)),
+        help="Kubernetes namespace.",
     ),
-    partition: str = typer.Option(
-        None, "--partition", help="Slurm partition for --executor slurm."
+    partition: str = flags.option(
+        None, "--partition", applies=flags.SLURM, help="Slurm partition."
     ),
-    rdma_resource: str = typer.Option(
+    rdma_resource: str = flags.option(
         None,
         "--rdma-resource",
+        applies=Applies(
+            ("kubernetes",),
+            not_with=(RESUME, CPU_ONLY),
+            why="a hosts file's rdma, or a Slurm node's feature rdma, opts in elsewhere",
+        ),
         callback=flags.extended_resource("--rdma-resource"),
         help="Kubernetes: the RDMA device plugin's resource (e.g. rdma/hca) that a multi-node "
         "GPU task's pods request, with CAP_IPC_LOCK. A security cost: docs/architecture.md.",
     ),
-    hosts_file: Path = typer.Option(
+    hosts_file: Path = flags.option(
         None,
         "--hosts",
+        applies=flags.HOSTS,
         envvar="VALORCH_HOSTS",
         help="Host inventory YAML (examples/hosts.yaml) [default: this machine].",
     ),
@@ -122,38 +156,56 @@ def run(
         "--resume",
         help="Finish the remaining tasks of an interrupted batch (a batch id, or a run id of it).",
     ),
-    retries: int = typer.Option(
+    retries: int = flags.option(
         2,
         "--retries",
+        applies=Applies(("host", "docker"), why="the cluster keeps its own retries"),
         callback=flags.integer("--retries", 0, 100),
         help="Re-runs on another host after an infrastructure error (0 to 100).",
     ),
-    repeat: int = typer.Option(
+    repeat: int = flags.option(
         1,
         "--repeat",
+        applies=flags.RESUMED,
         callback=flags.integer("--repeat", 1, 100),
         help="Run the whole job this many times, one after the other (1 to 100): N runs "
         "of each image for `valorch diff latest:ALIAS:N`, which pools them.",
     ),
-    slurm_spool: Path = typer.Option(
+    slurm_spool: Path = flags.option(
         None,
         "--slurm-spool",
+        applies=flags.SLURM,
         help="Directory the Slurm nodes share "
         "(probe archive, job output) [default: ./results/slurm].",
     ),
-    pull: str = typer.Option(
+    pull: str = flags.option(
         "missing",
         "--pull",
+        applies=Applies(
+            ("docker",),
+            not_with=(RESUME,),
+            why="a cluster pulls its own images; host runs no image",
+        ),
         metavar="<missing|always|never>",
         help="missing: pull absent images; always: pull every time; "
         "never: only what the engine has. A pinned digest is pulled and run as repo@sha256.",
     ),
-    ca: Path = typer.Option(
-        None, "--ca", help="CA file for the registry's TLS [default: certs.d/<registry>/ca.crt]."
+    ca: Path = flags.option(
+        None,
+        "--ca",
+        applies=Applies(
+            ("docker",),
+            not_with=(RESUME,),
+            why="only docker's pulls reach a registry from here",
+        ),
+        help="CA file for the registry's TLS [default: certs.d/<registry>/ca.crt].",
     ),
-    workload_root: list[Path] = typer.Option(
+    workload_root: list[Path] = flags.option(
         None,
         "--workload-root",
+        applies=Applies(
+            needs=JOB, not_with=(RESUME,), why="only a job's pytest workloads ship files"
+        ),
         help="A directory whose files a job's pytest "
         "workloads may ship, besides the job file's own (repeatable).",
     ),

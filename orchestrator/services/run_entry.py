@@ -17,10 +17,10 @@ from ..catalog.adhoc import Selection, job_for
 from ..catalog.core import Catalog
 from ..errors import InputError
 from ..executors import cleanup
+from ..hosts.inventory import unused_fields
 from ..scheduling.flight import Reporter
 from . import run as service
 from .batch import run_batch
-from .hosts_fields import hosts_path, unused_fields
 from .pull import check_policy
 
 if TYPE_CHECKING:
@@ -132,7 +132,8 @@ def run(
         for warning in over_budget(placed.planned, placed.history or {}):
             progress.warning(warning)  # before anything runs
         if placed.hosts is not None:  # a hosts file this run reads (no cluster placed it)
-            for warning in unused_fields(hosts_path(opts.where.hosts_file), placed.planned):
+            used = {pr.image.executor for pr in placed.planned}
+            for warning in unused_fields(opts.where.hosts_file, used):
                 progress.warning(warning)
         with progress.tasks() as reporter:
             for _ in range(opts.repeat):  # one batch after the other, never side by side
