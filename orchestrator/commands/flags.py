@@ -24,10 +24,13 @@ from ..bounds import EXTENDED_RESOURCE, MAX_SECONDS, VERSION_PATTERN
 RESUMED = Applies(not_with=(RESUME,))
 #: --format beside --json (``--format json`` agrees with it)
 FORMAT = Applies(not_with=(JSON,), agrees="json")
-#: the Slurm executor's own options (--partition, --slurm-spool)
+#: the placement options of run, qualify and bisect: each executor's own, and those a cluster
+#: does itself
 SLURM = Applies(("slurm",), not_with=(RESUME,))
-#: --hosts: the hosts file places tasks where no cluster does
+KUBERNETES = Applies(("kubernetes",), not_with=(RESUME,))
+PULLS = Applies(("docker",), not_with=(RESUME,), why="only docker pulls images from here")
 HOSTS = Applies(("host", "docker"), why="the cluster places every job itself")
+RETRIES = Applies(("host", "docker"), why="the cluster keeps its own retries")
 
 
 def option(default: Any, *decls: str, applies: Applies, **kw: Any) -> Any:

@@ -124,10 +124,7 @@ def run(
         help=EXECUTOR_HELP,
     ),
     namespace: str = flags.option(
-        "default",
-        "--namespace",
-        applies=Applies(("kubernetes",), not_with=(RESUME,)),
-        help="Kubernetes namespace.",
+        "default", "--namespace", applies=flags.KUBERNETES, help="Kubernetes namespace."
     ),
     partition: str = flags.option(
         None, "--partition", applies=flags.SLURM, help="Slurm partition."
@@ -159,7 +156,7 @@ def run(
     retries: int = flags.option(
         2,
         "--retries",
-        applies=Applies(("host", "docker"), why="the cluster keeps its own retries"),
+        applies=flags.RETRIES,
         callback=flags.integer("--retries", 0, 100),
         help="Re-runs on another host after an infrastructure error (0 to 100).",
     ),
@@ -181,11 +178,7 @@ def run(
     pull: str = flags.option(
         "missing",
         "--pull",
-        applies=Applies(
-            ("docker",),
-            not_with=(RESUME,),
-            why="a cluster pulls its own images; host runs no image",
-        ),
+        applies=flags.PULLS,
         metavar="<missing|always|never>",
         help="missing: pull absent images; always: pull every time; "
         "never: only what the engine has. A pinned digest is pulled and run as repo@sha256.",
@@ -193,11 +186,7 @@ def run(
     ca: Path = flags.option(
         None,
         "--ca",
-        applies=Applies(
-            ("docker",),
-            not_with=(RESUME,),
-            why="only docker's pulls reach a registry from here",
-        ),
+        applies=flags.PULLS,
         help="CA file for the registry's TLS [default: certs.d/<registry>/ca.crt].",
     ),
     workload_root: list[Path] = flags.option(
