@@ -97,8 +97,9 @@ class Applies:
 
     def note(self, params: Collection[str]) -> str:
         """Where it applies, for its help text in a command of ``params`` (empty where it
-        applies everywhere): a mode that command does not have is not named."""
-        parts = [f"only with --executor {_or(self.executors)}"] if self.executors else []
+        applies everywhere): an executor or a mode that command does not choose is not named."""
+        chosen = self.executors and "executor" in params
+        parts = [f"only with --executor {_or(self.executors)}"] if chosen else []
         parts += [f"only with {self.needs.flag}"] if self.needs else []
         silencing = [m.flag for m in self.not_with if m.param in params]
         parts += [f"not with {', '.join(silencing)}"] if silencing else []
