@@ -23,6 +23,7 @@ from orchestrator.commands.inert import declared
 BASE = {
     "run": ("--image", "host"),
     "qualify": ("--baseline", "v1", "--image", "host"),
+    "bisect": ("--check", "smoke.env.python", "host", "host"),
     "diff": ("latest", "latest"),
     "readiness": ("--job", "smoke.yaml", "--basis", "v1"),
     "inventory audit": ("--image", "host"),
