@@ -29,7 +29,7 @@ class App(typer.Typer):
         try:
             try:
                 _check_encoding(kwargs.get("args") or sys.argv[1:])
-                return guard(tidy(get_command(self)))(*args, **kwargs)
+                return tidy(guard(get_command(self)))(*args, **kwargs)
             except OSError as exc:
                 if isinstance(exc, BrokenPipeError):
                     raise

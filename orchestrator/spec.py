@@ -17,6 +17,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from . import plaintext
+from .applies import Applies
 from .bounds import (  # noqa: F401 (re-exported: the bounds of the vocabulary)
     EXIT_CODE_RANGE,
     MAX_GID,
@@ -243,6 +244,12 @@ def _checked_memory(value: str | None) -> str | None:
     return value
 
 
+#: where a field acts (applies.py): in a probe container, or on the local interpreter only
+NO_CONTAINER = "no container starts"
+IN_CONTAINER = Applies(("docker",), why=NO_CONTAINER)
+ON_HOST = Applies(("host",), why="a container gets none of valorch's environment")
+
+
 class HostSpec(Frozen):
     name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
     endpoint: str = "unix:///var/run/docker.sock"
@@ -252,12 +259,12 @@ class HostSpec(Frozen):
     gpus: tuple[GPU, ...] = ()
     render_gid: int | None = Field(default=None, ge=0, le=MAX_GID)
     video_gid: int | None = Field(default=None, ge=0, le=MAX_GID)
-    nvidia_runtime: bool = False
+    nvidia_runtime: Annotated[bool, IN_CONTAINER] = False
     kernel: str | None = None
     driver: str | None = None
     # per probe container on this host (executors/limits.py gives the defaults); not part of the fingerprint
-    container_memory: str | None = Field(default=None, pattern=MEMORY_SIZE)
-    container_cpus: float | None = Field(
+    container_memory: Annotated[str | None, IN_CONTAINER] = Field(default=None, pattern=MEMORY_SIZE)
+    container_cpus: Annotated[float | None, IN_CONTAINER] = Field(
         default=None, ge=MIN_CPUS, le=MAX_CPUS, allow_inf_nan=False
     )
     # the host's address on the network the nodes of a multi-node task talk over (the
@@ -270,7 +277,7 @@ class HostSpec(Frozen):
     # on this host, with CAP_IPC_LOCK and an unlimited memlock, as NCCL/RCCL need for
     # InfiniBand/RoCE (executors/container.RDMA_CAPS; the cost: docs/architecture.md). Not part
     # of the fingerprint.
-    rdma: tuple[str, ...] = Field(default=(), max_length=64)
+    rdma: Annotated[tuple[str, ...], IN_CONTAINER] = Field(default=(), max_length=64)
 
     @field_validator("rdma")
     @classmethod
@@ -459,11 +466,13 @@ class SuiteRef(Frozen):
         description="seconds for the whole container",
     )
     attempts: int = Field(default=1, ge=1, le=10)
-    network: bool = False
-    memory: str | None = Field(
+    network: Annotated[
+        bool, Applies(("docker",), why="a workload there always has this machine's network")
+    ] = False
+    memory: Annotated[str | None, IN_CONTAINER] = Field(
         default=None, pattern=MEMORY_SIZE, description="the container's memory limit"
     )
-    cpus: float | None = Field(
+    cpus: Annotated[float | None, IN_CONTAINER] = Field(
         default=None,
         ge=MIN_CPUS,
         le=MAX_CPUS,
@@ -474,10 +483,12 @@ class SuiteRef(Frozen):
     pytest: PytestSpec | None = None  # suite "pytest" only
     # suite "profiler" only, opt-in: its GPU containers get CAP_SYS_ADMIN (ncu's performance
     # counters where the driver keeps them to admin users: executors/container.PROFILING_CAPS)
-    profiling_caps: bool = False
+    profiling_caps: Annotated[
+        bool, Applies(("docker",), why="the profiler has what the user running valorch has")
+    ] = False
     # variables of valorch's environment passed to a workload run by the local interpreter
     # (--image host), beyond the allow-list of executors/hostenv.py; a container gets none
-    pass_env: tuple[str, ...] = Field(default=(), max_length=100)
+    pass_env: Annotated[tuple[str, ...], ON_HOST] = Field(default=(), max_length=100)
     # a task spanning several nodes: gang-placed on that many hosts, one probe per node
     nodes: int = Field(default=1, ge=1, le=1024, description="nodes the task spans (gang-placed)")
     gpus_per_node: int | None = Field(

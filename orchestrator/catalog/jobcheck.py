@@ -15,8 +15,9 @@ What is checked, and reported together (docs/input-validation.md, "Job specs"):
   a mistake: it would run nothing and pass; the nearest check ids are named), a pytest
   workload's path;
 - each image selector, against the catalog (with the nearest aliases);
-- once the rest holds, the fields the job's images would ignore (``inert_fields``,
-  ``pass_env``).
+- once the rest holds, the fields the job's images would ignore, as each field declares
+  where it acts (``spec.SuiteRef``, applies.py): a field left out, or written with its
+  default value, is never refused.
 """
 
 from __future__ import annotations
@@ -29,10 +30,9 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from .. import yamlio
+from .. import applies, yamlio
 from ..errors import AmbiguousImageError, SpecError, UnknownImageError
 from ..spec import ImageSpec, JobSpec, SuiteRef
-from .inert_fields import check_fields
 
 if TYPE_CHECKING:
     from .core import Catalog
@@ -127,11 +127,7 @@ def check_document(
     if job is not None and not problems:
         job = job.model_copy(update={"suites": tuple(refs)})
         if catalog is not None:
-            problems += _pass_env_applies(job, doc, images)
-            problems += [
-                yamlio.Problem(doc.line(loc), ".".join(map(str, loc)), message, hint)
-                for loc, message, hint in check_fields(job, doc, images)
-            ]
+            problems += _without_effect(job, doc, images)
     problems.sort(key=lambda p: p.line)  # stable: one line's problems keep their order
     return JobCheck(doc.path, job if not problems else None, images, tuple(problems))
 
@@ -318,21 +314,26 @@ def _images(
     return tuple(chosen.values()), problems
 
 
-def _pass_env_applies(
+def _without_effect(
     job: JobSpec, doc: yamlio.Document, images: Sequence[ImageSpec]
 ) -> list[yamlio.Problem]:
-    """``pass_env`` reaches workloads of the local interpreter only: on a job with no such
-    image it would be silently ignored, which is a mistake naming the key."""
-    if any(image.executor == "host" for image in images):
-        return []
+    """Each suite field written, not at its default, that the job's images would ignore."""
+    used = {image.executor for image in images}
     return [
         _problem(
             doc,
-            ("suites", i, "pass_env"),
-            "no image of this job runs on the local interpreter (image host), and a container "
-            "gets none of valorch's environment",
-            "remove pass_env, or add the image host to the job",
+            ("suites", i, key),
+            f"has no effect on this job: {why}",
+            f"remove {key}, or add {where.add()} to the job",
         )
+        for key, where in applies.fields(SuiteRef)
+        if (why := where.unused_on(used))
         for i, suite in enumerate(job.suites)
-        if suite.pass_env
+        if getattr(suite, key) != SuiteRef.model_fields[key].default and _written(doc, i, key)
     ]
+
+
+def _written(doc: yamlio.Document, i: int, key: str) -> bool:
+    suites = doc.data.get("suites") if isinstance(doc.data, dict) else None
+    entry = suites[i] if isinstance(suites, list) and i < len(suites) else None
+    return isinstance(entry, dict) and key in entry

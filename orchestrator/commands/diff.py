@@ -39,10 +39,11 @@ def diff(
         "digest on one host, pooled).",
     ),
     head: str = typer.Argument(..., help="The same kinds of names as BASE."),
-    fmt: str = typer.Option(
+    fmt: str = flags.option(
         "term",
         "--format",
         "-f",
+        applies=flags.FORMAT,
         metavar="<term|md|html|json|junit>",
         help="term, md, html, json or junit (--json is the same as --format json).",
     ),

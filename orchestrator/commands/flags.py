@@ -1,6 +1,10 @@
-"""Numeric flags checked where they are parsed: a clean exit 2 naming the flag and the
-allowed range, never a pydantic traceback or a value (nan, inf, 1e300) that breaks a
-timer far from the command line. Use as ``typer.Option(..., callback=seconds("--deadline"))``."""
+"""Flags declared and checked where they are parsed.
+
+``option`` is ``typer.Option`` with where the option acts (applies.py): the refusal where it
+has no effect and its help's note are read from that declaration (commands/inert.py).
+The callbacks give a clean exit 2 naming the flag and the allowed range, never a pydantic
+traceback or a value (nan, inf, 1e300) that breaks a timer far from the command line. Use
+as ``typer.Option(..., callback=seconds("--deadline"))``."""
 
 from __future__ import annotations
 
@@ -9,10 +13,31 @@ import re
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import typer
 
+from ..applies import JSON, RESUME, Applies
 from ..bounds import EXTENDED_RESOURCE, MAX_SECONDS, VERSION_PATTERN
+
+#: what a resumed run keeps from its stored batch
+RESUMED = Applies(not_with=(RESUME,))
+#: --format beside --json (``--format json`` agrees with it)
+FORMAT = Applies(not_with=(JSON,), agrees="json")
+#: the placement options of run, qualify and bisect: each executor's own, and those a cluster
+#: does itself
+SLURM = Applies(("slurm",), not_with=(RESUME,))
+KUBERNETES = Applies(("kubernetes",), not_with=(RESUME,))
+PULLS = Applies(("docker",), not_with=(RESUME,), why="only docker pulls images from here")
+HOSTS = Applies(("host", "docker"), why="the cluster places every job itself")
+RETRIES = Applies(("host", "docker"), why="the cluster keeps its own retries")
+
+
+def option(default: Any, *decls: str, applies: Applies, **kw: Any) -> Any:
+    """``typer.Option(default, *decls, **kw)`` that declares where the option acts."""
+    info = typer.Option(default, *decls, **kw)
+    info.applies = applies  # read back by commands/inert.py
+    return info
 
 
 def _bad(flag: str, value: object, allowed: str) -> typer.BadParameter:

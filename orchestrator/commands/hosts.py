@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from ..applies import LEVEL_1, Applies
 from . import flags
 from .common import (
     CatalogOption,
@@ -161,9 +162,10 @@ def check(
         "driver version, a container with the device options; 1 = and SMI health, "
         "rvs / dcgmi diag -r 1, the kernel log.",
     ),
-    since: float = typer.Option(
+    since: float = flags.option(
         60.0,
         "--since",
+        applies=Applies(needs=LEVEL_1, why="only level 1 scans the kernel log"),
         callback=flags.number("--since", 0, 525_600, lo_open=True),
         help="Minutes of kernel log that --level 1 scans (at most a year).",
     ),

@@ -156,10 +156,11 @@ def audit_image(
     image: str = typer.Option(
         ..., "--image", "-i", help="Image alias, tag or reference (or 'host')."
     ),
-    fmt: AuditFormat = typer.Option(
+    fmt: AuditFormat = flags.option(
         AuditFormat.term,
         "--format",
         "-f",
+        applies=flags.FORMAT,
         help="term, md, json or cyclonedx.",
         callback=_format_available,
     ),
@@ -275,7 +276,9 @@ def diff_images(
     packages: bool = typer.Option(
         False, "--packages", help="List pip:/deb: package changes in the terminal too."
     ),
-    fmt: DiffFormat = typer.Option(DiffFormat.term, "--format", "-f", help="term, md or json."),
+    fmt: DiffFormat = flags.option(
+        DiffFormat.term, "--format", "-f", applies=flags.FORMAT, help="term, md or json."
+    ),
     out_path: Path = typer.Option(
         None,
         "--out",
@@ -329,10 +332,11 @@ def show(
         ...,
         help="Run id (or a unique prefix) of a stored inventory, or an image alias/tag: its newest.",
     ),
-    fmt: AuditFormat = typer.Option(
+    fmt: AuditFormat = flags.option(
         AuditFormat.term,
         "--format",
         "-f",
+        applies=flags.FORMAT,
         help="term, md, json or cyclonedx.",
         callback=_format_available,
     ),

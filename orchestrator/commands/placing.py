@@ -14,6 +14,7 @@ from typing import Any
 
 import typer
 
+from ..applies import CPU_ONLY, RESUME, Applies
 from . import flags
 
 
@@ -34,8 +35,19 @@ EXECUTOR_HELP = (
 )
 
 
-def _option(name: str, kind: Any, default: Any, flag: str, help: str, **more: Any) -> Any:
-    info = typer.Option(default, flag, help=help, **more)
+def _option(
+    name: str,
+    kind: Any,
+    default: Any,
+    flag: str,
+    help: str,
+    applies: Applies | None = None,
+    **more: Any,
+) -> Any:
+    if applies is None:
+        info = typer.Option(default, flag, help=help, **more)
+    else:
+        info = flags.option(default, flag, applies=applies, help=help, **more)
     return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=kind)
 
 
@@ -43,31 +55,37 @@ def _option(name: str, kind: Any, default: Any, flag: str, help: str, **more: An
 #: ``host_secrets_visible``, its ``secrets_visible``)
 OPTIONS: tuple[inspect.Parameter, ...] = (
     _option(
-        "executor", ExecutorChoice, "docker", "--executor", EXECUTOR_HELP,
+        "executor", ExecutorChoice, "docker", "--executor", EXECUTOR_HELP, flags.RESUMED,
         callback=flags.executor_available,
     ),
     _option(
         "cpu_only", bool, False, "--cpu-only",
-        "Run GPU images on a CPU host; GPU checks are 'skip'.",
+        "Run GPU images on a CPU host; GPU checks are 'skip'.", flags.RESUMED,
     ),
     _option(
         "hosts_file", Path, None, "--hosts",
-        "Host inventory YAML (examples/hosts.yaml) [default: this machine].",
+        "Host inventory YAML (examples/hosts.yaml) [default: this machine].", flags.HOSTS,
         envvar="VALORCH_HOSTS",
     ),
-    _option("partition", str, None, "--partition", "Slurm partition for --executor slurm."),
+    _option("partition", str, None, "--partition", "Slurm partition.", flags.SLURM),
     _option(
         "slurm_spool", Path, None, "--slurm-spool",
         "Directory the Slurm nodes share (probe archive, job output) [default: ./results/slurm].",
+        flags.SLURM,
     ),
     _option(
         "namespace", str, "default", "--namespace",
-        "Kubernetes namespace for --executor kubernetes.",
+        "Kubernetes namespace.", flags.KUBERNETES,
     ),
     _option(
         "rdma_resource", str, None, "--rdma-resource",
         "Kubernetes: the RDMA device plugin's resource (e.g. rdma/hca) that a multi-node GPU "
         "task's pods request, with CAP_IPC_LOCK. A security cost: docs/architecture.md.",
+        Applies(
+            ("kubernetes",),
+            not_with=(RESUME, CPU_ONLY),
+            why="a hosts file's rdma, or a Slurm node's feature rdma, opts in elsewhere",
+        ),
         callback=flags.extended_resource("--rdma-resource"),
     ),
     _option(
@@ -78,22 +96,22 @@ OPTIONS: tuple[inspect.Parameter, ...] = (
     _option(
         "pull", str, "missing", "--pull",
         "missing: pull absent images; always: pull every time; never: only what the engine "
-        "has. A pinned digest is pulled and run as repo@sha256.",
+        "has. A pinned digest is pulled and run as repo@sha256.", flags.PULLS,
         metavar="<missing|always|never>",
     ),
     _option(
         "ca", Path, None, "--ca",
-        "CA file for the registry's TLS [default: certs.d/<registry>/ca.crt].",
+        "CA file for the registry's TLS [default: certs.d/<registry>/ca.crt].", flags.PULLS,
     ),
     _option(
         "retries", int, 2, "--retries",
-        "Re-runs on another host after an infrastructure error (0 to 100).",
+        "Re-runs on another host after an infrastructure error (0 to 100).", flags.RETRIES,
         callback=flags.integer("--retries", 0, 100),
     ),
     _option(
         "repeat", int, 1, "--repeat",
         "Run the whole job this many times, one after the other (1 to 100): N runs of each "
-        "image for `valorch diff latest:ALIAS:N`, which pools them.",
+        "image for `valorch diff latest:ALIAS:N`, which pools them.", flags.RESUMED,
         callback=flags.integer("--repeat", 1, 100),
     ),
 )  # fmt: skip

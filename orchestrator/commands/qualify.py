@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from .. import satellites
+from ..applies import READINESS, Applies
 from . import flags
 from .common import (
     DEFAULT_THRESHOLD,
@@ -78,8 +79,11 @@ _READINESS = typer.Option(
     help="Also gate on readiness: the job's pass rates over --readiness-window against this "
     "basis (a matrix version, baseline, or window:DURATION); docs/readiness.md.",
 )
-_READINESS_WINDOW = typer.Option(
-    "7d", "--readiness-window", help="The runs --readiness counts (90m, 36h, 7d, 2w)."
+_READINESS_WINDOW = flags.option(
+    "7d",
+    "--readiness-window",
+    applies=Applies(needs=READINESS, why="it says which runs --readiness counts"),
+    help="The runs --readiness counts (90m, 36h, 7d, 2w).",
 )
 _ALLOW_EMPTY = typer.Option(
     False,

@@ -75,7 +75,9 @@ def readiness(
         help="Say ready when there is nothing to judge (no candidate runs, an empty basis, no "
         "cell tested on both sides): accepted knowingly.",
     ),
-    fmt: str = typer.Option("term", "--format", "-f", help="term, md or json."),
+    fmt: str = flags.option(
+        "term", "--format", "-f", applies=flags.FORMAT, help="term, md or json."
+    ),
     out_path: Path = typer.Option(
         None, "--out", "-o", callback=flags.OUT_FILE, help="Write here instead of stdout."
     ),

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from ..applies import CPU_ONLY, JOB, JSON, RESUME, Applies
 from ..errors import InfrastructureError
 from . import flags
 from .common import (
@@ -29,30 +30,48 @@ if TYPE_CHECKING:
     from ..services.placing import Where
     from ..services.run import RunReport
 
-_IMAGE = typer.Option(
-    None, "--image", "-i", help="Image alias, tag, reference or glob (repeatable)."
+_IMAGE = flags.option(
+    None,
+    "--image",
+    "-i",
+    applies=flags.RESUMED,
+    help="Image alias, tag, reference or glob (repeatable).",
 )
-_JOB = typer.Option(None, "--job", "-j", help="A job spec YAML (jobs/*.yaml).")
-_SUITE = typer.Option(None, "--suite", "-s", help="Suite(s) to run with --image [default: smoke].")
-_CHECK = typer.Option(None, "--check", "-k", help="Only checks matching these globs.")
-_DEADLINE = typer.Option(
+_JOB = flags.option(
+    None, "--job", "-j", applies=flags.RESUMED, help="A job spec YAML (jobs/*.yaml)."
+)
+_SUITE = flags.option(
+    None,
+    "--suite",
+    "-s",
+    applies=flags.RESUMED,
+    help="Suite(s) to run with --image [default: smoke].",
+)
+_CHECK = flags.option(
+    None, "--check", "-k", applies=flags.RESUMED, help="Only checks matching these globs."
+)
+_DEADLINE = flags.option(
     120.0,
+    applies=flags.RESUMED,
     callback=flags.seconds("--deadline"),
     help="Seconds per check before it is a timeout (at most a week).",
 )
-_TIMEOUT = typer.Option(
+_TIMEOUT = flags.option(
     None,
+    applies=flags.RESUMED,
     callback=flags.seconds("--timeout"),
     help="Seconds for a whole suite's container (at most a week).",
 )
-_ATTEMPTS = typer.Option(
+_ATTEMPTS = flags.option(
     1,
+    applies=flags.RESUMED,
     callback=flags.integer("--attempts", 1, 10),
     help="Attempts per failing check, 1 to 10 (mixed outcomes are flaky).",
 )
-_PROFILING_CAPS = typer.Option(
+_PROFILING_CAPS = flags.option(
     False,
     "--profiling-caps",
+    applies=Applies(not_with=(RESUME, CPU_ONLY)),
     help="Add CAP_SYS_ADMIN to the profiler suite's "
     "GPU containers (never another suite's): ncu's performance counters where "
     "the driver keeps them to admins. A security cost: docs/architecture.md.",
@@ -73,15 +92,21 @@ _ALLOW_EMPTY = typer.Option(
     help="Exit 0 when nothing was tested (every check skipped, unsupported or n/a); "
     "without it such a run is exit 1.",
 )
-_MATRIX = typer.Option(True, "--matrix/--no-matrix", help="Print the matrix of this run.")
+_MATRIX = flags.option(
+    True,
+    "--matrix/--no-matrix",
+    applies=Applies(not_with=(JSON,), agrees=False),
+    help="Print the matrix of this run.",
+)
 _RESUME = typer.Option(
     None,
     "--resume",
     help="Finish the remaining tasks of an interrupted batch (a batch id, or a run id of it).",
 )
-_WORKLOAD_ROOT = typer.Option(
+_WORKLOAD_ROOT = flags.option(
     None,
     "--workload-root",
+    applies=Applies(needs=JOB, not_with=(RESUME,), why="only a job's pytest workloads ship files"),
     help="A directory whose files a job's pytest "
     "workloads may ship, besides the job file's own (repeatable).",
 )

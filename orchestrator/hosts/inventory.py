@@ -16,14 +16,19 @@ hosts:
     slots: 4
 ```
 
-A top-level list of hosts is accepted as well. Errors name the file, line and key.
+A top-level list of hosts is accepted as well. Errors name the file, line and key. A field
+a run ignores (``spec.HostSpec`` declares where each acts: applies.py) is a warning, not
+exit 2: a hosts file is an inventory shared by every job and executor, so a field that
+acts for the next job is no mistake in this one.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Collection
 from pathlib import Path
 
+from .. import applies
 from ..errors import SpecError
 from ..spec import HostSpec
 from ..yamlio import Document, load, validate
@@ -33,12 +38,16 @@ ENV = "VALORCH_HOSTS"
 SCHEMES = ("unix://", "tcp://", "ssh://", "npipe://")
 
 
+def _listed(doc: Document) -> tuple[object, tuple[str, ...]]:
+    """The list of hosts of a file, and where it is: the top level, or under ``hosts``."""
+    if isinstance(doc.data, dict) and set(doc.data) == {"hosts"}:
+        return doc.data["hosts"], ("hosts",)
+    return doc.data, ()
+
+
 def load_hosts(path: Path) -> tuple[HostSpec, ...]:
     doc = load(Path(path), "host inventory")
-    root: tuple[str, ...] = ()
-    data = doc.data
-    if isinstance(data, dict) and set(data) == {"hosts"}:
-        data, root = data["hosts"], ("hosts",)
+    data, root = _listed(doc)
     if not isinstance(data, list) or not data:
         raise SpecError(
             f"{doc.path}:{doc.line(())}: host inventory: expected a non-empty list of hosts "
@@ -117,10 +126,34 @@ def _host(sub: Document, entry: object, index: int) -> HostSpec:
     return host
 
 
-def resolve_hosts(path: Path | None) -> tuple[HostSpec, ...]:
+def _path(given: Path | None) -> Path | None:
+    """``--hosts FILE``, else ``$VALORCH_HOSTS``, else none."""
+    return given or (Path(os.environ[ENV]) if os.environ.get(ENV) else None)
+
+
+def resolve_hosts(given: Path | None) -> tuple[HostSpec, ...]:
     """``--hosts FILE``, else ``$VALORCH_HOSTS``, else the local host as detected."""
-    if path is None and os.environ.get(ENV):
-        path = Path(os.environ[ENV])
-    if path is None:
-        return (detect_local(),)
-    return load_hosts(path)
+    path = _path(given)
+    return (detect_local(),) if path is None else load_hosts(path)
+
+
+def unused_fields(given: Path | None, executors: Collection[str]) -> list[str]:
+    """A warning, naming file, line, key and host, for each field of the hosts file a run
+    reads that its images, run on ``executors``, ignore (the file was loaded and validated
+    already: this reads where each key is written)."""
+    path = _path(given)
+    unused = [
+        (k, why) for k, field in applies.fields(HostSpec) if (why := field.unused_on(executors))
+    ]
+    if path is None or not unused:
+        return []
+    doc = load(path, "host inventory")
+    data, root = _listed(doc)
+    return [
+        f"{doc.path}:{doc.sub((*root, i)).line((key,))}: host inventory: key '{key}' of host "
+        f"{entry.get('name')} has no effect on this run: {why}; it is ignored"
+        for i, entry in enumerate(data if isinstance(data, list) else [])
+        if isinstance(entry, dict)
+        for key, why in unused
+        if entry.get(key) not in (None, False, [], ())
+    ]

@@ -21,11 +21,11 @@ from ..catalog.adhoc import Selection, job_for
 from ..catalog.core import Catalog
 from ..errors import InputError
 from ..executors import cleanup
+from ..hosts.inventory import unused_fields
 from ..scheduling.flight import Reporter
 from ..spec import JobSpec
 from . import run as stages
 from .batch import run_batch
-from .hosts_fields import hosts_path, unused_fields
 from .placing import Placement, Where
 from .pull import check_policy
 
@@ -147,7 +147,8 @@ def warn(placed: Placement, where: Where, progress: RunProgress) -> None:
     for warning in over_budget(placed.planned, placed.history or {}):
         progress.warning(warning)
     if placed.hosts is not None:  # a hosts file this run reads (no cluster placed it)
-        for warning in unused_fields(hosts_path(where.hosts_file), placed.planned):
+        used = {pr.image.executor for pr in placed.planned}
+        for warning in unused_fields(where.hosts_file, used):
             progress.warning(warning)
 
 

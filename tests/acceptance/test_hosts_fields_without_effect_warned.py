@@ -2,9 +2,9 @@
 ignored: a warning naming the file, line, key and host, and the run goes on (a hosts file
 is an inventory shared by every job; the field acts for the next one).
 
-Every rule of the table (orchestrator/services/hosts_fields.py) is run through the real
-console script with a run of the image host; the same hosts file on a run that has no hosts
-file field to ignore says nothing.
+Every field that declares it acts in a container (``spec.HostSpec``, orchestrator/applies.py)
+is run through the real console script with a run of the image host; the same hosts file on
+a run that has no hosts file field to ignore says nothing.
 """
 
 from __future__ import annotations
@@ -12,20 +12,30 @@ from __future__ import annotations
 import pytest
 from conftest import run_cli
 
-from orchestrator.services.hosts_fields import HOSTS_FIELD_RULES, HostsFieldRule
+from orchestrator import applies
+from orchestrator.spec import HostSpec
 
 RUN = ("run", "--image", "host", "--suite", "selftest", "--check", "selftest.pass", "--no-matrix")
+#: a value for each declared field, as the hosts file writes it
+EXAMPLES = {
+    "container_memory": "'4g'",
+    "container_cpus": "2",
+    "nvidia_runtime": "true",
+    "rdma": "['/dev/infiniband/uverbs0']",
+}
 
 
-@pytest.mark.parametrize("rule", HOSTS_FIELD_RULES, ids=[r.key for r in HOSTS_FIELD_RULES])
-def test_each_hosts_field_rule_is_a_warning_naming_file_line_and_key(
-    rule: HostsFieldRule, tmp_path
-):
+def test_every_declared_field_has_an_example():
+    assert {key for key, _ in applies.fields(HostSpec)} == set(EXAMPLES)
+
+
+@pytest.mark.parametrize("key", sorted(EXAMPLES))
+def test_each_hosts_field_is_a_warning_naming_file_line_and_key(key, tmp_path):
     hosts = tmp_path / "hosts.yaml"
-    hosts.write_text(f"hosts:\n  - name: here\n    slots: 1\n    {rule.key}: {rule.example}\n")
+    hosts.write_text(f"hosts:\n  - name: here\n    slots: 1\n    {key}: {EXAMPLES[key]}\n")
     proc = run_cli(*RUN, "--hosts", str(hosts), db=tmp_path / "s.sqlite")
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    said = f"warning: {hosts}:4: host inventory: key '{rule.key}' of host here has no effect"
+    said = f"warning: {hosts}:4: host inventory: key '{key}' of host here has no effect"
     assert said in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stderr
 
