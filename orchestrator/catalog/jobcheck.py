@@ -212,15 +212,13 @@ def _raw_globs(
 def suite_check_ids(ref: SuiteRef) -> list[str]:
     """Every check id the suite can run, before its ``checks`` globs filter them: the
     manifest's for a built-in suite, the declared ones (``command.<id>``, ``pytest.run``)."""
-    from ..checks_manifest import manifest
+    from ..checks_manifest import declared, manifest
 
     declaration = ref.declaration()
     if declaration is None:
         return [c["id"] for c in manifest().select(ref.name)]
-    from ..executors.probe_local import declared_infos
-
     try:
-        return [c["id"] for c in declared_infos(ref.name, declaration)]
+        return [c["id"] for c in declared(ref.name, declaration)]
     except ValueError:
         return []  # a declaration the probe refuses: the model has said why
 

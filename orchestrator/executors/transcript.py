@@ -14,9 +14,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from valorch_probe import MARKER
-
 from .. import encode, netbody
+from ..checks_manifest import manifest
 from ..spec import MAX_MESSAGE, CheckInfo, CheckResult, Execution, Status, Task
 from .ledger import Ledger, vet
 
@@ -26,7 +25,6 @@ MAX_RESULTS = 20_000
 MAX_EVENTS = MAX_RESULTS + 2_000  # records of every kind
 TAMPERED = "tampered: "  # message prefix of a check whose results were tampered with (metrics: tampered=True)
 FLOODED = "output flood: "  # message prefix of the check in flight when the output cap was hit
-_MARKER = MARKER.encode()
 
 
 @dataclass
@@ -52,6 +50,7 @@ class Transcript:
     _buf: bytes = b""
     _skipping: bool = False
     _relayed: int = 0
+    _marker: bytes = field(default_factory=lambda: manifest().marker.encode(), repr=False)
 
     def feed(self, chunk: bytes) -> None:
         if self.truncated:
@@ -92,19 +91,19 @@ class Transcript:
                 return
             self._line(line)
         if len(self._buf) > MAX_LINE:
-            if self._buf.startswith(_MARKER):
+            if self._buf.startswith(self._marker):
                 self._bad(f"a marker line longer than {MAX_LINE} bytes: {self._buf[:120]!r}")
             else:
                 self.ignored_lines += 1
             self._buf, self._skipping = b"", True
 
     def _line(self, raw: bytes) -> None:
-        if not raw.startswith(_MARKER):
+        if not raw.startswith(self._marker):
             self.ignored_lines += 1
             return
         try:
             # a line is at most MAX_LINE; its nesting is bounded too (no RecursionError)
-            obj = netbody.loads(raw[len(_MARKER) :].decode("utf-8"), MAX_LINE, int64=False)
+            obj = netbody.loads(raw[len(self._marker) :].decode("utf-8"), MAX_LINE, int64=False)
             if b"\\u" in raw:  # only an escape can carry a lone surrogate (UTF-8 cannot)
                 obj = encode.well_formed(obj)
             if not isinstance(obj, dict):

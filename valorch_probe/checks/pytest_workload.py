@@ -29,7 +29,7 @@ import sys
 from typing import Any, Callable, Dict, List, Tuple
 
 from ..context import Fail, Outcome, Report, Unsupported
-from ..registry import Check, suite
+from ..registry import Check, declared_fields, suite
 from ..sandbox import private_dir
 from ._workload import HarnessError, TimedOut, run_capped
 
@@ -257,11 +257,4 @@ def pytest_fn(spec: Dict[str, Any]) -> Callable[[Any], Report]:
 def pytest_check(spec: Dict[str, Any]) -> Check:
     if not spec.get("path"):
         raise ValueError("declared pytest workload has no path")
-    return Check(
-        "pytest.run",
-        pytest_fn(spec),
-        spec.get("feature") or "pytest %s" % spec["path"],
-        "pytest",
-        "pytest",
-        description="runs pytest on %s; each test case becomes a result" % spec["path"],
-    )
+    return Check(fn=pytest_fn(spec), suite="pytest", **declared_fields("pytest", spec))
