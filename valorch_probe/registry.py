@@ -7,7 +7,7 @@ job's declared checks) is ``loader``'s, so that the registry imports no check mo
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Any, Callable, Dict, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 
 class Check:
@@ -83,7 +83,7 @@ class Suite:
         self.name = name
         self.framework = framework  # imported once per worker, before the first check
         self.description = description
-        self.checks = []  # type: List[str]
+        self.checks: List[str] = []
 
     def info(self) -> dict:
         return {

@@ -25,7 +25,7 @@ import fnmatch
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from pydantic import ValidationError
 
@@ -34,8 +34,12 @@ from ..errors import AmbiguousImageError, SpecError, UnknownImageError
 from ..spec import ImageSpec, JobSpec, SuiteRef
 from .inert_fields import check_fields
 
-if TYPE_CHECKING:
-    from .core import Catalog
+
+class Catalog(Protocol):
+    """What a job check asks of the catalog (``core.Catalog``, which imports this module)."""
+
+    def select(self, selectors: Iterable[str]) -> tuple[ImageSpec, ...]: ...
+
 
 WHAT = "job spec"
 DECLARED = ("command", "pytest")

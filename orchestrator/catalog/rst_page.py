@@ -1,7 +1,7 @@
 """One page of a docs family read whole: every image of its Docker image components
 tables, with its backend and ROCm version from the evidence on the page, its components as
 bare versions, its labels, and the cells the import could not read (the report). The table
-and cell primitives are ``rst_import``'s; what a cell says is ``rst_cells``'."""
+and cell primitives are ``rst_table``'s; what a cell says is ``rst_cells``'."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 
 from . import rst_cells as cells
 from .core import parse_tag
-from .rst_import import (
+from .rst_table import (
     _DISTROS,
     _KNOWN,
     ListTable,
