@@ -219,21 +219,13 @@ def vetted(transcript: Transcript, task: Task) -> tuple[list[CheckResult], Ledge
     cut = led.cut_during
     if cut is not None and cut not in led.tainted:
         info = infos[cut]
-        kept.append(
-            CheckResult(
-                check=cut,
-                status="error",
-                feature=info.feature,
-                kind=info.kind,
-                version=info.version,
-                attempt=led.last_attempt.get(cut, 0) + 1,
-                message=(
-                    f"{FLOODED}{transcript.cut_reason} while this check was running ({transcript.discarded} "
-                    "more bytes discarded); the results received before it are kept"
-                ),
-                metrics={"output_capped": True, "cap_bytes": MAX_TOTAL},
-            )
+        message = (
+            f"{FLOODED}{transcript.cut_reason} while this check was running ({transcript.discarded} "
+            "more bytes discarded); the results received before it are kept"
         )
+        metrics = {"output_capped": True, "cap_bytes": MAX_TOTAL}
+        attempt = led.last_attempt.get(cut, 0) + 1
+        kept.append(_result(info, "error", message, attempt=attempt, metrics=metrics))
     return kept, led
 
 
@@ -253,14 +245,20 @@ def _distrust_last(
 
 
 def _tampered(info: CheckInfo, why: str) -> CheckResult:
+    message = f"{TAMPERED}its results were tampered with, none is kept: {why}"
+    return _result(info, "error", message, metrics={"tampered": True})
+
+
+def _result(info: CheckInfo, status: Status, message: str, **more: Any) -> CheckResult:
+    """A result the host writes for an expected check (its id, feature, kind, version)."""
     return CheckResult(
         check=info.id,
-        status="error",
+        status=status,
         feature=info.feature,
         kind=info.kind,
         version=info.version,
-        metrics={"tampered": True},
-        message=f"{TAMPERED}its results were tampered with, none is kept: {why}",
+        message=message,
+        **more,
     )
 
 
@@ -405,18 +403,7 @@ def probe_killed(
         else:
             status, metrics = "error", {"not_run": True}
             message = f"{NOT_RUN}{cause}, after check {running or 'the last reported one'}"
-        results.append(
-            CheckResult(
-                check=info.id,
-                status=status,
-                feature=info.feature,
-                kind=info.kind,
-                version=info.version,
-                message=message,
-                log=log,
-                metrics=metrics,
-            )
-        )
+        results.append(_result(info, status, message, log=log, metrics=metrics))
     return results
 
 
@@ -478,15 +465,5 @@ def complete(
     reported = {r.check for r in results}
     for info in expected:
         if info.id not in reported:
-            results.append(
-                CheckResult(
-                    check=info.id,
-                    status=status,
-                    feature=info.feature,
-                    kind=info.kind,
-                    version=info.version,
-                    message=message,
-                    log=log,
-                )
-            )
+            results.append(_result(info, status, message, log=log))
     return results
