@@ -17,6 +17,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from conftest import ROOT, run_cli
+from root_helpers import FAKE_ROCM, ensure_fake_rocm
 
 
 def rows(db, *args) -> int:
@@ -171,8 +172,6 @@ def test_tiers_and_publish_refuse_ad_hoc_runs_alone(db):
 
 # --- the real engine: a GPU image run --cpu-only, a bisect, a new digest ---
 
-FAKE_ROCM = "valorch/test:fake-rocm"
-
 
 def _docker_ready(*images: str) -> None:
     if subprocess.run(["docker", "info"], capture_output=True).returncode != 0:
@@ -183,21 +182,7 @@ def _docker_ready(*images: str) -> None:
             != 0
         ):
             if image == FAKE_ROCM:
-                subprocess.run(
-                    [
-                        "docker",
-                        "build",
-                        "-q",
-                        "-t",
-                        FAKE_ROCM,
-                        "-f",
-                        str(ROOT / "images/docker/Dockerfile.fake-rocm"),
-                        str(ROOT / "images/docker"),
-                    ],
-                    check=True,
-                    capture_output=True,
-                    timeout=600,
-                )
+                ensure_fake_rocm()
             else:
                 pytest.fail(f"test image {image} missing: run make test-images")
 
