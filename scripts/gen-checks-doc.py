@@ -17,7 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from valorch_probe.registry import catalog
+from valorch_probe.loader import catalog
 
 
 def _cell(text) -> str:

@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Write valorch_probe/checks.json from the probe's registry: every suite (name, framework,
-description, its checks in run order) and every check (id, suite, order in its suite,
+description, its checks in run order), every check (id, suite, order in its suite,
 feature, kind, library, version, needs, nodes, unit, bigger_is_better, description,
-limits). The orchestrator reads this file (orchestrator/checks_manifest.py) to know which
-checks exist, and never imports the probe's check modules to learn it.
+limits), how a job's declared checks describe themselves (``registry.DECLARED``), the
+protocol's line marker and the evidence table of kernel names (``evidence.KERNEL_LIBRARIES``).
+The orchestrator reads this file (orchestrator/checks_manifest.py) to know all of that, and
+never imports a probe module to learn it.
 
     python3 scripts/gen-checks-manifest.py [--out valorch_probe/checks.json] [--check]
 
@@ -21,9 +23,12 @@ sys.path.insert(0, str(ROOT))
 
 from generated_file import write_or_check
 
-from valorch_probe import PROBE_VERSION
-from valorch_probe.registry import catalog
+from valorch_probe import MARKER, PROBE_VERSION
+from valorch_probe.evidence import KERNEL_LIBRARIES
+from valorch_probe.loader import catalog
+from valorch_probe.registry import DECLARED
 
+ROWS = "the kernel table's rows"  # replaced by one line per row
 GENERATED = "by scripts/gen-checks-manifest.py from the probe's registry; do not edit by hand"
 
 
@@ -33,10 +38,15 @@ def render() -> str:
     manifest = {
         "generated": GENERATED,
         "probe_version": PROBE_VERSION,
+        "marker": MARKER,
         "suites": cat["suites"],
         "checks": [dict(c, order=order[c["id"]]) for c in cat["checks"]],
+        "declared": DECLARED,
+        "kernel_libraries": ROWS,
     }
-    return json.dumps(manifest, indent=1, ensure_ascii=False) + "\n"
+    text = json.dumps(manifest, indent=1, ensure_ascii=False)
+    rows = ",\n  ".join(json.dumps(list(row), ensure_ascii=False) for row in KERNEL_LIBRARIES)
+    return text.replace(json.dumps(ROWS), "[\n  " + rows + "\n ]") + "\n"  # a row a line
 
 
 def main(argv: list[str] | None = None) -> int:

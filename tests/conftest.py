@@ -30,6 +30,31 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
 VALORCH = str(Path(sys.executable).with_name("valorch"))
 
 
+FAKE_ROCM = "valorch/test:fake-rocm"
+
+
+def ensure_fake_rocm() -> str:
+    """The fake ROCm test image, built here from images/docker where make test-images did not."""
+    if subprocess.run(["docker", "image", "inspect", FAKE_ROCM], capture_output=True).returncode:
+        dockerfile = str(ROOT / "images/docker/Dockerfile.fake-rocm")
+        subprocess.run(
+            [
+                "docker",
+                "build",
+                "-q",
+                "-t",
+                FAKE_ROCM,
+                "-f",
+                dockerfile,
+                str(ROOT / "images/docker"),
+            ],
+            check=True,
+            capture_output=True,
+            timeout=600,
+        )
+    return FAKE_ROCM
+
+
 def run_cli(*args, db=None, cwd=None, timeout=600, env=None):
     """Run the real console script; returns CompletedProcess (text)."""
     full_env = dict(os.environ)

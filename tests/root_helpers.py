@@ -1,5 +1,5 @@
-"""tests/conftest.py's helpers (run_cli, ROOT, VALORCH), loaded by path, once: pytest
-registers each directory's conftest.py under the one module name "conftest", so
+"""tests/conftest.py's helpers (run_cli, ROOT, VALORCH, ensure_fake_rocm), loaded by path,
+once: pytest registers each directory's conftest.py under the one module name "conftest", so
 ``from conftest import ...`` gets whichever conftest.py pytest imported last, depending on
 the order the files are collected in. Test modules import them from here (or from
 ``conftest``, which every conftest.py answers by re-exporting these)."""
@@ -19,3 +19,5 @@ if _NAME not in sys.modules:
 ROOT = sys.modules[_NAME].ROOT
 VALORCH = sys.modules[_NAME].VALORCH
 run_cli = sys.modules[_NAME].run_cli
+FAKE_ROCM = sys.modules[_NAME].FAKE_ROCM
+ensure_fake_rocm = sys.modules[_NAME].ensure_fake_rocm

@@ -1,5 +1,5 @@
 import sys
 
-from .runner import main
+from .cli import main
 
 sys.exit(main(sys.argv[1:]))

@@ -1,12 +1,13 @@
 """The check registry: every check has a stable id, the feature (matrix row) it
-evidences, its kind, the backend library it exercises and a version."""
+evidences, its kind, the backend library it exercises and a version.
+
+The check modules import this module to register; loading them (a suite, every suite, a
+job's declared checks) is ``loader``'s, so that the registry imports no check module."""
 
 from __future__ import annotations
 
-import fnmatch
-import sys
 from collections import OrderedDict
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 
 class Check:
@@ -82,7 +83,7 @@ class Suite:
         self.name = name
         self.framework = framework  # imported once per worker, before the first check
         self.description = description
-        self.checks = []  # type: List[str]
+        self.checks: List[str] = []
 
     def info(self) -> dict:
         return {
@@ -131,21 +132,6 @@ def modules_to_import() -> Tuple[str, ...]:
     """The check modules ``valorch_probe.checks`` imports: every one, unless ``load_suite``
     asked for one suite's."""
     return CHECK_MODULES if _first_import is None else _first_import
-
-
-def load_suite(suite_name: str) -> None:
-    """Register the checks of ``suite_name`` (the probe's run of one suite): only its modules
-    when the check package is not imported yet and the suite is built in, else every module.
-    The suite's checks register in the same order either way (each module registers in
-    one suite only, and a suite's modules load in ``CHECK_MODULES`` order)."""
-    global _first_import
-    wanted = SUITE_MODULES.get(suite_name)
-    if wanted is not None and __name__.rpartition(".")[0] + ".checks" not in sys.modules:
-        _first_import = tuple(m for m in CHECK_MODULES if m in wanted)
-    try:
-        from . import checks  # noqa: F401 (importing the package registers the checks)
-    finally:
-        _first_import = None
 
 
 def suite(name: str, framework: Optional[str], description: str) -> Suite:
@@ -204,44 +190,41 @@ def limits_of(paragraphs: Sequence[str]) -> str:
     return ""
 
 
-def declare(suite_name: str, declaration: Optional[dict]) -> List[Check]:
-    """Register the checks a job declares for a suite (command checks, a pytest
-    workload) in this process, so that they run, crash and time out exactly as
-    static checks do. Raises ValueError for a declaration the suite cannot take."""
-    from . import checks  # noqa: F401 (importing the package registers every check)
-    from .declared import build
-
-    if suite_name not in SUITES:
-        raise KeyError(suite_name)
-    made = build(suite_name, declaration or {})
-    for chk in made:
-        if chk.id in CHECKS:
-            raise ValueError("declared check %s is already registered" % chk.id)
-    for chk in made:
-        CHECKS[chk.id] = chk
-        SUITES[suite_name].checks.append(chk.id)
-    return made
-
-
-def select(suite_name: str, patterns: Sequence[str] = ()) -> Tuple[Suite, List[Check]]:
-    """The checks of a suite, in declaration order, filtered by glob patterns."""
-    from . import checks  # noqa: F401 (importing the package registers every check)
-
-    if suite_name not in SUITES:
-        raise KeyError(suite_name)
-    s = SUITES[suite_name]
-    chosen = [
-        CHECKS[c]
-        for c in s.checks
-        if not patterns or any(fnmatch.fnmatchcase(c, p) for p in patterns)
-    ]
-    return s, chosen
+#: What a check a job declares says of itself (suites ``command`` and ``pytest``): the key
+#: of the declaration it takes, and its fields filled from one declared entry (``%(key)s``,
+#: with ``defaults``), the entry's own ``feature`` first. The probe builds declared checks
+#: with it (``declared_fields``) and the orchestrator plans with the same table, which the
+#: manifest carries (``declared``): the host never imports the probe to describe them.
+DECLARED = {
+    "command": {
+        "takes": "commands",
+        "defaults": {"exit_code": 0, "version": 1},
+        "check": {
+            "id": "command.%(id)s",
+            "feature": "%(id)s",
+            "kind": "command",
+            "version": "%(version)s",
+            "description": "runs %(argv)s; expects exit code %(exit_code)s",
+        },
+    },
+    "pytest": {
+        "takes": "pytest",
+        "defaults": {},
+        "check": {
+            "id": "pytest.run",
+            "feature": "pytest %(path)s",
+            "kind": "pytest",
+            "description": "runs pytest on %(path)s; each test case becomes a result",
+        },
+    },
+}  # type: Dict[str, Dict[str, Any]]
 
 
-def catalog() -> dict:
-    from . import checks  # noqa: F401 (importing the package registers every check)
-
-    return {
-        "suites": [s.info() for s in SUITES.values()],
-        "checks": [dict(c.info(), limits=c.limits) for c in CHECKS.values()],
-    }
+def declared_fields(suite_name: str, entry: Dict[str, Any]) -> Dict[str, Any]:
+    """The id, feature, kind, version and description of one declared check."""
+    shape = DECLARED[suite_name]
+    values = dict(shape["defaults"], **entry)
+    fields = {k: v % values for k, v in shape["check"].items()}
+    fields["feature"] = entry.get("feature") or fields["feature"]
+    fields["version"] = int(fields.get("version", 1))
+    return fields

@@ -25,7 +25,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from . import memory, sandbox
 from .registry import CHECKS, Check
-from .runner import FAILING, begin_mark, describe, emit
+from .runner import FAILING, begin_mark, describe, emit, worker
 
 TAIL = 8_000  # bytes of worker stderr kept for a crash/timeout message
 MAX_PIPE_LINE = 4 << 20  # bytes of one line on the worker's pipe
@@ -284,8 +284,6 @@ class Forked:
     clean of one. Only descriptors 0-2 stay open in the child, as with close_fds."""
 
     def __init__(self, config: Dict[str, Any]):
-        from .runner import worker
-
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
         ack_r, ack_w = os.pipe()

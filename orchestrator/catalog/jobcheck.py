@@ -26,7 +26,7 @@ import fnmatch
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from pydantic import ValidationError
 
@@ -34,8 +34,12 @@ from .. import applies, yamlio
 from ..errors import AmbiguousImageError, SpecError, UnknownImageError
 from ..spec import ImageSpec, JobSpec, SuiteRef
 
-if TYPE_CHECKING:
-    from .core import Catalog
+
+class Catalog(Protocol):
+    """What a job check asks of the catalog (``core.Catalog``, which imports this module)."""
+
+    def select(self, selectors: Iterable[str]) -> tuple[ImageSpec, ...]: ...
+
 
 WHAT = "job spec"
 DECLARED = ("command", "pytest")
@@ -208,15 +212,13 @@ def _raw_globs(
 def suite_check_ids(ref: SuiteRef) -> list[str]:
     """Every check id the suite can run, before its ``checks`` globs filter them: the
     manifest's for a built-in suite, the declared ones (``command.<id>``, ``pytest.run``)."""
-    from ..checks_manifest import manifest
+    from ..checks_manifest import declared, manifest
 
     declaration = ref.declaration()
     if declaration is None:
         return [c["id"] for c in manifest().select(ref.name)]
-    from ..executors.probe_local import declared_infos
-
     try:
-        return [c["id"] for c in declared_infos(ref.name, declaration)]
+        return [c["id"] for c in declared(ref.name, declaration)]
     except ValueError:
         return []  # a declaration the probe refuses: the model has said why
 

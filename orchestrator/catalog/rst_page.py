@@ -1,7 +1,7 @@
 """One page of a docs family read whole: every image of its Docker image components
 tables, with its backend and ROCm version from the evidence on the page, its components as
 bare versions, its labels, and the cells the import could not read (the report). The table
-and cell primitives are ``rst_import``'s; what a cell says is ``rst_cells``'."""
+and cell primitives are ``rst_table``'s; what a cell says is ``rst_cells``'."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 
 from . import rst_cells as cells
 from .core import parse_tag
-from .rst_import import (
+from .rst_table import (
     _DISTROS,
     _KNOWN,
     ListTable,
@@ -147,7 +147,7 @@ def entry_of(
     cell_where: Callable[[int], tuple[str, int]],
     context: tuple[cells.Defs, frozenset[str], tuple[str | None, str | None], str],
 ) -> tuple[dict[str, Any], ImageRead, list[Unread]]:
-    defs, pictures, page, title = context
+    page, title = context[2:]
     header = columns.keys
     found = image_of(cells_raw[image_col]) if image_col < len(cells_raw) else None
     if found is None:
@@ -158,7 +158,6 @@ def entry_of(
     parsed = parse_tag(reference)
     os_text = parsed.os if parsed is not None else None
     alias = parsed.alias if parsed is not None else _alias_from(reference)
-    comps: dict[str, str] = {}
     labels: dict[str, str] = {}
     unread: list[Unread] = []
     if header.count(None) > 1:  # one image per image column: its header names the variant
@@ -175,30 +174,7 @@ def entry_of(
                 "a digest that is not 64 hex digits: the image is kept by its tag, without one",
             )
         )
-    for col, (key, raw) in enumerate(zip(header, cells_raw, strict=False)):
-        if key is None:
-            continue
-        text, markup = cells.substitute(raw, defs, pictures)
-        value = clean(text)
-        at, line = cell_where(col)
-        if markup is None:
-            check_cell(value, raw, at)
-        said = cells.read(value, markup=markup)
-        if col in columns.labels and markup is None:
-            if said.label or said.version:
-                labels[key] = value
-            continue
-        if said.unread:
-            if said.markup:
-                labels[key] = said.unread
-            unread.append(Unread(line, title, alias, columns.names[col], raw.strip(), said.unread))
-            continue
-        if said.version is None:
-            continue
-        if key == "linux":  # "Ubuntu 22.04", or a bare version of the tag's distro
-            first = value.split()[0].lower() if value.split() else ""
-            key = first if first in _DISTROS else (os_text or "linux").split()[0]
-        comps[key] = said.version
+    comps = _components(columns, cells_raw, cell_where, context, (alias, os_text), labels, unread)
     backend, rocm = _image_backend(reference, comps, page)
     if backend is None:
         raise RstImportError(
@@ -241,6 +217,47 @@ def entry_of(
         tuple(labels.items()),
     )
     return entry, read, unread
+
+
+def _components(
+    columns: _Columns,
+    cells_raw: tuple[str, ...],
+    cell_where: Callable[[int], tuple[str, int]],
+    context: tuple[cells.Defs, frozenset[str], tuple[str | None, str | None], str],
+    image: tuple[str, str | None],
+    labels: dict[str, str],
+    unread: list[Unread],
+) -> dict[str, str]:
+    """A row's component versions by catalog key; its label cells go to ``labels`` and the
+    cells that do not read as a version to ``unread``."""
+    defs, pictures, _, title = context
+    alias, os_text = image
+    comps: dict[str, str] = {}
+    for col, (key, raw) in enumerate(zip(columns.keys, cells_raw, strict=False)):
+        if key is None:
+            continue
+        text, markup = cells.substitute(raw, defs, pictures)
+        value = clean(text)
+        at, line = cell_where(col)
+        if markup is None:
+            check_cell(value, raw, at)
+        said = cells.read(value, markup=markup)
+        if col in columns.labels and markup is None:
+            if said.label or said.version:
+                labels[key] = value
+            continue
+        if said.unread:
+            if said.markup:
+                labels[key] = said.unread
+            unread.append(Unread(line, title, alias, columns.names[col], raw.strip(), said.unread))
+            continue
+        if said.version is None:
+            continue
+        if key == "linux":  # "Ubuntu 22.04", or a bare version of the tag's distro
+            first = value.split()[0].lower() if value.split() else ""
+            key = first if first in _DISTROS else (os_text or "linux").split()[0]
+        comps[key] = said.version
+    return comps
 
 
 def _no_table(source: str, tables: list[ListTable]) -> RstImportError:

@@ -103,8 +103,7 @@ def diff(
         raise InputError(f"unknown --format '{fmt}'", f"use one of {', '.join(FORMATS)}")
     from ..render.diff import RENDERERS
     from ..services import triage
-    from ..services.diff import NoResultsError, compare, ending, judge
-    from ..services.run import load_known_issues
+    from ..services.diff import ending, judge
     from .terminal import print_term
 
     # the notify satellite, loaded where --notify is given a bad --notify is exit 2 before anything else
@@ -112,11 +111,38 @@ def diff(
     targets = notify_service.parse_targets(notify) if notify_service else ()
     title = f"valorch diff {base} → {head}"
     factory = sessions(db)
+    what = (base, head, threshold, known_issues, image, pair, include_adhoc)
+    report = _compare(factory, what, notify_service, targets, title)
+    verdict = judge(
+        report,
+        gate_coverage=gate_coverage,
+        allow_known_failures=allow_known_failures,
+        notifying=bool(targets),
+    )
+    why = triage.for_runs(factory, report.head.runs, report.base)  # each red change says why
+    posting = notify_service.Posting(report, title, verdict, why) if targets else None
+    reached = _post(notify_service, factory, targets, posting)
+    if fmt == "term" and out_path is None:
+        print_term(report, verdict, why)
+    else:
+        write_output(RENDERERS["md" if fmt == "term" else fmt](report, verdict, why), out_path)
+    end_with(ending(verdict, notified=reached))
+
+
+def _compare(
+    factory: Any, what: tuple[Any, ...], notify_service: Any, targets: Any, title: str
+) -> Any:
+    """The diff report of ``what`` (base, head, threshold, known issues, images, pairs,
+    include ad-hoc); with nothing to compare, the notify targets hear so before the error."""
+    from ..services.diff import NoResultsError, compare
+    from ..services.run import load_known_issues
+
+    base, head, threshold, known_issues, image, pair, include_adhoc = what
     try:
         issues = load_known_issues(
             known_issues, lambda w: err.print(f"[yellow]warning:[/yellow] {escape(w)}")
         )
-        report = compare(
+        return compare(
             factory,
             base,
             head,
@@ -131,26 +157,10 @@ def diff(
         if targets:
             notify_service.post_empty(targets, title, exc.message, say)
         raise
-    verdict = judge(
-        report,
-        gate_coverage=gate_coverage,
-        allow_known_failures=allow_known_failures,
-        notifying=bool(targets),
-    )
-    why = triage.for_runs(factory, report.head.runs, report.base)  # each red change says why
-    reached = (
-        notify_service.post_report(
-            factory,
-            targets,
-            notify_service.Posting(report, title, verdict, why),
-            say,
-            local=local_images(),
-        )
-        if targets
-        else True
-    )
-    if fmt == "term" and out_path is None:
-        print_term(report, verdict, why)
-    else:
-        write_output(RENDERERS["md" if fmt == "term" else fmt](report, verdict, why), out_path)
-    end_with(ending(verdict, notified=reached))
+
+
+def _post(notify_service: Any, factory: Any, targets: Any, posting: Any) -> bool:
+    """Post the report to the notify targets (True: every one reached, or none given)."""
+    if not targets:
+        return True
+    return bool(notify_service.post_report(factory, targets, posting, say, local=local_images()))

@@ -8,6 +8,7 @@ judge without --allow-empty), 2 bad input (job, basis, window, a threshold out o
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -87,7 +88,6 @@ def readiness(
     """Pass rates of JOB's checks over --window against --basis, judged by Sippy's rules; exit 1
     when not ready (an unaccepted regression or missing sample, or nothing to judge)."""
     from ..errors import InputError
-    from ..regression import readiness as rd
     from ..render.readiness import RENDERERS
     from ..services import readiness as service
 
@@ -95,6 +95,26 @@ def readiness(
         fmt = "json"
     if fmt not in FORMATS:
         raise InputError(f"unknown --format '{fmt}'", f"use one of {', '.join(FORMATS)}")
+    opts = _options(alpha, confidence, correction, pity, min_fail, extreme, allow_empty)
+    factory = sessions(db)
+    report = service.decide(factory, job, basis, window, opts)
+    write_output(RENDERERS[fmt](report), out_path)
+    end_with(service.outcome(report))
+
+
+def _options(
+    alpha: float | None,
+    confidence: float | None,
+    correction: str,
+    pity: float,
+    min_fail: int,
+    extreme: float,
+    allow_empty: bool,
+) -> Any:
+    """The judging options, each checked against the others (exit 2 naming the flag)."""
+    from ..errors import InputError
+    from ..regression import readiness as rd
+
     if alpha is not None and alpha >= 1:
         raise InputError(f"--alpha {alpha:g} is outside (0, 1)", "use e.g. --alpha 0.05")
     if confidence is not None and confidence >= 100:
@@ -110,7 +130,7 @@ def readiness(
         raise InputError(
             f"unknown --correction '{correction}'", f"use one of {', '.join(rd.CORRECTIONS)}"
         )
-    opts = rd.Options(
+    return rd.Options(
         confidence=(100 * (1 - alpha) if alpha is not None else (confidence or rd.CONFIDENCE)),
         pity=pity,
         min_fail=min_fail,
@@ -118,7 +138,3 @@ def readiness(
         correction=correction,
         allow_empty=allow_empty,
     )
-    factory = sessions(db)
-    report = service.decide(factory, job, basis, window, opts)
-    write_output(RENDERERS[fmt](report), out_path)
-    end_with(service.outcome(report))

@@ -29,9 +29,7 @@ def print_term(
         SECTIONS,
         _timing_text,
         count_words,
-        gate_mark,
         header,
-        verdict_rows,
         why_text,
     )
     from ..spec import COUNTED
@@ -62,26 +60,7 @@ def print_term(
         if verdict.excused:
             out.print(f"  · {verdict.excused} excused by known issues")
         out.print(f"  · counts: {verdict.counts.said()}")
-        for title, gated in verdict_rows(verdict):
-            table = Table(title=f"{title} ({len(gated)})", title_justify="left")
-            for col in ("", "environment", "check", "base", "head", "gate", "detail"):
-                table.add_column(col)
-            for cell, gate_note in gated:
-                shown.add(id(cell))
-                detail = " — ".join(
-                    x for x in (_timing_text(cell) or cell.note, why_text(why, cell)) if x
-                )
-                table.add_row(
-                    gate_mark(gate_note),
-                    cell.env,
-                    cell.check,
-                    cell.base or "—",
-                    cell.head or "—",
-                    gate_note,
-                    detail,
-                    style="red",
-                )
-            out.print(table)
+        shown = _print_gated(verdict, why)
     out.print(
         f"  environments: {', '.join(own_aliases(report.base.envs, 'base'))} → "
         f"{', '.join(own_aliases(report.head.envs, 'head'))}; "
@@ -119,3 +98,31 @@ def print_term(
         out.print(table)
     for env, backend, ratio, n in report.geomean:
         out.print(f"  geomean {env} ({backend or '—'}): {ratio:.3f} over {n} timed checks")
+
+
+def _print_gated(verdict: Verdict, why: dict[tuple[str, str], Triage] | None) -> set[int]:
+    """The verdict's tables (what failed the gate, with each gate's note); the cells shown."""
+    from ..render.diff import _timing_text, gate_mark, verdict_rows, why_text
+
+    shown: set[int] = set()
+    for title, gated in verdict_rows(verdict):
+        table = Table(title=f"{title} ({len(gated)})", title_justify="left")
+        for col in ("", "environment", "check", "base", "head", "gate", "detail"):
+            table.add_column(col)
+        for cell, gate_note in gated:
+            shown.add(id(cell))
+            detail = " — ".join(
+                x for x in (_timing_text(cell) or cell.note, why_text(why, cell)) if x
+            )
+            table.add_row(
+                gate_mark(gate_note),
+                cell.env,
+                cell.check,
+                cell.base or "—",
+                cell.head or "—",
+                gate_note,
+                detail,
+                style="red",
+            )
+        out.print(table)
+    return shown

@@ -243,3 +243,14 @@ def task_container(
             ulimits=RDMA_ULIMITS,
         )
     return spec
+
+
+@dataclass(frozen=True)
+class ContainerRun:
+    """How one probe container ended (the docker executor's ``run_container``)."""
+
+    exit_code: int
+    stderr_tail: str
+    killed: bool
+    timings: dict[str, float]
+    oom_killed: bool = False  # the engine's State.OOMKilled

@@ -14,7 +14,6 @@ import contextlib
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import docker
@@ -28,7 +27,8 @@ from ..imageref import identity
 from ..spec import CheckResult, Execution, HostSpec, Task
 from . import cleanup, owner, probe_volume
 from .base import LABEL, overall_timeout, workload_archives
-from .container import PROBE_ROOT, ContainerSpec, Limits, task_container, tmpfs_for
+from .container import PROBE_ROOT, ContainerRun, ContainerSpec, Limits, task_container, tmpfs_for
+from .docker_gang import execute_gang
 from .limits import limits_for
 from .pull import runnable
 from .sdk import ssh_transport
@@ -209,8 +209,6 @@ class DockerExecutor:
         rerun: bool = True,
     ) -> Execution:
         if task.nodes:  # a multi-node task: one container per node, each on its host's engine
-            from .docker_gang import execute_gang
-
             self._peers = [DockerExecutor(h) for h in task.nodes[1:]]
             return execute_gang(
                 task,
@@ -282,15 +280,6 @@ def with_probe(options: dict[str, Any], client: docker.DockerClient, image: str)
     """Container options plus the probe, mounted read-only from its volume on ``client``'s
     engine (published there first if need be, through ``image``: ``probe_volume.mount``)."""
     return {**options, "mounts": [*options["mounts"], probe_volume.mount(client, image)]}
-
-
-@dataclass(frozen=True)
-class ContainerRun:
-    exit_code: int
-    stderr_tail: str
-    killed: bool
-    timings: dict[str, float]
-    oom_killed: bool = False  # the engine's State.OOMKilled
 
 
 def oom_cause(limits: Limits) -> str:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import docker.errors
 from requests.exceptions import ConnectionError as RequestsConnectionError
@@ -22,10 +22,20 @@ from requests.exceptions import ConnectionError as RequestsConnectionError
 from ..spec import Execution, Task
 from . import gang
 from .base import overall_timeout, workload_archives
+from .container import ContainerRun
 from .transcript import Transcript, conclude, infrastructure_failure
 
-if TYPE_CHECKING:
-    from .docker import ContainerRun, DockerExecutor
+
+class DockerExecutor(Protocol):
+    """What a node asks of its host's executor (``docker.DockerExecutor``, which imports this
+    module to run a gang)."""
+
+    client: Any
+    _flight: Any
+
+    def image_names(self, reference: str) -> tuple[str | None, str | None, str | None]: ...
+
+    def cancel(self) -> None: ...
 
 
 class Node:

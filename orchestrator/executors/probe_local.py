@@ -1,14 +1,7 @@
-"""The probe's own code on this machine, outside a task: the executors ship the probe, and
-they alone import it (pyproject's import contract); the rest of the orchestrator knows the
-built-in checks from the manifest (``checks_manifest.py``).
-
-- ``declared_infos``: the checks a job declares (suites ``command`` and ``pytest``), as the
-  probe will build them from the declaration (their ids, features and descriptions), so that
-  the plan expects exactly the checks the probe runs.
-- ``raw_result_lines``: the probe run on this machine's interpreter from a private copy
-  (``valorch hosts probe --record``), its protocol lines as printed.
-- ``library_of_kernel``: the library the probe's evidence table names for a kernel name
-  (a record turned into fixtures, hosts/record_fixtures.py).
+"""The probe run on this machine's interpreter from a private copy, outside a task
+(``valorch hosts probe --record``): ``raw_result_lines`` keeps its protocol lines as printed.
+The probe runs as a separate process from the copied files; the host imports none of its
+modules (pyproject's import contract) and knows its line marker from the manifest.
 """
 
 from __future__ import annotations
@@ -18,30 +11,10 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from valorch_probe import MARKER
 
 from .. import proc
+from ..checks_manifest import manifest
 from .base import PROBE_PACKAGE
-
-
-def declared_infos(
-    suite: str, declaration: dict[str, Any], patterns: Sequence[str] = ()
-) -> list[dict[str, Any]]:
-    """The declared checks' descriptions (as the probe's ``Check.info()``), filtered by glob
-    patterns; ValueError for a declaration the suite cannot take."""
-    from valorch_probe.declared import infos
-
-    return infos(suite, declaration, patterns)
-
-
-def library_of_kernel(name: str, vendor: str) -> str | None:
-    """The library ``valorch_probe/evidence.py``'s table names for a GPU kernel's name."""
-    from valorch_probe.evidence import library_of_kernel as classify
-
-    found: str | None = classify(name, vendor)
-    return found
 
 
 @dataclass(frozen=True)
@@ -55,6 +28,7 @@ def raw_result_lines(
 ) -> RawRun:
     """Run each suite with the probe at ``probe_dir`` on ``python`` (a private copy, the
     workloads as the invoking user) and keep its protocol lines."""
+    marker = manifest().marker
     lines: list[str] = []
     problems: list[str] = []
     with tempfile.TemporaryDirectory(prefix="valorch-record-") as tmp:
@@ -71,5 +45,5 @@ def raw_result_lines(
                     f"suite {suite}: {done.error or 'exit %s' % done.returncode}: "
                     f"{done.stderr[-300:]}"
                 )
-            lines += [ln[len(MARKER) :] for ln in done.stdout.splitlines() if ln.startswith(MARKER)]
+            lines += [ln[len(marker) :] for ln in done.stdout.splitlines() if ln.startswith(marker)]
     return RawRun(tuple(lines), tuple(problems))

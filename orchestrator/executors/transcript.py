@@ -14,9 +14,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from valorch_probe import MARKER
-
 from .. import encode, netbody
+from ..checks_manifest import manifest
 from ..spec import MAX_MESSAGE, CheckInfo, CheckResult, Execution, Status, Task
 from .ledger import Ledger, vet
 
@@ -26,7 +25,6 @@ MAX_RESULTS = 20_000
 MAX_EVENTS = MAX_RESULTS + 2_000  # records of every kind
 TAMPERED = "tampered: "  # message prefix of a check whose results were tampered with (metrics: tampered=True)
 FLOODED = "output flood: "  # message prefix of the check in flight when the output cap was hit
-_MARKER = MARKER.encode()
 
 
 @dataclass
@@ -52,6 +50,7 @@ class Transcript:
     _buf: bytes = b""
     _skipping: bool = False
     _relayed: int = 0
+    _marker: bytes = field(default_factory=lambda: manifest().marker.encode(), repr=False)
 
     def feed(self, chunk: bytes) -> None:
         if self.truncated:
@@ -92,19 +91,19 @@ class Transcript:
                 return
             self._line(line)
         if len(self._buf) > MAX_LINE:
-            if self._buf.startswith(_MARKER):
+            if self._buf.startswith(self._marker):
                 self._bad(f"a marker line longer than {MAX_LINE} bytes: {self._buf[:120]!r}")
             else:
                 self.ignored_lines += 1
             self._buf, self._skipping = b"", True
 
     def _line(self, raw: bytes) -> None:
-        if not raw.startswith(_MARKER):
+        if not raw.startswith(self._marker):
             self.ignored_lines += 1
             return
         try:
             # a line is at most MAX_LINE; its nesting is bounded too (no RecursionError)
-            obj = netbody.loads(raw[len(_MARKER) :].decode("utf-8"), MAX_LINE, int64=False)
+            obj = netbody.loads(raw[len(self._marker) :].decode("utf-8"), MAX_LINE, int64=False)
             if b"\\u" in raw:  # only an escape can carry a lone surrogate (UTF-8 cannot)
                 obj = encode.well_formed(obj)
             if not isinstance(obj, dict):
@@ -220,21 +219,13 @@ def vetted(transcript: Transcript, task: Task) -> tuple[list[CheckResult], Ledge
     cut = led.cut_during
     if cut is not None and cut not in led.tainted:
         info = infos[cut]
-        kept.append(
-            CheckResult(
-                check=cut,
-                status="error",
-                feature=info.feature,
-                kind=info.kind,
-                version=info.version,
-                attempt=led.last_attempt.get(cut, 0) + 1,
-                message=(
-                    f"{FLOODED}{transcript.cut_reason} while this check was running ({transcript.discarded} "
-                    "more bytes discarded); the results received before it are kept"
-                ),
-                metrics={"output_capped": True, "cap_bytes": MAX_TOTAL},
-            )
+        message = (
+            f"{FLOODED}{transcript.cut_reason} while this check was running ({transcript.discarded} "
+            "more bytes discarded); the results received before it are kept"
         )
+        metrics = {"output_capped": True, "cap_bytes": MAX_TOTAL}
+        attempt = led.last_attempt.get(cut, 0) + 1
+        kept.append(_result(info, "error", message, attempt=attempt, metrics=metrics))
     return kept, led
 
 
@@ -254,14 +245,20 @@ def _distrust_last(
 
 
 def _tampered(info: CheckInfo, why: str) -> CheckResult:
+    message = f"{TAMPERED}its results were tampered with, none is kept: {why}"
+    return _result(info, "error", message, metrics={"tampered": True})
+
+
+def _result(info: CheckInfo, status: Status, message: str, **more: Any) -> CheckResult:
+    """A result the host writes for an expected check (its id, feature, kind, version)."""
     return CheckResult(
         check=info.id,
-        status="error",
+        status=status,
         feature=info.feature,
         kind=info.kind,
         version=info.version,
-        metrics={"tampered": True},
-        message=f"{TAMPERED}its results were tampered with, none is kept: {why}",
+        message=message,
+        **more,
     )
 
 
@@ -406,18 +403,7 @@ def probe_killed(
         else:
             status, metrics = "error", {"not_run": True}
             message = f"{NOT_RUN}{cause}, after check {running or 'the last reported one'}"
-        results.append(
-            CheckResult(
-                check=info.id,
-                status=status,
-                feature=info.feature,
-                kind=info.kind,
-                version=info.version,
-                message=message,
-                log=log,
-                metrics=metrics,
-            )
-        )
+        results.append(_result(info, status, message, log=log, metrics=metrics))
     return results
 
 
@@ -479,15 +465,5 @@ def complete(
     reported = {r.check for r in results}
     for info in expected:
         if info.id not in reported:
-            results.append(
-                CheckResult(
-                    check=info.id,
-                    status=status,
-                    feature=info.feature,
-                    kind=info.kind,
-                    version=info.version,
-                    message=message,
-                    log=log,
-                )
-            )
+            results.append(_result(info, status, message, log=log))
     return results

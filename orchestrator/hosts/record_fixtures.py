@@ -2,7 +2,8 @@
 test fixtures (pure file work): the SMI outputs under ``tools/recorded/LABEL/``, the KFD
 topology as ``kfd_LABEL/nodes/``, torch's device properties as a build description for the
 torch stand-in of the acceptance tests (``fake_torch/LABEL.json``), the probe's result lines
-and the kernel names with the library ``evidence.KERNEL_LIBRARIES`` names for each today
+and the kernel names with the library the probe's ``evidence.KERNEL_LIBRARIES`` (through the
+manifest) names for each today
 (``evidence/kernel-names-LABEL.tsv``, "-" where no pattern knows the name: review that column
 before committing it; tests/unit/test_probe_evidence.py then holds the table to it). The
 record is already scrubbed; nothing else is changed."""
@@ -14,8 +15,8 @@ import re
 import shutil
 from pathlib import Path
 
+from ..checks_manifest import library_of_kernel
 from ..errors import InputError
-from ..executors.probe_local import library_of_kernel
 
 
 def to_fixtures(record: Path, fixtures: Path, label: str) -> list[Path]:

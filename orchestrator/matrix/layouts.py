@@ -5,7 +5,7 @@ reproduce are named in docs/design.md, "The pages valorch replaces"."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
 from typing import Any
@@ -13,7 +13,17 @@ from typing import Any
 from ..components import UNPINNED, version_matches
 from ..words import count
 from .document import Table, TCell, TRow
-from .model import LEGEND, SUPPORT_LEGEND, Cell, Matrix, Observation, build, by_feature, regroup
+from .model import (
+    LEGEND,
+    SUPPORT_LEGEND,
+    Cell,
+    Matrix,
+    Observation,
+    RunInfo,
+    build,
+    by_feature,
+    regroup,
+)
 from .seed import (
     best_by_backend,
     describe,
@@ -51,19 +61,6 @@ COMPONENT_COLUMNS = (
     ("OFED", "ofed"),
 )
 SINCE_COLUMNS = (("Since PyTorch", "pytorch"), ("Since ROCm", "rocm"))
-
-
-@dataclass(frozen=True)
-class RunInfo:
-    run_id: str
-    image: str
-    backend: str
-    host: str
-    components: dict[str, str] = field(default_factory=dict)
-    ended: datetime | None = None
-
-    def group(self, columns: str) -> str:
-        return {"images": self.image, "backends": self.backend, "hosts": self.host}[columns]
 
 
 @dataclass(frozen=True)

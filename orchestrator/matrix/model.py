@@ -22,6 +22,7 @@ __all__ = [
     "Cell",
     "Matrix",
     "Observation",
+    "RunInfo",
     "build",
     "cell",
     "combine",
@@ -58,6 +59,22 @@ GPU_BACKENDS = ("rocm", "cuda")
 
 def ran_on_cpu(device: str | None) -> bool:
     return bool(device) and str(device).strip().lower().startswith("cpu")
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """One column's run of a layout (``layouts``, ``seed``): its image, backend, host and
+    the image's catalogued components."""
+
+    run_id: str
+    image: str
+    backend: str
+    host: str
+    components: dict[str, str] = field(default_factory=dict)
+    ended: datetime | None = None
+
+    def group(self, columns: str) -> str:
+        return {"images": self.image, "backends": self.backend, "hosts": self.host}[columns]
 
 
 @dataclass(frozen=True)

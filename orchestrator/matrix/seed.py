@@ -19,7 +19,7 @@ from .since import since_of
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from .layouts import RunInfo
+    from .model import RunInfo
 
 # (section title, check id prefixes), in the seed page's order; the longest prefix decides
 SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -209,7 +209,7 @@ def since_cell(
 
 
 def seed_features_table(obs: Sequence[Observation], runs: Sequence[RunInfo]) -> Table:
-    """runs: layouts.RunInfo (run id, image, backend, the image's catalogued components)."""
+    """runs: model.RunInfo (run id, image, backend, the image's catalogued components)."""
     backend_of = {r.image: r.backend for r in runs}
     obs = list(obs)
     comps, catalogued = measured_components(obs, runs)

@@ -124,10 +124,10 @@ class RegistryClient:
     # -- public ----------------------------------------------------------------------------
     def resolve(self, ref: ImageRef) -> Resolved:
         """The digest ``ref``'s tag (or digest) points to now, by a HEAD request."""
-        resp = self._request("HEAD", ref, f"manifests/{ref.reference}")
+        resp = self.send("HEAD", ref, f"manifests/{ref.reference}")
         digest = resp.headers.get("docker-content-digest")
         if not digest:  # some registries omit it on HEAD: the GET's body digest is authoritative
-            resp = self._request("GET", ref, f"manifests/{ref.reference}")
+            resp = self.send("GET", ref, f"manifests/{ref.reference}")
             digest = _sha256(resp.content)
         return Resolved(
             ref,
@@ -141,7 +141,7 @@ class RegistryClient:
     ) -> tuple[dict[str, Any], str, str]:
         """(manifest JSON, its digest, its media type) for a tag or digest of ``ref``'s repository."""
         tail = f"manifests/{reference or ref.reference}"
-        resp = self._request("GET", ref, tail)
+        resp = self.send("GET", ref, tail)
         try:
             doc = netbody.loads(resp.content, netbody.MANIFEST)
         except netbody.TooDeepError as exc:
@@ -211,22 +211,6 @@ class RegistryClient:
     ) -> requests.Response:
         """One API call with this client's auth, TLS and errors: ``tail`` under ``/v2/<repo>/``
         (or an absolute ``url``, e.g. an upload's Location), with a push scope when ``push``."""
-        return self._request(
-            method, ref, tail, body=body, headers=headers, push=push, url=url, params=params
-        )
-
-    def _request(
-        self,
-        method: str,
-        ref: ImageRef,
-        tail: str,
-        *,
-        body: bytes | None = None,
-        headers: dict[str, str] | None = None,
-        push: bool = False,
-        url: str | None = None,
-        params: dict[str, str] | None = None,
-    ) -> requests.Response:
         # under the registry's base URL, which _send picks; an absolute URL (an upload's Location) as it is
         url = url or f"/v2/{ref.path}/{tail}"
         cap = _cap(method, tail)

@@ -9,7 +9,7 @@ control over the many checks of one report.
   (1.2533·σ/√n for a normal sample) and be significant at ``alpha``.
 - ``noisy``: a timed result taken while the host was busy (CPU pressure, or more
   runnable tasks than CPUs), from the metrics the probe records around it
-  (probe/hoststate.py).
+  (valorch_probe/hoststate.py).
 - ``benjamini_hochberg``: q-values of a family of p-values (Benjamini & Hochberg 1995).
 """
 

@@ -363,37 +363,7 @@ def _one(
     any_o = (ho or bo)[-1]
     backend = any_o.backend
     if not bo:
-        hv = verdict(o.status for o in ho)
-        hit = _excused(match, env, backend, check, "error" if any(o.tampered for o in ho) else hv)
-        if hit is not None and (hv in FAILING or any(o.tampered for o in ho)):
-            return CellChange(
-                env,
-                check,
-                EXPECTED,
-                "",
-                hv,
-                backend,
-                note=hit.reason,
-                issue=hit,
-                tampered=any(o.tampered for o in ho),
-            )
-        tampered = any(o.tampered for o in ho)
-        if hv in FAILING or tampered:  # a new check that fails: a failure, never coverage gained
-            note = cut(f"new check: {ho[-1].message}" if ho[-1].message else "new check")
-            return CellChange(
-                env, check, NEW_FAILURE, "", hv, backend, note=note, tampered=tampered
-            )
-        if hv == "error":
-            return CellChange(
-                env, check, INCONCLUSIVE, "", hv, backend, note=cut(ho[-1].message or "new check")
-            )
-        if hv == "flaky":
-            return CellChange(
-                env, check, FLAKY, "", hv, backend, note=" → ".join(o.status for o in ho)
-            )
-        if hv in _NOT_RUN:  # a new check that did not run: no coverage gained
-            return CellChange(env, check, CHANGED, "", hv, backend, note=f"new check, {hv}")
-        return CellChange(env, check, COVERAGE_GAINED, "", hv, backend, note="new check")
+        return _new_check(env, check, ho, backend, match)
     bv = verdict(o.status for o in bo)
     if not ho:
         hit = _excused(match, env, backend, check, "missing") if bv not in _NOT_RUN else None
@@ -473,6 +443,33 @@ def _one(
     return CellChange(
         env, check, kind, bv, hv, backend, note=note
     )  # a partial or still-failing check keeps its why
+
+
+def _new_check(
+    env: str, check: str, ho: list[Obs], backend: str, match: Matcher | None
+) -> CellChange:
+    """A check the baseline does not have: excused, a new failure, inconclusive, flaky, not
+    run, or coverage gained."""
+    hv = verdict(o.status for o in ho)
+    tampered = any(o.tampered for o in ho)
+    hit = _excused(match, env, backend, check, "error" if tampered else hv)
+    if hit is not None and (hv in FAILING or tampered):
+        note = hit.reason
+        return CellChange(
+            env, check, EXPECTED, "", hv, backend, note=note, issue=hit, tampered=tampered
+        )
+    if hv in FAILING or tampered:  # a new check that fails: a failure, never coverage gained
+        note = cut(f"new check: {ho[-1].message}" if ho[-1].message else "new check")
+        return CellChange(env, check, NEW_FAILURE, "", hv, backend, note=note, tampered=tampered)
+    if hv == "error":
+        return CellChange(
+            env, check, INCONCLUSIVE, "", hv, backend, note=cut(ho[-1].message or "new check")
+        )
+    if hv == "flaky":
+        return CellChange(env, check, FLAKY, "", hv, backend, note=" → ".join(o.status for o in ho))
+    if hv in _NOT_RUN:  # a new check that did not run: no coverage gained
+        return CellChange(env, check, CHANGED, "", hv, backend, note=f"new check, {hv}")
+    return CellChange(env, check, COVERAGE_GAINED, "", hv, backend, note="new check")
 
 
 def _failed(note: str, hv: str, ho: Sequence[Obs]) -> str:

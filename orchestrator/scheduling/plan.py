@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..catalog.core import Catalog
-from ..checks_manifest import info, manifest
+from ..checks_manifest import declared, info, manifest
 from ..errors import InputError, NoMatchingHostError
 from ..hosts.match import Requirement
 from ..spec import CheckInfo, HostSpec, ImageSpec, JobSpec, SuiteRef, Task
@@ -26,11 +26,8 @@ class PlannedRun:
 def suite_checks(suite: SuiteRef) -> tuple[CheckInfo, ...]:
     declaration = suite.declaration()
     if declaration is not None:  # command checks / a pytest workload declared by the job
-        from ..executors.probe_local import declared_infos
-
         return tuple(
-            CheckInfo.model_validate(i)
-            for i in declared_infos(suite.name, declaration, suite.checks)
+            CheckInfo.model_validate(i) for i in declared(suite.name, declaration, suite.checks)
         )
     checks = manifest().select(suite.name, suite.checks)
     return tuple(CheckInfo.model_validate(info(c)) for c in checks)

@@ -23,8 +23,7 @@ from ..matrix.evidence import (
     host_class,
     special,
 )
-from ..matrix.layouts import RunInfo
-from ..matrix.model import Observation
+from ..matrix.model import Observation, RunInfo
 from ..spec import FAILING
 from ..store import matrix_store
 

@@ -17,6 +17,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from conftest import ROOT, run_cli
+from root_helpers import FAKE_ROCM, ensure_fake_rocm
 
 
 def rows(db, *args) -> int:
@@ -42,39 +43,35 @@ def ok(*args, db):
     return proc
 
 
+def run(db, *args):
+    """`valorch run ARGS --no-matrix --no-gate`: the results stored, no matrix, no gate."""
+    return ok("run", *args, "--no-matrix", "--no-gate", db=db)
+
+
+def on_host(db, *args):
+    """A run on the local interpreter (`--image host`)."""
+    return run(db, "--image", "host", *args)
+
+
+MATMUL = ("--suite", "smoke", "--check", "smoke.matmul*")  # a narrow run: one suite's matmuls
+
+
 @pytest.fixture
 def db(tmp_path):
     return f"sqlite:///{tmp_path / 'a.sqlite'}"
 
 
-def test_a_narrow_run_keeps_the_rows_measured_before(db):
-    ok(
-        "run",
-        "--image",
-        "host",
-        "--suite",
-        "smoke",
-        "--suite",
-        "features",
-        "--no-matrix",
-        "--no-gate",
-        db=db,
-    )
-    before = rows(db)
-    assert before > 50
-    ok(
-        "run",
-        "--image",
-        "host",
-        "--suite",
-        "smoke",
-        "--check",
-        "smoke.matmul*",
-        "--no-matrix",
-        "--no-gate",
-        db=db,
-    )
-    assert rows(db) == before  # was 3: ninety rows measured a minute ago were gone
+@pytest.fixture
+def broad(db):
+    """A store holding a broad run (smoke and features on the host); its row count."""
+    on_host(db, "--suite", "smoke", "--suite", "features")
+    return rows(db)
+
+
+def test_a_narrow_run_keeps_the_rows_measured_before(db, broad):
+    assert broad > 50
+    on_host(db, *MATMUL)
+    assert rows(db) == broad  # was 3: ninety rows measured a minute ago were gone
     d = doc(db)
     by = cells(d)
     runs = {c["runs"][0] for c in by.values() if c["runs"]}
@@ -89,33 +86,9 @@ def test_a_narrow_run_keeps_the_rows_measured_before(db):
     assert all(c["when"] for c in by.values() if c["verdict"] not in ("", "missing", "skip"))
 
 
-def test_a_repeat_of_one_suite_keeps_the_other_suites_rows(db):
-    ok(
-        "run",
-        "--image",
-        "host",
-        "--suite",
-        "smoke",
-        "--suite",
-        "features",
-        "--no-matrix",
-        "--no-gate",
-        db=db,
-    )
-    before = rows(db)
-    ok(
-        "run",
-        "--image",
-        "host",
-        "--suite",
-        "smoke",
-        "--repeat",
-        "3",
-        "--no-matrix",
-        "--no-gate",
-        db=db,
-    )
-    assert rows(db) == before  # was 115 → 22
+def test_a_repeat_of_one_suite_keeps_the_other_suites_rows(db, broad):
+    on_host(db, "--suite", "smoke", "--repeat", "3")
+    assert rows(db) == broad  # was 115 → 22
 
 
 def _age(db: str, days: int) -> None:
@@ -127,20 +100,9 @@ def _age(db: str, days: int) -> None:
 
 
 def test_cells_carry_their_date_and_old_evidence_looks_stale(db):
-    ok("run", "--image", "host", "--suite", "smoke", "--no-matrix", "--no-gate", db=db)
+    on_host(db, "--suite", "smoke")
     _age(db, 30)
-    ok(
-        "run",
-        "--image",
-        "host",
-        "--suite",
-        "smoke",
-        "--check",
-        "smoke.matmul*",
-        "--no-matrix",
-        "--no-gate",
-        db=db,
-    )
+    on_host(db, *MATMUL)
     d = doc(db)
     dated = [c for c in cells(d).values() if c["when"]]
     stale = [c for c in dated if "stale" in c["flags"]]
@@ -160,18 +122,7 @@ def test_cells_carry_their_date_and_old_evidence_looks_stale(db):
 
 @pytest.mark.parametrize("value", ["0", "-3"])
 def test_a_freshness_window_under_one_day_is_bad_input(db, value):
-    ok(
-        "run",
-        "--image",
-        "host",
-        "--suite",
-        "smoke",
-        "--check",
-        "smoke.matmul*",
-        "--no-matrix",
-        "--no-gate",
-        db=db,
-    )
+    on_host(db, *MATMUL)
     proc = run_cli("matrix", "render", "--fresh-days", value, db=db)
     assert proc.returncode == 2 and "--fresh-days" in proc.stderr and "Traceback" not in proc.stderr
 
@@ -183,15 +134,8 @@ def _named_job(tmp_path: Path, name: str, suite: str) -> Path:
 
 
 def test_named_jobs_feed_the_matrix_and_ad_hoc_runs_only_when_asked(db, tmp_path):
-    ok(
-        "run",
-        "--job",
-        str(_named_job(tmp_path, "nightly", "smoke")),
-        "--no-matrix",
-        "--no-gate",
-        db=db,
-    )
-    ok("run", "--image", "host", "--suite", "compile", "--no-matrix", "--no-gate", db=db)  # ad hoc
+    run(db, "--job", str(_named_job(tmp_path, "nightly", "smoke")))
+    on_host(db, "--suite", "compile")  # ad hoc
     default = doc(db)
     keys = {r["key"] for r in default["rows"]}
     assert keys and all(k.startswith(("smoke.", "env.")) for k in keys), keys
@@ -213,7 +157,7 @@ def test_named_jobs_feed_the_matrix_and_ad_hoc_runs_only_when_asked(db, tmp_path
 
 
 def test_tiers_and_publish_refuse_ad_hoc_runs_alone(db):
-    ok("run", "--image", "host", "--suite", "smoke", "--no-matrix", "--no-gate", db=db)
+    on_host(db, "--suite", "smoke")
     for args in (
         ("matrix", "render", "--layout", "tiers"),
         ("matrix", "render", "--layout", "summary"),
@@ -228,8 +172,6 @@ def test_tiers_and_publish_refuse_ad_hoc_runs_alone(db):
 
 # --- the real engine: a GPU image run --cpu-only, a bisect, a new digest ---
 
-FAKE_ROCM = "valorch/test:fake-rocm"
-
 
 def _docker_ready(*images: str) -> None:
     if subprocess.run(["docker", "info"], capture_output=True).returncode != 0:
@@ -240,21 +182,7 @@ def _docker_ready(*images: str) -> None:
             != 0
         ):
             if image == FAKE_ROCM:
-                subprocess.run(
-                    [
-                        "docker",
-                        "build",
-                        "-q",
-                        "-t",
-                        FAKE_ROCM,
-                        "-f",
-                        str(ROOT / "images/docker/Dockerfile.fake-rocm"),
-                        str(ROOT / "images/docker"),
-                    ],
-                    check=True,
-                    capture_output=True,
-                    timeout=600,
-                )
+                ensure_fake_rocm()
             else:
                 pytest.fail(f"test image {image} missing: run make test-images")
 
@@ -271,34 +199,10 @@ def test_a_cpu_only_run_of_a_gpu_image_is_never_a_gpu_pass(db, tmp_path):
     )
     job = tmp_path / "nightly.yaml"
     job.write_text("name: nightly\nimages: [cpu_img]\nsuites:\n  - name: smoke\n")
-    ok(
-        "run",
-        "--job",
-        str(job),
-        "--catalog",
-        str(catalog),
-        "--pull",
-        "never",
-        "--no-matrix",
-        "--no-gate",
-        db=db,
-    )
+    local = ("--catalog", str(catalog), "--pull", "never")
+    run(db, "--job", str(job), *local)
     tiers_before = doc(db, "--layout", "tiers")
-    ok(
-        "run",
-        "--image",
-        "fake_rocm6.3",
-        "--cpu-only",
-        "--suite",
-        "smoke",
-        "--catalog",
-        str(catalog),
-        "--pull",
-        "never",
-        "--no-matrix",
-        "--no-gate",
-        db=db,
-    )
+    run(db, "--image", "fake_rocm6.3", "--cpu-only", "--suite", "smoke", *local)
     # one --cpu-only run of the ROCm image no longer turns the tiers page into "rocm: experimental"
     tiers = doc(db, "--layout", "tiers")
     assert [r["key"] for r in tiers["rows"]] == [r["key"] for r in tiers_before["rows"]] == ["cpu"]
@@ -319,7 +223,7 @@ def test_a_bisect_never_erases_an_image_column(db):
     _docker_ready("valorch/test:pip-torch", "valorch/test:debian-torch")
     new, old = "cpu_debian12_py3.11_pytorch_2.13", "cpu_debian12_py3.11_pytorch_1.13"
     job = ROOT / "jobs" / "local-test.yaml"
-    ok("run", "--job", str(job), "--pull", "never", "--no-matrix", "--no-gate", db=db)
+    run(db, "--job", str(job), "--pull", "never")
     before = cells(doc(db))
     proc = run_cli("bisect", "--check", "smoke.matmul.fp32", "--images", old, new, db=db)
     assert (
@@ -340,35 +244,11 @@ def test_a_cell_from_an_older_digest_says_so(db):
     tag = f"valorch-accept/digest-{os.getpid()}:1"
     subprocess.run(["docker", "tag", "valorch/test:pip-torch", tag], check=True)
     try:
-        ok(
-            "run",
-            "--image",
-            tag,
-            "--suite",
-            "smoke",
-            "--pull",
-            "never",
-            "--no-matrix",
-            "--no-gate",
-            db=db,
-        )
+        run(db, "--image", tag, "--suite", "smoke", "--pull", "never")
         subprocess.run(
             ["docker", "tag", "valorch/test:debian-torch", tag], check=True
         )  # the tag moves
-        ok(
-            "run",
-            "--image",
-            tag,
-            "--suite",
-            "smoke",
-            "--check",
-            "smoke.matmul*",
-            "--pull",
-            "never",
-            "--no-matrix",
-            "--no-gate",
-            db=db,
-        )
+        run(db, "--image", tag, *MATMUL, "--pull", "never")
         by = cells(doc(db))
         old = [
             c

@@ -4,11 +4,10 @@ cells, decided by one function (``matrix.model.cell``): a ROCm image run ``--cpu
 suite order (``suites: [smoke, kernels, features]``) in both, whatever order they ran in."""
 
 import json
-import subprocess
 
 import pytest
 import yaml
-from root_helpers import ROOT, run_cli
+from root_helpers import ensure_fake_rocm, run_cli
 
 
 def md_cells(md: str) -> tuple[list[str], dict[tuple[str, str], str]]:
@@ -55,17 +54,9 @@ def test_rows_follow_the_jobs_suite_order_in_run_and_matrix_render(tmp_path):
     assert {k: c["text"] for k, c in json_cells(doc).items()} == run_cells
 
 
-FAKE_ROCM = "valorch/test:fake-rocm"
-
-
 @pytest.mark.docker
 def test_a_cpu_only_run_of_a_rocm_image_is_cpu_only_in_run_and_matrix_render(tmp_path):
-    if subprocess.run(["docker", "image", "inspect", FAKE_ROCM], capture_output=True).returncode:
-        subprocess.run(  # built as test_matrix_newest_evidence builds it, where make test did not
-            ["docker", "build", "-q", "-t", FAKE_ROCM, "-f",
-             str(ROOT / "images/docker/Dockerfile.fake-rocm"), str(ROOT / "images/docker")],
-            check=True, capture_output=True, timeout=600,
-        )  # fmt: skip
+    ensure_fake_rocm()
     catalog = tmp_path / "catalog"
     catalog.mkdir()
     (catalog / "t.yaml").write_text(

@@ -10,10 +10,10 @@ import time
 from pathlib import Path
 
 import pytest
+from root_helpers import ensure_fake_rocm
 
 ROOT = Path(__file__).resolve().parents[2]
 VALORCH = str(Path(sys.executable).with_name("valorch"))
-FAKE_ROCM = "valorch/test:fake-rocm"
 
 
 def valorch(*args: str, db: Path) -> subprocess.CompletedProcess:
@@ -36,25 +36,7 @@ def db(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def catalog(tmp_path_factory) -> Path:
     """Deliberate expectations: a wrong PyTorch for pip-torch, a ROCm 6.3 stack for fake-rocm."""
-    if (
-        subprocess.run(["docker", "image", "inspect", FAKE_ROCM], capture_output=True).returncode
-        != 0
-    ):
-        subprocess.run(
-            [
-                "docker",
-                "build",
-                "-q",
-                "-t",
-                FAKE_ROCM,
-                "-f",
-                str(ROOT / "images/docker/Dockerfile.fake-rocm"),
-                str(ROOT / "images/docker"),
-            ],
-            check=True,
-            capture_output=True,
-            timeout=600,
-        )
+    ensure_fake_rocm()
     d = tmp_path_factory.mktemp("catalog")
     (d / "t.yaml").write_text(
         "family: t\nbackend: cpu\nlocal: true\nimages:\n"

@@ -11,6 +11,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from root_helpers import FAKE_ROCM, ensure_fake_rocm
 
 from orchestrator import audit
 from orchestrator.render import audit as render_audit
@@ -19,31 +20,11 @@ from valorch_probe import MARKER
 pytestmark = pytest.mark.docker
 
 ROOT = Path(__file__).resolve().parents[2]
-FAKE_ROCM = "valorch/test:fake-rocm"
 
 
 @pytest.fixture(scope="module")
 def fake_rocm_image() -> str:
-    if (
-        subprocess.run(["docker", "image", "inspect", FAKE_ROCM], capture_output=True).returncode
-        != 0
-    ):
-        subprocess.run(
-            [
-                "docker",
-                "build",
-                "-q",
-                "-t",
-                FAKE_ROCM,
-                "-f",
-                str(ROOT / "images/docker/Dockerfile.fake-rocm"),
-                str(ROOT / "images/docker"),
-            ],
-            check=True,
-            capture_output=True,
-            timeout=600,
-        )
-    return FAKE_ROCM
+    return ensure_fake_rocm()
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ import pytest
 
 from tests.conftest import run_cli
 from tests.unit.test_probe_evidence import GPU_LIBRARIES
-from valorch_probe.registry import catalog
+from valorch_probe.loader import catalog
 
 SUITES = ("smoke", "kernels", "features", "compile", "profiler", "tensorflow")
 TORCH = ("cpu_debian12_py3.11_pytorch_1.13", "cpu_debian12_py3.11_pytorch_2.13", "host")

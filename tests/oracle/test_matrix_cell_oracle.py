@@ -188,7 +188,8 @@ def sinks(w: dict) -> dict:
     """Every sink's cells for ``w``: the run's printed matrix and JSON, matrix render's JSON
     and Markdown."""
     from orchestrator.matrix.document import Document, Header
-    from orchestrator.matrix.layouts import RunInfo, observed_table
+    from orchestrator.matrix.layouts import observed_table
+    from orchestrator.matrix.model import RunInfo
     from orchestrator.matrix.tiers import Policy
     from orchestrator.services import views
     from orchestrator.services.evidence import stamp

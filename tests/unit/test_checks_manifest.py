@@ -6,9 +6,10 @@ import json
 import subprocess
 import sys
 
+import pytest
 from conftest import ROOT
 
-from orchestrator.checks_manifest import PATH, info, manifest
+from orchestrator.checks_manifest import PATH, declared, info, library_of_kernel, manifest
 from orchestrator.spec import CheckInfo
 
 
@@ -43,7 +44,8 @@ def test_a_stale_manifest_is_caught(tmp_path):
 
 
 def test_the_manifest_holds_every_registered_check_in_run_order():
-    from valorch_probe.registry import CHECKS, SUITES, select
+    from valorch_probe.loader import select
+    from valorch_probe.registry import CHECKS, SUITES
 
     select("smoke")  # registers every built-in check
     m = manifest()
@@ -60,7 +62,7 @@ def test_the_manifest_holds_every_registered_check_in_run_order():
 
 
 def test_a_glob_selects_as_the_probe_selects():
-    from valorch_probe.registry import select
+    from valorch_probe.loader import select
 
     for suite, patterns in (("smoke", ["env.version.*"]), ("kernels", ["*bf16*", "kernels.conv*"])):
         assert [e["id"] for e in manifest().select(suite, patterns)] == [
@@ -105,4 +107,58 @@ def test_a_host_run_imports_no_check_module_in_the_orchestrator(tmp_path):
     (line,) = [ln for ln in done.stdout.splitlines() if ln.startswith("MODULES ")]
     modules = json.loads(line[len("MODULES ") :])
     assert "orchestrator.checks_manifest" in modules
-    assert [m for m in modules if m.startswith("valorch_probe.")] == []
+    assert [m for m in modules if m.split(".")[0] == "valorch_probe"] == []
+
+
+DECLARATIONS = (
+    ("command", {"commands": [{"id": "ls", "argv": ["ls", "-l"]}]}),
+    (
+        "command",
+        {
+            "commands": [
+                {"id": "a", "argv": ["true"], "feature": "tools", "exit_code": 3, "version": 2},
+                {"id": "b", "argv": ["rocminfo"], "feature": None},
+            ]
+        },
+    ),
+    ("pytest", {"pytest": {"path": "/w/tests/test_x.py", "args": []}}),
+    ("pytest", {"pytest": {"path": "t.py", "feature": "upstream tests"}}),
+    ("command", {}),
+)
+
+
+@pytest.mark.parametrize(("suite", "declaration"), DECLARATIONS)
+def test_declared_checks_are_described_from_the_manifest_as_the_probe_builds_them(
+    suite, declaration
+):
+    """The plan describes a job's declared checks from the manifest alone; the probe builds
+    the same checks from the same declaration."""
+    from valorch_probe.loader import build
+
+    assert declared(suite, declaration) == [c.info() for c in build(suite, declaration)]
+    for entry in declared(suite, declaration):
+        CheckInfo.model_validate(entry)
+
+
+def test_declared_checks_filter_by_glob_and_refuse_what_the_suite_cannot_take():
+    two = {"commands": [{"id": "a", "argv": ["true"]}, {"id": "b", "argv": ["true"]}]}
+    assert [c["id"] for c in declared("command", two, ["command.b"])] == ["command.b"]
+    for suite, declaration in (("smoke", two), ("command", {"pytest": {"path": "x"}})):
+        with pytest.raises(ValueError, match=f"suite {suite} cannot take"):
+            declared(suite, declaration)
+
+
+def test_the_kernel_table_reads_from_the_manifest_as_the_probe_reads_it():
+    from valorch_probe import MARKER, evidence
+
+    names = [
+        "Cijk_Ailk_Bljk_SB_MT64x64x8",
+        "ncclDevKernel_AllReduce_Sum_f32_RING_LL",
+        "void at::native::vectorized_elementwise_kernel",
+        "no_library_knows_me",
+    ]
+    for vendor in ("amd", "nvidia", None):
+        assert [library_of_kernel(n, vendor) for n in names] == [
+            evidence.library_of_kernel(n, vendor) for n in names
+        ]
+    assert manifest().marker == MARKER

@@ -4,9 +4,8 @@ critical libraries, fragments."""
 from datetime import datetime
 
 from orchestrator.matrix.document import Document, Header
-from orchestrator.matrix.layouts import RunInfo
 from orchestrator.matrix.libraries import ImageInventory, images_for, libraries_table
-from orchestrator.matrix.model import Cell, Observation
+from orchestrator.matrix.model import Cell, Observation, RunInfo
 from orchestrator.matrix.seed import best, section_of, seed_features_table
 from orchestrator.matrix.since import since_of
 from orchestrator.render.markdown import document_md

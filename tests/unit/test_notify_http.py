@@ -96,20 +96,18 @@ def _env(server):
     return {"GITHUB_TOKEN": TOKEN, "GITHUB_API_URL": server, "GITHUB_SHA": SHA}
 
 
+def _diff_to_both(server, db, base, head):
+    """`valorch diff BASE HEAD` notifying the Slack hook and the GitHub check run."""
+    slack, github = f"slack={server}{HOOK}", "github=acme/stack"
+    return run_cli(
+        "diff", base, head, "--notify", slack, "--notify", github, db=db, env=_env(server)
+    )
+
+
 def test_regression_posts_failure_with_repro_and_retries_5xx(server, tmp_path):
     db, (base, head) = _store(tmp_path)
     Recorder.fail_first = {HOOK: 1, "/repos/acme/stack/check-runs": 2}
-    proc = run_cli(
-        "diff",
-        base,
-        head,
-        "--notify",
-        f"slack={server}{HOOK}",
-        "--notify",
-        "github=acme/stack",
-        db=db,
-        env=_env(server),
-    )
+    proc = _diff_to_both(server, db, base, head)
     assert proc.returncode == 1, (
         proc.stderr
     )  # the regression gates; both notifications went through
@@ -154,17 +152,7 @@ def test_zero_results_is_failure_never_success(server, tmp_path):
 def test_no_regression_is_success_and_persistent_5xx_is_exit_3(server, tmp_path):
     db, (base, head) = _store(tmp_path, head_status="pass")
     Recorder.fail_first = {HOOK: 10}
-    proc = run_cli(
-        "diff",
-        base,
-        head,
-        "--notify",
-        f"slack={server}{HOOK}",
-        "--notify",
-        "github=acme/stack",
-        db=db,
-        env=_env(server),
-    )
+    proc = _diff_to_both(server, db, base, head)
     assert proc.returncode == 3, (
         proc.stderr
     )  # nothing regressed, but a notification could not be delivered

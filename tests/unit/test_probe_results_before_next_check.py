@@ -14,7 +14,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from valorch_probe.registry import select
+from valorch_probe.loader import select
 from valorch_probe.supervisor import Forked, _WorkerState
 
 NONCE = "a1" * 16

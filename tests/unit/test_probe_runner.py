@@ -96,7 +96,7 @@ def test_bad_suite_is_a_fatal_record(probe_dir):
 def test_probe_is_stdlib_only(probe_dir):
     """The probe must import nothing from the orchestrator nor third-party packages."""
     code = (
-        "import sys, valorch_probe.registry as r; r.catalog(); "
+        "import sys, valorch_probe.loader as r; r.catalog(); "
         "bad = [m for m in sys.modules if m.split('.')[0] in ('orchestrator','pydantic','yaml','torch')]; "
         "print(bad)"
     )

@@ -32,7 +32,8 @@ print(json.dumps(out))
 
 ONE_SUITE = """
 import json, sys
-from valorch_probe.registry import CHECKS, load_suite, select
+from valorch_probe.loader import load_suite, select
+from valorch_probe.registry import CHECKS
 load_suite(sys.argv[1])
 suite, chosen = select(sys.argv[1])
 print(json.dumps({

@@ -14,7 +14,7 @@ import pytest
 
 from tests.unit.test_probe_evidence import GPU_LIBRARIES
 from valorch_probe import MARKER
-from valorch_probe.registry import catalog
+from valorch_probe.loader import catalog
 
 ROOT = Path(__file__).resolve().parents[2]
 PROBE = ROOT / "valorch_probe"

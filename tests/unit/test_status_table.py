@@ -17,8 +17,8 @@ import pytest
 from orchestrator.ext.attest import intoto
 from orchestrator.ext.notify.service import from_report
 from orchestrator.matrix.document import Document, Header
-from orchestrator.matrix.layouts import RunInfo, checks_table
-from orchestrator.matrix.model import Observation, build
+from orchestrator.matrix.layouts import checks_table
+from orchestrator.matrix.model import Observation, RunInfo, build
 from orchestrator.matrix.tiers import Policy, tiers
 from orchestrator.regression.gate import decide
 from orchestrator.regression.rule import Obs, Side, compare

@@ -11,7 +11,7 @@ import signal
 
 import pytest
 
-from orchestrator.catalog import rst_import
+from orchestrator.catalog import rst_table
 
 SIZE = 1 << 18  # a quadratic regex: ~10**11 steps here
 ADVERSARIAL = {
@@ -45,12 +45,12 @@ def test_every_cell_regex_is_linear_on_adversarial_text(text):
     old = signal.signal(signal.SIGALRM, _alarm)
     signal.alarm(20)
     try:
-        cleaned = rst_import.clean(text)
-        rst_import.image_of(text)
-        rst_import.header_key(text)
-        with contextlib.suppress(rst_import.RstImportError):  # markup left: refused, fine
-            rst_import.check_cell(cleaned, text, "page.rst:1")
-        rst_import.list_tables(".. list-table::\n   :header-rows: 1\n\n   * - " + text + "\n")
+        cleaned = rst_table.clean(text)
+        rst_table.image_of(text)
+        rst_table.header_key(text)
+        with contextlib.suppress(rst_table.RstImportError):  # markup left: refused, fine
+            rst_table.check_cell(cleaned, text, "page.rst:1")
+        rst_table.list_tables(".. list-table::\n   :header-rows: 1\n\n   * - " + text + "\n")
     except _TooSlowError:
         pytest.fail("a regular expression backtracked (not linear in the cell's length)")
     finally:

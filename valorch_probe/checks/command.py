@@ -23,7 +23,7 @@ import re
 from typing import Any, Callable, Dict, List
 
 from ..context import Fail, Report, Unsupported
-from ..registry import Check, suite
+from ..registry import Check, declared_fields, suite
 from ._common import TOOL_DIRS
 from ._workload import OutOfMemory, TimedOut, resolve, run_capped
 
@@ -120,16 +120,7 @@ def command_fn(spec: Dict[str, Any]) -> Callable[[Any], Report]:
 
 
 def command_check(spec: Dict[str, Any]) -> Check:
-    cid = "command.%s" % spec["id"]
     if not spec.get("argv"):
-        raise ValueError("declared command %s has no argv" % cid)
-    return Check(
-        cid,
-        command_fn(spec),
-        spec.get("feature") or spec["id"],
-        "command",
-        "command",
-        version=int(spec.get("version", 1)),
-        description="runs %s; expects exit code %s"
-        % (list(spec["argv"]), spec.get("exit_code", 0)),
-    )
+        raise ValueError("declared command command.%s has no argv" % spec["id"])
+    fields = declared_fields("command", spec)
+    return Check(fn=command_fn(spec), suite="command", **fields)

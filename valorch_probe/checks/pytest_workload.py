@@ -29,7 +29,7 @@ import sys
 from typing import Any, Callable, Dict, List, Tuple
 
 from ..context import Fail, Outcome, Report, Unsupported
-from ..registry import Check, suite
+from ..registry import Check, declared_fields, suite
 from ..sandbox import private_dir
 from ._workload import HarnessError, TimedOut, run_capped
 
@@ -155,19 +155,7 @@ def pytest_fn(spec: Dict[str, Any]) -> Callable[[Any], Report]:
     shipped = not path.startswith("/")
 
     def fn(ctx: Any) -> Report:
-        if not os.path.exists(path):
-            if shipped:
-                raise HarnessError(
-                    "the workload %s was not shipped into this container (cwd %s); the docker "
-                    "and host executors ship paths relative to the job file, others need "
-                    "in_image: true" % (path, os.getcwd())
-                )
-            raise Fail("%s does not exist in this image" % path)
-        if importlib.util.find_spec("pytest") is None:
-            raise Unsupported(
-                "pytest is not installed in this image (%s -m pytest: No module named pytest); "
-                "install pytest in the image, or declare command checks instead" % sys.executable
-            )
+        _ready(path, shipped)
         tmp = private_dir(
             "valorch-pytest-"
         )  # pytest runs as the workload user: it writes the XML here
@@ -201,67 +189,83 @@ def pytest_fn(spec: Dict[str, Any]) -> Callable[[Any], Report]:
                     metrics,
                     log=log,
                 )
-            extra, counts = [], {}  # type: Tuple[List[Dict[str, Any]], Dict[str, int]]
-            if os.path.islink(xml) or (os.path.exists(xml) and not os.path.isfile(xml)):
-                raise HarnessError(
-                    "pytest left %s as something other than a plain file: not read" % xml,
-                    metrics,
-                    log=log,
-                )
-            if os.path.exists(xml):
-                extra, counts = parse_junit(
-                    xml, feature, max_tests, "workloads." if shipped else ""
-                )
-            metrics.update(
-                {"tests": sum(counts.values()), **{"n_" + k: v for k, v in counts.items()}}
-            )
-            more = (
-                ""
-                if len(extra) >= sum(counts.values())
-                else "; only the first %d reported" % len(extra)
-            )
-            if rc == 2:
-                raise Fail(
-                    "pytest was interrupted (exit 2: collection errors?): %s%s\n%s"
-                    % (_summary(counts), more, tail[-1500:]),
-                    metrics,
-                    log=log,
-                    extra=extra,
-                )
-            if rc not in (0, 1):
-                why = {
-                    3: "internal error",
-                    4: "usage error (check args)",
-                    5: "no tests collected",
-                }.get(rc, "")
-                raise HarnessError(
-                    "pytest exited with code %s (%s) for %s\n%s" % (rc, why, path, tail[-1500:]),
-                    metrics,
-                    log=log,
-                    extra=extra,
-                )
-            if not os.path.exists(xml):
-                raise HarnessError("pytest exited %s but wrote no JUnit XML" % rc, metrics, log=log)
-            return Report(
-                "pytest %s: %s (exit %s)%s" % (path, _summary(counts), rc, more),
-                metrics,
-                log=log,
-                extra=extra,
-            )
+            return _verdict(path, xml, rc, (feature, max_tests, shipped), metrics, log, tail)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
 
     return fn
 
 
+def _ready(path: str, shipped: bool) -> None:
+    """The workload is there and pytest is installed, or the outcome that says which not."""
+    if not os.path.exists(path):
+        if shipped:
+            raise HarnessError(
+                "the workload %s was not shipped into this container (cwd %s); the docker "
+                "and host executors ship paths relative to the job file, others need "
+                "in_image: true" % (path, os.getcwd())
+            )
+        raise Fail("%s does not exist in this image" % path)
+    if importlib.util.find_spec("pytest") is None:
+        raise Unsupported(
+            "pytest is not installed in this image (%s -m pytest: No module named pytest); "
+            "install pytest in the image, or declare command checks instead" % sys.executable
+        )
+
+
+def _verdict(
+    path: str,
+    xml: str,
+    rc: Any,
+    declared: Tuple[str, int, bool],
+    metrics: Dict[str, Any],
+    log: str,
+    tail: str,
+) -> Report:
+    """pytest's exit code and JUnit file read into the run's report (or its outcome)."""
+    feature, max_tests, shipped = declared
+    extra, counts = [], {}  # type: Tuple[List[Dict[str, Any]], Dict[str, int]]
+    if os.path.islink(xml) or (os.path.exists(xml) and not os.path.isfile(xml)):
+        raise HarnessError(
+            "pytest left %s as something other than a plain file: not read" % xml,
+            metrics,
+            log=log,
+        )
+    if os.path.exists(xml):
+        extra, counts = parse_junit(xml, feature, max_tests, "workloads." if shipped else "")
+    metrics.update({"tests": sum(counts.values()), **{"n_" + k: v for k, v in counts.items()}})
+    more = "" if len(extra) >= sum(counts.values()) else "; only the first %d reported" % len(extra)
+    if rc == 2:
+        raise Fail(
+            "pytest was interrupted (exit 2: collection errors?): %s%s\n%s"
+            % (_summary(counts), more, tail[-1500:]),
+            metrics,
+            log=log,
+            extra=extra,
+        )
+    if rc not in (0, 1):
+        why = {
+            3: "internal error",
+            4: "usage error (check args)",
+            5: "no tests collected",
+        }.get(rc, "")
+        raise HarnessError(
+            "pytest exited with code %s (%s) for %s\n%s" % (rc, why, path, tail[-1500:]),
+            metrics,
+            log=log,
+            extra=extra,
+        )
+    if not os.path.exists(xml):
+        raise HarnessError("pytest exited %s but wrote no JUnit XML" % rc, metrics, log=log)
+    return Report(
+        "pytest %s: %s (exit %s)%s" % (path, _summary(counts), rc, more),
+        metrics,
+        log=log,
+        extra=extra,
+    )
+
+
 def pytest_check(spec: Dict[str, Any]) -> Check:
     if not spec.get("path"):
         raise ValueError("declared pytest workload has no path")
-    return Check(
-        "pytest.run",
-        pytest_fn(spec),
-        spec.get("feature") or "pytest %s" % spec["path"],
-        "pytest",
-        "pytest",
-        description="runs pytest on %s; each test case becomes a result" % spec["path"],
-    )
+    return Check(fn=pytest_fn(spec), suite="pytest", **declared_fields("pytest", spec))

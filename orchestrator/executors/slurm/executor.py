@@ -26,7 +26,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -36,8 +35,10 @@ from ...spec import Execution, Task
 from ..base import PROBE_PACKAGE, overall_timeout, probe_archive, probe_args
 from ..container import RDMA_CAPS, RDMA_ULIMITS, task_container
 from ..gang import GRACE_S, collective_timeout
-from ..transcript import Transcript, complete, conclude, infrastructure_failure, vetted
+from ..transcript import Transcript, complete, conclude, vetted
 from .client import SlurmCluster, SlurmError, SlurmRequirement, SlurmUnmatched
+from .gang import follow_gang
+from .joblog import digest_of, feed, job_failure, last_lines, parse_job_log, read_log
 
 SETUP_ALLOWANCE = 120.0  # seconds for docker create/cp/rm around the probe's own deadline
 QUEUE_TIMEOUT = 6 * 3600.0  # seconds a job may wait for resources before it is cancelled
@@ -61,7 +62,7 @@ log() { echo "valorch-step: $*" >&2; }
 # The digest that names the image on every engine (imageref.identity): the manifest digest
 # the engine recorded for the image's own repository, else the image id; never a
 # RepoDigest of another repository the same image was once pushed to.
-image_digest() {
+imagedigest_of() {
   local repo=${image%@*} d
   case ${repo##*/} in *:*) repo=${repo%:*} ;; esac
   repo=${repo#docker.io/}; repo=${repo#library/}
@@ -268,22 +269,6 @@ def write_probe(spool: Path) -> Path:
     return path
 
 
-def parse_job_log(text: str) -> dict[str, Any]:
-    """What the batch script and the step said on stderr (Slurm's job log)."""
-    info: dict[str, Any] = {"container_env": {}}
-    for line in text.splitlines():
-        if m := re.match(r"^valorch: job (\S+) on (\S+) gpus=(\S*)", line):
-            info.update(node=m.group(2), gpus=m.group(3))
-        elif line.startswith("valorch-step: env ") and "=" in line:
-            key, _, value = line[len("valorch-step: env ") :].partition("=")
-            info["container_env"][key] = value
-        elif m := re.match(r"^valorch-step: (container|image|exit) (\S+)", line):
-            info[m.group(1)] = m.group(2)
-        elif m := re.match(r"^valorch-step: ((create|copy)-failed)", line):
-            info["failed"] = m.group(1)
-    return info
-
-
 class SlurmExecutor:
     name = "slurm"
 
@@ -329,15 +314,13 @@ class SlurmExecutor:
                 after=sweep_argv(task, run_id),
             )
         except SlurmUnmatched as exc:
-            return _infra(task, f"unmatched on Slurm: {exc}", timings, {})
+            return job_failure(task, f"unmatched on Slurm: {exc}", timings, {})
         except (SlurmError, OSError) as exc:
-            return _infra(task, f"Slurm submission of {name} failed: {exc}", timings, {})
+            return job_failure(task, f"Slurm submission of {name} failed: {exc}", timings, {})
         timings["submit_s"] = time.perf_counter() - t0
         if on_started is not None:
             on_started()
         if task.nodes:
-            from .gang import follow_gang
-
             return follow_gang(self, task, job, workdir, limit, timings, on_result, t0)
         transcript = Transcript(on_result=on_result)
         try:
@@ -350,19 +333,19 @@ class SlurmExecutor:
         ) as exc:  # includes SlurmUnmatched (pending for a reason that cannot go away)
             self._cancel(job)
             prefix = "unmatched on Slurm" if isinstance(exc, SlurmUnmatched) else "Slurm"
-            return _infra(
+            return job_failure(
                 task, f"{prefix}: {exc}", timings, {"job_id": job, "workdir": str(workdir)}
             )
         transcript.close()
         timings["total_s"] = time.perf_counter() - t0
-        log = _read(workdir / f"slurm-{job}.out")
+        log = read_log(workdir / f"slurm-{job}.out")
         info = {"job_id": job, "state": state, "workdir": str(workdir), **parse_job_log(log)}
         exit_code = int(info["exit"]) if str(info.get("exit", "")).lstrip("-").isdigit() else None
-        digest = _digest(info.get("image"))
+        digest = digest_of(info.get("image"))
         tail = log[-8000:]
         if exit_code is None and state not in ("TIMEOUT", "DEADLINE"):
             what = info.get("failed") or f"ended {state} before the container ran"
-            infra = f"Slurm job {job} on {info.get('node', '?')}: {what}: {_last_lines(log)}"
+            infra = f"Slurm job {job} on {info.get('node', '?')}: {what}: {last_lines(log)}"
             results = complete(vetted(transcript, task)[0], task.checks, "error", infra, tail)
             return Execution(
                 results=tuple(results),
@@ -396,7 +379,7 @@ class SlurmExecutor:
 
         def tick(state: str) -> None:
             nonlocal offset
-            offset = _feed(out_path, offset, transcript)
+            offset = feed(out_path, offset, transcript)
 
         state = self.cluster.watch(
             job,
@@ -413,43 +396,5 @@ class SlurmExecutor:
             self.cluster.cancel(job)
 
 
-def _feed(path: Path, offset: int, transcript: Transcript) -> int:
-    try:
-        with path.open("rb") as fh:
-            fh.seek(offset)
-            chunk = fh.read()
-    except FileNotFoundError:
-        return offset
-    if chunk:
-        transcript.feed(chunk)
-    return offset + len(chunk)
-
-
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(errors="replace")
-    except OSError:
-        return ""
-
-
-def _last_lines(text: str, n: int = 3) -> str:
-    lines = [line for line in text.strip().splitlines() if line.strip()]
-    return " | ".join(lines[-n:])[-600:] or "no job log"
-
-
-def _digest(value: str | None) -> str | None:
-    if not value:
-        return None
-    return value.split("@", 1)[1] if "@" in value else value
-
-
-def _infra(task: Task, message: str, timings: dict[str, float], slurm: dict[str, Any]) -> Execution:
-    return infrastructure_failure(task, message, timings=timings, meta={"slurm": slurm})
-
-
 def default_spool() -> Path:
     return Path.cwd() / "results" / "slurm"
-
-
-def _cancel_quietly(executor: SlurmExecutor, job: str) -> None:
-    executor._cancel(job)

@@ -16,15 +16,24 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ...spec import Execution, HostSpec, Task
 from .. import gang
 from ..transcript import Transcript, conclude
-from .client import SlurmError
+from .client import SlurmCluster, SlurmError
+from .joblog import digest_of, feed, job_failure, parse_job_log, read_log
 
-if TYPE_CHECKING:
-    from .executor import SlurmExecutor
+
+class SlurmExecutor(Protocol):
+    """What following a gang asks of its executor (``executor.SlurmExecutor``, which imports
+    this module)."""
+
+    cluster: SlurmCluster
+    queue_timeout: float
+    poll: float
+
+    def _cancel(self, job: str) -> None: ...
 
 
 def follow_gang(
@@ -37,15 +46,13 @@ def follow_gang(
     on_result: Callable[[Any], None] | None,
     t0: float,
 ) -> Execution:
-    from .executor import _cancel_quietly, _feed, _infra, _read, parse_job_log
-
     n = task.node_count
     transcripts = [Transcript(on_result=on_result if r == 0 else None) for r in range(n)]
     offsets = [0] * n
 
     def tick(_state: str) -> None:
         for r in range(n):
-            offsets[r] = _feed(workdir / f"valorch-{job}-{r}.stdout", offsets[r], transcripts[r])
+            offsets[r] = feed(workdir / f"valorch-{job}-{r}.stdout", offsets[r], transcripts[r])
 
     try:
         state = executor.cluster.watch(
@@ -57,16 +64,16 @@ def follow_gang(
         )
         timings.update(executor.cluster.timings)
     except KeyboardInterrupt:
-        _cancel_quietly(executor, job)
+        executor._cancel(job)
         raise
     except SlurmError as exc:
-        _cancel_quietly(executor, job)
-        return _infra(task, f"Slurm: {exc}", timings, {"job_id": job, "workdir": str(workdir)})
+        executor._cancel(job)
+        return job_failure(task, f"Slurm: {exc}", timings, {"job_id": job, "workdir": str(workdir)})
     tick(state)
     for t in transcripts:
         t.close()
-    job_log = _read(workdir / f"slurm-{job}.out")
-    logs = [_read(workdir / f"slurm-{job}-{r}.err") for r in range(n)]
+    job_log = read_log(workdir / f"slurm-{job}.out")
+    logs = [read_log(workdir / f"slurm-{job}-{r}.err") for r in range(n)]
     ended = _Ended(job, state, limit, job_log, logs, [parse_job_log(text) for text in logs])
     faults = ended.faults([len(t.results) for t in transcripts])
     runs = [ended.node_run(task, r, transcripts[r], faults) for r in range(n)]
@@ -134,8 +141,6 @@ class _Ended:
 
     def node_run(self, task: Task, r: int, transcript: Transcript, f: _Faults) -> gang.NodeRun:
         """How rank ``r`` ended: its execution, its fault and why, its node, image and GPUs."""
-        from .executor import _digest
-
         info, log, job = self.infos[r], self.logs[r], self.job
         node = _node_name(log) or (task.nodes[r].name if r < len(task.nodes) else f"rank{r}")
         host = next(
@@ -164,7 +169,7 @@ class _Ended:
                 else f"still running {gang.GRACE_S:g}s after another rank had ended (srun --wait)"
             )
         gpus = tuple(int(g) for g in str(info.get("gpus") or "").split(",") if g.isdigit())
-        return gang.NodeRun(r, host, execution, fault, why, _digest(info.get("image")), gpus)
+        return gang.NodeRun(r, host, execution, fault, why, digest_of(info.get("image")), gpus)
 
     def blame_the_job(self, runs: list[gang.NodeRun]) -> list[gang.NodeRun]:
         """A job that ended badly with no rank to blame (NODE_FAIL, a cancel): rank 0 died

@@ -195,33 +195,7 @@ def decide(  # noqa: PLR0913  # keyword-only: what verify was asked, and what it
     """The one decision of ``valorch verify`` (module docstring: the rule)."""
     kind, glob = requirement
     wanted = READS[kind]
-    rows: list[Considered | None] = [None] * len(attestations)
-    candidates: list[tuple[int, datetime | None]] = []
-    first_of: dict[bytes, int] = {}
-    for i, att in enumerate(attestations):
-        why = _usable(att, digest)
-        st = att.statement if isinstance(att.statement, Mapping) else {}
-        ptype = str(st.get("predicateType") or "")[:200] if not att.problem else ""
-        if why:
-            rows[i] = Considered(att.where, ptype, "rejected", "", "", why[:500])
-            continue
-        when = signed_time(st)
-        shown = when.isoformat().replace("+00:00", "Z") if when else ""
-        if ptype != wanted:
-            rows[i] = Considered(att.where, ptype, "ignored", shown, provenance(st), summary(st))
-            continue
-        if att.payload in first_of:  # the same signed statement again (another copy)
-            rows[i] = Considered(
-                att.where,
-                ptype,
-                "duplicate",
-                shown,
-                provenance(st),
-                f"the same signed statement as {attestations[first_of[att.payload]].where}",
-            )
-            continue
-        first_of[att.payload] = i
-        candidates.append((i, when))
+    rows, candidates = _sorted(attestations, digest, wanted)
     reasons: list[Reason] = []
     decider: int | None = None
     short = NOUN[kind]
@@ -282,6 +256,41 @@ def decide(  # noqa: PLR0913  # keyword-only: what verify was asked, and what it
         tuple(r for r in rows if r is not None),
         attestations[decider].where if decider is not None else "",
     )
+
+
+def _sorted(
+    attestations: Sequence[Decoded], digest: str, wanted: str
+) -> tuple[list[Considered | None], list[tuple[int, datetime | None]]]:
+    """Each attestation rejected, ignored (another predicate), a duplicate, or a candidate
+    (its index and signed time); a candidate's row is filled once the decider is known."""
+    rows: list[Considered | None] = [None] * len(attestations)
+    candidates: list[tuple[int, datetime | None]] = []
+    first_of: dict[bytes, int] = {}
+    for i, att in enumerate(attestations):
+        why = _usable(att, digest)
+        st = att.statement if isinstance(att.statement, Mapping) else {}
+        ptype = str(st.get("predicateType") or "")[:200] if not att.problem else ""
+        if why:
+            rows[i] = Considered(att.where, ptype, "rejected", "", "", why[:500])
+            continue
+        when = signed_time(st)
+        shown = when.isoformat().replace("+00:00", "Z") if when else ""
+        if ptype != wanted:
+            rows[i] = Considered(att.where, ptype, "ignored", shown, provenance(st), summary(st))
+            continue
+        if att.payload in first_of:  # the same signed statement again (another copy)
+            rows[i] = Considered(
+                att.where,
+                ptype,
+                "duplicate",
+                shown,
+                provenance(st),
+                f"the same signed statement as {attestations[first_of[att.payload]].where}",
+            )
+            continue
+        first_of[att.payload] = i
+        candidates.append((i, when))
+    return rows, candidates
 
 
 def _show(when: datetime | None) -> str:

@@ -16,6 +16,13 @@ depends_on = None
 
 
 def upgrade() -> None:
+    _runs()
+    _results()
+    _published()
+
+
+def _runs() -> None:
+    """What ran where: image, host, run, task."""
     op.create_table(
         "image",
         sa.Column("id", sa.Integer(), primary_key=True),
@@ -69,6 +76,10 @@ def upgrade() -> None:
         sa.UniqueConstraint("run_id", "suite", name="uq_task"),
     )
     op.create_index("ix_task_run_id", "task", ["run_id"])
+
+
+def _results() -> None:
+    """What a run found: check, result, inventory."""
     op.create_table(
         "check",
         sa.Column("id", sa.Integer(), primary_key=True),
@@ -110,6 +121,10 @@ def upgrade() -> None:
         sa.UniqueConstraint("run_id", "component", name="uq_inventory"),
     )
     op.create_index("ix_inventory_run_id", "inventory", ["run_id"])
+
+
+def _published() -> None:
+    """What was published or named: matrix_version, matrix_cell, known_issue, baseline."""
     op.create_table(
         "matrix_version",
         sa.Column("id", sa.Integer(), primary_key=True),
