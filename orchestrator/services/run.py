@@ -216,18 +216,13 @@ def _on_cluster(spec: JobSpec, cat: Catalog, where: Where) -> Placement:
 
 def history(factory: sessionmaker[Session] | Deferred) -> dict[tuple[str, str], float]:
     """The last measured duration of each (image, suite): the plan's history, read before
-    the first container starts. A store not yet opened is read without SQLAlchemy where it
-    can be (services/session.read); SQLAlchemy and the ORM load later, while that
-    container runs."""
+    the first container starts, with Core (store/reads.py); the ORM loads later, at the
+    batch's first session."""
     from ..store import reads
-    from .session import Deferred, engine_of, read
-
-    if isinstance(factory, Deferred) and not factory.opened:
-        return read(factory.db, reads.suite_durations, factory.engine)
-    from ..store.read_statements import CoreReads
+    from .session import engine_of
 
     with engine_of(factory).connect() as conn:
-        return reads.suite_durations(CoreReads(conn))
+        return reads.suite_durations(conn)
 
 
 def _quarantine(

@@ -1,16 +1,17 @@
 """``valorch results list``: the newest runs, each with its final counts by status, read
-through the store's reads (``store.reads.list_runs`` / ``listed_statuses``), whatever the
-store: a SQLite file at this valorch's schema without importing SQLAlchemy, any other
-through SQLAlchemy Core (services/session.read)."""
+with Core (``store.reads.list_runs`` / ``listed_statuses``, services/session.read)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 from ..matrix.model import final_counts
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Connection
 
 #: a run's states (store.tables.run's state), what ``results list --state`` accepts
 RUN_STATES = ("running", "done", "failed", "interrupted")
@@ -48,7 +49,7 @@ def listing(
 
     which = reads.Listing(limit, image, job, states, since)
 
-    def listed(db: reads.Reads) -> list[dict[str, Any]]:
+    def listed(db: Connection) -> list[dict[str, Any]]:
         runs = reads.list_runs(db, which)
         rows = _rows(runs, reads.listed_statuses(db, which))
         if any(r.state == "running" for r in runs):

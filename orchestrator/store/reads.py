@@ -1,34 +1,27 @@
 """The reads a command makes before anything else (``results list``, the run plan's
-history), written once and run two ways (docs/architecture.md, "Reads without
-SQLAlchemy"):
+history): SQLAlchemy Core selects on the tables of store/tables.py, run on a connection the
+caller opened, any store.
 
-- on SQLAlchemy Core, any store: ``store/read_statements.py`` holds the statements;
-- on the standard library's sqlite3, for a SQLite file at this valorch's schema: the same
-  statements compiled ahead of time for SQLite (``store/compiled_reads.py``, generated,
-  kept equal to the generator by a test) and run by ``store/sqlite_reads.py``, so that a
-  read-only command starts without importing SQLAlchemy.
-
-Each statement takes every filter as a bound parameter (None, or ``any_state``: no filter),
-so one statement serves every call. This module shapes the parameters and the rows for
-both; it imports no SQLAlchemy.
+Why Core and nothing else: the ORM (store/models.py and ``sqlalchemy.orm``) costs a read-only
+command about a third more start-up than Core alone, and only the writers need it. An
+earlier second path (the same statements compiled for SQLite and run on the standard
+library's sqlite3, and a cache of the listings' rows) saved at most a tenth of a second and
+doubled what a reader had to keep equal; it went, and the start-up a read-only command pays
+is measured by bench/bench_reads.py (figures in docs/benchmarks.md).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-#: the --state filter's slots: a run has four states (running, done, failed, interrupted)
-STATE_SLOTS = 4
+from sqlalchemy import Select, or_, select
 
+from . import tables
 
-class Reads(Protocol):
-    """Runs one of the named statements (``read_statements.STATEMENTS``) with its bound
-    parameters, returning its rows as tuples of Python values."""
-
-    def rows(self, name: str, params: Mapping[str, Any]) -> Iterable[Sequence[Any]]: ...
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Connection
 
 
 class RunLine(NamedTuple):
@@ -56,48 +49,73 @@ class Listing:
     states: tuple[str, ...] = ()
     since: datetime | None = None
 
-    def params(self) -> dict[str, Any]:
-        """The parameters of ``runs_listed`` and ``statuses_listed``: each filter, or None."""
-        wanted = tuple(dict.fromkeys(self.states))
-        if len(wanted) > STATE_SLOTS:
-            raise ValueError(f"at most {STATE_SLOTS} run states, not {wanted}")
-        slots = (wanted + (wanted[:1] or ("",)) * STATE_SLOTS)[:STATE_SLOTS]  # padded
-        return {
-            "limit": self.limit,
-            "image": self.image,
-            "job": self.job,
-            "any_state": not wanted,
-            **{f"state_{i}": s for i, s in enumerate(slots, 1)},
-            "since": self.since,
-        }
+    def select(self) -> Select[Any]:
+        """The listed runs' columns (``RunLine``), newest first."""
+        run, img, hst = tables.run.c, tables.image.c, tables.host.c
+        q = (
+            select(run.id, run.started, run.job, run.state, img.alias, img.digest, hst.name)
+            .join_from(tables.run, tables.image, run.image_id == img.id)
+            .join(tables.host, run.host_id == hst.id)
+        )
+        if self.image is not None:
+            q = q.where(or_(img.alias == self.image, img.reference == self.image))
+        if self.job is not None:
+            q = q.where(run.job == self.job)
+        if self.states:
+            q = q.where(run.state.in_(self.states))
+        if self.since is not None:
+            q = q.where(run.started >= self.since)
+        return q.order_by(run.started.desc(), run.id.desc()).limit(self.limit)
+
+    def ids(self) -> Select[Any]:
+        listed = self.select().subquery("listed")
+        return select(listed.c.id)
 
 
-def list_runs(db: Reads, listing: Listing) -> list[RunLine]:
+def list_runs(conn: Connection, listing: Listing) -> list[RunLine]:
     """The runs ``listing`` names, newest first."""
-    return [RunLine._make(row) for row in db.rows("runs_listed", listing.params())]
+    return [RunLine._make(row) for row in conn.execute(listing.select())]
 
 
-def listed_statuses(db: Reads, listing: Listing) -> list[tuple[str, str, int, str]]:
+def listed_statuses(conn: Connection, listing: Listing) -> list[tuple[str, str, int, str]]:
     """(run id, check id, attempt, status) of every result of the runs ``listing`` names,
     attempts in order: one statement, not one per run."""
-    return [(r[0], r[1], r[2], r[3]) for r in db.rows("statuses_listed", listing.params())]
+    res, chk = tables.result.c, tables.check.c
+    q = (
+        select(res.run_id, chk.check_id, res.attempt, res.status)
+        .join_from(tables.result, tables.check, chk.id == res.check_pk)
+        .where(res.run_id.in_(listing.ids()))
+        .order_by(res.run_id, chk.check_id, res.attempt, res.id)
+    )
+    return [(r[0], r[1], r[2], r[3]) for r in conn.execute(q)]
 
 
-def listed_owners(db: Reads, listing: Listing) -> dict[str, str | None]:
+def listed_owners(conn: Connection, listing: Listing) -> dict[str, str | None]:
     """The owner label (``executors/owner.me``, in the run's meta) of each listed run that
     is still ``running``: a run whose owner died is abandoned."""
+    run = tables.run.c
+    q = select(run.id, run.meta).where(run.id.in_(listing.ids()), run.state == "running")
     out: dict[str, str | None] = {}
-    for run_id, meta in db.rows("owners_listed", listing.params()):
-        owner = (meta or {}).get("_owner") if isinstance(meta, dict) else None
+    for run_id, meta in conn.execute(q):
+        owner = meta.get("_owner") if isinstance(meta, dict) else None
         out[run_id] = owner if isinstance(owner, str) else None
     return out
 
 
-def suite_durations(db: Reads, limit: int = 500) -> dict[tuple[str, str], float]:
+def suite_durations(conn: Connection, limit: int = 500) -> dict[tuple[str, str], float]:
     """The last measured duration of each (image alias, suite), for placement and ETAs: the
     run's plan reads it before its first container starts."""
+    task, run, img = tables.task.c, tables.run.c, tables.image.c
+    q = (
+        select(img.alias, task.suite, task.timings)
+        .join_from(tables.task, tables.run, task.run_id == run.id)
+        .join(tables.image, run.image_id == img.id)
+        .where(task.state == "done")
+        .order_by(task.id.desc())
+        .limit(limit)
+    )
     out: dict[tuple[str, str], float] = {}
-    for alias, suite, timings in db.rows("suite_durations", {"limit": limit}):
+    for alias, suite, timings in conn.execute(q):
         total = (timings or {}).get("total_s")
         if total and (alias, suite) not in out:
             out[(alias, suite)] = float(total)

@@ -3,9 +3,7 @@ the module of the command it names and no other; the CLI's module loads no store
 and no satellite; ``results show`` reads the store through SQLAlchemy and nothing of the
 Docker SDK, the templates, the migrations, the registry client or the attestations;
 ``matrix render`` loads jinja2 only for HTML. ``results list`` and the run plan's history
-read a SQLite store with the standard library's sqlite3 (store/sqlite_reads.py, the
-statements of store/read_statements.py compiled ahead of time): neither imports
-SQLAlchemy.
+read the store with SQLAlchemy Core (store/reads.py): neither loads the ORM.
 
 Checked by the modules each process has executed (no timing: docs/benchmarks.md has the
 figures, bench/bench_cli.py measures them)."""
@@ -31,8 +29,8 @@ from orchestrator.cli import main
 main()
 """
 
-#: SQLAlchemy, its ORM and the classes mapped with it: the write paths' alone
-ORM = ("sqlalchemy", "orchestrator.store.models")
+#: SQLAlchemy's ORM and the classes mapped with it: the write paths' alone
+ORM = ("sqlalchemy.orm", "orchestrator.store.models")
 #: every command module but the one ``results list`` names
 OTHER_COMMANDS = (
     "orchestrator.commands.run",
@@ -115,16 +113,16 @@ def test_help_loads_no_store_no_models_and_no_satellite():
 def test_results_list_reads_the_store_and_nothing_else(store):
     db, *_ = store
     modules = executed("results", "list", "--db", db)
-    assert "orchestrator.store.sqlite_reads" in modules  # the compiled statements
+    assert "orchestrator.store.reads" in modules  # the Core statements
     assert loaded(modules, ("yaml", *HEAVY)) == []
     # the job and result models (pydantic) are not built to list runs
     assert loaded(modules, ("orchestrator.spec", *SATELLITES)) == []
 
 
-def test_results_list_imports_no_sqlalchemy(store):
+def test_results_list_loads_no_orm(store):
     _, run_id, listed, modules = store
-    assert [r["run"] for r in json.loads(listed)] == [run_id]  # the run, read with sqlite3
-    assert "orchestrator.store.sqlite_reads" in modules
+    assert [r["run"] for r in json.loads(listed)] == [run_id]  # the run, read with Core
+    assert "orchestrator.store.reads" in modules
     assert loaded(modules, ORM) == []
 
 
@@ -135,9 +133,9 @@ def test_a_command_line_imports_only_the_command_it_names(store):
     assert "orchestrator.commands.images" in executed("images", "list")
 
 
-def test_the_runs_history_read_imports_no_sqlalchemy(store):
-    """The plan of ``valorch run`` reads the last durations before its first container starts:
-    without SQLAlchemy, whose import (about 0.3 s) comes later, while that container runs."""
+def test_the_runs_history_read_loads_no_orm(store):
+    """The plan of ``valorch run`` reads the last durations before its first container starts,
+    with Core: the ORM loads later, at the batch's first session."""
     db, *_ = store
     done = subprocess.run(
         [sys.executable, "-c", READ_HISTORY_AND_LIST_MODULES, db],
@@ -150,7 +148,7 @@ def test_the_runs_history_read_imports_no_sqlalchemy(store):
     lines = dict(ln.split(" ", 1) for ln in done.stdout.splitlines())
     assert json.loads(lines["HISTORY"]) == ["host/selftest"]  # the run's suite, read
     modules = set(json.loads(lines["MODULES"]))
-    assert "orchestrator.store.sqlite_reads" in modules
+    assert "orchestrator.store.reads" in modules
     assert loaded(modules, ORM) == []
 
 
