@@ -451,7 +451,7 @@ def report(
     its reason, and does not fail the run's gate (``gate``: a failing check is exit 1)."""
     from ..render.junit import results_junit
     from ..spec import FAILING, NOT_EXERCISED
-    from ..store import queries
+    from ..store import queries, reads
     from . import views
 
     def excuse(alias: str, backend: str, check: str, status: str) -> str | None:
@@ -488,11 +488,12 @@ def report(
             matrix_md=views.matrix_markdown(matrix),
             json=[
                 {
-                    **views.run_json(r, results[r.id]),
+                    **views.run_json(shown),
                     "budgets": budgets[r.id],
                     "matrix": views.matrix_json(matrix, r.id),
                 }
                 for r in runs
+                if (shown := reads.shown(session, r.id)) is not None  # stored: always
             ],
             junit=results_junit(
                 runs,

@@ -1,6 +1,6 @@
-"""The reads a command makes before anything else (``results list``, the run plan's
-history): SQLAlchemy Core selects on the tables of store/tables.py, run on a connection the
-caller opened, any store.
+"""The reads a command makes before anything else (``results list``, ``results show``, the
+run plan's history): SQLAlchemy Core selects on the tables of store/tables.py, run on a
+connection (or session) the caller opened, any store.
 
 Why Core and nothing else: the ORM (store/models.py and ``sqlalchemy.orm``) costs a read-only
 command about a third more start-up than Core alone, and only the writers need it. An
@@ -16,12 +16,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from sqlalchemy import Select, or_, select
+from sqlalchemy import Row, Select, or_, select
 
 from . import tables
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Connection
+    from sqlalchemy.orm import Session
 
 
 class RunLine(NamedTuple):
@@ -120,3 +121,67 @@ def suite_durations(conn: Connection, limit: int = 500) -> dict[tuple[str, str],
         if total and (alias, suite) not in out:
             out[(alias, suite)] = float(total)
     return out
+
+
+@dataclass(frozen=True)
+class Shown:
+    """One stored run as ``results show`` and ``valorch run --json`` print it: the run's row
+    with its image's alias, reference, digest and backend and its host's name; every attempt
+    of every check, with the check's columns (``row_library``: the library its seed row is
+    about), in storage order; and each suite's timings."""
+
+    run: Row[Any]
+    results: list[Row[Any]]
+    timings: dict[str, Any]
+
+
+def shown(conn: Connection | Session, run_id: str) -> Shown | None:
+    """The run ``run_id`` names (or the one run whose id starts with it, 4 characters or
+    more), or None."""
+    run, img, hst, res, chk = (t.c for t in (tables.run, tables.image, tables.host,
+                                             tables.result, tables.check))  # fmt: skip
+    q: Select[Any] = (
+        select(
+            *(run[c] for c in ("id", "batch", "job", "state", "meta", "executor")),
+            *(run[c] for c in ("valorch_version", "spec_hash", "cpu_only", "started", "ended")),
+            *(run.origin, img.alias, img.reference, img.digest, img.backend, hst.name),
+        )
+        .join_from(tables.run, tables.image, run.image_id == img.id)
+        .join(tables.host, run.host_id == hst.id)
+    )
+    found = conn.execute(q.where(run.id == run_id)).first()
+    if found is None and len(run_id) >= 4:
+        matches = conn.execute(q.where(run.id.like(f"{run_id}%")).limit(2)).all()
+        found = matches[0] if len(matches) == 1 else None
+    if found is None:
+        return None
+    attempts = (
+        select(chk.check_id, chk.version, chk.feature, chk.library.label("row_library"), chk.kind)
+        .add_columns(res.library, res.device, res.attempt, res.status, res.duration_s)
+        .add_columns(res.message, res.metrics, res.samples)
+        .join_from(tables.result, tables.check, chk.id == res.check_pk)
+        .where(res.run_id == found.id)
+        .order_by(res.id)
+    )
+    task = tables.task.c
+    suites = select(task.suite, task.timings).where(task.run_id == found.id).order_by(task.id)
+    return Shown(
+        found,
+        list(conn.execute(attempts)),
+        dict(conn.execute(suites).tuples().all()),
+    )
+
+
+def node_hosts(host: str, meta: Any) -> list[str]:
+    """Every host a run ran on: its own (``host``), then the other nodes of its multi-node
+    tasks (the nodes each task's entry in the run's ``meta`` lists, executors/gang.merge),
+    each once, in rank order."""
+    names = [host]
+    for entry in (meta or {}).values():
+        probe = entry.get("probe") if isinstance(entry, dict) else None
+        nodes = probe.get("nodes") if isinstance(probe, dict) else None
+        for node in nodes if isinstance(nodes, list) else ():
+            name = node.get("host") if isinstance(node, dict) else None
+            if isinstance(name, str) and name not in names:
+                names.append(name)
+    return names

@@ -1,12 +1,13 @@
 """The read-only commands start fast by importing only what they use: a command line imports
 the module of the command it names and no other; the CLI's module loads no store, no models
-and no satellite; ``results show`` reads the store through SQLAlchemy and nothing of the
-Docker SDK, the templates, the migrations, the registry client or the attestations;
-``matrix render`` loads jinja2 only for HTML. ``results list`` and the run plan's history
-read the store with SQLAlchemy Core (store/reads.py): neither loads the ORM.
+and no satellite; ``results list``, ``results show``, ``matrix render`` and the run plan's
+history read the store with SQLAlchemy Core (store/reads.py) and load no ORM; ``results
+show`` and ``matrix render`` no pydantic either, and nothing of the Docker SDK, the
+templates, the migrations, the registry client or the attestations; ``matrix render``
+loads jinja2 only for HTML.
 
 Checked by the modules each process has executed (no timing: docs/benchmarks.md has the
-figures, bench/bench_cli.py measures them)."""
+figures, bench/bench_reads.py measures them)."""
 
 import json
 import subprocess
@@ -157,6 +158,7 @@ def test_results_show_loads_no_attestation_registry_or_templates(store):
     modules = executed("results", "show", run_id, "--db", db)
     assert "orchestrator.services.triage" in modules  # a run's red checks say why
     assert loaded(modules, HEAVY) == []
+    assert loaded(modules, (*ORM, "pydantic", "yaml")) == []  # Core reads, stored triage
     assert loaded(modules, SATELLITES) == []
 
 
@@ -165,6 +167,7 @@ def test_matrix_render_loads_jinja2_only_for_html(store):
     modules = executed("matrix", "render", "--db", db)
     assert "orchestrator.services.matrix" in modules
     assert loaded(modules, HEAVY) == []
+    assert loaded(modules, (*ORM, "pydantic", "yaml")) == []  # Core reads, statuses.py
     assert loaded(modules, SATELLITES) == []
     html = executed("matrix", "render", "--db", db, "--format", "html")
     assert "jinja2" in html and "orchestrator.render.html" in html
