@@ -185,3 +185,10 @@ def node_hosts(host: str, meta: Any) -> list[str]:
             if isinstance(name, str) and name not in names:
                 names.append(name)
     return names
+
+
+def baselines(conn: Connection) -> list[tuple[str, str | None, str | None, datetime]]:
+    """Every named baseline (name, run id, matrix version, when it was set), by name."""
+    b = tables.baseline.c
+    q = select(b.name, b.run_id, b.matrix_version, b.created).order_by(b.name)
+    return [(n, r, v, c) for n, r, v, c in conn.execute(q)]
