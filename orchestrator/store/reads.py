@@ -168,7 +168,7 @@ def shown(conn: Connection | Session, run_id: str) -> Shown | None:
     return Shown(
         found,
         list(conn.execute(attempts)),
-        dict(conn.execute(suites).tuples().all()),
+        dict(conn.execute(suites).all()),
     )
 
 

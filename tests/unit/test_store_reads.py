@@ -153,3 +153,26 @@ def test_suite_durations_are_the_newest_measured(store, conn):
         if (timings or {}).get("total_s"):
             newest[(alias, suite)] = timings["total_s"]
     assert got == newest
+
+
+def test_a_shown_run_is_named_by_its_id_or_a_unique_prefix(conn):
+    shown = reads.shown(conn, "run-003")
+    assert shown is not None and shown.run.id == "run-003"
+    assert shown.run.alias in {alias for alias, _ in IMAGES} and shown.run.name in {"h1", "h2"}
+    res = tables.result.c
+    stored = conn.execute(select(res.attempt).where(res.run_id == "run-003").order_by(res.id))
+    assert [r.attempt for r in shown.results] == [a for (a,) in stored]
+    assert set(shown.timings) <= {"smoke", "kernels"} and len(shown.timings) == 1
+    assert reads.shown(conn, "run-07") is None  # ten runs start so: none is chosen
+    assert reads.shown(conn, "run-079").run.id == "run-079"
+    assert reads.shown(conn, "run") is None and reads.shown(conn, "absent") is None
+
+
+def test_baselines_are_listed_by_name(store):
+    engine = open_engine(store)
+    with engine.begin() as c:
+        for name in ("zeta", "alpha"):
+            c.execute(insert(tables.baseline).values(name=name, run_id="run-001", created=T0))
+        assert [b[0] for b in reads.baselines(c)] == ["alpha", "zeta"]
+        c.execute(tables.baseline.delete())
+    engine.dispose()
