@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -57,13 +58,17 @@ def trees() -> dict[str, Path]:
     return {name: Path(path) for name, path in (x.split("=", 1) for x in given.split(","))}
 
 
-def wall(argv: list[str], env: dict[str, str]) -> float:
+def wall(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """The process's wall and CPU (user + system) seconds: CPU is the steadier on a loaded
+    machine, where wall includes the time others held the cores."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, env=env)
     took = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode not in (0, 1):
         raise SystemExit(f"{' '.join(argv)} failed ({done.returncode}): {done.stderr[-800:]}")
-    return took
+    return took, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
 
 
 def main() -> None:
@@ -86,8 +91,8 @@ def main() -> None:
             for name in envs
         }
         load = os.getloadavg()
-        floor: list[float] = []
-        times: dict[tuple[str, str], list[float]] = {k: [] for k in argvs}
+        floor: list[tuple[float, float]] = []
+        times: dict[tuple[str, str], list[tuple[float, float]]] = {k: [] for k in argvs}
         for i in range(REPS + 1):
             took = wall([sys.executable, "-c", "pass"], env)
             if i:
@@ -100,23 +105,25 @@ def main() -> None:
 
 
 def report(
-    floor: list[float], times: dict[tuple[str, str], list[float]], load: tuple[float, ...]
+    floor: list[tuple[float, float]],
+    times: dict[tuple[str, str], list[tuple[float, float]]],
+    load: tuple[float, ...],
 ) -> None:
-    base = statistics.median(floor)
+    base, base_cpu = (statistics.median(x[k] for x in floor) for k in (0, 1))
     names = list(dict.fromkeys(name for name, _ in times))
     print(
-        f"floor: python -c pass {base:.3f} s (median of {REPS} interleaved rounds); load "
-        f"{load[0]:.1f} at the start, {os.getloadavg()[0]:.1f} at the end, "
-        f"{os.cpu_count()} cores\n"
+        f"floor: python -c pass {base:.3f} s wall, {base_cpu:.3f} s CPU (median of {REPS} "
+        f"interleaved rounds); load {load[0]:.1f} at the start, {os.getloadavg()[0]:.1f} at "
+        f"the end, {os.cpu_count()} cores\n"
     )
-    cols = " | ".join(f"{n or 'wall'} (s) | x pass" for n in names)
+    cols = " | ".join(f"{n or 'wall'} (s) | x pass | CPU x pass" for n in names)
     print(f"| command | {cols} | goal met |")
-    print("|---|" + "---|---|" * len(names) + "---|")
+    print("|---|" + "---|---|---|" * len(names) + "---|")
     for shown in dict.fromkeys(s for _, s in times):
         cells, last = [], 0.0
         for n in names:
-            last = statistics.median(times[(n, shown)])
-            cells.append(f"{last:.3f} | {last / base:.1f}")
+            last, cpu = (statistics.median(x[k] for x in times[(n, shown)]) for k in (0, 1))
+            cells.append(f"{last:.3f} | {last / base:.1f} | {cpu / base_cpu:.1f}")
         met = "yes" if last <= GOAL_S or last / base <= GOAL_RATIO else "no"
         print(f"| `valorch {shown}` | {' | '.join(cells)} | {met} |")
 
