@@ -84,10 +84,7 @@ def test_export_import_moves_runs_between_databases_idempotently(cli, tmp_path):
     shown = {}
     for db in (src, dst):
         with session_factory(open_engine(str(db)))() as s:
-            shown[db] = [
-                views.run_json(reads.shown(s, i))
-                for i in (host_run, synthetic)
-            ]
+            shown[db] = [views.run_json(reads.shown(s, i)) for i in (host_run, synthetic)]
     # ... and each imported run says where it came from
     for run in shown[dst]:
         assert run.pop("origin") == f"import:{socket.gethostname()}:{export.resolve()}"
