@@ -1,5 +1,6 @@
-"""``valorch results list``: the newest runs, each with its final counts by status, read
-with Core (``store.reads.list_runs`` / ``listed_statuses``, services/session.read)."""
+"""``valorch results list``: the newest runs, each with its final counts by status; and
+``valorch inventory list``: the runs that hold an inventory. Both read with Core
+(store/reads.py, services/session.read): a listing loads no ORM and no pydantic."""
 
 from __future__ import annotations
 
@@ -91,4 +92,23 @@ def _rows(
             "counts": final_counts(attempts.get(rid, ())),
         }
         for rid, started, job, state, alias, digest, host in runs
+    ]
+
+
+def inventories(db: str | None, image: str | None, limit: int) -> list[dict[str, Any]]:
+    """The stored inventories (the runs that hold one), newest first; of ``image`` (alias or
+    reference) when given."""
+    from ..store import reads
+    from .session import read
+
+    return [
+        {
+            "run": r.id,
+            "image": r.alias,
+            "reference": r.reference,
+            "digest": r.digest,
+            "job": r.job,
+            "started": r.started.isoformat(timespec="seconds"),
+        }
+        for r in read(db, lambda conn: reads.inventory_runs(conn, image, limit))
     ]

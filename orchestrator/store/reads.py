@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from sqlalchemy import Row, Select, or_, select
+from sqlalchemy import Row, Select, exists, or_, select
 
 from . import tables
 
@@ -192,3 +192,17 @@ def baselines(conn: Connection) -> list[tuple[str, str | None, str | None, datet
     b = tables.baseline.c
     q = select(b.name, b.run_id, b.matrix_version, b.created).order_by(b.name)
     return [(n, r, v, c) for n, r, v, c in conn.execute(q)]
+
+
+def inventory_runs(conn: Connection, image: str | None, limit: int) -> list[Row[Any]]:
+    """The runs that hold an inventory (id, alias, reference, digest, job, started), newest
+    first; of ``image`` (alias or reference) when given."""
+    run, img, inv = tables.run.c, tables.image.c, tables.inventory.c
+    q: Select[Any] = (
+        select(run.id, img.alias, img.reference, img.digest, run.job, run.started)
+        .join_from(tables.run, tables.image, run.image_id == img.id)
+        .where(exists().where(inv.run_id == run.id))
+    )
+    if image:
+        q = q.where(or_(img.alias == image, img.reference == image))
+    return list(conn.execute(q.order_by(run.started.desc()).limit(limit)))

@@ -171,3 +171,10 @@ def test_matrix_render_loads_jinja2_only_for_html(store):
     assert loaded(modules, SATELLITES) == []
     html = executed("matrix", "render", "--db", db, "--format", "html")
     assert "jinja2" in html and "orchestrator.render.html" in html
+
+
+def test_the_store_listings_load_no_orm_and_no_pydantic(store):
+    db, *_ = store
+    for argv in (("inventory", "list"), ("baseline", "list"), ("matrix", "versions")):
+        modules = executed(*argv, "--db", db)
+        assert loaded(modules, (*ORM, "pydantic", *HEAVY)) == [], argv

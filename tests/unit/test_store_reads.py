@@ -176,3 +176,25 @@ def test_baselines_are_listed_by_name(store):
         assert [b[0] for b in reads.baselines(c)] == ["alpha", "zeta"]
         c.execute(tables.baseline.delete())
     engine.dispose()
+
+
+def test_inventory_runs_are_the_runs_holding_one_newest_first(store):
+    engine = open_engine(store)
+    with engine.begin() as c:
+        for rid in ("run-010", "run-020", "run-030"):
+            c.execute(
+                insert(tables.inventory).values(
+                    run_id=rid, component="python", value="3.11", source="file"
+                )
+            )
+        got = reads.inventory_runs(c, None, 50)
+        assert {r.id for r in got} == {"run-010", "run-020", "run-030"}
+        assert [r.started for r in got] == sorted((r.started for r in got), reverse=True)
+        one = got[0]
+        assert [r.id for r in reads.inventory_runs(c, one.reference, 50)] == [
+            r.id for r in got if r.alias == one.alias
+        ]
+        assert len(reads.inventory_runs(c, None, 1)) == 1
+        assert reads.inventory_runs(c, "absent", 50) == []
+        c.execute(tables.inventory.delete())
+    engine.dispose()
