@@ -8,7 +8,8 @@ small one made here (one `valorch run --image host`).
 
 BENCH_TREES=before=/path/a,after=/path/b measures the same commands from two checkouts in the
 same rounds (each put first on PYTHONPATH), for a before/after table; by default, the
-checkout this script sits in. Prints figures; not a timed test.
+checkout this script sits in. BENCH_COMMANDS="results list,matrix render" measures only
+those. Prints figures; not a timed test.
 """
 
 from __future__ import annotations
@@ -89,6 +90,7 @@ def main() -> None:
             ]
             for c in COMMANDS
             for name in envs
+            if " ".join(c) in os.environ.get("BENCH_COMMANDS", " ".join(c)).split(",")
         }
         load = os.getloadavg()
         floor: list[tuple[float, float]] = []
