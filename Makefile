@@ -123,7 +123,6 @@ bench: $(VENV)/.test-env engine test-images
 docs: $(VENV)/.run-env
 	$(BIN)/python scripts/gen-checks-doc.py
 	$(BIN)/python scripts/gen-checks-manifest.py
-	$(BIN)/python scripts/gen-compiled-reads.py
 
 clean:
 	rm -rf results .pytest_cache

@@ -63,9 +63,8 @@ def rounds(
     env: dict[str, str],
     envs: dict[str, dict[str, str]] | None = None,
 ) -> dict[str, tuple[float, float]]:
-    """Each command once per round, REPS rounds (after one to warm the page cache and the
-    listings' cache): the median wall and CPU seconds of each. ``envs`` gives a command an
-    environment of its own."""
+    """Each command once per round, REPS rounds (after one to warm the page cache): the
+    median wall and CPU seconds of each. ``envs`` gives a command an environment of its own."""
     runs: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
     for i in range(REPS + 1):
         for name, argv in commands.items():
@@ -120,17 +119,7 @@ def startup(env: dict[str, str]) -> None:
         )
     }
     commands["results show RUN"] = [VALORCH, "results", "show", run_id]
-    # the listings validate their files when these changed since the last listing: a cache
-    # directory others may write is never used, so these two always validate
-    uncached = os.path.join(os.path.dirname(env["VALORCH_DB"]), "uncached")
-    os.makedirs(f"{uncached}/valorch/listings", mode=0o777)
-    os.chmod(f"{uncached}/valorch/listings", 0o777)
-    envs = {}
-    for args in (["images", "list"], ["jobs", "list"]):
-        name = " ".join(args) + " (files changed)"
-        commands[name] = [VALORCH, *args]
-        envs[name] = {**env, "XDG_CACHE_HOME": uncached}
-    measured = rounds({**floors, **commands}, env, envs)
+    measured = rounds({**floors, **commands}, env)
     (floor, floor_cpu), (ref, _) = (
         measured["python -c pass"],
         measured['python -c "import sqlalchemy"'],

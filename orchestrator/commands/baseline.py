@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from . import flags
-from .common import DbOption, JsonOption, err, out, print_json, sessions
+from .common import DbOption, JsonOption, deferred_sessions, err, out, print_json, sessions
 from .tables import Table
 
 app = typer.Typer(
@@ -38,7 +38,7 @@ def list_(db: str = DbOption, as_json: bool = JsonOption) -> None:
     """The named baselines."""
     from ..services.baseline import baselines
 
-    rows = baselines(sessions(db))
+    rows = baselines(deferred_sessions(db))
     if as_json:
         print_json(rows)
         return

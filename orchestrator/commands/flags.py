@@ -127,10 +127,10 @@ def extended_resource(flag: str) -> Callable:
 
 def statuses(flag: str) -> Callable:
     """A comma-separated list of result statuses (``fail,crash``), each one of the status
-    vocabulary (spec.STATUSES), as a tuple; None or empty passes as ()."""
+    vocabulary (statuses.STATUSES), as a tuple; None or empty passes as ()."""
 
     def check(value: str | None) -> tuple[str, ...]:
-        from ..spec import STATUSES
+        from ..statuses import STATUSES  # not spec: the vocabulary without pydantic
 
         chosen = tuple(dict.fromkeys(s.strip() for s in (value or "").split(",") if s.strip()))
         unknown = [s for s in chosen if s not in STATUSES]

@@ -416,9 +416,9 @@ def list_inventories(
     as_json: bool = JsonOption,
 ) -> None:
     """Stored inventories, newest first."""
-    from ..services import inventory as service
+    from ..services.run_list import inventories
 
-    rows = service.listing(sessions(db), image, limit)
+    rows = inventories(db, image, limit)
     if as_json:
         print_json(rows)
         return

@@ -8,7 +8,15 @@ from typing import TYPE_CHECKING, cast
 import typer
 
 from . import flags
-from .common import DbOption, JsonOption, load_catalog, out, print_json, sessions, write_output
+from .common import (
+    DbOption,
+    JsonOption,
+    deferred_sessions,
+    load_catalog,
+    out,
+    print_json,
+    write_output,
+)
 from .tables import Table as RichTable
 
 if TYPE_CHECKING:
@@ -136,10 +144,10 @@ def render(
     service.check_fragment(fmt, fragment)
     service.fresh_window(fresh_days)
     if version:
-        doc = service.published(sessions(db), version)
+        doc = service.published(deferred_sessions(db), version)
     else:
         doc = service.build_document(
-            sessions(db),
+            deferred_sessions(db),
             db,
             catalog,
             _query(
@@ -188,7 +196,7 @@ def publish(
 
     service.fresh_window(fresh_days)
     done = service.publish(
-        sessions(db),
+        deferred_sessions(db),
         db,
         catalog,
         version,
@@ -219,7 +227,7 @@ def versions(db: str = DbOption, as_json: bool = JsonOption) -> None:
     """Published matrix versions, oldest first."""
     from ..services import matrix as service
 
-    rows = service.versions(sessions(db))
+    rows = service.versions(deferred_sessions(db))
     if as_json:
         print_json(
             [

@@ -15,6 +15,7 @@ from .common import (
     CatalogOption,
     DbOption,
     JsonOption,
+    deferred_sessions,
     err,
     fit,
     load_catalog,
@@ -113,10 +114,12 @@ def show_run(
     from ..services import results as service
     from ..services import triage
 
-    factory = sessions(db)
+    factory = deferred_sessions(db)
     data = service.show(factory, run_id, status)
     # every red check says why: as stored when the run ended, or against the pins of an explicit --catalog
-    why = triage.stored_or_now(factory, data["run"], _pins(catalog), now=catalog is not None)
+    why = triage.stored_or_now(
+        factory, data["run"], lambda: _pins(catalog), now=catalog is not None
+    )
     if as_json:
         print_json({**data, "triage": triage.as_json(why)})
         return

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from ..render.sections import SECTION
-from ..spec import NOT_APPLICABLE, SYMBOL
+from ..statuses import NOT_APPLICABLE, SYMBOL
 from .document import Table, TCell, TRow
 from .model import SUPPORT_LEGEND, Cell, Matrix, Observation, build, by_feature, combine, regroup
 from .since import since_of

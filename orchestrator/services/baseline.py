@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from sqlalchemy.orm import Session, sessionmaker
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
-from ..store import bulk, queries
+from .session import engine_of
+
+if TYPE_CHECKING:  # listing reads with Core; naming one loads the ORM
+    from sqlalchemy.orm import Session, sessionmaker
+
+    from .session import Deferred
 
 
 def set_baseline(factory: sessionmaker[Session], name: str, target: str) -> str:
     """Name a run (id or unique prefix) or a matrix version; replaces an existing name.
     What the name now points at, in words."""
+    from ..store import bulk, queries
+
     with factory() as session:
         mv = bulk.matrix_version(session, target)
         run = None if mv is not None else queries.get_run(session, target)
@@ -30,14 +35,12 @@ def set_baseline(factory: sessionmaker[Session], name: str, target: str) -> str:
         return f"matrix version {mv.version if mv else target}"
 
 
-def baselines(factory: sessionmaker[Session]) -> list[dict[str, Any]]:
-    with factory() as session:
+def baselines(factory: sessionmaker[Session] | Deferred) -> list[dict[str, Any]]:
+    """Every named baseline, by name: what it names and when it was set."""
+    from ..store import reads
+
+    with engine_of(factory).connect() as conn:
         return [
-            {
-                "name": b.name,
-                "run": b.run_id,
-                "matrix_version": b.matrix_version,
-                "created": b.created.isoformat(),
-            }
-            for b in bulk.baselines(session)
+            {"name": n, "run": run, "matrix_version": mv, "created": created.isoformat()}
+            for n, run, mv, created in reads.baselines(conn)
         ]

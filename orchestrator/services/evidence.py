@@ -9,8 +9,6 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy.orm import Session
-
 from ..matrix.document import Table, TCell, TRow
 from ..matrix.evidence import (
     VERSION_ROWS,
@@ -24,10 +22,13 @@ from ..matrix.evidence import (
     special,
 )
 from ..matrix.model import Observation, RunInfo
-from ..spec import FAILING
+from ..statuses import FAILING
 from ..store import matrix_store
 
 if TYPE_CHECKING:
+    from sqlalchemy.engine import Connection
+    from sqlalchemy.orm import Session
+
     from ..regression.known_issues import KnownIssues
 
 FIRST_ROUND, LAST_ROUND = 1, 64  # runs read per unsettled environment per round: 1, 2, 4, ... 64
@@ -75,7 +76,7 @@ class _Env:
 
 
 def gather(
-    session: Session,
+    session: Connection | Session,
     selectors: Sequence[str] = (),
     since: datetime | None = None,
     job: str | None = None,

@@ -6,9 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from sqlalchemy.orm import Session, sessionmaker
+from typing import TYPE_CHECKING, Any
 
 from ..catalog.adhoc import DEFAULT_SUITE
 from ..catalog.core import Catalog, load_job
@@ -18,8 +16,10 @@ from ..hosts.facts import Fact, host_facts
 from ..hosts.inventory import resolve_hosts
 from ..scheduling.plan import Unplaced
 from ..spec import HostSpec, JobSpec, SuiteRef
-from ..store.db import check_writable
 from .outcome import INCONCLUSIVE, Outcome, Said, passed
+
+if TYPE_CHECKING:  # the store is opened by ``hosts check`` alone: ``hosts list`` reads none
+    from sqlalchemy.orm import Session, sessionmaker
 
 
 def hosts(hosts_file: Path | None) -> tuple[HostSpec, ...]:
@@ -165,6 +165,8 @@ def check(  # noqa: PLR0913 - one argument per option of valorch hosts check
             ]
             row["preflight"] = [v.as_dict() for v in verdicts]
             row["problems"] += [f"L{level} preflight: {v.reason}" for v in verdicts if not v.ok]
+    from ..store.db import check_writable
+
     db_problem = None
     try:
         with open_sessions()() as session:

@@ -216,19 +216,3 @@ def stored(factory: Factory, run: str, catalog: Catalog | None = None) -> Stored
             dict(row.image.components or {}),
             inv,
         )
-
-
-def listing(factory: Factory, image: str | None, limit: int) -> list[dict[str, Any]]:
-    """Stored inventories, newest first."""
-    with factory() as session:
-        return [
-            {
-                "run": r.id,
-                "image": r.image.alias,
-                "reference": r.image.reference,
-                "digest": r.image.digest,
-                "job": r.job,
-                "started": r.started.isoformat(timespec="seconds"),
-            }
-            for r in iq.inventory_runs(session, image, limit)
-        ]

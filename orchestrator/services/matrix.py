@@ -9,13 +9,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy.orm import Session, sessionmaker
-
-from .. import __version__, yamlio
-from ..catalog import releases
-from ..catalog.core import Catalog
+from .. import __version__
 from ..errors import InputError
 from ..matrix.document import Document, Header, Table, freshness
 from ..matrix.layouts import (
@@ -33,15 +29,21 @@ from ..matrix.status_filter import rows_with
 from ..matrix.tiers import Policy
 from ..render.markdown import document_md
 from ..render.rst import document_rst
-from ..spec import VERSION_PATTERN
 from ..store import matrix_store
 from ..store.db import public_url
 from ..store.queries import now
 from ..words import count
 from . import evidence
-from .catalog import load_releases
+from .session import engine_of
 
-Factory = sessionmaker[Session]
+if TYPE_CHECKING:  # the matrix is read with Core; the ORM loads only to publish
+    from sqlalchemy.engine import Connection
+    from sqlalchemy.orm import Session, sessionmaker
+
+    from ..catalog.core import Catalog
+    from .session import Deferred
+
+    Factory = sessionmaker[Session] | Deferred
 FORMATS = ("md", "rst", "html", "json")
 DEFAULT_FRESH_DAYS = 7
 DEFAULT_ROWS = {
@@ -65,6 +67,8 @@ def choice(value: str, allowed: tuple[str, ...], flag: str) -> str:
 def _policy(path: Path | None) -> Policy:
     if path is None:
         return Policy()
+    from .. import yamlio
+
     doc = yamlio.load(
         path, "matrix document"
     )  # UTF-8, YAML syntax, duplicate keys: errors name the file and line
@@ -93,7 +97,7 @@ STRICT_LAYOUTS = ("summary", "tiers")  # claims about a backend: named jobs only
 
 
 def _inventory_layout(
-    session: Session,
+    session: Connection,
     db: str | None,
     catalog: Callable[[], Catalog],
     layout: str,
@@ -131,6 +135,9 @@ def _inventory_layout(
             for a, v in inventory.items()
             if not images or any(fnmatch.fnmatchcase(a, s) for s in images)
         }
+        from ..catalog import releases
+        from .catalog import load_releases
+
         rocm = load_releases(releases_path).get("rocm") if releases_path else None
         published = {
             a: releases.published_versions(rocm, comps)
@@ -225,7 +232,7 @@ def build_document(
     if query.known_issues is not None:
         params["known_issues"] = str(query.known_issues)
     stale = 0
-    with factory() as session:
+    with engine_of(factory).connect() as session:
         if layout in ("components", "libraries"):
             table, ended, source = _inventory_layout(
                 session, db, catalog, layout, images, query.releases, job
@@ -309,7 +316,7 @@ def _nothing(job: str | None, images: Sequence[str], since: str | None, named_on
 
 def published(factory: Factory, version: str) -> Document:
     """A published version's document, as it was published."""
-    with factory() as session:
+    with engine_of(factory).connect() as session:
         data = matrix_store.load(session, version)
     if data is None:
         raise InputError(
@@ -361,13 +368,15 @@ def publish(
 ) -> dict[str, Any]:
     """Build a document and store it as an immutable version (named jobs only, unless
     ``include_adhoc``); what was published."""
+    from ..spec import VERSION_PATTERN
+
     if not re.fullmatch(VERSION_PATTERN, version):
         raise InputError(
             f"matrix version {version!r} is not a version name",
             "1 to 64 characters from A-Z a-z 0-9 . _ - (e.g. v0.3)",
         )
-    with factory() as session:
-        if any(v.version == version for v in matrix_store.versions(session)):
+    with engine_of(factory).connect() as conn:
+        if any(v.version == version for v in matrix_store.versions(conn)):
             raise _exists(version)
     doc = build_document(factory, db, catalog, query, strict=True)
     doc = doc.with_header(replace(doc.header, version=version))
@@ -393,14 +402,14 @@ def publish(
 
 def versions(factory: Factory) -> list[dict[str, Any]]:
     """Published versions, oldest first: version, published, last_verified (datetimes), layout, cells."""
-    with factory() as session:
+    with engine_of(factory).connect() as conn:
         return [
             {
                 "version": v.version,
                 "published": v.published,
                 "last_verified": v.last_verified,
                 "layout": v.meta.get("layout", ""),
-                "cells": len(v.cells),
+                "cells": v.n,
             }
-            for v in matrix_store.versions(session)
+            for v in matrix_store.versions(conn)
         ]

@@ -4,15 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
-
-from sqlalchemy.orm import Session, sessionmaker
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 from ..store import queries
 from . import views
+from .session import engine_of
 
-Factory = sessionmaker[Session]
+if TYPE_CHECKING:  # ``show`` reads with Core; export and import load the ORM
+    from sqlalchemy.orm import Session, sessionmaker
+
+    from .session import Deferred
+
+    Factory = sessionmaker[Session]
 
 
 def _no_run(run_id: str) -> InputError:
@@ -21,14 +25,16 @@ def _no_run(run_id: str) -> InputError:
     )
 
 
-def show(factory: Factory, run_id: str, statuses: Sequence[str] = ()) -> dict[str, Any]:
+def show(factory: Factory | Deferred, run_id: str, statuses: Sequence[str] = ()) -> dict[str, Any]:
     """One run with every attempt of every check (views.run_json); with ``statuses``, only
     the attempts in one of them (the run's counts stay whole)."""
-    with factory() as session:
-        run = queries.get_run(session, run_id)
-        if run is None:
-            raise _no_run(run_id)
-        data = views.run_json(run, queries.run_results(session, run.id))
+    from ..store import reads
+
+    with engine_of(factory).connect() as conn:
+        shown = reads.shown(conn, run_id)
+    if shown is None:
+        raise _no_run(run_id)
+    data = views.run_json(shown)
     if statuses:
         data["results"] = [r for r in data["results"] if r["status"] in statuses]
     return data

@@ -164,18 +164,13 @@ def _on_cluster(spec: JobSpec, cat: Catalog, where: Where) -> Placement:
 
 def history(factory: sessionmaker[Session] | Deferred) -> dict[tuple[str, str], float]:
     """The last measured duration of each (image, suite): the plan's history, read before
-    the first container starts. A store not yet opened is read without SQLAlchemy where it
-    can be (services/session.read); SQLAlchemy and the ORM load later, while that
-    container runs."""
+    the first container starts, with Core (store/reads.py); the ORM loads later, at the
+    batch's first session."""
     from ..store import reads
-    from .session import Deferred, engine_of, read
-
-    if isinstance(factory, Deferred) and not factory.opened:
-        return read(factory.db, reads.suite_durations, factory.engine)
-    from ..store.read_statements import CoreReads
+    from .session import engine_of
 
     with engine_of(factory).connect() as conn:
-        return reads.suite_durations(CoreReads(conn))
+        return reads.suite_durations(conn)
 
 
 def _quarantine(
@@ -356,7 +351,7 @@ def report(
     its reason, and does not fail the run's gate (``gate``: a failing check is exit 1)."""
     from ..render.junit import results_junit
     from ..spec import FAILING, NOT_EXERCISED
-    from ..store import queries
+    from ..store import queries, reads
     from . import views
 
     def excuse(alias: str, backend: str, check: str, status: str) -> str | None:
@@ -390,11 +385,12 @@ def report(
             matrix_md=views.matrix_markdown(matrix),
             json=[
                 {
-                    **views.run_json(r, results[r.id]),
+                    **views.run_json(shown),
                     "budgets": budgets[r.id],
                     "matrix": views.matrix_json(matrix, r.id),
                 }
                 for r in runs
+                if (shown := reads.shown(session, r.id)) is not None  # stored: always
             ],
             junit=results_junit(
                 runs,

@@ -1,16 +1,18 @@
-"""``valorch results list``: the newest runs, each with its final counts by status, read
-through the store's reads (``store.reads.list_runs`` / ``listed_statuses``), whatever the
-store: a SQLite file at this valorch's schema without importing SQLAlchemy, any other
-through SQLAlchemy Core (services/session.read)."""
+"""``valorch results list``: the newest runs, each with its final counts by status; and
+``valorch inventory list``: the runs that hold an inventory. Both read with Core
+(store/reads.py, services/session.read): a listing loads no ORM and no pydantic."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 from ..matrix.model import final_counts
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Connection
 
 #: a run's states (store.tables.run's state), what ``results list --state`` accepts
 RUN_STATES = ("running", "done", "failed", "interrupted")
@@ -48,7 +50,7 @@ def listing(
 
     which = reads.Listing(limit, image, job, states, since)
 
-    def listed(db: reads.Reads) -> list[dict[str, Any]]:
+    def listed(db: Connection) -> list[dict[str, Any]]:
         runs = reads.list_runs(db, which)
         rows = _rows(runs, reads.listed_statuses(db, which))
         if any(r.state == "running" for r in runs):
@@ -90,4 +92,23 @@ def _rows(
             "counts": final_counts(attempts.get(rid, ())),
         }
         for rid, started, job, state, alias, digest, host in runs
+    ]
+
+
+def inventories(db: str | None, image: str | None, limit: int) -> list[dict[str, Any]]:
+    """The stored inventories (the runs that hold one), newest first; of ``image`` (alias or
+    reference) when given."""
+    from ..store import reads
+    from .session import read
+
+    return [
+        {
+            "run": r.id,
+            "image": r.alias,
+            "reference": r.reference,
+            "digest": r.digest,
+            "job": r.job,
+            "started": r.started.isoformat(timespec="seconds"),
+        }
+        for r in read(db, lambda conn: reads.inventory_runs(conn, image, limit))
     ]

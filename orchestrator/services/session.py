@@ -1,5 +1,6 @@
 """Opening the results database: the session factory every workflow gets from the edge,
-and the engine under it for the read paths that query with Core (no ORM import)."""
+and the engine under it for the read paths, which query with Core and never import the ORM
+(store/reads.py says why)."""
 
 from __future__ import annotations
 
@@ -13,10 +14,8 @@ from ..store.location import DEFAULT_PATH
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from sqlalchemy.engine import Engine
+    from sqlalchemy.engine import Connection, Engine
     from sqlalchemy.orm import Session, sessionmaker
-
-    from ..store.reads import Reads
 
 T = TypeVar("T")
 
@@ -35,26 +34,11 @@ def _target(db: str | None) -> str | None:
     return db
 
 
-def read(
-    db: str | None, reading: Callable[[Reads], T], opener: Callable[[], Engine] | None = None
-) -> T:
-    """``reading`` on the store's reads (store/reads.py): a SQLite file at this valorch's
-    schema is read with the standard library's sqlite3 and SQLAlchemy is not imported;
-    any other store, or one that plain path cannot read, through SQLAlchemy Core on the
-    engine ``opener`` gives (default: ``engine(db)``, which creates, migrates or names the
-    damage as every open does)."""
-    from ..store import sqlite_reads
-
-    target = _target(db)
-    try:
-        with sqlite_reads.opened(target or DEFAULT_PATH) as plain:
-            return reading(plain)
-    except sqlite_reads.UnreadableError:
-        pass
-    from ..store.read_statements import CoreReads
-
-    with (opener or (lambda: engine(db)))().connect() as conn:
-        return reading(CoreReads(conn))
+def read(db: str | None, reading: Callable[[Connection], T]) -> T:
+    """``reading`` on a connection to the store (``engine(db)``, which creates, migrates or
+    names the damage as every open does): SQLAlchemy Core, never the ORM."""
+    with engine(db).connect() as conn:
+        return reading(conn)
 
 
 def sessions(db: str | None) -> sessionmaker[Session]:

@@ -4,23 +4,26 @@ keeps what it decided beside the results when a run finishes or arrives by push/
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy.orm import Session, sessionmaker
-
-from .. import audit
-from ..catalog.core import Catalog
 from ..errors import InputError
 from ..hostclass import host_class
 from ..matrix.model import verdict
-from ..regression.rule import Side
 from ..regression.triage import FAILING, Case, Seen, Triage, classify
-from ..store import inventory_queries, queries
+from ..store import queries
 from ..store import triage_queries as tq
-from ..store.models import Run
+from .session import engine_of
+
+if TYPE_CHECKING:  # a stored triage is read with Core; deciding one loads the ORM
+    from sqlalchemy.orm import Session, sessionmaker
+
+    from ..catalog.core import Catalog
+    from ..regression.rule import Side
+    from ..store.models import Run
+    from .session import Deferred
 
 #: preflight failures and quarantines of a run's host this long before it started or after it ended count
 AROUND = timedelta(hours=12)
@@ -112,6 +115,9 @@ def _decide(
 
 
 def inventory_diff(session: Session, old: str, new: str) -> tuple[str, ...]:
+    from .. import audit
+    from ..store import inventory_queries
+
     """The stored inventories of two digests, component by component (``valorch inventory``
     stores one per image): what an image drift attaches."""
     a, b = (
@@ -176,19 +182,28 @@ def record_new(factory: sessionmaker[Session], run_ids: Sequence[str]) -> int:
 
 
 def stored_or_now(
-    factory: sessionmaker[Session], run_id: str, catalog: Catalog | None = None, now: bool = False
+    factory: sessionmaker[Session] | Deferred,
+    run_id: str,
+    pins: Callable[[], Catalog | None] | None = None,
+    now: bool = False,
 ) -> dict[str, Triage]:
-    """The triage stored with the run; decided now (against ``catalog``'s pins) for a run that
-    has none (older or running), or when ``now``."""
-    with factory() as session:
-        run = queries.get_run(session, run_id)
-        if run is None:
-            raise InputError(
-                f"no run '{run_id}' in the results database", "valorch results list shows the runs"
-            )
-        got = None if now else tq.stored(session, run.id)
-        if got is None:
-            return _decide(session, run, _pinned(catalog, run.image.alias))
+    """The triage stored with the run; decided now (against the pins of the catalog ``pins``
+    gives, loaded only then) for a run that has none (older or running), or when ``now``."""
+    got = None
+    if not now:
+        with engine_of(factory).connect() as conn:
+            got = tq.stored(conn, run_id)
+    if got is None:
+        with factory() as session:
+            run = queries.get_run(session, run_id)
+            if run is None:
+                raise InputError(
+                    f"no run '{run_id}' in the results database",
+                    "valorch results list shows the runs",
+                )
+            got = None if now else tq.stored(session, run.id)
+            if got is None:
+                return _decide(session, run, _pinned(pins() if pins else None, run.image.alias))
     return {
         c: Triage(
             cls,

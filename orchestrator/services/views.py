@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..matrix.model import Cell, Matrix, Observation, build
 from ..matrix.model import final_counts as model_final_counts
-from ..store import queries
-from ..store.models import Result, Run
-from ..store.queue import RunSummary, node_hosts
+from ..store.queries import provenance
+from ..store.reads import Shown, node_hosts
+
+if TYPE_CHECKING:  # a stored run is shown from Core rows: the ORM is the writers' (run's)
+    from ..store.models import Result, Run
+    from ..store.queue import RunSummary
 
 
 def observation(row: Result, column: str, backend: str | None = None) -> Observation:
@@ -124,40 +126,39 @@ def matrix_json(matrix: Matrix, run_id: str) -> dict[str, Any]:
     return {"column": column, "cells": cells}
 
 
-def final_counts(results: Sequence[Result]) -> Counter[str]:
-    return model_final_counts((r.check.check_id, r.attempt, r.status) for r in results)
-
-
-def shown_state(run: Run) -> str:
-    """The run's state, or ``abandoned`` for a ``running`` run whose owner died
+def shown_state(state: str, meta: Any) -> str:
+    """A run's state, or ``abandoned`` for a ``running`` run whose owner died
     (services/run_list.ABANDONED)."""
-    if run.state == "running" and isinstance(run.meta, dict):
+    if state == "running" and isinstance(meta, dict):
         from ..executors import owner
         from .run_list import ABANDONED
 
-        mine = run.meta.get("_owner")
+        mine = meta.get("_owner")
         if isinstance(mine, str) and owner.orphaned(mine):
             return ABANDONED
-    return str(run.state)
+    return str(state)
 
 
-def run_json(run: Run, results: Sequence[Result]) -> dict[str, Any]:
+def run_json(shown: Shown) -> dict[str, Any]:
+    """One stored run (store/reads.shown) as ``results show --json`` and ``run --json`` print it."""
+    run, results = shown.run, shown.results
+    image_meta = (run.meta or {}).get("image", {})
     return {
         "run": run.id,
         "batch": run.batch,
         "job": run.job,
-        "state": shown_state(run),
+        "state": shown_state(run.state, run.meta),
         "image": {
-            "alias": run.image.alias,
-            "reference": run.image.reference,
-            "digest": run.image.digest,
-            "backend": run.image.backend,
+            "alias": run.alias,
+            "reference": run.reference,
+            "digest": run.digest,
+            "backend": run.backend,
             # the tag's digest (an index for multi-platform images) and the manifest that ran
-            "index_digest": (run.meta or {}).get("image", {}).get("index_digest"),
-            "platform_digest": (run.meta or {}).get("image", {}).get("platform_digest"),
+            "index_digest": image_meta.get("index_digest"),
+            "platform_digest": image_meta.get("platform_digest"),
         },
-        "host": run.host.name,
-        "nodes": node_hosts(run),  # every host of a multi-node run, its own first
+        "host": run.name,
+        "nodes": node_hosts(run.name, run.meta),  # every host of a multi-node run, its own first
         "executor": run.executor,
         "valorch_version": run.valorch_version,
         "spec_hash": run.spec_hash,
@@ -165,19 +166,19 @@ def run_json(run: Run, results: Sequence[Result]) -> dict[str, Any]:
         "started": run.started.isoformat(),
         "ended": run.ended.isoformat() if run.ended else None,
         "origin": run.origin,  # where a pushed or imported run came from; None: made here
-        "provenance": queries.provenance(run.origin),  # the same in words
-        "counts": dict(final_counts(results)),
-        "timings": {t.suite: t.timings for t in run.tasks},
+        "provenance": provenance(run.origin),  # the same in words
+        "counts": dict(model_final_counts((r.check_id, r.attempt, r.status) for r in results)),
+        "timings": shown.timings,
         # library/device: what the evidence says ran; row_library: what the seed row is about
         "results": [
             {
-                "check": r.check.check_id,
-                "version": r.check.version,
-                "feature": r.check.feature,
+                "check": r.check_id,
+                "version": r.version,
+                "feature": r.feature,
                 "library": r.library,
                 "device": r.device,
-                "row_library": r.check.library,
-                "kind": r.check.kind,
+                "row_library": r.row_library,
+                "kind": r.kind,
                 "attempt": r.attempt,
                 "status": r.status,
                 "duration_s": r.duration_s,

@@ -195,10 +195,6 @@ def baseline(session: Session, name: str) -> Baseline | None:
     return session.scalars(select(Baseline).where(Baseline.name == name)).first()
 
 
-def baselines(session: Session) -> list[Baseline]:
-    return list(session.scalars(select(Baseline).order_by(Baseline.name)))
-
-
 def set_baseline(
     session: Session, name: str, run_id: str | None = None, version: str | None = None
 ) -> Baseline:

@@ -144,16 +144,3 @@ def inventory_of_digest(session: Session, digest: str) -> tuple[Run, Inventory] 
     )
     run_id = session.scalars(q).first()
     return load_inventory(session, run_id) if run_id else None
-
-
-def inventory_runs(session: Session, image: str | None = None, limit: int = 50) -> list[Run]:
-    """Runs that hold an inventory, newest first."""
-    q = (
-        select(Run)
-        .where(exists().where(InventoryRow.run_id == Run.id))
-        .order_by(Run.started.desc())
-        .limit(limit)
-    )
-    if image:
-        q = q.join(Run.image).where((Image.alias == image) | (Image.reference == image))
-    return list(session.scalars(q).unique())

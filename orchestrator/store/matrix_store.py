@@ -1,28 +1,28 @@
-"""Reads for the matrix (the runs and attempts its evidence walk reads) and published matrix versions.
-Takes the caller's session; committing is the caller's business."""
+"""Reads for the matrix (the runs and attempts its evidence walk reads) and published matrix
+versions: Core selects on a connection (``matrix render`` and ``matrix versions`` load no
+ORM, store/reads.py says why); ``publish`` alone writes, through the caller's session, and
+committing is the caller's business."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Text, cast, func, select
-from sqlalchemy.orm import Session
+from sqlalchemy import Row, Text, cast, func, select
 
-from . import queries
-from .models import (
-    Check,
-    Host,
-    Image,
-    InventoryRow,
-    MatrixCell,
-    MatrixVersion,
-    Result,
-    Run,
-    TaskRow,
-)
+from . import queries, tables
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Connection
+    from sqlalchemy.orm import Session
+
+    from .models import MatrixVersion
+
+Run, Image, Host = tables.run.c, tables.image.c, tables.host.c
+TaskRow, Result, Check = tables.task.c, tables.result.c, tables.check.c
+InventoryRow, Version, Cell = tables.inventory.c, tables.matrix_version.c, tables.matrix_cell.c
 
 
 class VersionExistsError(ValueError):
@@ -71,35 +71,39 @@ def _run_conditions(
 
 
 def run_groups(
-    session: Session,
+    conn: Connection | Session,
     selectors: Sequence[str] = (),
     since: datetime | None = None,
     job: str | None = None,
 ) -> list[RunGroup]:
     """The finished runs that may speak for a matrix (images by alias glob, runs by job and
     start), grouped by image row, host, --cpu-only and job, with their suites."""
-    images = queries.image_ids(session, globs=selectors)
+    images = queries.image_ids(conn, globs=selectors)
     if images is not None and not images:
         return []
     cond = _run_conditions(images, since, job)
     keys = (Run.image_id, Run.host_id, Run.cpu_only, Run.job)
     q = select(*keys, func.count(), func.max(Run.started)).where(*cond).group_by(*keys)
     suites: dict[tuple[int, int, bool, str], set[str]] = {}
-    for i, h, c, j, suite in session.execute(
+    for i, h, c, j, suite in conn.execute(
         select(*keys, TaskRow.suite)
-        .join(TaskRow, TaskRow.run_id == Run.id)
+        .join_from(tables.run, tables.task, TaskRow.run_id == Run.id)
         .where(*cond)
         .group_by(*keys, TaskRow.suite)
     ):
         suites.setdefault((i, h, c, j), set()).add(suite)
     return [
         RunGroup(i, h, bool(c), j, n, newest, frozenset(suites.get((i, h, c, j), ())))
-        for i, h, c, j, n, newest in session.execute(q)
+        for i, h, c, j, n, newest in conn.execute(q)
     ]
 
 
 def runs_of(
-    session: Session, groups: Sequence[RunGroup], since: datetime | None, offset: int, limit: int
+    conn: Connection | Session,
+    groups: Sequence[RunGroup],
+    since: datetime | None,
+    offset: int,
+    limit: int,
 ) -> tuple[list[RunLite], int]:
     """The runs of these groups (one environment), newest first, ``limit`` rows after ``offset``;
     and how many rows the statement gave (the next offset moves by that)."""
@@ -126,31 +130,29 @@ def runs_of(
         .offset(offset)
         .limit(limit)
     )
-    rows = list(session.execute(q))
+    rows = list(conn.execute(q))
     # the IN lists make a product: keep only the runs of these very groups
     return [
         RunLite(*r) for r in rows if (r.image_id, r.host_id, bool(r.cpu_only), r.job) in pairs
     ], len(rows)
 
 
-def images_of(session: Session, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+def images_of(conn: Connection | Session, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
     """image id → alias, reference, digest, backend, components (the image table is small)."""
     if not ids:
         return {}
     q = select(
         Image.id, Image.alias, Image.reference, Image.digest, Image.backend, Image.components
     )
-    return {
-        r.id: dict(r._mapping) for r in session.execute(q.where(Image.id.in_(sorted(set(ids)))))
-    }
+    return {r.id: dict(r._mapping) for r in conn.execute(q.where(Image.id.in_(sorted(set(ids)))))}
 
 
-def hosts_of(session: Session, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+def hosts_of(conn: Connection | Session, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
     """host id → name, spec (GPUs: the host class)."""
     if not ids:
         return {}
     q = select(Host.id, Host.name, Host.spec).where(Host.id.in_(sorted(set(ids))))
-    return {r.id: dict(r._mapping) for r in session.execute(q)}
+    return {r.id: dict(r._mapping) for r in conn.execute(q)}
 
 
 #: (run id, its task's suite, check id, check version, feature, kind, attempt, status, message,
@@ -171,7 +173,7 @@ def _chunks(ids: Sequence[str], size: int = 500) -> list[list[str]]:
     return [ids[i : i + size] for i in range(0, len(ids), size)]
 
 
-def plans_of(session: Session, run_ids: Sequence[str]) -> list[PlanRow]:
+def plans_of(conn: Connection | Session, run_ids: Sequence[str]) -> list[PlanRow]:
     out: list[PlanRow] = []
     for part in _chunks(run_ids):
         q = (
@@ -181,12 +183,12 @@ def plans_of(session: Session, run_ids: Sequence[str]) -> list[PlanRow]:
         )
         out.extend(
             PlanRow(r.run_id, r.suite, bool((r.suite_spec or {}).get("checks")), r.state)
-            for r in session.execute(q)
+            for r in conn.execute(q)
         )
     return out
 
 
-def attempts_of(session: Session, run_ids: Sequence[str]) -> list[AttemptRow]:
+def attempts_of(conn: Connection | Session, run_ids: Sequence[str]) -> list[AttemptRow]:
     """Every attempt of these runs, in storage order, as tuples (run id, its task's suite, check
     id, check version, feature, kind, attempt, status, message, device, library): without its
     log, metrics or samples, and without an object per row."""
@@ -206,17 +208,17 @@ def attempts_of(session: Session, run_ids: Sequence[str]) -> list[AttemptRow]:
                 Result.device,
                 Result.library,
             )
-            .join(Check, Check.id == Result.check_pk)
-            .outerjoin(TaskRow, TaskRow.id == Result.task_id)
+            .join_from(tables.result, tables.check, Check.id == Result.check_pk)
+            .outerjoin(tables.task, TaskRow.id == Result.task_id)
             .where(Result.run_id.in_(part))
             .order_by(Result.id)
         )
-        out.extend(session.execute(q))  # rows unpack as tuples
+        out.extend(conn.execute(q))  # rows unpack as tuples
     return out
 
 
 def found_values(
-    session: Session, run_ids: Sequence[str], prefix: str
+    conn: Connection | Session, run_ids: Sequence[str], prefix: str
 ) -> dict[tuple[str, str], str]:
     """(run id, check id) → the value a check measured (its metrics' ``found``), for the checks
     whose id starts with ``prefix`` (version rows: a few per run, never every result's metrics)."""
@@ -224,74 +226,85 @@ def found_values(
     for part in _chunks(run_ids):
         q = (
             select(Result.run_id, Check.check_id, Result.metrics)
-            .join(Check, Check.id == Result.check_pk)
+            .join_from(tables.result, tables.check, Check.id == Result.check_pk)
             .where(
                 Result.run_id.in_(part),
                 Check.check_id.like(prefix.replace("_", "\\_") + "%", escape="\\"),
             )
         )
-        for run_id, check, metrics in session.execute(q):
+        for run_id, check, metrics in conn.execute(q):
             found = (metrics or {}).get("found") if isinstance(metrics, dict) else None
             if isinstance(found, (str, int, float)) and str(found).strip():
                 out[(run_id, check)] = str(found).strip()[:60]
     return out
 
 
-def ended_of(session: Session, run_ids: Sequence[str]) -> list[datetime]:
+def ended_of(conn: Connection | Session, run_ids: Sequence[str]) -> list[datetime]:
     if not run_ids:
         return []
-    return [
-        e for e in session.scalars(select(Run.ended).where(Run.id.in_(run_ids))) if e is not None
-    ]
+    return [e for e in conn.scalars(select(Run.ended).where(Run.id.in_(run_ids))) if e is not None]
 
 
-def aliases_of_job(session: Session, job: str) -> list[str]:
+def aliases_of_job(conn: Connection | Session, job: str) -> list[str]:
     """The image aliases the stored runs of ``job`` ran, in the order first run."""
     q = (
         select(Image.alias, func.min(Run.started))
-        .join(Run, Run.image_id == Image.id)
+        .join_from(tables.image, tables.run, Run.image_id == Image.id)
         .where(Run.job == job)
         .group_by(Image.alias)
         .order_by(func.min(Run.started), Image.alias)
     )
-    return [alias for alias, _ in session.execute(q)]
+    return [alias for alias, _ in conn.execute(q)]
 
 
-def newest_components_by_image(session: Session) -> dict[str, tuple[str, dict[str, str]]]:
+def _inventories(
+    conn: Connection | Session,
+) -> list[tuple[str, str, str | None, str, dict[str, str]]]:
+    """Every inventoried run, oldest first: (run id, its image's alias, digest, reference,
+    component → value)."""
+    q = (
+        select(Run.id, Image.alias, Image.digest, Image.reference)
+        .join_from(tables.run, tables.image, Run.image_id == Image.id)
+        .where(Run.id.in_(select(InventoryRow.run_id)))
+        .order_by(Run.started, Run.id)
+    )
+    runs = conn.execute(q).all()
+    values: dict[str, dict[str, str]] = {}
+    rows = select(InventoryRow.run_id, InventoryRow.component, InventoryRow.value)
+    for run_id, component, value in conn.execute(rows.order_by(InventoryRow.id)):
+        values.setdefault(run_id, {})[component] = value
+    return [(r, alias, digest, ref, values.get(r, {})) for r, alias, digest, ref in runs]
+
+
+def newest_components_by_image(conn: Connection | Session) -> dict[str, tuple[str, dict[str, str]]]:
     """Every image at once: alias → (run id, component → value) of its newest run that has an
     inventory (the matrix's components layout). One image's whole Inventory:
     ``inventory_queries.newest_inventory_of``."""
-    out: dict[str, tuple[str, dict[str, str]]] = {}
-    q = select(Run).where(Run.id.in_(select(InventoryRow.run_id))).order_by(Run.started, Run.id)
-    for run in session.scalars(q).unique():
-        rows = session.scalars(select(InventoryRow).where(InventoryRow.run_id == run.id))
-        out[run.image.alias] = (run.id, {r.component: r.value for r in rows})
-    return out
+    return {alias: (run_id, found) for run_id, alias, _d, _r, found in _inventories(conn)}
 
 
-def newest_components_by_digest(session: Session) -> dict[str, tuple[str, dict[str, str]]]:
+def newest_components_by_digest(
+    conn: Connection | Session,
+) -> dict[str, tuple[str, dict[str, str]]]:
     """Image digest, and image reference, → (run id, component → value) of its newest
     inventoried run: an image audited under another alias of the same digest (or of the same
     reference: a local image, which the catalog pins by no digest) has that inventory too."""
     out: dict[str, tuple[str, dict[str, str]]] = {}
-    q = select(Run).where(Run.id.in_(select(InventoryRow.run_id))).order_by(Run.started, Run.id)
-    for run in session.scalars(q).unique():
-        rows = session.scalars(select(InventoryRow).where(InventoryRow.run_id == run.id))
-        found = (run.id, {r.component: r.value for r in rows})
-        for key in (run.image.digest, run.image.reference):
+    for run_id, _alias, digest, reference, found in _inventories(conn):
+        for key in (digest, reference):
             if key:
-                out[key] = found
+                out[key] = (run_id, found)
     return out
 
 
-def broken_imports(session: Session) -> dict[str, dict[str, str]]:
+def broken_imports(conn: Connection | Session) -> dict[str, dict[str, str]]:
     """Run id → component → its import error, for the packages an inventory found installed
     but failing to import (audit.import_findings): never shown as a version that works."""
     out: dict[str, dict[str, str]] = {}
     q = select(InventoryRow.run_id, InventoryRow.component, InventoryRow.extra).where(
         cast(InventoryRow.extra, Text).like('%"import_error"%')
     )
-    for run_id, comp, extra in session.execute(q):
+    for run_id, comp, extra in conn.execute(q):
         error = (extra or {}).get("import_error")
         if error:
             out.setdefault(run_id, {})[comp] = str(error)
@@ -307,10 +320,9 @@ def publish(
 ) -> MatrixVersion:
     """Store a document as an immutable version: one matrix_cell per table cell, the
     layout (headers, row order and labels, notes, header) in matrix_version.meta."""
-    if (
-        session.scalars(select(MatrixVersion).where(MatrixVersion.version == version)).first()
-        is not None
-    ):
+    from .models import MatrixCell, MatrixVersion
+
+    if session.scalars(select(Version.id).where(Version.version == version)).first() is not None:
         raise VersionExistsError(version)
     meta = {k: v for k, v in doc.items() if k != "rows"}
     meta["rows"] = [{"key": r["key"], "labels": r["labels"]} for r in doc["rows"]]
@@ -345,12 +357,13 @@ def publish(
     return mv
 
 
-def load(session: Session, version: str) -> dict[str, Any] | None:
+def load(conn: Connection | Session, version: str) -> dict[str, Any] | None:
     """The document a version was published with (Document.to_dict form)."""
-    mv = session.scalars(select(MatrixVersion).where(MatrixVersion.version == version)).first()
+    mv = conn.execute(select(Version.id, Version.meta).where(Version.version == version)).first()
     if mv is None:
         return None
-    cells = {(c.row, c.column): c for c in mv.cells}
+    q = select(Cell.row, Cell.column, Cell.verdict, Cell.statuses, Cell.runs, Cell.meta)
+    cells = {(c.row, c.column): c for c in conn.execute(q.where(Cell.matrix_id == mv.id))}
     doc = {k: v for k, v in mv.meta.items() if k != "rows"}
     doc["rows"] = [
         {
@@ -374,7 +387,11 @@ def load(session: Session, version: str) -> dict[str, Any] | None:
     return doc
 
 
-def versions(session: Session) -> list[MatrixVersion]:
-    return list(
-        session.scalars(select(MatrixVersion).order_by(MatrixVersion.published, MatrixVersion.id))
+def versions(conn: Connection | Session) -> list[Row[Any]]:
+    """Every published version (version, published, last_verified, meta, and how many
+    cells), oldest first."""
+    cells = select(func.count()).where(Cell.matrix_id == Version.id).scalar_subquery()
+    q = select(
+        Version.version, Version.published, Version.last_verified, Version.meta, cells.label("n")
     )
+    return list(conn.execute(q.order_by(Version.published, Version.id)))

@@ -1,10 +1,9 @@
 """Reads and writes of the results store. Every function takes the session (or, for a
 read in Core, the connection) it works in; committing is the caller's business.
 
-The reads of the start-up paths (``results list``, the run plan's history) are in
-store/reads.py (written once in store/read_statements.py, run on SQLAlchemy Core or, for a
-SQLite file, on sqlite3 without SQLAlchemy). The writes, and the reads that return ORM rows, import store/models.py when
-they are called."""
+The reads of the start-up paths (``results list``, the run plan's history) are the Core
+selects of store/reads.py. The writes, and the reads that return ORM rows, import
+store/models.py when they are called."""
 
 from __future__ import annotations
 

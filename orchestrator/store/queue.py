@@ -31,6 +31,7 @@ from ..spec import (  # BatchInfo, Pending: the scheduler's nouns, named here as
 from . import blobs, queries
 from .blobs import finite
 from .models import Host, Image, Result, Run, TaskRow, TriageRow
+from .reads import node_hosts
 
 #: task states that need no more work; "error" (infrastructure) is finished for this
 #: batch but is re-queued by ``reopen`` when the batch is resumed.
@@ -279,20 +280,6 @@ def _revalidated(run: Run, task: TaskRow) -> tuple[SuiteRef, HostSpec]:
     return SuiteRef.model_validate(task.suite_spec), HostSpec.model_validate(run.host.spec)
 
 
-def node_hosts(run: Run) -> list[str]:
-    """Every host a run ran on: its own, then the other nodes of its multi-node tasks (the
-    nodes each task's meta lists, executors/gang.merge), each once, in rank order."""
-    names = [run.host.name]
-    for entry in (run.meta or {}).values():
-        probe = entry.get("probe") if isinstance(entry, dict) else None
-        nodes = probe.get("nodes") if isinstance(probe, dict) else None
-        for node in nodes if isinstance(nodes, list) else ():
-            host = node.get("host") if isinstance(node, dict) else None
-            if isinstance(host, str) and host not in names:
-                names.append(host)
-    return names
-
-
 def summaries(session: Session, batch: str) -> list[RunSummary]:
     """One summary per run of the batch, from what is stored (the last attempt of each check)."""
     out = []
@@ -302,7 +289,7 @@ def summaries(session: Session, batch: str) -> list[RunSummary]:
         s = RunSummary(
             run_id=run.id,
             image=run.image.alias,
-            host=", ".join(node_hosts(run)),
+            host=", ".join(node_hosts(run.host.name, run.meta)),
             digest=run.image.digest,
         )
         last: dict[str, Result] = {}

@@ -1,34 +1,28 @@
-"""The reads a command makes before anything else (``results list``, the run plan's
-history), written once and run two ways (docs/architecture.md, "Reads without
-SQLAlchemy"):
+"""The reads a command makes before anything else (``results list``, ``results show``, the
+run plan's history): SQLAlchemy Core selects on the tables of store/tables.py, run on a
+connection (or session) the caller opened, any store.
 
-- on SQLAlchemy Core, any store: ``store/read_statements.py`` holds the statements;
-- on the standard library's sqlite3, for a SQLite file at this valorch's schema: the same
-  statements compiled ahead of time for SQLite (``store/compiled_reads.py``, generated,
-  kept equal to the generator by a test) and run by ``store/sqlite_reads.py``, so that a
-  read-only command starts without importing SQLAlchemy.
-
-Each statement takes every filter as a bound parameter (None, or ``any_state``: no filter),
-so one statement serves every call. This module shapes the parameters and the rows for
-both; it imports no SQLAlchemy.
+Why Core and nothing else: the ORM (store/models.py and ``sqlalchemy.orm``) costs a read-only
+command about a third more start-up than Core alone, and only the writers need it. An
+earlier second path (the same statements compiled for SQLite and run on the standard
+library's sqlite3, and a cache of the listings' rows) saved at most a tenth of a second and
+doubled what a reader had to keep equal; it went, and the start-up a read-only command pays
+is measured by bench/bench_reads.py (figures in docs/benchmarks.md).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-#: the --state filter's slots: a run has four states (running, done, failed, interrupted)
-STATE_SLOTS = 4
+from sqlalchemy import Row, Select, exists, or_, select
 
+from . import tables
 
-class Reads(Protocol):
-    """Runs one of the named statements (``read_statements.STATEMENTS``) with its bound
-    parameters, returning its rows as tuples of Python values."""
-
-    def rows(self, name: str, params: Mapping[str, Any]) -> Iterable[Sequence[Any]]: ...
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Connection
+    from sqlalchemy.orm import Session
 
 
 class RunLine(NamedTuple):
@@ -56,49 +50,159 @@ class Listing:
     states: tuple[str, ...] = ()
     since: datetime | None = None
 
-    def params(self) -> dict[str, Any]:
-        """The parameters of ``runs_listed`` and ``statuses_listed``: each filter, or None."""
-        wanted = tuple(dict.fromkeys(self.states))
-        if len(wanted) > STATE_SLOTS:
-            raise ValueError(f"at most {STATE_SLOTS} run states, not {wanted}")
-        slots = (wanted + (wanted[:1] or ("",)) * STATE_SLOTS)[:STATE_SLOTS]  # padded
-        return {
-            "limit": self.limit,
-            "image": self.image,
-            "job": self.job,
-            "any_state": not wanted,
-            **{f"state_{i}": s for i, s in enumerate(slots, 1)},
-            "since": self.since,
-        }
+    def select(self) -> Select[Any]:
+        """The listed runs' columns (``RunLine``), newest first."""
+        run, img, hst = tables.run.c, tables.image.c, tables.host.c
+        q = (
+            select(run.id, run.started, run.job, run.state, img.alias, img.digest, hst.name)
+            .join_from(tables.run, tables.image, run.image_id == img.id)
+            .join(tables.host, run.host_id == hst.id)
+        )
+        if self.image is not None:
+            q = q.where(or_(img.alias == self.image, img.reference == self.image))
+        if self.job is not None:
+            q = q.where(run.job == self.job)
+        if self.states:
+            q = q.where(run.state.in_(self.states))
+        if self.since is not None:
+            q = q.where(run.started >= self.since)
+        return q.order_by(run.started.desc(), run.id.desc()).limit(self.limit)
+
+    def ids(self) -> Select[Any]:
+        listed = self.select().subquery("listed")
+        return select(listed.c.id)
 
 
-def list_runs(db: Reads, listing: Listing) -> list[RunLine]:
+def list_runs(conn: Connection, listing: Listing) -> list[RunLine]:
     """The runs ``listing`` names, newest first."""
-    return [RunLine._make(row) for row in db.rows("runs_listed", listing.params())]
+    return [RunLine._make(row) for row in conn.execute(listing.select())]
 
 
-def listed_statuses(db: Reads, listing: Listing) -> list[tuple[str, str, int, str]]:
+def listed_statuses(conn: Connection, listing: Listing) -> list[tuple[str, str, int, str]]:
     """(run id, check id, attempt, status) of every result of the runs ``listing`` names,
     attempts in order: one statement, not one per run."""
-    return [(r[0], r[1], r[2], r[3]) for r in db.rows("statuses_listed", listing.params())]
+    res, chk = tables.result.c, tables.check.c
+    q = (
+        select(res.run_id, chk.check_id, res.attempt, res.status)
+        .join_from(tables.result, tables.check, chk.id == res.check_pk)
+        .where(res.run_id.in_(listing.ids()))
+        .order_by(res.run_id, chk.check_id, res.attempt, res.id)
+    )
+    return [(r[0], r[1], r[2], r[3]) for r in conn.execute(q)]
 
 
-def listed_owners(db: Reads, listing: Listing) -> dict[str, str | None]:
+def listed_owners(conn: Connection, listing: Listing) -> dict[str, str | None]:
     """The owner label (``executors/owner.me``, in the run's meta) of each listed run that
     is still ``running``: a run whose owner died is abandoned."""
+    run = tables.run.c
+    q = select(run.id, run.meta).where(run.id.in_(listing.ids()), run.state == "running")
     out: dict[str, str | None] = {}
-    for run_id, meta in db.rows("owners_listed", listing.params()):
-        owner = (meta or {}).get("_owner") if isinstance(meta, dict) else None
+    for run_id, meta in conn.execute(q):
+        owner = meta.get("_owner") if isinstance(meta, dict) else None
         out[run_id] = owner if isinstance(owner, str) else None
     return out
 
 
-def suite_durations(db: Reads, limit: int = 500) -> dict[tuple[str, str], float]:
+def suite_durations(conn: Connection, limit: int = 500) -> dict[tuple[str, str], float]:
     """The last measured duration of each (image alias, suite), for placement and ETAs: the
     run's plan reads it before its first container starts."""
+    task, run, img = tables.task.c, tables.run.c, tables.image.c
+    q = (
+        select(img.alias, task.suite, task.timings)
+        .join_from(tables.task, tables.run, task.run_id == run.id)
+        .join(tables.image, run.image_id == img.id)
+        .where(task.state == "done")
+        .order_by(task.id.desc())
+        .limit(limit)
+    )
     out: dict[tuple[str, str], float] = {}
-    for alias, suite, timings in db.rows("suite_durations", {"limit": limit}):
+    for alias, suite, timings in conn.execute(q):
         total = (timings or {}).get("total_s")
         if total and (alias, suite) not in out:
             out[(alias, suite)] = float(total)
     return out
+
+
+@dataclass(frozen=True)
+class Shown:
+    """One stored run as ``results show`` and ``valorch run --json`` print it: the run's row
+    with its image's alias, reference, digest and backend and its host's name; every attempt
+    of every check, with the check's columns (``row_library``: the library its seed row is
+    about), in storage order; and each suite's timings."""
+
+    run: Row[Any]
+    results: list[Row[Any]]
+    timings: dict[str, Any]
+
+
+def shown(conn: Connection | Session, run_id: str) -> Shown | None:
+    """The run ``run_id`` names (or the one run whose id starts with it, 4 characters or
+    more), or None."""
+    run, img, hst, res, chk = (t.c for t in (tables.run, tables.image, tables.host,
+                                             tables.result, tables.check))  # fmt: skip
+    q: Select[Any] = (
+        select(
+            *(run[c] for c in ("id", "batch", "job", "state", "meta", "executor")),
+            *(run[c] for c in ("valorch_version", "spec_hash", "cpu_only", "started", "ended")),
+            *(run.origin, img.alias, img.reference, img.digest, img.backend, hst.name),
+        )
+        .join_from(tables.run, tables.image, run.image_id == img.id)
+        .join(tables.host, run.host_id == hst.id)
+    )
+    found = conn.execute(q.where(run.id == run_id)).first()
+    if found is None and len(run_id) >= 4:
+        matches = conn.execute(q.where(run.id.like(f"{run_id}%")).limit(2)).all()
+        found = matches[0] if len(matches) == 1 else None
+    if found is None:
+        return None
+    attempts = (
+        select(chk.check_id, chk.version, chk.feature, chk.library.label("row_library"), chk.kind)
+        .add_columns(res.library, res.device, res.attempt, res.status, res.duration_s)
+        .add_columns(res.message, res.metrics, res.samples)
+        .join_from(tables.result, tables.check, chk.id == res.check_pk)
+        .where(res.run_id == found.id)
+        .order_by(res.id)
+    )
+    task = tables.task.c
+    suites = select(task.suite, task.timings).where(task.run_id == found.id).order_by(task.id)
+    return Shown(
+        found,
+        list(conn.execute(attempts)),
+        dict(conn.execute(suites).all()),
+    )
+
+
+def node_hosts(host: str, meta: Any) -> list[str]:
+    """Every host a run ran on: its own (``host``), then the other nodes of its multi-node
+    tasks (the nodes each task's entry in the run's ``meta`` lists, executors/gang.merge),
+    each once, in rank order."""
+    names = [host]
+    for entry in (meta or {}).values():
+        probe = entry.get("probe") if isinstance(entry, dict) else None
+        nodes = probe.get("nodes") if isinstance(probe, dict) else None
+        for node in nodes if isinstance(nodes, list) else ():
+            name = node.get("host") if isinstance(node, dict) else None
+            if isinstance(name, str) and name not in names:
+                names.append(name)
+    return names
+
+
+def baselines(conn: Connection) -> list[tuple[str, str | None, str | None, datetime]]:
+    """Every named baseline (name, run id, matrix version, when it was set), by name."""
+    b = tables.baseline.c
+    q = select(b.name, b.run_id, b.matrix_version, b.created).order_by(b.name)
+    return [(n, r, v, c) for n, r, v, c in conn.execute(q)]
+
+
+def inventory_runs(conn: Connection, image: str | None, limit: int) -> list[Row[Any]]:
+    """The runs that hold an inventory (id, alias, reference, digest, job, started), newest
+    first; of ``image`` (alias or reference) when given."""
+    run, img, inv = tables.run.c, tables.image.c, tables.inventory.c
+    q: Select[Any] = (
+        select(run.id, img.alias, img.reference, img.digest, run.job, run.started)
+        .join_from(tables.run, tables.image, run.image_id == img.id)
+        .where(exists().where(inv.run_id == run.id))
+    )
+    if image:
+        q = q.where(or_(img.alias == image, img.reference == image))
+    return list(conn.execute(q.order_by(run.started.desc()).limit(limit)))

@@ -1,16 +1,25 @@
 """The history triage compares a failing check with: the same checks' results in the other
-finished runs of the same image (by alias, any digest), with their digests and hosts."""
+finished runs of the same image (by alias, any digest), with their digests and hosts; and
+the triage stored beside a run. Core selects on the tables (``results show`` reads the
+stored triage without loading the ORM); ``save`` alone writes, through the caller's
+session."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Text, cast, delete, or_, select
-from sqlalchemy.orm import Session
 
-from .models import Check, Host, Image, Result, Run, TaskRow, TriageRow
+from . import tables
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Connection
+    from sqlalchemy.orm import Session
+
+Run, Image, Host = tables.run.c, tables.image.c, tables.host.c
+Result, Check, TaskRow, TriageRow = tables.result.c, tables.check.c, tables.task.c, tables.triage.c
 
 FINISHED = ("done", "failed")
 
@@ -35,10 +44,10 @@ def check_history(
             Result.status,
             Result.definition,
         )
-        .join(Image, Run.image_id == Image.id)
-        .join(Host, Run.host_id == Host.id)
-        .join(Result, Result.run_id == Run.id)
-        .join(Check, Result.check_pk == Check.id)
+        .join(tables.image, Run.image_id == Image.id)
+        .join(tables.host, Run.host_id == Host.id)
+        .join(tables.result, Result.run_id == Run.id)
+        .join(tables.check, Result.check_pk == Check.id)
         .where(
             Image.alias == alias,
             Run.id != exclude_run,
@@ -62,7 +71,7 @@ def host_events(
     ] = {}  # (when, why) -> event: a batch's quarantine is on each run
     q = (
         select(Run.id, Run.meta, Host.name, Run.batch)
-        .join(Host, Run.host_id == Host.id)
+        .join(tables.host, Run.host_id == Host.id)
         .where(
             Run.started.between(start, end),
             # the host's own runs, and those that recorded a quarantine: not every run of a busy day
@@ -91,11 +100,11 @@ def save(
 ) -> int:
     """Replace the stored triage of a run with ``rows`` (subject, class, reason, evidence): a
     check's is kept on the result row of its last attempt, a suite's ("suite NAME") on its task."""
-    session.execute(delete(TriageRow).where(TriageRow.run_id == run_id))
+    session.execute(delete(tables.triage).where(TriageRow.run_id == run_id))
     last: dict[str, int] = {}
     q = (
         select(Check.check_id, Result.id)
-        .join(Check, Result.check_pk == Check.id)
+        .join(tables.check, Result.check_pk == Check.id)
         .where(Result.run_id == run_id)
         .order_by(Result.attempt)
     )
@@ -107,11 +116,13 @@ def save(
             select(TaskRow.id, TaskRow.suite).where(TaskRow.run_id == run_id)
         )
     }
+    from .models import TriageRow as Stored
+
     n = 0
     for subject, cls, reason, evidence in rows:
         if subject in last or subject in tasks:
             session.add(
-                TriageRow(
+                Stored(
                     run_id=run_id,
                     result_id=last.get(subject),
                     task_id=tasks.get(subject),
@@ -135,7 +146,9 @@ def failed_tasks(session: Session, run_id: str) -> list[tuple[str, str]]:
     return [(suite, error or "") for suite, error in session.execute(q.order_by(TaskRow.id))]
 
 
-def stored(session: Session, run_id: str) -> dict[str, tuple[str, str, dict[str, Any]]] | None:
+def stored(
+    session: Connection | Session, run_id: str
+) -> dict[str, tuple[str, str, dict[str, Any]]] | None:
     """subject (check id or "suite NAME") -> (class, reason, evidence) of a run's stored triage;
     None when it has none (a run from before migration 0007, or one still running)."""
     q = select(TriageRow.subject, TriageRow.cls, TriageRow.reason, TriageRow.evidence).where(

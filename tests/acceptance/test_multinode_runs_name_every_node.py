@@ -6,8 +6,7 @@ nodes a suite spans."""
 import pytest
 from root_helpers import run_cli
 
-from orchestrator.store.models import Host, Run
-from orchestrator.store.queue import node_hosts
+from orchestrator.store.reads import node_hosts
 
 pytestmark = pytest.mark.cli
 
@@ -19,15 +18,12 @@ def test_jobs_show_says_the_node_count():
 
 
 def test_a_run_names_each_node_once_in_rank_order():
-    run = Run(
-        host=Host(name="nodeA"),
-        meta={
-            "multinode": {
-                "probe": {"nodes": [{"rank": 0, "host": "nodeA"}, {"rank": 1, "host": "nodeB"}]}
-            },
-            "image": {"index_digest": None},
-            "smoke": {"probe": {}},
+    meta = {
+        "multinode": {
+            "probe": {"nodes": [{"rank": 0, "host": "nodeA"}, {"rank": 1, "host": "nodeB"}]}
         },
-    )
-    assert node_hosts(run) == ["nodeA", "nodeB"]
-    assert node_hosts(Run(host=Host(name="solo"), meta={})) == ["solo"]
+        "image": {"index_digest": None},
+        "smoke": {"probe": {}},
+    }
+    assert node_hosts("nodeA", meta) == ["nodeA", "nodeB"]
+    assert node_hosts("solo", {}) == ["solo"]

@@ -1,14 +1,13 @@
 """The read-only commands start fast by importing only what they use: a command line imports
 the module of the command it names and no other; the CLI's module loads no store, no models
-and no satellite; ``results show`` reads the store through SQLAlchemy and nothing of the
-Docker SDK, the templates, the migrations, the registry client or the attestations;
-``matrix render`` loads jinja2 only for HTML. ``results list`` and the run plan's history
-read a SQLite store with the standard library's sqlite3 (store/sqlite_reads.py, the
-statements of store/read_statements.py compiled ahead of time): neither imports
-SQLAlchemy.
+and no satellite; ``results list``, ``results show``, ``matrix render`` and the run plan's
+history read the store with SQLAlchemy Core (store/reads.py) and load no ORM; ``results
+show`` and ``matrix render`` no pydantic either, and nothing of the Docker SDK, the
+templates, the migrations, the registry client or the attestations; ``matrix render``
+loads jinja2 only for HTML.
 
 Checked by the modules each process has executed (no timing: docs/benchmarks.md has the
-figures, bench/bench_cli.py measures them)."""
+figures, bench/bench_reads.py measures them)."""
 
 import json
 import subprocess
@@ -31,8 +30,8 @@ from orchestrator.cli import main
 main()
 """
 
-#: SQLAlchemy, its ORM and the classes mapped with it: the write paths' alone
-ORM = ("sqlalchemy", "orchestrator.store.models")
+#: SQLAlchemy's ORM and the classes mapped with it: the write paths' alone
+ORM = ("sqlalchemy.orm", "orchestrator.store.models")
 #: every command module but the one ``results list`` names
 OTHER_COMMANDS = (
     "orchestrator.commands.run",
@@ -115,16 +114,16 @@ def test_help_loads_no_store_no_models_and_no_satellite():
 def test_results_list_reads_the_store_and_nothing_else(store):
     db, *_ = store
     modules = executed("results", "list", "--db", db)
-    assert "orchestrator.store.sqlite_reads" in modules  # the compiled statements
+    assert "orchestrator.store.reads" in modules  # the Core statements
     assert loaded(modules, ("yaml", *HEAVY)) == []
     # the job and result models (pydantic) are not built to list runs
     assert loaded(modules, ("orchestrator.spec", *SATELLITES)) == []
 
 
-def test_results_list_imports_no_sqlalchemy(store):
+def test_results_list_loads_no_orm(store):
     _, run_id, listed, modules = store
-    assert [r["run"] for r in json.loads(listed)] == [run_id]  # the run, read with sqlite3
-    assert "orchestrator.store.sqlite_reads" in modules
+    assert [r["run"] for r in json.loads(listed)] == [run_id]  # the run, read with Core
+    assert "orchestrator.store.reads" in modules
     assert loaded(modules, ORM) == []
 
 
@@ -135,9 +134,9 @@ def test_a_command_line_imports_only_the_command_it_names(store):
     assert "orchestrator.commands.images" in executed("images", "list")
 
 
-def test_the_runs_history_read_imports_no_sqlalchemy(store):
-    """The plan of ``valorch run`` reads the last durations before its first container starts:
-    without SQLAlchemy, whose import (about 0.3 s) comes later, while that container runs."""
+def test_the_runs_history_read_loads_no_orm(store):
+    """The plan of ``valorch run`` reads the last durations before its first container starts,
+    with Core: the ORM loads later, at the batch's first session."""
     db, *_ = store
     done = subprocess.run(
         [sys.executable, "-c", READ_HISTORY_AND_LIST_MODULES, db],
@@ -150,7 +149,7 @@ def test_the_runs_history_read_imports_no_sqlalchemy(store):
     lines = dict(ln.split(" ", 1) for ln in done.stdout.splitlines())
     assert json.loads(lines["HISTORY"]) == ["host/selftest"]  # the run's suite, read
     modules = set(json.loads(lines["MODULES"]))
-    assert "orchestrator.store.sqlite_reads" in modules
+    assert "orchestrator.store.reads" in modules
     assert loaded(modules, ORM) == []
 
 
@@ -159,6 +158,7 @@ def test_results_show_loads_no_attestation_registry_or_templates(store):
     modules = executed("results", "show", run_id, "--db", db)
     assert "orchestrator.services.triage" in modules  # a run's red checks say why
     assert loaded(modules, HEAVY) == []
+    assert loaded(modules, (*ORM, "pydantic", "yaml")) == []  # Core reads, stored triage
     assert loaded(modules, SATELLITES) == []
 
 
@@ -167,6 +167,14 @@ def test_matrix_render_loads_jinja2_only_for_html(store):
     modules = executed("matrix", "render", "--db", db)
     assert "orchestrator.services.matrix" in modules
     assert loaded(modules, HEAVY) == []
+    assert loaded(modules, (*ORM, "pydantic", "yaml")) == []  # Core reads, statuses.py
     assert loaded(modules, SATELLITES) == []
     html = executed("matrix", "render", "--db", db, "--format", "html")
     assert "jinja2" in html and "orchestrator.render.html" in html
+
+
+def test_the_store_listings_load_no_orm_and_no_pydantic(store):
+    db, *_ = store
+    for argv in (("inventory", "list"), ("baseline", "list"), ("matrix", "versions")):
+        modules = executed(*argv, "--db", db)
+        assert loaded(modules, (*ORM, "pydantic", *HEAVY)) == [], argv

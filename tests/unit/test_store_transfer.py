@@ -3,7 +3,7 @@ import socket
 
 from orchestrator.services import views
 from orchestrator.spec import CheckResult, HostSpec, ImageSpec, SuiteRef
-from orchestrator.store import queries
+from orchestrator.store import queries, reads
 from orchestrator.store.db import open_engine, session_factory
 from orchestrator.store.models import InventoryRow
 
@@ -84,10 +84,7 @@ def test_export_import_moves_runs_between_databases_idempotently(cli, tmp_path):
     shown = {}
     for db in (src, dst):
         with session_factory(open_engine(str(db)))() as s:
-            shown[db] = [
-                views.run_json(queries.get_run(s, i), queries.run_results(s, i))
-                for i in (host_run, synthetic)
-            ]
+            shown[db] = [views.run_json(reads.shown(s, i)) for i in (host_run, synthetic)]
     # ... and each imported run says where it came from
     for run in shown[dst]:
         assert run.pop("origin") == f"import:{socket.gethostname()}:{export.resolve()}"
