@@ -42,6 +42,7 @@ from .breaks import wbr
 from .junit import class_part
 from .sides import own_aliases, paired_names
 from .style import CSS as PAGE_CSS
+from .waivers import said
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -157,7 +158,7 @@ def header(report: Report) -> dict[str, Any]:
         "regressed": report.regressed,
         "noisy_host": noisy_count(report),
         "expired_issues": [
-            {"check": i.check, "reason": i.reason, "url": i.url, "expires": str(i.expires)}
+            {"check": i.check, "reason": i.reason, "url": i.url, "expires": str(i.until)}
             for i in report.expired
         ],
     }
@@ -327,7 +328,7 @@ def _md_warnings(report: Report, h: dict[str, Any]) -> list[str]:
         ]
     for issue in report.expired:
         lines.append(
-            f"- ⚠️ known issue {_code(issue.check)} expired on {issue.expires}: {issue.reason}"
+            f"- ⚠️ known issue {_code(issue.check)} expired on {issue.until}: {issue.reason}"
         )
     if report.expired:
         lines.append("")
@@ -524,7 +525,7 @@ def diff_json(report: Report, verdict: Verdict | None = None, why: Why | None = 
                     "check": c.issue.check,
                     "reason": c.issue.reason,
                     "url": c.issue.url,
-                    "expires": str(c.issue.expires) if c.issue.expires else None,
+                    "expires": str(c.issue.until) if c.issue.until else None,
                 }
                 if c.issue
                 else None
@@ -616,10 +617,7 @@ def diff_junit(report: Report, verdict: Verdict | None = None, why: Why | None =
                 ).text = text
             elif c.kind == EXPECTED and c.issue is not None:
                 n_skip += 1
-                link = f" ({encode.href(c.issue.url)})" if encode.href(c.issue.url) else ""
-                ET.SubElement(
-                    case, "skipped", message=cut(f"known issue: {c.issue.reason}{link}", 500)
-                )
+                ET.SubElement(case, "skipped", message=cut(said(c.issue), 500))
             elif (
                 c.head == "partial"
             ):  # a passing testcase that says what is missing (and what allowed the loss)

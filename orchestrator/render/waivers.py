@@ -1,13 +1,29 @@
-"""The terminal's text of the waivers: ``accept list`` and ``known-issues status``, each from
-the decision's own dict (``Acceptance.as_dict``, ``IssueStatus.as_dict``: what ``--json``
-prints), so that the text and the JSON cannot disagree."""
+"""The text of a waiver (regression/waivers.py), whichever its source: ``said`` is the one
+line every sink shows beside an excused failure (terminal, Markdown, HTML, JUnit, the matrix's
+⚑ cell), and ``accept list`` and ``known-issues status`` are written from the decision's own
+dict (what ``--json`` prints), so that the text and the JSON cannot disagree."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from .. import encode
 from ..words import count
+
+if TYPE_CHECKING:
+    from ..regression.waivers import Waiver
+
+
+def said(w: Waiver) -> str:
+    """``known issue: REASON (URL)``, and who accepted it until when for a stored one (a link
+    only when it is a plain http(s) one: encode.href)."""
+    link = encode.href(w.url)
+    return (
+        f"known issue: {w.reason}"
+        + (f" ({link})" if link else "")
+        + (f" (accepted by {w.by} until {w.until})" if w.by else "")
+    )
 
 
 def acceptances(rows: Sequence[dict[str, Any]]) -> str:

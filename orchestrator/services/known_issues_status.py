@@ -15,14 +15,14 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from ..hostclass import host_class
 from ..matrix.model import verdict
-from ..regression.known_issues import Closing, KnownIssue, KnownIssues, ScopedRun, closing
+from ..regression.waivers import Closing, ScopedRun, Waiver, Waivers, closing
 from ..store import queries
 from ..store import readiness_queries as rq
 
 
 @dataclass(frozen=True)
 class IssueStatus:
-    issue: KnownIssue
+    issue: Waiver
     excused: tuple[str, ...]  # runs where it excused a failure
     closing: Closing  # whether it can close, and why (regression/known_issues.closing)
 
@@ -54,17 +54,13 @@ class IssueStatus:
         }
 
 
-def _in_scope(issue: KnownIssue, row: dict[str, Any]) -> bool:
-    return (
-        fnmatchcase(row["alias"], issue.images)
-        and (issue.backend is None or issue.backend == row["backend"])
-        and issue.on_arch(host_class(row["spec"]))
-    )
+def _in_scope(issue: Waiver, row: dict[str, Any]) -> bool:
+    return issue.in_scope(row["alias"], host_class(row["spec"]), row["backend"])
 
 
 def status(
     factory: sessionmaker[Session],
-    issues: KnownIssues,
+    issues: Waivers,
     runs: int = 3,
     days: float = 14,
     job: str | None = None,
@@ -75,7 +71,7 @@ def status(
 
 def status_in(
     session: Session,
-    issues: KnownIssues,
+    issues: Waivers,
     runs: int = 3,
     days: float = 14,
     job: str | None = None,

@@ -336,7 +336,7 @@ def _look_back(
     out = []
     for c in cells:
         s = seen_basis.get((c.check, c.env.label))
-        mine = [a for a in found if a.covers(c.check, c.env.alias, c.env.arch)]
+        mine = [a for a in found if a.covers(c.check, c.env.alias, c.env.arch, None, None)]
         if s is None or not mine or not s.started or c.basis.total == 0:
             out.append(c)
             continue
@@ -375,7 +375,7 @@ def evaluate(
     now: datetime | None = None,
 ) -> Readiness:
     """The decision, with the acceptances beside the cells they cover."""
-    from ..regression.acceptance import note
+    from ..regression.waivers import decide, noted
     from .accept import every
 
     opts = options or rd.Options()
@@ -419,7 +419,8 @@ def evaluate(
     for c in rd.judge(cells, opts):
         if c.status not in rd.FAILING_STATUSES:
             continue
-        got = note(c.check, c.env.alias, c.env.arch, c.candidate.rate, found, now_)
+        d = decide(found, c.check, c.env.alias, c.env.arch, now_, rate=c.candidate.rate)
+        got = noted(d, now_)
         if got:
             notes[(c.check, c.env.label)] = got
             if got.get("live"):
