@@ -67,7 +67,7 @@ def add(
     """Record that CHECK's regression in ENV ships knowingly, through the day --until names."""
     import json
 
-    from ..regression.waivers import as_dict
+    from ..render.waivers import as_dict
     from ..services import accept as service
 
     day = cast("date", until)  # parsed by _until
@@ -95,7 +95,7 @@ def revoke(
     nothing from now on."""
     import json
 
-    from ..regression.waivers import as_dict
+    from ..render.waivers import as_dict
     from ..services import accept as service
 
     got = service.revoke(sessions(db), acceptance, by, reason)

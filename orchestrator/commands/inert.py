@@ -199,8 +199,8 @@ RULES: tuple[Rule, ...] = (
         "readiness_window",
         lambda p: not p.get("readiness"),
         "without --readiness (it says which runs --readiness counts)",
-        "drop --readiness-window, or add --readiness BASIS",
-        ("qualify", "--baseline", "v1", "--image", "host", "--readiness-window", "3d"),
+        "drop --window, or add --readiness BASIS",
+        ("qualify", "--baseline", "v1", "--image", "host", "--window", "3d"),
     ),
     Rule(
         "hosts check",

@@ -25,6 +25,7 @@ from .common import (
     DbOption,
     ExecutorChoice,
     NotifyOption,
+    WindowOption,
     end_with,
     err,
     load_catalog,
@@ -86,12 +87,10 @@ def qualify(
     readiness: str = typer.Option(
         None,
         "--readiness",
-        help="Also gate on readiness: the job's pass rates over --readiness-window against this "
+        help="Also gate on readiness: the job's pass rates over --window against this "
         "basis (a matrix version, baseline, or window:DURATION); docs/readiness.md.",
     ),
-    readiness_window: str = typer.Option(
-        "7d", "--readiness-window", help="The runs --readiness counts (90m, 36h, 7d, 2w)."
-    ),
+    readiness_window: str = WindowOption,
     allow_empty: bool = typer.Option(
         False,
         "--allow-empty",
@@ -119,7 +118,7 @@ def qualify(
     if readiness:  # a bad window is exit 2 before an hour of runs
         from ..services.readiness import duration
 
-        duration(readiness_window, "--readiness-window")
+        duration(readiness_window, "--window")
     cat = load_catalog(catalog)
     spec = candidate_job(cat, job, image)
     title = f"valorch qualify {spec.name} against {baseline}"

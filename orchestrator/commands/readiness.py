@@ -12,7 +12,7 @@ from pathlib import Path
 import typer
 
 from . import flags
-from .common import DbOption, JsonOption, end_with, sessions, write_output
+from .common import DbOption, JsonOption, WindowOption, end_with, err, sessions, write_output
 
 FORMATS = ("term", "md", "json")
 
@@ -26,12 +26,7 @@ def readiness(
         help="What to compare with: a matrix version, baseline, run or batch, or "
         "window:DURATION (the job's runs in the DURATION before the window).",
     ),
-    window: str = typer.Option(
-        "7d",
-        "--window",
-        "-w",
-        help="The candidate runs: those of the last DURATION (90m, 36h, 7d, 2w).",
-    ),
+    window: str = WindowOption,
     confidence: float = typer.Option(
         None,
         "--confidence",
@@ -75,6 +70,12 @@ def readiness(
         help="Say ready when there is nothing to judge (no candidate runs, an empty basis, no "
         "cell tested on both sides): accepted knowingly.",
     ),
+    known_issues: Path = typer.Option(
+        None,
+        "--known-issues",
+        help="Known-issues YAML: its live entries excuse the red cells they cover, as "
+        "accept add's waivers do.",
+    ),
     fmt: str = typer.Option("term", "--format", "-f", help="term, md or json."),
     out_path: Path = typer.Option(
         None, "--out", "-o", callback=flags.OUT_FILE, help="Write here instead of stdout."
@@ -116,7 +117,10 @@ def readiness(
         correction=correction,
         allow_empty=allow_empty,
     )
+    from ..services.run import load_known_issues
+
+    issues = load_known_issues(known_issues, lambda w: err.print(f"warning: {w}", markup=False))
     factory = sessions(db)
-    report = service.decide(factory, job, basis, window, opts)
+    report = service.decide(factory, job, basis, window, opts, issues)
     write_output(RENDERERS[fmt](report), out_path)
     end_with(service.outcome(report))

@@ -258,38 +258,10 @@ def closing(
     return Closing(bool(need) and not short, why, counts, failed, short)
 
 
-def as_dict(w: Waiver, now: datetime | None = None) -> dict[str, Any]:
-    """A waiver as every ``--json`` prints it (with ``state`` and ``live`` when ``now``)."""
-    got: dict[str, Any] = {
-        "id": w.id or None,
-        "source": w.source,
-        "check": w.check,
-        "env": w.env,
-        "backend": w.backend,
-        "arch": list(w.arch),
-        "status": list(w.status),
-        "reason": w.reason,
-        "url": w.url,
-        "by": w.by,
-        "until": w.until.isoformat() if w.until else None,
-        "expected_rate": w.expected_rate,
-        "created": w.created.isoformat(timespec="seconds") if w.created else None,
-        "revoked": None
-        if w.revoked is None
-        else {
-            "by": w.revoked.by,
-            "reason": w.revoked.reason,
-            "at": w.revoked.at.isoformat(timespec="seconds"),
-        },
-    }
-    if now is not None:
-        got["state"] = w.state(now)
-        got["live"] = got["state"] == "live"
-    return got
-
-
 def noted(d: Decision, now: datetime) -> dict[str, Any] | None:
     """What a failure shows of the waiver that covers it (``live``: it excuses it)."""
     if d.waiver is None:
         return None
+    from ..render.waivers import as_dict
+
     return {**as_dict(d.waiver), "live": d.excuses, "why": d.why}

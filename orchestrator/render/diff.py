@@ -42,7 +42,7 @@ from .breaks import wbr
 from .junit import class_part
 from .sides import own_aliases, paired_names
 from .style import CSS as PAGE_CSS
-from .waivers import said
+from .waivers import as_dict, said
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -157,10 +157,7 @@ def header(report: Report) -> dict[str, Any]:
         "counts": {("unchanged" if k == SAME else k): v for k, v in sorted(report.counts.items())},
         "regressed": report.regressed,
         "noisy_host": noisy_count(report),
-        "expired_issues": [
-            {"check": i.check, "reason": i.reason, "url": i.url, "expires": str(i.until)}
-            for i in report.expired
-        ],
+        "expired_issues": [as_dict(i) for i in report.expired],
     }
 
 
@@ -520,16 +517,7 @@ def diff_json(report: Report, verdict: Verdict | None = None, why: Why | None = 
             "backend": c.backend,
             "note": c.note,
             "timing": asdict(c.timing) if c.timing else None,
-            "issue": (
-                {
-                    "check": c.issue.check,
-                    "reason": c.issue.reason,
-                    "url": c.issue.url,
-                    "expires": str(c.issue.until) if c.issue.until else None,
-                }
-                if c.issue
-                else None
-            ),
+            "issue": as_dict(c.issue) if c.issue else None,
         }
         if (t := _why(why, c)) is not None:  # why a red cell is red
             d["triage"] = {

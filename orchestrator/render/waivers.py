@@ -6,6 +6,7 @@ dict (what ``--json`` prints), so that the text and the JSON cannot disagree."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from .. import encode
@@ -15,15 +16,55 @@ if TYPE_CHECKING:
     from ..regression.waivers import Waiver
 
 
-def said(w: Waiver) -> str:
-    """``known issue: REASON (URL)``, and who accepted it until when for a stored one (a link
-    only when it is a plain http(s) one: encode.href)."""
-    link = encode.href(w.url)
+def as_dict(w: Waiver, now: datetime | None = None) -> dict[str, Any]:
+    """A waiver as every ``--json`` prints it (with ``state`` and ``live`` when ``now``)."""
+    got: dict[str, Any] = {
+        "id": w.id or None,
+        "source": w.source,
+        "check": w.check,
+        "env": w.env,
+        "backend": w.backend,
+        "arch": list(w.arch),
+        "status": list(w.status),
+        "reason": w.reason,
+        "url": w.url,
+        "by": w.by,
+        "until": w.until.isoformat() if w.until else None,
+        "expected_rate": w.expected_rate,
+        "created": w.created.isoformat(timespec="seconds") if w.created else None,
+        "revoked": None
+        if w.revoked is None
+        else {
+            "by": w.revoked.by,
+            "reason": w.revoked.reason,
+            "at": w.revoked.at.isoformat(timespec="seconds"),
+        },
+    }
+    if now is not None:
+        got["state"] = w.state(now)
+        got["live"] = got["state"] == "live"
+    return got
+
+
+def text(d: dict[str, Any]) -> str:
+    """The one line beside an excused (or no longer excused) failure, from ``as_dict``:
+    ``known issue: REASON (URL)``, who accepted it until when for a stored one, and why it no
+    longer holds (a link only when it is a plain http(s) one: encode.href)."""
+    link = encode.href(d.get("url") or "")
+    rate = d.get("expected_rate")
     return (
-        f"known issue: {w.reason}"
+        f"known issue: {d['reason']}"
         + (f" ({link})" if link else "")
-        + (f" (accepted by {w.by} until {w.until})" if w.by else "")
+        + (f" (accepted by {d['by']} until {d['until']}" if d.get("by") else "")
+        + (f" at ≥ {rate:.0%}" if d.get("by") and rate is not None else "")
+        + (")" if d.get("by") else "")
+        + (f" — no longer holds: {d['why']}" if d.get("live") is False and d.get("why") else "")
     )
+
+
+def said(w: Waiver) -> str:
+    """``text`` of a waiver that excuses."""
+    return text(as_dict(w))
 
 
 def acceptances(rows: Sequence[dict[str, Any]]) -> str:

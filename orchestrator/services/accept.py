@@ -14,7 +14,8 @@ from sqlalchemy.orm import Session, sessionmaker
 from ..errors import InputError
 from ..hostclass import host_class
 from ..regression.acceptance import check_problem, env_problem
-from ..regression.waivers import FAILED, Revocation, Waiver, Waivers, as_dict
+from ..regression.waivers import FAILED, Revocation, Waiver, Waivers
+from ..render.waivers import as_dict
 from ..store import acceptance_queries as aq
 from ..store import queries
 
