@@ -1,11 +1,8 @@
-"""Options renamed so that every command spells one thing one way, with their old spellings
-kept working: a script that says ``known-issues status --days 7`` goes on working (with a
-warning naming the new spelling), and ``--help`` shows only the new one.
-
-Each old spelling is a hidden option that hands its value to the new option through click's
-default map, so the new option's own type and checks apply to it, and the new spelling wins
-when both are given. The table is the one place a rename is written.
-"""
+"""Options renamed so that every command spells one thing one way: an old spelling still
+works (a script's ``known-issues status --days 7``, with a warning naming the new one) and
+``--help`` shows only the new. Each is a hidden option that hands its value to the new one
+through click's default map, so the new option's own checks apply and it wins when both are
+given."""
 
 from __future__ import annotations
 
@@ -30,7 +27,7 @@ def _alias(old: str, new: Any) -> TyperOption:
         ctx.default_map = {**(ctx.default_map or {}), str(new.name): value}
 
     return TyperOption(
-        param_decls=[old],
+        param_decls=[f"renamed_{old.strip('-').replace('-', '_')}", old],  # its own name
         hidden=True,
         expose_value=False,
         is_eager=True,

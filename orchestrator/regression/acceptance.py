@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from datetime import date
 from fnmatch import fnmatchcase
 
+from .known_issues import DECLARED, glob_problem
+
 #: what ``--until`` takes, for the messages that refuse anything else
 UNTIL_FORM = "a day, YYYY-MM-DD (UTC; the whole day is covered, e.g. --until 2027-01-31)"
 _DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -34,9 +36,6 @@ def until_day(text: str) -> date:
         ) from None
 
 
-#: checks a job declares (command.<id>, pytest.<test>) or a backend adds: no manifest names
-#: them, so only a stored run can; ``--allow-unseen`` accepts one ahead of its first run
-DECLARED = ("command.", "pytest.", "inventory.", "tf.", "env.")
 _GLOB = frozenset("*?[")
 
 
@@ -59,8 +58,6 @@ def check_problem(pattern: str, known: list[str], allow_unseen: bool = False) ->
     """Whether CHECK names a check: a check id or a glob over ``known`` (the probe's manifest
     and the check ids the store holds). A check a job declares (``command.*``, ``pytest.*``)
     that no run has stored yet passes with ``allow_unseen``; a built-in check never does."""
-    from .known_issues import glob_problem
-
     bad = glob_problem(pattern)
     if bad:
         return Problem(
@@ -87,8 +84,6 @@ def env_problem(pattern: str, stored: list[str], allow_unseen: bool = False) -> 
     """Whether --env is an ALIAS or ALIAS@ARCH glob (``rocm_*@amd:gfx942``) that matches an
     environment the store holds a run of (``stored``: ``alias@arch`` strings); with
     ``allow_unseen`` only its syntax is checked."""
-    from .known_issues import glob_problem
-
     form = "an image alias or ALIAS@ARCH glob, e.g. host@cpu or 'rocm_*@amd:gfx942'"
     alias, at, arch = pattern.partition("@")
     if not alias or (at and not arch) or "@" in arch:

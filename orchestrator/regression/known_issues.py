@@ -169,17 +169,8 @@ class KnownIssue(BaseModel):
         return (v,) if isinstance(v, str) else v
 
     def waiver(self, source: str = "") -> Waiver:
-        return Waiver(
-            self.check,
-            self.reason,
-            images=self.images,
-            backend=self.backend,
-            arch=self.arch,
-            status=self.status,
-            url=self.url,
-            until=self.expires,
-            source=source,
-        )
+        """This entry as the one shape of a waiver (``source``: its file and line)."""
+        return Waiver(**self.model_dump(exclude={"expires"}), until=self.expires, source=source)
 
 
 def load(path: Path, now: datetime | None = None) -> Waivers:
@@ -253,14 +244,15 @@ def glob_problem(pattern: str) -> str | None:
     return None
 
 
-#: checks a job declares (command.<id>, pytest.<test>) or a backend adds: not in the registry
-_DYNAMIC = ("command.", "pytest.", "inventory.", "tf.", "env.")
+#: checks a job declares (command.<id>, pytest.<test>) or a backend adds: no manifest names
+#: them, so only a stored run can
+DECLARED = ("command.", "pytest.", "inventory.", "tf.", "env.")
 
 
 def _names_a_check(pattern: str) -> bool:
     """Whether a check glob matches any check id of the probe's registry (or a declared one)."""
     from ..checks_manifest import manifest
 
-    if pattern.startswith(_DYNAMIC) or any(ch in pattern.split(".", 1)[0] for ch in "*?["):
+    if pattern.startswith(DECLARED) or any(ch in pattern.split(".", 1)[0] for ch in "*?["):
         return True
     return any(fnmatchcase(check_id, pattern) for check_id in manifest().checks)

@@ -7,19 +7,8 @@ kept by hand beside the jobs) and a row of the store (``valorch accept add``: wh
 it, revocable). run, diff, qualify, readiness, the matrix and the site all ask ``decide``;
 none of them reads a source's own fields, so the two sources cannot excuse differently.
 
-The rules (docs/readiness.md, "Waivers"):
-
-- a waiver **covers** a failure when its check glob matches the check id, its image glob
-  the image alias (of a paired environment ``a → b``, the head's), its host glob the host
-  class (``cpu``, ``amd:gfx942``), its backend the image's backend, one of its archs (an arch
-  or a family ``gfx94x``) one of the host's GPUs, and the status is one it names; an
-  arch-scoped waiver covers nothing where the host is not known;
-- it **holds** while it is not revoked, today (UTC) is on or before its last day (inclusive),
-  and, with an expected rate, the pass rate is at least that rate;
-- of several covering waivers, the one shown is one that holds (the latest last day, the first
-  given on a tie), else the covering one with the latest last day, with why it does not hold.
-
-The closing rule (``closing``) says when a waiver's checks have passed long enough to drop it.
+The rules are docs/readiness.md's, "Waivers"; ``closing`` says when a waiver's checks have
+passed long enough to drop it.
 """
 
 from __future__ import annotations
@@ -56,7 +45,7 @@ class Waiver:
     until: date | None = None  # the last day it holds, UTC, inclusive; None: no end
     expected_rate: float | None = None
     by: str = ""
-    source: str = ""  # where it comes from: FILE:LINE, or "store"
+    source: str = ""  # where it comes from: FILE:LINE, or "accept #ID" (the store)
     id: int = 0  # the store's id (0: from a file)
     created: datetime | None = None
     revoked: Revocation | None = None
@@ -133,9 +122,6 @@ class Decision:
     why: str
 
 
-NONE = Decision(None, False, "no waiver covers it")
-
-
 def decide(
     waivers: Iterable[Waiver],
     check: str,
@@ -147,10 +133,10 @@ def decide(
     status: str | None = None,
     rate: float | None = None,
 ) -> Decision:
-    """Whether any waiver excuses this failure (module docstring, the rules)."""
+    """Whether any waiver excuses this failure (docs/readiness.md, "Waivers")."""
     mine = [w for w in waivers if w.covers(check, alias, host, backend, status)]
     if not mine:
-        return NONE
+        return Decision(None, False, "no waiver covers it")
     judged = [(w, *w.holds(now, rate)) for w in mine]
     live = [j for j in judged if j[1]]
     w, ok, why = max(live or judged, key=lambda j: j[0].until or date.max)
@@ -225,7 +211,7 @@ class Closing:
 def closing(
     waiver: Waiver, history: Sequence[ScopedRun], runs: int, since: datetime, days: float
 ) -> Closing:
-    """The closing rule (docs/readiness.md, "When a waiver can close"): it can close when
+    """The closing rule (docs/readiness.md, "When a known issue can close"): it can close when
     every environment of its scope that either ran its checks in the span (since ``since``,
     the last ``days`` days) or where they ever failed has at least ``runs`` runs in the span,
     every one of them passing; and at least one environment has. An environment that failed

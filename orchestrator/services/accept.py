@@ -138,14 +138,9 @@ def revoke(factory: sessionmaker[Session], pk: int, by: str, reason: str) -> Wai
         return _row(row)
 
 
-def every(factory: sessionmaker[Session]) -> list[Waiver]:
-    """The stored waivers that can excuse anything: every one but the revoked."""
-    with factory() as session:
-        return live(session)
-
-
 def live(session: Session) -> list[Waiver]:
-    """every() in an open session."""
+    """The stored waivers that can excuse anything: every one but the revoked (what every
+    reader of the store's waivers reads)."""
     return [w for w in map(_row, aq.every(session)) if w.revoked is None]
 
 
@@ -158,15 +153,10 @@ def joined(session: Session, issues: Waivers | None) -> Waivers | None:
     return (issues or Waivers((), queries.now())) + stored
 
 
-def history(factory: sessionmaker[Session]) -> list[Waiver]:
-    """Every acceptance ever recorded, revoked ones too, newest last day first."""
-    with factory() as session:
-        return [_row(r) for r in aq.every(session)]
-
-
 def listing(factory: sessionmaker[Session], check: str | None = None) -> list[dict[str, Any]]:
-    """Every acceptance as a dict, with ``state`` (live, expired or revoked) and ``live``."""
+    """Every stored waiver ever recorded, revoked ones too, newest last day first, as a dict
+    with ``state`` (live, expired or revoked) and ``live``."""
     now = queries.now()
-    return [
-        as_dict(w, now) for w in history(factory) if check is None or fnmatchcase(check, w.check)
-    ]
+    with factory() as session:
+        found = [_row(r) for r in aq.every(session)]
+    return [as_dict(w, now) for w in found if check is None or fnmatchcase(check, w.check)]

@@ -2,7 +2,7 @@
 it names ended in a status it expects, in an environment it scopes) and whether it can close:
 every environment of its scope that ran its checks over the last D days, or where they ever
 failed, passed in each of at least N runs over those days (as PyTorch re-enables a disabled
-test after two weeks green): regression/known_issues.closing."""
+test after two weeks green): regression/waivers.closing."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from ..store import readiness_queries as rq
 class IssueStatus:
     issue: Waiver
     excused: tuple[str, ...]  # runs where it excused a failure
-    closing: Closing  # whether it can close, and why (regression/known_issues.closing)
+    closing: Closing  # whether it can close, and why (regression/waivers.closing)
 
     @property
     def can_close(self) -> bool:
@@ -34,10 +34,6 @@ class IssueStatus:
     def why(self) -> str:
         return self.closing.why
 
-    @property
-    def recent(self) -> dict[str, tuple[int, int]]:
-        return self.closing.recent
-
     def as_dict(self) -> dict[str, Any]:
         return {
             "check": self.issue.check,
@@ -46,7 +42,9 @@ class IssueStatus:
             "arch": list(self.issue.arch),
             "reason": self.issue.reason,
             "excused_runs": list(self.excused),
-            "recent": {k: {"passed": p, "runs": n} for k, (p, n) in sorted(self.recent.items())},
+            "recent": {
+                k: {"passed": p, "runs": n} for k, (p, n) in sorted(self.closing.recent.items())
+            },
             "failed_in": list(self.closing.failed),
             "keeps_open": list(self.closing.short),
             "can_close": self.can_close,

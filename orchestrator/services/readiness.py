@@ -383,7 +383,7 @@ def evaluate(
     """The decision, with the waivers beside the cells they cover (the store's and, with
     ``issues``, a known-issues file's)."""
     from ..regression.waivers import decide, noted
-    from .accept import every
+    from . import accept
 
     opts = options or rd.Options()
     span = duration(window, "--window")
@@ -395,8 +395,8 @@ def evaluate(
         raise InputError(
             f"--window {window}: reaches before the calendar", "use e.g. --window 7d"
         ) from None
-    found = [*(issues.entries if issues else ()), *every(factory)]  # a revoked one is not
     with factory() as session:
+        found = [*(issues.entries if issues else ()), *accept.live(session)]  # not the revoked
         every_run = rq.job_runs(session, name, None, None)
         if not every_run:
             known = rq.known_jobs(session)

@@ -150,6 +150,7 @@ def test_the_old_window_spellings_still_work(store, db, tmp_path):
     assert old.returncode == new.returncode == 0, old.stderr + new.stderr
     assert json.loads(old.stdout) == json.loads(new.stdout)
     assert "--days is now --close-days" in old.stderr and "--runs is now --close-runs" in old.stderr
+    assert "warning" not in new.stderr
     assert "--days" not in run_cli("known-issues", "status", "--help").stdout
     bad = run_cli("known-issues", "status", *extra, "--days", "0", db=db)
     assert bad.returncode == 2 and "--close-days" in bad.stderr

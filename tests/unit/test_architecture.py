@@ -27,6 +27,7 @@ SHARED_CLI_MODULES = {
     "helptext",
     "inert",
     "progress",
+    "renamed",
     "signals",
     "tables",
     "terminal",
