@@ -25,11 +25,12 @@ class App(typer.Typer):
 
         from .commands.helptext import tidy
         from .commands.inert import guard
+        from .commands.renamed import renamed
 
         try:
             try:
                 _check_encoding(kwargs.get("args") or sys.argv[1:])
-                return tidy(guard(get_command(self)))(*args, **kwargs)
+                return tidy(guard(renamed(get_command(self))))(*args, **kwargs)
             except OSError as exc:
                 if isinstance(exc, BrokenPipeError):
                     raise

@@ -67,12 +67,13 @@ def add(
     """Record that CHECK's regression in ENV ships knowingly, through the day --until names."""
     import json
 
+    from ..render.waivers import as_dict
     from ..services import accept as service
 
     day = cast("date", until)  # parsed by _until
     got = service.add(sessions(db), check, env, reason, by, day, expected_rate, allow_unseen)
     if as_json:
-        write_output(json.dumps(got.as_dict(), indent=2), None)
+        write_output(json.dumps(as_dict(got), indent=2), None)
         return
     say(
         f"accepted {got.check} in {got.env} through {got.until:%Y-%m-%d} (UTC, inclusive) "
@@ -94,11 +95,12 @@ def revoke(
     nothing from now on."""
     import json
 
+    from ..render.waivers import as_dict
     from ..services import accept as service
 
     got = service.revoke(sessions(db), acceptance, by, reason)
     if as_json:
-        write_output(json.dumps(got.as_dict(), indent=2), None)
+        write_output(json.dumps(as_dict(got), indent=2), None)
         return
     assert got.revoked is not None
     say(

@@ -13,6 +13,7 @@ import typer
 from rich.console import Console
 
 from .. import encode
+from . import flags
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -118,6 +119,28 @@ CatalogOption = typer.Option(
     "--catalog",
     envvar="VALORCH_CATALOG",
     help="Image catalog directory [default: ./images, else the project's]",
+)
+# The waivers' windows, one spelling on every command that takes them (old spellings:
+# commands/renamed.py): the runs readiness counts, and when a waiver can close.
+WindowOption = typer.Option(
+    "7d",
+    "--window",
+    "-w",
+    help="The candidate runs readiness counts: those of the last DURATION (90m, 36h, 7d, 2w).",
+)
+CloseRunsOption = typer.Option(
+    3,
+    "--close-runs",
+    min=1,
+    max=10_000,
+    help="A waiver can close when its checks passed in at least this many runs of every "
+    "environment of its scope...",
+)
+CloseDaysOption = typer.Option(
+    14,
+    "--close-days",
+    callback=flags.number("--close-days", 0, 3660, lo_open=True),
+    help="... over the last this many days (default 14: two weeks).",
 )
 NotifyOption = typer.Option(
     None,

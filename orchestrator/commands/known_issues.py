@@ -1,5 +1,6 @@
-"""valorch known-issues status: per known issue, the runs it excused and whether it can close
-(its checks passed in every matching environment for --runs runs over --days days)."""
+"""valorch known-issues status: per waiver, the runs it excused and whether it can close (its
+checks passed in every matching environment for --close-runs runs over --close-days days, the
+options site build takes too)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,15 @@ from pathlib import Path
 
 import typer
 
-from . import flags
-from .common import DbOption, JsonOption, err, sessions, write_output
+from .common import (
+    CloseDaysOption,
+    CloseRunsOption,
+    DbOption,
+    JsonOption,
+    err,
+    sessions,
+    write_output,
+)
 
 app = typer.Typer(help="Known issues: what they excused, and which can close.")
 
@@ -18,21 +26,14 @@ def status(
     known_issues: Path = typer.Option(
         ..., "--known-issues", help="Known-issues YAML (jobs/known-issues.yaml)."
     ),
-    runs: int = typer.Option(
-        3, "--runs", min=1, max=10_000, help="Passing runs each environment needs to close."
-    ),
-    days: float = typer.Option(
-        14,
-        "--days",
-        callback=flags.number("--days", 0, 3660, lo_open=True),
-        help="Over the last this many days (default 14: two weeks).",
-    ),
+    runs: int = CloseRunsOption,
+    days: float = CloseDaysOption,
     job: str = typer.Option(None, "--job", "-j", help="Only this job's runs."),
     db: str = DbOption,
     as_json: bool = JsonOption,
 ) -> None:
     """For each known issue: the runs it excused; "can close" when its checks passed in every
-    matching environment for --runs runs over the last --days days."""
+    matching environment for --close-runs runs over the last --close-days days."""
     import json
 
     from ..services import known_issues_status as service

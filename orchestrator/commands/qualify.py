@@ -76,14 +76,15 @@ _ALLOW_KNOWN_FAILURES = typer.Option(
 _READINESS = typer.Option(
     None,
     "--readiness",
-    help="Also gate on readiness: the job's pass rates over --readiness-window against this "
+    help="Also gate on readiness: the job's pass rates over --window against this "
     "basis (a matrix version, baseline, or window:DURATION); docs/readiness.md.",
 )
 _READINESS_WINDOW = flags.option(
     "7d",
-    "--readiness-window",
+    "--window",
+    "-w",
     applies=Applies(needs=READINESS, why="it says which runs --readiness counts"),
-    help="The runs --readiness counts (90m, 36h, 7d, 2w).",
+    help="The candidate runs readiness counts: those of the last DURATION (90m, 36h, 7d, 2w).",
 )
 _ALLOW_EMPTY = typer.Option(
     False,
@@ -125,7 +126,7 @@ def qualify(
     if readiness:  # a bad window is exit 2 before an hour of runs
         from ..services.readiness import duration
 
-        duration(readiness_window, "--readiness-window")
+        duration(readiness_window, "--window")
     cat = load_catalog(catalog)
     spec = candidate_job(cat, job, image)
     title = f"valorch qualify {spec.name} against {baseline}"

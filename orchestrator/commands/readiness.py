@@ -13,7 +13,7 @@ from typing import Any
 import typer
 
 from . import flags
-from .common import DbOption, JsonOption, end_with, sessions, write_output
+from .common import DbOption, JsonOption, WindowOption, end_with, err, sessions, write_output
 
 FORMATS = ("term", "md", "json")
 
@@ -27,12 +27,7 @@ def readiness(
         help="What to compare with: a matrix version, baseline, run or batch, or "
         "window:DURATION (the job's runs in the DURATION before the window).",
     ),
-    window: str = typer.Option(
-        "7d",
-        "--window",
-        "-w",
-        help="The candidate runs: those of the last DURATION (90m, 36h, 7d, 2w).",
-    ),
+    window: str = WindowOption,
     confidence: float = typer.Option(
         None,
         "--confidence",
@@ -76,6 +71,12 @@ def readiness(
         help="Say ready when there is nothing to judge (no candidate runs, an empty basis, no "
         "cell tested on both sides): accepted knowingly.",
     ),
+    known_issues: Path = typer.Option(
+        None,
+        "--known-issues",
+        help="Known-issues YAML: its live entries excuse the red cells they cover, as "
+        "accept add's waivers do.",
+    ),
     fmt: str = flags.option(
         "term", "--format", "-f", applies=flags.FORMAT, help="term, md or json."
     ),
@@ -95,9 +96,11 @@ def readiness(
         fmt = "json"
     if fmt not in FORMATS:
         raise InputError(f"unknown --format '{fmt}'", f"use one of {', '.join(FORMATS)}")
+    from ..services.run import load_known_issues
+
     opts = _options(alpha, confidence, correction, pity, min_fail, extreme, allow_empty)
-    factory = sessions(db)
-    report = service.decide(factory, job, basis, window, opts)
+    issues = load_known_issues(known_issues, lambda w: err.print(f"warning: {w}", markup=False))
+    report = service.decide(sessions(db), job, basis, window, opts, issues)
     write_output(RENDERERS[fmt](report), out_path)
     end_with(service.outcome(report))
 

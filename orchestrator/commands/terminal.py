@@ -76,7 +76,7 @@ def print_term(
         )
     for issue in report.expired:
         out.print(
-            f"  [yellow]known issue {issue.check} expired on {issue.expires}[/yellow]: {escape(issue.reason)}"
+            f"  [yellow]known issue {issue.check} expired on {issue.until}[/yellow]: {escape(issue.reason)}"
         )
     for title, kinds in SECTIONS:
         rows = [c for c in report.changes if c.kind in kinds and id(c) not in shown]

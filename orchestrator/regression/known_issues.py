@@ -1,4 +1,6 @@
-"""Known issues: a YAML list of failures that are expected (``xfail``) until they expire.
+"""Known issues: the file source of waivers (regression/waivers.py), a YAML list of failures
+that are expected (``xfail``) until they expire. The store is the other source
+(``valorch accept add``); both become the same ``Waiver`` and are decided the same way.
 
 File shape (``known-issues.yaml``, or ``--known-issues FILE``)::
 
@@ -19,9 +21,7 @@ A bare top-level list of entries is accepted too.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date, datetime, timezone
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Literal
@@ -30,8 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .. import encode, yamlio
 from ..errors import SpecError
-from ..statuses import FAILING
-from .rule import Issue
+from .waivers import Waiver, Waivers
 
 #: ``error`` covers a tampered result; ``partial``/``unsupported``/``skip``/``missing`` (a check the
 #: head did not run) cover lost coverage
@@ -143,22 +142,6 @@ class KnownIssue(BaseModel):
                 )
         return v
 
-    @property
-    def scoped(self) -> bool:
-        """Scoped to part of the fleet: an image glob, a backend or an arch."""
-        return self.images != "*" or self.backend is not None or bool(self.arch)
-
-    def on_arch(self, host_class: str) -> bool:
-        """Whether a host class (``amd:gfx942``, ``nvidia:sm_90+...``, ``cpu``) is in scope."""
-        if not self.arch:
-            return True
-        have = {part.split(":", 1)[-1].lower() for part in host_class.split("+")}
-        return any(
-            h.startswith(a[:-1].lower()) if a.lower().endswith("x") else h == a.lower()
-            for a in self.arch
-            for h in have
-        )
-
     @field_validator("check", "images")
     @classmethod
     def _glob(cls, v: str) -> str:
@@ -185,56 +168,17 @@ class KnownIssue(BaseModel):
     def _one_or_many(cls, v: object) -> object:
         return (v,) if isinstance(v, str) else v
 
-    def applies(self, env: str, backend: str, check: str, status: str) -> bool:
-        # a paired environment ("a → b") is the head image's
-        alias = env.split(" → ")[-1]
-        return (
-            fnmatchcase(check, self.check)
-            and fnmatchcase(alias, self.images)
-            and (self.backend is None or self.backend == backend)
-            and status in self.status
-        )
-
-    def expired(self, today: date) -> bool:
-        return self.expires is not None and self.expires < today
-
-    def as_issue(self) -> Issue:
-        return Issue(check=self.check, reason=self.reason, url=self.url, expires=self.expires)
+    def waiver(self, source: str = "") -> Waiver:
+        """This entry as the one shape of a waiver (``source``: its file and line)."""
+        return Waiver(**self.model_dump(exclude={"expires"}), until=self.expires, source=source)
 
 
-class KnownIssues:
-    """The loaded list; ``match`` is the diff's Matcher. ``warnings``: entries that can never
-    match (their check names no check valorch has), each naming the file and line."""
-
-    def __init__(
-        self, entries: tuple[KnownIssue, ...], today: date, warnings: tuple[str, ...] = ()
-    ) -> None:
-        self.entries = entries
-        self.today = today
-        self.warnings = warnings
-        #: entries with no images, backend or arch scope, each naming its file and line
-        #: (``known-issues status`` warns about them)
-        self.unscoped: tuple[str, ...] = ()
-
-    def match(self, env: str, backend: str, check: str, status: str) -> tuple[Issue, bool] | None:
-        """The first live entry that applies, else the first expired one (so the report can say so)."""
-        hits = [e for e in self.entries if e.applies(env, backend, check, status)]
-        live = [e for e in hits if not e.expired(self.today)]
-        if live:
-            return live[0].as_issue(), False
-        if hits:
-            return hits[0].as_issue(), True
-        return None
-
-    def expired(self) -> tuple[Issue, ...]:
-        return tuple(e.as_issue() for e in self.entries if e.expired(self.today))
-
-
-def load(path: Path, today: date | None = None) -> KnownIssues:
+def load(path: Path, now: datetime | None = None) -> Waivers:
+    """The file's entries as waivers, each naming its file and line (``source``)."""
     doc = yamlio.load(path, "known-issues file")
-    today = today or date.today()
+    now = now or datetime.now(timezone.utc).replace(tzinfo=None)
     if doc.data is None:
-        return KnownIssues((), today)
+        return Waivers((), now)
     prefix: tuple[str, ...]
     if isinstance(doc.data, list):
         items, prefix = doc.data, ()
@@ -258,21 +202,22 @@ def load(path: Path, today: date | None = None) -> KnownIssues:
     entries = tuple(
         yamlio.validate(doc.sub((*prefix, i)), KnownIssue, "known issue") for i in range(len(items))
     )
+    waivers = tuple(
+        e.waiver(f"{path}:{doc.sub((*prefix, i)).line(('check',))}") for i, e in enumerate(entries)
+    )
     warnings = tuple(
-        f"{path}:{doc.sub((*prefix, i)).line(('check',))}: known issue: check '{e.check}' matches "
-        "no check valorch knows (valorch suites show SUITE lists them); this entry excuses nothing"
-        for i, e in enumerate(entries)
-        if not _names_a_check(e.check)
+        f"{w.source}: known issue: check '{w.check}' matches no check valorch knows "
+        "(valorch suites show SUITE lists them); this entry excuses nothing"
+        for w in waivers
+        if not _names_a_check(w.check)
     )
     unscoped = tuple(
-        f"{path}:{doc.sub((*prefix, i)).line(('check',))}: known issue: '{e.check}' is not "
-        "scoped (no images, backend or arch): it excuses the check on every image and GPU"
-        for i, e in enumerate(entries)
-        if not e.scoped
+        f"{w.source}: known issue: '{w.check}' is not scoped (no images, backend or arch): "
+        "it excuses the check on every image and GPU"
+        for w in waivers
+        if not w.scoped
     )
-    loaded = KnownIssues(entries, today, warnings)
-    loaded.unscoped = unscoped
-    return loaded
+    return Waivers(waivers, now, warnings, unscoped)
 
 
 def glob_problem(pattern: str) -> str | None:
@@ -299,85 +244,15 @@ def glob_problem(pattern: str) -> str | None:
     return None
 
 
-#: checks a job declares (command.<id>, pytest.<test>) or a backend adds: not in the registry
-_DYNAMIC = ("command.", "pytest.", "inventory.", "tf.", "env.")
+#: checks a job declares (command.<id>, pytest.<test>) or a backend adds: no manifest names
+#: them, so only a stored run can
+DECLARED = ("command.", "pytest.", "inventory.", "tf.", "env.")
 
 
 def _names_a_check(pattern: str) -> bool:
     """Whether a check glob matches any check id of the probe's registry (or a declared one)."""
     from ..checks_manifest import manifest
 
-    if pattern.startswith(_DYNAMIC) or any(ch in pattern.split(".", 1)[0] for ch in "*?["):
+    if pattern.startswith(DECLARED) or any(ch in pattern.split(".", 1)[0] for ch in "*?["):
         return True
     return any(fnmatchcase(check_id, pattern) for check_id in manifest().checks)
-
-
-@dataclass(frozen=True)
-class ScopedRun:
-    """One stored run of a known issue's checks in an environment of its scope: the verdict
-    of each of its checks there (matrix/model.verdict of the attempts)."""
-
-    env: str  # ALIAS@ARCH (host class): the unit an issue closes in
-    run: str
-    started: datetime
-    verdicts: tuple[str, ...]
-
-    @property
-    def passed(self) -> bool:
-        return all(v == "pass" for v in self.verdicts)
-
-    def failed(self, issue: KnownIssue) -> bool:
-        """A check of the issue ended in a status it expects, failed or was flaky."""
-        return any(v in issue.status or v in (*FAILING, "flaky") for v in self.verdicts)
-
-
-@dataclass(frozen=True)
-class Closing:
-    """Whether a known issue can close, decided once (``closing``): the environments it
-    must pass in and how each did over the span, the ones that keep it open, and why."""
-
-    can_close: bool
-    why: str
-    recent: dict[str, tuple[int, int]]  # environment -> (runs passing, runs) in the span
-    failed: tuple[str, ...]  # environments where its checks failed (in any stored run)
-    short: tuple[str, ...]  # environments that keep it open
-
-
-def closing(
-    issue: KnownIssue,
-    history: Sequence[ScopedRun],
-    runs: int,
-    since: datetime,
-    days: float,
-) -> Closing:
-    """The closing rule (docs/readiness.md, "When a known issue can close"): the issue
-    can close when every environment of its scope that either ran its checks in the span
-    (since ``since``, the last ``days`` days) or where they ever failed has at least
-    ``runs`` runs in the span, every one of them passing; and at least one environment
-    has. An environment that failed and has not run since keeps the issue open."""
-    recent: dict[str, list[bool]] = {}
-    for r in history:
-        if r.started >= since:
-            recent.setdefault(r.env, []).append(r.passed)
-    failed = tuple(sorted({r.env for r in history if r.failed(issue)}))
-    counts = {e: (sum(v), len(v)) for e, v in recent.items()}
-    need = {**dict.fromkeys(failed, (0, 0)), **counts}
-    short = tuple(sorted(e for e, (p, n) in need.items() if p < n or n < runs))
-    if not need:
-        why = f"no run of its checks in its scope in the last {days:g} days"
-    elif short:
-        why = "; ".join(
-            f"{e}: failed and has not run in the last {days:g} days (needs {runs} passing runs)"
-            if need[e][1] == 0
-            else f"{e}: {need[e][0]}/{need[e][1]} passed"
-            + (f" (needs {runs})" if need[e][1] < runs else "")
-            for e in short
-        )
-    else:
-        why = (
-            f"its checks passed in every run of every matching environment over the last "
-            f"{days:g} days ("
-            + ", ".join(f"{e}: {n} runs" for e, (_p, n) in sorted(counts.items()))
-            + ")"
-        )
-    return Closing(bool(need) and not short, why, counts, failed, short)

@@ -52,6 +52,7 @@ from ..spec import (
 )
 from ..spec import INCONCLUSIVE_CHANGE as INCONCLUSIVE
 from . import noise, stats
+from .waivers import Waiver
 
 ALPHA = 0.01
 FDR = 0.05  # Benjamini–Hochberg level over a report's timed checks (the usual 5 %)
@@ -86,6 +87,7 @@ class Obs:
     run: str = ""  # the run it comes from: a side may pool several runs of one image
     tampered: bool = False  # an ``error`` whose results were tampered with or cut at the output cap
     definition: str | None = None  # spec.definition_hash (None: unknown, e.g. a published matrix)
+    host: str = ""  # the host class (cpu, amd:gfx942; "" unknown): what an arch-scoped waiver needs
 
 
 @dataclass(frozen=True)
@@ -112,16 +114,6 @@ class Side:
     def kind_shown(self) -> str:
         """The kind, or "" where the label already says it (see ``named``)."""
         return "" if self.named == self.label else self.kind
-
-
-@dataclass(frozen=True)
-class Issue:
-    """What the diff needs of a known issue (see known_issues.py)."""
-
-    check: str
-    reason: str
-    url: str = ""
-    expires: date | None = None
 
 
 class _TimingExtra(TypedDict):
@@ -185,7 +177,7 @@ class CellChange:
     backend: str = ""
     timing: Timing | None = None
     note: str = ""
-    issue: Issue | None = None
+    issue: Waiver | None = None
     tampered: bool = (
         False  # the head's result was tampered with (an ``error`` that gates, never inconclusive)
     )
@@ -211,7 +203,7 @@ class Report:
     changes: tuple[CellChange, ...]
     flips: tuple[Flip, ...] = ()
     geomean: tuple[tuple[str, str, float, int], ...] = ()  # (env, backend, ratio, n checks)
-    expired: tuple[Issue, ...] = ()
+    expired: tuple[Waiver, ...] = ()
     today: date | None = None
     counts: dict[str, int] = field(default_factory=dict)
 
@@ -223,7 +215,8 @@ class Report:
         return tuple(c for c in self.changes if c.kind in kinds)
 
 
-Matcher = Callable[[str, str, str, str], "tuple[Issue, bool] | None"]  # env, backend, check, status
+#: env, backend, check, status, host class -> the waiver shown and whether it no longer holds
+Matcher = Callable[[str, str, str, str, str], "tuple[Waiver, bool] | None"]
 
 
 def _group(side: Side, pair: dict[str, str]) -> dict[tuple[str, str], list[Obs]]:
@@ -361,12 +354,12 @@ def _one(
     env, check = key
     bo, ho = bo or [], ho or []
     any_o = (ho or bo)[-1]
-    backend = any_o.backend
+    backend, host = any_o.backend, any_o.host
     if not bo:
-        return _new_check(env, check, ho, backend, match)
+        return _new_check(env, check, ho, backend, host, match)
     bv = verdict(o.status for o in bo)
     if not ho:
-        hit = _excused(match, env, backend, check, "missing") if bv not in _NOT_RUN else None
+        hit = _excused(match, env, backend, host, check, "missing") if bv not in _NOT_RUN else None
         if hit is not None:  # it would be coverage lost: a live known issue excuses it
             return CellChange(env, check, EXPECTED, bv, "", backend, note=hit.reason, issue=hit)
         if bv in _NOT_RUN:  # it never ran in the baseline either: no coverage to lose
@@ -377,7 +370,7 @@ def _one(
     hv = verdict(o.status for o in ho)
     tampered = any(o.tampered for o in ho)
     if tampered:
-        hit = _excused(match, env, backend, check, "error")
+        hit = _excused(match, env, backend, host, check, "error")
         if hit is not None:
             return CellChange(
                 env, check, EXPECTED, bv, hv, backend, note=hit.reason, issue=hit, tampered=True
@@ -395,14 +388,14 @@ def _one(
     # a live known issue excuses a failure, and a check no longer run where that loses
     # coverage (passed in a comparable baseline), before any other kind is decided
     if match is not None and (hv in FAILING or (hv in _LOST and bv == "pass" and not changed)):
-        known = match(env, backend, check, hv)
+        known = match(env, backend, check, hv, host)
         if known is not None:
             issue, expired = known
             if not expired:
                 return CellChange(
                     env, check, EXPECTED, bv, hv, backend, note=issue.reason, issue=issue
                 )
-            note = f"known issue expired on {issue.expires}: {issue.reason}"
+            note = f"known issue expired on {issue.until}: {issue.reason}"
     if changed:
         return CellChange(
             env,
@@ -446,13 +439,13 @@ def _one(
 
 
 def _new_check(
-    env: str, check: str, ho: list[Obs], backend: str, match: Matcher | None
+    env: str, check: str, ho: list[Obs], backend: str, host: str, match: Matcher | None
 ) -> CellChange:
     """A check the baseline does not have: excused, a new failure, inconclusive, flaky, not
     run, or coverage gained."""
     hv = verdict(o.status for o in ho)
     tampered = any(o.tampered for o in ho)
-    hit = _excused(match, env, backend, check, "error" if tampered else hv)
+    hit = _excused(match, env, backend, host, check, "error" if tampered else hv)
     if hit is not None and (hv in FAILING or tampered):
         note = hit.reason
         return CellChange(
@@ -479,10 +472,10 @@ def _failed(note: str, hv: str, ho: Sequence[Obs]) -> str:
 
 
 def _excused(
-    match: Matcher | None, env: str, backend: str, check: str, status: str
-) -> Issue | None:
-    """The live known issue that covers this status, if any (an expired one covers nothing)."""
-    hit = match(env, backend, check, status) if match is not None else None
+    match: Matcher | None, env: str, backend: str, host: str, check: str, status: str
+) -> Waiver | None:
+    """The waiver that excuses this status, if one does (an expired one excuses nothing)."""
+    hit = match(env, backend, check, status, host) if match is not None else None
     return hit[0] if hit is not None and not hit[1] else None
 
 
@@ -500,7 +493,7 @@ def compare(
     head: Side,
     threshold: float = DEFAULT_THRESHOLD,
     match: Matcher | None = None,
-    expired: Iterable[Issue] = (),
+    expired: Iterable[Waiver] = (),
     today: date | None = None,
     run_noise: Mapping[tuple[str, str], float] | None = None,
 ) -> Report:

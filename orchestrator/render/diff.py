@@ -42,6 +42,7 @@ from .breaks import wbr
 from .junit import class_part
 from .sides import own_aliases, paired_names
 from .style import CSS as PAGE_CSS
+from .waivers import as_dict, said
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -156,10 +157,7 @@ def header(report: Report) -> dict[str, Any]:
         "counts": {("unchanged" if k == SAME else k): v for k, v in sorted(report.counts.items())},
         "regressed": report.regressed,
         "noisy_host": noisy_count(report),
-        "expired_issues": [
-            {"check": i.check, "reason": i.reason, "url": i.url, "expires": str(i.expires)}
-            for i in report.expired
-        ],
+        "expired_issues": [as_dict(i) for i in report.expired],
     }
 
 
@@ -327,7 +325,7 @@ def _md_warnings(report: Report, h: dict[str, Any]) -> list[str]:
         ]
     for issue in report.expired:
         lines.append(
-            f"- ⚠️ known issue {_code(issue.check)} expired on {issue.expires}: {issue.reason}"
+            f"- ⚠️ known issue {_code(issue.check)} expired on {issue.until}: {issue.reason}"
         )
     if report.expired:
         lines.append("")
@@ -519,16 +517,7 @@ def diff_json(report: Report, verdict: Verdict | None = None, why: Why | None = 
             "backend": c.backend,
             "note": c.note,
             "timing": asdict(c.timing) if c.timing else None,
-            "issue": (
-                {
-                    "check": c.issue.check,
-                    "reason": c.issue.reason,
-                    "url": c.issue.url,
-                    "expires": str(c.issue.expires) if c.issue.expires else None,
-                }
-                if c.issue
-                else None
-            ),
+            "issue": as_dict(c.issue) if c.issue else None,
         }
         if (t := _why(why, c)) is not None:  # why a red cell is red
             d["triage"] = {
@@ -616,10 +605,7 @@ def diff_junit(report: Report, verdict: Verdict | None = None, why: Why | None =
                 ).text = text
             elif c.kind == EXPECTED and c.issue is not None:
                 n_skip += 1
-                link = f" ({encode.href(c.issue.url)})" if encode.href(c.issue.url) else ""
-                ET.SubElement(
-                    case, "skipped", message=cut(f"known issue: {c.issue.reason}{link}", 500)
-                )
+                ET.SubElement(case, "skipped", message=cut(said(c.issue), 500))
             elif (
                 c.head == "partial"
             ):  # a passing testcase that says what is missing (and what allowed the loss)

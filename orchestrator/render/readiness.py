@@ -10,6 +10,7 @@ from typing import Any
 
 from .. import encode
 from ..words import count, plural
+from .waivers import text
 
 ORDER = (  # regression/readiness.py's statuses, worst first (Sippy's order)
     "extreme regression",
@@ -116,13 +117,7 @@ def render_json(report: Any) -> str:
 
 
 def _accept_note(a: dict[str, Any] | None) -> str:
-    if not a:
-        return ""
-    said = f"accepted by {a['by']} until {a['until']}"
-    if a.get("expected_rate") is not None:
-        said += f" at ≥ {a['expected_rate']:.0%}"
-    said += f": {a['reason']}"
-    return said if a.get("live") else f"{said} — no longer holds: {a['why']}"
+    return text(a) if a else ""
 
 
 def _headline(report: Any) -> str:

@@ -1,6 +1,7 @@
-"""Accepted regressions: record one (who, why, until which day, the pass rate now expected),
-checked against the checks and environments valorch knows; revoke one (who, why); list them.
-Readiness shows them beside the red cells they cover (services/readiness.py)."""
+"""The store's waivers (``valorch accept``): record one (who, why, until which day, the pass
+rate now expected), checked against the checks and environments valorch knows; revoke one
+(who, why); list them. Each row is read as the same ``Waiver`` a known-issues file gives
+(regression/waivers.py), and run, diff, qualify and readiness decide with both alike."""
 
 from __future__ import annotations
 
@@ -12,12 +13,9 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from ..errors import InputError
 from ..hostclass import host_class
-from ..regression.acceptance import (
-    Acceptance,
-    Revocation,
-    check_problem,
-    env_problem,
-)
+from ..regression.acceptance import check_problem, env_problem
+from ..regression.waivers import FAILED, Revocation, Waiver, Waivers
+from ..render.waivers import as_dict
 from ..store import acceptance_queries as aq
 from ..store import queries
 
@@ -27,22 +25,40 @@ _EXAMPLE = (
 )
 
 
-def _row(r: Any) -> Acceptance:
+def waiver(pk: int, check: str, env: str, reason: str, by: str, until: date, **more: Any) -> Waiver:
+    """A stored waiver: ``--env`` ALIAS or ALIAS@ARCH scopes the image and the host class; it
+    excuses a check that failed, crashed, timed out or was not run."""
+    images, _, host = env.partition("@")
+    return Waiver(
+        check,
+        reason,
+        images=images,
+        host=host or "*",
+        status=FAILED,
+        until=until,
+        by=by,
+        source=f"accept #{pk}",
+        id=pk,
+        **more,
+    )
+
+
+def _row(r: Any) -> Waiver:
     revoked = (
         Revocation(r.revoked_by or "", r.revoked_reason or "", r.revoked)
         if r.revoked is not None
         else None
     )
-    return Acceptance(
+    return waiver(
         r.id,
         r.check_id,
         r.env,
         r.reason,
         r.by,
         r.until.date(),
-        r.expected_rate,
-        r.created,
-        revoked,
+        expected_rate=r.expected_rate,
+        created=r.created,
+        revoked=revoked,
     )
 
 
@@ -63,8 +79,8 @@ def add(  # the acceptance's fields, each a flag
     until: date,
     expected_rate: float | None = None,
     allow_unseen: bool = False,
-) -> Acceptance:
-    """Record an acceptance; an InputError (exit 2) naming the flag when a field is unusable:
+) -> Waiver:
+    """Record a waiver; an InputError (exit 2) naming the flag when a field is unusable:
     CHECK and --env must name what the manifest or the store knows (``allow_unseen``: a
     declared check or an environment ahead of its first run)."""
     from ..checks_manifest import manifest
@@ -94,10 +110,10 @@ def add(  # the acceptance's fields, each a flag
         midnight = datetime(until.year, until.month, until.day)
         pk = aq.add(session, check, env, reason, by, midnight, expected_rate, now)
         session.commit()
-    return Acceptance(pk, check, env, reason, by, until, expected_rate, now)
+    return waiver(pk, check, env, reason, by, until, expected_rate=expected_rate, created=now)
 
 
-def revoke(factory: sessionmaker[Session], pk: int, by: str, reason: str) -> Acceptance:
+def revoke(factory: sessionmaker[Session], pk: int, by: str, reason: str) -> Waiver:
     """Withdraw an acceptance: it stays in the history, revoked (who, when, why), and excuses
     nothing from now on. An InputError (exit 2) for an unknown or already revoked one."""
     _filled(**{"--by": by, "--reason": reason})
@@ -122,21 +138,25 @@ def revoke(factory: sessionmaker[Session], pk: int, by: str, reason: str) -> Acc
         return _row(row)
 
 
-def every(factory: sessionmaker[Session]) -> list[Acceptance]:
-    """The acceptances that can excuse anything: every stored one but the revoked (what
-    readiness and every other reader of acceptances reads)."""
-    return [a for a in history(factory) if a.revoked is None]
+def live(session: Session) -> list[Waiver]:
+    """The stored waivers that can excuse anything: every one but the revoked (what every
+    reader of the store's waivers reads)."""
+    return [w for w in map(_row, aq.every(session)) if w.revoked is None]
 
 
-def history(factory: sessionmaker[Session]) -> list[Acceptance]:
-    """Every acceptance ever recorded, revoked ones too, newest last day first."""
-    with factory() as session:
-        return [_row(r) for r in aq.every(session)]
+def joined(session: Session, issues: Waivers | None) -> Waivers | None:
+    """Every waiver a command decides with: the known-issues file's (None: no file) and the
+    store's, one collection (None when there are none at all)."""
+    stored = live(session)
+    if not stored:
+        return issues
+    return (issues or Waivers((), queries.now())) + stored
 
 
 def listing(factory: sessionmaker[Session], check: str | None = None) -> list[dict[str, Any]]:
-    """Every acceptance as a dict, with ``state`` (live, expired or revoked) and ``live``."""
+    """Every stored waiver ever recorded, revoked ones too, newest last day first, as a dict
+    with ``state`` (live, expired or revoked) and ``live``."""
     now = queries.now()
-    return [
-        a.as_dict(now) for a in history(factory) if check is None or fnmatchcase(check, a.check)
-    ]
+    with factory() as session:
+        found = [_row(r) for r in aq.every(session)]
+    return [as_dict(w, now) for w in found if check is None or fnmatchcase(check, w.check)]

@@ -13,12 +13,14 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from .. import words
 from ..errors import InputError
+from ..hostclass import host_class
 from ..matrix.evidence import SPECIAL_JOBS
 from ..regression import changepoints, gate, noise, pairing
-from ..regression import known_issues as ki
 from ..regression import rule as engine
+from ..regression.waivers import Waivers
 from ..spec import STATUSES
 from ..store import bulk, noise_queries, queries
+from . import accept
 from .outcome import GATE_FAILED, INCONCLUSIVE, Outcome, Said, passed
 
 if TYPE_CHECKING:
@@ -51,6 +53,7 @@ def runs_side(
 ) -> engine.Side:
     runs = [r for r in runs if not images or r.image.alias in images]
     ids = [r.id for r in runs]
+    hosts = {r.id: host_class(r.host.spec if r.host else {}) for r in runs}
     obs = tuple(
         engine.Obs(
             env=row["alias"],
@@ -67,6 +70,7 @@ def runs_side(
             run=row["run_id"],
             tampered=row["status"] == "error" and _tampered(row["metrics"]),
             definition=row["definition"],
+            host=hosts.get(row["run_id"], ""),
         )
         for row in bulk.result_rows(session, ids)
     )
@@ -185,7 +189,7 @@ def report_for(
     base: str | engine.Side,
     head: str | engine.Side,
     threshold: float,
-    issues: ki.KnownIssues | None,
+    issues: Waivers | None,
     images: Sequence[str] = (),
     pair: Sequence[str] = (),
     on_pair: Callable[[str, str], None] | None = None,
@@ -208,6 +212,7 @@ def report_for(
             f"'{empty.label}' has no results" + (f" for {', '.join(images)}" if images else ""),
             "check --image, or pick a side that has results",
         )
+    issues = accept.joined(session, issues)
     return engine.compare(
         bside,
         hside,
@@ -236,7 +241,7 @@ def compare(  # noqa: PLR0913 - one argument per option of valorch diff
     base: str,
     head: str,
     threshold: float,
-    issues: ki.KnownIssues | None,
+    issues: Waivers | None,
     images: Sequence[str] = (),
     pair: Sequence[str] = (),
     on_pair: Callable[[str, str], None] | None = None,

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..matrix.document import Table, TCell, TRow
 from ..matrix.evidence import (
+    CPU_ONLY_CLASS,
     VERSION_ROWS,
     Attempt,
     EnvWalk,
@@ -22,6 +23,7 @@ from ..matrix.evidence import (
     special,
 )
 from ..matrix.model import Observation, RunInfo
+from ..render.waivers import said
 from ..statuses import FAILING
 from ..store import matrix_store
 
@@ -29,7 +31,7 @@ if TYPE_CHECKING:
     from sqlalchemy.engine import Connection
     from sqlalchemy.orm import Session
 
-    from ..regression.known_issues import KnownIssues
+    from ..regression.waivers import Waivers
 
 FIRST_ROUND, LAST_ROUND = 1, 64  # runs read per unsettled environment per round: 1, 2, 4, ... 64
 
@@ -235,7 +237,7 @@ def _marked(c: TCell, flags: tuple[str, ...]) -> TCell:
 
 
 def excuse(
-    observations: Sequence[Observation], columns: Sequence[RunInfo], issues: KnownIssues | None
+    observations: Sequence[Observation], columns: Sequence[RunInfo], issues: Waivers | None
 ) -> list[Observation]:
     """The observations with every failure a live known issue excuses shown as ``xfail`` (⚑
     known issue, its reason as the message): the same failures qualify, diff and run --junit
@@ -246,14 +248,15 @@ def excuse(
     out = []
     for o in observations:
         run = info.get(o.column)
+        # the matrix's host class (``amd gfx942 + nvidia sm_90``) as waivers read one
+        host = "cpu" if run is None or run.host == CPU_ONLY_CLASS else run.host
+        host = host.replace(" + ", "+").replace(" ", ":")
         hit = (
-            issues.match(run.image, run.backend, o.check, o.status)
+            issues.excuse(run.image, run.backend, o.check, o.status, host)
             if run is not None and o.status in FAILING
             else None
         )
-        if hit is not None and not hit[1]:
-            issue = hit[0]
-            why = f"known issue: {issue.reason}" + (f" ({issue.url})" if issue.url else "")
-            o = replace(o, status="xfail", message=why)
+        if hit is not None:
+            o = replace(o, status="xfail", message=said(hit))
         out.append(o)
     return out

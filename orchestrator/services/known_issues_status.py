@@ -2,7 +2,7 @@
 it names ended in a status it expects, in an environment it scopes) and whether it can close:
 every environment of its scope that ran its checks over the last D days, or where they ever
 failed, passed in each of at least N runs over those days (as PyTorch re-enables a disabled
-test after two weeks green): regression/known_issues.closing."""
+test after two weeks green): regression/waivers.closing."""
 
 from __future__ import annotations
 
@@ -15,16 +15,16 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from ..hostclass import host_class
 from ..matrix.model import verdict
-from ..regression.known_issues import Closing, KnownIssue, KnownIssues, ScopedRun, closing
+from ..regression.waivers import Closing, ScopedRun, Waiver, Waivers, closing
 from ..store import queries
 from ..store import readiness_queries as rq
 
 
 @dataclass(frozen=True)
 class IssueStatus:
-    issue: KnownIssue
+    issue: Waiver
     excused: tuple[str, ...]  # runs where it excused a failure
-    closing: Closing  # whether it can close, and why (regression/known_issues.closing)
+    closing: Closing  # whether it can close, and why (regression/waivers.closing)
 
     @property
     def can_close(self) -> bool:
@@ -34,10 +34,6 @@ class IssueStatus:
     def why(self) -> str:
         return self.closing.why
 
-    @property
-    def recent(self) -> dict[str, tuple[int, int]]:
-        return self.closing.recent
-
     def as_dict(self) -> dict[str, Any]:
         return {
             "check": self.issue.check,
@@ -46,7 +42,9 @@ class IssueStatus:
             "arch": list(self.issue.arch),
             "reason": self.issue.reason,
             "excused_runs": list(self.excused),
-            "recent": {k: {"passed": p, "runs": n} for k, (p, n) in sorted(self.recent.items())},
+            "recent": {
+                k: {"passed": p, "runs": n} for k, (p, n) in sorted(self.closing.recent.items())
+            },
             "failed_in": list(self.closing.failed),
             "keeps_open": list(self.closing.short),
             "can_close": self.can_close,
@@ -54,17 +52,13 @@ class IssueStatus:
         }
 
 
-def _in_scope(issue: KnownIssue, row: dict[str, Any]) -> bool:
-    return (
-        fnmatchcase(row["alias"], issue.images)
-        and (issue.backend is None or issue.backend == row["backend"])
-        and issue.on_arch(host_class(row["spec"]))
-    )
+def _in_scope(issue: Waiver, row: dict[str, Any]) -> bool:
+    return issue.in_scope(row["alias"], host_class(row["spec"]), row["backend"])
 
 
 def status(
     factory: sessionmaker[Session],
-    issues: KnownIssues,
+    issues: Waivers,
     runs: int = 3,
     days: float = 14,
     job: str | None = None,
@@ -75,7 +69,7 @@ def status(
 
 def status_in(
     session: Session,
-    issues: KnownIssues,
+    issues: Waivers,
     runs: int = 3,
     days: float = 14,
     job: str | None = None,

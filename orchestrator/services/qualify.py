@@ -22,6 +22,8 @@ from .run import load_known_issues, stored_runs
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session, sessionmaker
 
+    from ..regression.waivers import Waivers
+
 
 @dataclass(frozen=True)
 class QualifyOptions:
@@ -137,13 +139,13 @@ def judge(
 
 
 def readiness_gate(
-    factory: sessionmaker[Session], job: str, basis: str, window: str
+    factory: sessionmaker[Session], job: str, basis: str, window: str, issues: Waivers | None
 ) -> ReadinessGate:
     """The readiness gate's answer, as services/readiness.py decides it (its report and its
     outcome), taken as one reason of the qualification: the one place qualify reads it."""
     from . import readiness as readiness_service
 
-    report = readiness_service.decide(factory, job, basis, window)
+    report = readiness_service.decide(factory, job, basis, window, issues=issues)
     said = readiness_service.outcome(report)
     summary = readiness_service.summary(report)
     cells = tuple((summary.get("readiness") or {}).get("gating") or ())
@@ -183,7 +185,7 @@ def qualify(
             report = engine.compare(base, head, opts.threshold)
     tampered = tuple(sorted({c for s in summaries for c in s.protocol_errors}))
     ready = (
-        readiness_gate(factory, spec.name, opts.readiness, opts.readiness_window)
+        readiness_gate(factory, spec.name, opts.readiness, opts.readiness_window, issues)
         if opts.readiness
         else None
     )

@@ -23,6 +23,7 @@ from ..hostclass import host_class
 from ..matrix.model import verdict
 from ..regression import readiness as rd
 from ..regression.triage import Triage
+from ..regression.waivers import Waivers
 from ..store import bulk, queries
 from ..store import readiness_queries as rq
 from .outcome import GATE_FAILED, Outcome, Said, passed
@@ -336,7 +337,11 @@ def _look_back(
     out = []
     for c in cells:
         s = seen_basis.get((c.check, c.env.label))
-        mine = [a for a in found if a.covers(c.check, c.env.alias, c.env.arch)]
+        mine = [
+            a
+            for a in found
+            if a.created is not None and a.covers(c.check, c.env.alias, c.env.arch, None, None)
+        ]
         if s is None or not mine or not s.started or c.basis.total == 0:
             out.append(c)
             continue
@@ -373,10 +378,13 @@ def evaluate(
     window: str = "7d",
     options: rd.Options | None = None,
     now: datetime | None = None,
+    issues: Waivers | None = None,
 ) -> Readiness:
-    """The decision, with the acceptances beside the cells they cover."""
-    from ..regression.acceptance import note
-    from .accept import every
+    """The decision, with the waivers beside the cells they cover (the store's and, with
+    ``issues``, a known-issues file's)."""
+    from ..regression.waivers import decide
+    from ..render.waivers import noted
+    from . import accept
 
     opts = options or rd.Options()
     span = duration(window, "--window")
@@ -388,8 +396,8 @@ def evaluate(
         raise InputError(
             f"--window {window}: reaches before the calendar", "use e.g. --window 7d"
         ) from None
-    found = every(factory)  # the live acceptances' query (a revoked one is not returned)
     with factory() as session:
+        found = [*(issues.entries if issues else ()), *accept.live(session)]  # not the revoked
         every_run = rq.job_runs(session, name, None, None)
         if not every_run:
             known = rq.known_jobs(session)
@@ -419,7 +427,8 @@ def evaluate(
     for c in rd.judge(cells, opts):
         if c.status not in rd.FAILING_STATUSES:
             continue
-        got = note(c.check, c.env.alias, c.env.arch, c.candidate.rate, found, now_)
+        d = decide(found, c.check, c.env.alias, c.env.arch, now_, rate=c.candidate.rate)
+        got = noted(d, now_)
         if got:
             notes[(c.check, c.env.label)] = got
             if got.get("live"):
@@ -486,10 +495,11 @@ def decide(
     basis: str,
     window: str = "7d",
     options: rd.Options | None = None,
+    issues: Waivers | None = None,
 ) -> Readiness:
     """The readiness report a command prints, with its typed decision (``.decision``: the
     verdict, exit code, reasons and cells) and the triage of its regressed cells."""
-    return with_triage(factory, evaluate(factory, job, basis, window, options))
+    return with_triage(factory, evaluate(factory, job, basis, window, options, None, issues))
 
 
 def gate(first: Outcome, report: Readiness) -> Outcome:

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from sqlalchemy.orm import Session, sessionmaker
 
     from ..executors.pull import PullEvent
-    from ..regression.known_issues import KnownIssues
+    from ..regression.waivers import Waivers
     from ..store.models import Result, Run
     from ..store.queue import RunSummary
     from .preflight import Verdict
@@ -309,7 +309,7 @@ INFRA_SAID = Said("warn", "infrastructure errors: the affected checks are 'error
 
 def load_known_issues(
     path: Path | None, on_warning: Callable[[str], None] | None = None
-) -> KnownIssues | None:
+) -> Waivers | None:
     """A known-issues file (regression/known_issues.py), or None without one; its warnings
     (entries that can never match) go to ``on_warning``."""
     if path is None:
@@ -342,26 +342,31 @@ def stored_runs(session: Session, summaries: Sequence[RunSummary]) -> list[Run]:
 def report(
     factory: sessionmaker[Session],
     summaries: list[RunSummary],
-    known_issues: KnownIssues | None = None,
+    known_issues: Waivers | None = None,
     gate: bool = True,
     resumed: str | None = None,
     allow_empty: bool = False,
 ) -> RunReport:
     """``known_issues``: a failing check a live entry excuses is ``skipped`` in the JUnit with
     its reason, and does not fail the run's gate (``gate``: a failing check is exit 1)."""
+    from ..hostclass import host_class
     from ..render.junit import results_junit
+    from ..render.waivers import said
     from ..spec import FAILING, NOT_EXERCISED
     from ..store import queries, reads
     from . import views
-
-    def excuse(alias: str, backend: str, check: str, status: str) -> str | None:
-        hit = (
-            known_issues.match(alias, backend, check, status) if known_issues is not None else None
-        )
-        return hit[0].reason if hit is not None and not hit[1] else None
+    from .accept import joined
 
     with factory() as session:
+        known_issues = joined(session, known_issues)  # the file's waivers and the store's
         runs = stored_runs(session, summaries)
+
+        def excuse(run: Run, check: str, status: str) -> str | None:
+            alias, backend = run.image.alias, str(run.image.backend)
+            host = host_class(run.host.spec if run.host else {})
+            hit = known_issues.excuse(alias, backend, check, status, host) if known_issues else None
+            return said(hit) if hit is not None else None
+
         results: dict[str, Sequence[Result]] = {
             r.id: queries.run_results(session, r.id) for r in runs
         }
@@ -371,8 +376,7 @@ def report(
             for res in sorted(results[r.id], key=lambda x: x.attempt)
         }  # the last attempt of each check
         unexcused = any(
-            res.status in FAILING
-            and excuse(r.image.alias, str(r.image.backend), res.check.check_id, res.status) is None
+            res.status in FAILING and excuse(r, res.check.check_id, res.status) is None
             for r, res in last.values()
         )
         from .budgets import used, used_line

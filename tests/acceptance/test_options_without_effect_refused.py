@@ -35,7 +35,7 @@ VALUES = {
     "--deadline": "5", "--timeout": "5", "--attempts": "2", "--repeat": "2", "--retries": "5",
     "--executor": "docker", "--namespace": "ci", "--rdma-resource": "rdma/hca",
     "--partition": "gpu", "--slurm-spool": "spool", "--hosts": "hosts.yaml", "--pull": "never",
-    "--ca": "ca.crt", "--workload-root": ".", "--readiness-window": "3d", "--since": "30",
+    "--ca": "ca.crt", "--workload-root": ".", "--window": "3d", "--since": "30",
     "--format": "md", "--resume": "0123abcd", "--readiness": "v1",
 }  # fmt: skip
 

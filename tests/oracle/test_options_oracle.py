@@ -54,7 +54,7 @@ TABLE = {
     ("run", "--pull"): row({"docker"}, silenced_by=RESUME),
     ("run", "--ca"): row({"docker"}, silenced_by=RESUME),
     ("run", "--workload-root"): row(needs="--job", silenced_by=RESUME),
-    ("qualify", "--readiness-window"): row(needs="--readiness"),
+    ("qualify", "--window"): row(needs="--readiness"),
     # the placement options run shares with qualify and bisect (commands/placing.py), which
     # have no --resume
     **{
@@ -126,7 +126,7 @@ ONE_VALUE = {
     "--pull": "never",
     "--ca": "ca.crt",
     "--workload-root": ".",
-    "--readiness-window": "3d",
+    "--window": "3d",
     "--since": "30",
 }
 VALUES = {

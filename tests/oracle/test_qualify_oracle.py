@@ -3,7 +3,7 @@
 ``oracle`` below is the rule as docs/site.md ("The gate: qualify and diff") and
 docs/statuses.md state it, written from those pages alone: it imports nothing of the
 production decision (rule.py, gate.py, services); only the plain data types the production
-code is fed with (``Obs``, ``Side``, ``Issue``) are built here. Hypothesis generates the
+code is fed with (``Obs``, ``Side``, ``Waiver``) are built here. Hypothesis generates the
 baseline's and the candidate's attempts of a few checks (every status, retries, new and
 removed checks, redefined checks, tampered output, live and expired known issues), the
 readiness gate's answer, infrastructure errors and the flags; the property asserts that
@@ -26,7 +26,8 @@ from hypothesis import strategies as st
 from orchestrator.ext.notify import message
 from orchestrator.ext.notify.service import from_report
 from orchestrator.regression import gate, rule
-from orchestrator.regression.rule import Issue, Obs, Side
+from orchestrator.regression.rule import Obs, Side
+from orchestrator.regression.waivers import Waiver
 from orchestrator.render.diff import diff_html, diff_json, diff_junit, diff_md, qualify_json
 from orchestrator.services import diff as diff_service
 from orchestrator.services import qualify as qualify_service
@@ -187,10 +188,12 @@ def sides(case: dict) -> tuple[Side, Side, tuple[str, ...]]:
 def matcher(case: dict):
     known = {f"c.{i}": c["known"] for i, c in enumerate(case["cells"]) if c["known"]}
 
-    def match(env, backend, check, status):
+    def match(env, backend, check, status, host):
         if check not in known:
             return None
-        return Issue(check, "tracked upstream", "https://example.org/1"), known[check] == "expired"
+        return Waiver(check, "tracked upstream", url="https://example.org/1"), known[
+            check
+        ] == "expired"
 
     return match
 

@@ -1,12 +1,14 @@
-"""The oracle of the waivers: the rules of docs/readiness.md ("accept add", "When a known issue
-can close") written again here, small and independently of the production decision code
-(regression/acceptance.py, regression/known_issues.py), and Hypothesis-generated histories on
-which production must decide exactly as the oracle does; every sink of the decision (the
+"""The oracle of the waivers: the rules of docs/readiness.md ("Waivers", "accept add", "When
+a waiver can close") written again here, small and independently of the production decision
+code (regression/waivers.py), and Hypothesis-generated cases on which production must decide
+exactly as the oracle does, for waivers of both sources (a known-issues file's entry, a
+stored ``accept add`` row) decided through the one module; every sink of the decision (the
 readiness cell's JSON, ``accept list``'s and ``known-issues status``' JSON and text) parsed
 back must show it.
 
-Only plain data types are imported from production to build its inputs (``Acceptance``,
-``Revocation``, ``KnownIssue``, ``ScopedRun``) and the functions under test.
+Only the sources' own constructors are imported from production to build its inputs (a
+file entry: ``KnownIssue``, the YAML schema; a stored row: ``services.accept.waiver``),
+``Revocation``, ``ScopedRun``, and the functions under test.
 """
 
 from __future__ import annotations
@@ -19,10 +21,19 @@ from fnmatch import fnmatchcase
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from orchestrator.regression.acceptance import Acceptance, Revocation, decide, note
-from orchestrator.regression.known_issues import KnownIssue, ScopedRun, closing
+from orchestrator.regression.known_issues import KnownIssue
+from orchestrator.regression.waivers import (
+    Revocation,
+    ScopedRun,
+    Waivers,
+    closing,
+    decide,
+    noted,
+)
 from orchestrator.render.waivers import acceptances as acceptance_text
+from orchestrator.render.waivers import as_dict
 from orchestrator.render.waivers import known_issues as issue_text
+from orchestrator.services.accept import waiver as stored_waiver
 from orchestrator.services.known_issues_status import IssueStatus
 
 DAY0 = date(2027, 1, 31)
@@ -110,18 +121,18 @@ moments = st.integers(-1, 1).flatmap(
 )
 
 
-def _production(found: list[dict]) -> list[Acceptance]:
+def _production(found: list[dict]) -> list:
     return [
-        Acceptance(
+        stored_waiver(
             i + 1,
             a["check"],
             a["env"],
             "r",
             "alice",
             a["until"],
-            a["rate"],
-            datetime(2026, 1, 1),
-            a["revoked"],
+            expected_rate=a["rate"],
+            created=datetime(2026, 1, 1),
+            revoked=a["revoked"],
         )
         for i, a in enumerate(found)
     ]
@@ -140,26 +151,26 @@ def test_an_acceptance_excuses_a_red_cell_exactly_as_documented(
     found, check, alias, arch, rate, now
 ):
     made = _production(found)
-    waiver = decide(check, alias, arch, rate, made, now)
+    waiver = decide(made, check, alias, arch, now, rate=rate)
     expected = any(o_excuses(a, check, alias, arch, rate, now) for a in found)
     assert waiver.excuses is expected
     covering = [i for i, a in enumerate(found) if o_covers(a, check, alias, arch)]
     if not covering:
-        assert waiver.acceptance is None
+        assert waiver.waiver is None
     else:
-        shown = waiver.acceptance
+        shown = waiver.waiver
         assert shown is not None and shown.id - 1 in covering
         # the one shown excuses the cell when any does, and says why not otherwise
         assert o_excuses(found[shown.id - 1], check, alias, arch, rate, now) is expected
         assert bool(waiver.why) is not expected
     # the readiness cell's JSON sink, parsed back, shows the same decision
-    cell = json.loads(json.dumps(note(check, alias, arch, rate, made, now)))
+    cell = json.loads(json.dumps(noted(waiver, now)))
     assert (cell is None) is (not covering)
     if cell is not None:
         assert cell["live"] is expected
         assert (cell["revoked"] is not None) is (found[cell["id"] - 1]["revoked"] is not None)
     # accept list: its JSON and text say live / expired / revoked as the oracle does
-    listed = json.loads(json.dumps([a.as_dict(now) for a in made]))
+    listed = json.loads(json.dumps([as_dict(a, now) for a in made]))
     text = acceptance_text(listed).splitlines()
     for a, row in zip(found, listed, strict=True):
         ends = datetime.combine(a["until"], time()) + timedelta(days=1)
@@ -192,7 +203,7 @@ histories = st.lists(
     days=st.sampled_from([1.0, 3.5, 7.0, 14.0, 20.0]),
 )
 def test_a_known_issue_closes_exactly_as_documented(runs, expects, need, days):
-    issue = KnownIssue(check="kernels.*", reason="r", status=tuple(sorted(expects)))
+    issue = KnownIssue(check="kernels.*", reason="r", status=tuple(sorted(expects))).waiver()
     history = [
         ScopedRun(env, f"r{i:03d}", NOW - timedelta(days=ago), verdicts)
         for i, (env, ago, verdicts) in enumerate(sorted(runs, key=lambda r: -r[1]))
@@ -208,3 +219,101 @@ def test_a_known_issue_closes_exactly_as_documented(runs, expects, need, days):
     assert re.search(r"\]: (CAN CLOSE|open);", first).group(1) == ("CAN CLOSE" if can else "open")
     for env in blocking:
         assert env in row["why"]
+
+
+# -- both sources, one decision: a failure in run, diff and qualify --------------------------
+
+HOSTS = ["cpu", "amd:gfx942", "amd:gfx90a", "nvidia:sm_90", "amd:gfx942+nvidia:sm_90", ""]
+BACKENDS = ["rocm", "cuda", "cpu"]
+STATUSES = ["fail", "crash", "timeout", "error", "partial", "skip", "missing"]
+ARCH_SCOPES = [(), ("gfx942",), ("gfx94x",), ("gfx90a", "sm_90"), ("sm_9x",), ("cpu",)]
+
+
+def o_on_arch(archs: tuple[str, ...], host: str) -> bool:
+    """ "arch: a GPU arch, a family ending in x, cpu, or a list of them; matched against the
+    GPUs of the host a run used" (no arch: every host)."""
+    if not archs:
+        return True
+    gpus = [part.rpartition(":")[2] for part in host.split("+") if part]
+    return any(g == a or (a.endswith("x") and g.startswith(a[:-1])) for a in archs for g in gpus)
+
+
+def o_file_excuses(e: dict, check, alias, backend, host, status, today) -> bool:
+    """A known-issues entry excuses a failure in its scope, in a status it names, until its
+    ``expires`` day (inclusive)."""
+    return (
+        fnmatchcase(check, e["check"])
+        and fnmatchcase(alias, e["images"])
+        and e["backend"] in (None, backend)
+        and o_on_arch(e["arch"], host)
+        and status in e["status"]
+        and (e["expires"] is None or today <= e["expires"])
+    )
+
+
+def o_store_excuses(a: dict, check, alias, backend, host, status, today) -> bool:
+    """An ``accept add`` row excuses a failed, crashed, timed-out or missing check its check
+    and --env globs cover, unless revoked or past its last day."""
+    return (
+        fnmatchcase(check, a["check"])
+        and (fnmatchcase(alias, a["env"]) or fnmatchcase(f"{alias}@{host}", a["env"]))
+        and status in ("fail", "crash", "timeout", "missing")
+        and a["revoked"] is None
+        and today <= a["until"]
+    )
+
+
+days = st.integers(-2, 2).map(lambda d: DAY0 + timedelta(days=d))
+file_entries = st.fixed_dictionaries(
+    {
+        "check": st.sampled_from(CHECK_GLOBS),
+        "images": st.sampled_from(["*", "rocm*", "host", "rocm6.?_*"]),
+        "backend": st.sampled_from([None, *BACKENDS]),
+        "arch": st.sampled_from(ARCH_SCOPES),
+        "status": st.lists(st.sampled_from(STATUSES), min_size=1, max_size=3, unique=True),
+        "expires": st.one_of(st.none(), days),
+    }
+)
+store_rows = st.fixed_dictionaries(
+    {
+        "check": st.sampled_from(CHECK_GLOBS),
+        "env": st.sampled_from([e for e in ENV_GLOBS if "@" in e or "*" not in e[:-1]]),
+        "until": days,
+        "revoked": revocations,
+    }
+)
+
+
+@settings(max_examples=2000)
+@given(
+    files=st.lists(file_entries, max_size=3),
+    rows=st.lists(store_rows, max_size=3),
+    check=st.sampled_from(CHECKS),
+    alias=st.sampled_from(ALIASES),
+    backend=st.sampled_from(BACKENDS),
+    host=st.sampled_from(HOSTS),
+    status=st.sampled_from(STATUSES),
+    now=moments,
+)
+def test_a_file_entry_and_a_stored_row_excuse_a_failure_exactly_as_documented(
+    files, rows, check, alias, backend, host, status, now
+):
+    made = Waivers(
+        tuple(
+            KnownIssue(reason="r", **{**e, "status": tuple(e["status"])}).waiver(f"f.yaml:{i}")
+            for i, e in enumerate(files)
+        ),
+        now,
+    ) + [
+        stored_waiver(i + 1, a["check"], a["env"], "r", "bob", a["until"], revoked=a["revoked"])
+        for i, a in enumerate(rows)
+    ]
+    today = now.date()
+    expected = any(
+        o_file_excuses(e, check, alias, backend, host, status, today) for e in files
+    ) or any(o_store_excuses(a, check, alias, backend, host, status, today) for a in rows)
+    got = made.excuse(alias, backend, check, status, host)
+    assert (got is not None) is expected
+    # the diff's matcher says the same: shown and holding exactly when excused
+    hit = made.match(alias, backend, check, status, host)
+    assert (hit is not None and not hit[1]) is expected

@@ -1,6 +1,6 @@
 """Migration 0010: a store at 0009 holding an acceptance is upgraded with the revocation's
 columns, the acceptance kept and live; once revoked, the one function every reader of
-acceptances uses (services.accept.every) leaves it out while the history keeps it."""
+acceptances uses (services.accept.live) leaves it out while the history keeps it."""
 
 from __future__ import annotations
 
@@ -35,12 +35,14 @@ def test_a_0009_acceptance_survives_the_upgrade_and_can_be_revoked(tmp_path):
     engine = open_engine(str(path))
     assert current_revision(engine) == HEAD == "0010"
     factory = session_factory(engine)
-    (kept,) = accept.every(factory)
+    with factory() as session:
+        (kept,) = accept.live(session)
     # a time of day stored before whole days: the acceptance covers that whole day
     assert kept.id == 7 and kept.until == date(2099, 1, 31) and kept.revoked is None
     got = accept.revoke(factory, 7, "bob", "fixed")
     assert got.revoked is not None and got.revoked.by == "bob"
-    assert accept.every(factory) == []
+    with factory() as session:
+        assert accept.live(session) == []
     (row,) = accept.listing(factory)
     assert row["state"] == "revoked" and row["revoked"]["reason"] == "fixed"
     engine.dispose()

@@ -28,6 +28,7 @@ SHARED_CLI_MODULES = {
     "inert",
     "placing",
     "progress",
+    "renamed",
     "signals",
     "tables",
     "terminal",

@@ -4,6 +4,7 @@ import pytest
 
 from orchestrator.regression import rule as diff
 from orchestrator.regression.rule import Obs, Side, compare
+from orchestrator.regression.waivers import Waiver
 from orchestrator.render.diff import RENDERERS, diff_json, diff_md
 
 TIGHT = [1.00, 1.01, 0.99, 1.002, 0.998, 1.005, 0.995, 1.003, 0.997, 1.001, 0.999, 1.004]
@@ -116,9 +117,9 @@ def test_added_and_removed_checks_are_coverage():
 
 
 def test_known_issue_makes_a_failure_expected_until_it_expires():
-    issue = diff.Issue("k", "upstream bug", "https://example.org/1", date(2030, 1, 1))
+    issue = Waiver("k", "upstream bug", url="https://example.org/1", until=date(2030, 1, 1))
 
-    def live(env, backend, check, status):
+    def live(env, backend, check, status, host):
         return (issue, False) if check == "k" and status == "fail" else None
 
     report, c = one([o("k")], [o("k", "fail")], match=live)

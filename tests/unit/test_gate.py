@@ -6,6 +6,7 @@ from datetime import date
 from orchestrator.regression import gate
 from orchestrator.regression import rule as diff
 from orchestrator.regression.rule import Obs, Side, compare
+from orchestrator.regression.waivers import Waiver
 from orchestrator.render.diff import diff_junit, diff_md
 
 TIGHT = [1.00, 1.01, 0.99, 1.002, 0.998, 1.005, 0.995, 1.003, 0.997, 1.001, 0.999, 1.004]
@@ -83,9 +84,9 @@ def test_flags_allow_still_failing_and_lost_coverage_but_never_new_failures():
 
 
 def test_known_issues_excuse_failures_tampering_and_missing_checks():
-    issue = diff.Issue("*", "tracked upstream", expires=date(2999, 1, 1))
+    issue = Waiver("*", "tracked upstream", until=date(2999, 1, 1))
 
-    def match(env, backend, check, status):
+    def match(env, backend, check, status, host):
         return (
             (issue, False)
             if (check, status)

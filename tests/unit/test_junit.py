@@ -55,10 +55,11 @@ def test_failures_partial_tampered_and_known_issues():
     assert got["a.error"][0] == "error" and got["a.flaky"][0] == "passed"  # the last attempt
     assert got["a.partial"] == ("system-out", None, "partial: half")
 
-    def excuse(alias, backend, check, status):
+    def excuse(run, check, status):
         return (
-            "tracked upstream"
-            if (alias, backend, check, status) == ("img", "cpu", "a.fail", "fail")
+            "known issue: tracked upstream"
+            if (run.image.alias, str(run.image.backend), check, status)
+            == ("img", "cpu", "a.fail", "fail")
             else None
         )
 

@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from orchestrator import encode
 from orchestrator.errors import SpecError
 from orchestrator.regression import known_issues
-from orchestrator.regression.rule import CellChange, Issue, Report, Side
+from orchestrator.regression.rule import CellChange, Report, Side
+from orchestrator.regression.waivers import Waiver
 from orchestrator.render.diff import diff_html, diff_junit, diff_md
 from orchestrator.spec import EXPECTED
 
@@ -59,7 +60,7 @@ def test_href_keeps_every_plain_http_link(scheme, host):
 
 
 def _report(url: str) -> Report:
-    issue = Issue(check="selftest.fail", reason="planted", url=url)
+    issue = Waiver("selftest.fail", "planted", url=url)
     change = CellChange("img", "selftest.fail", EXPECTED, "pass", "fail", issue=issue)
     side = Side("a", "run", ())
     return Report(base=side, head=side, threshold=0.05, changes=(change,))
@@ -74,7 +75,7 @@ def test_a_legitimate_link_is_a_link_in_every_report():
 
 @pytest.mark.parametrize("url", HOSTILE)
 def test_a_hostile_link_that_reached_a_renderer_is_not_linked(url):
-    """An Issue built around the model (a stored or hand-built one) is checked at the sink."""
+    """A Waiver built around the model (a stored or hand-built one) is checked at the sink."""
     html = diff_html(_report(url))
     assert "javascript:" not in html.lower() and 'href="data' not in html
     assert 'href="' + url not in html

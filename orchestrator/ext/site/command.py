@@ -20,7 +20,15 @@ import typer
 
 from orchestrator import outfile, satellites
 from orchestrator.commands import flags
-from orchestrator.commands.common import CatalogOption, DbOption, err, load_catalog, sessions
+from orchestrator.commands.common import (
+    CatalogOption,
+    CloseDaysOption,
+    CloseRunsOption,
+    DbOption,
+    err,
+    load_catalog,
+    sessions,
+)
 from orchestrator.errors import InputError, ValorchError
 
 if TYPE_CHECKING:
@@ -252,20 +260,8 @@ def build(
         "matrix pages, as in qualify and diff; a known-issues page says which have expired, "
         "which can close and the runs each excused.",
     ),
-    close_runs: int = typer.Option(
-        3,
-        "--close-runs",
-        min=1,
-        max=10_000,
-        help="A known issue can close when its checks passed in at least this many runs of "
-        "every matching environment (as known-issues status --runs).",
-    ),
-    close_days: float = typer.Option(
-        14,
-        "--close-days",
-        callback=flags.number("--close-days", 0, 3660, lo_open=True),
-        help="... over the last this many days (as known-issues status --days).",
-    ),
+    close_runs: int = CloseRunsOption,
+    close_days: float = CloseDaysOption,
     budget_runs: int = typer.Option(
         3,
         "--budget-runs",

@@ -49,7 +49,7 @@ def page(site: Site, statuses: Sequence[IssueStatus], today: date, runs: int, da
                 Markup(f"<code>{pages.wbr(s.issue.check)}</code>"),
                 scope(s),
                 s.issue.reason,
-                str(s.issue.expires) if s.issue.expires else "never",
+                str(s.issue.until) if s.issue.until else "never",
                 Markup(" ").join(pages.badge(x) for x in state(s, today).split(", ")),
                 s.why,
                 _runs(s),

@@ -61,7 +61,7 @@ from orchestrator.store import matrix_store, site_queries, triage_queries
 from orchestrator.words import count
 
 if TYPE_CHECKING:
-    from orchestrator.regression.known_issues import KnownIssues
+    from orchestrator.regression.waivers import Waivers as KnownIssues
 
 LAYOUTS = (
     "checks",
