@@ -404,8 +404,13 @@ def build_pages(  # noqa: PLR0913 - one argument per option of valorch site buil
     key, and one whose key is the previous build's is not rendered (Page.text None). A
     store that lost a run of the previous build has every page made again."""
     built = built or datetime.now()
-    run_rows = _run_rows(session)
-    previous, full_because = _still_stored(previous, run_rows)
+    run_rows = site_queries.runs(session)
+    _shaped(run_rows)
+    full_because = ""
+    if previous is not None and (gone := previous.runs - {r["id"] for r in run_rows}):
+        # pruned, or another store: what was built from those runs is not kept
+        full_because = f"{count(len(gone), 'run')} of the previous build no longer stored"
+        previous = Previous({}, frozenset())
     kept: Mapping[str, str] = previous.pages if previous is not None else {}
     ahead = _Workers(
         workers if workers is not None else min(4, os.cpu_count() or 1), kept, previous is not None
@@ -419,32 +424,6 @@ def build_pages(  # noqa: PLR0913 - one argument per option of valorch site buil
         raise
     pages = _pages(stored, site, ahead.detail(), catalog, qualify, built, kept, ahead.keyed)
     return Built(pages, sorted(stored.runs), full_because)
-
-
-def _run_rows(session: Session) -> list[dict[str, Any]]:
-    """The stored runs, each shaped as the pages read it; none is bad input (exit 2)."""
-    run_rows = site_queries.runs(session)
-    if not run_rows:
-        raise InputError(
-            "the results database has no runs: there is nothing to publish",
-            "run something first (valorch run --image host), or pass --db with the right database",
-        )
-    _shaped(run_rows)
-    return run_rows
-
-
-def _still_stored(
-    previous: Previous | None, run_rows: list[dict[str, Any]]
-) -> tuple[Previous | None, str]:
-    """``previous``, or nothing kept (and why) where the store lost a run it was built from."""
-    if previous is None:
-        return None, ""
-    gone = previous.runs - {r["id"] for r in run_rows}
-    if gone:  # pruned, or another store: what was built from those runs is not kept
-        return Previous(
-            {}, frozenset()
-        ), f"{count(len(gone), 'run')} of the previous build no longer stored"
-    return previous, ""
 
 
 @dataclass
@@ -567,9 +546,14 @@ def _matrices(
 
 
 def _shaped(run_rows: list[dict[str, Any]]) -> None:
-    """The runs' meta and hosts' specs are what the pages read them as (store/blobs.py),
-    else the store is damaged (exit 3 naming the rows; ``db check`` lists them all),
-    never a traceback halfway through the pages."""
+    """There are runs (else bad input: exit 2), and their meta and hosts' specs are what the
+    pages read them as (store/blobs.py), else the store is damaged (exit 3 naming the rows;
+    ``db check`` lists them all), never a traceback halfway through the pages."""
+    if not run_rows:
+        raise InputError(
+            "the results database has no runs: there is nothing to publish",
+            "run something first (valorch run --image host), or pass --db with the right database",
+        )
     from orchestrator.errors import InfrastructureError
     from orchestrator.store import blobs
 
