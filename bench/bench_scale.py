@@ -48,8 +48,8 @@ def generate(rng: random.Random) -> tuple[list[dict], list[dict], list[dict], di
         for i in range(IMAGES)
     ]
     hosts = [
-        {"id": 1, "name": "bench-a", "fingerprint": "a" * 64, "spec": {}},
-        {"id": 2, "name": "bench-b", "fingerprint": "b" * 64, "spec": {}},
+        {"id": 1, "name": "bench-a", "fingerprint": "a" * 64, "spec": {"name": "bench-a"}},
+        {"id": 2, "name": "bench-b", "fingerprint": "b" * 64, "spec": {"name": "bench-b"}},
     ]
     t0 = datetime(2025, 1, 1)
     runs = [

@@ -26,6 +26,7 @@ OLD = 1_000_000_000  # a file's mtime set after each build: still this one, it w
 EPOCH = {"SOURCE_DATE_EPOCH": "1767225600"}  # both builds say the same build time
 A = ImageSpec(alias="img_a", reference="acme/img:a", backend="cpu")
 B = ImageSpec(alias="img_b", reference="acme/img:b", backend="rocm")
+C = ImageSpec(alias="img_c", reference="acme/img:c", backend="cuda")
 
 
 def _timed(check: str, level: float, i: int) -> CheckResult:
@@ -129,6 +130,34 @@ def test_the_site_built_in_place_is_byte_for_byte_a_full_build(sites):
     _same_bytes(site, fresh)  # the manifest (.valorch-site) included
 
 
+def _new_image(db: Path) -> None:
+    """A first run of an image no run had: its image page, a new column of the matrices."""
+    _add(db, C, 40, [_timed("kernels.matmul.fp32", 1e-3, 40)])
+
+
+def _trend_and_summary(db: Path) -> None:
+    """A run of image a whose timed check is five times slower and whose smoke check fails:
+    its trend, its strip, the flips and the counts of the index change."""
+    broke = CheckResult(check="smoke.add", status="fail", message="broke")
+    _add(db, A, 40, [_timed("kernels.matmul.fp32", 5e-3, 40), broke])
+
+
+@pytest.mark.parametrize("change", [_new_image, _trend_and_summary])
+def test_each_kind_of_new_run_in_place_is_byte_for_byte_a_full_build(change, tmp_path):
+    db, out = tmp_path / "s.sqlite", tmp_path / "site"
+    _store(db)
+    _build(db, out)
+    before = {f: (out / f).read_bytes() for f in ("changes.html", "index.html")}
+    _age(out)
+    change(db)
+    said = _build(db, out)
+    assert "kept" in said and "made every page again" not in said
+    assert all((out / f).read_bytes() != text for f, text in before.items())
+    fresh = tmp_path / "fresh"
+    _build(db, fresh)
+    _same_bytes(out, fresh)
+
+
 def test_full_makes_every_page_again_with_the_same_bytes(sites):
     tmp, db, _runs, _new, site, _first, _second = sites
     again = tmp / "again"
@@ -152,6 +181,9 @@ def test_another_store_or_an_old_marker_makes_every_page_again(sites):
     said = _build(copy, out)
     assert "made every page again: it was built from another store" in said
     assert _rewritten(out) == _files(out)
+    fresh = other / "fresh"
+    _build(copy, fresh)
+    _same_bytes(out, fresh)
     _age(out)
     (out / ".valorch-site").write_text("built by valorch site build\n")  # an older valorch's
     said = _build(copy, out)

@@ -403,112 +403,157 @@ def build_pages(  # noqa: PLR0913 - one argument per option of valorch site buil
     build that writes a manifest) every run, check, image and qualification page has its
     key, and one whose key is the previous build's is not rendered (Page.text None). A
     store that lost a run of the previous build has every page made again."""
-    limits = limits or Limits()
-    close_after = (limits.close_runs, limits.close_days)
     built = built or datetime.now()
-    workers = workers if workers is not None else min(4, os.cpu_count() or 1)
     run_rows = site_queries.runs(session)
+    _shaped(run_rows)
+    full_because = ""
+    if previous is not None and (gone := previous.runs - {r["id"] for r in run_rows}):
+        # pruned, or another store: what was built from those runs is not kept
+        full_because = f"{count(len(gone), 'run')} of the previous build no longer stored"
+        previous = Previous({}, frozenset())
+    kept: Mapping[str, str] = previous.pages if previous is not None else {}
+    ahead = _Workers(
+        workers if workers is not None else min(4, os.cpu_count() or 1), kept, previous is not None
+    )
+    try:
+        site, stored = _read(
+            session, run_rows, local, built, ahead, known_issues, limits or Limits()
+        )
+    except BaseException:
+        _stop(ahead.run_pages, ahead.check_pages)
+        raise
+    pages = _pages(stored, site, ahead.detail(), catalog, qualify, built, kept, ahead.keyed)
+    return Built(pages, sorted(stored.runs), full_because)
+
+
+@dataclass
+class _Workers:
+    """The page workers of one build: how many, what the previous build kept, whether pages
+    are keyed (only where a manifest is written), and the run and check pages once begun."""
+
+    workers: int
+    kept: Mapping[str, str]
+    keyed: bool
+    run_pages: _Ahead[str, _RunMade] | None = None
+    check_pages: _Ahead[str, _CheckMade] | None = None
+
+    def work(self, **more: Any) -> dict[str, Any]:
+        """What a page worker is given: ``more``, and what it needs to keep a page."""
+        return {**more, "previous": self.kept, "keyed": self.keyed}
+
+    def detail(self) -> tuple[_Ahead[str, _RunMade], _Ahead[str, _CheckMade]]:
+        assert self.run_pages is not None and self.check_pages is not None
+        return self.run_pages, self.check_pages
+
+
+def _read(
+    session: Session,
+    run_rows: list[dict[str, Any]],
+    local: frozenset[str],
+    built: datetime,
+    ahead: _Workers,
+    known_issues: KnownIssues | None,
+    limits: Limits,
+) -> tuple[Site, _Stored]:
+    """Everything the pages need, read from the store; the run pages are begun (``ahead``)
+    as soon as the runs are read, the check pages as soon as the changes are confirmed."""
+    pk_checks = site_queries.checks(session)
+    runs = _runs(session, run_rows, pk_checks, ahead.workers)
+    checks = _checks_by_id(pk_checks)
+    site = Site(runs, checks, local, built.strftime("%Y-%m-%d %H:%M"))
+    # begun now: this process goes on with the histories and confirmations meanwhile
+    ahead.run_pages = _Ahead(_run_page, list(runs), ahead.work(site=site), ahead.workers)
+    versions = [
+        (mv, doc)
+        for mv in matrix_store.versions(session)
+        if (doc := matrix_store.load(session, mv.version)) is not None
+    ]
+    with _no_cycles():
+        per_check = histories(
+            runs,
+            {
+                c["check_id"]: bool(c["bigger_is_better"])
+                for c in sorted(pk_checks.values(), key=lambda c: (c["check_id"], c["version"]))
+            },
+        )
+    # only what `valorch diff` calls a change
+    found = site_steps.confirmed(session, changes(per_check), per_check)
+    shifts_of: dict[str, list[ChangeV]] = {}
+    for c in found:
+        shifts_of.setdefault(c.check, []).append(c)
+    work = ahead.work(
+        site=site,
+        per_check=per_check,
+        versions=[(mv.version, doc) for mv, doc in versions],
+        shifts=shifts_of,
+        heads=run_heads(site) if ahead.keyed else [],
+    )
+    ahead.check_pages = _Ahead(_check_page, sorted(checks), work, ahead.workers)
+    close_after = (limits.close_runs, limits.close_days)
+    stored = _Stored(
+        runs,
+        pk_checks,
+        site_queries.inventories(session),
+        versions,
+        _matrices(session, run_rows),
+        per_check,
+        found,
+        matrix_store.broken_imports(session),
+        known_issues,
+        status_in(session, known_issues, *close_after) if known_issues else None,
+        close_after,
+        streaks(run_rows, site_queries.tasks(session), limits.budget_runs),
+    )
+    return site, stored
+
+
+def _runs(
+    session: Session,
+    run_rows: list[dict[str, Any]],
+    pk_checks: dict[int, dict[str, Any]],
+    workers: int,
+) -> dict[str, RunV]:
+    """Every run with its results reduced (the samples' summaries made by a second process
+    while this one reads, on a large store) and its triage (each red result says why)."""
+    made = Summaries(
+        site_queries.passing_samples_source(session)
+        if len(run_rows) >= SUMMARIES_FROM and workers > 1
+        else None
+    )
+    try:
+        with _no_cycles():
+            runs = load_runs(run_rows, pk_checks, site_queries.results(session), made)
+    finally:
+        made.close()
+    for rid, why in triage_queries.stored_all(session).items():
+        if rid in runs:
+            runs[rid].row["triage"] = why
+    return runs
+
+
+def _matrices(
+    session: Session, run_rows: list[dict[str, Any]]
+) -> dict[str | None, evidence.Evidence]:
+    """The matrices' evidence: each cell the newest final verdict of its check
+    (services/evidence.py); all runs, named jobs only (STRICT), and each job's."""
+    matrices: dict[str | None, evidence.Evidence] = {
+        None: evidence.gather(session),
+        STRICT: evidence.gather(session, fallback_special=False),
+    }
+    for job in sorted({r["job"] for r in run_rows}):
+        matrices[job] = evidence.gather(session, job=job, include_special=True)
+    return matrices
+
+
+def _shaped(run_rows: list[dict[str, Any]]) -> None:
+    """There are runs (else bad input: exit 2), and their meta and hosts' specs are what the
+    pages read them as (store/blobs.py), else the store is damaged (exit 3 naming the rows;
+    ``db check`` lists them all), never a traceback halfway through the pages."""
     if not run_rows:
         raise InputError(
             "the results database has no runs: there is nothing to publish",
             "run something first (valorch run --image host), or pass --db with the right database",
         )
-    _shaped(run_rows)
-    full_because = ""
-    keyed = previous is not None  # keys made (for the manifest) only where one is written
-    if previous is not None:
-        gone = previous.runs - {r["id"] for r in run_rows}
-        if gone:  # pruned, or another store: what was built from those runs is not kept
-            full_because = f"{count(len(gone), 'run')} of the previous build no longer stored"
-            previous = Previous({}, frozenset())
-    kept: Mapping[str, str] = previous.pages if previous is not None else {}
-    run_pages: _Ahead[str, _RunMade] | None = None
-    check_pages: _Ahead[str, _CheckMade] | None = None
-    try:
-        pk_checks = site_queries.checks(session)
-        made = Summaries(
-            site_queries.passing_samples_source(session)
-            if len(run_rows) >= SUMMARIES_FROM and workers > 1
-            else None
-        )
-        try:
-            with _no_cycles():
-                runs = load_runs(run_rows, pk_checks, site_queries.results(session), made)
-        finally:
-            made.close()
-        for rid, why in triage_queries.stored_all(
-            session
-        ).items():  # each red result says why (run pages)
-            if rid in runs:
-                runs[rid].row["triage"] = why
-        checks = _checks_by_id(pk_checks)
-        site = Site(runs, checks, local, built.strftime("%Y-%m-%d %H:%M"))
-        # begun now: this process goes on with the histories and confirmations meanwhile
-        run_pages = _Ahead(
-            _run_page, list(runs), {"site": site, "previous": kept, "keyed": keyed}, workers
-        )
-        versions = [
-            (mv, doc)
-            for mv in matrix_store.versions(session)
-            if (doc := matrix_store.load(session, mv.version)) is not None
-        ]
-        with _no_cycles():
-            per_check = histories(
-                runs,
-                {
-                    c["check_id"]: bool(c["bigger_is_better"])
-                    for c in sorted(pk_checks.values(), key=lambda c: (c["check_id"], c["version"]))
-                },
-            )
-        found = site_steps.confirmed(
-            session, changes(per_check), per_check
-        )  # only what `valorch diff` calls a change
-        shifts_of: dict[str, list[ChangeV]] = {}
-        for c in found:
-            shifts_of.setdefault(c.check, []).append(c)
-        work = {
-            "site": site,
-            "per_check": per_check,
-            "versions": [(mv.version, doc) for mv, doc in versions],
-            "shifts": shifts_of,
-            "previous": kept,
-            "keyed": keyed,
-            "heads": run_heads(site) if keyed else [],
-        }
-        check_pages = _Ahead(_check_page, sorted(checks), work, workers)
-        inventories = site_queries.inventories(session)
-        # the matrices' evidence: each cell the newest final verdict of its check (services/evidence.py)
-        matrices: dict[str | None, evidence.Evidence] = {
-            None: evidence.gather(session),
-            STRICT: evidence.gather(session, fallback_special=False),
-        }
-        for job in sorted({r["job"] for r in run_rows}):
-            matrices[job] = evidence.gather(session, job=job, include_special=True)
-        stored = _Stored(
-            runs,
-            pk_checks,
-            inventories,
-            versions,
-            matrices,
-            per_check,
-            found,
-            matrix_store.broken_imports(session),
-            known_issues,
-            status_in(session, known_issues, *close_after) if known_issues else None,
-            close_after,
-            streaks(run_rows, site_queries.tasks(session), limits.budget_runs),
-        )
-    except BaseException:
-        _stop(run_pages, check_pages)
-        raise
-    pages = _pages(stored, site, (run_pages, check_pages), catalog, qualify, built, kept, keyed)
-    return Built(pages, sorted(runs), full_because)
-
-
-def _shaped(run_rows: list[dict[str, Any]]) -> None:
-    """The runs' meta and hosts' specs are what the pages read them as (store/blobs.py),
-    else the store is damaged (exit 3 naming the rows; ``db check`` lists them all),
-    never a traceback halfway through the pages."""
     from orchestrator.errors import InfrastructureError
     from orchestrator.store import blobs
 
