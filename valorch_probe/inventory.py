@@ -285,7 +285,8 @@ class Gatherer:
         )
         if os_id == "debian":
             precise = (self.read("/etc/debian_version") or "").strip()
-            if re.match(r"^\d+(\.\d+)*$", precise):
+            # testing and unstable carry a name, not a number ("forky/sid"), and no VERSION_ID
+            if re.match(r"^\d+(\.\d+)*$", precise) or (precise and not version):
                 self.add(component("debian", precise, "file", "/etc/debian_version"))
         if os_id in ("ubuntu", "debian") and version:
             self.add(component(os_id, version, "file", "/etc/os-release"))

@@ -77,3 +77,13 @@ def test_last_words_are_capped_and_never_empty():
     assert t.last_words("") == "nothing"
     assert len(t.last_words("x" * 5000)) == 400
     assert t.last_words("a\n\nb\nc\nd\n") == "b | c | d"
+
+
+def test_unstable_is_named_for_what_its_release_files_say():
+    from valorch_probe.inventory import gather
+
+    found = {c["name"]: c for c in gather(str(HERE), commands=False)["components"]}
+    # no VERSION_ID in unstable's os-release: /etc/debian_version names it instead
+    assert found["os"]["value"] == "debian"
+    assert found["debian"]["value"] == "forky/sid"
+    assert found["debian"]["evidence"] == "/etc/debian_version"
