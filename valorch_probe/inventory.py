@@ -543,14 +543,8 @@ class Gatherer:
             return None
         out = proc.stdout.decode("utf-8", "replace")
         if marker not in out:
-            self.errors.append(
-                "%s: exit %d: %s"
-                % (
-                    what,
-                    proc.returncode,
-                    bounded(proc.stderr.decode("utf-8", "replace")[-400:], 400),
-                )
-            )
+            said = bounded(proc.stderr.decode("utf-8", "replace")[-400:], 400)
+            self.errors.append("%s: exit %d: %s" % (what, proc.returncode, said))
             return None
         return json.loads(out.split(marker, 1)[1].splitlines()[0])
 
