@@ -2,11 +2,14 @@
 # Build valorch's local test images with no registry:
 #   valorch/base:bookworm       debootstrap'd Debian 12 root file system (python3)
 #   valorch/base:bullseye       debootstrap'd Debian 11 root file system (python3 = 3.9)
+#   valorch/base:sid            debootstrap'd Debian unstable (the release that packages ROCm)
 #   valorch/test:debian-torch   bookworm + Debian's python3-torch (PyTorch 1.13)
 #   valorch/test:pip-torch      bookworm + a PyTorch 2.x CPU wheel installed by pip
 #   valorch/test:pip-torch-cuda bookworm + the index's default PyTorch 2.x wheel (a CUDA build)
 #                               and NVIDIA's library wheels (about 3 GB; no GPU needed)
 #   valorch/test:fake-rocm      bookworm + a fake ROCm layout for the inventory audit
+#   valorch/test:rocm-userspace sid + Debian's ROCm packages (HIP, rocBLAS, hipBLASLt, MIOpen,
+#                               rocminfo, rocm-smi, amd-smi; about 530 MB fetched)
 #   valorch/test:broken-torchvision  debian-torch + a torchvision whose library has an undefined symbol
 #   valorch/test:culprit-good / culprit-bad  bookworm + vfmath 1.0 / a broken 1.1 (bisect's culprit)
 # Each image carries a label with the hash of its inputs; an image whose
@@ -68,6 +71,7 @@ derived_image() { # name dockerfile context [build-args...]
 
 base_image bookworm
 base_image bullseye
+base_image sid
 
 empty="$cache/empty-context"; mkdir -p "$empty"
 derived_image valorch/test:debian-torch "$here/images/docker/Dockerfile.debian-torch" "$empty"
@@ -120,6 +124,10 @@ wheel_image valorch/test:pip-torch-cuda "$here/images/docker/Dockerfile.pip-torc
 # Fake ROCm layout (headers, /opt/rocm/.info/version, dpkg entries, ucx/ompi/ofed
 # tools) on the bookworm base: proves the inventory's ROCm paths end to end.
 derived_image valorch/test:fake-rocm "$here/images/docker/Dockerfile.fake-rocm" "$here/images/docker"
+# Debian's real ROCm user space on its own base (unstable: the release that packages it). The
+# base's id is a build arg, so a rebuilt base rebuilds it; otherwise it is built once.
+derived_image valorch/test:rocm-userspace "$here/images/docker/Dockerfile.rocm-userspace" "$empty" \
+  --build-arg BASE_ID="$(docker image inspect -f '{{.Id}}' valorch/base:sid)"
 # An installed-but-broken torchvision (its native library comes from the 2.13 wheel,
 # loaded into Debian's torch 1.13: "undefined symbol"): the probe must say fail, not
 # unsupported. The build args carry the two images' ids, so a rebuilt donor or base

@@ -26,7 +26,7 @@ import subprocess
 import sys
 from typing import Any, Dict, List, Optional
 
-from . import MARKER, loaded_libs
+from . import MARKER, loaded_libs, tool_output
 from .inventory_parse import (
     MAX_TEXT,
     bounded,
@@ -96,20 +96,25 @@ LOADABLE = frozenset(name for name, _, _ in loaded_libs.LIBRARIES)
 
 # headline library -> (header paths relative to a ROCm/CUDA include dir, macro prefix, dpkg names)
 ROCM_HEADERS = [
-    ("hip", ["hip/hip_version.h"], "hip", ["hip-runtime-amd", "hip-dev"]),
-    ("miopen", ["miopen/version.h"], "miopen", ["miopen-hip", "miopen-hip-dev"]),
+    (
+        "hip",
+        ["hip/hip_version.h"],
+        "hip",
+        ["hip-runtime-amd", "hip-dev", "libamdhip64-6", "libamdhip64-5"],
+    ),
+    ("miopen", ["miopen/version.h"], "miopen", ["miopen-hip", "miopen-hip-dev", "libmiopen1"]),
     (
         "rocblas",
         ["rocblas/internal/rocblas-version.h", "rocblas-version.h", "rocblas/rocblas-version.h"],
         "rocblas",
-        ["rocblas", "rocblas-dev"],
+        ["rocblas", "rocblas-dev", "librocblas4", "librocblas0"],
     ),
     ("hipblas", ["hipblas/hipblas-version.h", "hipblas-version.h"], "hipblas", ["hipblas"]),
     (
         "hipblaslt",
         ["hipblaslt/hipblaslt-version.h", "hipblaslt-version.h"],
         "hipblaslt",
-        ["hipblaslt", "hipblaslt-dev"],
+        ["hipblaslt", "hipblaslt-dev", "libhipblaslt1", "libhipblaslt0"],
     ),
     ("hipfft", ["hipfft/hipfft-version.h", "hipfft-version.h"], "hipfft", ["hipfft"]),
     (
@@ -124,7 +129,7 @@ ROCM_HEADERS = [
         "rocsolver",
         ["rocsolver"],
     ),
-    ("rccl", ["rccl/rccl.h", "rccl.h"], "nccl", ["rccl", "rccl-dev"]),
+    ("rccl", ["rccl/rccl.h", "rccl.h"], "nccl", ["rccl", "rccl-dev", "librccl1"]),
 ]
 # headline -> dpkg packages that stand for it when no better source exists
 DEB_FALLBACK = {
@@ -189,6 +194,8 @@ class Gatherer:
         self.errors = []  # type: List[str]
         # what import torch mapped, once asked
         self.loaded = None  # type: Optional[Dict[str, Any]]
+        # library -> why its installed file gave no version
+        self.unanswered = {}  # type: Dict[str, str]
 
     def path(self, p: str) -> str:
         return os.path.join(self.root, p.lstrip("/"))
@@ -278,7 +285,8 @@ class Gatherer:
         )
         if os_id == "debian":
             precise = (self.read("/etc/debian_version") or "").strip()
-            if re.match(r"^\d+(\.\d+)*$", precise):
+            # testing and unstable carry a name, not a number ("forky/sid"), and no VERSION_ID
+            if re.match(r"^\d+(\.\d+)*$", precise) or (precise and not version):
                 self.add(component("debian", precise, "file", "/etc/debian_version"))
         if os_id in ("ubuntu", "debian") and version:
             self.add(component(os_id, version, "file", "/etc/os-release"))
@@ -482,7 +490,9 @@ class Gatherer:
                         have.setdefault(k, bounded(v, MAX_TEXT))
                 else:
                     value = found["value"]
-                    if self.loaded is not None and name in LOADABLE:
+                    if name in self.unanswered:
+                        extra["loaded"] = self.unanswered[name]
+                    elif self.loaded is not None and name in LOADABLE:
                         extra["loaded"] = "installed %s, not seen loaded" % value
                     if found["source"] == "dpkg":
                         value = ofed_version(value) if name == "ofed" else upstream_version(value)
@@ -492,24 +502,9 @@ class Gatherer:
     def torch_build(self) -> None:
         if not self.torch or "pytorch" not in self.components:
             return
-        try:
-            proc = subprocess.run(
-                [sys.executable, "-c", _TORCH_SCRIPT],
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                timeout=TORCH_TIMEOUT,
-            )
-        except (subprocess.TimeoutExpired, OSError) as exc:
-            self.errors.append("import torch: %s" % exc)
+        facts = self.child("import torch", [_TORCH_SCRIPT], "@@TORCH@@")
+        if not isinstance(facts, dict):
             return
-        out = proc.stdout.decode("utf-8", "replace")
-        if "@@TORCH@@" not in out:
-            self.errors.append(
-                "import torch: exit %d: %s"
-                % (proc.returncode, bounded(proc.stderr.decode("utf-8", "replace")[-400:], 400))
-            )
-            return
-        facts = json.loads(out.split("@@TORCH@@", 1)[1].splitlines()[0])
         # What `import torch` loads: differs from the distribution when another copy shadows it.
         self.add(component("pytorch.runtime", facts.get("version"), "api", "torch.__version__"))
         for key in ("hip", "cuda"):
@@ -533,11 +528,57 @@ class Gatherer:
                     )
                 )
 
-    def loaded_libraries(self, loaded: Any) -> None:
+    def child(self, what: str, args: List[str], marker: str) -> Any:
+        """The JSON a child Python prints behind ``marker`` (a library it loads may crash or
+        hang only the child), or None with the reason in ``errors``."""
+        try:
+            proc = subprocess.run(
+                [sys.executable, "-c", *args],
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                timeout=TORCH_TIMEOUT,
+            )
+        except (subprocess.TimeoutExpired, OSError) as exc:
+            self.errors.append("%s: %s" % (what, exc))
+            return None
+        out = proc.stdout.decode("utf-8", "replace")
+        if marker not in out:
+            said = bounded(proc.stderr.decode("utf-8", "replace")[-400:], 400)
+            self.errors.append("%s: exit %d: %s" % (what, proc.returncode, said))
+            return None
+        return json.loads(out.split(marker, 1)[1].splitlines()[0])
+
+    def installed_libraries(self) -> None:
+        """The libraries no framework loaded, asked in the files the image installs (a child
+        loads them: probe/loaded_libs.py); a call that gave no version is said beside the
+        package version by ``fallbacks``."""
+        if not self.torch:  # a fixture tree, or loading forbidden
+            return
+        have = self.loaded or {}
+        ask = [list(lib) for lib in loaded_libs.LIBRARIES if lib[0] not in have]
+        found = self.child(
+            "library versions", [loaded_libs.INSTALLED_SCRIPT, json.dumps(ask)], "@@LIBS@@"
+        )
+        if not isinstance(found, dict):
+            return
+        for name, rec in found.items():
+            if not isinstance(rec, dict):
+                continue
+            if loaded_libs.versions({name: rec}):
+                self.loaded_libraries({name: rec}, keep=True)
+            else:
+                self.unanswered[name] = "%s() of %s gave no version%s" % (
+                    loaded_libs.CALLS.get(str(rec.get("how")), rec.get("how")),
+                    rec.get("path"),
+                    (": " + bounded(str(rec["error"]), 300)) if rec.get("error") else "",
+                )
+
+    def loaded_libraries(self, loaded: Any, keep: bool = False) -> None:
         """Versions of the libraries ``import torch`` mapped, from each one's own version call
         (probe/loaded_libs.py): they win over headers and files, which stay beside them as
         what is installed; package metadata is added beside them by ``fallbacks``."""
-        self.loaded = loaded if isinstance(loaded, dict) else {}
+        if not keep:
+            self.loaded = loaded if isinstance(loaded, dict) else {}
         for name, found in sorted(loaded_libs.versions(loaded).items()):
             extra = {"loaded_from": found["path"]}
             before = self.components.pop(name, None)
@@ -550,11 +591,9 @@ class Gatherer:
         self.host_facts["kernel"] = bounded(platform.release())
         text = self.run(["rocminfo"], timeout=30)
         if text:
-            agents = sorted(set(re.findall(r"^\s*Name:\s+(gfx[0-9a-f]+)", text, re.M)))
-            self.host_facts["rocminfo.gfx"] = (
-                bounded(",".join(agents))
-                if agents
-                else bounded(text.strip().splitlines()[-1] if text.strip() else "")
+            agents = sorted({a["gfx"] for a in tool_output.rocminfo_agents(text)})
+            self.host_facts["rocminfo.gfx"] = bounded(
+                ",".join(agents) or tool_output.last_words(text, 1)
             )
         text = self.run(
             ["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"], timeout=30
@@ -579,6 +618,7 @@ class Gatherer:
             self.cuda,
             self.tools,
             self.torch_build,
+            self.installed_libraries,
             self.fallbacks,
             self.imports,
             self.gpus,

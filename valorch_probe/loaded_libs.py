@@ -1,12 +1,15 @@
-"""Versions of the GPU libraries a framework actually loaded: the shared objects mapped into
-the process after ``import torch`` (/proc/self/maps), asked through each library's own
-version call, each decoded the way that library documents its encoding. Standard library
-only, Python >= 3.8.
+"""Versions of the GPU libraries, asked through each library's own version call and decoded
+the way that library documents its encoding: first the shared objects a framework actually
+loaded (mapped into the process after ``import torch``, /proc/self/maps), then, for those it
+did not load (no torch, a CPU build), the files the image installs in the system's library
+directories (Debian's /usr/lib/<triplet> as well as /opt/rocm*/lib), loaded by a child
+process of the probe. Standard library only, Python >= 3.8.
 
 ``SCRIPT`` runs inside the image (appended to the inventory's torch script) and reports raw
-integers with the mapped path; ``decode`` turns them into versions here, so that every
-encoding is tested (tests/unit/test_loaded_libs.py) against real captures
-(tests/fixtures/cuda-wheel/).
+answers with the path; ``INSTALLED_SCRIPT`` asks the installed files alone; ``decode`` turns
+the answers into versions here, so that every encoding is tested
+(tests/unit/test_loaded_libs.py) against real captures (tests/fixtures/cuda-wheel/,
+tests/fixtures/rocm-userspace/).
 
 The encodings, from each library's header:
 - CUDA runtime ``cudaRuntimeGetVersion``: CUDART_VERSION = 1000*major + 10*minor (12040 = 12.4).
@@ -21,10 +24,16 @@ The encodings, from each library's header:
 - HIP ``hipRuntimeGetVersion``: HIP_VERSION = 10000000*major + 100000*minor + patch
   (hip_version.h: 60241134 = 6.2.41134).
 - MIOpen ``miopenGetVersion(&major, &minor, &patch)``: three integers.
+- rocBLAS ``rocblas_get_version_string(buf, size)``: "MAJOR.MINOR.PATCH.TWEAK-COMMIT"
+  (rocblas-functions.h); the version is its first three numbers.
+- hipBLASLt ``hipblasLtGetVersion(handle, &v)``: major*100000 + minor*100 + patch
+  (library/src/amd_detail/hipblaslt.cpp). The handle is only tested for NULL, never read, so
+  a non-NULL placeholder asks without creating one (which needs a GPU).
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any, Dict, Optional
 
 # inventory component -> (file name stem of the shared object, how its version is asked)
@@ -42,6 +51,19 @@ LIBRARIES = (
     ("hip", "libamdhip64.so", "hip"),
     ("miopen", "libMIOpen.so", "miopen"),
     ("rccl", "librccl.so", "nccl"),
+    ("rocblas", "librocblas.so", "rocblas"),
+    ("hipblaslt", "libhipblaslt.so", "hipblaslt"),
+)
+
+# where an image installs them: Debian's multiarch directories, ROCm's and CUDA's trees
+LIB_DIRS = (
+    "/usr/lib/x86_64-linux-gnu",
+    "/usr/lib/aarch64-linux-gnu",
+    "/usr/lib64",
+    "/usr/lib",
+    "/opt/rocm/lib",
+    "/opt/rocm-*/lib",
+    "/usr/local/cuda/lib64",
 )
 
 CALLS = {
@@ -52,23 +74,23 @@ CALLS = {
     "nvrtc": "nvrtcVersion",
     "hip": "hipRuntimeGetVersion",
     "miopen": "miopenGetVersion",
+    "rocblas": "rocblas_get_version_string",
+    "hipblaslt": "hipblasLtGetVersion",
 }
 
-# Runs inside the image after ``import torch``; fills ``out["loaded"]`` with raw answers.
-SCRIPT = r"""
-def _loaded(libraries):
+# Defines ``_ask(libraries, paths)``: each library's raw answer from the first path that is it.
+_ASK = r"""
+def _ask(libraries, paths, by):
     import ctypes, os
-    with open("/proc/self/maps") as fh:
-        maps = sorted(set(l.split()[-1] for l in fh if "/" in l))
     found = {}
     for name, stem, how in libraries:
-        paths = [p for p in maps if os.path.basename(p) == stem or os.path.basename(p).startswith(stem + ".")]
-        if not paths:
+        mine = [p for p in paths if os.path.basename(p) == stem or os.path.basename(p).startswith(stem + ".")]
+        if not mine:
             continue
-        rec = {"path": paths[0], "how": how}
+        rec = {"path": mine[0], "how": how, "by": by}
         found[name] = rec
         try:
-            lib = ctypes.CDLL(paths[0])
+            lib = ctypes.CDLL(mine[0])
             c_int, ref = ctypes.c_int, ctypes.byref
             if how.startswith("prop:"):
                 fn, vals = getattr(lib, how[5:]), []
@@ -89,19 +111,51 @@ def _loaded(libraries):
                 a, b, c = ctypes.c_size_t(), ctypes.c_size_t(), ctypes.c_size_t()
                 lib.miopenGetVersion(ref(a), ref(b), ref(c))
                 rec["raw"] = [a.value, b.value, c.value]
+            elif how == "rocblas":
+                buf = ctypes.create_string_buffer(256)
+                status = lib.rocblas_get_version_string(buf, ctypes.c_size_t(256))
+                rec["raw"] = [buf.value.decode("ascii", "replace")] if status == 0 else [-1]
+            elif how == "hipblaslt":
+                v, placeholder = c_int(-1), ctypes.create_string_buffer(64)
+                status = lib.hipblasLtGetVersion(ctypes.cast(placeholder, ctypes.c_void_p), ref(v))
+                rec["raw"] = [v.value] if status == 0 else [-1]
             else:
                 v = c_int(-1)
                 fn = {"cudart": "cudaRuntimeGetVersion", "nccl": "ncclGetVersion", "hip": "hipRuntimeGetVersion"}[how]
-                getattr(lib, fn)(ref(v))
-                rec["raw"] = [v.value]
+                status = getattr(lib, fn)(ref(v))
+                rec["raw"] = [v.value] if status == 0 else [-1]
         except Exception as exc:
             rec["error"] = "%s: %s" % (type(exc).__name__, exc)
     return found
+"""
+
+# Runs inside the image after ``import torch``; fills ``out["loaded"]`` with raw answers.
+SCRIPT = (
+    _ASK
+    + r"""
 try:
-    out["loaded"] = _loaded(@LIBRARIES@)
+    with open("/proc/self/maps") as fh:
+        _maps = sorted(set(l.split()[-1] for l in fh if "/" in l))
+    out["loaded"] = _ask(@LIBRARIES@, _maps, "torch")
 except Exception as exc:
     out["loaded_error"] = repr(exc)
 """.replace("@LIBRARIES@", repr(LIBRARIES))
+)
+
+# Runs in a child of the inventory: argv[1] is a JSON list of [name, stem, how] to ask, read
+# from the installed files; prints one marked line (a library may crash only this child).
+INSTALLED_SCRIPT = (
+    _ASK
+    + r"""
+import glob, json, sys
+_libs = json.loads(sys.argv[1])
+_paths = []
+for _d in @DIRS@:
+    for _dir in sorted(glob.glob(_d), reverse=True):
+        _paths.extend(sorted(glob.glob(_dir + "/lib*.so*"), reverse=True))
+sys.stdout.write("@@LIBS@@" + json.dumps(_ask(_libs, _paths, "probe")) + "\n")
+""".replace("@DIRS@", repr(LIB_DIRS))
+)
 
 
 def _three(v: int, major_unit: int) -> str:
@@ -127,6 +181,9 @@ def hip(v: int) -> str:
 def decode(how: str, raw: Any) -> Optional[str]:
     """The version a library's own call answered, or None when the answer is unusable
     (the call failed: negative or missing values)."""
+    if how == "rocblas" and isinstance(raw, list) and raw and isinstance(raw[0], str):
+        m = re.match(r"(\d+)\.(\d+)\.(\d+)", raw[0])
+        return "%s.%s.%s" % m.groups() if m else None
     if not isinstance(raw, list) or not raw or not all(isinstance(x, int) for x in raw):
         return None
     if any(x < 0 for x in raw):
@@ -137,6 +194,8 @@ def decode(how: str, raw: Any) -> Optional[str]:
         return "%d.%d" % (raw[0], raw[1]) if len(raw) >= 2 else None
     if how == "cublaslt":
         return _three(raw[0], 10000)
+    if how == "hipblaslt":
+        return _three(raw[0], 100000)
     table = {"cudart": cudart, "cudnn": cudnn, "nccl": nccl, "hip": hip}
     return table[how](raw[0]) if how in table and raw[0] > 0 else None
 
@@ -144,7 +203,12 @@ def decode(how: str, raw: Any) -> Optional[str]:
 def evidence(name: str, rec: Dict[str, Any]) -> str:
     how = str(rec.get("how", ""))
     call = how[5:] if how.startswith("prop:") else CALLS.get(how, how)
-    return "%s() of %s (mapped after import torch)" % (call, rec.get("path"))
+    how_found = (
+        "loaded by the probe: no framework mapped it"
+        if rec.get("by") == "probe"
+        else "mapped after import torch"
+    )
+    return "%s() of %s (%s)" % (call, rec.get("path"), how_found)
 
 
 def versions(loaded: Any) -> Dict[str, Dict[str, str]]:

@@ -1,6 +1,6 @@
 """Parsing what external profilers and SMI tools print (pure, standard library):
 kernel and range names from rocprofv3 / rocprof CSV files, nsys stats and ncu
-CSV; device fields from rocm-smi / amd-smi JSON, nvidia-smi CSV and nvidia-smi -q -x.
+CSV; device fields from rocminfo, rocm-smi / amd-smi JSON, nvidia-smi CSV and nvidia-smi -q -x.
 
 Unit-tested on recorded output formats (tests/fixtures/tools/); the tools
 themselves only run on GPU hosts."""
@@ -87,6 +87,27 @@ def _json(text: str) -> Any:
         except ValueError:
             continue
     return None
+
+
+def rocminfo_agents(text: str) -> List[Dict[str, str]]:
+    """``rocminfo``: one dict per GPU agent (an agent whose ``Name:`` is a gfx target), with its
+    ``Marketing Name:``; CPU agents and a rocminfo that found no driver give none."""
+    agents = []
+    for block in re.split(r"^\*{5,}\s*$", text or "", flags=re.M):
+        gfx = re.search(r"^\s*Name:\s+(gfx[0-9a-f]+)\s*$", block, re.M)
+        if gfx:
+            name = re.search(r"^\s*Marketing Name:\s+(.*?)\s*$", block, re.M)
+            agents.append({"name": name.group(1) if name else "", "gfx": gfx.group(1)})
+    return agents
+
+
+def last_words(text: str, lines: int = 3, limit: int = 400) -> str:
+    """A tool's own last words: its last non-empty lines, joined, capped (the reason a row
+    quotes when the tool could not do its job)."""
+    plain = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", text or "")  # rocminfo colours its error
+    said = [ln.strip() for ln in plain.splitlines() if ln.strip()][-lines:]
+    out = " | ".join(said) or "nothing"
+    return out if len(out) <= limit else out[: limit - 1] + "…"
 
 
 def rocm_smi_cards(text: str) -> List[Dict[str, str]]:

@@ -52,6 +52,7 @@ def no_gpu_skip(ctx, tool: str, what: str) -> None:
 TOOL_VENDOR = {
     "rocprofv3": "amd",
     "rocprof": "amd",
+    "rocminfo": "amd",
     "rocm-smi": "amd",
     "amd-smi": "amd",
     "nsys": "nvidia",
@@ -133,7 +134,10 @@ def _torch_gpus(ctx) -> List[Dict[str, str]]:
 def smi_readback(tool: str, text: str, gpus: List[Dict[str, str]]) -> Dict[str, Any]:
     """Compare an SMI tool's device fields with what torch sees: the first GPU's
     arch (AMD: gfx; NVIDIA: compute capability) must be among the tool's devices."""
-    if tool == "rocm-smi":
+    if tool == "rocminfo":
+        devs = [{"name": d["name"], "arch": d["gfx"]} for d in tool_output.rocminfo_agents(text)]
+        same = tool_output.same_gfx
+    elif tool == "rocm-smi":
         devs = [{"name": d["name"], "arch": d["gfx"]} for d in tool_output.rocm_smi_cards(text)]
         same = tool_output.same_gfx
     elif tool == "amd-smi":
@@ -160,6 +164,7 @@ def smi_readback(tool: str, text: str, gpus: List[Dict[str, str]]) -> Dict[str, 
 
 
 _SMI = {
+    "rocminfo": ["rocminfo"],
     "rocm-smi": ["rocm-smi", "--showproductname", "--json"],
     "amd-smi": ["amd-smi", "static", "--asic", "--json"],
     "nvidia-smi": [
@@ -170,9 +175,32 @@ _SMI = {
 }
 
 
+def no_gpu_said(ctx, tool: str) -> None:
+    """Without a GPU a present tool still runs, for real: its row is a skip in the tool's own
+    words (its exit status, the devices it printed, its last lines), never a failure of the
+    image and never a device it did not print."""
+    exe = None if ctx.gpu_available else find_tool(tool)
+    if exe is None:
+        return
+    argv = [exe, *_SMI[tool][1:]]
+    try:
+        res = run(argv, cwd=tempfile.gettempdir(), timeout=60)
+    except Fail as exc:  # a tool that hangs without a GPU says so by its timeout
+        raise Skip("reading a device back needs a GPU; none is visible: %s" % exc) from exc
+    facts = smi_readback(tool, res["output"], [])
+    said = tool_output.last_words(res["output"])
+    raise Skip(
+        "reading a device back needs a GPU; none is visible (device: cpu); %s ran: exit %d, "
+        "%d device(s) printed, it said: %s%s"
+        % (" ".join(_SMI[tool]), res["returncode"], facts["devices"], said, ctx.no_gpu_why()),
+        dict(facts, path=exe, returncode=res["returncode"], said=said),
+    )
+
+
 def _smi_check(cid: str, feature: str, tool: str, library: str) -> None:
     def fn(ctx):
         not_applicable(ctx, tool)
+        no_gpu_said(ctx, tool)
         no_gpu_skip(ctx, tool, "reading a device back")
         if tool == "nvidia-smi" and find_tool(tool) is None:
             raise Skip(
@@ -218,13 +246,15 @@ def _smi_check(cid: str, feature: str, tool: str, library: str) -> None:
 
     fn.__doc__ = (
         "`%s` (argv list, timeout) lists the GPUs and the arch it reports for one of them (gfx target "
-        "or compute capability) equals the arch torch sees; n/a on the other vendor's build.\n\n"
+        "or compute capability) equals the arch torch sees; n/a on the other vendor's build; without a "
+        "GPU the tool still runs and the skip quotes its exit status and last words.\n\n"
         "Not proven: the tool's telemetry "
         "(power, clocks, memory, utilisation) or its management commands." % " ".join(_SMI[tool])
     )
     check(cid, feature, "command", "profiler", library=library, version=2, needs=("gpu",))(fn)
 
 
+_smi_check("profiler.smi.rocminfo", "rocminfo", "rocminfo", "ROCr (HSA runtime)")
 _smi_check("profiler.smi.rocm_smi", "rocm-smi", "rocm-smi", "ROCm SMI")
 _smi_check("profiler.smi.amd_smi", "amd-smi", "amd-smi", "AMD SMI")
 _smi_check("profiler.smi.nvidia_smi", "nvidia-smi", "nvidia-smi", "NVML")
