@@ -119,3 +119,34 @@ def version_matches(expected: str, found: str) -> bool:
     if not want:
         return expected.strip() == found.strip()
     return got[: len(want)] == want
+
+
+_DEBIAN = re.compile(r"^(?:\d+:)?(?P<upstream>.+?)(?:-(?P<revision>[0-9A-Za-z.+~]+))?$")
+
+
+def debian_upstream(version: str) -> tuple[str, str]:
+    """A Debian package version's upstream part and its Debian revision, split one way
+    (Debian Policy 5.6.12: ``[epoch:]upstream[-revision]``, the revision after the last
+    hyphen): '1:1.24.2-1+deb12u1' -> ('1.24.2', '1+deb12u1'), '1.16.0+ds-5ubuntu1' ->
+    ('1.16.0+ds', '5ubuntu1'), '6.3.0' -> ('6.3.0', '')."""
+    m = _DEBIAN.match(version.strip())
+    if not m:
+        return version.strip(), ""
+    return m.group("upstream"), m.group("revision") or ""
+
+
+def same_release(a: str, b: str) -> bool:
+    """Whether two version strings name one release: the numbers and any pre-release tag
+    ('1.13.0a0'), not a local or repack suffix ('+gitunknown', '+dfsg', '+cu124'):
+    '1.13.1+dfsg' is '1.13.1', '1.13.0a0+gitunknown' is not '1.13.1'."""
+
+    def release(text: str) -> tuple[tuple[int, ...], str]:
+        m = re.match(r"^\s*v?(\d+(?:\.\d+)*)((?:a|b|rc|alpha|beta|dev|pre)\d*)?", text or "")
+        if not m:
+            return (), (text or "").strip()
+        nums = [int(p) for p in m.group(1).split(".")]
+        while len(nums) > 1 and nums[-1] == 0:
+            nums.pop()
+        return tuple(nums), m.group(2) or ""
+
+    return release(a) == release(b)
