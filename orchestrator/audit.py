@@ -153,7 +153,7 @@ def import_findings(inventory: Inventory) -> list[Finding]:
 
 
 def version_findings(inventory: Inventory) -> list[Finding]:
-    """Each module whose version is not the release its package manager installed (a
+    """Each Python module whose version is not the release its package manager installed (a
     distribution that patched the source and its version, a pre-release build, another copy
     shadowing the package): what the module reports (its metadata, and ``pytorch.runtime``,
     torch.__version__) beside what dpkg installed from the Debian source package of the same
@@ -166,8 +166,8 @@ def version_findings(inventory: Inventory) -> list[Finding]:
     )
     findings = []
     for comp in inventory.components:
-        if not comp.headline or comp.name.startswith("pytorch."):
-            continue
+        if not comp.headline or comp.name.startswith("pytorch.") or comp.source != "pip":
+            continue  # a Python module's own metadata; a tool or header is another copy
         debs = [c for c in all_debs if c.extra.get("source", c.name[4:]) == comp.name]
         runtime = by_name.get(comp.name + ".runtime")
         reported = [comp.value] + ([runtime.value] if runtime else [])

@@ -62,5 +62,7 @@ def test_the_same_release_under_a_repack_suffix_and_an_epoch_is_clean():
 def test_debian_versions_split_into_upstream_and_revision(upstream, epoch, revision):
     assert debian_upstream(f"{epoch}{upstream}-{revision}") == (upstream, revision)
     assert debian_upstream(upstream) == (upstream, "")
-    assert same_release(upstream + "+dfsg", upstream) and same_release(upstream + ".0", upstream)
+    assert same_release(upstream + "+dfsg", upstream) and same_release(
+        upstream + ".60300", upstream
+    )
     assert not same_release(upstream + "a0", upstream)
