@@ -209,8 +209,6 @@ def entry_of(
         comps[key], dropped = rst_tags.trimmed(value, said.version)
         if dropped:
             unread.append(Note(line, title, alias, columns.names[col], raw.strip(), dropped))
-    for key, why in rst_tags.contradictions(reference, comps):
-        unread.append(Note(cell_where(image_col)[1], title, alias, key, reference, why))
     backend, rocm = _image_backend(reference, comps, page)
     if backend is None:
         raise RstImportError(
@@ -315,6 +313,8 @@ def read_page(text: str, source: str = "<rst>", defs: cells.Defs | None = None) 
                 )
             for image_col in (i for i, k in enumerate(columns.keys) if k is None):
                 entry, read, missed = entry_of(columns, image_col, row, where, cell_where, context)
+                for key, why in rst_tags.contradictions(read.reference, entry["components"]):
+                    missed.append(Note(read.line, read.table, read.alias, key, read.reference, why))
                 entries.append(entry)
                 images.append(read)
                 unread.extend(missed)
