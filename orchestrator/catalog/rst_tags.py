@@ -67,11 +67,13 @@ def moved_to(text: str) -> str | None:
     m = _INSTALL_REF.search(text)
     if m is None:
         return None
+    label = m.group("label")
+    page = label[: -len("-docker-support")] if label.endswith("-docker-support") else ""
+    where = f"docs/install/3rd-party/{page}-install.rst" if page else "docs/install/"
     return (
-        "this page lists no image tags: it refers readers to the section "
-        f"'{m.group('label')}' of ROCm's Linux install guide (rocm-install-on-linux), where "
-        "ROCm 7.x publishes them (ROCm/rocm-install-on-linux docs/install/3rd-party/, e.g. "
-        "pytorch-install.rst, 'Docker image support'): import that page instead"
+        f"this page lists no image tags: it refers readers to the section '{label}' of "
+        "ROCm's Linux install guide (rocm-install-on-linux), where ROCm 7.x publishes them "
+        f"(ROCm/rocm-install-on-linux {where}, 'Docker image support'): import that page instead"
     )
 
 

@@ -19,6 +19,7 @@ def test_a_framework_page_without_tags_is_refused_naming_where_they_moved(cli, t
     said = " ".join(proc.stderr.split())
     assert "'pytorch-docker-support' of ROCm's Linux install guide" in said
     assert "import the install guide's page" in said and "fix the page" not in said
+    assert "docs/install/3rd-party/pytorch-install.rst" in said
     assert not (tmp_path / "c.yaml").exists()
 
 
