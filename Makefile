@@ -62,7 +62,8 @@ PROBE_TESTS := tests/unit/test_probe_blas_log.py tests/unit/test_probe_crash_log
 	tests/unit/test_kernel_library_table.py tests/unit/test_loaded_libs.py \
 	tests/unit/test_nccl_log.py tests/unit/test_probe_vendor_log.py \
 	tests/unit/test_probe_suite_modules.py tests/unit/test_probe_results_before_next_check.py \
-	tests/unit/test_rocm_userspace_captures.py
+	tests/unit/test_rocm_userspace_captures.py \
+	tests/unit/test_rows_decide_from_evidence.py
 
 .venv-py38/.probe-env:
 	$(PYTHON38) -m venv .venv-py38

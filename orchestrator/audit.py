@@ -18,6 +18,8 @@ from .components import (
     UNPINNED,
     Component,
     Inventory,
+    debian_upstream,
+    same_release,
     version_matches,
 )
 from .spec import Change
@@ -30,7 +32,7 @@ class _Frozen(BaseModel):
 class Finding(_Frozen):
     """One result of comparing an image with what the catalog expects."""
 
-    kind: Literal["ok", "drift", "missing", "unpinned", "build-mismatch", "broken"]
+    kind: Literal["ok", "drift", "missing", "unpinned", "build-mismatch", "broken", "differs"]
     component: str
     expected: str | None = None
     found: str | None = None
@@ -39,9 +41,10 @@ class Finding(_Frozen):
 
     @property
     def drift(self) -> bool:
-        """The audit is not clean: a version that differs, a component that is absent, or a
-        package that is installed but does not import (``broken``)."""
-        return self.kind in ("drift", "missing", "broken")
+        """The audit is not clean: a version that differs from the catalog's, a component that
+        is absent, a package that is installed but does not import (``broken``), or a module
+        whose version is not the one its package manager installed (``differs``)."""
+        return self.kind in ("drift", "missing", "broken", "differs")
 
 
 def parse_inventory(obj: Any) -> Inventory:
@@ -126,6 +129,7 @@ def compare(inventory: Inventory, expected: dict[str, str], *, build: bool = Tru
                 )
             )
     findings.extend(import_findings(inventory))
+    findings.extend(version_findings(inventory))
     if build:
         findings.extend(build_findings(inventory))
     return findings
@@ -146,6 +150,46 @@ def import_findings(inventory: Inventory) -> list[Finding]:
         for c in inventory.components
         if c.headline and c.extra.get("import_error")
     ]
+
+
+def version_findings(inventory: Inventory) -> list[Finding]:
+    """Each Python module whose version is not the release its package manager installed (a
+    distribution that patched the source and its version, a pre-release build, another copy
+    shadowing the package): what the module reports (its metadata, and ``pytorch.runtime``,
+    torch.__version__) beside what dpkg installed from the Debian source package of the same
+    name, compared as releases (``same_release``: '+dfsg', '+gitunknown' are not releases)."""
+    by_name = inventory.as_dict()
+    # the Python module's own package first ("python3-torch" before "libtorch1.13")
+    all_debs = sorted(
+        (c for c in inventory.components if c.name.startswith("deb:")),
+        key=lambda c: (not c.name.startswith("deb:python3-"), c.name),
+    )
+    findings = []
+    for comp in inventory.components:
+        if not comp.headline or comp.name.startswith("pytorch.") or comp.source != "pip":
+            continue  # a Python module's own metadata; a tool or header is another copy
+        debs = [c for c in all_debs if c.extra.get("source", c.name[4:]) == comp.name]
+        runtime = by_name.get(comp.name + ".runtime")
+        reported = [comp.value] + ([runtime.value] if runtime else [])
+        for deb in debs[:1]:
+            upstream, _ = debian_upstream(deb.value)
+            if all(same_release(v, upstream) for v in reported):
+                continue
+            said = "%s (%s · %s)" % (comp.value, comp.source, comp.evidence)
+            if runtime and runtime.value != comp.value:
+                said += ", %s %s" % (runtime.evidence, runtime.value)
+            findings.append(
+                Finding(
+                    kind="differs",
+                    component=comp.name,
+                    expected="%s (dpkg %s)" % (deb.value, deb.name[4:]),
+                    found=comp.value,
+                    evidence=deb.evidence,
+                    message="%s: the module reports %s, but dpkg installed %s %s: the versions "
+                    "differ" % (comp.name, said, deb.name[4:], deb.value),
+                )
+            )
+    return findings
 
 
 def build_findings(inventory: Inventory) -> list[Finding]:

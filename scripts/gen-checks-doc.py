@@ -255,12 +255,13 @@ def render() -> str:
             "- `crash` / `timeout`: the check's process died or passed its deadline.",
             "- `unsupported`: the module is genuinely absent (`ModuleNotFoundError` for that name) or the API / op / "
             "backend does not exist in this version.",
-            "- `n/a`: the row does not apply to this image (a check raises `NotApplicable`: another vendor's "
-            "tool). A GPU row (`needs: gpu`) on an image of the `cpu` backend that would be `skip` or "
-            "`unsupported` is recorded `n/a` by the orchestrator: blank and counted nowhere (docs/statuses.md).",
+            "- `n/a`: the row does not apply to this image, decided by the orchestrator in one rule "
+            "(docs/statuses.md): a row of one vendor (`needs: amd` or `needs: nvidia`) on any other image, "
+            "and a GPU row (`needs: gpu`) on an image of the `cpu` backend that would be `skip` or "
+            "`unsupported`: blank and counted nowhere.",
             "- `skip`: deliberately not run: the row needs a GPU and none is visible (`needs: gpu` below; for the "
-            "profiler and SMI rows the GPU is tested before the tool), the catalog does not pin a version, a ROCm "
-            "library row in a non-ROCm image, or the host, not the image, stops the check (ncu's ERR_NVGPUCTRPERM, "
+            "profiler and SMI rows the GPU is tested before the tool), the catalog does not pin a version, a "
+            'row whose evidence the image cannot give ("not measurable: …"), or the host, not the image, stops the check (ncu\'s ERR_NVGPUCTRPERM, '
             "nvidia-smi not injected by the NVIDIA container runtime).",
             "",
             GPU_STATUS,

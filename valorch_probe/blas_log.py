@@ -2,10 +2,11 @@
 named ``Cijk_...``, so a kernel name cannot tell them apart (evidence.py). Their own logs
 can: rocBLAS's bench log (``ROCBLAS_LAYER=2``, ``ROCBLAS_LOG_BENCH_PATH``) writes one
 ``rocblas-bench -f gemm_ex ...`` command per call, hipBLASLt's (``HIPBLASLT_LOG_MASK=32``,
-``HIPBLASLT_LOG_FILE``) one ``hipblaslt-bench --api_method c ...`` command per matmul
+``HIPBLASLT_LOG_FILE``) one ``hipblaslt-bench [--api_method c] ...`` command per matmul
 (rocBLAS docs, "Logging"; ROCm/rocm-libraries projects/hipblaslt/docs/how-to/
 how-to-use-hipblaslt-offline-tuning.rst). Both libraries read these variables when a
-handle is created, so the GEMM runs in a child interpreter with the logging set.
+handle is created, so the GEMM runs in a child interpreter with the logging set, and
+without a ``HIPBLASLT_LOG_LEVEL`` the image sets (it would switch the bench log off).
 
 Standard library only (this runs inside the image)."""
 
@@ -20,7 +21,12 @@ import tempfile
 from typing import Any, Dict, List
 
 _ROCBLAS = re.compile(r"^\S*rocblas-bench\s+-f\s+(\S+)", re.M)
-_HIPBLASLT = re.compile(r"^\S*hipblaslt-bench\s+.*--api_method\s+\S+", re.M)
+# a bench line is the command itself, with --api_method (written since the option exists) or
+# without it (hipblaslt-bench's default API): the command's name, then its first option
+_HIPBLASLT = re.compile(r"^\S*hipblaslt-bench\s+--?[A-Za-z]", re.M)
+#: set, it replaces HIPBLASLT_LOG_MASK, and no level includes the bench log (ROCm/hipBLASLt,
+#: rocblaslt's logging header, LoggerSingleton): the child runs without it
+LEVEL = "HIPBLASLT_LOG_LEVEL"
 
 
 def libraries_from_logs(rocblas_log: str, hipblaslt_log: str) -> Dict[str, Any]:
@@ -52,6 +58,7 @@ def served_by(script: str, timeout: float = 120.0) -> Dict[str, Any]:
     tmp = tempfile.mkdtemp(prefix="valorch-blaslog-")
     try:
         env = dict(os.environ, **log_env(tmp))
+        level = env.pop(LEVEL, None)
         proc = subprocess.run(
             [sys.executable, "-c", script],
             env=env,
@@ -70,6 +77,8 @@ def served_by(script: str, timeout: float = 120.0) -> Dict[str, Any]:
         # without a file the libraries log to stderr, which is in ``output``
         facts = libraries_from_logs(logs[0] + "\n" + output, logs[1] + "\n" + output)
         facts["returncode"] = proc.returncode
+        if level is not None:  # said, since the image's own setting was overridden for the child
+            facts["hipblaslt_log_level_unset"] = level[:40]
         return facts
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

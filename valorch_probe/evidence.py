@@ -26,6 +26,14 @@ from typing import Iterable, List, Optional, Sequence, Tuple
 # One pattern per entry, each under its comment: the table is read as a table.
 # fmt: off
 KERNEL_LIBRARIES = (
+    # FlashMLA (deepseek-ai/FlashMLA), whose kernels share FlashAttention's "flash::flash_fwd_" prefix: before it.
+    # "flash::flash_fwd_splitkv_mla_kernel", "flash::flash_fwd_splitkv_mla_combine_kernel",
+    # "get_mla_metadata_kernel" (a vLLM profile's kernel list; FlashMLA's tests time "flash_fwd_splitkv_mla_kernel")
+    (r"flash_fwd_splitkv_mla|\bflash_mla_|\bget_mla_metadata_kernel", "FlashMLA", None),
+    # FlashAttention 4, flash-attn's CuTe DSL kernels for Blackwell, whose JIT names spell the Python class path:
+    # "kernel_cutlass_kernel_flash_attncuteflash_fwd_sm100FlashAttentionForwardSm100_object_at__tensor..."
+    # (torch.profiler tables, tests/fixtures/kernel-names/README.md); the sm90 and sm120 classes alike
+    (r"flash_attncute|FlashAttention(Forward|Backward)\w{0,20}Sm\d{2,3}", "FlashAttention-4", "nvidia"),
     # FlashAttention-2 vendored into PyTorch: "void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<...>>"
     (r"pytorch_flash::|\bflash_(fwd|bwd)_|flash::FlashAttn", "FlashAttention", None),
     # AITER's own kernels (its assembly FMHA and GEMMs), whose names share CK's "fmha_bwd_" prefix:
@@ -36,12 +44,15 @@ KERNEL_LIBRARIES = (
     # ck_tile::FmhaFwdKernel<...", "void ck_tile::kentry<64, 2, ck_tile::FmhaBwdOGradDot..." (torch.profiler tables,
     # tests/fixtures/kernel-names/README.md), "void ck::kernel_gemm_xdl_cshuffle_v3<ck::GridwiseGemmMultiD_ABScale_
     # xdl_cshuffle_v3<...", "void ck::kernel_moe_gemm<ck::GridwiseMoeGemmBlockScale<..." (MI300 vLLM traces, same
-    # README), "device_gemm_xdl..."
-    (r"\bck_tile::|\bck::|device_gemm_xdl|\bfmha_(fwd|bwd)_", "Composable Kernel", "amd"),
+    # README), "device_gemm_xdl..."; and their mangled symbols, as rocprof and some traces print them:
+    # "_ZN2ck27kernel_gemm_xdl_cshuffle_v3INS_42GridwiseGemmMultiD_ABScale_xdl_cshuffle_v3..." (same README),
+    # "_ZN7ck_tile6kentry..." (the Itanium mangling of namespace "ck" / "ck_tile")
+    (r"\bck_tile::|\bck::|^_ZN(2ck|7ck_tile)\d|device_gemm_xdl|\bfmha_(fwd|bwd)_", "Composable Kernel", "amd"),
     # AOTriton's precompiled Triton attention kernels used by ROCm SDPA, named after the Triton functions of
     # ROCm/aotriton tritonsrc/: "attn_fwd", "bwd_kernel_dk_dv", "bwd_kernel_dq", "bwd_preprocess", and the
     # suffixed variants of later releases ("bwd_kernel_dk_dv_reduce", "bwd_kernel_fuse"): anchored at the start
-    # only (a "\b" after the name missed every suffixed one)
+    # only (a "\b" after the name missed every suffixed one). flash-attn's AMD Triton backend JIT-compiles Triton
+    # functions of the same names (flash_attn/flash_attn_triton_amd, "attn_fwd"): SHARED_NAMES tells them apart
     (r"^(void )?(attn_fwd|bwd_kernel_dk_dv|bwd_kernel_dq|bwd_kernel_fuse|bwd_preprocess)", "AOTriton", "amd"),
     # Memory-efficient attention (xFormers CUTLASS kernels in PyTorch): "fmha_cutlassF_f16_aligned_64x64_rf_sm80"
     (r"fmha_cutlass[FB]_", "mem-efficient attention (CUTLASS)", None),
@@ -78,10 +89,13 @@ KERNEL_LIBRARIES = (
     # "naive_conv_fwd_nchw_fp32", "igemm_fwd_gtcx_nchw_fp32...", "MIOpenConvUni", "gridwise_convolution_...";
     # the naive fallbacks of later releases carry a packing field: "naive_conv_nonpacked_fwd_nchw_half_double_half",
     # "naive_conv_nonpacked_bwd_nchw_half_double_half" (ROCm/MIOpen#3310, a torch.profiler capture on MI250X);
+    # the alpha-beta naive kernels of 3.x, "naive_conv_ab_nonpacked_fwd_nchw_half_double_half",
+    # "naive_conv_ab_nonpacked_fwd_ncdhw_float_double_float", "naive_conv_ab_nonpacked_fwd_nchw_int8_t_int32_t_int8_t"
+    # (ROCm/rocm-libraries projects/miopen ConvDirectNaiveConv*: "naive_conv_ab_" + packed/nonpacked + direction);
     # the layout transposes around its NHWC kernels, "batched_transpose_32x32_dword", "batched_transpose_32x16_dword"
     # (ROCm/MIOpen src/kernels/gpu_batched_transpose_kernel/batched_transpose.cpp; seen in ROCm ConvTranspose3d profiles)
     (r"^(void )?(MIOpen|miopen|batched_transpose_\d+x\d+_(dword|half|byte)\b)|"
-     r"naive_conv_((non)?packed_)?(fwd|bwd|wrw)|igemm_(fwd|bwd|wrw)_gtc|gridwise_convolution|"
+     r"naive_conv_(ab_)?((non)?packed_)?(fwd|bwd|wrw)|igemm_(fwd|bwd|wrw)_gtc|gridwise_convolution|"
      r"ConvHipImplicitGemm|\bLSTMFwdHidUpdate|\bOpTensorFwdBias", "MIOpen", "amd"),
     # rocFFT run-time compiled kernels: "fft_rtc_fwd_len64_factors_8_8_wgs_64_tpt_8_sp_ip_CI_unitstride_sbrr"
     (r"\bfft_rtc_|rocfft|^(void )?fft_(fwd|back)_", "rocFFT", "amd"),
@@ -146,6 +160,13 @@ UNATTRIBUTED = "unattributed"
 _COMPILED = [(re.compile(p), lib, vendor) for p, lib, vendor in KERNEL_LIBRARIES]
 
 
+#: names two libraries share, told apart by a Python module of the process that ran them: flash-attn's AMD
+#: Triton backend (FLASH_ATTENTION_TRITON_AMD_ENABLE) JIT-compiles Triton functions named as AOTriton's
+#: precompiled ones ("attn_fwd": Dao-AILab/flash-attention flash_attn/flash_attn_triton_amd/fwd_prefill.py,
+#: ROCm/aotriton tritonsrc/): with that backend imported they are Triton's
+SHARED_NAMES = {"AOTriton": ("flash_attn.flash_attn_triton_amd", "Triton")}
+
+
 def library_of_kernel(name: str, vendor: Optional[str] = None) -> Optional[str]:
     """The library behind one kernel name, or None when no pattern knows it."""
     for rx, lib, who in _COMPILED:
@@ -161,12 +182,17 @@ def attribution(name: str, vendor: Optional[str] = None) -> str:
     return library_of_kernel(name, vendor) or UNATTRIBUTED
 
 
-def libraries_of(names: Iterable[str], vendor: Optional[str] = None) -> List[str]:
-    """The libraries behind kernel names, most frequent first; PyTorch's own
-    kernels are named only when no library kernel ran."""
+def libraries_of(
+    names: Iterable[str], vendor: Optional[str] = None, modules: Iterable[str] = ()
+) -> List[str]:
+    """The libraries behind kernel names, most frequent first; PyTorch's own kernels are
+    named only when no library kernel ran. ``modules``: the Python modules imported where
+    the kernels ran (``SHARED_NAMES``)."""
     counts = {}  # type: dict
+    shared = {lib: to for lib, (mod, to) in SHARED_NAMES.items() if mod in set(modules)}
     for name in names:
         lib = library_of_kernel(name, vendor)
+        lib = shared.get(lib, lib) if lib else lib
         if lib is not None:
             counts[lib] = counts.get(lib, 0) + 1
     libs = sorted(counts, key=lambda k: (-counts[k], k))

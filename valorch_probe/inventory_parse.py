@@ -155,8 +155,19 @@ def parse_header_version(text: str, prefix: str) -> Optional[str]:
     return ".".join(parts) if len(parts) >= 2 else None
 
 
+def cudnn_style(printed: str) -> str:
+    """The cuDNN version ``torch.__config__.show()`` prints, decoded as its encoding says:
+    PyTorch prints cudnnGetVersion() as ``v / 1000 . v / 100 % 10 [. v % 100]``
+    (aten/src/ATen/cuda/detail/CUDAHooks.cpp, printCudnnStyleVersion), cuDNN 8's encoding,
+    so cuDNN 9's 90100 reads "90.1": rebuilt, then decoded 10000-based from cuDNN 9 on."""
+    parts = [int(p) for p in printed.split(".")[:3]] + [0, 0]
+    v = 1000 * parts[0] + 100 * parts[1] + parts[2]
+    base = 10000 if v >= 90000 else 1000
+    return "%d.%d.%d" % (v // base, v % base // 100, v % 100)
+
+
 def parse_torch_config(text: str) -> Dict[str, str]:
-    """Compiled-against versions from ``torch._C._show_config()``."""
+    """Compiled-against versions from ``torch._C._show_config()`` (cuDNN's decoded: cudnn_style)."""
     found = {}  # type: Dict[str, str]
     names = {
         "hip runtime": "hip",
@@ -170,7 +181,8 @@ def parse_torch_config(text: str) -> Dict[str, str]:
     for line in text.splitlines():
         m = re.match(r"^\s*-\s*([A-Za-z][A-Za-z ]*?)\s+v?(\d+(?:\.\d+)+)", line)
         if m and m.group(1).lower() in names:
-            found.setdefault(names[m.group(1).lower()], m.group(2))
+            name = names[m.group(1).lower()]
+            found.setdefault(name, cudnn_style(m.group(2)) if name == "cudnn" else m.group(2))
         if "Build settings:" in line:
             for key, value in re.findall(r"(\w+)=([^,]*)", line):
                 if key in ("CUDA_VERSION", "CUDNN_VERSION", "TORCH_VERSION") and value.strip():

@@ -69,7 +69,7 @@ def on_gpu(torch: Any, fn: Callable[[], Any], vendor: Optional[str]) -> Tuple[An
     except (AttributeError, ImportError) as exc:  # no torch.profiler in this version
         seen.source = "no torch.profiler (%s): library not proven" % exc
         return fn(), seen
-    seen.libraries = evidence.libraries_of(seen.kernels, vendor)
+    seen.libraries = evidence.libraries_of(seen.kernels, vendor, sys.modules)
     seen.source = "torch.profiler kernel names (%d kernels)" % len(seen.kernels)
     return value, seen
 

@@ -5,7 +5,8 @@ names cannot tell (evidence.KERNEL_LIBRARIES):
   for one convolution, so a conv's kernel names may name CK or Tensile. With
   ``MIOPEN_ENABLE_LOGGING_CMD=1`` MIOpen prints, per call it serves, the MIOpenDriver
   command that repeats it: ``MIOpen(HIP): Command [LogCmdConvolution] ./bin/MIOpenDriver
-  convfp16 -n 2 -c 16 ...`` (``LogCmdFindConvolution``, ``LogCmdFusion`` likewise).
+  convfp16 -n 2 -c 16 ...`` (``LogCmdFindConvolution``, ``LogCmdFusion`` likewise), behind
+  any prefix its logger writes (``_MIOPEN_PREFIX``).
 - cuBLAS runs cuBLASLt's kernels, so their kernel names are shared. cuBLASLt's log
   (``CUBLASLT_LOG_LEVEL=2``, level 2 "Trace": the calls that launch kernels) writes
   ``[cublasLt][pid][Trace][cublasLtMatmul] A=...`` for a matmul asked of cuBLASLt itself,
@@ -36,10 +37,21 @@ MAX_BYTES = 4 << 20
 MAX_LINES = 50000
 MAX_LINE = 4096
 
-_MIOPEN_CMD = re.compile(
-    r"MIOpen\((?:HIP|OpenCL)\): Command \[(LogCmd\w{0,40})\] \S{0,200}MIOpenDriver\s+(\w{1,40})"
+# MIOpen's line prefix, every form its LoggingPrefix() writes (ROCm/MIOpen src/logger.cpp;
+# ROCm/rocm-libraries projects/miopen/src/logger.cpp): with MIOPEN_ENABLE_LOGGING_MPMT the
+# thread id, and in newer releases the host name before it, then "MIOpen", "(HIP)" or
+# "(OpenCL)" where the build defines its backend (TheRock's builds write "MIOpen: "), with
+# MIOPEN_ENABLE_LOGGING_ELAPSED_TIME the milliseconds (setw(8), three decimals), with
+# MIOPEN_ENABLE_LOGGING_DATE_TIME " (2025-12-23T07:11:13.123Z)", then ": ". The thread id is
+# required after a host name, so "echo MIOpen(HIP): ..." is not a prefix.
+_MIOPEN_PREFIX = (
+    r"(?:(?:[^\s:]{1,255} )?\d{1,10} )?MIOpen(?:\((?:HIP|OpenCL)\))?"
+    r"(?: {0,8}-?\d{1,12}\.\d{3})?(?: \([0-9T:.Z-]{1,40}\))?: "
 )
-_MIOPEN_ANY = re.compile(r"MIOpen\((?:HIP|OpenCL)\): ")
+_MIOPEN_CMD = re.compile(
+    _MIOPEN_PREFIX + r"Command \[(LogCmd\w{0,40})\] \S{0,200}MIOpenDriver\s+(\w{1,40})"
+)
+_MIOPEN_ANY = re.compile(_MIOPEN_PREFIX)
 _CUBLASLT = re.compile(
     r"(?:\[[^\]\n]{0,40}\])?\[cublasLt\]\[\d{1,12}\]\[(\w{1,12})\]\[(cublasLt\w{0,80})\]"
 )
@@ -70,7 +82,7 @@ def miopen_facts(text: str) -> Dict[str, Any]:
     kinds, ops = [], []  # type: List[str], List[str]
     lines = 0
     for line in _lines(text):
-        if not line.startswith("MIOpen("):
+        if "MIOpen" not in line[:300]:
             continue
         if _MIOPEN_ANY.match(line):
             lines += 1

@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from . import rst_cells as cells
+from . import rst_tags
 from .core import parse_tag
 from .rst_table import (
     _DISTROS,
@@ -49,6 +50,11 @@ class Unread:
 
 
 @dataclass(frozen=True)
+class Note(Unread):
+    """A cell imported with a remark: a Debian revision trimmed, a tag its columns contradict."""
+
+
+@dataclass(frozen=True)
 class ImageRead:
     """One imported image as the report names it."""
 
@@ -69,6 +75,7 @@ class PageRead:
     entries: tuple[dict[str, Any], ...]
     images: tuple[ImageRead, ...]
     unread: tuple[Unread, ...]
+    notes: tuple[Note, ...] = ()
 
     def backend_of(self, alias: str) -> str:
         return next(i.backend for i in self.images if i.alias == alias)
@@ -90,6 +97,7 @@ class PageRead:
             ],
             "backends": sorted({i.backend for i in self.images}),
             "unread": [u.as_dict() for u in self.unread],
+            "notes": [n.as_dict() for n in self.notes],
         }
 
 
@@ -256,21 +264,24 @@ def _components(
         if key == "linux":  # "Ubuntu 22.04", or a bare version of the tag's distro
             first = value.split()[0].lower() if value.split() else ""
             key = first if first in _DISTROS else (os_text or "linux").split()[0]
-        comps[key] = said.version
+        comps[key], dropped = rst_tags.trimmed(value, said.version)
+        if dropped:
+            unread.append(Note(line, title, alias, columns.names[col], raw.strip(), dropped))
     return comps
 
 
-def _no_table(source: str, tables: list[ListTable]) -> RstImportError:
+def _no_table(source: str, tables: list[ListTable], text: str) -> RstImportError:
     expected = (
         "expected a `.. list-table::` whose first header row names the image column "
         "(Docker / Docker image / Image / Tag)"
     )
+    moved = rst_tags.moved_to(text)
     if not tables:
-        return RstImportError(f"{source}:1: no list-table on the page: {expected}")
+        return RstImportError(f"{source}:1: no list-table on the page: {moved or expected}")
     at = ", ".join(str(t.line) for t in tables[:8])
     return RstImportError(
         f"{source}:{tables[0].line}: no Docker image components table (list-tables at lines "
-        f"{at} have no image column): {expected}"
+        f"{at} have no image column): {moved or expected}"
     )
 
 
@@ -281,7 +292,7 @@ def read_page(text: str, source: str = "<rst>", defs: cells.Defs | None = None) 
     entries: list[dict[str, Any]] = []
     images: list[ImageRead] = []
     unread: list[Unread] = []
-    tables = list_tables(text)
+    tables = rst_tags.with_pulled_images(text, list_tables(text))
     candidates = 0
     for table in tables:
         if not table.rows or None not in [header_key(c) for c in table.rows[0]]:
@@ -319,13 +330,17 @@ def read_page(text: str, source: str = "<rst>", defs: cells.Defs | None = None) 
                 )
             for image_col in (i for i, k in enumerate(columns.keys) if k is None):
                 entry, read, missed = entry_of(columns, image_col, row, where, cell_where, context)
+                for key, why in rst_tags.contradictions(read.reference, entry["components"]):
+                    missed.append(Note(read.line, read.table, read.alias, key, read.reference, why))
                 entries.append(entry)
                 images.append(read)
                 unread.extend(missed)
     if not candidates:
-        raise _no_table(source, tables)
+        raise _no_table(source, tables, text)
     _unique_aliases(entries, images, source)
-    return PageRead(source, tuple(entries), tuple(images), tuple(unread))
+    notes = tuple(u for u in unread if isinstance(u, Note))
+    kept = tuple(u for u in unread if not isinstance(u, Note))
+    return PageRead(source, tuple(entries), tuple(images), kept, notes)
 
 
 def _unique_aliases(entries: list[dict[str, Any]], images: list[ImageRead], source: str) -> None:

@@ -207,13 +207,14 @@ def _print_import_report(page: dict) -> None:
         labels = ", ".join(f"{k}: {v}" for k, v in i["labels"].items())
         images.add_row(i["alias"], i["backend"], i["rocm"] or "-", labels)
     out.print(images)
-    if not page["unread"]:
-        out.print("unread cells: none")
-        return
-    unread = Table("line", "image", "column", "cell", "why", title="unread cells")
-    for u in page["unread"]:
-        unread.add_row(str(u["line"]), u["image"], u["column"], u["cell"][:60], u["reason"])
-    out.print(unread)
+    for key, title in (("notes", "imported with a note"), ("unread", "unread cells")):
+        if not page.get(key):
+            out.print(f"{title}: none")
+            continue
+        table = Table("line", "image", "column", "cell", "why", title=title)
+        for u in page[key]:
+            table.add_row(str(u["line"]), u["image"], u["column"], u["cell"][:60], u["reason"])
+        out.print(table)
 
 
 @app.command("import-releases")

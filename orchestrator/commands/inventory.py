@@ -79,6 +79,7 @@ _STYLE = {
     "unpinned": "yellow",
     "build-mismatch": "yellow",
     "broken": "bold red",
+    "differs": "bold red",
 }
 
 
@@ -91,7 +92,7 @@ def findings_table(
     broken = {f.component for f in findings if f.kind == "broken"}
     pinned = {f.component: f.expected for f in findings if f.kind != "broken" and f.expected}
     for f in findings:
-        if f.kind == "build-mismatch" or (f.kind == "ok" and f.component in broken):
+        if f.kind in ("build-mismatch", "differs") or (f.kind == "ok" and f.component in broken):
             continue  # a broken component is one row: its version matching does not make it ok
         comp = audit.resolve(inv, f.component)
         where = f"{comp.source} · {comp.evidence}" if comp else ""
@@ -133,19 +134,25 @@ def _print_audit(
         out.print(f"[yellow]build mismatch[/]: {f.message}")
     if not build and built:
         out.print("[green]compiled-against versions agree with the installed libraries[/]")
+    for f in findings:
+        if f.kind == "differs":
+            out.print(f"[bold red]versions differ[/]: {f.message}")
     for e in inv.errors:
         out.print(f"[yellow]gatherer error[/]: {e}")
     broken = sum(f.kind == "broken" for f in findings)
-    drift = sum(f.drift for f in findings) - broken
+    differ = sum(f.kind == "differs" for f in findings)
+    drift = sum(f.drift for f in findings) - broken - differ
     packages = sum(not c.headline for c in inv.components)
-    problems = ([f"{drift} drift"] if drift else []) + (
-        [f"{broken} installed but not importing"] if broken else []
+    problems = (
+        ([f"{drift} drift"] if drift else [])
+        + ([f"{broken} installed but not importing"] if broken else [])
+        + ([f"{differ} module version(s) not the package manager's"] if differ else [])
     )
     verdict = (
         f"[bold red]not clean: {', '.join(problems)}[/]" if problems else "[bold green]clean[/]"
     )
     out.print(
-        f"{verdict} · {len([f for f in findings if f.kind not in ('build-mismatch', 'broken')])} expected "
+        f"{verdict} · {len([f for f in findings if f.kind not in ('build-mismatch', 'broken', 'differs')])} expected "
         "components, "
         f"{packages} packages · stored as run {run_id}"
     )
@@ -400,6 +407,8 @@ def show(
             if c.headline or packages:
                 table.add_row(c.name, c.value, c.source, c.evidence)
         out.print(table)
+        for f in audit.version_findings(inv):
+            out.print(f"[bold red]versions differ[/]: {f.message}")
         out.print(
             f"{sum(not c.headline for c in inv.components)} packages"
             + ("" if packages else " (--packages lists them)")

@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from .. import encode, netbody
 from ..checks_manifest import manifest
-from ..spec import MAX_MESSAGE, CheckInfo, CheckResult, Execution, Status, Task
+from ..spec import MAX_MESSAGE, Backend, CheckInfo, CheckResult, Execution, Status, Task
 from .ledger import Ledger, vet
 
 MAX_LINE = 1 << 20  # bytes in one protocol line
@@ -341,29 +341,52 @@ NOT_APPLICABLE_WHY = "not applicable: a GPU row on a CPU image"
 #: the metric the probe sets on an ``unsupported`` whose module the image does not have
 #: (valorch_probe/context.py NOT_INSTALLED; tests/unit/test_transcript_vetting.py keeps them equal)
 NOT_INSTALLED = "not_installed"
+#: a check that serves one vendor's GPUs declares it among its needs (probe registry, VENDORS)
+VENDORS = {"amd": "ROCm", "nvidia": "CUDA"}
+#: what a row of another vendor keeps: the harness's own failures say nothing of the row
+_HARNESS = ("crash", "timeout", "error")
+
+
+def inapplicable(check: CheckInfo, backend: Backend, result: CheckResult) -> str:
+    """Why ``result`` of ``check`` does not apply to an image of ``backend``, or "".
+
+    The one rule for rows that do not apply: a row declared for one vendor's GPUs
+    (``needs`` names ``amd`` or ``nvidia``) on any other image, whatever the probe said of
+    it but the harness's own failures; and a GPU row on a CPU image that was not run
+    (``skip``: no GPU; ``unsupported``: torch has no cuda.tunable) unless the image lacks the
+    module it needs (not installed is ⊘ on any image)."""
+    vendor = next((v for v in check.needs if v in VENDORS), None)
+    if vendor and vendor != backend.vendor and result.status not in _HARNESS:
+        return "not applicable: a %s row on a %s image" % (VENDORS[vendor], backend.value.upper())
+    if (
+        not backend.gpu
+        and "gpu" in check.needs
+        and result.status in ("skip", "unsupported")
+        and NOT_INSTALLED not in result.metrics
+    ):
+        return NOT_APPLICABLE_WHY
+    return ""
 
 
 def not_applicable(results: Iterable[CheckResult], task: Task) -> list[CheckResult]:
-    """A GPU row on a CPU image does not apply to it: its ``skip`` ("needs a GPU") or
-    ``unsupported`` ("torch has no attribute cuda.tunable") is ``n/a``, blank and counted
-    nowhere (docs/statuses.md), in every sink alike. A GPU image run without GPUs keeps
-    its ``skip``: the row applies to the image, this host just could not run it."""
-    if task.image.backend.gpu:
-        return list(results)
-    gpu_rows = {c.id for c in task.checks if "gpu" in c.needs}
-    return [
-        r.model_copy(
-            update={
-                "status": "n/a",
-                "message": f"{NOT_APPLICABLE_WHY}: {r.message.rstrip('.')}"[:MAX_MESSAGE],
-            }
+    """Each result whose row does not apply to the task's image (``inapplicable``) is
+    ``n/a``, blank and counted nowhere (docs/statuses.md), in every sink alike. A GPU image
+    run without GPUs keeps its ``skip``: the row applies, this host just could not run it."""
+    checks = {c.id: c for c in task.checks}
+    out = []
+    for r in results:
+        why = inapplicable(checks[r.check], task.image.backend, r) if r.check in checks else ""
+        out.append(
+            r.model_copy(
+                update={
+                    "status": "n/a",
+                    "message": f"{why}: {r.message.rstrip('.')}"[:MAX_MESSAGE],
+                }
+            )
+            if why and r.status != "n/a"
+            else r
         )
-        if r.check in gpu_rows
-        and r.status in ("skip", "unsupported")
-        and NOT_INSTALLED not in r.metrics  # not installed: unsupported on any image (⊘)
-        else r
-        for r in results
-    ]
+    return out
 
 
 def _signal_name(exit_code: int | None) -> str:

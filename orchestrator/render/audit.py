@@ -27,6 +27,7 @@ _MARK = {
     "unpinned": "unpinned",
     "build-mismatch": "build mismatch",
     "broken": "**DOES NOT IMPORT**",
+    "differs": "**VERSIONS DIFFER**",
 }
 
 
@@ -56,6 +57,9 @@ def render_findings_md(
     broken = [f.message for f in findings if f.kind == "broken"]
     if broken:
         lines += ["", "## Installed but does not import", ""] + ["- " + _cell(m) for m in broken]
+    differ = [f.message for f in findings if f.kind == "differs"]
+    if differ:
+        lines += ["", "## Module vs package manager", ""] + ["- " + _cell(m) for m in differ]
     notes = [f.message for f in findings if f.kind == "build-mismatch"]
     if notes:
         lines += ["", "## Compiled against vs installed", ""] + ["- " + _cell(m) for m in notes]

@@ -50,9 +50,12 @@ def plan_rst_import(file: Path, out_path: Path, defs_path: Path | None = None) -
     try:
         return plan_import(text, existing, str(file), str(out_path), defs)
     except RstImportError as exc:
+        moved = "rocm-install-on-linux" in str(exc)  # the page says where its tags moved
         raise InputError(
             str(exc),
-            "fix the page at that line; the catalog is left as it was (the page needs a "
+            "import the install guide's page the message names; the catalog is left as it was"
+            if moved
+            else "fix the page at that line; the catalog is left as it was (the page needs a "
             "list-table whose first header is Docker/Image/Tag)",
         ) from None
 

@@ -48,17 +48,20 @@ def test_lazy_nvrtc_on_rocm_without_jiterator_is_unsupported_not_a_crashed_child
 
 
 @pytest.mark.parametrize(
-    ("nvrtc", "loading"), [("preloaded", "at import torch"), ("lazy", "on first JIT use")]
+    ("nvrtc", "loading", "status"),
+    [("preloaded", "at import torch", "partial"), ("lazy", "on first JIT use", "pass")],
 )
-def test_lazy_nvrtc_says_when_the_compiler_loaded_and_passes_either_way(tmp_path, nvrtc, loading):
-    """The CUDA wheels since the 2.6 cycle map libnvrtc at import torch: a design choice that the
-    row reports, never "unsupported"."""
+def test_lazy_nvrtc_passes_only_when_the_compiler_loaded_lazily(tmp_path, nvrtc, loading, status):
+    """The CUDA wheels since the 2.6 cycle map libnvrtc at import torch (the CUDA image's own
+    capture, tests/fixtures/cuda-wheel): the JIT is proven, lazy loading is not measurable there,
+    so the row is partial and says so; never "unsupported", never a pass."""
     b = build(tmp_path, "cuda-h100", version="2.6.0+cu124", cuda="12.4", nvrtc=nvrtc)
     row = run_probe(tmp_path, b, "features", "features.cuda.lazy_nvrtc")["features.cuda.lazy_nvrtc"]
-    assert row["status"] == "pass", row["message"]
+    assert row["status"] == status, row["message"]
     assert row["metrics"]["loading"] == loading
     assert "libnvrtc.so.12" in str(row["metrics"]["after"]), row["metrics"]
     assert ("pytorch/pytorch#145582" in row["message"]) == (nvrtc == "preloaded")
+    assert ("lazy loading is not measurable" in row["message"]) == (nvrtc == "preloaded")
 
 
 @pytest.mark.skipif(shutil.which("cc") is None, reason="the nvcc stand-in builds with cc")
@@ -90,17 +93,43 @@ def test_matmul_allow_tf32_on_cuda_is_judged_in_process(tmp_path):
     assert "off by default" not in row["message"] and row["metrics"]["results_differ"] is True
 
 
-def test_rows_that_need_a_missing_package_judge_the_feature_and_name_what_is_missing(tmp_path):
-    """memory_stats without pynvml, nvtx without a profiler: the allocator and the range calls
-    are what is judged; the part the image cannot show is named, not held against the feature."""
-    res = run_probe(
-        tmp_path, "cuda-h100", "features", "features.cuda.memory_stats", "features.cuda.nvtx"
+def test_rows_whose_evidence_the_image_cannot_give_are_skipped_as_not_measurable(tmp_path):
+    """memory_stats without pynvml (the process list is the row), nvtx without a profiler (a
+    range call returns on any build), a reduced-precision flag whose GEMMs are bit-identical
+    with it on and off: each is skip "not measurable: …" naming what is missing, never a pass."""
+    rows = (
+        "features.cuda.memory_stats",
+        "features.cuda.nvtx",
+        "features.backends.matmul_fp16_reduced",
     )
-    mem, nvtx = res["features.cuda.memory_stats"], res["features.cuda.nvtx"]
-    assert mem["status"] == "pass", mem["message"]
-    assert "not measurable in this image: no pynvml" in mem["message"]
-    assert nvtx["status"] == "pass", nvtx["message"]
-    assert "not measurable in this image: no profiler" in nvtx["message"]
+    res = run_probe(tmp_path, "cuda-h100", "features", *rows)
+    mem, nvtx, fp16 = (res[r] for r in rows)
+    assert mem["status"] == "skip", mem["message"]
+    assert mem["message"].startswith("not measurable: no pynvml in this image")
+    assert "running process list" in mem["message"]
+    assert nvtx["status"] == "skip", nvtx["message"]
+    assert nvtx["message"].startswith("not measurable: no profiler in this image")
+    assert fp16["status"] == "skip", fp16["message"]
+    assert fp16["message"].startswith("not measurable: allow_fp16_reduced_precision_reduction")
+    assert fp16["metrics"]["results_differ"] is False
+
+
+@pytest.mark.parametrize(("arch", "status"), [("gfx1100", "unsupported"), ("gfx942", None)])
+def test_composable_kernel_refused_by_torch_for_this_arch_is_unsupported(tmp_path, arch, status):
+    """Context::setBlasPreferredBackend refuses CK outside Context::ckSupported()'s archs
+    (aten/src/ATen/Context.cpp): the row is unsupported with torch's words, not a fail."""
+    dev = {"name": "AMD GPU", "major": 11, "minor": 0, "gcnArchName": arch + ":xnack-"}
+    b = build(tmp_path, "rocm-mi300x", devices=[dev])
+    row = run_probe(
+        tmp_path, b, "features", "features.rocm.composable_kernel", expect={"backend": "rocm"}
+    )
+    row = row["features.rocm.composable_kernel"]
+    if status:
+        assert row["status"] == status, row["message"]
+        assert "refuses Composable Kernel on %s" % arch in row["message"]
+        assert "architecture supported for CK: 0" in row["message"]
+    else:  # accepted: the GEMM runs and its kernels decide (no CK kernel in the stand-in)
+        assert "refuses" not in row["message"], row["message"]
 
 
 def test_a_cuda_wheel_on_a_host_without_a_gpu_is_described_not_failed(tmp_path):

@@ -93,9 +93,25 @@ def test_presence_only_rows_are_partial_present_not_exercised(tmp_path):
 
 
 def test_hipsparselt_row_is_not_evidenced_by_a_cuda_build(tmp_path):
-    """On an H100 torch's 2:4 sparsity runs cuSPARSELt / CUTLASS: the hipSPARSELt row is skipped."""
+    """On an H100 torch's 2:4 sparsity would run cuSPARSELt / CUTLASS: the hipSPARSELt row is
+    never a pass there; the probe finds no hipSPARSELt, and the row, declared for AMD GPUs, is
+    n/a on a CUDA image (the orchestrator's one rule, executors/transcript.py)."""
+    from orchestrator.checks_manifest import info, manifest
+    from orchestrator.executors.transcript import not_applicable
+    from orchestrator.spec import CheckInfo, CheckResult, HostSpec, ImageSpec, SuiteRef, Task
+
     res = run_probe(
         tmp_path, "cuda-h100", "features", "features.rocm.hipsparselt", expect={"backend": "cuda"}
     )
     r = res["features.rocm.hipsparselt"]
-    assert r["status"] == "skip" and "cuSPARSELt" in r["message"]
+    assert r["status"] == "unsupported" and "not in this image" in r["message"]
+    check = CheckInfo(**info(manifest().checks["features.rocm.hipsparselt"]))
+    task = Task(
+        image=ImageSpec(alias="img", reference="img", backend="cuda"),
+        suite=SuiteRef(name="features"),
+        host=HostSpec(name="h"),
+        checks=(check,),
+    )
+    result = CheckResult(check=check.id, status=r["status"], message=r["message"])
+    (decided,) = not_applicable([result], task)
+    assert decided.status == "n/a" and decided.message.startswith("not applicable: a ROCm row")

@@ -10,6 +10,8 @@ from contextlib import redirect_stdout
 from pathlib import Path
 
 import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from orchestrator import audit
@@ -568,3 +570,26 @@ def test_licence_parsers():
     assert pip_license(meta) == "BSD License"
     meta["License-Expression"] = "MIT"
     assert pip_license(meta) == "MIT"
+
+
+def test_the_cudnn_line_of_torch_config_is_decoded_as_pytorch_encodes_it():
+    """``CuDNN 90.1`` (CUDA 12.4 wheels) is cudnnGetVersion() 90100 printed cuDNN-8 style
+    (CUDAHooks.cpp printCudnnStyleVersion): 9.1.0, wherever the line is read, with or
+    without a Build settings line beside it (tests/fixtures/inventory/README.md)."""
+    full = parse_torch_config((FIX / "torch-config-cu124-cudnn9.txt").read_text())
+    assert full["cudnn"] == "9.1.0" and full["cuda"] == "12.4"
+    alone = parse_torch_config((FIX / "torch-config-cu121-cudnn9-lines.txt").read_text())
+    assert alone["cudnn"] == "9.1.0" and alone["cuda"] == "12.1"
+
+
+@given(st.integers(0, 9), st.integers(0, 99), st.integers(0, 99))
+def test_cudnn_style_inverts_pytorchs_printer_for_every_cudnn_8_and_9_version(major, minor, patch):
+    from valorch_probe.inventory_parse import cudnn_style
+
+    if major >= 9:
+        v = 10000 * major + 100 * minor + patch
+    else:
+        assume(minor <= 9)
+        v = 1000 * major + 100 * minor + patch
+    printed = "%d.%d" % (v // 1000, v // 100 % 10) + (".%d" % (v % 100) if v % 100 else "")
+    assert cudnn_style(printed) == "%d.%d.%d" % (major, minor, patch)

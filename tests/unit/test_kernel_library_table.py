@@ -17,6 +17,7 @@ FIX = Path(__file__).resolve().parent.parent / "fixtures" / "kernel-names"
 # earlier entry is the narrower truth (hipBLASLt's "_UserArgs_" Tensile names before the
 # shared Tensile entry; cuBLAS's arch-numbered CUTLASS kernels before CUTLASS's namespace).
 PRECEDENCE = {
+    ("FlashMLA", "FlashAttention"),
     ("hipBLASLt", "rocBLAS/hipBLASLt (Tensile)"),
     ("cuBLAS/cuBLASLt", "CUTLASS"),
     ("AITER", "Composable Kernel"),
@@ -107,3 +108,33 @@ def test_a_name_no_pattern_matches_is_unattributed(name, vendor):
     assume(not any(re.search(p, name) for p, _, _ in evidence.KERNEL_LIBRARIES))
     assert evidence.attribution(name, vendor) == evidence.UNATTRIBUTED
     assert evidence.libraries_of([name], vendor) == []
+
+
+FAMILIES = {  # one rule per family: a name of the family, never another family's
+    "FlashMLA": ("FlashAttention",),
+    "FlashAttention-4": ("FlashAttention", "CUTLASS"),
+    "Composable Kernel": ("AITER",),
+    "MIOpen": ("Composable Kernel",),
+}
+
+
+@given(st.sampled_from([r for r in ATTRIBUTED if r[2] in FAMILIES]))
+def test_each_family_rule_names_its_own_real_names_never_a_neighbour(row):
+    name, vendor, lib, _ = row
+    assert evidence.attribution(name, vendor) == lib
+    assert evidence.attribution(name, None) == lib  # without the vendor too
+
+
+def test_every_family_has_real_names_in_the_fixture():
+    libs = [lib for _, _, lib, _ in ATTRIBUTED]
+    for family in FAMILIES:
+        assert family in libs, family
+    assert any(n.startswith("_ZN2ck") for n, _, lib, _ in ATTRIBUTED if lib == "Composable Kernel")
+    assert any("naive_conv_ab_" in n for n, _, lib, _ in ATTRIBUTED if lib == "MIOpen")
+
+
+@given(st.sampled_from(["attn_fwd", "bwd_kernel_dk_dv", "bwd_kernel_dq", "bwd_preprocess"]))
+def test_attn_fwd_is_aotriton_unless_flash_attns_triton_backend_ran_it(name):
+    assert evidence.libraries_of([name], "amd") == ["AOTriton"]
+    modules = ["torch", "flash_attn", "flash_attn.flash_attn_triton_amd"]
+    assert evidence.libraries_of([name], "amd", modules) == ["Triton"]

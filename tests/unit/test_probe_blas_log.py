@@ -55,3 +55,29 @@ def test_hip_rejecting_a_device_side_launch_is_recognised():
         "error: reference to __global__ function 'valorch_child' in __global__ function"
     )
     assert not DEVICE_LAUNCH_REJECTED.search("error: use of undeclared identifier 'valorch_child'")
+
+
+VENDOR = Path(__file__).resolve().parents[1] / "fixtures" / "vendor-logs"
+
+
+def test_hipblaslt_bench_lines_count_with_and_without_api_method():
+    with_method = (REAL / "hipblaslt-bench-log.txt").read_text()
+    without = (VENDOR / "hipblaslt-bench-no-api-method.txt").read_text()
+    assert "--api_method" not in without
+    for text in (with_method, without, "/opt/rocm/bin/" + without):
+        assert blas_log.libraries_from_logs("", text)["libraries"] == ["hipBLASLt"], text[:60]
+    assert blas_log.libraries_from_logs("", "hipblaslt-bench\n")["libraries"] == []
+
+
+def test_a_log_level_in_the_environment_is_removed_for_the_child_and_reported(monkeypatch):
+    """hipBLASLt ignores HIPBLASLT_LOG_MASK while HIPBLASLT_LOG_LEVEL is set (rocblaslt's
+    LoggerSingleton), and no level writes the bench log: the child runs without it."""
+    monkeypatch.setenv("HIPBLASLT_LOG_LEVEL", "2")
+    script = (
+        "import os\nassert 'HIPBLASLT_LOG_LEVEL' not in os.environ\n"
+        "open(os.environ['HIPBLASLT_LOG_FILE'], 'w').write(%r)\n"
+        % (REAL / "hipblaslt-bench-log.txt").read_text()
+    )
+    facts = blas_log.served_by(script)
+    assert facts["returncode"] == 0 and facts["libraries"] == ["hipBLASLt"]
+    assert facts["hipblaslt_log_level_unset"] == "2"

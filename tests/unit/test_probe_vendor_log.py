@@ -188,3 +188,34 @@ def test_the_child_scripts_the_kernels_checks_run_are_python():
 def test_a_child_that_hangs_is_killed_and_said_so():
     facts = vendor_log.served_by("import time\ntime.sleep(30)\n", timeout=1)
     assert facts["returncode"] == -1 and facts["libraries"] == []
+
+
+def test_miopen_commands_are_read_behind_every_prefix_its_logger_writes():
+    """LoggingPrefix() (ROCm/MIOpen src/logger.cpp) writes TheRock's "MIOpen: ", thread ids,
+    host names, elapsed times and ISO times before the command (the fixture, composed from the
+    source, names each)."""
+    lines = fixture("miopen-logcmd-prefixes.txt").splitlines()
+    assert len(lines) == 8
+    for line in lines:
+        facts = vendor_log.libraries_from_logs(line)
+        assert facts["libraries"] == ["MIOpen"], line
+        assert (facts["miopen_commands"], facts["miopen_ops"]) == ("LogCmdConvolution", "convfp16")
+    therock = vendor_log.libraries_from_logs(fixture("miopen-therock-warnings.txt"))
+    assert therock["miopen_lines"] == 2 and therock["libraries"] == []  # real, and no call
+
+
+@given(
+    st.sampled_from(["", "48213 ", "ctr-node-21 48213 "]),
+    st.sampled_from(["", "(HIP)", "(OpenCL)"]),
+    st.sampled_from(["", "   0.731", "1234.567"]),
+    st.sampled_from(["", " (2025-12-23T07:11:13.123Z)"]),
+)
+def test_any_combination_of_the_prefix_parts_is_miopen(mpmt, backend, elapsed, when):
+    body = fixture("miopen-logcmd-gfx1201.txt").splitlines()[-1].split(": ", 1)[1]
+    line = "%sMIOpen%s%s%s: %s" % (mpmt, backend, elapsed, when, body)
+    assert vendor_log.libraries_from_logs(line)["libraries"] == ["MIOpen"], line
+    assert vendor_log.libraries_from_logs("echo " + line.split(" ", 2)[-1])["libraries"] in (
+        [],
+        ["MIOpen"],  # "echo 48213 MIOpen..." reads as host "echo", thread 48213
+    )
+    assert vendor_log.libraries_from_logs("echo MIOpen%s: %s" % (backend, body))["libraries"] == []

@@ -12,7 +12,7 @@ import sys
 import tempfile
 from typing import Any, Dict
 
-from ..context import Fail, Partial, Report, Unsupported
+from ..context import Fail, Partial, Report, Skip, Unsupported
 from ..registry import check
 from . import _dist
 from ._common import attempt, randn
@@ -166,15 +166,15 @@ _MONITOR_ABSENT = re.compile(r"\b(pynvml|amdsmi) module not found")
     "Running process lists of memory management",
     "feature",
     "features",
-    version=3,
+    version=4,
     needs=("gpu",),
 )
 def memory_stats(ctx):
     """torch.cuda.list_gpu_processes() lists the processes using the GPU (this one among them, holding at least
     the memory it allocated), memory_stats() counts the live allocation and memory_summary() renders the
     allocator table. A process list that cannot be read is partial, except where the image lacks the module
-    torch reads it with (pynvml / amdsmi): then the verdict is the allocator's and the message says "not
-    measurable in this image: no pynvml".
+    torch reads it with (pynvml / amdsmi): the process list is the row, so that is skip "not measurable: no
+    pynvml in this image", with the allocator's numbers beside it.
 
     Not proven: other processes' numbers (they come from the driver), nor the list inside a PID namespace
     that hides this process from the driver (then any listed process counts)."""
@@ -206,10 +206,10 @@ def memory_stats(ctx):
     absent = _MONITOR_ABSENT.search(text)
     if not procs and absent:  # the image lacks the optional module: packaging, not the feature
         metrics["process_list"] = "not measurable in this image: no %s" % absent.group(1)
-        return Report(
-            "memory_stats %d keys, %d MiB allocated, memory_summary renders; the process list is not "
-            "measurable in this image: no %s (list_gpu_processes said: %s)"
-            % (len(stats), cur >> 20, absent.group(1), said),
+        raise Skip(
+            "not measurable: no %s in this image, and the running process list (the row) is read "
+            "with it (list_gpu_processes said: %s); memory_stats %d keys, %d MiB allocated, "
+            "memory_summary renders" % (absent.group(1), said, len(stats), cur >> 20),
             metrics,
         )
     if not procs:
@@ -348,14 +348,13 @@ def tunableop(ctx):
     "feature",
     "features",
     library="roctx/NVTX",
-    version=3,
+    version=4,
     needs=("gpu",),
 )
 def nvtx(ctx):
     """torch.cuda.nvtx range_push / range_pop around a tiny GPU workload, run under the image's profiler (nsys,
     rocprofv3 or rocprof): the range must appear in the profiler's record. With no such profiler in the image
-    the verdict is the calls' (they return, depth counted) and the message says that the range is "not
-    measurable in this image: no profiler".
+    the calls returning proves nothing (a build without NVTX returns too): skip "not measurable: no profiler".
 
     Not proven: nested ranges, marks, or other tools' handling of the ranges."""
     torch = ctx.torch
@@ -371,9 +370,9 @@ def nvtx(ctx):
     metrics = {"depth": depth}
     if seen is None:
         metrics["range_seen"] = "not measurable in this image: no profiler"
-        return Report(
-            "range_push/mark/range_pop work (depth %s); whether a tool sees the range is not "
-            "measurable in this image: no profiler (nsys, rocprofv3, rocprof)" % depth,
+        raise Skip(
+            "not measurable: no profiler in this image (nsys, rocprofv3, rocprof) to see the range; "
+            "range_push/mark/range_pop returned (depth %s)" % depth,
             metrics,
         )
     metrics.update(tool=seen["tool"], recorded=";".join(seen["names"])[:500])
@@ -426,17 +425,17 @@ print("AFTER", ";".join(after)); print("VALUE", float(y[0]))
     "feature",
     "features",
     library="hipRTC/NVRTC",
-    version=2,
+    version=3,
     needs=("gpu",),
 )
 def lazy_nvrtc(ctx):
     """In a fresh process a kernel JIT-compiled through the runtime compiler (NVRTC / hipRTC, by
-    jiterator) computes correctly, and the compiler is mapped by then; when it was loaded is
-    reported as evidence (metric ``loading``), not judged: "on first JIT use" (loaded lazily), or
-    "at import torch", which is how the CUDA wheels work since the 2.6 cycle (they preload the
-    nvidia-* libraries, NVRTC among them, at import: pytorch/pytorch#145582). A preload is a
-    packaging choice, never "unsupported". Unsupported only where the build has no JIT path at
-    all (jiterator is compiled out of ROCm builds: aten/src/ATen/cuda/jiterator.h).
+    jiterator) computes correctly, and the compiler is mapped only from its first JIT use on (the
+    row: loaded lazily). Where it was mapped before (metric ``loading``: "at import torch", as the
+    CUDA wheels do since the 2.6 cycle, preloading the nvidia-* libraries, NVRTC among them:
+    pytorch/pytorch#145582; or "at CUDA init"), lazy loading is not measurable: partial, the JIT
+    proven and the loading not. Unsupported only where the build has no JIT path at all
+    (jiterator is compiled out of ROCm builds: aten/src/ATen/cuda/jiterator.h).
 
     Not proven: anything about NVRTC's/hipRTC's compile speed or the kernels it generates."""
     torch = ctx.torch
@@ -450,7 +449,12 @@ def lazy_nvrtc(ctx):
     out = proc.stdout.decode("utf-8", "replace")
     if proc.returncode != 0:
         raise Fail("probe process failed: %s" % proc.stderr.decode("utf-8", "replace")[-1500:])
-    lines = dict(ln.split(" ", 1) for ln in out.splitlines() if " " in ln)
+    return rtc_verdict(dict(ln.split(" ", 1) for ln in out.splitlines() if " " in ln))
+
+
+def rtc_verdict(lines: Dict[str, str]) -> Report:
+    """The lazy-NVRTC row's verdict from the child's lines (NOJIT, IMPORT, BEFORE, AFTER, VALUE:
+    ``_RTC_PROBE``), each a ``;``-joined list of mapped runtime-compiler paths."""
     if "NOJIT" in lines:
         raise Unsupported(
             "no runtime-compiled kernel in this build: jiterator is compiled out of it "
@@ -471,10 +475,11 @@ def lazy_nvrtc(ctx):
         raise Fail("JIT kernel computed %s, expected 10.0" % lines.get("VALUE"), metrics)
     if not after:
         raise Fail("a kernel was JIT-compiled but no NVRTC/hipRTC library is mapped", metrics)
-    if at_import:
-        return Report(
-            "JIT kernel correct; the runtime compiler was loaded at import torch, before any JIT "
-            "use (the CUDA wheels preload it: pytorch/pytorch#145582): %s" % ", ".join(at_import),
+    if before:  # at_import is a subset of what was mapped before the first JIT use
+        raise Partial(
+            "partial support: the JIT kernel is correct, but lazy loading is not measurable: the "
+            "runtime compiler was already mapped %s, before any JIT use (the CUDA wheels preload "
+            "it: pytorch/pytorch#145582): %s" % (loading, ", ".join(at_import or before)),
             metrics,
         )
     return Report(

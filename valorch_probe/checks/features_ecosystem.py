@@ -7,7 +7,7 @@ from __future__ import annotations
 import copy
 import math
 
-from ..context import Fail, Report, Unsupported
+from ..context import Fail, Partial, Report, Skip, Unsupported
 from ..registry import check
 from . import _dist
 from ._common import ProcessGroup, attempt, gen, randn
@@ -41,11 +41,13 @@ def dist_gloo(ctx):
     "feature",
     "features",
     library="TensorPipe",
-    version=2,
+    version=3,
 )
 def dist_tensorpipe(ctx):
     """Two processes join torch.distributed.rpc with the TensorPipe backend over 127.0.0.1; each calls the other
-    with rpc_sync and rpc_async and gets the correct tensors back.
+    with rpc_sync and rpc_async and gets the correct tensors back. An RPC that dies is a fail, also where it
+    died for a module torch does not require but init_rpc calls (numpy: its device-map exchange runs
+    tensor.numpy()): the image's RPC does not work.
 
     Not proven: GPU tensors over RPC (device maps), more workers, or other hosts."""
     torch = ctx.torch
@@ -55,7 +57,14 @@ def dist_tensorpipe(ctx):
         raise Unsupported("torch.distributed.rpc.is_available() is False")
     ctx.require_attr(rpc, "TensorPipeRpcBackendOptions")
     del dist
-    answers = _dist.run_ranks("rpc", 2)
+    try:
+        answers = _dist.run_ranks("rpc", 2)
+    except Skip as died:  # a rank died for want of an optional module: RPC died in this image
+        raise Fail(
+            "TensorPipe RPC died: %s" % died.message.replace("not measurable in this image: ", ""),
+            died.metrics,
+            log=died.log,
+        ) from died
     _dist.verify(answers, ["rpc_sync", "rpc_async"], "TensorPipe RPC")
     ctx.claim(
         library="TensorPipe",
@@ -316,11 +325,15 @@ for _name, _make, _tol in _AUDIO:
     "APEX batch norm",
     "feature",
     "features",
-    library="MIOpen/cuDNN",
+    library="apex syncbn",
+    version=2,
     needs=("gpu",),
 )
 def apex_batch_norm(ctx):
-    """apex.parallel.SyncBatchNorm (world size 1) normalises a GPU batch like torch's batch norm in float64.
+    """apex.parallel.SyncBatchNorm (world size 1) normalises a GPU batch like torch's batch norm in float64,
+    on apex's own fused kernels (its ``syncbn`` extension: apex.parallel.optimized_sync_batchnorm), not
+    MIOpen's or cuDNN's. An apex built without them falls back to a Python SyncBatchNorm over torch's own
+    batch norm (NVIDIA/apex apex/parallel/__init__.py): partial, naming the import error.
 
     Not proven: synchronisation across several GPUs (world size 1), or apex's other fused kernels."""
     torch = ctx.torch
@@ -334,7 +347,17 @@ def apex_batch_norm(ctx):
         mod = sbn(16, affine=False).cuda().train()
         got = mod(x.cuda())
     err = ctx.assert_close(got, ref, 1e-4, "apex SyncBatchNorm")
-    return Report("apex SyncBatchNorm rel err %.1e" % err, {"rel_error": err})
+    impl = getattr(sbn, "__module__", "")
+    metrics = {"rel_error": err, "implementation": impl}
+    if not impl.endswith("optimized_sync_batchnorm"):
+        raise Partial(
+            "partial support: apex's fused SyncBatchNorm kernels are not built (%s: %s); its Python "
+            "fallback over torch's batch norm ran, rel err %.1e"
+            % (impl, getattr(sbn, "syncbn_import_error", "no syncbn extension"), err),
+            metrics,
+        )
+    ctx.claim(library="apex syncbn", source="apex.parallel.SyncBatchNorm from %s" % impl)
+    return Report("apex's fused SyncBatchNorm (%s) rel err %.1e" % (impl, err), metrics)
 
 
 @check(

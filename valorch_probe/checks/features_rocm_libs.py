@@ -6,11 +6,11 @@ proves presence and version from the image (library file, version header, dpkg
 entry) and, where the library has a host-side C entry point (``_rocm_host``),
 calls it through ctypes: ``partial`` "present, host API called" or "present,
 not exercised", never a pass: a pass means the row's feature ran. A row whose claim needs a GPU (CK's GEMM, MIGraphX's GPU
-target, hipSPARSELt's kernels) is a skip without one, and hipSPARSELt's row is a
-skip on a CUDA build (its 2:4 path runs cuSPARSELt / CUTLASS, not hipSPARSELt).
+target, hipSPARSELt's kernels) is a skip without one.
 
-Absent in a rocm image: unsupported. Absent in a cpu or cuda image: skip (the
-row cannot apply). These paths have not run on a ROCm image yet (see
+Every row here declares ``needs`` "amd": on a cpu or cuda image the orchestrator records it
+``n/a`` (one rule, orchestrator/executors/transcript.py); absent in a rocm image: unsupported.
+These paths have not run on a ROCm image yet (see
 docs/checks.md)."""
 
 from __future__ import annotations
@@ -89,14 +89,9 @@ def presence(
 
 
 def absent(ctx: Any, name: str, what: str) -> None:
-    """Raise the right outcome for a library this image does not have."""
-    backend = ctx.expect.get("backend", "cpu")
-    if backend != "rocm":
-        raise Skip(
-            "%s is a ROCm library; a %s image is not expected to have it (%s)"
-            % (name, backend, what)
-        )
-    raise Unsupported("%s is not in this ROCm image: %s" % (name, what))
+    """Raise the outcome for a library this image does not have: unsupported (on an image of
+    another backend the orchestrator makes the row n/a: the rows declare needs "amd")."""
+    raise Unsupported("%s is not in this image: %s" % (name, what))
 
 
 def presence_summary(name: str, facts: Dict[str, Any]) -> str:
@@ -226,6 +221,7 @@ def _presence_check(
         "features",
         library=name,
         version=3 if name in _rocm_host.HOST_CALLS else 2,
+        needs=("amd",),
     )(fn)
 
 
@@ -303,19 +299,47 @@ _presence_check(
 )
 
 
+def ck_refusal(pref: Any) -> str:
+    """What torch said when it refused CK as its BLAS library, or "" when it took it.
+    Context::setBlasPreferredBackend refuses CK on an arch outside Context::ckSupported()'s list or
+    in a build without CK GEMMs ("Cannot set preferred blas backend to CK since following conditions
+    are not true: architecture supported for CK: 0, ..."); releases before that check only warned
+    ("Attempting to use CK on an unsupported architecture! Cannot set backend to CK") and kept
+    their backend (pytorch/pytorch aten/src/ATen/Context.cpp, Context::ckSupported)."""
+    import warnings
+
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        try:
+            pref("ck")
+        except RuntimeError as exc:
+            if "Cannot set preferred blas backend to CK" not in str(exc):
+                raise
+            return str(exc).splitlines()[0][:300]
+    now = str(pref()).rsplit(".", 1)[-1]  # torch._C._BlasBackend.Ck
+    if now.lower() == "ck":
+        return ""
+    words = "; ".join(str(w.message).splitlines()[0] for w in said)[:300]
+    return "preferred_blas_library('ck') left the backend at %s%s" % (
+        now,
+        ": " + words if words else "",
+    )
+
+
 @check(
     "features.rocm.composable_kernel",
     "Composable Kernel",
     "feature",
     "features",
     library="Composable Kernel",
-    needs=("gpu",),
-    version=2,
+    needs=("gpu", "amd"),
+    version=3,
 )
 def composable_kernel(ctx):
     """With torch's preferred BLAS library set to Composable Kernel (torch.backends.cuda.preferred_blas_library("ck"),
     ROCm builds), a bfloat16 GEMM on the GPU is correct and torch.profiler records a CK kernel. Without a GPU: skip
-    (the presence found is in the message); on a GPU whose torch has no such API: partial "present, not exercised".
+    (the presence found is in the message); on a GPU whose torch has no such API: partial "present, not exercised";
+    where torch refuses CK (an arch outside Context::ckSupported(), a build without CK GEMMs): unsupported.
 
     Not proven: CK's convolutions or attention kernels, or its performance."""
     facts = presence(
@@ -324,10 +348,6 @@ def composable_kernel(ctx):
         ["composablekernel-dev", "composablekernel"],
     )
     found = facts["libraries"] or facts["packages"] or facts["version_source"]
-    if not found and ctx.expect.get("backend", "cpu") != "rocm":
-        absent(
-            ctx, "Composable Kernel", "no ck/version.h, no CK library, no composablekernel package"
-        )
     if not ctx.gpu_available:
         raise Skip(
             "needs a GPU: the row claims GEMMs run on CK kernels (device: cpu); %s"
@@ -348,7 +368,11 @@ def composable_kernel(ctx):
         return presence_report(ctx, "Composable Kernel", facts)
     old = pref()
     try:
-        attempt("preferred_blas_library('ck')", lambda: pref("ck"))
+        refused = ck_refusal(pref)
+        if refused:
+            raise Unsupported(
+                "this torch refuses Composable Kernel on %s: %s" % (ctx.gpu_arch(), refused)
+            )
         a, b = (
             randn(torch, 256, 256, seed=140).bfloat16(),
             randn(torch, 256, 256, seed=141).bfloat16(),
@@ -375,13 +399,14 @@ def composable_kernel(ctx):
     "feature",
     "features",
     library="hipSPARSELt",
-    needs=("gpu",),
-    version=2,
+    needs=("gpu", "amd"),
+    version=3,
 )
 def hipsparselt(ctx):
     """A 2:4 semi-structured sparse float16 weight (torch.sparse.to_sparse_semi_structured) multiplies a dense
-    matrix on an AMD GPU; the result matches float64 and the profiler names the kernels' library. Without a GPU:
-    skip; on a CUDA build: skip (cuSPARSELt / CUTLASS would run, not hipSPARSELt).
+    matrix on an AMD GPU; the result matches float64 and the profiler names hipSPARSELt's kernels (another
+    library's kernels: partial; no kernel recorded: skip "not measurable"). Without a GPU: skip; on a CUDA
+    image: n/a (cuSPARSELt / CUTLASS would run, not hipSPARSELt).
 
     Not proven: other sparsity patterns, int8, or speed-ups."""
     facts = presence(
@@ -389,19 +414,9 @@ def hipsparselt(ctx):
         [("hipsparselt/hipsparselt-version.h", "hipsparselt")],
         ["hipsparselt", "hipsparselt-dev"],
     )
-    found = facts["libraries"] or facts["packages"] or facts["version_source"]
-    if not found and ctx.expect.get("backend", "cpu") == "cpu":
+    if not (facts["libraries"] or facts["packages"] or facts["version_source"]):
         absent(ctx, "hipSPARSELt", "no libhipsparselt, no version header, no dpkg entry")
     torch = ctx.torch
-    if (
-        ctx.vendor == "nvidia"
-    ):  # the 2:4 path runs cuSPARSELt / CUTLASS there: not this row's library
-        raise Skip(
-            "hipSPARSELt is a ROCm library; on this CUDA build torch's semi-structured sparsity runs "
-            "cuSPARSELt or CUTLASS, which is not evidence for hipSPARSELt"
-        )
-    if not found:
-        absent(ctx, "hipSPARSELt", "no libhipsparselt, no version header, no dpkg entry")
     to_sparse = ctx.require_attr(torch, "sparse.to_sparse_semi_structured")
     ctx.require_gpu()
     w = randn(torch, 128, 128, seed=142)
@@ -413,13 +428,29 @@ def hipsparselt(ctx):
         "semi-structured sparse matmul", lambda: ctx.observe(lambda: torch.mm(sw, x.cuda()))
     )
     err = ctx.assert_close(got, w.double() @ x.double(), 1e-2, "2:4 sparse x dense")
-    lib = evidence.label(ctx.seen.libraries) if ctx.seen else None
-    return presence_report(
-        ctx,
-        "hipSPARSELt",
-        facts,
-        "2:4 sparse float16 matmul on the GPU, rel err %.1e, kernels "
-        "from %s" % (err, lib or "an unnamed library"),
+    libs = ctx.seen.libraries if ctx.seen else []
+    kernels = ctx.seen.kernels if ctx.seen else []
+    metrics = dict(
+        presence_metrics(facts, "presence"), rel_error=err, kernels=";".join(kernels)[:500]
+    )
+    if "hipSPARSELt" in libs:
+        return presence_report(
+            ctx,
+            "hipSPARSELt",
+            facts,
+            "2:4 sparse float16 matmul ran hipSPARSELt kernels, rel err %.1e" % err,
+        )
+    if not kernels:
+        raise Skip(
+            "not measurable: the 2:4 sparse matmul is correct (rel err %.1e), but the profiler recorded "
+            "no kernel to tell which library ran it" % err,
+            metrics,
+        )
+    raise Partial(
+        "partial support: the 2:4 sparse matmul is correct (rel err %.1e), but its kernels are %s's, not "
+        "hipSPARSELt's: %s"
+        % (err, evidence.label(libs) or "no known library", "; ".join(kernels[:3])),
+        metrics,
     )
 
 
@@ -429,7 +460,7 @@ def hipsparselt(ctx):
     "feature",
     "features",
     library="MIGraphX",
-    needs=("gpu",),
+    needs=("gpu", "amd"),
     version=2,
 )
 def migraphx(ctx):

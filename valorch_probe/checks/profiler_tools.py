@@ -114,7 +114,8 @@ def _profiler_check(cid: str, feature: str, tool: str, library: str) -> None:
         "timings or counters are accurate, or that it can profile other frameworks or "
         "multi-process jobs." % (tool, tool)
     )
-    check(cid, feature, "profiler", "profiler", library=library, version=2, needs=("gpu",))(fn)
+    needs = ("gpu", TOOL_VENDOR[tool])  # the vendor: n/a on the other's images
+    check(cid, feature, "profiler", "profiler", library=library, version=2, needs=needs)(fn)
 
 
 _profiler_check("profiler.tool.rocprofv3", "rocprofv3", "rocprofv3", "rocprofiler-sdk")
@@ -251,7 +252,8 @@ def _smi_check(cid: str, feature: str, tool: str, library: str) -> None:
         "Not proven: the tool's telemetry "
         "(power, clocks, memory, utilisation) or its management commands." % " ".join(_SMI[tool])
     )
-    check(cid, feature, "command", "profiler", library=library, version=2, needs=("gpu",))(fn)
+    needs = ("gpu", TOOL_VENDOR[tool])  # the vendor: n/a on the other's images
+    check(cid, feature, "command", "profiler", library=library, version=2, needs=needs)(fn)
 
 
 _smi_check("profiler.smi.rocminfo", "rocminfo", "rocminfo", "ROCr (HSA runtime)")
