@@ -287,14 +287,22 @@ def test_rst_parses_cleanly_with_no_link_or_markup_from_the_input(t):
 # --- HTML -----------------------------------------------------------------------------------------
 
 
+# HTML's markup characters: without them text can start no element and leave no quoted
+# attribute, so the page's structure is valorch's own, text-dependent parts included (a <wbr>
+# after a name's separator, a badge for a legend symbol, a section's heading)
+INERT = str.maketrans(dict.fromkeys("<>&\"'", "0"))
+
+
 @BUDGET
 @given(DOC_TEXTS)
+# markup valorch writes from the text: a <wbr> after a label's separator (found by this test
+# in CI), a header's parts, a section's heading, a legend symbol's badge
+@example(["0"] * 9 + ["_", "0"])
+@example(["", "\u2705", "", "", "", "", "Section", "c:d@e", "x.y", "p/q_r", "\u2705 \u274c"])
 def test_html_has_no_element_or_attribute_from_the_input(t):
-    safe = ["x"] * len(t)
-    assume_same_shape = [(x != "") for x in t] == [True] * len(t)
-    tags = _tags(document_html(_doc(t)))
-    if assume_same_shape:  # same structure as the same document with harmless text
-        assert tags == _tags(document_html(_doc(safe)))
+    for fragment in (False, True):  # same structure as the document with its markup made inert
+        tags = _tags(document_html(_doc(t), fragment))
+        assert tags == _tags(document_html(_doc([x.translate(INERT) for x in t]), fragment))
     names = {tag for tag, _ in tags}
     assert not names & {"script", "iframe", "svg", "img", "object", "embed"}
     assert not any(a.startswith("on") for _, attrs in tags for a in attrs)
