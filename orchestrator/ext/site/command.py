@@ -234,48 +234,59 @@ def _swap(tmp: Path, out: Path) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
+_OUT = typer.Option(
+    ...,
+    "--out",
+    "-o",
+    callback=flags.OUT_SITE_DIR,
+    help="Directory of the site (replaced as a whole; the pages an earlier build of the "
+    "same store made from unchanged data are kept, byte for byte).",
+)
+
+_QUALIFY_DIR = typer.Option(
+    None,
+    "--qualify-dir",
+    help="Where the qualify reports are: every directory in it (two levels deep, or it "
+    "itself) holding report.html and qualify.json, as qualify --out-dir writes them "
+    "[default: ./results].",
+)
+
+_KNOWN_ISSUES = typer.Option(
+    None,
+    "--known-issues",
+    help="Known-issues YAML: a failure a live entry excuses shows as ⚑ known issue on the "
+    "matrix pages, as in qualify and diff; a known-issues page says which have expired, "
+    "which can close and the runs each excused.",
+)
+
+_BUDGET_RUNS = typer.Option(
+    3,
+    "--budget-runs",
+    min=1,
+    max=10_000,
+    help="Flag on the index a suite that took longer than its time budget (its own or its "
+    "tier's) in this many stored runs in a row.",
+)
+
+_FULL = typer.Option(
+    False,
+    "--full",
+    help="Make every page again. Without it, a build into the site of an earlier build of "
+    "the same store keeps the pages whose inputs did not change (the same bytes).",
+)
+
+
 @app.command("build")
 def build(
-    out: Path = typer.Option(
-        ...,
-        "--out",
-        "-o",
-        callback=flags.OUT_SITE_DIR,
-        help="Directory of the site (replaced as a whole; the pages an earlier build of the "
-        "same store made from unchanged data are kept, byte for byte).",
-    ),
-    qualify_dir: Path = typer.Option(
-        None,
-        "--qualify-dir",
-        help="Where the qualify reports are: every directory in it (two levels deep, or it "
-        "itself) holding report.html and qualify.json, as qualify --out-dir writes them "
-        "[default: ./results].",
-    ),
+    out: Path = _OUT,
+    qualify_dir: Path = _QUALIFY_DIR,
     db: str = DbOption,
     catalog: Path = CatalogOption,
-    known_issues: Path = typer.Option(
-        None,
-        "--known-issues",
-        help="Known-issues YAML: a failure a live entry excuses shows as ⚑ known issue on the "
-        "matrix pages, as in qualify and diff; a known-issues page says which have expired, "
-        "which can close and the runs each excused.",
-    ),
+    known_issues: Path = _KNOWN_ISSUES,
     close_runs: int = CloseRunsOption,
     close_days: float = CloseDaysOption,
-    budget_runs: int = typer.Option(
-        3,
-        "--budget-runs",
-        min=1,
-        max=10_000,
-        help="Flag on the index a suite that took longer than its time budget (its own or its "
-        "tier's) in this many stored runs in a row.",
-    ),
-    full: bool = typer.Option(
-        False,
-        "--full",
-        help="Make every page again. Without it, a build into the site of an earlier build of "
-        "the same store keeps the pages whose inputs did not change (the same bytes).",
-    ),
+    budget_runs: int = _BUDGET_RUNS,
+    full: bool = _FULL,
 ) -> None:
     """Build the static site: index, matrices, one page per image, check and run, trends, changes."""
     out = _target(out)
