@@ -1,7 +1,10 @@
 """The valorch command line: parse, open the session, call, print. Thin.
 
 Expected errors (``ValorchError``) become a message and an exit code
-(2 bad input, 3 infrastructure), never a traceback.
+(2 bad input, 3 infrastructure), never a traceback. Start-up is a goal (≤ 0.25 s for a
+read-only command), so ``main`` imports and builds only the command the line names, turns
+pydantic's plugin scan off, collects garbage rarely and freezes what the imports made
+(figures: docs/benchmarks.md, "Why the code is shaped for speed").
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Read YAML specs and validate them, with errors that name file, line and key.
 
 The parsed document keeps its node tree so that a pydantic error location
-(``("suites", 1, "deadline")``) can be turned back into a line number.
+(``("suites", 1, "deadline")``) can be turned back into a line number. The loader is
+libyaml's ``CSafeLoader`` where PyYAML has it: 5–10× faster than ``SafeLoader``.
 """
 
 from __future__ import annotations

@@ -2,7 +2,9 @@
 
 The check modules import ``registry`` to register; this module imports them (through the
 ``checks`` package), so that the registry never imports a check module and the probe's
-modules form no import circle.
+modules form no import circle. A run imports only its suite's modules (``load_suite``):
+the probe ships without bytecode, so every module imported is compiled in the container
+(docs/benchmarks.md, "The smoke run against its floor: the run's own timeline").
 
 Declared checks (``--declare JSON``): command checks for suite ``command``, a pytest
 workload for suite ``pytest``. ``build`` makes Check objects without registering them;

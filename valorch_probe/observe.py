@@ -4,7 +4,9 @@ On a GPU: ``torch.profiler`` records the device kernels, and evidence.KERNEL_LIB
 names their libraries. On the CPU: MKL's and oneDNN's verbose modes print one line
 per call, captured from file descriptor 1; without such a line the BLAS / LAPACK
 the build links (``torch.__config__.show()``) is named for BLAS / LAPACK work, and
-otherwise just "cpu". The framework module is passed in: this file imports only
+otherwise just "cpu". ``on_cpu`` (the smoke suite's) never switches MKL's verbose mode on:
+in a process whose MKL is initialised that costs 0.4–0.9 s (docs/benchmarks.md, "Why the
+code is shaped for speed"). The framework module is passed in: this file imports only
 the standard library.
 """
 

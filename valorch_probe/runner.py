@@ -6,7 +6,9 @@ reporting each on a private pipe. If a check kills the worker (segfault,
 abort) or passes its deadline, the parent records ``crash`` / ``timeout`` for
 that check with the tail of the worker's output, then starts a fresh worker
 for the checks that remain. Only the parent writes to stdout, one JSON object
-per line behind ``MARKER``.
+per line behind ``MARKER``. The probe ends with ``os._exit(0)`` once all is reported: a
+framework's teardown costs up to a second per suite (docs/benchmarks.md, "Why the code is
+shaped for speed").
 
 Declared workloads are untrusted (``sandbox``): the parent and the worker make
 themselves non-dumpable, so that no workload can open their descriptors, and

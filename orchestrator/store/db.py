@@ -1,7 +1,9 @@
 """Engine and session factory for SQLite files and PostgreSQL servers.
 
 SQLite gets WAL mode and a busy timeout so that several valorch processes can write
-to one file at once. PostgreSQL needs the ``valorch[postgres]`` extra (psycopg 3).
+to one file at once, and a new file 16 KiB pages: a faster bulk ingest and shallower
+indexes at fleet scale (docs/benchmarks.md, "Why the code is shaped for
+speed"). PostgreSQL needs the ``valorch[postgres]`` extra (psycopg 3).
 
 The schema is Alembic's business (store/migrations). Who upgrades it differs:
 - a local SQLite file belongs to the machine that opens it: opening it upgrades it

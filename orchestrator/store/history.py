@@ -4,7 +4,8 @@ One query over index ix_result_check_pk joined with the run by its primary key:
 after years of nightlies a check has tens of thousands of results, and reading
 them must not mean reading the other checks' (bench/bench_scale_fleet.py).
 Takes the caller's connection (a session's: ``session.connection()``); a Core select on
-store/tables.py, it loads no ORM.
+store/tables.py, it loads no ORM, and points are made with ``Point._make`` (tuple.__new__ in
+C), a third cheaper per point (docs/benchmarks.md, "Fleet scale").
 """
 
 from __future__ import annotations

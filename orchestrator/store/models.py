@@ -1,6 +1,9 @@
 """SQLAlchemy 2.0 typed ORM classes of the write paths, mapped onto the tables of
 store/tables.py (the schema is defined there, once; see docs/design.md, "Results store").
-The annotations type the attributes; the columns are the tables'."""
+The annotations type the attributes; the columns are the tables'. PostgreSQL's index
+options are attached only for a PostgreSQL connection (``metadata_for``): a ``postgresql_*``
+keyword at import loads that dialect in every command (docs/benchmarks.md, "Why the code
+is shaped for speed")."""
 
 from __future__ import annotations
 

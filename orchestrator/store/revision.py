@@ -1,5 +1,7 @@
 """The schema revisions this valorch knows, without importing SQLAlchemy or Alembic:
-``store.db`` checks them when it opens a database."""
+``store.db`` checks them when it opens a database. A constant, because asking Alembic for
+its head costs every command about half a second (docs/benchmarks.md, "Why the code is
+shaped for speed")."""
 
 from __future__ import annotations
 

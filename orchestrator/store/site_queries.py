@@ -1,6 +1,8 @@
 """Reads for the static site (ext/site/service.py): every run, check, result and
 inventory in a few set-based SELECTs (a 300,000-result store is read in seconds:
-bench/bench_site.py). Takes the caller's session; plain dicts and tuples out."""
+bench/bench_site.py). Takes the caller's session; plain dicts and tuples out. On SQLite the
+results come from the driver's own cursor in id order: no Row per result, no sort of every
+row (docs/benchmarks.md, "Static site build")."""
 
 from __future__ import annotations
 

@@ -16,8 +16,9 @@ from conftest import ROOT
 PATH = re.compile(
     r"(?<![\w./-])((?:orchestrator|valorch_probe|tests|scripts|docs|bench)/[\w./*-]*[\w*/])"
 )
-# paths of a user's own checkout that the docs show as examples, not this repository's
-EXAMPLES = {"tests/x.py"}
+# paths that are not this repository's: a user's own checkout shown as an example, and
+# ROCm/rocm-install-on-linux's install guide (orchestrator/catalog/rst_tags.py reads it)
+EXAMPLES = {"tests/x.py", "docs/install/3rd-party/pytorch-install.rst"}
 
 
 def _texts() -> list[tuple[Path, str]]:

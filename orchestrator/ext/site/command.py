@@ -1,4 +1,6 @@
-"""valorch site build --out DIR: the results store as a static site (no server, no network)."""
+"""valorch site build --out DIR: the results store as a static site (no server, no network).
+One writer thread writes the pages in order, so its system calls overlap the making of the
+next pages (docs/benchmarks.md, "Static site build")."""
 
 from __future__ import annotations
 

@@ -8,7 +8,9 @@ A page of one run, check or image also carries a key: a digest of everything it 
 from. Given the keys of an earlier build of the same store (``Previous``, from the site's
 manifest), such a page whose key is unchanged is not rendered again (its text is None:
 the command keeps the earlier file, byte for byte what it would render); every other
-page is made on every build.
+page is made on every build. The run and check pages are begun in forked workers
+(``_Ahead``) as soon as what they show is read, with ``gc.freeze()`` before each fork so a
+worker's collector does not copy the inherited heap (docs/benchmarks.md, "Static site build").
 """
 
 from __future__ import annotations

@@ -1,6 +1,8 @@
 """What the site shows, computed from the rows of store/site_queries.py (pure: no
 I/O, no SQL). Results are reduced as they stream in (a median and quartiles per
-timed result, not the samples), so a 300,000-result store fits in memory."""
+timed result, not the samples), so a 300,000-result store fits in memory. A result's
+verdict, a run's environment and an id's slug are made once, not per page that asks
+(millions of calls on a large site: docs/benchmarks.md, "Static site build")."""
 
 from __future__ import annotations
 
