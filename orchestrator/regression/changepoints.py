@@ -2,7 +2,9 @@
 
 A history is the per-run median of one check in one environment (image, host), in
 time order. It is cut into segments of constant level by binary segmentation (as
-ruptures' Binseg) with a squared-error cost on log medians (steps are relative), segments
+ruptures' Binseg; exact PELT cannot prune a history without change, O(n²), and cost the
+site build seconds: docs/benchmarks.md, "Static site build") with a squared-error cost on
+log medians (steps are relative), segments
 of at least two runs (one odd run is not a new level: asv#881), and a penalty
 ``k · σ² · ln n`` where σ is the run-to-run noise estimated robustly from successive
 differences, after a running median of three has taken out single-run spikes. ``k`` is calibrated on A/A histories (bench/bench_calibration.py).

@@ -5,6 +5,8 @@ No store here, so that a batch's first wave can start before its rows are writte
 ``services/batch`` starts it, then loads the recorder, sweeps leftover containers and
 writes the batch's rows while those containers run (the container has nothing to wait
 for from them). ``dispatch.py`` does the rest with the store: rows, retries, results.
+Run ids are random (uuid4), not time-ordered: runs of one minute would share the
+8-character prefix users type (docs/benchmarks.md, "Fleet scale").
 """
 
 from __future__ import annotations
