@@ -6,7 +6,10 @@ on every ``valorch run``. valorch reaches ssh:// engines through the
 ``ssh`` client (``use_ssh_client=True``), where paramiko is never called, but the adapter
 class lives in that module. So the package marks the module absent before docker-py is
 first imported (docker-py skips a transport it cannot import, as it does for npipe
-off Windows), and ``ssh_transport()`` loads it for the first ssh:// endpoint.
+off Windows), and ``ssh_transport()`` loads it for the first ssh:// endpoint. docker-py
+itself stays, though its ``requests`` is about 0.1 s of a run: a client of our own would be a
+second one beside it for pulls, gangs and remote engines (docs/benchmarks.md, "The smoke run
+against its floor: the run's own timeline").
 """
 
 from __future__ import annotations
