@@ -7,7 +7,7 @@ the harness self-test), then kernels, features, compile, profiler, the other fra
 job-declared checks and the multi-node suite (tests/unit/test_checks_doc_is_current.py
 keeps the order).
 
-The probe's run of one suite imports only that suite's modules (``registry.load_suite``,
+The probe's run of one suite imports only that suite's modules (``loader.load_suite``,
 before this package is first imported): a smoke run inside an image compiles and runs
 none of the other suites' code.
 """
