@@ -10,6 +10,8 @@
 #   valorch/test:fake-rocm      bookworm + a fake ROCm layout for the inventory audit
 #   valorch/test:rocm-userspace sid + Debian's ROCm packages (HIP, rocBLAS, hipBLASLt, MIOpen,
 #                               rocminfo, rocm-smi, amd-smi; about 530 MB fetched)
+#   valorch/test:rocm-rccl      sid + Debian's RCCL (librccl1) with its HIP 5 dependencies from
+#                               trixie (HIP 6's HSA runtime breaks HIP 5; about 180 MB fetched)
 #   valorch/test:broken-torchvision  debian-torch + a torchvision whose library has an undefined symbol
 #   valorch/test:culprit-good / culprit-bad  bookworm + vfmath 1.0 / a broken 1.1 (bisect's culprit)
 # Each image carries a label with the hash of its inputs; an image whose
@@ -127,6 +129,9 @@ derived_image valorch/test:fake-rocm "$here/images/docker/Dockerfile.fake-rocm" 
 # Debian's real ROCm user space on its own base (unstable: the release that packages it). The
 # base's id is a build arg, so a rebuilt base rebuilds it; otherwise it is built once.
 derived_image valorch/test:rocm-userspace "$here/images/docker/Dockerfile.rocm-userspace" "$empty" \
+  --build-arg BASE_ID="$(docker image inspect -f '{{.Id}}' valorch/base:sid)"
+# Debian's real RCCL, which needs HIP 5: the same base with trixie beside it, pinned low.
+derived_image valorch/test:rocm-rccl "$here/images/docker/Dockerfile.rocm-rccl" "$empty" \
   --build-arg BASE_ID="$(docker image inspect -f '{{.Id}}' valorch/base:sid)"
 # An installed-but-broken torchvision (its native library comes from the 2.13 wheel,
 # loaded into Debian's torch 1.13: "undefined symbol"): the probe must say fail, not

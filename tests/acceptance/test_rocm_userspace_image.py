@@ -2,7 +2,10 @@
 rocminfo, rocm-smi and amd-smi from Debian unstable's packages, no PyTorch) through the real
 CLI on this host, which has no GPU: the inventory reads each library's version from the
 library itself with Debian's package version beside it, and `run --cpu-only` of every suite
-gives the ROCm tools' rows as skips in the tools' own words, never a failure of the image."""
+gives the ROCm tools' rows as skips in the tools' own words, never a failure of the image.
+Debian's RCCL needs HIP 5, which cannot sit beside HIP 6 (valorch/test:rocm-rccl, its own
+image: images/docker/Dockerfile.rocm-rccl): its row comes from ncclGetVersion() of the real
+library, with the package beside it."""
 
 import json
 import subprocess
@@ -14,6 +17,7 @@ from tests.conftest import run_cli
 pytestmark = pytest.mark.docker
 
 IMAGE = "valorch/test:rocm-userspace"
+RCCL_IMAGE = "valorch/test:rocm-rccl"
 SUITES = ("smoke", "kernels", "features", "compile", "profiler")
 # library -> (its own answer, the dpkg package beside it, that package's version)
 LIBRARIES = {
@@ -24,23 +28,29 @@ LIBRARIES = {
 }
 
 
+def audit(image, db):
+    """The components `inventory audit` stored for IMAGE, by name."""
+    if subprocess.run(["docker", "image", "inspect", image], capture_output=True).returncode:
+        pytest.fail(f"test image missing: {image}; run make test-images")
+    done = run_cli("inventory", "audit", "--image", image, "--json", db=db)
+    assert done.returncode == 0, done.stdout + done.stderr
+    stored = run_cli("inventory", "show", json.loads(done.stdout)["run"], "--json", db=db)
+    assert stored.returncode == 0, stored.stderr
+    return {c["name"]: c for c in json.loads(stored.stdout)["components"]}
+
+
 @pytest.fixture(scope="module")
 def measured(tmp_path_factory):
     """One audit and one run of every suite, shared by the assertions."""
-    if subprocess.run(["docker", "image", "inspect", IMAGE], capture_output=True).returncode:
-        pytest.fail(f"test image missing: {IMAGE}; run make test-images")
     db = tmp_path_factory.mktemp("rocm") / "valorch.sqlite"
-    audit = run_cli("inventory", "audit", "--image", IMAGE, "--json", db=db)
-    assert audit.returncode == 0, audit.stdout + audit.stderr
-    stored = run_cli("inventory", "show", json.loads(audit.stdout)["run"], "--json", db=db)
-    assert stored.returncode == 0, stored.stderr
+    components = audit(IMAGE, db)
     args = ["run", "--image", IMAGE, "--cpu-only", "--json"]
     for s in SUITES:
         args += ["--suite", s]
     run = run_cli(*args, db=db, timeout=900)
     runs = json.loads(run.stdout)
     return {
-        "components": {c["name"]: c for c in json.loads(stored.stdout)["components"]},
+        "components": components,
         "results": {r["check"]: r for one in runs for r in one["results"]},
         "suites": {s for one in runs for s in one["timings"]},
         "stderr": run.stderr,
@@ -59,6 +69,27 @@ def test_inventory_reads_each_library_from_itself_with_the_package_beside(measur
         )
         assert found[package]["value"] == package_version  # the dpkg listing itself
     assert "rccl" not in found and "rocm" not in found  # neither is installed: none made up
+
+
+def test_rccl_row_is_ncclgetversion_of_the_real_library_with_the_package_beside(tmp_path):
+    found = audit(RCCL_IMAGE, tmp_path / "valorch.sqlite")
+    rccl = found["rccl"]
+    # 21304 in RCCL's (NCCL's) encoding; Debian numbers the package by the ROCm release
+    assert (rccl["value"], rccl["source"]) == ("2.13.4", "api"), rccl
+    assert rccl["evidence"] == (
+        "ncclGetVersion() of /usr/lib/x86_64-linux-gnu/librccl.so.1.0"
+        " (loaded by the probe: no framework mapped it)"
+    )
+    assert (rccl["extra"]["package"], rccl["extra"]["package_version"]) == (
+        "deb:librccl1",
+        "5.4.3-3+b1",
+    )
+    assert found["deb:librccl1"]["value"] == "5.4.3-3+b1"  # the dpkg listing itself
+    # the HIP 5 it loads, asked the same way, from trixie's package
+    assert (found["hip"]["value"], found["hip"]["extra"]["package"]) == (
+        "5.7.31921",
+        "deb:libamdhip64-5",
+    )
 
 
 def test_every_suite_runs_and_nothing_is_a_failure_of_the_image(measured):

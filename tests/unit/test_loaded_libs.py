@@ -54,5 +54,9 @@ def test_real_answers():
     assert loaded_libs.decode("cudnn", [8907]) == "8.9.7"
     assert loaded_libs.decode("nccl", [22105]) == "2.21.5"
     assert loaded_libs.decode("nccl", [2804]) == "2.8.4"
+    # RCCL keeps NCCL's encoding (RCCL's src/nccl.h.in, NCCL_VERSION(X,Y,Z)): 2.18.4 and the
+    # 2.13.4 that Debian's librccl1 5.4.3 answers (tests/fixtures/rocm-rccl/)
+    assert loaded_libs.decode("nccl", [21804]) == "2.18.4"
+    assert loaded_libs.decode("nccl", [21304]) == "2.13.4"
     assert loaded_libs.decode("hip", [60241134]) == "6.2.41134"
     assert loaded_libs.decode("cublaslt", [120405]) == "12.4.5"

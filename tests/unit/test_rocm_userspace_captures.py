@@ -1,7 +1,8 @@
-"""The probe's parsers against real ROCm user space: what Debian's HIP, MIOpen, rocBLAS and
-hipBLASLt answered to their own version calls, and what rocminfo, rocm-smi and amd-smi printed
-without a GPU (tests/fixtures/rocm-userspace/README.md says where each came from), beside a
-real rocminfo of a GPU host (tests/fixtures/tools/real/)."""
+"""The probe's parsers against real ROCm user space: what Debian's HIP, MIOpen, rocBLAS,
+hipBLASLt and RCCL answered to their own version calls, and what rocminfo, rocm-smi and
+amd-smi printed without a GPU (tests/fixtures/rocm-userspace/README.md and
+tests/fixtures/rocm-rccl/README.md say where each came from), beside a real rocminfo of a GPU
+host (tests/fixtures/tools/real/)."""
 
 import json
 from pathlib import Path
@@ -31,6 +32,21 @@ def test_each_library_answers_its_own_version_beside_a_different_package_version
     assert hip["path"] == "/usr/lib/x86_64-linux-gnu/libamdhip64.so.6.4.43484"
     assert hip["evidence"].startswith("hipRuntimeGetVersion() of /usr/lib/x86_64-linux-gnu/")
     assert "loaded by the probe" in hip["evidence"]
+
+
+def test_debians_rccl_answers_ncclgetversion_in_nccls_encoding():
+    # tests/fixtures/rocm-rccl/: librccl1 5.4.3 with HIP 5.7 from trixie, no GPU
+    here = FIX / "rocm-rccl"
+    dpkg = dict(line.split("\t") for line in (here / "dpkg-versions.tsv").read_text().splitlines())
+    found = loaded_libs.versions(json.loads((here / "library-answers.json").read_text()))
+    assert {n: v["version"] for n, v in found.items()} == {
+        "rccl": "2.13.4",  # 21304: NCCL_VERSION(2,13,4) = 2 * 10000 + 13 * 100 + 4
+        "hip": "5.7.31921",  # HIP_VERSION 50731921
+    }
+    assert dpkg["librccl1"] == "5.4.3-3+b1" and dpkg["libamdhip64-5"] == "5.7.1-6+deb13u1"
+    rccl = found["rccl"]
+    assert rccl["path"] == "/usr/lib/x86_64-linux-gnu/librccl.so.1.0"
+    assert rccl["evidence"].startswith("ncclGetVersion() of /usr/lib/x86_64-linux-gnu/")
 
 
 def test_a_rocblas_string_without_numbers_is_no_version():
