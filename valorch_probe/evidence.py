@@ -112,9 +112,9 @@ KERNEL_LIBRARIES = (
     (r"\bthrust::", "Thrust", "nvidia"),
     # rocRAND / cuRAND generators' host-API kernels. torch.randn is not these: ATen's own Philox kernels
     # ("at::native::...distribution_elementwise_grid_stride_kernel<...normal...>") use the header-only
-    # curand_kernel.h / hiprand device functions and are named ATen below
-    # are named ATen below, although their template arguments spell "curandStatePhilox4_32_10" (hiprand's /
-    # rocrand's state on ROCm): a name in ATen's namespace is never the RNG library's
+    # curand_kernel.h / hiprand device functions and are named ATen below, although their template arguments
+    # spell "curandStatePhilox4_32_10" (hiprand's / rocrand's state on ROCm): a name in ATen's namespace is never
+    # the RNG library's
     (r"^(?!(void )?at::)(?=.*(rocrand|hiprand))", "rocRAND", "amd"),
     (r"^(?!(void )?at::)(?=.*curand)", "cuRAND", "nvidia"),
     # rocSOLVER / cuSOLVER / MAGMA: "void rocsolver::getf2_..." "rocsolver_getrf", "cusolver...", "magma_sgetrf..."

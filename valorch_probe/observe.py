@@ -109,20 +109,10 @@ def _libc():
 def _verbose_contexts(torch: Any) -> List[Any]:
     ctxs = []
     backends = getattr(torch, "backends", None)
-    mkl = getattr(backends, "mkl", None)
-    if (
-        mkl is not None
-        and hasattr(mkl, "verbose")
-        and getattr(mkl, "is_available", lambda: False)()
-    ):
-        ctxs.append(mkl.verbose(getattr(mkl, "VERBOSE_ON", 1)))
-    dnn = getattr(backends, "mkldnn", None)
-    if (
-        dnn is not None
-        and hasattr(dnn, "verbose")
-        and getattr(dnn, "is_available", lambda: False)()
-    ):
-        ctxs.append(dnn.verbose(getattr(dnn, "VERBOSE_ON", 1)))
+    for name in ("mkl", "mkldnn"):
+        lib: Any = getattr(backends, name, None)
+        if hasattr(lib, "verbose") and getattr(lib, "is_available", lambda: False)():
+            ctxs.append(lib.verbose(getattr(lib, "VERBOSE_ON", 1)))
     return ctxs
 
 
@@ -155,7 +145,7 @@ def on_cpu(
     if seen.libraries:
         seen.source = "verbose mode: %s" % ", ".join(seen.calls[:6])
     elif family in ("blas", "lapack"):
-        mapped = evidence.cpu_library_from_maps(_maps(), family)
+        mapped = evidence.cpu_library_from_maps(process_maps(), family)
         lib = evidence.cpu_library_from_config(config, family)
         named = (
             lib is not None
@@ -185,7 +175,7 @@ def on_cpu(
     return value, seen
 
 
-def _maps() -> str:
+def process_maps() -> str:
     try:
         with open("/proc/self/maps") as fh:
             return fh.read()

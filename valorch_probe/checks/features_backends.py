@@ -198,64 +198,34 @@ def _tf32_in_child(ctx):
     )
 
 
-@check(
-    "features.backends.matmul_fp16_reduced",
-    "torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction",
-    "feature",
-    "features",
-    library="hipBLAS/cuBLAS",
-    version=4,
-    needs=("gpu",),
-)
-def matmul_fp16_reduced(ctx):
-    """The fp16 reduced-precision-reduction flag is settable both ways and float16 GEMMs stay correct under each, on a
-    split-K shape (64x16384 @ 16384x64: small M and N, long K), the only kind of GEMM where cuBLAS's flag changes
-    the reduction (it allows reduced-precision reduction of split-K partial sums, CUBLAS_MATH_DISALLOW_REDUCED_
-    PRECISION_REDUCTION). A pass needs the results to differ with it on and off (the flag changed the
-    reduction); bit-identical results are skip "not measurable": the library's kernel choice decides whether a
-    split-K path runs at all.
+def _reduced_flag(short: str, dtype_name: str, tol_on: float, tol_off: float) -> None:
+    attr = "allow_%s_reduced_precision_reduction" % short
 
-    Not proven: speed, or the flag's effect on other shapes."""
-    return _gemm_flag(
-        ctx,
-        "allow_fp16_reduced_precision_reduction",
-        "float16",
-        0,
-        1e-2,
-        5e-3,
-        None,
-        shape=(64, 16384, 64),
-    )
+    def fn(ctx):
+        return _gemm_flag(ctx, attr, dtype_name, 0, tol_on, tol_off, None, shape=(64, 16384, 64))
+
+    fn.__doc__ = (
+        "The %s reduced-precision-reduction flag is settable both ways and %s GEMMs stay correct "
+        "under each, on a split-K shape (64x16384 @ 16384x64: small M and N, long K), the only kind "
+        "of GEMM where cuBLAS's flag changes the reduction (it allows reduced-precision reduction of "
+        "split-K partial sums, CUBLAS_MATH_DISALLOW_REDUCED_ PRECISION_REDUCTION). A pass needs the "
+        "results to differ with it on and off (the flag changed the reduction); bit-identical "
+        'results are skip "not measurable": the library\'s kernel choice decides whether a split-K '
+        "path runs at all.\n\nNot proven: speed, or the flag's effect on other shapes."
+    ) % (short, dtype_name)
+    check(
+        "features.backends.matmul_%s_reduced" % short,
+        "torch.backends.cuda.matmul." + attr,
+        "feature",
+        "features",
+        library="hipBLAS/cuBLAS",
+        version=4,
+        needs=("gpu",),
+    )(fn)
 
 
-@check(
-    "features.backends.matmul_bf16_reduced",
-    "torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction",
-    "feature",
-    "features",
-    library="hipBLAS/cuBLAS",
-    version=4,
-    needs=("gpu",),
-)
-def matmul_bf16_reduced(ctx):
-    """The bf16 reduced-precision-reduction flag is settable both ways and bfloat16 GEMMs stay correct under each, on a
-    split-K shape (64x16384 @ 16384x64: small M and N, long K), the only kind of GEMM where cuBLAS's flag changes
-    the reduction (it allows reduced-precision reduction of split-K partial sums, CUBLAS_MATH_DISALLOW_REDUCED_
-    PRECISION_REDUCTION). A pass needs the results to differ with it on and off (the flag changed the
-    reduction); bit-identical results are skip "not measurable": the library's kernel choice decides whether a
-    split-K path runs at all.
-
-    Not proven: speed, or the flag's effect on other shapes."""
-    return _gemm_flag(
-        ctx,
-        "allow_bf16_reduced_precision_reduction",
-        "bfloat16",
-        0,
-        5e-2,
-        3e-2,
-        None,
-        shape=(64, 16384, 64),
-    )
+_reduced_flag("fp16", "float16", 1e-2, 5e-3)
+_reduced_flag("bf16", "bfloat16", 5e-2, 3e-2)
 
 
 _SDP = ("cudnn", "flash", "mem_efficient", "math")

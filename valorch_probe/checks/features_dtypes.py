@@ -60,6 +60,22 @@ class _SubOps:
         self.worked.append(op)
         return value
 
+    def arithmetic(self, d, ref, dt, compare):
+        """Multiply and add ``d`` (of dtype ``dt``), each result against ``ref`` squared and
+        doubled: ``compare(op, got, want)`` for each that ran; {op: what compare returned}."""
+        out = {}
+        for op, f, want in (
+            ("multiply", lambda: d * d, ref * ref),
+            ("add", lambda: d + d, ref + ref),
+        ):
+            got = self.run(op, f)
+            if got is None:
+                continue
+            if got.dtype != dt:
+                raise Fail("%s %s %s produced %s" % (self.name, op, self.name, got.dtype))
+            out[op] = compare(op, got, want)
+        return out
+
     def outcome(self, message, metrics):
         metrics = dict(
             metrics,
@@ -96,17 +112,14 @@ def _float_check(name, tol):
                 "%s round trip lost too much: rel err %.2e" % (name, rt), {"round_trip_error": rt}
             )
         ops = _SubOps(ctx, name)
-        errs = {}
-        for op, f, ref in (
-            ("multiply", lambda: d * d, back * back),
-            ("add", lambda: d + d, back + back),
-        ):
-            got = ops.run(op, f)
-            if got is None:
-                continue
-            if got.dtype != dt:
-                raise Fail("%s %s %s produced %s" % (name, op, name, got.dtype))
-            errs[op] = ctx.assert_close(got.to(torch.float64), ref, tol, "%s %s" % (name, op))
+        errs = ops.arithmetic(
+            d,
+            back,
+            dt,
+            lambda op, got, ref: ctx.assert_close(
+                got.to(torch.float64), ref, tol, "%s %s" % (name, op)
+            ),
+        )
         return ops.outcome(
             "%s on %s: multiply and add within %.0e (rel err %s), round trip %.2e"
             % (name, ctx.device, tol, ", ".join("%s %.2e" % kv for kv in sorted(errs.items())), rt),
@@ -136,22 +149,17 @@ def _complex_check(name, tol):
         d = attempt("create %s on %s" % (name, ctx.device), lambda: x.to(ctx.device).to(dt))
         back = d.to(torch.complex128).cpu()
         ops = _SubOps(ctx, name)
-        errs = {}
-        for op, f, ref in (
-            ("multiply", lambda: d * d, back * back),
-            ("add", lambda: d + d, back + back),
-        ):
-            got = ops.run(op, f)
-            if got is None:
-                continue
-            if got.dtype != dt:
-                raise Fail("%s %s %s produced %s" % (name, op, name, got.dtype))
-            errs[op] = ctx.assert_close(
+        errs = ops.arithmetic(
+            d,
+            back,
+            dt,
+            lambda op, got, ref: ctx.assert_close(
                 torch.view_as_real(got.to(torch.complex128).cpu()),
                 torch.view_as_real(ref),
                 tol,
                 "%s %s" % (name, op),
-            )
+            ),
+        )
         return ops.outcome(
             "%s on %s: multiply and add within %.0e (rel err %s)"
             % (name, ctx.device, tol, ", ".join("%s %.2e" % kv for kv in sorted(errs.items()))),
@@ -173,22 +181,17 @@ def _int_check(name, lo, hi):
         x = torch.randint(lo, hi, (4096,), generator=gen(torch, 42), dtype=torch.int64)
         d = attempt("create %s on %s" % (name, ctx.device), lambda: x.to(ctx.device).to(dt))
         ops = _SubOps(ctx, name)
-        for op, f, ref in (("multiply", lambda: d * d, x * x), ("add", lambda: d + d, x + x)):
-            got = ops.run(op, f)
-            if got is None:
-                continue
-            if got.dtype != dt:
-                raise Fail("%s %s %s produced %s" % (name, op, name, got.dtype))
-            back = attempt(
-                "convert %s back to int64" % name,
-                lambda: got.cpu().to(torch.int64),  # noqa: B023 (attempt calls it at once)
-            )
+
+        def exact(op, got, ref):
+            back = attempt("convert %s back to int64" % name, lambda: got.cpu().to(torch.int64))
             wrong = int((back != ref).sum())
             if wrong:
                 raise Fail(
                     "%s: %d of %d results differ from int64" % (op, wrong, x.numel()),
                     {"wrong": wrong},
                 )
+
+        ops.arithmetic(d, x, dt, exact)
         return ops.outcome(
             "%s on %s: 4096 products and sums exact" % (name, ctx.device), {"wrong": 0}
         )

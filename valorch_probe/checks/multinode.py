@@ -388,62 +388,49 @@ def _sizes(rv: Dict[str, Any]) -> Tuple[int, ...]:
     return GPU_SIZES if rv["backend"] == "nccl" else CPU_SIZES
 
 
-@check(
-    "multinode.busbw.all_reduce",
-    "all_reduce bus bandwidth across nodes",
-    "kernel",
-    "multinode",
-    library="Gloo/NCCL/RCCL",
-    version=2,
-    nodes=2,
-    unit="GB/s",
-    bigger_is_better=True,
+# (collective, the figure's doc paragraphs): one declaration each, the same measurement
+_BUSBW = (
+    (
+        "all_reduce",
+        "all_reduce timed for a range of message sizes as nccl-tests times it (back-to-back calls per "
+        "repetition, the time per call averaged over the ranks); busbw = S/t * 2(n-1)/n with n the ranks; "
+        "the samples are the largest size's, each size's median in the metrics.\n\nNot proven: sizes "
+        "outside the range, in-place vs out-of-place differences, other dtypes.",
+    ),
+    (
+        "all_gather",
+        "all_gather_into_tensor timed for a range of output sizes S, back-to-back calls averaged over the "
+        "ranks; busbw = S/t * (n-1)/n with n the ranks (nccl-tests).\n\nNot proven: sizes outside the "
+        "range, the list API (all_gather), uneven sizes.",
+    ),
+    (
+        "broadcast",
+        "broadcast from rank 0 timed for a range of message sizes, back-to-back calls averaged over the "
+        "ranks; busbw = algbw = S/t (nccl-tests).\n\nNot proven: other roots, sizes outside the range.",
+    ),
 )
-def busbw_all_reduce(ctx):
-    """all_reduce timed for a range of message sizes as nccl-tests times it (back-to-back calls per repetition, the
-    time per call averaged over the ranks); busbw = S/t * 2(n-1)/n with n the ranks; the samples are the largest
-    size's, each size's median in the metrics.
-
-    Not proven: sizes outside the range, in-place vs out-of-place differences, other dtypes."""
-    return _busbw_check(ctx, "all_reduce")
 
 
-@check(
-    "multinode.busbw.all_gather",
-    "all_gather bus bandwidth across nodes",
-    "kernel",
-    "multinode",
-    library="Gloo/NCCL/RCCL",
-    version=2,
-    nodes=2,
-    unit="GB/s",
-    bigger_is_better=True,
-)
-def busbw_all_gather(ctx):
-    """all_gather_into_tensor timed for a range of output sizes S, back-to-back calls averaged over the ranks;
-    busbw = S/t * (n-1)/n with n the ranks (nccl-tests).
+def _busbw_declare(op: str, doc: str) -> None:
+    def fn(ctx):
+        return _busbw_check(ctx, op)
 
-    Not proven: sizes outside the range, the list API (all_gather), uneven sizes."""
-    return _busbw_check(ctx, "all_gather")
+    fn.__doc__ = doc
+    check(
+        "multinode.busbw." + op,
+        op + " bus bandwidth across nodes",
+        "kernel",
+        "multinode",
+        library="Gloo/NCCL/RCCL",
+        version=2,
+        nodes=2,
+        unit="GB/s",
+        bigger_is_better=True,
+    )(fn)
 
 
-@check(
-    "multinode.busbw.broadcast",
-    "broadcast bus bandwidth across nodes",
-    "kernel",
-    "multinode",
-    library="Gloo/NCCL/RCCL",
-    version=2,
-    nodes=2,
-    unit="GB/s",
-    bigger_is_better=True,
-)
-def busbw_broadcast(ctx):
-    """broadcast from rank 0 timed for a range of message sizes, back-to-back calls averaged over the ranks;
-    busbw = algbw = S/t (nccl-tests).
-
-    Not proven: other roots, sizes outside the range."""
-    return _busbw_check(ctx, "broadcast")
+for _op, _doc in _BUSBW:
+    _busbw_declare(_op, _doc)
 
 
 def driver() -> str:

@@ -11,6 +11,7 @@ import tempfile
 
 from .. import evidence
 from ..context import Fail, Report
+from ..observe import process_maps
 from ..registry import check, suite
 from ._common import attempt, randn
 
@@ -97,7 +98,7 @@ def device_kernels(ctx):
         )
     names = sorted({e.name for e in kernels})
     libs = evidence.libraries_of(names, ctx.vendor)
-    tracer, how = evidence.tracing_library(_maps(), ctx.vendor, ctx.config())
+    tracer, how = evidence.tracing_library(process_maps(), ctx.vendor, ctx.config())
     ctx.claim(library=tracer, source="%s; kernel names: %s" % (how, "; ".join(names[:6])))
     return Report(
         "%s delivered %d device events (%d kernel names: %s), %.0f us device time"
@@ -110,14 +111,6 @@ def device_kernels(ctx):
             "kernel_libraries": evidence.label(libs) or "unattributed",
         },
     )
-
-
-def _maps() -> str:
-    try:
-        with open("/proc/self/maps") as fh:
-            return fh.read()
-    except OSError:
-        return ""
 
 
 @check("profiler.torch_profiler.memory", "torch.profiler (memory)", "profiler", "profiler")
