@@ -60,9 +60,6 @@ def parse_inventory(obj: Any) -> Inventory:
     return Inventory.model_validate(body)
 
 
-# ---------------------------------------------------------------- compare ---
-
-
 def resolve(inventory: Inventory, key: str) -> Component | None:
     """The inventory component that stands for a catalog key."""
     key = key.strip().lower()
@@ -235,9 +232,6 @@ def exit_code(findings: list[Finding], inventory: Inventory | None = None) -> in
     if has_drift(findings):
         return 1
     return 2 if inventory is not None and inventory.errors else 0
-
-
-# ------------------------------------------------------------------- diff ---
 
 
 def diff(a: Inventory, b: Inventory, *, packages: bool = True) -> list[Change]:

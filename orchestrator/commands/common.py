@@ -264,29 +264,6 @@ def write_file(path: Path, data: bytes) -> None:
     outfile.write(path, data)
 
 
-def check_output(flag: str, path: Path | None) -> None:
-    """A file a command will write once its work is done (``--junit``): what already lives
-    there must be a regular file (exit 2 before anything runs, not after a run was stored)."""
-    import os
-    import stat
-
-    if path is None:
-        return
-    try:
-        mode = os.stat(path).st_mode
-    except FileNotFoundError:
-        return
-    except OSError as exc:
-        from ..errors import InputError
-
-        raise InputError(f"{flag} {path}: {exc.strerror}", "name a file to write") from None
-    if not stat.S_ISREG(mode):
-        from ..errors import InputError
-
-        kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file (a FIFO or a device)"
-        raise InputError(f"{flag} {path} is {kind}", "name a file to write, e.g. out.junit.xml")
-
-
 def _write_error(path: Path, exc: OSError) -> Exception:
     from .. import outfile
 

@@ -270,9 +270,6 @@ def _print_claims(claims: published.Claims) -> None:
     out.print(f"published claims: {counts} (shown, not gating)")
 
 
-# ------------------------------------------------------------------ diff ---
-
-
 @app.command("diff")
 def diff_images(
     a: str = typer.Argument(..., help="Image alias/tag, or the id of a stored inventory run."),
@@ -328,9 +325,6 @@ def _print_diff(changes: list[Change], a: str, b: str, packages: bool) -> None:
         f"packages: {counts['added']} added, {counts['removed']} removed, {counts['changed']} changed"
         + ("" if packages or not pkgs else " (--packages lists them)")
     )
-
-
-# ------------------------------------------------------------------ show ---
 
 
 @app.command("show")
