@@ -120,6 +120,14 @@ CatalogOption = typer.Option(
     envvar="VALORCH_CATALOG",
     help="Image catalog directory [default: ./images, else the project's]",
 )
+
+
+def out_option(help: str = "Write here instead of stdout.") -> Any:
+    """``--out/-o``: the file a command writes instead of stdout (flags.OUT_FILE checks it)."""
+    return typer.Option(None, "--out", "-o", callback=flags.OUT_FILE, help=help)
+
+
+OutOption = out_option()
 # The waivers' windows, one spelling on every command that takes them (old spellings:
 # commands/renamed.py): the runs readiness counts, and when a waiver can close.
 WindowOption = typer.Option(

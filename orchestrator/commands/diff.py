@@ -20,6 +20,7 @@ from .common import (
     DbOption,
     JsonOption,
     NotifyOption,
+    OutOption,
     end_with,
     err,
     local_images,
@@ -47,13 +48,7 @@ def diff(
         metavar="<term|md|html|json|junit>",
         help="term, md, html, json or junit (--json is the same as --format json).",
     ),
-    out_path: Path = typer.Option(
-        None,
-        "--out",
-        "-o",
-        callback=flags.OUT_FILE,
-        help="Write here instead of stdout.",
-    ),
+    out_path: Path = OutOption,
     threshold: float = typer.Option(
         DEFAULT_THRESHOLD,
         callback=flags.number("--threshold", 0, 10, lo_open=True),

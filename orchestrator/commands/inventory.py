@@ -24,6 +24,7 @@ from .common import (
     lazy,
     load_catalog,
     out,
+    out_option,
     print_json,
     sessions,
     write_output,
@@ -171,13 +172,7 @@ def audit_image(
         help="term, md, json or cyclonedx.",
         callback=_format_available,
     ),
-    out_path: Path = typer.Option(
-        None,
-        "--out",
-        "-o",
-        callback=flags.OUT_FILE,
-        help="Write the rendered output here.",
-    ),
+    out_path: Path = out_option("Write the rendered output here."),
     pull: str = typer.Option(
         "missing",
         "--pull",
@@ -283,13 +278,7 @@ def diff_images(
     fmt: DiffFormat = flags.option(
         DiffFormat.term, "--format", "-f", applies=flags.FORMAT, help="term, md or json."
     ),
-    out_path: Path = typer.Option(
-        None,
-        "--out",
-        "-o",
-        callback=flags.OUT_FILE,
-        help="Write the rendered output here.",
-    ),
+    out_path: Path = out_option("Write the rendered output here."),
     db: str = DbOption,
     as_json: bool = JsonOption,
     catalog: Path = CatalogOption,
@@ -344,13 +333,7 @@ def show(
     packages: bool = typer.Option(
         False, "--packages", help="List every pip:/deb: package in the terminal."
     ),
-    out_path: Path = typer.Option(
-        None,
-        "--out",
-        "-o",
-        callback=flags.OUT_FILE,
-        help="Write the rendered output here.",
-    ),
+    out_path: Path = out_option("Write the rendered output here."),
     db: str = DbOption,
     as_json: bool = JsonOption,
     catalog: Path = CatalogOption,
