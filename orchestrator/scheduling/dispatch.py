@@ -22,27 +22,12 @@ import queue
 import uuid
 
 from ..errors import NoMatchingHostError
-from ..executors.base import Executor
 from ..spec import BatchInfo, Execution, HostSpec, JobSpec
 from .flight import Item, Launch, requirement_of
 from .placement import Need, place
 from .recorder import Recorder
-from .reporter import Reporter
 
 DEFAULT_RETRIES = 2
-
-__all__ = [
-    "DEFAULT_RETRIES",
-    "Executor",
-    "Item",
-    "Launch",
-    "Recorder",
-    "Reporter",
-    "abandon",
-    "dispatch",
-    "execute",
-    "row_of",
-]
 
 
 def execute(

@@ -15,6 +15,7 @@ from sqlalchemy import JSON, Column, DateTime, insert, select, text
 from sqlalchemy.orm import Session
 from sqlalchemy.types import TypeEngine
 
+from .coltypes import Samples, pack_samples
 from .damaged import driver_errors
 from .models import (
     Base,
@@ -25,8 +26,6 @@ from .models import (
     MatrixVersion,
     Result,
     Run,
-    Samples,
-    pack_samples,
 )
 from .queries import insert_ignore, now
 
