@@ -231,10 +231,7 @@ def _print_placement(unplaced: tuple[Unplaced, ...]) -> None:
     if not unplaced:
         return
     table = Table(
-        "image",
-        "placed",
-        Column("why (as valorch run says)", overflow="fold"),
-        title="placement",
+        "image", "placed", Column("why (as valorch run says)", overflow="fold"), title="placement"
     )
     for u in unplaced:
         table.add_row(u.image, "NO", u.reason + (f"\nhint: {u.hint}" if u.hint else ""))

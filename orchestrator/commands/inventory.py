@@ -120,11 +120,7 @@ def findings_table(
 
 
 def _print_audit(
-    image: ImageSpec,
-    run_id: str,
-    digest: str | None,
-    inv: Inventory,
-    findings: list[Finding],
+    image: ImageSpec, run_id: str, digest: str | None, inv: Inventory, findings: list[Finding]
 ) -> None:
     out.print(findings_table(image, digest, inv, findings))
     build = [f for f in findings if f.kind == "build-mismatch"]

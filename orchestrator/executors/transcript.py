@@ -378,10 +378,7 @@ def not_applicable(results: Iterable[CheckResult], task: Task) -> list[CheckResu
         why = inapplicable(checks[r.check], task.image.backend, r) if r.check in checks else ""
         out.append(
             r.model_copy(
-                update={
-                    "status": "n/a",
-                    "message": f"{why}: {r.message.rstrip('.')}"[:MAX_MESSAGE],
-                }
+                update={"status": "n/a", "message": f"{why}: {r.message.rstrip('.')}"[:MAX_MESSAGE]}
             )
             if why and r.status != "n/a"
             else r

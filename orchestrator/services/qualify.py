@@ -93,16 +93,14 @@ class Qualification:
         reasons = tuple(Said("plain", f"  {line}") for line in self.reasons)
         if self.exit_code == GATE_FAILED:
             failed = Said(
-                "fail",
-                f"qualification failed against {self.baseline}; see {report_dir}/report.md",
+                "fail", f"qualification failed against {self.baseline}; see {report_dir}/report.md"
             )
             codes = {r.code for r in self.verdict.gating}
             kind: Kind = "tampered" if codes == {gate.TAMPERED_REASON} else "regressed"
             return Outcome(GATE_FAILED, kind, self.verdict.why(), (failed, *reasons))
         if self.exit_code == INCONCLUSIVE:
             infra = Said(
-                "warn",
-                "infrastructure errors: the affected checks are inconclusive; not qualified",
+                "warn", "infrastructure errors: the affected checks are inconclusive; not qualified"
             )
             return Outcome(INCONCLUSIVE, "infrastructure", infra.text, (infra,))
         # what a flag allowed is said, never hidden

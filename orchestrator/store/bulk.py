@@ -17,16 +17,7 @@ from sqlalchemy.types import TypeEngine
 
 from .coltypes import Samples, pack_samples
 from .damaged import driver_errors
-from .models import (
-    Base,
-    Baseline,
-    Check,
-    Host,
-    Image,
-    MatrixVersion,
-    Result,
-    Run,
-)
+from .models import Base, Baseline, Check, Host, Image, MatrixVersion, Result, Run
 from .queries import insert_ignore, now
 
 CHUNK = 20_000

@@ -21,15 +21,7 @@ def job_runs(
     """run id, started, ended, alias, family, backend, host spec of the finished runs of
     ``job`` (None: every job) that started in [start, end), oldest first."""
     q = (
-        select(
-            Run.id,
-            Run.started,
-            Run.ended,
-            Image.alias,
-            Image.family,
-            Image.backend,
-            Host.spec,
-        )
+        select(Run.id, Run.started, Run.ended, Image.alias, Image.family, Image.backend, Host.spec)
         .join(Image, Run.image_id == Image.id)
         .join(Host, Run.host_id == Host.id)
         .where(Run.state.in_(FINISHED))
