@@ -16,8 +16,6 @@ from .. import encode
 from . import flags
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from ..catalog.core import Catalog
     from ..services.outcome import Outcome, Tone
 
@@ -119,6 +117,17 @@ CatalogOption = typer.Option(
     "--catalog",
     envvar="VALORCH_CATALOG",
     help="Image catalog directory [default: ./images, else the project's]",
+)
+HostsOption = typer.Option(
+    None,
+    "--hosts",
+    envvar="VALORCH_HOSTS",
+    help="Host inventory YAML [default: this machine, as detected].",
+)
+ThresholdOption = typer.Option(
+    DEFAULT_THRESHOLD,
+    callback=flags.number("--threshold", 0, 10, lo_open=True),
+    help="Timing ratio threshold (0.05 = 5 %), above 0, at most 10.",
 )
 
 

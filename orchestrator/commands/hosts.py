@@ -12,6 +12,7 @@ from . import flags
 from .common import (
     CatalogOption,
     DbOption,
+    HostsOption,
     JsonOption,
     end_with,
     err,
@@ -27,12 +28,6 @@ if TYPE_CHECKING:
     from ..spec import HostSpec
 
 app = typer.Typer(help="Hosts and their GPUs.", no_args_is_help=True)
-HostsOption = typer.Option(
-    None,
-    "--hosts",
-    envvar="VALORCH_HOSTS",
-    help="Host inventory YAML [default: this machine, as detected].",
-)
 
 
 def _table(hosts: tuple[HostSpec, ...]) -> Table:

@@ -13,6 +13,7 @@ from ..words import count
 from . import flags
 from .common import (
     CatalogOption,
+    HostsOption,
     JsonOption,
     end_with,
     load_catalog,
@@ -43,14 +44,6 @@ COLUMNS = (
     "ucx",
     "ompi",
     "ofed",
-)
-
-
-HostsOption = typer.Option(
-    None,
-    "--hosts",
-    envvar="VALORCH_HOSTS",
-    help="Host inventory YAML [default: this machine, as detected].",
 )
 
 

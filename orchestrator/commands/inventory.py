@@ -73,6 +73,16 @@ class DiffFormat(str, Enum):
     json = "json"
 
 
+_AuditFormatOpt = flags.option(
+    AuditFormat.term,
+    "--format",
+    "-f",
+    applies=flags.FORMAT,
+    help="term, md, json or cyclonedx.",
+    callback=_format_available,
+)
+_OutOpt = out_option("Write the rendered output here.")
+
 _STYLE = {
     "ok": "green",
     "drift": "bold red",
@@ -160,15 +170,8 @@ def audit_image(
     image: str = typer.Option(
         ..., "--image", "-i", help="Image alias, tag or reference (or 'host')."
     ),
-    fmt: AuditFormat = flags.option(
-        AuditFormat.term,
-        "--format",
-        "-f",
-        applies=flags.FORMAT,
-        help="term, md, json or cyclonedx.",
-        callback=_format_available,
-    ),
-    out_path: Path = out_option("Write the rendered output here."),
+    fmt: AuditFormat = _AuditFormatOpt,
+    out_path: Path = _OutOpt,
     pull: str = typer.Option(
         "missing",
         "--pull",
@@ -274,7 +277,7 @@ def diff_images(
     fmt: DiffFormat = flags.option(
         DiffFormat.term, "--format", "-f", applies=flags.FORMAT, help="term, md or json."
     ),
-    out_path: Path = out_option("Write the rendered output here."),
+    out_path: Path = _OutOpt,
     db: str = DbOption,
     as_json: bool = JsonOption,
     catalog: Path = CatalogOption,
@@ -318,18 +321,11 @@ def show(
         ...,
         help="Run id (or a unique prefix) of a stored inventory, or an image alias/tag: its newest.",
     ),
-    fmt: AuditFormat = flags.option(
-        AuditFormat.term,
-        "--format",
-        "-f",
-        applies=flags.FORMAT,
-        help="term, md, json or cyclonedx.",
-        callback=_format_available,
-    ),
+    fmt: AuditFormat = _AuditFormatOpt,
     packages: bool = typer.Option(
         False, "--packages", help="List every pip:/deb: package in the terminal."
     ),
-    out_path: Path = out_option("Write the rendered output here."),
+    out_path: Path = _OutOpt,
     db: str = DbOption,
     as_json: bool = JsonOption,
     catalog: Path = CatalogOption,

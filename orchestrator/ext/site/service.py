@@ -347,28 +347,9 @@ def _version_side(name: str, doc: dict[str, Any]) -> rule.Side:
     )
 
 
-def build(
-    session: Session,
-    *,
-    catalog: Sequence[CatalogImage] = (),
-    local: frozenset[str] = frozenset(),
-    qualify: Sequence[tuple[str, str]] = (),
-    built: datetime | None = None,
-    workers: int | None = None,
-    known_issues: KnownIssues | None = None,
-    limits: Limits | None = None,
-) -> Iterator[tuple[str, str]]:
+def build(session: Session, **options: Any) -> Iterator[tuple[str, str]]:
     """Every page of the site as (relative path, text): build_pages with nothing kept."""
-    made = build_pages(
-        session,
-        catalog=catalog,
-        local=local,
-        qualify=qualify,
-        built=built,
-        workers=workers,
-        known_issues=known_issues,
-        limits=limits,
-    )
+    made = build_pages(session, **options)
     return ((p.path, p.text) for p in made.pages if p.text is not None)
 
 
