@@ -72,13 +72,10 @@ def resolve(inventory: Inventory, key: str) -> Component | None:
 
 def compare(inventory: Inventory, expected: dict[str, str], *, build: bool = True) -> list[Finding]:
     """Each expected component against what the image holds, in the catalog's order.
-
-    ``master`` (and ``main``, ``latest``, ``*``) is unpinned: what is there is
-    reported as ``unpinned``, not drift; a component that is absent is
-    ``missing`` either way. With ``build``, PyTorch's compiled-against versions
-    that disagree with the installed libraries are added as ``build-mismatch``
-    (a warning: CUDA wheels bundle their own runtime, so this does not gate).
-    """
+    ``master`` (and ``main``, ``latest``, ``*``) is unpinned: what is there is ``unpinned``,
+    not drift; an absent component is ``missing`` either way. With ``build``, PyTorch's
+    compiled-against versions that disagree with the installed libraries are added as
+    ``build-mismatch`` (a warning: CUDA wheels bundle their own runtime, so it does not gate)."""
     findings: list[Finding] = []
     for key, want in expected.items():
         want = str(want).strip()

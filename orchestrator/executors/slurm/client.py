@@ -220,14 +220,12 @@ def batch_script(
     prelude: str = "",
     after: Sequence[str] = (),
 ) -> str:
-    """A bash batch script running ``command_argv`` with its stdout in
-    ``stdout_path`` (default ``valorch-<jobid>.stdout`` in the job's directory).
-
-    ``VALORCH_GPUS`` gets the allocation's GPU indices as Slurm numbers them on
-    the node (``SLURM_JOB_GPUS``, or ``SLURM_STEP_GPUS`` inside a step); the
-    runtime variables Slurm sets itself (``ROCR_VISIBLE_DEVICES``,
-    ``CUDA_VISIBLE_DEVICES``) are kept, and filled from those indices when the
-    cluster's Slurm does not set them. Every argument and value is quoted."""
+    """A bash batch script running ``command_argv`` with its stdout in ``stdout_path``
+    (default ``valorch-<jobid>.stdout`` in the job's directory). ``VALORCH_GPUS`` gets the
+    allocation's GPU indices as Slurm numbers them on the node (``SLURM_JOB_GPUS``, or
+    ``SLURM_STEP_GPUS`` inside a step); the runtime variables Slurm sets itself
+    (``ROCR_VISIBLE_DEVICES``, ``CUDA_VISIBLE_DEVICES``) are kept, and filled from those
+    indices when the cluster's Slurm does not set them. Every argument and value is quoted."""
     if not command_argv:
         raise ValueError("empty command")
     lines = [

@@ -374,11 +374,10 @@ def build_pages(  # noqa: PLR0913 - one argument per option of valorch site buil
     limits: Limits | None = None,
     previous: Previous | None = None,
 ) -> Built:
-    """Every page of the site. Reads the store first (an empty
-    store is bad input: exit 2), then renders without touching it. The run pages are begun
-    in forked workers as soon as the runs are read, the check pages as soon as the changes
-    are confirmed, while this process goes on with the histories, the confirmations and
-    the matrices (on a 2-core machine the two halves overlap).
+    """Every page of the site. Reads the store first (an empty store is bad input: exit 2),
+    then renders without touching it. The run pages are begun in forked workers as soon as
+    the runs are read, the check pages as soon as the changes are confirmed, while this
+    process goes on with the histories, confirmations and matrices (the halves overlap).
 
     With ``previous`` (what an earlier build of this store was made from; empty for a full
     build that writes a manifest) every run, check, image and qualification page has its
