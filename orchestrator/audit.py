@@ -187,9 +187,8 @@ def version_findings(inventory: Inventory) -> list[Finding]:
 
 
 def build_findings(inventory: Inventory) -> list[Finding]:
-    """PyTorch's compiled-against library versions (``pytorch.built_with.LIB``) that differ
-    from the installed ones, compared on the precision both sides give ('8.9' vs '8.9.2'
-    agrees)."""
+    """PyTorch's compiled-against library versions (``pytorch.built_with.LIB``) that differ from the
+    installed ones, compared on the precision both sides give ('8.9' vs '8.9.2' agrees)."""
     by_name = {c.name: c for c in inventory.components}
     findings = []
     for comp in inventory.components:

@@ -172,11 +172,10 @@ def check(
     as_json: bool = JsonOption,
 ) -> None:
     """Preflight: each engine answers (version), disk free under its Docker root (from a probe
-    container, else statvfs of docker info's root where the engine is local), the job's
-    images present (with the catalog's digests when known), every image placed on these
-    hosts by the run's own planner (what valorch run would refuse, with its words), the
-    results DB writable; with --level, the GPU preflight per host (docs/registries.md).
-    Exit 3 on a problem."""
+    container, else statvfs of docker info's root where the engine is local), the job's images
+    present (with the catalog's digests when known), every image placed on these hosts by the run's
+    own planner (what valorch run would refuse, with its words), the results DB writable; with
+    --level, the GPU preflight per host (docs/registries.md). Exit 3 on a problem."""
     from ..services import hosts as service
 
     found = service.check(

@@ -299,9 +299,8 @@ class Cancelled(docker.errors.DockerException):
 
 
 class InFlight:
-    """The container of one executor's task, for ``cancel`` from another thread: the
-    dispatcher's main thread, where Ctrl-C and SIGTERM arrive, while the container
-    runs in a worker thread."""
+    """The container of one executor's task, for ``cancel`` from another thread: the dispatcher's
+    main thread, where Ctrl-C and SIGTERM arrive, while the container runs in a worker thread."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()

@@ -157,13 +157,12 @@ def qualify(
     opts: QualifyOptions,
     progress: RunProgress,
 ) -> Qualification:
-    """Run the job, diff its runs against ``opts.baseline`` and gate: every unexcused failure,
-    every timing regression and (unless ``allow_coverage_loss``) every lost baseline check
-    fails it; a check that failed in the baseline too fails it unless ``allow_known_failures``;
-    so do tampered output, a readiness gate that says no (``opts.readiness``) and a candidate
-    that proved nothing (unless ``allow_empty``).
-    The known-issues file is read once, before anything runs (bad input is exit 2 now, not
-    after an hour of runs), and that reading excuses the report's failures."""
+    """Run the job, diff its runs against ``opts.baseline`` and gate: every unexcused failure, every
+    timing regression and (unless ``allow_coverage_loss``) every lost baseline check fails it; a
+    check that failed in the baseline too fails it unless ``allow_known_failures``; so do tampered
+    output, a readiness gate that says no (``opts.readiness``) and a candidate that proved nothing
+    (unless ``allow_empty``). The known-issues file is read once, before anything runs (bad input is
+    exit 2 now, not after an hour of runs), and that reading excuses the report's failures."""
     issues = load_known_issues(opts.known_issues, progress.warning)
     with factory() as session:
         base = resolve(session, opts.baseline)  # unknown baseline: exit 2 now

@@ -194,8 +194,7 @@ class TriageRow(Base):
 
 
 class AcceptanceRow(Base):
-    """A regression shipped knowingly (``valorch accept add``, store/tables.py,
-    ``acceptance``)."""
+    """A regression shipped knowingly (``valorch accept add``, store/tables.py, ``acceptance``)."""
 
     __table__ = tables.acceptance
     id: Mapped[int]

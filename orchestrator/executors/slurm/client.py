@@ -112,10 +112,9 @@ def _arch_feature(arch: str, backend: str) -> str:
 
 
 def constraint(req: SlurmRequirement, available: frozenset[str] | None = None) -> str | None:
-    """The ``--constraint`` expression, or None when anything goes. With the
-    cluster's ``available`` features, alternatives no node has are dropped (Slurm
-    refuses the whole expression otherwise) and a requirement left with nothing
-    raises :class:`SlurmUnmatched` naming what exists."""
+    """The ``--constraint`` expression, or None when anything goes. With the cluster's ``available``
+    features, alternatives no node has are dropped (Slurm refuses the whole expression otherwise)
+    and a requirement left with nothing raises :class:`SlurmUnmatched` naming what exists."""
     required = ([req.backend] if req.backend != "cpu" else []) + list(req.labels)
     archs = list(req.archs)
     if available is not None:
@@ -334,9 +333,8 @@ class SlurmCluster:
         check_features: bool = True,
         after: Sequence[str] = (),
     ) -> str:
-        """Write the batch script into ``workdir`` (which the nodes must see) and
-        submit it; returns the job id. Raises :class:`SlurmUnmatched` when no node
-        can ever run it."""
+        """Write the batch script into ``workdir`` (which the nodes must see) and submit it; returns
+        the job id. Raises :class:`SlurmUnmatched` when no node can ever run it."""
         workdir = Path(workdir)
         available = self.features() if check_features else None
         fd, script = tempfile.mkstemp(

@@ -202,12 +202,11 @@ def _in_worker(fn: Callable[[dict[str, Any], _T], _R], item: _T) -> _R:
 
 
 class _Ahead(Generic[_T, _R]):
-    """fn(work, item) over items, in order. With enough to do (the run and check pages of a
-    large store are most of a build) and more than one of ``workers``, that many forked workers start on
-    them at once, given ``work`` by being forked while it is in _FORKED, and this process
-    goes on with its own work; their results are read back in the items' order, whichever
-    worker finishes first, when the caller gets to them. Else fn runs here, item by item,
-    as the caller reads."""
+    """fn(work, item) over items, in order. With enough to do (the run and check pages of a large
+    store are most of a build) and more than one of ``workers``, that many forked workers start on
+    them at once, given ``work`` by being forked while it is in _FORKED, and this process goes on
+    with its own work; their results are read back in the items' order, whichever worker finishes
+    first, when the caller gets to them. Else fn runs here, item by item, as the caller reads."""
 
     def __init__(
         self,
@@ -703,9 +702,8 @@ def related(a: dict[str, Any], b: dict[str, Any], runs: dict[str, RunV]) -> bool
 def _version_pages(
     site: Site, versions: list[tuple[Any, dict[str, Any]]]
 ) -> Generator[tuple[str, str], None, tuple[list[dict[str, Any]], list[tuple[str, Any]]]]:
-    """Each published version's matrix, and the diff from the newest earlier version of the
-    same thing (related()); returns the versions' views (for the index) and documents
-    (check pages)."""
+    """Each published version's matrix, and the diff from the newest earlier version of the same
+    thing (related()); returns the versions' views (for the index) and documents (check pages)."""
     version_views: list[dict[str, Any]] = []
     version_docs: list[tuple[str, Any]] = []
     for mv, doc in versions:
