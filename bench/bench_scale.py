@@ -24,8 +24,9 @@ from orchestrator.render.diff import diff_md
 from orchestrator.services import views
 from orchestrator.services.diff import report_for
 from orchestrator.store import bulk, queries
+from orchestrator.store.coltypes import pack_samples
 from orchestrator.store.db import open_engine, session_factory
-from orchestrator.store.models import Host, Image, Result, Run, pack_samples
+from orchestrator.store.models import Host, Image, Result, Run
 
 RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
 CHECKS = int(sys.argv[2]) if len(sys.argv) > 2 else 300

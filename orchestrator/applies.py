@@ -60,13 +60,12 @@ class Silenced:
 
 @dataclass(frozen=True)
 class Applies:
-    """Where an option or a field acts. ``executors``: the executors it acts with (empty:
-    every one; a field's are those of the images, ``host`` or ``docker``); ``needs``: a
-    mode without which it does nothing; ``not_with``: modes in which it does nothing,
-    unless its value is ``agrees`` (``--no-matrix`` with ``--json`` says what ``--json``
-    does anyway); ``commands``: the commands it acts in, where one option is shared by
-    several (empty: every one). ``why`` says why it does nothing outside ``executors`` or
-    without ``needs``."""
+    """Where an option or a field acts. ``executors``: the executors it acts with (empty: every one;
+    a field's are those of the images, ``host`` or ``docker``); ``needs``: a mode without which it
+    does nothing; ``not_with``: modes in which it does nothing, unless its value is ``agrees``
+    (``--no-matrix`` with ``--json`` says what ``--json`` does anyway); ``commands``: the commands
+    it acts in, where one option is shared by several (empty: every one). ``why`` says why it does
+    nothing outside ``executors`` or without ``needs``."""
 
     executors: tuple[str, ...] = ()
     needs: Mode | None = None

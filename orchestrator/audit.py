@@ -60,9 +60,6 @@ def parse_inventory(obj: Any) -> Inventory:
     return Inventory.model_validate(body)
 
 
-# ---------------------------------------------------------------- compare ---
-
-
 def resolve(inventory: Inventory, key: str) -> Component | None:
     """The inventory component that stands for a catalog key."""
     key = key.strip().lower()
@@ -75,13 +72,10 @@ def resolve(inventory: Inventory, key: str) -> Component | None:
 
 def compare(inventory: Inventory, expected: dict[str, str], *, build: bool = True) -> list[Finding]:
     """Each expected component against what the image holds, in the catalog's order.
-
-    ``master`` (and ``main``, ``latest``, ``*``) is unpinned: what is there is
-    reported as ``unpinned``, not drift; a component that is absent is
-    ``missing`` either way. With ``build``, PyTorch's compiled-against versions
-    that disagree with the installed libraries are added as ``build-mismatch``
-    (a warning: CUDA wheels bundle their own runtime, so this does not gate).
-    """
+    ``master`` (and ``main``, ``latest``, ``*``) is unpinned: what is there is ``unpinned``,
+    not drift; an absent component is ``missing`` either way. With ``build``, PyTorch's
+    compiled-against versions that disagree with the installed libraries are added as
+    ``build-mismatch`` (a warning: CUDA wheels bundle their own runtime, so it does not gate)."""
     findings: list[Finding] = []
     for key, want in expected.items():
         want = str(want).strip()
@@ -193,9 +187,8 @@ def version_findings(inventory: Inventory) -> list[Finding]:
 
 
 def build_findings(inventory: Inventory) -> list[Finding]:
-    """PyTorch's compiled-against library versions (``pytorch.built_with.LIB``) that differ
-    from the installed ones, compared on the precision both sides give ('8.9' vs '8.9.2'
-    agrees)."""
+    """PyTorch's compiled-against library versions (``pytorch.built_with.LIB``) that differ from the
+    installed ones, compared on the precision both sides give ('8.9' vs '8.9.2' agrees)."""
     by_name = {c.name: c for c in inventory.components}
     findings = []
     for comp in inventory.components:
@@ -235,9 +228,6 @@ def exit_code(findings: list[Finding], inventory: Inventory | None = None) -> in
     if has_drift(findings):
         return 1
     return 2 if inventory is not None and inventory.errors else 0
-
-
-# ------------------------------------------------------------------- diff ---
 
 
 def diff(a: Inventory, b: Inventory, *, packages: bool = True) -> list[Change]:

@@ -341,14 +341,13 @@ def _usable_streams() -> None:
 def _no_entry_point_plugins() -> None:
     """No third-party code joins valorch's process through pydantic's plugin entry points.
 
-    At the first model it builds, pydantic reads the metadata of every installed
-    distribution and imports each ``pydantic`` entry point it finds, which would then see
-    every job spec, catalog entry and result valorch validates (and costs a command one
-    metadata read per installed distribution). valorch uses no pydantic plugin, so it sets
-    pydantic's documented switch, ``PYDANTIC_DISABLE_PLUGINS=__all__``, unless the user set
-    it: an empty value loads them all, a list of names leaves those out (docs/architecture.md,
-    "No third-party code by entry point"). Local workloads never see it (executors/hostenv's
-    allow-list)."""
+    At the first model it builds, pydantic reads the metadata of every installed distribution and
+    imports each ``pydantic`` entry point it finds, which would then see every job spec, catalog
+    entry and result valorch validates (and costs a command one metadata read per installed
+    distribution). valorch uses no pydantic plugin, so it sets pydantic's documented switch,
+    ``PYDANTIC_DISABLE_PLUGINS=__all__``, unless the user set it: an empty value loads them all, a
+    list of names leaves those out (docs/architecture.md, "No third-party code by entry point").
+    Local workloads never see it (executors/hostenv's allow-list)."""
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
 
 

@@ -103,9 +103,6 @@ class Inventory(_Frozen):
         return {c.name: c for c in self.components}
 
 
-# ---------------------------------------------------------------- versions ---
-
-
 def _tokens(version: str) -> list[int | str]:
     text = version.strip().lower()
     text = text[1:] if re.match(r"^v\d", text) else text

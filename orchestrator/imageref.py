@@ -138,13 +138,12 @@ def parse(text: str) -> ImageRef:
 
 
 def identity(reference: str, repo_digests: list[str] | tuple[str, ...], image_id: str) -> str:
-    """The digest that names an image present on an engine, the same on every engine that
-    holds it: the reference's own pinned digest when the engine lists it; else the
-    manifest digest the engine recorded for the reference's repository (RepoDigests:
-    ``repository@sha256:…``); else the image id (a local image, built or loaded, that no
-    registry served). A RepoDigest of another repository says only that the same image
-    was once pushed there: it is never taken, or one image would have two digests on two
-    engines."""
+    """The digest that names an image present on an engine, the same on every engine that holds it:
+    the reference's own pinned digest when the engine lists it; else the manifest digest the engine
+    recorded for the reference's repository (RepoDigests: ``repository@sha256:…``); else the image
+    id (a local image, built or loaded, that no registry served). A RepoDigest of another repository
+    says only that the same image was once pushed there: it is never taken, or one image would have
+    two digests on two engines."""
     try:
         ref = parse(reference)
     except InputError:

@@ -66,10 +66,9 @@ def stream(
     tail: int = 8_000,
     spawned: Callable[[int], None] | None = None,
 ) -> Streamed:
-    """Run ``argv`` in its own process group, hand stdout chunks to ``on_stdout``,
-    keep the tail of stderr, and kill the whole tree (``kill_tree``) at the deadline (also
-    on Ctrl-C in this thread); ``spawned`` gets the child's pid, for a ``kill_tree`` from
-    another thread."""
+    """Run ``argv`` in its own process group, hand stdout chunks to ``on_stdout``, keep the tail of
+    stderr, and kill the whole tree (``kill_tree``) at the deadline (also on Ctrl-C in this thread);
+    ``spawned`` gets the child's pid, for a ``kill_tree`` from another thread."""
     import os
     import selectors
     import signal

@@ -142,9 +142,6 @@ def _problem(
     return yamlio.Problem(doc.line(loc), ".".join(map(str, loc)), message, hint)
 
 
-# ------------------------------------------------------------------ suites ---
-
-
 def _suites(
     doc: yamlio.Document, raw: Any, roots: tuple[Path, ...]
 ) -> tuple[list[SuiteRef], list[yamlio.Problem]]:
@@ -291,9 +288,6 @@ def _workload(
         ]
     shipped = p.model_copy(update={"source": str(src)})
     return ref.model_copy(update={"pytest": shipped}), []
-
-
-# ------------------------------------------------------------------ images ---
 
 
 def _images(

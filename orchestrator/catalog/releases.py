@@ -91,8 +91,6 @@ def defs_of(table: dict[str, Any]) -> Defs:
     )
 
 
-# ---------------------------------------------------------------- PyTorch ---
-
 _MATRIX_HEADING = re.compile(r"^#+\s*Release Compatibility Matrix\s*$", re.M | re.I)
 
 
@@ -173,9 +171,6 @@ def python_allowed(spec: str, python: str) -> bool:
 def _minor(version: str) -> tuple[int, int] | None:
     m = re.match(r"v?(\d+)\.(\d+)", version.strip())
     return (int(m.group(1)), int(m.group(2))) if m else None
-
-
-# --------------------------------------------------------------- findings ---
 
 
 @dataclass(frozen=True)

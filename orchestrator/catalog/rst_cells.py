@@ -162,9 +162,6 @@ def read(text: str, *, markup: str | None = None) -> Cell:
     return Cell(label=words, unread="no version in the cell")
 
 
-# --------------------------------------------------------------- evidence ---
-
-
 def tag_evidence(reference: str) -> tuple[str | None, str | None]:
     """(backend, version) that an image reference's repository and tag state."""
     repo, _, tag = reference.rpartition(":")

@@ -51,9 +51,6 @@ def parse(text: str, source: str = "<rst>", defs: cells.Defs | None = None) -> l
     return list(read_page(text, source, defs).entries)
 
 
-# ------------------------------------------------------------------ merge ---
-
-
 def _details(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     out: list[str] = []
     for key in ENTRY_KEYS[1:]:
@@ -101,9 +98,6 @@ def merge(existing: list[dict[str, Any]], imported: list[dict[str, Any]]) -> Mer
         ):
             changes.append(Change("kept", str(e.get("alias"))))
     return Merge(tuple(result), tuple(changes))
-
-
-# ----------------------------------------------------------------- render ---
 
 
 def _scalar(value: Any) -> str:

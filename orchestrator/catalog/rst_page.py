@@ -109,10 +109,7 @@ class _Columns:
 
 
 def _columns(
-    table: ListTable,
-    rows: tuple[tuple[str, ...], ...],
-    defs: cells.Defs,
-    pictures: frozenset[str],
+    table: ListTable, rows: tuple[tuple[str, ...], ...], defs: cells.Defs, pictures: frozenset[str]
 ) -> _Columns:
     """Which columns hold versions: a known component, or most of its cells a version (or a
     role that stands for one); the others are labels (a flavour, a GPU, a commit)."""

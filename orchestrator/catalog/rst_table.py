@@ -80,9 +80,6 @@ class ListTable:
     cell_lines: tuple[tuple[int, ...], ...] = ()  # 1-based line where each cell starts
 
 
-# ---------------------------------------------------------------- parsing ---
-
-
 def _indent(line: str) -> int:
     return len(line) - len(line.lstrip(" "))
 

@@ -110,10 +110,7 @@ def revoke(
 
 
 @app.command("list")
-def list_(
-    db: str = DbOption,
-    as_json: bool = JsonOption,
-) -> None:
+def list_(db: str = DbOption, as_json: bool = JsonOption) -> None:
     """Every acceptance: live, expired and revoked."""
     import json
 

@@ -16,8 +16,6 @@ from .. import encode
 from . import flags
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from ..catalog.core import Catalog
     from ..services.outcome import Outcome, Tone
 
@@ -120,6 +118,25 @@ CatalogOption = typer.Option(
     envvar="VALORCH_CATALOG",
     help="Image catalog directory [default: ./images, else the project's]",
 )
+HostsOption = typer.Option(
+    None,
+    "--hosts",
+    envvar="VALORCH_HOSTS",
+    help="Host inventory YAML [default: this machine, as detected].",
+)
+ThresholdOption = typer.Option(
+    DEFAULT_THRESHOLD,
+    callback=flags.number("--threshold", 0, 10, lo_open=True),
+    help="Timing ratio threshold (0.05 = 5 %), above 0, at most 10.",
+)
+
+
+def out_option(help: str = "Write here instead of stdout.") -> Any:
+    """``--out/-o``: the file a command writes instead of stdout (flags.OUT_FILE checks it)."""
+    return typer.Option(None, "--out", "-o", callback=flags.OUT_FILE, help=help)
+
+
+OutOption = out_option()
 # The waivers' windows, one spelling on every command that takes them (old spellings:
 # commands/renamed.py): the runs readiness counts, and when a waiver can close.
 WindowOption = typer.Option(
@@ -262,29 +279,6 @@ def write_file(path: Path, data: bytes) -> None:
     from .. import outfile
 
     outfile.write(path, data)
-
-
-def check_output(flag: str, path: Path | None) -> None:
-    """A file a command will write once its work is done (``--junit``): what already lives
-    there must be a regular file (exit 2 before anything runs, not after a run was stored)."""
-    import os
-    import stat
-
-    if path is None:
-        return
-    try:
-        mode = os.stat(path).st_mode
-    except FileNotFoundError:
-        return
-    except OSError as exc:
-        from ..errors import InputError
-
-        raise InputError(f"{flag} {path}: {exc.strerror}", "name a file to write") from None
-    if not stat.S_ISREG(mode):
-        from ..errors import InputError
-
-        kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file (a FIFO or a device)"
-        raise InputError(f"{flag} {path} is {kind}", "name a file to write, e.g. out.junit.xml")
 
 
 def _write_error(path: Path, exc: OSError) -> Exception:

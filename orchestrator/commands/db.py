@@ -13,10 +13,9 @@ app = typer.Typer(help="The results database's schema.", no_args_is_help=True)
 def upgrade(db: str = DbOption, as_json: bool = JsonOption) -> None:
     """Create or migrate the schema to this valorch's version.
 
-    A local SQLite file is upgraded when any command opens it; a PostgreSQL server
-    never is: run this once, from one machine, before runners with a newer valorch
-    write to it (runners at the older version then stop with a message until they
-    are upgraded too)."""
+    A local SQLite file is upgraded when any command opens it; a PostgreSQL server never is: run
+    this once, from one machine, before runners with a newer valorch write to it (runners at the
+    older version then stop with a message until they are upgraded too)."""
     from ..services import db as service
 
     change = service.upgrade(db)

@@ -16,10 +16,11 @@ from .. import satellites
 from ..errors import InputError
 from . import flags
 from .common import (
-    DEFAULT_THRESHOLD,
     DbOption,
     JsonOption,
     NotifyOption,
+    OutOption,
+    ThresholdOption,
     end_with,
     err,
     local_images,
@@ -47,18 +48,8 @@ def diff(
         metavar="<term|md|html|json|junit>",
         help="term, md, html, json or junit (--json is the same as --format json).",
     ),
-    out_path: Path = typer.Option(
-        None,
-        "--out",
-        "-o",
-        callback=flags.OUT_FILE,
-        help="Write here instead of stdout.",
-    ),
-    threshold: float = typer.Option(
-        DEFAULT_THRESHOLD,
-        callback=flags.number("--threshold", 0, 10, lo_open=True),
-        help="Timing ratio threshold (0.05 = 5 %), above 0, at most 10.",
-    ),
+    out_path: Path = OutOption,
+    threshold: float = ThresholdOption,
     known_issues: Path = typer.Option(
         None, "--known-issues", help="Known-issues YAML (failures expected)."
     ),

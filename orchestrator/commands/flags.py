@@ -206,8 +206,7 @@ def output_file(flag: str) -> Callable:
         problem = None if value is None else _writable_file(value)
         if problem:
             raise typer.BadParameter(
-                f"{problem}: {flag} names a file this command writes",
-                param_hint=f"'{flag}'",
+                f"{problem}: {flag} names a file this command writes", param_hint=f"'{flag}'"
             )
         return value
 
@@ -224,8 +223,7 @@ def output_dir(flag: str) -> Callable:
             problem = f"{value} is a file" if value.is_file() else _writable_dir(value)
         if problem:
             raise typer.BadParameter(
-                f"{problem}: {flag} names a directory this command writes",
-                param_hint=f"'{flag}'",
+                f"{problem}: {flag} names a directory this command writes", param_hint=f"'{flag}'"
             )
         return value
 

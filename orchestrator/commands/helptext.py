@@ -26,10 +26,9 @@ def _reflowed(text: str) -> str:
 
 
 def _one_value_shown(param: object, command: Any) -> None:
-    """A repeatable option says so in its help (``(repeatable)``); a variadic argument's
-    type ends in ``...`` (``IMAGES <str>...``). An argument's name is shown as the
-    docstrings write it: ``diff BASE HEAD``, not typer's ``{base} {head}``, and
-    ``IMAGES...`` for a variadic one."""
+    """A repeatable option says so in its help (``(repeatable)``); a variadic argument's type ends
+    in ``...`` (``IMAGES <str>...``). An argument's name is shown as the docstrings write it: ``diff
+    BASE HEAD``, not typer's ``{base} {head}``, and ``IMAGES...`` for a variadic one."""
     if not isinstance(param, (TyperArgument, TyperOption)):
         return
     if isinstance(param, TyperArgument):

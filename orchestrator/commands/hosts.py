@@ -12,6 +12,7 @@ from . import flags
 from .common import (
     CatalogOption,
     DbOption,
+    HostsOption,
     JsonOption,
     end_with,
     err,
@@ -27,12 +28,6 @@ if TYPE_CHECKING:
     from ..spec import HostSpec
 
 app = typer.Typer(help="Hosts and their GPUs.", no_args_is_help=True)
-HostsOption = typer.Option(
-    None,
-    "--hosts",
-    envvar="VALORCH_HOSTS",
-    help="Host inventory YAML [default: this machine, as detected].",
-)
 
 
 def _table(hosts: tuple[HostSpec, ...]) -> Table:
@@ -177,11 +172,10 @@ def check(
     as_json: bool = JsonOption,
 ) -> None:
     """Preflight: each engine answers (version), disk free under its Docker root (from a probe
-    container, else statvfs of docker info's root where the engine is local), the job's
-    images present (with the catalog's digests when known), every image placed on these
-    hosts by the run's own planner (what valorch run would refuse, with its words), the
-    results DB writable; with --level, the GPU preflight per host (docs/registries.md).
-    Exit 3 on a problem."""
+    container, else statvfs of docker info's root where the engine is local), the job's images
+    present (with the catalog's digests when known), every image placed on these hosts by the run's
+    own planner (what valorch run would refuse, with its words), the results DB writable; with
+    --level, the GPU preflight per host (docs/registries.md). Exit 3 on a problem."""
     from ..services import hosts as service
 
     found = service.check(
@@ -231,10 +225,7 @@ def _print_placement(unplaced: tuple[Unplaced, ...]) -> None:
     if not unplaced:
         return
     table = Table(
-        "image",
-        "placed",
-        Column("why (as valorch run says)", overflow="fold"),
-        title="placement",
+        "image", "placed", Column("why (as valorch run says)", overflow="fold"), title="placement"
     )
     for u in unplaced:
         table.add_row(u.image, "NO", u.reason + (f"\nhint: {u.hint}" if u.hint else ""))

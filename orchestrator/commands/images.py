@@ -13,10 +13,12 @@ from ..words import count
 from . import flags
 from .common import (
     CatalogOption,
+    HostsOption,
     JsonOption,
     end_with,
     load_catalog,
     out,
+    out_option,
     print_json,
     project_dir,
 )
@@ -42,14 +44,6 @@ COLUMNS = (
     "ucx",
     "ompi",
     "ofed",
-)
-
-
-HostsOption = typer.Option(
-    None,
-    "--hosts",
-    envvar="VALORCH_HOSTS",
-    help="Host inventory YAML [default: this machine, as detected].",
 )
 
 
@@ -144,13 +138,7 @@ def import_rst(
     file: Path = typer.Argument(
         ..., help="A reStructuredText page with a Docker image components list-table."
     ),
-    out_path: Path = typer.Option(
-        None,
-        "--out",
-        "-o",
-        callback=flags.OUT_FILE,
-        help="Catalog file to create or update [default: images/rocm.yaml].",
-    ),
+    out_path: Path = out_option("Catalog file to create or update [default: images/rocm.yaml]."),
     defs: Path = typer.Option(
         None,
         "--defs",
@@ -223,12 +211,8 @@ def import_releases(
         ...,
         help="ROCm's compatibility-matrix-historical .csv or PyTorch's RELEASE.md, as published.",
     ),
-    out_path: Path = typer.Option(
-        None,
-        "--out",
-        "-o",
-        callback=flags.OUT_FILE,
-        help="Release table file to create or update [default: images/releases.json].",
+    out_path: Path = out_option(
+        "Release table file to create or update [default: images/releases.json]."
     ),
     as_json: bool = JsonOption,
 ) -> None:

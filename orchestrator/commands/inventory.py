@@ -24,6 +24,7 @@ from .common import (
     lazy,
     load_catalog,
     out,
+    out_option,
     print_json,
     sessions,
     write_output,
@@ -72,6 +73,16 @@ class DiffFormat(str, Enum):
     json = "json"
 
 
+_AuditFormatOpt = flags.option(
+    AuditFormat.term,
+    "--format",
+    "-f",
+    applies=flags.FORMAT,
+    help="term, md, json or cyclonedx.",
+    callback=_format_available,
+)
+_OutOpt = out_option("Write the rendered output here.")
+
 _STYLE = {
     "ok": "green",
     "drift": "bold red",
@@ -119,11 +130,7 @@ def findings_table(
 
 
 def _print_audit(
-    image: ImageSpec,
-    run_id: str,
-    digest: str | None,
-    inv: Inventory,
-    findings: list[Finding],
+    image: ImageSpec, run_id: str, digest: str | None, inv: Inventory, findings: list[Finding]
 ) -> None:
     out.print(findings_table(image, digest, inv, findings))
     build = [f for f in findings if f.kind == "build-mismatch"]
@@ -163,21 +170,8 @@ def audit_image(
     image: str = typer.Option(
         ..., "--image", "-i", help="Image alias, tag or reference (or 'host')."
     ),
-    fmt: AuditFormat = flags.option(
-        AuditFormat.term,
-        "--format",
-        "-f",
-        applies=flags.FORMAT,
-        help="term, md, json or cyclonedx.",
-        callback=_format_available,
-    ),
-    out_path: Path = typer.Option(
-        None,
-        "--out",
-        "-o",
-        callback=flags.OUT_FILE,
-        help="Write the rendered output here.",
-    ),
+    fmt: AuditFormat = _AuditFormatOpt,
+    out_path: Path = _OutOpt,
     pull: str = typer.Option(
         "missing",
         "--pull",
@@ -270,9 +264,6 @@ def _print_claims(claims: published.Claims) -> None:
     out.print(f"published claims: {counts} (shown, not gating)")
 
 
-# ------------------------------------------------------------------ diff ---
-
-
 @app.command("diff")
 def diff_images(
     a: str = typer.Argument(..., help="Image alias/tag, or the id of a stored inventory run."),
@@ -286,13 +277,7 @@ def diff_images(
     fmt: DiffFormat = flags.option(
         DiffFormat.term, "--format", "-f", applies=flags.FORMAT, help="term, md or json."
     ),
-    out_path: Path = typer.Option(
-        None,
-        "--out",
-        "-o",
-        callback=flags.OUT_FILE,
-        help="Write the rendered output here.",
-    ),
+    out_path: Path = _OutOpt,
     db: str = DbOption,
     as_json: bool = JsonOption,
     catalog: Path = CatalogOption,
@@ -330,33 +315,17 @@ def _print_diff(changes: list[Change], a: str, b: str, packages: bool) -> None:
     )
 
 
-# ------------------------------------------------------------------ show ---
-
-
 @app.command("show")
 def show(
     run: str = typer.Argument(
         ...,
         help="Run id (or a unique prefix) of a stored inventory, or an image alias/tag: its newest.",
     ),
-    fmt: AuditFormat = flags.option(
-        AuditFormat.term,
-        "--format",
-        "-f",
-        applies=flags.FORMAT,
-        help="term, md, json or cyclonedx.",
-        callback=_format_available,
-    ),
+    fmt: AuditFormat = _AuditFormatOpt,
     packages: bool = typer.Option(
         False, "--packages", help="List every pip:/deb: package in the terminal."
     ),
-    out_path: Path = typer.Option(
-        None,
-        "--out",
-        "-o",
-        callback=flags.OUT_FILE,
-        help="Write the rendered output here.",
-    ),
+    out_path: Path = _OutOpt,
     db: str = DbOption,
     as_json: bool = JsonOption,
     catalog: Path = CatalogOption,

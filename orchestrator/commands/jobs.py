@@ -18,16 +18,7 @@ import typer
 
 from ..errors import InputError
 from ..words import count
-from .common import (
-    CatalogOption,
-    JsonOption,
-    err,
-    lazy,
-    load_catalog,
-    out,
-    print_json,
-    project_dir,
-)
+from .common import CatalogOption, JsonOption, err, lazy, load_catalog, out, print_json, project_dir
 from .tables import Table
 
 _catalog = lazy("orchestrator.catalog.core")

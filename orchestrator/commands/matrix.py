@@ -11,6 +11,7 @@ from . import flags
 from .common import (
     DbOption,
     JsonOption,
+    OutOption,
     deferred_sessions,
     load_catalog,
     out,
@@ -105,13 +106,7 @@ def render(
     version: str = typer.Option(
         None, "--version", help="Render this published version (immutable)."
     ),
-    out_path: Path = typer.Option(
-        None,
-        "--out",
-        "-o",
-        callback=flags.OUT_FILE,
-        help="Write here instead of stdout.",
-    ),
+    out_path: Path = OutOption,
     fragment: bool = typer.Option(
         False,
         "--fragment",

@@ -79,10 +79,7 @@ class LiveReporter(Reporter):
         return self
 
     def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         if self.live:
             self.live.update(self.table())
@@ -258,10 +255,7 @@ class PullProgress:
         return self
 
     def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.progress.__exit__(kind, exc, tb)
         if not self.disable and kind is None:  # a pull that moved no byte says so too

@@ -20,10 +20,10 @@ from .. import satellites
 from ..applies import READINESS, Applies
 from . import flags
 from .common import (
-    DEFAULT_THRESHOLD,
     CatalogOption,
     DbOption,
     NotifyOption,
+    ThresholdOption,
     end_with,
     err,
     load_catalog,
@@ -55,11 +55,6 @@ _OUT_DIR = typer.Option(
     "--out-dir",
     callback=flags.OUT_DIR,
     help="Reports here [default: results/qualify-<time>/].",
-)
-_THRESHOLD = typer.Option(
-    DEFAULT_THRESHOLD,
-    callback=flags.number("--threshold", 0, 10, lo_open=True),
-    help="Timing ratio threshold (0.05 = 5 %), above 0, at most 10.",
 )
 _ALLOW_COVERAGE_LOSS = typer.Option(
     False,
@@ -101,7 +96,7 @@ def qualify(
     baseline: str = _BASELINE,
     known_issues: Path = _KNOWN_ISSUES,
     out_dir: Path = _OUT_DIR,
-    threshold: float = _THRESHOLD,
+    threshold: float = ThresholdOption,
     allow_coverage_loss: bool = _ALLOW_COVERAGE_LOSS,
     allow_known_failures: bool = _ALLOW_KNOWN_FAILURES,
     readiness: str = _READINESS,

@@ -13,7 +13,16 @@ from typing import Any
 import typer
 
 from . import flags
-from .common import DbOption, JsonOption, WindowOption, end_with, err, sessions, write_output
+from .common import (
+    DbOption,
+    JsonOption,
+    OutOption,
+    WindowOption,
+    end_with,
+    err,
+    sessions,
+    write_output,
+)
 
 FORMATS = ("term", "md", "json")
 
@@ -80,9 +89,7 @@ def readiness(
     fmt: str = flags.option(
         "term", "--format", "-f", applies=flags.FORMAT, help="term, md or json."
     ),
-    out_path: Path = typer.Option(
-        None, "--out", "-o", callback=flags.OUT_FILE, help="Write here instead of stdout."
-    ),
+    out_path: Path = OutOption,
     db: str = DbOption,
     as_json: bool = JsonOption,
 ) -> None:

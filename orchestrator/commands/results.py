@@ -20,6 +20,7 @@ from .common import (
     fit,
     load_catalog,
     out,
+    out_option,
     print_json,
     sessions,
     write_output,
@@ -182,13 +183,7 @@ def _pins(catalog: Path | None) -> Catalog | None:
 @app.command("export")
 def export(
     run_ids: list[str] = typer.Argument(..., help="Run ids (or unique prefixes) to export."),
-    out_path: Path = typer.Option(
-        None,
-        "--out",
-        "-o",
-        callback=flags.OUT_FILE,
-        help="Write the JSON here instead of stdout.",
-    ),
+    out_path: Path = out_option("Write the JSON here instead of stdout."),
     db: str = DbOption,
 ) -> None:
     """Runs with their images, hosts, checks, tasks, results and inventory as one JSON document."""

@@ -18,20 +18,12 @@ if TYPE_CHECKING:
 
 
 def print_term(
-    report: Report,
-    verdict: Verdict | None = None,
-    why: dict[tuple[str, str], Triage] | None = None,
+    report: Report, verdict: Verdict | None = None, why: dict[tuple[str, str], Triage] | None = None
 ) -> None:
     """The verdict block (qualified or not, why, the first check ids), the gate's failures,
     regressions and lost coverage, then every other section; each red cell with its triage."""
 
-    from ..render.diff import (
-        SECTIONS,
-        _timing_text,
-        count_words,
-        header,
-        why_text,
-    )
+    from ..render.diff import SECTIONS, _timing_text, count_words, header, why_text
     from ..spec import COUNTED
 
     h = header(report)

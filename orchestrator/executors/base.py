@@ -72,10 +72,9 @@ def overall_timeout(task: Task) -> float:
 
 @lru_cache(maxsize=2)
 def probe_archive(top: str = "valorch") -> bytes:
-    """The probe package as a tar (``valorch/valorch_probe/...``), extracted into
-    ``/opt`` with ``put_archive`` so that remote engines work as local ones do;
-    ``top=""``: the same without its top directory (``valorch_probe/...``), for the probe's
-    root itself."""
+    """The probe package as a tar (``valorch/valorch_probe/...``), extracted into ``/opt`` with
+    ``put_archive`` so that remote engines work as local ones do; ``top=""``: the same without its
+    top directory (``valorch_probe/...``), for the probe's root itself."""
     under = f"{top}/" if top else ""
     return _probe_tar([top] if top else [], f"{under}{PROBE_PACKAGE}/")
 

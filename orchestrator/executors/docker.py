@@ -299,9 +299,8 @@ class Cancelled(docker.errors.DockerException):
 
 
 class InFlight:
-    """The container of one executor's task, for ``cancel`` from another thread: the
-    dispatcher's main thread, where Ctrl-C and SIGTERM arrive, while the container
-    runs in a worker thread."""
+    """The container of one executor's task, for ``cancel`` from another thread: the dispatcher's
+    main thread, where Ctrl-C and SIGTERM arrive, while the container runs in a worker thread."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -344,11 +343,9 @@ def run_container(
     flight: InFlight | None = None,
     on_started: Callable[[], None] | None = None,
 ) -> ContainerRun:
-    """The one container lifecycle: create, copy the archives into PROBE_ROOT (each made
-    for it: ``workload_archives``), attach, start
-    (then ``on_started``), stream stdout to ``on_stdout`` (stderr's tail is kept), kill at
-    the deadline, and always remove the container, also on Ctrl-C and SIGTERM
-    (``flight.cancel`` from the dispatcher's thread). Engine errors propagate.
+    """The one container lifecycle: create, copy the archives into PROBE_ROOT, attach, start,
+    stream stdout, kill at the deadline, and always remove the container, also on Ctrl-C and
+    SIGTERM (``flight.cancel`` from the dispatcher's thread). Engine errors propagate.
 
     A container that ran to its end and was inspected is removed in the background
     (``cleanup.later``): its results are stored and reported meanwhile, and the command

@@ -166,9 +166,8 @@ def _arrive(barrier: threading.Barrier | None, broken: bool = False) -> None:
 
 
 def _watch(nodes: list[Node], grace: float) -> set[int]:
-    """Wait for the nodes; a node that failed, or the last one still running once all
-    others ended, starts the grace; after it, the ones still running are removed. The
-    ranks removed as hung."""
+    """Wait for the nodes; a node that failed, or the last one still running once all others ended,
+    starts the grace; after it, the ones still running are removed. The ranks removed as hung."""
     hung: set[int] = set()
     since: float | None = None
     while not all(n.ended.is_set() for n in nodes):

@@ -100,10 +100,9 @@ def secret_values(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
 
 
 def renderings(value: str) -> tuple[str, ...]:
-    """The ways a workload may print a secret to slip past a literal match: as it is,
-    reversed, in base64 (standard and URL-safe, with and without padding), in hex (either
-    case), percent-encoded, and with its characters spaced out. Masked as a class: any of
-    these is the secret."""
+    """The ways a workload may print a secret to slip past a literal match: as it is, reversed, in
+    base64 (standard and URL-safe, with and without padding), in hex (either case), percent-encoded,
+    and with its characters spaced out. Masked as a class: any of these is the secret."""
     import base64
     import urllib.parse
 

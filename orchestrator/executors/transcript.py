@@ -274,13 +274,11 @@ def conclude(
     killed_from_inside: bool = False,
     **meta: Any,
 ) -> Execution:
-    """The one place that turns how a probe ended into an Execution: every expected
-    check that never reported gets a result saying why (killed at a deadline,
-    refused, died, or silently missing), so that no check disappears.
-
-    ``killed`` is the message when the probe was killed at a deadline; ``signalled``
-    says whether the exit code means death by a signal (default: >= 128, a
-    container's convention; a local process passes ``exit_code < 0``)."""
+    """The one place that turns how a probe ended into an Execution: every expected check
+    that never reported gets a result saying why (killed at a deadline, refused, died, or
+    silently missing), so that no check disappears. ``killed`` is the message when the probe
+    was killed at a deadline; ``signalled`` says whether the exit code means death by a
+    signal (default: >= 128, a container's convention; a local process passes ``exit_code < 0``)."""
     results, led = vetted(transcript, task)
     if killed_from_inside:
         results = _distrust_last(results, transcript, task, _signal_name(exit_code))
@@ -378,10 +376,7 @@ def not_applicable(results: Iterable[CheckResult], task: Task) -> list[CheckResu
         why = inapplicable(checks[r.check], task.image.backend, r) if r.check in checks else ""
         out.append(
             r.model_copy(
-                update={
-                    "status": "n/a",
-                    "message": f"{why}: {r.message.rstrip('.')}"[:MAX_MESSAGE],
-                }
+                update={"status": "n/a", "message": f"{why}: {r.message.rstrip('.')}"[:MAX_MESSAGE]}
             )
             if why and r.status != "n/a"
             else r

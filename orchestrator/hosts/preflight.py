@@ -34,9 +34,6 @@ class Probe:
     detail: str
 
 
-# ------------------------------------------------------------------ parsers ---
-
-
 def _num(value: Any) -> float | None:
     if isinstance(value, dict):
         value = value.get("value")
@@ -229,9 +226,6 @@ def health(
     else:
         out.append(Probe(1, "gpu.other_processes", True, "no other process holds GPU memory"))
     return out
-
-
-# ---------------------------------------------------------- this machine ---
 
 
 def device_nodes(vendor: str, dev: str = "/dev") -> Probe:

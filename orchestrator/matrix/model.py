@@ -205,10 +205,9 @@ SILENT = ("skip", NOT_APPLICABLE, "missing")  # cells that say nothing about the
 
 
 def combine(cells: Iterable[Cell]) -> Cell:
-    """One verdict from several cells (checks evidencing one feature, or images of one
-    backend): all pass → pass; any failing (❌) or unsupported (⊘) → that; otherwise
-    partial, then the inconclusive one (flaky, known issue, error). Skipped, not applicable
-    and missing cells say nothing."""
+    """One verdict from several cells (checks evidencing one feature, or images of one backend): all
+    pass → pass; any failing (❌) or unsupported (⊘) → that; otherwise partial, then the inconclusive
+    one (flaky, known issue, error). Skipped, not applicable and missing cells say nothing."""
     cells = list(cells)
     said = [c for c in cells if c.verdict not in SILENT]
     statuses = tuple(s for c in cells for s in c.statuses)

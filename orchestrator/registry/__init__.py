@@ -2,20 +2,6 @@
 digests without pulling and without an engine, read manifests for platform digests and
 compressed sizes. Side effects: network and the user's Docker credentials/CA files."""
 
-from .client import (
-    ManifestNotFoundError,
-    Platform,
-    RateLimit,
-    RegistryAuthError,
-    RegistryClient,
-    Resolved,
-)
+from .client import ManifestNotFoundError, Platform, RegistryAuthError, RegistryClient
 
-__all__ = [
-    "ManifestNotFoundError",
-    "Platform",
-    "RateLimit",
-    "RegistryAuthError",
-    "RegistryClient",
-    "Resolved",
-]
+__all__ = ["ManifestNotFoundError", "Platform", "RegistryAuthError", "RegistryClient"]

@@ -96,11 +96,10 @@ def _renamed(side: Side, names: dict[str, str], kept: frozenset[str] = frozenset
 
 
 def apply(base: Side, head: Side, rules: Sequence[Rule]) -> tuple[Side, Side, dict[str, str]]:
-    """Both sides with each paired image under the name ``BASE → HEAD`` (as rule.compare names
-    a one-image-each diff), and the pairs (base alias → head alias). A base image the head
-    holds too, under its own alias, is also compared with itself: a release that keeps the
-    old image beside the new one shows both comparisons, and no check of the kept image is
-    "new"."""
+    """Both sides with each paired image under the name ``BASE → HEAD`` (as rule.compare names a
+    one-image-each diff), and the pairs (base alias → head alias). A base image the head holds too,
+    under its own alias, is also compared with itself: a release that keeps the old image beside the
+    new one shows both comparisons, and no check of the kept image is "new"."""
     paired = pairs(base.envs, head.envs, rules)
     if not paired:
         return base, head, {}

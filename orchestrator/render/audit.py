@@ -13,8 +13,6 @@ if TYPE_CHECKING:
     from ..audit import Finding
     from ..spec import Change
 
-# ---------------------------------------------------------------- render ---
-
 
 def _cell(text: str | None) -> str:
     return "" if text is None else str(text).replace("|", "\\|").replace("\n", " ")

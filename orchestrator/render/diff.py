@@ -246,12 +246,7 @@ KIND_WORDS = {SAME: "unchanged", EXPECTED: "excused (known issue)", NOISE: "~ no
 def verdict_md(report: Report, verdict: Verdict, why: Why | None = None) -> list[str]:
     """The verdict block: qualified or not and why, in one screen (counts per reason, the first check ids)."""
     word = ("✅ " if verdict.qualified else "❌ ") + verdict.word
-    lines = [
-        f"## Verdict: {word}",
-        "",
-        f"**{verdict.why()}** (exit {verdict.exit_code})",
-        "",
-    ]
+    lines = [f"## Verdict: {word}", "", f"**{verdict.why()}** (exit {verdict.exit_code})", ""]
     lines += [f"- {'❌' if r.gates else '◻'} {_md_cell(r.line())}" for r in verdict.reasons]
     if verdict.excused:
         lines.append(f"- ⚑ {verdict.excused} excused by known issues (listed below, folded)")

@@ -22,27 +22,12 @@ import queue
 import uuid
 
 from ..errors import NoMatchingHostError
-from ..executors.base import Executor
 from ..spec import BatchInfo, Execution, HostSpec, JobSpec
 from .flight import Item, Launch, requirement_of
 from .placement import Need, place
 from .recorder import Recorder
-from .reporter import Reporter
 
 DEFAULT_RETRIES = 2
-
-__all__ = [
-    "DEFAULT_RETRIES",
-    "Executor",
-    "Item",
-    "Launch",
-    "Recorder",
-    "Reporter",
-    "abandon",
-    "dispatch",
-    "execute",
-    "row_of",
-]
 
 
 def execute(
@@ -62,10 +47,9 @@ def execute(
 
 
 def write_rows(launch: Launch, ctx: BatchInfo, recorder: Recorder) -> None:
-    """A new batch's rows: a run per planned run, with the id its items carry, and a
-    queued task per suite; the tasks already in flight are marked running. Each run
-    written leaves ``launch.runs``, so that writing again after a failure goes on
-    where it stopped."""
+    """A new batch's rows: a run per planned run, with the id its items carry, and a queued task per
+    suite; the tasks already in flight are marked running. Each run written leaves ``launch.runs``,
+    so that writing again after a failure goes on where it stopped."""
     for pr, run_id in launch.runs:
         launch.rows_written(run_id, recorder.enqueue(ctx, pr, launch.executor_for(pr).name, run_id))
     flying = [row_of(it) for it in launch.in_flight()]
@@ -111,9 +95,8 @@ def dispatch(
 
 
 def abandon(launch: Launch, ctx: BatchInfo, recorder: Recorder, exc: BaseException) -> None:
-    """A batch stopped (Ctrl-C, SIGTERM, a database error): no container outlives it, and
-    its runs are ``interrupted`` for ``--resume``, their rows written first when they were
-    not yet."""
+    """A batch stopped (Ctrl-C, SIGTERM, a database error): no container outlives it, and its runs
+    are ``interrupted`` for ``--resume``, their rows written first when they were not yet."""
     launch.stop()
     recorder.salvage(ctx.batch, _finished_meanwhile(launch), exc)
     if launch.runs:  # stopped before its rows were written: written now, so that --resume finds it

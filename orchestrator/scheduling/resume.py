@@ -10,12 +10,14 @@ from collections.abc import Callable
 
 from ..catalog.core import Catalog
 from ..errors import InputError, ValorchError
+from ..executors.base import Executor
 from ..spec import BatchInfo, HostSpec, ImageSpec, Task
-from .dispatch import DEFAULT_RETRIES, Executor, Item, Launch, Reporter, dispatch, row_of
-from .flight import requirement_of
+from .dispatch import DEFAULT_RETRIES, dispatch, row_of
+from .flight import Item, Launch, requirement_of
 from .placement import Need, place
 from .plan import PlannedRun, expected_duration, suite_checks, task_nodes
 from .recorder import Recorder
+from .reporter import Reporter
 
 
 def resume(

@@ -86,12 +86,7 @@ def open_store(placed: Placement, factory: sessionmaker[Session]) -> StoreRecord
 
 
 def dispatch_batch(
-    launch: Launch,
-    spec: JobSpec,
-    recorder: Recorder,
-    batch: str,
-    placed: Placement,
-    retries: int,
+    launch: Launch, spec: JobSpec, recorder: Recorder, batch: str, placed: Placement, retries: int
 ) -> None:
     """The batch's rows, then every task run to its end on its hosts (``dispatch.execute``).
     A cluster's batch keeps the dispatcher's own number of retries, as it always has."""

@@ -45,10 +45,9 @@ def over_budget(planned: Sequence[Any], history: Mapping[tuple[str, str], float]
 
 
 def used(tasks: Iterable[Any]) -> list[dict[str, Any]]:
-    """Per tier with a budget, one run's time used against it: the stored tasks' measured
-    durations (``timings.total_s``) summed over the tier's suites, beside the sum of their
-    budgets (each suite's own, else its tier's). A suite with a budget and no tier is its own
-    line (tier None)."""
+    """Per tier with a budget, one run's time used against it: the stored tasks' measured durations
+    (``timings.total_s``) summed over the tier's suites, beside the sum of their budgets (each
+    suite's own, else its tier's). A suite with a budget and no tier is its own line (tier None)."""
     from ..spec import TIER_BUDGETS
 
     per: dict[str | None, dict[str, Any]] = {}

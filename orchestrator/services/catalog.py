@@ -71,9 +71,6 @@ def validate_written(path: Path) -> None:
         ) from None
 
 
-# ----------------------------------------------------------- release table ---
-
-
 def load_releases(path: Path) -> dict[str, Any]:
     """The release table file ({"rocm": …, "pytorch": …}); {} when there is none."""
     if not path.exists():

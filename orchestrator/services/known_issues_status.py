@@ -68,11 +68,7 @@ def status(
 
 
 def status_in(
-    session: Session,
-    issues: Waivers,
-    runs: int = 3,
-    days: float = 14,
-    job: str | None = None,
+    session: Session, issues: Waivers, runs: int = 3, days: float = 14, job: str | None = None
 ) -> list[IssueStatus]:
     """status() in an open session (the site's build reads the store in one)."""
     since = queries.now() - timedelta(days=days)

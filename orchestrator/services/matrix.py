@@ -14,13 +14,7 @@ from typing import TYPE_CHECKING, Any
 from .. import __version__
 from ..errors import InputError
 from ..matrix.document import Document, Header, Table, freshness
-from ..matrix.layouts import (
-    COLUMNS,
-    ROWS,
-    CatalogImage,
-    components_table,
-    observed_table,
-)
+from ..matrix.layouts import COLUMNS, ROWS, CatalogImage, components_table, observed_table
 from ..matrix.layouts import (
     LAYOUTS as LAYOUTS,  # re-exported: the command names the choices
 )
@@ -145,8 +139,7 @@ def _inventory_layout(
             if rocm
         }
         table = libraries_table(
-            images_for([(i.alias, i.backend) for i in entries], inventory, bool(images)),
-            published,
+            images_for([(i.alias, i.backend) for i in entries], inventory, bool(images)), published
         )
     else:
         by_digest = matrix_store.newest_components_by_digest(session)

@@ -93,16 +93,14 @@ class Qualification:
         reasons = tuple(Said("plain", f"  {line}") for line in self.reasons)
         if self.exit_code == GATE_FAILED:
             failed = Said(
-                "fail",
-                f"qualification failed against {self.baseline}; see {report_dir}/report.md",
+                "fail", f"qualification failed against {self.baseline}; see {report_dir}/report.md"
             )
             codes = {r.code for r in self.verdict.gating}
             kind: Kind = "tampered" if codes == {gate.TAMPERED_REASON} else "regressed"
             return Outcome(GATE_FAILED, kind, self.verdict.why(), (failed, *reasons))
         if self.exit_code == INCONCLUSIVE:
             infra = Said(
-                "warn",
-                "infrastructure errors: the affected checks are inconclusive; not qualified",
+                "warn", "infrastructure errors: the affected checks are inconclusive; not qualified"
             )
             return Outcome(INCONCLUSIVE, "infrastructure", infra.text, (infra,))
         # what a flag allowed is said, never hidden
@@ -159,13 +157,12 @@ def qualify(
     opts: QualifyOptions,
     progress: RunProgress,
 ) -> Qualification:
-    """Run the job, diff its runs against ``opts.baseline`` and gate: every unexcused failure,
-    every timing regression and (unless ``allow_coverage_loss``) every lost baseline check
-    fails it; a check that failed in the baseline too fails it unless ``allow_known_failures``;
-    so do tampered output, a readiness gate that says no (``opts.readiness``) and a candidate
-    that proved nothing (unless ``allow_empty``).
-    The known-issues file is read once, before anything runs (bad input is exit 2 now, not
-    after an hour of runs), and that reading excuses the report's failures."""
+    """Run the job, diff its runs against ``opts.baseline`` and gate: every unexcused failure, every
+    timing regression and (unless ``allow_coverage_loss``) every lost baseline check fails it; a
+    check that failed in the baseline too fails it unless ``allow_known_failures``; so do tampered
+    output, a readiness gate that says no (``opts.readiness``) and a candidate that proved nothing
+    (unless ``allow_empty``). The known-issues file is read once, before anything runs (bad input is
+    exit 2 now, not after an hour of runs), and that reading excuses the report's failures."""
     issues = load_known_issues(opts.known_issues, progress.warning)
     with factory() as session:
         base = resolve(session, opts.baseline)  # unknown baseline: exit 2 now

@@ -129,9 +129,7 @@ class _Seen:
 
 
 def _collect(
-    session: Session,
-    rows: Sequence[dict[str, Any]],
-    only: set[tuple[str, str]] | None = None,
+    session: Session, rows: Sequence[dict[str, Any]], only: set[tuple[str, str]] | None = None
 ) -> dict[Key, _Seen]:
     """Each run counted once per cell by its final verdict (``only``: the (check, run) pairs
     to count, a published matrix's)."""

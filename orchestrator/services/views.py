@@ -15,25 +15,6 @@ if TYPE_CHECKING:  # a stored run is shown from Core rows: the ORM is the writer
     from ..store.queue import RunSummary
 
 
-def observation(row: Result, column: str, backend: str | None = None) -> Observation:
-    """One stored result (an ORM ``Result``) as a matrix observation under ``column``: the one
-    place where observations are built from rows. The library is the result's evidence (what
-    ran), never the row's label; the device and the image's ``backend`` decide cpu-only."""
-    return Observation(
-        column=column,
-        check=row.check.check_id,
-        feature=row.check.feature,
-        kind=row.check.kind,
-        library=row.library,
-        status=row.status,
-        attempt=row.attempt,
-        run_id=row.run_id,
-        message=row.message,
-        device=row.device,
-        backend=backend,
-    )
-
-
 def observations(runs: Sequence[Run], results: dict[str, Sequence[Result]]) -> list[Observation]:
     """A batch's runs read as ``matrix render`` reads the store (``matrix/evidence.EnvWalk``):
     one column per environment (alias on its host class, ``ALIAS · cpu only`` for a GPU

@@ -15,19 +15,9 @@ from sqlalchemy import JSON, Column, DateTime, insert, select, text
 from sqlalchemy.orm import Session
 from sqlalchemy.types import TypeEngine
 
+from .coltypes import Samples, pack_samples
 from .damaged import driver_errors
-from .models import (
-    Base,
-    Baseline,
-    Check,
-    Host,
-    Image,
-    MatrixVersion,
-    Result,
-    Run,
-    Samples,
-    pack_samples,
-)
+from .models import Base, Baseline, Check, Host, Image, MatrixVersion, Result, Run
 from .queries import insert_ignore, now
 
 CHUNK = 20_000

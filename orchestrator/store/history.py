@@ -46,13 +46,12 @@ def check_history(
     job: str | None = None,
     since: datetime | None = None,
 ) -> list[Point]:
-    """Every attempt of ``check_id`` (all its versions) in finished runs, oldest first;
-    optionally only some image aliases, one job, runs started since a date.
+    """Every attempt of ``check_id`` (all its versions) in finished runs, oldest first; optionally
+    only some image aliases, one job, runs started since a date.
 
-    Result ⋈ run only; image, host and check names come from their small tables. Columns
-    are read raw (dates, sample bytes, metrics only where samples were pruned) and decoded
-    here with C-speed parsers: SQLAlchemy's per-row type processing cost four times the
-    query at 50,000 points."""
+    Result ⋈ run only; image, host and check names come from their small tables. Columns are read
+    raw (dates, sample bytes, metrics only where samples were pruned) and decoded here with C-speed
+    parsers: SQLAlchemy's per-row type processing cost four times the query at 50,000 points."""
     chk, img, hst = tables.check.c, tables.image.c, tables.host.c
     res, run = tables.result.c, tables.run.c
     versions = dict(conn.execute(select(chk.id, chk.version).where(chk.check_id == check_id)).all())

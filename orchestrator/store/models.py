@@ -14,34 +14,6 @@ from sqlalchemy import Table
 from sqlalchemy.orm import DeclarativeBase, Mapped, relationship
 
 from . import tables
-from .coltypes import Checked, Samples, pack_samples, unpack_samples
-from .samples_codec import samples_tuple
-from .tables import HISTORY_INCLUDE, include_object_for, metadata_for
-
-__all__ = [
-    "HISTORY_INCLUDE",
-    "AcceptanceRow",
-    "Attestation",
-    "Base",
-    "Baseline",
-    "Check",
-    "Checked",
-    "Host",
-    "Image",
-    "InventoryRow",
-    "MatrixCell",
-    "MatrixVersion",
-    "Result",
-    "Run",
-    "Samples",
-    "TaskRow",
-    "TriageRow",
-    "include_object_for",
-    "metadata_for",
-    "pack_samples",
-    "samples_tuple",
-    "unpack_samples",
-]
 
 
 class Base(DeclarativeBase):
@@ -225,8 +197,7 @@ class TriageRow(Base):
 
 
 class AcceptanceRow(Base):
-    """A regression shipped knowingly (``valorch accept add``, store/tables.py,
-    ``acceptance``)."""
+    """A regression shipped knowingly (``valorch accept add``, store/tables.py, ``acceptance``)."""
 
     __table__ = tables.acceptance
     id: Mapped[int]

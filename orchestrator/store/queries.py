@@ -84,10 +84,9 @@ def image_row(session: Session, image: ImageSpec, digest: str | None) -> Image:
 
 
 def image_pk(session: Session, fields: dict[str, Any]) -> int:
-    """The id of the image row with this (reference, digest, alias), inserted if missing.
-    uq_image does not cover a NULL digest, so concurrent writers serialise first (a
-    transaction lock on PostgreSQL, the write lock on SQLite): one inserts, the others
-    find its row."""
+    """The id of the image row with this (reference, digest, alias), inserted if missing. uq_image
+    does not cover a NULL digest, so concurrent writers serialise first (a transaction lock on
+    PostgreSQL, the write lock on SQLite): one inserts, the others find its row."""
     digest = fields.get("digest")
     dialect = session.get_bind().dialect.name
     if dialect == "postgresql":

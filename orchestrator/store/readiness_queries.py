@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import Select, select
 from sqlalchemy.orm import Session
 
 from .models import Check, Host, Image, Result, Run, TaskRow
@@ -15,26 +15,20 @@ from .models import Check, Host, Image, Result, Run, TaskRow
 FINISHED = ("done", "failed")
 
 
+def _env() -> Select[Any]:
+    return (
+        select(Run.id, Run.started, Run.ended, Image.alias, Image.family, Image.backend, Host.spec)
+        .join(Image, Run.image_id == Image.id)
+        .join(Host, Run.host_id == Host.id)
+    )
+
+
 def job_runs(
     session: Session, job: str | None, start: datetime | None, end: datetime | None
 ) -> list[dict[str, Any]]:
     """run id, started, ended, alias, family, backend, host spec of the finished runs of
     ``job`` (None: every job) that started in [start, end), oldest first."""
-    q = (
-        select(
-            Run.id,
-            Run.started,
-            Run.ended,
-            Image.alias,
-            Image.family,
-            Image.backend,
-            Host.spec,
-        )
-        .join(Image, Run.image_id == Image.id)
-        .join(Host, Run.host_id == Host.id)
-        .where(Run.state.in_(FINISHED))
-        .order_by(Run.started)
-    )
+    q = _env().where(Run.state.in_(FINISHED)).order_by(Run.started)
     if job is not None:
         q = q.where(Run.job == job)
     if start is not None:
@@ -46,12 +40,7 @@ def job_runs(
 
 def runs_env(session: Session, run_ids: Sequence[str]) -> list[dict[str, Any]]:
     """The same facts as ``job_runs`` for given runs (a baseline's or a batch's)."""
-    q = (
-        select(Run.id, Run.started, Run.ended, Image.alias, Image.family, Image.backend, Host.spec)
-        .join(Image, Run.image_id == Image.id)
-        .join(Host, Run.host_id == Host.id)
-        .where(Run.id.in_(list(run_ids)))
-    )
+    q = _env().where(Run.id.in_(list(run_ids)))
     return [dict(r._mapping) for r in session.execute(q)]
 
 

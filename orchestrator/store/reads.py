@@ -165,11 +165,7 @@ def shown(conn: Connection | Session, run_id: str) -> Shown | None:
     )
     task = tables.task.c
     suites = select(task.suite, task.timings).where(task.run_id == found.id).order_by(task.id)
-    return Shown(
-        found,
-        list(conn.execute(attempts)),
-        dict(conn.execute(suites).all()),
-    )
+    return Shown(found, list(conn.execute(attempts)), dict(conn.execute(suites).all()))
 
 
 def node_hosts(host: str, meta: Any) -> list[str]:

@@ -143,10 +143,9 @@ def inventories(session: Session) -> dict[str, dict[str, tuple[str, str]]]:
 
 
 def passing_samples_source(session: Session) -> tuple[str, str] | None:
-    """Where another process may read (result id, samples as stored) of every passing result,
-    by id (store/sample_reader.py, for ext/site/summaries.py): the SQLite file and the
-    statement, compiled from this Core query; None for any other store (a server, a
-    database in memory)."""
+    """Where another process may read (result id, samples as stored) of every passing result, by id
+    (store/sample_reader.py, for ext/site/summaries.py): the SQLite file and the statement, compiled
+    from this Core query; None for any other store (a server, a database in memory)."""
     conn = session.connection()
     database = conn.engine.url.database
     if conn.dialect.name != "sqlite" or not database or database == ":memory:":

@@ -8,6 +8,7 @@ from sqlalchemy import create_engine, text
 from orchestrator.errors import InfrastructureError
 from orchestrator.spec import CheckResult, HostSpec, ImageSpec, SuiteRef
 from orchestrator.store import queries
+from orchestrator.store.coltypes import pack_samples
 from orchestrator.store.db import (
     HEAD,
     MIGRATIONS,
@@ -18,7 +19,8 @@ from orchestrator.store.db import (
     upgrade,
     url_for,
 )
-from orchestrator.store.models import Base, include_object_for, metadata_for, pack_samples
+from orchestrator.store.models import Base
+from orchestrator.store.tables import include_object_for, metadata_for
 
 
 def head_revision():

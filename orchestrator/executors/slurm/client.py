@@ -112,10 +112,9 @@ def _arch_feature(arch: str, backend: str) -> str:
 
 
 def constraint(req: SlurmRequirement, available: frozenset[str] | None = None) -> str | None:
-    """The ``--constraint`` expression, or None when anything goes. With the
-    cluster's ``available`` features, alternatives no node has are dropped (Slurm
-    refuses the whole expression otherwise) and a requirement left with nothing
-    raises :class:`SlurmUnmatched` naming what exists."""
+    """The ``--constraint`` expression, or None when anything goes. With the cluster's ``available``
+    features, alternatives no node has are dropped (Slurm refuses the whole expression otherwise)
+    and a requirement left with nothing raises :class:`SlurmUnmatched` naming what exists."""
     required = ([req.backend] if req.backend != "cpu" else []) + list(req.labels)
     archs = list(req.archs)
     if available is not None:
@@ -220,14 +219,12 @@ def batch_script(
     prelude: str = "",
     after: Sequence[str] = (),
 ) -> str:
-    """A bash batch script running ``command_argv`` with its stdout in
-    ``stdout_path`` (default ``valorch-<jobid>.stdout`` in the job's directory).
-
-    ``VALORCH_GPUS`` gets the allocation's GPU indices as Slurm numbers them on
-    the node (``SLURM_JOB_GPUS``, or ``SLURM_STEP_GPUS`` inside a step); the
-    runtime variables Slurm sets itself (``ROCR_VISIBLE_DEVICES``,
-    ``CUDA_VISIBLE_DEVICES``) are kept, and filled from those indices when the
-    cluster's Slurm does not set them. Every argument and value is quoted."""
+    """A bash batch script running ``command_argv`` with its stdout in ``stdout_path``
+    (default ``valorch-<jobid>.stdout`` in the job's directory). ``VALORCH_GPUS`` gets the
+    allocation's GPU indices as Slurm numbers them on the node (``SLURM_JOB_GPUS``, or
+    ``SLURM_STEP_GPUS`` inside a step); the runtime variables Slurm sets itself
+    (``ROCR_VISIBLE_DEVICES``, ``CUDA_VISIBLE_DEVICES``) are kept, and filled from those
+    indices when the cluster's Slurm does not set them. Every argument and value is quoted."""
     if not command_argv:
         raise ValueError("empty command")
     lines = [
@@ -336,9 +333,8 @@ class SlurmCluster:
         check_features: bool = True,
         after: Sequence[str] = (),
     ) -> str:
-        """Write the batch script into ``workdir`` (which the nodes must see) and
-        submit it; returns the job id. Raises :class:`SlurmUnmatched` when no node
-        can ever run it."""
+        """Write the batch script into ``workdir`` (which the nodes must see) and submit it; returns
+        the job id. Raises :class:`SlurmUnmatched` when no node can ever run it."""
         workdir = Path(workdir)
         available = self.features() if check_features else None
         fd, script = tempfile.mkstemp(

@@ -46,14 +46,7 @@ def checks_page(
     many changes its history shows."""
     return site.list_page(
         "Checks",
-        (
-            "check",
-            "kind",
-            "feature",
-            "library (what ran)",
-            "latest verdicts",
-            "detected changes",
-        ),
+        ("check", "kind", "feature", "library (what ran)", "latest verdicts", "detected changes"),
         (
             (
                 pages.link(f"{slug(cid)}.html", cid, True),

@@ -24,9 +24,8 @@ def _spots(n: int) -> tuple[tuple[int, float | None], ...]:
 
 
 def summary(samples: Sequence[float]) -> tuple[float, float, float, float | None]:
-    """Median, quartiles and robust CV (noise.cv) from one sort: 300,000 of them per site.
-    Linear interpolation between the sorted values, its positions computed once per
-    sample count."""
+    """Median, quartiles and robust CV (noise.cv) from one sort: 300,000 of them per site. Linear
+    interpolation between the sorted values, its positions computed once per sample count."""
     s = sorted(samples)
     (mi, mf), (ai, af), (bi, bf) = _spots(len(s))
     med = s[mi] if mf is None else s[mi] + (s[mi + 1] - s[mi]) * mf

@@ -206,12 +206,11 @@ def _in_worker(fn: Callable[[dict[str, Any], _T], _R], item: _T) -> _R:
 
 
 class _Ahead(Generic[_T, _R]):
-    """fn(work, item) over items, in order. With enough to do (the run and check pages of a
-    large store are most of a build) and more than one of ``workers``, that many forked workers start on
-    them at once, given ``work`` by being forked while it is in _FORKED, and this process
-    goes on with its own work; their results are read back in the items' order, whichever
-    worker finishes first, when the caller gets to them. Else fn runs here, item by item,
-    as the caller reads."""
+    """fn(work, item) over items, in order. With enough to do (the run and check pages of a large
+    store are most of a build) and more than one of ``workers``, that many forked workers start on
+    them at once, given ``work`` by being forked while it is in _FORKED, and this process goes on
+    with its own work; their results are read back in the items' order, whichever worker finishes
+    first, when the caller gets to them. Else fn runs here, item by item, as the caller reads."""
 
     def __init__(
         self,
@@ -351,28 +350,9 @@ def _version_side(name: str, doc: dict[str, Any]) -> rule.Side:
     )
 
 
-def build(
-    session: Session,
-    *,
-    catalog: Sequence[CatalogImage] = (),
-    local: frozenset[str] = frozenset(),
-    qualify: Sequence[tuple[str, str]] = (),
-    built: datetime | None = None,
-    workers: int | None = None,
-    known_issues: KnownIssues | None = None,
-    limits: Limits | None = None,
-) -> Iterator[tuple[str, str]]:
+def build(session: Session, **options: Any) -> Iterator[tuple[str, str]]:
     """Every page of the site as (relative path, text): build_pages with nothing kept."""
-    made = build_pages(
-        session,
-        catalog=catalog,
-        local=local,
-        qualify=qualify,
-        built=built,
-        workers=workers,
-        known_issues=known_issues,
-        limits=limits,
-    )
+    made = build_pages(session, **options)
     return ((p.path, p.text) for p in made.pages if p.text is not None)
 
 
@@ -397,11 +377,10 @@ def build_pages(  # noqa: PLR0913 - one argument per option of valorch site buil
     limits: Limits | None = None,
     previous: Previous | None = None,
 ) -> Built:
-    """Every page of the site. Reads the store first (an empty
-    store is bad input: exit 2), then renders without touching it. The run pages are begun
-    in forked workers as soon as the runs are read, the check pages as soon as the changes
-    are confirmed, while this process goes on with the histories, the confirmations and
-    the matrices (on a 2-core machine the two halves overlap).
+    """Every page of the site. Reads the store first (an empty store is bad input: exit 2),
+    then renders without touching it. The run pages are begun in forked workers as soon as
+    the runs are read, the check pages as soon as the changes are confirmed, while this
+    process goes on with the histories, confirmations and matrices (the halves overlap).
 
     With ``previous`` (what an earlier build of this store was made from; empty for a full
     build that writes a manifest) every run, check, image and qualification page has its
@@ -727,9 +706,8 @@ def related(a: dict[str, Any], b: dict[str, Any], runs: dict[str, RunV]) -> bool
 def _version_pages(
     site: Site, versions: list[tuple[Any, dict[str, Any]]]
 ) -> Generator[tuple[str, str], None, tuple[list[dict[str, Any]], list[tuple[str, Any]]]]:
-    """Each published version's matrix, and the diff from the newest earlier version of the
-    same thing (related()); returns the versions' views (for the index) and documents
-    (check pages)."""
+    """Each published version's matrix, and the diff from the newest earlier version of the same
+    thing (related()); returns the versions' views (for the index) and documents (check pages)."""
     version_views: list[dict[str, Any]] = []
     version_docs: list[tuple[str, Any]] = []
     for mv, doc in versions:
