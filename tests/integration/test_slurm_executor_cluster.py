@@ -80,7 +80,7 @@ def test_cpu_image_runs_as_a_slurm_job(cluster: SlurmCluster, cli, tmp_path: Pat
     assert by_check["env.facts"]["metrics"]["torch"].startswith("2.13.0")
     assert by_check["env.version.pytorch"]["status"] == "pass"
     assert by_check["smoke.matmul.fp32"]["status"] == "pass"
-    assert run["image"]["digest"].startswith("sha256:")
+    assert run["image"]["digest"].startswith("sha256:"), run["image"]
     [row] = stored(cli.db)
     slurm = row["meta"]["smoke"]["probe"]["slurm"]
     assert slurm["job_id"].isdigit() and slurm["state"] == "COMPLETED"

@@ -28,10 +28,9 @@ from orchestrator.regression.waivers import (
     Waivers,
     closing,
     decide,
-    noted,
 )
 from orchestrator.render.waivers import acceptances as acceptance_text
-from orchestrator.render.waivers import as_dict
+from orchestrator.render.waivers import as_dict, noted
 from orchestrator.render.waivers import known_issues as issue_text
 from orchestrator.services.accept import waiver as stored_waiver
 from orchestrator.services.known_issues_status import IssueStatus

@@ -59,7 +59,7 @@ def test_a_gpu_row_whose_package_is_not_installed_stays_unsupported():
 
 
 # the oracle, independent of the declarations: which rows serve one vendor, by what they name
-_AMD = re.compile(r"^features\.rocm\.|^profiler\.(tool\.rocprof|smi\.(rocm|amd)_smi)")
+_AMD = re.compile(r"^features\.rocm\.|^profiler\.(tool\.rocprof|smi\.((rocm|amd)_smi|rocminfo))")
 _NVIDIA = re.compile(r"^profiler\.(tool\.(nsys|ncu)|smi\.nvidia_smi)")
 _VENDOR_OF = {"rocm": "amd", "cuda": "nvidia", "cpu": None}
 

@@ -62,7 +62,7 @@ log() { echo "valorch-step: $*" >&2; }
 # The digest that names the image on every engine (imageref.identity): the manifest digest
 # the engine recorded for the image's own repository, else the image id; never a
 # RepoDigest of another repository the same image was once pushed to.
-imagedigest_of() {
+image_digest() {
   local repo=${image%@*} d
   case ${repo##*/} in *:*) repo=${repo%:*} ;; esac
   repo=${repo#docker.io/}; repo=${repo#library/}
