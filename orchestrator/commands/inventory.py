@@ -94,6 +94,20 @@ _STYLE = {
 }
 
 
+def _beside(comp: Any, value: str) -> str:
+    """A component's version with what else is known of it: "not seen loaded" for package
+    metadata alone, and the version its package manager installed where the library said
+    its own (a Debian ROCm library: rocBLAS 4.4.1 from librocblas4 6.4.4-4)."""
+    if comp is None:
+        return value
+    if comp.extra.get("loaded"):  # only package metadata: say it was not seen loaded
+        return f"{value} ({comp.extra['loaded']})"
+    package, version = comp.extra.get("package"), comp.extra.get("package_version")
+    if package and version and comp.source != "dpkg":
+        return f"{value} ({package} {version})"
+    return value
+
+
 def findings_table(
     image: ImageSpec, digest: str | None, inv: Inventory, findings: list[Finding]
 ) -> Table:
@@ -110,9 +124,7 @@ def findings_table(
         verdict = "installed but does not import" if f.kind == "broken" else f.kind
         where = f"{where} · {f.evidence}" if f.kind == "broken" else where  # the image's own words
         wanted = f.expected or (pinned.get(f.component, "") if f.kind == "broken" else "")
-        found = f.found or "-"
-        if comp and comp.extra.get("loaded"):  # only package metadata: say it was not seen loaded
-            found = f"{found} ({comp.extra['loaded']})"
+        found = _beside(comp, f.found or "-")
         table.add_row(f.component, wanted or "", found, styled(_STYLE[f.kind], verdict), where)
     expected = {
         audit.resolve(inv, f.component).name for f in findings if audit.resolve(inv, f.component)
@@ -122,7 +134,7 @@ def findings_table(
             table.add_row(
                 styled("dim", comp.name),
                 "",
-                styled("dim", comp.extra.get("loaded") or comp.value),
+                styled("dim", _beside(comp, comp.value)),
                 styled("dim", "not pinned"),
                 styled("dim", f"{comp.source} · {comp.evidence}"),
             )
@@ -374,7 +386,7 @@ def show(
         )
         for c in inv.components:
             if c.headline or packages:
-                table.add_row(c.name, c.value, c.source, c.evidence)
+                table.add_row(c.name, _beside(c, c.value), c.source, c.evidence)
         out.print(table)
         for f in audit.version_findings(inv):
             out.print(f"[bold red]versions differ[/]: {f.message}")

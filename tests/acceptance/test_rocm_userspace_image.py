@@ -50,6 +50,7 @@ def measured(tmp_path_factory):
     run = run_cli(*args, db=db, timeout=900)
     runs = json.loads(run.stdout)
     return {
+        "db": db,
         "components": components,
         "results": {r["check"]: r for one in runs for r in one["results"]},
         "suites": {s for one in runs for s in one["timings"]},
@@ -134,3 +135,14 @@ def test_rocm_tools_run_for_real_and_their_rows_quote_them(measured, check, argv
     assert f"{argv} ran: exit {exit_code}, 0 device(s) printed" in row["message"]
     assert said in row["message"] and "needs a GPU" in row["message"]
     assert row["metrics"]["devices"] == 0 and row["metrics"]["returncode"] == exit_code
+
+
+def test_the_terminal_shows_each_library_version_beside_its_package(measured):
+    """Both versions in the table a user reads, not only in --json: the library's own and,
+    beside it, the Debian package that installed it (numbered by the ROCm release)."""
+    db = measured["db"]
+    [listed] = json.loads(run_cli("inventory", "list", "--json", db=db).stdout)[:1]
+    shown = run_cli("inventory", "show", listed["run"], db=db, env={"COLUMNS": "300"})
+    assert shown.returncode == 0, shown.stderr
+    for line in ("4.4.1 (deb:librocblas4 6.4.4-4)", "3.4.0 (deb:libmiopen1 6.4.3+dfsg-1+b1)"):
+        assert line in shown.stdout, shown.stdout[-3000:]
