@@ -95,15 +95,10 @@ _STYLE = {
 
 
 def _beside(comp: Any, value: str) -> str:
-    """A component's version with what else is known of it: "not seen loaded" for package
-    metadata alone, and the version its package manager installed where the library said
-    its own (a Debian ROCm library: rocBLAS 4.4.1 from librocblas4 6.4.4-4)."""
-    if comp is None:
-        return value
-    if comp.extra.get("loaded"):  # only package metadata: say it was not seen loaded
-        return f"{value} ({comp.extra['loaded']})"
+    """A component's version with the version its package manager installed, where the
+    library said its own (a Debian ROCm library: rocBLAS 4.4.1 from librocblas4 6.4.4-4)."""
     package, version = comp.extra.get("package"), comp.extra.get("package_version")
-    if package and version and comp.source != "dpkg":
+    if package and version and comp.source != "dpkg" and not comp.extra.get("loaded"):
         return f"{value} ({package} {version})"
     return value
 
@@ -124,7 +119,9 @@ def findings_table(
         verdict = "installed but does not import" if f.kind == "broken" else f.kind
         where = f"{where} · {f.evidence}" if f.kind == "broken" else where  # the image's own words
         wanted = f.expected or (pinned.get(f.component, "") if f.kind == "broken" else "")
-        found = _beside(comp, f.found or "-")
+        found = _beside(comp, f.found or "-") if comp else f.found or "-"
+        if comp and comp.extra.get("loaded"):  # only package metadata: say it was not seen loaded
+            found = f"{found} ({comp.extra['loaded']})"
         table.add_row(f.component, wanted or "", found, styled(_STYLE[f.kind], verdict), where)
     expected = {
         audit.resolve(inv, f.component).name for f in findings if audit.resolve(inv, f.component)
@@ -134,7 +131,7 @@ def findings_table(
             table.add_row(
                 styled("dim", comp.name),
                 "",
-                styled("dim", _beside(comp, comp.value)),
+                styled("dim", comp.extra.get("loaded") or _beside(comp, comp.value)),
                 styled("dim", "not pinned"),
                 styled("dim", f"{comp.source} · {comp.evidence}"),
             )
