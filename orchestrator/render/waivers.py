@@ -114,7 +114,7 @@ def known_issues(rows: Sequence[dict[str, Any]]) -> str:
     return "\n".join(lines) or "no known issues in the file"
 
 
-def noted(d: Decision, now: datetime) -> dict[str, Any] | None:
+def noted(d: Decision) -> dict[str, Any] | None:
     """What a failure shows of the waiver that covers it (``live``: it excuses it)."""
     if d.waiver is None:
         return None

@@ -426,7 +426,7 @@ def evaluate(
         if c.status not in rd.FAILING_STATUSES:
             continue
         d = decide(found, c.check, c.env.alias, c.env.arch, now_, rate=c.candidate.rate)
-        got = noted(d, now_)
+        got = noted(d)
         if got:
             notes[(c.check, c.env.label)] = got
             if got.get("live"):
