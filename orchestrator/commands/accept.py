@@ -116,7 +116,7 @@ def list_(db: str = DbOption, as_json: bool = JsonOption) -> None:
 
     from ..services import accept as service
 
-    rows = service.listing(sessions(db))
+    rows = service.listing(db)
     if as_json:
         write_output(json.dumps(rows, indent=2), None)
         return

@@ -7,17 +7,15 @@ from __future__ import annotations
 
 from datetime import date, datetime
 from fnmatch import fnmatchcase
-from typing import Any
-
-from sqlalchemy.orm import Session, sessionmaker
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
-from ..hostclass import host_class
-from ..regression.acceptance import check_problem, env_problem
 from ..regression.waivers import FAILED, Revocation, Waiver, Waivers
 from ..render.waivers import as_dict
-from ..store import acceptance_queries as aq
-from ..store import queries
+from ..store import queries, reads
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session, sessionmaker
 
 _EXAMPLE = (
     "e.g. valorch accept add command.x --env 'rocm_*' --reason 'ROCm bug 123, fix in 6.5' "
@@ -84,6 +82,9 @@ def add(  # the acceptance's fields, each a flag
     CHECK and --env must name what the manifest or the store knows (``allow_unseen``: a
     declared check or an environment ahead of its first run)."""
     from ..checks_manifest import manifest
+    from ..hostclass import host_class
+    from ..regression.acceptance import check_problem, env_problem
+    from ..store import acceptance_queries as aq
 
     now = queries.now()
     _filled(CHECK=check, **{"--env": env, "--reason": reason, "--by": by})
@@ -116,11 +117,13 @@ def add(  # the acceptance's fields, each a flag
 def revoke(factory: sessionmaker[Session], pk: int, by: str, reason: str) -> Waiver:
     """Withdraw an acceptance: it stays in the history, revoked (who, when, why), and excuses
     nothing from now on. An InputError (exit 2) for an unknown or already revoked one."""
+    from ..store import acceptance_queries as aq
+
     _filled(**{"--by": by, "--reason": reason})
     with factory() as session:
         row = aq.get(session, pk)
         if row is None:
-            ids = [r.id for r in aq.every(session)]
+            ids = [r.id for r in reads.acceptances(session)]
             raise InputError(
                 f"no acceptance #{pk}",
                 f"valorch accept list shows them (ids {', '.join(map(str, sorted(ids)[-10:]))})"
@@ -141,7 +144,7 @@ def revoke(factory: sessionmaker[Session], pk: int, by: str, reason: str) -> Wai
 def live(session: Session) -> list[Waiver]:
     """The stored waivers that can excuse anything: every one but the revoked (what every
     reader of the store's waivers reads)."""
-    return [w for w in map(_row, aq.every(session)) if w.revoked is None]
+    return [w for w in map(_row, reads.acceptances(session)) if w.revoked is None]
 
 
 def joined(session: Session, issues: Waivers | None) -> Waivers | None:
@@ -153,10 +156,11 @@ def joined(session: Session, issues: Waivers | None) -> Waivers | None:
     return (issues or Waivers((), queries.now())) + stored
 
 
-def listing(factory: sessionmaker[Session], check: str | None = None) -> list[dict[str, Any]]:
+def listing(db: str | None, check: str | None = None) -> list[dict[str, Any]]:
     """Every stored waiver ever recorded, revoked ones too, newest last day first, as a dict
-    with ``state`` (live, expired or revoked) and ``live``."""
+    with ``state`` (live, expired or revoked) and ``live``: read with Core, no ORM."""
+    from .session import read
+
     now = queries.now()
-    with factory() as session:
-        found = [_row(r) for r in aq.every(session)]
+    found = [_row(r) for r in read(db, reads.acceptances)]
     return [as_dict(w, now) for w in found if check is None or fnmatchcase(check, w.check)]

@@ -36,15 +36,6 @@ def add(  # the row's columns
     return row.id
 
 
-def every(session: Session) -> list[AcceptanceRow]:
-    """All acceptances, revoked ones too, newest expiry first."""
-    return list(
-        session.scalars(
-            select(AcceptanceRow).order_by(AcceptanceRow.until.desc(), AcceptanceRow.id.desc())
-        )
-    )
-
-
 def get(session: Session, pk: int) -> AcceptanceRow | None:
     return session.get(AcceptanceRow, pk)
 

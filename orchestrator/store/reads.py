@@ -202,3 +202,9 @@ def inventory_runs(conn: Connection, image: str | None, limit: int) -> list[Row[
     if image:
         q = q.where(or_(img.alias == image, img.reference == image))
     return list(conn.execute(q.order_by(run.started.desc()).limit(limit)))
+
+
+def acceptances(conn: Connection | Session) -> list[Row[Any]]:
+    """Every stored waiver (``valorch accept``), revoked ones too, newest last day first."""
+    acc = tables.acceptance.c
+    return list(conn.execute(select(tables.acceptance).order_by(acc.until.desc(), acc.id.desc())))

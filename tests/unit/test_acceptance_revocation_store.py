@@ -43,6 +43,6 @@ def test_a_0009_acceptance_survives_the_upgrade_and_can_be_revoked(tmp_path):
     assert got.revoked is not None and got.revoked.by == "bob"
     with factory() as session:
         assert accept.live(session) == []
-    (row,) = accept.listing(factory)
+    (row,) = accept.listing(str(path))
     assert row["state"] == "revoked" and row["revoked"]["reason"] == "fixed"
     engine.dispose()

@@ -175,6 +175,11 @@ def test_matrix_render_loads_jinja2_only_for_html(store):
 
 def test_the_store_listings_load_no_orm_and_no_pydantic(store):
     db, *_ = store
-    for argv in (("inventory", "list"), ("baseline", "list"), ("matrix", "versions")):
+    for argv in (
+        ("inventory", "list"),
+        ("baseline", "list"),
+        ("matrix", "versions"),
+        ("accept", "list"),
+    ):
         modules = executed(*argv, "--db", db)
         assert loaded(modules, (*ORM, "pydantic", *HEAVY)) == [], argv
