@@ -51,6 +51,6 @@ SYMBOL: dict[str, str] = {
 LEGEND = (
     "✅ pass · ⚠️ partial support · ❌ fail, crash or timeout · ⊘ unsupported (not installed or "
     "does not exist: not a failure) · ⁇ inconclusive: harness error or flaky (mixed attempts) · "
-    "⚑ known issue · ◐ cpu only: passed on the CPU inside a GPU image (no GPU evidence) · "
+    "⚑ waived · ◐ cpu only: passed on the CPU inside a GPU image (no GPU evidence) · "
     "blank: skipped or not applicable · —: not run"
 )

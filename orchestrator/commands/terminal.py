@@ -50,7 +50,7 @@ def print_term(
         for r in verdict.reasons:
             out.print(f"  {'[red]✗[/red]' if r.gates else '·'} {escape(r.line())}")
         if verdict.excused:
-            out.print(f"  · {verdict.excused} excused by known issues")
+            out.print(f"  · {verdict.excused} excused by waivers")
         out.print(f"  · counts: {verdict.counts.said()}")
         shown = _print_gated(verdict, why)
     out.print(

@@ -199,7 +199,7 @@ FAILING_OR_UNSUPPORTED = (*FAILING, "unsupported")
 #: the summary and seed layouts' legend (one meaning per symbol, as LEGEND)
 SUPPORT_LEGEND = (
     "✅: full support · ⚠️: partial support · ❌: fails · ⊘: not supported (not installed or does "
-    "not exist) · ⁇: inconclusive · ⚑: known issue · blank: not applicable · —: not run"
+    "not exist) · ⁇: inconclusive · ⚑: waived · blank: not applicable · —: not run"
 )
 SILENT = ("skip", NOT_APPLICABLE, "missing")  # cells that say nothing about the image
 
@@ -207,7 +207,7 @@ SILENT = ("skip", NOT_APPLICABLE, "missing")  # cells that say nothing about the
 def combine(cells: Iterable[Cell]) -> Cell:
     """One verdict from several cells (checks evidencing one feature, or images of one backend): all
     pass → pass; any failing (❌) or unsupported (⊘) → that; otherwise partial, then the inconclusive
-    one (flaky, known issue, error). Skipped, not applicable and missing cells say nothing."""
+    one (flaky, waived, error). Skipped, not applicable and missing cells say nothing."""
     cells = list(cells)
     said = [c for c in cells if c.verdict not in SILENT]
     statuses = tuple(s for c in cells for s in c.statuses)

@@ -61,7 +61,7 @@ class Policy:
             f"pass; experimental > {self.experimental_min_pass:.0%} pass; otherwise unsupported. "
             "Pass rate = passing checks / checks with a verdict: partial support, failures and flaky "
             "checks count as not passing; unsupported (not installed), skipped, not applicable, "
-            "known issues and harness errors are not counted. A tier needs at least "
+            "waived failures and harness errors are not counted. A tier needs at least "
             f"{self.min_runs} run(s) over at least {self.min_span_days:g} day(s); "
             f"with fewer it is '{TOO_FEW}'."
         )

@@ -108,7 +108,7 @@ class Counts:
         ("regressed", "regressed"),
         ("new_failures", "new failures"),
         ("still_failing", "still failing"),
-        ("excused", "excused by known issues"),
+        ("excused", "excused by waivers"),
         ("slower", "slower"),
         ("coverage_lost", "coverage lost"),
         ("coverage_gained", "coverage gained"),
@@ -203,8 +203,8 @@ class Verdict:
         """What decided the exit, with the counts that decided it, in the words every sink
         uses (terminal, Markdown, HTML, JSON, JUnit, notifications): the gating reasons'
         counts ("1 still failing; 2 coverage lost"), then those a flag allows, marked "(not
-        gated: FLAG)", then what known issues excused ("1 failing, excused by known
-        issues"); never a word of its own that a count could contradict."""
+        gated: FLAG)", then what waivers excused ("1 failing, excused by
+        waivers"); never a word of its own that a count could contradict."""
         gating = "; ".join(r.counted() for r in self.gating)
         allowed = "; ".join(
             f"{r.counted()} (not gated: {r.allowed_by})" for r in self.reasons if not r.gates
@@ -213,10 +213,8 @@ class Verdict:
         excused = "; ".join(
             x
             for x in (
-                f"{n.excused_failing} failing, excused by known issues"
-                if n.excused_failing
-                else "",
-                f"{self.excused - n.excused_failing} coverage lost, excused by known issues"
+                f"{n.excused_failing} failing, excused by waivers" if n.excused_failing else "",
+                f"{self.excused - n.excused_failing} coverage lost, excused by waivers"
                 if self.excused > n.excused_failing
                 else "",
             )

@@ -395,7 +395,7 @@ def _one(
                 return CellChange(
                     env, check, EXPECTED, bv, hv, backend, note=issue.reason, issue=issue
                 )
-            note = f"known issue expired on {issue.until}: {issue.reason}"
+            note = f"waiver expired on {issue.until}: {issue.reason}"
     if changed:
         return CellChange(
             env,

@@ -64,7 +64,7 @@ WORD = {
     "coverage_gained": "coverage gained",
     "new_failure": "new failure",
     "not_comparable": "not comparable",
-    "xfail": "known issue",
+    "xfail": "waived",
     "error": "inconclusive",
     "same": "unchanged",
     "cpu-only": "cpu only",
@@ -144,7 +144,7 @@ _SYMBOL_BADGE = {
     "\u26a0": ("partial", "partial"),
     "\u2298": ("unsupported", "unsupported"),
     "\u2047": ("error", "inconclusive"),
-    "\u2691": ("xfail", "known issue"),
+    "\u2691": ("xfail", "waived"),
     "\u25d0": ("cpu-only", "cpu only"),
 }
 

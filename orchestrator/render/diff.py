@@ -58,7 +58,7 @@ SECTIONS = (
     ("Status regressions", (REGRESSED, NEW_FAILURE)),
     ("Performance changes", (SLOWER, FASTER, NOISE)),
     ("Fixes", (FIXED,)),
-    ("Expected failures (known issues)", (EXPECTED,)),
+    ("Expected failures (waived)", (EXPECTED,)),
     ("Flaky", (FLAKY,)),
     ("Inconclusive", (INCONCLUSIVE,)),
     ("Coverage", (COVERAGE_LOST, COVERAGE_GAINED)),
@@ -240,7 +240,7 @@ def kind_word(kind: str) -> str:
     return KIND_WORDS.get(kind, kind.replace("_", " "))
 
 
-KIND_WORDS = {SAME: "unchanged", EXPECTED: "excused (known issue)", NOISE: "~ not significant"}
+KIND_WORDS = {SAME: "unchanged", EXPECTED: "excused (waived)", NOISE: "~ not significant"}
 
 
 def verdict_md(report: Report, verdict: Verdict, why: Why | None = None) -> list[str]:
@@ -249,7 +249,7 @@ def verdict_md(report: Report, verdict: Verdict, why: Why | None = None) -> list
     lines = [f"## Verdict: {word}", "", f"**{verdict.why()}** (exit {verdict.exit_code})", ""]
     lines += [f"- {'❌' if r.gates else '◻'} {_md_cell(r.line())}" for r in verdict.reasons]
     if verdict.excused:
-        lines.append(f"- ⚑ {verdict.excused} excused by known issues (listed below, folded)")
+        lines.append(f"- ⚑ {verdict.excused} excused by waivers (listed below, folded)")
     lines.append(f"- counts: {verdict.counts.said()}")
     if verdict.infra_errors:
         lines.append("- ⚠️ infrastructure errors: the affected checks are inconclusive")
@@ -310,7 +310,7 @@ def _md_sides(report: Report, h: dict[str, Any], verdict: Verdict | None = None)
 
 
 def _md_warnings(report: Report, h: dict[str, Any]) -> list[str]:
-    """A busy host's timings, and the known issues that expired."""
+    """A busy host's timings, and the waivers that expired."""
     lines = []
     if h["noisy_host"]:
         lines += [
@@ -319,9 +319,7 @@ def _md_warnings(report: Report, h: dict[str, Any]) -> list[str]:
             "",
         ]
     for issue in report.expired:
-        lines.append(
-            f"- ⚠️ known issue {_code(issue.check)} expired on {issue.until}: {issue.reason}"
-        )
+        lines.append(f"- ⚠️ waiver {_code(issue.check)} expired on {issue.until}: {issue.reason}")
     if report.expired:
         lines.append("")
     return lines
@@ -405,7 +403,7 @@ def _md_noise(report: Report) -> list[str]:
 
 _MD_LEGEND = (
     "Legend: ❌ regressed or new failure (a new check that fails) · ▼ slower · ▲ faster · ~ over the threshold, not significant (not counted) "
-    "· ✅ fixed · ⁇ flaky or inconclusive · ⚑ known issue · − coverage lost · + coverage gained "
+    "· ✅ fixed · ⁇ flaky or inconclusive · ⚑ waived · − coverage lost · + coverage gained "
     "· x not comparable"
 )
 

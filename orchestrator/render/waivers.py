@@ -48,12 +48,12 @@ def as_dict(w: Waiver, now: datetime | None = None) -> dict[str, Any]:
 
 def text(d: dict[str, Any]) -> str:
     """The one line beside an excused (or no longer excused) failure, from ``as_dict``:
-    ``known issue: REASON (URL)``, who accepted it until when for a stored one, and why it no
+    ``waived: REASON (URL)``, who accepted it until when for a stored one, and why it no
     longer holds (a link only when it is a plain http(s) one: encode.href)."""
     link = encode.href(d.get("url") or "")
     rate = d.get("expected_rate")
     return (
-        f"known issue: {d['reason']}"
+        f"waived: {d['reason']}"
         + (f" ({link})" if link else "")
         + (f" (accepted by {d['by']} until {d['until']}" if d.get("by") else "")
         + (f" at ≥ {rate:.0%}" if d.get("by") and rate is not None else "")

@@ -301,7 +301,7 @@ class RunReport:
             return passed("nothing was tested, accepted by --allow-empty")
         if self.failed:
             return passed("a check failed, not gated (--no-gate)")
-        return passed("no check failed (or a known issue excused it)")
+        return passed("no check failed (or a waiver excused it)")
 
 
 INFRA_SAID = Said("warn", "infrastructure errors: the affected checks are 'error' (inconclusive)")

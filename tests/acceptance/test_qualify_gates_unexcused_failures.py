@@ -42,7 +42,7 @@ def test_still_failing_check_gates_and_is_a_junit_failure(cli, tmp_path):
     assert proc.returncode == 0, proc.stderr + proc.stdout
     assert junit_cases(tmp_path / "q-known" / "report.junit.xml")["selftest.fail"] == (
         "skipped",
-        "known issue: planted, by design",
+        "waived: planted, by design",
     )
 
 

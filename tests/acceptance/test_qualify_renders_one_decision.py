@@ -3,7 +3,7 @@ report.md, report.html, report.junit.xml (its failures), qualify.json (what `att
 --qualify` reads). A check the baseline did not have that fails is a new failure (❌,
 counted failing), never coverage gained; one whose definition changed is failing and not
 comparable, never "regressed". A failure a known issue excuses is said in the headline
-("1 failing, excused by known issues"), never "nothing failing". Passes, then a streak of
+("1 failing, excused by waivers"), never "nothing failing". Passes, then a streak of
 failures on the same digest, is a regression, never "flaky". A cut detail ends with "…",
 and the terminal keeps the "—" before "why:". A candidate that proved nothing (every check
 unsupported) is not qualified unless --allow-empty. Real runs on the host executor:
@@ -150,7 +150,7 @@ def streak(tmp_path_factory):
 def test_an_excused_failure_is_said_in_every_headline_never_nothing_failing(streak):
     _db, _passes, _fails, proc, out = streak
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-    said = "1 failing, excused by known issues"
+    said = "1 failing, excused by waivers"
     assert f"qualified: {said} (exit 0)" in proc.stdout
     md, html, junit, record = _sinks(out)
     assert "nothing failing" not in md + html + proc.stdout

@@ -60,7 +60,7 @@ def test_run_junit_marks_failures_partial_and_known_issues(cli, tmp_path):
     )
     assert proc.returncode == 0, proc.stderr
     cases = junit_cases(junit)
-    assert cases["selftest.fail"] == ("skipped", "known issue: planted by the harness")
+    assert cases["selftest.fail"] == ("skipped", "waived: planted by the harness")
 
     bad = tmp_path / "bad.yaml"
     bad.write_text("issues:\n  - check: selftest.fail\n    colour: red\n    reason: x\n")

@@ -123,7 +123,7 @@ def test_baseline_and_qualify_pass_then_planted_regression(cli, tmp_path):
     )
     assert proc.returncode == 0, proc.stderr + proc.stdout
     md = (out / "report.md").read_text()
-    assert "Expected failures (known issues) (1)" in md and "catalog pin under review" in md
+    assert "Expected failures (waived) (1)" in md and "catalog pin under review" in md
 
     # and diff between the failing run and the baseline, through `latest:ALIAS`, says the same
     proc = cli("diff", "rel-1", f"latest:{TORCH1}", "--format", "json", *LOOSE)

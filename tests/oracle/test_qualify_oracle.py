@@ -232,7 +232,7 @@ def test_every_sink_shows_the_oracles_decision(case):
     word = ("✅ " if want.exit_code == 0 else "❌ ") + verdict.word
     md = diff_md(report, verdict)
     assert f"## Verdict: {word}\n" in md and f"** (exit {want.exit_code})" in md
-    excused = f"{want.excused_failing} failing, excused by known issues"
+    excused = f"{want.excused_failing} failing, excused by waivers"
     assert (excused in md) == (want.excused_failing > 0)
     if want.counts["failing"] or want.excused_failing:
         assert "nothing failing" not in md

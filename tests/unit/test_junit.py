@@ -57,7 +57,7 @@ def test_failures_partial_tampered_and_known_issues():
 
     def excuse(run, check, status):
         return (
-            "known issue: tracked upstream"
+            "waived: tracked upstream"
             if (run.image.alias, str(run.image.backend), check, status)
             == ("img", "cpu", "a.fail", "fail")
             else None
@@ -66,7 +66,7 @@ def test_failures_partial_tampered_and_known_issues():
     xml = results_junit([RUN], RESULTS, excuse=excuse)
     got = cases(xml)
     assert (
-        got["a.fail"] == ("skipped", None, "known issue: tracked upstream")
+        got["a.fail"] == ("skipped", None, "waived: tracked upstream")
         and got["a.crash"][0] == "failure"
     )
     suite = ET.fromstring(xml).find("testsuite")

@@ -256,7 +256,7 @@ _QUALIFY_DIR = typer.Option(
 _KNOWN_ISSUES = typer.Option(
     None,
     "--known-issues",
-    help="Known-issues YAML: a failure a live entry excuses shows as ⚑ known issue on the "
+    help="Known-issues YAML: a failure a live entry excuses shows as ⚑ waived on the "
     "matrix pages, as in qualify and diff; a known-issues page says which have expired, "
     "which can close and the runs each excused.",
 )
