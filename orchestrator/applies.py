@@ -45,6 +45,7 @@ JSON = Mode("--json", "as_json", why="--json prints JSON and nothing else")
 CPU_ONLY = Mode("--cpu-only", "cpu_only", why="no GPU container starts")
 JOB = Mode("--job", "job")
 READINESS = Mode("--readiness", "readiness")
+KNOWN_ISSUES = Mode("--known-issues", "known_issues")
 LEVEL_1 = Mode("--level 1", "level", 1)
 
 

@@ -16,6 +16,7 @@ from .. import encode
 from . import flags
 
 if TYPE_CHECKING:
+    from ..applies import Applies
     from ..catalog.core import Catalog
     from ..services.outcome import Outcome, Tone
 
@@ -145,20 +146,32 @@ WindowOption = typer.Option(
     "-w",
     help="The candidate runs readiness counts: those of the last DURATION (90m, 36h, 7d, 2w).",
 )
-CloseRunsOption = typer.Option(
-    3,
-    "--close-runs",
-    min=1,
-    max=10_000,
-    help="A waiver can close when its checks passed in at least this many runs of every "
-    "environment of its scope...",
-)
-CloseDaysOption = typer.Option(
-    14,
-    "--close-days",
-    callback=flags.number("--close-days", 0, 3660, lo_open=True),
-    help="... over the last this many days (default 14: two weeks).",
-)
+
+
+def close_options(applies: Applies | None = None) -> tuple[Any, Any]:
+    """``--close-runs`` and ``--close-days``: when a waiver can close (each command that
+    says so takes them; ``applies``: where they act, for a command where they may not)."""
+    runs = flags.option(
+        3,
+        "--close-runs",
+        min=1,
+        max=10_000,
+        applies=applies,
+        help="A waiver can close when its checks passed in at least this many runs of every "
+        "environment of its scope...",
+    )
+    days = flags.option(
+        14,
+        "--close-days",
+        callback=flags.number("--close-days", 0, 3660, lo_open=True),
+        applies=applies,
+        help="... over the last this many days (default 14: two weeks).",
+    )
+    return runs, days
+
+
+CloseRunsOption, CloseDaysOption = close_options()
+
 NotifyOption = typer.Option(
     None,
     "--notify",

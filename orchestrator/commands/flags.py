@@ -33,7 +33,7 @@ HOSTS = Applies(("host", "docker"), why="the cluster places every job itself")
 RETRIES = Applies(("host", "docker"), why="the cluster keeps its own retries")
 
 
-def option(default: Any, *decls: str, applies: Applies, **kw: Any) -> Any:
+def option(default: Any, *decls: str, applies: Applies | None, **kw: Any) -> Any:
     """``typer.Option(default, *decls, **kw)`` that declares where the option acts."""
     info = typer.Option(default, *decls, **kw)
     info.applies = applies  # read back by commands/inert.py

@@ -17,13 +17,14 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from .. import satellites
-from ..applies import READINESS, Applies
+from ..applies import KNOWN_ISSUES, READINESS, Applies
 from . import flags
 from .common import (
     CatalogOption,
     DbOption,
     NotifyOption,
     ThresholdOption,
+    close_options,
     end_with,
     err,
     load_catalog,
@@ -81,6 +82,9 @@ _READINESS_WINDOW = flags.option(
     applies=Applies(needs=READINESS, why="it says which runs --readiness counts"),
     help="The candidate runs readiness counts: those of the last DURATION (90m, 36h, 7d, 2w).",
 )
+_CLOSE_RUNS, _CLOSE_DAYS = close_options(
+    Applies(needs=KNOWN_ISSUES, why="they say when a known issue of --known-issues can close")
+)
 _ALLOW_EMPTY = typer.Option(
     False,
     "--allow-empty",
@@ -101,6 +105,8 @@ def qualify(
     allow_known_failures: bool = _ALLOW_KNOWN_FAILURES,
     readiness: str = _READINESS,
     readiness_window: str = _READINESS_WINDOW,
+    close_runs: int = _CLOSE_RUNS,
+    close_days: float = _CLOSE_DAYS,
     allow_empty: bool = _ALLOW_EMPTY,
     notify: list[str] = NotifyOption,
     db: str = DbOption,
@@ -140,7 +146,7 @@ def qualify(
     for line in done.lines:
         err.print(line)
     out_dir = out_dir or Path("results") / f"qualify-{datetime.now():%Y%m%d-%H%M%S}"
-    why = _write_reports(factory, done, spec.name, known_issues, out_dir)
+    why = _write_reports(factory, done, spec.name, (known_issues, close_runs, close_days), out_dir)
     reached = (
         _post(notify_service, targets, factory, done, title, why, out_dir) if targets else True
     )
@@ -163,7 +169,7 @@ def _post(
 
 
 def _write_reports(
-    factory: Any, done: Qualification, job: str, known_issues: Path | None, out_dir: Path
+    factory: Any, done: Qualification, job: str, closing: tuple[Any, int, float], out_dir: Path
 ) -> Any:
     """report.md, .html, .junit.xml, readiness.md and qualify.json in ``out_dir``, each a
     rendering of the one verdict, and the report on the terminal; the triage of each red
@@ -177,7 +183,7 @@ def _write_reports(
     write_output(diff_md(report, verdict, why), out_dir / "report.md")
     write_output(diff_html(report, verdict, why), out_dir / "report.html")
     write_output(diff_junit(report, verdict, why), out_dir / "report.junit.xml")
-    closable = _closable(factory, known_issues, job)
+    closable = _closable(factory, *closing, job=job)
     if done.readiness is not None:
         from ..render.readiness import render_md
 
@@ -199,16 +205,16 @@ def _write_reports(
     return why
 
 
-def _closable(factory: object, path: Path | None, job: str) -> list[str]:
+def _closable(factory: object, path: Path | None, runs: int, days: float, job: str) -> list[str]:
     """The known issues whose checks no longer fail (``known-issues status`` says they can
-    close), each said on stderr: the qualify report names them."""
+    close, by --close-runs and --close-days), each said on stderr: the report names them."""
     if path is None:
         return []
     from ..services.known_issues_status import status
     from ..services.run import load_known_issues
 
     issues = load_known_issues(path)
-    found = [s for s in status(factory, issues, job=job) if s.can_close] if issues else []  # type: ignore[arg-type]
+    found = [s for s in status(factory, issues, runs, days, job) if s.can_close] if issues else []  # type: ignore[arg-type]
     for s in found:
         err.print(f"known issue {s.issue.check} can close: {s.why}", markup=False)
     return [s.issue.check for s in found]

@@ -179,3 +179,31 @@ def test_qualify_gates_on_readiness_before_and_after_the_acceptance(db, store, t
     assert record["qualified"] is True and record["readiness"]["gating"] == []
     (acc,) = record["accepted"]  # what attest --qualify names in the VSA
     assert acc["check"] == "command.wobbly" and acc["by"] == "alice"
+
+
+def test_qualify_says_when_a_known_issue_can_close_by_its_window(db, store, tmp_path):
+    """qualify takes the waivers' close window like `known-issues status` and `site build`:
+    the same passing runs make an entry closable at the default (3 runs in 14 days) and not
+    at --close-runs 500; --close-runs without --known-issues would do nothing: exit 2."""
+    _db, job, older = store
+    issues = tmp_path / "known-issues.yaml"
+    issues.write_text(
+        "issues:\n  - check: command.steady\n    backend: cpu\n    reason: was slow once\n"
+    )
+    args = ("qualify", "--job", str(job), "--baseline", older[0], "--executor", "host")
+    records = {}
+    for name, window in (
+        ("default", ()),
+        ("strict", ("--close-runs", "500", "--close-days", "30")),
+    ):
+        out = tmp_path / name
+        proc = run_cli(*args, "--known-issues", str(issues), *window, "--out-dir", str(out), db=db)
+        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+        records[name] = json.loads((out / "qualify.json").read_text())["closable_known_issues"]
+    assert records == {"default": ["command.steady"], "strict": []}
+    alone = run_cli(*args, "--close-runs", "2", "--out-dir", str(tmp_path / "x"), db=db)
+    assert (
+        alone.returncode == 2
+        and "--close-runs" in alone.stderr
+        and "--known-issues" in alone.stderr
+    )

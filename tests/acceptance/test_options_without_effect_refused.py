@@ -36,7 +36,8 @@ VALUES = {
     "--executor": "docker", "--namespace": "ci", "--rdma-resource": "rdma/hca",
     "--partition": "gpu", "--slurm-spool": "spool", "--hosts": "hosts.yaml", "--pull": "never",
     "--ca": "ca.crt", "--workload-root": ".", "--window": "3d", "--since": "30",
-    "--format": "md", "--resume": "0123abcd", "--readiness": "v1",
+    "--format": "md", "--resume": "0123abcd", "--readiness": "v1", "--close-runs": "2",
+    "--close-days": "7",
 }  # fmt: skip
 
 

@@ -55,6 +55,8 @@ TABLE = {
     ("run", "--ca"): row({"docker"}, silenced_by=RESUME),
     ("run", "--workload-root"): row(needs="--job", silenced_by=RESUME),
     ("qualify", "--window"): row(needs="--readiness"),
+    ("qualify", "--close-runs"): row(needs="--known-issues"),
+    ("qualify", "--close-days"): row(needs="--known-issues"),
     # the placement options run shares with qualify and bisect (commands/placing.py), which
     # have no --resume
     **{
@@ -95,7 +97,7 @@ BASE = {
 }
 MODES = {
     "run": ("--resume", "--json", "--cpu-only", "--job"),
-    "qualify": ("--readiness", "--cpu-only"),
+    "qualify": ("--readiness", "--known-issues", "--cpu-only"),
     "bisect": ("--cpu-only",),
     "hosts check": ("--level 1", "--level 0"),
     **dict.fromkeys(("diff", "readiness", "inventory audit", "inventory diff"), ("--json",)),
@@ -105,6 +107,7 @@ MODE_ARGV = {
     "--resume": ("--resume", "0123abcd"),
     "--job": ("--job", "job.yaml"),
     "--readiness": ("--readiness", "v1"),
+    "--known-issues": ("--known-issues", "known_issues.yaml"),
     "--level 1": ("--level", "1"),
     "--level 0": ("--level", "0"),
 }
@@ -127,6 +130,8 @@ ONE_VALUE = {
     "--ca": "ca.crt",
     "--workload-root": ".",
     "--window": "3d",
+    "--close-runs": "2",
+    "--close-days": "7",
     "--since": "30",
 }
 VALUES = {
