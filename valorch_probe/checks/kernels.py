@@ -150,17 +150,18 @@ def bmm_fp32(ctx):
     Not proven: strided or broadcast batches, other dtypes."""
     torch = ctx.torch
     a, b = randn(torch, 16, 64, 128, seed=6), randn(torch, 16, 128, 64, seed=7)
-    ref = torch.bmm(a.double(), b.double())
-    da, db = a.to(ctx.device), b.to(ctx.device)
-    got = ctx.observe(lambda: torch.bmm(da, db), "blas")
     tol = fp_tolerance(ctx, "float32", tf32_possible=True)
-    err = ctx.assert_close(got, ref, tol, "bmm fp32")
-    return timed(
-        ctx,
-        lambda: torch.bmm(da, db),
-        "bmm 16x64x128x64: rel err %.2e" % err,
-        {"rel_error": err, "tolerance": tol},
-    )
+    ref = torch.bmm(a.double(), b.double())
+    return _compared(ctx, torch.bmm, [a, b], ref, tol, "bmm fp32", "bmm 16x64x128x64", "blas")
+
+
+def _compared(ctx, op, args, ref, tol, what, label, family=None):
+    """``op(*args)`` with ``args`` on the device, observed (``family`` as ``ctx.observe`` takes
+    it), against the float64 ``ref`` within ``tol``, then timed: "``label``: rel err ..."."""
+    dargs = [a.to(ctx.device) for a in args]
+    err = ctx.assert_close(ctx.observe(lambda: op(*dargs), family), ref, tol, what)
+    metrics = {"rel_error": err, "tolerance": tol}
+    return timed(ctx, lambda: op(*dargs), "%s: rel err %.2e" % (label, err), metrics)
 
 
 def _conv(ctx, fn, x, w, what):
@@ -394,15 +395,7 @@ def cumsum(ctx):
     torch = ctx.torch
     x = randn(torch, 65536, seed=21).abs()
     ref = torch.cumsum(x.double(), 0)
-    dx = x.to(ctx.device)
-    got = ctx.observe(lambda: torch.cumsum(dx, 0))
-    err = ctx.assert_close(got, ref, 1e-4, "cumsum")
-    return timed(
-        ctx,
-        lambda: torch.cumsum(dx, 0),
-        "cumsum 65536: rel err %.2e" % err,
-        {"rel_error": err, "tolerance": 1e-4},
-    )
+    return _compared(ctx, lambda t: torch.cumsum(t, 0), [x], ref, 1e-4, "cumsum", "cumsum 65536")
 
 
 @check(
@@ -466,15 +459,7 @@ def linalg_solve(ctx):
     a = randn(torch, 128, 128, seed=22) + 32 * torch.eye(128)
     b = randn(torch, 128, 8, seed=23)
     ref = solve(a.double(), b.double())
-    da, db = a.to(ctx.device), b.to(ctx.device)
-    got = ctx.observe(lambda: solve(da, db), "lapack")
-    err = ctx.assert_close(got, ref, 1e-4, "solve")
-    return timed(
-        ctx,
-        lambda: solve(da, db),
-        "solve 128x128: rel err %.2e" % err,
-        {"rel_error": err, "tolerance": 1e-4},
-    )
+    return _compared(ctx, solve, [a, b], ref, 1e-4, "solve", "solve 128x128", "lapack")
 
 
 @check(
@@ -593,14 +578,14 @@ def layer_norm(ctx):
     x = randn(torch, 64, 512, seed=28) * 3 + 1
     w, b = randn(torch, 512, seed=29), randn(torch, 512, seed=30)
     ref = F.layer_norm(x.double(), (512,), w.double(), b.double())
-    dx, dw, db = x.to(ctx.device), w.to(ctx.device), b.to(ctx.device)
-    got = ctx.observe(lambda: F.layer_norm(dx, (512,), dw, db))
-    err = ctx.assert_close(got, ref, 1e-4, "layer_norm")
-    return timed(
+    return _compared(
         ctx,
-        lambda: F.layer_norm(dx, (512,), dw, db),
-        "layer_norm 64x512: rel err %.2e" % err,
-        {"rel_error": err, "tolerance": 1e-4},
+        lambda x, w, b: F.layer_norm(x, (512,), w, b),
+        [x, w, b],
+        ref,
+        1e-4,
+        "layer_norm",
+        "layer_norm 64x512",
     )
 
 
@@ -612,12 +597,6 @@ def softmax(ctx):
     torch = ctx.torch
     x = randn(torch, 64, 1024, seed=31) * 8
     ref = torch.softmax(x.double(), dim=-1)
-    dx = x.to(ctx.device)
-    got = ctx.observe(lambda: torch.softmax(dx, dim=-1))
-    err = ctx.assert_close(got, ref, 1e-4, "softmax")
-    return timed(
-        ctx,
-        lambda: torch.softmax(dx, dim=-1),
-        "softmax 64x1024: rel err %.2e" % err,
-        {"rel_error": err, "tolerance": 1e-4},
+    return _compared(
+        ctx, lambda t: torch.softmax(t, dim=-1), [x], ref, 1e-4, "softmax", "softmax 64x1024"
     )
