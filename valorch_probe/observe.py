@@ -18,7 +18,7 @@ import sys
 import tempfile
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from . import evidence
+from . import evidence, read_text
 
 
 class Seen:
@@ -176,11 +176,7 @@ def on_cpu(
 
 
 def process_maps() -> str:
-    try:
-        with open("/proc/self/maps") as fh:
-            return fh.read()
-    except OSError:
-        return ""
+    return read_text("/proc/self/maps")
 
 
 def summary(seen: Optional[Seen], device: str) -> Dict[str, Any]:

@@ -19,7 +19,7 @@ import glob
 import os
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from .. import evidence
+from .. import evidence, read_text
 from ..context import Fail, Partial, Report, Skip, Unsupported
 from ..inventory_parse import parse_dpkg_status, parse_header_version
 from ..registry import check
@@ -31,14 +31,6 @@ def rocm_roots() -> List[str]:
     return sorted(set(glob.glob("/opt/rocm") + glob.glob("/opt/rocm-*")), reverse=True)
 
 
-def _read(path: str) -> str:
-    try:
-        with open(path, errors="replace") as fh:
-            return fh.read(1 << 20)
-    except OSError:
-        return ""
-
-
 DPKG_STATUS = "/var/lib/dpkg/status"
 
 
@@ -46,7 +38,7 @@ def dpkg_versions(names: Sequence[str], status_path: str = DPKG_STATUS) -> Dict[
     wanted = set(names)
     return {
         p["Package"]: p.get("Version", "")
-        for p in parse_dpkg_status(_read(status_path))
+        for p in parse_dpkg_status(read_text(status_path, 1 << 20))
         if p["Package"] in wanted
     }
 
@@ -70,7 +62,7 @@ def presence(
         for rel, prefix in headers:
             path = os.path.join(root, "include", rel)
             if os.path.exists(path):
-                v = parse_header_version(_read(path), prefix)
+                v = parse_header_version(read_text(path, 1 << 20), prefix)
                 if v:
                     version, source = v, path
                     break

@@ -21,7 +21,7 @@ import tempfile
 import time
 from typing import Any, Dict, List, Tuple
 
-from .. import nccl_log
+from .. import nccl_log, read_text
 from ..context import Fail, Report, Skip
 from ..registry import check, suite
 from . import _dist
@@ -374,7 +374,7 @@ def _transport(rv: Dict[str, Any]) -> str:
     (NCCL_DEBUG=INFO: NET/Socket, NET/IB, P2P, SHM, NVLS)."""
     if rv["backend"] == "gloo":
         return "TCP sockets (gloo)"
-    names = nccl_log.transports(nccl_log.read(rv.get("nccl_log", "")))
+    names = nccl_log.transports(read_text(rv.get("nccl_log", ""), 4_000_000))
     return nccl_log.describe(names) or "not logged (NCCL_DEBUG set by the user, or no connection)"
 
 
