@@ -49,6 +49,12 @@ class Supervisor:
         res.update(attempt=attempt, status=status, message=message, log=log, duration_s=duration)
         emit(self.out, dict(res, type="result"))
 
+    def _record_rest(self, status: str, message: str, log: str) -> None:
+        """One result for every check not reported yet: none remains after."""
+        for cid in self.remaining:
+            self._record(cid, self.first_attempt.get(cid, 1), status, message, log, 0.0)
+        self.remaining = []
+
     def run(self) -> None:
         while self.remaining:
             self._one_worker()
@@ -120,16 +126,7 @@ class Supervisor:
                 if timed_out
                 else "worker died before it was ready (%s)" % _exit_text(rc)
             )
-            for cid in list(self.remaining):
-                self._record(
-                    cid,
-                    self.first_attempt.get(cid, 1),
-                    "timeout" if timed_out else "crash",
-                    why,
-                    log,
-                    0.0,
-                )
-            self.remaining = []
+            self._record_rest("timeout" if timed_out else "crash", why, log)
             return
         current = w.current
         if current is None and self.remaining and not w.progress:
@@ -160,16 +157,7 @@ class Supervisor:
                 self.remaining.remove(cid)
         elif self.remaining and not timed_out and rc == 0:
             # A worker that exits cleanly without reporting everything is a harness bug.
-            for cid in self.remaining:
-                self._record(
-                    cid,
-                    self.first_attempt.get(cid, 1),
-                    "error",
-                    "worker exited without reporting this check",
-                    log,
-                    0.0,
-                )
-            self.remaining = []
+            self._record_rest("error", "worker exited without reporting this check", log)
 
 
 class _WorkerState:
@@ -255,22 +243,17 @@ class _WorkerState:
         self.violations += 1
         if self.violations > MAX_VIOLATIONS:
             return
-        cid, att = self.last = (self.current or (None, None, None))[:2]
+        self.last = (self.current or (None, None, None))[:2]
+        self._emit(message)
+
+    def _emit(self, message: str) -> None:
+        cid, att = self.last
         emit(self.sup.out, {"type": "violation", "check": cid, "attempt": att, "message": message})
 
     def summarise(self) -> None:
         if self.violations > MAX_VIOLATIONS:
-            cid, att = self.last
-            emit(
-                self.sup.out,
-                {
-                    "type": "violation",
-                    "check": cid,
-                    "attempt": att,
-                    "message": "%d more violations on the worker's pipe"
-                    % (self.violations - MAX_VIOLATIONS),
-                },
-            )
+            more = self.violations - MAX_VIOLATIONS
+            self._emit("%d more violations on the worker's pipe" % more)
 
 
 class Forked:
