@@ -22,9 +22,11 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from .. import evidence, read_text
 from ..context import Fail, Partial, Report, Skip, Unsupported
 from ..inventory_parse import parse_dpkg_status, parse_header_version
-from ..registry import check
+from ..registry import check, checks_of
 from . import _rocm_host
 from ._common import attempt, randn
+
+amd_gpu_feature = checks_of("feature", "features", needs=("gpu", "amd"))
 
 
 def rocm_roots() -> List[str]:
@@ -206,15 +208,8 @@ def _presence_check(
             row_use,
         )
     )
-    check(
-        cid,
-        name,
-        "feature",
-        "features",
-        library=name,
-        version=3 if name in _rocm_host.HOST_CALLS else 2,
-        needs=("amd",),
-    )(fn)
+    version = 3 if name in _rocm_host.HOST_CALLS else 2
+    check(cid, name, "feature", "features", library=name, version=version, needs=("amd",))(fn)
 
 
 HEADER_ONLY = (
@@ -318,14 +313,8 @@ def ck_refusal(pref: Any) -> str:
     )
 
 
-@check(
-    "features.rocm.composable_kernel",
-    "Composable Kernel",
-    "feature",
-    "features",
-    library="Composable Kernel",
-    needs=("gpu", "amd"),
-    version=3,
+@amd_gpu_feature(
+    "features.rocm.composable_kernel", "Composable Kernel", library="Composable Kernel", version=3
 )
 def composable_kernel(ctx):
     """With torch's preferred BLAS library set to Composable Kernel (torch.backends.cuda.preferred_blas_library("ck"),
@@ -385,15 +374,7 @@ def composable_kernel(ctx):
     )
 
 
-@check(
-    "features.rocm.hipsparselt",
-    "hipSPARSELt",
-    "feature",
-    "features",
-    library="hipSPARSELt",
-    needs=("gpu", "amd"),
-    version=3,
-)
+@amd_gpu_feature("features.rocm.hipsparselt", "hipSPARSELt", library="hipSPARSELt", version=3)
 def hipsparselt(ctx):
     """A 2:4 semi-structured sparse float16 weight (torch.sparse.to_sparse_semi_structured) multiplies a dense
     matrix on an AMD GPU; the result matches float64 and the profiler names hipSPARSELt's kernels (another
@@ -446,15 +427,7 @@ def hipsparselt(ctx):
     )
 
 
-@check(
-    "features.rocm.migraphx",
-    "MIGraphX",
-    "feature",
-    "features",
-    library="MIGraphX",
-    needs=("gpu", "amd"),
-    version=2,
-)
+@amd_gpu_feature("features.rocm.migraphx", "MIGraphX", library="MIGraphX", version=2)
 def migraphx(ctx):
     """The migraphx Python bindings build a program (x + x), compile it for the GPU target and run it: the
     result is 2x. Without a GPU the program runs on the "ref" (CPU reference) target only to tell working

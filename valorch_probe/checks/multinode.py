@@ -23,8 +23,10 @@ from typing import Any, Dict, List, Tuple
 
 from .. import nccl_log, read_text
 from ..context import Fail, Report, Skip
-from ..registry import check, suite
+from ..registry import check, checks_of, suite
 from . import _dist
+
+node_check = checks_of("kernel", "multinode", library="Gloo/NCCL/RCCL", version=1, nodes=2)
 
 suite(
     "multinode",
@@ -185,15 +187,7 @@ def _library(ctx: Any, rv: Dict[str, Any]) -> str:
 N = 1 << 16  # elements of the exactness checks
 
 
-@check(
-    "multinode.all_reduce",
-    "all_reduce across nodes",
-    "kernel",
-    "multinode",
-    library="Gloo/NCCL/RCCL",
-    version=1,
-    nodes=2,
-)
+@node_check("multinode.all_reduce", "all_reduce across nodes")
 def all_reduce(ctx):
     """Every rank all_reduces (sum) 65536 integer-valued floats scaled by rank+1: each rank must hold
     exactly the sum over all ranks; the ranks' verdicts are gathered, so a wrong node is named.
@@ -210,15 +204,7 @@ def all_reduce(ctx):
     )
 
 
-@check(
-    "multinode.all_gather",
-    "all_gather across nodes",
-    "kernel",
-    "multinode",
-    library="Gloo/NCCL/RCCL",
-    version=1,
-    nodes=2,
-)
+@node_check("multinode.all_gather", "all_gather across nodes")
 def all_gather(ctx):
     """Every rank all_gathers its own rank-scaled tensor: slot r of every rank's output must be exactly rank r's
     tensor.
@@ -236,15 +222,7 @@ def all_gather(ctx):
     )
 
 
-@check(
-    "multinode.broadcast",
-    "broadcast across nodes",
-    "kernel",
-    "multinode",
-    library="Gloo/NCCL/RCCL",
-    version=1,
-    nodes=2,
-)
+@node_check("multinode.broadcast", "broadcast across nodes")
 def broadcast(ctx):
     """A broadcast from rank 0 and one from the last rank (so that both directions between nodes carry
     data): every rank must hold exactly the root's tensor.
@@ -416,14 +394,10 @@ def _busbw_declare(op: str, doc: str) -> None:
         return _busbw_check(ctx, op)
 
     fn.__doc__ = doc
-    check(
+    node_check(
         "multinode.busbw." + op,
         op + " bus bandwidth across nodes",
-        "kernel",
-        "multinode",
-        library="Gloo/NCCL/RCCL",
         version=2,
-        nodes=2,
         unit="GB/s",
         bigger_is_better=True,
     )(fn)

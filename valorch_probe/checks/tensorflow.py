@@ -6,8 +6,10 @@ from __future__ import annotations
 import time
 
 from ..context import Fail, Report
-from ..registry import check, suite
+from ..registry import check, checks_of, suite
 from ._common import TIMING_BUDGET_S
+
+tf_kernel = checks_of("kernel", "tensorflow", unit="s")
 
 suite(
     "tensorflow",
@@ -95,14 +97,7 @@ def devices(ctx):
     return Report("%d device(s): %s" % (len(phys), ", ".join(d.device_type for d in phys)), metrics)
 
 
-@check(
-    "tf.matmul.fp32",
-    "TensorFlow matmul (float32)",
-    "kernel",
-    "tensorflow",
-    library="hipBLAS/cuBLAS",
-    unit="s",
-)
+@tf_kernel("tf.matmul.fp32", "TensorFlow matmul (float32)", library="hipBLAS/cuBLAS")
 def matmul(ctx):
     """tf.linalg.matmul of 256x256 float32 matrices matches the NumPy float64 product, and is timed; the result
     records where TensorFlow placed the op.
@@ -131,14 +126,7 @@ def _conv_ref(np, x, w):
     return out
 
 
-@check(
-    "tf.conv2d.fp32",
-    "TensorFlow conv2d (float32)",
-    "kernel",
-    "tensorflow",
-    library="MIOpen/cuDNN",
-    unit="s",
-)
+@tf_kernel("tf.conv2d.fp32", "TensorFlow conv2d (float32)", library="MIOpen/cuDNN")
 def conv2d(ctx):
     """tf.nn.conv2d (3x3, SAME, NHWC float32) matches a NumPy float64 convolution, and is timed; the result records
     where TensorFlow placed the op (a CPU run names no GPU library).
