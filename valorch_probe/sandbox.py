@@ -39,7 +39,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence
 
 from . import memory
 
@@ -215,12 +215,16 @@ def descendants(pid: int) -> List[int]:
 
 
 def kill_descendants(keep: set[int] | None = None) -> int:
-    """Kill every process below this one but ``keep``, again until none is left (a forking
+    """Kill every process below this one but ``keep``. Returns how many."""
+    return _kill_all(lambda: descendants(os.getpid()), keep or set())
+
+
+def _kill_all(listed: Callable[[], Iterable[int]], keep: set[int]) -> int:
+    """Kill every process ``listed`` but ``keep``, again until none is left (a forking
     process may add more: each is stopped first, then killed). Returns how many."""
-    keep = keep or set()
     killed = set()  # type: set
     for _ in range(50):
-        victims = [p for p in descendants(os.getpid()) if p not in keep]
+        victims = [p for p in listed() if p not in keep]
         if not victims:
             break
         for victim in victims:
@@ -432,7 +436,7 @@ def reap(pid: int) -> None:
             kill_descendants(keep=set(_before_workload))
         return
     if not can_drop():  # workloads run as the probe's uid: all but the probe's processes go
-        _kill_all_but({1, os.getpid()})
+        _kill_all(_live, {1, os.getpid()})  # (the probe is PID 1, the caller its worker)
         return
     child = os.fork()
     if child == 0:  # as the workload uid, kill(-1) reaches exactly that uid's processes, atomically
@@ -442,18 +446,6 @@ def reap(pid: int) -> None:
         finally:
             os._exit(0)
     os.waitpid(child, 0)
-
-
-def _kill_all_but(keep: set[int]) -> None:
-    """In a container (the probe is PID 1, the caller its worker): kill every other
-    live process, again until none is left (a forking process may add more)."""
-    for _ in range(50):
-        victims = [p for p in _live() if p not in keep]
-        if not victims:
-            return
-        for victim in victims:
-            with contextlib.suppress(OSError):
-                os.kill(victim, signal.SIGKILL)
 
 
 def reap_orphans(keep: int) -> int:
