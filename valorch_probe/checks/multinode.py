@@ -90,7 +90,8 @@ def group(ctx: Any) -> Tuple[Any, Dict[str, Any]]:
     )
     if os.path.exists(marker):
         _GROUP["failed"] = (
-            "an earlier worker of this rank already joined the group and ended (%s)" % _read(marker)
+            "an earlier worker of this rank already joined the group and ended (%s)"
+            % (read_text(marker, 200) or "?")
         )
         raise Fail("the process group is gone: %s" % _GROUP["failed"])
     with open(marker, "w") as fh:
@@ -125,14 +126,6 @@ def group(ctx: Any) -> Tuple[Any, Dict[str, Any]]:
     rv["backend"], rv["device"] = backend, ("cuda" if gpu else "cpu")
     _GROUP.update(dist=dist, rv=rv)
     return dist, rv
-
-
-def _read(path: str) -> str:
-    try:
-        with open(path) as fh:
-            return fh.read(200)
-    except OSError:
-        return "?"
 
 
 def _tensor(torch: Any, rank: int, n: int, device: str) -> Any:
@@ -409,19 +402,11 @@ for _op, _doc in _BUSBW:
 
 def driver() -> str:
     """The GPU kernel driver's version on this node ('none' without one)."""
-    try:
-        with open("/proc/driver/nvidia/version") as fh:
-            for word in fh.readline().split():
-                if word[:1].isdigit() and "." in word:
-                    return "nvidia " + word
-    except OSError:
-        pass
-    try:
-        with open("/sys/module/amdgpu/version") as fh:
-            return "amdgpu " + fh.read().strip()
-    except OSError:
-        pass
-    return "none"
+    for word in read_text("/proc/driver/nvidia/version").split("\n", 1)[0].split():
+        if word[:1].isdigit() and "." in word:
+            return "nvidia " + word
+    amdgpu = read_text("/sys/module/amdgpu/version").strip()
+    return "amdgpu " + amdgpu if amdgpu else "none"
 
 
 FACTS = ("image_id", "framework", "driver")
