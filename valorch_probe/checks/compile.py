@@ -118,13 +118,11 @@ def _compiled(ctx, backend, model_name):
 
 def _classify(exc, backend):
     """Turn a compile failure into an outcome with an honest message."""
-    import shutil as _sh
-
     text = "%s: %s" % (
         type(exc).__name__,
         str(exc).strip().splitlines()[0][:400] if str(exc).strip() else "",
     )
-    if backend == "inductor" and not any(_sh.which(c) for c in _COMPILERS):
+    if backend == "inductor" and not any(shutil.which(c) for c in _COMPILERS):
         # torch ships inductor, but its CPU code generator needs a C++ compiler the image lacks:
         # a user of this image cannot use torch.compile's default backend, so this is a failure.
         return Fail(

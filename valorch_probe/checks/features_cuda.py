@@ -139,8 +139,6 @@ def memory_management(ctx):
 
 def gpu_process_list(text):
     """Entries of torch.cuda.list_gpu_processes(): (pid, MB) per "process PID uses MB MB GPU memory" line."""
-    import re
-
     return [
         (int(m.group(1)), float(m.group(2)))
         for m in re.finditer(r"process\s+(\d+)\s+uses\s+([0-9.]+)\s*MB", text or "")
@@ -424,8 +422,8 @@ def rtc_verdict(lines: Dict[str, str]) -> Report:
         "before": before,
         "after": after,
         "loading": loading,
+        "value": lines.get("VALUE"),
     }
-    metrics["value"] = lines.get("VALUE")
     if lines.get("VALUE", "").strip() != "10.0":
         raise Fail("JIT kernel computed %s, expected 10.0" % lines.get("VALUE"), metrics)
     if not after:

@@ -82,13 +82,7 @@ def device_kernels(ctx):
     with prof.profile(activities=[prof.ProfilerActivity.CPU, prof.ProfilerActivity.CUDA]) as p:
         _workload(torch, "cuda")
         torch.cuda.synchronize()
-    kernels = []
-    for e in p.events():
-        if (
-            "CUDA" in str(getattr(e, "device_type", ""))
-            or "cuda" in str(getattr(e, "device_type", "")).lower()
-        ):
-            kernels.append(e)
+    kernels = [e for e in p.events() if "cuda" in str(getattr(e, "device_type", "")).lower()]
     device_us = sum(
         float(getattr(e, "device_time", None) or getattr(e, "cuda_time", 0) or 0) for e in kernels
     )
