@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import atexit
 import copy
+import functools
 import os
 import shutil
 import tempfile
@@ -135,9 +136,7 @@ def _classify(exc, backend):
 
 
 def _compile_check(backend, model_name, feature):
-    def fn(ctx):
-        return _compiled(ctx, backend, model_name)
-
+    fn = functools.partial(_compiled, backend=backend, model_name=model_name)
     fn.__doc__ = (
         "torch.compile(backend=%r) of a small %s on the device: forward and input gradient equal "
         "eager mode and the float64 reference; compile time is stored as compile_s.\n\nNot proven: "

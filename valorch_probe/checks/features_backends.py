@@ -291,9 +291,7 @@ def _sdp_backend(ctx, which):
 
 
 def _sdp_check(which, library):
-    def fn(ctx):
-        return _sdp_backend(ctx, which)
-
+    fn = functools.partial(_sdp_backend, which=which)
     fn.__doc__ = (
         "With only the %s SDPA backend enabled (torch.backends.cuda.enable_%s_sdp), scaled_dot_product_"
         "attention runs on the GPU (%s), torch.profiler records the %s implementation and the result "

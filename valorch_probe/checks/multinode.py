@@ -383,9 +383,7 @@ _BUSBW = (
 
 
 def _busbw_declare(op: str, doc: str) -> None:
-    def fn(ctx):
-        return _busbw_check(ctx, op)
-
+    fn = functools.partial(_busbw_check, collective=op)
     fn.__doc__ = doc
     node_check(
         "multinode.busbw." + op,
