@@ -109,7 +109,7 @@ class Supervisor:
                     w.violation("a line of more than %d bytes on the worker's pipe" % MAX_PIPE_LINE)
                     buf, w.skipping = b"", True
         if timed_out:
-            _kill(proc)
+            proc.kill()
         rc = proc.wait()
         sel.close()
         proc.close()
@@ -317,8 +317,12 @@ class Forked:
                 os.close(fd)
 
     def kill(self) -> None:
-        with contextlib.suppress(OSError):
-            os.kill(self.pid, signal.SIGKILL)
+        """The worker's whole session (its pid names the group), else the worker alone."""
+        try:
+            os.killpg(self.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            with contextlib.suppress(OSError):
+                os.kill(self.pid, signal.SIGKILL)
 
 
 def _close_above_stderr(keep: int) -> None:
@@ -334,13 +338,6 @@ def _close_above_stderr(keep: int) -> None:
         if fd > 2 and fd != keep:
             with contextlib.suppress(OSError):
                 os.close(fd)
-
-
-def _kill(proc: Forked) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        proc.kill()
 
 
 def _exit_text(rc: int) -> str:
