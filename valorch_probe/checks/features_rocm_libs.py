@@ -29,20 +29,7 @@ from ._common import attempt, randn
 amd_gpu_feature = checks_of("feature", "features", needs=("gpu", "amd"))
 
 
-def rocm_roots() -> List[str]:
-    return sorted(set(glob.glob("/opt/rocm") + glob.glob("/opt/rocm-*")), reverse=True)
-
-
 DPKG_STATUS = "/var/lib/dpkg/status"
-
-
-def dpkg_versions(names: Sequence[str], status_path: str = DPKG_STATUS) -> Dict[str, str]:
-    wanted = set(names)
-    return {
-        p["Package"]: p.get("Version", "")
-        for p in parse_dpkg_status(read_text(status_path, 1 << 20))
-        if p["Package"] in wanted
-    }
 
 
 def presence(
@@ -54,7 +41,8 @@ def presence(
 ) -> Dict[str, Any]:
     """What of a library the image holds: shared/static library files under the ROCm
     roots, a version from a version header (relative path, macro prefix) and dpkg."""
-    roots = rocm_roots() if roots is None else roots
+    if roots is None:
+        roots = sorted(set(glob.glob("/opt/rocm") + glob.glob("/opt/rocm-*")), reverse=True)
     found_libs = []  # type: List[str]
     for root in roots:
         for pattern in libs:
@@ -70,7 +58,11 @@ def presence(
                     break
         if version:
             break
-    pkgs = dpkg_versions(packages, status_path)
+    pkgs = {
+        p["Package"]: p.get("Version", "")
+        for p in parse_dpkg_status(read_text(status_path, 1 << 20))
+        if p["Package"] in packages
+    }
     if version is None and pkgs:
         name = sorted(pkgs)[0]
         version, source = pkgs[name], "dpkg %s" % name
