@@ -11,3 +11,12 @@ PROBE_VERSION = "1"
 # Every protocol line on stdout starts with this marker, so that stray prints
 # of a framework or a check are never mistaken for results.
 MARKER = "@@VALORCH@@ "
+
+
+def read_text(path: str, limit: int = -1) -> str:
+    """At most ``limit`` characters of a text file (all with -1), "" when it cannot be read."""
+    try:
+        with open(path, errors="replace") as fh:
+            return fh.read(limit)
+    except OSError:
+        return ""

@@ -18,7 +18,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from typing import Any, Dict, List
+from typing import Any, Dict
+
+from . import read_text
 
 _ROCBLAS = re.compile(r"^\S*rocblas-bench\s+-f\s+(\S+)", re.M)
 # a bench line is the command itself, with --api_method (written since the option exists) or
@@ -67,13 +69,10 @@ def served_by(script: str, timeout: float = 120.0) -> Dict[str, Any]:
             timeout=timeout,
         )
         output = proc.stdout.decode("utf-8", "replace")
-        logs: List[str] = []
-        for name in ("rocblas-bench.log", "hipblaslt-bench.log"):
-            try:
-                with open(os.path.join(tmp, name), errors="replace") as fh:
-                    logs.append(fh.read(1 << 20))
-            except OSError:
-                logs.append("")
+        logs = [
+            read_text(os.path.join(tmp, name), 1 << 20)
+            for name in ("rocblas-bench.log", "hipblaslt-bench.log")
+        ]
         # without a file the libraries log to stderr, which is in ``output``
         facts = libraries_from_logs(logs[0] + "\n" + output, logs[1] + "\n" + output)
         facts["returncode"] = proc.returncode

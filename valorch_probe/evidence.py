@@ -214,14 +214,11 @@ _DNN_EXEC = re.compile(
 def cpu_libraries_from_verbose(text: str) -> Tuple[List[str], List[str]]:
     """(libraries, calls) proven by MKL_VERBOSE / ONEDNN_VERBOSE lines."""
     libs, calls = [], []  # type: List[str], List[str]
-    mkl = _MKL_CALL.findall(text or "")
-    if mkl:
-        libs.append("MKL")
-        calls += ["MKL %s" % c for c in sorted(set(mkl))]
-    dnn = _DNN_EXEC.findall(text or "")
-    if dnn:
-        libs.append("oneDNN")
-        calls += ["oneDNN %s" % c for c in sorted(set(dnn))]
+    for lib, rx in (("MKL", _MKL_CALL), ("oneDNN", _DNN_EXEC)):
+        found = rx.findall(text or "")
+        if found:
+            libs.append(lib)
+            calls += ["%s %s" % (lib, c) for c in sorted(set(found))]
     return libs, calls
 
 

@@ -13,6 +13,8 @@ import os
 import time
 from typing import Any, Dict, Optional, Tuple
 
+from . import read_text
+
 GOVERNOR = "/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"
 PRESSURE = "/proc/pressure/cpu"  # Linux PSI: time some runnable task waited for a CPU
 
@@ -42,11 +44,7 @@ def state() -> Tuple[Optional[float], Optional[int], float]:
 
 
 def governor() -> str:
-    try:
-        with open(GOVERNOR) as fh:
-            return fh.read().strip()[:40] or "unknown"
-    except OSError:
-        return "unknown"
+    return read_text(GOVERNOR).strip()[:40] or "unknown"
 
 
 def around(before: Tuple[Optional[float], Optional[int], float]) -> Dict[str, Any]:

@@ -318,11 +318,8 @@ class Gatherer:
         return dirs
 
     def pip(self) -> None:
-        try:
-            from importlib import metadata
-        except ImportError:  # Python < 3.8
-            self.errors.append("importlib.metadata: not available")
-            return
+        from importlib import metadata  # Python 3.8+, as the probe
+
         dirs = self.site_dirs()
         dists = metadata.distributions() if dirs is None else metadata.distributions(path=dirs)
         seen = {}  # type: Dict[str, str]
@@ -400,12 +397,16 @@ class Gatherer:
         elif header_version:
             self.add(component("rocm", header_version, "header", header_path, extra))
         for name, headers, prefix, _ in ROCM_HEADERS:
-            for rel in headers:
-                text = self.read(base + "/include/" + rel)
-                version = parse_header_version(text, prefix) if text else None
-                if version:
-                    self.add(component(name, version, "header", base + "/include/" + rel))
-                    break
+            self.header(name, [base + "/include/" + rel for rel in headers], prefix)
+
+    def header(self, name: str, paths: List[str], prefix: str) -> None:
+        """``name``'s version from the first of ``paths`` whose version macros (``prefix``) say it."""
+        for path in paths:
+            text = self.read(path)
+            version = parse_header_version(text, prefix) if text else None
+            if version:
+                self.add(component(name, version, "header", path))
+                return
 
     def cuda(self) -> None:
         bases = ["/usr/local/cuda", *self.glob("/usr/local/cuda-*")[::-1]]
@@ -444,12 +445,7 @@ class Gatherer:
                 if name == "magma"
                 else []
             )
-            for path in (d + "/" + f for d in dirs for f in files):
-                text = self.read(path)
-                version = parse_header_version(text, prefix) if text else None
-                if version:
-                    self.add(component(name, version, "header", path))
-                    break
+            self.header(name, [d + "/" + f for d in dirs for f in files], prefix)
 
     def tools(self) -> None:
         for name, argvs, parse in (

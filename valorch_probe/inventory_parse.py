@@ -141,14 +141,10 @@ def parse_header_version(text: str, prefix: str) -> Optional[str]:
     prefix = prefix.lower()
     parts = []
     for words in (("major",), ("minor",), ("patch", "micro", "patchlevel")):
-        found = None
-        for word in words:
-            for key in (prefix + "version" + word, prefix + word, prefix + word + "version"):
-                if key in defines:
-                    found = defines[key]
-                    break
-            if found is not None:
-                break
+        keys = [
+            k for w in words for k in (prefix + "version" + w, prefix + w, prefix + w + "version")
+        ]
+        found = next((defines[k] for k in keys if k in defines), None)
         if found is None:
             break
         parts.append(str(int(found)))

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Optional
 
+from . import read_text
+
 # cgroup v2 (the container's own cgroup is mounted at /sys/fs/cgroup), then v1
 EVENTS = ("/sys/fs/cgroup/memory.events", "/sys/fs/cgroup/memory/memory.oom_control")
 LIMITS = ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes")
@@ -28,11 +30,7 @@ def oom_kills() -> Optional[int]:
 def limit_text() -> str:
     """The container's memory limit in words ("" when there is none or it is unknown)."""
     for path in LIMITS:
-        try:
-            with open(path) as fh:
-                raw = fh.read().strip()
-        except OSError:
-            continue
+        raw = read_text(path).strip()  # "" where unreadable
         if raw.isdigit() and int(raw) < (1 << 60):
             return "the container's memory limit of %d MiB" % (int(raw) >> 20)
     return ""

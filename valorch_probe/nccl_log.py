@@ -47,11 +47,3 @@ def enable() -> str:
     path = os.path.join(tempfile.mkdtemp(prefix="valorch-nccl-"), "nccl.log")
     os.environ.update(NCCL_DEBUG="INFO", NCCL_DEBUG_SUBSYS="INIT,NET,P2P,SHM", NCCL_DEBUG_FILE=path)
     return path
-
-
-def read(path: str, limit: int = 4_000_000) -> str:
-    try:
-        with open(path, errors="replace") as fh:
-            return fh.read(limit)
-    except OSError:
-        return ""

@@ -18,7 +18,7 @@ import sys
 import tempfile
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from . import evidence
+from . import evidence, read_text
 
 
 class Seen:
@@ -147,40 +147,23 @@ def on_cpu(
     elif family in ("blas", "lapack"):
         mapped = evidence.cpu_library_from_maps(process_maps(), family)
         lib = evidence.cpu_library_from_config(config, family)
-        named = (
-            lib is not None
-            and evidence.build_setting(config, family.upper() + "_INFO") != "generic"
-        )
-        if (
-            named and lib is not None
-        ):  # the build names the library torch links (a wheel's MKL / OpenBLAS): that one ran
+        setting = evidence.build_setting(config, family.upper() + "_INFO")
+        # the build names the library torch links (a wheel's MKL / OpenBLAS): that one ran;
+        # a "generic" build (Debian's): the libblas / liblapack the loader chose, if mapped
+        if lib is not None and (setting != "generic" or not mapped):
             seen.libraries = [lib]
-            seen.source = "torch.__config__.show(): %s_INFO=%s (%s)" % (
-                family.upper(),
-                evidence.build_setting(config, family.upper() + "_INFO"),
-                why,
-            )
-        elif mapped:  # a "generic" build (Debian's): the libblas / liblapack the loader chose
+            said = "%s_INFO=%s" % (family.upper(), setting)
+            seen.source = "torch.__config__.show(): %s (%s)" % (said, why)
+        elif mapped:
             seen.libraries = [mapped[0]]
             seen.source = "mapped into the process: %s (%s)" % (mapped[1], why)
-        elif lib:
-            seen.libraries = [lib]
-            seen.source = "torch.__config__.show(): %s_INFO=%s (%s)" % (
-                family.upper(),
-                evidence.build_setting(config, family.upper() + "_INFO"),
-                why,
-            )
     if not seen.libraries:
         seen.source = seen.source or "no library call seen (torch's own CPU kernels)"
     return value, seen
 
 
 def process_maps() -> str:
-    try:
-        with open("/proc/self/maps") as fh:
-            return fh.read()
-    except OSError:
-        return ""
+    return read_text("/proc/self/maps")
 
 
 def summary(seen: Optional[Seen], device: str) -> Dict[str, Any]:

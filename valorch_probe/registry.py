@@ -182,6 +182,16 @@ def check(  # noqa: PLR0913 (one keyword per field of a check's declaration)
     return register
 
 
+def checks_of(kind: str, suite: str, **defaults: Any) -> Callable[..., Callable]:
+    """``check`` with the kind, suite and keyword defaults a module's checks share:
+    ``gpu_feature = checks_of("feature", "features", needs=("gpu",))``."""
+
+    def declare(id: str, feature: str, **fields: Any) -> Callable:
+        return check(id, feature, kind, suite, **dict(defaults, **fields))
+
+    return declare
+
+
 def limits_of(paragraphs: Sequence[str]) -> str:
     """The "Not proven: ..." paragraph of a check's docstring."""
     for p in paragraphs[1:]:

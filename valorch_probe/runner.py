@@ -85,10 +85,9 @@ def run_check(chk: Check, ctx: Context, attempt: int) -> Dict[str, Any]:
     host_before = hoststate.state()
     ctx.begin()
     t0 = time.perf_counter()
+    said: Any = None  # the Report or Outcome: its log and further results
     try:
-        report = chk.fn(ctx)
-        if report is None:
-            report = Report()
+        report = chk.fn(ctx) or Report()
         result.update(
             status="pass",
             message=report.message,
@@ -99,14 +98,10 @@ def run_check(chk: Check, ctx: Context, attempt: int) -> Dict[str, Any]:
             result["metrics"] = dict(report.metrics, **hoststate.around(host_before))
         if report.unit:
             result["unit"] = report.unit
-        if getattr(report, "log", ""):
-            result["log"] = report.log
-        result["extra"] = list(getattr(report, "extra", None) or [])
+        said = report
     except Outcome as out:
+        said = out
         result.update(status=out.status, message=out.message, metrics=out.metrics)
-        if getattr(out, "log", ""):
-            result["log"] = out.log
-        result["extra"] = list(getattr(out, "extra", None) or [])
     except Exception as exc:  # the image's framework raised: the check failed
         result.update(
             status="fail",
@@ -114,6 +109,10 @@ def run_check(chk: Check, ctx: Context, attempt: int) -> Dict[str, Any]:
             log=traceback.format_exc()[-4000:],
         )
     result["duration_s"] = time.perf_counter() - t0
+    if said is not None:
+        if said.log:
+            result["log"] = said.log
+        result["extra"] = list(said.extra)
     ctx.finish(result)  # device, evidence library, arch facts
     result["metrics"] = scalar_metrics(result.get("metrics") or {})
     return result

@@ -39,7 +39,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence
 
 from . import memory
 
@@ -183,18 +183,27 @@ def _end_everything(signum: int, _frame: Any) -> None:
     os._exit(128 + signum)
 
 
-def descendants(pid: int) -> List[int]:
-    """Every live process below ``pid`` (from /proc)."""
-    parent = {}  # type: Dict[int, int]
+def _proc_stats() -> Dict[int, List[str]]:
+    """Every process's /proc/PID/stat fields after its name: state, parent pid, ..."""
+    out = {}  # type: Dict[int, List[str]]
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
                 with open("/proc/%s/stat" % entry) as fh:
-                    fields = fh.read().rsplit(")", 1)[1].split()
-                if fields[0] not in ("Z", "X"):
-                    parent[int(entry)] = int(fields[1])
-            except (OSError, IndexError, ValueError):
-                continue
+                    out[int(entry)] = fh.read().rsplit(")", 1)[1].split()[:2]
+            except (OSError, IndexError):
+                continue  # gone meanwhile
+    return out
+
+
+def _live() -> Dict[int, int]:
+    """Every live process (neither zombie nor dead) and its parent."""
+    return {p: int(f[1]) for p, f in _proc_stats().items() if f[0] not in ("Z", "X")}
+
+
+def descendants(pid: int) -> List[int]:
+    """Every live process below ``pid`` (from /proc)."""
+    parent = _live()
     found = []  # type: List[int]
     frontier = [pid]
     while frontier:
@@ -206,12 +215,16 @@ def descendants(pid: int) -> List[int]:
 
 
 def kill_descendants(keep: set[int] | None = None) -> int:
-    """Kill every process below this one but ``keep``, again until none is left (a forking
+    """Kill every process below this one but ``keep``. Returns how many."""
+    return _kill_all(lambda: descendants(os.getpid()), keep or set())
+
+
+def _kill_all(listed: Callable[[], Iterable[int]], keep: set[int]) -> int:
+    """Kill every process ``listed`` but ``keep``, again until none is left (a forking
     process may add more: each is stopped first, then killed). Returns how many."""
-    keep = keep or set()
     killed = set()  # type: set
     for _ in range(50):
-        victims = [p for p in descendants(os.getpid()) if p not in keep]
+        victims = [p for p in listed() if p not in keep]
         if not victims:
             break
         for victim in victims:
@@ -423,7 +436,7 @@ def reap(pid: int) -> None:
             kill_descendants(keep=set(_before_workload))
         return
     if not can_drop():  # workloads run as the probe's uid: all but the probe's processes go
-        _kill_all_but({1, os.getpid()})
+        _kill_all(_live, {1, os.getpid()})  # (the probe is PID 1, the caller its worker)
         return
     child = os.fork()
     if child == 0:  # as the workload uid, kill(-1) reaches exactly that uid's processes, atomically
@@ -435,32 +448,6 @@ def reap(pid: int) -> None:
     os.waitpid(child, 0)
 
 
-def _kill_all_but(keep: set[int]) -> None:
-    """In a container (the probe is PID 1, the caller its worker): kill every other
-    live process, again until none is left (a forking process may add more)."""
-    for _ in range(50):
-        victims = [p for p in _live_pids() if p not in keep]
-        if not victims:
-            return
-        for victim in victims:
-            with contextlib.suppress(OSError):
-                os.kill(victim, signal.SIGKILL)
-
-
-def _live_pids() -> List[int]:
-    out = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open("/proc/%s/stat" % entry) as fh:
-                    state = fh.read().rsplit(")", 1)[1].split()[0]
-            except (OSError, IndexError):
-                continue
-            if state not in ("Z", "X"):
-                out.append(int(entry))
-    return out
-
-
 def reap_orphans(keep: int) -> int:
     """As a container's init (PID 1), collect the zombies of processes that
     workloads left behind and that were reparented to us; ``keep`` (the worker)
@@ -468,14 +455,8 @@ def reap_orphans(keep: int) -> int:
     if os.getpid() != 1:
         return 0
     reaped = 0
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) == keep:
-            continue
-        try:
-            with open("/proc/%s/stat" % entry) as fh:
-                fields = fh.read().rsplit(")", 1)[1].split()
-            if fields[0] == "Z" and fields[1] == "1" and os.waitpid(int(entry), os.WNOHANG)[0]:
-                reaped += 1
-        except (OSError, IndexError, ValueError):  # gone meanwhile, or not our child
-            pass
+    for pid, fields in _proc_stats().items():
+        if pid != keep and fields == ["Z", "1"]:
+            with contextlib.suppress(OSError):  # gone meanwhile, or not our child
+                reaped += bool(os.waitpid(pid, os.WNOHANG)[0])
     return reaped

@@ -49,6 +49,12 @@ class Supervisor:
         res.update(attempt=attempt, status=status, message=message, log=log, duration_s=duration)
         emit(self.out, dict(res, type="result"))
 
+    def _record_rest(self, status: str, message: str, log: str) -> None:
+        """One result for every check not reported yet: none remains after."""
+        for cid in self.remaining:
+            self._record(cid, self.first_attempt.get(cid, 1), status, message, log, 0.0)
+        self.remaining = []
+
     def run(self) -> None:
         while self.remaining:
             self._one_worker()
@@ -103,7 +109,7 @@ class Supervisor:
                     w.violation("a line of more than %d bytes on the worker's pipe" % MAX_PIPE_LINE)
                     buf, w.skipping = b"", True
         if timed_out:
-            _kill(proc)
+            proc.kill()
         rc = proc.wait()
         sel.close()
         proc.close()
@@ -120,16 +126,7 @@ class Supervisor:
                 if timed_out
                 else "worker died before it was ready (%s)" % _exit_text(rc)
             )
-            for cid in list(self.remaining):
-                self._record(
-                    cid,
-                    self.first_attempt.get(cid, 1),
-                    "timeout" if timed_out else "crash",
-                    why,
-                    log,
-                    0.0,
-                )
-            self.remaining = []
+            self._record_rest("timeout" if timed_out else "crash", why, log)
             return
         current = w.current
         if current is None and self.remaining and not w.progress:
@@ -160,16 +157,7 @@ class Supervisor:
                 self.remaining.remove(cid)
         elif self.remaining and not timed_out and rc == 0:
             # A worker that exits cleanly without reporting everything is a harness bug.
-            for cid in self.remaining:
-                self._record(
-                    cid,
-                    self.first_attempt.get(cid, 1),
-                    "error",
-                    "worker exited without reporting this check",
-                    log,
-                    0.0,
-                )
-            self.remaining = []
+            self._record_rest("error", "worker exited without reporting this check", log)
 
 
 class _WorkerState:
@@ -255,22 +243,17 @@ class _WorkerState:
         self.violations += 1
         if self.violations > MAX_VIOLATIONS:
             return
-        cid, att = self.last = (self.current or (None, None, None))[:2]
+        self.last = (self.current or (None, None, None))[:2]
+        self._emit(message)
+
+    def _emit(self, message: str) -> None:
+        cid, att = self.last
         emit(self.sup.out, {"type": "violation", "check": cid, "attempt": att, "message": message})
 
     def summarise(self) -> None:
         if self.violations > MAX_VIOLATIONS:
-            cid, att = self.last
-            emit(
-                self.sup.out,
-                {
-                    "type": "violation",
-                    "check": cid,
-                    "attempt": att,
-                    "message": "%d more violations on the worker's pipe"
-                    % (self.violations - MAX_VIOLATIONS),
-                },
-            )
+            more = self.violations - MAX_VIOLATIONS
+            self._emit("%d more violations on the worker's pipe" % more)
 
 
 class Forked:
@@ -334,8 +317,12 @@ class Forked:
                 os.close(fd)
 
     def kill(self) -> None:
-        with contextlib.suppress(OSError):
-            os.kill(self.pid, signal.SIGKILL)
+        """The worker's whole session (its pid names the group), else the worker alone."""
+        try:
+            os.killpg(self.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            with contextlib.suppress(OSError):
+                os.kill(self.pid, signal.SIGKILL)
 
 
 def _close_above_stderr(keep: int) -> None:
@@ -351,13 +338,6 @@ def _close_above_stderr(keep: int) -> None:
         if fd > 2 and fd != keep:
             with contextlib.suppress(OSError):
                 os.close(fd)
-
-
-def _kill(proc: Forked) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        proc.kill()
 
 
 def _exit_text(rc: int) -> str:

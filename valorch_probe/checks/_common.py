@@ -101,6 +101,19 @@ def free_port() -> int:
         s.close()
 
 
+def available(torch: Any, backend: Optional[str]) -> Any:
+    """torch.distributed with this backend, or Unsupported naming what is missing."""
+    dist = getattr(torch, "distributed", None)
+    if dist is None or not dist.is_available():
+        raise Unsupported("torch.distributed is not available in this build")
+    probe = {"gloo": "is_gloo_available", "nccl": "is_nccl_available"}.get(backend or "")
+    if probe and hasattr(dist, probe) and not getattr(dist, probe)():
+        raise Unsupported(
+            "torch.distributed.%s() is False: no %s backend in this build" % (probe, backend)
+        )
+    return dist
+
+
 class ProcessGroup:
     """A world-size-1 process group over a FileStore (no network needed): for
     single-process uses of a backend (apex SyncBatchNorm), never for a row about
@@ -112,15 +125,7 @@ class ProcessGroup:
         self.tmp = None  # type: Optional[str]
 
     def __enter__(self) -> Any:
-        dist = getattr(self.torch, "distributed", None)
-        if dist is None or not dist.is_available():
-            raise Unsupported("torch.distributed is not available in this build")
-        probe = {"gloo": "is_gloo_available", "nccl": "is_nccl_available"}.get(self.backend)
-        if probe and hasattr(dist, probe) and not getattr(dist, probe)():
-            raise Unsupported(
-                "torch.distributed.%s() is False: no %s backend in this build"
-                % (probe, self.backend)
-            )
+        dist = available(self.torch, self.backend)
         if dist.is_initialized():
             dist.destroy_process_group()
         self.tmp = tempfile.mkdtemp(prefix="valorch-pg-")
@@ -159,17 +164,23 @@ def find_tool(name: str) -> Optional[str]:
     return None
 
 
+def tool_or_unsupported(name: str, find: Callable[[str], Optional[str]] = find_tool) -> str:
+    """The tool's path (``find``: PATH and TOOL_DIRS), or Unsupported: the image lacks it."""
+    exe = find(name)
+    if exe is None:
+        raise Unsupported(
+            "%s is not on PATH (nor in %s) in this image" % (name, ", ".join(TOOL_DIRS))
+        )
+    return exe
+
+
 _VERSION = re.compile(r"(\d+\.\d+(?:\.\d+)*(?:[-.+~][0-9A-Za-z.]+)?)")
 
 
 def run_tool(argv: Sequence[str], timeout: float = 60.0) -> Dict[str, Any]:
     """Run an external tool as an argv list (never a shell string), with a timeout.
     An absent executable is Unsupported."""
-    exe = find_tool(argv[0])
-    if exe is None:
-        raise Unsupported(
-            "%s is not on PATH (nor in %s) in this image" % (argv[0], ", ".join(TOOL_DIRS))
-        )
+    exe = tool_or_unsupported(argv[0])
     try:
         proc = subprocess.run(
             [exe, *list(argv[1:])],

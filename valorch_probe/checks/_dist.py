@@ -14,24 +14,12 @@ import threading
 import time
 from typing import Any, Dict, List, Optional, Tuple
 
-from ..context import Fail, Skip, Unsupported
+from ..context import Fail, Skip
+from ._common import available as available  # the checks' _dist.available
 from ._common import free_port
 
 RANKS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_ranks.py")
 RANK_TIMEOUT_S = 180.0
-
-
-def available(torch: Any, backend: Optional[str]) -> Any:
-    """torch.distributed with this backend, or Unsupported naming what is missing."""
-    dist = getattr(torch, "distributed", None)
-    if dist is None or not dist.is_available():
-        raise Unsupported("torch.distributed is not available in this build")
-    probe = {"gloo": "is_gloo_available", "nccl": "is_nccl_available"}.get(backend or "")
-    if probe and hasattr(dist, probe) and not getattr(dist, probe)():
-        raise Unsupported(
-            "torch.distributed.%s() is False: no %s backend in this build" % (probe, backend)
-        )
-    return dist
 
 
 def gpu_world(ctx: Any) -> int:

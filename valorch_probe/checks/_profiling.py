@@ -13,9 +13,9 @@ import sys
 import tempfile
 from typing import Any, Dict, List, Optional, Sequence
 
-from .. import tool_output
-from ..context import Fail, Skip, Unsupported
-from ._common import TOOL_DIRS, find_tool, first_lines
+from .. import read_text, tool_output
+from ..context import Fail, Skip
+from ._common import find_tool, first_lines
 
 # The tiny workload every profiler records: an element-wise multiply and a sum on the GPU.
 TINY = (
@@ -43,15 +43,6 @@ COUNTER_FIX = (
 )
 
 
-def tool_or_unsupported(name: str) -> str:
-    exe = find_tool(name)
-    if exe is None:
-        raise Unsupported(
-            "%s is not on PATH (nor in %s) in this image" % (name, ", ".join(TOOL_DIRS))
-        )
-    return exe
-
-
 def run(argv: Sequence[str], cwd: str, timeout: float = TOOL_TIMEOUT_S) -> Dict[str, Any]:
     try:
         proc = subprocess.run(
@@ -63,14 +54,8 @@ def run(argv: Sequence[str], cwd: str, timeout: float = TOOL_TIMEOUT_S) -> Dict[
 
 
 def read_tree(root: str, pattern: str = "**/*.csv") -> Dict[str, str]:
-    out = {}
-    for path in glob.glob(os.path.join(root, pattern), recursive=True):
-        try:
-            with open(path, errors="replace") as fh:
-                out[path] = fh.read(8 << 20)
-        except OSError:
-            continue
-    return out
+    paths = glob.glob(os.path.join(root, pattern), recursive=True)
+    return {path: read_text(path, 8 << 20) for path in paths}
 
 
 def recorded_names(tool: str, exe: str, script: str, tmp: str, ranges: bool = False) -> List[str]:

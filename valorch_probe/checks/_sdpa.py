@@ -5,6 +5,7 @@ in float16 and bfloat16 on a GPU, since float32 cannot use it there."""
 
 from __future__ import annotations
 
+import contextlib
 import math
 import warnings
 from typing import Any, Callable, Dict, List, Optional, Tuple
@@ -86,12 +87,7 @@ def run_once(
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            if guard is not None:
-                with guard:
-                    got, ops, kernels = observe.profiled(
-                        torch, lambda: sdpa(dq, dk, dv, is_causal=causal), gpu
-                    )
-            else:
+            with guard if guard is not None else contextlib.nullcontext():
                 got, ops, kernels = observe.profiled(
                     torch, lambda: sdpa(dq, dk, dv, is_causal=causal), gpu
                 )

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from typing import Dict, Optional, Tuple
 
+from .. import read_text
+
 _RELEASE = re.compile(r"^\s*v?(\d+(?:\.\d+)*)")
 
 
@@ -65,14 +67,10 @@ def prefix_warning(expected: str, found: Optional[str]) -> Optional[str]:
 
 def os_release(path: str = "/etc/os-release") -> Dict[str, str]:
     facts = {}  # type: Dict[str, str]
-    try:
-        with open(path) as fh:
-            for line in fh:
-                if "=" in line:
-                    k, v = line.rstrip("\n").split("=", 1)
-                    facts[k] = v.strip().strip('"')
-    except OSError:
-        pass
+    for line in read_text(path).splitlines():
+        if "=" in line:
+            k, v = line.split("=", 1)
+            facts[k] = v.strip().strip('"')
     return facts
 
 

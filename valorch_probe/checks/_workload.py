@@ -5,10 +5,9 @@ pytest suite does not import ``command``, whose module declares the command suit
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, Optional, Sequence
+from typing import Optional
 
 from ..context import Outcome
-from ..sandbox import run_workload
 from ._common import find_tool
 
 
@@ -32,11 +31,3 @@ def resolve(argv0: str) -> Optional[str]:
     if "/" in argv0:
         return argv0 if os.path.isfile(argv0) and os.access(argv0, os.X_OK) else None
     return find_tool(argv0)
-
-
-def run_capped(argv: Sequence[str], timeout: float, cwd: Optional[str] = None) -> Dict[str, Any]:
-    """Run argv (list) with a timeout as an untrusted workload (sandbox.run_workload:
-    an unprivileged user where one can be had, no inherited descriptors, its own
-    capped pipes). Returns returncode (None on timeout), stdout/stderr dicts,
-    duration_s, timed_out, user."""
-    return run_workload(argv, timeout, cwd=cwd)

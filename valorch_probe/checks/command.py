@@ -22,10 +22,11 @@ from __future__ import annotations
 import re
 from typing import Any, Callable, Dict, List
 
-from ..context import Fail, Report, Unsupported
+from ..context import Fail, Report
 from ..registry import Check, declared_fields, suite
-from ._common import TOOL_DIRS
-from ._workload import OutOfMemory, TimedOut, resolve, run_capped
+from ..sandbox import run_workload
+from ._common import tool_or_unsupported
+from ._workload import OutOfMemory, TimedOut, resolve
 
 suite(
     "command",
@@ -77,13 +78,9 @@ def command_fn(spec: Dict[str, Any]) -> Callable[[Any], Report]:
     timeout = float(spec.get("timeout", 60.0))
 
     def fn(ctx: Any) -> Report:
-        exe = resolve(argv[0])
-        if exe is None:
-            raise Unsupported(
-                "%s is not on PATH (nor in %s) in this image" % (argv[0], ", ".join(TOOL_DIRS))
-            )
-        try:
-            run = run_capped([exe, *argv[1:]], timeout)
+        exe = tool_or_unsupported(argv[0], resolve)
+        try:  # an untrusted workload: sandbox.run_workload
+            run = run_workload([exe, *argv[1:]], timeout)
         except OSError as exc:
             raise Fail("cannot execute %s: %s" % (exe, exc)) from exc
         shown = " ".join(argv)[:300]

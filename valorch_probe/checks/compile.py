@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import atexit
 import copy
+import functools
 import os
 import shutil
 import tempfile
@@ -118,13 +119,11 @@ def _compiled(ctx, backend, model_name):
 
 def _classify(exc, backend):
     """Turn a compile failure into an outcome with an honest message."""
-    import shutil as _sh
-
     text = "%s: %s" % (
         type(exc).__name__,
         str(exc).strip().splitlines()[0][:400] if str(exc).strip() else "",
     )
-    if backend == "inductor" and not any(_sh.which(c) for c in _COMPILERS):
+    if backend == "inductor" and not any(shutil.which(c) for c in _COMPILERS):
         # torch ships inductor, but its CPU code generator needs a C++ compiler the image lacks:
         # a user of this image cannot use torch.compile's default backend, so this is a failure.
         return Fail(
@@ -137,9 +136,7 @@ def _classify(exc, backend):
 
 
 def _compile_check(backend, model_name, feature):
-    def fn(ctx):
-        return _compiled(ctx, backend, model_name)
-
+    fn = functools.partial(_compiled, backend=backend, model_name=model_name)
     fn.__doc__ = (
         "torch.compile(backend=%r) of a small %s on the device: forward and input gradient equal "
         "eager mode and the float64 reference; compile time is stored as compile_s.\n\nNot proven: "

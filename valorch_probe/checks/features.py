@@ -10,6 +10,8 @@ features_ecosystem; this module declares the suite and their shared helpers."""
 
 from __future__ import annotations
 
+import contextlib
+
 from ..registry import suite
 
 suite(
@@ -20,18 +22,11 @@ suite(
 )
 
 
+@contextlib.contextmanager
 def restoring(obj, name):
     """Context manager restoring ``obj.name`` after a check toggled it."""
-    return _Restore(obj, name)
-
-
-class _Restore:
-    def __init__(self, obj, name):
-        self.obj, self.name = obj, name
-
-    def __enter__(self):
-        self.value = getattr(self.obj, self.name)
-        return self.value
-
-    def __exit__(self, *exc):
-        setattr(self.obj, self.name, self.value)
+    value = getattr(obj, name)
+    try:
+        yield value
+    finally:
+        setattr(obj, name, value)

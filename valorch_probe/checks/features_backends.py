@@ -13,19 +13,18 @@ from typing import Dict
 
 from .. import evidence
 from ..context import Fail, Report, Skip, Unsupported
-from ..registry import check
+from ..registry import checks_of
 from . import _sdpa
 from ._common import attempt, has, randn
 from .features import restoring
 
+gpu_feature = checks_of("feature", "features", needs=("gpu",))
 
-@check(
+
+@gpu_feature(
     "features.backends.cufft_plan_cache",
     "torch.backends.cuda.cufft_plan_cache",
-    "feature",
-    "features",
     library="hipFFT/cuFFT",
-    needs=("gpu",),
 )
 def cufft_plan_cache(ctx):
     """The GPU FFT plan cache fills on an FFT, honours max_size and empties on clear(); the FFT is correct.
@@ -105,14 +104,11 @@ def _gemm_flag(ctx, attr, dtype_name, n, tol_on, tol_off, effect_required, shape
     )
 
 
-@check(
+@gpu_feature(
     "features.backends.matmul_allow_tf32",
     "torch.backends.cuda.matmul.allow_tf32",
-    "feature",
-    "features",
     library="hipBLASLt/cuBLAS",
     version=2,
-    needs=("gpu",),
 )
 def matmul_allow_tf32(ctx):
     """matmul.allow_tf32 changes float32 GEMM results (TF32 path taken) while staying within TF32 tolerance;
@@ -213,14 +209,11 @@ def _reduced_flag(short: str, dtype_name: str, tol_on: float, tol_off: float) ->
         'results are skip "not measurable": the library\'s kernel choice decides whether a split-K '
         "path runs at all.\n\nNot proven: speed, or the flag's effect on other shapes."
     ) % (short, dtype_name)
-    check(
+    gpu_feature(
         "features.backends.matmul_%s_reduced" % short,
         "torch.backends.cuda.matmul." + attr,
-        "feature",
-        "features",
         library="hipBLAS/cuBLAS",
         version=4,
-        needs=("gpu",),
     )(fn)
 
 
@@ -298,9 +291,7 @@ def _sdp_backend(ctx, which):
 
 
 def _sdp_check(which, library):
-    def fn(ctx):
-        return _sdp_backend(ctx, which)
-
+    fn = functools.partial(_sdp_backend, which=which)
     fn.__doc__ = (
         "With only the %s SDPA backend enabled (torch.backends.cuda.enable_%s_sdp), scaled_dot_product_"
         "attention runs on the GPU (%s), torch.profiler records the %s implementation and the result "
@@ -308,14 +299,11 @@ def _sdp_check(which, library):
         "dropout, backward, or other head sizes."
         % (which, which, "/".join(_sdpa.dtypes_for(which, "cuda")), which)
     )
-    return check(
+    return gpu_feature(
         "features.backends.sdp_%s" % which,
         "torch.backends.cuda.enable_%s_sdp" % which,
-        "feature",
-        "features",
         library=library,
         version=2,
-        needs=("gpu",),
     )(fn)
 
 
@@ -334,13 +322,8 @@ def _conv_pair(ctx, seed=67):
     return x, w, torch.nn.functional.conv2d(x.double(), w.double(), padding=1)
 
 
-@check(
-    "features.backends.cudnn_allow_tf32",
-    "torch.backends.cudnn.allow_tf32",
-    "feature",
-    "features",
-    library="MIOpen/cuDNN",
-    needs=("gpu",),
+@gpu_feature(
+    "features.backends.cudnn_allow_tf32", "torch.backends.cudnn.allow_tf32", library="MIOpen/cuDNN"
 )
 def cudnn_allow_tf32(ctx):
     """cudnn.allow_tf32 changes float32 convolution results (TF32 path taken) within TF32 tolerance;
@@ -371,14 +354,11 @@ def cudnn_allow_tf32(ctx):
     return Report("conv rel err with TF32 %.1e, without %.1e" % (e_on, e_off), metrics)
 
 
-@check(
+@gpu_feature(
     "features.backends.cudnn_deterministic",
     "torch.backends.cudnn.deterministic",
-    "feature",
-    "features",
     library="MIOpen/cuDNN",
     version=2,
-    needs=("gpu",),
 )
 def cudnn_deterministic(ctx):
     """With cudnn.deterministic set, repeated conv2d forward+backward passes give bit-identical outputs
@@ -429,7 +409,7 @@ def determinism_verdict(same: Dict[bool, bool], err: float) -> Report:
     )
 
 
-@check("features.amp.autocast", "Autocasting", "feature", "features", version=2, needs=("gpu",))
+@gpu_feature("features.amp.autocast", "Autocasting", version=2)
 def autocast(ctx):
     """Inside torch.autocast("cuda", float16) a matmul on the GPU runs in float16 and stays within 5e-3 of float64.
     The row is GPU autocasting: a host without a GPU skips it (CPU bfloat16 autocast is not this row).
@@ -456,9 +436,7 @@ def autocast(ctx):
     )
 
 
-@check(
-    "features.amp.grad_scaler", "Gradient scaling", "feature", "features", version=2, needs=("gpu",)
-)
+@gpu_feature("features.amp.grad_scaler", "Gradient scaling", version=2)
 def grad_scaler(ctx):
     """A CUDA GradScaler scales the loss, unscales gradients to the float64 reference values, steps, and skips
     the step (halving the scale) when a gradient is infinite. GPU-only: a host without a GPU skips it.
@@ -517,9 +495,7 @@ def grad_scaler(ctx):
     )
 
 
-@check(
-    "features.amp.op_specific", "CUDA op-specific behavior", "feature", "features", needs=("gpu",)
-)
+@gpu_feature("features.amp.op_specific", "CUDA op-specific behavior")
 def amp_op_specific(ctx):
     """Under CUDA autocast, mm runs in float16, softmax and layer_norm in float32, and mixed-dtype add promotes
     to float32, whichever namespace the op is called from.

@@ -13,14 +13,14 @@ import tempfile
 from typing import Any, Dict
 
 from ..context import Fail, Partial, Report, Skip, Unsupported
-from ..registry import check
+from ..registry import checks_of
 from . import _dist
 from ._common import attempt, randn
 
+gpu_feature = checks_of("feature", "features", needs=("gpu",))
 
-@check(
-    "features.cuda.device_management", "Device management", "feature", "features", needs=("gpu",)
-)
+
+@gpu_feature("features.cuda.device_management", "Device management")
 def device_management(ctx):
     """torch.cuda enumerates the GPUs, reports their properties and switches the current device.
 
@@ -53,14 +53,7 @@ def device_management(ctx):
     )
 
 
-@check(
-    "features.cuda.tensor_ops",
-    "Tensor operations on GPU",
-    "feature",
-    "features",
-    library="hipBLAS/cuBLAS",
-    needs=("gpu",),
-)
+@gpu_feature("features.cuda.tensor_ops", "Tensor operations on GPU", library="hipBLAS/cuBLAS")
 def tensor_ops(ctx):
     """Addition, a reduction and a matrix product computed on the GPU match float64 CPU results.
 
@@ -77,7 +70,7 @@ def tensor_ops(ctx):
     return Report("add %.1e, sum %.1e, matmul %.1e" % (e1, e2, e3), {"rel_error": max(e1, e2, e3)})
 
 
-@check("features.cuda.streams_events", "Streams and events", "feature", "features", needs=("gpu",))
+@gpu_feature("features.cuda.streams_events", "Streams and events")
 def streams_events(ctx):
     """Work queued on a side stream is ordered by wait_stream, timed by a pair of events, and correct.
 
@@ -108,9 +101,7 @@ def streams_events(ctx):
     )
 
 
-@check(
-    "features.cuda.memory_management", "Memory management", "feature", "features", needs=("gpu",)
-)
+@gpu_feature("features.cuda.memory_management", "Memory management")
 def memory_management(ctx):
     """memory_allocated / max_memory_allocated / memory_reserved track a 64 MiB allocation and empty_cache releases it.
 
@@ -148,8 +139,6 @@ def memory_management(ctx):
 
 def gpu_process_list(text):
     """Entries of torch.cuda.list_gpu_processes(): (pid, MB) per "process PID uses MB MB GPU memory" line."""
-    import re
-
     return [
         (int(m.group(1)), float(m.group(2)))
         for m in re.finditer(r"process\s+(\d+)\s+uses\s+([0-9.]+)\s*MB", text or "")
@@ -161,14 +150,7 @@ def gpu_process_list(text):
 _MONITOR_ABSENT = re.compile(r"\b(pynvml|amdsmi) module not found")
 
 
-@check(
-    "features.cuda.memory_stats",
-    "Running process lists of memory management",
-    "feature",
-    "features",
-    version=4,
-    needs=("gpu",),
-)
+@gpu_feature("features.cuda.memory_stats", "Running process lists of memory management", version=4)
 def memory_stats(ctx):
     """torch.cuda.list_gpu_processes() lists the processes using the GPU (this one among them, holding at least
     the memory it allocated), memory_stats() counts the live allocation and memory_summary() renders the
@@ -238,14 +220,8 @@ def memory_stats(ctx):
     )
 
 
-@check(
-    "features.cuda.collectives",
-    "Communication collectives",
-    "feature",
-    "features",
-    library="RCCL/NCCL",
-    version=2,
-    needs=("gpu",),
+@gpu_feature(
+    "features.cuda.collectives", "Communication collectives", library="RCCL/NCCL", version=2
 )
 def collectives(ctx):
     """One process per GPU forms an nccl (RCCL) group over 127.0.0.1 and all_reduce, broadcast and all_gather give
@@ -267,7 +243,7 @@ def collectives(ctx):
     )
 
 
-@check("features.cuda.graphs", "torch.cuda.CUDAGraph", "feature", "features", needs=("gpu",))
+@gpu_feature("features.cuda.graphs", "torch.cuda.CUDAGraph")
 def cuda_graphs(ctx):
     """A matmul+bias captured in a torch.cuda.CUDAGraph replays on new input data and matches float64.
 
@@ -301,14 +277,7 @@ def cuda_graphs(ctx):
     )
 
 
-@check(
-    "features.cuda.tunableop",
-    "TunableOp",
-    "feature",
-    "features",
-    library="hipBLASLt/cuBLASLt",
-    needs=("gpu",),
-)
+@gpu_feature("features.cuda.tunableop", "TunableOp", library="hipBLASLt/cuBLASLt")
 def tunableop(ctx):
     """With torch.cuda.tunable enabled, a float16 GEMM is tuned (a result is recorded) and still correct.
 
@@ -342,15 +311,7 @@ def tunableop(ctx):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-@check(
-    "features.cuda.nvtx",
-    "NVIDIA Tools Extension (NVTX)",
-    "feature",
-    "features",
-    library="roctx/NVTX",
-    version=4,
-    needs=("gpu",),
-)
+@gpu_feature("features.cuda.nvtx", "NVIDIA Tools Extension (NVTX)", library="roctx/NVTX", version=4)
 def nvtx(ctx):
     """torch.cuda.nvtx range_push / range_pop around a tiny GPU workload, run under the image's profiler (nsys,
     rocprofv3 or rocprof): the range must appear in the profiler's record. With no such profiler in the image
@@ -419,15 +380,7 @@ print("AFTER", ";".join(after)); print("VALUE", float(y[0]))
 )
 
 
-@check(
-    "features.cuda.lazy_nvrtc",
-    "Lazy loading NVRTC",
-    "feature",
-    "features",
-    library="hipRTC/NVRTC",
-    version=3,
-    needs=("gpu",),
-)
+@gpu_feature("features.cuda.lazy_nvrtc", "Lazy loading NVRTC", library="hipRTC/NVRTC", version=3)
 def lazy_nvrtc(ctx):
     """In a fresh process a kernel JIT-compiled through the runtime compiler (NVRTC / hipRTC, by
     jiterator) computes correctly, and the compiler is mapped only from its first JIT use on (the
@@ -469,8 +422,8 @@ def rtc_verdict(lines: Dict[str, str]) -> Report:
         "before": before,
         "after": after,
         "loading": loading,
+        "value": lines.get("VALUE"),
     }
-    metrics["value"] = lines.get("VALUE")
     if lines.get("VALUE", "").strip() != "10.0":
         raise Fail("JIT kernel computed %s, expected 10.0" % lines.get("VALUE"), metrics)
     if not after:
@@ -488,14 +441,7 @@ def rtc_verdict(lines: Dict[str, str]) -> Report:
     )
 
 
-@check(
-    "features.cuda.jiterator",
-    "Jiterator (beta)",
-    "feature",
-    "features",
-    library="hipRTC/NVRTC",
-    needs=("gpu",),
-)
+@gpu_feature("features.cuda.jiterator", "Jiterator (beta)", library="hipRTC/NVRTC")
 def jiterator(ctx):
     """A kernel written as a C++ string and compiled by torch.cuda.jiterator computes alpha*x+y correctly.
 

@@ -10,8 +10,10 @@ with the package present (see docs/checks.md)."""
 from __future__ import annotations
 
 from ..context import Fail, Report, Skip
-from ..registry import check
+from ..registry import checks_of
 from ._common import randn
+
+gpu_feature = checks_of("feature", "features", needs=("gpu",))
 
 
 def _gpu_part(ctx, cpu_note, metrics):
@@ -21,7 +23,7 @@ def _gpu_part(ctx, cpu_note, metrics):
         )
 
 
-@check("features.torchtext", "torchtext", "feature", "features", needs=("gpu",))
+@gpu_feature("features.torchtext", "torchtext")
 def torchtext(ctx):
     """torchtext tokenizes text (get_tokenizer("basic_english")), builds a vocabulary and maps tokens to indices;
     an EmbeddingBag over those indices on the GPU matches the float64 CPU result.
@@ -65,7 +67,7 @@ def torchtext(ctx):
     )
 
 
-@check("features.torchtune", "torchtune", "feature", "features", needs=("gpu",))
+@gpu_feature("features.torchtune", "torchtune")
 def torchtune(ctx):
     """torchtune's building blocks on the GPU: RMSNorm matches x / rms(x) * scale in float64 and
     RotaryPositionalEmbeddings preserve each position's vector norms.
@@ -104,7 +106,7 @@ def torchtune(ctx):
     )
 
 
-@check("features.torchserve", "torchserve", "feature", "features", needs=("gpu",))
+@gpu_feature("features.torchserve", "torchserve")
 def torchserve(ctx):
     """torchserve's handler API (ts.torch_handler.base_handler.BaseHandler) runs inference for a small model on the
     GPU: the handler's inference() output matches float64.
@@ -136,7 +138,7 @@ def torchserve(ctx):
     )
 
 
-@check("features.torchrec", "torchrec", "feature", "features", needs=("gpu",))
+@gpu_feature("features.torchrec", "torchrec")
 def torchrec(ctx):
     """torchrec's EmbeddingBagCollection pools a KeyedJaggedTensor of ids on the GPU; each pooled embedding equals
     the sum of the table rows of its ids (float64 reference).

@@ -174,7 +174,9 @@ def _complex_check(name, tol):
     return fn
 
 
-def _int_check(name, lo, hi):
+def _int_check(name, bounds):
+    lo, hi = bounds
+
     def fn(ctx):
         torch = ctx.torch
         dt = _dtype(torch, name)
@@ -251,18 +253,11 @@ def _quant_check(name, scale, zero_point):
     return fn
 
 
-for _name, _tol in _FLOAT:
-    check("features.dtype." + _name, "torch." + _name, "feature", "features", version=2)(
-        _float_check(_name, _tol)
-    )
-for _name, _tol in _COMPLEX:
-    check("features.dtype." + _name, "torch." + _name, "feature", "features", version=2)(
-        _complex_check(_name, _tol)
-    )
-for _name, (_lo, _hi) in _INT:
-    check("features.dtype." + _name, "torch." + _name, "feature", "features", version=2)(
-        _int_check(_name, _lo, _hi)
-    )
+for _make, _table in ((_float_check, _FLOAT), (_complex_check, _COMPLEX), (_int_check, _INT)):
+    for _name, _arg in _table:
+        check("features.dtype." + _name, "torch." + _name, "feature", "features", version=2)(
+            _make(_name, _arg)
+        )
 
 
 @check("features.dtype.bool", "torch.bool", "feature", "features")

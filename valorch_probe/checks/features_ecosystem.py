@@ -8,9 +8,11 @@ import copy
 import math
 
 from ..context import Fail, Partial, Report, Skip, Unsupported
-from ..registry import check
+from ..registry import check, checks_of
 from . import _dist
 from ._common import ProcessGroup, attempt, gen, randn
+
+gpu_feature = checks_of("feature", "features", needs=("gpu",))
 
 # -- distributed ---------------------------------------------------------------
 
@@ -89,13 +91,8 @@ def _image(torch, c=3, h=64, w=48):
     return torch.stack(chans)
 
 
-@check(
-    "features.torchvision.transforms_functional",
-    "torchvision.transforms.functional",
-    "feature",
-    "features",
-    version=2,
-    needs=("gpu",),
+@gpu_feature(
+    "features.torchvision.transforms_functional", "torchvision.transforms.functional", version=2
 )
 def tv_transforms(ctx):
     """resize, normalize, crop, hflip and rotate from torchvision.transforms.functional on a GPU tensor match the
@@ -128,9 +125,7 @@ def tv_transforms(ctx):
     )
 
 
-@check(
-    "features.torchvision.ops", "torchvision.ops", "feature", "features", version=2, needs=("gpu",)
-)
+@gpu_feature("features.torchvision.ops", "torchvision.ops", version=2)
 def tv_ops(ctx):
     """torchvision.ops.nms keeps the same boxes on the GPU as on the CPU, roi_align matches float64 and
     box_convert matches the closed-form conversion. GPU-accelerated row: skipped without a GPU (after the import:
@@ -182,14 +177,11 @@ def tv_ops(ctx):
     )
 
 
-@check(
+@gpu_feature(
     "features.torchvision.models",
     "torchvision.models with .to('cuda')",
-    "feature",
-    "features",
     library="MIOpen/cuDNN",
     version=2,
-    needs=("gpu",),
 )
 def tv_models(ctx):
     """A randomly initialised torchvision ResNet-18 moved to the GPU gives the float64 CPU logits; the kernels'
@@ -216,15 +208,7 @@ def tv_models(ctx):
     )
 
 
-@check(
-    "features.torchvision.io",
-    "torchvision.io",
-    "feature",
-    "features",
-    library="rocJPEG/nvJPEG",
-    version=3,
-    needs=("gpu",),
-)
+@gpu_feature("features.torchvision.io", "torchvision.io", library="rocJPEG/nvJPEG", version=3)
 def tv_io(ctx):
     """torchvision.io encodes a JPEG on the CPU and decodes it on the GPU (decode_jpeg(device="cuda"), nvJPEG /
     rocJPEG) back to the original image within JPEG loss, the decoded tensor on the GPU. GPU decoding is the row:
@@ -306,29 +290,18 @@ _AUDIO = (
     ("Resample", lambda c: c(16000, 8000), 1e-4),
 )
 for _name, _make, _tol in _AUDIO:
-    check(
+    gpu_feature(
         "features.torchaudio." + _name.lower(),
         "torchaudio.transforms." + _name,
-        "feature",
-        "features",
         library="hipFFT/cuFFT" if _name != "Resample" else None,
         version=2,
-        needs=("gpu",),
     )(_audio_check(_name, _make, _tol))
 
 
 # -- ecosystem rows of the "unsupported features" table ---------------------------
 
 
-@check(
-    "features.apex.batch_norm",
-    "APEX batch norm",
-    "feature",
-    "features",
-    library="apex syncbn",
-    version=2,
-    needs=("gpu",),
-)
+@gpu_feature("features.apex.batch_norm", "APEX batch norm", library="apex syncbn", version=2)
 def apex_batch_norm(ctx):
     """apex.parallel.SyncBatchNorm (world size 1) normalises a GPU batch like torch's batch norm in float64,
     on apex's own fused kernels (its ``syncbn`` extension: apex.parallel.optimized_sync_batchnorm), not
@@ -360,14 +333,7 @@ def apex_batch_norm(ctx):
     return Report("apex's fused SyncBatchNorm (%s) rel err %.1e" % (impl, err), metrics)
 
 
-@check(
-    "features.torch_tensorrt",
-    "torch-tensorrt",
-    "feature",
-    "features",
-    library="TensorRT",
-    needs=("gpu",),
-)
+@gpu_feature("features.torch_tensorrt", "torch-tensorrt", library="TensorRT")
 def torch_tensorrt(ctx):
     """torch_tensorrt compiles a small MLP for the GPU and the engine reproduces the eager output.
 

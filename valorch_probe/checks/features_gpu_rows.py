@@ -14,17 +14,13 @@ import subprocess
 import tempfile
 
 from ..context import Fail, Report, Unsupported
-from ..registry import check
+from ..registry import checks_of
 from ._common import attempt, missing_feature, randn
 
+gpu_feature = checks_of("feature", "features", needs=("gpu",))
 
-@check(
-    "features.cuda.stream_context",
-    "torch.cuda.StreamContext",
-    "feature",
-    "features",
-    needs=("gpu",),
-)
+
+@gpu_feature("features.cuda.stream_context", "torch.cuda.StreamContext")
 def stream_context(ctx):
     """Inside torch.cuda.StreamContext(s) the current stream is s and work queued there is correct once the
     default stream waits for it; on leaving, the previous stream is current again.
@@ -98,13 +94,7 @@ class _Managed:
         }
 
 
-@check(
-    "features.cuda.unified_memory",
-    "Unified memory support in PyTorch",
-    "feature",
-    "features",
-    needs=("gpu",),
-)
+@gpu_feature("features.cuda.unified_memory", "Unified memory support in PyTorch")
 def unified_memory(ctx):
     """Managed memory from the runtime (hipMallocManaged / cudaMallocManaged through ctypes) is written by the CPU,
     wrapped as a GPU tensor (__cuda_array_interface__), summed on the GPU and scaled there, and the CPU reads the
@@ -191,13 +181,7 @@ DEVICE_LAUNCH_REJECTED = re.compile(
 )
 
 
-@check(
-    "features.cuda.dynamic_parallelism",
-    "Dynamic parallelism",
-    "feature",
-    "features",
-    needs=("gpu",),
-)
+@gpu_feature("features.cuda.dynamic_parallelism", "Dynamic parallelism")
 def dynamic_parallelism(ctx):
     """A kernel launches a child kernel from the device (relocatable device code); the children's writes are
     correct. On CUDA the program is built the way the CUDA docs prescribe for relocatable device code:

@@ -19,36 +19,17 @@ import glob
 import os
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from .. import evidence
+from .. import evidence, read_text
 from ..context import Fail, Partial, Report, Skip, Unsupported
 from ..inventory_parse import parse_dpkg_status, parse_header_version
-from ..registry import check
+from ..registry import check, checks_of
 from . import _rocm_host
 from ._common import attempt, randn
 
-
-def rocm_roots() -> List[str]:
-    return sorted(set(glob.glob("/opt/rocm") + glob.glob("/opt/rocm-*")), reverse=True)
-
-
-def _read(path: str) -> str:
-    try:
-        with open(path, errors="replace") as fh:
-            return fh.read(1 << 20)
-    except OSError:
-        return ""
+amd_gpu_feature = checks_of("feature", "features", needs=("gpu", "amd"))
 
 
 DPKG_STATUS = "/var/lib/dpkg/status"
-
-
-def dpkg_versions(names: Sequence[str], status_path: str = DPKG_STATUS) -> Dict[str, str]:
-    wanted = set(names)
-    return {
-        p["Package"]: p.get("Version", "")
-        for p in parse_dpkg_status(_read(status_path))
-        if p["Package"] in wanted
-    }
 
 
 def presence(
@@ -60,7 +41,8 @@ def presence(
 ) -> Dict[str, Any]:
     """What of a library the image holds: shared/static library files under the ROCm
     roots, a version from a version header (relative path, macro prefix) and dpkg."""
-    roots = rocm_roots() if roots is None else roots
+    if roots is None:
+        roots = sorted(set(glob.glob("/opt/rocm") + glob.glob("/opt/rocm-*")), reverse=True)
     found_libs = []  # type: List[str]
     for root in roots:
         for pattern in libs:
@@ -70,13 +52,17 @@ def presence(
         for rel, prefix in headers:
             path = os.path.join(root, "include", rel)
             if os.path.exists(path):
-                v = parse_header_version(_read(path), prefix)
+                v = parse_header_version(read_text(path, 1 << 20), prefix)
                 if v:
                     version, source = v, path
                     break
         if version:
             break
-    pkgs = dpkg_versions(packages, status_path)
+    pkgs = {
+        p["Package"]: p.get("Version", "")
+        for p in parse_dpkg_status(read_text(status_path, 1 << 20))
+        if p["Package"] in packages
+    }
     if version is None and pkgs:
         name = sorted(pkgs)[0]
         version, source = pkgs[name], "dpkg %s" % name
@@ -214,15 +200,8 @@ def _presence_check(
             row_use,
         )
     )
-    check(
-        cid,
-        name,
-        "feature",
-        "features",
-        library=name,
-        version=3 if name in _rocm_host.HOST_CALLS else 2,
-        needs=("amd",),
-    )(fn)
+    version = 3 if name in _rocm_host.HOST_CALLS else 2
+    check(cid, name, "feature", "features", library=name, version=version, needs=("amd",))(fn)
 
 
 HEADER_ONLY = (
@@ -326,14 +305,8 @@ def ck_refusal(pref: Any) -> str:
     )
 
 
-@check(
-    "features.rocm.composable_kernel",
-    "Composable Kernel",
-    "feature",
-    "features",
-    library="Composable Kernel",
-    needs=("gpu", "amd"),
-    version=3,
+@amd_gpu_feature(
+    "features.rocm.composable_kernel", "Composable Kernel", library="Composable Kernel", version=3
 )
 def composable_kernel(ctx):
     """With torch's preferred BLAS library set to Composable Kernel (torch.backends.cuda.preferred_blas_library("ck"),
@@ -393,15 +366,7 @@ def composable_kernel(ctx):
     )
 
 
-@check(
-    "features.rocm.hipsparselt",
-    "hipSPARSELt",
-    "feature",
-    "features",
-    library="hipSPARSELt",
-    needs=("gpu", "amd"),
-    version=3,
-)
+@amd_gpu_feature("features.rocm.hipsparselt", "hipSPARSELt", library="hipSPARSELt", version=3)
 def hipsparselt(ctx):
     """A 2:4 semi-structured sparse float16 weight (torch.sparse.to_sparse_semi_structured) multiplies a dense
     matrix on an AMD GPU; the result matches float64 and the profiler names hipSPARSELt's kernels (another
@@ -454,15 +419,7 @@ def hipsparselt(ctx):
     )
 
 
-@check(
-    "features.rocm.migraphx",
-    "MIGraphX",
-    "feature",
-    "features",
-    library="MIGraphX",
-    needs=("gpu", "amd"),
-    version=2,
-)
+@amd_gpu_feature("features.rocm.migraphx", "MIGraphX", library="MIGraphX", version=2)
 def migraphx(ctx):
     """The migraphx Python bindings build a program (x + x), compile it for the GPU target and run it: the
     result is 2x. Without a GPU the program runs on the "ref" (CPU reference) target only to tell working

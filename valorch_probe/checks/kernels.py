@@ -10,7 +10,7 @@ import math
 
 from .. import blas_log
 from ..context import Fail, Unsupported
-from ..registry import check, suite
+from ..registry import checks_of, suite
 from . import _own_logs, _sdpa
 from ._common import attempt, fp_tolerance, randn, timed
 
@@ -24,6 +24,8 @@ BLAS = "hipBLAS/cuBLAS"
 BLASLT = "hipBLASLt/cuBLASLt"
 DNN = "MIOpen/cuDNN"
 TENSILE = "rocBLAS/hipBLASLt (Tensile)"  # evidence.KERNEL_LIBRARIES' label for Cijk_ kernels
+
+kernel_check = checks_of("kernel", "kernels", unit="s")
 
 
 def _dtype(torch, name):
@@ -59,7 +61,7 @@ def _matmul(ctx, name, n=256):
     )
 
 
-@check("kernels.matmul.fp32", "matmul (float32)", "kernel", "kernels", library=BLAS, unit="s")
+@kernel_check("kernels.matmul.fp32", "matmul (float32)", library=BLAS)
 def matmul_fp32(ctx):
     """A 256x256 float32 matmul on the device matches the float64 CPU product (TF32-level tolerance on a GPU).
 
@@ -68,7 +70,7 @@ def matmul_fp32(ctx):
     return _matmul(ctx, "float32")
 
 
-@check("kernels.matmul.fp16", "matmul (float16)", "kernel", "kernels", library=BLAS, unit="s")
+@kernel_check("kernels.matmul.fp16", "matmul (float16)", library=BLAS)
 def matmul_fp16(ctx):
     """A 256x256 float16 matmul on the device matches the float64 product of the same half inputs within 5e-3.
 
@@ -76,7 +78,7 @@ def matmul_fp16(ctx):
     return _matmul(ctx, "float16")
 
 
-@check("kernels.matmul.bf16", "matmul (bfloat16)", "kernel", "kernels", library=BLAS, unit="s")
+@kernel_check("kernels.matmul.bf16", "matmul (bfloat16)", library=BLAS)
 def matmul_bf16(ctx):
     """A 256x256 bfloat16 matmul on the device matches the float64 product of the same bf16 inputs within 3e-2.
 
@@ -84,14 +86,7 @@ def matmul_bf16(ctx):
     return _matmul(ctx, "bfloat16")
 
 
-@check(
-    "kernels.linear.bf16",
-    "linear with bias (bfloat16)",
-    "kernel",
-    "kernels",
-    library=BLASLT,
-    unit="s",
-)
+@kernel_check("kernels.linear.bf16", "linear with bias (bfloat16)", library=BLASLT)
 def linear_bf16(ctx):
     """torch.nn.functional.linear with bias in bfloat16 (the fused GEMM+bias epilogue path) matches float64.
 
@@ -143,24 +138,25 @@ LINEAR_SCRIPT = (
 )
 
 
-@check("kernels.bmm.fp32", "batched matmul (float32)", "kernel", "kernels", library=BLAS, unit="s")
+@kernel_check("kernels.bmm.fp32", "batched matmul (float32)", library=BLAS)
 def bmm_fp32(ctx):
     """A batch of 16 64x128 @ 128x64 float32 matmuls (torch.bmm) matches float64.
 
     Not proven: strided or broadcast batches, other dtypes."""
     torch = ctx.torch
     a, b = randn(torch, 16, 64, 128, seed=6), randn(torch, 16, 128, 64, seed=7)
-    ref = torch.bmm(a.double(), b.double())
-    da, db = a.to(ctx.device), b.to(ctx.device)
-    got = ctx.observe(lambda: torch.bmm(da, db), "blas")
     tol = fp_tolerance(ctx, "float32", tf32_possible=True)
-    err = ctx.assert_close(got, ref, tol, "bmm fp32")
-    return timed(
-        ctx,
-        lambda: torch.bmm(da, db),
-        "bmm 16x64x128x64: rel err %.2e" % err,
-        {"rel_error": err, "tolerance": tol},
-    )
+    ref = torch.bmm(a.double(), b.double())
+    return _compared(ctx, torch.bmm, [a, b], ref, tol, "bmm fp32", "bmm 16x64x128x64", "blas")
+
+
+def _compared(ctx, op, args, ref, tol, what, label, family=None):
+    """``op(*args)`` with ``args`` on the device, observed (``family`` as ``ctx.observe`` takes
+    it), against the float64 ``ref`` within ``tol``, then timed: "``label``: rel err ..."."""
+    dargs = [a.to(ctx.device) for a in args]
+    err = ctx.assert_close(ctx.observe(lambda: op(*dargs), family), ref, tol, what)
+    metrics = {"rel_error": err, "tolerance": tol}
+    return timed(ctx, lambda: op(*dargs), "%s: rel err %.2e" % (label, err), metrics)
 
 
 def _conv(ctx, fn, x, w, what):
@@ -186,7 +182,7 @@ def _conv(ctx, fn, x, w, what):
     )
 
 
-@check("kernels.conv2d.fp32", "conv2d (float32)", "kernel", "kernels", library=DNN, unit="s")
+@kernel_check("kernels.conv2d.fp32", "conv2d (float32)", library=DNN)
 def conv2d_fp32(ctx):
     """A 3x3 float32 conv2d (4x8x32x32 input, 16 filters) on the device matches float64.
 
@@ -205,7 +201,7 @@ def conv2d_fp32(ctx):
     )
 
 
-@check("kernels.conv3d.fp32", "conv3d (float32)", "kernel", "kernels", library=DNN, unit="s")
+@kernel_check("kernels.conv3d.fp32", "conv3d (float32)", library=DNN)
 def conv3d_fp32(ctx):
     """A 3x3x3 float32 conv3d (2x4x8x16x16 input, 8 filters) on the device matches float64.
 
@@ -224,13 +220,10 @@ def conv3d_fp32(ctx):
     )
 
 
-@check(
+@kernel_check(
     "kernels.sdpa.fp32",
     "scaled dot-product attention",
-    "kernel",
-    "kernels",
     library="AOTriton/FlashAttention",
-    unit="s",
     version=2,
 )
 def sdpa(ctx):
@@ -284,7 +277,7 @@ def sdpa(ctx):
     )
 
 
-@check("kernels.lstm.fp32", "LSTM (float32)", "kernel", "kernels", library=DNN, unit="s")
+@kernel_check("kernels.lstm.fp32", "LSTM (float32)", library=DNN)
 def lstm(ctx):
     """A 2-layer float32 LSTM forward on the device matches the same weights run in float64 on the CPU.
 
@@ -313,7 +306,7 @@ def lstm(ctx):
     )
 
 
-@check("kernels.fft.c64", "FFT (complex64)", "kernel", "kernels", library="hipFFT/cuFFT", unit="s")
+@kernel_check("kernels.fft.c64", "FFT (complex64)", library="hipFFT/cuFFT")
 def fft(ctx):
     """A batched 1-D complex64 FFT (8x1024) and a real 2-D FFT on the device match complex128.
 
@@ -337,7 +330,7 @@ def fft(ctx):
     )
 
 
-@check("kernels.sort.fp32", "sort (float32)", "kernel", "kernels", library="hipCUB/CUB", unit="s")
+@kernel_check("kernels.sort.fp32", "sort (float32)", library="hipCUB/CUB")
 def sort(ctx):
     """Sorting 65536 float32 values on the device gives exactly the CPU order, and the indices permute the input.
 
@@ -355,15 +348,7 @@ def sort(ctx):
     )
 
 
-@check(
-    "kernels.topk.fp32",
-    "topk (float32)",
-    "kernel",
-    "kernels",
-    library="ATen (radix select)",
-    unit="s",
-    version=2,
-)
+@kernel_check("kernels.topk.fp32", "topk (float32)", library="ATen (radix select)", version=2)
 def topk(ctx):
     """torch.topk(k=32) over 64 rows of 4096 float32 values matches the CPU float64 top values exactly. On a GPU
     this runs ATen's own radix-select kernels (pytorch/pytorch aten/src/ATen/native/cuda/TensorTopK.cu:
@@ -384,9 +369,7 @@ def topk(ctx):
     )
 
 
-@check(
-    "kernels.cumsum.fp32", "cumsum (float32)", "kernel", "kernels", library="hipCUB/CUB", unit="s"
-)
+@kernel_check("kernels.cumsum.fp32", "cumsum (float32)", library="hipCUB/CUB")
 def cumsum(ctx):
     """A float32 prefix sum (torch.cumsum) over 65536 values on the device matches float64 within 1e-4.
 
@@ -394,26 +377,10 @@ def cumsum(ctx):
     torch = ctx.torch
     x = randn(torch, 65536, seed=21).abs()
     ref = torch.cumsum(x.double(), 0)
-    dx = x.to(ctx.device)
-    got = ctx.observe(lambda: torch.cumsum(dx, 0))
-    err = ctx.assert_close(got, ref, 1e-4, "cumsum")
-    return timed(
-        ctx,
-        lambda: torch.cumsum(dx, 0),
-        "cumsum 65536: rel err %.2e" % err,
-        {"rel_error": err, "tolerance": 1e-4},
-    )
+    return _compared(ctx, lambda t: torch.cumsum(t, 0), [x], ref, 1e-4, "cumsum", "cumsum 65536")
 
 
-@check(
-    "kernels.randn.stats",
-    "random normal generation",
-    "kernel",
-    "kernels",
-    library="ATen (Philox)",
-    unit="s",
-    version=2,
-)
+@kernel_check("kernels.randn.stats", "random normal generation", library="ATen (Philox)", version=2)
 def randn_stats(ctx):
     """2^20 normal samples generated on the device have mean 0, std 1 and 68.3% within one sigma (6-sigma bounds).
     torch.randn runs ATen's Philox kernels (aten/src/ATen/native/cuda/DistributionTemplates.h, with the
@@ -449,14 +416,7 @@ def randn_stats(ctx):
     )
 
 
-@check(
-    "kernels.linalg.solve",
-    "linalg.solve (float32)",
-    "kernel",
-    "kernels",
-    library="hipSOLVER/cuSOLVER",
-    unit="s",
-)
+@kernel_check("kernels.linalg.solve", "linalg.solve (float32)", library="hipSOLVER/cuSOLVER")
 def linalg_solve(ctx):
     """torch.linalg.solve of a well-conditioned 128x128 float32 system on the device matches float64.
 
@@ -466,25 +426,10 @@ def linalg_solve(ctx):
     a = randn(torch, 128, 128, seed=22) + 32 * torch.eye(128)
     b = randn(torch, 128, 8, seed=23)
     ref = solve(a.double(), b.double())
-    da, db = a.to(ctx.device), b.to(ctx.device)
-    got = ctx.observe(lambda: solve(da, db), "lapack")
-    err = ctx.assert_close(got, ref, 1e-4, "solve")
-    return timed(
-        ctx,
-        lambda: solve(da, db),
-        "solve 128x128: rel err %.2e" % err,
-        {"rel_error": err, "tolerance": 1e-4},
-    )
+    return _compared(ctx, solve, [a, b], ref, 1e-4, "solve", "solve 128x128", "lapack")
 
 
-@check(
-    "kernels.linalg.svd",
-    "linalg.svd (float32)",
-    "kernel",
-    "kernels",
-    library="hipSOLVER/cuSOLVER",
-    unit="s",
-)
+@kernel_check("kernels.linalg.svd", "linalg.svd (float32)", library="hipSOLVER/cuSOLVER")
 def linalg_svd(ctx):
     """Singular values of a 96x64 float32 matrix (torch.linalg.svd) and the reconstruction U S V^T match float64.
 
@@ -508,15 +453,7 @@ def linalg_svd(ctx):
     )
 
 
-@check(
-    "kernels.linalg.eig",
-    "linalg.eig (float32)",
-    "kernel",
-    "kernels",
-    library="MAGMA/cuSOLVER",
-    unit="s",
-    version=2,
-)
+@kernel_check("kernels.linalg.eig", "linalg.eig (float32)", library="MAGMA/cuSOLVER", version=2)
 def linalg_eig(ctx):
     """torch.linalg.eig of a general 64x64 float32 matrix: A V = V diag(L) holds to 1e-4, and the spectrum matches float64.
     What PyTorch calls (aten/src/ATen/native/cuda/linalg/BatchLinearAlgebra.cpp, linalg_eig_kernel): cuSOLVER's
@@ -550,14 +487,7 @@ def linalg_eig(ctx):
     )
 
 
-@check(
-    "kernels.sparse.mm",
-    "sparse matmul (COO x dense)",
-    "kernel",
-    "kernels",
-    library="hipSPARSE/cuSPARSE",
-    unit="s",
-)
+@kernel_check("kernels.sparse.mm", "sparse matmul (COO x dense)", library="hipSPARSE/cuSPARSE")
 def sparse_mm(ctx):
     """torch.sparse.mm of a 512x512 COO matrix (5% dense) with a 512x64 float32 matrix matches the dense float64 product.
 
@@ -583,7 +513,7 @@ def sparse_mm(ctx):
     )
 
 
-@check("kernels.layer_norm.fp32", "layer norm (float32)", "kernel", "kernels", unit="s")
+@kernel_check("kernels.layer_norm.fp32", "layer norm (float32)")
 def layer_norm(ctx):
     """torch.nn.functional.layer_norm over 512 features (with affine weight and bias) matches float64.
 
@@ -593,18 +523,18 @@ def layer_norm(ctx):
     x = randn(torch, 64, 512, seed=28) * 3 + 1
     w, b = randn(torch, 512, seed=29), randn(torch, 512, seed=30)
     ref = F.layer_norm(x.double(), (512,), w.double(), b.double())
-    dx, dw, db = x.to(ctx.device), w.to(ctx.device), b.to(ctx.device)
-    got = ctx.observe(lambda: F.layer_norm(dx, (512,), dw, db))
-    err = ctx.assert_close(got, ref, 1e-4, "layer_norm")
-    return timed(
+    return _compared(
         ctx,
-        lambda: F.layer_norm(dx, (512,), dw, db),
-        "layer_norm 64x512: rel err %.2e" % err,
-        {"rel_error": err, "tolerance": 1e-4},
+        lambda x, w, b: F.layer_norm(x, (512,), w, b),
+        [x, w, b],
+        ref,
+        1e-4,
+        "layer_norm",
+        "layer_norm 64x512",
     )
 
 
-@check("kernels.softmax.fp32", "softmax (float32)", "kernel", "kernels", unit="s")
+@kernel_check("kernels.softmax.fp32", "softmax (float32)")
 def softmax(ctx):
     """torch.softmax over rows of 1024 float32 logits (range +-24) matches float64.
 
@@ -612,12 +542,6 @@ def softmax(ctx):
     torch = ctx.torch
     x = randn(torch, 64, 1024, seed=31) * 8
     ref = torch.softmax(x.double(), dim=-1)
-    dx = x.to(ctx.device)
-    got = ctx.observe(lambda: torch.softmax(dx, dim=-1))
-    err = ctx.assert_close(got, ref, 1e-4, "softmax")
-    return timed(
-        ctx,
-        lambda: torch.softmax(dx, dim=-1),
-        "softmax 64x1024: rel err %.2e" % err,
-        {"rel_error": err, "tolerance": 1e-4},
+    return _compared(
+        ctx, lambda t: torch.softmax(t, dim=-1), [x], ref, 1e-4, "softmax", "softmax 64x1024"
     )

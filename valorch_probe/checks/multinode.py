@@ -21,10 +21,12 @@ import tempfile
 import time
 from typing import Any, Dict, List, Tuple
 
-from .. import nccl_log
+from .. import nccl_log, read_text
 from ..context import Fail, Report, Skip
-from ..registry import check, suite
+from ..registry import check, checks_of, suite
 from . import _dist
+
+node_check = checks_of("kernel", "multinode", library="Gloo/NCCL/RCCL", version=1, nodes=2)
 
 suite(
     "multinode",
@@ -88,7 +90,8 @@ def group(ctx: Any) -> Tuple[Any, Dict[str, Any]]:
     )
     if os.path.exists(marker):
         _GROUP["failed"] = (
-            "an earlier worker of this rank already joined the group and ended (%s)" % _read(marker)
+            "an earlier worker of this rank already joined the group and ended (%s)"
+            % (read_text(marker, 200) or "?")
         )
         raise Fail("the process group is gone: %s" % _GROUP["failed"])
     with open(marker, "w") as fh:
@@ -123,14 +126,6 @@ def group(ctx: Any) -> Tuple[Any, Dict[str, Any]]:
     rv["backend"], rv["device"] = backend, ("cuda" if gpu else "cpu")
     _GROUP.update(dist=dist, rv=rv)
     return dist, rv
-
-
-def _read(path: str) -> str:
-    try:
-        with open(path) as fh:
-            return fh.read(200)
-    except OSError:
-        return "?"
 
 
 def _tensor(torch: Any, rank: int, n: int, device: str) -> Any:
@@ -185,15 +180,7 @@ def _library(ctx: Any, rv: Dict[str, Any]) -> str:
 N = 1 << 16  # elements of the exactness checks
 
 
-@check(
-    "multinode.all_reduce",
-    "all_reduce across nodes",
-    "kernel",
-    "multinode",
-    library="Gloo/NCCL/RCCL",
-    version=1,
-    nodes=2,
-)
+@node_check("multinode.all_reduce", "all_reduce across nodes")
 def all_reduce(ctx):
     """Every rank all_reduces (sum) 65536 integer-valued floats scaled by rank+1: each rank must hold
     exactly the sum over all ranks; the ranks' verdicts are gathered, so a wrong node is named.
@@ -210,15 +197,7 @@ def all_reduce(ctx):
     )
 
 
-@check(
-    "multinode.all_gather",
-    "all_gather across nodes",
-    "kernel",
-    "multinode",
-    library="Gloo/NCCL/RCCL",
-    version=1,
-    nodes=2,
-)
+@node_check("multinode.all_gather", "all_gather across nodes")
 def all_gather(ctx):
     """Every rank all_gathers its own rank-scaled tensor: slot r of every rank's output must be exactly rank r's
     tensor.
@@ -236,15 +215,7 @@ def all_gather(ctx):
     )
 
 
-@check(
-    "multinode.broadcast",
-    "broadcast across nodes",
-    "kernel",
-    "multinode",
-    library="Gloo/NCCL/RCCL",
-    version=1,
-    nodes=2,
-)
+@node_check("multinode.broadcast", "broadcast across nodes")
 def broadcast(ctx):
     """A broadcast from rank 0 and one from the last rank (so that both directions between nodes carry
     data): every rank must hold exactly the root's tensor.
@@ -374,7 +345,7 @@ def _transport(rv: Dict[str, Any]) -> str:
     (NCCL_DEBUG=INFO: NET/Socket, NET/IB, P2P, SHM, NVLS)."""
     if rv["backend"] == "gloo":
         return "TCP sockets (gloo)"
-    names = nccl_log.transports(nccl_log.read(rv.get("nccl_log", "")))
+    names = nccl_log.transports(read_text(rv.get("nccl_log", ""), 4_000_000))
     return nccl_log.describe(names) or "not logged (NCCL_DEBUG set by the user, or no connection)"
 
 
@@ -412,18 +383,12 @@ _BUSBW = (
 
 
 def _busbw_declare(op: str, doc: str) -> None:
-    def fn(ctx):
-        return _busbw_check(ctx, op)
-
+    fn = functools.partial(_busbw_check, collective=op)
     fn.__doc__ = doc
-    check(
+    node_check(
         "multinode.busbw." + op,
         op + " bus bandwidth across nodes",
-        "kernel",
-        "multinode",
-        library="Gloo/NCCL/RCCL",
         version=2,
-        nodes=2,
         unit="GB/s",
         bigger_is_better=True,
     )(fn)
@@ -435,19 +400,11 @@ for _op, _doc in _BUSBW:
 
 def driver() -> str:
     """The GPU kernel driver's version on this node ('none' without one)."""
-    try:
-        with open("/proc/driver/nvidia/version") as fh:
-            for word in fh.readline().split():
-                if word[:1].isdigit() and "." in word:
-                    return "nvidia " + word
-    except OSError:
-        pass
-    try:
-        with open("/sys/module/amdgpu/version") as fh:
-            return "amdgpu " + fh.read().strip()
-    except OSError:
-        pass
-    return "none"
+    for word in read_text("/proc/driver/nvidia/version").split("\n", 1)[0].split():
+        if word[:1].isdigit() and "." in word:
+            return "nvidia " + word
+    amdgpu = read_text("/sys/module/amdgpu/version").strip()
+    return "amdgpu " + amdgpu if amdgpu else "none"
 
 
 FACTS = ("image_id", "framework", "driver")

@@ -12,8 +12,10 @@ import tempfile
 from .. import evidence
 from ..context import Fail, Report
 from ..observe import process_maps
-from ..registry import check, suite
+from ..registry import checks_of, suite
 from ._common import attempt, randn
+
+profiler_check = checks_of("profiler", "profiler")
 
 suite(
     "profiler",
@@ -37,7 +39,7 @@ def _profiler(ctx):
     return prof
 
 
-@check("profiler.torch_profiler.cpu_ops", "torch.profiler (operators)", "profiler", "profiler")
+@profiler_check("profiler.torch_profiler.cpu_ops", "torch.profiler (operators)")
 def cpu_ops(ctx):
     """torch.profiler with CPU activity records the aten operators of a matmul/relu/softmax workload
     with call counts and times.
@@ -61,11 +63,9 @@ def cpu_ops(ctx):
     )
 
 
-@check(
+@profiler_check(
     "profiler.torch_profiler.device_kernels",
     "torch.profiler (device activity)",
-    "profiler",
-    "profiler",
     library="roctracer/CUPTI",
     version=2,
     needs=("gpu",),
@@ -82,13 +82,7 @@ def device_kernels(ctx):
     with prof.profile(activities=[prof.ProfilerActivity.CPU, prof.ProfilerActivity.CUDA]) as p:
         _workload(torch, "cuda")
         torch.cuda.synchronize()
-    kernels = []
-    for e in p.events():
-        if (
-            "CUDA" in str(getattr(e, "device_type", ""))
-            or "cuda" in str(getattr(e, "device_type", "")).lower()
-        ):
-            kernels.append(e)
+    kernels = [e for e in p.events() if "cuda" in str(getattr(e, "device_type", "")).lower()]
     device_us = sum(
         float(getattr(e, "device_time", None) or getattr(e, "cuda_time", 0) or 0) for e in kernels
     )
@@ -113,7 +107,7 @@ def device_kernels(ctx):
     )
 
 
-@check("profiler.torch_profiler.memory", "torch.profiler (memory)", "profiler", "profiler")
+@profiler_check("profiler.torch_profiler.memory", "torch.profiler (memory)")
 def profile_memory(ctx):
     """torch.profiler(profile_memory=True) attributes the allocations of a workload to the operators that made them.
 
@@ -148,9 +142,7 @@ def profile_memory(ctx):
     )
 
 
-@check(
-    "profiler.torch_profiler.chrome_trace", "torch.profiler (trace export)", "profiler", "profiler"
-)
+@profiler_check("profiler.torch_profiler.chrome_trace", "torch.profiler (trace export)")
 def chrome_trace(ctx):
     """A torch.profiler trace exports to Chrome trace JSON that parses and contains the profiled operators.
 
@@ -174,7 +166,7 @@ def chrome_trace(ctx):
     return Report("trace with %d events exported and parsed" % len(events), {"events": len(events)})
 
 
-@check("profiler.cuda_memory_snapshot", "Memory snapshot", "profiler", "profiler", needs=("gpu",))
+@profiler_check("profiler.cuda_memory_snapshot", "Memory snapshot", needs=("gpu",))
 def memory_snapshot(ctx):
     """torch.cuda.memory._record_memory_history records allocations and _snapshot() returns them with their sizes.
 

@@ -22,14 +22,13 @@ from typing import Any, Dict, List
 from .. import tool_output
 from ..context import Fail, NotApplicable, Report, Skip
 from ..registry import check
-from ._common import find_tool, run_tool
+from ._common import find_tool, run_tool, tool_or_unsupported
 from ._profiling import (  # noqa: F401 (TINY, RANGE: the workloads' names, read by tests)
     RANGE,
     TINY,
     TINY_KERNELS,
     recorded_names,
     run,
-    tool_or_unsupported,
 )
 
 
@@ -132,17 +131,19 @@ def _torch_gpus(ctx) -> List[Dict[str, str]]:
     ]
 
 
+# the parser of each AMD tool's device list
+_AMD_DEVICES = {
+    "rocminfo": tool_output.rocminfo_agents,
+    "rocm-smi": tool_output.rocm_smi_cards,
+    "amd-smi": tool_output.amd_smi_gpus,
+}
+
+
 def smi_readback(tool: str, text: str, gpus: List[Dict[str, str]]) -> Dict[str, Any]:
     """Compare an SMI tool's device fields with what torch sees: the first GPU's
     arch (AMD: gfx; NVIDIA: compute capability) must be among the tool's devices."""
-    if tool == "rocminfo":
-        devs = [{"name": d["name"], "arch": d["gfx"]} for d in tool_output.rocminfo_agents(text)]
-        same = tool_output.same_gfx
-    elif tool == "rocm-smi":
-        devs = [{"name": d["name"], "arch": d["gfx"]} for d in tool_output.rocm_smi_cards(text)]
-        same = tool_output.same_gfx
-    elif tool == "amd-smi":
-        devs = [{"name": d["name"], "arch": d["gfx"]} for d in tool_output.amd_smi_gpus(text)]
+    if tool in _AMD_DEVICES:
+        devs = [{"name": d["name"], "arch": d["gfx"]} for d in _AMD_DEVICES[tool](text)]
         same = tool_output.same_gfx
     else:
         devs = [

@@ -30,8 +30,8 @@ from typing import Any, Callable, Dict, List, Tuple
 
 from ..context import Fail, Outcome, Report, Unsupported
 from ..registry import Check, declared_fields, suite
-from ..sandbox import private_dir
-from ._workload import HarnessError, TimedOut, run_capped
+from ..sandbox import private_dir, run_workload
+from ._workload import HarnessError, TimedOut
 
 suite(
     "pytest",
@@ -172,7 +172,7 @@ def pytest_fn(spec: Dict[str, Any]) -> Callable[[Any], Report]:
                 "no:cacheprovider",
                 *args,
             ]
-            run = run_capped(argv, timeout)
+            run = run_workload(argv, timeout)  # an untrusted workload (sandbox)
             tail = (run["stdout"]["tail"] + "\n" + run["stderr"]["tail"]).strip()
             log = "$ %s\n%s" % (" ".join(argv), tail)
             rc = run["returncode"]

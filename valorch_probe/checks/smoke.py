@@ -19,10 +19,8 @@ suite(
 
 
 def _dist_version(name: str):
-    try:
-        from importlib import metadata  # Python 3.8+
-    except ImportError:  # pragma: no cover
-        return None
+    from importlib import metadata  # Python 3.8+, as the probe
+
     try:
         return metadata.version(name)
     except Exception:

@@ -6,8 +6,10 @@ from __future__ import annotations
 import time
 
 from ..context import Fail, Report
-from ..registry import check, suite
+from ..registry import check, checks_of, suite
 from ._common import TIMING_BUDGET_S
+
+tf_kernel = checks_of("kernel", "tensorflow", unit="s")
 
 suite(
     "tensorflow",
@@ -16,24 +18,13 @@ suite(
 )
 
 
-def _tf(ctx):
-    return ctx.load("tensorflow")
-
-
-def _np(ctx):
-    return ctx.load("numpy")
-
-
-def _rel(np, got, ref):
+def _close(np, got, ref, tol, what):
+    """Relative error in the Frobenius norm, in float64; the reference must not be all zeros."""
     ref = np.asarray(ref, dtype=np.float64)
     denom = float(np.linalg.norm(ref))
     if denom == 0.0 or denom != denom:
         raise Fail("reference is all zeros or NaN: the comparison would prove nothing")
-    return float(np.linalg.norm(np.asarray(got, dtype=np.float64) - ref)) / denom
-
-
-def _close(np, got, ref, tol, what):
-    err = _rel(np, got, ref)
+    err = float(np.linalg.norm(np.asarray(got, dtype=np.float64) - ref)) / denom
     if not err <= tol:
         raise Fail(
             "%s: relative error %.3e exceeds tolerance %.1e" % (what, err, tol),
@@ -63,12 +54,28 @@ def _placed(ctx, tensor):
         )
 
 
+def _timed(ctx, tf, np, op, ref, what):
+    """``op()`` (one TensorFlow op) against the NumPy float64 ``ref``, where TensorFlow placed
+    it recorded, then timed."""
+    out = op()
+    _placed(ctx, out)
+    tol = 5e-3 if _gpus(tf) else 1e-4
+    err = _close(np, out.numpy(), ref, tol, what)
+    samples = ctx.timeit(lambda: op().numpy(), budget_s=TIMING_BUDGET_S)
+    return Report(
+        "rel err %.2e (tol %.0e)" % (err, tol),
+        {"rel_error": err, "tolerance": tol},
+        samples=samples,
+        unit="s",
+    )
+
+
 @check("tf.devices", "TensorFlow devices", "feature", "tensorflow")
 def devices(ctx):
     """tf.config lists the physical devices, a tensor can be placed on each, and a GPU image sees its GPU.
 
     Not proven: that the GPU computes correctly (the other tf checks do), multi-GPU strategies."""
-    tf = _tf(ctx)
+    tf = ctx.load("tensorflow")
     phys = tf.config.list_physical_devices()
     logical = tf.config.list_logical_devices()
     placed = []
@@ -90,36 +97,19 @@ def devices(ctx):
     return Report("%d device(s): %s" % (len(phys), ", ".join(d.device_type for d in phys)), metrics)
 
 
-@check(
-    "tf.matmul.fp32",
-    "TensorFlow matmul (float32)",
-    "kernel",
-    "tensorflow",
-    library="hipBLAS/cuBLAS",
-    unit="s",
-)
+@tf_kernel("tf.matmul.fp32", "TensorFlow matmul (float32)", library="hipBLAS/cuBLAS")
 def matmul(ctx):
     """tf.linalg.matmul of 256x256 float32 matrices matches the NumPy float64 product, and is timed; the result
     records where TensorFlow placed the op.
 
     Not proven: which BLAS ran on a GPU (TensorFlow's kernel names are not recorded), other dtypes or shapes."""
-    tf, np = _tf(ctx), _np(ctx)
+    tf, np = ctx.load("tensorflow"), ctx.load("numpy")
     rng = np.random.default_rng(0)
     a = rng.standard_normal((256, 256)).astype(np.float32)
     b = rng.standard_normal((256, 256)).astype(np.float32)
     ta, tb = tf.constant(a), tf.constant(b)
-    out = tf.linalg.matmul(ta, tb)
-    _placed(ctx, out)
-    got = out.numpy()
-    tol = 5e-3 if _gpus(tf) else 1e-4
-    err = _close(np, got, a.astype(np.float64) @ b.astype(np.float64), tol, "tf matmul")
-    samples = ctx.timeit(lambda: tf.linalg.matmul(ta, tb).numpy(), budget_s=TIMING_BUDGET_S)
-    return Report(
-        "rel err %.2e (tol %.0e)" % (err, tol),
-        {"rel_error": err, "tolerance": tol},
-        samples=samples,
-        unit="s",
-    )
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    return _timed(ctx, tf, np, lambda: tf.linalg.matmul(ta, tb), ref, "tf matmul")
 
 
 def _conv_ref(np, x, w):
@@ -136,37 +126,20 @@ def _conv_ref(np, x, w):
     return out
 
 
-@check(
-    "tf.conv2d.fp32",
-    "TensorFlow conv2d (float32)",
-    "kernel",
-    "tensorflow",
-    library="MIOpen/cuDNN",
-    unit="s",
-)
+@tf_kernel("tf.conv2d.fp32", "TensorFlow conv2d (float32)", library="MIOpen/cuDNN")
 def conv2d(ctx):
     """tf.nn.conv2d (3x3, SAME, NHWC float32) matches a NumPy float64 convolution, and is timed; the result records
     where TensorFlow placed the op (a CPU run names no GPU library).
 
     Not proven: that MIOpen / cuDNN ran on a GPU (not recorded), other layouts or strides."""
-    tf, np = _tf(ctx), _np(ctx)
+    tf, np = ctx.load("tensorflow"), ctx.load("numpy")
     rng = np.random.default_rng(1)
     x = rng.standard_normal((4, 32, 32, 8)).astype(np.float32)
     w = rng.standard_normal((3, 3, 8, 16)).astype(np.float32)
     tx, tw = tf.constant(x), tf.constant(w)
-    out = tf.nn.conv2d(tx, tw, strides=1, padding="SAME")
-    _placed(ctx, out)
-    got = out.numpy()
-    tol = 5e-3 if _gpus(tf) else 1e-4
-    err = _close(np, got, _conv_ref(np, x, w), tol, "tf conv2d")
-    samples = ctx.timeit(
-        lambda: tf.nn.conv2d(tx, tw, strides=1, padding="SAME").numpy(), budget_s=TIMING_BUDGET_S
-    )
-    return Report(
-        "rel err %.2e (tol %.0e)" % (err, tol),
-        {"rel_error": err, "tolerance": tol},
-        samples=samples,
-        unit="s",
+    ref = _conv_ref(np, x, w)
+    return _timed(
+        ctx, tf, np, lambda: tf.nn.conv2d(tx, tw, strides=1, padding="SAME"), ref, "tf conv2d"
     )
 
 
@@ -176,7 +149,7 @@ def mixed_precision(ctx):
     weights, computes in the low precision and matches float64 within its tolerance.
 
     Not proven: loss scaling, training, or layers other than Dense."""
-    tf, np = _tf(ctx), _np(ctx)
+    tf, np = ctx.load("tensorflow"), ctx.load("numpy")
     mp = ctx.require_attr(tf, "keras.mixed_precision")
     low, policy = ("float16", "mixed_float16") if _gpus(tf) else ("bfloat16", "mixed_bfloat16")
     old = mp.global_policy()
@@ -223,7 +196,7 @@ def xla(ctx):
     the first call's compile time is stored as compile_s.
 
     Not proven: XLA auto-clustering, larger models, or that XLA is faster."""
-    tf, np = _tf(ctx), _np(ctx)
+    tf, np = ctx.load("tensorflow"), ctx.load("numpy")
     rng = np.random.default_rng(3)
     x = rng.standard_normal((64, 128)).astype(np.float32)
     w1 = (rng.standard_normal((128, 96)) / 10).astype(np.float32)
