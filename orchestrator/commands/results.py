@@ -214,8 +214,9 @@ def import_(
     total = len(doc.get("runs", []))
     verb = "would import" if dry_run else "imported"
     err.print(
-        f"{verb} {path}: {counts['runs']} new of {total} runs, {counts['results']} new results, "
-        f"{counts['inventory']} new inventory rows"
+        f"{verb} {path}: {counts['runs']} new of {count(total, 'run')}, "
+        f"{count(counts['results'], 'new result')}, "
+        f"{count(counts['inventory'], 'new inventory row')}"
     )
 
 
