@@ -80,6 +80,17 @@ def list_runs(
             [{**r, "started": r["started"].isoformat(), "counts": dict(r["counts"])} for r in rows]
         )
         return
+    if not rows:
+        asked = [f"--{k} {v}" for k, v in (("image", image), ("job", job), ("state", state)) if v]
+        asked += [f"--since {when:%Y-%m-%d %H:%M}"] if when else []
+        err.print(
+            f"no runs match {' '.join(asked)} (valorch results list without filters shows "
+            "every run)"
+            if asked
+            else "no runs in the results database (valorch run --job jobs/smoke.yaml makes one)",
+            markup=False,
+        )
+        return
     table = Table("run", "started (UTC)", "image", "host", "job", "state", "pass", "fail", "other")
     for r in rows:
         c = r["counts"]
