@@ -169,8 +169,10 @@ def _suites(
             continue
         try:
             ref = SuiteRef.model_validate({"name": entry} if shorthand else entry)
-        except ValidationError:
+        except ValidationError as exc:
             _raw_globs(doc, i, name, entry, problems)  # the model reports the rest
+            if REPEATED not in str(exc):
+                problems += _repeated_ids(doc, i, entry)
             continue
         if undeclared := declares_nothing(ref):
             problems.append(_problem(doc, ("suites", i), *undeclared))
@@ -180,6 +182,23 @@ def _suites(
         problems += workload
         refs.append(ref)
     return refs, problems
+
+
+REPEATED = "command ids must be unique"  # SuiteRef's own words (spec.py)
+
+
+def _repeated_ids(doc: yamlio.Document, i: int, entry: Any) -> list[yamlio.Problem]:
+    """Repeated command ids of a suite entry with another mistake: the model checks them
+    only once every field is valid, which would leave them to a second pass."""
+    commands = entry.get("commands") if isinstance(entry, dict) else None
+    ids = (
+        [c.get("id") for c in commands if isinstance(c, dict)] if isinstance(commands, list) else []
+    )
+    named = [x for x in ids if isinstance(x, str)]
+    dupes = sorted({x for x in named if named.count(x) > 1})
+    if not dupes:
+        return []
+    return [_problem(doc, ("suites", i), f"{REPEATED}; repeated: {', '.join(dupes)}")]
 
 
 def declares_nothing(ref: SuiteRef) -> tuple[str, str] | None:

@@ -213,6 +213,21 @@ def output_file(flag: str) -> Callable:
     return check
 
 
+def input_file(flag: str, hint: str) -> Callable:
+    """A file an option reads, given explicitly: one that is not there is exit 2 when parsed,
+    never the same as no file (None passes: the command's default)."""
+
+    def check(value: Path | None) -> Path | None:
+        if value is not None and not value.exists():
+            raise typer.BadParameter(f"{value}: no such file; {hint}", param_hint=f"'{flag}'")
+        return value
+
+    return check
+
+
+releases_file = input_file("--releases", "valorch images import-releases FILE writes one")
+
+
 def output_dir(flag: str) -> Callable:
     """A directory an option writes into (--out-dir, site --out): checked when parsed, as
     ``output_file``."""

@@ -190,6 +190,7 @@ def audit_image(
     releases: Path = typer.Option(
         None,
         "--releases",
+        callback=flags.releases_file,
         help="Release table (valorch images import-releases) to compare the measured versions "
         "with [default: releases.json beside the catalog, when there is one].",
     ),

@@ -125,6 +125,11 @@ def validate_jobs(
             bad += 1
             if not as_json:
                 err.print(f"{checked}", markup=False, highlight=False)
+        elif isinstance(checked, _jobs.KnownIssuesCheck):
+            if not as_json:
+                entries = count(checked.entries, "entry", "entries")
+                said = f"{path}: valid (a known-issues file, not a job spec: {entries})"
+                out.print(said, markup=False, highlight=False)
         elif not checked.ok:
             bad += 1
             if not as_json:

@@ -124,6 +124,7 @@ def render(
     releases: Path = typer.Option(
         None,
         "--releases",
+        callback=flags.releases_file,
         help="Release table (valorch images import-releases): the libraries layout shows the "
         "version each image's ROCm release publishes beside the measured one.",
     ),

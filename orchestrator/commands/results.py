@@ -80,6 +80,17 @@ def list_runs(
             [{**r, "started": r["started"].isoformat(), "counts": dict(r["counts"])} for r in rows]
         )
         return
+    if not rows:
+        asked = [f"--{k} {v}" for k, v in (("image", image), ("job", job), ("state", state)) if v]
+        asked += [f"--since {when:%Y-%m-%d %H:%M}"] if when else []
+        err.print(
+            f"no runs match {' '.join(asked)} (valorch results list without filters shows "
+            "every run)"
+            if asked
+            else "no runs in the results database (valorch run --job jobs/smoke.yaml makes one)",
+            markup=False,
+        )
+        return
     table = Table("run", "started (UTC)", "image", "host", "job", "state", "pass", "fail", "other")
     for r in rows:
         c = r["counts"]
@@ -214,8 +225,9 @@ def import_(
     total = len(doc.get("runs", []))
     verb = "would import" if dry_run else "imported"
     err.print(
-        f"{verb} {path}: {counts['runs']} new of {total} runs, {counts['results']} new results, "
-        f"{counts['inventory']} new inventory rows"
+        f"{verb} {path}: {counts['runs']} new of {count(total, 'run')}, "
+        f"{count(counts['results'], 'new result')}, "
+        f"{count(counts['inventory'], 'new inventory row')}"
     )
 
 

@@ -95,7 +95,8 @@ def _uncut_widths(table: Table, console: Console, options: ConsoleOptions) -> li
 
 def _records(table: Table, width: int) -> Iterator[RenderableType]:
     """The table as one block per row: ``header: value`` lines wrapped between words at
-    ``width`` (a longer word stays whole), empty values left out, a blank line between."""
+    ``width`` (a longer word stays whole), a column without a header (a status mark) as its
+    value alone, empty values left out, a blank line between."""
     import textwrap
 
     if table.title is not None:
@@ -107,7 +108,7 @@ def _records(table: Table, width: int) -> Iterator[RenderableType]:
             if not value.strip():
                 continue
             for line in textwrap.wrap(
-                f"{header}: {value}",
+                f"{header}: {value}" if header.strip() else value,
                 width,
                 subsequent_indent="  ",
                 break_long_words=False,

@@ -25,6 +25,7 @@ from requests.exceptions import ConnectionError as RequestsConnectionError
 from ..errors import InfrastructureError
 from ..imageref import identity
 from ..spec import CheckResult, Execution, HostSpec, Task
+from ..words import cut
 from . import cleanup, owner, probe_volume
 from .base import LABEL, overall_timeout, workload_archives
 from .container import PROBE_ROOT, ContainerRun, ContainerSpec, Limits, task_container, tmpfs_for
@@ -56,7 +57,7 @@ def connect(host: HostSpec, timeout: float = 60) -> docker.DockerClient:
         return client
     except (docker.errors.DockerException, RequestsConnectionError, OSError) as exc:
         raise InfrastructureError(
-            f"Docker engine at {host.endpoint} does not answer ({str(exc)[:200]})",
+            f"Docker engine at {host.endpoint} does not answer ({cut(str(exc), 500)})",
             "start dockerd (scripts/ensure-engine.sh does), or use --image host to run on the local "
             "interpreter without a container",
         ) from None

@@ -16,6 +16,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
+from .. import words
 from .noise import benjamini_hochberg
 
 # Sippy's defaults (queryparamparser.go parseAdvancedOptions; getRegressionStatus)
@@ -259,7 +260,7 @@ def decide(
     counts["accepted"] = sum(1 for c in shown if c.accepted)
     if reasons:
         return Decision(NOT_READY, 1, tuple(reasons), shown, untested, counts, gating)
-    said = f"no unaccepted regression or missing sample in {both} cell(s) tested"
+    said = f"no unaccepted regression or missing sample in {words.count(both, 'cell')} tested"
     if empty:
         said = f"{'; '.join(empty)}: allowed by --allow-empty"
     return Decision(READY, 0, (said,), shown, untested, counts, gating)

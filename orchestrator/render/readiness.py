@@ -125,9 +125,17 @@ def _headline(report: Any) -> str:
     return f"{d.verdict.upper()} (exit {d.exit_code})"
 
 
+MANY = {  # the statuses that are nouns, in the plural ("not significant" is none)
+    "extreme regression": "extreme regressions",
+    "significant regression": "significant regressions",
+    "missing sample": "missing samples",
+    "significant improvement": "significant improvements",
+}
+
+
 def _tally(report: Any) -> str:
     d = report.decision
-    parts = [f"{n} {s}" for s, n in d.counts.items() if n and s != "accepted"]
+    parts = [count(n, s, MANY.get(s, s)) for s, n in d.counts.items() if n and s != "accepted"]
     if d.counts.get("accepted"):
         parts.append(f"{d.counts['accepted']} of them accepted")
     return ", ".join(parts) or "no cell"

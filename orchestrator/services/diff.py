@@ -79,13 +79,32 @@ def runs_side(
 
 
 def matrix_side(
-    label: str, kind: str, mv: MatrixVersion, images: Sequence[str] = ()
+    label: str,
+    kind: str,
+    mv: MatrixVersion,
+    images: Sequence[str] = (),
+    session: Session | None = None,
 ) -> engine.Side:
-    """A published matrix: statuses only (no samples, no check versions)."""
+    """A published matrix: statuses only (no samples). With ``session``, each check's
+    version and definition as the stored runs its cell names recorded them (one of each, or
+    none), so a check whose definition changed since is not comparable, as against runs."""
+    cells = [c for c in mv.cells if not images or c.column in images]
+    recorded: dict[tuple[str, str], set[tuple[Any, Any]]] = {}
+    if session is not None:
+        wanted = {(r, c.row) for c in cells for r in c.runs or ()}
+        for row in bulk.result_rows(session, sorted({r for r, _c in wanted})):
+            if (row["run_id"], row["check_id"]) in wanted:
+                recorded.setdefault((row["run_id"], row["check_id"]), set()).add(
+                    (row["version"], row["definition"])
+                )
     obs = []
-    for cell in mv.cells:
-        if images and cell.column not in images:
-            continue
+    for cell in cells:
+        kinds = {
+            k
+            for r in (cell.runs or () if recorded else ())
+            for k in recorded.get((r, cell.row), ())
+        }
+        version, definition = kinds.pop() if len(kinds) == 1 else (None, None)
         for i, status in enumerate(s for s in (cell.statuses or [cell.verdict]) if s in STATUSES):
             # a "missing" (or empty) cell measured nothing: it is no baseline check the head could lose
             obs.append(
@@ -94,8 +113,9 @@ def matrix_side(
                     check=cell.row,
                     status=str(status),
                     attempt=i + 1,
-                    version=None,
+                    version=version,
                     backend=str((cell.meta or {}).get("backend", "")),
+                    definition=definition,
                 )
             )
     digests = tuple((k, str(v)) for k, v in sorted(((mv.meta or {}).get("digests") or {}).items()))
@@ -168,10 +188,10 @@ def resolve(
                 f"baseline '{spec}' names matrix version '{base.matrix_version}', which is not stored",
                 "publish it again, or point the baseline elsewhere: valorch baseline set NAME RUN",
             )
-        return matrix_side(spec, "baseline", mv, images)
+        return matrix_side(spec, "baseline", mv, images, session)
     mv = bulk.matrix_version(session, spec)
     if mv is not None:
-        return matrix_side(spec, "matrix", mv, images)
+        return matrix_side(spec, "matrix", mv, images, session)
     run = queries.get_run(session, spec)
     if run is not None:
         return runs_side(session, run.id[:8], "run", [run], images)

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 from ..catalog.core import Catalog, load_job
 from ..catalog.jobcheck import JobCheck, check_job
 from ..errors import InputError
+from ..regression import known_issues
 from ..spec import JobSpec
 
 ARCH = re.compile(r"^(gfx[0-9a-f]+|sm_[0-9]+)$")
@@ -53,20 +57,55 @@ def job_specs(directory: Path) -> list[dict[str, Any]]:
     return rows
 
 
-def validate_files(paths: list[Path], catalog: Catalog) -> list[JobCheck | InputError]:
-    """Each job spec checked whole (every mistake of each file, ``jobcheck``); a file that
-    cannot be read or is not YAML is its error, and the others are checked all the same."""
-    out: list[JobCheck | InputError] = []
+@dataclass(frozen=True)
+class KnownIssuesCheck:
+    """A known-issues file among the job specs (jobs/known-issues.yaml, which `jobs validate
+    jobs/*.yaml` meets): checked as what it is, its entries counted."""
+
+    path: Path
+    entries: int
+    ok: bool = True
+
+
+def _known_issues_file(path: Path) -> bool:
+    """A mapping whose one key is ``issues``: the known-issues file's shape, no job spec's."""
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return False  # check_job says what is wrong with it
+    return isinstance(data, dict) and set(data) == {"issues"}
+
+
+def validate_files(
+    paths: list[Path], catalog: Catalog
+) -> list[JobCheck | KnownIssuesCheck | InputError]:
+    """Each job spec checked whole (every mistake of each file, ``jobcheck``), a known-issues
+    file as one; a file that cannot be read or is not YAML is its error, and the others are
+    checked all the same."""
+    out: list[JobCheck | KnownIssuesCheck | InputError] = []
     for path in paths:
         try:
-            out.append(check_job(path, catalog))
+            if _known_issues_file(path):
+                out.append(KnownIssuesCheck(path, len(known_issues.load(path).entries)))
+            else:
+                out.append(check_job(path, catalog))
         except InputError as exc:
             out.append(exc)
     return out
 
 
-def validation_json(path: Path, checked: JobCheck | InputError) -> dict[str, Any]:
+def validation_json(
+    path: Path, checked: JobCheck | KnownIssuesCheck | InputError
+) -> dict[str, Any]:
     """One file's validation as ``jobs validate --json`` prints it."""
+    if isinstance(checked, KnownIssuesCheck):
+        return {
+            "file": str(path),
+            "valid": True,
+            "job": None,
+            "known_issues": checked.entries,
+            "problems": [],
+        }
     if isinstance(checked, InputError):
         problems = [{"line": None, "key": None, "message": checked.message, "hint": checked.hint}]
         return {"file": str(path), "valid": False, "job": None, "problems": problems}

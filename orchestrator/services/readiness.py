@@ -449,7 +449,8 @@ REGRESSED = (rd.EXTREME_REGRESSION, rd.SIGNIFICANT_REGRESSION)
 
 
 def with_triage(factory: sessionmaker[Session], report: Readiness) -> Readiness:
-    """Each regressed cell's triage: the class most of its failing runs have (stored triage)."""
+    """Each regressed cell's triage: the class most of its failing runs have (stored triage),
+    as the newest failing run of that class told it (its counts are the longest history)."""
     from . import triage as triage_service
 
     regressed = [c for c in report.cells if c.status in REGRESSED]
@@ -457,9 +458,11 @@ def with_triage(factory: sessionmaker[Session], report: Readiness) -> Readiness:
     if not failing:
         return report
     stored = triage_service.stored_many(factory, failing)
+    order = {run: i for i, run in enumerate(report.candidate_runs)}  # oldest first
     found: dict[tuple[str, str], Triage] = {}
     for c in regressed:
-        got = [stored[r][c.check] for r in c.candidate.failed_runs if c.check in stored.get(r, {})]
+        runs = sorted(c.candidate.failed_runs, key=lambda r: order.get(r, -1))
+        got = [stored[r][c.check] for r in runs if c.check in stored.get(r, {})]
         if got:
             top = Counter(t.cls for t in got).most_common(1)[0][0]
             found[(c.check, c.env.label)] = [t for t in got if t.cls == top][-1]

@@ -15,9 +15,12 @@ from orchestrator.commands.common import (
     deferred_sessions,
     end_with,
     err,
+    load_catalog,
     out,
     print_json,
 )
+from orchestrator.errors import UnknownImageError
+from orchestrator.imageref import looks_like_reference, parse
 
 
 def attest(
@@ -92,7 +95,9 @@ def attest(
 
 def verify(
     image: str = typer.Option(
-        ..., "--image", help="Image reference (tag or digest) in its registry."
+        ...,
+        "--image",
+        help="Image reference (tag or digest) in its registry, or a catalog alias (its pinned digest).",
     ),
     key: Path = typer.Option(
         ..., "--key", help="Public key PEM the attestations must be signed with."
@@ -117,7 +122,7 @@ def verify(
     from orchestrator.ext.attest import verify as service
 
     decision = service.verify(
-        image, key, require=require, max_age=max_age, allow_imported=allow_imported
+        catalogued(image), key, require=require, max_age=max_age, allow_imported=allow_imported
     )
     if as_json:
         print_json(report.as_json(decision))
@@ -125,3 +130,18 @@ def verify(
         for stream, line in report.lines(decision):
             (out if stream == "out" else err).print(line, markup=False, soft_wrap=True)
     end_with(report.outcome(decision))
+
+
+def catalogued(image: str) -> str:
+    """A catalog alias (full or short, as every other command takes it) as the registry
+    reference it names: its pinned digest, else its tag; a reference, or a name the catalog
+    does not hold, as typed."""
+    if looks_like_reference(image):
+        return image
+    try:
+        spec = load_catalog(None).resolve(image)
+    except UnknownImageError:
+        return image
+    if spec.local or spec.alias == "host" or not looks_like_reference(spec.reference):
+        return image
+    return parse(spec.reference).pinned(spec.digest) if spec.digest else spec.reference
