@@ -15,6 +15,7 @@ from ..render.waivers import as_dict
 from ..store import queries, reads
 
 if TYPE_CHECKING:
+    from sqlalchemy.engine import Connection
     from sqlalchemy.orm import Session, sessionmaker
 
 _EXAMPLE = (
@@ -141,13 +142,13 @@ def revoke(factory: sessionmaker[Session], pk: int, by: str, reason: str) -> Wai
         return _row(row)
 
 
-def live(session: Session) -> list[Waiver]:
+def live(session: Session | Connection) -> list[Waiver]:
     """The stored waivers that can excuse anything: every one but the revoked (what every
     reader of the store's waivers reads)."""
     return [w for w in map(_row, reads.acceptances(session)) if w.revoked is None]
 
 
-def joined(session: Session, issues: Waivers | None) -> Waivers | None:
+def joined(session: Session | Connection, issues: Waivers | None) -> Waivers | None:
     """Every waiver a command decides with: the known-issues file's (None: no file) and the
     store's, one collection (None when there are none at all)."""
     stored = live(session)

@@ -28,6 +28,7 @@ from ..store.db import public_url
 from ..store.queries import now
 from ..words import count
 from . import evidence
+from .accept import joined
 from .session import engine_of
 
 if TYPE_CHECKING:  # the matrix is read with Core; the ORM loads only to publish
@@ -178,7 +179,7 @@ class MatrixQuery:
     include_adhoc: bool = False
     fresh_days: int = DEFAULT_FRESH_DAYS
     releases: Path | None = None  # a release table: the libraries layout shows its versions
-    known_issues: Path | None = None  # failures it excuses show as ⚑ known issue
+    known_issues: Path | None = None  # failures it excuses show as ⚑ waived (so do the store's)
 
 
 def build_document(
@@ -226,6 +227,7 @@ def build_document(
         params["known_issues"] = str(query.known_issues)
     stale = 0
     with engine_of(factory).connect() as session:
+        issues = joined(session, issues)  # the file's waivers and the store's, as qualify's
         if layout in ("components", "libraries"):
             table, ended, source = _inventory_layout(
                 session, db, catalog, layout, images, query.releases, job

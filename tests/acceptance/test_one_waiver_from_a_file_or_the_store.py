@@ -126,6 +126,17 @@ def test_a_file_entry_and_an_accepted_row_excuse_alike(store, db, tmp_path, sour
     assert cell["gating"] is False and cell["accepted"]["live"] is True
     text = run_cli("readiness", "--job", "waived", "--basis", "window:7d", *extra, db=db).stdout
     assert said(source) in text
+    # the matrix and the site's matrix page: the failure shows as ⚑, the waiver's line beside it
+    md = run_cli("matrix", "render", "--job", "waived", *extra, db=db)
+    assert md.returncode == 0, md.stderr
+    row = next(x for x in md.stdout.splitlines() if "command.broken" in x)
+    assert "⚑ xfail" in row and "❌" not in row, row
+    built = run_cli("site", "build", "--out", str(tmp_path / "site"), *extra, db=db)
+    assert built.returncode == 0, built.stderr
+    page = (tmp_path / "site" / "matrix" / "checks.html").read_text()
+    row = page[page.index("command.broken") :]
+    row = row[: row.index("</tr>")]
+    assert 'data-status="xfail">waived</span>' in row and 'data-status="fail"' not in row
 
 
 def test_an_arch_scoped_entry_excuses_only_its_arch(store, db, tmp_path):

@@ -59,6 +59,7 @@ from orchestrator.matrix.tiers import Policy
 from orchestrator.regression import rule
 from orchestrator.render.diff import diff_html
 from orchestrator.services import evidence
+from orchestrator.services.accept import joined
 from orchestrator.services.budgets import streaks
 from orchestrator.services.known_issues_status import IssueStatus, status_in
 from orchestrator.store import matrix_store, site_queries, triage_queries
@@ -482,7 +483,7 @@ def _read(
         per_check,
         found,
         matrix_store.broken_imports(session),
-        known_issues,
+        joined(session, known_issues),  # the matrices excuse with the store's waivers too
         status_in(session, known_issues, *close_after) if known_issues else None,
         close_after,
         streaks(run_rows, site_queries.tasks(session), limits.budget_runs),
@@ -605,7 +606,9 @@ class _Stored:
     found: list[ChangeV]
     # run → component → import error
     broken: dict[str, dict[str, str]] = field(default_factory=dict)
-    known_issues: KnownIssues | None = None  # failures they excuse show as ⚑ known issue
+    known_issues: KnownIssues | None = (
+        None  # failures they excuse (file and store) show as ⚑ waived
+    )
     # each known issue: the runs it excused, whether it can close (known-issues page)
     known_status: list[IssueStatus] | None = None
     close_after: tuple[int, float] = (3, 14)  # runs, days: when an issue can close
