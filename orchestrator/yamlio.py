@@ -390,6 +390,10 @@ def problems_of(
         elif err["type"] == "literal_error" and isinstance(err.get("input"), str):
             allowed = re.findall(r"'([^']*)'", str((err.get("ctx") or {}).get("expected", "")))
             msg += did_you_mean(err["input"], allowed)
+        elif err["type"] == "string_type" and isinstance(err.get("input"), (bool, int, float)):
+            # YAML reads true, no, 1.10 and 0755 as values, not as the text written
+            kind = "boolean" if isinstance(err["input"], bool) else "number"
+            msg += f" (YAML read it as the {kind} {err['input']!r}, not as text: quote it)"
         out.append(Problem(doc.line(loc), key, msg))
     return out
 

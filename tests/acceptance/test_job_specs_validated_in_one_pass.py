@@ -230,3 +230,20 @@ def test_the_pre_commit_hook_passes_this_repositorys_jobs_and_the_readme_shows_i
     proc = run_cli(*args, *files)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert len(proc.stdout.splitlines()) == len(files)
+
+
+def test_a_value_yaml_did_not_read_as_text_says_to_quote_it(tmp_path):
+    """`argv: [true]` and `1.10` are a boolean and a number to YAML: where text is wanted the
+    mistake says so, and what to do, for every such value of the file at once."""
+    path = _write(
+        tmp_path,
+        "unquoted.yaml",
+        "name: unquoted\nimages: [host]\nsuites:\n  - name: command\n    commands:\n"
+        "      - id: t\n        argv: [true]\n      - id: v\n        argv: [echo, 1.10]\n",
+    )
+    proc = run_cli("jobs", "validate", path)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert f"{path}:7: job spec: key 'suites.0.commands.0.argv.0'" in proc.stderr
+    assert "YAML read it as the boolean True, not as text: quote it" in proc.stderr
+    assert f"{path}:9: job spec: key 'suites.0.commands.1.argv.1'" in proc.stderr
+    assert "YAML read it as the number 1.1, not as text: quote it" in proc.stderr
