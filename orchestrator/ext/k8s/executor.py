@@ -345,16 +345,12 @@ class KubernetesExecutor:
                 transcript.feed(chunk)
             transcript.close()
             exit_code, reason = self._outcome(core, batch, name, pod)
-        except KeyboardInterrupt:
-            self._delete(core, batch, name, created)
-            raise
         except NoMatchingHostError as exc:
-            self._delete(core, batch, name, created)
             return _infra(task, f"unmatched on Kubernetes: {exc.message}")
         except (ApiException, InfrastructureError) as exc:
-            self._delete(core, batch, name, created)
             return _infra(task, f"Kubernetes: {str(exc)[:500]}")
-        self._delete(core, batch, name, created)
+        finally:  # interrupted, failed or done: the objects it made go
+            self._delete(core, batch, name, created)
         killed = (
             "the Job passed its activeDeadlineSeconds" if reason == "DeadlineExceeded" else None
         )
@@ -431,16 +427,12 @@ class KubernetesExecutor:
                 self.poll,
                 overall_timeout(task) + self.schedule_timeout,
             )
-        except KeyboardInterrupt:
-            self._delete_gang(core, batch, name, made)
-            raise
         except NoMatchingHostError as exc:
-            self._delete_gang(core, batch, name, made)
             return _infra(task, f"unmatched on Kubernetes: {exc.message}")
         except (ApiException, InfrastructureError) as exc:
-            self._delete_gang(core, batch, name, made)
             return _infra(task, f"Kubernetes: {str(exc)[:500]}")
-        self._delete_gang(core, batch, name, made)
+        finally:  # interrupted, failed or done: the objects it made go
+            self._delete_gang(core, batch, name, made)
         execution = kg.merged(task, runs, name, self.namespace)
         return execution.model_copy(update={"timings": {"total_s": time.perf_counter() - t0}})
 
