@@ -39,7 +39,7 @@ from ..spec import INCONCLUSIVE_CHANGE as INCONCLUSIVE
 from ..words import count, cut
 from .badges import badge
 from .breaks import wbr
-from .junit import class_part
+from .junit import class_part, counted, written
 from .sides import own_aliases, paired_names
 from .style import CSS as PAGE_CSS
 from .waivers import as_dict, said
@@ -580,13 +580,11 @@ def diff_junit(report: Report, verdict: Verdict | None = None, why: Why | None =
         per_env.setdefault(c.env, []).append(c)
     for env, changes in per_env.items():
         suite = ET.SubElement(root, "testsuite", name=env)
-        n_fail = n_skip = n_err = 0
         for c in changes:
             case = ET.SubElement(suite, "testcase", classname=class_part(env), name=c.check)
             text = " — ".join(x for x in (_timing_text(c) or c.note, why_text(why, c)) if x)
             key = (c.env, c.check)
             if key in failing:
-                n_fail += 1
                 kind = (
                     "still_failing"
                     if c.kind != EXPECTED and c.base in FAILING and c.head in FAILING
@@ -599,7 +597,6 @@ def diff_junit(report: Report, verdict: Verdict | None = None, why: Why | None =
                     message=cut(f"{c.base or '—'} → {c.head or '—'}: {text}", 500),
                 ).text = text
             elif c.kind == EXPECTED and c.issue is not None:
-                n_skip += 1
                 ET.SubElement(case, "skipped", message=cut(said(c.issue), 500))
             elif (
                 c.head == "partial"
@@ -607,7 +604,6 @@ def diff_junit(report: Report, verdict: Verdict | None = None, why: Why | None =
                 extra = f" (coverage lost, not gated: {allowed[key]})" if key in allowed else ""
                 ET.SubElement(case, "system-out").text = f"partial: {c.note}{extra}"
             elif c.head == "error" and c.kind != EXPECTED:  # the harness's, as in run --junit
-                n_err += 1
                 ET.SubElement(
                     case,
                     "error",
@@ -615,7 +611,6 @@ def diff_junit(report: Report, verdict: Verdict | None = None, why: Why | None =
                     message=cut(f"{c.base or '—'} → error: {text}", 500),
                 ).text = text
             elif key in allowed:
-                n_skip += 1
                 ET.SubElement(
                     case,
                     "skipped",
@@ -626,7 +621,6 @@ def diff_junit(report: Report, verdict: Verdict | None = None, why: Why | None =
                     ),
                 )
             elif c.kind in (FLAKY, INCONCLUSIVE, EXPECTED, NOT_COMPARABLE, COVERAGE_LOST):
-                n_skip += 1
                 ET.SubElement(
                     case,
                     "skipped",
@@ -635,18 +629,13 @@ def diff_junit(report: Report, verdict: Verdict | None = None, why: Why | None =
                     ),
                 )
             elif c.head in (*NOT_EXERCISED, "xfail"):  # not a pass: says why (docs/statuses.md)
-                n_skip += 1
                 ET.SubElement(case, "skipped", message=cut(f"{c.head}: {c.note or text}", 500))
-        suite.set("tests", str(len(changes)))
-        suite.set("failures", str(n_fail))
-        suite.set("errors", str(n_err))
-        suite.set("skipped", str(n_skip))
+        counted(suite)
     if verdict is not None:
         _gate_suite(root, verdict)
     for attr in ("tests", "failures", "errors", "skipped"):
         root.set(attr, str(sum(int(suite.get(attr, "0")) for suite in root)))
-    ET.indent(root)
-    return encode.xml(ET.tostring(root, encoding="unicode", xml_declaration=True)) + "\n"
+    return written(root)
 
 
 def _gate_suite(root: ET.Element, verdict: Verdict) -> None:
@@ -663,10 +652,7 @@ def _gate_suite(root: ET.Element, verdict: Verdict) -> None:
             ET.SubElement(case, "failure", type=r.code, message=cut(r.line(), 500)).text = r.line()
         else:
             ET.SubElement(case, "skipped", message=cut(f"not gated: {r.line()}", 500))
-    suite.set("tests", str(len(reasons)))
-    suite.set("failures", str(sum(1 for r in reasons if r.gates)))
-    suite.set("errors", "0")
-    suite.set("skipped", str(sum(1 for r in reasons if not r.gates)))
+    counted(suite)
 
 
 @functools.cache
