@@ -13,13 +13,12 @@ from typing import TYPE_CHECKING, Any
 
 from .. import __version__
 from ..errors import InputError
-from ..matrix.document import Document, Header, Table, freshness
+from ..matrix.document import Document, Header, Table, freshness, rows_with
 from ..matrix.layouts import COLUMNS, ROWS, CatalogImage, components_table, observed_table
 from ..matrix.layouts import (
     LAYOUTS as LAYOUTS,  # re-exported: the command names the choices
 )
 from ..matrix.libraries import images_for, libraries_table
-from ..matrix.status_filter import rows_with
 from ..matrix.tiers import Policy
 from ..render.markdown import document_md
 from ..render.rst import document_rst
