@@ -13,8 +13,6 @@ from pydantic import BaseModel, ConfigDict
 
 from . import encode
 from .components import (
-    CATALOG_KEYS,
-    MAX_EXTRA,  # noqa: F401 (re-exported)
     UNPINNED,
     Component,
     Inventory,
@@ -63,7 +61,7 @@ def parse_inventory(obj: Any) -> Inventory:
 def resolve(inventory: Inventory, key: str) -> Component | None:
     """The inventory component that stands for a catalog key."""
     key = key.strip().lower()
-    for name in (CATALOG_KEYS.get(key, key), "pip:" + re.sub(r"[-_.]+", "-", key), "deb:" + key):
+    for name in (key, "pip:" + re.sub(r"[-_.]+", "-", key), "deb:" + key):
         comp = inventory.get(name)
         if comp is not None:
             return comp
