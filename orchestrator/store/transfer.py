@@ -20,6 +20,12 @@ FORMAT = "valorch-results"
 SCHEMA = 1
 
 
+#: the columns a document copies as they are, in the document's order
+IMAGE_FIELDS = ("alias", "reference", "digest", "backend", "family", "components")
+CHECK_FIELDS = ("check_id", "version", "feature", "kind", "library", "unit", "bigger_is_better")
+INVENTORY_FIELDS = ("component", "value", "source", "evidence", "extra")
+
+
 class TransferError(ValueError):
     """The document is not a valorch results export this version can read."""
 
@@ -42,7 +48,7 @@ def export_runs(session: Session, runs: Sequence[Run]) -> dict[str, Any]:
     checks: dict[int, dict[str, Any]] = {}
     out_runs, tasks, results, inventory = [], [], [], []
     for run in runs:
-        images.setdefault(run.image.id, _image_doc(run.image))
+        images.setdefault(run.image.id, _fields(run.image, *IMAGE_FIELDS))
         hosts.setdefault(run.host.id, _host_doc(run.host))
         out_runs.append(_run_doc(run))
         tasks += [_task_doc(run, t) for t in run.tasks]
@@ -50,10 +56,10 @@ def export_runs(session: Session, runs: Sequence[Run]) -> dict[str, Any]:
         for r in session.scalars(
             select(Result).where(Result.run_id == run.id).order_by(Result.id)
         ).unique():
-            checks.setdefault(r.check.id, _check_doc(r.check))
+            checks.setdefault(r.check.id, _fields(r.check, *CHECK_FIELDS))
             results.append(_result_doc(run, r, suite_of.get(r.task_id)))
         inventory += [
-            _inventory_doc(run, inv)
+            {"run": run.id, **_fields(inv, *INVENTORY_FIELDS)}
             for inv in session.scalars(
                 select(InventoryRow).where(InventoryRow.run_id == run.id).order_by(InventoryRow.id)
             )
@@ -71,15 +77,9 @@ def export_runs(session: Session, runs: Sequence[Run]) -> dict[str, Any]:
     }
 
 
-def _image_doc(img: Image) -> dict[str, Any]:
-    return {
-        "alias": img.alias,
-        "reference": img.reference,
-        "digest": img.digest,
-        "backend": img.backend,
-        "family": img.family,
-        "components": img.components,
-    }
+def _fields(row: Any, *names: str) -> dict[str, Any]:
+    """The named columns of a row as a document's keys, in that order."""
+    return {name: getattr(row, name) for name in names}
 
 
 def _host_doc(host: Host) -> dict[str, Any]:
@@ -119,18 +119,6 @@ def _task_doc(run: Run, t: TaskRow) -> dict[str, Any]:
     }
 
 
-def _check_doc(c: Check) -> dict[str, Any]:
-    return {
-        "check_id": c.check_id,
-        "version": c.version,
-        "feature": c.feature,
-        "kind": c.kind,
-        "library": c.library,
-        "unit": c.unit,
-        "bigger_is_better": c.bigger_is_better,
-    }
-
-
 def _result_doc(run: Run, r: Result, suite: str | None) -> dict[str, Any]:
     return {
         "run": run.id,
@@ -146,17 +134,6 @@ def _result_doc(run: Run, r: Result, suite: str | None) -> dict[str, Any]:
         "device": r.device,
         "library": r.library,
         "definition": r.definition,
-    }
-
-
-def _inventory_doc(run: Run, inv: InventoryRow) -> dict[str, Any]:
-    return {
-        "run": run.id,
-        "component": inv.component,
-        "value": inv.value,
-        "source": inv.source,
-        "evidence": inv.evidence,
-        "extra": inv.extra,
     }
 
 
