@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -255,33 +255,34 @@ def verdict_md(report: Report, verdict: Verdict, why: Why | None = None) -> list
         lines.append("- ⚠️ infrastructure errors: the affected checks are inconclusive")
     lines.append("")
     for title, rows in verdict_rows(verdict):
-        lines += [
-            f"## {title} ({len(rows)})",
-            "",
+        lines += _md_table(
+            f"{title} ({len(rows)})",
             "| | environment | check | base | head | gate | detail |",
-            "|---|---|---|---|---|---|---|",
-        ]
-        lines += [
-            "| "
-            + " | ".join(
-                x if i == 2 else _md_cell(x)
-                for i, x in enumerate(
-                    (
-                        gate_mark(gate_note),
-                        c.env,
-                        _code(c.check),
-                        c.base or "—",
-                        c.head or "—",
-                        gate_note,
-                        " — ".join(t for t in (_timing_text(c) or c.note, why_text(why, c)) if t),
-                    )
+            (
+                _md_row(
+                    (gate_mark(n), c.env, c.check, c.base or "—", c.head or "—", n, detail(c, why))
                 )
-            )
-            + " |"
-            for c, gate_note in rows
-        ]
-        lines.append("")
+                for c, n in rows
+            ),
+        )
     return lines
+
+
+def _md_table(title: str, head: str, rows: Iterable[str]) -> list[str]:
+    """A titled Markdown table: ``head`` its header row, ``rows`` its rows, as written."""
+    return [f"## {title}", "", head, "|" + "---|" * (head.count("|") - 1), *rows, ""]
+
+
+def _md_row(cells: Iterable[str]) -> str:
+    """A table row of ``cells`` escaped, the third (a check id) as code."""
+    return (
+        "| " + " | ".join(_code(x) if i == 2 else _md_cell(x) for i, x in enumerate(cells)) + " |"
+    )
+
+
+def detail(c: CellChange, why: Why | None) -> str:
+    """A cell's detail: its timing (or note), then why it is red."""
+    return " — ".join(x for x in (_timing_text(c) or c.note, why_text(why, c)) if x)
 
 
 def _md_sides(report: Report, h: dict[str, Any], verdict: Verdict | None = None) -> list[str]:
@@ -328,15 +329,11 @@ def _md_warnings(report: Report, h: dict[str, Any]) -> list[str]:
 
 
 def _md_change_row(c: CellChange, why: Why | None) -> str:
-    detail = _timing_text(c) or c.note
-    if why_text(why, c):
-        detail += f" — {why_text(why, c)}"
-    cells = (c.mark, c.env, c.check, c.base or "—", c.head or "—", detail)
-    row = [_code(x) if i == 2 else _md_cell(x) for i, x in enumerate(cells)]
+    row = _md_row((c.mark, c.env, c.check, c.base or "—", c.head or "—", detail(c, why)))
     link = encode.href(c.issue.url) if c.issue else None
     if link:  # valorch's own link, after the encoding of the text (which defuses links)
-        row[-1] += f" ([link](<{link}>))"
-    return "| " + " | ".join(row) + " |"
+        row = row.removesuffix(" |") + f" ([link](<{link}>)) |"
+    return row
 
 
 def _md_changes(report: Report, shown: set[int], why: Why | None) -> list[str]:
@@ -344,63 +341,49 @@ def _md_changes(report: Report, shown: set[int], why: Why | None) -> list[str]:
     lines = []
     for title, kinds in SECTIONS:
         rows = [c for c in _sorted(report, kinds) if id(c) not in shown]
-        if not rows:
-            continue
-        lines += [
-            f"## {title} ({len(rows)})",
-            "",
-            "| | environment | check | base | head | detail |",
-            "|---|---|---|---|---|---|",
-        ]
-        lines += [_md_change_row(c, why) for c in rows]
-        lines.append("")
+        if rows:
+            head = "| | environment | check | base | head | detail |"
+            lines += _md_table(
+                f"{title} ({len(rows)})", head, (_md_change_row(c, why) for c in rows)
+            )
     return lines
 
 
 def _md_flips(report: Report) -> list[str]:
     if not report.flips:
         return []
-    return [
-        f"## Matrix cell flips ({len(report.flips)})",
-        "",
+    return _md_table(
+        f"Matrix cell flips ({len(report.flips)})",
         "| environment | check | base | head |",
-        "|---|---|---|---|",
-        *(f"| {_md_cell(f.env)} | {_code(f.check)} | {f.base} | {f.head} |" for f in report.flips),
-        "",
-    ]
+        (f"| {_md_cell(f.env)} | {_code(f.check)} | {f.base} | {f.head} |" for f in report.flips),
+    )
 
 
 def _md_geomean(report: Report) -> list[str]:
     if not report.geomean:
         return []
-    return [
-        "## Geometric-mean timing ratio (head/base, > 1 is worse)",
-        "",
+    return _md_table(
+        "Geometric-mean timing ratio (head/base, > 1 is worse)",
         "| environment | backend | ratio | checks |",
-        "|---|---|---|---|",
-        *(
+        (
             f"| {_md_cell(e)} | {b or '—'} | {r:.3f} ({_pct(r)}) | {n} |"
             for e, b, r, n in report.geomean
         ),
-        "",
-    ]
+    )
 
 
 def _md_noise(report: Report) -> list[str]:
     rows = noise_rows(report)
     if not rows:
         return []
-    return [
-        f"## Noise per timed check ({len(rows)})",
-        "",
+    return _md_table(
+        f"Noise per timed check ({len(rows)})",
         "| environment | check | CV base | CV head | run-to-run (A/A) | smallest detectable | host |",
-        "|---|---|---|---|---|---|---|",
-        *(
+        (
             f"| {_md_cell(e)} | {_code(k)} | {cb} | {ch} | {rs} | {d} | {'noisy' if n else 'quiet'} |"
             for e, k, cb, ch, rs, d, n in rows
         ),
-        "",
-    ]
+    )
 
 
 _MD_LEGEND = (
@@ -582,7 +565,7 @@ def diff_junit(report: Report, verdict: Verdict | None = None, why: Why | None =
         suite = ET.SubElement(root, "testsuite", name=env)
         for c in changes:
             case = ET.SubElement(suite, "testcase", classname=class_part(env), name=c.check)
-            text = " — ".join(x for x in (_timing_text(c) or c.note, why_text(why, c)) if x)
+            text = detail(c, why)
             key = (c.env, c.check)
             if key in failing:
                 kind = (
