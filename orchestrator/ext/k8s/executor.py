@@ -346,9 +346,9 @@ class KubernetesExecutor:
             transcript.close()
             exit_code, reason = self._outcome(core, batch, name, pod)
         except NoMatchingHostError as exc:
-            return _infra(task, f"unmatched on Kubernetes: {exc.message}")
+            return infrastructure_failure(task, f"unmatched on Kubernetes: {exc.message}")
         except (ApiException, InfrastructureError) as exc:
-            return _infra(task, f"Kubernetes: {str(exc)[:500]}")
+            return infrastructure_failure(task, f"Kubernetes: {str(exc)[:500]}")
         finally:  # interrupted, failed or done: the objects it made go
             self._delete(core, batch, name, created)
         killed = (
@@ -428,9 +428,9 @@ class KubernetesExecutor:
                 overall_timeout(task) + self.schedule_timeout,
             )
         except NoMatchingHostError as exc:
-            return _infra(task, f"unmatched on Kubernetes: {exc.message}")
+            return infrastructure_failure(task, f"unmatched on Kubernetes: {exc.message}")
         except (ApiException, InfrastructureError) as exc:
-            return _infra(task, f"Kubernetes: {str(exc)[:500]}")
+            return infrastructure_failure(task, f"Kubernetes: {str(exc)[:500]}")
         finally:  # interrupted, failed or done: the objects it made go
             self._delete_gang(core, batch, name, made)
         execution = kg.merged(task, runs, name, self.namespace)
@@ -490,7 +490,3 @@ class KubernetesExecutor:
 def to_model(api: Any, manifest: dict[str, Any], kind: str) -> Any:
     """A manifest as the client's model (``V1Job``, ``V1ConfigMap``): what the API calls take."""
     return api.deserialize(json.dumps(manifest), kind, "application/json")
-
-
-def _infra(task: Task, message: str) -> Execution:
-    return infrastructure_failure(task, message)
