@@ -218,35 +218,27 @@ def health(
                 else ("0 uncorrectable" if ecc is not None else "not reported"),
             )
         )
-    if apps:
-        who = ", ".join(f"{a['name'] or '?'} (pid {a['pid']}, {a['mb']:.0f} MB)" for a in apps)
-        out.append(
-            Probe(1, "gpu.other_processes", False, f"GPU memory in use by other processes: {who}")
-        )
-    else:
-        out.append(Probe(1, "gpu.other_processes", True, "no other process holds GPU memory"))
+    who = ", ".join(f"{a['name'] or '?'} (pid {a['pid']}, {a['mb']:.0f} MB)" for a in apps)
+    said = (
+        f"GPU memory in use by other processes: {who}"
+        if apps
+        else "no other process holds GPU memory"
+    )
+    out.append(Probe(1, "gpu.other_processes", not apps, said))
     return out
 
 
 def device_nodes(vendor: str, dev: str = "/dev") -> Probe:
     """L0: the device nodes a container of this vendor's backend is given exist here."""
     if vendor == "amd":
-        want = [f"{dev}/kfd"]
-        render = sorted(glob.glob(f"{dev}/dri/renderD*"))
-        missing = [p for p in want if not os.path.exists(p)] + (
-            [] if render else [f"{dev}/dri/renderD*"]
-        )
-        have = want + render
+        want, each = [f"{dev}/kfd"], f"{dev}/dri/renderD*"
     else:
-        want = [f"{dev}/nvidiactl", f"{dev}/nvidia-uvm"]
-        cards = sorted(glob.glob(f"{dev}/nvidia[0-9]*"))
-        missing = [p for p in want if not os.path.exists(p)] + (
-            [] if cards else [f"{dev}/nvidia[0-9]*"]
-        )
-        have = want + cards
+        want, each = [f"{dev}/nvidiactl", f"{dev}/nvidia-uvm"], f"{dev}/nvidia[0-9]*"
+    found = sorted(glob.glob(each))  # one per GPU
+    missing = [p for p in want if not os.path.exists(p)] + ([] if found else [each])
     if missing:
         return Probe(0, "device_nodes", False, f"missing {', '.join(missing)}")
-    return Probe(0, "device_nodes", True, ", ".join(have))
+    return Probe(0, "device_nodes", True, ", ".join(want + found))
 
 
 def driver_version(vendor: str, sys_root: str = "/sys") -> Probe:
