@@ -674,6 +674,12 @@ def declared_hash(suite: SuiteRef) -> str | None:
     return hashlib.sha256(json.dumps(declaration, sort_keys=True).encode()).hexdigest()[:16]
 
 
+def tampered(metrics: dict[str, Any] | None) -> bool:
+    """A result's metrics say its check's results were tampered with or cut at the output cap
+    (the ``error`` executors/transcript.py writes in their place)."""
+    return bool((metrics or {}).get("tampered") or (metrics or {}).get("output_capped"))
+
+
 class CheckResult(Frozen):
     """One attempt of one check, as reported by the probe (validated, bounded)."""
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from xml.etree import ElementTree as ET
 
 from .. import encode
-from ..spec import FAILING, NOT_EXERCISED
+from ..spec import FAILING, NOT_EXERCISED, tampered
 
 if TYPE_CHECKING:
     from ..store.models import Result, Run
@@ -63,9 +63,8 @@ def results_junit(
             )
             if why is not None:
                 ET.SubElement(case, "skipped", message=why[:500])
-            elif res.status in FAILING or _tampered(
-                res
-            ):  # a forged or flooded result fails, never "errors"
+            elif res.status in FAILING or (res.status == "error" and tampered(res.metrics)):
+                # a forged or flooded result fails, never "errors"
                 node = ET.SubElement(
                     case,
                     "failure",
@@ -94,12 +93,6 @@ def results_junit(
             ]
         counted(suite)
     return written(root)
-
-
-def _tampered(res: Result) -> bool:
-    """An ``error`` whose results were tampered with or cut at the output cap (executors/transcript.py)."""
-    metrics = getattr(res, "metrics", None) or {}
-    return res.status == "error" and bool(metrics.get("tampered") or metrics.get("output_capped"))
 
 
 def error_junit(message: str, hint: str | None = None) -> str:
