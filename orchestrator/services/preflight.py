@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -20,7 +20,7 @@ PROBE_IMAGES = ("valorch/base:bookworm", "valorch/base:bullseye", "python:3-slim
 @dataclass(frozen=True)
 class Verdict:
     host: str
-    probes: tuple[Probe, ...] = field(default_factory=tuple)
+    probes: tuple[Probe, ...] = ()
 
     @property
     def ok(self) -> bool:
