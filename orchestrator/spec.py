@@ -223,8 +223,6 @@ MIN_CPUS, MAX_CPUS = 0.01, 4096.0
 def memory_bytes(text: str) -> int:
     """Bytes of a docker-style size (512m, 2g, 1.5G, 4096: bytes); ValueError when it is not
     one or lies outside [MIN_MEMORY, MAX_MEMORY]."""
-    import re
-
     given = text.strip()
     if not re.fullmatch(MEMORY_SIZE[1:-1], given):
         raise ValueError(f"{text!r} is not a size (e.g. 512m, 8g, 1.5g)")
@@ -325,8 +323,6 @@ _DECLARED_ID = r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*$"
 
 
 def _compile_all(value: tuple[str, ...]) -> tuple[str, ...]:
-    import re
-
     for pattern in value:
         try:
             re.compile(pattern)
@@ -519,8 +515,6 @@ class SuiteRef(Frozen):
     @field_validator("pass_env")
     @classmethod
     def _names(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        import re
-
         for name in value:
             if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,127}", name):
                 raise ValueError(f"{name[:130]!r} is not an environment variable name")

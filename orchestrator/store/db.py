@@ -349,8 +349,6 @@ def open_engine(db: str | None) -> Engine:
 
 def tables(engine: Engine) -> dict[str, set[str]]:
     """The tables of the store and their columns, as the database has them."""
-    from sqlalchemy import inspect
-
     insp = inspect(engine)
     return {t: {c["name"] for c in insp.get_columns(t)} for t in insp.get_table_names()}
 
