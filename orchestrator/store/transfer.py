@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 
 from . import export_schema, queries
 from .blobs import finite, finite_numbers
-from .models import Check, Host, Image, InventoryRow, Result, Run, TaskRow
+from .models import Check, Host, InventoryRow, Result, Run, TaskRow
 
 FORMAT = "valorch-results"
 SCHEMA = 1
@@ -137,29 +137,6 @@ def _result_doc(run: Run, r: Result, suite: str | None) -> dict[str, Any]:
     }
 
 
-def _image(session: Session, d: dict[str, Any]) -> Image:
-    digest = d.get("digest")
-    row = session.scalars(
-        select(Image).where(
-            Image.reference == d["reference"],
-            Image.alias == d["alias"],
-            Image.digest.is_(None) if digest is None else Image.digest == digest,
-        )
-    ).first()
-    if row is None:
-        row = Image(
-            alias=d["alias"],
-            reference=d["reference"],
-            digest=digest,
-            backend=d["backend"],
-            family=d.get("family", ""),
-            components=d.get("components") or {},
-        )
-        session.add(row)
-        session.flush()
-    return row
-
-
 def _host(session: Session, d: dict[str, Any]) -> Host:
     row = session.scalars(select(Host).where(Host.fingerprint == d["fingerprint"])).first()
     if row is None:
@@ -229,14 +206,15 @@ def _import_runs(session: Session, doc: dict[str, Any], origin: str) -> int:
     for d in doc["runs"]:
         if session.get(Run, d["id"]) is not None:
             continue
-        image = _image(session, images[tuple(d["image"])])
+        # the optional keys an export may leave out, then the image as the document has it
+        image = {"digest": None, "family": "", "components": {}, **images[tuple(d["image"])]}
         host = _host(session, hosts[d["host"]])
         session.add(
             Run(
                 id=d["id"],
                 batch=d["batch"],
                 job=d["job"],
-                image_id=image.id,
+                image_id=queries.image_pk(session, image),
                 host_id=host.id,
                 executor=d["executor"],
                 valorch_version=d["valorch_version"],
