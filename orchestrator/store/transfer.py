@@ -138,31 +138,21 @@ def _result_doc(run: Run, r: Result, suite: str | None) -> dict[str, Any]:
 
 
 def _host(session: Session, d: dict[str, Any]) -> Host:
-    row = session.scalars(select(Host).where(Host.fingerprint == d["fingerprint"])).first()
-    if row is None:
-        row = Host(name=d["name"], fingerprint=d["fingerprint"], spec=d.get("spec") or {})
-        session.add(row)
-        session.flush()
-    return row
+    values = {"name": d["name"], "fingerprint": d["fingerprint"], "spec": d.get("spec") or {}}
+    return queries.found_or_inserted(session, Host, values, "fingerprint")
 
 
 def _check(session: Session, d: dict[str, Any]) -> Check:
-    row = session.scalars(
-        select(Check).where(Check.check_id == d["check_id"], Check.version == d["version"])
-    ).first()
-    if row is None:
-        row = Check(
-            check_id=d["check_id"],
-            version=d["version"],
-            feature=d.get("feature", ""),
-            kind=d.get("kind", "feature"),
-            library=d.get("library"),
-            unit=d.get("unit"),
-            bigger_is_better=bool(d.get("bigger_is_better")),
-        )
-        session.add(row)
-        session.flush()
-    return row
+    values = {
+        "check_id": d["check_id"],
+        "version": d["version"],
+        "feature": d.get("feature", ""),
+        "kind": d.get("kind", "feature"),
+        "library": d.get("library"),
+        "unit": d.get("unit"),
+        "bigger_is_better": bool(d.get("bigger_is_better")),
+    }
+    return queries.found_or_inserted(session, Check, values, "check_id", "version")
 
 
 def validate_export(doc: Any) -> None:
