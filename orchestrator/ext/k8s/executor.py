@@ -320,20 +320,10 @@ class KubernetesExecutor:
         transcript = Transcript(on_result=on_result)
         created = False
         try:
-            core.create_namespaced_config_map(
-                self.namespace,
-                to_model(
-                    self._api, configmap_manifest(name, self.namespace, task, run_id), "V1ConfigMap"
-                ),
-            )
-            batch.create_namespaced_job(
-                self.namespace,
-                to_model(
-                    self._api,
-                    job_manifest(task, run_id, name, self.namespace, name, self.node_labels),
-                    "V1Job",
-                ),
-            )
+            configmap = configmap_manifest(name, self.namespace, task, run_id)
+            self._create(core.create_namespaced_config_map, configmap, "V1ConfigMap")
+            job = job_manifest(task, run_id, name, self.namespace, name, self.node_labels)
+            self._create(batch.create_namespaced_job, job, "V1Job")
             created = True
             if on_started is not None:
                 on_started()
@@ -384,21 +374,11 @@ class KubernetesExecutor:
         t0 = time.perf_counter()
         made: list[str] = []
         try:
-            core.create_namespaced_config_map(
-                self.namespace,
-                to_model(
-                    self._api, configmap_manifest(name, self.namespace, task, run_id), "V1ConfigMap"
-                ),
-            )
+            configmap = configmap_manifest(name, self.namespace, task, run_id)
+            self._create(core.create_namespaced_config_map, configmap, "V1ConfigMap")
             made.append("configmap")
-            core.create_namespaced_service(
-                self.namespace,
-                to_model(
-                    self._api,
-                    kg.service_manifest(name, self.namespace, labels(task, run_id)),
-                    "V1Service",
-                ),
-            )
+            service = kg.service_manifest(name, self.namespace, labels(task, run_id))
+            self._create(core.create_namespaced_service, service, "V1Service")
             made.append("service")
             job = job_manifest(
                 task,
@@ -410,9 +390,8 @@ class KubernetesExecutor:
                 gpus=task.suite.gpus_per_node or 1,
                 rdma_resource=self.rdma_resource,
             )
-            batch.create_namespaced_job(
-                self.namespace,
-                to_model(self._api, kg.gang_job(job, task, name, self.namespace), "V1Job"),
+            self._create(
+                batch.create_namespaced_job, kg.gang_job(job, task, name, self.namespace), "V1Job"
             )
             made.append("job")
             if on_started is not None:
@@ -474,6 +453,13 @@ class KubernetesExecutor:
         term = state[0].state.terminated if state else None
         return (term.exit_code if term else None), reason
 
+    def _create(self, create: Callable[..., Any], manifest: dict[str, Any], kind: str) -> None:
+        """Create an object in the namespace from its manifest, as the client's model (``V1Job``,
+        ``V1ConfigMap``): what the API calls take."""
+        create(
+            self.namespace, self._api.deserialize(json.dumps(manifest), kind, "application/json")
+        )
+
     def _delete(self, core: Any, batch: Any, name: str, job_created: bool) -> None:
         from kubernetes.client.exceptions import ApiException
 
@@ -485,8 +471,3 @@ class KubernetesExecutor:
                 continue
             with contextlib.suppress(ApiException):
                 call(name, self.namespace, propagation_policy="Background")
-
-
-def to_model(api: Any, manifest: dict[str, Any], kind: str) -> Any:
-    """A manifest as the client's model (``V1Job``, ``V1ConfigMap``): what the API calls take."""
-    return api.deserialize(json.dumps(manifest), kind, "application/json")
