@@ -7,6 +7,7 @@ reads of this machine (/dev, /sys, SMI commands through proc) are the functions 
 from __future__ import annotations
 
 import csv
+import functools
 import glob
 import io
 import json
@@ -243,35 +244,26 @@ def device_nodes(vendor: str, dev: str = "/dev") -> Probe:
 
 def driver_version(vendor: str, sys_root: str = "/sys") -> Probe:
     """L0: the driver (and ROCm runtime) version can be read."""
+    said = functools.partial(Probe, 0, "driver_version")
     if vendor == "amd":
         for path in (f"{sys_root}/module/amdgpu/version", "/opt/rocm/.info/version"):
             try:
                 with open(path) as fh:
                     text = fh.read().strip()
                 if text:
-                    return Probe(0, "driver_version", True, f"{path}: {text}")
+                    return said(True, f"{path}: {text}")
             except OSError:
                 continue
         done = proc.call(["amd-smi", "version"], timeout=30)
         if done.ok and done.stdout.strip():
-            return Probe(0, "driver_version", True, done.stdout.strip().splitlines()[0][:200])
-        return Probe(
-            0,
-            "driver_version",
-            False,
-            "amdgpu/ROCm version unreadable (sysfs, /opt/rocm/.info, amd-smi)",
-        )
+            return said(True, done.stdout.strip().splitlines()[0][:200])
+        return said(False, "amdgpu/ROCm version unreadable (sysfs, /opt/rocm/.info, amd-smi)")
     done = proc.call(
         ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"], timeout=30
     )
     if done.ok and done.stdout.strip():
-        return Probe(0, "driver_version", True, f"NVIDIA driver {done.stdout.split()[0]}")
-    return Probe(
-        0,
-        "driver_version",
-        False,
-        f"nvidia-smi: {done.error or done.stderr.strip()[:200] or 'no output'}",
-    )
+        return said(True, f"NVIDIA driver {done.stdout.split()[0]}")
+    return said(False, f"nvidia-smi: {done.error or done.stderr.strip()[:200] or 'no output'}")
 
 
 def smi_health(vendor: str) -> list[Probe]:
@@ -351,20 +343,12 @@ def diagnostics(vendor: str) -> list[Probe]:
 
 def kernel_log(since: datetime | None, until: datetime | None) -> Probe:
     """L1: amdgpu / Xid errors in the kernel log within the window."""
+    said = functools.partial(Probe, 1, "kernel_log")
     done = proc.call(["dmesg", "--time-format", "iso"], timeout=30)
     if not done.ok:
         done = proc.call(["journalctl", "-k", "-o", "short-iso", "--no-pager"], timeout=60)
     if not done.ok:
-        return Probe(
-            1,
-            "kernel_log",
-            True,
-            f"kernel log not readable here ({done.error or done.stderr.strip()[:100]})",
-        )
+        why = done.error or done.stderr.strip()[:100]
+        return said(True, f"kernel log not readable here ({why})")
     found = scan_kernel_log(done.stdout, since, until)
-    return Probe(
-        1,
-        "kernel_log",
-        not found,
-        "; ".join(found[:5]) if found else "no amdgpu/Xid errors in the window",
-    )
+    return said(not found, "; ".join(found[:5]) or "no amdgpu/Xid errors in the window")
