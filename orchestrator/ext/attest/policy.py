@@ -308,49 +308,45 @@ def _judge(
 ) -> list[Reason]:
     """Why the attestation that decides does not hold (empty: it holds)."""
     out: list[Reason] = []
+
+    def fails(code: str, why: str) -> None:
+        out.append(Reason(code, why))
+
     when = signed_time(st)
     assert when is not None  # the decider has a signed time
     if max_age is not None and now - when > max_age:
-        out.append(
-            Reason(
-                "expired",
-                f"expired: the newest attestation was made {when:%Y-%m-%d %H:%M} UTC, older "
-                f"than --max-age ({max_age})",
-            )
+        fails(
+            "expired",
+            f"expired: the newest attestation was made {when:%Y-%m-%d %H:%M} UTC, older "
+            f"than --max-age ({max_age})",
         )
     prov = provenance(st)
     if prov.startswith("imported") and not allow_imported:
-        out.append(
-            Reason(
-                "imported",
-                f"not measured by valorch ({prov}): its results were run elsewhere and "
-                "imported; pass --allow-imported to accept that knowingly",
-            )
+        fails(
+            "imported",
+            f"not measured by valorch ({prov}): its results were run elsewhere and "
+            "imported; pass --allow-imported to accept that knowingly",
         )
     elif prov != "measured" and not allow_imported:
-        out.append(
-            Reason(
-                "provenance",
-                "it does not say where its results were measured (made before valorch signed "
-                "its provenance): attest again, or pass --allow-imported to accept it knowingly",
-            )
+        fails(
+            "provenance",
+            "it does not say where its results were measured (made before valorch signed "
+            "its provenance): attest again, or pass --allow-imported to accept it knowingly",
         )
     raw = st.get("predicate")
     pred: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
     if kind == "qualified":
         result = pred.get("verificationResult")
         if result != "PASSED":
-            out.append(Reason("result", f"the newest qualification is {result}, not PASSED"))
+            fails("result", f"the newest qualification is {result}, not PASSED")
         judged = _count(_annotations(st).get(intoto.CHECKS_JUDGED))
         if not judged:
-            out.append(
-                Reason(
-                    "nothing judged",
-                    "the newest qualification judged no checks"
-                    if judged == 0
-                    else "the newest qualification does not say how many checks it judged "
-                    "(attest the qualification again with this valorch)",
-                )
+            fails(
+                "nothing judged",
+                "the newest qualification judged no checks"
+                if judged == 0
+                else "the newest qualification does not say how many checks it judged "
+                "(attest the qualification again with this valorch)",
             )
         return out
     passed, warned, failed = (
@@ -358,32 +354,28 @@ def _judge(
     )
     if not glob:
         if pred.get("result") != "PASSED" or warned or failed:
-            out.append(
-                Reason(
-                    "result",
-                    f"the newest test result is {str(pred.get('result'))[:20]}: "
-                    + (
-                        "; ".join(
-                            f"{what} {', '.join(names[:10])}"
-                            for what, names in (("failed", failed), ("warned", warned))
-                            if names
-                        )
-                        or "no failed or warned check listed"
-                    ),
-                )
+            fails(
+                "result",
+                f"the newest test result is {str(pred.get('result'))[:20]}: "
+                + (
+                    "; ".join(
+                        f"{what} {', '.join(names[:10])}"
+                        for what, names in (("failed", failed), ("warned", warned))
+                        if names
+                    )
+                    or "no failed or warned check listed"
+                ),
             )
         if not passed:
-            out.append(
-                Reason(
-                    "no tests",
-                    "the newest test result lists no passed check (0 checks: every check was "
-                    f"skipped, unsupported or not run): --require {require} needs one that ran",
-                )
+            fails(
+                "no tests",
+                "the newest test result lists no passed check (0 checks: every check was "
+                f"skipped, unsupported or not run): --require {require} needs one that ran",
             )
         return out
     bad = [c for c in failed + warned if fnmatch.fnmatchcase(c, glob)]
     if bad:
-        out.append(Reason("result", f"checks matching {glob} did not pass: {', '.join(bad[:10])}"))
+        fails("result", f"checks matching {glob} did not pass: {', '.join(bad[:10])}")
     if not any(fnmatch.fnmatchcase(c, glob) for c in passed):
-        out.append(Reason("no tests", f"no passed check matches {glob} in the newest test result"))
+        fails("no tests", f"no passed check matches {glob} in the newest test result")
     return out
