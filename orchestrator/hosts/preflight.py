@@ -201,24 +201,10 @@ def health(
     out = []
     for g in gpus:
         t, ecc = g.get("temperature_c"), g.get("ecc_uncorrectable")
-        out.append(
-            Probe(
-                1,
-                f"gpu{g['gpu']}.temperature",
-                t is None or t <= temp_limit,
-                f"{t:g} C" if t is not None else "not reported",
-            )
-        )
-        out.append(
-            Probe(
-                1,
-                f"gpu{g['gpu']}.ecc",
-                not ecc,
-                f"{int(ecc)} uncorrectable"
-                if ecc
-                else ("0 uncorrectable" if ecc is not None else "not reported"),
-            )
-        )
+        hot = "not reported" if t is None else f"{t:g} C"
+        out.append(Probe(1, f"gpu{g['gpu']}.temperature", t is None or t <= temp_limit, hot))
+        errors = "not reported" if ecc is None else f"{int(ecc)} uncorrectable"
+        out.append(Probe(1, f"gpu{g['gpu']}.ecc", not ecc, errors))
     who = ", ".join(f"{a['name'] or '?'} (pid {a['pid']}, {a['mb']:.0f} MB)" for a in apps)
     said = (
         f"GPU memory in use by other processes: {who}"
@@ -272,14 +258,8 @@ def smi_health(vendor: str) -> list[Probe]:
         metric = proc.call(["amd-smi", "metric", "--json"], timeout=60)
         procs = proc.call(["amd-smi", "process", "--json"], timeout=60)
         if not metric.ok:
-            return [
-                Probe(
-                    1,
-                    "smi",
-                    False,
-                    f"amd-smi metric: {metric.error or metric.stderr.strip()[:200]}",
-                )
-            ]
+            why = metric.error or metric.stderr.strip()[:200]
+            return [Probe(1, "smi", False, f"amd-smi metric: {why}")]
         return health(
             parse_amd_smi_metric(metric.stdout),
             parse_amd_smi_process(procs.stdout) if procs.ok else [],
@@ -313,14 +293,8 @@ def diagnostics(vendor: str) -> list[Probe]:
     if vendor == "nvidia" and shutil.which("dcgmi"):
         done = proc.call(["dcgmi", "diag", "-r", "1"], timeout=300)
         bad = parse_dcgmi_diag(done.stdout)
-        return [
-            Probe(
-                1,
-                "dcgmi_diag_r1",
-                done.ok and not bad,
-                "; ".join(f"{n}: {r}" for n, r in bad) or (done.error or "all passed"),
-            )
-        ]
+        said = "; ".join(f"{n}: {r}" for n, r in bad) or (done.error or "all passed")
+        return [Probe(1, "dcgmi_diag_r1", done.ok and not bad, said)]
     rvs = shutil.which("rvs") or (
         "/opt/rocm/bin/rvs" if os.path.exists("/opt/rocm/bin/rvs") else None
     )
@@ -330,14 +304,8 @@ def diagnostics(vendor: str) -> list[Probe]:
         )
         done = proc.call([rvs] + (["-c", conf] if conf else ["-g"]), timeout=300)
         failures = parse_rvs(done.stdout)
-        return [
-            Probe(
-                1,
-                "rvs",
-                done.ok and not failures,
-                "; ".join(failures[:5]) or (done.error or "no failure reported"),
-            )
-        ]
+        said = "; ".join(failures[:5]) or (done.error or "no failure reported")
+        return [Probe(1, "rvs", done.ok and not failures, said)]
     return []
 
 
