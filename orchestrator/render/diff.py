@@ -567,52 +567,27 @@ def diff_junit(report: Report, verdict: Verdict | None = None, why: Why | None =
             case = ET.SubElement(suite, "testcase", classname=class_part(env), name=c.check)
             text = detail(c, why)
             key = (c.env, c.check)
+            change = f"{c.base or '—'} → {c.head or '—'}"
             if key in failing:
-                kind = (
-                    "still_failing"
-                    if c.kind != EXPECTED and c.base in FAILING and c.head in FAILING
-                    else c.kind
-                )
-                ET.SubElement(
-                    case,
-                    "failure",
-                    type=kind,
-                    message=cut(f"{c.base or '—'} → {c.head or '—'}: {text}", 500),
-                ).text = text
+                still = c.kind != EXPECTED and c.base in FAILING and c.head in FAILING
+                kind = "still_failing" if still else c.kind
+                _mark(case, "failure", f"{change}: {text}", text, type=kind)
             elif c.kind == EXPECTED and c.issue is not None:
-                ET.SubElement(case, "skipped", message=cut(said(c.issue), 500))
+                _mark(case, "skipped", said(c.issue))
             elif (
                 c.head == "partial"
-            ):  # a passing testcase that says what is missing (and what allowed the loss)
+            ):  # passes, and says what is missing (and what allowed the loss)
                 extra = f" (coverage lost, not gated: {allowed[key]})" if key in allowed else ""
                 ET.SubElement(case, "system-out").text = f"partial: {c.note}{extra}"
             elif c.head == "error" and c.kind != EXPECTED:  # the harness's, as in run --junit
-                ET.SubElement(
-                    case,
-                    "error",
-                    type="error",
-                    message=cut(f"{c.base or '—'} → error: {text}", 500),
-                ).text = text
+                _mark(case, "error", f"{c.base or '—'} → error: {text}", text, type="error")
             elif key in allowed:
-                ET.SubElement(
-                    case,
-                    "skipped",
-                    message=cut(
-                        f"{kind_word(c.kind)}: {c.base or '—'} → {c.head or '—'}, not gated: "
-                        f"{allowed[key]} {text}",
-                        500,
-                    ),
-                )
+                note = f"{kind_word(c.kind)}: {change}, not gated: {allowed[key]} {text}"
+                _mark(case, "skipped", note)
             elif c.kind in (FLAKY, INCONCLUSIVE, EXPECTED, NOT_COMPARABLE, COVERAGE_LOST):
-                ET.SubElement(
-                    case,
-                    "skipped",
-                    message=cut(
-                        f"{kind_word(c.kind)}: {c.base or '—'} → {c.head or '—'} {text}", 500
-                    ),
-                )
+                _mark(case, "skipped", f"{kind_word(c.kind)}: {change} {text}")
             elif c.head in (*NOT_EXERCISED, "xfail"):  # not a pass: says why (docs/statuses.md)
-                ET.SubElement(case, "skipped", message=cut(f"{c.head}: {c.note or text}", 500))
+                _mark(case, "skipped", f"{c.head}: {c.note or text}")
         counted(suite)
     if verdict is not None:
         _gate_suite(root, verdict)
@@ -632,10 +607,15 @@ def _gate_suite(root: ET.Element, verdict: Verdict) -> None:
     for r in reasons:
         case = ET.SubElement(suite, "testcase", classname="gate", name=r.code)
         if r.gates:
-            ET.SubElement(case, "failure", type=r.code, message=cut(r.line(), 500)).text = r.line()
+            _mark(case, "failure", r.line(), r.line(), type=r.code)
         else:
-            ET.SubElement(case, "skipped", message=cut(f"not gated: {r.line()}", 500))
+            _mark(case, "skipped", f"not gated: {r.line()}")
     counted(suite)
+
+
+def _mark(case: ET.Element, tag: str, message: str, text: str | None = None, **attrs: str) -> None:
+    """A testcase's outcome element: its ``message`` cut to what a CI page shows, ``text`` whole."""
+    ET.SubElement(case, tag, attrs, message=cut(message, 500)).text = text
 
 
 @functools.cache
