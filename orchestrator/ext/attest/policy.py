@@ -20,6 +20,7 @@ The rule, in order:
 from __future__ import annotations
 
 import fnmatch
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -270,22 +271,18 @@ def _sorted(
         why = _usable(att, digest)
         st = att.statement if isinstance(att.statement, Mapping) else {}
         ptype = str(st.get("predicateType") or "")[:200] if not att.problem else ""
+        row = functools.partial(Considered, att.where, ptype)
         if why:
-            rows[i] = Considered(att.where, ptype, "rejected", "", "", why[:500])
+            rows[i] = row("rejected", "", "", why[:500])
             continue
         when = signed_time(st)
-        shown = when.isoformat().replace("+00:00", "Z") if when else ""
         if ptype != wanted:
-            rows[i] = Considered(att.where, ptype, "ignored", shown, provenance(st), summary(st))
+            rows[i] = row("ignored", _show(when), provenance(st), summary(st))
             continue
         if att.payload in first_of:  # the same signed statement again (another copy)
-            rows[i] = Considered(
-                att.where,
-                ptype,
-                "duplicate",
-                shown,
-                provenance(st),
-                f"the same signed statement as {attestations[first_of[att.payload]].where}",
+            same = attestations[first_of[att.payload]].where
+            rows[i] = row(
+                "duplicate", _show(when), provenance(st), f"the same signed statement as {same}"
             )
             continue
         first_of[att.payload] = i
