@@ -204,29 +204,16 @@ def decide(  # noqa: PLR0913  # keyword-only: what verify was asked, and what it
     dated = [(i, w) for i, w in candidates if w is not None]
     newest = max((w for _, w in dated), default=None)
     top = [i for i, w in dated if w == newest]
+    untold = "which is newest cannot be told, so none decides"
     if not candidates:
-        reasons.append(
-            Reason(
-                "none",
-                f"no signed {NOUN[kind]} about {digest} counts: --require {require} reads {wanted}",
-            )
-        )
+        why = f"no signed {NOUN[kind]} about {digest} counts: --require {require} reads {wanted}"
+        reasons.append(Reason("none", why))
     elif undated:
-        reasons.append(
-            Reason(
-                "undated",
-                f"{len(undated)} {short} attestation(s) carry no signed time: which is newest "
-                "cannot be told, so none decides",
-            )
-        )
+        why = f"{len(undated)} {short} attestation(s) carry no signed time: {untold}"
+        reasons.append(Reason("undated", why))
     elif len(top) > 1:
-        reasons.append(
-            Reason(
-                "tie",
-                f"{len(top)} different {short} attestations share the newest signed time "
-                f"{_show(newest)}: which is newest cannot be told, so none decides",
-            )
-        )
+        why = f"{len(top)} different {short} attestations share the newest signed time"
+        reasons.append(Reason("tie", f"{why} {_show(newest)}: {untold}"))
     else:
         decider = top[0]
     for i, when in candidates:
