@@ -319,12 +319,9 @@ def library_cell(lib: Library, image: ImageInventory, published: str | None = No
         return TCell("")  # not this backend's library: nothing to say
     if image.run_id is None:
         return TCell("not measured", "missing", (), (), "no inventory of this image is stored")
+    looked = ", ".join(lib.keys)  # the components that would name the library
     return TCell(
-        "not found",
-        "absent",
-        (),
-        (image.run_id,),
-        "the inventory holds none of: " + ", ".join(lib.keys),
+        "not found", "absent", (), (image.run_id,), f"the inventory holds none of: {looked}"
     )
 
 
