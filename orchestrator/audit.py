@@ -13,8 +13,6 @@ from pydantic import BaseModel, ConfigDict
 
 from . import encode
 from .components import (
-    CATALOG_KEYS,
-    MAX_EXTRA,  # noqa: F401 (re-exported)
     UNPINNED,
     Component,
     Inventory,
@@ -63,7 +61,7 @@ def parse_inventory(obj: Any) -> Inventory:
 def resolve(inventory: Inventory, key: str) -> Component | None:
     """The inventory component that stands for a catalog key."""
     key = key.strip().lower()
-    for name in (CATALOG_KEYS.get(key, key), "pip:" + re.sub(r"[-_.]+", "-", key), "deb:" + key):
+    for name in (key, "pip:" + re.sub(r"[-_.]+", "-", key), "deb:" + key):
         comp = inventory.get(name)
         if comp is not None:
             return comp
@@ -81,47 +79,29 @@ def compare(inventory: Inventory, expected: dict[str, str], *, build: bool = Tru
         want = str(want).strip()
         comp = resolve(inventory, key)
         if comp is None:
-            findings.append(
-                Finding(
-                    kind="missing",
-                    component=key,
-                    expected=want,
-                    message="%s: expected %s, not found in the image" % (key, want),
-                )
-            )
-        elif want.lower() in UNPINNED or not want:
-            findings.append(
-                Finding(
-                    kind="unpinned",
-                    component=key,
-                    expected=want,
-                    found=comp.value,
-                    evidence=comp.evidence,
-                    message="%s: unpinned (%s), image has %s" % (key, want or "-", comp.value),
-                )
+            message = "%s: expected %s, not found in the image" % (key, want)
+            findings.append(Finding(kind="missing", component=key, expected=want, message=message))
+            continue
+        kind: Literal["unpinned", "ok", "drift"]
+        if want.lower() in UNPINNED or not want:
+            kind, message = (
+                "unpinned",
+                "%s: unpinned (%s), image has %s" % (key, want or "-", comp.value),
             )
         elif version_matches(want, comp.value):
-            findings.append(
-                Finding(
-                    kind="ok",
-                    component=key,
-                    expected=want,
-                    found=comp.value,
-                    evidence=comp.evidence,
-                    message="%s %s" % (key, comp.value),
-                )
-            )
+            kind, message = "ok", "%s %s" % (key, comp.value)
         else:
-            findings.append(
-                Finding(
-                    kind="drift",
-                    component=key,
-                    expected=want,
-                    found=comp.value,
-                    evidence=comp.evidence,
-                    message="%s: expected %s, image has %s" % (key, want, comp.value),
-                )
+            kind, message = "drift", "%s: expected %s, image has %s" % (key, want, comp.value)
+        findings.append(
+            Finding(
+                kind=kind,
+                component=key,
+                expected=want,
+                found=comp.value,
+                evidence=comp.evidence,
+                message=message,
             )
+        )
     findings.extend(import_findings(inventory))
     findings.extend(version_findings(inventory))
     if build:

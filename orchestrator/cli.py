@@ -146,9 +146,11 @@ COMMANDS: tuple[tuple[str, str], ...] = (
 SHELLS = ("bash", "zsh", "fish", "powershell", "pwsh")
 
 
-def _completion(install: bool) -> Callable[[str | None], None]:
+def _completion(install: bool) -> Any:
     """--show-completion / --install-completion [SHELL]: the named shell's script (bash,
     zsh, fish, powershell, pwsh), or the current shell's when none is named."""
+    flag = "--install-completion" if install else "--show-completion"
+    does = "Install completion for" if install else "Print the completion script of"
 
     def act(value: str | None) -> None:
         if value is None:
@@ -156,7 +158,6 @@ def _completion(install: bool) -> Callable[[str | None], None]:
         from typer._completion_shared import _get_shell_name, get_completion_script
         from typer._completion_shared import install as install_script
 
-        flag = "--install-completion" if install else "--show-completion"
         shell = _get_shell_name() if value == "" else value
         if shell not in SHELLS:
             raise typer.BadParameter(
@@ -174,7 +175,15 @@ def _completion(install: bool) -> Callable[[str | None], None]:
             )
         raise typer.Exit()
 
-    return act
+    return typer.Option(
+        None,
+        flag,
+        is_eager=True,
+        expose_value=False,
+        metavar=f"[{'|'.join(SHELLS)}]",
+        callback=act,
+        help=f"{does} the shell named [default: the current shell].",
+    )
 
 
 def _print_version(value: bool) -> None:
@@ -191,24 +200,8 @@ def _root(
         callback=_print_version,
         help="Print valorch's version and exit.",
     ),
-    _install: str = typer.Option(
-        None,
-        "--install-completion",
-        is_eager=True,
-        expose_value=False,
-        metavar="[bash|zsh|fish|powershell|pwsh]",
-        callback=_completion(install=True),
-        help="Install completion for the shell named [default: the current shell].",
-    ),
-    _show: str = typer.Option(
-        None,
-        "--show-completion",
-        is_eager=True,
-        expose_value=False,
-        metavar="[bash|zsh|fish|powershell|pwsh]",
-        callback=_completion(install=False),
-        help="Print the completion script of the shell named [default: the current shell].",
-    ),
+    _install: str = _completion(install=True),
+    _show: str = _completion(install=False),
 ) -> None:
     """Containerized multi-backend validation orchestrator."""
 

@@ -21,29 +21,6 @@ MAX_ERRORS = 200
 
 Source = Literal["file", "dpkg", "pip", "header", "api", "command"]
 
-# catalog component key (the seed table's columns) -> inventory component name
-CATALOG_KEYS: dict[str, str] = {
-    "pytorch": "pytorch",
-    "ubuntu": "ubuntu",
-    "debian": "debian",
-    "python": "python",
-    "apex": "apex",
-    "torchvision": "torchvision",
-    "torchaudio": "torchaudio",
-    "tensorboard": "tensorboard",
-    "tensorflow": "tensorflow",
-    "magma": "magma",
-    "ucx": "ucx",
-    "ompi": "ompi",
-    "ofed": "ofed",
-    "rocm": "rocm",
-    "cuda": "cuda",
-    "cudnn": "cudnn",
-    "nccl": "nccl",
-    "numpy": "numpy",
-    "triton": "triton",
-    "os": "os",
-}
 UNPINNED = frozenset({"master", "main", "latest", "any", "*"})
 
 

@@ -61,10 +61,9 @@ def _visible(m: re.Match[str]) -> str:
     return visible(m.group(0))
 
 
-def terminal(text: str, keep_newlines: bool = True) -> str:
+def terminal(text: str) -> str:
     """Controls other than newline and tab made visible."""
-    text = _UNSAFE.sub(_visible, text)
-    return text if keep_newlines else text.replace("\n", "\u2424")  # ␤
+    return _UNSAFE.sub(_visible, text)
 
 
 def one_line(text: str) -> str:

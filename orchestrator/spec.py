@@ -223,8 +223,6 @@ MIN_CPUS, MAX_CPUS = 0.01, 4096.0
 def memory_bytes(text: str) -> int:
     """Bytes of a docker-style size (512m, 2g, 1.5G, 4096: bytes); ValueError when it is not
     one or lies outside [MIN_MEMORY, MAX_MEMORY]."""
-    import re
-
     given = text.strip()
     if not re.fullmatch(MEMORY_SIZE[1:-1], given):
         raise ValueError(f"{text!r} is not a size (e.g. 512m, 8g, 1.5g)")
@@ -325,8 +323,6 @@ _DECLARED_ID = r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*$"
 
 
 def _compile_all(value: tuple[str, ...]) -> tuple[str, ...]:
-    import re
-
     for pattern in value:
         try:
             re.compile(pattern)
@@ -519,8 +515,6 @@ class SuiteRef(Frozen):
     @field_validator("pass_env")
     @classmethod
     def _names(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        import re
-
         for name in value:
             if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,127}", name):
                 raise ValueError(f"{name[:130]!r} is not an environment variable name")
@@ -672,6 +666,12 @@ def declared_hash(suite: SuiteRef) -> str | None:
     if declaration is None:
         return None
     return hashlib.sha256(json.dumps(declaration, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def tampered(metrics: dict[str, Any] | None) -> bool:
+    """A result's metrics say its check's results were tampered with or cut at the output cap
+    (the ``error`` executors/transcript.py writes in their place)."""
+    return bool((metrics or {}).get("tampered") or (metrics or {}).get("output_capped"))
 
 
 class CheckResult(Frozen):

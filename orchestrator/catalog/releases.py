@@ -17,7 +17,7 @@ from __future__ import annotations
 import csv
 import io
 import re
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from ..components import Component, Inventory, version_matches
@@ -185,14 +185,7 @@ class Published:
     message: str
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind,
-            "subject": self.subject,
-            "published": self.published,
-            "measured": self.measured,
-            "source": self.source,
-            "message": self.message,
-        }
+        return asdict(self)
 
 
 def _measured(inv: Inventory, name: str) -> Component | None:

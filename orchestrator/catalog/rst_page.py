@@ -6,7 +6,7 @@ and cell primitives are ``rst_table``'s; what a cell says is ``rst_cells``'."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from . import rst_cells as cells
@@ -39,14 +39,7 @@ class Unread:
     reason: str
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "line": self.line,
-            "table": self.table,
-            "image": self.image,
-            "column": self.column,
-            "cell": self.cell,
-            "reason": self.reason,
-        }
+        return asdict(self)
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""valorch bisect --check ID --images A1 A2 ... An: the first image where a check went bad."""
+"""valorch bisect --check ID --images A1 A2 ... An: the first image where a check went bad,
+and the changed components most likely to blame (regression/culprit.py ranks them)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,9 @@ from .common import (
 from .placing import where_options
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from ..regression.culprit import Suspect
     from ..services.placing import Where
 
 
@@ -41,7 +45,6 @@ def bisect(
     where: Where,
 ) -> None:
     """Run one check in as few images as it takes (at most ⌈log₂ n⌉ + 1) to name the first bad one."""
-    from ..render.bisect import suspects_json, suspects_text
     from ..services import bisect as service
     from .progress import RunViews
 
@@ -68,7 +71,18 @@ def bisect(
                     {"image": p.image, "verdict": p.verdict, "run": p.run_id, "message": p.message}
                     for p in found.probes
                 ],
-                "culprits": suspects_json(found.suspects),
+                "culprits": [  # ranked by regression/culprit.py, most related first
+                    {
+                        "rank": i,
+                        "component": s.change.subject,
+                        "change": s.change.kind,
+                        "old": s.change.old,
+                        "new": s.change.new,
+                        "tier": s.tier,
+                        "why": s.why,
+                    }
+                    for i, s in enumerate(found.suspects, 1)
+                ],
                 "culprit_note": found.culprit_note,
             }
         )
@@ -86,6 +100,28 @@ def bisect(
             f"{check} went bad in {found.first_bad} ({bad.verdict}: {fit(bad.message, 200)}); "
             f"last good {found.last_good} ({len(found.probes)} runs of at most {found.budget})"
         )
-    text = suspects_text(found.suspects, found.culprit_note)
+    text = _suspects_text(found.suspects, found.culprit_note)
     if text:
         out.print(text.rstrip("\n"), markup=False, highlight=False)
+
+
+def _change(s: Suspect) -> str:
+    c = s.change
+    if c.kind == "added":
+        return f"added {c.new}"
+    if c.kind == "removed":
+        return f"removed (was {c.old})"
+    return f"{c.old} -> {c.new}"
+
+
+def _suspects_text(suspects: Sequence[Suspect], note: str, limit: int = 25) -> str:
+    """``changed components (inventory diff A -> B), most related to the check first:`` and one
+    line per component: rank, tier, name, change, why."""
+    if not suspects:
+        return note + "\n" if note else ""
+    lines = [f"changed components ({note}), most related to the check first:"]
+    for i, s in enumerate(suspects[:limit], 1):
+        lines.append(f"  {i:>2}. [{s.tier}] {s.change.subject}: {_change(s)}  ({s.why})")
+    if len(suspects) > limit:
+        lines.append(f"  … and {len(suspects) - limit} more (--json lists them all)")
+    return "\n".join(lines) + "\n"

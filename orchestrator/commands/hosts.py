@@ -47,9 +47,9 @@ def _table(hosts: tuple[HostSpec, ...]) -> Table:
 @app.command("list")
 def list_hosts(hosts_file: Path = HostsOption, as_json: bool = JsonOption) -> None:
     """The hosts of the inventory (--hosts / VALORCH_HOSTS), else the local host as detected."""
-    from ..services import hosts as service
+    from ..hosts.inventory import resolve_hosts
 
-    hosts = service.hosts(hosts_file)
+    hosts = resolve_hosts(hosts_file)
     if as_json:
         print_json([h.model_dump(mode="json") for h in hosts])
         return

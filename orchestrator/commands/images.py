@@ -63,10 +63,8 @@ def list_images(
     if present or hosts_file:
         chosen = [i for i in load_catalog(catalog).images if not family or i.family == family]
         return _presence(chosen, hosts_file, as_json)
-    from ..services.listings import image_rows
-
-    directory = catalog or project_dir() / "images"
-    rows = [r for r in image_rows(directory) if not family or r["family"] == family]
+    images = load_catalog(catalog).images  # read from the files every time, as they are now
+    rows = [i.model_dump(mode="json") for i in images if not family or i.family == family]
     if as_json:
         print_json(rows)
         return

@@ -51,9 +51,9 @@ def resolve_job_path(job: str) -> Path:
 @app.command("list")
 def list_jobs(as_json: bool = JsonOption) -> None:
     """Every job spec of jobs/ with its images and suites."""
-    from ..services.listings import job_rows
+    from ..services.jobs import job_specs
 
-    rows = job_rows(project_dir() / "jobs")
+    rows = job_specs(project_dir() / "jobs")
     if as_json:
         print_json(rows)
         return

@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from ..catalog.core import Catalog
-    from ..services.matrix import MatrixQuery
 
 app = typer.Typer(help="The compatibility matrix from stored results.", no_args_is_help=True)
 
@@ -142,24 +141,20 @@ def render(
     if version:
         doc = service.published(deferred_sessions(db), version)
     else:
-        doc = service.build_document(
-            deferred_sessions(db),
-            db,
-            catalog,
-            _query(
-                layout,
-                rows,
-                columns,
-                image,
-                since,
-                tier_policy,
-                job,
-                include_adhoc,
-                fresh_days,
-                releases,
-                known_issues,
-            ),
+        query = service.MatrixQuery(
+            layout,
+            rows,
+            columns,
+            tuple(image or ()),
+            cast("datetime | None", since),  # parsed by flags.date
+            tier_policy,
+            job,
+            include_adhoc,
+            fresh_days,
+            releases,
+            known_issues,
         )
+        doc = service.build_document(deferred_sessions(db), db, catalog, query)
     chosen = cast("tuple[str, ...]", status)  # flags.statuses parsed it
     write_output(service.render_document(doc, fmt, fragment, chosen), out_path)
 
@@ -191,24 +186,19 @@ def publish(
     from ..services import matrix as service
 
     service.fresh_window(fresh_days)
-    done = service.publish(
-        deferred_sessions(db),
-        db,
-        catalog,
-        version,
-        _query(
-            layout,
-            rows,
-            columns,
-            image,
-            since,
-            tier_policy,
-            job,
-            include_adhoc,
-            fresh_days,
-            known_issues=known_issues,
-        ),
+    query = service.MatrixQuery(
+        layout,
+        rows,
+        columns,
+        tuple(image or ()),
+        cast("datetime | None", since),  # parsed by flags.date
+        tier_policy,
+        job,
+        include_adhoc,
+        fresh_days,
+        known_issues=known_issues,
     )
+    done = service.publish(deferred_sessions(db), db, catalog, version, query)
     if as_json:
         print_json(done)
     else:
@@ -248,34 +238,3 @@ def versions(db: str = DbOption, as_json: bool = JsonOption) -> None:
             str(v["cells"]),
         )
     out.print(table)
-
-
-def _query(
-    layout: str,
-    rows: str | None,
-    columns: str | None,
-    image: list[str] | None,
-    since: object,
-    tier_policy: Path | None,
-    job: str | None,
-    include_adhoc: bool,
-    fresh_days: int,
-    releases: Path | None = None,
-    known_issues: Path | None = None,
-) -> MatrixQuery:
-    """The matrix flags of ``render`` and ``publish`` as the service takes them."""
-    from ..services.matrix import MatrixQuery
-
-    return MatrixQuery(
-        layout,
-        rows,
-        columns,
-        tuple(image or ()),
-        cast("datetime | None", since),  # parsed by flags.date
-        tier_policy,
-        job,
-        include_adhoc,
-        fresh_days,
-        releases,
-        known_issues,
-    )

@@ -23,7 +23,7 @@ def print_term(
     """The verdict block (qualified or not, why, the first check ids), the gate's failures,
     regressions and lost coverage, then every other section; each red cell with its triage."""
 
-    from ..render.diff import SECTIONS, _timing_text, count_words, header, why_text
+    from ..render.diff import SECTIONS, count_words, detail, header
     from ..spec import COUNTED
 
     h = header(report)
@@ -84,7 +84,7 @@ def print_term(
                 c.check,
                 c.base or "—",
                 c.head or "—",
-                " — ".join(x for x in (_timing_text(c) or c.note, why_text(why, c)) if x),
+                detail(c, why),
                 style="red" if c.kind in COUNTED else None,
             )
         out.print(table)
@@ -94,7 +94,7 @@ def print_term(
 
 def _print_gated(verdict: Verdict, why: dict[tuple[str, str], Triage] | None) -> set[int]:
     """The verdict's tables (what failed the gate, with each gate's note); the cells shown."""
-    from ..render.diff import _timing_text, gate_mark, verdict_rows, why_text
+    from ..render.diff import detail, gate_mark, verdict_rows
 
     shown: set[int] = set()
     for title, gated in verdict_rows(verdict):
@@ -103,9 +103,6 @@ def _print_gated(verdict: Verdict, why: dict[tuple[str, str], Triage] | None) ->
             table.add_column(col)
         for cell, gate_note in gated:
             shown.add(id(cell))
-            detail = " — ".join(
-                x for x in (_timing_text(cell) or cell.note, why_text(why, cell)) if x
-            )
             table.add_row(
                 gate_mark(gate_note),
                 cell.env,
@@ -113,7 +110,7 @@ def _print_gated(verdict: Verdict, why: dict[tuple[str, str], Triage] | None) ->
                 cell.base or "—",
                 cell.head or "—",
                 gate_note,
-                detail,
+                detail(cell, why),
                 style="red",
             )
         out.print(table)

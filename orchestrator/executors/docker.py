@@ -224,7 +224,7 @@ class DockerExecutor:
         reference = runnable(task.image)  # a known digest runs as repo@sha256:…, never the tag
         digest, image_id, problem = self.image_names(reference)
         if problem:
-            return _infra_failure(task, problem, {}, digest)
+            return infrastructure_failure(task, problem, image_digest=digest)
         transcript = Transcript(on_result=on_result)
         archives = workload_archives(task, top="")  # made for PROBE_ROOT itself
         deadline = overall_timeout(task)
@@ -241,9 +241,8 @@ class DockerExecutor:
                 on_started,
             )
         except (docker.errors.DockerException, RequestsConnectionError) as exc:
-            return _infra_failure(
-                task, f"engine error running {reference}: {str(exc)[:500]}", {}, digest
-            )
+            message = f"engine error running {reference}: {str(exc)[:500]}"
+            return infrastructure_failure(task, message, image_digest=digest)
         transcript.close()
         timings = {**ran.timings, "total_s": time.perf_counter() - t0, **transcript.breakdown()}
         killed = (
@@ -408,12 +407,6 @@ def _kill(container: Container, killed: threading.Event) -> None:
     killed.set()
     with contextlib.suppress(docker.errors.DockerException):
         container.kill()
-
-
-def _infra_failure(
-    task: Task, message: str, timings: dict[str, float], digest: str | None
-) -> Execution:
-    return infrastructure_failure(task, message, timings=timings, image_digest=digest)
 
 
 def reap(client: docker.DockerClient, run_id: str | None = None) -> int:

@@ -284,36 +284,23 @@ def conclude(
         results = _distrust_last(results, transcript, task, _signal_name(exit_code))
     if signalled is None:
         signalled = exit_code is not None and exit_code >= 128
+    status: Status = "error"
+    why, died = "the probe never reported this check", False
     if transcript.truncated:
-        results = complete(
-            results,
-            task.checks,
-            "error",
-            f"not reported: {transcript.cut_reason}, and the rest was discarded",
-            log,
-        )
+        why = f"not reported: {transcript.cut_reason}, and the rest was discarded"
     elif killed:
-        results = complete(results, task.checks, "timeout", killed, log)
+        status, why = "timeout", killed
     elif transcript.fatal:
-        results = complete(
-            results, task.checks, "error", f"probe refused to run: {transcript.fatal}", log
-        )
+        why = f"probe refused to run: {transcript.fatal}"
     elif signalled or (cause and exit_code != 0):
-        results = probe_killed(
-            results, task.checks, led.running, cause or _signal_name(exit_code), log
-        )
+        died = True  # a signal or the OOM killer: the check it hit crashed, the rest rerun
     elif exit_code != 0:
-        results = complete(
-            results,
-            task.checks,
-            "error",
-            f"the probe exited with code {exit_code} before reporting",
-            log,
-        )
+        why = f"the probe exited with code {exit_code} before reporting"
+    if died:
+        reason = cause or _signal_name(exit_code)
+        results = probe_killed(results, task.checks, led.running, reason, log)
     else:
-        results = complete(
-            results, task.checks, "error", "the probe never reported this check", log
-        )
+        results = complete(results, task.checks, status, why, log)
     return Execution(
         results=tuple(not_applicable(results, task)),
         exit_code=exit_code,

@@ -7,6 +7,7 @@ reads of this machine (/dev, /sys, SMI commands through proc) are the functions 
 from __future__ import annotations
 
 import csv
+import functools
 import glob
 import io
 import json
@@ -200,86 +201,55 @@ def health(
     out = []
     for g in gpus:
         t, ecc = g.get("temperature_c"), g.get("ecc_uncorrectable")
-        out.append(
-            Probe(
-                1,
-                f"gpu{g['gpu']}.temperature",
-                t is None or t <= temp_limit,
-                f"{t:g} C" if t is not None else "not reported",
-            )
-        )
-        out.append(
-            Probe(
-                1,
-                f"gpu{g['gpu']}.ecc",
-                not ecc,
-                f"{int(ecc)} uncorrectable"
-                if ecc
-                else ("0 uncorrectable" if ecc is not None else "not reported"),
-            )
-        )
-    if apps:
-        who = ", ".join(f"{a['name'] or '?'} (pid {a['pid']}, {a['mb']:.0f} MB)" for a in apps)
-        out.append(
-            Probe(1, "gpu.other_processes", False, f"GPU memory in use by other processes: {who}")
-        )
-    else:
-        out.append(Probe(1, "gpu.other_processes", True, "no other process holds GPU memory"))
+        hot = "not reported" if t is None else f"{t:g} C"
+        out.append(Probe(1, f"gpu{g['gpu']}.temperature", t is None or t <= temp_limit, hot))
+        errors = "not reported" if ecc is None else f"{int(ecc)} uncorrectable"
+        out.append(Probe(1, f"gpu{g['gpu']}.ecc", not ecc, errors))
+    who = ", ".join(f"{a['name'] or '?'} (pid {a['pid']}, {a['mb']:.0f} MB)" for a in apps)
+    said = (
+        f"GPU memory in use by other processes: {who}"
+        if apps
+        else "no other process holds GPU memory"
+    )
+    out.append(Probe(1, "gpu.other_processes", not apps, said))
     return out
 
 
 def device_nodes(vendor: str, dev: str = "/dev") -> Probe:
     """L0: the device nodes a container of this vendor's backend is given exist here."""
     if vendor == "amd":
-        want = [f"{dev}/kfd"]
-        render = sorted(glob.glob(f"{dev}/dri/renderD*"))
-        missing = [p for p in want if not os.path.exists(p)] + (
-            [] if render else [f"{dev}/dri/renderD*"]
-        )
-        have = want + render
+        want, each = [f"{dev}/kfd"], f"{dev}/dri/renderD*"
     else:
-        want = [f"{dev}/nvidiactl", f"{dev}/nvidia-uvm"]
-        cards = sorted(glob.glob(f"{dev}/nvidia[0-9]*"))
-        missing = [p for p in want if not os.path.exists(p)] + (
-            [] if cards else [f"{dev}/nvidia[0-9]*"]
-        )
-        have = want + cards
+        want, each = [f"{dev}/nvidiactl", f"{dev}/nvidia-uvm"], f"{dev}/nvidia[0-9]*"
+    found = sorted(glob.glob(each))  # one per GPU
+    missing = [p for p in want if not os.path.exists(p)] + ([] if found else [each])
     if missing:
         return Probe(0, "device_nodes", False, f"missing {', '.join(missing)}")
-    return Probe(0, "device_nodes", True, ", ".join(have))
+    return Probe(0, "device_nodes", True, ", ".join(want + found))
 
 
 def driver_version(vendor: str, sys_root: str = "/sys") -> Probe:
     """L0: the driver (and ROCm runtime) version can be read."""
+    said = functools.partial(Probe, 0, "driver_version")
     if vendor == "amd":
         for path in (f"{sys_root}/module/amdgpu/version", "/opt/rocm/.info/version"):
             try:
                 with open(path) as fh:
                     text = fh.read().strip()
                 if text:
-                    return Probe(0, "driver_version", True, f"{path}: {text}")
+                    return said(True, f"{path}: {text}")
             except OSError:
                 continue
         done = proc.call(["amd-smi", "version"], timeout=30)
         if done.ok and done.stdout.strip():
-            return Probe(0, "driver_version", True, done.stdout.strip().splitlines()[0][:200])
-        return Probe(
-            0,
-            "driver_version",
-            False,
-            "amdgpu/ROCm version unreadable (sysfs, /opt/rocm/.info, amd-smi)",
-        )
+            return said(True, done.stdout.strip().splitlines()[0][:200])
+        return said(False, "amdgpu/ROCm version unreadable (sysfs, /opt/rocm/.info, amd-smi)")
     done = proc.call(
         ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"], timeout=30
     )
     if done.ok and done.stdout.strip():
-        return Probe(0, "driver_version", True, f"NVIDIA driver {done.stdout.split()[0]}")
-    return Probe(
-        0,
-        "driver_version",
-        False,
-        f"nvidia-smi: {done.error or done.stderr.strip()[:200] or 'no output'}",
-    )
+        return said(True, f"NVIDIA driver {done.stdout.split()[0]}")
+    return said(False, f"nvidia-smi: {done.error or done.stderr.strip()[:200] or 'no output'}")
 
 
 def smi_health(vendor: str) -> list[Probe]:
@@ -288,14 +258,8 @@ def smi_health(vendor: str) -> list[Probe]:
         metric = proc.call(["amd-smi", "metric", "--json"], timeout=60)
         procs = proc.call(["amd-smi", "process", "--json"], timeout=60)
         if not metric.ok:
-            return [
-                Probe(
-                    1,
-                    "smi",
-                    False,
-                    f"amd-smi metric: {metric.error or metric.stderr.strip()[:200]}",
-                )
-            ]
+            why = metric.error or metric.stderr.strip()[:200]
+            return [Probe(1, "smi", False, f"amd-smi metric: {why}")]
         return health(
             parse_amd_smi_metric(metric.stdout),
             parse_amd_smi_process(procs.stdout) if procs.ok else [],
@@ -329,14 +293,8 @@ def diagnostics(vendor: str) -> list[Probe]:
     if vendor == "nvidia" and shutil.which("dcgmi"):
         done = proc.call(["dcgmi", "diag", "-r", "1"], timeout=300)
         bad = parse_dcgmi_diag(done.stdout)
-        return [
-            Probe(
-                1,
-                "dcgmi_diag_r1",
-                done.ok and not bad,
-                "; ".join(f"{n}: {r}" for n, r in bad) or (done.error or "all passed"),
-            )
-        ]
+        said = "; ".join(f"{n}: {r}" for n, r in bad) or (done.error or "all passed")
+        return [Probe(1, "dcgmi_diag_r1", done.ok and not bad, said)]
     rvs = shutil.which("rvs") or (
         "/opt/rocm/bin/rvs" if os.path.exists("/opt/rocm/bin/rvs") else None
     )
@@ -346,33 +304,19 @@ def diagnostics(vendor: str) -> list[Probe]:
         )
         done = proc.call([rvs] + (["-c", conf] if conf else ["-g"]), timeout=300)
         failures = parse_rvs(done.stdout)
-        return [
-            Probe(
-                1,
-                "rvs",
-                done.ok and not failures,
-                "; ".join(failures[:5]) or (done.error or "no failure reported"),
-            )
-        ]
+        said = "; ".join(failures[:5]) or (done.error or "no failure reported")
+        return [Probe(1, "rvs", done.ok and not failures, said)]
     return []
 
 
 def kernel_log(since: datetime | None, until: datetime | None) -> Probe:
     """L1: amdgpu / Xid errors in the kernel log within the window."""
+    said = functools.partial(Probe, 1, "kernel_log")
     done = proc.call(["dmesg", "--time-format", "iso"], timeout=30)
     if not done.ok:
         done = proc.call(["journalctl", "-k", "-o", "short-iso", "--no-pager"], timeout=60)
     if not done.ok:
-        return Probe(
-            1,
-            "kernel_log",
-            True,
-            f"kernel log not readable here ({done.error or done.stderr.strip()[:100]})",
-        )
+        why = done.error or done.stderr.strip()[:100]
+        return said(True, f"kernel log not readable here ({why})")
     found = scan_kernel_log(done.stdout, since, until)
-    return Probe(
-        1,
-        "kernel_log",
-        not found,
-        "; ".join(found[:5]) if found else "no amdgpu/Xid errors in the window",
-    )
+    return said(not found, "; ".join(found[:5]) or "no amdgpu/Xid errors in the window")

@@ -4,7 +4,7 @@ renderer reads one; a published version stores one and gives it back unchanged."
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .model import LEGEND
@@ -151,3 +151,26 @@ def freshness(stale: int, cells: int, days: int) -> str:
     if not cells:
         return "freshness: the cells of this layout carry no date (the checks layout dates each)"
     return f"freshness: {stale} of {cells} dated cell{'s' if cells != 1 else ''} older than {days} days"
+
+
+def rows_with(doc: Document, statuses: tuple[str, ...]) -> Document:
+    """``matrix render --status fail,crash``: ``doc`` with only the rows where some cell's
+    evidence has one of ``statuses`` (its verdict, or any attempt's status), every column
+    kept; all of it when none given."""
+    if not statuses:
+        return doc
+    wanted = frozenset(statuses)
+    rows = tuple(
+        r
+        for r in doc.table.rows
+        if any(c.verdict in wanted or wanted.intersection(c.statuses) for c in r.cells)
+    )
+    params = {**doc.params, "status": list(statuses)}
+    table = replace(doc.table, rows=rows)
+    if not rows:  # a filter that matched nothing says so in every format, not an empty table
+        said = (
+            f"No row has a cell in {', '.join(statuses)} "
+            f"(without --status the matrix has {len(doc.table.rows)} rows)."
+        )
+        table = replace(table, notes=(said, *table.notes))
+    return Document(doc.header, table, params)

@@ -113,25 +113,17 @@ def checks_table(
     body = tuple(
         TRow(r.key, labels(r), tuple(_tcell(m.cell(r.key, c)) for c in m.columns)) for r in m.rows
     )
-    title = f"{'Features' if rows == 'features' else 'Checks'} by {columns[:-1]}"
-    notes = (
-        (LEGEND,)
-        if rows == "checks"
-        else (
-            LEGEND,
-            "A feature combines the checks that evidence it: "
-            "all pass ✅, any failing ❌ (or unsupported ⊘), otherwise partial ⚠️ or inconclusive ⁇.",
-        )
-    )
-    return Table(
-        "features" if rows == "features" else "checks",
-        title,
-        heads,
-        m.columns,
-        body,
-        notes,
-        literal,
-    )
+    kind = "features" if rows == "features" else "checks"
+    title = f"{kind.capitalize()} by {columns[:-1]}"
+    notes = (LEGEND,) if rows == "checks" else (LEGEND, FEATURE_NOTE)
+    return Table(kind, title, heads, m.columns, body, notes, literal)
+
+
+#: the note under a features table: how its checks make a feature's cell (model.combine)
+FEATURE_NOTE = (
+    "A feature combines the checks that evidence it: "
+    "all pass ✅, any failing ❌ (or unsupported ⊘), otherwise partial ⚠️ or inconclusive ⁇."
+)
 
 
 def since_table(obs: Sequence[Observation], runs: Sequence[RunInfo], rows: str) -> Table:

@@ -307,28 +307,21 @@ def library_cell(lib: Library, image: ImageInventory, published: str | None = No
     the library, images import-releases) that version beside it."""
     found = _found(lib, image.components) if image.run_id else None
     if found is not None and image.run_id:
-        key, version = found
+        key, text = found  # a version, no badge
+        note = f"inventory component {key}"
         if published:
-            return TCell(
-                f"{version} (published {published})",
-                "",
-                (),
-                (image.run_id,),
-                f"inventory component {key}; the release table publishes {published}",
+            text, note = (
+                f"{text} (published {published})",
+                f"{note}; the release table publishes {published}",
             )
-        return TCell(
-            version, "", (), (image.run_id,), f"inventory component {key}"
-        )  # a version, no badge
+        return TCell(text, "", (), (image.run_id,), note)
     if image.backend not in lib.backends:
         return TCell("")  # not this backend's library: nothing to say
     if image.run_id is None:
         return TCell("not measured", "missing", (), (), "no inventory of this image is stored")
+    looked = ", ".join(lib.keys)  # the components that would name the library
     return TCell(
-        "not found",
-        "absent",
-        (),
-        (image.run_id,),
-        "the inventory holds none of: " + ", ".join(lib.keys),
+        "not found", "absent", (), (image.run_id,), f"the inventory holds none of: {looked}"
     )
 
 

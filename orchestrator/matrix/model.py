@@ -165,13 +165,12 @@ def cell(attempts: Iterable[Observation]) -> Cell:
     v = verdict(o.status for o in group)
     if v == "pass" and "cpu-only" in flags:
         v = "cpu-only"  # a GPU image's check that ran on the CPU is never a GPU ✅
-    whens = [o.when for o in group if o.when is not None]
     return Cell(
         v,
         tuple(o.status for o in group),
         tuple(sorted({o.run_id for o in group})),
         last.message,
-        min(whens) if whens else None,
+        min((o.when for o in group if o.when is not None), default=None),
         tuple(flags),
         last.value,
     )
@@ -212,21 +211,13 @@ def combine(cells: Iterable[Cell]) -> Cell:
     said = [c for c in cells if c.verdict not in SILENT]
     statuses = tuple(s for c in cells for s in c.statuses)
     runs = tuple(sorted({r for c in cells for r in c.runs}))
-    whens = [c.when for c in cells if c.when is not None]
-    when = min(whens) if whens else None
+    when = min((c.when for c in cells if c.when is not None), default=None)
     flags = tuple(dict.fromkeys(f for c in cells for f in c.flags))
-    if not said:
-        return Cell(
-            next(
-                (v for v in ("skip", NOT_APPLICABLE) if any(c.verdict == v for c in cells)),
-                "missing",
-            ),
-            statuses,
-            runs,
-            "",
-            when,
-            flags,
+    if not said:  # skipped, else not applicable, else missing: whichever some cell says
+        quiet = next(
+            (v for v in ("skip", NOT_APPLICABLE) if v in {c.verdict for c in cells}), "missing"
         )
+        return Cell(quiet, statuses, runs, "", when, flags)
     verdicts = [c.verdict for c in said]
     message = next((c.message for c in said if c.verdict != "pass" and c.message), "")
     if all(v == "pass" for v in verdicts):

@@ -21,6 +21,7 @@ The rule is docs/design.md, "Regression rule":
 
 from __future__ import annotations
 
+import functools
 import math
 import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -352,6 +353,7 @@ def _one(
     run_noise: Mapping[tuple[str, str], float] | None = None,
 ) -> CellChange:
     env, check = key
+    change = functools.partial(CellChange, env, check)
     bo, ho = bo or [], ho or []
     any_o = (ho or bo)[-1]
     backend, host = any_o.backend, any_o.host
@@ -361,20 +363,16 @@ def _one(
     if not ho:
         hit = _excused(match, env, backend, host, check, "missing") if bv not in _NOT_RUN else None
         if hit is not None:  # it would be coverage lost: a live known issue excuses it
-            return CellChange(env, check, EXPECTED, bv, "", backend, note=hit.reason, issue=hit)
+            return change(EXPECTED, bv, "", backend, note=hit.reason, issue=hit)
         if bv in _NOT_RUN:  # it never ran in the baseline either: no coverage to lose
-            return CellChange(
-                env, check, CHANGED, bv, "", backend, note=f"check not run in head ({bv} in base)"
-            )
-        return CellChange(env, check, COVERAGE_LOST, bv, "", backend, note="check not run in head")
+            return change(CHANGED, bv, "", backend, note=f"check not run in head ({bv} in base)")
+        return change(COVERAGE_LOST, bv, "", backend, note="check not run in head")
     hv = verdict(o.status for o in ho)
     tampered = any(o.tampered for o in ho)
     if tampered:
         hit = _excused(match, env, backend, host, check, "error")
         if hit is not None:
-            return CellChange(
-                env, check, EXPECTED, bv, hv, backend, note=hit.reason, issue=hit, tampered=True
-            )
+            return change(EXPECTED, bv, hv, backend, note=hit.reason, issue=hit, tampered=True)
     vb, vh = bo[-1].version, ho[-1].version
     db, dh = bo[-1].definition, ho[-1].definition
     changed = (
@@ -392,14 +390,10 @@ def _one(
         if known is not None:
             issue, expired = known
             if not expired:
-                return CellChange(
-                    env, check, EXPECTED, bv, hv, backend, note=issue.reason, issue=issue
-                )
+                return change(EXPECTED, bv, hv, backend, note=issue.reason, issue=issue)
             note = f"waiver expired on {issue.until}: {issue.reason}"
     if changed:
-        return CellChange(
-            env,
-            check,
+        return change(
             NOT_COMPARABLE,
             bv,
             hv,
@@ -408,11 +402,9 @@ def _one(
             tampered=tampered,
         )
     if "error" in (bv, hv) or tampered:  # else a retry's verdict judges it; forged output never
-        return CellChange(
-            env, check, INCONCLUSIVE, bv, hv, backend, note=cut(ho[-1].message), tampered=tampered
-        )
+        return change(INCONCLUSIVE, bv, hv, backend, note=cut(ho[-1].message), tampered=tampered)
     if hv == "flaky":
-        return CellChange(env, check, FLAKY, bv, hv, backend, note=" → ".join(o.status for o in ho))
+        return change(FLAKY, bv, hv, backend, note=" → ".join(o.status for o in ho))
     kind = _status_kind(bv, hv)
     if kind == SAME and bv == "pass":
         br, hr = _by_run(bo), _by_run(ho)
@@ -432,9 +424,9 @@ def _one(
         if t is not None:
             t = replace(t, noisy=any(o.noisy for o in (*bo, *ho) if o.status == "pass"))
             note = "noisy host" if t.noisy and _timing_kind(replace(t, noisy=False)) != SAME else ""
-            return CellChange(env, check, _timing_kind(t), bv, hv, backend, timing=t, note=note)
-    return CellChange(
-        env, check, kind, bv, hv, backend, note=note
+            return change(_timing_kind(t), bv, hv, backend, timing=t, note=note)
+    return change(
+        kind, bv, hv, backend, note=note
     )  # a partial or still-failing check keeps its why
 
 
@@ -443,26 +435,23 @@ def _new_check(
 ) -> CellChange:
     """A check the baseline does not have: excused, a new failure, inconclusive, flaky, not
     run, or coverage gained."""
+    change = functools.partial(CellChange, env, check)
     hv = verdict(o.status for o in ho)
     tampered = any(o.tampered for o in ho)
     hit = _excused(match, env, backend, host, check, "error" if tampered else hv)
     if hit is not None and (hv in FAILING or tampered):
         note = hit.reason
-        return CellChange(
-            env, check, EXPECTED, "", hv, backend, note=note, issue=hit, tampered=tampered
-        )
+        return change(EXPECTED, "", hv, backend, note=note, issue=hit, tampered=tampered)
     if hv in FAILING or tampered:  # a new check that fails: a failure, never coverage gained
         note = cut(f"new check: {ho[-1].message}" if ho[-1].message else "new check")
-        return CellChange(env, check, NEW_FAILURE, "", hv, backend, note=note, tampered=tampered)
+        return change(NEW_FAILURE, "", hv, backend, note=note, tampered=tampered)
     if hv == "error":
-        return CellChange(
-            env, check, INCONCLUSIVE, "", hv, backend, note=cut(ho[-1].message or "new check")
-        )
+        return change(INCONCLUSIVE, "", hv, backend, note=cut(ho[-1].message or "new check"))
     if hv == "flaky":
-        return CellChange(env, check, FLAKY, "", hv, backend, note=" → ".join(o.status for o in ho))
+        return change(FLAKY, "", hv, backend, note=" → ".join(o.status for o in ho))
     if hv in _NOT_RUN:  # a new check that did not run: no coverage gained
-        return CellChange(env, check, CHANGED, "", hv, backend, note=f"new check, {hv}")
-    return CellChange(env, check, COVERAGE_GAINED, "", hv, backend, note="new check")
+        return change(CHANGED, "", hv, backend, note=f"new check, {hv}")
+    return change(COVERAGE_GAINED, "", hv, backend, note="new check")
 
 
 def _failed(note: str, hv: str, ho: Sequence[Obs]) -> str:

@@ -28,7 +28,7 @@ Classes, in the order they are tried (the first that the evidence shows wins):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from ..words import count
 
@@ -85,9 +85,7 @@ class Triage:
     runs: tuple[str, ...] = ()
     hosts: tuple[str, ...] = ()
     digests: tuple[str, ...] = ()
-    details: tuple[str, ...] = field(
-        default_factory=tuple
-    )  # e.g. the inventory diff of a drift (added later)
+    details: tuple[str, ...] = ()  # e.g. the inventory diff of a drift (added later)
 
 
 def final(attempts: tuple[str, ...]) -> str:

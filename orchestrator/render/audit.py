@@ -52,18 +52,20 @@ def render_findings_md(
                 "`%s`" % _cell(f.evidence) if f.evidence else "",
             )
         )
-    broken = [f.message for f in findings if f.kind == "broken"]
-    if broken:
-        lines += ["", "## Installed but does not import", ""] + ["- " + _cell(m) for m in broken]
-    differ = [f.message for f in findings if f.kind == "differs"]
-    if differ:
-        lines += ["", "## Module vs package manager", ""] + ["- " + _cell(m) for m in differ]
-    notes = [f.message for f in findings if f.kind == "build-mismatch"]
-    if notes:
-        lines += ["", "## Compiled against vs installed", ""] + ["- " + _cell(m) for m in notes]
-    if inventory is not None and inventory.errors:
-        lines += ["", "## Gatherer errors", ""] + ["- " + _cell(e) for e in inventory.errors]
+    said = {title: [f.message for f in findings if f.kind == kind] for kind, title in _SAID.items()}
+    said["Gatherer errors"] = list(inventory.errors) if inventory is not None else []
+    for title, items in said.items():
+        if items:
+            lines += ["", f"## {title}", ""] + ["- " + _cell(m) for m in items]
     return "\n".join(lines) + "\n"
+
+
+#: the findings listed below the table with their messages, by kind
+_SAID = {
+    "broken": "Installed but does not import",
+    "differs": "Module vs package manager",
+    "build-mismatch": "Compiled against vs installed",
+}
 
 
 def render_diff_md(changes: list[Change], a: str = "A", b: str = "B") -> str:
@@ -76,11 +78,7 @@ def render_diff_md(changes: list[Change], a: str = "A", b: str = "B") -> str:
         "| component | %s | %s | change |" % (_cell(a), _cell(b)),
         "| --- | --- | --- | --- |",
     ]
-    for c in head:
-        lines.append(
-            "| %s | %s | %s | %s |"
-            % (_cell(c.subject), _cell(c.old or "-"), _cell(c.new or "-"), c.kind)
-        )
+    lines += [_change_row(c) for c in head]
     if not head:
         lines.append("| (no headline component changed) | | | |")
     if pkgs:
@@ -93,12 +91,12 @@ def render_diff_md(changes: list[Change], a: str = "A", b: str = "B") -> str:
             "| package | %s | %s | change |" % (_cell(a), _cell(b)),
             "| --- | --- | --- | --- |",
         ]
-        lines += [
-            "| %s | %s | %s | %s |"
-            % (_cell(c.subject), _cell(c.old or "-"), _cell(c.new or "-"), c.kind)
-            for c in pkgs
-        ]
+        lines += [_change_row(c) for c in pkgs]
     return "\n".join(lines) + "\n"
+
+
+def _change_row(c: Change) -> str:
+    return f"| {_cell(c.subject)} | {_cell(c.old or '-')} | {_cell(c.new or '-')} | {c.kind} |"
 
 
 def render_diff_json(changes: list[Change], a: str = "A", b: str = "B") -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -39,7 +39,7 @@ from ..spec import INCONCLUSIVE_CHANGE as INCONCLUSIVE
 from ..words import count, cut
 from .badges import badge
 from .breaks import wbr
-from .junit import class_part
+from .junit import class_part, counted, written
 from .sides import own_aliases, paired_names
 from .style import CSS as PAGE_CSS
 from .waivers import as_dict, said
@@ -255,33 +255,34 @@ def verdict_md(report: Report, verdict: Verdict, why: Why | None = None) -> list
         lines.append("- ⚠️ infrastructure errors: the affected checks are inconclusive")
     lines.append("")
     for title, rows in verdict_rows(verdict):
-        lines += [
-            f"## {title} ({len(rows)})",
-            "",
+        lines += _md_table(
+            f"{title} ({len(rows)})",
             "| | environment | check | base | head | gate | detail |",
-            "|---|---|---|---|---|---|---|",
-        ]
-        lines += [
-            "| "
-            + " | ".join(
-                x if i == 2 else _md_cell(x)
-                for i, x in enumerate(
-                    (
-                        gate_mark(gate_note),
-                        c.env,
-                        _code(c.check),
-                        c.base or "—",
-                        c.head or "—",
-                        gate_note,
-                        " — ".join(t for t in (_timing_text(c) or c.note, why_text(why, c)) if t),
-                    )
+            (
+                _md_row(
+                    (gate_mark(n), c.env, c.check, c.base or "—", c.head or "—", n, detail(c, why))
                 )
-            )
-            + " |"
-            for c, gate_note in rows
-        ]
-        lines.append("")
+                for c, n in rows
+            ),
+        )
     return lines
+
+
+def _md_table(title: str, head: str, rows: Iterable[str]) -> list[str]:
+    """A titled Markdown table: ``head`` its header row, ``rows`` its rows, as written."""
+    return [f"## {title}", "", head, "|" + "---|" * (head.count("|") - 1), *rows, ""]
+
+
+def _md_row(cells: Iterable[str]) -> str:
+    """A table row of ``cells`` escaped, the third (a check id) as code."""
+    return (
+        "| " + " | ".join(_code(x) if i == 2 else _md_cell(x) for i, x in enumerate(cells)) + " |"
+    )
+
+
+def detail(c: CellChange, why: Why | None) -> str:
+    """A cell's detail: its timing (or note), then why it is red."""
+    return " — ".join(x for x in (_timing_text(c) or c.note, why_text(why, c)) if x)
 
 
 def _md_sides(report: Report, h: dict[str, Any], verdict: Verdict | None = None) -> list[str]:
@@ -326,15 +327,11 @@ def _md_warnings(report: Report, h: dict[str, Any]) -> list[str]:
 
 
 def _md_change_row(c: CellChange, why: Why | None) -> str:
-    detail = _timing_text(c) or c.note
-    if why_text(why, c):
-        detail += f" — {why_text(why, c)}"
-    cells = (c.mark, c.env, c.check, c.base or "—", c.head or "—", detail)
-    row = [_code(x) if i == 2 else _md_cell(x) for i, x in enumerate(cells)]
+    row = _md_row((c.mark, c.env, c.check, c.base or "—", c.head or "—", detail(c, why)))
     link = encode.href(c.issue.url) if c.issue else None
     if link:  # valorch's own link, after the encoding of the text (which defuses links)
-        row[-1] += f" ([link](<{link}>))"
-    return "| " + " | ".join(row) + " |"
+        row = row.removesuffix(" |") + f" ([link](<{link}>)) |"
+    return row
 
 
 def _md_changes(report: Report, shown: set[int], why: Why | None) -> list[str]:
@@ -342,63 +339,49 @@ def _md_changes(report: Report, shown: set[int], why: Why | None) -> list[str]:
     lines = []
     for title, kinds in SECTIONS:
         rows = [c for c in _sorted(report, kinds) if id(c) not in shown]
-        if not rows:
-            continue
-        lines += [
-            f"## {title} ({len(rows)})",
-            "",
-            "| | environment | check | base | head | detail |",
-            "|---|---|---|---|---|---|",
-        ]
-        lines += [_md_change_row(c, why) for c in rows]
-        lines.append("")
+        if rows:
+            head = "| | environment | check | base | head | detail |"
+            lines += _md_table(
+                f"{title} ({len(rows)})", head, (_md_change_row(c, why) for c in rows)
+            )
     return lines
 
 
 def _md_flips(report: Report) -> list[str]:
     if not report.flips:
         return []
-    return [
-        f"## Matrix cell flips ({len(report.flips)})",
-        "",
+    return _md_table(
+        f"Matrix cell flips ({len(report.flips)})",
         "| environment | check | base | head |",
-        "|---|---|---|---|",
-        *(f"| {_md_cell(f.env)} | {_code(f.check)} | {f.base} | {f.head} |" for f in report.flips),
-        "",
-    ]
+        (f"| {_md_cell(f.env)} | {_code(f.check)} | {f.base} | {f.head} |" for f in report.flips),
+    )
 
 
 def _md_geomean(report: Report) -> list[str]:
     if not report.geomean:
         return []
-    return [
-        "## Geometric-mean timing ratio (head/base, > 1 is worse)",
-        "",
+    return _md_table(
+        "Geometric-mean timing ratio (head/base, > 1 is worse)",
         "| environment | backend | ratio | checks |",
-        "|---|---|---|---|",
-        *(
+        (
             f"| {_md_cell(e)} | {b or '—'} | {r:.3f} ({_pct(r)}) | {n} |"
             for e, b, r, n in report.geomean
         ),
-        "",
-    ]
+    )
 
 
 def _md_noise(report: Report) -> list[str]:
     rows = noise_rows(report)
     if not rows:
         return []
-    return [
-        f"## Noise per timed check ({len(rows)})",
-        "",
+    return _md_table(
+        f"Noise per timed check ({len(rows)})",
         "| environment | check | CV base | CV head | run-to-run (A/A) | smallest detectable | host |",
-        "|---|---|---|---|---|---|---|",
-        *(
+        (
             f"| {_md_cell(e)} | {_code(k)} | {cb} | {ch} | {rs} | {d} | {'noisy' if n else 'quiet'} |"
             for e, k, cb, ch, rs, d, n in rows
         ),
-        "",
-    ]
+    )
 
 
 _MD_LEGEND = (
@@ -578,73 +561,37 @@ def diff_junit(report: Report, verdict: Verdict | None = None, why: Why | None =
         per_env.setdefault(c.env, []).append(c)
     for env, changes in per_env.items():
         suite = ET.SubElement(root, "testsuite", name=env)
-        n_fail = n_skip = n_err = 0
         for c in changes:
             case = ET.SubElement(suite, "testcase", classname=class_part(env), name=c.check)
-            text = " — ".join(x for x in (_timing_text(c) or c.note, why_text(why, c)) if x)
+            text = detail(c, why)
             key = (c.env, c.check)
+            change = f"{c.base or '—'} → {c.head or '—'}"
             if key in failing:
-                n_fail += 1
-                kind = (
-                    "still_failing"
-                    if c.kind != EXPECTED and c.base in FAILING and c.head in FAILING
-                    else c.kind
-                )
-                ET.SubElement(
-                    case,
-                    "failure",
-                    type=kind,
-                    message=cut(f"{c.base or '—'} → {c.head or '—'}: {text}", 500),
-                ).text = text
+                still = c.kind != EXPECTED and c.base in FAILING and c.head in FAILING
+                kind = "still_failing" if still else c.kind
+                _mark(case, "failure", f"{change}: {text}", text, type=kind)
             elif c.kind == EXPECTED and c.issue is not None:
-                n_skip += 1
-                ET.SubElement(case, "skipped", message=cut(said(c.issue), 500))
+                _mark(case, "skipped", said(c.issue))
             elif (
                 c.head == "partial"
-            ):  # a passing testcase that says what is missing (and what allowed the loss)
+            ):  # passes, and says what is missing (and what allowed the loss)
                 extra = f" (coverage lost, not gated: {allowed[key]})" if key in allowed else ""
                 ET.SubElement(case, "system-out").text = f"partial: {c.note}{extra}"
             elif c.head == "error" and c.kind != EXPECTED:  # the harness's, as in run --junit
-                n_err += 1
-                ET.SubElement(
-                    case,
-                    "error",
-                    type="error",
-                    message=cut(f"{c.base or '—'} → error: {text}", 500),
-                ).text = text
+                _mark(case, "error", f"{c.base or '—'} → error: {text}", text, type="error")
             elif key in allowed:
-                n_skip += 1
-                ET.SubElement(
-                    case,
-                    "skipped",
-                    message=cut(
-                        f"{kind_word(c.kind)}: {c.base or '—'} → {c.head or '—'}, not gated: "
-                        f"{allowed[key]} {text}",
-                        500,
-                    ),
-                )
+                note = f"{kind_word(c.kind)}: {change}, not gated: {allowed[key]} {text}"
+                _mark(case, "skipped", note)
             elif c.kind in (FLAKY, INCONCLUSIVE, EXPECTED, NOT_COMPARABLE, COVERAGE_LOST):
-                n_skip += 1
-                ET.SubElement(
-                    case,
-                    "skipped",
-                    message=cut(
-                        f"{kind_word(c.kind)}: {c.base or '—'} → {c.head or '—'} {text}", 500
-                    ),
-                )
+                _mark(case, "skipped", f"{kind_word(c.kind)}: {change} {text}")
             elif c.head in (*NOT_EXERCISED, "xfail"):  # not a pass: says why (docs/statuses.md)
-                n_skip += 1
-                ET.SubElement(case, "skipped", message=cut(f"{c.head}: {c.note or text}", 500))
-        suite.set("tests", str(len(changes)))
-        suite.set("failures", str(n_fail))
-        suite.set("errors", str(n_err))
-        suite.set("skipped", str(n_skip))
+                _mark(case, "skipped", f"{c.head}: {c.note or text}")
+        counted(suite)
     if verdict is not None:
         _gate_suite(root, verdict)
     for attr in ("tests", "failures", "errors", "skipped"):
         root.set(attr, str(sum(int(suite.get(attr, "0")) for suite in root)))
-    ET.indent(root)
-    return encode.xml(ET.tostring(root, encoding="unicode", xml_declaration=True)) + "\n"
+    return written(root)
 
 
 def _gate_suite(root: ET.Element, verdict: Verdict) -> None:
@@ -658,13 +605,15 @@ def _gate_suite(root: ET.Element, verdict: Verdict) -> None:
     for r in reasons:
         case = ET.SubElement(suite, "testcase", classname="gate", name=r.code)
         if r.gates:
-            ET.SubElement(case, "failure", type=r.code, message=cut(r.line(), 500)).text = r.line()
+            _mark(case, "failure", r.line(), r.line(), type=r.code)
         else:
-            ET.SubElement(case, "skipped", message=cut(f"not gated: {r.line()}", 500))
-    suite.set("tests", str(len(reasons)))
-    suite.set("failures", str(sum(1 for r in reasons if r.gates)))
-    suite.set("errors", "0")
-    suite.set("skipped", str(sum(1 for r in reasons if not r.gates)))
+            _mark(case, "skipped", f"not gated: {r.line()}")
+    counted(suite)
+
+
+def _mark(case: ET.Element, tag: str, message: str, text: str | None = None, **attrs: str) -> None:
+    """A testcase's outcome element: its ``message`` cut to what a CI page shows, ``text`` whole."""
+    ET.SubElement(case, tag, attrs, message=cut(message, 500)).text = text
 
 
 @functools.cache

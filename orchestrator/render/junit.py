@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 from xml.etree import ElementTree as ET
 
 from .. import encode
-from ..spec import FAILING, NOT_EXERCISED
+from ..spec import FAILING, NOT_EXERCISED, tampered
 
 if TYPE_CHECKING:
     from ..store.models import Result, Run
@@ -41,7 +40,6 @@ def results_junit(
             key = res.check.check_id
             if key not in last or res.attempt >= last[key].attempt:
                 last[key] = res
-        counts: dict[str, int] = defaultdict(int)
         suite = ET.SubElement(
             root,
             "testsuite",
@@ -58,19 +56,15 @@ def results_junit(
                 name=key,
                 time=f"{res.duration_s:.3f}",
             )
-            counts["tests"] += 1
             why = (
                 excuse(run, key, res.status)
                 if excuse is not None and res.status in (*FAILING, "error")
                 else None
             )
             if why is not None:
-                counts["skipped"] += 1
                 ET.SubElement(case, "skipped", message=why[:500])
-            elif res.status in FAILING or _tampered(
-                res
-            ):  # a forged or flooded result fails, never "errors"
-                counts["failures"] += 1
+            elif res.status in FAILING or (res.status == "error" and tampered(res.metrics)):
+                # a forged or flooded result fails, never "errors"
                 node = ET.SubElement(
                     case,
                     "failure",
@@ -79,12 +73,10 @@ def results_junit(
                 )
                 node.text = res.log[-4000:]
             elif res.status == "error":
-                counts["errors"] += 1
                 ET.SubElement(
                     case, "error", type="error", message=res.message[:500]
                 ).text = res.log[-4000:]
             elif res.status in (*NOT_EXERCISED, "xfail"):  # not a failure: says why
-                counts["skipped"] += 1
                 ET.SubElement(case, "skipped", message=f"{res.status}: {res.message[:480]}")
             elif res.status == "partial":  # passes, and says what is missing
                 ET.SubElement(case, "system-out").text = f"partial: {res.message}"[:4000]
@@ -96,21 +88,11 @@ def results_junit(
                 name=f"infrastructure.{i}",
                 time="0.000",
             )
-            counts["tests"] += 1
-            counts["errors"] += 1
             ET.SubElement(case, "error", type="infrastructure", message=why[:500]).text = why[
                 -4000:
             ]
-        for k in ("tests", "failures", "errors", "skipped"):
-            suite.set(k, str(counts[k]))
-    ET.indent(root)
-    return encode.xml(ET.tostring(root, encoding="unicode", xml_declaration=True)) + "\n"
-
-
-def _tampered(res: Result) -> bool:
-    """An ``error`` whose results were tampered with or cut at the output cap (executors/transcript.py)."""
-    metrics = getattr(res, "metrics", None) or {}
-    return res.status == "error" and bool(metrics.get("tampered") or metrics.get("output_capped"))
+        counted(suite)
+    return written(root)
 
 
 def error_junit(message: str, hint: str | None = None) -> str:
@@ -124,5 +106,18 @@ def error_junit(message: str, hint: str | None = None) -> str:
     ET.SubElement(case, "error", type="infrastructure", message=message[:500]).text = (
         message + (f"\nhint: {hint}" if hint else "")
     )[-4000:]
+    return written(root)
+
+
+def counted(suite: ET.Element) -> None:
+    """Set a testsuite's tests, failures, errors and skipped from its testcases' outcomes."""
+    outcomes = [child.tag for case in suite for child in case]
+    suite.set("tests", str(len(suite)))
+    for attr, tag in (("failures", "failure"), ("errors", "error"), ("skipped", "skipped")):
+        suite.set(attr, str(outcomes.count(tag)))
+
+
+def written(root: ET.Element) -> str:
+    """The document as the file holds it: indented, with its declaration, XML-safe text."""
     ET.indent(root)
     return encode.xml(ET.tostring(root, encoding="unicode", xml_declaration=True)) + "\n"

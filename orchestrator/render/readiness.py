@@ -6,6 +6,7 @@ acceptance. Cells with no counted run on either side are one count, not rows."""
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from typing import Any
 
 from .. import encode
@@ -62,7 +63,6 @@ def _envs(report: Any) -> list[str]:
 
 def as_dict(report: Any) -> dict[str, Any]:
     d = report.decision
-    o = report.options
     return {
         "job": report.job,
         "basis": report.basis,
@@ -70,14 +70,7 @@ def as_dict(report: Any) -> dict[str, Any]:
         "verdict": d.verdict,
         "exit_code": d.exit_code,
         "reasons": list(d.reasons),
-        "options": {
-            "confidence": o.confidence,
-            "pity": o.pity,
-            "min_fail": o.min_fail,
-            "extreme": o.extreme,
-            "correction": o.correction,
-            "allow_empty": o.allow_empty,
-        },
+        "options": asdict(report.options),
         "candidate_runs": len(report.candidate_runs),
         "basis_runs": len(report.basis_runs),
         "counts": dict(d.counts),

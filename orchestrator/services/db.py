@@ -7,7 +7,7 @@ needs, whether an upgrade changed anything, and that a store with problems is da
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from ..errors import InfrastructureError
 from ..store import db as store_db
@@ -25,7 +25,7 @@ class SchemaChange:
         return self.before != self.after
 
     def as_json(self) -> dict[str, str | None]:
-        return {"before": self.before, "after": self.after}
+        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -42,12 +42,7 @@ class SchemaStatus:
         return self.revision == self.head
 
     def as_json(self) -> dict[str, str | None]:
-        return {
-            "database": self.database,
-            "dialect": self.dialect,
-            "revision": self.revision,
-            "head": self.head,
-        }
+        return asdict(self)
 
 
 @dataclass(frozen=True)

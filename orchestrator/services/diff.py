@@ -18,7 +18,7 @@ from ..matrix.evidence import SPECIAL_JOBS
 from ..regression import changepoints, gate, noise, pairing
 from ..regression import rule as engine
 from ..regression.waivers import Waivers
-from ..spec import STATUSES
+from ..spec import STATUSES, tampered
 from ..store import bulk, noise_queries, queries
 from . import accept
 from .outcome import GATE_FAILED, INCONCLUSIVE, Outcome, Said, passed
@@ -43,11 +43,6 @@ def _threshold_of(metrics: dict[str, Any] | None) -> float | None:
     )
 
 
-def _tampered(metrics: dict[str, Any] | None) -> bool:
-    """An ``error`` whose results were tampered with or cut at the output cap (executors/transcript.py)."""
-    return bool((metrics or {}).get("tampered") or (metrics or {}).get("output_capped"))
-
-
 def runs_side(
     session: Session, label: str, kind: str, runs: Sequence[Run], images: Sequence[str] = ()
 ) -> engine.Side:
@@ -68,7 +63,7 @@ def runs_side(
             message=row["message"] or "",
             noisy=bool(row["samples"]) and noise.noisy(row["metrics"]),
             run=row["run_id"],
-            tampered=row["status"] == "error" and _tampered(row["metrics"]),
+            tampered=row["status"] == "error" and tampered(row["metrics"]),
             definition=row["definition"],
             host=hosts.get(row["run_id"], ""),
         )

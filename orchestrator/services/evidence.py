@@ -165,7 +165,6 @@ def assemble(
     labels = column_labels(walks)
     obs: list[Observation] = []
     columns: list[RunInfo] = []
-    newest: list[datetime] = []
     # columns in the order each environment first appeared (its oldest run read)
     for env, walk in sorted(
         walks.items(),
@@ -180,14 +179,13 @@ def assemble(
         obs.extend(found)
         n = walk.newest
         columns.append(RunInfo(label, label, n.backend, env[1], dict(n.components), n.ended))
-        newest.extend(o.when for o in found if o.when is not None)
     return Evidence(
         tuple(obs),
         tuple(columns),
         runs_read,
         special_used,
         special_left_out,
-        max(newest) if newest else None,
+        max((o.when for o in obs if o.when is not None), default=None),
     )
 
 

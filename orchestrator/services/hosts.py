@@ -22,11 +22,6 @@ if TYPE_CHECKING:  # the store is opened by ``hosts check`` alone: ``hosts list`
     from sqlalchemy.orm import Session, sessionmaker
 
 
-def hosts(hosts_file: Path | None) -> tuple[HostSpec, ...]:
-    """The hosts of the inventory file, else the local host as detected."""
-    return resolve_hosts(hosts_file)
-
-
 def _pick(hosts: tuple[HostSpec, ...], name: str | None) -> tuple[HostSpec, ...]:
     if not name:
         return hosts

@@ -5,6 +5,7 @@ rewrite of ``--update`` (planned here as text; the command writes it)."""
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -72,35 +73,22 @@ def check(images: Iterable[ImageSpec], client: RegistryClient, workers: int = 8)
     is ``unreachable`` with the reason and what to do, and the other images are still checked."""
 
     def one(image: ImageSpec) -> TagCheck:
+        checked = functools.partial(TagCheck, image.alias, image.reference)
         if image.local:
-            return TagCheck(
-                image.alias,
-                image.reference,
-                LOCAL,
-                image.digest,
-                message="built locally (make test-images), not in a registry",
-            )
+            why = "built locally (make test-images), not in a registry"
+            return checked(LOCAL, image.digest, message=why)
         ref = imageref.parse(image.reference)
         ref = imageref.ImageRef(ref.domain, ref.path, ref.tag or "latest", None)
         try:
             got = client.resolve(ref)
         except ManifestNotFoundError as exc:
-            return TagCheck(
-                image.alias, image.reference, VANISHED, image.digest, message=exc.message
-            )
+            return checked(VANISHED, image.digest, message=exc.message)
         except InfrastructureError as exc:
             why = f"{exc.message} ({exc.hint})" if exc.hint else exc.message
-            return TagCheck(image.alias, image.reference, UNREACHABLE, image.digest, message=why)
+            return checked(UNREACHABLE, image.digest, message=why)
         state = NEW if image.digest is None else SAME if got.digest == image.digest else MOVED
-        return TagCheck(
-            image.alias,
-            image.reference,
-            state,
-            image.digest,
-            got.digest,
-            got.media_type,
-            str(got.rate_limit) if got.rate_limit else None,
-        )
+        limit = str(got.rate_limit) if got.rate_limit else None
+        return checked(state, image.digest, got.digest, got.media_type, limit)
 
     images = list(images)
     with ThreadPoolExecutor(max_workers=max(1, min(workers, len(images)))) as pool:

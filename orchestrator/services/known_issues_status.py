@@ -74,7 +74,7 @@ def status_in(
     since = queries.now() - timedelta(days=days)
     rows = rq.job_runs(session, job, None, None)
     per: dict[str, dict[str, list[str]]] = {}
-    for run, check, _attempt, st in rq.statuses(session, [r["id"] for r in rows]):
+    for run, check, _attempt, st, *_ in rq.results(session, [r["id"] for r in rows]):
         per.setdefault(run, {}).setdefault(check, []).append(st)
     out = []
     for issue in issues.entries:

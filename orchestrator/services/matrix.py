@@ -13,13 +13,12 @@ from typing import TYPE_CHECKING, Any
 
 from .. import __version__
 from ..errors import InputError
-from ..matrix.document import Document, Header, Table, freshness
+from ..matrix.document import Document, Header, Table, freshness, rows_with
 from ..matrix.layouts import COLUMNS, ROWS, CatalogImage, components_table, observed_table
 from ..matrix.layouts import (
     LAYOUTS as LAYOUTS,  # re-exported: the command names the choices
 )
 from ..matrix.libraries import images_for, libraries_table
-from ..matrix.status_filter import rows_with
 from ..matrix.tiers import Policy
 from ..render.markdown import document_md
 from ..render.rst import document_rst
@@ -88,6 +87,11 @@ def _when(moment: datetime | None) -> str | None:
     )
 
 
+def _matches(alias: str, images: Sequence[str]) -> bool:
+    """``alias`` is one of those the --image globs name (every alias when none is given)."""
+    return not images or any(fnmatch.fnmatchcase(alias, s) for s in images)
+
+
 STRICT_LAYOUTS = ("summary", "tiers")  # claims about a backend: named jobs only, never a fallback
 
 
@@ -110,7 +114,7 @@ def _inventory_layout(
                 f"--job {job}: no stored run of that job",
                 "valorch results list --job NAME shows the jobs that ran; or drop --job",
             )
-        chosen = [a for a in ran if not images or any(fnmatch.fnmatchcase(a, s) for s in images)]
+        chosen = [a for a in ran if _matches(a, images)]
         if not chosen:
             raise InputError(
                 f"--image {', '.join(images)} matches none of the images job {job} ran "
@@ -118,18 +122,10 @@ def _inventory_layout(
                 "drop --image, or name one of those",
             )
         images = chosen  # the job's images, narrowed by --image
-    entries = [
-        i
-        for i in catalog().images
-        if not images or any(fnmatch.fnmatchcase(i.alias, s) for s in images)
-    ]
+    entries = [i for i in catalog().images if _matches(i.alias, images)]
     inventory = matrix_store.newest_components_by_image(session)
     if layout == "libraries":
-        inventory = {
-            a: v
-            for a, v in inventory.items()
-            if not images or any(fnmatch.fnmatchcase(a, s) for s in images)
-        }
+        inventory = {a: v for a, v in inventory.items() if _matches(a, images)}
         from ..catalog import releases
         from .catalog import load_releases
 
@@ -199,8 +195,7 @@ def build_document(
     rows, columns, images = query.rows, query.columns, list(query.images)
     since_dt, policy_path, job = query.since, query.policy_path, query.job
     include_adhoc, fresh_days = query.include_adhoc, query.fresh_days
-    layout = query.layout
-    layout = choice(layout, LAYOUTS, "--layout")
+    layout = choice(query.layout, LAYOUTS, "--layout")
     rows = choice(rows or DEFAULT_ROWS[layout], ROWS, "--rows")
     columns = choice(
         columns or ("backends" if layout == "tiers" else "images"), COLUMNS, "--columns"

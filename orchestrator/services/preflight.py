@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -20,7 +20,7 @@ PROBE_IMAGES = ("valorch/base:bookworm", "valorch/base:bullseye", "python:3-slim
 @dataclass(frozen=True)
 class Verdict:
     host: str
-    probes: tuple[Probe, ...] = field(default_factory=tuple)
+    probes: tuple[Probe, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -57,43 +57,31 @@ def container_probe(host: HostSpec, backend: str, image: str | None = None) -> P
     try:
         client = connect(host, timeout=20)
     except InfrastructureError as exc:
-        return Probe(0, "container", False, exc.message)
-    present = next(
-        (ref for ref in ((image,) if image else PROBE_IMAGES) if inspect(client, ref) is not None),
-        None,
-    )
+        return _no_container(exc.message)
+    tried = (image,) if image else PROBE_IMAGES
+    present = next((ref for ref in tried if inspect(client, ref) is not None), None)
     if present is None:
-        return Probe(
-            0,
-            "container",
-            False,
-            f"no small image to start on {host.name} "
-            f"(tried {', '.join((image,) if image else PROBE_IMAGES)})",
-        )
+        return _no_container(f"no small image to start on {host.name} (tried {', '.join(tried)})")
     spec = ContainerSpec(command=("true",), labels={LABEL: "1", f"{LABEL}.probe": "preflight"})
     try:
         if backend != "cpu":
             spec = spec.with_devices(backend, host, None)
     except ValueError as exc:
-        return Probe(0, "container", False, str(exc))
+        return _no_container(str(exc))
     opts = create_kwargs(spec)
     try:
         ran = run_container(client, present, opts, [], 60, lambda chunk: None)
     except Exception as exc:  # noqa: BLE001 - any engine refusal is this host's preflight failure
-        return Probe(
-            0,
-            "container",
-            False,
-            f"a container with the {backend} device options did not start: {str(exc)[:300]}",
-        )
+        why = str(exc)[:300]
+        return _no_container(f"a container with the {backend} device options did not start: {why}")
     if ran.exit_code != 0:
-        return Probe(
-            0,
-            "container",
-            False,
-            f"the {backend} container exited {ran.exit_code}: {ran.stderr_tail[-200:]}",
-        )
+        tail = ran.stderr_tail[-200:]
+        return _no_container(f"the {backend} container exited {ran.exit_code}: {tail}")
     return Probe(0, "container", True, f"{present} started with the {backend} device options")
+
+
+def _no_container(why: str) -> Probe:
+    return Probe(0, "container", False, why)
 
 
 def level0(host: HostSpec, backend: str, image: str | None = None) -> Verdict:

@@ -6,6 +6,7 @@ disk-space check from the manifest's compressed size before a pull starts."""
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -222,13 +223,9 @@ def stage_many(
 
     def one(pair: tuple[ImageSpec, HostSpec]) -> Outcome:
         image, host = pair
+        ended = functools.partial(Outcome, host.name, image.alias)
         try:
-            return Outcome(
-                host.name,
-                image.alias,
-                stage(image, host, policy, registry, on_event, cancel=cancel),
-                None,
-            )
+            return ended(stage(image, host, policy, registry, on_event, cancel=cancel), None)
         except InfrastructureError as exc:
             kind = (
                 "no-room"
@@ -237,9 +234,9 @@ def stage_many(
                 if isinstance(exc, DigestMismatchError)
                 else "error"
             )
-            return Outcome(host.name, image.alias, None, str(exc), kind)
+            return ended(None, str(exc), kind)
         except engine.Cancelled:
-            return Outcome(host.name, image.alias, None, "cancelled", "cancelled")
+            return ended(None, "cancelled", "cancelled")
 
     pairs = list(pairs)
     if not pairs:

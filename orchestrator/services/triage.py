@@ -90,10 +90,7 @@ def _decide(
             Case(
                 check,
                 run.id,
-                mine[0],
-                mine[1],
-                mine[2],
-                mine[3],
+                *mine,
                 attempts,
                 seen,
                 pinned,

@@ -55,13 +55,16 @@ def named(exc: BaseException, url: URL) -> InfrastructureError | None:
 
 
 def install(engine: Engine) -> None:
-    """Raise ``damaged`` instead of the driver's error for a corrupted SQLite file."""
+    """Raise ``full.StorageFull`` for a full disk, else ``damaged`` for a corrupted SQLite
+    file (or ``structural``'s error), instead of the driver's error."""
     from sqlalchemy import event
 
+    from . import full
+
     @event.listens_for(engine, "handle_error")
-    def _damaged(ctx: ExceptionContext) -> None:
+    def _named(ctx: ExceptionContext) -> None:
         exc = ctx.original_exception
-        found = named(exc, engine.url) if exc is not None else None
+        found = None if exc is None else full.named(exc, engine.url) or named(exc, engine.url)
         if found is not None:
             raise found from None
 
@@ -81,7 +84,7 @@ def driver_errors(conn: Connection) -> Iterator[None]:
     try:
         yield
     except dbapi.Error as exc:  # type: ignore[union-attr]
-        # as the engine's hooks, in their order (store/db.py installs full's first)
+        # as the engine's hook (install) names them, full's first
         found = full.named(exc, conn.engine.url) or named(exc, conn.engine.url)
         if found is not None:
             raise found from None

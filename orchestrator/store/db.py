@@ -37,7 +37,7 @@ from sqlalchemy.exc import (
 
 from .. import encode
 from ..errors import InfrastructureError, InputError
-from . import damaged, full
+from . import damaged
 from .location import DEFAULT_PATH, migrate_lock, sqlite_file
 from .revision import BASELINE, HEAD, REVISIONS
 
@@ -155,7 +155,6 @@ def connect(db: str | None) -> Engine:
                 "options": "-c jit=off",
             },
         )
-        full.install(engine)
         damaged.install(engine)
     except ImportError as exc:  # psycopg (or the driver the URL names) is not installed
         raise InputError(
@@ -246,7 +245,6 @@ def _sqlite_engine(url: URL) -> Engine:
                 "pass --db with a writable location",
             ) from None
     engine = create_engine(url, connect_args={"timeout": 60})
-    full.install(engine)
 
     @event.listens_for(engine, "connect")
     def _sqlite_pragmas(dbapi_conn: Any, _record: object) -> None:
@@ -349,8 +347,6 @@ def open_engine(db: str | None) -> Engine:
 
 def tables(engine: Engine) -> dict[str, set[str]]:
     """The tables of the store and their columns, as the database has them."""
-    from sqlalchemy import inspect
-
     insp = inspect(engine)
     return {t: {c["name"] for c in insp.get_columns(t)} for t in insp.get_table_names()}
 

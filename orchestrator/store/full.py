@@ -1,7 +1,7 @@
 """A results database whose disk is full: exit 3 naming the database and the free space.
 
 SQLite says "database or disk is full" (SQLITE_FULL), PostgreSQL SQLSTATE 53100
-(disk_full). ``install`` turns either, wherever SQLAlchemy meets it (a statement, a
+(disk_full). ``damaged.install`` turns either, wherever SQLAlchemy meets it (a statement, a
 commit, a migration), into ``StorageFull``; the dispatcher then spills the results
 it was storing (``store/spill.py``) for ``--resume`` to import.
 """
@@ -11,8 +11,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from sqlalchemy import event
-from sqlalchemy.engine import URL, Engine, ExceptionContext
+from sqlalchemy.engine import URL
 
 from ..errors import InfrastructureError
 from .location import sqlite_file
@@ -94,14 +93,3 @@ def named(exc: BaseException, url: URL) -> StorageFull | None:
     if is_full(exc) or (_io_error(exc) and disk_is_full(url)):
         return storage_full(url)
     return None
-
-
-def install(engine: Engine) -> None:
-    """Raise ``StorageFull`` instead of the driver's error when the database's disk is full."""
-
-    @event.listens_for(engine, "handle_error")
-    def _full(ctx: ExceptionContext) -> None:
-        exc = ctx.original_exception
-        full = named(exc, engine.url) if exc is not None else None
-        if full is not None:
-            raise full from None

@@ -13,7 +13,7 @@ import json
 import uuid
 from typing import Any, cast
 
-from sqlalchemy import exists, select
+from sqlalchemy import ColumnElement, exists, select
 from sqlalchemy.orm import Session
 
 from ..components import Component, Inventory, Source
@@ -120,27 +120,17 @@ def load_inventory(session: Session, run_id: str) -> tuple[Run, Inventory] | Non
 def newest_inventory_of(session: Session, image: str) -> tuple[Run, Inventory] | None:
     """One image's most recent stored inventory (by alias or reference): its run and the whole
     Inventory. Every image's components at once: ``matrix_store.newest_components_by_image``."""
-    has_rows = exists().where(InventoryRow.run_id == Run.id)
-    q = (
-        select(Run.id)
-        .join(Run.image)
-        .where((Image.alias == image) | (Image.reference == image), has_rows)
-        .order_by(Run.started.desc())
-        .limit(1)
-    )
-    run_id = session.scalars(q).first()
-    return load_inventory(session, run_id) if run_id else None
+    return _newest(session, (Image.alias == image) | (Image.reference == image))
 
 
 def inventory_of_digest(session: Session, digest: str) -> tuple[Run, Inventory] | None:
     """The most recent stored inventory of the image with this digest (any alias)."""
+    return _newest(session, Image.digest == digest)
+
+
+def _newest(session: Session, image: ColumnElement[bool]) -> tuple[Run, Inventory] | None:
+    """The newest run of an image ``image`` selects that stored an inventory, with it."""
     has_rows = exists().where(InventoryRow.run_id == Run.id)
-    q = (
-        select(Run.id)
-        .join(Run.image)
-        .where(Image.digest == digest, has_rows)
-        .order_by(Run.started.desc())
-        .limit(1)
-    )
-    run_id = session.scalars(q).first()
+    q = select(Run.id).join(Run.image).where(image, has_rows).order_by(Run.started.desc())
+    run_id = session.scalars(q.limit(1)).first()
     return load_inventory(session, run_id) if run_id else None

@@ -12,7 +12,7 @@ import math
 import uuid
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from sqlalchemy import ColumnElement, func, select, text
 
@@ -28,6 +28,8 @@ if TYPE_CHECKING:  # the vocabulary's pydantic models: a listing never builds on
 
     from ..spec import CheckResult, HostSpec, ImageSpec, SuiteRef
     from .models import Base, Check, Host, Image, Result, Run
+
+_Row = TypeVar("_Row", bound="Base")
 
 
 def now() -> datetime:
@@ -126,23 +128,25 @@ def insert_ignore(session: Session, model: type[Base], values: dict[str, Any]) -
         session.flush()
 
 
+def found_or_inserted(
+    session: Session, model: type[_Row], values: dict[str, Any], *key: str
+) -> _Row:
+    """The row of ``model`` whose ``key`` columns hold what ``values`` says, inserted from
+    ``values`` when there is none (insert_ignore: a concurrent writer's row wins)."""
+    query = select(model).where(*(getattr(model, k) == values[k] for k in key))
+    row = session.scalars(query).first()
+    if row is None:
+        insert_ignore(session, model, values)
+        row = session.scalars(query).one()
+    return row
+
+
 def host_row(session: Session, host: HostSpec) -> Host:
     from .models import Host
 
-    query = select(Host).where(Host.fingerprint == host.fingerprint)
-    row = session.scalars(query).first()
-    if row is None:
-        insert_ignore(
-            session,
-            Host,
-            {
-                "name": host.name,
-                "fingerprint": host.fingerprint,
-                "spec": host.model_dump(mode="json"),
-            },
-        )
-        row = session.scalars(query).one()
-    return row
+    spec = host.model_dump(mode="json")
+    values = {"name": host.name, "fingerprint": host.fingerprint, "spec": spec}
+    return found_or_inserted(session, Host, values, "fingerprint")
 
 
 def check_row(
@@ -158,24 +162,17 @@ def check_row(
     key = (res.check, res.version)
     if cache is not None and key in cache:
         return cache[key]
-    query = select(Check).where(Check.check_id == res.check, Check.version == res.version)
-    row = session.scalars(query).first()
-    if row is None:
-        insert_ignore(
-            session,
-            Check,
-            {
-                "check_id": res.check,
-                "version": res.version,
-                # one line of printable text, as an import takes it (plaintext.py)
-                "feature": visible(res.feature),
-                "kind": res.kind,
-                "library": visible(library, 200),
-                "unit": visible(res.unit, 40),
-                "bigger_is_better": res.bigger_is_better,
-            },
-        )
-        row = session.scalars(query).one()
+    values = {
+        "check_id": res.check,
+        "version": res.version,
+        # one line of printable text, as an import takes it (plaintext.py)
+        "feature": visible(res.feature),
+        "kind": res.kind,
+        "library": visible(library, 200),
+        "unit": visible(res.unit, 40),
+        "bigger_is_better": res.bigger_is_better,
+    }
+    row = found_or_inserted(session, Check, values, "check_id", "version")
     if cache is not None:
         cache[key] = row
     return row

@@ -27,6 +27,7 @@ from ..spec import (  # BatchInfo, Pending: the scheduler's nouns, named here as
     Task,
     declared_hash,
     definition_hash,
+    tampered,
 )
 from . import blobs, queries
 from .blobs import finite
@@ -297,11 +298,7 @@ def summaries(session: Session, batch: str) -> list[RunSummary]:
             if r.check.check_id not in last or r.attempt >= last[r.check.check_id].attempt:
                 last[r.check.check_id] = r
         s.counts.update(r.status for r in last.values())
-        s.protocol_errors = sorted(
-            cid
-            for cid, r in last.items()
-            if (r.metrics or {}).get("tampered") or (r.metrics or {}).get("output_capped")
-        )
+        s.protocol_errors = sorted(cid for cid, r in last.items() if tampered(r.metrics))
         for t in run.tasks:
             s.timings[t.suite] = dict(t.timings or {})
             if t.state == "error" and t.error:

@@ -44,19 +44,6 @@ def runs_env(session: Session, run_ids: Sequence[str]) -> list[dict[str, Any]]:
     return [dict(r._mapping) for r in session.execute(q)]
 
 
-def statuses(session: Session, run_ids: Sequence[str]) -> list[tuple[str, str, int, str]]:
-    """(run, check id, attempt, status) of every result of ``run_ids``."""
-    if not run_ids:
-        return []
-    q = (
-        select(Result.run_id, Check.check_id, Result.attempt, Result.status)
-        .join(Check, Check.id == Result.check_pk)
-        .where(Result.run_id.in_(list(run_ids)))
-        .order_by(Result.run_id, Result.attempt)
-    )
-    return [tuple(r) for r in session.execute(q)]  # type: ignore[misc]
-
-
 def results(session: Session, run_ids: Sequence[str]) -> list[tuple[Any, ...]]:
     """(run, check id, attempt, status, task id, definition hash) of every result of
     ``run_ids``, in attempt order."""

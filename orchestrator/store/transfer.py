@@ -14,10 +14,16 @@ from sqlalchemy.orm import Session
 
 from . import export_schema, queries
 from .blobs import finite, finite_numbers
-from .models import Check, Host, Image, InventoryRow, Result, Run, TaskRow
+from .models import Check, Host, InventoryRow, Result, Run, TaskRow
 
 FORMAT = "valorch-results"
 SCHEMA = 1
+
+
+#: the columns a document copies as they are, in the document's order
+IMAGE_FIELDS = ("alias", "reference", "digest", "backend", "family", "components")
+CHECK_FIELDS = ("check_id", "version", "feature", "kind", "library", "unit", "bigger_is_better")
+INVENTORY_FIELDS = ("component", "value", "source", "evidence", "extra")
 
 
 class TransferError(ValueError):
@@ -42,7 +48,7 @@ def export_runs(session: Session, runs: Sequence[Run]) -> dict[str, Any]:
     checks: dict[int, dict[str, Any]] = {}
     out_runs, tasks, results, inventory = [], [], [], []
     for run in runs:
-        images.setdefault(run.image.id, _image_doc(run.image))
+        images.setdefault(run.image.id, _fields(run.image, *IMAGE_FIELDS))
         hosts.setdefault(run.host.id, _host_doc(run.host))
         out_runs.append(_run_doc(run))
         tasks += [_task_doc(run, t) for t in run.tasks]
@@ -50,10 +56,10 @@ def export_runs(session: Session, runs: Sequence[Run]) -> dict[str, Any]:
         for r in session.scalars(
             select(Result).where(Result.run_id == run.id).order_by(Result.id)
         ).unique():
-            checks.setdefault(r.check.id, _check_doc(r.check))
+            checks.setdefault(r.check.id, _fields(r.check, *CHECK_FIELDS))
             results.append(_result_doc(run, r, suite_of.get(r.task_id)))
         inventory += [
-            _inventory_doc(run, inv)
+            {"run": run.id, **_fields(inv, *INVENTORY_FIELDS)}
             for inv in session.scalars(
                 select(InventoryRow).where(InventoryRow.run_id == run.id).order_by(InventoryRow.id)
             )
@@ -71,15 +77,9 @@ def export_runs(session: Session, runs: Sequence[Run]) -> dict[str, Any]:
     }
 
 
-def _image_doc(img: Image) -> dict[str, Any]:
-    return {
-        "alias": img.alias,
-        "reference": img.reference,
-        "digest": img.digest,
-        "backend": img.backend,
-        "family": img.family,
-        "components": img.components,
-    }
+def _fields(row: Any, *names: str) -> dict[str, Any]:
+    """The named columns of a row as a document's keys, in that order."""
+    return {name: getattr(row, name) for name in names}
 
 
 def _host_doc(host: Host) -> dict[str, Any]:
@@ -119,18 +119,6 @@ def _task_doc(run: Run, t: TaskRow) -> dict[str, Any]:
     }
 
 
-def _check_doc(c: Check) -> dict[str, Any]:
-    return {
-        "check_id": c.check_id,
-        "version": c.version,
-        "feature": c.feature,
-        "kind": c.kind,
-        "library": c.library,
-        "unit": c.unit,
-        "bigger_is_better": c.bigger_is_better,
-    }
-
-
 def _result_doc(run: Run, r: Result, suite: str | None) -> dict[str, Any]:
     return {
         "run": run.id,
@@ -149,66 +137,22 @@ def _result_doc(run: Run, r: Result, suite: str | None) -> dict[str, Any]:
     }
 
 
-def _inventory_doc(run: Run, inv: InventoryRow) -> dict[str, Any]:
-    return {
-        "run": run.id,
-        "component": inv.component,
-        "value": inv.value,
-        "source": inv.source,
-        "evidence": inv.evidence,
-        "extra": inv.extra,
-    }
-
-
-def _image(session: Session, d: dict[str, Any]) -> Image:
-    digest = d.get("digest")
-    row = session.scalars(
-        select(Image).where(
-            Image.reference == d["reference"],
-            Image.alias == d["alias"],
-            Image.digest.is_(None) if digest is None else Image.digest == digest,
-        )
-    ).first()
-    if row is None:
-        row = Image(
-            alias=d["alias"],
-            reference=d["reference"],
-            digest=digest,
-            backend=d["backend"],
-            family=d.get("family", ""),
-            components=d.get("components") or {},
-        )
-        session.add(row)
-        session.flush()
-    return row
-
-
 def _host(session: Session, d: dict[str, Any]) -> Host:
-    row = session.scalars(select(Host).where(Host.fingerprint == d["fingerprint"])).first()
-    if row is None:
-        row = Host(name=d["name"], fingerprint=d["fingerprint"], spec=d.get("spec") or {})
-        session.add(row)
-        session.flush()
-    return row
+    values = {"name": d["name"], "fingerprint": d["fingerprint"], "spec": d.get("spec") or {}}
+    return queries.found_or_inserted(session, Host, values, "fingerprint")
 
 
 def _check(session: Session, d: dict[str, Any]) -> Check:
-    row = session.scalars(
-        select(Check).where(Check.check_id == d["check_id"], Check.version == d["version"])
-    ).first()
-    if row is None:
-        row = Check(
-            check_id=d["check_id"],
-            version=d["version"],
-            feature=d.get("feature", ""),
-            kind=d.get("kind", "feature"),
-            library=d.get("library"),
-            unit=d.get("unit"),
-            bigger_is_better=bool(d.get("bigger_is_better")),
-        )
-        session.add(row)
-        session.flush()
-    return row
+    values = {
+        "check_id": d["check_id"],
+        "version": d["version"],
+        "feature": d.get("feature", ""),
+        "kind": d.get("kind", "feature"),
+        "library": d.get("library"),
+        "unit": d.get("unit"),
+        "bigger_is_better": bool(d.get("bigger_is_better")),
+    }
+    return queries.found_or_inserted(session, Check, values, "check_id", "version")
 
 
 def validate_export(doc: Any) -> None:
@@ -252,14 +196,15 @@ def _import_runs(session: Session, doc: dict[str, Any], origin: str) -> int:
     for d in doc["runs"]:
         if session.get(Run, d["id"]) is not None:
             continue
-        image = _image(session, images[tuple(d["image"])])
+        # the optional keys an export may leave out, then the image as the document has it
+        image = {"digest": None, "family": "", "components": {}, **images[tuple(d["image"])]}
         host = _host(session, hosts[d["host"]])
         session.add(
             Run(
                 id=d["id"],
                 batch=d["batch"],
                 job=d["job"],
-                image_id=image.id,
+                image_id=queries.image_pk(session, image),
                 host_id=host.id,
                 executor=d["executor"],
                 valorch_version=d["valorch_version"],

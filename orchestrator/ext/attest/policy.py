@@ -20,6 +20,7 @@ The rule, in order:
 from __future__ import annotations
 
 import fnmatch
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -203,29 +204,16 @@ def decide(  # noqa: PLR0913  # keyword-only: what verify was asked, and what it
     dated = [(i, w) for i, w in candidates if w is not None]
     newest = max((w for _, w in dated), default=None)
     top = [i for i, w in dated if w == newest]
+    untold = "which is newest cannot be told, so none decides"
     if not candidates:
-        reasons.append(
-            Reason(
-                "none",
-                f"no signed {NOUN[kind]} about {digest} counts: --require {require} reads {wanted}",
-            )
-        )
+        why = f"no signed {NOUN[kind]} about {digest} counts: --require {require} reads {wanted}"
+        reasons.append(Reason("none", why))
     elif undated:
-        reasons.append(
-            Reason(
-                "undated",
-                f"{len(undated)} {short} attestation(s) carry no signed time: which is newest "
-                "cannot be told, so none decides",
-            )
-        )
+        why = f"{len(undated)} {short} attestation(s) carry no signed time: {untold}"
+        reasons.append(Reason("undated", why))
     elif len(top) > 1:
-        reasons.append(
-            Reason(
-                "tie",
-                f"{len(top)} different {short} attestations share the newest signed time "
-                f"{_show(newest)}: which is newest cannot be told, so none decides",
-            )
-        )
+        why = f"{len(top)} different {short} attestations share the newest signed time"
+        reasons.append(Reason("tie", f"{why} {_show(newest)}: {untold}"))
     else:
         decider = top[0]
     for i, when in candidates:
@@ -270,22 +258,18 @@ def _sorted(
         why = _usable(att, digest)
         st = att.statement if isinstance(att.statement, Mapping) else {}
         ptype = str(st.get("predicateType") or "")[:200] if not att.problem else ""
+        row = functools.partial(Considered, att.where, ptype)
         if why:
-            rows[i] = Considered(att.where, ptype, "rejected", "", "", why[:500])
+            rows[i] = row("rejected", "", "", why[:500])
             continue
         when = signed_time(st)
-        shown = when.isoformat().replace("+00:00", "Z") if when else ""
         if ptype != wanted:
-            rows[i] = Considered(att.where, ptype, "ignored", shown, provenance(st), summary(st))
+            rows[i] = row("ignored", _show(when), provenance(st), summary(st))
             continue
         if att.payload in first_of:  # the same signed statement again (another copy)
-            rows[i] = Considered(
-                att.where,
-                ptype,
-                "duplicate",
-                shown,
-                provenance(st),
-                f"the same signed statement as {attestations[first_of[att.payload]].where}",
+            same = attestations[first_of[att.payload]].where
+            rows[i] = row(
+                "duplicate", _show(when), provenance(st), f"the same signed statement as {same}"
             )
             continue
         first_of[att.payload] = i
@@ -308,49 +292,45 @@ def _judge(
 ) -> list[Reason]:
     """Why the attestation that decides does not hold (empty: it holds)."""
     out: list[Reason] = []
+
+    def fails(code: str, why: str) -> None:
+        out.append(Reason(code, why))
+
     when = signed_time(st)
     assert when is not None  # the decider has a signed time
     if max_age is not None and now - when > max_age:
-        out.append(
-            Reason(
-                "expired",
-                f"expired: the newest attestation was made {when:%Y-%m-%d %H:%M} UTC, older "
-                f"than --max-age ({max_age})",
-            )
+        fails(
+            "expired",
+            f"expired: the newest attestation was made {when:%Y-%m-%d %H:%M} UTC, older "
+            f"than --max-age ({max_age})",
         )
     prov = provenance(st)
     if prov.startswith("imported") and not allow_imported:
-        out.append(
-            Reason(
-                "imported",
-                f"not measured by valorch ({prov}): its results were run elsewhere and "
-                "imported; pass --allow-imported to accept that knowingly",
-            )
+        fails(
+            "imported",
+            f"not measured by valorch ({prov}): its results were run elsewhere and "
+            "imported; pass --allow-imported to accept that knowingly",
         )
     elif prov != "measured" and not allow_imported:
-        out.append(
-            Reason(
-                "provenance",
-                "it does not say where its results were measured (made before valorch signed "
-                "its provenance): attest again, or pass --allow-imported to accept it knowingly",
-            )
+        fails(
+            "provenance",
+            "it does not say where its results were measured (made before valorch signed "
+            "its provenance): attest again, or pass --allow-imported to accept it knowingly",
         )
     raw = st.get("predicate")
     pred: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
     if kind == "qualified":
         result = pred.get("verificationResult")
         if result != "PASSED":
-            out.append(Reason("result", f"the newest qualification is {result}, not PASSED"))
+            fails("result", f"the newest qualification is {result}, not PASSED")
         judged = _count(_annotations(st).get(intoto.CHECKS_JUDGED))
         if not judged:
-            out.append(
-                Reason(
-                    "nothing judged",
-                    "the newest qualification judged no checks"
-                    if judged == 0
-                    else "the newest qualification does not say how many checks it judged "
-                    "(attest the qualification again with this valorch)",
-                )
+            fails(
+                "nothing judged",
+                "the newest qualification judged no checks"
+                if judged == 0
+                else "the newest qualification does not say how many checks it judged "
+                "(attest the qualification again with this valorch)",
             )
         return out
     passed, warned, failed = (
@@ -358,32 +338,28 @@ def _judge(
     )
     if not glob:
         if pred.get("result") != "PASSED" or warned or failed:
-            out.append(
-                Reason(
-                    "result",
-                    f"the newest test result is {str(pred.get('result'))[:20]}: "
-                    + (
-                        "; ".join(
-                            f"{what} {', '.join(names[:10])}"
-                            for what, names in (("failed", failed), ("warned", warned))
-                            if names
-                        )
-                        or "no failed or warned check listed"
-                    ),
-                )
+            fails(
+                "result",
+                f"the newest test result is {str(pred.get('result'))[:20]}: "
+                + (
+                    "; ".join(
+                        f"{what} {', '.join(names[:10])}"
+                        for what, names in (("failed", failed), ("warned", warned))
+                        if names
+                    )
+                    or "no failed or warned check listed"
+                ),
             )
         if not passed:
-            out.append(
-                Reason(
-                    "no tests",
-                    "the newest test result lists no passed check (0 checks: every check was "
-                    f"skipped, unsupported or not run): --require {require} needs one that ran",
-                )
+            fails(
+                "no tests",
+                "the newest test result lists no passed check (0 checks: every check was "
+                f"skipped, unsupported or not run): --require {require} needs one that ran",
             )
         return out
     bad = [c for c in failed + warned if fnmatch.fnmatchcase(c, glob)]
     if bad:
-        out.append(Reason("result", f"checks matching {glob} did not pass: {', '.join(bad[:10])}"))
+        fails("result", f"checks matching {glob} did not pass: {', '.join(bad[:10])}")
     if not any(fnmatch.fnmatchcase(c, glob) for c in passed):
-        out.append(Reason("no tests", f"no passed check matches {glob} in the newest test result"))
+        fails("no tests", f"no passed check matches {glob} in the newest test result")
     return out

@@ -165,21 +165,15 @@ def check(envelope: Mapping[str, Any], key: Any) -> Checked:
         except (UnverifiedSignatureError, VerificationError):
             continue
     if key.keyid in ids:  # signed by this key, and the bytes no longer match
-        return Checked(
-            False,
+        why = (
             "tampered: the payload was changed after it was signed (the signature is this "
-            "key's, over other bytes)",
-            body,
+            "key's, over other bytes)"
         )
-    if any(ids):
-        return Checked(
-            False, f"wrong key: signed by key {ids[0][:16]}…, not by {key.keyid[:16]}…", body
-        )
-    return Checked(
-        False,
-        "signature does not verify with this key (wrong key, or the payload was changed)",
-        body,
-    )
+    elif any(ids):
+        why = f"wrong key: signed by key {ids[0][:16]}…, not by {key.keyid[:16]}…"
+    else:
+        why = "signature does not verify with this key (wrong key, or the payload was changed)"
+    return Checked(False, why, body)
 
 
 def _first(exc: Exception) -> str:

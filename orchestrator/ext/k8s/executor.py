@@ -320,20 +320,10 @@ class KubernetesExecutor:
         transcript = Transcript(on_result=on_result)
         created = False
         try:
-            core.create_namespaced_config_map(
-                self.namespace,
-                to_model(
-                    self._api, configmap_manifest(name, self.namespace, task, run_id), "V1ConfigMap"
-                ),
-            )
-            batch.create_namespaced_job(
-                self.namespace,
-                to_model(
-                    self._api,
-                    job_manifest(task, run_id, name, self.namespace, name, self.node_labels),
-                    "V1Job",
-                ),
-            )
+            configmap = configmap_manifest(name, self.namespace, task, run_id)
+            self._create(core.create_namespaced_config_map, configmap, "V1ConfigMap")
+            job = job_manifest(task, run_id, name, self.namespace, name, self.node_labels)
+            self._create(batch.create_namespaced_job, job, "V1Job")
             created = True
             if on_started is not None:
                 on_started()
@@ -345,16 +335,12 @@ class KubernetesExecutor:
                 transcript.feed(chunk)
             transcript.close()
             exit_code, reason = self._outcome(core, batch, name, pod)
-        except KeyboardInterrupt:
-            self._delete(core, batch, name, created)
-            raise
         except NoMatchingHostError as exc:
-            self._delete(core, batch, name, created)
-            return _infra(task, f"unmatched on Kubernetes: {exc.message}")
+            return infrastructure_failure(task, f"unmatched on Kubernetes: {exc.message}")
         except (ApiException, InfrastructureError) as exc:
+            return infrastructure_failure(task, f"Kubernetes: {str(exc)[:500]}")
+        finally:  # interrupted, failed or done: the objects it made go
             self._delete(core, batch, name, created)
-            return _infra(task, f"Kubernetes: {str(exc)[:500]}")
-        self._delete(core, batch, name, created)
         killed = (
             "the Job passed its activeDeadlineSeconds" if reason == "DeadlineExceeded" else None
         )
@@ -388,21 +374,11 @@ class KubernetesExecutor:
         t0 = time.perf_counter()
         made: list[str] = []
         try:
-            core.create_namespaced_config_map(
-                self.namespace,
-                to_model(
-                    self._api, configmap_manifest(name, self.namespace, task, run_id), "V1ConfigMap"
-                ),
-            )
+            configmap = configmap_manifest(name, self.namespace, task, run_id)
+            self._create(core.create_namespaced_config_map, configmap, "V1ConfigMap")
             made.append("configmap")
-            core.create_namespaced_service(
-                self.namespace,
-                to_model(
-                    self._api,
-                    kg.service_manifest(name, self.namespace, labels(task, run_id)),
-                    "V1Service",
-                ),
-            )
+            service = kg.service_manifest(name, self.namespace, labels(task, run_id))
+            self._create(core.create_namespaced_service, service, "V1Service")
             made.append("service")
             job = job_manifest(
                 task,
@@ -414,9 +390,8 @@ class KubernetesExecutor:
                 gpus=task.suite.gpus_per_node or 1,
                 rdma_resource=self.rdma_resource,
             )
-            batch.create_namespaced_job(
-                self.namespace,
-                to_model(self._api, kg.gang_job(job, task, name, self.namespace), "V1Job"),
+            self._create(
+                batch.create_namespaced_job, kg.gang_job(job, task, name, self.namespace), "V1Job"
             )
             made.append("job")
             if on_started is not None:
@@ -431,16 +406,12 @@ class KubernetesExecutor:
                 self.poll,
                 overall_timeout(task) + self.schedule_timeout,
             )
-        except KeyboardInterrupt:
-            self._delete_gang(core, batch, name, made)
-            raise
         except NoMatchingHostError as exc:
-            self._delete_gang(core, batch, name, made)
-            return _infra(task, f"unmatched on Kubernetes: {exc.message}")
+            return infrastructure_failure(task, f"unmatched on Kubernetes: {exc.message}")
         except (ApiException, InfrastructureError) as exc:
+            return infrastructure_failure(task, f"Kubernetes: {str(exc)[:500]}")
+        finally:  # interrupted, failed or done: the objects it made go
             self._delete_gang(core, batch, name, made)
-            return _infra(task, f"Kubernetes: {str(exc)[:500]}")
-        self._delete_gang(core, batch, name, made)
         execution = kg.merged(task, runs, name, self.namespace)
         return execution.model_copy(update={"timings": {"total_s": time.perf_counter() - t0}})
 
@@ -482,6 +453,13 @@ class KubernetesExecutor:
         term = state[0].state.terminated if state else None
         return (term.exit_code if term else None), reason
 
+    def _create(self, create: Callable[..., Any], manifest: dict[str, Any], kind: str) -> None:
+        """Create an object in the namespace from its manifest, as the client's model (``V1Job``,
+        ``V1ConfigMap``): what the API calls take."""
+        create(
+            self.namespace, self._api.deserialize(json.dumps(manifest), kind, "application/json")
+        )
+
     def _delete(self, core: Any, batch: Any, name: str, job_created: bool) -> None:
         from kubernetes.client.exceptions import ApiException
 
@@ -493,12 +471,3 @@ class KubernetesExecutor:
                 continue
             with contextlib.suppress(ApiException):
                 call(name, self.namespace, propagation_policy="Background")
-
-
-def to_model(api: Any, manifest: dict[str, Any], kind: str) -> Any:
-    """A manifest as the client's model (``V1Job``, ``V1ConfigMap``): what the API calls take."""
-    return api.deserialize(json.dumps(manifest), kind, "application/json")
-
-
-def _infra(task: Task, message: str) -> Execution:
-    return infrastructure_failure(task, message)
