@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
@@ -299,15 +300,27 @@ def check(
             "local": "dim",
             "unreachable": "red",
         }
+        # a reason many images share (one registry down) is said once, under the table
+        shared = Counter(c.message for c in checks if not c.current_digest and c.message)
+        notes: dict[str, int] = {}
         for c in checks:
+            said = c.current_digest or c.message
+            if not c.current_digest and shared[c.message] > 1:
+                said = f"[{notes.setdefault(c.message, len(notes) + 1)}] below"
             table.add_row(
                 c.alias,
                 styled(style[c.state], c.state),
                 c.catalog_digest or "",
-                c.current_digest or c.message,
+                said,
                 c.rate_limit or "",
             )
         out.print(table)
+        for message, n in notes.items():
+            out.print(
+                f"[{n}] ({count(shared[message], 'image')}) {message}",
+                markup=False,
+                highlight=False,
+            )
         for u in updates:
             out.print(u.diff(), markup=False, highlight=False)
     end_with(svc.check_ending(checks, update))
