@@ -394,7 +394,8 @@ _MD_LEGEND = (
 def diff_md(report: Report, verdict: Verdict | None = None, why: Why | None = None) -> str:
     """``verdict`` (regression/gate.py's): the report opens with it, its failures, regressions and
     lost coverage, and folds the rest in ``<details>``. ``why``: each red cell's triage."""
-    lines = [f"# Regression diff: {report.base.label} → {report.head.label}", ""]
+    title = "Qualification" if verdict is not None else "Regression diff"  # a gate's report
+    lines = [f"# {title}: {report.base.label} → {report.head.label}", ""]
     shown: set[int] = set()
     if verdict is not None:
         lines += verdict_md(report, verdict, why)

@@ -112,6 +112,8 @@ def test_a_new_failing_check_is_a_new_failure_in_every_sink(new_failure):
 def test_a_redefined_check_that_fails_is_failing_not_comparable_never_regressed(new_failure):
     _proc, out = new_failure
     md = (out / "report.md").read_text()
+    assert md.startswith("# Qualification: ")  # a gate's report, titled as one
+    assert "<h1>Qualification: " in (out / "report.html").read_text()
     row = next(x for x in md.splitlines() if "`command.longmsg`" in x)
     assert row.startswith("| ❌ |") and "failing, not comparable (definition changed)" in row
     assert "| regressed |" not in row
