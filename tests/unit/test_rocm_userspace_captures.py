@@ -103,3 +103,18 @@ def test_unstable_is_named_for_what_its_release_files_say():
     assert found["os"]["value"] == "debian"
     assert found["debian"]["value"] == "forky/sid"
     assert found["debian"]["evidence"] == "/etc/debian_version"
+
+
+def test_unstable_has_an_os_release_the_os_row_can_name():
+    """env.version.os on unstable: no VERSION_ID, so the row reads /etc/debian_version (the
+    image's captured file) rather than saying "not found"; a numbered release keeps
+    os-release's VERSION_ID."""
+    from valorch_probe.checks._versions import os_release
+    from valorch_probe.checks.smoke import os_version
+
+    osr = os_release(str(HERE / "etc" / "os-release"))
+    assert "VERSION_ID" not in osr and osr["ID"] == "debian"
+    debian_version = str(HERE / "etc" / "debian_version")
+    assert os_version(osr, debian_version) == ("forky/sid", debian_version)
+    assert os_version({"ID": "debian", "VERSION_ID": "12"}) == ("12", "/etc/os-release")
+    assert os_version({"ID": "ubuntu"}) == (None, "/etc/os-release")

@@ -7,6 +7,7 @@ import platform
 import sys
 from typing import Any, Dict
 
+from .. import read_text
 from ..context import Fail, Report, Skip, Unsupported
 from ..registry import check, suite
 from ._versions import matches, os_release, prefix_warning, rocm_release
@@ -113,15 +114,24 @@ def version_os(ctx):
 
     Not proven: the installed packages of that release."""
     osr = os_release()
+    version, source = os_version(osr)
     for distro in ("ubuntu", "debian", "rhel", "rocky", "almalinux", "sles"):
         if ctx.expect.get(distro):
             if osr.get("ID") != distro:
                 raise Fail(
                     "os: expected %s %s, found %s %s"
-                    % (distro, ctx.expect[distro], osr.get("ID"), osr.get("VERSION_ID"))
+                    % (distro, ctx.expect[distro], osr.get("ID"), version)
                 )
-            return _compare(distro, ctx.expect[distro], osr.get("VERSION_ID"), "/etc/os-release")
-    return _compare(osr.get("ID") or "os", None, osr.get("VERSION_ID"), "/etc/os-release")
+            return _compare(distro, ctx.expect[distro], version, source)
+    return _compare(osr.get("ID") or "os", None, version, source)
+
+
+def os_version(osr, debian_version="/etc/debian_version"):
+    """The release os-release names (VERSION_ID) and where it was read; Debian's testing and
+    unstable have none and name themselves in /etc/debian_version ("forky/sid")."""
+    if osr.get("VERSION_ID") or osr.get("ID") != "debian":
+        return osr.get("VERSION_ID"), "/etc/os-release"
+    return read_text(debian_version, 200).strip() or None, debian_version
 
 
 @check("env.version.pytorch", "PyTorch version", "environment", "smoke")
