@@ -123,6 +123,8 @@ def _inventory_layout(
             )
         images = chosen  # the job's images, narrowed by --image
     entries = [i for i in catalog().images if _matches(i.alias, images)]
+    if job:  # the job's order (its images' first runs), as the checks layout keeps it
+        entries.sort(key=lambda i: images.index(i.alias))
     inventory = matrix_store.newest_components_by_image(session)
     if layout == "libraries":
         inventory = {a: v for a, v in inventory.items() if _matches(a, images)}
