@@ -456,8 +456,9 @@ def _new_check(
 
 def _failed(note: str, hv: str, ho: Sequence[Obs]) -> str:
     """A not-comparable cell's note, with the head's message where the head did not pass (a
-    failure under a new definition is still a failure, and says why)."""
-    return cut(f"{note}: {ho[-1].message}") if hv != "pass" and ho[-1].message else note
+    failure under a new definition is still a failure, and says why: the message keeps its
+    own NOTE_MAX, so the definition's words never push the failure out)."""
+    return f"{note}: {cut(ho[-1].message)}" if hv != "pass" and ho[-1].message else note
 
 
 def _excused(
