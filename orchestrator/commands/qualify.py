@@ -146,7 +146,8 @@ def qualify(
     for line in done.lines:
         err.print(line)
     out_dir = out_dir or Path("results") / f"qualify-{datetime.now():%Y%m%d-%H%M%S}"
-    why = _write_reports(factory, done, spec.name, (known_issues, close_runs, close_days), out_dir)
+    closable = _closable(factory, known_issues, close_runs, close_days, spec.name)
+    why = _write_reports(factory, done, spec.name, closable, out_dir)
     reached = (
         _post(notify_service, targets, factory, done, title, why, out_dir) if targets else True
     )
@@ -169,7 +170,7 @@ def _post(
 
 
 def _write_reports(
-    factory: Any, done: Qualification, job: str, closing: tuple[Any, int, float], out_dir: Path
+    factory: Any, done: Qualification, job: str, closable: list[str], out_dir: Path
 ) -> Any:
     """report.md, .html, .junit.xml, readiness.md and qualify.json in ``out_dir``, each a
     rendering of the one verdict, and the report on the terminal; the triage of each red
@@ -183,7 +184,6 @@ def _write_reports(
     write_output(diff_md(report, verdict, why), out_dir / "report.md")
     write_output(diff_html(report, verdict, why), out_dir / "report.html")
     write_output(diff_junit(report, verdict, why), out_dir / "report.junit.xml")
-    closable = _closable(factory, *closing, job=job)
     if done.readiness is not None:
         from ..render.readiness import render_md
 

@@ -224,7 +224,6 @@ def build_document(
         params["known_issues"] = str(query.known_issues)
     stale = 0
     with engine_of(factory).connect() as session:
-        issues = joined(session, issues)  # the file's waivers and the store's, as qualify's
         if layout in ("components", "libraries"):
             table, ended, source = _inventory_layout(
                 session, db, catalog, layout, images, query.releases, job
@@ -250,7 +249,8 @@ def build_document(
                     ),
                 )
             infos = list(ev.columns)
-            obs = evidence.excuse(ev.observations, infos, issues)
+            # the file's waivers and the store's, as qualify's (the inventory layouts use none)
+            obs = evidence.excuse(ev.observations, infos, joined(session, issues))
             table = observed_table(layout, obs, infos, rows, columns, policy)
             table, stale = evidence.stamp(table, now(), fresh_days)
             ended = [ev.newest] if ev.newest else []

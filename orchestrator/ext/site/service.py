@@ -606,9 +606,8 @@ class _Stored:
     found: list[ChangeV]
     # run → component → import error
     broken: dict[str, dict[str, str]] = field(default_factory=dict)
-    known_issues: KnownIssues | None = (
-        None  # failures they excuse (file and store) show as ⚑ waived
-    )
+    # the waivers of the file and the store: the failures they excuse show as ⚑ waived
+    known_issues: KnownIssues | None = None
     # each known issue: the runs it excused, whether it can close (known-issues page)
     known_status: list[IssueStatus] | None = None
     close_after: tuple[int, float] = (3, 14)  # runs, days: when an issue can close
