@@ -94,7 +94,8 @@ PIP_FALLBACK = {
 
 LOADABLE = frozenset(name for name, _, _ in loaded_libs.LIBRARIES)
 
-# headline library -> (header paths relative to a ROCm/CUDA include dir, macro prefix, dpkg names)
+# headline library, its header paths relative to a ROCm include dir (the first is
+# <name>/<name>-version.h, then <name>-version.h), macro prefix, dpkg names
 ROCM_HEADERS = [
     (
         "hip",
@@ -109,26 +110,16 @@ ROCM_HEADERS = [
         "rocblas",
         ["rocblas", "rocblas-dev", "librocblas4", "librocblas0"],
     ),
-    ("hipblas", ["hipblas/hipblas-version.h", "hipblas-version.h"], "hipblas", ["hipblas"]),
+    ("hipblas", None, "hipblas", ["hipblas"]),
     (
         "hipblaslt",
-        ["hipblaslt/hipblaslt-version.h", "hipblaslt-version.h"],
+        None,
         "hipblaslt",
         ["hipblaslt", "hipblaslt-dev", "libhipblaslt1", "libhipblaslt0"],
     ),
-    ("hipfft", ["hipfft/hipfft-version.h", "hipfft-version.h"], "hipfft", ["hipfft"]),
-    (
-        "hipsparse",
-        ["hipsparse/hipsparse-version.h", "hipsparse-version.h"],
-        "hipsparse",
-        ["hipsparse"],
-    ),
-    (
-        "rocsolver",
-        ["rocsolver/rocsolver-version.h", "rocsolver-version.h"],
-        "rocsolver",
-        ["rocsolver"],
-    ),
+    ("hipfft", None, "hipfft", ["hipfft"]),
+    ("hipsparse", None, "hipsparse", ["hipsparse"]),
+    ("rocsolver", None, "rocsolver", ["rocsolver"]),
     ("rccl", ["rccl/rccl.h", "rccl.h"], "nccl", ["rccl", "rccl-dev", "librccl1"]),
 ]
 # headline -> dpkg packages that stand for it when no better source exists
@@ -397,6 +388,7 @@ class Gatherer:
         elif header_version:
             self.add(component("rocm", header_version, "header", header_path, extra))
         for name, headers, prefix, _ in ROCM_HEADERS:
+            headers = headers or ["%s/%s-version.h" % (name, name), name + "-version.h"]
             self.header(name, [base + "/include/" + rel for rel in headers], prefix)
 
     def header(self, name: str, paths: List[str], prefix: str) -> None:
