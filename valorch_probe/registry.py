@@ -41,11 +41,10 @@ class Check:
         unit=None,
         bigger_is_better=False,
         nodes=1,
+        limits="",
     ):
         self.id = id
-        self.nodes = int(
-            nodes
-        )  # the fewest nodes it runs on: a multi-node check (one probe per node) says 2
+        self.nodes = int(nodes)  # the fewest nodes it runs on: a multi-node check says 2
         self.fn = fn
         self.feature = feature
         self.kind = kind
@@ -56,7 +55,7 @@ class Check:
         self.description = description
         self.unit = unit
         self.bigger_is_better = bigger_is_better
-        self.limits = ""  # what a pass does not prove (the docstring's "Not proven:" paragraph)
+        self.limits = limits  # what a pass does not prove (the docstring's "Not proven:")
 
     def info(self) -> dict:
         info = {
@@ -141,19 +140,9 @@ def suite(name: str, framework: Optional[str], description: str) -> Suite:
     return SUITES[name]
 
 
-def check(  # noqa: PLR0913 (one keyword per field of a check's declaration)
-    id: str,
-    feature: str,
-    kind: str,
-    suite: str,
-    library: Optional[str] = None,
-    version: int = 1,
-    needs: Sequence[str] = (),
-    unit: Optional[str] = None,
-    bigger_is_better: bool = False,
-    nodes: int = 1,
-) -> Callable:
-    """Register a check function ``fn(ctx)`` under a stable id."""
+def check(id: str, feature: str, kind: str, suite: str, **fields: Any) -> Callable:
+    """Register a check function ``fn(ctx)`` under a stable id; ``fields``: library, version,
+    needs, unit, bigger_is_better, nodes (``Check``'s keywords)."""
 
     def register(fn: Callable) -> Callable:
         if id in CHECKS:
@@ -167,15 +156,10 @@ def check(  # noqa: PLR0913 (one keyword per field of a check's declaration)
             feature,
             kind,
             suite,
-            library,
-            version,
-            needs,
-            paragraphs[0] if paragraphs else "",
-            unit,
-            bigger_is_better,
-            nodes,
+            description=paragraphs[0],
+            limits=limits_of(paragraphs),
+            **fields,
         )
-        CHECKS[id].limits = limits_of(paragraphs)
         SUITES[suite].checks.append(id)
         return fn
 
