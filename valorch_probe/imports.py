@@ -1,5 +1,4 @@
-"""Does each framework package the inventory lists import? Runs INSIDE the image,
-standard library only, Python >= 3.8.
+"""Does each framework package the inventory lists import?
 
 A distribution's metadata says it is installed; only ``import`` says it works (a
 torchvision whose native library has an undefined symbol is installed and broken).
@@ -13,24 +12,8 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from typing import Any, Dict, List
+from typing import Any, Dict, Iterable, List
 
-#: headline component (probe/inventory.PIP_HEADLINE) -> the module its users import
-MODULES = {
-    "pytorch": "torch",
-    "torchvision": "torchvision",
-    "torchaudio": "torchaudio",
-    "tensorflow": "tensorflow",
-    "tensorboard": "tensorboard",
-    "apex": "apex",
-    "triton": "triton",
-    "numpy": "numpy",
-    "jax": "jax",
-    "jaxlib": "jaxlib",
-    "onnxruntime": "onnxruntime",
-    "deepspeed": "deepspeed",
-    "transformers": "transformers",
-}
 IMPORT_TIMEOUT = 180.0
 MAX_ERROR = 400
 
@@ -66,10 +49,14 @@ def try_import(module: str, timeout: float = IMPORT_TIMEOUT) -> str:
     return error or "import %s: exit %d" % (module, done.returncode)
 
 
-def check_imports(components: Dict[str, Dict[str, Any]], errors: List[str]) -> None:
-    """Import each framework package installed by pip (``source`` pip) and record the outcome
-    in its component's ``extra``."""
-    for name, module in sorted(MODULES.items()):
+def check_imports(
+    components: Dict[str, Dict[str, Any]], errors: List[str], names: Iterable[str]
+) -> None:
+    """Import each framework package of ``names`` (headline components, each the module its
+    users import but ``pytorch``) installed by pip (``source`` pip) and record the outcome in
+    its component's ``extra``."""
+    for name in sorted(names):
+        module = "torch" if name == "pytorch" else name
         comp = components.get(name)
         if comp is None or comp.get("source") != "pip":
             continue

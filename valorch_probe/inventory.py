@@ -594,7 +594,7 @@ class Gatherer:
         if self.torch:  # the image itself (not a fixture tree), and imports allowed
             from .imports import check_imports
 
-            check_imports(self.components, self.errors)
+            check_imports(self.components, self.errors, set(PIP_HEADLINE.values()))
 
     def gather(self) -> Dict[str, Any]:
         for step in (
