@@ -19,15 +19,6 @@ suite(
 )
 
 
-def _dist_version(name: str):
-    from importlib import metadata  # Python 3.8+, as the probe
-
-    try:
-        return metadata.version(name)
-    except Exception:
-        return None
-
-
 @check("env.facts", "Environment facts", "environment", "smoke")
 def env_facts(ctx):
     """Python, OS, framework build and visible devices (recorded as metrics).
@@ -69,12 +60,8 @@ def env_facts(ctx):
     )
 
 
-def _expected(ctx, key):
-    """The catalog's pin for ``key``, or None: a version nobody pinned is still measured."""
-    return ctx.expect.get(key) or None
-
-
 def _compare(key, want, found, source):
+    """``found`` against the catalog's pin ``want``: a version nobody pinned is still measured."""
     if not want:
         if found is None:
             raise Skip("%s: not found (%s) and the catalog entry does not pin it" % (key, source))
@@ -92,12 +79,13 @@ def _compare(key, want, found, source):
             "%s: expected %s, found %s (%s)" % (key, want, found, source),
             {"expected": want, "found": found},
         )
-    warning = prefix_warning(want, found)
+    said = "%s %s matches %s (%s)" % (key, found, want, source)
     metrics = {"expected": want, "found": found}
+    warning = prefix_warning(want, found)
     if warning:
         metrics["warning"] = warning
-        return Report("%s %s matches %s (%s); %s" % (key, found, want, source, warning), metrics)
-    return Report("%s %s matches %s (%s)" % (key, found, want, source), metrics)
+        said += "; " + warning
+    return Report(said, metrics)
 
 
 @check("env.version.python", "Python version", "environment", "smoke")
@@ -105,7 +93,7 @@ def version_python(ctx):
     """The interpreter's version matches the catalog entry (prefix match).
 
     Not proven: that the interpreter's standard library or pip work."""
-    return _compare("python", _expected(ctx, "python"), platform.python_version(), sys.executable)
+    return _compare("python", ctx.expect.get("python"), platform.python_version(), sys.executable)
 
 
 @check("env.version.os", "OS release", "environment", "smoke")
@@ -140,7 +128,7 @@ def version_pytorch(ctx):
 
     Not proven: that torch works (the other checks measure that); a pre-release or git build that matches only
     by prefix is flagged in the message."""
-    want = _expected(ctx, "pytorch")
+    want = ctx.expect.get("pytorch")
     try:
         found = ctx.torch.__version__
     except Unsupported:
@@ -150,8 +138,13 @@ def version_pytorch(ctx):
 
 def _dist_check(key, dist):
     def fn(ctx):
-        want = _expected(ctx, key)
-        return _compare(key, want, _dist_version(dist), "importlib.metadata %s" % dist)
+        from importlib import metadata  # Python 3.8+, as the probe
+
+        try:
+            found = metadata.version(dist)
+        except Exception:
+            found = None
+        return _compare(key, ctx.expect.get(key), found, "importlib.metadata %s" % dist)
 
     fn.__doc__ = (
         "The installed %s distribution matches the catalog entry (prefix match; a pre-release or git "
@@ -177,7 +170,7 @@ def version_rocm(ctx):
     """The ROCm release in /opt/rocm*/.info/version (or torch.version.hip) matches.
 
     Not proven: that the ROCm libraries of that release are all present (inventory audit compares them)."""
-    want = _expected(ctx, "rocm")
+    want = ctx.expect.get("rocm")
     found, source = rocm_release(), "/opt/rocm*/.info/version"
     if found is None and ctx.has("torch"):
         found, source = getattr(ctx.torch.version, "hip", None), "torch.version.hip"
@@ -189,7 +182,7 @@ def version_cuda(ctx):
     """torch.version.cuda matches the catalog's CUDA version.
 
     Not proven: the driver's or the CUDA toolkit's version in the image (inventory audit reads those)."""
-    want = _expected(ctx, "cuda")
+    want = ctx.expect.get("cuda")
     if not want and not ctx.has("torch"):
         raise Skip(
             "cuda: no torch to ask (torch.version.cuda) and the catalog entry does not pin it"
