@@ -6,9 +6,7 @@ can: rocBLAS's bench log (``ROCBLAS_LAYER=2``, ``ROCBLAS_LOG_BENCH_PATH``) write
 (rocBLAS docs, "Logging"; ROCm/rocm-libraries projects/hipblaslt/docs/how-to/
 how-to-use-hipblaslt-offline-tuning.rst). Both libraries read these variables when a
 handle is created, so the GEMM runs in a child interpreter with the logging set, and
-without a ``HIPBLASLT_LOG_LEVEL`` the image sets (it would switch the bench log off).
-
-Standard library only (this runs inside the image)."""
+without a ``HIPBLASLT_LOG_LEVEL`` the image sets (it would switch the bench log off)."""
 
 from __future__ import annotations
 

@@ -10,8 +10,7 @@
 - Error text: which exceptions say "not there" (unsupported) and which say
   "installed but broken" (fail).
 
-Standard library only (this runs inside the image); unit-tested on recorded
-real outputs in tests/unit/test_probe_evidence.py.
+Unit-tested on recorded real outputs in tests/unit/test_probe_evidence.py.
 """
 
 from __future__ import annotations

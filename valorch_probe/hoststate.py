@@ -4,7 +4,6 @@ A timing taken while other work competes for the CPUs says more about the host
 than about the image. The load average is not namespaced, so inside a
 container /proc/loadavg is the host's; the governor is read from sysfs where it
 is exposed (absent on many VMs and containers: then "unknown").
-Standard library only, Python >= 3.8 (this runs inside images).
 """
 
 from __future__ import annotations

@@ -1,7 +1,5 @@
 """Pure parsers of the inventory gatherer: version strings, dpkg status, headers,
-tool output, PyTorch's build configuration. Standard library only, Python >= 3.8,
-no I/O.
-"""
+tool output, PyTorch's build configuration. No I/O."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@ the way that library documents its encoding: first the shared objects a framewor
 loaded (mapped into the process after ``import torch``, /proc/self/maps), then, for those it
 did not load (no torch, a CPU build), the files the image installs in the system's library
 directories (Debian's /usr/lib/<triplet> as well as /opt/rocm*/lib), loaded by a child
-process of the probe. Standard library only, Python >= 3.8.
+process of the probe.
 
 ``SCRIPT`` runs inside the image (appended to the inventory's torch script) and reports raw
 answers with the path; ``INSTALLED_SCRIPT`` asks the installed files alone; ``decode`` turns

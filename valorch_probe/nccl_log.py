@@ -2,7 +2,7 @@
 it sets up is logged as ``NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/Socket/0``
 (NET/Socket: TCP sockets; NET/IB: InfiniBand or RoCE verbs), ``... via P2P/IPC/read``
 (GPU peer to peer: NVLink or PCIe; RCCL: xGMI), ``... via SHM/direct/direct`` (host shared
-memory), and an NVLink SHARP collective as NVLS. Standard library only, Python >= 3.8.
+memory), and an NVLink SHARP collective as NVLS.
 
 Tested on real logs of public issue threads (tests/unit/test_nccl_log.py cites each)."""
 

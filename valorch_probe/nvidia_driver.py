@@ -6,7 +6,7 @@ CUDA version (``cuda_version``) tells whether the image's CUDA runtime is newer 
 driver supports: a CUDA runtime runs on a driver of the same major version or newer (CUDA's
 minor version compatibility), so an older major version cannot run it at all. The "needs a
 GPU" skip then says so, with both versions and the fix, instead of reading as a host without
-a GPU. Standard library only (this runs inside images).
+a GPU.
 """
 
 from __future__ import annotations

@@ -1,21 +1,10 @@
 """Probe runner: the worker, and what it shares with the parent that supervises one worker
 process at a time (``supervisor.py``); the command line is ``cli.py``.
 
-The worker imports the suite's framework once and runs the checks in order,
-reporting each on a private pipe. If a check kills the worker (segfault,
-abort) or passes its deadline, the parent records ``crash`` / ``timeout`` for
-that check with the tail of the worker's output, then starts a fresh worker
-for the checks that remain. Only the parent writes to stdout, one JSON object
-per line behind ``MARKER``. The probe ends with ``os._exit(0)`` once all is reported: a
-framework's teardown costs up to a second per suite (docs/benchmarks.md, "Why the code is
-shaped for speed").
-
-Declared workloads are untrusted (``sandbox``): the parent and the worker make
-themselves non-dumpable, so that no workload can open their descriptors, and
-the worker prefixes every line of its pipe with a per-worker random nonce that
-the parent gave it on stdin. A line on the pipe without it, or one that does
-not parse, is reported as a ``violation`` record naming the check that was
-running; it never becomes a result.
+The worker imports the suite's framework once and runs the checks in order, reporting each
+on a private pipe, every line prefixed with the nonce the parent gave it. The probe ends with
+``os._exit(0)`` once all is reported: a framework's teardown costs up to a second per suite
+(docs/benchmarks.md, "Why the code is shaped for speed").
 """
 
 from __future__ import annotations

@@ -24,7 +24,6 @@ little power over the probe as the image allows.
   (``PR_SET_PDEATHSIG``, even for SIGKILL) and then kills everything below it.
 
 See docs/architecture.md, "Untrusted workloads", for what holds against whom.
-Standard library only, Python >= 3.8.
 """
 
 from __future__ import annotations

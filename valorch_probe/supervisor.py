@@ -161,9 +161,7 @@ class Supervisor:
 
 
 class _WorkerState:
-    """What the parent knows of one worker while reading its pipe. Only lines
-    that carry the worker's nonce count; anything else on the pipe was written
-    by someone else and is a violation, reported with the check in flight."""
+    """What the parent knows of one worker while reading its pipe."""
 
     def __init__(
         self,

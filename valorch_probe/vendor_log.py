@@ -19,9 +19,7 @@ names cannot tell (evidence.KERNEL_LIBRARIES):
 Container output is untrusted: at most MAX_BYTES are read, MAX_LINES lines, MAX_LINE
 characters of each; a line counts only when it starts with the library's own prefix, so a
 command echoed by a shell or quoted in other text is not a call. A library is named only
-when one of its own lines was read.
-
-Standard library only (this runs inside the image)."""
+when one of its own lines was read."""
 
 from __future__ import annotations
 
