@@ -44,15 +44,6 @@ from .inventory_parse import (
     upstream_version,
 )
 
-__all__ = [
-    "gather",
-    "main",
-    "parse_dpkg_status",
-    "parse_header_version",
-    "parse_torch_config",
-    "split_rocm_version",
-]
-
 MAX_COMPONENTS = 20000
 COMMAND_TIMEOUT = 20.0
 TORCH_TIMEOUT = 180.0
@@ -423,21 +414,17 @@ class Gatherer:
             "/usr/include/aarch64-linux-gnu",
             "/usr/local/cuda/include",
         ]
-        for name, files, prefix in (
+        magma = ["/opt/rocm/magma/include", "/usr/local/magma/include", "/opt/conda/include"]
+        for name, files, dirs in (
             (
                 "cudnn",
                 ["cudnn_version.h", "cudnn_version_v9.h", "cudnn_version_v8.h", "cudnn.h"],
-                "cudnn",
+                incs,
             ),
-            ("nccl", ["nccl.h"], "nccl"),
-            ("magma", ["magma_types.h"], "magma"),
+            ("nccl", ["nccl.h"], incs),
+            ("magma", ["magma_types.h"], incs + magma),
         ):
-            dirs = incs + (
-                ["/opt/rocm/magma/include", "/usr/local/magma/include", "/opt/conda/include"]
-                if name == "magma"
-                else []
-            )
-            self.header(name, [d + "/" + f for d in dirs for f in files], prefix)
+            self.header(name, [d + "/" + f for d in dirs for f in files], name)
 
     def tools(self) -> None:
         for name, argvs, parse in (
