@@ -32,28 +32,18 @@ def _rows(text: str, first: Optional[str] = None) -> List[Dict[str, str]]:
 
 
 def names_in_csv(text: str, first: Optional[str] = None) -> List[str]:
-    """Kernel (or range) names of a CSV report, in order, without repeats."""
-    out = []  # type: List[str]
-    for row in _rows(text, first):
-        for col in NAME_COLUMNS:
-            value = (row.get(col) or "").strip()
-            if value and value not in out:
-                out.append(value)
-                break
-    return out
+    """Kernel (or range) names of a CSV report (each row's first named column), in order,
+    without repeats."""
+    cells = (((row.get(col) or "").strip() for col in NAME_COLUMNS) for row in _rows(text, first))
+    return [v for v in dict.fromkeys(next((v for v in row if v), "") for row in cells) if v]
 
 
 def rocprof_names(files: Dict[str, str]) -> List[str]:
     """Kernel and marker names of every CSV a rocprofv3 (``*_kernel_trace.csv``,
     ``*_kernel_stats.csv``, ``*_marker_api_trace.csv``) or rocprof (``results.csv``,
     ``results.stats.csv``) run wrote; ``files`` maps a path to its text."""
-    out = []  # type: List[str]
-    for path in sorted(files):
-        if path.endswith(".csv"):
-            for name in names_in_csv(files[path]):
-                if name not in out:
-                    out.append(name)
-    return out
+    csvs = [files[path] for path in sorted(files) if path.endswith(".csv")]
+    return list(dict.fromkeys(name for text in csvs for name in names_in_csv(text)))
 
 
 def nsys_names(text: str) -> List[str]:
