@@ -52,16 +52,10 @@ def profiled(torch: Any, fn: Callable[[], Any], gpu: bool) -> Tuple[Any, List[st
         value = fn()
         if gpu:
             torch.cuda.synchronize()
-    ops, kernels = [], []  # type: List[str], List[str]
-    for e in p.events():
-        kind = str(getattr(e, "device_type", "")).upper()
-        name = str(e.name)
-        if "CUDA" in kind or "HIP" in kind:
-            if name not in kernels:
-                kernels.append(name)
-        elif name not in ops:
-            ops.append(name)
-    return value, ops, kernels
+    events = [(str(getattr(e, "device_type", "")).upper(), str(e.name)) for e in p.events()]
+    on_device = [("CUDA" in kind or "HIP" in kind, name) for kind, name in events]
+    ops = list(dict.fromkeys(name for device, name in on_device if not device))
+    return value, ops, list(dict.fromkeys(name for device, name in on_device if device))
 
 
 def on_gpu(torch: Any, fn: Callable[[], Any], vendor: Optional[str]) -> Tuple[Any, Seen]:
@@ -79,31 +73,29 @@ def on_gpu(torch: Any, fn: Callable[[], Any], vendor: Optional[str]) -> Tuple[An
 @contextlib.contextmanager
 def _fd1_to(path: str):
     """Point file descriptor 1 at ``path`` while inside (C libraries print there)."""
-    libc = _libc()
-    sys.stdout.flush()
-    if libc is not None:
-        libc.fflush(None)
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None)  # type: Any
+    except Exception:
+        libc = None
+
+    def flush() -> None:
+        sys.stdout.flush()
+        if libc is not None:
+            libc.fflush(None)
+
+    flush()
     saved = os.dup(1)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
         os.dup2(fd, 1)
         yield
     finally:
-        sys.stdout.flush()
-        if libc is not None:
-            libc.fflush(None)
+        flush()
         os.dup2(saved, 1)
         os.close(saved)
         os.close(fd)
-
-
-def _libc():
-    try:
-        import ctypes
-
-        return ctypes.CDLL(None)
-    except Exception:
-        return None
 
 
 def _verbose_contexts(torch: Any) -> List[Any]:
