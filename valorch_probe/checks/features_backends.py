@@ -505,27 +505,20 @@ def amp_op_specific(ctx):
     ctx.require_attr(torch, "autocast")
     ctx.require_gpu()
     a, b = randn(torch, 64, 64, seed=73).cuda(), randn(torch, 64, 64, seed=74).cuda()
-    with torch.autocast(device_type="cuda", dtype=torch.float16):
-        got = {
-            "torch.mm": torch.mm(a, b).dtype,
-            "Tensor.matmul": a.matmul(b).dtype,
-            "nn.functional.linear": torch.nn.functional.linear(a, b).dtype,
-            "softmax": torch.softmax(a.half(), dim=-1).dtype,
-            "layer_norm": torch.nn.functional.layer_norm(a.half(), (64,)).dtype,
-            "add(f16, f32)": (a.half() + b).dtype,
-        }
-    want = {
-        "torch.mm": torch.float16,
-        "Tensor.matmul": torch.float16,
-        "nn.functional.linear": torch.float16,
-        "softmax": torch.float32,
-        "layer_norm": torch.float32,
-        "add(f16, f32)": torch.float32,
-    }
-    wrong = ["%s -> %s (want %s)" % (k, got[k], want[k]) for k in want if got[k] != want[k]]
+    f16, f32 = torch.float16, torch.float32
+    with torch.autocast(device_type="cuda", dtype=f16):
+        ran = (  # (op, its result, the dtype autocast must give it)
+            ("torch.mm", torch.mm(a, b), f16),
+            ("Tensor.matmul", a.matmul(b), f16),
+            ("nn.functional.linear", torch.nn.functional.linear(a, b), f16),
+            ("softmax", torch.softmax(a.half(), dim=-1), f32),
+            ("layer_norm", torch.nn.functional.layer_norm(a.half(), (64,)), f32),
+            ("add(f16, f32)", a.half() + b, f32),
+        )
+    wrong = ["%s -> %s (want %s)" % (k, t.dtype, w) for k, t, w in ran if t.dtype != w]
     if wrong:
         raise Fail("autocast op behaviour differs: " + "; ".join(wrong))
     return Report(
-        "autocast casts per op as documented (%d ops)" % len(want),
-        {k: str(v) for k, v in got.items()},
+        "autocast casts per op as documented (%d ops)" % len(ran),
+        {k: str(t.dtype) for k, t, _ in ran},
     )

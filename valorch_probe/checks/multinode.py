@@ -111,9 +111,8 @@ def group(ctx: Any) -> Tuple[Any, Dict[str, Any]]:
             world_size=rv["world"],
             timeout=datetime.timedelta(seconds=rv["timeout"]),
         )
-    except (
-        Exception
-    ) as exc:  # a peer that never came (dead, frozen, unreachable) within the timeout
+    # a peer that never came (dead, frozen, unreachable) within the timeout
+    except Exception as exc:
         _GROUP["failed"] = "rank %d of %d at %s:%d: %s: %s" % (
             rv["rank"],
             rv["world"],
@@ -267,12 +266,10 @@ def _timed(
             out = [torch.empty_like(src) for _ in range(world)]
             op = functools.partial(dist.all_gather, out, src)
             rv["gather_api"] = "all_gather (list)"
-    elif collective == "broadcast":
-        buf = torch.ones(n, dtype=torch.float32, device=dev)
-        op = functools.partial(dist.broadcast, buf, 0)
     else:
         buf = torch.ones(n, dtype=torch.float32, device=dev)
-        op = functools.partial(dist.all_reduce, buf)
+        op = functools.partial(dist.broadcast, buf, 0)
+        op = op if collective == "broadcast" else functools.partial(dist.all_reduce, buf)
     for _ in range(warmup):
         op()
     times = []
@@ -382,20 +379,16 @@ _BUSBW = (
 )
 
 
-def _busbw_declare(op: str, doc: str) -> None:
-    fn = functools.partial(_busbw_check, collective=op)
-    fn.__doc__ = doc
+for _op, _doc in _BUSBW:
+    _fn = functools.partial(_busbw_check, collective=_op)
+    _fn.__doc__ = _doc
     node_check(
-        "multinode.busbw." + op,
-        op + " bus bandwidth across nodes",
+        "multinode.busbw." + _op,
+        _op + " bus bandwidth across nodes",
         version=2,
         unit="GB/s",
         bigger_is_better=True,
-    )(fn)
-
-
-for _op, _doc in _BUSBW:
-    _busbw_declare(_op, _doc)
+    )(_fn)
 
 
 def driver() -> str:
