@@ -147,9 +147,7 @@ def nvidia_smi_gpus(text: str) -> List[Dict[str, str]]:
     for row in csv.reader(io.StringIO(text or "")):
         cells = [c.strip() for c in row]
         names = [c.split(" [")[0].strip().lower() for c in cells]
-        if (
-            "compute_cap" in names and "name" in names
-        ):  # the header: "compute_cap, ..., name, index"
+        if "compute_cap" in names and "name" in names:  # the header: "compute_cap, ..., index"
             fields = [{"driver_version": "driver"}.get(n, n) for n in names]
             continue
         if len(cells) < len(fields):

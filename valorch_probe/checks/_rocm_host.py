@@ -79,9 +79,8 @@ def rocdecode(lib: ctypes.CDLL) -> str:
     return "rocDecGetErrorName(-8) = %r" % name
 
 
-RPP_HOST_BACKEND = (
-    0  # rppdefs.h: typedef enum { RPP_HOST_BACKEND, RPP_HIP_BACKEND, RPP_OCL_BACKEND } RppBackend
-)
+# rppdefs.h: typedef enum { RPP_HOST_BACKEND, RPP_HIP_BACKEND, RPP_OCL_BACKEND } RppBackend
+RPP_HOST_BACKEND = 0
 RPP_BATCH = 3
 
 

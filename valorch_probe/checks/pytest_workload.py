@@ -120,9 +120,8 @@ def parse_junit(
         classname, name = tc.get("classname") or "", tc.get("name") or ""
         if strip and classname.startswith(strip):
             classname = classname[len(strip) :]
-        elif (
-            strip and not classname and name.startswith(strip)
-        ):  # a collection error names the module
+        # a collection error names the module
+        elif strip and not classname and name.startswith(strip):
             name = name[len(strip) :]
         status, res = case_result(tc, feature)
         counts[status] = counts.get(status, 0) + 1
@@ -131,11 +130,9 @@ def parse_junit(
             if status != "error" or classname
             else test_id(name, "collection")
         )
-        if cid in seen:  # the same test twice (e.g. a failure and a teardown error)
-            seen[cid] += 1
+        seen[cid] = seen.get(cid, 0) + 1
+        if seen[cid] > 1:  # the same test twice (e.g. a failure and a teardown error)
             cid = "%s:%d" % (cid, seen[cid])
-        else:
-            seen[cid] = 1
         if len(results) < max_tests:
             res["check"] = cid
             results.append(res)
@@ -156,9 +153,8 @@ def pytest_fn(spec: Dict[str, Any]) -> Callable[[Any], Report]:
 
     def fn(ctx: Any) -> Report:
         _ready(path, shipped)
-        tmp = private_dir(
-            "valorch-pytest-"
-        )  # pytest runs as the workload user: it writes the XML here
+        # pytest runs as the workload user: it writes the XML here
+        tmp = private_dir("valorch-pytest-")
         try:
             xml = os.path.join(tmp, "junit.xml")
             argv = [
