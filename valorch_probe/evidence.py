@@ -2,7 +2,7 @@
 
 - ``KERNEL_LIBRARIES``: the one table that names the library behind a GPU kernel,
   from the kernel names ``torch.profiler`` (or rocprof / nsys) records; a name no
-  pattern knows is ``UNATTRIBUTED``, never a neighbour library. Each pattern's real
+  pattern knows is named by none, never a neighbour library. Each pattern's real
   names and their public sources: tests/fixtures/kernel-names/.
 - CPU libraries: MKL / oneDNN verbose lines, or the BLAS/LAPACK a build names in
   ``torch.__config__.show()``.
@@ -154,7 +154,6 @@ KERNEL_LIBRARIES = (
     (r"\bat::native::|\bat::cuda::|\bc10::", "PyTorch (ATen native)", None),
 )
 NATIVE = "PyTorch (ATen native)"
-UNATTRIBUTED = "unattributed"
 # fmt: on
 _COMPILED = [(re.compile(p), lib, vendor) for p, lib, vendor in KERNEL_LIBRARIES]
 
@@ -174,11 +173,6 @@ def library_of_kernel(name: str, vendor: Optional[str] = None) -> Optional[str]:
         if rx.search(name):
             return lib
     return None
-
-
-def attribution(name: str, vendor: Optional[str] = None) -> str:
-    """The library behind one kernel name, or ``UNATTRIBUTED`` when no pattern knows it."""
-    return library_of_kernel(name, vendor) or UNATTRIBUTED
 
 
 def libraries_of(

@@ -12,6 +12,14 @@ from hypothesis import strategies as st
 
 from valorch_probe import evidence
 
+UNATTRIBUTED = "unattributed"
+
+
+def attribution(name, vendor=None):
+    """The library behind one kernel name, or UNATTRIBUTED when no pattern knows it."""
+    return evidence.library_of_kernel(name, vendor) or UNATTRIBUTED
+
+
 FIX = Path(__file__).resolve().parent.parent / "fixtures" / "kernel-names"
 # Names a later, broader entry also matches on purpose: the table is read in order, and the
 # earlier entry is the narrower truth (hipBLASLt's "_UserArgs_" Tensile names before the
@@ -34,13 +42,13 @@ def real_rows():
 
 
 ROWS = real_rows()
-ATTRIBUTED = [r for r in ROWS if r[2] != evidence.UNATTRIBUTED]
+ATTRIBUTED = [r for r in ROWS if r[2] != UNATTRIBUTED]
 
 
 @pytest.mark.parametrize("name,vendor,lib,source", ROWS, ids=lambda v: v[:48])
 def test_every_real_name_maps_to_its_library(name, vendor, lib, source):
     assert source.strip()
-    assert evidence.attribution(name, vendor) == lib
+    assert attribution(name, vendor) == lib
 
 
 def test_the_fixture_covers_every_library_the_table_must_tell_apart():
@@ -53,7 +61,7 @@ def test_the_fixture_covers_every_library_the_table_must_tell_apart():
         "MIOpen",
         "Composable Kernel",
     } <= libs
-    assert evidence.UNATTRIBUTED in libs
+    assert UNATTRIBUTED in libs
     # both the generated and the hand-tuned hipBLASLt GEMMs, both cuBLAS SIMT and tensor-op
     hip = [n for n, _, lib, _ in ROWS if lib == "hipBLASLt"]
     assert any(n.startswith("Custom_") for n in hip) and any(n.startswith("Cijk_") for n in hip)
@@ -65,14 +73,12 @@ def test_the_fixture_covers_every_library_the_table_must_tell_apart():
 
 
 def test_miopen_naive_fallbacks_are_miopen_and_tensile_without_userargs_stays_shared():
-    assert evidence.attribution("naive_conv_packed_wrw_nhwc_float_double_float", "amd") == "MIOpen"
+    assert attribution("naive_conv_packed_wrw_nhwc_float_double_float", "amd") == "MIOpen"
     assert (
-        evidence.attribution("Cijk_Ailk_Bljk_SB_MT128x64x8_SN_ISA90a", "amd")
+        attribution("Cijk_Ailk_Bljk_SB_MT128x64x8_SN_ISA90a", "amd")
         == "rocBLAS/hipBLASLt (Tensile)"
     )
-    assert evidence.attribution("Cijk_Ailk_Bljk_SB_MT128x64x8_SN_ISA90a", "nvidia") == (
-        evidence.UNATTRIBUTED
-    )
+    assert attribution("Cijk_Ailk_Bljk_SB_MT128x64x8_SN_ISA90a", "nvidia") == (UNATTRIBUTED)
 
 
 def test_no_pattern_of_one_library_matches_another_librarys_real_names():
@@ -106,7 +112,7 @@ def test_a_real_name_on_the_other_vendor_never_names_that_vendors_library(row):
 )
 def test_a_name_no_pattern_matches_is_unattributed(name, vendor):
     assume(not any(re.search(p, name) for p, _, _ in evidence.KERNEL_LIBRARIES))
-    assert evidence.attribution(name, vendor) == evidence.UNATTRIBUTED
+    assert attribution(name, vendor) == UNATTRIBUTED
     assert evidence.libraries_of([name], vendor) == []
 
 
@@ -121,8 +127,8 @@ FAMILIES = {  # one rule per family: a name of the family, never another family'
 @given(st.sampled_from([r for r in ATTRIBUTED if r[2] in FAMILIES]))
 def test_each_family_rule_names_its_own_real_names_never_a_neighbour(row):
     name, vendor, lib, _ = row
-    assert evidence.attribution(name, vendor) == lib
-    assert evidence.attribution(name, None) == lib  # without the vendor too
+    assert attribution(name, vendor) == lib
+    assert attribution(name, None) == lib  # without the vendor too
 
 
 def test_every_family_has_real_names_in_the_fixture():
