@@ -64,24 +64,9 @@ def recorded_names(tool: str, exe: str, script: str, tmp: str, ranges: bool = Fa
     py = [sys.executable, "-c", script]
     if tool == "rocprofv3":
         trace = "--marker-trace" if ranges else "--kernel-trace"
-        res = run(
-            [
-                exe,
-                trace,
-                "--stats",
-                "--output-format",
-                "csv",
-                "-d",
-                tmp,
-                "-o",
-                "valorch",
-                "--",
-                *py,
-            ],
-            tmp,
-        )
-        files = read_tree(tmp)
-        names = tool_output.rocprof_names(files)
+        options = [trace, "--stats", "--output-format", "csv", "-d", tmp, "-o", "valorch"]
+        res = run([exe, *options, "--", *py], tmp)
+        names = tool_output.rocprof_names(read_tree(tmp))
     elif tool == "rocprof":
         flag = ["--roctx-trace"] if ranges else []
         res = run([exe, "--stats", *flag, "-o", os.path.join(tmp, "results.csv"), *py], tmp)
