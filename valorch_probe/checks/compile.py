@@ -135,25 +135,19 @@ def _classify(exc, backend):
     return exc
 
 
-def _compile_check(backend, model_name, feature):
-    fn = functools.partial(_compiled, backend=backend, model_name=model_name)
-    fn.__doc__ = (
-        "torch.compile(backend=%r) of a small %s on the device: forward and input gradient equal "
-        "eager mode and the float64 reference; compile time is stored as compile_s.\n\nNot proven: "
-        "dynamic shapes, graph breaks, other models, or that the compiled code is faster."
-        % (backend, model_name)
-    )
-    return check("compile.%s.%s" % (backend, model_name), feature, "compile", "compile", unit="s")(
-        fn
-    )
-
-
 for _backend, _feature in (
     ("inductor", "torch.compiler (TorchInductor)"),
     ("aot_eager", "torch.compiler (AOT Autograd)"),
 ):
     for _model in ("mlp", "convnet"):
-        _compile_check(_backend, _model, _feature)
+        _fn = functools.partial(_compiled, backend=_backend, model_name=_model)
+        _fn.__doc__ = (
+            "torch.compile(backend=%r) of a small %s on the device: forward and input gradient "
+            "equal eager mode and the float64 reference; compile time is stored as compile_s.\n\n"
+            "Not proven: dynamic shapes, graph breaks, other models, or that the compiled code is "
+            "faster." % (_backend, _model)
+        )
+        check("compile.%s.%s" % (_backend, _model), _feature, "compile", "compile", unit="s")(_fn)
 
 
 @check("compile.dynamo.eager", "torch.compiler (TorchDynamo)", "compile", "compile")

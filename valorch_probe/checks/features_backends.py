@@ -290,30 +290,26 @@ def _sdp_backend(ctx, which):
     )
 
 
-def _sdp_check(which, library):
-    fn = functools.partial(_sdp_backend, which=which)
-    fn.__doc__ = (
-        "With only the %s SDPA backend enabled (torch.backends.cuda.enable_%s_sdp), scaled_dot_product_"
-        "attention runs on the GPU (%s), torch.profiler records the %s implementation and the result "
-        "matches float64; 'no available kernel' in every dtype is unsupported.\n\nNot proven: masks, "
-        "dropout, backward, or other head sizes."
-        % (which, which, "/".join(_sdpa.dtypes_for(which, "cuda")), which)
-    )
-    return gpu_feature(
-        "features.backends.sdp_%s" % which,
-        "torch.backends.cuda.enable_%s_sdp" % which,
-        library=library,
-        version=2,
-    )(fn)
-
-
 for _w, _lib in (
     ("cudnn", "MIOpen/cuDNN"),
     ("flash", "AOTriton/FlashAttention"),
     ("mem_efficient", "AOTriton/xFormers"),
     ("math", None),
 ):
-    _sdp_check(_w, _lib)
+    _fn = functools.partial(_sdp_backend, which=_w)
+    _fn.__doc__ = (
+        "With only the %s SDPA backend enabled (torch.backends.cuda.enable_%s_sdp), scaled_dot_product_"
+        "attention runs on the GPU (%s), torch.profiler records the %s implementation and the result "
+        "matches float64; 'no available kernel' in every dtype is unsupported.\n\nNot proven: masks, "
+        "dropout, backward, or other head sizes."
+        % (_w, _w, "/".join(_sdpa.dtypes_for(_w, "cuda")), _w)
+    )
+    gpu_feature(
+        "features.backends.sdp_%s" % _w,
+        "torch.backends.cuda.enable_%s_sdp" % _w,
+        library=_lib,
+        version=2,
+    )(_fn)
 
 
 def _conv_pair(ctx, seed=67):
