@@ -52,10 +52,7 @@ def split_rocm_version(version: str) -> Optional[Dict[str, str]]:
         return None
     n = int(m.group("rocm"))
     out = {"library": m.group("lib"), "rocm": "%d.%d.%d" % (n // 10000, n // 100 % 100, n % 100)}
-    if m.group("build"):
-        out["build"] = m.group("build")
-    if m.group("distro"):
-        out["distro"] = m.group("distro")
+    out.update((k, m.group(k)) for k in ("build", "distro") if m.group(k))
     return out
 
 
@@ -97,12 +94,8 @@ def parse_copyright_licenses(text: str) -> List[str]:
     fields' first lines), in order, once each; [] for a free-form file."""
     if not re.match(r"\s*Format:\s*\S*copyright-format", text or "", re.I):
         return []
-    names = []  # type: List[str]
-    for m in re.finditer(r"^License:[ \t]*(\S[^\n]*)$", text, re.M):
-        name = m.group(1).strip()
-        if name and name not in names and len(name) <= 100:
-            names.append(name)
-    return names
+    names = (name.strip() for name in re.findall(r"^License:[ \t]*(\S[^\n]*)$", text, re.M))
+    return [name for name in dict.fromkeys(names) if name and len(name) <= 100]
 
 
 def pip_license(meta: Any) -> Optional[str]:
@@ -114,17 +107,9 @@ def pip_license(meta: Any) -> Optional[str]:
     text = (meta.get("License") or "").strip()
     if text and "\n" not in text and len(text) <= 80 and text.upper() != "UNKNOWN":
         return text
-    found = []  # type: List[str]
-    for classifier in meta.get_all("Classifier") or []:
-        parts = [p.strip() for p in classifier.split("::")]
-        if (
-            parts[0] == "License"
-            and len(parts) > 1
-            and parts[-1] not in ("OSI Approved", "")
-            and parts[-1] not in found
-        ):
-            found.append(parts[-1])
-    return ", ".join(found) or None
+    classifiers = [[p.strip() for p in c.split("::")] for c in meta.get_all("Classifier") or []]
+    found = [p[-1] for p in classifiers if p[0] == "License" and len(p) > 1]
+    return ", ".join(n for n in dict.fromkeys(found) if n not in ("OSI Approved", "")) or None
 
 
 def parse_header_version(text: str, prefix: str) -> Optional[str]:
@@ -163,15 +148,8 @@ def cudnn_style(printed: str) -> str:
 def parse_torch_config(text: str) -> Dict[str, str]:
     """Compiled-against versions from ``torch._C._show_config()`` (cuDNN's decoded: cudnn_style)."""
     found = {}  # type: Dict[str, str]
-    names = {
-        "hip runtime": "hip",
-        "miopen": "miopen",
-        "cudnn": "cudnn",
-        "cuda runtime": "cuda",
-        "magma": "magma",
-        "rocm": "rocm",
-        "nccl": "nccl",
-    }
+    names = {"hip runtime": "hip", "cuda runtime": "cuda"}
+    names.update((n, n) for n in ("miopen", "cudnn", "magma", "rocm", "nccl"))
     for line in text.splitlines():
         m = re.match(r"^\s*-\s*([A-Za-z][A-Za-z ]*?)\s+v?(\d+(?:\.\d+)+)", line)
         if m and m.group(1).lower() in names:
