@@ -34,7 +34,7 @@ The encodings, from each library's header:
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, Optional
+from typing import Any, Callable, Dict, Optional
 
 # inventory component -> (file name stem of the shared object, how its version is asked)
 LIBRARIES = (
@@ -162,20 +162,13 @@ def _three(v: int, major_unit: int) -> str:
     return "%d.%d.%d" % (v // major_unit, (v % major_unit) // 100, v % 100)
 
 
-def cudart(v: int) -> str:
-    return "%d.%d" % (v // 1000, (v % 1000) // 10)
-
-
-def cudnn(v: int) -> str:
-    return _three(v, 10000 if v >= 90000 else 1000)
-
-
-def nccl(v: int) -> str:
-    return _three(v, 10000 if v >= 20900 else 1000)
-
-
-def hip(v: int) -> str:
-    return "%d.%d.%d" % (v // 10000000, (v % 10000000) // 100000, v % 100000)
+# the calls that answer one positive integer, decoded as the headers above say
+_ONE_INT: Dict[str, Callable[[int], str]] = {
+    "cudart": lambda v: "%d.%d" % (v // 1000, (v % 1000) // 10),
+    "cudnn": lambda v: _three(v, 10000 if v >= 90000 else 1000),
+    "nccl": lambda v: _three(v, 10000 if v >= 20900 else 1000),
+    "hip": lambda v: "%d.%d.%d" % (v // 10000000, (v % 10000000) // 100000, v % 100000),
+}
 
 
 def decode(how: str, raw: Any) -> Optional[str]:
@@ -196,8 +189,7 @@ def decode(how: str, raw: Any) -> Optional[str]:
         return _three(raw[0], 10000)
     if how == "hipblaslt":
         return _three(raw[0], 100000)
-    table = {"cudart": cudart, "cudnn": cudnn, "nccl": nccl, "hip": hip}
-    return table[how](raw[0]) if how in table and raw[0] > 0 else None
+    return _ONE_INT[how](raw[0]) if how in _ONE_INT and raw[0] > 0 else None
 
 
 def evidence(name: str, rec: Dict[str, Any]) -> str:

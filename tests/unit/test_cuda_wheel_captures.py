@@ -27,7 +27,7 @@ def test_show_config_build_settings_give_the_compiled_against_versions():
 def test_cudnn_and_nccl_version_calls_decode_to_the_wheels_versions():
     # torch.backends.cudnn.version() is cuDNN 9's CUDNN_VERSION (10000*major + 100*minor + patch)
     assert IMPORT["cudnn_version"] == 90100
-    assert loaded_libs.cudnn(IMPORT["cudnn_version"]) == "9.1.0"
+    assert loaded_libs.decode("cudnn", [IMPORT["cudnn_version"]]) == "9.1.0"
     assert WHEELS["nvidia-cudnn-cu12"].startswith("9.1.0")
     assert ".".join(map(str, IMPORT["nccl_version"])) == WHEELS["nvidia-nccl-cu12"] == "2.21.5"
 
