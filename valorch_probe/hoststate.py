@@ -42,10 +42,6 @@ def state() -> Tuple[Optional[float], Optional[int], float]:
     return load(), stall_us(), time.monotonic()
 
 
-def governor() -> str:
-    return read_text(GOVERNOR).strip()[:40] or "unknown"
-
-
 def around(before: Tuple[Optional[float], Optional[int], float]) -> Dict[str, Any]:
     """Metrics for a timed check: the 1-minute load before and after it, the CPUs
     the load is shared by, the share of the check's wall time during which some
@@ -60,5 +56,5 @@ def around(before: Tuple[Optional[float], Optional[int], float]) -> Dict[str, An
         "host_load_after": load(),
         "host_cpus": os.cpu_count() or 1,
         "cpu_pressure": pressure,
-        "cpu_governor": governor(),
+        "cpu_governor": read_text(GOVERNOR).strip()[:40] or "unknown",
     }

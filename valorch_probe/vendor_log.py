@@ -23,6 +23,7 @@ when one of its own lines was read."""
 
 from __future__ import annotations
 
+import collections
 import os
 import re
 import shutil
@@ -68,11 +69,8 @@ def _lines(text: str) -> Iterator[str]:
 
 def _counted(names: List[str]) -> str:
     """'LogCmdConvolution x3, LogCmdFindConvolution' (at most 8 distinct names)."""
-    counts = {}  # type: Dict[str, int]
-    for name in names:
-        counts[name] = counts.get(name, 0) + 1
-    parts = ["%s x%d" % (k, v) if v > 1 else k for k, v in sorted(counts.items())[:8]]
-    return ", ".join(parts)
+    counts = sorted(collections.Counter(names).items())[:8]
+    return ", ".join("%s x%d" % (k, v) if v > 1 else k for k, v in counts)
 
 
 def miopen_facts(text: str) -> Dict[str, Any]:
