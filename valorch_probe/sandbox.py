@@ -1,27 +1,10 @@
 """Declared workloads (command checks, pytest) are untrusted: they run with as
-little power over the probe as the image allows.
-
-- As an unprivileged user (uid/gid 65534, nobody/nogroup) when the probe is
-  root and may change its ids: a process of another uid can neither open the
-  probe's ``/proc/PID/fd/*`` nor signal or trace it, nor rewrite its files.
-  Of the probe's supplementary groups it keeps only those that own a GPU
-  device node of the container (ROCm's video/render), so GPU workloads work.
-- With no inherited descriptors (``close_fds``), stdin from /dev/null, and
-  their own stdout/stderr pipes that the probe reads and caps.
-- In their own process group, killed whole when they end; inside a container
-  (the probe is PID 1) every process a workload left is killed too (all of the
-  workload uid; all but the probe's own where ids could not change), so a
-  daemon a workload leaves behind cannot touch the next one.
-- The probe's own processes are non-dumpable (``prctl(PR_SET_DUMPABLE, 0)``,
-  ``harden_self``): even a process of the same uid, lacking CAP_SYS_PTRACE
-  (never granted to probe containers), cannot open their ``/proc/PID/fd``,
-  ``mem`` or ``environ``.
-- On the user's own machine (the host executor: the probe is not PID 1), nothing a
-  workload starts outlives its check or the run (``guard_host``): the probe and its
-  worker are child subreapers (``PR_SET_CHILD_SUBREAPER``), so a process that leaves
-  its session (``setsid``, a double fork) is adopted by them instead of init, and is
-  killed when its workload ends; the probe gets SIGTERM when valorch dies
-  (``PR_SET_PDEATHSIG``, even for SIGKILL) and then kills everything below it.
+little power over the probe as the image allows. As another user where the probe may
+change ids (``can_drop``: a process of another uid can neither open the probe's
+``/proc/PID/fd/*`` nor signal or trace it, nor rewrite its files), with no inherited
+descriptors and capped pipes (``popen_options``, ``Capture``), and killed with everything
+they left when they end (``reap``; on the user's own machine ``guard_host``); the probe's
+own processes are non-dumpable (``harden_self``).
 
 See docs/architecture.md, "Untrusted workloads", for what holds against whom.
 """
