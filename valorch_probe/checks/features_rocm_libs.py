@@ -8,9 +8,8 @@ calls it through ctypes: ``partial`` "present, host API called" or "present,
 not exercised", never a pass: a pass means the row's feature ran. A row whose claim needs a GPU (CK's GEMM, MIGraphX's GPU
 target, hipSPARSELt's kernels) is a skip without one.
 
-Every row here declares ``needs`` "amd": on a cpu or cuda image the orchestrator records it
-``n/a`` (one rule, orchestrator/executors/transcript.py); absent in a rocm image: unsupported.
-These paths have not run on a ROCm image yet (see
+Every row declares ``needs`` "amd" (n/a on other images: orchestrator/executors/transcript.py);
+absent in a rocm image: unsupported. These paths have not run on a ROCm image yet (see
 docs/checks.md)."""
 
 from __future__ import annotations
@@ -72,12 +71,6 @@ def presence(
         "version_source": source,
         "packages": pkgs,
     }
-
-
-def absent(ctx: Any, name: str, what: str) -> None:
-    """Raise the outcome for a library this image does not have: unsupported (on an image of
-    another backend the orchestrator makes the row n/a: the rows declare needs "amd")."""
-    raise Unsupported("%s is not in this image: %s" % (name, what))
 
 
 def presence_summary(name: str, facts: Dict[str, Any]) -> str:
@@ -164,11 +157,9 @@ def _presence_check(
     def fn(ctx):
         facts = presence(libs, headers, packages)
         if not (facts["libraries"] or facts["packages"] or facts["version_source"]):
-            absent(
-                ctx,
-                name,
-                "no %s under /opt/rocm*/lib, no version header, no dpkg entry %s"
-                % ("/".join(libs) or "library file", "/".join(packages)),
+            raise Unsupported(
+                "%s is not in this image: no %s under /opt/rocm*/lib, no version header, no dpkg "
+                "entry %s" % (name, "/".join(libs) or "library file", "/".join(packages))
             )
         if name in _rocm_host.HOST_CALLS:
             return host_call_report(ctx, name, facts, row_use)
@@ -333,10 +324,9 @@ def composable_kernel(ctx):
     pref = getattr(getattr(torch.backends, "cuda", None), "preferred_blas_library", None)
     if pref is None:
         if not found:
-            absent(
-                ctx,
-                "Composable Kernel",
-                "no ck/version.h, no CK library, no composablekernel package",
+            raise Unsupported(
+                "Composable Kernel is not in this image: no ck/version.h, no CK library, no "
+                "composablekernel package"
             )
         return presence_report(ctx, "Composable Kernel", facts)
     old = pref()
@@ -380,7 +370,9 @@ def hipsparselt(ctx):
         ["hipsparselt", "hipsparselt-dev"],
     )
     if not (facts["libraries"] or facts["packages"] or facts["version_source"]):
-        absent(ctx, "hipSPARSELt", "no libhipsparselt, no version header, no dpkg entry")
+        raise Unsupported(
+            "hipSPARSELt is not in this image: no libhipsparselt, no version header, no dpkg entry"
+        )
     torch = ctx.torch
     to_sparse = ctx.require_attr(torch, "sparse.to_sparse_semi_structured")
     ctx.require_gpu()
@@ -437,7 +429,10 @@ def migraphx(ctx):
                 "MIGraphX is installed (%s) but its Python bindings are not importable"
                 % (facts["libraries"] or sorted(facts["packages"]))[0]
             ) from exc
-        absent(ctx, "MIGraphX", "no migraphx Python module, no libmigraphx, no dpkg entry")
+        raise Unsupported(
+            "MIGraphX is not in this image: no migraphx Python module, no libmigraphx, no dpkg "
+            "entry"
+        ) from exc
     np = ctx.load("numpy")
     target = "gpu" if ctx.gpu_available else "ref"
     p = mx.program()
