@@ -5,11 +5,7 @@ That order is the order checks register in, and so the order a suite runs its ch
 and the order ``docs/checks.md`` and ``valorch`` list them: the cheap facts first (smoke,
 the harness self-test), then kernels, features, compile, profiler, the other frameworks,
 job-declared checks and the multi-node suite (tests/unit/test_checks_doc_is_current.py
-keeps the order).
-
-The probe's run of one suite imports only that suite's modules (``loader.load_suite``,
-before this package is first imported): a smoke run inside an image compiles and runs
-none of the other suites' code.
+keeps the order). A run of one suite imports only its modules (``loader.load_suite``).
 """
 
 import importlib

@@ -6,12 +6,9 @@ sees. Tools run as argv lists (never shell strings), always with a timeout.
 
 No GPU: skip, whatever the image holds (the GPU is tested first: on a CPU host a
 profiler row says "needs a GPU", never "unsupported"). GPU but absent tool:
-unsupported, except nvidia-smi, which the NVIDIA container runtime injects (its
-absence is the runtime's configuration, not the image's: skip). ncu without
-permission for the performance counters (ERR_NVGPUCTRPERM): skip with the host's
-fix, never a failure of the image. The output parsers (tool_output.py) are
-unit-tested on real captures (tests/fixtures/tools/README.md); these paths have
-not yet run on a real GPU (see docs/checks.md)."""
+unsupported, except nvidia-smi, which the container runtime injects (skip). The output
+parsers (tool_output.py) are unit-tested on real captures (tests/fixtures/tools/README.md);
+these paths have not yet run on a real GPU (see docs/checks.md)."""
 
 from __future__ import annotations
 
