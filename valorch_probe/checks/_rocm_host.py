@@ -91,31 +91,21 @@ def rpp(lib: ctypes.CDLL) -> str:
     ``rppDestroy(rppHandle_t, RppBackend)``; RPP 1.x: ``rppCreateWithBatchSize(rppHandle_t*, size_t,
     Rpp32u)`` and ``rppDestroyHost(rppHandle_t)``."""
     handle = ctypes.c_void_p()
+    handle_p, size_t, uint = ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t, ctypes.c_uint
     if _exports(lib, "rppCreateWithBatchSize", "rppDestroyHost", "rppGetBatchSize"):
         create = "rppCreateWithBatchSize"
-        status = _fn(
-            lib,
-            create,
-            ctypes.c_int,
-            [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t, ctypes.c_uint],
-        )(ctypes.byref(handle), RPP_BATCH, 1)
+        status = _fn(lib, create, ctypes.c_int, [handle_p, size_t, uint])(
+            ctypes.byref(handle), RPP_BATCH, 1
+        )
 
         def destroy() -> int:
             return _fn(lib, "rppDestroyHost", ctypes.c_int, [ctypes.c_void_p])(handle)
     elif _exports(lib, "rppCreate", "rppDestroy", "rppGetBatchSize"):
         create = "rppCreate"
-        status = _fn(
-            lib,
-            create,
-            ctypes.c_int,
-            [
-                ctypes.POINTER(ctypes.c_void_p),
-                ctypes.c_size_t,
-                ctypes.c_uint,
-                ctypes.c_void_p,
-                ctypes.c_int,
-            ],
-        )(ctypes.byref(handle), RPP_BATCH, 1, None, RPP_HOST_BACKEND)
+        argtypes = [handle_p, size_t, uint, ctypes.c_void_p, ctypes.c_int]
+        status = _fn(lib, create, ctypes.c_int, argtypes)(
+            ctypes.byref(handle), RPP_BATCH, 1, None, RPP_HOST_BACKEND
+        )
 
         def destroy() -> int:
             return _fn(lib, "rppDestroy", ctypes.c_int, [ctypes.c_void_p, ctypes.c_int])(
@@ -201,19 +191,11 @@ def rocal(lib: ctypes.CDLL) -> str:
     (rocal_api_info.h; ROCAL_OK is 0) and ``rocalRelease``."""
     if not _exports(lib, "rocalCreate", "rocalGetStatus", "rocalRelease"):
         raise NoEntryPointError("no rocalCreate / rocalGetStatus / rocalRelease")
-    ctx = _fn(
-        lib,
-        "rocalCreate",
-        ctypes.c_void_p,
-        [
-            ctypes.c_size_t,
-            ctypes.c_int,
-            ctypes.c_int,
-            ctypes.c_size_t,
-            ctypes.c_size_t,
-            ctypes.c_int,
-        ],
-    )(2, ROCAL_PROCESS_CPU, 0, 1, 3, ROCAL_FP32)
+    size_t, c_int = ctypes.c_size_t, ctypes.c_int
+    argtypes = [size_t, c_int, c_int, size_t, size_t, c_int]  # rocalCreate's, as declared above
+    ctx = _fn(lib, "rocalCreate", ctypes.c_void_p, argtypes)(
+        2, ROCAL_PROCESS_CPU, 0, 1, 3, ROCAL_FP32
+    )
     if not ctx:
         raise HostCallError("rocalCreate(batch 2, ROCAL_PROCESS_CPU) returned no context")
     try:
