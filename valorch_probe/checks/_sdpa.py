@@ -11,7 +11,7 @@ import warnings
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .. import evidence, observe
-from ._common import missing_feature
+from ._common import _first_line, missing_feature, randn
 
 BACKENDS = ("flash", "mem_efficient", "math", "cudnn")
 _MEMBER = {
@@ -57,12 +57,7 @@ def forcing(ctx: Any, backend: str) -> Optional[Any]:
 
 
 def inputs(torch: Any, shape: Tuple[int, ...], seeds: Tuple[int, int, int]) -> List[Any]:
-    g = torch.Generator()
-    out = []
-    for s in seeds:
-        g.manual_seed(s)
-        out.append(torch.randn(*shape, generator=g))
-    return out
+    return [randn(torch, *shape, seed=s) for s in seeds]
 
 
 def reference(torch: Any, q: Any, k: Any, v: Any, causal: bool) -> Any:
@@ -93,10 +88,7 @@ def run_once(
                 )
         except Exception as exc:
             why = "; ".join(str(w.message).strip().splitlines()[0] for w in caught[:3])
-            text = "%s: %s" % (
-                type(exc).__name__,
-                str(exc).strip().splitlines()[0] if str(exc).strip() else "",
-            )
+            text = "%s: %s" % (type(exc).__name__, _first_line(exc))
             return {
                 "state": "unavailable" if missing_feature(exc) else "error",
                 "dtype": dtype,

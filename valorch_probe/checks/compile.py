@@ -14,7 +14,7 @@ import time
 
 from ..context import Fail, Outcome, Report, Unsupported
 from ..registry import check, suite
-from ._common import TIMING_BUDGET_S, missing_feature, randn
+from ._common import TIMING_BUDGET_S, _first_line, missing_feature, randn
 
 suite(
     "compile",
@@ -119,10 +119,7 @@ def _compiled(ctx, backend, model_name):
 
 def _classify(exc, backend):
     """Turn a compile failure into an outcome with an honest message."""
-    text = "%s: %s" % (
-        type(exc).__name__,
-        str(exc).strip().splitlines()[0][:400] if str(exc).strip() else "",
-    )
+    text = "%s: %s" % (type(exc).__name__, _first_line(exc))
     if backend == "inductor" and not any(shutil.which(c) for c in _COMPILERS):
         # torch ships inductor, but its CPU code generator needs a C++ compiler the image lacks:
         # a user of this image cannot use torch.compile's default backend, so this is a failure.
