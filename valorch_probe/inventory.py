@@ -443,13 +443,8 @@ class Gatherer:
         """Headline components that only the dpkg listing knows about."""
         table = [(n, ["deb:" + p for p in pkgs]) for n, _, _, pkgs in ROCM_HEADERS]
         for name in sorted(set(DEB_FALLBACK) | set(PIP_FALLBACK)):
-            table.append(
-                (
-                    name,
-                    ["deb:" + p for p in DEB_FALLBACK.get(name, [])]
-                    + ["pip:" + p for p in PIP_FALLBACK.get(name, [])],
-                )
-            )
+            debs = ["deb:" + p for p in DEB_FALLBACK.get(name, [])]
+            table.append((name, debs + ["pip:" + p for p in PIP_FALLBACK.get(name, [])]))
         for name, pkgs in table:
             for pkg in pkgs:
                 found = self.components.get(pkg)
@@ -486,22 +481,13 @@ class Gatherer:
             if facts.get(key):
                 self.add(component("pytorch." + key, facts[key], "api", "torch.version." + key))
         if facts.get("nccl"):
-            self.add(
-                component(
-                    "pytorch.built_with.rccl" if facts.get("hip") else "pytorch.built_with.nccl",
-                    facts["nccl"],
-                    "api",
-                    "torch.cuda.nccl.version()",
-                )
-            )
+            name = "pytorch.built_with." + ("rccl" if facts.get("hip") else "nccl")
+            self.add(component(name, facts["nccl"], "api", "torch.cuda.nccl.version()"))
         self.loaded_libraries(facts.get("loaded"))
-        for lib, version in sorted(parse_torch_config(facts.get("config") or "").items()):
-            if lib != "torch":
-                self.add(
-                    component(
-                        "pytorch.built_with." + lib, version, "api", "torch._C._show_config()"
-                    )
-                )
+        built = parse_torch_config(facts.get("config") or "")
+        for lib, version in sorted((k, v) for k, v in built.items() if k != "torch"):
+            name = "pytorch.built_with." + lib
+            self.add(component(name, version, "api", "torch._C._show_config()"))
 
     def child(self, what: str, args: List[str], marker: str) -> Any:
         """The JSON a child Python prints behind ``marker`` (a library it loads may crash or
