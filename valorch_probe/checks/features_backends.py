@@ -441,11 +441,7 @@ def grad_scaler(ctx):
     torch = ctx.torch
     if hasattr(torch, "amp") and hasattr(torch.amp, "GradScaler"):
         make = functools.partial(torch.amp.GradScaler, "cuda", init_scale=1024.0)
-    elif (
-        hasattr(torch, "cuda")
-        and hasattr(torch.cuda, "amp")
-        and hasattr(torch.cuda.amp, "GradScaler")
-    ):
+    elif hasattr(getattr(getattr(torch, "cuda", None), "amp", None), "GradScaler"):
         make = functools.partial(torch.cuda.amp.GradScaler, init_scale=1024.0)
     else:
         raise Unsupported("no GradScaler in torch.amp or torch.cuda.amp")
