@@ -330,15 +330,12 @@ class Capture:
         self.tail = (self.tail + chunk)[-TAIL_BYTES:]
 
     def result(self) -> Dict[str, Any]:
-        head = self.head.decode("utf-8", "replace")
-        text = head
+        text = self.head.decode("utf-8", "replace")
         if self.size > MAX_CAPTURE:
-            after = self.tail[-min(TAIL_BYTES, self.size - MAX_CAPTURE) :]
-            text = (
-                head
-                + "\n[... %d bytes not shown ...]\n" % (self.size - MAX_CAPTURE)
-                + after.decode("utf-8", "replace")
+            after = self.tail[-min(TAIL_BYTES, self.size - MAX_CAPTURE) :].decode(
+                "utf-8", "replace"
             )
+            text += "\n[... %d bytes not shown ...]\n%s" % (self.size - MAX_CAPTURE, after)
         return {"text": text, "bytes": self.size, "tail": text[-TAIL:]}
 
 
