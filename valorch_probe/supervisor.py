@@ -138,19 +138,11 @@ class Supervisor:
             cid, att, started = current
             duration = time.monotonic() - started
             if timed_out:
-                self._record(
-                    cid,
-                    att,
-                    "timeout",
-                    "passed its deadline of %ss; worker killed" % a.deadline,
-                    log,
-                    duration,
-                )
+                status, why = "timeout", "passed its deadline of %ss; worker killed" % a.deadline
             else:
-                why = memory.killed_for_memory(
-                    self.oom_before, rc
-                ) or "worker died: %s" % _exit_text(rc)
-                self._record(cid, att, "crash", why, log, duration)
+                died = "worker died: %s" % _exit_text(rc)
+                status, why = "crash", memory.killed_for_memory(self.oom_before, rc) or died
+            self._record(cid, att, status, why, log, duration)
             if att < a.attempts:
                 self.first_attempt[cid] = att + 1
             elif cid in self.remaining:
