@@ -5,8 +5,10 @@ process per GPU (skip below 2 GPUs). all_reduce is timed on rank 0."""
 from __future__ import annotations
 
 from ..context import Fail, Report
-from ..registry import check
+from ..registry import checks_of
 from . import _dist
+
+dist_check = checks_of("kernel", "kernels", unit="s", version=2)
 
 
 def _all_reduce(ctx, backend, world, device):
@@ -43,15 +45,7 @@ def _all_reduce(ctx, backend, world, device):
 _LIB = {"nccl": {"amd": "RCCL", "nvidia": "NCCL"}}
 
 
-@check(
-    "kernels.all_reduce.gloo",
-    "all_reduce (Gloo)",
-    "kernel",
-    "kernels",
-    library="Gloo",
-    unit="s",
-    version=2,
-)
+@dist_check("kernels.all_reduce.gloo", "all_reduce (Gloo)", library="Gloo")
 def all_reduce_gloo(ctx):
     """Two processes form a gloo group over 127.0.0.1 and all_reduce / broadcast / all_gather CPU tensors: every
     rank gets the exact sum of both ranks' tensors; all_reduce is timed on rank 0.
@@ -60,16 +54,7 @@ def all_reduce_gloo(ctx):
     return _all_reduce(ctx, "gloo", 2, "cpu")
 
 
-@check(
-    "kernels.all_reduce.nccl",
-    "all_reduce (NCCL)",
-    "kernel",
-    "kernels",
-    library="RCCL/NCCL",
-    unit="s",
-    version=2,
-    needs=("gpu",),
-)
+@dist_check("kernels.all_reduce.nccl", "all_reduce (NCCL)", library="RCCL/NCCL", needs=("gpu",))
 def all_reduce_nccl(ctx):
     """One process per GPU forms an nccl (RCCL on ROCm) group and all_reduce / broadcast / all_gather device
     tensors exactly; skip with fewer than 2 GPUs.
