@@ -109,13 +109,8 @@ def rocm_smi_cards(text: str) -> List[Dict[str, str]]:
             if not key.lower().startswith("card") or not isinstance(doc[key], dict):
                 continue
             low = {k.lower(): str(v) for k, v in doc[key].items()}
-            cards.append(
-                {
-                    "card": key,
-                    "name": low.get("card series") or low.get("device name") or "",
-                    "gfx": low.get("gfx version", ""),
-                }
-            )
+            name = low.get("card series") or low.get("device name") or ""
+            cards.append({"card": key, "name": name, "gfx": low.get("gfx version", "")})
     return cards
 
 
@@ -128,13 +123,8 @@ def amd_smi_gpus(text: str) -> List[Dict[str, str]]:
     for item in doc if isinstance(doc, list) else []:
         asic = item.get("asic", {}) if isinstance(item, dict) else {}
         if isinstance(asic, dict):
-            gpus.append(
-                {
-                    "gpu": str(item.get("gpu", "")),
-                    "name": str(asic.get("market_name", "")),
-                    "gfx": str(asic.get("target_graphics_version", "")),
-                }
-            )
+            name, gfx = asic.get("market_name", ""), asic.get("target_graphics_version", "")
+            gpus.append({"gpu": str(item.get("gpu", "")), "name": str(name), "gfx": str(gfx)})
     return gpus
 
 
