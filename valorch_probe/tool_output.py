@@ -145,14 +145,8 @@ def nvidia_smi_gpus(text: str) -> List[Dict[str, str]]:
         gpu = dict(zip(fields, cells))
         index = gpu.get("index", str(len(gpus)))  # a query without index: the rows' order
         if index.isdigit() and re.match(r"\d+\.\d+$", gpu.get("compute_cap") or ""):
-            gpus.append(
-                {
-                    "index": index,
-                    "name": gpu.get("name", ""),
-                    "compute_cap": gpu["compute_cap"],
-                    "driver": gpu.get("driver", ""),
-                }
-            )
+            cap, name, driver = gpu["compute_cap"], gpu.get("name", ""), gpu.get("driver", "")
+            gpus.append({"index": index, "name": name, "compute_cap": cap, "driver": driver})
     return gpus
 
 
