@@ -253,18 +253,9 @@ class Gatherer:
             for k, v in (line.split("=", 1) for line in text.splitlines() if "=" in line)
         }
         os_id, version = facts.get("ID", ""), facts.get("VERSION_ID", "")
-        self.add(
-            component(
-                "os",
-                ("%s %s" % (os_id, version)).strip(),
-                "file",
-                "/etc/os-release",
-                {
-                    "pretty_name": facts.get("PRETTY_NAME"),
-                    "codename": facts.get("VERSION_CODENAME"),
-                },
-            )
-        )
+        names = {"pretty_name": facts.get("PRETTY_NAME"), "codename": facts.get("VERSION_CODENAME")}
+        value = ("%s %s" % (os_id, version)).strip()
+        self.add(component("os", value, "file", "/etc/os-release", names))
         if os_id == "debian":
             precise = (self.read("/etc/debian_version") or "").strip()
             # testing and unstable carry a name, not a number ("forky/sid"), and no VERSION_ID
@@ -274,15 +265,8 @@ class Gatherer:
             self.add(component(os_id, version, "file", "/etc/os-release"))
 
     def python(self) -> None:
-        self.add(
-            component(
-                "python",
-                platform.python_version(),
-                "api",
-                sys.executable,
-                {"implementation": platform.python_implementation()},
-            )
-        )
+        impl = {"implementation": platform.python_implementation()}
+        self.add(component("python", platform.python_version(), "api", sys.executable, impl))
 
     def site_dirs(self) -> Optional[List[str]]:
         if self.root in ("/", ""):
