@@ -34,16 +34,12 @@ def _pick(hosts: tuple[HostSpec, ...], name: str | None) -> tuple[HostSpec, ...]
     return chosen
 
 
-def probe(hosts_file: Path | None, name: str | None, image: str | None) -> list[HostSpec]:
-    """Each host (or the one named) with the GPUs and kernel its engine's detection container found."""
-    return [host for host, _facts in probe_with_facts(hosts_file, name, image)]
-
-
 def probe_with_facts(
     hosts_file: Path | None, name: str | None, image: str | None
 ) -> list[tuple[HostSpec, tuple[Fact, ...]]]:
-    """``probe``, each host with its facts (CPU, memory, kernel, GPU driver, ROCm / CUDA
-    release, container runtime) from the same detection container and its engine."""
+    """Each host (or the one named) with the GPUs and kernel its engine's detection container
+    found, and its facts (CPU, memory, kernel, GPU driver, ROCm / CUDA release, container
+    runtime) from the same container and its engine."""
     from ..executors.engine_probe import detect
 
     report = []
