@@ -151,23 +151,9 @@ def run_json(shown: Shown) -> dict[str, Any]:
         "counts": dict(model_final_counts((r.check_id, r.attempt, r.status) for r in results)),
         "timings": shown.timings,
         # library/device: what the evidence says ran; row_library: what the seed row is about
+        # every column of store/reads.shown's attempts, the check id as "check" (printed sorted)
         "results": [
-            {
-                "check": r.check_id,
-                "version": r.version,
-                "feature": r.feature,
-                "library": r.library,
-                "device": r.device,
-                "row_library": r.row_library,
-                "kind": r.kind,
-                "attempt": r.attempt,
-                "status": r.status,
-                "duration_s": r.duration_s,
-                "message": r.message,
-                "metrics": r.metrics,
-                "samples": r.samples,
-            }
-            for r in results
+            {"check" if k == "check_id" else k: v for k, v in r._mapping.items()} for r in results
         ],
     }
 
