@@ -58,9 +58,8 @@ class Qualification:
     lines: tuple[str, ...]
     report: engine.Report
     verdict: gate.Verdict
-    tampered: tuple[
-        str, ...
-    ] = ()  # checks whose results were tampered with or cut at the output cap
+    # checks whose results were tampered with or cut at the output cap
+    tampered: tuple[str, ...] = ()
     baseline: str = ""
     readiness: ReadinessGate | None = None
 
