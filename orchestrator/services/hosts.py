@@ -22,18 +22,6 @@ if TYPE_CHECKING:  # the store is opened by ``hosts check`` alone: ``hosts list`
     from sqlalchemy.orm import Session, sessionmaker
 
 
-def _pick(hosts: tuple[HostSpec, ...], name: str | None) -> tuple[HostSpec, ...]:
-    if not name:
-        return hosts
-    chosen = tuple(h for h in hosts if h.name == name)
-    if not chosen:
-        raise InputError(
-            f"no host '{name}' in the inventory ({', '.join(h.name for h in hosts)})",
-            "valorch hosts list --hosts FILE shows the names",
-        )
-    return chosen
-
-
 def probe_with_facts(
     hosts_file: Path | None, name: str | None, image: str | None
 ) -> list[tuple[HostSpec, tuple[Fact, ...]]]:
@@ -42,17 +30,18 @@ def probe_with_facts(
     runtime) from the same container and its engine."""
     from ..executors.engine_probe import detect
 
-    report = []
-    for host in _pick(resolve_hosts(hosts_file), name):
-        found = detect(host, image)
-        report.append(
-            (
-                host.model_copy(
-                    update={"gpus": gpus_from_detection(found), "kernel": found.get("kernel")}
-                ),
-                host_facts(found),
-            )
+    hosts = resolve_hosts(hosts_file)
+    chosen = [h for h in hosts if h.name == name] if name else hosts
+    if name and not chosen:
+        raise InputError(
+            f"no host '{name}' in the inventory ({', '.join(h.name for h in hosts)})",
+            "valorch hosts list --hosts FILE shows the names",
         )
+    report = []
+    for host in chosen:
+        found = detect(host, image)
+        gpus = {"gpus": gpus_from_detection(found), "kernel": found.get("kernel")}
+        report.append((host.model_copy(update=gpus), host_facts(found)))
     return report
 
 
