@@ -1,10 +1,6 @@
 """One batch of a placed job, stage by stage (``run_batch``): start the first wave, open
-the store, dispatch, finish, triage. ``services/pipeline.execute`` lists every stage of a
-run in order, these among them.
-
-A batch stopped in any stage (Ctrl-C, SIGTERM, a failing store) leaves no container and
-its runs ``interrupted`` for ``--resume``: ``sweeping`` and ``naming_batch`` around the
-batch, ``_stopped_early`` around the first wave, ``dispatch.abandon`` in dispatch."""
+the store, dispatch, finish, triage (``services/pipeline.execute`` lists the stages around
+them)."""
 
 from __future__ import annotations
 
@@ -23,7 +19,6 @@ from ..spec import BatchInfo, JobSpec
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session, sessionmaker
 
-    from ..scheduling.recorder import Recorder
     from ..store.queue import RunSummary
     from .placing import Placement
     from .recorder import StoreRecorder
@@ -43,32 +38,31 @@ def run_batch(
     reporter: Reporter | None = None,
     retries: int = 2,
 ) -> list[RunSummary]:
-    """One batch of a placed job, its stages in order (``pipeline.execute`` lists the stages
-    before and after: select, plan, stage, then these; then the report). Ctrl-C, SIGTERM or a
-    failing store in any stage stops the batch's containers and records its runs as
-    ``interrupted`` (``sweeping``, ``_stopped_early``, ``dispatch.abandon``)."""
+    """One batch of a placed job. Ctrl-C, SIGTERM or a failing store in any stage leaves no
+    container and the batch's runs ``interrupted`` for ``--resume``: ``sweeping`` and
+    ``naming_batch`` around the batch, ``_stopped_early`` around the first wave,
+    ``dispatch.abandon`` in dispatch."""
     batch = str(uuid.uuid4())
     launch = launch_planned(
         placed.planned, placed.executor_for, reporter, placed.hosts, placed.history, spec.labels
     )
     with sweeping(placed.hosts or (), factory, batch):
         with _stopped_early(launch, spec, factory, batch, placed.hosts is not None):
-            start_first_wave(launch, placed)
+            # every task that has a slot starts before the batch's rows are written: its
+            # container runs while the recorder loads (on a cluster its scheduler starts them)
+            if placed.hosts is not None:
+                Launch.wait_started(launch.start_ready())
             recorder = open_store(placed, factory)
-        dispatch_batch(launch, spec, recorder, batch, placed, retries)
+        if placed.hosts is None:  # a cluster's batch keeps the dispatcher's own retries
+            execute(launch, spec, recorder, batch)
+        else:
+            execute(launch, spec, recorder, batch, placed.hosts, retries)
         summaries = recorder.summaries(batch)
     finish(placed, factory, summaries)
-    triage_batch(placed, factory, summaries)
+    from . import triage
+
+    triage.record(factory, [s.run_id for s in summaries], placed.catalog)
     return summaries
-
-
-def start_first_wave(launch: Launch, placed: Placement) -> None:
-    """Every task that has a slot starts before the batch's rows are written: its container
-    runs while the recorder loads, leftovers are swept and the rows are written (with the
-    run ids the launch gave). Waiting for them to start keeps that work from competing
-    with their set-up. On a cluster its scheduler starts the tasks, once they are queued."""
-    if placed.hosts is not None:
-        Launch.wait_started(launch.start_ready())
 
 
 def open_store(placed: Placement, factory: sessionmaker[Session]) -> StoreRecorder:
@@ -81,19 +75,8 @@ def open_store(placed: Placement, factory: sessionmaker[Session]) -> StoreRecord
         reap(placed.hosts, factory, None)
     with _holding_signals():
         from ..render import junit  # noqa: F401 (services/run.report's)
-        from . import triage, views  # noqa: F401 (triage_batch's and report's)
+        from . import triage, views  # noqa: F401 (run_batch's and report's)
     return StoreRecorder(factory)
-
-
-def dispatch_batch(
-    launch: Launch, spec: JobSpec, recorder: Recorder, batch: str, placed: Placement, retries: int
-) -> None:
-    """The batch's rows, then every task run to its end on its hosts (``dispatch.execute``).
-    A cluster's batch keeps the dispatcher's own number of retries, as it always has."""
-    if placed.hosts is None:
-        execute(launch, spec, recorder, batch)
-    else:
-        execute(launch, spec, recorder, batch, placed.hosts, retries)
 
 
 def finish(placed: Placement, factory: sessionmaker[Session], summaries: list[RunSummary]) -> None:
@@ -117,15 +100,6 @@ def finish(placed: Placement, factory: sessionmaker[Session], summaries: list[Ru
             if s.host in after:
                 queries.merge_run_meta(session, s.run_id, "preflight_after", after[s.host])
         session.commit()
-
-
-def triage_batch(
-    placed: Placement, factory: sessionmaker[Session], summaries: list[RunSummary]
-) -> None:
-    """Every failing check of the batch triaged and stored (``services/triage``)."""
-    from . import triage
-
-    triage.record(factory, [s.run_id for s in summaries], placed.catalog)
 
 
 def _preflight_after(placed: Placement, summaries: list[RunSummary]) -> dict[str, dict[str, Any]]:

@@ -53,9 +53,8 @@ class Bisection:
     probes: tuple[Probe, ...]  # in the order they ran
     first_bad: str | None  # None: the last image is good, nothing went bad
     last_good: str | None  # None: bad from the first image on
-    suspects: tuple[
-        Suspect, ...
-    ] = ()  # the inventory diff last good -> first bad, most related first
+    # the inventory diff last good -> first bad, most related first
+    suspects: tuple[Suspect, ...] = ()
     culprit_note: str = ""  # why there is no ranking, or which inventories were compared
 
     @property

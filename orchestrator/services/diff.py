@@ -117,14 +117,6 @@ def matrix_side(
     return engine.Side(label, kind, tuple(obs), (), digests, ())
 
 
-def _skips(include_adhoc: bool) -> tuple[tuple[str, ...], ...]:
-    """The jobs ``latest`` leaves out, tried in turn: ad-hoc and bisect runs, then (when only
-    ad-hoc runs exist) bisect runs; with ``include_adhoc`` none."""
-    if include_adhoc:
-        return ((),)
-    return (SPECIAL_JOBS, tuple(j for j in SPECIAL_JOBS if j != "adhoc"))
-
-
 def _latest(session: Session, spec: str, images: Sequence[str], include_adhoc: bool) -> engine.Side:
     """``latest``, ``latest:ALIAS``, ``latest:ALIAS:N``: the newest runs of named jobs (a
     bisect's or an ad-hoc run is no one's "latest" unless asked: --include-adhoc; ad-hoc
@@ -136,7 +128,10 @@ def _latest(session: Session, spec: str, images: Sequence[str], include_adhoc: b
             "e.g. latest:cpu_debian12_py3.11_pytorch_2.13:5 pools the 5 newest runs",
         )
     wanted = [alias] if alias else list(images)
-    for skip in _skips(include_adhoc):
+    # the jobs left out, tried in turn: ad-hoc and bisect runs, then (when only ad-hoc runs
+    # exist) bisect runs; with include_adhoc none
+    adhoc_too = tuple(j for j in SPECIAL_JOBS if j != "adhoc")
+    for skip in ((),) if include_adhoc else (SPECIAL_JOBS, adhoc_too):
         if count:  # latest:ALIAS:N, the N newest runs of one image, pooled (noise shrinks by √N)
             newest = queries.last_runs_of_image(session, alias, 1, skip_jobs=skip)
             if not newest:
@@ -215,9 +210,8 @@ def report_for(
         raise InputError(f"--threshold {threshold}: must be a fraction above 0, e.g. 0.05 for 5 %")
     bside = base if isinstance(base, engine.Side) else resolve(session, base, images)
     hside = head if isinstance(head, engine.Side) else resolve(session, head, images)
-    bside, hside, paired = pairing.apply(
-        bside, hside, pairing.parse(pair)
-    )  # --pair: an image meets its successor
+    # --pair: an image meets its successor
+    bside, hside, paired = pairing.apply(bside, hside, pairing.parse(pair))
     if on_pair is not None:
         for b, h in paired.items():
             on_pair(b, h)

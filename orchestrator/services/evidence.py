@@ -43,9 +43,8 @@ class Evidence:
     observations: tuple[Observation, ...]
     columns: tuple[RunInfo, ...]
     runs_read: int
-    special_used: (
-        bool  # ad-hoc / bisect / cpu-only runs feed it (asked for, or nothing else exists)
-    )
+    # ad-hoc / bisect / cpu-only runs feed it (asked for, or nothing else exists)
+    special_used: bool
     special_left_out: int  # such runs that matched the other filters but were left out
     newest: datetime | None
 
@@ -229,9 +228,8 @@ def _marked(c: TCell, flags: tuple[str, ...]) -> TCell:
     if flags == c.flags and not flags:
         return c
     text = marked(c.text, c.verdict, flags, c.when)
-    return TCell(
-        text, c.verdict, c.statuses, c.runs, c.note, c.when, flags
-    )  # not replace(): 10,000s of cells
+    # not replace(): 10,000s of cells
+    return TCell(text, c.verdict, c.statuses, c.runs, c.note, c.when, flags)
 
 
 def excuse(

@@ -22,41 +22,26 @@ if TYPE_CHECKING:  # the store is opened by ``hosts check`` alone: ``hosts list`
     from sqlalchemy.orm import Session, sessionmaker
 
 
-def _pick(hosts: tuple[HostSpec, ...], name: str | None) -> tuple[HostSpec, ...]:
-    if not name:
-        return hosts
-    chosen = tuple(h for h in hosts if h.name == name)
-    if not chosen:
+def probe_with_facts(
+    hosts_file: Path | None, name: str | None, image: str | None
+) -> list[tuple[HostSpec, tuple[Fact, ...]]]:
+    """Each host (or the one named) with the GPUs and kernel its engine's detection container
+    found, and its facts (CPU, memory, kernel, GPU driver, ROCm / CUDA release, container
+    runtime) from the same container and its engine."""
+    from ..executors.engine_probe import detect
+
+    hosts = resolve_hosts(hosts_file)
+    chosen = [h for h in hosts if h.name == name] if name else hosts
+    if name and not chosen:
         raise InputError(
             f"no host '{name}' in the inventory ({', '.join(h.name for h in hosts)})",
             "valorch hosts list --hosts FILE shows the names",
         )
-    return chosen
-
-
-def probe(hosts_file: Path | None, name: str | None, image: str | None) -> list[HostSpec]:
-    """Each host (or the one named) with the GPUs and kernel its engine's detection container found."""
-    return [host for host, _facts in probe_with_facts(hosts_file, name, image)]
-
-
-def probe_with_facts(
-    hosts_file: Path | None, name: str | None, image: str | None
-) -> list[tuple[HostSpec, tuple[Fact, ...]]]:
-    """``probe``, each host with its facts (CPU, memory, kernel, GPU driver, ROCm / CUDA
-    release, container runtime) from the same detection container and its engine."""
-    from ..executors.engine_probe import detect
-
     report = []
-    for host in _pick(resolve_hosts(hosts_file), name):
+    for host in chosen:
         found = detect(host, image)
-        report.append(
-            (
-                host.model_copy(
-                    update={"gpus": gpus_from_detection(found), "kernel": found.get("kernel")}
-                ),
-                host_facts(found),
-            )
-        )
+        gpus = {"gpus": gpus_from_detection(found), "kernel": found.get("kernel")}
+        report.append((host.model_copy(update=gpus), host_facts(found)))
     return report
 
 

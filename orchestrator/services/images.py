@@ -59,14 +59,6 @@ class FileUpdate:
         )
 
 
-def registry_images(catalog: Catalog, names: Iterable[str] = ()) -> tuple[ImageSpec, ...]:
-    """The images ``names`` select (default: every catalogued image that comes from a registry)."""
-    names = list(names)
-    if names:
-        return catalog.select(names)
-    return tuple(i for i in catalog.images if i.executor == "docker")
-
-
 def check(images: Iterable[ImageSpec], client: RegistryClient, workers: int = 8) -> list[TagCheck]:
     """Resolve each image's tag to its digest now (HEAD requests, concurrently). A missing tag is
     ``vanished``; an image whose registry cannot be asked (unreachable, refused credentials)
@@ -98,10 +90,15 @@ def check(images: Iterable[ImageSpec], client: RegistryClient, workers: int = 8)
 def check_catalog(
     catalog: Catalog, names: Iterable[str] = (), ca: str | None = None, timeout: float = 30
 ) -> list[TagCheck]:
-    """``images check``: the selected registry images resolved through their registries."""
+    """``images check``: the images ``names`` select (default: every catalogued image that
+    comes from a registry) resolved through their registries."""
+    names = list(names)
+    images = (
+        catalog.select(names) if names else [i for i in catalog.images if i.executor == "docker"]
+    )
     # --timeout is each request's whole time, its body included (not only each read's)
     client = RegistryClient(ca=ca, timeout=timeout, deadline=timeout)
-    return check(registry_images(catalog, names), client)
+    return check(images, client)
 
 
 def drifted(checks: Iterable[TagCheck]) -> list[TagCheck]:

@@ -97,20 +97,15 @@ def validate_files(
 def validation_json(
     path: Path, checked: JobCheck | KnownIssuesCheck | InputError
 ) -> dict[str, Any]:
-    """One file's validation as ``jobs validate --json`` prints it."""
+    """One file's validation as ``jobs validate --json`` prints it (keys sorted)."""
+    out = {"file": str(path), "valid": True, "job": None, "problems": []}
     if isinstance(checked, KnownIssuesCheck):
-        return {
-            "file": str(path),
-            "valid": True,
-            "job": None,
-            "known_issues": checked.entries,
-            "problems": [],
-        }
+        return {**out, "known_issues": checked.entries}
     if isinstance(checked, InputError):
         problems = [{"line": None, "key": None, "message": checked.message, "hint": checked.hint}]
-        return {"file": str(path), "valid": False, "job": None, "problems": problems}
+        return {**out, "valid": False, "problems": problems}
     return {
-        "file": str(path),
+        **out,
         "valid": checked.ok,
         "job": checked.job.name if checked.job else None,
         "problems": [

@@ -52,10 +52,6 @@ class IssueStatus:
         }
 
 
-def _in_scope(issue: Waiver, row: dict[str, Any]) -> bool:
-    return issue.in_scope(row["alias"], host_class(row["spec"]), row["backend"])
-
-
 def status(
     factory: sessionmaker[Session],
     issues: Waivers,
@@ -81,7 +77,7 @@ def status_in(
         excused: list[str] = []
         history: list[ScopedRun] = []
         for row in rows:
-            if not _in_scope(issue, row):
+            if not issue.in_scope(row["alias"], host_class(row["spec"]), row["backend"]):
                 continue
             mine = {
                 c: verdict(s)

@@ -63,9 +63,8 @@ def _policy(path: Path | None) -> Policy:
         return Policy()
     from .. import yamlio
 
-    doc = yamlio.load(
-        path, "matrix document"
-    )  # UTF-8, YAML syntax, duplicate keys: errors name the file and line
+    # UTF-8, YAML syntax, duplicate keys: errors name the file and line
+    doc = yamlio.load(path, "matrix document")
     try:
         return Policy.from_mapping(doc.data)
     except (TypeError, ValueError) as exc:
@@ -194,16 +193,14 @@ def build_document(
     inventories. ``db`` is the --db value the document names as its source; ``catalog``
     loads the image catalog (read by the components layout only). ``strict`` (publishing):
     named jobs only unless ``include_adhoc``, as for the summary and tiers layouts."""
-    rows, columns, images = query.rows, query.columns, list(query.images)
-    since_dt, policy_path, job = query.since, query.policy_path, query.job
-    include_adhoc, fresh_days = query.include_adhoc, query.fresh_days
+    images, since_dt, job = list(query.images), query.since, query.job
+    include_adhoc = query.include_adhoc
     layout = choice(query.layout, LAYOUTS, "--layout")
-    rows = choice(rows or DEFAULT_ROWS[layout], ROWS, "--rows")
-    columns = choice(
-        columns or ("backends" if layout == "tiers" else "images"), COLUMNS, "--columns"
-    )
-    fresh_days = fresh_window(fresh_days)
-    policy, since = _policy(policy_path), _when(since_dt)
+    rows = choice(query.rows or DEFAULT_ROWS[layout], ROWS, "--rows")
+    columns = query.columns or ("backends" if layout == "tiers" else "images")
+    columns = choice(columns, COLUMNS, "--columns")
+    fresh_days = fresh_window(query.fresh_days)
+    policy, since = _policy(query.policy_path), _when(since_dt)
     issues = None
     if query.known_issues is not None:
         from ..regression import known_issues as ki

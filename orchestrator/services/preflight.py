@@ -103,29 +103,16 @@ def level1(
     first = level0(host, backend)
     vendor = {"rocm": "amd", "cuda": "nvidia"}.get(backend)
     if vendor is None:  # said, not silently the same as L0
-        skipped = Probe(
-            1,
-            "gpu health",
-            True,
+        why = (
             "skipped: no GPU on this host (L1 reads SMI health, rvs / dcgmi diag and the "
-            "kernel log of GPUs; L0 started a container without device options)",
+            "kernel log of GPUs; L0 started a container without device options)"
         )
-        return Verdict(host.name, (*first.probes, skipped))
+        return Verdict(host.name, (*first.probes, Probe(1, "gpu health", True, why)))
     if not first.ok:
         return first
     if not _is_local(host):
-        return Verdict(
-            host.name,
-            (
-                *first.probes,
-                Probe(
-                    1,
-                    "local",
-                    True,
-                    "L1 runs on the host itself: run valorch hosts check --level 1 there",
-                ),
-            ),
-        )
+        there = "L1 runs on the host itself: run valorch hosts check --level 1 there"
+        return Verdict(host.name, (*first.probes, Probe(1, "local", True, there)))
     probes = (
         preflight.smi_health(vendor)
         + preflight.diagnostics(vendor)

@@ -227,14 +227,8 @@ def stage_many(
         try:
             return ended(stage(image, host, policy, registry, on_event, cancel=cancel), None)
         except InfrastructureError as exc:
-            kind = (
-                "no-room"
-                if isinstance(exc, NoRoomError)
-                else "mismatch"
-                if isinstance(exc, DigestMismatchError)
-                else "error"
-            )
-            return ended(None, str(exc), kind)
+            kind = {NoRoomError: "no-room", DigestMismatchError: "mismatch"}.get(type(exc))
+            return ended(None, str(exc), kind or "error")
         except engine.Cancelled:
             return ended(None, "cancelled", "cancelled")
 
@@ -385,12 +379,8 @@ def pull_images(
             "images pull --pull never would pull nothing: it takes missing or always",
             "to see which images each host holds: valorch images list --present",
         )
-    return stage_many(
-        pairs_for(images, resolve_hosts(hosts_file)),
-        check_policy(policy),
-        RegistryClient(ca=ca),
-        on_event,
-    )
+    pairs = pairs_for(images, resolve_hosts(hosts_file))
+    return stage_many(pairs, policy, RegistryClient(ca=ca), on_event)
 
 
 def pull_ending(

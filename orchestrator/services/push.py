@@ -42,14 +42,6 @@ class PushReport:
     interrupted: bool = False
 
 
-def default_origin(source_db: str | None) -> str:
-    url = url_for(source_db)
-    path = url[len("sqlite:///") :] if url.startswith("sqlite:///") else public_url(source_db)
-    if url.startswith("sqlite:///"):
-        path = str(Path(path).resolve())
-    return f"{socket.gethostname()}:{path}"
-
-
 def push(
     source_db: str | None,
     target_db: str,
@@ -65,7 +57,11 @@ def push(
         raise InputError(
             "--to names the database being pushed", "push a runner's local store to the shared one"
         )
-    origin = origin or default_origin(source_db)
+    if not origin:  # this machine and the source store (a SQLite file's absolute path)
+        url = url_for(source_db)
+        sqlite = url.startswith("sqlite:///")
+        path = str(Path(url[len("sqlite:///") :]).resolve()) if sqlite else public_url(source_db)
+        origin = f"{socket.gethostname()}:{path}"
     src = session_factory(open_engine(source_db))
     dst_engine = open_engine(target_db)  # a server behind this valorch's schema is refused here
     dst = session_factory(dst_engine)
@@ -80,15 +76,13 @@ def push(
         raise _lost(target, exc, 0, len(ids)) from None
     todo = [i for i in ids if i not in already]
     pushed = results = 0
-    red: list[
-        str
-    ] = []  # pushed runs with a failing result: triaged on the shared store, against its history
+    # pushed runs with a failing result: triaged on the shared store, against its history
+    red: list[str] = []
     keys, source = store_push.Keys(), store_push.Source()
     interrupted = False
     try:
-        with background_checkpoints(
-            dst_engine
-        ):  # a SQLite target's WAL is copied on a second thread
+        # a SQLite target's WAL is copied on a second thread
+        with background_checkpoints(dst_engine):
             for n, run_id in enumerate(todo):
                 with src() as s:
                     bundle = source.read(s, run_id)
@@ -112,9 +106,8 @@ def push(
                                 f"the results {target} refused run {run_id}: {exc.orig}",
                                 "the run stays in the local store",
                             ) from None
-                    already.add(
-                        run_id
-                    )  # another pusher sent this run meanwhile: it is there, whole
+                    # another pusher sent this run meanwhile: it is there, whole
+                    already.add(run_id)
                 except DBAPIError as exc:
                     raise _lost(target, exc, pushed, len(todo)) from None
                 if progress:

@@ -22,8 +22,6 @@ from .run import load_known_issues, stored_runs
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session, sessionmaker
 
-    from ..regression.waivers import Waivers
-
 
 @dataclass(frozen=True)
 class QualifyOptions:
@@ -60,9 +58,8 @@ class Qualification:
     lines: tuple[str, ...]
     report: engine.Report
     verdict: gate.Verdict
-    tampered: tuple[
-        str, ...
-    ] = ()  # checks whose results were tampered with or cut at the output cap
+    # checks whose results were tampered with or cut at the output cap
+    tampered: tuple[str, ...] = ()
     baseline: str = ""
     readiness: ReadinessGate | None = None
 
@@ -136,20 +133,6 @@ def judge(
     )
 
 
-def readiness_gate(
-    factory: sessionmaker[Session], job: str, basis: str, window: str, issues: Waivers | None
-) -> ReadinessGate:
-    """The readiness gate's answer, as services/readiness.py decides it (its report and its
-    outcome), taken as one reason of the qualification: the one place qualify reads it."""
-    from . import readiness as readiness_service
-
-    report = readiness_service.decide(factory, job, basis, window, issues=issues)
-    said = readiness_service.outcome(report)
-    summary = readiness_service.summary(report)
-    cells = tuple((summary.get("readiness") or {}).get("gating") or ())
-    return ReadinessGate(gate.Further("readiness", said.code, said.reason, cells), report, summary)
-
-
 def qualify(
     spec: JobSpec,
     cat: Catalog,
@@ -181,11 +164,15 @@ def qualify(
             # no candidate results: nothing to judge, which the verdict says (fail closed)
             report = engine.compare(base, head, opts.threshold)
     tampered = tuple(sorted({c for s in summaries for c in s.protocol_errors}))
-    ready = (
-        readiness_gate(factory, spec.name, opts.readiness, opts.readiness_window, issues)
-        if opts.readiness
-        else None
-    )
+    ready = None
+    if opts.readiness:  # the readiness gate's answer, as services/readiness.py decides it
+        from . import readiness as rs
+
+        got = rs.decide(factory, spec.name, opts.readiness, opts.readiness_window, issues=issues)
+        said, summary = rs.outcome(got), rs.summary(got)
+        cells = tuple(summary["readiness"]["gating"])
+        further = gate.Further("readiness", said.code, said.reason, cells)
+        ready = ReadinessGate(further, got, summary)
     verdict = judge(
         report,
         opts,

@@ -49,23 +49,6 @@ class Readiness:
     triage: dict[tuple[str, str], Triage] = field(default_factory=dict)  # (check, env label)
     accepted: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
 
-    @property
-    def cells(self) -> tuple[rd.Cell, ...]:
-        return self.decision.cells
-
-    @property
-    def red(self) -> list[rd.Cell]:
-        """The cells whose status fails the gate, accepted or not."""
-        return [c for c in self.cells if c.status in rd.FAILING_STATUSES]
-
-    @property
-    def gating(self) -> list[rd.Cell]:
-        return list(self.decision.gating)
-
-    @property
-    def exit_code(self) -> int:
-        return self.decision.exit_code
-
 
 def duration(text: str, flag: str) -> timedelta:
     """``7d``, ``36h``, ``90m``, ``2w`` as a timedelta; an InputError naming ``flag``
@@ -233,17 +216,15 @@ def _matrix_side(session: Session, mv: Any) -> tuple[dict[Key, _Seen], tuple[str
 
 def _named_side(session: Session, basis: str) -> tuple[dict[Key, _Seen], tuple[str, ...]]:
     base = bulk.baseline(session, basis)
-    version = base.matrix_version if base is not None and not base.run_id else None
-    if base is None:
-        version = basis if bulk.matrix_version(session, basis) is not None else None
-    if version is not None:
-        mv = bulk.matrix_version(session, version)
-        if mv is None:
-            raise InputError(
-                f"--basis {basis}: baseline names matrix version '{version}', which is not stored",
-                "publish it again, or point the baseline elsewhere: valorch baseline set NAME RUN",
-            )
+    version = basis if base is None else None if base.run_id else base.matrix_version
+    mv = bulk.matrix_version(session, version) if version is not None else None
+    if mv is not None:
         return _matrix_side(session, mv)
+    if base is not None and version is not None:
+        raise InputError(
+            f"--basis {basis}: baseline names matrix version '{version}', which is not stored",
+            "publish it again, or point the baseline elsewhere: valorch baseline set NAME RUN",
+        )
     from .diff import resolve
 
     side = resolve(session, basis)  # a baseline's run, a run, a batch; or exit 2 naming them
@@ -300,16 +281,6 @@ def _pair(
         if bkey not in used:
             out.append((bkey, bs.env, None, bs, []))
     return out
-
-
-def _window_check(rows: Sequence[dict[str, Any]], window: timedelta, text: str) -> None:
-    lengths = [r["ended"] - r["started"] for r in rows if r["ended"] is not None]
-    if lengths and window < min(lengths):
-        raise InputError(
-            f"--window {text} is shorter than one run of the job (the shortest took "
-            f"{min(lengths).total_seconds():.0f} s)",
-            "use a window that holds several runs, e.g. --window 7d",
-        )
 
 
 def _in_force(a: Any, lo: datetime, hi: datetime) -> bool:
@@ -403,7 +374,13 @@ def evaluate(
                 f"--job {job}: no finished runs of job '{name}' in the results database",
                 f"jobs with runs: {', '.join(known[:20]) or 'none'}; run it: valorch run --job FILE",
             )
-        _window_check(every_run, span, window)
+        lengths = [r["ended"] - r["started"] for r in every_run if r["ended"] is not None]
+        if lengths and span < min(lengths):
+            raise InputError(
+                f"--window {window} is shorter than one run of the job (the shortest took "
+                f"{min(lengths).total_seconds():.0f} s)",
+                "use a window that holds several runs, e.g. --window 7d",
+            )
         if basis.startswith("window:"):
             bspan = duration(basis.partition(":")[2], "--basis window:")
             try:
@@ -453,7 +430,7 @@ def with_triage(factory: sessionmaker[Session], report: Readiness) -> Readiness:
     as the newest failing run of that class told it (its counts are the longest history)."""
     from . import triage as triage_service
 
-    regressed = [c for c in report.cells if c.status in REGRESSED]
+    regressed = [c for c in report.decision.cells if c.status in REGRESSED]
     failing = [r for c in regressed for r in c.candidate.failed_runs]
     if not failing:
         return report
@@ -523,7 +500,8 @@ def summary(report: Readiness) -> dict[str, Any]:
             "verdict": d.verdict,
             "exit_code": d.exit_code,
             "reasons": list(d.reasons),
-            "red": [f"{c.check} {c.env.label}" for c in report.red],
+            # the cells whose status fails the gate, accepted or not
+            "red": [f"{c.check} {c.env.label}" for c in d.cells if c.status in rd.FAILING_STATUSES],
             "gating": [f"{c.check} {c.env.label}" for c in d.gating],
         },
         "accepted": [
@@ -532,7 +510,3 @@ def summary(report: Readiness) -> dict[str, Any]:
             if a.get("live")
         ],
     }
-
-
-def labels(cells: Iterable[rd.Cell]) -> list[str]:
-    return [f"{c.check} {c.env.label}" for c in cells]

@@ -247,9 +247,8 @@ class RunReport:
     failed: bool
     infra_errors: bool
     tested: int  # checks of the batch that were exercised (a status other than NOT_EXERCISED)
-    protocol_errors: tuple[
-        str, ...
-    ] = ()  # "run: checks" whose results were tampered with or cut at the cap
+    # "run: checks" whose results were tampered with or cut at the cap
+    protocol_errors: tuple[str, ...] = ()
     gate: bool = True  # a failing check is exit 1 (--gate), else it is only reported
     resumed: str | None = None  # the batch --resume finished
     # when nothing was tested: how many checks ended in each status, and a few with their reason
@@ -350,7 +349,9 @@ def report(
     """``known_issues``: a failing check a live entry excuses is ``skipped`` in the JUnit with
     its reason, and does not fail the run's gate (``gate``: a failing check is exit 1)."""
     from ..hostclass import host_class
+    from ..matrix.model import build
     from ..render.junit import results_junit
+    from ..render.markdown import matrix_md
     from ..render.waivers import said
     from ..spec import FAILING, NOT_EXERCISED
     from ..store import queries, reads
@@ -382,11 +383,12 @@ def report(
         from .budgets import used, used_line
 
         budgets = {r.id: used(r.tasks) for r in runs}  # per tier: time used against its budget
-        matrix = views.run_matrix(runs, results)  # every cell decided once (matrix.model.cell)
+        # the run's matrix, its cells decided by matrix.model.cell as ``matrix render`` decides
+        matrix = build(views.observations(runs, results))
         return RunReport(
             lines=tuple(views.summary_line(s) for s in summaries)
             + tuple(used_line(r.id, r.image.alias, budgets[r.id]) for r in runs if budgets[r.id]),
-            matrix_md=views.matrix_markdown(matrix),
+            matrix_md=matrix_md(matrix, text=views.cell_text),
             json=[
                 {
                     **views.run_json(shown),

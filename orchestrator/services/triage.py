@@ -112,11 +112,11 @@ def _decide(
 
 
 def inventory_diff(session: Session, old: str, new: str) -> tuple[str, ...]:
+    """The stored inventories of two digests, component by component (``valorch inventory``
+    stores one per image): what an image drift attaches."""
     from .. import audit
     from ..store import inventory_queries
 
-    """The stored inventories of two digests, component by component (``valorch inventory``
-    stores one per image): what an image drift attaches."""
     a, b = (
         inventory_queries.inventory_of_digest(session, old),
         inventory_queries.inventory_of_digest(session, new),
@@ -152,10 +152,8 @@ def record(
     with factory() as session:
         for run_id in run_ids:
             run = queries.get_run(session, run_id)
-            if run is None or run.state not in (
-                *tq.FINISHED,
-                "error",
-            ):  # "error": the engine went away
+            # "error": the engine went away
+            if run is None or run.state not in (*tq.FINISHED, "error"):
                 continue
             found = _decide(session, run, _pinned(catalog, run.image.alias))
             when = queries.now()

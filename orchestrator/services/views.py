@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..matrix.model import Cell, Matrix, Observation, build
+from ..matrix.model import Cell, Matrix, Observation
 from ..matrix.model import final_counts as model_final_counts
 from ..store.queries import provenance
 from ..store.reads import Shown, node_hosts
@@ -72,25 +72,12 @@ def observations(runs: Sequence[Run], results: dict[str, Sequence[Result]]) -> l
     return list(assemble(walks, 0, False, 0).observations)
 
 
-def run_matrix(runs: Sequence[Run], results: dict[str, Sequence[Result]]) -> Matrix:
-    """The run's matrix: its cells decided by ``matrix.model.cell``, as ``matrix render``
-    decides them; printed (``matrix_md``) and in each run's JSON (``matrix_json``)."""
-    return build(observations(runs, results))
-
-
 def cell_text(cell: Cell) -> str:
     """A cell of the run's matrix as ``matrix render`` writes it: its text with what its
     flags say (``services/evidence.marked``)."""
     from .evidence import marked
 
     return marked(cell.text, cell.verdict, cell.flags)
-
-
-def matrix_markdown(matrix: Matrix) -> str:
-    """The matrix ``valorch run`` prints: each cell written as ``matrix render`` writes it."""
-    from ..render.markdown import matrix_md
-
-    return matrix_md(matrix, text=cell_text)
 
 
 def matrix_json(matrix: Matrix, run_id: str) -> dict[str, Any]:
@@ -151,23 +138,9 @@ def run_json(shown: Shown) -> dict[str, Any]:
         "counts": dict(model_final_counts((r.check_id, r.attempt, r.status) for r in results)),
         "timings": shown.timings,
         # library/device: what the evidence says ran; row_library: what the seed row is about
+        # every column of store/reads.shown's attempts, the check id as "check" (printed sorted)
         "results": [
-            {
-                "check": r.check_id,
-                "version": r.version,
-                "feature": r.feature,
-                "library": r.library,
-                "device": r.device,
-                "row_library": r.row_library,
-                "kind": r.kind,
-                "attempt": r.attempt,
-                "status": r.status,
-                "duration_s": r.duration_s,
-                "message": r.message,
-                "metrics": r.metrics,
-                "samples": r.samples,
-            }
-            for r in results
+            {"check" if k == "check_id" else k: v for k, v in r._mapping.items()} for r in results
         ],
     }
 

@@ -189,16 +189,17 @@ def sinks(w: dict) -> dict:
     and Markdown."""
     from orchestrator.matrix.document import Document, Header
     from orchestrator.matrix.layouts import observed_table
-    from orchestrator.matrix.model import RunInfo
+    from orchestrator.matrix.model import RunInfo, build
     from orchestrator.matrix.tiers import Policy
+    from orchestrator.render.markdown import matrix_md
     from orchestrator.services import views
     from orchestrator.services.evidence import stamp
     from orchestrator.services.matrix import render_document
 
     runs, results = stored(w)
     observations = views.observations(runs, results)
-    matrix = views.run_matrix(runs, results)
-    run_md = views.matrix_markdown(matrix)
+    matrix = build(observations)  # as services/run.report builds and prints it
+    run_md = matrix_md(matrix, text=views.cell_text)
     run_json = [views.matrix_json(matrix, r.id) for r in runs]
     columns = list(dict.fromkeys(o.column for o in observations))
     infos = [RunInfo(c, c, w["backend"], "h") for c in columns]
