@@ -163,39 +163,6 @@ class Baseline(Base):
     created: Mapped[datetime]
 
 
-class Attestation(Base):
-    """A signed in-toto attestation (a DSSE envelope) about one image digest, made by
-    ``valorch attest`` from a run, a matrix version or a qualification (migration 0006)."""
-
-    __table__ = tables.attestation
-    id: Mapped[int]
-    run_id: Mapped[str | None]
-    source: Mapped[str]
-    subject: Mapped[str]
-    digest: Mapped[str]
-    predicate_type: Mapped[str]
-    envelope: Mapped[str]
-    keyid: Mapped[str]
-    created: Mapped[datetime]
-    pushed: Mapped[str | None]
-
-
-class TriageRow(Base):
-    """Why a red check of a run is red (regression/triage.py): one row per failing check,
-    or per suite that never reported (store/tables.py, ``triage``)."""
-
-    __table__ = tables.triage
-    id: Mapped[int]
-    run_id: Mapped[str]
-    result_id: Mapped[int | None]
-    task_id: Mapped[int | None]
-    subject: Mapped[str]
-    cls: Mapped[str]
-    reason: Mapped[str]
-    evidence: Mapped[dict[str, Any]]
-    computed: Mapped[datetime]
-
-
 class AcceptanceRow(Base):
     """A regression shipped knowingly (``valorch accept add``, store/tables.py, ``acceptance``)."""
 
