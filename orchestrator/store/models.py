@@ -111,19 +111,6 @@ class Result(Base):
     check: Mapped[Check] = relationship(lazy="joined")
 
 
-class InventoryRow(Base):
-    """One component found inside an image during a run (see audit.py)."""
-
-    __table__ = tables.inventory
-    id: Mapped[int]
-    run_id: Mapped[str]
-    component: Mapped[str]
-    value: Mapped[str]
-    source: Mapped[str]
-    evidence: Mapped[str]
-    extra: Mapped[dict[str, Any]]
-
-
 class MatrixVersion(Base):
     """A published, immutable matrix snapshot."""
 
@@ -150,17 +137,6 @@ class MatrixCell(Base):
     runs: Mapped[list[Any]]
     meta: Mapped[dict[str, Any]]
     matrix: Mapped[MatrixVersion] = relationship(back_populates="cells")
-
-
-class Baseline(Base):
-    """A name for a run or a published matrix version (``valorch baseline set``)."""
-
-    __table__ = tables.baseline
-    id: Mapped[int]
-    name: Mapped[str]
-    run_id: Mapped[str | None]
-    matrix_version: Mapped[str | None]
-    created: Mapped[datetime]
 
 
 class AcceptanceRow(Base):

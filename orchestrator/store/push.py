@@ -18,9 +18,9 @@ from typing import Any
 from sqlalchemy import ColumnElement, Table, func, insert, select
 from sqlalchemy.orm import Session
 
-from . import bulk, queries
+from . import bulk, queries, tables
 from .blobs import finite, finite_numbers
-from .models import Check, Host, Image, InventoryRow, Result, Run, TaskRow
+from .models import Check, Host, Image, Result, Run, TaskRow
 
 # columns that are ids of the source database, remapped on the target
 _LOCAL = {"id", "run_id", "task_id", "check_pk", "image_id", "host_id"}
@@ -93,7 +93,7 @@ class Source:
 
     def read(self, session: Session, run_id: str) -> Bundle:
         rt, it, ht, tt = Run.__table__, Image.__table__, Host.__table__, TaskRow.__table__
-        ct, res, inv = Check.__table__, Result.__table__, InventoryRow.__table__
+        ct, res, inv = Check.__table__, Result.__table__, tables.inventory
         found = session.execute(select(rt).where(rt.c.id == run_id)).first()
         if found is None:
             raise KeyError(run_id)
@@ -186,7 +186,9 @@ def write(session: Session, bundle: Bundle, origin: str | None, keys: Keys) -> i
         )
         rows.append(row)
     bulk.insert_rows(session, Result, rows)
-    bulk.insert_rows(session, InventoryRow, [dict(i, run_id=run["id"]) for i in bundle.inventory])
+    bulk.insert_rows(
+        session, tables.inventory, [dict(i, run_id=run["id"]) for i in bundle.inventory]
+    )
     return len(rows)
 
 
