@@ -22,7 +22,6 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from ..errors import InfrastructureError
-from .revision import SCHEMA
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import URL, Connection, Engine, ExceptionContext
@@ -128,14 +127,37 @@ def structural(text: str) -> InfrastructureError | None:
     return InfrastructureError(f"damaged store: {what}; nothing was written", HINT)
 
 
+#: the tables of store/tables.py in the order the structural check names what they lack
+CHECKED = (
+    "check",
+    "host",
+    "image",
+    "matrix_version",
+    "matrix_cell",
+    "run",
+    "baseline",
+    "inventory",
+    "task",
+    "result",
+    "attestation",
+    "triage",
+    "acceptance",
+)
+
+
 def schema_problems(found: Mapping[str, set[str]]) -> list[str]:
-    """What the tables and columns found lack against this valorch's schema (revision.SCHEMA)."""
+    """What the tables and columns found lack against this valorch's schema (store/tables.py)."""
+    from .tables import metadata
+
     out = []
-    for table, columns in SCHEMA.items():
+    for table in CHECKED:
         if table not in found:
             out.append(f"table '{table}' is missing")
             continue
-        out += [f"column '{table}.{c}' is missing" for c in columns if c not in found[table]]
+        columns = metadata.tables[table].columns
+        out += [
+            f"column '{table}.{c.name}' is missing" for c in columns if c.name not in found[table]
+        ]
     return out
 
 
