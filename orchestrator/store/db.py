@@ -514,9 +514,8 @@ def clean_stale_lock(url: URL) -> bool:
 
 
 def session_factory(engine: Engine) -> sessionmaker[Session]:
-    """The ORM's sessions on ``engine``, for the write paths. The ORM is imported here, not
-    with this module: the read paths query store/tables.py with Core on a connection of the
-    engine (``results list``, the run plan's history) and never load it."""
+    """The ORM's sessions on ``engine``, for the write paths (imported here: the read paths
+    never load it, store/reads.py)."""
     from sqlalchemy.orm import sessionmaker
 
     return sessionmaker(engine, expire_on_commit=False)

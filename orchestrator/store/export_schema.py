@@ -406,7 +406,7 @@ def _place(loc: tuple[Any, ...]) -> str:
     for part in loc:
         if isinstance(part, int):
             out += f"[{part}]"
-        elif part in ("function-after[_finite(), constrained-float]",) or str(part).startswith(
+        elif str(part).startswith(
             ("function-", "int", "float", "str", "bool", "none", "constrained")
         ):
             continue  # pydantic's union member labels

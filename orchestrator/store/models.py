@@ -1,9 +1,6 @@
 """SQLAlchemy 2.0 typed ORM classes of the write paths, mapped onto the tables of
 store/tables.py (the schema is defined there, once; see docs/design.md, "Results store").
-The annotations type the attributes; the columns are the tables'. PostgreSQL's index
-options are attached only for a PostgreSQL connection (``metadata_for``): a ``postgresql_*``
-keyword at import loads that dialect in every command (docs/benchmarks.md, "Why the code
-is shaped for speed")."""
+The annotations type the attributes; the columns are the tables'."""
 
 from __future__ import annotations
 
@@ -64,8 +61,6 @@ class Run(Base):
 
 
 class TaskRow(Base):
-    """One (image, suite) pair of a run: the unit the scheduler queues and retries."""
-
     __table__ = tables.task
     id: Mapped[int]
     run_id: Mapped[str]
@@ -112,8 +107,6 @@ class Result(Base):
 
 
 class MatrixVersion(Base):
-    """A published, immutable matrix snapshot."""
-
     __table__ = tables.matrix_version
     id: Mapped[int]
     version: Mapped[str]
@@ -140,8 +133,6 @@ class MatrixCell(Base):
 
 
 class AcceptanceRow(Base):
-    """A regression shipped knowingly (``valorch accept add``, store/tables.py, ``acceptance``)."""
-
     __table__ = tables.acceptance
     id: Mapped[int]
     check_id: Mapped[str]
