@@ -19,15 +19,10 @@ from . import tables
 from .coltypes import Samples, pack_samples
 from .damaged import driver_errors
 from .models import Base, Check, Host, Image, MatrixVersion, Result, Run
-from .queries import insert_ignore, now
+from .queries import chunks, insert_ignore, now
 
 CHUNK = 20_000
 BASELINE = tables.baseline
-
-
-def _chunks(rows: Sequence[Any], size: int = CHUNK) -> Iterable[Sequence[Any]]:
-    for i in range(0, len(rows), size):
-        yield rows[i : i + size]
 
 
 def _json(value: Any) -> str:
@@ -80,7 +75,7 @@ def insert_rows(session: Session, model: type[Base] | Table, rows: Sequence[dict
         or (dialect == "sqlite" and any(isinstance(stored_type(c), DateTime) for c in cols))
     )
     if core:
-        for chunk in _chunks(rows):
+        for chunk in chunks(rows, CHUNK):
             session.execute(insert(table), list(chunk))
     elif dialect == "postgresql":
         _copy(session, table.name, cols, rows)
@@ -108,7 +103,7 @@ def _sqlite_executemany(
     cursor = conn.connection.cursor()
     try:
         with driver_errors(conn):  # a full disk or a damaged file named, as through SQLAlchemy
-            for chunk in _chunks(rows):
+            for chunk in chunks(rows, CHUNK):
                 cursor.executemany(sql, [encode(r) for r in chunk])
     finally:
         cursor.close()
@@ -156,7 +151,7 @@ def check_pks(
 def _check_keys(session: Session, wanted: set[tuple[str, int]]) -> dict[tuple[str, int], int]:
     names = sorted({c for c, _ in wanted})
     have: dict[tuple[str, int], int] = {}
-    for chunk in _chunks(names, 500):
+    for chunk in chunks(names):
         for pk, c, v in session.execute(
             select(Check.id, Check.check_id, Check.version).where(Check.check_id.in_(list(chunk)))
         ):

@@ -66,8 +66,8 @@ def finished_run_ids(session: Session, since: datetime | None = None) -> tuple[l
 def present(session: Session, run_ids: list[str]) -> set[str]:
     """Which of these run ids this database holds."""
     found: set[str] = set()
-    for i in range(0, len(run_ids), 500):
-        found.update(session.scalars(select(Run.id).where(Run.id.in_(run_ids[i : i + 500]))))
+    for part in queries.chunks(run_ids):
+        found.update(session.scalars(select(Run.id).where(Run.id.in_(part))))
     return found
 
 
@@ -195,11 +195,7 @@ def write(session: Session, bundle: Bundle, origin: str | None, keys: Keys) -> i
 def result_counts(session: Session, run_ids: list[str]) -> dict[str, int]:
     """Results per run, for checking that a copy is whole."""
     out: dict[str, int] = {}
-    for i in range(0, len(run_ids), 500):
-        q = (
-            select(Result.run_id, func.count())
-            .where(Result.run_id.in_(run_ids[i : i + 500]))
-            .group_by(Result.run_id)
-        )
-        out.update((k, v) for k, v in session.execute(q))
+    for part in queries.chunks(run_ids):
+        q = select(Result.run_id, func.count()).where(Result.run_id.in_(part))
+        out.update((k, v) for k, v in session.execute(q.group_by(Result.run_id)))
     return out

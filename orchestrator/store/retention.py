@@ -13,7 +13,7 @@ without it only their raw samples may go, never the runs. Takes the caller's ses
 from __future__ import annotations
 
 import statistics
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, cast
@@ -24,6 +24,7 @@ from sqlalchemy.orm import Session
 from . import tables
 from .coltypes import SUMMARY  # the metrics key that keeps what pruned samples said
 from .push import result_counts
+from .queries import chunks
 
 Run, Image, Result = tables.run.c, tables.image.c, tables.result.c
 Baseline, MatrixVersion, MatrixCell = (
@@ -52,11 +53,6 @@ class Plan:
     strip_results: int = 0
     strip_bytes: int = 0
     kept: dict[str, int] = field(default_factory=dict)  # reason -> old runs kept for it
-
-
-def _chunks(items: Sequence[str], size: int = 500) -> Iterable[list[str]]:
-    for i in range(0, len(items), size):
-        yield list(items[i : i + size])
 
 
 def protected(session: Session) -> dict[str, set[str]]:
@@ -135,7 +131,7 @@ def plan(
         RunRef(r.id, r.job, r.image, r.started, counts.get(r.id, 0)) for r in delete_refs
     ]
     n, size = 0, 0
-    for chunk in _chunks(strip):
+    for chunk in chunks(strip):
         got = session.execute(
             select(func.count(), func.coalesce(func.sum(func.length(Result.samples)), 0)).where(
                 Result.run_id.in_(chunk), func.length(Result.samples) > 0
@@ -164,7 +160,7 @@ def apply(session: Session, p: Plan, now: datetime) -> dict[str, int]:
         .where(Result.id == bindparam("rid"))
         .values(samples=bindparam("s"), metrics=bindparam("m"))
     )
-    for chunk in _chunks(p.strip):
+    for chunk in chunks(p.strip):
         rows = session.execute(
             select(Result.id, Result.metrics, Result.samples).where(
                 Result.run_id.in_(chunk), func.length(Result.samples) > 0
@@ -181,7 +177,7 @@ def apply(session: Session, p: Plan, now: datetime) -> dict[str, int]:
             stripped += len(rows)
         session.execute(update(tables.run).where(Run.id.in_(chunk)).values(pruned=now))
     deleted = results = 0
-    for chunk in _chunks([r.id for r in p.delete]):
+    for chunk in chunks([r.id for r in p.delete]):
         for table in (tables.triage, tables.result, tables.inventory, tables.task, tables.run):
             gone = cast(
                 CursorResult[Any],  # a DELETE's result: it has a rowcount
