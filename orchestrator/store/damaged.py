@@ -46,8 +46,12 @@ def damaged(path: str, exc: BaseException) -> InfrastructureError:
 
 
 def named(exc: BaseException, url: URL) -> InfrastructureError | None:
-    """The damage the driver's error ``exc`` is, if any: a corrupted SQLite file, or a
-    statement that met a dropped table or column."""
+    """What the driver's error ``exc`` is, if valorch names it: a full disk (full.named,
+    first), a corrupted SQLite file, or a statement that met a dropped table or column."""
+    from . import full
+
+    if found := full.named(exc, url):
+        return found
     if url.get_backend_name() == "sqlite" and is_damaged(exc):
         return damaged(url.database or ":memory:", exc)
     return structural(str(exc))
@@ -58,12 +62,10 @@ def install(engine: Engine) -> None:
     file (or ``structural``'s error), instead of the driver's error."""
     from sqlalchemy import event
 
-    from . import full
-
     @event.listens_for(engine, "handle_error")
     def _named(ctx: ExceptionContext) -> None:
         exc = ctx.original_exception
-        found = None if exc is None else full.named(exc, engine.url) or named(exc, engine.url)
+        found = None if exc is None else named(exc, engine.url)
         if found is not None:
             raise found from None
 
@@ -77,14 +79,11 @@ def driver_errors(conn: Connection) -> Iterator[None]:
     "the results database failed"), never the driver's traceback."""
     from sqlalchemy.exc import DBAPIError
 
-    from . import full
-
     dbapi = conn.dialect.dbapi
     try:
         yield
     except dbapi.Error as exc:  # type: ignore[union-attr]
-        # as the engine's hook (install) names them, full's first
-        found = full.named(exc, conn.engine.url) or named(exc, conn.engine.url)
+        found = named(exc, conn.engine.url)  # as the engine's hook (install) names them
         if found is not None:
             raise found from None
         raise DBAPIError.instance(None, None, exc, dbapi.Error) from None  # type: ignore[union-attr]

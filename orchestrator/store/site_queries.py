@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 
 from . import tables
 from .damaged import driver_errors
-from .models import Check, Host, Image, Result, Run, TaskRow
+from .models import Host, Image, Result, Run, TaskRow
 
 #: (result id, run id, check pk, attempt, status, duration_s, message, metrics as stored (JSON
 #: text, or a dict where the driver parses JSON), samples as stored (packed bytes), suite,
@@ -77,17 +77,7 @@ def tasks(session: Session) -> list[tuple[str, str, dict[str, Any], dict[str, An
 
 
 def checks(session: Session) -> dict[int, dict[str, Any]]:
-    q = select(
-        Check.id,
-        Check.check_id,
-        Check.version,
-        Check.feature,
-        Check.kind,
-        Check.library,
-        Check.unit,
-        Check.bigger_is_better,
-    )
-    return {r.id: dict(r._mapping) for r in session.execute(q)}
+    return {r.id: dict(r._mapping) for r in session.execute(select(tables.check))}
 
 
 def results(session: Session) -> Iterator[ResultLine]:
