@@ -271,9 +271,8 @@ class ExportTask(_Strict):
 class ExportResult(_Strict):
     run: Uuid
     suite: Annotated[str, Field(max_length=100)] | None = None
-    check: Annotated[
-        tuple[Annotated[str, Field(strict=True)], StrictInt], Field(strict=False)
-    ]  # (check_id, version)
+    # (check_id, version)
+    check: Annotated[tuple[Annotated[str, Field(strict=True)], StrictInt], Field(strict=False)]
     attempt: Annotated[StrictInt, Field(ge=1, le=1_000)]
     status: Status
     duration_s: Annotated[Number, Field(ge=0, le=1e7)] = 0.0

@@ -42,9 +42,8 @@ class Bundle:
     host: dict[str, Any]
     tasks: list[dict[str, Any]]
     checks: dict[tuple[str, int], dict[str, Any]]
-    results: list[dict[str, Any]] = field(
-        default_factory=list
-    )  # "check": (id, version), "suite": name | None
+    # "check": (id, version), "suite": name | None
+    results: list[dict[str, Any]] = field(default_factory=list)
     inventory: list[dict[str, Any]] = field(default_factory=list)
 
 

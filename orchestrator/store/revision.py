@@ -6,19 +6,7 @@ shaped for speed")."""
 from __future__ import annotations
 
 BASELINE = "0001"  # the schema that create_all made before migrations existed
-# The newest migration. Every command opens the database, and asking Alembic for its
-# head costs Alembic's imports and the parsing of every script; a unit test keeps this equal
-# to what Alembic says.
+# the newest migration; a unit test keeps this equal to what Alembic says
 HEAD = "0010"
-REVISIONS = (
-    "0001",
-    "0002",
-    "0003",
-    "0004",
-    "0005",
-    "0006",
-    "0007",
-    "0008",
-    "0009",
-    "0010",
-)  # oldest first; a unit test keeps this equal to Alembic's history
+# oldest first; a unit test keeps this equal to Alembic's history
+REVISIONS = ("0001", "0002", "0003", "0004", "0005", "0006", "0007", "0008", "0009", "0010")

@@ -66,9 +66,8 @@ def host_events(
     """(run, when, what) of the preflight failures and quarantines of ``host`` the runs
     started between ``start`` and ``end`` recorded in their meta (``preflight_after``: L0 of
     the run's own host after it failed; ``quarantined``: hosts its batch left out)."""
-    found: dict[
-        tuple[str, str], tuple[str, str, str]
-    ] = {}  # (when, why) -> event: a batch's quarantine is on each run
+    # (when, why) -> event: a batch's quarantine is on each run
+    found: dict[tuple[str, str], tuple[str, str, str]] = {}
     q = (
         select(Run.id, Run.meta, Host.name, Run.batch)
         .join(tables.host, Run.host_id == Host.id)
