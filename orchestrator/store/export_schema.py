@@ -83,7 +83,11 @@ class _Strict(BaseModel):
 
 
 def _when(value: Any) -> Any:
-    """An ISO 8601 timestamp (str) or None; parsed to check it, kept as text."""
+    """An ISO 8601 timestamp (str) or None, kept as text: in UTC (an offset converted, not
+    dropped), as the store keeps it (naive ISO 8601), refused outside [EPOCH, now +
+    FUTURE_SKEW_S]."""
+    from datetime import timedelta, timezone
+
     if value is None:
         return None
     if not isinstance(value, str) or len(value) > 40:
@@ -92,14 +96,6 @@ def _when(value: Any) -> Any:
         when = datetime.fromisoformat(value)
     except ValueError:
         raise ValueError(f"{value!r} is not an ISO 8601 timestamp (YYYY-MM-DDTHH:MM:SS)") from None
-    return utc_text(value, when)
-
-
-def utc_text(value: str, when: datetime) -> str:
-    """``when`` in UTC (an offset converted, not dropped), as the store keeps it (naive
-    ISO 8601), refused outside [EPOCH, now + FUTURE_SKEW_S]."""
-    from datetime import timedelta, timezone
-
     try:
         if when.tzinfo is not None:
             when = when.astimezone(timezone.utc).replace(tzinfo=None)

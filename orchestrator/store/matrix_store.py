@@ -6,7 +6,7 @@ committing is the caller's business."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -115,16 +115,7 @@ def runs_of(
         Run.cpu_only.in_(sorted({g.cpu_only for g in groups})),
     ]
     q = (
-        select(
-            Run.id,
-            Run.image_id,
-            Run.host_id,
-            Run.job,
-            Run.cpu_only,
-            Run.started,
-            Run.ended,
-            Run.state,
-        )
+        select(*(Run[f.name] for f in fields(RunLite)))  # RunLite's columns, in its order
         .where(*cond)
         .order_by(Run.started.desc(), Run.id.desc())
         .offset(offset)
