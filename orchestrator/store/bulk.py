@@ -32,7 +32,7 @@ def _json(value: Any) -> str:
 
 
 def stored_type(column: Column[Any]) -> TypeEngine[Any]:
-    """A column's type under models.Checked (which only adds the damaged-value error)."""
+    """A column's type under coltypes.Checked (which only adds the damaged-value error)."""
     inner: TypeEngine[Any] = getattr(column.type, "inner", column.type)
     return inner
 

@@ -5,7 +5,7 @@ structure when it opens it, before anything executes).
 Below the page level, the damage is a dropped table or column (``structural``, met
 by any statement that names it, and ``schema_problems`` when a store is opened) or a
 stored value that does not parse as its column's type (``damaged_value``, raised by
-models.Checked as the value is read). ``valorch db check`` (services/db.py) reports all
+coltypes.Checked as the value is read). ``valorch db check`` (services/db.py) reports all
 of them at once.
 
 SQLite says "database disk image is malformed" (SQLITE_CORRUPT) when a page is garbage,
