@@ -330,9 +330,7 @@ class ExportDocument(_Strict):
     results: list[ExportResult]
     inventory: list[ExportInventory]
 
-    model_config = ConfigDict(
-        extra="forbid", frozen=True, strict=True, defer_build=True, populate_by_name=True
-    )
+    model_config = ConfigDict(**_Strict.model_config, populate_by_name=True)
 
     @model_validator(mode="after")
     def _references(self) -> ExportDocument:

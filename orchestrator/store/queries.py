@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # the vocabulary's pydantic models: a listing never builds on
     from sqlalchemy.orm import Session
 
     from ..spec import CheckResult, HostSpec, ImageSpec, SuiteRef
-    from .models import Base, Check, Host, Image, Result, Run
+    from .models import Base, Check, Image, Result, Run
 
 _Row = TypeVar("_Row", bound="Base")
 _T = TypeVar("_T")
@@ -145,14 +145,6 @@ def found_or_inserted(
     return row
 
 
-def host_row(session: Session, host: HostSpec) -> Host:
-    from .models import Host
-
-    spec = host.model_dump(mode="json")
-    values = {"name": host.name, "fingerprint": host.fingerprint, "spec": spec}
-    return found_or_inserted(session, Host, values, "fingerprint")
-
-
 def check_row(
     session: Session,
     res: CheckResult,
@@ -196,14 +188,16 @@ def start_run(  # noqa: PLR0913  # keyword-only, the run row's columns
     suites: Sequence[SuiteRef],
     run_id: str | None = None,
 ) -> Run:
-    from .models import Run, TaskRow
+    from .models import Host, Run, TaskRow
 
+    spec = host.model_dump(mode="json")
+    values = {"name": host.name, "fingerprint": host.fingerprint, "spec": spec}
     run = Run(
         id=run_id or str(uuid.uuid4()),
         batch=batch,
         job=job,
         image=image_row(session, image, digest),
-        host=host_row(session, host),
+        host=found_or_inserted(session, Host, values, "fingerprint"),
         executor=executor,
         valorch_version=__version__,
         spec_hash=spec_hash,
