@@ -1,46 +1,27 @@
-"""Signed attestations in the results store, beside their runs (models.Attestation)."""
+"""Signed attestations in the results store, beside their runs (tables.attestation)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import Row, insert, select, update
 from sqlalchemy.orm import Session
 
-from .models import Attestation, MatrixVersion, Run
+from . import tables
+from .models import Run
+
+ATT, VERSION, CELL = tables.attestation, tables.matrix_version.c, tables.matrix_cell.c
 
 
-def add(  # noqa: PLR0913  # keyword-only, one per column of the row it adds
-    session: Session,
-    *,
-    run_id: str | None,
-    source: str,
-    subject: str,
-    digest: str,
-    predicate_type: str,
-    envelope: str,
-    keyid: str,
-    created: datetime,
-) -> Attestation:
-    row = Attestation(
-        run_id=run_id,
-        source=source,
-        subject=subject,
-        digest=digest,
-        predicate_type=predicate_type,
-        envelope=envelope,
-        keyid=keyid,
-        created=created,
-    )
-    session.add(row)
-    session.flush()
-    return row
+def add(session: Session, **columns: Any) -> Row[Any]:
+    """Store one attestation (run_id, source, subject, digest, predicate_type, envelope,
+    keyid, created); its row as stored."""
+    return session.execute(insert(ATT).values(**columns).returning(ATT)).one()
 
 
 def mark_pushed(session: Session, ids: Sequence[int], where: str) -> None:
-    for row in session.scalars(select(Attestation).where(Attestation.id.in_(list(ids)))):
-        row.pushed = where
+    session.execute(update(ATT).where(ATT.c.id.in_(list(ids))).values(pushed=where))
 
 
 def runs(session: Session, ids: Sequence[str]) -> list[Run]:
@@ -51,7 +32,8 @@ def runs(session: Session, ids: Sequence[str]) -> list[Run]:
 
 def version_runs(session: Session, version: str) -> list[str] | None:
     """The run ids a published matrix version's cells name (None: no such version)."""
-    mv = session.scalars(select(MatrixVersion).where(MatrixVersion.version == version)).first()
-    if mv is None:
+    pk = session.scalar(select(VERSION.id).where(VERSION.version == version))
+    if pk is None:
         return None
-    return sorted({r for c in mv.cells for r in (c.runs or []) if isinstance(r, str)})
+    cells = session.scalars(select(CELL.runs).where(CELL.matrix_id == pk))
+    return sorted({r for named in cells for r in (named or []) if isinstance(r, str)})

@@ -11,21 +11,18 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import JSON, Column, DateTime, insert, select, text
+from sqlalchemy import JSON, Column, DateTime, Row, Table, insert, select, text, update
 from sqlalchemy.orm import Session
 from sqlalchemy.types import TypeEngine
 
+from . import tables
 from .coltypes import Samples, pack_samples
 from .damaged import driver_errors
-from .models import Base, Baseline, Check, Host, Image, MatrixVersion, Result, Run
-from .queries import insert_ignore, now
+from .models import Base, Check, Host, Image, MatrixVersion, Result, Run
+from .queries import chunks, insert_ignore, now
 
 CHUNK = 20_000
-
-
-def _chunks(rows: Sequence[Any], size: int = CHUNK) -> Iterable[Sequence[Any]]:
-    for i in range(0, len(rows), size):
-        yield rows[i : i + size]
+BASELINE = tables.baseline
 
 
 def _json(value: Any) -> str:
@@ -35,7 +32,7 @@ def _json(value: Any) -> str:
 
 
 def stored_type(column: Column[Any]) -> TypeEngine[Any]:
-    """A column's type under models.Checked (which only adds the damaged-value error)."""
+    """A column's type under coltypes.Checked (which only adds the damaged-value error)."""
     inner: TypeEngine[Any] = getattr(column.type, "inner", column.type)
     return inner
 
@@ -59,14 +56,14 @@ def _encoder(columns: Sequence[Column[Any]]) -> Callable[[dict[str, Any]], tuple
     return encode
 
 
-def insert_rows(session: Session, model: type[Base], rows: Sequence[dict[str, Any]]) -> int:
+def insert_rows(session: Session, model: type[Base] | Table, rows: Sequence[dict[str, Any]]) -> int:
     """INSERT many rows of one table (dicts keyed by column name, every row the same keys).
 
     PostgreSQL: COPY FROM STDIN through psycopg. SQLite: the driver's executemany with the
     values encoded here (SQLAlchemy's per-row bind processing is most of the cost of a
     large ingest). Tables with SQLite date columns, and rows that leave a column with a
     default out, go through SQLAlchemy's executemany (insertmanyvalues)."""
-    table = model.__table__
+    table = model if isinstance(model, Table) else model.__table__
     if not rows:
         return 0
     given = set(rows[0])
@@ -78,7 +75,7 @@ def insert_rows(session: Session, model: type[Base], rows: Sequence[dict[str, An
         or (dialect == "sqlite" and any(isinstance(stored_type(c), DateTime) for c in cols))
     )
     if core:
-        for chunk in _chunks(rows):
+        for chunk in chunks(rows, CHUNK):
             session.execute(insert(table), list(chunk))
     elif dialect == "postgresql":
         _copy(session, table.name, cols, rows)
@@ -106,7 +103,7 @@ def _sqlite_executemany(
     cursor = conn.connection.cursor()
     try:
         with driver_errors(conn):  # a full disk or a damaged file named, as through SQLAlchemy
-            for chunk in _chunks(rows):
+            for chunk in chunks(rows, CHUNK):
                 cursor.executemany(sql, [encode(r) for r in chunk])
     finally:
         cursor.close()
@@ -154,7 +151,7 @@ def check_pks(
 def _check_keys(session: Session, wanted: set[tuple[str, int]]) -> dict[tuple[str, int], int]:
     names = sorted({c for c, _ in wanted})
     have: dict[tuple[str, int], int] = {}
-    for chunk in _chunks(names, 500):
+    for chunk in chunks(names):
         for pk, c, v in session.execute(
             select(Check.id, Check.check_id, Check.version).where(Check.check_id.in_(list(chunk)))
         ):
@@ -181,20 +178,19 @@ def matrix_version(session: Session, version: str) -> MatrixVersion | None:
     return session.scalars(select(MatrixVersion).where(MatrixVersion.version == version)).first()
 
 
-def baseline(session: Session, name: str) -> Baseline | None:
-    return session.scalars(select(Baseline).where(Baseline.name == name)).first()
+def baseline(session: Session, name: str) -> Row[Any] | None:
+    """The baseline named ``name`` (its run_id or matrix_version), or None."""
+    return session.execute(select(BASELINE).where(BASELINE.c.name == name)).first()
 
 
 def set_baseline(
     session: Session, name: str, run_id: str | None = None, version: str | None = None
-) -> Baseline:
-    row = baseline(session, name)
-    if row is None:
-        row = Baseline(name=name, created=now())
-        session.add(row)
-    row.run_id, row.matrix_version, row.created = run_id, version, now()
-    session.flush()
-    return row
+) -> None:
+    values = {"run_id": run_id, "matrix_version": version, "created": now()}
+    if baseline(session, name) is None:
+        session.execute(insert(BASELINE).values(name=name, **values))
+    else:
+        session.execute(update(BASELINE).where(BASELINE.c.name == name).values(**values))
 
 
 def result_rows(session: Session, run_ids: Sequence[str]) -> list[dict[str, Any]]:

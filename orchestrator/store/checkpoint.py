@@ -59,10 +59,8 @@ class Checkpointer:
             while not self.stopping.wait(self.every_s):
                 try:
                     _busy, _log, done = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
-                except (
-                    sqlite3.OperationalError
-                ):  # busy: another checkpoint runs; try again next round
-                    continue
+                except sqlite3.OperationalError:
+                    continue  # busy: another checkpoint runs; try again next round
                 self.frames += done - copied if done >= copied else done
                 copied = done
         except sqlite3.Error as exc:  # the writer sees its own errors; this one only stops helping

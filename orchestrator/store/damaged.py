@@ -5,7 +5,7 @@ structure when it opens it, before anything executes).
 Below the page level, the damage is a dropped table or column (``structural``, met
 by any statement that names it, and ``schema_problems`` when a store is opened) or a
 stored value that does not parse as its column's type (``damaged_value``, raised by
-models.Checked as the value is read). ``valorch db check`` (services/db.py) reports all
+coltypes.Checked as the value is read). ``valorch db check`` (services/db.py) reports all
 of them at once.
 
 SQLite says "database disk image is malformed" (SQLITE_CORRUPT) when a page is garbage,
@@ -22,7 +22,6 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from ..errors import InfrastructureError
-from .revision import SCHEMA
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import URL, Connection, Engine, ExceptionContext
@@ -47,8 +46,12 @@ def damaged(path: str, exc: BaseException) -> InfrastructureError:
 
 
 def named(exc: BaseException, url: URL) -> InfrastructureError | None:
-    """The damage the driver's error ``exc`` is, if any: a corrupted SQLite file, or a
-    statement that met a dropped table or column."""
+    """What the driver's error ``exc`` is, if valorch names it: a full disk (full.named,
+    first), a corrupted SQLite file, or a statement that met a dropped table or column."""
+    from . import full
+
+    if found := full.named(exc, url):
+        return found
     if url.get_backend_name() == "sqlite" and is_damaged(exc):
         return damaged(url.database or ":memory:", exc)
     return structural(str(exc))
@@ -59,12 +62,10 @@ def install(engine: Engine) -> None:
     file (or ``structural``'s error), instead of the driver's error."""
     from sqlalchemy import event
 
-    from . import full
-
     @event.listens_for(engine, "handle_error")
     def _named(ctx: ExceptionContext) -> None:
         exc = ctx.original_exception
-        found = None if exc is None else full.named(exc, engine.url) or named(exc, engine.url)
+        found = None if exc is None else named(exc, engine.url)
         if found is not None:
             raise found from None
 
@@ -78,14 +79,11 @@ def driver_errors(conn: Connection) -> Iterator[None]:
     "the results database failed"), never the driver's traceback."""
     from sqlalchemy.exc import DBAPIError
 
-    from . import full
-
     dbapi = conn.dialect.dbapi
     try:
         yield
     except dbapi.Error as exc:  # type: ignore[union-attr]
-        # as the engine's hook (install) names them, full's first
-        found = full.named(exc, conn.engine.url) or named(exc, conn.engine.url)
+        found = named(exc, conn.engine.url)  # as the engine's hook (install) names them
         if found is not None:
             raise found from None
         raise DBAPIError.instance(None, None, exc, dbapi.Error) from None  # type: ignore[union-attr]
@@ -128,14 +126,37 @@ def structural(text: str) -> InfrastructureError | None:
     return InfrastructureError(f"damaged store: {what}; nothing was written", HINT)
 
 
+#: the tables of store/tables.py in the order the structural check names what they lack
+CHECKED = (
+    "check",
+    "host",
+    "image",
+    "matrix_version",
+    "matrix_cell",
+    "run",
+    "baseline",
+    "inventory",
+    "task",
+    "result",
+    "attestation",
+    "triage",
+    "acceptance",
+)
+
+
 def schema_problems(found: Mapping[str, set[str]]) -> list[str]:
-    """What the tables and columns found lack against this valorch's schema (revision.SCHEMA)."""
+    """What the tables and columns found lack against this valorch's schema (store/tables.py)."""
+    from .tables import metadata
+
     out = []
-    for table, columns in SCHEMA.items():
+    for table in CHECKED:
         if table not in found:
             out.append(f"table '{table}' is missing")
             continue
-        out += [f"column '{table}.{c}' is missing" for c in columns if c not in found[table]]
+        columns = metadata.tables[table].columns
+        out += [
+            f"column '{table}.{c.name}' is missing" for c in columns if c.name not in found[table]
+        ]
     return out
 
 

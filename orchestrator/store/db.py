@@ -80,10 +80,8 @@ def public_url(db: str | None) -> str:
 def _parse(db: str | None) -> URL:
     try:
         url = make_url(url_for(db))
-    except (
-        ArgumentError,
-        ValueError,
-    ) as exc:  # ValueError: a port that is not a number ('1x', '', '1:2')
+    # ValueError: a port that is not a number ('1x', '', '1:2')
+    except (ArgumentError, ValueError) as exc:
         why = "its host:port does not parse" if isinstance(exc, ValueError) else "it does not parse"
         raise InputError(
             f"--db '{encode.url(db or '')}' is not a database URL: {why}", URL_HINT
@@ -174,9 +172,8 @@ def connect(db: str | None) -> Engine:
 def _server_error(url: URL, exc: DBAPIError) -> InfrastructureError:
     lines = [ln.strip() for ln in str(exc.orig).splitlines() if ln.strip()]
     reason = lines[0] if lines else type(exc.orig).__name__
-    if (
-        " failed: " in reason
-    ):  # 'connection failed: connection to server at "h", port 1 failed: <why>'
+    # 'connection failed: connection to server at "h", port 1 failed: <why>'
+    if " failed: " in reason:
         reason = reason.rsplit(" failed: ", 1)[1]
     reason = reason.replace("FATAL:  ", "")
     low = reason.lower()
@@ -208,13 +205,8 @@ def undo_created() -> None:
     while _CREATED:
         path, dirs = _CREATED.pop()
         try:
-            conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-            try:
+            with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as conn:
                 runs = conn.execute("SELECT count(*) FROM run").fetchone()[0]
-            except sqlite3.Error:
-                runs = 0
-            finally:
-                conn.close()
         except sqlite3.Error:
             runs = 0
         if runs:
@@ -325,9 +317,8 @@ def open_engine(db: str | None) -> Engine:
             clean_stale_lock(url)
         else:
             _require_head(engine, url)
-        damaged.check_structure(
-            tables(engine)
-        )  # a dropped table or column: named before anything runs
+        # a dropped table or column: named before anything runs
+        damaged.check_structure(tables(engine))
     except OperationalError as exc:
         engine.dispose()
         if url.get_backend_name() != "sqlite":
@@ -514,9 +505,8 @@ def clean_stale_lock(url: URL) -> bool:
 
 
 def session_factory(engine: Engine) -> sessionmaker[Session]:
-    """The ORM's sessions on ``engine``, for the write paths. The ORM is imported here, not
-    with this module: the read paths query store/tables.py with Core on a connection of the
-    engine (``results list``, the run plan's history) and never load it."""
+    """The ORM's sessions on ``engine``, for the write paths (imported here: the read paths
+    never load it, store/reads.py)."""
     from sqlalchemy.orm import sessionmaker
 
     return sessionmaker(engine, expire_on_commit=False)

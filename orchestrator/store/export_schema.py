@@ -83,7 +83,11 @@ class _Strict(BaseModel):
 
 
 def _when(value: Any) -> Any:
-    """An ISO 8601 timestamp (str) or None; parsed to check it, kept as text."""
+    """An ISO 8601 timestamp (str) or None, kept as text: in UTC (an offset converted, not
+    dropped), as the store keeps it (naive ISO 8601), refused outside [EPOCH, now +
+    FUTURE_SKEW_S]."""
+    from datetime import timedelta, timezone
+
     if value is None:
         return None
     if not isinstance(value, str) or len(value) > 40:
@@ -92,14 +96,6 @@ def _when(value: Any) -> Any:
         when = datetime.fromisoformat(value)
     except ValueError:
         raise ValueError(f"{value!r} is not an ISO 8601 timestamp (YYYY-MM-DDTHH:MM:SS)") from None
-    return utc_text(value, when)
-
-
-def utc_text(value: str, when: datetime) -> str:
-    """``when`` in UTC (an offset converted, not dropped), as the store keeps it (naive
-    ISO 8601), refused outside [EPOCH, now + FUTURE_SKEW_S]."""
-    from datetime import timedelta, timezone
-
     try:
         if when.tzinfo is not None:
             when = when.astimezone(timezone.utc).replace(tzinfo=None)
@@ -271,9 +267,8 @@ class ExportTask(_Strict):
 class ExportResult(_Strict):
     run: Uuid
     suite: Annotated[str, Field(max_length=100)] | None = None
-    check: Annotated[
-        tuple[Annotated[str, Field(strict=True)], StrictInt], Field(strict=False)
-    ]  # (check_id, version)
+    # (check_id, version)
+    check: Annotated[tuple[Annotated[str, Field(strict=True)], StrictInt], Field(strict=False)]
     attempt: Annotated[StrictInt, Field(ge=1, le=1_000)]
     status: Status
     duration_s: Annotated[Number, Field(ge=0, le=1e7)] = 0.0
@@ -335,9 +330,7 @@ class ExportDocument(_Strict):
     results: list[ExportResult]
     inventory: list[ExportInventory]
 
-    model_config = ConfigDict(
-        extra="forbid", frozen=True, strict=True, defer_build=True, populate_by_name=True
-    )
+    model_config = ConfigDict(**_Strict.model_config, populate_by_name=True)
 
     @model_validator(mode="after")
     def _references(self) -> ExportDocument:
@@ -406,7 +399,7 @@ def _place(loc: tuple[Any, ...]) -> str:
     for part in loc:
         if isinstance(part, int):
             out += f"[{part}]"
-        elif part in ("function-after[_finite(), constrained-float]",) or str(part).startswith(
+        elif str(part).startswith(
             ("function-", "int", "float", "str", "bool", "none", "constrained")
         ):
             continue  # pydantic's union member labels

@@ -13,15 +13,17 @@ import json
 import uuid
 from typing import Any, cast
 
-from sqlalchemy import ColumnElement, exists, select
+from sqlalchemy import ColumnElement, exists, insert, select
 from sqlalchemy.orm import Session
 
 from ..components import Component, Inventory, Source
 from ..spec import HostSpec, ImageSpec
-from .models import Image, InventoryRow, Run
+from . import tables
+from .models import Image, Run
 from .queries import get_run, now, start_run
 
 JOB = "inventory"
+INV = tables.inventory
 
 
 def store_inventory(
@@ -67,24 +69,22 @@ def store_inventory(
 
 def add_inventory(session: Session, run_id: str, inventory: Inventory) -> int:
     """Store the components of an inventory for a run (an existing run of any job)."""
-    have = set(session.scalars(select(InventoryRow.component).where(InventoryRow.run_id == run_id)))
-    added = 0
-    for comp in inventory.components:
-        if comp.name in have:
-            continue
-        session.add(
-            InventoryRow(
-                run_id=run_id,
-                component=comp.name,
-                value=comp.value,
-                source=comp.source,
-                evidence=comp.evidence,
-                extra=dict(comp.extra),
-            )
-        )
-        added += 1
-    session.flush()
-    return added
+    have = set(session.scalars(select(INV.c.component).where(INV.c.run_id == run_id)))
+    rows = [
+        {
+            "run_id": run_id,
+            "component": c.name,
+            "value": c.value,
+            "source": c.source,
+            "evidence": c.evidence,
+            "extra": dict(c.extra),
+        }
+        for c in inventory.components
+        if c.name not in have
+    ]
+    if rows:
+        session.execute(insert(INV), rows)
+    return len(rows)
 
 
 def load_inventory(session: Session, run_id: str) -> tuple[Run, Inventory] | None:
@@ -92,11 +92,7 @@ def load_inventory(session: Session, run_id: str) -> tuple[Run, Inventory] | Non
     run = get_run(session, run_id)
     if run is None:
         return None
-    rows = list(
-        session.scalars(
-            select(InventoryRow).where(InventoryRow.run_id == run.id).order_by(InventoryRow.id)
-        )
-    )
+    rows = session.execute(select(INV).where(INV.c.run_id == run.id).order_by(INV.c.id)).all()
     if not rows:
         return None
     meta = run.meta or {}
@@ -130,7 +126,7 @@ def inventory_of_digest(session: Session, digest: str) -> tuple[Run, Inventory] 
 
 def _newest(session: Session, image: ColumnElement[bool]) -> tuple[Run, Inventory] | None:
     """The newest run of an image ``image`` selects that stored an inventory, with it."""
-    has_rows = exists().where(InventoryRow.run_id == Run.id)
+    has_rows = exists().where(INV.c.run_id == Run.id)
     q = select(Run.id).join(Run.image).where(image, has_rows).order_by(Run.started.desc())
     run_id = session.scalars(q.limit(1)).first()
     return load_inventory(session, run_id) if run_id else None

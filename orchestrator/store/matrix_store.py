@@ -6,7 +6,7 @@ committing is the caller's business."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -115,16 +115,7 @@ def runs_of(
         Run.cpu_only.in_(sorted({g.cpu_only for g in groups})),
     ]
     q = (
-        select(
-            Run.id,
-            Run.image_id,
-            Run.host_id,
-            Run.job,
-            Run.cpu_only,
-            Run.started,
-            Run.ended,
-            Run.state,
-        )
+        select(*(Run[f.name] for f in fields(RunLite)))  # RunLite's columns, in its order
         .where(*cond)
         .order_by(Run.started.desc(), Run.id.desc())
         .offset(offset)
@@ -168,14 +159,9 @@ class PlanRow:
     state: str
 
 
-def _chunks(ids: Sequence[str], size: int = 500) -> list[list[str]]:
-    ids = list(ids)
-    return [ids[i : i + size] for i in range(0, len(ids), size)]
-
-
 def plans_of(conn: Connection | Session, run_ids: Sequence[str]) -> list[PlanRow]:
     out: list[PlanRow] = []
-    for part in _chunks(run_ids):
+    for part in queries.chunks(run_ids):
         q = (
             select(TaskRow.run_id, TaskRow.suite, TaskRow.suite_spec, TaskRow.state)
             .where(TaskRow.run_id.in_(part))
@@ -193,7 +179,7 @@ def attempts_of(conn: Connection | Session, run_ids: Sequence[str]) -> list[Atte
     id, check version, feature, kind, attempt, status, message, device, library): without its
     log, metrics or samples, and without an object per row."""
     out: list[AttemptRow] = []
-    for part in _chunks(run_ids):
+    for part in queries.chunks(run_ids):
         q = (
             select(
                 Result.run_id,
@@ -223,7 +209,7 @@ def found_values(
     """(run id, check id) → the value a check measured (its metrics' ``found``), for the checks
     whose id starts with ``prefix`` (version rows: a few per run, never every result's metrics)."""
     out: dict[tuple[str, str], str] = {}
-    for part in _chunks(run_ids):
+    for part in queries.chunks(run_ids):
         q = (
             select(Result.run_id, Check.check_id, Result.metrics)
             .join_from(tables.result, tables.check, Check.id == Result.check_pk)

@@ -1,9 +1,6 @@
 """SQLAlchemy 2.0 typed ORM classes of the write paths, mapped onto the tables of
 store/tables.py (the schema is defined there, once; see docs/design.md, "Results store").
-The annotations type the attributes; the columns are the tables'. PostgreSQL's index
-options are attached only for a PostgreSQL connection (``metadata_for``): a ``postgresql_*``
-keyword at import loads that dialect in every command (docs/benchmarks.md, "Why the code
-is shaped for speed")."""
+The annotations type the attributes; the columns are the tables'."""
 
 from __future__ import annotations
 
@@ -64,8 +61,6 @@ class Run(Base):
 
 
 class TaskRow(Base):
-    """One (image, suite) pair of a run: the unit the scheduler queues and retries."""
-
     __table__ = tables.task
     id: Mapped[int]
     run_id: Mapped[str]
@@ -111,22 +106,7 @@ class Result(Base):
     check: Mapped[Check] = relationship(lazy="joined")
 
 
-class InventoryRow(Base):
-    """One component found inside an image during a run (see audit.py)."""
-
-    __table__ = tables.inventory
-    id: Mapped[int]
-    run_id: Mapped[str]
-    component: Mapped[str]
-    value: Mapped[str]
-    source: Mapped[str]
-    evidence: Mapped[str]
-    extra: Mapped[dict[str, Any]]
-
-
 class MatrixVersion(Base):
-    """A published, immutable matrix snapshot."""
-
     __table__ = tables.matrix_version
     id: Mapped[int]
     version: Mapped[str]
@@ -152,53 +132,7 @@ class MatrixCell(Base):
     matrix: Mapped[MatrixVersion] = relationship(back_populates="cells")
 
 
-class Baseline(Base):
-    """A name for a run or a published matrix version (``valorch baseline set``)."""
-
-    __table__ = tables.baseline
-    id: Mapped[int]
-    name: Mapped[str]
-    run_id: Mapped[str | None]
-    matrix_version: Mapped[str | None]
-    created: Mapped[datetime]
-
-
-class Attestation(Base):
-    """A signed in-toto attestation (a DSSE envelope) about one image digest, made by
-    ``valorch attest`` from a run, a matrix version or a qualification (migration 0006)."""
-
-    __table__ = tables.attestation
-    id: Mapped[int]
-    run_id: Mapped[str | None]
-    source: Mapped[str]
-    subject: Mapped[str]
-    digest: Mapped[str]
-    predicate_type: Mapped[str]
-    envelope: Mapped[str]
-    keyid: Mapped[str]
-    created: Mapped[datetime]
-    pushed: Mapped[str | None]
-
-
-class TriageRow(Base):
-    """Why a red check of a run is red (regression/triage.py): one row per failing check,
-    or per suite that never reported (store/tables.py, ``triage``)."""
-
-    __table__ = tables.triage
-    id: Mapped[int]
-    run_id: Mapped[str]
-    result_id: Mapped[int | None]
-    task_id: Mapped[int | None]
-    subject: Mapped[str]
-    cls: Mapped[str]
-    reason: Mapped[str]
-    evidence: Mapped[dict[str, Any]]
-    computed: Mapped[datetime]
-
-
 class AcceptanceRow(Base):
-    """A regression shipped knowingly (``valorch accept add``, store/tables.py, ``acceptance``)."""
-
     __table__ = tables.acceptance
     id: Mapped[int]
     check_id: Mapped[str]

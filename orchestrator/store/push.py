@@ -18,9 +18,9 @@ from typing import Any
 from sqlalchemy import ColumnElement, Table, func, insert, select
 from sqlalchemy.orm import Session
 
-from . import bulk, queries
+from . import bulk, queries, tables
 from .blobs import finite, finite_numbers
-from .models import Check, Host, Image, InventoryRow, Result, Run, TaskRow
+from .models import Check, Host, Image, Result, Run, TaskRow
 
 # columns that are ids of the source database, remapped on the target
 _LOCAL = {"id", "run_id", "task_id", "check_pk", "image_id", "host_id"}
@@ -42,9 +42,8 @@ class Bundle:
     host: dict[str, Any]
     tasks: list[dict[str, Any]]
     checks: dict[tuple[str, int], dict[str, Any]]
-    results: list[dict[str, Any]] = field(
-        default_factory=list
-    )  # "check": (id, version), "suite": name | None
+    # "check": (id, version), "suite": name | None
+    results: list[dict[str, Any]] = field(default_factory=list)
     inventory: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -66,8 +65,8 @@ def finished_run_ids(session: Session, since: datetime | None = None) -> tuple[l
 def present(session: Session, run_ids: list[str]) -> set[str]:
     """Which of these run ids this database holds."""
     found: set[str] = set()
-    for i in range(0, len(run_ids), 500):
-        found.update(session.scalars(select(Run.id).where(Run.id.in_(run_ids[i : i + 500]))))
+    for part in queries.chunks(run_ids):
+        found.update(session.scalars(select(Run.id).where(Run.id.in_(part))))
     return found
 
 
@@ -93,7 +92,7 @@ class Source:
 
     def read(self, session: Session, run_id: str) -> Bundle:
         rt, it, ht, tt = Run.__table__, Image.__table__, Host.__table__, TaskRow.__table__
-        ct, res, inv = Check.__table__, Result.__table__, InventoryRow.__table__
+        ct, res, inv = Check.__table__, Result.__table__, tables.inventory
         found = session.execute(select(rt).where(rt.c.id == run_id)).first()
         if found is None:
             raise KeyError(run_id)
@@ -186,18 +185,16 @@ def write(session: Session, bundle: Bundle, origin: str | None, keys: Keys) -> i
         )
         rows.append(row)
     bulk.insert_rows(session, Result, rows)
-    bulk.insert_rows(session, InventoryRow, [dict(i, run_id=run["id"]) for i in bundle.inventory])
+    bulk.insert_rows(
+        session, tables.inventory, [dict(i, run_id=run["id"]) for i in bundle.inventory]
+    )
     return len(rows)
 
 
 def result_counts(session: Session, run_ids: list[str]) -> dict[str, int]:
     """Results per run, for checking that a copy is whole."""
     out: dict[str, int] = {}
-    for i in range(0, len(run_ids), 500):
-        q = (
-            select(Result.run_id, func.count())
-            .where(Result.run_id.in_(run_ids[i : i + 500]))
-            .group_by(Result.run_id)
-        )
-        out.update((k, v) for k, v in session.execute(q))
+    for part in queries.chunks(run_ids):
+        q = select(Result.run_id, func.count()).where(Result.run_id.in_(part))
+        out.update((k, v) for k, v in session.execute(q.group_by(Result.run_id)))
     return out

@@ -1,16 +1,13 @@
 """Reads and writes of the results store. Every function takes the session (or, for a
-read in Core, the connection) it works in; committing is the caller's business.
-
-The reads of the start-up paths (``results list``, the run plan's history) are the Core
-selects of store/reads.py. The writes, and the reads that return ORM rows, import
-store/models.py when they are called."""
+read in Core, the connection) it works in; committing is the caller's business. The ORM
+(store/models.py) is imported when a function is called, never with this module."""
 
 from __future__ import annotations
 
 import fnmatch
 import math
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -27,9 +24,16 @@ if TYPE_CHECKING:  # the vocabulary's pydantic models: a listing never builds on
     from sqlalchemy.orm import Session
 
     from ..spec import CheckResult, HostSpec, ImageSpec, SuiteRef
-    from .models import Base, Check, Host, Image, Result, Run
+    from .models import Base, Check, Image, Result, Run
 
 _Row = TypeVar("_Row", bound="Base")
+_T = TypeVar("_T")
+
+
+def chunks(items: Sequence[_T], size: int = 500) -> Iterator[Sequence[_T]]:
+    """``items`` in slices of ``size``: IN lists and executemany batches a database takes."""
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
 
 
 def now() -> datetime:
@@ -141,14 +145,6 @@ def found_or_inserted(
     return row
 
 
-def host_row(session: Session, host: HostSpec) -> Host:
-    from .models import Host
-
-    spec = host.model_dump(mode="json")
-    values = {"name": host.name, "fingerprint": host.fingerprint, "spec": spec}
-    return found_or_inserted(session, Host, values, "fingerprint")
-
-
 def check_row(
     session: Session,
     res: CheckResult,
@@ -192,14 +188,16 @@ def start_run(  # noqa: PLR0913  # keyword-only, the run row's columns
     suites: Sequence[SuiteRef],
     run_id: str | None = None,
 ) -> Run:
-    from .models import Run, TaskRow
+    from .models import Host, Run, TaskRow
 
+    spec = host.model_dump(mode="json")
+    values = {"name": host.name, "fingerprint": host.fingerprint, "spec": spec}
     run = Run(
         id=run_id or str(uuid.uuid4()),
         batch=batch,
         job=job,
         image=image_row(session, image, digest),
-        host=host_row(session, host),
+        host=found_or_inserted(session, Host, values, "fingerprint"),
         executor=executor,
         valorch_version=__version__,
         spec_hash=spec_hash,
@@ -315,31 +313,26 @@ def image_ids(
     return ids
 
 
-def newest_runs(
+def latest_runs(
     session: Session,
-    *,
-    by_host: bool,
+    images: Sequence[str] = (),
     job: str | None = None,
-    since: datetime | None = None,
-    images: list[int] | None = None,
     skip_jobs: Sequence[str] = (),
 ) -> list[Run]:
-    """The newest finished run of each image alias (and host, with ``by_host``), leaving out
-    the runs of ``skip_jobs``.
+    """The most recent finished run of each image (by alias), not of ``skip_jobs``.
 
     One statement: the newest start per (image row, host) (index ix_run_job_latest when
     a job is named), joined back to those runs only: never every run of a long history."""
     from .models import Run
 
-    if images is not None and not images:
+    ids = image_ids(session, aliases=images)
+    if ids is not None and not ids:
         return []
     cond: list[ColumnElement[bool]] = [Run.state.in_(FINISHED)]
     if job is not None:
         cond.append(Run.job == job)
-    if since is not None:
-        cond.append(Run.started >= since)
-    if images is not None:
-        cond.append(Run.image_id.in_(images))
+    if ids is not None:
+        cond.append(Run.image_id.in_(ids))
     if skip_jobs:
         cond.append(Run.job.not_in(list(skip_jobs)))
     groups = (
@@ -363,30 +356,14 @@ def newest_runs(
         )
         .where(*cond)
     )
-    latest: dict[tuple[str, int | None], Run] = {}
-    since_when: dict[tuple[str, int | None], datetime] = {}
+    latest: dict[str, Run] = {}
+    since_when: dict[str, datetime] = {}
     for run, first in sorted(session.execute(q).unique(), key=lambda r: (r[0].started, r[0].id)):
-        key = (run.image.alias, run.host_id if by_host else None)
-        latest[key] = run  # the newest (then the greatest id) wins
-        since_when[key] = min(since_when.get(key, first), first)
-    # in the order each image (and host) first appeared, as the matrix columns always were
-    return [latest[k] for k in sorted(latest, key=lambda k: (since_when[k], k[0], k[1] or 0))]
-
-
-def latest_runs(
-    session: Session,
-    images: Sequence[str] = (),
-    job: str | None = None,
-    skip_jobs: Sequence[str] = (),
-) -> list[Run]:
-    """The most recent finished run of each image (by alias), not of ``skip_jobs``."""
-    return newest_runs(
-        session,
-        by_host=False,
-        job=job,
-        images=image_ids(session, aliases=images),
-        skip_jobs=skip_jobs,
-    )
+        alias = run.image.alias
+        latest[alias] = run  # the newest (then the greatest id) wins
+        since_when[alias] = min(since_when.get(alias, first), first)
+    # in the order each image first appeared, as the matrix columns always were
+    return [latest[k] for k in sorted(latest, key=lambda k: (since_when[k], k))]
 
 
 def last_runs_of_image(

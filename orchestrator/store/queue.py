@@ -29,9 +29,9 @@ from ..spec import (  # BatchInfo, Pending: the scheduler's nouns, named here as
     definition_hash,
     tampered,
 )
-from . import blobs, queries
+from . import blobs, queries, tables
 from .blobs import finite
-from .models import Host, Image, Result, Run, TaskRow, TriageRow
+from .models import Host, Image, Result, Run, TaskRow
 from .reads import node_hosts
 
 #: task states that need no more work; "error" (infrastructure) is finished for this
@@ -239,7 +239,7 @@ def reopen(
             todo.append(Pending(task, t.id, run.id, run.executor))
     if todo:
         session.execute(
-            delete(TriageRow).where(TriageRow.run_id.in_({p.run_id for p in todo}))
+            delete(tables.triage).where(tables.triage.c.run_id.in_({p.run_id for p in todo}))
         )  # decided again
         session.execute(delete(Result).where(Result.task_id.in_([p.task_id for p in todo])))
         for p in todo:

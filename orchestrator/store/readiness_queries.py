@@ -11,8 +11,7 @@ from sqlalchemy import Select, select
 from sqlalchemy.orm import Session
 
 from .models import Check, Host, Image, Result, Run, TaskRow
-
-FINISHED = ("done", "failed")
+from .queries import FINISHED
 
 
 def _env() -> Select[Any]:

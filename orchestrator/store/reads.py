@@ -4,10 +4,9 @@ connection (or session) the caller opened, any store.
 
 Why Core and nothing else: the ORM (store/models.py and ``sqlalchemy.orm``) costs a read-only
 command about a third more start-up than Core alone, and only the writers need it. An
-earlier second path (the same statements compiled for SQLite and run on the standard
-library's sqlite3, and a cache of the listings' rows) saved at most a tenth of a second and
-doubled what a reader had to keep equal; it went, and the start-up a read-only command pays
-is measured by bench/bench_reads.py (figures in docs/benchmarks.md).
+earlier second path on the standard library's sqlite3 (and a cache of the listings' rows)
+saved at most a tenth of a second and doubled what a reader had to keep equal: it went
+(bench/bench_reads.py measures the start-up, docs/benchmarks.md has the figures).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ without it only their raw samples may go, never the runs. Takes the caller's ses
 from __future__ import annotations
 
 import statistics
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, cast
@@ -21,17 +21,16 @@ from typing import Any, cast
 from sqlalchemy import CursorResult, bindparam, delete, func, select, update
 from sqlalchemy.orm import Session
 
+from . import tables
 from .coltypes import SUMMARY  # the metrics key that keeps what pruned samples said
-from .models import (
-    Baseline,
-    Image,
-    InventoryRow,
-    MatrixCell,
-    MatrixVersion,
-    Result,
-    Run,
-    TaskRow,
-    TriageRow,
+from .push import result_counts
+from .queries import chunks
+
+Run, Image, Result = tables.run.c, tables.image.c, tables.result.c
+Baseline, MatrixVersion, MatrixCell = (
+    tables.baseline.c,
+    tables.matrix_version.c,
+    tables.matrix_cell.c,
 )
 
 ADHOC = "adhoc"  # the job name of `valorch run --image` runs
@@ -56,11 +55,6 @@ class Plan:
     kept: dict[str, int] = field(default_factory=dict)  # reason -> old runs kept for it
 
 
-def _chunks(items: Sequence[str], size: int = 500) -> Iterable[list[str]]:
-    for i in range(0, len(items), size):
-        yield list(items[i : i + size])
-
-
 def protected(session: Session) -> dict[str, set[str]]:
     """Run ids that a baseline, a published matrix version or the live matrix refers to."""
     baseline: set[str] = set()
@@ -71,8 +65,8 @@ def protected(session: Session) -> dict[str, set[str]]:
         if version:
             versions.add(version)
     published: set[str] = set()
-    q = select(MatrixVersion.version, MatrixCell.runs).join(
-        MatrixCell, MatrixCell.matrix_id == MatrixVersion.id
+    q = select(MatrixVersion.version, MatrixCell.runs).join_from(
+        tables.matrix_version, tables.matrix_cell, MatrixCell.matrix_id == MatrixVersion.id
     )
     for version, runs in session.execute(q):
         ids = {str(r) for r in runs or ()}
@@ -87,7 +81,8 @@ def protected(session: Session) -> dict[str, set[str]]:
     )
     newest = set(
         session.scalars(
-            select(Run.id).join(
+            select(Run.id).join_from(
+                tables.run,
                 groups,
                 (Run.job == groups.c.job)
                 & (Run.image_id == groups.c.image_id)
@@ -113,7 +108,7 @@ def plan(
     kept = {"baseline": 0, "newest": 0, "published": 0, "not on the server": 0}
     q = (
         select(Run.id, Run.job, Image.alias, Run.started, Run.pruned)
-        .join(Image, Image.id == Run.image_id)
+        .join_from(tables.run, tables.image, Image.id == Run.image_id)
         .where(Run.started < cutoff, Run.state != "running")
         .order_by(Run.started, Run.id)
     )
@@ -136,7 +131,7 @@ def plan(
         RunRef(r.id, r.job, r.image, r.started, counts.get(r.id, 0)) for r in delete_refs
     ]
     n, size = 0, 0
-    for chunk in _chunks(strip):
+    for chunk in chunks(strip):
         got = session.execute(
             select(func.count(), func.coalesce(func.sum(func.length(Result.samples)), 0)).where(
                 Result.run_id.in_(chunk), func.length(Result.samples) > 0
@@ -146,18 +141,6 @@ def plan(
     return Plan(
         cutoff, tuple(delete_refs), tuple(strip), n, size, {k: v for k, v in kept.items() if v}
     )
-
-
-def result_counts(session: Session, run_ids: Sequence[str]) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for chunk in _chunks(list(run_ids)):
-        q = (
-            select(Result.run_id, func.count())
-            .where(Result.run_id.in_(chunk))
-            .group_by(Result.run_id)
-        )
-        out.update((k, v) for k, v in session.execute(q))
-    return out
 
 
 def _summary(samples: Sequence[float]) -> dict[str, float | int]:
@@ -173,11 +156,11 @@ def apply(session: Session, p: Plan, now: datetime) -> dict[str, int]:
     """Carry a plan out in the caller's transaction; counts of what went."""
     stripped = 0
     set_samples = (
-        update(Result.__table__)
-        .where(Result.__table__.c.id == bindparam("rid"))
+        update(tables.result)
+        .where(Result.id == bindparam("rid"))
         .values(samples=bindparam("s"), metrics=bindparam("m"))
     )
-    for chunk in _chunks(p.strip):
+    for chunk in chunks(p.strip):
         rows = session.execute(
             select(Result.id, Result.metrics, Result.samples).where(
                 Result.run_id.in_(chunk), func.length(Result.samples) > 0
@@ -192,21 +175,20 @@ def apply(session: Session, p: Plan, now: datetime) -> dict[str, int]:
                 ],
             )
             stripped += len(rows)
-        session.execute(
-            update(Run.__table__).where(Run.__table__.c.id.in_(chunk)).values(pruned=now)
-        )
+        session.execute(update(tables.run).where(Run.id.in_(chunk)).values(pruned=now))
     deleted = results = 0
-    for chunk in _chunks([r.id for r in p.delete]):
-        for model in (TriageRow, Result, InventoryRow, TaskRow, Run):
-            table = model.__table__
+    for chunk in chunks([r.id for r in p.delete]):
+        for table in (tables.triage, tables.result, tables.inventory, tables.task, tables.run):
             gone = cast(
                 CursorResult[Any],  # a DELETE's result: it has a rowcount
                 session.execute(
-                    delete(table).where((table.c.id if model is Run else table.c.run_id).in_(chunk))
+                    delete(table).where(
+                        (table.c.id if table is tables.run else table.c.run_id).in_(chunk)
+                    )
                 ),
             )
-            if model is Result:
+            if table is tables.result:
                 results += gone.rowcount or 0
-            elif model is Run:
+            elif table is tables.run:
                 deleted += gone.rowcount or 0
     return {"runs_deleted": deleted, "results_deleted": results, "samples_stripped": stripped}

@@ -14,8 +14,9 @@ from typing import Any
 from sqlalchemy import LargeBinary, Text, select, type_coerce
 from sqlalchemy.orm import Session
 
+from . import tables
 from .damaged import driver_errors
-from .models import Check, Host, Image, InventoryRow, Result, Run, TaskRow
+from .models import Host, Image, Result, Run, TaskRow
 
 #: (result id, run id, check pk, attempt, status, duration_s, message, metrics as stored (JSON
 #: text, or a dict where the driver parses JSON), samples as stored (packed bytes), suite,
@@ -76,17 +77,7 @@ def tasks(session: Session) -> list[tuple[str, str, dict[str, Any], dict[str, An
 
 
 def checks(session: Session) -> dict[int, dict[str, Any]]:
-    q = select(
-        Check.id,
-        Check.check_id,
-        Check.version,
-        Check.feature,
-        Check.kind,
-        Check.library,
-        Check.unit,
-        Check.bigger_is_better,
-    )
-    return {r.id: dict(r._mapping) for r in session.execute(q)}
+    return {r.id: dict(r._mapping) for r in session.execute(select(tables.check))}
 
 
 def results(session: Session) -> Iterator[ResultLine]:
@@ -136,7 +127,8 @@ def results(session: Session) -> Iterator[ResultLine]:
 def inventories(session: Session) -> dict[str, dict[str, tuple[str, str]]]:
     """run id → component → (value, source)."""
     out: dict[str, dict[str, tuple[str, str]]] = {}
-    q = select(InventoryRow.run_id, InventoryRow.component, InventoryRow.value, InventoryRow.source)
+    inv = tables.inventory.c
+    q = select(inv.run_id, inv.component, inv.value, inv.source)
     for run_id, comp, value, source in session.execute(q):
         out.setdefault(run_id, {})[comp] = (value, source)
     return out

@@ -9,61 +9,62 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select
+from pydantic import ValidationError
+from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
-from . import export_schema, queries
-from .blobs import finite, finite_numbers
-from .models import Check, Host, InventoryRow, Result, Run, TaskRow
+from . import export_schema, push, queries, tables
+from .blobs import finite
+from .models import Check, Host, Result, Run, TaskRow
 
 FORMAT = "valorch-results"
 SCHEMA = 1
-
-
-#: the columns a document copies as they are, in the document's order
-IMAGE_FIELDS = ("alias", "reference", "digest", "backend", "family", "components")
-CHECK_FIELDS = ("check_id", "version", "feature", "kind", "library", "unit", "bigger_is_better")
-INVENTORY_FIELDS = ("component", "value", "source", "evidence", "extra")
 
 
 class TransferError(ValueError):
     """The document is not a valorch results export this version can read."""
 
 
-def _dt(value: datetime | None) -> str | None:
-    return value.isoformat() if value else None
+def _doc(row: dict[str, Any]) -> dict[str, Any]:
+    """A row of push.Source as a document writes it: times as ISO 8601 text."""
+    return {k: v.isoformat() if isinstance(v, datetime) else v for k, v in row.items()}
 
 
-def _parse_dt(value: str | None) -> datetime | None:
-    """A validated timestamp (export_schema: in range) as the store keeps it: naive UTC."""
-    if not value:
-        return None
-    return datetime.fromisoformat(export_schema.utc_text(value, datetime.fromisoformat(value)))
+def _row(d: dict[str, Any], *drop: str) -> dict[str, Any]:
+    """An entry of a validated document (validate_export) as its row's columns: ``drop``
+    left out, the times (UTC text) as the store keeps them."""
+    times = ("started", "ended")
+    return {
+        k: datetime.fromisoformat(v) if k in times and v else v
+        for k, v in d.items()
+        if k not in drop
+    }
 
 
 def export_runs(session: Session, runs: Sequence[Run]) -> dict[str, Any]:
-    """``runs`` with their images, hosts, checks, tasks, results and inventory (FORMAT)."""
-    images: dict[int, dict[str, Any]] = {}
-    hosts: dict[int, dict[str, Any]] = {}
-    checks: dict[int, dict[str, Any]] = {}
+    """``runs`` with their images, hosts, checks, tasks, results and inventory (FORMAT),
+    each run read as push reads it (push.Source)."""
+    source = push.Source()
+    images: dict[tuple[str, str | None, str], dict[str, Any]] = {}
+    hosts: dict[str, dict[str, Any]] = {}
+    checks: dict[tuple[str, int], dict[str, Any]] = {}
     out_runs, tasks, results, inventory = [], [], [], []
     for run in runs:
-        images.setdefault(run.image.id, _fields(run.image, *IMAGE_FIELDS))
-        hosts.setdefault(run.host.id, _host_doc(run.host))
-        out_runs.append(_run_doc(run))
-        tasks += [_task_doc(run, t) for t in run.tasks]
-        suite_of: dict[int | None, str] = {t.id: t.suite for t in run.tasks}
-        for r in session.scalars(
-            select(Result).where(Result.run_id == run.id).order_by(Result.id)
-        ).unique():
-            checks.setdefault(r.check.id, _fields(r.check, *CHECK_FIELDS))
-            results.append(_result_doc(run, r, suite_of.get(r.task_id)))
-        inventory += [
-            {"run": run.id, **_fields(inv, *INVENTORY_FIELDS)}
-            for inv in session.scalars(
-                select(InventoryRow).where(InventoryRow.run_id == run.id).order_by(InventoryRow.id)
-            )
-        ]
+        b = source.read(session, run.id)
+        image = (b.image["reference"], b.image["digest"], b.image["alias"])
+        images.setdefault(image, b.image)
+        hosts.setdefault(b.host["fingerprint"], {**b.host, "spec": finite(b.host["spec"])})
+        for key, check in b.checks.items():
+            checks.setdefault(key, check)
+        row = _doc(b.run)  # its id, batch and job, where it ran, then the rest
+        doc = {k: row.pop(k) for k in ("id", "batch", "job")}
+        doc.update(image=list(image), host=b.host["fingerprint"])
+        out_runs.append(doc | {k: v for k, v in row.items() if k not in ("origin", "pruned")})
+        tasks += [{"run": run.id, **_doc(t)} for t in b.tasks]
+        for r in b.results:
+            head = {"run": run.id, "suite": r.pop("suite"), "check": list(r.pop("check"))}
+            results.append({**head, **r})
+        inventory += [{"run": run.id, **i} for i in b.inventory]
     return {
         "format": FORMAT,
         "schema": SCHEMA,
@@ -77,95 +78,19 @@ def export_runs(session: Session, runs: Sequence[Run]) -> dict[str, Any]:
     }
 
 
-def _fields(row: Any, *names: str) -> dict[str, Any]:
-    """The named columns of a row as a document's keys, in that order."""
-    return {name: getattr(row, name) for name in names}
-
-
-def _host_doc(host: Host) -> dict[str, Any]:
-    return {"name": host.name, "fingerprint": host.fingerprint, "spec": finite(host.spec)}
-
-
-def _run_doc(run: Run) -> dict[str, Any]:
-    img = run.image
-    return {
-        "id": run.id,
-        "batch": run.batch,
-        "job": run.job,
-        "image": [img.reference, img.digest, img.alias],
-        "host": run.host.fingerprint,
-        "executor": run.executor,
-        "valorch_version": run.valorch_version,
-        "spec_hash": run.spec_hash,
-        "cpu_only": run.cpu_only,
-        "started": _dt(run.started),
-        "ended": _dt(run.ended),
-        "state": run.state,
-        "meta": finite(run.meta),
-    }
-
-
-def _task_doc(run: Run, t: TaskRow) -> dict[str, Any]:
-    return {
-        "run": run.id,
-        "suite": t.suite,
-        "suite_spec": t.suite_spec,
-        "state": t.state,
-        "tries": t.tries,
-        "started": _dt(t.started),
-        "ended": _dt(t.ended),
-        "timings": finite_numbers(t.timings),
-        "error": t.error,
-    }
-
-
-def _result_doc(run: Run, r: Result, suite: str | None) -> dict[str, Any]:
-    return {
-        "run": run.id,
-        "suite": suite,
-        "check": [r.check.check_id, r.check.version],
-        "attempt": r.attempt,
-        "status": r.status,
-        "duration_s": r.duration_s,
-        "message": r.message,
-        "log": r.log,
-        "metrics": finite(r.metrics),  # a store written before NaN was encoded
-        "samples": finite_numbers(r.samples),
-        "device": r.device,
-        "library": r.library,
-        "definition": r.definition,
-    }
-
-
-def _host(session: Session, d: dict[str, Any]) -> Host:
-    values = {"name": d["name"], "fingerprint": d["fingerprint"], "spec": d.get("spec") or {}}
-    return queries.found_or_inserted(session, Host, values, "fingerprint")
-
-
-def _check(session: Session, d: dict[str, Any]) -> Check:
-    values = {
-        "check_id": d["check_id"],
-        "version": d["version"],
-        "feature": d.get("feature", ""),
-        "kind": d.get("kind", "feature"),
-        "library": d.get("library"),
-        "unit": d.get("unit"),
-        "bigger_is_better": bool(d.get("bigger_is_better")),
-    }
-    return queries.found_or_inserted(session, Check, values, "check_id", "version")
-
-
-def validate_export(doc: Any) -> None:
-    """Refuse a document that is not, in every field, what export_runs writes (export_schema)."""
+def validate_export(doc: Any) -> dict[str, Any]:
+    """Refuse a document that is not, in every field, what export_runs writes (export_schema);
+    the document as validated: every optional key filled in, every time in UTC."""
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise TransferError('not a valorch results export (no "format": "valorch-results")')
     if doc.get("schema") != SCHEMA:
         raise TransferError(
             f"results export schema {doc.get('schema')!r}; this valorch reads schema {SCHEMA}"
         )
-    found = export_schema.problems(doc)
-    if found:
-        raise TransferError("; ".join(found))
+    try:
+        return export_schema.ExportDocument.model_validate(doc).model_dump(by_alias=True)
+    except ValidationError:
+        raise TransferError("; ".join(export_schema.problems(doc))) from None
 
 
 def import_runs(session: Session, doc: Any, source: str) -> dict[str, int]:
@@ -173,9 +98,9 @@ def import_runs(session: Session, doc: Any, source: str) -> dict[str, int]:
     is validated first: a bad one adds nothing. Every run added keeps where it came from
     (``run.origin``: ``import:`` and ``source``): a record of another store, shown as
     such and never resumed here."""
-    validate_export(doc)
+    valid = validate_export(doc)
     try:
-        return _import(session, doc, queries.imported_origin(source))
+        return _import(session, valid, queries.imported_origin(source))
     except (KeyError, TypeError, ValueError) as exc:
         raise TransferError(f"malformed results export: {type(exc).__name__}: {exc}") from None
 
@@ -190,32 +115,16 @@ def _import(session: Session, doc: dict[str, Any], origin: str) -> dict[str, int
 
 
 def _import_runs(session: Session, doc: dict[str, Any], origin: str) -> int:
-    images = {(d["reference"], d.get("digest"), d["alias"]): d for d in doc["images"]}
+    images = {(d["reference"], d["digest"], d["alias"]): d for d in doc["images"]}
     hosts = {d["fingerprint"]: d for d in doc["hosts"]}
     added = 0
     for d in doc["runs"]:
         if session.get(Run, d["id"]) is not None:
             continue
-        # the optional keys an export may leave out, then the image as the document has it
-        image = {"digest": None, "family": "", "components": {}, **images[tuple(d["image"])]}
-        host = _host(session, hosts[d["host"]])
+        host = queries.found_or_inserted(session, Host, hosts[d["host"]], "fingerprint")
+        image_id = queries.image_pk(session, images[tuple(d["image"])])
         session.add(
-            Run(
-                id=d["id"],
-                batch=d["batch"],
-                job=d["job"],
-                image_id=queries.image_pk(session, image),
-                host_id=host.id,
-                executor=d["executor"],
-                valorch_version=d["valorch_version"],
-                spec_hash=d["spec_hash"],
-                cpu_only=bool(d["cpu_only"]),
-                started=_parse_dt(d["started"]),
-                ended=_parse_dt(d["ended"]),
-                state=d["state"],
-                meta=d.get("meta") or {},
-                origin=origin,
-            )
+            Run(**_row(d, "image", "host"), image_id=image_id, host_id=host.id, origin=origin)
         )
         added += 1
     session.flush()
@@ -233,17 +142,7 @@ def _import_tasks(
             select(TaskRow).where(TaskRow.run_id == d["run"], TaskRow.suite == d["suite"])
         ).first()
         if row is None:
-            row = TaskRow(
-                run_id=d["run"],
-                suite=d["suite"],
-                suite_spec=d["suite_spec"],
-                state=d["state"],
-                tries=d.get("tries", 0),
-                started=_parse_dt(d.get("started")),
-                ended=_parse_dt(d.get("ended")),
-                timings=d.get("timings") or {},
-                error=d.get("error"),
-            )
+            row = TaskRow(run_id=d["run"], **_row(d, "run"))
             session.add(row)
             session.flush()
             added += 1
@@ -260,7 +159,9 @@ def _import_results(
     for d in doc["results"]:
         key = tuple(d["check"])
         if key not in check_rows:
-            check_rows[key] = _check(session, checks[key])
+            check_rows[key] = queries.found_or_inserted(
+                session, Check, checks[key], "check_id", "version"
+            )
         chk = check_rows[key]
         exists = session.scalars(
             select(Result.id).where(
@@ -269,45 +170,18 @@ def _import_results(
         ).first()
         if exists is not None:
             continue
-        session.add(
-            Result(
-                run_id=d["run"],
-                task_id=task_ids.get((d["run"], d.get("suite"))),
-                check_pk=chk.id,
-                attempt=d["attempt"],
-                status=d["status"],
-                duration_s=d.get("duration_s", 0.0),
-                message=d.get("message", ""),
-                log=d.get("log", ""),
-                metrics=d.get("metrics") or {},
-                samples=d.get("samples") or [],
-                device=d.get("device"),
-                library=d.get("library"),
-                definition=d.get("definition"),
-            )
-        )
+        task_id = task_ids.get((d["run"], d["suite"]))
+        row = _row(d, "run", "suite", "check")
+        session.add(Result(run_id=d["run"], task_id=task_id, check_pk=chk.id, **row))
         added += 1
     return added
 
 
 def _import_inventory(session: Session, inventory: list[dict[str, Any]]) -> int:
-    added = 0
+    inv, added = tables.inventory, 0
     for d in inventory:
-        exists = session.scalars(
-            select(InventoryRow.id).where(
-                InventoryRow.run_id == d["run"], InventoryRow.component == d["component"]
-            )
-        ).first()
-        if exists is None:
-            session.add(
-                InventoryRow(
-                    run_id=d["run"],
-                    component=d["component"],
-                    value=d["value"],
-                    source=d["source"],
-                    evidence=d.get("evidence", ""),
-                    extra=d.get("extra") or {},
-                )
-            )
+        q = select(inv.c.id).where(inv.c.run_id == d["run"], inv.c.component == d["component"])
+        if session.scalars(q).first() is None:
+            session.execute(insert(inv).values(run_id=d["run"], **_row(d, "run")))
             added += 1
     return added

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Text, cast, delete, or_, select
+from sqlalchemy import Text, cast, delete, insert, or_, select
 
 from . import tables
 
@@ -66,9 +66,8 @@ def host_events(
     """(run, when, what) of the preflight failures and quarantines of ``host`` the runs
     started between ``start`` and ``end`` recorded in their meta (``preflight_after``: L0 of
     the run's own host after it failed; ``quarantined``: hosts its batch left out)."""
-    found: dict[
-        tuple[str, str], tuple[str, str, str]
-    ] = {}  # (when, why) -> event: a batch's quarantine is on each run
+    # (when, why) -> event: a batch's quarantine is on each run
+    found: dict[tuple[str, str], tuple[str, str, str]] = {}
     q = (
         select(Run.id, Run.meta, Host.name, Run.batch)
         .join(tables.host, Run.host_id == Host.id)
@@ -116,26 +115,23 @@ def save(
             select(TaskRow.id, TaskRow.suite).where(TaskRow.run_id == run_id)
         )
     }
-    from .models import TriageRow as Stored
-
-    n = 0
-    for subject, cls, reason, evidence in rows:
-        if subject in last or subject in tasks:
-            session.add(
-                Stored(
-                    run_id=run_id,
-                    result_id=last.get(subject),
-                    task_id=tasks.get(subject),
-                    subject=subject,
-                    cls=cls,
-                    reason=reason,
-                    evidence=evidence,
-                    computed=when,
-                )
-            )
-            n += 1
-    session.flush()
-    return n
+    stored = [
+        {
+            "run_id": run_id,
+            "result_id": last.get(subject),
+            "task_id": tasks.get(subject),
+            "subject": subject,
+            "cls": cls,
+            "reason": reason,
+            "evidence": evidence,
+            "computed": when,
+        }
+        for subject, cls, reason, evidence in rows
+        if subject in last or subject in tasks
+    ]
+    if stored:
+        session.execute(insert(tables.triage), stored)
+    return len(stored)
 
 
 def failed_tasks(session: Session, run_id: str) -> list[tuple[str, str]]:

@@ -1,11 +1,12 @@
 import json
 import socket
 
+from sqlalchemy import insert
+
 from orchestrator.services import views
 from orchestrator.spec import CheckResult, HostSpec, ImageSpec, SuiteRef
-from orchestrator.store import queries, reads
+from orchestrator.store import queries, reads, tables
 from orchestrator.store.db import open_engine, session_factory
-from orchestrator.store.models import InventoryRow
 
 DIGEST = "sha256:" + "ab" * 32
 
@@ -36,8 +37,8 @@ def _synthetic_run(db):
                 CheckResult(check="k.a", status="pass", attempt=2, samples=[1.0]),
             ],
         )
-        s.add(
-            InventoryRow(
+        s.execute(
+            insert(tables.inventory).values(
                 run_id=run.id, component="torch", value="2.13.0", source="pip", evidence="dist"
             )
         )

@@ -5,6 +5,7 @@ a suite that never reported as infrastructure, and runs arriving by import triag
 from datetime import timedelta
 
 import pytest
+from sqlalchemy import func, select
 
 from orchestrator.services import results as results_service
 from orchestrator.services import triage
@@ -148,7 +149,7 @@ def test_imported_runs_are_triaged_against_the_receiving_store(tmp_path):
 
 def test_prune_deletes_a_triaged_run_with_its_triage(tmp_path):
     from orchestrator.store import retention
-    from orchestrator.store.models import TriageRow
+    from orchestrator.store.tables import triage as triage_table
 
     f = store(tmp_path)
     old = finished_run(f, "h1", {"k.bad": ["fail"]})
@@ -161,4 +162,7 @@ def test_prune_deletes_a_triaged_run_with_its_triage(tmp_path):
         assert [r.id for r in p.delete] == [old]
         retention.apply(s, p, queries.now())
         s.commit()
-        assert s.query(TriageRow).count() == 0 and queries.get_run(s, old) is None
+        assert (
+            s.execute(select(func.count()).select_from(triage_table)).scalar() == 0
+            and queries.get_run(s, old) is None
+        )
