@@ -19,7 +19,6 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any
 
 from .errors import InputError
 
@@ -99,10 +98,3 @@ def load(name: str, module: str, wanted: str) -> ModuleType:
     """Module ``module`` of satellite ``name``, its extra checked first (``require``)."""
     require(name, wanted)
     return importlib.import_module(f"orchestrator.ext.{name}.{module}")
-
-
-def command(name: str, ref: str) -> Any:
-    """A command (or command group) of satellite ``name``: its command modules import
-    nothing of its extra at import time, so ``valorch --help`` lists it either way."""
-    module, _, attribute = ref.partition(":")
-    return getattr(importlib.import_module(f"orchestrator.ext.{name}.{module}"), attribute)

@@ -107,11 +107,8 @@ def bisect(
 
 def _change(s: Suspect) -> str:
     c = s.change
-    if c.kind == "added":
-        return f"added {c.new}"
-    if c.kind == "removed":
-        return f"removed (was {c.old})"
-    return f"{c.old} -> {c.new}"
+    said = {"added": f"added {c.new}", "removed": f"removed (was {c.old})"}
+    return said.get(c.kind, f"{c.old} -> {c.new}")
 
 
 def _suspects_text(suspects: Sequence[Suspect], note: str, limit: int = 25) -> str:

@@ -14,6 +14,7 @@ import typer
 from rich.console import Console
 
 from .. import encode
+from ..words import cut
 from . import flags
 
 if TYPE_CHECKING:
@@ -86,10 +87,7 @@ def fit(text: str, limit: int, console: Console | None = None) -> str:
     """``text`` for a person at a terminal: at most ``limit`` characters, "…" where it was
     cut. Output that is not a terminal (a pipe, a file, ``less``) is never cut; identifiers
     a user may copy (digests, references) are not passed through here at all."""
-    console = console or out
-    if not console.is_terminal or len(text) <= limit:
-        return text
-    return text[: max(limit - 1, 0)] + "…"
+    return cut(text, limit) if (console or out).is_terminal else text
 
 
 DbOption = typer.Option(

@@ -96,11 +96,8 @@ def version_name(flag: str) -> Callable:
 
     def check(value: str | None) -> str | None:
         if value is not None and not re.fullmatch(VERSION_PATTERN, value):
-            raise typer.BadParameter(
-                f"{value!r} is not allowed: {flag} takes 1 to 64 characters from "
-                "A-Z a-z 0-9 . _ - (e.g. v0.3, 2026.01-rc1)",
-                param_hint=f"'{flag}'",
-            )
+            allowed = "1 to 64 characters from A-Z a-z 0-9 . _ - (e.g. v0.3, 2026.01-rc1)"
+            raise _bad(flag, repr(value), allowed)
         return value
 
     return check
@@ -115,10 +112,9 @@ def extended_resource(flag: str) -> Callable:
             return None
         domain = value.partition("/")[0]
         if not re.fullmatch(EXTENDED_RESOURCE, value) or domain.endswith("kubernetes.io"):
-            raise typer.BadParameter(
-                f"{value[:120]!r} is not allowed: {flag} takes the extended resource a device "
-                "plugin advertises, DOMAIN/NAME (e.g. rdma/hca), not a kubernetes.io one",
-                param_hint=f"'{flag}'",
+            allowed = "the extended resource a device plugin advertises, DOMAIN/NAME"
+            raise _bad(
+                flag, repr(value[:120]), allowed + " (e.g. rdma/hca), not a kubernetes.io one"
             )
         return value
 

@@ -59,10 +59,8 @@ def tidy(command: Any) -> Any:
         if text:
             setattr(command, attr, escape(_reflowed(text)))
     params = list(getattr(command, "params", ()))
-    if hasattr(command, "get_help_option"):
-        params.append(
-            command.get_help_option(command.context_class(command))
-        )  # made on demand, then kept
+    if hasattr(command, "get_help_option"):  # made on demand, then kept
+        params.append(command.get_help_option(command.context_class(command)))
     for param in params:
         if param is None:
             continue

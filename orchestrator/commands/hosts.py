@@ -202,9 +202,8 @@ def check(
             "problems",
         )
         for r in rows:
-            imgs = (
-                ", ".join(f"{k} ({v})" for k, v in r.get("images", {}).items()) or "-"
-            )  # whole references
+            # whole references
+            imgs = ", ".join(f"{k} ({v})" for k, v in r.get("images", {}).items()) or "-"
             table.add_row(
                 r["host"],
                 str(r.get("engine", "-")),

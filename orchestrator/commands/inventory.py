@@ -37,16 +37,20 @@ render_audit = lazy("orchestrator.render.audit")
 
 def _format_available(value: AuditFormat) -> str:
     """--format: cyclonedx comes from the sbom satellite; without its extra it is exit 2
-    when parsed, before an image is started. Returns the choice's text: typer converts
-    what a callback returns to the enum once more, from its ``str()``, and finds no member
-    named ``str(AuditFormat.md)``."""
+    when parsed, before an image is started. Returns the choice's text, as
+    flags.executor_available does."""
     if value is AuditFormat.cyclonedx:
         satellites.require("sbom", "--format cyclonedx")
     return value.value
 
 
-def _sbom() -> Any:
-    return satellites.load("sbom", "render", "--format cyclonedx")
+def _write_sbom(inv: Inventory, reference: str, digest: str | None, at: Any, path: Path) -> None:
+    """The inventory as a CycloneDX SBOM (the sbom satellite), stamped ``at`` (UTC)."""
+    from datetime import timezone
+
+    sbom = satellites.load("sbom", "render", "--format cyclonedx")
+    timestamp = at.replace(tzinfo=timezone.utc)
+    write_output(sbom.bom_json(inv, reference, digest=digest, timestamp=timestamp), path)
 
 
 if TYPE_CHECKING:
@@ -212,9 +216,8 @@ def audit_image(
     from .progress import PullProgress
 
     spec = load_catalog(catalog).resolve(image)
-    with PullProgress(
-        err, disable=as_json
-    ) as progress:  # any reference: pulled (by digest when pinned) first
+    # any reference: pulled (by digest when pinned) first
+    with PullProgress(err, disable=as_json) as progress:
         spec = service.stage(spec, pull, progress)
     table_path = releases or (catalog or project_dir() / "images") / "releases.json"
     done = service.audit_image(spec, sessions(db), status=err.status)
@@ -229,12 +232,7 @@ def audit_image(
     elif fmt is AuditFormat.cyclonedx:
         from datetime import datetime, timezone
 
-        write_output(
-            _sbom().bom_json(
-                inv, spec.reference, digest=digest, timestamp=datetime.now(timezone.utc)
-            ),
-            out_path,
-        )
+        _write_sbom(inv, spec.reference, digest, datetime.now(timezone.utc), out_path)
     else:
         _print_audit(spec, run_id, digest, inv, findings)
         _print_claims(claims)
@@ -348,14 +346,7 @@ def show(
     started, run_id = found.started, found.run_id
     fmt = AuditFormat.json if as_json else fmt
     if fmt is AuditFormat.cyclonedx:
-        from datetime import timezone
-
-        write_output(
-            _sbom().bom_json(
-                inv, reference, digest=digest, timestamp=started.replace(tzinfo=timezone.utc)
-            ),
-            out_path,
-        )
+        _write_sbom(inv, reference, digest, started, out_path)
     elif fmt is AuditFormat.json:
         write_output(
             json.dumps(

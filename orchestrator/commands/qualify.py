@@ -148,25 +148,15 @@ def qualify(
     out_dir = out_dir or Path("results") / f"qualify-{datetime.now():%Y%m%d-%H%M%S}"
     closable = _closable(factory, known_issues, close_runs, close_days, spec.name)
     why = _write_reports(factory, done, spec.name, closable, out_dir)
-    reached = (
-        _post(notify_service, targets, factory, done, title, why, out_dir) if targets else True
-    )
+    reached = True  # each --notify target got the report
+    if targets:
+        report = str(out_dir / "report.html")
+        posting = notify_service.Posting(
+            done.report, title, done.verdict, why, infra=done.infra_errors, report_path=report
+        )
+        posted = notify_service.post_report(factory, targets, posting, say, local=local_images())
+        reached = bool(posted)
     end_with(done.outcome(out_dir, notified=reached))
-
-
-def _post(
-    notify: Any, targets: Any, factory: Any, done: Qualification, title: str, why: Any, out: Path
-) -> bool:
-    """The report posted to each ``--notify`` target; False when one did not arrive."""
-    posting = notify.Posting(
-        done.report,
-        title,
-        done.verdict,
-        why,
-        infra=done.infra_errors,
-        report_path=str(out / "report.html"),
-    )
-    return bool(notify.post_report(factory, targets, posting, say, local=local_images()))
 
 
 def _write_reports(

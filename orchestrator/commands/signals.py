@@ -20,7 +20,6 @@ from typing import Any
 import typer
 
 EXIT_SIGINT = 128 + signal.SIGINT  # 130
-EXIT_SIGTERM = 128 + signal.SIGTERM  # 143
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
@@ -64,13 +63,9 @@ def _say_how_to_finish(exc: BaseException) -> None:
     from .common import err
 
     batch = getattr(exc, "resume_batch", None)
-    if batch:
-        err.print(
-            f"interrupted; resume with `valorch run --resume {batch}`",
-            markup=False,
-            highlight=False,
-        )
-    else:
-        err.print(
-            "interrupted (no batch had started: nothing to resume)", markup=False, highlight=False
-        )
+    said = (
+        f"interrupted; resume with `valorch run --resume {batch}`"
+        if batch
+        else "interrupted (no batch had started: nothing to resume)"
+    )
+    err.print(said, markup=False, highlight=False)

@@ -74,9 +74,8 @@ def print_term(
         rows = [c for c in report.changes if c.kind in kinds and id(c) not in shown]
         if not rows:
             continue
-        table = Table(title=f"{title} ({len(rows)})", title_justify="left")
-        for col in ("", "environment", "check", "base", "head", "detail"):
-            table.add_column(col)
+        columns = ("", "environment", "check", "base", "head", "detail")
+        table = Table(*columns, title=f"{title} ({len(rows)})", title_justify="left")
         for c in sorted(rows, key=lambda r: -(r.timing.ratio if r.timing else 1)):
             table.add_row(
                 c.mark,
@@ -98,9 +97,8 @@ def _print_gated(verdict: Verdict, why: dict[tuple[str, str], Triage] | None) ->
 
     shown: set[int] = set()
     for title, gated in verdict_rows(verdict):
-        table = Table(title=f"{title} ({len(gated)})", title_justify="left")
-        for col in ("", "environment", "check", "base", "head", "gate", "detail"):
-            table.add_column(col)
+        columns = ("", "environment", "check", "base", "head", "gate", "detail")
+        table = Table(*columns, title=f"{title} ({len(gated)})", title_justify="left")
         for cell, gate_note in gated:
             shown.add(id(cell))
             table.add_row(
