@@ -176,18 +176,12 @@ class ImageSpec(Frozen):
     @field_validator("components", mode="before")
     @classmethod
     def _stringify(cls, value: Any) -> Any:
-        # YAML reads 24.04 and 3.10 as floats; versions are strings.
+        # YAML reads 24.04 and 3.10 as floats; versions are strings. 3.10 would become "3.1"
+        # through float; the catalog quotes such values, but be forgiving with ones that
+        # survive (24.04 → "24.04").
         if isinstance(value, dict):
-            return {str(k): _version_text(v) for k, v in value.items()}
+            return {str(k): repr(v) if isinstance(v, float) else str(v) for k, v in value.items()}
         return value
-
-
-def _version_text(value: Any) -> str:
-    if isinstance(value, float):
-        # 3.10 would become "3.1" through float; the catalog quotes such values,
-        # but be forgiving with ones that survive (24.04 → "24.04").
-        return repr(value)
-    return str(value)
 
 
 class GPU(Frozen):
@@ -317,15 +311,6 @@ class HostSpec(Frozen):
 _DECLARED_ID = r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*$"
 
 
-def _compile_all(value: tuple[str, ...]) -> tuple[str, ...]:
-    for pattern in value:
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            raise ValueError(f"regular expression {pattern!r} does not compile: {exc}") from None
-    return value
-
-
 #: the longest path the kernel takes, and the longest name of one of its components
 PATH_MAX, NAME_MAX = 4096, 255
 
@@ -397,7 +382,14 @@ class CommandSpec(Frozen):
     @field_validator("stdout", "stderr", "stdout_not", "stderr_not")
     @classmethod
     def _regexes(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        return _compile_all(value)
+        for pattern in value:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(
+                    f"regular expression {pattern!r} does not compile: {exc}"
+                ) from None
+        return value
 
 
 class PytestSpec(Frozen):
