@@ -57,7 +57,7 @@ if TYPE_CHECKING:
     from ..audit import Finding
     from ..components import Inventory
     from ..services import published
-    from ..spec import Change, ImageSpec
+    from ..spec import ImageSpec
 
 app = typer.Typer(
     help="Inventory audit of image components (gather, compare, diff, SBOM).", no_args_is_help=True
@@ -297,18 +297,17 @@ def diff_images(
         a, b, load_catalog(catalog), sessions(db), stored, status=err.status
     )
     fmt = DiffFormat.json if as_json else fmt
-    if fmt is DiffFormat.json:
-        write_output(render_audit.render_diff_json(changes, name_a, name_b), out_path)
-    elif fmt is DiffFormat.md:
-        write_output(render_audit.render_diff_md(changes, name_a, name_b), out_path)
-    else:
-        _print_diff(changes, name_a, name_b, packages)
-
-
-def _print_diff(changes: list[Change], a: str, b: str, packages: bool) -> None:
+    if fmt is not DiffFormat.term:
+        render = (
+            render_audit.render_diff_json if fmt is DiffFormat.json else render_audit.render_diff_md
+        )
+        write_output(render(changes, name_a, name_b), out_path)
+        return
     head = [c for c in changes if ":" not in c.subject]
     pkgs = [c for c in changes if ":" in c.subject]
-    table = Table("component", a, b, "change", title=f"inventory diff: {a} → {b}")
+    table = Table(
+        "component", name_a, name_b, "change", title=f"inventory diff: {name_a} → {name_b}"
+    )
     style = {"changed": "yellow", "added": "green", "removed": "red"}
     for c in head + (pkgs if packages else []):
         table.add_row(c.subject, c.old or "-", c.new or "-", styled(style[c.kind], c.kind))

@@ -1,13 +1,11 @@
 """Ctrl-C, SIGTERM and SIGHUP at the edge of a command that runs containers.
 
-Python raises ``KeyboardInterrupt`` for SIGINT and dies at once on SIGTERM and SIGHUP
-(a closed terminal, an ended SSH session), which skips every ``finally`` and leaves the
-containers and host probes in flight running. Inside ``interruptible()`` the three raise
-in the main thread (``KeyboardInterrupt``, ``Terminated``): the dispatcher cancels the
-tasks in flight (their containers are removed as at a normal end), marks the runs
-``interrupted``, and the command exits 130 (SIGINT), 143 (SIGTERM) or 129 (SIGHUP), the
-shell's 128 + signal number. Further signals are
-ignored while that clean-up runs (it is bounded); SIGKILL remains the way out.
+Python dies at once on SIGTERM and SIGHUP (a closed terminal, an ended SSH session), which
+skips every ``finally`` and leaves the containers and host probes in flight running. Inside
+``interruptible()`` the three raise in the main thread (``KeyboardInterrupt``,
+``Terminated``): the dispatcher cancels the tasks in flight (their containers removed as at
+a normal end), marks the runs ``interrupted``, and the command exits 128 + the signal's
+number. Further signals are ignored while that bounded clean-up runs (SIGKILL still kills).
 """
 
 from __future__ import annotations
