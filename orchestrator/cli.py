@@ -289,7 +289,11 @@ def main() -> NoReturn:
     # "No third-party code by entry point"); local workloads never see it (executors/hostenv)
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     library_logs.install()
-    _bare_completion(sys.argv)
+    # ``--show-completion`` with no shell named means the current shell: the option takes a
+    # value (typer's options cannot make it optional), so an empty one is added
+    argv, shows = sys.argv, ("--show-completion", "--install-completion")
+    if len(argv) >= 2 and argv[1] in shows and (len(argv) == 2 or argv[2].startswith("-")):
+        argv.insert(2, "")
     if "_VALORCH_COMPLETE" in os.environ:  # a shell asks for completions: typer's classes
         from typer._completion_classes import completion_init
 
@@ -326,14 +330,6 @@ def _usable_streams() -> None:
     for stream in (sys.stdout, sys.stderr):
         if getattr(stream, "errors", None) == "strict" and hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="replace")
-
-
-def _bare_completion(argv: list[str]) -> None:
-    """``valorch --show-completion`` with no shell named means the current shell: the option
-    takes a value (typer's options cannot make it optional), so an empty one is added."""
-    flags = ("--show-completion", "--install-completion")
-    if len(argv) >= 2 and argv[1] in flags and (len(argv) == 2 or argv[2].startswith("-")):
-        argv.insert(2, "")
 
 
 def _flush_streams() -> None:
