@@ -194,15 +194,15 @@ def _writable_file(path: Path) -> str | None:
     return None
 
 
-def output_file(flag: str) -> Callable:
-    """A file an option writes when the command ends (--junit, --out): checked when parsed,
+def output(flag: str, what: str, problem: Callable[[Path], str | None]) -> Callable:
+    """A file or directory an option writes (--junit, --out, --out-dir): checked when parsed,
     so a path that cannot be written is exit 2 before any work starts; None passes."""
 
     def check(value: Path | None) -> Path | None:
-        problem = None if value is None else _writable_file(value)
-        if problem:
+        why = None if value is None else problem(value)
+        if why:
             raise typer.BadParameter(
-                f"{problem}: {flag} names a file this command writes", param_hint=f"'{flag}'"
+                f"{why}: {flag} names a {what} this command writes", param_hint=f"'{flag}'"
             )
         return value
 
@@ -224,28 +224,15 @@ def input_file(flag: str, hint: str) -> Callable:
 releases_file = input_file("--releases", "valorch images import-releases FILE writes one")
 
 
-def output_dir(flag: str) -> Callable:
-    """A directory an option writes into (--out-dir, site --out): checked when parsed, as
-    ``output_file``."""
-
-    def check(value: Path | None) -> Path | None:
-        problem = None
-        if value is not None:
-            problem = f"{value} is a file" if value.is_file() else _writable_dir(value)
-        if problem:
-            raise typer.BadParameter(
-                f"{problem}: {flag} names a directory this command writes", param_hint=f"'{flag}'"
-            )
-        return value
-
-    return check
+def _not_a_file(path: Path) -> str | None:
+    return f"{path} is a file" if path.is_file() else _writable_dir(path)
 
 
 # the callbacks, made once (an option's default may not call a function)
-OUT_FILE = output_file("--out")
-JUNIT_FILE = output_file("--junit")
-OUT_DIR = output_dir("--out-dir")
-OUT_SITE_DIR = output_dir("--out")
+OUT_FILE = output("--out", "file", _writable_file)
+JUNIT_FILE = output("--junit", "file", _writable_file)
+OUT_DIR = output("--out-dir", "directory", _not_a_file)
+OUT_SITE_DIR = output("--out", "directory", _not_a_file)
 
 
 def executor_available(value: object) -> object:
