@@ -9,8 +9,6 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
-
 from . import encode
 from .components import (
     UNPINNED,
@@ -20,14 +18,10 @@ from .components import (
     same_release,
     version_matches,
 )
-from .spec import Change
+from .spec import Change, Frozen
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
-
-
-class Finding(_Frozen):
+class Finding(Frozen):
     """One result of comparing an image with what the catalog expects."""
 
     kind: Literal["ok", "drift", "missing", "unpinned", "build-mismatch", "broken", "differs"]

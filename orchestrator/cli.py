@@ -38,9 +38,8 @@ class App(typer.Typer):
                 if isinstance(exc, BrokenPipeError):
                     raise
                 raise _os_error(exc) from None
-            except (
-                Exception
-            ) as exc:  # a database error no store function named: exit 3, not a traceback
+            # a database error no store function named: exit 3, not a traceback
+            except Exception as exc:
                 sa = sys.modules.get("sqlalchemy.exc")
                 if sa is None or not isinstance(exc, sa.SQLAlchemyError):
                     raise
@@ -213,12 +212,13 @@ def version() -> None:
 
 def _every_command() -> tuple[tuple[str, Callable[[], Any]], ...]:
     """(name, loader) of every command in --help's order: the core's, the satellites' (from
-    their registry, orchestrator/satellites.py), then ``version``."""
+    their registry, orchestrator/satellites.py: their command modules import nothing of
+    their extra, so --help lists them either way), then ``version``."""
     core = tuple(
         (name, lambda ref=ref: _attribute("orchestrator.commands", ref)) for name, ref in COMMANDS
     )
     ext = tuple(
-        (name, lambda s=s.name, ref=ref: satellites.command(s, ref))
+        (name, lambda s=s.name, ref=ref: _attribute(f"orchestrator.ext.{s}", ref))
         for s in satellites.SATELLITES
         for name, ref in s.commands
     )
@@ -276,23 +276,24 @@ def __getattr__(name: str) -> Any:
 
 
 def main() -> NoReturn:
-    """The console script (``[project.scripts]``): the app, minus two costs of a short
-    command that are not its work, each through a documented ``gc`` call (measured in
-    docs/benchmarks.md, "Why the code is shaped for speed"):
-
-    - the cyclic garbage collector would run again and again while a command's imports
-      build their classes and functions, none of which is garbage: it runs every 50,000
-      allocations instead of every 700;
-    - at exit the interpreter's final collections would walk every object the imports
-      made: ``gc.freeze`` moves them out of the collector's reach once the command is
-      done. The exit itself is Python's own (exit handlers, engines disposed, temporary
-      directories removed, streams flushed).
-    """
+    """The console script (``[project.scripts]``), minus two costs of a short command that are
+    not its work (docs/benchmarks.md, "Why the code is shaped for speed"): the cyclic collector
+    runs every 50,000 allocations, not 700, while the imports build what is not garbage, and
+    ``gc.freeze`` keeps the final collections at exit from walking every object they made. The
+    exit itself is Python's own (exit handlers, engines disposed, streams flushed)."""
     gc.set_threshold(50_000, 10, 10)
     _usable_streams()
-    _no_entry_point_plugins()
+    # no third-party code joins the process through pydantic's plugin entry points (which
+    # would see every spec and result validated, and cost a metadata read per installed
+    # distribution): its documented switch, unless the user set it (docs/architecture.md,
+    # "No third-party code by entry point"); local workloads never see it (executors/hostenv)
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     library_logs.install()
-    _bare_completion(sys.argv)
+    # ``--show-completion`` with no shell named means the current shell: the option takes a
+    # value (typer's options cannot make it optional), so an empty one is added
+    argv, shows = sys.argv, ("--show-completion", "--install-completion")
+    if len(argv) >= 2 and argv[1] in shows and (len(argv) == 2 or argv[2].startswith("-")):
+        argv.insert(2, "")
     if "_VALORCH_COMPLETE" in os.environ:  # a shell asks for completions: typer's classes
         from typer._completion_classes import completion_init
 
@@ -329,27 +330,6 @@ def _usable_streams() -> None:
     for stream in (sys.stdout, sys.stderr):
         if getattr(stream, "errors", None) == "strict" and hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="replace")
-
-
-def _no_entry_point_plugins() -> None:
-    """No third-party code joins valorch's process through pydantic's plugin entry points.
-
-    At the first model it builds, pydantic reads the metadata of every installed distribution and
-    imports each ``pydantic`` entry point it finds, which would then see every job spec, catalog
-    entry and result valorch validates (and costs a command one metadata read per installed
-    distribution). valorch uses no pydantic plugin, so it sets pydantic's documented switch,
-    ``PYDANTIC_DISABLE_PLUGINS=__all__``, unless the user set it: an empty value loads them all, a
-    list of names leaves those out (docs/architecture.md, "No third-party code by entry point").
-    Local workloads never see it (executors/hostenv's allow-list)."""
-    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
-
-
-def _bare_completion(argv: list[str]) -> None:
-    """``valorch --show-completion`` with no shell named means the current shell: the option
-    takes a value (typer's options cannot make it optional), so an empty one is added."""
-    flags = ("--show-completion", "--install-completion")
-    if len(argv) >= 2 and argv[1] in flags and (len(argv) == 2 or argv[2].startswith("-")):
-        argv.insert(2, "")
 
 
 def _flush_streams() -> None:

@@ -4,24 +4,8 @@ the sink is written, never at the sources.
 Text from a workload, an image, an imported export, a job spec or a known-issues file is
 untrusted. Each function takes any ``str`` (every code point, controls and lone surrogates
 included) and returns text that is well-formed for its sink and carries no markup,
-escape sequence, mention or link of the input's making:
-
-- ``terminal``: C0/C1 controls other than newline and tab, DEL, bidirectional overrides
-  and lone surrogates made visible (ESC → ``␛``, CSI → ``\\x9b``); no escape sequence
-  (OSC 52 clipboard writes, CSI 2J, OSC 8 links) reaches a terminal.
-- ``markdown`` (GitHub-flavoured, a table cell): ``[``/``]``, and ``<``/``&``/``>`` where
-  they could make a tag, entity or quote, backslash-escaped (no HTML entity: the text reads
-  the same in a terminal), ``|`` escaped, one line.
-- ``github_markdown``: the same, lines kept (a check run's output).
-- ``rst``: inline text with RST markup characters escaped, one line.
-- ``html``: HTML-escaped, quotes included.
-- ``xml``: characters XML 1.0 forbids replaced (JUnit).
-- ``slack``: mrkdwn with ``&``, ``<``, ``>`` escaped (no ``<!channel>``, ``<@U…>``,
-  ``<url|text>``), ``@here``-style words and ``scheme://`` broken so Slack links nothing.
-- ``json``: ``json.dumps`` with every non-ASCII character escaped (CycloneDX is JSON too).
-- ``url``: a URL fit to print or log: no user name or password.
-- ``href``: a URL fit for a link (``href``, Markdown ``[text](url)``): ``http``/``https``
-  only (no ``javascript:``, ``data:``), with a host, no credentials; None otherwise.
+escape sequence, mention or link of the input's making; each function's docstring says
+what it does for its sink.
 """
 
 from __future__ import annotations
@@ -62,7 +46,8 @@ def _visible(m: re.Match[str]) -> str:
 
 
 def terminal(text: str) -> str:
-    """Controls other than newline and tab made visible."""
+    """Controls other than newline and tab, DEL, bidirectional overrides and lone surrogates made
+    visible (ESC → ``␛``): no escape sequence (OSC 52 clipboard writes, CSI 2J, OSC 8 links)."""
     return _UNSAFE.sub(_visible, text)
 
 
@@ -72,6 +57,7 @@ def one_line(text: str) -> str:
 
 
 def html(text: str) -> str:
+    """HTML-escaped, quotes included; controls visible."""
     return _escape(terminal(text), quote=True)
 
 

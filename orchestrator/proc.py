@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import selectors
+import signal
 import subprocess
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -69,11 +74,6 @@ def stream(
     """Run ``argv`` in its own process group, hand stdout chunks to ``on_stdout``, keep the tail of
     stderr, and kill the whole tree (``kill_tree``) at the deadline (also on Ctrl-C in this thread);
     ``spawned`` gets the child's pid, for a ``kill_tree`` from another thread."""
-    import os
-    import selectors
-    import signal
-    import time
-
     try:
         child = subprocess.Popen(
             argv,
@@ -128,8 +128,6 @@ def stream(
 
 def descendants(pid: int) -> list[int]:
     """Every living descendant of ``pid`` (from /proc; empty where there is none)."""
-    import os
-
     parent: dict[int, int] = {}
     try:
         entries = os.listdir("/proc")
@@ -161,10 +159,6 @@ def kill_tree(pid: int) -> None:
     workloads run in sessions of their own (the probe's sandbox), which a signal to the
     probe's group alone leaves running, reparented to init, after valorch exits. The
     group is stopped first so that nothing forks between the look and the kill."""
-    import contextlib
-    import os
-    import signal
-
     with contextlib.suppress(OSError):
         os.killpg(pid, signal.SIGSTOP)
     below = descendants(pid)

@@ -1,17 +1,12 @@
-"""The satellites: features users value that the core does not need to work
-(docs/architecture.md, "Core and satellites").
-
-Each satellite lives in ``orchestrator/ext/<name>/`` and brings its own third-party
-packages as an extra (``pip install 'valorch[site]'``). The core reaches a satellite only
-through this registry, by name, when a user asks for it: the CLI registers the satellites'
-commands from ``commands``, the executors' registry names the Kubernetes executor by its
-module path, and a core command that offers a satellite's option (``diff --notify``,
-``inventory export --format cyclonedx``) calls ``load`` when the option is given. An import
-contract keeps every other core module from importing ``orchestrator.ext``; another keeps
-the satellites independent of one another.
-
-Without its extra, a satellite's commands still show in ``valorch --help``; calling one is
-exit 2 with the install command, as is an option that needs one.
+"""The satellites: features users value that the core does not need to work, each in
+``orchestrator/ext/<name>/`` with its own third-party packages as an extra (``pip install
+'valorch[site]'``; docs/architecture.md, "Core and satellites"). The core reaches one only
+through this registry, by name, when a user asks for it: the CLI registers their
+``commands``, the executors' registry names the Kubernetes executor by module path, and a
+core option that needs one (``diff --notify``, ``--format cyclonedx``) calls ``load``.
+Import contracts keep the rest of the core off ``orchestrator.ext``, and the satellites
+apart. Without its extra, a satellite's commands still show in ``valorch --help``; calling
+one, or an option that needs one, is exit 2 with the install command.
 """
 
 from __future__ import annotations
@@ -19,7 +14,6 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any
 
 from .errors import InputError
 
@@ -99,10 +93,3 @@ def load(name: str, module: str, wanted: str) -> ModuleType:
     """Module ``module`` of satellite ``name``, its extra checked first (``require``)."""
     require(name, wanted)
     return importlib.import_module(f"orchestrator.ext.{name}.{module}")
-
-
-def command(name: str, ref: str) -> Any:
-    """A command (or command group) of satellite ``name``: its command modules import
-    nothing of its extra at import time, so ``valorch --help`` lists it either way."""
-    module, _, attribute = ref.partition(":")
-    return getattr(importlib.import_module(f"orchestrator.ext.{name}.{module}"), attribute)

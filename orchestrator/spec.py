@@ -176,18 +176,12 @@ class ImageSpec(Frozen):
     @field_validator("components", mode="before")
     @classmethod
     def _stringify(cls, value: Any) -> Any:
-        # YAML reads 24.04 and 3.10 as floats; versions are strings.
+        # YAML reads 24.04 and 3.10 as floats; versions are strings. 3.10 would become "3.1"
+        # through float; the catalog quotes such values, but be forgiving with ones that
+        # survive (24.04 → "24.04").
         if isinstance(value, dict):
-            return {str(k): _version_text(v) for k, v in value.items()}
+            return {str(k): repr(v) if isinstance(v, float) else str(v) for k, v in value.items()}
         return value
-
-
-def _version_text(value: Any) -> str:
-    if isinstance(value, float):
-        # 3.10 would become "3.1" through float; the catalog quotes such values,
-        # but be forgiving with ones that survive (24.04 → "24.04").
-        return repr(value)
-    return str(value)
 
 
 class GPU(Frozen):
@@ -310,25 +304,11 @@ class HostSpec(Frozen):
 
     @property
     def fingerprint(self) -> str:
-        blob = json.dumps(
-            self.model_dump(
-                mode="json", exclude={"container_memory", "container_cpus", "address", "rdma"}
-            ),
-            sort_keys=True,
-        )
-        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+        limits = {"container_memory", "container_cpus", "address", "rdma"}
+        return short_hash(self.model_dump(mode="json", exclude=limits))
 
 
 _DECLARED_ID = r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*$"
-
-
-def _compile_all(value: tuple[str, ...]) -> tuple[str, ...]:
-    for pattern in value:
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            raise ValueError(f"regular expression {pattern!r} does not compile: {exc}") from None
-    return value
 
 
 #: the longest path the kernel takes, and the longest name of one of its components
@@ -402,7 +382,14 @@ class CommandSpec(Frozen):
     @field_validator("stdout", "stderr", "stdout_not", "stderr_not")
     @classmethod
     def _regexes(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        return _compile_all(value)
+        for pattern in value:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(
+                    f"regular expression {pattern!r} does not compile: {exc}"
+                ) from None
+        return value
 
 
 class PytestSpec(Frozen):
@@ -559,12 +546,6 @@ class SuiteRef(Frozen):
         return max(times, default=0.0)
 
 
-def _one_line(value: str) -> str:
-    if why := plaintext.problem(value):
-        raise ValueError(why)
-    return value
-
-
 def _paragraph(value: str) -> str:
     if why := plaintext.problem(value, lines=True):
         raise ValueError(why)
@@ -573,7 +554,9 @@ def _paragraph(value: str) -> str:
 
 #: a name valorch stores and shows, held to the rule a results import holds it to
 #: (``plaintext.problem``): what a job spec gives, its export brings back
-StoredName = Annotated[str, Field(min_length=1, max_length=MAX_NAME), AfterValidator(_one_line)]
+StoredName = Annotated[
+    str, Field(min_length=1, max_length=MAX_NAME), AfterValidator(plaintext.checked)
+]
 #: the most labels a job has: they are kept in each run's meta, which an export bounds
 MAX_LABELS = 16
 
@@ -605,8 +588,7 @@ class JobSpec(Frozen):
                     suite.pop(key, None)
             if suite.get("nodes") == 1:
                 suite.pop("nodes", None)
-        blob = json.dumps(dump, sort_keys=True)
-        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+        return short_hash(dump)
 
 
 class CheckInfo(Frozen):
@@ -644,7 +626,7 @@ def definition_hash(info: CheckInfo, suite: SuiteRef) -> str:
         )
     elif suite.pytest is not None and info.kind == "pytest":
         declared = suite.pytest.model_dump(mode="json", exclude={"source"})
-    blob = json.dumps(
+    return short_hash(
         {
             "id": info.id,
             "version": info.version,
@@ -652,10 +634,8 @@ def definition_hash(info: CheckInfo, suite: SuiteRef) -> str:
             "needs": list(info.needs),
             "nodes": info.nodes,
             "declared": declared,
-        },
-        sort_keys=True,
+        }
     )
-    return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
 def declared_hash(suite: SuiteRef) -> str | None:
@@ -665,7 +645,12 @@ def declared_hash(suite: SuiteRef) -> str | None:
     declaration = suite.declaration()
     if declaration is None:
         return None
-    return hashlib.sha256(json.dumps(declaration, sort_keys=True).encode()).hexdigest()[:16]
+    return short_hash(declaration)
+
+
+def short_hash(obj: Any) -> str:
+    """16 hex digits of the SHA-256 of ``obj`` as JSON with sorted keys."""
+    return hashlib.sha256(json.dumps(obj, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def tampered(metrics: dict[str, Any] | None) -> bool:
@@ -685,9 +670,8 @@ class CheckResult(Frozen):
     # The library evidence showed ran (GPU kernel names, the CPU library), not the
     # check's declared label (CheckInfo.library); None when nothing was proven.
     library: str | None = Field(default=None, max_length=200)
-    device: str | None = Field(
-        default=None, max_length=200
-    )  # where it ran: "cpu", "cuda:0 NVIDIA H100 … sm_90"
+    # where it ran: "cpu", "cuda:0 NVIDIA H100 … sm_90"
+    device: str | None = Field(default=None, max_length=200)
     attempt: int = Field(default=1, ge=1, le=1_000)
     duration_s: float = Field(default=0.0, ge=0, le=1e7, allow_inf_nan=False)
     message: str = ""
@@ -728,9 +712,7 @@ class Task(Frozen):
     host: HostSpec
     checks: tuple[CheckInfo, ...]
     cpu_only: bool = False
-    gpus: tuple[GPU, ...] | None = (
-        None  # the GPUs this task is pinned to (None: all of the backend's)
-    )
+    gpus: tuple[GPU, ...] | None = None  # the GPUs it is pinned to (None: all of the backend's)
     # a multi-node task: every node's host in node-rank order (``host`` is node 0) and the
     # GPUs it holds on each; empty for a task on one host
     nodes: tuple[HostSpec, ...] = ()

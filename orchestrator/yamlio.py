@@ -25,13 +25,13 @@ from .errors import SpecError
 M = TypeVar("M", bound=BaseModel)
 
 
+@dataclass(eq=False)
 class Document:
     """A parsed YAML file: its data and where each key and item came from."""
 
-    def __init__(self, path: Path, data: Any, node: yaml.Node | None) -> None:
-        self.path = path
-        self.data = data
-        self.node = node
+    path: Path
+    data: Any
+    node: yaml.Node | None
 
     def line(self, loc: tuple[Any, ...]) -> int:
         """1-based line of the deepest node along ``loc`` that exists."""
@@ -39,11 +39,7 @@ class Document:
         line = node.start_mark.line + 1 if node is not None else 1
         for key in loc:
             if isinstance(node, yaml.MappingNode):
-                found = None
-                for k, v in node.value:
-                    if k.value == str(key):
-                        found = (k, v)
-                        break
+                found = next(((k, v) for k, v in node.value if k.value == str(key)), None)
                 if found is None:
                     break
                 line = found[0].start_mark.line + 1
@@ -72,9 +68,8 @@ class Document:
         return Document(self.path, data, node)
 
 
-_BASE_LOADER = getattr(
-    yaml, "CSafeLoader", yaml.SafeLoader
-)  # libyaml when built with it: much faster than the pure-Python loader
+# libyaml when built with it: much faster than the pure-Python loader
+_BASE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class _Loader(_BASE_LOADER):  # type: ignore[misc, valid-type]
@@ -95,12 +90,10 @@ def _timestamp(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> Any:
 
 
 def _int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> Any:
-    try:
+    try:  # a long literal is refused before Python converts it; the value as JSON's are
         if len(node.value) > MAX_INT_LITERAL:
             raise ValueError
-        value = yaml.SafeLoader.construct_yaml_int(loader, node)
-        if not INT64_MIN <= value <= INT64_MAX:
-            raise ValueError
+        return bounded_int(str(yaml.SafeLoader.construct_yaml_int(loader, node)))
     except ValueError:
         raise yaml.constructor.ConstructorError(
             None,
@@ -109,7 +102,6 @@ def _int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> Any:
             "any number valorch keeps (64-bit integers)",
             node.start_mark,
         ) from None
-    return value
 
 
 _Loader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp)

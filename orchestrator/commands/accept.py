@@ -8,6 +8,7 @@ on bad input.
 
 from __future__ import annotations
 
+import json
 from datetime import date
 from typing import cast
 
@@ -65,8 +66,6 @@ def add(
     as_json: bool = JsonOption,
 ) -> None:
     """Record that CHECK's regression in ENV ships knowingly, through the day --until names."""
-    import json
-
     from ..render.waivers import as_dict
     from ..services import accept as service
 
@@ -93,8 +92,6 @@ def revoke(
 ) -> None:
     """Withdraw an acceptance: kept in the history as revoked (who, when, why), it excuses
     nothing from now on."""
-    import json
-
     from ..render.waivers import as_dict
     from ..services import accept as service
 
@@ -112,14 +109,8 @@ def revoke(
 @app.command("list")
 def list_(db: str = DbOption, as_json: bool = JsonOption) -> None:
     """Every acceptance: live, expired and revoked."""
-    import json
-
+    from ..render.waivers import acceptances
     from ..services import accept as service
 
     rows = service.listing(db)
-    if as_json:
-        write_output(json.dumps(rows, indent=2), None)
-        return
-    from ..render.waivers import acceptances
-
-    write_output(acceptances(rows), None)
+    write_output(json.dumps(rows, indent=2) if as_json else acceptances(rows), None)

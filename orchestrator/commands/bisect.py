@@ -105,15 +105,6 @@ def bisect(
         out.print(text.rstrip("\n"), markup=False, highlight=False)
 
 
-def _change(s: Suspect) -> str:
-    c = s.change
-    if c.kind == "added":
-        return f"added {c.new}"
-    if c.kind == "removed":
-        return f"removed (was {c.old})"
-    return f"{c.old} -> {c.new}"
-
-
 def _suspects_text(suspects: Sequence[Suspect], note: str, limit: int = 25) -> str:
     """``changed components (inventory diff A -> B), most related to the check first:`` and one
     line per component: rank, tier, name, change, why."""
@@ -121,7 +112,10 @@ def _suspects_text(suspects: Sequence[Suspect], note: str, limit: int = 25) -> s
         return note + "\n" if note else ""
     lines = [f"changed components ({note}), most related to the check first:"]
     for i, s in enumerate(suspects[:limit], 1):
-        lines.append(f"  {i:>2}. [{s.tier}] {s.change.subject}: {_change(s)}  ({s.why})")
+        c = s.change
+        said = {"added": f"added {c.new}", "removed": f"removed (was {c.old})"}
+        change = said.get(c.kind, f"{c.old} -> {c.new}")
+        lines.append(f"  {i:>2}. [{s.tier}] {c.subject}: {change}  ({s.why})")
     if len(suspects) > limit:
         lines.append(f"  … and {len(suspects) - limit} more (--json lists them all)")
     return "\n".join(lines) + "\n"

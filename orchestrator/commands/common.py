@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -13,6 +14,7 @@ import typer
 from rich.console import Console
 
 from .. import encode
+from ..words import cut
 from . import flags
 
 if TYPE_CHECKING:
@@ -68,37 +70,24 @@ class SafeConsole(Console):
 
 def quiet_stdout() -> None:
     """After the reader closed stdout: what is still written goes to /dev/null."""
-    import os
-
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, sys.stdout.fileno())
 
 
 # Results and progress for people go to stderr; stdout carries --json and rendered output.
 err = SafeConsole(stderr=True, highlight=False, soft_wrap=True)
-PIPED_WIDTH = 120
-
-
-def piped_width() -> int:
-    """The width of output that is not a terminal: ``COLUMNS`` when it is a number of at
-    least 20, else 120 (tables there wrap values, never cut them: tables.Table)."""
-    import os
-
-    columns = os.environ.get("COLUMNS", "")
-    return int(columns) if columns.isdigit() and int(columns) >= 20 else PIPED_WIDTH
-
-
-out = SafeConsole(highlight=False, width=None if sys.stdout.isatty() else piped_width())
+# output that is not a terminal is ``COLUMNS`` wide when that is a number of at least 20, else
+# 120 (tables there wrap values, never cut them: tables.Table)
+_COLUMNS = os.environ.get("COLUMNS", "")
+_PIPED = int(_COLUMNS) if _COLUMNS.isdigit() and int(_COLUMNS) >= 20 else 120
+out = SafeConsole(highlight=False, width=None if sys.stdout.isatty() else _PIPED)
 
 
 def fit(text: str, limit: int, console: Console | None = None) -> str:
     """``text`` for a person at a terminal: at most ``limit`` characters, "…" where it was
     cut. Output that is not a terminal (a pipe, a file, ``less``) is never cut; identifiers
     a user may copy (digests, references) are not passed through here at all."""
-    console = console or out
-    if not console.is_terminal or len(text) <= limit:
-        return text
-    return text[: max(limit - 1, 0)] + "…"
+    return cut(text, limit) if (console or out).is_terminal else text
 
 
 DbOption = typer.Option(
@@ -281,17 +270,7 @@ def write_output(text: str, path: Path | None) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise _write_error(path, exc) from None
-    write_file(path, text.encode("utf-8"))
-    err.print(f"wrote {path}")
-
-
-def write_file(path: Path, data: bytes) -> None:
-    """``data`` as the file ``path``, written beside it and renamed into place (outfile.py):
-    a link there is replaced, never written through; a FIFO, a device or a directory is
-    exit 2 without blocking or writing; a full disk is exit 3 naming it, nothing left."""
-    from .. import outfile
-
-    outfile.write(path, data)
+    write_validated(text, path, None)
 
 
 def _write_error(path: Path, exc: OSError) -> Exception:
@@ -300,9 +279,10 @@ def _write_error(path: Path, exc: OSError) -> Exception:
     return outfile.error(path, exc)
 
 
-def write_validated(text: str, path: Path, validate: Callable[[Path], object]) -> None:
-    """Replace ``path`` with ``text`` atomically: a temporary file beside it, ``validate(tmp)``,
-    then a rename. A failed validation leaves the original untouched."""
+def write_validated(text: str, path: Path, validate: Callable[[Path], object] | None) -> None:
+    """Replace ``path`` with ``text`` atomically (outfile.write): a temporary file beside it,
+    ``validate(tmp)`` when given, then a rename. A failed validation leaves the original
+    untouched; a link there is replaced, never written through."""
     from .. import outfile
 
     outfile.write(path, text.encode("utf-8"), validate)

@@ -112,7 +112,9 @@ def diff(
     )
     why = triage.for_runs(factory, report.head.runs, report.base)  # each red change says why
     posting = notify_service.Posting(report, title, verdict, why) if targets else None
-    reached = _post(notify_service, factory, targets, posting)
+    reached = not targets or bool(
+        notify_service.post_report(factory, targets, posting, say, local=local_images())
+    )
     if fmt == "term" and out_path is None:
         print_term(report, verdict, why)
     else:
@@ -148,10 +150,3 @@ def _compare(
         if targets:
             notify_service.post_empty(targets, title, exc.message, say)
         raise
-
-
-def _post(notify_service: Any, factory: Any, targets: Any, posting: Any) -> bool:
-    """Post the report to the notify targets (True: every one reached, or none given)."""
-    if not targets:
-        return True
-    return bool(notify_service.post_report(factory, targets, posting, say, local=local_images()))

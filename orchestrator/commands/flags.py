@@ -96,11 +96,8 @@ def version_name(flag: str) -> Callable:
 
     def check(value: str | None) -> str | None:
         if value is not None and not re.fullmatch(VERSION_PATTERN, value):
-            raise typer.BadParameter(
-                f"{value!r} is not allowed: {flag} takes 1 to 64 characters from "
-                "A-Z a-z 0-9 . _ - (e.g. v0.3, 2026.01-rc1)",
-                param_hint=f"'{flag}'",
-            )
+            allowed = "1 to 64 characters from A-Z a-z 0-9 . _ - (e.g. v0.3, 2026.01-rc1)"
+            raise _bad(flag, repr(value), allowed)
         return value
 
     return check
@@ -115,10 +112,9 @@ def extended_resource(flag: str) -> Callable:
             return None
         domain = value.partition("/")[0]
         if not re.fullmatch(EXTENDED_RESOURCE, value) or domain.endswith("kubernetes.io"):
-            raise typer.BadParameter(
-                f"{value[:120]!r} is not allowed: {flag} takes the extended resource a device "
-                "plugin advertises, DOMAIN/NAME (e.g. rdma/hca), not a kubernetes.io one",
-                param_hint=f"'{flag}'",
+            allowed = "the extended resource a device plugin advertises, DOMAIN/NAME"
+            raise _bad(
+                flag, repr(value[:120]), allowed + " (e.g. rdma/hca), not a kubernetes.io one"
             )
         return value
 
@@ -198,15 +194,15 @@ def _writable_file(path: Path) -> str | None:
     return None
 
 
-def output_file(flag: str) -> Callable:
-    """A file an option writes when the command ends (--junit, --out): checked when parsed,
+def output(flag: str, what: str, problem: Callable[[Path], str | None]) -> Callable:
+    """A file or directory an option writes (--junit, --out, --out-dir): checked when parsed,
     so a path that cannot be written is exit 2 before any work starts; None passes."""
 
     def check(value: Path | None) -> Path | None:
-        problem = None if value is None else _writable_file(value)
-        if problem:
+        why = None if value is None else problem(value)
+        if why:
             raise typer.BadParameter(
-                f"{problem}: {flag} names a file this command writes", param_hint=f"'{flag}'"
+                f"{why}: {flag} names a {what} this command writes", param_hint=f"'{flag}'"
             )
         return value
 
@@ -228,28 +224,15 @@ def input_file(flag: str, hint: str) -> Callable:
 releases_file = input_file("--releases", "valorch images import-releases FILE writes one")
 
 
-def output_dir(flag: str) -> Callable:
-    """A directory an option writes into (--out-dir, site --out): checked when parsed, as
-    ``output_file``."""
-
-    def check(value: Path | None) -> Path | None:
-        problem = None
-        if value is not None:
-            problem = f"{value} is a file" if value.is_file() else _writable_dir(value)
-        if problem:
-            raise typer.BadParameter(
-                f"{problem}: {flag} names a directory this command writes", param_hint=f"'{flag}'"
-            )
-        return value
-
-    return check
+def _not_a_file(path: Path) -> str | None:
+    return f"{path} is a file" if path.is_file() else _writable_dir(path)
 
 
 # the callbacks, made once (an option's default may not call a function)
-OUT_FILE = output_file("--out")
-JUNIT_FILE = output_file("--junit")
-OUT_DIR = output_dir("--out-dir")
-OUT_SITE_DIR = output_dir("--out")
+OUT_FILE = output("--out", "file", _writable_file)
+JUNIT_FILE = output("--junit", "file", _writable_file)
+OUT_DIR = output("--out-dir", "directory", _not_a_file)
+OUT_SITE_DIR = output("--out", "directory", _not_a_file)
 
 
 def executor_available(value: object) -> object:

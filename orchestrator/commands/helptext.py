@@ -18,13 +18,6 @@ from rich.markup import escape
 from typer.core import TyperArgument, TyperOption
 
 
-def _reflowed(text: str) -> str:
-    """A docstring's paragraphs, each one line: the terminal wraps them (rich keeps the
-    source's line breaks, so a summary broke mid-sentence wherever the docstring did)."""
-    paragraphs = inspect.cleandoc(text).split("\n\n")
-    return "\n\n".join(" ".join(p.split("\n")) for p in paragraphs)
-
-
 def _one_value_shown(param: object, command: Any) -> None:
     """A repeatable option says so in its help (``(repeatable)``); a variadic argument's type ends
     in ``...`` (``IMAGES <str>...``). An argument's name is shown as the docstrings write it: ``diff
@@ -56,13 +49,12 @@ def tidy(command: Any) -> Any:
     command._valorch_tidy = True
     for attr in ("help", "short_help", "epilog"):
         text = getattr(command, attr, None)
-        if text:
-            setattr(command, attr, escape(_reflowed(text)))
+        if text:  # each paragraph one line: the terminal wraps it, not the docstring's breaks
+            paragraphs = inspect.cleandoc(text).split("\n\n")
+            setattr(command, attr, escape("\n\n".join(" ".join(p.split("\n")) for p in paragraphs)))
     params = list(getattr(command, "params", ()))
-    if hasattr(command, "get_help_option"):
-        params.append(
-            command.get_help_option(command.context_class(command))
-        )  # made on demand, then kept
+    if hasattr(command, "get_help_option"):  # made on demand, then kept
+        params.append(command.get_help_option(command.context_class(command)))
     for param in params:
         if param is None:
             continue

@@ -24,7 +24,6 @@ from .common import (
 from .tables import Column, Table
 
 if TYPE_CHECKING:
-    from ..scheduling.plan import Unplaced
     from ..spec import HostSpec
 
 app = typer.Typer(help="Hosts and their GPUs.", no_args_is_help=True)
@@ -202,9 +201,8 @@ def check(
             "problems",
         )
         for r in rows:
-            imgs = (
-                ", ".join(f"{k} ({v})" for k, v in r.get("images", {}).items()) or "-"
-            )  # whole references
+            # whole references
+            imgs = ", ".join(f"{k} ({v})" for k, v in r.get("images", {}).items()) or "-"
             table.add_row(
                 r["host"],
                 str(r.get("engine", "-")),
@@ -215,18 +213,11 @@ def check(
             )
         out.print(table)
         _print_preflight(rows)
-        _print_placement(found.placement)
+        why = Column("why (as valorch run says)", overflow="fold")
+        placement = Table("image", "placed", why, title="placement")
+        for u in found.placement:  # the images the run's placement finds no host for
+            placement.add_row(u.image, "NO", u.reason + (f"\nhint: {u.hint}" if u.hint else ""))
+        if found.placement:
+            out.print(placement)
         err.print(f"results database: {db_problem or 'writable'}")
     end_with(found.outcome)
-
-
-def _print_placement(unplaced: tuple[Unplaced, ...]) -> None:
-    """The images the run's placement finds no host for, in the run's words."""
-    if not unplaced:
-        return
-    table = Table(
-        "image", "placed", Column("why (as valorch run says)", overflow="fold"), title="placement"
-    )
-    for u in unplaced:
-        table.add_row(u.image, "NO", u.reason + (f"\nhint: {u.hint}" if u.hint else ""))
-    out.print(table)

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
+from rich.markup import escape
 
 from ..words import count
 from . import flags
@@ -22,6 +23,7 @@ from .common import (
     out_option,
     print_json,
     project_dir,
+    write_validated,
 )
 from .tables import Column, Table, styled
 
@@ -127,8 +129,6 @@ def show_image(
     for key, value in image.components.items():
         out.print(f"  {key:10} {value}")
     for key, value in image.labels.items():  # what a published table says that is no version
-        from rich.markup import escape
-
         out.print(escape(f"  {key:10} {value}  (label)"))
 
 
@@ -153,7 +153,6 @@ def import_rst(
     """Read a published image components table into catalog entries (idempotent), and report
     per image its backend and ROCm version and every cell not read as a version."""
     from ..services.catalog import plan_rst_import, validate_written
-    from .common import write_validated
 
     out_path = out_path or project_dir() / "images" / "rocm.yaml"
     plan = plan_rst_import(file, out_path, defs)
@@ -181,8 +180,6 @@ def import_rst(
 def _print_import_report(page: dict) -> None:
     """What the import understood: each image's backend and ROCm version, and the cells it
     did not read as versions."""
-    from rich.markup import escape
-
     images = Table(
         "image",
         "backend",
@@ -218,7 +215,6 @@ def import_releases(
     """Read a vendor's published release table into the release table kept beside the
     catalog; inventory audit compares images with it."""
     from ..services.catalog import RELEASES_FILE, plan_releases_import, validate_releases
-    from .common import write_validated
 
     out_path = out_path or project_dir() / "images" / RELEASES_FILE
     text, summary = plan_releases_import(file, out_path)
@@ -232,8 +228,6 @@ def import_releases(
         if summary["kind"] == "rocm"
         else f"{summary['rows']} PyTorch releases"
     )
-    from rich.markup import escape
-
     out.print(escape(f"{file.name}: {what} → {out_path}"))
 
 
@@ -265,7 +259,6 @@ def check(
     """Resolve each catalogued tag to its digest through the registry's HTTP API (no pull, no
     engine); exit 1 when a tag moved or vanished since the catalog was written."""
     from ..services import images as svc
-    from .common import write_validated
 
     directory = catalog or project_dir() / "images"
     cat = load_catalog(directory)

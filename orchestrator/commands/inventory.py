@@ -37,23 +37,27 @@ render_audit = lazy("orchestrator.render.audit")
 
 def _format_available(value: AuditFormat) -> str:
     """--format: cyclonedx comes from the sbom satellite; without its extra it is exit 2
-    when parsed, before an image is started. Returns the choice's text: typer converts
-    what a callback returns to the enum once more, from its ``str()``, and finds no member
-    named ``str(AuditFormat.md)``."""
+    when parsed, before an image is started. Returns the choice's text, as
+    flags.executor_available does."""
     if value is AuditFormat.cyclonedx:
         satellites.require("sbom", "--format cyclonedx")
     return value.value
 
 
-def _sbom() -> Any:
-    return satellites.load("sbom", "render", "--format cyclonedx")
+def _write_sbom(inv: Inventory, reference: str, digest: str | None, at: Any, path: Path) -> None:
+    """The inventory as a CycloneDX SBOM (the sbom satellite), stamped ``at`` (UTC)."""
+    from datetime import timezone
+
+    sbom = satellites.load("sbom", "render", "--format cyclonedx")
+    timestamp = at.replace(tzinfo=timezone.utc)
+    write_output(sbom.bom_json(inv, reference, digest=digest, timestamp=timestamp), path)
 
 
 if TYPE_CHECKING:
     from ..audit import Finding
     from ..components import Inventory
     from ..services import published
-    from ..spec import Change, ImageSpec
+    from ..spec import ImageSpec
 
 app = typer.Typer(
     help="Inventory audit of image components (gather, compare, diff, SBOM).", no_args_is_help=True
@@ -212,9 +216,8 @@ def audit_image(
     from .progress import PullProgress
 
     spec = load_catalog(catalog).resolve(image)
-    with PullProgress(
-        err, disable=as_json
-    ) as progress:  # any reference: pulled (by digest when pinned) first
+    # any reference: pulled (by digest when pinned) first
+    with PullProgress(err, disable=as_json) as progress:
         spec = service.stage(spec, pull, progress)
     table_path = releases or (catalog or project_dir() / "images") / "releases.json"
     done = service.audit_image(spec, sessions(db), status=err.status)
@@ -229,12 +232,7 @@ def audit_image(
     elif fmt is AuditFormat.cyclonedx:
         from datetime import datetime, timezone
 
-        write_output(
-            _sbom().bom_json(
-                inv, spec.reference, digest=digest, timestamp=datetime.now(timezone.utc)
-            ),
-            out_path,
-        )
+        _write_sbom(inv, spec.reference, digest, datetime.now(timezone.utc), out_path)
     else:
         _print_audit(spec, run_id, digest, inv, findings)
         _print_claims(claims)
@@ -299,18 +297,17 @@ def diff_images(
         a, b, load_catalog(catalog), sessions(db), stored, status=err.status
     )
     fmt = DiffFormat.json if as_json else fmt
-    if fmt is DiffFormat.json:
-        write_output(render_audit.render_diff_json(changes, name_a, name_b), out_path)
-    elif fmt is DiffFormat.md:
-        write_output(render_audit.render_diff_md(changes, name_a, name_b), out_path)
-    else:
-        _print_diff(changes, name_a, name_b, packages)
-
-
-def _print_diff(changes: list[Change], a: str, b: str, packages: bool) -> None:
+    if fmt is not DiffFormat.term:
+        render = (
+            render_audit.render_diff_json if fmt is DiffFormat.json else render_audit.render_diff_md
+        )
+        write_output(render(changes, name_a, name_b), out_path)
+        return
     head = [c for c in changes if ":" not in c.subject]
     pkgs = [c for c in changes if ":" in c.subject]
-    table = Table("component", a, b, "change", title=f"inventory diff: {a} → {b}")
+    table = Table(
+        "component", name_a, name_b, "change", title=f"inventory diff: {name_a} → {name_b}"
+    )
     style = {"changed": "yellow", "added": "green", "removed": "red"}
     for c in head + (pkgs if packages else []):
         table.add_row(c.subject, c.old or "-", c.new or "-", styled(style[c.kind], c.kind))
@@ -348,14 +345,7 @@ def show(
     started, run_id = found.started, found.run_id
     fmt = AuditFormat.json if as_json else fmt
     if fmt is AuditFormat.cyclonedx:
-        from datetime import timezone
-
-        write_output(
-            _sbom().bom_json(
-                inv, reference, digest=digest, timestamp=started.replace(tzinfo=timezone.utc)
-            ),
-            out_path,
-        )
+        _write_sbom(inv, reference, digest, started, out_path)
     elif fmt is AuditFormat.json:
         write_output(
             json.dumps(

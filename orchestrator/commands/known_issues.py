@@ -4,6 +4,7 @@ options site build takes too)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import typer
@@ -34,8 +35,7 @@ def status(
 ) -> None:
     """For each known issue: the runs it excused; "can close" when its checks passed in every
     matching environment for --close-runs runs over the last --close-days days."""
-    import json
-
+    from ..render.waivers import known_issues as text
     from ..services import known_issues_status as service
     from ..services.run import load_known_issues
 
@@ -43,10 +43,5 @@ def status(
     assert issues is not None  # a path was given
     for line in issues.unscoped:
         err.print(f"warning: {line}", markup=False)
-    found = service.status(sessions(db), issues, runs, days, job)
-    if as_json:
-        write_output(json.dumps([s.as_dict() for s in found], indent=2), None)
-        return
-    from ..render.waivers import known_issues as text
-
-    write_output(text([s.as_dict() for s in found]), None)
+    found = [s.as_dict() for s in service.status(sessions(db), issues, runs, days, job)]
+    write_output(json.dumps(found, indent=2) if as_json else text(found), None)

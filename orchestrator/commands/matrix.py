@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
@@ -23,15 +24,9 @@ from .tables import Table as RichTable
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from ..catalog.core import Catalog
-
 app = typer.Typer(help="The compatibility matrix from stored results.", no_args_is_help=True)
-
-
-def catalog() -> Catalog:
-    """The project's image catalog, loaded when a layout reads it."""
-    return load_catalog(None)
-
+#: the project's image catalog, loaded when a layout reads it
+catalog = partial(load_catalog, None)
 
 FormatOpt = typer.Option(
     "md",

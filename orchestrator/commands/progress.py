@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import TYPE_CHECKING
@@ -29,6 +30,10 @@ if TYPE_CHECKING:
 def _nodes(task: Task) -> tuple[str, ...]:
     """The hosts a task runs on, in node-rank order: every node of a multi-node task."""
     return tuple(h.name for h in task.nodes) or (task.host.name,)
+
+
+#: a task's states, in the order the live table counts them per host
+_STATES = ("queued", "running", "done", "failed")
 
 
 @dataclass
@@ -112,23 +117,10 @@ class LiveReporter(Reporter):
         return max(left.values(), default=0.0)
 
     def table(self) -> Table:
-        per: dict[str, dict[str, int]] = {}
-        for r in self.rows.values():
-            for host in r.hosts:
-                per.setdefault(host, {"queued": 0, "running": 0, "done": 0, "failed": 0})[
-                    r.state
-                ] += 1
+        per = Counter((host, r.state) for r in self.rows.values() for host in r.hosts)
         elapsed = time.monotonic() - self.t0
-        table = Table(
-            "host",
-            "queued",
-            "running",
-            "done",
-            "failed",
-            "running now",
-            title=f"valorch · {elapsed:.0f}s elapsed · ETA {self.eta():.0f}s",
-            title_justify="left",
-        )
+        title = f"valorch · {elapsed:.0f}s elapsed · ETA {self.eta():.0f}s"
+        table = Table("host", *_STATES, "running now", title=title, title_justify="left")
         now: dict[str, list[str]] = {}
         for key, r in self.rows.items():
             if r.state == "running":
@@ -136,15 +128,9 @@ class LiveReporter(Reporter):
                 for rank, host in enumerate(ranks):
                     node = f" · node {rank} of {len(ranks)}" if len(ranks) > 1 else ""
                     now.setdefault(host, []).append(r.now(key) + node)
-        for host, c in sorted(per.items()):
-            table.add_row(
-                host,
-                str(c["queued"]),
-                str(c["running"]),
-                str(c["done"]),
-                str(c["failed"]),
-                "\n".join(now.get(host, ())) or "-",
-            )
+        for host in sorted({host for host, _ in per}):
+            counts = (str(per[host, state]) for state in _STATES)
+            table.add_row(host, *counts, "\n".join(now.get(host, ())) or "-")
         return table
 
     # the scheduler's hooks (scheduling/reporter.Reporter)

@@ -118,6 +118,7 @@ def qualify(
     from ..services import qualify as service
     from ..services.candidate import candidate_job
     from ..services.diff import NoResultsError
+    from ..services.run import load_known_issues
     from .progress import RunViews
     from .signals import interruptible
 
@@ -146,27 +147,26 @@ def qualify(
     for line in done.lines:
         err.print(line)
     out_dir = out_dir or Path("results") / f"qualify-{datetime.now():%Y%m%d-%H%M%S}"
-    closable = _closable(factory, known_issues, close_runs, close_days, spec.name)
+    # the known issues whose checks no longer fail (known-issues status says they can close,
+    # by --close-runs and --close-days), each said on stderr: the report names them
+    closable: list[str] = []
+    if known_issues is not None and (issues := load_known_issues(known_issues)):
+        from ..services.known_issues_status import status
+
+        for s in status(factory, issues, close_runs, close_days, spec.name):
+            if s.can_close:
+                err.print(f"known issue {s.issue.check} can close: {s.why}", markup=False)
+                closable.append(s.issue.check)
     why = _write_reports(factory, done, spec.name, closable, out_dir)
-    reached = (
-        _post(notify_service, targets, factory, done, title, why, out_dir) if targets else True
-    )
+    reached = True  # each --notify target got the report
+    if targets:
+        report = str(out_dir / "report.html")
+        posting = notify_service.Posting(
+            done.report, title, done.verdict, why, infra=done.infra_errors, report_path=report
+        )
+        posted = notify_service.post_report(factory, targets, posting, say, local=local_images())
+        reached = bool(posted)
     end_with(done.outcome(out_dir, notified=reached))
-
-
-def _post(
-    notify: Any, targets: Any, factory: Any, done: Qualification, title: str, why: Any, out: Path
-) -> bool:
-    """The report posted to each ``--notify`` target; False when one did not arrive."""
-    posting = notify.Posting(
-        done.report,
-        title,
-        done.verdict,
-        why,
-        infra=done.infra_errors,
-        report_path=str(out / "report.html"),
-    )
-    return bool(notify.post_report(factory, targets, posting, say, local=local_images()))
 
 
 def _write_reports(
@@ -203,18 +203,3 @@ def _write_reports(
     )
     print_term(report, verdict, why)
     return why
-
-
-def _closable(factory: object, path: Path | None, runs: int, days: float, job: str) -> list[str]:
-    """The known issues whose checks no longer fail (``known-issues status`` says they can
-    close, by --close-runs and --close-days), each said on stderr: the report names them."""
-    if path is None:
-        return []
-    from ..services.known_issues_status import status
-    from ..services.run import load_known_issues
-
-    issues = load_known_issues(path)
-    found = [s for s in status(factory, issues, runs, days, job) if s.can_close] if issues else []  # type: ignore[arg-type]
-    for s in found:
-        err.print(f"known issue {s.issue.check} can close: {s.why}", markup=False)
-    return [s.issue.check for s in found]

@@ -28,7 +28,6 @@ from .placing import where_options
 
 if TYPE_CHECKING:
     from ..services.placing import Where
-    from ..services.run import RunReport
 
 _IMAGE = flags.option(
     None,
@@ -160,7 +159,15 @@ def run(
         rep = pipeline.run(opts, cat, deferred_sessions(db), RunViews(err, quiet=as_json))
     if rep.resumed:
         err.print(f"resumed batch {rep.resumed}")
-    _print(rep, as_json, junit, show_matrix)
+    if junit:
+        write_output(rep.junit, junit)
+    if as_json:
+        print_json(rep.json)
+    else:
+        for line in rep.lines:
+            err.print(line)
+        if show_matrix:
+            write_output(rep.matrix_md, None)
     end_with(rep.outcome)
 
 
@@ -175,15 +182,3 @@ def junit_on_error(junit: Path | None) -> Iterator[None]:
 
             write_output(error_junit(exc.message, exc.hint), junit)
         raise
-
-
-def _print(rep: RunReport, as_json: bool, junit: Path | None, show_matrix: bool) -> None:
-    if junit:
-        write_output(rep.junit, junit)
-    if as_json:
-        print_json(rep.json)
-    else:
-        for line in rep.lines:
-            err.print(line)
-        if show_matrix:
-            write_output(rep.matrix_md, None)

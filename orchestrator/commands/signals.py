@@ -1,13 +1,11 @@
 """Ctrl-C, SIGTERM and SIGHUP at the edge of a command that runs containers.
 
-Python raises ``KeyboardInterrupt`` for SIGINT and dies at once on SIGTERM and SIGHUP
-(a closed terminal, an ended SSH session), which skips every ``finally`` and leaves the
-containers and host probes in flight running. Inside ``interruptible()`` the three raise
-in the main thread (``KeyboardInterrupt``, ``Terminated``): the dispatcher cancels the
-tasks in flight (their containers are removed as at a normal end), marks the runs
-``interrupted``, and the command exits 130 (SIGINT), 143 (SIGTERM) or 129 (SIGHUP), the
-shell's 128 + signal number. Further signals are
-ignored while that clean-up runs (it is bounded); SIGKILL remains the way out.
+Python dies at once on SIGTERM and SIGHUP (a closed terminal, an ended SSH session), which
+skips every ``finally`` and leaves the containers and host probes in flight running. Inside
+``interruptible()`` the three raise in the main thread (``KeyboardInterrupt``,
+``Terminated``): the dispatcher cancels the tasks in flight (their containers removed as at
+a normal end), marks the runs ``interrupted``, and the command exits 128 + the signal's
+number. Further signals are ignored while that bounded clean-up runs (SIGKILL still kills).
 """
 
 from __future__ import annotations
@@ -20,7 +18,6 @@ from typing import Any
 import typer
 
 EXIT_SIGINT = 128 + signal.SIGINT  # 130
-EXIT_SIGTERM = 128 + signal.SIGTERM  # 143
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
@@ -64,13 +61,9 @@ def _say_how_to_finish(exc: BaseException) -> None:
     from .common import err
 
     batch = getattr(exc, "resume_batch", None)
-    if batch:
-        err.print(
-            f"interrupted; resume with `valorch run --resume {batch}`",
-            markup=False,
-            highlight=False,
-        )
-    else:
-        err.print(
-            "interrupted (no batch had started: nothing to resume)", markup=False, highlight=False
-        )
+    said = (
+        f"interrupted; resume with `valorch run --resume {batch}`"
+        if batch
+        else "interrupted (no batch had started: nothing to resume)"
+    )
+    err.print(said, markup=False, highlight=False)

@@ -23,7 +23,7 @@ def print_term(
     """The verdict block (qualified or not, why, the first check ids), the gate's failures,
     regressions and lost coverage, then every other section; each red cell with its triage."""
 
-    from ..render.diff import SECTIONS, count_words, detail, header
+    from ..render.diff import SECTIONS, count_words, detail, gate_mark, header, verdict_rows
     from ..spec import COUNTED
 
     h = header(report)
@@ -52,7 +52,22 @@ def print_term(
         if verdict.excused:
             out.print(f"  · {verdict.excused} excused by waivers")
         out.print(f"  · counts: {verdict.counts.said()}")
-        shown = _print_gated(verdict, why)
+        for title, gated in verdict_rows(verdict):  # what failed the gate, with each gate's note
+            gates = ("", "environment", "check", "base", "head", "gate", "detail")
+            table = Table(*gates, title=f"{title} ({len(gated)})", title_justify="left")
+            for cell, gate_note in gated:
+                shown.add(id(cell))
+                table.add_row(
+                    gate_mark(gate_note),
+                    cell.env,
+                    cell.check,
+                    cell.base or "—",
+                    cell.head or "—",
+                    gate_note,
+                    detail(cell, why),
+                    style="red",
+                )
+            out.print(table)
     out.print(
         f"  environments: {', '.join(own_aliases(report.base.envs, 'base'))} → "
         f"{', '.join(own_aliases(report.head.envs, 'head'))}; "
@@ -74,9 +89,8 @@ def print_term(
         rows = [c for c in report.changes if c.kind in kinds and id(c) not in shown]
         if not rows:
             continue
-        table = Table(title=f"{title} ({len(rows)})", title_justify="left")
-        for col in ("", "environment", "check", "base", "head", "detail"):
-            table.add_column(col)
+        columns = ("", "environment", "check", "base", "head", "detail")
+        table = Table(*columns, title=f"{title} ({len(rows)})", title_justify="left")
         for c in sorted(rows, key=lambda r: -(r.timing.ratio if r.timing else 1)):
             table.add_row(
                 c.mark,
@@ -90,28 +104,3 @@ def print_term(
         out.print(table)
     for env, backend, ratio, n in report.geomean:
         out.print(f"  geomean {env} ({backend or '—'}): {ratio:.3f} over {n} timed checks")
-
-
-def _print_gated(verdict: Verdict, why: dict[tuple[str, str], Triage] | None) -> set[int]:
-    """The verdict's tables (what failed the gate, with each gate's note); the cells shown."""
-    from ..render.diff import detail, gate_mark, verdict_rows
-
-    shown: set[int] = set()
-    for title, gated in verdict_rows(verdict):
-        table = Table(title=f"{title} ({len(gated)})", title_justify="left")
-        for col in ("", "environment", "check", "base", "head", "gate", "detail"):
-            table.add_column(col)
-        for cell, gate_note in gated:
-            shown.add(id(cell))
-            table.add_row(
-                gate_mark(gate_note),
-                cell.env,
-                cell.check,
-                cell.base or "—",
-                cell.head or "—",
-                gate_note,
-                detail(cell, why),
-                style="red",
-            )
-        out.print(table)
-    return shown

@@ -10,6 +10,7 @@ import pytest
 import tomllib
 
 from orchestrator import satellites
+from orchestrator.cli import _attribute
 from orchestrator.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -58,9 +59,8 @@ def test_the_contracts_name_every_satellite():
 def test_each_command_the_registry_names_exists():
     for s in satellites.SATELLITES:
         for name, ref in s.commands:
-            assert callable(satellites.command(s.name, ref)) or hasattr(
-                satellites.command(s.name, ref), "registered_commands"
-            ), (s.name, name)
+            command = _attribute(f"orchestrator.ext.{s.name}", ref)
+            assert callable(command) or hasattr(command, "registered_commands"), (s.name, name)
 
 
 def test_a_satellite_without_its_packages_is_exit_2_with_the_install_command(monkeypatch):
