@@ -32,8 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from ...spec import Execution, Task
-from ..base import PROBE_PACKAGE, overall_timeout, probe_archive, probe_args
-from ..container import RDMA_CAPS, RDMA_ULIMITS, task_container
+from ..base import overall_timeout, probe_archive, probe_args
+from ..container import RDMA_CAPS, RDMA_ULIMITS, probe_command, task_container
 from ..gang import GRACE_S, collective_timeout
 from ..transcript import Transcript, complete, conclude, vetted
 from .client import SlurmCluster, SlurmError, SlurmRequirement, SlurmUnmatched
@@ -212,10 +212,7 @@ def step_argv(
         str(len(ropts)),
         *ropts,
         task.image.reference,
-        "python3",
-        "-m",
-        PROBE_PACKAGE,
-        *probe_args(task),
+        *probe_command(*probe_args(task)),
     ]
     if not task.nodes:
         return step
