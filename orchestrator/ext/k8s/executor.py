@@ -139,24 +139,19 @@ def node_affinity(
 
 def probe_files() -> dict[str, str]:
     """ConfigMap keys (no '/') → file contents; :func:`probe_items` maps keys back to paths."""
-    return {
-        _key(p.relative_to(PROBE_DIR).as_posix()): p.read_text(encoding="utf-8")
-        for p in sorted(PROBE_DIR.rglob("*.py"))
-    }
+    return {_key(rel): (PROBE_DIR / rel).read_text(encoding="utf-8") for rel in _probe_paths()}
+
+
+def probe_items() -> list[dict[str, str]]:
+    return [{"key": _key(rel), "path": rel} for rel in _probe_paths()]
+
+
+def _probe_paths() -> list[str]:
+    return [p.relative_to(PROBE_DIR).as_posix() for p in sorted(PROBE_DIR.rglob("*.py"))]
 
 
 def _key(rel: str) -> str:
     return rel.replace("/", "__")
-
-
-def probe_items() -> list[dict[str, str]]:
-    return [
-        {
-            "key": _key(p.relative_to(PROBE_DIR).as_posix()),
-            "path": p.relative_to(PROBE_DIR).as_posix(),
-        }
-        for p in sorted(PROBE_DIR.rglob("*.py"))
-    ]
 
 
 def configmap_manifest(name: str, namespace: str, task: Task, run_id: str) -> dict[str, Any]:
@@ -358,13 +353,12 @@ class KubernetesExecutor:
                 )
             else:
                 pod = self._wait_for_pod(core, name)
-                stream = core.read_namespaced_pod_log(
-                    pod, self.namespace, container="probe", follow=True, _preload_content=False
-                )
-                for chunk in stream.stream(64 * 1024):
-                    transcript.feed(chunk)
+                kg.read_log(core, self.namespace, pod, transcript)
                 transcript.close()
-                exit_code, reason = self._outcome(core, batch, name, pod)
+                status = batch.read_namespaced_job_status(name, self.namespace).status
+                failed = (c.reason for c in status.conditions or () if c.type == "Failed")
+                reason = next(failed, None)
+                exit_code = kg.exit_code(core, self.namespace, pod)
         except NoMatchingHostError as exc:
             return infrastructure_failure(task, f"unmatched on Kubernetes: {exc.message}")
         except (ApiException, InfrastructureError) as exc:
@@ -408,13 +402,6 @@ class KubernetesExecutor:
                     f"Job {job} has no running pod after {self.schedule_timeout:g}s"
                 )
             time.sleep(self.poll)
-
-    def _outcome(self, core: Any, batch: Any, job: str, pod: str) -> tuple[int | None, str | None]:
-        status = batch.read_namespaced_job_status(job, self.namespace).status
-        reason = next((c.reason for c in status.conditions or () if c.type == "Failed"), None)
-        state = core.read_namespaced_pod(pod, self.namespace).status.container_statuses or []
-        term = state[0].state.terminated if state else None
-        return (term.exit_code if term else None), reason
 
     def _create(self, create: Callable[..., Any], manifest: dict[str, Any], kind: str) -> None:
         """Create an object in the namespace from its manifest, as the client's model (``V1Job``,
