@@ -300,12 +300,14 @@ class SlurmCluster:
         env = {**os.environ, "SLURM_CONF": self.conf} if self.conf else None
         return run_slurm(argv, timeout=self.timeout, env=env, check=check)
 
+    def sinfo(self, *args: str) -> str:
+        """``sinfo -h`` over the partition (or the whole cluster)."""
+        part = [f"--partition={self.partition}"] if self.partition else []
+        return self._run("sinfo", "-h", *args, *part).stdout
+
     def features(self) -> frozenset[str]:
         """Every node feature of the partition (or the whole cluster)."""
-        argv = ["sinfo", "-h", "-o", "%f"] + (
-            [f"--partition={self.partition}"] if self.partition else []
-        )
-        out = self._run(*argv).stdout
+        out = self.sinfo("-o", "%f")
         return frozenset(f for line in out.split() for f in line.split(",") if f and f != "(null)")
 
     def submit(

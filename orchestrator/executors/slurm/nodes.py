@@ -78,10 +78,7 @@ def _gpu_gres(text: str) -> list[tuple[str | None, int]]:
 
 
 def cluster_hosts(cluster: SlurmCluster) -> tuple[HostSpec, ...]:
-    argv = ["sinfo", "-h", "-N", "-o", "%N|%f|%G"] + (
-        [f"--partition={cluster.partition}"] if cluster.partition else []
-    )
-    hosts = hosts_from_sinfo(cluster._run(*argv).stdout)
+    hosts = hosts_from_sinfo(cluster.sinfo("-N", "-o", "%N|%f|%G"))
     if not hosts:
         raise SlurmError(
             f"sinfo lists no node{' in partition ' + cluster.partition if cluster.partition else ''}",
