@@ -70,13 +70,11 @@ def overall_timeout(task: Task) -> float:
     return min(IMPORT_ALLOWANCE + 30 + per * max(1, len(task.checks)), 4 * 3600)
 
 
-@lru_cache(maxsize=2)
-def probe_archive(top: str = "valorch") -> bytes:
-    """The probe package as a tar (``valorch/valorch_probe/...``), extracted into ``/opt`` with
-    ``put_archive`` so that remote engines work as local ones do; ``top=""``: the same without its
-    top directory (``valorch_probe/...``), for the probe's root itself."""
-    under = f"{top}/" if top else ""
-    return _probe_tar([top] if top else [], f"{under}{PROBE_PACKAGE}/")
+@lru_cache(maxsize=1)
+def probe_archive() -> bytes:
+    """The probe package as a tar (``valorch/valorch_probe/...``), for the Slurm step's
+    ``docker cp`` into ``/opt``."""
+    return _probe_tar(["valorch"], f"valorch/{PROBE_PACKAGE}/")
 
 
 @lru_cache(maxsize=1)
@@ -98,19 +96,12 @@ def _probe_tar(dirs: list[str], prefix: str) -> bytes:
     with tarfile.open(fileobj=buf, mode="w") as tar:
         _add_dirs(tar, *dirs, *([prefix.rstrip("/")] if prefix else []))
         for path in sorted(PROBE_DIR.rglob("*.py")):
-            rel = path.relative_to(PROBE_DIR)
-            info = tar.gettarinfo(str(path), arcname=f"{prefix}{rel.as_posix()}")
-            info.uid = info.gid = 0
-            info.uname = info.gname = "root"
-            info.mode = 0o644
-            with path.open("rb") as fh:
-                tar.addfile(info, fh)
+            _add_file(tar, path, f"{prefix}{path.relative_to(PROBE_DIR).as_posix()}")
     return buf.getvalue()
 
 
-WORKLOADS = (
-    "workloads"  # under the probe's working directory: /opt/valorch/workloads in a container
-)
+#: under the probe's working directory: /opt/valorch/workloads in a container
+WORKLOADS = "workloads"
 MAX_WORKLOAD = 64 << 20  # bytes shipped with one task
 
 
@@ -122,44 +113,35 @@ def workload_source(task: Task) -> Path | None:
     return Path(p.source)
 
 
-def workload_archive(task: Task, top: str = "valorch") -> bytes | None:
-    """The shipped workload as a tar for ``put_archive`` into ``/opt``
-    (``valorch/workloads/<name>``; ``top=""``: ``workloads/<name>``, for the probe's root
-    itself), or None when the task ships nothing. Only regular files inside the workload
-    go (symlinks resolved and contained: workload_files)."""
+def workload_archive(task: Task) -> bytes | None:
+    """The shipped workload as a tar for ``put_archive`` into the probe's root
+    (``workloads/<name>``), or None when the task ships nothing. Only regular files inside
+    the workload go (symlinks resolved and contained: workload_files)."""
     src, shipped = workload_source(task), task.suite.pytest
     if src is None or shipped is None:
         return None
-    name = shipped.shipped_name
     files = contained_files(src)
-    under = f"{top}/" if top else ""
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w") as tar:
-        _add_dirs(tar, *([top] if top else []), f"{under}{WORKLOADS}")
+        _add_dirs(tar, WORKLOADS)
         made: set[str] = set()
-        depth = under.count("/") + 1  # the directories below workloads/
         for real, rel in files:
-            arcname = f"{under}{WORKLOADS}/{name}" + (f"/{rel}" if rel else "")
-            parents = [p for p in Path(arcname).parents if str(p).count("/") >= depth][::-1]
+            arcname = f"{WORKLOADS}/{shipped.shipped_name}" + (f"/{rel}" if rel else "")
+            parents = [p for p in Path(arcname).parents if str(p).count("/") >= 1][::-1]
             for parent in parents:  # directory entries, each once, before their files
                 if str(parent) not in made:
                     made.add(str(parent))
                     _add_dirs(tar, str(parent))
-            info = tar.gettarinfo(str(real), arcname=arcname)
-            info.uid = info.gid = 0
-            info.uname = info.gname = "root"
-            info.mode = 0o644
-            with real.open("rb") as fh:
-                tar.addfile(info, fh)
+            _add_file(tar, real, arcname)
             if buf.tell() > MAX_WORKLOAD:
                 raise ValueError(f"workload {src} is larger than {MAX_WORKLOAD >> 20} MiB")
     return buf.getvalue()
 
 
-def workload_archives(task: Task, top: str = "valorch") -> list[bytes]:
+def workload_archives(task: Task) -> list[bytes]:
     """What a docker task copies into its container before the start: the workload it
     ships, if any (the probe is mounted from its volume: executors/probe_volume.py)."""
-    shipped = workload_archive(task, top)
+    shipped = workload_archive(task)
     return [shipped] if shipped is not None else []
 
 
@@ -174,6 +156,16 @@ def ship_workload(task: Task, root: Path) -> None:
         target = dest / rel if rel else dest
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(real, target)
+
+
+def _add_file(tar: tarfile.TarFile, path: Path, arcname: str) -> None:
+    """A regular file, owned by root and world-readable whoever packs it."""
+    info = tar.gettarinfo(str(path), arcname=arcname)
+    info.uid = info.gid = 0
+    info.uname = info.gname = "root"
+    info.mode = 0o644
+    with path.open("rb") as fh:
+        tar.addfile(info, fh)
 
 
 def _add_dirs(tar: tarfile.TarFile, *names: str) -> None:

@@ -156,17 +156,8 @@ class ContainerSpec:
         self, backend: str, host: HostSpec, gpus: tuple[GPU, ...] | None
     ) -> ContainerSpec:
         dev = device_options(backend, host, gpus)
-        ids = None
-        if "device_requests" in dev:
-            ids = tuple(dev["device_requests"][0]["DeviceIDs"] or ())
-        return replace(
-            self,
-            devices=tuple(dev.get("devices", ())),
-            group_add=tuple(dev.get("group_add", ())),
-            security_opt=self.security_opt + tuple(dev.get("security_opt", ())),
-            shm_size=dev.get("shm_size"),
-            gpu_ids=ids,
-        )
+        security_opt = self.security_opt + dev.pop("security_opt", ())
+        return replace(self, **dev, security_opt=security_opt)
 
     def docker_flags(self) -> list[str]:
         """The same as ``docker create`` flags (the Slurm step adds devices on the node)."""
@@ -230,9 +221,8 @@ def task_container(
         return spec
     backend = str(task.image.backend)
     spec = replace(spec, env={**spec.env, **GPU_CACHE_ENV}, read_only=not writable_root(backend))
-    if (
-        task.suite.profiling_caps
-    ):  # opt-in, the profiler suite only (spec.SuiteRef refuses it elsewhere)
+    # opt-in, the profiler suite only (spec.SuiteRef refuses it elsewhere)
+    if task.suite.profiling_caps:
         spec = replace(spec, cap_add=spec.cap_add + PROFILING_CAPS)
     spec = spec.with_devices(backend, task.host, task.gpus) if devices else spec
     if task.suite.nodes > 1 and task.host.rdma:  # opt-in per host: RDMA for NCCL/RCCL

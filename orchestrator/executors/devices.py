@@ -14,9 +14,9 @@ from ..spec import GPU, HostSpec
 def device_options(
     backend: str, host: HostSpec, gpus: tuple[GPU, ...] | None = None, shm_size: str = "8g"
 ) -> dict[str, Any]:
-    """Keyword arguments for ``containers.create`` giving exactly the device access
-    the backend needs, and no more. ``gpus`` pins the task to those GPUs
-    (default: all of the host's GPUs of the backend's vendor)."""
+    """The ``ContainerSpec`` fields giving exactly the device access the backend needs, and
+    no more. ``gpus`` pins the task to those GPUs (default: all of the host's GPUs of the
+    backend's vendor)."""
     if backend == "cpu":
         return {}
     if backend == "rocm":
@@ -31,27 +31,18 @@ def device_options(
             devices.append(f"{node}:{node}:rwm")
         groups = [g for g in ("video", host.render_gid) if g is not None]
         return {
-            "devices": devices,
-            "group_add": [str(g) for g in groups],
+            "devices": tuple(devices),
+            "group_add": tuple(str(g) for g in groups),
             # ROCm's runtime needs ptrace-like syscalls that the default profile blocks.
             # https://rocm.docs.amd.com/projects/install-on-linux/en/latest/how-to/docker.html
-            "security_opt": ["seccomp=unconfined"],
+            "security_opt": ("seccomp=unconfined",),
             "shm_size": shm_size,
         }
     if backend == "cuda":
         chosen = gpus if gpus is not None else host.gpus_of("nvidia")
-        ids = [gpu.uuid or str(gpu.index) for gpu in chosen]
+        # the ids of the Engine API's DeviceRequest (docker.create_kwargs)
         return {
-            # the Engine API's DeviceRequest, as docker.types.DeviceRequest serialises it
-            "device_requests": [
-                {
-                    "Driver": "",
-                    "Count": 0,
-                    "DeviceIDs": ids,
-                    "Capabilities": [["gpu"]],
-                    "Options": {},
-                }
-            ],
+            "gpu_ids": tuple(gpu.uuid or str(gpu.index) for gpu in chosen),
             "shm_size": shm_size,
         }
     raise ValueError(f"unknown backend {backend!r}")

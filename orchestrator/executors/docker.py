@@ -176,11 +176,6 @@ class DockerExecutor:
             self._client = connect(self.host)
         return self._client
 
-    def image_digest(self, reference: str) -> tuple[str | None, str | None]:
-        """(repo digest or image id, error) for an image present on the engine."""
-        digest, _id, problem = self.image_names(reference)
-        return digest, problem
-
     def image_names(self, reference: str) -> tuple[str | None, str | None, str | None]:
         """(digest, id, error) of an image present on the engine, from one inspection: its
         digest as ``imageref.identity`` names it, and its id (the content digest of its
@@ -211,29 +206,21 @@ class DockerExecutor:
     ) -> Execution:
         if task.nodes:  # a multi-node task: one container per node, each on its host's engine
             self._peers = [DockerExecutor(h) for h in task.nodes[1:]]
-            return execute_gang(
-                task,
-                run_id,
-                [self, *self._peers],
-                on_result,
-                on_started,
-                _node_options,
-                run_container,
-            )
+            return execute_gang(task, run_id, [self, *self._peers], on_result, on_started)
         t0 = time.perf_counter()
         reference = runnable(task.image)  # a known digest runs as repo@sha256:…, never the tag
         digest, image_id, problem = self.image_names(reference)
         if problem:
             return infrastructure_failure(task, problem, image_digest=digest)
         transcript = Transcript(on_result=on_result)
-        archives = workload_archives(task, top="")  # made for PROBE_ROOT itself
+        archives = workload_archives(task)
         deadline = overall_timeout(task)
         try:
-            limits = limits_for(task, *engine_totals(self.client, self.host.endpoint))
+            options, limits = node_options(self, task, run_id)
             ran = run_container(
                 self.client,
                 reference,
-                with_probe(container_options(task, run_id, limits), self.client, reference),
+                options,
                 archives,
                 deadline,
                 transcript.feed,
@@ -269,11 +256,14 @@ class DockerExecutor:
         return execution
 
 
-def _node_options(executor: DockerExecutor, task: Task, run_id: str) -> dict[str, Any]:
-    """A node's container options, sized for its engine, with the probe's volume there."""
+def node_options(
+    executor: DockerExecutor, task: Task, run_id: str
+) -> tuple[dict[str, Any], Limits]:
+    """A task's container options, sized for its executor's engine, with the probe's volume
+    there; and those limits."""
     limits = limits_for(task, *engine_totals(executor.client, executor.host.endpoint))
     options = container_options(task, run_id, limits)
-    return with_probe(options, executor.client, runnable(task.image))
+    return with_probe(options, executor.client, runnable(task.image)), limits
 
 
 def with_probe(options: dict[str, Any], client: docker.DockerClient, image: str) -> dict[str, Any]:
@@ -407,19 +397,6 @@ def _kill(container: Container, killed: threading.Event) -> None:
     killed.set()
     with contextlib.suppress(docker.errors.DockerException):
         container.kill()
-
-
-def reap(client: docker.DockerClient, run_id: str | None = None) -> int:
-    """Remove leftover containers labelled by valorch (all, or one run's)."""
-    label = f"{LABEL}.run={run_id}" if run_id else LABEL
-    removed = 0
-    for c in client.containers.list(all=True, sparse=True, filters={"label": label}):
-        try:
-            c.remove(force=True, v=True)
-            removed += 1
-        except docker.errors.DockerException:
-            pass
-    return removed
 
 
 def reap_known(host: HostSpec, known: set[str]) -> int:

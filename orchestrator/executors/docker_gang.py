@@ -14,7 +14,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
 
 import docker.errors
 from requests.exceptions import ConnectionError as RequestsConnectionError
@@ -26,22 +26,11 @@ from .container import ContainerRun
 from .transcript import Transcript, conclude, infrastructure_failure
 
 
-class DockerExecutor(Protocol):
-    """What a node asks of its host's executor (``docker.DockerExecutor``, which imports this
-    module to run a gang)."""
-
-    client: Any
-    _flight: Any
-
-    def image_names(self, reference: str) -> tuple[str | None, str | None, str | None]: ...
-
-    def cancel(self) -> None: ...
-
-
 class Node:
-    """One node's container: its engine, transcript and how it ended."""
+    """One node's container: its engine (its host's ``docker.DockerExecutor``), transcript
+    and how it ended."""
 
-    def __init__(self, rank: int, task: Task, executor: DockerExecutor) -> None:
+    def __init__(self, rank: int, task: Task, executor: Any) -> None:
         self.rank, self.task, self.executor = rank, task, executor
         self.transcript = Transcript()
         self.ran: ContainerRun | None = None
@@ -71,11 +60,10 @@ def execute_gang(
     executors: list[Any],
     on_result: Callable[[Any], None] | None,
     on_started: Callable[[], None] | None,
-    options_for: Callable[[Any, Task, str], dict[str, Any]],
-    run_container: Callable[..., Any],
     grace: float = gang.GRACE_S,
 ) -> Execution:
     """Run ``task`` on its nodes (``executors[r]`` is node r's DockerExecutor)."""
+    from .docker import node_options, run_container  # which imports this module
     from .pull import runnable
 
     t0 = time.perf_counter()
@@ -92,13 +80,13 @@ def execute_gang(
     except Exception as exc:  # noqa: BLE001 - an InfrastructureError: every check is error
         return infrastructure_failure(task, str(exc))
     nodes[0].transcript.on_result = on_result
-    archives = workload_archives(task, top="")  # made for PROBE_ROOT itself
+    archives = workload_archives(task)
     deadline = overall_timeout(task)
     started = threading.Barrier(len(nodes), action=on_started) if on_started else None
 
     def one(n: Node) -> None:
         try:
-            opts = options_for(n.executor, n.task, run_id)
+            opts, _limits = node_options(n.executor, n.task, run_id)
             opts["network_mode"] = "host"  # the ranks meet at the hosts' addresses
             opts["environment"] = {
                 **opts.get("environment", {}),
@@ -137,9 +125,8 @@ def execute_gang(
     at_deadline = [
         (n.rank, len(n.transcript.results)) for n in nodes if n.ran is not None and n.ran.killed
     ]
-    hung |= gang.hung_nodes(
-        at_deadline
-    )  # of those killed at the deadline: the ones the others waited for
+    # of those killed at the deadline: the ones the others waited for
+    hung |= gang.hung_nodes(at_deadline)
     for n in nodes:
         n.transcript.close()
     runs = [_node_run(n, hung) for n in nodes]
@@ -180,9 +167,8 @@ def _watch(nodes: list[Node], grace: float) -> set[int]:
             since = time.monotonic()
         if since is not None and time.monotonic() - since > grace:
             if not any(n.failed for n in nodes if n.ended.is_set()):
-                hung.update(
-                    n.rank for n in running
-                )  # the others ended well: these stopped answering
+                # the others ended well: these stopped answering
+                hung.update(n.rank for n in running)
             for n in running:
                 n.stopped_by_us = True
                 n.executor.cancel()
@@ -193,52 +179,33 @@ def _watch(nodes: list[Node], grace: float) -> set[int]:
 
 def _node_run(n: Node, hung: set[int]) -> gang.NodeRun:
     host = n.task.host
+    fault: str | None = None
+    why = ""
     if n.ran is None:  # never ran (engine error) or removed before it ended
         why = n.error or "its container was removed"
-        execution = (
-            infrastructure_failure(n.task, why)
-            if n.error
-            else conclude(
-                n.transcript, n.task, exit_code=None, killed=f"node {host.name} was stopped: {why}"
+        if n.error:
+            fault, execution = "died", infrastructure_failure(n.task, why)
+        else:
+            fault = "hung" if n.rank in hung else None
+            stopped = f"node {host.name} was stopped: {why}"
+            execution = conclude(n.transcript, n.task, exit_code=None, killed=stopped)
+    else:
+        killed = "the task passed its deadline and was killed" if n.ran.killed else None
+        if n.stopped_by_us and not killed:
+            killed = "stopped: another node of the task had ended"
+        execution = conclude(
+            n.transcript, n.task, exit_code=n.ran.exit_code, killed=killed, log=n.ran.stderr_tail
+        ).model_copy(update={"timings": n.ran.timings})
+        if n.rank in hung:
+            fault, why = (
+                "hung",
+                (
+                    "killed at the task's deadline, behind the other nodes"
+                    if n.ran.killed
+                    else f"still running {gang.GRACE_S:g}s after the other nodes had ended"
+                ),
             )
-        )
-        return gang.NodeRun(
-            n.rank,
-            host,
-            execution,
-            "died" if n.error else ("hung" if n.rank in hung else None),
-            why,
-            n.digest,
-            _gpus(n),
-        )
-    killed = "the task passed its deadline and was killed" if n.ran.killed else None
-    if n.stopped_by_us and not killed:
-        killed = "stopped: another node of the task had ended"
-    execution = conclude(
-        n.transcript, n.task, exit_code=n.ran.exit_code, killed=killed, log=n.ran.stderr_tail
-    )
-    fault, why = None, ""
-    if n.rank in hung:
-        fault, why = (
-            "hung",
-            (
-                "killed at the task's deadline, behind the other nodes"
-                if n.ran.killed
-                else f"still running {gang.GRACE_S:g}s after the other nodes had ended"
-            ),
-        )
-    elif n.ran.exit_code != 0 and not n.stopped_by_us:
-        fault, why = "died", f"its container exited with code {n.ran.exit_code}"
-    return gang.NodeRun(
-        n.rank,
-        host,
-        execution.model_copy(update={"timings": n.ran.timings}),
-        fault,
-        why,
-        n.digest,
-        _gpus(n),
-    )
-
-
-def _gpus(n: Node) -> tuple[int, ...]:
-    return tuple(g.index for g in (n.task.gpus or ()))
+        elif n.ran.exit_code != 0 and not n.stopped_by_us:
+            fault, why = "died", f"its container exited with code {n.ran.exit_code}"
+    gpus = tuple(g.index for g in (n.task.gpus or ()))
+    return gang.NodeRun(n.rank, host, execution, fault, why, n.digest, gpus)

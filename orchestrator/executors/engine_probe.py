@@ -65,14 +65,7 @@ def detect(host: HostSpec, image: str | None, timeout: float = 30) -> dict[str, 
 def run_detect(client: Any, image: str | None, root: str = "/") -> dict[str, Any]:
     """The detection script in a small container on that engine (/sys mounted read-only)."""
     candidates = (image,) if image else PROBE_IMAGES
-    present = None
-    for ref in candidates:
-        try:
-            client.images.get(ref)
-            present = ref
-            break
-        except docker.errors.ImageNotFound:
-            continue
+    present = next((ref for ref in candidates if _get(client, ref) is not None), None)
     if present is None:
         raise InfrastructureError(
             f"no probe image on this engine (tried {', '.join(candidates)})",

@@ -238,14 +238,3 @@ def hung_nodes(nodes: list[tuple[int, int]]) -> set[int]:
         return set()
     least = min(n for _, n in nodes)
     return {rank for rank, n in nodes if n == least}
-
-
-def describe(task: Task) -> str:
-    nodes = task.nodes or (task.host,)
-    return ", ".join(f"{h.name}@{h.net_address}" for h in nodes)
-
-
-def node_gpus(task: Task, rank: int) -> tuple[int, ...]:
-    if task.node_gpus and rank < len(task.node_gpus):
-        return tuple(g.index for g in task.node_gpus[rank])
-    return ()

@@ -57,10 +57,10 @@ def harden() -> bool:
         return False
 
 
-def workload_user(environ: Mapping[str, str] | None = None) -> tuple[int, int] | None:
+def workload_user() -> tuple[int, int] | None:
     """The uid and gid ``VALORCH_WORKLOAD_USER`` names (a user name, ``UID`` or ``UID:GID``),
     or None when it is unset. Only root can run workloads as another user."""
-    text = (os.environ if environ is None else environ).get(ENV_USER, "").strip()
+    text = os.environ.get(ENV_USER, "").strip()
     if not text:
         return None
     uid_text, _, gid_text = text.partition(":")
@@ -159,9 +159,7 @@ def in_reach(secrets: Mapping[str, str], workload_uid: int) -> list[Reach]:
     return found
 
 
-def check(
-    passed: Iterable[str], visible: bool, argv: Sequence[str] | None = None
-) -> tuple[int, int] | None:
+def check(passed: Iterable[str], visible: bool) -> tuple[int, int] | None:
     """Before a host run: harden this process, find who the workloads run as (None: as
     valorch's own user), and stop (InputError, exit 2) when a secret valorch holds is in
     their reach, unless ``visible`` (``--host-secrets-visible``) accepts it."""
@@ -169,7 +167,7 @@ def check(
     harden()
     if visible:
         return user
-    secrets = held(os.environ, list(argv if argv is not None else _my_argv()), passed)
+    secrets = held(os.environ, _my_argv(), passed)
     reach = in_reach(secrets, user[0] if user else os.geteuid())
     if reach:
         lines = "; ".join(f"{r.name} in {r.where}" for r in reach[:5])

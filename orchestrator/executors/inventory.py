@@ -32,61 +32,34 @@ DEADLINE = 600.0
 Gathered = tuple[dict[str, Any] | None, str | None, str | None]
 
 
-def probe_command() -> list[str]:
-    return ["python3", "-m", PROBE_PACKAGE, "inventory"]
-
-
 def container_options(image: ImageSpec, run_id: str) -> dict[str, Any]:
     """What ``containers.create`` gets for an inventory: no devices, no network (pure)."""
-    from .container import ContainerSpec, labels_for
+    from .container import ContainerSpec, labels_for, probe_command
     from .docker import create_kwargs
 
-    return create_kwargs(
-        ContainerSpec(
-            command=tuple(probe_command()), labels=labels_for(run_id, "inventory", image.alias)
-        )
-    )
+    labels = labels_for(run_id, "inventory", image.alias)
+    return create_kwargs(ContainerSpec(command=probe_command("inventory"), labels=labels))
 
 
 def _outcome(
-    transcript: Transcript,
-    exit_code: int | None,
-    killed: bool,
-    stderr: str,
-    where: str,
-    deadline: float,
+    transcript: Transcript, exit_code: int | None, killed: bool, stderr: str, where: str
 ) -> tuple[dict[str, Any] | None, str | None]:
     transcript.close()
     if transcript.inventory is not None:
         return transcript.inventory, None
     tail = stderr.strip().splitlines()[-3:]
     detail = (": " + " | ".join(tail)[-600:]) if tail else ""
+    why = f"the inventory probe in {where} exited with code {exit_code} without reporting{detail}"
     if killed:
-        return (
-            None,
-            f"the inventory probe in {where} passed its deadline of {deadline:g}s and was killed",
-        )
-    if transcript.fatal:
-        return None, f"the inventory probe in {where} refused to run: {transcript.fatal}"
-    if exit_code == 127 or ("No such file" in stderr and "python3" in stderr):
-        return (
-            None,
-            f"{where} has no python3 on its PATH: the inventory probe needs Python >= 3.8{detail}",
-        )
-    return (
-        None,
-        f"the inventory probe in {where} exited with code {exit_code} without reporting{detail}",
-    )
+        why = f"the inventory probe in {where} passed its deadline of {DEADLINE:g}s and was killed"
+    elif transcript.fatal:
+        why = f"the inventory probe in {where} refused to run: {transcript.fatal}"
+    elif exit_code == 127 or ("No such file" in stderr and "python3" in stderr):
+        why = f"{where} has no python3 on its PATH: the inventory probe needs Python >= 3.8{detail}"
+    return None, why
 
 
-def gather_docker(
-    image: ImageSpec,
-    host: HostSpec,
-    *,
-    client: Any = None,
-    run_id: str | None = None,
-    deadline: float = DEADLINE,
-) -> Gathered:
+def gather_docker(image: ImageSpec, host: HostSpec) -> Gathered:
     """The inventory of ``image`` on ``host``'s engine."""
     import docker.errors
     from requests.exceptions import ConnectionError as RequestsConnectionError
@@ -94,39 +67,32 @@ def gather_docker(
     from .docker import DockerExecutor, connect, run_container, with_probe
     from .pull import runnable
 
-    client = client or connect(host)
+    client = connect(host)
     reference = runnable(image)  # a pinned digest is what is audited, never whatever the tag holds
-    digest, problem = DockerExecutor(host, client).image_digest(reference)
+    digest, _id, problem = DockerExecutor(host, client).image_names(reference)
     if problem:
         return None, problem, digest
-    run_id = run_id or str(uuid.uuid4())
     transcript = Transcript()
+    options = container_options(image, str(uuid.uuid4()))
     try:
         ran = run_container(
             client,
             reference,
-            with_probe(container_options(image, run_id), client, reference),
+            with_probe(options, client, reference),
             [],
-            deadline,
+            DEADLINE,
             transcript.feed,
         )
     except (docker.errors.DockerException, RequestsConnectionError) as exc:
-        return (
-            None,
-            f"engine error gathering the inventory of {image.reference}: {str(exc)[:500]}",
-            digest,
-        )
-    raw, error = _outcome(
-        transcript, ran.exit_code, ran.killed, ran.stderr_tail, image.reference, deadline
-    )
+        why = f"engine error gathering the inventory of {image.reference}: {str(exc)[:500]}"
+        return None, why, digest
+    raw, error = _outcome(transcript, ran.exit_code, ran.killed, ran.stderr_tail, image.reference)
     return raw, error, digest
 
 
-def gather_host(
-    image: ImageSpec, host: HostSpec, *, python: str | None = None, deadline: float = DEADLINE
-) -> Gathered:
+def gather_host() -> Gathered:
     """The inventory of the local interpreter's environment (``--image host``)."""
-    python = python or sys.executable
+    python = sys.executable
     transcript = Transcript()
     with tempfile.TemporaryDirectory(prefix="valorch-probe-") as tmp:
         shutil.copytree(
@@ -134,24 +100,17 @@ def gather_host(
             Path(tmp) / PROBE_PACKAGE,
             ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
         )
-        env = local_env(tmp)
         done = proc.stream(
             [python, "-m", PROBE_PACKAGE, "inventory"],
             transcript.feed,
-            timeout=deadline,
-            env=env,
+            timeout=DEADLINE,
+            env=local_env(tmp),
             cwd=tmp,
         )
     if done.error:
         return None, f"cannot start {python}: {done.error}", None
-    raw, error = _outcome(
-        transcript,
-        done.returncode,
-        done.timed_out,
-        done.stderr_tail,
-        f"the local interpreter {python}",
-        deadline,
-    )
+    where = f"the local interpreter {python}"
+    raw, error = _outcome(transcript, done.returncode, done.timed_out, done.stderr_tail, where)
     return raw, error, None
 
 
@@ -163,14 +122,10 @@ def image_digest(image: ImageSpec, host: HostSpec) -> str | None:
     from .docker import DockerExecutor
     from .pull import runnable
 
-    digest, problem = DockerExecutor(host).image_digest(runnable(image))
+    digest, _id, problem = DockerExecutor(host).image_names(runnable(image))
     return None if problem else digest
 
 
-def gather_inventory(image: ImageSpec, host: HostSpec, **kw: Any) -> Gathered:
+def gather_inventory(image: ImageSpec, host: HostSpec) -> Gathered:
     """Dispatch on the image's executor: the local interpreter or a container."""
-    if image.executor == "host":
-        return gather_host(
-            image, host, **{k: v for k, v in kw.items() if k in ("python", "deadline")}
-        )
-    return gather_docker(image, host, **kw)
+    return gather_host() if image.executor == "host" else gather_docker(image, host)

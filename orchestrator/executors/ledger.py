@@ -48,16 +48,14 @@ class Ledger:
 
     results: list[CheckResult] = field(default_factory=list)
     tainted: dict[str, list[str]] = field(default_factory=dict)  # check id -> reasons
-    extras_of: dict[str, set[str]] = field(
-        default_factory=dict
-    )  # check id -> ids of its extra results
+    # check id -> ids of its extra results
+    extras_of: dict[str, set[str]] = field(default_factory=dict)
     task_reasons: list[str] = field(default_factory=list)
     cut_during: str | None = None  # the check expected next when the output was cut (a cap)
     cut_reason: str = ""
     last_attempt: dict[str, int] = field(default_factory=dict)
-    running: str | None = (
-        None  # the check expected next when the transcript ended (running, if the probe died)
-    )
+    # the check expected next when the transcript ended (running, if the probe died)
+    running: str | None = None
 
     @property
     def violations(self) -> list[str]:

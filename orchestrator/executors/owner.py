@@ -59,15 +59,14 @@ def me() -> str | None:
 def orphaned(owner: str | None) -> bool:
     """Whether a container with this owner label was left by a valorch that no longer runs."""
     parts = (owner or "").split("/")
+    # no label, another machine, boot or PID namespace: nothing to check it against
     if (
         len(parts) != 4
         or not parts[2].isdigit()
         or parts[0] != boot_id()
         or parts[1] != pid_namespace()
     ):
-        return (
-            False  # no label, another machine, boot or PID namespace: nothing to check it against
-        )
+        return False
     pid = int(parts[2])
     try:
         os.kill(pid, 0)  # not /proc: with hidepid, another user's processes are not listed there

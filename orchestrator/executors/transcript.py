@@ -394,21 +394,15 @@ def probe_killed(
     them again once in a fresh container: one check's abuse costs only its own result."""
     results = list(results)
     reported = {r.check for r in results}
+    crashed = f"the probe was killed by {cause} while this check ran"
+    after = f"{NOT_RUN}{cause}, after check {running or 'the last reported one'}"
     for info in expected:
         if info.id in reported:
             continue
-        status: Status
-        metrics: dict[str, float | int | str | bool | None]
         if info.id == running:
-            status, message, metrics = (
-                "crash",
-                f"the probe was killed by {cause} while this check ran",
-                {},
-            )
+            results.append(_result(info, "crash", crashed, log=log))
         else:
-            status, metrics = "error", {"not_run": True}
-            message = f"{NOT_RUN}{cause}, after check {running or 'the last reported one'}"
-        results.append(_result(info, status, message, log=log, metrics=metrics))
+            results.append(_result(info, "error", after, log=log, metrics={"not_run": True}))
     return results
 
 

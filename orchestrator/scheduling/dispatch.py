@@ -23,8 +23,9 @@ import uuid
 
 from ..errors import NoMatchingHostError
 from ..spec import BatchInfo, Execution, HostSpec, JobSpec
-from .flight import Item, Launch, requirement_of
+from .flight import Item, Launch
 from .placement import Need, place
+from .plan import task_requirement
 from .recorder import Recorder
 
 DEFAULT_RETRIES = 2
@@ -116,9 +117,8 @@ def _move(
     reason: str = "",
 ) -> bool:
     """Re-place ``it`` on a matching host it has not tried; False when there is none."""
-    if (
-        it.task.image.executor == "host" or it.task.nodes
-    ):  # a gang is not moved: its error names the node
+    # a gang is not moved: its error names the node
+    if it.task.image.executor == "host" or it.task.nodes:
         return False
     pools = launch.pools
     load = {
@@ -126,12 +126,9 @@ def _move(
         / max(1, pools[h].host.slots)
         for h in pools
     }
+    need = Need("retry", task_requirement(it.task, ctx.labels), it.expected, frozenset(it.tried))
     try:
-        a = place(
-            [Need("retry", requirement_of(it, ctx.labels), it.expected, frozenset(it.tried))],
-            hosts,
-            busy=load,
-        ).assignments[0]
+        a = place([need], hosts, busy=load).assignments[0]
     except NoMatchingHostError:
         return False
     if a.host in it.tried:

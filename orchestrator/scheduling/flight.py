@@ -27,7 +27,7 @@ from ..spec import GPU, Execution, HostSpec, Task
 from .plan import PlannedRun, expected_duration, task_key, task_requirement
 from .reporter import SILENT, Reporter
 
-__all__ = ["Flight", "Item", "Launch", "Reporter", "launch_planned", "requirement_of"]
+__all__ = ["Flight", "Item", "Launch", "Reporter", "launch_planned"]
 
 
 @dataclass
@@ -59,15 +59,8 @@ def start_order(items: list[Item]) -> list[Item]:
     return sorted(items, key=lambda it: (-work[it.run_id], run_first[it.run_id], first[id(it)]))
 
 
-def requirement_of(it: Item, labels: tuple[str, ...]) -> Requirement:
-    """What a task needs of a host (its image's backend and arch, the job's labels); of
-    each of its hosts for a multi-node task."""
-    return task_requirement(it.task, labels)
-
-
-Held = list[
-    tuple[str, "tuple[GPU, ...] | None"]
-]  # (host, the GPUs taken there; () a CPU slot) per node
+#: (host, the GPUs taken there; () a CPU slot) per node
+Held = list[tuple[str, "tuple[GPU, ...] | None"]]
 
 
 class Pool:
@@ -289,7 +282,7 @@ class Launch:
         names = [h.name for h in it.task.nodes] or [it.task.host.name]
         if blocked.intersection(names):
             return None
-        req = requirement_of(it, self.labels)
+        req = task_requirement(it.task, self.labels)
         held: Held = []
         for name in names:
             got = self.pools[name].take(req)

@@ -36,9 +36,8 @@ class Need:
     key: str
     req: Requirement
     duration: float = 60.0
-    exclude: frozenset[str] = (
-        frozenset()
-    )  # host names not to use (a retry after an infrastructure error)
+    # host names not to use (a retry after an infrastructure error)
+    exclude: frozenset[str] = frozenset()
     label: str = ""  # shown in errors (the image)
     nodes: int = 1  # hosts the task spans, all reserved at once (a gang)
 
@@ -128,14 +127,7 @@ class _Slots:
                     heapq.heappop(heap)
                     return [rid]
                 heapq.heapreplace(heap, (self.free[rid], pref, h, rid))
-        best: tuple[float, int, list[int]] | None = None
-        for h in hosts:
-            units = sorted(self.units(req, h), key=lambda rid: self.free[rid])[: req.gpus]
-            start = self.free[units[-1]]
-            if best is None or start < best[0]:
-                best = (start, h, units)
-        assert best is not None
-        return best[2]
+        return self.gang(req, hosts, 1)[0]  # several GPUs: the one host that frees them first
 
     def gang(self, req: Requirement, hosts: tuple[int, ...], nodes: int) -> list[list[int]]:
         """The units of the ``nodes`` hosts that can all start a gang soonest: per host the

@@ -129,9 +129,8 @@ def plan(
         for t in tasks
         if t.image.executor != "host"
     ]
-    if distinct and any(
-        n.nodes > 1 for n in needs
-    ):  # a cluster scheduler's nodes are distinct by name
+    # a cluster scheduler's nodes are distinct by name
+    if distinct and any(n.nodes > 1 for n in needs):
         distinct_addresses(hosts)
     by_name = {h.name: h for h in hosts}
     gpus: dict[str, tuple[tuple[int, ...], ...]] = {}

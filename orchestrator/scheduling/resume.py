@@ -13,9 +13,9 @@ from ..errors import InputError, ValorchError
 from ..executors.base import Executor
 from ..spec import BatchInfo, HostSpec, ImageSpec, Task
 from .dispatch import DEFAULT_RETRIES, dispatch, row_of
-from .flight import Item, Launch, requirement_of
+from .flight import Item, Launch
 from .placement import Need, place
-from .plan import PlannedRun, expected_duration, suite_checks, task_nodes
+from .plan import PlannedRun, expected_duration, suite_checks, task_nodes, task_requirement
 from .recorder import Recorder
 from .reporter import Reporter
 
@@ -57,7 +57,7 @@ def _replace(
         [
             Need(
                 str(i),
-                requirement_of(it, ctx.labels),
+                task_requirement(it.task, ctx.labels),
                 it.expected,
                 label=it.task.image.alias,
                 nodes=task_nodes(it.task.suite, it.task.checks),

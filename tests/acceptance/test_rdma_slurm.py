@@ -65,7 +65,7 @@ def test_the_opted_in_node_of_a_gang_gets_ipc_lock_and_memlock_and_the_other_non
     job = cluster.submit(
         "rdma", SlurmRequirement("cpu", nodes=2), argv, workdir, 120, after=sweep_argv(task, run_id)
     )
-    cluster.wait(job, timeout=300)
+    cluster.watch(job, queue_timeout=300, run_timeout=300)
     logs = {}
     for path in workdir.glob(f"slurm-{job}-*.err"):
         text = path.read_text(errors="replace")

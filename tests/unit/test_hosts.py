@@ -67,21 +67,22 @@ CPU_IMG = ImageSpec(alias="p", reference="valorch/test:pip-torch", backend="cpu"
 
 def test_rocm_device_options_on_described_host():
     opts = device_options("rocm", MI300)
-    assert opts["devices"] == [
+    assert opts["devices"] == (
         "/dev/kfd:/dev/kfd:rwm",
         "/dev/dri/renderD128:/dev/dri/renderD128:rwm",
         "/dev/dri/renderD129:/dev/dri/renderD129:rwm",
-    ]
-    assert opts["group_add"] == ["video", "109"]
-    assert opts["security_opt"] == ["seccomp=unconfined"]
+    )
+    assert opts["group_add"] == ("video", "109")
+    assert opts["security_opt"] == ("seccomp=unconfined",)
     pinned = device_options("rocm", MI300, gpus=(MI300.gpus[1],))
     assert "/dev/dri/renderD128:/dev/dri/renderD128:rwm" not in pinned["devices"]
 
 
 def test_cuda_device_requests_on_described_host():
-    opts = device_options("cuda", H100, gpus=(H100.gpus[1],))
-    (req,) = opts["device_requests"]
-    assert req["DeviceIDs"] == [H100.gpus[1].uuid] and req["Capabilities"] == [["gpu"]]
+    assert device_options("cuda", H100, gpus=(H100.gpus[1],))["gpu_ids"] == (H100.gpus[1].uuid,)
+    task = Task(image=CUDA_IMG, suite=SuiteRef(name="smoke"), host=H100, checks=())
+    (req,) = container_options(task, "run-1")["device_requests"]
+    assert req["DeviceIDs"] == [g.uuid for g in H100.gpus] and req["Capabilities"] == [["gpu"]]
 
 
 def test_cpu_gets_no_devices():

@@ -127,59 +127,44 @@ def run_script(tmp_path, text: str, env: dict[str, str]) -> subprocess.Completed
     )
 
 
-def test_batch_script_quotes_hostile_argv_and_env(tmp_path) -> None:
+def test_batch_script_quotes_hostile_argv(tmp_path) -> None:
     evil = "$(touch pwned); `touch pwned2` 'q' \"dq\" ; rm -rf / #"
-    text = batch_script(
-        ["printf", "%s|%s\n", evil, "$HOME"], {"VALORCH_X": evil}, stdout_path="out file.txt"
-    )
+    text = batch_script(["printf", "%s|%s\n", evil, "$HOME"])
     assert text.startswith("#!/bin/bash\n")
     proc = run_script(tmp_path, text + "", {})
     assert proc.returncode == 0, proc.stderr
-    assert (tmp_path / "out file.txt").read_text() == f"{evil}|$HOME\n"
+    assert (tmp_path / "valorch-7.stdout").read_text() == f"{evil}|$HOME\n"
     assert not (tmp_path / "pwned").exists() and not (tmp_path / "pwned2").exists()
-    # the env value arrives verbatim too
-    text = batch_script(["sh", "-c", 'printf %s "$VALORCH_X"'], {"VALORCH_X": evil})
-    assert run_script(tmp_path, text, {}).returncode == 0
-    assert (tmp_path / "valorch-7.stdout").read_text() == evil
 
 
 def test_batch_script_maps_slurm_gpus(tmp_path) -> None:
     text = batch_script(
-        ["sh", "-c", "echo $VALORCH_GPUS/$ROCR_VISIBLE_DEVICES/$CUDA_VISIBLE_DEVICES"],
-        {},
-        stdout_path="o",
+        ["sh", "-c", "echo $VALORCH_GPUS/$ROCR_VISIBLE_DEVICES/$CUDA_VISIBLE_DEVICES"]
     )
     run_script(tmp_path, text, {"SLURM_JOB_GPUS": "1,2"})
-    assert (tmp_path / "o").read_text() == "1,2/1,2/1,2\n"
+    assert (tmp_path / "valorch-7.stdout").read_text() == "1,2/1,2/1,2\n"
     # what Slurm sets itself is kept (device cgroups renumber from 0)
     run_script(
         tmp_path,
         text,
         {"SLURM_JOB_GPUS": "3", "ROCR_VISIBLE_DEVICES": "0", "CUDA_VISIBLE_DEVICES": "0"},
     )
-    assert (tmp_path / "o").read_text() == "3/0/0\n"
+    assert (tmp_path / "valorch-7.stdout").read_text() == "3/0/0\n"
     # a job step without SLURM_JOB_GPUS
     run_script(tmp_path, text, {"SLURM_STEP_GPUS": "5"})
-    assert (tmp_path / "o").read_text() == "5/5/5\n"
+    assert (tmp_path / "valorch-7.stdout").read_text() == "5/5/5\n"
     # no GPUs: nothing invented
     proc = run_script(tmp_path, text, {})
-    assert (tmp_path / "o").read_text() == "//\n" and "gpus=none" in proc.stderr
+    assert (tmp_path / "valorch-7.stdout").read_text() == "//\n" and "gpus=none" in proc.stderr
 
 
-def test_batch_script_refuses_bad_env_names_and_empty_command() -> None:
+def test_batch_script_refuses_an_empty_command() -> None:
     with pytest.raises(ValueError):
-        batch_script(["true"], {"A B": "x"})
-    with pytest.raises(ValueError):
-        batch_script(["true"], {"X;rm": "x"})
-    with pytest.raises(ValueError):
-        batch_script([], {})
+        batch_script([])
 
 
 def test_exit_code_propagates(tmp_path) -> None:
-    assert (
-        run_script(tmp_path, batch_script(["sh", "-c", "exit 3"], stdout_path="o"), {}).returncode
-        == 3
-    )
+    assert run_script(tmp_path, batch_script(["sh", "-c", "exit 3"]), {}).returncode == 3
 
 
 def test_run_slurm_errors_are_slurm_errors(tmp_path) -> None:

@@ -347,18 +347,16 @@ def test_workload_archive_ships_the_directory_without_caches(tmp_path):
     (tmp_path / "suite_dir" / "__pycache__" / "junk.pyc").write_bytes(b"\0")
     with tarfile.open(fileobj=io.BytesIO(workload_archive(task))) as tar:
         names = tar.getnames()
-    assert "valorch/workloads/suite_dir/test_a.py" in names and not any(
-        "__pycache__" in n for n in names
-    )
+    assert "workloads/suite_dir/test_a.py" in names and not any("__pycache__" in n for n in names)
     args = probe_args(task)
     assert json.loads(args[args.index("--declare") + 1])["pytest"]["path"] == "workloads/suite_dir"
     assert float(args[args.index("--deadline") + 1]) == 930  # the workload's own timeout + 30 s
 
 
-def test_archives_for_the_probe_root_hold_what_those_for_opt_hold_under_it(tmp_path):
-    """The docker executor copies into the probe's root itself (``top=""``), the Slurm step
-    into /opt: the same members, directories and bytes, one level up; the probe's volume
-    holds the package's files at its root, the same bytes again."""
+def test_archives_hold_the_workload_and_the_probe_directories_first(tmp_path):
+    """The docker executor copies a workload into the probe's root itself, its directories
+    before their files; the Slurm step copies the probe into /opt; the probe's volume holds
+    the package's files at its root, the same bytes again."""
     import io
     import tarfile
 
@@ -373,15 +371,13 @@ def test_archives_for_the_probe_root_hold_what_those_for_opt_hold_under_it(tmp_p
                 for m in tar.getmembers()
             ]
 
-    (for_opt,), (for_root,) = workload_archives(task), workload_archives(task, top="")
-    pairs = [(probe_archive(), probe_archive("")), (for_opt, for_root)]
-    for opt, root in pairs:
-        moved = [(n[len("valorch/") :], d, b) for n, d, b in members(opt) if n != "valorch"]
-        assert members(root) == moved
+    (for_root,) = workload_archives(task)
     names = [n for n, _, _ in members(for_root)]
+    assert names[0] == "workloads"
     assert names.index("workloads/suite_dir/sub") < names.index("workloads/suite_dir/sub/test_b.py")
     package, digest = probe_package()
-    in_root = [(n[len("valorch_probe/") :], b) for n, d, b in members(probe_archive("")) if not d]
+    prefix = "valorch/valorch_probe/"
+    in_root = [(n[len(prefix) :], b) for n, d, b in members(probe_archive()) if not d]
     assert [(n, b) for n, d, b in members(package) if not d] == in_root
     assert any(n.startswith("checks/") for n, _ in in_root) and len(digest) == 64
     assert (

@@ -35,7 +35,6 @@ if TYPE_CHECKING:
     from ...spec import Backend
 
 FEATURE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
-ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 CUDA_CC = re.compile(r"^(\d+)\.(\d+)$")
 
 TERMINAL = frozenset(
@@ -212,15 +211,9 @@ echo "valorch: rendezvous $VALORCH_MASTER_ADDR:$VALORCH_MASTER_PORT nodes=$SLURM
 """
 
 
-def batch_script(
-    command_argv: Sequence[str],
-    env: Mapping[str, str] | None = None,
-    stdout_path: str | None = None,
-    prelude: str = "",
-    after: Sequence[str] = (),
-) -> str:
-    """A bash batch script running ``command_argv`` with its stdout in ``stdout_path``
-    (default ``valorch-<jobid>.stdout`` in the job's directory). ``VALORCH_GPUS`` gets the
+def batch_script(command_argv: Sequence[str], prelude: str = "", after: Sequence[str] = ()) -> str:
+    """A bash batch script running ``command_argv`` with its stdout in
+    ``valorch-<jobid>.stdout`` in the job's directory. ``VALORCH_GPUS`` gets the
     allocation's GPU indices as Slurm numbers them on the node (``SLURM_JOB_GPUS``, or
     ``SLURM_STEP_GPUS`` inside a step); the runtime variables Slurm sets itself
     (``ROCR_VISIBLE_DEVICES``, ``CUDA_VISIBLE_DEVICES``) are kept, and filled from those
@@ -238,11 +231,7 @@ def batch_script(
         '  export CUDA_VISIBLE_DEVICES="${CUDA_VISIBLE_DEVICES:-$gpus}"',
         "fi",
     ]
-    for key, value in (env or {}).items():
-        if not ENV_NAME.match(key):
-            raise ValueError(f"{key!r} is not a valid environment variable name")
-        lines.append(f"export {key}={shlex.quote(str(value))}")
-    out = shlex.quote(stdout_path) if stdout_path else '"valorch-${SLURM_JOB_ID}.stdout"'
+    out = '"valorch-${SLURM_JOB_ID}.stdout"'
     if prelude:  # constant text (GANG_PRELUDE), never anything of a task
         lines.append(prelude.strip("\n"))
     lines.append(
@@ -311,25 +300,23 @@ class SlurmCluster:
         env = {**os.environ, "SLURM_CONF": self.conf} if self.conf else None
         return run_slurm(argv, timeout=self.timeout, env=env, check=check)
 
+    def sinfo(self, *args: str) -> str:
+        """``sinfo -h`` over the partition (or the whole cluster)."""
+        part = [f"--partition={self.partition}"] if self.partition else []
+        return self._run("sinfo", "-h", *args, *part).stdout
+
     def features(self) -> frozenset[str]:
         """Every node feature of the partition (or the whole cluster)."""
-        argv = ["sinfo", "-h", "-o", "%f"] + (
-            [f"--partition={self.partition}"] if self.partition else []
-        )
-        out = self._run(*argv).stdout
+        out = self.sinfo("-o", "%f")
         return frozenset(f for line in out.split() for f in line.split(",") if f and f != "(null)")
 
-    # sbatch's own options, each a keyword its callers name: a wrapper object would only
-    # rename them
-    def submit(  # noqa: PLR0913
+    def submit(
         self,
         task_name: str,
         requirement: SlurmRequirement,
         command_argv: Sequence[str],
         workdir: str | Path,
         deadline_s: float,
-        env: Mapping[str, str] | None = None,
-        stdout_path: str | None = None,
         check_features: bool = True,
         after: Sequence[str] = (),
     ) -> str:
@@ -342,13 +329,7 @@ class SlurmCluster:
         )
         with os.fdopen(fd, "w") as fh:
             fh.write(
-                batch_script(
-                    command_argv,
-                    env,
-                    stdout_path,
-                    GANG_PRELUDE if requirement.nodes > 1 else "",
-                    after,
-                )
+                batch_script(command_argv, GANG_PRELUDE if requirement.nodes > 1 else "", after)
             )
         argv = sbatch_argv(
             task_name,
@@ -404,13 +385,6 @@ class SlurmCluster:
     def cancel(self, job_id: str) -> None:
         self._run("scancel", str(job_id))
 
-    def wait(self, job_id: str, timeout: float, poll: float = 0.5) -> str:
-        """Block until the job ends; returns its final state. Raises
-        :class:`SlurmUnmatched` as soon as it pends for a reason that cannot go
-        away, :class:`SlurmError` when ``timeout`` passes (the job is left alone:
-        the caller decides whether to cancel)."""
-        return self.watch(job_id, queue_timeout=timeout, run_timeout=timeout, poll=poll, total=True)
-
     def watch(
         self,
         job_id: str,
@@ -419,13 +393,12 @@ class SlurmCluster:
         run_timeout: float,
         poll: float = 0.5,
         on_tick: Callable[[str], None] | None = None,
-        total: bool = False,
     ) -> str:
         """The one polling loop over a job: returns its final state, calling ``on_tick(state)``
         on every poll (and once more at the end) so a caller can follow the job's output.
         A job pending for a reason that cannot go away is :class:`SlurmUnmatched`; one pending
-        longer than ``queue_timeout``, or running longer than ``run_timeout`` (or both together
-        longer than ``queue_timeout`` with ``total``), is :class:`SlurmError`."""
+        longer than ``queue_timeout``, or running longer than ``run_timeout``, is
+        :class:`SlurmError` (the job is left alone: the caller decides whether to cancel)."""
         queued = time.monotonic()
         started: float | None = None
         self.timings: dict[str, float] = {}
@@ -450,8 +423,6 @@ class SlurmCluster:
             if state in TERMINAL:
                 self.timings["run_s"] = now - (started or now)
                 return state
-            if total and now - queued > queue_timeout:
-                raise SlurmError(f"Slurm job {job_id} still {state} after {queue_timeout:g} s")
             if started is not None and now - started > run_timeout:
                 raise SlurmError(
                     f"Slurm job {job_id} still {state} {run_timeout:g} s after it started"

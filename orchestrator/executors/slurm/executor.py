@@ -32,13 +32,13 @@ from pathlib import Path
 from typing import Any
 
 from ...spec import Execution, Task
-from ..base import PROBE_PACKAGE, overall_timeout, probe_archive, probe_args
-from ..container import RDMA_CAPS, RDMA_ULIMITS, task_container
+from ..base import overall_timeout, probe_archive, probe_args
+from ..container import RDMA_CAPS, RDMA_ULIMITS, probe_command, task_container
 from ..gang import GRACE_S, collective_timeout
 from ..transcript import Transcript, complete, conclude, vetted
 from .client import SlurmCluster, SlurmError, SlurmRequirement, SlurmUnmatched
 from .gang import follow_gang
-from .joblog import digest_of, feed, job_failure, last_lines, parse_job_log, read_log
+from .joblog import digest_of, exit_of, feed, job_failure, last_lines, parse_job_log, read_log
 
 SETUP_ALLOWANCE = 120.0  # seconds for docker create/cp/rm around the probe's own deadline
 QUEUE_TIMEOUT = 6 * 3600.0  # seconds a job may wait for resources before it is cancelled
@@ -212,10 +212,7 @@ def step_argv(
         str(len(ropts)),
         *ropts,
         task.image.reference,
-        "python3",
-        "-m",
-        PROBE_PACKAGE,
-        *probe_args(task),
+        *probe_command(*probe_args(task)),
     ]
     if not task.nodes:
         return step
@@ -321,17 +318,17 @@ class SlurmExecutor:
         if on_started is not None:
             on_started()
         if task.nodes:
-            return follow_gang(self, task, job, workdir, limit, timings, on_result, t0)
+            return follow_gang(self._watch, task, job, workdir, limit, timings, on_result, t0)
         transcript = Transcript(on_result=on_result)
+        out_path, offset = workdir / f"valorch-{job}.stdout", 0
+
+        def tick(state: str) -> None:
+            nonlocal offset
+            offset = feed(out_path, offset, transcript)
+
         try:
-            state = self._follow(job, workdir, transcript, limit, timings)
-        except KeyboardInterrupt:
-            self._cancel(job)
-            raise
-        except (
-            SlurmError
-        ) as exc:  # includes SlurmUnmatched (pending for a reason that cannot go away)
-            self._cancel(job)
+            state = self._watch(job, limit, timings, tick)
+        except SlurmError as exc:  # SlurmUnmatched too: pending for a reason that cannot go away
             prefix = "unmatched on Slurm" if isinstance(exc, SlurmUnmatched) else "Slurm"
             return job_failure(
                 task, f"{prefix}: {exc}", timings, {"job_id": job, "workdir": str(workdir)}
@@ -340,7 +337,7 @@ class SlurmExecutor:
         timings["total_s"] = time.perf_counter() - t0
         log = read_log(workdir / f"slurm-{job}.out")
         info = {"job_id": job, "state": state, "workdir": str(workdir), **parse_job_log(log)}
-        exit_code = int(info["exit"]) if str(info.get("exit", "")).lstrip("-").isdigit() else None
+        exit_code = exit_of(info)
         digest = digest_of(info.get("image"))
         tail = log[-8000:]
         if exit_code is None and state not in ("TIMEOUT", "DEADLINE"):
@@ -364,36 +361,25 @@ class SlurmExecutor:
         )
         return execution.model_copy(update={"timings": timings, "image_digest": digest})
 
-    def _follow(
-        self,
-        job: str,
-        workdir: Path,
-        transcript: Transcript,
-        limit: float,
-        timings: dict[str, float],
+    def _watch(
+        self, job: str, limit: float, timings: dict[str, float], tick: Callable[[str], None]
     ) -> str:
-        """Follow the job to its end (the cluster's one polling loop), feeding its stdout
-        file to the transcript as it grows."""
-        out_path = workdir / f"valorch-{job}.stdout"
-        offset = 0
-
-        def tick(state: str) -> None:
-            nonlocal offset
-            offset = feed(out_path, offset, transcript)
-
-        state = self.cluster.watch(
-            job,
-            queue_timeout=self.queue_timeout,
-            run_timeout=limit + 120,
-            poll=self.poll,
-            on_tick=tick,
-        )
+        """Follow the job to its end (the cluster's one polling loop), ``tick`` on every poll
+        to read its output as it grows; interrupted or failed (SlurmError), it is cancelled."""
+        try:
+            state = self.cluster.watch(
+                job,
+                queue_timeout=self.queue_timeout,
+                run_timeout=limit + 120,
+                poll=self.poll,
+                on_tick=tick,
+            )
+        except (KeyboardInterrupt, SlurmError):
+            with contextlib.suppress(SlurmError):
+                self.cluster.cancel(job)
+            raise
         timings.update(self.cluster.timings)
         return state
-
-    def _cancel(self, job: str) -> None:
-        with contextlib.suppress(SlurmError):
-            self.cluster.cancel(job)
 
 
 def default_spool() -> Path:

@@ -16,28 +16,17 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from ...spec import Execution, HostSpec, Task
 from .. import gang
 from ..transcript import Transcript, conclude
-from .client import SlurmCluster, SlurmError
-from .joblog import digest_of, feed, job_failure, parse_job_log, read_log
-
-
-class SlurmExecutor(Protocol):
-    """What following a gang asks of its executor (``executor.SlurmExecutor``, which imports
-    this module)."""
-
-    cluster: SlurmCluster
-    queue_timeout: float
-    poll: float
-
-    def _cancel(self, job: str) -> None: ...
+from .client import SlurmError
+from .joblog import digest_of, exit_of, feed, job_failure, parse_job_log, read_log
 
 
 def follow_gang(
-    executor: SlurmExecutor,
+    watch: Callable[[str, float, dict[str, float], Callable[[str], None]], str],
     task: Task,
     job: str,
     workdir: Path,
@@ -55,19 +44,8 @@ def follow_gang(
             offsets[r] = feed(workdir / f"valorch-{job}-{r}.stdout", offsets[r], transcripts[r])
 
     try:
-        state = executor.cluster.watch(
-            job,
-            queue_timeout=executor.queue_timeout,
-            run_timeout=limit + 120,
-            poll=executor.poll,
-            on_tick=tick,
-        )
-        timings.update(executor.cluster.timings)
-    except KeyboardInterrupt:
-        executor._cancel(job)
-        raise
+        state = watch(job, limit, timings, tick)
     except SlurmError as exc:
-        executor._cancel(job)
         return job_failure(task, f"Slurm: {exc}", timings, {"job_id": job, "workdir": str(workdir)})
     tick(state)
     for t in transcripts:
@@ -128,10 +106,7 @@ class _Ended:
         stopped = {int(m) for m in re.findall(r"task (\d+): Killed", self.job_log)} | {
             r for r in range(n) if "valorch-step: signal" in self.logs[r]
         }
-        codes = tuple(
-            int(i["exit"]) if str(i.get("exit", "")).lstrip("-").isdigit() else None
-            for i in self.infos
-        )
+        codes = tuple(exit_of(i) for i in self.infos)
         died = {r for r in range(n) if r not in stopped and codes[r] not in (0, None)} | {
             r for r in range(n) if r not in stopped and codes[r] is None and not timed_out
         }

@@ -28,6 +28,11 @@ def parse_job_log(text: str) -> dict[str, Any]:
     return info
 
 
+def exit_of(info: dict[str, Any]) -> int | None:
+    """The container's exit code the step logged, or None."""
+    return int(info["exit"]) if str(info.get("exit", "")).lstrip("-").isdigit() else None
+
+
 def feed(path: Path, offset: int, transcript: Transcript) -> int:
     try:
         with path.open("rb") as fh:

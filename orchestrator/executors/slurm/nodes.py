@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import os
 import re
 
 from ...spec import GPU, HostSpec, vendor_of
-from .client import SlurmCluster, SlurmError, run_slurm
+from .client import SlurmCluster, SlurmError
 
 ARCH_FEATURE = re.compile(r"^(gfx[0-9a-f]+|sm_[0-9]+)$")
 #: The node feature (slurm.conf ``Features=``) by which a cluster's administrator opts a node
@@ -79,11 +78,7 @@ def _gpu_gres(text: str) -> list[tuple[str | None, int]]:
 
 
 def cluster_hosts(cluster: SlurmCluster) -> tuple[HostSpec, ...]:
-    argv = ["sinfo", "-h", "-N", "-o", "%N|%f|%G"] + (
-        [f"--partition={cluster.partition}"] if cluster.partition else []
-    )
-    env = {**os.environ, "SLURM_CONF": cluster.conf} if cluster.conf else None
-    hosts = hosts_from_sinfo(run_slurm(argv, timeout=cluster.timeout, env=env).stdout)
+    hosts = hosts_from_sinfo(cluster.sinfo("-N", "-o", "%N|%f|%G"))
     if not hosts:
         raise SlurmError(
             f"sinfo lists no node{' in partition ' + cluster.partition if cluster.partition else ''}",

@@ -139,24 +139,19 @@ def node_affinity(
 
 def probe_files() -> dict[str, str]:
     """ConfigMap keys (no '/') → file contents; :func:`probe_items` maps keys back to paths."""
-    return {
-        _key(p.relative_to(PROBE_DIR).as_posix()): p.read_text(encoding="utf-8")
-        for p in sorted(PROBE_DIR.rglob("*.py"))
-    }
+    return {_key(rel): (PROBE_DIR / rel).read_text(encoding="utf-8") for rel in _probe_paths()}
+
+
+def probe_items() -> list[dict[str, str]]:
+    return [{"key": _key(rel), "path": rel} for rel in _probe_paths()]
+
+
+def _probe_paths() -> list[str]:
+    return [p.relative_to(PROBE_DIR).as_posix() for p in sorted(PROBE_DIR.rglob("*.py"))]
 
 
 def _key(rel: str) -> str:
     return rel.replace("/", "__")
-
-
-def probe_items() -> list[dict[str, str]]:
-    return [
-        {
-            "key": _key(p.relative_to(PROBE_DIR).as_posix()),
-            "path": p.relative_to(PROBE_DIR).as_posix(),
-        }
-        for p in sorted(PROBE_DIR.rglob("*.py"))
-    ]
 
 
 def configmap_manifest(name: str, namespace: str, task: Task, run_id: str) -> dict[str, Any]:
@@ -309,38 +304,70 @@ class KubernetesExecutor:
         on_result: Callable[[Any], None] | None = None,
         on_started: Callable[[], None] | None = None,
     ) -> Execution:
+        """The ConfigMap and the Job, the pod's log followed; a multi-node task also gets a
+        headless Service and an Indexed Job of N pods (``gang``), every pod's log followed,
+        the ranks merged. Whatever was made is deleted, also when interrupted or failed."""
         from kubernetes.client.exceptions import ApiException
+
+        from orchestrator.ext.k8s import gang as kg
 
         client = self._client()
         core, batch = client.CoreV1Api(self._api), client.BatchV1Api(self._api)
         name = object_name(task.image.alias, task.suite.name, run_id)
-        if task.nodes:
-            return self._execute_gang(core, batch, task, run_id, name, on_result, on_started)
         t0 = time.perf_counter()
         transcript = Transcript(on_result=on_result)
-        created = False
+        made: set[str] = set()
         try:
             configmap = configmap_manifest(name, self.namespace, task, run_id)
             self._create(core.create_namespaced_config_map, configmap, "V1ConfigMap")
-            job = job_manifest(task, run_id, name, self.namespace, name, self.node_labels)
+            if task.nodes:
+                service = kg.service_manifest(name, self.namespace, labels(task, run_id))
+                self._create(core.create_namespaced_service, service, "V1Service")
+                made.add("service")
+            job = job_manifest(
+                task,
+                run_id,
+                name,
+                self.namespace,
+                name,
+                self.node_labels,
+                gpus=(task.suite.gpus_per_node or 1) if task.nodes else 1,
+                rdma_resource=self.rdma_resource,  # rdma_grant: a multi-node GPU task only
+            )
+            if task.nodes:
+                job = kg.gang_job(job, task, name, self.namespace)
             self._create(batch.create_namespaced_job, job, "V1Job")
-            created = True
+            made.add("job")
             if on_started is not None:
                 on_started()
-            pod = self._wait_for_pod(core, name)
-            stream = core.read_namespaced_pod_log(
-                pod, self.namespace, container="probe", follow=True, _preload_content=False
-            )
-            for chunk in stream.stream(64 * 1024):
-                transcript.feed(chunk)
-            transcript.close()
-            exit_code, reason = self._outcome(core, batch, name, pod)
+            if task.nodes:
+                runs = kg.follow(
+                    core,
+                    self.namespace,
+                    name,
+                    task,
+                    on_result,
+                    lambda j: self._wait_for_pod(core, j),
+                    self.poll,
+                    overall_timeout(task) + self.schedule_timeout,
+                )
+            else:
+                pod = self._wait_for_pod(core, name)
+                kg.read_log(core, self.namespace, pod, transcript)
+                transcript.close()
+                status = batch.read_namespaced_job_status(name, self.namespace).status
+                failed = (c.reason for c in status.conditions or () if c.type == "Failed")
+                reason = next(failed, None)
+                exit_code = kg.exit_code(core, self.namespace, pod)
         except NoMatchingHostError as exc:
             return infrastructure_failure(task, f"unmatched on Kubernetes: {exc.message}")
         except (ApiException, InfrastructureError) as exc:
             return infrastructure_failure(task, f"Kubernetes: {str(exc)[:500]}")
         finally:  # interrupted, failed or done: the objects it made go
-            self._delete(core, batch, name, created)
+            self._delete(core, batch, name, made)
+        timings = {"timings": {"total_s": time.perf_counter() - t0}}
+        if task.nodes:
+            return kg.merged(task, runs, name, self.namespace).model_copy(update=timings)
         killed = (
             "the Job passed its activeDeadlineSeconds" if reason == "DeadlineExceeded" else None
         )
@@ -351,77 +378,7 @@ class KubernetesExecutor:
             killed=killed,
             kubernetes={"job": name, "namespace": self.namespace, "pod": pod},
         )
-        return execution.model_copy(
-            update={"timings": {"total_s": time.perf_counter() - t0}, "exit_code": exit_code}
-        )
-
-    def _execute_gang(
-        self,
-        core: Any,
-        batch: Any,
-        task: Task,
-        run_id: str,
-        name: str,
-        on_result: Callable[[Any], None] | None,
-        on_started: Callable[[], None] | None,
-    ) -> Execution:
-        """A multi-node task: the ConfigMap, a headless Service and an Indexed Job of N pods
-        (``kubernetes_gang``), every pod's log followed, the ranks merged, all deleted."""
-        from kubernetes.client.exceptions import ApiException
-
-        from orchestrator.ext.k8s import gang as kg
-
-        t0 = time.perf_counter()
-        made: list[str] = []
-        try:
-            configmap = configmap_manifest(name, self.namespace, task, run_id)
-            self._create(core.create_namespaced_config_map, configmap, "V1ConfigMap")
-            made.append("configmap")
-            service = kg.service_manifest(name, self.namespace, labels(task, run_id))
-            self._create(core.create_namespaced_service, service, "V1Service")
-            made.append("service")
-            job = job_manifest(
-                task,
-                run_id,
-                name,
-                self.namespace,
-                name,
-                self.node_labels,
-                gpus=task.suite.gpus_per_node or 1,
-                rdma_resource=self.rdma_resource,
-            )
-            self._create(
-                batch.create_namespaced_job, kg.gang_job(job, task, name, self.namespace), "V1Job"
-            )
-            made.append("job")
-            if on_started is not None:
-                on_started()
-            runs = kg.follow(
-                core,
-                self.namespace,
-                name,
-                task,
-                on_result,
-                lambda j: self._wait_for_pod(core, j),
-                self.poll,
-                overall_timeout(task) + self.schedule_timeout,
-            )
-        except NoMatchingHostError as exc:
-            return infrastructure_failure(task, f"unmatched on Kubernetes: {exc.message}")
-        except (ApiException, InfrastructureError) as exc:
-            return infrastructure_failure(task, f"Kubernetes: {str(exc)[:500]}")
-        finally:  # interrupted, failed or done: the objects it made go
-            self._delete_gang(core, batch, name, made)
-        execution = kg.merged(task, runs, name, self.namespace)
-        return execution.model_copy(update={"timings": {"total_s": time.perf_counter() - t0}})
-
-    def _delete_gang(self, core: Any, batch: Any, name: str, made: list[str]) -> None:
-        from kubernetes.client.exceptions import ApiException
-
-        self._delete(core, batch, name, "job" in made)
-        if "service" in made:
-            with contextlib.suppress(ApiException):
-                core.delete_namespaced_service(name, self.namespace)
+        return execution.model_copy(update={**timings, "exit_code": exit_code})
 
     def _wait_for_pod(self, core: Any, job: str) -> str:
         """The Job's pod once it runs (or has ended); an unschedulable pod is unmatched."""
@@ -446,13 +403,6 @@ class KubernetesExecutor:
                 )
             time.sleep(self.poll)
 
-    def _outcome(self, core: Any, batch: Any, job: str, pod: str) -> tuple[int | None, str | None]:
-        status = batch.read_namespaced_job_status(job, self.namespace).status
-        reason = next((c.reason for c in status.conditions or () if c.type == "Failed"), None)
-        state = core.read_namespaced_pod(pod, self.namespace).status.container_statuses or []
-        term = state[0].state.terminated if state else None
-        return (term.exit_code if term else None), reason
-
     def _create(self, create: Callable[..., Any], manifest: dict[str, Any], kind: str) -> None:
         """Create an object in the namespace from its manifest, as the client's model (``V1Job``,
         ``V1ConfigMap``): what the API calls take."""
@@ -460,14 +410,16 @@ class KubernetesExecutor:
             self.namespace, self._api.deserialize(json.dumps(manifest), kind, "application/json")
         )
 
-    def _delete(self, core: Any, batch: Any, name: str, job_created: bool) -> None:
+    def _delete(self, core: Any, batch: Any, name: str, made: set[str]) -> None:
         from kubernetes.client.exceptions import ApiException
 
         for call, created in (
-            (batch.delete_namespaced_job, job_created),
+            (batch.delete_namespaced_job, "job" in made),
             (core.delete_namespaced_config_map, True),
         ):
-            if not created:
-                continue
+            if created:
+                with contextlib.suppress(ApiException):
+                    call(name, self.namespace, propagation_policy="Background")
+        if "service" in made:
             with contextlib.suppress(ApiException):
-                call(name, self.namespace, propagation_policy="Background")
+                core.delete_namespaced_service(name, self.namespace)

@@ -101,18 +101,12 @@ def follow(
                 pods[int(idx)] = p
         time.sleep(poll if len(pods) < n else 0)
 
-    def read(rank: int) -> None:
-        stream = core.read_namespaced_pod_log(
-            pods[rank].metadata.name,
-            namespace,
-            container="probe",
-            follow=True,
-            _preload_content=False,
+    threads = [
+        threading.Thread(
+            target=read_log, args=(core, namespace, p.metadata.name, transcripts[r]), daemon=True
         )
-        for chunk in stream.stream(64 * 1024):
-            transcripts[rank].feed(chunk)
-
-    threads = [threading.Thread(target=read, args=(r,), daemon=True) for r in pods]
+        for r, p in pods.items()
+    ]
     for t in threads:
         t.start()
     for t in threads:
@@ -122,15 +116,7 @@ def follow(
         transcripts[r].close()
         p = pods.get(r)
         node = (p.spec.node_name if p is not None else None) or f"pod-{r}"
-        status = (
-            core.read_namespaced_pod(p.metadata.name, namespace).status if p is not None else None
-        )
-        term = (
-            status.container_statuses[0].state.terminated
-            if status and status.container_statuses
-            else None
-        )
-        code = term.exit_code if term else None
+        code = exit_code(core, namespace, p.metadata.name) if p is not None else None
         fault, why = None, ""
         if p is None:
             fault, why = "hung", "its pod never ran"
@@ -146,6 +132,22 @@ def follow(
             gang.NodeRun(r, HostSpec(name=node, endpoint=f"k8s://{node}"), execution, fault, why)
         )
     return runs
+
+
+def read_log(core: Any, namespace: str, pod: str, transcript: Transcript) -> None:
+    """The probe container's log of ``pod``, followed to its end, into ``transcript``."""
+    stream = core.read_namespaced_pod_log(
+        pod, namespace, container="probe", follow=True, _preload_content=False
+    )
+    for chunk in stream.stream(64 * 1024):
+        transcript.feed(chunk)
+
+
+def exit_code(core: Any, namespace: str, pod: str) -> int | None:
+    """The exit code of ``pod``'s probe container; None while it has not ended."""
+    state = core.read_namespaced_pod(pod, namespace).status.container_statuses or []
+    term = state[0].state.terminated if state else None
+    return term.exit_code if term else None
 
 
 def merged(task: Task, runs: list[gang.NodeRun], name: str, namespace: str) -> Execution:
