@@ -153,14 +153,11 @@ class ImageInventory:
     components: dict[str, str]
 
 
-def _found(lib: Library, components: dict[str, str]) -> tuple[str, str] | None:
-    return next(((key, components[key]) for key in lib.keys if components.get(key)), None)
-
-
 def library_cell(lib: Library, image: ImageInventory, published: str | None = None) -> TCell:
     """The measured version; with ``published`` (what the image's ROCm release publishes for
     the library, images import-releases) that version beside it."""
-    found = _found(lib, image.components) if image.run_id else None
+    have = image.components if image.run_id else {}
+    found = next(((key, have[key]) for key in lib.keys if have.get(key)), None)
     if found is not None and image.run_id:
         key, text = found  # a version, no badge
         note = f"inventory component {key}"

@@ -89,14 +89,10 @@ def badge(status: str, word: str | None = None) -> Markup:
     return Markup(f'<span class="badge {t}" data-status="{escape(status)}">{escape(text)}</span>')
 
 
-def strip_emoji(text: str) -> str:
-    return EMOJI.sub("", text).strip()
-
-
 def cell_html(text: str, verdict: str) -> Markup:
     """A matrix cell: the badge alone where the text only repeated the verdict with a
     symbol, else the text (symbols removed) followed by the badge."""
-    plain = strip_emoji(text)
+    plain = EMOJI.sub("", text).strip()
     if not verdict:
         return escape(plain)
     if plain in ("", verdict, "—", WORD.get(verdict)):
