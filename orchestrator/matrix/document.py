@@ -17,12 +17,10 @@ class TCell:
     statuses: tuple[str, ...] = ()
     runs: tuple[str, ...] = ()
     note: str = ""  # e.g. "catalog says 2.4.0, image has 2.5.1"
-    when: str = (
-        ""  # YYYY-MM-DD of the evidence behind the cell ("" where the cell is not a measurement)
-    )
-    flags: tuple[
-        str, ...
-    ] = ()  # stale, previous-digest, cpu-only, newer-inconclusive (matrix.evidence)
+    # YYYY-MM-DD of the evidence behind the cell ("" where the cell is not a measurement)
+    when: str = ""
+    # stale, previous-digest, cpu-only, newer-inconclusive (matrix.evidence)
+    flags: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -57,10 +55,6 @@ class Document:
     header: Header
     table: Table
     params: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def headers(self) -> tuple[str, ...]:
-        return (*self.table.label_headers, *self.table.columns)
 
     def to_dict(self) -> dict[str, Any]:
         t = self.table

@@ -39,11 +39,8 @@ from .model import GPU_BACKENDS, Observation, verdict
 
 SPECIAL_JOBS = ("adhoc", "bisect")
 NO_VERDICT_JOBS = ("inventory",)  # store/inventory_queries.JOB: components only
-NOT_FINAL = (
-    "error",
-    "skip",
-    "missing",
-)  # skip is final where the whole suite ran (deliberately not run)
+# skip is final where the whole suite ran (deliberately not run)
+NOT_FINAL = ("error", "skip", "missing")
 CPU_ONLY_CLASS = "cpu only"
 LOOKBACK = 16  # runs read past the settled point for checks that have no final verdict yet
 
@@ -155,9 +152,8 @@ class EnvWalk:
         self._final: dict[str, _Chosen] = {}
         self._newer: dict[str, _Chosen] = {}  # the newest not-final evidence above the final one
         self._order: list[list[str]] = []  # per run read, newest first: its checks in storage order
-        self.values: dict[
-            tuple[str, str], str
-        ] = {}  # (run id, check) → measured version (version rows)
+        # (run id, check) → measured version (version rows)
+        self.values: dict[tuple[str, str], str] = {}
 
     @property
     def pending(self) -> set[str]:

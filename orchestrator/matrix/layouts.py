@@ -217,20 +217,14 @@ def tiers_table(
             f"{count(t.crashes, 'crash or timeout', 'crashes or timeouts')}; {count(len(images), 'image')} on {', '.join(hosts)}"
             + (f"; {t.short}" if t.short else "")
         )
+        # a tier named "unsupported" is not the status unsupported (not installed)
+        verdict = "unsupported-tier" if t.tier == "unsupported" else t.tier
         body.append(
             TRow(
                 t.group,
                 (t.group,),
                 (
-                    # a tier named "unsupported" is not the status unsupported (not installed)
-                    TCell(
-                        t.tier,
-                        "unsupported-tier" if t.tier == "unsupported" else t.tier,
-                        (),
-                        t.runs,
-                        "",
-                        when,
-                    ),
+                    TCell(t.tier, verdict, (), t.runs, "", when),
                     TCell(suites or "no check with a verdict", "", (), t.runs),
                     TCell(notes, "", (), t.runs, ", ".join(images)),
                 ),

@@ -21,273 +21,128 @@ class Library:
     keys: tuple[str, ...]  # inventory components that name its version, best first
 
 
-def _lib(name: str, backends: str, purpose: str, used_in: str, *keys: str) -> Library:
-    return Library(name, tuple(backends.split()), purpose, used_in, keys)
+# the seed's rows (rocm-pytorch-compatibility.rst), then their CUDA counterparts: each as
+# "name | backends | keys" (Library's fields), then its purpose and what uses it, indented
+_TABLE = """
+ROCm | rocm | rocm deb:rocm-core
+    The ROCm release the libraries come from.
+    Every GPU operation.
+HIP runtime | rocm | hip deb:hip-runtime-amd pytorch.hip
+    Runs kernels and manages device memory.
+    Every GPU operation.
+Composable Kernel | rocm | composable_kernel deb:composablekernel-dev
+    Fast GEMM, convolution and transformation kernels.
+    torch.matmul, torch.bmm, torch.nn.Conv2d/Conv3d, torch.nn.MultiheadAttention.
+hipBLAS | rocm | hipblas deb:hipblas
+    GPU-accelerated BLAS for matrix and vector operations.
+    Matrix products, matrix-vector products, tensor contractions.
+hipBLASLt | rocm | hipblaslt deb:hipblaslt
+    BLAS extension with fused epilogues and integer tensor cores.
+    torch.matmul, torch.mm and the GEMMs of linear and convolutional layers.
+rocBLAS | rocm | rocblas deb:rocblas
+    The BLAS implementation behind hipBLAS.
+    Dense and batched linear algebra.
+hipCUB | rocm | hipcub deb:hipcub-dev
+    Parallel reduction, scan, sort and select.
+    torch.sum, torch.cumsum, torch.sort, torch.topk.
+hipFFT | rocm | hipfft deb:hipfft
+    Fast Fourier transforms on the GPU.
+    torch.fft.*, torchaudio transforms.
+hipRAND | rocm | hiprand deb:hiprand
+    Random number generation on the GPU.
+    torch.rand, torch.randn, dropout.
+hipSOLVER | rocm | hipsolver deb:hipsolver
+    Dense linear solvers and decompositions.
+    torch.linalg.solve, svd, eig.
+rocSOLVER | rocm | rocsolver deb:rocsolver
+    The LAPACK implementation behind hipSOLVER.
+    torch.linalg.*.
+hipSPARSE | rocm | hipsparse deb:hipsparse
+    Sparse matrix operations.
+    torch.sparse.mm and sparse tensors.
+hipSPARSELt | rocm | hipsparselt deb:hipsparselt
+    Structured (2:4) sparse matrix products.
+    torch.sparse.to_sparse_semi_structured.
+hipTensor | rocm | hiptensor deb:hiptensor
+    Tensor contractions and permutations.
+    Contractions in custom operators.
+MIOpen | rocm | miopen deb:miopen-hip pytorch.built_with.miopen
+    Deep learning primitives: convolution, normalisation, RNN.
+    torch.nn.Conv*, BatchNorm, LSTM, torch.backends.cudnn flags.
+MIGraphX | rocm | migraphx deb:migraphx
+    Graph optimisation and inference.
+    torch_migraphx, ONNX inference.
+MIVisionX | rocm | mivisionx deb:mivisionx
+    Computer vision and inference (OpenVX).
+    Data pipelines with rocAL.
+rocAL | rocm | rocal deb:rocal
+    Data loading and augmentation on the GPU.
+    Image and video data pipelines.
+RCCL | rocm | rccl deb:rccl pytorch.built_with.rccl
+    Collective communication between GPUs.
+    torch.distributed with the nccl backend.
+rocDecode | rocm | rocdecode deb:rocdecode
+    Video decoding on the GPU.
+    torchvision.io video decoding.
+rocJPEG | rocm | rocjpeg deb:rocjpeg
+    JPEG decoding on the GPU.
+    torchvision.io.decode_jpeg on the device.
+RPP | rocm | rpp deb:rpp
+    Image, audio and signal processing primitives.
+    rocAL pipelines.
+rocThrust | rocm | rocthrust deb:rocthrust-dev
+    Parallel algorithms (Thrust).
+    Sort, scan and reductions in extensions.
+rocWMMA | rocm | rocwmma deb:rocwmma-dev
+    Matrix multiply-accumulate with matrix cores.
+    Mixed-precision GEMM kernels.
+MAGMA | rocm cuda | magma deb:magma pytorch.built_with.magma
+    Dense linear algebra on GPU and CPU.
+    torch.linalg on the GPU.
+CUDA | cuda | cuda pytorch.cuda
+    The CUDA toolkit release.
+    Every GPU operation.
+cuDNN | cuda | cudnn pytorch.built_with.cudnn
+    Deep learning primitives.
+    torch.nn.Conv*, BatchNorm, RNN, SDPA.
+NCCL | cuda | nccl pytorch.built_with.nccl
+    Collective communication between GPUs.
+    torch.distributed with the nccl backend.
+UCX | rocm cuda | ucx
+    Unified communication transport.
+    MPI and RDMA transports.
+Open MPI | rocm cuda | ompi
+    MPI runtime.
+    torch.distributed with the mpi backend.
+Triton | rocm cuda | triton
+    The compiler torch.compile's Inductor generates GPU kernels with.
+    torch.compile (TorchInductor) on the GPU.
+NumPy | cpu rocm cuda | numpy pip:numpy
+    Array library PyTorch converts to and from.
+    torch.from_numpy, Tensor.numpy().
+OpenBLAS | cpu | openblas deb:libopenblas0-pthread deb:libopenblas0 pip:scipy-openblas64
+    BLAS and LAPACK on the CPU.
+    CPU matrix products and torch.linalg on the CPU.
+Intel MKL | | mkl pip:mkl
+    BLAS, LAPACK and FFT on x86 CPUs.
+    CPU matrix products, torch.fft on the CPU.
+"""
 
 
-# the seed's rows (rocm-pytorch-compatibility.rst), then their CUDA counterparts
-LIBRARIES: tuple[Library, ...] = (
-    _lib(
-        "ROCm",
-        "rocm",
-        "The ROCm release the libraries come from.",
-        "Every GPU operation.",
-        "rocm",
-        "deb:rocm-core",
-    ),
-    _lib(
-        "HIP runtime",
-        "rocm",
-        "Runs kernels and manages device memory.",
-        "Every GPU operation.",
-        "hip",
-        "deb:hip-runtime-amd",
-        "pytorch.hip",
-    ),
-    _lib(
-        "Composable Kernel",
-        "rocm",
-        "Fast GEMM, convolution and transformation kernels.",
-        "torch.matmul, torch.bmm, torch.nn.Conv2d/Conv3d, torch.nn.MultiheadAttention.",
-        "composable_kernel",
-        "deb:composablekernel-dev",
-    ),
-    _lib(
-        "hipBLAS",
-        "rocm",
-        "GPU-accelerated BLAS for matrix and vector operations.",
-        "Matrix products, matrix-vector products, tensor contractions.",
-        "hipblas",
-        "deb:hipblas",
-    ),
-    _lib(
-        "hipBLASLt",
-        "rocm",
-        "BLAS extension with fused epilogues and integer tensor cores.",
-        "torch.matmul, torch.mm and the GEMMs of linear and convolutional layers.",
-        "hipblaslt",
-        "deb:hipblaslt",
-    ),
-    _lib(
-        "rocBLAS",
-        "rocm",
-        "The BLAS implementation behind hipBLAS.",
-        "Dense and batched linear algebra.",
-        "rocblas",
-        "deb:rocblas",
-    ),
-    _lib(
-        "hipCUB",
-        "rocm",
-        "Parallel reduction, scan, sort and select.",
-        "torch.sum, torch.cumsum, torch.sort, torch.topk.",
-        "hipcub",
-        "deb:hipcub-dev",
-    ),
-    _lib(
-        "hipFFT",
-        "rocm",
-        "Fast Fourier transforms on the GPU.",
-        "torch.fft.*, torchaudio transforms.",
-        "hipfft",
-        "deb:hipfft",
-    ),
-    _lib(
-        "hipRAND",
-        "rocm",
-        "Random number generation on the GPU.",
-        "torch.rand, torch.randn, dropout.",
-        "hiprand",
-        "deb:hiprand",
-    ),
-    _lib(
-        "hipSOLVER",
-        "rocm",
-        "Dense linear solvers and decompositions.",
-        "torch.linalg.solve, svd, eig.",
-        "hipsolver",
-        "deb:hipsolver",
-    ),
-    _lib(
-        "rocSOLVER",
-        "rocm",
-        "The LAPACK implementation behind hipSOLVER.",
-        "torch.linalg.*.",
-        "rocsolver",
-        "deb:rocsolver",
-    ),
-    _lib(
-        "hipSPARSE",
-        "rocm",
-        "Sparse matrix operations.",
-        "torch.sparse.mm and sparse tensors.",
-        "hipsparse",
-        "deb:hipsparse",
-    ),
-    _lib(
-        "hipSPARSELt",
-        "rocm",
-        "Structured (2:4) sparse matrix products.",
-        "torch.sparse.to_sparse_semi_structured.",
-        "hipsparselt",
-        "deb:hipsparselt",
-    ),
-    _lib(
-        "hipTensor",
-        "rocm",
-        "Tensor contractions and permutations.",
-        "Contractions in custom operators.",
-        "hiptensor",
-        "deb:hiptensor",
-    ),
-    _lib(
-        "MIOpen",
-        "rocm",
-        "Deep learning primitives: convolution, normalisation, RNN.",
-        "torch.nn.Conv*, BatchNorm, LSTM, torch.backends.cudnn flags.",
-        "miopen",
-        "deb:miopen-hip",
-        "pytorch.built_with.miopen",
-    ),
-    _lib(
-        "MIGraphX",
-        "rocm",
-        "Graph optimisation and inference.",
-        "torch_migraphx, ONNX inference.",
-        "migraphx",
-        "deb:migraphx",
-    ),
-    _lib(
-        "MIVisionX",
-        "rocm",
-        "Computer vision and inference (OpenVX).",
-        "Data pipelines with rocAL.",
-        "mivisionx",
-        "deb:mivisionx",
-    ),
-    _lib(
-        "rocAL",
-        "rocm",
-        "Data loading and augmentation on the GPU.",
-        "Image and video data pipelines.",
-        "rocal",
-        "deb:rocal",
-    ),
-    _lib(
-        "RCCL",
-        "rocm",
-        "Collective communication between GPUs.",
-        "torch.distributed with the nccl backend.",
-        "rccl",
-        "deb:rccl",
-        "pytorch.built_with.rccl",
-    ),
-    _lib(
-        "rocDecode",
-        "rocm",
-        "Video decoding on the GPU.",
-        "torchvision.io video decoding.",
-        "rocdecode",
-        "deb:rocdecode",
-    ),
-    _lib(
-        "rocJPEG",
-        "rocm",
-        "JPEG decoding on the GPU.",
-        "torchvision.io.decode_jpeg on the device.",
-        "rocjpeg",
-        "deb:rocjpeg",
-    ),
-    _lib(
-        "RPP",
-        "rocm",
-        "Image, audio and signal processing primitives.",
-        "rocAL pipelines.",
-        "rpp",
-        "deb:rpp",
-    ),
-    _lib(
-        "rocThrust",
-        "rocm",
-        "Parallel algorithms (Thrust).",
-        "Sort, scan and reductions in extensions.",
-        "rocthrust",
-        "deb:rocthrust-dev",
-    ),
-    _lib(
-        "rocWMMA",
-        "rocm",
-        "Matrix multiply-accumulate with matrix cores.",
-        "Mixed-precision GEMM kernels.",
-        "rocwmma",
-        "deb:rocwmma-dev",
-    ),
-    _lib(
-        "MAGMA",
-        "rocm cuda",
-        "Dense linear algebra on GPU and CPU.",
-        "torch.linalg on the GPU.",
-        "magma",
-        "deb:magma",
-        "pytorch.built_with.magma",
-    ),
-    _lib(
-        "CUDA", "cuda", "The CUDA toolkit release.", "Every GPU operation.", "cuda", "pytorch.cuda"
-    ),
-    _lib(
-        "cuDNN",
-        "cuda",
-        "Deep learning primitives.",
-        "torch.nn.Conv*, BatchNorm, RNN, SDPA.",
-        "cudnn",
-        "pytorch.built_with.cudnn",
-    ),
-    _lib(
-        "NCCL",
-        "cuda",
-        "Collective communication between GPUs.",
-        "torch.distributed with the nccl backend.",
-        "nccl",
-        "pytorch.built_with.nccl",
-    ),
-    _lib("UCX", "rocm cuda", "Unified communication transport.", "MPI and RDMA transports.", "ucx"),
-    _lib(
-        "Open MPI", "rocm cuda", "MPI runtime.", "torch.distributed with the mpi backend.", "ompi"
-    ),
-    _lib(
-        "Triton",
-        "rocm cuda",
-        "The compiler torch.compile's Inductor generates GPU kernels with.",
-        "torch.compile (TorchInductor) on the GPU.",
-        "triton",
-    ),
-    _lib(
-        "NumPy",
-        "cpu rocm cuda",
-        "Array library PyTorch converts to and from.",
-        "torch.from_numpy, Tensor.numpy().",
-        "numpy",
-        "pip:numpy",
-    ),
-    _lib(
-        "OpenBLAS",
-        "cpu",
-        "BLAS and LAPACK on the CPU.",
-        "CPU matrix products and torch.linalg on the CPU.",
-        "openblas",
-        "deb:libopenblas0-pthread",
-        "deb:libopenblas0",
-        "pip:scipy-openblas64",
-    ),
-    _lib(
-        "Intel MKL",
-        "",
-        "BLAS, LAPACK and FFT on x86 CPUs.",
-        "CPU matrix products, torch.fft on the CPU.",
-        "mkl",
-        "pip:mkl",
-    ),
-)
+def _libraries(table: str) -> tuple[Library, ...]:
+    lines = table.strip("\n").splitlines()
+    out = []
+    for head, purpose, used_in in zip(*[iter(lines)] * 3, strict=True):
+        name, backends, keys = (f.strip() for f in head.split("|"))
+        out.append(
+            Library(
+                name, tuple(backends.split()), purpose.strip(), used_in.strip(), tuple(keys.split())
+            )
+        )
+    return tuple(out)
+
+
+LIBRARIES = _libraries(_TABLE)
 
 
 @dataclass(frozen=True)
@@ -298,14 +153,11 @@ class ImageInventory:
     components: dict[str, str]
 
 
-def _found(lib: Library, components: dict[str, str]) -> tuple[str, str] | None:
-    return next(((key, components[key]) for key in lib.keys if components.get(key)), None)
-
-
 def library_cell(lib: Library, image: ImageInventory, published: str | None = None) -> TCell:
     """The measured version; with ``published`` (what the image's ROCm release publishes for
     the library, images import-releases) that version beside it."""
-    found = _found(lib, image.components) if image.run_id else None
+    have = image.components if image.run_id else {}
+    found = next(((key, have[key]) for key in lib.keys if have.get(key)), None)
     if found is not None and image.run_id:
         key, text = found  # a version, no badge
         note = f"inventory component {key}"

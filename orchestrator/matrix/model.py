@@ -39,9 +39,8 @@ class Observation:
     check: str
     feature: str
     kind: str
-    library: (
-        str | None
-    )  # what the evidence says ran (profiler kernel names, the CPU library), never a label
+    # what the evidence says ran (profiler kernel names, the CPU library), never a label
+    library: str | None
     status: str
     attempt: int
     run_id: str
@@ -106,9 +105,8 @@ class Row:
     key: str
     feature: str
     kind: str
-    library: (
-        str | None
-    )  # the libraries evidence names in this row's cells, in order; None: no evidence
+    # the libraries evidence names in this row's cells, in order; None: no evidence
+    library: str | None
 
 
 def _libraries(found: Iterable[str | None]) -> str | None:

@@ -78,8 +78,3 @@ def since_of(points: Iterable[tuple[str, str]]) -> Since:
             break
         answer, partial = version, partial or verdict == "partial"
     return Since(answer, partial, before is not None and answer is not None, oldest, before, newest)
-
-
-def since(points: Iterable[tuple[str, bool]]) -> str | None:
-    """The start of the newest passing streak (pass/fail points); None when the newest fails."""
-    return since_of((v, "pass" if ok else "fail") for v, ok in points).version

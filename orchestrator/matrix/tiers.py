@@ -93,18 +93,14 @@ class TierRow:
 
 
 def tier_of(passed: int, counted: int, crashes: int, policy: Policy) -> str:
-    rate = passed / counted if counted else 0.0
-    if (
-        counted
-        and rate >= policy.first_class_min_pass
-        and crashes <= policy.first_class_max_crashes
-    ):
+    if not counted:
+        return "unsupported"
+    rate = passed / counted
+    if rate >= policy.first_class_min_pass and crashes <= policy.first_class_max_crashes:
         return "first-class"
-    if counted and rate >= policy.best_effort_min_pass:
+    if rate >= policy.best_effort_min_pass:
         return "best-effort"
-    if counted and rate > policy.experimental_min_pass:
-        return "experimental"
-    return "unsupported"
+    return "experimental" if rate > policy.experimental_min_pass else "unsupported"
 
 
 def tiers(

@@ -100,17 +100,5 @@ def _change_row(c: Change) -> str:
 
 
 def render_diff_json(changes: list[Change], a: str = "A", b: str = "B") -> str:
-    return (
-        json.dumps(
-            {
-                "a": a,
-                "b": b,
-                "changes": [
-                    {"kind": c.kind, "name": c.subject, "old": c.old, "new": c.new} for c in changes
-                ],
-            },
-            indent=1,
-            sort_keys=True,
-        )
-        + "\n"
-    )
+    listed = [{"kind": c.kind, "name": c.subject, "old": c.old, "new": c.new} for c in changes]
+    return json.dumps({"a": a, "b": b, "changes": listed}, indent=1, sort_keys=True) + "\n"

@@ -9,53 +9,21 @@ import re
 from markupsafe import Markup, escape
 
 GOOD, BAD, WARN, NONE, INFO = "good", "bad", "warn", "none", "info"
+# each tone's statuses, verdicts, layout states and change kinds ("unsupported" is not
+# installed or does not exist: not a failure of the image; a tier named so is)
 TONE = {
-    # result statuses and matrix verdicts
-    "pass": GOOD,
-    "fail": BAD,
-    "crash": BAD,
-    "timeout": BAD,
-    "unsupported": NONE,  # not installed or does not exist: not a failure of the image
-    "error": WARN,
-    "xfail": WARN,
-    "flaky": WARN,
-    "partial": WARN,
-    "skip": NONE,
-    "n/a": NONE,
-    "missing": NONE,
-    "cpu-only": INFO,
-    # components and tiers layouts
-    "ok": GOOD,
-    "drift": BAD,
-    "broken": BAD,
-    "no-inventory": NONE,
-    "unpinned": WARN,
-    "catalog": NONE,
-    "measured": INFO,
-    "absent": NONE,
-    "first-class": GOOD,
-    "best-effort": WARN,
-    "experimental": WARN,
-    "unsupported-tier": BAD,
-    "too few runs": NONE,
-    # diff change kinds
-    "regressed": BAD,
-    "new_failure": BAD,
-    "slower": BAD,
-    "fixed": GOOD,
-    "faster": GOOD,
-    "noise": WARN,
-    "inconclusive": WARN,
-    "expected": WARN,
-    "coverage_lost": BAD,
-    "coverage_gained": INFO,
-    "not_comparable": NONE,
-    "changed": INFO,
-    "same": NONE,
-    "step": BAD,
-    "drift-slower": BAD,
-    "improved": GOOD,
-    "noisy host": WARN,
+    status: tone
+    for tone, said in (
+        (GOOD, "pass, ok, first-class, fixed, faster, improved"),
+        (BAD, "fail, crash, timeout, drift, broken, unsupported-tier, regressed, new_failure"),
+        (BAD, "slower, coverage_lost, step, drift-slower"),
+        (WARN, "error, xfail, flaky, partial, unpinned, best-effort, experimental, noise"),
+        (WARN, "inconclusive, expected, noisy host"),
+        (NONE, "unsupported, skip, n/a, missing, no-inventory, catalog, absent, too few runs"),
+        (NONE, "not_comparable, same"),
+        (INFO, "cpu-only, measured, coverage_gained, changed"),
+    )
+    for status in said.split(", ")
 }
 WORD = {
     "missing": "not run",
@@ -121,14 +89,10 @@ def badge(status: str, word: str | None = None) -> Markup:
     return Markup(f'<span class="badge {t}" data-status="{escape(status)}">{escape(text)}</span>')
 
 
-def strip_emoji(text: str) -> str:
-    return EMOJI.sub("", text).strip()
-
-
 def cell_html(text: str, verdict: str) -> Markup:
     """A matrix cell: the badge alone where the text only repeated the verdict with a
     symbol, else the text (symbols removed) followed by the badge."""
-    plain = strip_emoji(text)
+    plain = EMOJI.sub("", text).strip()
     if not verdict:
         return escape(plain)
     if plain in ("", verdict, "—", WORD.get(verdict)):

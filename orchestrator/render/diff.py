@@ -134,10 +134,6 @@ def noise_rows(report: Report) -> list[tuple[str, str, str, str, str, str, bool]
     ]
 
 
-def noisy_count(report: Report) -> int:
-    return sum(1 for c in report.changes if c.timing is not None and c.timing.noisy)
-
-
 def header(report: Report) -> dict[str, Any]:
     def side(s: Side) -> dict[str, Any]:
         return {
@@ -156,7 +152,7 @@ def header(report: Report) -> dict[str, Any]:
         "threshold": report.threshold,
         "counts": {("unchanged" if k == SAME else k): v for k, v in sorted(report.counts.items())},
         "regressed": report.regressed,
-        "noisy_host": noisy_count(report),
+        "noisy_host": sum(1 for c in report.changes if c.timing is not None and c.timing.noisy),
         "expired_issues": [as_dict(i) for i in report.expired],
     }
 
@@ -199,10 +195,6 @@ def gate_note(code: str, c: CellChange, allowed_by: str = "") -> str:
     return said + (f", not gated: {allowed_by}" if allowed_by else "")
 
 
-#: the symbol of a gate's row: every failure the failure symbol, whatever its change kind
-GATE_MARK = {"still_failing": "❌", "failing": "❌", "slower": "▼", "coverage_lost": "−"}
-
-
 def verdict_rows(verdict: Verdict) -> list[tuple[str, list[tuple[CellChange, str]]]]:
     """The gate's sections (failures, still failing first; regressions; coverage lost), each
     row with what the gate says of it ("still failing", "not gated: --allow-known-failures")."""
@@ -221,10 +213,11 @@ def verdict_rows(verdict: Verdict) -> list[tuple[str, list[tuple[CellChange, str
 
 
 def gate_mark(gate_said: str) -> str:
-    """The symbol of a gate row from what the gate said of it."""
+    """The symbol of a gate row from what the gate said of it: every failure the failure
+    symbol, whatever its change kind."""
     if gate_said.startswith("coverage lost"):
-        return GATE_MARK["coverage_lost"]
-    return GATE_MARK["slower"] if gate_said.startswith("slower") else "❌"
+        return "−"
+    return "▼" if gate_said.startswith("slower") else "❌"
 
 
 def count_words(report: Report, verdict: Verdict | None = None) -> str:
@@ -285,7 +278,7 @@ def detail(c: CellChange, why: Why | None) -> str:
     return " — ".join(x for x in (_timing_text(c) or c.note, why_text(why, c)) if x)
 
 
-def _md_sides(report: Report, h: dict[str, Any], verdict: Verdict | None = None) -> list[str]:
+def _md_sides(report: Report, verdict: Verdict | None = None) -> list[str]:
     """What was compared (base and head side by side), the thresholds, the counts."""
     base, head = report.base, report.head
     return [
@@ -407,9 +400,7 @@ def diff_md(report: Report, verdict: Verdict | None = None, why: Why | None = No
     else:
         lines += [f"Verdict: {'**REGRESSED**' if report.regressed else 'no regression'}", ""]
     h = header(report)
-    lines += (
-        _md_sides(report, h, verdict) + _md_warnings(report, h) + _md_changes(report, shown, why)
-    )
+    lines += _md_sides(report, verdict) + _md_warnings(report, h) + _md_changes(report, shown, why)
     lines += _md_flips(report) + _md_geomean(report) + _md_noise(report)
     if verdict is not None:
         lines += ["</details>", ""]
@@ -573,9 +564,8 @@ def diff_junit(report: Report, verdict: Verdict | None = None, why: Why | None =
                 _mark(case, "failure", f"{change}: {text}", text, type=kind)
             elif c.kind == EXPECTED and c.issue is not None:
                 _mark(case, "skipped", said(c.issue))
-            elif (
-                c.head == "partial"
-            ):  # passes, and says what is missing (and what allowed the loss)
+            # passes, and says what is missing (and what allowed the loss)
+            elif c.head == "partial":
                 extra = f" (coverage lost, not gated: {allowed[key]})" if key in allowed else ""
                 ET.SubElement(case, "system-out").text = f"partial: {c.note}{extra}"
             elif c.head == "error" and c.kind != EXPECTED:  # the harness's, as in run --junit

@@ -26,25 +26,16 @@ _env = Environment(
 )
 _env.filters.update(breakable=breakable, wbr=wbr)
 
+# a cell's class by its verdict (a tier's, a component's or a status)
 CSS_CLASS = {
-    "pass": "ok",
-    "ok": "ok",
-    "fail": "bad",
-    "crash": "bad",
-    "timeout": "bad",
-    "unsupported": "none",
-    "n/a": "none",
-    "partial": "warn",
-    "drift": "bad",
-    "broken": "bad",
-    "error": "warn",
-    "xfail": "warn",
-    "flaky": "warn",
-    "unpinned": "warn",
-    "first-class": "ok",
-    "best-effort": "warn",
-    "experimental": "warn",
-    "unsupported-tier": "bad",
+    verdict: css
+    for css, verdicts in (
+        ("ok", "pass ok first-class"),
+        ("bad", "fail crash timeout drift broken unsupported-tier"),
+        ("none", "unsupported n/a"),
+        ("warn", "partial error xfail flaky unpinned best-effort experimental"),
+    )
+    for verdict in verdicts.split()
 }
 
 

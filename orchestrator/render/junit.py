@@ -73,9 +73,8 @@ def results_junit(
                 )
                 node.text = res.log[-4000:]
             elif res.status == "error":
-                ET.SubElement(
-                    case, "error", type="error", message=res.message[:500]
-                ).text = res.log[-4000:]
+                node = ET.SubElement(case, "error", type="error", message=res.message[:500])
+                node.text = res.log[-4000:]
             elif res.status in (*NOT_EXERCISED, "xfail"):  # not a failure: says why
                 ET.SubElement(case, "skipped", message=f"{res.status}: {res.message[:480]}")
             elif res.status == "partial":  # passes, and says what is missing
@@ -88,9 +87,8 @@ def results_junit(
                 name=f"infrastructure.{i}",
                 time="0.000",
             )
-            ET.SubElement(case, "error", type="infrastructure", message=why[:500]).text = why[
-                -4000:
-            ]
+            node = ET.SubElement(case, "error", type="infrastructure", message=why[:500])
+            node.text = why[-4000:]
         counted(suite)
     return written(root)
 

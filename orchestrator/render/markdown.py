@@ -14,8 +14,7 @@ if TYPE_CHECKING:
     from ..matrix.model import Cell, Matrix
 
 
-def _cell(text: str) -> str:
-    return encode.markdown(text)
+_cell = encode.markdown
 
 
 def matrix_md(

@@ -118,12 +118,8 @@ def _headline(report: Any) -> str:
     return f"{d.verdict.upper()} (exit {d.exit_code})"
 
 
-MANY = {  # the statuses that are nouns, in the plural ("not significant" is none)
-    "extreme regression": "extreme regressions",
-    "significant regression": "significant regressions",
-    "missing sample": "missing samples",
-    "significant improvement": "significant improvements",
-}
+# the statuses that are nouns, in the plural ("missing basis" and "not significant" stay)
+MANY = {s: f"{s}s" for s in ORDER[:4]}
 
 
 def _tally(report: Any) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from typing import TYPE_CHECKING
 
@@ -12,12 +11,7 @@ from .sections import sections, shown_label_headers, shown_labels
 if TYPE_CHECKING:
     from ..matrix.document import Document
 
-_SPECIAL = re.compile(r"([\\`*_|\[\]<>:])")
-
-
-def _text(value: str) -> str:
-    """Inline text with RST markup characters escaped, on one line."""
-    return encode.rst(value)
+_text = encode.rst  # inline text with RST markup characters escaped, on one line
 
 
 def _columns(text: str) -> int:

@@ -13,8 +13,13 @@ from orchestrator.matrix.layouts import (
     tiers_table,
 )
 from orchestrator.matrix.model import Cell, Observation, combine
-from orchestrator.matrix.since import since, version_key
+from orchestrator.matrix.since import since_of, version_key
 from orchestrator.matrix.tiers import Policy, tier_of
+
+
+def since(points):
+    """The start of the newest passing streak (pass/fail points); None when the newest fails."""
+    return since_of((v, "pass" if ok else "fail") for v, ok in points).version
 
 
 def test_since_is_the_start_of_the_newest_passing_streak():

@@ -214,7 +214,10 @@ def test_pages_are_the_same_rendered_here_or_in_forked_workers(store, monkeypatc
 
     def pages(workers):
         with factory() as session:
-            return list(service.build(session, built=built, workers=workers))
+            return [
+                (p.path, p.text)
+                for p in service.build_pages(session, built=built, workers=workers).pages
+            ]
 
     here = pages(1)
     monkeypatch.setattr(service, "MIN_FORKED", 1)  # a small store's pages forked too
@@ -251,7 +254,9 @@ def test_pages_are_the_same_with_the_samples_summarised_by_a_second_process(stor
 
     def pages():
         with factory() as session:
-            return list(service.build(session, built=built, workers=2))
+            return [
+                (p.path, p.text) for p in service.build_pages(session, built=built, workers=2).pages
+            ]
 
     monkeypatch.setattr(service, "Summaries", Watched)
     alone = pages()

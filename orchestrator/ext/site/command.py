@@ -37,9 +37,8 @@ if TYPE_CHECKING:
     from orchestrator.ext.site.service import Page, Previous
 
 app = typer.Typer(help="The static results site.", no_args_is_help=True)
-MARKER = (
-    ".valorch-site"  # a directory holding it was made by `valorch site build` (and may be replaced)
-)
+# a directory holding it was made by `valorch site build` (and may be replaced)
+MARKER = ".valorch-site"
 # the marker is the build's manifest (JSON): what each page was made from (service.Page.key)
 MANIFEST = 1
 
@@ -104,17 +103,22 @@ def _keep(old: Path, new: Path) -> None:
         shutil.copy2(old, new, follow_symlinks=False)
 
 
-def _write_all(pages: Iterable[Page], tmp: Path, old: Path) -> tuple[int, int]:
+def _write_all(
+    pages: Iterable[Page], tmp: Path, old: Path, keys: dict[str, str]
+) -> tuple[int, int]:
     """Each page written under tmp, in order, by one writer thread: its system calls (a new
     file, then 100 kB of text for a run page) overlap the making of the next pages, which
     on a large store is the longest path of the build; a page the build kept (text None)
     is taken from ``old``. A write that fails is raised here (OSError) as soon as it is
-    seen. Returns how many pages there are, and how many were written."""
+    seen. Each page's key is noted in ``keys`` (the manifest's). Returns how many pages
+    there are, and how many were written."""
     made: set[Path] = set()
     n = written = 0
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="site-writer") as writer:
         pending: deque[Future[Any]] = deque()
         for page in pages:
+            if page.key is not None:
+                keys[page.path] = page.key
             path = tmp / page.path
             if path.parent not in made:
                 path.parent.mkdir(parents=True, exist_ok=True)
@@ -135,33 +139,25 @@ def _write_all(pages: Iterable[Page], tmp: Path, old: Path) -> tuple[int, int]:
 def _previous(out: Path, code: str, store: str) -> tuple[Previous, str]:
     """What the earlier build in ``out`` was made from, where it can be built on: the same
     valorch (version, code and templates) and the same store; else (nothing, why not)."""
-    previous, why = _built_on(out, code, store)
-    if previous is None:
-        from orchestrator.ext.site.service import Previous
-
-        return Previous({}, frozenset()), why
-    return previous, ""
-
-
-def _built_on(out: Path, code: str, store: str) -> tuple[Previous | None, str]:
     from orchestrator.ext.site.service import Previous
 
+    none, no_manifest = Previous({}, frozenset()), "the previous build left no manifest"
     try:
         manifest = json.loads((out / MARKER).read_text(encoding="utf-8"))
     except FileNotFoundError:
-        return None, ""
+        return none, ""
     except (OSError, ValueError):
-        return None, "the previous build left no manifest"
+        return none, no_manifest
     if not isinstance(manifest, dict) or manifest.get("manifest") != MANIFEST:
-        return None, "the previous build left no manifest"
+        return none, no_manifest
     if manifest.get("code") != code:
-        return None, "another valorch (version, code or templates) built it"
+        return none, "another valorch (version, code or templates) built it"
     if manifest.get("store") != store:
-        return None, "it was built from another store"
+        return none, "it was built from another store"
     pages = manifest.get("pages") or {}
     runs = manifest.get("runs") or []
     if not isinstance(pages, dict) or not isinstance(runs, list):
-        return None, "the previous build left no manifest"
+        return none, no_manifest
     # only what is still there, as a file of its own, can be kept (never a link planted
     # there: what it points to would be published)
     present = {p: k for p, k in pages.items() if isinstance(k, str) and _plain_file(out / p)}
@@ -188,14 +184,6 @@ def _manifest(code: str, store: str, runs: list[str], keys: dict[str, str]) -> s
         indent=0,
         sort_keys=True,
     )
-
-
-def _keyed(pages: Iterable[Page], keys: dict[str, str]) -> Iterable[Page]:
-    """The pages, their keys noted for the manifest on the way."""
-    for page in pages:
-        if page.key is not None:
-            keys[page.path] = page.key
-        yield page
 
 
 def _built_at() -> datetime | None:
@@ -329,7 +317,7 @@ def build(
             )
         why_full = made.full_because or why_full
         keys: dict[str, str] = {}
-        n, written = _write_all(_keyed(made.pages, keys), tmp, out)
+        n, written = _write_all(made.pages, tmp, out, keys)
         (tmp / MARKER).write_text(_manifest(code, store, made.runs, keys), encoding="utf-8")
         os.chmod(tmp, 0o755)
         _swap(tmp, out)
@@ -338,9 +326,8 @@ def build(
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
-        for d in reversed(
-            made_dirs if not out.exists() else ()
-        ):  # a failed build leaves no directory it made
+        # a failed build leaves no directory it made
+        for d in reversed(made_dirs if not out.exists() else ()):
             with contextlib.suppress(OSError):
                 d.rmdir()
     if why_full:

@@ -33,15 +33,12 @@ VERDICT_ORDER = (
 )
 
 
-def _attention(verdict: str) -> int:
-    """Where a result goes on its run page: failures first, then the inconclusive, then the rest."""
-    if verdict in BAD:
-        return 0
-    return 2 if verdict in ("pass", "skip", "missing") else 1
-
-
-# _attention of every verdict there is (another string: 1, as _attention says)
-_ATTENTION = {v: _attention(v) for v in (*VERDICT_ORDER, *BAD)}
+# where a result goes on its run page: failures first, then the inconclusive (any other
+# string too), then the rest
+_ATTENTION = {
+    v: 0 if v in BAD else 2 if v in ("pass", "skip", "missing") else 1
+    for v in (*VERDICT_ORDER, *BAD)
+}
 
 
 def when(dt: datetime | None) -> str:
@@ -57,9 +54,8 @@ def ordered(counts: Counter[str]) -> list[tuple[str, int]]:
 
 def change_label(c: ChangeV) -> tuple[str, str]:
     pct = (c.ratio - 1) * 100
-    word = {"slower": "slower", "faster": "faster"}[c.direction]
     what = "step" if c.kind == "step" else f"drift over {c.steps} steps"
-    return c.direction, f"{word} {pct:+.1f} % ({what})"
+    return c.direction, f"{c.direction} {pct:+.1f} % ({what})"
 
 
 class Site:

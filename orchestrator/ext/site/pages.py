@@ -32,18 +32,12 @@ def render(template: str, **ctx: Any) -> str:
     return _env.get_template(template).render(**ctx)
 
 
-def square(status: str, title: str, href: str) -> str:
-    """One run in a status strip: a coloured square whose word is its title and label."""
-    t = _esc(title)
-    return f'<a class="sq {tone(status)}" data-status="{_esc(status)}" href="{_esc(href)}" title="{t}" aria-label="{t}"></a>'
-
-
 _SQUARES: dict[str, tuple[str, str]] = {}
 
 
 def escaped_square(status: str, title_tail: str, href: str) -> str:
-    """square(status, status + title_tail, href) from parts escaped already: a check
-    page's strips hold 600 squares, each run's parts are made once per site."""
+    """One run in a status strip: a coloured square titled status + title_tail, from parts
+    escaped already (a check page's strips hold 600 squares, each run's parts made once)."""
     hit = _SQUARES.get(status)
     if hit is None:
         hit = _SQUARES[status] = (
@@ -144,9 +138,8 @@ def column_groups(names: Sequence[str]) -> tuple[list[dict[str, Any]], list[dict
             top[-1]["span"] += 1
         else:
             top.append({"text": family, "span": 1})
-    if len({(leaf["family"], leaf["text"]) for leaf in leaves}) < len(
-        leaves
-    ):  # 'a_1' and 'a-1': say it all
+    # 'a_1' and 'a-1': say it all
+    if len({(leaf["family"], leaf["text"]) for leaf in leaves}) < len(leaves):
         return [], [{"text": n, "name": n, "family": ""} for n in names]
     return (top if any(t["text"] for t in top) else []), leaves
 

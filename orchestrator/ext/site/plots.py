@@ -26,9 +26,8 @@ PALETTE = (
     "#b91c1c",
 )
 SHIFT_COLOUR = {"slower": "#d11f1f", "faster": "#15803d"}
-MAX_SPREAD_SERIES = (
-    3  # more environments than this on one plot: medians only, spread on the run pages
-)
+# more environments than this on one plot: medians only, spread on the run pages
+MAX_SPREAD_SERIES = 3
 MAX_POINTS = 600  # per plot: a long history in many environments is drawn as bucket medians
 
 
@@ -88,35 +87,17 @@ def _scale(series: list[Series]) -> tuple[float, str]:
     return 1.0, "s"
 
 
-def _ts(dt: datetime) -> float:
-    return dt.timestamp()
-
-
 # (step in seconds, label format): the first whose step gives at most `count` ticks over the range
-_TIME_STEPS = (
-    (1, "%H:%M:%S"),
-    (2, "%H:%M:%S"),
-    (5, "%H:%M:%S"),
-    (10, "%H:%M:%S"),
-    (15, "%H:%M:%S"),
-    (30, "%H:%M:%S"),
-    (60, "%H:%M"),
-    (120, "%H:%M"),
-    (300, "%H:%M"),
-    (600, "%H:%M"),
-    (900, "%H:%M"),
-    (1800, "%H:%M"),
-    (3600, "%m-%d %H:%M"),
-    (3 * 3600, "%m-%d %H:%M"),
-    (6 * 3600, "%m-%d %H:%M"),
-    (12 * 3600, "%m-%d %H:%M"),
-    (86400, "%Y-%m-%d"),
-    (2 * 86400, "%Y-%m-%d"),
-    (7 * 86400, "%Y-%m-%d"),
-    (14 * 86400, "%Y-%m-%d"),
-    (30 * 86400, "%Y-%m-%d"),
-    (91 * 86400, "%Y-%m-%d"),
-    (365 * 86400, "%Y-%m"),
+_TIME_STEPS = tuple(
+    (step, fmt)
+    for fmt, steps in (
+        ("%H:%M:%S", (1, 2, 5, 10, 15, 30)),
+        ("%H:%M", (60, 120, 300, 600, 900, 1800)),
+        ("%m-%d %H:%M", (3600, 3 * 3600, 6 * 3600, 12 * 3600)),
+        ("%Y-%m-%d", tuple(days * 86400 for days in (1, 2, 7, 14, 30, 91))),
+        ("%Y-%m", (365 * 86400,)),
+    )
+    for step in steps
 )
 
 
@@ -154,9 +135,8 @@ def nice_ticks(lo: float, hi: float, count: int = 6) -> list[float]:
     first = math.floor(lo / step) * step
     ticks: list[float] = []
     t = first
-    while (
-        len(ticks) < count + 2
-    ):  # up to the first tick at or above hi: no point above the last label
+    # up to the first tick at or above hi: no point above the last label
+    while len(ticks) < count + 2:
         ticks.append(round(t, 12))
         if t >= hi - step * 1e-9:
             break
@@ -184,15 +164,6 @@ def log_range(lo: float, hi: float) -> tuple[float, float]:
     return bounds
 
 
-def _padded(lo: float, hi: float, log: bool) -> tuple[float, float]:
-    """The axis' range a hair beyond its outer labels: no label sits on the frame itself,
-    and the data stay inside the labelled span."""
-    if log:
-        return lo / 1.03, hi * 1.03
-    pad = (hi - lo) * 0.015
-    return lo - pad, hi + pad
-
-
 def log_ticks(lo: float, hi: float) -> list[float]:
     """1, 2 and 5 × 10^k within [lo, hi] (a logarithmic axis), thinned to decades when many."""
     out = []
@@ -213,7 +184,7 @@ def _dots(s: Series, fmt: str, factor: float, unit: str) -> tuple[str, ...] | No
     if len(s.points) >= 30:
         return None
     return tuple(
-        f"{s.label} · {datetime.fromtimestamp(_ts(p[0])).strftime(fmt)}: median "
+        f"{s.label} · {datetime.fromtimestamp(p[0].timestamp()).strftime(fmt)}: median "
         f"{tick_label(p[1] * factor)} {unit} (quartiles {tick_label(p[2] * factor)}–"
         f"{tick_label(p[3] * factor)})"
         for p in s.points
@@ -230,19 +201,19 @@ def _series_lines(
 ) -> list[svg.Line]:
     """A series' medians; with its spread shown, its quartiles (dashed) and the threshold
     band around each fitted level."""
-    medians = [(_ts(p[0]), p[1] * factor) for p in s.points]
+    medians = [(p[0].timestamp(), p[1] * factor) for p in s.points]
     out = [svg.Line(medians, colour, s.label, width=1.5, dots=dots)]
     if not spread:
         return out
     for quartile in ([p[2] for p in s.points], [p[3] for p in s.points]):
-        line = [(_ts(p[0]), q * factor) for p, q in zip(s.points, quartile, strict=True)]
+        line = [(p[0].timestamp(), q * factor) for p, q in zip(s.points, quartile, strict=True)]
         out.append(svg.Line(line, colour, width=1, dash="2,3"))
     band: list[svg.XY | None] = []
     for lv in s.levels:
         for mult in (1 + threshold, 1 / (1 + threshold)):
             band += [
-                (_ts(lv.start), lv.value * mult * factor),
-                (_ts(lv.end), lv.value * mult * factor),
+                (lv.start.timestamp(), lv.value * mult * factor),
+                (lv.end.timestamp(), lv.value * mult * factor),
                 None,
             ]
     if band:
@@ -259,7 +230,7 @@ def _shift_lines(series: list[Series], lo: float, hi: float) -> list[svg.Line]:
         for s in series:
             for m in s.markers:
                 if m.direction == direction:
-                    rules += [(_ts(m.at), lo), (_ts(m.at), hi), None]
+                    rules += [(m.at.timestamp(), lo), (m.at.timestamp(), hi), None]
         if rules:
             out.append(svg.Line(rules, SHIFT_COLOUR[direction], f"shift ({direction})", width=2.5))
     return out
@@ -278,7 +249,7 @@ def trend_svg(
     hi = max((p[3] for s in series for p in s.points), default=1.0) * factor
     # one slow outlier must not flatten the rest
     log = bool(tops) and tops[0] > 0 and lo > 0 and tops[-1] / tops[0] > 20
-    times = [_ts(p[0]) for s in series for p in s.points]
+    times = [p[0].timestamp() for s in series for p in s.points]
     tlo, thi = min(times, default=0.0), max(times, default=1.0)
     xticks, xfmt = time_ticks(tlo, thi)
     lines: list[svg.Line] = []
@@ -292,7 +263,10 @@ def trend_svg(
     else:
         yticks = nice_ticks(lo, hi)
         lo, hi = min(lo, yticks[0]), max(hi, yticks[-1])
-    ylo, yhi = _padded(lo, hi, log) if hi > lo else (lo, hi)
+    # a hair beyond the outer labels: no label sits on the frame, the data inside the labels
+    ylo, yhi, pad = lo, hi, (hi - lo) * 0.015
+    if hi > lo:
+        ylo, yhi = (lo / 1.03, hi * 1.03) if log else (lo - pad, hi + pad)
     long_labels = max((len(s.label) for s in series), default=0) > 24
     envs = ", ".join(s.label for s in series) or "no timed run"
     chart = svg.Chart(

@@ -147,11 +147,6 @@ def run_key(run: RunV, local: bool) -> str:
     return digest((run.row, [_RES_FIELDS(r) for r in run.results.values()], local))
 
 
-def _unchanged(work: dict[str, Any], path: str, key: str) -> bool:
-    previous: Mapping[str, str] = work["previous"]
-    return previous.get(path) == key
-
-
 def _run_page(work: dict[str, Any], run_id: str) -> _RunMade:
     """(key, page): the page None where the previous build has it with the same key."""
     site: Site = work["site"]
@@ -159,15 +154,9 @@ def _run_page(work: dict[str, Any], run_id: str) -> _RunMade:
     if not work["keyed"]:
         return None, site.run_page(run)
     key = run_key(run, run.row["alias"] in site.local)
-    if _unchanged(work, f"runs/{run_id}.html", key):
+    if work["previous"].get(f"runs/{run_id}.html") == key:
         return key, None
     return key, site.run_page(run)
-
-
-def run_heads(site: Site) -> list[tuple[dict[str, Res], tuple[str, str, Any]]]:
-    """Each run, oldest first, as (its results, (id, environment, start)): made once for
-    every check's key."""
-    return [(r.results, (r.id, r.env, r.row["started"])) for r in site.in_order]
 
 
 def check_key(
@@ -181,7 +170,8 @@ def check_key(
     """What a check's page and plot are made from: the check, its result in every run (the
     strips; the histories are made from these alone, views.histories), its histories'
     analyses as confirmed (levels, shifts, the shifts the diff did not confirm), its cells
-    in the published versions, its confirmed shifts. ``heads``: run_heads(site)."""
+    in the published versions, its confirmed shifts. ``heads``: each run, oldest first, as
+    (its results, (id, environment, start))."""
     results = [(head, _RES_FIELDS(res)) for rs, head in heads if (res := rs.get(cid)) is not None]
     analysed = [(h.env, h.threshold, h.bigger_is_better, h.analysis, h.rejected) for h in hist]
     return digest((cid, site.checks[cid], results, analysed, cells, shifts))
@@ -195,8 +185,9 @@ def _check_page(work: dict[str, Any], cid: str) -> _CheckMade:
     if work["keyed"]:
         cells = version_cells(cid, work["versions"])
         key = check_key(site, cid, hist, cells, shifts, work["heads"])
-        if _unchanged(work, f"checks/{slug(cid)}.html", key) and (
-            not hist or _unchanged(work, f"plots/{slug(cid)}.svg", key)
+        previous: Mapping[str, str] = work["previous"]
+        if previous.get(f"checks/{slug(cid)}.html") == key and (
+            not hist or previous.get(f"plots/{slug(cid)}.svg") == key
         ):
             return key, None
     return key, site.check_page(cid, hist, work["versions"], shifts)
@@ -285,15 +276,13 @@ def _header(ev: evidence.Evidence, stale: int, cells: int) -> Header:
 def _layout(
     layout: str,
     ev: evidence.Evidence,
+    stored: _Stored,
     catalog: Sequence[CatalogImage],
-    inventories: dict[str, dict[str, tuple[str, str]]],
-    all_runs: dict[str, RunV],
     built: datetime,
-    broken: dict[str, dict[str, str]] | None = None,
-    known_issues: KnownIssues | None = None,
 ) -> Document:
+    inventories, all_runs = stored.inventories, stored.runs
     infos = list(ev.columns)
-    obs = evidence.excuse(ev.observations, infos, known_issues)
+    obs = evidence.excuse(ev.observations, infos, stored.known_issues)
     if layout not in ("components", "libraries"):
         table = observed_table(
             layout,
@@ -319,7 +308,7 @@ def _layout(
             backends = {r.row["alias"]: r.row["backend"] for r in all_runs.values()}
             table = libraries_table(images_for(sorted(backends.items()), latest, chosen=False))
         else:
-            table = components_table(catalog, latest, by_digest, broken)
+            table = components_table(catalog, latest, by_digest, stored.broken)
         return Document(_header(ev, 0, 0), table, {"layout": layout})
     table, stale = evidence.stamp(table, built, FRESH_DAYS)
     cells = sum(1 for r in table.rows for c in r.cells if c.when)
@@ -351,12 +340,6 @@ def _version_side(name: str, doc: dict[str, Any]) -> rule.Side:
     )
 
 
-def build(session: Session, **options: Any) -> Iterator[tuple[str, str]]:
-    """Every page of the site as (relative path, text): build_pages with nothing kept."""
-    made = build_pages(session, **options)
-    return ((p.path, p.text) for p in made.pages if p.text is not None)
-
-
 @dataclass
 class Built:
     """The pages of a build, and whether an earlier build's pages could be kept (why not)."""
@@ -378,15 +361,10 @@ def build_pages(  # noqa: PLR0913 - one argument per option of valorch site buil
     limits: Limits | None = None,
     previous: Previous | None = None,
 ) -> Built:
-    """Every page of the site. Reads the store first (an empty store is bad input: exit 2),
-    then renders without touching it. The run pages are begun in forked workers as soon as
-    the runs are read, the check pages as soon as the changes are confirmed, while this
-    process goes on with the histories, confirmations and matrices (the halves overlap).
-
-    With ``previous`` (what an earlier build of this store was made from; empty for a full
-    build that writes a manifest) every run, check, image and qualification page has its
-    key, and one whose key is the previous build's is not rendered (Page.text None). A
-    store that lost a run of the previous build has every page made again."""
+    """Every page of the site, as the module says (an empty store is bad input: exit 2).
+    With ``previous`` (empty for a full build that writes a manifest) every run, check, image
+    and qualification page has its key; a store that lost a run of the previous build has
+    every page made again."""
     built = built or datetime.now()
     run_rows = site_queries.runs(session)
     _shaped(run_rows)
@@ -439,8 +417,8 @@ def _read(
     known_issues: KnownIssues | None,
     limits: Limits,
 ) -> tuple[Site, _Stored]:
-    """Everything the pages need, read from the store; the run pages are begun (``ahead``)
-    as soon as the runs are read, the check pages as soon as the changes are confirmed."""
+    """Everything the pages need, read from the store; the run and check pages begun
+    (``ahead``) as soon as what they show is read, while this process goes on."""
     pk_checks = site_queries.checks(session)
     runs = _runs(session, run_rows, pk_checks, ahead.workers)
     checks = _checks_by_id(pk_checks)
@@ -470,13 +448,15 @@ def _read(
         per_check=per_check,
         versions=[(mv.version, doc) for mv, doc in versions],
         shifts=shifts_of,
-        heads=run_heads(site) if ahead.keyed else [],
+        # made once for every check's key
+        heads=[(r.results, (r.id, r.env, r.row["started"])) for r in site.in_order]
+        if ahead.keyed
+        else [],
     )
     ahead.check_pages = _Ahead(_check_page, sorted(checks), work, ahead.workers)
     close_after = (limits.close_runs, limits.close_days)
     stored = _Stored(
         runs,
-        pk_checks,
         site_queries.inventories(session),
         versions,
         _matrices(session, run_rows),
@@ -598,7 +578,6 @@ class _Stored:
     """What build read from the store, and the changes found in it: all the pages need."""
 
     runs: dict[str, RunV]
-    pk_checks: dict[int, dict[str, Any]]
     inventories: dict[str, Any]
     versions: list[tuple[Any, dict[str, Any]]]
     matrices: dict[str | None, evidence.Evidence]
@@ -629,25 +608,11 @@ def _matrix_pages(
 ) -> Generator[tuple[str, str], None, list[dict[str, Any]]]:
     """Every layout of the newest evidence, then each job's matrix; returns what each job's
     matrix says (its cells' verdicts, from the runs its cells came from) for the index."""
-    matrices, runs, inventories = stored.matrices, stored.runs, stored.inventories
+    matrices, runs = stored.matrices, stored.runs
     if not matrices[None].empty:
         for layout in LAYOUTS:
             ev = matrices[STRICT] if layout in ("summary", "tiers") else matrices[None]
-            yield (
-                f"matrix/{layout}.html",
-                site.matrix(
-                    _layout(
-                        layout,
-                        ev,
-                        catalog,
-                        inventories,
-                        runs,
-                        built,
-                        stored.broken,
-                        stored.known_issues,
-                    )
-                ),
-            )
+            yield f"matrix/{layout}.html", site.matrix(_layout(layout, ev, stored, catalog, built))
     jobs = []
     for job in sorted({r.row["job"] for r in runs.values()}):
         ev = matrices[job]
@@ -655,19 +620,7 @@ def _matrix_pages(
             continue
         yield (
             f"matrix/job-{slug(job)}.html",
-            site.matrix(
-                _layout(
-                    "checks",
-                    ev,
-                    catalog,
-                    inventories,
-                    runs,
-                    built,
-                    stored.broken,
-                    stored.known_issues,
-                ),
-                f" — job {job}",
-            ),
+            site.matrix(_layout("checks", ev, stored, catalog, built), f" — job {job}"),
         )
         jobs.append(
             {

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from orchestrator import encode
+from orchestrator.words import cut
 
 XY = tuple[float, float]
 FONT = "system-ui, sans-serif"
@@ -61,11 +62,6 @@ class Chart:
 def text(value: str) -> str:
     """Untrusted text as SVG character data or an attribute value."""
     return encode.html(encode.xml(value))
-
-
-def cut(value: str, most: int) -> str:
-    """At most ``most`` characters (code points: a non-BMP character is never split)."""
-    return value if len(value) <= most else value[: max(1, most - 1)] + "…"
 
 
 def _n(v: float) -> str:

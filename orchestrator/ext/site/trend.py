@@ -3,6 +3,7 @@ decided and why, so that a plot never shows a step its text does not mention (pu
 
 from __future__ import annotations
 
+from orchestrator.ext.site.pages import fmt_seconds as _level
 from orchestrator.ext.site.views import History
 from orchestrator.regression.changepoints import MIN_SIZE
 
@@ -16,12 +17,6 @@ _DIFF_SAID = {
     "not_comparable": "cannot compare them",
     "": "has no timing of the check to compare",
 }
-
-
-def _level(seconds: float) -> str:
-    if seconds < 1e-3:
-        return f"{seconds * 1e6:.3g} µs"
-    return f"{seconds * 1e3:.3g} ms" if seconds < 1 else f"{seconds:.3g} s"
 
 
 def _pct(ratio: float) -> str:

@@ -129,19 +129,8 @@ def load_runs(
         for pk, c in checks.items()
     }
     run_id, run = None, None
-    for (
-        result_id,
-        rid,
-        pk,
-        _attempt,
-        status,
-        duration,
-        message,
-        metrics,
-        raw,
-        suite,
-        library,
-    ) in results:
+    for line in results:
+        result_id, rid, pk, _attempt, status, duration, message, metrics, raw, suite, library = line
         if rid != run_id:  # a run's results mostly come together
             run_id, run = rid, runs.get(rid)
         if run is None:
@@ -241,9 +230,8 @@ def histories(runs: dict[str, RunV], bigger: dict[str, bool]) -> dict[str, list[
             if sum(not p.noisy for p in h.points) >= 4
             else h.points
         )
-        h.points = (
-            quiet  # a timing taken on a busy host is left out of the trend (it is on its run page)
-        )
+        # a timing taken on a busy host is left out of the trend (it is on its run page)
+        h.points = quiet
         h.analysis = changepoints.analyse(
             [p.median for p in h.points], h.threshold, h.bigger_is_better
         )
@@ -263,9 +251,8 @@ class ChangeV:
     run: str  # the run where the change passed the threshold
     when: datetime
     since: datetime
-    base_run: str = (
-        ""  # the last run at the level before: `valorch diff BASE_RUN RUN` judges the change
-    )
+    # the last run at the level before: `valorch diff BASE_RUN RUN` judges the change
+    base_run: str = ""
 
 
 def changes(per_check: dict[str, list[History]]) -> list[ChangeV]:
