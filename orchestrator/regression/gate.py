@@ -58,15 +58,7 @@ TITLES = {
     COVERAGE_REASON: "coverage lost (missing, or pass → unsupported/partial/skip)",
     READINESS_REASON: "not ready (readiness)",
 }
-ORDER = (
-    NOTHING_REASON,
-    STILL_FAILING,
-    FAILING_REASON,
-    TAMPERED_REASON,
-    SLOWER_REASON,
-    COVERAGE_REASON,
-    READINESS_REASON,
-)  # still failing is listed first of the failures
+ORDER = tuple(TITLES)  # the order reasons are listed in: still failing first of the failures
 SHOWN = 5  # check ids named per reason in the verdict block
 NOT_JUDGED = ("", "skip", "unsupported", "n/a", "missing")  # a head verdict that proves nothing
 ALLOW_EMPTY = "--allow-empty"
@@ -344,17 +336,3 @@ def decide(  # noqa: PLR0913 - one argument per input of the decision
     ordered = tuple(sorted(reasons, key=lambda r: rank[r.code]))
     exit_code = 1 if any(r.gates for r in ordered) else 3 if infra_errors else 0
     return Verdict(exit_code, ordered, infra_errors, counts.excused, subject, counts)
-
-
-__all__ = [
-    "ALLOW_EMPTY",
-    "ORDER",
-    "TITLES",
-    "Counts",
-    "Further",
-    "Reason",
-    "Verdict",
-    "decide",
-    "regressed",
-    "unexcused_failure",
-]
