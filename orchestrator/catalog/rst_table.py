@@ -82,9 +82,8 @@ def list_tables(text: str) -> list[ListTable]:
             s = line.strip()
             hr = re.match(r"^:header-rows:\s*(\d+)", s)
             if hr and not rows:
-                if (
-                    len(hr.group(1)) > 4
-                ):  # int() of 5000 digits raises; no table has 10**4 header rows
+                # int() of 5000 digits raises; no table has 10**4 header rows
+                if len(hr.group(1)) > 4:
                     raise RstImportError(f"line {lineno}: :header-rows: is not a count of rows")
                 header_rows = int(hr.group(1))
                 continue

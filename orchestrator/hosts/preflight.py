@@ -20,9 +20,8 @@ from typing import Any
 from .. import proc
 
 TEMP_LIMIT_C = 95.0  # hotspot/junction above this: thermal trouble, results would be throttled
-XID_BENIGN = frozenset(
-    {13, 31, 43, 45}
-)  # application faults (illegal address, MMU fault, reset channel)
+# application faults (illegal address, MMU fault, reset channel)
+XID_BENIGN = frozenset({13, 31, 43, 45})
 
 
 @dataclass(frozen=True)

@@ -119,9 +119,8 @@ def despike(values: Sequence[float]) -> list[float]:
 
 def segments(values: Sequence[float], k: float = PENALTY_K) -> tuple[tuple[Segment, ...], float]:
     raw = [math.log(v) for v in values]
-    sigma = robust_sigma(
-        raw
-    )  # the noise of the runs as they are; the cut is made on the despiked ones
+    # the noise of the runs as they are; the cut is made on the despiked ones
+    sigma = robust_sigma(raw)
     logs = despike(raw)
     cps = binseg(logs, k * sigma * sigma * math.log(max(len(logs), 2)))
     bounds = [0, *cps, len(values)]

@@ -120,9 +120,7 @@ class Reason:
     changes: tuple[CellChange, ...]
     gates: bool  # False: listed, but allowed by a flag (--allow-known-failures, no --gate-coverage)
     allowed_by: str = ""  # the flag that allows it
-    named: tuple[
-        str, ...
-    ] = ()  # the cells of a reason that has no CellChange (readiness, tampered)
+    named: tuple[str, ...] = ()  # the cells of a reason with no CellChange (readiness, tampered)
     said: str = ""  # what it says instead of a count (nothing to judge, readiness)
 
     @property

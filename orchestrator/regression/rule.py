@@ -145,12 +145,9 @@ class Timing:
     cv_head: float | None = None
     detectable: float | None = None  # smallest relative change this pair reveals 9 times in 10
     noisy: bool = False  # a side was timed on a busy host: never counted
-    se: float | None = (
-        None  # standard error of log(ratio): the medians' own, and the run-to-run noise if known
-    )
-    run_sigma: float | None = (
-        None  # run-to-run noise of this check on this image and host (A/A history)
-    )
+    # standard error of log(ratio): the medians' own, and the run-to-run noise if known
+    se: float | None = None
+    run_sigma: float | None = None  # this check's run-to-run noise on this image and host (A/A)
     runs_base: int = 1  # runs pooled on each side (the run-to-run noise shrinks with √runs)
     runs_head: int = 1
 
@@ -179,9 +176,8 @@ class CellChange:
     timing: Timing | None = None
     note: str = ""
     issue: Waiver | None = None
-    tampered: bool = (
-        False  # the head's result was tampered with (an ``error`` that gates, never inconclusive)
-    )
+    # the head's result was tampered with (an ``error`` that gates, never inconclusive)
+    tampered: bool = False
 
     @property
     def mark(self) -> str:
@@ -282,9 +278,7 @@ def compare_timing(
     probe = Timing(
         mb, mh, ratio, "bootstrap", None, False, threshold, len(base), len(head), **extra
     )
-    if (
-        _timing_kind(replace(probe, significant=True)) == SAME
-    ):  # cannot matter whatever the test says
+    if _timing_kind(replace(probe, significant=True)) == SAME:  # SAME even if significant
         return probe
     lo_b, hi_b = stats.bootstrap_median_ci(base, 1 - ALPHA, seed=seed)
     lo_h, hi_h = stats.bootstrap_median_ci(head, 1 - ALPHA, seed=seed + 1)
@@ -425,9 +419,7 @@ def _one(
             t = replace(t, noisy=any(o.noisy for o in (*bo, *ho) if o.status == "pass"))
             note = "noisy host" if t.noisy and _timing_kind(replace(t, noisy=False)) != SAME else ""
             return change(_timing_kind(t), bv, hv, backend, timing=t, note=note)
-    return change(
-        kind, bv, hv, backend, note=note
-    )  # a partial or still-failing check keeps its why
+    return change(kind, bv, hv, backend, note=note)  # a partial or still-failing one: its why
 
 
 def _new_check(

@@ -71,9 +71,8 @@ class Case:
     history: tuple[Seen, ...] = ()  # other runs of this check on this image
     expected_digest: str | None = None  # what the catalog pins, or the baseline ran
     expected_from: str = ""  # "the catalog" | "baseline v0.2"
-    host_problems: tuple[
-        str, ...
-    ] = ()  # preflight failures / quarantine of this host around the run
+    # preflight failures / quarantine of this host around the run
+    host_problems: tuple[str, ...] = ()
     problem_runs: tuple[str, ...] = ()  # the runs whose meta recorded them
     definition: str = ""  # spec.definition_hash of the check in this run ("" unknown)
 
@@ -205,8 +204,9 @@ def _drift(case: Case) -> Triage | None:
     if (
         case.expected_digest
         and case.expected_digest != case.digest
+        # else the drift explains nothing
         and (not on_expected or any(s.verdict == "pass" for s in on_expected))
-    ):  # else the drift explains nothing
+    ):
         return Triage(
             "image drift",
             f"the image ran as {_short(case.digest)}, not the digest {case.expected_from} "

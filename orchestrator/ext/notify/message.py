@@ -86,9 +86,7 @@ def slack(o: Outcome) -> dict[str, Any]:
 
 def github(o: Outcome, sha: str) -> dict[str, Any]:
     text = "\n".join(o.lines()) or "No new regression."
-    md = (
-        encode.github_markdown
-    )  # summary and text are Markdown GitHub renders; the title is plain text
+    md = encode.github_markdown  # summary and text are Markdown GitHub renders; title plain
     return {
         "name": "valorch",
         "head_sha": sha,

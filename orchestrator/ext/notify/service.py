@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from orchestrator.regression.rule import Report
     from orchestrator.render.diff import Why
 
+parse_targets = parse  # --notify's values as targets: a bad one is exit 2 before any work
+
 
 def from_report(
     report: Report,
@@ -51,19 +53,13 @@ def from_report(
             )
         )
     summary = f"counts: {count_words(report, verdict)}"
-    if verdict is not None:  # the gate's own decision, in the words of every other sink
-        summary = f"{verdict.headline()} (exit {verdict.exit_code}); {summary}"
-        return Outcome(
-            title,
-            len(report.head.observations),
-            tuple(regs),
-            infra or verdict.infra_errors,
-            summary,
-            report_path,
-            decided=verdict.headline(),
-            failed=verdict.exit_code == 1,
-        )
-    return Outcome(title, len(report.head.observations), tuple(regs), infra, summary, report_path)
+    head = (title, len(report.head.observations), tuple(regs))
+    if verdict is None:
+        return Outcome(*head, infra, summary, report_path)
+    said = verdict.headline()  # the gate's own decision, in the words of every other sink
+    summary = f"{said} (exit {verdict.exit_code}); {summary}"
+    infra = infra or verdict.infra_errors
+    return Outcome(*head, infra, summary, report_path, said, verdict.exit_code == 1)
 
 
 def head_images(
@@ -86,11 +82,6 @@ def head_images(
                     "cpu_only": run.cpu_only,
                 }
     return out
-
-
-def parse_targets(values: Sequence[str]) -> tuple[Target, ...]:
-    """``--notify``'s values as targets; a bad one is exit 2 before anything runs."""
-    return parse(values)
 
 
 def post(targets: Sequence[Target], outcome: Outcome, say: Callable[[str], None]) -> bool:
