@@ -172,19 +172,10 @@ class RegistryClient:
         doc, digest, media = self.manifest(ref)
         index_digest = digest
         if media in INDEXES or "manifests" in doc:
-            chosen = [
-                m
-                for m in doc.get("manifests", [])
-                if (m.get("platform") or {}).get("os") == os_
-                and (m.get("platform") or {}).get("architecture") == arch
-            ]
+            plats = [(m, m.get("platform") or {}) for m in doc.get("manifests", [])]
+            chosen = [m for m, p in plats if (p.get("os"), p.get("architecture")) == (os_, arch)]
             if not chosen:
-                have = sorted(
-                    {
-                        f"{(m.get('platform') or {}).get('os')}/{(m.get('platform') or {}).get('architecture')}"
-                        for m in doc.get("manifests", [])
-                    }
-                )
+                have = sorted({f"{p.get('os')}/{p.get('architecture')}" for _, p in plats})
                 raise ManifestNotFoundError(
                     f"registry {ref.domain}: {ref} has no {os_}/{arch} image "
                     f"(platforms: {', '.join(have) or 'none'})",
