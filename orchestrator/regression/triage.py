@@ -33,17 +33,6 @@ from dataclasses import dataclass, replace
 from ..words import count
 
 FAILING = ("fail", "crash", "timeout", "error")
-CLASSES = (
-    "regression",
-    "definition changed",
-    "flaky",
-    "host fault",
-    "image drift",
-    "infrastructure",
-    "new check",
-    "never passed",
-    "undetermined",
-)
 
 
 @dataclass(frozen=True)
@@ -79,7 +68,7 @@ class Case:
 
 @dataclass(frozen=True)
 class Triage:
-    cls: str  # one of CLASSES
+    cls: str  # one of the classes the module docstring lists
     reason: str
     runs: tuple[str, ...] = ()
     hosts: tuple[str, ...] = ()
