@@ -218,17 +218,3 @@ def bom_json(
         [(f"valorch:host:{k}", v) for k, v in sorted(inventory.host_facts.items())]
     )
     return JsonV1Dot5(bom).output_as_string(indent=1)
-
-
-def bom(inventory: Inventory, image_ref: str, **kw: Any) -> dict[str, Any]:
-    return json.loads(bom_json(inventory, image_ref, **kw))
-
-
-def validate(text: str) -> str | None:
-    """None when ``text`` validates against the CycloneDX 1.5 JSON schema the library ships,
-    else the first error."""
-    from cyclonedx.schema import SchemaVersion
-    from cyclonedx.validation.json import JsonStrictValidator
-
-    error = JsonStrictValidator(SchemaVersion.V1_5).validate_str(text)
-    return None if error is None else str(error)
