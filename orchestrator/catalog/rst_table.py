@@ -53,10 +53,6 @@ class ListTable:
     cell_lines: tuple[tuple[int, ...], ...] = ()  # 1-based line where each cell starts
 
 
-def _indent(line: str) -> int:
-    return len(line) - len(line.lstrip(" "))
-
-
 def list_tables(text: str) -> list[ListTable]:
     """Every ``.. list-table::`` of a document, cells as raw text."""
     lines = text.expandtabs(4).splitlines()
@@ -71,7 +67,9 @@ def list_tables(text: str) -> list[ListTable]:
         header_rows = 0
         i += 1
         block: list[tuple[int, str]] = []
-        while i < len(lines) and (not lines[i].strip() or _indent(lines[i]) > base):
+        while i < len(lines) and (
+            not lines[i].strip() or len(lines[i]) - len(lines[i].lstrip(" ")) > base
+        ):
             block.append((i + 1, lines[i]))
             i += 1
         rows: list[list[str]] = []

@@ -42,13 +42,8 @@ def config_path() -> Path:
     )
 
 
-def _host_of(key: str) -> str:
-    key = re.sub(r"^[a-z]+://", "", key.strip())
-    return key.split("/", 1)[0]
-
-
 def _same_registry(key: str, domain: str) -> bool:
-    host = _host_of(key)
+    host = re.sub(r"^[a-z]+://", "", key.strip()).split("/", 1)[0]
     if domain == "docker.io":  # Docker Hub's credentials are filed under its legacy index URL
         return host == "docker.io" or host.endswith(".docker.io")
     return host == domain

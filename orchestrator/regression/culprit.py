@@ -113,10 +113,6 @@ def stem(component: str) -> str:
     return name.lower().replace("_", "-")
 
 
-def _words(text: str) -> set[str]:
-    return {w for w in re.split(r"[^a-z0-9]+", text.lower()) if len(w) > 1 and w not in NOISE}
-
-
 def libraries_of(library: str | None) -> list[str]:
     """``MIOpen/cuDNN`` -> ["miopen", "cudnn"] (the keys of LIBRARIES it names)."""
     out = []
@@ -160,7 +156,8 @@ def classify(component: str, check: str, library: str | None, feature: str = "")
         hit = _hits(name, LIBRARIES[lib][0])
         if hit:
             return "library", f"the check's library {lib}"
-    named = _words(f"{check} {feature}") - {
+    words = re.split(r"[^a-z0-9]+", f"{check} {feature}".lower())
+    named = {w for w in words if len(w) > 1 and w not in NOISE} - {
         "".join(ch for ch in lib if ch.isalnum()) for lib in libs
     }
     hit = _hits(name, named)

@@ -225,10 +225,6 @@ def _group(side: Side, pair: dict[str, str]) -> dict[tuple[str, str], list[Obs]]
     return out
 
 
-def _seed(*parts: str) -> int:
-    return zlib.crc32("\0".join(parts).encode())
-
-
 def _center(samples: Sequence[float], runs: Sequence[Sequence[float]]) -> float:
     """A side's typical time: the median of its samples; over several runs, the geometric
     mean of each run's median (every run weighs the same, whatever its sample count)."""
@@ -410,7 +406,7 @@ def _one(
             hs,
             ho[-1].bigger_is_better,
             thr,
-            seed=_seed(env, check),
+            seed=zlib.crc32(f"{env}\0{check}".encode()),
             run_sigma=sigma,
             base_runs=br,
             head_runs=hr,

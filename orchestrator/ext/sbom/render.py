@@ -181,12 +181,6 @@ def _subject(image_ref: str, digest: str | None) -> Any:
     )
 
 
-def _serial(inventory: Inventory, image_ref: str, digest: str | None) -> str:
-    """A serial number derived from the content: same inventory and image, same BOM."""
-    blob = json.dumps([image_ref, digest, inventory.model_dump()], sort_keys=True).encode()
-    return str(uuid.uuid5(uuid.NAMESPACE_URL, "valorch:" + hashlib.sha256(blob).hexdigest()))
-
-
 def bom_json(
     inventory: Inventory,
     image_ref: str,
@@ -204,8 +198,9 @@ def bom_json(
 
     components = _components(inventory)
     subject = _subject(image_ref, digest)
-    if serial is None:
-        serial = _serial(inventory, image_ref, digest)
+    if serial is None:  # derived from the content: same inventory and image, same BOM
+        blob = json.dumps([image_ref, digest, inventory.model_dump()], sort_keys=True).encode()
+        serial = str(uuid.uuid5(uuid.NAMESPACE_URL, "valorch:" + hashlib.sha256(blob).hexdigest()))
     bom = Bom(serial_number=uuid.UUID(serial.removeprefix("urn:uuid:")), components=components)
     bom.metadata.component = subject
     bom.register_dependency(subject, components)  # the image holds every component directly
