@@ -27,7 +27,6 @@ import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date
-from typing import TypedDict
 
 from .. import words
 from ..matrix.model import FAILING, SYMBOL, verdict
@@ -115,18 +114,6 @@ class Side:
     def kind_shown(self) -> str:
         """The kind, or "" where the label already says it (see ``named``)."""
         return "" if self.named == self.label else self.kind
-
-
-class _TimingExtra(TypedDict):
-    """The Timing fields every comparison fills in, whichever test it ran."""
-
-    cv_base: float | None
-    cv_head: float | None
-    se: float | None
-    run_sigma: float | None
-    detectable: float | None
-    runs_base: int
-    runs_head: int
 
 
 @dataclass(frozen=True)
@@ -258,22 +245,21 @@ def compare_timing(
     ratio = mb / mh if bigger_is_better else mh / mb
     runs = (max(1, len(base_runs)), max(1, len(head_runs)))
     se = noise.ratio_se(base, head, run_sigma, runs)
-    extra: _TimingExtra = {
-        "cv_base": noise.cv(base),
-        "cv_head": noise.cv(head),
-        "se": se,
-        "run_sigma": run_sigma,
-        "detectable": noise.smallest_detectable(base, head, threshold, ALPHA, run_sigma, runs),
-        "runs_base": runs[0],
-        "runs_head": runs[1],
-    }
+    probe = Timing(mb, mh, ratio, "bootstrap", None, False, threshold, len(base), len(head))
+    probe = replace(
+        probe,
+        cv_base=noise.cv(base),
+        cv_head=noise.cv(head),
+        se=se,
+        run_sigma=run_sigma,
+        detectable=noise.smallest_detectable(base, head, threshold, ALPHA, run_sigma, runs),
+        runs_base=runs[0],
+        runs_head=runs[1],
+    )
     if len(base) >= MWU_MIN and len(head) >= MWU_MIN:
         p = stats.mann_whitney_u(base, head).p
         sig = p < ALPHA and noise.beyond_run_noise(ratio, se, run_sigma, ALPHA)
-        return Timing(mb, mh, ratio, "mwu", p, sig, threshold, len(base), len(head), p, **extra)
-    probe = Timing(
-        mb, mh, ratio, "bootstrap", None, False, threshold, len(base), len(head), **extra
-    )
+        return replace(probe, method="mwu", p=p, significant=sig, q=p)
     if _timing_kind(replace(probe, significant=True)) == SAME:  # SAME even if significant
         return probe
     lo_b, hi_b = stats.bootstrap_median_ci(base, 1 - ALPHA, seed=seed)
