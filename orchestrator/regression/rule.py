@@ -24,6 +24,7 @@ from __future__ import annotations
 import functools
 import math
 import zlib
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date
@@ -464,11 +465,8 @@ def compare(
     """Every (environment, check) of either side → one CellChange; then flips, geomeans, counts."""
     pair: dict[str, str] = {}
     be, he = base.envs, head.envs
-    if len(be) == 1 and len(he) == 1 and be != he:
-        pair = {
-            be[0]: f"{be[0]} → {he[0]}",
-            he[0]: f"{be[0]} → {he[0]}",
-        }  # one image against another
+    if len(be) == 1 and len(he) == 1 and be != he:  # one image against another
+        pair = dict.fromkeys((be[0], he[0]), f"{be[0]} → {he[0]}")
     bg, hg = _group(base, pair), _group(head, pair)
     keys = list(dict.fromkeys([*bg, *hg]))
     changes = tuple(
@@ -484,7 +482,5 @@ def compare(
         if c.timing is not None:
             ratios.setdefault((c.env, c.backend), []).append(c.timing.ratio)
     geo = tuple((env, be_, stats.geomean(r), len(r)) for (env, be_), r in ratios.items())
-    counts: dict[str, int] = {}
-    for c in changes:
-        counts[c.kind] = counts.get(c.kind, 0) + 1
+    counts = dict(Counter(c.kind for c in changes))
     return Report(base, head, threshold, changes, flips, geo, tuple(expired), today, counts)
