@@ -129,12 +129,8 @@ class RegistryClient:
         if not digest:  # some registries omit it on HEAD: the GET's body digest is authoritative
             resp = self.send("GET", ref, f"manifests/{ref.reference}")
             digest = _sha256(resp.content)
-        return Resolved(
-            ref,
-            digest,
-            resp.headers.get("content-type", "").split(";")[0],
-            rate_limit(resp.headers),
-        )
+        media = resp.headers.get("content-type", "").split(";")[0]
+        return Resolved(ref, digest, media, rate_limit(resp.headers))
 
     def manifest(
         self, ref: ImageRef, reference: str | None = None
