@@ -312,17 +312,10 @@ def decide(  # noqa: PLR0913 - one argument per input of the decision
         if found[code]
     ]
     nothing = _nothing(report, counts) if require_evidence else ""
-    if nothing:
-        reasons.insert(
-            0,
-            Reason(
-                NOTHING_REASON,
-                (),
-                not allow_empty,
-                allowed[NOTHING_REASON],
-                said=nothing + ("" if allow_empty else f"; {ALLOW_EMPTY} accepts it knowingly"),
-            ),
-        )
+    if nothing:  # listed first, as ORDER ranks it
+        said = nothing + ("" if allow_empty else f"; {ALLOW_EMPTY} accepts it knowingly")
+        gates = not allow_empty
+        reasons.append(Reason(NOTHING_REASON, (), gates, allowed[NOTHING_REASON], said=said))
     named = {c.check for r in reasons if r.gates for c in r.changes}
     left = tuple(dict.fromkeys(t for t in tampered if t not in named))
     if left:
