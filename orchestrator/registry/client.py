@@ -312,15 +312,12 @@ class RegistryClient:
 
     def _unreachable(self, exc: Exception, url: str, ref: ImageRef) -> InfrastructureError:
         if isinstance(exc, requests.exceptions.SSLError):
-            why = _short(exc)
-            if _not_tls(exc):
-                return InfrastructureError(
-                    f"TLS to registry {ref.domain} failed: {why}", insecure.tls_hint(ref.domain)
-                )
-            return InfrastructureError(
-                f"TLS to registry {ref.domain} failed: {why}",
-                f"pass the registry's CA with --ca FILE, or put it in /etc/docker/certs.d/{ref.domain}/ca.crt",
+            hint = (
+                insecure.tls_hint(ref.domain)
+                if _not_tls(exc)
+                else f"pass the registry's CA with --ca FILE, or put it in /etc/docker/certs.d/{ref.domain}/ca.crt"
             )
+            return InfrastructureError(f"TLS to registry {ref.domain} failed: {_short(exc)}", hint)
         return InfrastructureError(
             f"registry {ref.domain} is unreachable at {url.split('/v2/')[0]}: {_short(exc)}",
             (
