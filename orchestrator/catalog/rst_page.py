@@ -76,18 +76,7 @@ class PageRead:
     def report(self) -> dict[str, Any]:
         return {
             "page": self.source,
-            "images": [
-                {
-                    "alias": i.alias,
-                    "reference": i.reference,
-                    "backend": i.backend,
-                    "rocm": i.rocm,
-                    "table": i.table,
-                    "line": i.line,
-                    "labels": dict(i.labels),
-                }
-                for i in self.images
-            ],
+            "images": [{**asdict(i), "labels": dict(i.labels)} for i in self.images],
             "backends": sorted({i.backend for i in self.images}),
             "unread": [u.as_dict() for u in self.unread],
             "notes": [n.as_dict() for n in self.notes],
