@@ -156,17 +156,10 @@ def analyse(
             worst = j if cost[j] > cost[worst] else worst
             continue
         steps = j - ref
+        kind, ratio = ("step" if steps == 1 else "drift"), cost[j] / cost[ref]
+        start, end = segs[ref + 1].start, segs[j].start
         shifts.append(
-            Shift(
-                "step" if steps == 1 else "drift",
-                direction,
-                segs[ref + 1].start,
-                segs[j].start,
-                segs[ref].level,
-                segs[j].level,
-                cost[j] / cost[ref],
-                steps,
-            )
+            Shift(kind, direction, start, end, segs[ref].level, segs[j].level, ratio, steps)
         )
         best = worst = j
     return Analysis(segs, tuple(shifts), sigma)

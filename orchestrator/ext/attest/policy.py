@@ -235,15 +235,9 @@ def decide(  # noqa: PLR0913  # keyword-only: what verify was asked, and what it
         reasons += _judge(
             attestations[decider].statement, kind, glob, max_age, now, allow_imported, require
         )
-    return Decision(
-        image,
-        digest,
-        require,
-        looked,
-        tuple(reasons),
-        tuple(r for r in rows if r is not None),
-        attestations[decider].where if decider is not None else "",
-    )
+    by = attestations[decider].where if decider is not None else ""
+    shown = tuple(r for r in rows if r is not None)
+    return Decision(image, digest, require, looked, tuple(reasons), shown, by)
 
 
 def _sorted(
