@@ -105,15 +105,8 @@ def list_tables(text: str) -> list[ListTable]:
             else:
                 continue
             rows[-1][-1] = "\n".join(cell).strip()
-        tables.append(
-            ListTable(
-                title,
-                start + 1,
-                header_rows,
-                tuple(tuple(r) for r in rows),
-                tuple(tuple(c) for c in starts),
-            )
-        )
+        cells, lines_of = tuple(tuple(r) for r in rows), tuple(tuple(c) for c in starts)
+        tables.append(ListTable(title, start + 1, header_rows, cells, lines_of))
     return tables
 
 

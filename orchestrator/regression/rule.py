@@ -388,16 +388,8 @@ def _one(
         bs, hs = [s for r in br for s in r], [s for r in hr for s in r]
         thr = ho[-1].threshold if ho[-1].threshold is not None else threshold
         sigma = (run_noise or {}).get((ho[-1].env, check))
-        t = compare_timing(
-            bs,
-            hs,
-            ho[-1].bigger_is_better,
-            thr,
-            seed=zlib.crc32(f"{env}\0{check}".encode()),
-            run_sigma=sigma,
-            base_runs=br,
-            head_runs=hr,
-        )
+        seed = zlib.crc32(f"{env}\0{check}".encode())
+        t = compare_timing(bs, hs, ho[-1].bigger_is_better, thr, seed, sigma, br, hr)
         if t is not None:
             t = replace(t, noisy=any(o.noisy for o in (*bo, *ho) if o.status == "pass"))
             note = "noisy host" if t.noisy and _timing_kind(replace(t, noisy=False)) != SAME else ""

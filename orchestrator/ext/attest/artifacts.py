@@ -101,16 +101,9 @@ def push_blob(client: RegistryClient, ref: ImageRef, data: bytes) -> str:
         from orchestrator.registry.auth import endpoint
 
         location = endpoint(ref.domain) + location
-    sep = "&" if "?" in location else "?"
-    client.send(
-        "PUT",
-        ref,
-        "",
-        push=True,
-        url=f"{location}{sep}digest={digest}",
-        body=data,
-        headers={"Content-Type": "application/octet-stream"},
-    )
+    url = f"{location}{'&' if '?' in location else '?'}digest={digest}"
+    headers = {"Content-Type": "application/octet-stream"}
+    client.send("PUT", ref, "", push=True, url=url, body=data, headers=headers)
     return digest
 
 

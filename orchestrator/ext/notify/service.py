@@ -43,15 +43,9 @@ def from_report(
             continue
         env = c.env.split(" → ")[-1]
         img = images.get(env) or {"alias": env, "reference": env, "digest": None}
-        regs.append(
-            Regression(
-                c.env,
-                c.check,
-                _timing_text(c) or f"{c.base} → {c.head}" + (f": {c.note}" if c.note else ""),
-                command(check=c.check, **img),
-                why_text(why, c).removeprefix("why: "),
-            )
-        )
+        detail = _timing_text(c) or f"{c.base} → {c.head}" + (f": {c.note}" if c.note else "")
+        said = why_text(why, c).removeprefix("why: ")
+        regs.append(Regression(c.env, c.check, detail, command(check=c.check, **img), said))
     summary = f"counts: {count_words(report, verdict)}"
     head = (title, len(report.head.observations), tuple(regs))
     if verdict is None:
