@@ -199,17 +199,12 @@ class Verdict:
         allowed = "; ".join(
             f"{r.counted()} (not gated: {r.allowed_by})" for r in self.reasons if not r.gates
         )
-        n = self.counts
-        excused = "; ".join(
-            x
-            for x in (
-                f"{n.excused_failing} failing, excused by waivers" if n.excused_failing else "",
-                f"{self.excused - n.excused_failing} coverage lost, excused by waivers"
-                if self.excused > n.excused_failing
-                else "",
-            )
-            if x
-        )
+        n, parts = self.counts, []
+        if n.excused_failing:
+            parts.append(f"{n.excused_failing} failing, excused by waivers")
+        if self.excused > n.excused_failing:
+            parts.append(f"{self.excused - n.excused_failing} coverage lost, excused by waivers")
+        excused = "; ".join(parts)
         counted = "; ".join(x for x in (gating, allowed, excused) if x)
         if self.exit_code == 3 and not gating:
             inconclusive = "infrastructure errors, the affected checks are inconclusive"
