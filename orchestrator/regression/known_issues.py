@@ -136,13 +136,9 @@ def load(path: Path, now: datetime | None = None) -> Waivers:
             )
     else:
         extra = sorted(set(doc.data) - {"issues"}) if isinstance(doc.data, dict) else []
+        what = f"unknown key '{extra[0]}'" if extra else "must be a list or a mapping with 'issues'"
         raise SpecError(
-            f"{path}:{doc.line((extra[0],) if extra else ())}: known issues: "
-            + (
-                f"unknown key '{extra[0]}'"
-                if extra
-                else "must be a list or a mapping with 'issues'"
-            ),
+            f"{path}:{doc.line((extra[0],) if extra else ())}: known issues: {what}",
             "the file holds `issues:` followed by a list of entries (see jobs/known-issues.yaml)",
         )
     entries = tuple(
