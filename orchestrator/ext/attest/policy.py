@@ -332,18 +332,10 @@ def _judge(
     )
     if not glob:
         if pred.get("result") != "PASSED" or warned or failed:
-            fails(
-                "result",
-                f"the newest test result is {str(pred.get('result'))[:20]}: "
-                + (
-                    "; ".join(
-                        f"{what} {', '.join(names[:10])}"
-                        for what, names in (("failed", failed), ("warned", warned))
-                        if names
-                    )
-                    or "no failed or warned check listed"
-                ),
-            )
+            pairs = (("failed", failed), ("warned", warned))
+            listed = "; ".join(f"{what} {', '.join(names[:10])}" for what, names in pairs if names)
+            listed = listed or "no failed or warned check listed"
+            fails("result", f"the newest test result is {str(pred.get('result'))[:20]}: {listed}")
         if not passed:
             fails(
                 "no tests",
