@@ -44,11 +44,8 @@ class RateLimit:
     source: str | None = None
 
     def __str__(self) -> str:
-        window = (
-            f" per {self.window_s // 3600} h"
-            if self.window_s and self.window_s >= 3600
-            else (f" per {self.window_s} s" if self.window_s else "")
-        )
+        w = self.window_s
+        window = f" per {w // 3600} h" if w and w >= 3600 else f" per {w} s" if w else ""
         return f"{self.remaining}/{self.limit} pulls left{window}"
 
 
