@@ -158,14 +158,9 @@ def _suites(
         if not isinstance(name, str):
             continue  # the model says what is wrong with it
         if name not in known:
-            problems.append(
-                _problem(
-                    doc,
-                    ("suites", i, "name"),
-                    f"unknown suite '{name}'{yamlio.did_you_mean(name, known)}",
-                    "known suites: " + ", ".join(known),
-                )
-            )
+            said = f"unknown suite '{name}'{yamlio.did_you_mean(name, known)}"
+            hint = "known suites: " + ", ".join(known)
+            problems.append(_problem(doc, ("suites", i, "name"), said, hint))
             continue
         try:
             ref = SuiteRef.model_validate({"name": entry} if shorthand else entry)
