@@ -370,14 +370,8 @@ def _one(
                 return change(EXPECTED, bv, hv, backend, note=issue.reason, issue=issue)
             note = f"waiver expired on {issue.until}: {issue.reason}"
     if changed:
-        return change(
-            NOT_COMPARABLE,
-            bv,
-            hv,
-            backend,
-            note=_failed(changed, hv, ho),
-            tampered=tampered,
-        )
+        note = _failed(changed, hv, ho)
+        return change(NOT_COMPARABLE, bv, hv, backend, note=note, tampered=tampered)
     if "error" in (bv, hv) or tampered:  # else a retry's verdict judges it; forged output never
         return change(INCONCLUSIVE, bv, hv, backend, note=cut(ho[-1].message), tampered=tampered)
     if hv == "flaky":

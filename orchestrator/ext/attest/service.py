@@ -268,16 +268,10 @@ def attest(
                 statements.append((ev, intoto.VSA, doc, v["verificationResult"]))
     # every digest exists before the first push
     targets = _check_registry(client, evidence) if push else {}
-    made = [
-        Made(
-            ev.name,
-            ev.digest,
-            ptype,
-            result,
-            signing.sign(intoto.payload(doc), intoto.PAYLOAD_TYPE, key_signer),
-        )
-        for ev, ptype, doc, result in statements
-    ]
+    made: list[Made] = []
+    for ev, ptype, doc, result in statements:
+        envelope = signing.sign(intoto.payload(doc), intoto.PAYLOAD_TYPE, key_signer)
+        made.append(Made(ev.name, ev.digest, ptype, result, envelope))
     runs_of = {ev.digest: ev.runs[-1] for ev in evidence}
     written: list[Path] = []
     if out_dir is not None:  # the files first: a row names a file that exists
