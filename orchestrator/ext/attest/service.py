@@ -82,11 +82,8 @@ def _evidence(
                     verdicts[check] = v
         last = group[-1]
         suites = sorted({t.suite for run in group for t in run.tasks})
-        url = (
-            f"{url_base.rstrip('/')}/runs/{last.id}.html"
-            if url_base
-            else f"valorch:{source.replace(' ', '/')}"
-        )
+        base = url_base.rstrip("/")
+        url = f"{base}/runs/{last.id}.html" if url_base else f"valorch:{source.replace(' ', '/')}"
         out.append(
             intoto.Evidence(
                 name=_name(last.image.reference),
