@@ -35,7 +35,18 @@ def job_for(cat: Catalog, sel: Selection) -> JobSpec:
     images and suites (``smoke`` by default); with ``profiling_caps``, its profiler suite asks
     for CAP_SYS_ADMIN."""
     spec = _selected(cat, sel)
-    return with_profiling_caps(spec) if sel.profiling_caps else spec
+    if not sel.profiling_caps:
+        return spec
+    if not any(s.name == "profiler" for s in spec.suites):
+        raise InputError(
+            "--profiling-caps applies to the profiler suite, and this run has none",
+            "add --suite profiler (or a profiler suite to the job spec), or drop --profiling-caps",
+        )
+    suites = tuple(
+        s.model_copy(update={"profiling_caps": True}) if s.name == "profiler" else s
+        for s in spec.suites
+    )
+    return spec.model_copy(update={"suites": suites})
 
 
 def _selected(cat: Catalog, sel: Selection) -> JobSpec:
@@ -67,17 +78,3 @@ def _selected(cat: Catalog, sel: Selection) -> JobSpec:
     validate_suites(refs)
     validate_check_globs(refs, sel.checks)
     return JobSpec(name="adhoc", images=sel.images, suites=refs)
-
-
-def with_profiling_caps(spec: JobSpec) -> JobSpec:
-    """--profiling-caps: the job's profiler suite asks for CAP_SYS_ADMIN; no profiler suite is exit 2."""
-    if not any(s.name == "profiler" for s in spec.suites):
-        raise InputError(
-            "--profiling-caps applies to the profiler suite, and this run has none",
-            "add --suite profiler (or a profiler suite to the job spec), or drop --profiling-caps",
-        )
-    suites = tuple(
-        s.model_copy(update={"profiling_caps": True}) if s.name == "profiler" else s
-        for s in spec.suites
-    )
-    return spec.model_copy(update={"suites": suites})

@@ -205,7 +205,9 @@ class Catalog:
             return parsed
         if imageref.looks_like_reference(name):
             return from_reference(name, self.images)
-        near = sorted(self.images, key=lambda i: -_similarity(name, i.alias))[:3]
+        from difflib import SequenceMatcher
+
+        near = sorted(self.images, key=lambda i: -SequenceMatcher(None, name, i.alias).ratio())[:3]
         raise UnknownImageError(
             f"unknown image '{name}': not in the catalog and not a rocm/pytorch or pytorch/pytorch tag",
             "did you mean: "
@@ -246,12 +248,6 @@ class Catalog:
             for image in found:
                 chosen.setdefault(image.alias, image)
         return tuple(chosen.values())
-
-
-def _similarity(a: str, b: str) -> float:
-    from difflib import SequenceMatcher
-
-    return SequenceMatcher(None, a, b).ratio()
 
 
 def validate_suites(suites: Iterable[Any]) -> None:

@@ -158,14 +158,9 @@ def _suites(
         if not isinstance(name, str):
             continue  # the model says what is wrong with it
         if name not in known:
-            problems.append(
-                _problem(
-                    doc,
-                    ("suites", i, "name"),
-                    f"unknown suite '{name}'{yamlio.did_you_mean(name, known)}",
-                    "known suites: " + ", ".join(known),
-                )
-            )
+            said = f"unknown suite '{name}'{yamlio.did_you_mean(name, known)}"
+            hint = "known suites: " + ", ".join(known)
+            problems.append(_problem(doc, ("suites", i, "name"), said, hint))
             continue
         try:
             ref = SuiteRef.model_validate({"name": entry} if shorthand else entry)
@@ -298,13 +293,9 @@ def _workload(
         return ref, [_problem(doc, loc, str(exc), WORKLOAD_HINT)]
     size = sum(real.stat().st_size for real, _ in files)
     if size > MAX_WORKLOAD:
-        message = (
-            f"{src} holds {size >> 20} MiB, more than the {MAX_WORKLOAD >> 20} MiB shipped "
-            "with a job"
-        )
-        return ref, [
-            _problem(doc, loc, message, "ship only the test files (put data in the image)")
-        ]
+        limit, hint = MAX_WORKLOAD >> 20, "ship only the test files (put data in the image)"
+        message = f"{src} holds {size >> 20} MiB, more than the {limit} MiB shipped with a job"
+        return ref, [_problem(doc, loc, message, hint)]
     shipped = p.model_copy(update={"source": str(src)})
     return ref.model_copy(update={"pytest": shipped}), []
 

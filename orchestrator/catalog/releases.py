@@ -94,10 +94,6 @@ def defs_of(table: dict[str, Any]) -> Defs:
 _MATRIX_HEADING = re.compile(r"^#+\s*Release Compatibility Matrix\s*$", re.M | re.I)
 
 
-def _md_cells(line: str) -> list[str]:
-    return [c.strip() for c in line.strip().strip("|").split("|")]
-
-
 def parse_pytorch_release(text: str, source: str) -> dict[str, Any]:
     """PyTorch's RELEASE.md matrix: {"rows": [{pytorch, python, cuda, experimental_cuda,
     rocm}]}. No matrix, a first column other than "PyTorch version" or a ragged row is an
@@ -109,16 +105,15 @@ def parse_pytorch_release(text: str, source: str) -> dict[str, Any]:
             "RELEASE.md as published"
         )
     start = text.count("\n", 0, m.start()) + 1
-    lines = text.splitlines()
-    table = [(n, ln) for n, ln in enumerate(lines[start:], start=start + 1)]
-    table = [(n, ln) for n, ln in table if ln.strip()]
     rows: list[tuple[int, list[str]]] = []
-    for n, ln in table:
+    for n, ln in enumerate(text.splitlines()[start:], start=start + 1):
+        if not ln.strip():
+            continue
         if not ln.lstrip().startswith("|"):
             if rows:
                 break
             continue
-        rows.append((n, _md_cells(ln)))
+        rows.append((n, [c.strip() for c in ln.strip().strip("|").split("|")]))
     if len(rows) < 3:
         raise ReleaseTableError(f"{source}:{start}: the matrix has no rows: expected a table")
     header_line, header = rows[0]
@@ -223,16 +218,8 @@ def library_findings(table: dict[str, Any], release: str, inv: Inventory) -> lis
         framework = name.lower() in FRAMEWORKS
         if comp is None:
             if not framework:
-                out.append(
-                    Published(
-                        "lacking",
-                        name,
-                        claim,
-                        None,
-                        source,
-                        f"{name}: ROCm {release} ships {claim}, the image has none",
-                    )
-                )
+                text = f"{name}: ROCm {release} ships {claim}, the image has none"
+                out.append(Published("lacking", name, claim, None, source, text))
             continue
         ok = (
             any(version_matches(v, comp.value) for v in found)
@@ -262,31 +249,17 @@ def pytorch_findings(table: dict[str, Any], inv: Inventory) -> list[Published]:
     minor = _minor(torch.value)
     row = next((r for r in table.get("rows", ()) if _minor(r["pytorch"]) == minor), None)
     if row is None:
-        return [
-            Published(
-                "unpublished",
-                "pytorch",
-                "-",
-                torch.value,
-                source,
-                f"PyTorch {torch.value}: not in RELEASE.md's compatibility matrix",
-            )
-        ]
+        text = f"PyTorch {torch.value}: not in RELEASE.md's compatibility matrix"
+        return [Published("unpublished", "pytorch", "-", torch.value, source, text)]
     out: list[Published] = []
     python = inv.get("python")
     if python is not None:
         ok = python_allowed(row["python"], python.value)
-        out.append(
-            Published(
-                "agrees" if ok else "unpublished",
-                "python",
-                row["python"],
-                python.value,
-                source,
-                f"Python {python.value} with PyTorch {row['pytorch']}: "
-                + ("published" if ok else f"PyTorch publishes {row['python']}"),
-            )
+        text = f"Python {python.value} with PyTorch {row['pytorch']}: " + (
+            "published" if ok else f"PyTorch publishes {row['python']}"
         )
+        kind = "agrees" if ok else "unpublished"
+        out.append(Published(kind, "python", row["python"], python.value, source, text))
     for key, label, allowed in (
         ("cuda", "CUDA", row["cuda"] + row["experimental_cuda"]),
         ("rocm", "ROCm", row["rocm"] if row.get("has_rocm") else None),
@@ -296,17 +269,11 @@ def pytorch_findings(table: dict[str, Any], inv: Inventory) -> list[Published]:
             continue
         ok = any(_minor(v) == _minor(comp.value) for v in allowed)
         shown = ", ".join(allowed) or "none"
-        out.append(
-            Published(
-                "agrees" if ok else "unpublished",
-                key,
-                shown,
-                comp.value,
-                source,
-                f"{label} {comp.value} with PyTorch {row['pytorch']}: "
-                + ("published" if ok else f"PyTorch publishes {label} {shown}"),
-            )
+        text = f"{label} {comp.value} with PyTorch {row['pytorch']}: " + (
+            "published" if ok else f"PyTorch publishes {label} {shown}"
         )
+        kind = "agrees" if ok else "unpublished"
+        out.append(Published(kind, key, shown, comp.value, source, text))
     return out
 
 

@@ -11,9 +11,7 @@ column per component. Tolerated variants: header names in any case
 substitutions (``|docker-icon|``), ``.. raw:: html`` cells, and a plain
 ``repo/name:tag`` cell instead of a link.
 
-This module holds the merge into a catalog file; the table and cell primitives are
-``rst_table``'s, a page is read whole (backend evidence, versions, labels, the report) in
-``rst_page``, and what a cell says (a version, a label, a role to resolve) in ``rst_cells``.
+This module merges what ``rst_page`` read into a catalog file.
 """
 
 from __future__ import annotations

@@ -76,18 +76,7 @@ class PageRead:
     def report(self) -> dict[str, Any]:
         return {
             "page": self.source,
-            "images": [
-                {
-                    "alias": i.alias,
-                    "reference": i.reference,
-                    "backend": i.backend,
-                    "rocm": i.rocm,
-                    "table": i.table,
-                    "line": i.line,
-                    "labels": dict(i.labels),
-                }
-                for i in self.images
-            ],
+            "images": [{**asdict(i), "labels": dict(i.labels)} for i in self.images],
             "backends": sorted({i.backend for i in self.images}),
             "unread": [u.as_dict() for u in self.unread],
             "notes": [n.as_dict() for n in self.notes],
@@ -158,20 +147,13 @@ def entry_of(
     alias = parsed.alias if parsed is not None else _alias_from(reference)
     labels: dict[str, str] = {}
     unread: list[Unread] = []
+    line = cell_where(image_col)[1]
     if header.count(None) > 1:  # one image per image column: its header names the variant
         labels["variant"] = columns.names[image_col]
     typo = bad_digest(cells_raw[image_col])
     if typo:
-        unread.append(
-            Unread(
-                cell_where(image_col)[1],
-                title,
-                alias,
-                columns.names[image_col],
-                typo,
-                "a digest that is not 64 hex digits: the image is kept by its tag, without one",
-            )
-        )
+        why = "a digest that is not 64 hex digits: the image is kept by its tag, without one"
+        unread.append(Unread(line, title, alias, columns.names[image_col], typo, why))
     comps = _components(columns, cells_raw, cell_where, context, (alias, os_text), labels, unread)
     backend, rocm = _image_backend(reference, comps, page)
     if backend is None:
@@ -184,16 +166,8 @@ def entry_of(
         if rocm:
             comps = {"rocm": rocm, **{k: v for k, v in comps.items() if k != "rocm"}}
         else:
-            unread.append(
-                Unread(
-                    cell_where(image_col)[1],
-                    title,
-                    alias,
-                    "ROCm",
-                    reference,
-                    "a ROCm image whose ROCm version neither the table, the tag nor the page states",
-                )
-            )
+            why = "a ROCm image whose ROCm version neither the table, the tag nor the page states"
+            unread.append(Unread(line, title, alias, "ROCm", reference, why))
     distro = next((k for k in comps if k in _DISTROS), None)
     if distro and os_text is None:
         os_text = f"{distro} {comps[distro]}"
@@ -206,13 +180,7 @@ def entry_of(
     if labels:
         entry["labels"] = labels
     read = ImageRead(
-        alias,
-        reference,
-        backend,
-        comps.get("rocm"),
-        title,
-        cell_where(image_col)[1],
-        tuple(labels.items()),
+        alias, reference, backend, comps.get("rocm"), title, line, tuple(labels.items())
     )
     return entry, read, unread
 

@@ -10,41 +10,14 @@ from dataclasses import dataclass
 
 # header text (normalized) -> catalog component key; None marks the image column
 HEADERS: dict[str, str | None] = {
-    "docker": None,
-    "docker image": None,
-    "docker images": None,
-    "image": None,
-    "tag": None,
-    "docker tag": None,
-    "pytorch": "pytorch",
-    "torch": "pytorch",
-    "ubuntu": "ubuntu",
-    "linux": "linux",
-    "os": "linux",
-    "operating system": "linux",
-    "distro": "linux",
-    "python": "python",
-    "apex": "apex",
-    "torchvision": "torchvision",
-    "torchaudio": "torchaudio",
-    "tensorboard": "tensorboard",
-    "magma": "magma",
-    "ucx": "ucx",
-    "ompi": "ompi",
-    "open mpi": "ompi",
-    "openmpi": "ompi",
-    "mpi": "ompi",
-    "ofed": "ofed",
-    "mlnx ofed": "ofed",
-    "rocm": "rocm",
-    "cuda": "cuda",
-    "cudnn": "cudnn",
-    "nccl": "nccl",
-    "rccl": "rccl",
-    "tensorflow": "tensorflow",
-    "triton": "triton",
-    "numpy": "numpy",
-    "debian": "debian",
+    **dict.fromkeys(("docker", "docker image", "docker images", "image", "tag", "docker tag")),
+    **dict.fromkeys(("pytorch", "torch"), "pytorch"),
+    **dict.fromkeys(("linux", "os", "operating system", "distro"), "linux"),
+    **dict.fromkeys(("ompi", "open mpi", "openmpi", "mpi"), "ompi"),
+    **dict.fromkeys(("ofed", "mlnx ofed"), "ofed"),
+    **{k: k for k in ("ubuntu", "debian", "python", "apex", "torchvision", "torchaudio")},
+    **{k: k for k in ("tensorboard", "magma", "ucx", "rocm", "cuda", "cudnn", "nccl", "rccl")},
+    **{k: k for k in ("tensorflow", "triton", "numpy")},
 }
 _LAYER_URL = re.compile(
     r"/layers/(?P<ns>[^/\s\"']+)/(?P<repo>[^/\s\"']+)/(?P<tag>[^/\s\"']+)"
@@ -80,10 +53,6 @@ class ListTable:
     cell_lines: tuple[tuple[int, ...], ...] = ()  # 1-based line where each cell starts
 
 
-def _indent(line: str) -> int:
-    return len(line) - len(line.lstrip(" "))
-
-
 def list_tables(text: str) -> list[ListTable]:
     """Every ``.. list-table::`` of a document, cells as raw text."""
     lines = text.expandtabs(4).splitlines()
@@ -98,7 +67,9 @@ def list_tables(text: str) -> list[ListTable]:
         header_rows = 0
         i += 1
         block: list[tuple[int, str]] = []
-        while i < len(lines) and (not lines[i].strip() or _indent(lines[i]) > base):
+        while i < len(lines) and (
+            not lines[i].strip() or len(lines[i]) - len(lines[i].lstrip(" ")) > base
+        ):
             block.append((i + 1, lines[i]))
             i += 1
         rows: list[list[str]] = []
@@ -109,9 +80,8 @@ def list_tables(text: str) -> list[ListTable]:
             s = line.strip()
             hr = re.match(r"^:header-rows:\s*(\d+)", s)
             if hr and not rows:
-                if (
-                    len(hr.group(1)) > 4
-                ):  # int() of 5000 digits raises; no table has 10**4 header rows
+                # int() of 5000 digits raises; no table has 10**4 header rows
+                if len(hr.group(1)) > 4:
                     raise RstImportError(f"line {lineno}: :header-rows: is not a count of rows")
                 header_rows = int(hr.group(1))
                 continue
@@ -135,15 +105,8 @@ def list_tables(text: str) -> list[ListTable]:
             else:
                 continue
             rows[-1][-1] = "\n".join(cell).strip()
-        tables.append(
-            ListTable(
-                title,
-                start + 1,
-                header_rows,
-                tuple(tuple(r) for r in rows),
-                tuple(tuple(c) for c in starts),
-            )
-        )
+        cells, lines_of = tuple(tuple(r) for r in rows), tuple(tuple(c) for c in starts)
+        tables.append(ListTable(title, start + 1, header_rows, cells, lines_of))
     return tables
 
 

@@ -42,32 +42,27 @@ def parse_kfd_properties(text: str) -> dict[str, int]:
     return props
 
 
-def amd_gpus_from_kfd(nodes_dir: Path = KFD_NODES) -> tuple[GPU, ...]:
-    """AMD GPUs from the KFD topology: CPU nodes have gfx_target_version 0."""
+def _kfd_gpus(nodes: dict[str, str]) -> tuple[GPU, ...]:
+    """AMD GPUs from KFD topology nodes (name -> properties): CPU nodes have target version 0."""
     gpus: list[GPU] = []
-    if not nodes_dir.is_dir():
-        return ()
-    for node in sorted(
-        nodes_dir.iterdir(), key=lambda p: int(p.name) if p.name.isdigit() else 1 << 30
-    ):
+    for name in sorted(nodes, key=lambda n: int(n) if n.isdigit() else 1 << 30):
+        props = parse_kfd_properties(nodes[name])
+        if props.get("gfx_target_version"):
+            arch = gfx_from_target_version(props["gfx_target_version"])
+            minor = props.get("drm_render_minor")
+            gpus.append(GPU(vendor="amd", arch=arch, index=len(gpus), render_minor=minor))
+    return tuple(gpus)
+
+
+def amd_gpus_from_kfd(nodes_dir: Path = KFD_NODES) -> tuple[GPU, ...]:
+    """AMD GPUs from this machine's KFD topology."""
+    nodes: dict[str, str] = {}
+    for node in nodes_dir.iterdir() if nodes_dir.is_dir() else ():
         try:
-            props = parse_kfd_properties((node / "properties").read_text())
+            nodes[node.name] = (node / "properties").read_text()
         except OSError:
             continue
-        target = props.get("gfx_target_version", 0)
-        if not target:
-            continue
-        gpus.append(
-            GPU(
-                vendor="amd",
-                arch=gfx_from_target_version(target),
-                index=len(gpus),
-                render_minor=props.get("drm_render_minor"),
-                memory_mib=None,
-                product=None,
-            )
-        )
-    return tuple(gpus)
+    return _kfd_gpus(nodes)
 
 
 def parse_nvidia_smi(csv_text: str) -> tuple[GPU, ...]:
@@ -129,18 +124,7 @@ def detect_local(
 
 def gpus_from_detection(found: dict) -> tuple[GPU, ...]:
     """GPUs from what the detection container reported (same parsers as the local detection)."""
-    gpus: list[GPU] = []
-    for name in sorted(found.get("kfd", {}), key=lambda n: int(n) if n.isdigit() else 1 << 30):
-        props = parse_kfd_properties(found["kfd"][name])
-        if props.get("gfx_target_version"):
-            gpus.append(
-                GPU(
-                    vendor="amd",
-                    arch=gfx_from_target_version(props["gfx_target_version"]),
-                    index=len(gpus),
-                    render_minor=props.get("drm_render_minor"),
-                )
-            )
+    gpus = list(_kfd_gpus(found.get("kfd", {})))
     if found.get("nvidia"):
         gpus.extend(parse_nvidia_smi(found["nvidia"]))
     return tuple(gpus)

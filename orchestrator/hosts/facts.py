@@ -65,13 +65,8 @@ def _drivers(modules: dict[str, Any], kernel: str | None, smi: str | None) -> li
         elif module == "nvidia" and smi_driver:
             facts.append(Fact("gpu driver", f"nvidia {_clip(smi_driver.group(1))}", "nvidia-smi"))
         elif version == "":
-            facts.append(
-                Fact(
-                    "gpu driver",
-                    f"{module} (in-kernel{', ' + kernel if kernel else ''})",
-                    f"/sys/module/{module} (no version file)",
-                )
-            )
+            said = f"{module} (in-kernel{', ' + kernel if kernel else ''})"
+            facts.append(Fact("gpu driver", said, f"/sys/module/{module} (no version file)"))
     return facts
 
 
@@ -109,12 +104,9 @@ def _engine(engine: dict[str, Any]) -> list[Fact]:
     value = (
         f"docker {engine['ServerVersion']}, default runtime {engine.get('DefaultRuntime') or '?'}"
     )
+    value = _clip(value + (f" (runtimes: {runtimes})" if runtimes else ""))
     facts = [
-        Fact(
-            "container runtime",
-            _clip(value + (f" (runtimes: {runtimes})" if runtimes else "")),
-            "docker info (ServerVersion, DefaultRuntime, Runtimes)",
-        )
+        Fact("container runtime", value, "docker info (ServerVersion, DefaultRuntime, Runtimes)")
     ]
     if engine.get("OperatingSystem"):
         facts.append(Fact("os", _clip(engine["OperatingSystem"]), "docker info (OperatingSystem)"))
@@ -136,12 +128,9 @@ def host_facts(found: dict[str, Any]) -> tuple[Fact, ...]:
         facts += _drivers(raw.get("modules") or {}, kernel, smi) or [
             Fact("gpu driver", "none", "no /sys/module/amdgpu or /sys/module/nvidia, no nvidia-smi")
         ]
+        none = "no ROCm release under /opt, no CUDA toolkit under /usr/local, no nvidia-smi"
         facts += _runtimes(raw.get("rocm") or {}, raw.get("cuda") or {}, smi) or [
-            Fact(
-                "rocm / cuda",
-                "none",
-                "no ROCm release under /opt, no CUDA toolkit under /usr/local, no nvidia-smi",
-            )
+            Fact("rocm / cuda", "none", none)
         ]
     facts += _engine(engine)
     return tuple(facts)

@@ -111,18 +111,12 @@ def _host(sub: Document, entry: object, index: int) -> HostSpec:
                 )
     if detect:
         local = detect_local(host.name, host.endpoint)
-        given = set(entry)
-        host = host.model_copy(
-            update={
-                "gpus": host.gpus if "gpus" in given else local.gpus,
-                "labels": tuple(dict.fromkeys((*host.labels, *local.labels))),
-                "slots": host.slots if "slots" in given else local.slots,
-                "render_gid": host.render_gid if "render_gid" in given else local.render_gid,
-                "video_gid": host.video_gid if "video_gid" in given else local.video_gid,
-                "nvidia_runtime": host.nvidia_runtime or local.nvidia_runtime,
-                "kernel": host.kernel or local.kernel,
-            }
-        )
+        detected = ("gpus", "slots", "render_gid", "video_gid")  # unless the file gives them
+        update = {k: getattr(local, k) for k in detected if k not in entry}
+        update["labels"] = tuple(dict.fromkeys((*host.labels, *local.labels)))
+        update["nvidia_runtime"] = host.nvidia_runtime or local.nvidia_runtime
+        update["kernel"] = host.kernel or local.kernel
+        host = host.model_copy(update=update)
     return host
 
 

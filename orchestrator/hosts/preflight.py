@@ -20,9 +20,16 @@ from typing import Any
 from .. import proc
 
 TEMP_LIMIT_C = 95.0  # hotspot/junction above this: thermal trouble, results would be throttled
-XID_BENIGN = frozenset(
-    {13, 31, 43, 45}
-)  # application faults (illegal address, MMU fault, reset channel)
+# application faults (illegal address, MMU fault, reset channel)
+XID_BENIGN = frozenset({13, 31, 43, 45})
+
+
+#: what ``parse_nvidia_health`` and ``parse_nvidia_apps`` read (``--format=csv,noheader,nounits``)
+NVIDIA_HEALTH = (
+    "index,pci.bus_id,temperature.gpu,ecc.errors.uncorrected.volatile.total,memory.used,"
+    "memory.total"
+)
+NVIDIA_APPS = "gpu_bus_id,pid,process_name,used_memory"
 
 
 @dataclass(frozen=True)
@@ -97,8 +104,7 @@ def _mb(value: Any) -> float:
 
 
 def parse_nvidia_health(text: str) -> list[dict[str, Any]]:
-    """``nvidia-smi --query-gpu=index,pci.bus_id,temperature.gpu,ecc.errors.uncorrected.volatile.total,
-    memory.used,memory.total --format=csv,noheader,nounits``."""
+    """``nvidia-smi --query-gpu=NVIDIA_HEALTH``, per GPU."""
     out = []
     for row in csv.reader(io.StringIO(text)):
         if len(row) < 6:
@@ -118,7 +124,7 @@ def parse_nvidia_health(text: str) -> list[dict[str, Any]]:
 
 
 def parse_nvidia_apps(text: str) -> list[dict[str, Any]]:
-    """``nvidia-smi --query-compute-apps=gpu_bus_id,pid,process_name,used_memory --format=csv,noheader,nounits``."""
+    """``nvidia-smi --query-compute-apps=NVIDIA_APPS``: bus, pid, name, MB per process."""
     out = []
     for row in csv.reader(io.StringIO(text)):
         if len(row) >= 4 and row[1].strip().isdigit():
@@ -264,23 +270,9 @@ def smi_health(vendor: str) -> list[Probe]:
             parse_amd_smi_metric(metric.stdout),
             parse_amd_smi_process(procs.stdout) if procs.ok else [],
         )
-    q = proc.call(
-        [
-            "nvidia-smi",
-            "--query-gpu=index,pci.bus_id,temperature.gpu,ecc.errors.uncorrected.volatile.total,"
-            "memory.used,memory.total",
-            "--format=csv,noheader,nounits",
-        ],
-        timeout=60,
-    )
-    apps = proc.call(
-        [
-            "nvidia-smi",
-            "--query-compute-apps=gpu_bus_id,pid,process_name,used_memory",
-            "--format=csv,noheader,nounits",
-        ],
-        timeout=60,
-    )
+    csv_ = "--format=csv,noheader,nounits"
+    q = proc.call(["nvidia-smi", f"--query-gpu={NVIDIA_HEALTH}", csv_], timeout=60)
+    apps = proc.call(["nvidia-smi", f"--query-compute-apps={NVIDIA_APPS}", csv_], timeout=60)
     if not q.ok:
         return [Probe(1, "smi", False, f"nvidia-smi: {q.error or q.stderr.strip()[:200]}")]
     return health(parse_nvidia_health(q.stdout), parse_nvidia_apps(apps.stdout) if apps.ok else [])

@@ -15,6 +15,7 @@ import json
 import platform
 import socket
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -65,15 +66,11 @@ print(json.dumps(out, sort_keys=True))
 """
 
 
-def _write(dest: Path, rel: str, text: str, hostnames: list[str], counts: dict[str, int]) -> None:
-    clean, n = scrub(text, hostnames)
-    path = dest / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    outfile.write(path, clean.encode("utf-8"))
-    counts[rel] = n
+#: writes a recorded file (``rel`` under the record) scrubbed, counting what was scrubbed
+Put = Callable[[str, str], None]
 
 
-def _kfd(dest: Path, nodes: Path, hostnames: list[str], counts: dict[str, int]) -> list[str]:
+def _kfd(put: Put, nodes: Path) -> list[str]:
     written: list[str] = []
     if not nodes.is_dir():
         return written
@@ -84,19 +81,13 @@ def _kfd(dest: Path, nodes: Path, hostnames: list[str], counts: dict[str, int]) 
             except OSError:
                 continue
             rel = f"kfd/nodes/{node.name}/{name}"
-            _write(dest, rel, text, hostnames, counts)
+            put(rel, text)
             written.append(rel)
     return written
 
 
 def _probe(
-    dest: Path,
-    python: str,
-    probe_dir: Path,
-    env: dict[str, str],
-    suites: list[str],
-    hostnames: list[str],
-    counts: dict[str, int],
+    put: Put, python: str, probe_dir: Path, env: dict[str, str], suites: list[str]
 ) -> dict[str, Any]:
     """The probe's raw result lines per suite, and the kernel names each result's evidence named."""
     run = raw_result_lines(python, probe_dir, env, suites)
@@ -107,16 +98,9 @@ def _probe(
         names = str((rec.get("metrics") or {}).get("kernels") or "")
         if rec.get("type") == "result" and names:
             kernels += [f"{rec['check']}\t{k}" for k in names.split(";") if k]
-    _write(dest, "probe/results.jsonl", "\n".join(lines) + "\n", hostnames, counts)
-    _write(
-        dest,
-        "probe/kernel-names.tsv",
-        "# check\tkernel name (as the profiler recorded it)\n"
-        + "\n".join(kernels)
-        + ("\n" if kernels else ""),
-        hostnames,
-        counts,
-    )
+    put("probe/results.jsonl", "\n".join(lines) + "\n")
+    head = "# check\tkernel name (as the profiler recorded it)\n"
+    put("probe/kernel-names.tsv", head + "\n".join(kernels) + ("\n" if kernels else ""))
     return {
         "suites": suites,
         "results": sum(1 for ln in lines if '"type": "result"' in ln),
@@ -140,44 +124,38 @@ def collect(
         {socket.gethostname(), socket.getfqdn(), platform.node()} - {"localhost", ""}
     )
     counts: dict[str, int] = {}
+
+    def put(rel: str, text: str) -> None:
+        clean, counts[rel] = scrub(text, hostnames)
+        path = dest / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        outfile.write(path, clean.encode("utf-8"))
+
     smi: dict[str, str] = {}
     for rel, argv in SMI_COMMANDS.items():
         done = proc.call(argv, timeout=60, env=env)
         if done.ok:
-            _write(dest, f"smi/{rel}", done.stdout, hostnames, counts)
+            put(f"smi/{rel}", done.stdout)
             smi[rel] = "recorded: " + " ".join(argv)
         else:
             smi[rel] = "not recorded: %s" % (
                 done.error or "exit %s: %s" % (done.returncode, (done.stderr or done.stdout)[-200:])
             )
-    kfd = _kfd(dest, kfd_nodes, hostnames, counts)
+    kfd = _kfd(put, kfd_nodes)
     facts_run = proc.call([python, "-c", TORCH_FACTS], timeout=300, env=env)
     torch_facts: dict[str, Any] = {}
     if facts_run.ok:
         torch_facts = json.loads(facts_run.stdout.strip().splitlines()[-1])
     else:
         torch_facts = {"error": facts_run.error or facts_run.stderr[-300:]}
-    _write(
-        dest,
-        "torch/device-properties.json",
-        json.dumps(torch_facts, indent=1, sort_keys=True) + "\n",
-        hostnames,
-        counts,
-    )
+    put("torch/device-properties.json", json.dumps(torch_facts, indent=1, sort_keys=True) + "\n")
     gpu = (
         bool(torch_facts.get("available"))
         or bool(kfd and any("gpu_id" in k for k in kfd))
         or any(v.startswith("recorded") for k, v in smi.items() if k.startswith("nvidia"))
     )
-    probe = _probe(
-        dest,
-        python,
-        probe_dir,
-        env,
-        list(suites) + (list(gpu_suites) if torch_facts.get("available") else []),
-        hostnames,
-        counts,
-    )
+    run = list(suites) + (list(gpu_suites) if torch_facts.get("available") else [])
+    probe = _probe(put, python, probe_dir, env, run)
     evidence = []
     if not torch_facts.get("available"):
         evidence.append(

@@ -42,13 +42,8 @@ def config_path() -> Path:
     )
 
 
-def _host_of(key: str) -> str:
-    key = re.sub(r"^[a-z]+://", "", key.strip())
-    return key.split("/", 1)[0]
-
-
 def _same_registry(key: str, domain: str) -> bool:
-    host = _host_of(key)
+    host = re.sub(r"^[a-z]+://", "", key.strip()).split("/", 1)[0]
     if domain == "docker.io":  # Docker Hub's credentials are filed under its legacy index URL
         return host == "docker.io" or host.endswith(".docker.io")
     return host == domain
@@ -62,14 +57,12 @@ def credentials(domain: str, path: Path | None = None) -> Credentials | None:
     text = yamlio.read_text(path, "Docker config file", yamlio.CAPS["yaml"])
     try:
         doc = json.loads(text, parse_int=yamlio.bounded_int)
+        problem = "" if isinstance(doc, dict) else "the Docker config is not a JSON object"
     except (ValueError, RecursionError) as exc:
+        problem = f"cannot read the Docker config ({exc})"
+    if problem:
         raise InputError(
-            f"{path}: cannot read the Docker config ({exc})",
-            "fix the JSON, or point DOCKER_CONFIG at a directory with a valid config.json",
-        ) from None
-    if not isinstance(doc, dict):
-        raise InputError(
-            f"{path}: the Docker config is not a JSON object",
+            f"{path}: {problem}",
             "fix the JSON, or point DOCKER_CONFIG at a directory with a valid config.json",
         )
     helper = next(
@@ -139,15 +132,9 @@ def parse_challenge(header: str) -> Challenge | None:
     m = re.match(r"\s*(\w+)\s*(.*)$", header or "", re.S)
     if not m:
         return None
-    params = {k.lower(): v for k, v in re.findall(r'(\w+)\s*=\s*"([^"]*)"', m.group(2))}
-    params.update(
-        {
-            k.lower(): v
-            for k, v in re.findall(r'(\w+)\s*=\s*([^",\s]+)', m.group(2))
-            if k.lower() not in params
-        }
-    )
-    return Challenge(m.group(1).lower(), params)
+    quoted = {k.lower(): v for k, v in re.findall(r'(\w+)\s*=\s*"([^"]*)"', m.group(2))}
+    bare = {k.lower(): v for k, v in re.findall(r'(\w+)\s*=\s*([^",\s]+)', m.group(2))}
+    return Challenge(m.group(1).lower(), {**bare, **quoted})
 
 
 def endpoint(domain: str) -> str:

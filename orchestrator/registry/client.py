@@ -44,11 +44,8 @@ class RateLimit:
     source: str | None = None
 
     def __str__(self) -> str:
-        window = (
-            f" per {self.window_s // 3600} h"
-            if self.window_s and self.window_s >= 3600
-            else (f" per {self.window_s} s" if self.window_s else "")
-        )
+        w = self.window_s
+        window = f" per {w // 3600} h" if w and w >= 3600 else f" per {w} s" if w else ""
         return f"{self.remaining}/{self.limit} pulls left{window}"
 
 
@@ -129,12 +126,8 @@ class RegistryClient:
         if not digest:  # some registries omit it on HEAD: the GET's body digest is authoritative
             resp = self.send("GET", ref, f"manifests/{ref.reference}")
             digest = _sha256(resp.content)
-        return Resolved(
-            ref,
-            digest,
-            resp.headers.get("content-type", "").split(";")[0],
-            rate_limit(resp.headers),
-        )
+        media = resp.headers.get("content-type", "").split(";")[0]
+        return Resolved(ref, digest, media, rate_limit(resp.headers))
 
     def manifest(
         self, ref: ImageRef, reference: str | None = None
@@ -172,19 +165,10 @@ class RegistryClient:
         doc, digest, media = self.manifest(ref)
         index_digest = digest
         if media in INDEXES or "manifests" in doc:
-            chosen = [
-                m
-                for m in doc.get("manifests", [])
-                if (m.get("platform") or {}).get("os") == os_
-                and (m.get("platform") or {}).get("architecture") == arch
-            ]
+            plats = [(m, m.get("platform") or {}) for m in doc.get("manifests", [])]
+            chosen = [m for m, p in plats if (p.get("os"), p.get("architecture")) == (os_, arch)]
             if not chosen:
-                have = sorted(
-                    {
-                        f"{(m.get('platform') or {}).get('os')}/{(m.get('platform') or {}).get('architecture')}"
-                        for m in doc.get("manifests", [])
-                    }
-                )
+                have = sorted({f"{p.get('os')}/{p.get('architecture')}" for _, p in plats})
                 raise ManifestNotFoundError(
                     f"registry {ref.domain}: {ref} has no {os_}/{arch} image "
                     f"(platforms: {', '.join(have) or 'none'})",
@@ -325,15 +309,12 @@ class RegistryClient:
 
     def _unreachable(self, exc: Exception, url: str, ref: ImageRef) -> InfrastructureError:
         if isinstance(exc, requests.exceptions.SSLError):
-            why = _short(exc)
-            if _not_tls(exc):
-                return InfrastructureError(
-                    f"TLS to registry {ref.domain} failed: {why}", insecure.tls_hint(ref.domain)
-                )
-            return InfrastructureError(
-                f"TLS to registry {ref.domain} failed: {why}",
-                f"pass the registry's CA with --ca FILE, or put it in /etc/docker/certs.d/{ref.domain}/ca.crt",
+            hint = (
+                insecure.tls_hint(ref.domain)
+                if _not_tls(exc)
+                else f"pass the registry's CA with --ca FILE, or put it in /etc/docker/certs.d/{ref.domain}/ca.crt"
             )
+            return InfrastructureError(f"TLS to registry {ref.domain} failed: {_short(exc)}", hint)
         return InfrastructureError(
             f"registry {ref.domain} is unreachable at {url.split('/v2/')[0]}: {_short(exc)}",
             (

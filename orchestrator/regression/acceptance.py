@@ -95,19 +95,14 @@ def env_problem(pattern: str, stored: list[str], allow_unseen: bool = False) -> 
                 f"--env {pattern!r} {bad}: the glob would match nothing",
                 "globs use *, ? and [abc]; write [[] for a literal [",
             )
-    if allow_unseen:
+    if allow_unseen or any(fnmatchcase(e.partition("@")[0], pattern) for e in stored):
         return None
-    if any(
-        fnmatchcase(env.partition("@")[0], pattern) or fnmatchcase(env, pattern) for env in stored
-    ):
+    if any(fnmatchcase(env, pattern) for env in stored):
         return None
     near = _nearest(pattern, stored)
+    listed = f"there are: {', '.join(sorted(stored)[:5])}; " if stored else ""
     return Problem(
         f"--env {pattern!r} matches no environment the store holds a run of",
-        (
-            f"the nearest: {', '.join(near)}; "
-            if near
-            else (f"there are: {', '.join(sorted(stored)[:5])}; " if stored else "")
-        )
+        (f"the nearest: {', '.join(near)}; " if near else listed)
         + f"--env takes {form}; --allow-unseen accepts it ahead of its first run",
     )

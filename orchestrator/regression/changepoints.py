@@ -119,9 +119,8 @@ def despike(values: Sequence[float]) -> list[float]:
 
 def segments(values: Sequence[float], k: float = PENALTY_K) -> tuple[tuple[Segment, ...], float]:
     raw = [math.log(v) for v in values]
-    sigma = robust_sigma(
-        raw
-    )  # the noise of the runs as they are; the cut is made on the despiked ones
+    # the noise of the runs as they are; the cut is made on the despiked ones
+    sigma = robust_sigma(raw)
     logs = despike(raw)
     cps = binseg(logs, k * sigma * sigma * math.log(max(len(logs), 2)))
     bounds = [0, *cps, len(values)]
@@ -157,17 +156,10 @@ def analyse(
             worst = j if cost[j] > cost[worst] else worst
             continue
         steps = j - ref
+        kind, ratio = ("step" if steps == 1 else "drift"), cost[j] / cost[ref]
+        start, end = segs[ref + 1].start, segs[j].start
         shifts.append(
-            Shift(
-                "step" if steps == 1 else "drift",
-                direction,
-                segs[ref + 1].start,
-                segs[j].start,
-                segs[ref].level,
-                segs[j].level,
-                cost[j] / cost[ref],
-                steps,
-            )
+            Shift(kind, direction, start, end, segs[ref].level, segs[j].level, ratio, steps)
         )
         best = worst = j
     return Analysis(segs, tuple(shifts), sigma)

@@ -31,20 +31,8 @@ LIBRARIES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "miopen": (
         ("miopen",),
         (
-            "rocblas",
-            "hipblaslt",
-            "hipblas",
-            "composable-kernel",
-            "composablekernel",
-            "ck",
-            "rocrand",
-            "half",
-            "hip",
-            "rocm",
-            "comgr",
-            "hsa",
-            "roctracer",
-            "rocm-llvm",
+            *("rocblas", "hipblaslt", "hipblas", "composable-kernel", "composablekernel", "ck"),
+            *("rocrand", "half", "hip", "rocm", "comgr", "hsa", "roctracer", "rocm-llvm"),
         ),
     ),
     "cudnn": (("cudnn",), ("cublas", "cublaslt", "nvrtc", "cuda", "cudart")),
@@ -92,61 +80,19 @@ LIBRARIES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "rocjpeg": (("rocjpeg",), ("rocdecode", "hip", "rocm")),
     "nvjpeg": (("nvjpeg",), ("cuda",)),
     # the CPU side of the same operations
-    "cpu": (
-        ("openblas", "mkl", "blis", "libblas", "liblapack", "onednn", "dnnl", "mkldnn"),
-        ("openmp", "gomp", "libgomp", "tbb"),
-    ),
+    "cpu": (CPU_BLAS, ("openmp", "gomp", "libgomp", "tbb")),
 }
 FRAMEWORK = (
-    "pytorch",
-    "torch",
-    "torchvision",
-    "torchaudio",
-    "tensorflow",
-    "jax",
-    "jaxlib",
-    "triton",
-    "pytorch-triton",
-    "pytorch-triton-rocm",
-    "apex",
-    "onnxruntime",
-    "deepspeed",
-    "numpy",
-    "cuda",
-    "rocm",
-    "hip",
-    "magma",
+    *("pytorch", "torch", "torchvision", "torchaudio", "tensorflow", "jax", "jaxlib", "triton"),
+    *("pytorch-triton", "pytorch-triton-rocm", "apex", "onnxruntime", "deepspeed", "numpy"),
+    *("cuda", "rocm", "hip", "magma"),
 )
 # check words that name no component (a check id's kind and dtype words)
 NOISE = {
-    "smoke",
-    "kernels",
-    "kernel",
-    "features",
-    "feature",
-    "command",
-    "pytest",
-    "compile",
-    "profiler",
-    "tf",
-    "fp32",
-    "fp16",
-    "bf16",
-    "fp64",
-    "float32",
-    "float16",
-    "bfloat16",
-    "int8",
-    "dtype",
-    "the",
-    "and",
-    "with",
-    "a",
-    "of",
-    "on",
-    "in",
-    "selftest",
-    "check",
+    *("smoke", "kernels", "kernel", "features", "feature", "command", "pytest", "compile"),
+    *("profiler", "tf", "selftest", "check"),
+    *("fp32", "fp16", "bf16", "fp64", "float32", "float16", "bfloat16", "int8", "dtype"),
+    *("the", "and", "with", "a", "of", "on", "in"),
 }
 
 
@@ -165,10 +111,6 @@ def stem(component: str) -> str:
     """``deb:miopen-hip`` -> ``miopen-hip``; ``pip:torch`` -> ``torch``; lower case, ``_`` as ``-``."""
     name = component.split(":", 1)[1] if ":" in component else component
     return name.lower().replace("_", "-")
-
-
-def _words(text: str) -> set[str]:
-    return {w for w in re.split(r"[^a-z0-9]+", text.lower()) if len(w) > 1 and w not in NOISE}
 
 
 def libraries_of(library: str | None) -> list[str]:
@@ -214,7 +156,8 @@ def classify(component: str, check: str, library: str | None, feature: str = "")
         hit = _hits(name, LIBRARIES[lib][0])
         if hit:
             return "library", f"the check's library {lib}"
-    named = _words(f"{check} {feature}") - {
+    words = re.split(r"[^a-z0-9]+", f"{check} {feature}".lower())
+    named = {w for w in words if len(w) > 1 and w not in NOISE} - {
         "".join(ch for ch in lib if ch.isalnum()) for lib in libs
     }
     hit = _hits(name, named)
@@ -233,14 +176,8 @@ def classify(component: str, check: str, library: str | None, feature: str = "")
 
 
 def _frameworks(check: str) -> tuple[str, ...]:
-    """FRAMEWORK with the check's own framework first (TensorFlow for ``tf.*``, else PyTorch)."""
-    own = (
-        ("tensorflow",)
-        if check.startswith("tf.")
-        else ("jax", "jaxlib")
-        if check.startswith("jax.")
-        else ()
-    )
+    """FRAMEWORK with the check's own framework first (FRAMEWORK starts with PyTorch's)."""
+    own = _own_framework(check)
     return own + tuple(f for f in FRAMEWORK if f not in own)
 
 

@@ -58,15 +58,7 @@ TITLES = {
     COVERAGE_REASON: "coverage lost (missing, or pass → unsupported/partial/skip)",
     READINESS_REASON: "not ready (readiness)",
 }
-ORDER = (
-    NOTHING_REASON,
-    STILL_FAILING,
-    FAILING_REASON,
-    TAMPERED_REASON,
-    SLOWER_REASON,
-    COVERAGE_REASON,
-    READINESS_REASON,
-)  # still failing is listed first of the failures
+ORDER = tuple(TITLES)  # the order reasons are listed in: still failing first of the failures
 SHOWN = 5  # check ids named per reason in the verdict block
 NOT_JUDGED = ("", "skip", "unsupported", "n/a", "missing")  # a head verdict that proves nothing
 ALLOW_EMPTY = "--allow-empty"
@@ -128,9 +120,7 @@ class Reason:
     changes: tuple[CellChange, ...]
     gates: bool  # False: listed, but allowed by a flag (--allow-known-failures, no --gate-coverage)
     allowed_by: str = ""  # the flag that allows it
-    named: tuple[
-        str, ...
-    ] = ()  # the cells of a reason that has no CellChange (readiness, tampered)
+    named: tuple[str, ...] = ()  # the cells of a reason with no CellChange (readiness, tampered)
     said: str = ""  # what it says instead of a count (nothing to judge, readiness)
 
     @property
@@ -209,17 +199,12 @@ class Verdict:
         allowed = "; ".join(
             f"{r.counted()} (not gated: {r.allowed_by})" for r in self.reasons if not r.gates
         )
-        n = self.counts
-        excused = "; ".join(
-            x
-            for x in (
-                f"{n.excused_failing} failing, excused by waivers" if n.excused_failing else "",
-                f"{self.excused - n.excused_failing} coverage lost, excused by waivers"
-                if self.excused > n.excused_failing
-                else "",
-            )
-            if x
-        )
+        n, parts = self.counts, []
+        if n.excused_failing:
+            parts.append(f"{n.excused_failing} failing, excused by waivers")
+        if self.excused > n.excused_failing:
+            parts.append(f"{self.excused - n.excused_failing} coverage lost, excused by waivers")
+        excused = "; ".join(parts)
         counted = "; ".join(x for x in (gating, allowed, excused) if x)
         if self.exit_code == 3 and not gating:
             inconclusive = "infrastructure errors, the affected checks are inconclusive"
@@ -322,17 +307,10 @@ def decide(  # noqa: PLR0913 - one argument per input of the decision
         if found[code]
     ]
     nothing = _nothing(report, counts) if require_evidence else ""
-    if nothing:
-        reasons.insert(
-            0,
-            Reason(
-                NOTHING_REASON,
-                (),
-                not allow_empty,
-                allowed[NOTHING_REASON],
-                said=nothing + ("" if allow_empty else f"; {ALLOW_EMPTY} accepts it knowingly"),
-            ),
-        )
+    if nothing:  # listed first, as ORDER ranks it
+        said = nothing + ("" if allow_empty else f"; {ALLOW_EMPTY} accepts it knowingly")
+        gates = not allow_empty
+        reasons.append(Reason(NOTHING_REASON, (), gates, allowed[NOTHING_REASON], said=said))
     named = {c.check for r in reasons if r.gates for c in r.changes}
     left = tuple(dict.fromkeys(t for t in tampered if t not in named))
     if left:
@@ -344,17 +322,3 @@ def decide(  # noqa: PLR0913 - one argument per input of the decision
     ordered = tuple(sorted(reasons, key=lambda r: rank[r.code]))
     exit_code = 1 if any(r.gates for r in ordered) else 3 if infra_errors else 0
     return Verdict(exit_code, ordered, infra_errors, counts.excused, subject, counts)
-
-
-__all__ = [
-    "ALLOW_EMPTY",
-    "ORDER",
-    "TITLES",
-    "Counts",
-    "Further",
-    "Reason",
-    "Verdict",
-    "decide",
-    "regressed",
-    "unexcused_failure",
-]

@@ -32,77 +32,21 @@ from .. import encode, yamlio
 from ..errors import SpecError
 from .waivers import Waiver, Waivers
 
-#: ``error`` covers a tampered result; ``partial``/``unsupported``/``skip``/``missing`` (a check the
-#: head did not run) cover lost coverage
 #: a GPU arch (gfx942, gfx90a, gfx1100, sm_90, sm_90a), a family (gfx94x, sm_9x), or cpu
 ARCH = re.compile(r"^(?:gfx[0-9][0-9a-f]{1,3}|gfx[0-9]{1,3}x|sm_[0-9]{2,3}a?|sm_[0-9]{1,2}x|cpu)$")
 #: the archs a scope may name: AMD's LLVM targets (the AMDGPU backend's processor table, which
 #: ROCm's support matrices use) and NVIDIA's compute capabilities (the CUDA toolkit's sm_ list)
 KNOWN_ARCHS = frozenset(
-    [
-        "gfx803",
-        "gfx900",
-        "gfx902",
-        "gfx904",
-        "gfx906",
-        "gfx908",
-        "gfx909",
-        "gfx90a",
-        "gfx90c",
-        "gfx940",
-        "gfx941",
-        "gfx942",
-        "gfx950",
-        "gfx1010",
-        "gfx1011",
-        "gfx1012",
-        "gfx1013",
-        "gfx1030",
-        "gfx1031",
-        "gfx1032",
-        "gfx1033",
-        "gfx1034",
-        "gfx1035",
-        "gfx1036",
-        "gfx1100",
-        "gfx1101",
-        "gfx1102",
-        "gfx1103",
-        "gfx1150",
-        "gfx1151",
-        "gfx1152",
-        "gfx1153",
-        "gfx1200",
-        "gfx1201",
-        "sm_35",
-        "sm_37",
-        "sm_50",
-        "sm_52",
-        "sm_53",
-        "sm_60",
-        "sm_61",
-        "sm_62",
-        "sm_70",
-        "sm_72",
-        "sm_75",
-        "sm_80",
-        "sm_86",
-        "sm_87",
-        "sm_89",
-        "sm_90",
-        "sm_90a",
-        "sm_100",
-        "sm_100a",
-        "sm_101",
-        "sm_101a",
-        "sm_103",
-        "sm_103a",
-        "sm_110",
-        "sm_120",
-        "sm_120a",
-        "sm_121",
-        "cpu",
-    ]
+    (
+        *("gfx803", "gfx900", "gfx902", "gfx904", "gfx906", "gfx908", "gfx909", "gfx90a", "gfx90c"),
+        *("gfx940", "gfx941", "gfx942", "gfx950"),
+        *(f"gfx{n}" for n in (*range(1010, 1014), *range(1030, 1037), *range(1100, 1104))),
+        *(f"gfx{n}" for n in (*range(1150, 1154), 1200, 1201)),
+        *("sm_35", "sm_37", "sm_50", "sm_52", "sm_53", "sm_60", "sm_61", "sm_62", "sm_70", "sm_72"),
+        *("sm_75", "sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_90a"),
+        *("sm_100", "sm_100a", "sm_101", "sm_101a", "sm_103", "sm_103a"),
+        *("sm_110", "sm_120", "sm_120a", "sm_121", "cpu"),
+    )
 )
 
 
@@ -115,6 +59,8 @@ def known_arch(name: str) -> bool:
     return name in KNOWN_ARCHS
 
 
+#: ``error`` covers a tampered result; ``partial``/``unsupported``/``skip``/``missing`` (a check the
+#: head did not run) cover lost coverage
 Status = Literal["fail", "crash", "timeout", "error", "unsupported", "partial", "skip", "missing"]
 
 
@@ -190,13 +136,9 @@ def load(path: Path, now: datetime | None = None) -> Waivers:
             )
     else:
         extra = sorted(set(doc.data) - {"issues"}) if isinstance(doc.data, dict) else []
+        what = f"unknown key '{extra[0]}'" if extra else "must be a list or a mapping with 'issues'"
         raise SpecError(
-            f"{path}:{doc.line((extra[0],) if extra else ())}: known issues: "
-            + (
-                f"unknown key '{extra[0]}'"
-                if extra
-                else "must be a list or a mapping with 'issues'"
-            ),
+            f"{path}:{doc.line((extra[0],) if extra else ())}: known issues: {what}",
             "the file holds `issues:` followed by a list of entries (see jobs/known-issues.yaml)",
         )
     entries = tuple(

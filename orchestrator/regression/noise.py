@@ -102,11 +102,8 @@ def _num(value: Any) -> float | None:
 def host_load(metrics: Mapping[str, Any] | None) -> float | None:
     """The highest 1-minute load per CPU seen around a timed check."""
     m = metrics or {}
-    loads = [
-        x
-        for x in (_num(m.get("host_load_before")), _num(m.get("host_load_after")))
-        if x is not None
-    ]
+    said = (_num(m.get("host_load_before")), _num(m.get("host_load_after")))
+    loads = [x for x in said if x is not None]
     if not loads:
         return None
     return max(loads) / max(1.0, _num(m.get("host_cpus")) or 1.0)

@@ -24,10 +24,10 @@ from __future__ import annotations
 import functools
 import math
 import zlib
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date
-from typing import TypedDict
 
 from .. import words
 from ..matrix.model import FAILING, SYMBOL, verdict
@@ -117,18 +117,6 @@ class Side:
         return "" if self.named == self.label else self.kind
 
 
-class _TimingExtra(TypedDict):
-    """The Timing fields every comparison fills in, whichever test it ran."""
-
-    cv_base: float | None
-    cv_head: float | None
-    se: float | None
-    run_sigma: float | None
-    detectable: float | None
-    runs_base: int
-    runs_head: int
-
-
 @dataclass(frozen=True)
 class Timing:
     base_median: float
@@ -145,12 +133,9 @@ class Timing:
     cv_head: float | None = None
     detectable: float | None = None  # smallest relative change this pair reveals 9 times in 10
     noisy: bool = False  # a side was timed on a busy host: never counted
-    se: float | None = (
-        None  # standard error of log(ratio): the medians' own, and the run-to-run noise if known
-    )
-    run_sigma: float | None = (
-        None  # run-to-run noise of this check on this image and host (A/A history)
-    )
+    # standard error of log(ratio): the medians' own, and the run-to-run noise if known
+    se: float | None = None
+    run_sigma: float | None = None  # this check's run-to-run noise on this image and host (A/A)
     runs_base: int = 1  # runs pooled on each side (the run-to-run noise shrinks with √runs)
     runs_head: int = 1
 
@@ -179,9 +164,8 @@ class CellChange:
     timing: Timing | None = None
     note: str = ""
     issue: Waiver | None = None
-    tampered: bool = (
-        False  # the head's result was tampered with (an ``error`` that gates, never inconclusive)
-    )
+    # the head's result was tampered with (an ``error`` that gates, never inconclusive)
+    tampered: bool = False
 
     @property
     def mark(self) -> str:
@@ -229,10 +213,6 @@ def _group(side: Side, pair: dict[str, str]) -> dict[tuple[str, str], list[Obs]]
     return out
 
 
-def _seed(*parts: str) -> int:
-    return zlib.crc32("\0".join(parts).encode())
-
-
 def _center(samples: Sequence[float], runs: Sequence[Sequence[float]]) -> float:
     """A side's typical time: the median of its samples; over several runs, the geometric
     mean of each run's median (every run weighs the same, whatever its sample count)."""
@@ -266,25 +246,22 @@ def compare_timing(
     ratio = mb / mh if bigger_is_better else mh / mb
     runs = (max(1, len(base_runs)), max(1, len(head_runs)))
     se = noise.ratio_se(base, head, run_sigma, runs)
-    extra: _TimingExtra = {
-        "cv_base": noise.cv(base),
-        "cv_head": noise.cv(head),
-        "se": se,
-        "run_sigma": run_sigma,
-        "detectable": noise.smallest_detectable(base, head, threshold, ALPHA, run_sigma, runs),
-        "runs_base": runs[0],
-        "runs_head": runs[1],
-    }
+    probe = Timing(mb, mh, ratio, "bootstrap", None, False, threshold, len(base), len(head))
+    probe = replace(
+        probe,
+        cv_base=noise.cv(base),
+        cv_head=noise.cv(head),
+        se=se,
+        run_sigma=run_sigma,
+        detectable=noise.smallest_detectable(base, head, threshold, ALPHA, run_sigma, runs),
+        runs_base=runs[0],
+        runs_head=runs[1],
+    )
     if len(base) >= MWU_MIN and len(head) >= MWU_MIN:
         p = stats.mann_whitney_u(base, head).p
         sig = p < ALPHA and noise.beyond_run_noise(ratio, se, run_sigma, ALPHA)
-        return Timing(mb, mh, ratio, "mwu", p, sig, threshold, len(base), len(head), p, **extra)
-    probe = Timing(
-        mb, mh, ratio, "bootstrap", None, False, threshold, len(base), len(head), **extra
-    )
-    if (
-        _timing_kind(replace(probe, significant=True)) == SAME
-    ):  # cannot matter whatever the test says
+        return replace(probe, method="mwu", p=p, significant=sig, q=p)
+    if _timing_kind(replace(probe, significant=True)) == SAME:  # SAME even if significant
         return probe
     lo_b, hi_b = stats.bootstrap_median_ci(base, 1 - ALPHA, seed=seed)
     lo_h, hi_h = stats.bootstrap_median_ci(head, 1 - ALPHA, seed=seed + 1)
@@ -393,14 +370,8 @@ def _one(
                 return change(EXPECTED, bv, hv, backend, note=issue.reason, issue=issue)
             note = f"waiver expired on {issue.until}: {issue.reason}"
     if changed:
-        return change(
-            NOT_COMPARABLE,
-            bv,
-            hv,
-            backend,
-            note=_failed(changed, hv, ho),
-            tampered=tampered,
-        )
+        note = _failed(changed, hv, ho)
+        return change(NOT_COMPARABLE, bv, hv, backend, note=note, tampered=tampered)
     if "error" in (bv, hv) or tampered:  # else a retry's verdict judges it; forged output never
         return change(INCONCLUSIVE, bv, hv, backend, note=cut(ho[-1].message), tampered=tampered)
     if hv == "flaky":
@@ -411,23 +382,13 @@ def _one(
         bs, hs = [s for r in br for s in r], [s for r in hr for s in r]
         thr = ho[-1].threshold if ho[-1].threshold is not None else threshold
         sigma = (run_noise or {}).get((ho[-1].env, check))
-        t = compare_timing(
-            bs,
-            hs,
-            ho[-1].bigger_is_better,
-            thr,
-            seed=_seed(env, check),
-            run_sigma=sigma,
-            base_runs=br,
-            head_runs=hr,
-        )
+        seed = zlib.crc32(f"{env}\0{check}".encode())
+        t = compare_timing(bs, hs, ho[-1].bigger_is_better, thr, seed, sigma, br, hr)
         if t is not None:
             t = replace(t, noisy=any(o.noisy for o in (*bo, *ho) if o.status == "pass"))
             note = "noisy host" if t.noisy and _timing_kind(replace(t, noisy=False)) != SAME else ""
             return change(_timing_kind(t), bv, hv, backend, timing=t, note=note)
-    return change(
-        kind, bv, hv, backend, note=note
-    )  # a partial or still-failing check keeps its why
+    return change(kind, bv, hv, backend, note=note)  # a partial or still-failing one: its why
 
 
 def _new_check(
@@ -490,11 +451,8 @@ def compare(
     """Every (environment, check) of either side → one CellChange; then flips, geomeans, counts."""
     pair: dict[str, str] = {}
     be, he = base.envs, head.envs
-    if len(be) == 1 and len(he) == 1 and be != he:
-        pair = {
-            be[0]: f"{be[0]} → {he[0]}",
-            he[0]: f"{be[0]} → {he[0]}",
-        }  # one image against another
+    if len(be) == 1 and len(he) == 1 and be != he:  # one image against another
+        pair = dict.fromkeys((be[0], he[0]), f"{be[0]} → {he[0]}")
     bg, hg = _group(base, pair), _group(head, pair)
     keys = list(dict.fromkeys([*bg, *hg]))
     changes = tuple(
@@ -510,7 +468,5 @@ def compare(
         if c.timing is not None:
             ratios.setdefault((c.env, c.backend), []).append(c.timing.ratio)
     geo = tuple((env, be_, stats.geomean(r), len(r)) for (env, be_), r in ratios.items())
-    counts: dict[str, int] = {}
-    for c in changes:
-        counts[c.kind] = counts.get(c.kind, 0) + 1
+    counts = dict(Counter(c.kind for c in changes))
     return Report(base, head, threshold, changes, flips, geo, tuple(expired), today, counts)

@@ -13,9 +13,7 @@ import math
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
-from statistics import median
-
-__all__ = ["MWU", "bootstrap_median_ci", "geomean", "mann_whitney_u", "median", "ranks"]
+from statistics import median as median  # re-exported: rule.py reads stats.median
 
 
 @dataclass(frozen=True)

@@ -33,17 +33,6 @@ from dataclasses import dataclass, replace
 from ..words import count
 
 FAILING = ("fail", "crash", "timeout", "error")
-CLASSES = (
-    "regression",
-    "definition changed",
-    "flaky",
-    "host fault",
-    "image drift",
-    "infrastructure",
-    "new check",
-    "never passed",
-    "undetermined",
-)
 
 
 @dataclass(frozen=True)
@@ -71,16 +60,15 @@ class Case:
     history: tuple[Seen, ...] = ()  # other runs of this check on this image
     expected_digest: str | None = None  # what the catalog pins, or the baseline ran
     expected_from: str = ""  # "the catalog" | "baseline v0.2"
-    host_problems: tuple[
-        str, ...
-    ] = ()  # preflight failures / quarantine of this host around the run
+    # preflight failures / quarantine of this host around the run
+    host_problems: tuple[str, ...] = ()
     problem_runs: tuple[str, ...] = ()  # the runs whose meta recorded them
     definition: str = ""  # spec.definition_hash of the check in this run ("" unknown)
 
 
 @dataclass(frozen=True)
 class Triage:
-    cls: str  # one of CLASSES
+    cls: str  # one of the classes the module docstring lists
     reason: str
     runs: tuple[str, ...] = ()
     hosts: tuple[str, ...] = ()
@@ -108,8 +96,6 @@ def _same(case: Case) -> list[Seen]:
 
 
 def _this_run(case: Case, verdict: str) -> Triage | None:
-    """What this run alone shows: the harness failed, the host had problems, or the
-    attempts disagreed."""
     if verdict == "error" or (case.attempts and all(s == "error" for s in case.attempts)):
         return Triage(
             "infrastructure",
@@ -136,8 +122,6 @@ def _this_run(case: Case, verdict: str) -> Triage | None:
 
 
 def _same_digest(case: Case) -> Triage | None:
-    """The same digest passes on another host of the class (host fault) or on this host in
-    other runs (flaky)."""
     same = _same(case)
     elsewhere = [s for s in same if s.host != case.host and s.verdict == "pass"]
     if elsewhere:
@@ -157,8 +141,6 @@ def _same_digest(case: Case) -> Triage | None:
 
 
 def _interleaved(case: Case, repeats: list[Seen]) -> Triage | None:
-    """Flaky across runs: an earlier run of the digest had mixed attempts, or a pass follows a
-    failure in the runs of the same digest on the same host (this run included)."""
     seq = sorted([*((s.started, s.verdict) for s in repeats), (case.started, "fail")])
     mixed = [s for s in repeats if s.verdict == "flaky"]
     after_fail = any(
@@ -199,14 +181,13 @@ def _streak(case: Case, repeats: list[Seen]) -> Triage:
 
 
 def _drift(case: Case) -> Triage | None:
-    """The image ran as another digest than the one pinned, and the pinned one passed (or
-    never ran): the tag moved."""
     on_expected = [s for s in case.history if s.digest == case.expected_digest]
     if (
         case.expected_digest
         and case.expected_digest != case.digest
+        # else the drift explains nothing
         and (not on_expected or any(s.verdict == "pass" for s in on_expected))
-    ):  # else the drift explains nothing
+    ):
         return Triage(
             "image drift",
             f"the image ran as {_short(case.digest)}, not the digest {case.expected_from} "
@@ -219,8 +200,6 @@ def _drift(case: Case) -> Triage | None:
 
 
 def _history(case: Case) -> Triage:
-    """What the earlier runs of this image say: a new check, one that never passed, a
-    regression from the previous digest, or undetermined."""
     any_before = [s for s in case.history if s.started < case.started]
     if not any_before:
         return Triage(
@@ -251,7 +230,6 @@ def _history(case: Case) -> Triage:
 
 
 def _from_previous_digest(case: Case, prev: Seen) -> Triage:
-    """A regression when the previous digest passed and this one fails everywhere."""
     same = _same(case)
     other_hosts = [s for s in same if s.host != case.host]
     if prev.verdict == "pass" and all(s.verdict in FAILING for s in same):
@@ -304,9 +282,8 @@ def _definition(case: Case) -> tuple[Triage | None, Case]:
 
 
 def classify(case: Case) -> Triage | None:
-    """The triage of one check of one run; None when it did not fail. The first rule that
-    explains the failure wins: this run alone, a changed definition, the same digest
-    elsewhere, a moved tag, the image's history."""
+    """The triage of one check of one run (the module's rules, in order); None when it
+    did not fail."""
     verdict = final(case.attempts)
     if verdict not in FAILING and verdict != "flaky":
         return None

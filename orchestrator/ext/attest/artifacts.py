@@ -40,10 +40,6 @@ PREDICATE_ANNOTATION = "predicateType"  # the layer annotation cosign writes and
 SIGNATURE_ANNOTATION = "dev.cosignproject.cosign/signature"
 
 
-def _layer_annotations(ptype: str) -> dict[str, str]:
-    return {SIGNATURE_ANNOTATION: "", PREDICATE_ANNOTATION: ptype}
-
-
 @dataclass(frozen=True)
 class Pushed:
     mode: str  # "referrers" | "tag"
@@ -56,14 +52,15 @@ def att_tag(digest: str) -> str:
     return digest.replace(":", "-") + ".att"
 
 
-def _desc(media: str, data: bytes, annotations: dict[str, str] | None = None) -> dict[str, Any]:
-    d: dict[str, Any] = {
-        "mediaType": media,
-        "digest": "sha256:" + hashlib.sha256(data).hexdigest(),
-        "size": len(data),
-    }
-    if annotations:
-        d["annotations"] = annotations
+def _sha256(data: bytes) -> str:
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def _desc(media: str, data: bytes, ptype: str = "") -> dict[str, Any]:
+    """A descriptor; a DSSE layer's (``ptype`` given) with the annotations cosign reads."""
+    d: dict[str, Any] = {"mediaType": media, "digest": _sha256(data), "size": len(data)}
+    if ptype:
+        d["annotations"] = {SIGNATURE_ANNOTATION: "", PREDICATE_ANNOTATION: ptype}
     return d
 
 
@@ -87,7 +84,7 @@ def has_referrers(client: RegistryClient, ref: ImageRef, digest: str) -> bool:
 
 
 def push_blob(client: RegistryClient, ref: ImageRef, data: bytes) -> str:
-    digest = "sha256:" + hashlib.sha256(data).hexdigest()
+    digest = _sha256(data)
     try:
         client.send("HEAD", ref, f"blobs/{digest}")
         return digest  # already there
@@ -104,34 +101,21 @@ def push_blob(client: RegistryClient, ref: ImageRef, data: bytes) -> str:
         from orchestrator.registry.auth import endpoint
 
         location = endpoint(ref.domain) + location
-    sep = "&" if "?" in location else "?"
-    client.send(
-        "PUT",
-        ref,
-        "",
-        push=True,
-        url=f"{location}{sep}digest={digest}",
-        body=data,
-        headers={"Content-Type": "application/octet-stream"},
-    )
+    url = f"{location}{'&' if '?' in location else '?'}digest={digest}"
+    headers = {"Content-Type": "application/octet-stream"}
+    client.send("PUT", ref, "", push=True, url=url, body=data, headers=headers)
     return digest
 
 
 def push_manifest(
-    client: RegistryClient, ref: ImageRef, reference: str, doc: dict[str, Any]
-) -> tuple[str, Any]:
+    client: RegistryClient, ref: ImageRef, doc: dict[str, Any], reference: str = ""
+) -> str:
+    """Put ``doc`` under ``reference`` (a tag), or under its own digest; the digest stored."""
     body = json.dumps(doc, separators=(",", ":")).encode()
-    resp = client.send(
-        "PUT",
-        ref,
-        f"manifests/{reference}",
-        push=True,
-        body=body,
-        headers={"Content-Type": doc["mediaType"]},
-    )
-    return resp.headers.get("docker-content-digest") or "sha256:" + hashlib.sha256(
-        body
-    ).hexdigest(), resp.headers
+    tail = f"manifests/{reference or _sha256(body)}"
+    headers = {"Content-Type": doc["mediaType"]}
+    resp = client.send("PUT", ref, tail, push=True, body=body, headers=headers)
+    return resp.headers.get("docker-content-digest") or _sha256(body)
 
 
 def attach(
@@ -157,16 +141,13 @@ def _by_referrers(
     client: RegistryClient, ref: ImageRef, digest: str, envelopes: list[tuple[str, str]]
 ) -> list[Pushed]:
     subject, _, media = client.manifest(ref, digest)
-    size = len(
-        json.dumps(subject).encode()
-    )  # replaced by the stored size below when the registry gives it
-    head = client.send("HEAD", ref, f"manifests/{digest}")
-    size = int(head.headers.get("content-length") or size)
+    head = client.send("HEAD", ref, f"manifests/{digest}")  # the stored size, where it says
+    size = int(head.headers.get("content-length") or len(json.dumps(subject).encode()))
     empty = b"{}"
     done = []
     for ptype, env in envelopes:
         data = env.encode()
-        layer = _desc(DSSE, data, _layer_annotations(ptype))
+        layer = _desc(DSSE, data, ptype)
         push_blob(client, ref, empty)
         push_blob(client, ref, data)
         doc = {
@@ -178,10 +159,7 @@ def _by_referrers(
             "subject": {"mediaType": media, "digest": digest, "size": size},
             "annotations": {PREDICATE_ANNOTATION: ptype},
         }
-        mdigest = (
-            "sha256:" + hashlib.sha256(json.dumps(doc, separators=(",", ":")).encode()).hexdigest()
-        )
-        pushed, _ = push_manifest(client, ref, mdigest, doc)
+        pushed = push_manifest(client, ref, doc)
         done.append(Pushed("referrers", f"{ref.domain}/{ref.path}@{pushed}", pushed))
     return done
 
@@ -198,7 +176,7 @@ def _by_tag(
     have = {layer.get("digest") for layer in layers}
     for ptype, env in envelopes:
         data = env.encode()
-        desc = _desc(DSSE, data, _layer_annotations(ptype))
+        desc = _desc(DSSE, data, ptype)
         push_blob(client, ref, data)
         if desc["digest"] not in have:
             layers.append(desc)
@@ -214,7 +192,7 @@ def _by_tag(
         "config": _desc(COSIGN_CONFIG, config),
         "layers": layers,
     }
-    pushed, _ = push_manifest(client, ref, tag, doc)
+    pushed = push_manifest(client, ref, doc, tag)
     return Pushed("tag", f"{ref.domain}/{ref.path}:{tag}", pushed)
 
 
@@ -232,33 +210,33 @@ def fetch(
             index = _index(resp, ref)
         except ValueError:
             index = {}
-        for m in (index.get("manifests") if isinstance(index, dict) else None) or []:
-            if (
-                isinstance(m, dict)
-                and m.get("artifactType") == DSSE
-                and isinstance(m.get("digest"), str)
-            ):
-                doc, mdigest, _ = client.manifest(ref, m["digest"])
-                found += [
-                    (f"{ref.path}@{mdigest}", _blob(client, ref, layer["digest"]))
-                    for layer in doc.get("layers") or []
-                    if isinstance(layer, dict)
-                    and layer.get("mediaType") == DSSE
-                    and isinstance(layer.get("digest"), str)
-                ]
-    looked.append(f"tag {att_tag(digest)}")
+        manifests = (index.get("manifests") if isinstance(index, dict) else None) or []
+        for m in _dsse(manifests, "artifactType"):
+            doc, mdigest, _ = client.manifest(ref, m["digest"])
+            found += [
+                (f"{ref.path}@{mdigest}", _blob(client, ref, layer["digest"]))
+                for layer in _dsse(doc.get("layers") or [])
+            ]
+    tag = att_tag(digest)
+    looked.append(f"tag {tag}")
     try:
-        doc, _, _ = client.manifest(ref, att_tag(digest))
+        doc, _, _ = client.manifest(ref, tag)
     except ManifestNotFoundError:
         doc = {}
-    for layer in doc.get("layers") or []:
-        if (
-            isinstance(layer, dict)
-            and layer.get("mediaType") == DSSE
-            and isinstance(layer.get("digest"), str)
-        ):
-            found.append((f"{ref.path}:{att_tag(digest)}", _blob(client, ref, layer["digest"])))
+    found += [
+        (f"{ref.path}:{tag}", _blob(client, ref, layer["digest"]))
+        for layer in _dsse(doc.get("layers") or [])
+    ]
     return found, " and ".join(looked)
+
+
+def _dsse(descriptors: list[Any], key: str = "mediaType") -> list[dict[str, Any]]:
+    """The descriptors (of an index or a manifest) of DSSE envelopes, with a digest."""
+    return [
+        d
+        for d in descriptors
+        if isinstance(d, dict) and d.get(key) == DSSE and isinstance(d.get("digest"), str)
+    ]
 
 
 def _index(resp: Any, ref: ImageRef) -> Any:
@@ -272,7 +250,7 @@ def _index(resp: Any, ref: ImageRef) -> Any:
 
 def _blob(client: RegistryClient, ref: ImageRef, digest: str) -> bytes:
     resp = client.send("GET", ref, f"blobs/{digest}")
-    if "sha256:" + hashlib.sha256(resp.content).hexdigest() != digest:
+    if _sha256(resp.content) != digest:
         raise InfrastructureError(
             f"registry {ref.domain} sent blob {digest[:19]}… of {ref.path} with other content",
             "the registry's storage is damaged; push the attestation again",

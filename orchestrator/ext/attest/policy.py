@@ -235,15 +235,9 @@ def decide(  # noqa: PLR0913  # keyword-only: what verify was asked, and what it
         reasons += _judge(
             attestations[decider].statement, kind, glob, max_age, now, allow_imported, require
         )
-    return Decision(
-        image,
-        digest,
-        require,
-        looked,
-        tuple(reasons),
-        tuple(r for r in rows if r is not None),
-        attestations[decider].where if decider is not None else "",
-    )
+    by = attestations[decider].where if decider is not None else ""
+    shown = tuple(r for r in rows if r is not None)
+    return Decision(image, digest, require, looked, tuple(reasons), shown, by)
 
 
 def _sorted(
@@ -338,18 +332,10 @@ def _judge(
     )
     if not glob:
         if pred.get("result") != "PASSED" or warned or failed:
-            fails(
-                "result",
-                f"the newest test result is {str(pred.get('result'))[:20]}: "
-                + (
-                    "; ".join(
-                        f"{what} {', '.join(names[:10])}"
-                        for what, names in (("failed", failed), ("warned", warned))
-                        if names
-                    )
-                    or "no failed or warned check listed"
-                ),
-            )
+            pairs = (("failed", failed), ("warned", warned))
+            listed = "; ".join(f"{what} {', '.join(names[:10])}" for what, names in pairs if names)
+            listed = listed or "no failed or warned check listed"
+            fails("result", f"the newest test result is {str(pred.get('result'))[:20]}: {listed}")
         if not passed:
             fails(
                 "no tests",

@@ -9,15 +9,8 @@ from orchestrator.ext.attest.policy import Decision
 from orchestrator.services.outcome import GATE_FAILED, Outcome, passed
 
 #: the listing's word for each role
-ROLE = {
-    "decides": "DECIDES",
-    "superseded": "older",
-    "tied": "tied",
-    "undated": "undated",
-    "undecided": "undecided",
-    "duplicate": "copy",
-    "ignored": "ignored",
-    "rejected": "rejected",
+ROLE = {"decides": "DECIDES", "superseded": "older", "duplicate": "copy"} | {
+    r: r for r in ("tied", "undated", "undecided", "ignored", "rejected")
 }
 
 

@@ -10,10 +10,8 @@ before the first artifact goes up."""
 from __future__ import annotations
 
 import json
-import os
-import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -84,11 +82,8 @@ def _evidence(
                     verdicts[check] = v
         last = group[-1]
         suites = sorted({t.suite for run in group for t in run.tasks})
-        url = (
-            f"{url_base.rstrip('/')}/runs/{last.id}.html"
-            if url_base
-            else f"valorch:{source.replace(' ', '/')}"
-        )
+        base = url_base.rstrip("/")
+        url = f"{base}/runs/{last.id}.html" if url_base else f"valorch:{source.replace(' ', '/')}"
         out.append(
             intoto.Evidence(
                 name=_name(last.image.reference),
@@ -206,10 +201,6 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat().replace("+00:00", "Z")
 
 
-#: the image digests an attestation names, and a file name is made of: nothing else
-DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
-
-
 def imported_from(run: Any) -> str:
     """The file a run was imported from (``results import``), "" for a run valorch ran."""
     how, sep, source = (run.origin or "").partition(queries.IMPORTED)
@@ -266,32 +257,18 @@ def attest(
         statements: list[tuple[intoto.Evidence, str, dict[str, Any], str]] = []
         for ev in evidence:
             pred = intoto.test_result(ev)
-            statements.append(
-                (
-                    ev,
-                    intoto.TEST_RESULT,
-                    intoto.statement(ev, intoto.TEST_RESULT, pred),
-                    pred["result"],
-                )
-            )
+            doc = intoto.statement(ev, intoto.TEST_RESULT, pred)
+            statements.append((ev, intoto.TEST_RESULT, doc, pred["result"]))
             if policy is not None:
                 v = intoto.vsa(ev, policy)
-                statements.append(
-                    (ev, intoto.VSA, intoto.statement(ev, intoto.VSA, v), v["verificationResult"])
-                )
-    targets = (
-        _check_registry(client, evidence) if push else {}
-    )  # every digest exists before the first push
-    made = [
-        Made(
-            ev.name,
-            ev.digest,
-            ptype,
-            result,
-            signing.sign(intoto.payload(doc), intoto.PAYLOAD_TYPE, key_signer),
-        )
-        for ev, ptype, doc, result in statements
-    ]
+                doc = intoto.statement(ev, intoto.VSA, v)
+                statements.append((ev, intoto.VSA, doc, v["verificationResult"]))
+    # every digest exists before the first push
+    targets = _check_registry(client, evidence) if push else {}
+    made: list[Made] = []
+    for ev, ptype, doc, result in statements:
+        envelope = signing.sign(intoto.payload(doc), intoto.PAYLOAD_TYPE, key_signer)
+        made.append(Made(ev.name, ev.digest, ptype, result, envelope))
     runs_of = {ev.digest: ev.runs[-1] for ev in evidence}
     written: list[Path] = []
     if out_dir is not None:  # the files first: a row names a file that exists
@@ -356,42 +333,20 @@ def _write(made: list[Made], out_dir: Path) -> tuple[list[Made], list[Path]]:
     written: list[Path] = []
     try:
         for digest, group in files.items():
-            path = _file_for(out_dir, digest)
-            _replace(path, intoto.jsonl(m.envelope for m in group))
+            # the digest is sha256:<64 hex digits> (_evidence): the name stays in out_dir
+            path = out_dir / f"{digest.replace(':', '-')}.intoto.jsonl"
+            try:  # written beside it and renamed over it: a link planted there is replaced
+                outfile.write(path, intoto.jsonl(m.envelope for m in group).encode("utf-8"))
+            except ValorchError as exc:
+                exc.message = f"{exc.message}; no attestation was written or stored"
+                raise
             written.append(path)
-            done += [
-                Made(m.subject, m.digest, m.predicate_type, m.result, m.envelope, str(path))
-                for m in group
-            ]
+            done += [replace(m, file=str(path)) for m in group]
     except BaseException:
         for path in written:
             path.unlink(missing_ok=True)
         raise
     return done, written
-
-
-def _file_for(out_dir: Path, digest: str) -> Path:
-    """The file of ``digest`` in ``out_dir``: only a digest of the form sha256:<hex> names
-    one, and the name stays inside the directory."""
-    if not DIGEST.fullmatch(digest):
-        raise InputError(
-            f"image digest {digest[:100]!r} is not sha256:<64 hex digits>: no file is named by it",
-            "attest a run of an image pulled from a registry",
-        )
-    path = out_dir / f"{digest.replace(':', '-')}.intoto.jsonl"
-    if path.parent != out_dir or os.sep in path.name:  # cannot happen past the pattern above
-        raise InputError(f"{path}: outside --out-dir {out_dir}")
-    return path
-
-
-def _replace(path: Path, text: str) -> None:
-    """The file written beside ``path`` and renamed over it (orchestrator/outfile.py): a link
-    planted there is replaced, never followed; a failed write leaves no partial file."""
-    try:
-        outfile.write(path, text.encode("utf-8"))
-    except ValorchError as exc:
-        exc.message = f"{exc.message}; no attestation was written or stored"
-        raise
 
 
 def _write_error(path: Path, exc: OSError) -> Exception:
@@ -427,15 +382,4 @@ def _push(
         where[digest] = ", ".join(p.where for p in pushed)
         with factory.begin() as session:
             store.mark_pushed(session, ids[digest], where[digest])
-    return [
-        Made(
-            m.subject,
-            m.digest,
-            m.predicate_type,
-            m.result,
-            m.envelope,
-            m.file,
-            where.get(m.digest, ""),
-        )
-        for m in made
-    ]
+    return [replace(m, pushed=where.get(m.digest, "")) for m in made]

@@ -55,12 +55,16 @@ def _kind(key: Any) -> str:
     )
 
 
-def _unsupported(flag: str, path: Path, kind: str) -> InputError:
-    return InputError(
-        f"{flag} {path}: unsupported key type {kind}; valorch signs with {SUPPORTED}",
-        "make one: openssl genpkey -algorithm ed25519 -out key.pem "
-        "(or cosign generate-key-pair for ECDSA P-256)",
-    )
+def _supported(flag: str, path: Path, key: Any) -> Any:
+    """``key``, if it is of a type valorch signs with."""
+    kind = _kind(key)
+    if kind not in ("ecdsa-p256", "ed25519"):
+        raise InputError(
+            f"{flag} {path}: unsupported key type {kind}; valorch signs with {SUPPORTED}",
+            "make one: openssl genpkey -algorithm ed25519 -out key.pem "
+            "(or cosign generate-key-pair for ECDSA P-256)",
+        )
+    return key
 
 
 def signer(path: Path, flag: str = "--key") -> Any:
@@ -91,10 +95,7 @@ def signer(path: Path, flag: str = "--key") -> Any:
         raise InputError(
             f"{flag} {path}: cannot load the key ({_first(exc)})", f"use an {SUPPORTED} key"
         ) from None
-    kind = _kind(key)
-    if kind not in ("ecdsa-p256", "ed25519"):
-        raise _unsupported(flag, path, kind)
-    return CryptoSigner(key)
+    return CryptoSigner(_supported(flag, path, key))
 
 
 def public_key(path: Path, flag: str = "--key") -> Any:
@@ -121,10 +122,7 @@ def public_key(path: Path, flag: str = "--key") -> Any:
         raise InputError(
             f"{flag} {path}: cannot load the key ({_first(exc)})", f"use an {SUPPORTED} key"
         ) from None
-    kind = _kind(key)
-    if kind not in ("ecdsa-p256", "ed25519"):
-        raise _unsupported(flag, path, kind)
-    return SSlibKey.from_crypto(key)
+    return SSlibKey.from_crypto(_supported(flag, path, key))
 
 
 def sign(body: bytes, payload_type: str, key_signer: Any) -> dict[str, Any]:

@@ -70,14 +70,9 @@ class Outcome:
 def slack(o: Outcome) -> dict[str, Any]:
     # every field may quote a workload or an export: encoded for mrkdwn as a whole (valorch's
     # own text has no & < >); the report is the operator's own path or URL (--report), kept linkable
-    text = "\n".join(
-        [
-            encode.slack(
-                "\n".join([o.headline(), *([o.summary] if o.summary else []), *o.lines()])
-            ),
-            *([f"report: {encode.slack(o.report).replace(encode.ZWSP, '')}"] if o.report else []),
-        ]
-    )
+    body = "\n".join([o.headline(), *([o.summary] if o.summary else []), *o.lines()])
+    report = [f"report: {encode.slack(o.report).replace(encode.ZWSP, '')}"] if o.report else []
+    text = "\n".join([encode.slack(body), *report])
     return {
         "text": text[:MAX_TEXT],
         "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": text[:2900]}}],
@@ -86,9 +81,7 @@ def slack(o: Outcome) -> dict[str, Any]:
 
 def github(o: Outcome, sha: str) -> dict[str, Any]:
     text = "\n".join(o.lines()) or "No new regression."
-    md = (
-        encode.github_markdown
-    )  # summary and text are Markdown GitHub renders; the title is plain text
+    md = encode.github_markdown  # summary and text are Markdown GitHub renders; title plain
     return {
         "name": "valorch",
         "head_sha": sha,

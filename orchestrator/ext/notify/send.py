@@ -73,15 +73,11 @@ def _post(
     for attempt in range(1, tries + 1):
         try:
             resp = _post_same_host(target.url, body, headers)
-        except (
-            requests.RequestException
-        ) as exc:  # the text of a connection error names the URL: not shown
-            problem = type(exc).__name__
+        except requests.RequestException as exc:
+            problem = type(exc).__name__  # the text of a connection error names the URL
         except netbody.DeadlineError:
             problem = f"no answer within {DEADLINE_S:g} s"
-        except (
-            _RedirectedError
-        ) as exc:  # never follows: the body (and a token) stay with the host named
+        except _RedirectedError as exc:  # never followed: the body and a token stay here
             problem = str(exc)
             break
         else:

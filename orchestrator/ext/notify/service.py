@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from orchestrator.regression.rule import Report
     from orchestrator.render.diff import Why
 
+parse_targets = parse  # --notify's values as targets: a bad one is exit 2 before any work
+
 
 def from_report(
     report: Report,
@@ -41,29 +43,17 @@ def from_report(
             continue
         env = c.env.split(" → ")[-1]
         img = images.get(env) or {"alias": env, "reference": env, "digest": None}
-        regs.append(
-            Regression(
-                c.env,
-                c.check,
-                _timing_text(c) or f"{c.base} → {c.head}" + (f": {c.note}" if c.note else ""),
-                command(check=c.check, **img),
-                why_text(why, c).removeprefix("why: "),
-            )
-        )
+        detail = _timing_text(c) or f"{c.base} → {c.head}" + (f": {c.note}" if c.note else "")
+        said = why_text(why, c).removeprefix("why: ")
+        regs.append(Regression(c.env, c.check, detail, command(check=c.check, **img), said))
     summary = f"counts: {count_words(report, verdict)}"
-    if verdict is not None:  # the gate's own decision, in the words of every other sink
-        summary = f"{verdict.headline()} (exit {verdict.exit_code}); {summary}"
-        return Outcome(
-            title,
-            len(report.head.observations),
-            tuple(regs),
-            infra or verdict.infra_errors,
-            summary,
-            report_path,
-            decided=verdict.headline(),
-            failed=verdict.exit_code == 1,
-        )
-    return Outcome(title, len(report.head.observations), tuple(regs), infra, summary, report_path)
+    head = (title, len(report.head.observations), tuple(regs))
+    if verdict is None:
+        return Outcome(*head, infra, summary, report_path)
+    said = verdict.headline()  # the gate's own decision, in the words of every other sink
+    summary = f"{said} (exit {verdict.exit_code}); {summary}"
+    infra = infra or verdict.infra_errors
+    return Outcome(*head, infra, summary, report_path, said, verdict.exit_code == 1)
 
 
 def head_images(
@@ -86,11 +76,6 @@ def head_images(
                     "cpu_only": run.cpu_only,
                 }
     return out
-
-
-def parse_targets(values: Sequence[str]) -> tuple[Target, ...]:
-    """``--notify``'s values as targets; a bad one is exit 2 before anything runs."""
-    return parse(values)
 
 
 def post(targets: Sequence[Target], outcome: Outcome, say: Callable[[str], None]) -> bool:

@@ -13,6 +13,13 @@ import uuid
 from datetime import datetime
 from typing import Any
 
+from cyclonedx.contrib.license.factories import LicenseFactory
+from cyclonedx.model import Property
+from cyclonedx.model.bom import Bom
+from cyclonedx.model.component import Component as Cdx
+from cyclonedx.model.component import ComponentType
+from cyclonedx.model.license import LicenseExpression
+from cyclonedx.output.json import JsonV1Dot5
 from packageurl import PackageURL
 
 from orchestrator import __version__
@@ -66,9 +73,6 @@ def _image_parts(image_ref: str) -> tuple[str, str]:
 def _licenses(text: str | None) -> list:
     if not text:
         return []
-    from cyclonedx.contrib.license.factories import LicenseFactory
-    from cyclonedx.model.license import LicenseExpression
-
     factory = LicenseFactory()
     names = (
         [text]
@@ -85,8 +89,6 @@ def _licenses(text: str | None) -> list:
 
 
 def _props(pairs: list[tuple[str, str]]) -> list:
-    from cyclonedx.model import Property
-
     return [Property(name=k, value=v) for k, v in pairs if v]
 
 
@@ -114,9 +116,6 @@ def _component(
 ) -> Any:
     """One inventory component as a CycloneDX component: a package with its URL, the
     operating system, an application, or a library."""
-    from cyclonedx.model.component import Component as Cdx
-    from cyclonedx.model.component import ComponentType
-
     kind, name, version = ComponentType.LIBRARY, comp.name, comp.value
     url = package_url(comp, distro, distro_version)
     if url is not None:
@@ -168,9 +167,6 @@ def _components(inventory: Inventory) -> list:
 
 def _subject(image_ref: str, digest: str | None) -> Any:
     """The image the BOM describes: by digest when known, its reference then a property."""
-    from cyclonedx.model.component import Component as Cdx
-    from cyclonedx.model.component import ComponentType
-
     name, version = _image_parts(image_ref)
     return Cdx(
         type=ComponentType.CONTAINER,
@@ -179,12 +175,6 @@ def _subject(image_ref: str, digest: str | None) -> Any:
         bom_ref=f"{name}@{digest}" if digest else image_ref,
         properties=_props([("valorch:reference", image_ref)] if digest else []),
     )
-
-
-def _serial(inventory: Inventory, image_ref: str, digest: str | None) -> str:
-    """A serial number derived from the content: same inventory and image, same BOM."""
-    blob = json.dumps([image_ref, digest, inventory.model_dump()], sort_keys=True).encode()
-    return str(uuid.uuid5(uuid.NAMESPACE_URL, "valorch:" + hashlib.sha256(blob).hexdigest()))
 
 
 def bom_json(
@@ -197,15 +187,11 @@ def bom_json(
 ) -> str:
     """The BOM as CycloneDX 1.5 JSON text. The serial number is derived from the content (same
     inventory and image, same BOM) unless given."""
-    from cyclonedx.model.bom import Bom
-    from cyclonedx.model.component import Component as Cdx
-    from cyclonedx.model.component import ComponentType
-    from cyclonedx.output.json import JsonV1Dot5
-
     components = _components(inventory)
     subject = _subject(image_ref, digest)
-    if serial is None:
-        serial = _serial(inventory, image_ref, digest)
+    if serial is None:  # derived from the content: same inventory and image, same BOM
+        blob = json.dumps([image_ref, digest, inventory.model_dump()], sort_keys=True).encode()
+        serial = str(uuid.uuid5(uuid.NAMESPACE_URL, "valorch:" + hashlib.sha256(blob).hexdigest()))
     bom = Bom(serial_number=uuid.UUID(serial.removeprefix("urn:uuid:")), components=components)
     bom.metadata.component = subject
     bom.register_dependency(subject, components)  # the image holds every component directly
@@ -218,17 +204,3 @@ def bom_json(
         [(f"valorch:host:{k}", v) for k, v in sorted(inventory.host_facts.items())]
     )
     return JsonV1Dot5(bom).output_as_string(indent=1)
-
-
-def bom(inventory: Inventory, image_ref: str, **kw: Any) -> dict[str, Any]:
-    return json.loads(bom_json(inventory, image_ref, **kw))
-
-
-def validate(text: str) -> str | None:
-    """None when ``text`` validates against the CycloneDX 1.5 JSON schema the library ships,
-    else the first error."""
-    from cyclonedx.schema import SchemaVersion
-    from cyclonedx.validation.json import JsonStrictValidator
-
-    error = JsonStrictValidator(SchemaVersion.V1_5).validate_str(text)
-    return None if error is None else str(error)
