@@ -58,15 +58,11 @@ def one_line(text: str) -> str:
 
 def html(text: str) -> str:
     """HTML-escaped, quotes included; controls visible."""
-    return _escape(terminal(text), quote=True)
-
-
-def _escape(text: str, quote: bool) -> str:
     # the standard library's html module builds its table of 2,200 named entities at
     # import: paid by the sinks that escape HTML, not by every command's start-up
     from html import escape
 
-    return escape(text, quote=quote)
+    return escape(terminal(text), quote=True)
 
 
 # Where ``<``, ``&`` and ``>`` could make markup: a tag, comment, declaration or autolink

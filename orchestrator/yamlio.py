@@ -96,11 +96,7 @@ def _int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> Any:
         return bounded_int(str(yaml.SafeLoader.construct_yaml_int(loader, node)))
     except ValueError:
         raise yaml.constructor.ConstructorError(
-            None,
-            None,
-            f"integer {node.value[:24]}{'…' if len(node.value) > 24 else ''} is larger than "
-            "any number valorch keeps (64-bit integers)",
-            node.start_mark,
+            None, None, _too_large(node.value), node.start_mark
         ) from None
 
 
@@ -112,11 +108,13 @@ def bounded_int(text: str) -> int:
     """``int(text)`` for a JSON number, refused (ValueError) past 64 bits before Python
     converts it: the ``parse_int`` of every ``json.loads`` of a user's document."""
     if len(text) > MAX_INT_LITERAL or not INT64_MIN <= (value := int(text)) <= INT64_MAX:
-        raise ValueError(
-            f"integer {text[:24]}{'…' if len(text) > 24 else ''} is larger than any number "
-            "valorch keeps (64-bit integers)"
-        )
+        raise ValueError(_too_large(text))
     return value
+
+
+def _too_large(text: str) -> str:
+    cut = f"{text[:24]}{'…' if len(text) > 24 else ''}"
+    return f"integer {cut} is larger than any number valorch keeps (64-bit integers)"
 
 
 #: the most YAML nodes (and characters of scalars) a document may expand to through its

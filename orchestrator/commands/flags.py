@@ -209,19 +209,13 @@ def output(flag: str, what: str, problem: Callable[[Path], str | None]) -> Calla
     return check
 
 
-def input_file(flag: str, hint: str) -> Callable:
-    """A file an option reads, given explicitly: one that is not there is exit 2 when parsed,
-    never the same as no file (None passes: the command's default)."""
-
-    def check(value: Path | None) -> Path | None:
-        if value is not None and not value.exists():
-            raise typer.BadParameter(f"{value}: no such file; {hint}", param_hint=f"'{flag}'")
-        return value
-
-    return check
-
-
-releases_file = input_file("--releases", "valorch images import-releases FILE writes one")
+def releases_file(value: Path | None) -> Path | None:
+    """--releases, given explicitly: a file that is not there is exit 2 when parsed, never the
+    same as no file (None passes: the command's default)."""
+    if value is not None and not value.exists():
+        hint = "valorch images import-releases FILE writes one"
+        raise typer.BadParameter(f"{value}: no such file; {hint}", param_hint="'--releases'")
+    return value
 
 
 def _not_a_file(path: Path) -> str | None:

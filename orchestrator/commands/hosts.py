@@ -116,27 +116,6 @@ def probe(
         out.print(table)
 
 
-def _print_preflight(rows: list[dict]) -> None:
-    """With --level: what each level checked on each host, and what it skipped."""
-    table = Table(
-        "host", "level", "probe", "ok", Column("detail", overflow="fold"), title="GPU preflight"
-    )
-    for r in rows:
-        for verdict in r.get("preflight") or ():
-            for p in verdict["probes"]:
-                table.add_row(
-                    r["host"],
-                    f"L{p['level']}",
-                    p["name"],
-                    ("skipped" if p["detail"].startswith("skipped") else "yes")
-                    if p["ok"]
-                    else "NO",
-                    p["detail"],
-                )
-    if table.row_count:
-        out.print(table)
-
-
 @app.command("check")
 def check(
     hosts_file: Path = HostsOption,
@@ -212,7 +191,23 @@ def check(
                 "; ".join(r["problems"]) or "ok",
             )
         out.print(table)
-        _print_preflight(rows)
+        preflight = Table(
+            "host", "level", "probe", "ok", Column("detail", overflow="fold"), title="GPU preflight"
+        )
+        for r in rows:
+            for verdict in r.get("preflight") or ():
+                for p in verdict["probes"]:
+                    preflight.add_row(
+                        r["host"],
+                        f"L{p['level']}",
+                        p["name"],
+                        ("skipped" if p["detail"].startswith("skipped") else "yes")
+                        if p["ok"]
+                        else "NO",
+                        p["detail"],
+                    )
+        if preflight.row_count:
+            out.print(preflight)
         why = Column("why (as valorch run says)", overflow="fold")
         placement = Table("image", "placed", why, title="placement")
         for u in found.placement:  # the images the run's placement finds no host for

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -28,7 +27,7 @@ from .common import (
 from .tables import Column, Table, styled
 
 if TYPE_CHECKING:
-    from ..spec import ImageSpec
+    pass
 
 app = typer.Typer(help="The image catalog (images/*.yaml).", no_args_is_help=True)
 
@@ -63,13 +62,35 @@ def list_images(
     catalog: Path = CatalogOption,
 ) -> None:
     """Every catalogued image with its expected components (and, with --present, where it is)."""
+    # read from the files every time, as they are now
+    images = [i for i in load_catalog(catalog).images if not family or i.family == family]
     if present or hosts_file:
-        chosen = [i for i in load_catalog(catalog).images if not family or i.family == family]
-        return _presence(chosen, hosts_file, as_json)
-    images = load_catalog(catalog).images  # read from the files every time, as they are now
-    rows = [i.model_dump(mode="json") for i in images if not family or i.family == family]
+        from ..services.pull import presence
+
+        rows = presence(images, hosts_file)
+    else:
+        rows = [i.model_dump(mode="json") for i in images]
     if as_json:
         print_json(rows)
+        return
+    if present or hosts_file:
+        table = Table(
+            "host",
+            "alias",
+            "present",
+            Column("digest", overflow="fold"),
+            Column("catalog pin", overflow="fold"),
+            title="images on each host",
+        )
+        for r in rows:
+            state = r["error"] or (styled("green", "yes") if r["present"] else styled("dim", "no"))
+            pin = (
+                ""
+                if not r.get("pinned")
+                else ("matches" if r["digest"] == r["pinned"] else r["pinned"])
+            )
+            table.add_row(r["host"], r["alias"], state, r["digest"] or "", pin)
+        out.print(table)
         return
     table = Table(
         "alias",
@@ -165,21 +186,9 @@ def import_rst(
     if as_json:
         print_json(report)
         return
-    _print_import_report(report["import"])
-    table = Table("alias", "change", "details", title=f"{file.name} → {out_path}")
-    for c in report["changes"]:
-        table.add_row(c["alias"], c["kind"], "\n".join(c["details"]))
-    out.print(table)
-    counts = ", ".join(
-        f"{report['counts'][k]} {k}" for k in ("added", "changed", "unchanged", "kept")
-    )
-    verb = ("would write" if dry_run else "wrote") if plan.changed else "file unchanged:"
-    out.print(f"{report['imported']} images imported ({counts}); {verb} {out_path}")
-
-
-def _print_import_report(page: dict) -> None:
-    """What the import understood: each image's backend and ROCm version, and the cells it
-    did not read as versions."""
+    # what the import understood: each image's backend and ROCm version, and the cells it
+    # did not read as versions
+    page = report["import"]
     images = Table(
         "image",
         "backend",
@@ -199,6 +208,15 @@ def _print_import_report(page: dict) -> None:
         for u in page[key]:
             table.add_row(str(u["line"]), u["image"], u["column"], u["cell"][:60], u["reason"])
         out.print(table)
+    table = Table("alias", "change", "details", title=f"{file.name} → {out_path}")
+    for c in report["changes"]:
+        table.add_row(c["alias"], c["kind"], "\n".join(c["details"]))
+    out.print(table)
+    counts = ", ".join(
+        f"{report['counts'][k]} {k}" for k in ("added", "changed", "unchanged", "kept")
+    )
+    verb = ("would write" if dry_run else "wrote") if plan.changed else "file unchanged:"
+    out.print(f"{report['imported']} images imported ({counts}); {verb} {out_path}")
 
 
 @app.command("import-releases")
@@ -317,32 +335,6 @@ def check(
         for u in updates:
             out.print(u.diff(), markup=False, highlight=False)
     end_with(svc.check_ending(checks, update))
-
-
-def _presence(images: Sequence[ImageSpec], hosts_file: Path | None, as_json: bool) -> None:
-    from ..services.pull import presence
-
-    rows = presence(images, hosts_file)
-    if as_json:
-        print_json(rows)
-        return
-    table = Table(
-        "host",
-        "alias",
-        "present",
-        Column("digest", overflow="fold"),
-        Column("catalog pin", overflow="fold"),
-        title="images on each host",
-    )
-    for r in rows:
-        state = r["error"] or (styled("green", "yes") if r["present"] else styled("dim", "no"))
-        pin = (
-            ""
-            if not r.get("pinned")
-            else ("matches" if r["digest"] == r["pinned"] else r["pinned"])
-        )
-        table.add_row(r["host"], r["alias"], state, r["digest"] or "", pin)
-    out.print(table)
 
 
 @app.command("pull")

@@ -142,42 +142,6 @@ def findings_table(
     return table
 
 
-def _print_audit(
-    image: ImageSpec, run_id: str, digest: str | None, inv: Inventory, findings: list[Finding]
-) -> None:
-    out.print(findings_table(image, digest, inv, findings))
-    build = [f for f in findings if f.kind == "build-mismatch"]
-    built = [c for c in inv.components if c.name.startswith("pytorch.")]
-    if built:
-        out.print("PyTorch reports: " + ", ".join(f"{c.name[8:]} {c.value}" for c in built))
-    for f in build:
-        out.print(f"[yellow]build mismatch[/]: {f.message}")
-    if not build and built:
-        out.print("[green]compiled-against versions agree with the installed libraries[/]")
-    for f in findings:
-        if f.kind == "differs":
-            out.print(f"[bold red]versions differ[/]: {f.message}")
-    for e in inv.errors:
-        out.print(f"[yellow]gatherer error[/]: {e}")
-    broken = sum(f.kind == "broken" for f in findings)
-    differ = sum(f.kind == "differs" for f in findings)
-    drift = sum(f.drift for f in findings) - broken - differ
-    packages = sum(not c.headline for c in inv.components)
-    problems = (
-        ([f"{drift} drift"] if drift else [])
-        + ([f"{broken} installed but not importing"] if broken else [])
-        + ([f"{differ} module version(s) not the package manager's"] if differ else [])
-    )
-    verdict = (
-        f"[bold red]not clean: {', '.join(problems)}[/]" if problems else "[bold green]clean[/]"
-    )
-    out.print(
-        f"{verdict} · {len([f for f in findings if f.kind not in ('build-mismatch', 'broken', 'differs')])} expected "
-        "components, "
-        f"{packages} packages · stored as run {run_id}"
-    )
-
-
 @app.command("audit")
 def audit_image(
     image: str = typer.Option(
@@ -234,7 +198,37 @@ def audit_image(
 
         _write_sbom(inv, spec.reference, digest, datetime.now(timezone.utc), out_path)
     else:
-        _print_audit(spec, run_id, digest, inv, findings)
+        out.print(findings_table(spec, digest, inv, findings))
+        build = [f for f in findings if f.kind == "build-mismatch"]
+        built = [c for c in inv.components if c.name.startswith("pytorch.")]
+        if built:
+            out.print("PyTorch reports: " + ", ".join(f"{c.name[8:]} {c.value}" for c in built))
+        for f in build:
+            out.print(f"[yellow]build mismatch[/]: {f.message}")
+        if not build and built:
+            out.print("[green]compiled-against versions agree with the installed libraries[/]")
+        for f in findings:
+            if f.kind == "differs":
+                out.print(f"[bold red]versions differ[/]: {f.message}")
+        for e in inv.errors:
+            out.print(f"[yellow]gatherer error[/]: {e}")
+        broken = sum(f.kind == "broken" for f in findings)
+        differ = sum(f.kind == "differs" for f in findings)
+        drift = sum(f.drift for f in findings) - broken - differ
+        packages = sum(not c.headline for c in inv.components)
+        problems = (
+            ([f"{drift} drift"] if drift else [])
+            + ([f"{broken} installed but not importing"] if broken else [])
+            + ([f"{differ} module version(s) not the package manager's"] if differ else [])
+        )
+        verdict = (
+            f"[bold red]not clean: {', '.join(problems)}[/]" if problems else "[bold green]clean[/]"
+        )
+        out.print(
+            f"{verdict} · {len([f for f in findings if f.kind not in ('build-mismatch', 'broken', 'differs')])} expected "
+            "components, "
+            f"{packages} packages · stored as run {run_id}"
+        )
         _print_claims(claims)
     raise typer.Exit(done.exit_code)
 

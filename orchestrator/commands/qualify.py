@@ -37,7 +37,6 @@ from .placing import where_options
 
 if TYPE_CHECKING:
     from ..services.placing import Where
-    from ..services.qualify import Qualification
 
 _JOB = typer.Option(None, "--job", "-j", help="The release job spec (jobs/release.yaml).")
 _IMAGE = typer.Option(
@@ -115,12 +114,15 @@ def qualify(
     where: Where,
 ) -> None:
     """Run the job, diff the new runs against the baseline, write report.md/.html/.junit.xml; gate."""
+    from ..render.diff import diff_html, diff_junit, diff_md, qualify_json
     from ..services import qualify as service
+    from ..services import triage
     from ..services.candidate import candidate_job
     from ..services.diff import NoResultsError
     from ..services.run import load_known_issues
     from .progress import RunViews
     from .signals import interruptible
+    from .terminal import print_term
 
     # the notify satellite, loaded where --notify is given: a bad --notify is exit 2 before an hour of runs
     notify_service: Any = satellites.load("notify", "service", "--notify") if notify else None
@@ -157,28 +159,8 @@ def qualify(
             if s.can_close:
                 err.print(f"known issue {s.issue.check} can close: {s.why}", markup=False)
                 closable.append(s.issue.check)
-    why = _write_reports(factory, done, spec.name, closable, out_dir)
-    reached = True  # each --notify target got the report
-    if targets:
-        report = str(out_dir / "report.html")
-        posting = notify_service.Posting(
-            done.report, title, done.verdict, why, infra=done.infra_errors, report_path=report
-        )
-        posted = notify_service.post_report(factory, targets, posting, say, local=local_images())
-        reached = bool(posted)
-    end_with(done.outcome(out_dir, notified=reached))
-
-
-def _write_reports(
-    factory: Any, done: Qualification, job: str, closable: list[str], out_dir: Path
-) -> Any:
-    """report.md, .html, .junit.xml, readiness.md and qualify.json in ``out_dir``, each a
-    rendering of the one verdict, and the report on the terminal; the triage of each red
-    check (every sink says why) is returned for the notification."""
-    from ..render.diff import diff_html, diff_junit, diff_md, qualify_json
-    from ..services import triage
-    from .terminal import print_term
-
+    # report.md, .html, .junit.xml, readiness.md and qualify.json: each a rendering of the one
+    # verdict, with the triage of each red check (every sink, the notification too, says why)
     report, verdict = done.report, done.verdict
     why = triage.for_runs(factory, report.head.runs, report.base)
     write_output(diff_md(report, verdict, why), out_dir / "report.md")
@@ -193,7 +175,7 @@ def _write_reports(
             report,
             verdict,
             why,
-            job=job,
+            job=spec.name,
             baseline=done.baseline,
             closable=closable,
             readiness=done.readiness.summary if done.readiness is not None else None,
@@ -202,4 +184,12 @@ def _write_reports(
         out_dir / "qualify.json",
     )
     print_term(report, verdict, why)
-    return why
+    reached = True  # each --notify target got the report
+    if targets:
+        html = str(out_dir / "report.html")
+        posting = notify_service.Posting(
+            report, title, verdict, why, infra=done.infra_errors, report_path=html
+        )
+        posted = notify_service.post_report(factory, targets, posting, say, local=local_images())
+        reached = bool(posted)
+    end_with(done.outcome(out_dir, notified=reached))

@@ -8,7 +8,6 @@ Slurm helpers cost start-up time that a command which runs nothing should not pa
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .sdk import defer_ssh_transport
@@ -28,13 +27,9 @@ REGISTRY: dict[str, str] = {
 NAMES: tuple[str, ...] = tuple(REGISTRY)
 
 
-def executor_class(name: str) -> Callable[..., Executor]:
-    """The executor class registered under ``name`` (imported now); each takes its own
-    arguments (a host, a cluster, a namespace) and makes an ``Executor``."""
-    module, _, cls = REGISTRY[name].partition(":")
-    made: Callable[..., Executor] = getattr(importlib.import_module(module), cls)
-    return made
-
-
 def create(name: str, *args: Any, **kwargs: Any) -> Executor:
-    return executor_class(name)(*args, **kwargs)
+    """The executor registered under ``name`` (its module imported now), made from its own
+    arguments (a host, a cluster, a namespace)."""
+    module, _, cls = REGISTRY[name].partition(":")
+    made: Executor = getattr(importlib.import_module(module), cls)(*args, **kwargs)
+    return made

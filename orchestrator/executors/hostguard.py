@@ -167,7 +167,9 @@ def check(passed: Iterable[str], visible: bool) -> tuple[int, int] | None:
     harden()
     if visible:
         return user
-    secrets = held(os.environ, _my_argv(), passed)
+    raw = _read(f"/proc/{os.getpid()}/cmdline") or b""
+    argv = [part.decode("utf-8", "replace") for part in raw.split(b"\0") if part]
+    secrets = held(os.environ, argv, passed)
     reach = in_reach(secrets, user[0] if user else os.geteuid())
     if reach:
         lines = "; ".join(f"{r.name} in {r.where}" for r in reach[:5])
@@ -191,8 +193,3 @@ def _ways_out(reach: Sequence[Reach], root_workloads: bool) -> str:
         ways.append("start valorch from a process that does not hold the secret")
     ways.append("add --host-secrets-visible to run anyway, knowingly")
     return "; ".join(ways)
-
-
-def _my_argv() -> list[str]:
-    raw = _read(f"/proc/{os.getpid()}/cmdline") or b""
-    return [part.decode("utf-8", "replace") for part in raw.split(b"\0") if part]

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from ..spec import HostSpec, Task, memory_bytes
+from ..spec import Task, memory_bytes
 from .container import Limits
 
 NODE_FRACTION = 0.9  # of the engine's memory, shared among concurrent tasks
@@ -39,17 +39,12 @@ def parse_size(text: str | int) -> int:
     return memory_bytes(f"{m.group(1)}{m.group(2)}")
 
 
-def concurrency(host: HostSpec) -> int:
-    """How many tasks the host runs at once: one per GPU, plus its CPU slots."""
-    return max(1, len(host.gpus) + host.slots)
-
-
 def limits_for(task: Task, mem_total: int | None, ncpu: int | None) -> Limits:
     """The limits of ``task``'s container, given the engine's memory and CPU count (None: unknown)."""
     suite, host = task.suite, task.host
     memory = suite.memory or host.container_memory
     cpus = suite.cpus or host.container_cpus
-    share = concurrency(host)
+    share = max(1, len(host.gpus) + host.slots)  # tasks at once: one per GPU, plus CPU slots
     if memory is not None:
         # never above the engine's memory: a limit the host cannot give is no limit
         mem = min(parse_size(memory), mem_total) if mem_total else parse_size(memory)

@@ -133,14 +133,17 @@ def test_two_gpus_and_cuda_alternatives(
     assert lines(tmp_path / f"valorch-{cc}.stdout")["node"] == "valorch-cuda0"
 
 
-def test_gfx90a_is_unmatched(cluster: SlurmCluster, jobs: list[str], tmp_path: Path) -> None:
+def test_gfx90a_is_unmatched(
+    cluster: SlurmCluster, jobs: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     req = SlurmRequirement("rocm", archs=("gfx90a",), gpus=1)
     with pytest.raises(SlurmUnmatched, match="gfx90a") as before:
         cluster.submit("mi250", req, ["true"], tmp_path, 60)
     assert "gfx942" in str(before.value)  # says what the cluster has
     # Without the feature pre-check Slurm itself refuses, and that is unmatched too.
+    monkeypatch.setattr(cluster, "features", lambda: None)
     with pytest.raises(SlurmUnmatched) as refused:
-        cluster.submit("mi250", req, ["true"], tmp_path, 60, check_features=False)
+        cluster.submit("mi250", req, ["true"], tmp_path, 60)
     assert "Invalid feature specification" in str(refused.value)
     queued = subprocess.run(
         ["squeue", "-h", "-n", "valorch-mi250"],

@@ -4,6 +4,7 @@ tests), the executor registry drives every executor, and an image's archs limit 
 
 from __future__ import annotations
 
+import importlib
 import os
 import subprocess
 import sys
@@ -151,7 +152,8 @@ def test_every_registered_executor_loads_and_kubernetes_runs_through_the_registr
 ) -> None:
     assert executors.NAMES == ("host", "docker", "slurm", "kubernetes")
     for name in executors.NAMES:
-        cls = executors.executor_class(name)
+        module, _, attr = executors.REGISTRY[name].partition(":")
+        cls = getattr(importlib.import_module(module), attr)
         assert cls.name == name and callable(cls.execute)
     pytest.importorskip("kubernetes")
     from orchestrator.ext.k8s.plan import plan_on_kubernetes

@@ -317,13 +317,12 @@ class SlurmCluster:
         command_argv: Sequence[str],
         workdir: str | Path,
         deadline_s: float,
-        check_features: bool = True,
         after: Sequence[str] = (),
     ) -> str:
         """Write the batch script into ``workdir`` (which the nodes must see) and submit it; returns
         the job id. Raises :class:`SlurmUnmatched` when no node can ever run it."""
         workdir = Path(workdir)
-        available = self.features() if check_features else None
+        available = self.features()  # before the script exists: a failing sinfo leaves none
         fd, script = tempfile.mkstemp(
             prefix=job_name(task_name) + "-", suffix=".sbatch", dir=workdir
         )

@@ -137,21 +137,10 @@ def node_affinity(
     }
 
 
-def probe_files() -> dict[str, str]:
-    """ConfigMap keys (no '/') → file contents; :func:`probe_items` maps keys back to paths."""
-    return {_key(rel): (PROBE_DIR / rel).read_text(encoding="utf-8") for rel in _probe_paths()}
-
-
 def probe_items() -> list[dict[str, str]]:
-    return [{"key": _key(rel), "path": rel} for rel in _probe_paths()]
-
-
-def _probe_paths() -> list[str]:
-    return [p.relative_to(PROBE_DIR).as_posix() for p in sorted(PROBE_DIR.rglob("*.py"))]
-
-
-def _key(rel: str) -> str:
-    return rel.replace("/", "__")
+    """The probe's files as ConfigMap items: a key (no '/') and the path it is mounted at."""
+    paths = [p.relative_to(PROBE_DIR).as_posix() for p in sorted(PROBE_DIR.rglob("*.py"))]
+    return [{"key": rel.replace("/", "__"), "path": rel} for rel in paths]
 
 
 def configmap_manifest(name: str, namespace: str, task: Task, run_id: str) -> dict[str, Any]:
@@ -159,7 +148,9 @@ def configmap_manifest(name: str, namespace: str, task: Task, run_id: str) -> di
         "apiVersion": "v1",
         "kind": "ConfigMap",
         "metadata": {"name": name, "namespace": namespace, "labels": labels(task, run_id)},
-        "data": probe_files(),
+        "data": {
+            i["key"]: (PROBE_DIR / i["path"]).read_text(encoding="utf-8") for i in probe_items()
+        },
     }
 
 
