@@ -46,17 +46,14 @@ def presence(
     for root in roots:
         for pattern in libs:
             found_libs += sorted(glob.glob(os.path.join(root, "lib", pattern)))
-    version, source = None, None
-    for root in roots:
-        for rel, prefix in headers:
-            path = os.path.join(root, "include", rel)
-            if os.path.exists(path):
-                v = parse_header_version(read_text(path, 1 << 20), prefix)
-                if v:
-                    version, source = v, path
-                    break
-        if version:
-            break
+    said = (
+        (parse_header_version(read_text(path, 1 << 20), prefix), path)
+        for root in roots
+        for rel, prefix in headers
+        for path in [os.path.join(root, "include", rel)]
+        if os.path.exists(path)
+    )
+    version, source = next(((v, path) for v, path in said if v), (None, None))
     pkgs = {
         p["Package"]: p.get("Version", "")
         for p in parse_dpkg_status(read_text(status_path, 1 << 20))
