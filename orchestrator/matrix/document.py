@@ -4,7 +4,7 @@ renderer reads one; a published version stores one and gives it back unchanged."
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from .model import LEGEND
@@ -57,36 +57,20 @@ class Document:
     params: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        t = self.table
+        h, t = self.header, self.table
         return {
-            "matrix_version": self.header.version,
-            "last_verified": self.header.last_verified,
-            "source_of_truth": list(self.header.source),
+            "matrix_version": h.version,
+            "last_verified": h.last_verified,
+            "source_of_truth": list(h.source),
             "params": self.params,
-            "stale_cells": self.header.stale,
-            "fresh_days": self.header.fresh_days,
-            "layout": t.layout,
-            "title": t.title,
-            "label_headers": list(t.label_headers),
-            "columns": list(t.columns),
-            "notes": list(t.notes),
-            "literal_labels": t.literal_labels,
+            "stale_cells": h.stale,
+            "fresh_days": h.fresh_days,
+            **{k: v for k, v in _plain(t).items() if k != "rows"},
             "rows": [
                 {
                     "key": r.key,
                     "labels": list(r.labels),
-                    "cells": {
-                        col: {
-                            "text": c.text,
-                            "verdict": c.verdict,
-                            "statuses": list(c.statuses),
-                            "runs": list(c.runs),
-                            "note": c.note,
-                            "when": c.when,
-                            "flags": list(c.flags),
-                        }
-                        for col, c in zip(t.columns, r.cells, strict=False)
-                    },
+                    "cells": {col: _plain(c) for col, c in zip(t.columns, r.cells, strict=False)},
                 }
                 for r in t.rows
             ],
@@ -94,49 +78,36 @@ class Document:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Document:
-        cols = tuple(d["columns"])
         rows = tuple(
             TRow(
-                r["key"],
-                tuple(r["labels"]),
-                tuple(
-                    TCell(
-                        c["text"],
-                        c["verdict"],
-                        tuple(c["statuses"]),
-                        tuple(c["runs"]),
-                        c["note"],
-                        c.get("when", ""),
-                        tuple(c.get("flags", ())),
-                    )
-                    for c in (r["cells"][col] for col in cols)
-                ),
+                r["key"], tuple(r["labels"]), tuple(_of(TCell, r["cells"][c]) for c in d["columns"])
             )
             for r in d["rows"]
         )
-        table = Table(
-            d["layout"],
-            d["title"],
-            tuple(d["label_headers"]),
-            cols,
-            rows,
-            tuple(d["notes"]),
-            d.get("literal_labels", 0),
+        header = Header(
+            d["matrix_version"],
+            d["last_verified"],
+            tuple(d["source_of_truth"]),
+            d.get("stale_cells", 0),
+            d.get("fresh_days", 7),
         )
-        return cls(
-            Header(
-                d["matrix_version"],
-                d["last_verified"],
-                tuple(d["source_of_truth"]),
-                d.get("stale_cells", 0),
-                d.get("fresh_days", 7),
-            ),
-            table,
-            d.get("params", {}),
-        )
+        return cls(header, _of(Table, d, rows=rows), d.get("params", {}))
 
     def with_header(self, header: Header) -> Document:
         return Document(header, self.table, self.params)
+
+
+def _plain(obj: Any) -> dict[str, Any]:
+    """A dataclass's stored form: its fields in order (as ``__init__`` sets them), tuples as
+    lists."""
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in vars(obj).items()}
+
+
+def _of(cls: Any, d: dict[str, Any], **given: Any) -> Any:
+    """``cls`` from its stored form: lists back to tuples, a key the form lacks its default."""
+    names = {f.name for f in fields(cls)}
+    kw = {k: tuple(v) if isinstance(v, list) else v for k, v in d.items() if k in names}
+    return cls(**{**kw, **given})
 
 
 def freshness(stale: int, cells: int, days: int) -> str:

@@ -24,13 +24,10 @@ from .model import (
     regroup,
 )
 from .seed import (
-    best_by_backend,
-    describe,
-    descriptions,
     measured_components,
     seed_features_table,
     since_cell,
-    supported_cell,
+    supported_features,
 )
 from .tiers import COUNTED, TIERS, Policy, tiers
 
@@ -160,23 +157,11 @@ def since_table(obs: Sequence[Observation], runs: Sequence[RunInfo], rows: str) 
 def summary_table(obs: Sequence[Observation], runs: Sequence[RunInfo]) -> Table:
     """The seed's "Supported features": a feature, its description (from the check catalog)
     and, per backend, its best-evidenced state over that backend's images."""
-    per_check = grid(obs, runs, "checks", "images")
-    m = by_feature(per_check)
-    checks_of: dict[str, list[str]] = {}
-    for r in per_check.rows:
-        checks_of.setdefault(r.feature or r.key, []).append(r.key)
-    described = descriptions(r.key for r in per_check.rows)
+    m, _checks, heads, cells_of = supported_features(obs, runs, lambda check: True)
     backend_of = {r.image: r.backend for r in runs}
-    backends, cells = best_by_backend(m, backend_of)
     body = tuple(
-        TRow(
-            r.key,
-            (r.key, describe(checks_of[r.key], described)),
-            tuple(supported_cell(cells[(r.key, b)], checks_of[r.key]) for b in backends),
-        )
-        for r in m.rows
+        TRow(r.key, (r.key, cells_of[r.key][0]), tuple(cells_of[r.key][1])) for r in m.rows
     )
-    heads = ("Supported",) if len(backends) == 1 else tuple(f"Supported ({b})" for b in backends)
     notes = (
         f"{SUPPORT_LEGEND}; a backend's cell is its best-evidenced state: ✅ where some image of the backend passes · "
         f"over {count(len(m.columns), 'image')}: {', '.join(f'{c} ({backend_of[c]})' for c in m.columns)}",

@@ -7,7 +7,7 @@ here comes from stored verdicts and names the runs behind it."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from ..render.sections import SECTION
@@ -208,29 +208,42 @@ def since_cell(
     )
 
 
+def supported_features(
+    obs: Sequence[Observation], runs: Sequence[RunInfo], keep: Callable[[str], bool]
+) -> tuple[Matrix, dict[str, list[str]], tuple[str, ...], dict[str, tuple[str, list[TCell]]]]:
+    """The per-image grid by feature; each feature's checks (those ``keep`` takes); the
+    "Supported" column heads, one per backend; and per feature its description and those
+    columns' cells, each the best-evidenced state over the backend's images."""
+    per_check = regroup(
+        build(obs, [r.run_id for r in runs]), columns={r.run_id: r.image for r in runs}
+    )
+    checks_of: dict[str, list[str]] = {}
+    for r in per_check.rows:
+        if keep(r.key):
+            checks_of.setdefault(r.feature or r.key, []).append(r.key)
+    m = by_feature(per_check)
+    backends, best_cells = best_by_backend(m, {r.image: r.backend for r in runs})
+    heads = ("Supported",) if len(backends) == 1 else tuple(f"Supported ({b})" for b in backends)
+    described = descriptions(r.key for r in per_check.rows)
+    cells = {
+        f: (
+            describe(checks, described),
+            [supported_cell(best_cells[(f, b)], checks) for b in backends],
+        )
+        for f, checks in checks_of.items()
+    }
+    return m, checks_of, heads, cells
+
+
 def seed_features_table(obs: Sequence[Observation], runs: Sequence[RunInfo]) -> Table:
     """runs: model.RunInfo (run id, image, backend, the image's catalogued components)."""
     backend_of = {r.image: r.backend for r in runs}
     obs = list(obs)
     comps, catalogued = measured_components(obs, runs)
-    per_check = regroup(
-        build(obs, [r.run_id for r in runs]), columns={r.run_id: r.image for r in runs}
+    m, checks_of, supported, cells_of = supported_features(
+        obs, runs, lambda check: section_of(check) is not None
     )
-    checks_of: dict[str, list[str]] = {}
-    section: dict[str, str] = {}
-    for r in per_check.rows:
-        where = section_of(r.key)
-        if where is None:
-            continue
-        feature = r.feature or r.key
-        checks_of.setdefault(feature, []).append(r.key)
-        section.setdefault(feature, where)
-    m = by_feature(per_check)
-    described = descriptions(r.key for r in per_check.rows)
-    backends, best_cells = best_by_backend(m, backend_of)
-    supported = (
-        ("Supported",) if len(backends) == 1 else tuple(f"Supported ({b})" for b in backends)
-    )
+    section = {f: section_of(checks[0]) or "" for f, checks in checks_of.items()}
     since_cols = [("Since PyTorch", "pytorch")] + [
         (h, k) for h, k in BACKEND_SINCE if any(k in comps.get(i, {}) for i in m.columns)
     ]
@@ -240,10 +253,9 @@ def seed_features_table(obs: Sequence[Observation], runs: Sequence[RunInfo]) -> 
     )
     body = []
     for r in rows:
-        checks = checks_of[r.key]
-        cells = [supported_cell(best_cells[(r.key, b)], checks) for b in backends]
+        text, cells = cells_of[r.key]
         cells += [since_cell(m, r.key, key, comps, catalogued) for _h, key in since_cols]
-        body.append(TRow(r.key, (section[r.key], r.key, describe(checks, described)), tuple(cells)))
+        body.append(TRow(r.key, (section[r.key], r.key, text), tuple(cells)))
     images = ", ".join(f"{i} ({backend_of[i]})" for i in m.columns)
     notes = (
         f"{SUPPORT_LEGEND}. Supported: the best-evidenced state over the images of a backend (✅ where some image passes).",

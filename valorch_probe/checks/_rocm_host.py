@@ -90,27 +90,22 @@ def rpp(lib: ctypes.CDLL) -> str:
     ``rppCreate(rppHandle_t*, size_t nBatchSize, Rpp32u numThreads, void* stream, RppBackend)`` and
     ``rppDestroy(rppHandle_t, RppBackend)``; RPP 1.x: ``rppCreateWithBatchSize(rppHandle_t*, size_t,
     Rpp32u)`` and ``rppDestroyHost(rppHandle_t)``."""
-    handle = ctypes.c_void_p()
-    handle_p, size_t, uint = ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t, ctypes.c_uint
+    handle, vp, i = ctypes.c_void_p(), ctypes.c_void_p, ctypes.c_int
+    handle_p, size_t, uint = ctypes.POINTER(vp), ctypes.c_size_t, ctypes.c_uint
     if _exports(lib, "rppCreateWithBatchSize", "rppDestroyHost", "rppGetBatchSize"):
         create = "rppCreateWithBatchSize"
-        status = _fn(lib, create, ctypes.c_int, [handle_p, size_t, uint])(
-            ctypes.byref(handle), RPP_BATCH, 1
-        )
+        status = _fn(lib, create, i, [handle_p, size_t, uint])(ctypes.byref(handle), RPP_BATCH, 1)
 
         def destroy() -> int:
-            return _fn(lib, "rppDestroyHost", ctypes.c_int, [ctypes.c_void_p])(handle)
+            return _fn(lib, "rppDestroyHost", i, [vp])(handle)
     elif _exports(lib, "rppCreate", "rppDestroy", "rppGetBatchSize"):
         create = "rppCreate"
-        argtypes = [handle_p, size_t, uint, ctypes.c_void_p, ctypes.c_int]
-        status = _fn(lib, create, ctypes.c_int, argtypes)(
+        status = _fn(lib, create, i, [handle_p, size_t, uint, vp, i])(
             ctypes.byref(handle), RPP_BATCH, 1, None, RPP_HOST_BACKEND
         )
 
         def destroy() -> int:
-            return _fn(lib, "rppDestroy", ctypes.c_int, [ctypes.c_void_p, ctypes.c_int])(
-                handle, RPP_HOST_BACKEND
-            )
+            return _fn(lib, "rppDestroy", i, [vp, i])(handle, RPP_HOST_BACKEND)
     else:
         raise NoEntryPointError(
             "no rppCreateWithBatchSize/rppDestroyHost (RPP 1.x) nor rppCreate/rppDestroy (RPP 2.x)"
@@ -119,9 +114,9 @@ def rpp(lib: ctypes.CDLL) -> str:
         raise HostCallError("%s(host, batch %d) returned status %d" % (create, RPP_BATCH, status))
     try:
         size = ctypes.c_size_t(0)
-        got = _fn(
-            lib, "rppGetBatchSize", ctypes.c_int, [ctypes.c_void_p, ctypes.POINTER(ctypes.c_size_t)]
-        )(handle, ctypes.byref(size))
+        got = _fn(lib, "rppGetBatchSize", i, [vp, ctypes.POINTER(size_t)])(
+            handle, ctypes.byref(size)
+        )
         if got != 0 or size.value != RPP_BATCH:
             raise HostCallError(
                 "rppGetBatchSize returned status %d, batch %d (created with %d)"
@@ -152,26 +147,20 @@ def mivisionx(lib: ctypes.CDLL) -> str:
         raise NoEntryPointError(
             "no vxCreateContext / vxGetStatus / vxQueryContext / vxReleaseContext"
         )
-    ctx = ctypes.c_void_p(_fn(lib, "vxCreateContext", ctypes.c_void_p, [])())
-    status = _fn(lib, "vxGetStatus", ctypes.c_int, [ctypes.c_void_p])(ctx)
+    vp, i = ctypes.c_void_p, ctypes.c_int
+    ctx = vp(_fn(lib, "vxCreateContext", vp, [])())
+    status = _fn(lib, "vxGetStatus", i, [vp])(ctx)
     if not ctx.value or status != 0:
         raise HostCallError("vxCreateContext() gave a context whose vxGetStatus is %d" % status)
     try:
-        query = _fn(
-            lib,
-            "vxQueryContext",
-            ctypes.c_int,
-            [ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t],
-        )
+        query = _fn(lib, "vxQueryContext", i, [vp, i, vp, ctypes.c_size_t])
         vendor, kernels = ctypes.c_uint16(0), ctypes.c_uint32(0)
         s1 = query(ctx, VX_CONTEXT_VENDOR_ID, ctypes.byref(vendor), ctypes.sizeof(vendor))
         s2 = query(ctx, VX_CONTEXT_UNIQUE_KERNELS, ctypes.byref(kernels), ctypes.sizeof(kernels))
         if s1 != 0 or s2 != 0:
             raise HostCallError("vxQueryContext returned %d (vendor id), %d (kernels)" % (s1, s2))
     finally:
-        released = _fn(lib, "vxReleaseContext", ctypes.c_int, [ctypes.POINTER(ctypes.c_void_p)])(
-            ctypes.byref(ctx)
-        )
+        released = _fn(lib, "vxReleaseContext", i, [ctypes.POINTER(vp)])(ctypes.byref(ctx))
     if released != 0:
         raise HostCallError("vxReleaseContext returned %d" % released)
     who = "AMD" if vendor.value == VX_ID_AMD else "vendor 0x%03x" % vendor.value

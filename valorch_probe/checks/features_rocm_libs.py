@@ -46,17 +46,14 @@ def presence(
     for root in roots:
         for pattern in libs:
             found_libs += sorted(glob.glob(os.path.join(root, "lib", pattern)))
-    version, source = None, None
-    for root in roots:
-        for rel, prefix in headers:
-            path = os.path.join(root, "include", rel)
-            if os.path.exists(path):
-                v = parse_header_version(read_text(path, 1 << 20), prefix)
-                if v:
-                    version, source = v, path
-                    break
-        if version:
-            break
+    said = (
+        (parse_header_version(read_text(path, 1 << 20), prefix), path)
+        for root in roots
+        for rel, prefix in headers
+        for path in [os.path.join(root, "include", rel)]
+        if os.path.exists(path)
+    )
+    version, source = next(((v, path) for v, path in said if v), (None, None))
     pkgs = {
         p["Package"]: p.get("Version", "")
         for p in parse_dpkg_status(read_text(status_path, 1 << 20))
@@ -146,14 +143,17 @@ def host_call_report(ctx: Any, name: str, facts: Dict[str, Any], row_use: str) -
 
 
 def _presence_check(
-    cid: str,
     name: str,
     libs: Sequence[str],
-    headers: Sequence[Tuple[str, str]],
+    header_paths: Sequence[str],
     packages: Sequence[str],
     row_use: str,
     no_call: str = "no Python API exercises it",
 ) -> None:
+    """The row ``features.rocm.<name, lower case>``, whose headers' version macros are named
+    after it too."""
+    headers = [(h, name.lower()) for h in header_paths]
+
     def fn(ctx):
         facts = presence(libs, headers, packages)
         if not (facts["libraries"] or facts["packages"] or facts["version_source"]):
@@ -192,6 +192,7 @@ def _presence_check(
         )
     )
     version = 3 if name in _rocm_host.HOST_CALLS else 2
+    cid = "features.rocm." + name.lower()
     check(cid, name, "feature", "features", library=name, version=version, needs=("amd",))(fn)
 
 
@@ -201,68 +202,52 @@ HEADER_ONLY = (
 )
 
 _presence_check(
-    "features.rocm.hiptensor",
     "hipTensor",
     ["libhiptensor.so*"],
-    [
-        ("hiptensor/hiptensor-version.hpp", "hiptensor"),
-        ("hiptensor/internal/hiptensor-version.hpp", "hiptensor"),
-    ],
+    ["hiptensor/hiptensor-version.hpp", "hiptensor/internal/hiptensor-version.hpp"],
     ["hiptensor", "hiptensor-dev"],
     "tensor contractions",
 )
 _presence_check(
-    "features.rocm.mivisionx",
     "MIVisionX",
     ["libopenvx.so*", "libvx_*.so*"],
-    [("mivisionx/vx_ext_amd.h", "mivisionx")],
+    ["mivisionx/vx_ext_amd.h"],
     ["mivisionx", "mivisionx-dev"],
     "OpenVX graphs, preprocessing",
 )
 _presence_check(
-    "features.rocm.rocal",
     "rocAL",
     ["librocal.so*"],
-    [("rocal/rocal_api_info.h", "rocal")],
+    ["rocal/rocal_api_info.h"],
     ["rocal", "rocal-dev"],
     "data-loading pipelines",
 )
 _presence_check(
-    "features.rocm.rocdecode",
     "rocDecode",
     ["librocdecode.so*"],
-    [("rocdecode/rocdecode_version.h", "rocdecode"), ("rocdecode/rocdecode.h", "rocdecode")],
+    ["rocdecode/rocdecode_version.h", "rocdecode/rocdecode.h"],
     ["rocdecode", "rocdecode-dev"],
     "hardware video decoding",
 )
 _presence_check(
-    "features.rocm.rpp",
     "RPP",
     ["librpp.so*"],
-    [("rpp/rpp_version.h", "rpp")],
+    ["rpp/rpp_version.h"],
     ["rpp", "rpp-dev"],
     "image augmentation kernels",
 )
 _presence_check(
-    "features.rocm.rocthrust",
     "rocThrust",
     [],
-    [
-        ("thrust/rocthrust_version.hpp", "rocthrust"),
-        ("rocthrust/rocthrust_version.hpp", "rocthrust"),
-    ],
+    ["thrust/rocthrust_version.hpp", "rocthrust/rocthrust_version.hpp"],
     ["rocthrust-dev", "rocthrust"],
     "parallel algorithms compiled into kernels",
     HEADER_ONLY,
 )
 _presence_check(
-    "features.rocm.rocwmma",
     "rocWMMA",
     [],
-    [
-        ("rocwmma/rocwmma-version.hpp", "rocwmma"),
-        ("rocwmma/internal/rocwmma-version.hpp", "rocwmma"),
-    ],
+    ["rocwmma/rocwmma-version.hpp", "rocwmma/internal/rocwmma-version.hpp"],
     ["rocwmma-dev", "rocwmma"],
     "matrix-core GEMM fragments compiled into kernels",
     HEADER_ONLY,

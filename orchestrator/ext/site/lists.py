@@ -80,32 +80,23 @@ def images_page(site: Site, by_image: dict[str, list[RunV]]) -> str:
     )
 
 
-def _change_row(c: ChangeV, root: str) -> tuple[str, str, str, str, str, str]:
-    tone_, label = change_label(c)
+def _label(x: ChangeV | FlipV) -> tuple[str, str]:
+    """(badge status, words) of a change, or of a status flip: red when it broke, green when
+    it was fixed."""
+    if isinstance(x, FlipV):
+        return ("regressed" if x.broke else "fixed"), f"{x.before} → {x.after}"
+    return change_label(x)
+
+
+def _row(x: ChangeV | FlipV) -> tuple[Any, ...]:
+    """A change's or a flip's row, with its two runs (a flip's at the check's result)."""
+    runs, at = (x.prev_run, f"#r-{slug(x.check)}") if isinstance(x, FlipV) else (x.first_run, "")
     return (
-        when(c.when),
-        pages.link(f"{root}checks/{slug(c.check)}.html", c.check, True),
-        c.env,
-        pages.badge(tone_, label),
-        pages.link(f"{root}runs/{c.first_run}.html", c.first_run[:8]),
-        pages.link(f"{root}runs/{c.run}.html", c.run[:8]),
-    )
-
-
-def flip_label(f: FlipV) -> tuple[str, str]:
-    """(badge status, words) of a status flip: red when it broke, green when it was fixed."""
-    return ("regressed" if f.broke else "fixed"), f"{f.before} → {f.after}"
-
-
-def _flip_row(f: FlipV, root: str) -> tuple[Any, ...]:
-    tone_, label = flip_label(f)
-    return (
-        when(f.when),
-        pages.link(f"{root}checks/{slug(f.check)}.html", f.check, True),
-        f.env,
-        pages.badge(tone_, label),
-        pages.link(f"{root}runs/{f.prev_run}.html#r-{slug(f.check)}", f.prev_run[:8]),
-        pages.link(f"{root}runs/{f.run}.html#r-{slug(f.check)}", f.run[:8]),
+        when(x.when),
+        pages.link(f"checks/{slug(x.check)}.html", x.check, True),
+        x.env,
+        pages.badge(*_label(x)),
+        *(pages.link(f"runs/{r}.html{at}", r[:8]) for r in (runs, x.run)),
     )
 
 
@@ -118,9 +109,9 @@ def changes_page(
         "changes.html.j2",
         title="Recent changes",
         flips=flipped,
-        flips_rows=pages.table_rows(_flip_row(f, "") for f in flipped),
+        flips_rows=pages.table_rows(_row(f) for f in flipped),
         shifts=found,
-        shift_rows=pages.table_rows(_change_row(c, "") for c in found),
+        shift_rows=pages.table_rows(_row(c) for c in found),
         n_runs=n_runs,
         **site.ctx(""),
     )
@@ -128,9 +119,8 @@ def changes_page(
 
 def _recent(found: Sequence[ChangeV], flipped: Sequence[FlipV] = ()) -> list[dict[str, Any]]:
     """The newest status flips and timing changes together, newest first."""
-    both: list[tuple[Any, str, str, tuple[str, str]]] = [
-        (c.when, c.check, c.env, change_label(c)) for c in found
-    ] + [(f.when, f.check, f.env, flip_label(f)) for f in flipped]
+    items: list[ChangeV | FlipV] = [*found, *flipped]
+    both = [(x.when, x.check, x.env, _label(x)) for x in items]
     both.sort(key=lambda x: (x[0], x[1]), reverse=True)
     return [
         {
