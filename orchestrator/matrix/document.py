@@ -103,11 +103,16 @@ def _plain(obj: Any) -> dict[str, Any]:
     return {k: list(v) if isinstance(v, tuple) else v for k, v in vars(obj).items()}
 
 
+# fields added after the first published versions: an older stored form lacks them
+_LATER = frozenset({"when", "flags", "literal_labels"})
+
+
 def _of(cls: Any, d: dict[str, Any], **given: Any) -> Any:
-    """``cls`` from its stored form: lists back to tuples, a key the form lacks its default."""
-    names = {f.name for f in fields(cls)}
-    kw = {k: tuple(v) if isinstance(v, list) else v for k, v in d.items() if k in names}
-    return cls(**{**kw, **given})
+    """``cls`` from its stored form: lists back to tuples; only a field added later may be
+    missing (it takes its default), any other missing key is a KeyError as before."""
+    kw = {f.name: d[f.name] for f in fields(cls) if f.name not in given and f.name not in _LATER}
+    kw |= {k: d[k] for k in _LATER & d.keys() if k not in given}
+    return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in kw.items()}, **given)
 
 
 def freshness(stale: int, cells: int, days: int) -> str:
