@@ -130,18 +130,3 @@ class MatrixCell(Base):
     runs: Mapped[list[Any]]
     meta: Mapped[dict[str, Any]]
     matrix: Mapped[MatrixVersion] = relationship(back_populates="cells")
-
-
-class AcceptanceRow(Base):
-    __table__ = tables.acceptance
-    id: Mapped[int]
-    check_id: Mapped[str]
-    env: Mapped[str]
-    reason: Mapped[str]
-    by: Mapped[str]
-    until: Mapped[datetime]
-    expected_rate: Mapped[float | None]
-    created: Mapped[datetime]
-    revoked: Mapped[datetime | None]
-    revoked_by: Mapped[str | None]
-    revoked_reason: Mapped[str | None]
