@@ -200,14 +200,8 @@ def result_rows(session: Session, run_ids: Sequence[str]) -> list[dict[str, Any]
             Run.id.label("run_id"),
             Image.alias,
             Image.backend,
-            Check.check_id,
-            Check.version,
-            Check.bigger_is_better,
-            Result.status,
-            Result.attempt,
-            Result.samples,
-            Result.metrics,
-            Result.message,
+            *(tables.check.c[n] for n in ("check_id", "version", "bigger_is_better")),
+            *(tables.result.c[n] for n in ("status", "attempt", "samples", "metrics", "message")),
             Result.definition,
         )
         .join(Result, Result.run_id == Run.id)

@@ -184,15 +184,11 @@ def attempts_of(conn: Connection | Session, run_ids: Sequence[str]) -> list[Atte
             select(
                 Result.run_id,
                 TaskRow.suite,
-                Check.check_id,
-                Check.version,
-                Check.feature,
-                Check.kind,
-                Result.attempt,
-                Result.status,
-                Result.message,
-                Result.device,
-                Result.library,
+                *(tables.check.c[n] for n in ("check_id", "version", "feature", "kind")),
+                *(
+                    tables.result.c[n]
+                    for n in ("attempt", "status", "message", "device", "library")
+                ),
             )
             .join_from(tables.result, tables.check, Check.id == Result.check_pk)
             .outerjoin(tables.task, TaskRow.id == Result.task_id)
