@@ -104,29 +104,3 @@ class Result(Base):
     library: Mapped[str | None]
     definition: Mapped[str | None]
     check: Mapped[Check] = relationship(lazy="joined")
-
-
-class MatrixVersion(Base):
-    __table__ = tables.matrix_version
-    id: Mapped[int]
-    version: Mapped[str]
-    published: Mapped[datetime]
-    last_verified: Mapped[datetime]
-    source: Mapped[str]
-    meta: Mapped[dict[str, Any]]
-    cells: Mapped[list[MatrixCell]] = relationship(
-        back_populates="matrix", order_by="MatrixCell.id"
-    )
-
-
-class MatrixCell(Base):
-    __table__ = tables.matrix_cell
-    id: Mapped[int]
-    matrix_id: Mapped[int]
-    row: Mapped[str]
-    column: Mapped[str]
-    verdict: Mapped[str]
-    statuses: Mapped[list[Any]]
-    runs: Mapped[list[Any]]
-    meta: Mapped[dict[str, Any]]
-    matrix: Mapped[MatrixVersion] = relationship(back_populates="cells")
