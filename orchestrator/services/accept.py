@@ -110,7 +110,16 @@ def add(  # the acceptance's fields, each a flag
             if problem is not None:
                 raise InputError(problem.what, problem.hint)
         midnight = datetime(until.year, until.month, until.day)
-        pk = aq.add(session, check, env, reason, by, midnight, expected_rate, now)
+        pk = aq.add(
+            session,
+            check_id=check,
+            env=env,
+            reason=reason,
+            by=by,
+            until=midnight,
+            expected_rate=expected_rate,
+            created=now,
+        )
         session.commit()
     return waiver(pk, check, env, reason, by, until, expected_rate=expected_rate, created=now)
 
@@ -137,7 +146,7 @@ def revoke(factory: sessionmaker[Session], pk: int, by: str, reason: str) -> Wai
                 f"{row.revoked:%Y-%m-%d %H:%M} UTC",
                 "a revocation is kept as it was; valorch accept add records a new acceptance",
             )
-        aq.revoke(session, row, by.strip(), reason.strip(), queries.now())
+        row = aq.revoke(session, pk, by.strip(), reason.strip(), queries.now())
         session.commit()
         return _row(row)
 

@@ -24,7 +24,8 @@ from . import accept
 from .outcome import GATE_FAILED, INCONCLUSIVE, Outcome, Said, passed
 
 if TYPE_CHECKING:
-    from ..store.models import MatrixVersion, Run
+    from ..store.bulk import Published
+    from ..store.models import Run
 
 MIN_AA_RUNS = 4  # fewer quiet earlier runs than this: a check's run-to-run noise is not known
 MAX_POOLED = 100  # latest:ALIAS:N
@@ -76,7 +77,7 @@ def runs_side(
 def matrix_side(
     label: str,
     kind: str,
-    mv: MatrixVersion,
+    mv: Published,
     images: Sequence[str] = (),
     session: Session | None = None,
 ) -> engine.Side:

@@ -136,26 +136,22 @@ def side(
     with factory() as session:
         found = iq.load_inventory(session, name) if len(name) >= 4 else None
         if found:
-            run, inv = found
-            return f"{run.image.alias}@{run.id[:8]}", inv
-    spec = catalog.resolve(name)
-    if stored:
-        with factory() as session:
-            found = iq.newest_inventory_of(session, spec.alias)
-        if found is None:
-            raise InputError(
-                f"no stored inventory of {spec.alias}",
-                f"run valorch inventory audit --image {spec.alias} first, or drop --stored",
-            )
-        return f"{spec.alias}@{found[0].id[:8]}", found[1]
+            return f"{found[0].image.alias}@{found[0].id[:8]}", found[1]
+        spec = catalog.resolve(name)
+        found = iq.newest_inventory_of(session, spec.alias) if stored else None
+    if stored and found is None:
+        raise InputError(
+            f"no stored inventory of {spec.alias}",
+            f"run valorch inventory audit --image {spec.alias} first, or drop --stored",
+        )
     # the same image (by digest) was inventoried before: an inventory is a function of the
     # image's content, so it is reused instead of gathered (and stored) again
-    digest = image_digest(spec, detect_local())
+    digest = None if stored else image_digest(spec, detect_local())
     if digest:
         with factory() as session:
             found = iq.inventory_of_digest(session, digest)
-        if found is not None:
-            return f"{spec.alias}@{found[0].id[:8]}", found[1]
+    if found is not None:
+        return f"{spec.alias}@{found[0].id[:8]}", found[1]
     _, _, inv = gather_and_store(spec, factory, status=status)
     return spec.alias, inv
 

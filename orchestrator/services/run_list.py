@@ -54,24 +54,25 @@ def listing(
         runs = reads.list_runs(db, which)
         rows = _rows(runs, reads.listed_statuses(db, which))
         if any(r.state == "running" for r in runs):
-            _abandoned(rows, reads.listed_owners(db, which))
+            metas = reads.running_metas(db, which)
+            for row in rows:
+                row["state"] = shown_state(row["state"], metas.get(row["run"]))
         return rows
 
     return read(db, listed)
 
 
-def _abandoned(rows: list[dict[str, Any]], owners: dict[str, str | None]) -> None:
-    """A ``running`` run whose owner (the valorch process that ran it, executors/owner.py)
-    died without marking it is ``abandoned``: ``valorch run --resume`` finishes it."""
-    from ..executors import owner
+def shown_state(state: str, meta: Any) -> str:
+    """A run's state, or ``abandoned`` (not stored: decided when read) for a ``running`` run
+    whose owner (the valorch process that ran it, executors/owner.py, in the run's meta) died
+    without marking it: ``valorch run --resume`` finishes it."""
+    if state == "running" and isinstance(meta, dict):
+        from ..executors import owner
 
-    for row in rows:
-        if row["state"] == "running" and owner.orphaned(owners.get(row["run"])):
-            row["state"] = ABANDONED
-
-
-#: the state shown for a ``running`` run whose owner died (not stored: decided when read)
-ABANDONED = "abandoned"
+        mine = meta.get("_owner")
+        if isinstance(mine, str) and owner.orphaned(mine):
+            return "abandoned"
+    return str(state)
 
 
 def _rows(

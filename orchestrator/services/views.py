@@ -94,21 +94,10 @@ def matrix_json(matrix: Matrix, run_id: str) -> dict[str, Any]:
     return {"column": column, "cells": cells}
 
 
-def shown_state(state: str, meta: Any) -> str:
-    """A run's state, or ``abandoned`` for a ``running`` run whose owner died
-    (services/run_list.ABANDONED)."""
-    if state == "running" and isinstance(meta, dict):
-        from ..executors import owner
-        from .run_list import ABANDONED
-
-        mine = meta.get("_owner")
-        if isinstance(mine, str) and owner.orphaned(mine):
-            return ABANDONED
-    return str(state)
-
-
 def run_json(shown: Shown) -> dict[str, Any]:
     """One stored run (store/reads.shown) as ``results show --json`` and ``run --json`` print it."""
+    from .run_list import shown_state
+
     run, results = shown.run, shown.results
     image_meta = (run.meta or {}).get("image", {})
     return {

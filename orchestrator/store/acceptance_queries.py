@@ -6,43 +6,29 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import Row, insert, select, update
 from sqlalchemy.orm import Session
 
-from .models import AcceptanceRow, Check, Host, Image, Run
+from . import tables
+from .models import Check, Host, Image, Run
+
+ACC = tables.acceptance
 
 
-def add(  # the row's columns
-    session: Session,
-    check: str,
-    env: str,
-    reason: str,
-    by: str,
-    until: datetime,
-    expected_rate: float | None,
-    created: datetime,
-) -> int:
-    row = AcceptanceRow(
-        check_id=check,
-        env=env,
-        reason=reason,
-        by=by,
-        until=until,
-        expected_rate=expected_rate,
-        created=created,
-    )
-    session.add(row)
-    session.flush()
-    return row.id
+def add(session: Session, **columns: Any) -> int:
+    """Store an acceptance (its columns by name): its id."""
+    q = insert(ACC).values(**columns).returning(ACC.c.id)
+    return int(session.execute(q).scalar_one())
 
 
-def get(session: Session, pk: int) -> AcceptanceRow | None:
-    return session.get(AcceptanceRow, pk)
+def get(session: Session, pk: int) -> Row[Any] | None:
+    return session.execute(select(ACC).where(ACC.c.id == pk)).first()
 
 
-def revoke(session: Session, row: AcceptanceRow, by: str, reason: str, at: datetime) -> None:
-    row.revoked, row.revoked_by, row.revoked_reason = at, by, reason
-    session.flush()
+def revoke(session: Session, pk: int, by: str, reason: str, at: datetime) -> Row[Any]:
+    """Revoke acceptance ``pk``: its row as revoked."""
+    q = update(ACC).where(ACC.c.id == pk).values(revoked=at, revoked_by=by, revoked_reason=reason)
+    return session.execute(q.returning(ACC)).one()
 
 
 def check_ids(session: Session) -> list[str]:

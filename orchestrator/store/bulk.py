@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import JSON, Column, DateTime, Row, Table, insert, select, text, update
 from sqlalchemy.orm import Session
@@ -18,7 +18,7 @@ from sqlalchemy.types import TypeEngine
 from . import tables
 from .coltypes import Samples, pack_samples
 from .damaged import driver_errors
-from .models import Base, Check, Host, Image, MatrixVersion, Result, Run
+from .models import Base, Check, Host, Image, Result, Run
 from .queries import chunks, insert_ignore, now
 
 CHUNK = 20_000
@@ -174,8 +174,21 @@ def runs_of_batch(session: Session, batch: str) -> list[Run]:
     return runs
 
 
-def matrix_version(session: Session, version: str) -> MatrixVersion | None:
-    return session.scalars(select(MatrixVersion).where(MatrixVersion.version == version)).first()
+class Published(NamedTuple):
+    """A published matrix version: its layout (matrix_version.meta) and its matrix_cell rows."""
+
+    version: str
+    meta: dict[str, Any]
+    cells: list[Row[Any]]
+
+
+def matrix_version(session: Session, version: str) -> Published | None:
+    mv, cell = tables.matrix_version.c, tables.matrix_cell.c
+    found = session.execute(select(mv.id, mv.meta).where(mv.version == version)).first()
+    if found is None:
+        return None
+    q = select(tables.matrix_cell).where(cell.matrix_id == found.id).order_by(cell.id)
+    return Published(version, found.meta, list(session.execute(q)))
 
 
 def baseline(session: Session, name: str) -> Row[Any] | None:
@@ -200,14 +213,8 @@ def result_rows(session: Session, run_ids: Sequence[str]) -> list[dict[str, Any]
             Run.id.label("run_id"),
             Image.alias,
             Image.backend,
-            Check.check_id,
-            Check.version,
-            Check.bigger_is_better,
-            Result.status,
-            Result.attempt,
-            Result.samples,
-            Result.metrics,
-            Result.message,
+            *(tables.check.c[n] for n in ("check_id", "version", "bigger_is_better")),
+            *(tables.result.c[n] for n in ("status", "attempt", "samples", "metrics", "message")),
             Result.definition,
         )
         .join(Result, Result.run_id == Run.id)

@@ -86,7 +86,7 @@ def _bad_times(engine: Engine) -> list[str]:
     bad: list[str] = []
     with engine.connect() as conn:
         for table in ("run", "task"):
-            count = 0
+            lines: list[str] = []
             for row_id, raw_start, raw_end in conn.execute(
                 text(f'SELECT id, started, ended FROM "{table}"')
             ):
@@ -96,15 +96,12 @@ def _bad_times(engine: Engine) -> list[str]:
                     started and ended and ended < started
                 ):
                     continue
-                count += 1
-                if count <= MAX_PER_COLUMN:
-                    bad.append(
-                        f"{table} row id={row_id!r}: started {raw_start}, ended {raw_end}: not "
-                        f"a time a run can have (after {EPOCH_ISO[:10]}, not in the future, "
-                        "ending after it started)"
-                    )
-            if count > MAX_PER_COLUMN:
-                bad.append(f"{table}: and {count - MAX_PER_COLUMN} more row(s) like these")
+                lines.append(
+                    f"{table} row id={row_id!r}: started {raw_start}, ended {raw_end}: not "
+                    f"a time a run can have (after {EPOCH_ISO[:10]}, not in the future, "
+                    "ending after it started)"
+                )
+            bad += _first(lines, table)
     return bad
 
 
@@ -114,7 +111,6 @@ def _bad_values(engine: Engine, table: Table, key: Column[Any], column: Column[A
     if process is None:
         return []
     bad: list[str] = []
-    count = 0
     stmt = text(
         f'SELECT "{key.name}", "{column.name}" FROM "{table.name}" WHERE "{column.name}" IS NOT NULL'
     )
@@ -123,14 +119,9 @@ def _bad_values(engine: Engine, table: Table, key: Column[Any], column: Column[A
             try:
                 process(value)
             except InfrastructureError as exc:
-                count += 1
-                if len(bad) < MAX_PER_COLUMN:
-                    bad.append(
-                        f"{table.name} row {key.name}={row_id!r}: {exc.message.removeprefix('damaged store: ')}"
-                    )
-    if count > len(bad):
-        bad.append(f"{table.name}.{column.name}: and {count - len(bad)} more row(s) like these")
-    return bad
+                why = exc.message.removeprefix("damaged store: ")
+                bad.append(f"{table.name} row {key.name}={row_id!r}: {why}")
+    return _first(bad, f"{table.name}.{column.name}")
 
 
 def _bad_blobs(engine: Engine, found: dict[str, Any]) -> list[str]:
@@ -154,7 +145,7 @@ def _bad_blobs(engine: Engine, found: dict[str, Any]) -> list[str]:
             continue
         process = table.c[column_name].type.result_processor(engine.dialect, None)
         stmt = text(f'SELECT "{key.name}", "{column_name}" FROM "{table_name}"')
-        count, named = 0, 0
+        lines: list[str] = []
         with engine.connect() as conn:
             for row_id, raw in conn.execute(stmt):
                 try:
@@ -162,12 +153,13 @@ def _bad_blobs(engine: Engine, found: dict[str, Any]) -> list[str]:
                 except InfrastructureError:
                     continue  # not JSON at all: _bad_values names it
                 found_here = check({} if value is None else value, column_name)
-                if not found_here:
-                    continue
-                count += 1
-                if named < MAX_PER_COLUMN:
-                    named += 1
-                    bad.append(f"{table_name} row {key.name}={row_id!r}: {'; '.join(found_here)}")
-        if count > named:
-            bad.append(f"{table_name}.{column_name}: and {count - named} more row(s) like these")
+                if found_here:
+                    lines.append(f"{table_name} row {key.name}={row_id!r}: {'; '.join(found_here)}")
+        bad += _first(lines, f"{table_name}.{column_name}")
     return bad
+
+
+def _first(lines: list[str], what: str) -> list[str]:
+    """The first MAX_PER_COLUMN of ``lines``, then how many more there were."""
+    more = len(lines) - MAX_PER_COLUMN
+    return lines[:MAX_PER_COLUMN] + [f"{what}: and {more} more row(s) like these"] * (more > 0)

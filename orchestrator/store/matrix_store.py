@@ -10,15 +10,13 @@ from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Row, Text, cast, func, select
+from sqlalchemy import Row, Text, cast, func, insert, select
 
 from . import queries, tables
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Connection
     from sqlalchemy.orm import Session
-
-    from .models import MatrixVersion
 
 Run, Image, Host = tables.run.c, tables.image.c, tables.host.c
 TaskRow, Result, Check = tables.task.c, tables.result.c, tables.check.c
@@ -184,15 +182,11 @@ def attempts_of(conn: Connection | Session, run_ids: Sequence[str]) -> list[Atte
             select(
                 Result.run_id,
                 TaskRow.suite,
-                Check.check_id,
-                Check.version,
-                Check.feature,
-                Check.kind,
-                Result.attempt,
-                Result.status,
-                Result.message,
-                Result.device,
-                Result.library,
+                *(tables.check.c[n] for n in ("check_id", "version", "feature", "kind")),
+                *(
+                    tables.result.c[n]
+                    for n in ("attempt", "status", "message", "device", "library")
+                ),
             )
             .join_from(tables.result, tables.check, Check.id == Result.check_pk)
             .outerjoin(tables.task, TaskRow.id == Result.task_id)
@@ -303,44 +297,44 @@ def publish(
     doc: dict[str, Any],
     published: datetime,
     last_verified: datetime,
-) -> MatrixVersion:
+) -> None:
     """Store a document as an immutable version: one matrix_cell per table cell, the
     layout (headers, row order and labels, notes, header) in matrix_version.meta."""
-    from .models import MatrixCell, MatrixVersion
-
     if session.scalars(select(Version.id).where(Version.version == version)).first() is not None:
         raise VersionExistsError(version)
     meta = {k: v for k, v in doc.items() if k != "rows"}
     meta["rows"] = [{"key": r["key"], "labels": r["labels"]} for r in doc["rows"]]
-    mv = MatrixVersion(
-        version=version,
-        published=published,
-        last_verified=last_verified,
-        source="\n".join(doc["source_of_truth"]),
-        meta=meta,
-    )
-    session.add(mv)
-    session.flush()
-    for r in doc["rows"]:
-        for col, c in r["cells"].items():
-            session.add(
-                MatrixCell(
-                    matrix_id=mv.id,
-                    row=r["key"],
-                    column=col,
-                    verdict=c["verdict"] or "",
-                    statuses=c["statuses"],
-                    runs=c["runs"],
-                    meta={
-                        "text": c["text"],
-                        "note": c["note"],
-                        "when": c.get("when", ""),
-                        "flags": list(c.get("flags", ())),
-                    },
-                )
-            )
-    session.flush()
-    return mv
+    source = "\n".join(doc["source_of_truth"])
+    q = insert(tables.matrix_version).returning(Version.id)
+    mv = session.execute(
+        q.values(
+            version=version,
+            published=published,
+            last_verified=last_verified,
+            source=source,
+            meta=meta,
+        )
+    ).scalar_one()
+    cells = [
+        {
+            "matrix_id": mv,
+            "row": r["key"],
+            "column": col,
+            "verdict": c["verdict"] or "",
+            "statuses": c["statuses"],
+            "runs": c["runs"],
+            "meta": {
+                "text": c["text"],
+                "note": c["note"],
+                "when": c.get("when", ""),
+                "flags": list(c.get("flags", ())),
+            },
+        }
+        for r in doc["rows"]
+        for col, c in r["cells"].items()
+    ]
+    if cells:
+        session.execute(insert(tables.matrix_cell), cells)
 
 
 def load(conn: Connection | Session, version: str) -> dict[str, Any] | None:

@@ -90,16 +90,12 @@ def listed_statuses(conn: Connection, listing: Listing) -> list[tuple[str, str, 
     return [(r[0], r[1], r[2], r[3]) for r in conn.execute(q)]
 
 
-def listed_owners(conn: Connection, listing: Listing) -> dict[str, str | None]:
-    """The owner label (``executors/owner.me``, in the run's meta) of each listed run that
-    is still ``running``: a run whose owner died is abandoned."""
+def running_metas(conn: Connection, listing: Listing) -> dict[str, Any]:
+    """The meta (its owner label: ``executors/owner.me``) of each listed run that is still
+    ``running``: a run whose owner died is abandoned."""
     run = tables.run.c
     q = select(run.id, run.meta).where(run.id.in_(listing.ids()), run.state == "running")
-    out: dict[str, str | None] = {}
-    for run_id, meta in conn.execute(q):
-        owner = meta.get("_owner") if isinstance(meta, dict) else None
-        out[run_id] = owner if isinstance(owner, str) else None
-    return out
+    return dict(conn.execute(q).all())
 
 
 def suite_durations(conn: Connection, limit: int = 500) -> dict[tuple[str, str], float]:

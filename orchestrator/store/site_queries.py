@@ -40,24 +40,8 @@ def runs(session: Session) -> list[dict[str, Any]]:
     """Every run with its image and host, oldest first."""
     q = (
         select(
-            Run.id,
-            Run.batch,
-            Run.job,
-            Run.executor,
-            Run.valorch_version,
-            Run.spec_hash,
-            Run.cpu_only,
-            Run.started,
-            Run.ended,
-            Run.state,
-            Run.meta,
-            Run.origin,
-            Image.alias,
-            Image.reference,
-            Image.digest,
-            Image.backend,
-            Image.family,
-            Image.components,
+            *(c for c in tables.run.c if c.name not in ("image_id", "host_id", "pruned")),
+            *(c for c in tables.image.c if c.name != "id"),
             Host.name.label("host"),
             Host.spec.label("host_spec"),
         )

@@ -100,15 +100,13 @@ def save(
     """Replace the stored triage of a run with ``rows`` (subject, class, reason, evidence): a
     check's is kept on the result row of its last attempt, a suite's ("suite NAME") on its task."""
     session.execute(delete(tables.triage).where(TriageRow.run_id == run_id))
-    last: dict[str, int] = {}
     q = (
         select(Check.check_id, Result.id)
         .join(tables.check, Result.check_pk == Check.id)
         .where(Result.run_id == run_id)
         .order_by(Result.attempt)
     )
-    for check, rid in session.execute(q):
-        last[check] = rid
+    last: dict[str, int] = dict(session.execute(q).all())  # each check's last attempt wins
     tasks = {
         f"suite {suite}": tid
         for tid, suite in session.execute(

@@ -8,9 +8,9 @@ from orchestrator.errors import InputError
 from orchestrator.regression import rule as diff
 from orchestrator.services.diff import report_for, resolve
 from orchestrator.spec import CheckResult, HostSpec, ImageSpec, SuiteRef
-from orchestrator.store import bulk, queries
+from orchestrator.store import bulk, queries, tables
 from orchestrator.store.db import open_engine, session_factory
-from orchestrator.store.models import MatrixCell, MatrixVersion, Result
+from orchestrator.store.models import Result
 
 TIGHT = [1.0, 1.01, 0.99, 1.002, 0.998, 1.005, 0.995, 1.003, 0.997, 1.001]
 
@@ -120,14 +120,31 @@ def test_pooled_side_is_the_newest_digest_on_one_host(factory):
 
 def test_matrix_version_side_is_status_only(factory):
     with factory() as s:
-        mv = MatrixVersion(
-            version="v0.2", published=datetime(2025, 1, 1), last_verified=datetime(2025, 1, 1)
+        t0 = datetime(2025, 1, 1)
+        mv = s.execute(
+            tables.matrix_version.insert()
+            .values(version="v0.2", published=t0, last_verified=t0)
+            .returning(tables.matrix_version.c.id)
+        ).scalar_one()
+        s.execute(
+            tables.matrix_cell.insert(),
+            [
+                {
+                    "matrix_id": mv,
+                    "row": "k.ok",
+                    "column": "img",
+                    "verdict": "pass",
+                    "statuses": ["pass"],
+                },
+                {
+                    "matrix_id": mv,
+                    "row": "k.flaky",
+                    "column": "img",
+                    "verdict": "flaky",
+                    "statuses": ["fail", "pass"],
+                },
+            ],
         )
-        mv.cells = [
-            MatrixCell(row="k.ok", column="img", verdict="pass", statuses=["pass"]),
-            MatrixCell(row="k.flaky", column="img", verdict="flaky", statuses=["fail", "pass"]),
-        ]
-        s.add(mv)
         b = store_run(
             s,
             "batch-cccc",

@@ -7,9 +7,9 @@ import pytest
 
 from orchestrator.services import evidence
 from orchestrator.spec import CheckResult, HostSpec, ImageSpec, SuiteRef
-from orchestrator.store import bulk, history, matrix_store, queries, retention
+from orchestrator.store import bulk, history, matrix_store, queries, retention, tables
 from orchestrator.store.db import open_engine, session_factory
-from orchestrator.store.models import MatrixCell, MatrixVersion, Result, Run
+from orchestrator.store.models import Result, Run
 
 T0 = datetime(2025, 1, 1, 2, 0)
 TIMES = [1.0, 1.1, 0.9, 1.05, 0.95]
@@ -116,17 +116,21 @@ def test_prune_keeps_what_is_referred_to_and_drops_the_rest(factory):
         running = add(s, "nightly", "img", "h1", 6, {"k.a": "pass"}, state="running")
         recent = add(s, "nightly", "img", "h1", 400, {"k.a": "pass"})
         bulk.set_baseline(s, "v0.1", run_id=old_base)
-        mv = MatrixVersion(version="v0.2", published=T0, last_verified=T0)
-        mv.cells = [
-            MatrixCell(
+        mv = s.execute(
+            tables.matrix_version.insert()
+            .values(version="v0.2", published=T0, last_verified=T0)
+            .returning(tables.matrix_version.c.id)
+        ).scalar_one()
+        s.execute(
+            tables.matrix_cell.insert().values(
+                matrix_id=mv,
                 row="k.a",
                 column="img",
                 verdict="pass",
                 statuses=["pass"],
                 runs=[old_pub, old_pub_adhoc],
             )
-        ]
-        s.add(mv)
+        )
         s.commit()
 
         cutoff = T0 + timedelta(days=100)

@@ -130,12 +130,12 @@ def test_the_listing_is_what_the_filters_name(conn, limit, image, job, states, s
     assert statuses == [(r[0], r[1], r[2], r[4]) for r in expected]
 
 
-def test_the_listed_owners_are_those_of_running_runs(conn):
+def test_the_running_metas_are_those_of_running_runs(conn):
     which = reads.Listing(limit=1000)
     running = {line.id for line in reads.list_runs(conn, which) if line.state == "running"}
-    owners = reads.listed_owners(conn, which)
-    assert set(owners) == running and running
-    assert set(owners.values()) == {None}  # no run here names an owner
+    metas = reads.running_metas(conn, which)
+    assert set(metas) == running and running
+    assert not any("_owner" in m for m in metas.values())  # no run here names an owner
 
 
 def test_suite_durations_are_the_newest_measured(store, conn):
