@@ -206,7 +206,10 @@ class DockerExecutor:
     ) -> Execution:
         if task.nodes:  # a multi-node task: one container per node, each on its host's engine
             self._peers = [DockerExecutor(h) for h in task.nodes[1:]]
-            return execute_gang(task, run_id, [self, *self._peers], on_result, on_started)
+            peers = [self, *self._peers]
+            return execute_gang(
+                task, run_id, peers, on_result, on_started, node_options, run_container
+            )
         t0 = time.perf_counter()
         reference = runnable(task.image)  # a known digest runs as repo@sha256:…, never the tag
         digest, image_id, problem = self.image_names(reference)

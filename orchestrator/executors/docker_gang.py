@@ -60,10 +60,12 @@ def execute_gang(
     executors: list[Any],
     on_result: Callable[[Any], None] | None,
     on_started: Callable[[], None] | None,
+    node_options: Callable[..., tuple[dict[str, Any], Any]],
+    run_container: Callable[..., Any],
     grace: float = gang.GRACE_S,
 ) -> Execution:
-    """Run ``task`` on its nodes (``executors[r]`` is node r's DockerExecutor)."""
-    from .docker import node_options, run_container  # which imports this module
+    """Run ``task`` on its nodes (``executors[r]`` is node r's DockerExecutor); the docker
+    module, which imports this one, hands in how it sizes and runs a container."""
     from .pull import runnable
 
     t0 = time.perf_counter()

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from ..errors import InfrastructureError
 
 if TYPE_CHECKING:
+    from sqlalchemy import MetaData
     from sqlalchemy.engine import URL, Connection, Engine, ExceptionContext
 
 SQLITE_CORRUPT, SQLITE_NOTADB = 11, 26
@@ -144,10 +145,9 @@ CHECKED = (
 )
 
 
-def schema_problems(found: Mapping[str, set[str]]) -> list[str]:
-    """What the tables and columns found lack against this valorch's schema (store/tables.py)."""
-    from .tables import metadata
-
+def schema_problems(found: Mapping[str, set[str]], metadata: MetaData) -> list[str]:
+    """What the tables and columns found lack against this valorch's schema (store/tables.py's
+    ``metadata``, handed in: tables.py's column types raise this module's errors)."""
     out = []
     for table in CHECKED:
         if table not in found:
@@ -160,8 +160,8 @@ def schema_problems(found: Mapping[str, set[str]]) -> list[str]:
     return out
 
 
-def check_structure(found: Mapping[str, set[str]]) -> None:
-    problems = schema_problems(found)
+def check_structure(found: Mapping[str, set[str]], metadata: MetaData) -> None:
+    problems = schema_problems(found, metadata)
     if problems:
         raise InfrastructureError(
             f"damaged store: {'; '.join(problems[:5])}"

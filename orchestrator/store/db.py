@@ -318,7 +318,9 @@ def open_engine(db: str | None) -> Engine:
         else:
             _require_head(engine, url)
         # a dropped table or column: named before anything runs
-        damaged.check_structure(tables(engine))
+        from .tables import metadata
+
+        damaged.check_structure(tables(engine), metadata)
     except OperationalError as exc:
         engine.dispose()
         if url.get_backend_name() != "sqlite":

@@ -47,7 +47,7 @@ def diagnose(engine: Engine) -> list[str]:
         raise  # a full disk is no damage: exit 3 naming it, not "restore from a backup"
     except (DBAPIError, InfrastructureError) as exc:  # a file damaged below the page level
         return [*problems, f"unreadable: {str(getattr(exc, 'orig', exc)).splitlines()[0]}"]
-    problems += damaged.schema_problems(found)
+    problems += damaged.schema_problems(found, metadata)
     if {"run", "task"} <= set(found):
         problems += _bad_times(engine)
     problems += _bad_blobs(engine, found)

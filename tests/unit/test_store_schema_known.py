@@ -9,13 +9,15 @@ SCHEMA = {t.name: tuple(c.name for c in t.columns) for t in Base.metadata.sorted
 
 def test_every_table_is_checked():
     assert sorted(damaged.CHECKED) == sorted(SCHEMA)
-    assert damaged.schema_problems({t: set(cols) for t, cols in SCHEMA.items()}) == []
+    assert (
+        damaged.schema_problems({t: set(cols) for t, cols in SCHEMA.items()}, Base.metadata) == []
+    )
 
 
 def test_schema_problems_names_each_missing_table_and_column():
     found = {t: set(cols) for t, cols in SCHEMA.items() if t != "result"}
     found["run"].discard("meta")
-    assert damaged.schema_problems(found) == [
+    assert damaged.schema_problems(found, Base.metadata) == [
         "column 'run.meta' is missing",
         "table 'result' is missing",
     ]
