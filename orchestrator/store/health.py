@@ -12,6 +12,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
+from itertools import islice
 from typing import Any
 
 from sqlalchemy import Column, Table, text
@@ -83,26 +85,24 @@ def _bad_times(engine: Engine) -> list[str]:
         except ValueError:
             return None
 
-    bad: list[str] = []
-    with engine.connect() as conn:
-        for table in ("run", "task"):
-            lines: list[str] = []
-            for row_id, raw_start, raw_end in conn.execute(
-                text(f'SELECT id, started, ended FROM "{table}"')
+    def lines(conn: Any, table: str) -> Iterator[str]:
+        for row_id, raw_start, raw_end in conn.execute(
+            text(f'SELECT id, started, ended FROM "{table}"')
+        ):
+            started, ended = when(raw_start), when(raw_end)
+            times = [t for t in (started, ended) if t is not None]
+            if not any(t < epoch or t > latest for t in times) and not (
+                started and ended and ended < started
             ):
-                started, ended = when(raw_start), when(raw_end)
-                times = [t for t in (started, ended) if t is not None]
-                if not any(t < epoch or t > latest for t in times) and not (
-                    started and ended and ended < started
-                ):
-                    continue
-                lines.append(
-                    f"{table} row id={row_id!r}: started {raw_start}, ended {raw_end}: not "
-                    f"a time a run can have (after {EPOCH_ISO[:10]}, not in the future, "
-                    "ending after it started)"
-                )
-            bad += _first(lines, table)
-    return bad
+                continue
+            yield (
+                f"{table} row id={row_id!r}: started {raw_start}, ended {raw_end}: not "
+                f"a time a run can have (after {EPOCH_ISO[:10]}, not in the future, "
+                "ending after it started)"
+            )
+
+    with engine.connect() as conn:
+        return [line for table in ("run", "task") for line in _first(lines(conn, table), table)]
 
 
 def _bad_values(engine: Engine, table: Table, key: Column[Any], column: Column[Any]) -> list[str]:
@@ -110,18 +110,20 @@ def _bad_values(engine: Engine, table: Table, key: Column[Any], column: Column[A
     process = column.type.result_processor(engine.dialect, None)
     if process is None:
         return []
-    bad: list[str] = []
     stmt = text(
         f'SELECT "{key.name}", "{column.name}" FROM "{table.name}" WHERE "{column.name}" IS NOT NULL'
     )
-    with engine.connect() as conn:
+
+    def lines(conn: Any) -> Iterator[str]:
         for row_id, value in conn.execute(stmt):
             try:
                 process(value)
             except InfrastructureError as exc:
                 why = exc.message.removeprefix("damaged store: ")
-                bad.append(f"{table.name} row {key.name}={row_id!r}: {why}")
-    return _first(bad, f"{table.name}.{column.name}")
+                yield f"{table.name} row {key.name}={row_id!r}: {why}"
+
+    with engine.connect() as conn:
+        return _first(lines(conn), f"{table.name}.{column.name}")
 
 
 def _bad_blobs(engine: Engine, found: dict[str, Any]) -> list[str]:
@@ -145,21 +147,32 @@ def _bad_blobs(engine: Engine, found: dict[str, Any]) -> list[str]:
             continue
         process = table.c[column_name].type.result_processor(engine.dialect, None)
         stmt = text(f'SELECT "{key.name}", "{column_name}" FROM "{table_name}"')
-        lines: list[str] = []
         with engine.connect() as conn:
-            for row_id, raw in conn.execute(stmt):
-                try:
-                    value = process(raw) if process is not None else raw
-                except InfrastructureError:
-                    continue  # not JSON at all: _bad_values names it
-                found_here = check({} if value is None else value, column_name)
-                if found_here:
-                    lines.append(f"{table_name} row {key.name}={row_id!r}: {'; '.join(found_here)}")
-        bad += _first(lines, f"{table_name}.{column_name}")
+            bad += _first(
+                _blob_lines(
+                    conn.execute(stmt), process, check, column_name, f"{table_name} row {key.name}"
+                ),
+                f"{table_name}.{column_name}",
+            )
     return bad
 
 
-def _first(lines: list[str], what: str) -> list[str]:
-    """The first MAX_PER_COLUMN of ``lines``, then how many more there were."""
-    more = len(lines) - MAX_PER_COLUMN
-    return lines[:MAX_PER_COLUMN] + [f"{what}: and {more} more row(s) like these"] * (more > 0)
+def _blob_lines(rows: Any, process: Any, check: Any, column: str, where: str) -> Iterator[str]:
+    """The lines of one blob column's rows that read as JSON but not as their shape."""
+    for row_id, raw in rows:
+        try:
+            value = process(raw) if process is not None else raw
+        except InfrastructureError:
+            continue  # not JSON at all: _bad_values names it
+        found_here = check({} if value is None else value, column)
+        if found_here:
+            yield f"{where}={row_id!r}: {'; '.join(found_here)}"
+
+
+def _first(lines: Iterable[str], what: str) -> list[str]:
+    """The first MAX_PER_COLUMN of ``lines``, then how many more there were: the rest are
+    counted as they stream by, never held (a store may hold millions of damaged rows)."""
+    rest = iter(lines)
+    kept = list(islice(rest, MAX_PER_COLUMN))
+    more = sum(1 for _ in rest)
+    return kept + [f"{what}: and {more} more row(s) like these"] * (more > 0)

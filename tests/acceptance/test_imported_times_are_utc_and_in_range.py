@@ -72,3 +72,23 @@ def test_db_check_finds_impossible_times_in_an_existing_store(cli, exported):
     proc = cli("db", "check")
     assert proc.returncode == 3, proc.stdout + proc.stderr
     assert f"run row id='{run_id}'" in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+
+
+def test_db_check_names_twenty_rows_of_a_column_and_counts_the_rest(cli, exported):
+    _, run_id = exported
+    con = sqlite3.connect(cli.db)
+    cols = [c[1] for c in con.execute("PRAGMA table_info(run)")]
+    others = ", ".join(f'"{c}"' for c in cols if c != "id")
+    for n in range(24):
+        con.execute(
+            f'INSERT INTO run ("id", {others}) SELECT ?, {others} FROM run WHERE id = ?',
+            (f"{run_id[:-2]}{n:02d}", run_id),
+        )
+    con.execute("UPDATE run SET started = '0001-01-01 00:00:00.000000'")
+    con.commit()
+    con.close()
+    proc = cli("db", "check")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 3, out
+    assert out.count("run row id=") == 20, out
+    assert "run: and 5 more row(s) like these" in out, out
