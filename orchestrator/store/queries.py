@@ -123,13 +123,9 @@ def image_pk(session: Session, fields: dict[str, Any]) -> int:
 def insert_ignore(session: Session, model: type[Base], values: dict[str, Any]) -> None:
     """INSERT that yields to a concurrent writer who inserted the same unique key
     first (another valorch process on the same database), instead of failing."""
-    dialect = session.get_bind().dialect.name
-    if dialect in ("sqlite", "postgresql"):
-        mod = __import__(f"sqlalchemy.dialects.{dialect}", fromlist=["insert"])
-        session.execute(mod.insert(model).values(**values).on_conflict_do_nothing())
-    else:
-        session.add(model(**values))
-        session.flush()
+    # the dialect is SQLite or PostgreSQL (db.connect refuses any other), both of which have it
+    mod = __import__(f"sqlalchemy.dialects.{session.get_bind().dialect.name}", fromlist=["insert"])
+    session.execute(mod.insert(model).values(**values).on_conflict_do_nothing())
 
 
 def found_or_inserted(
@@ -380,17 +376,8 @@ def last_runs_of_image(
     ids = image_ids(session, aliases=[alias]) or []
     if not ids:
         return []
-    q = (
-        select(Run)
-        .where(Run.image_id.in_(ids), Run.state.in_(FINISHED))
-        .order_by(Run.started.desc(), Run.id.desc())
-        .limit(count)
-    )
-    if job is not None:
-        q = q.where(Run.job == job)
-    if skip_jobs:
-        q = q.where(Run.job.not_in(list(skip_jobs)))
-    return list(reversed(list(session.scalars(q).unique())))
+    cond = [Run.image_id.in_(ids)] + ([Run.job == job] if job is not None else [])
+    return _newest(session, cond, count, skip_jobs)
 
 
 def runs_like(session: Session, run: Run, count: int, skip_jobs: Sequence[str] = ()) -> list[Run]:
@@ -399,14 +386,20 @@ def runs_like(session: Session, run: Run, count: int, skip_jobs: Sequence[str] =
     comparison (index ix_run_image_started); not of ``skip_jobs``."""
     from .models import Run
 
-    q = (
-        select(Run)
-        .where(Run.image_id == run.image_id, Run.host_id == run.host_id, Run.state.in_(FINISHED))
-        .order_by(Run.started.desc(), Run.id.desc())
-        .limit(count)
-    )
+    cond = [Run.image_id == run.image_id, Run.host_id == run.host_id]
+    return _newest(session, cond, count, skip_jobs)
+
+
+def _newest(
+    session: Session, cond: list[ColumnElement[bool]], count: int, skip_jobs: Sequence[str]
+) -> list[Run]:
+    """The ``count`` newest finished runs ``cond`` selects, not of ``skip_jobs``, oldest first."""
+    from .models import Run
+
     if skip_jobs:
-        q = q.where(Run.job.not_in(list(skip_jobs)))
+        cond = [*cond, Run.job.not_in(list(skip_jobs))]
+    q = select(Run).where(*cond, Run.state.in_(FINISHED))
+    q = q.order_by(Run.started.desc(), Run.id.desc()).limit(count)
     return list(reversed(list(session.scalars(q).unique())))
 
 

@@ -10,12 +10,12 @@ from datetime import datetime
 from typing import Any
 
 from pydantic import ValidationError
-from sqlalchemy import insert, select
+from sqlalchemy import Table, insert, select
 from sqlalchemy.orm import Session
 
-from . import export_schema, push, queries, tables
+from . import bulk, export_schema, push, queries, tables
 from .blobs import finite
-from .models import Check, Host, Result, Run, TaskRow
+from .models import Host, Run
 
 FORMAT = "valorch-results"
 SCHEMA = 1
@@ -106,82 +106,46 @@ def import_runs(session: Session, doc: Any, source: str) -> dict[str, int]:
 
 
 def _import(session: Session, doc: dict[str, Any], origin: str) -> dict[str, int]:
-    runs = _import_runs(session, doc, origin)
-    task_ids, tasks = _import_tasks(session, doc["tasks"])
-    results = _import_results(session, doc, task_ids)
-    inventory = _import_inventory(session, doc["inventory"])
-    session.flush()
-    return {"runs": runs, "tasks": tasks, "results": results, "inventory": inventory}
-
-
-def _import_runs(session: Session, doc: dict[str, Any], origin: str) -> int:
     images = {(d["reference"], d["digest"], d["alias"]): d for d in doc["images"]}
     hosts = {d["fingerprint"]: d for d in doc["hosts"]}
-    added = 0
+    added = dict.fromkeys(("runs", "tasks", "results", "inventory"), 0)
+    known = push.present(session, [d["id"] for d in doc["runs"]])
     for d in doc["runs"]:
-        if session.get(Run, d["id"]) is not None:
+        if d["id"] in known:
             continue
         host = queries.found_or_inserted(session, Host, hosts[d["host"]], "fingerprint")
         image_id = queries.image_pk(session, images[tuple(d["image"])])
-        session.add(
-            Run(**_row(d, "image", "host"), image_id=image_id, host_id=host.id, origin=origin)
+        row = _row(d, "image", "host")
+        session.execute(
+            insert(tables.run).values(**row, image_id=image_id, host_id=host.id, origin=origin)
         )
-        added += 1
-    session.flush()
-    return added
-
-
-def _import_tasks(
-    session: Session, tasks: list[dict[str, Any]]
-) -> tuple[dict[tuple[str, str], int], int]:
-    """The task ids by (run, suite), and how many tasks were added."""
+        added["runs"] += 1
     task_ids: dict[tuple[str, str], int] = {}
-    added = 0
-    for d in tasks:
-        row = session.scalars(
-            select(TaskRow).where(TaskRow.run_id == d["run"], TaskRow.suite == d["suite"])
-        ).first()
-        if row is None:
-            row = TaskRow(run_id=d["run"], **_row(d, "run"))
-            session.add(row)
-            session.flush()
-            added += 1
-        task_ids[(d["run"], d["suite"])] = row.id
-    return task_ids, added
-
-
-def _import_results(
-    session: Session, doc: dict[str, Any], task_ids: dict[tuple[str, str], int]
-) -> int:
+    for d in doc["tasks"]:
+        row = {"run_id": d["run"], **_row(d, "run")}
+        task_ids[(d["run"], d["suite"])], new = _added(session, tables.task, row, "suite")
+        added["tasks"] += new
     checks = {(d["check_id"], d["version"]): d for d in doc["checks"]}
-    check_rows: dict[tuple[str, int], Check] = {}
-    added = 0
+    pks = bulk.check_pks(session, [tuple(d["check"]) for d in doc["results"]], checks)
     for d in doc["results"]:
-        key = tuple(d["check"])
-        if key not in check_rows:
-            check_rows[key] = queries.found_or_inserted(
-                session, Check, checks[key], "check_id", "version"
-            )
-        chk = check_rows[key]
-        exists = session.scalars(
-            select(Result.id).where(
-                Result.run_id == d["run"], Result.check_pk == chk.id, Result.attempt == d["attempt"]
-            )
-        ).first()
-        if exists is not None:
-            continue
-        task_id = task_ids.get((d["run"], d["suite"]))
         row = _row(d, "run", "suite", "check")
-        session.add(Result(run_id=d["run"], task_id=task_id, check_pk=chk.id, **row))
-        added += 1
+        row.update(
+            run_id=d["run"],
+            task_id=task_ids.get((d["run"], d["suite"])),
+            check_pk=pks[tuple(d["check"])],
+        )
+        added["results"] += _added(session, tables.result, row, "check_pk", "attempt")[1]
+    for d in doc["inventory"]:
+        row = {"run_id": d["run"], **_row(d, "run")}
+        added["inventory"] += _added(session, tables.inventory, row, "component")[1]
     return added
 
 
-def _import_inventory(session: Session, inventory: list[dict[str, Any]]) -> int:
-    inv, added = tables.inventory, 0
-    for d in inventory:
-        q = select(inv.c.id).where(inv.c.run_id == d["run"], inv.c.component == d["component"])
-        if session.scalars(q).first() is None:
-            session.execute(insert(inv).values(run_id=d["run"], **_row(d, "run")))
-            added += 1
-    return added
+def _added(session: Session, table: Table, row: dict[str, Any], *key: str) -> tuple[int, bool]:
+    """The id of the row of ``table`` (of ``row``'s run) whose ``key`` columns hold what
+    ``row`` says, and whether it was inserted now from ``row`` (there was none)."""
+    q = select(table.c.id).where(*(table.c[k] == row[k] for k in ("run_id", *key)))
+    found = session.scalars(q).first()
+    if found is not None:
+        return found, False
+    return session.execute(insert(table).values(**row).returning(table.c.id)).scalar_one(), True
