@@ -476,32 +476,20 @@ def _same_file(fh: IO[str], path: Path) -> bool:
         return False
 
 
-def clean_stale_lock(url: URL) -> bool:
+def clean_stale_lock(url: URL) -> None:
     """Remove a ``DB.migrate-lock`` left behind (by a crashed process, or by a valorch that
     never removed it). Its owner is gone when the flock can be taken at once (the kernel
     drops an flock with its process); one held now belongs to a live migration and stays."""
     path = sqlite_file(url)
-    if path is None:
-        return False
-    lock_path = migrate_lock(path)
-    if not lock_path.exists():
-        return False
-    try:
-        fh = open(lock_path, "a+")  # noqa: SIM115  # `with fh` below; an open that fails is False
-    except OSError:
-        return False
-    with fh:
-        try:
-            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            return False  # a live migration holds it
+    lock_path = None if path is None else migrate_lock(path)
+    if lock_path is None or not lock_path.exists():
+        return
+    # an OSError (the file gone, unreadable, or its flock held by a live migration) leaves it
+    with contextlib.suppress(OSError), open(lock_path, "a+") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         try:
             if _same_file(fh, lock_path):
                 lock_path.unlink()
-                return True
-            return False
-        except OSError:
-            return False
         finally:
             fcntl.flock(fh, fcntl.LOCK_UN)
 

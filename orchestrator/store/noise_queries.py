@@ -17,7 +17,7 @@ HISTORY = 20  # earlier runs looked at per image and host
 
 
 def aa_history(
-    session: Session, run_ids: Sequence[str], history: int = HISTORY
+    session: Session, run_ids: Sequence[str]
 ) -> dict[tuple[str, str], list[tuple[list[float], dict[str, Any]]]]:
     """(image alias, check id) → [(samples, metrics)] of its passing results in the earlier
     runs of the same image row (same digest) on the same host, oldest first."""
@@ -41,7 +41,7 @@ def aa_history(
                     Run.state.in_(("done", "failed")),
                 )
                 .order_by(Run.started.desc())
-                .limit(history)
+                .limit(HISTORY)
             )
         )
         if not earlier:

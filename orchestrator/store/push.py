@@ -20,7 +20,9 @@ from sqlalchemy.orm import Session
 
 from . import bulk, queries, tables
 from .blobs import finite, finite_numbers
-from .models import Check, Host, Image, Result, Run, TaskRow
+from .models import Host
+
+Run, Result = tables.run.c, tables.result.c
 
 # columns that are ids of the source database, remapped on the target
 _LOCAL = {"id", "run_id", "task_id", "check_pk", "image_id", "host_id"}
@@ -91,8 +93,8 @@ class Source:
         ]
 
     def read(self, session: Session, run_id: str) -> Bundle:
-        rt, it, ht, tt = Run.__table__, Image.__table__, Host.__table__, TaskRow.__table__
-        ct, res, inv = Check.__table__, Result.__table__, tables.inventory
+        rt, it, ht, tt = tables.run, tables.image, tables.host, tables.task
+        ct, res, inv = tables.check, tables.result, tables.inventory
         found = session.execute(select(rt).where(rt.c.id == run_id)).first()
         if found is None:
             raise KeyError(run_id)
@@ -160,18 +162,17 @@ def write(session: Session, bundle: Bundle, origin: str | None, keys: Keys) -> i
         keys.images[ikey] = queries.image_pk(session, img)
     hkey = bundle.host["fingerprint"]
     if hkey not in keys.hosts:
-        queries.insert_ignore(session, Host, bundle.host)
-        keys.hosts[hkey] = session.scalars(select(Host.id).where(Host.fingerprint == hkey)).one()
+        keys.hosts[hkey] = queries.found_or_inserted(session, Host, bundle.host, "fingerprint").id
     missing = [k for k in bundle.checks if k not in keys.checks]
     if missing:
         keys.checks.update(bulk.check_pks(session, missing, {k: bundle.checks[k] for k in missing}))
     run = dict(bundle.run, image_id=keys.images[ikey], host_id=keys.hosts[hkey])
     if origin and not run.get("origin"):
         run["origin"] = origin
-    session.execute(insert(Run.__table__), [run])
+    session.execute(insert(tables.run), [run])
     task_ids: dict[str, int] = {}
+    tt = tables.task
     for t in bundle.tasks:
-        tt = TaskRow.__table__
         task_ids[t["suite"]] = session.execute(
             insert(tt).values(**t, run_id=run["id"]).returning(tt.c.id)
         ).scalar_one()
@@ -184,7 +185,7 @@ def write(session: Session, bundle: Bundle, origin: str | None, keys: Keys) -> i
             check_pk=keys.checks[tuple(r["check"])],
         )
         rows.append(row)
-    bulk.insert_rows(session, Result, rows)
+    bulk.insert_rows(session, tables.result, rows)
     bulk.insert_rows(
         session, tables.inventory, [dict(i, run_id=run["id"]) for i in bundle.inventory]
     )
