@@ -220,22 +220,21 @@ def undo_created() -> None:
 
 
 def _sqlite_engine(url: URL) -> Engine:
-    if url.database and url.database != ":memory:":
-        path = Path(url.database)
-        if path.is_dir():
-            raise InfrastructureError(
-                f"cannot open the results database {path}: it is a directory, not a SQLite file",
-                "pass --db with a SQLite file (or a new path)",
-            )
-        if not path.exists():
-            _CREATED.append((path, [p for p in reversed(path.parents) if not p.exists()]))
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise InfrastructureError(
-                f"cannot create the results directory {path.parent}: {exc.strerror}",
-                "pass --db with a writable location",
-            ) from None
+    path = Path(str(url.database))  # a file: _parse refuses a database in memory
+    if path.is_dir():
+        raise InfrastructureError(
+            f"cannot open the results database {path}: it is a directory, not a SQLite file",
+            "pass --db with a SQLite file (or a new path)",
+        )
+    if not path.exists():
+        _CREATED.append((path, [p for p in reversed(path.parents) if not p.exists()]))
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InfrastructureError(
+            f"cannot create the results directory {path.parent}: {exc.strerror}",
+            "pass --db with a writable location",
+        ) from None
     engine = create_engine(url, connect_args={"timeout": 60})
 
     @event.listens_for(engine, "connect")
@@ -255,27 +254,19 @@ def _sqlite_engine(url: URL) -> Engine:
         cur.execute("PRAGMA cache_size=-262144")
         cur.execute("PRAGMA mmap_size=1073741824")
         cur.close()
+        # the store's file (its device and inode) at the engine's first connection:
+        # ``check_same_file`` compares it before a run reports success
+        if engine not in _IDENTITY:
+            with contextlib.suppress(OSError):
+                st = os.stat(path)
+                _IDENTITY[engine] = (path, st.st_dev, st.st_ino)
 
     damaged.install(engine)
-    if url.database and url.database != ":memory:":
-        _identify(engine, Path(url.database))
     return engine
 
 
 #: the file (device, inode) each SQLite engine's store was when it was first opened
 _IDENTITY: weakref.WeakKeyDictionary[Engine, tuple[Path, int, int]] = weakref.WeakKeyDictionary()
-
-
-def _identify(engine: Engine, path: Path) -> None:
-    """Note the store's file (its device and inode) at the engine's first connection:
-    ``check_same_file`` compares it before a run reports success."""
-
-    @event.listens_for(engine, "connect")
-    def _note_file(_conn: Any, _record: object) -> None:
-        if engine not in _IDENTITY:
-            with contextlib.suppress(OSError):
-                st = os.stat(path)
-                _IDENTITY[engine] = (path, st.st_dev, st.st_ino)
 
 
 def check_same_file(engine: Engine) -> None:
