@@ -334,7 +334,7 @@ def queries_on(db: str, out: list[str]) -> dict:
 
     def diff() -> None:
         with factory() as s:
-            base, head = queries.last_runs_of_image(s, "fleet_img_00", 2, job="nightly")
+            base, head = queries.last_runs_of_image(s, "fleet_img_00", 2, ["release"])
             report = report_for(s, base.id, head.id, 0.05, None)
             found["diff"] = (report, diff_md(report))
 

@@ -310,23 +310,18 @@ def image_ids(
 
 
 def latest_runs(
-    session: Session,
-    images: Sequence[str] = (),
-    job: str | None = None,
-    skip_jobs: Sequence[str] = (),
+    session: Session, images: Sequence[str] = (), skip_jobs: Sequence[str] = ()
 ) -> list[Run]:
     """The most recent finished run of each image (by alias), not of ``skip_jobs``.
 
-    One statement: the newest start per (image row, host) (index ix_run_job_latest when
-    a job is named), joined back to those runs only: never every run of a long history."""
+    One statement: the newest start per (image row, host), joined back to those runs only:
+    never every run of a long history."""
     from .models import Run
 
     ids = image_ids(session, aliases=images)
     if ids is not None and not ids:
         return []
     cond: list[ColumnElement[bool]] = [Run.state.in_(FINISHED)]
-    if job is not None:
-        cond.append(Run.job == job)
     if ids is not None:
         cond.append(Run.image_id.in_(ids))
     if skip_jobs:
@@ -363,11 +358,7 @@ def latest_runs(
 
 
 def last_runs_of_image(
-    session: Session,
-    alias: str,
-    count: int = 2,
-    job: str | None = None,
-    skip_jobs: Sequence[str] = (),
+    session: Session, alias: str, count: int = 2, skip_jobs: Sequence[str] = ()
 ) -> list[Run]:
     """The ``count`` newest finished runs of an image alias, oldest first (index
     ix_run_image_started): the two sides of "what changed since last night"."""
@@ -376,8 +367,7 @@ def last_runs_of_image(
     ids = image_ids(session, aliases=[alias]) or []
     if not ids:
         return []
-    cond = [Run.image_id.in_(ids)] + ([Run.job == job] if job is not None else [])
-    return _newest(session, cond, count, skip_jobs)
+    return _newest(session, [Run.image_id.in_(ids)], count, skip_jobs)
 
 
 def runs_like(session: Session, run: Run, count: int, skip_jobs: Sequence[str] = ()) -> list[Run]:

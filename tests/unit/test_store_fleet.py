@@ -83,9 +83,12 @@ def test_newest_runs_of_a_job_the_last_runs_of_an_image_and_a_history(factory):
             ("other", "k.a"): (elsewhere, "pass"),
         }
         assert [r.id for r in queries.latest_runs(s, ["img"])] == [release]
-        assert [r.id for r in queries.latest_runs(s, ["img"], job="nightly")] == [n[2]]
+        assert [r.id for r in queries.latest_runs(s, ["img"], skip_jobs=["release"])] == [n[2]]
         assert [r.id for r in queries.last_runs_of_image(s, "img")] == [n[2], release]
-        assert [r.id for r in queries.last_runs_of_image(s, "img", job="nightly")] == [other, n[2]]
+        assert [r.id for r in queries.last_runs_of_image(s, "img", skip_jobs=["release"])] == [
+            other,
+            n[2],
+        ]
         assert queries.last_runs_of_image(s, "nope") == []
 
         points = history.check_history(s.connection(), "k.a")
