@@ -7,6 +7,7 @@ Every function takes the session it works in; committing is the caller's busines
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple
@@ -69,18 +70,14 @@ def insert_rows(session: Session, model: type[Base] | Table, rows: Sequence[dict
     given = set(rows[0])
     dialect = session.get_bind().dialect.name
     cols = [c for c in table.columns if c.name in given]
-    core = (
-        dialect not in ("sqlite", "postgresql")
-        or any(c.name not in given and c.default is not None for c in table.columns)
-        or (dialect == "sqlite" and any(isinstance(stored_type(c), DateTime) for c in cols))
+    core = any(c.name not in given and c.default is not None for c in table.columns) or (
+        dialect == "sqlite" and any(isinstance(stored_type(c), DateTime) for c in cols)
     )
     if core:
         for chunk in chunks(rows, CHUNK):
             session.execute(insert(table), list(chunk))
-    elif dialect == "postgresql":
-        _copy(session, table.name, cols, rows)
     else:
-        _sqlite_executemany(session, table.name, cols, rows)
+        _driver_insert(session, table.name, cols, rows)
     serial = table.autoincrement_column
     if dialect == "postgresql" and serial is not None and serial.name in given:
         # explicit ids do not move the id sequence: the next ordinary INSERT would collide
@@ -93,37 +90,25 @@ def insert_rows(session: Session, model: type[Base] | Table, rows: Sequence[dict
     return len(rows)
 
 
-def _sqlite_executemany(
+def _driver_insert(
     session: Session, name: str, cols: Sequence[Column[Any]], rows: Sequence[dict[str, Any]]
 ) -> None:
-    names = ", ".join(f'"{c.name}"' for c in cols)
-    sql = f'INSERT INTO "{name}" ({names}) VALUES ({", ".join("?" for _ in cols)})'
-    encode = _encoder(cols)
-    conn = session.connection()
-    cursor = conn.connection.cursor()
-    try:
-        with driver_errors(conn):  # a full disk or a damaged file named, as through SQLAlchemy
-            for chunk in chunks(rows, CHUNK):
-                cursor.executemany(sql, [encode(r) for r in chunk])
-    finally:
-        cursor.close()
-
-
-def _copy(
-    session: Session, name: str, cols: Sequence[Column[Any]], rows: Sequence[dict[str, Any]]
-) -> None:
+    """The rows through the driver's own cursor: COPY on PostgreSQL, executemany on SQLite."""
     names = ", ".join(f'"{c.name}"' for c in cols)
     encode = _encoder(cols)
-    # psycopg's connection (the postgres extra; untyped here), in the session's transaction
     conn = session.connection()
+    # the driver's connection (psycopg's untyped here), in the session's transaction
     raw: Any = conn.connection.driver_connection
-    with (
-        driver_errors(conn),
-        raw.cursor() as cur,
-        cur.copy(f'COPY "{name}" ({names}) FROM STDIN') as copy,
-    ):
-        for r in rows:
-            copy.write_row(encode(r))
+    # a full disk or a damaged file named, as through SQLAlchemy
+    with driver_errors(conn), contextlib.closing(raw.cursor()) as cur:
+        if conn.dialect.name == "postgresql":
+            with cur.copy(f'COPY "{name}" ({names}) FROM STDIN') as copy:
+                for r in rows:
+                    copy.write_row(encode(r))
+            return
+        sql = f'INSERT INTO "{name}" ({names}) VALUES ({", ".join("?" for _ in cols)})'
+        for chunk in chunks(rows, CHUNK):
+            cur.executemany(sql, [encode(r) for r in chunk])
 
 
 def check_pks(
