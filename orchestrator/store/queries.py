@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from sqlalchemy import ColumnElement, func, select, text
+from sqlalchemy import ColumnElement, Subquery, and_, func, select, text
 
 from .. import __version__
 from ..bounds import EPOCH_ISO
@@ -326,27 +326,8 @@ def latest_runs(
         cond.append(Run.image_id.in_(ids))
     if skip_jobs:
         cond.append(Run.job.not_in(list(skip_jobs)))
-    groups = (
-        select(
-            Run.image_id,
-            Run.host_id,
-            func.max(Run.started).label("newest"),
-            func.min(Run.started).label("first"),
-        )
-        .where(*cond)
-        .group_by(Run.image_id, Run.host_id)
-        .subquery()
-    )
-    q = (
-        select(Run, groups.c.first)
-        .join(
-            groups,
-            (Run.image_id == groups.c.image_id)
-            & (Run.host_id == groups.c.host_id)
-            & (Run.started == groups.c.newest),
-        )
-        .where(*cond)
-    )
+    groups, newest = newest_of(("image_id", "host_id"), cond)
+    q = select(Run, groups.c.first).join(groups, newest).where(*cond)
     latest: dict[str, Run] = {}
     since_when: dict[str, datetime] = {}
     for run, first in sorted(session.execute(q).unique(), key=lambda r: (r[0].started, r[0].id)):
@@ -355,6 +336,22 @@ def latest_runs(
         since_when[alias] = min(since_when.get(alias, first), first)
     # in the order each image first appeared, as the matrix columns always were
     return [latest[k] for k in sorted(latest, key=lambda k: (since_when[k], k))]
+
+
+def newest_of(
+    keys: Sequence[str], cond: Sequence[ColumnElement[bool]]
+) -> tuple[Subquery, ColumnElement[bool]]:
+    """The runs ``cond`` selects grouped by the run columns ``keys`` (each group's ``newest``
+    and ``first`` start), and the condition that joins a run to its group as the newest."""
+    run = tables.run.c
+    groups = (
+        select(*(run[k] for k in keys), func.max(run.started).label("newest"))
+        .add_columns(func.min(run.started).label("first"))
+        .where(*cond)
+        .group_by(*(run[k] for k in keys))
+        .subquery()
+    )
+    return groups, and_(*(run[k] == groups.c[k] for k in keys), run.started == groups.c.newest)
 
 
 def last_runs_of_image(

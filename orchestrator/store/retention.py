@@ -24,7 +24,7 @@ from sqlalchemy.orm import Session
 from . import tables
 from .coltypes import SUMMARY  # the metrics key that keeps what pruned samples said
 from .push import result_counts
-from .queries import chunks
+from .queries import FINISHED, chunks, newest_of
 
 Run, Image, Result = tables.run.c, tables.image.c, tables.result.c
 Baseline, MatrixVersion, MatrixCell = (
@@ -73,24 +73,9 @@ def protected(session: Session) -> dict[str, set[str]]:
         if version in versions:
             baseline |= ids
         published |= ids
-    groups = (
-        select(Run.job, Run.image_id, Run.host_id, func.max(Run.started).label("newest"))
-        .where(Run.state.in_(("done", "failed")))
-        .group_by(Run.job, Run.image_id, Run.host_id)
-        .subquery()
-    )
-    newest = set(
-        session.scalars(
-            select(Run.id).join_from(
-                tables.run,
-                groups,
-                (Run.job == groups.c.job)
-                & (Run.image_id == groups.c.image_id)
-                & (Run.host_id == groups.c.host_id)
-                & (Run.started == groups.c.newest),
-            )
-        )
-    )
+    cond = [Run.state.in_(FINISHED)]
+    groups, on = newest_of(("job", "image_id", "host_id"), cond)
+    newest = set(session.scalars(select(Run.id).join_from(tables.run, groups, on)))
     return {"baseline": baseline, "newest": newest, "published": published}
 
 
