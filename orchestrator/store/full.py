@@ -40,18 +40,16 @@ SQLITE_IOERR = 10
 FULL_BELOW = 256 << 10
 
 
-def disk_is_full(url: URL) -> bool:
-    """Whether the file system of a SQLite file has (almost) no space left for this user."""
+def _usage(url: URL) -> tuple[int, int] | None:
+    """The bytes free (to this user) and in all where a SQLite file lives; None for a server."""
     path = sqlite_file(url)
     if path is None:
-        return False
-    import os
-
+        return None
     try:
-        st = os.statvfs(Path(path).resolve().parent)
+        usage = shutil.disk_usage(Path(path).resolve().parent)
     except OSError:
-        return False
-    return st.f_bavail * st.f_frsize < FULL_BELOW
+        return None
+    return usage.free, usage.total
 
 
 def _io_error(exc: BaseException) -> bool:
@@ -63,14 +61,10 @@ def _io_error(exc: BaseException) -> bool:
 
 def free_space(url: URL) -> str:
     """The free space where a SQLite file lives, in words ("" for a server)."""
-    path = sqlite_file(url)
-    if path is None:
+    usage = _usage(url)
+    if usage is None:
         return ""
-    try:
-        usage = shutil.disk_usage(Path(path).resolve().parent)
-    except OSError:
-        return ""
-    return f"{usage.free / (1 << 20):.1f} MiB free of {usage.total / (1 << 20):.1f} MiB"
+    return "{:.1f} MiB free of {:.1f} MiB".format(*(n / (1 << 20) for n in usage))
 
 
 def storage_full(url: URL) -> StorageFull:
@@ -90,6 +84,7 @@ def storage_full(url: URL) -> StorageFull:
 def named(exc: BaseException, url: URL) -> StorageFull | None:
     """``StorageFull`` when the driver's error ``exc`` is the database's disk being full
     (said so, or a SQLite I/O error on a disk with no room left), else None."""
-    if is_full(exc) or (_io_error(exc) and disk_is_full(url)):
+    usage = _usage(url) if _io_error(exc) else None
+    if is_full(exc) or (usage is not None and usage[0] < FULL_BELOW):
         return storage_full(url)
     return None
