@@ -38,7 +38,7 @@ class Samples(TypeDecorator[Sequence[float]]):
         return pack_samples(value)
 
     def process_result_value(self, value: bytes | str | None, dialect: Dialect) -> list[float]:
-        return unpack_samples(value)
+        return list(samples_tuple(value))
 
 
 def pack_samples(values: Iterable[float] | None) -> bytes:
@@ -49,10 +49,6 @@ def pack_samples(values: Iterable[float] | None) -> bytes:
     if sys.byteorder != "little":
         arr.byteswap()
     return arr.tobytes()
-
-
-def unpack_samples(value: bytes | str | None) -> list[float]:
-    return list(samples_tuple(value))
 
 
 def stored_samples(value: bytes | str | None) -> tuple[float, ...]:

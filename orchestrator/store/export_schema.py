@@ -381,10 +381,8 @@ def problems(doc: Any) -> list[str]:
         out = []
         for err in exc.errors()[:10]:
             where = _place(err["loc"])
-            msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
-            if err["type"] == "missing":
-                msg = "required key is missing"
-            msg = msg.removeprefix("Value error, ")
+            fixed = {"extra_forbidden": "unknown key", "missing": "required key is missing"}
+            msg = fixed.get(err["type"], err["msg"]).removeprefix("Value error, ")
             if where == "(top level)" and msg[:1].isalpha() and "." in msg.split(":", 1)[0]:
                 out.append(msg)  # a reference problem names its own place
             else:
@@ -404,5 +402,5 @@ def _place(loc: tuple[Any, ...]) -> str:
         ):
             continue  # pydantic's union member labels
         else:
-            out += ("." if out else "") + ("schema" if part == "schema" else str(part))
+            out += ("." if out else "") + str(part)
     return out or "(top level)"

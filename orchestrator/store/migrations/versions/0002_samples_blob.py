@@ -46,7 +46,7 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    from orchestrator.store.coltypes import unpack_samples
+    from orchestrator.store.samples_codec import samples_tuple
 
     conn = op.get_bind()
     rows = conn.execute(sa.text("SELECT id, samples FROM result")).fetchall()
@@ -56,6 +56,6 @@ def downgrade() -> None:
         )
     update = sa.text("UPDATE result SET samples = :text WHERE id = :id")
     for rid, value in rows:
-        conn.execute(update, {"id": rid, "text": json.dumps(unpack_samples(value))})
+        conn.execute(update, {"id": rid, "text": json.dumps(samples_tuple(value))})
     op.create_index("ix_result_status", "result", ["status"])
     op.create_index("ix_result_run_id", "result", ["run_id"])
