@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # the vocabulary's pydantic models: a listing never builds on
     from sqlalchemy.orm import Session
 
     from ..spec import CheckResult, HostSpec, ImageSpec, SuiteRef
-    from .models import Base, Check, Image, Result, Run
+    from .models import Base, Image, Result, Run
 
 _Row = TypeVar("_Row", bound="Base")
 _T = TypeVar("_T")
@@ -141,35 +141,6 @@ def found_or_inserted(
     return row
 
 
-def check_row(
-    session: Session,
-    res: CheckResult,
-    cache: dict[tuple[str, int], Check] | None = None,
-    library: str | None = None,
-) -> Check:
-    """The check's row; ``library`` is the library the check is about (CheckInfo.library):
-    a result's own ``library`` is what evidence showed ran, not the row's label."""
-    from .models import Check
-
-    key = (res.check, res.version)
-    if cache is not None and key in cache:
-        return cache[key]
-    values = {
-        "check_id": res.check,
-        "version": res.version,
-        # one line of printable text, as an import takes it (plaintext.py)
-        "feature": visible(res.feature),
-        "kind": res.kind,
-        "library": visible(library, 200),
-        "unit": visible(res.unit, 40),
-        "bigger_is_better": res.bigger_is_better,
-    }
-    row = found_or_inserted(session, Check, values, "check_id", "version")
-    if cache is not None:
-        cache[key] = row
-    return row
-
-
 def start_run(  # noqa: PLR0913  # keyword-only, the run row's columns
     session: Session,
     *,
@@ -223,28 +194,42 @@ def add_results(
     """Store results; an attempt already stored for this run is not stored twice.
     ``declared`` maps a check id to the library its row is about (CheckInfo.library),
     ``definitions`` to the hash of its effective definition (spec.definition_hash)."""
+    from .blobs import finite
+    from .bulk import check_pks
     from .models import Result
 
-    cache: dict[tuple[str, int], Check] = {}
+    results = list(results)
     existing: set[tuple[int, int]] = {
         (pk, attempt)
         for pk, attempt in session.execute(
             select(Result.check_pk, Result.attempt).where(Result.run_id == run_id)
         )
     }
-    from .blobs import finite
-
+    # each check's row (inserted when missing) as its first result describes it; ``library``
+    # is the library the check is about: a result's own is what evidence showed ran
+    rows = {
+        (r.check, r.version): {
+            # one line of printable text, as an import takes it (plaintext.py)
+            "feature": visible(r.feature),
+            "kind": r.kind,
+            "library": visible((declared or {}).get(r.check), 200),
+            "unit": visible(r.unit, 40),
+            "bigger_is_better": r.bigger_is_better,
+        }
+        for r in reversed(results)
+    }
+    pks = check_pks(session, rows, rows)
     added = 0
     for res in results:
-        chk = check_row(session, res, cache, (declared or {}).get(res.check))
-        if (chk.id, res.attempt) in existing:
+        pk = pks[(res.check, res.version)]
+        if (pk, res.attempt) in existing:
             continue
-        existing.add((chk.id, res.attempt))
+        existing.add((pk, res.attempt))
         session.add(
             Result(
                 run_id=run_id,
                 task_id=task_id,
-                check_pk=chk.id,
+                check_pk=pk,
                 attempt=res.attempt,
                 status=res.status,
                 duration_s=res.duration_s,
