@@ -20,12 +20,12 @@ import contextlib
 import sqlite3
 import threading
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .location import sqlite_file
 
 if TYPE_CHECKING:
-    from sqlalchemy.engine import Connection, Engine
+    from sqlalchemy.engine import Engine
 
 EVERY_S = 0.05  # a PASSIVE checkpoint with nothing to copy costs microseconds
 
@@ -33,8 +33,8 @@ EVERY_S = 0.05  # a PASSIVE checkpoint with nothing to copy costs microseconds
 class Checkpointer:
     """A thread that checkpoints the WAL of the SQLite file at ``path`` while it runs."""
 
-    def __init__(self, path: str, every_s: float = EVERY_S) -> None:
-        self.path, self.every_s = path, every_s
+    def __init__(self, path: str) -> None:
+        self.path = path
         self.stopping = threading.Event()
         self.frames = 0  # WAL frames (pages) this thread copied into the file
         self.error: str | None = None
@@ -56,7 +56,7 @@ class Checkpointer:
             return
         try:
             copied = 0  # of the log as it is now; a log that starts over starts from 0
-            while not self.stopping.wait(self.every_s):
+            while not self.stopping.wait(EVERY_S):
                 try:
                     _busy, _log, done = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
                 except sqlite3.OperationalError:
@@ -69,15 +69,10 @@ class Checkpointer:
             conn.close()
 
 
-def sqlite_path(bind: Any) -> str | None:  # an Engine, a Connection, or what has a url
-    """The file behind a SQLAlchemy engine or connection, when it is a SQLite file."""
-    return sqlite_file(bind.engine.url if hasattr(bind, "engine") else bind.url)
-
-
 @contextlib.contextmanager
-def background_checkpoints(bind: Engine | Connection) -> Iterator[Checkpointer | None]:
+def background_checkpoints(engine: Engine) -> Iterator[Checkpointer | None]:
     """Checkpoint the WAL on a second thread while the block bulk-inserts (SQLite files)."""
-    path = sqlite_path(bind)
+    path = sqlite_file(engine.url)
     if path is None:
         yield None
         return

@@ -106,10 +106,10 @@ def test_checkpoints_run_beside_the_writer_and_the_store_stays_whole(tmp_path):
 
 def test_nothing_for_other_stores(tmp_path):
     engine = open_engine(f"sqlite:///{tmp_path / 'v.sqlite'}")
-    assert checkpoint.sqlite_path(engine) == str(tmp_path / "v.sqlite")
+    with checkpoint.background_checkpoints(engine) as worker:
+        assert worker is not None and worker.path == str(tmp_path / "v.sqlite")
 
     server = SimpleNamespace(url=make_url("postgresql+psycopg://valorch@127.0.0.1/valorch"))
-    assert checkpoint.sqlite_path(server) is None
     with checkpoint.background_checkpoints(server) as worker:
         assert worker is None
 
