@@ -10,7 +10,7 @@ column added by a later migration travels without a change here.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -26,13 +26,6 @@ Run, Result = tables.run.c, tables.result.c
 
 # columns that are ids of the source database, remapped on the target
 _LOCAL = {"id", "run_id", "task_id", "check_pk", "image_id", "host_id"}
-
-
-def _row(
-    obj_or_mapping: Mapping[str, Any], table: Table, skip: Iterable[str] = _LOCAL
-) -> dict[str, Any]:
-    skip = set(skip)
-    return {c.name: obj_or_mapping[c.name] for c in table.columns if c.name not in skip}
 
 
 @dataclass
@@ -84,8 +77,8 @@ class Source:
     def _rows(
         session: Session, table: Table, where: ColumnElement[bool], skip: Iterable[str] = _LOCAL
     ) -> list[dict[str, Any]]:
-        """Rows as dicts of the copied columns (plus ``id``), cheaply: no per-row column lookups."""
-        cols = [c for c in table.columns if c.name not in set(skip) or c.name == "id"]
+        """Rows as dicts of the columns not in ``skip``, cheaply: no per-row column lookups."""
+        cols = [c for c in table.columns if c.name not in set(skip)]
         names = [c.name for c in cols]
         return [
             dict(zip(names, row, strict=True))
@@ -95,30 +88,21 @@ class Source:
     def read(self, session: Session, run_id: str) -> Bundle:
         rt, it, ht, tt = tables.run, tables.image, tables.host, tables.task
         ct, res, inv = tables.check, tables.result, tables.inventory
-        found = session.execute(select(rt).where(rt.c.id == run_id)).first()
-        if found is None:
+        found = self._rows(session, rt, rt.c.id == run_id, ())
+        if not found:
             raise KeyError(run_id)
-        run = dict(found._mapping)
-        for cache, table, pk in (
-            (self.images, it, run["image_id"]),
-            (self.hosts, ht, run["host_id"]),
-        ):
+        run = found[0]
+        image_pk, host_pk = run.pop("image_id"), run.pop("host_id")
+        for cache, table, pk in ((self.images, it, image_pk), (self.hosts, ht, host_pk)):
             if pk not in cache:
-                (cache[pk],) = [
-                    _row(r, table) for r in self._rows(session, table, table.c.id == pk, ())
-                ]
+                (cache[pk],) = self._rows(session, table, table.c.id == pk)
         run["meta"] = finite(run["meta"])  # JSON has no NaN (a store written before it was encoded)
         bundle = Bundle(
-            run=_row(run, rt, _LOCAL - {"id"}),
-            image=self.images[run["image_id"]],
-            host=self.hosts[run["host_id"]],
-            tasks=[],
-            checks={},
+            run=run, image=self.images[image_pk], host=self.hosts[host_pk], tasks=[], checks={}
         )
         suites: dict[int, str] = {}
         for t in self._rows(session, tt, tt.c.run_id == run_id, _LOCAL - {"id"}):
             suites[t.pop("id")] = t["suite"]
-            t.pop("run_id", None)
             t["timings"] = finite_numbers(t["timings"])
             bundle.tasks.append(t)
         results = self._rows(session, res, res.c.run_id == run_id, {"id", "run_id"})
@@ -129,12 +113,10 @@ class Source:
         for r in results:
             c = self.checks[r.pop("check_pk")]
             bundle.checks.setdefault((c["check_id"], c["version"]), c)
-            r.pop("id")
             r["check"], r["suite"] = (c["check_id"], c["version"]), suites.get(r.pop("task_id"))
             r["metrics"], r["samples"] = finite(r["metrics"]), finite_numbers(r["samples"])
             bundle.results.append(r)
-        for i in self._rows(session, inv, inv.c.run_id == run_id):
-            bundle.inventory.append(_row(i, inv))
+        bundle.inventory = self._rows(session, inv, inv.c.run_id == run_id)
         return bundle
 
 
