@@ -97,16 +97,13 @@ def enqueue(  # noqa: PLR0913  # the run row's columns; run_id and owner by keyw
 def run_for(session: Session, ctx: BatchInfo, task: Task, executor: str, cpu_only: bool) -> str:
     """The batch's run of this image on this host (created when missing)."""
     q = (
-        select(Run)
+        select(Run.id)
         .join(Run.image)
         .join(Run.host)
         .where(Run.batch == ctx.batch, Image.alias == task.image.alias, Host.name == task.host.name)
     )
-    run = session.scalars(q).first()
-    if run is None:
-        run_id, _ = enqueue(session, ctx, task.image, task.host, executor, cpu_only, ())
-        return run_id
-    return run.id
+    run_id = session.scalars(q).first()
+    return run_id or enqueue(session, ctx, task.image, task.host, executor, cpu_only, ())[0]
 
 
 def start(session: Session, task_id: int) -> None:
