@@ -8,7 +8,6 @@ what people do with years of history, against the goals set for a fleet's shared
   ingest    results/s over the whole build (generation not counted)    goal >= 200,000/s (SQLite)
   matrix    latest matrix of the job "nightly" → Markdown              goal < 1 s
   diff      the latest two runs of an image → report → Markdown        goal < 0.5 s
-  history   one check's full history (every run, every image)          goal < 0.5 s
 
 and prints the query plans (EXPLAIN QUERY PLAN / EXPLAIN) of every statement each one
 ran, to show the indexes at work. In every row a ratio below 1 meets the goal: measured
@@ -46,13 +45,13 @@ from orchestrator.services import evidence
 from orchestrator.services.diff import report_for
 from orchestrator.services.matrix import MatrixQuery, build_document, render_document
 from orchestrator.services.session import sessions
-from orchestrator.store import bulk, checkpoint, history, queries
+from orchestrator.store import bulk, checkpoint, queries
 from orchestrator.store.db import open_engine, session_factory, upgrade
 from orchestrator.store.models import Host, Image, Result, Run
 
 IMAGES, HOSTS, CHECKS, SAMPLES = 50, 12, 200, 10
 RELEASE_EVERY, RELEASE_IMAGES = 7, 5  # a weekly "release" job on 5 images: the matrix names its job
-GOALS = {"ingest": 200_000, "matrix": 1.0, "diff": 0.5, "history": 0.5}
+GOALS = {"ingest": 200_000, "matrix": 1.0, "diff": 0.5}
 T0 = datetime(2023, 1, 1, 1, 0)
 
 
@@ -338,30 +337,14 @@ def queries_on(db: str, out: list[str]) -> dict:
             report = report_for(s, base.id, head.id, 0.05, None)
             found["diff"] = (report, diff_md(report))
 
-    def trend() -> None:
-        with factory() as s:
-            found["history"] = history.check_history(s.connection(), "kernels.fleet.op000")
-
-    def trend_of_image() -> None:
-        with factory() as s:
-            found["history1"] = history.check_history(
-                s.connection(), "kernels.fleet.op000", images=["fleet_img_07"]
-            )
-
     res = {"matrix": timed(matrix, engine)}
     res["matrix"]["plans"] = timed(matrix_sql, engine, reps=0)["plans"]
     res["diff"] = timed(diff, engine)
-    res["history"] = timed(trend, engine)
-    res["history1"] = timed(trend_of_image, engine)
     report, _md = found["diff"]
     assert report.counts.get("slower") == 5 and report.counts.get("regressed", 0) >= 1, (
         report.counts
     )
     assert found["matrix"].count("\n") > CHECKS and "fleet_img_49" in found["matrix"]
-    out.append(
-        f"history points of kernels.fleet.op000: {len(found['history']):,} (all images), "
-        f"{len(found['history1']):,} (fleet_img_07)"
-    )
     engine.dispose()
     return res
 
@@ -454,8 +437,6 @@ def main() -> None:
         for step, what, goal in (
             ("matrix", "latest matrix of job nightly → Markdown", GOALS["matrix"]),
             ("diff", "diff of the latest two runs of an image → Markdown", GOALS["diff"]),
-            ("history", "a check's full history, all 50 images", GOALS["history"]),
-            ("history1", "a check's history on one image", GOALS["history"]),
         ):
             q = r["queries"][step]
             print(
@@ -464,7 +445,7 @@ def main() -> None:
             )
     for kind, r in report.items():
         print(f"\n{kind}: " + "; ".join(r["notes"]))
-        for step in ("matrix", "diff", "history", "history1"):
+        for step in ("matrix", "diff"):
             print(f"\nquery plans, {step} on {kind}:\n```")
             print("\n".join(r["queries"][step]["plans"]))
             print("```")

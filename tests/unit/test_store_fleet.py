@@ -1,5 +1,5 @@
-"""The store's fleet-scale reads (latest matrix of a job, last runs of an image, a
-check's history) and retention, on SQLite and on a real PostgreSQL server."""
+"""The store's fleet-scale reads (latest matrix of a job, last runs of an image) and
+retention, on SQLite and on a real PostgreSQL server."""
 
 from datetime import datetime, timedelta
 
@@ -7,7 +7,7 @@ import pytest
 
 from orchestrator.services import evidence
 from orchestrator.spec import CheckResult, HostSpec, ImageSpec, SuiteRef
-from orchestrator.store import bulk, history, matrix_store, queries, retention, tables
+from orchestrator.store import bulk, matrix_store, queries, retention, tables
 from orchestrator.store.db import open_engine, session_factory
 from orchestrator.store.models import Result, Run
 
@@ -51,7 +51,7 @@ def factory(store_db):
     return session_factory(open_engine(store_db))
 
 
-def test_newest_runs_of_a_job_the_last_runs_of_an_image_and_a_history(factory):
+def test_newest_runs_of_a_job_and_the_last_runs_of_an_image(factory):
     with factory() as s:
         n = {d: add(s, "nightly", "img", "h1", d, {"k.a": "pass", "k.b": "fail"}) for d in range(3)}
         other = add(s, "nightly", "img", "h2", 1.5, {"k.a": "pass"})
@@ -90,20 +90,6 @@ def test_newest_runs_of_a_job_the_last_runs_of_an_image_and_a_history(factory):
             n[2],
         ]
         assert queries.last_runs_of_image(s, "nope") == []
-
-        points = history.check_history(s.connection(), "k.a")
-        assert [p.run_id for p in points] == [n[0], n[1], other, n[2], elsewhere, release]
-        assert (
-            points[0].status == "pass"
-            and points[0].samples == tuple(TIMES)
-            and points[0].median == 1.0
-        )
-        assert [
-            p.run_id
-            for p in history.check_history(s.connection(), "k.a", images=["img"], job="nightly")
-        ] == [n[0], n[1], other, n[2]]
-        assert [p.status for p in history.check_history(s.connection(), "k.b")] == ["fail"] * 3
-        assert history.check_history(s.connection(), "k.none") == []
 
 
 def test_prune_keeps_what_is_referred_to_and_drops_the_rest(factory):
@@ -159,9 +145,6 @@ def test_prune_keeps_what_is_referred_to_and_drops_the_rest(factory):
         assert [r.samples for r in stripped] == [[], []]
         summary = stripped[0].metrics[retention.SUMMARY]
         assert summary["n"] == len(TIMES) and summary["median"] == pytest.approx(1.01)
-        assert [p.median for p in history.check_history(s.connection(), "k.b")] == [
-            pytest.approx(1.01)
-        ]
 
         again = retention.plan(s, cutoff, keep_published=True)
         assert again.delete == () and again.strip == ()  # done once: nothing left to do
