@@ -64,24 +64,20 @@ class _RunMeta(_Open):
 _KNOWN = set(_RunMeta.model_fields) | {"_job", "_owner"}
 
 
-def _errors(exc: ValidationError, prefix: str) -> list[str]:
-    out = []
-    for err in exc.errors()[:MAX_PROBLEMS]:
-        where = prefix + "".join(
-            f"[{p}]" if isinstance(p, int) else f".{p}" for p in err["loc"] if p != "job"
-        )
-        msg = "required key is missing" if err["type"] == "missing" else err["msg"]
-        out.append(f"{where}: {msg.removeprefix('Value error, ')}")
-    return out
-
-
 def _validate(model: type[BaseModel], value: Any, prefix: str) -> list[str]:
     if not isinstance(value, dict):
         return [f"{prefix}: must be a JSON object, not {type(value).__name__}"]
     try:
         model.model_validate(value)
     except ValidationError as exc:
-        return _errors(exc, prefix)
+        out = []
+        for err in exc.errors()[:MAX_PROBLEMS]:
+            where = prefix + "".join(
+                f"[{p}]" if isinstance(p, int) else f".{p}" for p in err["loc"] if p != "job"
+            )
+            msg = "required key is missing" if err["type"] == "missing" else err["msg"]
+            out.append(f"{where}: {msg.removeprefix('Value error, ')}")
+        return out
     except (RecursionError, ValueError, TypeError) as exc:
         return [f"{prefix}: {type(exc).__name__}"]
     return []

@@ -44,7 +44,6 @@ Uuid = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:\-]{0,35}$")]
 #: one line of printable text (no control character)
 Plain = AfterValidator(plaintext.checked)
 Name = Annotated[str, Field(min_length=1, max_length=MAX_NAME), Plain]
-Text = Annotated[str, Field(max_length=2_000)]
 Number = StrictInt | StrictFloat
 #: JSON objects kept as they are (a host spec, run meta, timings): bounded by their encoded size
 MAX_BLOB = 64_000
