@@ -72,18 +72,8 @@ def provenance(origin: str | None) -> str | None:
 
 
 def image_row(session: Session, image: ImageSpec, digest: str | None) -> Image:
-    digest = digest or image.digest
-    pk = image_pk(
-        session,
-        {
-            "alias": image.alias,
-            "reference": image.reference,
-            "digest": digest,
-            "backend": image.backend,
-            "family": image.family,
-            "components": dict(image.components),
-        },
-    )
+    fields = image.model_dump(include={"alias", "reference", "backend", "family", "components"})
+    pk = image_pk(session, {**fields, "digest": digest or image.digest})
     from .models import Image
 
     return session.get_one(Image, pk)
