@@ -65,11 +65,10 @@ def checks(session: Session) -> dict[int, dict[str, Any]]:
 
 
 def results(session: Session) -> Iterator[ResultLine]:
-    """(id, run_id, check_pk, attempt, status, duration_s, message, metrics, samples, suite, library) of every
-    result, by id: each run's in the order they were written (by run then id would make the
-    database sort them all: a third of the read). Streamed: the caller keeps what it needs. Samples and metrics
-    come back raw (packed bytes; JSON text, or a dict where the driver parses JSON itself):
-    decoding 300,000 of them through the column types is most of a large site's read."""
+    """Every result (``ResultLine``), by id: each run's in the order they were written (by run
+    then id would make the database sort them all: a third of the read). Streamed: the caller
+    keeps what it needs. Samples and metrics come back raw: decoding 300,000 of them through
+    the column types is most of a large site's read."""
     q = (
         select(
             Result.id,
