@@ -57,19 +57,15 @@ class RunProgress(Protocol):
 
     def pulls(self) -> AbstractContextManager[Callable[[str, PullEvent], None]]:
         """Around planning and staging: the callback that is given each pull event."""
-        ...
 
     def tasks(self) -> AbstractContextManager[Reporter]:
         """Around the batches: the reporter of their tasks and results."""
-        ...
 
     def quarantined(self, verdict: Verdict) -> None:
         """A host failed its preflight and is out of this batch."""
-        ...
 
     def warning(self, text: str) -> None:
         """A known-issues entry that can never match; a suite over its time budget."""
-        ...
 
 
 def check(opts: RunOptions) -> None:
@@ -133,9 +129,9 @@ def select(opts: RunOptions, cat: Catalog, progress: RunProgress) -> tuple[JobSp
         from .pull import typed_tags
 
         client = RegistryClient(ca=str(opts.where.ca) if opts.where.ca else None)
-        cat, tags = typed_tags(cat, opts.selection.images, client)
-        for said in (tag.said for tag in tags if tag.said):
-            progress.warning(said)
+        cat, said = typed_tags(cat, opts.selection.images, client)
+        for warning in said:
+            progress.warning(warning)
     return job_for(cat, opts.selection), cat
 
 

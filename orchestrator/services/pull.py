@@ -215,10 +215,8 @@ def stage_many(
     policy: str,
     registry: RegistryClient,
     on_event: Callable[[str, engine.PullEvent], None] | None = None,
-    workers: int = 4,
 ) -> list[Outcome]:
     """Every (image, host) pair staged concurrently; failures are outcomes, not exceptions."""
-
     cancel = threading.Event()
 
     def one(pair: tuple[ImageSpec, HostSpec]) -> Outcome:
@@ -233,9 +231,7 @@ def stage_many(
             return ended(None, "cancelled", "cancelled")
 
     pairs = list(pairs)
-    if not pairs:
-        return []
-    pool = ThreadPoolExecutor(max_workers=max(1, min(workers, len(pairs))))
+    pool = ThreadPoolExecutor(max_workers=max(1, min(4, len(pairs))))
     try:
         futures = [pool.submit(one, p) for p in pairs]
         return [f.result() for f in futures]
@@ -331,22 +327,6 @@ def stage_planned(
     return tuple(out), staged
 
 
-def pairs_for(
-    images: Iterable[ImageSpec], hosts: tuple[HostSpec, ...]
-) -> list[tuple[ImageSpec, HostSpec]]:
-    """Every host that could run each registry image (``images pull``); an image no host can
-    run is an error naming the nearest hosts (exit 3)."""
-    from ..hosts.match import match
-    from ..scheduling.plan import requirement
-
-    pairs = []
-    for image in images:
-        if image.executor != "docker" or image.local:
-            continue
-        pairs += [(image, h) for h in match(requirement(image), hosts, image.alias)]
-    return pairs
-
-
 def never_pulled(images: Iterable[ImageSpec]) -> list[tuple[str, str]]:
     """(alias, why) of each selected image ``images pull`` does not pull: built locally, or
     not run in a container."""
@@ -370,16 +350,25 @@ def pull_images(
     on_event: Callable[[str, engine.PullEvent], None] | None = None,
 ) -> list[Outcome]:
     """``images pull``: every registry image on every host that could run it, concurrently
-    (``--pull never`` would pull nothing: bad input here)."""
+    (``--pull never`` would pull nothing: bad input here); an image no host can run is an
+    error naming the nearest hosts (exit 3)."""
     from ..hosts.inventory import resolve_hosts
+    from ..hosts.match import match
     from ..registry import RegistryClient
+    from ..scheduling.plan import requirement
 
     if check_policy(policy) == "never":
         raise InputError(
             "images pull --pull never would pull nothing: it takes missing or always",
             "to see which images each host holds: valorch images list --present",
         )
-    pairs = pairs_for(images, resolve_hosts(hosts_file))
+    hosts = resolve_hosts(hosts_file)
+    pairs = [
+        (image, h)
+        for image in images
+        if image.executor == "docker" and not image.local
+        for h in match(requirement(image), hosts, image.alias)
+    ]
     return stage_many(pairs, policy, RegistryClient(ca=ca), on_event)
 
 
@@ -397,47 +386,15 @@ def pull_ending(
     return ending.passed("every image is on every host that can run it", said)
 
 
-@dataclass(frozen=True)
-class TypedTag:
-    """What an explicit ``REPO:TAG`` the user typed runs: the catalogued image it names
-    (``alias``, pinned to ``pinned``) and the digest its tag names now (``now``; None where
-    the registry could not say). ``digest`` is what runs; ``said`` why, when it is not the
-    pin, or when the tag could not be followed (docs/registries.md)."""
-
-    typed: str
-    alias: str
-    pinned: str
-    now: str | None
-    why: str = ""
-
-    @property
-    def digest(self) -> str:
-        return self.now or self.pinned
-
-    @property
-    def said(self) -> str | None:
-        if self.now is None:
-            return (
-                f"{self.typed}: could not learn what the tag names now ({self.why}); running "
-                f"the catalogue's pin {self.pinned} ({self.alias})"
-            )
-        if self.now != self.pinned:
-            return (
-                f"{self.typed}: the tag has moved: it names {self.now} now, the catalogue pins "
-                f"{self.pinned} ({self.alias}); running {self.now}, what the tag names now "
-                f"(valorch images check --update {self.alias} moves the pin; --image "
-                f"{self.alias} runs the pin)"
-            )
-        return None
-
-
 def typed_tags(
     cat: Catalog, typed: Iterable[str], client: RegistryClient
-) -> tuple[Catalog, tuple[TypedTag, ...]]:
+) -> tuple[Catalog, tuple[str, ...]]:
     """``cat`` with each catalogued registry image that the user named by its ``REPO:TAG``
     (``run --image``) pinned to the digest the tag names now: what the user typed is what
     runs. A name that is an alias, a digest or an uncatalogued reference is left alone
-    (an alias runs its pin; a digest is exact; an uncatalogued tag is resolved at the pull)."""
+    (an alias runs its pin; a digest is exact; an uncatalogued tag is resolved at the pull).
+    With it, what to say: each tag that moved from its pin, and each that could not be
+    followed, so that its pin runs (docs/registries.md)."""
     from .images import MOVED, SAME, check
 
     chosen: list[tuple[str, ImageSpec]] = []
@@ -467,16 +424,22 @@ def typed_tags(
     if not chosen:
         return cat, ()
     found = check([image for _n, image in chosen], client)
-    tags: list[TypedTag] = []
-    pins: dict[str, str] = {}
+    said: list[str] = []
+    moved: dict[str, str] = {}
     for (name, image), tag in zip(chosen, found, strict=True):
-        pinned = image.digest or ""
-        if tag.state in (SAME, MOVED) and tag.current_digest:
-            tags.append(TypedTag(name, image.alias, pinned, tag.current_digest))
-            pins[image.alias] = tag.current_digest
-        else:  # unreachable, or the tag is gone: the pin runs, and the user is told
-            tags.append(TypedTag(name, image.alias, pinned, None, tag.message or tag.state))
-    moved = {a: d for a, d in pins.items() if d != cat.by_alias()[a].digest}
+        alias, pinned, now = image.alias, image.digest, tag.current_digest
+        if tag.state not in (SAME, MOVED) or not now:  # unreachable, or the tag is gone
+            said.append(
+                f"{name}: could not learn what the tag names now ({tag.message or tag.state}); "
+                f"running the catalogue's pin {pinned} ({alias})"
+            )
+        elif now != pinned:
+            moved[alias] = now
+            said.append(
+                f"{name}: the tag has moved: it names {now} now, the catalogue pins {pinned} "
+                f"({alias}); running {now}, what the tag names now (valorch images check "
+                f"--update {alias} moves the pin; --image {alias} runs the pin)"
+            )
     if moved:
         cat = Catalog(
             tuple(
@@ -484,4 +447,4 @@ def typed_tags(
                 for i in cat.images
             )
         )
-    return cat, tuple(tags)
+    return cat, tuple(said)
