@@ -77,7 +77,22 @@ class HostsCheck:
 
     @property
     def outcome(self) -> Outcome:
-        return check_ending(self)
+        """``hosts check`` exits 3 when a host or the results database has a problem, or when
+        no host can run an image of the job (what ``valorch run`` would stop on, exit 3)."""
+        bad = [r["host"] for r in self.hosts if r["problems"]]
+        if self.db != "ok":
+            bad.append("the results database")
+        said = tuple(Said("error", f"error: {u.reason}") for u in self.placement)
+        if self.placement:
+            names = ", ".join(u.image for u in self.placement)
+            what = "image" if len(self.placement) == 1 else "images"
+            why = f"no host can run {what} {names}, as valorch run places them"
+            if bad:
+                why += "; problems on " + ", ".join(bad)
+            return Outcome(INCONCLUSIVE, "infrastructure", why, said)
+        if bad:
+            return Outcome(INCONCLUSIVE, "infrastructure", "problems on " + ", ".join(bad))
+        return passed("every host and the results database are ready")
 
     def as_json(self) -> dict[str, Any]:
         out = self.outcome
@@ -154,22 +169,3 @@ def check(  # noqa: PLR0913 - one argument per option of valorch hosts check
     except Exception as exc:  # noqa: BLE001 - reported as the database's problem
         db_problem = f"results database not writable: {str(exc)[:300]}"
     return HostsCheck(tuple(rows), db_problem or "ok", tuple(placement))
-
-
-def check_ending(found: HostsCheck) -> Outcome:
-    """``hosts check`` exits 3 when a host or the results database has a problem, or when no
-    host can run an image of the job (what ``valorch run`` would stop on, exit 3)."""
-    bad = [r["host"] for r in found.hosts if r["problems"]]
-    if found.db != "ok":
-        bad.append("the results database")
-    said = tuple(Said("error", f"error: {u.reason}") for u in found.placement)
-    if found.placement:
-        names = ", ".join(u.image for u in found.placement)
-        what = "image" if len(found.placement) == 1 else "images"
-        why = f"no host can run {what} {names}, as valorch run places them"
-        if bad:
-            why += "; problems on " + ", ".join(bad)
-        return Outcome(INCONCLUSIVE, "infrastructure", why, said)
-    if bad:
-        return Outcome(INCONCLUSIVE, "infrastructure", "problems on " + ", ".join(bad))
-    return passed("every host and the results database are ready")
