@@ -5,8 +5,9 @@ are written (``services/batch``)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, Protocol
+import contextlib
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol, TypeVar
 
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import IntegrityError
@@ -22,6 +23,8 @@ from ..store import spill
 from ..store.full import StorageFull
 from ..store.models import Run
 from ..store.queue import RunSummary
+
+T = TypeVar("T")
 
 
 class Sessions(Protocol):
@@ -44,9 +47,16 @@ class StoreRecorder:
     def __init__(self, sessions: Sessions) -> None:
         self.sessions = sessions
 
-    def enqueue(self, ctx: BatchInfo, pr: PlannedRun, executor: str, run_id: str) -> dict[str, int]:
+    def _commit(self, change: Callable[[Session], T]) -> T:
+        """``change`` in one transaction."""
         with self.sessions() as session:
-            _, ids = tq.enqueue(
+            done = change(session)
+            session.commit()
+        return done
+
+    def enqueue(self, ctx: BatchInfo, pr: PlannedRun, executor: str, run_id: str) -> dict[str, int]:
+        _, ids = self._commit(
+            lambda session: tq.enqueue(
                 session,
                 ctx,
                 pr.image,
@@ -57,7 +67,7 @@ class StoreRecorder:
                 run_id=run_id,
                 owner=owner.me(),  # this process: a run whose owner died is abandoned
             )
-            session.commit()
+        )
         return ids
 
     def start(self, task_ids: Sequence[int]) -> None:
@@ -69,10 +79,9 @@ class StoreRecorder:
     def move(
         self, ctx: BatchInfo, moves: Sequence[tuple[int, Task]], reason: str = ""
     ) -> list[str]:
-        with self.sessions() as session:
-            run_ids = [tq.move(session, ctx, task_id, task, reason) for task_id, task in moves]
-            session.commit()
-        return run_ids
+        return self._commit(
+            lambda session: [tq.move(session, ctx, i, task, reason) for i, task in moves]
+        )
 
     def complete(
         self, batch: str, run_id: str, task_id: int, task: Task, execution: Execution
@@ -82,9 +91,7 @@ class StoreRecorder:
         the results (``store.spill``) and stops the batch."""
         for attempt in range(STORE_TRIES):
             try:
-                with self.sessions() as session:
-                    tq.complete(session, run_id, task_id, task, execution)
-                    session.commit()
+                self._commit(lambda session: tq.complete(session, run_id, task_id, task, execution))
                 return
             except IntegrityError:
                 if attempt == STORE_TRIES - 1:
@@ -102,17 +109,12 @@ class StoreRecorder:
                     self._spill(batch, it.run_id, it.task_id, it.task, execution, exc)
 
     def interrupt(self, run_ids: set[str]) -> None:
-        try:
-            with self.sessions() as session:
-                tq.interrupt(session, run_ids)
-                session.commit()
-        except StorageFull:
-            pass  # the runs stay "running"; --resume re-queues every task not done
+        # a full disk: the runs stay "running"; --resume re-queues every task not done
+        with contextlib.suppress(StorageFull):
+            self._commit(lambda session: tq.interrupt(session, run_ids))
 
     def finish(self, batch: str) -> None:
-        with self.sessions() as session:
-            tq.finish(session, batch)
-            session.commit()
+        self._commit(lambda session: tq.finish(session, batch))
 
     def reopen(
         self, ref: str, image_of: ImageOf, checks_of: ChecksOf
