@@ -40,16 +40,7 @@ if TYPE_CHECKING:  # the matrix is read with Core; the ORM loads only to publish
     Factory = sessionmaker[Session] | Deferred
 FORMATS = ("md", "rst", "html", "json")
 DEFAULT_FRESH_DAYS = 7
-DEFAULT_ROWS = {
-    "checks": "checks",
-    "features": "features",
-    "since": "features",
-    "summary": "features",
-    "tiers": "checks",
-    "components": "checks",
-    "seed-features": "features",
-    "libraries": "checks",
-}
+FEATURE_ROWS = ("features", "since", "summary", "seed-features")  # by default; others: checks
 
 
 def choice(value: str, allowed: tuple[str, ...], flag: str) -> str:
@@ -196,7 +187,8 @@ def build_document(
     images, since_dt, job = list(query.images), query.since, query.job
     include_adhoc = query.include_adhoc
     layout = choice(query.layout, LAYOUTS, "--layout")
-    rows = choice(query.rows or DEFAULT_ROWS[layout], ROWS, "--rows")
+    default_rows = "features" if layout in FEATURE_ROWS else "checks"
+    rows = choice(query.rows or default_rows, ROWS, "--rows")
     columns = query.columns or ("backends" if layout == "tiers" else "images")
     columns = choice(columns, COLUMNS, "--columns")
     fresh_days = fresh_window(query.fresh_days)

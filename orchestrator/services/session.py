@@ -25,13 +25,9 @@ def engine(db: str | None) -> Engine:
     ./results/valorch.sqlite), at this valorch's schema: what a read path connects to."""
     from ..store.db import open_engine
 
-    return open_engine(_target(db))
-
-
-def _target(db: str | None) -> str | None:
     if db is None and not os.environ.get("VALORCH_DB"):
-        return str(Path.cwd() / DEFAULT_PATH)
-    return db
+        db = str(Path.cwd() / DEFAULT_PATH)
+    return open_engine(db)
 
 
 def read(db: str | None, reading: Callable[[Connection], T]) -> T:
