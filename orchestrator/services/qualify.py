@@ -14,7 +14,7 @@ from ..spec import DEFAULT_THRESHOLD, JobSpec
 from . import views
 from .candidate import check_baseline_for
 from .diff import NoResultsError, report_for, resolve, runs_side
-from .outcome import GATE_FAILED, INCONCLUSIVE, PASSED, Kind, Outcome, Said, passed
+from .outcome import GATE_FAILED, INCONCLUSIVE, Kind, Outcome, Said, passed
 from .pipeline import RunOptions, RunProgress, execute
 from .placing import Where
 from .run import load_known_issues, stored_runs
@@ -64,38 +64,25 @@ class Qualification:
     readiness: ReadinessGate | None = None
 
     @property
-    def exit_code(self) -> int:
-        """1 not qualified (a failure, a regression, lost coverage, tampered output, not
-        ready, nothing to judge); 3 inconclusive (infrastructure errors and nothing else); 0
-        qualified: the verdict's."""
-        return self.verdict.exit_code
-
-    @property
-    def qualified(self) -> bool:
-        return self.exit_code == PASSED
-
-    @property
     def infra_errors(self) -> bool:
         return self.verdict.infra_errors
 
-    @property
-    def reasons(self) -> tuple[str, ...]:
-        """Why it is not qualified (or what a flag allowed), one line per reason, the first check ids named."""
-        return self.verdict.lines()
-
     def outcome(self, report_dir: Path, notified: bool = True) -> Outcome:
         """How ``valorch qualify`` ends, its reports in ``report_dir``: the verdict's exit code
-        and why; 3 when qualified but a notification did not reach its target (``notified``
-        False: the news is lost, CI must not read it as a success)."""
-        reasons = tuple(Said("plain", f"  {line}") for line in self.reasons)
-        if self.exit_code == GATE_FAILED:
+        (1 not qualified: a failure, a regression, lost coverage, tampered output, not ready,
+        nothing to judge; 3 inconclusive: infrastructure errors and nothing else) and why,
+        one line per reason (or what a flag allowed); 3 when qualified but a notification did
+        not reach its target (``notified`` False: the news is lost, CI must not read it as a
+        success)."""
+        reasons = tuple(Said("plain", f"  {line}") for line in self.verdict.lines())
+        if self.verdict.exit_code == GATE_FAILED:
             failed = Said(
                 "fail", f"qualification failed against {self.baseline}; see {report_dir}/report.md"
             )
             codes = {r.code for r in self.verdict.gating}
             kind: Kind = "tampered" if codes == {gate.TAMPERED_REASON} else "regressed"
             return Outcome(GATE_FAILED, kind, self.verdict.why(), (failed, *reasons))
-        if self.exit_code == INCONCLUSIVE:
+        if self.verdict.exit_code == INCONCLUSIVE:
             infra = Said(
                 "warn", "infrastructure errors: the affected checks are inconclusive; not qualified"
             )
