@@ -40,8 +40,7 @@ if TYPE_CHECKING:
 def local_executor(pr: PlannedRun) -> Executor:
     """The host interpreter for the ``host`` image, else the host's Docker engine. The Docker
     SDK is imported only here, when a container runs."""
-    made: Executor = executors.create("host" if pr.image.executor == "host" else "docker", pr.host)
-    return made
+    return executors.create("host" if pr.image.executor == "host" else "docker", pr.host)
 
 
 def plan_job(
@@ -180,7 +179,7 @@ def _quarantine(
     planned: tuple[PlannedRun, ...],
     cpu_only: bool,
     hist: dict[tuple[str, str], float],
-    on_quarantine: Callable[[Verdict], None] | None,
+    on_quarantine: Callable[[Verdict], None],
 ) -> tuple[tuple[HostSpec, ...], tuple[PlannedRun, ...]]:
     """L0 preflight of the hosts the plan gives GPU work; a failing host is quarantined for the
     batch (out of the inventory: no task is placed there, retries never go there) and the
@@ -196,8 +195,7 @@ def _quarantine(
     if not failed:
         return inventory, planned
     for verdict in failed:
-        if on_quarantine:
-            on_quarantine(verdict)
+        on_quarantine(verdict)
     why = "; ".join(f"{v.host} ({v.reason})" for v in failed)
     bad = {v.host for v in failed}
     inventory = tuple(h for h in inventory if h.name not in bad)
