@@ -95,9 +95,7 @@ def level0(host: HostSpec, backend: str, image: str | None = None) -> Verdict:
     return Verdict(host.name, tuple(probes))
 
 
-def level1(
-    host: HostSpec, backend: str, since: datetime | None = None, until: datetime | None = None
-) -> Verdict:
+def level1(host: HostSpec, backend: str, since: datetime | None = None) -> Verdict:
     """L0, then SMI health, rvs / dcgmi diag -r 1 and the kernel log (on this machine only:
     L1 reads the host's own tools and log, so it runs where valorch runs)."""
     first = level0(host, backend)
@@ -116,7 +114,7 @@ def level1(
     probes = (
         preflight.smi_health(vendor)
         + preflight.diagnostics(vendor)
-        + [preflight.kernel_log(since, until)]
+        + [preflight.kernel_log(since, None)]
     )
     return Verdict(host.name, first.probes + tuple(probes))
 

@@ -23,8 +23,6 @@ from ..spec import HostSpec, ImageSpec
 from . import outcome as ending
 
 if TYPE_CHECKING:
-    from docker import DockerClient
-
     from ..registry import Platform, RegistryClient
     from ..scheduling.plan import PlannedRun
 
@@ -102,14 +100,13 @@ def stage(
     policy: str,
     registry: RegistryClient,
     on_event: Callable[[str, engine.PullEvent], None] | None = None,
-    client: DockerClient | None = None,
     cancel: threading.Event | None = None,
 ) -> Staged:
     """``image`` present and verified on ``host`` under ``policy``; raises InfrastructureError
     (exit 3) when it cannot be: absent under ``never``, no room, pull failed, digest mismatch."""
     from ..executors.docker import connect
 
-    client = client or connect(host)
+    client = connect(host)
     ref = imageref.parse(image.reference)
     pinned = image.digest or ref.digest
     run_ref = ref.pinned(pinned) if pinned else ref.tagged()
