@@ -476,15 +476,6 @@ def outcome(report: Readiness) -> Outcome:
     return passed(d.reasons[0], (Said("pass", f"ready: job {report.job}: {d.reasons[0]}{note}"),))
 
 
-def gate(first: Outcome, report: Readiness) -> Outcome:
-    """A qualification's outcome with readiness as a further gate: not ready fails a
-    qualification that otherwise passed (a worse outcome of its own stands)."""
-    second = outcome(report)
-    if second.ok or first.code != 0:
-        return replace(first, said=(*first.said, *second.said))
-    return replace(second, said=(*first.said, *second.said))
-
-
 def summary(report: Readiness) -> dict[str, Any]:
     """What a qualification records of its readiness gate (qualify.json): the decision, the
     regressed and gating cells, and the live acceptances that let regressions ship (``attest
