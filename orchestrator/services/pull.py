@@ -111,8 +111,8 @@ def stage(
     pinned = image.digest or ref.digest
     run_ref = ref.pinned(pinned) if pinned else ref.tagged()
     attrs = engine.inspect(client, run_ref)
-    key = f"{host.name}:{image.alias}"
-    if attrs is not None and policy in ("missing", "never"):
+    pulled = attrs is None or policy == "always"
+    if not pulled:
         held = _held(attrs, ref)
         if pinned:
             _verify(attrs, ref, pinned, image, host, "the catalog pins")
@@ -122,57 +122,41 @@ def stage(
             if policy == "never" or digest is None
             else _platform(registry, ref, digest, strict=False)
         )
-        return Staged(
-            host.name,
-            image.alias,
-            ref.pinned(digest) if digest else run_ref,
-            digest,
-            plat.manifest_digest if plat else None,
-            plat.compressed_size if plat else None,
-            False,
-            "already on the engine",
-        )
-    if policy == "never":
+        note = "already on the engine"
+    elif policy == "never":
         raise InfrastructureError(
             f"image {image.alias} ({run_ref}) is not on {host.name}, and --pull never "
             "forbids pulling it; nothing was run or stored",
             f"pull it first (valorch images pull {image.alias}) or use --pull missing",
         )
-    plat = _platform(registry, ref, pinned, strict=not pinned)
-    expected = pinned or (plat.index_digest if plat else "")  # unpinned: strict, plat is there
-    if plat is not None:
-        free = engine.free_bytes(client, host)
-        if free is not None and plat.compressed_size > free:
-            raise NoRoomError(
-                f"host {host.name} has {_size(free)} free for images; {image.alias} needs at least "
-                f"{_size(plat.compressed_size)} (compressed) from registry {ref.domain}: not pulled",
-                "free space on that engine (docker system prune) or stage the image on another host",
-            )
-    engine.pull(
-        client,
-        host,
-        ref.pinned(expected) if pinned else ref.tagged(),
-        (lambda ev: on_event(key, ev)) if on_event else (lambda ev: None),
-        cancel,
-    )
-    attrs = engine.inspect(client, ref.pinned(expected) if pinned else ref.tagged())
-    _verify(
-        attrs,
-        ref,
-        expected,
-        image,
-        host,
-        "the catalog pins" if pinned else f"registry {ref.domain} resolved {ref.tagged()} to",
-    )
+    else:
+        plat = _platform(registry, ref, pinned, strict=not pinned)
+        digest = pinned or (plat.index_digest if plat else "")  # unpinned: strict, plat is there
+        if plat is not None:
+            free = engine.free_bytes(client, host)
+            if free is not None and plat.compressed_size > free:
+                raise NoRoomError(
+                    f"host {host.name} has {_size(free)} free for images; {image.alias} needs at "
+                    f"least {_size(plat.compressed_size)} (compressed) from registry {ref.domain}: "
+                    "not pulled",
+                    "free space on that engine (docker system prune) or stage the image on another "
+                    "host",
+                )
+        key = f"{host.name}:{image.alias}"
+        told = (lambda ev: on_event(key, ev)) if on_event else (lambda ev: None)
+        engine.pull(client, host, run_ref, told, cancel)
+        why = "the catalog pins" if pinned else f"registry {ref.domain} resolved {ref.tagged()} to"
+        _verify(engine.inspect(client, run_ref), ref, digest, image, host, why)
+        note = "" if plat else "platform digest unknown: the registry API did not answer"
     return Staged(
         host.name,
         image.alias,
-        ref.pinned(expected),
-        expected,
+        ref.pinned(digest) if digest else run_ref,
+        digest,
         plat.manifest_digest if plat else None,
         plat.compressed_size if plat else None,
-        True,
-        "" if plat else "platform digest unknown: the registry API did not answer",
+        pulled,
+        note,
     )
 
 
