@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, sessionmaker
 
 from ..executors import owner
 from ..scheduling.flight import Item
@@ -24,16 +24,10 @@ from ..store.full import StorageFull
 from ..store.models import Run
 from ..store.queue import RunSummary
 
+if TYPE_CHECKING:
+    from .session import Deferred
+
 T = TypeVar("T")
-
-
-class Sessions(Protocol):
-    """A session factory: a ``sessionmaker``, or ``services.session.Deferred``."""
-
-    def __call__(self) -> Session: ...
-
-    @property
-    def kw(self) -> dict[str, Any]: ...
 
 
 #: times a task's results are stored again when another process added the same new check first
@@ -44,7 +38,7 @@ class StoreRecorder:
     """A batch's rows in the results database. ``sessions``: a session factory (a
     ``sessionmaker`` or ``services.session.Deferred``), opened at the first call."""
 
-    def __init__(self, sessions: Sessions) -> None:
+    def __init__(self, sessions: sessionmaker[Session] | Deferred) -> None:
         self.sessions = sessions
 
     def _commit(self, change: Callable[[Session], T]) -> T:
