@@ -259,23 +259,19 @@ class RunReport:
         infrastructure errors and for tampered or flooded output (never 0: such a run proved
         nothing); else 1 when nothing was tested (every check skipped, unsupported or n/a, or
         no check at all) unless ``allow_empty``; else 0."""
-        tampered = tuple(
-            Said(
-                "error",
-                f"{line}: results tampered with or cut at the output cap; these checks are 'error'",
+        if self.protocol_errors:
+            cut = "results tampered with or cut at the output cap"
+            why = f"{cut}: {'; '.join(self.protocol_errors)}"
+            said = tuple(
+                Said("error", f"{line}: {cut}; these checks are 'error'")
+                for line in self.protocol_errors
             )
-            for line in self.protocol_errors
-        )
-        why_tampered = (
-            f"results tampered with or cut at the output cap: {'; '.join(self.protocol_errors)}"
-        )
-        if self.gate and self.protocol_errors:
-            return Outcome(GATE_FAILED, "tampered", why_tampered, tampered)
+            if self.gate:
+                return Outcome(GATE_FAILED, "tampered", why, said)
+            infra = (INFRA_SAID,) if self.infra_errors else ()
+            return Outcome(INCONCLUSIVE, "tampered", why, said + infra)
         if self.gate and self.failed:
             return Outcome(GATE_FAILED, "failed", "a check failed, crashed or timed out")
-        if self.protocol_errors:
-            infra = (INFRA_SAID,) if self.infra_errors else ()
-            return Outcome(INCONCLUSIVE, "tampered", why_tampered, tampered + infra)
         if self.infra_errors:
             return Outcome(INCONCLUSIVE, "infrastructure", INFRA_SAID.text, (INFRA_SAID,))
         if not self.tested and not self.allow_empty:
