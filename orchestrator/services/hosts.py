@@ -130,15 +130,11 @@ def check(  # noqa: PLR0913 - one argument per option of valorch hosts check
     spec = load_job(job, catalog) if job else None
     selected = list(spec.images) if spec else []
     selected += list(images or [])
-    refs = (
-        [
-            (i.reference, i.digest, runnable(i))
-            for i in catalog.select(selected)
-            if i.executor == "docker"
-        ]
-        if selected
-        else []
-    )
+    refs = [
+        (i.reference, i.digest, runnable(i))
+        for i in catalog.select(selected)
+        if i.executor == "docker"
+    ]
     hosts = resolve_hosts(hosts_file)
     placement: list[Unplaced] = []
     if spec is not None:
