@@ -158,10 +158,7 @@ def plan_update(catalog_dir: Path, checks: Iterable[TagCheck]) -> list[FileUpdat
         if not edits:
             continue
         for i, line, replace_ in sorted(edits, reverse=True):
-            if replace_:
-                lines[i] = line
-            else:
-                lines.insert(i, line)
+            lines[i : i + replace_] = [line]  # replaces line i, or inserts before it
         updates.append(FileUpdate(path, text, "".join(lines), tuple(changed)))
     return updates
 

@@ -175,10 +175,7 @@ def diff(
     a: str, b: str, catalog: Catalog, factory: Factory, stored: bool, status: Status | None = None
 ) -> tuple[str, str, list[Change]]:
     """Component by component, from side A to side B: (label A, label B, changes)."""
-    (name_a, inv_a), (name_b, inv_b) = (
-        side(a, catalog, factory, stored, status),
-        side(b, catalog, factory, stored, status),
-    )
+    (name_a, inv_a), (name_b, inv_b) = (side(x, catalog, factory, stored, status) for x in (a, b))
     return name_a, name_b, audit.diff(inv_a, inv_b)
 
 

@@ -118,10 +118,7 @@ def inventory_diff(session: Session, old: str, new: str) -> tuple[str, ...]:
     from .. import audit
     from ..store import inventory_queries
 
-    a, b = (
-        inventory_queries.inventory_of_digest(session, old),
-        inventory_queries.inventory_of_digest(session, new),
-    )
+    a, b = (inventory_queries.inventory_of_digest(session, d) for d in (old, new))
     if a is None or b is None:
         missing = [d for d, got in ((old, a), (new, b)) if got is None]
         return tuple(
