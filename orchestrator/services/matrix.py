@@ -153,9 +153,7 @@ def _inventory_layout(
 
 @dataclass(frozen=True)
 class MatrixQuery:
-    """What a matrix shows (``matrix render`` / ``publish`` flags): the layout and its rows
-    and columns, which images, evidence since when and from which job (ad-hoc runs too?),
-    the tier policy, and how old a cell may be before it is stale."""
+    """What a matrix shows: the flags of ``matrix render`` and ``publish``."""
 
     layout: str = "checks"
     rows: str | None = None
@@ -205,12 +203,8 @@ def build_document(
         "images": images,
         "since": since,
     }
-    if job:
-        params["job"] = job
-    if include_adhoc:
-        params["include_adhoc"] = True
-    if query.known_issues is not None:
-        params["known_issues"] = str(query.known_issues)
+    given = {"job": job, "include_adhoc": include_adhoc, "known_issues": query.known_issues}
+    params.update({k: v if v is True else str(v) for k, v in given.items() if v})
     stale = 0
     with engine_of(factory).connect() as session:
         if layout in ("components", "libraries"):
