@@ -66,10 +66,8 @@ def record(dest: Path) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class HostsCheck:
-    """The preflight's one decision: each host's row (``problems`` empty when it is ready), the
-    results database's state (``db``: "ok" or the problem), and each image of the job that the
-    run's placement (``scheduling.plan.unplaceable``) finds no host for. ``outcome`` is the exit
-    code; the table and ``--json`` render this object and nothing else."""
+    """The preflight's one decision (the table and ``--json`` render it and nothing else):
+    ``db`` is "ok" or the problem; ``placement``, the job's images no host can run."""
 
     hosts: tuple[dict[str, Any], ...]
     db: str

@@ -39,9 +39,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class RunOptions:
-    """What runs (``selection``, a ``job`` the caller built, or ``resume`` a stored batch),
-    ``where`` and how, what known issues excuse, and whether a failing check is exit 1
-    (``gate``)."""
+    """What runs (``selection``, a ``job`` the caller built, or ``resume`` a stored batch)."""
 
     selection: Selection = field(default_factory=Selection)
     job: JobSpec | None = None  # qualify's candidate job, bisect's one-check probe

@@ -69,11 +69,8 @@ class Qualification:
 
     def outcome(self, report_dir: Path, notified: bool = True) -> Outcome:
         """How ``valorch qualify`` ends, its reports in ``report_dir``: the verdict's exit code
-        (1 not qualified: a failure, a regression, lost coverage, tampered output, not ready,
-        nothing to judge; 3 inconclusive: infrastructure errors and nothing else) and why,
-        one line per reason (or what a flag allowed); 3 when qualified but a notification did
-        not reach its target (``notified`` False: the news is lost, CI must not read it as a
-        success)."""
+        and reasons; 3 when qualified but a notification did not reach its target (``notified``
+        False: the news is lost, CI must not read it as a success)."""
         reasons = tuple(Said("plain", f"  {line}") for line in self.verdict.lines())
         if self.verdict.exit_code == GATE_FAILED:
             failed = Said(
@@ -127,12 +124,9 @@ def qualify(
     opts: QualifyOptions,
     progress: RunProgress,
 ) -> Qualification:
-    """Run the job, diff its runs against ``opts.baseline`` and gate: every unexcused failure, every
-    timing regression and (unless ``allow_coverage_loss``) every lost baseline check fails it; a
-    check that failed in the baseline too fails it unless ``allow_known_failures``; so do tampered
-    output, a readiness gate that says no (``opts.readiness``) and a candidate that proved nothing
-    (unless ``allow_empty``). The known-issues file is read once, before anything runs (bad input is
-    exit 2 now, not after an hour of runs), and that reading excuses the report's failures."""
+    """Run the job, diff its runs against ``opts.baseline`` and gate (``judge``). The known-issues
+    file is read once, before anything runs (bad input is exit 2 now, not after an hour of
+    runs), and that reading excuses the report's failures."""
     issues = load_known_issues(opts.known_issues, progress.warning)
     with factory() as session:
         base = resolve(session, opts.baseline)  # unknown baseline: exit 2 now
