@@ -95,7 +95,14 @@ def execute(
             placed = stages.plan_job(spec, cat, factory, opts.where, progress.quarantined)
             placed = stages.stage_job(placed, opts.where, on_pull)
         warn(placed, opts.where, progress)
-        summaries = batches(placed, spec, factory, opts.where, progress)
+        # ``--repeat`` batches one after the other, never side by side (``Where.repeat``)
+        with progress.tasks() as reporter:
+            where = opts.where
+            summaries = [
+                s
+                for _ in range(where.repeat)
+                for s in run_batch(placed, spec, factory, reporter, where.retries)
+            ]
     from .session import check_same_store
 
     check_same_store(factory)  # a store deleted or replaced mid-run: exit 3, no "3 pass"
@@ -144,19 +151,3 @@ def warn(placed: Placement, where: Where, progress: RunProgress) -> None:
         used = {pr.image.executor for pr in placed.planned}
         for warning in unused_fields(where.hosts_file, used):
             progress.warning(warning)
-
-
-def batches(
-    placed: Placement,
-    spec: JobSpec,
-    factory: sessionmaker[Session],
-    where: Where,
-    progress: RunProgress,
-) -> list[RunSummary]:
-    """``where.repeat`` batches, one after the other, never side by side (``Where.repeat``)."""
-    with progress.tasks() as reporter:
-        return [
-            s
-            for _ in range(where.repeat)
-            for s in run_batch(placed, spec, factory, reporter, where.retries)
-        ]
