@@ -112,12 +112,7 @@ def stage_job(
         RegistryClient(ca=str(where.ca) if where.ca else None),
         on_pull,
     )
-    return replace(
-        placed,
-        planned=planned,
-        staged=staged,
-        reap=any(pr.image.executor != "host" for pr in planned),
-    )
+    return replace(placed, planned=planned, staged=staged)  # the same images: reap stands
 
 
 def _on_cluster(spec: JobSpec, cat: Catalog, where: Where) -> Placement:
