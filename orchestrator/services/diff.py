@@ -95,11 +95,7 @@ def matrix_side(
                 )
     obs = []
     for cell in cells:
-        kinds = {
-            k
-            for r in (cell.runs or () if recorded else ())
-            for k in recorded.get((r, cell.row), ())
-        }
+        kinds = {k for r in cell.runs or () for k in recorded.get((r, cell.row), ())}
         version, definition = kinds.pop() if len(kinds) == 1 else (None, None)
         for i, status in enumerate(s for s in (cell.statuses or [cell.verdict]) if s in STATUSES):
             # a "missing" (or empty) cell measured nothing: it is no baseline check the head could lose
