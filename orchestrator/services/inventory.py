@@ -121,7 +121,6 @@ def gather_and_store(
 
 
 def audit_image(image: ImageSpec, factory: Factory, status: Status | None = None) -> Audit:
-    """Gather and store the inventory, compare it with the catalog's expected components."""
     run_id, digest, inv = gather_and_store(image, factory, status)
     return Audit(image, run_id, digest, inv, tuple(audit.compare(inv, dict(image.components))))
 

@@ -290,7 +290,6 @@ def _nothing(job: str | None, images: Sequence[str], since: str | None, named_on
 
 
 def published(factory: Factory, version: str) -> Document:
-    """A published version's document, as it was published."""
     with engine_of(factory).connect() as session:
         data = matrix_store.load(session, version)
     if data is None:

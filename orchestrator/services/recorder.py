@@ -42,7 +42,6 @@ class StoreRecorder:
         self.sessions = sessions
 
     def _commit(self, change: Callable[[Session], T]) -> T:
-        """``change`` in one transaction."""
         with self.sessions() as session:
             done = change(session)
             session.commit()
@@ -145,7 +144,6 @@ class StoreRecorder:
             return runs[0].batch if runs else None
 
     def summaries(self, batch: str) -> list[RunSummary]:
-        """One summary per run of the batch, from what is stored."""
         with self.sessions() as session:
             return tq.summaries(session, batch)
 

@@ -38,7 +38,6 @@ def read(db: str | None, reading: Callable[[Connection], T]) -> T:
 
 
 def sessions(db: str | None) -> sessionmaker[Session]:
-    """The session factory for ``db`` (as ``engine``)."""
     from ..store.db import session_factory
 
     return session_factory(engine(db))
@@ -96,7 +95,6 @@ class Deferred:
         return self.factory()()
 
     def begin(self) -> AbstractContextManager[Session]:
-        """A session in a transaction, as ``sessionmaker.begin``."""
         return self.factory().begin()
 
     @property

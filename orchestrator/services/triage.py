@@ -230,7 +230,6 @@ def as_json(found: dict[str, Triage]) -> dict[str, Any]:
 
 
 def line(check: str, t: Triage) -> str:
-    """One line of text: ``check: class: reason``."""
     return f"{check}: {t.cls}: {t.reason}"
 
 
