@@ -252,15 +252,14 @@ def _pair(
     cand_ids = {(k[0], k[1]) for k in cand}
     base_ids = {(k[0], k[1]) for k in base}
     for i, (key, env, mine, b, _notes) in enumerate(out):
-        if b is not None or mine is None or not mine.declared:
+        if b is not None or mine is None or not mine.declared or key[:2] in base_ids:
             continue
         for bkey, bs in sorted(base.items()):
             if (
                 bkey not in used
                 and bkey[1] == key[1]
                 and bkey[2] in (key[2], "*")
-                and (bkey[0], bkey[1]) not in cand_ids
-                and (key[0], key[1]) not in base_ids
+                and bkey[:2] not in cand_ids
                 and bs.declared & mine.declared
             ):
                 used.add(bkey)
