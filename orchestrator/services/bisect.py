@@ -204,12 +204,10 @@ def culprits(
 
     if found.last_good is None:
         return (), f"bad from the first image {found.first_bad} on: no good image to diff against"
-    if found.first_bad is None:  # a last good image comes with a first bad one
-        return (), "no bad image: nothing to diff"
-    bad = next(p for p in found.probes if p.image == found.first_bad)
+    bad = next(p for p in found.probes if p.image == found.first_bad)  # bisect found one
     try:
         good_label, good = inventory.side(found.last_good, catalog, factory, stored=False)
-        bad_label, bad_inv = inventory.side(found.first_bad, catalog, factory, stored=False)
+        bad_label, bad_inv = inventory.side(bad.image, catalog, factory, stored=False)
     except (InfrastructureError, InputError) as exc:
         return (), f"no inventory diff: {exc.message}"
     changes = diff(good, bad_inv)

@@ -126,8 +126,7 @@ def check(  # noqa: PLR0913 - one argument per option of valorch hosts check
     from ..scheduling.plan import unplaceable
 
     spec = load_job(job, catalog) if job else None
-    selected = list(spec.images) if spec else []
-    selected += list(images or [])
+    selected = [*(spec.images if spec else ()), *(images or ())]
     refs = [
         (i.reference, i.digest, runnable(i))
         for i in catalog.select(selected)
