@@ -42,10 +42,6 @@ class Verdict:
         }
 
 
-def _is_local(host: HostSpec) -> bool:
-    return host.endpoint.startswith("unix://")
-
-
 def container_probe(host: HostSpec, backend: str, image: str | None = None) -> Probe:
     """L0: one tiny container starts on the host's engine with the backend's device options
     (``true`` in a small image; the CPU backend gets no devices)."""
@@ -88,7 +84,7 @@ def level0(host: HostSpec, backend: str, image: str | None = None) -> Verdict:
     """Device nodes and driver version (read here when the engine is local), then the container."""
     probes: list[Probe] = []
     vendor = {"rocm": "amd", "cuda": "nvidia"}.get(backend)
-    if vendor and _is_local(host):
+    if vendor and host.endpoint.startswith("unix://"):  # a local engine
         probes += [preflight.device_nodes(vendor), preflight.driver_version(vendor)]
     if all(p.ok for p in probes):
         probes.append(container_probe(host, backend, image))
@@ -108,7 +104,7 @@ def level1(host: HostSpec, backend: str, since: datetime | None = None) -> Verdi
         return Verdict(host.name, (*first.probes, Probe(1, "gpu health", True, why)))
     if not first.ok:
         return first
-    if not _is_local(host):
+    if not host.endpoint.startswith("unix://"):
         there = "L1 runs on the host itself: run valorch hosts check --level 1 there"
         return Verdict(host.name, (*first.probes, Probe(1, "local", True, there)))
     probes = (
