@@ -87,13 +87,6 @@ def finish(placed: Placement, factory: sessionmaker[Session], summaries: list[Ru
     from ..store import queries
     from .preflight import backends_of, level0
 
-    hosts = {h.name: h for h in placed.hosts or ()}
-    after: dict[str, dict[str, Any]] = {}
-    for name in sorted({s.host for s in summaries if s.failed and s.host in hosts}):
-        if backends_of(hosts[name]) != ("cpu",):
-            verdicts = [level0(hosts[name], b) for b in backends_of(hosts[name])]
-            bad = [v.reason for v in verdicts if not v.ok]
-            after[name] = {"ok": not bad, "reason": "; ".join(bad), "at": now()}
     with factory() as session:
         for s in summaries:
             got = placed.staged.get((s.host, s.image))
@@ -101,9 +94,20 @@ def finish(placed: Placement, factory: sessionmaker[Session], summaries: list[Ru
                 queries.merge_run_meta(session, s.run_id, "image", got.meta())
             if placed.quarantined:
                 queries.merge_run_meta(session, s.run_id, "quarantined", list(placed.quarantined))
-            if s.host in after:
-                queries.merge_run_meta(session, s.run_id, "preflight_after", after[s.host])
         session.commit()
+    hosts = {h.name: h for h in placed.hosts or ()}
+    after: dict[str, dict[str, Any]] = {}  # the digests above are stored before this runs
+    for name in sorted({s.host for s in summaries if s.failed and s.host in hosts}):
+        if backends_of(hosts[name]) != ("cpu",):
+            verdicts = [level0(hosts[name], b) for b in backends_of(hosts[name])]
+            bad = [v.reason for v in verdicts if not v.ok]
+            after[name] = {"ok": not bad, "reason": "; ".join(bad), "at": now()}
+    if after:
+        with factory() as session:
+            for s in summaries:
+                if s.host in after:
+                    queries.merge_run_meta(session, s.run_id, "preflight_after", after[s.host])
+            session.commit()
 
 
 @contextmanager
