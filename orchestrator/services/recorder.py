@@ -23,6 +23,7 @@ from ..store import spill
 from ..store.full import StorageFull
 from ..store.models import Run
 from ..store.queue import RunSummary
+from .session import engine_of
 
 if TYPE_CHECKING:
     from .session import Deferred
@@ -148,8 +149,7 @@ class StoreRecorder:
             return tq.summaries(session, batch)
 
     def _url(self) -> URL:
-        url: URL = self.sessions.kw["bind"].url
-        return url
+        return engine_of(self.sessions).url
 
     def _spill(
         self,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from ..store.location import DEFAULT_PATH
 
@@ -96,7 +96,3 @@ class Deferred:
 
     def begin(self) -> AbstractContextManager[Session]:
         return self.factory().begin()
-
-    @property
-    def kw(self) -> dict[str, Any]:
-        return self.factory().kw
