@@ -81,44 +81,33 @@ def open_store(placed: Placement, factory: sessionmaker[Session]) -> StoreRecord
 
 def finish(placed: Placement, factory: sessionmaker[Session], summaries: list[RunSummary]) -> None:
     """After a batch, on its runs' meta: the digests staging found (the tag's index digest
-    and the platform manifest's), the hosts quarantined for it and, for a GPU host with
-    failing checks, an L0 preflight of that host now."""
+    and the platform manifest's), the hosts quarantined for it and, for a GPU host (of a
+    hosts inventory) where a run had failing checks, an L0 preflight of that host now: a
+    host whose devices or engine failed is the likelier cause than the image (a host fault)."""
     from ..store import queries
-
-    if placed.staged:
-        with factory() as session:
-            for s in summaries:
-                got = placed.staged.get((s.host, s.image))
-                if got is not None:
-                    queries.merge_run_meta(session, s.run_id, "image", got.meta())
-            session.commit()
-    after = _preflight_after(placed, summaries)
-    with factory() as session:
-        for s in summaries:
-            if placed.quarantined:
-                queries.merge_run_meta(session, s.run_id, "quarantined", list(placed.quarantined))
-            if s.host in after:
-                queries.merge_run_meta(session, s.run_id, "preflight_after", after[s.host])
-        session.commit()
-
-
-def _preflight_after(placed: Placement, summaries: list[RunSummary]) -> dict[str, dict[str, Any]]:
-    """L0 of each GPU host (of a hosts inventory) where a run had failing checks: a host whose
-    devices or engine failed is the likelier cause than the image (a host fault)."""
     from .preflight import backends_of, level0
 
+    with factory() as session:
+        for s in summaries:
+            got = placed.staged.get((s.host, s.image))
+            if got is not None:
+                queries.merge_run_meta(session, s.run_id, "image", got.meta())
+            if placed.quarantined:
+                queries.merge_run_meta(session, s.run_id, "quarantined", list(placed.quarantined))
+        session.commit()
     hosts = {h.name: h for h in placed.hosts or ()}
-    todo = {
-        s.host: hosts[s.host]
-        for s in summaries
-        if s.failed and s.host in hosts and backends_of(hosts[s.host]) != ("cpu",)
-    }
-    out = {}
-    for name, host in sorted(todo.items()):
-        verdicts = [level0(host, b) for b in backends_of(host)]
-        bad = [v.reason for v in verdicts if not v.ok]
-        out[name] = {"ok": not bad, "reason": "; ".join(bad), "at": now()}
-    return out
+    after: dict[str, dict[str, Any]] = {}  # the digests above are stored before this runs
+    for name in sorted({s.host for s in summaries if s.failed and s.host in hosts}):
+        if backends_of(hosts[name]) != ("cpu",):
+            verdicts = [level0(hosts[name], b) for b in backends_of(hosts[name])]
+            bad = [v.reason for v in verdicts if not v.ok]
+            after[name] = {"ok": not bad, "reason": "; ".join(bad), "at": now()}
+    if after:
+        with factory() as session:
+            for s in summaries:
+                if s.host in after:
+                    queries.merge_run_meta(session, s.run_id, "preflight_after", after[s.host])
+            session.commit()
 
 
 @contextmanager

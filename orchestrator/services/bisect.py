@@ -12,7 +12,7 @@ from __future__ import annotations
 import difflib
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -48,7 +48,6 @@ class Probe:
 
 @dataclass(frozen=True)
 class Bisection:
-    check: str
     images: tuple[str, ...]
     probes: tuple[Probe, ...]  # in the order they ran
     first_bad: str | None  # None: the last image is good, nothing went bad
@@ -72,7 +71,7 @@ def search(images: Sequence[str], probe: Callable[[str], Probe]) -> Bisection:
         return p.bad
 
     if not test(len(images) - 1):
-        return Bisection("", tuple(images), tuple(done), None, images[-1])
+        return Bisection(tuple(images), tuple(done), None, images[-1])
     lo, hi = -1, len(images) - 1  # lo: known good (-1: before the first), hi: known bad
     while hi - lo > 1:
         mid = (lo + hi) // 2
@@ -80,7 +79,7 @@ def search(images: Sequence[str], probe: Callable[[str], Probe]) -> Bisection:
             hi = mid
         else:
             lo = mid
-    return Bisection("", tuple(images), tuple(done), images[hi], images[lo] if lo >= 0 else None)
+    return Bisection(tuple(images), tuple(done), images[hi], images[lo] if lo >= 0 else None)
 
 
 def suite_of(check: str, job: Path | None, catalog: Catalog) -> SuiteRef:
@@ -179,9 +178,7 @@ def bisect(
             "give the images oldest first, ending with one where the check fails",
         )
     suspects, note = culprits(check, found, catalog, factory)
-    return Bisection(
-        check, found.images, found.probes, found.first_bad, found.last_good, suspects, note
-    )
+    return replace(found, suspects=suspects, culprit_note=note)
 
 
 def _ran_on(result: Any, cpu_image: bool) -> str | None:
@@ -207,12 +204,10 @@ def culprits(
 
     if found.last_good is None:
         return (), f"bad from the first image {found.first_bad} on: no good image to diff against"
-    if found.first_bad is None:  # a last good image comes with a first bad one
-        return (), "no bad image: nothing to diff"
-    bad = next(p for p in found.probes if p.image == found.first_bad)
+    bad = next(p for p in found.probes if p.image == found.first_bad)  # bisect found one
     try:
         good_label, good = inventory.side(found.last_good, catalog, factory, stored=False)
-        bad_label, bad_inv = inventory.side(found.first_bad, catalog, factory, stored=False)
+        bad_label, bad_inv = inventory.side(bad.image, catalog, factory, stored=False)
     except (InfrastructureError, InputError) as exc:
         return (), f"no inventory diff: {exc.message}"
     changes = diff(good, bad_inv)

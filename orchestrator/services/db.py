@@ -67,7 +67,6 @@ class StoreCheck:
 
 
 def upgrade(db: str | None) -> SchemaChange:
-    """Migrate the database to this valorch's schema."""
     return SchemaChange(*store_db.upgrade(db))
 
 

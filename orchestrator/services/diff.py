@@ -95,11 +95,7 @@ def matrix_side(
                 )
     obs = []
     for cell in cells:
-        kinds = {
-            k
-            for r in (cell.runs or () if recorded else ())
-            for k in recorded.get((r, cell.row), ())
-        }
+        kinds = {k for r in cell.runs or () for k in recorded.get((r, cell.row), ())}
         version, definition = kinds.pop() if len(kinds) == 1 else (None, None)
         for i, status in enumerate(s for s in (cell.statuses or [cell.verdict]) if s in STATUSES):
             # a "missing" (or empty) cell measured nothing: it is no baseline check the head could lose
@@ -223,6 +219,14 @@ def report_for(
             "check --image, or pick a side that has results",
         )
     issues = accept.joined(session, issues)
+    # (image alias, check) → run-to-run noise (log medians, robust) measured on the A/A
+    # history of the head's runs: the same digest on the same host, quiet runs only
+    sigma = {}
+    for key, items in (noise_queries.aa_history(session, hside.runs) if hside.runs else {}).items():
+        meds = [median(s) for s, m in items if len(s) >= 3 and not noise.noisy(m)]
+        meds = [m for m in meds if m > 0]
+        if len(meds) >= MIN_AA_RUNS:
+            sigma[key] = changepoints.robust_sigma([math.log(m) for m in meds])
     return engine.compare(
         bside,
         hside,
@@ -230,20 +234,8 @@ def report_for(
         issues.match if issues else None,
         issues.expired() if issues else (),
         date.today(),
-        run_noise(session, hside.runs),
+        sigma,
     )
-
-
-def run_noise(session: Session, run_ids: Sequence[str]) -> dict[tuple[str, str], float]:
-    """(image alias, check) → run-to-run noise (log medians, robust) measured on the A/A
-    history of the head's runs: the same digest on the same host, quiet runs only."""
-    out = {}
-    for key, items in (noise_queries.aa_history(session, run_ids) if run_ids else {}).items():
-        meds = [median(s) for s, m in items if len(s) >= 3 and not noise.noisy(m)]
-        meds = [m for m in meds if m > 0]
-        if len(meds) >= MIN_AA_RUNS:
-            out[key] = changepoints.robust_sigma([math.log(m) for m in meds])
-    return out
 
 
 def compare(  # noqa: PLR0913 - one argument per option of valorch diff

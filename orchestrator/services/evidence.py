@@ -205,7 +205,10 @@ def stamp(table: Table, now: datetime, fresh_days: int) -> tuple[Table, int]:
             if c.when and c.when < cutoff and c.verdict not in ("", "missing", "skip", "n/a"):
                 flags = (*flags, "stale")
                 stale += 1
-            cells.append(_marked(c, flags))
+            if flags:  # not replace(): 10,000s of cells
+                text = marked(c.text, c.verdict, flags, c.when)
+                c = TCell(text, c.verdict, c.statuses, c.runs, c.note, c.when, flags)
+            cells.append(c)
         rows.append(TRow(row.key, row.labels, tuple(cells)))
     return replace(table, rows=tuple(rows)), stale
 
@@ -222,14 +225,6 @@ def marked(text: str, verdict: str, flags: tuple[str, ...], when: str | None = N
     if "stale" in flags:
         words.append(f"stale: {when}")
     return f"{text} ({', '.join(words)})" if words else text
-
-
-def _marked(c: TCell, flags: tuple[str, ...]) -> TCell:
-    if flags == c.flags and not flags:
-        return c
-    text = marked(c.text, c.verdict, flags, c.when)
-    # not replace(): 10,000s of cells
-    return TCell(text, c.verdict, c.statuses, c.runs, c.note, c.when, flags)
 
 
 def excuse(

@@ -66,10 +66,8 @@ def record(dest: Path) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class HostsCheck:
-    """The preflight's one decision: each host's row (``problems`` empty when it is ready), the
-    results database's state (``db``: "ok" or the problem), and each image of the job that the
-    run's placement (``scheduling.plan.unplaceable``) finds no host for. ``outcome`` is the exit
-    code; the table and ``--json`` render this object and nothing else."""
+    """The preflight's one decision (the table and ``--json`` render it and nothing else):
+    ``db`` is "ok" or the problem; ``placement``, the job's images no host can run."""
 
     hosts: tuple[dict[str, Any], ...]
     db: str
@@ -77,7 +75,22 @@ class HostsCheck:
 
     @property
     def outcome(self) -> Outcome:
-        return check_ending(self)
+        """``hosts check`` exits 3 when a host or the results database has a problem, or when
+        no host can run an image of the job (what ``valorch run`` would stop on, exit 3)."""
+        bad = [r["host"] for r in self.hosts if r["problems"]]
+        if self.db != "ok":
+            bad.append("the results database")
+        said = tuple(Said("error", f"error: {u.reason}") for u in self.placement)
+        if self.placement:
+            names = ", ".join(u.image for u in self.placement)
+            what = "image" if len(self.placement) == 1 else "images"
+            why = f"no host can run {what} {names}, as valorch run places them"
+            if bad:
+                why += "; problems on " + ", ".join(bad)
+            return Outcome(INCONCLUSIVE, "infrastructure", why, said)
+        if bad:
+            return Outcome(INCONCLUSIVE, "infrastructure", "problems on " + ", ".join(bad))
+        return passed("every host and the results database are ready")
 
     def as_json(self) -> dict[str, Any]:
         out = self.outcome
@@ -113,17 +126,12 @@ def check(  # noqa: PLR0913 - one argument per option of valorch hosts check
     from ..scheduling.plan import unplaceable
 
     spec = load_job(job, catalog) if job else None
-    selected = list(spec.images) if spec else []
-    selected += list(images or [])
-    refs = (
-        [
-            (i.reference, i.digest, runnable(i))
-            for i in catalog.select(selected)
-            if i.executor == "docker"
-        ]
-        if selected
-        else []
-    )
+    selected = [*(spec.images if spec else ()), *(images or ())]
+    refs = [
+        (i.reference, i.digest, runnable(i))
+        for i in catalog.select(selected)
+        if i.executor == "docker"
+    ]
     hosts = resolve_hosts(hosts_file)
     placement: list[Unplaced] = []
     if spec is not None:
@@ -154,22 +162,3 @@ def check(  # noqa: PLR0913 - one argument per option of valorch hosts check
     except Exception as exc:  # noqa: BLE001 - reported as the database's problem
         db_problem = f"results database not writable: {str(exc)[:300]}"
     return HostsCheck(tuple(rows), db_problem or "ok", tuple(placement))
-
-
-def check_ending(found: HostsCheck) -> Outcome:
-    """``hosts check`` exits 3 when a host or the results database has a problem, or when no
-    host can run an image of the job (what ``valorch run`` would stop on, exit 3)."""
-    bad = [r["host"] for r in found.hosts if r["problems"]]
-    if found.db != "ok":
-        bad.append("the results database")
-    said = tuple(Said("error", f"error: {u.reason}") for u in found.placement)
-    if found.placement:
-        names = ", ".join(u.image for u in found.placement)
-        what = "image" if len(found.placement) == 1 else "images"
-        why = f"no host can run {what} {names}, as valorch run places them"
-        if bad:
-            why += "; problems on " + ", ".join(bad)
-        return Outcome(INCONCLUSIVE, "infrastructure", why, said)
-    if bad:
-        return Outcome(INCONCLUSIVE, "infrastructure", "problems on " + ", ".join(bad))
-    return passed("every host and the results database are ready")

@@ -23,7 +23,6 @@ from .outcome import GATE_FAILED, INCONCLUSIVE, Outcome, Said, passed
 # state of one catalogued tag
 SAME, MOVED, NEW, VANISHED, LOCAL = "same", "moved", "new", "vanished", "local"
 UNREACHABLE = "unreachable"  # its registry did not answer (or refused): the others go on
-DRIFT = frozenset({MOVED, VANISHED})
 
 
 @dataclass(frozen=True)
@@ -101,15 +100,11 @@ def check_catalog(
     return check(images, client)
 
 
-def drifted(checks: Iterable[TagCheck]) -> list[TagCheck]:
-    return [c for c in checks if c.state in DRIFT]
-
-
 def check_ending(checks: Iterable[TagCheck], updated: bool) -> Outcome:
     """``images check`` exits 1 when a tag moved or vanished, unless --update wrote the
     new digests into the catalog."""
     checks = list(checks)
-    moved = drifted(checks)
+    moved = [c for c in checks if c.state in (MOVED, VANISHED)]
     lost = [c.alias for c in checks if c.state == UNREACHABLE]
     unasked = f"; registry not reached for {', '.join(lost)}" if lost else ""
     if moved and not updated:
@@ -158,10 +153,7 @@ def plan_update(catalog_dir: Path, checks: Iterable[TagCheck]) -> list[FileUpdat
         if not edits:
             continue
         for i, line, replace_ in sorted(edits, reverse=True):
-            if replace_:
-                lines[i] = line
-            else:
-                lines.insert(i, line)
+            lines[i : i + replace_] = [line]  # replaces line i, or inserts before it
         updates.append(FileUpdate(path, text, "".join(lines), tuple(changed)))
     return updates
 

@@ -18,7 +18,7 @@ from ..components import Inventory
 from ..errors import InfrastructureError, InputError, ValorchError
 from ..executors.inventory import gather_inventory, image_digest
 from ..hosts.detect import detect_local
-from ..spec import Change, HostSpec, ImageSpec
+from ..spec import Change, ImageSpec
 from ..store import inventory_queries as iq
 
 if TYPE_CHECKING:
@@ -85,16 +85,14 @@ class Stored:
 
 
 def gather_and_store(
-    image: ImageSpec, factory: Factory, host: HostSpec | None = None, status: Status | None = None
+    image: ImageSpec, factory: Factory, status: Status | None = None
 ) -> tuple[str, str | None, Inventory]:
     """Gather in the image, validate, store as a run: (run id, digest, inventory).
     ``status(text)`` is a context manager the caller shows while the container runs."""
-    host = host or detect_local()
-    if status is None:
+    host = detect_local()
+    said = f"gathering the inventory of {image.alias} ({image.reference}) ..."
+    with status(said) if status else contextlib.nullcontext():
         raw, problem, digest = gather_inventory(image, host)
-    else:
-        with status(f"gathering the inventory of {image.alias} ({image.reference}) ..."):
-            raw, problem, digest = gather_inventory(image, host)
     if problem:
         raise InfrastructureError(
             problem,
@@ -123,8 +121,7 @@ def gather_and_store(
 
 
 def audit_image(image: ImageSpec, factory: Factory, status: Status | None = None) -> Audit:
-    """Gather and store the inventory, compare it with the catalog's expected components."""
-    run_id, digest, inv = gather_and_store(image, factory, status=status)
+    run_id, digest, inv = gather_and_store(image, factory, status)
     return Audit(image, run_id, digest, inv, tuple(audit.compare(inv, dict(image.components))))
 
 
@@ -152,7 +149,7 @@ def side(
             found = iq.inventory_of_digest(session, digest)
     if found is not None:
         return f"{spec.alias}@{found[0].id[:8]}", found[1]
-    _, _, inv = gather_and_store(spec, factory, status=status)
+    _, _, inv = gather_and_store(spec, factory, status)
     return spec.alias, inv
 
 
@@ -177,10 +174,7 @@ def diff(
     a: str, b: str, catalog: Catalog, factory: Factory, stored: bool, status: Status | None = None
 ) -> tuple[str, str, list[Change]]:
     """Component by component, from side A to side B: (label A, label B, changes)."""
-    (name_a, inv_a), (name_b, inv_b) = (
-        side(a, catalog, factory, stored, status),
-        side(b, catalog, factory, stored, status),
-    )
+    (name_a, inv_a), (name_b, inv_b) = (side(x, catalog, factory, stored, status) for x in (a, b))
     return name_a, name_b, audit.diff(inv_a, inv_b)
 
 

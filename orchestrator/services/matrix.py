@@ -40,16 +40,7 @@ if TYPE_CHECKING:  # the matrix is read with Core; the ORM loads only to publish
     Factory = sessionmaker[Session] | Deferred
 FORMATS = ("md", "rst", "html", "json")
 DEFAULT_FRESH_DAYS = 7
-DEFAULT_ROWS = {
-    "checks": "checks",
-    "features": "features",
-    "since": "features",
-    "summary": "features",
-    "tiers": "checks",
-    "components": "checks",
-    "seed-features": "features",
-    "libraries": "checks",
-}
+FEATURE_ROWS = ("features", "since", "summary", "seed-features")  # by default; others: checks
 
 
 def choice(value: str, allowed: tuple[str, ...], flag: str) -> str:
@@ -162,9 +153,7 @@ def _inventory_layout(
 
 @dataclass(frozen=True)
 class MatrixQuery:
-    """What a matrix shows (``matrix render`` / ``publish`` flags): the layout and its rows
-    and columns, which images, evidence since when and from which job (ad-hoc runs too?),
-    the tier policy, and how old a cell may be before it is stale."""
+    """What a matrix shows: the flags of ``matrix render`` and ``publish``."""
 
     layout: str = "checks"
     rows: str | None = None
@@ -196,7 +185,8 @@ def build_document(
     images, since_dt, job = list(query.images), query.since, query.job
     include_adhoc = query.include_adhoc
     layout = choice(query.layout, LAYOUTS, "--layout")
-    rows = choice(query.rows or DEFAULT_ROWS[layout], ROWS, "--rows")
+    default_rows = "features" if layout in FEATURE_ROWS else "checks"
+    rows = choice(query.rows or default_rows, ROWS, "--rows")
     columns = query.columns or ("backends" if layout == "tiers" else "images")
     columns = choice(columns, COLUMNS, "--columns")
     fresh_days = fresh_window(query.fresh_days)
@@ -213,12 +203,8 @@ def build_document(
         "images": images,
         "since": since,
     }
-    if job:
-        params["job"] = job
-    if include_adhoc:
-        params["include_adhoc"] = True
-    if query.known_issues is not None:
-        params["known_issues"] = str(query.known_issues)
+    given = {"job": job, "include_adhoc": include_adhoc, "known_issues": query.known_issues}
+    params.update({k: v if v is True else str(v) for k, v in given.items() if v})
     stale = 0
     with engine_of(factory).connect() as session:
         if layout in ("components", "libraries"):
@@ -304,7 +290,6 @@ def _nothing(job: str | None, images: Sequence[str], since: str | None, named_on
 
 
 def published(factory: Factory, version: str) -> Document:
-    """A published version's document, as it was published."""
     with engine_of(factory).connect() as session:
         data = matrix_store.load(session, version)
     if data is None:

@@ -39,9 +39,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class RunOptions:
-    """What runs (``selection``, a ``job`` the caller built, or ``resume`` a stored batch),
-    ``where`` and how, what known issues excuse, and whether a failing check is exit 1
-    (``gate``)."""
+    """What runs (``selection``, a ``job`` the caller built, or ``resume`` a stored batch)."""
 
     selection: Selection = field(default_factory=Selection)
     job: JobSpec | None = None  # qualify's candidate job, bisect's one-check probe
@@ -57,19 +55,15 @@ class RunProgress(Protocol):
 
     def pulls(self) -> AbstractContextManager[Callable[[str, PullEvent], None]]:
         """Around planning and staging: the callback that is given each pull event."""
-        ...
 
     def tasks(self) -> AbstractContextManager[Reporter]:
         """Around the batches: the reporter of their tasks and results."""
-        ...
 
     def quarantined(self, verdict: Verdict) -> None:
         """A host failed its preflight and is out of this batch."""
-        ...
 
     def warning(self, text: str) -> None:
         """A known-issues entry that can never match; a suite over its time budget."""
-        ...
 
 
 def check(opts: RunOptions) -> None:
@@ -101,7 +95,14 @@ def execute(
             placed = stages.plan_job(spec, cat, factory, opts.where, progress.quarantined)
             placed = stages.stage_job(placed, opts.where, on_pull)
         warn(placed, opts.where, progress)
-        summaries = batches(placed, spec, factory, opts.where, progress)
+        # ``--repeat`` batches one after the other, never side by side (``Where.repeat``)
+        with progress.tasks() as reporter:
+            where = opts.where
+            summaries = [
+                s
+                for _ in range(where.repeat)
+                for s in run_batch(placed, spec, factory, reporter, where.retries)
+            ]
     from .session import check_same_store
 
     check_same_store(factory)  # a store deleted or replaced mid-run: exit 3, no "3 pass"
@@ -133,9 +134,9 @@ def select(opts: RunOptions, cat: Catalog, progress: RunProgress) -> tuple[JobSp
         from .pull import typed_tags
 
         client = RegistryClient(ca=str(opts.where.ca) if opts.where.ca else None)
-        cat, tags = typed_tags(cat, opts.selection.images, client)
-        for said in (tag.said for tag in tags if tag.said):
-            progress.warning(said)
+        cat, said = typed_tags(cat, opts.selection.images, client)
+        for warning in said:
+            progress.warning(warning)
     return job_for(cat, opts.selection), cat
 
 
@@ -150,19 +151,3 @@ def warn(placed: Placement, where: Where, progress: RunProgress) -> None:
         used = {pr.image.executor for pr in placed.planned}
         for warning in unused_fields(where.hosts_file, used):
             progress.warning(warning)
-
-
-def batches(
-    placed: Placement,
-    spec: JobSpec,
-    factory: sessionmaker[Session],
-    where: Where,
-    progress: RunProgress,
-) -> list[RunSummary]:
-    """``where.repeat`` batches, one after the other, never side by side (``Where.repeat``)."""
-    with progress.tasks() as reporter:
-        return [
-            s
-            for _ in range(where.repeat)
-            for s in run_batch(placed, spec, factory, reporter, where.retries)
-        ]

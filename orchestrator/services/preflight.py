@@ -42,10 +42,6 @@ class Verdict:
         }
 
 
-def _is_local(host: HostSpec) -> bool:
-    return host.endpoint.startswith("unix://")
-
-
 def container_probe(host: HostSpec, backend: str, image: str | None = None) -> Probe:
     """L0: one tiny container starts on the host's engine with the backend's device options
     (``true`` in a small image; the CPU backend gets no devices)."""
@@ -88,16 +84,14 @@ def level0(host: HostSpec, backend: str, image: str | None = None) -> Verdict:
     """Device nodes and driver version (read here when the engine is local), then the container."""
     probes: list[Probe] = []
     vendor = {"rocm": "amd", "cuda": "nvidia"}.get(backend)
-    if vendor and _is_local(host):
+    if vendor and host.endpoint.startswith("unix://"):  # a local engine
         probes += [preflight.device_nodes(vendor), preflight.driver_version(vendor)]
     if all(p.ok for p in probes):
         probes.append(container_probe(host, backend, image))
     return Verdict(host.name, tuple(probes))
 
 
-def level1(
-    host: HostSpec, backend: str, since: datetime | None = None, until: datetime | None = None
-) -> Verdict:
+def level1(host: HostSpec, backend: str, since: datetime | None = None) -> Verdict:
     """L0, then SMI health, rvs / dcgmi diag -r 1 and the kernel log (on this machine only:
     L1 reads the host's own tools and log, so it runs where valorch runs)."""
     first = level0(host, backend)
@@ -110,13 +104,13 @@ def level1(
         return Verdict(host.name, (*first.probes, Probe(1, "gpu health", True, why)))
     if not first.ok:
         return first
-    if not _is_local(host):
+    if not host.endpoint.startswith("unix://"):
         there = "L1 runs on the host itself: run valorch hosts check --level 1 there"
         return Verdict(host.name, (*first.probes, Probe(1, "local", True, there)))
     probes = (
         preflight.smi_health(vendor)
         + preflight.diagnostics(vendor)
-        + [preflight.kernel_log(since, until)]
+        + [preflight.kernel_log(since, None)]
     )
     return Verdict(host.name, first.probes + tuple(probes))
 

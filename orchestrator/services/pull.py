@@ -23,8 +23,6 @@ from ..spec import HostSpec, ImageSpec
 from . import outcome as ending
 
 if TYPE_CHECKING:
-    from docker import DockerClient
-
     from ..registry import Platform, RegistryClient
     from ..scheduling.plan import PlannedRun
 
@@ -102,20 +100,19 @@ def stage(
     policy: str,
     registry: RegistryClient,
     on_event: Callable[[str, engine.PullEvent], None] | None = None,
-    client: DockerClient | None = None,
     cancel: threading.Event | None = None,
 ) -> Staged:
     """``image`` present and verified on ``host`` under ``policy``; raises InfrastructureError
     (exit 3) when it cannot be: absent under ``never``, no room, pull failed, digest mismatch."""
     from ..executors.docker import connect
 
-    client = client or connect(host)
+    client = connect(host)
     ref = imageref.parse(image.reference)
     pinned = image.digest or ref.digest
     run_ref = ref.pinned(pinned) if pinned else ref.tagged()
     attrs = engine.inspect(client, run_ref)
-    key = f"{host.name}:{image.alias}"
-    if attrs is not None and policy in ("missing", "never"):
+    pulled = attrs is None or policy == "always"
+    if not pulled:
         held = _held(attrs, ref)
         if pinned:
             _verify(attrs, ref, pinned, image, host, "the catalog pins")
@@ -125,57 +122,41 @@ def stage(
             if policy == "never" or digest is None
             else _platform(registry, ref, digest, strict=False)
         )
-        return Staged(
-            host.name,
-            image.alias,
-            ref.pinned(digest) if digest else run_ref,
-            digest,
-            plat.manifest_digest if plat else None,
-            plat.compressed_size if plat else None,
-            False,
-            "already on the engine",
-        )
-    if policy == "never":
+        note = "already on the engine"
+    elif policy == "never":
         raise InfrastructureError(
             f"image {image.alias} ({run_ref}) is not on {host.name}, and --pull never "
             "forbids pulling it; nothing was run or stored",
             f"pull it first (valorch images pull {image.alias}) or use --pull missing",
         )
-    plat = _platform(registry, ref, pinned, strict=not pinned)
-    expected = pinned or (plat.index_digest if plat else "")  # unpinned: strict, plat is there
-    if plat is not None:
-        free = engine.free_bytes(client, host)
-        if free is not None and plat.compressed_size > free:
-            raise NoRoomError(
-                f"host {host.name} has {_size(free)} free for images; {image.alias} needs at least "
-                f"{_size(plat.compressed_size)} (compressed) from registry {ref.domain}: not pulled",
-                "free space on that engine (docker system prune) or stage the image on another host",
-            )
-    engine.pull(
-        client,
-        host,
-        ref.pinned(expected) if pinned else ref.tagged(),
-        (lambda ev: on_event(key, ev)) if on_event else (lambda ev: None),
-        cancel,
-    )
-    attrs = engine.inspect(client, ref.pinned(expected) if pinned else ref.tagged())
-    _verify(
-        attrs,
-        ref,
-        expected,
-        image,
-        host,
-        "the catalog pins" if pinned else f"registry {ref.domain} resolved {ref.tagged()} to",
-    )
+    else:
+        plat = _platform(registry, ref, pinned, strict=not pinned)
+        digest = pinned or (plat.index_digest if plat else "")  # unpinned: strict, plat is there
+        if plat is not None:
+            free = engine.free_bytes(client, host)
+            if free is not None and plat.compressed_size > free:
+                raise NoRoomError(
+                    f"host {host.name} has {_size(free)} free for images; {image.alias} needs at "
+                    f"least {_size(plat.compressed_size)} (compressed) from registry {ref.domain}: "
+                    "not pulled",
+                    "free space on that engine (docker system prune) or stage the image on another "
+                    "host",
+                )
+        key = f"{host.name}:{image.alias}"
+        told = (lambda ev: on_event(key, ev)) if on_event else (lambda ev: None)
+        engine.pull(client, host, run_ref, told, cancel)
+        why = "the catalog pins" if pinned else f"registry {ref.domain} resolved {ref.tagged()} to"
+        _verify(engine.inspect(client, run_ref), ref, digest, image, host, why)
+        note = "" if plat else "platform digest unknown: the registry API did not answer"
     return Staged(
         host.name,
         image.alias,
-        ref.pinned(expected),
-        expected,
+        ref.pinned(digest) if digest else run_ref,
+        digest,
         plat.manifest_digest if plat else None,
         plat.compressed_size if plat else None,
-        True,
-        "" if plat else "platform digest unknown: the registry API did not answer",
+        pulled,
+        note,
     )
 
 
@@ -215,10 +196,8 @@ def stage_many(
     policy: str,
     registry: RegistryClient,
     on_event: Callable[[str, engine.PullEvent], None] | None = None,
-    workers: int = 4,
 ) -> list[Outcome]:
     """Every (image, host) pair staged concurrently; failures are outcomes, not exceptions."""
-
     cancel = threading.Event()
 
     def one(pair: tuple[ImageSpec, HostSpec]) -> Outcome:
@@ -233,9 +212,7 @@ def stage_many(
             return ended(None, "cancelled", "cancelled")
 
     pairs = list(pairs)
-    if not pairs:
-        return []
-    pool = ThreadPoolExecutor(max_workers=max(1, min(workers, len(pairs))))
+    pool = ThreadPoolExecutor(max_workers=max(1, min(4, len(pairs))))
     try:
         futures = [pool.submit(one, p) for p in pairs]
         return [f.result() for f in futures]
@@ -331,22 +308,6 @@ def stage_planned(
     return tuple(out), staged
 
 
-def pairs_for(
-    images: Iterable[ImageSpec], hosts: tuple[HostSpec, ...]
-) -> list[tuple[ImageSpec, HostSpec]]:
-    """Every host that could run each registry image (``images pull``); an image no host can
-    run is an error naming the nearest hosts (exit 3)."""
-    from ..hosts.match import match
-    from ..scheduling.plan import requirement
-
-    pairs = []
-    for image in images:
-        if image.executor != "docker" or image.local:
-            continue
-        pairs += [(image, h) for h in match(requirement(image), hosts, image.alias)]
-    return pairs
-
-
 def never_pulled(images: Iterable[ImageSpec]) -> list[tuple[str, str]]:
     """(alias, why) of each selected image ``images pull`` does not pull: built locally, or
     not run in a container."""
@@ -370,16 +331,25 @@ def pull_images(
     on_event: Callable[[str, engine.PullEvent], None] | None = None,
 ) -> list[Outcome]:
     """``images pull``: every registry image on every host that could run it, concurrently
-    (``--pull never`` would pull nothing: bad input here)."""
+    (``--pull never`` would pull nothing: bad input here); an image no host can run is an
+    error naming the nearest hosts (exit 3)."""
     from ..hosts.inventory import resolve_hosts
+    from ..hosts.match import match
     from ..registry import RegistryClient
+    from ..scheduling.plan import requirement
 
     if check_policy(policy) == "never":
         raise InputError(
             "images pull --pull never would pull nothing: it takes missing or always",
             "to see which images each host holds: valorch images list --present",
         )
-    pairs = pairs_for(images, resolve_hosts(hosts_file))
+    hosts = resolve_hosts(hosts_file)
+    pairs = [
+        (image, h)
+        for image in images
+        if image.executor == "docker" and not image.local
+        for h in match(requirement(image), hosts, image.alias)
+    ]
     return stage_many(pairs, policy, RegistryClient(ca=ca), on_event)
 
 
@@ -397,47 +367,15 @@ def pull_ending(
     return ending.passed("every image is on every host that can run it", said)
 
 
-@dataclass(frozen=True)
-class TypedTag:
-    """What an explicit ``REPO:TAG`` the user typed runs: the catalogued image it names
-    (``alias``, pinned to ``pinned``) and the digest its tag names now (``now``; None where
-    the registry could not say). ``digest`` is what runs; ``said`` why, when it is not the
-    pin, or when the tag could not be followed (docs/registries.md)."""
-
-    typed: str
-    alias: str
-    pinned: str
-    now: str | None
-    why: str = ""
-
-    @property
-    def digest(self) -> str:
-        return self.now or self.pinned
-
-    @property
-    def said(self) -> str | None:
-        if self.now is None:
-            return (
-                f"{self.typed}: could not learn what the tag names now ({self.why}); running "
-                f"the catalogue's pin {self.pinned} ({self.alias})"
-            )
-        if self.now != self.pinned:
-            return (
-                f"{self.typed}: the tag has moved: it names {self.now} now, the catalogue pins "
-                f"{self.pinned} ({self.alias}); running {self.now}, what the tag names now "
-                f"(valorch images check --update {self.alias} moves the pin; --image "
-                f"{self.alias} runs the pin)"
-            )
-        return None
-
-
 def typed_tags(
     cat: Catalog, typed: Iterable[str], client: RegistryClient
-) -> tuple[Catalog, tuple[TypedTag, ...]]:
+) -> tuple[Catalog, tuple[str, ...]]:
     """``cat`` with each catalogued registry image that the user named by its ``REPO:TAG``
     (``run --image``) pinned to the digest the tag names now: what the user typed is what
     runs. A name that is an alias, a digest or an uncatalogued reference is left alone
-    (an alias runs its pin; a digest is exact; an uncatalogued tag is resolved at the pull)."""
+    (an alias runs its pin; a digest is exact; an uncatalogued tag is resolved at the pull).
+    With it, what to say: each tag that moved from its pin, and each that could not be
+    followed, so that its pin runs (docs/registries.md)."""
     from .images import MOVED, SAME, check
 
     chosen: list[tuple[str, ImageSpec]] = []
@@ -467,16 +405,22 @@ def typed_tags(
     if not chosen:
         return cat, ()
     found = check([image for _n, image in chosen], client)
-    tags: list[TypedTag] = []
-    pins: dict[str, str] = {}
+    said: list[str] = []
+    moved: dict[str, str] = {}
     for (name, image), tag in zip(chosen, found, strict=True):
-        pinned = image.digest or ""
-        if tag.state in (SAME, MOVED) and tag.current_digest:
-            tags.append(TypedTag(name, image.alias, pinned, tag.current_digest))
-            pins[image.alias] = tag.current_digest
-        else:  # unreachable, or the tag is gone: the pin runs, and the user is told
-            tags.append(TypedTag(name, image.alias, pinned, None, tag.message or tag.state))
-    moved = {a: d for a, d in pins.items() if d != cat.by_alias()[a].digest}
+        alias, pinned, now = image.alias, image.digest, tag.current_digest
+        if tag.state not in (SAME, MOVED) or not now:  # unreachable, or the tag is gone
+            said.append(
+                f"{name}: could not learn what the tag names now ({tag.message or tag.state}); "
+                f"running the catalogue's pin {pinned} ({alias})"
+            )
+        elif now != pinned:
+            moved[alias] = now
+            said.append(
+                f"{name}: the tag has moved: it names {now} now, the catalogue pins {pinned} "
+                f"({alias}); running {now}, what the tag names now (valorch images check "
+                f"--update {alias} moves the pin; --image {alias} runs the pin)"
+            )
     if moved:
         cat = Catalog(
             tuple(
@@ -484,4 +428,4 @@ def typed_tags(
                 for i in cat.images
             )
         )
-    return cat, tuple(tags)
+    return cat, tuple(said)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import socket
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -47,7 +46,6 @@ def push(
     target_db: str,
     since: datetime | None = None,
     origin: str | None = None,
-    progress: Callable[[int, int], None] | None = None,
 ) -> PushReport:
     if not target_db or not target_db.strip():
         raise InputError(
@@ -83,7 +81,7 @@ def push(
     try:
         # a SQLite target's WAL is copied on a second thread
         with background_checkpoints(dst_engine):
-            for n, run_id in enumerate(todo):
+            for run_id in todo:
                 with src() as s:
                     bundle = source.read(s, run_id)
                 try:
@@ -110,9 +108,7 @@ def push(
                     already.add(run_id)
                 except DBAPIError as exc:
                     raise _lost(target, exc, pushed, len(todo)) from None
-                if progress:
-                    progress(n + 1, len(todo))
-        if red and not interrupted:
+        if red:
             from .triage import record_new
 
             record_new(dst, red)

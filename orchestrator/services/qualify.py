@@ -14,7 +14,7 @@ from ..spec import DEFAULT_THRESHOLD, JobSpec
 from . import views
 from .candidate import check_baseline_for
 from .diff import NoResultsError, report_for, resolve, runs_side
-from .outcome import GATE_FAILED, INCONCLUSIVE, PASSED, Kind, Outcome, Said, passed
+from .outcome import GATE_FAILED, INCONCLUSIVE, Kind, Outcome, Said, passed
 from .pipeline import RunOptions, RunProgress, execute
 from .placing import Where
 from .run import load_known_issues, stored_runs
@@ -64,38 +64,22 @@ class Qualification:
     readiness: ReadinessGate | None = None
 
     @property
-    def exit_code(self) -> int:
-        """1 not qualified (a failure, a regression, lost coverage, tampered output, not
-        ready, nothing to judge); 3 inconclusive (infrastructure errors and nothing else); 0
-        qualified: the verdict's."""
-        return self.verdict.exit_code
-
-    @property
-    def qualified(self) -> bool:
-        return self.exit_code == PASSED
-
-    @property
     def infra_errors(self) -> bool:
         return self.verdict.infra_errors
 
-    @property
-    def reasons(self) -> tuple[str, ...]:
-        """Why it is not qualified (or what a flag allowed), one line per reason, the first check ids named."""
-        return self.verdict.lines()
-
     def outcome(self, report_dir: Path, notified: bool = True) -> Outcome:
         """How ``valorch qualify`` ends, its reports in ``report_dir``: the verdict's exit code
-        and why; 3 when qualified but a notification did not reach its target (``notified``
+        and reasons; 3 when qualified but a notification did not reach its target (``notified``
         False: the news is lost, CI must not read it as a success)."""
-        reasons = tuple(Said("plain", f"  {line}") for line in self.reasons)
-        if self.exit_code == GATE_FAILED:
+        reasons = tuple(Said("plain", f"  {line}") for line in self.verdict.lines())
+        if self.verdict.exit_code == GATE_FAILED:
             failed = Said(
                 "fail", f"qualification failed against {self.baseline}; see {report_dir}/report.md"
             )
             codes = {r.code for r in self.verdict.gating}
             kind: Kind = "tampered" if codes == {gate.TAMPERED_REASON} else "regressed"
             return Outcome(GATE_FAILED, kind, self.verdict.why(), (failed, *reasons))
-        if self.exit_code == INCONCLUSIVE:
+        if self.verdict.exit_code == INCONCLUSIVE:
             infra = Said(
                 "warn", "infrastructure errors: the affected checks are inconclusive; not qualified"
             )
@@ -140,12 +124,9 @@ def qualify(
     opts: QualifyOptions,
     progress: RunProgress,
 ) -> Qualification:
-    """Run the job, diff its runs against ``opts.baseline`` and gate: every unexcused failure, every
-    timing regression and (unless ``allow_coverage_loss``) every lost baseline check fails it; a
-    check that failed in the baseline too fails it unless ``allow_known_failures``; so do tampered
-    output, a readiness gate that says no (``opts.readiness``) and a candidate that proved nothing
-    (unless ``allow_empty``). The known-issues file is read once, before anything runs (bad input is
-    exit 2 now, not after an hour of runs), and that reading excuses the report's failures."""
+    """Run the job, diff its runs against ``opts.baseline`` and gate (``judge``). The known-issues
+    file is read once, before anything runs (bad input is exit 2 now, not after an hour of
+    runs), and that reading excuses the report's failures."""
     issues = load_known_issues(opts.known_issues, progress.warning)
     with factory() as session:
         base = resolve(session, opts.baseline)  # unknown baseline: exit 2 now

@@ -252,15 +252,14 @@ def _pair(
     cand_ids = {(k[0], k[1]) for k in cand}
     base_ids = {(k[0], k[1]) for k in base}
     for i, (key, env, mine, b, _notes) in enumerate(out):
-        if b is not None or mine is None or not mine.declared:
+        if b is not None or mine is None or not mine.declared or key[:2] in base_ids:
             continue
         for bkey, bs in sorted(base.items()):
             if (
                 bkey not in used
                 and bkey[1] == key[1]
                 and bkey[2] in (key[2], "*")
-                and (bkey[0], bkey[1]) not in cand_ids
-                and (key[0], key[1]) not in base_ids
+                and bkey[:2] not in cand_ids
                 and bs.declared & mine.declared
             ):
                 used.add(bkey)
@@ -346,7 +345,6 @@ def evaluate(
     basis: str,
     window: str = "7d",
     options: rd.Options | None = None,
-    now: datetime | None = None,
     issues: Waivers | None = None,
 ) -> Readiness:
     """The decision, with the waivers beside the cells they cover (the store's and, with
@@ -358,7 +356,7 @@ def evaluate(
     opts = options or rd.Options()
     span = duration(window, "--window")
     name = job_name(job)
-    end = now or queries.now()
+    end = queries.now()
     try:
         start = end - span
     except OverflowError:
@@ -397,12 +395,11 @@ def evaluate(
         cand = _collect(session, rows)
         cells, seen_basis = cells_of(cand, base)
         cells = _look_back(session, name, cells, seen_basis, found, back)
-    now_ = queries.now()
     live, notes = set(), {}
     for c in rd.judge(cells, opts):
         if c.status not in rd.FAILING_STATUSES:
             continue
-        d = decide(found, c.check, c.env.alias, c.env.arch, now_, rate=c.candidate.rate)
+        d = decide(found, c.check, c.env.alias, c.env.arch, end, rate=c.candidate.rate)
         got = noted(d)
         if got:
             notes[(c.check, c.env.label)] = got
@@ -422,15 +419,26 @@ def evaluate(
     )
 
 
-REGRESSED = (rd.EXTREME_REGRESSION, rd.SIGNIFICANT_REGRESSION)
-
-
-def with_triage(factory: sessionmaker[Session], report: Readiness) -> Readiness:
-    """Each regressed cell's triage: the class most of its failing runs have (stored triage),
-    as the newest failing run of that class told it (its counts are the longest history)."""
+def decide(
+    factory: sessionmaker[Session],
+    job: str,
+    basis: str,
+    window: str = "7d",
+    options: rd.Options | None = None,
+    issues: Waivers | None = None,
+) -> Readiness:
+    """The readiness report a command prints, with its typed decision (``.decision``: the
+    verdict, exit code, reasons and cells) and each regressed cell's triage: the class most
+    of its failing runs have (stored triage), as the newest failing run of that class told
+    it (its counts are the longest history)."""
     from . import triage as triage_service
 
-    regressed = [c for c in report.decision.cells if c.status in REGRESSED]
+    report = evaluate(factory, job, basis, window, options, issues)
+    regressed = [
+        c
+        for c in report.decision.cells
+        if c.status in (rd.EXTREME_REGRESSION, rd.SIGNIFICANT_REGRESSION)
+    ]
     failing = [r for c in regressed for r in c.candidate.failed_runs]
     if not failing:
         return report
@@ -465,28 +473,6 @@ def outcome(report: Readiness) -> Outcome:
     accepted = d.counts.get("accepted", 0)
     note = f" ({words.count(accepted, 'regressed cell')} accepted)" if accepted else ""
     return passed(d.reasons[0], (Said("pass", f"ready: job {report.job}: {d.reasons[0]}{note}"),))
-
-
-def decide(
-    factory: sessionmaker[Session],
-    job: str,
-    basis: str,
-    window: str = "7d",
-    options: rd.Options | None = None,
-    issues: Waivers | None = None,
-) -> Readiness:
-    """The readiness report a command prints, with its typed decision (``.decision``: the
-    verdict, exit code, reasons and cells) and the triage of its regressed cells."""
-    return with_triage(factory, evaluate(factory, job, basis, window, options, None, issues))
-
-
-def gate(first: Outcome, report: Readiness) -> Outcome:
-    """A qualification's outcome with readiness as a further gate: not ready fails a
-    qualification that otherwise passed (a worse outcome of its own stands)."""
-    second = outcome(report)
-    if second.ok or first.code != 0:
-        return replace(first, said=(*first.said, *second.said))
-    return replace(second, said=(*first.said, *second.said))
 
 
 def summary(report: Readiness) -> dict[str, Any]:

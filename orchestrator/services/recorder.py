@@ -5,12 +5,13 @@ are written (``services/batch``)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, Protocol
+import contextlib
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, TypeVar
 
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, sessionmaker
 
 from ..executors import owner
 from ..scheduling.flight import Item
@@ -22,15 +23,12 @@ from ..store import spill
 from ..store.full import StorageFull
 from ..store.models import Run
 from ..store.queue import RunSummary
+from .session import engine_of
 
+if TYPE_CHECKING:
+    from .session import Deferred
 
-class Sessions(Protocol):
-    """A session factory: a ``sessionmaker``, or ``services.session.Deferred``."""
-
-    def __call__(self) -> Session: ...
-
-    @property
-    def kw(self) -> dict[str, Any]: ...
+T = TypeVar("T")
 
 
 #: times a task's results are stored again when another process added the same new check first
@@ -41,12 +39,18 @@ class StoreRecorder:
     """A batch's rows in the results database. ``sessions``: a session factory (a
     ``sessionmaker`` or ``services.session.Deferred``), opened at the first call."""
 
-    def __init__(self, sessions: Sessions) -> None:
+    def __init__(self, sessions: sessionmaker[Session] | Deferred) -> None:
         self.sessions = sessions
 
-    def enqueue(self, ctx: BatchInfo, pr: PlannedRun, executor: str, run_id: str) -> dict[str, int]:
+    def _commit(self, change: Callable[[Session], T]) -> T:
         with self.sessions() as session:
-            _, ids = tq.enqueue(
+            done = change(session)
+            session.commit()
+        return done
+
+    def enqueue(self, ctx: BatchInfo, pr: PlannedRun, executor: str, run_id: str) -> dict[str, int]:
+        _, ids = self._commit(
+            lambda session: tq.enqueue(
                 session,
                 ctx,
                 pr.image,
@@ -57,7 +61,7 @@ class StoreRecorder:
                 run_id=run_id,
                 owner=owner.me(),  # this process: a run whose owner died is abandoned
             )
-            session.commit()
+        )
         return ids
 
     def start(self, task_ids: Sequence[int]) -> None:
@@ -69,10 +73,9 @@ class StoreRecorder:
     def move(
         self, ctx: BatchInfo, moves: Sequence[tuple[int, Task]], reason: str = ""
     ) -> list[str]:
-        with self.sessions() as session:
-            run_ids = [tq.move(session, ctx, task_id, task, reason) for task_id, task in moves]
-            session.commit()
-        return run_ids
+        return self._commit(
+            lambda session: [tq.move(session, ctx, i, task, reason) for i, task in moves]
+        )
 
     def complete(
         self, batch: str, run_id: str, task_id: int, task: Task, execution: Execution
@@ -82,9 +85,7 @@ class StoreRecorder:
         the results (``store.spill``) and stops the batch."""
         for attempt in range(STORE_TRIES):
             try:
-                with self.sessions() as session:
-                    tq.complete(session, run_id, task_id, task, execution)
-                    session.commit()
+                self._commit(lambda session: tq.complete(session, run_id, task_id, task, execution))
                 return
             except IntegrityError:
                 if attempt == STORE_TRIES - 1:
@@ -102,17 +103,12 @@ class StoreRecorder:
                     self._spill(batch, it.run_id, it.task_id, it.task, execution, exc)
 
     def interrupt(self, run_ids: set[str]) -> None:
-        try:
-            with self.sessions() as session:
-                tq.interrupt(session, run_ids)
-                session.commit()
-        except StorageFull:
-            pass  # the runs stay "running"; --resume re-queues every task not done
+        # a full disk: the runs stay "running"; --resume re-queues every task not done
+        with contextlib.suppress(StorageFull):
+            self._commit(lambda session: tq.interrupt(session, run_ids))
 
     def finish(self, batch: str) -> None:
-        with self.sessions() as session:
-            tq.finish(session, batch)
-            session.commit()
+        self._commit(lambda session: tq.finish(session, batch))
 
     def reopen(
         self, ref: str, image_of: ImageOf, checks_of: ChecksOf
@@ -149,13 +145,11 @@ class StoreRecorder:
             return runs[0].batch if runs else None
 
     def summaries(self, batch: str) -> list[RunSummary]:
-        """One summary per run of the batch, from what is stored."""
         with self.sessions() as session:
             return tq.summaries(session, batch)
 
     def _url(self) -> URL:
-        url: URL = self.sessions.kw["bind"].url
-        return url
+        return engine_of(self.sessions).url
 
     def _spill(
         self,

@@ -40,8 +40,7 @@ if TYPE_CHECKING:
 def local_executor(pr: PlannedRun) -> Executor:
     """The host interpreter for the ``host`` image, else the host's Docker engine. The Docker
     SDK is imported only here, when a container runs."""
-    made: Executor = executors.create("host" if pr.image.executor == "host" else "docker", pr.host)
-    return made
+    return executors.create("host" if pr.image.executor == "host" else "docker", pr.host)
 
 
 def plan_job(
@@ -113,12 +112,7 @@ def stage_job(
         RegistryClient(ca=str(where.ca) if where.ca else None),
         on_pull,
     )
-    return replace(
-        placed,
-        planned=planned,
-        staged=staged,
-        reap=any(pr.image.executor != "host" for pr in planned),
-    )
+    return replace(placed, planned=planned, staged=staged)  # the same images: reap stands
 
 
 def _on_cluster(spec: JobSpec, cat: Catalog, where: Where) -> Placement:
@@ -180,7 +174,7 @@ def _quarantine(
     planned: tuple[PlannedRun, ...],
     cpu_only: bool,
     hist: dict[tuple[str, str], float],
-    on_quarantine: Callable[[Verdict], None] | None,
+    on_quarantine: Callable[[Verdict], None],
 ) -> tuple[tuple[HostSpec, ...], tuple[PlannedRun, ...]]:
     """L0 preflight of the hosts the plan gives GPU work; a failing host is quarantined for the
     batch (out of the inventory: no task is placed there, retries never go there) and the
@@ -196,8 +190,7 @@ def _quarantine(
     if not failed:
         return inventory, planned
     for verdict in failed:
-        if on_quarantine:
-            on_quarantine(verdict)
+        on_quarantine(verdict)
     why = "; ".join(f"{v.host} ({v.reason})" for v in failed)
     bad = {v.host for v in failed}
     inventory = tuple(h for h in inventory if h.name not in bad)
@@ -261,23 +254,19 @@ class RunReport:
         infrastructure errors and for tampered or flooded output (never 0: such a run proved
         nothing); else 1 when nothing was tested (every check skipped, unsupported or n/a, or
         no check at all) unless ``allow_empty``; else 0."""
-        tampered = tuple(
-            Said(
-                "error",
-                f"{line}: results tampered with or cut at the output cap; these checks are 'error'",
+        if self.protocol_errors:
+            cut = "results tampered with or cut at the output cap"
+            why = f"{cut}: {'; '.join(self.protocol_errors)}"
+            said = tuple(
+                Said("error", f"{line}: {cut}; these checks are 'error'")
+                for line in self.protocol_errors
             )
-            for line in self.protocol_errors
-        )
-        why_tampered = (
-            f"results tampered with or cut at the output cap: {'; '.join(self.protocol_errors)}"
-        )
-        if self.gate and self.protocol_errors:
-            return Outcome(GATE_FAILED, "tampered", why_tampered, tampered)
+            if self.gate:
+                return Outcome(GATE_FAILED, "tampered", why, said)
+            infra = (INFRA_SAID,) if self.infra_errors else ()
+            return Outcome(INCONCLUSIVE, "tampered", why, said + infra)
         if self.gate and self.failed:
             return Outcome(GATE_FAILED, "failed", "a check failed, crashed or timed out")
-        if self.protocol_errors:
-            infra = (INFRA_SAID,) if self.infra_errors else ()
-            return Outcome(INCONCLUSIVE, "tampered", why_tampered, tampered + infra)
         if self.infra_errors:
             return Outcome(INCONCLUSIVE, "infrastructure", INFRA_SAID.text, (INFRA_SAID,))
         if not self.tested and not self.allow_empty:

@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -16,9 +15,6 @@ if TYPE_CHECKING:
 
 #: a run's states (store.tables.run's state), what ``results list --state`` accepts
 RUN_STATES = ("running", "done", "failed", "interrupted")
-
-#: a listed run: (id, started, job, state, image alias, image digest, host name)
-RunLine = tuple[str, datetime, str, str, str, str | None, str]
 
 
 def states_of(value: str | None) -> tuple[str, ...]:
@@ -52,7 +48,22 @@ def listing(
 
     def listed(db: Connection) -> list[dict[str, Any]]:
         runs = reads.list_runs(db, which)
-        rows = _rows(runs, reads.listed_statuses(db, which))
+        attempts: dict[str, list[tuple[str, int, str]]] = {}
+        for run_id, check_id, attempt, status in reads.listed_statuses(db, which):
+            attempts.setdefault(run_id, []).append((check_id, attempt, status))
+        rows: list[dict[str, Any]] = [
+            {
+                "run": rid,
+                "image": alias,
+                "digest": digest,
+                "host": host,
+                "job": job,
+                "state": state,
+                "started": started,
+                "counts": final_counts(attempts.get(rid, ())),
+            }
+            for rid, started, job, state, alias, digest, host in runs
+        ]
         if any(r.state == "running" for r in runs):
             metas = reads.running_metas(db, which)
             for row in rows:
@@ -73,27 +84,6 @@ def shown_state(state: str, meta: Any) -> str:
         if isinstance(mine, str) and owner.orphaned(mine):
             return "abandoned"
     return str(state)
-
-
-def _rows(
-    runs: Sequence[RunLine], statuses: Iterable[tuple[str, str, int, str]]
-) -> list[dict[str, Any]]:
-    attempts: dict[str, list[tuple[str, int, str]]] = {}
-    for run_id, check_id, attempt, status in statuses:
-        attempts.setdefault(run_id, []).append((check_id, attempt, status))
-    return [
-        {
-            "run": rid,
-            "image": alias,
-            "digest": digest,
-            "host": host,
-            "job": job,
-            "state": state,
-            "started": started,
-            "counts": final_counts(attempts.get(rid, ())),
-        }
-        for rid, started, job, state, alias, digest, host in runs
-    ]
 
 
 def inventories(db: str | None, image: str | None, limit: int) -> list[dict[str, Any]]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from ..store.location import DEFAULT_PATH
 
@@ -25,13 +25,9 @@ def engine(db: str | None) -> Engine:
     ./results/valorch.sqlite), at this valorch's schema: what a read path connects to."""
     from ..store.db import open_engine
 
-    return open_engine(_target(db))
-
-
-def _target(db: str | None) -> str | None:
     if db is None and not os.environ.get("VALORCH_DB"):
-        return str(Path.cwd() / DEFAULT_PATH)
-    return db
+        db = str(Path.cwd() / DEFAULT_PATH)
+    return open_engine(db)
 
 
 def read(db: str | None, reading: Callable[[Connection], T]) -> T:
@@ -42,7 +38,6 @@ def read(db: str | None, reading: Callable[[Connection], T]) -> T:
 
 
 def sessions(db: str | None) -> sessionmaker[Session]:
-    """The session factory for ``db`` (as ``engine``)."""
     from ..store.db import session_factory
 
     return session_factory(engine(db))
@@ -100,9 +95,4 @@ class Deferred:
         return self.factory()()
 
     def begin(self) -> AbstractContextManager[Session]:
-        """A session in a transaction, as ``sessionmaker.begin``."""
         return self.factory().begin()
-
-    @property
-    def kw(self) -> dict[str, Any]:
-        return self.factory().kw

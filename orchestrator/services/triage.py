@@ -28,6 +28,7 @@ if TYPE_CHECKING:  # a stored triage is read with Core; deciding one loads the O
 #: preflight failures and quarantines of a run's host this long before it started or after it ended count
 AROUND = timedelta(hours=12)
 MAX_DETAILS = 40  # inventory changes attached to an image drift
+EVIDENCE = ("runs", "hosts", "digests", "details")  # Triage's fields after cls and reason
 
 
 def _decide(
@@ -117,10 +118,7 @@ def inventory_diff(session: Session, old: str, new: str) -> tuple[str, ...]:
     from .. import audit
     from ..store import inventory_queries
 
-    a, b = (
-        inventory_queries.inventory_of_digest(session, old),
-        inventory_queries.inventory_of_digest(session, new),
-    )
+    a, b = (inventory_queries.inventory_of_digest(session, d) for d in (old, new))
     if a is None or b is None:
         missing = [d for d, got in ((old, a), (new, b)) if got is None]
         return tuple(
@@ -200,14 +198,7 @@ def stored_or_now(
             if got is None:
                 return _decide(session, run, _pinned(pins() if pins else None, run.image.alias))
     return {
-        c: Triage(
-            cls,
-            reason,
-            tuple(ev.get("runs", ())),
-            tuple(ev.get("hosts", ())),
-            tuple(ev.get("digests", ())),
-            tuple(ev.get("details", ())),
-        )
+        c: Triage(cls, reason, *(tuple(ev.get(k, ())) for k in EVIDENCE))
         for c, (cls, reason, ev) in got.items()
     }
 
@@ -220,12 +211,7 @@ def stored_many(
 
 
 def _evidence(t: Triage) -> dict[str, list[str]]:
-    return {
-        "runs": list(t.runs),
-        "hosts": list(t.hosts),
-        "digests": list(t.digests),
-        "details": list(t.details),
-    }
+    return {k: list(getattr(t, k)) for k in EVIDENCE}
 
 
 def _pinned(catalog: Catalog | None, alias: str) -> str | None:
@@ -244,7 +230,6 @@ def as_json(found: dict[str, Triage]) -> dict[str, Any]:
 
 
 def line(check: str, t: Triage) -> str:
-    """One line of text: ``check: class: reason``."""
     return f"{check}: {t.cls}: {t.reason}"
 
 

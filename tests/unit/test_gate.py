@@ -164,8 +164,8 @@ def test_a_missing_cell_of_a_published_baseline_is_no_check_the_head_can_lose():
     mv = Ns(
         meta={},
         cells=[
-            Ns(column="img", row="ran", statuses=["pass"], verdict="pass", meta={}),
-            Ns(column="img", row="never", statuses=[], verdict="missing", meta={}),
+            Ns(column="img", row="ran", statuses=["pass"], verdict="pass", meta={}, runs=None),
+            Ns(column="img", row="never", statuses=[], verdict="missing", meta={}, runs=None),
         ],
     )
     base = matrix_side("v1", "baseline", mv)

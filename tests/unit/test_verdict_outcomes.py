@@ -170,14 +170,14 @@ def test_images_check_is_exit_1_on_drift_unless_the_catalog_was_updated():
 
 def test_hosts_check_and_images_pull_are_exit_3_on_a_problem():
     from orchestrator.scheduling.plan import Unplaced
-    from orchestrator.services.hosts import HostsCheck, check_ending
+    from orchestrator.services.hosts import HostsCheck
     from orchestrator.services.pull import Outcome, pull_ending
 
     fine = HostsCheck(({"host": "a", "problems": []},), "ok")
-    assert check_ending(fine).code == 0
+    assert fine.outcome.code == 0
     sick = HostsCheck(({"host": "a", "problems": ["engine down"]},), "ok")
-    assert check_ending(sick).code == 3 and "a" in check_ending(sick).reason
-    assert check_ending(HostsCheck((), "read-only")).code == 3
+    assert sick.outcome.code == 3 and "a" in sick.outcome.reason
+    assert HostsCheck((), "read-only").outcome.code == 3
     nowhere = HostsCheck(fine.hosts, "ok", (Unplaced("x", "no host can run image x", ""),))
     assert (nowhere.outcome.code, nowhere.as_json()["verdict"]["exit_code"]) == (3, 3)
     assert nowhere.outcome.said[0].text == "error: no host can run image x"
