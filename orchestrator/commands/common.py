@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import sys
@@ -127,14 +126,21 @@ def out_option(help: str = "Write here instead of stdout.") -> Any:
 
 
 OutOption = out_option()
+
+
 # The waivers' windows, one spelling on every command that takes them (old spellings:
 # commands/renamed.py): the runs readiness counts, and when a waiver can close.
-WindowOption = typer.Option(
-    "7d",
-    "--window",
-    "-w",
-    help="The candidate runs readiness counts: those of the last DURATION (90m, 36h, 7d, 2w).",
-)
+def window_option(applies: Applies | None = None) -> Any:
+    return flags.option(
+        "7d",
+        "--window",
+        "-w",
+        applies=applies,
+        help="The candidate runs readiness counts: those of the last DURATION (90m, 36h, 7d, 2w).",
+    )
+
+
+WindowOption = window_option()
 
 
 def close_options(applies: Applies | None = None) -> tuple[Any, Any]:
@@ -205,23 +211,6 @@ def end_with(outcome: Outcome) -> None:
         raise typer.Exit(outcome.code)
 
 
-def lazy(name: str) -> Any:
-    """``name`` as a module that is executed on first attribute access (importlib's
-    LazyLoader): a command module can name what it uses without paying its import at
-    start-up (``valorch --help`` loads every command module)."""
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.find_spec(name)
-    if spec is None or spec.loader is None:
-        raise ModuleNotFoundError(f"no module named {name!r}", name=name)
-    loader = importlib.util.LazyLoader(spec.loader)
-    spec.loader = loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    loader.exec_module(module)
-    return module
-
-
 def project_dir() -> Path:
     """The directory holding images/ and jobs/: the working directory when it has them,
     else the source tree valorch was installed from."""
@@ -266,17 +255,13 @@ def write_output(text: str, path: Path | None) -> None:
         except BrokenPipeError:
             quiet_stdout()
         return
+    from .. import outfile
+
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise _write_error(path, exc) from None
+        raise outfile.error(path, exc) from None
     write_validated(text, path, None)
-
-
-def _write_error(path: Path, exc: OSError) -> Exception:
-    from .. import outfile
-
-    return outfile.error(path, exc)
 
 
 def write_validated(text: str, path: Path, validate: Callable[[Path], object] | None) -> None:

@@ -21,7 +21,6 @@ from .common import (
     DbOption,
     JsonOption,
     err,
-    lazy,
     load_catalog,
     out,
     out_option,
@@ -30,9 +29,6 @@ from .common import (
     write_output,
 )
 from .tables import Table, styled
-
-audit = lazy("orchestrator.audit")
-render_audit = lazy("orchestrator.render.audit")
 
 
 def _format_available(value: AuditFormat) -> str:
@@ -110,6 +106,8 @@ def _beside(comp: Any, value: str) -> str:
 def findings_table(
     image: ImageSpec, digest: str | None, inv: Inventory, findings: list[Finding]
 ) -> Table:
+    from .. import audit
+
     named = [image.alias] + ([image.reference] if image.reference != image.alias else [])
     title = "  ".join(named + ([digest] if digest else []))  # "host", never "host  host"
     table = Table("component", "expected", "found", "verdict", "source · evidence", title=title)
@@ -127,9 +125,9 @@ def findings_table(
         if comp and comp.extra.get("loaded"):  # only package metadata: say it was not seen loaded
             found = f"{found} ({comp.extra['loaded']})"
         table.add_row(f.component, wanted or "", found, styled(_STYLE[f.kind], verdict), where)
-    expected = {
-        audit.resolve(inv, f.component).name for f in findings if audit.resolve(inv, f.component)
-    } | {f.component for f in findings}  # a broken component is listed once, as broken
+    resolved = (audit.resolve(inv, f.component) for f in findings)
+    # a broken component is listed once, as broken
+    expected = {c.name for c in resolved if c} | {f.component for f in findings}
     for comp in inv.components:  # what the catalog does not pin, for the record
         if comp.headline and comp.name not in expected and not comp.name.startswith("pytorch."):
             table.add_row(
@@ -174,6 +172,7 @@ def audit_image(
 ) -> None:
     """Gather an image's components, store them, compare with the catalog (exit 1 on drift)
     and with the published release tables (shown, not gating)."""
+    from ..render import audit as render_audit
     from ..services import inventory as service
     from ..services import published
     from .common import project_dir
@@ -285,6 +284,7 @@ def diff_images(
     catalog: Path = CatalogOption,
 ) -> None:
     """Component by component: what changed from image A to image B."""
+    from ..render import audit as render_audit
     from ..services import inventory as service
 
     name_a, name_b, changes = service.diff(
@@ -332,6 +332,8 @@ def show(
     catalog: Path = CatalogOption,
 ) -> None:
     """A stored inventory; --format cyclonedx exports a CycloneDX 1.5 SBOM."""
+    from .. import audit
+    from ..render import audit as render_audit
     from ..services import inventory as service
 
     found = service.stored(sessions(db), run, load_catalog(catalog))

@@ -18,11 +18,8 @@ import typer
 
 from ..errors import InputError
 from ..words import count
-from .common import CatalogOption, JsonOption, err, lazy, load_catalog, out, print_json, project_dir
+from .common import CatalogOption, JsonOption, err, load_catalog, out, print_json, project_dir
 from .tables import Table
-
-_catalog = lazy("orchestrator.catalog.core")
-_jobs = lazy("orchestrator.services.jobs")
 
 app = typer.Typer(help="Job specs (jobs/*.yaml) and the runners they need.", no_args_is_help=True)
 
@@ -72,8 +69,10 @@ def list_jobs(as_json: bool = JsonOption) -> None:
 @app.command("show")
 def show_job(job: str = JobArg, as_json: bool = JsonOption, catalog: Path = CatalogOption) -> None:
     """One job: the images its selectors resolve to, its suites and labels."""
+    from ..catalog.core import load_job
+
     cat = load_catalog(catalog)
-    spec = _catalog.load_job(resolve_job_path(job), cat)
+    spec = load_job(resolve_job_path(job), cat)
     images = cat.select(spec.images)
     if as_json:
         print_json(
@@ -108,8 +107,11 @@ def validate_jobs(
     catalog: Path = CatalogOption,
 ) -> None:
     """Check job specs without running them: every mistake of each file at once, exit 2 on any."""
+    from ..services import jobs as service
+
     cat = load_catalog(catalog)
-    paths, results = [], []
+    paths: list[Path] = []
+    results: list = []
     for job in jobs:
         try:
             path = resolve_job_path(job)
@@ -118,14 +120,14 @@ def validate_jobs(
             results.append(exc)
             continue
         paths.append(path)
-        results += _jobs.validate_files([path], cat)
+        results += service.validate_files([path], cat)
     bad = 0
     for path, checked in zip(paths, results, strict=True):
         if isinstance(checked, InputError):
             bad += 1
             if not as_json:
                 err.print(f"{checked}", markup=False, highlight=False)
-        elif isinstance(checked, _jobs.KnownIssuesCheck):
+        elif isinstance(checked, service.KnownIssuesCheck):
             if not as_json:
                 entries = count(checked.entries, "entry", "entries")
                 said = f"{path}: valid (a known-issues file, not a job spec: {entries})"
@@ -141,7 +143,7 @@ def validate_jobs(
             said = f"{path}: valid (job {checked.job.name}: {images}, {suites})"
             out.print(said, markup=False, highlight=False)
     if as_json:
-        print_json([_jobs.validation_json(p, c) for p, c in zip(paths, results, strict=True)])
+        print_json([service.validation_json(p, c) for p, c in zip(paths, results, strict=True)])
     if bad:
         raise InputError(
             f"{bad} of {count(len(paths), 'job spec', 'job specs')} "
@@ -159,8 +161,11 @@ def runners(
     catalog: Path = CatalogOption,
 ) -> None:
     """The self-hosted runner label sets the job needs (a workflow's runs-on)."""
+    from ..catalog.core import load_job
+    from ..services.jobs import runner_sets
+
     cat = load_catalog(catalog)
-    sets = _jobs.runner_sets(_catalog.load_job(resolve_job_path(job), cat), cat, cpu_only)
+    sets = runner_sets(load_job(resolve_job_path(job), cat), cat, cpu_only)
     if as_json:
         print_json(sets)
         return
