@@ -229,14 +229,18 @@ OUT_DIR = output("--out-dir", "directory", _not_a_file)
 OUT_SITE_DIR = output("--out", "directory", _not_a_file)
 
 
-def executor_available(value: object) -> object:
-    """--executor: an executor that a satellite brings (kubernetes) whose extra is not
-    installed is exit 2 when parsed, with the install command, before any run is stored.
+def satellite_choice(flag: str, choice: str, satellite: str) -> Callable:
+    """A choice a satellite brings (--executor kubernetes, --format cyclonedx) whose extra is
+    not installed is exit 2 when parsed, with the install command, before any work starts.
     Returns the choice's text: typer converts what a callback returns to the enum once
     more, and finds no member named ``str(ExecutorChoice.docker)``."""
-    from .. import satellites
 
-    chosen = getattr(value, "value", value)
-    if chosen == "kubernetes":
-        satellites.require("k8s", "--executor kubernetes")
-    return chosen
+    def check(value: object) -> object:
+        from .. import satellites
+
+        chosen = getattr(value, "value", value)
+        if chosen == choice:
+            satellites.require(satellite, f"{flag} {choice}")
+        return chosen
+
+    return check

@@ -31,15 +31,6 @@ from .common import (
 from .tables import Table, styled
 
 
-def _format_available(value: AuditFormat) -> str:
-    """--format: cyclonedx comes from the sbom satellite; without its extra it is exit 2
-    when parsed, before an image is started. Returns the choice's text, as
-    flags.executor_available does."""
-    if value is AuditFormat.cyclonedx:
-        satellites.require("sbom", "--format cyclonedx")
-    return value.value
-
-
 def _write_sbom(inv: Inventory, reference: str, digest: str | None, at: Any, path: Path) -> None:
     """The inventory as a CycloneDX SBOM (the sbom satellite), stamped ``at`` (UTC)."""
     from datetime import timezone
@@ -79,7 +70,7 @@ _AuditFormatOpt = flags.option(
     "-f",
     applies=flags.FORMAT,
     help="term, md, json or cyclonedx.",
-    callback=_format_available,
+    callback=flags.satellite_choice("--format", "cyclonedx", "sbom"),
 )
 _OutOpt = out_option("Write the rendered output here.")
 

@@ -51,7 +51,7 @@ def _option(
 OPTIONS: tuple[inspect.Parameter, ...] = (
     _option(
         "executor", ExecutorChoice, "docker", "--executor", EXECUTOR_HELP, flags.RESUMED,
-        callback=flags.executor_available,
+        callback=flags.satellite_choice("--executor", "kubernetes", "k8s"),
     ),
     _option(
         "cpu_only", bool, False, "--cpu-only",
