@@ -119,6 +119,13 @@ ThresholdOption = typer.Option(
     help="Timing ratio threshold (0.05 = 5 %), above 0, at most 10.",
 )
 
+SinceOption = typer.Option(
+    None,
+    "--since",
+    callback=flags.date("--since"),
+    help="Only runs started on or after this date (YYYY-MM-DD).",
+)
+
 
 def out_option(help: str = "Write here instead of stdout.") -> Any:
     """``--out/-o``: the file a command writes instead of stdout (flags.OUT_FILE checks it)."""

@@ -15,6 +15,7 @@ from .common import (
     CatalogOption,
     DbOption,
     JsonOption,
+    SinceOption,
     deferred_sessions,
     err,
     fit,
@@ -239,12 +240,7 @@ def push(
         envvar="VALORCH_PUSH_TO",
         help="The shared store's URL, e.g. postgresql://valorch@db.example/valorch.",
     ),
-    since: str = typer.Option(
-        None,
-        "--since",
-        callback=flags.date("--since"),
-        help="Only runs started on or after this date (YYYY-MM-DD).",
-    ),
+    since: str = SinceOption,
     origin: str = typer.Option(
         None,
         "--origin",
