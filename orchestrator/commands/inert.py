@@ -39,7 +39,7 @@ def check(ctx: Any, path: str, options: dict[str, Applies]) -> None:
         source = getattr(ctx.get_parameter_source(param.name), "name", None)  # typer's click
         if applies is None or source not in ("COMMANDLINE", "ENVIRONMENT"):
             continue
-        silenced = applies.silenced(ctx.params, ctx.params.get(param.name), path)
+        silenced = applies.silenced(ctx.params, ctx.params.get(param.name))
         if silenced is None:
             continue
         flag = "/".join(o for o in param.opts if o.startswith("--"))
