@@ -61,9 +61,7 @@ class App(typer.Typer):
             from .commands.common import err
 
             # escaped: a message may quote text in brackets, e.g. pip install 'valorch[postgres]'
-            err.print(
-                f"[bold red]error:[/bold red] {escape(exc.message)}", markup=True, highlight=False
-            )
+            err.print(f"[bold red]error:[/bold red] {escape(exc.message)}")
             if exc.hint:
                 err.print(f"  [dim]hint:[/dim] {escape(exc.hint)}")
             sys.exit(exc.exit_code)

@@ -102,7 +102,7 @@ def bisect(
         )
     text = _suspects_text(found.suspects, found.culprit_note)
     if text:
-        out.print(text.rstrip("\n"), markup=False, highlight=False)
+        out.print(text.rstrip("\n"), markup=False)
 
 
 def _suspects_text(suspects: Sequence[Suspect], note: str, limit: int = 25) -> str:

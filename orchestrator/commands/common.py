@@ -184,7 +184,7 @@ NotifyOption = typer.Option(
 
 def say(line: str) -> None:
     """A line as it is (a notification's log): no markup, no highlighting."""
-    err.print(line, markup=False, highlight=False)
+    err.print(line, markup=False)
 
 
 def local_images() -> frozenset[str]:

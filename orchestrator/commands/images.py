@@ -326,10 +326,9 @@ def check(
             out.print(
                 f"[{n}] ({count(shared[message], 'image')}) {message}",
                 markup=False,
-                highlight=False,
             )
         for u in updates:
-            out.print(u.diff(), markup=False, highlight=False)
+            out.print(u.diff(), markup=False)
     end_with(svc.check_ending(checks, update))
 
 

@@ -92,7 +92,6 @@ def show_job(job: str = JobArg, as_json: bool = JsonOption, catalog: Path = Cata
             + (f", checks {', '.join(s.checks)}" if s.checks else "")
             + ")",
             markup=False,
-            highlight=False,
         )
     for i in images:
         out.print(f"  image   {i.alias}  {i.backend}  {i.reference}")
@@ -126,22 +125,22 @@ def validate_jobs(
         if isinstance(checked, InputError):
             bad += 1
             if not as_json:
-                err.print(f"{checked}", markup=False, highlight=False)
+                err.print(f"{checked}", markup=False)
         elif isinstance(checked, service.KnownIssuesCheck):
             if not as_json:
                 entries = count(checked.entries, "entry", "entries")
                 said = f"{path}: valid (a known-issues file, not a job spec: {entries})"
-                out.print(said, markup=False, highlight=False)
+                out.print(said, markup=False)
         elif not checked.ok:
             bad += 1
             if not as_json:
                 for line in checked.lines():
-                    err.print(line, markup=False, highlight=False)
+                    err.print(line, markup=False)
         elif not as_json and checked.job is not None:
             images = count(len(checked.images), "image")
             suites = count(len(checked.job.suites), "suite")
             said = f"{path}: valid (job {checked.job.name}: {images}, {suites})"
-            out.print(said, markup=False, highlight=False)
+            out.print(said, markup=False)
     if as_json:
         print_json([service.validation_json(p, c) for p, c in zip(paths, results, strict=True)])
     if bad:

@@ -170,13 +170,11 @@ def show_run(
     if data["results"] or not status:
         out.print(table)
     else:  # a filter that matched nothing says so, not an empty table
-        out.print(
-            f"  no attempt of this run ended in {', '.join(status)}", markup=False, highlight=False
-        )
+        out.print(f"  no attempt of this run ended in {', '.join(status)}", markup=False)
     for check, t in sorted(why.items()):
-        out.print(f"  {triage.line(check, t)}", markup=False, highlight=False)
+        out.print(f"  {triage.line(check, t)}", markup=False)
         for d in t.details:
-            out.print(f"      {d}", markup=False, highlight=False)
+            out.print(f"      {d}", markup=False)
 
 
 def _pins(catalog: Path | None) -> Catalog | None:
@@ -279,7 +277,6 @@ def push(
         err.print(
             f"[yellow]interrupted[/yellow]: {report.finished - report.already - report.pushed} runs not pushed "
             "(no half-run on the server); run the same push again",
-            markup=True,
         )
         raise typer.Exit(130)
 

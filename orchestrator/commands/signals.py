@@ -66,4 +66,4 @@ def _say_how_to_finish(exc: BaseException) -> None:
         if batch
         else "interrupted (no batch had started: nothing to resume)"
     )
-    err.print(said, markup=False, highlight=False)
+    err.print(said, markup=False)
