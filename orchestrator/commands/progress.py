@@ -73,7 +73,7 @@ class LiveReporter(Reporter):
         # of its own and the final table is printed once, as a block.
         self.interactive = console.is_terminal
         self.live = (
-            Live(self.table(), console=console, refresh_per_second=2, transient=False)
+            Live(self.table(), console=console, refresh_per_second=2)
             if not disable and self.interactive
             else None
         )
@@ -219,7 +219,6 @@ class PullProgress:
             bars.DownloadColumn(),
             bars.TransferSpeedColumn(),
             console=console,
-            transient=False,
             disable=disable,
         )
         self.console = console
