@@ -55,9 +55,6 @@ def guard(command: Any, path: str = "") -> Any:
     """``command`` and everything under it: each declared option's help ends with where it
     applies (one executor's options in that executor's panel), and the command refuses an
     option given where it has no effect before it runs."""
-    if getattr(command, "_valorch_guard", False):
-        return command
-    command._valorch_guard = True
     options = declared(command)
     names = {p.name for p in command.params}
     for param in command.params:
