@@ -82,6 +82,10 @@ _STYLE = {
     "build-mismatch": "yellow",
     "broken": "bold red",
     "differs": "bold red",
+    # the published claims' verdicts (drift too)
+    "agrees": "green",
+    "lacking": "yellow",
+    "unpublished": "bold red",
 }
 
 
@@ -223,14 +227,6 @@ def audit_image(
     raise typer.Exit(done.exit_code)
 
 
-_CLAIM_STYLE = {
-    "agrees": "green",
-    "drift": "bold red",
-    "lacking": "yellow",
-    "unpublished": "bold red",
-}
-
-
 def _print_claims(claims: published.Claims) -> None:
     """The published versions beside the measured ones (when a release table is there)."""
     from rich.markup import escape
@@ -243,9 +239,7 @@ def _print_claims(claims: published.Claims) -> None:
     )
     table = Table("library", "published", "measured", "verdict", title=title)
     for f in claims.findings:
-        table.add_row(
-            f.subject, f.published, f.measured or "-", styled(_CLAIM_STYLE[f.kind], f.kind)
-        )
+        table.add_row(f.subject, f.published, f.measured or "-", styled(_STYLE[f.kind], f.kind))
     if claims.findings:
         out.print(table)
     if claims.note:

@@ -98,13 +98,12 @@ def readiness(
     from ..errors import InputError
     from ..render.readiness import RENDERERS
     from ..services import readiness as service
+    from ..services.run import load_known_issues
 
     if as_json:
         fmt = "json"
     if fmt not in FORMATS:
         raise InputError(f"unknown --format '{fmt}'", f"use one of {', '.join(FORMATS)}")
-    from ..services.run import load_known_issues
-
     opts = _options(alpha, confidence, correction, pity, min_fail, extreme, allow_empty)
     issues = load_known_issues(known_issues, lambda w: err.print(f"warning: {w}", markup=False))
     report = service.decide(sessions(db), job, basis, window, opts, issues)
