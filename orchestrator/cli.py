@@ -229,8 +229,7 @@ def _attribute(package: str, ref: str) -> Any:
 
 
 def build(names: frozenset[str] | None = None) -> App:
-    """The CLI with the commands named (every command when ``names`` is None): each one's
-    module is imported only here, when it is wanted."""
+    """The CLI with the commands named (every one when None), each module imported here."""
     made = App(
         name="valorch",
         help="Containerized multi-backend validation orchestrator.",

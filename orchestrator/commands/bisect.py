@@ -106,8 +106,7 @@ def bisect(
 
 
 def _suspects_text(suspects: Sequence[Suspect], note: str, limit: int = 25) -> str:
-    """``changed components (inventory diff A -> B), most related to the check first:`` and one
-    line per component: rank, tier, name, change, why."""
+    """The changed components, most related to the check first, one line each."""
     if not suspects:
         return note + "\n" if note else ""
     lines = [f"changed components ({note}), most related to the check first:"]

@@ -32,8 +32,7 @@ def declared(command: Any) -> dict[str, Applies]:
 
 
 def check(ctx: Any, path: str, options: dict[str, Applies]) -> None:
-    """Refuse (exit 2) the first option of ``ctx`` typed where it has no effect; warn of one
-    set through its environment variable."""
+    """Refuse (exit 2) an option typed where it has no effect; warn of one set by variable."""
     for param in ctx.command.params:
         applies = options.get(param.name)
         source = getattr(ctx.get_parameter_source(param.name), "name", None)  # typer's click
