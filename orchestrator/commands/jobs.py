@@ -109,19 +109,16 @@ def validate_jobs(
     from ..services import jobs as service
 
     cat = load_catalog(catalog)
-    paths: list[Path] = []
-    results: list = []
+    checked_files: list = []  # (path, what its check found)
     for job in jobs:
         try:
             path = resolve_job_path(job)
         except InputError as exc:
-            paths.append(Path(job))
-            results.append(exc)
-            continue
-        paths.append(path)
-        results += service.validate_files([path], cat)
+            checked_files.append((Path(job), exc))
+        else:
+            checked_files += [(path, c) for c in service.validate_files([path], cat)]
     bad = 0
-    for path, checked in zip(paths, results, strict=True):
+    for path, checked in checked_files:
         if isinstance(checked, InputError):
             bad += 1
             if not as_json:
@@ -142,10 +139,10 @@ def validate_jobs(
             said = f"{path}: valid (job {checked.job.name}: {images}, {suites})"
             out.print(said, markup=False)
     if as_json:
-        print_json([service.validation_json(p, c) for p, c in zip(paths, results, strict=True)])
+        print_json([service.validation_json(p, c) for p, c in checked_files])
     if bad:
         raise InputError(
-            f"{bad} of {count(len(paths), 'job spec', 'job specs')} "
+            f"{bad} of {count(len(checked_files), 'job spec', 'job specs')} "
             + ("has mistakes" if bad == 1 else "have mistakes")
             + ("" if as_json else " (listed above)"),
             "fix each line named; a file is checked whole, so every mistake is listed at once",
