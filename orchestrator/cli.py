@@ -9,6 +9,7 @@ pydantic's plugin scan off, collects garbage rarely and freezes what the imports
 
 from __future__ import annotations
 
+import errno
 import gc
 import importlib
 import os
@@ -92,8 +93,6 @@ def _os_error(exc: OSError) -> ValorchError:
     """An OSError no command turned into a message (a path too long, a loop of symlinks, a
     directory where a file was expected, …): exit 2 naming the path, or 3 when the machine
     itself failed (a full disk, an I/O error), never a traceback."""
-    import errno
-
     from . import encode
     from .errors import InfrastructureError, InputError
 

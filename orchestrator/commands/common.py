@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
+from rich.errors import MarkupError, StyleError
+from rich.markup import escape
 
 from .. import encode
 from ..words import cut
@@ -35,8 +37,6 @@ class SafeConsole(Console):
     rest of the output goes nowhere and the exit code stays the command's own."""
 
     def render_str(self, text: str, **kw: Any) -> Any:
-        from rich.errors import MarkupError
-
         text = encode.terminal(text)
         try:
             rendered = super().render_str(text, **kw)
@@ -47,8 +47,6 @@ class SafeConsole(Console):
         return rendered
 
     def _no_link(self, style: Any) -> Any:
-        from rich.errors import StyleError
-
         try:
             return (
                 self.get_style(style) if isinstance(style, str) else style
@@ -209,8 +207,6 @@ TONES: dict[Tone, str] = {
 
 def end_with(outcome: Outcome) -> None:
     """Print what the service decided (``outcome.said``) and exit with its code."""
-    from rich.markup import escape
-
     for line in outcome.said:
         style = TONES[line.tone]
         err.print(f"[{style}]{escape(line.text)}[/{style}]" if style else escape(line.text))

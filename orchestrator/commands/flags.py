@@ -9,7 +9,9 @@ as ``typer.Option(..., callback=seconds("--deadline"))``."""
 from __future__ import annotations
 
 import math
+import os
 import re
+import stat
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -144,8 +146,6 @@ def statuses(flag: str) -> Callable:
 def _writable_dir(path: Path) -> str | None:
     """Why files cannot be created in ``path`` or the directories it would be made under
     (None when they can): the nearest existing ancestor must be a writable directory."""
-    import os
-
     probe = path
     while not probe.exists():
         if probe.parent == probe:
@@ -169,9 +169,6 @@ def _writable_file(path: Path) -> str | None:
     is checked where it lives (through a symbolic link, at its target): an existing file is
     opened for appending without being changed, and must be a regular file; a new one is
     created and removed again. Nothing is left behind, and nothing blocks (a FIFO)."""
-    import os
-    import stat
-
     if path.is_dir():
         return f"{path} is a directory"
     target = Path(os.path.realpath(path))

@@ -8,11 +8,13 @@ exit 0 clean, 1 drift, 2 bad input, 3 infrastructure.
 from __future__ import annotations
 
 import json
+from datetime import datetime, timezone
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
+from rich.markup import escape
 
 from .. import satellites
 from . import flags
@@ -33,8 +35,6 @@ from .tables import Table, styled
 
 def _write_sbom(inv: Inventory, reference: str, digest: str | None, at: Any, path: Path) -> None:
     """The inventory as a CycloneDX SBOM (the sbom satellite), stamped ``at`` (UTC)."""
-    from datetime import timezone
-
     sbom = satellites.load("sbom", "render", "--format cyclonedx")
     timestamp = at.replace(tzinfo=timezone.utc)
     write_output(sbom.bom_json(inv, reference, digest=digest, timestamp=timestamp), path)
@@ -188,8 +188,6 @@ def audit_image(
     elif fmt is AuditFormat.md:
         write_output(render_audit.render_findings_md(findings, spec.alias, inv), out_path)
     elif fmt is AuditFormat.cyclonedx:
-        from datetime import datetime, timezone
-
         _write_sbom(inv, spec.reference, digest, datetime.now(timezone.utc), out_path)
     else:
         out.print(findings_table(spec, digest, inv, findings))
@@ -229,8 +227,6 @@ def audit_image(
 
 def _print_claims(claims: published.Claims) -> None:
     """The published versions beside the measured ones (when a release table is there)."""
-    from rich.markup import escape
-
     if claims.table is None:
         return
     title = escape(
