@@ -19,8 +19,8 @@ from typing import Any, NoReturn
 
 import typer
 
-from . import __version__, library_logs, satellites
-from .errors import ValorchError
+from . import __version__, encode, library_logs, satellites
+from .errors import InfrastructureError, InputError, ValorchError
 
 
 class App(typer.Typer):
@@ -44,8 +44,6 @@ class App(typer.Typer):
                 sa = sys.modules.get("sqlalchemy.exc")
                 if sa is None or not isinstance(exc, sa.SQLAlchemyError):
                     raise
-                from .errors import InfrastructureError
-
                 why = str(getattr(exc, "orig", None) or exc).splitlines()[0][:300]
                 raise InfrastructureError(
                     f"the results database failed: {why}",
@@ -71,7 +69,6 @@ class App(typer.Typer):
 def _check_encoding(argv: list[str]) -> None:
     """An argument or a VALORCH_/GITHUB_ variable that is not valid UTF-8 (Python decodes its
     bytes to lone surrogates) is bad input, named, before it meets a file name or the store."""
-    from .errors import InputError
 
     def bad(text: str) -> bool:
         return any("\ud800" <= ch <= "\udfff" for ch in text)
@@ -93,9 +90,6 @@ def _os_error(exc: OSError) -> ValorchError:
     """An OSError no command turned into a message (a path too long, a loop of symlinks, a
     directory where a file was expected, …): exit 2 naming the path, or 3 when the machine
     itself failed (a full disk, an I/O error), never a traceback."""
-    from . import encode
-    from .errors import InfrastructureError, InputError
-
     where = f" {encode.one_line(str(exc.filename))[:200]}" if exc.filename else ""
     if exc.errno in (errno.ENOSPC, errno.EIO, errno.EDQUOT):
         return InfrastructureError(

@@ -15,6 +15,7 @@ from rich.errors import MarkupError, StyleError
 from rich.markup import escape
 
 from .. import encode
+from ..errors import ValorchError
 from ..words import cut
 from . import flags
 
@@ -187,8 +188,6 @@ def say(line: str) -> None:
 
 def local_images() -> frozenset[str]:
     """Catalogued local images (named by alias in repro commands, not by digest)."""
-    from ..errors import ValorchError
-
     try:
         return frozenset(i.alias for i in load_catalog(None).images if i.local)
     except ValorchError:

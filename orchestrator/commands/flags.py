@@ -19,6 +19,7 @@ from typing import Any
 
 import typer
 
+from .. import satellites
 from ..applies import JSON, RESUME, Applies
 from ..bounds import EXTENDED_RESOURCE, MAX_SECONDS, VERSION_PATTERN
 
@@ -233,8 +234,6 @@ def satellite_choice(flag: str, choice: str, satellite: str) -> Callable:
     more, and finds no member named ``str(ExecutorChoice.docker)``."""
 
     def check(value: object) -> object:
-        from .. import satellites
-
         chosen = getattr(value, "value", value)
         if chosen == choice:
             satellites.require(satellite, f"{flag} {choice}")

@@ -12,6 +12,7 @@ from typing import Any
 
 import typer
 
+from ..errors import InputError
 from . import flags
 from .common import (
     DbOption,
@@ -95,7 +96,6 @@ def readiness(
 ) -> None:
     """Pass rates of JOB's checks over --window against --basis, judged by Sippy's rules; exit 1
     when not ready (an unaccepted regression or missing sample, or nothing to judge)."""
-    from ..errors import InputError
     from ..render.readiness import RENDERERS
     from ..services import readiness as service
     from ..services.run import load_known_issues
@@ -121,7 +121,6 @@ def _options(
     allow_empty: bool,
 ) -> Any:
     """The judging options, each checked against the others (exit 2 naming the flag)."""
-    from ..errors import InputError
     from ..regression import readiness as rd
 
     if alpha is not None and alpha >= 1:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, cast
 
 import typer
 
+from ..errors import InputError
 from ..words import count
 from . import flags
 from .common import (
@@ -180,8 +181,6 @@ def show_run(
 def _pins(catalog: Path | None) -> Catalog | None:
     """The catalog whose pins triage compares digests with: a broken default catalog only
     costs the image-drift class (the run is still shown); a broken --catalog is exit 2."""
-    from ..errors import InputError
-
     try:
         return load_catalog(catalog)
     except InputError:
