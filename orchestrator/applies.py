@@ -64,22 +64,18 @@ class Applies:
     """Where an option or a field acts. ``executors``: the executors it acts with (empty: every one;
     a field's are those of the images, ``host`` or ``docker``); ``needs``: a mode without which it
     does nothing; ``not_with``: modes in which it does nothing, unless its value is ``agrees``
-    (``--no-matrix`` with ``--json`` says what ``--json`` does anyway); ``commands``: the commands
-    it acts in, where one option is shared by several (empty: every one). ``why`` says why it does
+    (``--no-matrix`` with ``--json`` says what ``--json`` does anyway). ``why`` says why it does
     nothing outside ``executors`` or without ``needs``."""
 
     executors: tuple[str, ...] = ()
     needs: Mode | None = None
     not_with: tuple[Mode, ...] = ()
     agrees: object = None
-    commands: tuple[str, ...] = ()
     why: str = ""
 
-    def silenced(self, params: Params, value: object, command: str = "") -> Silenced | None:
+    def silenced(self, params: Params, value: object) -> Silenced | None:
         """Why the option does nothing with ``params`` (the command's parameters, the
-        option's own ``value`` among them) in ``command``; None where it acts."""
-        if self.commands and command not in self.commands:
-            return Silenced(f"in valorch {command}", "", f"use valorch {_or(self.commands)}")
+        option's own ``value`` among them); None where it acts."""
         for mode in self.not_with:
             if mode.holds(params) and (self.agrees is None or plain(value) != self.agrees):
                 return Silenced(f"with {mode.flag}", mode.why, f"drop {mode.flag}")

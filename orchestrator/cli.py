@@ -9,6 +9,7 @@ pydantic's plugin scan off, collects garbage rarely and freezes what the imports
 
 from __future__ import annotations
 
+import errno
 import gc
 import importlib
 import os
@@ -18,8 +19,8 @@ from typing import Any, NoReturn
 
 import typer
 
-from . import __version__, library_logs, satellites
-from .errors import ValorchError
+from . import __version__, encode, library_logs, satellites
+from .errors import InfrastructureError, InputError, ValorchError
 
 
 class App(typer.Typer):
@@ -43,8 +44,6 @@ class App(typer.Typer):
                 sa = sys.modules.get("sqlalchemy.exc")
                 if sa is None or not isinstance(exc, sa.SQLAlchemyError):
                     raise
-                from .errors import InfrastructureError
-
                 why = str(getattr(exc, "orig", None) or exc).splitlines()[0][:300]
                 raise InfrastructureError(
                     f"the results database failed: {why}",
@@ -61,9 +60,7 @@ class App(typer.Typer):
             from .commands.common import err
 
             # escaped: a message may quote text in brackets, e.g. pip install 'valorch[postgres]'
-            err.print(
-                f"[bold red]error:[/bold red] {escape(exc.message)}", markup=True, highlight=False
-            )
+            err.print(f"[bold red]error:[/bold red] {escape(exc.message)}")
             if exc.hint:
                 err.print(f"  [dim]hint:[/dim] {escape(exc.hint)}")
             sys.exit(exc.exit_code)
@@ -72,7 +69,6 @@ class App(typer.Typer):
 def _check_encoding(argv: list[str]) -> None:
     """An argument or a VALORCH_/GITHUB_ variable that is not valid UTF-8 (Python decodes its
     bytes to lone surrogates) is bad input, named, before it meets a file name or the store."""
-    from .errors import InputError
 
     def bad(text: str) -> bool:
         return any("\ud800" <= ch <= "\udfff" for ch in text)
@@ -94,11 +90,6 @@ def _os_error(exc: OSError) -> ValorchError:
     """An OSError no command turned into a message (a path too long, a loop of symlinks, a
     directory where a file was expected, …): exit 2 naming the path, or 3 when the machine
     itself failed (a full disk, an I/O error), never a traceback."""
-    import errno
-
-    from . import encode
-    from .errors import InfrastructureError, InputError
-
     where = f" {encode.one_line(str(exc.filename))[:200]}" if exc.filename else ""
     if exc.errno in (errno.ENOSPC, errno.EIO, errno.EDQUOT):
         return InfrastructureError(
@@ -231,8 +222,7 @@ def _attribute(package: str, ref: str) -> Any:
 
 
 def build(names: frozenset[str] | None = None) -> App:
-    """The CLI with the commands named (every command when ``names`` is None): each one's
-    module is imported only here, when it is wanted."""
+    """The CLI with the commands named (every one when None), each module imported here."""
     made = App(
         name="valorch",
         help="Containerized multi-backend validation orchestrator.",

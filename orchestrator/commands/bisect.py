@@ -22,9 +22,6 @@ from .common import (
 from .placing import where_options
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
-    from ..regression.culprit import Suspect
     from ..services.placing import Where
 
 
@@ -100,22 +97,15 @@ def bisect(
             f"{check} went bad in {found.first_bad} ({bad.verdict}: {fit(bad.message, 200)}); "
             f"last good {found.last_good} ({len(found.probes)} runs of at most {found.budget})"
         )
-    text = _suspects_text(found.suspects, found.culprit_note)
-    if text:
-        out.print(text.rstrip("\n"), markup=False, highlight=False)
-
-
-def _suspects_text(suspects: Sequence[Suspect], note: str, limit: int = 25) -> str:
-    """``changed components (inventory diff A -> B), most related to the check first:`` and one
-    line per component: rank, tier, name, change, why."""
-    if not suspects:
-        return note + "\n" if note else ""
-    lines = [f"changed components ({note}), most related to the check first:"]
+    suspects, note, limit = found.suspects, found.culprit_note, 25
+    if suspects:
+        out.print(f"changed components ({note}), most related to the check first:", markup=False)
+    elif note:
+        out.print(note, markup=False)
     for i, s in enumerate(suspects[:limit], 1):
         c = s.change
         said = {"added": f"added {c.new}", "removed": f"removed (was {c.old})"}
         change = said.get(c.kind, f"{c.old} -> {c.new}")
-        lines.append(f"  {i:>2}. [{s.tier}] {c.subject}: {change}  ({s.why})")
+        out.print(f"  {i:>2}. [{s.tier}] {c.subject}: {change}  ({s.why})", markup=False)
     if len(suspects) > limit:
-        lines.append(f"  … and {len(suspects) - limit} more (--json lists them all)")
-    return "\n".join(lines) + "\n"
+        out.print(f"  … and {len(suspects) - limit} more (--json lists them all)", markup=False)

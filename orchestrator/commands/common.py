@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import sys
@@ -12,8 +11,11 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
+from rich.errors import MarkupError, StyleError
+from rich.markup import escape
 
 from .. import encode
+from ..errors import ValorchError
 from ..words import cut
 from . import flags
 
@@ -36,8 +38,6 @@ class SafeConsole(Console):
     rest of the output goes nowhere and the exit code stays the command's own."""
 
     def render_str(self, text: str, **kw: Any) -> Any:
-        from rich.errors import MarkupError
-
         text = encode.terminal(text)
         try:
             rendered = super().render_str(text, **kw)
@@ -48,8 +48,6 @@ class SafeConsole(Console):
         return rendered
 
     def _no_link(self, style: Any) -> Any:
-        from rich.errors import StyleError
-
         try:
             return (
                 self.get_style(style) if isinstance(style, str) else style
@@ -120,6 +118,13 @@ ThresholdOption = typer.Option(
     help="Timing ratio threshold (0.05 = 5 %), above 0, at most 10.",
 )
 
+SinceOption = typer.Option(
+    None,
+    "--since",
+    callback=flags.date("--since"),
+    help="Only runs started on or after this date (YYYY-MM-DD).",
+)
+
 
 def out_option(help: str = "Write here instead of stdout.") -> Any:
     """``--out/-o``: the file a command writes instead of stdout (flags.OUT_FILE checks it)."""
@@ -127,14 +132,21 @@ def out_option(help: str = "Write here instead of stdout.") -> Any:
 
 
 OutOption = out_option()
+
+
 # The waivers' windows, one spelling on every command that takes them (old spellings:
 # commands/renamed.py): the runs readiness counts, and when a waiver can close.
-WindowOption = typer.Option(
-    "7d",
-    "--window",
-    "-w",
-    help="The candidate runs readiness counts: those of the last DURATION (90m, 36h, 7d, 2w).",
-)
+def window_option(applies: Applies | None = None) -> Any:
+    return flags.option(
+        "7d",
+        "--window",
+        "-w",
+        applies=applies,
+        help="The candidate runs readiness counts: those of the last DURATION (90m, 36h, 7d, 2w).",
+    )
+
+
+WindowOption = window_option()
 
 
 def close_options(applies: Applies | None = None) -> tuple[Any, Any]:
@@ -171,13 +183,11 @@ NotifyOption = typer.Option(
 
 def say(line: str) -> None:
     """A line as it is (a notification's log): no markup, no highlighting."""
-    err.print(line, markup=False, highlight=False)
+    err.print(line, markup=False)
 
 
 def local_images() -> frozenset[str]:
     """Catalogued local images (named by alias in repro commands, not by digest)."""
-    from ..errors import ValorchError
-
     try:
         return frozenset(i.alias for i in load_catalog(None).images if i.local)
     except ValorchError:
@@ -196,30 +206,11 @@ TONES: dict[Tone, str] = {
 
 def end_with(outcome: Outcome) -> None:
     """Print what the service decided (``outcome.said``) and exit with its code."""
-    from rich.markup import escape
-
     for line in outcome.said:
         style = TONES[line.tone]
         err.print(f"[{style}]{escape(line.text)}[/{style}]" if style else escape(line.text))
     if outcome.code:
         raise typer.Exit(outcome.code)
-
-
-def lazy(name: str) -> Any:
-    """``name`` as a module that is executed on first attribute access (importlib's
-    LazyLoader): a command module can name what it uses without paying its import at
-    start-up (``valorch --help`` loads every command module)."""
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.find_spec(name)
-    if spec is None or spec.loader is None:
-        raise ModuleNotFoundError(f"no module named {name!r}", name=name)
-    loader = importlib.util.LazyLoader(spec.loader)
-    spec.loader = loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    loader.exec_module(module)
-    return module
 
 
 def project_dir() -> Path:
@@ -266,17 +257,13 @@ def write_output(text: str, path: Path | None) -> None:
         except BrokenPipeError:
             quiet_stdout()
         return
+    from .. import outfile
+
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise _write_error(path, exc) from None
+        raise outfile.error(path, exc) from None
     write_validated(text, path, None)
-
-
-def _write_error(path: Path, exc: OSError) -> Exception:
-    from .. import outfile
-
-    return outfile.error(path, exc)
 
 
 def write_validated(text: str, path: Path, validate: Callable[[Path], object] | None) -> None:

@@ -9,7 +9,9 @@ as ``typer.Option(..., callback=seconds("--deadline"))``."""
 from __future__ import annotations
 
 import math
+import os
 import re
+import stat
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -17,6 +19,7 @@ from typing import Any
 
 import typer
 
+from .. import satellites
 from ..applies import JSON, RESUME, Applies
 from ..bounds import EXTENDED_RESOURCE, MAX_SECONDS, VERSION_PATTERN
 
@@ -144,8 +147,6 @@ def statuses(flag: str) -> Callable:
 def _writable_dir(path: Path) -> str | None:
     """Why files cannot be created in ``path`` or the directories it would be made under
     (None when they can): the nearest existing ancestor must be a writable directory."""
-    import os
-
     probe = path
     while not probe.exists():
         if probe.parent == probe:
@@ -169,9 +170,6 @@ def _writable_file(path: Path) -> str | None:
     is checked where it lives (through a symbolic link, at its target): an existing file is
     opened for appending without being changed, and must be a regular file; a new one is
     created and removed again. Nothing is left behind, and nothing blocks (a FIFO)."""
-    import os
-    import stat
-
     if path.is_dir():
         return f"{path} is a directory"
     target = Path(os.path.realpath(path))
@@ -229,14 +227,16 @@ OUT_DIR = output("--out-dir", "directory", _not_a_file)
 OUT_SITE_DIR = output("--out", "directory", _not_a_file)
 
 
-def executor_available(value: object) -> object:
-    """--executor: an executor that a satellite brings (kubernetes) whose extra is not
-    installed is exit 2 when parsed, with the install command, before any run is stored.
+def satellite_choice(flag: str, choice: str, satellite: str) -> Callable:
+    """A choice a satellite brings (--executor kubernetes, --format cyclonedx) whose extra is
+    not installed is exit 2 when parsed, with the install command, before any work starts.
     Returns the choice's text: typer converts what a callback returns to the enum once
     more, and finds no member named ``str(ExecutorChoice.docker)``."""
-    from .. import satellites
 
-    chosen = getattr(value, "value", value)
-    if chosen == "kubernetes":
-        satellites.require("k8s", "--executor kubernetes")
-    return chosen
+    def check(value: object) -> object:
+        chosen = getattr(value, "value", value)
+        if chosen == choice:
+            satellites.require(satellite, f"{flag} {choice}")
+        return chosen
+
+    return check

@@ -44,9 +44,6 @@ def _one_value_shown(param: object, command: Any) -> None:
 
 def tidy(command: Any) -> Any:
     """``command`` (a click command or group) and everything under it, help made literal."""
-    if getattr(command, "_valorch_tidy", False):
-        return command
-    command._valorch_tidy = True
     for attr in ("help", "short_help", "epilog"):
         text = getattr(command, attr, None)
         if text:  # each paragraph one line: the terminal wraps it, not the docstring's breaks

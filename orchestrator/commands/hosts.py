@@ -91,7 +91,6 @@ def probe(
                     else ""
                 ),
                 markup=False,
-                highlight=False,
             )
         return
     report = service.probe_with_facts(hosts_file, name, image)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections import Counter
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import typer
 from rich.markup import escape
@@ -25,9 +24,6 @@ from .common import (
     write_validated,
 )
 from .tables import Column, Table, styled
-
-if TYPE_CHECKING:
-    pass
 
 app = typer.Typer(help="The image catalog (images/*.yaml).", no_args_is_help=True)
 
@@ -330,10 +326,9 @@ def check(
             out.print(
                 f"[{n}] ({count(shared[message], 'image')}) {message}",
                 markup=False,
-                highlight=False,
             )
         for u in updates:
-            out.print(u.diff(), markup=False, highlight=False)
+            out.print(u.diff(), markup=False)
     end_with(svc.check_ending(checks, update))
 
 

@@ -32,14 +32,13 @@ def declared(command: Any) -> dict[str, Applies]:
 
 
 def check(ctx: Any, path: str, options: dict[str, Applies]) -> None:
-    """Refuse (exit 2) the first option of ``ctx`` typed where it has no effect; warn of one
-    set through its environment variable."""
+    """Refuse (exit 2) an option typed where it has no effect; warn of one set by variable."""
     for param in ctx.command.params:
         applies = options.get(param.name)
         source = getattr(ctx.get_parameter_source(param.name), "name", None)  # typer's click
         if applies is None or source not in ("COMMANDLINE", "ENVIRONMENT"):
             continue
-        silenced = applies.silenced(ctx.params, ctx.params.get(param.name), path)
+        silenced = applies.silenced(ctx.params, ctx.params.get(param.name))
         if silenced is None:
             continue
         flag = "/".join(o for o in param.opts if o.startswith("--"))
@@ -55,9 +54,6 @@ def guard(command: Any, path: str = "") -> Any:
     """``command`` and everything under it: each declared option's help ends with where it
     applies (one executor's options in that executor's panel), and the command refuses an
     option given where it has no effect before it runs."""
-    if getattr(command, "_valorch_guard", False):
-        return command
-    command._valorch_guard = True
     options = declared(command)
     names = {p.name for p in command.params}
     for param in command.params:

@@ -8,11 +8,13 @@ exit 0 clean, 1 drift, 2 bad input, 3 infrastructure.
 from __future__ import annotations
 
 import json
+from datetime import datetime, timezone
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
+from rich.markup import escape
 
 from .. import satellites
 from . import flags
@@ -21,7 +23,6 @@ from .common import (
     DbOption,
     JsonOption,
     err,
-    lazy,
     load_catalog,
     out,
     out_option,
@@ -31,23 +32,9 @@ from .common import (
 )
 from .tables import Table, styled
 
-audit = lazy("orchestrator.audit")
-render_audit = lazy("orchestrator.render.audit")
-
-
-def _format_available(value: AuditFormat) -> str:
-    """--format: cyclonedx comes from the sbom satellite; without its extra it is exit 2
-    when parsed, before an image is started. Returns the choice's text, as
-    flags.executor_available does."""
-    if value is AuditFormat.cyclonedx:
-        satellites.require("sbom", "--format cyclonedx")
-    return value.value
-
 
 def _write_sbom(inv: Inventory, reference: str, digest: str | None, at: Any, path: Path) -> None:
     """The inventory as a CycloneDX SBOM (the sbom satellite), stamped ``at`` (UTC)."""
-    from datetime import timezone
-
     sbom = satellites.load("sbom", "render", "--format cyclonedx")
     timestamp = at.replace(tzinfo=timezone.utc)
     write_output(sbom.bom_json(inv, reference, digest=digest, timestamp=timestamp), path)
@@ -83,7 +70,7 @@ _AuditFormatOpt = flags.option(
     "-f",
     applies=flags.FORMAT,
     help="term, md, json or cyclonedx.",
-    callback=_format_available,
+    callback=flags.satellite_choice("--format", "cyclonedx", "sbom"),
 )
 _OutOpt = out_option("Write the rendered output here.")
 
@@ -95,6 +82,10 @@ _STYLE = {
     "build-mismatch": "yellow",
     "broken": "bold red",
     "differs": "bold red",
+    # the published claims' verdicts (drift too)
+    "agrees": "green",
+    "lacking": "yellow",
+    "unpublished": "bold red",
 }
 
 
@@ -110,6 +101,8 @@ def _beside(comp: Any, value: str) -> str:
 def findings_table(
     image: ImageSpec, digest: str | None, inv: Inventory, findings: list[Finding]
 ) -> Table:
+    from .. import audit
+
     named = [image.alias] + ([image.reference] if image.reference != image.alias else [])
     title = "  ".join(named + ([digest] if digest else []))  # "host", never "host  host"
     table = Table("component", "expected", "found", "verdict", "source · evidence", title=title)
@@ -127,9 +120,9 @@ def findings_table(
         if comp and comp.extra.get("loaded"):  # only package metadata: say it was not seen loaded
             found = f"{found} ({comp.extra['loaded']})"
         table.add_row(f.component, wanted or "", found, styled(_STYLE[f.kind], verdict), where)
-    expected = {
-        audit.resolve(inv, f.component).name for f in findings if audit.resolve(inv, f.component)
-    } | {f.component for f in findings}  # a broken component is listed once, as broken
+    resolved = (audit.resolve(inv, f.component) for f in findings)
+    # a broken component is listed once, as broken
+    expected = {c.name for c in resolved if c} | {f.component for f in findings}
     for comp in inv.components:  # what the catalog does not pin, for the record
         if comp.headline and comp.name not in expected and not comp.name.startswith("pytorch."):
             table.add_row(
@@ -174,6 +167,7 @@ def audit_image(
 ) -> None:
     """Gather an image's components, store them, compare with the catalog (exit 1 on drift)
     and with the published release tables (shown, not gating)."""
+    from ..render import audit as render_audit
     from ..services import inventory as service
     from ..services import published
     from .common import project_dir
@@ -194,8 +188,6 @@ def audit_image(
     elif fmt is AuditFormat.md:
         write_output(render_audit.render_findings_md(findings, spec.alias, inv), out_path)
     elif fmt is AuditFormat.cyclonedx:
-        from datetime import datetime, timezone
-
         _write_sbom(inv, spec.reference, digest, datetime.now(timezone.utc), out_path)
     else:
         out.print(findings_table(spec, digest, inv, findings))
@@ -233,18 +225,8 @@ def audit_image(
     raise typer.Exit(done.exit_code)
 
 
-_CLAIM_STYLE = {
-    "agrees": "green",
-    "drift": "bold red",
-    "lacking": "yellow",
-    "unpublished": "bold red",
-}
-
-
 def _print_claims(claims: published.Claims) -> None:
     """The published versions beside the measured ones (when a release table is there)."""
-    from rich.markup import escape
-
     if claims.table is None:
         return
     title = escape(
@@ -253,9 +235,7 @@ def _print_claims(claims: published.Claims) -> None:
     )
     table = Table("library", "published", "measured", "verdict", title=title)
     for f in claims.findings:
-        table.add_row(
-            f.subject, f.published, f.measured or "-", styled(_CLAIM_STYLE[f.kind], f.kind)
-        )
+        table.add_row(f.subject, f.published, f.measured or "-", styled(_STYLE[f.kind], f.kind))
     if claims.findings:
         out.print(table)
     if claims.note:
@@ -285,6 +265,7 @@ def diff_images(
     catalog: Path = CatalogOption,
 ) -> None:
     """Component by component: what changed from image A to image B."""
+    from ..render import audit as render_audit
     from ..services import inventory as service
 
     name_a, name_b, changes = service.diff(
@@ -332,6 +313,8 @@ def show(
     catalog: Path = CatalogOption,
 ) -> None:
     """A stored inventory; --format cyclonedx exports a CycloneDX 1.5 SBOM."""
+    from .. import audit
+    from ..render import audit as render_audit
     from ..services import inventory as service
 
     found = service.stored(sessions(db), run, load_catalog(catalog))

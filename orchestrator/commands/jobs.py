@@ -18,11 +18,8 @@ import typer
 
 from ..errors import InputError
 from ..words import count
-from .common import CatalogOption, JsonOption, err, lazy, load_catalog, out, print_json, project_dir
+from .common import CatalogOption, JsonOption, err, load_catalog, out, print_json, project_dir
 from .tables import Table
-
-_catalog = lazy("orchestrator.catalog.core")
-_jobs = lazy("orchestrator.services.jobs")
 
 app = typer.Typer(help="Job specs (jobs/*.yaml) and the runners they need.", no_args_is_help=True)
 
@@ -72,8 +69,10 @@ def list_jobs(as_json: bool = JsonOption) -> None:
 @app.command("show")
 def show_job(job: str = JobArg, as_json: bool = JsonOption, catalog: Path = CatalogOption) -> None:
     """One job: the images its selectors resolve to, its suites and labels."""
+    from ..catalog.core import load_job
+
     cat = load_catalog(catalog)
-    spec = _catalog.load_job(resolve_job_path(job), cat)
+    spec = load_job(resolve_job_path(job), cat)
     images = cat.select(spec.images)
     if as_json:
         print_json(
@@ -93,7 +92,6 @@ def show_job(job: str = JobArg, as_json: bool = JsonOption, catalog: Path = Cata
             + (f", checks {', '.join(s.checks)}" if s.checks else "")
             + ")",
             markup=False,
-            highlight=False,
         )
     for i in images:
         out.print(f"  image   {i.alias}  {i.backend}  {i.reference}")
@@ -108,43 +106,43 @@ def validate_jobs(
     catalog: Path = CatalogOption,
 ) -> None:
     """Check job specs without running them: every mistake of each file at once, exit 2 on any."""
+    from ..services import jobs as service
+
     cat = load_catalog(catalog)
-    paths, results = [], []
+    checked_files: list = []  # (path, what its check found)
     for job in jobs:
         try:
             path = resolve_job_path(job)
         except InputError as exc:
-            paths.append(Path(job))
-            results.append(exc)
-            continue
-        paths.append(path)
-        results += _jobs.validate_files([path], cat)
+            checked_files.append((Path(job), exc))
+        else:
+            checked_files += [(path, c) for c in service.validate_files([path], cat)]
     bad = 0
-    for path, checked in zip(paths, results, strict=True):
+    for path, checked in checked_files:
         if isinstance(checked, InputError):
             bad += 1
             if not as_json:
-                err.print(f"{checked}", markup=False, highlight=False)
-        elif isinstance(checked, _jobs.KnownIssuesCheck):
+                err.print(f"{checked}", markup=False)
+        elif isinstance(checked, service.KnownIssuesCheck):
             if not as_json:
                 entries = count(checked.entries, "entry", "entries")
                 said = f"{path}: valid (a known-issues file, not a job spec: {entries})"
-                out.print(said, markup=False, highlight=False)
+                out.print(said, markup=False)
         elif not checked.ok:
             bad += 1
             if not as_json:
                 for line in checked.lines():
-                    err.print(line, markup=False, highlight=False)
+                    err.print(line, markup=False)
         elif not as_json and checked.job is not None:
             images = count(len(checked.images), "image")
             suites = count(len(checked.job.suites), "suite")
             said = f"{path}: valid (job {checked.job.name}: {images}, {suites})"
-            out.print(said, markup=False, highlight=False)
+            out.print(said, markup=False)
     if as_json:
-        print_json([_jobs.validation_json(p, c) for p, c in zip(paths, results, strict=True)])
+        print_json([service.validation_json(p, c) for p, c in checked_files])
     if bad:
         raise InputError(
-            f"{bad} of {count(len(paths), 'job spec', 'job specs')} "
+            f"{bad} of {count(len(checked_files), 'job spec', 'job specs')} "
             + ("has mistakes" if bad == 1 else "have mistakes")
             + ("" if as_json else " (listed above)"),
             "fix each line named; a file is checked whole, so every mistake is listed at once",
@@ -159,8 +157,11 @@ def runners(
     catalog: Path = CatalogOption,
 ) -> None:
     """The self-hosted runner label sets the job needs (a workflow's runs-on)."""
+    from ..catalog.core import load_job
+    from ..services.jobs import runner_sets
+
     cat = load_catalog(catalog)
-    sets = _jobs.runner_sets(_catalog.load_job(resolve_job_path(job), cat), cat, cpu_only)
+    sets = runner_sets(load_job(resolve_job_path(job), cat), cat, cpu_only)
     if as_json:
         print_json(sets)
         return

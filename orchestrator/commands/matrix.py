@@ -13,6 +13,7 @@ from .common import (
     DbOption,
     JsonOption,
     OutOption,
+    SinceOption,
     deferred_sessions,
     load_catalog,
     out,
@@ -56,12 +57,6 @@ ColumnsOpt = typer.Option(
 ImageOpt = typer.Option(
     None, "--image", help="Only images whose alias matches these globs (repeatable)."
 )
-SinceOpt = typer.Option(
-    None,
-    "--since",
-    callback=flags.date("--since"),
-    help="Only runs started on or after this date (YYYY-MM-DD).",
-)
 PolicyOpt = typer.Option(
     None, "--tier-policy", help="YAML file overriding the tier policy (tiers layout)."
 )
@@ -94,7 +89,7 @@ def render(
     rows: str = RowsOpt,
     columns: str = ColumnsOpt,
     image: list[str] = ImageOpt,
-    since: str = SinceOpt,
+    since: str = SinceOption,
     tier_policy: Path = PolicyOpt,
     job: str = JobOpt,
     version: str = typer.Option(
@@ -167,7 +162,7 @@ def publish(
     rows: str = RowsOpt,
     columns: str = ColumnsOpt,
     image: list[str] = ImageOpt,
-    since: str = SinceOpt,
+    since: str = SinceOption,
     tier_policy: Path = PolicyOpt,
     job: str = JobOpt,
     include_adhoc: bool = AdhocOpt,

@@ -12,8 +12,6 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-import typer
-
 from ..applies import CPU_ONLY, RESUME, Applies
 from . import flags
 
@@ -44,10 +42,7 @@ def _option(
     applies: Applies | None = None,
     **more: Any,
 ) -> Any:
-    if applies is None:
-        info = typer.Option(default, flag, help=help, **more)
-    else:
-        info = flags.option(default, flag, applies=applies, help=help, **more)
+    info = flags.option(default, flag, applies=applies, help=help, **more)
     return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=kind)
 
 
@@ -56,7 +51,7 @@ def _option(
 OPTIONS: tuple[inspect.Parameter, ...] = (
     _option(
         "executor", ExecutorChoice, "docker", "--executor", EXECUTOR_HELP, flags.RESUMED,
-        callback=flags.executor_available,
+        callback=flags.satellite_choice("--executor", "kubernetes", "k8s"),
     ),
     _option(
         "cpu_only", bool, False, "--cpu-only",

@@ -73,7 +73,7 @@ class LiveReporter(Reporter):
         # of its own and the final table is printed once, as a block.
         self.interactive = console.is_terminal
         self.live = (
-            Live(self.table(), console=console, refresh_per_second=2, transient=False)
+            Live(self.table(), console=console, refresh_per_second=2)
             if not disable and self.interactive
             else None
         )
@@ -177,8 +177,7 @@ class LiveReporter(Reporter):
             if row is not None:
                 row.reported.add(result.check)
                 self._refresh()
-        if result.status in (*FAILING, "error"):
-            with self.lock:
+            if result.status in (*FAILING, "error"):
                 self._say(
                     f"  [red]{result.status:8}[/red] {task.image.alias} {result.check}: "
                     f"{escape(fit(result.message, 160, self.console))}"
@@ -211,22 +210,15 @@ class PullProgress:
     DONE = ("Download complete", "Pull complete", "Already exists")
 
     def __init__(self, console: Console, disable: bool = False) -> None:
-        from rich.progress import (
-            BarColumn,
-            DownloadColumn,
-            Progress,
-            TextColumn,
-            TransferSpeedColumn,
-        )
+        from rich import progress as bars
 
         self.disable = disable
-        self.progress = Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            DownloadColumn(),
-            TransferSpeedColumn(),
+        self.progress = bars.Progress(
+            bars.TextColumn("{task.description}"),
+            bars.BarColumn(),
+            bars.DownloadColumn(),
+            bars.TransferSpeedColumn(),
             console=console,
-            transient=False,
             disable=disable,
         )
         self.console = console

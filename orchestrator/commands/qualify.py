@@ -31,6 +31,7 @@ from .common import (
     local_images,
     say,
     sessions,
+    window_option,
     write_output,
 )
 from .placing import where_options
@@ -74,12 +75,8 @@ _READINESS = typer.Option(
     help="Also gate on readiness: the job's pass rates over --window against this "
     "basis (a matrix version, baseline, or window:DURATION); docs/readiness.md.",
 )
-_READINESS_WINDOW = flags.option(
-    "7d",
-    "--window",
-    "-w",
-    applies=Applies(needs=READINESS, why="it says which runs --readiness counts"),
-    help="The candidate runs readiness counts: those of the last DURATION (90m, 36h, 7d, 2w).",
+_READINESS_WINDOW = window_option(
+    Applies(needs=READINESS, why="it says which runs --readiness counts")
 )
 _CLOSE_RUNS, _CLOSE_DAYS = close_options(
     Applies(needs=KNOWN_ISSUES, why="they say when a known issue of --known-issues can close")

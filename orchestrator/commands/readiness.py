@@ -12,6 +12,7 @@ from typing import Any
 
 import typer
 
+from ..errors import InputError
 from . import flags
 from .common import (
     DbOption,
@@ -95,16 +96,14 @@ def readiness(
 ) -> None:
     """Pass rates of JOB's checks over --window against --basis, judged by Sippy's rules; exit 1
     when not ready (an unaccepted regression or missing sample, or nothing to judge)."""
-    from ..errors import InputError
     from ..render.readiness import RENDERERS
     from ..services import readiness as service
+    from ..services.run import load_known_issues
 
     if as_json:
         fmt = "json"
     if fmt not in FORMATS:
         raise InputError(f"unknown --format '{fmt}'", f"use one of {', '.join(FORMATS)}")
-    from ..services.run import load_known_issues
-
     opts = _options(alpha, confidence, correction, pity, min_fail, extreme, allow_empty)
     issues = load_known_issues(known_issues, lambda w: err.print(f"warning: {w}", markup=False))
     report = service.decide(sessions(db), job, basis, window, opts, issues)
@@ -122,7 +121,6 @@ def _options(
     allow_empty: bool,
 ) -> Any:
     """The judging options, each checked against the others (exit 2 naming the flag)."""
-    from ..errors import InputError
     from ..regression import readiness as rd
 
     if alpha is not None and alpha >= 1:

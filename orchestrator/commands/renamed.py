@@ -42,9 +42,8 @@ def renamed(root: Any) -> Any:
         command = root
         for word in path:
             command = getattr(command, "commands", {}).get(word)
-        if command is None or getattr(command, "_valorch_renamed", False):
+        if command is None:  # a command line builds only the command it names
             continue
-        command._valorch_renamed = True
         by_name = {o: p for p in command.params for o in getattr(p, "opts", ())}
         command.params.extend(_alias(old, by_name[new]) for old, new in names.items())
     return root

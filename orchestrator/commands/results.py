@@ -9,12 +9,14 @@ from typing import TYPE_CHECKING, cast
 
 import typer
 
+from ..errors import InputError
 from ..words import count
 from . import flags
 from .common import (
     CatalogOption,
     DbOption,
     JsonOption,
+    SinceOption,
     deferred_sessions,
     err,
     fit,
@@ -169,20 +171,16 @@ def show_run(
     if data["results"] or not status:
         out.print(table)
     else:  # a filter that matched nothing says so, not an empty table
-        out.print(
-            f"  no attempt of this run ended in {', '.join(status)}", markup=False, highlight=False
-        )
+        out.print(f"  no attempt of this run ended in {', '.join(status)}", markup=False)
     for check, t in sorted(why.items()):
-        out.print(f"  {triage.line(check, t)}", markup=False, highlight=False)
+        out.print(f"  {triage.line(check, t)}", markup=False)
         for d in t.details:
-            out.print(f"      {d}", markup=False, highlight=False)
+            out.print(f"      {d}", markup=False)
 
 
 def _pins(catalog: Path | None) -> Catalog | None:
     """The catalog whose pins triage compares digests with: a broken default catalog only
     costs the image-drift class (the run is still shown); a broken --catalog is exit 2."""
-    from ..errors import InputError
-
     try:
         return load_catalog(catalog)
     except InputError:
@@ -239,12 +237,7 @@ def push(
         envvar="VALORCH_PUSH_TO",
         help="The shared store's URL, e.g. postgresql://valorch@db.example/valorch.",
     ),
-    since: str = typer.Option(
-        None,
-        "--since",
-        callback=flags.date("--since"),
-        help="Only runs started on or after this date (YYYY-MM-DD).",
-    ),
+    since: str = SinceOption,
     origin: str = typer.Option(
         None,
         "--origin",
@@ -283,7 +276,6 @@ def push(
         err.print(
             f"[yellow]interrupted[/yellow]: {report.finished - report.already - report.pushed} runs not pushed "
             "(no half-run on the server); run the same push again",
-            markup=True,
         )
         raise typer.Exit(130)
 

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -155,8 +153,15 @@ def run(
     pipeline.check(opts)  # bad flags are exit 2 before anything is loaded
     cat = load_catalog(catalog)
     # Ctrl-C / SIGTERM: containers removed, exit 130 / 143
-    with interruptible(), junit_on_error(junit):
-        rep = pipeline.run(opts, cat, deferred_sessions(db), RunViews(err, quiet=as_json))
+    with interruptible():
+        try:
+            rep = pipeline.run(opts, cat, deferred_sessions(db), RunViews(err, quiet=as_json))
+        except InfrastructureError as exc:  # exit 3 still writes --junit, with the error
+            if junit is not None:
+                from ..render.junit import error_junit
+
+                write_output(error_junit(exc.message, exc.hint), junit)
+            raise
     if rep.resumed:
         err.print(f"resumed batch {rep.resumed}")
     if junit:
@@ -169,16 +174,3 @@ def run(
         if show_matrix:
             write_output(rep.matrix_md, None)
     end_with(rep.outcome)
-
-
-@contextmanager
-def junit_on_error(junit: Path | None) -> Iterator[None]:
-    """A run that ends in an infrastructure error (exit 3) still writes --junit, with the error."""
-    try:
-        yield
-    except InfrastructureError as exc:
-        if junit is not None:
-            from ..render.junit import error_junit
-
-            write_output(error_junit(exc.message, exc.hint), junit)
-        raise

@@ -17,7 +17,6 @@ from typing import Any
 
 import typer
 
-EXIT_SIGINT = 128 + signal.SIGINT  # 130
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
@@ -44,26 +43,19 @@ def interruptible() -> Iterator[None]:
     previous = {sig: signal.signal(sig, _handler) for sig in SIGNALS}
     try:
         yield
-    except KeyboardInterrupt as exc:
-        _say_how_to_finish(exc)
-        raise typer.Exit(EXIT_SIGINT) from None
-    except Terminated as exc:
-        _say_how_to_finish(exc)
-        raise typer.Exit(128 + exc.signum) from None
+    except (KeyboardInterrupt, Terminated) as exc:
+        from .common import err
+
+        # what a person needs after Ctrl-C: the batch the stop left (services.batch.naming_batch)
+        # and the command that finishes it
+        batch = getattr(exc, "resume_batch", None)
+        said = (
+            f"interrupted; resume with `valorch run --resume {batch}`"
+            if batch
+            else "interrupted (no batch had started: nothing to resume)"
+        )
+        err.print(said, markup=False)
+        raise typer.Exit(128 + getattr(exc, "signum", signal.SIGINT)) from None
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-
-
-def _say_how_to_finish(exc: BaseException) -> None:
-    """The line a person needs after Ctrl-C: the batch the stop left (services.batch.naming_batch)
-    and the command that finishes it."""
-    from .common import err
-
-    batch = getattr(exc, "resume_batch", None)
-    said = (
-        f"interrupted; resume with `valorch run --resume {batch}`"
-        if batch
-        else "interrupted (no batch had started: nothing to resume)"
-    )
-    err.print(said, markup=False, highlight=False)

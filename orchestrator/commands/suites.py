@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 
+from ..errors import InputError
 from .common import JsonOption, out, print_json
 from .tables import Table
 
@@ -46,8 +47,6 @@ def show_suite(
     cat = manifest().catalog()
     suite = next((s for s in cat["suites"] if s["name"] == name), None)
     if suite is None:
-        from ..errors import InputError
-
         raise InputError(
             f"unknown suite '{name}'",
             "valorch suites list shows the suites: " + ", ".join(s["name"] for s in cat["suites"]),

@@ -8,6 +8,7 @@ valorch builds around a word of its own vocabulary (``styled``), is read as mark
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Iterator
 from typing import Any
 
@@ -97,8 +98,6 @@ def _records(table: Table, width: int) -> Iterator[RenderableType]:
     """The table as one block per row: ``header: value`` lines wrapped between words at
     ``width`` (a longer word stays whole), a column without a header (a status mark) as its
     value alone, empty values left out, a blank line between."""
-    import textwrap
-
     if table.title is not None:
         yield table.title
     headers = [_plain(c.header) for c in table.columns]

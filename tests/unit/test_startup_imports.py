@@ -16,9 +16,9 @@ import sys
 import pytest
 from conftest import ROOT
 
-#: runs the CLI with the given arguments, then prints the modules it executed: a module that
-#: ``commands.common.lazy`` only named (importlib's LazyLoader, not executed yet) and a name a
-#: package marked absent (None) do not count
+#: runs the CLI with the given arguments, then prints the modules it executed: a module
+#: importlib's LazyLoader only named (not executed yet) and a name a package marked absent
+#: (None) do not count
 RUN_AND_LIST_MODULES = """
 import atexit, json, sys
 def executed():
