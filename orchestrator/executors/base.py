@@ -113,13 +113,14 @@ def workload_source(task: Task) -> Path | None:
     return Path(p.source)
 
 
-def workload_archive(task: Task) -> bytes | None:
-    """The shipped workload as a tar for ``put_archive`` into the probe's root
-    (``workloads/<name>``), or None when the task ships nothing. Only regular files inside
-    the workload go (symlinks resolved and contained: workload_files)."""
+def workload_archives(task: Task) -> list[bytes]:
+    """What a docker task copies into its container before the start: the workload it ships,
+    if any, as a tar for ``put_archive`` into the probe's root (``workloads/<name>``; the probe
+    is mounted from its volume: executors/probe_volume.py). Only regular files inside the
+    workload go (symlinks resolved and contained: workload_files)."""
     src, shipped = workload_source(task), task.suite.pytest
     if src is None or shipped is None:
-        return None
+        return []
     files = contained_files(src)
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w") as tar:
@@ -135,14 +136,7 @@ def workload_archive(task: Task) -> bytes | None:
             _add_file(tar, real, arcname)
             if buf.tell() > MAX_WORKLOAD:
                 raise ValueError(f"workload {src} is larger than {MAX_WORKLOAD >> 20} MiB")
-    return buf.getvalue()
-
-
-def workload_archives(task: Task) -> list[bytes]:
-    """What a docker task copies into its container before the start: the workload it
-    ships, if any (the probe is mounted from its volume: executors/probe_volume.py)."""
-    shipped = workload_archive(task)
-    return [shipped] if shipped is not None else []
+    return [buf.getvalue()]
 
 
 def ship_workload(task: Task, root: Path) -> None:
