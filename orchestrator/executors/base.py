@@ -7,7 +7,9 @@ import io
 import json
 import shutil
 import tarfile
-from collections.abc import Callable
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 from typing import Protocol
@@ -89,6 +91,16 @@ def probe_package() -> tuple[bytes, str]:
         data = path.read_bytes()
         digest.update(b"%d:%s%d:" % (len(rel), rel, len(data)) + data)
     return _probe_tar([], ""), digest.hexdigest()
+
+
+@contextmanager
+def probe_copy() -> Iterator[str]:
+    """A temporary directory holding a private copy of the probe package, for the local
+    interpreter (the host executor, an inventory of ``--image host``)."""
+    with tempfile.TemporaryDirectory(prefix="valorch-probe-") as tmp:
+        ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+        shutil.copytree(PROBE_DIR, Path(tmp) / PROBE_PACKAGE, ignore=ignore)
+        yield tmp
 
 
 def _probe_tar(dirs: list[str], prefix: str) -> bytes:

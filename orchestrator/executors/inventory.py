@@ -13,16 +13,13 @@ the raw dict is untrusted and validated by ``audit.parse_inventory``.
 
 from __future__ import annotations
 
-import shutil
 import sys
-import tempfile
 import uuid
-from pathlib import Path
 from typing import Any
 
 from .. import proc
 from ..spec import HostSpec, ImageSpec
-from .base import PROBE_DIR, PROBE_PACKAGE
+from .base import PROBE_PACKAGE, probe_copy
 from .container import local_env
 from .transcript import Transcript
 
@@ -94,12 +91,7 @@ def gather_host() -> Gathered:
     """The inventory of the local interpreter's environment (``--image host``)."""
     python = sys.executable
     transcript = Transcript()
-    with tempfile.TemporaryDirectory(prefix="valorch-probe-") as tmp:
-        shutil.copytree(
-            PROBE_DIR,
-            Path(tmp) / PROBE_PACKAGE,
-            ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
-        )
+    with probe_copy() as tmp:
         done = proc.stream(
             [python, "-m", PROBE_PACKAGE, "inventory"],
             transcript.feed,
