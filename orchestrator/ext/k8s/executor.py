@@ -36,6 +36,7 @@ from orchestrator.bounds import EXTENDED_RESOURCE
 from orchestrator.errors import InfrastructureError, NoMatchingHostError
 from orchestrator.executors.base import LABEL, PROBE_DIR, PROBE_PACKAGE, overall_timeout, probe_args
 from orchestrator.executors.container import GPU_CACHE_ENV, PROFILING_CAPS, RDMA_CAPS, probe_env
+from orchestrator.executors.gang import merge
 from orchestrator.executors.transcript import Transcript, conclude, infrastructure_failure
 from orchestrator.spec import Execution, Task
 
@@ -358,7 +359,9 @@ class KubernetesExecutor:
             self._delete(core, batch, name, made)
         timings = {"timings": {"total_s": time.perf_counter() - t0}}
         if task.nodes:
-            return kg.merged(task, runs, name, self.namespace).model_copy(update=timings)
+            out = merge(task, runs)
+            where = {"job": name, "namespace": self.namespace, "service": name}
+            return out.model_copy(update={"meta": {**out.meta, "kubernetes": where}, **timings})
         killed = (
             "the Job passed its activeDeadlineSeconds" if reason == "DeadlineExceeded" else None
         )

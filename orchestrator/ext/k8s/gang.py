@@ -21,7 +21,7 @@ from typing import Any
 
 from orchestrator.executors import gang
 from orchestrator.executors.transcript import Transcript, conclude
-from orchestrator.spec import Execution, HostSpec, Task
+from orchestrator.spec import HostSpec, Task
 
 PORT = 29500
 INDEX = "metadata.annotations['batch.kubernetes.io/job-completion-index']"
@@ -43,11 +43,11 @@ def service_manifest(name: str, namespace: str, labels: dict[str, str]) -> dict[
 
 
 def gang_job(job: dict[str, Any], task: Task, name: str, namespace: str) -> dict[str, Any]:
-    """``job_manifest``'s Job made an Indexed Job of ``task.node_count`` pods (pure)."""
+    """``job_manifest``'s Job made, in place, an Indexed Job of ``task.node_count`` pods."""
     n = task.node_count
-    spec = dict(job["spec"], completionMode="Indexed", completions=n, parallelism=n, backoffLimit=0)
-    pod = dict(spec["template"]["spec"], subdomain=name, hostname=None)
-    pod.pop("hostname")
+    job["spec"].update(completionMode="Indexed", completions=n, parallelism=n, backoffLimit=0)
+    pod = job["spec"]["template"]["spec"]
+    pod["subdomain"] = name
     pod["affinity"] = dict(
         pod.get("affinity") or {},
         podAntiAffinity={
@@ -59,9 +59,8 @@ def gang_job(job: dict[str, Any], task: Task, name: str, namespace: str) -> dict
             ]
         },
     )
-    container = dict(pod["containers"][0])
-    env = list(container["env"])
-    env += [
+    container = pod["containers"][0]
+    container["env"] += [
         {"name": "MASTER_ADDR", "value": f"{name}-0.{name}.{namespace}.svc"},
         {"name": "MASTER_PORT", "value": str(PORT)},
         {"name": "WORLD_SIZE", "value": str(n)},
@@ -71,11 +70,8 @@ def gang_job(job: dict[str, Any], task: Task, name: str, namespace: str) -> dict
         {"name": "VALORCH_NODE", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
         {"name": "VALORCH_COLLECTIVE_TIMEOUT", "value": f"{gang.collective_timeout(task):g}"},
     ]
-    container["env"] = env
     container["ports"] = [{"name": "rendezvous", "containerPort": PORT, "protocol": "TCP"}]
-    pod["containers"] = [container]
-    spec["template"] = dict(spec["template"], spec=pod)
-    return dict(job, spec=spec)
+    return job
 
 
 def follow(
@@ -148,15 +144,3 @@ def exit_code(core: Any, namespace: str, pod: str) -> int | None:
     state = core.read_namespaced_pod(pod, namespace).status.container_statuses or []
     term = state[0].state.terminated if state else None
     return term.exit_code if term else None
-
-
-def merged(task: Task, runs: list[gang.NodeRun], name: str, namespace: str) -> Execution:
-    out = gang.merge(task, runs)
-    return out.model_copy(
-        update={
-            "meta": {
-                **out.meta,
-                "kubernetes": {"job": name, "namespace": namespace, "service": name},
-            }
-        }
-    )
