@@ -20,22 +20,13 @@ from typing import Any
 from .. import proc
 from ..spec import HostSpec, ImageSpec
 from .base import PROBE_PACKAGE, probe_copy
-from .container import local_env
+from .container import ContainerSpec, labels_for, local_env, probe_command
 from .transcript import Transcript
 
 # The gatherer imports torch once to read what it was compiled against (up to
 # 180 s inside the probe); the rest is file reads and a few `-v` commands.
 DEADLINE = 600.0
 Gathered = tuple[dict[str, Any] | None, str | None, str | None]
-
-
-def container_options(image: ImageSpec, run_id: str) -> dict[str, Any]:
-    """What ``containers.create`` gets for an inventory: no devices, no network (pure)."""
-    from .container import ContainerSpec, labels_for, probe_command
-    from .docker import create_kwargs
-
-    labels = labels_for(run_id, "inventory", image.alias)
-    return create_kwargs(ContainerSpec(command=probe_command("inventory"), labels=labels))
 
 
 def _outcome(
@@ -61,7 +52,7 @@ def gather_docker(image: ImageSpec, host: HostSpec) -> Gathered:
     import docker.errors
     from requests.exceptions import ConnectionError as RequestsConnectionError
 
-    from .docker import DockerExecutor, connect, run_container, with_probe
+    from .docker import DockerExecutor, connect, create_kwargs, run_container, with_probe
     from .pull import runnable
 
     client = connect(host)
@@ -70,7 +61,8 @@ def gather_docker(image: ImageSpec, host: HostSpec) -> Gathered:
     if problem:
         return None, problem, digest
     transcript = Transcript()
-    options = container_options(image, str(uuid.uuid4()))
+    labels = labels_for(str(uuid.uuid4()), "inventory", image.alias)  # no devices, no network
+    options = create_kwargs(ContainerSpec(command=probe_command("inventory"), labels=labels))
     try:
         ran = run_container(
             client,
