@@ -435,7 +435,10 @@ class Node:
     it ended."""
 
     def __init__(self, rank: int, task: Task, executor: DockerExecutor) -> None:
-        self.rank, self.task, self.executor = rank, task, executor
+        gpus = task.node_gpus[rank] if task.node_gpus and rank < len(task.node_gpus) else None
+        # the task as this node runs it: its host and its GPUs
+        self.task = task.model_copy(update={"host": task.nodes[rank], "gpus": gpus or None})
+        self.rank, self.executor = rank, executor
         self.transcript = Transcript()
         self.ran: ContainerRun | None = None
         self.error: str | None = None
@@ -451,13 +454,6 @@ class Node:
         )
 
 
-def node_task(task: Task, rank: int) -> Task:
-    """The task as node ``rank`` runs it: its host and its GPUs."""
-    host = task.nodes[rank]
-    gpus = task.node_gpus[rank] if task.node_gpus and rank < len(task.node_gpus) else None
-    return task.model_copy(update={"host": host, "gpus": gpus or None})
-
-
 def execute_gang(
     task: Task,
     run_id: str,
@@ -468,7 +464,7 @@ def execute_gang(
     """Run ``task`` on its nodes (``executors[r]`` is node r's DockerExecutor)."""
     t0 = time.perf_counter()
     reference = runnable(task.image)
-    nodes = [Node(r, node_task(task, r), ex) for r, ex in enumerate(executors)]
+    nodes = [Node(r, task, ex) for r, ex in enumerate(executors)]
     for n in nodes:
         n.digest, n.image_id, problem = n.executor.image_names(reference)
         if problem:

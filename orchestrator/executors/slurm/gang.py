@@ -63,7 +63,7 @@ def follow_gang(
             "job_id": job,
             "state": state,
             "workdir": str(workdir),
-            "rendezvous": _rendezvous(job_log),
+            "rendezvous": _found(r"^valorch: rendezvous (\S+)", job_log),
             "ranks": ended.infos,
         },
     }
@@ -117,7 +117,9 @@ class _Ended:
     def node_run(self, task: Task, r: int, transcript: Transcript, f: _Faults) -> gang.NodeRun:
         """How rank ``r`` ended: its execution, its fault and why, its node, image and GPUs."""
         info, log, job = self.infos[r], self.logs[r], self.job
-        node = _node_name(log) or (task.nodes[r].name if r < len(task.nodes) else f"rank{r}")
+        node = _found(r"^valorch-step: rank \d+ of \d+ on (\S+)", log) or (
+            task.nodes[r].name if r < len(task.nodes) else f"rank{r}"
+        )
         host = next(
             (h for h in task.nodes if h.name == node),
             HostSpec(name=node, endpoint=f"slurm://{node}"),
@@ -156,11 +158,7 @@ class _Ended:
         return [blamed, *runs[1:]]
 
 
-def _node_name(log: str) -> str | None:
-    m = re.search(r"^valorch-step: rank \d+ of \d+ on (\S+)", log, re.M)
-    return m.group(1) if m else None
-
-
-def _rendezvous(job_log: str) -> str | None:
-    m = re.search(r"^valorch: rendezvous (\S+)", job_log, re.M)
+def _found(pattern: str, log: str) -> str | None:
+    """The first group of ``pattern``'s first match in a log, line by line."""
+    m = re.search(pattern, log, re.M)
     return m.group(1) if m else None
