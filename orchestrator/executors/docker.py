@@ -11,6 +11,7 @@ needs. The container is always removed, also on Ctrl-C.
 from __future__ import annotations
 
 import contextlib
+import functools
 import threading
 import time
 from collections.abc import Callable
@@ -213,19 +214,9 @@ class DockerExecutor:
         if problem:
             return infrastructure_failure(task, problem, image_digest=digest)
         transcript = Transcript(on_result=on_result)
-        archives = workload_archives(task)
-        deadline = overall_timeout(task)
         try:
-            options, limits = node_options(self, task, run_id)
-            ran = run_container(
-                self.client,
-                reference,
-                options,
-                archives,
-                deadline,
-                transcript.feed,
-                self._flight,
-                on_started,
+            ran, limits = self.run(
+                task, run_id, workload_archives(task), transcript.feed, on_started
             )
         except (docker.errors.DockerException, RequestsConnectionError) as exc:
             message = f"engine error running {reference}: {str(exc)[:500]}"
@@ -233,7 +224,7 @@ class DockerExecutor:
         transcript.close()
         timings = {**ran.timings, "total_s": time.perf_counter() - t0, **transcript.breakdown()}
         killed = (
-            f"the container passed its deadline of {deadline:g}s and was killed"
+            f"the container passed its deadline of {overall_timeout(task):g}s and was killed"
             if ran.killed
             else None
         )
@@ -255,15 +246,30 @@ class DockerExecutor:
             )
         return execution
 
-
-def node_options(
-    executor: DockerExecutor, task: Task, run_id: str
-) -> tuple[dict[str, Any], Limits]:
-    """A task's container options, sized for its executor's engine, with the probe's volume
-    there; and those limits."""
-    limits = limits_for(task, *engine_totals(executor.client, executor.host.endpoint))
-    options = container_options(task, run_id, limits)
-    return with_probe(options, executor.client, runnable(task.image)), limits
+    def run(
+        self,
+        task: Task,
+        run_id: str,
+        archives: list[bytes],
+        on_stdout: Callable[[bytes], None],
+        on_started: Callable[[], None] | None,
+        rank_env: dict[str, str] | None = None,
+    ) -> tuple[ContainerRun, Limits]:
+        """``task``'s container on this engine, sized for it, with the probe's volume there
+        (``rank_env``: one node of a multi-node task), run to its end; and its limits."""
+        limits = limits_for(task, *engine_totals(self.client, self.host.endpoint))
+        options = container_options(task, run_id, limits)
+        if rank_env is not None:  # the ranks meet at the hosts' addresses
+            options["network_mode"] = "host"
+            options["environment"] = {**options["environment"], **rank_env}
+            options["labels"] = {**options["labels"], "org.valorch.node_rank": rank_env["RANK"]}
+        image = runnable(task.image)
+        options = with_probe(options, self.client, image)
+        deadline = overall_timeout(task)
+        ran = run_container(
+            self.client, image, options, archives, deadline, on_stdout, self._flight, on_started
+        )
+        return ran, limits
 
 
 def with_probe(options: dict[str, Any], client: docker.DockerClient, image: str) -> dict[str, Any]:
@@ -477,28 +483,13 @@ def execute_gang(
         return infrastructure_failure(task, str(exc))
     nodes[0].transcript.on_result = on_result
     archives = workload_archives(task)
-    deadline = overall_timeout(task)
     started = threading.Barrier(len(nodes), action=on_started) if on_started else None
 
     def one(n: Node) -> None:
         try:
-            opts, _limits = node_options(n.executor, n.task, run_id)
-            opts["network_mode"] = "host"  # the ranks meet at the hosts' addresses
-            opts["environment"] = {
-                **opts.get("environment", {}),
-                **gang.rank_env(task, n.rank, port, n.digest, n.image_id),
-            }
-            opts["labels"] = {**opts.get("labels", {}), "org.valorch.node_rank": str(n.rank)}
-            n.ran = run_container(
-                n.executor.client,
-                reference,
-                opts,
-                archives,
-                deadline,
-                n.transcript.feed,
-                n.executor._flight,
-                lambda: _arrive(started),
-            )
+            env = gang.rank_env(task, n.rank, port, n.digest, n.image_id)
+            arrive = functools.partial(_arrive, started)
+            n.ran, _ = n.executor.run(n.task, run_id, archives, n.transcript.feed, arrive, env)
         except (docker.errors.DockerException, RequestsConnectionError) as exc:
             if not n.stopped_by_us:  # removed by us: not the node's fault
                 n.error = f"engine error on {n.task.host.name}: {str(exc)[:300]}"
