@@ -318,22 +318,16 @@ class SlurmExecutor:
         if on_started is not None:
             on_started()
         if task.nodes:
-            return follow_gang(self._watch, task, job, workdir, limit, timings, on_result, t0)
+            return follow_gang(self._follow, task, job, workdir, limit, timings, on_result, t0)
         transcript = Transcript(on_result=on_result)
-        out_path, offset = workdir / f"valorch-{job}.stdout", 0
-
-        def tick(state: str) -> None:
-            nonlocal offset
-            offset = feed(out_path, offset, transcript)
-
         try:
-            state = self._watch(job, limit, timings, tick)
+            out = workdir / f"valorch-{job}.stdout"
+            state = self._follow(job, limit, timings, [(out, transcript)])
         except SlurmError as exc:  # SlurmUnmatched too: pending for a reason that cannot go away
             prefix = "unmatched on Slurm" if isinstance(exc, SlurmUnmatched) else "Slurm"
             return job_failure(
                 task, f"{prefix}: {exc}", timings, {"job_id": job, "workdir": str(workdir)}
             )
-        transcript.close()
         timings["total_s"] = time.perf_counter() - t0
         log = read_log(workdir / f"slurm-{job}.out")
         info = {"job_id": job, "state": state, "workdir": str(workdir), **parse_job_log(log)}
@@ -361,11 +355,18 @@ class SlurmExecutor:
         )
         return execution.model_copy(update={"timings": timings, "image_digest": digest})
 
-    def _watch(
-        self, job: str, limit: float, timings: dict[str, float], tick: Callable[[str], None]
+    def _follow(
+        self, job: str, limit: float, timings: dict[str, float], outs: list[tuple[Path, Transcript]]
     ) -> str:
-        """Follow the job to its end (the cluster's one polling loop), ``tick`` on every poll
-        to read its output as it grows; interrupted or failed (SlurmError), it is cancelled."""
+        """Follow the job to its end (the cluster's one polling loop), each output file read
+        into its transcript as it grows, and to its end; interrupted or failed (SlurmError),
+        it is cancelled."""
+        offsets = [0] * len(outs)
+
+        def tick(_state: str) -> None:
+            for i, (path, transcript) in enumerate(outs):
+                offsets[i] = feed(path, offsets[i], transcript)
+
         try:
             state = self.cluster.watch(
                 job,
@@ -378,6 +379,9 @@ class SlurmExecutor:
             with contextlib.suppress(SlurmError):
                 self.cluster.cancel(job)
             raise
+        tick(state)
+        for _, transcript in outs:
+            transcript.close()
         timings.update(self.cluster.timings)
         return state
 

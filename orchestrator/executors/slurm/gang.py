@@ -22,11 +22,11 @@ from ...spec import Execution, HostSpec, Task
 from .. import gang
 from ..transcript import Transcript, conclude
 from .client import SlurmError
-from .joblog import digest_of, exit_of, feed, job_failure, parse_job_log, read_log
+from .joblog import digest_of, exit_of, job_failure, parse_job_log, read_log
 
 
 def follow_gang(
-    watch: Callable[[str, float, dict[str, float], Callable[[str], None]], str],
+    follow: Callable[[str, float, dict[str, float], list[tuple[Path, Transcript]]], str],
     task: Task,
     job: str,
     workdir: Path,
@@ -37,19 +37,11 @@ def follow_gang(
 ) -> Execution:
     n = task.node_count
     transcripts = [Transcript(on_result=on_result if r == 0 else None) for r in range(n)]
-    offsets = [0] * n
-
-    def tick(_state: str) -> None:
-        for r in range(n):
-            offsets[r] = feed(workdir / f"valorch-{job}-{r}.stdout", offsets[r], transcripts[r])
-
+    outs = [(workdir / f"valorch-{job}-{r}.stdout", t) for r, t in enumerate(transcripts)]
     try:
-        state = watch(job, limit, timings, tick)
+        state = follow(job, limit, timings, outs)
     except SlurmError as exc:
         return job_failure(task, f"Slurm: {exc}", timings, {"job_id": job, "workdir": str(workdir)})
-    tick(state)
-    for t in transcripts:
-        t.close()
     job_log = read_log(workdir / f"slurm-{job}.out")
     logs = [read_log(workdir / f"slurm-{job}-{r}.err") for r in range(n)]
     ended = _Ended(job, state, limit, job_log, logs, [parse_job_log(text) for text in logs])
