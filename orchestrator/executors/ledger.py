@@ -30,9 +30,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..spec import CheckResult
+from ..spec import FAILING, CheckResult
 
-FAILING = ("fail", "crash", "timeout")
 MAX_REASONS = 5  # reasons kept per tainted check (the rest are counted)
 
 

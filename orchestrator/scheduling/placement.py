@@ -153,9 +153,7 @@ class _Slots:
 def candidates(need: Need, hosts: tuple[HostSpec, ...]) -> tuple[int, ...]:
     """Positions of the hosts that can run ``need`` (NoMatchingHostError when none, or
     fewer than a gang's nodes)."""
-    allowed = tuple(h for h in hosts if h.name not in need.exclude)
-    if not allowed:
-        allowed = hosts
+    allowed = tuple(h for h in hosts if h.name not in need.exclude) or hosts
     match(need.req, allowed, need.label)  # raises, naming the nearest hosts
     found = tuple(
         i for i, h in enumerate(hosts) if h.name not in need.exclude and not shortfall(need.req, h)
