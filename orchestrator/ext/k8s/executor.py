@@ -333,18 +333,9 @@ class KubernetesExecutor:
             if on_started is not None:
                 on_started()
             if task.nodes:
-                runs = kg.follow(
-                    core,
-                    self.namespace,
-                    name,
-                    task,
-                    on_result,
-                    lambda j: self._wait_for_pod(core, j),
-                    self.poll,
-                    overall_timeout(task) + self.schedule_timeout,
-                )
+                runs = kg.follow(self, core, name, task, on_result)
             else:
-                pod = self._wait_for_pod(core, name)
+                pod = self.wait_for_pod(core, name)
                 kg.read_log(core, self.namespace, pod, transcript)
                 transcript.close()
                 status = batch.read_namespaced_job_status(name, self.namespace).status
@@ -374,7 +365,7 @@ class KubernetesExecutor:
         )
         return execution.model_copy(update={**timings, "exit_code": exit_code})
 
-    def _wait_for_pod(self, core: Any, job: str) -> str:
+    def wait_for_pod(self, core: Any, job: str) -> str:
         """The Job's pod once it runs (or has ended); an unschedulable pod is unmatched."""
         end = time.monotonic() + self.schedule_timeout
         while True:

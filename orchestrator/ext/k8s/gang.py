@@ -17,11 +17,15 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from orchestrator.executors import gang
+from orchestrator.executors.base import overall_timeout
 from orchestrator.executors.transcript import Transcript, conclude
 from orchestrator.spec import HostSpec, Task
+
+if TYPE_CHECKING:
+    from orchestrator.ext.k8s.executor import KubernetesExecutor
 
 PORT = 29500
 INDEX = "metadata.annotations['batch.kubernetes.io/job-completion-index']"
@@ -75,20 +79,17 @@ def gang_job(job: dict[str, Any], task: Task, name: str, namespace: str) -> dict
 
 
 def follow(
+    executor: KubernetesExecutor,
     core: Any,
-    namespace: str,
     name: str,
     task: Task,
     on_result: Callable[[Any], None] | None,
-    wait_for_pod: Callable[[str], str],
-    poll: float,
-    timeout: float,
 ) -> list[gang.NodeRun]:
     """Every pod's log into its rank's transcript (a thread per pod), then how each ended."""
-    n = task.node_count
+    n, namespace, poll = task.node_count, executor.namespace, executor.poll
     transcripts = [Transcript(on_result=on_result if r == 0 else None) for r in range(n)]
-    wait_for_pod(name)  # one pod runs (or the Job is unschedulable: raised there)
-    end = time.monotonic() + timeout
+    executor.wait_for_pod(core, name)  # one pod runs (or the Job is unschedulable: raised there)
+    end = time.monotonic() + overall_timeout(task) + executor.schedule_timeout
     pods: dict[int, Any] = {}
     while len(pods) < n and time.monotonic() < end:
         for p in core.list_namespaced_pod(namespace, label_selector=f"job-name={name}").items:
