@@ -89,7 +89,6 @@ class _EngineTLS(docker.tls.TLSConfig):
 
 
 def create_kwargs(spec: ContainerSpec) -> dict[str, Any]:
-    """``containers.create`` keyword arguments for a container spec."""
     kw: dict[str, Any] = {
         "command": list(spec.command),
         "working_dir": spec.workdir,

@@ -48,7 +48,6 @@ def _outcome(
 
 
 def gather_docker(image: ImageSpec, host: HostSpec) -> Gathered:
-    """The inventory of ``image`` on ``host``'s engine."""
     import docker.errors
     from requests.exceptions import ConnectionError as RequestsConnectionError
 
@@ -111,5 +110,4 @@ def image_digest(image: ImageSpec, host: HostSpec) -> str | None:
 
 
 def gather_inventory(image: ImageSpec, host: HostSpec) -> Gathered:
-    """Dispatch on the image's executor: the local interpreter or a container."""
     return gather_host() if image.executor == "host" else gather_docker(image, host)

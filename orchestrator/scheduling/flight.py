@@ -195,7 +195,6 @@ class Launch:
 
     @property
     def items(self) -> tuple[Item, ...]:
-        """Every task of the batch."""
         return tuple(self._items)
 
     @property
@@ -210,7 +209,6 @@ class Launch:
 
     @property
     def running(self) -> int:
-        """How many tasks are in flight."""
         return self._running
 
     def in_flight(self) -> list[Item]:
@@ -237,7 +235,6 @@ class Launch:
         it.task, it.run_id = task, run_id
 
     def stop(self) -> None:
-        """Every task in flight stopped (``Flight.stop``)."""
         self.flight.stop()
 
     def start_ready(self, mark: Callable[[Item], None] | None = None) -> list[Item]:
