@@ -7,7 +7,9 @@ import io
 import json
 import shutil
 import tarfile
-from collections.abc import Callable
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 from typing import Protocol
@@ -91,6 +93,16 @@ def probe_package() -> tuple[bytes, str]:
     return _probe_tar([], ""), digest.hexdigest()
 
 
+@contextmanager
+def probe_copy() -> Iterator[str]:
+    """A temporary directory holding a private copy of the probe package, for the local
+    interpreter (the host executor, an inventory of ``--image host``)."""
+    with tempfile.TemporaryDirectory(prefix="valorch-probe-") as tmp:
+        ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+        shutil.copytree(PROBE_DIR, Path(tmp) / PROBE_PACKAGE, ignore=ignore)
+        yield tmp
+
+
 def _probe_tar(dirs: list[str], prefix: str) -> bytes:
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w") as tar:
@@ -113,13 +125,14 @@ def workload_source(task: Task) -> Path | None:
     return Path(p.source)
 
 
-def workload_archive(task: Task) -> bytes | None:
-    """The shipped workload as a tar for ``put_archive`` into the probe's root
-    (``workloads/<name>``), or None when the task ships nothing. Only regular files inside
-    the workload go (symlinks resolved and contained: workload_files)."""
+def workload_archives(task: Task) -> list[bytes]:
+    """What a docker task copies into its container before the start: the workload it ships,
+    if any, as a tar for ``put_archive`` into the probe's root (``workloads/<name>``; the probe
+    is mounted from its volume: executors/probe_volume.py). Only regular files inside the
+    workload go (symlinks resolved and contained: workload_files)."""
     src, shipped = workload_source(task), task.suite.pytest
     if src is None or shipped is None:
-        return None
+        return []
     files = contained_files(src)
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w") as tar:
@@ -135,14 +148,7 @@ def workload_archive(task: Task) -> bytes | None:
             _add_file(tar, real, arcname)
             if buf.tell() > MAX_WORKLOAD:
                 raise ValueError(f"workload {src} is larger than {MAX_WORKLOAD >> 20} MiB")
-    return buf.getvalue()
-
-
-def workload_archives(task: Task) -> list[bytes]:
-    """What a docker task copies into its container before the start: the workload it
-    ships, if any (the probe is mounted from its volume: executors/probe_volume.py)."""
-    shipped = workload_archive(task)
-    return [shipped] if shipped is not None else []
+    return [buf.getvalue()]
 
 
 def ship_workload(task: Task, root: Path) -> None:

@@ -26,12 +26,6 @@ def later(work: Callable[..., Any], *args: Any) -> None:
     thread.start()
 
 
-def pending() -> int:
-    """How many clean-ups handed to ``later`` are still running."""
-    with _LOCK:
-        return sum(t.is_alive() for t in _PENDING)
-
-
 def settle(timeout: float = 60.0) -> None:
     """Until every clean-up handed to ``later`` has run (at most ``timeout`` seconds in all;
     the interpreter still waits at exit for any that has not)."""

@@ -12,7 +12,7 @@ from ..spec import GPU, HostSpec
 
 
 def device_options(
-    backend: str, host: HostSpec, gpus: tuple[GPU, ...] | None = None, shm_size: str = "8g"
+    backend: str, host: HostSpec, gpus: tuple[GPU, ...] | None = None
 ) -> dict[str, Any]:
     """The ``ContainerSpec`` fields giving exactly the device access the backend needs, and
     no more. ``gpus`` pins the task to those GPUs (default: all of the host's GPUs of the
@@ -36,13 +36,13 @@ def device_options(
             # ROCm's runtime needs ptrace-like syscalls that the default profile blocks.
             # https://rocm.docs.amd.com/projects/install-on-linux/en/latest/how-to/docker.html
             "security_opt": ("seccomp=unconfined",),
-            "shm_size": shm_size,
+            "shm_size": "8g",
         }
     if backend == "cuda":
         chosen = gpus if gpus is not None else host.gpus_of("nvidia")
         # the ids of the Engine API's DeviceRequest (docker.create_kwargs)
         return {
             "gpu_ids": tuple(gpu.uuid or str(gpu.index) for gpu in chosen),
-            "shm_size": shm_size,
+            "shm_size": "8g",
         }
     raise ValueError(f"unknown backend {backend!r}")

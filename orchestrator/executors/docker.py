@@ -11,6 +11,7 @@ needs. The container is always removed, also on Ctrl-C.
 from __future__ import annotations
 
 import contextlib
+import functools
 import threading
 import time
 from collections.abc import Callable
@@ -26,10 +27,9 @@ from ..errors import InfrastructureError
 from ..imageref import identity
 from ..spec import CheckResult, Execution, HostSpec, Task
 from ..words import cut
-from . import cleanup, owner, probe_volume
+from . import cleanup, gang, owner, probe_volume
 from .base import LABEL, overall_timeout, workload_archives
 from .container import PROBE_ROOT, ContainerRun, ContainerSpec, Limits, task_container, tmpfs_for
-from .docker_gang import execute_gang
 from .limits import limits_for
 from .pull import runnable
 from .sdk import ssh_transport
@@ -89,7 +89,6 @@ class _EngineTLS(docker.tls.TLSConfig):
 
 
 def create_kwargs(spec: ContainerSpec) -> dict[str, Any]:
-    """``containers.create`` keyword arguments for a container spec."""
     kw: dict[str, Any] = {
         "command": list(spec.command),
         "working_dir": spec.workdir,
@@ -207,28 +206,16 @@ class DockerExecutor:
         if task.nodes:  # a multi-node task: one container per node, each on its host's engine
             self._peers = [DockerExecutor(h) for h in task.nodes[1:]]
             peers = [self, *self._peers]
-            return execute_gang(
-                task, run_id, peers, on_result, on_started, node_options, run_container
-            )
+            return execute_gang(task, run_id, peers, on_result, on_started)
         t0 = time.perf_counter()
         reference = runnable(task.image)  # a known digest runs as repo@sha256:…, never the tag
         digest, image_id, problem = self.image_names(reference)
         if problem:
             return infrastructure_failure(task, problem, image_digest=digest)
         transcript = Transcript(on_result=on_result)
-        archives = workload_archives(task)
-        deadline = overall_timeout(task)
         try:
-            options, limits = node_options(self, task, run_id)
-            ran = run_container(
-                self.client,
-                reference,
-                options,
-                archives,
-                deadline,
-                transcript.feed,
-                self._flight,
-                on_started,
+            ran, limits = self.run(
+                task, run_id, workload_archives(task), transcript.feed, on_started
             )
         except (docker.errors.DockerException, RequestsConnectionError) as exc:
             message = f"engine error running {reference}: {str(exc)[:500]}"
@@ -236,7 +223,7 @@ class DockerExecutor:
         transcript.close()
         timings = {**ran.timings, "total_s": time.perf_counter() - t0, **transcript.breakdown()}
         killed = (
-            f"the container passed its deadline of {deadline:g}s and was killed"
+            f"the container passed its deadline of {overall_timeout(task):g}s and was killed"
             if ran.killed
             else None
         )
@@ -258,15 +245,30 @@ class DockerExecutor:
             )
         return execution
 
-
-def node_options(
-    executor: DockerExecutor, task: Task, run_id: str
-) -> tuple[dict[str, Any], Limits]:
-    """A task's container options, sized for its executor's engine, with the probe's volume
-    there; and those limits."""
-    limits = limits_for(task, *engine_totals(executor.client, executor.host.endpoint))
-    options = container_options(task, run_id, limits)
-    return with_probe(options, executor.client, runnable(task.image)), limits
+    def run(
+        self,
+        task: Task,
+        run_id: str,
+        archives: list[bytes],
+        on_stdout: Callable[[bytes], None],
+        on_started: Callable[[], None] | None,
+        rank_env: dict[str, str] | None = None,
+    ) -> tuple[ContainerRun, Limits]:
+        """``task``'s container on this engine, sized for it, with the probe's volume there
+        (``rank_env``: one node of a multi-node task), run to its end; and its limits."""
+        limits = limits_for(task, *engine_totals(self.client, self.host.endpoint))
+        options = container_options(task, run_id, limits)
+        if rank_env is not None:  # the ranks meet at the hosts' addresses
+            options["network_mode"] = "host"
+            options["environment"] = {**options["environment"], **rank_env}
+            options["labels"] = {**options["labels"], "org.valorch.node_rank": rank_env["RANK"]}
+        image = runnable(task.image)
+        options = with_probe(options, self.client, image)
+        deadline = overall_timeout(task)
+        ran = run_container(
+            self.client, image, options, archives, deadline, on_stdout, self._flight, on_started
+        )
+        return ran, limits
 
 
 def with_probe(options: dict[str, Any], client: docker.DockerClient, image: str) -> dict[str, Any]:
@@ -418,3 +420,178 @@ def reap_known(host: HostSpec, known: set[str]) -> int:
             _remove(c)  # this container; the listing has every other one of its run
             removed += 1
     return removed
+
+
+# --- a multi-node task --------------------------------------------------------------------------
+#
+# A multi-node task on Docker hosts: one container per node, each on its host's engine,
+# with host networking for the collective (as multi-node launchers do: the ranks reach
+# each other at the hosts' addresses) and the rendezvous variables of its rank. Node 0's
+# address and a port checked free there are the rendezvous.
+#
+# The containers start together and end together: when one node's probe dies (exit code
+# not 0, or gone) the others get ``GRACE_S`` to finish, then every container is removed;
+# when all but one have ended, the last gets the same grace before it counts as hung. At
+# the task's deadline every container is killed. Every container is always removed.
+
+
+class Node:
+    """One node's container: its engine (its host's ``DockerExecutor``), transcript and how
+    it ended."""
+
+    def __init__(self, rank: int, task: Task, executor: DockerExecutor) -> None:
+        gpus = task.node_gpus[rank] if task.node_gpus and rank < len(task.node_gpus) else None
+        # the task as this node runs it: its host and its GPUs
+        self.task = task.model_copy(update={"host": task.nodes[rank], "gpus": gpus or None})
+        self.rank, self.executor = rank, executor
+        self.transcript = Transcript()
+        self.ran: ContainerRun | None = None
+        self.error: str | None = None
+        self.digest: str | None = None
+        self.image_id: str | None = None
+        self.ended = threading.Event()
+        self.stopped_by_us = False
+
+    @property
+    def failed(self) -> bool:
+        return self.error is not None or (
+            self.ran is not None and self.ran.exit_code != 0 and not self.stopped_by_us
+        )
+
+
+def execute_gang(
+    task: Task,
+    run_id: str,
+    executors: list[DockerExecutor],
+    on_result: Callable[[CheckResult], None] | None,
+    on_started: Callable[[], None] | None,
+) -> Execution:
+    """Run ``task`` on its nodes (``executors[r]`` is node r's DockerExecutor)."""
+    t0 = time.perf_counter()
+    reference = runnable(task.image)
+    nodes = [Node(r, task, ex) for r, ex in enumerate(executors)]
+    for n in nodes:
+        n.digest, n.image_id, problem = n.executor.image_names(reference)
+        if problem:
+            return infrastructure_failure(
+                task, f"node {n.task.host.name} (rank {n.rank}): {problem}"
+            )
+    try:
+        port = gang.choose_port(task.nodes[0].net_address)
+    except Exception as exc:  # noqa: BLE001 - an InfrastructureError: every check is error
+        return infrastructure_failure(task, str(exc))
+    nodes[0].transcript.on_result = on_result
+    archives = workload_archives(task)
+    started = threading.Barrier(len(nodes), action=on_started) if on_started else None
+
+    def one(n: Node) -> None:
+        try:
+            env = gang.rank_env(task, n.rank, port, n.digest, n.image_id)
+            arrive = functools.partial(_arrive, started)
+            n.ran, _ = n.executor.run(n.task, run_id, archives, n.transcript.feed, arrive, env)
+        except (docker.errors.DockerException, RequestsConnectionError) as exc:
+            if not n.stopped_by_us:  # removed by us: not the node's fault
+                n.error = f"engine error on {n.task.host.name}: {str(exc)[:300]}"
+            _arrive(started, broken=True)
+        except Exception as exc:  # noqa: BLE001 - a harness failure on one node is that node's fault
+            n.error = f"{type(exc).__name__}: {str(exc)[:300]}"
+            _arrive(started, broken=True)
+        finally:
+            n.ended.set()
+
+    threads = [
+        threading.Thread(target=one, args=(n,), name=f"valorch-node{n.rank}", daemon=True)
+        for n in nodes
+    ]
+    for t in threads:
+        t.start()
+    hung = _watch(nodes)
+    for t in threads:
+        t.join()
+    at_deadline = [
+        (n.rank, len(n.transcript.results)) for n in nodes if n.ran is not None and n.ran.killed
+    ]
+    # of those killed at the deadline: the ones the others waited for
+    hung |= gang.hung_nodes(at_deadline)
+    for n in nodes:
+        n.transcript.close()
+    runs = [_node_run(n, hung) for n in nodes]
+    execution = gang.merge(task, runs)
+    timings = {
+        **execution.timings,
+        "total_s": time.perf_counter() - t0,
+        **nodes[0].transcript.breakdown(),
+    }
+    return execution.model_copy(update={"timings": timings})
+
+
+def _arrive(barrier: threading.Barrier | None, broken: bool = False) -> None:
+    """Every node's container started (``on_started`` once), or one never will."""
+    if barrier is None:
+        return
+    try:
+        if broken:
+            barrier.abort()
+        else:
+            barrier.wait(timeout=120)
+    except threading.BrokenBarrierError:
+        pass
+
+
+def _watch(nodes: list[Node]) -> set[int]:
+    """Wait for the nodes; a node that failed, or the last one still running once all others ended,
+    starts the grace; after it, the ones still running are removed. The ranks removed as hung."""
+    hung: set[int] = set()
+    since: float | None = None
+    while not all(n.ended.is_set() for n in nodes):
+        time.sleep(0.2)
+        running = [n for n in nodes if not n.ended.is_set()]
+        if since is None and (
+            any(n.failed for n in nodes if n.ended.is_set())
+            or (len(nodes) > 1 and len(running) == 1)
+        ):
+            since = time.monotonic()
+        if since is not None and time.monotonic() - since > gang.GRACE_S:
+            if not any(n.failed for n in nodes if n.ended.is_set()):
+                # the others ended well: these stopped answering
+                hung.update(n.rank for n in running)
+            for n in running:
+                n.stopped_by_us = True
+                n.executor.cancel()
+            for n in running:
+                n.ended.wait(60)
+    return hung
+
+
+def _node_run(n: Node, hung: set[int]) -> gang.NodeRun:
+    host = n.task.host
+    fault: str | None = None
+    why = ""
+    if n.ran is None:  # never ran (engine error) or removed before it ended
+        why = n.error or "its container was removed"
+        if n.error:
+            fault, execution = "died", infrastructure_failure(n.task, why)
+        else:
+            fault = "hung" if n.rank in hung else None
+            stopped = f"node {host.name} was stopped: {why}"
+            execution = conclude(n.transcript, n.task, exit_code=None, killed=stopped)
+    else:
+        killed = "the task passed its deadline and was killed" if n.ran.killed else None
+        if n.stopped_by_us and not killed:
+            killed = "stopped: another node of the task had ended"
+        execution = conclude(
+            n.transcript, n.task, exit_code=n.ran.exit_code, killed=killed, log=n.ran.stderr_tail
+        ).model_copy(update={"timings": n.ran.timings})
+        if n.rank in hung:
+            fault, why = (
+                "hung",
+                (
+                    "killed at the task's deadline, behind the other nodes"
+                    if n.ran.killed
+                    else f"still running {gang.GRACE_S:g}s after the other nodes had ended"
+                ),
+            )
+        elif n.ran.exit_code != 0 and not n.stopped_by_us:
+            fault, why = "died", f"its container exited with code {n.ran.exit_code}"
+    gpus = tuple(g.index for g in (n.task.gpus or ()))
+    return gang.NodeRun(n.rank, host, execution, fault, why, n.digest, gpus)

@@ -55,11 +55,10 @@ def port_free(address: str, port: int, timeout: float = 1.0) -> bool:
         return exc.errno == errno.ECONNREFUSED or isinstance(exc, ConnectionRefusedError)
 
 
-def choose_port(address: str, tries: int = 40, rng: random.Random | None = None) -> int:
+def choose_port(address: str, tries: int = 40) -> int:
     """A rendezvous port on node 0's address, checked free (InfrastructureError when none is)."""
-    rng = rng or random.Random()
     for _ in range(tries):
-        port = rng.randint(*PORTS)
+        port = random.randint(*PORTS)
         if port_free(address, port):
             return port
     raise InfrastructureError(

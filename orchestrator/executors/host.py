@@ -8,9 +8,7 @@ inside a container.
 from __future__ import annotations
 
 import os
-import shutil
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -18,7 +16,7 @@ from pathlib import Path
 from .. import proc
 from ..spec import CheckResult, Execution, HostSpec, Task
 from . import hostenv, hostguard
-from .base import PROBE_DIR, PROBE_PACKAGE, overall_timeout, probe_args, ship_workload
+from .base import PROBE_PACKAGE, overall_timeout, probe_args, probe_copy, ship_workload
 from .container import local_env
 from .transcript import Transcript, conclude, infrastructure_failure
 
@@ -54,12 +52,7 @@ class HostExecutor:
         t0 = time.perf_counter()
         transcript = Transcript(on_result=on_result)
 
-        with tempfile.TemporaryDirectory(prefix="valorch-probe-") as tmp:
-            shutil.copytree(
-                PROBE_DIR,
-                Path(tmp) / PROBE_PACKAGE,
-                ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
-            )
+        with probe_copy() as tmp:
             ship_workload(task, Path(tmp))
             env = local_env(tmp, task.suite.pass_env)
             # Workloads run as the invoking user here, or as VALORCH_WORKLOAD_USER where valorch

@@ -72,14 +72,13 @@ def secret_name(name: str) -> bool:
     return bool(_SECRET_NAME.search(name))
 
 
-def allowed(environ: Mapping[str, str] | None = None, passed: Iterable[str] = ()) -> dict[str, str]:
-    """The part of ``environ`` (default: this process's) a local workload gets: the
-    allow-list (never a secret-looking name), plus the names a job passes explicitly."""
-    environ = os.environ if environ is None else environ
+def allowed(passed: Iterable[str] = ()) -> dict[str, str]:
+    """The part of this process's environment a local workload gets: the allow-list (never
+    a secret-looking name), plus the names a job passes explicitly."""
     extra = set(passed)
     return {
         k: v
-        for k, v in environ.items()
+        for k, v in os.environ.items()
         if k in extra
         or (
             (k in ALLOWED_NAMES or k.startswith(ALLOWED_PREFIXES))

@@ -13,32 +13,20 @@ the raw dict is untrusted and validated by ``audit.parse_inventory``.
 
 from __future__ import annotations
 
-import shutil
 import sys
-import tempfile
 import uuid
-from pathlib import Path
 from typing import Any
 
 from .. import proc
 from ..spec import HostSpec, ImageSpec
-from .base import PROBE_DIR, PROBE_PACKAGE
-from .container import local_env
+from .base import PROBE_PACKAGE, probe_copy
+from .container import ContainerSpec, labels_for, local_env, probe_command
 from .transcript import Transcript
 
 # The gatherer imports torch once to read what it was compiled against (up to
 # 180 s inside the probe); the rest is file reads and a few `-v` commands.
 DEADLINE = 600.0
 Gathered = tuple[dict[str, Any] | None, str | None, str | None]
-
-
-def container_options(image: ImageSpec, run_id: str) -> dict[str, Any]:
-    """What ``containers.create`` gets for an inventory: no devices, no network (pure)."""
-    from .container import ContainerSpec, labels_for, probe_command
-    from .docker import create_kwargs
-
-    labels = labels_for(run_id, "inventory", image.alias)
-    return create_kwargs(ContainerSpec(command=probe_command("inventory"), labels=labels))
 
 
 def _outcome(
@@ -60,11 +48,10 @@ def _outcome(
 
 
 def gather_docker(image: ImageSpec, host: HostSpec) -> Gathered:
-    """The inventory of ``image`` on ``host``'s engine."""
     import docker.errors
     from requests.exceptions import ConnectionError as RequestsConnectionError
 
-    from .docker import DockerExecutor, connect, run_container, with_probe
+    from .docker import DockerExecutor, connect, create_kwargs, run_container, with_probe
     from .pull import runnable
 
     client = connect(host)
@@ -73,7 +60,8 @@ def gather_docker(image: ImageSpec, host: HostSpec) -> Gathered:
     if problem:
         return None, problem, digest
     transcript = Transcript()
-    options = container_options(image, str(uuid.uuid4()))
+    labels = labels_for(str(uuid.uuid4()), "inventory", image.alias)  # no devices, no network
+    options = create_kwargs(ContainerSpec(command=probe_command("inventory"), labels=labels))
     try:
         ran = run_container(
             client,
@@ -94,12 +82,7 @@ def gather_host() -> Gathered:
     """The inventory of the local interpreter's environment (``--image host``)."""
     python = sys.executable
     transcript = Transcript()
-    with tempfile.TemporaryDirectory(prefix="valorch-probe-") as tmp:
-        shutil.copytree(
-            PROBE_DIR,
-            Path(tmp) / PROBE_PACKAGE,
-            ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
-        )
+    with probe_copy() as tmp:
         done = proc.stream(
             [python, "-m", PROBE_PACKAGE, "inventory"],
             transcript.feed,
@@ -127,5 +110,4 @@ def image_digest(image: ImageSpec, host: HostSpec) -> str | None:
 
 
 def gather_inventory(image: ImageSpec, host: HostSpec) -> Gathered:
-    """Dispatch on the image's executor: the local interpreter or a container."""
     return gather_host() if image.executor == "host" else gather_docker(image, host)

@@ -30,9 +30,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..spec import CheckResult
+from ..spec import FAILING, CheckResult
 
-FAILING = ("fail", "crash", "timeout")
 MAX_REASONS = 5  # reasons kept per tainted check (the rest are counted)
 
 
@@ -52,7 +51,6 @@ class Ledger:
     extras_of: dict[str, set[str]] = field(default_factory=dict)
     task_reasons: list[str] = field(default_factory=list)
     cut_during: str | None = None  # the check expected next when the output was cut (a cap)
-    cut_reason: str = ""
     last_attempt: dict[str, int] = field(default_factory=dict)
     # the check expected next when the transcript ended (running, if the probe died)
     running: str | None = None
@@ -97,8 +95,8 @@ class _Vetting:
     def event(self, kind: str, payload: Any) -> None:
         first = self.records == 0
         self.records += 1
-        if kind == "cut":
-            self._cut(str(payload))
+        if kind == "cut":  # the output passed a cap: the check expected next was in flight
+            self.led.cut_during = self._current()
             return
         if self.ended:
             self._task(f"a {kind} record after the probe's end record")
@@ -192,10 +190,6 @@ class _Vetting:
             self._taint(cid, f"the probe saw a forged line while it ran: {message}")
         else:
             self._task(f"the probe saw a forged line between checks: {message}")
-
-    def _cut(self, reason: str) -> None:
-        self.led.cut_during = self._current()
-        self.led.cut_reason = reason
 
     # -- state ---------------------------------------------------------------
     def _current(self) -> str | None:

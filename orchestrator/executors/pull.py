@@ -75,6 +75,13 @@ def pull(
         if "/" in reference and any(c in reference.split("/", 1)[0] for c in ".:")
         else "docker.io"
     )
+
+    def failed(detail: str) -> InfrastructureError:
+        return InfrastructureError(
+            f"pulling {reference} on {host.name} from registry {registry} failed: {detail}",
+            _pull_hint(detail, registry),
+        )
+
     stream = None
     try:
         stream = client.api.pull(reference, stream=True, decode=True)
@@ -82,11 +89,7 @@ def pull(
             if cancel is not None and cancel.is_set():
                 raise Cancelled(reference)
             if "error" in line:
-                detail = line.get("errorDetail", {}).get("message") or line["error"]
-                raise InfrastructureError(
-                    f"pulling {reference} on {host.name} from registry {registry} failed: {detail}",
-                    _pull_hint(detail, registry),
-                )
+                raise failed(line.get("errorDetail", {}).get("message") or line["error"])
             detail = line.get("progressDetail") or {}
             on_event(
                 PullEvent(
@@ -97,11 +100,7 @@ def pull(
                 )
             )
     except docker.errors.APIError as exc:
-        detail = exc.explanation or str(exc)
-        raise InfrastructureError(
-            f"pulling {reference} on {host.name} from registry {registry} failed: {detail}",
-            _pull_hint(str(detail), registry),
-        ) from None
+        raise failed(str(exc.explanation or exc)) from None
     except (RequestsConnectionError, docker.errors.DockerException) as exc:
         raise InfrastructureError(
             f"engine of {host.name} failed while pulling {reference}: {str(exc)[:300]}",

@@ -92,7 +92,9 @@ class Transcript:
             self._line(line)
         if len(self._buf) > MAX_LINE:
             if self._buf.startswith(self._marker):
-                self._bad(f"a marker line longer than {MAX_LINE} bytes: {self._buf[:120]!r}")
+                self._event(
+                    "bad", f"a marker line longer than {MAX_LINE} bytes: {self._buf[:120]!r}"
+                )
             else:
                 self.ignored_lines += 1
             self._buf, self._skipping = b"", True
@@ -109,7 +111,7 @@ class Transcript:
             if not isinstance(obj, dict):
                 raise ValueError("not a JSON object")
         except (ValueError, UnicodeDecodeError) as exc:
-            self._bad(f"malformed marker line ({str(exc)[:200]}): {raw[:200]!r}")
+            self._event("bad", f"malformed marker line ({str(exc)[:200]}): {raw[:200]!r}")
             return
         kind = obj.pop("type", "result")
         if kind == "result":
@@ -136,7 +138,7 @@ class Transcript:
                 {"check": obj.get("check"), "message": str(obj.get("message", ""))[:500]},
             )
         else:
-            self._bad(f"unknown record type {str(kind)[:50]!r}")
+            self._event("bad", f"unknown record type {str(kind)[:50]!r}")
 
     def _result(self, obj: dict[str, Any]) -> None:
         if len(self.results) >= MAX_RESULTS:
@@ -148,17 +150,17 @@ class Transcript:
             name = str(obj.get("check", "?"))[:100]
             first = exc.errors()[0]
             message = f"result for {name!r} does not validate: {first['loc']}: {first['msg']}"
-            if not _valid_id(name):
-                self._bad(message)
-                return
-            # the check's own output did not validate: an error of that check, at that attempt
             attempt = obj.get("attempt")
-            res = CheckResult(
-                check=name,
-                status="error",
-                message=message,
-                attempt=attempt if isinstance(attempt, int) and 1 <= attempt <= 1000 else 1,
-            )
+            try:  # the check's own output did not validate: an error of that check, at that attempt
+                res = CheckResult(
+                    check=name,
+                    status="error",
+                    message=message,
+                    attempt=attempt if isinstance(attempt, int) and 1 <= attempt <= 1000 else 1,
+                )
+            except ValidationError:  # not even a check's id: nothing to pin the error to
+                self._event("bad", message)
+                return
         self.results.append(res)
         self._event("result", res)
 
@@ -167,9 +169,6 @@ class Transcript:
             self._cut(f"the probe sent more than {MAX_EVENTS} records")
             return
         self.events.append((kind, payload))
-
-    def _bad(self, message: str) -> None:
-        self._event("bad", message)
 
     def _cut(self, reason: str) -> None:
         if not self.truncated:
@@ -185,14 +184,6 @@ class Transcript:
             "workers": float(len(self.workers)),
             "probe_wall_s": float((self.end or {}).get("wall_s") or 0.0),
         }
-
-
-def _valid_id(name: str) -> bool:
-    try:
-        CheckResult(check=name, status="error")
-        return True
-    except ValidationError:
-        return False
 
 
 def _bounded(obj: dict[str, Any]) -> dict[str, Any]:

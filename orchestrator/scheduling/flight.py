@@ -101,13 +101,8 @@ class Flight:
 
     def __init__(self) -> None:
         self.stopping = threading.Event()
-        self.threads: list[threading.Thread] = []
         self.executors: list[tuple[threading.Thread, Any]] = []
         self._lock = threading.Lock()
-
-    def start(self, thread: threading.Thread) -> None:
-        self.threads.append(thread)
-        thread.start()
 
     def adopt(self, executor: Any) -> bool:
         """Record a worker's executor; False once the batch is stopping (the worker then
@@ -142,13 +137,13 @@ def work(
     executor_for: Callable[[PlannedRun], Executor],
     reporter: Reporter,
     done: queue.Queue[tuple[Item, Held, Execution]],
-    flight: Flight | None = None,
+    flight: Flight,
 ) -> None:
     """A worker thread: run one task with its executor; the execution (a harness failure
     as data) goes to ``done``."""
     try:
         executor = executor_for(PlannedRun(task.image, task.host, (task,)))
-        if flight is not None and not flight.adopt(executor):
+        if not flight.adopt(executor):
             return
         execution = executor.execute(
             task,
@@ -200,7 +195,6 @@ class Launch:
 
     @property
     def items(self) -> tuple[Item, ...]:
-        """Every task of the batch."""
         return tuple(self._items)
 
     @property
@@ -215,7 +209,6 @@ class Launch:
 
     @property
     def running(self) -> int:
-        """How many tasks are in flight."""
         return self._running
 
     def in_flight(self) -> list[Item]:
@@ -242,7 +235,6 @@ class Launch:
         it.task, it.run_id = task, run_id
 
     def stop(self) -> None:
-        """Every task in flight stopped (``Flight.stop``)."""
         self.flight.stop()
 
     def start_ready(self, mark: Callable[[Item], None] | None = None) -> list[Item]:
@@ -262,14 +254,12 @@ class Launch:
             if mark is not None:
                 mark(it)
             self.reporter.task_started(task)
-            self.flight.start(
-                threading.Thread(
-                    target=work,
-                    args=(it, task, held, self.executor_for, self.reporter, self.done, self.flight),
-                    name=f"valorch-{task_key(task)}",
-                    daemon=True,
-                )
-            )
+            threading.Thread(
+                target=work,
+                args=(it, task, held, self.executor_for, self.reporter, self.done, self.flight),
+                name=f"valorch-{task_key(task)}",
+                daemon=True,
+            ).start()
             self._running += 1
             started.append(it)
         return started

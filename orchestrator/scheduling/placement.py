@@ -52,7 +52,6 @@ class Assignment:
     key: str
     host: str
     gpus: tuple[int, ...]  # GPU indices on that host (empty for CPU work)
-    cpu_slot: int | None
     start: float
     end: float
     hosts: tuple[str, ...] = ()  # a gang's hosts in node-rank order (``host`` is the first)
@@ -154,9 +153,7 @@ class _Slots:
 def candidates(need: Need, hosts: tuple[HostSpec, ...]) -> tuple[int, ...]:
     """Positions of the hosts that can run ``need`` (NoMatchingHostError when none, or
     fewer than a gang's nodes)."""
-    allowed = tuple(h for h in hosts if h.name not in need.exclude)
-    if not allowed:
-        allowed = hosts
+    allowed = tuple(h for h in hosts if h.name not in need.exclude) or hosts
     match(need.req, allowed, need.label)  # raises, naming the nearest hosts
     found = tuple(
         i for i, h in enumerate(hosts) if h.name not in need.exclude and not shortfall(need.req, h)
@@ -224,9 +221,8 @@ def place(
         end = start + need.duration
         slots.take(need.req, cands, rids, end)
         h = slots.owner[rids[0]]
-        cpu = -1 - slots.what[rids[0]] if need.req.backend == "cpu" else None
-        gpus = () if cpu is not None else tuple(sorted(slots.what[r] for r in rids))
-        out.append(Assignment(need.key, hosts[h].name, gpus, cpu, start, end))
+        gpus = () if need.req.backend == "cpu" else tuple(sorted(slots.what[r] for r in rids))
+        out.append(Assignment(need.key, hosts[h].name, gpus, start, end))
     return Placement(tuple(out), {a.key: a for a in out})
 
 
@@ -241,16 +237,7 @@ def _place_gang(slots: _Slots, need: Need, cands: tuple[int, ...]) -> Assignment
     names = tuple(slots.hosts[slots.owner[units[0]]].name for units in chosen)
     cpu = need.req.backend == "cpu"
     per = tuple(() if cpu else tuple(sorted(slots.what[r] for r in units)) for units in chosen)
-    return Assignment(
-        need.key,
-        names[0],
-        per[0],
-        -1 - slots.what[chosen[0][0]] if cpu else None,
-        start,
-        end,
-        hosts=names,
-        node_gpus=per,
-    )
+    return Assignment(need.key, names[0], per[0], start, end, hosts=names, node_gpus=per)
 
 
 def lower_bound(needs: list[Need] | tuple[Need, ...], hosts: tuple[HostSpec, ...]) -> float:

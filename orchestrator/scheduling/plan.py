@@ -133,16 +133,10 @@ def plan(
     if distinct and any(n.nodes > 1 for n in needs):
         distinct_addresses(hosts)
     by_name = {h.name: h for h in hosts}
-    gpus: dict[str, tuple[tuple[int, ...], ...]] = {}
-    if needs:
-        placement = place(needs, hosts)
-        placed.update(
-            {
-                a.key: tuple(by_name[h] for h in (a.hosts or (a.host,)))
-                for a in placement.assignments
-            }
-        )
-        gpus = {a.key: a.node_gpus for a in placement.assignments if a.hosts}
+    placement = place(needs, hosts)
+    for a in placement.assignments:
+        placed[a.key] = tuple(by_name[h] for h in (a.hosts or (a.host,)))
+    gpus = {a.key: a.node_gpus for a in placement.assignments if a.hosts}
     groups: dict[tuple[str, str], list[Task]] = {}
     for t in tasks:
         on = placed[task_key(t)]

@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from orchestrator import yamlio
 from orchestrator.catalog.core import load_job
 from orchestrator.errors import InputError, SpecError
-from orchestrator.executors.base import ship_workload, workload_archive
+from orchestrator.executors.base import ship_workload, workload_archives
 from orchestrator.executors.workload_files import WorkloadError, contained_files
 from orchestrator.regression import known_issues
 from orchestrator.spec import HostSpec, ImageSpec, SuiteRef, Task
@@ -118,7 +118,7 @@ def test_symlinks_are_resolved_inside_and_refused_outside(tmp_path):
     (wl / "test_a.py").write_text("A = 1\n")
     (wl / "alias_a.py").symlink_to("test_a.py")  # inside: shipped as a regular file
     job = load_job(_job(tmp_path, "wl"))
-    with tarfile.open(fileobj=io.BytesIO(workload_archive(_task(job)))) as tar:
+    with tarfile.open(fileobj=io.BytesIO(workload_archives(_task(job))[0])) as tar:
         members = {m.name: m for m in tar.getmembers()}
         assert not any(m.issym() or m.islnk() for m in members.values())
         assert tar.extractfile(members["workloads/wl/alias_a.py"]).read() == b"A = 1\n"
@@ -133,7 +133,7 @@ def test_symlinks_are_resolved_inside_and_refused_outside(tmp_path):
     ):
         load_job(_job(tmp_path, "wl"))
     with pytest.raises(WorkloadError):
-        workload_archive(_task(job))
+        workload_archives(_task(job))
     with pytest.raises(WorkloadError):
         ship_workload(_task(job), tmp_path / "again")
 

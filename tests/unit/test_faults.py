@@ -237,15 +237,14 @@ def test_stopping_cancels_the_executors_in_flight_and_waits_for_their_workers():
 
     executor, done, flight = Blocking(), queue.Queue(), Flight()
     task = _task()
-    flight.start(
-        threading.Thread(
-            target=work,
-            args=(Item(task, "r", 1, 1.0), task, (), lambda pr: executor, None, done, flight),
-        )
+    worker = threading.Thread(
+        target=work,
+        args=(Item(task, "r", 1, 1.0), task, (), lambda pr: executor, None, done, flight),
     )
+    worker.start()
     assert entered.wait(10)
     flight.stop()
-    assert executor.cancelled == 1 and not flight.threads[0].is_alive()
+    assert executor.cancelled == 1 and not worker.is_alive()
     assert done.get_nowait()[2].infra_error == "cancelled"
     # a worker that gets its executor after the stop runs nothing
     late = Blocking()

@@ -53,7 +53,6 @@ def test_gang_gpus_per_node_on_every_node():
     p = place([Need("g", req, 5.0, nodes=2)], hosts(3, gpus=4))
     g = p.by_key["g"]
     assert g.node_gpus == ((0, 1), (0, 1))
-    assert g.cpu_slot is None
 
 
 def test_more_nodes_than_the_cluster_names_what_is_missing():

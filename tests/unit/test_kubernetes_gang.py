@@ -8,8 +8,14 @@ from pathlib import Path
 import pytest
 
 from orchestrator.catalog.core import Catalog
-from orchestrator.ext.k8s.executor import job_manifest, labels, object_name
-from orchestrator.ext.k8s.gang import INDEX, gang_job, service_manifest
+from orchestrator.ext.k8s.executor import (
+    INDEX,
+    gang_job,
+    job_manifest,
+    labels,
+    object_name,
+    service_manifest,
+)
 from orchestrator.scheduling.plan import suite_checks
 from orchestrator.spec import HostSpec, SuiteRef, Task
 

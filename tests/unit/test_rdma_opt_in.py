@@ -15,8 +15,7 @@ from orchestrator.executors.docker import create_kwargs
 from orchestrator.executors.slurm import nodes
 from orchestrator.executors.slurm.executor import STEP, create_options, step_argv
 from orchestrator.executors.slurm.nodes import hosts_from_sinfo, rdma_nodes
-from orchestrator.ext.k8s.executor import job_manifest
-from orchestrator.ext.k8s.gang import gang_job
+from orchestrator.ext.k8s.executor import gang_job, job_manifest
 from orchestrator.services.placing import Where
 from orchestrator.services.run import _on_cluster
 from orchestrator.spec import GPU, HostSpec, ImageSpec, JobSpec, SuiteRef, Task

@@ -8,8 +8,7 @@ from pathlib import Path
 
 from orchestrator.catalog.core import Catalog
 from orchestrator.executors.slurm.client import batch_script
-from orchestrator.executors.slurm.executor import STEP, requirement, step_argv
-from orchestrator.executors.slurm.joblog import parse_job_log
+from orchestrator.executors.slurm.executor import STEP, parse_job_log, requirement, step_argv
 from orchestrator.executors.slurm.nodes import hosts_from_sinfo
 from orchestrator.hosts.match import Requirement, shortfall
 from orchestrator.scheduling.plan import suite_checks

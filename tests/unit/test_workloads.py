@@ -340,12 +340,12 @@ def test_workload_archive_ships_the_directory_without_caches(tmp_path):
     import io
     import tarfile
 
-    from orchestrator.executors.base import probe_args, workload_archive
+    from orchestrator.executors.base import probe_args, workload_archives
 
     task = _pytest_task(tmp_path, "test_a.py")
     (tmp_path / "suite_dir" / "__pycache__").mkdir(parents=True)
     (tmp_path / "suite_dir" / "__pycache__" / "junk.pyc").write_bytes(b"\0")
-    with tarfile.open(fileobj=io.BytesIO(workload_archive(task))) as tar:
+    with tarfile.open(fileobj=io.BytesIO(workload_archives(task)[0])) as tar:
         names = tar.getnames()
     assert "workloads/suite_dir/test_a.py" in names and not any("__pycache__" in n for n in names)
     args = probe_args(task)

@@ -26,19 +26,20 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import re
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ...spec import Execution, Task
+from ...spec import Execution, HostSpec, Task
+from .. import gang
 from ..base import overall_timeout, probe_archive, probe_args
 from ..container import RDMA_CAPS, RDMA_ULIMITS, probe_command, task_container
 from ..gang import GRACE_S, collective_timeout
-from ..transcript import Transcript, complete, conclude, vetted
+from ..transcript import Transcript, complete, conclude, infrastructure_failure, vetted
 from .client import SlurmCluster, SlurmError, SlurmRequirement, SlurmUnmatched
-from .gang import follow_gang
-from .joblog import digest_of, exit_of, feed, job_failure, last_lines, parse_job_log, read_log
 
 SETUP_ALLOWANCE = 120.0  # seconds for docker create/cp/rm around the probe's own deadline
 QUEUE_TIMEOUT = 6 * 3600.0  # seconds a job may wait for resources before it is cancelled
@@ -318,22 +319,16 @@ class SlurmExecutor:
         if on_started is not None:
             on_started()
         if task.nodes:
-            return follow_gang(self._watch, task, job, workdir, limit, timings, on_result, t0)
+            return self._follow_gang(task, job, workdir, limit, timings, on_result, t0)
         transcript = Transcript(on_result=on_result)
-        out_path, offset = workdir / f"valorch-{job}.stdout", 0
-
-        def tick(state: str) -> None:
-            nonlocal offset
-            offset = feed(out_path, offset, transcript)
-
         try:
-            state = self._watch(job, limit, timings, tick)
+            out = workdir / f"valorch-{job}.stdout"
+            state = self._follow(job, limit, timings, [(out, transcript)])
         except SlurmError as exc:  # SlurmUnmatched too: pending for a reason that cannot go away
             prefix = "unmatched on Slurm" if isinstance(exc, SlurmUnmatched) else "Slurm"
             return job_failure(
                 task, f"{prefix}: {exc}", timings, {"job_id": job, "workdir": str(workdir)}
             )
-        transcript.close()
         timings["total_s"] = time.perf_counter() - t0
         log = read_log(workdir / f"slurm-{job}.out")
         info = {"job_id": job, "state": state, "workdir": str(workdir), **parse_job_log(log)}
@@ -361,11 +356,18 @@ class SlurmExecutor:
         )
         return execution.model_copy(update={"timings": timings, "image_digest": digest})
 
-    def _watch(
-        self, job: str, limit: float, timings: dict[str, float], tick: Callable[[str], None]
+    def _follow(
+        self, job: str, limit: float, timings: dict[str, float], outs: list[tuple[Path, Transcript]]
     ) -> str:
-        """Follow the job to its end (the cluster's one polling loop), ``tick`` on every poll
-        to read its output as it grows; interrupted or failed (SlurmError), it is cancelled."""
+        """Follow the job to its end (the cluster's one polling loop), each output file read
+        into its transcript as it grows, and to its end; interrupted or failed (SlurmError),
+        it is cancelled."""
+        offsets = [0] * len(outs)
+
+        def tick(_state: str) -> None:
+            for i, (path, transcript) in enumerate(outs):
+                offsets[i] = feed(path, offsets[i], transcript)
+
         try:
             state = self.cluster.watch(
                 job,
@@ -378,9 +380,218 @@ class SlurmExecutor:
             with contextlib.suppress(SlurmError):
                 self.cluster.cancel(job)
             raise
+        tick(state)
+        for _, transcript in outs:
+            transcript.close()
         timings.update(self.cluster.timings)
         return state
+
+    def _follow_gang(
+        self,
+        task: Task,
+        job: str,
+        workdir: Path,
+        limit: float,
+        timings: dict[str, float],
+        on_result: Callable[[Any], None] | None,
+        t0: float,
+    ) -> Execution:
+        n = task.node_count
+        transcripts = [Transcript(on_result=on_result if r == 0 else None) for r in range(n)]
+        outs = [(workdir / f"valorch-{job}-{r}.stdout", t) for r, t in enumerate(transcripts)]
+        try:
+            state = self._follow(job, limit, timings, outs)
+        except SlurmError as exc:
+            return job_failure(
+                task, f"Slurm: {exc}", timings, {"job_id": job, "workdir": str(workdir)}
+            )
+        job_log = read_log(workdir / f"slurm-{job}.out")
+        logs = [read_log(workdir / f"slurm-{job}-{r}.err") for r in range(n)]
+        ended = _Ended(job, state, limit, job_log, logs, [parse_job_log(text) for text in logs])
+        faults = ended.faults([len(t.results) for t in transcripts])
+        runs = [ended.node_run(task, r, transcripts[r], faults) for r in range(n)]
+        merged = gang.merge(task, ended.blame_the_job(runs))
+        timings["total_s"] = time.perf_counter() - t0
+        meta = {
+            **merged.meta,
+            "slurm": {
+                "job_id": job,
+                "state": state,
+                "workdir": str(workdir),
+                "rendezvous": _found(r"^valorch: rendezvous (\S+)", job_log),
+                "ranks": ended.infos,
+            },
+        }
+        return merged.model_copy(update={"timings": {**merged.timings, **timings}, "meta": meta})
 
 
 def default_spool() -> Path:
     return Path.cwd() / "results" / "slurm"
+
+
+# --- what a job leaves in its spool directory --------------------------------------------------
+# Read for one node and a gang alike: its job log parsed, its files read as they grow, an
+# infrastructure failure with the job's facts.
+
+
+def parse_job_log(text: str) -> dict[str, Any]:
+    """What the batch script and the step said on stderr (Slurm's job log)."""
+    info: dict[str, Any] = {"container_env": {}}
+    for line in text.splitlines():
+        if m := re.match(r"^valorch: job (\S+) on (\S+) gpus=(\S*)", line):
+            info.update(node=m.group(2), gpus=m.group(3))
+        elif line.startswith("valorch-step: env ") and "=" in line:
+            key, _, value = line[len("valorch-step: env ") :].partition("=")
+            info["container_env"][key] = value
+        elif m := re.match(r"^valorch-step: (container|image|exit) (\S+)", line):
+            info[m.group(1)] = m.group(2)
+        elif m := re.match(r"^valorch-step: ((create|copy)-failed)", line):
+            info["failed"] = m.group(1)
+    return info
+
+
+def exit_of(info: dict[str, Any]) -> int | None:
+    """The container's exit code the step logged, or None."""
+    return int(info["exit"]) if str(info.get("exit", "")).lstrip("-").isdigit() else None
+
+
+def feed(path: Path, offset: int, transcript: Transcript) -> int:
+    try:
+        with path.open("rb") as fh:
+            fh.seek(offset)
+            chunk = fh.read()
+    except FileNotFoundError:
+        return offset
+    if chunk:
+        transcript.feed(chunk)
+    return offset + len(chunk)
+
+
+def read_log(path: Path) -> str:
+    try:
+        return path.read_text(errors="replace")
+    except OSError:
+        return ""
+
+
+def last_lines(text: str, n: int = 3) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return " | ".join(lines[-n:])[-600:] or "no job log"
+
+
+def digest_of(value: str | None) -> str | None:
+    if not value:
+        return None
+    return value.split("@", 1)[1] if "@" in value else value
+
+
+def job_failure(
+    task: Task, message: str, timings: dict[str, float], slurm: dict[str, Any]
+) -> Execution:
+    return infrastructure_failure(task, message, timings=timings, meta={"slurm": slurm})
+
+
+# --- a multi-node task ------------------------------------------------------------------------
+# A multi-node task's Slurm job, followed to its end: one job (``--nodes=N
+# --ntasks-per-node=1``) whose batch script finds the rendezvous (``GANG_PRELUDE``) and
+# ``srun`` starts the step, hence the container, on every node. Each rank's probe output
+# is ``valorch-<job>-<rank>.stdout`` and its step log ``slurm-<job>-<rank>.err``; the
+# per-rank transcripts merge into one result per check (``executors.gang.merge``).
+#
+# ``srun --kill-on-bad-exit=1`` ends every rank when one fails, ``--wait`` the rest once
+# one has ended; each step's EXIT trap removes its container; the job ends with them, so
+# no Slurm job is left behind.
+
+
+@dataclass(frozen=True)
+class _Faults:
+    """Which ranks ``died`` (exited non-zero, or their step ended first), ``hung`` (behind
+    the others at the time limit, or still running once another had ended) and were
+    ``stopped`` by srun; each rank's container exit code (None: unknown)."""
+
+    codes: tuple[int | None, ...]
+    died: frozenset[int]
+    hung: frozenset[int]
+    stopped: frozenset[int]
+
+
+@dataclass(frozen=True)
+class _Ended:
+    """A gang's Slurm job once it ended: its state, the job log and each rank's step log
+    and what the step logged about itself (``parse_job_log``)."""
+
+    job: str
+    state: str
+    limit: float
+    job_log: str
+    logs: list[str]
+    infos: list[dict[str, Any]]
+
+    @property
+    def timed_out(self) -> bool:
+        return self.state in ("TIMEOUT", "DEADLINE")
+
+    def faults(self, reported: list[int]) -> _Faults:
+        """``reported``: how many results each rank's probe reported."""
+        n, timed_out = len(self.logs), self.timed_out
+        hung = gang.hung_nodes(list(enumerate(reported))) if timed_out else set()
+        # ranks srun ended: --kill-on-bad-exit after another failed, or --wait after another ended
+        stopped = {int(m) for m in re.findall(r"task (\d+): Killed", self.job_log)} | {
+            r for r in range(n) if "valorch-step: signal" in self.logs[r]
+        }
+        codes = tuple(exit_of(i) for i in self.infos)
+        died = {r for r in range(n) if r not in stopped and codes[r] not in (0, None)} | {
+            r for r in range(n) if r not in stopped and codes[r] is None and not timed_out
+        }
+        if not died and not hung and stopped:  # nobody failed, yet srun stopped these: they hung
+            hung = stopped
+        return _Faults(codes, frozenset(died), frozenset(hung), frozenset(stopped))
+
+    def node_run(self, task: Task, r: int, transcript: Transcript, f: _Faults) -> gang.NodeRun:
+        """How rank ``r`` ended: its execution, its fault and why, its node, image and GPUs."""
+        info, log, job = self.infos[r], self.logs[r], self.job
+        node = _found(r"^valorch-step: rank \d+ of \d+ on (\S+)", log) or (
+            task.nodes[r].name if r < len(task.nodes) else f"rank{r}"
+        )
+        host = next(
+            (h for h in task.nodes if h.name == node),
+            HostSpec(name=node, endpoint=f"slurm://{node}"),
+        )
+        killed = (
+            f"Slurm job {job} passed its time limit ({self.limit:g}s) and was killed"
+            if self.timed_out
+            else ("stopped by srun" if r in f.stopped else None)
+        )
+        execution = conclude(transcript, task, exit_code=f.codes[r], killed=killed, log=log[-8000:])
+        fault, why = None, ""
+        if r in f.died:
+            fault = "died"
+            why = (
+                f"its container exited with code {f.codes[r]} (Slurm job {job})"
+                if f.codes[r] is not None
+                else f"its step ended before the container did ({info.get('failed') or self.state})"
+            )
+        elif r in f.hung:
+            fault = "hung"
+            why = (
+                f"behind the other ranks when job {job} passed its time limit"
+                if self.timed_out
+                else f"still running {gang.GRACE_S:g}s after another rank had ended (srun --wait)"
+            )
+        gpus = tuple(int(g) for g in str(info.get("gpus") or "").split(",") if g.isdigit())
+        return gang.NodeRun(r, host, execution, fault, why, digest_of(info.get("image")), gpus)
+
+    def blame_the_job(self, runs: list[gang.NodeRun]) -> list[gang.NodeRun]:
+        """A job that ended badly with no rank to blame (NODE_FAIL, a cancel): rank 0 died
+        of it, named with the job's state."""
+        if any(run.fault for run in runs) or self.state == "COMPLETED" or self.timed_out:
+            return runs
+        first = runs[0]
+        blamed = replace(first, fault="died", why=f"Slurm job {self.job} ended {self.state}")
+        return [blamed, *runs[1:]]
+
+
+def _found(pattern: str, log: str) -> str | None:
+    """The first group of ``pattern``'s first match in a log, line by line."""
+    m = re.search(pattern, log, re.M)
+    return m.group(1) if m else None

@@ -25,13 +25,7 @@ def hosts_from_sinfo(text: str) -> tuple[HostSpec, ...]:
             continue
         name, feats, gres_text = parts
         features = tuple(f for f in feats.split(",") if f and f != "(null)")
-        vendor = (
-            vendor_of("rocm")
-            if "rocm" in features
-            else vendor_of("cuda")
-            if "cuda" in features
-            else None
-        )
+        vendor = next((vendor_of(b) for b in ("rocm", "cuda") if b in features), None)
         archs = [f for f in features if ARCH_FEATURE.match(f)]
         if vendor is None and archs:
             vendor = "amd" if archs[0].startswith("gfx") else "nvidia"

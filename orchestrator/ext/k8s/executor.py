@@ -28,16 +28,18 @@ import hashlib
 import json
 import math
 import re
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
 from orchestrator.bounds import EXTENDED_RESOURCE
 from orchestrator.errors import InfrastructureError, NoMatchingHostError
+from orchestrator.executors import gang
 from orchestrator.executors.base import LABEL, PROBE_DIR, PROBE_PACKAGE, overall_timeout, probe_args
 from orchestrator.executors.container import GPU_CACHE_ENV, PROFILING_CAPS, RDMA_CAPS, probe_env
 from orchestrator.executors.transcript import Transcript, conclude, infrastructure_failure
-from orchestrator.spec import Execution, Task
+from orchestrator.spec import Execution, HostSpec, Task
 
 MOUNT = f"/opt/valorch/{PROBE_PACKAGE}"
 TTL_AFTER_FINISHED = 3600
@@ -300,8 +302,6 @@ class KubernetesExecutor:
         the ranks merged. Whatever was made is deleted, also when interrupted or failed."""
         from kubernetes.client.exceptions import ApiException
 
-        from orchestrator.ext.k8s import gang as kg
-
         client = self._client()
         core, batch = client.CoreV1Api(self._api), client.BatchV1Api(self._api)
         name = object_name(task.image.alias, task.suite.name, run_id)
@@ -312,7 +312,7 @@ class KubernetesExecutor:
             configmap = configmap_manifest(name, self.namespace, task, run_id)
             self._create(core.create_namespaced_config_map, configmap, "V1ConfigMap")
             if task.nodes:
-                service = kg.service_manifest(name, self.namespace, labels(task, run_id))
+                service = service_manifest(name, self.namespace, labels(task, run_id))
                 self._create(core.create_namespaced_service, service, "V1Service")
                 made.add("service")
             job = job_manifest(
@@ -326,30 +326,21 @@ class KubernetesExecutor:
                 rdma_resource=self.rdma_resource,  # rdma_grant: a multi-node GPU task only
             )
             if task.nodes:
-                job = kg.gang_job(job, task, name, self.namespace)
+                job = gang_job(job, task, name, self.namespace)
             self._create(batch.create_namespaced_job, job, "V1Job")
             made.add("job")
             if on_started is not None:
                 on_started()
             if task.nodes:
-                runs = kg.follow(
-                    core,
-                    self.namespace,
-                    name,
-                    task,
-                    on_result,
-                    lambda j: self._wait_for_pod(core, j),
-                    self.poll,
-                    overall_timeout(task) + self.schedule_timeout,
-                )
+                runs = follow(self, core, name, task, on_result)
             else:
-                pod = self._wait_for_pod(core, name)
-                kg.read_log(core, self.namespace, pod, transcript)
+                pod = self.wait_for_pod(core, name)
+                read_log(core, self.namespace, pod, transcript)
                 transcript.close()
                 status = batch.read_namespaced_job_status(name, self.namespace).status
                 failed = (c.reason for c in status.conditions or () if c.type == "Failed")
                 reason = next(failed, None)
-                exit_code = kg.exit_code(core, self.namespace, pod)
+                exit_code = pod_exit_code(core, self.namespace, pod)
         except NoMatchingHostError as exc:
             return infrastructure_failure(task, f"unmatched on Kubernetes: {exc.message}")
         except (ApiException, InfrastructureError) as exc:
@@ -358,7 +349,9 @@ class KubernetesExecutor:
             self._delete(core, batch, name, made)
         timings = {"timings": {"total_s": time.perf_counter() - t0}}
         if task.nodes:
-            return kg.merged(task, runs, name, self.namespace).model_copy(update=timings)
+            out = gang.merge(task, runs)
+            where = {"job": name, "namespace": self.namespace, "service": name}
+            return out.model_copy(update={"meta": {**out.meta, "kubernetes": where}, **timings})
         killed = (
             "the Job passed its activeDeadlineSeconds" if reason == "DeadlineExceeded" else None
         )
@@ -371,7 +364,7 @@ class KubernetesExecutor:
         )
         return execution.model_copy(update={**timings, "exit_code": exit_code})
 
-    def _wait_for_pod(self, core: Any, job: str) -> str:
+    def wait_for_pod(self, core: Any, job: str) -> str:
         """The Job's pod once it runs (or has ended); an unschedulable pod is unmatched."""
         end = time.monotonic() + self.schedule_timeout
         while True:
@@ -414,3 +407,137 @@ class KubernetesExecutor:
         if "service" in made:
             with contextlib.suppress(ApiException):
                 core.delete_namespaced_service(name, self.namespace)
+
+
+# --- a multi-node task ------------------------------------------------------------------------
+# A multi-node task on Kubernetes: an Indexed Job (``completionMode: Indexed``, N
+# completions, all N pods in parallel, one per node by pod anti-affinity) and a headless
+# Service whose DNS names the pods (``<job>-<index>.<service>``): pod 0 is the
+# rendezvous. Each pod's rank is its completion index (the
+# ``batch.kubernetes.io/job-completion-index`` annotation, through the downward API).
+# ``backoffLimit: 0``: the first pod that fails fails the Job and Kubernetes ends the
+# others; ``activeDeadlineSeconds`` bounds the whole; the executor deletes the Job, the
+# Service and the ConfigMap in every case.
+#
+# The default scheduler places the pods one by one: a cluster that must never hold part of
+# a gang while the rest waits needs a gang-scheduling queue in front (Kueue, Volcano),
+# which is how such clusters are run; valorch's part is the all-or-nothing Job itself.
+
+PORT = 29500
+INDEX = "metadata.annotations['batch.kubernetes.io/job-completion-index']"
+
+
+def service_manifest(name: str, namespace: str, labels: dict[str, str]) -> dict[str, Any]:
+    """The headless Service that gives the Job's pods their DNS names."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": name, "namespace": namespace, "labels": labels},
+        "spec": {
+            "clusterIP": "None",
+            "selector": {"job-name": name},
+            "publishNotReadyAddresses": True,
+            "ports": [{"name": "rendezvous", "port": PORT, "targetPort": PORT, "protocol": "TCP"}],
+        },
+    }
+
+
+def gang_job(job: dict[str, Any], task: Task, name: str, namespace: str) -> dict[str, Any]:
+    """``job_manifest``'s Job made, in place, an Indexed Job of ``task.node_count`` pods."""
+    n = task.node_count
+    job["spec"].update(completionMode="Indexed", completions=n, parallelism=n, backoffLimit=0)
+    pod = job["spec"]["template"]["spec"]
+    pod["subdomain"] = name
+    pod["affinity"] = dict(
+        pod.get("affinity") or {},
+        podAntiAffinity={
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {
+                    "labelSelector": {"matchLabels": {"job-name": name}},
+                    "topologyKey": "kubernetes.io/hostname",
+                }
+            ]
+        },
+    )
+    container = pod["containers"][0]
+    container["env"] += [
+        {"name": "MASTER_ADDR", "value": f"{name}-0.{name}.{namespace}.svc"},
+        {"name": "MASTER_PORT", "value": str(PORT)},
+        {"name": "WORLD_SIZE", "value": str(n)},
+        {"name": "RANK", "valueFrom": {"fieldRef": {"fieldPath": INDEX}}},
+        {"name": "NODE_RANK", "valueFrom": {"fieldRef": {"fieldPath": INDEX}}},
+        {"name": "LOCAL_RANK", "value": "0"},
+        {"name": "VALORCH_NODE", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
+        {"name": "VALORCH_COLLECTIVE_TIMEOUT", "value": f"{gang.collective_timeout(task):g}"},
+    ]
+    container["ports"] = [{"name": "rendezvous", "containerPort": PORT, "protocol": "TCP"}]
+    return job
+
+
+def follow(
+    executor: KubernetesExecutor,
+    core: Any,
+    name: str,
+    task: Task,
+    on_result: Callable[[Any], None] | None,
+) -> list[gang.NodeRun]:
+    """Every pod's log into its rank's transcript (a thread per pod), then how each ended."""
+    n, namespace, poll = task.node_count, executor.namespace, executor.poll
+    transcripts = [Transcript(on_result=on_result if r == 0 else None) for r in range(n)]
+    executor.wait_for_pod(core, name)  # one pod runs (or the Job is unschedulable: raised there)
+    end = time.monotonic() + overall_timeout(task) + executor.schedule_timeout
+    pods: dict[int, Any] = {}
+    while len(pods) < n and time.monotonic() < end:
+        for p in core.list_namespaced_pod(namespace, label_selector=f"job-name={name}").items:
+            idx = (p.metadata.annotations or {}).get("batch.kubernetes.io/job-completion-index")
+            if idx is not None and p.status.phase in ("Running", "Succeeded", "Failed"):
+                pods[int(idx)] = p
+        time.sleep(poll if len(pods) < n else 0)
+
+    threads = [
+        threading.Thread(
+            target=read_log, args=(core, namespace, p.metadata.name, transcripts[r]), daemon=True
+        )
+        for r, p in pods.items()
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(max(1.0, end - time.monotonic()))
+    runs = []
+    for r in range(n):
+        transcripts[r].close()
+        p = pods.get(r)
+        node = (p.spec.node_name if p is not None else None) or f"pod-{r}"
+        code = pod_exit_code(core, namespace, p.metadata.name) if p is not None else None
+        fault, why = None, ""
+        if p is None:
+            fault, why = "hung", "its pod never ran"
+        elif code not in (0, None) and code != 143:
+            fault, why = "died", f"its container exited with code {code}"
+        execution = conclude(
+            transcripts[r],
+            task,
+            exit_code=code,
+            killed=None if code is not None else "the Job ended before this pod's container did",
+        )
+        runs.append(
+            gang.NodeRun(r, HostSpec(name=node, endpoint=f"k8s://{node}"), execution, fault, why)
+        )
+    return runs
+
+
+def read_log(core: Any, namespace: str, pod: str, transcript: Transcript) -> None:
+    """The probe container's log of ``pod``, followed to its end, into ``transcript``."""
+    stream = core.read_namespaced_pod_log(
+        pod, namespace, container="probe", follow=True, _preload_content=False
+    )
+    for chunk in stream.stream(64 * 1024):
+        transcript.feed(chunk)
+
+
+def pod_exit_code(core: Any, namespace: str, pod: str) -> int | None:
+    """The exit code of ``pod``'s probe container; None while it has not ended."""
+    state = core.read_namespaced_pod(pod, namespace).status.container_statuses or []
+    term = state[0].state.terminated if state else None
+    return term.exit_code if term else None
