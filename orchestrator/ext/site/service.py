@@ -374,38 +374,19 @@ def build_pages(  # noqa: PLR0913 - one argument per option of valorch site buil
         full_because = f"{count(len(gone), 'run')} of the previous build no longer stored"
         previous = Previous({}, frozenset())
     kept: Mapping[str, str] = previous.pages if previous is not None else {}
-    ahead = _Workers(
-        workers if workers is not None else min(4, os.cpu_count() or 1), kept, previous is not None
-    )
+    # what a page worker needs to keep a page: keyed only where a manifest is written
+    keep = {"previous": kept, "keyed": previous is not None}
+    n = workers if workers is not None else min(4, os.cpu_count() or 1)
+    detail: list[_Ahead[str, Any]] = []  # the run and check pages, once begun
     try:
         site, stored = _read(
-            session, run_rows, local, built, ahead, known_issues, limits or Limits()
+            session, run_rows, local, built, (n, keep, detail), known_issues, limits or Limits()
         )
     except BaseException:
-        _stop(ahead.run_pages, ahead.check_pages)
+        _stop(*detail)
         raise
-    pages = _pages(stored, site, ahead.detail(), catalog, qualify, built, kept, ahead.keyed)
+    pages = _pages(stored, site, (detail[0], detail[1]), catalog, qualify, built, keep)
     return Built(pages, sorted(stored.runs), full_because)
-
-
-@dataclass
-class _Workers:
-    """The page workers of one build: how many, what the previous build kept, whether pages
-    are keyed (only where a manifest is written), and the run and check pages once begun."""
-
-    workers: int
-    kept: Mapping[str, str]
-    keyed: bool
-    run_pages: _Ahead[str, _RunMade] | None = None
-    check_pages: _Ahead[str, _CheckMade] | None = None
-
-    def work(self, **more: Any) -> dict[str, Any]:
-        """What a page worker is given: ``more``, and what it needs to keep a page."""
-        return {**more, "previous": self.kept, "keyed": self.keyed}
-
-    def detail(self) -> tuple[_Ahead[str, _RunMade], _Ahead[str, _CheckMade]]:
-        assert self.run_pages is not None and self.check_pages is not None
-        return self.run_pages, self.check_pages
 
 
 def _read(
@@ -413,18 +394,20 @@ def _read(
     run_rows: list[dict[str, Any]],
     local: frozenset[str],
     built: datetime,
-    ahead: _Workers,
+    ahead: tuple[int, dict[str, Any], list[_Ahead[str, Any]]],
     known_issues: KnownIssues | None,
     limits: Limits,
 ) -> tuple[Site, _Stored]:
     """Everything the pages need, read from the store; the run and check pages begun
-    (``ahead``) as soon as what they show is read, while this process goes on."""
+    (``ahead``: how many workers, what they need to keep a page, and where the pages begun
+    go) as soon as what they show is read, while this process goes on."""
+    workers, keep, detail = ahead
     pk_checks = site_queries.checks(session)
-    runs = _runs(session, run_rows, pk_checks, ahead.workers)
+    runs = _runs(session, run_rows, pk_checks, workers)
     checks = _checks_by_id(pk_checks)
     site = Site(runs, checks, local, built.strftime("%Y-%m-%d %H:%M"))
     # begun now: this process goes on with the histories and confirmations meanwhile
-    ahead.run_pages = _Ahead(_run_page, list(runs), ahead.work(site=site), ahead.workers)
+    detail.append(_Ahead(_run_page, list(runs), {**keep, "site": site}, workers))
     versions = [
         (mv, doc)
         for mv in matrix_store.versions(session)
@@ -443,17 +426,18 @@ def _read(
     shifts_of: dict[str, list[ChangeV]] = {}
     for c in found:
         shifts_of.setdefault(c.check, []).append(c)
-    work = ahead.work(
+    work = dict(
+        keep,
         site=site,
         per_check=per_check,
         versions=[(mv.version, doc) for mv, doc in versions],
         shifts=shifts_of,
         # made once for every check's key
         heads=[(r.results, (r.id, r.env, r.row["started"])) for r in site.in_order]
-        if ahead.keyed
+        if keep["keyed"]
         else [],
     )
-    ahead.check_pages = _Ahead(_check_page, sorted(checks), work, ahead.workers)
+    detail.append(_Ahead(_check_page, sorted(checks), work, workers))
     close_after = (limits.close_runs, limits.close_days)
     stored = _Stored(
         runs,
@@ -555,11 +539,10 @@ def _no_cycles() -> Iterator[None]:
             gc.enable()
 
 
-def _stop(*pages: _Ahead[Any, Any] | None) -> None:
+def _stop(*pages: _Ahead[Any, Any]) -> None:
     """Stop the page workers, and give what was frozen back to the collector."""
     for p in pages:
-        if p is not None:
-            p.close()
+        p.close()
     gc.unfreeze()
 
 
@@ -605,20 +588,22 @@ def _checks_by_id(pk_checks: dict[int, dict[str, Any]]) -> dict[str, dict[str, A
 
 def _matrix_pages(
     site: Site, stored: _Stored, catalog: Sequence[CatalogImage], built: datetime
-) -> Generator[tuple[str, str], None, list[dict[str, Any]]]:
+) -> Generator[Page, None, list[dict[str, Any]]]:
     """Every layout of the newest evidence, then each job's matrix; returns what each job's
     matrix says (its cells' verdicts, from the runs its cells came from) for the index."""
     matrices, runs = stored.matrices, stored.runs
     if not matrices[None].empty:
         for layout in LAYOUTS:
             ev = matrices[STRICT] if layout in ("summary", "tiers") else matrices[None]
-            yield f"matrix/{layout}.html", site.matrix(_layout(layout, ev, stored, catalog, built))
+            yield Page(
+                f"matrix/{layout}.html", site.matrix(_layout(layout, ev, stored, catalog, built))
+            )
     jobs = []
     for job in sorted({r.row["job"] for r in runs.values()}):
         ev = matrices[job]
         if ev.empty:
             continue
-        yield (
+        yield Page(
             f"matrix/job-{slug(job)}.html",
             site.matrix(_layout("checks", ev, stored, catalog, built), f" — job {job}"),
         )
@@ -660,13 +645,13 @@ def related(a: dict[str, Any], b: dict[str, Any], runs: dict[str, RunV]) -> bool
 
 def _version_pages(
     site: Site, versions: list[tuple[Any, dict[str, Any]]]
-) -> Generator[tuple[str, str], None, tuple[list[dict[str, Any]], list[tuple[str, Any]]]]:
+) -> Generator[Page, None, tuple[list[dict[str, Any]], list[tuple[str, Any]]]]:
     """Each published version's matrix, and the diff from the newest earlier version of the same
     thing (related()); returns the versions' views (for the index) and documents (check pages)."""
     version_views: list[dict[str, Any]] = []
     version_docs: list[tuple[str, Any]] = []
     for mv, doc in versions:
-        yield f"versions/{slug(mv.version)}.html", site.matrix(Document.from_dict(doc))
+        yield Page(f"versions/{slug(mv.version)}.html", site.matrix(Document.from_dict(doc)))
         prev = next(((n, d) for n, d in reversed(version_docs) if related(d, doc, site.runs)), None)
         view = {
             "name": mv.version,
@@ -680,7 +665,7 @@ def _version_pages(
         if prev is not None:
             view["diff"] = f"{slug(prev[0])}..{slug(mv.version)}"
             report = rule.compare(_version_side(prev[0], prev[1]), _version_side(mv.version, doc))
-            yield f"diffs/{view['diff']}.html", diff_html(report)
+            yield Page(f"diffs/{view['diff']}.html", diff_html(report))
         version_views.append(view)
         version_docs.append((mv.version, doc))
     return version_views, version_docs
@@ -729,30 +714,20 @@ def _pages(
     catalog: Sequence[CatalogImage],
     qualify: Sequence[tuple[str, str]],
     built: datetime,
-    kept: Mapping[str, str],
-    keyed: bool,
+    keep: dict[str, Any],
 ) -> Iterator[Page]:
     """The matrices, the versions, the run, check, image and qualification pages, then the
     lists and the index, in that order; the page workers stop whatever happens."""
+    kept, keyed = keep["previous"], keep["keyed"]
     try:
-        jobs = yield from _made(_matrix_pages(site, stored, catalog, built))
-        version_views, _version_docs = yield from _made(_version_pages(site, stored.versions))
+        jobs = yield from _matrix_pages(site, stored, catalog, built)
+        version_views, _version_docs = yield from _version_pages(site, stored.versions)
         # the pages that follow are made now, while the workers finish theirs
         rest = list(_list_pages(stored, site, qualify, jobs, version_views, kept, keyed))
         yield from _detail_pages(stored, *detail, kept)
         yield from rest
     finally:
         _stop(*detail)
-
-
-def _made(pages: Generator[tuple[str, str], None, _R]) -> Generator[Page, None, _R]:
-    """Pages made on every build, as Page; returns what ``pages`` returns."""
-    while True:
-        try:
-            path, text = next(pages)
-        except StopIteration as stop:
-            return stop.value  # type: ignore[no-any-return]
-        yield Page(path, text)
 
 
 def image_key(
