@@ -85,13 +85,7 @@ def _cell(report: Any, c: Any) -> dict[str, Any]:
     t = report.triage.get(key)
     return {
         "check": c.check,
-        "env": {
-            "label": c.env.label,
-            "alias": c.env.alias,
-            "family": c.env.family,
-            "backend": c.env.backend,
-            "arch": c.env.arch,
-        },
+        "env": {"label": c.env.label, **asdict(c.env)},  # printed with sorted keys
         "status": c.status,
         "accepted": report.accepted.get(key),
         "gating": c in report.decision.gating,

@@ -786,30 +786,21 @@ def _list_pages(
     )
     yield Page("images/index.html", site_lists.images_page(site, by_image))
     flipped = flips(runs)
-    if stored.known_status is not None and stored.known_issues is not None:
+    # what the index shows beyond the store's figures: the suites over their time budget
+    # for K runs in a row, the known issues' summary
+    extra: dict[str, Any] = {"over_budget": stored.over_budget}
+    if (known := stored.known_status) is not None and stored.known_issues is not None:
         today = stored.known_issues.today
-        yield Page(
-            "known-issues.html",
-            site_known.page(site, stored.known_status, today, *stored.close_after),
-        )
+        yield Page("known-issues.html", site_known.page(site, known, today, *stored.close_after))
+        extra["known_issues"] = {
+            "total": len(known),
+            "expired": sum(1 for s in known if s.issue.expired(today)),
+            "can_close": sum(1 for s in known if s.can_close),
+        }
     yield Page("changes.html", site_lists.changes_page(site, found, flipped, len(runs)))
-    figures = {**site_lists.stats(runs, by_image, checks), "extra": _extra(stored)}
+    figures = {**site_lists.stats(runs, by_image, checks), "extra": extra}
     layouts = LAYOUTS if not stored.matrices[None].empty else ()
     yield Page(
         "index.html",
         site_lists.index_page(site, figures, version_views, layouts, jobs, found, qualify, flipped),
     )
-
-
-def _extra(stored: _Stored) -> dict[str, Any]:
-    """What the index shows beyond the store's figures: the known issues' summary, the suites
-    over their time budget for K runs in a row."""
-    out: dict[str, Any] = {"over_budget": stored.over_budget}
-    if stored.known_status is not None and stored.known_issues is not None:
-        today = stored.known_issues.today
-        out["known_issues"] = {
-            "total": len(stored.known_status),
-            "expired": sum(1 for s in stored.known_status if s.issue.expired(today)),
-            "can_close": sum(1 for s in stored.known_status if s.can_close),
-        }
-    return out
