@@ -141,50 +141,40 @@ def store_key(session: Session) -> str:
 _RES_FIELDS = operator.attrgetter(*(s for s in Res.__slots__ if not s.startswith("_")))
 
 
-def run_key(run: RunV, local: bool) -> str:
-    """What a run's page is made from: its row (its triage in it), its results, and
-    whether its image is a local one (the repro commands)."""
-    return digest((run.row, [_RES_FIELDS(r) for r in run.results.values()], local))
-
-
 def _run_page(work: dict[str, Any], run_id: str) -> _RunMade:
-    """(key, page): the page None where the previous build has it with the same key."""
+    """(key, page): the page None where the previous build has it with the same key. What
+    a run's page is made from: its row (its triage in it), its results, and whether its
+    image is a local one (the repro commands)."""
     site: Site = work["site"]
     run = site.runs[run_id]
-    if not work["keyed"]:
-        return None, site.run_page(run)
-    key = run_key(run, run.row["alias"] in site.local)
-    if work["previous"].get(f"runs/{run_id}.html") == key:
-        return key, None
+    key = None
+    if work["keyed"]:
+        results = [_RES_FIELDS(r) for r in run.results.values()]
+        key = digest((run.row, results, run.row["alias"] in site.local))
+        if work["previous"].get(f"runs/{run_id}.html") == key:
+            return key, None
     return key, site.run_page(run)
 
 
-def check_key(
-    site: Site,
-    cid: str,
-    hist: list[Any],
-    cells: tuple[list[dict[str, Any]], list[str]],
-    shifts: list[ChangeV],
-    heads: list[tuple[dict[str, Res], tuple[str, str, Any]]],
-) -> str:
-    """What a check's page and plot are made from: the check, its result in every run (the
+def _check_page(work: dict[str, Any], cid: str) -> _CheckMade:
+    """(key, (page, plot)): None for both where the previous build has them with the same key.
+    What a check's page and plot are made from: the check, its result in every run (the
     strips; the histories are made from these alone, views.histories), its histories'
     analyses as confirmed (levels, shifts, the shifts the diff did not confirm), its cells
-    in the published versions, its confirmed shifts. ``heads``: each run, oldest first, as
-    (its results, (id, environment, start))."""
-    results = [(head, _RES_FIELDS(res)) for rs, head in heads if (res := rs.get(cid)) is not None]
-    analysed = [(h.env, h.threshold, h.bigger_is_better, h.analysis, h.rejected) for h in hist]
-    return digest((cid, site.checks[cid], results, analysed, cells, shifts))
-
-
-def _check_page(work: dict[str, Any], cid: str) -> _CheckMade:
-    """(key, (page, plot)): None for both where the previous build has them with the same key."""
+    in the published versions, its confirmed shifts."""
     site: Site = work["site"]
     hist, shifts = work["per_check"].get(cid, []), work["shifts"].get(cid, [])
     key = None
     if work["keyed"]:
+        # heads: each run, oldest first, as (its results, (id, environment, start))
+        results = [
+            (head, _RES_FIELDS(res))
+            for rs, head in work["heads"]
+            if (res := rs.get(cid)) is not None
+        ]
+        analysed = [(h.env, h.threshold, h.bigger_is_better, h.analysis, h.rejected) for h in hist]
         cells = version_cells(cid, work["versions"])
-        key = check_key(site, cid, hist, cells, shifts, work["heads"])
+        key = digest((cid, site.checks[cid], results, analysed, cells, shifts))
         previous: Mapping[str, str] = work["previous"]
         if previous.get(f"checks/{slug(cid)}.html") == key and (
             not hist or previous.get(f"plots/{slug(cid)}.svg") == key
@@ -730,25 +720,6 @@ def _pages(
         _stop(*detail)
 
 
-def image_key(
-    site: Site, alias: str, runs: list[RunV], inventories: dict[str, dict[str, tuple[str, str]]]
-) -> str:
-    """What an image's page is made from: its runs' rows and verdicts, their inventories."""
-    return digest(
-        (
-            alias,
-            sorted(
-                (r.row["started"], r.id, r.row, sorted(site.counts_of(r).items())) for r in runs
-            ),
-            [
-                (r.id, inventories[r.id])
-                for r in sorted(runs, key=lambda r: r.id)
-                if r.id in inventories
-            ],
-        )
-    )
-
-
 def _list_pages(
     stored: _Stored,
     site: Site,
@@ -768,7 +739,18 @@ def _list_pages(
         by_image.setdefault(run.row["alias"], []).append(run)
     for alias, image_runs in sorted(by_image.items()):
         path = f"images/{slug(alias)}.html"
-        key = image_key(site, alias, image_runs, stored.inventories) if keyed else None
+        key = None
+        if keyed:  # what its page is made from: its runs' rows and verdicts, their inventories
+            rows = sorted(
+                (r.row["started"], r.id, r.row, sorted(site.counts_of(r).items()))
+                for r in image_runs
+            )
+            inventories = [
+                (r.id, stored.inventories[r.id])
+                for r in sorted(image_runs, key=lambda r: r.id)
+                if r.id in stored.inventories
+            ]
+            key = digest((alias, rows, inventories))
         if key is not None and kept.get(path) == key:
             yield Page(path, None, key)
         else:
