@@ -40,7 +40,7 @@ def checks_page(
     checks: dict[str, dict[str, Any]],
     ran: dict[str, dict[str, None]],
     latest_verdicts: dict[str, Counter[str]],
-    shifts_of: dict[str, list[ChangeV]],
+    shifts: Counter[str],
 ) -> str:
     """Every check with the libraries that ran it, its latest verdicts in the matrix and how
     many changes its history shows."""
@@ -54,7 +54,7 @@ def checks_page(
                 c["feature"],
                 " · ".join(ran.get(cid, ())),
                 pages.badges(ordered(latest_verdicts.get(cid, Counter()))),
-                len(shifts_of.get(cid, [])) or "",
+                shifts[cid] or "",
             )
             for cid, c in sorted(checks.items())
         ),

@@ -635,9 +635,9 @@ def related(a: dict[str, Any], b: dict[str, Any], runs: dict[str, RunV]) -> bool
 
 def _version_pages(
     site: Site, versions: list[tuple[Any, dict[str, Any]]]
-) -> Generator[Page, None, tuple[list[dict[str, Any]], list[tuple[str, Any]]]]:
+) -> Generator[Page, None, list[dict[str, Any]]]:
     """Each published version's matrix, and the diff from the newest earlier version of the same
-    thing (related()); returns the versions' views (for the index) and documents (check pages)."""
+    thing (related()); returns the versions' views (for the index)."""
     version_views: list[dict[str, Any]] = []
     version_docs: list[tuple[str, Any]] = []
     for mv, doc in versions:
@@ -658,7 +658,7 @@ def _version_pages(
             yield Page(f"diffs/{view['diff']}.html", diff_html(report))
         version_views.append(view)
         version_docs.append((mv.version, doc))
-    return version_views, version_docs
+    return version_views
 
 
 def _detail_pages(
@@ -683,20 +683,6 @@ def _detail_pages(
             yield Page(plot, made[1], key)
 
 
-def _matrix_facts(
-    ev: evidence.Evidence,
-) -> tuple[dict[str, dict[str, None]], dict[str, Counter[str]]]:
-    """Per check: the libraries evidence named in the matrix's cells, and its cells' verdicts."""
-    ran: dict[str, dict[str, None]] = {}
-    for o in ev.observations:
-        if o.library:
-            ran.setdefault(o.check, {})[o.library] = None
-    latest_verdicts: dict[str, Counter[str]] = {}
-    for (check, _column), v in _cell_verdicts(ev).items():
-        latest_verdicts.setdefault(check, Counter())[v] += 1
-    return ran, latest_verdicts
-
-
 def _pages(
     stored: _Stored,
     site: Site,
@@ -711,7 +697,7 @@ def _pages(
     kept, keyed = keep["previous"], keep["keyed"]
     try:
         jobs = yield from _matrix_pages(site, stored, catalog, built)
-        version_views, _version_docs = yield from _version_pages(site, stored.versions)
+        version_views = yield from _version_pages(site, stored.versions)
         # the pages that follow are made now, while the workers finish theirs
         rest = list(_list_pages(stored, site, qualify, jobs, version_views, kept, keyed))
         yield from _detail_pages(stored, *detail, kept)
@@ -731,9 +717,6 @@ def _list_pages(
 ) -> Iterator[Page]:
     """The image and qualification pages (kept where unchanged), then the lists and the index."""
     runs, found, checks = stored.runs, stored.found, site.checks
-    shifts_of: dict[str, list[ChangeV]] = {}
-    for c in found:
-        shifts_of.setdefault(c.check, []).append(c)
     by_image: dict[str, list[RunV]] = {}
     for run in runs.values():
         by_image.setdefault(run.row["alias"], []).append(run)
@@ -762,9 +745,17 @@ def _list_pages(
 
     ordered_runs = sorted(runs.values(), key=lambda r: (r.row["started"], r.id), reverse=True)
     yield Page("runs/index.html", site_lists.runs_page(site, ordered_runs))
-    ran, latest_verdicts = _matrix_facts(stored.matrices[None])
+    # per check: the libraries evidence named in the matrix's cells, and its cells' verdicts
+    ran: dict[str, dict[str, None]] = {}
+    for o in stored.matrices[None].observations:
+        if o.library:
+            ran.setdefault(o.check, {})[o.library] = None
+    latest_verdicts: dict[str, Counter[str]] = {}
+    for (check, _column), v in _cell_verdicts(stored.matrices[None]).items():
+        latest_verdicts.setdefault(check, Counter())[v] += 1
+    shifts = Counter(c.check for c in found)
     yield Page(
-        "checks/index.html", site_lists.checks_page(site, checks, ran, latest_verdicts, shifts_of)
+        "checks/index.html", site_lists.checks_page(site, checks, ran, latest_verdicts, shifts)
     )
     yield Page("images/index.html", site_lists.images_page(site, by_image))
     flipped = flips(runs)
