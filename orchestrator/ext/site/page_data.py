@@ -178,7 +178,6 @@ class Site:
     def run_page(self, run: RunV) -> str:
         row = run.row
         local = row["alias"] in self.local
-        results = []
         triage = row.get("triage") or {}
         # each result's verdict once (the order and the rows ask for it); the check ids of a
         # run are distinct, so the sort never compares past them
@@ -186,26 +185,10 @@ class Site:
             (_ATTENTION.get(r.verdict, 1), r.suite, r.check, r, r.verdict)
             for r in run.results.values()
         )
-        for _rank, _suite, _check, res, v in ranked:
-            anchor, href = _links(res.check)
-            results.append(
-                {
-                    "anchor": anchor,
-                    "check": res.check,
-                    "check_href": href,
-                    "suite": res.suite,
-                    "verdict": v,
-                    "statuses": res.statuses,
-                    "duration": res.duration,
-                    "median": res.median,
-                    "n": res.n,
-                    "cv": res.cv,
-                    "noisy": res.noisy,
-                    "message": res.message,
-                    "repro": [repro(run, res, local)] if v in BAD else [],
-                    "why": triage.get(res.check),
-                }
-            )
+        results = [
+            (res, v, _links(res.check), [repro(run, res, local)] if v in BAD else [], triage)
+            for _rank, _suite, _check, res, v in ranked
+        ]
         meta = row["meta"] or {}
         digests = [("digest", row["digest"] or "unknown")]
         for key in ("index_digest", "platform_digest"):

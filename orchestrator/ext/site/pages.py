@@ -160,35 +160,35 @@ def _esc(text: str) -> str:
 _ROW_HEADS: dict[tuple[str, str, str, str, str], str] = {}
 
 
-def result_rows(results: Iterable[dict[str, Any]]) -> Markup:
-    """rows: {anchor, check, check_href, suite, verdict, statuses, duration, median, n, cv, noisy, message, repro}"""
+def result_rows(
+    results: Iterable[tuple[Any, str, tuple[str, str], list[str], dict[str, Any]]],
+) -> Markup:
+    """rows: (a run's result (views.Res), its verdict, (its anchor, its check's link), its
+    repro commands, the run's triage: check → (class, reason))"""
     out = []
-    for r in results:
+    for r, verdict, (anchor, href), repro, triage in results:
         # a row's first cells (its check, suite and verdict) recur on every run's page:
         # made once per site (and the check's breaks with them)
-        key = (r["anchor"], r["check_href"], r["check"], r["suite"], r["verdict"])
+        key = (anchor, href, r.check, r.suite, verdict)
         head = _ROW_HEADS.get(key)
         if head is None:
             head = (
-                f'<tr id="{_esc(r["anchor"])}" data-verdict="{_esc(r["verdict"])}"><td><a href="{_esc(r["check_href"])}">'
-                f"<code>{wbr(r['check'])}</code></a></td><td>{_esc(r['suite'])}</td><td>{_badge(r['verdict'])}</td>"
+                f'<tr id="{_esc(anchor)}" data-verdict="{_esc(verdict)}"><td><a href="{_esc(href)}">'
+                f"<code>{wbr(r.check)}</code></a></td><td>{_esc(r.suite)}</td><td>{_badge(verdict)}</td>"
             )
             if len(_ROW_HEADS) < 100_000:
                 _ROW_HEADS[key] = head
         median = ""
-        if r["median"] is not None:
-            cv = f", CV {r['cv'] * 100:.1f} %" if r["cv"] is not None else ""
-            flag = ' <span class="flag">noisy host</span>' if r["noisy"] else ""
-            median = f'{fmt_seconds(r["median"])} <span class="muted small">(n={r["n"]}{cv})</span>{flag}'
-        msg = str(escape(r["message"][:400])) if r["message"] else ""
-        if r.get("why"):  # its triage: (class, reason)
-            msg = (
-                f'<div class="why"><strong>{_esc(r["why"][0])}</strong>: {_esc(r["why"][1])}</div>'
-                + msg
-            )
+        if r.median is not None:
+            cv = f", CV {r.cv * 100:.1f} %" if r.cv is not None else ""
+            flag = ' <span class="flag">noisy host</span>' if r.noisy else ""
+            median = f'{fmt_seconds(r.median)} <span class="muted small">(n={r.n}{cv})</span>{flag}'
+        msg = str(escape(r.message[:400])) if r.message else ""
+        if why := triage.get(r.check):
+            msg = f'<div class="why"><strong>{_esc(why[0])}</strong>: {_esc(why[1])}</div>' + msg
         out.append(
-            f'{head}<td class="small">{_esc(" → ".join(r["statuses"]))}</td><td class="small">{r["duration"]:.2f} s</td>'
-            f'<td>{median}</td><td class="small msg">{msg}{repro_html(r["repro"])}</td></tr>'
+            f'{head}<td class="small">{_esc(" → ".join(r.statuses))}</td><td class="small">{r.duration:.2f} s</td>'
+            f'<td>{median}</td><td class="small msg">{msg}{repro_html(repro)}</td></tr>'
         )
     return Markup("\n".join(out))
 

@@ -403,14 +403,8 @@ def _read(
         for mv in matrix_store.versions(session)
         if (doc := matrix_store.load(session, mv.version)) is not None
     ]
-    with _no_cycles():
-        per_check = histories(
-            runs,
-            {
-                c["check_id"]: bool(c["bigger_is_better"])
-                for c in sorted(pk_checks.values(), key=lambda c: (c["check_id"], c["version"]))
-            },
-        )
+    with _no_cycles():  # each check's direction as its newest version has it
+        per_check = histories(runs, {cid: bool(c["bigger_is_better"]) for cid, c in checks.items()})
     # only what `valorch diff` calls a change
     found = site_steps.confirmed(session, changes(per_check), per_check)
     shifts_of: dict[str, list[ChangeV]] = {}
