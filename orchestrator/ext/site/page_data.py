@@ -126,37 +126,17 @@ class Site:
             suite = suite_of.get(key) or next(
                 (suite_of[c] for c in self.by_feature.get(key, []) if c in suite_of), ""
             )
+            anchor = f"#r-{slug(key)}" if key in self.checks else ""
             cells = []
             for head, c in zip(t.columns, r.cells, strict=False):
                 statuses.add(c.verdict)
-                anchor = f"#r-{slug(key)}" if key in self.checks else ""
                 link = (
                     f"../runs/{c.runs[0]}.html{anchor}" if c.runs and c.runs[0] in self.runs else ""
                 )
-                cells.append(
-                    {
-                        "text": c.text,
-                        "verdict": c.verdict,
-                        "note": c.note,
-                        "link": link,
-                        "flags": c.flags,
-                        "repro": self.repros(c.runs, key)
-                        if c.verdict in BAD and not head.startswith("Since")
-                        else [],
-                    }
-                )
-            labels = shown_labels(t, r)
-            rows.append(
-                {
-                    "key": key,
-                    "labels": labels,
-                    "sub": " · ".join(x for x in labels[1:] if x),
-                    "suite": suite,
-                    "literal": t.literal_labels > 0,
-                    "cells": cells,
-                    "section": r.labels[0] if sectioned(t) else "",
-                }
-            )
+                failed = c.verdict in BAD and not head.startswith("Since")
+                cells.append((c, link, self.repros(c.runs, key) if failed else []))
+            section = r.labels[0] if sectioned(t) else ""
+            rows.append((key, suite, shown_labels(t, r), section, cells))
         title = t.title + title_extra
         return pages.render(
             "matrix.html.j2",
@@ -166,9 +146,9 @@ class Site:
             columns=columns,
             families=families,
             label_headers=shown_label_headers(t),
-            body=pages.matrix_body(rows),
+            body=pages.matrix_body(rows, t.literal_labels > 0),
             backends=sorted({c["backend"] for c in columns if c["backend"]}),
-            suites=sorted({r["suite"] for r in rows if r["suite"]}),
+            suites=sorted({suite for _key, suite, *_ in rows if suite}),
             statuses=[s for s in VERDICT_ORDER if s in statuses]
             + sorted(statuses - set(VERDICT_ORDER)),
             **self.ctx(),

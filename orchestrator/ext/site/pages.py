@@ -76,34 +76,37 @@ def fmt_seconds(s: float | None) -> str:
     return f"{s * 1e3:.3g} ms" if s < 1 else f"{s:.3g} s"
 
 
-def matrix_body(rows: Iterable[dict[str, Any]]) -> Markup:
-    """rows: {key, labels, sub, suite, literal, section, cells: [{text, verdict, note, link, repro}]}; a
-    heading row opens each section (the seed-shaped layout)."""
+def matrix_body(
+    rows: Iterable[tuple[str, str, Sequence[str], str, list[Any]]], literal: bool
+) -> Markup:
+    """rows: (key, suite, labels, section, cells: [(its TCell, the link to its run, repro
+    commands)]); a heading row opens each section (the seed-shaped layout)."""
     out, section, width = [], "", 0
-    for r in rows:
-        width = width or 1 + len(r["cells"])
-        if r.get("section") and r["section"] != section:
-            section = r["section"]
+    for key, suite, labels, in_section, row_cells in rows:
+        width = width or 1 + len(row_cells)
+        if in_section and in_section != section:
+            section = in_section
             out.append(
                 f'<tr class="section"><th colspan="{width}" scope="rowgroup">{escape(section)}</th></tr>'
             )
-        label = f"<code>{wbr(r['labels'][0])}</code>" if r["literal"] else str(wbr(r["labels"][0]))
-        sub = f'<div class="sub">{escape(r["sub"])}</div>' if r["sub"] else ""
+        label = f"<code>{wbr(labels[0])}</code>" if literal else str(wbr(labels[0]))
+        sub = " · ".join(x for x in labels[1:] if x)
+        sub = f'<div class="sub">{escape(sub)}</div>' if sub else ""
         cells = []
-        for c in r["cells"]:
-            title = f' title="{escape(c["note"])}"' if c["note"] else ""
+        for c, href, repro in row_cells:
+            title = f' title="{escape(c.note)}"' if c.note else ""
             link = (
-                f'<div class="runs"><a class="run-link" href="{escape(c["link"])}">run</a></div>'
-                if c["link"]
+                f'<div class="runs"><a class="run-link" href="{escape(href)}">run</a></div>'
+                if href
                 else ""
             )
-            flags = "".join(f" flag-{escape(f)}" for f in c.get("flags", ()))
+            flags = "".join(f" flag-{escape(f)}" for f in c.flags)
             cells.append(
-                f'<td class="cell{flags}" data-verdict="{escape(c["verdict"])}"{title}>'
-                f"{cell_html(c['text'], c['verdict'])}{link}{repro_html(c['repro'], opened=False)}</td>"
+                f'<td class="cell{flags}" data-verdict="{escape(c.verdict)}"{title}>'
+                f"{cell_html(c.text, c.verdict)}{link}{repro_html(repro, opened=False)}</td>"
             )
         out.append(
-            f'<tr data-key="{escape(r["key"])}" data-suite="{escape(r["suite"])}"><th class="rowh" scope="row">'
+            f'<tr data-key="{escape(key)}" data-suite="{escape(suite)}"><th class="rowh" scope="row">'
             f"{label}{sub}</th>{''.join(cells)}</tr>"
         )
     return Markup("\n".join(out))
