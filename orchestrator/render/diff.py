@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from ..regression.gate import Verdict
-    from ..regression.rule import CellChange, Report, Side, Timing
+    from ..regression.rule import CellChange, Report, Side
     from ..regression.triage import Triage
 
     #: each red cell's triage by (head image alias, check id) (services.triage.for_runs)
@@ -94,22 +94,18 @@ def _timing_text(c: CellChange) -> str:
     if t.q is not None and t.p is not None:
         sig += f", q={t.q:.2g}"
     pooled = f" in {t.runs_base}/{t.runs_head} runs" if max(t.runs_base, t.runs_head) > 1 else ""
+    # the CV of each side and the smallest change the pair can reveal
+    noise = ""
+    if t.cv_base is not None and t.cv_head is not None:
+        noise += f", CV {t.cv_base * 100:.1f} %/{t.cv_head * 100:.1f} %"
+    if t.detectable is not None:
+        noise += f", detects ≥ {t.detectable * 100:.1f} %"
+    if t.noisy:
+        noise += ", noisy host"
     return (
         f"{_ms(t.base_median)} → {_ms(t.head_median)} ({_pct(t.ratio)}, {sig}, n={t.n_base}/{t.n_head}{pooled}"
-        f"{noise_text(t)})"
+        f"{noise})"
     )
-
-
-def noise_text(t: Timing) -> str:
-    """CV of each side and the smallest change the pair can reveal."""
-    parts = []
-    if t.cv_base is not None and t.cv_head is not None:
-        parts.append(f"CV {t.cv_base * 100:.1f} %/{t.cv_head * 100:.1f} %")
-    if t.detectable is not None:
-        parts.append(f"detects ≥ {t.detectable * 100:.1f} %")
-    if t.noisy:
-        parts.append("noisy host")
-    return "".join(f", {p}" for p in parts)
 
 
 def _pct_or_dash(x: float | None) -> str:
@@ -423,19 +419,17 @@ def qualify_json(
 ) -> str:
     """qualify.json: the qualification's record (``attest --qualify`` reads ``qualified``, the
     site lists it), rendered from the same verdict as every other sink."""
+    gate = gate_json(verdict)
     doc = {
         "job": job,
         "baseline": baseline,
         "runs": list(report.head.runs),  # valorch attest --qualify
-        "qualified": verdict.qualified,
-        "exit_code": verdict.exit_code,
-        "headline": verdict.headline(),
-        "counts": verdict.counts.as_dict(),
+        **{k: gate[k] for k in ("qualified", "exit_code", "headline", "counts")},
         "closable_known_issues": closable,
         # the readiness gate's basis and cells, and the accepted regressions the VSA names
         **(readiness or {}),
         "reasons": list(verdict.lines()),
-        "gate": gate_json(verdict),
+        "gate": gate,
         "triage": {
             f"{env} {check}": {"class": t.cls, "reason": t.reason}
             for (env, check), t in sorted((why or {}).items())
@@ -460,14 +454,8 @@ def diff_json(report: Report, verdict: Verdict | None = None, why: Why | None = 
             "issue": as_dict(c.issue) if c.issue else None,
         }
         if (t := _why(why, c)) is not None:  # why a red cell is red
-            d["triage"] = {
-                "class": t.cls,
-                "reason": t.reason,
-                "runs": list(t.runs),
-                "hosts": list(t.hosts),
-                "digests": list(t.digests),
-                "details": list(t.details),
-            }
+            triage = asdict(t)
+            d["triage"] = {"class": triage.pop("cls"), **triage}
         if d["timing"]:
             d["timing"] = {
                 k: _finite(v) if isinstance(v, float) else v for k, v in d["timing"].items()

@@ -103,10 +103,6 @@ def render_json(report: Any) -> str:
     return json.dumps(as_dict(report), indent=2, sort_keys=True) + "\n"
 
 
-def _accept_note(a: dict[str, Any] | None) -> str:
-    return text(a) if a else ""
-
-
 def _headline(report: Any) -> str:
     d = report.decision
     return f"{d.verdict.upper()} (exit {d.exit_code})"
@@ -145,9 +141,8 @@ def render_text(report: Any) -> str:
         t = report.triage.get((c.check, c.env.label))
         if t:
             lines.append(f"{pad}triage: {t.cls}: {t.reason}")
-        note = _accept_note(report.accepted.get((c.check, c.env.label)))
-        if note:
-            lines.append(f"{pad}{note}")
+        if accepted := report.accepted.get((c.check, c.env.label)):
+            lines.append(f"{pad}{text(accepted)}")
         lines += [f"{pad}{n}" for n in c.notes]
     lines += [""]
     if d.untested:
@@ -184,7 +179,8 @@ def render_md(report: Any) -> str:
     ]
     for c in _cells(report):
         t = report.triage.get((c.check, c.env.label))
-        notes = [_accept_note(report.accepted.get((c.check, c.env.label))), *c.notes]
+        accepted = report.accepted.get((c.check, c.env.label))
+        notes = [text(accepted) if accepted else "", *c.notes]
         lines.append(
             "| "
             + " | ".join(
