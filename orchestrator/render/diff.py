@@ -78,7 +78,7 @@ def _ms(seconds: float) -> str:
     return f"{seconds * 1e3:.3g} ms" if seconds < 1 else f"{seconds:.3g} s"
 
 
-def _pct(ratio: float) -> str:
+def pct(ratio: float) -> str:
     return f"{(ratio - 1) * 100:+.1f} %"
 
 
@@ -103,7 +103,7 @@ def _timing_text(c: CellChange) -> str:
     if t.noisy:
         noise += ", noisy host"
     return (
-        f"{_ms(t.base_median)} → {_ms(t.head_median)} ({_pct(t.ratio)}, {sig}, n={t.n_base}/{t.n_head}{pooled}"
+        f"{_ms(t.base_median)} → {_ms(t.head_median)} ({pct(t.ratio)}, {sig}, n={t.n_base}/{t.n_head}{pooled}"
         f"{noise})"
     )
 
@@ -357,7 +357,7 @@ def diff_md(report: Report, verdict: Verdict | None = None, why: Why | None = No
         "Geometric-mean timing ratio (head/base, > 1 is worse)",
         "| environment | backend | ratio | checks |",
         [
-            f"| {_md_cell(e)} | {b or '—'} | {r:.3f} ({_pct(r)}) | {n} |"
+            f"| {_md_cell(e)} | {b or '—'} | {r:.3f} ({pct(r)}) | {n} |"
             for e, b, r, n in report.geomean
         ],
     )
@@ -602,7 +602,7 @@ def diff_html(report: Report, verdict: Verdict | None = None, why: Why | None = 
         timing_text=_timing_text,
         href=encode.href,
         why_of=lambda c: _why(why, c),
-        pct=_pct,
+        pct=pct,
         counted=COUNTED,
         badge=badge,
         page_css=PAGE_CSS,

@@ -13,6 +13,7 @@ from orchestrator.ext.site import pages, plots
 from orchestrator.ext.site import trend as site_trend
 from orchestrator.ext.site.views import BAD, ChangeV, History, RunV, inventory_diff, repro, slug
 from orchestrator.matrix.document import Document, Table
+from orchestrator.render.diff import pct
 from orchestrator.render.sections import sectioned, shown_label_headers, shown_labels
 from orchestrator.store.queries import provenance
 
@@ -53,9 +54,8 @@ def ordered(counts: Counter[str]) -> list[tuple[str, int]]:
 
 
 def change_label(c: ChangeV) -> tuple[str, str]:
-    pct = (c.ratio - 1) * 100
     what = "step" if c.kind == "step" else f"drift over {c.steps} steps"
-    return c.direction, f"{c.direction} {pct:+.1f} % ({what})"
+    return c.direction, f"{c.direction} {pct(c.ratio)} ({what})"
 
 
 class Site:
