@@ -33,12 +33,6 @@ def state(s: IssueStatus, today: date) -> str:
     return ", ".join(out) or "open"
 
 
-def _runs(s: IssueStatus) -> Markup:
-    if not s.excused:
-        return Markup("none")
-    return Markup(", ").join(pages.link(f"runs/{r}.html", r[:8], True) for r in s.excused)
-
-
 def page(site: Site, statuses: Sequence[IssueStatus], today: date, runs: int, days: float) -> str:
     """One row per known issue, in the file's order."""
     return site.list_page(
@@ -52,7 +46,8 @@ def page(site: Site, statuses: Sequence[IssueStatus], today: date, runs: int, da
                 str(s.issue.until) if s.issue.until else "never",
                 Markup(" ").join(pages.badge(x) for x in state(s, today).split(", ")),
                 s.why,
-                _runs(s),
+                Markup(", ").join(pages.link(f"runs/{r}.html", r[:8], True) for r in s.excused)
+                or Markup("none"),
             )
             for s in statuses
         ),

@@ -91,10 +91,6 @@ class RunV:
     def env(self) -> str:
         return f"{self.row['alias']} @ {self.row['host']}"
 
-    @property
-    def finished(self) -> bool:
-        return self.row["state"] in ("done", "failed")
-
     def counts(self) -> Counter[str]:
         return Counter(r.verdict for r in self.results.values())
 
@@ -305,7 +301,7 @@ def flips(runs: dict[str, RunV]) -> list[FlipV]:
     last: dict[tuple[str, str], tuple[str, str]] = {}  # (check, env) → (verdict, run)
     out = []
     for run in sorted(runs.values(), key=lambda r: (r.row["started"], r.id)):
-        if not run.finished:
+        if run.row["state"] not in ("done", "failed"):  # not finished
             continue
         # a run holds each check once, so its results' order changes nothing below (each
         # (check, env) key is seen once per run) nor the list's order (sorted at the end,
