@@ -282,8 +282,6 @@ def build(
         tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.new-", dir=out.parent))
     except OSError as exc:
         raise _write_error(out, exc, "next to") from None
-    n = written = 0
-    why_full = ""
     try:
         with sessions(db)() as session:
             code, store = service.code_key(), service.store_key(session)

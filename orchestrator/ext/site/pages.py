@@ -4,6 +4,7 @@ explicit escaping, which keeps a large site's render fast (docs/benchmarks.md)."
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -32,30 +33,22 @@ def render(template: str, **ctx: Any) -> str:
     return _env.get_template(template).render(**ctx)
 
 
-_SQUARES: dict[str, tuple[str, str]] = {}
+@functools.cache  # a few statuses: a check page's strips hold 600 squares
+def _square(status: str) -> tuple[str, str]:
+    return f'<a class="sq {tone(status)}" data-status="{_esc(status)}" href="', _esc(status)
 
 
 def escaped_square(status: str, title_tail: str, href: str) -> str:
     """One run in a status strip: a coloured square titled status + title_tail, from parts
     escaped already (a check page's strips hold 600 squares, each run's parts made once)."""
-    hit = _SQUARES.get(status)
-    if hit is None:
-        hit = _SQUARES[status] = (
-            f'<a class="sq {tone(status)}" data-status="{_esc(status)}" href="',
-            _esc(status),
-        )
-    t = f"{hit[1]}{title_tail}"
-    return f'{hit[0]}{href}" title="{t}" aria-label="{t}"></a>'
+    start, said = _square(status)
+    t = f"{said}{title_tail}"
+    return f'{start}{href}" title="{t}" aria-label="{t}"></a>'
 
 
-_BADGES: dict[str, str] = {}
-
-
+@functools.cache
 def _badge(status: str) -> str:
-    hit = _BADGES.get(status)
-    if hit is None:
-        hit = _BADGES[status] = str(badge(status))
-    return hit
+    return str(badge(status))
 
 
 def repro_html(commands: Sequence[str], opened: bool = True) -> str:

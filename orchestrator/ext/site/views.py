@@ -221,13 +221,9 @@ def histories(runs: dict[str, RunV], bigger: dict[str, bool]) -> dict[str, list[
             h.points.append(make((rid, started, median, res.q1, res.q3, res.n, res.noisy)))
     per: dict[str, list[History]] = {}
     for h in out.values():
-        quiet = (
-            [p for p in h.points if not p.noisy]
-            if sum(not p.noisy for p in h.points) >= 4
-            else h.points
-        )
         # a timing taken on a busy host is left out of the trend (it is on its run page)
-        h.points = quiet
+        if sum(not p.noisy for p in h.points) >= 4:
+            h.points = [p for p in h.points if not p.noisy]
         h.analysis = changepoints.analyse(
             [p.median for p in h.points], h.threshold, h.bigger_is_better
         )
