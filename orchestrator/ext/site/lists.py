@@ -84,7 +84,7 @@ def _label(x: ChangeV | FlipV) -> tuple[str, str]:
     """(badge status, words) of a change, or of a status flip: red when it broke, green when
     it was fixed."""
     if isinstance(x, FlipV):
-        return ("regressed" if x.broke else "fixed"), f"{x.before} → {x.after}"
+        return ("fixed" if x.after == "pass" else "regressed"), f"{x.before} → {x.after}"
     return change_label(x)
 
 

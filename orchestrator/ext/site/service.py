@@ -240,29 +240,6 @@ class _Ahead(Generic[_T, _R]):
             self.pool = None
 
 
-def _header(ev: evidence.Evidence, stale: int, cells: int) -> Header:
-    source = [
-        f"{count(len(ev.columns), 'environment (image on a host class)')}: each cell the newest "
-        f"final verdict of its check there ({count(ev.runs_read, 'run')} read)",
-        (
-            "no named job has run here: these claims come from named jobs only (valorch run --job FILE)"
-            if ev.empty
-            else "ad-hoc runs only: no named job has run"
-            if ev.special_used
-            else "named jobs"
-        ),
-        freshness(stale, cells, FRESH_DAYS),
-        f"valorch {__version__}",
-    ]
-    return Header(
-        "unpublished",
-        ev.newest.strftime("%Y-%m-%d") if ev.newest else "never",
-        tuple(source),
-        stale,
-        FRESH_DAYS,
-    )
-
-
 def _layout(
     layout: str,
     ev: evidence.Evidence,
@@ -271,17 +248,19 @@ def _layout(
     built: datetime,
 ) -> Document:
     inventories, all_runs = stored.inventories, stored.runs
-    infos = list(ev.columns)
-    obs = evidence.excuse(ev.observations, infos, stored.known_issues)
+    stale = cells = 0
     if layout not in ("components", "libraries"):
+        infos = list(ev.columns)
         table = observed_table(
             layout,
-            obs,
+            evidence.excuse(ev.observations, infos, stored.known_issues),
             infos,
             "features" if layout == "since" else "checks",
             "backends" if layout == "tiers" else "images",
             Policy(),
         )
+        table, stale = evidence.stamp(table, built, FRESH_DAYS)
+        cells = sum(1 for r in table.rows for c in r.cells if c.when)
     else:
         latest: dict[str, tuple[str, dict[str, str]]] = {}
         by_digest: dict[str, tuple[str, dict[str, str]]] = {}
@@ -299,10 +278,22 @@ def _layout(
             table = libraries_table(images_for(sorted(backends.items()), latest, chosen=False))
         else:
             table = components_table(catalog, latest, by_digest, stored.broken)
-        return Document(_header(ev, 0, 0), table, {"layout": layout})
-    table, stale = evidence.stamp(table, built, FRESH_DAYS)
-    cells = sum(1 for r in table.rows for c in r.cells if c.when)
-    return Document(_header(ev, stale, cells), table, {"layout": layout})
+    source = [
+        f"{count(len(ev.columns), 'environment (image on a host class)')}: each cell the newest "
+        f"final verdict of its check there ({count(ev.runs_read, 'run')} read)",
+        (
+            "no named job has run here: these claims come from named jobs only (valorch run --job FILE)"
+            if ev.empty
+            else "ad-hoc runs only: no named job has run"
+            if ev.special_used
+            else "named jobs"
+        ),
+        freshness(stale, cells, FRESH_DAYS),
+        f"valorch {__version__}",
+    ]
+    newest = ev.newest.strftime("%Y-%m-%d") if ev.newest else "never"
+    header = Header("unpublished", newest, tuple(source), stale, FRESH_DAYS)
+    return Document(header, table, {"layout": layout})
 
 
 def _cell_verdicts(ev: evidence.Evidence) -> dict[tuple[str, str], str]:

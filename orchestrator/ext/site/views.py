@@ -286,10 +286,6 @@ class FlipV:
     run: str
     when: datetime
 
-    @property
-    def broke(self) -> bool:
-        return self.after != "pass"
-
 
 def flips(runs: dict[str, RunV]) -> list[FlipV]:
     """Every pass ↔ failing flip between consecutive finished runs of a check in an
