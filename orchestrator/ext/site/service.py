@@ -413,12 +413,20 @@ def _read(
         else [],
     )
     detail.append(_Ahead(_check_page, sorted(checks), work, workers))
+    # the matrices' evidence: each cell the newest final verdict of its check
+    # (services/evidence.py); all runs, named jobs only (STRICT), and each job's
+    matrices: dict[str | None, evidence.Evidence] = {
+        None: evidence.gather(session),
+        STRICT: evidence.gather(session, fallback_special=False),
+    }
+    for job in sorted({r["job"] for r in run_rows}):
+        matrices[job] = evidence.gather(session, job=job, include_special=True)
     close_after = (limits.close_runs, limits.close_days)
     stored = _Stored(
         runs,
         site_queries.inventories(session),
         versions,
-        _matrices(session, run_rows),
+        matrices,
         per_check,
         found,
         matrix_store.broken_imports(session),
@@ -452,20 +460,6 @@ def _runs(
         if rid in runs:
             runs[rid].row["triage"] = why
     return runs
-
-
-def _matrices(
-    session: Session, run_rows: list[dict[str, Any]]
-) -> dict[str | None, evidence.Evidence]:
-    """The matrices' evidence: each cell the newest final verdict of its check
-    (services/evidence.py); all runs, named jobs only (STRICT), and each job's."""
-    matrices: dict[str | None, evidence.Evidence] = {
-        None: evidence.gather(session),
-        STRICT: evidence.gather(session, fallback_special=False),
-    }
-    for job in sorted({r["job"] for r in run_rows}):
-        matrices[job] = evidence.gather(session, job=job, include_special=True)
-    return matrices
 
 
 def _shaped(run_rows: list[dict[str, Any]]) -> None:
