@@ -70,7 +70,6 @@ class Site:
     ) -> None:
         self.runs, self.checks, self.local, self.built = runs, checks, local, built
         self.in_order = sorted(runs.values(), key=lambda r: (r.row["started"], r.id))
-        self._suite_of: dict[str, str] | None = None
         self._counts: dict[str, Counter[str]] = {}
         self.by_feature: dict[str, list[str]] = {}
         for cid, c in checks.items():
@@ -83,14 +82,10 @@ class Site:
             hit = self._counts[run.id] = run.counts()
         return hit
 
+    @functools.cached_property
     def suite_of(self) -> dict[str, str]:
-        """check id → the suite of its result in the last run that has it (made once)."""
-        if self._suite_of is None:
-            self._suite_of = {}
-            for run in self.runs.values():
-                for res in run.results.values():
-                    self._suite_of[res.check] = res.suite
-        return self._suite_of
+        """check id → the suite of its result in the last run that has it."""
+        return {res.check: res.suite for run in self.runs.values() for res in run.results.values()}
 
     def ctx(self, root: str = "../", stamped: bool = True) -> dict[str, Any]:
         """What every page's frame needs. The build's time only on the pages made on every
@@ -119,7 +114,7 @@ class Site:
         backends.update({r.row["backend"]: r.row["backend"] for r in self.runs.values()})
         families, leaves = pages.column_groups(t.columns)
         columns = [{**leaf, "backend": backends.get(leaf["name"], "")} for leaf in leaves]
-        suite_of = self.suite_of()
+        suite_of = self.suite_of
         rows, statuses = [], set()
         for r in t.rows:
             key = r.key
