@@ -384,7 +384,21 @@ def _read(
     go) as soon as what they show is read, while this process goes on."""
     workers, keep, detail = ahead
     pk_checks = site_queries.checks(session)
-    runs = _runs(session, run_rows, pk_checks, workers)
+    # every run with its results reduced (the samples' summaries made by a second process
+    # while this one reads, on a large store) and its triage (each red result says why)
+    made = Summaries(
+        site_queries.passing_samples_source(session)
+        if len(run_rows) >= SUMMARIES_FROM and workers > 1
+        else None
+    )
+    try:
+        with _no_cycles():
+            runs = load_runs(run_rows, pk_checks, site_queries.results(session), made)
+    finally:
+        made.close()
+    for rid, why in triage_queries.stored_all(session).items():
+        if rid in runs:
+            runs[rid].row["triage"] = why
     checks = _checks_by_id(pk_checks)
     site = Site(runs, checks, local, built.strftime("%Y-%m-%d %H:%M"))
     # begun now: this process goes on with the histories and confirmations meanwhile
@@ -436,30 +450,6 @@ def _read(
         streaks(run_rows, site_queries.tasks(session), limits.budget_runs),
     )
     return site, stored
-
-
-def _runs(
-    session: Session,
-    run_rows: list[dict[str, Any]],
-    pk_checks: dict[int, dict[str, Any]],
-    workers: int,
-) -> dict[str, RunV]:
-    """Every run with its results reduced (the samples' summaries made by a second process
-    while this one reads, on a large store) and its triage (each red result says why)."""
-    made = Summaries(
-        site_queries.passing_samples_source(session)
-        if len(run_rows) >= SUMMARIES_FROM and workers > 1
-        else None
-    )
-    try:
-        with _no_cycles():
-            runs = load_runs(run_rows, pk_checks, site_queries.results(session), made)
-    finally:
-        made.close()
-    for rid, why in triage_queries.stored_all(session).items():
-        if rid in runs:
-            runs[rid].row["triage"] = why
-    return runs
 
 
 def _shaped(run_rows: list[dict[str, Any]]) -> None:
