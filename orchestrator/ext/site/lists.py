@@ -27,7 +27,7 @@ def runs_page(site: Site, ordered_runs: Sequence[RunV]) -> str:
                 r.row["host"],
                 r.row["job"],
                 r.row["state"],
-                pages.badges(ordered(site.counts_of(r))),
+                pages.badges(ordered(r.counts)),
                 pages.badge("noisy host") if r.load()["noisy"] else "",
             )
             for r in ordered_runs

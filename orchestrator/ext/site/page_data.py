@@ -70,17 +70,9 @@ class Site:
     ) -> None:
         self.runs, self.checks, self.local, self.built = runs, checks, local, built
         self.in_order = sorted(runs.values(), key=lambda r: (r.row["started"], r.id))
-        self._counts: dict[str, Counter[str]] = {}
         self.by_feature: dict[str, list[str]] = {}
         for cid, c in checks.items():
             self.by_feature.setdefault(c["feature"] or cid, []).append(cid)
-
-    def counts_of(self, run: RunV) -> Counter[str]:
-        """run.counts(), made once per run (its run, image and list pages all show them)."""
-        hit = self._counts.get(run.id)
-        if hit is None:
-            hit = self._counts[run.id] = run.counts()
-        return hit
 
     @functools.cached_property
     def suite_of(self) -> dict[str, str]:
@@ -182,7 +174,7 @@ class Site:
             for n in ((m.get("probe") or {}).get("nodes") or [])
             if isinstance(n, dict)
         ]  # a multi-node task's
-        counts = ordered(self.counts_of(run))
+        counts = ordered(run.counts)
         return pages.render(
             "run.html.j2",
             title=f"run {run.id[:8]}",
@@ -255,7 +247,6 @@ class Site:
                 prev = older[-1]
                 prev_digest = prev.row["digest"] or "unknown"
                 inv_diff = inventory_diff(inventories[prev.id], inventories[cur.id])
-        first = runs[-1].row
         view_runs = [
             {
                 "id": r.id,
@@ -263,14 +254,14 @@ class Site:
                 "host": r.row["host"],
                 "job": r.row["job"],
                 "state": r.row["state"],
-                "counts": ordered(self.counts_of(r)),
+                "counts": ordered(r.counts),
             }
             for r in reversed(runs)
         ]
         return pages.render(
             "image.html.j2",
             title=alias,
-            image=first,
+            image=runs[-1].row,
             digests=list(digests.values()),
             runs=view_runs,
             inventory=inventory,

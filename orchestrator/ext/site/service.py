@@ -694,8 +694,7 @@ def _list_pages(
         key = None
         if keyed:  # what its page is made from: its runs' rows and verdicts, their inventories
             rows = sorted(
-                (r.row["started"], r.id, r.row, sorted(site.counts_of(r).items()))
-                for r in image_runs
+                (r.row["started"], r.id, r.row, sorted(r.counts.items())) for r in image_runs
             )
             inventories = [
                 (r.id, stored.inventories[r.id])

@@ -91,6 +91,7 @@ class RunV:
     def env(self) -> str:
         return f"{self.row['alias']} @ {self.row['host']}"
 
+    @functools.cached_property  # its run, image and list pages all show them
     def counts(self) -> Counter[str]:
         return Counter(r.verdict for r in self.results.values())
 
