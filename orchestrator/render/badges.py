@@ -28,10 +28,6 @@ TONE = {
 WORD = {
     "missing": "not run",
     "noise": "~ not significant",
-    "coverage_lost": "coverage lost",
-    "coverage_gained": "coverage gained",
-    "new_failure": "new failure",
-    "not_comparable": "not comparable",
     "xfail": "waived",
     "error": "inconclusive",
     "same": "unchanged",

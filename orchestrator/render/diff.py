@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from ..regression.gate import Verdict
-    from ..regression.rule import CellChange, Report, Side, Timing
+    from ..regression.rule import CellChange, Report, Side
     from ..regression.triage import Triage
 
     #: each red cell's triage by (head image alias, check id) (services.triage.for_runs)
@@ -78,7 +78,7 @@ def _ms(seconds: float) -> str:
     return f"{seconds * 1e3:.3g} ms" if seconds < 1 else f"{seconds:.3g} s"
 
 
-def _pct(ratio: float) -> str:
+def pct(ratio: float) -> str:
     return f"{(ratio - 1) * 100:+.1f} %"
 
 
@@ -94,22 +94,18 @@ def _timing_text(c: CellChange) -> str:
     if t.q is not None and t.p is not None:
         sig += f", q={t.q:.2g}"
     pooled = f" in {t.runs_base}/{t.runs_head} runs" if max(t.runs_base, t.runs_head) > 1 else ""
-    return (
-        f"{_ms(t.base_median)} → {_ms(t.head_median)} ({_pct(t.ratio)}, {sig}, n={t.n_base}/{t.n_head}{pooled}"
-        f"{noise_text(t)})"
-    )
-
-
-def noise_text(t: Timing) -> str:
-    """CV of each side and the smallest change the pair can reveal."""
-    parts = []
+    # the CV of each side and the smallest change the pair can reveal
+    noise = ""
     if t.cv_base is not None and t.cv_head is not None:
-        parts.append(f"CV {t.cv_base * 100:.1f} %/{t.cv_head * 100:.1f} %")
+        noise += f", CV {t.cv_base * 100:.1f} %/{t.cv_head * 100:.1f} %"
     if t.detectable is not None:
-        parts.append(f"detects ≥ {t.detectable * 100:.1f} %")
+        noise += f", detects ≥ {t.detectable * 100:.1f} %"
     if t.noisy:
-        parts.append("noisy host")
-    return "".join(f", {p}" for p in parts)
+        noise += ", noisy host"
+    return (
+        f"{_ms(t.base_median)} → {_ms(t.head_median)} ({pct(t.ratio)}, {sig}, n={t.n_base}/{t.n_head}{pooled}"
+        f"{noise})"
+    )
 
 
 def _pct_or_dash(x: float | None) -> str:
@@ -251,18 +247,21 @@ def verdict_md(report: Report, verdict: Verdict, why: Why | None = None) -> list
         lines += _md_table(
             f"{title} ({len(rows)})",
             "| | environment | check | base | head | gate | detail |",
-            (
+            [
                 _md_row(
                     (gate_mark(n), c.env, c.check, c.base or "—", c.head or "—", n, detail(c, why))
                 )
                 for c, n in rows
-            ),
+            ],
         )
     return lines
 
 
-def _md_table(title: str, head: str, rows: Iterable[str]) -> list[str]:
-    """A titled Markdown table: ``head`` its header row, ``rows`` its rows, as written."""
+def _md_table(title: str, head: str, rows: list[str]) -> list[str]:
+    """A titled Markdown table: ``head`` its header row, ``rows`` its rows, as written;
+    nothing where there are no rows."""
+    if not rows:
+        return []
     return [f"## {title}", "", head, "|" + "---|" * (head.count("|") - 1), *rows, ""]
 
 
@@ -303,78 +302,12 @@ def _md_sides(report: Report, verdict: Verdict | None = None) -> list[str]:
     ]
 
 
-def _md_warnings(report: Report, h: dict[str, Any]) -> list[str]:
-    """A busy host's timings, and the waivers that expired."""
-    lines = []
-    if h["noisy_host"]:
-        lines += [
-            f"⚠️ **noisy host**: {count(h['noisy_host'], 'timed check')} ran while the host was busy; their timing "
-            "changes are shown (~), not counted.",
-            "",
-        ]
-    for issue in report.expired:
-        lines.append(f"- ⚠️ waiver {_code(issue.check)} expired on {issue.until}: {issue.reason}")
-    if report.expired:
-        lines.append("")
-    return lines
-
-
 def _md_change_row(c: CellChange, why: Why | None) -> str:
     row = _md_row((c.mark, c.env, c.check, c.base or "—", c.head or "—", detail(c, why)))
     link = encode.href(c.issue.url) if c.issue else None
     if link:  # valorch's own link, after the encoding of the text (which defuses links)
         row = row.removesuffix(" |") + f" ([link](<{link}>)) |"
     return row
-
-
-def _md_changes(report: Report, shown: set[int], why: Why | None) -> list[str]:
-    """One table per section of changes, without those the verdict already showed."""
-    lines = []
-    for title, kinds in SECTIONS:
-        rows = [c for c in _sorted(report, kinds) if id(c) not in shown]
-        if rows:
-            head = "| | environment | check | base | head | detail |"
-            lines += _md_table(
-                f"{title} ({len(rows)})", head, (_md_change_row(c, why) for c in rows)
-            )
-    return lines
-
-
-def _md_flips(report: Report) -> list[str]:
-    if not report.flips:
-        return []
-    return _md_table(
-        f"Matrix cell flips ({len(report.flips)})",
-        "| environment | check | base | head |",
-        (f"| {_md_cell(f.env)} | {_code(f.check)} | {f.base} | {f.head} |" for f in report.flips),
-    )
-
-
-def _md_geomean(report: Report) -> list[str]:
-    if not report.geomean:
-        return []
-    return _md_table(
-        "Geometric-mean timing ratio (head/base, > 1 is worse)",
-        "| environment | backend | ratio | checks |",
-        (
-            f"| {_md_cell(e)} | {b or '—'} | {r:.3f} ({_pct(r)}) | {n} |"
-            for e, b, r, n in report.geomean
-        ),
-    )
-
-
-def _md_noise(report: Report) -> list[str]:
-    rows = noise_rows(report)
-    if not rows:
-        return []
-    return _md_table(
-        f"Noise per timed check ({len(rows)})",
-        "| environment | check | CV base | CV head | run-to-run (A/A) | smallest detectable | host |",
-        (
-            f"| {_md_cell(e)} | {_code(k)} | {cb} | {ch} | {rs} | {d} | {'noisy' if n else 'quiet'} |"
-            for e, k, cb, ch, rs, d, n in rows
-        ),
-    )
 
 
 _MD_LEGEND = (
@@ -399,9 +332,44 @@ def diff_md(report: Report, verdict: Verdict | None = None, why: Why | None = No
         ]
     else:
         lines += [f"Verdict: {'**REGRESSED**' if report.regressed else 'no regression'}", ""]
-    h = header(report)
-    lines += _md_sides(report, verdict) + _md_warnings(report, h) + _md_changes(report, shown, why)
-    lines += _md_flips(report) + _md_geomean(report) + _md_noise(report)
+    lines += _md_sides(report, verdict)
+    if noisy := header(report)["noisy_host"]:
+        lines += [
+            f"⚠️ **noisy host**: {count(noisy, 'timed check')} ran while the host was busy; their timing "
+            "changes are shown (~), not counted.",
+            "",
+        ]
+    for issue in report.expired:  # the waivers that expired
+        lines.append(f"- ⚠️ waiver {_code(issue.check)} expired on {issue.until}: {issue.reason}")
+    if report.expired:
+        lines.append("")
+    for title, kinds in SECTIONS:  # without the changes the verdict already showed
+        rows = [_md_change_row(c, why) for c in _sorted(report, kinds) if id(c) not in shown]
+        lines += _md_table(
+            f"{title} ({len(rows)})", "| | environment | check | base | head | detail |", rows
+        )
+    lines += _md_table(
+        f"Matrix cell flips ({len(report.flips)})",
+        "| environment | check | base | head |",
+        [f"| {_md_cell(f.env)} | {_code(f.check)} | {f.base} | {f.head} |" for f in report.flips],
+    )
+    lines += _md_table(
+        "Geometric-mean timing ratio (head/base, > 1 is worse)",
+        "| environment | backend | ratio | checks |",
+        [
+            f"| {_md_cell(e)} | {b or '—'} | {r:.3f} ({pct(r)}) | {n} |"
+            for e, b, r, n in report.geomean
+        ],
+    )
+    noise = noise_rows(report)
+    lines += _md_table(
+        f"Noise per timed check ({len(noise)})",
+        "| environment | check | CV base | CV head | run-to-run (A/A) | smallest detectable | host |",
+        [
+            f"| {_md_cell(e)} | {_code(k)} | {cb} | {ch} | {rs} | {d} | {'noisy' if n else 'quiet'} |"
+            for e, k, cb, ch, rs, d, n in noise
+        ],
+    )
     if verdict is not None:
         lines += ["</details>", ""]
     lines.append(_MD_LEGEND)
@@ -451,19 +419,17 @@ def qualify_json(
 ) -> str:
     """qualify.json: the qualification's record (``attest --qualify`` reads ``qualified``, the
     site lists it), rendered from the same verdict as every other sink."""
+    gate = gate_json(verdict)
     doc = {
         "job": job,
         "baseline": baseline,
         "runs": list(report.head.runs),  # valorch attest --qualify
-        "qualified": verdict.qualified,
-        "exit_code": verdict.exit_code,
-        "headline": verdict.headline(),
-        "counts": verdict.counts.as_dict(),
+        **{k: gate[k] for k in ("qualified", "exit_code", "headline", "counts")},
         "closable_known_issues": closable,
         # the readiness gate's basis and cells, and the accepted regressions the VSA names
         **(readiness or {}),
         "reasons": list(verdict.lines()),
-        "gate": gate_json(verdict),
+        "gate": gate,
         "triage": {
             f"{env} {check}": {"class": t.cls, "reason": t.reason}
             for (env, check), t in sorted((why or {}).items())
@@ -488,14 +454,8 @@ def diff_json(report: Report, verdict: Verdict | None = None, why: Why | None = 
             "issue": as_dict(c.issue) if c.issue else None,
         }
         if (t := _why(why, c)) is not None:  # why a red cell is red
-            d["triage"] = {
-                "class": t.cls,
-                "reason": t.reason,
-                "runs": list(t.runs),
-                "hosts": list(t.hosts),
-                "digests": list(t.digests),
-                "details": list(t.details),
-            }
+            triage = asdict(t)
+            d["triage"] = {"class": triage.pop("cls"), **triage}
         if d["timing"]:
             d["timing"] = {
                 k: _finite(v) if isinstance(v, float) else v for k, v in d["timing"].items()
@@ -642,7 +602,7 @@ def diff_html(report: Report, verdict: Verdict | None = None, why: Why | None = 
         timing_text=_timing_text,
         href=encode.href,
         why_of=lambda c: _why(why, c),
-        pct=_pct,
+        pct=pct,
         counted=COUNTED,
         badge=badge,
         page_css=PAGE_CSS,

@@ -46,20 +46,17 @@ def document_md(doc: Document, fragment: bool = False) -> str:
     (one per section, under a heading, where the table has sections). A fragment is the
     table(s) and notes alone, to include in a hand-written page."""
     t = doc.table
-    lines = (
-        []
-        if fragment
-        else [
+    lines = []
+    if not fragment:
+        lines = [
             f"# {_cell(t.title)}",
             "",
             f"- Matrix version: {encode.markdown_code(doc.header.version)}",
             f"- Last verified: {encode.markdown_code(doc.header.last_verified)}",
             "- Source of truth:",
+            *(f"  - {_cell(s)}" for s in doc.header.source),
+            "",
         ]
-    )
-    if not fragment:
-        lines += [f"  - {_cell(s)}" for s in doc.header.source]
-        lines.append("")
     heads = (*shown_label_headers(t), *t.columns)
     literal = t.literal_labels
     for title, rows in sections(t):

@@ -85,13 +85,7 @@ def _cell(report: Any, c: Any) -> dict[str, Any]:
     t = report.triage.get(key)
     return {
         "check": c.check,
-        "env": {
-            "label": c.env.label,
-            "alias": c.env.alias,
-            "family": c.env.family,
-            "backend": c.env.backend,
-            "arch": c.env.arch,
-        },
+        "env": {"label": c.env.label, **asdict(c.env)},  # printed with sorted keys
         "status": c.status,
         "accepted": report.accepted.get(key),
         "gating": c in report.decision.gating,
@@ -107,10 +101,6 @@ def _cell(report: Any, c: Any) -> dict[str, Any]:
 
 def render_json(report: Any) -> str:
     return json.dumps(as_dict(report), indent=2, sort_keys=True) + "\n"
-
-
-def _accept_note(a: dict[str, Any] | None) -> str:
-    return text(a) if a else ""
 
 
 def _headline(report: Any) -> str:
@@ -151,9 +141,8 @@ def render_text(report: Any) -> str:
         t = report.triage.get((c.check, c.env.label))
         if t:
             lines.append(f"{pad}triage: {t.cls}: {t.reason}")
-        note = _accept_note(report.accepted.get((c.check, c.env.label)))
-        if note:
-            lines.append(f"{pad}{note}")
+        if accepted := report.accepted.get((c.check, c.env.label)):
+            lines.append(f"{pad}{text(accepted)}")
         lines += [f"{pad}{n}" for n in c.notes]
     lines += [""]
     if d.untested:
@@ -190,7 +179,8 @@ def render_md(report: Any) -> str:
     ]
     for c in _cells(report):
         t = report.triage.get((c.check, c.env.label))
-        notes = [_accept_note(report.accepted.get((c.check, c.env.label))), *c.notes]
+        accepted = report.accepted.get((c.check, c.env.label))
+        notes = [text(accepted) if accepted else "", *c.notes]
         lines.append(
             "| "
             + " | ".join(

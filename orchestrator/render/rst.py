@@ -61,9 +61,9 @@ def document_rst(doc: Document, fragment: bool = False) -> str:
             f":Last verified: {_text(doc.header.last_verified)}",
             ":Source of truth:",
             "",
+            *([f"    - {_text(s)}" for s in doc.header.source] or ["    -"]),
+            "",
         ]
-        lines += [f"    - {_text(s)}" for s in doc.header.source] or ["    -"]
-        lines.append("")
     heads = (*shown_label_headers(t), *t.columns)
     for title, rows in sections(t):
         if title:

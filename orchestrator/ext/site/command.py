@@ -171,21 +171,6 @@ def _plain_file(path: Path) -> bool:
         return False
 
 
-def _manifest(code: str, store: str, runs: list[str], keys: dict[str, str]) -> str:
-    return json.dumps(
-        {
-            "built_by": "valorch site build",
-            "manifest": MANIFEST,
-            "code": code,
-            "store": store,
-            "runs": runs,
-            "pages": keys,
-        },
-        indent=0,
-        sort_keys=True,
-    )
-
-
 def _built_at() -> datetime | None:
     """SOURCE_DATE_EPOCH (reproducible-builds.org) where set: the time the pages say they
     were built, so two builds of one store can be compared byte for byte."""
@@ -297,8 +282,6 @@ def build(
         tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.new-", dir=out.parent))
     except OSError as exc:
         raise _write_error(out, exc, "next to") from None
-    n = written = 0
-    why_full = ""
     try:
         with sessions(db)() as session:
             code, store = service.code_key(), service.store_key(session)
@@ -318,7 +301,15 @@ def build(
         why_full = made.full_because or why_full
         keys: dict[str, str] = {}
         n, written = _write_all(made.pages, tmp, out, keys)
-        (tmp / MARKER).write_text(_manifest(code, store, made.runs, keys), encoding="utf-8")
+        manifest = {
+            "built_by": "valorch site build",
+            "manifest": MANIFEST,
+            "code": code,
+            "store": store,
+            "runs": made.runs,
+            "pages": keys,
+        }
+        (tmp / MARKER).write_text(json.dumps(manifest, indent=0, sort_keys=True), encoding="utf-8")
         os.chmod(tmp, 0o755)
         _swap(tmp, out)
     except OSError as exc:

@@ -23,22 +23,6 @@ def scope(s: IssueStatus) -> str:
     return "; ".join(parts) or "unscoped (every image, backend and arch)"
 
 
-def state(s: IssueStatus, today: date) -> str:
-    """expired, can close, or open (an expired one that could close is both)."""
-    out = []
-    if s.issue.expired(today):
-        out.append("expired")
-    if s.can_close:
-        out.append("can close")
-    return ", ".join(out) or "open"
-
-
-def _runs(s: IssueStatus) -> Markup:
-    if not s.excused:
-        return Markup("none")
-    return Markup(", ").join(pages.link(f"runs/{r}.html", r[:8], True) for r in s.excused)
-
-
 def page(site: Site, statuses: Sequence[IssueStatus], today: date, runs: int, days: float) -> str:
     """One row per known issue, in the file's order."""
     return site.list_page(
@@ -50,9 +34,16 @@ def page(site: Site, statuses: Sequence[IssueStatus], today: date, runs: int, da
                 scope(s),
                 s.issue.reason,
                 str(s.issue.until) if s.issue.until else "never",
-                Markup(" ").join(pages.badge(x) for x in state(s, today).split(", ")),
+                # expired, can close, or open (an expired one that could close is both)
+                Markup(" ").join(
+                    pages.badge(x)
+                    for x, now in (("expired", s.issue.expired(today)), ("can close", s.can_close))
+                    if now
+                )
+                or pages.badge("open"),
                 s.why,
-                _runs(s),
+                Markup(", ").join(pages.link(f"runs/{r}.html", r[:8], True) for r in s.excused)
+                or Markup("none"),
             )
             for s in statuses
         ),

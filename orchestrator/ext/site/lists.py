@@ -27,7 +27,7 @@ def runs_page(site: Site, ordered_runs: Sequence[RunV]) -> str:
                 r.row["host"],
                 r.row["job"],
                 r.row["state"],
-                pages.badges(ordered(site.counts_of(r))),
+                pages.badges(ordered(r.counts)),
                 pages.badge("noisy host") if r.load()["noisy"] else "",
             )
             for r in ordered_runs
@@ -40,7 +40,7 @@ def checks_page(
     checks: dict[str, dict[str, Any]],
     ran: dict[str, dict[str, None]],
     latest_verdicts: dict[str, Counter[str]],
-    shifts_of: dict[str, list[ChangeV]],
+    shifts: Counter[str],
 ) -> str:
     """Every check with the libraries that ran it, its latest verdicts in the matrix and how
     many changes its history shows."""
@@ -54,7 +54,7 @@ def checks_page(
                 c["feature"],
                 " · ".join(ran.get(cid, ())),
                 pages.badges(ordered(latest_verdicts.get(cid, Counter()))),
-                len(shifts_of.get(cid, [])) or "",
+                shifts[cid] or "",
             )
             for cid, c in sorted(checks.items())
         ),
@@ -84,7 +84,7 @@ def _label(x: ChangeV | FlipV) -> tuple[str, str]:
     """(badge status, words) of a change, or of a status flip: red when it broke, green when
     it was fixed."""
     if isinstance(x, FlipV):
-        return ("regressed" if x.broke else "fixed"), f"{x.before} → {x.after}"
+        return ("fixed" if x.after == "pass" else "regressed"), f"{x.before} → {x.after}"
     return change_label(x)
 
 

@@ -13,6 +13,7 @@ from orchestrator.ext.site import pages, plots
 from orchestrator.ext.site import trend as site_trend
 from orchestrator.ext.site.views import BAD, ChangeV, History, RunV, inventory_diff, repro, slug
 from orchestrator.matrix.document import Document, Table
+from orchestrator.render.diff import pct
 from orchestrator.render.sections import sectioned, shown_label_headers, shown_labels
 from orchestrator.store.queries import provenance
 
@@ -53,9 +54,8 @@ def ordered(counts: Counter[str]) -> list[tuple[str, int]]:
 
 
 def change_label(c: ChangeV) -> tuple[str, str]:
-    pct = (c.ratio - 1) * 100
     what = "step" if c.kind == "step" else f"drift over {c.steps} steps"
-    return c.direction, f"{c.direction} {pct:+.1f} % ({what})"
+    return c.direction, f"{c.direction} {pct(c.ratio)} ({what})"
 
 
 class Site:
@@ -70,27 +70,14 @@ class Site:
     ) -> None:
         self.runs, self.checks, self.local, self.built = runs, checks, local, built
         self.in_order = sorted(runs.values(), key=lambda r: (r.row["started"], r.id))
-        self._suite_of: dict[str, str] | None = None
-        self._counts: dict[str, Counter[str]] = {}
         self.by_feature: dict[str, list[str]] = {}
         for cid, c in checks.items():
             self.by_feature.setdefault(c["feature"] or cid, []).append(cid)
 
-    def counts_of(self, run: RunV) -> Counter[str]:
-        """run.counts(), made once per run (its run, image and list pages all show them)."""
-        hit = self._counts.get(run.id)
-        if hit is None:
-            hit = self._counts[run.id] = run.counts()
-        return hit
-
+    @functools.cached_property
     def suite_of(self) -> dict[str, str]:
-        """check id → the suite of its result in the last run that has it (made once)."""
-        if self._suite_of is None:
-            self._suite_of = {}
-            for run in self.runs.values():
-                for res in run.results.values():
-                    self._suite_of[res.check] = res.suite
-        return self._suite_of
+        """check id → the suite of its result in the last run that has it."""
+        return {res.check: res.suite for run in self.runs.values() for res in run.results.values()}
 
     def ctx(self, root: str = "../", stamped: bool = True) -> dict[str, Any]:
         """What every page's frame needs. The build's time only on the pages made on every
@@ -119,44 +106,24 @@ class Site:
         backends.update({r.row["backend"]: r.row["backend"] for r in self.runs.values()})
         families, leaves = pages.column_groups(t.columns)
         columns = [{**leaf, "backend": backends.get(leaf["name"], "")} for leaf in leaves]
-        suite_of = self.suite_of()
+        suite_of = self.suite_of
         rows, statuses = [], set()
         for r in t.rows:
             key = r.key
             suite = suite_of.get(key) or next(
                 (suite_of[c] for c in self.by_feature.get(key, []) if c in suite_of), ""
             )
+            anchor = f"#r-{slug(key)}" if key in self.checks else ""
             cells = []
             for head, c in zip(t.columns, r.cells, strict=False):
                 statuses.add(c.verdict)
-                anchor = f"#r-{slug(key)}" if key in self.checks else ""
                 link = (
                     f"../runs/{c.runs[0]}.html{anchor}" if c.runs and c.runs[0] in self.runs else ""
                 )
-                cells.append(
-                    {
-                        "text": c.text,
-                        "verdict": c.verdict,
-                        "note": c.note,
-                        "link": link,
-                        "flags": c.flags,
-                        "repro": self.repros(c.runs, key)
-                        if c.verdict in BAD and not head.startswith("Since")
-                        else [],
-                    }
-                )
-            labels = shown_labels(t, r)
-            rows.append(
-                {
-                    "key": key,
-                    "labels": labels,
-                    "sub": " · ".join(x for x in labels[1:] if x),
-                    "suite": suite,
-                    "literal": t.literal_labels > 0,
-                    "cells": cells,
-                    "section": r.labels[0] if sectioned(t) else "",
-                }
-            )
+                failed = c.verdict in BAD and not head.startswith("Since")
+                cells.append((c, link, self.repros(c.runs, key) if failed else []))
+            section = r.labels[0] if sectioned(t) else ""
+            rows.append((key, suite, shown_labels(t, r), section, cells))
         title = t.title + title_extra
         return pages.render(
             "matrix.html.j2",
@@ -166,9 +133,9 @@ class Site:
             columns=columns,
             families=families,
             label_headers=shown_label_headers(t),
-            body=pages.matrix_body(rows),
+            body=pages.matrix_body(rows, t.literal_labels > 0),
             backends=sorted({c["backend"] for c in columns if c["backend"]}),
-            suites=sorted({r["suite"] for r in rows if r["suite"]}),
+            suites=sorted({suite for _key, suite, *_ in rows if suite}),
             statuses=[s for s in VERDICT_ORDER if s in statuses]
             + sorted(statuses - set(VERDICT_ORDER)),
             **self.ctx(),
@@ -178,7 +145,6 @@ class Site:
     def run_page(self, run: RunV) -> str:
         row = run.row
         local = row["alias"] in self.local
-        results = []
         triage = row.get("triage") or {}
         # each result's verdict once (the order and the rows ask for it); the check ids of a
         # run are distinct, so the sort never compares past them
@@ -186,26 +152,10 @@ class Site:
             (_ATTENTION.get(r.verdict, 1), r.suite, r.check, r, r.verdict)
             for r in run.results.values()
         )
-        for _rank, _suite, _check, res, v in ranked:
-            anchor, href = _links(res.check)
-            results.append(
-                {
-                    "anchor": anchor,
-                    "check": res.check,
-                    "check_href": href,
-                    "suite": res.suite,
-                    "verdict": v,
-                    "statuses": res.statuses,
-                    "duration": res.duration,
-                    "median": res.median,
-                    "n": res.n,
-                    "cv": res.cv,
-                    "noisy": res.noisy,
-                    "message": res.message,
-                    "repro": [repro(run, res, local)] if v in BAD else [],
-                    "why": triage.get(res.check),
-                }
-            )
+        results = [
+            (res, v, _links(res.check), [repro(run, res, local)] if v in BAD else [], triage)
+            for _rank, _suite, _check, res, v in ranked
+        ]
         meta = row["meta"] or {}
         digests = [("digest", row["digest"] or "unknown")]
         for key in ("index_digest", "platform_digest"):
@@ -224,7 +174,7 @@ class Site:
             for n in ((m.get("probe") or {}).get("nodes") or [])
             if isinstance(n, dict)
         ]  # a multi-node task's
-        counts = ordered(self.counts_of(run))
+        counts = ordered(run.counts)
         return pages.render(
             "run.html.j2",
             title=f"run {run.id[:8]}",
@@ -297,7 +247,6 @@ class Site:
                 prev = older[-1]
                 prev_digest = prev.row["digest"] or "unknown"
                 inv_diff = inventory_diff(inventories[prev.id], inventories[cur.id])
-        first = runs[-1].row
         view_runs = [
             {
                 "id": r.id,
@@ -305,14 +254,14 @@ class Site:
                 "host": r.row["host"],
                 "job": r.row["job"],
                 "state": r.row["state"],
-                "counts": ordered(self.counts_of(r)),
+                "counts": ordered(r.counts),
             }
             for r in reversed(runs)
         ]
         return pages.render(
             "image.html.j2",
             title=alias,
-            image=first,
+            image=runs[-1].row,
             digests=list(digests.values()),
             runs=view_runs,
             inventory=inventory,

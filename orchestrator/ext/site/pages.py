@@ -4,6 +4,7 @@ explicit escaping, which keeps a large site's render fast (docs/benchmarks.md)."
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -32,30 +33,22 @@ def render(template: str, **ctx: Any) -> str:
     return _env.get_template(template).render(**ctx)
 
 
-_SQUARES: dict[str, tuple[str, str]] = {}
+@functools.cache  # a few statuses: a check page's strips hold 600 squares
+def _square(status: str) -> tuple[str, str]:
+    return f'<a class="sq {tone(status)}" data-status="{_esc(status)}" href="', _esc(status)
 
 
 def escaped_square(status: str, title_tail: str, href: str) -> str:
     """One run in a status strip: a coloured square titled status + title_tail, from parts
     escaped already (a check page's strips hold 600 squares, each run's parts made once)."""
-    hit = _SQUARES.get(status)
-    if hit is None:
-        hit = _SQUARES[status] = (
-            f'<a class="sq {tone(status)}" data-status="{_esc(status)}" href="',
-            _esc(status),
-        )
-    t = f"{hit[1]}{title_tail}"
-    return f'{hit[0]}{href}" title="{t}" aria-label="{t}"></a>'
+    start, said = _square(status)
+    t = f"{said}{title_tail}"
+    return f'{start}{href}" title="{t}" aria-label="{t}"></a>'
 
 
-_BADGES: dict[str, str] = {}
-
-
+@functools.cache
 def _badge(status: str) -> str:
-    hit = _BADGES.get(status)
-    if hit is None:
-        hit = _BADGES[status] = str(badge(status))
-    return hit
+    return str(badge(status))
 
 
 def repro_html(commands: Sequence[str], opened: bool = True) -> str:
@@ -76,34 +69,37 @@ def fmt_seconds(s: float | None) -> str:
     return f"{s * 1e3:.3g} ms" if s < 1 else f"{s:.3g} s"
 
 
-def matrix_body(rows: Iterable[dict[str, Any]]) -> Markup:
-    """rows: {key, labels, sub, suite, literal, section, cells: [{text, verdict, note, link, repro}]}; a
-    heading row opens each section (the seed-shaped layout)."""
+def matrix_body(
+    rows: Iterable[tuple[str, str, Sequence[str], str, list[Any]]], literal: bool
+) -> Markup:
+    """rows: (key, suite, labels, section, cells: [(its TCell, the link to its run, repro
+    commands)]); a heading row opens each section (the seed-shaped layout)."""
     out, section, width = [], "", 0
-    for r in rows:
-        width = width or 1 + len(r["cells"])
-        if r.get("section") and r["section"] != section:
-            section = r["section"]
+    for key, suite, labels, in_section, row_cells in rows:
+        width = width or 1 + len(row_cells)
+        if in_section and in_section != section:
+            section = in_section
             out.append(
                 f'<tr class="section"><th colspan="{width}" scope="rowgroup">{escape(section)}</th></tr>'
             )
-        label = f"<code>{wbr(r['labels'][0])}</code>" if r["literal"] else str(wbr(r["labels"][0]))
-        sub = f'<div class="sub">{escape(r["sub"])}</div>' if r["sub"] else ""
+        label = f"<code>{wbr(labels[0])}</code>" if literal else str(wbr(labels[0]))
+        sub = " · ".join(x for x in labels[1:] if x)
+        sub = f'<div class="sub">{escape(sub)}</div>' if sub else ""
         cells = []
-        for c in r["cells"]:
-            title = f' title="{escape(c["note"])}"' if c["note"] else ""
+        for c, href, repro in row_cells:
+            title = f' title="{escape(c.note)}"' if c.note else ""
             link = (
-                f'<div class="runs"><a class="run-link" href="{escape(c["link"])}">run</a></div>'
-                if c["link"]
+                f'<div class="runs"><a class="run-link" href="{escape(href)}">run</a></div>'
+                if href
                 else ""
             )
-            flags = "".join(f" flag-{escape(f)}" for f in c.get("flags", ()))
+            flags = "".join(f" flag-{escape(f)}" for f in c.flags)
             cells.append(
-                f'<td class="cell{flags}" data-verdict="{escape(c["verdict"])}"{title}>'
-                f"{cell_html(c['text'], c['verdict'])}{link}{repro_html(c['repro'], opened=False)}</td>"
+                f'<td class="cell{flags}" data-verdict="{escape(c.verdict)}"{title}>'
+                f"{cell_html(c.text, c.verdict)}{link}{repro_html(repro, opened=False)}</td>"
             )
         out.append(
-            f'<tr data-key="{escape(r["key"])}" data-suite="{escape(r["suite"])}"><th class="rowh" scope="row">'
+            f'<tr data-key="{escape(key)}" data-suite="{escape(suite)}"><th class="rowh" scope="row">'
             f"{label}{sub}</th>{''.join(cells)}</tr>"
         )
     return Markup("\n".join(out))
@@ -160,35 +156,35 @@ def _esc(text: str) -> str:
 _ROW_HEADS: dict[tuple[str, str, str, str, str], str] = {}
 
 
-def result_rows(results: Iterable[dict[str, Any]]) -> Markup:
-    """rows: {anchor, check, check_href, suite, verdict, statuses, duration, median, n, cv, noisy, message, repro}"""
+def result_rows(
+    results: Iterable[tuple[Any, str, tuple[str, str], list[str], dict[str, Any]]],
+) -> Markup:
+    """rows: (a run's result (views.Res), its verdict, (its anchor, its check's link), its
+    repro commands, the run's triage: check → (class, reason))"""
     out = []
-    for r in results:
+    for r, verdict, (anchor, href), repro, triage in results:
         # a row's first cells (its check, suite and verdict) recur on every run's page:
         # made once per site (and the check's breaks with them)
-        key = (r["anchor"], r["check_href"], r["check"], r["suite"], r["verdict"])
+        key = (anchor, href, r.check, r.suite, verdict)
         head = _ROW_HEADS.get(key)
         if head is None:
             head = (
-                f'<tr id="{_esc(r["anchor"])}" data-verdict="{_esc(r["verdict"])}"><td><a href="{_esc(r["check_href"])}">'
-                f"<code>{wbr(r['check'])}</code></a></td><td>{_esc(r['suite'])}</td><td>{_badge(r['verdict'])}</td>"
+                f'<tr id="{_esc(anchor)}" data-verdict="{_esc(verdict)}"><td><a href="{_esc(href)}">'
+                f"<code>{wbr(r.check)}</code></a></td><td>{_esc(r.suite)}</td><td>{_badge(verdict)}</td>"
             )
             if len(_ROW_HEADS) < 100_000:
                 _ROW_HEADS[key] = head
         median = ""
-        if r["median"] is not None:
-            cv = f", CV {r['cv'] * 100:.1f} %" if r["cv"] is not None else ""
-            flag = ' <span class="flag">noisy host</span>' if r["noisy"] else ""
-            median = f'{fmt_seconds(r["median"])} <span class="muted small">(n={r["n"]}{cv})</span>{flag}'
-        msg = str(escape(r["message"][:400])) if r["message"] else ""
-        if r.get("why"):  # its triage: (class, reason)
-            msg = (
-                f'<div class="why"><strong>{_esc(r["why"][0])}</strong>: {_esc(r["why"][1])}</div>'
-                + msg
-            )
+        if r.median is not None:
+            cv = f", CV {r.cv * 100:.1f} %" if r.cv is not None else ""
+            flag = ' <span class="flag">noisy host</span>' if r.noisy else ""
+            median = f'{fmt_seconds(r.median)} <span class="muted small">(n={r.n}{cv})</span>{flag}'
+        msg = str(escape(r.message[:400])) if r.message else ""
+        if why := triage.get(r.check):
+            msg = f'<div class="why"><strong>{_esc(why[0])}</strong>: {_esc(why[1])}</div>' + msg
         out.append(
-            f'{head}<td class="small">{_esc(" → ".join(r["statuses"]))}</td><td class="small">{r["duration"]:.2f} s</td>'
-            f'<td>{median}</td><td class="small msg">{msg}{repro_html(r["repro"])}</td></tr>'
+            f'{head}<td class="small">{_esc(" → ".join(r.statuses))}</td><td class="small">{r.duration:.2f} s</td>'
+            f'<td>{median}</td><td class="small msg">{msg}{repro_html(repro)}</td></tr>'
         )
     return Markup("\n".join(out))
 

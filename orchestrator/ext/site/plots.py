@@ -236,9 +236,7 @@ def _shift_lines(series: list[Series], lo: float, hi: float) -> list[svg.Line]:
     return out
 
 
-def trend_svg(
-    title: str, series: list[Series], threshold: float, width: int = 1000, height: int = 330
-) -> str:
+def trend_svg(title: str, series: list[Series], threshold: float) -> str:
     """One plot for a check: a line per environment, bands and shifts as described above."""
     most = max(30, MAX_POINTS // max(1, len(series)))
     series = [Series(s.label, _thin(s.points, most), s.levels, s.markers) for s in series]
@@ -280,8 +278,6 @@ def trend_svg(
         ),
         y=svg.Axis(ylo, yhi, [(t, tick_label(t)) for t in yticks], f"median per run ({unit})", log),
         lines=lines,
-        width=width,
-        height=height,
         legend_columns=2 if long_labels else 4,
     )
     return svg.render(chart)

@@ -141,50 +141,40 @@ def store_key(session: Session) -> str:
 _RES_FIELDS = operator.attrgetter(*(s for s in Res.__slots__ if not s.startswith("_")))
 
 
-def run_key(run: RunV, local: bool) -> str:
-    """What a run's page is made from: its row (its triage in it), its results, and
-    whether its image is a local one (the repro commands)."""
-    return digest((run.row, [_RES_FIELDS(r) for r in run.results.values()], local))
-
-
 def _run_page(work: dict[str, Any], run_id: str) -> _RunMade:
-    """(key, page): the page None where the previous build has it with the same key."""
+    """(key, page): the page None where the previous build has it with the same key. What
+    a run's page is made from: its row (its triage in it), its results, and whether its
+    image is a local one (the repro commands)."""
     site: Site = work["site"]
     run = site.runs[run_id]
-    if not work["keyed"]:
-        return None, site.run_page(run)
-    key = run_key(run, run.row["alias"] in site.local)
-    if work["previous"].get(f"runs/{run_id}.html") == key:
-        return key, None
+    key = None
+    if work["keyed"]:
+        results = [_RES_FIELDS(r) for r in run.results.values()]
+        key = digest((run.row, results, run.row["alias"] in site.local))
+        if work["previous"].get(f"runs/{run_id}.html") == key:
+            return key, None
     return key, site.run_page(run)
 
 
-def check_key(
-    site: Site,
-    cid: str,
-    hist: list[Any],
-    cells: tuple[list[dict[str, Any]], list[str]],
-    shifts: list[ChangeV],
-    heads: list[tuple[dict[str, Res], tuple[str, str, Any]]],
-) -> str:
-    """What a check's page and plot are made from: the check, its result in every run (the
+def _check_page(work: dict[str, Any], cid: str) -> _CheckMade:
+    """(key, (page, plot)): None for both where the previous build has them with the same key.
+    What a check's page and plot are made from: the check, its result in every run (the
     strips; the histories are made from these alone, views.histories), its histories'
     analyses as confirmed (levels, shifts, the shifts the diff did not confirm), its cells
-    in the published versions, its confirmed shifts. ``heads``: each run, oldest first, as
-    (its results, (id, environment, start))."""
-    results = [(head, _RES_FIELDS(res)) for rs, head in heads if (res := rs.get(cid)) is not None]
-    analysed = [(h.env, h.threshold, h.bigger_is_better, h.analysis, h.rejected) for h in hist]
-    return digest((cid, site.checks[cid], results, analysed, cells, shifts))
-
-
-def _check_page(work: dict[str, Any], cid: str) -> _CheckMade:
-    """(key, (page, plot)): None for both where the previous build has them with the same key."""
+    in the published versions, its confirmed shifts."""
     site: Site = work["site"]
     hist, shifts = work["per_check"].get(cid, []), work["shifts"].get(cid, [])
     key = None
     if work["keyed"]:
+        # heads: each run, oldest first, as (its results, (id, environment, start))
+        results = [
+            (head, _RES_FIELDS(res))
+            for rs, head in work["heads"]
+            if (res := rs.get(cid)) is not None
+        ]
+        analysed = [(h.env, h.threshold, h.bigger_is_better, h.analysis, h.rejected) for h in hist]
         cells = version_cells(cid, work["versions"])
-        key = check_key(site, cid, hist, cells, shifts, work["heads"])
+        key = digest((cid, site.checks[cid], results, analysed, cells, shifts))
         previous: Mapping[str, str] = work["previous"]
         if previous.get(f"checks/{slug(cid)}.html") == key and (
             not hist or previous.get(f"plots/{slug(cid)}.svg") == key
@@ -250,29 +240,6 @@ class _Ahead(Generic[_T, _R]):
             self.pool = None
 
 
-def _header(ev: evidence.Evidence, stale: int, cells: int) -> Header:
-    source = [
-        f"{count(len(ev.columns), 'environment (image on a host class)')}: each cell the newest "
-        f"final verdict of its check there ({count(ev.runs_read, 'run')} read)",
-        (
-            "no named job has run here: these claims come from named jobs only (valorch run --job FILE)"
-            if ev.empty
-            else "ad-hoc runs only: no named job has run"
-            if ev.special_used
-            else "named jobs"
-        ),
-        freshness(stale, cells, FRESH_DAYS),
-        f"valorch {__version__}",
-    ]
-    return Header(
-        "unpublished",
-        ev.newest.strftime("%Y-%m-%d") if ev.newest else "never",
-        tuple(source),
-        stale,
-        FRESH_DAYS,
-    )
-
-
 def _layout(
     layout: str,
     ev: evidence.Evidence,
@@ -281,17 +248,19 @@ def _layout(
     built: datetime,
 ) -> Document:
     inventories, all_runs = stored.inventories, stored.runs
-    infos = list(ev.columns)
-    obs = evidence.excuse(ev.observations, infos, stored.known_issues)
+    stale = cells = 0
     if layout not in ("components", "libraries"):
+        infos = list(ev.columns)
         table = observed_table(
             layout,
-            obs,
+            evidence.excuse(ev.observations, infos, stored.known_issues),
             infos,
             "features" if layout == "since" else "checks",
             "backends" if layout == "tiers" else "images",
             Policy(),
         )
+        table, stale = evidence.stamp(table, built, FRESH_DAYS)
+        cells = sum(1 for r in table.rows for c in r.cells if c.when)
     else:
         latest: dict[str, tuple[str, dict[str, str]]] = {}
         by_digest: dict[str, tuple[str, dict[str, str]]] = {}
@@ -309,10 +278,22 @@ def _layout(
             table = libraries_table(images_for(sorted(backends.items()), latest, chosen=False))
         else:
             table = components_table(catalog, latest, by_digest, stored.broken)
-        return Document(_header(ev, 0, 0), table, {"layout": layout})
-    table, stale = evidence.stamp(table, built, FRESH_DAYS)
-    cells = sum(1 for r in table.rows for c in r.cells if c.when)
-    return Document(_header(ev, stale, cells), table, {"layout": layout})
+    source = [
+        f"{count(len(ev.columns), 'environment (image on a host class)')}: each cell the newest "
+        f"final verdict of its check there ({count(ev.runs_read, 'run')} read)",
+        (
+            "no named job has run here: these claims come from named jobs only (valorch run --job FILE)"
+            if ev.empty
+            else "ad-hoc runs only: no named job has run"
+            if ev.special_used
+            else "named jobs"
+        ),
+        freshness(stale, cells, FRESH_DAYS),
+        f"valorch {__version__}",
+    ]
+    newest = ev.newest.strftime("%Y-%m-%d") if ev.newest else "never"
+    header = Header("unpublished", newest, tuple(source), stale, FRESH_DAYS)
+    return Document(header, table, {"layout": layout})
 
 
 def _cell_verdicts(ev: evidence.Evidence) -> dict[tuple[str, str], str]:
@@ -374,38 +355,19 @@ def build_pages(  # noqa: PLR0913 - one argument per option of valorch site buil
         full_because = f"{count(len(gone), 'run')} of the previous build no longer stored"
         previous = Previous({}, frozenset())
     kept: Mapping[str, str] = previous.pages if previous is not None else {}
-    ahead = _Workers(
-        workers if workers is not None else min(4, os.cpu_count() or 1), kept, previous is not None
-    )
+    # what a page worker needs to keep a page: keyed only where a manifest is written
+    keep = {"previous": kept, "keyed": previous is not None}
+    n = workers if workers is not None else min(4, os.cpu_count() or 1)
+    detail: list[_Ahead[str, Any]] = []  # the run and check pages, once begun
     try:
         site, stored = _read(
-            session, run_rows, local, built, ahead, known_issues, limits or Limits()
+            session, run_rows, local, built, (n, keep, detail), known_issues, limits or Limits()
         )
     except BaseException:
-        _stop(ahead.run_pages, ahead.check_pages)
+        _stop(*detail)
         raise
-    pages = _pages(stored, site, ahead.detail(), catalog, qualify, built, kept, ahead.keyed)
+    pages = _pages(stored, site, (detail[0], detail[1]), catalog, qualify, built, keep)
     return Built(pages, sorted(stored.runs), full_because)
-
-
-@dataclass
-class _Workers:
-    """The page workers of one build: how many, what the previous build kept, whether pages
-    are keyed (only where a manifest is written), and the run and check pages once begun."""
-
-    workers: int
-    kept: Mapping[str, str]
-    keyed: bool
-    run_pages: _Ahead[str, _RunMade] | None = None
-    check_pages: _Ahead[str, _CheckMade] | None = None
-
-    def work(self, **more: Any) -> dict[str, Any]:
-        """What a page worker is given: ``more``, and what it needs to keep a page."""
-        return {**more, "previous": self.kept, "keyed": self.keyed}
-
-    def detail(self) -> tuple[_Ahead[str, _RunMade], _Ahead[str, _CheckMade]]:
-        assert self.run_pages is not None and self.check_pages is not None
-        return self.run_pages, self.check_pages
 
 
 def _read(
@@ -413,72 +375,17 @@ def _read(
     run_rows: list[dict[str, Any]],
     local: frozenset[str],
     built: datetime,
-    ahead: _Workers,
+    ahead: tuple[int, dict[str, Any], list[_Ahead[str, Any]]],
     known_issues: KnownIssues | None,
     limits: Limits,
 ) -> tuple[Site, _Stored]:
     """Everything the pages need, read from the store; the run and check pages begun
-    (``ahead``) as soon as what they show is read, while this process goes on."""
+    (``ahead``: how many workers, what they need to keep a page, and where the pages begun
+    go) as soon as what they show is read, while this process goes on."""
+    workers, keep, detail = ahead
     pk_checks = site_queries.checks(session)
-    runs = _runs(session, run_rows, pk_checks, ahead.workers)
-    checks = _checks_by_id(pk_checks)
-    site = Site(runs, checks, local, built.strftime("%Y-%m-%d %H:%M"))
-    # begun now: this process goes on with the histories and confirmations meanwhile
-    ahead.run_pages = _Ahead(_run_page, list(runs), ahead.work(site=site), ahead.workers)
-    versions = [
-        (mv, doc)
-        for mv in matrix_store.versions(session)
-        if (doc := matrix_store.load(session, mv.version)) is not None
-    ]
-    with _no_cycles():
-        per_check = histories(
-            runs,
-            {
-                c["check_id"]: bool(c["bigger_is_better"])
-                for c in sorted(pk_checks.values(), key=lambda c: (c["check_id"], c["version"]))
-            },
-        )
-    # only what `valorch diff` calls a change
-    found = site_steps.confirmed(session, changes(per_check), per_check)
-    shifts_of: dict[str, list[ChangeV]] = {}
-    for c in found:
-        shifts_of.setdefault(c.check, []).append(c)
-    work = ahead.work(
-        site=site,
-        per_check=per_check,
-        versions=[(mv.version, doc) for mv, doc in versions],
-        shifts=shifts_of,
-        # made once for every check's key
-        heads=[(r.results, (r.id, r.env, r.row["started"])) for r in site.in_order]
-        if ahead.keyed
-        else [],
-    )
-    ahead.check_pages = _Ahead(_check_page, sorted(checks), work, ahead.workers)
-    close_after = (limits.close_runs, limits.close_days)
-    stored = _Stored(
-        runs,
-        site_queries.inventories(session),
-        versions,
-        _matrices(session, run_rows),
-        per_check,
-        found,
-        matrix_store.broken_imports(session),
-        joined(session, known_issues),  # the matrices excuse with the store's waivers too
-        status_in(session, known_issues, *close_after) if known_issues else None,
-        close_after,
-        streaks(run_rows, site_queries.tasks(session), limits.budget_runs),
-    )
-    return site, stored
-
-
-def _runs(
-    session: Session,
-    run_rows: list[dict[str, Any]],
-    pk_checks: dict[int, dict[str, Any]],
-    workers: int,
-) -> dict[str, RunV]:
-    """Every run with its results reduced (the samples' summaries made by a second process
-    while this one reads, on a large store) and its triage (each red result says why)."""
+    # every run with its results reduced (the samples' summaries made by a second process
+    # while this one reads, on a large store) and its triage (each red result says why)
     made = Summaries(
         site_queries.passing_samples_source(session)
         if len(run_rows) >= SUMMARIES_FROM and workers > 1
@@ -492,21 +399,57 @@ def _runs(
     for rid, why in triage_queries.stored_all(session).items():
         if rid in runs:
             runs[rid].row["triage"] = why
-    return runs
-
-
-def _matrices(
-    session: Session, run_rows: list[dict[str, Any]]
-) -> dict[str | None, evidence.Evidence]:
-    """The matrices' evidence: each cell the newest final verdict of its check
-    (services/evidence.py); all runs, named jobs only (STRICT), and each job's."""
+    checks = _checks_by_id(pk_checks)
+    site = Site(runs, checks, local, built.strftime("%Y-%m-%d %H:%M"))
+    # begun now: this process goes on with the histories and confirmations meanwhile
+    detail.append(_Ahead(_run_page, list(runs), {**keep, "site": site}, workers))
+    versions = [
+        (mv, doc)
+        for mv in matrix_store.versions(session)
+        if (doc := matrix_store.load(session, mv.version)) is not None
+    ]
+    with _no_cycles():  # each check's direction as its newest version has it
+        per_check = histories(runs, {cid: bool(c["bigger_is_better"]) for cid, c in checks.items()})
+    # only what `valorch diff` calls a change
+    found = site_steps.confirmed(session, changes(per_check), per_check)
+    shifts_of: dict[str, list[ChangeV]] = {}
+    for c in found:
+        shifts_of.setdefault(c.check, []).append(c)
+    work = dict(
+        keep,
+        site=site,
+        per_check=per_check,
+        versions=[(mv.version, doc) for mv, doc in versions],
+        shifts=shifts_of,
+        # made once for every check's key
+        heads=[(r.results, (r.id, r.env, r.row["started"])) for r in site.in_order]
+        if keep["keyed"]
+        else [],
+    )
+    detail.append(_Ahead(_check_page, sorted(checks), work, workers))
+    # the matrices' evidence: each cell the newest final verdict of its check
+    # (services/evidence.py); all runs, named jobs only (STRICT), and each job's
     matrices: dict[str | None, evidence.Evidence] = {
         None: evidence.gather(session),
         STRICT: evidence.gather(session, fallback_special=False),
     }
     for job in sorted({r["job"] for r in run_rows}):
         matrices[job] = evidence.gather(session, job=job, include_special=True)
-    return matrices
+    close_after = (limits.close_runs, limits.close_days)
+    stored = _Stored(
+        runs,
+        site_queries.inventories(session),
+        versions,
+        matrices,
+        per_check,
+        found,
+        matrix_store.broken_imports(session),
+        joined(session, known_issues),  # the matrices excuse with the store's waivers too
+        status_in(session, known_issues, *close_after) if known_issues else None,
+        close_after,
+        streaks(run_rows, site_queries.tasks(session), limits.budget_runs),
+    )
+    return site, stored
 
 
 def _shaped(run_rows: list[dict[str, Any]]) -> None:
@@ -555,11 +498,10 @@ def _no_cycles() -> Iterator[None]:
             gc.enable()
 
 
-def _stop(*pages: _Ahead[Any, Any] | None) -> None:
+def _stop(*pages: _Ahead[Any, Any]) -> None:
     """Stop the page workers, and give what was frozen back to the collector."""
     for p in pages:
-        if p is not None:
-            p.close()
+        p.close()
     gc.unfreeze()
 
 
@@ -605,20 +547,22 @@ def _checks_by_id(pk_checks: dict[int, dict[str, Any]]) -> dict[str, dict[str, A
 
 def _matrix_pages(
     site: Site, stored: _Stored, catalog: Sequence[CatalogImage], built: datetime
-) -> Generator[tuple[str, str], None, list[dict[str, Any]]]:
+) -> Generator[Page, None, list[dict[str, Any]]]:
     """Every layout of the newest evidence, then each job's matrix; returns what each job's
     matrix says (its cells' verdicts, from the runs its cells came from) for the index."""
     matrices, runs = stored.matrices, stored.runs
     if not matrices[None].empty:
         for layout in LAYOUTS:
             ev = matrices[STRICT] if layout in ("summary", "tiers") else matrices[None]
-            yield f"matrix/{layout}.html", site.matrix(_layout(layout, ev, stored, catalog, built))
+            yield Page(
+                f"matrix/{layout}.html", site.matrix(_layout(layout, ev, stored, catalog, built))
+            )
     jobs = []
     for job in sorted({r.row["job"] for r in runs.values()}):
         ev = matrices[job]
         if ev.empty:
             continue
-        yield (
+        yield Page(
             f"matrix/job-{slug(job)}.html",
             site.matrix(_layout("checks", ev, stored, catalog, built), f" — job {job}"),
         )
@@ -660,13 +604,13 @@ def related(a: dict[str, Any], b: dict[str, Any], runs: dict[str, RunV]) -> bool
 
 def _version_pages(
     site: Site, versions: list[tuple[Any, dict[str, Any]]]
-) -> Generator[tuple[str, str], None, tuple[list[dict[str, Any]], list[tuple[str, Any]]]]:
+) -> Generator[Page, None, list[dict[str, Any]]]:
     """Each published version's matrix, and the diff from the newest earlier version of the same
-    thing (related()); returns the versions' views (for the index) and documents (check pages)."""
+    thing (related()); returns the versions' views (for the index)."""
     version_views: list[dict[str, Any]] = []
     version_docs: list[tuple[str, Any]] = []
     for mv, doc in versions:
-        yield f"versions/{slug(mv.version)}.html", site.matrix(Document.from_dict(doc))
+        yield Page(f"versions/{slug(mv.version)}.html", site.matrix(Document.from_dict(doc)))
         prev = next(((n, d) for n, d in reversed(version_docs) if related(d, doc, site.runs)), None)
         view = {
             "name": mv.version,
@@ -680,10 +624,10 @@ def _version_pages(
         if prev is not None:
             view["diff"] = f"{slug(prev[0])}..{slug(mv.version)}"
             report = rule.compare(_version_side(prev[0], prev[1]), _version_side(mv.version, doc))
-            yield f"diffs/{view['diff']}.html", diff_html(report)
+            yield Page(f"diffs/{view['diff']}.html", diff_html(report))
         version_views.append(view)
         version_docs.append((mv.version, doc))
-    return version_views, version_docs
+    return version_views
 
 
 def _detail_pages(
@@ -708,20 +652,6 @@ def _detail_pages(
             yield Page(plot, made[1], key)
 
 
-def _matrix_facts(
-    ev: evidence.Evidence,
-) -> tuple[dict[str, dict[str, None]], dict[str, Counter[str]]]:
-    """Per check: the libraries evidence named in the matrix's cells, and its cells' verdicts."""
-    ran: dict[str, dict[str, None]] = {}
-    for o in ev.observations:
-        if o.library:
-            ran.setdefault(o.check, {})[o.library] = None
-    latest_verdicts: dict[str, Counter[str]] = {}
-    for (check, _column), v in _cell_verdicts(ev).items():
-        latest_verdicts.setdefault(check, Counter())[v] += 1
-    return ran, latest_verdicts
-
-
 def _pages(
     stored: _Stored,
     site: Site,
@@ -729,49 +659,20 @@ def _pages(
     catalog: Sequence[CatalogImage],
     qualify: Sequence[tuple[str, str]],
     built: datetime,
-    kept: Mapping[str, str],
-    keyed: bool,
+    keep: dict[str, Any],
 ) -> Iterator[Page]:
     """The matrices, the versions, the run, check, image and qualification pages, then the
     lists and the index, in that order; the page workers stop whatever happens."""
+    kept, keyed = keep["previous"], keep["keyed"]
     try:
-        jobs = yield from _made(_matrix_pages(site, stored, catalog, built))
-        version_views, _version_docs = yield from _made(_version_pages(site, stored.versions))
+        jobs = yield from _matrix_pages(site, stored, catalog, built)
+        version_views = yield from _version_pages(site, stored.versions)
         # the pages that follow are made now, while the workers finish theirs
         rest = list(_list_pages(stored, site, qualify, jobs, version_views, kept, keyed))
         yield from _detail_pages(stored, *detail, kept)
         yield from rest
     finally:
         _stop(*detail)
-
-
-def _made(pages: Generator[tuple[str, str], None, _R]) -> Generator[Page, None, _R]:
-    """Pages made on every build, as Page; returns what ``pages`` returns."""
-    while True:
-        try:
-            path, text = next(pages)
-        except StopIteration as stop:
-            return stop.value  # type: ignore[no-any-return]
-        yield Page(path, text)
-
-
-def image_key(
-    site: Site, alias: str, runs: list[RunV], inventories: dict[str, dict[str, tuple[str, str]]]
-) -> str:
-    """What an image's page is made from: its runs' rows and verdicts, their inventories."""
-    return digest(
-        (
-            alias,
-            sorted(
-                (r.row["started"], r.id, r.row, sorted(site.counts_of(r).items())) for r in runs
-            ),
-            [
-                (r.id, inventories[r.id])
-                for r in sorted(runs, key=lambda r: r.id)
-                if r.id in inventories
-            ],
-        )
-    )
 
 
 def _list_pages(
@@ -785,15 +686,22 @@ def _list_pages(
 ) -> Iterator[Page]:
     """The image and qualification pages (kept where unchanged), then the lists and the index."""
     runs, found, checks = stored.runs, stored.found, site.checks
-    shifts_of: dict[str, list[ChangeV]] = {}
-    for c in found:
-        shifts_of.setdefault(c.check, []).append(c)
     by_image: dict[str, list[RunV]] = {}
     for run in runs.values():
         by_image.setdefault(run.row["alias"], []).append(run)
     for alias, image_runs in sorted(by_image.items()):
         path = f"images/{slug(alias)}.html"
-        key = image_key(site, alias, image_runs, stored.inventories) if keyed else None
+        key = None
+        if keyed:  # what its page is made from: its runs' rows and verdicts, their inventories
+            rows = sorted(
+                (r.row["started"], r.id, r.row, sorted(r.counts.items())) for r in image_runs
+            )
+            inventories = [
+                (r.id, stored.inventories[r.id])
+                for r in sorted(image_runs, key=lambda r: r.id)
+                if r.id in stored.inventories
+            ]
+            key = digest((alias, rows, inventories))
         if key is not None and kept.get(path) == key:
             yield Page(path, None, key)
         else:
@@ -805,36 +713,35 @@ def _list_pages(
 
     ordered_runs = sorted(runs.values(), key=lambda r: (r.row["started"], r.id), reverse=True)
     yield Page("runs/index.html", site_lists.runs_page(site, ordered_runs))
-    ran, latest_verdicts = _matrix_facts(stored.matrices[None])
+    # per check: the libraries evidence named in the matrix's cells, and its cells' verdicts
+    ran: dict[str, dict[str, None]] = {}
+    for o in stored.matrices[None].observations:
+        if o.library:
+            ran.setdefault(o.check, {})[o.library] = None
+    latest_verdicts: dict[str, Counter[str]] = {}
+    for (check, _column), v in _cell_verdicts(stored.matrices[None]).items():
+        latest_verdicts.setdefault(check, Counter())[v] += 1
+    shifts = Counter(c.check for c in found)
     yield Page(
-        "checks/index.html", site_lists.checks_page(site, checks, ran, latest_verdicts, shifts_of)
+        "checks/index.html", site_lists.checks_page(site, checks, ran, latest_verdicts, shifts)
     )
     yield Page("images/index.html", site_lists.images_page(site, by_image))
     flipped = flips(runs)
-    if stored.known_status is not None and stored.known_issues is not None:
+    # what the index shows beyond the store's figures: the suites over their time budget
+    # for K runs in a row, the known issues' summary
+    extra: dict[str, Any] = {"over_budget": stored.over_budget}
+    if (known := stored.known_status) is not None and stored.known_issues is not None:
         today = stored.known_issues.today
-        yield Page(
-            "known-issues.html",
-            site_known.page(site, stored.known_status, today, *stored.close_after),
-        )
+        yield Page("known-issues.html", site_known.page(site, known, today, *stored.close_after))
+        extra["known_issues"] = {
+            "total": len(known),
+            "expired": sum(1 for s in known if s.issue.expired(today)),
+            "can_close": sum(1 for s in known if s.can_close),
+        }
     yield Page("changes.html", site_lists.changes_page(site, found, flipped, len(runs)))
-    figures = {**site_lists.stats(runs, by_image, checks), "extra": _extra(stored)}
+    figures = {**site_lists.stats(runs, by_image, checks), "extra": extra}
     layouts = LAYOUTS if not stored.matrices[None].empty else ()
     yield Page(
         "index.html",
         site_lists.index_page(site, figures, version_views, layouts, jobs, found, qualify, flipped),
     )
-
-
-def _extra(stored: _Stored) -> dict[str, Any]:
-    """What the index shows beyond the store's figures: the known issues' summary, the suites
-    over their time budget for K runs in a row."""
-    out: dict[str, Any] = {"over_budget": stored.over_budget}
-    if stored.known_status is not None and stored.known_issues is not None:
-        today = stored.known_issues.today
-        out["known_issues"] = {
-            "total": len(stored.known_status),
-            "expired": sum(1 for s in stored.known_status if s.issue.expired(today)),
-            "can_close": sum(1 for s in stored.known_status if s.can_close),
-        }
-    return out

@@ -7,6 +7,7 @@ calls noise (a busy host, an interval that does not reach the threshold) is not 
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -20,16 +21,6 @@ from orchestrator.spec import DEFAULT_THRESHOLD, FASTER, SLOWER
 _AGREES = {"slower": SLOWER, "faster": FASTER}
 
 
-def diff_kinds(session: Session, base_run: str, head_run: str) -> dict[str, str]:
-    """check id → the change kind `valorch diff BASE_RUN HEAD_RUN` gives it (default threshold,
-    each check's own where it has one; no known issues)."""
-    try:
-        report = report_for(session, base_run, head_run, DEFAULT_THRESHOLD, None)
-    except InputError:  # a side without results: nothing the diff could confirm
-        return {}
-    return {c.check: c.kind for c in report.changes}
-
-
 def confirmed(
     session: Session, found: Sequence[ChangeV], per_check: dict[str, list[History]]
 ) -> list[ChangeV]:
@@ -41,8 +32,11 @@ def confirmed(
         if not c.base_run:
             continue
         pair = (c.base_run, c.run)
-        if pair not in kinds:
-            kinds[pair] = diff_kinds(session, *pair)
+        if pair not in kinds:  # each check's change kind in `valorch diff BASE_RUN RUN`
+            kinds[pair] = {}  # (default threshold, each check's own; no known issues)
+            with contextlib.suppress(InputError):  # a side without results: nothing to confirm
+                report = report_for(session, *pair, DEFAULT_THRESHOLD, None)
+                kinds[pair] = {c.check: c.kind for c in report.changes}
         if kinds[pair].get(c.check) == _AGREES[c.direction]:
             keep.append(c)
     ok = {(c.check, c.env, c.run) for c in keep}

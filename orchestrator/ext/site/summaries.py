@@ -96,13 +96,8 @@ class Summaries:
         """Exactly ``size`` bytes of the process's stdout, or None where it ended first."""
         if self.proc is None or self.proc.stdout is None:
             return None
-        fd, got = self.proc.stdout.fileno(), bytearray()
-        while len(got) < size:
-            chunk = os.read(fd, size - len(got))
-            if not chunk:
-                return None
-            got += chunk
-        return bytes(got)
+        got = self.proc.stdout.read(size)  # buffered: reads on until ``size`` or the end
+        return got if len(got) == size else None
 
     def close(self) -> None:
         """Stop the process (done or not) and wait for it; what is known stays."""

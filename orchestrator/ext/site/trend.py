@@ -6,6 +6,7 @@ from __future__ import annotations
 from orchestrator.ext.site.pages import fmt_seconds as _level
 from orchestrator.ext.site.views import History
 from orchestrator.regression.changepoints import MIN_SIZE
+from orchestrator.render.diff import pct
 
 #: runs a history needs before a step can be called: two at each level
 NEEDED = 2 * MIN_SIZE
@@ -17,10 +18,6 @@ _DIFF_SAID = {
     "not_comparable": "cannot compare them",
     "": "has no timing of the check to compare",
 }
-
-
-def _pct(ratio: float) -> str:
-    return f"{(ratio - 1) * 100:+.1f} %"
 
 
 def decision(h: History) -> dict[str, str]:
@@ -40,14 +37,14 @@ def decision(h: History) -> dict[str, str]:
         run = h.points[s.end].run_id
         what = "a step" if s.kind == "step" else f"a drift over {s.steps} steps"
         lines.append(
-            f"{s.direction} {_pct(s.ratio)} ({what}, {_level(s.before)} → {_level(s.after)}) "
+            f"{s.direction} {pct(s.ratio)} ({what}, {_level(s.before)} → {_level(s.after)}) "
             f"from run {run[:8]}, confirmed by valorch diff of the runs either side"
         )
     for s, kind, base in h.rejected:
         run = h.points[s.end].run_id
         said = _DIFF_SAID.get(kind, f"calls it {kind}")
         lines.append(
-            f"the medians move {_pct(s.ratio)} ({_level(s.before)} → {_level(s.after)}) at run "
+            f"the medians move {pct(s.ratio)} ({_level(s.before)} → {_level(s.after)}) at run "
             f"{run[:8]}, but valorch diff {base[:8]} {run[:8]} {said}: not reported as a step"
         )
     if a.shifts:

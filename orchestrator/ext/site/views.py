@@ -91,10 +91,7 @@ class RunV:
     def env(self) -> str:
         return f"{self.row['alias']} @ {self.row['host']}"
 
-    @property
-    def finished(self) -> bool:
-        return self.row["state"] in ("done", "failed")
-
+    @functools.cached_property  # its run, image and list pages all show them
     def counts(self) -> Counter[str]:
         return Counter(r.verdict for r in self.results.values())
 
@@ -225,13 +222,9 @@ def histories(runs: dict[str, RunV], bigger: dict[str, bool]) -> dict[str, list[
             h.points.append(make((rid, started, median, res.q1, res.q3, res.n, res.noisy)))
     per: dict[str, list[History]] = {}
     for h in out.values():
-        quiet = (
-            [p for p in h.points if not p.noisy]
-            if sum(not p.noisy for p in h.points) >= 4
-            else h.points
-        )
         # a timing taken on a busy host is left out of the trend (it is on its run page)
-        h.points = quiet
+        if sum(not p.noisy for p in h.points) >= 4:
+            h.points = [p for p in h.points if not p.noisy]
         h.analysis = changepoints.analyse(
             [p.median for p in h.points], h.threshold, h.bigger_is_better
         )
@@ -294,10 +287,6 @@ class FlipV:
     run: str
     when: datetime
 
-    @property
-    def broke(self) -> bool:
-        return self.after != "pass"
-
 
 def flips(runs: dict[str, RunV]) -> list[FlipV]:
     """Every pass ↔ failing flip between consecutive finished runs of a check in an
@@ -305,7 +294,7 @@ def flips(runs: dict[str, RunV]) -> list[FlipV]:
     last: dict[tuple[str, str], tuple[str, str]] = {}  # (check, env) → (verdict, run)
     out = []
     for run in sorted(runs.values(), key=lambda r: (r.row["started"], r.id)):
-        if not run.finished:
+        if run.row["state"] not in ("done", "failed"):  # not finished
             continue
         # a run holds each check once, so its results' order changes nothing below (each
         # (check, env) key is seen once per run) nor the list's order (sorted at the end,
