@@ -10,10 +10,10 @@ from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
+from ..statuses import LEGEND
 from ..words import count
 from .document import Table, TCell, TRow
 from .model import (
-    LEGEND,
     SUPPORT_LEGEND,
     Cell,
     Matrix,

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, replace
 from datetime import date
 
 from .. import words
-from ..matrix.model import FAILING, SYMBOL, verdict
+from ..matrix.model import verdict
 
 # Change kinds, most serious first (the order of the report's sections), are spec.py's vocabulary.
 from ..spec import (
@@ -52,6 +52,7 @@ from ..spec import (
     SLOWER,
 )
 from ..spec import INCONCLUSIVE_CHANGE as INCONCLUSIVE
+from ..statuses import FAILING, SYMBOL
 from . import noise, stats
 from .waivers import Waiver
 
