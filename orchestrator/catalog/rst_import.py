@@ -27,8 +27,6 @@ from ..spec import Change
 from . import rst_cells as cells
 from .rst_page import PageRead, read_page
 from .rst_table import ENTRY_KEYS, RstImportError
-from .rst_table import HEADERS as HEADERS  # re-exported: the importer's vocabulary, as is clean
-from .rst_table import clean as clean
 
 
 @dataclass(frozen=True)
@@ -42,11 +40,6 @@ class Merge:
 
     def count(self, kind: str) -> int:
         return sum(c.kind == kind for c in self.changes)
-
-
-def parse(text: str, source: str = "<rst>", defs: cells.Defs | None = None) -> list[dict[str, Any]]:
-    """Catalog entries from every image-components list-table of the document."""
-    return list(read_page(text, source, defs).entries)
 
 
 def _details(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
