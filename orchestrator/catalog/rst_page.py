@@ -38,9 +38,6 @@ class Unread:
     cell: str
     reason: str
 
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
 
 @dataclass(frozen=True)
 class Note(Unread):
@@ -78,8 +75,8 @@ class PageRead:
             "page": self.source,
             "images": [{**asdict(i), "labels": dict(i.labels)} for i in self.images],
             "backends": sorted({i.backend for i in self.images}),
-            "unread": [u.as_dict() for u in self.unread],
-            "notes": [n.as_dict() for n in self.notes],
+            "unread": [asdict(u) for u in self.unread],
+            "notes": [asdict(n) for n in self.notes],
         }
 
 

@@ -225,10 +225,7 @@ def regroup(
     for r in matrix.rows:
         key = row_of[r.key]
         libs.setdefault(key, []).extend((r.library or "").split(" · "))
-        if key not in new_rows:
-            new_rows[key] = (
-                Row(key, r.feature, r.kind, None) if rows is None else Row(key, key, r.kind, None)
-            )
+        new_rows.setdefault(key, Row(key, r.feature if rows is None else key, r.kind, None))
     new_rows = {k: Row(r.key, r.feature, r.kind, _libraries(libs[k])) for k, r in new_rows.items()}
     new_cols = list(dict.fromkeys(col_of[c] for c in matrix.columns))
     parts: dict[tuple[str, str], list[Cell]] = {}

@@ -197,9 +197,6 @@ class Report:
     def regressed(self) -> bool:
         return any(c.kind in COUNTED for c in self.changes)
 
-    def of(self, *kinds: str) -> tuple[CellChange, ...]:
-        return tuple(c for c in self.changes if c.kind in kinds)
-
 
 #: env, backend, check, status, host class -> the waiver shown and whether it no longer holds
 Matcher = Callable[[str, str, str, str, str], "tuple[Waiver, bool] | None"]
