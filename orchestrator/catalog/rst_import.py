@@ -61,11 +61,10 @@ def merge(existing: list[dict[str, Any]], imported: list[dict[str, Any]]) -> Mer
     result = [dict(e) for e in existing]
     changes: list[Change] = []
     for new in imported:
-        idx = next((i for i, e in enumerate(result) if e.get("alias") == new["alias"]), None)
-        if idx is None:
-            idx = next(
-                (i for i, e in enumerate(result) if e.get("reference") == new["reference"]), None
-            )
+        idx = next(
+            (i for k in ("alias", "reference") for i, e in enumerate(result) if e.get(k) == new[k]),
+            None,
+        )
         if idx is None:
             result.append(dict(new))
             changes.append(Change("added", new["alias"]))

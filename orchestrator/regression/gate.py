@@ -42,12 +42,8 @@ from ..spec import (
 )
 from .rule import CellChange, Report
 
-FAILING_REASON, STILL_FAILING, SLOWER_REASON, COVERAGE_REASON = (
-    "failing",
-    "still_failing",
-    "slower",
-    "coverage_lost",
-)
+FAILING_REASON, STILL_FAILING = "failing", "still_failing"
+SLOWER_REASON, COVERAGE_REASON = "slower", "coverage_lost"
 NOTHING_REASON, TAMPERED_REASON, READINESS_REASON = "nothing_to_judge", "tampered", "readiness"
 TITLES = {
     NOTHING_REASON: "nothing to judge",

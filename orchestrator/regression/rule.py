@@ -64,11 +64,7 @@ TIMED_MIN = 3  # fewer samples than this on a side: status only
 _NOT_RUN = ("unsupported", "skip", "n/a")  # never exercised: nothing to lose
 _LOST = ("unsupported", "partial", "skip", "n/a")  # pass → one of these: coverage lost
 NOTE_MAX = 200  # characters of a head's message kept as a cell's note
-
-
-def cut(text: str, most: int = NOTE_MAX) -> str:
-    """``text`` within ``most`` characters, a cut one ending with "…" (words.cut)."""
-    return words.cut(text, most)
+cut = functools.partial(words.cut, most=NOTE_MAX)
 
 
 @dataclass(frozen=True)

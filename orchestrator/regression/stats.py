@@ -45,13 +45,11 @@ def ranks(values: Sequence[float]) -> tuple[list[float], list[int]]:
 def mann_whitney_u(a: Sequence[float], b: Sequence[float]) -> MWU:
     """Two-sided Mann–Whitney U test, normal approximation with tie and continuity corrections."""
     n1, n2 = len(a), len(b)
-    if n1 == 0 or n2 == 0:
-        raise ValueError("both samples must be non-empty")
     r, ties = ranks(list(a) + list(b))
     u1 = sum(r[:n1]) - n1 * (n1 + 1) / 2
     n = n1 + n2
     mu = n1 * n2 / 2
-    tie_term = sum(t**3 - t for t in ties) / (n * (n - 1)) if n > 1 else 0.0
+    tie_term = sum(t**3 - t for t in ties) / (n * (n - 1))
     var = n1 * n2 / 12 * ((n + 1) - tie_term)
     if var <= 0:  # every value equal: no evidence of a difference
         return MWU(u1, 0.0, 1.0)
@@ -63,8 +61,6 @@ def bootstrap_median_ci(
     samples: Sequence[float], confidence: float = 0.99, resamples: int = 2000, seed: int = 0
 ) -> tuple[float, float]:
     """Percentile bootstrap interval of the median; reproducible for a given seed."""
-    if not samples:
-        raise ValueError("no samples")
     rng = random.Random(seed)
     data = list(samples)
     n = len(data)
