@@ -229,17 +229,16 @@ class EnvWalk:
             chosen = final or newer
             assert chosen is not None
             flags: list[str] = []
+            note = ""
             if final is not None and newer is not None:
                 flags.append("newer-inconclusive")
-            if newest_digest and chosen.run.digest and chosen.run.digest != newest_digest:
-                flags.append("previous-digest")
-            when = chosen.run.ended or chosen.run.started
-            note = ""
-            if "newer-inconclusive" in flags and newer is not None:
                 last = sorted(newer.attempts, key=lambda a: a.attempt)[-1]
                 note = (
                     f"newer run {newer.run.run_id[:8]} was {newer.verdict}: {last.message}".strip()
                 )
+            if newest_digest and chosen.run.digest and chosen.run.digest != newest_digest:
+                flags.append("previous-digest")
+            when = chosen.run.ended or chosen.run.started
             for a in sorted(chosen.attempts, key=lambda a: a.attempt):
                 message = (
                     a.message if not note else (f"{a.message} ({note})" if a.message else note)

@@ -178,9 +178,8 @@ def tiers_table(
     groups: dict[str, list[Cell]] = {}
     scope: dict[str, dict[str, list[int]]] = {}
     group_of = {r.image: r.group(columns) for r in runs}
-    said = {
-        c for (_r, c) in m.cells
-    }  # an image with no verdict (an inventory-only run) claims nothing
+    # an image with no verdict (an inventory-only run) claims nothing
+    said = {c for (_r, c) in m.cells}
     for image in (c for c in m.columns if c in said):
         g = group_of[image]
         for r in m.rows:
