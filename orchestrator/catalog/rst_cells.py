@@ -184,9 +184,7 @@ def page_evidence(text: str, line: int) -> tuple[str | None, str | None]:
     lines = text.splitlines()[: max(line - 1, 0)]
     start = 0
     for i in range(len(lines) - 1, -1, -1):
-        if re.match(r"^\s*\.\.\s+list-table::", lines[i]) or re.match(
-            r"^[=\-~^*#]{4,}\s*$", lines[i]
-        ):
+        if re.match(r"^\s*\.\.\s+list-table::|^[=\-~^*#]{4,}\s*$", lines[i]):
             start = i + 1
             break
     prose = "\n".join(lines[start:])

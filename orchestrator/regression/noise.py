@@ -121,7 +121,6 @@ def noisy(metrics: Mapping[str, Any] | None) -> bool:
 
 
 def benjamini_hochberg(pvalues: Sequence[float]) -> list[float]:
-    """Benjamini–Hochberg adjusted p-values (q-values), in the input order."""
     n = len(pvalues)
     order = sorted(range(n), key=lambda i: pvalues[i])
     q = [1.0] * n

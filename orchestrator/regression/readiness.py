@@ -66,7 +66,6 @@ class Options:
 
     @property
     def alpha(self) -> float:
-        """Sippy's significance level: ``1 - confidence/100``."""
         return 1 - self.confidence / 100
 
 

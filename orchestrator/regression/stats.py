@@ -43,7 +43,6 @@ def ranks(values: Sequence[float]) -> tuple[list[float], list[int]]:
 
 
 def mann_whitney_u(a: Sequence[float], b: Sequence[float]) -> MWU:
-    """Two-sided Mann–Whitney U test, normal approximation with tie and continuity corrections."""
     n1, n2 = len(a), len(b)
     r, ties = ranks(list(a) + list(b))
     u1 = sum(r[:n1]) - n1 * (n1 + 1) / 2

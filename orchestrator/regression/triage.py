@@ -91,7 +91,6 @@ def _here(case: Case) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]
 
 
 def _same(case: Case) -> list[Seen]:
-    """Other runs of the same digest on hosts of the same class."""
     return [s for s in case.history if s.digest == case.digest and s.host_class == case.host_class]
 
 
