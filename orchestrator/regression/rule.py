@@ -363,8 +363,8 @@ def _one(
             if not expired:
                 return change(EXPECTED, bv, hv, backend, note=issue.reason, issue=issue)
             note = f"waiver expired on {issue.until}: {issue.reason}"
-    if changed:
-        note = _failed(changed, hv, ho)
+    if changed:  # a failure under a new definition is still one, and says why (its own cut)
+        note = f"{changed}: {cut(ho[-1].message)}" if hv != "pass" and ho[-1].message else changed
         return change(NOT_COMPARABLE, bv, hv, backend, note=note, tampered=tampered)
     if "error" in (bv, hv) or tampered:  # else a retry's verdict judges it; forged output never
         return change(INCONCLUSIVE, bv, hv, backend, note=cut(ho[-1].message), tampered=tampered)
@@ -407,13 +407,6 @@ def _new_check(
     if hv in _NOT_RUN:  # a new check that did not run: no coverage gained
         return change(CHANGED, "", hv, backend, note=f"new check, {hv}")
     return change(COVERAGE_GAINED, "", hv, backend, note="new check")
-
-
-def _failed(note: str, hv: str, ho: Sequence[Obs]) -> str:
-    """A not-comparable cell's note, with the head's message where the head did not pass (a
-    failure under a new definition is still a failure, and says why: the message keeps its
-    own NOTE_MAX, so the definition's words never push the failure out)."""
-    return f"{note}: {cut(ho[-1].message)}" if hv != "pass" and ho[-1].message else note
 
 
 def _excused(
