@@ -168,15 +168,6 @@ class Plan:
         }
 
 
-def _with_backends(page: PageRead, backend: str) -> list[dict[str, Any]]:
-    """The page's entries, each naming its backend where the file's head says another."""
-    out = []
-    for e in page.entries:
-        own = page.backend_of(e["alias"])
-        out.append(e if own == backend else {**e, "backend": own})
-    return out
-
-
 def plan_import(
     rst_text: str,
     existing: str | None,
@@ -207,7 +198,11 @@ def plan_import(
             f"Imported from {source.rsplit('/', 1)[-1]} by valorch images import-rst.\n"
             'Components are the expectations valorch verifies inside the image; "master" means unpinned.'
         )
-    entries = _with_backends(page, str(head.get("backend", "")))
+    # the page's entries (one per image), each naming its backend where the head says another
+    entries = [
+        e if i.backend == str(head.get("backend", "")) else {**e, "backend": i.backend}
+        for e, i in zip(page.entries, page.images, strict=True)
+    ]
     merged = merge(old_entries, entries)
     if existing is not None and not merged.changed:
         return Plan(len(entries), merged, existing, False, page)

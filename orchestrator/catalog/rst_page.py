@@ -67,9 +67,6 @@ class PageRead:
     unread: tuple[Unread, ...]
     notes: tuple[Note, ...] = ()
 
-    def backend_of(self, alias: str) -> str:
-        return next(i.backend for i in self.images if i.alias == alias)
-
     def report(self) -> dict[str, Any]:
         return {
             "page": self.source,
