@@ -188,13 +188,11 @@ def judge(cells: Sequence[Cell], opts: Options = Options()) -> list[Cell]:
         out.append(replace(c, status=status, p=p, reason=why))
     if opts.correction != "bh":
         return out
+    # a test was made (p): both sides counted runs, so both have a rate
     regress = [
         i
         for i, c in enumerate(out)
-        if c.p is not None
-        and c.candidate.rate is not None
-        and c.basis.rate is not None
-        and c.candidate.rate < c.basis.rate
+        if c.p is not None and (c.candidate.rate or 0) < (c.basis.rate or 0)
     ]
     qs = benjamini_hochberg([out[i].p or 1.0 for i in regress])
     for i, q in zip(regress, qs, strict=True):
