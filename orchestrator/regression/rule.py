@@ -247,7 +247,7 @@ def compare_timing(
         cv_head=noise.cv(head),
         se=se,
         run_sigma=run_sigma,
-        detectable=noise.smallest_detectable(base, head, threshold, ALPHA, run_sigma, runs),
+        detectable=None if se is None else noise.detectable(se, threshold, ALPHA),
         runs_base=runs[0],
         runs_head=runs[1],
     )
