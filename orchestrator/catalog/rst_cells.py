@@ -137,12 +137,7 @@ def substitute(raw: str, defs: Defs, pictures: frozenset[str]) -> tuple[str, str
 
 def versions(text: str) -> list[str]:
     """The distinct version tokens of cleaned cell text, in order."""
-    out: list[str] = []
-    for m in VERSION.finditer(text):
-        v = m.group(1) or m.group(2)
-        if v not in out:
-            out.append(v)
-    return out
+    return list(dict.fromkeys(m.group(1) or m.group(2) for m in VERSION.finditer(text)))
 
 
 def read(text: str, *, markup: str | None = None) -> Cell:

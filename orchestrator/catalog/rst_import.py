@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from itertools import takewhile
 from typing import Any
 
 import yaml
@@ -135,12 +136,8 @@ def render_yaml(
 
 def leading_comment(text: str) -> str:
     """The comment block at the top of an existing catalog file (kept on rewrite)."""
-    out: list[str] = []
-    for line in text.splitlines():
-        if not line.startswith("#"):
-            break
-        out.append(line[1:].removeprefix(" "))
-    return "\n".join(out)
+    block = takewhile(lambda line: line.startswith("#"), text.splitlines())
+    return "\n".join(line[1:].removeprefix(" ") for line in block)
 
 
 @dataclass(frozen=True)

@@ -89,11 +89,6 @@ def descriptions(checks: Iterable[str]) -> dict[str, str]:
     return out
 
 
-def describe(checks: Sequence[str], described: dict[str, str]) -> str:
-    """A feature's description: its first check's that the catalog describes."""
-    return next((described[c] for c in checks if described.get(c)), "")
-
-
 def best(cells: Iterable[Cell]) -> Cell:
     """The best-evidenced state of several images (of one backend): pass where one passes,
     partial where the best is partial, then the inconclusive ones; failing only where every
@@ -225,9 +220,9 @@ def supported_features(
     backends, best_cells = best_by_backend(m, {r.image: r.backend for r in runs})
     heads = ("Supported",) if len(backends) == 1 else tuple(f"Supported ({b})" for b in backends)
     described = descriptions(r.key for r in per_check.rows)
-    cells = {
+    cells = {  # a feature's description is its first check's that the catalog describes
         f: (
-            describe(checks, described),
+            next((described[c] for c in checks if described.get(c)), ""),
             [supported_cell(best_cells[(f, b)], checks) for b in backends],
         )
         for f, checks in checks_of.items()

@@ -110,14 +110,9 @@ def stem(component: str) -> str:
 
 def libraries_of(library: str | None) -> list[str]:
     """``MIOpen/cuDNN`` -> ["miopen", "cudnn"] (the keys of LIBRARIES it names)."""
-    out = []
-    for part in re.split(r"[/,]", library or ""):
-        key = part.strip().lower()
-        if key in LIBRARIES:
-            out.append(key)
-        elif key.replace(" ", "") in LIBRARIES:
-            out.append(key.replace(" ", ""))
-    return out
+    keys = [part.strip().lower() for part in re.split(r"[/,]", library or "")]
+    named = [k if k in LIBRARIES else k.replace(" ", "") for k in keys]  # "hip blas": hipblas
+    return [k for k in named if k in LIBRARIES]
 
 
 def _bare(token: str) -> str:
