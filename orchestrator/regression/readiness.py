@@ -135,9 +135,7 @@ class Cell:
 
 def count(verdicts: Sequence[tuple[str, str]]) -> Count:
     """(run, final verdict) pairs -> the pass count of the runs that count, one per run."""
-    final: dict[str, str] = {}
-    for run, v in verdicts:  # a run named twice counts once, by its last verdict
-        final[run] = v
+    final = dict(verdicts)  # a run named twice counts once, by its last verdict
     counted = [(r, v) for r, v in final.items() if v in PASSING or v in FAILING]
     return Count(
         sum(1 for _r, v in counted if v in PASSING),
