@@ -252,7 +252,7 @@ def compare_timing(
         runs_head=runs[1],
     )
     if len(base) >= MWU_MIN and len(head) >= MWU_MIN:
-        p = stats.mann_whitney_u(base, head).p
+        p = stats.mann_whitney_u(base, head)
         sig = p < ALPHA and noise.beyond_run_noise(ratio, se, run_sigma, ALPHA)
         return replace(probe, method="mwu", p=p, significant=sig, q=p)
     if _timing_kind(replace(probe, significant=True)) == SAME:  # SAME even if significant
