@@ -174,9 +174,8 @@ def plan_import(
 ) -> Plan:
     """Parse the table, merge it into the existing catalog file's text (or none), render."""
     page = read_page(rst_text, source, defs)
-    head: dict[str, Any] = {}
+    head: dict[str, Any]
     old_entries: list[dict[str, Any]] = []
-    comment = ""
     if existing is not None:
         try:
             doc = yaml.safe_load(existing) or {}

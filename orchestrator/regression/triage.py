@@ -95,7 +95,7 @@ def _same(case: Case) -> list[Seen]:
 
 
 def _this_run(case: Case, verdict: str) -> Triage | None:
-    if verdict == "error" or (case.attempts and all(s == "error" for s in case.attempts)):
+    if verdict == "error":  # so is a run whose every attempt ended in error (final: the last)
         return Triage(
             "infrastructure",
             "the attempts ended in error (engine, registry or scheduler): the run says "
@@ -104,13 +104,8 @@ def _this_run(case: Case, verdict: str) -> Triage | None:
         )
     if case.host_problems:
         runs = (case.run, *(r for r in dict.fromkeys(case.problem_runs) if r != case.run))
-        return Triage(
-            "host fault",
-            f"host {case.host}: " + "; ".join(case.host_problems),
-            runs,
-            (case.host,),
-            (case.digest,),
-        )
+        why = f"host {case.host}: " + "; ".join(case.host_problems)
+        return Triage("host fault", why, runs, (case.host,), (case.digest,))
     if verdict == "flaky":
         return Triage(
             "flaky",
