@@ -29,6 +29,7 @@ short by the infrastructure) never erases what an earlier run measured.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -269,12 +270,8 @@ def column_labels(envs: Iterable[tuple[str, str]]) -> dict[tuple[str, str], str]
     """An environment's column name: the alias, with its host class where the alias has several
     (or where the class is "cpu only", which is never the image's GPU column)."""
     envs = list(dict.fromkeys(envs))
-    classes: dict[str, set[str]] = {}
-    for alias, cls in envs:
-        classes.setdefault(alias, set()).add(cls)
+    classes = Counter(alias for alias, _cls in envs)  # how many host classes each alias has
     return {
-        (alias, cls): alias
-        if (len(classes[alias]) == 1 and cls != CPU_ONLY_CLASS)
-        else f"{alias} · {cls}"
+        (alias, cls): alias if classes[alias] == 1 and cls != CPU_ONLY_CLASS else f"{alias} · {cls}"
         for alias, cls in envs
     }

@@ -82,11 +82,8 @@ def descriptions(checks: Iterable[str]) -> dict[str, str]:
     from ..checks_manifest import manifest
 
     known = manifest().checks
-    out = {}
-    for check in checks:
-        text = known[check]["description"] if check in known else ""
-        out[check] = _first_sentence(text) if text else ""
-    return out
+    said = {check: known[check]["description"] if check in known else "" for check in checks}
+    return {check: _first_sentence(text) if text else "" for check, text in said.items()}
 
 
 def best(cells: Iterable[Cell]) -> Cell:

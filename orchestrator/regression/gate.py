@@ -307,7 +307,6 @@ def decide(  # noqa: PLR0913 - one argument per input of the decision
     for g in further:
         if g.code != 0:
             reasons.append(Reason(READINESS_REASON, (), True, named=g.cells, said=g.reason))
-    rank = {code: i for i, code in enumerate(ORDER)}
-    ordered = tuple(sorted(reasons, key=lambda r: rank[r.code]))
+    ordered = tuple(sorted(reasons, key=lambda r: ORDER.index(r.code)))
     exit_code = 1 if any(r.gates for r in ordered) else 3 if infra_errors else 0
     return Verdict(exit_code, ordered, infra_errors, counts.excused, subject, counts)
