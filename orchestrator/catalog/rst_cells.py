@@ -37,6 +37,7 @@ _TAG_CUDA = re.compile(r"(?<![a-z])(?:cuda|cu)[-_]?(\d+(?:\.\d+)*)", re.I)
 _VERSION_SET = re.compile(r"^\.\.\s+version-set::\s+(\S+)\s+(\S+)\s*$", re.M)
 _REPLACE = re.compile(r"^\.\.\s+\|(?P<name>[^|]+)\|\s+replace::\s*(?P<value>.*\S)\s*$", re.M)
 _RAW_SUB = re.compile(r"^\.\.\s+\|(?P<name>[^|]+)\|\s+(?:raw|image)::", re.M)
+_BOUND = re.compile(r"^\s*\.\.\s+list-table::|^[=\-~^*#]{4,}\s*$")  # a table or a heading's line
 
 
 @dataclass(frozen=True)
@@ -177,12 +178,8 @@ def page_evidence(text: str, line: int) -> tuple[str | None, str | None]:
     """(backend, version) that the page states for the table whose directive is at ``line``:
     the last "ROCm X.Y" of the prose between the previous table (or heading) and it."""
     lines = text.splitlines()[: max(line - 1, 0)]
-    start = 0
-    for i in range(len(lines) - 1, -1, -1):
-        if re.match(r"^\s*\.\.\s+list-table::|^[=\-~^*#]{4,}\s*$", lines[i]):
-            start = i + 1
-            break
-    prose = "\n".join(lines[start:])
+    bounds = (i + 1 for i in range(len(lines) - 1, -1, -1) if _BOUND.match(lines[i]))
+    prose = "\n".join(lines[next(bounds, 0) :])
     found = _PAGE_ROCM.findall(prose)
     if found:
         return "rocm", found[-1]

@@ -259,19 +259,17 @@ def _definition(case: Case) -> tuple[Triage | None, Case]:
     passed_before = [s for s in other if s.verdict == "pass"]
     if passed_before and not any(s.verdict == "pass" for s in same if s.definition):
         s = max(passed_before, key=lambda x: x.started)
-        return (
-            Triage(
-                "definition changed",
-                f"the check's definition changed ({s.definition[:8]} in run {s.run[:8]}, where "
-                f"it passed → {case.definition[:8]} here: its command, expected output or "
-                "version); it never passed under the new definition, so the spec may be what "
-                "fails, not the image",
-                (case.run, s.run),
-                (case.host,) if s.host == case.host else (case.host, s.host),
-                (case.digest,) if s.digest == case.digest else (s.digest, case.digest),
-            ),
-            case,
+        changed = Triage(
+            "definition changed",
+            f"the check's definition changed ({s.definition[:8]} in run {s.run[:8]}, where "
+            f"it passed → {case.definition[:8]} here: its command, expected output or "
+            "version); it never passed under the new definition, so the spec may be what "
+            "fails, not the image",
+            (case.run, s.run),
+            (case.host,) if s.host == case.host else (case.host, s.host),
+            (case.digest,) if s.digest == case.digest else (s.digest, case.digest),
         )
+        return changed, case
     return None, replace(case, history=tuple(same))
 
 
