@@ -72,8 +72,7 @@ def merge(existing: list[dict[str, Any]], imported: list[dict[str, Any]]) -> Mer
             continue
         old = result[idx]
         comps_old = {str(k): str(v) for k, v in (old.get("components") or {}).items()}
-        normalized_old = {**old, "components": comps_old}
-        details = _details(normalized_old, new)
+        details = _details({**old, "components": comps_old}, new)
         if old.get("alias") != new["alias"]:
             details.insert(0, f"alias: {old.get('alias')} → {new['alias']}")
         if details:
