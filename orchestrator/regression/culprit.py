@@ -143,8 +143,7 @@ def classify(component: str, check: str, library: str | None, feature: str = "")
     name = stem(component)
     libs = libraries_of(library)
     for lib in libs:
-        hit = _hits(name, LIBRARIES[lib][0])
-        if hit:
+        if _hits(name, LIBRARIES[lib][0]):
             return "library", f"the check's library {lib}"
     words = re.split(r"[^a-z0-9]+", f"{check} {feature}".lower())
     named = {w for w in words if len(w) > 1 and w not in NOISE} - {

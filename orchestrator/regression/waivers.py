@@ -137,8 +137,7 @@ def decide(
         return Decision(None, False, "no waiver covers it")
     judged = [(w, *w.holds(now, rate)) for w in mine]
     live = [j for j in judged if j[1]]
-    w, ok, why = max(live or judged, key=lambda j: j[0].until or date.max)
-    return Decision(w, ok, why)
+    return Decision(*max(live or judged, key=lambda j: j[0].until or date.max))
 
 
 @dataclass(frozen=True)
