@@ -64,40 +64,33 @@ def _major_minor(version: str) -> str:
 
 def parse_tag(text: str) -> ImageSpec | None:
     """An image that is not catalogued, described by what its tag says."""
-    m = _ROCM_TAG.match(text)
-    if m:
+    tag = text.split(":", 1)[-1]
+    if m := _ROCM_TAG.match(text):
         g = m.groupdict()
-        tag = text.split(":", 1)[-1]
-        alias = f"rocm{g['rocm']}_{g['distro']}{g['os']}_py{_major_minor(g['python'])}_pytorch_{_major_minor(g['pytorch'])}"
-        return ImageSpec(
-            alias=alias,
-            reference=f"rocm/pytorch:{tag}",
-            backend=Backend.rocm,
-            family="rocm",
-            os=f"{g['distro']} {g['os']}",
-            derived=True,
-            components={
+        said: dict[str, Any] = {
+            "alias": f"rocm{g['rocm']}_{g['distro']}{g['os']}_py{_major_minor(g['python'])}_pytorch_{_major_minor(g['pytorch'])}",
+            "reference": f"rocm/pytorch:{tag}",
+            "backend": Backend.rocm,
+            "os": f"{g['distro']} {g['os']}",
+            "components": {
                 "rocm": g["rocm"],
                 g["distro"]: g["os"],
                 "python": g["python"],
                 "pytorch": g["pytorch"],
             },
-            notes="Not catalogued: expectations parsed from the tag.",
-        )
-    m = _CUDA_TAG.match(text)
-    if m:
+        }
+    elif m := _CUDA_TAG.match(text):
         g = m.groupdict()
-        tag = text.split(":", 1)[-1]
-        return ImageSpec(
-            alias=f"cuda{g['cuda']}_cudnn{g['cudnn']}_pytorch_{_major_minor(g['pytorch'])}",
-            reference=f"pytorch/pytorch:{tag}",
-            backend=Backend.cuda,
-            family="cuda",
-            derived=True,
-            components={"pytorch": g["pytorch"], "cuda": g["cuda"], "cudnn": g["cudnn"]},
-            notes="Not catalogued: expectations parsed from the tag.",
-        )
-    return None
+        said = {
+            "alias": f"cuda{g['cuda']}_cudnn{g['cudnn']}_pytorch_{_major_minor(g['pytorch'])}",
+            "reference": f"pytorch/pytorch:{tag}",
+            "backend": Backend.cuda,
+            "components": {"pytorch": g["pytorch"], "cuda": g["cuda"], "cudnn": g["cudnn"]},
+        }
+    else:
+        return None
+    notes = "Not catalogued: expectations parsed from the tag."
+    return ImageSpec(**said, family=said["backend"].value, derived=True, notes=notes)
 
 
 def derived_alias(ref: imageref.ImageRef) -> str:
@@ -123,10 +116,8 @@ def from_reference(text: str, known: Iterable[ImageSpec] = ()) -> ImageSpec:
             other = imageref.parse(image.reference)
         except InputError:
             continue
-        if (other.repository, other.tag) == (ref.repository, ref.tag) and ref.digest in (
-            None,
-            image.digest,
-        ):
+        same = (other.repository, other.tag) == (ref.repository, ref.tag)
+        if same and ref.digest in (None, image.digest):
             return image
     alias = derived_alias(ref)
     words = f"{ref.path}:{ref.tag or ''}".lower()

@@ -165,7 +165,12 @@ def _suites(
         try:
             ref = SuiteRef.model_validate({"name": entry} if shorthand else entry)
         except ValidationError as exc:
-            _raw_globs(doc, i, name, entry, problems)  # the model reports the rest
+            # the globs of a built-in suite are checked all the same; the model reports the rest
+            built_in = isinstance(entry, dict) and name not in DECLARED
+            globs = entry.get("checks") if built_in else None
+            if isinstance(globs, list) and all(isinstance(g, str) for g in globs):
+                ids = suite_check_ids(SuiteRef(name=name))
+                problems += _glob_problems(doc, i, name, tuple(globs), ids)
             if REPEATED not in str(exc):
                 problems += _repeated_ids(doc, i, entry)
             continue
@@ -206,18 +211,6 @@ def declares_nothing(ref: SuiteRef) -> tuple[str, str] | None:
         f"needs {what}",
         "see jobs/commands-example.yaml, or valorch suites show " + ref.name,
     )
-
-
-def _raw_globs(
-    doc: yamlio.Document, i: int, name: str, entry: Any, problems: list[yamlio.Problem]
-) -> None:
-    """The globs of a built-in suite whose entry has another mistake, checked all the same."""
-    if name in DECLARED or not isinstance(entry, dict):
-        return
-    globs = entry.get("checks")
-    if isinstance(globs, list) and all(isinstance(g, str) for g in globs):
-        ref = SuiteRef(name=name)
-        problems += _glob_problems(doc, i, name, tuple(globs), suite_check_ids(ref))
 
 
 def suite_check_ids(ref: SuiteRef) -> list[str]:

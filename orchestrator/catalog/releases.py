@@ -46,13 +46,12 @@ def parse_rocm_csv(text: str, source: str) -> dict[str, Any]:
     value}}}. A first column other than "ROCm Version", or a row whose cell count differs
     from the header's, is an error naming its line."""
     reader = csv.reader(io.StringIO(text))
-    try:
-        header = next(reader)
-    except StopIteration:
+    header = next(reader, None)
+    if header is None:
         raise ReleaseTableError(
             f"{source}:1: empty file: expected a header row "
             f"'{ROCM_FIRST_COLUMN},<release>,<release>…'"
-        ) from None
+        )
     if not header or header[0].strip() != ROCM_FIRST_COLUMN:
         first = header[0].strip()[:40] if header else ""
         raise ReleaseTableError(

@@ -37,6 +37,7 @@ _TAG_CUDA = re.compile(r"(?<![a-z])(?:cuda|cu)[-_]?(\d+(?:\.\d+)*)", re.I)
 _VERSION_SET = re.compile(r"^\.\.\s+version-set::\s+(\S+)\s+(\S+)\s*$", re.M)
 _REPLACE = re.compile(r"^\.\.\s+\|(?P<name>[^|]+)\|\s+replace::\s*(?P<value>.*\S)\s*$", re.M)
 _RAW_SUB = re.compile(r"^\.\.\s+\|(?P<name>[^|]+)\|\s+(?:raw|image)::", re.M)
+_BOUND = re.compile(r"^\s*\.\.\s+list-table::|^[=\-~^*#]{4,}\s*$")  # a table or a heading's line
 
 
 @dataclass(frozen=True)
@@ -137,12 +138,7 @@ def substitute(raw: str, defs: Defs, pictures: frozenset[str]) -> tuple[str, str
 
 def versions(text: str) -> list[str]:
     """The distinct version tokens of cleaned cell text, in order."""
-    out: list[str] = []
-    for m in VERSION.finditer(text):
-        v = m.group(1) or m.group(2)
-        if v not in out:
-            out.append(v)
-    return out
+    return list(dict.fromkeys(m.group(1) or m.group(2) for m in VERSION.finditer(text)))
 
 
 def read(text: str, *, markup: str | None = None) -> Cell:
@@ -182,14 +178,8 @@ def page_evidence(text: str, line: int) -> tuple[str | None, str | None]:
     """(backend, version) that the page states for the table whose directive is at ``line``:
     the last "ROCm X.Y" of the prose between the previous table (or heading) and it."""
     lines = text.splitlines()[: max(line - 1, 0)]
-    start = 0
-    for i in range(len(lines) - 1, -1, -1):
-        if re.match(r"^\s*\.\.\s+list-table::", lines[i]) or re.match(
-            r"^[=\-~^*#]{4,}\s*$", lines[i]
-        ):
-            start = i + 1
-            break
-    prose = "\n".join(lines[start:])
+    bounds = (i + 1 for i in range(len(lines) - 1, -1, -1) if _BOUND.match(lines[i]))
+    prose = "\n".join(lines[next(bounds, 0) :])
     found = _PAGE_ROCM.findall(prose)
     if found:
         return "rocm", found[-1]

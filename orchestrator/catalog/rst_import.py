@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from itertools import takewhile
 from typing import Any
 
 import yaml
@@ -27,8 +28,6 @@ from ..spec import Change
 from . import rst_cells as cells
 from .rst_page import PageRead, read_page
 from .rst_table import ENTRY_KEYS, RstImportError
-from .rst_table import HEADERS as HEADERS  # re-exported: the importer's vocabulary, as is clean
-from .rst_table import clean as clean
 
 
 @dataclass(frozen=True)
@@ -42,11 +41,6 @@ class Merge:
 
     def count(self, kind: str) -> int:
         return sum(c.kind == kind for c in self.changes)
-
-
-def parse(text: str, source: str = "<rst>", defs: cells.Defs | None = None) -> list[dict[str, Any]]:
-    """Catalog entries from every image-components list-table of the document."""
-    return list(read_page(text, source, defs).entries)
 
 
 def _details(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
@@ -68,19 +62,17 @@ def merge(existing: list[dict[str, Any]], imported: list[dict[str, Any]]) -> Mer
     result = [dict(e) for e in existing]
     changes: list[Change] = []
     for new in imported:
-        idx = next((i for i, e in enumerate(result) if e.get("alias") == new["alias"]), None)
-        if idx is None:
-            idx = next(
-                (i for i, e in enumerate(result) if e.get("reference") == new["reference"]), None
-            )
+        idx = next(
+            (i for k in ("alias", "reference") for i, e in enumerate(result) if e.get(k) == new[k]),
+            None,
+        )
         if idx is None:
             result.append(dict(new))
             changes.append(Change("added", new["alias"]))
             continue
         old = result[idx]
         comps_old = {str(k): str(v) for k, v in (old.get("components") or {}).items()}
-        normalized_old = {**old, "components": comps_old}
-        details = _details(normalized_old, new)
+        details = _details({**old, "components": comps_old}, new)
         if old.get("alias") != new["alias"]:
             details.insert(0, f"alias: {old.get('alias')} → {new['alias']}")
         if details:
@@ -143,12 +135,8 @@ def render_yaml(
 
 def leading_comment(text: str) -> str:
     """The comment block at the top of an existing catalog file (kept on rewrite)."""
-    out: list[str] = []
-    for line in text.splitlines():
-        if not line.startswith("#"):
-            break
-        out.append(line[1:].removeprefix(" "))
-    return "\n".join(out)
+    block = takewhile(lambda line: line.startswith("#"), text.splitlines())
+    return "\n".join(line[1:].removeprefix(" ") for line in block)
 
 
 @dataclass(frozen=True)
@@ -176,15 +164,6 @@ class Plan:
         }
 
 
-def _with_backends(page: PageRead, backend: str) -> list[dict[str, Any]]:
-    """The page's entries, each naming its backend where the file's head says another."""
-    out = []
-    for e in page.entries:
-        own = page.backend_of(e["alias"])
-        out.append(e if own == backend else {**e, "backend": own})
-    return out
-
-
 def plan_import(
     rst_text: str,
     existing: str | None,
@@ -194,9 +173,8 @@ def plan_import(
 ) -> Plan:
     """Parse the table, merge it into the existing catalog file's text (or none), render."""
     page = read_page(rst_text, source, defs)
-    head: dict[str, Any] = {}
+    head: dict[str, Any]
     old_entries: list[dict[str, Any]] = []
-    comment = ""
     if existing is not None:
         try:
             doc = yaml.safe_load(existing) or {}
@@ -215,7 +193,11 @@ def plan_import(
             f"Imported from {source.rsplit('/', 1)[-1]} by valorch images import-rst.\n"
             'Components are the expectations valorch verifies inside the image; "master" means unpinned.'
         )
-    entries = _with_backends(page, str(head.get("backend", "")))
+    # the page's entries (one per image), each naming its backend where the head says another
+    entries = [
+        e if i.backend == str(head.get("backend", "")) else {**e, "backend": i.backend}
+        for e, i in zip(page.entries, page.images, strict=True)
+    ]
     merged = merge(old_entries, entries)
     if existing is not None and not merged.changed:
         return Plan(len(entries), merged, existing, False, page)

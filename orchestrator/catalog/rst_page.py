@@ -38,9 +38,6 @@ class Unread:
     cell: str
     reason: str
 
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
 
 @dataclass(frozen=True)
 class Note(Unread):
@@ -70,16 +67,13 @@ class PageRead:
     unread: tuple[Unread, ...]
     notes: tuple[Note, ...] = ()
 
-    def backend_of(self, alias: str) -> str:
-        return next(i.backend for i in self.images if i.alias == alias)
-
     def report(self) -> dict[str, Any]:
         return {
             "page": self.source,
             "images": [{**asdict(i), "labels": dict(i.labels)} for i in self.images],
             "backends": sorted({i.backend for i in self.images}),
-            "unread": [u.as_dict() for u in self.unread],
-            "notes": [n.as_dict() for n in self.notes],
+            "unread": [asdict(u) for u in self.unread],
+            "notes": [asdict(n) for n in self.notes],
         }
 
 
@@ -134,7 +128,7 @@ def entry_of(
     cell_where: Callable[[int], tuple[str, int]],
     context: tuple[cells.Defs, frozenset[str], tuple[str | None, str | None], str],
 ) -> tuple[dict[str, Any], ImageRead, list[Unread]]:
-    page, title = context[2:]
+    defs, pictures, page, title = context
     header = columns.keys
     found = image_of(cells_raw[image_col]) if image_col < len(cells_raw) else None
     if found is None:
@@ -154,7 +148,35 @@ def entry_of(
     if typo:
         why = "a digest that is not 64 hex digits: the image is kept by its tag, without one"
         unread.append(Unread(line, title, alias, columns.names[image_col], typo, why))
-    comps = _components(columns, cells_raw, cell_where, context, (alias, os_text), labels, unread)
+    comps: dict[str, str] = {}  # the row's versions by catalog key; its label cells in labels
+    for col, (key, raw) in enumerate(zip(header, cells_raw, strict=False)):
+        if key is None:
+            continue
+        text, markup = cells.substitute(raw, defs, pictures)
+        value = clean(text)
+        at, at_line = cell_where(col)
+        if markup is None:
+            check_cell(value, raw, at)
+        said = cells.read(value, markup=markup)
+        if col in columns.labels and markup is None:
+            if said.label or said.version:
+                labels[key] = value
+            continue
+        if said.unread:
+            if said.markup:
+                labels[key] = said.unread
+            unread.append(
+                Unread(at_line, title, alias, columns.names[col], raw.strip(), said.unread)
+            )
+            continue
+        if said.version is None:
+            continue
+        if key == "linux":  # "Ubuntu 22.04", or a bare version of the tag's distro
+            first = value.split()[0].lower() if value.split() else ""
+            key = first if first in _DISTROS else (os_text or "linux").split()[0]
+        comps[key], dropped = rst_tags.trimmed(value, said.version)
+        if dropped:
+            unread.append(Note(at_line, title, alias, columns.names[col], raw.strip(), dropped))
     backend, rocm = _image_backend(reference, comps, page)
     if backend is None:
         raise RstImportError(
@@ -183,49 +205,6 @@ def entry_of(
         alias, reference, backend, comps.get("rocm"), title, line, tuple(labels.items())
     )
     return entry, read, unread
-
-
-def _components(
-    columns: _Columns,
-    cells_raw: tuple[str, ...],
-    cell_where: Callable[[int], tuple[str, int]],
-    context: tuple[cells.Defs, frozenset[str], tuple[str | None, str | None], str],
-    image: tuple[str, str | None],
-    labels: dict[str, str],
-    unread: list[Unread],
-) -> dict[str, str]:
-    """A row's component versions by catalog key; its label cells go to ``labels`` and the
-    cells that do not read as a version to ``unread``."""
-    defs, pictures, _, title = context
-    alias, os_text = image
-    comps: dict[str, str] = {}
-    for col, (key, raw) in enumerate(zip(columns.keys, cells_raw, strict=False)):
-        if key is None:
-            continue
-        text, markup = cells.substitute(raw, defs, pictures)
-        value = clean(text)
-        at, line = cell_where(col)
-        if markup is None:
-            check_cell(value, raw, at)
-        said = cells.read(value, markup=markup)
-        if col in columns.labels and markup is None:
-            if said.label or said.version:
-                labels[key] = value
-            continue
-        if said.unread:
-            if said.markup:
-                labels[key] = said.unread
-            unread.append(Unread(line, title, alias, columns.names[col], raw.strip(), said.unread))
-            continue
-        if said.version is None:
-            continue
-        if key == "linux":  # "Ubuntu 22.04", or a bare version of the tag's distro
-            first = value.split()[0].lower() if value.split() else ""
-            key = first if first in _DISTROS else (os_text or "linux").split()[0]
-        comps[key], dropped = rst_tags.trimmed(value, said.version)
-        if dropped:
-            unread.append(Note(line, title, alias, columns.names[col], raw.strip(), dropped))
-    return comps
 
 
 def _no_table(source: str, tables: list[ListTable], text: str) -> RstImportError:

@@ -93,11 +93,9 @@ def list_tables(text: str) -> list[ListTable]:
                 rows.append([])
                 starts.append([])
                 cell_col = line.index("-", len(row_m.group(1)))  # `* -` or `*   -`
-                cell = [row_m.group(3)]
-                rows[-1].append("")
-                starts[-1].append(lineno)
-            elif cell_m and rows and len(cell_m.group(1)) == cell_col:
-                cell = [cell_m.group(3)]
+            m = row_m or cell_m
+            if m and rows and (row_m or len(m.group(1)) == cell_col):
+                cell = [m.group(3)]
                 rows[-1].append("")
                 starts[-1].append(lineno)
             elif cell is not None:

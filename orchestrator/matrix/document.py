@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-from .model import LEGEND
+from ..statuses import LEGEND
 
 
 @dataclass(frozen=True)

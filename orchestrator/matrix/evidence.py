@@ -29,6 +29,7 @@ short by the infrastructure) never erases what an earlier run measured.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -229,17 +230,16 @@ class EnvWalk:
             chosen = final or newer
             assert chosen is not None
             flags: list[str] = []
+            note = ""
             if final is not None and newer is not None:
                 flags.append("newer-inconclusive")
-            if newest_digest and chosen.run.digest and chosen.run.digest != newest_digest:
-                flags.append("previous-digest")
-            when = chosen.run.ended or chosen.run.started
-            note = ""
-            if "newer-inconclusive" in flags and newer is not None:
                 last = sorted(newer.attempts, key=lambda a: a.attempt)[-1]
                 note = (
                     f"newer run {newer.run.run_id[:8]} was {newer.verdict}: {last.message}".strip()
                 )
+            if newest_digest and chosen.run.digest and chosen.run.digest != newest_digest:
+                flags.append("previous-digest")
+            when = chosen.run.ended or chosen.run.started
             for a in sorted(chosen.attempts, key=lambda a: a.attempt):
                 message = (
                     a.message if not note else (f"{a.message} ({note})" if a.message else note)
@@ -270,12 +270,8 @@ def column_labels(envs: Iterable[tuple[str, str]]) -> dict[tuple[str, str], str]
     """An environment's column name: the alias, with its host class where the alias has several
     (or where the class is "cpu only", which is never the image's GPU column)."""
     envs = list(dict.fromkeys(envs))
-    classes: dict[str, set[str]] = {}
-    for alias, cls in envs:
-        classes.setdefault(alias, set()).add(cls)
+    classes = Counter(alias for alias, _cls in envs)  # how many host classes each alias has
     return {
-        (alias, cls): alias
-        if (len(classes[alias]) == 1 and cls != CPU_ONLY_CLASS)
-        else f"{alias} · {cls}"
+        (alias, cls): alias if classes[alias] == 1 and cls != CPU_ONLY_CLASS else f"{alias} · {cls}"
         for alias, cls in envs
     }

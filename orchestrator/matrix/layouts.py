@@ -10,10 +10,10 @@ from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
+from ..statuses import LEGEND
 from ..words import count
 from .document import Table, TCell, TRow
 from .model import (
-    LEGEND,
     SUPPORT_LEGEND,
     Cell,
     Matrix,
@@ -178,9 +178,8 @@ def tiers_table(
     groups: dict[str, list[Cell]] = {}
     scope: dict[str, dict[str, list[int]]] = {}
     group_of = {r.image: r.group(columns) for r in runs}
-    said = {
-        c for (_r, c) in m.cells
-    }  # an image with no verdict (an inventory-only run) claims nothing
+    # an image with no verdict (an inventory-only run) claims nothing
+    said = {c for (_r, c) in m.cells}
     for image in (c for c in m.columns if c in said):
         g = group_of[image]
         for r in m.rows:
@@ -245,41 +244,27 @@ def component_cell(
     if measured is None and not expected:
         return TCell("")  # neither catalogued nor measured: nothing to say, nothing expected
     if measured is None:
-        return TCell(
-            expected,
-            "catalog" if run_id else NO_INVENTORY,
-            (),
-            (),
-            "catalogued; not found in the measured inventory"
+        said = (
+            "not found in the measured inventory"
             if run_id
-            else "catalogued; no inventory of this image was measured (valorch inventory "
-            "audit stores one)",
+            else "no inventory of this image was measured (valorch inventory audit stores one)"
         )
-    if broken is not None:
-        return TCell(
-            f"{measured} (does not import)",
-            "broken",
-            (),
-            runs,
-            f"installed but does not import: {broken}"[:500],
-        )
-    if not expected:
-        return TCell(measured, "measured", (), runs, f"not catalogued; the image has {measured}")
+        return TCell(expected, "catalog" if run_id else NO_INVENTORY, (), (), f"catalogued; {said}")
     from ..components import UNPINNED, version_matches  # pydantic's: only where a row compares
 
-    if expected.lower() in UNPINNED:
-        return TCell(
-            f"{expected} ({measured})", "unpinned", (), runs, f"unpinned; the image has {measured}"
-        )
-    if version_matches(expected, measured):
-        return TCell(expected, "ok", (), runs, f"measured {measured}")
-    return TCell(
-        f"{expected} ≠ {measured}",
-        "drift",
-        (),
-        runs,
-        f"catalog says {expected}, the image has {measured}",
-    )
+    has = f"the image has {measured}"
+    if broken is not None:
+        note = f"installed but does not import: {broken}"[:500]
+        text, verdict = f"{measured} (does not import)", "broken"
+    elif not expected:
+        text, verdict, note = measured, "measured", f"not catalogued; {has}"
+    elif expected.lower() in UNPINNED:
+        text, verdict, note = f"{expected} ({measured})", "unpinned", f"unpinned; {has}"
+    elif version_matches(expected, measured):
+        text, verdict, note = expected, "ok", f"measured {measured}"
+    else:
+        text, verdict, note = f"{expected} ≠ {measured}", "drift", f"catalog says {expected}, {has}"
+    return TCell(text, verdict, (), runs, note)
 
 
 def components_table(

@@ -162,10 +162,8 @@ def library_cell(lib: Library, image: ImageInventory, published: str | None = No
         key, text = found  # a version, no badge
         note = f"inventory component {key}"
         if published:
-            text, note = (
-                f"{text} (published {published})",
-                f"{note}; the release table publishes {published}",
-            )
+            text += f" (published {published})"
+            note += f"; the release table publishes {published}"
         return TCell(text, "", (), (image.run_id,), note)
     if image.backend not in lib.backends:
         return TCell("")  # not this backend's library: nothing to say

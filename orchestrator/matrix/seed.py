@@ -82,16 +82,8 @@ def descriptions(checks: Iterable[str]) -> dict[str, str]:
     from ..checks_manifest import manifest
 
     known = manifest().checks
-    out = {}
-    for check in checks:
-        text = known[check]["description"] if check in known else ""
-        out[check] = _first_sentence(text) if text else ""
-    return out
-
-
-def describe(checks: Sequence[str], described: dict[str, str]) -> str:
-    """A feature's description: its first check's that the catalog describes."""
-    return next((described[c] for c in checks if described.get(c)), "")
+    said = {check: known[check]["description"] if check in known else "" for check in checks}
+    return {check: _first_sentence(text) if text else "" for check, text in said.items()}
 
 
 def best(cells: Iterable[Cell]) -> Cell:
@@ -225,9 +217,9 @@ def supported_features(
     backends, best_cells = best_by_backend(m, {r.image: r.backend for r in runs})
     heads = ("Supported",) if len(backends) == 1 else tuple(f"Supported ({b})" for b in backends)
     described = descriptions(r.key for r in per_check.rows)
-    cells = {
+    cells = {  # a feature's description is its first check's that the catalog describes
         f: (
-            describe(checks, described),
+            next((described[c] for c in checks if described.get(c)), ""),
             [supported_cell(best_cells[(f, b)], checks) for b in backends],
         )
         for f, checks in checks_of.items()

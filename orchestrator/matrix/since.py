@@ -34,7 +34,6 @@ class Since:
     version: str | None  # the oldest version of the newest passing streak; None: not passing
     partial: bool  # some version of the streak is only partial
     bounded: bool  # an older version was tested and does not pass (so `version` is the start)
-    oldest: str | None  # the oldest version tested
     before: str | None  # the newest tested version older than `version` (it does not pass)
     newest: str | None
 
@@ -67,8 +66,8 @@ def since_of(points: Iterable[tuple[str, str]]) -> Since:
         by_version.setdefault(version_key(version), (version, []))[1].append(verdict)
     order = sorted(by_version, reverse=True)
     if not order:
-        return Since(None, False, False, None, None, None)
-    newest, oldest = by_version[order[0]][0], by_version[order[-1]][0]
+        return Since(None, False, False, None, None)
+    newest = by_version[order[0]][0]
     answer, partial, before = None, False, None
     for key in order:
         version, verdicts = by_version[key]
@@ -77,4 +76,4 @@ def since_of(points: Iterable[tuple[str, str]]) -> Since:
             before = version
             break
         answer, partial = version, partial or verdict == "partial"
-    return Since(answer, partial, before is not None and answer is not None, oldest, before, newest)
+    return Since(answer, partial, before is not None and answer is not None, before, newest)

@@ -95,9 +95,9 @@ def env_problem(pattern: str, stored: list[str], allow_unseen: bool = False) -> 
                 f"--env {pattern!r} {bad}: the glob would match nothing",
                 "globs use *, ? and [abc]; write [[] for a literal [",
             )
-    if allow_unseen or any(fnmatchcase(e.partition("@")[0], pattern) for e in stored):
-        return None
-    if any(fnmatchcase(env, pattern) for env in stored):
+    if allow_unseen or any(
+        fnmatchcase(e.partition("@")[0], pattern) or fnmatchcase(e, pattern) for e in stored
+    ):
         return None
     near = _nearest(pattern, stored)
     listed = f"there are: {', '.join(sorted(stored)[:5])}; " if stored else ""

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import pairwise
+from itertools import accumulate, pairwise
 from statistics import median
 
 PENALTY_K = 4.0  # calibrated on A/A histories: see docs/site.md and bench/bench_calibration.py
@@ -72,10 +72,7 @@ def binseg(y: Sequence[float], penalty: float, min_size: int = MIN_SIZE) -> list
     the same way. O(n log n) with prefix sums (exact PELT is O(n²) on a history without
     change, where it cannot prune: 3,000 histories of 100 runs took seconds)."""
     n = len(y)
-    s1, s2 = [0.0], [0.0]
-    for v in y:
-        s1.append(s1[-1] + v)
-        s2.append(s2[-1] + v * v)
+    s1, s2 = [0.0, *accumulate(y)], [0.0, *accumulate(v * v for v in y)]
 
     out: list[int] = []
     stack = [(0, n)]

@@ -26,125 +26,69 @@ TIERS = ("library", "dependency", "framework", "python", "system")
 # where a GPU library's operation runs on a CPU host (a --cpu-only run, a CPU image)
 CPU_BLAS = ("openblas", "mkl", "blis", "libblas", "liblapack", "onednn", "dnnl", "mkldnn")
 
-# library word (lower case, as checks name them) -> (the library's own component stems, its dependencies)
+# library word (lower case, as checks name them) | the library's own component stems | its
+# dependencies, one library a line ("cpu": the CPU side of the same operations); CPU_BLAS
+# stands for the CPU BLAS libraries above
+_LIBRARIES = """
+miopen | miopen | rocblas hipblaslt hipblas composable-kernel composablekernel ck rocrand half hip rocm comgr hsa roctracer rocm-llvm
+cudnn | cudnn | cublas cublaslt nvrtc cuda cudart
+hipblas | hipblas rocblas | hipblaslt tensile hip rocm comgr hsa CPU_BLAS
+hipblaslt | hipblaslt | rocblas hipblas tensile hip rocm hsa
+cublas | cublas | cublaslt cuda cudart CPU_BLAS
+cublaslt | cublaslt cublas | cuda cudart
+hipfft | hipfft rocfft | hip rocm hsa comgr pocketfft fftw mkl
+cufft | cufft | cuda cudart pocketfft fftw mkl
+hipcub | hipcub rocprim | hip rocm
+cub | cub thrust | cuda cudart
+hiprand | hiprand rocrand | hip rocm
+curand | curand | cuda cudart
+hipsolver | hipsolver rocsolver | rocblas hipblas rocsparse magma hip rocm
+cusolver | cusolver | cublas cusparse magma cuda cudart
+hipsparse | hipsparse rocsparse | rocprim hip rocm
+cusparse | cusparse | cuda cudart
+hipsparselt | hipsparselt | hipsparse rocsparse hip rocm
+cusparselt | cusparselt | cusparse cuda
+rccl | rccl | hip rocm ucx ompi ofed libfabric hsa
+nccl | nccl | cuda cudart ucx ompi ofed libfabric
+gloo | gloo | libuv ibverbs
+tensorpipe | tensorpipe | libuv ibverbs
+hiprtc | hiprtc comgr | hip rocm rocm-llvm
+nvrtc | nvrtc | cuda
+roctx | roctx roctracer | rocprofiler hip rocm
+nvtx | nvtx | cuda
+roctracer | roctracer | rocprofiler hip rocm
+cupti | cupti | cuda
+composable kernel | composable-kernel composablekernel ck | hip rocm
+aotriton | aotriton | triton hip rocm
+flashattention | flash-attn flash-attention flashattention | triton cuda cudart
+migraphx | migraphx | miopen rocblas hip rocm
+tensorrt | tensorrt | cudnn cublas cuda
+xla | xla jaxlib tensorflow | cuda rocm
+rocjpeg | rocjpeg | rocdecode hip rocm
+nvjpeg | nvjpeg | cuda
+cpu | CPU_BLAS | openmp gomp libgomp tbb
+"""
+
+
+def _stems(words: str) -> tuple[str, ...]:
+    return tuple(s for w in words.split() for s in (CPU_BLAS if w == "CPU_BLAS" else (w,)))
+
+
 LIBRARIES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "miopen": (
-        ("miopen",),
-        (
-            "rocblas",
-            "hipblaslt",
-            "hipblas",
-            "composable-kernel",
-            "composablekernel",
-            "ck",
-            "rocrand",
-            "half",
-            "hip",
-            "rocm",
-            "comgr",
-            "hsa",
-            "roctracer",
-            "rocm-llvm",
-        ),
-    ),
-    "cudnn": (("cudnn",), ("cublas", "cublaslt", "nvrtc", "cuda", "cudart")),
-    "hipblas": (
-        ("hipblas", "rocblas"),
-        ("hipblaslt", "tensile", "hip", "rocm", "comgr", "hsa", *CPU_BLAS),
-    ),
-    "hipblaslt": (("hipblaslt",), ("rocblas", "hipblas", "tensile", "hip", "rocm", "hsa")),
-    "cublas": (("cublas",), ("cublaslt", "cuda", "cudart", *CPU_BLAS)),
-    "cublaslt": (("cublaslt", "cublas"), ("cuda", "cudart")),
-    "hipfft": (("hipfft", "rocfft"), ("hip", "rocm", "hsa", "comgr", "pocketfft", "fftw", "mkl")),
-    "cufft": (("cufft",), ("cuda", "cudart", "pocketfft", "fftw", "mkl")),
-    "hipcub": (("hipcub", "rocprim"), ("hip", "rocm")),
-    "cub": (("cub", "thrust"), ("cuda", "cudart")),
-    "hiprand": (("hiprand", "rocrand"), ("hip", "rocm")),
-    "curand": (("curand",), ("cuda", "cudart")),
-    "hipsolver": (
-        ("hipsolver", "rocsolver"),
-        ("rocblas", "hipblas", "rocsparse", "magma", "hip", "rocm"),
-    ),
-    "cusolver": (("cusolver",), ("cublas", "cusparse", "magma", "cuda", "cudart")),
-    "hipsparse": (("hipsparse", "rocsparse"), ("rocprim", "hip", "rocm")),
-    "cusparse": (("cusparse",), ("cuda", "cudart")),
-    "hipsparselt": (("hipsparselt",), ("hipsparse", "rocsparse", "hip", "rocm")),
-    "cusparselt": (("cusparselt",), ("cusparse", "cuda")),
-    "rccl": (("rccl",), ("hip", "rocm", "ucx", "ompi", "ofed", "libfabric", "hsa")),
-    "nccl": (("nccl",), ("cuda", "cudart", "ucx", "ompi", "ofed", "libfabric")),
-    "gloo": (("gloo",), ("libuv", "ibverbs")),
-    "tensorpipe": (("tensorpipe",), ("libuv", "ibverbs")),
-    "hiprtc": (("hiprtc", "comgr"), ("hip", "rocm", "rocm-llvm")),
-    "nvrtc": (("nvrtc",), ("cuda",)),
-    "roctx": (("roctx", "roctracer"), ("rocprofiler", "hip", "rocm")),
-    "nvtx": (("nvtx",), ("cuda",)),
-    "roctracer": (("roctracer",), ("rocprofiler", "hip", "rocm")),
-    "cupti": (("cupti",), ("cuda",)),
-    "composable kernel": (("composable-kernel", "composablekernel", "ck"), ("hip", "rocm")),
-    "aotriton": (("aotriton",), ("triton", "hip", "rocm")),
-    "flashattention": (
-        ("flash-attn", "flash-attention", "flashattention"),
-        ("triton", "cuda", "cudart"),
-    ),
-    "migraphx": (("migraphx",), ("miopen", "rocblas", "hip", "rocm")),
-    "tensorrt": (("tensorrt",), ("cudnn", "cublas", "cuda")),
-    "xla": (("xla", "jaxlib", "tensorflow"), ("cuda", "rocm")),
-    "rocjpeg": (("rocjpeg",), ("rocdecode", "hip", "rocm")),
-    "nvjpeg": (("nvjpeg",), ("cuda",)),
-    # the CPU side of the same operations
-    "cpu": (CPU_BLAS, ("openmp", "gomp", "libgomp", "tbb")),
+    word.strip(): (_stems(own), _stems(deps))
+    for word, own, deps in (line.split("|") for line in _LIBRARIES.strip().splitlines())
 }
-FRAMEWORK = (
-    "pytorch",
-    "torch",
-    "torchvision",
-    "torchaudio",
-    "tensorflow",
-    "jax",
-    "jaxlib",
-    "triton",
-    "pytorch-triton",
-    "pytorch-triton-rocm",
-    "apex",
-    "onnxruntime",
-    "deepspeed",
-    "numpy",
-    "cuda",
-    "rocm",
-    "hip",
-    "magma",
+FRAMEWORK = _stems(
+    "pytorch torch torchvision torchaudio tensorflow jax jaxlib triton pytorch-triton "
+    "pytorch-triton-rocm apex onnxruntime deepspeed numpy cuda rocm hip magma"
 )
 # check words that name no component (a check id's kind and dtype words)
-NOISE = {
-    "smoke",
-    "kernels",
-    "kernel",
-    "features",
-    "feature",
-    "command",
-    "pytest",
-    "compile",
-    "profiler",
-    "tf",
-    "selftest",
-    "check",
-    "fp32",
-    "fp16",
-    "bf16",
-    "fp64",
-    "float32",
-    "float16",
-    "bfloat16",
-    "int8",
-    "dtype",
-    "the",
-    "and",
-    "with",
-    "a",
-    "of",
-    "on",
-    "in",
-}
+NOISE = set(
+    _stems(
+        "smoke kernels kernel features feature command pytest compile profiler tf selftest "
+        "check fp32 fp16 bf16 fp64 float32 float16 bfloat16 int8 dtype the and with a of on in"
+    )
+)
 
 
 @dataclass(frozen=True)
@@ -166,14 +110,9 @@ def stem(component: str) -> str:
 
 def libraries_of(library: str | None) -> list[str]:
     """``MIOpen/cuDNN`` -> ["miopen", "cudnn"] (the keys of LIBRARIES it names)."""
-    out = []
-    for part in re.split(r"[/,]", library or ""):
-        key = part.strip().lower()
-        if key in LIBRARIES:
-            out.append(key)
-        elif key.replace(" ", "") in LIBRARIES:
-            out.append(key.replace(" ", ""))
-    return out
+    keys = [part.strip().lower() for part in re.split(r"[/,]", library or "")]
+    named = [k if k in LIBRARIES else k.replace(" ", "") for k in keys]  # "hip blas": hipblas
+    return [k for k in named if k in LIBRARIES]
 
 
 def _bare(token: str) -> str:
@@ -204,8 +143,7 @@ def classify(component: str, check: str, library: str | None, feature: str = "")
     name = stem(component)
     libs = libraries_of(library)
     for lib in libs:
-        hit = _hits(name, LIBRARIES[lib][0])
-        if hit:
+        if _hits(name, LIBRARIES[lib][0]):
             return "library", f"the check's library {lib}"
     words = re.split(r"[^a-z0-9]+", f"{check} {feature}".lower())
     named = {w for w in words if len(w) > 1 and w not in NOISE} - {

@@ -28,7 +28,7 @@ errors (nothing proved), else 0.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 from ..spec import (
     COUNTED,
@@ -42,12 +42,8 @@ from ..spec import (
 )
 from .rule import CellChange, Report
 
-FAILING_REASON, STILL_FAILING, SLOWER_REASON, COVERAGE_REASON = (
-    "failing",
-    "still_failing",
-    "slower",
-    "coverage_lost",
-)
+FAILING_REASON, STILL_FAILING = "failing", "still_failing"
+SLOWER_REASON, COVERAGE_REASON = "slower", "coverage_lost"
 NOTHING_REASON, TAMPERED_REASON, READINESS_REASON = "nothing_to_judge", "tampered", "readiness"
 TITLES = {
     NOTHING_REASON: "nothing to judge",
@@ -83,35 +79,28 @@ class Counts:
     issue excused (``excused_failing`` of them failing ones); ``judged``: candidate checks
     that ran to a verdict."""
 
+    # the counts a sink shows, in the order it shows them
     failing: int = 0
     regressed: int = 0
     new_failures: int = 0
     still_failing: int = 0
     excused: int = 0
-    excused_failing: int = 0
+    slower: int = 0
     coverage_lost: int = 0
     coverage_gained: int = 0
-    slower: int = 0
+    # the counts the headline and the gate read, never shown on their own
+    excused_failing: int = 0
     judged: int = 0
 
-    #: (field, the words a person reads) in the order a sink shows them
-    WORDS = (
-        ("failing", "failing"),
-        ("regressed", "regressed"),
-        ("new_failures", "new failures"),
-        ("still_failing", "still failing"),
-        ("excused", "excused by waivers"),
-        ("slower", "slower"),
-        ("coverage_lost", "coverage lost"),
-        ("coverage_gained", "coverage gained"),
-    )
-
     def as_dict(self) -> dict[str, int]:
-        return {k: getattr(self, k) for k, _ in self.WORDS}
+        return {k: v for k, v in asdict(self).items() if k not in ("excused_failing", "judged")}
 
     def said(self) -> str:
         """ "failing 1, regressed 0, new failures 1, …": every count, in words."""
-        return ", ".join(f"{word} {getattr(self, k)}" for k, word in self.WORDS)
+        words = {"excused": "excused by waivers"}
+        return ", ".join(
+            f"{words.get(k, k.replace('_', ' '))} {n}" for k, n in self.as_dict().items()
+        )
 
 
 @dataclass(frozen=True)
@@ -318,7 +307,6 @@ def decide(  # noqa: PLR0913 - one argument per input of the decision
     for g in further:
         if g.code != 0:
             reasons.append(Reason(READINESS_REASON, (), True, named=g.cells, said=g.reason))
-    rank = {code: i for i, code in enumerate(ORDER)}
-    ordered = tuple(sorted(reasons, key=lambda r: rank[r.code]))
+    ordered = tuple(sorted(reasons, key=lambda r: ORDER.index(r.code)))
     exit_code = 1 if any(r.gates for r in ordered) else 3 if infra_errors else 0
     return Verdict(exit_code, ordered, infra_errors, counts.excused, subject, counts)

@@ -4,7 +4,7 @@ control over the many checks of one report.
 
 - ``cv``: robust coefficient of variation of a run's samples (1.4826·MAD / median), so
   that a few preempted repetitions do not make a quiet check look noisy.
-- ``smallest_detectable``: the relative change a comparison of two runs finds nine
+- ``detectable``: the relative change a comparison of two runs finds nine
   times in ten: it must clear the threshold with the median's standard error
   (1.2533·σ/√n for a normal sample) and be significant at ``alpha``.
 - ``noisy``: a timed result taken while the host was busy (CPU pressure, or more
@@ -72,23 +72,10 @@ def beyond_run_noise(
     return abs(math.log(ratio)) > z_two_sided(alpha) * se
 
 
-def smallest_detectable(
-    base: Sequence[float],
-    head: Sequence[float],
-    threshold: float,
-    alpha: float = 0.01,
-    run_sigma: float | None = None,
-    runs: tuple[int, int] = (1, 1),
-) -> float | None:
-    """The smallest relative slowdown this pair reveals nine times in ten: significant
-    ((z_α + z_0.9)·se) and with an interval that reaches the threshold."""
-    se = ratio_se(base, head, run_sigma, runs)
-    return None if se is None else detectable(se, threshold, alpha)
-
-
 def detectable(se: float, threshold: float, alpha: float = 0.01) -> float:
     """The smallest relative slowdown a comparison whose log ratio has standard error ``se``
-    reveals nine times in ten (smallest_detectable; bench/bench_calibration.py from measured noise)."""
+    (ratio_se) reveals nine times in ten: significant ((z_α + z_0.9)·se) and with an interval
+    that reaches the threshold (bench/bench_calibration.py from measured noise)."""
     z_alpha = z_two_sided(alpha)
     return max(
         math.exp((z_alpha + Z90) * se) - 1, (1 + threshold) * math.exp(-(z_alpha - Z90) * se) - 1
@@ -121,7 +108,6 @@ def noisy(metrics: Mapping[str, Any] | None) -> bool:
 
 
 def benjamini_hochberg(pvalues: Sequence[float]) -> list[float]:
-    """Benjamini–Hochberg adjusted p-values (q-values), in the input order."""
     n = len(pvalues)
     order = sorted(range(n), key=lambda i: pvalues[i])
     q = [1.0] * n

@@ -28,14 +28,11 @@ class Rule:
     base: str
     head: str
 
-    def _regex(self, glob: str) -> re.Pattern[str]:
-        return re.compile(
-            "".join("(.*)" if part == "*" else re.escape(part) for part in re.split(r"(\*)", glob))
-        )
-
     def key(self, alias: str, side: str) -> tuple[str, ...] | None:
         """What the ``*`` of this rule's ``side`` glob matched in ``alias`` (None: no match)."""
-        m = self._regex(self.base if side == "base" else self.head).fullmatch(alias)
+        glob = self.base if side == "base" else self.head
+        parts = ("(.*)" if part == "*" else re.escape(part) for part in re.split(r"(\*)", glob))
+        m = re.fullmatch("".join(parts), alias)
         return m.groups() if m else None
 
 

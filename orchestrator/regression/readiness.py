@@ -66,7 +66,6 @@ class Options:
 
     @property
     def alpha(self) -> float:
-        """Sippy's significance level: ``1 - confidence/100``."""
         return 1 - self.confidence / 100
 
 
@@ -136,9 +135,7 @@ class Cell:
 
 def count(verdicts: Sequence[tuple[str, str]]) -> Count:
     """(run, final verdict) pairs -> the pass count of the runs that count, one per run."""
-    final: dict[str, str] = {}
-    for run, v in verdicts:  # a run named twice counts once, by its last verdict
-        final[run] = v
+    final = dict(verdicts)  # a run named twice counts once, by its last verdict
     counted = [(r, v) for r, v in final.items() if v in PASSING or v in FAILING]
     return Count(
         sum(1 for _r, v in counted if v in PASSING),
@@ -189,13 +186,11 @@ def judge(cells: Sequence[Cell], opts: Options = Options()) -> list[Cell]:
         out.append(replace(c, status=status, p=p, reason=why))
     if opts.correction != "bh":
         return out
+    # a test was made (p): both sides counted runs, so both have a rate
     regress = [
         i
         for i, c in enumerate(out)
-        if c.p is not None
-        and c.candidate.rate is not None
-        and c.basis.rate is not None
-        and c.candidate.rate < c.basis.rate
+        if c.p is not None and (c.candidate.rate or 0) < (c.basis.rate or 0)
     ]
     qs = benjamini_hochberg([out[i].p or 1.0 for i in regress])
     for i, q in zip(regress, qs, strict=True):

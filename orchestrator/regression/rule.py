@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, replace
 from datetime import date
 
 from .. import words
-from ..matrix.model import FAILING, SYMBOL, verdict
+from ..matrix.model import verdict
 
 # Change kinds, most serious first (the order of the report's sections), are spec.py's vocabulary.
 from ..spec import (
@@ -52,6 +52,7 @@ from ..spec import (
     SLOWER,
 )
 from ..spec import INCONCLUSIVE_CHANGE as INCONCLUSIVE
+from ..statuses import FAILING, SYMBOL
 from . import noise, stats
 from .waivers import Waiver
 
@@ -63,11 +64,7 @@ TIMED_MIN = 3  # fewer samples than this on a side: status only
 _NOT_RUN = ("unsupported", "skip", "n/a")  # never exercised: nothing to lose
 _LOST = ("unsupported", "partial", "skip", "n/a")  # pass → one of these: coverage lost
 NOTE_MAX = 200  # characters of a head's message kept as a cell's note
-
-
-def cut(text: str, most: int = NOTE_MAX) -> str:
-    """``text`` within ``most`` characters, a cut one ending with "…" (words.cut)."""
-    return words.cut(text, most)
+cut = functools.partial(words.cut, most=NOTE_MAX)
 
 
 @dataclass(frozen=True)
@@ -196,9 +193,6 @@ class Report:
     def regressed(self) -> bool:
         return any(c.kind in COUNTED for c in self.changes)
 
-    def of(self, *kinds: str) -> tuple[CellChange, ...]:
-        return tuple(c for c in self.changes if c.kind in kinds)
-
 
 #: env, backend, check, status, host class -> the waiver shown and whether it no longer holds
 Matcher = Callable[[str, str, str, str, str], "tuple[Waiver, bool] | None"]
@@ -253,12 +247,12 @@ def compare_timing(
         cv_head=noise.cv(head),
         se=se,
         run_sigma=run_sigma,
-        detectable=noise.smallest_detectable(base, head, threshold, ALPHA, run_sigma, runs),
+        detectable=None if se is None else noise.detectable(se, threshold, ALPHA),
         runs_base=runs[0],
         runs_head=runs[1],
     )
     if len(base) >= MWU_MIN and len(head) >= MWU_MIN:
-        p = stats.mann_whitney_u(base, head).p
+        p = stats.mann_whitney_u(base, head)
         sig = p < ALPHA and noise.beyond_run_noise(ratio, se, run_sigma, ALPHA)
         return replace(probe, method="mwu", p=p, significant=sig, q=p)
     if _timing_kind(replace(probe, significant=True)) == SAME:  # SAME even if significant
@@ -369,8 +363,8 @@ def _one(
             if not expired:
                 return change(EXPECTED, bv, hv, backend, note=issue.reason, issue=issue)
             note = f"waiver expired on {issue.until}: {issue.reason}"
-    if changed:
-        note = _failed(changed, hv, ho)
+    if changed:  # a failure under a new definition is still one, and says why (its own cut)
+        note = f"{changed}: {cut(ho[-1].message)}" if hv != "pass" and ho[-1].message else changed
         return change(NOT_COMPARABLE, bv, hv, backend, note=note, tampered=tampered)
     if "error" in (bv, hv) or tampered:  # else a retry's verdict judges it; forged output never
         return change(INCONCLUSIVE, bv, hv, backend, note=cut(ho[-1].message), tampered=tampered)
@@ -413,13 +407,6 @@ def _new_check(
     if hv in _NOT_RUN:  # a new check that did not run: no coverage gained
         return change(CHANGED, "", hv, backend, note=f"new check, {hv}")
     return change(COVERAGE_GAINED, "", hv, backend, note="new check")
-
-
-def _failed(note: str, hv: str, ho: Sequence[Obs]) -> str:
-    """A not-comparable cell's note, with the head's message where the head did not pass (a
-    failure under a new definition is still a failure, and says why: the message keeps its
-    own NOTE_MAX, so the definition's words never push the failure out)."""
-    return f"{note}: {cut(ho[-1].message)}" if hv != "pass" and ho[-1].message else note
 
 
 def _excused(

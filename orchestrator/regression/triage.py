@@ -91,12 +91,11 @@ def _here(case: Case) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]
 
 
 def _same(case: Case) -> list[Seen]:
-    """Other runs of the same digest on hosts of the same class."""
     return [s for s in case.history if s.digest == case.digest and s.host_class == case.host_class]
 
 
 def _this_run(case: Case, verdict: str) -> Triage | None:
-    if verdict == "error" or (case.attempts and all(s == "error" for s in case.attempts)):
+    if verdict == "error":  # so is a run whose every attempt ended in error (final: the last)
         return Triage(
             "infrastructure",
             "the attempts ended in error (engine, registry or scheduler): the run says "
@@ -105,13 +104,8 @@ def _this_run(case: Case, verdict: str) -> Triage | None:
         )
     if case.host_problems:
         runs = (case.run, *(r for r in dict.fromkeys(case.problem_runs) if r != case.run))
-        return Triage(
-            "host fault",
-            f"host {case.host}: " + "; ".join(case.host_problems),
-            runs,
-            (case.host,),
-            (case.digest,),
-        )
+        why = f"host {case.host}: " + "; ".join(case.host_problems)
+        return Triage("host fault", why, runs, (case.host,), (case.digest,))
     if verdict == "flaky":
         return Triage(
             "flaky",
@@ -265,19 +259,17 @@ def _definition(case: Case) -> tuple[Triage | None, Case]:
     passed_before = [s for s in other if s.verdict == "pass"]
     if passed_before and not any(s.verdict == "pass" for s in same if s.definition):
         s = max(passed_before, key=lambda x: x.started)
-        return (
-            Triage(
-                "definition changed",
-                f"the check's definition changed ({s.definition[:8]} in run {s.run[:8]}, where "
-                f"it passed → {case.definition[:8]} here: its command, expected output or "
-                "version); it never passed under the new definition, so the spec may be what "
-                "fails, not the image",
-                (case.run, s.run),
-                (case.host,) if s.host == case.host else (case.host, s.host),
-                (case.digest,) if s.digest == case.digest else (s.digest, case.digest),
-            ),
-            case,
+        changed = Triage(
+            "definition changed",
+            f"the check's definition changed ({s.definition[:8]} in run {s.run[:8]}, where "
+            f"it passed → {case.definition[:8]} here: its command, expected output or "
+            "version); it never passed under the new definition, so the spec may be what "
+            "fails, not the image",
+            (case.run, s.run),
+            (case.host,) if s.host == case.host else (case.host, s.host),
+            (case.digest,) if s.digest == case.digest else (s.digest, case.digest),
         )
+        return changed, case
     return None, replace(case, history=tuple(same))
 
 

@@ -105,7 +105,6 @@ class Waiver:
         return True, ""
 
     def state(self, now: datetime) -> str:
-        """``live``, ``expired`` or ``revoked``."""
         if self.revoked is not None:
             return "revoked"
         return "expired" if self.expired(now.date()) else "live"
@@ -138,8 +137,7 @@ def decide(
         return Decision(None, False, "no waiver covers it")
     judged = [(w, *w.holds(now, rate)) for w in mine]
     live = [j for j in judged if j[1]]
-    w, ok, why = max(live or judged, key=lambda j: j[0].until or date.max)
-    return Decision(w, ok, why)
+    return Decision(*max(live or judged, key=lambda j: j[0].until or date.max))
 
 
 @dataclass(frozen=True)
@@ -168,7 +166,6 @@ class Waivers:
         return None if got.waiver is None else (got.waiver, not got.excuses)
 
     def excuse(self, env: str, backend: str, check: str, status: str, host: str) -> Waiver | None:
-        """The waiver that excuses this failure, if one does."""
         got = self.match(env, backend, check, status, host)
         return got[0] if got is not None and not got[1] else None
 

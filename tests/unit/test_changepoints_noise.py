@@ -73,13 +73,12 @@ def test_noise_helpers():
     assert noise.cv([1.0, 1.0, 1.0]) == 0.0 and noise.cv([1.0]) is None
     quiet = [1.0 + 0.001 * (i % 5) for i in range(50)]
     loud = [1.0 + 0.05 * (i % 5) for i in range(50)]
-    assert noise.smallest_detectable(quiet, quiet, 0.05) < noise.smallest_detectable(
-        loud, loud, 0.05
-    )
-    assert 0.045 < noise.smallest_detectable(quiet, quiet, 0.05) <= 0.05
-    assert (
-        noise.smallest_detectable(quiet, quiet, 0.05, run_sigma=0.02) > 0.07
-    )  # run-to-run noise costs
+    se_quiet, se_loud = noise.ratio_se(quiet, quiet), noise.ratio_se(loud, loud)
+    assert se_quiet is not None and se_loud is not None
+    assert noise.detectable(se_quiet, 0.05) < noise.detectable(se_loud, 0.05)
+    assert 0.045 < noise.detectable(se_quiet, 0.05) <= 0.05
+    se_runs = noise.ratio_se(quiet, quiet, run_sigma=0.02)
+    assert se_runs is not None and noise.detectable(se_runs, 0.05) > 0.07  # run-to-run noise costs
     assert noise.noisy({"cpu_pressure": 0.5}) and not noise.noisy(
         {"cpu_pressure": 0.01, "host_load_before": 9}
     )

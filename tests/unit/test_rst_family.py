@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from orchestrator.catalog import releases, rst_cells, rst_import
+from orchestrator.catalog.rst_table import HEADERS
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "rocm-docs"
 PAGES = FIX / "pages"
@@ -529,7 +530,7 @@ def cells(draw, column: str) -> str:
 @st.composite
 def pages(draw) -> str:
     columns = draw(st.lists(WORDS, min_size=1, max_size=4, unique=True))
-    columns = [c for c in columns if c not in rst_import.HEADERS and "docker" not in c]
+    columns = [c for c in columns if c not in HEADERS and "docker" not in c]
     rows = []
     for n in range(draw(st.integers(1, 4))):
         ref = f"rocm/x:rocm6.3.{n}-py3.12"

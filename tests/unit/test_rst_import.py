@@ -9,6 +9,7 @@ import yaml
 
 from orchestrator.catalog import rst_import
 from orchestrator.catalog.core import Catalog
+from orchestrator.catalog.rst_table import clean
 
 ROOT = Path(__file__).resolve().parents[2]
 SEED = (
@@ -23,7 +24,7 @@ def seed_text() -> str:
 
 
 def test_seed_yields_the_catalogued_images_exactly(seed_text):
-    entries = rst_import.parse(seed_text, str(SEED))
+    entries = rst_import.read_page(seed_text, str(SEED)).entries
     catalogued = yaml.safe_load(CATALOG.read_text())["images"]
     assert len(entries) == 8
     assert [e["alias"] for e in entries] == [e["alias"] for e in catalogued]
@@ -117,7 +118,7 @@ Some text.
 
 
 def test_header_and_markup_variants():
-    entries = rst_import.parse(VARIANT)
+    entries = rst_import.read_page(VARIANT).entries
     assert len(entries) == 2
     a, b = entries
     assert a["alias"] == "rocm6.2_ubuntu22.04_py3.10_pytorch_2.3"
@@ -143,9 +144,9 @@ def test_header_and_markup_variants():
 
 
 def test_clean_strips_markup():
-    assert rst_import.clean("**2.4.0** :sup:`2`") == "2.4.0"
-    assert rst_import.clean("`master <https://example.invalid/m>`_") == "master"
-    assert rst_import.clean(".. raw:: html\n\n<a href='x'></a>") == ""
+    assert clean("**2.4.0** :sup:`2`") == "2.4.0"
+    assert clean("`master <https://example.invalid/m>`_") == "master"
+    assert clean(".. raw:: html\n\n<a href='x'></a>") == ""
 
 
 @pytest.mark.parametrize(
@@ -164,4 +165,4 @@ def test_clean_strips_markup():
 )
 def test_bad_input_names_the_problem(text, message):
     with pytest.raises(rst_import.RstImportError, match=message):
-        rst_import.parse(text, "page.rst")
+        rst_import.read_page(text, "page.rst")
