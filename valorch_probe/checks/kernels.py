@@ -288,22 +288,13 @@ def lstm(ctx):
     x = randn(torch, 4, 20, 16, seed=15)
     ref, _ = copy.deepcopy(mod).double()(x.double())
     dmod = mod.to(ctx.device)
-    dx = x.to(ctx.device)
-    with torch.no_grad():
-        got, _ = ctx.observe(lambda: dmod(dx), "blas")
-    tol = fp_tolerance(ctx, "float32", tf32_possible=True)
-    err = ctx.assert_close(got, ref, tol, "lstm")
 
-    def run():
+    def op(t):
         with torch.no_grad():
-            dmod(dx)
+            return dmod(t)[0]
 
-    return timed(
-        ctx,
-        run,
-        "LSTM 2x(16->32), seq 20, batch 4: rel err %.2e" % err,
-        {"rel_error": err, "tolerance": tol},
-    )
+    tol = fp_tolerance(ctx, "float32", tf32_possible=True)
+    return _compared(ctx, op, [x], ref, tol, "lstm", "LSTM 2x(16->32), seq 20, batch 4", "blas")
 
 
 @kernel_check("kernels.fft.c64", "FFT (complex64)", library="hipFFT/cuFFT")
