@@ -10,7 +10,7 @@ import math
 from ..context import Fail, Partial, Report, Skip, Unsupported
 from ..registry import check, checks_of
 from . import _dist
-from ._common import ProcessGroup, attempt, gen, randn
+from ._common import attempt, gen, process_group, randn
 
 gpu_feature = checks_of("feature", "features", needs=("gpu",))
 
@@ -312,7 +312,7 @@ def apex_batch_norm(ctx):
     ctx.require_gpu()
     x = randn(torch, 8, 16, 12, 12, seed=87) * 2 + 1
     ref = torch.nn.functional.batch_norm(x.double(), None, None, training=True, eps=1e-5)
-    with ProcessGroup(torch, "nccl"):
+    with process_group(torch, "nccl"):
         mod = sbn(16, affine=False).cuda().train()
         got = mod(x.cuda())
     err = ctx.assert_close(got, ref, 1e-4, "apex SyncBatchNorm")
