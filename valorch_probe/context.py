@@ -8,6 +8,7 @@ import contextlib
 import importlib
 import math
 import time
+from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional
 
 from . import evidence, observe
@@ -65,27 +66,19 @@ class Skip(Outcome):
     status = "skip"
 
 
+@dataclass
 class Report:
     """A passing check's evidence: a message, metrics and timing samples."""
 
-    def __init__(
-        self,
-        message: str = "",
-        metrics: Optional[Dict[str, Any]] = None,
-        samples: Optional[List[float]] = None,
-        unit: Optional[str] = None,
-        log: str = "",
-        extra: Optional[List[Dict[str, Any]]] = None,
-    ):
-        self.message = message
-        self.metrics = metrics or {}
-        self.samples = samples or []
-        self.unit = unit
-        self.log = log
-        # Results of other check ids that this check produced (one per upstream
-        # pytest test): dicts with check, status, feature, kind, message, log,
-        # duration_s; the worker writes each as one more RESULT line.
-        self.extra = extra or []
+    message: str = ""
+    metrics: Dict[str, Any] = field(default_factory=dict)
+    samples: List[float] = field(default_factory=list)
+    unit: Optional[str] = None
+    log: str = ""
+    # Results of other check ids that this check produced (one per upstream
+    # pytest test): dicts with check, status, feature, kind, message, log,
+    # duration_s; the worker writes each as one more RESULT line.
+    extra: List[Dict[str, Any]] = field(default_factory=list)
 
 
 class Context:
@@ -272,9 +265,7 @@ class Context:
     ) -> None:
         """Evidence a check gathered itself (a TensorFlow placement, a collective's
         backend, a tool's output): merged into the result like observe()'s."""
-        seen = observe.Seen()
-        seen.libraries = [library] if library else []
-        seen.source = source
+        seen = observe.Seen(libraries=[library] if library else [], source=source)
         if self.seen is None:
             self.seen = seen
         else:
