@@ -13,12 +13,9 @@ from typing import Dict
 
 from .. import evidence
 from ..context import Fail, Report, Skip, Unsupported
-from ..registry import checks_of
 from . import _sdpa
 from ._common import attempt, has, randn
-from .features import restoring
-
-gpu_feature = checks_of("feature", "features", needs=("gpu",))
+from .features import gpu_feature, restoring
 
 
 @gpu_feature(

@@ -13,11 +13,9 @@ import tempfile
 from typing import Any, Dict
 
 from ..context import Fail, Partial, Report, Skip, Unsupported
-from ..registry import checks_of
 from . import _dist
 from ._common import attempt, randn
-
-gpu_feature = checks_of("feature", "features", needs=("gpu",))
+from .features import gpu_feature
 
 
 @gpu_feature("features.cuda.device_management", "Device management")

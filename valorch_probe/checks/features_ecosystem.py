@@ -8,11 +8,10 @@ import copy
 import math
 
 from ..context import Fail, Partial, Report, Skip, Unsupported
-from ..registry import check, checks_of
+from ..registry import check
 from . import _dist
 from ._common import attempt, gen, process_group, randn
-
-gpu_feature = checks_of("feature", "features", needs=("gpu",))
+from .features import gpu_feature
 
 # -- distributed ---------------------------------------------------------------
 

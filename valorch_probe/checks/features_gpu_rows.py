@@ -14,10 +14,8 @@ import subprocess
 import tempfile
 
 from ..context import Fail, Report, Unsupported
-from ..registry import checks_of
 from ._common import attempt, missing_feature, randn
-
-gpu_feature = checks_of("feature", "features", needs=("gpu",))
+from .features import gpu_feature
 
 
 @gpu_feature("features.cuda.stream_context", "torch.cuda.StreamContext")
