@@ -78,7 +78,6 @@ def declare(suite_name: str, declaration: Optional[dict]) -> List[Check]:
 
 
 def select(suite_name: str, patterns: Sequence[str] = ()) -> Tuple[Suite, List[Check]]:
-    """The checks of a suite, in declaration order, filtered by glob patterns."""
     from . import checks  # noqa: F401 (importing the package registers every check)
 
     if suite_name not in SUITES:

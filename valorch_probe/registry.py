@@ -136,7 +136,6 @@ def checks_of(kind: str, suite: str, **defaults: Any) -> Callable[..., Callable]
 
 
 def limits_of(paragraphs: Sequence[str]) -> str:
-    """The "Not proven: ..." paragraph of a check's docstring."""
     for p in paragraphs[1:]:
         if p.startswith("Not proven:"):
             return p[len("Not proven:") :].strip()
@@ -174,7 +173,6 @@ DECLARED = {
 
 
 def declared_fields(suite_name: str, entry: Dict[str, Any]) -> Dict[str, Any]:
-    """The id, feature, kind, version and description of one declared check."""
     shape = DECLARED[suite_name]
     values = dict(shape["defaults"], **entry)
     fields = {k: v % values for k, v in shape["check"].items()}

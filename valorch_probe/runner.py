@@ -68,7 +68,6 @@ def scalar_metrics(metrics: Dict[str, Any]) -> Dict[str, Any]:
 
 
 def run_check(chk: Check, ctx: Context, attempt: int) -> Dict[str, Any]:
-    """Run one check body; every outcome becomes a result dict."""
     result = describe(chk)
     result["attempt"] = attempt
     host_before = hoststate.state()

@@ -184,7 +184,6 @@ def _live() -> Dict[int, int]:
 
 
 def descendants(pid: int) -> List[int]:
-    """Every live process below ``pid`` (from /proc)."""
     parent = _live()
     found = []  # type: List[int]
     frontier = [pid]
@@ -197,7 +196,6 @@ def descendants(pid: int) -> List[int]:
 
 
 def kill_descendants(keep: set[int] | None = None) -> int:
-    """Kill every process below this one but ``keep``. Returns how many."""
     return _kill_all(lambda: descendants(os.getpid()), keep or set())
 
 

@@ -50,7 +50,6 @@ class Supervisor:
         emit(self.out, dict(res, type="result"))
 
     def _record_rest(self, status: str, message: str, log: str) -> None:
-        """One result for every check not reported yet: none remains after."""
         for cid in self.remaining:
             self._record(cid, self.first_attempt.get(cid, 1), status, message, log, 0.0)
         self.remaining = []

@@ -70,7 +70,6 @@ def gen(torch: Any, seed: int = 0) -> Any:
 
 
 def randn(torch: Any, *shape: int, seed: int = 0) -> Any:
-    """A reproducible float32 CPU tensor of normal samples."""
     return torch.randn(*shape, generator=gen(torch, seed))
 
 
