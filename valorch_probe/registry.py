@@ -7,7 +7,7 @@ job's declared checks) is ``loader``'s, so that the registry imports no check mo
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 _NOT_INFO = ("fn", "nodes", "limits")  # a check's fields its info() leaves out
@@ -47,9 +47,6 @@ class Suite:
     framework: Optional[str]  # imported once per worker, before the first check
     description: str
     checks: List[str] = field(default_factory=list)
-
-    def info(self) -> dict:
-        return asdict(self)
 
 
 SUITES: Dict[str, Suite] = OrderedDict()

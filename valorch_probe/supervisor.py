@@ -154,13 +154,7 @@ class Supervisor:
 class _WorkerState:
     """What the parent knows of one worker while reading its pipe."""
 
-    def __init__(
-        self,
-        sup: Supervisor,
-        nonce: str,
-        deadline: float,
-        ack: Callable[[], None] = lambda: None,
-    ):
+    def __init__(self, sup: Supervisor, nonce: str, deadline: float, ack: Callable[[], None]):
         self.sup = sup
         self.ack = ack  # tells the worker its results are forwarded (runner.synced)
         self.prefix = (nonce + " ").encode()
