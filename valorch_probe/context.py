@@ -95,7 +95,6 @@ class Context:
         self._claimed_device = None  # type: Optional[str]
         self._no_gpu_why = None  # type: Optional[str]
 
-    # -- frameworks ---------------------------------------------------------
     def load(self, name: str) -> Any:
         """Import a module once. Genuinely absent (ModuleNotFoundError for this
         name or a parent package) is unsupported; installed but failing to import
@@ -126,7 +125,6 @@ class Context:
     def torch(self) -> Any:
         return self.load("torch")
 
-    # -- device -------------------------------------------------------------
     @property
     def gpu_available(self) -> bool:
         if self.device_mode == "cpu":
@@ -242,7 +240,6 @@ class Context:
                 self._config = str(torch.__config__.show()) if torch is not None else ""
         return self._config
 
-    # -- evidence of what ran -------------------------------------------------
     def observe(
         self, fn: Callable[[], Any], cpu_family: Optional[str] = None, verbose: bool = True
     ) -> Any:
@@ -356,7 +353,6 @@ class Context:
         if self._device == "cuda":
             self.torch.cuda.synchronize()
 
-    # -- numerics and timing --------------------------------------------------
     def timeit(
         self, fn: Callable[[], Any], warmup: int = 2, reps: int = 10, budget_s: float = 5.0
     ) -> List[float]:

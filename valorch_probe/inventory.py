@@ -163,9 +163,6 @@ sys.stdout.write("@@TORCH@@" + json.dumps(out, default=str) + "\n")
 )
 
 
-# ------------------------------------------------------------- gathering ---
-
-
 class Gatherer:
     def __init__(self, root: str = "/", commands: bool = True, torch: Optional[bool] = None):
         self.root = root
@@ -240,8 +237,6 @@ class Gatherer:
         if proc.returncode != 0 and not text.strip():
             self.errors.append("%s: exit status %d" % (" ".join(argv), proc.returncode))
         return text
-
-    # -- sources, in order of preference: the first value for a name wins --
 
     def os_release(self) -> None:
         text = self.read("/etc/os-release") or self.read("/usr/lib/os-release")

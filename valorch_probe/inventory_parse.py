@@ -33,8 +33,6 @@ def component(
     return comp
 
 
-# ------------------------------------------------------------ pure parsers ---
-
 _ROCM_SPLIT = re.compile(
     r"^(?:\d+:)?(?P<lib>\d+(?:\.\d+)*?)\.(?P<rocm>[1-9]\d{4,5})"
     r"(?:-(?P<build>[^~]+))?(?:~(?P<distro>.+))?$"

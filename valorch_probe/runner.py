@@ -52,9 +52,6 @@ def describe(chk: Check) -> Dict[str, Any]:
     }
 
 
-# ---------------------------------------------------------------- worker ---
-
-
 def scalar_metrics(metrics: Dict[str, Any]) -> Dict[str, Any]:
     """Metrics are scalars (numbers, strings, booleans); anything else a check
     reports (a list of devices, a dict) is kept as compact JSON text."""

@@ -62,9 +62,6 @@ def matching(names: Iterable[str], pattern: str) -> List[str]:
     return [n for n in names if rx.search(n)]
 
 
-# -- device fields -----------------------------------------------------------------
-
-
 def _json(text: str) -> Any:
     """The JSON document in a tool's output: warnings may precede it (amd-smi under a newer Python
     prints SyntaxWarnings first, and the probe reads stderr with stdout) and text may follow it;

@@ -13,8 +13,6 @@ from . import _dist
 from ._common import attempt, gen, process_group, randn
 from .features import gpu_feature
 
-# -- distributed ---------------------------------------------------------------
-
 
 @check("features.distributed.gloo", "Gloo", "feature", "features", library="Gloo", version=2)
 def dist_gloo(ctx):
@@ -75,9 +73,6 @@ def dist_tensorpipe(ctx):
         "TensorPipe RPC: 2 processes called each other (rpc_sync and rpc_async), results correct",
         {"world_size": 2, "processes": 2},
     )
-
-
-# -- torchvision -----------------------------------------------------------------
 
 
 def _image(torch, c=3, h=64, w=48):
@@ -239,9 +234,6 @@ def tv_io(ctx):
     )
 
 
-# -- torchaudio ------------------------------------------------------------------
-
-
 def _wave(torch, sr=16000):
     t = torch.arange(sr, dtype=torch.float64) / sr
     w = 0.5 * torch.sin(2 * math.pi * 440 * t) + 0.3 * torch.sin(2 * math.pi * 1250 * t + 0.3)
@@ -291,9 +283,6 @@ for _name, _make in _AUDIO:
         library="hipFFT/cuFFT" if _name != "Resample" else None,
         version=2,
     )(_audio_check(_name, _make))
-
-
-# -- ecosystem rows of the "unsupported features" table ---------------------------
 
 
 @gpu_feature("features.apex.batch_norm", "APEX batch norm", library="apex syncbn", version=2)

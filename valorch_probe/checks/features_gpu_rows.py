@@ -51,9 +51,6 @@ def stream_context(ctx):
     )
 
 
-# -- unified (managed) memory ------------------------------------------------------------
-
-
 def _runtime(ctx):
     """The GPU runtime library torch uses (libamdhip64 / libcudart), loaded with ctypes, and
     its managed-allocation entry points' prefix."""
@@ -141,8 +138,6 @@ def unified_memory(ctx):
         metrics,
     )
 
-
-# -- dynamic parallelism -------------------------------------------------------------------
 
 _PARENT_CHILD = r"""
 __global__ void valorch_child(float* out, int i) { out[i] = out[i] * 2.0f + 1.0f; }

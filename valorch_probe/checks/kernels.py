@@ -465,7 +465,6 @@ def linalg_eig(ctx):
         1e-4,
         "eig residual A V - V L",
     )
-    # Spectrum: the eigenvalues' sorted magnitudes against the float64 solution.
     ref_w = eig(a.double())[0]
     err_w = ctx.assert_close(
         torch.sort(w.abs())[0], torch.sort(ref_w.abs())[0], 1e-4, "eigenvalue magnitudes"
