@@ -206,12 +206,10 @@ class Context:
             torch = self._modules.get("torch")
             if torch is not None and self.vendor is not None:
                 archs = []  # type: List[str]
-                try:
+                with contextlib.suppress(Exception):
                     archs = list(torch.cuda.get_arch_list())
                     if not archs and hasattr(torch._C, "_cuda_getArchFlags"):
                         archs = (torch._C._cuda_getArchFlags() or "").split()
-                except Exception:
-                    pass
                 self._arch["arch_list"] = ",".join(archs)
                 if self.device == "cuda":
                     gpus = sorted(

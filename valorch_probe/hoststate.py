@@ -8,6 +8,7 @@ is exposed (absent on many VMs and containers: then "unknown").
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from typing import Any, Dict, Optional, Tuple
@@ -27,13 +28,10 @@ def load() -> Optional[float]:
 
 def stall_us() -> Optional[int]:
     """Cumulative microseconds during which some runnable task waited for a CPU (PSI)."""
-    try:
-        with open(PRESSURE) as fh:
-            for line in fh:
-                if line.startswith("some "):
-                    return int(line.rsplit("total=", 1)[1])
-    except (OSError, ValueError, IndexError):
-        pass
+    with contextlib.suppress(OSError, ValueError, IndexError), open(PRESSURE) as fh:
+        for line in fh:
+            if line.startswith("some "):
+                return int(line.rsplit("total=", 1)[1])
     return None
 
 

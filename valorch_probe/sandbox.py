@@ -259,13 +259,12 @@ CACHE_VARS = (
 )
 
 
-def make_cache_dirs(environ: Optional[Dict[str, str]] = None) -> List[str]:
+def make_cache_dirs() -> List[str]:
     """Create the cache directories the environment names (a library that finds its
     cache directory missing may fail instead of creating it); the ones it could not."""
-    env = os.environ if environ is None else environ
     failed = []
     for var in CACHE_VARS:
-        path = env.get(var)
+        path = os.environ.get(var)
         if path:
             try:
                 os.makedirs(path, exist_ok=True)

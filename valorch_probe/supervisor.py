@@ -268,11 +268,9 @@ class Forked:
                 _close_above_stderr(keep=ACK_FD)
                 code = worker(dict(config, ack_fd=ACK_FD))
             except BaseException:
-                try:
+                with contextlib.suppress(BaseException):
                     traceback.print_exc()
                     sys.stderr.flush()
-                except BaseException:
-                    pass
             finally:
                 os._exit(code)
         os.close(out_w)
