@@ -159,8 +159,11 @@ def _compared(ctx, op, args, ref, tol, what, label, family=None):
     return timed(ctx, lambda: op(*dargs), "%s: rel err %.2e" % (label, err), metrics)
 
 
-def _conv(ctx, fn, x, w, what):
+def _conv(ctx, what, x_shape, w_shape, seed):
+    """``what`` (conv2d, conv3d) of random inputs of these shapes (seeds ``seed``, ``seed + 1``)."""
     torch = ctx.torch
+    fn = getattr(torch.nn.functional, what)
+    x, w = randn(torch, *x_shape, seed=seed), randn(torch, *w_shape, seed=seed + 1)
     ref = fn(x.double(), w.double(), padding=1)
     dx, dw = x.to(ctx.device), w.to(ctx.device)
     got = ctx.observe(lambda: fn(dx, dw, padding=1))
@@ -191,14 +194,7 @@ def conv2d_fp32(ctx):
     MIOPEN_ENABLE_LOGGING_CMD=1).
 
     Not proven: other kernel sizes, strides, groups, dilations, layouts (channels-last) or the backward pass."""
-    torch = ctx.torch
-    return _conv(
-        ctx,
-        torch.nn.functional.conv2d,
-        randn(torch, 4, 8, 32, 32, seed=8),
-        randn(torch, 16, 8, 3, 3, seed=9),
-        "conv2d",
-    )
+    return _conv(ctx, "conv2d", (4, 8, 32, 32), (16, 8, 3, 3), seed=8)
 
 
 @kernel_check("kernels.conv3d.fp32", "conv3d (float32)", library=DNN)
@@ -210,14 +206,7 @@ def conv3d_fp32(ctx):
     MIOPEN_ENABLE_LOGGING_CMD=1).
 
     Not proven: other kernel sizes, strides, layouts or the backward pass."""
-    torch = ctx.torch
-    return _conv(
-        ctx,
-        torch.nn.functional.conv3d,
-        randn(torch, 2, 4, 8, 16, 16, seed=10),
-        randn(torch, 8, 4, 3, 3, 3, seed=11),
-        "conv3d",
-    )
+    return _conv(ctx, "conv3d", (2, 4, 8, 16, 16), (8, 4, 3, 3, 3), seed=10)
 
 
 @kernel_check(
