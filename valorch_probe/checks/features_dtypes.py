@@ -112,14 +112,11 @@ def _float_check(name, tol):
                 "%s round trip lost too much: rel err %.2e" % (name, rt), {"round_trip_error": rt}
             )
         ops = _SubOps(ctx, name)
-        errs = ops.arithmetic(
-            d,
-            back,
-            dt,
-            lambda op, got, ref: ctx.assert_close(
-                got.to(torch.float64), ref, tol, "%s %s" % (name, op)
-            ),
-        )
+
+        def close(op, got, ref):
+            return ctx.assert_close(got.to(torch.float64), ref, tol, "%s %s" % (name, op))
+
+        errs = ops.arithmetic(d, back, dt, close)
         return ops.outcome(
             "%s on %s: multiply and add within %.0e (rel err %s), round trip %.2e"
             % (name, ctx.device, tol, ", ".join("%s %.2e" % kv for kv in sorted(errs.items())), rt),
@@ -149,17 +146,12 @@ def _complex_check(name, tol):
         d = attempt("create %s on %s" % (name, ctx.device), lambda: x.to(ctx.device).to(dt))
         back = d.to(torch.complex128).cpu()
         ops = _SubOps(ctx, name)
-        errs = ops.arithmetic(
-            d,
-            back,
-            dt,
-            lambda op, got, ref: ctx.assert_close(
-                torch.view_as_real(got.to(torch.complex128).cpu()),
-                torch.view_as_real(ref),
-                tol,
-                "%s %s" % (name, op),
-            ),
-        )
+
+        def close(op, got, ref):
+            real = torch.view_as_real(got.to(torch.complex128).cpu())
+            return ctx.assert_close(real, torch.view_as_real(ref), tol, "%s %s" % (name, op))
+
+        errs = ops.arithmetic(d, back, dt, close)
         return ops.outcome(
             "%s on %s: multiply and add within %.0e (rel err %s)"
             % (name, ctx.device, tol, ", ".join("%s %.2e" % kv for kv in sorted(errs.items()))),
