@@ -313,14 +313,11 @@ class Gatherer:
         for where, text in texts:
             for pkg in parse_dpkg_status(text or ""):
                 name, version = pkg["Package"], pkg.get("Version", "")
+                notice = (self.read("/usr/share/doc/%s/copyright" % name) or "")[:65536]
                 extra = {
                     "arch": pkg.get("Architecture"),
                     "source": pkg.get("Source"),
-                    "license": ", ".join(
-                        parse_copyright_licenses(
-                            (self.read("/usr/share/doc/%s/copyright" % name) or "")[:65536]
-                        )
-                    ),
+                    "license": ", ".join(parse_copyright_licenses(notice)),
                 }
                 split = split_rocm_version(version)
                 if split:
@@ -394,16 +391,10 @@ class Gatherer:
             "/usr/local/cuda/include",
         ]
         magma = ["/opt/rocm/magma/include", "/usr/local/magma/include", "/opt/conda/include"]
-        for name, files, dirs in (
-            (
-                "cudnn",
-                ["cudnn_version.h", "cudnn_version_v9.h", "cudnn_version_v8.h", "cudnn.h"],
-                incs,
-            ),
-            ("nccl", ["nccl.h"], incs),
-            ("magma", ["magma_types.h"], incs + magma),
-        ):
-            self.header(name, [d + "/" + f for d in dirs for f in files], name)
+        cudnn = ["cudnn_version.h", "cudnn_version_v9.h", "cudnn_version_v8.h", "cudnn.h"]
+        self.header("cudnn", [d + "/" + f for d in incs for f in cudnn], "cudnn")
+        self.header("nccl", [d + "/nccl.h" for d in incs], "nccl")
+        self.header("magma", [d + "/magma_types.h" for d in incs + magma], "magma")
 
     def tools(self) -> None:
         for name, argvs, parse in (
