@@ -21,6 +21,7 @@ suite(
     "torchvision, torchaudio): tried, not assumed.",
 )
 
+feature_check = checks_of("feature", "features")
 gpu_feature = checks_of("feature", "features", needs=("gpu",))
 
 

@@ -5,8 +5,8 @@ int64 CPU reference; quantized dtypes are quantized and dequantized."""
 from __future__ import annotations
 
 from ..context import Fail, Partial, Report, Unsupported
-from ..registry import check
 from ._common import _first_line, attempt, gen, missing_feature
+from .features import feature_check
 
 # dtype -> relative tolerance of one product computed in that dtype
 _FLOAT = (
@@ -247,12 +247,10 @@ def _quant_check(name, scale, zero_point):
 
 for _make, _table in ((_float_check, _FLOAT), (_complex_check, _COMPLEX), (_int_check, _INT)):
     for _name, _arg in _table:
-        check("features.dtype." + _name, "torch." + _name, "feature", "features", version=2)(
-            _make(_name, _arg)
-        )
+        feature_check("features.dtype." + _name, "torch." + _name, version=2)(_make(_name, _arg))
 
 
-@check("features.dtype.bool", "torch.bool", "feature", "features")
+@feature_check("features.dtype.bool", "torch.bool")
 def dtype_bool(ctx):
     """torch.bool tensors on the device: logical and / xor / not equal the CPU truth table exactly.
 
@@ -271,6 +269,4 @@ def dtype_bool(ctx):
 
 
 for _name, _scale, _zp in _QUANT:
-    check("features.dtype." + _name, "torch." + _name, "feature", "features")(
-        _quant_check(_name, _scale, _zp)
-    )
+    feature_check("features.dtype." + _name, "torch." + _name)(_quant_check(_name, _scale, _zp))

@@ -8,13 +8,12 @@ import copy
 import math
 
 from ..context import Fail, Partial, Report, Skip, Unsupported
-from ..registry import check
 from . import _dist
 from ._common import attempt, gen, process_group, randn
-from .features import gpu_feature
+from .features import feature_check, gpu_feature
 
 
-@check("features.distributed.gloo", "Gloo", "feature", "features", library="Gloo", version=2)
+@feature_check("features.distributed.gloo", "Gloo", library="Gloo", version=2)
 def dist_gloo(ctx):
     """Two processes form a gloo group over 127.0.0.1 and all_reduce, broadcast, all_gather and barrier give every
     rank the exact result (world_size 2: data really crosses processes).
@@ -34,14 +33,7 @@ def dist_gloo(ctx):
     )
 
 
-@check(
-    "features.distributed.tensorpipe",
-    "TensorPipe",
-    "feature",
-    "features",
-    library="TensorPipe",
-    version=3,
-)
+@feature_check("features.distributed.tensorpipe", "TensorPipe", library="TensorPipe", version=3)
 def dist_tensorpipe(ctx):
     """Two processes join torch.distributed.rpc with the TensorPipe backend over 127.0.0.1; each calls the other
     with rpc_sync and rpc_async and gets the correct tensors back. An RPC that dies is a fail, also where it
