@@ -120,11 +120,8 @@ def linear_bf16(ctx):
         facts = blas_log.served_by(LINEAR_SCRIPT)
         metrics.update((k, v) for k, v in facts.items() if k != "libraries")
         if facts["libraries"]:
-            ctx.resolve(
-                TENSILE,
-                facts["libraries"][0],
-                "%s's bench log recorded the call" % facts["libraries"][0],
-            )
+            lib = facts["libraries"][0]
+            ctx.resolve(TENSILE, lib, "%s's bench log recorded the call" % lib)
     return timed(
         ctx, lambda: F.linear(dx, dw, db), "linear 128x256 -> 192 bf16: rel err %.2e" % err, metrics
     )
