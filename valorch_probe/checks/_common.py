@@ -26,12 +26,6 @@ def missing_feature(exc: BaseException) -> bool:
     return isinstance(exc, NotImplementedError) or kind == "missing"
 
 
-def broken(exc: BaseException) -> bool:
-    """An installed component that cannot run here: a binary without this GPU's
-    architecture ("no kernel image is available"), an undefined symbol..."""
-    return evidence.classify_error("%s" % exc) == "broken"
-
-
 def attempt(what: str, fn: Callable[[], Any]) -> Any:
     """Run ``fn``; an exception that says the feature is absent becomes Unsupported,
     one that says an installed component cannot run here becomes Fail with the
@@ -39,7 +33,7 @@ def attempt(what: str, fn: Callable[[], Any]) -> Any:
     try:
         return fn()
     except Exception as exc:
-        if broken(exc):
+        if evidence.classify_error("%s" % exc) == "broken":
             raise Fail(
                 "%s: installed but cannot run here: %s: %s"
                 % (what, type(exc).__name__, _first_line(exc)),
