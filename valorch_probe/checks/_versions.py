@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 from typing import Dict, Optional, Tuple
 
@@ -78,9 +79,6 @@ def rocm_release() -> Optional[str]:
     import glob
 
     for path in sorted(glob.glob("/opt/rocm*/.info/version")):
-        try:
-            with open(path) as fh:
-                return fh.read().strip()
-        except OSError:
-            continue
+        with contextlib.suppress(OSError), open(path) as fh:
+            return fh.read().strip()
     return None
