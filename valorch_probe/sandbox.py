@@ -169,12 +169,9 @@ def _proc_stats() -> Dict[int, List[str]]:
     """Every process's /proc/PID/stat fields after its name: state, parent pid, ..."""
     out = {}  # type: Dict[int, List[str]]
     for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open("/proc/%s/stat" % entry) as fh:
-                    out[int(entry)] = fh.read().rsplit(")", 1)[1].split()[:2]
-            except (OSError, IndexError):
-                continue  # gone meanwhile
+        if entry.isdigit():  # a process gone meanwhile is skipped
+            with contextlib.suppress(OSError, IndexError), open("/proc/%s/stat" % entry) as fh:
+                out[int(entry)] = fh.read().rsplit(")", 1)[1].split()[:2]
     return out
 
 

@@ -7,6 +7,7 @@ themselves only run on GPU hosts."""
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -69,10 +70,8 @@ def _json(text: str) -> Any:
     text = text or ""
     decoder = json.JSONDecoder()
     for m in re.finditer(r"^[ \t]*([\[{])", text, re.M):
-        try:
+        with contextlib.suppress(ValueError):
             return decoder.raw_decode(text[m.start(1) :])[0]
-        except ValueError:
-            continue
     return None
 
 

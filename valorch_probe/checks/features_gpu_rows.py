@@ -5,6 +5,7 @@ the runtime's entry point is absent, fail when present but wrong."""
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import glob
 import os
@@ -67,10 +68,8 @@ def _runtime(ctx):
     for root in roots:
         for pattern in names:
             for path in sorted(glob.glob(os.path.join(root, pattern))):
-                try:
+                with contextlib.suppress(OSError):
                     return ctypes.CDLL(path), ("hip" if hip else "cuda"), path
-                except OSError:
-                    continue
     raise Unsupported(
         "no %s runtime library found next to torch or in the usual places"
         % ("HIP (libamdhip64)" if hip else "CUDA (libcudart)")
