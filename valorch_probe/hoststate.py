@@ -20,10 +20,9 @@ PRESSURE = "/proc/pressure/cpu"  # Linux PSI: time some runnable task waited for
 
 
 def load() -> Optional[float]:
-    try:
+    with contextlib.suppress(OSError, AttributeError):
         return round(os.getloadavg()[0], 2)
-    except (OSError, AttributeError):
-        return None
+    return None
 
 
 def stall_us() -> Optional[int]:

@@ -26,10 +26,9 @@ def _rows(text: str, first: Optional[str] = None) -> List[Dict[str, str]]:
         if start is None:
             return []
         lines = lines[start:]
-    try:
+    with contextlib.suppress(csv.Error):
         return list(csv.DictReader(io.StringIO("\n".join(lines))))
-    except csv.Error:
-        return []
+    return []
 
 
 def names_in_csv(text: str, first: Optional[str] = None) -> List[str]:
