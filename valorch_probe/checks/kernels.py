@@ -491,19 +491,14 @@ def layer_norm(ctx):
 
     Not proven: other normalisations (batch, group, RMS) or the backward pass."""
     torch = ctx.torch
-    F = torch.nn.functional  # noqa: N806 (PyTorch's own alias for torch.nn.functional)
+
+    def norm(x, w, b):
+        return torch.nn.functional.layer_norm(x, (512,), w, b)
+
     x = randn(torch, 64, 512, seed=28) * 3 + 1
     w, b = randn(torch, 512, seed=29), randn(torch, 512, seed=30)
-    ref = F.layer_norm(x.double(), (512,), w.double(), b.double())
-    return _compared(
-        ctx,
-        lambda x, w, b: F.layer_norm(x, (512,), w, b),
-        [x, w, b],
-        ref,
-        1e-4,
-        "layer_norm",
-        "layer_norm 64x512",
-    )
+    ref = norm(x.double(), w.double(), b.double())
+    return _compared(ctx, norm, [x, w, b], ref, 1e-4, "layer_norm", "layer_norm 64x512")
 
 
 @kernel_check("kernels.softmax.fp32", "softmax (float32)")
