@@ -213,9 +213,7 @@ class Gatherer:
             search = os.environ.get("PATH", "").split(os.pathsep) + BIN_DIRS
         else:
             search = [self.path(d) for d in BIN_DIRS]
-        dirs = []  # type: List[str]
-        for d in search:
-            dirs.extend(sorted(glob.glob(d)) if "*" in d else [d])
+        dirs = [x for d in search for x in (sorted(glob.glob(d)) if "*" in d else [d])]
         exe = shutil.which(argv[0], path=os.pathsep.join(dirs))
         if exe is None:
             return None

@@ -67,12 +67,8 @@ def prefix_warning(expected: str, found: Optional[str]) -> Optional[str]:
 
 
 def os_release(path: str = "/etc/os-release") -> Dict[str, str]:
-    facts = {}  # type: Dict[str, str]
-    for line in read_text(path).splitlines():
-        if "=" in line:
-            k, v = line.split("=", 1)
-            facts[k] = v.strip().strip('"')
-    return facts
+    pairs = (line.split("=", 1) for line in read_text(path).splitlines() if "=" in line)
+    return {k: v.strip().strip('"') for k, v in pairs}
 
 
 def rocm_release() -> Optional[str]:
