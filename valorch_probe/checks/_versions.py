@@ -41,8 +41,7 @@ def prerelease(found: Optional[str]) -> Optional[str]:
     if not found:
         return None
     notes = []
-    m = _PRE.match(found)
-    if m:
+    if _PRE.match(found):
         notes.append("pre-release %s" % found.split("+")[0])
     elif _DEV.search(found.split("+")[0]):
         notes.append("development build %s" % found.split("+")[0])
