@@ -8,6 +8,7 @@ import contextlib
 import importlib
 import math
 import time
+from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional
 
 from . import evidence, observe
@@ -65,27 +66,19 @@ class Skip(Outcome):
     status = "skip"
 
 
+@dataclass
 class Report:
     """A passing check's evidence: a message, metrics and timing samples."""
 
-    def __init__(
-        self,
-        message: str = "",
-        metrics: Optional[Dict[str, Any]] = None,
-        samples: Optional[List[float]] = None,
-        unit: Optional[str] = None,
-        log: str = "",
-        extra: Optional[List[Dict[str, Any]]] = None,
-    ):
-        self.message = message
-        self.metrics = metrics or {}
-        self.samples = samples or []
-        self.unit = unit
-        self.log = log
-        # Results of other check ids that this check produced (one per upstream
-        # pytest test): dicts with check, status, feature, kind, message, log,
-        # duration_s; the worker writes each as one more RESULT line.
-        self.extra = extra or []
+    message: str = ""
+    metrics: Dict[str, Any] = field(default_factory=dict)
+    samples: List[float] = field(default_factory=list)
+    unit: Optional[str] = None
+    log: str = ""
+    # Results of other check ids that this check produced (one per upstream
+    # pytest test): dicts with check, status, feature, kind, message, log,
+    # duration_s; the worker writes each as one more RESULT line.
+    extra: List[Dict[str, Any]] = field(default_factory=list)
 
 
 class Context:
@@ -102,7 +95,6 @@ class Context:
         self._claimed_device = None  # type: Optional[str]
         self._no_gpu_why = None  # type: Optional[str]
 
-    # -- frameworks ---------------------------------------------------------
     def load(self, name: str) -> Any:
         """Import a module once. Genuinely absent (ModuleNotFoundError for this
         name or a parent package) is unsupported; installed but failing to import
@@ -133,7 +125,6 @@ class Context:
     def torch(self) -> Any:
         return self.load("torch")
 
-    # -- device -------------------------------------------------------------
     @property
     def gpu_available(self) -> bool:
         if self.device_mode == "cpu":
@@ -215,12 +206,10 @@ class Context:
             torch = self._modules.get("torch")
             if torch is not None and self.vendor is not None:
                 archs = []  # type: List[str]
-                try:
+                with contextlib.suppress(Exception):
                     archs = list(torch.cuda.get_arch_list())
                     if not archs and hasattr(torch._C, "_cuda_getArchFlags"):
                         archs = (torch._C._cuda_getArchFlags() or "").split()
-                except Exception:
-                    pass
                 self._arch["arch_list"] = ",".join(archs)
                 if self.device == "cuda":
                     gpus = sorted(
@@ -249,7 +238,6 @@ class Context:
                 self._config = str(torch.__config__.show()) if torch is not None else ""
         return self._config
 
-    # -- evidence of what ran -------------------------------------------------
     def observe(
         self, fn: Callable[[], Any], cpu_family: Optional[str] = None, verbose: bool = True
     ) -> Any:
@@ -272,9 +260,7 @@ class Context:
     ) -> None:
         """Evidence a check gathered itself (a TensorFlow placement, a collective's
         backend, a tool's output): merged into the result like observe()'s."""
-        seen = observe.Seen()
-        seen.libraries = [library] if library else []
-        seen.source = source
+        seen = observe.Seen(libraries=[library] if library else [], source=source)
         if self.seen is None:
             self.seen = seen
         else:
@@ -365,7 +351,6 @@ class Context:
         if self._device == "cuda":
             self.torch.cuda.synchronize()
 
-    # -- numerics and timing --------------------------------------------------
     def timeit(
         self, fn: Callable[[], Any], warmup: int = 2, reps: int = 10, budget_s: float = 5.0
     ) -> List[float]:

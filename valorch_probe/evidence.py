@@ -15,6 +15,7 @@ Unit-tested on recorded real outputs in tests/unit/test_probe_evidence.py.
 
 from __future__ import annotations
 
+import collections
 import re
 from typing import Iterable, List, Optional, Sequence, Tuple
 
@@ -181,13 +182,9 @@ def libraries_of(
     """The libraries behind kernel names, most frequent first; PyTorch's own kernels are
     named only when no library kernel ran. ``modules``: the Python modules imported where
     the kernels ran (``SHARED_NAMES``)."""
-    counts = {}  # type: dict
     shared = {lib: to for lib, (mod, to) in SHARED_NAMES.items() if mod in set(modules)}
-    for name in names:
-        lib = library_of_kernel(name, vendor)
-        lib = shared.get(lib, lib) if lib else lib
-        if lib is not None:
-            counts[lib] = counts.get(lib, 0) + 1
+    found = (library_of_kernel(name, vendor) for name in names)
+    counts = collections.Counter(shared.get(lib, lib) for lib in found if lib is not None)
     libs = sorted(counts, key=lambda k: (-counts[k], k))
     real = [lib for lib in libs if lib != NATIVE]
     return real or libs

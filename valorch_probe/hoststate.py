@@ -8,6 +8,7 @@ is exposed (absent on many VMs and containers: then "unknown").
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from typing import Any, Dict, Optional, Tuple
@@ -19,21 +20,17 @@ PRESSURE = "/proc/pressure/cpu"  # Linux PSI: time some runnable task waited for
 
 
 def load() -> Optional[float]:
-    try:
+    with contextlib.suppress(OSError, AttributeError):
         return round(os.getloadavg()[0], 2)
-    except (OSError, AttributeError):
-        return None
+    return None
 
 
 def stall_us() -> Optional[int]:
     """Cumulative microseconds during which some runnable task waited for a CPU (PSI)."""
-    try:
-        with open(PRESSURE) as fh:
-            for line in fh:
-                if line.startswith("some "):
-                    return int(line.rsplit("total=", 1)[1])
-    except (OSError, ValueError, IndexError):
-        pass
+    with contextlib.suppress(OSError, ValueError, IndexError), open(PRESSURE) as fh:
+        for line in fh:
+            if line.startswith("some "):
+                return int(line.rsplit("total=", 1)[1])
     return None
 
 

@@ -163,9 +163,6 @@ sys.stdout.write("@@TORCH@@" + json.dumps(out, default=str) + "\n")
 )
 
 
-# ------------------------------------------------------------- gathering ---
-
-
 class Gatherer:
     def __init__(self, root: str = "/", commands: bool = True, torch: Optional[bool] = None):
         self.root = root
@@ -216,9 +213,7 @@ class Gatherer:
             search = os.environ.get("PATH", "").split(os.pathsep) + BIN_DIRS
         else:
             search = [self.path(d) for d in BIN_DIRS]
-        dirs = []  # type: List[str]
-        for d in search:
-            dirs.extend(sorted(glob.glob(d)) if "*" in d else [d])
+        dirs = [x for d in search for x in (sorted(glob.glob(d)) if "*" in d else [d])]
         exe = shutil.which(argv[0], path=os.pathsep.join(dirs))
         if exe is None:
             return None
@@ -240,8 +235,6 @@ class Gatherer:
         if proc.returncode != 0 and not text.strip():
             self.errors.append("%s: exit status %d" % (" ".join(argv), proc.returncode))
         return text
-
-    # -- sources, in order of preference: the first value for a name wins --
 
     def os_release(self) -> None:
         text = self.read("/etc/os-release") or self.read("/usr/lib/os-release")
@@ -318,14 +311,11 @@ class Gatherer:
         for where, text in texts:
             for pkg in parse_dpkg_status(text or ""):
                 name, version = pkg["Package"], pkg.get("Version", "")
+                notice = (self.read("/usr/share/doc/%s/copyright" % name) or "")[:65536]
                 extra = {
                     "arch": pkg.get("Architecture"),
                     "source": pkg.get("Source"),
-                    "license": ", ".join(
-                        parse_copyright_licenses(
-                            (self.read("/usr/share/doc/%s/copyright" % name) or "")[:65536]
-                        )
-                    ),
+                    "license": ", ".join(parse_copyright_licenses(notice)),
                 }
                 split = split_rocm_version(version)
                 if split:
@@ -399,16 +389,10 @@ class Gatherer:
             "/usr/local/cuda/include",
         ]
         magma = ["/opt/rocm/magma/include", "/usr/local/magma/include", "/opt/conda/include"]
-        for name, files, dirs in (
-            (
-                "cudnn",
-                ["cudnn_version.h", "cudnn_version_v9.h", "cudnn_version_v8.h", "cudnn.h"],
-                incs,
-            ),
-            ("nccl", ["nccl.h"], incs),
-            ("magma", ["magma_types.h"], incs + magma),
-        ):
-            self.header(name, [d + "/" + f for d in dirs for f in files], name)
+        cudnn = ["cudnn_version.h", "cudnn_version_v9.h", "cudnn_version_v8.h", "cudnn.h"]
+        self.header("cudnn", [d + "/" + f for d in incs for f in cudnn], "cudnn")
+        self.header("nccl", [d + "/nccl.h" for d in incs], "nccl")
+        self.header("magma", [d + "/magma_types.h" for d in incs + magma], "magma")
 
     def tools(self) -> None:
         for name, argvs, parse in (

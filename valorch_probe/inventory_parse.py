@@ -33,8 +33,6 @@ def component(
     return comp
 
 
-# ------------------------------------------------------------ pure parsers ---
-
 _ROCM_SPLIT = re.compile(
     r"^(?:\d+:)?(?P<lib>\d+(?:\.\d+)*?)\.(?P<rocm>[1-9]\d{4,5})"
     r"(?:-(?P<build>[^~]+))?(?:~(?P<distro>.+))?$"
@@ -158,10 +156,7 @@ def parse_torch_config(text: str) -> Dict[str, str]:
         if "Build settings:" in line:
             for key, value in re.findall(r"(\w+)=([^,]*)", line):
                 if key in ("CUDA_VERSION", "CUDNN_VERSION", "TORCH_VERSION") and value.strip():
-                    found.setdefault(
-                        key.split("_")[0].lower() if key != "TORCH_VERSION" else "torch",
-                        value.strip(),
-                    )
+                    found.setdefault(key.split("_")[0].lower(), value.strip())
     return found
 
 

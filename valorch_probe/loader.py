@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import fnmatch
 import sys
+from dataclasses import asdict
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from . import registry
@@ -78,7 +79,6 @@ def declare(suite_name: str, declaration: Optional[dict]) -> List[Check]:
 
 
 def select(suite_name: str, patterns: Sequence[str] = ()) -> Tuple[Suite, List[Check]]:
-    """The checks of a suite, in declaration order, filtered by glob patterns."""
     from . import checks  # noqa: F401 (importing the package registers every check)
 
     if suite_name not in SUITES:
@@ -96,6 +96,6 @@ def catalog() -> dict:
     from . import checks  # noqa: F401 (importing the package registers every check)
 
     return {
-        "suites": [s.info() for s in SUITES.values()],
+        "suites": [asdict(s) for s in SUITES.values()],
         "checks": [dict(c.info(), limits=c.limits) for c in CHECKS.values()],
     }

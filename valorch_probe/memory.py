@@ -4,6 +4,7 @@ an unexplained SIGKILL. Standard library only, Python >= 3.8; None where unknown
 
 from __future__ import annotations
 
+import contextlib
 from typing import Optional
 
 from . import read_text
@@ -16,14 +17,11 @@ LIMITS = ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_by
 def oom_kills() -> Optional[int]:
     """How many processes the OOM killer has killed in this cgroup so far (None: unknown)."""
     for path in EVENTS:
-        try:
-            with open(path) as fh:
-                for line in fh:
-                    key, _, value = line.partition(" ")
-                    if key == "oom_kill":
-                        return int(value)
-        except (OSError, ValueError):
-            continue
+        with contextlib.suppress(OSError, ValueError), open(path) as fh:
+            for line in fh:
+                key, _, value = line.partition(" ")
+                if key == "oom_kill":
+                    return int(value)
     return None
 
 

@@ -8,10 +8,11 @@ Tested on real logs of public issue threads (tests/unit/test_nccl_log.py cites e
 
 from __future__ import annotations
 
+import collections
 import os
 import re
 import tempfile
-from typing import Dict, List
+from typing import List
 
 _VIA = re.compile(
     r"NCCL INFO Channel \d+(?:/\d+)?\s*:.*?\bvia (NET/[A-Za-z]+|P2P|SHM|NVLS|CollNet)"
@@ -29,9 +30,7 @@ LABELS = {
 
 def transports(text: str) -> List[str]:
     """The transports NCCL logged connections over, most used first."""
-    counts: Dict[str, int] = {}
-    for m in _VIA.finditer(text or ""):
-        counts[m.group(1)] = counts.get(m.group(1), 0) + 1
+    counts = collections.Counter(m.group(1) for m in _VIA.finditer(text or ""))
     return sorted(counts, key=lambda k: (-counts[k], k))
 
 

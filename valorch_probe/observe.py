@@ -16,22 +16,21 @@ import contextlib
 import os
 import sys
 import tempfile
+from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from . import evidence, read_text
 
 
+@dataclass
 class Seen:
     """What one observed call showed."""
 
-    __slots__ = ("calls", "kernels", "libraries", "ops", "source")
-
-    def __init__(self) -> None:
-        self.libraries = []  # type: List[str]
-        self.kernels = []  # type: List[str]
-        self.ops = []  # type: List[str]
-        self.calls = []  # type: List[str]
-        self.source = ""
+    libraries: List[str] = field(default_factory=list)
+    kernels: List[str] = field(default_factory=list)
+    ops: List[str] = field(default_factory=list)
+    calls: List[str] = field(default_factory=list)
+    source: str = ""
 
     def merge(self, other: Seen) -> None:
         for name in ("libraries", "kernels", "ops", "calls"):
@@ -159,7 +158,6 @@ def process_maps() -> str:
 
 
 def summary(seen: Optional[Seen], device: str) -> Dict[str, Any]:
-    """The result fields one check's observations give: library and metrics."""
     if seen is None:
         return {}
     lib = evidence.label(seen.libraries)

@@ -7,90 +7,46 @@ job's declared checks) is ``loader``'s, so that the registry imports no check mo
 from __future__ import annotations
 
 from collections import OrderedDict
+from dataclasses import dataclass, field, fields
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
+_NOT_INFO = ("fn", "nodes", "limits")  # a check's fields its info() leaves out
 
+
+@dataclass
 class Check:
-    __slots__ = (
-        "bigger_is_better",
-        "description",
-        "feature",
-        "fn",
-        "id",
-        "kind",
-        "library",
-        "limits",
-        "needs",
-        "nodes",
-        "suite",
-        "unit",
-        "version",
-    )
+    id: str
+    fn: Callable
+    feature: str
+    kind: str
+    suite: str
+    library: Optional[str] = None
+    version: int = 1
+    needs: Tuple[str, ...] = ()
+    description: str = ""
+    unit: Optional[str] = None
+    bigger_is_better: bool = False
+    nodes: int = 1  # the fewest nodes it runs on: a multi-node check says 2
+    limits: str = ""  # what a pass does not prove (the docstring's "Not proven:")
 
-    def __init__(  # noqa: PLR0913 (one argument per field of a check's declaration)
-        self,
-        id,
-        fn,
-        feature,
-        kind,
-        suite,
-        library=None,
-        version=1,
-        needs=(),
-        description="",
-        unit=None,
-        bigger_is_better=False,
-        nodes=1,
-        limits="",
-    ):
-        self.id = id
-        self.nodes = int(nodes)  # the fewest nodes it runs on: a multi-node check says 2
-        self.fn = fn
-        self.feature = feature
-        self.kind = kind
-        self.suite = suite
-        self.library = library
-        self.version = version
-        self.needs = tuple(needs)
-        self.description = description
-        self.unit = unit
-        self.bigger_is_better = bigger_is_better
-        self.limits = limits  # what a pass does not prove (the docstring's "Not proven:")
+    def __post_init__(self) -> None:
+        self.nodes = int(self.nodes)
+        self.needs = tuple(self.needs)
 
     def info(self) -> dict:
-        info = {
-            "id": self.id,
-            "feature": self.feature,
-            "kind": self.kind,
-            "suite": self.suite,
-            "library": self.library,
-            "version": self.version,
-            "needs": list(self.needs),
-            "description": self.description,
-            "unit": self.unit,
-            "bigger_is_better": self.bigger_is_better,
-        }
+        info = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in _NOT_INFO}
+        info["needs"] = list(self.needs)
         if self.nodes > 1:
             info["nodes"] = self.nodes
         return info
 
 
+@dataclass
 class Suite:
-    __slots__ = ("checks", "description", "framework", "name")
-
-    def __init__(self, name: str, framework: Optional[str], description: str):
-        self.name = name
-        self.framework = framework  # imported once per worker, before the first check
-        self.description = description
-        self.checks: List[str] = []
-
-    def info(self) -> dict:
-        return {
-            "name": self.name,
-            "framework": self.framework,
-            "description": self.description,
-            "checks": list(self.checks),
-        }
+    name: str
+    framework: Optional[str]  # imported once per worker, before the first check
+    description: str
+    checks: List[str] = field(default_factory=list)
 
 
 SUITES: Dict[str, Suite] = OrderedDict()
@@ -177,7 +133,6 @@ def checks_of(kind: str, suite: str, **defaults: Any) -> Callable[..., Callable]
 
 
 def limits_of(paragraphs: Sequence[str]) -> str:
-    """The "Not proven: ..." paragraph of a check's docstring."""
     for p in paragraphs[1:]:
         if p.startswith("Not proven:"):
             return p[len("Not proven:") :].strip()
@@ -215,7 +170,6 @@ DECLARED = {
 
 
 def declared_fields(suite_name: str, entry: Dict[str, Any]) -> Dict[str, Any]:
-    """The id, feature, kind, version and description of one declared check."""
     shape = DECLARED[suite_name]
     values = dict(shape["defaults"], **entry)
     fields = {k: v % values for k, v in shape["check"].items()}

@@ -52,23 +52,17 @@ def describe(chk: Check) -> Dict[str, Any]:
     }
 
 
-# ---------------------------------------------------------------- worker ---
-
-
 def scalar_metrics(metrics: Dict[str, Any]) -> Dict[str, Any]:
     """Metrics are scalars (numbers, strings, booleans); anything else a check
     reports (a list of devices, a dict) is kept as compact JSON text."""
-    out = {}
-    for key, value in metrics.items():
-        if value is None or isinstance(value, (bool, int, float, str)):
-            out[str(key)] = value
-        else:
-            out[str(key)] = json.dumps(value, default=str, sort_keys=True)[:2000]
-    return out
+    scalar = (bool, int, float, str, type(None))
+    return {
+        str(k): v if isinstance(v, scalar) else json.dumps(v, default=str, sort_keys=True)[:2000]
+        for k, v in metrics.items()
+    }
 
 
 def run_check(chk: Check, ctx: Context, attempt: int) -> Dict[str, Any]:
-    """Run one check body; every outcome becomes a result dict."""
     result = describe(chk)
     result["attempt"] = attempt
     host_before = hoststate.state()

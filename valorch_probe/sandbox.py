@@ -169,12 +169,9 @@ def _proc_stats() -> Dict[int, List[str]]:
     """Every process's /proc/PID/stat fields after its name: state, parent pid, ..."""
     out = {}  # type: Dict[int, List[str]]
     for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open("/proc/%s/stat" % entry) as fh:
-                    out[int(entry)] = fh.read().rsplit(")", 1)[1].split()[:2]
-            except (OSError, IndexError):
-                continue  # gone meanwhile
+        if entry.isdigit():  # a process gone meanwhile is skipped
+            with contextlib.suppress(OSError, IndexError), open("/proc/%s/stat" % entry) as fh:
+                out[int(entry)] = fh.read().rsplit(")", 1)[1].split()[:2]
     return out
 
 
@@ -184,7 +181,6 @@ def _live() -> Dict[int, int]:
 
 
 def descendants(pid: int) -> List[int]:
-    """Every live process below ``pid`` (from /proc)."""
     parent = _live()
     found = []  # type: List[int]
     frontier = [pid]
@@ -197,7 +193,6 @@ def descendants(pid: int) -> List[int]:
 
 
 def kill_descendants(keep: set[int] | None = None) -> int:
-    """Kill every process below this one but ``keep``. Returns how many."""
     return _kill_all(lambda: descendants(os.getpid()), keep or set())
 
 
@@ -261,13 +256,12 @@ CACHE_VARS = (
 )
 
 
-def make_cache_dirs(environ: Optional[Dict[str, str]] = None) -> List[str]:
+def make_cache_dirs() -> List[str]:
     """Create the cache directories the environment names (a library that finds its
     cache directory missing may fail instead of creating it); the ones it could not."""
-    env = os.environ if environ is None else environ
     failed = []
     for var in CACHE_VARS:
-        path = env.get(var)
+        path = os.environ.get(var)
         if path:
             try:
                 os.makedirs(path, exist_ok=True)

@@ -50,7 +50,6 @@ class Supervisor:
         emit(self.out, dict(res, type="result"))
 
     def _record_rest(self, status: str, message: str, log: str) -> None:
-        """One result for every check not reported yet: none remains after."""
         for cid in self.remaining:
             self._record(cid, self.first_attempt.get(cid, 1), status, message, log, 0.0)
         self.remaining = []
@@ -155,13 +154,7 @@ class Supervisor:
 class _WorkerState:
     """What the parent knows of one worker while reading its pipe."""
 
-    def __init__(
-        self,
-        sup: Supervisor,
-        nonce: str,
-        deadline: float,
-        ack: Callable[[], None] = lambda: None,
-    ):
+    def __init__(self, sup: Supervisor, nonce: str, deadline: float, ack: Callable[[], None]):
         self.sup = sup
         self.ack = ack  # tells the worker its results are forwarded (runner.synced)
         self.prefix = (nonce + " ").encode()
@@ -275,11 +268,9 @@ class Forked:
                 _close_above_stderr(keep=ACK_FD)
                 code = worker(dict(config, ack_fd=ACK_FD))
             except BaseException:
-                try:
+                with contextlib.suppress(BaseException):
                     traceback.print_exc()
                     sys.stderr.flush()
-                except BaseException:
-                    pass
             finally:
                 os._exit(code)
         os.close(out_w)

@@ -7,6 +7,7 @@ themselves only run on GPU hosts."""
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -25,10 +26,9 @@ def _rows(text: str, first: Optional[str] = None) -> List[Dict[str, str]]:
         if start is None:
             return []
         lines = lines[start:]
-    try:
+    with contextlib.suppress(csv.Error):
         return list(csv.DictReader(io.StringIO("\n".join(lines))))
-    except csv.Error:
-        return []
+    return []
 
 
 def names_in_csv(text: str, first: Optional[str] = None) -> List[str]:
@@ -62,9 +62,6 @@ def matching(names: Iterable[str], pattern: str) -> List[str]:
     return [n for n in names if rx.search(n)]
 
 
-# -- device fields -----------------------------------------------------------------
-
-
 def _json(text: str) -> Any:
     """The JSON document in a tool's output: warnings may precede it (amd-smi under a newer Python
     prints SyntaxWarnings first, and the probe reads stderr with stdout) and text may follow it;
@@ -72,10 +69,8 @@ def _json(text: str) -> Any:
     text = text or ""
     decoder = json.JSONDecoder()
     for m in re.finditer(r"^[ \t]*([\[{])", text, re.M):
-        try:
+        with contextlib.suppress(ValueError):
             return decoder.raw_decode(text[m.start(1) :])[0]
-        except ValueError:
-            continue
     return None
 
 

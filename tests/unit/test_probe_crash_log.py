@@ -28,7 +28,7 @@ writes = st.tuples(st.binary(max_size=40), st.integers(min_value=1, max_value=40
 def test_a_checks_log_is_what_it_wrote_after_its_mark(before, logs, cuts):
     mark = begin_mark(NONCE)
     stream = before + b"".join(mark + log for log in logs)
-    w = _WorkerState(None, NONCE, deadline=0.0)
+    w = _WorkerState(None, NONCE, deadline=0.0, ack=lambda: None)
     edges = sorted({0, len(stream), *(c % (len(stream) + 1) for c in cuts)})
     for start, end in zip(edges, edges[1:]):
         w.stderr(stream[start:end])
@@ -36,6 +36,6 @@ def test_a_checks_log_is_what_it_wrote_after_its_mark(before, logs, cuts):
 
 
 def test_stderr_before_the_first_check_stays_for_a_worker_that_dies_importing():
-    w = _WorkerState(None, NONCE, deadline=0.0)
+    w = _WorkerState(None, NONCE, deadline=0.0, ack=lambda: None)
     w.stderr(b"ImportError: libcudart.so.12\n")
     assert w.tail == b"ImportError: libcudart.so.12\n"

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
 import socket
 import subprocess
 import tempfile
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence
 
 from .. import evidence
 from ..context import Fail, Report, Unsupported
@@ -25,12 +26,6 @@ def missing_feature(exc: BaseException) -> bool:
     return isinstance(exc, NotImplementedError) or kind == "missing"
 
 
-def broken(exc: BaseException) -> bool:
-    """An installed component that cannot run here: a binary without this GPU's
-    architecture ("no kernel image is available"), an undefined symbol..."""
-    return evidence.classify_error("%s" % exc) == "broken"
-
-
 def attempt(what: str, fn: Callable[[], Any]) -> Any:
     """Run ``fn``; an exception that says the feature is absent becomes Unsupported,
     one that says an installed component cannot run here becomes Fail with the
@@ -38,7 +33,7 @@ def attempt(what: str, fn: Callable[[], Any]) -> Any:
     try:
         return fn()
     except Exception as exc:
-        if broken(exc):
+        if evidence.classify_error("%s" % exc) == "broken":
             raise Fail(
                 "%s: installed but cannot run here: %s: %s"
                 % (what, type(exc).__name__, _first_line(exc)),
@@ -69,7 +64,6 @@ def gen(torch: Any, seed: int = 0) -> Any:
 
 
 def randn(torch: Any, *shape: int, seed: int = 0) -> Any:
-    """A reproducible float32 CPU tensor of normal samples."""
     return torch.randn(*shape, generator=gen(torch, seed))
 
 
@@ -114,36 +108,28 @@ def available(torch: Any, backend: Optional[str]) -> Any:
     return dist
 
 
-class ProcessGroup:
+@contextlib.contextmanager
+def process_group(torch: Any, backend: str) -> Iterator[Any]:
     """A world-size-1 process group over a FileStore (no network needed): for
     single-process uses of a backend (apex SyncBatchNorm), never for a row about
     communication (those run real ranks: see _dist)."""
-
-    def __init__(self, torch: Any, backend: str):
-        self.torch = torch
-        self.backend = backend
-        self.tmp = None  # type: Optional[str]
-
-    def __enter__(self) -> Any:
-        dist = available(self.torch, self.backend)
-        if dist.is_initialized():
-            dist.destroy_process_group()
-        self.tmp = tempfile.mkdtemp(prefix="valorch-pg-")
-        store = dist.FileStore(os.path.join(self.tmp, "store"), 1)
-        attempt(
-            "init_process_group(%s)" % self.backend,
-            lambda: dist.init_process_group(self.backend, store=store, rank=0, world_size=1),
-        )
-        return dist
-
-    def __exit__(self, *exc: Any) -> None:
-        dist = self.torch.distributed
+    dist = available(torch, backend)
+    if dist.is_initialized():
+        dist.destroy_process_group()
+    tmp = tempfile.mkdtemp(prefix="valorch-pg-")
+    store = dist.FileStore(os.path.join(tmp, "store"), 1)
+    attempt(
+        "init_process_group(%s)" % backend,
+        lambda: dist.init_process_group(backend, store=store, rank=0, world_size=1),
+    )
+    try:
+        yield dist
+    finally:
         try:
             if dist.is_initialized():
                 dist.destroy_process_group()
         finally:
-            if self.tmp:
-                shutil.rmtree(self.tmp, ignore_errors=True)
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 TOOL_DIRS = ("/opt/rocm/bin", "/opt/rocm-*/bin", "/usr/local/cuda/bin", "/opt/nvidia/nsight-*/bin")

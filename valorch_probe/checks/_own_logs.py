@@ -25,12 +25,10 @@ CONV_SCRIPT = (
 
 
 def matmul_script(n: int, dtype: str) -> str:
-    """An n x n GEMM of ``dtype`` (a torch dtype's name) on the GPU."""
     return MATMUL_SCRIPT % (n, n, dtype, n, n, dtype)
 
 
 def conv_script(x_shape: Sequence[int], w_shape: Sequence[int], fn: str) -> str:
-    """torch.nn.functional.<fn> (conv2d, conv3d) of those shapes, padding 1, on the GPU."""
     xs, ws = (", ".join(str(int(d)) for d in shape) for shape in (x_shape, w_shape))
     return CONV_SCRIPT % (xs, ws, fn)
 

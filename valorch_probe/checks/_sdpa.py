@@ -39,10 +39,9 @@ def forcing(ctx: Any, backend: str) -> Optional[Any]:
     PyTorch 2.3+; torch.backends.cuda.sdp_kernel before), or None when this torch
     cannot force it."""
     torch = ctx.torch
-    try:
+    att = None
+    with contextlib.suppress(Exception):
         att = ctx.load("torch.nn.attention")
-    except Exception:
-        att = None
     if att is not None and hasattr(att, "sdpa_kernel") and hasattr(att, "SDPBackend"):
         member = getattr(att.SDPBackend, _MEMBER[backend], None)
         return att.sdpa_kernel([member]) if member is not None else None

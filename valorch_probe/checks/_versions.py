@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 from typing import Dict, Optional, Tuple
 
@@ -40,8 +41,7 @@ def prerelease(found: Optional[str]) -> Optional[str]:
     if not found:
         return None
     notes = []
-    m = _PRE.match(found)
-    if m:
+    if _PRE.match(found):
         notes.append("pre-release %s" % found.split("+")[0])
     elif _DEV.search(found.split("+")[0]):
         notes.append("development build %s" % found.split("+")[0])
@@ -66,21 +66,14 @@ def prefix_warning(expected: str, found: Optional[str]) -> Optional[str]:
 
 
 def os_release(path: str = "/etc/os-release") -> Dict[str, str]:
-    facts = {}  # type: Dict[str, str]
-    for line in read_text(path).splitlines():
-        if "=" in line:
-            k, v = line.split("=", 1)
-            facts[k] = v.strip().strip('"')
-    return facts
+    pairs = (line.split("=", 1) for line in read_text(path).splitlines() if "=" in line)
+    return {k: v.strip().strip('"') for k, v in pairs}
 
 
 def rocm_release() -> Optional[str]:
     import glob
 
     for path in sorted(glob.glob("/opt/rocm*/.info/version")):
-        try:
-            with open(path) as fh:
-                return fh.read().strip()
-        except OSError:
-            continue
+        with contextlib.suppress(OSError), open(path) as fh:
+            return fh.read().strip()
     return None

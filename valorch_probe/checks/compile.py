@@ -118,7 +118,6 @@ def _compiled(ctx, backend, model_name):
 
 
 def _classify(exc, backend):
-    """Turn a compile failure into an outcome with an honest message."""
     text = "%s: %s" % (type(exc).__name__, _first_line(exc))
     if backend == "inductor" and not any(shutil.which(c) for c in _COMPILERS):
         # torch ships inductor, but its CPU code generator needs a C++ compiler the image lacks:

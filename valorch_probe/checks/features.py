@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 
-from ..registry import suite
+from ..registry import checks_of, suite
 
 suite(
     "features",
@@ -20,6 +20,9 @@ suite(
     "Rows of the seed feature tables (dtypes, torch.cuda, backends, AMP, distributed, "
     "torchvision, torchaudio): tried, not assumed.",
 )
+
+feature_check = checks_of("feature", "features")
+gpu_feature = checks_of("feature", "features", needs=("gpu",))
 
 
 @contextlib.contextmanager

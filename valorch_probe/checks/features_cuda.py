@@ -13,11 +13,9 @@ import tempfile
 from typing import Any, Dict
 
 from ..context import Fail, Partial, Report, Skip, Unsupported
-from ..registry import checks_of
 from . import _dist
 from ._common import attempt, randn
-
-gpu_feature = checks_of("feature", "features", needs=("gpu",))
+from .features import gpu_feature
 
 
 @gpu_feature("features.cuda.device_management", "Device management")
@@ -27,13 +25,8 @@ def device_management(ctx):
     Not proven: that every GPU computes correctly, peer access between GPUs, or device selection by environment
     variables."""
     torch = ctx.torch
-    for attr in (
-        "cuda.device_count",
-        "cuda.get_device_properties",
-        "cuda.set_device",
-        "cuda.current_device",
-    ):
-        ctx.require_attr(torch, attr)
+    for attr in ("device_count", "get_device_properties", "set_device", "current_device"):
+        ctx.require_attr(torch, "cuda." + attr)
     ctx.require_gpu()
     n = torch.cuda.device_count()
     names = []

@@ -10,10 +10,8 @@ with the package present (see docs/checks.md)."""
 from __future__ import annotations
 
 from ..context import Fail, Report, Skip
-from ..registry import checks_of
 from ._common import randn
-
-gpu_feature = checks_of("feature", "features", needs=("gpu",))
+from .features import gpu_feature
 
 
 def _gpu_part(ctx, cpu_note, metrics):

@@ -5,8 +5,8 @@ int64 CPU reference; quantized dtypes are quantized and dequantized."""
 from __future__ import annotations
 
 from ..context import Fail, Partial, Report, Unsupported
-from ..registry import check
 from ._common import _first_line, attempt, gen, missing_feature
+from .features import feature_check
 
 # dtype -> relative tolerance of one product computed in that dtype
 _FLOAT = (
@@ -112,14 +112,11 @@ def _float_check(name, tol):
                 "%s round trip lost too much: rel err %.2e" % (name, rt), {"round_trip_error": rt}
             )
         ops = _SubOps(ctx, name)
-        errs = ops.arithmetic(
-            d,
-            back,
-            dt,
-            lambda op, got, ref: ctx.assert_close(
-                got.to(torch.float64), ref, tol, "%s %s" % (name, op)
-            ),
-        )
+
+        def close(op, got, ref):
+            return ctx.assert_close(got.to(torch.float64), ref, tol, "%s %s" % (name, op))
+
+        errs = ops.arithmetic(d, back, dt, close)
         return ops.outcome(
             "%s on %s: multiply and add within %.0e (rel err %s), round trip %.2e"
             % (name, ctx.device, tol, ", ".join("%s %.2e" % kv for kv in sorted(errs.items())), rt),
@@ -149,17 +146,12 @@ def _complex_check(name, tol):
         d = attempt("create %s on %s" % (name, ctx.device), lambda: x.to(ctx.device).to(dt))
         back = d.to(torch.complex128).cpu()
         ops = _SubOps(ctx, name)
-        errs = ops.arithmetic(
-            d,
-            back,
-            dt,
-            lambda op, got, ref: ctx.assert_close(
-                torch.view_as_real(got.to(torch.complex128).cpu()),
-                torch.view_as_real(ref),
-                tol,
-                "%s %s" % (name, op),
-            ),
-        )
+
+        def close(op, got, ref):
+            real = torch.view_as_real(got.to(torch.complex128).cpu())
+            return ctx.assert_close(real, torch.view_as_real(ref), tol, "%s %s" % (name, op))
+
+        errs = ops.arithmetic(d, back, dt, close)
         return ops.outcome(
             "%s on %s: multiply and add within %.0e (rel err %s)"
             % (name, ctx.device, tol, ", ".join("%s %.2e" % kv for kv in sorted(errs.items()))),
@@ -255,12 +247,10 @@ def _quant_check(name, scale, zero_point):
 
 for _make, _table in ((_float_check, _FLOAT), (_complex_check, _COMPLEX), (_int_check, _INT)):
     for _name, _arg in _table:
-        check("features.dtype." + _name, "torch." + _name, "feature", "features", version=2)(
-            _make(_name, _arg)
-        )
+        feature_check("features.dtype." + _name, "torch." + _name, version=2)(_make(_name, _arg))
 
 
-@check("features.dtype.bool", "torch.bool", "feature", "features")
+@feature_check("features.dtype.bool", "torch.bool")
 def dtype_bool(ctx):
     """torch.bool tensors on the device: logical and / xor / not equal the CPU truth table exactly.
 
@@ -279,6 +269,4 @@ def dtype_bool(ctx):
 
 
 for _name, _scale, _zp in _QUANT:
-    check("features.dtype." + _name, "torch." + _name, "feature", "features")(
-        _quant_check(_name, _scale, _zp)
-    )
+    feature_check("features.dtype." + _name, "torch." + _name)(_quant_check(_name, _scale, _zp))

@@ -8,16 +8,12 @@ import copy
 import math
 
 from ..context import Fail, Partial, Report, Skip, Unsupported
-from ..registry import check, checks_of
 from . import _dist
-from ._common import ProcessGroup, attempt, gen, randn
-
-gpu_feature = checks_of("feature", "features", needs=("gpu",))
-
-# -- distributed ---------------------------------------------------------------
+from ._common import attempt, gen, process_group, randn
+from .features import feature_check, gpu_feature
 
 
-@check("features.distributed.gloo", "Gloo", "feature", "features", library="Gloo", version=2)
+@feature_check("features.distributed.gloo", "Gloo", library="Gloo", version=2)
 def dist_gloo(ctx):
     """Two processes form a gloo group over 127.0.0.1 and all_reduce, broadcast, all_gather and barrier give every
     rank the exact result (world_size 2: data really crosses processes).
@@ -37,14 +33,7 @@ def dist_gloo(ctx):
     )
 
 
-@check(
-    "features.distributed.tensorpipe",
-    "TensorPipe",
-    "feature",
-    "features",
-    library="TensorPipe",
-    version=3,
-)
+@feature_check("features.distributed.tensorpipe", "TensorPipe", library="TensorPipe", version=3)
 def dist_tensorpipe(ctx):
     """Two processes join torch.distributed.rpc with the TensorPipe backend over 127.0.0.1; each calls the other
     with rpc_sync and rpc_async and gets the correct tensors back. An RPC that dies is a fail, also where it
@@ -76,9 +65,6 @@ def dist_tensorpipe(ctx):
         "TensorPipe RPC: 2 processes called each other (rpc_sync and rpc_async), results correct",
         {"world_size": 2, "processes": 2},
     )
-
-
-# -- torchvision -----------------------------------------------------------------
 
 
 def _image(torch, c=3, h=64, w=48):
@@ -240,9 +226,6 @@ def tv_io(ctx):
     )
 
 
-# -- torchaudio ------------------------------------------------------------------
-
-
 def _wave(torch, sr=16000):
     t = torch.arange(sr, dtype=torch.float64) / sr
     w = 0.5 * torch.sin(2 * math.pi * 440 * t) + 0.3 * torch.sin(2 * math.pi * 1250 * t + 0.3)
@@ -294,9 +277,6 @@ for _name, _make in _AUDIO:
     )(_audio_check(_name, _make))
 
 
-# -- ecosystem rows of the "unsupported features" table ---------------------------
-
-
 @gpu_feature("features.apex.batch_norm", "APEX batch norm", library="apex syncbn", version=2)
 def apex_batch_norm(ctx):
     """apex.parallel.SyncBatchNorm (world size 1) normalises a GPU batch like torch's batch norm in float64,
@@ -312,7 +292,7 @@ def apex_batch_norm(ctx):
     ctx.require_gpu()
     x = randn(torch, 8, 16, 12, 12, seed=87) * 2 + 1
     ref = torch.nn.functional.batch_norm(x.double(), None, None, training=True, eps=1e-5)
-    with ProcessGroup(torch, "nccl"):
+    with process_group(torch, "nccl"):
         mod = sbn(16, affine=False).cuda().train()
         got = mod(x.cuda())
     err = ctx.assert_close(got, ref, 1e-4, "apex SyncBatchNorm")

@@ -5,6 +5,7 @@ the runtime's entry point is absent, fail when present but wrong."""
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import glob
 import os
@@ -14,10 +15,8 @@ import subprocess
 import tempfile
 
 from ..context import Fail, Report, Unsupported
-from ..registry import checks_of
 from ._common import attempt, missing_feature, randn
-
-gpu_feature = checks_of("feature", "features", needs=("gpu",))
+from .features import gpu_feature
 
 
 @gpu_feature("features.cuda.stream_context", "torch.cuda.StreamContext")
@@ -53,9 +52,6 @@ def stream_context(ctx):
     )
 
 
-# -- unified (managed) memory ------------------------------------------------------------
-
-
 def _runtime(ctx):
     """The GPU runtime library torch uses (libamdhip64 / libcudart), loaded with ctypes, and
     its managed-allocation entry points' prefix."""
@@ -72,10 +68,8 @@ def _runtime(ctx):
     for root in roots:
         for pattern in names:
             for path in sorted(glob.glob(os.path.join(root, pattern))):
-                try:
+                with contextlib.suppress(OSError):
                     return ctypes.CDLL(path), ("hip" if hip else "cuda"), path
-                except OSError:
-                    continue
     raise Unsupported(
         "no %s runtime library found next to torch or in the usual places"
         % ("HIP (libamdhip64)" if hip else "CUDA (libcudart)")
@@ -143,8 +137,6 @@ def unified_memory(ctx):
         metrics,
     )
 
-
-# -- dynamic parallelism -------------------------------------------------------------------
 
 _PARENT_CHILD = r"""
 __global__ void valorch_child(float* out, int i) { out[i] = out[i] * 2.0f + 1.0f; }

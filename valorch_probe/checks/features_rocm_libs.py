@@ -89,12 +89,11 @@ def presence_metrics(facts: Dict[str, Any], proven: str) -> Dict[str, Any]:
     }
 
 
+NO_API = "no Python API exercises it"
+
+
 def presence_report(
-    ctx: Any,
-    name: str,
-    facts: Dict[str, Any],
-    exercised: Optional[str] = None,
-    why: str = "no Python API exercises it",
+    name: str, facts: Dict[str, Any], exercised: Optional[str] = None, why: str = NO_API
 ) -> Report:
     """A pass when the library ran (``exercised`` says how); otherwise ``partial``
     "present, not exercised": presence is not the row's claim, and must not read as one."""
@@ -109,7 +108,7 @@ def presence_report(
     )
 
 
-def host_call_report(ctx: Any, name: str, facts: Dict[str, Any], row_use: str) -> Report:
+def host_call_report(name: str, facts: Dict[str, Any], row_use: str) -> Report:
     """A library with a host-side C entry point (``_rocm_host.HOST_CALLS``): loaded with ctypes and
     called. Still ``partial``: the call proves the library loads and answers, not the row's feature.
     A library file the loader refuses, or a call that answers wrongly, is a ``fail`` with the evidence;
@@ -122,12 +121,12 @@ def host_call_report(ctx: Any, name: str, facts: Dict[str, Any], row_use: str) -
             presence_metrics(facts, "presence"),
         )
     if lib is None:
-        return presence_report(ctx, name, facts, why="no %s* file to call into" % stem)
+        return presence_report(name, facts, why="no %s* file to call into" % stem)
     try:
         done = call(lib)
     except _rocm_host.NoEntryPointError as exc:
         return presence_report(
-            ctx, name, facts, why="%s exports no host entry point valorch calls: %s" % (path, exc)
+            name, facts, why="%s exports no host entry point valorch calls: %s" % (path, exc)
         )
     except _rocm_host.HostCallError as exc:
         raise Fail(
@@ -148,7 +147,7 @@ def _presence_check(
     header_paths: Sequence[str],
     packages: Sequence[str],
     row_use: str,
-    no_call: str = "no Python API exercises it",
+    no_call: str = NO_API,
 ) -> None:
     """The row ``features.rocm.<name, lower case>``, whose headers' version macros are named
     after it too."""
@@ -162,8 +161,8 @@ def _presence_check(
                 "entry %s" % (name, "/".join(libs) or "library file", "/".join(packages))
             )
         if name in _rocm_host.HOST_CALLS:
-            return host_call_report(ctx, name, facts, row_use)
-        return presence_report(ctx, name, facts, why=no_call)
+            return host_call_report(name, facts, row_use)
+        return presence_report(name, facts, why=no_call)
 
     if name in _rocm_host.HOST_CALLS:
         proven = (
@@ -313,7 +312,7 @@ def composable_kernel(ctx):
                 "Composable Kernel is not in this image: no ck/version.h, no CK library, no "
                 "composablekernel package"
             )
-        return presence_report(ctx, "Composable Kernel", facts)
+        return presence_report("Composable Kernel", facts)
     old = pref()
     try:
         refused = ck_refusal(pref)
@@ -337,7 +336,7 @@ def composable_kernel(ctx):
             {"rel_error": err},
         )
     return presence_report(
-        ctx, "Composable Kernel", facts, "a bf16 GEMM ran on CK kernels, rel err %.1e" % err
+        "Composable Kernel", facts, "a bf16 GEMM ran on CK kernels, rel err %.1e" % err
     )
 
 
@@ -377,7 +376,6 @@ def hipsparselt(ctx):
     )
     if "hipSPARSELt" in libs:
         return presence_report(
-            ctx,
             "hipSPARSELt",
             facts,
             "2:4 sparse float16 matmul ran hipSPARSELt kernels, rel err %.1e" % err,

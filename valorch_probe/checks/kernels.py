@@ -120,11 +120,8 @@ def linear_bf16(ctx):
         facts = blas_log.served_by(LINEAR_SCRIPT)
         metrics.update((k, v) for k, v in facts.items() if k != "libraries")
         if facts["libraries"]:
-            ctx.resolve(
-                TENSILE,
-                facts["libraries"][0],
-                "%s's bench log recorded the call" % facts["libraries"][0],
-            )
+            lib = facts["libraries"][0]
+            ctx.resolve(TENSILE, lib, "%s's bench log recorded the call" % lib)
     return timed(
         ctx, lambda: F.linear(dx, dw, db), "linear 128x256 -> 192 bf16: rel err %.2e" % err, metrics
     )
@@ -159,8 +156,11 @@ def _compared(ctx, op, args, ref, tol, what, label, family=None):
     return timed(ctx, lambda: op(*dargs), "%s: rel err %.2e" % (label, err), metrics)
 
 
-def _conv(ctx, fn, x, w, what):
+def _conv(ctx, what, x_shape, w_shape, seed):
+    """``what`` (conv2d, conv3d) of random inputs of these shapes (seeds ``seed``, ``seed + 1``)."""
     torch = ctx.torch
+    fn = getattr(torch.nn.functional, what)
+    x, w = randn(torch, *x_shape, seed=seed), randn(torch, *w_shape, seed=seed + 1)
     ref = fn(x.double(), w.double(), padding=1)
     dx, dw = x.to(ctx.device), w.to(ctx.device)
     got = ctx.observe(lambda: fn(dx, dw, padding=1))
@@ -191,14 +191,7 @@ def conv2d_fp32(ctx):
     MIOPEN_ENABLE_LOGGING_CMD=1).
 
     Not proven: other kernel sizes, strides, groups, dilations, layouts (channels-last) or the backward pass."""
-    torch = ctx.torch
-    return _conv(
-        ctx,
-        torch.nn.functional.conv2d,
-        randn(torch, 4, 8, 32, 32, seed=8),
-        randn(torch, 16, 8, 3, 3, seed=9),
-        "conv2d",
-    )
+    return _conv(ctx, "conv2d", (4, 8, 32, 32), (16, 8, 3, 3), seed=8)
 
 
 @kernel_check("kernels.conv3d.fp32", "conv3d (float32)", library=DNN)
@@ -210,14 +203,7 @@ def conv3d_fp32(ctx):
     MIOPEN_ENABLE_LOGGING_CMD=1).
 
     Not proven: other kernel sizes, strides, layouts or the backward pass."""
-    torch = ctx.torch
-    return _conv(
-        ctx,
-        torch.nn.functional.conv3d,
-        randn(torch, 2, 4, 8, 16, 16, seed=10),
-        randn(torch, 8, 4, 3, 3, 3, seed=11),
-        "conv3d",
-    )
+    return _conv(ctx, "conv3d", (2, 4, 8, 16, 16), (8, 4, 3, 3, 3), seed=10)
 
 
 @kernel_check(
@@ -288,22 +274,13 @@ def lstm(ctx):
     x = randn(torch, 4, 20, 16, seed=15)
     ref, _ = copy.deepcopy(mod).double()(x.double())
     dmod = mod.to(ctx.device)
-    dx = x.to(ctx.device)
-    with torch.no_grad():
-        got, _ = ctx.observe(lambda: dmod(dx), "blas")
-    tol = fp_tolerance(ctx, "float32", tf32_possible=True)
-    err = ctx.assert_close(got, ref, tol, "lstm")
 
-    def run():
+    def op(t):
         with torch.no_grad():
-            dmod(dx)
+            return dmod(t)[0]
 
-    return timed(
-        ctx,
-        run,
-        "LSTM 2x(16->32), seq 20, batch 4: rel err %.2e" % err,
-        {"rel_error": err, "tolerance": tol},
-    )
+    tol = fp_tolerance(ctx, "float32", tf32_possible=True)
+    return _compared(ctx, op, [x], ref, tol, "lstm", "LSTM 2x(16->32), seq 20, batch 4", "blas")
 
 
 @kernel_check("kernels.fft.c64", "FFT (complex64)", library="hipFFT/cuFFT")
@@ -468,13 +445,8 @@ def linalg_eig(ctx):
     w, v = attempt("linalg.eig on %s" % ctx.device, lambda: ctx.observe(lambda: eig(da), "lapack"))
     w, v = w.cpu().to(torch.complex128), v.cpu().to(torch.complex128)
     ac = a.double().to(torch.complex128)
-    err = ctx.assert_close(
-        torch.view_as_real(ac @ v),
-        torch.view_as_real(v * w.unsqueeze(0)),
-        1e-4,
-        "eig residual A V - V L",
-    )
-    # Spectrum: the eigenvalues' sorted magnitudes against the float64 solution.
+    av, vl = torch.view_as_real(ac @ v), torch.view_as_real(v * w.unsqueeze(0))
+    err = ctx.assert_close(av, vl, 1e-4, "eig residual A V - V L")
     ref_w = eig(a.double())[0]
     err_w = ctx.assert_close(
         torch.sort(w.abs())[0], torch.sort(ref_w.abs())[0], 1e-4, "eigenvalue magnitudes"
@@ -519,19 +491,14 @@ def layer_norm(ctx):
 
     Not proven: other normalisations (batch, group, RMS) or the backward pass."""
     torch = ctx.torch
-    F = torch.nn.functional  # noqa: N806 (PyTorch's own alias for torch.nn.functional)
+
+    def norm(x, w, b):
+        return torch.nn.functional.layer_norm(x, (512,), w, b)
+
     x = randn(torch, 64, 512, seed=28) * 3 + 1
     w, b = randn(torch, 512, seed=29), randn(torch, 512, seed=30)
-    ref = F.layer_norm(x.double(), (512,), w.double(), b.double())
-    return _compared(
-        ctx,
-        lambda x, w, b: F.layer_norm(x, (512,), w, b),
-        [x, w, b],
-        ref,
-        1e-4,
-        "layer_norm",
-        "layer_norm 64x512",
-    )
+    ref = norm(x.double(), w.double(), b.double())
+    return _compared(ctx, norm, [x, w, b], ref, 1e-4, "layer_norm", "layer_norm 64x512")
 
 
 @kernel_check("kernels.softmax.fp32", "softmax (float32)")

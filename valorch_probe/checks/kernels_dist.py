@@ -23,7 +23,7 @@ def _all_reduce(ctx, backend, world, device):
         raise Fail("ranks report world sizes %s, expected %d" % (sizes, world))
     samples = answers[0]["samples"]
     ctx.claim(
-        library=_LIB[backend][ctx.vendor or "amd"] if backend == "nccl" else "Gloo",
+        library=("NCCL" if ctx.vendor == "nvidia" else "RCCL") if backend == "nccl" else "Gloo",
         source="torch.distributed backend %s, %d processes over 127.0.0.1"
         % (answers[0]["backend"], world),
     )
@@ -40,9 +40,6 @@ def _all_reduce(ctx, backend, world, device):
         samples=samples,
         unit="s",
     )
-
-
-_LIB = {"nccl": {"amd": "RCCL", "nvidia": "NCCL"}}
 
 
 @dist_check("kernels.all_reduce.gloo", "all_reduce (Gloo)", library="Gloo")

@@ -133,7 +133,6 @@ def _tensor(torch: Any, rank: int, n: int, device: str) -> Any:
 
 
 def agree(dist: Any, rv: Dict[str, Any], mine: Dict[str, Any]) -> List[Dict[str, Any]]:
-    """Every rank's answer (rank order), gathered on every rank."""
     out = [None] * rv["world"]  # type: List[Any]
     dist.all_gather_object(out, dict(mine, node=rv["node"], rank=rv["rank"]))
     return out

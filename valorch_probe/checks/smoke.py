@@ -3,6 +3,7 @@ the device, and the versions found against the image's catalog entry."""
 
 from __future__ import annotations
 
+import contextlib
 import platform
 import sys
 from typing import Any, Dict
@@ -129,10 +130,9 @@ def version_pytorch(ctx):
     Not proven: that torch works (the other checks measure that); a pre-release or git build that matches only
     by prefix is flagged in the message."""
     want = ctx.expect.get("pytorch")
-    try:
+    found = None  # pinned but absent is a failure (unpinned: skip); installed but broken fails in ctx.torch
+    with contextlib.suppress(Unsupported):
         found = ctx.torch.__version__
-    except Unsupported:
-        found = None  # pinned but absent is a failure (unpinned: skip); installed but broken fails in ctx.torch
     return _compare("pytorch", want, found, "torch.__version__")
 
 
@@ -140,10 +140,9 @@ def _dist_check(key, dist):
     def fn(ctx):
         from importlib import metadata  # Python 3.8+, as the probe
 
-        try:
+        found = None
+        with contextlib.suppress(Exception):
             found = metadata.version(dist)
-        except Exception:
-            found = None
         return _compare(key, ctx.expect.get(key), found, "importlib.metadata %s" % dist)
 
     fn.__doc__ = (
