@@ -353,8 +353,15 @@ def _require_head(engine: Engine, url: URL) -> None:
             f"the results {where(url)} has no valorch schema yet",
             "create it once: valorch db upgrade --db URL",
         )
-    raise InfrastructureError(
-        f"the results {where(url)} is at schema {rev}, newer than this valorch knows ({HEAD})",
+    raise newer(url, rev)
+
+
+def newer(url: URL, rev: str) -> InfrastructureError:
+    """A store at a schema this valorch does not know: a server's name already says
+    "database", a SQLite file's path does not."""
+    name = where(url) if url.get_backend_name() != "sqlite" else f"database {where(url)}"
+    return InfrastructureError(
+        f"the results {name} is at schema {rev}, newer than this valorch knows ({HEAD})",
         "install the valorch version that upgraded it",
     )
 
@@ -382,11 +389,7 @@ def migrate(engine: Engine) -> None:
     if rev == HEAD:
         return
     if rev is not None and rev not in REVISIONS:
-        raise InfrastructureError(
-            f"the results database {where(engine.url)} is at schema {rev}, newer than this "
-            f"valorch knows ({HEAD})",
-            "install the valorch version that upgraded it",
-        )
+        raise newer(engine.url, rev)
     from alembic import command
 
     with engine.begin() as conn:

@@ -233,3 +233,15 @@ def test_a_newer_schema_is_refused(empty_db):
     engine.dispose()
     with pytest.raises(InfrastructureError, match="at schema 0999, newer than this valorch knows"):
         open_engine(empty_db)
+
+
+def test_a_newer_schema_names_a_server_once_and_a_file_as_a_database():
+    from sqlalchemy.engine import make_url
+
+    from orchestrator.store.db import newer
+
+    server = newer(make_url("postgresql+psycopg://ci@db.example:5433/valorch"), "0999")
+    assert server.message.startswith("the results database 'valorch' on db.example:5433 is at")
+    assert "database database" not in server.message
+    local = newer(make_url("sqlite:////srv/valorch.sqlite"), "0999")
+    assert local.message.startswith("the results database /srv/valorch.sqlite is at schema 0999")
