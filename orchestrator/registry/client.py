@@ -98,7 +98,6 @@ class RegistryClient:
         self,
         ca: str | None = None,
         timeout: float = 30,
-        config: str | None = None,
         deadline: float | None = None,
         budget: float = BUDGET_S,
     ) -> None:
@@ -110,7 +109,6 @@ class RegistryClient:
         # and every request of the command (this client) together
         self.budget = budget
         self._until = time.monotonic() + budget
-        self.config = config
         self._http = requests.Session()
         self._http.headers["User-Agent"] = "valorch"
         self._tokens: dict[tuple[str, str], str] = {}
@@ -215,7 +213,7 @@ class RegistryClient:
             headers = self._authenticate(resp, ref, scope, verify, cert)
             resp = self._send(method, url, ref, dict(kw, headers={**kw["headers"], **headers}), cap)
             if resp.status_code == 401:
-                creds = self._creds(ref.domain)
+                creds = auth.credentials(ref.domain)
                 raise RegistryAuthError(
                     f"registry {ref.domain} refused the credentials"
                     + (f" of user {creds.username!r} from {creds.source}" if creds else "")
@@ -332,11 +330,6 @@ class RegistryClient:
             "needs no registry when the images are already on the engine)",
         )
 
-    def _creds(self, domain: str) -> auth.Credentials | None:
-        from pathlib import Path
-
-        return auth.credentials(domain, Path(self.config) if self.config else None)
-
     def _auth_header(self, domain: str, scope: str) -> dict[str, str]:
         with self._lock:
             token = self._tokens.get((domain, scope))
@@ -344,7 +337,7 @@ class RegistryClient:
         if token:
             return {"Authorization": f"Bearer {token}"}
         if basic:
-            creds = self._creds(domain)
+            creds = auth.credentials(domain)
             if creds:
                 return {"Authorization": _basic(creds)}
         return {}
@@ -353,7 +346,7 @@ class RegistryClient:
         self, resp: requests.Response, ref: ImageRef, scope: str, verify: Any, cert: Any
     ) -> dict[str, str]:
         challenge = auth.parse_challenge(resp.headers.get("www-authenticate", ""))
-        creds = self._creds(ref.domain)
+        creds = auth.credentials(ref.domain)
         if challenge is None or challenge.scheme not in ("bearer", "basic"):
             raise RegistryAuthError(
                 f"registry {ref.domain} asks for authentication valorch does not speak "

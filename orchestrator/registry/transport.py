@@ -46,16 +46,12 @@ def within(
     try:
         return netbody.within(deadline, call, f"registry {domain}")
     except netbody.DeadlineError:
-        raise late(deadline, domain, url) from None
-
-
-def late(deadline: float, domain: str, url: str) -> InfrastructureError:
-    return InfrastructureError(
-        f"registry {domain} did not answer {encode.url(url.split('?')[0])} within "
-        f"{deadline:g} s (it sends too slowly or stalls)",
-        "check the registry's health and the network (or run with --pull never when the "
-        "images are already on the engine)",
-    )
+        raise InfrastructureError(
+            f"registry {domain} did not answer {encode.url(url.split('?')[0])} within "
+            f"{deadline:g} s (it sends too slowly or stalls)",
+            "check the registry's health and the network (or run with --pull never when the "
+            "images are already on the engine)",
+        ) from None
 
 
 def too_large(

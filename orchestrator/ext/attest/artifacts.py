@@ -64,23 +64,25 @@ def _desc(media: str, data: bytes, ptype: str = "") -> dict[str, Any]:
     return d
 
 
-def has_referrers(client: RegistryClient, ref: ImageRef, digest: str) -> bool:
-    """Whether the registry serves the referrers API for ``ref``'s repository: an image index
-    for ``digest`` (an empty one counts). A 404 or another answer means it does not."""
+def referrers(client: RegistryClient, ref: ImageRef, digest: str) -> list[Any] | None:
+    """The manifests of the referrers index for ``digest``, where the registry serves the
+    referrers API for ``ref``'s repository (an empty index counts); None where it does not
+    (a 404 or another answer)."""
     try:
         resp = client.send("GET", ref, f"referrers/{digest}", headers={"Accept": OCI_INDEX})
     except ManifestNotFoundError:
-        return False
+        return None
     except InfrastructureError as exc:
         if "HTTP 4" in exc.message:  # 400/405: an older registry that does not know the route
-            return False
+            return None
         raise
     ctype = resp.headers.get("content-type", "").split(";")[0].strip()
     try:
         doc = _index(resp, ref)
     except ValueError:
-        return False
-    return ctype == OCI_INDEX and isinstance(doc, dict) and isinstance(doc.get("manifests"), list)
+        return None
+    manifests = doc.get("manifests") if isinstance(doc, dict) else None
+    return manifests if ctype == OCI_INDEX and isinstance(manifests, list) else None
 
 
 def push_blob(client: RegistryClient, ref: ImageRef, data: bytes) -> str:
@@ -119,22 +121,13 @@ def push_manifest(
 
 
 def attach(
-    client: RegistryClient,
-    ref: ImageRef,
-    digest: str,
-    envelopes: list[tuple[str, str]],
-    mode: str = "auto",
+    client: RegistryClient, ref: ImageRef, digest: str, envelopes: list[tuple[str, str]]
 ) -> list[Pushed]:
     """Attach DSSE envelopes ``(predicate type, envelope JSON)`` to ``digest`` in ``ref``'s
-    repository: by the referrers API where the registry has it (``mode`` "auto"), else by
-    cosign's ``.att`` tag."""
-    if mode == "auto":
-        mode = "referrers" if has_referrers(client, ref, digest) else "tag"
-    return (
-        _by_referrers(client, ref, digest, envelopes)
-        if mode == "referrers"
-        else [_by_tag(client, ref, digest, envelopes)]
-    )
+    repository: by the referrers API where the registry has it, else by cosign's ``.att`` tag."""
+    if referrers(client, ref, digest) is not None:
+        return _by_referrers(client, ref, digest, envelopes)
+    return [_by_tag(client, ref, digest, envelopes)]
 
 
 def _by_referrers(
@@ -203,14 +196,9 @@ def fetch(
     where it came from; and which ways were looked at."""
     found: list[tuple[str, bytes]] = []
     looked = []
-    if has_referrers(client, ref, digest):
+    manifests = referrers(client, ref, digest)
+    if manifests is not None:
         looked.append("referrers API")
-        resp = client.send("GET", ref, f"referrers/{digest}", headers={"Accept": OCI_INDEX})
-        try:
-            index = _index(resp, ref)
-        except ValueError:
-            index = {}
-        manifests = (index.get("manifests") if isinstance(index, dict) else None) or []
         for m in _dsse(manifests, "artifactType"):
             doc, mdigest, _ = client.manifest(ref, m["digest"])
             found += [

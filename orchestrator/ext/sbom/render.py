@@ -36,9 +36,7 @@ def distro_of(inventory: Inventory) -> tuple[str, str | None]:
     return "debian", None
 
 
-def package_url(
-    comp: Component, distro: str = "debian", distro_version: str | None = None
-) -> PackageURL | None:
+def package_url(comp: Component, distro: str, distro_version: str | None) -> PackageURL | None:
     if comp.name.startswith("pip:"):
         return PackageURL(type="pypi", name=comp.name[4:], version=comp.value)
     if comp.name.startswith("deb:"):
@@ -183,16 +181,14 @@ def bom_json(
     *,
     digest: str | None = None,
     timestamp: datetime | None = None,
-    serial: str | None = None,
 ) -> str:
-    """The BOM as CycloneDX 1.5 JSON text. The serial number is derived from the content (same
-    inventory and image, same BOM) unless given."""
+    """The BOM as CycloneDX 1.5 JSON text. The serial number is derived from the content: same
+    inventory and image, same BOM."""
     components = _components(inventory)
     subject = _subject(image_ref, digest)
-    if serial is None:  # derived from the content: same inventory and image, same BOM
-        blob = json.dumps([image_ref, digest, inventory.model_dump()], sort_keys=True).encode()
-        serial = str(uuid.uuid5(uuid.NAMESPACE_URL, "valorch:" + hashlib.sha256(blob).hexdigest()))
-    bom = Bom(serial_number=uuid.UUID(serial.removeprefix("urn:uuid:")), components=components)
+    blob = json.dumps([image_ref, digest, inventory.model_dump()], sort_keys=True).encode()
+    serial = uuid.uuid5(uuid.NAMESPACE_URL, "valorch:" + hashlib.sha256(blob).hexdigest())
+    bom = Bom(serial_number=serial, components=components)
     bom.metadata.component = subject
     bom.register_dependency(subject, components)  # the image holds every component directly
     if timestamp is not None:
