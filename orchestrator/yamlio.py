@@ -325,7 +325,11 @@ def validate(doc: Document, model: type[M], what: str) -> M:
     try:
         return model.model_validate(doc.data)
     except ValidationError as exc:
-        raise SpecError(format_errors(doc, exc, what, model)) from None
+        found = problems_of(doc, exc, model)
+        lines = [p.text(doc.path, what) for p in found[:MAX_PROBLEMS]]
+        if len(found) > MAX_PROBLEMS:
+            lines.append(f"… and {len(found) - MAX_PROBLEMS} more")
+        raise SpecError("\n".join(lines)) from None
 
 
 #: the most mistakes one file reports (the rest are counted)
@@ -410,13 +414,3 @@ def _model_in(annotation: Any) -> type[BaseModel] | None:
         if found is not None:
             return found
     return None
-
-
-def format_errors(
-    doc: Document, exc: ValidationError, what: str, model: type[BaseModel] | None = None
-) -> str:
-    found = problems_of(doc, exc, model)
-    lines = [p.text(doc.path, what) for p in found[:MAX_PROBLEMS]]
-    if len(found) > MAX_PROBLEMS:
-        lines.append(f"… and {len(found) - MAX_PROBLEMS} more")
-    return "\n".join(lines)

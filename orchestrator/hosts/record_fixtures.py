@@ -18,6 +18,9 @@ from pathlib import Path
 from ..checks_manifest import library_of_kernel
 from ..errors import InputError
 
+#: what the torch stand-in takes of each recorded device
+DEVICE_FIELDS = ("name", "major", "minor", "gcnArchName", "total_memory", "multi_processor_count")
+
 
 def to_fixtures(record: Path, fixtures: Path, label: str) -> list[Path]:
     """Write the fixtures of ``record`` under ``fixtures``; the paths written."""
@@ -50,20 +53,7 @@ def to_fixtures(record: Path, fixtures: Path, label: str) -> list[Path]:
         "cuda": facts.get("cuda"),
         "hip": facts.get("hip"),
         "arch_list": facts.get("arch_list") or [],
-        "devices": [
-            {
-                k: d.get(k)
-                for k in (
-                    "name",
-                    "major",
-                    "minor",
-                    "gcnArchName",
-                    "total_memory",
-                    "multi_processor_count",
-                )
-            }
-            for d in facts.get("devices") or []
-        ],
+        "devices": [{k: d.get(k) for k in DEVICE_FIELDS} for d in facts.get("devices") or []],
     }
     dest = fixtures / "fake_torch" / f"{label}.json"
     dest.parent.mkdir(parents=True, exist_ok=True)
