@@ -40,10 +40,8 @@ class Finding(Frozen):
 
 
 def parse_inventory(obj: Any) -> Inventory:
-    """Validate the probe's untrusted JSON (the dict after the marker).
-
-    Raises pydantic.ValidationError (a ValueError) for anything malformed.
-    """
+    """The probe's untrusted JSON (the dict after the marker), validated: a ValueError
+    (pydantic's ValidationError is one) for anything malformed."""
     if not isinstance(obj, dict):
         raise ValueError("inventory must be a JSON object, not %s" % type(obj).__name__)
     if obj.get("type", "inventory") != "inventory":

@@ -68,7 +68,6 @@ def stream(
     timeout: float,
     env: dict[str, str] | None = None,
     cwd: str | None = None,
-    tail: int = 8_000,
     spawned: Callable[[int], None] | None = None,
 ) -> Streamed:
     """Run ``argv`` in its own process group, hand stdout chunks to ``on_stdout``, keep the tail of
@@ -111,7 +110,7 @@ def stream(
                 elif key.data == "out":
                     on_stdout(chunk)
                 else:
-                    err = (err + chunk)[-tail:]
+                    err = (err + chunk)[-8_000:]
     finally:
         if timed_out or (child.poll() is None and open_fds):
             kill_tree(child.pid)

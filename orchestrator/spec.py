@@ -91,9 +91,6 @@ CheckKind = Literal[
 ]
 ExecutorName = Literal["host", "docker"]
 
-# The status vocabulary (docs/design.md, "Status vocabulary": STATUSES, FAILING, SYMBOL,
-# LEGEND, …) is defined once in statuses.py and re-exported here.
-
 #: the regression rule's default timing threshold: a 5 % slower median (docs/design.md, "Regression rule")
 DEFAULT_THRESHOLD = 0.05
 

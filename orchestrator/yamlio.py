@@ -161,17 +161,13 @@ CAPS: dict[str, int] = {
 }
 
 
-def _kind_of(mode: int) -> str:
-    for test, name in (
-        (stat.S_ISDIR, "a directory"),
-        (stat.S_ISFIFO, "a FIFO (named pipe)"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-        (stat.S_ISSOCK, "a socket"),
-    ):
-        if test(mode):
-            return name
-    return "not a regular file"
+_KINDS = {
+    stat.S_IFDIR: "a directory",
+    stat.S_IFIFO: "a FIFO (named pipe)",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFSOCK: "a socket",
+}
 
 
 def read_bytes(path: Path, what: str = "file", cap: int = CAPS["yaml"]) -> bytes:
@@ -193,7 +189,7 @@ def read_bytes(path: Path, what: str = "file", cap: int = CAPS["yaml"]) -> bytes
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
             raise SpecError(
-                f"{path}: is {_kind_of(mode)}, not a {what}",
+                f"{path}: is {_KINDS.get(stat.S_IFMT(mode), 'not a regular file')}, not a {what}",
                 "pass a regular file (valorch reads a file once; copy a pipe's output to a file)",
             )
         os.set_blocking(fd, True)

@@ -52,7 +52,7 @@ def _num(value: Any) -> float | None:
 
 
 def parse_amd_smi_metric(text: str) -> list[dict[str, Any]]:
-    """Per GPU from ``amd-smi metric --json``: hottest temperature, ECC counts, VRAM used."""
+    """Per GPU from ``amd-smi metric --json``: hottest temperature, uncorrectable ECC count."""
     doc = json.loads(text)
     if isinstance(doc, dict):
         doc = doc.get("gpu_data") or [doc]
@@ -60,15 +60,11 @@ def parse_amd_smi_metric(text: str) -> list[dict[str, Any]]:
     for gpu in doc:
         temps = {k: _num(v) for k, v in (gpu.get("temperature") or {}).items()}
         ecc = gpu.get("ecc") or {}
-        mem = gpu.get("mem_usage") or {}
         out.append(
             {
                 "gpu": int(gpu.get("gpu", len(out))),
                 "temperature_c": max((t for t in temps.values() if t is not None), default=None),
                 "ecc_uncorrectable": _num(ecc.get("total_uncorrectable_count")),
-                "ecc_correctable": _num(ecc.get("total_correctable_count")),
-                "vram_used_mb": _num(mem.get("used_vram")),
-                "vram_total_mb": _num(mem.get("total_vram")),
             }
         )
     return out
@@ -109,17 +105,8 @@ def parse_nvidia_health(text: str) -> list[dict[str, Any]]:
     for row in csv.reader(io.StringIO(text)):
         if len(row) < 6:
             continue
-        idx, bus, temp, ecc, used, total = (c.strip() for c in row[:6])
-        out.append(
-            {
-                "gpu": int(idx),
-                "bus": bus.lower(),
-                "temperature_c": _num(temp),
-                "ecc_uncorrectable": _num(ecc),
-                "vram_used_mb": _num(used),
-                "vram_total_mb": _num(total),
-            }
-        )
+        idx, _, temp, ecc = (c.strip() for c in row[:4])
+        out.append({"gpu": int(idx), "temperature_c": _num(temp), "ecc_uncorrectable": _num(ecc)})
     return out
 
 

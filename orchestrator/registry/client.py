@@ -123,7 +123,7 @@ class RegistryClient:
         digest = resp.headers.get("docker-content-digest")
         if not digest:  # some registries omit it on HEAD: the GET's body digest is authoritative
             resp = self.send("GET", ref, f"manifests/{ref.reference}")
-            digest = _sha256(resp.content)
+            digest = sha256_of(resp.content)
         media = resp.headers.get("content-type", "").split(";")[0]
         return Resolved(ref, digest, media, rate_limit(resp.headers))
 
@@ -144,7 +144,7 @@ class RegistryClient:
                 f"registry {ref.domain} sent a manifest for {ref} that is not a JSON object",
                 "check that the endpoint is a registry (API v2)",
             )
-        digest = resp.headers.get("docker-content-digest") or _sha256(resp.content)
+        digest = resp.headers.get("docker-content-digest") or sha256_of(resp.content)
         media = doc.get("mediaType") or resp.headers.get("content-type", "").split(";")[0]
         return doc, digest, media
 
@@ -454,7 +454,8 @@ def _basic(creds: auth.Credentials) -> str:
     return "Basic " + base64.b64encode(f"{creds.username}:{creds.password}".encode()).decode()
 
 
-def _sha256(body: bytes) -> str:
+def sha256_of(body: bytes) -> str:
+    """``sha256:<hex>``: the digest of a manifest or blob's bytes."""
     import hashlib
 
     return "sha256:" + hashlib.sha256(body).hexdigest()

@@ -40,9 +40,7 @@ def within(
     deadline: float, domain: str, url: str, call: Callable[[], requests.Response]
 ) -> requests.Response:
     """``call()`` (one request, its body read), or exit 3 when it is not done within
-    ``deadline`` seconds: a per-read timeout alone lets a registry that trickles a byte at
-    a time hold valorch forever. The abandoned request's thread is a daemon, and its body
-    read (``netbody.read``) ends at the same deadline."""
+    ``deadline`` seconds (``netbody.within`` says why)."""
     try:
         return netbody.within(deadline, call, f"registry {domain}")
     except netbody.DeadlineError:

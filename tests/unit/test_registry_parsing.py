@@ -4,7 +4,7 @@ import json
 import pytest
 
 from orchestrator.errors import InputError
-from orchestrator.registry import auth
+from orchestrator.registry import auth, insecure
 from orchestrator.registry.client import rate_limit
 
 
@@ -79,8 +79,8 @@ def test_certs_d_and_endpoint(tmp_path, monkeypatch):
     monkeypatch.setenv(
         "VALORCH_REGISTRY_ENDPOINTS", "docker.io=https://mirror.example:5000/,x=http://127.0.0.1:1"
     )
-    assert auth.endpoint("docker.io") == "https://mirror.example:5000"
+    assert insecure.endpoints("docker.io")[0] == "https://mirror.example:5000"
     assert (
-        auth.endpoint("x") == "http://127.0.0.1:1"
-        and auth.endpoint("y.example") == "https://y.example"
+        insecure.endpoints("x")[0] == "http://127.0.0.1:1"
+        and insecure.endpoints("y.example")[0] == "https://y.example"
     )

@@ -14,7 +14,6 @@ a missing blob (nothing is attached half-way)."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -22,12 +21,13 @@ from typing import Any
 from orchestrator import netbody
 from orchestrator.errors import InfrastructureError
 from orchestrator.imageref import ImageRef
-from orchestrator.registry import transport
+from orchestrator.registry import insecure, transport
 from orchestrator.registry.client import (
     OCI_INDEX,
     OCI_MANIFEST,
     ManifestNotFoundError,
     RegistryClient,
+    sha256_of,
 )
 
 DSSE = "application/vnd.dsse.envelope.v1+json"
@@ -52,13 +52,9 @@ def att_tag(digest: str) -> str:
     return digest.replace(":", "-") + ".att"
 
 
-def _sha256(data: bytes) -> str:
-    return "sha256:" + hashlib.sha256(data).hexdigest()
-
-
 def _desc(media: str, data: bytes, ptype: str = "") -> dict[str, Any]:
     """A descriptor; a DSSE layer's (``ptype`` given) with the annotations cosign reads."""
-    d: dict[str, Any] = {"mediaType": media, "digest": _sha256(data), "size": len(data)}
+    d: dict[str, Any] = {"mediaType": media, "digest": sha256_of(data), "size": len(data)}
     if ptype:
         d["annotations"] = {SIGNATURE_ANNOTATION: "", PREDICATE_ANNOTATION: ptype}
     return d
@@ -86,7 +82,7 @@ def referrers(client: RegistryClient, ref: ImageRef, digest: str) -> list[Any] |
 
 
 def push_blob(client: RegistryClient, ref: ImageRef, data: bytes) -> str:
-    digest = _sha256(data)
+    digest = sha256_of(data)
     try:
         client.send("HEAD", ref, f"blobs/{digest}")
         return digest  # already there
@@ -99,10 +95,8 @@ def push_blob(client: RegistryClient, ref: ImageRef, data: bytes) -> str:
             f"registry {ref.domain} started an upload to {ref.path} without a Location",
             "check that the registry speaks the distribution API",
         )
-    if location.startswith("/"):
-        from orchestrator.registry.auth import endpoint
-
-        location = endpoint(ref.domain) + location
+    if location.startswith("/"):  # under the registry's first base URL (registry.insecure)
+        location = insecure.endpoints(ref.domain)[0] + location
     url = f"{location}{'&' if '?' in location else '?'}digest={digest}"
     headers = {"Content-Type": "application/octet-stream"}
     client.send("PUT", ref, "", push=True, url=url, body=data, headers=headers)
@@ -114,10 +108,10 @@ def push_manifest(
 ) -> str:
     """Put ``doc`` under ``reference`` (a tag), or under its own digest; the digest stored."""
     body = json.dumps(doc, separators=(",", ":")).encode()
-    tail = f"manifests/{reference or _sha256(body)}"
+    tail = f"manifests/{reference or sha256_of(body)}"
     headers = {"Content-Type": doc["mediaType"]}
     resp = client.send("PUT", ref, tail, push=True, body=body, headers=headers)
-    return resp.headers.get("docker-content-digest") or _sha256(body)
+    return resp.headers.get("docker-content-digest") or sha256_of(body)
 
 
 def attach(
@@ -238,7 +232,7 @@ def _index(resp: Any, ref: ImageRef) -> Any:
 
 def _blob(client: RegistryClient, ref: ImageRef, digest: str) -> bytes:
     resp = client.send("GET", ref, f"blobs/{digest}")
-    if _sha256(resp.content) != digest:
+    if sha256_of(resp.content) != digest:
         raise InfrastructureError(
             f"registry {ref.domain} sent blob {digest[:19]}… of {ref.path} with other content",
             "the registry's storage is damaged; push the attestation again",

@@ -222,9 +222,7 @@ def _refuse_imported(rows: list[Any], source: str) -> None:
 
 @dataclass(frozen=True)
 class Request:
-    """What ``valorch attest`` attests (one of a run, a published matrix version, or a
-    qualify outcome's directory), where the ``.intoto.jsonl`` files go, whether they are
-    attached to the images in their registries, and the site the statements link to."""
+    """What ``valorch attest`` attests (one of run, version, qualify), and where it goes."""
 
     run: str | None = None
     version: str | None = None

@@ -87,9 +87,7 @@ def post(targets: Sequence[Target], outcome: Outcome, say: Callable[[str], None]
 
 @dataclass(frozen=True)
 class Posting:
-    """A diff or qualify report as it is posted: the report, its title and gate verdict, why
-    each red check is red, whether infrastructure errors left checks inconclusive, and
-    where the full report lies."""
+    """A diff or qualify report as it is posted."""
 
     report: Report
     title: str
