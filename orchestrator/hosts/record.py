@@ -21,24 +21,20 @@ from typing import Any
 
 from .. import outfile, proc
 from ..executors.probe_local import raw_result_lines
-from .detect import KFD_NODES
+from .detect import KFD_NODES, NVIDIA_QUERY
 from .scrub import scrub
 
-#: file under smi/ -> the argv that printed it (the probe's and the host detection's queries)
+#: file under smi/ -> the command line that printed it (the probe's and the host detection's
+#: queries; no argument holds a space)
 SMI_COMMANDS: dict[str, list[str]] = {
-    "nvidia-smi-query-gpu.csv": [
-        "nvidia-smi",
-        "--query-gpu=index,name,compute_cap,driver_version",
-        "--format=csv",
-    ],
-    "nvidia-smi-query-host.csv": [
-        "nvidia-smi",
-        "--query-gpu=index,name,uuid,memory.total,compute_cap,driver_version",
-        "--format=csv,noheader,nounits",
-    ],
-    "nvidia-smi-q.xml": ["nvidia-smi", "-q", "-x"],
-    "rocm-smi-showproductname.json": ["rocm-smi", "--showproductname", "--json"],
-    "amd-smi-static-asic.json": ["amd-smi", "static", "--asic", "--json"],
+    rel: line.split()
+    for rel, line in {
+        "nvidia-smi-query-gpu.csv": "nvidia-smi --query-gpu=index,name,compute_cap,driver_version --format=csv",
+        "nvidia-smi-query-host.csv": f"nvidia-smi --query-gpu={NVIDIA_QUERY} --format=csv,noheader,nounits",
+        "nvidia-smi-q.xml": "nvidia-smi -q -x",
+        "rocm-smi-showproductname.json": "rocm-smi --showproductname --json",
+        "amd-smi-static-asic.json": "amd-smi static --asic --json",
+    }.items()
 }
 #: what torch reports about the build and each device (standard library + torch only)
 TORCH_FACTS = r"""
