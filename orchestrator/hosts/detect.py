@@ -66,8 +66,7 @@ def amd_gpus_from_kfd(nodes_dir: Path = KFD_NODES) -> tuple[GPU, ...]:
 
 
 def parse_nvidia_smi(csv_text: str) -> tuple[GPU, ...]:
-    """``nvidia-smi --query-gpu=index,name,uuid,memory.total,compute_cap,driver_version
-    --format=csv,noheader,nounits`` → GPUs with arch sm_XY."""
+    """``nvidia-smi --query-gpu=NVIDIA_QUERY --format=csv,noheader,nounits`` → GPUs (sm_XY)."""
     gpus: list[GPU] = []
     for line in csv_text.strip().splitlines():
         cells = [c.strip() for c in line.split(",")]

@@ -187,15 +187,13 @@ def _tz(text: str | None) -> str:
     return text if ":" in text else f"{text[:3]}:{text[3:]}"
 
 
-def health(
-    gpus: list[dict[str, Any]], apps: list[dict[str, Any]], temp_limit: float = TEMP_LIMIT_C
-) -> list[Probe]:
+def health(gpus: list[dict[str, Any]], apps: list[dict[str, Any]]) -> list[Probe]:
     """L1 verdicts from parsed SMI data: temperature, uncorrectable ECC, memory held by others."""
     out = []
     for g in gpus:
         t, ecc = g.get("temperature_c"), g.get("ecc_uncorrectable")
         hot = "not reported" if t is None else f"{t:g} C"
-        out.append(Probe(1, f"gpu{g['gpu']}.temperature", t is None or t <= temp_limit, hot))
+        out.append(Probe(1, f"gpu{g['gpu']}.temperature", t is None or t <= TEMP_LIMIT_C, hot))
         errors = "not reported" if ecc is None else f"{int(ecc)} uncorrectable"
         out.append(Probe(1, f"gpu{g['gpu']}.ecc", not ecc, errors))
     who = ", ".join(f"{a['name'] or '?'} (pid {a['pid']}, {a['mb']:.0f} MB)" for a in apps)
@@ -221,11 +219,11 @@ def device_nodes(vendor: str, dev: str = "/dev") -> Probe:
     return Probe(0, "device_nodes", True, ", ".join(want + found))
 
 
-def driver_version(vendor: str, sys_root: str = "/sys") -> Probe:
+def driver_version(vendor: str) -> Probe:
     """L0: the driver (and ROCm runtime) version can be read."""
     said = functools.partial(Probe, 0, "driver_version")
     if vendor == "amd":
-        for path in (f"{sys_root}/module/amdgpu/version", "/opt/rocm/.info/version"):
+        for path in ("/sys/module/amdgpu/version", "/opt/rocm/.info/version"):
             try:
                 with open(path) as fh:
                     text = fh.read().strip()

@@ -105,16 +105,9 @@ def _probe(
     }
 
 
-def collect(
-    dest: Path,
-    python: str,
-    probe_dir: Path,
-    env: dict[str, str],
-    kfd_nodes: Path = KFD_NODES,
-    suites: tuple[str, ...] = ("smoke",),
-    gpu_suites: tuple[str, ...] = ("kernels",),
-) -> dict[str, Any]:
-    """Record this machine into ``dest``; returns the manifest (also written as manifest.json)."""
+def collect(dest: Path, python: str, probe_dir: Path, env: dict[str, str]) -> dict[str, Any]:
+    """Record this machine into ``dest`` (the smoke suite, and with a GPU the kernels suite);
+    returns the manifest (also written as manifest.json)."""
     dest.mkdir(parents=True, exist_ok=True)
     hostnames = sorted(
         {socket.gethostname(), socket.getfqdn(), platform.node()} - {"localhost", ""}
@@ -137,7 +130,7 @@ def collect(
             smi[rel] = "not recorded: %s" % (
                 done.error or "exit %s: %s" % (done.returncode, (done.stderr or done.stdout)[-200:])
             )
-    kfd = _kfd(put, kfd_nodes)
+    kfd = _kfd(put, KFD_NODES)
     facts_run = proc.call([python, "-c", TORCH_FACTS], timeout=300, env=env)
     torch_facts: dict[str, Any] = {}
     if facts_run.ok:
@@ -150,7 +143,7 @@ def collect(
         or bool(kfd and any("gpu_id" in k for k in kfd))
         or any(v.startswith("recorded") for k, v in smi.items() if k.startswith("nvidia"))
     )
-    run = list(suites) + (list(gpu_suites) if torch_facts.get("available") else [])
+    run = ["smoke"] + (["kernels"] if torch_facts.get("available") else [])
     probe = _probe(put, python, probe_dir, env, run)
     evidence = []
     if not torch_facts.get("available"):
@@ -160,7 +153,7 @@ def collect(
             else "torch not importable: %s" % torch_facts.get("error", "?")[:200]
         )
     if not kfd:
-        evidence.append(f"no KFD topology at {kfd_nodes}")
+        evidence.append(f"no KFD topology at {KFD_NODES}")
     evidence += [f"{k}: {v}" for k, v in smi.items() if not v.startswith("recorded")]
     manifest = {
         "recorded_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),

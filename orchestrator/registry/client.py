@@ -51,7 +51,6 @@ class RateLimit:
 
 @dataclass(frozen=True)
 class Resolved:
-    ref: ImageRef
     digest: str
     media_type: str
     rate_limit: RateLimit | None = None
@@ -125,7 +124,7 @@ class RegistryClient:
             resp = self.send("GET", ref, f"manifests/{ref.reference}")
             digest = sha256_of(resp.content)
         media = resp.headers.get("content-type", "").split(";")[0]
-        return Resolved(ref, digest, media, rate_limit(resp.headers))
+        return Resolved(digest, media, rate_limit(resp.headers))
 
     def manifest(
         self, ref: ImageRef, reference: str | None = None
@@ -189,7 +188,6 @@ class RegistryClient:
         headers: dict[str, str] | None = None,
         push: bool = False,
         url: str | None = None,
-        params: dict[str, str] | None = None,
     ) -> requests.Response:
         """One API call with this client's auth, TLS and errors: ``tail`` under ``/v2/<repo>/``
         (or an absolute ``url``, e.g. an upload's Location), with a push scope when ``push``."""
@@ -203,9 +201,7 @@ class RegistryClient:
             "timeout": self.timeout,
             "verify": verify,
             "cert": cert,
-            "allow_redirects": True,
             "data": body,
-            "params": params,
         }
         headers = self._auth_header(ref.domain, scope)
         resp = self._send(method, url, ref, dict(kw, headers={**kw["headers"], **headers}), cap)
