@@ -76,10 +76,8 @@ def compare(inventory: Inventory, expected: dict[str, str], *, build: bool = Tru
             continue
         kind: Literal["unpinned", "ok", "drift"]
         if want.lower() in UNPINNED or not want:
-            kind, message = (
-                "unpinned",
-                "%s: unpinned (%s), image has %s" % (key, want or "-", comp.value),
-            )
+            kind = "unpinned"
+            message = "%s: unpinned (%s), image has %s" % (key, want or "-", comp.value)
         elif version_matches(want, comp.value):
             kind, message = "ok", "%s %s" % (key, comp.value)
         else:

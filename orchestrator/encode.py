@@ -152,9 +152,7 @@ def href(value: object) -> str | None:
         parts.port  # noqa: B018  # raises ValueError on a port that is not a number
     except ValueError:
         return None
-    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
-        return None
-    if "@" in parts.netloc:
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname or "@" in parts.netloc:
         return None
     return value
 

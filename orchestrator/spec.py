@@ -526,15 +526,9 @@ class SuiteRef(Frozen):
             return {"commands": [c.model_dump(mode="json") for c in self.commands]}
         if self.pytest is not None:
             p = self.pytest
-            return {
-                "pytest": {
-                    "path": p.probe_path(),
-                    "args": list(p.args),
-                    "timeout": p.timeout,
-                    "feature": p.feature or f"pytest {p.path}",
-                    "max_tests": p.max_tests,
-                }
-            }
+            given = p.model_dump(mode="json", include={"args", "timeout", "max_tests"})
+            feature = p.feature or f"pytest {p.path}"
+            return {"pytest": {"path": p.probe_path(), "feature": feature, **given}}
         return None
 
     def declared_timeout(self) -> float:

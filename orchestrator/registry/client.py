@@ -41,7 +41,6 @@ class RateLimit:
     limit: int | None
     remaining: int | None
     window_s: int | None
-    source: str | None = None
 
     def __str__(self) -> str:
         w = self.window_s
@@ -86,7 +85,7 @@ def rate_limit(headers: Any) -> RateLimit | None:
 
     limit, window = num(lim)
     remaining, window2 = num(rem)
-    return RateLimit(limit, remaining, window or window2, headers.get("docker-ratelimit-source"))
+    return RateLimit(limit, remaining, window or window2)
 
 
 class RegistryClient:
