@@ -27,7 +27,7 @@ from orchestrator.render.diff import diff_junit
 from orchestrator.render.junit import results_junit
 from orchestrator.render.markdown import matrix_md
 from orchestrator.render.rst import document_rst
-from orchestrator.spec import LEGEND, STATUSES, SYMBOL
+from orchestrator.statuses import LEGEND, STATUSES, SYMBOL
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "statuses.md"
 COLOUR = {"good": "green", "bad": "red", "warn": "amber", "none": "grey", "info": "blue"}
