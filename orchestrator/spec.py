@@ -597,15 +597,9 @@ def definition_hash(info: CheckInfo, suite: SuiteRef) -> str:
     (triage says "definition changed", never "flaky")."""
     declared: Any = None
     if info.id.startswith("command."):
-        name = info.id.removeprefix("command.")
-        declared = next(
-            (
-                c.model_dump(mode="json", exclude={"feature"})
-                for c in suite.commands
-                if c.id == name.split("[")[0]
-            ),
-            None,
-        )
+        name = info.id.removeprefix("command.").split("[")[0]
+        found = [c for c in suite.commands if c.id == name]
+        declared = found[0].model_dump(mode="json", exclude={"feature"}) if found else None
     elif suite.pytest is not None and info.kind == "pytest":
         declared = suite.pytest.model_dump(mode="json", exclude={"source"})
     return short_hash(

@@ -276,10 +276,8 @@ def diagnostics(vendor: str) -> list[Probe]:
         "/opt/rocm/bin/rvs" if os.path.exists("/opt/rocm/bin/rvs") else None
     )
     if vendor == "amd" and rvs:
-        conf = next(
-            iter(glob.glob("/opt/rocm*/share/rocm-validation-suite/conf/gpup_single.conf")), None
-        )
-        done = proc.call([rvs] + (["-c", conf] if conf else ["-g"]), timeout=300)
+        confs = glob.glob("/opt/rocm*/share/rocm-validation-suite/conf/gpup_single.conf")
+        done = proc.call([rvs] + (["-c", confs[0]] if confs else ["-g"]), timeout=300)
         failures = parse_rvs(done.stdout)
         said = "; ".join(failures[:5]) or (done.error or "no failure reported")
         return [Probe(1, "rvs", done.ok and not failures, said)]

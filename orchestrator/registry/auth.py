@@ -37,9 +37,7 @@ class Challenge:
 
 def config_path() -> Path:
     base = os.environ.get("DOCKER_CONFIG")
-    return (
-        Path(base).expanduser() / "config.json" if base else Path.home() / ".docker" / "config.json"
-    )
+    return (Path(base).expanduser() if base else Path.home() / ".docker") / "config.json"
 
 
 def _same_registry(key: str, domain: str) -> bool:

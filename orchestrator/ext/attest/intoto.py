@@ -16,9 +16,7 @@ STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 PAYLOAD_TYPE = "application/vnd.in-toto+json"
 TEST_RESULT = "https://in-toto.io/attestation/test-result/v0.1"
 VSA = "https://slsa.dev/verification_summary/v1"
-VERIFIER_ID = (
-    "https://github.com/valorch/valorch/attest"  # names the tool; nothing is fetched from it
-)
+VERIFIER_ID = "https://github.com/valorch/valorch/attest"  # names the tool; nothing is fetched
 
 #: signed annotations verify reads (docs/attestations.md): where the results were measured
 #: ("measured": valorch ran the checks; "imported": results measured elsewhere, imported

@@ -146,21 +146,14 @@ def _components(inventory: Inventory) -> list:
     folded, built_with = _annotations(inventory, comps)
     torch = comps.get("pytorch")
     torch_pkg = torch.extra.get("package", "pip:torch") if torch else "pip:torch"
-    return [
-        _component(
-            comp,
-            comps,
-            distro,
-            distro_version,
-            folded.get(comp.name, []) + (built_with if comp.name == torch_pkg else []),
-        )
-        for comp in inventory.components
-        if not (
-            comp.name.startswith("pytorch.")
-            or comp.name in ("debian", "ubuntu")
-            or _folded(comp, comps)
-        )
-    ]
+    out = []
+    for comp in inventory.components:
+        if comp.name.startswith("pytorch.") or comp.name in ("debian", "ubuntu"):
+            continue
+        if not _folded(comp, comps):
+            extra = folded.get(comp.name, []) + (built_with if comp.name == torch_pkg else [])
+            out.append(_component(comp, comps, distro, distro_version, extra))
+    return out
 
 
 def _subject(image_ref: str, digest: str | None) -> Any:
