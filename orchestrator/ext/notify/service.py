@@ -23,19 +23,24 @@ if TYPE_CHECKING:
 parse_targets = parse  # --notify's values as targets: a bad one is exit 2 before any work
 
 
-def from_report(
-    report: Report,
-    title: str,
-    images: dict[str, dict[str, Any]],
-    infra: bool = False,
-    report_path: str = "",
-    verdict: Verdict | None = None,
-    why: Why | None = None,
-) -> Outcome:
+@dataclass(frozen=True)
+class Posting:
+    """A diff or qualify report as it is posted."""
+
+    report: Report
+    title: str
+    verdict: Verdict | None = None
+    why: Why | None = None
+    infra: bool = False
+    report_path: str = ""
+
+
+def from_report(posting: Posting, images: dict[str, dict[str, Any]]) -> Outcome:
     """The outcome of a diff Report: its counted regressions (new by construction: what
     passed in the base), or with the gate's ``verdict`` every cell that fails the gate, each
     with the command that re-runs it on the head's image.
     ``images``: head environment → {alias, reference, digest, local, host, cpu_only}."""
+    report, verdict, report_path = posting.report, posting.verdict, posting.report_path
     regs = []
     failing = verdict.failing_cells() if verdict is not None else None
     for c in report.changes:
@@ -44,15 +49,15 @@ def from_report(
         env = c.env.split(" → ")[-1]
         img = images.get(env) or {"alias": env, "reference": env, "digest": None}
         detail = _timing_text(c) or f"{c.base} → {c.head}" + (f": {c.note}" if c.note else "")
-        said = why_text(why, c).removeprefix("why: ")
+        said = why_text(posting.why, c).removeprefix("why: ")
         regs.append(Regression(c.env, c.check, detail, command(check=c.check, **img), said))
     summary = f"counts: {count_words(report, verdict)}"
-    head = (title, len(report.head.observations), tuple(regs))
+    head = (posting.title, len(report.head.observations), tuple(regs))
     if verdict is None:
-        return Outcome(*head, infra, summary, report_path)
+        return Outcome(*head, posting.infra, summary, report_path)
     said = verdict.headline()  # the gate's own decision, in the words of every other sink
     summary = f"{said} (exit {verdict.exit_code}); {summary}"
-    infra = infra or verdict.infra_errors
+    infra = posting.infra or verdict.infra_errors
     return Outcome(*head, infra, summary, report_path, said, verdict.exit_code == 1)
 
 
@@ -85,18 +90,6 @@ def post(targets: Sequence[Target], outcome: Outcome, say: Callable[[str], None]
     return not send.send(targets, outcome, say=say)
 
 
-@dataclass(frozen=True)
-class Posting:
-    """A diff or qualify report as it is posted."""
-
-    report: Report
-    title: str
-    verdict: Verdict | None = None
-    why: Why | None = None
-    infra: bool = False
-    report_path: str = ""
-
-
 def post_report(
     factory: sessionmaker[Session],
     targets: Sequence[Target],
@@ -105,13 +98,8 @@ def post_report(
     *,
     local: frozenset[str] = frozenset(),
 ) -> bool:
-    p = posting
-    images = head_images(factory, p.report.head.runs, local)
-    return post(
-        targets,
-        from_report(p.report, p.title, images, p.infra, p.report_path, p.verdict, p.why),
-        say,
-    )
+    images = head_images(factory, posting.report.head.runs, local)
+    return post(targets, from_report(posting, images), say)
 
 
 def post_empty(
