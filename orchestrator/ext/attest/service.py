@@ -233,12 +233,7 @@ class Request:
     allow_imported: bool = False  # sign runs imported from elsewhere, saying so
 
 
-def attest(
-    factory: sessionmaker[Session],
-    key: Path,
-    request: Request,
-    client: RegistryClient | None = None,
-) -> list[Made]:
+def attest(factory: sessionmaker[Session], key: Path, request: Request) -> list[Made]:
     run, version, qualify = request.run, request.version, request.qualify
     out_dir, push, url_base = request.out_dir, request.push, request.url_base
     if sum(x is not None and x != "" for x in (run, version, qualify)) != 1:
@@ -262,7 +257,7 @@ def attest(
                 doc = intoto.statement(ev, intoto.VSA, v)
                 statements.append((ev, intoto.VSA, doc, v["verificationResult"]))
     # every digest exists before the first push
-    targets = _check_registry(client, evidence) if push else {}
+    targets = _check_registry(evidence) if push else {}
     made: list[Made] = []
     for ev, ptype, doc, result in statements:
         envelope = signing.sign(intoto.payload(doc), intoto.PAYLOAD_TYPE, key_signer)
@@ -293,14 +288,12 @@ def attest(
             path.unlink(missing_ok=True)
         raise
     if push:
-        made = _push(factory, client, targets, made, ids)
+        made = _push(factory, targets, made, ids)
     return made
 
 
-def _check_registry(
-    client: RegistryClient | None, evidence: Iterable[intoto.Evidence]
-) -> dict[str, Any]:
-    client = client or RegistryClient()
+def _check_registry(evidence: Iterable[intoto.Evidence]) -> dict[str, Any]:
+    client = RegistryClient()
     targets = {}
     for ev in evidence:
         ref = imageref.parse(ev.name).with_digest(ev.digest)
@@ -363,12 +356,11 @@ def _write_error(path: Path, exc: OSError) -> Exception:
 
 def _push(
     factory: sessionmaker[Session],
-    client: RegistryClient | None,
     targets: dict[str, Any],
     made: list[Made],
     ids: dict[str, list[int]],
 ) -> list[Made]:
-    client = client or RegistryClient()
+    client = RegistryClient()
     where: dict[str, str] = {}
     for digest, ref in targets.items():
         envs = [
