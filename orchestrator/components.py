@@ -10,7 +10,9 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
+
+from .spec import Frozen
 
 MAX_NAME = 200
 MAX_VALUE = 500
@@ -24,11 +26,7 @@ Source = Literal["file", "dpkg", "pip", "header", "api", "command"]
 UNPINNED = frozenset({"master", "main", "latest", "any", "*"})
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
-
-
-class Component(_Frozen):
+class Component(Frozen):
     """One thing an image holds, with where the value came from."""
 
     name: str = Field(min_length=1, max_length=MAX_NAME)
@@ -51,7 +49,7 @@ class Component(_Frozen):
         return ":" not in self.name
 
 
-class Inventory(_Frozen):
+class Inventory(Frozen):
     components: tuple[Component, ...] = Field(default=(), max_length=MAX_COMPONENTS)
     host_facts: dict[str, str] = Field(default_factory=dict, max_length=MAX_EXTRA)
     errors: tuple[str, ...] = Field(default=(), max_length=MAX_ERRORS)
