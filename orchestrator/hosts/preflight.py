@@ -71,7 +71,7 @@ def parse_amd_smi_metric(text: str) -> list[dict[str, Any]]:
 
 
 def parse_amd_smi_process(text: str) -> list[dict[str, Any]]:
-    """Processes holding GPU memory from ``amd-smi process --json``: gpu, pid, name, MB."""
+    """Processes holding GPU memory from ``amd-smi process --json``: pid, name, MB."""
     doc = json.loads(text)
     out = []
     for gpu in doc if isinstance(doc, list) else [doc]:
@@ -81,12 +81,7 @@ def parse_amd_smi_process(text: str) -> list[dict[str, Any]]:
                 continue  # "No running processes detected"
             mem = (info.get("memory_usage") or {}).get("vram_mem") or info.get("mem")
             out.append(
-                {
-                    "gpu": int(gpu.get("gpu", 0)),
-                    "pid": int(info.get("pid", 0)),
-                    "name": info.get("name", ""),
-                    "mb": _mb(mem),
-                }
+                {"pid": int(info.get("pid", 0)), "name": info.get("name", ""), "mb": _mb(mem)}
             )
     return out
 
@@ -111,18 +106,11 @@ def parse_nvidia_health(text: str) -> list[dict[str, Any]]:
 
 
 def parse_nvidia_apps(text: str) -> list[dict[str, Any]]:
-    """``nvidia-smi --query-compute-apps=NVIDIA_APPS``: bus, pid, name, MB per process."""
+    """``nvidia-smi --query-compute-apps=NVIDIA_APPS``: pid, name, MB per process."""
     out = []
     for row in csv.reader(io.StringIO(text)):
         if len(row) >= 4 and row[1].strip().isdigit():
-            out.append(
-                {
-                    "bus": row[0].strip().lower(),
-                    "pid": int(row[1]),
-                    "name": row[2].strip(),
-                    "mb": _num(row[3]) or 0.0,
-                }
-            )
+            out.append({"pid": int(row[1]), "name": row[2].strip(), "mb": _num(row[3]) or 0.0})
     return out
 
 
