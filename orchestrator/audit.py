@@ -33,9 +33,8 @@ class Finding(Frozen):
 
     @property
     def drift(self) -> bool:
-        """The audit is not clean: a version that differs from the catalog's, a component that
-        is absent, a package that is installed but does not import (``broken``), or a module
-        whose version is not the one its package manager installed (``differs``)."""
+        """The audit is not clean (``broken``: installed, does not import; ``differs``: not the
+        version its package manager installed)."""
         return self.kind in ("drift", "missing", "broken", "differs")
 
 

@@ -65,9 +65,8 @@ def manifest() -> Manifest:
 
 
 def info(entry: dict[str, Any]) -> dict[str, Any]:
-    """A check's entry reduced to what describes it to a run (``spec.CheckInfo``'s fields):
-    the manifest adds ``limits`` (what a pass does not prove) and ``order`` (its place in its
-    suite's run)."""
+    """A check's entry reduced to ``spec.CheckInfo``'s fields (the manifest adds ``limits``,
+    what a pass does not prove, and ``order``, its place in its suite's run)."""
     from .spec import CheckInfo
 
     return {k: entry[k] for k in CheckInfo.model_fields if k in entry}

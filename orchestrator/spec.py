@@ -274,9 +274,7 @@ class HostSpec(Frozen):
 
     @property
     def net_address(self) -> str:
-        """Where the host's containers are reached by other nodes: ``address``, else the
-        engine endpoint's host (``tcp://10.0.0.5:2376``, ``ssh://user@node1``), else
-        127.0.0.1 (a local engine socket)."""
+        """Where other nodes reach the host's containers (``address``, else the endpoint's host)."""
         if self.address:
             return self.address
         rest = self.endpoint.split("://", 1)[-1]

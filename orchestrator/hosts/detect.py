@@ -20,11 +20,8 @@ NVIDIA_QUERY = "index,name,uuid,memory.total,compute_cap,driver_version"
 
 
 def gfx_from_target_version(value: int) -> str:
-    """KFD ``gfx_target_version`` → gfx arch: 90402 → gfx942, 90010 → gfx90a, 110000 → gfx1100.
-
-    The number is major*10000 + minor*100 + stepping; minor and stepping are
-    printed in hex (gfx90a is 9.0.10).
-    """
+    """KFD ``gfx_target_version`` → gfx arch: 90402 → gfx942, 90010 → gfx90a (9.0.10: minor
+    and stepping are printed in hex), 110000 → gfx1100."""
     major, rest = divmod(value, 10000)
     minor, step = divmod(rest, 100)
     return f"gfx{major}{minor:x}{step:x}"

@@ -61,9 +61,8 @@ def _desc(media: str, data: bytes, ptype: str = "") -> dict[str, Any]:
 
 
 def referrers(client: RegistryClient, ref: ImageRef, digest: str) -> list[Any] | None:
-    """The manifests of the referrers index for ``digest``, where the registry serves the
-    referrers API for ``ref``'s repository (an empty index counts); None where it does not
-    (a 404 or another answer)."""
+    """The manifests of the referrers index for ``digest`` (an empty one counts); None where
+    the registry does not serve the referrers API for ``ref``'s repository."""
     try:
         resp = client.send("GET", ref, f"referrers/{digest}", headers={"Accept": OCI_INDEX})
     except ManifestNotFoundError:

@@ -59,11 +59,6 @@ def provenance(ev: Evidence) -> dict[str, str]:
     return {PROVENANCE: "imported", IMPORTED_FROM: "; ".join(ev.imported_from)[:1000]}
 
 
-def judged(ev: Evidence) -> int:
-    """How many checks the evidence has a verdict for (what a test result lists)."""
-    return sum(v in PASSED + WARNED + FAILED for v in ev.verdicts.values())
-
-
 @dataclass(frozen=True)
 class Policy:
     """What a qualification checked: the job against its baseline, and whether it held."""
@@ -128,7 +123,8 @@ def vsa(ev: Evidence, policy: Policy) -> dict[str, Any]:
         "policy": {
             "uri": policy.uri or f"valorch:qualify?job={policy.job}&baseline={policy.baseline}",
             "annotations": {
-                CHECKS_JUDGED: judged(ev),
+                # the checks with a verdict (those a test result lists)
+                CHECKS_JUDGED: sum(v in PASSED + WARNED + FAILED for v in ev.verdicts.values()),
                 **provenance(ev),
                 **({"acceptedRegressions": list(policy.accepted)} if policy.accepted else {}),
             },

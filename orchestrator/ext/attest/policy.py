@@ -39,9 +39,7 @@ NOUN = {"qualified": "verification summary (VSA)", "passed": "test result"}
 
 @dataclass(frozen=True)
 class Decoded:
-    """One attestation as fetched: where it was found, and either why it cannot be read
-    (``problem``: malformed, a signature that does not verify) or its signed statement and
-    the exact bytes that were signed."""
+    """One attestation as fetched: why it cannot be read, or its statement and signed bytes."""
 
     where: str
     statement: Any = None
