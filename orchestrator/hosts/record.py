@@ -68,9 +68,7 @@ Put = Callable[[str, str], None]
 
 def _kfd(put: Put, nodes: Path) -> list[str]:
     written: list[str] = []
-    if not nodes.is_dir():
-        return written
-    for node in sorted(nodes.iterdir(), key=lambda p: p.name):
+    for node in sorted(nodes.iterdir() if nodes.is_dir() else (), key=lambda p: p.name):
         for name in ("properties", "gpu_id", "name"):
             try:
                 text = (node / name).read_text()
@@ -132,9 +130,8 @@ def collect(dest: Path, python: str, probe_dir: Path, env: dict[str, str]) -> di
             )
     kfd = _kfd(put, KFD_NODES)
     facts_run = proc.call([python, "-c", TORCH_FACTS], timeout=300, env=env)
-    torch_facts: dict[str, Any] = {}
     if facts_run.ok:
-        torch_facts = json.loads(facts_run.stdout.strip().splitlines()[-1])
+        torch_facts: dict[str, Any] = json.loads(facts_run.stdout.strip().splitlines()[-1])
     else:
         torch_facts = {"error": facts_run.error or facts_run.stderr[-300:]}
     put("torch/device-properties.json", json.dumps(torch_facts, indent=1, sort_keys=True) + "\n")

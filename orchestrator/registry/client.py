@@ -5,6 +5,8 @@ TLS with a custom CA, and rate-limit headers. Every failure is an Infrastructure
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import re
 import threading
 import time
@@ -444,15 +446,11 @@ def _cap(method: str, tail: str) -> tuple[int, str]:
 
 
 def _basic(creds: auth.Credentials) -> str:
-    import base64
-
     return "Basic " + base64.b64encode(f"{creds.username}:{creds.password}".encode()).decode()
 
 
 def sha256_of(body: bytes) -> str:
     """``sha256:<hex>``: the digest of a manifest or blob's bytes."""
-    import hashlib
-
     return "sha256:" + hashlib.sha256(body).hexdigest()
 
 
