@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from orchestrator.ext.notify import send
 from orchestrator.ext.notify.message import Outcome, Regression
 from orchestrator.ext.notify.targets import parse
 from orchestrator.render.diff import _timing_text, count_words, why_text
@@ -83,13 +84,6 @@ def head_images(
     return out
 
 
-def post(targets: Sequence[Target], outcome: Outcome, say: Callable[[str], None]) -> bool:
-    """Send to every target; True when each was reached (failures are said, not raised)."""
-    from orchestrator.ext.notify import send
-
-    return not send.send(targets, outcome, say=say)
-
-
 def post_report(
     factory: sessionmaker[Session],
     targets: Sequence[Target],
@@ -98,12 +92,13 @@ def post_report(
     *,
     local: frozenset[str] = frozenset(),
 ) -> bool:
+    """Post ``posting`` to every target; True when each was reached (failures are said)."""
     images = head_images(factory, posting.report.head.runs, local)
-    return post(targets, from_report(posting, images), say)
+    return not send.send(targets, from_report(posting, images), say=say)
 
 
 def post_empty(
     targets: Sequence[Target], title: str, why: str, say: Callable[[str], None], infra: bool = False
 ) -> bool:
     """Zero ingested results: a failure, never a success (conbench/conbench#1191)."""
-    return post(targets, Outcome(title, 0, infra=infra, summary=why), say)
+    return not send.send(targets, Outcome(title, 0, infra=infra, summary=why), say=say)
