@@ -105,9 +105,8 @@ def _evidence(
     return out
 
 
-def _runs_of(
-    session: Session, run: str | None, version: str | None, qualify: Path | None
-) -> tuple[list[Any], str, intoto.Policy | None]:
+def _runs_of(session: Session, request: Request) -> tuple[list[Any], str, intoto.Policy | None]:
+    run, version, qualify = request.run, request.version, request.qualify
     if run:
         row = queries.get_run(session, run)
         if row is None:
@@ -234,19 +233,17 @@ class Request:
 
 
 def attest(factory: sessionmaker[Session], key: Path, request: Request) -> list[Made]:
-    run, version, qualify = request.run, request.version, request.qualify
-    out_dir, push, url_base = request.out_dir, request.push, request.url_base
-    if sum(x is not None and x != "" for x in (run, version, qualify)) != 1:
+    if sum(x is not None and x != "" for x in (request.run, request.version, request.qualify)) != 1:
         raise InputError(
             "attest needs exactly one of --run RUN, --version V, --qualify DIR",
             "valorch attest --run RUN --key key.pem",
         )
     key_signer = signing.signer(key)  # a bad key: exit 2 before anything is read or written
     with factory() as session:
-        rows, source, policy = _runs_of(session, run, version, qualify)
+        rows, source, policy = _runs_of(session, request)
         if not request.allow_imported:
             _refuse_imported(rows, source)
-        evidence = _evidence(session, rows, url_base, source)
+        evidence = _evidence(session, rows, request.url_base, source)
         statements: list[tuple[intoto.Evidence, str, dict[str, Any], str]] = []
         for ev in evidence:
             pred = intoto.test_result(ev)
@@ -257,15 +254,15 @@ def attest(factory: sessionmaker[Session], key: Path, request: Request) -> list[
                 doc = intoto.statement(ev, intoto.VSA, v)
                 statements.append((ev, intoto.VSA, doc, v["verificationResult"]))
     # every digest exists before the first push
-    targets = _check_registry(evidence) if push else {}
+    targets = _check_registry(evidence) if request.push else {}
     made: list[Made] = []
     for ev, ptype, doc, result in statements:
         envelope = signing.sign(intoto.payload(doc), intoto.PAYLOAD_TYPE, key_signer)
         made.append(Made(ev.name, ev.digest, ptype, result, envelope))
     runs_of = {ev.digest: ev.runs[-1] for ev in evidence}
     written: list[Path] = []
-    if out_dir is not None:  # the files first: a row names a file that exists
-        made, written = _write(made, out_dir)
+    if request.out_dir is not None:  # the files first: a row names a file that exists
+        made, written = _write(made, request.out_dir)
     ids: dict[str, list[int]] = {}
     try:
         with factory.begin() as session:
@@ -273,7 +270,7 @@ def attest(factory: sessionmaker[Session], key: Path, request: Request) -> list[
             for m in made:
                 row = store.add(
                     session,
-                    run_id=runs_of[m.digest] if run or qualify else None,
+                    run_id=runs_of[m.digest] if request.run or request.qualify else None,
                     source=source,
                     subject=m.subject,
                     digest=m.digest,
@@ -287,7 +284,7 @@ def attest(factory: sessionmaker[Session], key: Path, request: Request) -> list[
         for path in written:
             path.unlink(missing_ok=True)
         raise
-    if push:
+    if request.push:
         made = _push(factory, targets, made, ids)
     return made
 
