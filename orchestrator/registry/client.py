@@ -64,7 +64,6 @@ class Platform:
 
     index_digest: str
     manifest_digest: str
-    media_type: str
     layers: tuple[int, ...]
     config_size: int = 0
 
@@ -174,9 +173,7 @@ class RegistryClient:
                 )
             doc, digest, media = self.manifest(ref, chosen[0]["digest"])
         layers = tuple(int(layer.get("size", 0)) for layer in doc.get("layers", []))
-        return Platform(
-            index_digest, digest, media, layers, int((doc.get("config") or {}).get("size", 0))
-        )
+        return Platform(index_digest, digest, layers, int((doc.get("config") or {}).get("size", 0)))
 
     # -- HTTP and auth ----------------------------------------------------------------------
     def send(
@@ -276,8 +273,7 @@ class RegistryClient:
         self, domain: str, url: str, cap: int, call: Any, *args: Any, **kw: Any
     ) -> requests.Response:
         """``call(*args, **kw)`` streamed, its body read (at most ``cap`` bytes, an error
-        answer's first 64 KiB) within the request's deadline: the shorter of ``deadline``
-        and what is left of the command's ``budget``."""
+        answer's first 64 KiB) within ``deadline`` and what is left of the ``budget``."""
         left = self._until - time.monotonic()
         if left <= 0:
             raise InfrastructureError(

@@ -67,7 +67,6 @@ class Policy:
     baseline: str
     passed: bool
     verified_at: str  # RFC 3339
-    uri: str = ""
     # regressions shipped knowingly (valorch accept): "CHECK ENV by NAME until DATE: REASON"
     accepted: tuple[str, ...] = ()
 
@@ -121,7 +120,7 @@ def vsa(ev: Evidence, policy: Policy) -> dict[str, Any]:
         "timeVerified": policy.verified_at,
         "resourceUri": f"{ev.name}@{ev.digest}",
         "policy": {
-            "uri": policy.uri or f"valorch:qualify?job={policy.job}&baseline={policy.baseline}",
+            "uri": f"valorch:qualify?job={policy.job}&baseline={policy.baseline}",
             "annotations": {
                 # the checks with a verdict (those a test result lists)
                 CHECKS_JUDGED: sum(v in PASSED + WARNED + FAILED for v in ev.verdicts.values()),
