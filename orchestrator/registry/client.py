@@ -189,7 +189,6 @@ class RegistryClient:
     ) -> requests.Response:
         """One API call with this client's auth, TLS and errors: ``tail`` under ``/v2/<repo>/``
         (or an absolute ``url``, e.g. an upload's Location), with a push scope when ``push``."""
-        # under the registry's base URL, which _send picks; an absolute URL (an upload's Location) as it is
         url = url or f"/v2/{ref.path}/{tail}"
         cap = _cap(method, tail)
         verify, cert = auth.tls_files(ref.domain, self.ca)

@@ -28,8 +28,7 @@ from orchestrator.components import Component, Inventory
 
 def distro_of(inventory: Inventory) -> tuple[str, str | None]:
     """(``debian``|``ubuntu``, ``debian-12``) from the os component; Debian when unknown."""
-    comps = inventory.as_dict()
-    os_comp = comps.get("os")
+    os_comp = inventory.get("os")
     words = os_comp.value.split() if os_comp else []
     if words and words[0] in ("debian", "ubuntu"):
         return words[0], f"{words[0]}-{words[1]}" if len(words) > 1 else None
