@@ -15,6 +15,7 @@ from .components import (
     Component,
     Inventory,
     debian_upstream,
+    release,
     same_release,
     version_matches,
 )
@@ -167,7 +168,7 @@ def build_findings(inventory: Inventory) -> list[Finding]:
         installed = by_name.get(lib)
         if installed is None:
             continue
-        built, have = _release(comp.value), _release(installed.value)
+        built, have = release(comp.value)[0], release(installed.value)[0]
         n = min(len(built), len(have))
         if n and built[:n] != have[:n]:
             findings.append(
@@ -181,11 +182,6 @@ def build_findings(inventory: Inventory) -> list[Finding]:
                 )
             )
     return findings
-
-
-def _release(text: str) -> list[int]:
-    m = re.match(r"^\s*v?(\d+(?:\.\d+)*)", text or "")
-    return [int(p) for p in m.group(1).split(".")] if m else []
 
 
 def has_drift(findings: list[Finding]) -> bool:

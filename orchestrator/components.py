@@ -107,18 +107,19 @@ def debian_upstream(version: str) -> tuple[str, str]:
     return m.group("upstream"), m.group("revision") or ""
 
 
+def release(text: str) -> tuple[list[int], str]:
+    """A version's release numbers and pre-release tag: '1.13.0a0+git' → ([1, 13, 0], 'a0')."""
+    m = re.match(r"^\s*v?(\d+(?:\.\d+)*)((?:a|b|rc|alpha|beta|dev|pre)\d*)?", text or "")
+    if not m:
+        return [], (text or "").strip()
+    return [int(p) for p in m.group(1).split(".")], m.group(2) or ""
+
+
 def same_release(a: str, b: str) -> bool:
     """Whether two version strings name one release: the numbers on the precision both give
     ('4.3.0' is ROCm's dpkg '4.3.0.60300', '1.13' is '1.13.1') and any pre-release tag
     ('1.13.0a0'), not a local or repack suffix ('+gitunknown', '+dfsg', '+cu124'):
     '1.13.1+dfsg' is '1.13.1', '1.13.0a0+gitunknown' is not '1.13.1'."""
-
-    def release(text: str) -> tuple[list[int], str]:
-        m = re.match(r"^\s*v?(\d+(?:\.\d+)*)((?:a|b|rc|alpha|beta|dev|pre)\d*)?", text or "")
-        if not m:
-            return [], (text or "").strip()
-        return [int(p) for p in m.group(1).split(".")], m.group(2) or ""
-
     (x, tag_x), (y, tag_y) = release(a), release(b)
     n = min(len(x), len(y))
     return x[:n] == y[:n] and tag_x == tag_y and (bool(n) or a.strip() == b.strip())

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Completed:
-    argv: tuple[str, ...]
     returncode: int | None
     stdout: str
     stderr: str
@@ -45,13 +44,13 @@ def call(
             check=False,
         )
     except FileNotFoundError:
-        return Completed(tuple(argv), None, "", "", error=f"{argv[0]}: not found")
+        return Completed(None, "", "", error=f"{argv[0]}: not found")
     except subprocess.TimeoutExpired as exc:
         out = exc.stdout.decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
-        return Completed(tuple(argv), None, out, "", error=f"{argv[0]}: timed out after {timeout}s")
+        return Completed(None, out, "", error=f"{argv[0]}: timed out after {timeout}s")
     except OSError as exc:
-        return Completed(tuple(argv), None, "", "", error=f"{argv[0]}: {exc.strerror}")
-    return Completed(tuple(argv), done.returncode, done.stdout, done.stderr)
+        return Completed(None, "", "", error=f"{argv[0]}: {exc.strerror}")
+    return Completed(done.returncode, done.stdout, done.stderr)
 
 
 @dataclass(frozen=True)
