@@ -15,6 +15,7 @@ from .components import (
     Component,
     Inventory,
     debian_upstream,
+    release,
     same_release,
     version_matches,
 )
@@ -33,17 +34,14 @@ class Finding(Frozen):
 
     @property
     def drift(self) -> bool:
-        """The audit is not clean: a version that differs from the catalog's, a component that
-        is absent, a package that is installed but does not import (``broken``), or a module
-        whose version is not the one its package manager installed (``differs``)."""
+        """The audit is not clean (``broken``: installed, does not import; ``differs``: not the
+        version its package manager installed)."""
         return self.kind in ("drift", "missing", "broken", "differs")
 
 
 def parse_inventory(obj: Any) -> Inventory:
-    """Validate the probe's untrusted JSON (the dict after the marker).
-
-    Raises pydantic.ValidationError (a ValueError) for anything malformed.
-    """
+    """The probe's untrusted JSON (the dict after the marker), validated: a ValueError
+    (pydantic's ValidationError is one) for anything malformed."""
     if not isinstance(obj, dict):
         raise ValueError("inventory must be a JSON object, not %s" % type(obj).__name__)
     if obj.get("type", "inventory") != "inventory":
@@ -78,10 +76,8 @@ def compare(inventory: Inventory, expected: dict[str, str], *, build: bool = Tru
             continue
         kind: Literal["unpinned", "ok", "drift"]
         if want.lower() in UNPINNED or not want:
-            kind, message = (
-                "unpinned",
-                "%s: unpinned (%s), image has %s" % (key, want or "-", comp.value),
-            )
+            kind = "unpinned"
+            message = "%s: unpinned (%s), image has %s" % (key, want or "-", comp.value)
         elif version_matches(want, comp.value):
             kind, message = "ok", "%s %s" % (key, comp.value)
         else:
@@ -172,7 +168,7 @@ def build_findings(inventory: Inventory) -> list[Finding]:
         installed = by_name.get(lib)
         if installed is None:
             continue
-        built, have = _release(comp.value), _release(installed.value)
+        built, have = release(comp.value)[0], release(installed.value)[0]
         n = min(len(built), len(have))
         if n and built[:n] != have[:n]:
             findings.append(
@@ -186,11 +182,6 @@ def build_findings(inventory: Inventory) -> list[Finding]:
                 )
             )
     return findings
-
-
-def _release(text: str) -> list[int]:
-    m = re.match(r"^\s*v?(\d+(?:\.\d+)*)", text or "")
-    return [int(p) for p in m.group(1).split(".")] if m else []
 
 
 def has_drift(findings: list[Finding]) -> bool:

@@ -23,21 +23,6 @@ from typing import Any
 
 #: the manifest, beside the probe's modules (both packages of one distribution)
 PATH = Path(__file__).resolve().parent.parent / "valorch_probe" / "checks.json"
-#: the fields of a check that describe it to a run (spec.CheckInfo); the manifest adds
-#: ``limits`` (what a pass does not prove) and ``order`` (its place in its suite's run)
-INFO_FIELDS = (
-    "id",
-    "feature",
-    "kind",
-    "suite",
-    "library",
-    "version",
-    "needs",
-    "description",
-    "unit",
-    "bigger_is_better",
-    "nodes",
-)
 
 
 @dataclass(frozen=True)
@@ -80,8 +65,11 @@ def manifest() -> Manifest:
 
 
 def info(entry: dict[str, Any]) -> dict[str, Any]:
-    """A check's entry reduced to what describes it to a run (``spec.CheckInfo``'s fields)."""
-    return {k: entry[k] for k in INFO_FIELDS if k in entry}
+    """A check's entry reduced to ``spec.CheckInfo``'s fields (the manifest adds ``limits``,
+    what a pass does not prove, and ``order``, its place in its suite's run)."""
+    from .spec import CheckInfo
+
+    return {k: entry[k] for k in CheckInfo.model_fields if k in entry}
 
 
 def declared(

@@ -10,7 +10,9 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
+
+from .spec import Frozen
 
 MAX_NAME = 200
 MAX_VALUE = 500
@@ -24,11 +26,7 @@ Source = Literal["file", "dpkg", "pip", "header", "api", "command"]
 UNPINNED = frozenset({"master", "main", "latest", "any", "*"})
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
-
-
-class Component(_Frozen):
+class Component(Frozen):
     """One thing an image holds, with where the value came from."""
 
     name: str = Field(min_length=1, max_length=MAX_NAME)
@@ -51,7 +49,7 @@ class Component(_Frozen):
         return ":" not in self.name
 
 
-class Inventory(_Frozen):
+class Inventory(Frozen):
     components: tuple[Component, ...] = Field(default=(), max_length=MAX_COMPONENTS)
     host_facts: dict[str, str] = Field(default_factory=dict, max_length=MAX_EXTRA)
     errors: tuple[str, ...] = Field(default=(), max_length=MAX_ERRORS)
@@ -109,18 +107,19 @@ def debian_upstream(version: str) -> tuple[str, str]:
     return m.group("upstream"), m.group("revision") or ""
 
 
+def release(text: str) -> tuple[list[int], str]:
+    """A version's release numbers and pre-release tag: '1.13.0a0+git' → ([1, 13, 0], 'a0')."""
+    m = re.match(r"^\s*v?(\d+(?:\.\d+)*)((?:a|b|rc|alpha|beta|dev|pre)\d*)?", text or "")
+    if not m:
+        return [], (text or "").strip()
+    return [int(p) for p in m.group(1).split(".")], m.group(2) or ""
+
+
 def same_release(a: str, b: str) -> bool:
     """Whether two version strings name one release: the numbers on the precision both give
     ('4.3.0' is ROCm's dpkg '4.3.0.60300', '1.13' is '1.13.1') and any pre-release tag
     ('1.13.0a0'), not a local or repack suffix ('+gitunknown', '+dfsg', '+cu124'):
     '1.13.1+dfsg' is '1.13.1', '1.13.0a0+gitunknown' is not '1.13.1'."""
-
-    def release(text: str) -> tuple[list[int], str]:
-        m = re.match(r"^\s*v?(\d+(?:\.\d+)*)((?:a|b|rc|alpha|beta|dev|pre)\d*)?", text or "")
-        if not m:
-            return [], (text or "").strip()
-        return [int(p) for p in m.group(1).split(".")], m.group(2) or ""
-
     (x, tag_x), (y, tag_y) = release(a), release(b)
     n = min(len(x), len(y))
     return x[:n] == y[:n] and tag_x == tag_y and (bool(n) or a.strip() == b.strip())

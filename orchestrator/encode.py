@@ -41,14 +41,10 @@ def visible(ch: str) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
-def _visible(m: re.Match[str]) -> str:
-    return visible(m.group(0))
-
-
 def terminal(text: str) -> str:
     """Controls other than newline and tab, DEL, bidirectional overrides and lone surrogates made
     visible (ESC → ``␛``): no escape sequence (OSC 52 clipboard writes, CSI 2J, OSC 8 links)."""
-    return _UNSAFE.sub(_visible, text)
+    return _UNSAFE.sub(lambda m: visible(m.group(0)), text)
 
 
 def one_line(text: str) -> str:
@@ -110,7 +106,7 @@ def rst(text: str) -> str:
 def xml(text: str) -> str:
     """Characters XML 1.0 forbids (and C1 controls) made visible; the escaping of ``<&"``
     stays the serializer's (ElementTree)."""
-    return _xml_forbidden().sub(_visible, text)
+    return _xml_forbidden().sub(lambda m: visible(m.group(0)), text)
 
 
 @functools.cache
@@ -156,9 +152,7 @@ def href(value: object) -> str | None:
         parts.port  # noqa: B018  # raises ValueError on a port that is not a number
     except ValueError:
         return None
-    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
-        return None
-    if "@" in parts.netloc:
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname or "@" in parts.netloc:
         return None
     return value
 

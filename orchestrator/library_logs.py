@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import sys
 
-from . import encode
+from . import encode, words
 
 CAP = 300  # characters of a library's message shown
 
@@ -27,9 +27,7 @@ class OneLine(logging.Formatter):
         except (TypeError, ValueError, KeyError):  # a bad format string: its template
             message = str(record.msg)
         text = encode.one_line(f"{record.name}: {message}")
-        if len(text) > CAP:
-            text = text[: CAP - 1] + "…"
-        return f"valorch: {text}"
+        return f"valorch: {words.cut(text, CAP)}"
 
 
 class _Stderr(logging.StreamHandler):

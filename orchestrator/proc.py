@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Completed:
-    argv: tuple[str, ...]
     returncode: int | None
     stdout: str
     stderr: str
@@ -45,13 +44,13 @@ def call(
             check=False,
         )
     except FileNotFoundError:
-        return Completed(tuple(argv), None, "", "", error=f"{argv[0]}: not found")
+        return Completed(None, "", "", error=f"{argv[0]}: not found")
     except subprocess.TimeoutExpired as exc:
         out = exc.stdout.decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
-        return Completed(tuple(argv), None, out, "", error=f"{argv[0]}: timed out after {timeout}s")
+        return Completed(None, out, "", error=f"{argv[0]}: timed out after {timeout}s")
     except OSError as exc:
-        return Completed(tuple(argv), None, "", "", error=f"{argv[0]}: {exc.strerror}")
-    return Completed(tuple(argv), done.returncode, done.stdout, done.stderr)
+        return Completed(None, "", "", error=f"{argv[0]}: {exc.strerror}")
+    return Completed(done.returncode, done.stdout, done.stderr)
 
 
 @dataclass(frozen=True)
@@ -68,7 +67,6 @@ def stream(
     timeout: float,
     env: dict[str, str] | None = None,
     cwd: str | None = None,
-    tail: int = 8_000,
     spawned: Callable[[int], None] | None = None,
 ) -> Streamed:
     """Run ``argv`` in its own process group, hand stdout chunks to ``on_stdout``, keep the tail of
@@ -111,7 +109,7 @@ def stream(
                 elif key.data == "out":
                     on_stdout(chunk)
                 else:
-                    err = (err + chunk)[-tail:]
+                    err = (err + chunk)[-8_000:]
     finally:
         if timed_out or (child.poll() is None and open_fds):
             kill_tree(child.pid)

@@ -20,8 +20,7 @@ from .errors import InputError
 
 @dataclass(frozen=True)
 class Satellite:
-    name: str  # its package: orchestrator/ext/<name>/
-    extra: str  # pip install 'valorch[<extra>]'
+    name: str  # its package, orchestrator/ext/<name>/, and its extra: pip install 'valorch[<name>]'
     summary: str
     packages: tuple[str, ...] = ()  # the import names of its extra's packages
     # its commands: (name on the command line, "module:attribute" in its package), a typer
@@ -32,13 +31,11 @@ class Satellite:
 SATELLITES: tuple[Satellite, ...] = (
     Satellite(
         "attest",
-        "attest",
         "in-toto attestations of a qualification: signed (DSSE), pushed, verified",
         ("securesystemslib", "cryptography"),
         (("attest", "command:attest"), ("verify", "command:verify")),
     ),
     Satellite(
-        "site",
         "site",
         "the static site of the results store (trend plots as SVG)",
         (),  # nothing beyond the core (jinja2): its plots are drawn by ext/site/svg.py
@@ -46,13 +43,11 @@ SATELLITES: tuple[Satellite, ...] = (
     ),
     Satellite(
         "sbom",
-        "sbom",
         "an image inventory as a CycloneDX SBOM, validated against its schema",
         ("cyclonedx", "packageurl"),
     ),
-    Satellite("notify", "notify", "the reports of diff and qualify posted to chat and CI"),
+    Satellite("notify", "the reports of diff and qualify posted to chat and CI"),
     Satellite(
-        "k8s",
         "k8s",
         "the Kubernetes executor (experimental: a batch/v1 Job per task)",
         ("kubernetes",),
@@ -85,7 +80,7 @@ def require(name: str, wanted: str) -> None:
         raise InputError(
             f"{wanted} needs valorch's {s.name} extra ({s.summary}); "
             f"{', '.join(absent)} cannot be imported here",
-            f"pip install 'valorch[{s.extra}]'",
+            f"pip install 'valorch[{s.name}]'",
         )
 
 

@@ -26,16 +26,7 @@ from .bounds import (  # noqa: F401 (re-exported: the bounds of the vocabulary)
     MAX_TEXT,
     VERSION_PATTERN,
 )
-from .statuses import (  # noqa: F401 (re-exported: the vocabulary's statuses)
-    DECISIVE,
-    FAILING,
-    INCONCLUSIVE,
-    LEGEND,
-    NOT_APPLICABLE,
-    NOT_EXERCISED,
-    STATUSES,
-    SYMBOL,
-)
+from .statuses import FAILING, NOT_EXERCISED, STATUSES  # noqa: F401 (re-exported)
 
 #: a check's version: a PostgreSQL INTEGER column, and what an export accepts (export_schema)
 MAX_VERSION = 1_000_000
@@ -90,9 +81,6 @@ CheckKind = Literal[
     "selftest",
 ]
 ExecutorName = Literal["host", "docker"]
-
-# The status vocabulary (docs/design.md, "Status vocabulary": STATUSES, FAILING, SYMBOL,
-# LEGEND, …) is defined once in statuses.py and re-exported here.
 
 #: the regression rule's default timing threshold: a 5 % slower median (docs/design.md, "Regression rule")
 DEFAULT_THRESHOLD = 0.05
@@ -286,9 +274,7 @@ class HostSpec(Frozen):
 
     @property
     def net_address(self) -> str:
-        """Where the host's containers are reached by other nodes: ``address``, else the
-        engine endpoint's host (``tcp://10.0.0.5:2376``, ``ssh://user@node1``), else
-        127.0.0.1 (a local engine socket)."""
+        """Where other nodes reach the host's containers (``address``, else the endpoint's host)."""
         if self.address:
             return self.address
         rest = self.endpoint.split("://", 1)[-1]
@@ -529,15 +515,9 @@ class SuiteRef(Frozen):
             return {"commands": [c.model_dump(mode="json") for c in self.commands]}
         if self.pytest is not None:
             p = self.pytest
-            return {
-                "pytest": {
-                    "path": p.probe_path(),
-                    "args": list(p.args),
-                    "timeout": p.timeout,
-                    "feature": p.feature or f"pytest {p.path}",
-                    "max_tests": p.max_tests,
-                }
-            }
+            given = p.model_dump(mode="json", include={"args", "timeout", "max_tests"})
+            feature = p.feature or f"pytest {p.path}"
+            return {"pytest": {"path": p.probe_path(), "feature": feature, **given}}
         return None
 
     def declared_timeout(self) -> float:
@@ -615,15 +595,9 @@ def definition_hash(info: CheckInfo, suite: SuiteRef) -> str:
     (triage says "definition changed", never "flaky")."""
     declared: Any = None
     if info.id.startswith("command."):
-        name = info.id.removeprefix("command.")
-        declared = next(
-            (
-                c.model_dump(mode="json", exclude={"feature"})
-                for c in suite.commands
-                if c.id == name.split("[")[0]
-            ),
-            None,
-        )
+        name = info.id.removeprefix("command.").split("[")[0]
+        found = [c for c in suite.commands if c.id == name]
+        declared = found[0].model_dump(mode="json", exclude={"feature"}) if found else None
     elif suite.pytest is not None and info.kind == "pytest":
         declared = suite.pytest.model_dump(mode="json", exclude={"source"})
     return short_hash(

@@ -1,8 +1,8 @@
 """The status vocabulary (docs/statuses.md), defined once: pure constants, no pydantic.
 
 The matrix and a listing of runs count statuses without the job and result models of
-``spec`` (which re-exports every name here), so that ``valorch results list`` imports no
-model it never builds.
+``spec`` (which re-exports the ones other layers take from it), so that ``valorch results
+list`` imports no model it never builds.
 """
 
 from __future__ import annotations

@@ -161,17 +161,13 @@ CAPS: dict[str, int] = {
 }
 
 
-def _kind_of(mode: int) -> str:
-    for test, name in (
-        (stat.S_ISDIR, "a directory"),
-        (stat.S_ISFIFO, "a FIFO (named pipe)"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-        (stat.S_ISSOCK, "a socket"),
-    ):
-        if test(mode):
-            return name
-    return "not a regular file"
+_KINDS = {
+    stat.S_IFDIR: "a directory",
+    stat.S_IFIFO: "a FIFO (named pipe)",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFSOCK: "a socket",
+}
 
 
 def read_bytes(path: Path, what: str = "file", cap: int = CAPS["yaml"]) -> bytes:
@@ -193,7 +189,7 @@ def read_bytes(path: Path, what: str = "file", cap: int = CAPS["yaml"]) -> bytes
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
             raise SpecError(
-                f"{path}: is {_kind_of(mode)}, not a {what}",
+                f"{path}: is {_KINDS.get(stat.S_IFMT(mode), 'not a regular file')}, not a {what}",
                 "pass a regular file (valorch reads a file once; copy a pipe's output to a file)",
             )
         os.set_blocking(fd, True)
@@ -325,7 +321,11 @@ def validate(doc: Document, model: type[M], what: str) -> M:
     try:
         return model.model_validate(doc.data)
     except ValidationError as exc:
-        raise SpecError(format_errors(doc, exc, what, model)) from None
+        found = problems_of(doc, exc, model)
+        lines = [p.text(doc.path, what) for p in found[:MAX_PROBLEMS]]
+        if len(found) > MAX_PROBLEMS:
+            lines.append(f"… and {len(found) - MAX_PROBLEMS} more")
+        raise SpecError("\n".join(lines)) from None
 
 
 #: the most mistakes one file reports (the rest are counted)
@@ -410,13 +410,3 @@ def _model_in(annotation: Any) -> type[BaseModel] | None:
         if found is not None:
             return found
     return None
-
-
-def format_errors(
-    doc: Document, exc: ValidationError, what: str, model: type[BaseModel] | None = None
-) -> str:
-    found = problems_of(doc, exc, model)
-    lines = [p.text(doc.path, what) for p in found[:MAX_PROBLEMS]]
-    if len(found) > MAX_PROBLEMS:
-        lines.append(f"… and {len(found) - MAX_PROBLEMS} more")
-    return "\n".join(lines)

@@ -20,11 +20,8 @@ NVIDIA_QUERY = "index,name,uuid,memory.total,compute_cap,driver_version"
 
 
 def gfx_from_target_version(value: int) -> str:
-    """KFD ``gfx_target_version`` → gfx arch: 90402 → gfx942, 90010 → gfx90a, 110000 → gfx1100.
-
-    The number is major*10000 + minor*100 + stepping; minor and stepping are
-    printed in hex (gfx90a is 9.0.10).
-    """
+    """KFD ``gfx_target_version`` → gfx arch: 90402 → gfx942, 90010 → gfx90a (9.0.10: minor
+    and stepping are printed in hex), 110000 → gfx1100."""
     major, rest = divmod(value, 10000)
     minor, step = divmod(rest, 100)
     return f"gfx{major}{minor:x}{step:x}"
@@ -66,8 +63,7 @@ def amd_gpus_from_kfd(nodes_dir: Path = KFD_NODES) -> tuple[GPU, ...]:
 
 
 def parse_nvidia_smi(csv_text: str) -> tuple[GPU, ...]:
-    """``nvidia-smi --query-gpu=index,name,uuid,memory.total,compute_cap,driver_version
-    --format=csv,noheader,nounits`` → GPUs with arch sm_XY."""
+    """``nvidia-smi --query-gpu=NVIDIA_QUERY --format=csv,noheader,nounits`` → GPUs (sm_XY)."""
     gpus: list[GPU] = []
     for line in csv_text.strip().splitlines():
         cells = [c.strip() for c in line.split(",")]

@@ -78,15 +78,11 @@ def _host(sub: Document, entry: object, index: int) -> HostSpec:
     entry = dict(entry)
     detect = entry.pop("detect", False)
     tls = entry.get("tls")
-    if isinstance(tls, dict):
-        entry["tls"] = {
-            k: (
-                str((sub.path.parent / v).resolve())
-                if k in ("ca", "cert", "key") and isinstance(v, str)
-                else v
-            )
-            for k, v in tls.items()
-        }
+    if isinstance(tls, dict):  # its files are relative to the inventory
+        entry["tls"] = dict(tls)
+        for k in ("ca", "cert", "key"):
+            if isinstance(tls.get(k), str):
+                entry["tls"][k] = str((sub.path.parent / tls[k]).resolve())
     host = validate(
         Document(sub.path, entry, sub.node), HostSpec, f"host {entry.get('name', index)}"
     )

@@ -52,10 +52,9 @@ def shortfall(req: Requirement, host: HostSpec) -> list[str]:
     missing = [f"label '{lab}'" for lab in req.labels if lab not in host.labels]
     if req.backend == "cpu":
         return missing
-    vendor = req.vendor
     usable = [g for g in host.gpus if req.accepts(g)]
     if len(usable) < req.gpus:
-        kind = "AMD" if vendor == "amd" else "NVIDIA"
+        kind = "AMD" if req.vendor == "amd" else "NVIDIA"
         archs = f" of arch {'/'.join(req.archs)}" if req.archs else ""
         have = ", ".join(sorted({g.arch for g in host.gpus})) or "none"
         missing.append(f"{req.gpus} {kind} GPU(s){archs} (has {len(usable)}; GPUs present: {have})")

@@ -52,7 +52,7 @@ def _num(value: Any) -> float | None:
 
 
 def parse_amd_smi_metric(text: str) -> list[dict[str, Any]]:
-    """Per GPU from ``amd-smi metric --json``: hottest temperature, ECC counts, VRAM used."""
+    """Per GPU from ``amd-smi metric --json``: hottest temperature, uncorrectable ECC count."""
     doc = json.loads(text)
     if isinstance(doc, dict):
         doc = doc.get("gpu_data") or [doc]
@@ -60,22 +60,18 @@ def parse_amd_smi_metric(text: str) -> list[dict[str, Any]]:
     for gpu in doc:
         temps = {k: _num(v) for k, v in (gpu.get("temperature") or {}).items()}
         ecc = gpu.get("ecc") or {}
-        mem = gpu.get("mem_usage") or {}
         out.append(
             {
                 "gpu": int(gpu.get("gpu", len(out))),
                 "temperature_c": max((t for t in temps.values() if t is not None), default=None),
                 "ecc_uncorrectable": _num(ecc.get("total_uncorrectable_count")),
-                "ecc_correctable": _num(ecc.get("total_correctable_count")),
-                "vram_used_mb": _num(mem.get("used_vram")),
-                "vram_total_mb": _num(mem.get("total_vram")),
             }
         )
     return out
 
 
 def parse_amd_smi_process(text: str) -> list[dict[str, Any]]:
-    """Processes holding GPU memory from ``amd-smi process --json``: gpu, pid, name, MB."""
+    """Processes holding GPU memory from ``amd-smi process --json``: pid, name, MB."""
     doc = json.loads(text)
     out = []
     for gpu in doc if isinstance(doc, list) else [doc]:
@@ -85,12 +81,7 @@ def parse_amd_smi_process(text: str) -> list[dict[str, Any]]:
                 continue  # "No running processes detected"
             mem = (info.get("memory_usage") or {}).get("vram_mem") or info.get("mem")
             out.append(
-                {
-                    "gpu": int(gpu.get("gpu", 0)),
-                    "pid": int(info.get("pid", 0)),
-                    "name": info.get("name", ""),
-                    "mb": _mb(mem),
-                }
+                {"pid": int(info.get("pid", 0)), "name": info.get("name", ""), "mb": _mb(mem)}
             )
     return out
 
@@ -109,33 +100,17 @@ def parse_nvidia_health(text: str) -> list[dict[str, Any]]:
     for row in csv.reader(io.StringIO(text)):
         if len(row) < 6:
             continue
-        idx, bus, temp, ecc, used, total = (c.strip() for c in row[:6])
-        out.append(
-            {
-                "gpu": int(idx),
-                "bus": bus.lower(),
-                "temperature_c": _num(temp),
-                "ecc_uncorrectable": _num(ecc),
-                "vram_used_mb": _num(used),
-                "vram_total_mb": _num(total),
-            }
-        )
+        idx, _, temp, ecc = (c.strip() for c in row[:4])
+        out.append({"gpu": int(idx), "temperature_c": _num(temp), "ecc_uncorrectable": _num(ecc)})
     return out
 
 
 def parse_nvidia_apps(text: str) -> list[dict[str, Any]]:
-    """``nvidia-smi --query-compute-apps=NVIDIA_APPS``: bus, pid, name, MB per process."""
+    """``nvidia-smi --query-compute-apps=NVIDIA_APPS``: pid, name, MB per process."""
     out = []
     for row in csv.reader(io.StringIO(text)):
         if len(row) >= 4 and row[1].strip().isdigit():
-            out.append(
-                {
-                    "bus": row[0].strip().lower(),
-                    "pid": int(row[1]),
-                    "name": row[2].strip(),
-                    "mb": _num(row[3]) or 0.0,
-                }
-            )
+            out.append({"pid": int(row[1]), "name": row[2].strip(), "mb": _num(row[3]) or 0.0})
     return out
 
 
@@ -200,15 +175,13 @@ def _tz(text: str | None) -> str:
     return text if ":" in text else f"{text[:3]}:{text[3:]}"
 
 
-def health(
-    gpus: list[dict[str, Any]], apps: list[dict[str, Any]], temp_limit: float = TEMP_LIMIT_C
-) -> list[Probe]:
+def health(gpus: list[dict[str, Any]], apps: list[dict[str, Any]]) -> list[Probe]:
     """L1 verdicts from parsed SMI data: temperature, uncorrectable ECC, memory held by others."""
     out = []
     for g in gpus:
         t, ecc = g.get("temperature_c"), g.get("ecc_uncorrectable")
         hot = "not reported" if t is None else f"{t:g} C"
-        out.append(Probe(1, f"gpu{g['gpu']}.temperature", t is None or t <= temp_limit, hot))
+        out.append(Probe(1, f"gpu{g['gpu']}.temperature", t is None or t <= TEMP_LIMIT_C, hot))
         errors = "not reported" if ecc is None else f"{int(ecc)} uncorrectable"
         out.append(Probe(1, f"gpu{g['gpu']}.ecc", not ecc, errors))
     who = ", ".join(f"{a['name'] or '?'} (pid {a['pid']}, {a['mb']:.0f} MB)" for a in apps)
@@ -234,11 +207,11 @@ def device_nodes(vendor: str, dev: str = "/dev") -> Probe:
     return Probe(0, "device_nodes", True, ", ".join(want + found))
 
 
-def driver_version(vendor: str, sys_root: str = "/sys") -> Probe:
+def driver_version(vendor: str) -> Probe:
     """L0: the driver (and ROCm runtime) version can be read."""
     said = functools.partial(Probe, 0, "driver_version")
     if vendor == "amd":
-        for path in (f"{sys_root}/module/amdgpu/version", "/opt/rocm/.info/version"):
+        for path in ("/sys/module/amdgpu/version", "/opt/rocm/.info/version"):
             try:
                 with open(path) as fh:
                     text = fh.read().strip()
@@ -291,10 +264,8 @@ def diagnostics(vendor: str) -> list[Probe]:
         "/opt/rocm/bin/rvs" if os.path.exists("/opt/rocm/bin/rvs") else None
     )
     if vendor == "amd" and rvs:
-        conf = next(
-            iter(glob.glob("/opt/rocm*/share/rocm-validation-suite/conf/gpup_single.conf")), None
-        )
-        done = proc.call([rvs] + (["-c", conf] if conf else ["-g"]), timeout=300)
+        confs = glob.glob("/opt/rocm*/share/rocm-validation-suite/conf/gpup_single.conf")
+        done = proc.call([rvs] + (["-c", confs[0]] if confs else ["-g"]), timeout=300)
         failures = parse_rvs(done.stdout)
         said = "; ".join(failures[:5]) or (done.error or "no failure reported")
         return [Probe(1, "rvs", done.ok and not failures, said)]

@@ -21,24 +21,20 @@ from typing import Any
 
 from .. import outfile, proc
 from ..executors.probe_local import raw_result_lines
-from .detect import KFD_NODES
+from .detect import KFD_NODES, NVIDIA_QUERY
 from .scrub import scrub
 
-#: file under smi/ -> the argv that printed it (the probe's and the host detection's queries)
+#: file under smi/ -> the command line that printed it (the probe's and the host detection's
+#: queries; no argument holds a space)
 SMI_COMMANDS: dict[str, list[str]] = {
-    "nvidia-smi-query-gpu.csv": [
-        "nvidia-smi",
-        "--query-gpu=index,name,compute_cap,driver_version",
-        "--format=csv",
-    ],
-    "nvidia-smi-query-host.csv": [
-        "nvidia-smi",
-        "--query-gpu=index,name,uuid,memory.total,compute_cap,driver_version",
-        "--format=csv,noheader,nounits",
-    ],
-    "nvidia-smi-q.xml": ["nvidia-smi", "-q", "-x"],
-    "rocm-smi-showproductname.json": ["rocm-smi", "--showproductname", "--json"],
-    "amd-smi-static-asic.json": ["amd-smi", "static", "--asic", "--json"],
+    rel: line.split()
+    for rel, line in {
+        "nvidia-smi-query-gpu.csv": "nvidia-smi --query-gpu=index,name,compute_cap,driver_version --format=csv",
+        "nvidia-smi-query-host.csv": f"nvidia-smi --query-gpu={NVIDIA_QUERY} --format=csv,noheader,nounits",
+        "nvidia-smi-q.xml": "nvidia-smi -q -x",
+        "rocm-smi-showproductname.json": "rocm-smi --showproductname --json",
+        "amd-smi-static-asic.json": "amd-smi static --asic --json",
+    }.items()
 }
 #: what torch reports about the build and each device (standard library + torch only)
 TORCH_FACTS = r"""
@@ -72,9 +68,7 @@ Put = Callable[[str, str], None]
 
 def _kfd(put: Put, nodes: Path) -> list[str]:
     written: list[str] = []
-    if not nodes.is_dir():
-        return written
-    for node in sorted(nodes.iterdir(), key=lambda p: p.name):
+    for node in sorted(nodes.iterdir() if nodes.is_dir() else (), key=lambda p: p.name):
         for name in ("properties", "gpu_id", "name"):
             try:
                 text = (node / name).read_text()
@@ -109,16 +103,9 @@ def _probe(
     }
 
 
-def collect(
-    dest: Path,
-    python: str,
-    probe_dir: Path,
-    env: dict[str, str],
-    kfd_nodes: Path = KFD_NODES,
-    suites: tuple[str, ...] = ("smoke",),
-    gpu_suites: tuple[str, ...] = ("kernels",),
-) -> dict[str, Any]:
-    """Record this machine into ``dest``; returns the manifest (also written as manifest.json)."""
+def collect(dest: Path, python: str, probe_dir: Path, env: dict[str, str]) -> dict[str, Any]:
+    """Record this machine into ``dest`` (the smoke suite, and with a GPU the kernels suite);
+    returns the manifest (also written as manifest.json)."""
     dest.mkdir(parents=True, exist_ok=True)
     hostnames = sorted(
         {socket.gethostname(), socket.getfqdn(), platform.node()} - {"localhost", ""}
@@ -141,11 +128,10 @@ def collect(
             smi[rel] = "not recorded: %s" % (
                 done.error or "exit %s: %s" % (done.returncode, (done.stderr or done.stdout)[-200:])
             )
-    kfd = _kfd(put, kfd_nodes)
+    kfd = _kfd(put, KFD_NODES)
     facts_run = proc.call([python, "-c", TORCH_FACTS], timeout=300, env=env)
-    torch_facts: dict[str, Any] = {}
     if facts_run.ok:
-        torch_facts = json.loads(facts_run.stdout.strip().splitlines()[-1])
+        torch_facts: dict[str, Any] = json.loads(facts_run.stdout.strip().splitlines()[-1])
     else:
         torch_facts = {"error": facts_run.error or facts_run.stderr[-300:]}
     put("torch/device-properties.json", json.dumps(torch_facts, indent=1, sort_keys=True) + "\n")
@@ -154,7 +140,7 @@ def collect(
         or bool(kfd and any("gpu_id" in k for k in kfd))
         or any(v.startswith("recorded") for k, v in smi.items() if k.startswith("nvidia"))
     )
-    run = list(suites) + (list(gpu_suites) if torch_facts.get("available") else [])
+    run = ["smoke"] + (["kernels"] if torch_facts.get("available") else [])
     probe = _probe(put, python, probe_dir, env, run)
     evidence = []
     if not torch_facts.get("available"):
@@ -164,7 +150,7 @@ def collect(
             else "torch not importable: %s" % torch_facts.get("error", "?")[:200]
         )
     if not kfd:
-        evidence.append(f"no KFD topology at {kfd_nodes}")
+        evidence.append(f"no KFD topology at {KFD_NODES}")
     evidence += [f"{k}: {v}" for k, v in smi.items() if not v.startswith("recorded")]
     manifest = {
         "recorded_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),

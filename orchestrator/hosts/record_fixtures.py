@@ -18,6 +18,9 @@ from pathlib import Path
 from ..checks_manifest import library_of_kernel
 from ..errors import InputError
 
+#: what the torch stand-in takes of each recorded device
+DEVICE_FIELDS = ("name", "major", "minor", "gcnArchName", "total_memory", "multi_processor_count")
+
 
 def to_fixtures(record: Path, fixtures: Path, label: str) -> list[Path]:
     """Write the fixtures of ``record`` under ``fixtures``; the paths written."""
@@ -33,10 +36,13 @@ def to_fixtures(record: Path, fixtures: Path, label: str) -> list[Path]:
         )
     written: list[Path] = []
 
-    def put(src: Path, dest: Path) -> None:
+    def new(dest: Path) -> Path:
         dest.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(src, dest)
         written.append(dest)
+        return dest
+
+    def put(src: Path, dest: Path) -> None:
+        shutil.copyfile(src, new(dest))
 
     for src in sorted((record / "smi").glob("*")):
         put(src, fixtures / "tools" / "recorded" / label / src.name)
@@ -50,25 +56,11 @@ def to_fixtures(record: Path, fixtures: Path, label: str) -> list[Path]:
         "cuda": facts.get("cuda"),
         "hip": facts.get("hip"),
         "arch_list": facts.get("arch_list") or [],
-        "devices": [
-            {
-                k: d.get(k)
-                for k in (
-                    "name",
-                    "major",
-                    "minor",
-                    "gcnArchName",
-                    "total_memory",
-                    "multi_processor_count",
-                )
-            }
-            for d in facts.get("devices") or []
-        ],
+        "devices": [{k: d.get(k) for k in DEVICE_FIELDS} for d in facts.get("devices") or []],
     }
-    dest = fixtures / "fake_torch" / f"{label}.json"
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    dest.write_text(json.dumps(build, indent=1, sort_keys=True) + "\n")
-    written.append(dest)
+    new(fixtures / "fake_torch" / f"{label}.json").write_text(
+        json.dumps(build, indent=1, sort_keys=True) + "\n"
+    )
     put(record / "probe" / "results.jsonl", fixtures / "evidence" / f"results-{label}.jsonl")
     vendor = "amd" if facts.get("hip") else "nvidia" if facts.get("cuda") else None
     rows = [
@@ -82,7 +74,5 @@ def to_fixtures(record: Path, fixtures: Path, label: str) -> list[Path]:
         if name not in seen and vendor:
             seen.add(name)
             rows.append(f"{name}\t{vendor}\t{library_of_kernel(name, vendor) or '-'}")
-    dest = fixtures / "evidence" / f"kernel-names-{label}.tsv"
-    dest.write_text("\n".join(rows) + "\n")
-    written.append(dest)
+    new(fixtures / "evidence" / f"kernel-names-{label}.tsv").write_text("\n".join(rows) + "\n")
     return written

@@ -37,9 +37,7 @@ class Challenge:
 
 def config_path() -> Path:
     base = os.environ.get("DOCKER_CONFIG")
-    return (
-        Path(base).expanduser() / "config.json" if base else Path.home() / ".docker" / "config.json"
-    )
+    return (Path(base).expanduser() if base else Path.home() / ".docker") / "config.json"
 
 
 def _same_registry(key: str, domain: str) -> bool:
@@ -135,12 +133,3 @@ def parse_challenge(header: str) -> Challenge | None:
     quoted = {k.lower(): v for k, v in re.findall(r'(\w+)\s*=\s*"([^"]*)"', m.group(2))}
     bare = {k.lower(): v for k, v in re.findall(r'(\w+)\s*=\s*([^",\s]+)', m.group(2))}
     return Challenge(m.group(1).lower(), {**bare, **quoted})
-
-
-def endpoint(domain: str) -> str:
-    """The first base URL of ``domain``'s API (registry.insecure.endpoints says which, in order:
-    a ``VALORCH_REGISTRY_ENDPOINTS`` mapping, ``https://domain``, plain HTTP for a registry the
-    engine treats as insecure)."""
-    from .insecure import endpoints
-
-    return endpoints(domain)[0]

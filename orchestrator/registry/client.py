@@ -5,6 +5,8 @@ TLS with a custom CA, and rate-limit headers. Every failure is an Infrastructure
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import re
 import threading
 import time
@@ -41,7 +43,6 @@ class RateLimit:
     limit: int | None
     remaining: int | None
     window_s: int | None
-    source: str | None = None
 
     def __str__(self) -> str:
         w = self.window_s
@@ -51,7 +52,6 @@ class RateLimit:
 
 @dataclass(frozen=True)
 class Resolved:
-    ref: ImageRef
     digest: str
     media_type: str
     rate_limit: RateLimit | None = None
@@ -64,7 +64,6 @@ class Platform:
 
     index_digest: str
     manifest_digest: str
-    media_type: str
     layers: tuple[int, ...]
     config_size: int = 0
 
@@ -87,7 +86,7 @@ def rate_limit(headers: Any) -> RateLimit | None:
 
     limit, window = num(lim)
     remaining, window2 = num(rem)
-    return RateLimit(limit, remaining, window or window2, headers.get("docker-ratelimit-source"))
+    return RateLimit(limit, remaining, window or window2)
 
 
 class RegistryClient:
@@ -98,7 +97,6 @@ class RegistryClient:
         self,
         ca: str | None = None,
         timeout: float = 30,
-        config: str | None = None,
         deadline: float | None = None,
         budget: float = BUDGET_S,
     ) -> None:
@@ -110,7 +108,6 @@ class RegistryClient:
         # and every request of the command (this client) together
         self.budget = budget
         self._until = time.monotonic() + budget
-        self.config = config
         self._http = requests.Session()
         self._http.headers["User-Agent"] = "valorch"
         self._tokens: dict[tuple[str, str], str] = {}
@@ -125,9 +122,9 @@ class RegistryClient:
         digest = resp.headers.get("docker-content-digest")
         if not digest:  # some registries omit it on HEAD: the GET's body digest is authoritative
             resp = self.send("GET", ref, f"manifests/{ref.reference}")
-            digest = _sha256(resp.content)
+            digest = sha256_of(resp.content)
         media = resp.headers.get("content-type", "").split(";")[0]
-        return Resolved(ref, digest, media, rate_limit(resp.headers))
+        return Resolved(digest, media, rate_limit(resp.headers))
 
     def manifest(
         self, ref: ImageRef, reference: str | None = None
@@ -146,7 +143,7 @@ class RegistryClient:
                 f"registry {ref.domain} sent a manifest for {ref} that is not a JSON object",
                 "check that the endpoint is a registry (API v2)",
             )
-        digest = resp.headers.get("docker-content-digest") or _sha256(resp.content)
+        digest = resp.headers.get("docker-content-digest") or sha256_of(resp.content)
         media = doc.get("mediaType") or resp.headers.get("content-type", "").split(";")[0]
         return doc, digest, media
 
@@ -176,9 +173,7 @@ class RegistryClient:
                 )
             doc, digest, media = self.manifest(ref, chosen[0]["digest"])
         layers = tuple(int(layer.get("size", 0)) for layer in doc.get("layers", []))
-        return Platform(
-            index_digest, digest, media, layers, int((doc.get("config") or {}).get("size", 0))
-        )
+        return Platform(index_digest, digest, layers, int((doc.get("config") or {}).get("size", 0)))
 
     # -- HTTP and auth ----------------------------------------------------------------------
     def send(
@@ -191,11 +186,9 @@ class RegistryClient:
         headers: dict[str, str] | None = None,
         push: bool = False,
         url: str | None = None,
-        params: dict[str, str] | None = None,
     ) -> requests.Response:
         """One API call with this client's auth, TLS and errors: ``tail`` under ``/v2/<repo>/``
         (or an absolute ``url``, e.g. an upload's Location), with a push scope when ``push``."""
-        # under the registry's base URL, which _send picks; an absolute URL (an upload's Location) as it is
         url = url or f"/v2/{ref.path}/{tail}"
         cap = _cap(method, tail)
         verify, cert = auth.tls_files(ref.domain, self.ca)
@@ -205,9 +198,7 @@ class RegistryClient:
             "timeout": self.timeout,
             "verify": verify,
             "cert": cert,
-            "allow_redirects": True,
             "data": body,
-            "params": params,
         }
         headers = self._auth_header(ref.domain, scope)
         resp = self._send(method, url, ref, dict(kw, headers={**kw["headers"], **headers}), cap)
@@ -215,7 +206,7 @@ class RegistryClient:
             headers = self._authenticate(resp, ref, scope, verify, cert)
             resp = self._send(method, url, ref, dict(kw, headers={**kw["headers"], **headers}), cap)
             if resp.status_code == 401:
-                creds = self._creds(ref.domain)
+                creds = auth.credentials(ref.domain)
                 raise RegistryAuthError(
                     f"registry {ref.domain} refused the credentials"
                     + (f" of user {creds.username!r} from {creds.source}" if creds else "")
@@ -281,8 +272,7 @@ class RegistryClient:
         self, domain: str, url: str, cap: int, call: Any, *args: Any, **kw: Any
     ) -> requests.Response:
         """``call(*args, **kw)`` streamed, its body read (at most ``cap`` bytes, an error
-        answer's first 64 KiB) within the request's deadline: the shorter of ``deadline``
-        and what is left of the command's ``budget``."""
+        answer's first 64 KiB) within ``deadline`` and what is left of the ``budget``."""
         left = self._until - time.monotonic()
         if left <= 0:
             raise InfrastructureError(
@@ -332,11 +322,6 @@ class RegistryClient:
             "needs no registry when the images are already on the engine)",
         )
 
-    def _creds(self, domain: str) -> auth.Credentials | None:
-        from pathlib import Path
-
-        return auth.credentials(domain, Path(self.config) if self.config else None)
-
     def _auth_header(self, domain: str, scope: str) -> dict[str, str]:
         with self._lock:
             token = self._tokens.get((domain, scope))
@@ -344,7 +329,7 @@ class RegistryClient:
         if token:
             return {"Authorization": f"Bearer {token}"}
         if basic:
-            creds = self._creds(domain)
+            creds = auth.credentials(domain)
             if creds:
                 return {"Authorization": _basic(creds)}
         return {}
@@ -353,7 +338,7 @@ class RegistryClient:
         self, resp: requests.Response, ref: ImageRef, scope: str, verify: Any, cert: Any
     ) -> dict[str, str]:
         challenge = auth.parse_challenge(resp.headers.get("www-authenticate", ""))
-        creds = self._creds(ref.domain)
+        creds = auth.credentials(ref.domain)
         if challenge is None or challenge.scheme not in ("bearer", "basic"):
             raise RegistryAuthError(
                 f"registry {ref.domain} asks for authentication valorch does not speak "
@@ -456,14 +441,11 @@ def _cap(method: str, tail: str) -> tuple[int, str]:
 
 
 def _basic(creds: auth.Credentials) -> str:
-    import base64
-
     return "Basic " + base64.b64encode(f"{creds.username}:{creds.password}".encode()).decode()
 
 
-def _sha256(body: bytes) -> str:
-    import hashlib
-
+def sha256_of(body: bytes) -> str:
+    """``sha256:<hex>``: the digest of a manifest or blob's bytes."""
     return "sha256:" + hashlib.sha256(body).hexdigest()
 
 

@@ -91,10 +91,8 @@ def plain_http_allowed(domain: str, config: dict[str, Any] | None = None) -> boo
 
 
 def endpoints(domain: str) -> tuple[str, ...]:
-    """The base URLs to try for ``domain``'s API, in order: the ``VALORCH_REGISTRY_ENDPOINTS``
-    mapping (``domain=URL,…``) alone when it names one; else, for the engine's official index,
-    where the engine reaches it (``official_endpoints``); else ``https://domain``, then
-    ``http://domain`` for a registry the engine treats as insecure."""
+    """The base URLs to try for ``domain``'s API, in order (an explicit mapping alone: the
+    ``VALORCH_REGISTRY_ENDPOINTS`` variable is ``domain=URL,…``)."""
     for item in os.environ.get("VALORCH_REGISTRY_ENDPOINTS", "").split(","):
         name, sep, url = item.strip().partition("=")
         if sep and name == domain:

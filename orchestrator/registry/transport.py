@@ -40,22 +40,16 @@ def within(
     deadline: float, domain: str, url: str, call: Callable[[], requests.Response]
 ) -> requests.Response:
     """``call()`` (one request, its body read), or exit 3 when it is not done within
-    ``deadline`` seconds: a per-read timeout alone lets a registry that trickles a byte at
-    a time hold valorch forever. The abandoned request's thread is a daemon, and its body
-    read (``netbody.read``) ends at the same deadline."""
+    ``deadline`` seconds (``netbody.within`` says why)."""
     try:
         return netbody.within(deadline, call, f"registry {domain}")
     except netbody.DeadlineError:
-        raise late(deadline, domain, url) from None
-
-
-def late(deadline: float, domain: str, url: str) -> InfrastructureError:
-    return InfrastructureError(
-        f"registry {domain} did not answer {encode.url(url.split('?')[0])} within "
-        f"{deadline:g} s (it sends too slowly or stalls)",
-        "check the registry's health and the network (or run with --pull never when the "
-        "images are already on the engine)",
-    )
+        raise InfrastructureError(
+            f"registry {domain} did not answer {encode.url(url.split('?')[0])} within "
+            f"{deadline:g} s (it sends too slowly or stalls)",
+            "check the registry's health and the network (or run with --pull never when the "
+            "images are already on the engine)",
+        ) from None
 
 
 def too_large(

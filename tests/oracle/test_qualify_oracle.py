@@ -24,7 +24,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from orchestrator.ext.notify import message
-from orchestrator.ext.notify.service import from_report
+from orchestrator.ext.notify.service import Posting, from_report
 from orchestrator.regression import gate, rule
 from orchestrator.regression.rule import Obs, Side
 from orchestrator.regression.waivers import Waiver
@@ -266,7 +266,7 @@ def test_every_sink_shows_the_oracles_decision(case):
     assert record["exit_code"] == want.exit_code and record["counts"] == want.counts
 
     infra = case["infra"] and case["subject"] == "qualify"
-    posted = from_report(report, "valorch qualify rel", {}, infra, "", verdict)
+    posted = from_report(Posting(report, "valorch qualify rel", verdict, infra=infra), {})
     conclusion = {0: message.SUCCESS, 1: message.FAILURE, 3: message.NEUTRAL}[want.exit_code]
     assert message.github(posted, "0" * 40)["conclusion"] == conclusion
     assert message.slack(posted)["text"].startswith(f"valorch qualify rel: {conclusion.upper()}")

@@ -4,7 +4,7 @@ import json
 import pytest
 
 from orchestrator.errors import InputError
-from orchestrator.registry import auth
+from orchestrator.registry import auth, insecure
 from orchestrator.registry.client import rate_limit
 
 
@@ -31,12 +31,7 @@ def test_rate_limit_headers():
             "docker-ratelimit-source": "203.0.113.7",
         }
     )
-    assert (limit.limit, limit.remaining, limit.window_s, limit.source) == (
-        100,
-        76,
-        21600,
-        "203.0.113.7",
-    )
+    assert (limit.limit, limit.remaining, limit.window_s) == (100, 76, 21600)
     assert str(limit) == "76/100 pulls left per 6 h"
     assert rate_limit({}) is None
 
@@ -79,8 +74,8 @@ def test_certs_d_and_endpoint(tmp_path, monkeypatch):
     monkeypatch.setenv(
         "VALORCH_REGISTRY_ENDPOINTS", "docker.io=https://mirror.example:5000/,x=http://127.0.0.1:1"
     )
-    assert auth.endpoint("docker.io") == "https://mirror.example:5000"
+    assert insecure.endpoints("docker.io")[0] == "https://mirror.example:5000"
     assert (
-        auth.endpoint("x") == "http://127.0.0.1:1"
-        and auth.endpoint("y.example") == "https://y.example"
+        insecure.endpoints("x")[0] == "http://127.0.0.1:1"
+        and insecure.endpoints("y.example")[0] == "https://y.example"
     )

@@ -15,7 +15,7 @@ from xml.etree import ElementTree as ET
 import pytest
 
 from orchestrator.ext.attest import intoto
-from orchestrator.ext.notify.service import from_report
+from orchestrator.ext.notify.service import Posting, from_report
 from orchestrator.matrix.document import Document, Header
 from orchestrator.matrix.layouts import checks_table
 from orchestrator.matrix.model import Observation, RunInfo, build
@@ -27,7 +27,7 @@ from orchestrator.render.diff import diff_junit
 from orchestrator.render.junit import results_junit
 from orchestrator.render.markdown import matrix_md
 from orchestrator.render.rst import document_rst
-from orchestrator.spec import LEGEND, STATUSES, SYMBOL
+from orchestrator.statuses import LEGEND, STATUSES, SYMBOL
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "statuses.md"
 COLOUR = {"good": "green", "bad": "red", "warn": "amber", "none": "grey", "info": "blue"}
@@ -159,7 +159,7 @@ def test_tiers_follow_the_table(status):
 def test_notifications_follow_the_table(status):
     base = Side("base", "baseline", (Obs("img", "k.x", "pass"),))
     head = Side("head", "qualify", (Obs("img", "k.x", status, message="why"),))
-    out = from_report(compare(base, head), "valorch qualify", {})
+    out = from_report(Posting(compare(base, head), "valorch qualify"), {})
     got = "regression" if out.regressions else "not listed"
     assert got == STATUS_ROWS[status]["notification"]
 

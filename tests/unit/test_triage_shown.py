@@ -4,7 +4,7 @@ change lines, and the notification's text."""
 import json
 
 from orchestrator.ext.notify.message import Outcome, Regression, github, slack
-from orchestrator.ext.notify.service import from_report
+from orchestrator.ext.notify.service import Posting, from_report
 from orchestrator.regression.rule import Obs, Side, compare
 from orchestrator.regression.triage import Triage
 from orchestrator.render.diff import diff_json, diff_junit, diff_md
@@ -42,7 +42,7 @@ def test_diff_md_and_json_say_why_a_red_change_is_red():
 
 
 def test_notification_names_the_class_of_each_regression():
-    o = from_report(report(), "valorch diff r1 → r2", {}, why=WHY)
+    o = from_report(Posting(report(), "valorch diff r1 → r2", why=WHY), {})
     assert o.regressions[0].why.startswith("regression: passed on the previous digest")
     assert "\n  why: regression: passed on the previous digest aaaa" in slack(o)["text"]
     assert "why: regression" in github(o, "0" * 40)["output"]["text"]

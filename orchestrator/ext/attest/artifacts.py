@@ -14,7 +14,6 @@ a missing blob (nothing is attached half-way)."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -22,12 +21,13 @@ from typing import Any
 from orchestrator import netbody
 from orchestrator.errors import InfrastructureError
 from orchestrator.imageref import ImageRef
-from orchestrator.registry import transport
+from orchestrator.registry import insecure, transport
 from orchestrator.registry.client import (
     OCI_INDEX,
     OCI_MANIFEST,
     ManifestNotFoundError,
     RegistryClient,
+    sha256_of,
 )
 
 DSSE = "application/vnd.dsse.envelope.v1+json"
@@ -52,39 +52,36 @@ def att_tag(digest: str) -> str:
     return digest.replace(":", "-") + ".att"
 
 
-def _sha256(data: bytes) -> str:
-    return "sha256:" + hashlib.sha256(data).hexdigest()
-
-
 def _desc(media: str, data: bytes, ptype: str = "") -> dict[str, Any]:
     """A descriptor; a DSSE layer's (``ptype`` given) with the annotations cosign reads."""
-    d: dict[str, Any] = {"mediaType": media, "digest": _sha256(data), "size": len(data)}
+    d: dict[str, Any] = {"mediaType": media, "digest": sha256_of(data), "size": len(data)}
     if ptype:
         d["annotations"] = {SIGNATURE_ANNOTATION: "", PREDICATE_ANNOTATION: ptype}
     return d
 
 
-def has_referrers(client: RegistryClient, ref: ImageRef, digest: str) -> bool:
-    """Whether the registry serves the referrers API for ``ref``'s repository: an image index
-    for ``digest`` (an empty one counts). A 404 or another answer means it does not."""
+def referrers(client: RegistryClient, ref: ImageRef, digest: str) -> list[Any] | None:
+    """The manifests of the referrers index for ``digest`` (an empty one counts); None where
+    the registry does not serve the referrers API for ``ref``'s repository."""
     try:
         resp = client.send("GET", ref, f"referrers/{digest}", headers={"Accept": OCI_INDEX})
     except ManifestNotFoundError:
-        return False
+        return None
     except InfrastructureError as exc:
         if "HTTP 4" in exc.message:  # 400/405: an older registry that does not know the route
-            return False
+            return None
         raise
     ctype = resp.headers.get("content-type", "").split(";")[0].strip()
     try:
         doc = _index(resp, ref)
     except ValueError:
-        return False
-    return ctype == OCI_INDEX and isinstance(doc, dict) and isinstance(doc.get("manifests"), list)
+        return None
+    manifests = doc.get("manifests") if isinstance(doc, dict) else None
+    return manifests if ctype == OCI_INDEX and isinstance(manifests, list) else None
 
 
 def push_blob(client: RegistryClient, ref: ImageRef, data: bytes) -> str:
-    digest = _sha256(data)
+    digest = sha256_of(data)
     try:
         client.send("HEAD", ref, f"blobs/{digest}")
         return digest  # already there
@@ -97,10 +94,8 @@ def push_blob(client: RegistryClient, ref: ImageRef, data: bytes) -> str:
             f"registry {ref.domain} started an upload to {ref.path} without a Location",
             "check that the registry speaks the distribution API",
         )
-    if location.startswith("/"):
-        from orchestrator.registry.auth import endpoint
-
-        location = endpoint(ref.domain) + location
+    if location.startswith("/"):  # under the registry's first base URL (registry.insecure)
+        location = insecure.endpoints(ref.domain)[0] + location
     url = f"{location}{'&' if '?' in location else '?'}digest={digest}"
     headers = {"Content-Type": "application/octet-stream"}
     client.send("PUT", ref, "", push=True, url=url, body=data, headers=headers)
@@ -112,29 +107,20 @@ def push_manifest(
 ) -> str:
     """Put ``doc`` under ``reference`` (a tag), or under its own digest; the digest stored."""
     body = json.dumps(doc, separators=(",", ":")).encode()
-    tail = f"manifests/{reference or _sha256(body)}"
+    tail = f"manifests/{reference or sha256_of(body)}"
     headers = {"Content-Type": doc["mediaType"]}
     resp = client.send("PUT", ref, tail, push=True, body=body, headers=headers)
-    return resp.headers.get("docker-content-digest") or _sha256(body)
+    return resp.headers.get("docker-content-digest") or sha256_of(body)
 
 
 def attach(
-    client: RegistryClient,
-    ref: ImageRef,
-    digest: str,
-    envelopes: list[tuple[str, str]],
-    mode: str = "auto",
+    client: RegistryClient, ref: ImageRef, digest: str, envelopes: list[tuple[str, str]]
 ) -> list[Pushed]:
     """Attach DSSE envelopes ``(predicate type, envelope JSON)`` to ``digest`` in ``ref``'s
-    repository: by the referrers API where the registry has it (``mode`` "auto"), else by
-    cosign's ``.att`` tag."""
-    if mode == "auto":
-        mode = "referrers" if has_referrers(client, ref, digest) else "tag"
-    return (
-        _by_referrers(client, ref, digest, envelopes)
-        if mode == "referrers"
-        else [_by_tag(client, ref, digest, envelopes)]
-    )
+    repository: by the referrers API where the registry has it, else by cosign's ``.att`` tag."""
+    if referrers(client, ref, digest) is not None:
+        return _by_referrers(client, ref, digest, envelopes)
+    return [_by_tag(client, ref, digest, envelopes)]
 
 
 def _by_referrers(
@@ -203,14 +189,9 @@ def fetch(
     where it came from; and which ways were looked at."""
     found: list[tuple[str, bytes]] = []
     looked = []
-    if has_referrers(client, ref, digest):
+    manifests = referrers(client, ref, digest)
+    if manifests is not None:
         looked.append("referrers API")
-        resp = client.send("GET", ref, f"referrers/{digest}", headers={"Accept": OCI_INDEX})
-        try:
-            index = _index(resp, ref)
-        except ValueError:
-            index = {}
-        manifests = (index.get("manifests") if isinstance(index, dict) else None) or []
         for m in _dsse(manifests, "artifactType"):
             doc, mdigest, _ = client.manifest(ref, m["digest"])
             found += [
@@ -250,7 +231,7 @@ def _index(resp: Any, ref: ImageRef) -> Any:
 
 def _blob(client: RegistryClient, ref: ImageRef, digest: str) -> bytes:
     resp = client.send("GET", ref, f"blobs/{digest}")
-    if _sha256(resp.content) != digest:
+    if sha256_of(resp.content) != digest:
         raise InfrastructureError(
             f"registry {ref.domain} sent blob {digest[:19]}… of {ref.path} with other content",
             "the registry's storage is damaged; push the attestation again",

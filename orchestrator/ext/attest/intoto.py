@@ -16,9 +16,7 @@ STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 PAYLOAD_TYPE = "application/vnd.in-toto+json"
 TEST_RESULT = "https://in-toto.io/attestation/test-result/v0.1"
 VSA = "https://slsa.dev/verification_summary/v1"
-VERIFIER_ID = (
-    "https://github.com/valorch/valorch/attest"  # names the tool; nothing is fetched from it
-)
+VERIFIER_ID = "https://github.com/valorch/valorch/attest"  # names the tool; nothing is fetched
 
 #: signed annotations verify reads (docs/attestations.md): where the results were measured
 #: ("measured": valorch ran the checks; "imported": results measured elsewhere, imported
@@ -61,11 +59,6 @@ def provenance(ev: Evidence) -> dict[str, str]:
     return {PROVENANCE: "imported", IMPORTED_FROM: "; ".join(ev.imported_from)[:1000]}
 
 
-def judged(ev: Evidence) -> int:
-    """How many checks the evidence has a verdict for (what a test result lists)."""
-    return sum(v in PASSED + WARNED + FAILED for v in ev.verdicts.values())
-
-
 @dataclass(frozen=True)
 class Policy:
     """What a qualification checked: the job against its baseline, and whether it held."""
@@ -74,7 +67,6 @@ class Policy:
     baseline: str
     passed: bool
     verified_at: str  # RFC 3339
-    uri: str = ""
     # regressions shipped knowingly (valorch accept): "CHECK ENV by NAME until DATE: REASON"
     accepted: tuple[str, ...] = ()
 
@@ -128,9 +120,10 @@ def vsa(ev: Evidence, policy: Policy) -> dict[str, Any]:
         "timeVerified": policy.verified_at,
         "resourceUri": f"{ev.name}@{ev.digest}",
         "policy": {
-            "uri": policy.uri or f"valorch:qualify?job={policy.job}&baseline={policy.baseline}",
+            "uri": f"valorch:qualify?job={policy.job}&baseline={policy.baseline}",
             "annotations": {
-                CHECKS_JUDGED: judged(ev),
+                # the checks with a verdict (those a test result lists)
+                CHECKS_JUDGED: sum(v in PASSED + WARNED + FAILED for v in ev.verdicts.values()),
                 **provenance(ev),
                 **({"acceptedRegressions": list(policy.accepted)} if policy.accepted else {}),
             },

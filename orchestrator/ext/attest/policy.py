@@ -39,9 +39,7 @@ NOUN = {"qualified": "verification summary (VSA)", "passed": "test result"}
 
 @dataclass(frozen=True)
 class Decoded:
-    """One attestation as fetched: where it was found, and either why it cannot be read
-    (``problem``: malformed, a signature that does not verify) or its signed statement and
-    the exact bytes that were signed."""
+    """One attestation as fetched: why it cannot be read, or its statement and signed bytes."""
 
     where: str
     statement: Any = None
@@ -153,9 +151,8 @@ def summary(statement: Mapping[str, Any]) -> str:
     pred: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
     if statement.get("predicateType") == intoto.VSA:
         judged = _annotations(statement).get(intoto.CHECKS_JUDGED)
-        uri = (
-            (pred.get("policy") or {}).get("uri") if isinstance(pred.get("policy"), Mapping) else ""
-        )
+        policy = pred.get("policy")
+        uri = policy.get("uri") if isinstance(policy, Mapping) else ""
         n = f"{judged} checks judged" if _count(judged) is not None else "checks judged not stated"
         return f"qualification {pred.get('verificationResult')} ({uri}; {n})"[:500]
     if statement.get("predicateType") == intoto.TEST_RESULT:

@@ -105,9 +105,8 @@ def _evidence(
     return out
 
 
-def _runs_of(
-    session: Session, run: str | None, version: str | None, qualify: Path | None
-) -> tuple[list[Any], str, intoto.Policy | None]:
+def _runs_of(session: Session, request: Request) -> tuple[list[Any], str, intoto.Policy | None]:
+    run, version, qualify = request.run, request.version, request.qualify
     if run:
         row = queries.get_run(session, run)
         if row is None:
@@ -222,9 +221,7 @@ def _refuse_imported(rows: list[Any], source: str) -> None:
 
 @dataclass(frozen=True)
 class Request:
-    """What ``valorch attest`` attests (one of a run, a published matrix version, or a
-    qualify outcome's directory), where the ``.intoto.jsonl`` files go, whether they are
-    attached to the images in their registries, and the site the statements link to."""
+    """What ``valorch attest`` attests (one of run, version, qualify), and where it goes."""
 
     run: str | None = None
     version: str | None = None
@@ -235,25 +232,18 @@ class Request:
     allow_imported: bool = False  # sign runs imported from elsewhere, saying so
 
 
-def attest(
-    factory: sessionmaker[Session],
-    key: Path,
-    request: Request,
-    client: RegistryClient | None = None,
-) -> list[Made]:
-    run, version, qualify = request.run, request.version, request.qualify
-    out_dir, push, url_base = request.out_dir, request.push, request.url_base
-    if sum(x is not None and x != "" for x in (run, version, qualify)) != 1:
+def attest(factory: sessionmaker[Session], key: Path, request: Request) -> list[Made]:
+    if sum(x is not None and x != "" for x in (request.run, request.version, request.qualify)) != 1:
         raise InputError(
             "attest needs exactly one of --run RUN, --version V, --qualify DIR",
             "valorch attest --run RUN --key key.pem",
         )
     key_signer = signing.signer(key)  # a bad key: exit 2 before anything is read or written
     with factory() as session:
-        rows, source, policy = _runs_of(session, run, version, qualify)
+        rows, source, policy = _runs_of(session, request)
         if not request.allow_imported:
             _refuse_imported(rows, source)
-        evidence = _evidence(session, rows, url_base, source)
+        evidence = _evidence(session, rows, request.url_base, source)
         statements: list[tuple[intoto.Evidence, str, dict[str, Any], str]] = []
         for ev in evidence:
             pred = intoto.test_result(ev)
@@ -264,15 +254,15 @@ def attest(
                 doc = intoto.statement(ev, intoto.VSA, v)
                 statements.append((ev, intoto.VSA, doc, v["verificationResult"]))
     # every digest exists before the first push
-    targets = _check_registry(client, evidence) if push else {}
+    targets = _check_registry(evidence) if request.push else {}
     made: list[Made] = []
     for ev, ptype, doc, result in statements:
         envelope = signing.sign(intoto.payload(doc), intoto.PAYLOAD_TYPE, key_signer)
         made.append(Made(ev.name, ev.digest, ptype, result, envelope))
     runs_of = {ev.digest: ev.runs[-1] for ev in evidence}
     written: list[Path] = []
-    if out_dir is not None:  # the files first: a row names a file that exists
-        made, written = _write(made, out_dir)
+    if request.out_dir is not None:  # the files first: a row names a file that exists
+        made, written = _write(made, request.out_dir)
     ids: dict[str, list[int]] = {}
     try:
         with factory.begin() as session:
@@ -280,7 +270,7 @@ def attest(
             for m in made:
                 row = store.add(
                     session,
-                    run_id=runs_of[m.digest] if run or qualify else None,
+                    run_id=runs_of[m.digest] if request.run or request.qualify else None,
                     source=source,
                     subject=m.subject,
                     digest=m.digest,
@@ -294,15 +284,13 @@ def attest(
         for path in written:
             path.unlink(missing_ok=True)
         raise
-    if push:
-        made = _push(factory, client, targets, made, ids)
+    if request.push:
+        made = _push(factory, targets, made, ids)
     return made
 
 
-def _check_registry(
-    client: RegistryClient | None, evidence: Iterable[intoto.Evidence]
-) -> dict[str, Any]:
-    client = client or RegistryClient()
+def _check_registry(evidence: Iterable[intoto.Evidence]) -> dict[str, Any]:
+    client = RegistryClient()
     targets = {}
     for ev in evidence:
         ref = imageref.parse(ev.name).with_digest(ev.digest)
@@ -365,12 +353,11 @@ def _write_error(path: Path, exc: OSError) -> Exception:
 
 def _push(
     factory: sessionmaker[Session],
-    client: RegistryClient | None,
     targets: dict[str, Any],
     made: list[Made],
     ids: dict[str, list[int]],
 ) -> list[Made]:
-    client = client or RegistryClient()
+    client = RegistryClient()
     where: dict[str, str] = {}
     for digest, ref in targets.items():
         envs = [

@@ -33,12 +33,12 @@ class Checked:
 KEY_CAP = 1 << 20
 
 
-def _read(path: Path, flag: str, what: str) -> bytes:
+def _read(path: Path, what: str) -> bytes:
     try:
         return yamlio.read_bytes(Path(path), "key file", KEY_CAP)
     except InputError as exc:
         raise InputError(
-            f"{flag} {exc.message}", exc.hint or f"pass the PEM file of the {what}"
+            f"--key {exc.message}", exc.hint or f"pass the PEM file of the {what}"
         ) from None
 
 
@@ -55,59 +55,57 @@ def _kind(key: Any) -> str:
     )
 
 
-def _supported(flag: str, path: Path, key: Any) -> Any:
+def _supported(path: Path, key: Any) -> Any:
     """``key``, if it is of a type valorch signs with."""
     kind = _kind(key)
     if kind not in ("ecdsa-p256", "ed25519"):
         raise InputError(
-            f"{flag} {path}: unsupported key type {kind}; valorch signs with {SUPPORTED}",
+            f"--key {path}: unsupported key type {kind}; valorch signs with {SUPPORTED}",
             "make one: openssl genpkey -algorithm ed25519 -out key.pem "
             "(or cosign generate-key-pair for ECDSA P-256)",
         )
     return key
 
 
-def signer(path: Path, flag: str = "--key") -> Any:
+def signer(path: Path) -> Any:
     """A securesystemslib signer for the private key in ``path``."""
     from cryptography.hazmat.primitives.serialization import load_pem_private_key
     from securesystemslib.signer import CryptoSigner
 
-    raw = _read(path, flag, "private key (ECDSA P-256 or Ed25519)")
+    raw = _read(path, "private key (ECDSA P-256 or Ed25519)")
     password = os.environ.get("VALORCH_KEY_PASSWORD")
     try:
         key = load_pem_private_key(raw, password.encode() if password else None)
     except TypeError:
         raise InputError(
-            f"{flag} {path}: the private key is encrypted",
+            f"--key {path}: the private key is encrypted",
             "set VALORCH_KEY_PASSWORD to its password",
         ) from None
     except ValueError as exc:
         if b"PUBLIC KEY" in raw:
             raise InputError(
-                f"{flag} {path}: is a public key; signing needs the private key",
+                f"--key {path}: is a public key; signing needs the private key",
                 "pass the private key (verify takes the public one)",
             ) from None
         raise InputError(
-            f"{flag} {path}: not a PEM private key the signer can read ({_first(exc)})",
+            f"--key {path}: not a PEM private key the signer can read ({_first(exc)})",
             "pass an unencrypted PKCS#8 or EC PEM key, or set VALORCH_KEY_PASSWORD",
         ) from None
     except Exception as exc:  # noqa: BLE001  (cryptography raises UnsupportedAlgorithm for odd keys)
-        raise InputError(
-            f"{flag} {path}: cannot load the key ({_first(exc)})", f"use an {SUPPORTED} key"
-        ) from None
-    return CryptoSigner(_supported(flag, path, key))
+        raise _unloadable(path, exc) from None
+    return CryptoSigner(_supported(path, key))
 
 
-def public_key(path: Path, flag: str = "--key") -> Any:
+def public_key(path: Path) -> Any:
     """The securesystemslib key for the public PEM in ``path``. A private key is refused: a
     verifier never needs the signing key, and one copied onto it can sign anything."""
     from cryptography.hazmat.primitives.serialization import load_pem_public_key
     from securesystemslib.signer import SSlibKey
 
-    raw = _read(path, flag, "public key (ECDSA P-256 or Ed25519)")
+    raw = _read(path, "public key (ECDSA P-256 or Ed25519)")
     if b"PRIVATE KEY" in raw:
         raise InputError(
-            f"{flag} {path}: is a private key; verifying takes the public key, and the "
+            f"--key {path}: is a private key; verifying takes the public key, and the "
             "signing key does not belong where attestations are verified",
             f"pass the public key: openssl pkey -in {path} -pubout -out pub.pem",
         )
@@ -115,14 +113,12 @@ def public_key(path: Path, flag: str = "--key") -> Any:
         key = load_pem_public_key(raw)
     except ValueError as exc:
         raise InputError(
-            f"{flag} {path}: not a PEM public key ({_first(exc)})",
+            f"--key {path}: not a PEM public key ({_first(exc)})",
             "pass the public key: openssl pkey -in key.pem -pubout -out pub.pem",
         ) from None
     except Exception as exc:  # noqa: BLE001 (any other failure to load a key is the key's fault)
-        raise InputError(
-            f"{flag} {path}: cannot load the key ({_first(exc)})", f"use an {SUPPORTED} key"
-        ) from None
-    return SSlibKey.from_crypto(_supported(flag, path, key))
+        raise _unloadable(path, exc) from None
+    return SSlibKey.from_crypto(_supported(path, key))
 
 
 def sign(body: bytes, payload_type: str, key_signer: Any) -> dict[str, Any]:
@@ -172,6 +168,12 @@ def check(envelope: Mapping[str, Any], key: Any) -> Checked:
     else:
         why = "signature does not verify with this key (wrong key, or the payload was changed)"
     return Checked(False, why, body)
+
+
+def _unloadable(path: Path, exc: Exception) -> InputError:
+    return InputError(
+        f"--key {path}: cannot load the key ({_first(exc)})", f"use an {SUPPORTED} key"
+    )
 
 
 def _first(exc: Exception) -> str:

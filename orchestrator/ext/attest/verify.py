@@ -87,14 +87,12 @@ def verify(
     require: str | None = None,
     max_age: str | None = None,
     allow_imported: bool = False,
-    client: RegistryClient | None = None,
-    now: datetime | None = None,
 ) -> policy.Decision:
     requirement = parse_requirement(require)
     age = parse_age(max_age)
     pub = signing.public_key(key)  # bad input first: exit 2 before the network
     ref = imageref.parse(image)
-    client = client or RegistryClient()
+    client = RegistryClient()
     digest = client.resolve(ref).digest
     found, looked = artifacts.fetch(client, ref, digest)
     if not found:
@@ -110,7 +108,7 @@ def verify(
         require=require or "passed",
         looked=looked,
         max_age=age,
-        now=now or datetime.now(timezone.utc),
+        now=datetime.now(timezone.utc),
         allow_imported=allow_imported,
     )
 

@@ -57,9 +57,7 @@ def _post_once(url: str, body: dict[str, Any], headers: dict[str, str]) -> reque
     return resp
 
 
-def _post(
-    target: Target, body: dict[str, Any], tries: int = TRIES, backoff: float = BACKOFF_S
-) -> int:
+def _post(target: Target, body: dict[str, Any], tries: int = TRIES) -> int:
     headers = {"User-Agent": f"valorch/{__version__}", "Content-Type": "application/json"}
     if target.kind == "github":
         headers.update(
@@ -87,7 +85,7 @@ def _post(
             if resp.status_code < 500:  # a client error does not get better by asking again
                 break
         if attempt < tries:
-            time.sleep(backoff * 2 ** (attempt - 1))
+            time.sleep(BACKOFF_S * 2 ** (attempt - 1))
     raise InfrastructureError(
         f"notification to {target.shown} failed: {problem} after {attempt} attempt(s)",
         "check the webhook URL or the token's permissions (checks: write)",
@@ -95,10 +93,7 @@ def _post(
 
 
 def send(
-    targets: Sequence[Target],
-    outcome: message.Outcome,
-    say: Callable[[str], None] = print,
-    backoff: float = BACKOFF_S,
+    targets: Sequence[Target], outcome: message.Outcome, say: Callable[[str], None] = print
 ) -> list[str]:
     """Post to every target; returns the failures (each already said), so that one
     unreachable target does not hide the others."""
@@ -106,7 +101,7 @@ def send(
     for t in targets:
         body = message.slack(outcome) if t.kind == "slack" else message.github(outcome, t.sha)
         try:
-            status = _post(t, body, backoff=backoff)
+            status = _post(t, body)
             say(f"notified {t.shown}: {outcome.conclusion} (HTTP {status})")
         except InfrastructureError as exc:
             say(f"error: {exc.message}")

@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from orchestrator.ext.notify import send
 from orchestrator.ext.notify.message import Outcome, Regression
 from orchestrator.ext.notify.targets import parse
 from orchestrator.render.diff import _timing_text, count_words, why_text
@@ -23,19 +24,24 @@ if TYPE_CHECKING:
 parse_targets = parse  # --notify's values as targets: a bad one is exit 2 before any work
 
 
-def from_report(
-    report: Report,
-    title: str,
-    images: dict[str, dict[str, Any]],
-    infra: bool = False,
-    report_path: str = "",
-    verdict: Verdict | None = None,
-    why: Why | None = None,
-) -> Outcome:
+@dataclass(frozen=True)
+class Posting:
+    """A diff or qualify report as it is posted."""
+
+    report: Report
+    title: str
+    verdict: Verdict | None = None
+    why: Why | None = None
+    infra: bool = False
+    report_path: str = ""
+
+
+def from_report(posting: Posting, images: dict[str, dict[str, Any]]) -> Outcome:
     """The outcome of a diff Report: its counted regressions (new by construction: what
     passed in the base), or with the gate's ``verdict`` every cell that fails the gate, each
     with the command that re-runs it on the head's image.
     ``images``: head environment → {alias, reference, digest, local, host, cpu_only}."""
+    report, verdict, report_path = posting.report, posting.verdict, posting.report_path
     regs = []
     failing = verdict.failing_cells() if verdict is not None else None
     for c in report.changes:
@@ -44,15 +50,15 @@ def from_report(
         env = c.env.split(" → ")[-1]
         img = images.get(env) or {"alias": env, "reference": env, "digest": None}
         detail = _timing_text(c) or f"{c.base} → {c.head}" + (f": {c.note}" if c.note else "")
-        said = why_text(why, c).removeprefix("why: ")
+        said = why_text(posting.why, c).removeprefix("why: ")
         regs.append(Regression(c.env, c.check, detail, command(check=c.check, **img), said))
     summary = f"counts: {count_words(report, verdict)}"
-    head = (title, len(report.head.observations), tuple(regs))
+    head = (posting.title, len(report.head.observations), tuple(regs))
     if verdict is None:
-        return Outcome(*head, infra, summary, report_path)
+        return Outcome(*head, posting.infra, summary, report_path)
     said = verdict.headline()  # the gate's own decision, in the words of every other sink
     summary = f"{said} (exit {verdict.exit_code}); {summary}"
-    infra = infra or verdict.infra_errors
+    infra = posting.infra or verdict.infra_errors
     return Outcome(*head, infra, summary, report_path, said, verdict.exit_code == 1)
 
 
@@ -78,27 +84,6 @@ def head_images(
     return out
 
 
-def post(targets: Sequence[Target], outcome: Outcome, say: Callable[[str], None]) -> bool:
-    """Send to every target; True when each was reached (failures are said, not raised)."""
-    from orchestrator.ext.notify import send
-
-    return not send.send(targets, outcome, say=say)
-
-
-@dataclass(frozen=True)
-class Posting:
-    """A diff or qualify report as it is posted: the report, its title and gate verdict, why
-    each red check is red, whether infrastructure errors left checks inconclusive, and
-    where the full report lies."""
-
-    report: Report
-    title: str
-    verdict: Verdict | None = None
-    why: Why | None = None
-    infra: bool = False
-    report_path: str = ""
-
-
 def post_report(
     factory: sessionmaker[Session],
     targets: Sequence[Target],
@@ -107,17 +92,13 @@ def post_report(
     *,
     local: frozenset[str] = frozenset(),
 ) -> bool:
-    p = posting
-    images = head_images(factory, p.report.head.runs, local)
-    return post(
-        targets,
-        from_report(p.report, p.title, images, p.infra, p.report_path, p.verdict, p.why),
-        say,
-    )
+    """Post ``posting`` to every target; True when each was reached (failures are said)."""
+    images = head_images(factory, posting.report.head.runs, local)
+    return not send.send(targets, from_report(posting, images), say=say)
 
 
 def post_empty(
     targets: Sequence[Target], title: str, why: str, say: Callable[[str], None], infra: bool = False
 ) -> bool:
     """Zero ingested results: a failure, never a success (conbench/conbench#1191)."""
-    return post(targets, Outcome(title, 0, infra=infra, summary=why), say)
+    return not send.send(targets, Outcome(title, 0, infra=infra, summary=why), say=say)

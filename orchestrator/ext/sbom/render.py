@@ -28,17 +28,14 @@ from orchestrator.components import Component, Inventory
 
 def distro_of(inventory: Inventory) -> tuple[str, str | None]:
     """(``debian``|``ubuntu``, ``debian-12``) from the os component; Debian when unknown."""
-    comps = inventory.as_dict()
-    os_comp = comps.get("os")
+    os_comp = inventory.get("os")
     words = os_comp.value.split() if os_comp else []
     if words and words[0] in ("debian", "ubuntu"):
         return words[0], f"{words[0]}-{words[1]}" if len(words) > 1 else None
     return "debian", None
 
 
-def package_url(
-    comp: Component, distro: str = "debian", distro_version: str | None = None
-) -> PackageURL | None:
+def package_url(comp: Component, distro: str, distro_version: str | None) -> PackageURL | None:
     if comp.name.startswith("pip:"):
         return PackageURL(type="pypi", name=comp.name[4:], version=comp.value)
     if comp.name.startswith("deb:"):
@@ -148,21 +145,14 @@ def _components(inventory: Inventory) -> list:
     folded, built_with = _annotations(inventory, comps)
     torch = comps.get("pytorch")
     torch_pkg = torch.extra.get("package", "pip:torch") if torch else "pip:torch"
-    return [
-        _component(
-            comp,
-            comps,
-            distro,
-            distro_version,
-            folded.get(comp.name, []) + (built_with if comp.name == torch_pkg else []),
-        )
-        for comp in inventory.components
-        if not (
-            comp.name.startswith("pytorch.")
-            or comp.name in ("debian", "ubuntu")
-            or _folded(comp, comps)
-        )
-    ]
+    out = []
+    for comp in inventory.components:
+        if comp.name.startswith("pytorch.") or comp.name in ("debian", "ubuntu"):
+            continue
+        if not _folded(comp, comps):
+            extra = folded.get(comp.name, []) + (built_with if comp.name == torch_pkg else [])
+            out.append(_component(comp, comps, distro, distro_version, extra))
+    return out
 
 
 def _subject(image_ref: str, digest: str | None) -> Any:
@@ -183,16 +173,14 @@ def bom_json(
     *,
     digest: str | None = None,
     timestamp: datetime | None = None,
-    serial: str | None = None,
 ) -> str:
-    """The BOM as CycloneDX 1.5 JSON text. The serial number is derived from the content (same
-    inventory and image, same BOM) unless given."""
+    """The BOM as CycloneDX 1.5 JSON text. The serial number is derived from the content: same
+    inventory and image, same BOM."""
     components = _components(inventory)
     subject = _subject(image_ref, digest)
-    if serial is None:  # derived from the content: same inventory and image, same BOM
-        blob = json.dumps([image_ref, digest, inventory.model_dump()], sort_keys=True).encode()
-        serial = str(uuid.uuid5(uuid.NAMESPACE_URL, "valorch:" + hashlib.sha256(blob).hexdigest()))
-    bom = Bom(serial_number=uuid.UUID(serial.removeprefix("urn:uuid:")), components=components)
+    blob = json.dumps([image_ref, digest, inventory.model_dump()], sort_keys=True).encode()
+    serial = uuid.uuid5(uuid.NAMESPACE_URL, "valorch:" + hashlib.sha256(blob).hexdigest())
+    bom = Bom(serial_number=serial, components=components)
     bom.metadata.component = subject
     bom.register_dependency(subject, components)  # the image holds every component directly
     if timestamp is not None:
