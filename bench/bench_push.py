@@ -35,7 +35,7 @@ from orchestrator.store.models import Result
 
 def runner_store(path: Path, runs: int, checks: int) -> int:
     with session_factory(open_engine(str(path)))() as s:
-        pks = bulk.check_pks(s, [(f"kernels.push.op{c:03d}", 1) for c in range(checks)])
+        pks = queries.check_pks(s, [(f"kernels.push.op{c:03d}", 1) for c in range(checks)])
         rows = []
         for i in range(runs):
             image = ImageSpec(alias=f"img{i % 5}", reference=f"push/img:{i % 5}", backend="cpu")

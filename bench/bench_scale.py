@@ -127,7 +127,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         factory = session_factory(open_engine(str(Path(tmp) / "scale.sqlite")))
         with factory() as session:  # check rows first: result rows need their keys
-            pks = bulk.check_pks(session, checks, checks)
+            pks = queries.check_pks(session, checks, checks)
             session.commit()
         rows = results_for(rng, runs, pks)
         t = time.perf_counter()

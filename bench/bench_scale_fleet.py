@@ -180,7 +180,7 @@ def build(db: str, fleet: Fleet, out: list[str]) -> dict:
     engine = open_engine(db)
     factory = session_factory(engine)
     with factory() as s:
-        pks = bulk.check_pks(s, fleet.checks, fleet.checks)
+        pks = queries.check_pks(s, fleet.checks, fleet.checks)
         bulk.insert_rows(s, Image, fleet.images)
         bulk.insert_rows(s, Host, fleet.hosts)
         s.commit()

@@ -47,7 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_scale import CHECKS, IMAGES, RUNS, generate, results_for
 from sqlalchemy import func, select
 
-from orchestrator.store import bulk
+from orchestrator.store import bulk, queries
 from orchestrator.store.db import open_engine, session_factory
 from orchestrator.store.models import Host, Image, Result, Run
 
@@ -62,7 +62,7 @@ def _fill(db: Path) -> None:
     images, hosts, runs, checks, _ = generate(rng)
     factory = session_factory(open_engine(str(db)))
     with factory() as session:
-        pks = bulk.check_pks(session, checks, checks)
+        pks = queries.check_pks(session, checks, checks)
         session.commit()
     rows = results_for(rng, runs, pks)
     with factory() as session:
@@ -83,7 +83,7 @@ def _add_run(db: Path) -> None:
     run["ended"] = run["started"]
     factory = session_factory(open_engine(str(db)))
     with factory() as session:
-        pks = bulk.check_pks(session, checks, checks)
+        pks = queries.check_pks(session, checks, checks)
         bulk.insert_rows(session, Run, [run])
         bulk.insert_rows(session, Result, results_for(rng, [run], pks))
         session.commit()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 from sqlalchemy import JSON, Column, DateTime, Row, Table, insert, select, text, update
@@ -20,7 +20,7 @@ from . import tables
 from .coltypes import Samples, pack_samples
 from .damaged import driver_errors
 from .models import Base, Check, Host, Image, Result, Run
-from .queries import chunks, insert_ignore, now
+from .queries import chunks, now
 
 CHUNK = 20_000
 BASELINE = tables.baseline
@@ -109,39 +109,6 @@ def _driver_insert(
         sql = f'INSERT INTO "{name}" ({names}) VALUES ({", ".join("?" for _ in cols)})'
         for chunk in chunks(rows, CHUNK):
             cur.executemany(sql, [encode(r) for r in chunk])
-
-
-def check_pks(
-    session: Session,
-    keys: Iterable[tuple[str, int]],
-    info: dict[tuple[str, int], dict[str, Any]] | None = None,
-) -> dict[tuple[str, int], int]:
-    """The primary keys of (check_id, version), inserting the missing ones (with ``info``
-    columns); a check another writer inserted meanwhile is taken, not duplicated."""
-    wanted = set(keys)
-    if not wanted:
-        return {}
-    have = _check_keys(session, wanted)
-    missing = [
-        {"check_id": c, "version": v, **(info or {}).get((c, v), {})}
-        for c, v in sorted(wanted - set(have))
-    ]
-    if missing:
-        for row in missing:
-            insert_ignore(session, Check, row)
-        have = _check_keys(session, wanted)
-    return {k: have[k] for k in wanted}
-
-
-def _check_keys(session: Session, wanted: set[tuple[str, int]]) -> dict[tuple[str, int], int]:
-    names = sorted({c for c, _ in wanted})
-    have: dict[tuple[str, int], int] = {}
-    for chunk in chunks(names):
-        for pk, c, v in session.execute(
-            select(Check.id, Check.check_id, Check.version).where(Check.check_id.in_(list(chunk)))
-        ):
-            have[(c, v)] = pk
-    return have
 
 
 # --- reads for diff sides -------------------------------------------------------------------------------

@@ -147,7 +147,9 @@ def write(session: Session, bundle: Bundle, origin: str | None, keys: Keys) -> i
         keys.hosts[hkey] = queries.found_or_inserted(session, Host, bundle.host, "fingerprint").id
     missing = [k for k in bundle.checks if k not in keys.checks]
     if missing:
-        keys.checks.update(bulk.check_pks(session, missing, {k: bundle.checks[k] for k in missing}))
+        keys.checks.update(
+            queries.check_pks(session, missing, {k: bundle.checks[k] for k in missing})
+        )
     run = dict(bundle.run, image_id=keys.images[ikey], host_id=keys.hosts[hkey])
     if origin and not run.get("origin"):
         run["origin"] = origin

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from sqlalchemy import ColumnElement, Subquery, and_, func, select, text
+from sqlalchemy import ColumnElement, Subquery, Table, and_, func, select, text
 
 from .. import __version__
 from ..bounds import EPOCH_ISO
@@ -110,7 +110,7 @@ def image_pk(session: Session, fields: dict[str, Any]) -> int:
     return pk
 
 
-def insert_ignore(session: Session, model: type[Base], values: dict[str, Any]) -> None:
+def insert_ignore(session: Session, model: type[Base] | Table, values: dict[str, Any]) -> None:
     """INSERT that yields to a concurrent writer who inserted the same unique key
     first (another valorch process on the same database), instead of failing."""
     # the dialect is SQLite or PostgreSQL (db.connect refuses any other), both of which have it
@@ -129,6 +129,40 @@ def found_or_inserted(
         insert_ignore(session, model, values)
         row = session.scalars(query).one()
     return row
+
+
+def check_pks(
+    session: Session,
+    keys: Iterable[tuple[str, int]],
+    info: dict[tuple[str, int], dict[str, Any]] | None = None,
+) -> dict[tuple[str, int], int]:
+    """The primary keys of (check_id, version), inserting the missing ones (with ``info``
+    columns); a check another writer inserted meanwhile is taken, not duplicated."""
+    wanted = set(keys)
+    if not wanted:
+        return {}
+    have = _check_keys(session, wanted)
+    missing = [
+        {"check_id": c, "version": v, **(info or {}).get((c, v), {})}
+        for c, v in sorted(wanted - set(have))
+    ]
+    if missing:
+        for row in missing:
+            insert_ignore(session, tables.check, row)
+        have = _check_keys(session, wanted)
+    return {k: have[k] for k in wanted}
+
+
+def _check_keys(session: Session, wanted: set[tuple[str, int]]) -> dict[tuple[str, int], int]:
+    c = tables.check.c
+    names = sorted({name for name, _ in wanted})
+    have: dict[tuple[str, int], int] = {}
+    for chunk in chunks(names):
+        for pk, name, v in session.execute(
+            select(c.id, c.check_id, c.version).where(c.check_id.in_(list(chunk)))
+        ):
+            have[(name, v)] = pk
+    return have
 
 
 def start_run(  # noqa: PLR0913  # keyword-only, the run row's columns
@@ -185,7 +219,6 @@ def add_results(
     ``declared`` maps a check id to the library its row is about (CheckInfo.library),
     ``definitions`` to the hash of its effective definition (spec.definition_hash)."""
     from .blobs import finite
-    from .bulk import check_pks
     from .models import Result
 
     results = list(results)

@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from sqlalchemy import Table, insert, select
 from sqlalchemy.orm import Session
 
-from . import bulk, export_schema, push, queries, tables
+from . import export_schema, push, queries, tables
 from .blobs import finite
 from .models import Host, Run
 
@@ -126,7 +126,7 @@ def _import(session: Session, doc: dict[str, Any], origin: str) -> dict[str, int
         task_ids[(d["run"], d["suite"])], new = _added(session, tables.task, row, "suite")
         added["tasks"] += new
     checks = {(d["check_id"], d["version"]): d for d in doc["checks"]}
-    pks = bulk.check_pks(session, [tuple(d["check"]) for d in doc["results"]], checks)
+    pks = queries.check_pks(session, [tuple(d["check"]) for d in doc["results"]], checks)
     for d in doc["results"]:
         row = _row(d, "run", "suite", "check")
         row.update(

@@ -209,7 +209,7 @@ def test_push_from_two_runners_twice_adds_everything_once(server_db, tmp_path):
 def _many_runs(db, n_runs, n_checks):
     """A runner's store with many finished runs, written in bulk."""
     with session_factory(open_engine(str(db)))() as s:
-        pks = bulk.check_pks(s, [(f"k.c{c:03d}", 1) for c in range(n_checks)])
+        pks = queries.check_pks(s, [(f"k.c{c:03d}", 1) for c in range(n_checks)])
         image = ImageSpec(alias="img", reference="img:1", backend="cpu")
         rows = []
         for i in range(n_runs):

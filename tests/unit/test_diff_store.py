@@ -167,7 +167,7 @@ def test_matrix_version_side_is_status_only(factory):
 def test_bulk_insert_rows_round_trips_json(factory):
     with factory() as s:
         run = store_run(s, "batch-dddd", "img", [])
-        pks = bulk.check_pks(s, [("k.a", 1)], {("k.a", 1): {"kind": "kernel"}})
+        pks = queries.check_pks(s, [("k.a", 1)], {("k.a", 1): {"kind": "kernel"}})
         bulk.insert_rows(
             s,
             Result,

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 from sqlalchemy.engine import make_url
 
-from orchestrator.store import bulk, checkpoint
+from orchestrator.store import bulk, checkpoint, queries
 from orchestrator.store.db import open_engine, session_factory
 from orchestrator.store.models import Host, Image, Result, Run
 
@@ -19,7 +19,7 @@ from orchestrator.store.models import Host, Image, Result, Run
 def _ingest(engine, runs: int, per_run: int) -> None:
     sessions = session_factory(engine)
     with sessions() as s:
-        pks = bulk.check_pks(s, [(f"k.{c}", 1) for c in range(per_run)])
+        pks = queries.check_pks(s, [(f"k.{c}", 1) for c in range(per_run)])
         bulk.insert_rows(
             s,
             Image,
