@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import uuid
 
 import pytest
 
@@ -79,10 +80,10 @@ def test_db_check_names_twenty_rows_of_a_column_and_counts_the_rest(cli, exporte
     con = sqlite3.connect(cli.db)
     cols = [c[1] for c in con.execute("PRAGMA table_info(run)")]
     others = ", ".join(f'"{c}"' for c in cols if c != "id")
-    for n in range(24):
+    for _ in range(24):  # fresh ids: none can be the exported run's own
         con.execute(
             f'INSERT INTO run ("id", {others}) SELECT ?, {others} FROM run WHERE id = ?',
-            (f"{run_id[:-2]}{n:02d}", run_id),
+            (str(uuid.uuid4()), run_id),
         )
     con.execute("UPDATE run SET started = '0001-01-01 00:00:00.000000'")
     con.commit()
