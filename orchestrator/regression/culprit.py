@@ -78,17 +78,18 @@ LIBRARIES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     word.strip(): (_stems(own), _stems(deps))
     for word, own, deps in (line.split("|") for line in _LIBRARIES.strip().splitlines())
 }
-FRAMEWORK = _stems(
-    "pytorch torch torchvision torchaudio tensorflow jax jaxlib triton pytorch-triton "
-    "pytorch-triton-rocm apex onnxruntime deepspeed numpy cuda rocm hip magma"
+FRAMEWORK = (
+    *("pytorch", "torch", "torchvision", "torchaudio", "tensorflow", "jax", "jaxlib", "triton"),
+    *("pytorch-triton", "pytorch-triton-rocm", "apex", "onnxruntime", "deepspeed", "numpy"),
+    *("cuda", "rocm", "hip", "magma"),
 )
 # check words that name no component (a check id's kind and dtype words)
-NOISE = set(
-    _stems(
-        "smoke kernels kernel features feature command pytest compile profiler tf selftest "
-        "check fp32 fp16 bf16 fp64 float32 float16 bfloat16 int8 dtype the and with a of on in"
-    )
-)
+NOISE = {
+    *("smoke", "kernels", "kernel", "features", "feature", "command", "pytest", "compile"),
+    *("profiler", "tf", "selftest", "check"),
+    *("fp32", "fp16", "bf16", "fp64", "float32", "float16", "bfloat16", "int8", "dtype"),
+    *("the", "and", "with", "a", "of", "on", "in"),
+}
 
 
 @dataclass(frozen=True)
