@@ -391,7 +391,8 @@ def evaluate(
         else:
             base, base_runs = _named_side(session, basis)
             back = span
-        rows = [r for r in rq.job_runs(session, name, start, end) if r["id"] not in set(base_runs)]
+        in_basis = set(base_runs)
+        rows = [r for r in rq.job_runs(session, name, start, end) if r["id"] not in in_basis]
         cand = _collect(session, rows)
         cells, seen_basis = cells_of(cand, base)
         cells = _look_back(session, name, cells, seen_basis, found, back)
