@@ -142,6 +142,7 @@ CHECKED = (
     "attestation",
     "triage",
     "acceptance",
+    "store_change",
 )
 
 

@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
     Boolean,
     Column,
     DateTime,
@@ -255,6 +256,17 @@ acceptance = Table(
     Column("revoked", DateTime),
     Column("revoked_by", String(200)),
     Column("revoked_reason", Text),
+)
+
+# the store's change log (migration 0011, store/changes.py): a trigger notes each run whose
+# row or results, tasks, triage or inventory changed ("" for anything else), with the
+# sequence number of its newest change and, on PostgreSQL, its transaction
+store_change = Table(
+    "store_change",
+    metadata,
+    Column("run_id", String(36), primary_key=True),
+    Column("seq", BigInteger, nullable=False, index=True),
+    Column("xid", BigInteger),
 )
 
 check_values(metadata)

@@ -33,7 +33,7 @@ def test_a_0009_acceptance_survives_the_upgrade_and_can_be_revoked(tmp_path):
         )
     old.dispose()
     engine = open_engine(str(path))
-    assert current_revision(engine) == HEAD == "0010"
+    assert current_revision(engine) == HEAD == "0011"
     factory = session_factory(engine)
     with factory() as session:
         (kept,) = accept.live(session)

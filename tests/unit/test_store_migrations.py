@@ -40,7 +40,7 @@ def _drift(conn) -> list:
 
 def test_fresh_database_is_migrated_to_head_and_matches_the_models(tmp_path):
     engine = open_engine(str(tmp_path / "v.sqlite"))
-    assert current_revision(engine) == head_revision() == HEAD == "0010"
+    assert current_revision(engine) == head_revision() == HEAD == "0011"
     with engine.connect() as conn:
         assert _drift(conn) == []
 

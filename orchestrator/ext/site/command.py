@@ -32,6 +32,7 @@ from orchestrator.commands.common import (
     sessions,
 )
 from orchestrator.errors import InputError, ValorchError
+from orchestrator.words import count
 
 if TYPE_CHECKING:
     from orchestrator.ext.site.service import Page, Previous
@@ -161,7 +162,7 @@ def _previous(out: Path, code: str, store: str) -> tuple[Previous, str]:
     # only what is still there, as a file of its own, can be kept (never a link planted
     # there: what it points to would be published)
     present = {p: k for p, k in pages.items() if isinstance(k, str) and _plain_file(out / p)}
-    return Previous(present, frozenset(str(r) for r in runs)), ""
+    return Previous.read(manifest, present, [str(r) for r in runs]), ""
 
 
 def _plain_file(path: Path) -> bool:
@@ -308,6 +309,9 @@ def build(
             "store": store,
             "runs": made.runs,
             "pages": keys,
+            "changes": made.mark.to_json() if made.mark else None,
+            "confirmed": made.confirmations.made,
+            "today": made.today,
         }
         (tmp / MARKER).write_text(json.dumps(manifest, indent=0, sort_keys=True), encoding="utf-8")
         os.chmod(tmp, 0o755)
@@ -324,8 +328,13 @@ def build(
     if why_full:
         err.print(f"made every page again: {why_full}", markup=False)
     if written < n:
+        since = (
+            f"; {count(made.changed, 'run')} changed since the previous build"
+            if made.changed is not None
+            else ""
+        )
         err.print(
-            f"wrote {written} of {n} pages to {out}, kept {n - written} unchanged "
+            f"wrote {written} of {n} pages to {out}, kept {n - written} unchanged{since} "
             f"(open {out / 'index.html'})",
             markup=False,
         )

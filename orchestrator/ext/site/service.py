@@ -21,6 +21,7 @@ import contextlib
 import functools
 import gc
 import hashlib
+import io
 import multiprocessing
 import operator
 import os
@@ -28,7 +29,7 @@ import pickle
 from collections import Counter
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
 
@@ -40,6 +41,7 @@ from orchestrator.ext.site import known as site_known
 from orchestrator.ext.site import lists as site_lists
 from orchestrator.ext.site import steps as site_steps
 from orchestrator.ext.site.page_data import Site, ordered, version_cells, when
+from orchestrator.ext.site.steps import Confirmations
 from orchestrator.ext.site.summaries import Summaries
 from orchestrator.ext.site.views import (
     ChangeV,
@@ -62,6 +64,7 @@ from orchestrator.services import evidence
 from orchestrator.services.accept import joined
 from orchestrator.services.budgets import streaks
 from orchestrator.services.known_issues_status import IssueStatus, status_in
+from orchestrator.store import changes as store_changes
 from orchestrator.store import matrix_store, site_queries, triage_queries
 from orchestrator.words import count
 
@@ -106,17 +109,86 @@ class Page(NamedTuple):
 @dataclass(frozen=True)
 class Previous:
     """What an earlier build into the same directory was made from (its manifest): each
-    keyed page's key, and the runs the store held."""
+    keyed page's key, the runs the store held, where the store's change log stood when it
+    read, and the diff's verdicts on the shifts it confirmed (``confirmed``: "BASE..RUN" →
+    check → kind, on the day ``today``)."""
 
     pages: Mapping[str, str]
     runs: frozenset[str]
+    mark: store_changes.Mark | None = None
+    confirmed: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    today: str = ""
+
+    @classmethod
+    def read(cls, manifest: dict[str, Any], pages: Mapping[str, str], runs: list[str]) -> Previous:
+        """From the manifest build wrote (``pages``: the keyed pages still there); what is
+        not as build wrote it is taken as not there (a mark, a verdict is never a guess)."""
+        today = manifest.get("today")
+        return cls(
+            pages,
+            frozenset(runs),
+            store_changes.Mark.from_json(manifest.get("changes")),
+            _confirmed(manifest.get("confirmed")),
+            today if isinstance(today, str) else "",
+        )
+
+
+def _confirmed(doc: object) -> dict[str, dict[str, str]]:
+    """The diff's verdicts as build wrote them ("BASE..RUN" → check → kind); anything else
+    in their place is none at all (each is made again)."""
+    if not isinstance(doc, dict):
+        return {}
+    out = {}
+    for pair, kinds in doc.items():
+        if not (isinstance(pair, str) and ".." in pair and isinstance(kinds, dict)):
+            return {}
+        if not all(isinstance(k, str) and isinstance(v, str) for k, v in kinds.items()):
+            return {}
+        out[pair] = kinds
+    return out
+
+
+def still_holds(
+    previous: Previous, changed: frozenset[str] | None, runs: Mapping[str, RunV], today: str
+) -> Mapping[str, Mapping[str, str]]:
+    """The previous build's verdicts of ``valorch diff BASE RUN`` that still hold: what the
+    diff reads is the two runs, the earlier runs of RUN's image on its host (its A/A noise),
+    the checks and the acceptances, and the day; so a verdict holds where neither run
+    changed since (``changed``: store/changes.py), nor a run of RUN's image and host that
+    started no later, nothing that is not a run changed, and it is the same day."""
+    if changed is None or store_changes.OTHER in changed or previous.today != today:
+        return {}
+    first: dict[str, datetime] = {}  # environment → the earliest start of a changed run there
+    for rid in changed:
+        run = runs.get(rid)
+        if run is None:  # not a run the site shows: nothing is taken as unchanged
+            return {}
+        if run.env not in first or run.row["started"] < first[run.env]:
+            first[run.env] = run.row["started"]
+    out = {}
+    for pair, kinds in previous.confirmed.items():
+        base, _, head = pair.partition("..")
+        run = runs.get(head)
+        if base in changed or head in changed or run is None or base not in runs:
+            continue
+        if run.env in first and first[run.env] <= run.row["started"]:
+            continue
+        out[pair] = kinds
+    return out
 
 
 def digest(obj: Any) -> str:
     """A key of plain data (strings, numbers, dates, lists, dicts, tuples, dataclasses):
     equal data, equal key within one valorch; any difference, another key. Pickled, not
-    repr'd: five times quicker on a run's results."""
-    return hashlib.blake2b(pickle.dumps(obj, protocol=5), digest_size=16).hexdigest()
+    repr'd: five times quicker on a run's results; without pickle's memo ("fast" mode; the
+    data holds no cycle), which writes an object met twice as a reference to the first, so
+    that the bytes, and the key, would depend on which equal values are one object (a verdict
+    read from the manifest is not the constant the diff returns) and not on the values alone."""
+    out = io.BytesIO()
+    pickler = pickle.Pickler(out, protocol=5)
+    pickler.fast = True
+    pickler.dump(obj)
+    return hashlib.blake2b(out.getbuffer(), digest_size=16).hexdigest()
 
 
 @functools.cache
@@ -328,6 +400,10 @@ class Built:
     pages: Iterator[Page]
     runs: list[str]
     full_because: str = ""  # why every page is made again, where a previous build was given
+    mark: store_changes.Mark | None = None  # where the store's change log stood when read
+    changed: int | None = None  # how many runs changed since the previous build (if known)
+    confirmations: Confirmations = field(default_factory=Confirmations)
+    today: str = ""
 
 
 def build_pages(  # noqa: PLR0913 - one argument per option of valorch site build
@@ -347,6 +423,7 @@ def build_pages(  # noqa: PLR0913 - one argument per option of valorch site buil
     and qualification page has its key; a store that lost a run of the previous build has
     every page made again."""
     built = built or datetime.now()
+    mark = store_changes.mark(session)  # before anything is read: what it misses is after
     run_rows = site_queries.runs(session)
     _shaped(run_rows)
     full_because = ""
@@ -354,20 +431,57 @@ def build_pages(  # noqa: PLR0913 - one argument per option of valorch site buil
         # pruned, or another store: what was built from those runs is not kept
         full_because = f"{count(len(gone), 'run')} of the previous build no longer stored"
         previous = Previous({}, frozenset())
+    changed = None
+    if previous is not None and previous.mark is not None and mark is not None:
+        changed = store_changes.since(session, previous.mark)
+        # a log that does not account for the store (one put in the other's place, a log
+        # begun after runs were added) tells nothing: every run is taken as changed
+        new = {r["id"] for r in run_rows} - previous.runs
+        if mark.seq < previous.mark.seq or not new <= changed:
+            changed = None
+    today = date.today().isoformat()
     kept: Mapping[str, str] = previous.pages if previous is not None else {}
     # what a page worker needs to keep a page: keyed only where a manifest is written
     keep = {"previous": kept, "keyed": previous is not None}
     n = workers if workers is not None else min(4, os.cpu_count() or 1)
     detail: list[_Ahead[str, Any]] = []  # the run and check pages, once begun
+    confirmations = Confirmations()
     try:
         site, stored = _read(
-            session, run_rows, local, built, (n, keep, detail), known_issues, limits or Limits()
+            session,
+            run_rows,
+            local,
+            built,
+            (n, keep, detail),
+            known_issues,
+            limits or Limits(),
+            lambda runs: _confirmations(confirmations, previous, changed, runs, today),
         )
     except BaseException:
         _stop(*detail)
         raise
     pages = _pages(stored, site, (detail[0], detail[1]), catalog, qualify, built, keep)
-    return Built(pages, sorted(stored.runs), full_because)
+    return Built(
+        pages,
+        sorted(stored.runs),
+        full_because,
+        mark,
+        len(changed - {store_changes.OTHER}) if changed is not None else None,
+        confirmations,
+        today,
+    )
+
+
+def _confirmations(
+    into: Confirmations,
+    previous: Previous | None,
+    changed: frozenset[str] | None,
+    runs: Mapping[str, RunV],
+    today: str,
+) -> Confirmations:
+    if previous is not None:
+        into.known = still_holds(previous, changed, runs, today)
+    return into
 
 
 def _read(
@@ -378,6 +492,7 @@ def _read(
     ahead: tuple[int, dict[str, Any], list[_Ahead[str, Any]]],
     known_issues: KnownIssues | None,
     limits: Limits,
+    confirmations: Callable[[Mapping[str, RunV]], Confirmations],
 ) -> tuple[Site, _Stored]:
     """Everything the pages need, read from the store; the run and check pages begun
     (``ahead``: how many workers, what they need to keep a page, and where the pages begun
@@ -411,7 +526,7 @@ def _read(
     with _no_cycles():  # each check's direction as its newest version has it
         per_check = histories(runs, {cid: bool(c["bigger_is_better"]) for cid, c in checks.items()})
     # only what `valorch diff` calls a change
-    found = site_steps.confirmed(session, changes(per_check), per_check)
+    found = site_steps.confirmed(session, changes(per_check), per_check, confirmations(runs))
     shifts_of: dict[str, list[ChangeV]] = {}
     for c in found:
         shifts_of.setdefault(c.check, []).append(c)

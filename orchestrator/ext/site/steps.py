@@ -8,8 +8,8 @@ calls noise (a busy host, an interval that does not reach the threshold) is not 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
-from dataclasses import replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 from sqlalchemy.orm import Session
 
@@ -21,11 +21,26 @@ from orchestrator.spec import DEFAULT_THRESHOLD, FASTER, SLOWER
 _AGREES = {"slower": SLOWER, "faster": FASTER}
 
 
+@dataclass
+class Confirmations:
+    """The diff's verdicts on the shifts the histories show (below): those of the
+    previous build that nothing since can have changed (``known``), and every one this build
+    used (``made``), for the next."""
+
+    known: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    made: dict[str, dict[str, str]] = field(default_factory=dict)
+
+
 def confirmed(
-    session: Session, found: Sequence[ChangeV], per_check: dict[str, list[History]]
+    session: Session,
+    found: Sequence[ChangeV],
+    per_check: dict[str, list[History]],
+    memo: Confirmations,
 ) -> list[ChangeV]:
     """The changes the diff of their two runs confirms; the histories' analyses keep only those
-    shifts (so the plots mark what the lists say)."""
+    shifts (so the plots mark what the lists say). The diff is not made again for a pair
+    whose verdicts ``memo`` knows (an earlier build's, that still hold); every pair's go
+    into it for the next build."""
     kinds: dict[tuple[str, str], dict[str, str]] = {}
     keep = []
     for c in found:
@@ -33,10 +48,10 @@ def confirmed(
             continue
         pair = (c.base_run, c.run)
         if pair not in kinds:  # each check's change kind in `valorch diff BASE_RUN RUN`
-            kinds[pair] = {}  # (default threshold, each check's own; no known issues)
-            with contextlib.suppress(InputError):  # a side without results: nothing to confirm
-                report = report_for(session, *pair, DEFAULT_THRESHOLD, None)
-                kinds[pair] = {c.check: c.kind for c in report.changes}
+            name = f"{c.base_run}..{c.run}"
+            known = memo.known.get(name)
+            kinds[pair] = dict(known) if known is not None else _diff(session, pair)
+            memo.made[name] = kinds[pair]
         if kinds[pair].get(c.check) == _AGREES[c.direction]:
             keep.append(c)
     ok = {(c.check, c.env, c.run) for c in keep}
@@ -58,3 +73,12 @@ def confirmed(
                 h.analysis = replace(h.analysis, shifts=tuple(shifts))
                 h.rejected = tuple(rejected)
     return keep
+
+
+def _diff(session: Session, pair: tuple[str, str]) -> dict[str, str]:
+    """Each check's change kind in the diff of the pair (default threshold, each check's own;
+    no known issues)."""
+    with contextlib.suppress(InputError):  # a side without results: nothing to confirm
+        report = report_for(session, *pair, DEFAULT_THRESHOLD, None)
+        return {c.check: c.kind for c in report.changes}
+    return {}
