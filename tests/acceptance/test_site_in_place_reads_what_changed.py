@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from orchestrator.spec import CheckResult
 from tests.acceptance.test_site_updates_in_place import (
     A,
     B,
@@ -96,6 +97,11 @@ def _a_check_edited(db: Path) -> None:
         conn.execute("UPDATE \"check\" SET feature = 'renamed' WHERE check_id = 'smoke.add'")
 
 
+def _a_host_renamed(db: Path) -> None:
+    with sqlite3.connect(db) as conn:  # every run page names its host
+        conn.execute("UPDATE host SET name = 'renamed'")
+
+
 def _the_log_emptied(db: Path) -> None:
     _add(db, B, 50, [_timed("kernels.conv.fp16", 2e-3, 50)])
     with sqlite3.connect(db) as conn:
@@ -103,14 +109,15 @@ def _the_log_emptied(db: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "change", [_earlier_run_of_image_a_edited, _a_check_edited, _the_log_emptied]
+    "change",
+    [_earlier_run_of_image_a_edited, _a_check_edited, _a_host_renamed, _the_log_emptied],
 )
-def test_a_change_the_diff_reads_makes_it_again(stepped, tmp_path, change):
+def test_a_change_by_hand_makes_what_it_touches_again(stepped, tmp_path, change):
     db, out = stepped
     _forge(out)
     change(db)
     said = _build(db, out)
-    assert "kept" in said
+    assert "kept" in said or change is _a_host_renamed  # every page names its environment
     if change is _the_log_emptied:  # a log that does not account for the store tells nothing
         assert "changed since" not in said
     _same_bytes(out, _full(db, tmp_path))
@@ -122,3 +129,29 @@ def test_another_day_makes_every_diff_again(stepped, tmp_path):
     _add(db, B, 50, [_timed("kernels.conv.fp16", 2e-3, 50)])
     _build(db, out)
     _same_bytes(out, _full(db, tmp_path))
+
+
+def _catalog(tmp: Path, local: bool) -> Path:
+    d = tmp / f"catalog-{local}"
+    d.mkdir(exist_ok=True)
+    (d / "acme.yaml").write_text(
+        f"family: acme\nbackend: cpu\nlocal: {str(local).lower()}\nimages:\n"
+        "  - alias: img_a\n    reference: acme/img:a\n"
+    )
+    return d
+
+
+def test_a_run_page_is_kept_unread_only_while_its_image_stays_as_local_as_it_was(stepped, tmp_path):
+    db, out = stepped
+    failed = _add(db, A, 47, [CheckResult(check="smoke.add", status="fail", message="broke")])
+    _build(db, out, "--catalog", str(_catalog(tmp_path, False)))
+    page = out / "runs" / f"{failed}.html"
+    before = page.read_bytes()
+    _add(db, B, 50, [_timed("kernels.conv.fp16", 2e-3, 50)])
+    # image a now local: the repro command of its failure runs it without pulling
+    said = _build(db, out, "--catalog", str(_catalog(tmp_path, True)))
+    assert "1 run changed since the previous build" in said
+    assert page.read_bytes() != before
+    fresh = tmp_path / "fresh"
+    _build(db, fresh, "--catalog", str(_catalog(tmp_path, True)))
+    _same_bytes(out, fresh)

@@ -312,6 +312,7 @@ def build(
             "changes": made.mark.to_json() if made.mark else None,
             "confirmed": made.confirmations.made,
             "today": made.today,
+            "local": sorted(local),
         }
         (tmp / MARKER).write_text(json.dumps(manifest, indent=0, sort_keys=True), encoding="utf-8")
         os.chmod(tmp, 0o755)

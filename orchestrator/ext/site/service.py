@@ -118,18 +118,22 @@ class Previous:
     mark: store_changes.Mark | None = None
     confirmed: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     today: str = ""
+    local: frozenset[str] | None = None  # the catalog's local images then
 
     @classmethod
     def read(cls, manifest: dict[str, Any], pages: Mapping[str, str], runs: list[str]) -> Previous:
         """From the manifest build wrote (``pages``: the keyed pages still there); what is
         not as build wrote it is taken as not there (a mark, a verdict is never a guess)."""
-        today = manifest.get("today")
+        today, local = manifest.get("today"), manifest.get("local")
         return cls(
             pages,
             frozenset(runs),
             store_changes.Mark.from_json(manifest.get("changes")),
             _confirmed(manifest.get("confirmed")),
             today if isinstance(today, str) else "",
+            frozenset(local)
+            if isinstance(local, list) and all(isinstance(a, str) for a in local)
+            else None,
         )
 
 
@@ -221,9 +225,12 @@ def _run_page(work: dict[str, Any], run_id: str) -> _RunMade:
     run = site.runs[run_id]
     key = None
     if work["keyed"]:
+        path = f"runs/{run_id}.html"
+        if run_id in work["unchanged"] and (known := work["previous"].get(path)) is not None:
+            return known, None  # nothing it is made from changed since (store/changes.py)
         results = [_RES_FIELDS(r) for r in run.results.values()]
         key = digest((run.row, results, run.row["alias"] in site.local))
-        if work["previous"].get(f"runs/{run_id}.html") == key:
+        if work["previous"].get(path) == key:
             return key, None
     return key, site.run_page(run)
 
@@ -441,8 +448,20 @@ def build_pages(  # noqa: PLR0913 - one argument per option of valorch site buil
             changed = None
     today = date.today().isoformat()
     kept: Mapping[str, str] = previous.pages if previous is not None else {}
-    # what a page worker needs to keep a page: keyed only where a manifest is written
-    keep = {"previous": kept, "keyed": previous is not None}
+    # what a page worker needs to keep a page: keyed only where a manifest is written; the
+    # runs whose page nothing can have changed since (not in the log since, nothing but runs
+    # changed, their image local or not as it was: the repro commands) keep theirs unread
+    unchanged: frozenset[str] = frozenset()
+    if changed is not None and store_changes.OTHER not in changed and previous is not None:
+        before = previous.local
+        unchanged = frozenset(
+            r["id"]
+            for r in run_rows
+            if r["id"] not in changed
+            and before is not None
+            and (r["alias"] in local) == (r["alias"] in before)
+        )
+    keep = {"previous": kept, "keyed": previous is not None, "unchanged": unchanged}
     n = workers if workers is not None else min(4, os.cpu_count() or 1)
     detail: list[_Ahead[str, Any]] = []  # the run and check pages, once begun
     confirmations = Confirmations()
