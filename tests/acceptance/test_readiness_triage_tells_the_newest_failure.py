@@ -28,9 +28,14 @@ suites:
 
 
 def rename_run(db: Path, old: str, new: str) -> None:
-    """Give run ``old`` the id ``new`` in every table that names it."""
+    """Give run ``old`` the id ``new`` in every table that names it (the change log, which
+    notes what changed rather than naming a run's data, notes the renaming itself)."""
     con = sqlite3.connect(db)
-    tables = [r[0] for r in con.execute("select name from sqlite_master where type = 'table'")]
+    tables = [
+        r[0]
+        for r in con.execute("select name from sqlite_master where type = 'table'")
+        if r[0] != "store_change"
+    ]
     for table in tables:
         columns = [c[1] for c in con.execute(f'pragma table_info("{table}")')]
         if "run_id" in columns:

@@ -11,8 +11,10 @@ the command keeps the earlier file, byte for byte what it would render); every o
 page is made on every build. The run and check pages are begun in forked workers
 (``_Ahead``) as soon as what they show is read, with ``gc.freeze()`` before each fork so a
 worker's collector does not copy the inherited heap (docs/benchmarks.md, "Static site build").
-The keys come from a full read: the store has no point since which rows changed (``results
-prune``, triage and ``run --resume`` change old runs), so a build in place still reads it all.
+The store's change log (store/changes.py) names the runs changed since the previous build:
+a run page nothing changed keeps its key unread, and a verdict of the diff behind a step is
+taken again only where something it reads changed (``still_holds``). The rest still comes
+from a full read: every check page shows every run, and one nightly run changes them all.
 """
 
 from __future__ import annotations
