@@ -55,19 +55,27 @@ def mark(session: Session) -> Mark | None:
 
 
 def _watched(session: Session) -> bool:
-    """Every table of the schema has its insert, update and delete triggers."""
+    """Every table of the schema has its insert, update and delete triggers (on PostgreSQL
+    its TRUNCATE trigger too), none of them disabled."""
     tables = set(metadata.tables) - {store_change.name}
     wanted = {(t, op) for t in tables for op in ("INSERT", "UPDATE", "DELETE")}
     if session.get_bind().dialect.name == "postgresql":
+        wanted |= {(t, "TRUNCATE") for t in tables}  # which information_schema leaves out
         sql = (
-            "SELECT event_object_table, event_manipulation FROM information_schema.triggers "
-            "WHERE trigger_name LIKE 'store_change%'"
+            "SELECT c.relname, t.tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid "
+            "WHERE t.tgname LIKE 'store_change%' AND t.tgenabled <> 'D'"
         )
-        have = {(str(t), str(op)) for t, op in session.execute(text(sql))}
+        names = {(str(t), str(n)) for t, n in session.execute(text(sql))}
+        have = {
+            (t, op)
+            for t, op in wanted
+            if (t, f"store_change_{t}_{op.lower()}") in names
+            or (op != "TRUNCATE" and (t, f"store_change_{t}") in names)
+        }
     else:
         sql = "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'store_change%'"
-        names = set(session.scalars(text(sql)))
-        have = {(t, op) for t, op in wanted if f"store_change_{t}_{op.lower()}" in names}
+        made = set(session.scalars(text(sql)))
+        have = {(t, op) for t, op in wanted if f"store_change_{t}_{op.lower()}" in made}
     return wanted <= have
 
 

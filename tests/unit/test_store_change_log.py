@@ -16,7 +16,7 @@ from sqlalchemy import text
 
 from orchestrator.spec import CheckResult, ImageSpec
 from orchestrator.store import changes
-from orchestrator.store.db import open_engine, session_factory
+from orchestrator.store.db import open_engine, session_factory, upgrade
 from orchestrator.store.tables import metadata
 from tests.store_helpers import stored_run
 
@@ -27,6 +27,13 @@ WRITES = (
     ("run", "UPDATE run SET state = 'failed' WHERE id = :r", True),
     ("result", "UPDATE result SET message = 'edited' WHERE run_id = :r", True),
     ("result", "DELETE FROM result WHERE run_id = :r AND attempt = 1", True),
+    # a result moved to the next run: both runs changed
+    (
+        "result",
+        "UPDATE result SET run_id = (SELECT min(id) FROM run WHERE id > :r), attempt = id + 1000 "
+        "WHERE run_id = :r AND EXISTS (SELECT 1 FROM run WHERE id > :r)",
+        "moved",
+    ),
     ("task", "UPDATE task SET error = 'x' WHERE run_id = :r", True),
     (
         "inventory",
@@ -79,7 +86,9 @@ def test_a_reader_learns_exactly_what_changed_after_its_mark(store, writes):
     with engine.begin() as conn:
         for (_table, sql, of_a_run), i in writes:
             touched = conn.execute(text(sql), {"r": runs[i], "n": uuid.uuid4().hex}).rowcount
-            if touched:
+            if touched and of_a_run == "moved":
+                expected |= {runs[i], min(r for r in runs if r > runs[i])}
+            elif touched:
                 expected.add(runs[i] if of_a_run else changes.OTHER)
     with factory() as s:
         assert changes.since(s, then) == expected
@@ -137,6 +146,24 @@ def test_a_log_missing_a_trigger_gives_no_mark(store):
         conn.execute(text(drop + (" ON result" if engine.dialect.name == "postgresql" else "")))
     with factory() as s:
         assert changes.mark(s) is None  # an edit of a result would go unnoticed
+
+
+@pytest.mark.postgres
+def test_a_truncated_table_is_a_change(pg_server):
+    """PostgreSQL's TRUNCATE, which fires no row trigger, notes a change not of one run
+    (SQLite has none: its DELETE without WHERE fires the row triggers, as above)."""
+    db = pg_server.create_database()
+    upgrade(db)
+    _runs(db)
+    engine = open_engine(db)
+    factory = session_factory(engine)
+    with factory() as s:
+        then = changes.mark(s)
+    with engine.begin() as conn:
+        conn.execute(text("TRUNCATE inventory"))
+    with factory() as s:
+        assert changes.since(s, then) == {changes.OTHER}
+        assert changes.mark(s) is not None
 
 
 def test_a_mark_reads_back_only_as_written():

@@ -1,6 +1,7 @@
-"""The store's change log: every insert, update and delete, by whatever wrote it (valorch,
-a push, an import, or SQL by hand), is noted by a trigger in ``store_change``: one row per
-run whose row or results, tasks, triage or inventory changed, and one row ("") for a change
+"""The store's change log: every insert, update and delete (and on PostgreSQL, TRUNCATE), by
+whatever wrote it (valorch, a push, an import, or SQL by hand), is noted by a trigger in
+``store_change``: one row per run whose row or results, tasks, triage or inventory changed
+(an update notes the run a row was of and the one it is of), and one row ("") for a change
 to anything else (images, hosts, checks, published versions, baselines, acceptances,
 attestations), each with the sequence number of its newest change. A reader that noted the
 newest number can later ask which runs changed since (store/changes.py) without reading
@@ -75,11 +76,13 @@ def _sqlite() -> None:
     REPLACE does not turn into something else."""
     for table, column in (*OF_A_RUN.items(), *((t, "") for t in OTHER)):
         for o in OPS:
-            row = "OLD" if o == "delete" else "NEW"
-            run = f"coalesce({row}.{column}, '')" if column else "''"
+            # an update notes the run a row was of and the run it is of (moved, renamed)
+            rows = {"insert": ("NEW",), "delete": ("OLD",)}.get(o, ("OLD", "NEW"))
+            runs = [f"coalesce({r}.{column}, '')" for r in rows] if column else ["''"]
+            notes = " ".join(f"{_sqlite_note(run)};" for run in runs)
             op.execute(
-                f'CREATE TRIGGER IF NOT EXISTS store_change_{table}_{o} AFTER {o.upper()} ON "{table}" '
-                f"FOR EACH ROW BEGIN {_sqlite_note(run)}; END"
+                f"CREATE TRIGGER IF NOT EXISTS store_change_{table}_{o} "
+                f'AFTER {o.upper()} ON "{table}" FOR EACH ROW BEGIN {notes} END'
             )
 
 
@@ -112,16 +115,18 @@ def _postgresql() -> None:
     op.execute("CREATE SEQUENCE IF NOT EXISTS store_change_seq")
     for table, column in OF_A_RUN.items():
         for o in OPS:
-            rows = "old_rows" if o == "delete" else "new_rows"
-            kind = "OLD" if o == "delete" else "NEW"
-            body = _pg_note("r.id", f"FROM (SELECT DISTINCT {column} AS id FROM {rows}) r")
+            # an update notes the runs its rows were of and the runs they are of
+            kinds = {"insert": ("NEW",), "delete": ("OLD",)}.get(o, ("OLD", "NEW"))
+            runs = " UNION ".join(f"SELECT {column} AS id FROM {k.lower()}_rows" for k in kinds)
             _pg_trigger(
                 f"store_change_{table}_{o}",
                 table,
                 o.upper(),
-                body,
-                f"REFERENCING {kind} TABLE AS {rows}",
+                _pg_note("r.id", f"FROM (SELECT DISTINCT id FROM ({runs}) u) r"),
+                "REFERENCING " + " ".join(f"{k} TABLE AS {k.lower()}_rows" for k in kinds),
             )
+    for table in (*OF_A_RUN, *OTHER):  # TRUNCATE (SQLite has none): no row to name
+        _pg_trigger(f"store_change_{table}_truncate", table, "TRUNCATE", _pg_note("''"))
     for table in OTHER:  # row triggers: a statement that changes no row notes nothing
         _pg_trigger(
             f"store_change_{table}", table, "INSERT OR UPDATE OR DELETE", _pg_note("''"), each="ROW"
@@ -137,6 +142,9 @@ def downgrade() -> None:
         for table in OTHER:
             op.execute(f'DROP TRIGGER IF EXISTS store_change_{table} ON "{table}"')
             op.execute(f"DROP FUNCTION IF EXISTS store_change_{table}()")
+        for table in (*OF_A_RUN, *OTHER):
+            op.execute(f'DROP TRIGGER IF EXISTS store_change_{table}_truncate ON "{table}"')
+            op.execute(f"DROP FUNCTION IF EXISTS store_change_{table}_truncate()")
         op.execute("DROP SEQUENCE IF EXISTS store_change_seq")
     else:
         for table in (*OF_A_RUN, *OTHER):
