@@ -155,29 +155,36 @@ def _confirmed(doc: object) -> dict[str, dict[str, str]]:
 
 
 def still_holds(
-    previous: Previous, changed: frozenset[str] | None, runs: Mapping[str, RunV], today: str
+    previous: Previous,
+    changed: frozenset[str] | None,
+    runs: Mapping[str, Mapping[str, Any]],
+    today: str,
 ) -> Mapping[str, Mapping[str, str]]:
     """The previous build's verdicts of ``valorch diff BASE RUN`` that still hold: what the
     diff reads is the two runs, the earlier runs of RUN's image on its host (its A/A noise),
     the checks and the acceptances, and the day; so a verdict holds where neither run
     changed since (``changed``: store/changes.py), nor a run of RUN's image and host that
-    started no later, nothing that is not a run changed, and it is the same day."""
+    started no later, nothing that is not a run changed, and it is the same day. ``runs``:
+    the stored runs' rows by id."""
     if changed is None or store_changes.OTHER in changed or previous.today != today:
         return {}
-    first: dict[str, datetime] = {}  # environment → the earliest start of a changed run there
+    # (image, host) → the earliest start of a changed run there
+    first: dict[tuple[str, str], datetime] = {}
     for rid in changed:
-        run = runs.get(rid)
-        if run is None:  # not a run the site shows: nothing is taken as unchanged
+        row = runs.get(rid)
+        if row is None:  # not a run the site shows: nothing is taken as unchanged
             return {}
-        if run.env not in first or run.row["started"] < first[run.env]:
-            first[run.env] = run.row["started"]
+        env = (row["alias"], row["host"])
+        if env not in first or row["started"] < first[env]:
+            first[env] = row["started"]
     out = {}
     for pair, kinds in previous.confirmed.items():
         base, _, head = pair.partition("..")
-        run = runs.get(head)
-        if base in changed or head in changed or run is None or base not in runs:
+        row = runs.get(head)
+        if base in changed or head in changed or row is None or base not in runs:
             continue
-        if run.env in first and first[run.env] <= run.row["started"]:
+        env = (row["alias"], row["host"])
+        if env in first and first[env] <= row["started"]:
             continue
         out[pair] = kinds
     return out
@@ -435,8 +442,9 @@ def build_pages(  # noqa: PLR0913 - one argument per option of valorch site buil
     mark = store_changes.mark(session)  # before anything is read: what it misses is after
     run_rows = site_queries.runs(session)
     _shaped(run_rows)
+    by_id = {r["id"]: r for r in run_rows}
     full_because = ""
-    if previous is not None and (gone := previous.runs - {r["id"] for r in run_rows}):
+    if previous is not None and (gone := previous.runs - by_id.keys()):
         # pruned, or another store: what was built from those runs is not kept
         full_because = f"{count(len(gone), 'run')} of the previous build no longer stored"
         previous = Previous({}, frozenset())
@@ -445,8 +453,7 @@ def build_pages(  # noqa: PLR0913 - one argument per option of valorch site buil
         changed = store_changes.since(session, previous.mark)
         # a log that does not account for the store (one put in the other's place, a log
         # begun after runs were added) tells nothing: every run is taken as changed
-        new = {r["id"] for r in run_rows} - previous.runs
-        if mark.seq < previous.mark.seq or not new <= changed:
+        if mark.seq < previous.mark.seq or not by_id.keys() - previous.runs <= changed:
             changed = None
     today = date.today().isoformat()
     kept: Mapping[str, str] = previous.pages if previous is not None else {}
@@ -454,19 +461,19 @@ def build_pages(  # noqa: PLR0913 - one argument per option of valorch site buil
     # runs whose page nothing can have changed since (not in the log since, nothing but runs
     # changed, their image local or not as it was: the repro commands) keep theirs unread
     unchanged: frozenset[str] = frozenset()
-    if changed is not None and store_changes.OTHER not in changed and previous is not None:
-        before = previous.local
+    before = previous.local if previous is not None else None
+    if changed is not None and store_changes.OTHER not in changed and before is not None:
         unchanged = frozenset(
             r["id"]
             for r in run_rows
-            if r["id"] not in changed
-            and before is not None
-            and (r["alias"] in local) == (r["alias"] in before)
+            if r["id"] not in changed and (r["alias"] in local) == (r["alias"] in before)
         )
     keep = {"previous": kept, "keyed": previous is not None, "unchanged": unchanged}
+    confirmations = Confirmations(
+        still_holds(previous, changed, by_id, today) if previous is not None else {}
+    )
     n = workers if workers is not None else min(4, os.cpu_count() or 1)
     detail: list[_Ahead[str, Any]] = []  # the run and check pages, once begun
-    confirmations = Confirmations()
     try:
         site, stored = _read(
             session,
@@ -476,7 +483,7 @@ def build_pages(  # noqa: PLR0913 - one argument per option of valorch site buil
             (n, keep, detail),
             known_issues,
             limits or Limits(),
-            lambda runs: _confirmations(confirmations, previous, changed, runs, today),
+            confirmations,
         )
     except BaseException:
         _stop(*detail)
@@ -493,18 +500,6 @@ def build_pages(  # noqa: PLR0913 - one argument per option of valorch site buil
     )
 
 
-def _confirmations(
-    into: Confirmations,
-    previous: Previous | None,
-    changed: frozenset[str] | None,
-    runs: Mapping[str, RunV],
-    today: str,
-) -> Confirmations:
-    if previous is not None:
-        into.known = still_holds(previous, changed, runs, today)
-    return into
-
-
 def _read(
     session: Session,
     run_rows: list[dict[str, Any]],
@@ -513,7 +508,7 @@ def _read(
     ahead: tuple[int, dict[str, Any], list[_Ahead[str, Any]]],
     known_issues: KnownIssues | None,
     limits: Limits,
-    confirmations: Callable[[Mapping[str, RunV]], Confirmations],
+    confirmations: Confirmations,
 ) -> tuple[Site, _Stored]:
     """Everything the pages need, read from the store; the run and check pages begun
     (``ahead``: how many workers, what they need to keep a page, and where the pages begun
@@ -547,7 +542,7 @@ def _read(
     with _no_cycles():  # each check's direction as its newest version has it
         per_check = histories(runs, {cid: bool(c["bigger_is_better"]) for cid, c in checks.items()})
     # only what `valorch diff` calls a change
-    found = site_steps.confirmed(session, changes(per_check), per_check, confirmations(runs))
+    found = site_steps.confirmed(session, changes(per_check), per_check, confirmations)
     shifts_of: dict[str, list[ChangeV]] = {}
     for c in found:
         shifts_of.setdefault(c.check, []).append(c)

@@ -45,6 +45,8 @@ OTHER = (
     "acceptance",
 )
 OPS = ("insert", "update", "delete")
+# the rows a trigger of each reads: an update notes the run a row was of and the run it is of
+ROWS = {"insert": ("NEW",), "update": ("OLD", "NEW"), "delete": ("OLD",)}
 
 
 def upgrade() -> None:
@@ -76,9 +78,7 @@ def _sqlite() -> None:
     REPLACE does not turn into something else."""
     for table, column in (*OF_A_RUN.items(), *((t, "") for t in OTHER)):
         for o in OPS:
-            # an update notes the run a row was of and the run it is of (moved, renamed)
-            rows = {"insert": ("NEW",), "delete": ("OLD",)}.get(o, ("OLD", "NEW"))
-            runs = [f"coalesce({r}.{column}, '')" for r in rows] if column else ["''"]
+            runs = [f"coalesce({r}.{column}, '')" for r in ROWS[o]] if column else ["''"]
             notes = " ".join(f"{_sqlite_note(run)};" for run in runs)
             op.execute(
                 f"CREATE TRIGGER IF NOT EXISTS store_change_{table}_{o} "
@@ -115,8 +115,7 @@ def _postgresql() -> None:
     op.execute("CREATE SEQUENCE IF NOT EXISTS store_change_seq")
     for table, column in OF_A_RUN.items():
         for o in OPS:
-            # an update notes the runs its rows were of and the runs they are of
-            kinds = {"insert": ("NEW",), "delete": ("OLD",)}.get(o, ("OLD", "NEW"))
+            kinds = ROWS[o]
             runs = " UNION ".join(f"SELECT {column} AS id FROM {k.lower()}_rows" for k in kinds)
             _pg_trigger(
                 f"store_change_{table}_{o}",
